@@ -1,0 +1,74 @@
+/*
+** buffer.h: kjit typed buffers (the userdata behind kjit.array objects).
+**
+** A buffer is always C-contiguous and row-major: element (i1,...,in),
+** 1-based, lives at data[((i1-1)*shape[1] + (i2-1))*shape[2] ...]. Views
+** (rows a[i] of an n-D buffer, slice, reshape) share memory with their
+** base and keep it alive through the userdata's user value. Compiled code
+** relies on contiguity: it sees a buffer as (data pointer, shape[0..n-1]).
+*/
+#ifndef KJIT_BUFFER_H
+#define KJIT_BUFFER_H
+
+#include <stdint.h>
+#include "lua.h"
+#include "kjit.h"
+
+/* The dtype table, written once: X(ENUM, name, ctype, is_float, is_signed) */
+#define KJIT_DTYPES(X) \
+  X(KJIT_I8,  "i8",  int8_t,   0, 1) \
+  X(KJIT_U8,  "u8",  uint8_t,  0, 0) \
+  X(KJIT_I16, "i16", int16_t,  0, 1) \
+  X(KJIT_U16, "u16", uint16_t, 0, 0) \
+  X(KJIT_I32, "i32", int32_t,  0, 1) \
+  X(KJIT_U32, "u32", uint32_t, 0, 0) \
+  X(KJIT_I64, "i64", int64_t,  0, 1) \
+  X(KJIT_U64, "u64", uint64_t, 0, 0) \
+  X(KJIT_F32, "f32", float,    1, 1) \
+  X(KJIT_F64, "f64", double,   1, 1)
+
+#define KB_METATABLE "kjit.array"
+
+typedef void (*kb_release_fn)(void *ud, void *data);
+
+typedef struct KBuffer {
+  char *data;                    /* first element (64-byte aligned if owned) */
+  int64_t shape[KJIT_MAXDIMS];   /* extents; shape[k] for k >= ndim is 1 */
+  int64_t size;                  /* product of shape[0..ndim-1] */
+  int ndim;                      /* 1..4 */
+  kjit_dtype dtype;
+  kb_release_fn release;         /* borrowed memory: called once from __gc */
+  void *release_ud;
+} KBuffer;
+
+int kb_dtype_isfloat(kjit_dtype t);
+int kb_dtype_issigned(kjit_dtype t);
+/* Parses a dtype argument (string like "f32"); def if none/nil; Lua error if bad. */
+kjit_dtype kb_checkdtype(lua_State *L, int idx, kjit_dtype def);
+
+/* Returns the buffer at idx, or NULL if it is not a kjit array. */
+KBuffer *kb_test(lua_State *L, int idx);
+/* Returns the buffer at idx, or raises a Lua argument error. */
+KBuffer *kb_check(lua_State *L, int idx);
+
+/* Pushes a new owned buffer, zero-filled if zero != 0. Errors on bad shape. */
+KBuffer *kb_push_new(lua_State *L, kjit_dtype t, int ndim,
+                     const int64_t *shape, int zero);
+
+/* Pushes a buffer that borrows memory owned by the host; release (if not
+** NULL) is called with (ud, data) when Lua collects the last reference. */
+KBuffer *kb_push_borrowed(lua_State *L, void *data, kjit_dtype t, int ndim,
+                          const int64_t *shape, kb_release_fn release,
+                          void *ud);
+
+/* Reads element at flat offset k as a Lua value (integer or float). */
+void kb_push_element(lua_State *L, const KBuffer *b, int64_t k);
+/* Stores the Lua value at idx into flat offset k with the store rules
+** (exact-integer check, C-cast wrap for narrow ints, f32 rounding). */
+void kb_store_element(lua_State *L, KBuffer *b, int64_t k, int idx);
+
+/* Registers the buffer functions (zeros, empty, ...) and dtype constants
+** into the table at the top of the stack, and creates the metatable. */
+void kb_open(lua_State *L);
+
+#endif

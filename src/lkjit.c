@@ -1,0 +1,33 @@
+/*
+** lkjit.c: the Lua module. require "kjit" runs luaopen_kjit, which builds
+** the module table from each stage's registration function:
+**
+**   Lua function --debug.getinfo--> source text
+**     -> lex.c/parse.c (AST) -> resolve.c -> types.c -> codegen.c (LLVM IR)
+**     -> cpu.c (O3 + ORC LLJIT) -> jit.c (dispatcher, call path)
+**   buffer.c: typed buffers, shared by all of the above.
+*/
+#include "lua.h"
+#include "lauxlib.h"
+#include "kjit.h"
+#include "buffer.h"
+#include "jit.h"
+
+#ifndef KJIT_VERSION
+#define KJIT_VERSION "0.0.0"
+#endif
+#ifndef KJIT_LLVM_VERSION
+#define KJIT_LLVM_VERSION "unknown"
+#endif
+
+KJIT_API int luaopen_kjit(lua_State *L) {
+  luaL_checkversion(L);
+  lua_newtable(L);
+  kb_open(L);
+  kd_open(L);
+  lua_pushliteral(L, KJIT_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushliteral(L, KJIT_LLVM_VERSION);
+  lua_setfield(L, -2, "llvm_version");
+  return 1;
+}

@@ -1,0 +1,42 @@
+# tests.cmake: every tests/lua/test_*.lua file and every tests/c/test_*.c
+# program is one ctest test. Lua tests run with lua5.4 (never `lua`, which
+# LuaRocks may point at 5.1) and write their counts to test-results/.
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/test-results)
+file(GLOB KJIT_LUA_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/lua/test_*.lua)
+set(KJIT_TEST_ENV "")
+if(KJIT_SANITIZE)
+  # lua5.4 itself is not instrumented: preload the sanitizer runtimes.
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE ASAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libubsan.so
+                  OUTPUT_VARIABLE UBSAN_LIB OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(KJIT_TEST_ENV "LD_PRELOAD=${ASAN_LIB}:${UBSAN_LIB}"
+      "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"
+      "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
+foreach(t ${KJIT_LUA_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  add_test(NAME lua.${n}
+           COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                   ${CMAKE_BINARY_DIR} ${t} ${CMAKE_BINARY_DIR}/test-results/${n}.txt
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lua.${n} PROPERTIES ENVIRONMENT "${KJIT_TEST_ENV}" TIMEOUT 900)
+endforeach()
+
+file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
+foreach(t ${KJIT_C_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  # C tests link the objects directly, so they can test internal stages.
+  add_executable(${n} ${t} $<TARGET_OBJECTS:kjit_objs>)
+  target_link_libraries(${n} PRIVATE ${LUA_LINK_LIBRARIES} ${KJIT_LINK_LIBS})
+  target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/include ${LUA_INCLUDE_DIRS})
+  set_target_properties(${n} PROPERTIES BUILD_RPATH "${KJIT_RPATH}")
+  target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_compile_options(${n} PRIVATE -Wall -Wextra)
+  if(KJIT_SANITIZE)
+    target_compile_options(${n} PRIVATE ${KJIT_SAN_FLAGS})
+    target_link_options(${n} PRIVATE ${KJIT_SAN_FLAGS})
+  endif()
+  add_test(NAME c.${n} COMMAND ${n} ${CMAKE_BINARY_DIR}/test-results/${n}.txt
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endforeach()
