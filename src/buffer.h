@@ -71,4 +71,16 @@ void kb_store_element(lua_State *L, KBuffer *b, int64_t k, int idx);
 ** into the table at the top of the stack, and creates the metatable. */
 void kb_open(lua_State *L);
 
+/* Appended (buffer.c): helpers other stages reuse. */
+/* Parses a shape argument (integer or table of 1..4 integers) at idx into
+** shape; returns ndim and sets shape[ndim..] to 1. Lua error if bad. */
+int kb_checkshape(lua_State *L, int idx, int64_t shape[KJIT_MAXDIMS]);
+/* Pushes a view of the buffer at base: same dtype, data inside base's
+** memory, the given shape (whose size must fit in base). Keeps base's
+** memory alive. */
+KBuffer *kb_push_view(lua_State *L, int base, char *data, int ndim,
+                      const int64_t *shape);
+/* Raises "index i out of bounds [1, n]", the message compiled code uses too. */
+int kb_bounds_error(lua_State *L, int64_t i, int64_t n);
+
 #endif

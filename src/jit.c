@@ -1,3 +1,535 @@
-/* jit.c: placeholder until the dispatcher lands. */
+/*
+** jit.c: the dispatcher. kjit.jit(fn [, opts]) returns a callable object;
+** each call classifies its arguments into a signature, finds the compiled
+** specialization (last one used first, then a list), compiles a new one
+** on a miss, unpacks the arguments into 64-bit slots and calls native code.
+**
+**   compile: resolve.c (source, AST, names) -> types.c (inference)
+**            -> codegen.c (LLVM IR) -> cpu.c (O3, ORC LLJIT) -> KEntry
+**
+** Compile errors and run-time errors become Lua errors only here, after
+** every native frame has returned and every temporary is owned by a
+** userdata the GC will collect.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "kjit.h"
+#include "buffer.h"
+#include "compile.h"
+#include "codegen.h"
+#include "cpu.h"
+#include "runtime.h"
 #include "jit.h"
-void kd_open(lua_State *L) { (void)L; }
+
+#define JIT_METATABLE "kjit.jit"
+#define SESSION_METATABLE "kjit.session"
+
+/* Argument classes in a signature (one byte per argument). */
+enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_BUF = 16 };
+#define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
+
+typedef struct JitSpec {
+  struct JitSpec *next;
+  int nargs;                     /* arguments the entry reads (= nparams) */
+  uint8_t sig[KJIT_MAXARGS];
+  int nsig;                      /* arguments in the signature */
+  KEntry entry;
+  KCpuCode *code;
+  int nret;
+  uint8_t rets[KJIT_MAXRETS];    /* TypeKind of each result */
+  char *ir, *asmtext, *types;
+} JitSpec;
+
+typedef struct JitObj {
+  JitSpec *specs;                /* most recently used first */
+  JitSpec *last;
+  int nspecs;
+  int boundscheck, fastmath, opt;
+} JitObj;
+
+/* ---- Signatures ------------------------------------------------------------- */
+
+static Type sig_type(uint8_t c) {
+  switch (c) {
+  case SIG_NIL: return TY(T_NIL);
+  case SIG_BOOL: return TY(T_BOOL);
+  case SIG_INT: return TY(T_INT);
+  case SIG_FLOAT: return TY(T_F64);
+  default: {
+    Type t = TY(T_BUF);
+    t.dtype = (c - SIG_BUF) / 4;
+    t.ndim = (c - SIG_BUF) % 4 + 1;
+    return t;
+  }
+  }
+}
+
+/* Classifies argument i (stack index idx); fills its slot. Raises on
+** values compiled code cannot take. */
+static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
+  switch (lua_type(L, idx)) {
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) { *slot = lua_tointeger(L, idx); return SIG_INT; }
+    { double d = lua_tonumber(L, idx); memcpy(slot, &d, 8); return SIG_FLOAT; }
+  case LUA_TBOOLEAN: *slot = lua_toboolean(L, idx); return SIG_BOOL;
+  case LUA_TNIL: *slot = 0; return SIG_NIL;
+  case LUA_TUSERDATA: {
+    KBuffer *b = kb_test(L, idx);
+    if (b) { *slot = (int64_t)(intptr_t)b; return SIG_BUFCODE(b->dtype, b->ndim); }
+    break;
+  }
+  default: break;
+  }
+  return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
+                             "booleans and kjit arrays", argn, luaL_typename(L, idx));
+}
+
+/* "f64(f32[:], i64)"-style text for a list of types. */
+static void sig_text(luaL_Buffer *b, const Type *t, int n) {
+  char tb[32];
+  luaL_addchar(b, '(');
+  for (int i = 0; i < n; i++) {
+    if (i) luaL_addstring(b, ", ");
+    luaL_addstring(b, kt_name(t[i], tb, sizeof tb));
+  }
+  luaL_addchar(b, ')');
+}
+
+/* ---- Compile sessions ------------------------------------------------------------ */
+
+/* Everything a compile allocates hangs off this userdata, so that a Lua
+** error anywhere (even out of memory in the Lua API) leaks nothing. */
+typedef struct SessionBox {
+  Session S;
+  LLVMOrcThreadSafeContextRef ctx;
+  LLVMModuleRef M;
+  int live;
+} SessionBox;
+
+static void session_release(lua_State *L, SessionBox *sb) {
+  if (!sb->live) return;
+  sb->live = 0;
+  if (sb->S.builder) { LLVMDisposeBuilder(sb->S.builder); sb->S.builder = NULL; }
+  if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
+  if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
+  ka_free(&sb->S.arena);
+  if (sb->S.tables_ref != LUA_NOREF) {
+    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.tables_ref);
+    sb->S.tables_ref = LUA_NOREF;
+  }
+}
+
+static int session_gc(lua_State *L) {
+  session_release(L, luaL_checkudata(L, 1, SESSION_METATABLE));
+  return 0;
+}
+
+static void register_runtime(void) {
+  static int done = 0;
+  if (done) return;
+  kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
+  kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
+  done = 1;
+}
+
+/* Describes the inferred types of a session's specializations. */
+static char *types_text(lua_State *L, Session *S, KSpec *root) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  char tb[32];
+  for (int i = 0; i < S->nspecs; i++) {
+    KSpec *sp = S->specs[i];
+    KFunc *f = sp->fn;
+    if (sp != root && i == 0) continue;
+    lua_pushfstring(L, "%s:%d: %s", f->chunkname, f->ast->line,
+                    f->ast->name ? f->ast->name : "function");
+    luaL_addvalue(&b);
+    sig_text(&b, sp->args, sp->nargs);
+    luaL_addstring(&b, " -> ");
+    if (sp->nret == 0) luaL_addstring(&b, "()");
+    else sig_text(&b, sp->rets, sp->nret);
+    luaL_addchar(&b, '\n');
+    for (int v = 0; v < f->nvars; v++) {
+      Type t = sp->vartypes[f->vars[v]->id];
+      lua_pushfstring(L, "  local %s: %s\n", f->vars[v]->name, kt_name(t, tb, sizeof tb));
+      luaL_addvalue(&b);
+    }
+  }
+  luaL_pushresult(&b);
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  char *r = malloc(n + 1);
+  if (r) memcpy(r, s, n + 1);
+  lua_pop(L, 1);
+  return r;
+}
+
+static void free_spec(JitSpec *s) {
+  kc_free(s->code);
+  free(s->ir); free(s->asmtext); free(s->types);
+  free(s);
+}
+
+/* Compiles the function (jit object at 1, Lua function in its user value)
+** for the signature sig[0..nsig). Returns the new spec (already linked in
+** the object's list). Raises Lua errors. */
+static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
+                             int nsig, int want_text) {
+  register_runtime();
+  objidx = lua_absindex(L, objidx);
+  SessionBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
+  memset(sb, 0, sizeof *sb);
+  sb->S.tables_ref = LUA_NOREF;
+  if (luaL_newmetatable(L, SESSION_METATABLE)) {
+    lua_pushcfunction(L, session_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  int sbidx = lua_gettop(L);
+  Session *S = &sb->S;
+  ka_init(&S->arena);
+  sb->live = 1;
+  S->L = L;
+  S->boundscheck = o->boundscheck;
+  S->fastmath = o->fastmath;
+  S->opt = o->opt;
+  lua_newtable(L);
+  S->tables_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+  JitSpec *js = calloc(1, sizeof *js);
+  if (js == NULL) { session_release(L, sb); luaL_error(L, "not enough memory"); }
+  jmp_buf jb;
+  S->jb = &jb;
+  int top = lua_gettop(L);
+  if (setjmp(jb)) {
+    free(js);
+    lua_settop(L, top);
+    lua_pushstring(L, S->errmsg);
+    session_release(L, sb);
+    lua_error(L);
+  }
+  lua_getiuservalue(L, objidx, 1);
+  KFunc *f = kr_function(S, -1);
+  lua_pop(L, 1);
+  Type args[KJIT_MAXARGS];
+  int np = f->ast->nparams;
+  if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
+  for (int i = 0; i < np; i++) args[i] = i < nsig ? sig_type(sig[i]) : TY(T_NIL);
+  KSpec *root = kt_spec(S, f, np, args);
+  kt_infer_all(S);
+
+  sb->ctx = kc_new_context();
+  LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
+  sb->M = LLVMModuleCreateWithNameInContext("kjit", C);
+  char *err = NULL;
+  if (kc_prepare_module(sb->M, &err) != 0) {
+    snprintf(S->errmsg, sizeof S->errmsg, "kjit: %s", err ? err : "LLVM error");
+    free(err);
+    longjmp(jb, 1);
+  }
+  char entry_name[64];
+  snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
+  static const KTarget cpu_target = { "cpu" };
+  kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
+
+  js->types = types_text(L, S, root);
+  js->nargs = np;
+  js->nsig = nsig;
+  memcpy(js->sig, sig, nsig);
+  js->nret = root->nret;
+  for (int r = 0; r < root->nret; r++) js->rets[r] = root->rets[r].kind;
+
+  KCpuOptions co = { o->opt, want_text, want_text };
+  const char *names[1] = { entry_name };
+  void *addr = NULL;
+  LLVMModuleRef M = sb->M;
+  LLVMOrcThreadSafeContextRef ctx = sb->ctx;
+  sb->M = NULL; sb->ctx = NULL;     /* kc_compile owns them now */
+  js->code = kc_compile(ctx, M, &co, names, 1, &addr, want_text ? &js->ir : NULL,
+                        want_text ? &js->asmtext : NULL, &err);
+  if (js->code == NULL) {
+    snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
+             f->chunkname, err ? err : "unknown error");
+    free(err);
+    free(js->types);
+    longjmp(jb, 1);
+  }
+  js->entry = (KEntry)addr;
+  session_release(L, sb);
+  lua_settop(L, sbidx - 1);
+  js->next = o->specs;
+  o->specs = js;
+  o->nspecs++;
+  return js;
+}
+
+/* ---- Calls -------------------------------------------------------------------------- */
+
+static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
+  for (int r = 0; r < js->nret; r++) {
+    switch (js->rets[r]) {
+    case T_INT: lua_pushinteger(L, rets[r]); break;
+    case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
+    default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
+    }
+  }
+  return js->nret;
+}
+
+static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n) {
+  for (JitSpec *s = o->specs; s; s = s->next)
+    if (s->nsig == n && memcmp(s->sig, sig, n) == 0) return s;
+  return NULL;
+}
+
+/* f(...): the fast path. Arguments start at stack index 2. */
+static int jit_call(lua_State *L) {
+  JitObj *o = lua_touserdata(L, 1);
+  int n = lua_gettop(L) - 1;
+  if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
+  int64_t slots[KJIT_MAXARGS + 1];
+  uint8_t sig[KJIT_MAXARGS];
+  for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);
+  /* trailing nils do not change the specialization */
+  while (n > 0 && sig[n - 1] == SIG_NIL) n--;
+  JitSpec *js = o->last;
+  if (js == NULL || js->nsig != n || memcmp(js->sig, sig, n) != 0) {
+    js = find_spec(o, sig, n);
+    if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0);
+    o->last = js;
+  }
+  for (int i = n; i < js->nargs; i++) slots[i] = 0;
+  int64_t rets[KJIT_MAXRETS];
+  KErr err;
+  err.kind = 0;
+  err.depth = 0;
+  err.msg = NULL;
+  if (js->entry(slots, rets, &err) != 0) {
+    krt_push_error(L, &err);
+    return lua_error(L);
+  }
+  return push_results(L, js, rets);
+}
+
+/* ---- Signatures from text: f:compile("f64(f32[:], i64)") --------------------------- */
+
+static int parse_type(const char **p, uint8_t *out) {
+  const char *s = *p;
+  while (*s == ' ') s++;
+  static const struct { const char *name; uint8_t code; } scalars[] = {
+    { "int64", SIG_INT }, { "i64", SIG_INT }, { "int", SIG_INT },
+    { "float64", SIG_FLOAT }, { "f64", SIG_FLOAT }, { "float", SIG_FLOAT }, { "double", SIG_FLOAT },
+    { "boolean", SIG_BOOL }, { "bool", SIG_BOOL }, { "b1", SIG_BOOL },
+  };
+  char name[16];
+  int k = 0;
+  while ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')) { if (k < 15) name[k++] = *s; s++; }
+  name[k] = '\0';
+  if (k == 0) return 0;
+  while (*s == ' ') s++;
+  if (*s == '[') {
+    int nd = 1;
+    s++;
+    while (*s && *s != ']') { if (*s == ',') nd++; s++; }
+    if (*s != ']') return 0;
+    s++;
+    int dt = -1;
+    for (int t = 0; t < KJIT_NDTYPES; t++) if (strcmp(kjit_dtype_name(t), name) == 0) dt = t;
+    if (strcmp(name, "float32") == 0) dt = KJIT_F32;
+    if (strcmp(name, "float64") == 0) dt = KJIT_F64;
+    if (strcmp(name, "int32") == 0) dt = KJIT_I32;
+    if (strcmp(name, "int64") == 0) dt = KJIT_I64;
+    if (dt < 0 || nd > KJIT_MAXDIMS) return 0;
+    *out = SIG_BUFCODE(dt, nd);
+  } else {
+    int found = 0;
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+      if (strcmp(scalars[i].name, name) == 0) { *out = scalars[i].code; found = 1; }
+    if (!found) return 0;
+  }
+  *p = s;
+  return 1;
+}
+
+/* f:compile(sig): compiles eagerly; returns f. */
+static int jit_compile(lua_State *L) {
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  const char *text = luaL_checkstring(L, 2);
+  const char *p = text;
+  uint8_t sig[KJIT_MAXARGS];
+  int n = 0;
+  const char *paren = strchr(text, '(');
+  if (paren == NULL) return luaL_error(L, "bad signature '%s' (expected e.g. \"f64(f32[:], i64)\")", text);
+  p = paren + 1;
+  while (*p == ' ') p++;
+  if (*p != ')') {
+    for (;;) {
+      if (n == KJIT_MAXARGS || !parse_type(&p, &sig[n]))
+        return luaL_error(L, "bad signature '%s': cannot read argument #%d", text, n + 1);
+      n++;
+      while (*p == ' ') p++;
+      if (*p == ',') { p++; continue; }
+      break;
+    }
+  }
+  if (*p != ')') return luaL_error(L, "bad signature '%s' (missing ')')", text);
+  JitSpec *js = find_spec(o, sig, n);
+  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0);
+  /* check the declared return type, if any */
+  const char *q = text;
+  while (*q == ' ') q++;
+  if (q != paren) {
+    uint8_t rc;
+    const char *r = q;
+    char rname[16];
+    int k = 0;
+    while (r < paren && k < 15 && *r != ' ') rname[k++] = *r++;
+    rname[k] = '\0';
+    if (strcmp(rname, "void") == 0 || strcmp(rname, "none") == 0) {
+      if (js->nret != 0) return luaL_error(L, "signature '%s' says no result, but the function returns %d", text, js->nret);
+    } else if (parse_type(&q, &rc)) {
+      Type want = sig_type(rc);
+      if (js->nret < 1 || js->rets[0] != want.kind)
+        return luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
+                          text, rname, js->types ? js->types : "?");
+    } else return luaL_error(L, "bad signature '%s': cannot read the result type", text);
+  }
+  o->last = js;
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* f:inspect([what [, sig]]): "types", "llvm" or "asm" of the last (or the
+** given) specialization. */
+static int jit_inspect(lua_State *L) {
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  static const char *const whats[] = { "types", "llvm", "asm", NULL };
+  int what = luaL_checkoption(L, 2, "types", whats);
+  JitSpec *js = o->last;
+  if (!lua_isnoneornil(L, 3)) {
+    lua_pushcfunction(L, jit_compile);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 3);
+    lua_call(L, 2, 0);
+    js = o->last;
+  }
+  if (js == NULL) return luaL_error(L, "nothing compiled yet: call the function or use f:compile(sig) first");
+  if (what == 0) { lua_pushstring(L, js->types ? js->types : ""); return 1; }
+  if (js->ir == NULL || js->asmtext == NULL) {
+    /* recompile this signature, keeping the text this time */
+    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 1);
+    /* drop the old one from the list */
+    for (JitSpec **pp = &nj->next; *pp; pp = &(*pp)->next)
+      if (*pp == js) { *pp = js->next; free_spec(js); o->nspecs--; break; }
+    o->last = js = nj;
+  }
+  lua_pushstring(L, what == 1 ? js->ir : js->asmtext);
+  return 1;
+}
+
+static int jit_gc(lua_State *L) {
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  JitSpec *s = o->specs;
+  while (s) { JitSpec *n = s->next; free_spec(s); s = n; }
+  o->specs = o->last = NULL;
+  return 0;
+}
+
+static int jit_index(lua_State *L) {
+  luaL_checkudata(L, 1, JIT_METATABLE);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "lua") == 0 || strcmp(k, "py_func") == 0) { lua_getiuservalue(L, 1, 1); return 1; }
+  if (strcmp(k, "inspect") == 0) { lua_pushcfunction(L, jit_inspect); return 1; }
+  if (strcmp(k, "compile") == 0) { lua_pushcfunction(L, jit_compile); return 1; }
+  if (strcmp(k, "signatures") == 0) {
+    JitObj *o = lua_touserdata(L, 1);
+    lua_createtable(L, o->nspecs, 0);
+    int i = 1;
+    for (JitSpec *s = o->specs; s; s = s->next) {
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      Type t[KJIT_MAXARGS];
+      for (int a = 0; a < s->nsig; a++) t[a] = sig_type(s->sig[a]);
+      sig_text(&b, t, s->nsig);
+      luaL_pushresult(&b);
+      lua_rawseti(L, -2, i++);
+    }
+    return 1;
+  }
+  return luaL_error(L, "kjit function has no field '%s'", k);
+}
+
+static int jit_tostring(lua_State *L) {
+  lua_getiuservalue(L, 1, 1);
+  lua_pushfstring(L, "kjit.jit(%s)", luaL_tolstring(L, -1, NULL));
+  return 1;
+}
+
+/* Reads a boolean option. */
+static int opt_bool(lua_State *L, int t, const char *name, int def) {
+  int r = def;
+  lua_getfield(L, t, name);
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isboolean(L, -1)) luaL_error(L, "kjit.jit: option '%s' must be a boolean", name);
+    r = lua_toboolean(L, -1);
+  }
+  lua_pop(L, 1);
+  return r;
+}
+
+/* kjit.jit(fn [, opts]) */
+static int l_jit(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TFUNCTION || lua_iscfunction(L, 1)) {
+    if (luaL_testudata(L, 1, JIT_METATABLE)) { lua_settop(L, 1); return 1; }
+    return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
+                      lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));
+  }
+  int boundscheck = 1, fastmath = 0, opt = 3;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    static const char *const known[] = { "boundscheck", "fastmath", "opt", "cache", "parallel", "nopython", NULL };
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+      int ok = 0;
+      if (lua_type(L, -2) == LUA_TSTRING)
+        for (int i = 0; known[i]; i++) if (strcmp(known[i], lua_tostring(L, -2)) == 0) ok = 1;
+      if (!ok) return luaL_error(L, "kjit.jit: unknown option '%s' (known: boundscheck, "
+                                 "fastmath, opt, cache, parallel)", luaL_tolstring(L, -2, NULL));
+      lua_pop(L, 1);
+    }
+    boundscheck = opt_bool(L, 2, "boundscheck", 1);
+    fastmath = opt_bool(L, 2, "fastmath", 0);
+    lua_getfield(L, 2, "opt");
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 3)
+        return luaL_error(L, "kjit.jit: option 'opt' must be an integer from 0 to 3");
+      opt = (int)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+  }
+  JitObj *o = lua_newuserdatauv(L, sizeof *o, 1);
+  memset(o, 0, sizeof *o);
+  o->boundscheck = boundscheck;
+  o->fastmath = fastmath;
+  o->opt = opt;
+  luaL_setmetatable(L, JIT_METATABLE);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+void kd_open(lua_State *L) {
+  if (luaL_newmetatable(L, JIT_METATABLE)) {
+    static const luaL_Reg mt[] = {
+      { "__call", jit_call }, { "__gc", jit_gc }, { "__index", jit_index },
+      { "__tostring", jit_tostring }, { NULL, NULL } };
+    luaL_setfuncs(L, mt, 0);
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_jit);
+  lua_setfield(L, -2, "jit");
+}

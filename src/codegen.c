@@ -1,0 +1,1643 @@
+/*
+** codegen.c: LLVM IR for typed specializations, with Lua 5.4 semantics.
+**
+** Every specialization becomes one internal function
+**     i32 @kjit_fN_sM(params..., retptrs..., %KErr* err)
+** returning 0, or 1 after filling *err (so run-time errors unwind through
+** ordinary returns and are raised by the dispatcher in C, never longjmp
+** over native frames). Buffers are passed as (data pointer, dim1..dimN)
+** so that their shape is loop-invariant SSA the optimizer can reason about.
+**
+** Bounds checks of indices that are affine in a numeric for's control
+** variable (i, i + c, c + i, i - c) or invariant in the loop are hoisted:
+** the loop is emitted twice, a checked copy and an unchecked copy, and a
+** test before the loop picks the unchecked one when every such index stays
+** in bounds over the whole iteration range. The checked copy still raises
+** the exact error at the exact iteration, so semantics are unchanged.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <stddef.h>
+#include <llvm-c/Core.h>
+#include "codegen.h"
+#include "buffer.h"
+#include "parse.h"
+
+typedef struct Val {
+  Type t;
+  LLVMValueRef v;               /* scalar value, buffer data pointer, or MAYBE value */
+  LLVMValueRef flag;            /* T_MAYBE: i1 truthiness */
+  LLVMValueRef dims[KJIT_MAXDIMS];  /* T_BUF, T_SHAPE: extents */
+  KConst *k;                    /* compile-time constant (T_STR ...) */
+} Val;
+
+typedef struct VarSlot {
+  int init;
+  LLVMValueRef v, flag, dims[KJIT_MAXDIMS];
+} VarSlot;
+
+typedef struct LoopCtx {
+  LLVMBasicBlockRef exit;
+  struct LoopCtx *prev;
+} LoopCtx;
+
+typedef struct LabelScope {
+  Block *block;
+  LLVMBasicBlockRef *bbs;       /* per statement index, for S_LABEL */
+  struct LabelScope *prev;
+} LabelScope;
+
+/* A hoisted bounds check: the index expression's check is proven by the
+** test before the loop. */
+typedef struct Hoist {
+  Expr *index;                  /* the E_INDEX node whose check is removed */
+  Var *base;                    /* buffer local at the root of the chain */
+  int dim;                      /* which extent of base the key indexes */
+  Expr *key;
+  int affine;                   /* key = loopvar + off (else invariant) */
+  Expr *off;                    /* NULL (0), or the invariant offset */
+  int negoff;                   /* key = loopvar - off */
+} Hoist;
+
+typedef struct CG {
+  Session *S;
+  const KTarget *target;
+  LLVMContextRef C;
+  LLVMModuleRef M;
+  LLVMBuilderRef B;
+  LLVMTypeRef i1, i8, i32, i64, i128, f32, f64, i8p, errty, errp;
+  KSpec *sp;
+  KFunc *f;
+  LLVMValueRef fn, err;
+  LLVMBasicBlockRef allocas;    /* entry block holding the allocas */
+  VarSlot *slots;               /* by Var.id */
+  LLVMValueRef retptrs[KJIT_MAXRETS];
+  LLVMValueRef depth;           /* call depth on entry (NULL: leaf function) */
+  LoopCtx *loop;
+  LabelScope *labels;
+  uint8_t *nocheck;             /* by Expr.id: bounds check proven */
+  int versioning;               /* nesting of versioned loops */
+  LLVMValueRef chunkname;       /* i8* constant */
+} CG;
+
+#define ERR(G, line, ...) ks_error((G)->S, (G)->f, (line), __VA_ARGS__)
+
+/* ---- Small helpers ---------------------------------------------------------- */
+
+static LLVMValueRef ci64(CG *G, int64_t v) { return LLVMConstInt(G->i64, (unsigned long long)v, 1); }
+static LLVMValueRef ci32(CG *G, int32_t v) { return LLVMConstInt(G->i32, (unsigned long long)(int64_t)v, 1); }
+static LLVMValueRef cf64(CG *G, double v) { return LLVMConstReal(G->f64, v); }
+static LLVMValueRef ci1(CG *G, int v) { return LLVMConstInt(G->i1, v ? 1 : 0, 0); }
+
+static LLVMBasicBlockRef new_bb(CG *G, const char *name) {
+  return LLVMAppendBasicBlockInContext(G->C, G->fn, name);
+}
+
+/* True when the current block already ends (after return, break ...). */
+static int terminated(CG *G) {
+  return LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B)) != NULL;
+}
+
+/* Continue emitting into a fresh (unreachable) block after a terminator. */
+static void dead_block(CG *G) {
+  LLVMPositionBuilderAtEnd(G->B, new_bb(G, "dead"));
+}
+
+static LLVMTypeRef llty(CG *G, Type t) {
+  switch (t.kind) {
+  case T_INT: return G->i64;
+  case T_F64: return G->f64;
+  case T_F32: return G->f32;
+  case T_BOOL: return G->i1;
+  case T_MAYBE: return llty(G, TY(t.sub));
+  default: return NULL;
+  }
+}
+
+static LLVMTypeRef dtype_llty(CG *G, kjit_dtype d) {
+  switch (d) {
+  case KJIT_I8: case KJIT_U8: return G->i8;
+  case KJIT_I16: case KJIT_U16: return LLVMInt16TypeInContext(G->C);
+  case KJIT_I32: case KJIT_U32: return G->i32;
+  case KJIT_I64: case KJIT_U64: return G->i64;
+  case KJIT_F32: return G->f32;
+  default: return G->f64;
+  }
+}
+
+static LLVMValueRef alloca_in_entry(CG *G, LLVMTypeRef ty, const char *name) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
+  LLVMValueRef first = LLVMGetFirstInstruction(G->allocas);
+  if (first) LLVMPositionBuilderBefore(b, first);
+  else LLVMPositionBuilderAtEnd(b, G->allocas);
+  LLVMValueRef a = LLVMBuildAlloca(b, ty, name);
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+/* Calls intrinsic `name` overloaded on type ty. */
+static LLVMValueRef intrinsic(CG *G, const char *name, LLVMTypeRef ty,
+                              LLVMValueRef *args, unsigned n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[1] = { ty };
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(G->M, id, tys, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(G->C, id, tys, 1);
+  return LLVMBuildCall2(G->B, fty, fn, args, n, "");
+}
+
+/* Calls an external C function (libm or the kjit runtime). */
+static LLVMValueRef ccall(CG *G, const char *name, LLVMTypeRef ret,
+                          LLVMTypeRef *ptys, LLVMValueRef *args, unsigned n) {
+  LLVMTypeRef fty = LLVMFunctionType(ret, ptys, n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(G->M, name);
+  if (fn == NULL) fn = LLVMAddFunction(G->M, name, fty);
+  return LLVMBuildCall2(G->B, fty, fn, args, n, "");
+}
+
+static LLVMValueRef math1(CG *G, const char *cname, LLVMValueRef x, LLVMTypeRef ty) {
+  char name[32];
+  snprintf(name, sizeof name, "%s%s", cname, ty == G->f32 ? "f" : "");
+  LLVMTypeRef p[1] = { ty };
+  LLVMValueRef a[1] = { x };
+  return ccall(G, name, ty, p, a, 1);
+}
+
+/* ---- Errors raised by compiled code ------------------------------------------ */
+
+static void store_err_field(CG *G, int idx, LLVMValueRef v) {
+  LLVMValueRef p = LLVMBuildStructGEP2(G->B, G->errty, G->err, idx, "");
+  LLVMBuildStore(G->B, v, p);
+}
+
+/* Emits: fill *err and return 1. Leaves the builder in a dead block. */
+static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
+                       LLVMValueRef b, LLVMValueRef c, const char *msg) {
+  store_err_field(G, 0, ci32(G, kind));
+  store_err_field(G, 1, ci32(G, line));
+  if (a) store_err_field(G, 2, a);
+  if (b) store_err_field(G, 3, b);
+  if (c) store_err_field(G, 4, c);
+  if (msg) store_err_field(G, 5, LLVMBuildGlobalStringPtr(G->B, msg, "kjit.msg"));
+  store_err_field(G, 6, G->chunkname);
+  LLVMBuildRet(G->B, ci32(G, 1));
+  dead_block(G);
+}
+
+/* if (!ok) raise(...); continues in the ok branch. */
+static void emit_check(CG *G, LLVMValueRef ok, KErrKind kind, int line,
+                       LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
+  LLVMBasicBlockRef fail = new_bb(G, "fail"), cont = new_bb(G, "ok");
+  LLVMBuildCondBr(G->B, ok, cont, fail);
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  emit_raise(G, kind, line, a, b, c, NULL);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+}
+
+/* ---- Conversions ----------------------------------------------------------------- */
+
+static Val mkval(Type t, LLVMValueRef v) {
+  Val r;
+  memset(&r, 0, sizeof r);
+  r.t = t; r.v = v;
+  return r;
+}
+
+/* Float value with an exact integer value in i64 range -> (ok, int). */
+static LLVMValueRef float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) {
+  LLVMTypeRef ty = LLVMTypeOf(x);
+  if (ty == G->f32) x = LLVMBuildFPExt(G->B, x, G->f64, ""), ty = G->f64;
+  LLVMValueRef args[1] = { x };
+  LLVMValueRef fl = intrinsic(G, "llvm.floor", G->f64, args, 1);
+  LLVMValueRef integral = LLVMBuildFCmp(G->B, LLVMRealOEQ, fl, x, "");
+  LLVMValueRef ge = LLVMBuildFCmp(G->B, LLVMRealOGE, x, cf64(G, -9223372036854775808.0), "");
+  LLVMValueRef lt = LLVMBuildFCmp(G->B, LLVMRealOLT, x, cf64(G, 9223372036854775808.0), "");
+  *ok = LLVMBuildAnd(G->B, integral, LLVMBuildAnd(G->B, ge, lt, ""), "");
+  /* freeze-free guard: convert a safe value when out of range */
+  LLVMValueRef safe = LLVMBuildSelect(G->B, *ok, x, cf64(G, 0.0), "");
+  return LLVMBuildFPToSI(G->B, safe, G->i64, "");
+}
+
+/* A number as an integer with Lua's "number has no integer representation". */
+static LLVMValueRef to_int_checked(CG *G, Val v, int line) {
+  if (v.t.kind == T_INT) return v.v;
+  if (LLVMIsAConstantFP(v.v)) {
+    LLVMBool lost;
+    double d = LLVMConstRealGetDouble(v.v, &lost);
+    if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+      return ci64(G, (int64_t)d);
+  }
+  LLVMValueRef ok;
+  LLVMValueRef i = float_to_int_exact(G, v.v, &ok);
+  emit_check(G, ok, KE_NOINT, line, NULL, NULL, NULL);
+  return i;
+}
+
+/* Numeric conversion to kind `to` (T_INT, T_F64, T_F32). */
+static LLVMValueRef num_to(CG *G, Val v, TypeKind to) {
+  TypeKind from = v.t.kind;
+  if (from == to) return v.v;
+  if (from == T_NIL || v.v == NULL) {
+    return to == T_INT ? ci64(G, 0) : LLVMConstReal(to == T_F32 ? G->f32 : G->f64, 0);
+  }
+  if (from == T_INT) {
+    if (to == T_F64) return LLVMBuildSIToFP(G->B, v.v, G->f64, "");
+    /* int -> Lua float -> f32, as a store into an f32 buffer would round */
+    if (LLVMIsAConstantInt(v.v)) return LLVMBuildSIToFP(G->B, v.v, G->f32, "");
+    return LLVMBuildFPTrunc(G->B, LLVMBuildSIToFP(G->B, v.v, G->f64, ""), G->f32, "");
+  }
+  if (from == T_F32 && to == T_F64) return LLVMBuildFPExt(G->B, v.v, G->f64, "");
+  if (from == T_F64 && to == T_F32) return LLVMBuildFPTrunc(G->B, v.v, G->f32, "");
+  return v.v;
+}
+
+/* Converts v to type t (for stores into locals, returns, arguments). */
+static Val convert(CG *G, Val v, Type t, int line) {
+  if (t.kind == T_MAYBE) {
+    Val r = mkval(t, NULL);
+    if (v.t.kind == T_MAYBE) {
+      r.flag = v.flag;
+      r.v = num_to(G, mkval(TY(v.t.sub), v.v), t.sub);
+    } else if (kt_isnum(v.t)) {
+      r.flag = ci1(G, 1);
+      r.v = num_to(G, v, t.sub);
+    } else {   /* false or nil */
+      r.flag = ci1(G, 0);
+      r.v = LLVMConstNull(llty(G, TY(t.sub)));
+    }
+    return r;
+  }
+  if (kt_isnum(t)) {
+    if (v.t.kind == T_MAYBE)
+      ERR(G, line, "value may be false or nil here; compiled code needs a number");
+    return mkval(t, num_to(G, v, t.kind));
+  }
+  if (t.kind == T_BOOL) {
+    if (v.t.kind == T_NIL || v.v == NULL) return mkval(t, ci1(G, 0));
+    return mkval(t, v.v);
+  }
+  if (t.kind == T_BUF) {
+    if (v.t.kind != T_BUF) {   /* nil: a null buffer with zero extents */
+      Val r = mkval(t, LLVMConstNull(LLVMPointerType(dtype_llty(G, t.dtype), 0)));
+      for (int i = 0; i < t.ndim; i++) r.dims[i] = ci64(G, 0);
+      return r;
+    }
+    v.t = t;
+    return v;
+  }
+  v.t = t;
+  return v;
+}
+
+/* Lua truthiness as i1. */
+static LLVMValueRef truthy(CG *G, Val v) {
+  switch (v.t.kind) {
+  case T_BOOL: return v.v;
+  case T_MAYBE: return v.flag;
+  case T_NIL: return ci1(G, 0);
+  default: return ci1(G, 1);
+  }
+}
+
+/* ---- Local variables ------------------------------------------------------------ */
+
+static LLVMTypeRef bufptr_ty(CG *G, Type t) {
+  return LLVMPointerType(dtype_llty(G, t.dtype), 0);
+}
+
+/* The stack slots of a local, created (and zeroed) on first use. */
+static VarSlot *var_slot(CG *G, Var *v) {
+  VarSlot *s = &G->slots[v->id];
+  if (s->init) return s;
+  s->init = 1;
+  Type t = G->sp->vartypes[v->id];
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
+  LLVMPositionBuilderAtEnd(b, G->allocas);
+  switch (t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL:
+    s->v = alloca_in_entry(G, llty(G, t), v->name);
+    LLVMBuildStore(b, LLVMConstNull(llty(G, t)), s->v);
+    break;
+  case T_MAYBE:
+    s->v = alloca_in_entry(G, llty(G, t), v->name);
+    s->flag = alloca_in_entry(G, G->i1, v->name);
+    LLVMBuildStore(b, LLVMConstNull(llty(G, t)), s->v);
+    LLVMBuildStore(b, ci1(G, 0), s->flag);
+    break;
+  case T_BUF:
+    s->v = alloca_in_entry(G, bufptr_ty(G, t), v->name);
+    LLVMBuildStore(b, LLVMConstNull(bufptr_ty(G, t)), s->v);
+    for (int i = 0; i < t.ndim; i++) {
+      s->dims[i] = alloca_in_entry(G, G->i64, v->name);
+      LLVMBuildStore(b, ci64(G, 0), s->dims[i]);
+    }
+    break;
+  default: break;   /* nil, or never used */
+  }
+  LLVMDisposeBuilder(b);
+  return s;
+}
+
+static Val load_var(CG *G, Var *v) {
+  Type t = G->sp->vartypes[v->id];
+  VarSlot *s = var_slot(G, v);
+  Val r = mkval(t, NULL);
+  switch (t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL:
+    r.v = LLVMBuildLoad2(G->B, llty(G, t), s->v, v->name);
+    break;
+  case T_MAYBE:
+    r.v = LLVMBuildLoad2(G->B, llty(G, t), s->v, v->name);
+    r.flag = LLVMBuildLoad2(G->B, G->i1, s->flag, "");
+    break;
+  case T_BUF:
+    r.v = LLVMBuildLoad2(G->B, bufptr_ty(G, t), s->v, v->name);
+    for (int i = 0; i < t.ndim; i++) r.dims[i] = LLVMBuildLoad2(G->B, G->i64, s->dims[i], "");
+    break;
+  default: break;
+  }
+  r.t.weak = t.weak;
+  return r;
+}
+
+static void store_var(CG *G, Var *v, Val x, int line) {
+  Type t = G->sp->vartypes[v->id];
+  VarSlot *s = var_slot(G, v);
+  if (t.kind == T_NIL || t.kind == T_UNKNOWN) return;
+  x = convert(G, x, t, line);
+  switch (t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL:
+    LLVMBuildStore(G->B, x.v, s->v);
+    break;
+  case T_MAYBE:
+    LLVMBuildStore(G->B, x.v, s->v);
+    LLVMBuildStore(G->B, x.flag, s->flag);
+    break;
+  case T_BUF:
+    LLVMBuildStore(G->B, x.v, s->v);
+    for (int i = 0; i < t.ndim; i++) LLVMBuildStore(G->B, x.dims[i], s->dims[i]);
+    break;
+  default: break;
+  }
+}
+
+/* ---- Expressions --------------------------------------------------------------- */
+
+static Val emit_expr(CG *G, Expr *e);
+static int emit_call(CG *G, Expr *e, Val *out, int max);
+
+static Type etype(CG *G, Expr *e) { return G->sp->exprtypes[e->id]; }
+
+/* The value of a compile-time constant expression. */
+static Val const_val(CG *G, Expr *e, KConst *k) {
+  Type t = etype(G, e);
+  Val r = mkval(t, NULL);
+  r.k = k;
+  switch (k->type.kind) {
+  case T_INT: r.v = ci64(G, k->v.i); break;
+  case T_F64: r.v = cf64(G, k->v.f); break;
+  case T_BOOL: r.v = ci1(G, k->v.b); break;
+  default: break;
+  }
+  return r;
+}
+
+/* An index value as an integer (floats must be integral). */
+static LLVMValueRef index_int(CG *G, Val k, int line) {
+  if (k.t.kind == T_INT) return k.v;
+  LLVMValueRef x = k.v;
+  if (k.t.kind == T_F32) x = LLVMBuildFPExt(G->B, x, G->f64, "");
+  LLVMValueRef ok;
+  LLVMValueRef i = float_to_int_exact(G, x, &ok);
+  if (!(LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1)) {
+    LLVMBasicBlockRef fail = new_bb(G, "badindex"), cont = new_bb(G, "ok");
+    LLVMBuildCondBr(G->B, ok, cont, fail);
+    LLVMPositionBuilderAtEnd(G->B, fail);
+    store_err_field(G, 8, x);
+    emit_raise(G, KE_INDEXINT, line, NULL, NULL, NULL, NULL);
+    LLVMBuildUnreachable(G->B);
+    LLVMPositionBuilderAtEnd(G->B, cont);
+  }
+  return i;
+}
+
+/* Row-major stride of dimension 0 of a buffer value: dims[1]*...*dims[n-1]. */
+static LLVMValueRef row_stride(CG *G, Val b) {
+  LLVMValueRef s = b.dims[1];
+  for (int i = 2; i < b.t.ndim; i++) s = LLVMBuildMul(G->B, s, b.dims[i], "");
+  return s;
+}
+
+/* Applies one index to a buffer value: a view for n-D, else an element
+** pointer (returned in *elem). */
+static Val index_buffer(CG *G, Expr *e, Val o, Val k, LLVMValueRef *elem) {
+  int line = e->line;
+  LLVMValueRef i = index_int(G, k, line);
+  if (G->f->boundscheck && !G->nocheck[e->id]) {
+    LLVMValueRef im1 = LLVMBuildSub(G->B, i, ci64(G, 1), "");
+    LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, im1, o.dims[0], "");
+    emit_check(G, ok, KE_BOUNDS, line, i, ci64(G, 1), o.dims[0]);
+  }
+  LLVMValueRef off = LLVMBuildSub(G->B, i, ci64(G, 1), "");
+  LLVMTypeRef ety = dtype_llty(G, o.t.dtype);
+  if (o.t.ndim > 1) {
+    Val r = o;
+    r.t.ndim--;
+    off = LLVMBuildMul(G->B, off, row_stride(G, o), "");
+    r.v = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
+    for (int d = 0; d + 1 < o.t.ndim; d++) r.dims[d] = o.dims[d + 1];
+    r.dims[o.t.ndim - 1] = NULL;
+    *elem = NULL;
+    return r;
+  }
+  *elem = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
+  return o;
+}
+
+/* Loads an element with the read rules: narrow ints widen to i64. */
+static Val load_elem(CG *G, kjit_dtype d, LLVMValueRef p) {
+  LLVMValueRef x = LLVMBuildLoad2(G->B, dtype_llty(G, d), p, "");
+  switch (d) {
+  case KJIT_I8: case KJIT_I16: case KJIT_I32: return mkval(TY(T_INT), LLVMBuildSExt(G->B, x, G->i64, ""));
+  case KJIT_U8: case KJIT_U16: case KJIT_U32: return mkval(TY(T_INT), LLVMBuildZExt(G->B, x, G->i64, ""));
+  case KJIT_I64: case KJIT_U64: return mkval(TY(T_INT), x);
+  case KJIT_F32: return mkval(TY(T_F32), x);
+  default: return mkval(TY(T_F64), x);
+  }
+}
+
+/* Stores with the store rules: exact integers, C-cast wrap, f32 rounding. */
+static void store_elem(CG *G, kjit_dtype d, LLVMValueRef p, Val v, int line) {
+  LLVMValueRef x;
+  if (d == KJIT_F32) x = num_to(G, v, T_F32);
+  else if (d == KJIT_F64) x = num_to(G, v, T_F64);
+  else {
+    x = to_int_checked(G, v, line);
+    LLVMTypeRef ty = dtype_llty(G, d);
+    if (ty != G->i64) x = LLVMBuildTrunc(G->B, x, ty, "");
+  }
+  LLVMBuildStore(G->B, x, p);
+}
+
+static Val emit_index(CG *G, Expr *e) {
+  Type t = etype(G, e);
+  if (G->sp->consts[e->id].type.kind) return const_val(G, e, &G->sp->consts[e->id]);
+  Val o = emit_expr(G, e->u.index.obj);
+  Val k = emit_expr(G, e->u.index.key);
+  if (o.t.kind == T_SHAPE) {
+    LLVMValueRef i = index_int(G, k, e->line);
+    int nd = o.t.ndim;
+    if (LLVMIsAConstantInt(i)) {
+      long long c = LLVMConstIntGetSExtValue(i);
+      if (c < 1 || c > nd)
+        ERR(G, e->line, "shape index %lld out of range for a %d-D array", c, nd);
+      return mkval(TY(T_INT), o.dims[c - 1]);
+    }
+    LLVMValueRef im1 = LLVMBuildSub(G->B, i, ci64(G, 1), "");
+    emit_check(G, LLVMBuildICmp(G->B, LLVMIntULT, im1, ci64(G, nd), ""), KE_SHAPEIDX,
+               e->line, i, ci64(G, 1), ci64(G, nd));
+    LLVMValueRef r = o.dims[nd - 1];
+    for (int d = nd - 2; d >= 0; d--)
+      r = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, im1, ci64(G, d), ""), o.dims[d], r, "");
+    return mkval(TY(T_INT), r);
+  }
+  LLVMValueRef elem;
+  Val r = index_buffer(G, e, o, k, &elem);
+  if (elem == NULL) return r;
+  Val x = load_elem(G, o.t.dtype, elem);
+  x.t = t;
+  return x;
+}
+
+static Val emit_field(CG *G, Expr *e) {
+  if (G->sp->consts[e->id].type.kind) return const_val(G, e, &G->sp->consts[e->id]);
+  Val o = emit_expr(G, e->u.field.obj);
+  const char *n = e->u.field.name;
+  if (strcmp(n, "shape") == 0) { Val r = o; r.t = TY(T_SHAPE); r.t.ndim = o.t.ndim; return r; }
+  if (strcmp(n, "ndim") == 0) return mkval(TY(T_INT), ci64(G, o.t.ndim));
+  /* size */
+  LLVMValueRef s = o.dims[0];
+  for (int i = 1; i < o.t.ndim; i++) s = LLVMBuildMul(G->B, s, o.dims[i], "");
+  return mkval(TY(T_INT), s);
+}
+
+/* ---- Arithmetic ------------------------------------------------------------------- */
+
+/* Lua's integer floor division and modulo; b == 0 raises. */
+static LLVMValueRef int_idivmod(CG *G, LLVMValueRef a, LLVMValueRef b, int ismod, int line) {
+  int bconst = LLVMIsAConstantInt(b) != NULL;
+  long long bc = bconst ? LLVMConstIntGetSExtValue(b) : 0;
+  if (!bconst || bc == 0)
+    emit_check(G, LLVMBuildICmp(G->B, LLVMIntNE, b, ci64(G, 0), ""),
+               ismod ? KE_MOD0 : KE_IDIV0, line, NULL, NULL, NULL);
+  /* b == -1 would overflow sdiv for minint: a // -1 is -a (wrapping), a % -1 is 0 */
+  LLVMValueRef isneg1 = LLVMBuildICmp(G->B, LLVMIntEQ, b, ci64(G, -1), "");
+  LLVMValueRef sb = bconst ? b : LLVMBuildSelect(G->B, isneg1, ci64(G, 1), b, "");
+  if (bconst && bc == -1) sb = ci64(G, 1);
+  LLVMValueRef r = LLVMBuildSRem(G->B, a, sb, "");
+  /* floor adjustment when the remainder's sign differs from b's */
+  LLVMValueRef adj = LLVMBuildAnd(G->B,
+      LLVMBuildICmp(G->B, LLVMIntNE, r, ci64(G, 0), ""),
+      LLVMBuildICmp(G->B, LLVMIntSLT, LLVMBuildXor(G->B, r, b, ""), ci64(G, 0), ""), "");
+  if (ismod) {
+    LLVMValueRef m = LLVMBuildSelect(G->B, adj, LLVMBuildAdd(G->B, r, b, ""), r, "");
+    return m;
+  }
+  LLVMValueRef q = LLVMBuildSDiv(G->B, a, sb, "");
+  q = LLVMBuildSelect(G->B, adj, LLVMBuildSub(G->B, q, ci64(G, 1), ""), q, "");
+  if (bconst && bc != -1) return q;
+  return LLVMBuildSelect(G->B, isneg1, LLVMBuildSub(G->B, ci64(G, 0), a, ""), q, "");
+}
+
+/* Lua's float modulo: fmod, then adjust toward b's sign. */
+static LLVMValueRef float_mod(CG *G, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  LLVMValueRef zero = LLVMConstReal(ty, 0.0);
+  LLVMValueRef m = LLVMBuildFRem(G->B, a, b, "");
+  LLVMValueRef mpos = LLVMBuildFCmp(G->B, LLVMRealOGT, m, zero, "");
+  LLVMValueRef bneg = LLVMBuildFCmp(G->B, LLVMRealOLT, b, zero, "");
+  LLVMValueRef mneg = LLVMBuildFCmp(G->B, LLVMRealOLT, m, zero, "");
+  LLVMValueRef bne = LLVMBuildFCmp(G->B, LLVMRealUNE, b, m, "");
+  LLVMValueRef adj = LLVMBuildSelect(G->B, mpos, bneg, LLVMBuildAnd(G->B, mneg, bne, ""), "");
+  return LLVMBuildSelect(G->B, adj, LLVMBuildFAdd(G->B, m, b, ""), m, "");
+}
+
+/* Lua's shift left (negative n shifts right; |n| >= 64 gives 0). */
+static LLVMValueRef shift_left(CG *G, LLVMValueRef x, LLVMValueRef n) {
+  LLVMValueRef amt = LLVMBuildAnd(G->B, n, ci64(G, 63), "");
+  LLVMValueRef namt = LLVMBuildAnd(G->B, LLVMBuildSub(G->B, ci64(G, 0), n, ""), ci64(G, 63), "");
+  LLVMValueRef l = LLVMBuildShl(G->B, x, amt, "");
+  LLVMValueRef r = LLVMBuildLShr(G->B, x, namt, "");
+  LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntSGE, n, ci64(G, 64), "");
+  LLVMValueRef small = LLVMBuildICmp(G->B, LLVMIntSLE, n, ci64(G, -64), "");
+  LLVMValueRef neg = LLVMBuildICmp(G->B, LLVMIntSLT, n, ci64(G, 0), "");
+  LLVMValueRef v = LLVMBuildSelect(G->B, neg, r, l, "");
+  return LLVMBuildSelect(G->B, LLVMBuildOr(G->B, big, small, ""), ci64(G, 0), v, "");
+}
+
+static LLVMValueRef float_pow(CG *G, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  if (LLVMIsAConstantFP(b)) {
+    LLVMBool lost;
+    if (LLVMConstRealGetDouble(b, &lost) == 2.0) return LLVMBuildFMul(G->B, a, a, "");
+  }
+  LLVMValueRef args[2] = { a, b };
+  LLVMValueRef p = intrinsic(G, "llvm.pow", ty, args, 2);
+  /* Lua computes x^2 as x*x */
+  LLVMValueRef two = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(ty, 2.0), "");
+  return LLVMBuildSelect(G->B, two, LLVMBuildFMul(G->B, a, a, ""), p, "");
+}
+
+static Val emit_arith(CG *G, Expr *e, Val a, Val b) {
+  Type rt = etype(G, e);
+  OpKind op = e->u.bin.op;
+  int line = e->line;
+  if (op >= OP_BAND && op <= OP_SHR) {
+    LLVMValueRef x = to_int_checked(G, a, line), y = to_int_checked(G, b, line);
+    LLVMValueRef r;
+    switch (op) {
+    case OP_BAND: r = LLVMBuildAnd(G->B, x, y, ""); break;
+    case OP_BOR: r = LLVMBuildOr(G->B, x, y, ""); break;
+    case OP_BXOR: r = LLVMBuildXor(G->B, x, y, ""); break;
+    case OP_SHL: r = shift_left(G, x, y); break;
+    default: r = shift_left(G, x, LLVMBuildSub(G->B, ci64(G, 0), y, "")); break;
+    }
+    return mkval(rt, r);
+  }
+  if (rt.kind == T_INT) {
+    LLVMValueRef x = a.v, y = b.v, r;
+    switch (op) {
+    case OP_ADD: r = LLVMBuildAdd(G->B, x, y, ""); break;
+    case OP_SUB: r = LLVMBuildSub(G->B, x, y, ""); break;
+    case OP_MUL: r = LLVMBuildMul(G->B, x, y, ""); break;
+    case OP_IDIV: r = int_idivmod(G, x, y, 0, line); break;
+    default: r = int_idivmod(G, x, y, 1, line); break;
+    }
+    return mkval(rt, r);
+  }
+  LLVMValueRef x = num_to(G, a, rt.kind), y = num_to(G, b, rt.kind), r;
+  LLVMTypeRef ty = rt.kind == T_F32 ? G->f32 : G->f64;
+  switch (op) {
+  case OP_ADD: r = LLVMBuildFAdd(G->B, x, y, ""); break;
+  case OP_SUB: r = LLVMBuildFSub(G->B, x, y, ""); break;
+  case OP_MUL: r = LLVMBuildFMul(G->B, x, y, ""); break;
+  case OP_DIV: r = LLVMBuildFDiv(G->B, x, y, ""); break;
+  case OP_POW: r = float_pow(G, x, y); break;
+  case OP_IDIV: {
+    LLVMValueRef q = LLVMBuildFDiv(G->B, x, y, "");
+    r = intrinsic(G, "llvm.floor", ty, &q, 1);
+    break;
+  }
+  default: r = float_mod(G, x, y); break;
+  }
+  return mkval(rt, r);
+}
+
+/* ---- Comparisons ------------------------------------------------------------------ */
+
+enum { CMP_LT, CMP_LE, CMP_EQ };
+
+/* Exact comparison of an integer with a float, as Lua does it. ifirst says
+** whether the integer is the left operand. */
+static LLVMValueRef cmp_int_float(CG *G, int cmp, LLVMValueRef i, LLVMValueRef f, int ifirst) {
+  if (LLVMTypeOf(f) == G->f32) f = LLVMBuildFPExt(G->B, f, G->f64, "");
+  LLVMValueRef fi = LLVMBuildSIToFP(G->B, i, G->f64, "");
+  LLVMRealPredicate pred = cmp == CMP_EQ ? LLVMRealOEQ :
+      cmp == CMP_LT ? LLVMRealOLT : LLVMRealOLE;
+  LLVMValueRef fast = ifirst ? LLVMBuildFCmp(G->B, pred, fi, f, "")
+                             : LLVMBuildFCmp(G->B, pred, f, fi, "");
+  if (LLVMIsAConstantInt(i)) {
+    long long c = LLVMConstIntGetSExtValue(i);
+    if (c >= -(1LL << 53) && c <= (1LL << 53)) return fast;
+  }
+  /* integers beyond 2^53 are not exact as doubles: ask the runtime */
+  LLVMValueRef fits = LLVMBuildICmp(G->B, LLVMIntULE,
+      LLVMBuildAdd(G->B, i, ci64(G, 1LL << 53), ""), ci64(G, 1LL << 54), "");
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  LLVMBasicBlockRef slow = new_bb(G, "cmpslow"), done = new_bb(G, "cmpdone");
+  LLVMBuildCondBr(G->B, fits, done, slow);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  int code = cmp == CMP_EQ ? 4 : (ifirst ? 0 : 2) + (cmp == CMP_LE);
+  LLVMTypeRef pt[3] = { G->i32, G->i64, G->f64 };
+  LLVMValueRef av[3] = { ci32(G, code), i, f };
+  LLVMValueRef r = ccall(G, "kjit_rt_cmp_int_float", G->i32, pt, av, 3);
+  r = LLVMBuildICmp(G->B, LLVMIntNE, r, ci32(G, 0), "");
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vals[2] = { fast, r };
+  LLVMBasicBlockRef bbs[2] = { here, slow };
+  LLVMAddIncoming(phi, vals, bbs, 2);
+  return phi;
+}
+
+static LLVMValueRef cmp_num(CG *G, int cmp, Val a, Val b) {
+  if (a.t.kind == T_INT && b.t.kind == T_INT) {
+    LLVMIntPredicate p = cmp == CMP_EQ ? LLVMIntEQ : cmp == CMP_LT ? LLVMIntSLT : LLVMIntSLE;
+    return LLVMBuildICmp(G->B, p, a.v, b.v, "");
+  }
+  if (a.t.kind == T_INT) return cmp_int_float(G, cmp, a.v, b.v, 1);
+  if (b.t.kind == T_INT) return cmp_int_float(G, cmp, b.v, a.v, 0);
+  TypeKind k = (a.t.kind == T_F32 && b.t.kind == T_F32) ? T_F32 : T_F64;
+  LLVMValueRef x = num_to(G, a, k), y = num_to(G, b, k);
+  LLVMRealPredicate p = cmp == CMP_EQ ? LLVMRealOEQ : cmp == CMP_LT ? LLVMRealOLT : LLVMRealOLE;
+  return LLVMBuildFCmp(G->B, p, x, y, "");
+}
+
+static Val emit_compare(CG *G, Expr *e, Val a, Val b) {
+  OpKind op = e->u.bin.op;
+  LLVMValueRef r;
+  if (op == OP_EQ || op == OP_NE) {
+    if (kt_isnum(a.t) && kt_isnum(b.t)) r = cmp_num(G, CMP_EQ, a, b);
+    else if (a.t.kind == T_BOOL && b.t.kind == T_BOOL)
+      r = LLVMBuildICmp(G->B, LLVMIntEQ, a.v, b.v, "");
+    else if (a.t.kind == T_STR && b.t.kind == T_STR)
+      r = ci1(G, a.k && b.k && a.k->str && b.k->str && strcmp(a.k->str, b.k->str) == 0);
+    else if (a.t.kind == T_NIL && b.t.kind == T_NIL) r = ci1(G, 1);
+    else if (a.t.kind == T_MAYBE || b.t.kind == T_MAYBE)
+      ERR(G, e->line, "cannot compare a value that may be false or nil in compiled code");
+    else if (a.t.kind == T_FUNC && b.t.kind == T_FUNC) r = ci1(G, a.t.ref == b.t.ref);
+    else r = ci1(G, 0);    /* different types are never equal */
+    if (op == OP_NE) r = LLVMBuildNot(G->B, r, "");
+    return mkval(TY(T_BOOL), r);
+  }
+  switch (op) {
+  case OP_LT: r = cmp_num(G, CMP_LT, a, b); break;
+  case OP_LE: r = cmp_num(G, CMP_LE, a, b); break;
+  case OP_GT: r = cmp_num(G, CMP_LT, b, a); break;
+  default: r = cmp_num(G, CMP_LE, b, a); break;
+  }
+  return mkval(TY(T_BOOL), r);
+}
+
+/* ---- and / or ------------------------------------------------------------------------ */
+
+/* Merges two values of type t arriving from two blocks. */
+static Val phi_val(CG *G, Type t, Val x, LLVMBasicBlockRef bx, Val y, LLVMBasicBlockRef by) {
+  Val r = mkval(t, NULL);
+  LLVMBasicBlockRef bbs[2] = { bx, by };
+  if (t.kind == T_NIL) return r;
+  LLVMValueRef pv = LLVMBuildPhi(G->B, llty(G, t), "");
+  LLVMValueRef vs[2] = { x.v, y.v };
+  LLVMAddIncoming(pv, vs, bbs, 2);
+  r.v = pv;
+  if (t.kind == T_MAYBE) {
+    LLVMValueRef pf = LLVMBuildPhi(G->B, G->i1, "");
+    LLVMValueRef fs[2] = { x.flag, y.flag };
+    LLVMAddIncoming(pf, fs, bbs, 2);
+    r.flag = pf;
+  }
+  return r;
+}
+
+static Val emit_logic(CG *G, Expr *e) {
+  Type rt = etype(G, e);
+  int isand = e->u.bin.op == OP_AND;
+  Val a = emit_expr(G, e->u.bin.a);
+  int always = kt_isnum(a.t) || a.t.kind == T_BUF;
+  if (a.t.kind == T_NIL) return isand ? a : emit_expr(G, e->u.bin.b);
+  if (always) return isand ? emit_expr(G, e->u.bin.b) : a;
+  /* a is a boolean or maybe-false: branch */
+  LLVMValueRef t = truthy(G, a);
+  Val av = convert(G, a, rt, e->line);
+  if (rt.kind == T_MAYBE && a.t.kind == T_BOOL) {   /* `false` side of (c and x) */
+    av.flag = ci1(G, 0);
+    av.v = LLVMConstNull(llty(G, rt));
+  }
+  if (!isand && kt_isnum(rt) && a.t.kind == T_MAYBE) av = mkval(rt, num_to(G, mkval(TY(a.t.sub), a.v), rt.kind));
+  LLVMBasicBlockRef from_a = LLVMGetInsertBlock(G->B);
+  LLVMBasicBlockRef evalb = new_bb(G, isand ? "and" : "or"), done = new_bb(G, "logic");
+  if (isand) LLVMBuildCondBr(G->B, t, evalb, done);
+  else LLVMBuildCondBr(G->B, t, done, evalb);
+  LLVMPositionBuilderAtEnd(G->B, evalb);
+  Val b = convert(G, emit_expr(G, e->u.bin.b), rt, e->line);
+  LLVMBasicBlockRef from_b = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  return phi_val(G, rt, av, from_a, b, from_b);
+}
+
+static Val emit_unop(CG *G, Expr *e) {
+  Val a = emit_expr(G, e->u.un.a);
+  Type rt = etype(G, e);
+  switch (e->u.un.op) {
+  case OP_NOT: return mkval(TY(T_BOOL), LLVMBuildNot(G->B, truthy(G, a), ""));
+  case OP_LEN: return mkval(TY(T_INT), a.dims[0]);
+  case OP_NEG:
+    if (a.t.kind == T_INT) return mkval(rt, LLVMBuildSub(G->B, ci64(G, 0), a.v, ""));
+    return mkval(rt, LLVMBuildFNeg(G->B, a.v, ""));
+  default:
+    return mkval(rt, LLVMBuildXor(G->B, to_int_checked(G, a, e->line), ci64(G, -1), ""));
+  }
+}
+
+/* ---- Calls --------------------------------------------------------------------------- */
+
+/* Evaluates an expression list into out[], expanding a final call. */
+static int emit_explist(CG *G, Expr **es, int n, Val *out, int max) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    Expr *e = es[i];
+    if (i == n - 1 && e->kind == E_CALL && G->sp->calls[e->id]) {
+      Val tmp[KJIT_MAXRETS];
+      int got = emit_call(G, e, tmp, KJIT_MAXRETS);
+      for (int j = 0; j < got && k < max; j++) out[k++] = tmp[j];
+      return k;
+    }
+    Val v = emit_expr(G, e);
+    if (k < max) out[k++] = v;
+  }
+  return k;
+}
+
+static void emit_depth_restore(CG *G) {
+  if (G->depth) store_err_field(G, 7, G->depth);
+}
+
+/* Min/max with Lua's comparison order: keeps the first of equal values. */
+static Val emit_minmax(CG *G, Expr *e, Val *a, int n, int ismax) {
+  Type rt = etype(G, e);
+  Val r = mkval(rt, num_to(G, a[0], rt.kind));
+  for (int i = 1; i < n; i++) {
+    Val x = mkval(rt, num_to(G, a[i], rt.kind));
+    LLVMValueRef c = ismax ? cmp_num(G, CMP_LT, r, x) : cmp_num(G, CMP_LT, x, r);
+    r.v = LLVMBuildSelect(G->B, c, x.v, r.v, "");
+  }
+  return r;
+}
+
+static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
+  Type rt = etype(G, e);
+  int line = e->line;
+  LLVMTypeRef fty = rt.kind == T_F32 ? G->f32 : G->f64;
+  switch (id) {
+  case B_MATH_FLOOR: case B_MATH_CEIL: {
+    if (a[0].t.kind == T_INT) return a[0];
+    LLVMValueRef x = num_to(G, a[0], T_F64);
+    LLVMValueRef f = intrinsic(G, id == B_MATH_FLOOR ? "llvm.floor" : "llvm.ceil", G->f64, &x, 1);
+    return mkval(TY(T_INT), to_int_checked(G, mkval(TY(T_F64), f), line));
+  }
+  case B_MATH_ABS:
+    if (a[0].t.kind == T_INT) {
+      LLVMValueRef neg = LLVMBuildICmp(G->B, LLVMIntSLT, a[0].v, ci64(G, 0), "");
+      return mkval(rt, LLVMBuildSelect(G->B, neg, LLVMBuildSub(G->B, ci64(G, 0), a[0].v, ""), a[0].v, ""));
+    }
+    return mkval(rt, intrinsic(G, "llvm.fabs", LLVMTypeOf(a[0].v), &a[0].v, 1));
+  case B_MATH_SQRT: case B_MATH_SIN: case B_MATH_COS: case B_MATH_EXP: {
+    static const char *in[] = { "llvm.sqrt", "llvm.sin", "llvm.cos", "llvm.exp" };
+    int w = id == B_MATH_SQRT ? 0 : id == B_MATH_SIN ? 1 : id == B_MATH_COS ? 2 : 3;
+    LLVMValueRef x = num_to(G, a[0], rt.kind);
+    return mkval(rt, intrinsic(G, in[w], fty, &x, 1));
+  }
+  case B_MATH_TAN: case B_MATH_ASIN: case B_MATH_ACOS: {
+    const char *nm = id == B_MATH_TAN ? "tan" : id == B_MATH_ASIN ? "asin" : "acos";
+    return mkval(rt, math1(G, nm, num_to(G, a[0], rt.kind), fty));
+  }
+  case B_MATH_ATAN: {
+    LLVMValueRef y = num_to(G, a[0], rt.kind);
+    LLVMValueRef x = n >= 2 ? num_to(G, a[1], rt.kind) : LLVMConstReal(fty, 1.0);
+    LLVMTypeRef p[2] = { fty, fty };
+    LLVMValueRef av[2] = { y, x };
+    return mkval(rt, ccall(G, fty == G->f32 ? "atan2f" : "atan2", fty, p, av, 2));
+  }
+  case B_MATH_LOG: {
+    LLVMValueRef x = num_to(G, a[0], rt.kind);
+    LLVMValueRef lx = intrinsic(G, "llvm.log", fty, &x, 1);
+    if (n < 2) return mkval(rt, lx);
+    LLVMValueRef b = num_to(G, a[1], rt.kind);
+    LLVMValueRef l2 = intrinsic(G, "llvm.log2", fty, &x, 1);
+    LLVMValueRef l10 = intrinsic(G, "llvm.log10", fty, &x, 1);
+    LLVMValueRef lb = intrinsic(G, "llvm.log", fty, &b, 1);
+    LLVMValueRef q = LLVMBuildFDiv(G->B, lx, lb, "");
+    LLVMValueRef is2 = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(fty, 2.0), "");
+    LLVMValueRef is10 = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(fty, 10.0), "");
+    return mkval(rt, LLVMBuildSelect(G->B, is2, l2, LLVMBuildSelect(G->B, is10, l10, q, ""), ""));
+  }
+  case B_MATH_FMOD:
+    if (rt.kind == T_INT) {
+      LLVMValueRef d = a[1].v;
+      emit_check(G, LLVMBuildICmp(G->B, LLVMIntNE, d, ci64(G, 0), ""), KE_FMOD0, line, NULL, NULL, NULL);
+      LLVMValueRef neg1 = LLVMBuildICmp(G->B, LLVMIntEQ, d, ci64(G, -1), "");
+      LLVMValueRef sd = LLVMBuildSelect(G->B, neg1, ci64(G, 1), d, "");
+      return mkval(rt, LLVMBuildSRem(G->B, a[0].v, sd, ""));
+    }
+    return mkval(rt, LLVMBuildFRem(G->B, num_to(G, a[0], rt.kind), num_to(G, a[1], rt.kind), ""));
+  case B_MATH_MAX: return emit_minmax(G, e, a, n, 1);
+  case B_MATH_MIN: return emit_minmax(G, e, a, n, 0);
+  case B_MATH_TOINTEGER: {
+    if (a[0].t.kind == T_INT) return a[0];
+    Val r = mkval(rt, NULL);
+    LLVMValueRef ok;
+    r.v = float_to_int_exact(G, num_to(G, a[0], T_F64), &ok);
+    r.flag = ok;
+    return r;
+  }
+  case B_MATH_TYPE: {
+    Val r = mkval(TY(T_STR), NULL);
+    r.k = &G->sp->consts[e->id];
+    return r;
+  }
+  case B_MATH_ULT:
+    return mkval(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, to_int_checked(G, a[0], line),
+                                           to_int_checked(G, a[1], line), ""));
+  case B_ERROR: {
+    int level = 1;
+    if (n >= 2 && a[1].v && LLVMIsAConstantInt(a[1].v)) level = (int)LLVMConstIntGetSExtValue(a[1].v);
+    emit_depth_restore(G);
+    emit_raise(G, level == 0 ? KE_USER_NOPOS : KE_USER, line, NULL, NULL, NULL,
+               a[0].k && a[0].k->str ? a[0].k->str : "");
+    return mkval(TY(T_NIL), NULL);
+  }
+  case B_ASSERT: {
+    LLVMValueRef ok = truthy(G, a[0]);
+    LLVMBasicBlockRef fail = new_bb(G, "assert"), cont = new_bb(G, "ok");
+    LLVMBuildCondBr(G->B, ok, cont, fail);
+    LLVMPositionBuilderAtEnd(G->B, fail);
+    emit_raise(G, KE_ASSERT, line, NULL, NULL, NULL,
+               n >= 2 && a[1].k && a[1].k->str ? a[1].k->str : "assertion failed!");
+    LLVMBuildUnreachable(G->B);
+    LLVMPositionBuilderAtEnd(G->B, cont);
+    return a[0];
+  }
+  default:
+    ERR(G, line, "'%s' is not supported in compiled code", kt_builtin_name(id));
+  }
+}
+
+/* Emits a call; writes up to max results into out and returns how many. */
+static int emit_call(CG *G, Expr *e, Val *out, int max) {
+  Type ft = etype(G, e->u.call.fn);
+  Val args[KJIT_MAXARGS + KJIT_MAXRETS];
+  if (ft.kind == T_BUILTIN) {
+    int n = emit_explist(G, e->u.call.args, e->u.call.nargs, args, KJIT_MAXARGS);
+    Val r = emit_builtin(G, e, ft.ref, args, n);
+    if (max > 0) out[0] = r;
+    return r.t.kind == T_NIL ? 0 : 1;
+  }
+  emit_expr(G, e->u.call.fn);   /* a constant; nothing to evaluate */
+  KSpec *callee = G->sp->calls[e->id];
+  int n = emit_explist(G, e->u.call.args, e->u.call.nargs, args, KJIT_MAXARGS);
+  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
+  int na = 0;
+  for (int i = 0; i < callee->nargs; i++) {
+    Type pt = callee->args[i];
+    if (pt.kind == T_NIL) continue;
+    Val v = i < n ? convert(G, args[i], pt, e->line) : convert(G, mkval(TY(T_NIL), NULL), pt, e->line);
+    av[na++] = v.v;
+    if (pt.kind == T_BUF) for (int d = 0; d < pt.ndim; d++) av[na++] = v.dims[d];
+  }
+  LLVMValueRef rp[KJIT_MAXRETS];
+  for (int r = 0; r < callee->nret; r++) {
+    rp[r] = alloca_in_entry(G, llty(G, callee->rets[r]), "ret");
+    av[na++] = rp[r];
+  }
+  av[na++] = G->err;
+  LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)callee->llfnty,
+                                   (LLVMValueRef)callee->llfunc, av, na, "");
+  /* propagate a callee's error: *err is already filled */
+  LLVMBasicBlockRef fail = new_bb(G, "callfail"), cont = new_bb(G, "callok");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), cont, fail);
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  LLVMBuildRet(G->B, st);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+  int k = 0;
+  for (int r = 0; r < callee->nret && k < max; r++)
+    out[k++] = mkval(callee->rets[r], LLVMBuildLoad2(G->B, llty(G, callee->rets[r]), rp[r], ""));
+  return k;
+}
+
+static Val emit_expr(CG *G, Expr *e) {
+  Type t = etype(G, e);
+  switch (e->kind) {
+  case E_NIL: return mkval(TY(T_NIL), NULL);
+  case E_TRUE: return mkval(TY(T_BOOL), ci1(G, 1));
+  case E_FALSE: return mkval(TY(T_BOOL), ci1(G, 0));
+  case E_INT: return mkval(t, ci64(G, e->u.i));
+  case E_FLT: return mkval(t, cf64(G, e->u.f));
+  case E_STR: { Val r = mkval(TY(T_STR), NULL); r.k = &G->sp->consts[e->id]; return r; }
+  case E_NAME:
+    if (e->u.name.var) return load_var(G, e->u.name.var);
+    return const_val(G, e, &G->sp->consts[e->id]);
+  case E_INDEX: return emit_index(G, e);
+  case E_FIELD: return emit_field(G, e);
+  case E_CALL: {
+    Val r[KJIT_MAXRETS];
+    int n = emit_call(G, e, r, KJIT_MAXRETS);
+    if (n == 0) return mkval(TY(T_NIL), NULL);
+    return r[0];
+  }
+  case E_BINOP: {
+    OpKind op = e->u.bin.op;
+    if (op == OP_AND || op == OP_OR) return emit_logic(G, e);
+    Val a = emit_expr(G, e->u.bin.a);
+    Val b = emit_expr(G, e->u.bin.b);
+    if (op >= OP_EQ && op <= OP_GE) return emit_compare(G, e, a, b);
+    return emit_arith(G, e, a, b);
+  }
+  case E_UNOP: return emit_unop(G, e);
+  case E_PAREN: return emit_expr(G, e->u.paren);
+  default:
+    ERR(G, e->line, "expression not supported in compiled code");
+  }
+}
+
+/* ---- Statements ------------------------------------------------------------------------ */
+
+static void emit_block(CG *G, Block *b);
+
+static void emit_local(CG *G, Stmt *s) {
+  Val vals[KJIT_MAXRETS];
+  int n = emit_explist(G, s->u.local.exprs, s->u.local.nexprs, vals, KJIT_MAXRETS);
+  for (int i = 0; i < s->u.local.nnames; i++)
+    store_var(G, s->u.local.vars[i], i < n ? vals[i] : mkval(TY(T_NIL), NULL), s->line);
+}
+
+static void emit_assign(CG *G, Stmt *s) {
+  /* Lua evaluates the targets' subexpressions, then the values, then assigns */
+  int nt = s->u.assign.ntargets;
+  Val objs[KJIT_MAXRETS], keys[KJIT_MAXRETS];
+  if (nt > KJIT_MAXRETS) ERR(G, s->line, "too many assignment targets");
+  for (int i = 0; i < nt; i++) {
+    Expr *t = s->u.assign.targets[i];
+    if (t->kind == E_INDEX) {
+      objs[i] = emit_expr(G, t->u.index.obj);
+      keys[i] = emit_expr(G, t->u.index.key);
+    }
+  }
+  Val vals[KJIT_MAXRETS];
+  int n = emit_explist(G, s->u.assign.exprs, s->u.assign.nexprs, vals, KJIT_MAXRETS);
+  for (int i = nt - 1; i >= 0; i--) {
+    Expr *t = s->u.assign.targets[i];
+    Val v = i < n ? vals[i] : mkval(TY(T_NIL), NULL);
+    if (t->kind == E_NAME) store_var(G, t->u.name.var, v, s->line);
+    else {
+      if (!kt_isnum(v.t))
+        ERR(G, s->line, "cannot store a %s value in a kjit array",
+            v.t.kind == T_NIL ? "nil" : v.t.kind == T_MAYBE ? "false-or-number" : "non-number");
+      LLVMValueRef elem;
+      index_buffer(G, t, objs[i], keys[i], &elem);
+      store_elem(G, objs[i].t.dtype, elem, v, s->line);
+    }
+  }
+}
+
+static void emit_if(CG *G, Stmt *s) {
+  LLVMBasicBlockRef done = new_bb(G, "endif");
+  for (int i = 0; i < s->u.ifs.n; i++) {
+    Val c = emit_expr(G, s->u.ifs.conds[i]);
+    LLVMBasicBlockRef then = new_bb(G, "then"), next = new_bb(G, "else");
+    LLVMBuildCondBr(G->B, truthy(G, c), then, next);
+    LLVMPositionBuilderAtEnd(G->B, then);
+    emit_block(G, s->u.ifs.blocks[i]);
+    if (!terminated(G)) LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, next);
+  }
+  if (s->u.ifs.els) emit_block(G, s->u.ifs.els);
+  if (!terminated(G)) LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+static void emit_while(CG *G, Stmt *s) {
+  LLVMBasicBlockRef head = new_bb(G, "while"), body = new_bb(G, "body"), exit = new_bb(G, "wend");
+  LLVMBuildBr(G->B, head);
+  LLVMPositionBuilderAtEnd(G->B, head);
+  Val c = emit_expr(G, s->u.loop.cond);
+  LLVMBuildCondBr(G->B, truthy(G, c), body, exit);
+  LLVMPositionBuilderAtEnd(G->B, body);
+  LoopCtx lc = { exit, G->loop };
+  G->loop = &lc;
+  emit_block(G, s->u.loop.body);
+  G->loop = lc.prev;
+  if (!terminated(G)) LLVMBuildBr(G->B, head);
+  LLVMPositionBuilderAtEnd(G->B, exit);
+}
+
+static void emit_block_stmts(CG *G, Block *b);
+
+static void emit_repeat(CG *G, Stmt *s) {
+  LLVMBasicBlockRef body = new_bb(G, "repeat"), exit = new_bb(G, "rend");
+  LLVMBuildBr(G->B, body);
+  LLVMPositionBuilderAtEnd(G->B, body);
+  LoopCtx lc = { exit, G->loop };
+  G->loop = &lc;
+  emit_block_stmts(G, s->u.loop.body);   /* the condition is inside the body's scope */
+  G->loop = lc.prev;
+  if (!terminated(G)) {
+    Val c = emit_expr(G, s->u.loop.cond);
+    LLVMBuildCondBr(G->B, truthy(G, c), exit, body);
+  }
+  LLVMPositionBuilderAtEnd(G->B, exit);
+}
+
+/* -- bounds-check hoisting for numeric for loops -- */
+
+typedef struct LoopInfo {
+  uint8_t *variant;      /* by Var.id: declared or assigned in the body */
+  Hoist *h; int n, cap;
+} LoopInfo;
+
+static void mark_variant_block(CG *G, Block *b, uint8_t *variant);
+
+static void mark_variant_stmt(CG *G, Stmt *s, uint8_t *variant) {
+  switch (s->kind) {
+  case S_LOCAL:
+    for (int i = 0; i < s->u.local.nnames; i++) variant[s->u.local.vars[i]->id] = 1;
+    break;
+  case S_ASSIGN:
+    for (int i = 0; i < s->u.assign.ntargets; i++) {
+      Expr *t = s->u.assign.targets[i];
+      if (t->kind == E_NAME && t->u.name.var) variant[t->u.name.var->id] = 1;
+    }
+    break;
+  case S_DO: mark_variant_block(G, s->u.block, variant); break;
+  case S_WHILE: case S_REPEAT: mark_variant_block(G, s->u.loop.body, variant); break;
+  case S_IF:
+    for (int i = 0; i < s->u.ifs.n; i++) mark_variant_block(G, s->u.ifs.blocks[i], variant);
+    if (s->u.ifs.els) mark_variant_block(G, s->u.ifs.els, variant);
+    break;
+  case S_FORNUM:
+    variant[s->u.fornum.var->id] = 1;
+    mark_variant_block(G, s->u.fornum.body, variant);
+    break;
+  default: break;
+  }
+}
+
+static void mark_variant_block(CG *G, Block *b, uint8_t *variant) {
+  for (int i = 0; i < b->n; i++) mark_variant_stmt(G, b->stmts[i], variant);
+}
+
+/* An integer expression whose value cannot change inside the loop. */
+static int invariant_int(CG *G, LoopInfo *li, Expr *e) {
+  if (etype(G, e).kind != T_INT) return 0;
+  if (e->kind == E_INT) return 1;
+  if (e->kind == E_PAREN) return invariant_int(G, li, e->u.paren);
+  if (e->kind == E_NAME)
+    return e->u.name.var ? !li->variant[e->u.name.var->id] : G->sp->consts[e->id].type.kind == T_INT;
+  return 0;
+}
+
+static void add_hoist(CG *G, LoopInfo *li, Hoist h) {
+  if (li->n == li->cap) {
+    int cap = li->cap ? 2 * li->cap : 8;
+    Hoist *a = ks_alloc(G->S, cap * sizeof *a);
+    if (li->n) memcpy(a, li->h, li->n * sizeof *a);
+    li->h = a; li->cap = cap;
+  }
+  li->h[li->n++] = h;
+}
+
+/* Looks at one E_INDEX node: base chain and key form. */
+static void consider_index(CG *G, LoopInfo *li, Var *lv, Expr *e) {
+  int depth = 0;
+  Expr *o = e->u.index.obj;
+  while (o->kind == E_INDEX) { depth++; o = o->u.index.obj; }
+  if (o->kind != E_NAME || o->u.name.var == NULL) return;
+  Var *base = o->u.name.var;
+  Type bt = G->sp->vartypes[base->id];
+  if (bt.kind != T_BUF || li->variant[base->id] || depth >= bt.ndim) return;
+  Expr *k = e->u.index.key;
+  while (k->kind == E_PAREN) k = k->u.paren;
+  if (etype(G, k).kind != T_INT) return;
+  Hoist h = { e, base, depth, k, 0, NULL, 0 };
+  if (k->kind == E_NAME && k->u.name.var == lv) { h.affine = 1; add_hoist(G, li, h); return; }
+  if (k->kind == E_BINOP && (k->u.bin.op == OP_ADD || k->u.bin.op == OP_SUB)) {
+    Expr *a = k->u.bin.a, *b = k->u.bin.b;
+    while (a->kind == E_PAREN) a = a->u.paren;
+    while (b->kind == E_PAREN) b = b->u.paren;
+    if (a->kind == E_NAME && a->u.name.var == lv && invariant_int(G, li, b)) {
+      h.affine = 1; h.off = b; h.negoff = k->u.bin.op == OP_SUB;
+      add_hoist(G, li, h); return;
+    }
+    if (k->u.bin.op == OP_ADD && b->kind == E_NAME && b->u.name.var == lv && invariant_int(G, li, a)) {
+      h.affine = 1; h.off = a; add_hoist(G, li, h); return;
+    }
+  }
+  if (invariant_int(G, li, k)) add_hoist(G, li, h);
+}
+
+static void collect_expr(CG *G, LoopInfo *li, Var *lv, Expr *e) {
+  if (e == NULL) return;
+  switch (e->kind) {
+  case E_INDEX:
+    if (etype(G, e->u.index.obj).kind == T_BUF) consider_index(G, li, lv, e);
+    collect_expr(G, li, lv, e->u.index.obj);
+    collect_expr(G, li, lv, e->u.index.key);
+    break;
+  case E_FIELD: collect_expr(G, li, lv, e->u.field.obj); break;
+  case E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++) collect_expr(G, li, lv, e->u.call.args[i]);
+    break;
+  case E_BINOP: collect_expr(G, li, lv, e->u.bin.a); collect_expr(G, li, lv, e->u.bin.b); break;
+  case E_UNOP: collect_expr(G, li, lv, e->u.un.a); break;
+  case E_PAREN: collect_expr(G, li, lv, e->u.paren); break;
+  default: break;
+  }
+}
+
+static void collect_block(CG *G, LoopInfo *li, Var *lv, Block *b) {
+  for (int i = 0; i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    switch (s->kind) {
+    case S_LOCAL:
+      for (int j = 0; j < s->u.local.nexprs; j++) collect_expr(G, li, lv, s->u.local.exprs[j]);
+      break;
+    case S_ASSIGN:
+      for (int j = 0; j < s->u.assign.nexprs; j++) collect_expr(G, li, lv, s->u.assign.exprs[j]);
+      for (int j = 0; j < s->u.assign.ntargets; j++) collect_expr(G, li, lv, s->u.assign.targets[j]);
+      break;
+    case S_CALL: collect_expr(G, li, lv, s->u.call); break;
+    case S_DO: collect_block(G, li, lv, s->u.block); break;
+    case S_WHILE: case S_REPEAT:
+      collect_expr(G, li, lv, s->u.loop.cond);
+      collect_block(G, li, lv, s->u.loop.body);
+      break;
+    case S_IF:
+      for (int j = 0; j < s->u.ifs.n; j++) {
+        collect_expr(G, li, lv, s->u.ifs.conds[j]);
+        collect_block(G, li, lv, s->u.ifs.blocks[j]);
+      }
+      if (s->u.ifs.els) collect_block(G, li, lv, s->u.ifs.els);
+      break;
+    case S_FORNUM:
+      collect_expr(G, li, lv, s->u.fornum.start);
+      collect_expr(G, li, lv, s->u.fornum.limit);
+      collect_expr(G, li, lv, s->u.fornum.step);
+      collect_block(G, li, lv, s->u.fornum.body);
+      break;
+    case S_RETURN:
+      for (int j = 0; j < s->u.ret.n; j++) collect_expr(G, li, lv, s->u.ret.exprs[j]);
+      break;
+    default: break;
+    }
+  }
+}
+
+static LLVMValueRef sext128(CG *G, LLVMValueRef x) { return LLVMBuildSExt(G->B, x, G->i128, ""); }
+
+/* The test that proves every hoisted index in bounds for idx in [lo, hi]. */
+static LLVMValueRef hoist_test(CG *G, LoopInfo *li, LLVMValueRef lo, LLVMValueRef hi) {
+  LLVMValueRef all = ci1(G, 1);
+  for (int i = 0; i < li->n; i++) {
+    Hoist *h = &li->h[i];
+    Val b = load_var(G, h->base);
+    LLVMValueRef dim = sext128(G, b.dims[h->dim]);
+    LLVMValueRef one = LLVMConstInt(G->i128, 1, 0);
+    LLVMValueRef klo, khi;
+    if (h->affine) {
+      LLVMValueRef off = h->off ? sext128(G, emit_expr(G, h->off).v) : LLVMConstInt(G->i128, 0, 0);
+      if (h->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(G->i128, 0, 0), off, "");
+      klo = LLVMBuildAdd(G->B, sext128(G, lo), off, "");
+      khi = LLVMBuildAdd(G->B, sext128(G, hi), off, "");
+    } else {
+      klo = khi = sext128(G, emit_expr(G, h->key).v);
+    }
+    LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""),
+                                   LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");
+    all = LLVMBuildAnd(G->B, all, ok, "");
+  }
+  return all;
+}
+
+/* One copy of an integer for loop: runs count+1 iterations from init. */
+static void emit_int_loop(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
+                          LLVMValueRef count, LLVMBasicBlockRef exit) {
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(G->B);
+  LLVMBasicBlockRef body = new_bb(G, "for"), latch = new_bb(G, "fnext"), cont = new_bb(G, "fcont");
+  LLVMBuildBr(G->B, body);
+  LLVMPositionBuilderAtEnd(G->B, body);
+  LLVMValueRef idx = LLVMBuildPhi(G->B, G->i64, "i");
+  LLVMValueRef rem = LLVMBuildPhi(G->B, G->i64, "rem");
+  store_var(G, s->u.fornum.var, mkval(TY(T_INT), idx), s->line);
+  LoopCtx lc = { exit, G->loop };
+  G->loop = &lc;
+  emit_block(G, s->u.fornum.body);
+  G->loop = lc.prev;
+  if (!terminated(G)) LLVMBuildBr(G->B, latch);
+  LLVMPositionBuilderAtEnd(G->B, latch);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rem, ci64(G, 0), ""), exit, cont);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+  LLVMValueRef idx2 = LLVMBuildAdd(G->B, idx, step, "");
+  LLVMValueRef rem2 = LLVMBuildSub(G->B, rem, ci64(G, 1), "");
+  LLVMBuildBr(G->B, body);
+  LLVMValueRef iv[2] = { init, idx2 }, rv[2] = { count, rem2 };
+  LLVMBasicBlockRef from[2] = { pre, cont };
+  LLVMAddIncoming(idx, iv, from, 2);
+  LLVMAddIncoming(rem, rv, from, 2);
+}
+
+static void emit_fornum(CG *G, Stmt *s) {
+  int line = s->line;
+  Val a = emit_expr(G, s->u.fornum.start);
+  Val l = emit_expr(G, s->u.fornum.limit);
+  Val st = s->u.fornum.step ? emit_expr(G, s->u.fornum.step) : mkval(TY(T_INT), ci64(G, 1));
+  LLVMBasicBlockRef exit = new_bb(G, "fend");
+  if (a.t.kind == T_INT && st.t.kind == T_INT) {
+    LLVMValueRef init = a.v, step = st.v, lim;
+    int sconst = LLVMIsAConstantInt(step) != NULL;
+    long long sc = sconst ? LLVMConstIntGetSExtValue(step) : 0;
+    if (!sconst || sc == 0)
+      emit_check(G, LLVMBuildICmp(G->B, LLVMIntNE, step, ci64(G, 0), ""), KE_FORSTEP0, line, NULL, NULL, NULL);
+    LLVMValueRef skip;
+    if (l.t.kind == T_INT) lim = l.v;
+    else {
+      /* float limit: floor/ceil and clip, as Lua's forlimit */
+      LLVMValueRef out = alloca_in_entry(G, G->i64, "lim");
+      LLVMTypeRef pt[4] = { G->f64, G->i64, G->i64, LLVMPointerType(G->i64, 0) };
+      LLVMValueRef av[4] = { num_to(G, l, T_F64), init, step, out };
+      LLVMValueRef sk = ccall(G, "kjit_rt_forlimit", G->i32, pt, av, 4);
+      lim = LLVMBuildLoad2(G->B, G->i64, out, "");
+      skip = LLVMBuildICmp(G->B, LLVMIntNE, sk, ci32(G, 0), "");
+      LLVMBasicBlockRef go = new_bb(G, "fgo");
+      LLVMBuildCondBr(G->B, skip, exit, go);
+      LLVMPositionBuilderAtEnd(G->B, go);
+    }
+    LLVMValueRef pos = sconst ? ci1(G, sc > 0) : LLVMBuildICmp(G->B, LLVMIntSGT, step, ci64(G, 0), "");
+    skip = LLVMBuildSelect(G->B, pos, LLVMBuildICmp(G->B, LLVMIntSGT, init, lim, ""),
+                           LLVMBuildICmp(G->B, LLVMIntSLT, init, lim, ""), "");
+    /* iteration count, computed once in unsigned arithmetic (never overflows) */
+    LLVMValueRef cpos = LLVMBuildSub(G->B, lim, init, "");
+    if (!(sconst && sc == 1)) cpos = LLVMBuildUDiv(G->B, cpos, step, "");
+    LLVMValueRef count;
+    if (sconst && sc > 0) count = cpos;
+    else {
+      LLVMValueRef cneg = LLVMBuildUDiv(G->B, LLVMBuildSub(G->B, init, lim, ""),
+          LLVMBuildAdd(G->B, LLVMBuildSub(G->B, ci64(G, 0), LLVMBuildAdd(G->B, step, ci64(G, 1), ""), ""),
+                       ci64(G, 1), ""), "");
+      count = sconst ? cneg : LLVMBuildSelect(G->B, pos, cpos, cneg, "");
+      if (!sconst) {
+        /* avoid udiv by zero on the unused arm when step is negative */
+        cpos = NULL;
+      }
+    }
+    LLVMBasicBlockRef pre = new_bb(G, "fpre");
+    LLVMBuildCondBr(G->B, skip, exit, pre);
+    LLVMPositionBuilderAtEnd(G->B, pre);
+
+    LoopInfo li;
+    memset(&li, 0, sizeof li);
+    Var *lv = s->u.fornum.var;
+    if (G->f->boundscheck && G->versioning < 3 && lv->nassign == 0 &&
+        G->sp->vartypes[lv->id].kind == T_INT) {
+      li.variant = ks_alloc(G->S, G->f->nvars + 1);
+      mark_variant_block(G, s->u.fornum.body, li.variant);
+      li.variant[lv->id] = 1;
+      collect_block(G, &li, lv, s->u.fornum.body);
+    }
+    if (li.n == 0) {
+      emit_int_loop(G, s, init, step, count, exit);
+    } else {
+      LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, step, ""), "");
+      LLVMValueRef lo = LLVMBuildSelect(G->B, pos, init, last, "");
+      LLVMValueRef hi = LLVMBuildSelect(G->B, pos, last, init, "");
+      LLVMValueRef ok = hoist_test(G, &li, lo, hi);
+      LLVMBasicBlockRef fast = new_bb(G, "ffast"), slow = new_bb(G, "fslow");
+      LLVMBuildCondBr(G->B, ok, fast, slow);
+      LLVMPositionBuilderAtEnd(G->B, fast);
+      uint8_t saved[256];
+      int nh = li.n < 256 ? li.n : 256;
+      for (int i = 0; i < nh; i++) { saved[i] = G->nocheck[li.h[i].index->id]; G->nocheck[li.h[i].index->id] = 1; }
+      G->versioning++;
+      emit_int_loop(G, s, init, step, count, exit);
+      for (int i = nh - 1; i >= 0; i--) G->nocheck[li.h[i].index->id] = saved[i];
+      LLVMPositionBuilderAtEnd(G->B, slow);
+      emit_int_loop(G, s, init, step, count, exit);
+      G->versioning--;
+    }
+  } else {
+    /* float loop */
+    LLVMValueRef init = num_to(G, a, T_F64), lim = num_to(G, l, T_F64), step = num_to(G, st, T_F64);
+    LLVMValueRef zero = cf64(G, 0.0);
+    emit_check(G, LLVMBuildFCmp(G->B, LLVMRealUNE, step, zero, ""), KE_FORSTEP0, line, NULL, NULL, NULL);
+    LLVMValueRef pos = LLVMBuildFCmp(G->B, LLVMRealOLT, zero, step, "");
+    LLVMValueRef skip = LLVMBuildSelect(G->B, pos, LLVMBuildFCmp(G->B, LLVMRealOLT, lim, init, ""),
+                                        LLVMBuildFCmp(G->B, LLVMRealOLT, init, lim, ""), "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(G->B);
+    LLVMBasicBlockRef body = new_bb(G, "ffor"), latch = new_bb(G, "ffnext");
+    LLVMBuildCondBr(G->B, skip, exit, body);
+    LLVMPositionBuilderAtEnd(G->B, body);
+    LLVMValueRef idx = LLVMBuildPhi(G->B, G->f64, "x");
+    store_var(G, s->u.fornum.var, mkval(TY(T_F64), idx), line);
+    LoopCtx lc = { exit, G->loop };
+    G->loop = &lc;
+    emit_block(G, s->u.fornum.body);
+    G->loop = lc.prev;
+    if (!terminated(G)) LLVMBuildBr(G->B, latch);
+    LLVMPositionBuilderAtEnd(G->B, latch);
+    LLVMValueRef nx = LLVMBuildFAdd(G->B, idx, step, "");
+    LLVMValueRef more = LLVMBuildSelect(G->B, pos, LLVMBuildFCmp(G->B, LLVMRealOLE, nx, lim, ""),
+                                        LLVMBuildFCmp(G->B, LLVMRealOLE, lim, nx, ""), "");
+    LLVMBuildCondBr(G->B, more, body, exit);
+    LLVMValueRef iv[2] = { init, nx };
+    LLVMBasicBlockRef from[2] = { pre, latch };
+    LLVMAddIncoming(idx, iv, from, 2);
+  }
+  LLVMPositionBuilderAtEnd(G->B, exit);
+}
+
+static void emit_return(CG *G, Stmt *s) {
+  Val vals[KJIT_MAXRETS];
+  int n = emit_explist(G, s->u.ret.exprs, s->u.ret.n, vals, KJIT_MAXRETS);
+  for (int i = 0; i < n && i < G->sp->nret; i++) {
+    Val v = convert(G, vals[i], G->sp->rets[i], s->line);
+    LLVMBuildStore(G->B, v.v, G->retptrs[i]);
+  }
+  emit_depth_restore(G);
+  LLVMBuildRet(G->B, ci32(G, 0));
+  dead_block(G);
+}
+
+static LLVMBasicBlockRef find_label(CG *G, const char *name) {
+  for (LabelScope *sc = G->labels; sc; sc = sc->prev)
+    for (int i = 0; i < sc->block->n; i++) {
+      Stmt *s = sc->block->stmts[i];
+      if (s->kind == S_LABEL && strcmp(s->u.label, name) == 0) return sc->bbs[i];
+    }
+  return NULL;
+}
+
+static void emit_stmt(CG *G, Stmt *s, int index) {
+  switch (s->kind) {
+  case S_LOCAL: emit_local(G, s); break;
+  case S_ASSIGN: emit_assign(G, s); break;
+  case S_CALL: {
+    if (s->u.call->kind == E_CALL) { Val r[KJIT_MAXRETS]; emit_call(G, s->u.call, r, 0); }
+    else emit_expr(G, s->u.call);
+    break;
+  }
+  case S_DO: emit_block(G, s->u.block); break;
+  case S_WHILE: emit_while(G, s); break;
+  case S_REPEAT: emit_repeat(G, s); break;
+  case S_IF: emit_if(G, s); break;
+  case S_FORNUM: emit_fornum(G, s); break;
+  case S_RETURN: emit_return(G, s); break;
+  case S_BREAK:
+    if (G->loop == NULL) ERR(G, s->line, "break outside a loop");
+    LLVMBuildBr(G->B, G->loop->exit);
+    dead_block(G);
+    break;
+  case S_GOTO: {
+    LLVMBasicBlockRef bb = find_label(G, s->u.label);
+    if (bb == NULL) ERR(G, s->line, "no visible label '%s' for goto", s->u.label);
+    LLVMBuildBr(G->B, bb);
+    dead_block(G);
+    break;
+  }
+  case S_LABEL: {
+    LLVMBasicBlockRef bb = G->labels->bbs[index];
+    if (!terminated(G)) LLVMBuildBr(G->B, bb);
+    LLVMPositionBuilderAtEnd(G->B, bb);
+    break;
+  }
+  default: break;
+  }
+}
+
+static void emit_block_stmts(CG *G, Block *b) {
+  LabelScope sc = { b, NULL, G->labels };
+  sc.bbs = ks_alloc(G->S, (b->n + 1) * sizeof(LLVMBasicBlockRef));
+  for (int i = 0; i < b->n; i++)
+    if (b->stmts[i]->kind == S_LABEL) sc.bbs[i] = new_bb(G, b->stmts[i]->u.label);
+  G->labels = &sc;
+  for (int i = 0; i < b->n; i++) emit_stmt(G, b->stmts[i], i);
+  G->labels = sc.prev;
+}
+
+static void emit_block(CG *G, Block *b) { emit_block_stmts(G, b); }
+
+/* ---- Functions ---------------------------------------------------------------------- */
+
+static int has_calls(KSpec *sp) {
+  for (int i = 0; i < sp->fn->chunk->nexprs; i++) if (sp->calls[i]) return 1;
+  return 0;
+}
+
+/* Declares the inner function of a specialization. */
+static void declare_spec(CG *G, KSpec *sp) {
+  LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
+  int n = 0;
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    switch (t.kind) {
+    case T_NIL: break;
+    case T_BUF:
+      ps[n++] = bufptr_ty(G, t);
+      for (int d = 0; d < t.ndim; d++) ps[n++] = G->i64;
+      break;
+    case T_INT: case T_F64: case T_F32: case T_BOOL: ps[n++] = llty(G, t); break;
+    default: {
+      char tb[32];
+      ks_error(G->S, sp->fn, sp->fn->ast->line, "cannot take a %s argument", kt_name(t, tb, sizeof tb));
+    }
+    }
+  }
+  for (int r = 0; r < sp->nret; r++) {
+    if (llty(G, sp->rets[r]) == NULL) {
+      char tb[32];
+      ks_error(G->S, sp->fn, sp->fn->ast->line, "cannot return a %s value",
+               kt_name(sp->rets[r], tb, sizeof tb));
+    }
+    ps[n++] = LLVMPointerType(llty(G, sp->rets[r]), 0);
+  }
+  ps[n++] = G->errp;
+  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, n, 0);
+  LLVMValueRef fn = LLVMAddFunction(G->M, sp->name, fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  /* the arrays kjit passes never alias the error record */
+  sp->llfunc = fn;
+  sp->llfnty = fty;
+}
+
+static void emit_spec(CG *G, KSpec *sp) {
+  KFunc *f = sp->fn;
+  G->sp = sp; G->f = f;
+  G->fn = (LLVMValueRef)sp->llfunc;
+  G->slots = ks_alloc(G->S, (f->nvars + 1) * sizeof(VarSlot));
+  G->nocheck = ks_alloc(G->S, f->chunk->nexprs + 1);
+  G->loop = NULL; G->labels = NULL; G->versioning = 0;
+  G->allocas = new_bb(G, "entry");
+  LLVMBasicBlockRef start = new_bb(G, "start");
+  LLVMPositionBuilderAtEnd(G->B, start);
+  G->chunkname = LLVMBuildGlobalStringPtr(G->B, f->chunkname, "kjit.chunk");
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    if (t.kind == T_BUF || kt_isnum(t) || t.kind == T_BOOL) (void)0;
+  }
+  /* parameters into their locals */
+  unsigned p = 0;
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    Var *v = i < f->ast->nparams ? f->ast->paramvars[i] : NULL;
+    Val x = mkval(t, NULL);
+    if (t.kind == T_BUF) {
+      x.v = LLVMGetParam(G->fn, p++);
+      for (int d = 0; d < t.ndim; d++) x.dims[d] = LLVMGetParam(G->fn, p++);
+    } else if (t.kind != T_NIL) x.v = LLVMGetParam(G->fn, p++);
+    if (v) store_var(G, v, x, f->ast->line);
+  }
+  for (int r = 0; r < sp->nret; r++) G->retptrs[r] = LLVMGetParam(G->fn, p++);
+  G->err = LLVMGetParam(G->fn, p++);
+  G->depth = NULL;
+  if (has_calls(sp)) {
+    /* recursion limit: compiled frames live on the C stack */
+    LLVMValueRef dp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, "");
+    LLVMValueRef d = LLVMBuildLoad2(G->B, G->i64, dp, "depth");
+    emit_check(G, LLVMBuildICmp(G->B, LLVMIntSLT, d, ci64(G, KJIT_MAXDEPTH), ""), KE_STACK,
+               f->ast->line, NULL, NULL, NULL);
+    LLVMBuildStore(G->B, LLVMBuildAdd(G->B, d, ci64(G, 1), ""), dp);
+    G->depth = d;
+  }
+  emit_block(G, f->ast->body);
+  if (!terminated(G)) {
+    if (sp->nret > 0) {
+      emit_raise(G, KE_NORET, f->ast->lastline, NULL, NULL, NULL, NULL);
+      LLVMBuildUnreachable(G->B);
+    } else {
+      emit_depth_restore(G);
+      LLVMBuildRet(G->B, ci32(G, 0));
+    }
+  }
+  /* dead blocks left open get an unreachable terminator */
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(G->fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    if (bb == G->allocas) continue;
+    if (LLVMGetBasicBlockTerminator(bb) == NULL) {
+      LLVMPositionBuilderAtEnd(G->B, bb);
+      LLVMBuildUnreachable(G->B);
+    }
+  }
+  LLVMPositionBuilderAtEnd(G->B, G->allocas);
+  LLVMBuildBr(G->B, start);
+}
+
+/* The entry point the dispatcher calls: unpacks argument slots. */
+static void emit_entry(CG *G, KSpec *sp, const char *name) {
+  LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
+  LLVMTypeRef ps[3] = { i64p, i64p, G->errp };
+  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, 3, 0);
+  LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
+  G->fn = fn;
+  LLVMPositionBuilderAtEnd(G->B, new_bb(G, "entry"));
+  LLVMValueRef args = LLVMGetParam(fn, 0), rets = LLVMGetParam(fn, 1);
+  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
+  int n = 0;
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    LLVMValueRef idx = ci64(G, i);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, args, &idx, 1, "");
+    LLVMValueRef raw = LLVMBuildLoad2(G->B, G->i64, slot, "");
+    switch (t.kind) {
+    case T_NIL: break;
+    case T_INT: av[n++] = raw; break;
+    case T_F64: av[n++] = LLVMBuildBitCast(G->B, raw, G->f64, ""); break;
+    case T_F32: av[n++] = LLVMBuildFPTrunc(G->B, LLVMBuildBitCast(G->B, raw, G->f64, ""), G->f32, ""); break;
+    case T_BOOL: av[n++] = LLVMBuildICmp(G->B, LLVMIntNE, raw, ci64(G, 0), ""); break;
+    case T_BUF: {
+      /* raw is a KBuffer*: data at offsetof(data), extents at offsetof(shape) */
+      LLVMValueRef kb = LLVMBuildIntToPtr(G->B, raw, i64p, "");
+      LLVMValueRef di = ci64(G, offsetof(KBuffer, data) / 8);
+      LLVMValueRef data = LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, kb, &di, 1, ""), "");
+      av[n++] = LLVMBuildIntToPtr(G->B, data, bufptr_ty(G, t), "");
+      for (int d = 0; d < t.ndim; d++) {
+        LLVMValueRef si = ci64(G, offsetof(KBuffer, shape) / 8 + d);
+        av[n++] = LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, kb, &si, 1, ""), "");
+      }
+      break;
+    }
+    default: break;
+    }
+  }
+  LLVMValueRef rp[KJIT_MAXRETS];
+  for (int r = 0; r < sp->nret; r++) {
+    LLVMTypeRef rt = llty(G, sp->rets[r]);
+    LLVMValueRef idx = ci64(G, r);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
+    rp[r] = LLVMBuildBitCast(G->B, slot, LLVMPointerType(rt, 0), "");
+    av[n++] = rp[r];
+  }
+  av[n++] = LLVMGetParam(fn, 2);
+  LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)sp->llfnty, (LLVMValueRef)sp->llfunc, av, n, "");
+  /* widen f32 and booleans in place so every slot is a full i64/f64 */
+  for (int r = 0; r < sp->nret; r++) {
+    Type t = sp->rets[r];
+    LLVMValueRef idx = ci64(G, r);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
+    if (t.kind == T_F32) {
+      LLVMValueRef x = LLVMBuildLoad2(G->B, G->f32, rp[r], "");
+      LLVMBuildStore(G->B, LLVMBuildFPExt(G->B, x, G->f64, ""),
+                     LLVMBuildBitCast(G->B, slot, LLVMPointerType(G->f64, 0), ""));
+    } else if (t.kind == T_BOOL) {
+      LLVMValueRef x = LLVMBuildLoad2(G->B, G->i1, rp[r], "");
+      LLVMBuildStore(G->B, LLVMBuildZExt(G->B, x, G->i64, ""), slot);
+    }
+  }
+  LLVMBuildRet(G->B, st);
+}
+
+void kg_emit(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
+             const char *entry_name, const KTarget *target) {
+  CG G;
+  memset(&G, 0, sizeof G);
+  G.S = S; G.C = C; G.M = M; G.target = target;
+  G.B = LLVMCreateBuilderInContext(C);
+  S->builder = G.B;   /* disposed by the session if a compile error unwinds */
+  G.i1 = LLVMInt1TypeInContext(C);
+  G.i8 = LLVMInt8TypeInContext(C);
+  G.i32 = LLVMInt32TypeInContext(C);
+  G.i64 = LLVMInt64TypeInContext(C);
+  G.i128 = LLVMIntTypeInContext(C, 128);
+  G.f32 = LLVMFloatTypeInContext(C);
+  G.f64 = LLVMDoubleTypeInContext(C);
+  G.i8p = LLVMPointerType(G.i8, 0);
+  LLVMTypeRef fields[9] = { G.i32, G.i32, G.i64, G.i64, G.i64, G.i8p, G.i8p, G.i64, G.f64 };
+  G.errty = LLVMStructCreateNamed(C, "KErr");
+  LLVMStructSetBody(G.errty, fields, 9, 0);
+  G.errp = LLVMPointerType(G.errty, 0);
+  for (int i = 0; i < S->nspecs; i++) declare_spec(&G, S->specs[i]);
+  for (int i = 0; i < S->nspecs; i++) emit_spec(&G, S->specs[i]);
+  emit_entry(&G, root, entry_name);
+  LLVMDisposeBuilder(G.B);
+  S->builder = NULL;
+}

@@ -1,0 +1,28 @@
+/*
+** codegen.h: LLVM IR generation for the specializations of a session.
+*/
+#ifndef KJIT_CODEGEN_H
+#define KJIT_CODEGEN_H
+
+#include <llvm-c/Core.h>
+#include "compile.h"
+
+/* Calling convention of the entry point the dispatcher calls:
+**   int32_t entry(int64_t *args, int64_t *rets, KErr *err)
+** args[i]: i64 value, f64 bits, 0/1 for booleans, or a KBuffer* for arrays;
+** rets[i]: i64 value, f64 bits (f32 results widened) or 0/1.
+** Returns 0 on success, nonzero with *err filled on a run-time error. */
+typedef int32_t (*KEntry)(int64_t *args, int64_t *rets, KErr *err);
+
+/* Target hooks: what differs between the CPU and GPU code generators. */
+typedef struct KTarget {
+  const char *name;            /* "cpu" */
+} KTarget;
+
+/* Emits every specialization of the session into M (in context C) and an
+** entry wrapper named entry_name for spec `root`. Compile errors longjmp
+** through ks_error. */
+void kg_emit(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
+             const char *entry_name, const KTarget *target);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+** cpu.h: the CPU backend. Takes an LLVM module built by the code
+** generator, verifies it, optimizes it for the host CPU with the new pass
+** manager, and hands it to one process-wide ORC LLJIT, which emits native
+** code for the host (AVX2/AVX-512 where present). Each compiled module
+** lives under its own ResourceTracker, so it can be freed on its own.
+**
+** Threads: every function here may be called from any thread. Compiles
+** are serialized through one process-wide mutex; building IR in a
+** context from kc_new_context needs no lock (one context per compile).
+** Errors never abort: they come back as malloc'd text.
+**
+** Symbol names: all modules share the JIT's main JITDylib, so each
+** externally visible function name must be unique across live modules
+** (kc_unique_id helps); a clash is a compile error, not a crash.
+*/
+#ifndef KJIT_CPU_H
+#define KJIT_CPU_H
+#include <llvm-c/Core.h>
+#include <llvm-c/Orc.h>
+
+/* One compiled module living in the JIT. */
+typedef struct KCpuCode KCpuCode;
+
+typedef struct KCpuOptions {
+  int opt;      /* LLVM optimization level 0..3 (clamped) */
+  int want_ir;  /* fill *ir_out with the optimized IR */
+  int want_asm; /* fill *asm_out with the host assembly */
+} KCpuOptions;
+
+/* A new thread-safe context for building one module. The code generator
+   calls LLVMOrcThreadSafeContextGetContext on it. A diagnostic handler is
+   installed so LLVM errors in this context become messages, not exit(). */
+LLVMOrcThreadSafeContextRef kc_new_context(void);
+
+/* Disposes of a context that was never passed to kc_compile. */
+void kc_dispose_context(LLVMOrcThreadSafeContextRef ctx);
+
+/* Sets the host triple and data layout on M (call before building IR that
+   depends on them). Returns 0, or -1 with *err set (malloc'd). */
+int kc_prepare_module(LLVMModuleRef M, char **err);
+
+/* Registers a C function or data address that generated code may reference
+   by name (e.g. "kjit_rt_pow"); process-wide, may be called at any time.
+   Returns 0, or -1 when the name is already registered with another
+   address (the first address stays). */
+int kc_register_symbol(const char *name, void *addr);
+
+/* Verifies M (error text returned, never aborts), optimizes it for the host
+   CPU (new pass manager, "default<O{opt}>", loop and SLP vectorization on),
+   optionally renders the optimized IR (*ir_out) and host assembly
+   (*asm_out), adds M to the JIT under its own ResourceTracker and looks up
+   names[0..n) into addrs. Takes ownership of M and ctx in all cases. On
+   failure returns NULL and sets *err to a malloc'd message (the backend's
+   own text). ir_out/asm_out/err may be NULL; returned strings are
+   malloc'd (free()). */
+KCpuCode *kc_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                     const KCpuOptions *o, const char *const *names, int n,
+                     void **addrs, char **ir_out, char **asm_out, char **err);
+
+/* Removes the code from the JIT (ResourceTracker remove) and frees it.
+   NULL is a no-op. No pointer obtained from c may be used afterwards. */
+void kc_free(KCpuCode *c);
+
+/* Host description for messages and cache keys, e.g.
+   "x86_64-pc-linux-gnu znver4 +avx2,+avx512f,...,-xop" (static storage). */
+const char *kc_host_description(void);
+
+/* Parses textual LLVM IR (a small library of helpers) in M's context and
+   links it into M. Returns 0, or -1 with *err set (malloc'd). */
+int kc_link_ir(LLVMModuleRef M, const char *ir_text, char **err);
+
+/* A process-wide counter for making function names unique (1, 2, ...). */
+unsigned long kc_unique_id(void);
+
+/* Disposes of the JIT (for leak checkers at exit). Refuses and returns -1
+   while any KCpuCode is alive; a later compile makes a new JIT. */
+int kc_shutdown(void);
+
+/* Milliseconds the first LLJIT creation took (0 before it happened). */
+double kc_jit_init_ms(void);
+
+/* Fast-math helpers for kc_link_ir: LLVM 14's C API cannot put fast-math
+   flags on instructions, so the code generator calls these instead; they
+   are internal and alwaysinline, so after inlining the flags remain on the
+   plain instructions. Names: kjit_f{add,sub,mul,div,rem}_fast_{f32,f64},
+   each taking (T a, T b) and returning T. */
+#define KC_FASTMATH_IR                                                         \
+  "define internal float @kjit_fadd_fast_f32(float %a, float %b) "            \
+  "alwaysinline {\n  %r = fadd fast float %a, %b\n  ret float %r\n}\n"         \
+  "define internal float @kjit_fsub_fast_f32(float %a, float %b) "            \
+  "alwaysinline {\n  %r = fsub fast float %a, %b\n  ret float %r\n}\n"         \
+  "define internal float @kjit_fmul_fast_f32(float %a, float %b) "            \
+  "alwaysinline {\n  %r = fmul fast float %a, %b\n  ret float %r\n}\n"         \
+  "define internal float @kjit_fdiv_fast_f32(float %a, float %b) "            \
+  "alwaysinline {\n  %r = fdiv fast float %a, %b\n  ret float %r\n}\n"         \
+  "define internal float @kjit_frem_fast_f32(float %a, float %b) "            \
+  "alwaysinline {\n  %r = frem fast float %a, %b\n  ret float %r\n}\n"         \
+  "define internal double @kjit_fadd_fast_f64(double %a, double %b) "         \
+  "alwaysinline {\n  %r = fadd fast double %a, %b\n  ret double %r\n}\n"       \
+  "define internal double @kjit_fsub_fast_f64(double %a, double %b) "         \
+  "alwaysinline {\n  %r = fsub fast double %a, %b\n  ret double %r\n}\n"       \
+  "define internal double @kjit_fmul_fast_f64(double %a, double %b) "         \
+  "alwaysinline {\n  %r = fmul fast double %a, %b\n  ret double %r\n}\n"       \
+  "define internal double @kjit_fdiv_fast_f64(double %a, double %b) "         \
+  "alwaysinline {\n  %r = fdiv fast double %a, %b\n  ret double %r\n}\n"       \
+  "define internal double @kjit_frem_fast_f64(double %a, double %b) "         \
+  "alwaysinline {\n  %r = frem fast double %a, %b\n  ret double %r\n}\n"
+
+#endif

@@ -1,0 +1,457 @@
+/*
+** resolve.c: from a Lua function value to a resolved AST.
+**
+** Finds the function's source with debug.getinfo, parses the whole chunk,
+** picks the function by its line span (and parameter names when several
+** share a span), gives every local a Var, and freezes every free name
+** (upvalue or global) to the value it has now: numbers become constants,
+** functions become callees, tables (math, config tables) become
+** compile-time namespaces. The compiled code never looks at Lua state.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "compile.h"
+#include "parse.h"
+#include "buffer.h"
+
+/* ---- Session helpers ---------------------------------------------------- */
+
+void ks_error(Session *S, KFunc *f, int line, const char *fmt, ...) {
+  char body[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  if (f && line > 0)
+    snprintf(S->errmsg, sizeof S->errmsg, "%s:%d: %s", f->chunkname, line, body);
+  else
+    snprintf(S->errmsg, sizeof S->errmsg, "%s", body);
+  longjmp(*S->jb, 1);
+}
+
+void *ks_alloc(Session *S, size_t n) {
+  void *p = ka_alloc(&S->arena, n);
+  if (p == NULL) {
+    snprintf(S->errmsg, sizeof S->errmsg, "not enough memory");
+    longjmp(*S->jb, 1);
+  }
+  return p;
+}
+
+/* Keeps v (at idx) alive for the session and returns its slot number. */
+static int keep_value(Session *S, int idx) {
+  idx = lua_absindex(S->L, idx);
+  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->tables_ref);
+  lua_pushvalue(S->L, idx);
+  lua_rawseti(S->L, -2, ++S->ntables);
+  lua_pop(S->L, 1);
+  return S->ntables;
+}
+
+/* Identifies a C function as one of the built-ins, or returns -1. */
+static int builtin_of(lua_State *L, int idx) {
+  static const struct { const char *lib, *name; int id; } table[] = {
+#define KB_ROW(id, name) { "math", name, B_##id },
+    KJIT_BUILTINS(KB_ROW)
+#undef KB_ROW
+  };
+  lua_CFunction cf = lua_tocfunction(L, idx);
+  if (cf == NULL) return -1;
+  lua_getglobal(L, "error");
+  if (lua_tocfunction(L, -1) == cf) { lua_pop(L, 1); return B_ERROR; }
+  lua_pop(L, 1);
+  lua_getglobal(L, "assert");
+  if (lua_tocfunction(L, -1) == cf) { lua_pop(L, 1); return B_ASSERT; }
+  lua_pop(L, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "math");
+  if (lua_istable(L, -1)) {
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+      lua_getfield(L, -1, table[i].name);
+      int same = lua_tocfunction(L, -1) == cf;
+      lua_pop(L, 1);
+      if (same) { lua_pop(L, 2); return table[i].id; }
+    }
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "kjit");
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "prange");
+    int same = lua_tocfunction(L, -1) == cf;
+    lua_pop(L, 1);
+    if (same) { lua_pop(L, 2); return B_KJIT_PRANGE; }
+  }
+  lua_pop(L, 2);
+  return -1;
+}
+
+/* Freezes the Lua value at idx into a compile-time constant. */
+KConst ks_const_from_value(Session *S, int idx) {
+  lua_State *L = S->L;
+  KConst k;
+  memset(&k, 0, sizeof k);
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL: k.type = TY(T_NIL); break;
+  case LUA_TBOOLEAN: k.type = TY(T_BOOL); k.v.b = lua_toboolean(L, idx); break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) { k.type = TY(T_INT); k.v.i = lua_tointeger(L, idx); }
+    else { k.type = TY(T_F64); k.v.f = lua_tonumber(L, idx); }
+    break;
+  case LUA_TSTRING: {
+    size_t n;
+    const char *s = lua_tolstring(L, idx, &n);
+    k.type = TY(T_STR);
+    k.str = ka_strndup(&S->arena, s, n);
+    break;
+  }
+  case LUA_TFUNCTION: {
+    int b = lua_iscfunction(L, idx) ? builtin_of(L, idx) : -1;
+    if (b >= 0) { k.type = TY(T_BUILTIN); k.type.ref = b; }
+    else if (lua_iscfunction(L, idx)) { k.type = TY(T_UNKNOWN); k.str = "a C function"; }
+    else { k.type = TY(T_FUNC); k.tableref = keep_value(S, idx); }
+    break;
+  }
+  case LUA_TTABLE:
+    k.type = TY(T_TABLE); k.tableref = keep_value(S, idx);
+    break;
+  case LUA_TUSERDATA:
+    /* A kjit.jit object stands for its Lua function. */
+    if (luaL_testudata(L, idx, "kjit.jit") && lua_getiuservalue(L, idx, 1) == LUA_TFUNCTION) {
+      k.type = TY(T_FUNC); k.tableref = keep_value(S, -1);
+      lua_pop(L, 1);
+      break;
+    }
+    if (luaL_testudata(L, idx, "kjit.jit")) lua_pop(L, 1);
+    k.type = TY(T_UNKNOWN);
+    k.str = kb_test(L, idx) ? "a kjit array (pass arrays as arguments)" : "a userdata";
+    break;
+  default:
+    k.type = TY(T_UNKNOWN); k.str = lua_typename(L, lua_type(L, idx));
+    break;
+  }
+  return k;
+}
+
+/* ---- Name resolution ---------------------------------------------------- */
+
+typedef struct Scope {
+  Var **vars; int n, cap;
+} Scope;
+
+typedef struct Resolver {
+  Session *S;
+  KFunc *f;
+  int fidx;               /* stack index of the Lua function */
+  Var **active; int nactive, capactive;   /* visible locals, innermost last */
+  Var **all; int nall, capall;
+} Resolver;
+
+static Var *new_var(Resolver *R, const char *name, int line) {
+  Var *v = ks_alloc(R->S, sizeof *v);
+  v->name = name; v->line = line; v->id = R->nall;
+  if (R->nall == R->capall) {
+    int cap = R->capall ? 2 * R->capall : 16;
+    Var **a = ks_alloc(R->S, cap * sizeof *a);
+    if (R->nall) memcpy(a, R->all, R->nall * sizeof *a);
+    R->all = a; R->capall = cap;
+  }
+  R->all[R->nall++] = v;
+  return v;
+}
+
+static void push_active(Resolver *R, Var *v) {
+  if (R->nactive == R->capactive) {
+    int cap = R->capactive ? 2 * R->capactive : 16;
+    Var **a = ks_alloc(R->S, cap * sizeof *a);
+    if (R->nactive) memcpy(a, R->active, R->nactive * sizeof *a);
+    R->active = a; R->capactive = cap;
+  }
+  R->active[R->nactive++] = v;
+}
+
+/* Resolves a free name: an upvalue of the Lua function, else a global. */
+static void resolve_free(Resolver *R, const char *name) {
+  KFunc *f = R->f;
+  for (int i = 0; i < f->nfree; i++)
+    if (strcmp(f->free[i].name, name) == 0) return;
+  lua_State *L = R->S->L;
+  const char *what = NULL;
+  for (int i = 1; ; i++) {
+    const char *up = lua_getupvalue(L, R->fidx, i);
+    if (up == NULL) break;
+    if (strcmp(up, name) == 0) { what = "upvalue"; break; }
+    lua_pop(L, 1);
+  }
+  if (what == NULL) {
+    /* A global is _ENV.name, with _ENV this function's upvalue. */
+    int found = 0;
+    for (int i = 1; ; i++) {
+      const char *up = lua_getupvalue(L, R->fidx, i);
+      if (up == NULL) break;
+      if (strcmp(up, "_ENV") == 0) { found = 1; break; }
+      lua_pop(L, 1);
+    }
+    if (!found) lua_pushglobaltable(L);
+    if (lua_istable(L, -1)) lua_getfield(L, -1, name);
+    else lua_pushnil(L);
+    lua_remove(L, -2);
+    what = "global";
+  }
+  FreeName fn;
+  fn.name = name;
+  fn.what = what;
+  fn.value = ks_const_from_value(R->S, -1);
+  lua_pop(L, 1);
+  FreeName *a = ks_alloc(R->S, (f->nfree + 1) * sizeof *a);
+  if (f->nfree) memcpy(a, f->free, f->nfree * sizeof *a);
+  a[f->nfree++] = fn;
+  f->free = a;
+}
+
+static Var *lookup(Resolver *R, const char *name) {
+  for (int i = R->nactive - 1; i >= 0; i--)
+    if (strcmp(R->active[i]->name, name) == 0) return R->active[i];
+  return NULL;
+}
+
+static void res_block(Resolver *R, Block *b);
+
+static void res_expr(Resolver *R, Expr *e) {
+  if (e == NULL) return;
+  switch (e->kind) {
+  case E_NAME:
+    e->u.name.var = lookup(R, e->u.name.name);
+    if (e->u.name.var == NULL) resolve_free(R, e->u.name.name);
+    break;
+  case E_INDEX: res_expr(R, e->u.index.obj); res_expr(R, e->u.index.key); break;
+  case E_FIELD: res_expr(R, e->u.field.obj); break;
+  case E_CALL:
+    res_expr(R, e->u.call.fn);
+    for (int i = 0; i < e->u.call.nargs; i++) res_expr(R, e->u.call.args[i]);
+    break;
+  case E_METHCALL:
+    res_expr(R, e->u.meth.obj);
+    for (int i = 0; i < e->u.meth.nargs; i++) res_expr(R, e->u.meth.args[i]);
+    break;
+  case E_BINOP: res_expr(R, e->u.bin.a); res_expr(R, e->u.bin.b); break;
+  case E_UNOP: res_expr(R, e->u.un.a); break;
+  case E_PAREN: res_expr(R, e->u.paren); break;
+  case E_TABLE:
+    for (int i = 0; i < e->u.table.n; i++) {
+      res_expr(R, e->u.table.items[i].key);
+      res_expr(R, e->u.table.items[i].value);
+    }
+    break;
+  default: break;   /* literals; E_FUNC is rejected by types.c */
+  }
+}
+
+static void mark_assigned(Expr *target) {
+  if (target->kind == E_NAME && target->u.name.var) target->u.name.var->nassign++;
+}
+
+static void res_stmt(Resolver *R, Stmt *s) {
+  switch (s->kind) {
+  case S_LOCAL: {
+    for (int i = 0; i < s->u.local.nexprs; i++) res_expr(R, s->u.local.exprs[i]);
+    s->u.local.vars = ks_alloc(R->S, (s->u.local.nnames + 1) * sizeof(Var *));
+    for (int i = 0; i < s->u.local.nnames; i++) {
+      Var *v = new_var(R, s->u.local.names[i], s->line);
+      s->u.local.vars[i] = v;
+    }
+    for (int i = 0; i < s->u.local.nnames; i++) push_active(R, s->u.local.vars[i]);
+    break;
+  }
+  case S_ASSIGN:
+    for (int i = 0; i < s->u.assign.nexprs; i++) res_expr(R, s->u.assign.exprs[i]);
+    for (int i = 0; i < s->u.assign.ntargets; i++) {
+      res_expr(R, s->u.assign.targets[i]);
+      mark_assigned(s->u.assign.targets[i]);
+    }
+    break;
+  case S_CALL: res_expr(R, s->u.call); break;
+  case S_DO: res_block(R, s->u.block); break;
+  case S_WHILE:
+    res_expr(R, s->u.loop.cond);
+    res_block(R, s->u.loop.body);
+    break;
+  case S_REPEAT: {
+    /* the condition sees the body's locals */
+    int mark = R->nactive;
+    Block *b = s->u.loop.body;
+    for (int i = 0; i < b->n; i++) res_stmt(R, b->stmts[i]);
+    res_expr(R, s->u.loop.cond);
+    R->nactive = mark;
+    break;
+  }
+  case S_IF:
+    for (int i = 0; i < s->u.ifs.n; i++) {
+      res_expr(R, s->u.ifs.conds[i]);
+      res_block(R, s->u.ifs.blocks[i]);
+    }
+    if (s->u.ifs.els) res_block(R, s->u.ifs.els);
+    break;
+  case S_FORNUM: {
+    res_expr(R, s->u.fornum.start);
+    res_expr(R, s->u.fornum.limit);
+    res_expr(R, s->u.fornum.step);
+    int mark = R->nactive;
+    Var *v = new_var(R, s->u.fornum.name, s->line);
+    v->is_loopvar = 1;
+    s->u.fornum.var = v;
+    push_active(R, v);
+    res_block(R, s->u.fornum.body);
+    R->nactive = mark;
+    break;
+  }
+  case S_FORIN: {
+    for (int i = 0; i < s->u.forin.nexprs; i++) res_expr(R, s->u.forin.exprs[i]);
+    int mark = R->nactive;
+    s->u.forin.vars = ks_alloc(R->S, (s->u.forin.nnames + 1) * sizeof(Var *));
+    for (int i = 0; i < s->u.forin.nnames; i++) {
+      s->u.forin.vars[i] = new_var(R, s->u.forin.names[i], s->line);
+      push_active(R, s->u.forin.vars[i]);
+    }
+    res_block(R, s->u.forin.body);
+    R->nactive = mark;
+    break;
+  }
+  case S_LOCALFUNC: {
+    Var *v = new_var(R, s->u.localfunc.name, s->line);
+    s->u.localfunc.var = v;
+    push_active(R, v);
+    break;
+  }
+  case S_FUNCTION:
+    res_expr(R, s->u.function.target);
+    break;
+  case S_RETURN:
+    for (int i = 0; i < s->u.ret.n; i++) res_expr(R, s->u.ret.exprs[i]);
+    break;
+  default: break;
+  }
+}
+
+static void res_block(Resolver *R, Block *b) {
+  int mark = R->nactive;
+  for (int i = 0; i < b->n; i++) res_stmt(R, b->stmts[i]);
+  R->nactive = mark;
+}
+
+/* ---- From a Lua function to a KFunc ------------------------------------- */
+
+/* Reads the whole source of the function at idx into the arena. */
+static const char *function_source(Session *S, int idx, size_t *len,
+                                   char *shortsrc, size_t nshort) {
+  lua_State *L = S->L;
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  snprintf(shortsrc, nshort, "%s", ar.short_src);
+  const char *src = ar.source;
+  if (src[0] == '@') {
+    FILE *fp = fopen(src + 1, "rb");
+    if (fp == NULL)
+      ks_error(S, NULL, 0, "%s: cannot compile: cannot open source file '%s'",
+               shortsrc, src + 1);
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n, fp)) > 0) {
+      n += r;
+      if (n == cap) {
+        char *nb = realloc(buf, cap * 2);
+        if (nb == NULL) { free(buf); buf = NULL; break; }
+        buf = nb; cap *= 2;
+      }
+    }
+    fclose(fp);
+    if (buf == NULL) ks_error(S, NULL, 0, "not enough memory");
+    char *copy = ka_strndup(&S->arena, buf, n);
+    free(buf);
+    if (copy == NULL) ks_error(S, NULL, 0, "not enough memory");
+    *len = n;
+    return copy;
+  }
+  if (src[0] == '=')
+    ks_error(S, NULL, 0, "%s: cannot compile: the source of this function is not "
+             "available (chunk loaded as '%s')", shortsrc, src);
+  *len = strlen(src);
+  return src;   /* the chunk string; kept alive by the function's proto */
+}
+
+KFunc *kr_function(Session *S, int idx) {
+  lua_State *L = S->L;
+  idx = lua_absindex(L, idx);
+  const void *p = lua_topointer(L, idx);
+  for (int i = 0; i < S->nfuncs; i++)
+    if (S->funcs[i]->luaptr == p) return S->funcs[i];
+  if (lua_iscfunction(L, idx))
+    ks_error(S, NULL, 0, "cannot compile a C function");
+
+  KFunc *f = ks_alloc(S, sizeof *f);
+  f->luaptr = p;
+  f->luaref = keep_value(S, idx);
+  f->boundscheck = S->boundscheck;
+  f->fastmath = S->fastmath;
+  if (S->nfuncs == S->capfuncs) {
+    int cap = S->capfuncs ? 2 * S->capfuncs : 8;
+    KFunc **a = ks_alloc(S, cap * sizeof *a);
+    if (S->nfuncs) memcpy(a, S->funcs, S->nfuncs * sizeof *a);
+    S->funcs = a; S->capfuncs = cap;
+  }
+  f->index = S->nfuncs;
+  S->funcs[S->nfuncs++] = f;
+
+  char shortsrc[LUA_IDSIZE + 8];
+  size_t len;
+  const char *src = function_source(S, idx, &len, shortsrc, sizeof shortsrc);
+  f->chunkname = ka_strndup(&S->arena, shortsrc, strlen(shortsrc));
+  char perr[512];
+  f->chunk = kp_parse(&S->arena, src, len, f->chunkname, perr, sizeof perr);
+  if (f->chunk == NULL) ks_error(S, NULL, 0, "%s", perr);
+
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">Su", &ar);
+  const char *params[256];
+  int np = ar.nparams;
+  for (int i = 0; i < np && i < 256; i++) params[i] = lua_getlocal(L, NULL, i + 1);
+  int ambiguous = 0;
+  f->ast = kp_find_func(f->chunk, ar.linedefined, ar.lastlinedefined, np,
+                        params, &ambiguous);
+  if (f->ast == NULL) {
+    if (ambiguous)
+      ks_error(S, f, ar.linedefined, "cannot compile: several functions with the "
+               "same parameters share lines %d-%d; put them on separate lines",
+               ar.linedefined, ar.lastlinedefined);
+    ks_error(S, f, ar.linedefined, "cannot compile: function source not found "
+             "(was the file changed since it was loaded?)");
+  }
+  if (f->ast->is_vararg)
+    ks_error(S, f, f->ast->line, "varargs ('...') are not supported in compiled code");
+
+  Resolver R;
+  memset(&R, 0, sizeof R);
+  R.S = S; R.f = f; R.fidx = idx;
+  f->ast->paramvars = ks_alloc(S, (f->ast->nparams + 1) * sizeof(Var *));
+  for (int i = 0; i < f->ast->nparams; i++) {
+    Var *v = new_var(&R, f->ast->params[i], f->ast->line);
+    f->ast->paramvars[i] = v;
+    push_active(&R, v);
+  }
+  res_block(&R, f->ast->body);
+  f->vars = R.all;
+  f->nvars = R.nall;
+  return f;
+}
+
+void ks_push_value(Session *S, int ref) {
+  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->tables_ref);
+  lua_rawgeti(S->L, -1, ref);
+  lua_remove(S->L, -2);
+}

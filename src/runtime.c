@@ -1,0 +1,94 @@
+/*
+** runtime.c: the few helpers compiled code calls, and the text of the
+** run-time errors it reports.
+**
+** Compiled code never calls Lua: it fills a KErr and returns nonzero. The
+** dispatcher turns that record into a Lua error with the user's file:line
+** and Lua 5.4's own wording (checked against lua5.4 by the differential
+** tests), after the native frames are gone.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "compile.h"
+#include "runtime.h"
+
+/* Lua's exact integer/float comparisons for integers beyond 2^53.
+** op: 0 i<f, 1 i<=f, 2 f<i, 3 f<=i, 4 i==f. */
+int32_t kjit_rt_cmp_int_float(int32_t op, int64_t i, double f) {
+  if (f != f) return 0;                                  /* NaN: all false */
+  if (op == 4) {
+    if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) return 0;
+    return floor(f) == f && (int64_t)f == i;
+  }
+  /* Compare i with f through integers: floor/ceil of f, clipped. */
+  if (f >= 9223372036854775808.0) return op <= 1;        /* f beyond every i */
+  if (f < -9223372036854775808.0) return op >= 2;        /* f below every i */
+  switch (op) {
+  case 0: return i < (int64_t)ceil(f);
+  case 1: return i <= (int64_t)floor(f);
+  case 2: return (int64_t)floor(f) < i;
+  default: return (int64_t)ceil(f) <= i;
+  }
+}
+
+/* Lua 5.4's forlimit for a float limit of an integer loop. Writes the
+** integer limit; returns 1 if the loop must not run at all. */
+int32_t kjit_rt_forlimit(double lim, int64_t init, int64_t step, int64_t *out) {
+  double fl = step < 0 ? ceil(lim) : floor(lim);
+  if (fl >= -9223372036854775808.0 && fl < 9223372036854775808.0) {
+    *out = (int64_t)fl;
+  } else if (lim != lim) {
+    return 1;                                            /* NaN: no loop */
+  } else if (lim > 0) {                                  /* beyond maxinteger */
+    if (step < 0) return 1;
+    *out = INT64_MAX;
+  } else {                                               /* below mininteger */
+    if (step > 0) return 1;
+    *out = INT64_MIN;
+  }
+  return step > 0 ? init > *out : init < *out;
+}
+
+/* Pushes the message of a run-time error reported by compiled code. */
+void krt_push_error(lua_State *L, const KErr *e) {
+  const char *chunk = e->chunk ? e->chunk : "?";
+  char where[LUA_IDSIZE + 32];
+  snprintf(where, sizeof where, "%s:%d: ", chunk, (int)e->line);
+  switch (e->kind) {
+  case KE_IDIV0: lua_pushfstring(L, "%sattempt to divide by zero", where); break;
+  case KE_MOD0: lua_pushfstring(L, "%sattempt to perform 'n%%%%0'", where); break;
+  case KE_FORSTEP0: lua_pushfstring(L, "%s'for' step is zero", where); break;
+  case KE_NOINT:
+    if (e->msg) lua_pushfstring(L, "%snumber%s has no integer representation", where, e->msg);
+    else lua_pushfstring(L, "%snumber has no integer representation", where);
+    break;
+  case KE_BOUNDS:
+    lua_pushfstring(L, "%sindex %I out of bounds [%I, %I]", where, (lua_Integer)e->a,
+                    (lua_Integer)e->b, (lua_Integer)e->c);
+    break;
+  case KE_INDEXINT:
+    lua_pushfstring(L, "%sindex %f is not an integer", where, (lua_Number)e->f);
+    break;
+  case KE_SHAPEIDX:
+    lua_pushfstring(L, "%sshape index %I out of range [1, %I]", where, (lua_Integer)e->a,
+                    (lua_Integer)e->c);
+    break;
+  case KE_USER: case KE_ASSERT:
+    lua_pushfstring(L, "%s%s", where, e->msg ? e->msg : "");
+    break;
+  case KE_USER_NOPOS: lua_pushstring(L, e->msg ? e->msg : ""); break;
+  case KE_NORET:
+    lua_pushfstring(L, "%sfunction ended without returning a value (a compiled "
+                    "function returns the same number of values on every path)", where);
+    break;
+  case KE_FMOD0: lua_pushfstring(L, "%sbad argument #2 to 'fmod' (zero)", where); break;
+  case KE_STACK:
+    lua_pushfstring(L, "%sstack overflow (compiled code nested deeper than %d calls)",
+                    where, KJIT_MAXDEPTH);
+    break;
+  default: lua_pushfstring(L, "%sunknown run-time error %d", where, (int)e->kind); break;
+  }
+}

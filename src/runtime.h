@@ -1,0 +1,17 @@
+/*
+** runtime.h: helpers called by compiled code (registered with the JIT by
+** name) and the text of run-time errors.
+*/
+#ifndef KJIT_RUNTIME_H
+#define KJIT_RUNTIME_H
+#include <stdint.h>
+#include "lua.h"
+#include "compile.h"
+
+int32_t kjit_rt_cmp_int_float(int32_t op, int64_t i, double f);
+int32_t kjit_rt_forlimit(double lim, int64_t init, int64_t step, int64_t *out);
+
+/* Pushes "file:line: message" for the error compiled code reported. */
+void krt_push_error(lua_State *L, const KErr *e);
+
+#endif

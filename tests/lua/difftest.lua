@@ -1,0 +1,434 @@
+-- difftest.lua: differential testing of kjit.jit against the Lua 5.4
+-- interpreter (DESIGN.md §3: "the interpreted function is the
+-- specification").
+--
+--   local D = require "difftest"
+--   local kjit = D.kjit            -- the kjit module (or a stand-in, below)
+--   test("name", function() D.check(fn, 1, 2.5, kjit.zeros(4)) end)
+--
+-- D.check(fn, ...)
+--   Runs fn(...) in the interpreter on deep copies of the arguments (kjit
+--   arrays copied with a:copy(), aliasing between arguments preserved),
+--   then runs kjit.jit(fn) on other copies. Every return value must be the
+--   same value with the same subtype (same_value: integer vs float, NaN ==
+--   NaN, -0.0 ~= 0.0), the number of results must match, and every array
+--   argument must hold exactly the same elements afterwards. If the
+--   interpreted run raises, the compiled run must raise the same message
+--   (both carry the "file:line:" of the test source), and the arrays must
+--   hold the same contents (the writes done before the error). Returns the
+--   interpreted results (or nil, message when it raised).
+-- D.check_f32(tol, fn, ...)
+--   The same, but float results and float array elements are compared with
+--   relative tolerance tol (f32 arithmetic stays f32 in compiled code while
+--   the interpreter computes in double). Integers and booleans stay exact.
+-- D.check_error(phrase, fn, ...)
+--   Like D.check, but the interpreted run must raise an error containing
+--   phrase (so a test meant to check an error cannot pass silently); the
+--   compiled message must equal the interpreted one exactly.
+-- D.check_error_loose(phrase, fn, ...)
+--   Both runs must raise and both messages contain phrase; they may differ
+--   otherwise. For errors whose exact wording is not pinned down by Lua.
+-- D.cases(fn, {args}, {args}, ...), D.cases_error(phrase, fn, {args}, ...),
+-- D.cases_f32(tol, fn, {args}, ...): the same on several argument lists.
+-- D.jit(fn [, opts])   kjit.jit(fn, opts) (fn itself in fake mode or when
+--                      kjit.jit does not exist yet, so top-level code runs).
+--
+-- Environment switches (to validate the corpus itself without a compiler):
+--   KJIT_FAKE_JIT=1     D.jit returns fn: both halves run interpreted; every
+--                       D.check must pass. If the kjit module has no arrays
+--                       yet, a pure-Lua stand-in for kjit.array/zeros/full is
+--                       used (store rules included), so buffer tests run too.
+--   KJIT_FAKE_ARRAYS=1  use the pure-Lua arrays even if kjit has real ones
+--                       (only meaningful together with KJIT_FAKE_JIT=1).
+-- Without a compiler (kjit.jit nil) and without KJIT_FAKE_JIT, every
+-- D.check calls skip(), so the test files run (and SKIP) today.
+
+local D = {}
+
+local ok_kjit, real = pcall(require, "kjit")
+if not ok_kjit or type(real) ~= "table" then real = nil end
+
+local FAKE_JIT = os.getenv("KJIT_FAKE_JIT") == "1"
+local has_real_arrays = real ~= nil and real.zeros ~= nil and real.array ~= nil
+local use_fake_arrays = FAKE_JIT and (os.getenv("KJIT_FAKE_ARRAYS") == "1" or not has_real_arrays)
+
+D.fake = FAKE_JIT
+D.real_kjit = real
+
+------------------------------------------------------------------------
+-- Pure-Lua stand-in arrays (validation mode only). Same observable rules
+-- as the real buffers: 1-based, row views, exact-integer store check,
+-- C-cast wrap for narrow integers, f32 rounding, bounds errors.
+------------------------------------------------------------------------
+local fake = {}
+do
+  local DT = {
+    i8 = { bits = 8, signed = true }, u8 = { bits = 8, signed = false },
+    i16 = { bits = 16, signed = true }, u16 = { bits = 16, signed = false },
+    i32 = { bits = 32, signed = true }, u32 = { bits = 32, signed = false },
+    i64 = { bits = 64, signed = true }, u64 = { bits = 64, signed = false },
+    f32 = { float = true }, f64 = { float = true },
+  }
+  local mt = {}
+  fake.mt = mt
+
+  local function convert(dtype, v, level)
+    if math.type(v) == nil then
+      error("kjit array: cannot store a " .. type(v) .. " value", level + 1)
+    end
+    local d = DT[dtype]
+    if dtype == "f64" then return v + 0.0 end
+    if dtype == "f32" then return (string.unpack("<f", string.pack("<f", v + 0.0))) end
+    local iv = math.tointeger(v)
+    if iv == nil then error("number has no integer representation", level + 1) end
+    if d.bits < 64 then
+      iv = iv & ((1 << d.bits) - 1)
+      if d.signed and iv >= (1 << (d.bits - 1)) then iv = iv - (1 << d.bits) end
+    end
+    return iv
+  end
+
+  local function new(dtype, shape, data, off)
+    local strides, size = {}, 1
+    for k = #shape, 1, -1 do strides[k] = size; size = size * shape[k] end
+    local sh = {}
+    for k = 1, #shape do sh[k] = shape[k] end
+    return setmetatable({ shape = sh, size = size, ndim = #shape, dtype = dtype,
+                          _data = data, _off = off, _strides = strides }, mt)
+  end
+
+  local function checkindex(a, i, level)
+    local ii = math.tointeger(i)
+    if ii == nil then error("kjit array index must be an integer", level + 1) end
+    if ii < 1 or ii > a.shape[1] then
+      error(string.format("index %d out of bounds [1, %d]", ii, a.shape[1]), level + 1)
+    end
+    return ii
+  end
+
+  local methods = {}
+  function methods.copy(a)
+    local b = new(a.dtype, a.shape, {}, 0)
+    for k = 1, a.size do b._data[k] = a._data[a._off + k] end
+    return b
+  end
+  function methods.fill(a, v)
+    v = convert(a.dtype, v, 2)
+    for k = 1, a.size do a._data[a._off + k] = v end
+  end
+  function methods.totable(a)
+    local t = {}
+    for i = 1, a.shape[1] do
+      local x = a[i]
+      if a.ndim > 1 then x = x:totable() end
+      t[i] = x
+    end
+    return t
+  end
+
+  mt.__index = function(a, i)
+    if type(i) == "string" then return methods[i] end
+    i = checkindex(a, i, 2)
+    if a.ndim == 1 then return a._data[a._off + i] end
+    local sub = {}
+    for k = 2, a.ndim do sub[k - 1] = a.shape[k] end
+    return new(a.dtype, sub, a._data, a._off + (i - 1) * a._strides[1])
+  end
+  mt.__newindex = function(a, i, v)
+    i = checkindex(a, i, 2)
+    if a.ndim ~= 1 then error("cannot assign to a row of a " .. a.ndim .. "-D kjit array", 2) end
+    a._data[a._off + i] = convert(a.dtype, v, 2)
+  end
+  mt.__len = function(a) return a.shape[1] end
+  mt.__tostring = function(a) return "fake kjit.array(" .. a.dtype .. ")" end
+
+  local function shape_of(s)
+    if type(s) == "number" then return { s } end
+    local t = {}
+    for k = 1, #s do t[k] = s[k] end
+    return t
+  end
+  function fake.zeros(shape, dtype)
+    dtype = dtype or "f64"
+    local sh = shape_of(shape)
+    local a = new(dtype, sh, {}, 0)
+    local z = convert(dtype, 0, 1)
+    for k = 1, a.size do a._data[k] = z end
+    return a
+  end
+  fake.empty = fake.zeros
+  function fake.full(shape, v, dtype)
+    local a = fake.zeros(shape, dtype)
+    a:fill(v)
+    return a
+  end
+  function fake.array(t, dtype)
+    dtype = dtype or "f64"
+    local sh, x = {}, t
+    while type(x) == "table" do sh[#sh + 1] = #x; x = x[1] end
+    local a = new(dtype, sh, {}, 0)
+    local k = 0
+    local function walk(u, depth)
+      for i = 1, sh[depth] do
+        if depth == #sh then k = k + 1; a._data[k] = convert(dtype, u[i], 3)
+        else walk(u[i], depth + 1) end
+      end
+    end
+    walk(t, 1)
+    return a
+  end
+end
+
+-- The module the test files build arrays with.
+if use_fake_arrays then
+  D.kjit = fake
+  D.arrays = "fake"
+elseif has_real_arrays then
+  D.kjit = real
+  D.arrays = "real"
+else
+  -- No arrays anywhere: any constructor call skips the test.
+  D.arrays = nil
+  D.kjit = setmetatable({}, { __index = function(_, k)
+    if real and real[k] ~= nil then return real[k] end
+    return function() skip("kjit arrays (kjit." .. tostring(k) .. ") not available yet") end
+  end })
+end
+
+local array_mt
+local function is_array(v)
+  local mt = getmetatable(v)
+  if mt == nil then return false end
+  if mt == fake.mt then return true end
+  if type(v) ~= "userdata" then return false end
+  if array_mt == nil and has_real_arrays then
+    local ok, z = pcall(real.zeros, 1)
+    if ok then array_mt = getmetatable(z) end
+  end
+  return mt == array_mt
+end
+D.is_array = is_array
+
+------------------------------------------------------------------------
+-- jit
+------------------------------------------------------------------------
+local function jit_available()
+  return FAKE_JIT or (real ~= nil and type(real.jit) ~= "nil")
+end
+D.jit_available = jit_available
+
+function D.jit(fn, opts)
+  if FAKE_JIT or real == nil or real.jit == nil then return fn end
+  return real.jit(fn, opts)
+end
+
+-- One dispatcher per (function, opts) so that several argument sets reuse
+-- (and so test) the specialization cache.
+local cache = setmetatable({}, { __mode = "k" })
+local function jitted(fn, opts)
+  local per = cache[fn]
+  if not per then per = {}; cache[fn] = per end
+  local key = opts or per
+  local j = per[key]
+  if j == nil then
+    local ok, r = pcall(D.jit, fn, opts)
+    if not ok then return nil, r end
+    j = r
+    per[key] = j
+  end
+  return j
+end
+
+------------------------------------------------------------------------
+-- helpers
+------------------------------------------------------------------------
+local function fmt(v)
+  local mt = math.type(v)
+  if mt == "float" then
+    if v ~= v then return "nan (float)" end
+    local s = string.format("%.17g", v)
+    if not s:find("[%.eni]") then s = s .. ".0" end
+    return s .. " (float)"
+  elseif mt == "integer" then
+    return string.format("%d (integer)", v)
+  elseif is_array(v) then
+    return "array(" .. tostring(v.dtype) .. ", " .. table.concat(v.shape, "x") .. ")"
+  end
+  return tostring(v)
+end
+D.fmt = fmt
+
+local function fmt_args(args)
+  local t = {}
+  for k = 1, args.n do t[k] = fmt(args[k]) end
+  return "(" .. table.concat(t, ", ") .. ")"
+end
+
+local function fname(fn)
+  local info = debug.getinfo(fn, "S")
+  if info and info.what == "Lua" then
+    return string.format("function at %s:%d", info.short_src, info.linedefined)
+  end
+  return tostring(fn)
+end
+
+local function copy_args(args)
+  local out, memo = { n = args.n }, {}
+  for k = 1, args.n do
+    local v = args[k]
+    if is_array(v) then
+      if memo[v] == nil then memo[v] = v:copy() end
+      v = memo[v]
+    end
+    out[k] = v
+  end
+  return out
+end
+
+-- Flat list of elements of an array: { {path, value}, ... } in row-major order.
+local function elements(a)
+  local list = {}
+  local function walk(x, path)
+    local n = #x
+    for i = 1, n do
+      local p = path .. "[" .. i .. "]"
+      local v = x[i]
+      if is_array(v) then walk(v, p) else list[#list + 1] = { p, v } end
+    end
+  end
+  walk(a, "")
+  return list
+end
+
+local function close(a, b, tol)
+  if math.type(a) ~= "float" or math.type(b) ~= "float" then return same_value(a, b) end
+  if a ~= a or b ~= b then return a ~= a and b ~= b end
+  if a == b then return true end
+  if a == math.huge or a == -math.huge or b == math.huge or b == -math.huge then return false end
+  return math.abs(a - b) <= tol * math.max(math.abs(a), math.abs(b), 1e-30)
+end
+
+local function cmp(a, b, tol)
+  if tol then return close(a, b, tol) end
+  return same_value(a, b)
+end
+
+-- Where the D.check call is, for messages.
+local function callsite(level)
+  local info = debug.getinfo(level + 1, "Sl")
+  if info then return info.short_src .. ":" .. tostring(info.currentline) end
+  return "?"
+end
+
+local function core(level, tol, phrase, loose, opts, fn, ...)
+  if not jit_available() then skip("kjit.jit not available yet") end
+  local args = table.pack(...)
+  local where = callsite(level + 1)
+  local what = fname(fn) .. fmt_args(args)
+  local function fail(msg)
+    error(string.format("%s: %s: %s", where, what, msg), 0)
+  end
+
+  local ia = copy_args(args)
+  local ir = table.pack(pcall(fn, table.unpack(ia, 1, ia.n)))
+
+  local j, jerr = jitted(fn, opts)
+  if j == nil then fail("kjit.jit(fn) raised: " .. tostring(jerr)) end
+  local ca = copy_args(args)
+  local cr = table.pack(pcall(j, table.unpack(ca, 1, ca.n)))
+
+  if phrase then
+    if ir[1] then fail("interpreted run did not raise (expected an error containing '" .. phrase .. "')") end
+    local im = tostring(ir[2])
+    if not im:find(phrase, 1, true) then
+      fail("interpreted error '" .. im .. "' does not contain '" .. phrase .. "'")
+    end
+    if cr[1] then fail("compiled run did not raise; interpreted raised: " .. im) end
+    local cm = tostring(cr[2])
+    if loose then
+      if not cm:find(phrase, 1, true) then
+        fail("compiled error '" .. cm .. "' does not contain '" .. phrase .. "' (interpreted: '" .. im .. "')")
+      end
+    elseif cm ~= im then
+      fail("error messages differ:\n    interpreted: " .. im .. "\n    compiled:    " .. cm)
+    end
+  elseif not ir[1] then
+    local im = tostring(ir[2])
+    if cr[1] then
+      fail("interpreted run raised '" .. im .. "' but the compiled run returned normally")
+    end
+    local cm = tostring(cr[2])
+    if cm ~= im then
+      fail("error messages differ:\n    interpreted: " .. im .. "\n    compiled:    " .. cm)
+    end
+  else
+    if not cr[1] then fail("compiled run raised: " .. tostring(cr[2])) end
+    if ir.n ~= cr.n then
+      fail(string.format("number of results differ: interpreted %d, compiled %d", ir.n - 1, cr.n - 1))
+    end
+    for k = 2, ir.n do
+      local a, b = ir[k], cr[k]
+      if is_array(a) and is_array(b) then
+        -- not expected (functions return numbers and booleans), but compare contents
+        local ea, eb = elements(a), elements(b)
+        for e = 1, #ea do
+          if not cmp(ea[e][2], eb[e] and eb[e][2], tol) then
+            fail(string.format("result #%d%s: interpreted %s, compiled %s", k - 1, ea[e][1], fmt(ea[e][2]), fmt(eb[e] and eb[e][2])))
+          end
+        end
+      elseif not cmp(a, b, tol) then
+        fail(string.format("result #%d: interpreted %s, compiled %s", k - 1, fmt(a), fmt(b)))
+      end
+    end
+  end
+
+  -- array arguments must hold the same elements afterwards
+  local after = ir[1] and "" or " (after the error)"
+  for k = 1, args.n do
+    if is_array(args[k]) then
+      local ea, eb = elements(ia[k]), elements(ca[k])
+      if #ea ~= #eb then fail(string.format("argument #%d: sizes differ", k)) end
+      for e = 1, #ea do
+        if not cmp(ea[e][2], eb[e][2], tol) then
+          fail(string.format("argument #%d%s%s: interpreted %s, compiled %s", k, ea[e][1], after, fmt(ea[e][2]), fmt(eb[e][2])))
+        end
+      end
+    end
+  end
+
+  if ir[1] then return table.unpack(ir, 2, ir.n) end
+  return nil, ir[2]
+end
+
+function D.check(fn, ...) return core(2, nil, nil, false, nil, fn, ...) end
+function D.check_f32(tol, fn, ...) return core(2, tol, nil, false, nil, fn, ...) end
+function D.check_error(phrase, fn, ...) return core(2, nil, phrase, false, nil, fn, ...) end
+function D.check_error_loose(phrase, fn, ...) return core(2, nil, phrase, true, nil, fn, ...) end
+-- D.check_opts(opts, fn, ...): D.check with kjit.jit(fn, opts).
+function D.check_opts(opts, fn, ...) return core(2, nil, nil, false, opts, fn, ...) end
+
+-- D.cases(fn, {args1}, {args2}, ...): D.check on each argument list.
+function D.cases(fn, ...)
+  for k = 1, select("#", ...) do
+    local a = select(k, ...)
+    core(2, nil, nil, false, nil, fn, table.unpack(a, 1, a.n or #a))
+  end
+end
+
+-- D.cases_error(phrase, fn, {args1}, ...): D.check_error on each argument list.
+function D.cases_error(phrase, fn, ...)
+  for k = 1, select("#", ...) do
+    local a = select(k, ...)
+    core(2, nil, phrase, false, nil, fn, table.unpack(a, 1, a.n or #a))
+  end
+end
+
+-- D.cases_f32(tol, fn, {args1}, ...): D.check_f32 on each argument list.
+function D.cases_f32(tol, fn, ...)
+  for k = 1, select("#", ...) do
+    local a = select(k, ...)
+    core(2, tol, nil, false, nil, fn, table.unpack(a, 1, a.n or #a))
+  end
+end
+
+return D

@@ -1,0 +1,286 @@
+-- Differential tests: the math library inside compiled code (DESIGN.md §3:
+-- floor, ceil, tointeger, fmod, abs, max, min, type, huge, pi, maxinteger,
+-- mininteger behave as in Lua; plus sqrt, trig, exp, log, ult).
+local D = require "difftest"
+
+local MAXI, MINI = math.maxinteger, math.mininteger
+local HUGE, NAN = math.huge, 0 / 0
+local PI = math.pi
+
+---------------------------------------------------------------------------
+-- the functions under test
+---------------------------------------------------------------------------
+local function floor(x) return math.floor(x) end
+local function ceil(x) return math.ceil(x) end
+local function floor_ceil_int(x)
+  -- results used as integers
+  local f, c = math.floor(x), math.ceil(x)
+  return f, c, c - f, f // 2, f % 3
+end
+local function floor_vs_idiv(a, b)
+  return math.floor(a / b), a // b
+end
+local function tointeger_or(x)
+  return math.tointeger(x) or -1
+end
+local function tointeger_branch(x)
+  local t = math.tointeger(x)
+  if t then return t + 1 end
+  return 0
+end
+local function fmod(a, b) return math.fmod(a, b) end
+local function fmod_local(a, b)
+  local r = math.fmod(a, b)
+  return r
+end
+local function abs(x) return math.abs(x) end
+local function max2(a, b) return math.max(a, b) end
+local function min2(a, b) return math.min(a, b) end
+local function max_min_n(a, b, c, d)
+  return math.max(a, b, c, d), math.min(a, b, c, d), math.max(a), math.min(d)
+end
+local function mathtype(x)
+  return math.type(x) == "integer", math.type(x) == "float"
+end
+local function constants()
+  return math.huge, -math.huge, math.pi, math.maxinteger, math.mininteger,
+    math.maxinteger + 1 == math.mininteger
+end
+local function sqrt(x) return math.sqrt(x) end
+local function trig(x)
+  return math.sin(x), math.cos(x), math.tan(x)
+end
+local function inverse_trig(x)
+  return math.asin(x), math.acos(x), math.atan(x)
+end
+local function atan2(y, x) return math.atan(y, x) end
+local function exp_log(x)
+  return math.exp(x), math.log(x)
+end
+local function log_base(x, b) return math.log(x, b) end
+local function log2_10(x) return math.log(x, 2), math.log(x, 10) end
+local function ult(a, b) return math.ult(a, b) end
+local function hypot(x, y) return math.sqrt(x * x + y * y) end
+local function clamp(x, lo, hi) return math.max(lo, math.min(hi, x)) end
+local function circle(r) return math.pi * r * r, 2 * math.pi * r end
+local function huge_compare(x) return x < math.huge, x > -math.huge, x == math.huge end
+local function pow_vs_sqrt(x) return x ^ 0.5, math.sqrt(x), x ^ 0.5 == math.sqrt(x) end
+local function deg_rad(d)
+  local r = d * math.pi / 180
+  return r, r * 180 / math.pi
+end
+local function sigmoid(x) return 1 / (1 + math.exp(-x)) end
+local function softplus(x) return math.log(1 + math.exp(x)) end
+local function round_half_away(x)
+  if x >= 0 then return math.floor(x + 0.5) end
+  return -math.floor(-x + 0.5)
+end
+local function int_pow(b, e)
+  -- exponentiation by squaring on integers (wraps)
+  local r = 1
+  while e > 0 do
+    if e & 1 == 1 then r = r * b end
+    b = b * b
+    e = e >> 1
+  end
+  return r
+end
+local function gauss_sum(n)
+  -- math.floor of a float expression used as an integer loop bound
+  local m = math.floor(n * 1.0)
+  local s = 0
+  for i = 1, m do s = s + i end
+  return s
+end
+local function max_loop(n)
+  local m = math.mininteger
+  for i = 1, n do m = math.max(m, (i * 7919) % 1009) end
+  return m
+end
+local function min_loop_float(n)
+  local m = math.huge
+  for i = 1, n do m = math.min(m, math.sin(i)) end
+  return m
+end
+local function abs_sum(n)
+  local s = 0
+  for i = -n, n do s = s + math.abs(i) end
+  return s
+end
+
+---------------------------------------------------------------------------
+-- tests
+---------------------------------------------------------------------------
+test("math.floor returns integers when they fit", function()
+  D.cases(floor, {3.7}, {-3.7}, {3}, {-3}, {MAXI}, {MINI}, {-0.0}, {0.5}, {2 ^ 62},
+    {-2 ^ 63}, {1e15 + 0.5}, {-0.5})
+end)
+
+test("math.floor of a huge float stays float", function()
+  -- the result subtype depends on the value (Lua returns the float when it
+  -- does not fit an integer)
+  D.cases(floor, {1e300}, {2 ^ 63}, {-1e300}, {HUGE}, {-HUGE}, {NAN})
+end)
+
+test("math.ceil returns integers when they fit", function()
+  D.cases(ceil, {3.2}, {-3.2}, {3}, {-0.5}, {-0.0}, {2 ^ 62 + 0.0}, {MINI})
+end)
+
+test("math.ceil of a huge float stays float", function()
+  D.cases(ceil, {1e300}, {-2 ^ 63 - 1025}, {HUGE}, {NAN})
+end)
+
+test("floor/ceil results as integers", function()
+  D.cases(floor_ceil_int, {3.7}, {-3.7}, {4.0}, {-0.25}, {7}, {1e10 + 0.5})
+end)
+
+test("math.floor(a / b) vs a // b", function()
+  D.cases(floor_vs_idiv, {7, 2}, {-7, 2}, {7.0, -2.0})
+end)
+
+test("math.tointeger", function()
+  D.cases(tointeger_or, {3}, {3.0}, {3.5}, {-0.0}, {2 ^ 63}, {-2 ^ 63}, {NAN}, {HUGE},
+    {MAXI}, {1e15})
+end)
+
+test("math.tointeger in a condition", function()
+  D.cases(tointeger_branch, {7}, {7.0}, {7.25}, {MAXI})
+end)
+
+test("math.fmod integers", function()
+  D.cases(fmod, {7, 3}, {-7, 3}, {7, -3}, {-7, -3}, {MINI, -1}, {MINI, MAXI},
+    {5, MINI}, {-5, MAXI}, {0, 5}, {MAXI, 1}, {MINI, 1})
+end)
+
+test("math.fmod floats", function()
+  D.cases(fmod, {7.5, 2}, {-7.5, 2}, {7.5, -2}, {5.5, 0}, {1, HUGE}, {HUGE, 1},
+    {-6.0, 3}, {3, -0.0}, {5.5, 0.0}, {-0.0, 1}, {1e300, 7.0}, {NAN, 1})
+end)
+
+test("math.fmod by integer zero raises", function()
+  D.cases_error("bad argument #2 to 'fmod' (zero)", fmod_local, {1, 0}, {MINI, 0})
+end)
+
+test("math.abs", function()
+  D.cases(abs, {5}, {-5}, {0}, {MINI}, {MAXI}, {-0.0}, {-HUGE}, {NAN}, {-2.5}, {2.5})
+end)
+
+test("math.max/min same subtypes", function()
+  D.cases(max2, {1, 2}, {2, 1}, {-1.5, 1.5}, {NAN, 1.0}, {1.0, NAN}, {-0.0, 0.0},
+    {0.0, -0.0}, {MINI, MAXI})
+  D.cases(min2, {1, 2}, {2, 1}, {-1.5, 1.5}, {NAN, 1.0}, {1.0, NAN}, {-0.0, 0.0},
+    {0.0, -0.0}, {MINI, MAXI})
+end)
+
+test("math.max/min mixed subtypes keep the winner's subtype", function()
+  -- Lua returns the winning argument itself: max(3, 2.5) is the integer 3,
+  -- max(1, 2.5) the float 2.5; on ties the first argument wins.
+  D.cases(max2, {3, 2.5}, {1, 2.5}, {2, 2.0}, {2.0, 2})
+  D.cases(min2, {3, 2.5}, {1, 2.5}, {2, 2.0}, {2.0, 2})
+end)
+
+test("math.max/min several arguments", function()
+  D.cases(max_min_n, {1, 5, 3, 2}, {-1, -5, -3, -2}, {1.5, 0.5, 2.5, -0.5}, {4, 4, 4, 4})
+end)
+
+test("math.type", function()
+  D.cases(mathtype, {1}, {1.0}, {MAXI}, {NAN})
+end)
+
+test("math constants", function()
+  D.check(constants)
+end)
+
+test("math.sqrt", function()
+  D.cases(sqrt, {4}, {2}, {2.0}, {-1}, {0.0}, {-0.0}, {HUGE}, {1e-300}, {MAXI})
+end)
+
+test("sin cos tan", function()
+  D.cases(trig, {0}, {1}, {0.5}, {-2.5}, {PI}, {PI / 2}, {100.0}, {-0.0}, {1e6})
+end)
+
+test("asin acos atan", function()
+  D.cases(inverse_trig, {0}, {1}, {-1}, {0.5}, {2.0}, {-0.0})
+end)
+
+test("math.atan with two arguments", function()
+  D.cases(atan2, {1, 1}, {1, -1}, {-1, -1}, {0, -1}, {-0.0, -1}, {0, 0}, {-0.0, 0},
+    {1.5, 0}, {HUGE, HUGE}, {3, 4.0})
+end)
+
+test("exp and log", function()
+  D.cases(exp_log, {0}, {1}, {-1}, {0.5}, {710}, {-1000}, {0.0}, {HUGE})
+end)
+
+test("log of zero and negatives", function()
+  D.cases(exp_log, {-1}, {-0.0}, {NAN})
+end)
+
+test("math.log with a base", function()
+  D.cases(log_base, {8, 2}, {1000, 10}, {27, 3}, {2, 2.0}, {8, 4}, {100.0, 10.0},
+    {1024, 2.0}, {0, 2}, {-1, 10}, {1e300, 10}, {7, 0.5})
+end)
+
+test("math.log base 2 and 10 are exact", function()
+  D.cases(log2_10, {1}, {8}, {1000}, {1e15}, {2 ^ 60}, {0.001}, {3})
+end)
+
+test("math.ult", function()
+  D.cases(ult, {1, 2}, {2, 1}, {1, -1}, {-1, 1}, {MINI, MAXI}, {0, MINI}, {-2, -1})
+end)
+
+test("hypot", function()
+  D.cases(hypot, {3, 4}, {3.0, 4.0}, {1e200, 1e200}, {-5, 12}, {0, 0})
+end)
+
+test("clamp with max/min", function()
+  D.cases(clamp, {5, 0, 10}, {-5, 0, 10}, {15, 0, 10}, {0.5, 0.0, 1.0}, {1.5, 0.0, 1.0})
+end)
+
+test("circle with math.pi", function()
+  D.cases(circle, {1}, {2.5}, {0}, {1e10})
+end)
+
+test("math.huge comparisons", function()
+  D.cases(huge_compare, {1}, {1.0}, {HUGE}, {-HUGE}, {NAN}, {MAXI})
+end)
+
+test("x ^ 0.5 vs math.sqrt", function()
+  D.cases(pow_vs_sqrt, {2}, {16.0}, {0.0}, {1e-10})
+end)
+
+test("degrees and radians", function()
+  D.cases(deg_rad, {0}, {90}, {180.0}, {-45.5}, {360})
+end)
+
+test("sigmoid", function()
+  D.cases(sigmoid, {0}, {1.0}, {-1.0}, {40.0}, {-800.0})
+end)
+
+test("softplus", function()
+  D.cases(softplus, {0}, {1.0}, {-30.0}, {30.0})
+end)
+
+test("round half away from zero", function()
+  D.cases(round_half_away, {2.5}, {-2.5}, {0.49999999999999994}, {-0.5}, {3.0}, {1e15 + 0.5})
+end)
+
+test("integer power by squaring", function()
+  D.cases(int_pow, {2, 10}, {3, 40}, {3, 41}, {-2, 63}, {2, 64}, {7, 0}, {10, 19}, {10, 20})
+end)
+
+test("math.floor result as a loop bound", function()
+  D.cases(gauss_sum, {0}, {10}, {1000})
+end)
+
+test("math.max in a loop", function()
+  D.cases(max_loop, {0}, {1}, {100})
+end)
+
+test("math.min of sines in a loop", function()
+  D.cases(min_loop_float, {0}, {1}, {1000})
+end)
+
+test("math.abs in a loop", function()
+  D.cases(abs_sum, {0}, {10}, {1000})
+end)

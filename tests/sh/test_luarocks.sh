@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# tests/sh/test_luarocks.sh: kjit installs, loads and uninstalls with LuaRocks.
+#
+# Builds the rock from this checkout (luarocks make, offline) into a
+# throw-away tree, requires it from lua5.4 (never `lua`: LuaRocks makes that
+# Lua 5.1), removes it, and checks it is gone. Writes "P F 0" to
+# build/test-results/test_luarocks.txt like the other tests.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+root=$PWD
+
+passed=0 failed=0
+check() {  # check <name> <command...>
+  local name=$1; shift
+  if "$@"; then
+    passed=$((passed + 1)); echo "ok   $name"
+  else
+    failed=$((failed + 1)); echo "FAIL $name"
+  fi
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kjit-rocks.XXXXXX")
+cleanup() { rm -rf "$tmp" "$root/build.luarocks"; }
+trap cleanup EXIT
+
+rocks=(luarocks --lua-version 5.4 --tree "$tmp")
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}
+
+# Lua snippet run with the tree's paths (only the tree's: a kjit installed
+# elsewhere on the system must not make the test pass).
+only_tree() { tr ';' '\n' | grep -F "$tmp/" | paste -sd ';'; }
+lua_in_tree() {
+  local cpath path
+  cpath=$("${rocks[@]}" path --lr-cpath | only_tree) || return 1
+  path=$("${rocks[@]}" path --lr-path | only_tree) || return 1
+  LUA_CPATH_5_4="$cpath" LUA_PATH_5_4="$path;;" lua5.4 -e "$1"
+}
+
+installed() {
+  rm -rf "$root/build.luarocks"   # LuaRocks' own build dir: always start clean
+  # --deps-mode=none and no network use: `make` builds the sources here.
+  "${rocks[@]}" make --deps-mode=none rockspec/kjit-scm-1.rockspec </dev/null
+}
+
+loads() {
+  lua_in_tree '
+    local kjit = require "kjit"
+    local z = kjit.zeros(3)
+    assert(z.size == 3 and #z == 3, "kjit.zeros(3) does not have size 3")
+    assert(package.searchpath("kjit", package.cpath):find(os.getenv("TREE"), 1, true),
+           "kjit was not loaded from the LuaRocks tree")
+    print("loaded " .. package.searchpath("kjit", package.cpath))'
+}
+
+removed() {
+  "${rocks[@]}" remove kjit </dev/null || return 1
+  if find "$tmp" -name 'kjit*.so' | grep -q .; then
+    echo "kjit.so is still in the tree after remove"; return 1
+  fi
+  lua_in_tree 'assert(not pcall(require, "kjit"), "require \"kjit\" still works")'
+}
+
+export TREE=$tmp
+check "luarocks make" installed
+if ((failed == 0)); then
+  check "require kjit from the tree" loads
+  check "luarocks remove" removed
+else
+  failed=$((failed + 2)); echo "FAIL (skipped the load and remove checks)"
+fi
+
+mkdir -p build/test-results
+echo "$passed $failed 0" > build/test-results/test_luarocks.txt
+echo "test_luarocks: $passed passed, $failed failed"
+((failed == 0))

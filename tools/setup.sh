@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tools/setup.sh: install what kjit needs (Debian 12) and build it.
+#
+#   bash tools/setup.sh          # packages, then build/ (RelWithDebInfo)
+#   bash tools/setup.sh --asan   # also build-asan/ (ASan + UBSan)
+#
+# Idempotent: packages already installed are left alone (apt-get is not run
+# at all when nothing is missing) and the builds are incremental. Installing
+# packages needs root, or sudo.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+asan=0
+for a in "$@"; do
+  case "$a" in
+    --asan) asan=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$a' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+packages=(lua5.4 liblua5.4-dev llvm-14-dev clang-14 cmake pkg-config luarocks
+          luajit build-essential)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup.sh: installing ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then
+    as_root=()
+  elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+  else
+    echo "setup.sh: missing packages (${missing[*]}) and not root, no sudo" >&2
+    exit 1
+  fi
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" </dev/null
+fi
+
+# A build directory configured from another checkout (copied or moved tree)
+# makes CMake refuse to run: start that one afresh.
+fresh_if_moved() {
+  local dir=$1 cache=$1/CMakeCache.txt home
+  [[ -f "$cache" ]] || return 0
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")
+  if [[ "$home" != "$(pwd -P)" && "$home" != "$PWD" ]]; then
+    echo "setup.sh: $dir was configured for $home; reconfiguring"
+    rm -rf "$dir"
+  fi
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+build() {  # build <dir> [cmake args...]
+  local dir=$1; shift
+  fresh_if_moved "$dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  cmake --build "$dir" -j"$jobs"
+}
+
+build build
+if ((asan)); then
+  build build-asan -DKJIT_SANITIZE=ON
+fi
