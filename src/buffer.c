@@ -25,6 +25,7 @@
 ** type; f32 stores round to nearest; strings and booleans are rejected.
 */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,19 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "buffer.h"
+
+/* Raises an element-access error located at the Lua code doing the access
+** (level 1: the caller of this metamethod or constructor), so messages read
+** "file.lua:12: index 11 out of bounds [1, 10]", as compiled code reports. */
+static int where_error(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  luaL_where(L, 1);
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
 
 #define KB_ALIGN      64
 #define KB_MAXBYTES   ((int64_t)1 << 48)   /* larger requests: "array too large" */
@@ -172,7 +186,7 @@ static void setnum(lua_State *L, kjit_dtype t, void *p, lua_Number d) {
   lua_Integer i = 0;   /* luaL_error is not declared noreturn */
   if (t == KJIT_F64) { *(double *)p = (double)d; return; }
   if (t == KJIT_F32) { *(float *)p = (float)d; return; }
-  if (!num2int(d, &i)) luaL_error(L, "number has no integer representation");
+  if (!num2int(d, &i)) where_error(L, "number has no integer representation");
   setint(t, p, i);
 }
 
@@ -236,7 +250,7 @@ static void convertelem(lua_State *L, KBuffer *dst, int64_t dk,
 
 /* Raises the bounds error shared by the interpreter and compiled code. */
 int kb_bounds_error(lua_State *L, int64_t i, int64_t n) {
-  return luaL_error(L, "index %I out of bounds [1, %I]",
+  return where_error(L, "index %I out of bounds [1, %I]",
                     (lua_Integer)i, (lua_Integer)n);
 }
 
@@ -484,8 +498,8 @@ static lua_Integer floatindex(lua_State *L, const KBuffer *b, int idx) {
   lua_Integer i;
   if (num2int(d, &i)) return i;
   if (d == floor(d))   /* integral but beyond i64: out of bounds anyway */
-    luaL_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
-  luaL_error(L, "index %f is not an integer", d);
+    where_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
+  where_error(L, "index %f is not an integer", d);
   return 0;
 }
 

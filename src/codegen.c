@@ -74,7 +74,7 @@ typedef struct CG {
   LLVMBasicBlockRef allocas;    /* entry block holding the allocas */
   VarSlot *slots;               /* by Var.id */
   LLVMValueRef retptrs[KJIT_MAXRETS];
-  LLVMValueRef depth;           /* call depth on entry (NULL: leaf function) */
+  LLVMValueRef retflags[KJIT_MAXRETS];  /* T_MAYBE results: i1* */
   LoopCtx *loop;
   LabelScope *labels;
   uint8_t *nocheck;             /* by Expr.id: bounds check proven */
@@ -197,6 +197,8 @@ static void emit_check(CG *G, LLVMValueRef ok, KErrKind kind, int line,
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
+static Val unwrap(CG *G, Val v, int line, Expr *src);
+
 /* ---- Conversions ----------------------------------------------------------------- */
 
 static Val mkval(Type t, LLVMValueRef v) {
@@ -222,7 +224,13 @@ static LLVMValueRef float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) 
 }
 
 /* A number as an integer with Lua's "number has no integer representation". */
+static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src);
 static LLVMValueRef to_int_checked(CG *G, Val v, int line) {
+  return to_int_checked_src(G, v, line, NULL);
+}
+
+/* As to_int_checked; the error names the local src, as Lua's does. */
+static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src) {
   if (v.t.kind == T_INT) return v.v;
   if (LLVMIsAConstantFP(v.v)) {
     LLVMBool lost;
@@ -232,6 +240,18 @@ static LLVMValueRef to_int_checked(CG *G, Val v, int line) {
   }
   LLVMValueRef ok;
   LLVMValueRef i = float_to_int_exact(G, v.v, &ok);
+  while (src && src->kind == E_PAREN) src = src->u.paren;
+  if (src && src->kind == E_NAME && src->u.name.var) {
+    char info[80];
+    snprintf(info, sizeof info, " (local '%s')", src->u.name.name);
+    LLVMBasicBlockRef fail = new_bb(G, "noint"), cont = new_bb(G, "ok");
+    LLVMBuildCondBr(G->B, ok, cont, fail);
+    LLVMPositionBuilderAtEnd(G->B, fail);
+    emit_raise(G, KE_NOINT, line, NULL, NULL, NULL, info);
+    LLVMBuildUnreachable(G->B);
+    LLVMPositionBuilderAtEnd(G->B, cont);
+    return i;
+  }
   emit_check(G, ok, KE_NOINT, line, NULL, NULL, NULL);
   return i;
 }
@@ -271,8 +291,7 @@ static Val convert(CG *G, Val v, Type t, int line) {
     return r;
   }
   if (kt_isnum(t)) {
-    if (v.t.kind == T_MAYBE)
-      ERR(G, line, "value may be false or nil here; compiled code needs a number");
+    v = unwrap(G, v, line, NULL);
     return mkval(t, num_to(G, v, t.kind));
   }
   if (t.kind == T_BOOL) {
@@ -300,6 +319,23 @@ static LLVMValueRef truthy(CG *G, Val v) {
   case T_NIL: return ci1(G, 0);
   default: return ci1(G, 1);
   }
+}
+
+/* A maybe-false/nil number used as a number: raise Lua's error when it is
+** false or nil, else its number. src (may be NULL) names it in messages. */
+static Val unwrap(CG *G, Val v, int line, Expr *src) {
+  if (v.t.kind != T_MAYBE) return v;
+  LLVMBasicBlockRef fail = new_bb(G, "nilarith"), cont = new_bb(G, "ok");
+  LLVMBuildCondBr(G->B, v.flag, cont, fail);
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  char info[80] = "";
+  if (src && src->kind == E_NAME && src->u.name.var)
+    snprintf(info, sizeof info, " (local '%s')", src->u.name.name);
+  store_err_field(G, 5, LLVMBuildGlobalStringPtr(G->B, info, "kjit.info"));
+  emit_raise(G, KE_NILARITH, line, ci64(G, v.t.dtype), NULL, NULL, NULL);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+  return mkval(TY(v.t.sub), v.v);
 }
 
 /* ---- Local variables ------------------------------------------------------------ */
@@ -407,6 +443,7 @@ static Val const_val(CG *G, Expr *e, KConst *k) {
 
 /* An index value as an integer (floats must be integral). */
 static LLVMValueRef index_int(CG *G, Val k, int line) {
+  k = unwrap(G, k, line, NULL);
   if (k.t.kind == T_INT) return k.v;
   LLVMValueRef x = k.v;
   if (k.t.kind == T_F32) x = LLVMBuildFPExt(G->B, x, G->f64, "");
@@ -472,6 +509,7 @@ static Val load_elem(CG *G, kjit_dtype d, LLVMValueRef p) {
 /* Stores with the store rules: exact integers, C-cast wrap, f32 rounding. */
 static void store_elem(CG *G, kjit_dtype d, LLVMValueRef p, Val v, int line) {
   LLVMValueRef x;
+  v = unwrap(G, v, line, NULL);
   if (d == KJIT_F32) x = num_to(G, v, T_F32);
   else if (d == KJIT_F64) x = num_to(G, v, T_F64);
   else {
@@ -560,8 +598,9 @@ static LLVMValueRef float_mod(CG *G, LLVMValueRef a, LLVMValueRef b) {
   LLVMValueRef mpos = LLVMBuildFCmp(G->B, LLVMRealOGT, m, zero, "");
   LLVMValueRef bneg = LLVMBuildFCmp(G->B, LLVMRealOLT, b, zero, "");
   LLVMValueRef mneg = LLVMBuildFCmp(G->B, LLVMRealOLT, m, zero, "");
-  LLVMValueRef bne = LLVMBuildFCmp(G->B, LLVMRealUNE, b, m, "");
-  LLVMValueRef adj = LLVMBuildSelect(G->B, mpos, bneg, LLVMBuildAnd(G->B, mneg, bne, ""), "");
+  LLVMValueRef bpos = LLVMBuildFCmp(G->B, LLVMRealOGT, b, zero, "");
+  /* adjust when m and b have opposite signs */
+  LLVMValueRef adj = LLVMBuildSelect(G->B, mpos, bneg, LLVMBuildAnd(G->B, mneg, bpos, ""), "");
   return LLVMBuildSelect(G->B, adj, LLVMBuildFAdd(G->B, m, b, ""), m, "");
 }
 
@@ -595,8 +634,11 @@ static Val emit_arith(CG *G, Expr *e, Val a, Val b) {
   Type rt = etype(G, e);
   OpKind op = e->u.bin.op;
   int line = e->line;
+  a = unwrap(G, a, line, e->u.bin.a);
+  b = unwrap(G, b, line, e->u.bin.b);
   if (op >= OP_BAND && op <= OP_SHR) {
-    LLVMValueRef x = to_int_checked(G, a, line), y = to_int_checked(G, b, line);
+    LLVMValueRef x = to_int_checked_src(G, a, line, e->u.bin.a);
+    LLVMValueRef y = to_int_checked_src(G, b, line, e->u.bin.b);
     LLVMValueRef r;
     switch (op) {
     case OP_BAND: r = LLVMBuildAnd(G->B, x, y, ""); break;
@@ -691,7 +733,11 @@ static Val emit_compare(CG *G, Expr *e, Val a, Val b) {
   OpKind op = e->u.bin.op;
   LLVMValueRef r;
   if (op == OP_EQ || op == OP_NE) {
-    if (kt_isnum(a.t) && kt_isnum(b.t)) r = cmp_num(G, CMP_EQ, a, b);
+    if (a.t.kind == T_MAYBE && kt_isnum(b.t))
+      r = LLVMBuildAnd(G->B, a.flag, cmp_num(G, CMP_EQ, mkval(TY(a.t.sub), a.v), b), "");
+    else if (b.t.kind == T_MAYBE && kt_isnum(a.t))
+      r = LLVMBuildAnd(G->B, b.flag, cmp_num(G, CMP_EQ, a, mkval(TY(b.t.sub), b.v)), "");
+    else if (kt_isnum(a.t) && kt_isnum(b.t)) r = cmp_num(G, CMP_EQ, a, b);
     else if (a.t.kind == T_BOOL && b.t.kind == T_BOOL)
       r = LLVMBuildICmp(G->B, LLVMIntEQ, a.v, b.v, "");
     else if (a.t.kind == T_STR && b.t.kind == T_STR)
@@ -704,6 +750,8 @@ static Val emit_compare(CG *G, Expr *e, Val a, Val b) {
     if (op == OP_NE) r = LLVMBuildNot(G->B, r, "");
     return mkval(TY(T_BOOL), r);
   }
+  a = unwrap(G, a, e->line, e->u.bin.a);
+  b = unwrap(G, b, e->line, e->u.bin.b);
   switch (op) {
   case OP_LT: r = cmp_num(G, CMP_LT, a, b); break;
   case OP_LE: r = cmp_num(G, CMP_LE, a, b); break;
@@ -733,6 +781,23 @@ static Val phi_val(CG *G, Type t, Val x, LLVMBasicBlockRef bx, Val y, LLVMBasicB
   return r;
 }
 
+/* The value `a` contributes to `a and b` (when falsy) or `a or b` (when
+** truthy), as a value of the result type rt. */
+static Val logic_side(CG *G, Val a, Type rt, int line) {
+  if (rt.kind == T_MAYBE) {
+    if (a.t.kind == T_MAYBE) return convert(G, a, rt, line);
+    Val r = mkval(rt, LLVMConstNull(llty(G, rt)));
+    r.flag = a.t.kind == T_BOOL ? a.v : ci1(G, 0);   /* false side of (c and x) */
+    return r;
+  }
+  if (rt.kind == T_BOOL) {
+    if (a.t.kind == T_BOOL) return a;
+    return mkval(rt, a.t.kind == T_MAYBE ? a.flag : ci1(G, 0));
+  }
+  if (a.t.kind == T_MAYBE) return mkval(rt, num_to(G, mkval(TY(a.t.sub), a.v), rt.kind));
+  return convert(G, a, rt, line);
+}
+
 static Val emit_logic(CG *G, Expr *e) {
   Type rt = etype(G, e);
   int isand = e->u.bin.op == OP_AND;
@@ -740,20 +805,16 @@ static Val emit_logic(CG *G, Expr *e) {
   int always = kt_isnum(a.t) || a.t.kind == T_BUF;
   if (a.t.kind == T_NIL) return isand ? a : emit_expr(G, e->u.bin.b);
   if (always) return isand ? emit_expr(G, e->u.bin.b) : a;
-  /* a is a boolean or maybe-false: branch */
+  /* a is a boolean or maybe-false: branch on it */
   LLVMValueRef t = truthy(G, a);
-  Val av = convert(G, a, rt, e->line);
-  if (rt.kind == T_MAYBE && a.t.kind == T_BOOL) {   /* `false` side of (c and x) */
-    av.flag = ci1(G, 0);
-    av.v = LLVMConstNull(llty(G, rt));
-  }
-  if (!isand && kt_isnum(rt) && a.t.kind == T_MAYBE) av = mkval(rt, num_to(G, mkval(TY(a.t.sub), a.v), rt.kind));
+  Val av = logic_side(G, a, rt, e->line);
   LLVMBasicBlockRef from_a = LLVMGetInsertBlock(G->B);
   LLVMBasicBlockRef evalb = new_bb(G, isand ? "and" : "or"), done = new_bb(G, "logic");
   if (isand) LLVMBuildCondBr(G->B, t, evalb, done);
   else LLVMBuildCondBr(G->B, t, done, evalb);
   LLVMPositionBuilderAtEnd(G->B, evalb);
-  Val b = convert(G, emit_expr(G, e->u.bin.b), rt, e->line);
+  Val b = emit_expr(G, e->u.bin.b);
+  b = (rt.kind == T_BOOL && b.t.kind == T_MAYBE) ? mkval(rt, b.flag) : convert(G, b, rt, e->line);
   LLVMBasicBlockRef from_b = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
@@ -763,6 +824,7 @@ static Val emit_logic(CG *G, Expr *e) {
 static Val emit_unop(CG *G, Expr *e) {
   Val a = emit_expr(G, e->u.un.a);
   Type rt = etype(G, e);
+  if (e->u.un.op == OP_NEG || e->u.un.op == OP_BNOT) a = unwrap(G, a, e->line, e->u.un.a);
   switch (e->u.un.op) {
   case OP_NOT: return mkval(TY(T_BOOL), LLVMBuildNot(G->B, truthy(G, a), ""));
   case OP_LEN: return mkval(TY(T_INT), a.dims[0]);
@@ -770,7 +832,7 @@ static Val emit_unop(CG *G, Expr *e) {
     if (a.t.kind == T_INT) return mkval(rt, LLVMBuildSub(G->B, ci64(G, 0), a.v, ""));
     return mkval(rt, LLVMBuildFNeg(G->B, a.v, ""));
   default:
-    return mkval(rt, LLVMBuildXor(G->B, to_int_checked(G, a, e->line), ci64(G, -1), ""));
+    return mkval(rt, LLVMBuildXor(G->B, to_int_checked_src(G, a, e->line, e->u.un.a), ci64(G, -1), ""));
   }
 }
 
@@ -793,9 +855,6 @@ static int emit_explist(CG *G, Expr **es, int n, Val *out, int max) {
   return k;
 }
 
-static void emit_depth_restore(CG *G) {
-  if (G->depth) store_err_field(G, 7, G->depth);
-}
 
 /* Min/max with Lua's comparison order: keeps the first of equal values. */
 static Val emit_minmax(CG *G, Expr *e, Val *a, int n, int ismax) {
@@ -812,6 +871,8 @@ static Val emit_minmax(CG *G, Expr *e, Val *a, int n, int ismax) {
 static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
   Type rt = etype(G, e);
   int line = e->line;
+  if (id != B_ERROR && id != B_ASSERT)
+    for (int i = 0; i < n; i++) a[i] = unwrap(G, a[i], line, e->u.call.args[i < e->u.call.nargs ? i : e->u.call.nargs - 1]);
   LLVMTypeRef fty = rt.kind == T_F32 ? G->f32 : G->f64;
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: {
@@ -886,9 +947,9 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
   case B_ERROR: {
     int level = 1;
     if (n >= 2 && a[1].v && LLVMIsAConstantInt(a[1].v)) level = (int)LLVMConstIntGetSExtValue(a[1].v);
-    emit_depth_restore(G);
-    emit_raise(G, level == 0 ? KE_USER_NOPOS : KE_USER, line, NULL, NULL, NULL,
-               a[0].k && a[0].k->str ? a[0].k->str : "");
+    /* field c: how many callers up the position is (error's level - 1) */
+    emit_raise(G, level == 0 ? KE_USER_NOPOS : KE_USER, line, NULL, NULL,
+               ci64(G, level > 1 ? level - 1 : 0), a[0].k && a[0].k->str ? a[0].k->str : "");
     return mkval(TY(T_NIL), NULL);
   }
   case B_ASSERT: {
@@ -929,10 +990,12 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     av[na++] = v.v;
     if (pt.kind == T_BUF) for (int d = 0; d < pt.ndim; d++) av[na++] = v.dims[d];
   }
-  LLVMValueRef rp[KJIT_MAXRETS];
+  LLVMValueRef rp[KJIT_MAXRETS], rf[KJIT_MAXRETS];
   for (int r = 0; r < callee->nret; r++) {
     rp[r] = alloca_in_entry(G, llty(G, callee->rets[r]), "ret");
     av[na++] = rp[r];
+    rf[r] = NULL;
+    if (callee->rets[r].kind == T_MAYBE) av[na++] = rf[r] = alloca_in_entry(G, G->i1, "retflag");
   }
   av[na++] = G->err;
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)callee->llfnty,
@@ -941,11 +1004,27 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   LLVMBasicBlockRef fail = new_bb(G, "callfail"), cont = new_bb(G, "callok");
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), cont, fail);
   LLVMPositionBuilderAtEnd(G->B, fail);
+  {
+    /* error("msg", 2) in the callee: the position is this call's line */
+    LLVMValueRef lp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 4, "");
+    LLVMValueRef lv = LLVMBuildLoad2(G->B, G->i64, lp, "");
+    LLVMBasicBlockRef move = new_bb(G, "errlevel"), out = new_bb(G, "errout");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, lv, ci64(G, 0), ""), move, out);
+    LLVMPositionBuilderAtEnd(G->B, move);
+    LLVMBuildStore(G->B, LLVMBuildSub(G->B, lv, ci64(G, 1), ""), lp);
+    store_err_field(G, 1, ci32(G, e->line));
+    store_err_field(G, 6, G->chunkname);
+    LLVMBuildBr(G->B, out);
+    LLVMPositionBuilderAtEnd(G->B, out);
+  }
   LLVMBuildRet(G->B, st);
   LLVMPositionBuilderAtEnd(G->B, cont);
   int k = 0;
-  for (int r = 0; r < callee->nret && k < max; r++)
-    out[k++] = mkval(callee->rets[r], LLVMBuildLoad2(G->B, llty(G, callee->rets[r]), rp[r], ""));
+  for (int r = 0; r < callee->nret && k < max; r++) {
+    out[k] = mkval(callee->rets[r], LLVMBuildLoad2(G->B, llty(G, callee->rets[r]), rp[r], ""));
+    if (rf[r]) out[k].flag = LLVMBuildLoad2(G->B, G->i1, rf[r], "");
+    k++;
+  }
   return k;
 }
 
@@ -1014,7 +1093,7 @@ static void emit_assign(CG *G, Stmt *s) {
     Val v = i < n ? vals[i] : mkval(TY(T_NIL), NULL);
     if (t->kind == E_NAME) store_var(G, t->u.name.var, v, s->line);
     else {
-      if (!kt_isnum(v.t))
+      if (!kt_isnum(v.t) && v.t.kind != T_MAYBE)
         ERR(G, s->line, "cannot store a %s value in a kjit array",
             v.t.kind == T_NIL ? "nil" : v.t.kind == T_MAYBE ? "false-or-number" : "non-number");
       LLVMValueRef elem;
@@ -1274,6 +1353,7 @@ static void emit_fornum(CG *G, Stmt *s) {
   Val a = emit_expr(G, s->u.fornum.start);
   Val l = emit_expr(G, s->u.fornum.limit);
   Val st = s->u.fornum.step ? emit_expr(G, s->u.fornum.step) : mkval(TY(T_INT), ci64(G, 1));
+  a = unwrap(G, a, line, NULL); l = unwrap(G, l, line, NULL); st = unwrap(G, st, line, NULL);
   LLVMBasicBlockRef exit = new_bb(G, "fend");
   if (a.t.kind == T_INT && st.t.kind == T_INT) {
     LLVMValueRef init = a.v, step = st.v, lim;
@@ -1384,8 +1464,8 @@ static void emit_return(CG *G, Stmt *s) {
   for (int i = 0; i < n && i < G->sp->nret; i++) {
     Val v = convert(G, vals[i], G->sp->rets[i], s->line);
     LLVMBuildStore(G->B, v.v, G->retptrs[i]);
+    if (G->retflags[i]) LLVMBuildStore(G->B, v.flag, G->retflags[i]);
   }
-  emit_depth_restore(G);
   LLVMBuildRet(G->B, ci32(G, 0));
   dead_block(G);
 }
@@ -1481,6 +1561,7 @@ static void declare_spec(CG *G, KSpec *sp) {
                kt_name(sp->rets[r], tb, sizeof tb));
     }
     ps[n++] = LLVMPointerType(llty(G, sp->rets[r]), 0);
+    if (sp->rets[r].kind == T_MAYBE) ps[n++] = LLVMPointerType(G->i1, 0);
   }
   ps[n++] = G->errp;
   LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, n, 0);
@@ -1518,17 +1599,20 @@ static void emit_spec(CG *G, KSpec *sp) {
     } else if (t.kind != T_NIL) x.v = LLVMGetParam(G->fn, p++);
     if (v) store_var(G, v, x, f->ast->line);
   }
-  for (int r = 0; r < sp->nret; r++) G->retptrs[r] = LLVMGetParam(G->fn, p++);
+  for (int r = 0; r < sp->nret; r++) {
+    G->retptrs[r] = LLVMGetParam(G->fn, p++);
+    G->retflags[r] = sp->rets[r].kind == T_MAYBE ? LLVMGetParam(G->fn, p++) : NULL;
+  }
   G->err = LLVMGetParam(G->fn, p++);
-  G->depth = NULL;
   if (has_calls(sp)) {
-    /* recursion limit: compiled frames live on the C stack */
-    LLVMValueRef dp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, "");
-    LLVMValueRef d = LLVMBuildLoad2(G->B, G->i64, dp, "depth");
-    emit_check(G, LLVMBuildICmp(G->B, LLVMIntSLT, d, ci64(G, KJIT_MAXDEPTH), ""), KE_STACK,
+    /* compiled frames live on the C stack: stop before it runs out
+    ** (err->stack_limit is set by the dispatcher from the thread's stack) */
+    LLVMValueRef zero = ci32(G, 0);
+    LLVMValueRef fa = intrinsic(G, "llvm.frameaddress", G->i8p, &zero, 1);
+    LLVMValueRef sp = LLVMBuildPtrToInt(G->B, fa, G->i64, "");
+    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+    emit_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, sp, lim, ""), KE_STACK,
                f->ast->line, NULL, NULL, NULL);
-    LLVMBuildStore(G->B, LLVMBuildAdd(G->B, d, ci64(G, 1), ""), dp);
-    G->depth = d;
   }
   emit_block(G, f->ast->body);
   if (!terminated(G)) {
@@ -1536,7 +1620,6 @@ static void emit_spec(CG *G, KSpec *sp) {
       emit_raise(G, KE_NORET, f->ast->lastline, NULL, NULL, NULL, NULL);
       LLVMBuildUnreachable(G->B);
     } else {
-      emit_depth_restore(G);
       LLVMBuildRet(G->B, ci32(G, 0));
     }
   }
@@ -1589,13 +1672,18 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
     default: break;
     }
   }
-  LLVMValueRef rp[KJIT_MAXRETS];
+  LLVMValueRef rp[KJIT_MAXRETS], rf[KJIT_MAXRETS];
   for (int r = 0; r < sp->nret; r++) {
     LLVMTypeRef rt = llty(G, sp->rets[r]);
     LLVMValueRef idx = ci64(G, r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
     rp[r] = LLVMBuildBitCast(G->B, slot, LLVMPointerType(rt, 0), "");
     av[n++] = rp[r];
+    rf[r] = NULL;
+    if (sp->rets[r].kind == T_MAYBE) {
+      rf[r] = LLVMBuildAlloca(G->B, G->i1, "flag");
+      av[n++] = rf[r];
+    }
   }
   av[n++] = LLVMGetParam(fn, 2);
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)sp->llfnty, (LLVMValueRef)sp->llfunc, av, n, "");
@@ -1604,6 +1692,13 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
     Type t = sp->rets[r];
     LLVMValueRef idx = ci64(G, r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
+    if (t.kind == T_MAYBE) {
+      /* the flag goes to slot KJIT_MAXRETS + r; the value is widened below */
+      LLVMValueRef fidx = ci64(G, KJIT_MAXRETS + r);
+      LLVMValueRef fslot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &fidx, 1, "");
+      LLVMBuildStore(G->B, LLVMBuildZExt(G->B, LLVMBuildLoad2(G->B, G->i1, rf[r], ""), G->i64, ""), fslot);
+      t = TY(t.sub);
+    }
     if (t.kind == T_F32) {
       LLVMValueRef x = LLVMBuildLoad2(G->B, G->f32, rp[r], "");
       LLVMBuildStore(G->B, LLVMBuildFPExt(G->B, x, G->f64, ""),

@@ -10,7 +10,9 @@
 /* Calling convention of the entry point the dispatcher calls:
 **   int32_t entry(int64_t *args, int64_t *rets, KErr *err)
 ** args[i]: i64 value, f64 bits, 0/1 for booleans, or a KBuffer* for arrays;
-** rets[i]: i64 value, f64 bits (f32 results widened) or 0/1.
+** rets[i]: i64 value, f64 bits (f32 results widened) or 0/1; for results
+** that may be false/nil, rets[KJIT_MAXRETS + i] is 1 when it holds a number.
+** rets must have room for 2 * KJIT_MAXRETS slots.
 ** Returns 0 on success, nonzero with *err filled on a run-time error. */
 typedef int32_t (*KEntry)(int64_t *args, int64_t *rets, KErr *err);
 

@@ -40,7 +40,7 @@ typedef enum TypeKind {
 typedef struct Type {
   uint8_t kind;    /* TypeKind */
   uint8_t weak;    /* numeric literal: adapts to an f32 operand */
-  uint8_t dtype;   /* T_BUF: kjit_dtype */
+  uint8_t dtype;   /* T_BUF: kjit_dtype; T_MAYBE: 1 if the falsy value is nil */
   uint8_t ndim;    /* T_BUF: 1..4 */
   uint8_t sub;     /* T_MAYBE: kind of the number (T_INT, T_F64, T_F32) */
   int32_t ref;     /* T_FUNC: KFunc index; T_BUILTIN: builtin id;
@@ -135,7 +135,7 @@ struct KSpec {
 typedef enum KErrKind {
   KE_NONE, KE_IDIV0, KE_MOD0, KE_FORSTEP0, KE_NOINT, KE_BOUNDS,
   KE_USER, KE_USER_NOPOS, KE_NORET, KE_FMOD0, KE_STACK, KE_ASSERT,
-  KE_INDEXINT, KE_SHAPEIDX
+  KE_INDEXINT, KE_SHAPEIDX, KE_NILARITH
 } KErrKind;
 
 /* Filled by compiled code when it fails; read by the dispatcher. The
@@ -146,11 +146,10 @@ typedef struct KErr {
   int64_t a, b, c;           /* operands: index, lower, upper ... */
   const char *msg;           /* KE_USER: message; else unused */
   const char *chunk;         /* chunk name for the message */
-  int64_t depth;             /* call depth, for stack overflow */
+  uint64_t stack_limit;      /* compiled calls fail below this address */
   double f;                  /* float operand (index that is not integer) */
 } KErr;
 
-#define KJIT_MAXDEPTH 7000
 
 /* ---- The session -------------------------------------------------------- */
 

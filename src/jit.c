@@ -41,6 +41,8 @@ typedef struct JitSpec {
   KCpuCode *code;
   int nret;
   uint8_t rets[KJIT_MAXRETS];    /* TypeKind of each result */
+  uint8_t rsub[KJIT_MAXRETS];    /* T_MAYBE: kind of the number */
+  uint8_t rnil[KJIT_MAXRETS];    /* T_MAYBE: falsy value is nil (else false) */
   char *ir, *asmtext, *types;
 } JitSpec;
 
@@ -241,7 +243,11 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
   js->nret = root->nret;
-  for (int r = 0; r < root->nret; r++) js->rets[r] = root->rets[r].kind;
+  for (int r = 0; r < root->nret; r++) {
+    js->rets[r] = root->rets[r].kind;
+    js->rsub[r] = root->rets[r].sub;
+    js->rnil[r] = root->rets[r].dtype;
+  }
 
   KCpuOptions co = { o->opt, want_text, want_text };
   const char *names[1] = { entry_name };
@@ -271,7 +277,15 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
 
 static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
   for (int r = 0; r < js->nret; r++) {
-    switch (js->rets[r]) {
+    int kind = js->rets[r];
+    if (kind == T_MAYBE) {
+      if (rets[KJIT_MAXRETS + r] == 0) {
+        if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
+        continue;
+      }
+      kind = js->rsub[r];
+    }
+    switch (kind) {
     case T_INT: lua_pushinteger(L, rets[r]); break;
     case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
     default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
@@ -303,10 +317,11 @@ static int jit_call(lua_State *L) {
     o->last = js;
   }
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
-  int64_t rets[KJIT_MAXRETS];
+  int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
   err.kind = 0;
-  err.depth = 0;
+  err.stack_limit = krt_stack_limit();
+  err.c = 0;
   err.msg = NULL;
   if (js->entry(slots, rets, &err) != 0) {
     krt_push_error(L, &err);

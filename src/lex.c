@@ -588,6 +588,7 @@ void kx_init(KxLexer *L, Arena *A, const char *src, size_t len,
   L->p = src;
   L->end = src + len;
   L->linenumber = 1;
+  L->lastline = 1;
   L->chunkname = chunkname ? chunkname : "?";
   L->err = err;
   L->errsz = errsz;
@@ -603,6 +604,7 @@ void kx_close(KxLexer *L) {
 }
 
 void kx_next(KxLexer *L) {
+  L->lastline = L->linenumber;
   if (L->has_ahead) {
     L->t = L->ahead;
     L->has_ahead = 0;

@@ -45,6 +45,8 @@ typedef struct KxLexer {
   const char *p, *end;  /* p: just after the current character */
   int cur;              /* current character, or KX_EOZ */
   int linenumber;       /* Lua's ls->linenumber: line of the scan point */
+  int lastline;         /* Lua's ls->lastline: line where the last token
+                           consumed ends */
   KxToken t;            /* current token */
   KxToken ahead;        /* lookahead token, valid when has_ahead */
   int has_ahead;

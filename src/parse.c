@@ -603,12 +603,15 @@ static Expr *primaryexp(Parser *P) {
   }
 }
 
-/* fieldsel -> ['.' | ':'] NAME */
+/* fieldsel -> ['.' | ':'] NAME
+** Indexing gets the line where it ends (the name, or the ']' below): the
+** line Lua gives to its errors, as it emits the access there or later. */
 static Expr *fieldsel(Parser *P, Expr *obj) {
   Expr *e = newexpr(P, E_FIELD, curline(P));
   next(P);  /* skip the dot or colon */
   e->u.field.obj = obj;
   e->u.field.name = str_checkname(P);
+  e->line = P->lx.lastline;
   return e;
 }
 
@@ -626,6 +629,7 @@ static Expr *suffixedexp(Parser *P) {
         Expr *e = newexpr(P, E_INDEX, curline(P));
         e->u.index.obj = v;
         e->u.index.key = yindex(P);
+        e->line = P->lx.lastline;
         v = e;
         break;
       }
@@ -771,6 +775,8 @@ static int subexpr(Parser *P, Expr **out, int limit) {
     next(P);  /* skip operator */
     Expr *b;
     int nextop = subexpr(P, &b, priority[op].right);
+    if (op >= OP_EQ && op <= OP_GE)  /* Lua gives comparisons the line */
+      line = P->lx.lastline;         /* where their second operand ends */
     Expr *bin = newexpr(P, E_BINOP, line);
     bin->u.bin.op = (OpKind)op;
     bin->u.bin.a = e;

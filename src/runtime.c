@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "compile.h"
@@ -59,7 +60,7 @@ void krt_push_error(lua_State *L, const KErr *e) {
   snprintf(where, sizeof where, "%s:%d: ", chunk, (int)e->line);
   switch (e->kind) {
   case KE_IDIV0: lua_pushfstring(L, "%sattempt to divide by zero", where); break;
-  case KE_MOD0: lua_pushfstring(L, "%sattempt to perform 'n%%%%0'", where); break;
+  case KE_MOD0: lua_pushfstring(L, "%sattempt to perform 'n%%0'", where); break;
   case KE_FORSTEP0: lua_pushfstring(L, "%s'for' step is zero", where); break;
   case KE_NOINT:
     if (e->msg) lua_pushfstring(L, "%snumber%s has no integer representation", where, e->msg);
@@ -76,7 +77,15 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%sshape index %I out of range [1, %I]", where, (lua_Integer)e->a,
                     (lua_Integer)e->c);
     break;
-  case KE_USER: case KE_ASSERT:
+  case KE_USER:
+    if (e->c > 0) {   /* error(msg, level) pointing above the compiled code */
+      luaL_where(L, (int)e->c);
+      lua_pushstring(L, e->msg ? e->msg : "");
+      lua_concat(L, 2);
+      break;
+    }
+    /* fall through */
+  case KE_ASSERT:
     lua_pushfstring(L, "%s%s", where, e->msg ? e->msg : "");
     break;
   case KE_USER_NOPOS: lua_pushstring(L, e->msg ? e->msg : ""); break;
@@ -86,9 +95,35 @@ void krt_push_error(lua_State *L, const KErr *e) {
     break;
   case KE_FMOD0: lua_pushfstring(L, "%sbad argument #2 to 'fmod' (zero)", where); break;
   case KE_STACK:
-    lua_pushfstring(L, "%sstack overflow (compiled code nested deeper than %d calls)",
-                    where, KJIT_MAXDEPTH);
+    lua_pushfstring(L, "%sstack overflow (compiled calls nested too deep for the C stack)", where);
+    break;
+  case KE_NILARITH:
+    lua_pushfstring(L, "%sattempt to perform arithmetic on a %s value%s", where,
+                    e->a ? "nil" : "boolean", e->msg ? e->msg : "");
     break;
   default: lua_pushfstring(L, "%sunknown run-time error %d", where, (int)e->kind); break;
   }
+}
+
+/* The lowest address compiled code may push frames to on this thread:
+** the thread's stack bottom plus a margin for the C code that runs in
+** between (runtime helpers, libm, the dispatcher's own frames). */
+uint64_t krt_stack_limit(void) {
+  static _Thread_local uint64_t limit;
+  if (limit) return limit;
+  char here;
+  uint64_t sp = (uint64_t)(uintptr_t)&here;
+  pthread_attr_t attr;
+  void *addr = NULL;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+  }
+  uint64_t lo = (uint64_t)(uintptr_t)addr;
+  if (addr == NULL || size == 0 || sp < lo || sp - lo > ((uint64_t)1 << 34))
+    limit = sp > (1u << 20) ? sp - (1u << 20) : 1;   /* unknown: allow 1 MiB */
+  else
+    limit = lo + (256u << 10);
+  return limit;
 }

@@ -11,6 +11,9 @@
 int32_t kjit_rt_cmp_int_float(int32_t op, int64_t i, double f);
 int32_t kjit_rt_forlimit(double lim, int64_t init, int64_t step, int64_t *out);
 
+/* Lowest stack address compiled frames may use on this thread. */
+uint64_t krt_stack_limit(void);
+
 /* Pushes "file:line: message" for the error compiled code reported. */
 void krt_push_error(lua_State *L, const KErr *e);
 

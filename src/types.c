@@ -64,10 +64,17 @@ const char *kt_name(Type t, char *buf, size_t n) {
 int kt_isnum(Type t) { return t.kind == T_INT || t.kind == T_F64 || t.kind == T_F32; }
 static int isfloat(Type t) { return t.kind == T_F64 || t.kind == T_F32; }
 
+/* A maybe-false-or-nil number used as a number: its number type (compiled
+** code checks at run time that it is not false/nil, as Lua would fail). */
+static Type numview(Type t) {
+  if (t.kind == T_MAYBE) return TY(t.sub);
+  return t;
+}
+
 int kt_equal(Type a, Type b) {
   if (a.kind != b.kind) return 0;
   if (a.kind == T_BUF) return a.dtype == b.dtype && a.ndim == b.ndim;
-  if (a.kind == T_MAYBE) return a.sub == b.sub;
+  if (a.kind == T_MAYBE) return a.sub == b.sub && a.dtype == b.dtype;
   if (a.kind == T_FUNC || a.kind == T_BUILTIN || a.kind == T_TABLE || a.kind == T_STR)
     return a.ref == b.ref;
   return a.weak == b.weak;
@@ -201,6 +208,7 @@ static Type infer_call(Infer *I, Expr *e, int want);
 static Type arith_type(Infer *I, Expr *e, Type a, Type b) {
   OpKind op = e->u.bin.op;
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return TY(T_UNKNOWN);
+  a = numview(a); b = numview(b);
   if (!kt_isnum(a) || !kt_isnum(b)) {
     Expr *bad = kt_isnum(a) ? e->u.bin.b : e->u.bin.a;
     Type bt = kt_isnum(a) ? b : a;
@@ -239,8 +247,8 @@ static Type infer_logic(Infer *I, Expr *e) {
     if (a_truthy) return b;
     if (a.kind == T_NIL) return a;
     if (b.kind == T_BOOL) return b;
-    if (kt_isnum(b)) { Type r = TY(T_MAYBE); r.sub = b.kind; return r; }
-    if (b.kind == T_MAYBE) return b;
+    if (kt_isnum(b)) { Type r = TY(T_MAYBE); r.sub = b.kind; r.dtype = a.kind == T_MAYBE ? a.dtype : 0; return r; }
+    if (b.kind == T_MAYBE) { Type r = b; if (a.kind == T_BOOL) r.dtype = 0; return r; }
   } else {
     if (a_truthy) return a;
     if (a.kind == T_NIL) return b;
@@ -268,6 +276,7 @@ static Type infer_binop(Infer *I, Expr *e) {
     return TY(T_BOOL);
   case OP_LT: case OP_LE: case OP_GT: case OP_GE:
     if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return TY(T_BOOL);
+    a = numview(a); b = numview(b);
     if (!kt_isnum(a) || !kt_isnum(b)) {
       char b1[32], b2[32];
       ERR(I, e->line, "attempt to compare %s with %s", kt_name(a, b1, sizeof b1),
@@ -283,6 +292,7 @@ static Type infer_unop(Infer *I, Expr *e) {
   Type a = infer_expr(I, e->u.un.a);
   char tb[32], db[96];
   if (a.kind == T_UNKNOWN) return e->u.un.op == OP_NOT ? TY(T_BOOL) : a;
+  if (e->u.un.op != OP_NOT) a = numview(a);
   switch (e->u.un.op) {
   case OP_NOT: check_cond(I, e->u.un.a, a); return TY(T_BOOL);
   case OP_LEN:
@@ -310,7 +320,7 @@ static Type infer_index(Infer *I, Expr *e) {
   char tb[32], db[96];
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
-    if (k.kind != T_UNKNOWN && !kt_isnum(k))
+    if (k.kind != T_UNKNOWN && !kt_isnum(numview(k)))
       ERR(I, e->line, "array index must be a number, got %s", kt_name(k, tb, sizeof tb));
     if (o.kind == T_SHAPE) return TY(T_INT);
     if (o.ndim > 1) { Type r = o; r.ndim--; return r; }
@@ -414,6 +424,8 @@ static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
   if (id == B_MATH_FMOD || id == B_MATH_ULT) minargs = 2;
   if (n < minargs)
     ERR(I, e->line, "bad argument #%d to '%s' (number expected, got no value)", n + 1, name);
+  if (id != B_ERROR && id != B_ASSERT)
+    for (int i = 0; i < n; i++) args[i] = numview(args[i]);
   if (id != B_ERROR && id != B_ASSERT && id != B_MATH_TYPE)
     for (int i = 0; i < n; i++)
       if (args[i].kind != T_UNKNOWN && !kt_isnum(args[i]))
@@ -439,7 +451,7 @@ static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
   }
   case B_MATH_TOINTEGER:
     if (args[0].kind == T_INT) return TY(T_INT);
-    { Type r = TY(T_MAYBE); r.sub = T_INT; return r; }
+    { Type r = TY(T_MAYBE); r.sub = T_INT; r.dtype = 1; return r; }
   case B_MATH_TYPE: {
     KConst k; memset(&k, 0, sizeof k);
     k.type = TY(T_STR);
@@ -502,8 +514,9 @@ static Type infer_call(Infer *I, Expr *e, int want) {
         describe(I, e->u.call.fn, db, sizeof db));
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return TY(T_UNKNOWN);
+    args[i] = numview(args[i]);
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
-        args[i].kind == T_MAYBE || args[i].kind == T_BUILTIN)
+        args[i].kind == T_BUILTIN)
       ERR(I, e->line, "cannot pass a %s to a compiled function (argument #%d)",
           kt_name(args[i], tb, sizeof tb), i + 1);
     args[i].weak = 0;
@@ -531,9 +544,9 @@ static int infer_explist(Infer *I, Expr **es, int n, Type *out, int want, int li
     Type t = infer_expr(I, es[i]);
     if (i == n - 1 && es[i]->kind == E_CALL && I->sp->calls[es[i]->id]) {
       KSpec *g = I->sp->calls[es[i]->id];
-      if (g->nret < 0) { /* not known yet: all unknown */
+      if (g->nret < 0) { /* not known yet: all unknown, count unknown (-1) */
         while (k < want && k < KJIT_MAXRETS) out[k++] = TY(T_UNKNOWN);
-        return k;
+        return -1;
       }
       for (int j = 0; j < g->nret && k < KJIT_MAXRETS; j++) out[k++] = g->rets[j];
       return k;
@@ -553,6 +566,7 @@ static void infer_stmt(Infer *I, Stmt *s) {
         ERR(I, s->line, "to-be-closed variables are not supported in compiled code");
     int n = infer_explist(I, s->u.local.exprs, s->u.local.nexprs, ts,
                           s->u.local.nnames, s->line);
+    if (n < 0) n = s->u.local.nnames;
     for (int i = 0; i < s->u.local.nnames; i++)
       set_var(I, s->u.local.vars[i], i < n ? ts[i] : TY(T_NIL), s->line);
     break;
@@ -560,6 +574,7 @@ static void infer_stmt(Infer *I, Stmt *s) {
   case S_ASSIGN: {
     int n = infer_explist(I, s->u.assign.exprs, s->u.assign.nexprs, ts,
                           s->u.assign.ntargets, s->line);
+    if (n < 0) n = s->u.assign.ntargets;
     for (int i = 0; i < s->u.assign.ntargets; i++) {
       Expr *t = s->u.assign.targets[i];
       Type v = i < n ? ts[i] : TY(T_NIL);
@@ -582,9 +597,9 @@ static void infer_stmt(Infer *I, Stmt *s) {
         if (o.ndim > 1)
           ERR(I, s->line, "cannot assign to a row of a %d-D array: index all %d dimensions",
               o.ndim, o.ndim);
-        if (k.kind != T_UNKNOWN && !kt_isnum(k))
+        if (k.kind != T_UNKNOWN && !kt_isnum(numview(k)))
           ERR(I, s->line, "array index must be a number, got %s", kt_name(k, tb, sizeof tb));
-        if (v.kind != T_UNKNOWN && !kt_isnum(v))
+        if (v.kind != T_UNKNOWN && !kt_isnum(numview(v)))
           ERR(I, s->line, "cannot store a %s value in a kjit array",
               v.kind == T_BOOL ? "boolean" : kt_name(v, tb, sizeof tb));
       } else {
@@ -627,6 +642,7 @@ static void infer_stmt(Infer *I, Stmt *s) {
     a = infer_expr(I, st);
     b = infer_expr(I, s->u.fornum.limit);
     c = s->u.fornum.step ? infer_expr(I, s->u.fornum.step) : TY(T_INT);
+    a = numview(a); b = numview(b); c = numview(c);
     const char *which[3] = { "initial", "limit", "step" };
     Type tt[3] = { a, b, c };
     for (int i = 0; i < 3; i++)
@@ -645,10 +661,11 @@ static void infer_stmt(Infer *I, Stmt *s) {
   case S_RETURN: {
     int n = infer_explist(I, s->u.ret.exprs, s->u.ret.n, ts, KJIT_MAXRETS, s->line);
     KSpec *sp = I->sp;
+    if (n < 0) break;   /* `return f(...)` with f's results not known yet */
     for (int i = 0; i < n; i++) {
       char tb[32];
       if (ts[i].kind == T_STR || ts[i].kind == T_TABLE || ts[i].kind == T_SHAPE ||
-          ts[i].kind == T_BUILTIN || ts[i].kind == T_FUNC || ts[i].kind == T_MAYBE)
+          ts[i].kind == T_BUILTIN || ts[i].kind == T_FUNC)
         ERR(I, s->line, "cannot return a %s from compiled code", kt_name(ts[i], tb, sizeof tb));
     }
     if (sp->nret < 0) { sp->nret = n; I->S->changed = 1; for (int i = 0; i < n; i++) sp->rets[i] = TY(T_UNKNOWN); }
@@ -723,14 +740,14 @@ void kt_infer_all(Session *S) {
     if (!S->changed) break;
     if (round > 200) ks_error(S, NULL, 0, "type inference did not converge");
   }
-  /* Anything still unknown was never given a value on any path. */
+  /* A result still unknown is never produced (the function only returns
+  ** through itself or raises): any type will do; settle the rest again. */
+  int again = 0;
   for (int i = 0; i < S->nspecs; i++) {
     KSpec *sp = S->specs[i];
-    KFunc *f = sp->fn;
-    if (sp->nret < 0) sp->nret = 0;
+    if (sp->nret < 0) { sp->nret = 0; again = 1; }
     for (int r = 0; r < sp->nret; r++)
-      if (sp->rets[r].kind == T_UNKNOWN)
-        ks_error(S, f, f->ast->line, "cannot infer the type of return value #%d "
-                 "(does the function always recurse?)", r + 1);
+      if (sp->rets[r].kind == T_UNKNOWN) { sp->rets[r] = TY(T_INT); again = 1; }
   }
+  if (again) kt_infer_all(S);
 }

@@ -19,8 +19,9 @@
 --   interpreted results (or nil, message when it raised).
 -- D.check_f32(tol, fn, ...)
 --   The same, but float results and float array elements are compared with
---   relative tolerance tol (f32 arithmetic stays f32 in compiled code while
---   the interpreter computes in double). Integers and booleans stay exact.
+--   relative tolerance tol, absolute below magnitude 1 as near() does (f32
+--   arithmetic stays f32 in compiled code while the interpreter computes in
+--   double). Integers and booleans stay exact; NaN matches NaN, inf inf.
 -- D.check_error(phrase, fn, ...)
 --   Like D.check, but the interpreted run must raise an error containing
 --   phrase (so a test meant to check an error cannot pass silently); the
@@ -28,6 +29,9 @@
 -- D.check_error_loose(phrase, fn, ...)
 --   Both runs must raise and both messages contain phrase; they may differ
 --   otherwise. For errors whose exact wording is not pinned down by Lua.
+-- D.check_fresh(make, fn)
+--   make() builds the arguments anew for each run (for views whose aliasing
+--   with a base array matters); returns args (with n) [, arrays to compare].
 -- D.cases(fn, {args}, {args}, ...), D.cases_error(phrase, fn, {args}, ...),
 -- D.cases_f32(tol, fn, {args}, ...): the same on several argument lists.
 -- D.jit(fn [, opts])   kjit.jit(fn, opts) (fn itself in fake mode or when
@@ -115,6 +119,21 @@ do
   function methods.fill(a, v)
     v = convert(a.dtype, v, 2)
     for k = 1, a.size do a._data[a._off + k] = v end
+  end
+  function methods.slice(a, first, last)
+    if first < 1 or last > a.shape[1] or last < first - 1 then
+      error("slice out of bounds", 2)
+    end
+    local sh = {}
+    for k = 1, a.ndim do sh[k] = a.shape[k] end
+    sh[1] = last - first + 1
+    return new(a.dtype, sh, a._data, a._off + (first - 1) * a._strides[1])
+  end
+  function methods.reshape(a, shape)
+    local sh = type(shape) == "number" and { shape } or shape
+    local v = new(a.dtype, sh, a._data, a._off)
+    if v.size ~= a.size then error("reshape: size mismatch", 2) end
+    return v
   end
   function methods.totable(a)
     local t = {}
@@ -305,7 +324,10 @@ local function close(a, b, tol)
   if a ~= a or b ~= b then return a ~= a and b ~= b end
   if a == b then return true end
   if a == math.huge or a == -math.huge or b == math.huge or b == -math.huge then return false end
-  return math.abs(a - b) <= tol * math.max(math.abs(a), math.abs(b), 1e-30)
+  -- relative to the larger magnitude; below 1 in magnitude the tolerance is
+  -- absolute (as the harness's near()), since f32 rounding errors scale
+  -- with the operands, which cancellation can make much larger than the result
+  return math.abs(a - b) <= tol * math.max(math.abs(a), math.abs(b), 1.0)
 end
 
 local function cmp(a, b, tol)
@@ -313,28 +335,37 @@ local function cmp(a, b, tol)
   return same_value(a, b)
 end
 
--- Where the D.check call is, for messages.
-local function callsite(level)
-  local info = debug.getinfo(level + 1, "Sl")
-  if info then return info.short_src .. ":" .. tostring(info.currentline) end
+-- Where the D.check call is, for messages: the first Lua frame outside
+-- this file (robust to tail calls).
+local function callsite()
+  local me = debug.getinfo(1, "S").source
+  for level = 2, 50 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source ~= me and info.what ~= "C" then
+      return info.short_src .. ":" .. tostring(info.currentline)
+    end
+  end
   return "?"
 end
 
-local function core(level, tol, phrase, loose, opts, fn, ...)
+-- make() returns the argument list (with field n) for one run, and
+-- optionally a list of extra arrays to compare afterwards (e.g. the base of
+-- a view passed as an argument). It is called once per run.
+local function core_make(level, tol, phrase, loose, opts, fn, make)
   if not jit_available() then skip("kjit.jit not available yet") end
-  local args = table.pack(...)
-  local where = callsite(level + 1)
-  local what = fname(fn) .. fmt_args(args)
+  local where = callsite()
+  local ia, iwatch = make()
+  local what = fname(fn) .. fmt_args(ia)
   local function fail(msg)
     error(string.format("%s: %s: %s", where, what, msg), 0)
   end
 
-  local ia = copy_args(args)
   local ir = table.pack(pcall(fn, table.unpack(ia, 1, ia.n)))
 
   local j, jerr = jitted(fn, opts)
   if j == nil then fail("kjit.jit(fn) raised: " .. tostring(jerr)) end
-  local ca = copy_args(args)
+  local ca, cwatch = make()
   local cr = table.pack(pcall(j, table.unpack(ca, 1, ca.n)))
 
   if phrase then
@@ -384,20 +415,29 @@ local function core(level, tol, phrase, loose, opts, fn, ...)
 
   -- array arguments must hold the same elements afterwards
   local after = ir[1] and "" or " (after the error)"
-  for k = 1, args.n do
-    if is_array(args[k]) then
-      local ea, eb = elements(ia[k]), elements(ca[k])
-      if #ea ~= #eb then fail(string.format("argument #%d: sizes differ", k)) end
-      for e = 1, #ea do
-        if not cmp(ea[e][2], eb[e][2], tol) then
-          fail(string.format("argument #%d%s%s: interpreted %s, compiled %s", k, ea[e][1], after, fmt(ea[e][2]), fmt(eb[e][2])))
-        end
+  local function same_contents(x, y, name)
+    local ea, eb = elements(x), elements(y)
+    if #ea ~= #eb then fail(name .. ": sizes differ") end
+    for e = 1, #ea do
+      if not cmp(ea[e][2], eb[e][2], tol) then
+        fail(string.format("%s%s%s: interpreted %s, compiled %s", name, ea[e][1], after, fmt(ea[e][2]), fmt(eb[e][2])))
       end
     end
+  end
+  for k = 1, ia.n do
+    if is_array(ia[k]) then same_contents(ia[k], ca[k], "argument #" .. k) end
+  end
+  for k = 1, iwatch and #iwatch or 0 do
+    same_contents(iwatch[k], cwatch[k], "watched array #" .. k)
   end
 
   if ir[1] then return table.unpack(ir, 2, ir.n) end
   return nil, ir[2]
+end
+
+local function core(level, tol, phrase, loose, opts, fn, ...)
+  local args = table.pack(...)
+  return core_make(level + 1, tol, phrase, loose, opts, fn, function() return copy_args(args) end)
 end
 
 function D.check(fn, ...) return core(2, nil, nil, false, nil, fn, ...) end
@@ -406,6 +446,11 @@ function D.check_error(phrase, fn, ...) return core(2, nil, phrase, false, nil, 
 function D.check_error_loose(phrase, fn, ...) return core(2, nil, phrase, true, nil, fn, ...) end
 -- D.check_opts(opts, fn, ...): D.check with kjit.jit(fn, opts).
 function D.check_opts(opts, fn, ...) return core(2, nil, nil, false, opts, fn, ...) end
+-- D.check_fresh(make, fn): D.check where make() builds the arguments anew
+-- for each run (returning an argument list with field n, and optionally a
+-- list of arrays to compare afterwards): for views (a:slice, rows) whose
+-- aliasing with a base array must survive, which copying would lose.
+function D.check_fresh(make, fn) return core_make(2, nil, nil, false, nil, fn, make) end
 
 -- D.cases(fn, {args1}, {args2}, ...): D.check on each argument list.
 function D.cases(fn, ...)

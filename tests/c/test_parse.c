@@ -1,0 +1,857 @@
+/*
+** test_parse.c: tests of the lexer and parser (lex.c, parse.c).
+**
+** Tree shapes are checked through an s-expression printer. Wherever Lua
+** has an answer it is asked at run time through the C API: error messages
+** (luaL_loadbuffer), literal values (running "return <literal>"), and the
+** linedefined/lastlinedefined/numparams/is_vararg of every function, read
+** from the chunk's binary dump (whose functions come in the same pre-order
+** as Chunk.funcs). Real Lua files found on the system, random programs and
+** random mutations of sources are checked the same way.
+**
+** Usage: test_parse [results-file]; writes "passed failed 0" there.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "parse.h"
+
+static int npass, nfail;
+static Arena A;
+static char err[2048];
+static lua_State *L;
+
+static void check_(int ok, int line, const char *fmt, ...) {
+  if (ok) { npass++; return; }
+  nfail++;
+  printf("FAIL (test_parse.c:%d): ", line);
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+}
+#define CHECK(c, ...) check_((c) != 0, __LINE__, __VA_ARGS__)
+
+/* Parses src (NUL-terminated) as "chunk"; the tree lives until the next
+** call. */
+static Chunk *parsen(const char *src, size_t len) {
+  ka_free(&A);
+  ka_init(&A);
+  return kp_parse(&A, src, len, "chunk", err, sizeof err);
+}
+static Chunk *parse(const char *src) { return parsen(src, strlen(src)); }
+
+
+/*
+** {======================================================
+** S-expressions
+** =======================================================
+*/
+
+typedef struct Buf { char *s; size_t n, cap; } Buf;
+
+static void bput(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (b->n + (size_t)k + 1 > b->cap) {
+    b->cap = (b->n + (size_t)k + 1) * 2;
+    b->s = realloc(b->s, b->cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->n, (size_t)k + 1, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)k;
+}
+
+static void pexpr(Buf *b, const Expr *e);
+static void pblock(Buf *b, const Block *bl);
+static void pstmt(Buf *b, const Stmt *s);
+
+static void pflt(Buf *b, double f) {
+  char t[64];
+  if (isinf(f)) { bput(b, f > 0 ? "inf" : "-inf"); return; }
+  if (isnan(f)) { bput(b, "nan"); return; }
+  snprintf(t, sizeof t, "%.14g", f);
+  bput(b, "%s%s", t, strpbrk(t, ".en") ? "" : ".0");
+}
+
+static void pstr(Buf *b, const char *s, size_t len) {
+  bput(b, "\"");
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '\n') bput(b, "\\n");
+    else if (c == '"' || c == '\\') bput(b, "\\%c", c);
+    else if (c < 32 || c >= 127) bput(b, "\\%d", c);
+    else bput(b, "%c", c);
+  }
+  bput(b, "\"");
+}
+
+static void pexprs(Buf *b, Expr **es, int n) {
+  for (int i = 0; i < n; i++) { bput(b, " "); pexpr(b, es[i]); }
+}
+
+static void pfunc(Buf *b, const Func *f) {
+  bput(b, "(function (");
+  for (int i = 0; i < f->nparams; i++)
+    bput(b, "%s%s", i ? " " : "", f->params[i]);
+  if (f->is_vararg) bput(b, "%s...", f->nparams ? " " : "");
+  bput(b, ")");
+  for (int i = 0; i < f->body->n; i++) {
+    bput(b, " ");
+    pstmt(b, f->body->stmts[i]);
+  }
+  bput(b, ")");
+}
+
+static void pexpr(Buf *b, const Expr *e) {
+  switch (e->kind) {
+    case E_NIL: bput(b, "nil"); break;
+    case E_TRUE: bput(b, "true"); break;
+    case E_FALSE: bput(b, "false"); break;
+    case E_INT: bput(b, "%lld", (long long)e->u.i); break;
+    case E_FLT: pflt(b, e->u.f); break;
+    case E_STR: pstr(b, e->u.str.s, e->u.str.len); break;
+    case E_VARARG: bput(b, "..."); break;
+    case E_FUNC: pfunc(b, e->u.func); break;
+    case E_NAME: bput(b, "%s", e->u.name.name); break;
+    case E_INDEX:
+      bput(b, "(index "); pexpr(b, e->u.index.obj);
+      bput(b, " "); pexpr(b, e->u.index.key); bput(b, ")");
+      break;
+    case E_FIELD:
+      bput(b, "(. "); pexpr(b, e->u.field.obj);
+      bput(b, " %s)", e->u.field.name);
+      break;
+    case E_CALL:
+      bput(b, "(call "); pexpr(b, e->u.call.fn);
+      pexprs(b, e->u.call.args, e->u.call.nargs); bput(b, ")");
+      break;
+    case E_METHCALL:
+      bput(b, "(: "); pexpr(b, e->u.meth.obj); bput(b, " %s", e->u.meth.name);
+      pexprs(b, e->u.meth.args, e->u.meth.nargs); bput(b, ")");
+      break;
+    case E_BINOP:
+      bput(b, "(%s ", kp_opname(e->u.bin.op)); pexpr(b, e->u.bin.a);
+      bput(b, " "); pexpr(b, e->u.bin.b); bput(b, ")");
+      break;
+    case E_UNOP:
+      bput(b, "(%s ", e->u.un.op == OP_NEG ? "neg"
+                     : e->u.un.op == OP_BNOT ? "bnot" : kp_opname(e->u.un.op));
+      pexpr(b, e->u.un.a); bput(b, ")");
+      break;
+    case E_TABLE:
+      bput(b, "{");
+      for (int i = 0; i < e->u.table.n; i++) {
+        const TableItem *it = &e->u.table.items[i];
+        if (i) bput(b, " ");
+        if (it->kind == TI_NAMED) bput(b, "%s=", it->name);
+        else if (it->kind == TI_KEYED) {
+          bput(b, "["); pexpr(b, it->key); bput(b, "]=");
+        }
+        pexpr(b, it->value);
+      }
+      bput(b, "}");
+      break;
+    case E_PAREN:
+      bput(b, "(paren "); pexpr(b, e->u.paren); bput(b, ")");
+      break;
+  }
+}
+
+static void pblock(Buf *b, const Block *bl) {
+  bput(b, "(");
+  for (int i = 0; i < bl->n; i++) {
+    if (i) bput(b, " ");
+    pstmt(b, bl->stmts[i]);
+  }
+  bput(b, ")");
+}
+
+static void pstmt(Buf *b, const Stmt *s) {
+  switch (s->kind) {
+    case S_LOCAL:
+      bput(b, "(local (");
+      for (int i = 0; i < s->u.local.nnames; i++)
+        bput(b, "%s%s%s%s%s", i ? " " : "", s->u.local.names[i],
+             s->u.local.attribs[i] ? "<" : "",
+             s->u.local.attribs[i] ? s->u.local.attribs[i] : "",
+             s->u.local.attribs[i] ? ">" : "");
+      bput(b, ")");
+      pexprs(b, s->u.local.exprs, s->u.local.nexprs);
+      bput(b, ")");
+      break;
+    case S_ASSIGN:
+      bput(b, "(= (");
+      for (int i = 0; i < s->u.assign.ntargets; i++) {
+        if (i) bput(b, " ");
+        pexpr(b, s->u.assign.targets[i]);
+      }
+      bput(b, ")");
+      pexprs(b, s->u.assign.exprs, s->u.assign.nexprs);
+      bput(b, ")");
+      break;
+    case S_CALL: pexpr(b, s->u.call); break;
+    case S_DO: bput(b, "(do "); pblock(b, s->u.block); bput(b, ")"); break;
+    case S_WHILE:
+      bput(b, "(while "); pexpr(b, s->u.loop.cond); bput(b, " ");
+      pblock(b, s->u.loop.body); bput(b, ")");
+      break;
+    case S_REPEAT:
+      bput(b, "(repeat "); pblock(b, s->u.loop.body); bput(b, " ");
+      pexpr(b, s->u.loop.cond); bput(b, ")");
+      break;
+    case S_IF:
+      bput(b, "(if");
+      for (int i = 0; i < s->u.ifs.n; i++) {
+        bput(b, " "); pexpr(b, s->u.ifs.conds[i]);
+        bput(b, " "); pblock(b, s->u.ifs.blocks[i]);
+      }
+      if (s->u.ifs.els) { bput(b, " else "); pblock(b, s->u.ifs.els); }
+      bput(b, ")");
+      break;
+    case S_FORNUM:
+      bput(b, "(for %s ", s->u.fornum.name); pexpr(b, s->u.fornum.start);
+      bput(b, " "); pexpr(b, s->u.fornum.limit);
+      if (s->u.fornum.step) { bput(b, " "); pexpr(b, s->u.fornum.step); }
+      bput(b, " "); pblock(b, s->u.fornum.body); bput(b, ")");
+      break;
+    case S_FORIN:
+      bput(b, "(forin (");
+      for (int i = 0; i < s->u.forin.nnames; i++)
+        bput(b, "%s%s", i ? " " : "", s->u.forin.names[i]);
+      bput(b, ") (");
+      for (int i = 0; i < s->u.forin.nexprs; i++) {
+        if (i) bput(b, " ");
+        pexpr(b, s->u.forin.exprs[i]);
+      }
+      bput(b, ") "); pblock(b, s->u.forin.body); bput(b, ")");
+      break;
+    case S_FUNCTION:
+      bput(b, "(fstat%s ", s->u.function.is_method ? ":" : "");
+      pexpr(b, s->u.function.target); bput(b, " ");
+      pfunc(b, s->u.function.func); bput(b, ")");
+      break;
+    case S_LOCALFUNC:
+      bput(b, "(localfunc %s ", s->u.localfunc.name);
+      pfunc(b, s->u.localfunc.func); bput(b, ")");
+      break;
+    case S_RETURN:
+      bput(b, "(return"); pexprs(b, s->u.ret.exprs, s->u.ret.n); bput(b, ")");
+      break;
+    case S_BREAK: bput(b, "break"); break;
+    case S_GOTO: bput(b, "(goto %s)", s->u.label); break;
+    case S_LABEL: bput(b, "(label %s)", s->u.label); break;
+    case S_EMPTY: bput(b, ";"); break;
+  }
+}
+
+/* The main body of a chunk as s-expressions, or "ERROR: msg". */
+static char *sexpr_chunk(const char *src) {
+  static Buf b;
+  b.n = 0;
+  bput(&b, "");
+  Chunk *c = parse(src);
+  if (c == NULL) { bput(&b, "ERROR: %s", err); return b.s; }
+  for (int i = 0; i < c->main->body->n; i++) {
+    if (i) bput(&b, " ");
+    pstmt(&b, c->main->body->stmts[i]);
+  }
+  return b.s;
+}
+
+/* The expression of "return <src>". */
+static char *sexpr_expr(const char *src) {
+  static Buf b;
+  char *s = malloc(strlen(src) + 8);
+  sprintf(s, "return %s", src);
+  b.n = 0;
+  bput(&b, "");
+  Chunk *c = parse(s);
+  free(s);
+  if (c == NULL) { bput(&b, "ERROR: %s", err); return b.s; }
+  Stmt *r = c->main->body->stmts[0];
+  for (int i = 0; i < r->u.ret.n; i++) {
+    if (i) bput(&b, " ");
+    pexpr(&b, r->u.ret.exprs[i]);
+  }
+  return b.s;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Walking the tree: ids, parents
+** =======================================================
+*/
+
+typedef struct Walk {
+  unsigned char *seen;   /* per expression id */
+  int n, bad;
+  int nexprs;
+} Walk;
+
+static void wblock(Walk *w, const Block *bl);
+
+static void wexpr(Walk *w, const Expr *e) {
+  if (e == NULL) { w->bad++; return; }
+  if (e->id < 0 || e->id >= w->nexprs || w->seen[e->id]) w->bad++;
+  else w->seen[e->id] = 1;
+  w->n++;
+  switch (e->kind) {
+    case E_FUNC: wblock(w, e->u.func->body); break;
+    case E_INDEX: wexpr(w, e->u.index.obj); wexpr(w, e->u.index.key); break;
+    case E_FIELD: wexpr(w, e->u.field.obj); break;
+    case E_CALL:
+      wexpr(w, e->u.call.fn);
+      for (int i = 0; i < e->u.call.nargs; i++) wexpr(w, e->u.call.args[i]);
+      break;
+    case E_METHCALL:
+      wexpr(w, e->u.meth.obj);
+      for (int i = 0; i < e->u.meth.nargs; i++) wexpr(w, e->u.meth.args[i]);
+      break;
+    case E_BINOP: wexpr(w, e->u.bin.a); wexpr(w, e->u.bin.b); break;
+    case E_UNOP: wexpr(w, e->u.un.a); break;
+    case E_TABLE:
+      for (int i = 0; i < e->u.table.n; i++) {
+        if (e->u.table.items[i].kind == TI_KEYED)
+          wexpr(w, e->u.table.items[i].key);
+        wexpr(w, e->u.table.items[i].value);
+      }
+      break;
+    case E_PAREN: wexpr(w, e->u.paren); break;
+    default: break;
+  }
+}
+
+static void wexprs(Walk *w, Expr **es, int n) {
+  for (int i = 0; i < n; i++) wexpr(w, es[i]);
+}
+
+static void wstmt(Walk *w, const Stmt *s) {
+  switch (s->kind) {
+    case S_LOCAL: wexprs(w, s->u.local.exprs, s->u.local.nexprs); break;
+    case S_ASSIGN:
+      wexprs(w, s->u.assign.targets, s->u.assign.ntargets);
+      wexprs(w, s->u.assign.exprs, s->u.assign.nexprs);
+      break;
+    case S_CALL: wexpr(w, s->u.call); break;
+    case S_DO: wblock(w, s->u.block); break;
+    case S_WHILE: case S_REPEAT:
+      wexpr(w, s->u.loop.cond); wblock(w, s->u.loop.body); break;
+    case S_IF:
+      for (int i = 0; i < s->u.ifs.n; i++) {
+        wexpr(w, s->u.ifs.conds[i]); wblock(w, s->u.ifs.blocks[i]);
+      }
+      if (s->u.ifs.els) wblock(w, s->u.ifs.els);
+      break;
+    case S_FORNUM:
+      wexpr(w, s->u.fornum.start); wexpr(w, s->u.fornum.limit);
+      if (s->u.fornum.step) wexpr(w, s->u.fornum.step);
+      wblock(w, s->u.fornum.body);
+      break;
+    case S_FORIN:
+      wexprs(w, s->u.forin.exprs, s->u.forin.nexprs);
+      wblock(w, s->u.forin.body);
+      break;
+    case S_FUNCTION:
+      wexpr(w, s->u.function.target); wblock(w, s->u.function.func->body);
+      break;
+    case S_LOCALFUNC: wblock(w, s->u.localfunc.func->body); break;
+    case S_RETURN: wexprs(w, s->u.ret.exprs, s->u.ret.n); break;
+    default: break;
+  }
+}
+
+static void wblock(Walk *w, const Block *bl) {
+  if (bl == NULL) { w->bad++; return; }
+  for (int i = 0; i < bl->n; i++) wstmt(w, bl->stmts[i]);
+}
+
+/* Every expression reachable once, ids 0..nexprs-1 all used; funcs[i]->id
+** == i, parents precede children. Returns 1 if all is well. */
+static int check_tree(const Chunk *c) {
+  Walk w = {calloc((size_t)c->nexprs + 1, 1), 0, 0, c->nexprs};
+  wblock(&w, c->main->body);
+  free(w.seen);
+  if (w.bad || w.n != c->nexprs) return 0;
+  if (c->nfuncs < 1 || c->funcs[0] != c->main || c->main->parent) return 0;
+  for (int i = 0; i < c->nfuncs; i++) {
+    Func *f = c->funcs[i];
+    if (f->id != i || f->body == NULL) return 0;
+    if (i > 0 && (f->parent == NULL || f->parent->id >= i)) return 0;
+  }
+  return 1;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Asking Lua
+** =======================================================
+*/
+
+typedef struct FInfo { long line, lastline; int nparams, vararg; } FInfo;
+typedef struct FList { FInfo *a; int n, cap; } FList;
+
+typedef struct Rd { const unsigned char *p, *end; int ok; } Rd;
+
+static size_t rdsize(Rd *r) {
+  size_t x = 0;
+  int b;
+  do {
+    if (r->p >= r->end) { r->ok = 0; return 0; }
+    b = *r->p++;
+    x = (x << 7) | (size_t)(b & 0x7f);
+  } while (!(b & 0x80));
+  return x;
+}
+static void rdskip(Rd *r, size_t n) {
+  if ((size_t)(r->end - r->p) < n) { r->ok = 0; r->p = r->end; }
+  else r->p += n;
+}
+static int rdbyte(Rd *r) {
+  if (r->p >= r->end) { r->ok = 0; return 0; }
+  return *r->p++;
+}
+static void rdstring(Rd *r) { size_t n = rdsize(r); if (n) rdskip(r, n - 1); }
+
+/* Reads one function of a Lua 5.4 dump (ldump.c), in pre-order. */
+static void rdfunc(Rd *r, FList *out, int depth) {
+  if (!r->ok || depth > 300) { r->ok = 0; return; }
+  rdstring(r);  /* source */
+  FInfo fi;
+  fi.line = (long)rdsize(r);
+  fi.lastline = (long)rdsize(r);
+  fi.nparams = rdbyte(r);
+  fi.vararg = rdbyte(r);
+  rdbyte(r);  /* maxstacksize */
+  if (out->n == out->cap) {
+    out->cap = out->cap ? out->cap * 2 : 16;
+    out->a = realloc(out->a, (size_t)out->cap * sizeof(FInfo));
+  }
+  out->a[out->n++] = fi;
+  rdskip(r, rdsize(r) * 4);  /* code */
+  for (size_t n = rdsize(r), i = 0; i < n && r->ok; i++) {  /* constants */
+    int tt = rdbyte(r);
+    if (tt == 0x03 || tt == 0x13) rdskip(r, 8);
+    else if (tt == 0x04 || tt == 0x14) rdstring(r);
+  }
+  rdskip(r, rdsize(r) * 3);  /* upvalues */
+  for (size_t n = rdsize(r), i = 0; i < n && r->ok; i++)
+    rdfunc(r, out, depth + 1);
+  rdskip(r, rdsize(r));  /* lineinfo */
+  for (size_t n = rdsize(r), i = 0; i < n && r->ok; i++) {
+    rdsize(r); rdsize(r);
+  }
+  for (size_t n = rdsize(r), i = 0; i < n && r->ok; i++) {
+    rdstring(r); rdsize(r); rdsize(r);
+  }
+  for (size_t n = rdsize(r), i = 0; i < n && r->ok; i++) rdstring(r);
+}
+
+static int writer(lua_State *l, const void *p, size_t sz, void *ud) {
+  (void)l;
+  Buf *b = ud;
+  if (b->n + sz > b->cap) {
+    b->cap = (b->n + sz) * 2;
+    b->s = realloc(b->s, b->cap);
+  }
+  memcpy(b->s + b->n, p, sz);
+  b->n += sz;
+  return 0;
+}
+
+/* Functions of the chunk loaded on top of L's stack (popped). */
+static int lua_funcs(FList *out) {
+  static Buf b;
+  b.n = 0;
+  out->n = 0;
+  lua_dump(L, writer, &b, 1);
+  lua_pop(L, 1);
+  Rd r = {(const unsigned char *)b.s, (const unsigned char *)b.s + b.n, 1};
+  if (b.n < 32 || memcmp(b.s, "\x1bLua\x54", 5) != 0) return 0;
+  rdskip(&r, 31 + 1);  /* header, number of upvalues */
+  rdfunc(&r, out, 0);
+  return r.ok;
+}
+
+/* Lua's message for src, or NULL if it loads (then left on the stack). */
+static const char *lua_load_msg(const char *src, size_t len) {
+  if (luaL_loadbufferx(L, src, len, "=chunk", "t") == LUA_OK) return NULL;
+  static char msg[sizeof err];
+  snprintf(msg, sizeof msg, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return msg;
+}
+
+/* Compares our functions with Lua's (lines, parameters, vararg). */
+static int same_funcs(const Chunk *c, FList *fl, const char *what,
+                      int verbose) {
+  if (fl->n != c->nfuncs) {
+    if (verbose) printf("  %s: %d functions, Lua has %d\n", what, c->nfuncs,
+                        fl->n);
+    return 0;
+  }
+  for (int i = 0; i < fl->n; i++) {
+    Func *f = c->funcs[i];
+    FInfo *g = &fl->a[i];
+    if (f->line != g->line || f->lastline != g->lastline ||
+        f->nparams != g->nparams || (f->is_vararg != 0) != (g->vararg != 0)) {
+      if (verbose)
+        printf("  %s: function %d: ours %d-%d (%d params%s), Lua %ld-%ld "
+               "(%d%s)\n", what, i, f->line, f->lastline, f->nparams,
+               f->is_vararg ? ", vararg" : "", g->line, g->lastline,
+               g->nparams, g->vararg ? ", vararg" : "");
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Known differences with Lua: limits kjit's parser does not model
+** (registers, upvalues) and the nesting limit's message. */
+static int known_difference(const char *lmsg, const char *ours) {
+  if (lmsg == NULL) return 0;
+  if (strstr(lmsg, "C stack overflow"))
+    return ours == NULL || strstr(ours, "too many syntax levels") != NULL;
+  return strstr(lmsg, "registers") || strstr(lmsg, "upvalues") ||
+         strstr(lmsg, "control structure too long");
+}
+
+typedef enum { DIFF_SAME, DIFF_KNOWN, DIFF_BAD } DiffResult;
+
+/* Parses src with kp_parse and with Lua and compares everything: the
+** outcome, the message, the functions' lines. */
+static DiffResult diff_lua(const char *src, size_t len, const char *what,
+                           int verbose) {
+  static FList fl;
+  const char *lmsg = lua_load_msg(src, len);
+  Chunk *c = parsen(src, len);
+  if (lmsg == NULL) lua_funcs(&fl);  /* pops the function */
+  if (known_difference(lmsg, c ? NULL : err)) return DIFF_KNOWN;
+  if (lmsg && c) {
+    if (verbose) printf("  %s: Lua fails (%s), kp_parse succeeds\n", what,
+                        lmsg);
+    return DIFF_BAD;
+  }
+  if (!lmsg && !c) {
+    if (verbose) printf("  %s: Lua succeeds, kp_parse fails (%s)\n", what,
+                        err);
+    return DIFF_BAD;
+  }
+  if (lmsg) {
+    if (strcmp(lmsg, err) != 0) {
+      if (verbose) printf("  %s: messages differ:\n    Lua:  %s\n    ours: %s\n",
+                          what, lmsg, err);
+      return DIFF_BAD;
+    }
+    return DIFF_SAME;
+  }
+  if (!check_tree(c)) {
+    if (verbose) printf("  %s: bad tree (ids or funcs)\n", what);
+    return DIFF_BAD;
+  }
+  return same_funcs(c, &fl, what, verbose) ? DIFF_SAME : DIFF_BAD;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Tree shapes
+** =======================================================
+*/
+
+static void expect_expr(int line, const char *src, const char *want) {
+  const char *got = sexpr_expr(src);
+  check_(strcmp(got, want) == 0, line, "expr %s\n   want %s\n   got  %s",
+         src, want, got);
+}
+#define EXPR(src, want) expect_expr(__LINE__, src, want)
+
+static void expect_chunk(int line, const char *src, const char *want) {
+  const char *got = sexpr_chunk(src);
+  check_(strcmp(got, want) == 0, line, "chunk %s\n   want %s\n   got  %s",
+         src, want, got);
+}
+#define CHUNK(src, want) expect_chunk(__LINE__, src, want)
+
+static void test_precedence(void) {
+  EXPR("1 + 2 * 3", "(+ 1 (* 2 3))");
+  EXPR("1 * 2 + 3", "(+ (* 1 2) 3)");
+  EXPR("1 - 2 - 3", "(- (- 1 2) 3)");
+  EXPR("a / b // c % d * e", "(* (% (// (/ a b) c) d) e)");
+  EXPR("a .. b .. c", "(.. a (.. b c))");
+  EXPR("2 ^ 3 ^ 2", "(^ 2 (^ 3 2))");
+  EXPR("-x ^ 2", "(neg (^ x 2))");
+  EXPR("-2 ^ -2", "(neg (^ 2 (neg 2)))");
+  EXPR("2 ^ -3", "(^ 2 (neg 3))");
+  EXPR("x ^ y ^ -z", "(^ x (^ y (neg z)))");
+  EXPR("not a == b", "(== (not a) b)");
+  EXPR("not not x", "(not (not x))");
+  EXPR("- - x", "(neg (neg x))");
+  EXPR("#t + 1", "(+ (# t) 1)");
+  EXPR("#t ^ 2", "(# (^ t 2))");
+  EXPR("~a ~ b", "(~ (bnot a) b)");
+  EXPR("~~a", "(bnot (bnot a))");
+  EXPR("a or b and c", "(or a (and b c))");
+  EXPR("a and b or c and d", "(or (and a b) (and c d))");
+  EXPR("a or b or c", "(or (or a b) c)");
+  EXPR("a < b == c", "(== (< a b) c)");
+  EXPR("a >= b ~= c", "(~= (>= a b) c)");
+  EXPR("a > b <= c", "(<= (> a b) c)");
+  EXPR("a == b and c ~= d", "(and (== a b) (~= c d))");
+  EXPR("a | b ~ c & d << e .. f + g * h ^ i",
+       "(| a (~ b (& c (<< d (.. e (+ f (* g (^ h i))))))))");
+  EXPR("a ^ b * c + d .. e << f & g ~ h | i",
+       "(| (~ (& (<< (.. (+ (* (^ a b) c) d) e) f) g) h) i)");
+  EXPR("a << b >> c", "(>> (<< a b) c)");
+  EXPR("a | b | c", "(| (| a b) c)");
+  EXPR("a & b & c", "(& (& a b) c)");
+  EXPR("a ~ b ~ c", "(~ (~ a b) c)");
+  EXPR("a .. b == c", "(== (.. a b) c)");
+  EXPR("1 .. 2 + 3", "(.. 1 (+ 2 3))");
+  EXPR("a + b .. c + d", "(.. (+ a b) (+ c d))");
+  EXPR("a .. b < c .. d", "(< (.. a b) (.. c d))");
+  EXPR("-a .. b", "(.. (neg a) b)");
+  EXPR("not a .. b", "(.. (not a) b)");
+  EXPR("(a + b) * c", "(* (paren (+ a b)) c)");
+  EXPR("((a))", "(paren (paren a))");
+  EXPR("a + -b * c", "(+ a (* (neg b) c))");
+  EXPR("1 < 2 < 3", "(< (< 1 2) 3)");
+}
+
+static void test_exprs(void) {
+  EXPR("nil, true, false", "nil true false");
+  EXPR("1, 2.5, 'x', ...", "1 2.5 \"x\" ...");
+  EXPR("(...)", "(paren ...)");
+  EXPR("a.b.c", "(. (. a b) c)");
+  EXPR("a[b][c + 1]", "(index (index a b) (+ c 1))");
+  EXPR("a.b[c].d", "(. (index (. a b) c) d)");
+  EXPR("f(a)(b)", "(call (call f a) b)");
+  EXPR("f()", "(call f)");
+  EXPR("f(1, 2, ...)", "(call f 1 2 ...)");
+  EXPR("a:b(c)", "(: a b c)");
+  EXPR("a:b()", "(: a b)");
+  EXPR("a:b'x'", "(: a b \"x\")");
+  EXPR("a:b{1}", "(: a b {1})");
+  EXPR("f{1}", "(call f {1})");
+  EXPR("f'x' 'y'", "(call (call f \"x\") \"y\")");
+  EXPR("f\"s\"", "(call f \"s\")");
+  EXPR("f[[s]]", "(call f \"s\")");
+  EXPR("f{}.x", "(. (call f {}) x)");
+  EXPR("a.b:c(1, 2).d", "(. (: (. a b) c 1 2) d)");
+  EXPR("(f)()", "(call (paren f))");
+  EXPR("(f or g)(1)[2]", "(index (call (paren (or f g)) 1) 2)");
+  EXPR("{}", "{}");
+  EXPR("{1, 2; x = 3, [4] = 5, }", "{1 2 x=3 [4]=5}");
+  EXPR("{x}", "{x}");
+  EXPR("{x = x}", "{x=x}");
+  EXPR("{x == y}", "{(== x y)}");
+  EXPR("{x.y, x:y(), x[1]}", "{(. x y) (: x y) (index x 1)}");
+  EXPR("{[x] = y; z}", "{[x]=y z}");
+  EXPR("{f(), ...}", "{(call f) ...}");
+  EXPR("{{}, {{}}}", "{{} {{}}}");
+  EXPR("{'a', \"b\", [[c]]; }", "{\"a\" \"b\" \"c\"}");
+  EXPR("function() end", "(function ())");
+  EXPR("function(a, b, ...) return ... end",
+       "(function (a b ...) (return ...))");
+  EXPR("function(...) local t = {...} end",
+       "(function (...) (local (t) {...}))");
+  EXPR("function(a) return function(b) return a + b end end",
+       "(function (a) (return (function (b) (return (+ a b)))))");
+}
+
+static void test_stmts(void) {
+  CHUNK("local a", "(local (a))");
+  CHUNK("local a, b <const>, c <close> = 1, 2",
+        "(local (a b<const> c<close>) 1 2)");
+  CHUNK("local a <const> = 1", "(local (a<const>) 1)");
+  CHUNK("a = 1", "(= (a) 1)");
+  CHUNK("a, b.c, d[1] = 1, 2, 3", "(= (a (. b c) (index d 1)) 1 2 3)");
+  CHUNK("a.b.c = f()", "(= ((. (. a b) c)) (call f))");
+  CHUNK("(a).b = 1", "(= ((. (paren a) b)) 1)");
+  CHUNK("f()", "(call f)");
+  CHUNK("a:b()", "(: a b)");
+  CHUNK("a.b.c:d 'x'", "(: (. (. a b) c) d \"x\")");
+  CHUNK("f{}", "(call f {})");
+  CHUNK("(f)()", "(call (paren f))");
+  CHUNK("f()() g()", "(call (call f)) (call g)");
+  CHUNK("do end", "(do ())");
+  CHUNK("do local x end", "(do ((local (x))))");
+  CHUNK("while x do break end", "(while x (break))");
+  CHUNK("while true do end", "(while true ())");
+  CHUNK("repeat local y until y", "(repeat ((local (y))) y)");
+  CHUNK("repeat until false", "(repeat () false)");
+  CHUNK("if a then b() elseif c then d() else e() end",
+        "(if a ((call b)) c ((call d)) else ((call e)))");
+  CHUNK("if a then end", "(if a ())");
+  CHUNK("if a then else end", "(if a () else ())");
+  CHUNK("if a then elseif b then elseif c then end",
+        "(if a () b () c ())");
+  CHUNK("if x then break end", "ERROR: chunk:1: break outside loop at line 1");
+  CHUNK("while x do if y then break end end",
+        "(while x ((if y (break))))");
+  CHUNK("for i = 1, 10 do end", "(for i 1 10 ())");
+  CHUNK("for i = 1, 10, 2 do f(i) end", "(for i 1 10 2 ((call f i)))");
+  CHUNK("for k, v in pairs(t) do end", "(forin (k v) ((call pairs t)) ())");
+  CHUNK("for k in next, t, nil do end", "(forin (k) (next t nil) ())");
+  CHUNK("function f() end", "(fstat f (function ()))");
+  CHUNK("function f(a, ...) return a end",
+        "(fstat f (function (a ...) (return a)))");
+  CHUNK("function a.b.c() end", "(fstat (. (. a b) c) (function ()))");
+  CHUNK("function a.b.c:m(x) end",
+        "(fstat: (. (. (. a b) c) m) (function (self x)))");
+  CHUNK("function a:m(...) end", "(fstat: (. a m) (function (self ...)))");
+  CHUNK("local function g(...) return g end",
+        "(localfunc g (function (...) (return g)))");
+  CHUNK("return", "(return)");
+  CHUNK("return;", "(return)");
+  CHUNK("return 1, 2;", "(return 1 2)");
+  CHUNK("return f()", "(return (call f))");
+  CHUNK("do return end f()", "(do ((return))) (call f)");
+  CHUNK("goto l ::l::", "(goto l) (label l)");
+  CHUNK("::top:: goto top", "(label top) (goto top)");
+  CHUNK("do goto l end ::l::", "(do ((goto l))) (label l)");
+  CHUNK(";;", "; ;");
+  CHUNK("::a:: ; ::b::", "(label a) ; (label b)");
+  CHUNK("local x = 1; x = x + 1;", "(local (x) 1) ; (= (x) (+ x 1)) ;");
+  CHUNK("for i = 1, 2 do local x goto continue local y ::continue:: end",
+        "(for i 1 2 ((local (x)) (goto continue) (local (y)) "
+        "(label continue)))");
+  CHUNK("x = function(a) end",
+        "(= (x) (function (a)))");
+  CHUNK("local t = {f = function(self) return self end}",
+        "(local (t) {f=(function (self) (return self))})");
+  CHUNK("", "");
+  CHUNK("-- only a comment", "");
+  CHUNK("--[==[ long\ncomment ]==] f()", "(call f)");
+  CHUNK("a.b['c'].d = 1 --[[ x ]] f()",
+        "(= ((. (index (. a b) \"c\") d)) 1) (call f)");
+  CHUNK("#!/usr/bin/lua\nf()", "(call f)");
+  CHUNK("\xEF\xBB\xBF#!shebang\nf()", "(call f)");
+  CHUNK("a=1b=2", "(= (a) 1) (= (b) 2)");
+  CHUNK("f()\n(g)()", "(call (call (call f) g))");  /* Lua's own reading */
+  CHUNK("local x <const>, y <close> = 1",
+        "(local (x<const> y<close>) 1)");
+  CHUNK("goto continue; ::continue::", "(goto continue) ; (label continue)");
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Literals, checked against the values Lua computes
+** =======================================================
+*/
+
+/* Parses "return LIT" and compares the literal with what Lua returns. */
+static void expect_literal(int line, const char *lit, size_t litlen) {
+  char *src = malloc(litlen + 8);
+  memcpy(src, "return ", 7);
+  memcpy(src + 7, lit, litlen);
+  size_t len = litlen + 7;
+  Chunk *c = parsen(src, len);
+  int ok = c != NULL && c->main->body->n == 1 &&
+           c->main->body->stmts[0]->u.ret.n == 1;
+  check_(ok, line, "literal %s: %s", lit, ok ? "" : err);
+  if (!ok) { free(src); return; }
+  Expr *e = c->main->body->stmts[0]->u.ret.exprs[0];
+  int st = luaL_loadbuffer(L, src, len, "=lit");
+  free(src);
+  if (st != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    check_(0, line, "literal %s: Lua fails: %s", lit, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return;
+  }
+  switch (e->kind) {
+    case E_INT:
+      check_(lua_isinteger(L, -1) && lua_tointeger(L, -1) == e->u.i, line,
+             "literal %s: ours %lld, Lua %s", lit, (long long)e->u.i,
+             luaL_tolstring(L, -1, NULL));
+      break;
+    case E_FLT: {
+      double d = lua_tonumber(L, -1);
+      check_(lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1) &&
+             (memcmp(&d, &e->u.f, sizeof d) == 0 || (isnan(d) && isnan(e->u.f))),
+             line, "literal %s: ours %.17g, Lua %s", lit, e->u.f,
+             luaL_tolstring(L, -1, NULL));
+      break;
+    }
+    case E_STR: {
+      size_t n;
+      const char *s = lua_tolstring(L, -1, &n);
+      check_(lua_type(L, -1) == LUA_TSTRING && n == e->u.str.len &&
+             memcmp(s, e->u.str.s, n) == 0 && e->u.str.s[n] == '\0', line,
+             "literal %s: strings differ (ours %zu bytes, Lua %zu)", lit,
+             e->u.str.len, n);
+      break;
+    }
+    default:
+      check_(0, line, "literal %s: not a literal (kind %d)", lit, e->kind);
+  }
+  lua_settop(L, 0);
+}
+#define LIT(s) expect_literal(__LINE__, s, sizeof(s) - 1)
+
+static void test_literals(void) {
+  /* integers, hex wrap-around, decimal overflow to float */
+  LIT("0"); LIT("42"); LIT("0xff"); LIT("0XfF"); LIT("0xA");
+  LIT("9223372036854775807"); LIT("9223372036854775808");
+  LIT("18446744073709551615"); LIT("99999999999999999999999");
+  LIT("0x7fffffffffffffff"); LIT("0x8000000000000000");
+  LIT("0xffffffffffffffff"); LIT("0x10000000000000000");
+  LIT("0x123456789abcdef0123"); LIT("007");
+  /* floats */
+  LIT("1.0"); LIT("3."); LIT(".5"); LIT("1e2"); LIT("1E+2"); LIT("1e-2");
+  LIT("3.14159265358979"); LIT("2.5e10"); LIT("1e400"); LIT("0.1");
+  LIT("0x1p4"); LIT("0x.8"); LIT("0xA.8p1"); LIT("0X1P-2"); LIT("0x1.8");
+  LIT("0x.1p4"); LIT("0xfp+0"); LIT("0x1P+1023"); LIT("4.9e-324");
+  /* strings and escapes */
+  LIT("'abc'"); LIT("\"abc\""); LIT("''");
+  LIT("'\\a\\b\\f\\n\\r\\t\\v\\\\\\\"\\''");
+  LIT("'\\x41\\x4a\\xff\\x00'"); LIT("'\\65\\066\\0067\\0\\255'");
+  LIT("'\\u{48}\\u{e9}\\u{20AC}\\u{10FFFF}\\u{7FFFFFFF}\\u{0}'");
+  LIT("'\\u{0000000041}'");
+  LIT("'a\\z   \n \t b'"); LIT("'a\\z'"); LIT("'a\\\nb'");
+  LIT("'a\\\r\nb'"); LIT("'a\\\n\rb'"); LIT("'a\\\rb'");
+  LIT("'a\0b'"); LIT("\"it's\""); LIT("'say \"hi\"'");
+  LIT("[[abc]]"); LIT("[[\nabc]]"); LIT("[[\r\nabc]]"); LIT("[[\n\nabc]]");
+  LIT("[==[\na]]b]=]c]==]"); LIT("[[\r\nx\r\ny\n\rz\rw]]"); LIT("[[]]");
+  LIT("[=[]]]=]"); LIT("[[a\0b]]");
+
+  /* exact values, independently of Lua */
+  Chunk *c = parse("return 0xffffffffffffffff, 9223372036854775808, 0x1p4");
+  Expr **e = c->main->body->stmts[0]->u.ret.exprs;
+  CHECK(e[0]->kind == E_INT && e[0]->u.i == -1, "hex wraps to -1");
+  CHECK(e[1]->kind == E_FLT && e[1]->u.f == 9223372036854775808.0,
+        "2^63 is a float");
+  CHECK(e[2]->kind == E_FLT && e[2]->u.f == 16.0, "0x1p4 is 16.0");
+  c = parse("return '\\u{20AC}\\z \n  x', [[\nab]]");
+  e = c->main->body->stmts[0]->u.ret.exprs;
+  CHECK(e[0]->u.str.len == 4 && memcmp(e[0]->u.str.s, "\xE2\x82\xAC" "x", 4) == 0,
+        "utf8 escape and \\z");
+  CHECK(e[1]->u.str.len == 2 && strcmp(e[1]->u.str.s, "ab") == 0,
+        "long string skips its first newline");
+}
+
+/* }====================================================== */
