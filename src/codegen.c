@@ -985,7 +985,7 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   int na = 0;
   for (int i = 0; i < callee->nargs; i++) {
     Type pt = callee->args[i];
-    if (pt.kind == T_NIL) continue;
+    if (pt.kind == T_NIL || pt.kind == T_FUNC) continue;
     Val v = i < n ? convert(G, args[i], pt, e->line) : convert(G, mkval(TY(T_NIL), NULL), pt, e->line);
     av[na++] = v.v;
     if (pt.kind == T_BUF) for (int d = 0; d < pt.ndim; d++) av[na++] = v.dims[d];
@@ -1542,7 +1542,7 @@ static void declare_spec(CG *G, KSpec *sp) {
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
     switch (t.kind) {
-    case T_NIL: break;
+    case T_NIL: case T_FUNC: break;   /* compile-time values: no parameter */
     case T_BUF:
       ps[n++] = bufptr_ty(G, t);
       for (int d = 0; d < t.ndim; d++) ps[n++] = G->i64;
@@ -1596,7 +1596,7 @@ static void emit_spec(CG *G, KSpec *sp) {
     if (t.kind == T_BUF) {
       x.v = LLVMGetParam(G->fn, p++);
       for (int d = 0; d < t.ndim; d++) x.dims[d] = LLVMGetParam(G->fn, p++);
-    } else if (t.kind != T_NIL) x.v = LLVMGetParam(G->fn, p++);
+    } else if (t.kind != T_NIL && t.kind != T_FUNC) x.v = LLVMGetParam(G->fn, p++);
     if (v) store_var(G, v, x, f->ast->line);
   }
   for (int r = 0; r < sp->nret; r++) {
@@ -1652,7 +1652,7 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, args, &idx, 1, "");
     LLVMValueRef raw = LLVMBuildLoad2(G->B, G->i64, slot, "");
     switch (t.kind) {
-    case T_NIL: break;
+    case T_NIL: case T_FUNC: break;
     case T_INT: av[n++] = raw; break;
     case T_F64: av[n++] = LLVMBuildBitCast(G->B, raw, G->f64, ""); break;
     case T_F32: av[n++] = LLVMBuildFPTrunc(G->B, LLVMBuildBitCast(G->B, raw, G->f64, ""), G->f32, ""); break;

@@ -29,7 +29,7 @@
 #define SESSION_METATABLE "kjit.session"
 
 /* Argument classes in a signature (one byte per argument). */
-enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_BUF = 16 };
+enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
 
 typedef struct JitSpec {
@@ -37,6 +37,9 @@ typedef struct JitSpec {
   int nargs;                     /* arguments the entry reads (= nparams) */
   uint8_t sig[KJIT_MAXARGS];
   int nsig;                      /* arguments in the signature */
+  int64_t fnkey[KJIT_MAXARGS];   /* SIG_FUNC arguments: identity of the function */
+  int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
+  lua_State *L;                  /* the state owning those references */
   KEntry entry;
   KCpuCode *code;
   int nret;
@@ -61,6 +64,7 @@ static Type sig_type(uint8_t c) {
   case SIG_BOOL: return TY(T_BOOL);
   case SIG_INT: return TY(T_INT);
   case SIG_FLOAT: return TY(T_F64);
+  case SIG_FUNC: return TY(T_FUNC);
   default: {
     Type t = TY(T_BUF);
     t.dtype = (c - SIG_BUF) / 4;
@@ -82,12 +86,19 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
   case LUA_TUSERDATA: {
     KBuffer *b = kb_test(L, idx);
     if (b) { *slot = (int64_t)(intptr_t)b; return SIG_BUFCODE(b->dtype, b->ndim); }
+    if (luaL_testudata(L, idx, JIT_METATABLE)) {
+      *slot = (int64_t)(intptr_t)lua_topointer(L, idx);
+      return SIG_FUNC;
+    }
     break;
   }
+  case LUA_TFUNCTION:
+    if (!lua_iscfunction(L, idx)) { *slot = (int64_t)(intptr_t)lua_topointer(L, idx); return SIG_FUNC; }
+    break;
   default: break;
   }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
-                             "booleans and kjit arrays", argn, luaL_typename(L, idx));
+                             "booleans, kjit arrays and Lua functions", argn, luaL_typename(L, idx));
 }
 
 /* "f64(f32[:], i64)"-style text for a list of types. */
@@ -171,6 +182,8 @@ static char *types_text(lua_State *L, Session *S, KSpec *root) {
 }
 
 static void free_spec(JitSpec *s) {
+  for (int i = 0; i < s->nsig; i++)
+    if (s->sig[i] == SIG_FUNC && s->L) luaL_unref(s->L, LUA_REGISTRYINDEX, s->fnref[i]);
   kc_free(s->code);
   free(s->ir); free(s->asmtext); free(s->types);
   free(s);
@@ -180,7 +193,7 @@ static void free_spec(JitSpec *s) {
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
-                             int nsig, int want_text) {
+                             int nsig, int argbase, int want_text) {
   register_runtime();
   objidx = lua_absindex(L, objidx);
   SessionBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
@@ -220,7 +233,16 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   Type args[KJIT_MAXARGS];
   int np = f->ast->nparams;
   if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
-  for (int i = 0; i < np; i++) args[i] = i < nsig ? sig_type(sig[i]) : TY(T_NIL);
+  for (int i = 0; i < np; i++) {
+    args[i] = i < nsig ? sig_type(sig[i]) : TY(T_NIL);
+    if (i < nsig && sig[i] == SIG_FUNC) {
+      /* a function argument is a compile-time constant of this specialization */
+      if (argbase == 0) ks_error(S, f, f->ast->line, "function arguments cannot be given in a signature");
+      KConst k = ks_const_from_value(S, argbase + i);
+      args[i] = TY(T_FUNC);
+      args[i].ref = k.tableref;
+    }
+  }
   KSpec *root = kt_spec(S, f, np, args);
   kt_infer_all(S);
 
@@ -265,6 +287,13 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     longjmp(jb, 1);
   }
   js->entry = (KEntry)addr;
+  js->L = L;
+  for (int i = 0; i < nsig; i++)
+    if (sig[i] == SIG_FUNC) {
+      lua_pushvalue(L, argbase + i);
+      js->fnkey[i] = (int64_t)(intptr_t)lua_topointer(L, -1);
+      js->fnref[i] = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
   session_release(L, sb);
   lua_settop(L, sbidx - 1);
   js->next = o->specs;
@@ -294,9 +323,18 @@ static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
   return js->nret;
 }
 
-static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n) {
+/* Same signature; function arguments must also be the same functions. */
+static int spec_matches(const JitSpec *s, const uint8_t *sig, int n, const int64_t *slots) {
+  if (s->nsig != n || memcmp(s->sig, sig, n) != 0) return 0;
+  if (slots)
+    for (int i = 0; i < n; i++)
+      if (sig[i] == SIG_FUNC && s->fnkey[i] != slots[i]) return 0;
+  return 1;
+}
+
+static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *slots) {
   for (JitSpec *s = o->specs; s; s = s->next)
-    if (s->nsig == n && memcmp(s->sig, sig, n) == 0) return s;
+    if (spec_matches(s, sig, n, slots)) return s;
   return NULL;
 }
 
@@ -311,9 +349,9 @@ static int jit_call(lua_State *L) {
   /* trailing nils do not change the specialization */
   while (n > 0 && sig[n - 1] == SIG_NIL) n--;
   JitSpec *js = o->last;
-  if (js == NULL || js->nsig != n || memcmp(js->sig, sig, n) != 0) {
-    js = find_spec(o, sig, n);
-    if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0);
+  if (js == NULL || !spec_matches(js, sig, n, slots)) {
+    js = find_spec(o, sig, n, slots);
+    if (js == NULL) js = compile_spec(L, o, 1, sig, n, 2, 0);
     o->last = js;
   }
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
@@ -392,8 +430,8 @@ static int jit_compile(lua_State *L) {
     }
   }
   if (*p != ')') return luaL_error(L, "bad signature '%s' (missing ')')", text);
-  JitSpec *js = find_spec(o, sig, n);
-  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0);
+  JitSpec *js = find_spec(o, sig, n, NULL);
+  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0);
   /* check the declared return type, if any */
   const char *q = text;
   while (*q == ' ') q++;
@@ -436,7 +474,10 @@ static int jit_inspect(lua_State *L) {
   if (what == 0) { lua_pushstring(L, js->types ? js->types : ""); return 1; }
   if (js->ir == NULL || js->asmtext == NULL) {
     /* recompile this signature, keeping the text this time */
-    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 1);
+    for (int i = 0; i < js->nsig; i++)
+      if (js->sig[i] == SIG_FUNC)
+        return luaL_error(L, "inspect: cannot recompile a specialization that takes functions");
+    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1);
     /* drop the old one from the list */
     for (JitSpec **pp = &nj->next; *pp; pp = &(*pp)->next)
       if (*pp == js) { *pp = js->next; free_spec(js); o->nspecs--; break; }

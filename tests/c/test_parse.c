@@ -303,12 +303,16 @@ typedef struct Walk {
   unsigned char *seen;   /* per expression id */
   int n, bad;
   int nexprs;
+  int want;              /* an ExprKind to look for, or -1 */
+  Expr *found;           /* the first one, in pre-order */
 } Walk;
 
 static void wblock(Walk *w, const Block *bl);
 
 static void wexpr(Walk *w, const Expr *e) {
   if (e == NULL) { w->bad++; return; }
+  if (w->want >= 0 && w->found == NULL && (int)e->kind == w->want)
+    w->found = (Expr *)e;
   if (e->id < 0 || e->id >= w->nexprs || w->seen[e->id]) w->bad++;
   else w->seen[e->id] = 1;
   w->n++;
@@ -385,7 +389,7 @@ static void wblock(Walk *w, const Block *bl) {
 /* Every expression reachable once, ids 0..nexprs-1 all used; funcs[i]->id
 ** == i, parents precede children. Returns 1 if all is well. */
 static int check_tree(const Chunk *c) {
-  Walk w = {calloc((size_t)c->nexprs + 1, 1), 0, 0, c->nexprs};
+  Walk w = {calloc((size_t)c->nexprs + 1, 1), 0, 0, c->nexprs, -1, NULL};
   wblock(&w, c->main->body);
   free(w.seen);
   if (w.bad || w.n != c->nexprs) return 0;
@@ -396,6 +400,14 @@ static int check_tree(const Chunk *c) {
     if (i > 0 && (f->parent == NULL || f->parent->id >= i)) return 0;
   }
   return 1;
+}
+
+/* The first expression of a kind in the chunk, in pre-order. */
+static Expr *find_expr(const Chunk *c, ExprKind k) {
+  Walk w = {calloc((size_t)c->nexprs + 1, 1), 0, 0, c->nexprs, (int)k, NULL};
+  wblock(&w, c->main->body);
+  free(w.seen);
+  return w.found;
 }
 
 /* }====================================================== */
@@ -852,6 +864,460 @@ static void test_literals(void) {
         "utf8 escape and \\z");
   CHECK(e[1]->u.str.len == 2 && strcmp(e[1]->u.str.s, "ab") == 0,
         "long string skips its first newline");
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Lines
+** =======================================================
+*/
+
+static void test_lines(void) {
+  Chunk *c = parse("local x = a\n  +\n  b\nf\n(\n 1\n)\ndo\n  g()\nend\n"
+                   "local function h()\nend\nif x then\nelseif y then\n"
+                   "else\nend\n");
+  CHECK(c != NULL, "lines source: %s", err);
+  if (c == NULL) return;
+  Stmt **s = c->main->body->stmts;
+  CHECK(c->main->body->n == 5, "5 statements");
+  CHECK(s[0]->line == 1, "local at line 1");
+  Expr *bin = s[0]->u.local.exprs[0];
+  CHECK(bin->kind == E_BINOP && bin->line == 2, "binop at its operator");
+  CHECK(bin->u.bin.a->line == 1 && bin->u.bin.b->line == 3, "operands");
+  CHECK(s[1]->kind == S_CALL && s[1]->line == 4 && s[1]->u.call->line == 4,
+        "call at the line it starts");
+  CHECK(s[1]->u.call->u.call.args[0]->line == 6, "argument line");
+  CHECK(s[2]->kind == S_DO && s[2]->line == 8 && s[2]->u.block->line == 9 &&
+        s[2]->u.block->lastline == 10, "do block lines %d-%d",
+        s[2]->u.block->line, s[2]->u.block->lastline);
+  Func *h = s[3]->u.localfunc.func;
+  CHECK(s[3]->line == 11 && h->line == 11 && h->lastline == 12,
+        "local function lines");
+  CHECK(h->body->line == 12 && h->body->lastline == 12, "empty body lines");
+  CHECK(s[4]->line == 13 && s[4]->u.ifs.blocks[0]->line == 14 &&
+        s[4]->u.ifs.blocks[0]->lastline == 14 &&
+        s[4]->u.ifs.blocks[1]->line == 15 && s[4]->u.ifs.els->line == 16 &&
+        s[4]->u.ifs.els->lastline == 16, "if blocks lines");
+  CHECK(c->main->body->line == 1 && c->main->body->lastline == 17,
+        "main block lines %d-%d", c->main->body->line,
+        c->main->body->lastline);
+  CHECK(c->main->line == 0 && c->main->lastline == 0 && c->main->is_vararg &&
+        c->main->parent == NULL && c->main->id == 0 && c->funcs[0] == c->main,
+        "main function");
+
+  /* line breaks: \n, \r, \r\n and \n\r are one line each; "\r\r" two */
+  c = parse("a()\r\nb()\n\rc()\rd()\r\re()\n\nf()");
+  int want[] = {1, 2, 3, 4, 6, 8};
+  for (int i = 0; c && i < 6; i++)
+    CHECK(c->main->body->stmts[i]->line == want[i], "line break kind %d", i);
+  /* lines inside tokens and comments */
+  c = parse("x = [[\n\n]] y = 'a\\\nb\\z\n\n c' --[[\n]] f()");
+  CHECK(c && c->main->body->stmts[1]->line == 3 &&
+        c->main->body->stmts[2]->line == 7, "lines in long tokens");
+
+  /* the lines Lua gives to errors of calls, operators and indexing */
+  static const struct { const char *src; ExprKind k; } rt[] = {
+    {"local t = {}\nreturn t\n.x\n(1)", E_CALL},
+    {"f\n(\n)", E_CALL},
+    {"local t = {}\nlocal v = t\n:m\n(\n1)\n\nreturn v", E_METHCALL},
+    {"local t = {}\nreturn t\n.x\n.y\n", E_FIELD},
+    {"local t = {}\nlocal v = t.x\n.y\n\nreturn v", E_FIELD},
+    {"local t = {}\nlocal v = t\n[1]\n[\n2\n]\n\nreturn v", E_INDEX},
+    {"local t = {}\nreturn t\n.x\n.y\n(1)", E_FIELD},
+    {"local a\nlocal v = a\n+\n1", E_BINOP},
+    {"local a\nlocal v = 1 +\n(a)\n", E_BINOP},
+    {"local a\nlocal v = a ..\n{}\n\nreturn v", E_BINOP},
+    {"local a\nlocal v = a\n<\n1\n\nreturn v", E_BINOP},
+    {"local a = {}\nlocal b = a\n>=\n{\n}\n", E_BINOP},
+    {"local a\nlocal v = -\na\n\nreturn v", E_UNOP},
+    {"local a\nlocal v = #\na\n\nreturn v", E_UNOP},
+    {"local a\nlocal v = ~\na\n\nreturn v", E_UNOP},
+  };
+  for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++) {
+    int lline = -1;
+    if (luaL_loadbuffer(L, rt[i].src, strlen(rt[i].src), "=chunk") == LUA_OK &&
+        lua_pcall(L, 0, 0, 0) != LUA_OK) {
+      const char *m = lua_tostring(L, -1);
+      if (strncmp(m, "chunk:", 6) == 0) lline = atoi(m + 6);
+    }
+    lua_settop(L, 0);
+    c = parse(rt[i].src);
+    Expr *e = c ? find_expr(c, rt[i].k) : NULL;
+    CHECK(e && lline > 0 && e->line == lline,
+          "runtime error line of case %zu: ours %d, Lua %d", i,
+          e ? e->line : -1, lline);
+  }
+}
+
+/* Sources whose functions are compared with Lua's (lines, params). */
+static const char *const func_sources[] = {
+  "local function a()\nend\nlocal b = function\n(\n)\nend\n"
+  "function c.d:e(x,\n  y)\n  return function() end\nend\n"
+  "local t = { f = function(...) end, function() return function() end end }\n"
+  "local function\ng\n(\n)\nend\nreturn function(a, b, ...) local function h() end end\n",
+  "function f() end function g() end local x = function() end",
+  "x = [[\n\n]] function f()\n--[[\n\n]] end\ny = '\\\n\\z\n\n' function g\n() end",
+  "local a = function(x) end\r\nlocal b = function(x)\r\nend\r\n\rfunction c() \n\r end",
+  "return function() return function() return function() end end end",
+  "local f = function(a, b)\n  local g = function(c) return function(d, ...)\n"
+  "  end end\nend\nlocal t = {f = function(self) end, [1] = function() end}\n"
+  "function t:m(a) end function t.n(a) end",
+  "do local function f() end end while x do local g = function() end end\n"
+  "repeat local h = function() end until h\nif a then local i = function() end "
+  "elseif b then local j = function() end else local k = function() end end\n"
+  "for i = 1, 2 do local l = function() end end for k in pairs(t) do local m = "
+  "function() end end",
+};
+
+static void test_func_lines(void) {
+  for (size_t i = 0; i < sizeof func_sources / sizeof func_sources[0]; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "func source %zu", i);
+    CHECK(diff_lua(func_sources[i], strlen(func_sources[i]), what, 1)
+          == DIFF_SAME, "%s agrees with Lua", what);
+  }
+  Chunk *c = parse("local function f()\n  local function g() end\n"
+                   "  return function() end\nend\nfunction t:m() end");
+  CHECK(c && c->nfuncs == 5, "5 functions");
+  if (c && c->nfuncs == 5) {
+    CHECK(c->funcs[1]->parent == c->main && c->funcs[2]->parent == c->funcs[1]
+          && c->funcs[3]->parent == c->funcs[1] &&
+          c->funcs[4]->parent == c->main, "parents");
+    CHECK(c->funcs[1]->line == 1 && c->funcs[1]->lastline == 4, "f lines");
+    CHECK(c->funcs[2]->line == 2 && c->funcs[2]->lastline == 2, "g lines");
+    CHECK(c->funcs[4]->nparams == 1 && strcmp(c->funcs[4]->params[0], "self")
+          == 0, "method has self");
+  }
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** kp_find_func, names, kp_opname
+** =======================================================
+*/
+
+static void test_find_func(void) {
+  Chunk *c = parse("local a, b = function(x) end, function(x, y) end\n"
+                   "local c = function(p) end; local d = function(q) end\n"
+                   "function m(self2)\nend\n"
+                   "local function solo(z) end");
+  CHECK(c && c->nfuncs == 7, "find_func source");
+  if (!c || c->nfuncs != 7) return;
+  int amb = -1;
+  CHECK(kp_find_func(c, 1, 1, -1, NULL, &amb) == NULL && amb == 1,
+        "two on line 1: ambiguous");
+  CHECK(kp_find_func(c, 1, 1, 1, NULL, &amb) == c->funcs[1] && amb == 0,
+        "narrowed by nparams 1");
+  CHECK(kp_find_func(c, 1, 1, 2, NULL, &amb) == c->funcs[2] && amb == 0,
+        "narrowed by nparams 2");
+  CHECK(kp_find_func(c, 1, 1, 3, NULL, &amb) == NULL && amb == 0,
+        "nparams 3: none");
+  CHECK(kp_find_func(c, 2, 2, 1, NULL, &amb) == NULL && amb == 1,
+        "same nparams: still ambiguous");
+  const char *q[] = {"q"}, *p[] = {"p"}, *r[] = {"r"};
+  CHECK(kp_find_func(c, 2, 2, 1, q, &amb) == c->funcs[4] && amb == 0,
+        "narrowed by names (q)");
+  CHECK(kp_find_func(c, 2, 2, 1, p, &amb) == c->funcs[3] && amb == 0,
+        "narrowed by names (p)");
+  CHECK(kp_find_func(c, 2, 2, 1, r, &amb) == NULL && amb == 0,
+        "names match none");
+  CHECK(kp_find_func(c, 3, 4, -1, NULL, &amb) == c->funcs[5] && amb == 0,
+        "function statement over two lines");
+  CHECK(kp_find_func(c, 3, 3, -1, NULL, &amb) == NULL && amb == 0,
+        "wrong lastline");
+  CHECK(kp_find_func(c, 5, 5, 0, NULL, &amb) == c->funcs[6],
+        "a single match is returned as is");
+  CHECK(kp_find_func(c, 9, 9, -1, NULL, &amb) == NULL && amb == 0, "none");
+  CHECK(kp_find_func(c, 0, 0, -1, NULL, &amb) == c->main, "main chunk");
+  CHECK(kp_find_func(c, 1, 1, -1, NULL, NULL) == NULL, "NULL ambiguous ok");
+}
+
+static void expect_name(int line, const char *src, int idx, const char *name) {
+  Chunk *c = parse(src);
+  const char *got = c && idx < c->nfuncs ? c->funcs[idx]->name : "<none>";
+  check_((got == NULL && name == NULL) ||
+         (got && name && strcmp(got, name) == 0), line,
+         "name of function %d in %s: want %s, got %s", idx, src,
+         name ? name : "NULL", got ? got : "NULL");
+}
+#define NAME(src, i, n) expect_name(__LINE__, src, i, n)
+
+static void test_names(void) {
+  NAME("function f() end", 1, "f");
+  NAME("function a.b.c() end", 1, "a.b.c");
+  NAME("function a.b:c() end", 1, "a.b:c");
+  NAME("function a:b() end", 1, "a:b");
+  NAME("local function g() end", 1, "g");
+  NAME("local f = function() end", 1, "f");
+  NAME("local a, b = 1, function() end", 1, "b");
+  NAME("x.y = function() end", 1, "x.y");
+  NAME("t[1] = function() end", 1, NULL);
+  NAME("return function() end", 1, NULL);
+  NAME("f(function() end)", 1, NULL);
+  NAME("local t = {m = function() end}", 1, "m");
+  NAME("local f = (function() end)", 1, NULL);
+  Chunk *c = parse("return 1");
+  CHECK(c && c->main->name == NULL && c->nfuncs == 1 &&
+        strcmp(c->chunkname, "chunk") == 0, "main is anonymous");
+}
+
+static void test_opname(void) {
+  static const struct { OpKind op; const char *s; } ops[] = {
+    {OP_ADD, "+"}, {OP_SUB, "-"}, {OP_MUL, "*"}, {OP_DIV, "/"},
+    {OP_IDIV, "//"}, {OP_MOD, "%"}, {OP_POW, "^"}, {OP_BAND, "&"},
+    {OP_BOR, "|"}, {OP_BXOR, "~"}, {OP_SHL, "<<"}, {OP_SHR, ">>"},
+    {OP_CONCAT, ".."}, {OP_EQ, "=="}, {OP_NE, "~="}, {OP_LT, "<"},
+    {OP_LE, "<="}, {OP_GT, ">"}, {OP_GE, ">="}, {OP_AND, "and"},
+    {OP_OR, "or"}, {OP_NEG, "-"}, {OP_NOT, "not"}, {OP_LEN, "#"},
+    {OP_BNOT, "~"},
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    CHECK(strcmp(kp_opname(ops[i].op), ops[i].s) == 0, "kp_opname(%d)",
+          (int)ops[i].op);
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Syntax errors: Lua 5.4's messages, checked twice (as written here, as
+** written by the linked Lua)
+** =======================================================
+*/
+
+static const struct { const char *src; const char *msg; } errors[] = {
+  {"function f()", "chunk:1: 'end' expected near <eof>"},
+  {"x = = 1", "chunk:1: unexpected symbol near '='"},
+  {"local function f()\nreturn\nend end", "chunk:3: <eof> expected near 'end'"},
+  {"if x then\nelse\nelse end",
+   "chunk:3: 'end' expected (to close 'if' at line 1) near 'else'"},
+  {"local function f()\n\n\n", "chunk:4: 'end' expected (to close 'function' "
+   "at line 1) near <eof>"},
+  {"while x do\n", "chunk:2: 'end' expected (to close 'while' at line 1) "
+   "near <eof>"},
+  {"repeat\nx()\n", "chunk:3: 'until' expected (to close 'repeat' at line 1) "
+   "near <eof>"},
+  {"f(\n1\n,\n", "chunk:4: unexpected symbol near <eof>"},
+  {"f(a\n,b", "chunk:2: ')' expected (to close '(' at line 1) near <eof>"},
+  {"x = (a\n", "chunk:2: ')' expected (to close '(' at line 1) near <eof>"},
+  {"x = {\n1,\n2\n", "chunk:4: '}' expected (to close '{' at line 1) near <eof>"},
+  {"local t = {x 1}", "chunk:1: '}' expected near '1'"},
+  {"x = a[1", "chunk:1: ']' expected near <eof>"},
+  {"local x = 3x", "chunk:1: malformed number near '3x'"},
+  {"x = 0x", "chunk:1: malformed number near '0x'"},
+  {"x = 0x1p", "chunk:1: malformed number near '0x1p'"},
+  {"x = 1e+", "chunk:1: malformed number near '1e+'"},
+  {"x = .5x", "chunk:1: malformed number near '.5x'"},
+  {"x = 3..2", "chunk:1: malformed number near '3..2'"},
+  {"x = 'abc", "chunk:1: unfinished string near <eof>"},
+  {"x = 'abc\ny'", "chunk:1: unfinished string near ''abc'"},
+  {"x = \"a\\\nb", "chunk:2: unfinished string near <eof>"},
+  {"x = '\\q'", "chunk:1: invalid escape sequence near ''\\q'"},
+  {"x = '\\xg'", "chunk:1: hexadecimal digit expected near ''\\xg'"},
+  {"x = '\\x5'", "chunk:1: hexadecimal digit expected near ''\\x5''"},
+  {"x = '\\u{110000000}'",
+   "chunk:1: UTF-8 value too large near ''\\u{110000000'"},
+  {"x = '\\u{12'", "chunk:1: missing '}' near ''\\u{12''"},
+  {"x = '\\u12'", "chunk:1: missing '{' near ''\\u1'"},
+  {"x = '\\u{}'", "chunk:1: hexadecimal digit expected near ''\\u{}'"},
+  {"x = 'ab\\300'", "chunk:1: decimal escape too large near ''ab\\300''"},
+  {"x = [=x", "chunk:1: invalid long string delimiter near '[='"},
+  {"--[[ abc\n", "chunk:2: unfinished long comment (starting at line 1) "
+   "near <eof>"},
+  {"x = [==[ abc\n]]", "chunk:2: unfinished long string (starting at line 1) "
+   "near <eof>"},
+  {"x = \xC3", "chunk:1: unexpected symbol near '<\\195>'"},
+  {"x = @", "chunk:1: unexpected symbol near '@'"},
+  {"x = 1 [[\nab\n]]", "chunk:3: unexpected symbol near '[[ab\n]]'"},
+  {"x = 1 'a\\0b'", "chunk:1: unexpected symbol near ''a'"},
+  {"x = 1 [==[a\\0b]==]", "chunk:1: unexpected symbol near '[==[a\\0b]==]'"},
+  {"function f() return function() return ... end end",
+   "chunk:1: cannot use '...' outside a vararg function near '...'"},
+  {"a.b:c = 1", "chunk:1: function arguments expected near '='"},
+  {"for i do end", "chunk:1: '=' or 'in' expected near 'do'"},
+  {"for i = 1 do end", "chunk:1: ',' expected near 'do'"},
+  {"for a, b = 1, 2 do end", "chunk:1: 'in' expected near '='"},
+  {"local function f(a,) end", "chunk:1: <name> or '...' expected near ')'"},
+  {"local function f(..., a) end", "chunk:1: ')' expected near ','"},
+  {"x = {a=1,,}", "chunk:1: unexpected symbol near ','"},
+  {"return 1 x = 2", "chunk:1: <eof> expected near 'x'"},
+  {"return return", "chunk:1: <eof> expected near 'return'"},
+  {"x = a..", "chunk:1: unexpected symbol near <eof>"},
+  {"(a) = 1", "chunk:1: syntax error near '='"},
+  {"f() = 1", "chunk:1: syntax error near '='"},
+  {"a, f() = 1, 2", "chunk:1: syntax error near '='"},
+  {"(f())", "chunk:1: syntax error near <eof>"},
+  {"x", "chunk:1: syntax error near <eof>"},
+  {"x.y\nz()", "chunk:2: syntax error near 'z'"},
+  {"1 = 2", "chunk:1: unexpected symbol near '1'"},
+  {"local 1", "chunk:1: <name> expected near '1'"},
+  {"local function 1", "chunk:1: <name> expected near '1'"},
+  {"goto 1", "chunk:1: <name> expected near '1'"},
+  {"x = a.1", "chunk:1: <name> expected near '.1'"},
+  {"x = a:b", "chunk:1: function arguments expected near <eof>"},
+  {"::a", "chunk:1: '::' expected near <eof>"},
+  {"local x <const", "chunk:1: '>' expected near <eof>"},
+  {"function a.b:c.d() end", "chunk:1: '(' expected near '.'"},
+  {"function (x) end", "chunk:1: <name> expected near '('"},
+  {"x = function f() end", "chunk:1: '(' expected near 'f'"},
+  {"if x end", "chunk:1: 'then' expected near 'end'"},
+  {"x = }", "chunk:1: unexpected symbol near '}'"},
+  {"x = 1 + * 2", "chunk:1: unexpected symbol near '*'"},
+  {"local x <foo> = 1", "chunk:1: unknown attribute 'foo'"},
+  {"local x <close>, y <close> = 1",
+   "chunk:1: multiple to-be-closed variables in local list"},
+  {"local x <const> = 1; x = 2",
+   "chunk:1: attempt to assign to const variable 'x'"},
+  {"local x <close> = nil\n\nx, y = 2, 3",
+   "chunk:3: attempt to assign to const variable 'x'"},
+  {"local x <const> = 1; local function g() x = 2 end",
+   "chunk:1: attempt to assign to const variable 'x'"},
+  {"local x <const> = {}\nfunction x() end\n\n",
+   "chunk:4: attempt to assign to const variable 'x'"},
+  {"goto l; local a; ::l:: print(a)",
+   "chunk:1: <goto l> at line 1 jumps into the scope of local 'a'"},
+  {"repeat local x; goto l; local y; ::l:: until x",
+   "chunk:1: <goto l> at line 1 jumps into the scope of local 'y'"},
+  {"do goto l end", "chunk:1: no visible label 'l' for <goto> at line 1"},
+  {"local function f()\n goto l\nend\n::l::",
+   "chunk:3: no visible label 'l' for <goto> at line 2"},
+  {"do ::l:: end goto l", "chunk:1: no visible label 'l' for <goto> at line 1"},
+  {"break", "chunk:1: break outside loop at line 1"},
+  {"while x do local function f() break end end",
+   "chunk:1: break outside loop at line 1"},
+  {"::a:: ::a::", "chunk:1: label 'a' already defined on line 1"},
+  {"::a::\ndo ::a:: end", "chunk:2: label 'a' already defined on line 1"},
+  {"x = '\\u{7FFFFFFF}' y", "chunk:1: syntax error near <eof>"},
+  {"x = 1 .. 2 .. \n", "chunk:2: unexpected symbol near <eof>"},
+  {"local function f() end end", "chunk:1: <eof> expected near 'end'"},
+  {"f(1,)", "chunk:1: unexpected symbol near ')'"},
+  {"x = not", "chunk:1: unexpected symbol near <eof>"},
+  {"x = #", "chunk:1: unexpected symbol near <eof>"},
+  {"x = ... ...", "chunk:1: syntax error near '...'"},
+  {"a.b.c", "chunk:1: syntax error near <eof>"},
+  {"x = {[1] 2}", "chunk:1: '=' expected near '2'"},
+  {"x = {y = }", "chunk:1: unexpected symbol near '}'"},
+  {"local a = {} a:b.c()", "chunk:1: function arguments expected near '.'"},
+  {"x = ~= 1", "chunk:1: unexpected symbol near '~='"},
+  {"if x then elseif end", "chunk:1: unexpected symbol near 'end'"},
+  {"x = \x01", "chunk:1: unexpected symbol near '<\\1>'"},
+};
+
+/* A chunk with 201 locals, and two more limit messages. */
+static void test_limits(void) {
+  Buf b = {0};
+  bput(&b, "local a0");
+  for (int i = 1; i <= 200; i++) bput(&b, ", a%d", i);
+  const char *lmsg = lua_load_msg(b.s, b.n);
+  Chunk *c = parsen(b.s, b.n);
+  CHECK(lmsg && c == NULL && strcmp(err, "chunk:1: too many local variables "
+        "(limit is 200) in main function near ','") == 0 &&
+        strcmp(lmsg, err) == 0, "201 locals: %s", err);
+  b.n = 0;
+  bput(&b, "local function f()\n");
+  for (int i = 0; i < 198; i++) bput(&b, "local a%d\n", i);
+  bput(&b, "for i = 1, 2 do end\nend");
+  lmsg = lua_load_msg(b.s, b.n);
+  c = parsen(b.s, b.n);
+  CHECK(lmsg && c == NULL && strcmp(lmsg, err) == 0 &&
+        strstr(err, "in function at line 1"), "for loop locals: %s / %s",
+        err, lmsg ? lmsg : "ok");
+  b.n = 0;
+  bput(&b, "local a0");  /* 200 is fine */
+  for (int i = 1; i < 200; i++) bput(&b, ", a%d", i);
+  c = parsen(b.s, b.n);
+  CHECK(c != NULL && lua_load_msg(b.s, b.n) == NULL, "200 locals: %s", err);
+  lua_settop(L, 0);
+  free(b.s);
+}
+
+static void test_errors(void) {
+  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+    const char *src = errors[i].src;
+    Chunk *c = parse(src);
+    CHECK(c == NULL && strcmp(err, errors[i].msg) == 0,
+          "error for %s\n   want %s\n   got  %s", src, errors[i].msg,
+          c ? "(parsed)" : err);
+    const char *lmsg = lua_load_msg(src, strlen(src));
+    CHECK(lmsg && strcmp(lmsg, errors[i].msg) == 0,
+          "Lua's message for %s\n   want %s\n   Lua  %s", src,
+          errors[i].msg, lmsg ? lmsg : "(loads)");
+    lua_settop(L, 0);
+  }
+  test_limits();
+  /* a message bigger than the buffer is cut, not overflowed */
+  char small[16];
+  Arena a;
+  ka_init(&a);
+  CHECK(kp_parse(&a, "x = = 1", 7, "chunk", small, sizeof small) == NULL &&
+        strlen(small) == 15, "message truncated to the buffer");
+  CHECK(kp_parse(&a, "x = = 1", 7, "chunk", NULL, 0) == NULL,
+        "no message buffer");
+  ka_free(&a);
+}
+
+/* Nesting: fails where Lua fails, and never overflows the C stack. */
+static void test_depth(void) {
+  static const char *const shapes[][3] = {
+    /* prefix repeated, middle, suffix repeated */
+    {"(", "1", ")"},
+    {"do ", "", " end"},
+    {"- ", "x", ""},
+    {"{", "", "}"},
+    {"f(", "", ")"},
+    {"function() return ", "1", " end"},
+    {"a .. ", "b", ""},
+    {"2 ^ ", "2", ""},
+    {"if x then ", "", " end"},
+    {"x, ", "x", ""},
+  };
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+    int agree = 1, lfail = 0, ofail = 0;
+    for (int n = 150; n <= 260; n++) {
+      Buf b = {0};
+      int stat = (k == 1 || k == 8);
+      int assign = (k == 9);
+      bput(&b, stat ? "" : assign ? "" : "x = ");
+      for (int i = 0; i < n; i++) bput(&b, "%s", shapes[k][0]);
+      bput(&b, "%s", shapes[k][1]);
+      for (int i = 0; i < n; i++) bput(&b, "%s", shapes[k][2]);
+      if (assign) bput(&b, " = 1");
+      const char *lmsg = lua_load_msg(b.s, b.n);
+      lua_settop(L, 0);
+      Chunk *c = parsen(b.s, b.n);
+      if ((lmsg != NULL) != (c == NULL) ||
+          (lmsg && !known_difference(lmsg, err) && strcmp(lmsg, err))) {
+        if (agree) printf("  depth shape %zu, n=%d: Lua %s, ours %s\n", k, n,
+                          lmsg ? lmsg : "ok", c ? "ok" : err);
+        agree = 0;
+      }
+      lfail += lmsg != NULL;
+      ofail += c == NULL;
+      free(b.s);
+    }
+    CHECK(agree && lfail > 0, "nesting shape %zu agrees with Lua (%d/%d fail)",
+          k, ofail, lfail);
+  }
+  /* very deep input: an error, no crash */
+  size_t n = 1000000;
+  char *s = malloc(2 * n + 8);
+  memset(s, '(', n);
+  memcpy(s + n, "x", 1);
+  memset(s + n + 1, ')', n);
+  Chunk *c = parsen(s, 2 * n + 1);
+  CHECK(c == NULL && strcmp(err, "chunk:1: chunk has too many syntax levels")
+        == 0, "a million parentheses: %s", err);
+  for (size_t i = 0; i < n; i++) s[i] = i % 2 ? ' ' : '-';
+  c = parsen(s, n + 1);
+  CHECK(c == NULL && strstr(err, "too many syntax levels"), "deep unary");
+  free(s);
 }
 
 /* }====================================================== */

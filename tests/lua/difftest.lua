@@ -349,6 +349,25 @@ local function callsite()
   return "?"
 end
 
+-- Lua 5.4.4 (the Debian lua5.4 these tests run with) reports integer
+-- division and modulo by zero at a stale line: the VM does not save the pc
+-- before raising them, so the line is that of the last instruction that
+-- did (often the function header). Compiled code reports the operator's
+-- line, as DESIGN.md §4 asks; for these two messages only, the line number
+-- is left out of the comparison (source name and text must still match).
+local STALE_LINE_MESSAGES = { "attempt to divide by zero", "attempt to perform 'n%0'" }
+local function same_error(im, cm)
+  if im == cm then return true end
+  for _, t in ipairs(STALE_LINE_MESSAGES) do
+    if im:sub(-#t) == t then
+      local function strip(m) return (m:gsub("^(.-):%d+: ", "%1:?: ", 1)) end
+      return strip(im) == strip(cm)
+    end
+  end
+  return false
+end
+D.same_error = same_error
+
 -- make() returns the argument list (with field n) for one run, and
 -- optionally a list of extra arrays to compare afterwards (e.g. the base of
 -- a view passed as an argument). It is called once per run.
@@ -380,7 +399,7 @@ local function core_make(level, tol, phrase, loose, opts, fn, make)
       if not cm:find(phrase, 1, true) then
         fail("compiled error '" .. cm .. "' does not contain '" .. phrase .. "' (interpreted: '" .. im .. "')")
       end
-    elseif cm ~= im then
+    elseif not same_error(im, cm) then
       fail("error messages differ:\n    interpreted: " .. im .. "\n    compiled:    " .. cm)
     end
   elseif not ir[1] then
@@ -389,7 +408,7 @@ local function core_make(level, tol, phrase, loose, opts, fn, make)
       fail("interpreted run raised '" .. im .. "' but the compiled run returned normally")
     end
     local cm = tostring(cr[2])
-    if cm ~= im then
+    if not same_error(im, cm) then
       fail("error messages differ:\n    interpreted: " .. im .. "\n    compiled:    " .. cm)
     end
   else
