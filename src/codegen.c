@@ -662,6 +662,18 @@ static Val emit_arith(CG *G, Expr *e, Val a, Val b) {
   }
   LLVMValueRef x = num_to(G, a, rt.kind), y = num_to(G, b, rt.kind), r;
   LLVMTypeRef ty = rt.kind == T_F32 ? G->f32 : G->f64;
+  if (G->f->fastmath && op <= OP_DIV && op != OP_IDIV) {
+    /* fast-math: call the linked helpers (fadd fast ...), inlined by -O */
+    static const char *const nm[] = { "fadd", "fsub", "fmul", "fdiv" };
+    char name[40];
+    snprintf(name, sizeof name, "kjit_%s_fast_%s", nm[op - OP_ADD], rt.kind == T_F32 ? "f32" : "f64");
+    LLVMValueRef fn = LLVMGetNamedFunction(G->M, name);
+    if (fn) {
+      LLVMTypeRef pt[2] = { ty, ty };
+      LLVMValueRef av[2] = { x, y };
+      return mkval(rt, LLVMBuildCall2(G->B, LLVMFunctionType(ty, pt, 2, 0), fn, av, 2, ""));
+    }
+  }
   switch (op) {
   case OP_ADD: r = LLVMBuildFAdd(G->B, x, y, ""); break;
   case OP_SUB: r = LLVMBuildFSub(G->B, x, y, ""); break;
@@ -1567,7 +1579,13 @@ static void declare_spec(CG *G, KSpec *sp) {
   LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, n, 0);
   LLVMValueRef fn = LLVMAddFunction(G->M, sp->name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
-  /* the arrays kjit passes never alias the error record */
+  if (sp->fn->fastmath) {
+    static const char *const attrs[] = { "unsafe-fp-math", "no-nans-fp-math",
+      "no-infs-fp-math", "no-signed-zeros-fp-math", "approx-func-fp-math" };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+          LLVMCreateStringAttribute(G->C, attrs[i], strlen(attrs[i]), "true", 4));
+  }
   sp->llfunc = fn;
   sp->llfnty = fty;
 }

@@ -157,6 +157,8 @@ static const char *txttoken(KxLexer *L, const KxToken *t) {
 }
 
 _Noreturn void kx_syntaxerror(KxLexer *L, const char *msg) {
+  if (L->t.tok == 0)  /* a NUL byte: Lua takes token 0 as "no token" */
+    error_(L, msg, NULL);
   error_(L, msg, txttoken(L, &L->t));
 }
 

@@ -4,8 +4,9 @@
 -- raises(), the location prefix "test_jit_errors.lua:<line>:" and any
 -- further phrases are then looked for in the same message.
 --
--- PROVISIONAL: the exact wording of the compile-time errors below was
--- chosen by the lead before the compiler existed; the implementation or
+-- PROVISIONAL: the exact wording of the compile-time errors below follows
+-- the compiler as it stood when these tests were written (it differs in
+-- places from the first plan, noted at each test); the implementation or
 -- these phrases may be adjusted (each is one short string, easy to edit).
 -- Run-time errors use Lua 5.4's own wording (checked against the
 -- interpreter: the same tests run interpreted with KJIT_FAKE_JIT=1).
@@ -56,6 +57,15 @@ end
 
 local UNSUPPORTED = "not supported in compiled code"
 
+-- The location expected for integer division/modulo by zero. Compiled code
+-- must report the operator's line; Lua 5.4.4 itself reports a stale line
+-- for these two errors (see difftest.lua), so in fake mode (interpreted)
+-- only the source name is checked.
+local function div_line(fn, k)
+  if D.fake then return SRC end
+  return line_of(fn, k)
+end
+
 ---------------------------------------------------------------------------
 -- compile-time errors: unsupported constructs (PROVISIONAL wording)
 ---------------------------------------------------------------------------
@@ -100,7 +110,22 @@ end
 
 KJIT_TEST_A_STRING = "hello"
 local function uses_string_global(x)
-  local v = KJIT_TEST_A_STRING
+  return x + KJIT_TEST_A_STRING
+end
+
+local function uses_c_function(x)
+  print(x)
+  return x
+end
+
+local UPV = 3
+local function assigns_upvalue(x)
+  UPV = x
+  return x
+end
+
+local function assigns_global(x)
+  KJIT_TEST_NEW_GLOBAL = x
   return x
 end
 
@@ -116,7 +141,9 @@ end)
 
 test("string literal is a compile error", function()
   need_compiler()
-  expect(line_of(uses_string, 1), { "string", UNSUPPORTED }, jit_call, uses_string, 1)
+  -- first plan: "not supported in compiled code"; now "local 's' cannot
+  -- hold a string in compiled code"
+  expect(line_of(uses_string, 1), { "string", "in compiled code" }, jit_call, uses_string, 1)
 end)
 
 test("closure is a compile error", function()
@@ -148,21 +175,41 @@ end)
 
 test("nil global is a compile error", function()
   need_compiler()
-  expect(line_of(uses_nil_global, 1),
-    { "global 'kjit_test_no_such_global'", "is not a number or function" },
+  -- first plan: "global 'name' is not a number or function"; now "global
+  -- 'name' is nil (compiled code freezes globals ...)"
+  expect(line_of(uses_nil_global, 1), { "global 'kjit_test_no_such_global'", "is nil" },
     jit_call, uses_nil_global, 1)
 end)
 
 test("string global is a compile error", function()
   need_compiler()
-  expect(line_of(uses_string_global, 1),
-    { "global 'KJIT_TEST_A_STRING'", "is not a number or function" },
+  -- first plan: "global 'name' is not a number or function"; now "attempt
+  -- to perform arithmetic on a string value (global or upvalue 'name')"
+  expect(line_of(uses_string_global, 1), { "'KJIT_TEST_A_STRING'", "string" },
     jit_call, uses_string_global, 1)
+end)
+
+test("C function global is a compile error", function()
+  need_compiler()
+  expect(line_of(uses_c_function, 1), { "'print'", "C function" }, jit_call, uses_c_function, 1)
+end)
+
+test("assigning to an upvalue is a compile error (frozen)", function()
+  need_compiler()
+  expect(line_of(assigns_upvalue, 1), { "cannot assign to", "'UPV'" }, jit_call, assigns_upvalue, 1)
+end)
+
+test("assigning to a global is a compile error (frozen)", function()
+  need_compiler()
+  expect(line_of(assigns_global, 1), { "cannot assign to", "'KJIT_TEST_NEW_GLOBAL'" },
+    jit_call, assigns_global, 1)
 end)
 
 test("coroutine use is a compile error", function()
   need_compiler()
-  expect(line_of(uses_coroutine, 1), "cannot compile use of 'coroutine'", jit_call, uses_coroutine, 1)
+  -- first plan: "cannot compile use of 'coroutine'"; now "field 'yield' is
+  -- a C function: compiled code can use only numbers, booleans, ..."
+  expect(line_of(uses_coroutine, 1), { "'yield'", "C function" }, jit_call, uses_coroutine, 1)
 end)
 
 ---------------------------------------------------------------------------
@@ -207,14 +254,17 @@ end)
 
 test("comparing a boolean with a number is a compile error", function()
   need_compiler()
-  expect(line_of(compare_boolean, 1), "attempt to compare boolean with number",
+  -- Lua says "with number"; compiled code names the type ("with i64")
+  expect(line_of(compare_boolean, 1), "attempt to compare boolean with",
     jit_call, compare_boolean, true)
 end)
 
 test("string argument is rejected at call time", function()
   need_compiler()
   -- where: the call site, not checked (the message names the argument)
-  expect(nil, "argument #1 is a string: kjit functions take numbers, booleans and kjit arrays",
+  -- first plan: "... take numbers, booleans and kjit arrays"; jit
+  -- functions (and Lua functions) are now accepted too
+  expect(nil, "argument #1 is a string: kjit functions take numbers, booleans",
     jit_call, plain, "abc")
 end)
 
@@ -299,12 +349,12 @@ test("integer division by zero", function()
   need_jit()
   -- Lua 5.4.4 says "attempt to divide by zero" for //; "attempt to perform
   -- 'n//0'" is the Lua 5.3 wording.
-  expect(line_of(idiv, 1), "attempt to divide by zero", jit_call, idiv, 1, 0)
+  expect(div_line(idiv, 1), "attempt to divide by zero", jit_call, idiv, 1, 0)
 end)
 
 test("integer modulo by zero", function()
   need_jit()
-  expect(line_of(imod, 1), "attempt to perform 'n%0'", jit_call, imod, 1, 0)
+  expect(div_line(imod, 1), "attempt to perform 'n%0'", jit_call, imod, 1, 0)
 end)
 
 test("for step zero", function()
