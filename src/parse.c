@@ -618,7 +618,9 @@ static Expr *fieldsel(Parser *P, Expr *obj) {
 /* suffixedexp ->
      primaryexp { '.' NAME | '[' exp ']' | ':' NAME funcargs | funcargs } */
 static Expr *suffixedexp(Parser *P) {
-  int line = curline(P);  /* Lua reports calls at the line they start */
+  /* Lua gives calls the line where they start, as its scanner has it:
+  ** after a lookahead (in a table constructor) the next token's line. */
+  int line = P->lx.linenumber;
   Expr *v = primaryexp(P);
   for (;;) {
     switch (tok(P)) {

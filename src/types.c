@@ -110,7 +110,13 @@ Type kt_join(Type a, Type b) {
   if (kt_isnum(a) && kt_isnum(b)) return join_num(a, b);
   if (a.kind == T_MAYBE || b.kind == T_MAYBE) {
     Type x = a.kind == T_MAYBE ? TY(a.sub) : a, y = b.kind == T_MAYBE ? TY(b.sub) : b;
-    if (kt_isnum(x) && kt_isnum(y)) { Type r = TY(T_MAYBE); r.sub = join_num(x, y).kind; return r; }
+    if (kt_isnum(x) && kt_isnum(y)) {
+      Type r = TY(T_MAYBE);
+      r.sub = join_num(x, y).kind;
+      /* falsy value nil only if every side's is */
+      r.dtype = (a.kind != T_MAYBE || a.dtype) && (b.kind != T_MAYBE || b.dtype);
+      return r;
+    }
     return TY(T_CONFLICT);
   }
   if (kt_equal(a, b)) return a;

@@ -926,6 +926,8 @@ static void test_lines(void) {
   static const struct { const char *src; ExprKind k; } rt[] = {
     {"local t = {}\nreturn t\n.x\n(1)", E_CALL},
     {"f\n(\n)", E_CALL},
+    {"local t = { f\n(\n1) }", E_CALL},
+    {"local t = { x = 1, f\n.x\n(\n1) }", E_CALL},
     {"local t = {}\nlocal v = t\n:m\n(\n1)\n\nreturn v", E_METHCALL},
     {"local t = {}\nreturn t\n.x\n.y\n", E_FIELD},
     {"local t = {}\nlocal v = t.x\n.y\n\nreturn v", E_FIELD},
@@ -1111,6 +1113,8 @@ static const struct { const char *src; const char *msg; } errors[] = {
   {"f(\n1\n,\n", "chunk:4: unexpected symbol near <eof>"},
   {"f(a\n,b", "chunk:2: ')' expected (to close '(' at line 1) near <eof>"},
   {"x = (a\n", "chunk:2: ')' expected (to close '(' at line 1) near <eof>"},
+  {"x = { c\n\n(1", "chunk:3: ')' expected (to close '(' at line 3) near <eof>"},
+  {"x = { c\n.d\n(1", "chunk:3: ')' expected (to close '(' at line 2) near <eof>"},
   {"x = {\n1,\n2\n", "chunk:4: '}' expected (to close '{' at line 1) near <eof>"},
   {"local t = {x 1}", "chunk:1: '}' expected near '1'"},
   {"x = a[1", "chunk:1: ']' expected near <eof>"},

@@ -103,7 +103,7 @@ do
 
   local function checkindex(a, i, level)
     local ii = math.tointeger(i)
-    if ii == nil then error("kjit array index must be an integer", level + 1) end
+    if ii == nil then error("index " .. tostring(i) .. " is not an integer", level + 1) end
     if ii < 1 or ii > a.shape[1] then
       error(string.format("index %d out of bounds [1, %d]", ii, a.shape[1]), level + 1)
     end

@@ -139,6 +139,33 @@ local function avg_int(a, b)
   return (a & b) + ((a ~ b) >> 1), (a + b) // 2
 end
 
+local function more_literals()
+  return -9223372036854775808, 0x8000000000000000, 0x.1, 1e1000, 0x1p-1074, 0xA,
+    -0x7fffffffffffffff - 1, math.mininteger == -9223372036854775808, 2^-1074
+end
+local function const_div0()
+  return 1 // 0
+end
+local function const_mod0()
+  return 1 % 0
+end
+local function const_minint()
+  -- constant operands: must not be folded into C undefined behaviour
+  return math.mininteger // -1, math.mininteger % -1, -math.mininteger,
+    math.mininteger * -1, math.maxinteger + 1, math.mininteger - 1
+end
+local function const_float_div()
+  return 1 // 0.0, -1 % math.huge, 0 / -5, 0.0 / 0.0 ~= 0.0 / 0.0, 5 % -0.0
+end
+local function many_locals(x)
+  local a1, a2, a3, a4, a5 = x + 1, x + 2, x + 3, x + 4, x + 5
+  local b1, b2, b3, b4, b5 = a1 * a2, a2 * a3, a3 * a4, a4 * a5, a5 * a1
+  local c1, c2, c3, c4, c5 = b1 - b2, b2 - b3, b3 - b4, b4 - b5, b5 - b1
+  local d1, d2, d3, d4, d5 = c1 * a1, c2 * a2, c3 * a3, c4 * a4, c5 * a5
+  local e1, e2, e3, e4, e5 = d1 + b5, d2 + b4, d3 + b3, d4 + b2, d5 + b1
+  return a1 + b2 + c3 + d4 + e5, e1 - e2 + e3 - e4 + e5, d1 * d5 - c2 * c4
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -162,7 +189,7 @@ end)
 test("div", function()
   D.cases(div, {7, 2}, {4, 2}, {1, 0}, {-1, 0}, {0, 0}, {1, -0.0}, {MAXI, 1},
     {MINI, -1}, {1.0, 3.0}, {-7.5, 2.5}, {HUGE, HUGE}, {1, HUGE}, {-1, HUGE},
-    {P53 + 1, 1})
+    {P53 + 1, 1}, {0, -5}, {-0.0, 5}, {MINI, MAXI})
 end)
 
 test("idiv ints floor toward -inf", function()
@@ -174,7 +201,8 @@ end)
 test("idiv floats", function()
   D.cases(idiv, {7.5, 2}, {7.5, -2}, {-7.5, 2}, {-7.5, -2}, {7, 2.0}, {1, 0.0},
     {-1, 0.0}, {0.0, 0.0}, {-0.0, 1}, {0.0, -1}, {5.0, 0}, {1e308, 1e-308},
-    {-7, 0.5}, {HUGE, 2}, {3, HUGE}, {-3, HUGE}, {NAN, 1})
+    {-7, 0.5}, {HUGE, 2}, {3, HUGE}, {-3, HUGE}, {NAN, 1}, {0, -1.0}, {MINI, -1.0},
+    {MAXI, 0.5})
 end)
 
 test("idiv by integer zero raises", function()
@@ -194,7 +222,8 @@ end)
 test("mod floats", function()
   D.cases(mod, {7.5, 2}, {7.5, -2}, {-7.5, 2}, {-7.5, -2}, {5.5, HUGE},
     {-5.5, HUGE}, {5.5, -HUGE}, {-5.5, -HUGE}, {HUGE, 2}, {1, 0.0}, {-7.0, 7},
-    {7.0, -7}, {-0.0, 5}, {5.3, 0.1}, {0.0, -1.0}, {NAN, 2}, {2, NAN}, {1e300, 3.0})
+    {7.0, -7}, {-0.0, 5}, {5.3, 0.1}, {0.0, -1.0}, {NAN, 2}, {2, NAN}, {1e300, 3.0},
+    {5.0, -0.0}, {-HUGE, HUGE}, {MINI, -1.0}, {-1e-300, 1})
 end)
 
 test("mod by integer zero raises", function()
@@ -294,7 +323,7 @@ end)
 test("shift left", function()
   D.cases(shl, {1, 0}, {1, 1}, {1, 62}, {1, 63}, {1, 64}, {1, 100}, {1, -1}, {8, -2},
     {-1, 1}, {-1, 63}, {1, MINI}, {1, MAXI}, {1.0, 3}, {1, 3.0}, {MAXI, 1}, {5, -64},
-    {5, -63}, {-8, -1})
+    {5, -63}, {-8, -1}, {1, 64.0}, {1, -64.0})
 end)
 
 test("shift right (logical)", function()
@@ -385,4 +414,28 @@ end)
 
 test("average without overflow", function()
   D.cases(avg_int, {MAXI, MAXI}, {MAXI, MAXI - 2}, {MINI, MINI}, {-3, 4}, {7, 8})
+end)
+
+test("more literals", function()
+  D.check(more_literals)
+end)
+
+test("constant integer division by zero raises at run time", function()
+  D.cases_error("attempt to divide by zero", const_div0, {})
+end)
+
+test("constant integer modulo by zero raises at run time", function()
+  D.cases_error("attempt to perform 'n%0'", const_mod0, {})
+end)
+
+test("constant mininteger corner cases", function()
+  D.check(const_minint)
+end)
+
+test("constant float division corners", function()
+  D.check(const_float_div)
+end)
+
+test("many locals", function()
+  D.cases(many_locals, {1}, {-7}, {2.5}, {3037000499})
 end)

@@ -389,6 +389,27 @@ local function cumulative_2d(a)
   end
 end
 
+local function multi_assign_index(a, i)
+  -- Lua 5.4 manual §3.3.3: in i, a[i] = i+1, 20 the i in a[i] is evaluated
+  -- before the assignment
+  i, a[i] = i + 1, 20
+  return i
+end
+
+local function multi_assign_index2(a, i)
+  a[i], i = 30, i + 1
+  a[i] = 40
+  return i
+end
+
+local function swap_same(a, i, j)
+  a[i], a[j] = a[j], a[i]
+end
+
+local function read_float_index(a, x)
+  return a[x]
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -756,4 +777,23 @@ end)
 test("2-D cumulative sum in place", function()
   D.check(cumulative_2d, kjit.array({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}, "i64"))
   D.check(cumulative_2d, kjit.array({{0.5, 0.25}, {0.125, 1}}))
+end)
+
+test("multiple assignment evaluates the index first", function()
+  D.cases(multi_assign_index, {kjit.zeros(5), 3}, {kjit.zeros(5, "i32"), 1})
+end)
+
+test("multiple assignment index then variable", function()
+  D.cases(multi_assign_index2, {kjit.zeros(5), 3}, {kjit.zeros(5, "i32"), 1})
+end)
+
+test("swap an element with itself", function()
+  local a = kjit.array({1, 2, 3}, "i32")
+  D.cases(swap_same, {a, 2, 2}, {a, 1, 3})
+end)
+
+test("integral float indices", function()
+  local a = kjit.array({1, 2, 3})
+  D.cases(read_float_index, {a, 2.0}, {a, 3.0})
+  D.cases_error("is not an integer", read_float_index, {a, 2.5})
 end)

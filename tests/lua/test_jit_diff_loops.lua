@@ -203,6 +203,22 @@ local function newton_sqrt(x)
   return g
 end
 
+local function count_below(n, lim)
+  local c = 0
+  for i = 1, n do
+    if i < lim then c = c + 1 end
+  end
+  return c
+end
+
+local function float_loop_var_compare(n)
+  local c = 0
+  for x = 0.5, n, 0.5 do
+    if x == x // 1 then c = c + 1 end
+  end
+  return c
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -242,7 +258,8 @@ end)
 test("float for loops", function()
   D.cases(for_float, {0.0, 1.0, 0.25}, {1, 2, 0.5}, {1.0, 3, 1}, {0.5, 3, 1},
     {1.0, 0.0, -0.25}, {2.5, 1, -0.5}, {0.0, -1.0, 0.5}, {1, 0, 0.5},
-    {1e15, 1e15 + 4, 1.0}, {-1.5, 1.5, 0.75})
+    {1e15, 1e15 + 4, 1.0}, {-1.5, 1.5, 0.75}, {0.0, NAN, 1.0}, {NAN, 1.0, 1.0},
+    {0.0, 1.0, HUGE}, {0.0, -1.0, -HUGE}, {-0.0, 0.0, 1.0})
 end)
 
 test("float for with limit overflowing integers", function()
@@ -330,4 +347,12 @@ end)
 
 test("newton sqrt with break", function()
   D.cases(newton_sqrt, {2.0}, {100.0}, {1e-10}, {1e300})
+end)
+
+test("integer loop variable compared with a float limit", function()
+  D.cases(count_below, {10, 5.5}, {10, -1.0}, {10, 2 ^ 53}, {10, NAN}, {10, 3})
+end)
+
+test("float loop variable compared with its floor", function()
+  D.cases(float_loop_var_compare, {0}, {5}, {7.5})
 end)
