@@ -564,14 +564,22 @@ static int l_jit(lua_State *L) {
   int boundscheck = 1, fastmath = 0, opt = 3;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
-    static const char *const known[] = { "boundscheck", "fastmath", "opt", "cache", "parallel", "nopython", NULL };
+    static const char *const known[] = { "boundscheck", "fastmath", "opt", NULL };
+    static const char *const planned[] = { "cache", "parallel", NULL };
     lua_pushnil(L);
     while (lua_next(L, 2)) {
       int ok = 0;
       if (lua_type(L, -2) == LUA_TSTRING)
+        for (int i = 0; planned[i]; i++) {
+          if (strcmp(planned[i], lua_tostring(L, -2)) != 0) continue;
+          if (lua_toboolean(L, -1))
+            return luaL_error(L, "kjit.jit: option '%s' is not available yet", planned[i]);
+          ok = 1;   /* cache = false, parallel = false: the defaults */
+        }
+      if (lua_type(L, -2) == LUA_TSTRING)
         for (int i = 0; known[i]; i++) if (strcmp(known[i], lua_tostring(L, -2)) == 0) ok = 1;
       if (!ok) return luaL_error(L, "kjit.jit: unknown option '%s' (known: boundscheck, "
-                                 "fastmath, opt, cache, parallel)", luaL_tolstring(L, -2, NULL));
+                                 "fastmath, opt)", luaL_tolstring(L, -2, NULL));
       lua_pop(L, 1);
     }
     boundscheck = opt_bool(L, 2, "boundscheck", 1);

@@ -350,7 +350,7 @@ static Type infer_index(Infer *I, Expr *e) {
     ERR(I, e->line, "tables are not supported in compiled code (only constant "
         "fields of tables known at compile time)");
   }
-  ERR(I, e->line, "cannot index a %s value%s", o.kind == T_INT || isfloat(o) ? "number" :
+  ERR(I, e->line, "cannot index a %s%s", o.kind == T_INT || isfloat(o) ? "number" :
       kt_name(o, tb, sizeof tb), describe(I, obj, db, sizeof db));
 }
 
@@ -371,7 +371,7 @@ static Type infer_field(Infer *I, Expr *e) {
     snprintf(full, sizeof full, "%s", name);
     return use_const(I, e, table_field(I, o.ref, name), "field", full);
   }
-  ERR(I, e->line, "cannot index a %s value%s", kt_isnum(o) ? "number" :
+  ERR(I, e->line, "cannot index a %s%s", kt_isnum(o) ? "number" :
       kt_name(o, tb, sizeof tb), describe(I, obj, db, sizeof db));
 }
 
@@ -597,7 +597,7 @@ static void infer_stmt(Infer *I, Stmt *s) {
         if (o.kind == T_UNKNOWN) continue;
         if (o.kind != T_BUF) {
           char db[96];
-          ERR(I, s->line, "cannot index a %s value%s", kt_isnum(o) ? "number" :
+          ERR(I, s->line, "cannot index a %s%s", kt_isnum(o) ? "number" :
               kt_name(o, tb, sizeof tb), describe(I, t->u.index.obj, db, sizeof db));
         }
         if (o.ndim > 1)

@@ -32,8 +32,11 @@
 -- D.check_fresh(make, fn)
 --   make() builds the arguments anew for each run (for views whose aliasing
 --   with a base array matters); returns args (with n) [, arrays to compare].
+-- D.check_opts(opts, fn, ...)
+--   D.check with kjit.jit(fn, opts) (opt levels, boundscheck = false, ...).
 -- D.cases(fn, {args}, {args}, ...), D.cases_error(phrase, fn, {args}, ...),
--- D.cases_f32(tol, fn, {args}, ...): the same on several argument lists.
+-- D.cases_f32(tol, fn, {args}, ...), D.cases_opts(opts, fn, {args}, ...):
+-- the same on several argument lists.
 -- D.jit(fn [, opts])   kjit.jit(fn, opts) (fn itself in fake mode or when
 --                      kjit.jit does not exist yet, so top-level code runs).
 --
@@ -476,6 +479,14 @@ function D.cases(fn, ...)
   for k = 1, select("#", ...) do
     local a = select(k, ...)
     core(2, nil, nil, false, nil, fn, table.unpack(a, 1, a.n or #a))
+  end
+end
+
+-- D.cases_opts(opts, fn, {args1}, ...): D.check_opts on each argument list.
+function D.cases_opts(opts, fn, ...)
+  for k = 1, select("#", ...) do
+    local a = select(k, ...)
+    core(2, nil, nil, false, opts, fn, table.unpack(a, 1, a.n or #a))
   end
 end
 

@@ -410,6 +410,24 @@ local function read_float_index(a, x)
   return a[x]
 end
 
+
+local function gather(a, idx)
+  local s = 0.0
+  for i = 1, #idx do s = s + a[idx[i]] end
+  return s
+end
+
+local function set_elem(a, i, v) a[i] = v end
+local function fill_via_callee(a)
+  for i = 1, #a do set_elem(a, i, i * i) end
+end
+
+local function set_elem_j(a, i, v) a[i] = v end
+local jset = D.jit(set_elem_j)
+local function fill_via_jit_callee(a)
+  for i = 1, #a do jset(a, i, -i) end
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -796,4 +814,28 @@ test("integral float indices", function()
   local a = kjit.array({1, 2, 3})
   D.cases(read_float_index, {a, 2.0}, {a, 3.0})
   D.cases_error("is not an integer", read_float_index, {a, 2.5})
+end)
+
+test("gather with index buffers", function()
+  local a = kjit.array({10, 20, 30, 40})
+  D.check(gather, a, kjit.array({4, 1, 1, 3}, "i32"))
+  D.check(gather, a, kjit.array({2.0, 3.0}))
+  D.check(gather, a, kjit.array({4, 2}, "u8"))
+end)
+
+test("gather with a bad index", function()
+  local a = kjit.array({10, 20, 30, 40})
+  D.check_error("is not an integer", gather, a, kjit.array({2.0, 3.5}))
+  D.check_error("out of bounds", gather, a, kjit.array({1, 5}, "i32"))
+end)
+
+test("writes through a plain callee", function()
+  D.check(fill_via_callee, kjit.zeros(6, "i32"))
+  D.check(fill_via_callee, kjit.zeros(6))
+  D.check(fill_via_callee, kjit.zeros(20, "u8"))
+end)
+
+test("writes through a jit callee", function()
+  D.check(fill_via_jit_callee, kjit.zeros(6, "i32"))
+  D.check(fill_via_jit_callee, kjit.zeros(6))
 end)

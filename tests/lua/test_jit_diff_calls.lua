@@ -212,6 +212,18 @@ local function call_arg_exprs(a, b)
   return callee_float(a + b) + callee_float(a * b) - callee_float(sq(a - b))
 end
 
+
+local function poly_rec(x, n)
+  -- called with an integer x, recurses with a float x
+  if n == 0 then return x end
+  return poly_rec(x * 0.5, n - 1)
+end
+
+local function shadow_upvalue(x)
+  local K = x * 2
+  return K + 1
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -350,4 +362,12 @@ end)
 
 test("calls with expression arguments", function()
   D.cases(call_arg_exprs, {3, 4}, {2.5, -1.5}, {0, 0})
+end)
+
+test("recursion that changes an argument's subtype", function()
+  D.cases(poly_rec, {3, 4}, {3.0, 0}, {3, 0})
+end)
+
+test("local shadowing an upvalue constant", function()
+  D.cases(shadow_upvalue, {3}, {1.5})
 end)

@@ -369,6 +369,21 @@ local function float_while(x)
   return steps, x
 end
 
+
+local function bool_num_eq(p, x)
+  -- == between different types is false in Lua, not an error
+  return p == x, p ~= x
+end
+
+local function mixed_return(x)
+  if x > 0 then return 1 end
+  return 2.5
+end
+
+local function mixed_and_or(x)
+  return x > 0 and 1 or 2.5
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -562,4 +577,19 @@ end)
 
 test("float while halving", function()
   D.cases(float_while, {1.0}, {10.0}, {1e300}, {0.5})
+end)
+
+test("boolean == number is false", function()
+  D.cases(bool_num_eq, {true, 1}, {false, 0}, {true, 1.0})
+end)
+
+test("return paths with different subtypes", function()
+  -- Lua returns the integer 1 or the float 2.5. If compiled code unifies
+  -- the two paths to a float, that is a difference DESIGN.md §3 does not
+  -- list (it documents the unification for locals only).
+  D.cases(mixed_return, {1}, {-1})
+end)
+
+test("and/or with different subtypes", function()
+  D.cases(mixed_and_or, {1}, {-1})
 end)

@@ -219,6 +219,15 @@ local function float_loop_var_compare(n)
   return c
 end
 
+
+local function nested_same_name(n)
+  local s = 0
+  for i = 1, n do
+    for i = 1, i do s = s + i end
+  end
+  return s
+end
+
 ---------------------------------------------------------------------------
 -- tests
 ---------------------------------------------------------------------------
@@ -355,4 +364,8 @@ end)
 
 test("float loop variable compared with its floor", function()
   D.cases(float_loop_var_compare, {0}, {5}, {7.5})
+end)
+
+test("nested loops with the same variable name", function()
+  D.cases(nested_same_name, {0}, {5}, {20})
 end)

@@ -422,6 +422,38 @@ test("error in a jit callee points at the callee", function()
   expect(line_of(callee_raises, 1), "callee failed", jit_call, calls_jit_callee, -1)
 end)
 
+local function returns_on_one_path(x)
+  if x > 0 then return x end
+end
+
+local function bool_or_number(p)
+  if p then return 1 end
+  return false
+end
+
+local function runaway(n)
+  return runaway(n + 1) + 1
+end
+
+test("a path that returns no value (PROVISIONAL wording)", function()
+  need_compiler()
+  -- Lua returns nothing on that path; compiled functions return the same
+  -- number of values on every path, so this is an error (not a crash)
+  local f = D.jit(returns_on_one_path)
+  eq(f(2), 2, "path with a value")
+  expect(SRC, "without returning a value", f, -2)
+end)
+
+test("a return slot that is boolean and number (PROVISIONAL wording)", function()
+  need_compiler()
+  expect(SRC, "return value #1 is boolean", jit_call, bool_or_number, true)
+end)
+
+test("runaway recursion raises stack overflow", function()
+  need_jit()
+  expect(line_of(runaway, 1), "stack overflow", jit_call, runaway, 1)
+end)
+
 ---------------------------------------------------------------------------
 -- recovery: errors are catchable and leave the function usable
 ---------------------------------------------------------------------------
