@@ -1010,6 +1010,16 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     if (callee->rets[r].kind == T_MAYBE) av[na++] = rf[r] = alloca_in_entry(G, G->i1, "retflag");
   }
   av[na++] = G->err;
+  {
+    /* compiled frames live on the C stack: stop before it runs out
+    ** (err->stack_limit comes from the dispatcher, per thread) and report
+    ** it at this call, as Lua does */
+    LLVMValueRef zero = ci32(G, 0);
+    LLVMValueRef fa = intrinsic(G, "llvm.frameaddress", G->i8p, &zero, 1);
+    LLVMValueRef sp = LLVMBuildPtrToInt(G->B, fa, G->i64, "");
+    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+    emit_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, sp, lim, ""), KE_STACK, e->line, NULL, NULL, NULL);
+  }
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)callee->llfnty,
                                    (LLVMValueRef)callee->llfunc, av, na, "");
   /* propagate a callee's error: *err is already filled */
@@ -1542,11 +1552,6 @@ static void emit_block(CG *G, Block *b) { emit_block_stmts(G, b); }
 
 /* ---- Functions ---------------------------------------------------------------------- */
 
-static int has_calls(KSpec *sp) {
-  for (int i = 0; i < sp->fn->chunk->nexprs; i++) if (sp->calls[i]) return 1;
-  return 0;
-}
-
 /* Declares the inner function of a specialization. */
 static void declare_spec(CG *G, KSpec *sp) {
   LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
@@ -1622,16 +1627,6 @@ static void emit_spec(CG *G, KSpec *sp) {
     G->retflags[r] = sp->rets[r].kind == T_MAYBE ? LLVMGetParam(G->fn, p++) : NULL;
   }
   G->err = LLVMGetParam(G->fn, p++);
-  if (has_calls(sp)) {
-    /* compiled frames live on the C stack: stop before it runs out
-    ** (err->stack_limit is set by the dispatcher from the thread's stack) */
-    LLVMValueRef zero = ci32(G, 0);
-    LLVMValueRef fa = intrinsic(G, "llvm.frameaddress", G->i8p, &zero, 1);
-    LLVMValueRef sp = LLVMBuildPtrToInt(G->B, fa, G->i64, "");
-    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
-    emit_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, sp, lim, ""), KE_STACK,
-               f->ast->line, NULL, NULL, NULL);
-  }
   emit_block(G, f->ast->body);
   if (!terminated(G)) {
     if (sp->nret > 0) {

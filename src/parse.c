@@ -58,7 +58,6 @@ typedef struct FuncState {
 
 typedef struct Parser {
   KxLexer lx;
-  Arena *A;
   jmp_buf jb;
   FuncState *fs;
   int depth;                            /* syntax levels, as nCcalls */
@@ -1200,6 +1199,7 @@ Chunk *kp_parse(Arena *A, const char *src, size_t len, const char *chunkname,
                 char *err, size_t errsz) {
   if (err && errsz > 0) err[0] = '\0';
   if (chunkname == NULL) chunkname = "?";
+  if (src == NULL) { src = ""; len = 0; }
   /* Allocated, not automatic: it is modified between setjmp and longjmp. */
   Parser *P = ka_alloc(A, sizeof(Parser));
   if (P == NULL) {
@@ -1214,7 +1214,6 @@ Chunk *kp_parse(Arena *A, const char *src, size_t len, const char *chunkname,
     while (i < len && src[i] != '\n') i++;
     src += i; len -= i;
   }
-  P->A = A;
   const char *name = ka_strndup(A, chunkname, strlen(chunkname));
   if (name == NULL) {
     if (err && errsz > 0) snprintf(err, errsz, "%s", "not enough memory");
