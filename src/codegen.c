@@ -156,12 +156,28 @@ static LLVMValueRef ccall(CG *G, const char *name, LLVMTypeRef ret,
   return LLVMBuildCall2(G->B, fty, fn, args, n, "");
 }
 
-static LLVMValueRef math1(CG *G, const char *cname, LLVMValueRef x, LLVMTypeRef ty) {
-  char name[32];
-  snprintf(name, sizeof name, "%s%s", cname, ty == G->f32 ? "f" : "");
-  LLVMTypeRef p[1] = { ty };
-  LLVMValueRef a[1] = { x };
-  return ccall(G, name, ty, p, a, 1);
+
+/* Math function `base` ("sin", "floor", "atan2", ...) on ty: the target's
+** own routine when it names one (libdevice's __nv_sinf on the GPU), else
+** the LLVM intrinsic when there is one, else the C library (CPU). */
+static LLVMValueRef emit_math(CG *G, const char *base, LLVMTypeRef ty,
+                              LLVMValueRef *args, unsigned n) {
+  char name[48];
+  int f32 = ty == G->f32;
+  if (G->target->math_name && G->target->math_name(base, f32, name, sizeof name)) {
+    LLVMTypeRef p[2] = { ty, ty };
+    return ccall(G, name, ty, p, args, n);
+  }
+  static const char *const intrinsics[] = { "sqrt", "sin", "cos", "exp", "log",
+    "log2", "log10", "pow", "floor", "ceil", "fabs", NULL };
+  for (int i = 0; intrinsics[i]; i++)
+    if (strcmp(intrinsics[i], base) == 0) {
+      snprintf(name, sizeof name, "llvm.%s", base);
+      return intrinsic(G, name, ty, args, n);
+    }
+  snprintf(name, sizeof name, "%s%s", base, f32 ? "f" : "");
+  LLVMTypeRef p[2] = { ty, ty };
+  return ccall(G, name, ty, p, args, n);
 }
 
 /* ---- Errors raised by compiled code ------------------------------------------ */
@@ -213,7 +229,7 @@ static LLVMValueRef float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) 
   LLVMTypeRef ty = LLVMTypeOf(x);
   if (ty == G->f32) x = LLVMBuildFPExt(G->B, x, G->f64, ""), ty = G->f64;
   LLVMValueRef args[1] = { x };
-  LLVMValueRef fl = intrinsic(G, "llvm.floor", G->f64, args, 1);
+  LLVMValueRef fl = emit_math(G, "floor", G->f64, args, 1);
   LLVMValueRef integral = LLVMBuildFCmp(G->B, LLVMRealOEQ, fl, x, "");
   LLVMValueRef ge = LLVMBuildFCmp(G->B, LLVMRealOGE, x, cf64(G, -9223372036854775808.0), "");
   LLVMValueRef lt = LLVMBuildFCmp(G->B, LLVMRealOLT, x, cf64(G, 9223372036854775808.0), "");
@@ -340,8 +356,9 @@ static Val unwrap(CG *G, Val v, int line, Expr *src) {
 
 /* ---- Local variables ------------------------------------------------------------ */
 
+/* Array data pointers live in the target's global address space. */
 static LLVMTypeRef bufptr_ty(CG *G, Type t) {
-  return LLVMPointerType(dtype_llty(G, t.dtype), 0);
+  return LLVMPointerType(dtype_llty(G, t.dtype), G->target->data_addrspace);
 }
 
 /* The stack slots of a local, created (and zeroed) on first use. */
@@ -624,7 +641,7 @@ static LLVMValueRef float_pow(CG *G, LLVMValueRef a, LLVMValueRef b) {
     if (LLVMConstRealGetDouble(b, &lost) == 2.0) return LLVMBuildFMul(G->B, a, a, "");
   }
   LLVMValueRef args[2] = { a, b };
-  LLVMValueRef p = intrinsic(G, "llvm.pow", ty, args, 2);
+  LLVMValueRef p = emit_math(G, "pow", ty, args, 2);
   /* Lua computes x^2 as x*x */
   LLVMValueRef two = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(ty, 2.0), "");
   return LLVMBuildSelect(G->B, two, LLVMBuildFMul(G->B, a, a, ""), p, "");
@@ -682,7 +699,7 @@ static Val emit_arith(CG *G, Expr *e, Val a, Val b) {
   case OP_POW: r = float_pow(G, x, y); break;
   case OP_IDIV: {
     LLVMValueRef q = LLVMBuildFDiv(G->B, x, y, "");
-    r = intrinsic(G, "llvm.floor", ty, &q, 1);
+    r = emit_math(G, "floor", ty, &q, 1);
     break;
   }
   default: r = float_mod(G, x, y); break;
@@ -890,7 +907,7 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
   case B_MATH_FLOOR: case B_MATH_CEIL: {
     if (a[0].t.kind == T_INT) return a[0];
     LLVMValueRef x = num_to(G, a[0], T_F64);
-    LLVMValueRef f = intrinsic(G, id == B_MATH_FLOOR ? "llvm.floor" : "llvm.ceil", G->f64, &x, 1);
+    LLVMValueRef f = emit_math(G, id == B_MATH_FLOOR ? "floor" : "ceil", G->f64, &x, 1);
     return mkval(TY(T_INT), to_int_checked(G, mkval(TY(T_F64), f), line));
   }
   case B_MATH_ABS:
@@ -898,32 +915,32 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
       LLVMValueRef neg = LLVMBuildICmp(G->B, LLVMIntSLT, a[0].v, ci64(G, 0), "");
       return mkval(rt, LLVMBuildSelect(G->B, neg, LLVMBuildSub(G->B, ci64(G, 0), a[0].v, ""), a[0].v, ""));
     }
-    return mkval(rt, intrinsic(G, "llvm.fabs", LLVMTypeOf(a[0].v), &a[0].v, 1));
+    return mkval(rt, emit_math(G, "fabs", LLVMTypeOf(a[0].v), &a[0].v, 1));
   case B_MATH_SQRT: case B_MATH_SIN: case B_MATH_COS: case B_MATH_EXP: {
-    static const char *in[] = { "llvm.sqrt", "llvm.sin", "llvm.cos", "llvm.exp" };
+    static const char *in[] = { "sqrt", "sin", "cos", "exp" };
     int w = id == B_MATH_SQRT ? 0 : id == B_MATH_SIN ? 1 : id == B_MATH_COS ? 2 : 3;
     LLVMValueRef x = num_to(G, a[0], rt.kind);
-    return mkval(rt, intrinsic(G, in[w], fty, &x, 1));
+    return mkval(rt, emit_math(G, in[w], fty, &x, 1));
   }
   case B_MATH_TAN: case B_MATH_ASIN: case B_MATH_ACOS: {
     const char *nm = id == B_MATH_TAN ? "tan" : id == B_MATH_ASIN ? "asin" : "acos";
-    return mkval(rt, math1(G, nm, num_to(G, a[0], rt.kind), fty));
+    LLVMValueRef x = num_to(G, a[0], rt.kind);
+    return mkval(rt, emit_math(G, nm, fty, &x, 1));
   }
   case B_MATH_ATAN: {
     LLVMValueRef y = num_to(G, a[0], rt.kind);
     LLVMValueRef x = n >= 2 ? num_to(G, a[1], rt.kind) : LLVMConstReal(fty, 1.0);
-    LLVMTypeRef p[2] = { fty, fty };
     LLVMValueRef av[2] = { y, x };
-    return mkval(rt, ccall(G, fty == G->f32 ? "atan2f" : "atan2", fty, p, av, 2));
+    return mkval(rt, emit_math(G, "atan2", fty, av, 2));
   }
   case B_MATH_LOG: {
     LLVMValueRef x = num_to(G, a[0], rt.kind);
-    LLVMValueRef lx = intrinsic(G, "llvm.log", fty, &x, 1);
+    LLVMValueRef lx = emit_math(G, "log", fty, &x, 1);
     if (n < 2) return mkval(rt, lx);
     LLVMValueRef b = num_to(G, a[1], rt.kind);
-    LLVMValueRef l2 = intrinsic(G, "llvm.log2", fty, &x, 1);
-    LLVMValueRef l10 = intrinsic(G, "llvm.log10", fty, &x, 1);
-    LLVMValueRef lb = intrinsic(G, "llvm.log", fty, &b, 1);
+    LLVMValueRef l2 = emit_math(G, "log2", fty, &x, 1);
+    LLVMValueRef l10 = emit_math(G, "log10", fty, &x, 1);
+    LLVMValueRef lb = emit_math(G, "log", fty, &b, 1);
     LLVMValueRef q = LLVMBuildFDiv(G->B, lx, lb, "");
     LLVMValueRef is2 = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(fty, 2.0), "");
     LLVMValueRef is10 = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(fty, 10.0), "");

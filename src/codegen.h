@@ -16,9 +16,16 @@
 ** Returns 0 on success, nonzero with *err filled on a run-time error. */
 typedef int32_t (*KEntry)(int64_t *args, int64_t *rets, KErr *err);
 
-/* Target hooks: what differs between the CPU and GPU code generators. */
+/* Target hooks: what differs between the CPU and GPU code generators.
+** The CPU target leaves them empty; the NVVM target names libdevice
+** routines (__nv_sinf) and puts array data in the global address space. */
 typedef struct KTarget {
-  const char *name;            /* "cpu" */
+  const char *name;            /* "cpu", "nvptx" */
+  /* Writes the name of the routine computing math function `base` ("sin",
+  ** "atan2", "floor", "pow", ...) in f32 or f64 into buf and returns 1; or
+  ** returns 0 to use LLVM's intrinsic (or the C library). May be NULL. */
+  int (*math_name)(const char *base, int is_f32, char *buf, size_t n);
+  unsigned data_addrspace;     /* address space of array data pointers */
 } KTarget;
 
 /* Emits every specialization of the session into M (in context C) and an

@@ -11,6 +11,18 @@
 ** those right it keeps Lua's bookkeeping of blocks, active locals, labels
 ** and pending gotos, by name only.
 **
+** Lines. Func.line/lastline are Lua's linedefined/lastlinedefined: the
+** line of 'function' for a function statement, but of the token after
+** 'function' (or after the name, for 'local function') otherwise, as in
+** Lua. Expressions carry the line Lua gives to their run-time errors:
+** calls (E_CALL, E_METHCALL) the line where the called expression starts;
+** arithmetic, bitwise, concatenation and unary operators the operator's
+** line; comparisons the line where their second operand ends; indexing
+** (E_FIELD, E_INDEX) the line of the name or of the ']'; anything else the
+** line where it starts. Statements: their first line. Blocks: from the
+** line of their first token to the line of the token that closes them
+** ('end', 'until', 'else', <eof>...).
+**
 ** Lists are collected on a malloc'ed scratch stack (LIFO: an inner list is
 ** finished before the outer one goes on) and copied to the arena when
 ** complete. Errors longjmp back to kp_parse, which frees the scratch.
@@ -289,8 +301,7 @@ static void createlabel(Parser *P, const char *name, int line, int last) {
   LabelDesc *l = newlabelentry(P, &P->labels, &P->nlabel, &P->caplabel,
                                name, line);
   if (last) l->nactvar = P->fs->bl->nactvar;
-  LabelDesc copy = *l;   /* solvegotos may not move labels, but be safe */
-  solvegotos(P, &copy);
+  solvegotos(P, l);
 }
 
 /* A goto that left a block without finding its label. */
