@@ -303,8 +303,8 @@ static Type infer_unop(Infer *I, Expr *e) {
   case OP_NOT: check_cond(I, e->u.un.a, a); return TY(T_BOOL);
   case OP_LEN:
     if (a.kind != T_BUF)
-      ERR(I, e->line, "attempt to get length of a %s value%s", kt_name(a, tb, sizeof tb),
-          describe(I, e->u.un.a, db, sizeof db));
+      ERR(I, e->line, "attempt to get length of a %s value%s",
+          kt_isnum(a) ? "number" : kt_name(a, tb, sizeof tb), describe(I, e->u.un.a, db, sizeof db));
     return TY(T_INT);
   case OP_NEG:
     if (!kt_isnum(a))
@@ -495,9 +495,10 @@ static Type infer_call(Infer *I, Expr *e, int want) {
   int n = e->u.call.nargs;
   if (n > KJIT_MAXARGS) ERR(I, e->line, "too many arguments (at most %d)", KJIT_MAXARGS);
   Type args[KJIT_MAXARGS];
-  for (int i = 0; i < n; i++) {
+  int nargs = n;
+  for (int i = 0; i < nargs; i++) {
     args[i] = infer_expr(I, e->u.call.args[i]);
-    if (e->u.call.args[i]->kind == E_CALL && i == n - 1 && args[i].kind != T_UNKNOWN) {
+    if (e->u.call.args[i]->kind == E_CALL && i == nargs - 1 && args[i].kind != T_UNKNOWN) {
       /* f(g()) passes all of g's results */
       KSpec *g = I->sp->calls[e->u.call.args[i]->id];
       if (g && g->nret > 1) {
@@ -556,6 +557,12 @@ static int infer_explist(Infer *I, Expr **es, int n, Type *out, int want, int li
       }
       for (int j = 0; j < g->nret && k < KJIT_MAXRETS; j++) out[k++] = g->rets[j];
       return k;
+    }
+    if (i == n - 1 && es[i]->kind == E_CALL && t.kind == T_UNKNOWN &&
+        I->sp->exprtypes[es[i]->u.call.fn->id].kind != T_BUILTIN) {
+      /* a call whose callee is not typed yet: its result count is unknown */
+      while (k < want && k < KJIT_MAXRETS) out[k++] = TY(T_UNKNOWN);
+      return -1;
     }
     if (k < KJIT_MAXRETS) out[k++] = t;
     else ERR(I, line, "too many values (at most %d)", KJIT_MAXRETS);

@@ -510,4 +510,23 @@ function D.cases_f32(tol, fn, ...)
   end
 end
 
+-- D.check_float_results(fn, ...): a documented difference (README,
+-- "Differences from interpreted Lua"): where Lua's result subtype depends
+-- on the path taken, compiled code returns a float. Every compiled result
+-- must be a float numerically equal to the interpreter's.
+function D.check_float_results(fn, ...)
+  if not jit_available() then skip("kjit.jit not available yet") end
+  local want = table.pack(fn(...))
+  local got = table.pack(jitted(fn)(...))
+  if want.n ~= got.n then error("result count differs", 2) end
+  for i = 1, want.n do
+    local w = want[i]
+    if math.type(w) == "integer" then w = w + 0.0 end
+    if not same_value(got[i], w) then
+      error(string.format("result #%d: interpreted %s, compiled %s (want the float)", i,
+        fmt(want[i]), fmt(got[i])), 2)
+    end
+  end
+end
+
 return D
