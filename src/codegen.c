@@ -1238,7 +1238,10 @@ static int invariant_int(CG *G, LoopInfo *li, Expr *e) {
   return 0;
 }
 
+#define KJIT_MAXHOIST 256   /* hoisted checks per loop; the rest stay in place */
+
 static void add_hoist(CG *G, LoopInfo *li, Hoist h) {
+  if (li->n >= KJIT_MAXHOIST) return;
   if (li->n == li->cap) {
     int cap = li->cap ? 2 * li->cap : 8;
     Hoist *a = ks_alloc(G->S, cap * sizeof *a);
@@ -1456,8 +1459,8 @@ static void emit_fornum(CG *G, Stmt *s) {
       LLVMBasicBlockRef fast = new_bb(G, "ffast"), slow = new_bb(G, "fslow");
       LLVMBuildCondBr(G->B, ok, fast, slow);
       LLVMPositionBuilderAtEnd(G->B, fast);
-      uint8_t saved[256];
-      int nh = li.n < 256 ? li.n : 256;
+      uint8_t saved[KJIT_MAXHOIST];
+      int nh = li.n;
       for (int i = 0; i < nh; i++) { saved[i] = G->nocheck[li.h[i].index->id]; G->nocheck[li.h[i].index->id] = 1; }
       G->versioning++;
       emit_int_loop(G, s, init, step, count, exit);
