@@ -1009,6 +1009,7 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   }
   emit_expr(G, e->u.call.fn);   /* a constant; nothing to evaluate */
   KSpec *callee = G->sp->calls[e->id];
+  G->S->has_calls = 1;
   int n = emit_explist(G, e->u.call.args, e->u.call.nargs, args, KJIT_MAXARGS);
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
   int na = 0;

@@ -165,6 +165,7 @@ typedef struct Session {
   int tables_ref;          /* registry ref: array of tables met (T_TABLE) */
   int ntables;
   void *builder;           /* LLVMBuilderRef while code generation runs */
+  int has_calls;           /* code generation emitted a compiled call */
 } Session;
 
 /* Raises a compile error "chunk:line: message" (longjmp to the driver). */

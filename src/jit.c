@@ -40,6 +40,7 @@ typedef struct JitSpec {
   int64_t fnkey[KJIT_MAXARGS];   /* SIG_FUNC arguments: identity of the function */
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
+  int calls;                     /* makes compiled calls: needs the stack limit */
   KEntry entry;
   KCpuCode *code;
   int nret;
@@ -279,6 +280,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
   js->nret = root->nret;
+  js->calls = S->has_calls;
   for (int r = 0; r < root->nret; r++) {
     js->rets[r] = root->rets[r].kind;
     js->rsub[r] = root->rets[r].sub;
@@ -373,7 +375,7 @@ static int jit_call(lua_State *L) {
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
   err.kind = 0;
-  err.stack_limit = krt_stack_limit();
+  err.stack_limit = js->calls ? krt_stack_limit() : 0;
   err.c = 0;
   err.msg = NULL;
   if (js->entry(slots, rets, &err) != 0) {

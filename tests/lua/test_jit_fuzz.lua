@@ -1,0 +1,1025 @@
+-- test_jit_fuzz.lua: deterministic random differential testing of kjit.jit
+-- against the Lua 5.4 interpreter (DESIGN.md §3).
+--
+-- With fixed seeds, random Lua functions are generated as source text and
+-- loaded with load(src) (the chunk name is the source itself, which is how
+-- kjit finds the text; interpreted and compiled errors both start with
+-- [string "..."]:line:). Two families:
+--   * expression functions  `return function(a, b, c) return <expr> end`
+--     over every operator, math.* function and constant, with literals and
+--     arguments at the edges (0, -0.0, NaN, inf, maxinteger, 2^53, ...);
+--   * statement functions   `return function(a, b, n, A, B, C) ... end`
+--     with locals, if/elseif/else, while, numeric for (int and float,
+--     negative and zero steps), repeat-until, break, goto continue,
+--     multiple assignment, early returns, reads and writes of f64/i32/u8
+--     kjit arrays with indices that are sometimes out of bounds or floats.
+-- Each function runs on several argument tuples, interpreted and compiled
+-- (pcall both). They must both return the same values (same count, same
+-- subtype, NaN == NaN, -0.0 ~= 0.0) and leave the arrays identical, or both
+-- raise the same message (D.same_error: the Lua 5.4.4 stale-line rule for
+-- division and modulo by zero) and leave the arrays identical.
+--
+-- Recognised documented differences (counted, not failures):
+--   unsupported  the compiled side raised a compile error for a construct or
+--                type combination kjit does not compile ("not supported in
+--                compiled code", "holds both", "mixes", "cannot", ...);
+--   static       a compile-time type error ("attempt to perform arithmetic
+--                on a boolean value", ...) for code the interpreter did not
+--                run on that input (compiled code is typed statically);
+--   documented   the compiled result differs from the interpreter's but
+--                equals the result of a "kjit-semantics oracle": the same
+--                source run by the interpreter with kjit's documented typing
+--                rules made explicit: math.floor/ceil raise "number has no
+--                integer representation" outside the integer range; a local
+--                kjit types as f64 holds floats (FLT() around every value
+--                assigned to it); `c and x or y`, math.max and math.min with
+--                an integer and a float operand give a float; each result a
+--                function returns is converted to the type joined over all
+--                its return statements. The oracle is built from kjit's own
+--                f:inspect("types") for the specialization.
+-- Anything else is a failure printing the full source, the arguments and
+-- the interpreted, oracle and compiled outcomes.
+--
+-- Environment: KJIT_FUZZ_SCALE=k multiplies the number of functions,
+-- KJIT_FUZZ_SEEDS="1,2" runs only those seeds, KJIT_FUZZ_VERBOSE=1 prints
+-- each source before running it (to find a crash).
+local D = require "difftest"
+local kjit = D.real_kjit
+
+local SCALE = tonumber(os.getenv("KJIT_FUZZ_SCALE") or "1") or 1
+local VERBOSE = os.getenv("KJIT_FUZZ_VERBOSE") == "1"
+local ONLY = nil
+if os.getenv("KJIT_FUZZ_SEEDS") then
+  ONLY = {}
+  for s in os.getenv("KJIT_FUZZ_SEEDS"):gmatch("%d+") do ONLY[tonumber(s)] = true end
+end
+
+local MAXI, MINI = math.maxinteger, math.mininteger
+local NAN, HUGE = 0 / 0, math.huge
+
+local R = math.random
+local function pick(t) return t[R(#t)] end
+local function chance(p) return R() < p end
+
+---------------------------------------------------------------------------
+-- Expression ASTs and their emission (precedence-aware, so that the parser
+-- is exercised; extra parentheses are chosen at generation time).
+---------------------------------------------------------------------------
+local PREC = {
+  ["or"] = 1, ["and"] = 2,
+  ["<"] = 3, [">"] = 3, ["<="] = 3, [">="] = 3, ["~="] = 3, ["=="] = 3,
+  ["|"] = 4, ["~"] = 5, ["&"] = 6, ["<<"] = 7, [">>"] = 7,
+  ["+"] = 9, ["-"] = 9, ["*"] = 10, ["/"] = 10, ["//"] = 10, ["%"] = 10,
+  ["^"] = 12,
+}
+local UNARY, ATOM = 11, 13
+local CMP = { ["<"] = true, [">"] = true, ["<="] = true, [">="] = true, ["~="] = true, ["=="] = true }
+local BITW = { ["&"] = true, ["|"] = true, ["~"] = true, ["<<"] = true, [">>"] = true }
+
+-- literals: text, type
+local INT_LITS = {
+  "0", "1", "2", "3", "5", "7", "10", "31", "32", "63", "64", "65", "100", "255", "256",
+  "1000", "-1", "-2", "-7", "-64", "2147483648", "4294967295", "9007199254740992",
+  "9007199254740993", "0x7fffffffffffffff", "0xffffffffffffffff", "0x8000000000000000",
+  "9223372036854775807", "-9223372036854775807", "0xff", "3",
+}
+local FLT_LITS = {
+  "0.0", "-0.0", "0.5", "1.5", "-2.5", "3.0", "1e308", "-1e308", "1e-310", "0.1",
+  "9007199254740992.0", "9223372036854775808", "-9223372036854775808.0", "1e15", "1e100",
+  "0x1p-1074", "-0x1p63", "2.5e-3", "4.0", "-1.0", "1e19", "0.75",
+}
+local CONSTS = {
+  { "math.huge", "flt" }, { "math.pi", "flt" }, { "math.maxinteger", "int" },
+  { "math.mininteger", "int" }, { "-math.huge", "flt" },
+}
+
+local function lit(s, t) return { k = "lit", s = s, t = t } end
+local function var(s) return { k = "var", s = s } end
+local function bin(op, a, b) return { k = "bin", op = op, a = a, b = b } end
+local function un(op, a) return { k = "un", op = op, a = a } end
+local function call(f, args) return { k = "call", f = f, args = args } end
+
+-- Static types as kjit infers them (src/types.c): "int", "flt", "bool",
+-- "maybe:int", "maybe:flt", "arr:<dtype>", "err", "?".
+local function isnum(t) return t == "int" or t == "flt" end
+local function numview(t)
+  if t and t:sub(1, 6) == "maybe:" then return t:sub(7) end
+  return t
+end
+local function join(a, b)
+  if a == "int" and b == "int" then return "int" end
+  return "flt"
+end
+
+local function ty(e, tenv)
+  local k = e.k
+  if k == "lit" then return e.t end
+  if k == "var" then return tenv[e.s] or "?" end
+  if k == "idx" then return tenv[e.arr] == "arr:f64" and "flt" or "int" end
+  if k == "len" then return "int" end
+  if k == "paren" then return ty(e.a, tenv) end
+  if k == "un" then
+    local a = ty(e.a, tenv)
+    if e.op == "not" then return "bool" end
+    a = numview(a)
+    if not isnum(a) then return "err" end
+    if e.op == "-" then return a end
+    return "int"
+  end
+  if k == "bin" then
+    local op = e.op
+    if CMP[op] then return "bool" end
+    local a, b = ty(e.a, tenv), ty(e.b, tenv)
+    if op == "and" or op == "or" then
+      if a == "?" or b == "?" then return "?" end
+      local truthy = isnum(a) or (a:sub(1, 4) == "arr:")
+      if op == "and" then
+        if truthy then return b end
+        if b == "bool" then return "bool" end
+        if isnum(b) then return "maybe:" .. b end
+        if b:sub(1, 6) == "maybe:" then return b end
+        return "err"
+      else
+        if truthy then return a end
+        if a == "bool" and b == "bool" then return "bool" end
+        if a:sub(1, 6) == "maybe:" then
+          local s = a:sub(7)
+          if isnum(b) then return join(s, b) end
+          if b:sub(1, 6) == "maybe:" then return "maybe:" .. join(s, b:sub(7)) end
+        end
+        return "err"
+      end
+    end
+    a, b = numview(a), numview(b)
+    if a == "?" or b == "?" then return "?" end
+    if not isnum(a) or not isnum(b) then return "err" end
+    if BITW[op] then return "int" end
+    if op == "/" or op == "^" then return "flt" end
+    return join(a, b)
+  end
+  if k == "call" then
+    local ts = {}
+    for i, x in ipairs(e.args) do ts[i] = numview(ty(x, tenv)) end
+    local f = e.f
+    if f == "math.ult" then return "bool" end
+    for i = 1, #ts do if not isnum(ts[i]) then return ts[i] == "?" and "?" or "err" end end
+    if f == "math.floor" or f == "math.ceil" then return "int" end
+    if f == "math.abs" then return ts[1] end
+    if f == "math.sqrt" then return "flt" end
+    if f == "math.fmod" then return join(ts[1], ts[2]) end
+    if f == "math.tointeger" then return ts[1] == "int" and "int" or "maybe:int" end
+    if f == "math.max" or f == "math.min" then
+      local r = ts[1]
+      for i = 2, #ts do r = join(r, ts[i]) end
+      return r
+    end
+  end
+  return "?"
+end
+
+-- emit(e, O) -> text, precedence. O is nil for the real source, or the
+-- oracle description { tenv = {...} } for the kjit-semantics oracle.
+local emit
+local function wrap_flt(s) return "FLT(" .. s .. ")", ATOM end
+emit = function(e, O)
+  local s, p
+  local k = e.k
+  if k == "lit" then
+    s = e.s
+    p = (s:sub(1, 1) == "-") and UNARY or ATOM
+  elseif k == "var" then
+    s, p = e.s, ATOM
+  elseif k == "idx" then
+    s, p = e.arr .. "[" .. (emit(e.i, O)) .. "]", ATOM
+  elseif k == "len" then
+    s, p = "#" .. e.arr, UNARY
+  elseif k == "un" then
+    local a, ap = emit(e.a, O)
+    if ap < UNARY then a = "(" .. a .. ")" end
+    if e.op == "not" then s = "not " .. a
+    elseif e.op == "-" and a:sub(1, 1) == "-" then s = "- " .. a
+    else s = e.op .. a end
+    p = UNARY
+  elseif k == "bin" then
+    local op = e.op
+    local pp = PREC[op]
+    local a, ap = emit(e.a, O)
+    local b, bp = emit(e.b, O)
+    local right = (op == "^")
+    if (right and ap <= pp) or (not right and ap < pp) then a = "(" .. a .. ")" end
+    if (right and bp < pp) or (not right and bp <= pp) then b = "(" .. b .. ")" end
+    s, p = a .. " " .. op .. " " .. b, pp
+    if O and op == "or" then
+      local t = ty(e, O.tenv)
+      local at = ty(e.a, O.tenv)
+      if (t == "flt" or t == "maybe:flt") and at:sub(1, 6) == "maybe:" then s, p = wrap_flt(s) end
+    end
+  elseif k == "call" then
+    local parts = {}
+    for i, x in ipairs(e.args) do parts[i] = (emit(x, O)) end
+    s, p = e.f .. "(" .. table.concat(parts, ", ") .. ")", ATOM
+    if O and (e.f == "math.max" or e.f == "math.min") and ty(e, O.tenv) == "flt" then
+      s, p = wrap_flt(s)
+    end
+  else
+    error("bad node " .. tostring(k))
+  end
+  if e.paren then s, p = "(" .. s .. ")", ATOM end
+  return s, p
+end
+
+---------------------------------------------------------------------------
+-- Random expressions. ctx: nums (names of numeric variables), bools (names
+-- of boolean variables), arrays ({name, dtype, size}), loopvars.
+---------------------------------------------------------------------------
+local gen_num, gen_bool
+
+local function gen_index(ctx, arr, d)
+  local size = arr[3]
+  local r = R()
+  if r < 0.55 then return lit(tostring(R(size)), "int") end
+  if r < 0.62 then return lit(pick({ "0", tostring(size + 1), "-1" }), "int") end
+  if r < 0.68 then return { k = "len", arr = arr[1] } end
+  if r < 0.72 then return lit(pick({ "1.0", "2.0", "1.5" }), "flt") end
+  if r < 0.86 and #ctx.loopvars > 0 then
+    local v = var(pick(ctx.loopvars))
+    if chance(0.5) then
+      -- (i % #A) + 1: in bounds for integers
+      return bin("+", bin("%", v, { k = "len", arr = arr[1] }), lit("1", "int"))
+    end
+    return v
+  end
+  return bin("+", bin("%", gen_num(ctx, math.min(d, 1)), { k = "len", arr = arr[1] }), lit("1", "int"))
+end
+
+local function leaf_num(ctx)
+  local r = R()
+  if ctx.arrays and #ctx.arrays > 0 and r < 0.15 then
+    local arr = pick(ctx.arrays)
+    if chance(0.85) then return { k = "idx", arr = arr[1], i = gen_index(ctx, arr, 0) } end
+    return { k = "len", arr = arr[1] }
+  end
+  r = R()
+  if r < 0.55 and #ctx.nums > 0 then return var(pick(ctx.nums)) end
+  if r < 0.75 then return lit(pick(INT_LITS), "int") end
+  if r < 0.95 then return lit(pick(FLT_LITS), "flt") end
+  local c = pick(CONSTS)
+  return lit(c[1], c[2])
+end
+
+local ARITH = { "+", "-", "*", "/", "//", "%", "^", "+", "-", "*", "//", "%" }
+local BITOPS = { "&", "|", "~", "<<", ">>" }
+local CMPOPS = { "<", ">", "<=", ">=", "~=", "==" }
+
+gen_num = function(ctx, d)
+  if d <= 0 or chance(0.12) then return leaf_num(ctx) end
+  local e
+  local r = R()
+  if r < 0.38 then
+    e = bin(pick(ARITH), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
+  elseif r < 0.52 then
+    e = bin(pick(BITOPS), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
+  elseif r < 0.60 then
+    e = un(chance(0.6) and "-" or "~", gen_num(ctx, d - 1))
+  elseif r < 0.78 then
+    local f = pick({ "floor", "ceil", "abs", "max", "min", "fmod", "sqrt", "tointeger",
+                     "floor", "max", "min", "fmod" })
+    if f == "max" or f == "min" then
+      local args = { gen_num(ctx, d - 1), gen_num(ctx, d - 1) }
+      if chance(0.3) then args[3] = gen_num(ctx, d - 1) end
+      e = call("math." .. f, args)
+    elseif f == "fmod" then
+      e = call("math.fmod", { gen_num(ctx, d - 1), gen_num(ctx, d - 1) })
+    elseif f == "tointeger" then
+      -- (math.tointeger(x) or y): a number either way
+      e = bin("or", call("math.tointeger", { gen_num(ctx, d - 1) }), gen_num(ctx, d - 1))
+    else
+      e = call("math." .. f, { gen_num(ctx, d - 1) })
+    end
+  elseif r < 0.88 then
+    -- c and x or y
+    e = bin("or", bin("and", gen_bool(ctx, d - 1), gen_num(ctx, d - 1)), gen_num(ctx, d - 1))
+  elseif r < 0.93 then
+    -- x or y / x and y with a number on the left (always truthy)
+    e = bin(chance(0.5) and "or" or "and", gen_num(ctx, d - 1), gen_num(ctx, d - 1))
+  elseif r < 0.95 then
+    -- a boolean where a number is expected: an error both ways
+    if chance(ctx.boolnum or 0.1) then
+      e = bin(pick(ARITH), gen_num(ctx, d - 1), gen_bool(ctx, 0))
+    else
+      e = bin(pick(ARITH), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
+    end
+  else
+    e = gen_num(ctx, d - 1)
+    e.paren = true
+    return e
+  end
+  if chance(0.1) then e.paren = true end
+  return e
+end
+
+gen_bool = function(ctx, d)
+  local r = R()
+  if d <= 0 then
+    if r < 0.15 and #ctx.bools > 0 then return var(pick(ctx.bools)) end
+    if r < 0.2 then return lit(chance(0.5) and "true" or "false", "bool") end
+    return bin(pick(CMPOPS), leaf_num(ctx), leaf_num(ctx))
+  end
+  local e
+  if r < 0.5 then
+    e = bin(pick(CMPOPS), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
+  elseif r < 0.62 then
+    e = un("not", chance(0.8) and gen_bool(ctx, d - 1) or gen_num(ctx, d - 1))
+  elseif r < 0.82 then
+    e = bin(chance(0.5) and "and" or "or", gen_bool(ctx, d - 1), gen_bool(ctx, d - 1))
+  elseif r < 0.88 then
+    e = call("math.ult", { gen_num(ctx, d - 1), gen_num(ctx, d - 1) })
+  elseif r < 0.94 and #ctx.bools > 0 then
+    e = var(pick(ctx.bools))
+  elseif r < 0.97 then
+    e = bin(chance(0.5) and "==" or "~=", gen_bool(ctx, d - 1), gen_bool(ctx, d - 1))
+  elseif chance(ctx.boolnum or 0.1) then
+    e = bin(pick(CMPOPS), gen_bool(ctx, 0), gen_num(ctx, d - 1))   -- mostly an error
+  else
+    e = bin(pick(CMPOPS), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
+  end
+  if chance(0.1) then e.paren = true end
+  return e
+end
+
+---------------------------------------------------------------------------
+-- Expression functions
+---------------------------------------------------------------------------
+local INT_ARGS = { 0, 1, -1, 2, 3, 7, -7, 63, 64, 100, -100, 1 << 31, 1 << 53, MAXI, MINI,
+                   MAXI - 1, MINI + 1, 255, 5 }
+local FLT_ARGS = { 0.0, -0.0, 0.5, -0.5, 1.0, 2.5, -3.0, 1e308, -1e308, 2.0 ^ 53, 2.0 ^ 63,
+                   -2.0 ^ 63, 1e-310, NAN, HUGE, -HUGE, 0.1, 3.0, 7.0, -1.0 }
+local function rand_num_arg()
+  if chance(0.5) then return pick(INT_ARGS) end
+  return pick(FLT_ARGS)
+end
+
+local function gen_expr_fn()
+  local ctx = { nums = { "a", "b", "c" }, bools = {}, loopvars = {}, boolnum = 0.15 }
+  local depth = R(5)
+  local rets = {}
+  local r = R()
+  local nret = r < 0.8 and 1 or (r < 0.93 and 2 or 3)
+  for i = 1, nret do
+    if chance(0.75) then rets[i] = gen_num(ctx, depth) else rets[i] = gen_bool(ctx, depth) end
+  end
+  return { kind = "expr", params = { "a", "b", "c" }, rets = rets }
+end
+
+local function expr_fn_source(fn, O)
+  local parts = {}
+  for i, e in ipairs(fn.rets) do
+    local s = emit(e, O)
+    if O and O.rets[i] == "flt" then s = "FLT(" .. s .. ")" end
+    if O then s = "(" .. s .. ")" end   -- no tail call in the oracle
+    parts[i] = s
+  end
+  return "return function(a, b, c) return " .. table.concat(parts, ", ") .. " end"
+end
+
+---------------------------------------------------------------------------
+-- Statement functions: function(a, b, n, A, B, C) with A f64[5], B i32[4],
+-- C u8[3]. Every loop body starts with a guard on a shared counter, so any
+-- loop (limits up to maxinteger, math.huge) stops after a few hundred
+-- iterations overall.
+---------------------------------------------------------------------------
+local ARRAYS = { { "A", "f64", 5 }, { "B", "i32", 4 }, { "C", "u8", 3 } }
+local LOOP_LIMIT = 60
+
+local function new_scope(ctx)
+  return { nums = #ctx.nums, bools = #ctx.bools, locals = #ctx.locals, loopvars = #ctx.loopvars }
+end
+local function close_scope(ctx, sc)
+  for _, key in ipairs({ "nums", "bools", "locals", "loopvars" }) do
+    local t = ctx[key]
+    for i = #t, sc[key] + 1, -1 do t[i] = nil end
+  end
+end
+
+local gen_block
+
+local function for_bound(ctx, what)
+  local r = R()
+  if what == "start" then
+    if r < 0.5 then return lit(pick({ "1", "0", "-3", "10", "2", "1" }), "int") end
+    if r < 0.65 then return lit(pick({ "0.5", "1.0", "-2.5", "1e308", "-0.0" }), "flt") end
+    if r < 0.75 then return lit(pick({ "math.maxinteger", "math.mininteger" }), "int") end
+    if r < 0.9 then return var(pick(ctx.nums)) end
+    return gen_num(ctx, 1)
+  elseif what == "limit" then
+    if r < 0.4 then return lit(pick({ "5", "3", "0", "-2", "10", "1" }), "int") end
+    if r < 0.5 then return lit(pick({ "2.5", "-1.5", "1e308", "-1e308", "4.0" }), "flt") end
+    if r < 0.6 then
+      local c = pick({ { "math.maxinteger", "int" }, { "math.mininteger", "int" },
+                       { "math.huge", "flt" }, { "-math.huge", "flt" } })
+      return lit(c[1], c[2])
+    end
+    if r < 0.66 then return bin("/", lit("0", "int"), lit("0", "int")) end   -- NaN
+    if r < 0.74 then return { k = "len", arr = pick(ctx.arrays)[1] } end
+    if r < 0.9 then return var(pick(ctx.nums)) end
+    return gen_num(ctx, 1)
+  else
+    if r < 0.35 then return nil end
+    if r < 0.6 then return lit(pick({ "1", "2", "-1", "-2", "3", "-3" }), "int") end
+    if r < 0.66 then return lit("0", "int") end
+    if r < 0.78 then return lit(pick({ "0.5", "-0.5", "0.25", "-1.0", "1.5", "0.0" }), "flt") end
+    if r < 0.84 then return lit(pick({ "math.maxinteger", "math.mininteger" }), "int") end
+    if r < 0.94 then return var(pick(ctx.nums)) end
+    return gen_num(ctx, 1)
+  end
+end
+
+local function new_name(ctx, prefix)
+  ctx.nid = ctx.nid + 1
+  return prefix .. ctx.nid
+end
+
+local function gen_stmt(ctx, d)
+  local r = R()
+  local ed = R(3)
+  local inloop = #ctx.loops > 0
+  if r < 0.16 then
+    local name = new_name(ctx, "x")
+    local st = { k = "local", names = { name }, exprs = { gen_num(ctx, ed) } }
+    ctx.nums[#ctx.nums + 1] = name
+    ctx.locals[#ctx.locals + 1] = name
+    return st
+  elseif r < 0.20 then
+    local name = new_name(ctx, "f")
+    local st = { k = "local", names = { name }, exprs = { gen_bool(ctx, ed) } }
+    ctx.bools[#ctx.bools + 1] = name
+    ctx.blocals = ctx.blocals or {}
+    return st
+  elseif r < 0.34 and #ctx.locals > 0 then
+    local name = pick(ctx.locals)
+    return { k = "assign", names = { name }, exprs = { gen_num(ctx, ed) } }
+  elseif r < 0.40 and #ctx.locals > 1 then
+    local x, y = pick(ctx.locals), pick(ctx.locals)
+    if x == y then return { k = "assign", names = { x }, exprs = { gen_num(ctx, ed) } } end
+    if chance(0.4) then return { k = "assign", names = { x, y }, exprs = { var(y), var(x) } } end
+    return { k = "assign", names = { x, y }, exprs = { gen_num(ctx, ed), gen_num(ctx, ed) } }
+  elseif r < 0.52 then
+    local arr = pick(ctx.arrays)
+    return { k = "store", arr = arr[1], i = gen_index(ctx, arr, 1), e = gen_num(ctx, ed) }
+  elseif r < 0.62 and d > 0 then
+    local st = { k = "if", conds = {}, blocks = {} }
+    local n = chance(0.4) and R(2) + 1 or 1
+    for i = 1, n do
+      st.conds[i] = chance(0.9) and gen_bool(ctx, ed) or gen_num(ctx, 1)
+      st.blocks[i] = gen_block(ctx, d - 1, R(3))
+    end
+    if chance(0.5) then st.els = gen_block(ctx, d - 1, R(3)) end
+    return st
+  elseif r < 0.72 and d > 0 then
+    local name = new_name(ctx, "i")
+    local st = { k = "for", var = name, start = for_bound(ctx, "start"),
+                 limit = for_bound(ctx, "limit"), step = for_bound(ctx, "step") }
+    local sc = new_scope(ctx)
+    ctx.nums[#ctx.nums + 1] = name
+    ctx.loopvars[#ctx.loopvars + 1] = name
+    local loop = { label = chance(0.4) and new_name(ctx, "cont") or nil }
+    ctx.loops[#ctx.loops + 1] = loop
+    st.body = gen_block(ctx, d - 1, R(4))
+    st.label = loop.used and loop.label or nil
+    ctx.loops[#ctx.loops] = nil
+    close_scope(ctx, sc)
+    return st
+  elseif r < 0.78 and d > 0 then
+    local st = { k = "while", cond = gen_bool(ctx, ed) }
+    local loop = { label = chance(0.4) and new_name(ctx, "cont") or nil }
+    ctx.loops[#ctx.loops + 1] = loop
+    st.body = gen_block(ctx, d - 1, R(4))
+    st.label = loop.used and loop.label or nil
+    ctx.loops[#ctx.loops] = nil
+    return st
+  elseif r < 0.83 and d > 0 then
+    local st = { k = "repeat" }
+    local loop = {}    -- no continue label: `until` may see the body's locals
+    ctx.loops[#ctx.loops + 1] = loop
+    local sc = new_scope(ctx)
+    st.body = gen_block(ctx, d - 1, R(4))
+    st.cond = gen_bool(ctx, ed)   -- may use the body's locals
+    close_scope(ctx, sc)
+    ctx.loops[#ctx.loops] = nil
+    return st
+  elseif r < 0.89 and inloop then
+    return { k = "breakif", cond = gen_bool(ctx, ed) }
+  elseif r < 0.93 and inloop then
+    local targets = {}
+    for _, l in ipairs(ctx.loops) do if l.label then targets[#targets + 1] = l end end
+    if #targets > 0 then
+      local l = pick(targets)
+      l.used = true
+      return { k = "gotoif", cond = gen_bool(ctx, ed), label = l.label }
+    end
+    return { k = "breakif", cond = gen_bool(ctx, ed) }
+  elseif r < 0.96 and d > 0 then
+    local st = { k = "retif", cond = gen_bool(ctx, ed), exprs = {} }
+    st.exprs = "pending"   -- filled in once the function's result count is known
+    ctx.pending[#ctx.pending + 1] = { st = st, nums = { table.unpack(ctx.nums) },
+                                      bools = { table.unpack(ctx.bools) },
+                                      loopvars = { table.unpack(ctx.loopvars) } }
+    return st
+  else
+    local name = new_name(ctx, "x")
+    local st = { k = "local", names = { name }, exprs = { gen_num(ctx, ed) } }
+    ctx.nums[#ctx.nums + 1] = name
+    ctx.locals[#ctx.locals + 1] = name
+    return st
+  end
+end
+
+gen_block = function(ctx, d, n)
+  local sc = new_scope(ctx)
+  local body = {}
+  for i = 1, n do body[i] = gen_stmt(ctx, d) end
+  close_scope(ctx, sc)
+  return body
+end
+
+local function gen_ret_exprs(ctx, kinds)
+  local t = {}
+  for i, kd in ipairs(kinds) do
+    if kd == "num" then
+      if #ctx.locals > 0 and chance(0.5) then t[i] = var(pick(ctx.locals)) else t[i] = gen_num(ctx, R(2)) end
+    else
+      t[i] = gen_bool(ctx, 1)
+    end
+  end
+  return t
+end
+
+local function gen_stmt_fn()
+  local ctx = { nums = { "a", "b", "n", "cnt" }, bools = {}, locals = {}, loopvars = {},
+                arrays = ARRAYS, loops = {}, nid = 0, pending = {}, boolnum = 0.03 }
+  local body = {}
+  local nst = R(3) + 2
+  for i = 1, nst do body[i] = gen_stmt(ctx, 2) end
+  local nret = R(3) - 1      -- 0, 1 or 2 results
+  local kinds = {}
+  for i = 1, nret do kinds[i] = chance(0.85) and "num" or "bool" end
+  local fn = { kind = "stmt", body = body, ret = gen_ret_exprs(ctx, kinds) }
+  for _, p in ipairs(ctx.pending) do
+    local c2 = { nums = p.nums, bools = p.bools, locals = {}, loopvars = p.loopvars, arrays = ARRAYS,
+                 boolnum = ctx.boolnum }
+    p.st.exprs = gen_ret_exprs(c2, kinds)
+  end
+  return fn
+end
+
+local function emit_block(lines, body, ind, O)
+  for _, st in ipairs(body) do
+    local k = st.k
+    local function rhs(names, exprs)
+      local parts = {}
+      for i, e in ipairs(exprs) do
+        local s = emit(e, O)
+        if O and O.tenv[names[i]] == "flt" then s = "FLT(" .. s .. ")" end
+        parts[i] = s
+      end
+      return table.concat(parts, ", ")
+    end
+    if k == "local" then
+      lines[#lines + 1] = ind .. "local " .. table.concat(st.names, ", ") .. " = " .. rhs(st.names, st.exprs)
+    elseif k == "assign" then
+      lines[#lines + 1] = ind .. table.concat(st.names, ", ") .. " = " .. rhs(st.names, st.exprs)
+    elseif k == "store" then
+      lines[#lines + 1] = ind .. st.arr .. "[" .. emit(st.i, O) .. "] = " .. emit(st.e, O)
+    elseif k == "if" then
+      for i, c in ipairs(st.conds) do
+        lines[#lines + 1] = ind .. (i == 1 and "if " or "elseif ") .. emit(c, O) .. " then"
+        emit_block(lines, st.blocks[i], ind .. "  ", O)
+      end
+      if st.els then
+        lines[#lines + 1] = ind .. "else"
+        emit_block(lines, st.els, ind .. "  ", O)
+      end
+      lines[#lines + 1] = ind .. "end"
+    elseif k == "for" then
+      local h = ind .. "for " .. st.var .. " = " .. emit(st.start, O) .. ", " .. emit(st.limit, O)
+      if st.step then h = h .. ", " .. emit(st.step, O) end
+      lines[#lines + 1] = h .. " do"
+      lines[#lines + 1] = ind .. "  cnt = cnt + 1; if cnt > " .. LOOP_LIMIT .. " then break end"
+      emit_block(lines, st.body, ind .. "  ", O)
+      if st.label then lines[#lines + 1] = ind .. "  ::" .. st.label .. "::" end
+      lines[#lines + 1] = ind .. "end"
+    elseif k == "while" then
+      lines[#lines + 1] = ind .. "while " .. emit(st.cond, O) .. " do"
+      lines[#lines + 1] = ind .. "  cnt = cnt + 1; if cnt > " .. LOOP_LIMIT .. " then break end"
+      emit_block(lines, st.body, ind .. "  ", O)
+      if st.label then lines[#lines + 1] = ind .. "  ::" .. st.label .. "::" end
+      lines[#lines + 1] = ind .. "end"
+    elseif k == "repeat" then
+      lines[#lines + 1] = ind .. "repeat"
+      lines[#lines + 1] = ind .. "  cnt = cnt + 1; if cnt > " .. LOOP_LIMIT .. " then break end"
+      emit_block(lines, st.body, ind .. "  ", O)
+      lines[#lines + 1] = ind .. "until " .. emit(st.cond, O)
+    elseif k == "breakif" then
+      lines[#lines + 1] = ind .. "if " .. emit(st.cond, O) .. " then break end"
+    elseif k == "gotoif" then
+      lines[#lines + 1] = ind .. "if " .. emit(st.cond, O) .. " then goto " .. st.label .. " end"
+    elseif k == "retif" then
+      local parts = {}
+      for i, e in ipairs(st.exprs) do
+        local s = emit(e, O)
+        if O and O.rets[i] == "flt" then s = "FLT(" .. s .. ")" end
+        if O then s = "(" .. s .. ")" end   -- no tail call in the oracle
+        parts[i] = s
+      end
+      lines[#lines + 1] = ind .. "if " .. emit(st.cond, O) .. " then return" ..
+        (#parts > 0 and " " .. table.concat(parts, ", ") or "") .. " end"
+    else
+      error("bad statement " .. tostring(k))
+    end
+  end
+end
+
+local function stmt_fn_source(fn, O)
+  local lines = { "return function(a, b, n, A, B, C)", "  local cnt = 0" }
+  emit_block(lines, fn.body, "  ", O)
+  local parts = {}
+  for i, e in ipairs(fn.ret) do
+    local s = emit(e, O)
+    if O and O.rets[i] == "flt" then s = "FLT(" .. s .. ")" end
+    if O then s = "(" .. s .. ")" end   -- no tail call in the oracle
+    parts[i] = s
+  end
+  if #parts > 0 then lines[#lines + 1] = "  return " .. table.concat(parts, ", ") end
+  lines[#lines + 1] = "end"
+  return table.concat(lines, "\n")
+end
+
+local ARRAY_INIT = {
+  A = { 0.5, -1.0, 2.0, 1e300, 3.0 },
+  B = { 3, -1, 7, 2147483647 },
+  C = { 0, 255, 9 },
+}
+local STMT_A = { 0, 1, -1, 2, 3, 5, 100, MAXI, MINI, 0.5, -2.5, 3.0, 0.0, -0.0, NAN, HUGE, 1e308, 2.0 ^ 63 }
+local STMT_N = { 0, 1, 2, 3, 5, 10, -1, 2.5, 4.0, 0.0, -3 }
+
+---------------------------------------------------------------------------
+-- Running and comparing
+---------------------------------------------------------------------------
+local fmt = D.fmt
+
+local function sig_of(args)
+  local t = {}
+  for i = 1, args.n do
+    local v = args[i]
+    local mt = math.type(v)
+    if mt == "integer" then t[i] = "i64"
+    elseif mt == "float" then t[i] = "f64"
+    elseif type(v) == "boolean" then t[i] = "bool"
+    else t[i] = v.dtype .. "[:]" end
+  end
+  return "(" .. table.concat(t, ", ") .. ")"
+end
+
+local function fmt_arr(t)
+  local p = {}
+  for i = 1, #t do p[i] = fmt(t[i]) end
+  return "{" .. table.concat(p, ", ") .. "}"
+end
+
+local function fmt_args(args)
+  local t = {}
+  for i = 1, args.n do
+    local v = args[i]
+    if D.is_array(v) then
+      local c = {}
+      for k = 1, #v do c[k] = v[k] end
+      t[i] = v.dtype .. fmt_arr(c)
+    else
+      t[i] = fmt(v)
+    end
+  end
+  return "(" .. table.concat(t, ", ") .. ")"
+end
+
+-- Runs f on fresh arguments; returns an outcome.
+local function outcome(f, mkargs)
+  local args = mkargs()
+  local r = table.pack(pcall(f, table.unpack(args, 1, args.n)))
+  local o = { ok = r[1] }
+  if r[1] then
+    o.vals = { n = r.n - 1, table.unpack(r, 2, r.n) }
+  else
+    o.err = tostring(r[2])
+  end
+  o.arrays = {}
+  for i = 1, args.n do
+    local v = args[i]
+    if D.is_array(v) then
+      local c = {}
+      for k = 1, #v do c[k] = v[k] end
+      o.arrays[#o.arrays + 1] = c
+    end
+  end
+  return o
+end
+
+local function fmt_outcome(o)
+  local s
+  if o.ok then
+    local p = {}
+    for i = 1, o.vals.n do p[i] = fmt(o.vals[i]) end
+    s = "returned (" .. table.concat(p, ", ") .. ")"
+  else
+    s = "raised: " .. o.err
+  end
+  if #o.arrays > 0 then
+    local p = {}
+    for i, a in ipairs(o.arrays) do p[i] = fmt_arr(a) end
+    s = s .. "\n      arrays after: " .. table.concat(p, " ")
+  end
+  return s
+end
+
+-- The chunk name differs between the real and the oracle source; compare
+-- errors without it.
+local function strip_chunk(m) return (m:gsub('^%[string ".-"%]', "@", 1)) end
+
+local function same_arrays(x, y)
+  if #x.arrays ~= #y.arrays then return false end
+  for i = 1, #x.arrays do
+    local a, b = x.arrays[i], y.arrays[i]
+    if #a ~= #b then return false end
+    for k = 1, #a do if not same_value(a[k], b[k]) then return false end end
+  end
+  return true
+end
+
+local function same_outcome(x, y, strip)
+  if x.ok ~= y.ok then return false end
+  if x.ok then
+    if x.vals.n ~= y.vals.n then return false end
+    for i = 1, x.vals.n do
+      if not same_value(x.vals[i], y.vals[i]) then return false end
+    end
+  else
+    local xm, ym = x.err, y.err
+    if strip then xm, ym = strip_chunk(xm), strip_chunk(ym) end
+    if not D.same_error(xm, ym) then return false end
+  end
+  return same_arrays(x, y)
+end
+
+local UNSUPPORTED = { "not supported in compiled code", "holds both", "mixes", "cannot",
+                      "compiled functions must return", "one type", "is not supported" }
+local function is_unsupported(m)
+  for _, p in ipairs(UNSUPPORTED) do if m:find(p, 1, true) then return true end end
+  return false
+end
+local STATIC = { "attempt to perform arithmetic on a", "attempt to perform bitwise operation on a",
+                 "attempt to compare", "bad argument #", "attempt to get length" }
+local function is_static(m)
+  for _, p in ipairs(STATIC) do if m:find(p, 1, true) then return true end end
+  return false
+end
+
+-- Oracle environment: kjit's documented semantics made explicit.
+local function FLT(v)
+  if math.type(v) == "integer" then return v + 0.0 end
+  return v
+end
+local omath = {}
+for k, v in pairs(math) do omath[k] = v end
+local function strict_round(f)
+  return function(x, ...)
+    local r = f(x, ...)
+    if math.type(r) == "float" then error("number has no integer representation", 2) end
+    return r
+  end
+end
+omath.floor = strict_round(math.floor)
+omath.ceil = strict_round(math.ceil)
+local ORACLE_ENV = setmetatable({ FLT = FLT, math = omath }, { __index = _G })
+
+local MAPTYPE = { i64 = "int", f64 = "flt", boolean = "bool" }
+local function parse_types(text)
+  local tenv, rets = {}, {}
+  local header = text:match("[^\n]*")
+  local r = header:match("%->%s*(.*)$") or ""
+  r = r:gsub("^%(", ""):gsub("%)$", "")
+  for t in r:gmatch("[^,%s]+") do rets[#rets + 1] = MAPTYPE[t] or t end
+  for name, t in text:gmatch("local ([%w_]+): ([^\n]+)") do
+    if t:match("^%w+%[") then tenv[name] = "arr:" .. t:match("^(%w+)")
+    else tenv[name] = MAPTYPE[t] or "?" end
+  end
+  return tenv, rets
+end
+
+local function new_stats()
+  return { fns = 0, cases = 0, same = 0, documented = 0, unsupported = 0, static = 0,
+           failed = 0, loadfail = 0 }
+end
+local TOTAL = new_stats()
+local MAX_REPORTS = tonumber(os.getenv("KJIT_FUZZ_REPORTS") or "4") or 4
+local SHOW = os.getenv("KJIT_FUZZ_SHOW")
+local TALLY = os.getenv("KJIT_FUZZ_TALLY") == "1" and {} or nil
+
+-- Checks one generated function on a list of argument makers. Returns a
+-- list of failure reports.
+local function check_fn(fn, mkargs_list, st)
+  local src = fn.kind == "expr" and expr_fn_source(fn) or stmt_fn_source(fn)
+  if VERBOSE then io.stderr:write("---- fuzz source\n", src, "\n") end
+  local chunk, lerr = load(src)
+  if not chunk then
+    st.loadfail = st.loadfail + 1
+    return { "generated source does not load (" .. lerr .. "):\n" .. src }
+  end
+  st.fns = st.fns + 1
+  local f = chunk()
+  local ok_j, j = pcall(kjit.jit, f)
+  if not ok_j then return { "kjit.jit(fn) raised " .. tostring(j) .. "\n" .. src } end
+  local reports = {}
+  for _, mk in ipairs(mkargs_list) do
+    st.cases = st.cases + 1
+    local args0 = mk()
+    if VERBOSE then io.stderr:write("  args ", fmt_args(args0), "\n") end
+    local io_ = outcome(f, mk)
+    local sig = sig_of(args0)
+    local okc, cerr = pcall(j.compile, j, sig)
+    local verdict, co, oo
+    if not okc then
+      cerr = tostring(cerr)
+      co = { ok = false, err = cerr .. "   [compile error]", arrays = {} }
+      if not io_.ok and D.same_error(io_.err, cerr) and #io_.arrays == 0 then
+        verdict = "same"
+      elseif is_unsupported(cerr) then
+        verdict = "unsupported"
+      elseif is_static(cerr) and not (not io_.ok and D.same_error(io_.err, cerr)) then
+        -- a type error found at compile time; the interpreter did not reach it
+        -- (or had written to arrays before reaching it)
+        verdict = "static"
+      elseif is_static(cerr) then
+        verdict = "static"
+      else
+        verdict = "failed"
+      end
+    else
+      co = outcome(j, mk)
+      if same_outcome(io_, co) then
+        verdict = "same"
+      else
+        -- the kjit-semantics oracle
+        local okt, types = pcall(function() j:compile(sig); return j:inspect("types") end)
+        if okt then
+          local tenv, rets = parse_types(types)
+          local osrc = fn.kind == "expr" and expr_fn_source(fn, { tenv = tenv, rets = rets })
+                       or stmt_fn_source(fn, { tenv = tenv, rets = rets })
+          local ochunk, oerr = load(osrc, "=oracle", "t", ORACLE_ENV)
+          if ochunk then
+            -- same chunk name as the real source, so that messages match
+            ochunk = load(osrc, osrc, "t", ORACLE_ENV)
+            oo = outcome(ochunk(), mk)
+            oo.src = osrc
+            if same_outcome(oo, co, true) then verdict = "documented" end
+          else
+            oo = { ok = false, err = "oracle source does not load: " .. oerr, arrays = {} }
+          end
+        else
+          oo = { ok = false, err = "no types: " .. tostring(types), arrays = {} }
+        end
+        verdict = verdict or "failed"
+      end
+    end
+    st[verdict] = st[verdict] + 1
+    if TALLY and (verdict == "static" or verdict == "unsupported") then
+      local key = verdict .. ": " .. strip_chunk(cerr):gsub("^@:%d+: ", ""):gsub("'[%w_]+'", "'?'")
+      TALLY[key] = (TALLY[key] or 0) + 1
+    end
+    if verdict == "failed" or verdict == SHOW then
+      local rep = { "MISMATCH\n    source:\n" .. src:gsub("\n", "\n      ") }
+      rep[#rep + 1] = "    args: " .. fmt_args(args0)
+      rep[#rep + 1] = "    interpreter: " .. fmt_outcome(io_)
+      rep[#rep + 1] = "    compiled:    " .. fmt_outcome(co)
+      if oo then
+        rep[#rep + 1] = "    oracle:      " .. fmt_outcome(oo)
+        if oo.src then rep[#rep + 1] = "    oracle source:\n      " .. oo.src:gsub("\n", "\n      ") end
+      end
+      if verdict == "failed" then reports[#reports + 1] = table.concat(rep, "\n")
+      else print("[" .. verdict .. "] " .. table.concat(rep, "\n")) end
+    end
+  end
+  return reports
+end
+
+local function summary(name, st)
+  return string.format("%s: %d functions, %d cases: %d same, %d documented, %d unsupported, %d static, %d FAILED%s",
+    name, st.fns, st.cases, st.same, st.documented, st.unsupported, st.static, st.failed,
+    st.loadfail > 0 and (", " .. st.loadfail .. " did not load") or "")
+end
+
+local function add_stats(st)
+  for k, v in pairs(st) do TOTAL[k] = TOTAL[k] + v end
+end
+
+local function run_block(name, seed, nfns, gen, mkargs_gen)
+  if ONLY and not ONLY[seed] then return end
+  test(name, function()
+    if kjit == nil or kjit.jit == nil then skip("kjit.jit not available") end
+    math.randomseed(seed)
+    local st = new_stats()
+    local reports = {}
+    for _ = 1, nfns do
+      local fn = gen()
+      local mks = mkargs_gen(fn)
+      local reps = check_fn(fn, mks, st)
+      for _, r in ipairs(reps) do reports[#reports + 1] = r end
+      if st.fns % 25 == 0 then collectgarbage() end
+    end
+    add_stats(st)
+    local line = summary(name, st)
+    print("  " .. line)
+    if #reports > 0 or st.loadfail > 0 then
+      local shown = {}
+      for i = 1, math.min(#reports, MAX_REPORTS) do shown[i] = reports[i] end
+      error(line .. "\n" .. table.concat(shown, "\n") ..
+        (#reports > MAX_REPORTS and ("\n  ... and " .. (#reports - MAX_REPORTS) .. " more") or ""), 0)
+    end
+  end)
+end
+
+-- argument makers
+local function expr_args(_)
+  local list = {}
+  local ncase = 6
+  for i = 1, ncase do
+    local a = { n = 3 }
+    local pattern = R(4)
+    for k = 1, 3 do
+      if pattern == 1 then a[k] = pick(INT_ARGS)
+      elseif pattern == 2 then a[k] = pick(FLT_ARGS)
+      else a[k] = rand_num_arg() end
+    end
+    list[i] = function() return { n = 3, a[1], a[2], a[3] } end
+  end
+  return list
+end
+
+local function stmt_args(_)
+  local list = {}
+  for i = 1, 4 do
+    local a, b, n = pick(STMT_A), pick(STMT_A), pick(STMT_N)
+    if i == 1 then a, b, n = pick({ 1, 2, 3 }), pick({ 0, 5, -1 }), 3 end
+    list[i] = function()
+      return { n = 6, a, b, n, kjit.array(ARRAY_INIT.A, "f64"), kjit.array(ARRAY_INIT.B, "i32"),
+               kjit.array(ARRAY_INIT.C, "u8") }
+    end
+  end
+  return list
+end
+
+local N_EXPR = math.floor(70 * SCALE)
+local N_STMT = math.floor(45 * SCALE)
+
+local t0 = os.clock()
+for seed = 1, 8 do
+  run_block("fuzz expressions seed " .. seed, seed, N_EXPR, gen_expr_fn, expr_args)
+end
+for seed = 101, 108 do
+  run_block("fuzz statements seed " .. seed, seed, N_STMT, gen_stmt_fn, stmt_args)
+end
+if TALLY then
+  local keys = {}
+  for k in pairs(TALLY) do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y) return TALLY[x] > TALLY[y] end)
+  for _, k in ipairs(keys) do print(string.format("  %5d  %s", TALLY[k], k)) end
+end
+if TOTAL.fns > 0 then
+  print("  " .. summary("fuzz total", TOTAL) .. string.format(" (%.1f s CPU)", os.clock() - t0))
+end
+
+---------------------------------------------------------------------------
+-- Minimized repros of bugs the fuzzer found (see the end of the file).
+---------------------------------------------------------------------------
+local function repro(name, src, ...)
+  local args = table.pack(...)
+  test("fuzz repro: " .. name, function()
+    if kjit == nil or kjit.jit == nil then skip("kjit.jit not available") end
+    local fn = load(src)()
+    local j = kjit.jit(fn)
+    local function mk()
+      local t = { n = args.n }
+      for i = 1, args.n do
+        local v = args[i]
+        if type(v) == "table" then v = kjit.array(v[2], v[1]) end
+        t[i] = v
+      end
+      return t
+    end
+    local io_, co = outcome(fn, mk), outcome(j, mk)
+    if not same_outcome(io_, co) then
+      error(string.format("\n    source: %s\n    args: %s\n    interpreter: %s\n    compiled:    %s",
+        src, fmt_args(mk()), fmt_outcome(io_), fmt_outcome(co)), 0)
+    end
+  end)
+end
+
+-- REPROS
