@@ -240,12 +240,53 @@ static LLVMValueRef float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) 
 }
 
 /* A number as an integer with Lua's "number has no integer representation". */
+/* Lua's description of the value an operand came from, for messages:
+** " (local 'x')", " (upvalue 'x')", " (global 'x')", " (field 'x')" or "". */
+static void varinfo(CG *G, Expr *src, char *buf, size_t n) {
+  buf[0] = '\0';
+  for (;;) {
+    if (src == NULL) return;
+    if (src->kind == E_PAREN) { src = src->u.paren; continue; }
+    /* `k and x` with k a true constant, `nil or x`: Lua reuses x's register */
+    if (src->kind == E_BINOP && src->u.bin.op == OP_AND &&
+        (src->u.bin.a->kind == E_INT || src->u.bin.a->kind == E_FLT ||
+         src->u.bin.a->kind == E_TRUE || src->u.bin.a->kind == E_STR)) { src = src->u.bin.b; continue; }
+    if (src->kind == E_BINOP && src->u.bin.op == OP_OR &&
+        (src->u.bin.a->kind == E_NIL || src->u.bin.a->kind == E_FALSE)) { src = src->u.bin.b; continue; }
+    break;
+  }
+  if (src->kind == E_NAME) {
+    const char *what = "local";
+    if (src->u.name.var == NULL) {
+      what = "global";
+      for (int i = 0; i < G->f->nfree; i++)
+        if (strcmp(G->f->free[i].name, src->u.name.name) == 0) what = G->f->free[i].what;
+    }
+    snprintf(buf, n, " (%s '%s')", what, src->u.name.name);
+  } else if (src->kind == E_FIELD) {
+    snprintf(buf, n, " (field '%s')", src->u.field.name);
+  }
+}
+
+/* Raises kind with message text msg unless ok. */
+static void emit_check_msg(CG *G, LLVMValueRef ok, KErrKind kind, int line,
+                           LLVMValueRef a, const char *msg) {
+  if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
+  LLVMBasicBlockRef fail = new_bb(G, "fail"), cont = new_bb(G, "ok");
+  LLVMBuildCondBr(G->B, ok, cont, fail);
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  emit_raise(G, kind, line, a, NULL, NULL, msg);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+}
+
 static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src);
 static LLVMValueRef to_int_checked(CG *G, Val v, int line) {
   return to_int_checked_src(G, v, line, NULL);
 }
 
-/* As to_int_checked; the error names the local src, as Lua's does. */
+/* As to_int_checked; the error describes the operand src as Lua does:
+** "number (local 'x') has no integer representation". */
 static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src) {
   if (v.t.kind == T_INT) return v.v;
   if (LLVMIsAConstantFP(v.v)) {
@@ -256,19 +297,19 @@ static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src) {
   }
   LLVMValueRef ok;
   LLVMValueRef i = float_to_int_exact(G, v.v, &ok);
-  while (src && src->kind == E_PAREN) src = src->u.paren;
-  if (src && src->kind == E_NAME && src->u.name.var) {
-    char info[80];
-    snprintf(info, sizeof info, " (local '%s')", src->u.name.name);
-    LLVMBasicBlockRef fail = new_bb(G, "noint"), cont = new_bb(G, "ok");
-    LLVMBuildCondBr(G->B, ok, cont, fail);
-    LLVMPositionBuilderAtEnd(G->B, fail);
-    emit_raise(G, KE_NOINT, line, NULL, NULL, NULL, info);
-    LLVMBuildUnreachable(G->B);
-    LLVMPositionBuilderAtEnd(G->B, cont);
-    return i;
-  }
-  emit_check(G, ok, KE_NOINT, line, NULL, NULL, NULL);
+  char info[96];
+  varinfo(G, src, info, sizeof info);
+  emit_check_msg(G, ok, KE_NOINT, line, NULL, info[0] ? info : NULL);
+  return i;
+}
+
+/* An integer argument of a library function: "bad argument #n to 'ult'
+** (number has no integer representation)". */
+static LLVMValueRef to_int_arg(CG *G, Val v, int line, int argn, const char *fname) {
+  if (v.t.kind == T_INT) return v.v;
+  LLVMValueRef ok;
+  LLVMValueRef i = float_to_int_exact(G, v.v, &ok);
+  emit_check_msg(G, ok, KE_ARGNOINT, line, ci64(G, argn), fname);
   return i;
 }
 
@@ -527,7 +568,8 @@ static Val load_elem(CG *G, kjit_dtype d, LLVMValueRef p) {
 static void store_elem(CG *G, kjit_dtype d, LLVMValueRef p, Val v, int line) {
   LLVMValueRef x;
   v = unwrap(G, v, line, NULL);
-  if (d == KJIT_F32) x = num_to(G, v, T_F32);
+  if (d == KJIT_F32)   /* an integer rounds once, as buffer.c's (float)i */
+    x = v.t.kind == T_INT ? LLVMBuildSIToFP(G->B, v.v, G->f32, "") : num_to(G, v, T_F32);
   else if (d == KJIT_F64) x = num_to(G, v, T_F64);
   else {
     x = to_int_checked(G, v, line);
@@ -543,21 +585,21 @@ static Val emit_index(CG *G, Expr *e) {
   Val o = emit_expr(G, e->u.index.obj);
   Val k = emit_expr(G, e->u.index.key);
   if (o.t.kind == T_SHAPE) {
+    /* a.shape[k]: nil outside 1..ndim (typed by types.c: i64, nil or maybe) */
+    if (t.kind == T_NIL) return mkval(t, NULL);
     LLVMValueRef i = index_int(G, k, e->line);
     int nd = o.t.ndim;
-    if (LLVMIsAConstantInt(i)) {
+    if (t.kind == T_INT && LLVMIsAConstantInt(i)) {
       long long c = LLVMConstIntGetSExtValue(i);
-      if (c < 1 || c > nd)
-        ERR(G, e->line, "shape index %lld out of range for a %d-D array", c, nd);
       return mkval(TY(T_INT), o.dims[c - 1]);
     }
     LLVMValueRef im1 = LLVMBuildSub(G->B, i, ci64(G, 1), "");
-    emit_check(G, LLVMBuildICmp(G->B, LLVMIntULT, im1, ci64(G, nd), ""), KE_SHAPEIDX,
-               e->line, i, ci64(G, 1), ci64(G, nd));
     LLVMValueRef r = o.dims[nd - 1];
     for (int d = nd - 2; d >= 0; d--)
       r = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, im1, ci64(G, d), ""), o.dims[d], r, "");
-    return mkval(TY(T_INT), r);
+    Val v = mkval(t, r);
+    v.flag = LLVMBuildICmp(G->B, LLVMIntULT, im1, ci64(G, nd), "");
+    return v;
   }
   LLVMValueRef elem;
   Val r = index_buffer(G, e, o, k, &elem);
@@ -772,8 +814,21 @@ static Val emit_compare(CG *G, Expr *e, Val a, Val b) {
     else if (a.t.kind == T_STR && b.t.kind == T_STR)
       r = ci1(G, a.k && b.k && a.k->str && b.k->str && strcmp(a.k->str, b.k->str) == 0);
     else if (a.t.kind == T_NIL && b.t.kind == T_NIL) r = ci1(G, 1);
-    else if (a.t.kind == T_MAYBE || b.t.kind == T_MAYBE)
-      ERR(G, e->line, "cannot compare a value that may be false or nil in compiled code");
+    else if (a.t.kind == T_MAYBE || b.t.kind == T_MAYBE) {
+      if (b.t.kind == T_MAYBE && a.t.kind != T_MAYBE) { Val t = a; a = b; b = t; }
+      /* a is maybe-false/nil (.dtype 1: nil); b is nil, a boolean or a maybe */
+      LLVMValueRef isfalsy = LLVMBuildNot(G->B, a.flag, "");
+      if (b.t.kind == T_NIL) r = a.t.dtype ? isfalsy : ci1(G, 0);
+      else if (b.t.kind == T_BOOL)
+        r = a.t.dtype ? ci1(G, 0) : LLVMBuildAnd(G->B, isfalsy, LLVMBuildNot(G->B, b.v, ""), "");
+      else if (b.t.kind == T_MAYBE) {
+        LLVMValueRef both_falsy = a.t.dtype == b.t.dtype
+            ? LLVMBuildAnd(G->B, isfalsy, LLVMBuildNot(G->B, b.flag, ""), "") : ci1(G, 0);
+        LLVMValueRef vals = cmp_num(G, CMP_EQ, mkval(TY(a.t.sub), a.v), mkval(TY(b.t.sub), b.v));
+        LLVMValueRef both_num = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, a.flag, b.flag, ""), vals, "");
+        r = LLVMBuildOr(G->B, both_falsy, both_num, "");
+      } else r = ci1(G, 0);
+    }
     else if (a.t.kind == T_FUNC && b.t.kind == T_FUNC) r = ci1(G, a.t.ref == b.t.ref);
     else r = ci1(G, 0);    /* different types are never equal */
     if (op == OP_NE) r = LLVMBuildNot(G->B, r, "");
@@ -971,8 +1026,8 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
     return r;
   }
   case B_MATH_ULT:
-    return mkval(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, to_int_checked(G, a[0], line),
-                                           to_int_checked(G, a[1], line), ""));
+    return mkval(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, to_int_arg(G, a[0], line, 1, "ult"),
+                                           to_int_arg(G, a[1], line, 2, "ult"), ""));
   case B_ERROR: {
     int level = 1;
     if (n >= 2 && a[1].v && LLVMIsAConstantInt(a[1].v)) level = (int)LLVMConstIntGetSExtValue(a[1].v);
@@ -1011,17 +1066,20 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   KSpec *callee = G->sp->calls[e->id];
   G->S->has_calls = 1;
   int n = emit_explist(G, e->u.call.args, e->u.call.nargs, args, KJIT_MAXARGS);
-  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
+  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2 * KJIT_MAXRETS + 1];
   int na = 0;
   for (int i = 0; i < callee->nargs; i++) {
     Type pt = callee->args[i];
     if (pt.kind == T_NIL || pt.kind == T_FUNC) continue;
     Val v = i < n ? convert(G, args[i], pt, e->line) : convert(G, mkval(TY(T_NIL), NULL), pt, e->line);
     av[na++] = v.v;
+    if (pt.kind == T_MAYBE) av[na++] = v.flag;
     if (pt.kind == T_BUF) for (int d = 0; d < pt.ndim; d++) av[na++] = v.dims[d];
   }
   LLVMValueRef rp[KJIT_MAXRETS], rf[KJIT_MAXRETS];
   for (int r = 0; r < callee->nret; r++) {
+    rp[r] = rf[r] = NULL;
+    if (callee->rets[r].kind == T_NIL) continue;
     rp[r] = alloca_in_entry(G, llty(G, callee->rets[r]), "ret");
     av[na++] = rp[r];
     rf[r] = NULL;
@@ -1048,8 +1106,11 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     /* error("msg", 2) in the callee: the position is this call's line */
     LLVMValueRef lp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 4, "");
     LLVMValueRef lv = LLVMBuildLoad2(G->B, G->i64, lp, "");
+    LLVMValueRef kind = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+    LLVMValueRef pending = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, kind, ci32(G, KE_USER), ""),
+                                        LLVMBuildICmp(G->B, LLVMIntSGT, lv, ci64(G, 0), ""), "");
     LLVMBasicBlockRef move = new_bb(G, "errlevel"), out = new_bb(G, "errout");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, lv, ci64(G, 0), ""), move, out);
+    LLVMBuildCondBr(G->B, pending, move, out);
     LLVMPositionBuilderAtEnd(G->B, move);
     LLVMBuildStore(G->B, LLVMBuildSub(G->B, lv, ci64(G, 1), ""), lp);
     store_err_field(G, 1, ci32(G, e->line));
@@ -1061,11 +1122,21 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   LLVMPositionBuilderAtEnd(G->B, cont);
   int k = 0;
   for (int r = 0; r < callee->nret && k < max; r++) {
+    if (rp[r] == NULL) { out[k++] = mkval(TY(T_NIL), NULL); continue; }
     out[k] = mkval(callee->rets[r], LLVMBuildLoad2(G->B, llty(G, callee->rets[r]), rp[r], ""));
     if (rf[r]) out[k].flag = LLVMBuildLoad2(G->B, G->i1, rf[r], "");
     k++;
   }
   return k;
+}
+
+/* The first result of a call (nil if none). Kept out of emit_expr so the
+** recursive emit_expr frame stays small. */
+static __attribute__((noinline)) Val emit_call1(CG *G, Expr *e) {
+  Val r[KJIT_MAXRETS];
+  int n = emit_call(G, e, r, KJIT_MAXRETS);
+  if (n == 0) return mkval(TY(T_NIL), NULL);
+  return r[0];
 }
 
 static Val emit_expr(CG *G, Expr *e) {
@@ -1082,12 +1153,7 @@ static Val emit_expr(CG *G, Expr *e) {
     return const_val(G, e, &G->sp->consts[e->id]);
   case E_INDEX: return emit_index(G, e);
   case E_FIELD: return emit_field(G, e);
-  case E_CALL: {
-    Val r[KJIT_MAXRETS];
-    int n = emit_call(G, e, r, KJIT_MAXRETS);
-    if (n == 0) return mkval(TY(T_NIL), NULL);
-    return r[0];
-  }
+  case E_CALL: return emit_call1(G, e);
   case E_BINOP: {
     OpKind op = e->u.bin.op;
     if (op == OP_AND || op == OP_OR) return emit_logic(G, e);
@@ -1505,6 +1571,7 @@ static void emit_return(CG *G, Stmt *s) {
   Val vals[KJIT_MAXRETS];
   int n = emit_explist(G, s->u.ret.exprs, s->u.ret.n, vals, KJIT_MAXRETS);
   for (int i = 0; i < n && i < G->sp->nret; i++) {
+    if (G->retptrs[i] == NULL) continue;   /* a nil result */
     Val v = convert(G, vals[i], G->sp->rets[i], s->line);
     LLVMBuildStore(G->B, v.v, G->retptrs[i]);
     if (G->retflags[i]) LLVMBuildStore(G->B, v.flag, G->retflags[i]);
@@ -1575,7 +1642,7 @@ static void emit_block(CG *G, Block *b) { emit_block_stmts(G, b); }
 
 /* Declares the inner function of a specialization. */
 static void declare_spec(CG *G, KSpec *sp) {
-  LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
+  LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2 * KJIT_MAXRETS + 1];
   int n = 0;
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
@@ -1586,6 +1653,7 @@ static void declare_spec(CG *G, KSpec *sp) {
       for (int d = 0; d < t.ndim; d++) ps[n++] = G->i64;
       break;
     case T_INT: case T_F64: case T_F32: case T_BOOL: ps[n++] = llty(G, t); break;
+    case T_MAYBE: ps[n++] = llty(G, t); ps[n++] = G->i1; break;   /* value, flag */
     default: {
       char tb[32];
       ks_error(G->S, sp->fn, sp->fn->ast->line, "cannot take a %s argument", kt_name(t, tb, sizeof tb));
@@ -1593,6 +1661,7 @@ static void declare_spec(CG *G, KSpec *sp) {
     }
   }
   for (int r = 0; r < sp->nret; r++) {
+    if (sp->rets[r].kind == T_NIL) continue;   /* always nil: no slot */
     if (llty(G, sp->rets[r]) == NULL) {
       char tb[32];
       ks_error(G->S, sp->fn, sp->fn->ast->line, "cannot return a %s value",
@@ -1640,10 +1709,15 @@ static void emit_spec(CG *G, KSpec *sp) {
     if (t.kind == T_BUF) {
       x.v = LLVMGetParam(G->fn, p++);
       for (int d = 0; d < t.ndim; d++) x.dims[d] = LLVMGetParam(G->fn, p++);
+    } else if (t.kind == T_MAYBE) {
+      x.v = LLVMGetParam(G->fn, p++);
+      x.flag = LLVMGetParam(G->fn, p++);
     } else if (t.kind != T_NIL && t.kind != T_FUNC) x.v = LLVMGetParam(G->fn, p++);
     if (v) store_var(G, v, x, f->ast->line);
   }
   for (int r = 0; r < sp->nret; r++) {
+    G->retptrs[r] = G->retflags[r] = NULL;
+    if (sp->rets[r].kind == T_NIL) continue;
     G->retptrs[r] = LLVMGetParam(G->fn, p++);
     G->retflags[r] = sp->rets[r].kind == T_MAYBE ? LLVMGetParam(G->fn, p++) : NULL;
   }
@@ -1678,7 +1752,7 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
   G->fn = fn;
   LLVMPositionBuilderAtEnd(G->B, new_bb(G, "entry"));
   LLVMValueRef args = LLVMGetParam(fn, 0), rets = LLVMGetParam(fn, 1);
-  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + KJIT_MAXRETS + 1];
+  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2 * KJIT_MAXRETS + 1];
   int n = 0;
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
@@ -1708,6 +1782,8 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
   }
   LLVMValueRef rp[KJIT_MAXRETS], rf[KJIT_MAXRETS];
   for (int r = 0; r < sp->nret; r++) {
+    rp[r] = rf[r] = NULL;
+    if (sp->rets[r].kind == T_NIL) continue;
     LLVMTypeRef rt = llty(G, sp->rets[r]);
     LLVMValueRef idx = ci64(G, r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
@@ -1724,6 +1800,7 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
   /* widen f32 and booleans in place so every slot is a full i64/f64 */
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
+    if (t.kind == T_NIL) continue;
     LLVMValueRef idx = ci64(G, r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
     if (t.kind == T_MAYBE) {

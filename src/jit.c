@@ -130,12 +130,19 @@ typedef struct SessionBox {
   Session S;
   LLVMOrcThreadSafeContextRef ctx;
   LLVMModuleRef M;
+  JitSpec *js;          /* the specialization being built, until it is linked */
   int live;
 } SessionBox;
 
 static void session_release(lua_State *L, SessionBox *sb) {
   if (!sb->live) return;
   sb->live = 0;
+  if (sb->js) {   /* not linked into a jit object: no references taken yet */
+    kc_free(sb->js->code);
+    free(sb->js->ir); free(sb->js->asmtext); free(sb->js->types);
+    free(sb->js);
+    sb->js = NULL;
+  }
   if (sb->S.builder) { LLVMDisposeBuilder(sb->S.builder); sb->S.builder = NULL; }
   if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
   if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
@@ -225,13 +232,12 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   lua_newtable(L);
   S->tables_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
-  JitSpec *js = calloc(1, sizeof *js);
+  JitSpec *js = sb->js = calloc(1, sizeof *js);
   if (js == NULL) { session_release(L, sb); luaL_error(L, "not enough memory"); }
   jmp_buf jb;
   S->jb = &jb;
   int top = lua_gettop(L);
   if (setjmp(jb)) {
-    free(js);
     lua_settop(L, top);
     lua_pushstring(L, S->errmsg);
     session_release(L, sb);
@@ -299,17 +305,21 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
              f->chunkname, err ? err : "unknown error");
     free(err);
-    free(js->types);
     longjmp(jb, 1);
   }
   js->entry = (KEntry)addr;
-  js->L = L;
+  /* references live in the registry: release them through the main
+  ** thread, which outlives any coroutine that compiled this */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  js->L = lua_tothread(L, -1);
+  lua_pop(L, 1);
   for (int i = 0; i < nsig; i++)
     if (sig[i] == SIG_FUNC) {
       lua_pushvalue(L, argbase + i);
       js->fnkey[i] = (int64_t)(intptr_t)lua_topointer(L, -1);
       js->fnref[i] = luaL_ref(L, LUA_REGISTRYINDEX);
     }
+  sb->js = NULL;   /* owned by the jit object from here on */
   session_release(L, sb);
   lua_settop(L, sbidx - 1);
   js->next = o->specs;
@@ -331,6 +341,7 @@ static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
       kind = js->rsub[r];
     }
     switch (kind) {
+    case T_NIL: lua_pushnil(L); break;
     case T_INT: lua_pushinteger(L, rets[r]); break;
     case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
     default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
@@ -358,6 +369,10 @@ static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *s
 /* f(...): the fast path. Arguments start at stack index 2. */
 static int jit_call(lua_State *L) {
   JitObj *o = lua_touserdata(L, 1);
+  /* only reachable through the metatable, which is hidden (__metatable);
+  ** the debug library could still pass something else: refuse it */
+  if (o == NULL || lua_rawlen(L, 1) != sizeof(JitObj))
+    return luaL_typeerror(L, 1, JIT_METATABLE);
   int n = lua_gettop(L) - 1;
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   int64_t slots[KJIT_MAXARGS + 1];
@@ -537,6 +552,7 @@ static int jit_index(lua_State *L) {
 }
 
 static int jit_tostring(lua_State *L) {
+  luaL_checkudata(L, 1, JIT_METATABLE);
   lua_getiuservalue(L, 1, 1);
   lua_pushfstring(L, "kjit.jit(%s)", luaL_tolstring(L, -1, NULL));
   return 1;
@@ -614,6 +630,8 @@ void kd_open(lua_State *L) {
     luaL_getmetatable(L, KB_METATABLE);   /* created by kb_open */
     lua_pushcclosure(L, jit_call, 1);
     lua_setfield(L, -2, "__call");
+    lua_pushliteral(L, JIT_METATABLE);    /* getmetatable(f) gives this name */
+    lua_setfield(L, -2, "__metatable");
   }
   lua_pop(L, 1);
   lua_pushcfunction(L, l_jit);

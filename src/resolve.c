@@ -148,6 +148,7 @@ typedef struct Resolver {
   int fidx;               /* stack index of the Lua function */
   Var **active; int nactive, capactive;   /* visible locals, innermost last */
   Var **all; int nall, capall;
+  int depth;              /* expression nesting, see KJIT_MAXEXPRDEPTH */
 } Resolver;
 
 static Var *new_var(Resolver *R, const char *name, int line) {
@@ -220,8 +221,23 @@ static Var *lookup(Resolver *R, const char *name) {
 
 static void res_block(Resolver *R, Block *b);
 
+/* Expression trees deeper than this are refused: every later stage walks
+** them recursively on the C stack (Lua itself parses flat chains such as
+** x + x + ... iteratively, so the parser accepts them). */
+#define KJIT_MAXEXPRDEPTH 400
+
+static void res_expr_(Resolver *R, Expr *e);
+
 static void res_expr(Resolver *R, Expr *e) {
   if (e == NULL) return;
+  if (++R->depth > KJIT_MAXEXPRDEPTH)
+    ks_error(R->S, R->f, e->line, "expression too complex for compiled code "
+             "(nested deeper than %d levels)", KJIT_MAXEXPRDEPTH);
+  res_expr_(R, e);
+  R->depth--;
+}
+
+static void res_expr_(Resolver *R, Expr *e) {
   switch (e->kind) {
   case E_NAME:
     e->u.name.var = lookup(R, e->u.name.name);
@@ -420,7 +436,9 @@ KFunc *kr_function(Session *S, int idx) {
   lua_getinfo(L, ">Su", &ar);
   const char *params[256];
   int np = ar.nparams;
+  lua_pushvalue(L, idx);   /* lua_getlocal(L, NULL, n) reads the function on top */
   for (int i = 0; i < np && i < 256; i++) params[i] = lua_getlocal(L, NULL, i + 1);
+  lua_pop(L, 1);
   int ambiguous = 0;
   f->ast = kp_find_func(f->chunk, ar.linedefined, ar.lastlinedefined, np,
                         params, &ambiguous);

@@ -41,12 +41,10 @@ int32_t kjit_rt_forlimit(double lim, int64_t init, int64_t step, int64_t *out) {
   double fl = step < 0 ? ceil(lim) : floor(lim);
   if (fl >= -9223372036854775808.0 && fl < 9223372036854775808.0) {
     *out = (int64_t)fl;
-  } else if (lim != lim) {
-    return 1;                                            /* NaN: no loop */
   } else if (lim > 0) {                                  /* beyond maxinteger */
     if (step < 0) return 1;
     *out = INT64_MAX;
-  } else {                                               /* below mininteger */
+  } else {                              /* below mininteger, or NaN (as Lua) */
     if (step > 0) return 1;
     *out = INT64_MIN;
   }
@@ -96,6 +94,10 @@ void krt_push_error(lua_State *L, const KErr *e) {
   case KE_FMOD0: lua_pushfstring(L, "%sbad argument #2 to 'fmod' (zero)", where); break;
   case KE_STACK:
     lua_pushfstring(L, "%sstack overflow (compiled calls nested too deep for the C stack)", where);
+    break;
+  case KE_ARGNOINT:
+    lua_pushfstring(L, "%sbad argument #%d to '%s' (number has no integer representation)",
+                    where, (int)e->a, e->msg ? e->msg : "?");
     break;
   case KE_NILARITH:
     lua_pushfstring(L, "%sattempt to perform arithmetic on a %s value%s", where,

@@ -18,6 +18,7 @@
 #include "compile.h"
 #include "parse.h"
 #include "buffer.h"
+#include <setjmp.h>
 
 static const char *const builtin_names[] = {
 #define KB_NAME(id, name) name,
@@ -105,19 +106,24 @@ static Type join_num(Type a, Type b) {
 Type kt_join(Type a, Type b) {
   if (a.kind == T_UNKNOWN) return b;
   if (b.kind == T_UNKNOWN) return a;
-  if (a.kind == T_NIL) return b;   /* `local x` then x = 1: typed by the assignment */
-  if (b.kind == T_NIL) return a;
+  if (a.kind == T_NIL && b.kind == T_NIL) return a;
+  if (b.kind == T_NIL) { Type t = a; a = b; b = t; }
+  if (a.kind == T_NIL) {
+    /* nil or a number: a maybe-nil number (`local best` ... best = i) */
+    if (kt_isnum(b)) { Type r = TY(T_MAYBE); r.sub = b.kind; r.dtype = 1; return r; }
+    if (b.kind == T_MAYBE && b.dtype == 1) return b;
+    return TY(T_CONFLICT);
+  }
   if (kt_isnum(a) && kt_isnum(b)) return join_num(a, b);
   if (a.kind == T_MAYBE || b.kind == T_MAYBE) {
     Type x = a.kind == T_MAYBE ? TY(a.sub) : a, y = b.kind == T_MAYBE ? TY(b.sub) : b;
-    if (kt_isnum(x) && kt_isnum(y)) {
-      Type r = TY(T_MAYBE);
-      r.sub = join_num(x, y).kind;
-      /* falsy value nil only if every side's is */
-      r.dtype = (a.kind != T_MAYBE || a.dtype) && (b.kind != T_MAYBE || b.dtype);
-      return r;
-    }
-    return TY(T_CONFLICT);
+    if (!kt_isnum(x) || !kt_isnum(y)) return TY(T_CONFLICT);
+    /* the falsy value (nil or false) must be the same on both sides */
+    if (a.kind == T_MAYBE && b.kind == T_MAYBE && a.dtype != b.dtype) return TY(T_CONFLICT);
+    Type r = TY(T_MAYBE);
+    r.sub = join_num(x, y).kind;
+    r.dtype = a.kind == T_MAYBE ? a.dtype : b.dtype;
+    return r;
   }
   if (kt_equal(a, b)) return a;
   if (a.kind == b.kind && a.kind != T_BUF && a.kind != T_FUNC && a.kind != T_TABLE
@@ -131,6 +137,7 @@ typedef struct Infer {
   Session *S;
   KSpec *sp;
   KFunc *f;
+  int strict;     /* report type errors (else skip the statement this pass) */
 } Infer;
 
 #define ERR(I, line, ...) ks_error((I)->S, (I)->f, (line), __VA_ARGS__)
@@ -142,8 +149,10 @@ static void set_var(Infer *I, Var *v, Type t, int line) {
   Type j = kt_join(*slot, t);
   if (j.kind == T_CONFLICT) {
     char b1[32], b2[32];
-    ERR(I, line, "local '%s' holds both %s and %s values; a compiled local has one type",
-        v->name, kt_name(*slot, b1, sizeof b1), kt_name(t, b2, sizeof b2));
+    const char *hint = (slot->kind == T_NIL || t.kind == T_NIL)
+        ? " (nil mixes only with numbers: initialize it, e.g. with false or 0)" : "";
+    ERR(I, line, "local '%s' holds both %s and %s values; a compiled local has one type%s",
+        v->name, kt_name(*slot, b1, sizeof b1), kt_name(t, b2, sizeof b2), hint);
   }
   if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN) {
     char b[32];
@@ -156,9 +165,11 @@ static void set_var(Infer *I, Var *v, Type t, int line) {
 static const char *describe(Infer *I, Expr *e, char *buf, size_t n) {
   char tb[32];
   if (e->kind == E_NAME) {
-    if (e->u.name.var)
-      snprintf(buf, n, " (local '%s' is %s)", e->u.name.name,
-               kt_name(I->sp->exprtypes[e->id], tb, sizeof tb));
+    Type t = I->sp->exprtypes[e->id];
+    if (e->u.name.var && (t.kind == T_NIL || t.kind == T_BOOL))
+      snprintf(buf, n, " (local '%s')", e->u.name.name);
+    else if (e->u.name.var)
+      snprintf(buf, n, " (local '%s' is %s)", e->u.name.name, kt_name(t, tb, sizeof tb));
     else
       snprintf(buf, n, " (%s '%s')", "global or upvalue", e->u.name.name);
   } else if (e->kind == E_FIELD) {
@@ -211,9 +222,15 @@ static KConst table_field(Infer *I, int ref, const char *name) {
 static Type infer_call(Infer *I, Expr *e, int want);
 
 /* Type of a binary arithmetic or bitwise operation. */
+/* Before convergence a nil operand may be a local not yet seen assigned:
+** treat it as not known yet; the strict pass reports what remains. */
+static int pending(Infer *I, Type t) {
+  return t.kind == T_UNKNOWN || (!I->strict && t.kind == T_NIL);
+}
+
 static Type arith_type(Infer *I, Expr *e, Type a, Type b) {
   OpKind op = e->u.bin.op;
-  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return TY(T_UNKNOWN);
+  if (pending(I, a) || pending(I, b)) return TY(T_UNKNOWN);
   a = numview(a); b = numview(b);
   if (!kt_isnum(a) || !kt_isnum(b)) {
     Expr *bad = kt_isnum(a) ? e->u.bin.b : e->u.bin.a;
@@ -244,23 +261,30 @@ static void check_cond(Infer *I, Expr *e, Type t) {
         t.kind == T_STR ? "string" : "table");
 }
 
+/* `a and b`, `a or b`. Numbers and arrays are always true; T_MAYBE carries
+** in .dtype whether its false value is nil (1) or false (0). */
 static Type infer_logic(Infer *I, Expr *e) {
   Type a = infer_expr(I, e->u.bin.a), b = infer_expr(I, e->u.bin.b);
   check_cond(I, e->u.bin.a, a);
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return TY(T_UNKNOWN);
-  int a_truthy = kt_isnum(a) || a.kind == T_BUF;
+  int a_truthy = kt_isnum(a) || a.kind == T_BUF || a.kind == T_FUNC;
   if (e->u.bin.op == OP_AND) {
     if (a_truthy) return b;
     if (a.kind == T_NIL) return a;
-    if (b.kind == T_BOOL) return b;
-    if (kt_isnum(b)) { Type r = TY(T_MAYBE); r.sub = b.kind; r.dtype = a.kind == T_MAYBE ? a.dtype : 0; return r; }
-    if (b.kind == T_MAYBE) { Type r = b; if (a.kind == T_BOOL) r.dtype = 0; return r; }
+    int afalse_nil = a.kind == T_MAYBE && a.dtype == 1;   /* a's false value */
+    if (b.kind == T_BOOL && !afalse_nil) return b;
+    if (kt_isnum(b)) { Type r = TY(T_MAYBE); r.sub = b.kind; r.dtype = afalse_nil; return r; }
+    if (b.kind == T_MAYBE && b.dtype == afalse_nil) return b;
+    if (b.kind == T_NIL && afalse_nil) return a;
   } else {
     if (a_truthy) return a;
     if (a.kind == T_NIL) return b;
     if (a.kind == T_BOOL && b.kind == T_BOOL) return a;
     if (a.kind == T_MAYBE && kt_isnum(b)) return join_num(TY(a.sub), b);
-    if (a.kind == T_MAYBE && b.kind == T_MAYBE) { Type r = a; r.sub = join_num(TY(a.sub), TY(b.sub)).kind; return r; }
+    if (a.kind == T_MAYBE && b.kind == T_MAYBE) {   /* falsy only when b is */
+      Type r = b; r.sub = join_num(TY(a.sub), TY(b.sub)).kind; return r;
+    }
+    if (a.kind == T_MAYBE && b.kind == T_NIL) { Type r = a; r.dtype = 1; return r; }
   }
   char b1[32], b2[32];
   ERR(I, e->line, "'%s' mixes %s and %s values; compiled code needs one type",
@@ -281,7 +305,7 @@ static Type infer_binop(Infer *I, Expr *e) {
       ERR(I, e->line, "comparing arrays or tables is not supported in compiled code");
     return TY(T_BOOL);
   case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-    if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return TY(T_BOOL);
+    if (pending(I, a) || pending(I, b)) return TY(T_BOOL);
     a = numview(a); b = numview(b);
     if (!kt_isnum(a) || !kt_isnum(b)) {
       char b1[32], b2[32];
@@ -297,7 +321,7 @@ static Type infer_binop(Infer *I, Expr *e) {
 static Type infer_unop(Infer *I, Expr *e) {
   Type a = infer_expr(I, e->u.un.a);
   char tb[32], db[96];
-  if (a.kind == T_UNKNOWN) return e->u.un.op == OP_NOT ? TY(T_BOOL) : a;
+  if (pending(I, a)) return e->u.un.op == OP_NOT ? TY(T_BOOL) : TY(T_UNKNOWN);
   if (e->u.un.op != OP_NOT) a = numview(a);
   switch (e->u.un.op) {
   case OP_NOT: check_cond(I, e->u.un.a, a); return TY(T_BOOL);
@@ -324,11 +348,21 @@ static Type infer_index(Infer *I, Expr *e) {
   Type o = infer_expr(I, obj);
   Type k = infer_expr(I, e->u.index.key);
   char tb[32], db[96];
-  if (o.kind == T_UNKNOWN) return o;
+  if (pending(I, o)) return TY(T_UNKNOWN);
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     if (k.kind != T_UNKNOWN && !kt_isnum(numview(k)))
       ERR(I, e->line, "array index must be a number, got %s", kt_name(k, tb, sizeof tb));
-    if (o.kind == T_SHAPE) return TY(T_INT);
+    if (o.kind == T_SHAPE) {
+      /* a.shape[k] is nil outside 1..ndim, as for the Lua table */
+      Expr *key = e->u.index.key;
+      KConst *kc = &I->sp->consts[key->id];
+      if (key->kind == E_INT || kc->type.kind == T_INT) {
+        int64_t c = key->kind == E_INT ? key->u.i : kc->v.i;
+        return (c >= 1 && c <= o.ndim) ? TY(T_INT) : TY(T_NIL);
+      }
+      Type r = TY(T_MAYBE); r.sub = T_INT; r.dtype = 1;
+      return r;
+    }
     if (o.ndim > 1) { Type r = o; r.ndim--; return r; }
     return kt_elem(o.dtype);
   }
@@ -361,7 +395,7 @@ static Type infer_field(Infer *I, Expr *e) {
   char tb[32], db[96];
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF) {
-    if (strcmp(name, "shape") == 0) return TY(T_SHAPE);
+    if (strcmp(name, "shape") == 0) { Type r = TY(T_SHAPE); r.ndim = o.ndim; return r; }
     if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return TY(T_INT);
     ERR(I, e->line, "kjit array has no field '%s' usable in compiled code "
         "(shape, size, ndim)", name);
@@ -431,7 +465,10 @@ static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
   if (n < minargs)
     ERR(I, e->line, "bad argument #%d to '%s' (number expected, got no value)", n + 1, name);
   if (id != B_ERROR && id != B_ASSERT)
-    for (int i = 0; i < n; i++) args[i] = numview(args[i]);
+    for (int i = 0; i < n; i++) {
+      args[i] = numview(args[i]);
+      if (pending(I, args[i])) return TY(T_UNKNOWN);
+    }
   if (id != B_ERROR && id != B_ASSERT && id != B_MATH_TYPE)
     for (int i = 0; i < n; i++)
       if (args[i].kind != T_UNKNOWN && !kt_isnum(args[i]))
@@ -472,7 +509,8 @@ static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
   case B_ERROR:
     if (args[0].kind != T_STR)
       ERR(I, e->line, "error() in compiled code takes a constant string message");
-    if (n >= 2 && args[1].kind != T_INT)
+    if (n >= 2 && (args[1].kind != T_INT || (e->u.call.args[1]->kind != E_INT &&
+                   I->sp->consts[e->u.call.args[1]->id].type.kind != T_INT)))
       ERR(I, e->line, "error() level must be an integer constant");
     return TY(T_NIL);
   case B_ASSERT:
@@ -502,7 +540,9 @@ static Type infer_call(Infer *I, Expr *e, int want) {
       /* f(g()) passes all of g's results */
       KSpec *g = I->sp->calls[e->u.call.args[i]->id];
       if (g && g->nret > 1) {
-        for (int j = 1; j < g->nret && n < KJIT_MAXARGS; j++) args[n++] = g->rets[j];
+        if (n + g->nret - 1 > KJIT_MAXARGS)
+          ERR(I, e->line, "too many arguments (at most %d)", KJIT_MAXARGS);
+        for (int j = 1; j < g->nret; j++) args[n++] = g->rets[j];
       }
     }
   }
@@ -521,7 +561,6 @@ static Type infer_call(Infer *I, Expr *e, int want) {
         describe(I, e->u.call.fn, db, sizeof db));
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return TY(T_UNKNOWN);
-    args[i] = numview(args[i]);
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN)
       ERR(I, e->line, "cannot pass a %s to a compiled function (argument #%d)",
@@ -532,6 +571,9 @@ static Type infer_call(Infer *I, Expr *e, int want) {
   KFunc *callee = kr_function(I->S, -1);
   lua_pop(I->S->L, 1);
   int np = callee->ast->nparams;
+  if (np > KJIT_MAXARGS)
+    ERR(I, e->line, "cannot call a function with more than %d parameters from compiled code",
+        KJIT_MAXARGS);
   Type pargs[KJIT_MAXARGS];
   for (int i = 0; i < np && i < KJIT_MAXARGS; i++) pargs[i] = i < n ? args[i] : TY(T_NIL);
   KSpec *sp = kt_spec(I->S, callee, np, pargs);
@@ -555,7 +597,8 @@ static int infer_explist(Infer *I, Expr **es, int n, Type *out, int want, int li
         while (k < want && k < KJIT_MAXRETS) out[k++] = TY(T_UNKNOWN);
         return -1;
       }
-      for (int j = 0; j < g->nret && k < KJIT_MAXRETS; j++) out[k++] = g->rets[j];
+      if (k + g->nret > KJIT_MAXRETS) ERR(I, line, "too many values (at most %d)", KJIT_MAXRETS);
+      for (int j = 0; j < g->nret; j++) out[k++] = g->rets[j];
       return k;
     }
     if (i == n - 1 && es[i]->kind == E_CALL && t.kind == T_UNKNOWN &&
@@ -678,7 +721,7 @@ static void infer_stmt(Infer *I, Stmt *s) {
     for (int i = 0; i < n; i++) {
       char tb[32];
       if (ts[i].kind == T_STR || ts[i].kind == T_TABLE || ts[i].kind == T_SHAPE ||
-          ts[i].kind == T_BUILTIN || ts[i].kind == T_FUNC)
+          ts[i].kind == T_BUILTIN || ts[i].kind == T_FUNC || ts[i].kind == T_BUF)
         ERR(I, s->line, "cannot return a %s from compiled code", kt_name(ts[i], tb, sizeof tb));
     }
     if (sp->nret < 0) { sp->nret = n; I->S->changed = 1; for (int i = 0; i < n; i++) sp->rets[i] = TY(T_UNKNOWN); }
@@ -701,8 +744,18 @@ static void infer_stmt(Infer *I, Stmt *s) {
   }
 }
 
+/* Until the types have converged, an operand may still be typed too
+** narrowly (`local best` is nil until a later statement assigns it), so a
+** type error then only skips its statement for this pass; the final,
+** strict pass reports the errors that remain. */
 static void infer_block(Infer *I, Block *b) {
-  for (int i = 0; i < b->n; i++) infer_stmt(I, b->stmts[i]);
+  for (int i = 0; i < b->n; i++) {
+    if (I->strict) { infer_stmt(I, b->stmts[i]); continue; }
+    jmp_buf jb, *saved = I->S->jb;
+    I->S->jb = &jb;
+    if (setjmp(jb) == 0) infer_stmt(I, b->stmts[i]);
+    I->S->jb = saved;
+  }
 }
 
 /* ---- Specializations ------------------------------------------------------- */
@@ -743,14 +796,15 @@ KSpec *kt_spec(Session *S, KFunc *f, int nargs, const Type *args) {
 }
 
 void kt_infer_all(Session *S) {
-  for (int round = 0; ; round++) {
+  for (int round = 0, strict = 0; ; round++) {
     S->changed = 0;
     for (int i = 0; i < S->nspecs; i++) {
-      Infer I = { S, S->specs[i], S->specs[i]->fn };
+      Infer I = { S, S->specs[i], S->specs[i]->fn, strict };
       infer_block(&I, I.f->ast->body);
       I.sp->inferred = 1;
     }
-    if (!S->changed) break;
+    if (strict && !S->changed) break;
+    strict = !S->changed;   /* converged: one more pass, reporting errors */
     if (round > 200) ks_error(S, NULL, 0, "type inference did not converge");
   }
   /* A result still unknown is never produced (the function only returns

@@ -305,6 +305,7 @@ gen_num = function(ctx, d)
   elseif r < 0.95 then
     -- a boolean where a number is expected: an error both ways
     if chance(ctx.boolnum or 0.1) then
+      ctx.used_boolnum = true
       e = bin(pick(ARITH), gen_num(ctx, d - 1), gen_bool(ctx, 0))
     else
       e = bin(pick(ARITH), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
@@ -339,6 +340,7 @@ gen_bool = function(ctx, d)
   elseif r < 0.97 then
     e = bin(chance(0.5) and "==" or "~=", gen_bool(ctx, d - 1), gen_bool(ctx, d - 1))
   elseif chance(ctx.boolnum or 0.1) then
+    ctx.used_boolnum = true
     e = bin(pick(CMPOPS), gen_bool(ctx, 0), gen_num(ctx, d - 1))   -- mostly an error
   else
     e = bin(pick(CMPOPS), gen_num(ctx, d - 1), gen_num(ctx, d - 1))
@@ -368,7 +370,7 @@ local function gen_expr_fn()
   for i = 1, nret do
     if chance(0.75) then rets[i] = gen_num(ctx, depth) else rets[i] = gen_bool(ctx, depth) end
   end
-  return { kind = "expr", params = { "a", "b", "c" }, rets = rets }
+  return { kind = "expr", params = { "a", "b", "c" }, rets = rets, boolnum = ctx.used_boolnum }
 end
 
 local function expr_fn_source(fn, O)
@@ -407,8 +409,11 @@ local function for_bound(ctx, what)
   local r = R()
   if what == "start" then
     if r < 0.5 then return lit(pick({ "1", "0", "-3", "10", "2", "1" }), "int") end
-    if r < 0.65 then return lit(pick({ "0.5", "1.0", "-2.5", "1e308", "-0.0" }), "flt") end
-    if r < 0.75 then return lit(pick({ "math.maxinteger", "math.mininteger" }), "int") end
+    if r < 0.65 then return lit(pick({ "0.5", "1.0", "-2.5", "1e308", "-0.0", "0.1" }), "flt") end
+    if r < 0.75 then
+      return lit(pick({ "math.maxinteger", "math.mininteger", "9223372036854775805",
+                        "-9223372036854775806" }), "int")
+    end
     if r < 0.9 then return var(pick(ctx.nums)) end
     return gen_num(ctx, 1)
   elseif what == "limit" then
@@ -427,7 +432,7 @@ local function for_bound(ctx, what)
     if r < 0.35 then return nil end
     if r < 0.6 then return lit(pick({ "1", "2", "-1", "-2", "3", "-3" }), "int") end
     if r < 0.66 then return lit("0", "int") end
-    if r < 0.78 then return lit(pick({ "0.5", "-0.5", "0.25", "-1.0", "1.5", "0.0" }), "flt") end
+    if r < 0.78 then return lit(pick({ "0.5", "-0.5", "0.25", "-1.0", "1.5", "0.0", "0.1" }), "flt") end
     if r < 0.84 then return lit(pick({ "math.maxinteger", "math.mininteger" }), "int") end
     if r < 0.94 then return var(pick(ctx.nums)) end
     return gen_num(ctx, 1)
@@ -457,11 +462,27 @@ local function gen_stmt(ctx, d)
     return st
   elseif r < 0.34 and #ctx.locals > 0 then
     local name = pick(ctx.locals)
+    if #ctx.loopvars > 0 and chance(0.15) then name = pick(ctx.loopvars) end  -- the copy
     return { k = "assign", names = { name }, exprs = { gen_num(ctx, ed) } }
   elseif r < 0.40 and #ctx.locals > 1 then
     local x, y = pick(ctx.locals), pick(ctx.locals)
     if x == y then return { k = "assign", names = { x }, exprs = { gen_num(ctx, ed) } } end
     if chance(0.4) then return { k = "assign", names = { x, y }, exprs = { var(y), var(x) } } end
+    if chance(0.3) then
+      -- targets that are array elements (Lua 5.4 assigns right to left)
+      local t = {}
+      for i = 1, R(2) + 1 do
+        if chance(0.6) then
+          local arr = pick(ctx.arrays)
+          t[i] = { k = "idx", arr = arr[1], i = gen_index(ctx, arr, 1) }
+        else
+          t[i] = var(pick(ctx.locals))
+        end
+      end
+      local ex = {}
+      for i = 1, #t do ex[i] = gen_num(ctx, ed) end
+      return { k = "massign", targets = t, exprs = ex }
+    end
     return { k = "assign", names = { x, y }, exprs = { gen_num(ctx, ed), gen_num(ctx, ed) } }
   elseif r < 0.52 then
     local arr = pick(ctx.arrays)
@@ -525,6 +546,21 @@ local function gen_stmt(ctx, d)
                                       bools = { table.unpack(ctx.bools) },
                                       loopvars = { table.unpack(ctx.loopvars) } }
     return st
+  elseif r < 0.975 then
+    -- `local x` (nil), then assigned
+    local name = new_name(ctx, "x")
+    local st = { k = "localnil", name = name, e = gen_num(ctx, ed) }
+    ctx.nums[#ctx.nums + 1] = name
+    ctx.locals[#ctx.locals + 1] = name
+    return st
+  elseif d > 0 then
+    -- a loop made of a backward goto, in its own do ... end
+    local st = { k = "gotoloop", label = new_name(ctx, "top") }
+    local sc = new_scope(ctx)
+    st.body = gen_block(ctx, d - 1, R(3))
+    st.cond = gen_bool(ctx, ed)
+    close_scope(ctx, sc)
+    return st
   else
     local name = new_name(ctx, "x")
     local st = { k = "local", names = { name }, exprs = { gen_num(ctx, ed) } }
@@ -568,7 +604,9 @@ local function gen_stmt_fn()
     local c2 = { nums = p.nums, bools = p.bools, locals = {}, loopvars = p.loopvars, arrays = ARRAYS,
                  boolnum = ctx.boolnum }
     p.st.exprs = gen_ret_exprs(c2, kinds)
+    fn.boolnum = fn.boolnum or c2.used_boolnum
   end
+  fn.boolnum = fn.boolnum or ctx.used_boolnum
   return fn
 end
 
@@ -588,6 +626,25 @@ local function emit_block(lines, body, ind, O)
       lines[#lines + 1] = ind .. "local " .. table.concat(st.names, ", ") .. " = " .. rhs(st.names, st.exprs)
     elseif k == "assign" then
       lines[#lines + 1] = ind .. table.concat(st.names, ", ") .. " = " .. rhs(st.names, st.exprs)
+    elseif k == "massign" then
+      local tt, parts = {}, {}
+      for i, t in ipairs(st.targets) do
+        tt[i] = (emit(t, O))
+        local s = emit(st.exprs[i], O)
+        if O and t.k == "var" and O.tenv[t.s] == "flt" then s = "FLT(" .. s .. ")" end
+        parts[i] = s
+      end
+      lines[#lines + 1] = ind .. table.concat(tt, ", ") .. " = " .. table.concat(parts, ", ")
+    elseif k == "localnil" then
+      lines[#lines + 1] = ind .. "local " .. st.name
+      lines[#lines + 1] = ind .. st.name .. " = " .. rhs({ st.name }, { st.e })
+    elseif k == "gotoloop" then
+      lines[#lines + 1] = ind .. "do"
+      lines[#lines + 1] = ind .. "  ::" .. st.label .. "::"
+      lines[#lines + 1] = ind .. "  cnt = cnt + 1"
+      emit_block(lines, st.body, ind .. "  ", O)
+      lines[#lines + 1] = ind .. "  if cnt <= " .. LOOP_LIMIT .. " and " .. (emit(st.cond, O)) .. " then goto " .. st.label .. " end"
+      lines[#lines + 1] = ind .. "end"
     elseif k == "store" then
       lines[#lines + 1] = ind .. st.arr .. "[" .. emit(st.i, O) .. "] = " .. emit(st.e, O)
     elseif k == "if" then
@@ -825,6 +882,82 @@ local TALLY = os.getenv("KJIT_FUZZ_TALLY") == "1" and {} or nil
 
 -- Checks one generated function on a list of argument makers. Returns a
 -- list of failure reports.
+local function snapshot_args(mk)
+  local o = outcome(function() return end, mk)
+  return o.arrays
+end
+
+-- One function on one argument tuple: verdict ("same", "documented",
+-- "unsupported", "static" or "failed") and the outcomes.
+local function eval_case(fn, src, f, j, mk)
+  local args0 = mk()
+  local io_ = outcome(f, mk)
+  local sig = sig_of(args0)
+  local okc, cerr = pcall(j.compile, j, sig)
+  local verdict, co, oo
+  if not okc then
+    cerr = tostring(cerr)
+    -- nothing ran: the arrays are as passed
+    co = { ok = false, err = cerr, arrays = snapshot_args(mk), compile_error = true }
+    if same_outcome(io_, co) then
+      verdict = "same"
+    elseif is_unsupported(cerr) then
+      verdict = "unsupported"
+    elseif is_static(cerr) and fn.boolnum then
+      -- a type error found at compile time in code the interpreter did not
+      -- run on this input (or ran after writing to arrays): compiled code is
+      -- statically typed. Only for functions the generator deliberately put
+      -- a boolean into arithmetic or an ordering comparison.
+      verdict = "static"
+    else
+      verdict = "failed"
+    end
+  else
+    co = outcome(j, mk)
+    if same_outcome(io_, co) then
+      verdict = "same"
+    else
+      -- the kjit-semantics oracle
+      local okt, types = pcall(function() j:compile(sig); return j:inspect("types") end)
+      if okt then
+        local tenv, rets = parse_types(types)
+        local O = { tenv = tenv, rets = rets }
+        local osrc = fn.kind == "expr" and expr_fn_source(fn, O) or stmt_fn_source(fn, O)
+        local ochunk, oerr = load(osrc, osrc, "t", ORACLE_ENV)
+        if ochunk then
+          oo = outcome(ochunk(), mk)
+          oo.src = osrc
+          if same_outcome(oo, co, true) then verdict = "documented" end
+        else
+          oo = { ok = false, err = "oracle source does not load: " .. oerr, arrays = {} }
+        end
+      else
+        oo = { ok = false, err = "no types: " .. tostring(types), arrays = {} }
+      end
+      verdict = verdict or "failed"
+    end
+  end
+  return verdict, io_, co, oo, cerr
+end
+
+local function report(src, args0, io_, co, oo)
+  local rep = { "MISMATCH\n    source:\n      " .. src:gsub("\n", "\n      ") }
+  rep[#rep + 1] = "    args: " .. fmt_args(args0)
+  rep[#rep + 1] = "    interpreter: " .. fmt_outcome(io_)
+  rep[#rep + 1] = "    compiled:    " .. fmt_outcome(co) .. (co.compile_error and "   [compile error]" or "")
+  if oo then
+    rep[#rep + 1] = "    oracle:      " .. fmt_outcome(oo)
+    if oo.src and oo.src ~= src then
+      rep[#rep + 1] = "    oracle source:\n      " .. oo.src:gsub("\n", "\n      ")
+    end
+  end
+  return table.concat(rep, "\n")
+end
+
+local minimize   -- defined below (KJIT_FUZZ_MINIMIZE=1)
+
+-- Checks one generated function on a list of argument makers. Returns a
+-- list of failure reports.
 local function check_fn(fn, mkargs_list, st)
   local src = fn.kind == "expr" and expr_fn_source(fn) or stmt_fn_source(fn)
   if VERBOSE then io.stderr:write("---- fuzz source\n", src, "\n") end
@@ -840,74 +973,206 @@ local function check_fn(fn, mkargs_list, st)
   local reports = {}
   for _, mk in ipairs(mkargs_list) do
     st.cases = st.cases + 1
-    local args0 = mk()
-    if VERBOSE then io.stderr:write("  args ", fmt_args(args0), "\n") end
-    local io_ = outcome(f, mk)
-    local sig = sig_of(args0)
-    local okc, cerr = pcall(j.compile, j, sig)
-    local verdict, co, oo
-    if not okc then
-      cerr = tostring(cerr)
-      co = { ok = false, err = cerr .. "   [compile error]", arrays = {} }
-      if not io_.ok and D.same_error(io_.err, cerr) and #io_.arrays == 0 then
-        verdict = "same"
-      elseif is_unsupported(cerr) then
-        verdict = "unsupported"
-      elseif is_static(cerr) and not (not io_.ok and D.same_error(io_.err, cerr)) then
-        -- a type error found at compile time; the interpreter did not reach it
-        -- (or had written to arrays before reaching it)
-        verdict = "static"
-      elseif is_static(cerr) then
-        verdict = "static"
-      else
-        verdict = "failed"
-      end
-    else
-      co = outcome(j, mk)
-      if same_outcome(io_, co) then
-        verdict = "same"
-      else
-        -- the kjit-semantics oracle
-        local okt, types = pcall(function() j:compile(sig); return j:inspect("types") end)
-        if okt then
-          local tenv, rets = parse_types(types)
-          local osrc = fn.kind == "expr" and expr_fn_source(fn, { tenv = tenv, rets = rets })
-                       or stmt_fn_source(fn, { tenv = tenv, rets = rets })
-          local ochunk, oerr = load(osrc, "=oracle", "t", ORACLE_ENV)
-          if ochunk then
-            -- same chunk name as the real source, so that messages match
-            ochunk = load(osrc, osrc, "t", ORACLE_ENV)
-            oo = outcome(ochunk(), mk)
-            oo.src = osrc
-            if same_outcome(oo, co, true) then verdict = "documented" end
-          else
-            oo = { ok = false, err = "oracle source does not load: " .. oerr, arrays = {} }
-          end
-        else
-          oo = { ok = false, err = "no types: " .. tostring(types), arrays = {} }
-        end
-        verdict = verdict or "failed"
-      end
-    end
+    if VERBOSE then io.stderr:write("  args ", fmt_args(mk()), "\n") end
+    local verdict, io_, co, oo, cerr = eval_case(fn, src, f, j, mk)
     st[verdict] = st[verdict] + 1
     if TALLY and (verdict == "static" or verdict == "unsupported") then
       local key = verdict .. ": " .. strip_chunk(cerr):gsub("^@:%d+: ", ""):gsub("'[%w_]+'", "'?'")
       TALLY[key] = (TALLY[key] or 0) + 1
     end
     if verdict == "failed" or verdict == SHOW then
-      local rep = { "MISMATCH\n    source:\n" .. src:gsub("\n", "\n      ") }
-      rep[#rep + 1] = "    args: " .. fmt_args(args0)
-      rep[#rep + 1] = "    interpreter: " .. fmt_outcome(io_)
-      rep[#rep + 1] = "    compiled:    " .. fmt_outcome(co)
-      if oo then
-        rep[#rep + 1] = "    oracle:      " .. fmt_outcome(oo)
-        if oo.src then rep[#rep + 1] = "    oracle source:\n      " .. oo.src:gsub("\n", "\n      ") end
+      local rep = report(src, mk(), io_, co, oo)
+      if verdict == "failed" then
+        if minimize then rep = rep .. "\n" .. minimize(fn, mk, io_, co) end
+        reports[#reports + 1] = rep
+      else
+        print("[" .. verdict .. "] " .. rep)
       end
-      if verdict == "failed" then reports[#reports + 1] = table.concat(rep, "\n")
-      else print("[" .. verdict .. "] " .. table.concat(rep, "\n")) end
     end
   end
   return reports
+end
+
+---------------------------------------------------------------------------
+-- Minimizer (KJIT_FUZZ_MINIMIZE=1): greedy shrinking of a failing function
+-- and its arguments, keeping the same kind of mismatch.
+---------------------------------------------------------------------------
+if os.getenv("KJIT_FUZZ_MINIMIZE") == "1" then
+  local function norm_msg(m)
+    m = strip_chunk(m):gsub("^@:[%d?]+: ", "")
+    return (m:gsub("%-?%d[%w%.%+]*", "N"))
+  end
+  local function okey(o)
+    if o.ok then
+      local t = {}
+      for i = 1, o.vals.n do t[i] = math.type(o.vals[i]) or type(o.vals[i]) end
+      return "returned(" .. table.concat(t, ",") .. ")"
+    end
+    return "raised(" .. norm_msg(o.err) .. ")"
+  end
+  local function key(io_, co)
+    local k = okey(io_) .. " vs " .. okey(co)
+    if io_.ok == co.ok and not same_arrays(io_, co) then k = k .. " arrays" end
+    return k
+  end
+  local EXPR_KEYS = { "a", "b", "i", "e", "cond", "start", "limit", "step" }
+  local LIST_KEYS = { "args", "exprs", "conds", "rets", "ret", "targets" }
+  local function children(n)
+    local t = {}
+    for _, k in ipairs({ "a", "b", "i" }) do if type(n[k]) == "table" then t[#t + 1] = n[k] end end
+    if n.k == "call" then for _, x in ipairs(n.args) do t[#t + 1] = x end end
+    return t
+  end
+  local function collect(node, slots, lists)
+    if type(node) ~= "table" then return end
+    if node.k ~= nil or node.kind ~= nil then
+      for _, k in ipairs(EXPR_KEYS) do
+        if type(node[k]) == "table" and node[k].k then
+          slots[#slots + 1] = { node, k }
+          collect(node[k], slots, lists)
+        end
+      end
+      for _, k in ipairs(LIST_KEYS) do
+        if type(node[k]) == "table" then
+          for i, x in ipairs(node[k]) do
+            slots[#slots + 1] = { node[k], i }
+            collect(x, slots, lists)
+          end
+        end
+      end
+      for _, k in ipairs({ "body", "els" }) do
+        if type(node[k]) == "table" then
+          lists[#lists + 1] = node[k]
+          for _, st in ipairs(node[k]) do collect(st, slots, lists) end
+        end
+      end
+      if type(node.blocks) == "table" then
+        for _, b in ipairs(node.blocks) do
+          lists[#lists + 1] = b
+          for _, st in ipairs(b) do collect(st, slots, lists) end
+        end
+      end
+    end
+  end
+
+  minimize = function(fn, mk, io0, co0)
+    local want = key(io0, co0)
+    local args0 = mk()
+    local vals = {}
+    for i = 1, args0.n do
+      local v = args0[i]
+      if D.is_array(v) then
+        local c = {}
+        for k = 1, #v do c[k] = v[k] end
+        vals[i] = { dtype = v.dtype, c }
+      else
+        vals[i] = v
+      end
+    end
+    local function mkv()
+      local t = { n = args0.n }
+      for i = 1, args0.n do
+        local v = vals[i]
+        if type(v) == "table" then v = kjit.array(v[1], v.dtype) end
+        t[i] = v
+      end
+      return t
+    end
+    local function source() return fn.kind == "expr" and expr_fn_source(fn) or stmt_fn_source(fn) end
+    local budget = 4000
+    local last
+    local function still_fails()
+      budget = budget - 1
+      local src = source()
+      local chunk = load(src)
+      if not chunk then return false end
+      local f = chunk()
+      local j = kjit.jit(f)
+      local verdict, io_, co, oo = eval_case(fn, src, f, j, mkv)
+      if verdict == "failed" and key(io_, co) == want then
+        last = { src, io_, co, oo }
+        return true
+      end
+      return false
+    end
+    if not still_fails() then return "  (minimizer: the failure does not reproduce alone)" end
+    local changed = true
+    while changed and budget > 0 do
+      changed = false
+      -- statements: remove, or inline a compound statement's body
+      local slots, lists = {}, {}
+      collect(fn, slots, lists)
+      if fn.body then table.insert(lists, 1, fn.body) end
+      for _, list in ipairs(lists) do
+        local i = 1
+        while i <= #list and budget > 0 do
+          local st = list[i]
+          local size = #source()
+          table.remove(list, i)
+          if #source() < size and still_fails() then
+            changed = true
+          else
+            table.insert(list, i, st)
+            local inner = st.body or (st.blocks and st.blocks[1]) or st.els
+            local ok = false
+            if inner then
+              table.remove(list, i)
+              for k = #inner, 1, -1 do table.insert(list, i, inner[k]) end
+              if still_fails() then ok = true; changed = true
+              else
+                for _ = 1, #inner do table.remove(list, i) end
+                table.insert(list, i, st)
+              end
+            end
+            if not ok then i = i + 1 end
+          end
+        end
+      end
+      -- expressions: replace by a child or a leaf
+      slots, lists = {}, {}
+      collect(fn, slots, lists)
+      for _, sl in ipairs(slots) do
+        if budget <= 0 then break end
+        local parent, k = sl[1], sl[2]
+        local node = parent[k]
+        if node and node.k then
+          local size = #source()
+          local cands = children(node)
+          if node.paren then
+            local c = {}
+            for kk, vv in pairs(node) do c[kk] = vv end
+            c.paren = nil
+            cands[#cands + 1] = c
+          end
+          for _, l in ipairs({ var("a"), var("b"), lit("0", "int"), lit("1", "int"), lit("0.5", "flt"),
+                               lit("true", "bool") }) do
+            cands[#cands + 1] = l
+          end
+          for _, c in ipairs(cands) do
+            parent[k] = c
+            if #source() < size and still_fails() then changed = true; break end
+            parent[k] = node
+          end
+        end
+      end
+      -- arguments: simpler values
+      for i = 1, args0.n do
+        if type(vals[i]) == "number" and budget > 0 then
+          local old = vals[i]
+          for _, v in ipairs({ 0, 1, 2, -1, 0.0, 1.0, 0.5, -0.5 }) do
+            if same_value(v, old) then break end
+            vals[i] = v
+            if still_fails() then changed = true; break end
+            vals[i] = old
+          end
+        end
+      end
+    end
+    still_fails()
+    local src, io_, co = last[1], last[2], last[3]
+    return "  minimized:\n      " .. src:gsub("\n", "\n      ") .. "\n    args: " .. fmt_args(mkv()) ..
+      "\n    interpreter: " .. fmt_outcome(io_) .. "\n    compiled:    " .. fmt_outcome(co)
+  end
 end
 
 local function summary(name, st)

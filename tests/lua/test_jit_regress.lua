@@ -1,0 +1,162 @@
+-- test_jit_regress.lua: regression tests for bugs found by review and
+-- fuzzing. Each differential case failed (or crashed) once.
+local kjit = require "kjit"
+local D = require "difftest"
+
+local function find(a, v)
+  for i = 1, #a do if a[i] == v then return i end end
+  return nil
+end
+local function lookup(a, v)
+  local k = find(a, v)
+  if k == nil then return -1 end
+  return k
+end
+local function reset()
+  local x = 5
+  x = nil
+  return x == nil
+end
+local function best_of(a)
+  local best
+  for i = 1, #a do if best == nil or a[i] > best then best = a[i] end end
+  return best
+end
+
+test("nil results and nil-assigned locals stay nil", function()
+  local a = kjit.arange(5)
+  D.cases(find, {a, 3}, {a, 42})
+  D.cases(lookup, {a, 3}, {a, 42})
+  D.check(reset)
+  D.cases(best_of, {kjit.array({3, 9, 2})}, {kjit.zeros(0)})
+end)
+
+local function default_or(a, b) b = b or 5 return a + b end
+local function default_if(a, b) if b == nil then b = 5 end return a + b end
+local function calls_default(x) return default_or(x) end
+local function use_missing(a, b) return a + b end
+
+test("missing and nil parameters are nil", function()
+  D.cases(default_or, {1}, {1, 2}, {1, nil})
+  D.cases(default_if, {1}, {1, 2})
+  D.cases(calls_default, {1})
+  D.check_error("attempt to perform arithmetic on a nil value", use_missing, 1)
+end)
+
+local function get(a, i)
+  return a[i]
+end
+local function get_caller(a)
+  return get(a, 11)
+end
+local function shape_of(a, k) return a.shape[k] end
+local function shape_caller(a) return shape_of(a, 5) end
+
+test("errors in a callee keep their own line and operands", function()
+  D.check_error("index 11 out of bounds [1, 10]", get_caller, kjit.zeros(10))
+  D.check(shape_caller, kjit.zeros({2, 3}))          -- a.shape[5] is nil, as in Lua
+  D.cases(shape_of, {kjit.zeros({2, 3}), 2}, {kjit.zeros({2, 3}), 3}, {kjit.zeros({2, 3}), 0})
+end)
+
+local function nan_limit(lim)
+  local n, last = 0, 0
+  for i = 1, lim, -1 do
+    n = n + 1; last = i
+    if n == 5 then break end
+  end
+  return n, last
+end
+
+test("integer loop with a NaN limit and a negative step runs (as Lua)", function()
+  D.cases(nan_limit, {0 / 0}, {-3.5}, {1 / 0}, {-1 / 0})
+end)
+
+test("jit metamethods are hidden and refuse other values", function()
+  local f = kjit.jit(function(x) return x end)
+  eq(getmetatable(f), "kjit.jit")
+  local mt = debug.getmetatable(f)
+  raises("kjit.jit expected", mt.__call, 1)
+  raises("kjit.jit expected", mt.__tostring, 12345)
+end)
+
+test("specializations compiled inside a coroutine outlive it", function()
+  local function cb(x) return x + 1 end
+  local f = kjit.jit(function(g, x) return g(x) end)
+  local co = coroutine.wrap(function() return f(cb, 1) end)
+  eq(co(), 2)
+  co = nil
+  collectgarbage(); collectgarbage()
+  eq(f(cb, 2), 3)
+  f = nil
+  collectgarbage(); collectgarbage()
+end)
+
+test("callees with too many parameters are a compile error", function()
+  local params = {}
+  for i = 1, 40 do params[i] = "p" .. i end
+  local g = load("return function(" .. table.concat(params, ", ") .. ") return p1 + p2 end")()
+  local f = kjit.jit(function(x) return g(x, 2) end)
+  raises("more than 32 parameters", f, 1)
+end)
+
+test("very long expressions are a compile error, not a crash", function()
+  local f = load("return function(x) return x" .. string.rep(" + x", 5999) .. " end")()
+  eq(f(1), 6000)
+  raises("expression too complex", kjit.jit(f), 1)
+  local g = load("return function(x) return x" .. string.rep(" + x", 300) .. " end")()
+  eq(kjit.jit(g)(1), 301)
+end)
+
+test("many array parameters and maybe results", function()
+  local params, rets = {}, {}
+  for i = 1, 32 do params[i] = "a" .. i end
+  for i = 1, 16 do rets[i] = "(a" .. i .. "[1][1][1][1] > 0 and 1)" end
+  local f = load("return function(" .. table.concat(params, ", ") .. ") return " ..
+                 table.concat(rets, ", ") .. " end")()
+  local args = {}
+  for i = 1, 32 do args[i] = kjit.zeros({1, 1, 1, 1}) end
+  local want = table.pack(f(table.unpack(args)))
+  local got = table.pack(kjit.jit(f)(table.unpack(args)))
+  eq(got.n, want.n)
+  for i = 1, want.n do eq(got[i], want[i]) end
+end)
+
+local function store_int_f32(a, n)
+  local m = n + 0
+  a[1] = m
+  return a[1]
+end
+
+test("integers stored into f32 arrays round once", function()
+  D.cases(store_int_f32, {kjit.zeros(1, "f32"), 9007199791611905}, {kjit.zeros(1, "f32"), 16777217})
+end)
+
+local function truthy_of(v) if v then return 1 end return 0 end
+local function pass_tointeger(x) return truthy_of(math.tointeger(x)) end
+local function pass_and(c) return truthy_of(c and 7) end
+
+test("maybe-false values passed to callees keep their truth", function()
+  D.cases(pass_tointeger, {2.5}, {2.0})
+  D.cases(pass_and, {false}, {true})
+end)
+
+local function or_nil_false(x) return math.tointeger(x) or (false and 1) end
+local function or_false_nil(x) return (false and 1) or math.tointeger(x) end
+
+test("nil and false stay apart through and/or", function()
+  D.cases(or_nil_false, {2.5}, {2.0})
+  D.cases(or_false_nil, {2.5}, {2.0})
+  local f = kjit.jit(function(x) return math.tointeger(x) and true end)
+  raises("mixes", f, 2.5)
+end)
+
+test("too many values is a compile error, not a truncation", function()
+  local function two(x) return x, x + 1 end
+  local f = kjit.jit(function(x) return 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, two(x) end)
+  raises("too many values", f, 1)
+end)
+
+test("error levels must be constants", function()
+  local f = kjit.jit(function(l) error("boom", l) end)
+  raises("error() level must be an integer constant", f, 2)
+end)
