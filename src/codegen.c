@@ -265,6 +265,11 @@ static void varinfo(CG *G, Expr *src, char *buf, size_t n) {
     snprintf(buf, n, " (%s '%s')", what, src->u.name.name);
   } else if (src->kind == E_FIELD) {
     snprintf(buf, n, " (field '%s')", src->u.field.name);
+  } else if (src->kind == E_INDEX) {
+    /* Lua names a[k] by its opcode: GETI for small constant keys */
+    Expr *k = src->u.index.key;
+    int geti = k->kind == E_INT && k->u.i >= 0 && k->u.i <= 255;
+    snprintf(buf, n, " (field '%s')", geti ? "integer index" : "?");
   }
 }
 
@@ -1026,8 +1031,11 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
     return r;
   }
   case B_MATH_ULT:
-    return mkval(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, to_int_arg(G, a[0], line, 1, "ult"),
-                                           to_int_arg(G, a[1], line, 2, "ult"), ""));
+  {
+    LLVMValueRef x = to_int_arg(G, a[0], line, 1, "ult");   /* argument #1 is checked first */
+    LLVMValueRef y = to_int_arg(G, a[1], line, 2, "ult");
+    return mkval(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, x, y, ""));
+  }
   case B_ERROR: {
     int level = 1;
     if (n >= 2 && a[1].v && LLVMIsAConstantInt(a[1].v)) level = (int)LLVMConstIntGetSExtValue(a[1].v);
