@@ -240,6 +240,15 @@ static LLVMValueRef float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) 
 }
 
 /* A number as an integer with Lua's "number has no integer representation". */
+/* A literal Lua's parser folds to a true constant: 1, -2.5, ~3, "s", true. */
+static int true_literal(Expr *e) {
+  while (e->kind == E_PAREN) e = e->u.paren;
+  if (e->kind == E_INT || e->kind == E_FLT || e->kind == E_TRUE || e->kind == E_STR) return 1;
+  if (e->kind == E_UNOP && (e->u.un.op == OP_NEG || e->u.un.op == OP_BNOT))
+    return e->u.un.a->kind == E_INT || e->u.un.a->kind == E_FLT;
+  return 0;
+}
+
 /* Lua's description of the value an operand came from, for messages:
 ** " (local 'x')", " (upvalue 'x')", " (global 'x')", " (field 'x')" or "". */
 static void varinfo(CG *G, Expr *src, char *buf, size_t n) {
@@ -248,9 +257,9 @@ static void varinfo(CG *G, Expr *src, char *buf, size_t n) {
     if (src == NULL) return;
     if (src->kind == E_PAREN) { src = src->u.paren; continue; }
     /* `k and x` with k a true constant, `nil or x`: Lua reuses x's register */
-    if (src->kind == E_BINOP && src->u.bin.op == OP_AND &&
-        (src->u.bin.a->kind == E_INT || src->u.bin.a->kind == E_FLT ||
-         src->u.bin.a->kind == E_TRUE || src->u.bin.a->kind == E_STR)) { src = src->u.bin.b; continue; }
+    if (src->kind == E_BINOP && src->u.bin.op == OP_AND && true_literal(src->u.bin.a)) {
+      src = src->u.bin.b; continue;
+    }
     if (src->kind == E_BINOP && src->u.bin.op == OP_OR &&
         (src->u.bin.a->kind == E_NIL || src->u.bin.a->kind == E_FALSE)) { src = src->u.bin.b; continue; }
     break;
@@ -504,8 +513,9 @@ static Val const_val(CG *G, Expr *e, KConst *k) {
   return r;
 }
 
-/* An index value as an integer (floats must be integral). */
-static LLVMValueRef index_int(CG *G, Val k, int line) {
+/* An index value as an integer (floats must be integral); upper (the
+** extent, or NULL) goes into the out-of-bounds message for huge floats. */
+static LLVMValueRef index_int(CG *G, Val k, int line, LLVMValueRef upper) {
   k = unwrap(G, k, line, NULL);
   if (k.t.kind == T_INT) return k.v;
   LLVMValueRef x = k.v;
@@ -517,7 +527,17 @@ static LLVMValueRef index_int(CG *G, Val k, int line) {
     LLVMBuildCondBr(G->B, ok, cont, fail);
     LLVMPositionBuilderAtEnd(G->B, fail);
     store_err_field(G, 8, x);
-    emit_raise(G, KE_INDEXINT, line, NULL, NULL, NULL, NULL);
+    /* an integral float beyond i64 (or infinite) is out of bounds, as in
+    ** the interpreter; anything else is not an integer */
+    LLVMValueRef fl = emit_math(G, "floor", G->f64, &x, 1);
+    LLVMValueRef integral = LLVMBuildFCmp(G->B, LLVMRealOEQ, fl, x, "");
+    if (upper) store_err_field(G, 4, upper);
+    else integral = ci1(G, 0);
+    store_err_field(G, 0, LLVMBuildSelect(G->B, integral, ci32(G, KE_BOUNDSF), ci32(G, KE_INDEXINT), ""));
+    store_err_field(G, 1, ci32(G, line));
+    store_err_field(G, 6, G->chunkname);
+    LLVMBuildRet(G->B, ci32(G, 1));
+    dead_block(G);
     LLVMBuildUnreachable(G->B);
     LLVMPositionBuilderAtEnd(G->B, cont);
   }
@@ -535,7 +555,7 @@ static LLVMValueRef row_stride(CG *G, Val b) {
 ** pointer (returned in *elem). */
 static Val index_buffer(CG *G, Expr *e, Val o, Val k, LLVMValueRef *elem) {
   int line = e->line;
-  LLVMValueRef i = index_int(G, k, line);
+  LLVMValueRef i = index_int(G, k, line, o.dims[0]);
   if (G->f->boundscheck && !G->nocheck[e->id]) {
     LLVMValueRef im1 = LLVMBuildSub(G->B, i, ci64(G, 1), "");
     LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, im1, o.dims[0], "");
@@ -592,7 +612,7 @@ static Val emit_index(CG *G, Expr *e) {
   if (o.t.kind == T_SHAPE) {
     /* a.shape[k]: nil outside 1..ndim (typed by types.c: i64, nil or maybe) */
     if (t.kind == T_NIL) return mkval(t, NULL);
-    LLVMValueRef i = index_int(G, k, e->line);
+    LLVMValueRef i = index_int(G, k, e->line, NULL);
     int nd = o.t.ndim;
     if (t.kind == T_INT && LLVMIsAConstantInt(i)) {
       long long c = LLVMConstIntGetSExtValue(i);
@@ -870,18 +890,20 @@ static Val phi_val(CG *G, Type t, Val x, LLVMBasicBlockRef bx, Val y, LLVMBasicB
   return r;
 }
 
-/* The value `a` contributes to `a and b` (when falsy) or `a or b` (when
-** truthy), as a value of the result type rt. */
-static Val logic_side(CG *G, Val a, Type rt, int line) {
+/* The value `a` contributes to `a and b` (when a is falsy) or to `a or b`
+** (when a is truthy), as a value of the result type rt. */
+static Val logic_side(CG *G, Val a, Type rt, int isand, int line) {
   if (rt.kind == T_MAYBE) {
-    if (a.t.kind == T_MAYBE) return convert(G, a, rt, line);
-    Val r = mkval(rt, LLVMConstNull(llty(G, rt)));
-    r.flag = a.t.kind == T_BOOL ? a.v : ci1(G, 0);   /* false side of (c and x) */
-    return r;
+    if (isand) {   /* a is false or nil here: only the flag matters */
+      Val r = mkval(rt, LLVMConstNull(llty(G, rt)));
+      r.flag = ci1(G, 0);
+      return r;
+    }
+    return convert(G, a, rt, line);   /* a truthy maybe: its number */
   }
   if (rt.kind == T_BOOL) {
     if (a.t.kind == T_BOOL) return a;
-    return mkval(rt, a.t.kind == T_MAYBE ? a.flag : ci1(G, 0));
+    return mkval(rt, ci1(G, !isand));
   }
   if (a.t.kind == T_MAYBE) return mkval(rt, num_to(G, mkval(TY(a.t.sub), a.v), rt.kind));
   return convert(G, a, rt, line);
@@ -896,7 +918,7 @@ static Val emit_logic(CG *G, Expr *e) {
   if (always) return isand ? emit_expr(G, e->u.bin.b) : a;
   /* a is a boolean or maybe-false: branch on it */
   LLVMValueRef t = truthy(G, a);
-  Val av = logic_side(G, a, rt, e->line);
+  Val av = logic_side(G, a, rt, isand, e->line);
   LLVMBasicBlockRef from_a = LLVMGetInsertBlock(G->B);
   LLVMBasicBlockRef evalb = new_bb(G, isand ? "and" : "or"), done = new_bb(G, "logic");
   if (isand) LLVMBuildCondBr(G->B, t, evalb, done);

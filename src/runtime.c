@@ -68,6 +68,10 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%sindex %I out of bounds [%I, %I]", where, (lua_Integer)e->a,
                     (lua_Integer)e->b, (lua_Integer)e->c);
     break;
+  case KE_BOUNDSF:
+    lua_pushfstring(L, "%sindex %f out of bounds [1, %I]", where, (lua_Number)e->f,
+                    (lua_Integer)e->c);
+    break;
   case KE_INDEXINT:
     lua_pushfstring(L, "%sindex %f is not an integer", where, (lua_Number)e->f);
     break;
