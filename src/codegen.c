@@ -1120,9 +1120,10 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     /* compiled frames live on the C stack: stop before it runs out
     ** (err->stack_limit comes from the dispatcher, per thread) and report
     ** it at this call, as Lua does */
-    LLVMValueRef zero = ci32(G, 0);
-    LLVMValueRef fa = intrinsic(G, "llvm.frameaddress", G->i8p, &zero, 1);
-    LLVMValueRef sp = LLVMBuildPtrToInt(G->B, fa, G->i64, "");
+    /* the address of a return slot in this frame stands for the stack
+    ** pointer (llvm.frameaddress would force a frame pointer) */
+    LLVMValueRef probe = callee->nret > 0 && rp[0] ? rp[0] : alloca_in_entry(G, G->i64, "sp");
+    LLVMValueRef sp = LLVMBuildPtrToInt(G->B, probe, G->i64, "");
     LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
     emit_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, sp, lim, ""), KE_STACK, e->line, NULL, NULL, NULL);
   }
