@@ -201,16 +201,21 @@ static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
   dead_block(G);
 }
 
-/* if (!ok) raise(...); continues in the ok branch. */
-static void emit_check(CG *G, LLVMValueRef ok, KErrKind kind, int line,
-                       LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+/* if (!ok) raise(kind, ...); continues in the ok branch. */
+static void emit_check_msg(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
+                           LLVMValueRef b, LLVMValueRef c, const char *msg) {
   if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
   LLVMBasicBlockRef fail = new_bb(G, "fail"), cont = new_bb(G, "ok");
   LLVMBuildCondBr(G->B, ok, cont, fail);
   LLVMPositionBuilderAtEnd(G->B, fail);
-  emit_raise(G, kind, line, a, b, c, NULL);
+  emit_raise(G, kind, line, a, b, c, msg);
   LLVMBuildUnreachable(G->B);
   LLVMPositionBuilderAtEnd(G->B, cont);
+}
+
+static void emit_check(CG *G, LLVMValueRef ok, KErrKind kind, int line,
+                       LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  emit_check_msg(G, ok, kind, line, a, b, c, NULL);
 }
 
 static Val unwrap(CG *G, Val v, int line, Expr *src);
@@ -239,7 +244,6 @@ static LLVMValueRef float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) 
   return LLVMBuildFPToSI(G->B, safe, G->i64, "");
 }
 
-/* A number as an integer with Lua's "number has no integer representation". */
 /* A literal Lua's parser folds to a true constant: 1, -2.5, ~3, "s", true. */
 static int true_literal(Expr *e) {
   while (e->kind == E_PAREN) e = e->u.paren;
@@ -282,18 +286,6 @@ static void varinfo(CG *G, Expr *src, char *buf, size_t n) {
   }
 }
 
-/* Raises kind with message text msg unless ok. */
-static void emit_check_msg(CG *G, LLVMValueRef ok, KErrKind kind, int line,
-                           LLVMValueRef a, const char *msg) {
-  if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
-  LLVMBasicBlockRef fail = new_bb(G, "fail"), cont = new_bb(G, "ok");
-  LLVMBuildCondBr(G->B, ok, cont, fail);
-  LLVMPositionBuilderAtEnd(G->B, fail);
-  emit_raise(G, kind, line, a, NULL, NULL, msg);
-  LLVMBuildUnreachable(G->B);
-  LLVMPositionBuilderAtEnd(G->B, cont);
-}
-
 static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src);
 static LLVMValueRef to_int_checked(CG *G, Val v, int line) {
   return to_int_checked_src(G, v, line, NULL);
@@ -313,7 +305,7 @@ static LLVMValueRef to_int_checked_src(CG *G, Val v, int line, Expr *src) {
   LLVMValueRef i = float_to_int_exact(G, v.v, &ok);
   char info[96];
   varinfo(G, src, info, sizeof info);
-  emit_check_msg(G, ok, KE_NOINT, line, NULL, info[0] ? info : NULL);
+  emit_check_msg(G, ok, KE_NOINT, line, NULL, NULL, NULL, info[0] ? info : NULL);
   return i;
 }
 
@@ -323,7 +315,7 @@ static LLVMValueRef to_int_arg(CG *G, Val v, int line, int argn, const char *fna
   if (v.t.kind == T_INT) return v.v;
   LLVMValueRef ok;
   LLVMValueRef i = float_to_int_exact(G, v.v, &ok);
-  emit_check_msg(G, ok, KE_ARGNOINT, line, ci64(G, argn), fname);
+  emit_check_msg(G, ok, KE_ARGNOINT, line, ci64(G, argn), NULL, NULL, fname);
   return i;
 }
 
@@ -1727,10 +1719,6 @@ static void emit_spec(CG *G, KSpec *sp) {
   LLVMBasicBlockRef start = new_bb(G, "start");
   LLVMPositionBuilderAtEnd(G->B, start);
   G->chunkname = LLVMBuildGlobalStringPtr(G->B, f->chunkname, "kjit.chunk");
-  for (int i = 0; i < sp->nargs; i++) {
-    Type t = sp->args[i];
-    if (t.kind == T_BUF || kt_isnum(t) || t.kind == T_BOOL) (void)0;
-  }
   /* parameters into their locals */
   unsigned p = 0;
   for (int i = 0; i < sp->nargs; i++) {

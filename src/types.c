@@ -219,7 +219,7 @@ static KConst table_field(Infer *I, int ref, const char *name) {
   return k;
 }
 
-static Type infer_call(Infer *I, Expr *e, int want);
+static Type infer_call(Infer *I, Expr *e);
 
 /* Type of a binary arithmetic or bitwise operation. */
 /* Before convergence a nil operand may be a local not yet seen assigned:
@@ -438,7 +438,7 @@ static Type infer_expr(Infer *I, Expr *e) {
     break;
   case E_INDEX: t = infer_index(I, e); break;
   case E_FIELD: t = infer_field(I, e); break;
-  case E_CALL: t = infer_call(I, e, 1); break;
+  case E_CALL: t = infer_call(I, e); break;
   case E_BINOP: t = infer_binop(I, e); break;
   case E_UNOP: t = infer_unop(I, e); break;
   case E_PAREN: t = infer_expr(I, e->u.paren); break;
@@ -527,8 +527,7 @@ static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
 
 /* Types a call; returns the type of its first result (T_NIL if none). When
 ** the call's results are expanded, the callee spec's rets give the rest. */
-static Type infer_call(Infer *I, Expr *e, int want) {
-  (void)want;
+static Type infer_call(Infer *I, Expr *e) {
   Type ft = infer_expr(I, e->u.call.fn);
   int n = e->u.call.nargs;
   if (n > KJIT_MAXARGS) ERR(I, e->line, "too many arguments (at most %d)", KJIT_MAXARGS);
@@ -548,13 +547,7 @@ static Type infer_call(Infer *I, Expr *e, int want) {
   }
   char tb[32], db[96];
   if (ft.kind == T_UNKNOWN) return ft;
-  if (ft.kind == T_BUILTIN) {
-    if (ft.ref == B_ERROR || ft.ref == B_ASSERT) {
-      /* the message is a compile-time string */
-      if (ft.ref == B_ERROR && n >= 1 && args[0].kind == T_STR) {}
-    }
-    return infer_builtin(I, e, ft.ref, args, n);
-  }
+  if (ft.kind == T_BUILTIN) return infer_builtin(I, e, ft.ref, args, n);
   if (ft.kind != T_FUNC)
     ERR(I, e->line, "attempt to call a %s value%s",
         kt_isnum(ft) ? "number" : kt_name(ft, tb, sizeof tb),
