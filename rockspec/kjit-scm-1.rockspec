@@ -11,8 +11,8 @@ description = {
    summary = "Numba for Lua 5.4: compile numeric Lua functions over typed buffers with LLVM",
    detailed = [[
 kjit specializes plain numeric Lua functions on the types they are called
-with and compiles them through LLVM to native code (CPU) or through libNVVM
-to PTX (NVIDIA GPU). Typed, 1-based buffers (kjit.zeros, kjit.array, ...)
+with and compiles them through LLVM to native code (a GPU path through
+libNVVM is planned). Typed, 1-based buffers (kjit.zeros, kjit.array, ...)
 hold the data.]],
    labels = { "jit", "llvm", "cuda", "numeric" },
 }

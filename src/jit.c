@@ -476,8 +476,9 @@ static int jit_compile(lua_State *L) {
     rname[k] = '\0';
     if (strcmp(rname, "void") == 0 || strcmp(rname, "none") == 0) {
       if (js->nret != 0) return luaL_error(L, "signature '%s' says no result, but the function returns %d", text, js->nret);
-    } else if (parse_type(&q, &rc)) {
-      Type want = sig_type(rc);
+    } else if (strcmp(rname, "f32") == 0 || strcmp(rname, "float32") == 0 || parse_type(&q, &rc)) {
+      /* results may be f32 (arithmetic on f32 arrays), unlike arguments */
+      Type want = rname[0] == 'f' && strstr(rname, "32") ? TY(T_F32) : sig_type(rc);
       if (js->nret < 1 || js->rets[0] != want.kind)
         return luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
                           text, rname, js->types ? js->types : "?");

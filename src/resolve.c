@@ -175,6 +175,100 @@ static void push_active(Resolver *R, Var *v) {
 }
 
 /* Resolves a free name: an upvalue of the Lua function, else a global. */
+/* ---- <const> locals of enclosing functions -------------------------------
+** Lua folds `local N <const> = 10` into the functions that use N: there is
+** no upvalue to read, so the value comes from the source. */
+
+/* Evaluates a constant expression Lua folds: literals, -x, and + - * on
+** numbers (integers wrap). Returns 0 if e is not such a constant. */
+static int const_value(Expr *e, KConst *k) {
+  memset(k, 0, sizeof *k);
+  switch (e->kind) {
+  case E_INT: k->type = TY(T_INT); k->v.i = e->u.i; return 1;
+  case E_FLT: k->type = TY(T_F64); k->v.f = e->u.f; return 1;
+  case E_TRUE: case E_FALSE: k->type = TY(T_BOOL); k->v.b = e->kind == E_TRUE; return 1;
+  case E_STR: k->type = TY(T_STR); k->str = e->u.str.s; return 1;
+  case E_PAREN: return const_value(e->u.paren, k);
+  case E_UNOP: {
+    KConst a;
+    if (e->u.un.op != OP_NEG || !const_value(e->u.un.a, &a)) return 0;
+    if (a.type.kind == T_INT) { k->type = a.type; k->v.i = (int64_t)(0 - (uint64_t)a.v.i); return 1; }
+    if (a.type.kind == T_F64) { k->type = a.type; k->v.f = -a.v.f; return 1; }
+    return 0;
+  }
+  case E_BINOP: {
+    KConst a, b;
+    OpKind op = e->u.bin.op;
+    if ((op != OP_ADD && op != OP_SUB && op != OP_MUL) ||
+        !const_value(e->u.bin.a, &a) || !const_value(e->u.bin.b, &b)) return 0;
+    if (a.type.kind == T_INT && b.type.kind == T_INT) {
+      uint64_t x = (uint64_t)a.v.i, y = (uint64_t)b.v.i;
+      k->type = TY(T_INT);
+      k->v.i = (int64_t)(op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
+      return 1;
+    }
+    if ((a.type.kind != T_INT && a.type.kind != T_F64) || (b.type.kind != T_INT && b.type.kind != T_F64))
+      return 0;
+    double x = a.type.kind == T_INT ? (double)a.v.i : a.v.f;
+    double y = b.type.kind == T_INT ? (double)b.v.i : b.v.f;
+    k->type = TY(T_F64);
+    k->v.f = op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y;
+    return 1;
+  }
+  default: return 0;
+  }
+}
+
+/* Finds the `local name <const> = e` visible at `line` in block b (only
+** blocks that enclose line are searched); the latest one wins. */
+static Stmt *find_const(Block *b, const char *name, int line, int *slot) {
+  Stmt *found = NULL;
+  if (b == NULL || line < b->line || (b->lastline > 0 && line > b->lastline)) return NULL;
+  for (int i = 0; i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    if (s->line > line) break;
+    Stmt *r = NULL;
+    switch (s->kind) {
+    case S_LOCAL:
+      for (int j = 0; j < s->u.local.nnames; j++)
+        if (strcmp(s->u.local.names[j], name) == 0) {
+          /* a later plain local of that name hides an earlier constant */
+          found = (s->u.local.attribs[j] && strcmp(s->u.local.attribs[j], "const") == 0) ? s : NULL;
+          if (found) *slot = j;
+        }
+      break;
+    case S_DO: r = find_const(s->u.block, name, line, slot); break;
+    case S_WHILE: case S_REPEAT: r = find_const(s->u.loop.body, name, line, slot); break;
+    case S_FORNUM: r = find_const(s->u.fornum.body, name, line, slot); break;
+    case S_FORIN: r = find_const(s->u.forin.body, name, line, slot); break;
+    case S_IF:
+      for (int j = 0; j < s->u.ifs.n && !r; j++) r = find_const(s->u.ifs.blocks[j], name, line, slot);
+      if (!r && s->u.ifs.els) r = find_const(s->u.ifs.els, name, line, slot);
+      break;
+    default: break;
+    }
+    if (r) return r;   /* the enclosing block's own declaration is the innermost */
+  }
+  return found;
+}
+
+/* The folded value of an enclosing function's <const> local, if any. */
+static int outer_const(Resolver *R, const char *name, KConst *k) {
+  Func *fn = R->f->ast;
+  for (Func *p = fn->parent; p; p = p->parent) {
+    int slot = 0;
+    Stmt *s = find_const(p->body, name, fn->line, &slot);
+    if (s == NULL) continue;
+    if (slot >= s->u.local.nexprs || !const_value(s->u.local.exprs[slot], k)) {
+      /* not a folded constant: Lua made it an upvalue or nil */
+      return 0;
+    }
+    if (k->type.kind == T_STR) k->str = ka_strndup(&R->S->arena, k->str, strlen(k->str));
+    return 1;
+  }
+  return 0;
+}
+
 static void resolve_free(Resolver *R, const char *name) {
   KFunc *f = R->f;
   for (int i = 0; i < f->nfree; i++)
@@ -186,6 +280,15 @@ static void resolve_free(Resolver *R, const char *name) {
     if (up == NULL) break;
     if (strcmp(up, name) == 0) { what = "upvalue"; break; }
     lua_pop(L, 1);
+  }
+  KConst folded;
+  if (what == NULL && outer_const(R, name, &folded)) {
+    FreeName fn = { name, folded, "constant" };
+    FreeName *a = ks_alloc(R->S, (f->nfree + 1) * sizeof *a);
+    if (f->nfree) memcpy(a, f->free, f->nfree * sizeof *a);
+    a[f->nfree++] = fn;
+    f->free = a;
+    return;
   }
   if (what == NULL) {
     /* A global is _ENV.name, with _ENV this function's upvalue. */

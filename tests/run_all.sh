@@ -29,7 +29,7 @@ banner() { printf '\n=== %s ===\n' "$*"; }
 banner "setup and build (tools/setup.sh --asan)"
 if ! bash tools/setup.sh --asan </dev/null; then
   echo "run_all.sh: setup or build failed; no tests were run"
-  echo "tests: 0 passed, 1 failed"
+  echo "tests: 0 passed, 1 failed, 0 skipped"
   exit 1
 fi
 

@@ -160,3 +160,21 @@ test("error levels must be constants", function()
   local f = kjit.jit(function(l) error("boom", l) end)
   raises("error() level must be an integer constant", f, 2)
 end)
+
+local N <const> = 10
+local M <const> = -2.5 * 2
+do local HIDDEN <const> = 99 end
+local function uses_consts(x) return x * N + M end
+local function uses_hidden() return HIDDEN end
+
+test("<const> locals of enclosing functions are folded, as Lua does", function()
+  D.cases(uses_consts, {2}, {2.5})
+  raises("global 'HIDDEN' is nil", kjit.jit(uses_hidden))
+end)
+
+test("f32 results can be declared in a signature", function()
+  local f = kjit.jit(function(x) return x[1] * 2 end)
+  f:compile("f32(f32[:])")
+  truthy(f:inspect("types"):find("-> (f32)", 1, true), "f32 result")
+  eq(f(kjit.full(1, 1.5, "f32")), 3.0)
+end)
