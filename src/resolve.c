@@ -503,6 +503,101 @@ static const char *function_source(Session *S, int idx, size_t *len,
   return src;   /* the chunk string; kept alive by the function's proto */
 }
 
+/* Does the body of fn mention `name` (as a name expression)? Used to tell
+** apart functions on the same lines by the upvalues they capture. */
+static int mentions_block(Block *b, const char *name);
+static int mentions_expr(Expr *e, const char *name) {
+  if (e == NULL) return 0;
+  switch (e->kind) {
+  case E_NAME: return strcmp(e->u.name.name, name) == 0;
+  case E_INDEX: return mentions_expr(e->u.index.obj, name) || mentions_expr(e->u.index.key, name);
+  case E_FIELD: return mentions_expr(e->u.field.obj, name);
+  case E_CALL:
+    if (mentions_expr(e->u.call.fn, name)) return 1;
+    for (int i = 0; i < e->u.call.nargs; i++) if (mentions_expr(e->u.call.args[i], name)) return 1;
+    return 0;
+  case E_METHCALL:
+    if (mentions_expr(e->u.meth.obj, name)) return 1;
+    for (int i = 0; i < e->u.meth.nargs; i++) if (mentions_expr(e->u.meth.args[i], name)) return 1;
+    return 0;
+  case E_BINOP: return mentions_expr(e->u.bin.a, name) || mentions_expr(e->u.bin.b, name);
+  case E_UNOP: return mentions_expr(e->u.un.a, name);
+  case E_PAREN: return mentions_expr(e->u.paren, name);
+  case E_FUNC: return mentions_block(e->u.func->body, name);
+  case E_TABLE:
+    for (int i = 0; i < e->u.table.n; i++)
+      if (mentions_expr(e->u.table.items[i].key, name) || mentions_expr(e->u.table.items[i].value, name))
+        return 1;
+    return 0;
+  default: return 0;
+  }
+}
+
+static int mentions_list(Expr **es, int n, const char *name) {
+  for (int i = 0; i < n; i++) if (mentions_expr(es[i], name)) return 1;
+  return 0;
+}
+
+static int mentions_block(Block *b, const char *name) {
+  for (int i = 0; b && i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    int m = 0;
+    switch (s->kind) {
+    case S_LOCAL: m = mentions_list(s->u.local.exprs, s->u.local.nexprs, name); break;
+    case S_ASSIGN:
+      m = mentions_list(s->u.assign.exprs, s->u.assign.nexprs, name) ||
+          mentions_list(s->u.assign.targets, s->u.assign.ntargets, name);
+      break;
+    case S_CALL: m = mentions_expr(s->u.call, name); break;
+    case S_DO: m = mentions_block(s->u.block, name); break;
+    case S_WHILE: case S_REPEAT:
+      m = mentions_expr(s->u.loop.cond, name) || mentions_block(s->u.loop.body, name);
+      break;
+    case S_IF:
+      for (int j = 0; j < s->u.ifs.n && !m; j++)
+        m = mentions_expr(s->u.ifs.conds[j], name) || mentions_block(s->u.ifs.blocks[j], name);
+      if (!m && s->u.ifs.els) m = mentions_block(s->u.ifs.els, name);
+      break;
+    case S_FORNUM:
+      m = mentions_expr(s->u.fornum.start, name) || mentions_expr(s->u.fornum.limit, name) ||
+          mentions_expr(s->u.fornum.step, name) || mentions_block(s->u.fornum.body, name);
+      break;
+    case S_FORIN:
+      m = mentions_list(s->u.forin.exprs, s->u.forin.nexprs, name) || mentions_block(s->u.forin.body, name);
+      break;
+    case S_FUNCTION: m = mentions_expr(s->u.function.target, name) || mentions_block(s->u.function.func->body, name); break;
+    case S_LOCALFUNC: m = mentions_block(s->u.localfunc.func->body, name); break;
+    case S_RETURN: m = mentions_list(s->u.ret.exprs, s->u.ret.n, name); break;
+    default: break;
+    }
+    if (m) return 1;
+  }
+  return 0;
+}
+
+/* Several functions share the span and parameters: keep the one whose
+** body mentions every upvalue the Lua function captured (_ENV aside). */
+static Func *by_upvalues(Session *S, Chunk *c, int fidx, int line, int lastline,
+                         int np, const char *const *params) {
+  Func *found = NULL;
+  for (int i = 0; i < c->nfuncs; i++) {
+    Func *fn = c->funcs[i];
+    if (fn->line != line || fn->lastline != lastline || fn->nparams != np) continue;
+    int ok = 1;
+    for (int p = 0; p < np && ok; p++) ok = strcmp(fn->params[p], params[p]) == 0;
+    for (int u = 1; ok; u++) {
+      const char *up = lua_getupvalue(S->L, fidx, u);
+      if (up == NULL) break;
+      lua_pop(S->L, 1);
+      if (strcmp(up, "_ENV") != 0 && !mentions_block(fn->body, up)) ok = 0;
+    }
+    if (!ok) continue;
+    if (found) return NULL;   /* still ambiguous */
+    found = fn;
+  }
+  return found;
+}
+
 KFunc *kr_function(Session *S, int idx) {
   lua_State *L = S->L;
   idx = lua_absindex(L, idx);
@@ -545,10 +640,12 @@ KFunc *kr_function(Session *S, int idx) {
   int ambiguous = 0;
   f->ast = kp_find_func(f->chunk, ar.linedefined, ar.lastlinedefined, np,
                         params, &ambiguous);
+  if (f->ast == NULL && ambiguous)
+    f->ast = by_upvalues(S, f->chunk, idx, ar.linedefined, ar.lastlinedefined, np, params);
   if (f->ast == NULL) {
     if (ambiguous)
       ks_error(S, f, ar.linedefined, "cannot compile: several functions with the "
-               "same parameters share lines %d-%d; put them on separate lines",
+               "same parameters and upvalues share lines %d-%d; put them on separate lines",
                ar.linedefined, ar.lastlinedefined);
     ks_error(S, f, ar.linedefined, "cannot compile: function source not found "
              "(was the file changed since it was loaded?)");

@@ -178,3 +178,13 @@ test("f32 results can be declared in a signature", function()
   truthy(f:inspect("types"):find("-> (f32)", 1, true), "f32 result")
   eq(f(kjit.full(1, 1.5, "f32")), 3.0)
 end)
+
+local k1, k2 = 3, 5
+local fa, fb = function(x) return x * k1 end, function(x) return x * k2 end
+local ga, gb = function(x) return x + 1 end, function(x) return x + 2 end
+
+test("functions sharing a line are told apart by upvalues, else refused", function()
+  D.cases(fa, {2}); D.cases(fb, {2})
+  raises("share lines", kjit.jit(ga), 1)
+  raises("share lines", kjit.jit(gb), 1)
+end)
