@@ -7,6 +7,10 @@
 ** ordinary returns and are raised by the dispatcher in C, never longjmp
 ** over native frames). Buffers are passed as (data pointer, dim1..dimN)
 ** so that their shape is loop-invariant SSA the optimizer can reason about.
+** A value that may be false/nil (T_MAYBE) travels as (number, i1 flag), in
+** locals, parameters and results alike; results that are always nil have
+** no slot. Compile-time values (functions, constant tables, strings) have
+** no run-time representation at all.
 **
 ** Bounds checks of indices that are affine in a numeric for's control
 ** variable (i, i + c, c + i, i - c) or invariant in the loop are hoisted:
