@@ -1252,6 +1252,15 @@ static void emit_if(CG *G, Stmt *s) {
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* A loop body: `break` leaves to exit; falling off its end goes to next. */
+static void emit_loop_body(CG *G, Block *body, LLVMBasicBlockRef exit, LLVMBasicBlockRef next) {
+  LoopCtx lc = { exit, G->loop };
+  G->loop = &lc;
+  emit_block(G, body);
+  G->loop = lc.prev;
+  if (!terminated(G)) LLVMBuildBr(G->B, next);
+}
+
 static void emit_while(CG *G, Stmt *s) {
   LLVMBasicBlockRef head = new_bb(G, "while"), body = new_bb(G, "body"), exit = new_bb(G, "wend");
   LLVMBuildBr(G->B, head);
@@ -1259,15 +1268,10 @@ static void emit_while(CG *G, Stmt *s) {
   Val c = emit_expr(G, s->u.loop.cond);
   LLVMBuildCondBr(G->B, truthy(G, c), body, exit);
   LLVMPositionBuilderAtEnd(G->B, body);
-  LoopCtx lc = { exit, G->loop };
-  G->loop = &lc;
-  emit_block(G, s->u.loop.body);
-  G->loop = lc.prev;
-  if (!terminated(G)) LLVMBuildBr(G->B, head);
+  emit_loop_body(G, s->u.loop.body, exit, head);
   LLVMPositionBuilderAtEnd(G->B, exit);
 }
 
-static void emit_block_stmts(CG *G, Block *b);
 
 static void emit_repeat(CG *G, Stmt *s) {
   LLVMBasicBlockRef body = new_bb(G, "repeat"), exit = new_bb(G, "rend");
@@ -1275,7 +1279,7 @@ static void emit_repeat(CG *G, Stmt *s) {
   LLVMPositionBuilderAtEnd(G->B, body);
   LoopCtx lc = { exit, G->loop };
   G->loop = &lc;
-  emit_block_stmts(G, s->u.loop.body);   /* the condition is inside the body's scope */
+  emit_block(G, s->u.loop.body);   /* the condition is inside the body's scope */
   G->loop = lc.prev;
   if (!terminated(G)) {
     Val c = emit_expr(G, s->u.loop.cond);
@@ -1467,11 +1471,7 @@ static void emit_int_loop(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   LLVMValueRef idx = LLVMBuildPhi(G->B, G->i64, "i");
   LLVMValueRef rem = LLVMBuildPhi(G->B, G->i64, "rem");
   store_var(G, s->u.fornum.var, mkval(TY(T_INT), idx), s->line);
-  LoopCtx lc = { exit, G->loop };
-  G->loop = &lc;
-  emit_block(G, s->u.fornum.body);
-  G->loop = lc.prev;
-  if (!terminated(G)) LLVMBuildBr(G->B, latch);
+  emit_loop_body(G, s->u.fornum.body, exit, latch);
   LLVMPositionBuilderAtEnd(G->B, latch);
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rem, ci64(G, 0), ""), exit, cont);
   LLVMPositionBuilderAtEnd(G->B, cont);
@@ -1577,11 +1577,7 @@ static void emit_fornum(CG *G, Stmt *s) {
     LLVMPositionBuilderAtEnd(G->B, body);
     LLVMValueRef idx = LLVMBuildPhi(G->B, G->f64, "x");
     store_var(G, s->u.fornum.var, mkval(TY(T_F64), idx), line);
-    LoopCtx lc = { exit, G->loop };
-    G->loop = &lc;
-    emit_block(G, s->u.fornum.body);
-    G->loop = lc.prev;
-    if (!terminated(G)) LLVMBuildBr(G->B, latch);
+    emit_loop_body(G, s->u.fornum.body, exit, latch);
     LLVMPositionBuilderAtEnd(G->B, latch);
     LLVMValueRef nx = LLVMBuildFAdd(G->B, idx, step, "");
     LLVMValueRef more = LLVMBuildSelect(G->B, pos, LLVMBuildFCmp(G->B, LLVMRealOLE, nx, lim, ""),
@@ -1653,7 +1649,8 @@ static void emit_stmt(CG *G, Stmt *s, int index) {
   }
 }
 
-static void emit_block_stmts(CG *G, Block *b) {
+/* A block, with its labels visible to gotos inside it. */
+static void emit_block(CG *G, Block *b) {
   LabelScope sc = { b, NULL, G->labels };
   sc.bbs = ks_alloc(G->S, (b->n + 1) * sizeof(LLVMBasicBlockRef));
   for (int i = 0; i < b->n; i++)
@@ -1663,7 +1660,6 @@ static void emit_block_stmts(CG *G, Block *b) {
   G->labels = sc.prev;
 }
 
-static void emit_block(CG *G, Block *b) { emit_block_stmts(G, b); }
 
 /* ---- Functions ---------------------------------------------------------------------- */
 
