@@ -353,10 +353,10 @@ static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
 /* Same signature; function arguments must also be the same functions. */
 static int spec_matches(const JitSpec *s, const uint8_t *sig, int n, const int64_t *slots) {
   if (s->nsig != n) return 0;
-  for (int i = 0; i < n; i++) if (s->sig[i] != sig[i]) return 0;
-  if (slots)
-    for (int i = 0; i < n; i++)
-      if (sig[i] == SIG_FUNC && s->fnkey[i] != slots[i]) return 0;
+  for (int i = 0; i < n; i++) {
+    if (s->sig[i] != sig[i]) return 0;
+    if (sig[i] == SIG_FUNC && slots && s->fnkey[i] != slots[i]) return 0;
+  }
   return 1;
 }
 
