@@ -1340,12 +1340,7 @@ static int invariant_int(CG *G, LoopInfo *li, Expr *e) {
 
 static void add_hoist(CG *G, LoopInfo *li, Hoist h) {
   if (li->n >= KJIT_MAXHOIST) return;
-  if (li->n == li->cap) {
-    int cap = li->cap ? 2 * li->cap : 8;
-    Hoist *a = ks_alloc(G->S, cap * sizeof *a);
-    if (li->n) memcpy(a, li->h, li->n * sizeof *a);
-    li->h = a; li->cap = cap;
-  }
+  li->h = ks_grow(G->S, li->h, li->n, &li->cap, sizeof *li->h);
   li->h[li->n++] = h;
 }
 

@@ -104,7 +104,7 @@ typedef struct KFunc {
   Func *ast;
   const char *chunkname;   /* short source for messages */
   Var **vars; int nvars;
-  FreeName *free; int nfree;
+  FreeName *free; int nfree, capfree;
   KSpec *specs;       /* linked list of specializations */
   int boundscheck, fastmath;
 } KFunc;
@@ -175,6 +175,9 @@ void ks_error(Session *S, KFunc *f, int line, const char *fmt, ...)
 #endif
   ;
 void *ks_alloc(Session *S, size_t n);
+/* Room for one more element in an arena array of n elements of elsize
+** bytes with capacity *cap (doubling): returns the array, maybe moved. */
+void *ks_grow(Session *S, void *arr, int n, int *cap, size_t elsize);
 
 /* resolve.c: parses the function's chunk, resolves names, freezes free
 ** names. The Lua function is at stack index idx. Returns the KFunc (cached

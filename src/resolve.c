@@ -33,6 +33,15 @@ void ks_error(Session *S, KFunc *f, int line, const char *fmt, ...) {
   longjmp(*S->jb, 1);
 }
 
+void *ks_grow(Session *S, void *arr, int n, int *cap, size_t elsize) {
+  if (n < *cap) return arr;
+  int nc = *cap ? 2 * *cap : 8;
+  void *a = ks_alloc(S, (size_t)nc * elsize);
+  if (n) memcpy(a, arr, (size_t)n * elsize);
+  *cap = nc;
+  return a;
+}
+
 void *ks_alloc(Session *S, size_t n) {
   void *p = ka_alloc(&S->arena, n);
   if (p == NULL) {
@@ -154,23 +163,13 @@ typedef struct Resolver {
 static Var *new_var(Resolver *R, const char *name, int line) {
   Var *v = ks_alloc(R->S, sizeof *v);
   v->name = name; v->line = line; v->id = R->nall;
-  if (R->nall == R->capall) {
-    int cap = R->capall ? 2 * R->capall : 16;
-    Var **a = ks_alloc(R->S, cap * sizeof *a);
-    if (R->nall) memcpy(a, R->all, R->nall * sizeof *a);
-    R->all = a; R->capall = cap;
-  }
+  R->all = ks_grow(R->S, R->all, R->nall, &R->capall, sizeof *R->all);
   R->all[R->nall++] = v;
   return v;
 }
 
 static void push_active(Resolver *R, Var *v) {
-  if (R->nactive == R->capactive) {
-    int cap = R->capactive ? 2 * R->capactive : 16;
-    Var **a = ks_alloc(R->S, cap * sizeof *a);
-    if (R->nactive) memcpy(a, R->active, R->nactive * sizeof *a);
-    R->active = a; R->capactive = cap;
-  }
+  R->active = ks_grow(R->S, R->active, R->nactive, &R->capactive, sizeof *R->active);
   R->active[R->nactive++] = v;
 }
 
@@ -284,10 +283,8 @@ static void resolve_free(Resolver *R, const char *name) {
   KConst folded;
   if (what == NULL && outer_const(R, name, &folded)) {
     FreeName fn = { name, folded, "constant" };
-    FreeName *a = ks_alloc(R->S, (f->nfree + 1) * sizeof *a);
-    if (f->nfree) memcpy(a, f->free, f->nfree * sizeof *a);
-    a[f->nfree++] = fn;
-    f->free = a;
+    f->free = ks_grow(R->S, f->free, f->nfree, &f->capfree, sizeof *f->free);
+    f->free[f->nfree++] = fn;
     return;
   }
   if (what == NULL) {
@@ -310,10 +307,8 @@ static void resolve_free(Resolver *R, const char *name) {
   fn.what = what;
   fn.value = ks_const_from_value(R->S, -1);
   lua_pop(L, 1);
-  FreeName *a = ks_alloc(R->S, (f->nfree + 1) * sizeof *a);
-  if (f->nfree) memcpy(a, f->free, f->nfree * sizeof *a);
-  a[f->nfree++] = fn;
-  f->free = a;
+  f->free = ks_grow(R->S, f->free, f->nfree, &f->capfree, sizeof *f->free);
+  f->free[f->nfree++] = fn;
 }
 
 static Var *lookup(Resolver *R, const char *name) {
@@ -612,12 +607,7 @@ KFunc *kr_function(Session *S, int idx) {
   f->luaref = keep_value(S, idx);
   f->boundscheck = S->boundscheck;
   f->fastmath = S->fastmath;
-  if (S->nfuncs == S->capfuncs) {
-    int cap = S->capfuncs ? 2 * S->capfuncs : 8;
-    KFunc **a = ks_alloc(S, cap * sizeof *a);
-    if (S->nfuncs) memcpy(a, S->funcs, S->nfuncs * sizeof *a);
-    S->funcs = a; S->capfuncs = cap;
-  }
+  S->funcs = ks_grow(S, S->funcs, S->nfuncs, &S->capfuncs, sizeof *S->funcs);
   f->index = S->nfuncs;
   S->funcs[S->nfuncs++] = f;
 

@@ -775,12 +775,7 @@ KSpec *kt_spec(Session *S, KFunc *f, int nargs, const Type *args) {
     sp->vartypes[f->ast->paramvars[i]->id] = i < nargs ? args[i] : TY(T_NIL);
   sp->next = f->specs;
   f->specs = sp;
-  if (S->nspecs == S->capspecs) {
-    int cap = S->capspecs ? 2 * S->capspecs : 8;
-    KSpec **a = ks_alloc(S, cap * sizeof *a);
-    if (S->nspecs) memcpy(a, S->specs, S->nspecs * sizeof *a);
-    S->specs = a; S->capspecs = cap;
-  }
+  S->specs = ks_grow(S, S->specs, S->nspecs, &S->capspecs, sizeof *S->specs);
   sp->index = S->nspecs;
   snprintf(sp->name, sizeof sp->name, "kjit_f%d_s%d", f->index, sp->index);
   S->specs[S->nspecs++] = sp;
