@@ -392,16 +392,9 @@ static LLVMValueRef truthy(CG *G, Val v) {
 ** false or nil, else its number. src (may be NULL) names it in messages. */
 static Val unwrap(CG *G, Val v, int line, Expr *src) {
   if (v.t.kind != T_MAYBE) return v;
-  LLVMBasicBlockRef fail = new_bb(G, "nilarith"), cont = new_bb(G, "ok");
-  LLVMBuildCondBr(G->B, v.flag, cont, fail);
-  LLVMPositionBuilderAtEnd(G->B, fail);
-  char info[80] = "";
-  if (src && src->kind == E_NAME && src->u.name.var)
-    snprintf(info, sizeof info, " (local '%s')", src->u.name.name);
-  store_err_field(G, 5, LLVMBuildGlobalStringPtr(G->B, info, "kjit.info"));
-  emit_raise(G, KE_NILARITH, line, ci64(G, v.t.dtype), NULL, NULL, NULL);
-  LLVMBuildUnreachable(G->B);
-  LLVMPositionBuilderAtEnd(G->B, cont);
+  char info[96];
+  varinfo(G, src, info, sizeof info);
+  emit_check_msg(G, v.flag, KE_NILARITH, line, ci64(G, v.t.dtype), NULL, NULL, info);
   return mkval(TY(v.t.sub), v.v);
 }
 

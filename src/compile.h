@@ -98,7 +98,6 @@ typedef struct KSpec KSpec;
 /* One Lua function taking part in the compile. */
 typedef struct KFunc {
   int index;
-  int luaref;         /* registry ref to the Lua function (session-owned) */
   const void *luaptr; /* identity (lua_topointer) */
   Chunk *chunk;
   Func *ast;
@@ -125,7 +124,6 @@ struct KSpec {
   Type rets[KJIT_MAXRETS];
   KSpec **calls;              /* by Expr.id: the callee of an E_CALL */
   KConst *consts;             /* by Expr.id: value of compile-time constants */
-  int inferred;               /* completed at least one pass */
   void *llfunc;               /* LLVMValueRef of the inner function */
   void *llfnty;               /* its LLVMTypeRef */
   char name[48];
@@ -162,8 +160,9 @@ typedef struct Session {
   KSpec **specs; int nspecs, capspecs;
   int boundscheck, fastmath, opt;
   int changed;             /* inference fixpoint flag */
-  int tables_ref;          /* registry ref: array of tables met (T_TABLE) */
-  int ntables;
+  int values_ref;          /* registry ref: array of the Lua values the compile
+                              refers to (tables, functions), kept alive */
+  int nvalues;
   void *builder;           /* LLVMBuilderRef while code generation runs */
   int has_calls;           /* code generation emitted a compiled call */
 } Session;

@@ -147,9 +147,9 @@ static void session_release(lua_State *L, SessionBox *sb) {
   if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
   if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
   ka_free(&sb->S.arena);
-  if (sb->S.tables_ref != LUA_NOREF) {
-    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.tables_ref);
-    sb->S.tables_ref = LUA_NOREF;
+  if (sb->S.values_ref != LUA_NOREF) {
+    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.values_ref);
+    sb->S.values_ref = LUA_NOREF;
   }
 }
 
@@ -167,14 +167,13 @@ static void register_runtime(void) {
 }
 
 /* Describes the inferred types of a session's specializations. */
-static char *types_text(lua_State *L, Session *S, KSpec *root) {
+static char *types_text(lua_State *L, Session *S) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   char tb[32];
   for (int i = 0; i < S->nspecs; i++) {
     KSpec *sp = S->specs[i];
     KFunc *f = sp->fn;
-    if (sp != root && i == 0) continue;
     lua_pushfstring(L, "%s:%d: %s", f->chunkname, f->ast->line,
                     f->ast->name ? f->ast->name : "function");
     luaL_addvalue(&b);
@@ -215,7 +214,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   objidx = lua_absindex(L, objidx);
   SessionBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
   memset(sb, 0, sizeof *sb);
-  sb->S.tables_ref = LUA_NOREF;
+  sb->S.values_ref = LUA_NOREF;
   if (luaL_newmetatable(L, SESSION_METATABLE)) {
     lua_pushcfunction(L, session_gc);
     lua_setfield(L, -2, "__gc");
@@ -230,7 +229,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   S->fastmath = o->fastmath;
   S->opt = o->opt;
   lua_newtable(L);
-  S->tables_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
   JitSpec *js = sb->js = calloc(1, sizeof *js);
   if (js == NULL) { session_release(L, sb); luaL_error(L, "not enough memory"); }
@@ -281,7 +280,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   static const KTarget cpu_target = { "cpu", NULL, 0 };
   kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
 
-  js->types = types_text(L, S, root);
+  js->types = types_text(L, S);
   js->nargs = np;
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);

@@ -54,17 +54,17 @@ void *ks_alloc(Session *S, size_t n) {
 /* Keeps v (at idx) alive for the session and returns its slot number. */
 static int keep_value(Session *S, int idx) {
   idx = lua_absindex(S->L, idx);
-  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->tables_ref);
+  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->values_ref);
   lua_pushvalue(S->L, idx);
-  lua_rawseti(S->L, -2, ++S->ntables);
+  lua_rawseti(S->L, -2, ++S->nvalues);
   lua_pop(S->L, 1);
-  return S->ntables;
+  return S->nvalues;
 }
 
 /* Identifies a C function as one of the built-ins, or returns -1. */
 static int builtin_of(lua_State *L, int idx) {
-  static const struct { const char *lib, *name; int id; } table[] = {
-#define KB_ROW(id, name) { "math", name, B_##id },
+  static const struct { const char *name; int id; } table[] = {   /* math.* */
+#define KB_ROW(id, name) { name, B_##id },
     KJIT_BUILTINS(KB_ROW)
 #undef KB_ROW
   };
@@ -604,7 +604,7 @@ KFunc *kr_function(Session *S, int idx) {
 
   KFunc *f = ks_alloc(S, sizeof *f);
   f->luaptr = p;
-  f->luaref = keep_value(S, idx);
+  keep_value(S, idx);   /* the function stays alive while the compile runs */
   f->boundscheck = S->boundscheck;
   f->fastmath = S->fastmath;
   S->funcs = ks_grow(S, S->funcs, S->nfuncs, &S->capfuncs, sizeof *S->funcs);
@@ -659,7 +659,7 @@ KFunc *kr_function(Session *S, int idx) {
 }
 
 void ks_push_value(Session *S, int ref) {
-  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->tables_ref);
+  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->values_ref);
   lua_rawgeti(S->L, -1, ref);
   lua_remove(S->L, -2);
 }

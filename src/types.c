@@ -789,7 +789,6 @@ void kt_infer_all(Session *S) {
     for (int i = 0; i < S->nspecs; i++) {
       Infer I = { S, S->specs[i], S->specs[i]->fn, strict };
       infer_block(&I, I.f->ast->body);
-      I.sp->inferred = 1;
     }
     if (strict && !S->changed) break;
     strict = !S->changed;   /* converged: one more pass, reporting errors */
