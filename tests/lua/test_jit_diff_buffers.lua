@@ -4,6 +4,8 @@
 -- indexing, row views, shape queries, bounds errors, and classic kernels.
 -- Arrays are built inside each test so that a missing kjit.array skips.
 local D = require "difftest"
+local K = require "kernels"
+local saxpy, dot = K.saxpy, K.dot
 local kjit = D.kjit
 
 local MAXI, MINI = math.maxinteger, math.mininteger
@@ -39,11 +41,6 @@ local function fsum(a)
   return s
 end
 
-local function dot(x, y)
-  local s = 0.0
-  for i = 1, #x do s = s + x[i] * y[i] end
-  return s
-end
 
 local function maxval(a)
   local m = a[1]
@@ -61,9 +58,6 @@ local function argmax(a)
   return bi
 end
 
-local function saxpy(alpha, x, y, out)
-  for i = 1, #x do out[i] = alpha * x[i] + y[i] end
-end
 
 local function prefix_sum(a)
   for i = 2, #a do a[i] = a[i] + a[i - 1] end

@@ -6,6 +6,8 @@
 -- exact, so the inputs are chosen where f32 and f64 agree on them (the
 -- mandelbrot grid below was checked with an f32-rounding emulation).
 local D = require "difftest"
+local K = require "kernels"
+local saxpy, dot, matmul = K.saxpy, K.dot, K.matmul
 local kjit = D.kjit
 
 local TOL = 1e-5
@@ -13,19 +15,11 @@ local TOL = 1e-5
 ---------------------------------------------------------------------------
 -- the functions under test
 ---------------------------------------------------------------------------
-local function saxpy(alpha, x, y, out)
-  for i = 1, #x do out[i] = alpha * x[i] + y[i] end
-end
 
 local function saxpy_literal(x, y, out)
   for i = 1, #x do out[i] = 2.5 * x[i] + y[i] end
 end
 
-local function dot(x, y)
-  local s = 0.0
-  for i = 1, #x do s = s + x[i] * y[i] end
-  return s
-end
 
 local function sum(x)
   local s = 0.0
@@ -66,15 +60,6 @@ local function horner(x, out)
   end
 end
 
-local function matmul(A, B, C)
-  for i = 1, A.shape[1] do
-    for j = 1, B.shape[2] do
-      local s = 0.0
-      for k = 1, A.shape[2] do s = s + A[i][k] * B[k][j] end
-      C[i][j] = s
-    end
-  end
-end
 
 local function count_above(x, t)
   local c, c_lit = 0, 0

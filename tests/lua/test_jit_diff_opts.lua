@@ -4,6 +4,8 @@
 -- optimizer happened to fold something, and code that relies on the
 -- bounds checks. (fastmath is not diffed: it may change float results.)
 local D = require "difftest"
+local K = require "kernels"
+local saxpy, matmul = K.saxpy, K.matmul
 local kjit = D.kjit
 
 local MAXI, MINI = math.maxinteger, math.mininteger
@@ -41,19 +43,7 @@ local function math_ops(x)
     math.fmod(x, 3), math.tointeger(x) or -1
 end
 
-local function saxpy(alpha, x, y, out)
-  for i = 1, #x do out[i] = alpha * x[i] + y[i] end
-end
 
-local function matmul(A, B, C)
-  for i = 1, A.shape[1] do
-    for j = 1, B.shape[2] do
-      local s = 0.0
-      for k = 1, A.shape[2] do s = s + A[i][k] * B[k][j] end
-      C[i][j] = s
-    end
-  end
-end
 
 local function stores(a, v)
   for i = 1, #a do a[i] = v * i end
