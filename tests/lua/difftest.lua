@@ -381,7 +381,7 @@ D.same_error = same_error
 -- optionally a list of extra arrays to compare afterwards (e.g. the base of
 -- a view passed as an argument). It is called once per run.
 D.count = 0   -- argument sets checked so far (for reports)
-local function core_make(level, tol, phrase, loose, opts, fn, make)
+local function core_make(tol, phrase, loose, opts, fn, make)
   if not jit_available() then skip("kjit.jit not available yet") end
   D.count = D.count + 1
   local where = callsite()
@@ -465,54 +465,39 @@ local function core_make(level, tol, phrase, loose, opts, fn, make)
   return nil, ir[2]
 end
 
-local function core(level, tol, phrase, loose, opts, fn, ...)
+local function core(tol, phrase, loose, opts, fn, ...)
   local args = table.pack(...)
-  return core_make(level + 1, tol, phrase, loose, opts, fn, function() return copy_args(args) end)
+  return core_make(tol, phrase, loose, opts, fn, function() return copy_args(args) end)
 end
 
-function D.check(fn, ...) return core(2, nil, nil, false, nil, fn, ...) end
-function D.check_f32(tol, fn, ...) return core(2, tol, nil, false, nil, fn, ...) end
-function D.check_error(phrase, fn, ...) return core(2, nil, phrase, false, nil, fn, ...) end
-function D.check_error_loose(phrase, fn, ...) return core(2, nil, phrase, true, nil, fn, ...) end
+function D.check(fn, ...) return core(nil, nil, false, nil, fn, ...) end
+function D.check_f32(tol, fn, ...) return core(tol, nil, false, nil, fn, ...) end
+function D.check_error(phrase, fn, ...) return core(nil, phrase, false, nil, fn, ...) end
+function D.check_error_loose(phrase, fn, ...) return core(nil, phrase, true, nil, fn, ...) end
 -- D.check_opts(opts, fn, ...): D.check with kjit.jit(fn, opts).
-function D.check_opts(opts, fn, ...) return core(2, nil, nil, false, opts, fn, ...) end
+function D.check_opts(opts, fn, ...) return core(nil, nil, false, opts, fn, ...) end
 -- D.check_fresh(make, fn): D.check where make() builds the arguments anew
 -- for each run (returning an argument list with field n, and optionally a
 -- list of arrays to compare afterwards): for views (a:slice, rows) whose
 -- aliasing with a base array must survive, which copying would lose.
-function D.check_fresh(make, fn) return core_make(2, nil, nil, false, nil, fn, make) end
+function D.check_fresh(make, fn) return core_make(nil, nil, false, nil, fn, make) end
+
+-- core on each argument list {args...} (a field n counts trailing nils).
+local function each(tol, phrase, opts, fn, ...)
+  for k = 1, select("#", ...) do
+    local a = select(k, ...)
+    core(tol, phrase, false, opts, fn, table.unpack(a, 1, a.n or #a))
+  end
+end
 
 -- D.cases(fn, {args1}, {args2}, ...): D.check on each argument list.
-function D.cases(fn, ...)
-  for k = 1, select("#", ...) do
-    local a = select(k, ...)
-    core(2, nil, nil, false, nil, fn, table.unpack(a, 1, a.n or #a))
-  end
-end
-
+function D.cases(fn, ...) each(nil, nil, nil, fn, ...) end
 -- D.cases_opts(opts, fn, {args1}, ...): D.check_opts on each argument list.
-function D.cases_opts(opts, fn, ...)
-  for k = 1, select("#", ...) do
-    local a = select(k, ...)
-    core(2, nil, nil, false, opts, fn, table.unpack(a, 1, a.n or #a))
-  end
-end
-
+function D.cases_opts(opts, fn, ...) each(nil, nil, opts, fn, ...) end
 -- D.cases_error(phrase, fn, {args1}, ...): D.check_error on each argument list.
-function D.cases_error(phrase, fn, ...)
-  for k = 1, select("#", ...) do
-    local a = select(k, ...)
-    core(2, nil, phrase, false, nil, fn, table.unpack(a, 1, a.n or #a))
-  end
-end
-
+function D.cases_error(phrase, fn, ...) each(nil, phrase, nil, fn, ...) end
 -- D.cases_f32(tol, fn, {args1}, ...): D.check_f32 on each argument list.
-function D.cases_f32(tol, fn, ...)
-  for k = 1, select("#", ...) do
-    local a = select(k, ...)
-    core(2, tol, nil, false, nil, fn, table.unpack(a, 1, a.n or #a))
-  end
-end
+function D.cases_f32(tol, fn, ...) each(tol, nil, nil, fn, ...) end
 
 -- D.check_float_results(fn, ...): a documented difference (README,
 -- "Differences from interpreted Lua"): where Lua's result subtype depends
