@@ -400,15 +400,22 @@ local function gen_expr_fn()
   return { kind = "expr", params = { "a", "b", "c" }, rets = rets, boolnum = ctx.used_boolnum }
 end
 
-local function expr_fn_source(fn, O)
+-- The values of a return statement, with the oracle's result conversions
+-- (O: the documented-difference rewrite, or nil for the plain source).
+local function emit_returns(exprs, O)
   local parts = {}
-  for i, e in ipairs(fn.rets) do
+  for i, e in ipairs(exprs) do
     local s = emit(e, O)
     if O and O.rets[i] == "flt" then s = "FLT(" .. s .. ")" end
     if O and O.rets[i] == "maybe" then s = "FLTM(" .. s .. ")" end
     if O then s = "(" .. s .. ")" end   -- no tail call in the oracle
     parts[i] = s
   end
+  return parts
+end
+
+local function expr_fn_source(fn, O)
+  local parts = emit_returns(fn.rets, O)
   return "return function(a, b, c) return " .. table.concat(parts, ", ") .. " end"
 end
 
@@ -712,14 +719,7 @@ local function emit_block(lines, body, ind, O)
     elseif k == "gotoif" then
       lines[#lines + 1] = ind .. "if " .. emit(st.cond, O) .. " then goto " .. st.label .. " end"
     elseif k == "retif" then
-      local parts = {}
-      for i, e in ipairs(st.exprs) do
-        local s = emit(e, O)
-        if O and O.rets[i] == "flt" then s = "FLT(" .. s .. ")" end
-    if O and O.rets[i] == "maybe" then s = "FLTM(" .. s .. ")" end
-        if O then s = "(" .. s .. ")" end   -- no tail call in the oracle
-        parts[i] = s
-      end
+      local parts = emit_returns(st.exprs, O)
       lines[#lines + 1] = ind .. "if " .. emit(st.cond, O) .. " then return" ..
         (#parts > 0 and " " .. table.concat(parts, ", ") or "") .. " end"
     else
@@ -740,14 +740,7 @@ local function stmt_fn_source(fn, O)
   end
   local lines = { header, "  local cnt = 0" }
   emit_block(lines, fn.body, "  ", O)
-  local parts = {}
-  for i, e in ipairs(fn.ret) do
-    local s = emit(e, O)
-    if O and O.rets[i] == "flt" then s = "FLT(" .. s .. ")" end
-    if O and O.rets[i] == "maybe" then s = "FLTM(" .. s .. ")" end
-    if O then s = "(" .. s .. ")" end   -- no tail call in the oracle
-    parts[i] = s
-  end
+  local parts = emit_returns(fn.ret, O)
   if #parts > 0 then lines[#lines + 1] = "  return " .. table.concat(parts, ", ") end
   lines[#lines + 1] = "end"
   return table.concat(lines, "\n")
