@@ -548,7 +548,7 @@ static Val index_buffer(CG *G, Expr *e, Val o, Val k, LLVMValueRef *elem) {
   if (G->f->boundscheck && !G->nocheck[e->id]) {
     LLVMValueRef im1 = LLVMBuildSub(G->B, i, ci64(G, 1), "");
     LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, im1, o.dims[0], "");
-    emit_check(G, ok, KE_BOUNDS, line, i, ci64(G, 1), o.dims[0]);
+    emit_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0]);
   }
   LLVMValueRef off = LLVMBuildSub(G->B, i, ci64(G, 1), "");
   LLVMTypeRef ety = dtype_llty(G, o.t.dtype);

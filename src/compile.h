@@ -133,7 +133,7 @@ struct KSpec {
 typedef enum KErrKind {
   KE_NONE, KE_IDIV0, KE_MOD0, KE_FORSTEP0, KE_NOINT, KE_BOUNDS,
   KE_USER, KE_USER_NOPOS, KE_NORET, KE_FMOD0, KE_STACK, KE_ASSERT,
-  KE_INDEXINT, KE_SHAPEIDX, KE_NILARITH, KE_ARGNOINT, KE_BOUNDSF
+  KE_INDEXINT, KE_NILARITH, KE_ARGNOINT, KE_BOUNDSF
 } KErrKind;
 
 /* Filled by compiled code when it fails; read by the dispatcher. The

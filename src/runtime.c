@@ -65,8 +65,8 @@ void krt_push_error(lua_State *L, const KErr *e) {
     else lua_pushfstring(L, "%snumber has no integer representation", where);
     break;
   case KE_BOUNDS:
-    lua_pushfstring(L, "%sindex %I out of bounds [%I, %I]", where, (lua_Integer)e->a,
-                    (lua_Integer)e->b, (lua_Integer)e->c);
+    lua_pushfstring(L, "%sindex %I out of bounds [1, %I]", where, (lua_Integer)e->a,
+                    (lua_Integer)e->c);
     break;
   case KE_BOUNDSF:
     lua_pushfstring(L, "%sindex %f out of bounds [1, %I]", where, (lua_Number)e->f,
@@ -74,10 +74,6 @@ void krt_push_error(lua_State *L, const KErr *e) {
     break;
   case KE_INDEXINT:
     lua_pushfstring(L, "%sindex %f is not an integer", where, (lua_Number)e->f);
-    break;
-  case KE_SHAPEIDX:
-    lua_pushfstring(L, "%sshape index %I out of range [1, %I]", where, (lua_Integer)e->a,
-                    (lua_Integer)e->c);
     break;
   case KE_USER:
     if (e->c > 0) {   /* error(msg, level) pointing above the compiled code */
