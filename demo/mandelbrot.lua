@@ -63,6 +63,47 @@ else
   print("  images identical: yes")
 end
 
+-- The same picture as a GPU kernel: one thread per pixel. Without a GPU it
+-- runs in kjit's simulator (compiled for the CPU, block by block).
+if kjit.cuda then
+  local cuda = kjit.cuda
+  local function mandel_kernel(img, maxiter)
+    local y, x = cuda.grid(2)
+    local h, w = img.shape[1], img.shape[2]
+    if y <= h and x <= w then
+      local scale = 3.0 / w
+      local ci, cr = (y - 1) * scale - 1.0, (x - 1) * scale - 2.0
+      local zr, zi, n = 0.0, 0.0, 0
+      while n < maxiter and zr * zr + zi * zi <= 4.0 do
+        zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
+        n = n + 1
+      end
+      local grey = 0
+      if n < maxiter then grey = 255 * n // (n + 16) end
+      img[y][x] = grey
+    end
+  end
+  local gpu, why = cuda.is_available()
+  local prev = cuda.simulate(not gpu)
+  local k = cuda.jit(mandel_kernel, { fma = false })   -- every rounding as in Lua
+  local d = cuda.device_array({H, W}, "u8")
+  local launch = k[{{(H + 15) // 16, (W + 15) // 16}, {16, 16}}]
+  local t0 = os.clock()
+  launch(d, MAXITER)
+  cuda.synchronize()
+  local t_first = os.clock() - t0
+  t0 = os.clock()
+  launch(d, MAXITER)
+  cuda.synchronize()
+  local t_gpu = os.clock() - t0
+  local where = gpu and "GPU" or "simulator, no GPU (" .. tostring(why) .. ")"
+  print(string.format("  kjit.cuda, first:    %8.3f s (includes compiling; %s)", t_first, where))
+  print(string.format("  kjit.cuda:           %8.3f s", t_gpu))
+  assert(pgm(d:copy_to_host()) == image, "the kernel's and the interpreter's images differ")
+  print("  images identical: yes")
+  cuda.simulate(prev)
+end
+
 local path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/mandelbrot.pgm"
 local f = assert(io.open(path, "wb"))
 f:write(image)

@@ -191,6 +191,17 @@ static void store_err_field(CG *G, int idx, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, p);
 }
 
+/* A constant message for err->msg. NVVM modules cannot hold strings in the
+** generic address space (and the host could not read them): there the
+** message travels as its number in S->msgs. */
+static LLVMValueRef msg_ptr(CG *G, const char *msg) {
+  if (G->target->kind != KT_NVPTX) return LLVMBuildGlobalStringPtr(G->B, msg, "kjit.msg");
+  Session *S = G->S;
+  S->msgs = ks_grow(S, S->msgs, S->nmsgs, &S->capmsgs, sizeof *S->msgs);
+  S->msgs[S->nmsgs++] = msg;
+  return LLVMConstIntToPtr(ci64(G, S->nmsgs), G->i8p);
+}
+
 /* Emits: fill *err and return 1. Leaves the builder in a dead block. */
 static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
                        LLVMValueRef b, LLVMValueRef c, const char *msg) {
@@ -199,7 +210,7 @@ static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
   if (a) store_err_field(G, 2, a);
   if (b) store_err_field(G, 3, b);
   if (c) store_err_field(G, 4, c);
-  if (msg) store_err_field(G, 5, LLVMBuildGlobalStringPtr(G->B, msg, "kjit.msg"));
+  if (msg) store_err_field(G, 5, msg_ptr(G, msg));
   store_err_field(G, 6, G->chunkname);
   LLVMBuildRet(G->B, ci32(G, 1));
   dead_block(G);
@@ -223,6 +234,9 @@ static void emit_check(CG *G, LLVMValueRef ok, KErrKind kind, int line,
 }
 
 static Val unwrap(CG *G, Val v, int line, Expr *src);
+static LLVMValueRef sreg(CG *G, int group, int axis);
+static int is_grid_call(CG *G, Expr *e);
+static Val emit_cuda(CG *G, Expr *e, int id, Val *a, int n);
 
 /* ---- Conversions ----------------------------------------------------------------- */
 
@@ -333,7 +347,8 @@ static LLVMValueRef num_to(CG *G, Val v, TypeKind to) {
   if (from == T_INT) {
     if (to == T_F64) return LLVMBuildSIToFP(G->B, v.v, G->f64, "");
     /* int -> Lua float -> f32, as a store into an f32 buffer would round */
-    if (LLVMIsAConstantInt(v.v)) return LLVMBuildSIToFP(G->B, v.v, G->f32, "");
+    /* (kernels convert once, as CUDA C does, without an f64 step) */
+    if (LLVMIsAConstantInt(v.v) || G->S->kernel) return LLVMBuildSIToFP(G->B, v.v, G->f32, "");
     return LLVMBuildFPTrunc(G->B, LLVMBuildSIToFP(G->B, v.v, G->f64, ""), G->f32, "");
   }
   if (from == T_F32 && to == T_F64) return LLVMBuildFPExt(G->B, v.v, G->f64, "");
@@ -578,8 +593,9 @@ static Val load_elem(CG *G, kjit_dtype d, LLVMValueRef p) {
   }
 }
 
-/* Stores with the store rules: exact integers, C-cast wrap, f32 rounding. */
-static void store_elem(CG *G, kjit_dtype d, LLVMValueRef p, Val v, int line) {
+/* A value converted to element type d with the store rules: exact
+** integers, C-cast wrap, f32 rounding. */
+static LLVMValueRef elem_value(CG *G, kjit_dtype d, Val v, int line) {
   LLVMValueRef x;
   v = unwrap(G, v, line, NULL);
   if (d == KJIT_F32)   /* an integer rounds once, as buffer.c's (float)i */
@@ -590,7 +606,11 @@ static void store_elem(CG *G, kjit_dtype d, LLVMValueRef p, Val v, int line) {
     LLVMTypeRef ty = dtype_llty(G, d);
     if (ty != G->i64) x = LLVMBuildTrunc(G->B, x, ty, "");
   }
-  LLVMBuildStore(G->B, x, p);
+  return x;
+}
+
+static void store_elem(CG *G, kjit_dtype d, LLVMValueRef p, Val v, int line) {
+  LLVMBuildStore(G->B, elem_value(G, d, v, line), p);
 }
 
 static Val emit_index(CG *G, Expr *e) {
@@ -625,6 +645,9 @@ static Val emit_index(CG *G, Expr *e) {
 
 static Val emit_field(CG *G, Expr *e) {
   if (G->sp->consts[e->id].type.kind) return const_val(G, e, &G->sp->consts[e->id]);
+  Type ot = etype(G, e->u.field.obj);
+  if (ot.kind == T_BUILTIN && B_IS_DIM3(ot.ref))   /* cuda.threadIdx.x ... */
+    return mkval(TY(T_INT), sreg(G, ot.ref - B_CUDA_THREADIDX, e->u.field.name[0] - 'x'));
   Val o = emit_expr(G, e->u.field.obj);
   const char *n = e->u.field.name;
   if (strcmp(n, "shape") == 0) { Val r = o; r.t = TY(T_SHAPE); r.t.ndim = o.t.ndim; return r; }
@@ -930,6 +953,8 @@ static Val emit_unop(CG *G, Expr *e) {
   case OP_LEN: return mkval(TY(T_INT), a.dims[0]);
   case OP_NEG:
     if (a.t.kind == T_INT) return mkval(rt, LLVMBuildSub(G->B, ci64(G, 0), a.v, ""));
+    if (G->target->kind == KT_NVPTX)   /* LLVM 7 IR has no fneg */
+      return mkval(rt, LLVMBuildFSub(G->B, LLVMConstReal(LLVMTypeOf(a.v), -0.0), a.v, ""));
     return mkval(rt, LLVMBuildFNeg(G->B, a.v, ""));
   default:
     return mkval(rt, LLVMBuildXor(G->B, to_int_checked_src(G, a, e->line, e->u.un.a), ci64(G, -1), ""));
@@ -943,7 +968,7 @@ static int emit_explist(CG *G, Expr **es, int n, Val *out, int max) {
   int k = 0;
   for (int i = 0; i < n; i++) {
     Expr *e = es[i];
-    if (i == n - 1 && e->kind == E_CALL && G->sp->calls[e->id]) {
+    if (i == n - 1 && e->kind == E_CALL && (G->sp->calls[e->id] || is_grid_call(G, e))) {
       Val tmp[KJIT_MAXRETS];
       int got = emit_call(G, e, tmp, KJIT_MAXRETS);
       for (int j = 0; j < got && k < max; j++) out[k++] = tmp[j];
@@ -968,9 +993,216 @@ static Val emit_minmax(CG *G, Expr *e, Val *a, int n, int ismax) {
   return r;
 }
 
+/* ---- Kernels: cuda.* built-ins ------------------------------------------------------ */
+
+/* A special register as i64: group 0 threadIdx, 1 blockIdx, 2 blockDim,
+** 3 gridDim; axis 0..2 (x, y, z). */
+static LLVMValueRef sreg(CG *G, int group, int axis) {
+  if (G->target->kind == KT_NVPTX) {
+    static const char *const grp[] = { "tid", "ctaid", "ntid", "nctaid" };
+    char name[48];
+    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", grp[group], 'x' + axis);
+    LLVMValueRef r = ccall(G, name, G->i32, NULL, NULL, 0);
+    return LLVMBuildZExt(G->B, r, G->i64, "");
+  }
+  LLVMTypeRef pt[1] = { G->i32 };
+  LLVMValueRef av[1] = { ci32(G, group * 3 + axis) };
+  return ccall(G, "kjit_sim_sreg", G->i64, pt, av, 1);
+}
+
+/* Compare-and-swap on the integer at p: returns the old value. */
+static LLVMValueRef atomic_cas(CG *G, LLVMValueRef p, LLVMValueRef cmp, LLVMValueRef nv) {
+  LLVMValueRef pair = LLVMBuildAtomicCmpXchg(G->B, p, cmp, nv, LLVMAtomicOrderingMonotonic,
+                                             LLVMAtomicOrderingMonotonic, 0);
+  return LLVMBuildExtractValue(G->B, pair, 0, "");
+}
+
+static int is_grid_call(CG *G, Expr *e) {
+  Type ft = etype(G, e->u.call.fn);
+  return ft.kind == T_BUILTIN && (ft.ref == B_CUDA_GRID || ft.ref == B_CUDA_GRIDSIZE);
+}
+
+/* cuda.shared.array(n, dtype) and cuda.local_array(n, dtype): a 1-D array
+** value over per-block shared memory or per-thread stack memory. */
+static Val emit_array_alloc(CG *G, Expr *e, int id) {
+  Type rt = etype(G, e);
+  kjit_dtype d = (kjit_dtype)rt.dtype;
+  LLVMTypeRef ety = dtype_llty(G, d);
+  int64_t n = LLVMConstIntGetSExtValue(emit_expr(G, e->u.call.args[0]).v);
+  int64_t esize = (int64_t)kjit_dtype_size(d);
+  Val r = mkval(rt, NULL);
+  LLVMTypeRef ep = LLVMPointerType(ety, 0);
+  if (id == B_CUDA_LOCAL_ARRAY) {
+    /* zeroed, so a kernel reads what the interpreted one reads */
+    LLVMValueRef a = alloca_in_entry(G, LLVMArrayType(ety, (unsigned)n), "local");
+    LLVMValueRef p = LLVMBuildBitCast(G->B, a, ep, "");
+    if (G->target->kind == KT_NVPTX)   /* llvm.memset carries attributes LLVM 7 cannot read */
+      LLVMBuildStore(G->B, LLVMConstNull(LLVMArrayType(ety, (unsigned)n)), a);
+    else
+      LLVMBuildMemSet(G->B, LLVMBuildBitCast(G->B, a, G->i8p, ""), LLVMConstInt(G->i8, 0, 0),
+                      ci64(G, n * esize), 16);
+    r.v = p;
+    r.dims[0] = ci64(G, n);
+    return r;
+  }
+  if (G->target->kind == KT_NVPTX) {
+    LLVMValueRef g;
+    if (n > 0) {
+      g = LLVMAddGlobalInAddressSpace(G->M, LLVMArrayType(ety, (unsigned)n), "kjit_shared", 3);
+      LLVMSetLinkage(g, LLVMInternalLinkage);
+      LLVMSetInitializer(g, LLVMGetUndef(LLVMArrayType(ety, (unsigned)n)));
+    } else {
+      /* dynamic: one extern array, sized by the launch */
+      g = LLVMGetNamedGlobal(G->M, "kjit_dynshared");
+      if (g == NULL) {
+        g = LLVMAddGlobalInAddressSpace(G->M, LLVMArrayType(G->i8, 0), "kjit_dynshared", 3);
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+      }
+    }
+    LLVMSetAlignment(g, 16);
+    LLVMValueRef p3 = LLVMBuildBitCast(G->B, g, LLVMPointerType(ety, 3), "");
+    r.v = LLVMBuildAddrSpaceCast(G->B, p3, ep, "");
+    if (n > 0) r.dims[0] = ci64(G, n);
+    else {
+      /* the kernel entry keeps the dynamic size in err->stack_limit */
+      LLVMValueRef bytes = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+      r.dims[0] = LLVMBuildUDiv(G->B, bytes, ci64(G, esize), "");
+    }
+    return r;
+  }
+  /* simulator: the runtime keeps each block's shared memory */
+  LLVMValueRef p;
+  if (n > 0) {
+    LLVMTypeRef pt[2] = { G->i64, G->i64 };
+    LLVMValueRef av[2] = { ci64(G, ((int64_t)G->sp->index << 24) | e->id), ci64(G, n * esize) };
+    p = ccall(G, "kjit_sim_shared", G->i8p, pt, av, 2);
+    r.dims[0] = ci64(G, n);
+  } else {
+    LLVMValueRef out = alloca_in_entry(G, G->i64, "dynbytes");
+    LLVMTypeRef pt[1] = { LLVMPointerType(G->i64, 0) };
+    p = ccall(G, "kjit_sim_dynshared", G->i8p, pt, &out, 1);
+    r.dims[0] = LLVMBuildUDiv(G->B, LLVMBuildLoad2(G->B, G->i64, out, ""), ci64(G, esize), "");
+  }
+  r.v = LLVMBuildBitCast(G->B, p, ep, "");
+  return r;
+}
+
+/* Compare-and-swap loop computing *p = op(*p, v) for float max/min. */
+static LLVMValueRef atomic_float_minmax(CG *G, LLVMValueRef p, LLVMValueRef v, int ismax) {
+  LLVMTypeRef fty = LLVMTypeOf(v);
+  LLVMTypeRef ity = fty == G->f32 ? G->i32 : G->i64;
+  LLVMValueRef ip = LLVMBuildBitCast(G->B, p, LLVMPointerType(ity, 0), "");
+  LLVMValueRef old0 = LLVMBuildLoad2(G->B, ity, ip, "");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(G->B);
+  LLVMBasicBlockRef loop = new_bb(G, "casloop"), done = new_bb(G, "casdone");
+  LLVMBuildBr(G->B, loop);
+  LLVMPositionBuilderAtEnd(G->B, loop);
+  LLVMValueRef old = LLVMBuildPhi(G->B, ity, "");
+  LLVMValueRef oldf = LLVMBuildBitCast(G->B, old, fty, "");
+  LLVMValueRef better = ismax ? LLVMBuildFCmp(G->B, LLVMRealOGT, v, oldf, "")
+                              : LLVMBuildFCmp(G->B, LLVMRealOLT, v, oldf, "");
+  LLVMValueRef nf = LLVMBuildSelect(G->B, better, v, oldf, "");
+  LLVMValueRef seen = atomic_cas(G, ip, old, LLVMBuildBitCast(G->B, nf, ity, ""));
+  LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntEQ, seen, old, "");
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  LLVMValueRef inc[2] = { old0, seen };
+  LLVMBasicBlockRef from[2] = { pre, here };
+  LLVMAddIncoming(old, inc, from, 2);
+  LLVMBuildCondBr(G->B, ok, done, loop);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  return oldf;
+}
+
+/* cuda.atomic.*(arr, i, v [, new]): returns the element's old value. */
+static Val emit_atomic(CG *G, Expr *e, int id, Val *a) {
+  int line = e->line;
+  kjit_dtype d = (kjit_dtype)a[0].t.dtype;
+  LLVMValueRef p;
+  index_buffer(G, e, a[0], a[1], &p);
+  int isf = d == KJIT_F32 || d == KJIT_F64, uns = d == KJIT_U32 || d == KJIT_U64;
+  LLVMValueRef v = elem_value(G, d, a[2], line);
+  LLVMValueRef old;
+  LLVMAtomicOrdering mo = LLVMAtomicOrderingMonotonic;
+  if (!isf) {
+    LLVMAtomicRMWBinOp op;
+    switch (id) {
+    case B_CUDA_ATOMIC_ADD: op = LLVMAtomicRMWBinOpAdd; break;
+    case B_CUDA_ATOMIC_SUB: op = LLVMAtomicRMWBinOpSub; break;
+    case B_CUDA_ATOMIC_MAX: op = uns ? LLVMAtomicRMWBinOpUMax : LLVMAtomicRMWBinOpMax; break;
+    case B_CUDA_ATOMIC_MIN: op = uns ? LLVMAtomicRMWBinOpUMin : LLVMAtomicRMWBinOpMin; break;
+    case B_CUDA_ATOMIC_EXCH: op = LLVMAtomicRMWBinOpXchg; break;
+    default: {   /* cas(arr, i, expected, new) */
+      LLVMValueRef nv = elem_value(G, d, a[3], line);
+      LLVMValueRef pair = LLVMBuildAtomicCmpXchg(G->B, p, v, nv, mo, mo, 0);
+      old = LLVMBuildExtractValue(G->B, pair, 0, "");
+      goto widen;
+    }
+    }
+    old = LLVMBuildAtomicRMW(G->B, op, p, v, mo, 0);
+  } else {
+    LLVMTypeRef fty = LLVMTypeOf(v);
+    switch (id) {
+    case B_CUDA_ATOMIC_ADD: case B_CUDA_ATOMIC_SUB:
+      if (id == B_CUDA_ATOMIC_SUB) v = LLVMBuildFSub(G->B, LLVMConstReal(fty, -0.0), v, "");
+      if (G->target->kind == KT_NVPTX) {
+        /* LLVM 7 has no atomicrmw fadd: NVVM's own intrinsic */
+        LLVMTypeRef pt[2] = { LLVMTypeOf(p), fty };
+        LLVMValueRef av[2] = { p, v };
+        old = ccall(G, fty == G->f32 ? "llvm.nvvm.atomic.load.add.f32.p0f32"
+                                     : "llvm.nvvm.atomic.load.add.f64.p0f64", fty, pt, av, 2);
+      } else {
+        old = LLVMBuildAtomicRMW(G->B, LLVMAtomicRMWBinOpFAdd, p, v, mo, 0);
+      }
+      break;
+    case B_CUDA_ATOMIC_MAX: case B_CUDA_ATOMIC_MIN:
+      old = atomic_float_minmax(G, p, v, id == B_CUDA_ATOMIC_MAX);
+      break;
+    default: {   /* exch */
+      LLVMTypeRef ity = fty == G->f32 ? G->i32 : G->i64;
+      LLVMValueRef ip = LLVMBuildBitCast(G->B, p, LLVMPointerType(ity, 0), "");
+      old = LLVMBuildAtomicRMW(G->B, LLVMAtomicRMWBinOpXchg, ip, LLVMBuildBitCast(G->B, v, ity, ""), mo, 0);
+      old = LLVMBuildBitCast(G->B, old, fty, "");
+      break;
+    }
+    }
+  }
+widen:
+  switch (d) {
+  case KJIT_I32: return mkval(TY(T_INT), LLVMBuildSExt(G->B, old, G->i64, ""));
+  case KJIT_U32: return mkval(TY(T_INT), LLVMBuildZExt(G->B, old, G->i64, ""));
+  case KJIT_F32: return mkval(TY(T_F32), old);
+  case KJIT_F64: return mkval(TY(T_F64), old);
+  default: return mkval(TY(T_INT), old);
+  }
+}
+
+static Val emit_cuda(CG *G, Expr *e, int id, Val *a, int n) {
+  (void)n;
+  switch (id) {
+  case B_CUDA_SYNCTHREADS:
+    G->S->uses_sync = 1;
+    if (G->target->kind == KT_NVPTX) ccall(G, "llvm.nvvm.barrier0", LLVMVoidTypeInContext(G->C), NULL, NULL, 0);
+    else ccall(G, "kjit_sim_syncthreads", LLVMVoidTypeInContext(G->C), NULL, NULL, 0);
+    return mkval(TY(T_NIL), NULL);
+  case B_CUDA_THREADFENCE:
+    if (G->target->kind == KT_NVPTX) ccall(G, "llvm.nvvm.membar.gl", LLVMVoidTypeInContext(G->C), NULL, NULL, 0);
+    else LLVMBuildFence(G->B, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+    return mkval(TY(T_NIL), NULL);
+  case B_CUDA_SHARED_ARRAY: case B_CUDA_LOCAL_ARRAY:
+    return emit_array_alloc(G, e, id);
+  case B_CUDA_ATOMIC_ADD: case B_CUDA_ATOMIC_SUB: case B_CUDA_ATOMIC_MAX:
+  case B_CUDA_ATOMIC_MIN: case B_CUDA_ATOMIC_EXCH: case B_CUDA_ATOMIC_CAS:
+    for (int i = 1; i < n; i++) a[i] = unwrap(G, a[i], e->line, NULL);
+    return emit_atomic(G, e, id, a);
+  default:
+    ERR(G, e->line, "'%s' is not supported in compiled code", kt_builtin_name(id));
+  }
+}
+
 static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
   Type rt = etype(G, e);
   int line = e->line;
+  if (B_IS_CUDA(id)) return emit_cuda(G, e, id, a, n);
   if (id != B_ERROR && id != B_ASSERT)
     for (int i = 0; i < n; i++) a[i] = unwrap(G, a[i], line, e->u.call.args[i < e->u.call.nargs ? i : e->u.call.nargs - 1]);
   LLVMTypeRef fty = rt.kind == T_F32 ? G->f32 : G->f64;
@@ -1075,6 +1307,17 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
 static int emit_call(CG *G, Expr *e, Val *out, int max) {
   Type ft = etype(G, e->u.call.fn);
   Val args[KJIT_MAXARGS + KJIT_MAXRETS];
+  if (ft.kind == T_BUILTIN && (ft.ref == B_CUDA_GRID || ft.ref == B_CUDA_GRIDSIZE)) {
+    Val d = emit_expr(G, e->u.call.args[0]);
+    int nd = (int)LLVMConstIntGetSExtValue(d.v), k = 0;
+    for (int axis = 0; axis < nd && k < max; axis++) {
+      LLVMValueRef tid = sreg(G, 0, axis), ctaid = sreg(G, 1, axis), ntid = sreg(G, 2, axis);
+      out[k++] = mkval(TY(T_INT), ft.ref == B_CUDA_GRID
+          ? LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, LLVMBuildMul(G->B, ctaid, ntid, ""), tid, ""), ci64(G, 1), "")
+          : LLVMBuildMul(G->B, ntid, sreg(G, 3, axis), ""));
+    }
+    return nd;
+  }
   if (ft.kind == T_BUILTIN) {
     int n = emit_explist(G, e->u.call.args, e->u.call.nargs, args, KJIT_MAXARGS);
     Val r = emit_builtin(G, e, ft.ref, args, n);
@@ -1105,7 +1348,7 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     if (callee->rets[r].kind == T_MAYBE) av[na++] = rf[r] = alloca_in_entry(G, G->i1, "retflag");
   }
   av[na++] = G->err;
-  {
+  if (G->target->kind != KT_NVPTX) {
     /* compiled frames live on the C stack: stop before it runs out
     ** (err->stack_limit comes from the dispatcher, per thread) and report
     ** it at this call, as Lua does */
@@ -1706,7 +1949,8 @@ static void emit_spec(CG *G, KSpec *sp) {
   G->allocas = new_bb(G, "entry");
   LLVMBasicBlockRef start = new_bb(G, "start");
   LLVMPositionBuilderAtEnd(G->B, start);
-  G->chunkname = LLVMBuildGlobalStringPtr(G->B, f->chunkname, "kjit.chunk");
+  G->chunkname = G->target->kind == KT_NVPTX ? LLVMConstNull(G->i8p)   /* the host knows it */
+                 : LLVMBuildGlobalStringPtr(G->B, f->chunkname, "kjit.chunk");
   /* parameters into their locals */
   unsigned p = 0;
   for (int i = 0; i < sp->nargs; i++) {
@@ -1829,28 +2073,214 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
   LLVMBuildRet(G->B, st);
 }
 
+static void cg_init(CG *G, Session *S, LLVMContextRef C, LLVMModuleRef M, const KTarget *target) {
+  memset(G, 0, sizeof *G);
+  G->S = S; G->C = C; G->M = M; G->target = target;
+  G->B = LLVMCreateBuilderInContext(C);
+  S->builder = G->B;   /* disposed by the session if a compile error unwinds */
+  G->i1 = LLVMInt1TypeInContext(C);
+  G->i8 = LLVMInt8TypeInContext(C);
+  G->i32 = LLVMInt32TypeInContext(C);
+  G->i64 = LLVMInt64TypeInContext(C);
+  G->i128 = LLVMIntTypeInContext(C, 128);
+  G->f32 = LLVMFloatTypeInContext(C);
+  G->f64 = LLVMDoubleTypeInContext(C);
+  G->i8p = LLVMPointerType(G->i8, 0);
+  LLVMTypeRef fields[9] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i8p, G->i8p, G->i64, G->f64 };
+  G->errty = LLVMStructCreateNamed(C, "KErr");
+  LLVMStructSetBody(G->errty, fields, 9, 0);
+  G->errp = LLVMPointerType(G->errty, 0);
+  for (int i = 0; i < S->nspecs; i++) declare_spec(G, S->specs[i]);
+  for (int i = 0; i < S->nspecs; i++) emit_spec(G, S->specs[i]);
+}
+
+static void cg_done(CG *G) {
+  LLVMDisposeBuilder(G->B);
+  G->S->builder = NULL;
+}
+
 void kg_emit(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
              const char *entry_name, const KTarget *target) {
   CG G;
-  memset(&G, 0, sizeof G);
-  G.S = S; G.C = C; G.M = M; G.target = target;
-  G.B = LLVMCreateBuilderInContext(C);
-  S->builder = G.B;   /* disposed by the session if a compile error unwinds */
-  G.i1 = LLVMInt1TypeInContext(C);
-  G.i8 = LLVMInt8TypeInContext(C);
-  G.i32 = LLVMInt32TypeInContext(C);
-  G.i64 = LLVMInt64TypeInContext(C);
-  G.i128 = LLVMIntTypeInContext(C, 128);
-  G.f32 = LLVMFloatTypeInContext(C);
-  G.f64 = LLVMDoubleTypeInContext(C);
-  G.i8p = LLVMPointerType(G.i8, 0);
-  LLVMTypeRef fields[9] = { G.i32, G.i32, G.i64, G.i64, G.i64, G.i8p, G.i8p, G.i64, G.f64 };
-  G.errty = LLVMStructCreateNamed(C, "KErr");
-  LLVMStructSetBody(G.errty, fields, 9, 0);
-  G.errp = LLVMPointerType(G.errty, 0);
-  for (int i = 0; i < S->nspecs; i++) declare_spec(&G, S->specs[i]);
-  for (int i = 0; i < S->nspecs; i++) emit_spec(&G, S->specs[i]);
+  cg_init(&G, S, C, M, target);
   emit_entry(&G, root, entry_name);
-  LLVMDisposeBuilder(G.B);
-  S->builder = NULL;
+  cg_done(&G);
 }
+
+/* The NVVM kernel: scalar and array parameters straight from
+** cuLaunchKernel, a KErr on the thread's stack, and the error record. */
+void kg_emit_kernel(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *sp,
+                    const char *name, const KTarget *target) {
+  CG G0, *G = &G0;
+  cg_init(G, S, C, M, target);
+  LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
+  int np = 0;
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    switch (t.kind) {
+    case T_INT: case T_F64: case T_F32: ps[np++] = llty(G, t); break;
+    case T_BOOL: ps[np++] = G->i8; break;
+    case T_BUF:
+      ps[np++] = bufptr_ty(G, t);
+      for (int d = 0; d < t.ndim; d++) ps[np++] = G->i64;
+      break;
+    default: break;
+    }
+  }
+  LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
+  ps[np++] = i64p;
+  ps[np++] = G->i64;
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(C), ps, np, 0);
+  LLVMValueRef fn = LLVMAddFunction(M, name, fty);
+  G->fn = fn;
+  LLVMPositionBuilderAtEnd(G->B, new_bb(G, "entry"));
+  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 1];
+  int n = 0, p = 0;
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    switch (t.kind) {
+    case T_INT: case T_F64: case T_F32: av[n++] = LLVMGetParam(fn, p++); break;
+    case T_BOOL: av[n++] = LLVMBuildICmp(G->B, LLVMIntNE, LLVMGetParam(fn, p++), LLVMConstInt(G->i8, 0, 0), ""); break;
+    case T_BUF:
+      for (int d = 0; d <= t.ndim; d++) av[n++] = LLVMGetParam(fn, p++);
+      break;
+    default: break;
+    }
+  }
+  LLVMValueRef rec = LLVMGetParam(fn, p++);
+  LLVMValueRef dyn = LLVMGetParam(fn, p++);
+  LLVMValueRef err = LLVMBuildAlloca(G->B, G->errty, "err");
+  G->err = err;
+  store_err_field(G, 7, dyn);
+  store_err_field(G, 5, LLVMConstNull(G->i8p));
+  store_err_field(G, 8, cf64(G, 0));
+  av[n++] = err;
+  LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)sp->llfnty, (LLVMValueRef)sp->llfunc, av, n, "");
+  LLVMBasicBlockRef fail = new_bb(G, "fail"), fill = new_bb(G, "fill"), done = new_bb(G, "done");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), done, fail);
+  /* the first failing thread claims the record */
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  LLVMValueRef prev = atomic_cas(G, rec, ci64(G, 0), ci64(G, 1));
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, prev, ci64(G, 0), ""), fill, done);
+  LLVMPositionBuilderAtEnd(G->B, fill);
+  LLVMValueRef w[KJIT_KERR_WORDS];
+  memset(w, 0, sizeof w);
+#define FIELD(i, ty) LLVMBuildLoad2(G->B, ty, LLVMBuildStructGEP2(G->B, G->errty, err, i, ""), "")
+  w[1] = LLVMBuildSExt(G->B, FIELD(0, G->i32), G->i64, "");
+  w[2] = LLVMBuildSExt(G->B, FIELD(1, G->i32), G->i64, "");
+  w[3] = FIELD(2, G->i64);
+  w[4] = FIELD(3, G->i64);
+  w[5] = FIELD(4, G->i64);
+  w[6] = LLVMBuildPtrToInt(G->B, FIELD(5, G->i8p), G->i64, "");
+  w[7] = LLVMBuildBitCast(G->B, FIELD(8, G->f64), G->i64, "");
+#undef FIELD
+  for (int a = 0; a < 3; a++) { w[8 + a] = sreg(G, 0, a); w[11 + a] = sreg(G, 1, a); }
+  for (int k = 1; k < 14; k++) {
+    LLVMValueRef idx = ci64(G, k);
+    LLVMBuildStore(G->B, w[k], LLVMBuildInBoundsGEP2(G->B, G->i64, rec, &idx, 1, ""));
+  }
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMBuildRetVoid(G->B);
+  /* !nvvm.annotations = !{!{void (...)* @name, !"kernel", i32 1}} */
+  LLVMValueRef md[3] = { fn, LLVMMDStringInContext(C, "kernel", 6), ci32(G, 1) };
+  LLVMAddNamedMetadataOperand(M, "nvvm.annotations", LLVMMDNodeInContext(C, md, 3));
+  cg_done(G);
+}
+
+/* Lua's exact integer/float comparison and float for-loop limits for NVVM
+** modules, the same algorithms as runtime.c (see there). */
+const char kg_nvptx_runtime_ir[] =
+  "declare double @__nv_floor(double)\n"
+  "declare double @__nv_ceil(double)\n"
+  "define internal i32 @kjit_rt_cmp_int_float(i32 %op, i64 %i, double %f) {\n"
+  "entry:\n"
+  "  %nan = fcmp uno double %f, %f\n"
+  "  br i1 %nan, label %no, label %num\n"
+  "num:\n"
+  "  %lo = fcmp oge double %f, 0xC3E0000000000000\n"
+  "  %hi = fcmp olt double %f, 0x43E0000000000000\n"
+  "  %inr = and i1 %lo, %hi\n"
+  "  %iseq = icmp eq i32 %op, 4\n"
+  "  br i1 %iseq, label %eq, label %ord\n"
+  "eq:\n"
+  "  br i1 %inr, label %eq2, label %no\n"
+  "eq2:\n"
+  "  %fl = call double @__nv_floor(double %f)\n"
+  "  %isint = fcmp oeq double %fl, %f\n"
+  "  %fi = fptosi double %f to i64\n"
+  "  %same = icmp eq i64 %fi, %i\n"
+  "  %r = and i1 %isint, %same\n"
+  "  %rz = zext i1 %r to i32\n"
+  "  ret i32 %rz\n"
+  "ord:\n"
+  "  br i1 %hi, label %ord2, label %big\n"
+  "big:\n"
+  "  %le1 = icmp sle i32 %op, 1\n"
+  "  %bz = zext i1 %le1 to i32\n"
+  "  ret i32 %bz\n"
+  "ord2:\n"
+  "  br i1 %lo, label %ord3, label %small\n"
+  "small:\n"
+  "  %ge2 = icmp sge i32 %op, 2\n"
+  "  %sz = zext i1 %ge2 to i32\n"
+  "  ret i32 %sz\n"
+  "ord3:\n"
+  "  %c = call double @__nv_ceil(double %f)\n"
+  "  %fl2 = call double @__nv_floor(double %f)\n"
+  "  %ci = fptosi double %c to i64\n"
+  "  %fi2 = fptosi double %fl2 to i64\n"
+  "  %r0 = icmp slt i64 %i, %ci\n"
+  "  %r1 = icmp sle i64 %i, %fi2\n"
+  "  %r2 = icmp slt i64 %fi2, %i\n"
+  "  %r3 = icmp sle i64 %ci, %i\n"
+  "  %is0 = icmp eq i32 %op, 0\n"
+  "  %is1 = icmp eq i32 %op, 1\n"
+  "  %is2 = icmp eq i32 %op, 2\n"
+  "  %s3 = select i1 %is2, i1 %r2, i1 %r3\n"
+  "  %s2 = select i1 %is1, i1 %r1, i1 %s3\n"
+  "  %s1 = select i1 %is0, i1 %r0, i1 %s2\n"
+  "  %oz = zext i1 %s1 to i32\n"
+  "  ret i32 %oz\n"
+  "no:\n"
+  "  ret i32 0\n"
+  "}\n"
+  "define internal i32 @kjit_rt_forlimit(double %lim, i64 %init, i64 %step, i64* %out) {\n"
+  "entry:\n"
+  "  %neg = icmp slt i64 %step, 0\n"
+  "  %c = call double @__nv_ceil(double %lim)\n"
+  "  %f = call double @__nv_floor(double %lim)\n"
+  "  %fl = select i1 %neg, double %c, double %f\n"
+  "  %lo = fcmp oge double %fl, 0xC3E0000000000000\n"
+  "  %hi = fcmp olt double %fl, 0x43E0000000000000\n"
+  "  %inr = and i1 %lo, %hi\n"
+  "  br i1 %inr, label %fits, label %outside\n"
+  "fits:\n"
+  "  %v = fptosi double %fl to i64\n"
+  "  store i64 %v, i64* %out\n"
+  "  br label %cmp\n"
+  "outside:\n"
+  "  %pos = fcmp ogt double %lim, 0.0\n"
+  "  br i1 %pos, label %above, label %below\n"
+  "above:\n"
+  "  br i1 %neg, label %skip, label %amax\n"
+  "amax:\n"
+  "  store i64 9223372036854775807, i64* %out\n"
+  "  br label %cmp\n"
+  "below:\n"
+  "  %sp = icmp sgt i64 %step, 0\n"
+  "  br i1 %sp, label %skip, label %amin\n"
+  "amin:\n"
+  "  store i64 -9223372036854775808, i64* %out\n"
+  "  br label %cmp\n"
+  "skip:\n"
+  "  ret i32 1\n"
+  "cmp:\n"
+  "  %o = load i64, i64* %out\n"
+  "  %sp2 = icmp sgt i64 %step, 0\n"
+  "  %gt = icmp sgt i64 %init, %o\n"
+  "  %lt = icmp slt i64 %init, %o\n"
+  "  %r = select i1 %sp2, i1 %gt, i1 %lt\n"
+  "  %z = zext i1 %r to i32\n"
+  "  ret i32 %z\n"
+  "}\n";

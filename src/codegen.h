@@ -19,13 +19,20 @@ typedef int32_t (*KEntry)(int64_t *args, int64_t *rets, KErr *err);
 /* Target hooks: what differs between the CPU and GPU code generators.
 ** The CPU target leaves them empty; the NVVM target names libdevice
 ** routines (__nv_sinf) and puts array data in the global address space. */
+/* KT_CPU: kjit.jit code. KT_NVPTX: kernels for libNVVM (LLVM 7-era IR: no
+** fneg, no globals in the generic address space, no run-time library).
+** KT_SIM: kernels for the CPU simulator (cudasim.c provides the thread
+** state); otherwise compiled like KT_CPU. */
+enum { KT_CPU, KT_NVPTX, KT_SIM };
+
 typedef struct KTarget {
-  const char *name;            /* "cpu", "nvptx" */
+  const char *name;            /* "cpu", "nvptx", "sim" */
   /* Writes the name of the routine computing math function `base` ("sin",
   ** "atan2", "floor", "pow", ...) in f32 or f64 into buf and returns 1; or
   ** returns 0 to use LLVM's intrinsic (or the C library). May be NULL. */
   int (*math_name)(const char *base, int is_f32, char *buf, size_t n);
   unsigned data_addrspace;     /* address space of array data pointers */
+  int kind;                    /* KT_CPU, KT_NVPTX, KT_SIM */
 } KTarget;
 
 /* Emits every specialization of the session into M (in context C) and an
@@ -33,5 +40,23 @@ typedef struct KTarget {
 ** through ks_error. */
 void kg_emit(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
              const char *entry_name, const KTarget *target);
+
+/* Kernels (cuda.jit). For KT_SIM the entry is the usual KEntry above. For
+** KT_NVPTX it is a `void name(params...)` kernel whose parameters are,
+** for each argument of root in order: i64 (integer), double, float, i8
+** (boolean, 0/1), or an element pointer followed by one i64 extent per
+** dimension (array); then `i64* errrec` (KJIT_KERR_WORDS words of device
+** memory, zero = no error) and `i64 dynshared` (dynamic shared bytes).
+** The first failing thread fills errrec: [0] = 1, [1] kind, [2] line,
+** [3..5] a b c, [6] message number (KSession msgs, 0 = none), [7] float
+** operand bits, [8..10] threadIdx, [11..13] blockIdx. */
+#define KJIT_KERR_WORDS 16
+void kg_emit_kernel(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
+                    const char *name, const KTarget *target);
+
+/* LLVM IR (text) of the run-time helpers for KT_NVPTX modules, which have no
+** C runtime to call: kjit_rt_cmp_int_float and kjit_rt_forlimit, written
+** with libdevice's __nv_floor/__nv_ceil. Link with kc_link_ir. */
+extern const char kg_nvptx_runtime_ir[];
 
 #endif

@@ -61,12 +61,28 @@ typedef struct Type {
   X(MATH_ULT, "ult") X(ERROR, "error") X(ASSERT, "assert") \
   X(KJIT_PRANGE, "prange")
 
+/* kjit.cuda.* inside kernels (kernel.c identifies the Lua values). The
+** four dim3 objects (threadIdx ...) are only read through .x .y .z. */
+#define KJIT_CUDA_BUILTINS(X) \
+  X(CUDA_GRID, "grid") X(CUDA_GRIDSIZE, "gridsize") \
+  X(CUDA_SYNCTHREADS, "syncthreads") X(CUDA_THREADFENCE, "threadfence") \
+  X(CUDA_SHARED_ARRAY, "shared.array") X(CUDA_LOCAL_ARRAY, "local_array") \
+  X(CUDA_ATOMIC_ADD, "atomic.add") X(CUDA_ATOMIC_SUB, "atomic.sub") \
+  X(CUDA_ATOMIC_MAX, "atomic.max") X(CUDA_ATOMIC_MIN, "atomic.min") \
+  X(CUDA_ATOMIC_EXCH, "atomic.exch") X(CUDA_ATOMIC_CAS, "atomic.cas") \
+  X(CUDA_THREADIDX, "threadIdx") X(CUDA_BLOCKIDX, "blockIdx") \
+  X(CUDA_BLOCKDIM, "blockDim") X(CUDA_GRIDDIM, "gridDim")
+
 typedef enum BuiltinId {
 #define KB_ENUM(id, name) B_##id,
   KJIT_BUILTINS(KB_ENUM)
+  KJIT_CUDA_BUILTINS(KB_ENUM)
 #undef KB_ENUM
   B__COUNT
 } BuiltinId;
+
+#define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
+#define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 
 /* ---- Variables (resolver) --------------------------------------------- */
 
@@ -144,7 +160,8 @@ typedef struct KErr {
   int64_t a, b, c;           /* operands: index, lower, upper ... */
   const char *msg;           /* KE_USER: message; else unused */
   const char *chunk;         /* chunk name for the message */
-  uint64_t stack_limit;      /* compiled calls fail below this address */
+  uint64_t stack_limit;      /* compiled calls fail below this address; in
+                                kernels: the dynamic shared memory bytes */
   double f;                  /* float operand (index that is not integer) */
 } KErr;
 
@@ -165,6 +182,10 @@ typedef struct Session {
   int nvalues;
   void *builder;           /* LLVMBuilderRef while code generation runs */
   int has_calls;           /* code generation emitted a compiled call */
+  int kernel;              /* compiling a cuda.jit kernel: cuda.* allowed */
+  int uses_sync;           /* code generation emitted cuda.syncthreads */
+  const char **msgs;       /* KT_NVPTX: error()/assert() messages, numbered from 1 */
+  int nmsgs, capmsgs;
 } Session;
 
 /* Raises a compile error "chunk:line: message" (longjmp to the driver). */

@@ -277,7 +277,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
-  static const KTarget cpu_target = { "cpu", NULL, 0 };
+  static const KTarget cpu_target = { "cpu", NULL, 0, KT_CPU };
   kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
 
   js->types = types_text(L, S);

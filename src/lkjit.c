@@ -12,6 +12,8 @@
 #include "kjit.h"
 #include "buffer.h"
 #include "jit.h"
+#include "kernel.h"
+#include "cudadrv.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -25,6 +27,7 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_newtable(L);
   kb_open(L);
   kd_open(L);
+  lua_newtable(L); kcu_open(L); kk_open(L); lua_setfield(L, -2, "cuda");
   lua_pushliteral(L, KJIT_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushliteral(L, KJIT_LLVM_VERSION);

@@ -16,6 +16,7 @@
 #include "lauxlib.h"
 #include "compile.h"
 #include "parse.h"
+#include "kernel.h"
 #include "buffer.h"
 
 /* ---- Session helpers ---------------------------------------------------- */
@@ -70,6 +71,8 @@ static int builtin_of(lua_State *L, int idx) {
   };
   lua_CFunction cf = lua_tocfunction(L, idx);
   if (cf == NULL) return -1;
+  int cuda = kk_builtin_id(L, idx);   /* kjit.cuda.grid ... */
+  if (cuda >= 0) return cuda;
   lua_getglobal(L, "error");
   if (lua_tocfunction(L, -1) == cf) { lua_pop(L, 1); return B_ERROR; }
   lua_pop(L, 1);
@@ -135,6 +138,10 @@ KConst ks_const_from_value(Session *S, int idx) {
       break;
     }
     if (luaL_testudata(L, idx, "kjit.jit")) lua_pop(L, 1);
+    if (kk_builtin_id(L, idx) >= 0) {   /* cuda.threadIdx ... */
+      k.type = TY(T_BUILTIN); k.type.ref = kk_builtin_id(L, idx);
+      break;
+    }
     k.type = TY(T_UNKNOWN);
     k.str = kb_test(L, idx) ? "a kjit array (pass arrays as arguments)" : "a userdata";
     break;

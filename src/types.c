@@ -23,6 +23,7 @@
 static const char *const builtin_names[] = {
 #define KB_NAME(id, name) name,
   KJIT_BUILTINS(KB_NAME)
+  KJIT_CUDA_BUILTINS(KB_NAME)
 #undef KB_NAME
 };
 
@@ -30,7 +31,7 @@ const char *kt_builtin_name(int id) {
   if (id == B_ERROR || id == B_ASSERT) return builtin_names[id];
   if (id == B_KJIT_PRANGE) return "kjit.prange";
   static char buf[B__COUNT][24];
-  snprintf(buf[id], sizeof buf[id], "math.%s", builtin_names[id]);
+  snprintf(buf[id], sizeof buf[id], "%s.%s", B_IS_CUDA(id) ? "cuda" : "math", builtin_names[id]);
   return buf[id];
 }
 
@@ -87,11 +88,18 @@ Type kt_elem(kjit_dtype t) {
   return TY(T_INT);
 }
 
+/* Set while a kernel's types are inferred: there an integer operand of an
+** f32 operation converts to f32, as in CUDA C, so f32 kernels written
+** with integer indices stay f32 on the GPU (interpreted Lua computes in
+** double; the difference is f32 rounding). On the CPU it converts to f64. */
+static __thread int kernel_rules;
+
 /* The float kind that two numeric operands compute in (weak rule). */
 static Type float_of(Type a, Type b) {
   Type r;
   int a32 = a.kind == T_F32, b32 = b.kind == T_F32;
   if ((a32 && (b32 || b.weak)) || (b32 && (a32 || a.weak))) r = TY(T_F32);
+  else if (kernel_rules && ((a32 && b.kind == T_INT) || (b32 && a.kind == T_INT))) r = TY(T_F32);
   else r = TY(T_F64);
   r.weak = a.weak && b.weak;
   return r;
@@ -400,6 +408,12 @@ static Type infer_field(Infer *I, Expr *e) {
     ERR(I, e->line, "kjit array has no field '%s' usable in compiled code "
         "(shape, size, ndim)", name);
   }
+  if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
+    if (!I->S->kernel)
+      ERR(I, e->line, "%s can only be used in a kernel compiled by cuda.jit", kt_builtin_name(o.ref));
+    if ((name[0] == 'x' || name[0] == 'y' || name[0] == 'z') && name[1] == 0) return TY(T_INT);
+    ERR(I, e->line, "%s has no field '%s' (x, y, z)", kt_builtin_name(o.ref), name);
+  }
   if (o.kind == T_TABLE) {
     char full[128];
     snprintf(full, sizeof full, "%s", name);
@@ -456,10 +470,98 @@ static Type math_unary_float(Type a) {
   Type r = TY(T_F64); r.weak = a.weak; return r;
 }
 
+/* The value of an integer constant expression (a literal or a frozen
+** name), or 0 with *ok = 0. */
+static int64_t const_int(Infer *I, Expr *a, int *ok) {
+  *ok = 1;
+  if (a->kind == E_INT) return a->u.i;
+  if (a->kind == E_UNOP && a->u.un.op == OP_NEG && a->u.un.a->kind == E_INT) return -a->u.un.a->u.i;
+  KConst *k = &I->sp->consts[a->id];
+  if (k->type.kind == T_INT) return k->v.i;
+  *ok = 0;
+  return 0;
+}
+
+/* cuda.grid(n) and cuda.gridsize(n) return n values; -1 for other calls. */
+static int cuda_nresults(Infer *I, Expr *e) {
+  if (e->kind != E_CALL) return -1;
+  Type ft = I->sp->exprtypes[e->u.call.fn->id];
+  if (ft.kind != T_BUILTIN || (ft.ref != B_CUDA_GRID && ft.ref != B_CUDA_GRIDSIZE)) return -1;
+  int ok;
+  if (e->u.call.nargs < 1) return -1;
+  int64_t n = const_int(I, e->u.call.args[0], &ok);
+  return ok && n >= 1 && n <= 3 ? (int)n : -1;
+}
+
+/* The kernel built-ins (kjit.cuda.*): only in cuda.jit kernels. */
+static Type infer_cuda(Infer *I, Expr *e, int id, Type *args, int n) {
+  const char *name = kt_builtin_name(id);
+  char tb[32];
+  if (!I->S->kernel)
+    ERR(I, e->line, "%s can only be used in a kernel compiled by cuda.jit", name);
+  for (int i = 0; i < n; i++) if (pending(I, args[i])) return TY(T_UNKNOWN);
+  switch (id) {
+  case B_CUDA_GRID: case B_CUDA_GRIDSIZE: {
+    int ok = 0;
+    int64_t d = n == 1 ? const_int(I, e->u.call.args[0], &ok) : 0;
+    if (!ok || d < 1 || d > 3)
+      ERR(I, e->line, "%s takes one constant argument: 1, 2 or 3", name);
+    return TY(T_INT);
+  }
+  case B_CUDA_SYNCTHREADS: case B_CUDA_THREADFENCE:
+    if (n != 0) ERR(I, e->line, "%s takes no arguments", name);
+    return TY(T_NIL);
+  case B_CUDA_SHARED_ARRAY: case B_CUDA_LOCAL_ARRAY: {
+    int ok = 0;
+    int64_t len = n == 2 ? const_int(I, e->u.call.args[0], &ok) : 0;
+    int minlen = id == B_CUDA_SHARED_ARRAY ? 0 : 1;
+    if (!ok || len < minlen || len > (1 << 24))
+      ERR(I, e->line, "bad argument #1 to '%s' (a constant size %s expected%s)", name,
+          minlen ? "of at least 1" : "(0: dynamic shared memory)",
+          ok ? "" : ", as in cuda.shared.array(256, \"f32\")");
+    KConst *k = &I->sp->consts[e->u.call.args[1]->id];
+    int dt = -1;
+    if (args[1].kind == T_STR && k->str)
+      for (int d = 0; d < KJIT_NDTYPES; d++)
+        if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) dt = d;
+    if (dt < 0)
+      ERR(I, e->line, "bad argument #2 to '%s' (a constant dtype name such as \"f32\" expected)", name);
+    Type r = TY(T_BUF); r.dtype = (uint8_t)dt; r.ndim = 1;
+    return r;
+  }
+  case B_CUDA_THREADIDX: case B_CUDA_BLOCKIDX: case B_CUDA_BLOCKDIM: case B_CUDA_GRIDDIM:
+    ERR(I, e->line, "%s is not a function (read its fields .x, .y, .z)", name);
+  default: {   /* atomics */
+    int want = id == B_CUDA_ATOMIC_CAS ? 4 : 3;
+    if (n != want)
+      ERR(I, e->line, "%s takes %d arguments (array, index, %s)", name, want,
+          want == 4 ? "expected, new value" : "value");
+    if (args[0].kind != T_BUF || args[0].ndim != 1)
+      ERR(I, e->line, "bad argument #1 to '%s' (1-D array expected, got %s)", name,
+          kt_name(args[0], tb, sizeof tb));
+    kjit_dtype d = (kjit_dtype)args[0].dtype;
+    if (d != KJIT_I32 && d != KJIT_U32 && d != KJIT_I64 && d != KJIT_U64 &&
+        d != KJIT_F32 && d != KJIT_F64)
+      ERR(I, e->line, "%s: atomics work on i32, u32, i64, u64, f32 and f64 arrays, not %s",
+          name, kjit_dtype_name(d));
+    if ((id == B_CUDA_ATOMIC_CAS) && (d == KJIT_F32 || d == KJIT_F64))
+      ERR(I, e->line, "%s works on integer arrays only", name);
+    for (int i = 1; i < n; i++) {
+      Type a = numview(args[i]);
+      if (!kt_isnum(a))
+        ERR(I, e->line, "bad argument #%d to '%s' (number expected, got %s)", i + 1, name,
+            kt_name(args[i], tb, sizeof tb));
+    }
+    return kt_elem(d);
+  }
+  }
+}
+
 static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
   const char *name = kt_builtin_name(id);
   char tb[32];
   int minargs = 1;
+  if (B_IS_CUDA(id)) return infer_cuda(I, e, id, args, n);
   if (id == B_ERROR || id == B_ASSERT) minargs = 1;
   if (id == B_MATH_FMOD || id == B_MATH_ULT) minargs = 2;
   if (n < minargs)
@@ -592,6 +694,10 @@ static int infer_explist(Infer *I, Expr **es, int n, Type *out, int want, int li
       }
       if (k + g->nret > KJIT_MAXRETS) ERR(I, line, "too many values (at most %d)", KJIT_MAXRETS);
       for (int j = 0; j < g->nret; j++) out[k++] = g->rets[j];
+      return k;
+    }
+    if (i == n - 1 && t.kind == T_INT && cuda_nresults(I, es[i]) > 1) {
+      for (int j = 0; j < cuda_nresults(I, es[i]) && k < KJIT_MAXRETS; j++) out[k++] = TY(T_INT);
       return k;
     }
     if (i == n - 1 && es[i]->kind == E_CALL && t.kind == T_UNKNOWN &&
@@ -784,6 +890,7 @@ KSpec *kt_spec(Session *S, KFunc *f, int nargs, const Type *args) {
 }
 
 void kt_infer_all(Session *S) {
+  kernel_rules = S->kernel;
   for (int round = 0, strict = 0; ; round++) {
     S->changed = 0;
     for (int i = 0; i < S->nspecs; i++) {

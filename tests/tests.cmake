@@ -41,3 +41,15 @@ foreach(t ${KJIT_C_TESTS})
   add_test(NAME c.${n} COMMAND ${n} ${CMAKE_BINARY_DIR}/test-results/${n}.txt
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endforeach()
+
+# A fake CUDA driver over host memory (libmockcuda.so in the build dir):
+# tests/lua/test_cuda_host.lua loads it through KJIT_LIBCUDA in a
+# subprocess, so the driver path runs and is checked without a GPU.
+add_library(mockcuda SHARED ${CMAKE_SOURCE_DIR}/tests/c/mock_libcuda.c)
+target_compile_options(mockcuda PRIVATE -Wall -Wextra)
+target_link_libraries(mockcuda PRIVATE pthread)
+set_target_properties(mockcuda PROPERTIES C_VISIBILITY_PRESET hidden)
+if(KJIT_SANITIZE)
+  target_compile_options(mockcuda PRIVATE ${KJIT_SAN_FLAGS})
+  target_link_options(mockcuda PRIVATE ${KJIT_SAN_FLAGS})
+endif()

@@ -1,0 +1,64 @@
+// bench/gpu/peers.cu: the CUDA C peers of bench_gpu.lua (nvcc -O3 -arch=sm_90).
+#include <chrono>
+#include <cstdio>
+#include <algorithm>
+#include <vector>
+#include <cuda_runtime.h>
+
+__global__ void empty() {}
+__global__ void four(float *a, float *b, float s, long long n) {}
+__global__ void saxpy(float a, const float *x, const float *y, float *out, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + y[i];
+}
+__global__ void mandel(float *img, int w, int h, float xmin, float ymin, float dx, float dy, int maxit) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r < h && c < w) {
+    float cx = xmin + c * dx, cy = ymin + r * dy, x = 0, y = 0;
+    int k = 0;
+    while (k < maxit && x * x + y * y <= 4.0f) { float t = x * x - y * y + cx; y = 2.0f * x * y + cy; x = t; k++; }
+    img[(long long)r * w + c] = k;
+  }
+}
+
+template <class F> static float events(F f, int runs) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  f(); cudaDeviceSynchronize();
+  std::vector<float> t;
+  for (int i = 0; i < runs; i++) { cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms); }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <class F> static double launches(F f) {
+  for (int i = 0; i < 1000; i++) f();
+  cudaDeviceSynchronize();
+  const int N = 20000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < N; i++) f();
+  auto t1 = std::chrono::steady_clock::now();
+  cudaDeviceSynchronize();
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / N;
+}
+
+int main() {
+  float *a, *b;
+  cudaMalloc(&a, 4096); cudaMalloc(&b, 4096);
+  printf("launch_empty\t%.4g\tus\n", launches([] { empty<<<1, 1>>>(); }));
+  printf("launch_4args\t%.4g\tus\n", launches([&] { four<<<1, 1>>>(a, b, 1.5f, 3); }));
+  long long n = 1LL << 28;
+  float *x, *y, *o;
+  cudaMalloc(&x, n * 4); cudaMalloc(&y, n * 4); cudaMalloc(&o, n * 4);
+  float ms = events([&] { saxpy<<<(n + 255) / 256, 256>>>(2.0f, x, y, o, n); }, 20);
+  printf("saxpy_2^28_f32\t%.4g\tms\n", ms);
+  printf("saxpy_bandwidth\t%.4g\tTB/s\n", 3.0 * 4 * n / (ms * 1e-3) / 1e12);
+  float cms = events([&] { cudaMemcpy(o, x, n * 4, cudaMemcpyDeviceToDevice); }, 20);
+  printf("copy_bandwidth\t%.4g\tTB/s\n", 2.0 * 4 * n / (cms * 1e-3) / 1e12);
+  int W = 4096;
+  float *img; cudaMalloc(&img, (long long)W * W * 4);
+  dim3 blk(16, 16), grd(W / 16, W / 16);
+  printf("mandelbrot_4096_f32\t%.4g\tms\n", events([&] { mandel<<<grd, blk>>>(img, W, W, -2.0f, -1.5f, 3.0f / W, 3.0f / W, 256); }, 10));
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) { fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e)); return 1; }
+  return 0;
+}

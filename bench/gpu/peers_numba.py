@@ -1,0 +1,66 @@
+# bench/gpu/peers_numba.py: the numba-cuda peers of bench_gpu.lua.
+import time
+import numpy as np
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack          # numba-cuda 0.30 with NumPy 2.5
+from numba import cuda, float32
+
+def out(name, v, unit):
+    print(f"{name}\t{v:.4g}\t{unit}")
+
+def events(f, runs):
+    a, b = cuda.event(), cuda.event()
+    f(); cuda.synchronize()
+    ts = []
+    for _ in range(runs):
+        a.record(); f(); b.record(); b.synchronize()
+        ts.append(cuda.event_elapsed_time(a, b))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+def launches(f):
+    for _ in range(1000): f()
+    cuda.synchronize()
+    n = 20000
+    t0 = time.perf_counter()
+    for _ in range(n): f()
+    dt = time.perf_counter() - t0
+    cuda.synchronize()
+    return dt / n * 1e6
+
+t0 = time.perf_counter()
+@cuda.jit
+def empty(): pass
+empty[1, 1](); cuda.synchronize()
+out("first_launch_incl_compile", (time.perf_counter() - t0) * 1e3, "ms")
+out("launch_empty", launches(lambda: empty[1, 1]()), "us")
+
+@cuda.jit
+def four(a, b, s, n): pass
+da, db = cuda.device_array(1024, np.float32), cuda.device_array(1024, np.float32)
+out("launch_4args", launches(lambda: four[1, 1](da, db, 1.5, 3)), "us")
+
+@cuda.jit
+def saxpy(a, x, y, o):
+    i = cuda.grid(1)
+    if i < x.size: o[i] = a * x[i] + y[i]
+n = 1 << 28
+x, y, o = (cuda.device_array(n, np.float32) for _ in range(3))
+ms = events(lambda: saxpy[(n + 255) // 256, 256](np.float32(2.0), x, y, o), 20)
+out("saxpy_2^28_f32", ms, "ms")
+out("saxpy_bandwidth", 3 * 4 * n / (ms * 1e-3) / 1e12, "TB/s")
+
+@cuda.jit
+def mandel(img, xmin, ymin, dx, dy, maxit):
+    r, c = cuda.grid(2)
+    if r < img.shape[0] and c < img.shape[1]:
+        cx = xmin + c * dx; cy = ymin + r * dy
+        x = float32(0); y = float32(0); k = 0
+        while k < maxit and x * x + y * y <= float32(4):
+            x, y = x * x - y * y + cx, float32(2) * x * y + cy
+            k += 1
+        img[r, c] = k
+W = 4096
+img = cuda.device_array((W, W), np.float32)
+f = np.float32
+out("mandelbrot_4096_f32", events(lambda: mandel[(W // 16, W // 16), (16, 16)](img, f(-2), f(-1.5), f(3 / W), f(3 / W), 256), 10), "ms")

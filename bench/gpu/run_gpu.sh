@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# bench/gpu/run_gpu.sh: the whole GPU suite and the GPU benchmarks, in one
+# call, on the GPU machine (see shared/device/README.md).
+#
+# Here (Debian 12):   bash tools/gpu_pack.sh
+# Then the device tool's run, carry [".gpu"], command:
+#   . .gpu/env.sh && bash bench/gpu/run_gpu.sh
+#
+# 1. the GPU tests (tests/lua/test_cuda_*.lua) against the packed kjit.so;
+# 2. bench/gpu/bench_gpu.lua (kjit), bench/gpu/peers.cu (nvcc -O3
+#    -arch=sm_90) and bench/gpu/peers_numba.py (numba-cuda), same sizes;
+# 3. a table of kjit against both peers, printed last.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+kdir=${KJIT_GPU_DIR:-/tmp/gpu/build-gpu}
+out=$(mktemp -d)
+echo "== device"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
+echo "== GPU tests"
+fail=0
+for t in tests/lua/test_cuda_*.lua; do
+  lua5.4 tests/lua/harness.lua "$kdir" "$t" "$out/$(basename "$t" .lua).txt" 2>&1 | grep -E "^(FAIL|SKIP)|passed" || fail=1
+done
+echo "== benchmarks"
+LUA_CPATH="$kdir/?.so;${LUA_CPATH:-;;}" lua5.4 bench/gpu/bench_gpu.lua > "$out/kjit.tsv" 2>&1 || cat "$out/kjit.tsv"
+if command -v nvcc >/dev/null; then
+  nvcc -O3 -arch=sm_90 -o "$out/peers" bench/gpu/peers.cu && "$out/peers" > "$out/cuda.tsv" 2>&1
+else echo "# nvcc not found" > "$out/cuda.tsv"; fi
+python3 bench/gpu/peers_numba.py > "$out/numba.tsv" 2>&1 || echo "# numba-cuda failed: $(tail -1 "$out/numba.tsv")" >> "$out/numba.tsv"
+echo "== table (kjit | CUDA C | numba-cuda | kjit/CUDA C)"
+awk -F'\t' '
+  FILENAME ~ /kjit/ && NF == 3 { k[$1] = $2; u[$1] = $3; order[++n] = $1 }
+  FILENAME ~ /cuda/ && NF == 3 { c[$1] = $2; if (!($1 in u)) { u[$1] = $3; order[++n] = $1 } }
+  FILENAME ~ /numba/ && NF == 3 { m[$1] = $2 }
+  END { for (i = 1; i <= n; i++) { x = order[i];
+          r = (x in k && x in c && c[x] > 0) ? sprintf("%.2fx", k[x] / c[x]) : "-";
+          printf "%-28s %10s %10s %10s  %-5s %s\n", x, (x in k ? k[x] : "-"), (x in c ? c[x] : "-"), (x in m ? m[x] : "-"), u[x], r } }
+' "$out/kjit.tsv" "$out/cuda.tsv" "$out/numba.tsv"
+grep -h "^#" "$out"/*.tsv
+exit $fail

@@ -1,0 +1,1289 @@
+/*
+** cudadrv.c: the CUDA Driver API, loaded with dlopen, and the host side of
+** kjit.cuda: device arrays, streams, events, device selection, simulator.
+**
+**   cuda.jit kernel (kernel.c) --nvvm.c--> PTX
+**     --> here: kcu_module_load, kcu_get_function, kcu_launch
+**   cuda.to_device / device_array / copy_to_host / stream / event: here
+**
+** Loading. libcuda.so.1 (or $KJIT_LIBCUDA) is opened once per process
+** (pthread_once) and never linked: kjit builds and runs without CUDA. No
+** CUDA header is used either; the few types, enum values and the versioned
+** entry-point names of CUDA 13 (cuMemAlloc_v2, ...) are declared below.
+**
+** Contexts. A device's primary context is retained on first use, as the
+** CUDA runtime does, and made current on the calling thread when it is not
+** (cuCtxGetCurrent is a thread-local read in the driver: cheap, and right
+** even if the host application switched contexts behind our back). The
+** selected device (cuda.select_device) is process-wide.
+**
+** Device memory. A device array owns one cuMemAlloc block. Its __gc does
+** not call cuMemFree, which stalls until the device is idle and could run
+** at any Lua allocation: it queues the block on its device's deferred list
+** (as Numba does). The list is released, after cuCtxSynchronize, at
+** cuda.synchronize(), when it holds more than DEFER_MAXBLOCKS blocks or a
+** fifth of the device memory (checked at the next allocation), when an
+** allocation fails (then a full Lua GC and a retry), and when the Lua state
+** closes. So a block is never freed while a kernel may still use it.
+**
+** Simulator (kcu_sim_mode() != 0). Device arrays keep their elements in
+** the userdata (host memory, 64-byte aligned, counted by Lua's GC), copies
+** are memcpy, synchronize is a no-op, streams are plain objects and events
+** record a monotonic timestamp. No driver is needed; arrays, streams and
+** events remember the mode they were made in and refuse the other one.
+*/
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+#include "buffer.h"
+#include "cudadrv.h"
+
+/* ------------------------------------------------------------------ */
+/* the driver API, declared here (values from CUDA 13's cuda.h)        */
+/* ------------------------------------------------------------------ */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext, *CUevent;
+
+enum {
+  CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NOT_READY = 600
+};
+enum {   /* CUdevice_attribute */
+  ATTR_MAX_THREADS_PER_BLOCK = 1, ATTR_MULTIPROCESSOR_COUNT = 16,
+  ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76
+};
+enum {   /* CUjit_option */
+  JIT_ERROR_LOG_BUFFER = 5, JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+};
+
+/* X(field, symbol, older symbol or NULL, required, parameters). The
+** symbols are the ones cuda.h's macros expand to (cuMemAlloc is
+** cuMemAlloc_v2); the older name covers drivers before that version. */
+#define CU_API(X) \
+  X(Init, "cuInit", NULL, 1, (unsigned flags)) \
+  X(DriverGetVersion, "cuDriverGetVersion", NULL, 1, (int *v)) \
+  X(DeviceGetCount, "cuDeviceGetCount", NULL, 1, (int *n)) \
+  X(DeviceGet, "cuDeviceGet", NULL, 1, (CUdevice *d, int ordinal)) \
+  X(DeviceGetName, "cuDeviceGetName", NULL, 1, (char *s, int len, CUdevice d)) \
+  X(DeviceGetAttribute, "cuDeviceGetAttribute", NULL, 1, \
+    (int *v, int attr, CUdevice d)) \
+  X(DeviceTotalMem, "cuDeviceTotalMem_v2", NULL, 1, (size_t *n, CUdevice d)) \
+  X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL, 1, \
+    (CUcontext *c, CUdevice d)) \
+  X(CtxGetCurrent, "cuCtxGetCurrent", NULL, 1, (CUcontext *c)) \
+  X(CtxSetCurrent, "cuCtxSetCurrent", NULL, 1, (CUcontext c)) \
+  X(CtxSynchronize, "cuCtxSynchronize", NULL, 1, (void)) \
+  X(MemGetInfo, "cuMemGetInfo_v2", NULL, 1, (size_t *free, size_t *total)) \
+  X(MemAlloc, "cuMemAlloc_v2", NULL, 1, (KCuDevPtr *p, size_t n)) \
+  X(MemFree, "cuMemFree_v2", NULL, 1, (KCuDevPtr p)) \
+  X(MemsetD8, "cuMemsetD8_v2", NULL, 1, (KCuDevPtr p, unsigned char v, size_t n)) \
+  X(MemcpyHtoD, "cuMemcpyHtoD_v2", NULL, 1, \
+    (KCuDevPtr dst, const void *src, size_t n)) \
+  X(MemcpyDtoH, "cuMemcpyDtoH_v2", NULL, 1, (void *dst, KCuDevPtr src, size_t n)) \
+  X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL, 1, \
+    (KCuDevPtr dst, const void *src, size_t n, KCuStream s)) \
+  X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL, 1, \
+    (void *dst, KCuDevPtr src, size_t n, KCuStream s)) \
+  X(StreamCreate, "cuStreamCreate", NULL, 1, (KCuStream *s, unsigned flags)) \
+  X(StreamDestroy, "cuStreamDestroy_v2", NULL, 1, (KCuStream s)) \
+  X(StreamSynchronize, "cuStreamSynchronize", NULL, 1, (KCuStream s)) \
+  X(EventCreate, "cuEventCreate", NULL, 1, (CUevent *e, unsigned flags)) \
+  X(EventRecord, "cuEventRecord", NULL, 1, (CUevent e, KCuStream s)) \
+  X(EventQuery, "cuEventQuery", NULL, 1, (CUevent e)) \
+  X(EventSynchronize, "cuEventSynchronize", NULL, 1, (CUevent e)) \
+  X(EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime", 1, \
+    (float *ms, CUevent start, CUevent end)) \
+  X(EventDestroy, "cuEventDestroy_v2", NULL, 1, (CUevent e)) \
+  X(ModuleLoadDataEx, "cuModuleLoadDataEx", NULL, 1, \
+    (KCuModule *m, const void *image, unsigned n, int *opts, void **vals)) \
+  X(ModuleUnload, "cuModuleUnload", NULL, 1, (KCuModule m)) \
+  X(ModuleGetFunction, "cuModuleGetFunction", NULL, 1, \
+    (KCuFunction *f, KCuModule m, const char *name)) \
+  X(LaunchKernel, "cuLaunchKernel", NULL, 1, \
+    (KCuFunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
+     unsigned by, unsigned bz, unsigned shared, KCuStream s, void **params, \
+     void **extra)) \
+  X(GetErrorName, "cuGetErrorName", NULL, 0, (CUresult e, const char **s)) \
+  X(GetErrorString, "cuGetErrorString", NULL, 0, (CUresult e, const char **s))
+
+#define X_FIELD(f, sym, old, req, params) CUresult (*f) params;
+struct CuApi { CU_API(X_FIELD) };
+#undef X_FIELD
+static struct CuApi cu;
+
+#define X_SYM(f, sym, old, req, params) { sym, old, req, offsetof(struct CuApi, f) },
+static const struct { const char *sym, *old; int required; size_t off; }
+    cu_syms[] = { CU_API(X_SYM) };
+#undef X_SYM
+
+/* Names and texts for when the driver cannot tell (not loaded, a stub). */
+static const struct { CUresult code; const char *name, *text; } cu_errors[] = {
+  {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+  {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+  {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+  {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+  {34, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+  {35, "CUDA_ERROR_INSUFFICIENT_DRIVER",
+   "CUDA driver version is insufficient for CUDA runtime version"},
+  {46, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
+  {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+  {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+  {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+  {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+  {209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+  {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+  {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
+  {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+  {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+  {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+  {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+  {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+  {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
+  {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+  {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+  {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+/* ------------------------------------------------------------------ */
+/* process-wide state                                                  */
+/* ------------------------------------------------------------------ */
+
+#define KCU_MAXDEV       64
+#define DEFER_MAXBLOCKS  64        /* deferred frees before a flush */
+#define SIM_ALIGN        64
+
+typedef struct Deferred { KCuDevPtr p; size_t bytes; } Deferred;
+typedef struct DeferList { Deferred *v; size_t n, cap, bytes; } DeferList;
+
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static pthread_once_t sim_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t drv_mu = PTHREAD_MUTEX_INITIALIZER;  /* ctx[], defer[] */
+
+/* Written once by load_driver (under drv_once), read-only afterwards. */
+static struct {
+  void *lib;
+  int loaded;          /* the library opened and has every entry point */
+  int ok;              /* ...and cuInit succeeded and a device exists */
+  int ndev, version;
+  char why[300];       /* reason when !ok */
+} drv;
+
+/* Primary contexts retained; written once under drv_mu, after dev_mem and
+** dev_cc (release), so a reader that sees the context sees those too. */
+static _Atomic(CUcontext) dev_ctx[KCU_MAXDEV];
+static size_t dev_mem[KCU_MAXDEV];          /* total memory, 0 if unknown */
+static int dev_cc[KCU_MAXDEV];              /* major*10+minor */
+static DeferList deferred[KCU_MAXDEV];
+
+static atomic_int cur_dev;                  /* cuda.select_device */
+static void (*sync_hook)(lua_State *L);     /* kcu_set_sync_hook */
+static atomic_int sim_mode;
+
+/* ------------------------------------------------------------------ */
+/* errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/* "NAME: text" for a driver result, asking the driver first. */
+static void errtext(CUresult r, char *buf, size_t n) {
+  const char *name = NULL, *text = NULL;
+  size_t k;
+  if (cu.GetErrorName && cu.GetErrorName(r, &name) != CUDA_SUCCESS) name = NULL;
+  if (cu.GetErrorString && cu.GetErrorString(r, &text) != CUDA_SUCCESS) text = NULL;
+  for (k = 0; k < sizeof cu_errors / sizeof cu_errors[0]; k++)
+    if (cu_errors[k].code == r) {
+      if (!name) name = cu_errors[k].name;
+      if (!text) text = cu_errors[k].text;
+    }
+  if (name && text) snprintf(buf, n, "%s: %s", name, text);
+  else if (name) snprintf(buf, n, "%s (error %d)", name, r);
+  else snprintf(buf, n, "CUDA error %d", r);
+}
+
+/* Raises "kjit.cuda: what: NAME: text[extra]" at the caller's Lua line. */
+static int cuerror(lua_State *L, CUresult r, const char *what, const char *extra) {
+  char msg[256];
+  errtext(r, msg, sizeof msg);
+  return luaL_error(L, "kjit.cuda: %s: %s%s", what, msg, extra ? extra : "");
+}
+
+#define CHECK(L, call, what) \
+  do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) cuerror(L, r_, what, NULL); } while (0)
+
+/* ------------------------------------------------------------------ */
+/* loading                                                             */
+/* ------------------------------------------------------------------ */
+
+static void load_driver(void) {
+  const char *env = getenv("KJIT_LIBCUDA");
+  const char *path = (env && *env) ? env : "libcuda.so.1";
+  size_t k;
+  CUresult r;
+  int n = 0;
+  drv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (drv.lib == NULL) {
+    if (env && *env) {
+      const char *e = dlerror();
+      snprintf(drv.why, sizeof drv.why, "KJIT_LIBCUDA=%s could not be loaded: %s",
+               path, e ? e : "unknown error");
+    } else {
+      snprintf(drv.why, sizeof drv.why, "libcuda.so.1 not found");
+    }
+    return;
+  }
+  for (k = 0; k < sizeof cu_syms / sizeof cu_syms[0]; k++) {
+    void *p = dlsym(drv.lib, cu_syms[k].sym);
+    if (p == NULL && cu_syms[k].old) p = dlsym(drv.lib, cu_syms[k].old);
+    if (p == NULL && cu_syms[k].required) {
+      snprintf(drv.why, sizeof drv.why, "%s has no %s (driver too old?)",
+               path, cu_syms[k].sym);
+      memset(&cu, 0, sizeof cu);
+      dlclose(drv.lib);
+      drv.lib = NULL;
+      return;
+    }
+    /* POSIX guarantees function pointers round-trip through void *. */
+    memcpy((char *)&cu + cu_syms[k].off, &p, sizeof p);
+  }
+  drv.loaded = 1;
+  if ((r = cu.Init(0)) != CUDA_SUCCESS ||
+      (r = cu.DeviceGetCount(&n)) != CUDA_SUCCESS) {
+    errtext(r, drv.why, sizeof drv.why);
+    return;
+  }
+  if (n <= 0) {
+    errtext(100, drv.why, sizeof drv.why);   /* CUDA_ERROR_NO_DEVICE */
+    return;
+  }
+  if (cu.DriverGetVersion(&drv.version) != CUDA_SUCCESS) drv.version = 0;
+  drv.ndev = n < KCU_MAXDEV ? n : KCU_MAXDEV;
+  drv.ok = 1;
+}
+
+int kcu_available(const char **why) {
+  pthread_once(&drv_once, load_driver);
+  if (!drv.ok && why) *why = drv.why;
+  return drv.ok;
+}
+
+/* KJIT_CUDASIM=1|true|yes|on -> 1, =interpret -> 2, unset/0/false/no/off -> 0. */
+static void load_sim(void) {
+  const char *e = getenv("KJIT_CUDASIM");
+  int m = 0;
+  if (e && *e) {
+    if (strcmp(e, "interpret") == 0) m = 2;
+    else if (strcmp(e, "0") != 0 && strcmp(e, "false") != 0 &&
+             strcmp(e, "no") != 0 && strcmp(e, "off") != 0) m = 1;
+  }
+  atomic_store(&sim_mode, m);
+}
+
+int kcu_sim_mode(void) {
+  pthread_once(&sim_once, load_sim);
+  return atomic_load_explicit(&sim_mode, memory_order_relaxed);
+}
+
+void kcu_set_sim_mode(int mode) {
+  pthread_once(&sim_once, load_sim);
+  atomic_store(&sim_mode, mode);
+}
+
+int kcu_device(void) {
+  return kcu_sim_mode() ? 0 : atomic_load(&cur_dev);
+}
+
+/* Raises the "no driver" error with the reason and the way out. */
+static int nodriver(lua_State *L) {
+  if (!drv.loaded)
+    return luaL_error(L, "kjit.cuda: no CUDA driver (%s); set KJIT_CUDASIM=1 "
+                      "or call cuda.simulate(true) to run on the CPU", drv.why);
+  return luaL_error(L, "kjit.cuda: CUDA is not usable (%s); set KJIT_CUDASIM=1 "
+                    "or call cuda.simulate(true) to run on the CPU", drv.why);
+}
+
+static CUresult retain(int dev, CUcontext *out);
+
+/* Retains dev's primary context if needed and makes it current here. */
+static CUresult make_current(int dev) {
+  CUcontext c = atomic_load_explicit(&dev_ctx[dev], memory_order_acquire), now = NULL;
+  CUresult r = CUDA_SUCCESS;
+  if (c == NULL) r = retain(dev, &c);   /* first use of dev */
+  if (r != CUDA_SUCCESS) return r;
+  if (cu.CtxGetCurrent(&now) != CUDA_SUCCESS || now != c) r = cu.CtxSetCurrent(c);
+  return r;
+}
+
+/* Retains dev's primary context (once) and reads its properties. */
+static CUresult retain(int dev, CUcontext *out) {
+  CUcontext c;
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&drv_mu);
+  c = atomic_load(&dev_ctx[dev]);
+  if (c == NULL) {
+    CUdevice d;
+    int major = 0, minor = 0;
+    size_t mem = 0;
+    r = cu.DeviceGet(&d, dev);
+    if (r == CUDA_SUCCESS) r = cu.DevicePrimaryCtxRetain(&c, d);
+    if (r == CUDA_SUCCESS) {
+      if (cu.DeviceTotalMem(&mem, d) == CUDA_SUCCESS) dev_mem[dev] = mem;
+      if (cu.DeviceGetAttribute(&major, ATTR_CC_MAJOR, d) == CUDA_SUCCESS &&
+          cu.DeviceGetAttribute(&minor, ATTR_CC_MINOR, d) == CUDA_SUCCESS)
+        dev_cc[dev] = major * 10 + minor;
+      atomic_store_explicit(&dev_ctx[dev], c, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&drv_mu);
+  *out = c;
+  return r;
+}
+
+void kcu_ensure(lua_State *L) {
+  CUresult r;
+  int dev;
+  if (!kcu_available(NULL)) nodriver(L);
+  dev = atomic_load(&cur_dev);
+  if ((r = make_current(dev)) != CUDA_SUCCESS) {
+    char extra[64];
+    snprintf(extra, sizeof extra, " (device %d)", dev);
+    cuerror(L, r, "cannot use the device's primary context", extra);
+  }
+}
+
+int kcu_compute_capability(lua_State *L) {
+  if (kcu_sim_mode()) return 90;
+  kcu_ensure(L);
+  return dev_cc[kcu_device()];
+}
+
+/* ------------------------------------------------------------------ */
+/* memory, with deferred frees                                         */
+/* ------------------------------------------------------------------ */
+
+/* Releases dev's deferred blocks: synchronizes dev's context (unless the
+** caller just did), then cuMemFree each. Returns the synchronize result;
+** the blocks are freed either way (after a failed synchronize the context
+** is unusable and the driver reclaims them). Leaves dev's context current. */
+static CUresult flush_deferred(int dev, int synced) {
+  DeferList l;
+  CUresult r = CUDA_SUCCESS;
+  size_t k;
+  pthread_mutex_lock(&drv_mu);
+  l = deferred[dev];
+  memset(&deferred[dev], 0, sizeof l);
+  pthread_mutex_unlock(&drv_mu);
+  if (l.n > 0) {
+    r = make_current(dev);
+    if (r == CUDA_SUCCESS && !synced) r = cu.CtxSynchronize();
+    for (k = 0; k < l.n; k++) cu.MemFree(l.v[k].p);
+  }
+  free(l.v);
+  return r;
+}
+
+/* Queues a block for a later free (the __gc path: no driver call, unless
+** the queue cannot grow; then it is freed now, after a synchronize). */
+static void defer_free(int dev, KCuDevPtr p, size_t bytes) {
+  DeferList *l = &deferred[dev];
+  int now = 0;
+  if (p == 0) return;
+  pthread_mutex_lock(&drv_mu);
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    Deferred *v = (Deferred *)realloc(l->v, cap * sizeof *v);
+    if (v) { l->v = v; l->cap = cap; }
+  }
+  if (l->n < l->cap) {
+    l->v[l->n].p = p;
+    l->v[l->n].bytes = bytes;
+    l->n++;
+    l->bytes += bytes;
+  } else {
+    now = 1;
+  }
+  pthread_mutex_unlock(&drv_mu);
+  if (now && make_current(dev) == CUDA_SUCCESS) {
+    cu.CtxSynchronize();
+    cu.MemFree(p);
+  }
+}
+
+/* Whether dev's queue is due for a flush. */
+static int defer_full(int dev) {
+  int full;
+  pthread_mutex_lock(&drv_mu);
+  full = deferred[dev].n > DEFER_MAXBLOCKS ||
+         (dev_mem[dev] > 0 && deferred[dev].bytes > dev_mem[dev] / 5);
+  pthread_mutex_unlock(&drv_mu);
+  return full;
+}
+
+KCuDevPtr kcu_alloc(lua_State *L, size_t bytes) {
+  KCuDevPtr p = 0;
+  CUresult r;
+  int dev;
+  kcu_ensure(L);
+  dev = kcu_device();
+  if (bytes == 0) return 0;
+  if (defer_full(dev) && (r = flush_deferred(dev, 0)) != CUDA_SUCCESS)
+    cuerror(L, r, "cuCtxSynchronize", NULL);
+  r = cu.MemAlloc(&p, bytes);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    /* Dead arrays may hold the memory: release the queue, then collect
+    ** what Lua has not finalized yet and release again. */
+    flush_deferred(dev, 0);
+    r = cu.MemAlloc(&p, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+      lua_gc(L, LUA_GCCOLLECT);
+      flush_deferred(dev, 0);
+      r = cu.MemAlloc(&p, bytes);
+    }
+  }
+  if (r != CUDA_SUCCESS) {
+    char extra[96];
+    snprintf(extra, sizeof extra, " (allocating %zu bytes on device %d)", bytes, dev);
+    cuerror(L, r, "cuMemAlloc", extra);
+  }
+  return p;
+}
+
+void kcu_free_on(int device, KCuDevPtr p) {
+  if (p && kcu_available(NULL) && device >= 0 && device < drv.ndev)
+    defer_free(device, p, 0);
+}
+
+void kcu_free(KCuDevPtr p) {
+  kcu_free_on(atomic_load(&cur_dev), p);
+}
+
+void kcu_memcpy_htod(lua_State *L, KCuDevPtr dst, const void *src, size_t n,
+                     KCuStream s) {
+  if (n == 0) return;
+  if (s) CHECK(L, cu.MemcpyHtoDAsync(dst, src, n, s), "cuMemcpyHtoDAsync");
+  else CHECK(L, cu.MemcpyHtoD(dst, src, n), "cuMemcpyHtoD");
+}
+
+void kcu_memcpy_dtoh(lua_State *L, void *dst, KCuDevPtr src, size_t n,
+                     KCuStream s) {
+  if (n == 0) return;
+  if (s) CHECK(L, cu.MemcpyDtoHAsync(dst, src, n, s), "cuMemcpyDtoHAsync");
+  else CHECK(L, cu.MemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
+}
+
+void kcu_set_sync_hook(void (*hook)(lua_State *L)) {
+  sync_hook = hook;
+}
+
+static void synced(lua_State *L) {
+  if (sync_hook) sync_hook(L);
+}
+
+void kcu_sync(lua_State *L, KCuStream s) {
+  if (!kcu_sim_mode()) {
+    kcu_ensure(L);
+    if (s) {
+      CHECK(L, cu.StreamSynchronize(s), "cuStreamSynchronize");
+    } else {
+      CHECK(L, cu.CtxSynchronize(), "cuCtxSynchronize");
+      flush_deferred(kcu_device(), 1);
+    }
+  }
+  synced(L);
+}
+
+/* ------------------------------------------------------------------ */
+/* modules and launches                                                */
+/* ------------------------------------------------------------------ */
+
+KCuModule kcu_module_load(lua_State *L, const char *ptx) {
+  char log[8192];
+  int opts[2] = { JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+  void *vals[2] = { log, (void *)(uintptr_t)sizeof log };
+  KCuModule m = NULL;
+  CUresult r;
+  kcu_ensure(L);
+  log[0] = '\0';
+  r = cu.ModuleLoadDataEx(&m, ptx, 2, opts, vals);
+  if (r != CUDA_SUCCESS) {
+    char extra[sizeof log + 16];
+    log[sizeof log - 1] = '\0';
+    extra[0] = '\0';
+    if (log[0]) snprintf(extra, sizeof extra, "\n%s", log);
+    cuerror(L, r, "cuModuleLoadDataEx", extra);
+  }
+  return m;
+}
+
+void kcu_module_unload(KCuModule m) {
+  if (m) {
+    pthread_once(&drv_once, load_driver);
+    if (drv.loaded) cu.ModuleUnload(m);
+  }
+}
+
+KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name) {
+  KCuFunction f = NULL;
+  CUresult r = cu.ModuleGetFunction(&f, m, name);
+  if (r != CUDA_SUCCESS) {
+    char what[160];
+    snprintf(what, sizeof what, "cuModuleGetFunction('%.100s')", name);
+    cuerror(L, r, what, NULL);
+  }
+  return f;
+}
+
+void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
+                const unsigned block[3], unsigned shared_bytes, KCuStream s,
+                void **params) {
+  CUresult r = cu.LaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1],
+                               block[2], shared_bytes, s, params, NULL);
+  if (r != CUDA_SUCCESS) {
+    char extra[160];
+    snprintf(extra, sizeof extra, " (grid {%u, %u, %u}, block {%u, %u, %u}, "
+             "%u shared bytes)", grid[0], grid[1], grid[2], block[0], block[1],
+             block[2], shared_bytes);
+    cuerror(L, r, "cuLaunchKernel", extra);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* device arrays                                                       */
+/* ------------------------------------------------------------------ */
+
+#define KCU_STREAM  "kjit.cuda.stream"
+#define KCU_EVENT   "kjit.cuda.event"
+#define KCU_CLOSER  "kjit.cuda.closer"
+#define MAXBYTES    ((int64_t)1 << 48)     /* as kjit arrays */
+
+typedef struct KStream { KCuStream h; int device, sim; } KStream;
+typedef struct KEvent {
+  CUevent h; int device, sim;
+  int recorded; double t_ms;   /* simulator: time of the last record */
+} KEvent;
+
+/* "device array", "stream" or "event": for messages. */
+static int wrongmode(lua_State *L, const char *what, int sim, int arg) {
+  char pre[32] = "";
+  if (arg > 0) snprintf(pre, sizeof pre, "argument #%d: ", arg);
+  if (sim)
+    return luaL_error(L, "kjit.cuda: %sthis %s was made in simulator mode and "
+                      "cannot be used with the simulator off", pre, what);
+  return luaL_error(L, "kjit.cuda: %sthis %s lives on a GPU and cannot be used "
+                    "in simulator mode", pre, what);
+}
+
+/* Raises unless an object made in mode `sim` on `device` is usable now. */
+static void check_usable(lua_State *L, const char *what, int sim, int device,
+                         int arg) {
+  int now = kcu_sim_mode() != 0;
+  if (sim != now) wrongmode(L, what, sim, arg);
+  if (!sim && device != atomic_load(&cur_dev)) {
+    char pre[32] = "";
+    if (arg > 0) snprintf(pre, sizeof pre, "argument #%d: ", arg);
+    luaL_error(L, "kjit.cuda: %sthis %s is on device %d but the current device "
+               "is %d (cuda.select_device(%d) selects it)", pre, what, device,
+               atomic_load(&cur_dev), device);
+  }
+}
+
+void kcu_check_usable(lua_State *L, const KDevArray *d, int arg) {
+  check_usable(L, "device array", d->sim, d->device, arg);
+}
+
+KDevArray *kcu_test_devarray(lua_State *L, int idx) {
+  return (KDevArray *)luaL_testudata(L, idx, KCU_DEVARRAY);
+}
+
+KDevArray *kcu_check_devarray(lua_State *L, int idx) {
+  KDevArray *d = kcu_test_devarray(L, idx);
+  if (d == NULL) luaL_typeerror(L, idx, "device array");
+  kcu_check_usable(L, d, idx);
+  return d;
+}
+
+static void pushmeta_devarray(lua_State *L);
+
+/* Validates a shape like kjit arrays do and returns the element count. */
+static int64_t checkshape(lua_State *L, kjit_dtype t, int ndim,
+                          const int64_t *shape) {
+  int64_t n = 1, limit;
+  int k, zero = 0;
+  if (kjit_dtype_size(t) == 0) luaL_error(L, "kjit.cuda: invalid dtype %d", (int)t);
+  if (ndim < 1 || ndim > KJIT_MAXDIMS)
+    luaL_error(L, "kjit.cuda: device arrays have 1 to %d dimensions, got %d",
+               KJIT_MAXDIMS, ndim);
+  limit = MAXBYTES / (int64_t)kjit_dtype_size(t);
+  for (k = 0; k < ndim; k++) {
+    if (shape[k] < 0)
+      luaL_error(L, "kjit.cuda: negative dimension %I in shape", (lua_Integer)shape[k]);
+    if (shape[k] == 0) { zero = 1; continue; }
+    if (n > limit / shape[k]) luaL_error(L, "kjit.cuda: array too large (over 2^48 bytes)");
+    n *= shape[k];
+  }
+  return zero ? 0 : n;
+}
+
+/* Pushes a device array; zero-filled if zero, else uninitialised. */
+static KDevArray *pushdev(lua_State *L, kjit_dtype t, int ndim,
+                          const int64_t *shape, int zero) {
+  int64_t size = checkshape(L, t, ndim, shape);
+  size_t bytes = (size_t)size * kjit_dtype_size(t);
+  int sim = kcu_sim_mode() != 0, k;
+  KDevArray *d;
+  if (!sim) kcu_ensure(L);
+  d = (KDevArray *)lua_newuserdatauv(L, sizeof *d + (sim ? bytes + SIM_ALIGN - 1 : 0), 0);
+  memset(d, 0, sizeof *d);
+  for (k = 0; k < KJIT_MAXDIMS; k++) d->shape[k] = k < ndim ? shape[k] : 1;
+  d->size = size;
+  d->ndim = ndim;
+  d->dtype = t;
+  d->device = kcu_device();
+  d->sim = sim;
+  d->bytes = bytes;
+  pushmeta_devarray(L);
+  lua_setmetatable(L, -2);   /* from here on __gc owns d->ptr */
+  if (sim) {
+    uintptr_t a = ((uintptr_t)(d + 1) + SIM_ALIGN - 1) & ~(uintptr_t)(SIM_ALIGN - 1);
+    d->ptr = (KCuDevPtr)a;
+    if (zero && bytes) memset((void *)a, 0, bytes);
+  } else if (bytes) {
+    d->ptr = kcu_alloc(L, bytes);
+    if (zero) CHECK(L, cu.MemsetD8(d->ptr, 0, bytes), "cuMemsetD8");
+  }
+  return d;
+}
+
+KDevArray *kcu_push_devarray(lua_State *L, kjit_dtype t, int ndim,
+                             const int64_t *shape) {
+  return pushdev(L, t, ndim, shape, 1);
+}
+
+/* Host to device and back, in the array's mode. */
+static void copy_in(lua_State *L, KDevArray *d, const void *src, KCuStream s) {
+  if (d->sim) { if (d->bytes) memcpy((void *)(uintptr_t)d->ptr, src, d->bytes); }
+  else kcu_memcpy_htod(L, d->ptr, src, d->bytes, s);
+}
+
+static void copy_out(lua_State *L, void *dst, const KDevArray *d, KCuStream s) {
+  if (d->sim) { if (d->bytes) memcpy(dst, (const void *)(uintptr_t)d->ptr, d->bytes); }
+  else kcu_memcpy_dtoh(L, dst, d->ptr, d->bytes, s);
+}
+
+/* Appends "{3, 4}" to B. */
+static void addshape(luaL_Buffer *B, int ndim, const int64_t *shape) {
+  char buf[32];
+  int k;
+  luaL_addchar(B, '{');
+  for (k = 0; k < ndim; k++) {
+    snprintf(buf, sizeof buf, k ? ", %lld" : "%lld", (long long)shape[k]);
+    luaL_addstring(B, buf);
+  }
+  luaL_addchar(B, '}');
+}
+
+/* Raises unless host buffer b matches d in dtype and shape. */
+static void check_same(lua_State *L, const KDevArray *d, const KBuffer *b, int arg) {
+  int k, same = b->ndim == d->ndim;
+  luaL_Buffer B;
+  if (b->dtype != d->dtype)
+    luaL_argerror(L, arg, lua_pushfstring(L, "dtype mismatch: device array is %s, "
+                  "host array is %s", kjit_dtype_name(d->dtype),
+                  kjit_dtype_name(b->dtype)));
+  for (k = 0; same && k < d->ndim; k++) same = b->shape[k] == d->shape[k];
+  if (same) return;
+  luaL_buffinit(L, &B);
+  luaL_addstring(&B, "shape mismatch: device array ");
+  addshape(&B, d->ndim, d->shape);
+  luaL_addstring(&B, ", host array ");
+  addshape(&B, b->ndim, b->shape);
+  luaL_pushresult(&B);
+  luaL_argerror(L, arg, lua_tostring(L, -1));
+}
+
+/* cuda.to_device(buf [, stream]) */
+static int c_to_device(lua_State *L) {
+  KBuffer *b = kb_check(L, 1);
+  KCuStream s = kcu_check_stream(L, 2);
+  KDevArray *d = pushdev(L, b->dtype, b->ndim, b->shape, 0);
+  copy_in(L, d, b->data, s);
+  return 1;
+}
+
+/* cuda.device_array(shape [, dtype]) */
+static int c_device_array(lua_State *L) {
+  int64_t shape[KJIT_MAXDIMS];
+  int ndim = kb_checkshape(L, 1, shape);
+  kjit_dtype t = kb_checkdtype(L, 2, KJIT_F64);
+  pushdev(L, t, ndim, shape, 1);
+  return 1;
+}
+
+/* cuda.device_array_like(buf or device array) */
+static int c_device_array_like(lua_State *L) {
+  KBuffer *b = kb_test(L, 1);
+  KDevArray *d = b ? NULL : kcu_test_devarray(L, 1);
+  if (b) pushdev(L, b->dtype, b->ndim, b->shape, 1);
+  else if (d) pushdev(L, d->dtype, d->ndim, d->shape, 1);
+  else luaL_typeerror(L, 1, "kjit.array or device array");
+  return 1;
+}
+
+/* cuda.is_device_array(v) */
+static int c_is_device_array(lua_State *L) {
+  lua_pushboolean(L, kcu_test_devarray(L, 1) != NULL);
+  return 1;
+}
+
+/* The receiver of a method, usable now. */
+static KDevArray *checkself(lua_State *L) {
+  KDevArray *d = (KDevArray *)luaL_checkudata(L, 1, KCU_DEVARRAY);
+  kcu_check_usable(L, d, 0);
+  return d;
+}
+
+/* d:copy_to_host([buf [, stream]]): a new host array, or fills buf. */
+static int d_copy_to_host(lua_State *L) {
+  KDevArray *d = checkself(L);
+  KBuffer *b;
+  KCuStream s = kcu_check_stream(L, 3);
+  if (lua_isnoneornil(L, 2)) {
+    b = kb_push_new(L, d->dtype, d->ndim, d->shape, 0);
+  } else {
+    b = kb_check(L, 2);
+    check_same(L, d, b, 2);
+    lua_pushvalue(L, 2);
+  }
+  copy_out(L, b->data, d, s);
+  if (s == NULL) synced(L);
+  return 1;
+}
+
+/* d:copy_to_device(buf [, stream]): overwrites d with buf. */
+static int d_copy_to_device(lua_State *L) {
+  KDevArray *d = checkself(L);
+  KBuffer *b = kb_check(L, 2);
+  KCuStream s = kcu_check_stream(L, 3);
+  check_same(L, d, b, 2);
+  copy_in(L, d, b->data, s);
+  lua_settop(L, 1);
+  return 1;
+}
+
+enum { F_SHAPE = 1, F_DTYPE, F_NDIM, F_SIZE, F_DEVICE, F_NBYTES };
+static const char *const dev_fields[] = {
+  "shape", "dtype", "ndim", "size", "device", "nbytes", NULL
+};
+
+/* The receiver of a metamethod (only Lua calls these, with a devarray). */
+static KDevArray *selfdev(lua_State *L) {
+  return (KDevArray *)luaL_checkudata(L, 1, KCU_DEVARRAY);
+}
+
+/* __index: methods and fields; elements live on the device. */
+static int d_index(lua_State *L) {
+  KDevArray *d = selfdev(L);
+  int k;
+  if (lua_type(L, 2) != LUA_TSTRING)
+    return luaL_error(L, "kjit.cuda: a device array cannot be indexed on the "
+                      "host (use d:copy_to_host() or a kernel)");
+  lua_pushvalue(L, 2);
+  switch (lua_rawget(L, lua_upvalueindex(1))) {
+    case LUA_TFUNCTION: return 1;
+    case LUA_TNUMBER: break;
+    default:
+      return luaL_error(L, "kjit.cuda: device array has no field '%s'",
+                        lua_tostring(L, 2));
+  }
+  switch ((int)lua_tointeger(L, -1)) {
+    case F_SHAPE:
+      lua_createtable(L, d->ndim, 0);
+      for (k = 0; k < d->ndim; k++) {
+        lua_pushinteger(L, (lua_Integer)d->shape[k]);
+        lua_rawseti(L, -2, k + 1);
+      }
+      return 1;
+    case F_DTYPE: lua_pushstring(L, kjit_dtype_name(d->dtype)); return 1;
+    case F_NDIM: lua_pushinteger(L, d->ndim); return 1;
+    case F_SIZE: lua_pushinteger(L, (lua_Integer)d->size); return 1;
+    case F_DEVICE: lua_pushinteger(L, d->device); return 1;
+    default: lua_pushinteger(L, (lua_Integer)d->bytes); return 1;
+  }
+}
+
+static int d_newindex(lua_State *L) {
+  selfdev(L);
+  return luaL_error(L, "kjit.cuda: a device array cannot be modified on the "
+                    "host (use d:copy_to_device(buf) or a kernel)");
+}
+
+static int d_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)selfdev(L)->shape[0]);
+  return 1;
+}
+
+/* "kjit.devarray(f32, {3, 4}) on device 0" */
+static int d_tostring(lua_State *L) {
+  KDevArray *d = selfdev(L);
+  luaL_Buffer B;
+  char buf[48];
+  luaL_buffinit(L, &B);
+  luaL_addstring(&B, KCU_DEVARRAY "(");
+  luaL_addstring(&B, kjit_dtype_name(d->dtype));
+  luaL_addstring(&B, ", ");
+  addshape(&B, d->ndim, d->shape);
+  if (d->sim) snprintf(buf, sizeof buf, ") in the simulator");
+  else snprintf(buf, sizeof buf, ") on device %d", d->device);
+  luaL_addstring(&B, buf);
+  luaL_pushresult(&B);
+  return 1;
+}
+
+static int d_gc(lua_State *L) {
+  KDevArray *d = selfdev(L);
+  if (!d->sim && d->ptr) defer_free(d->device, d->ptr, d->bytes);
+  d->ptr = 0;
+  return 0;
+}
+
+static const luaL_Reg dev_methods[] = {
+  {"copy_to_host", d_copy_to_host}, {"copy_to_device", d_copy_to_device},
+  {NULL, NULL}
+};
+
+static void pushmeta_devarray(lua_State *L) {
+  int k;
+  if (luaL_getmetatable(L, KCU_DEVARRAY) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  luaL_newmetatable(L, KCU_DEVARRAY);
+  lua_newtable(L);
+  luaL_setfuncs(L, dev_methods, 0);
+  for (k = 0; dev_fields[k]; k++) {
+    lua_pushinteger(L, k + F_SHAPE);
+    lua_setfield(L, -2, dev_fields[k]);
+  }
+  lua_pushcclosure(L, d_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, d_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushcfunction(L, d_len);
+  lua_setfield(L, -2, "__len");
+  lua_pushcfunction(L, d_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushcfunction(L, d_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushliteral(L, KCU_DEVARRAY);
+  lua_setfield(L, -2, "__metatable");
+}
+
+/* ------------------------------------------------------------------ */
+/* streams and events                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Creates the metatable `name` with methods as __index (if new). */
+static void pushmeta(lua_State *L, const char *name, const luaL_Reg *methods,
+                     lua_CFunction gc, lua_CFunction tostr) {
+  if (luaL_getmetatable(L, name) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  luaL_newmetatable(L, name);
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, tostr);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__metatable");
+}
+
+static KStream *checkstream(lua_State *L, int idx) {
+  KStream *s = (KStream *)luaL_checkudata(L, idx, KCU_STREAM);
+  check_usable(L, "stream", s->sim, s->device, 0);
+  return s;
+}
+
+KCuStream kcu_check_stream(lua_State *L, int idx) {
+  KStream *s;
+  if (lua_isnoneornil(L, idx)) return NULL;
+  if (lua_type(L, idx) == LUA_TNUMBER && lua_tonumber(L, idx) == 0) return NULL;
+  s = (KStream *)luaL_testudata(L, idx, KCU_STREAM);
+  if (s == NULL) {
+    luaL_typeerror(L, idx, "kjit.cuda stream");
+    return NULL;
+  }
+  check_usable(L, "stream", s->sim, s->device, 0);
+  return s->sim ? (KCuStream)s : s->h;
+}
+
+static int s_synchronize(lua_State *L) {
+  KStream *s = checkstream(L, 1);
+  if (!s->sim) CHECK(L, cu.StreamSynchronize(s->h), "cuStreamSynchronize");
+  synced(L);
+  return 0;
+}
+
+static int s_gc(lua_State *L) {
+  KStream *s = (KStream *)luaL_checkudata(L, 1, KCU_STREAM);
+  /* cuStreamDestroy returns at once; the driver releases the stream when
+  ** its queued work is done. */
+  if (!s->sim && s->h) cu.StreamDestroy(s->h);
+  s->h = NULL;
+  return 0;
+}
+
+static int s_tostring(lua_State *L) {
+  KStream *s = (KStream *)luaL_checkudata(L, 1, KCU_STREAM);
+  if (s->sim) lua_pushfstring(L, KCU_STREAM " %p in the simulator", (void *)s);
+  else lua_pushfstring(L, KCU_STREAM " %p on device %d", s->h, s->device);
+  return 1;
+}
+
+static const luaL_Reg stream_methods[] = {
+  {"synchronize", s_synchronize}, {NULL, NULL}
+};
+
+/* cuda.stream() */
+static int c_stream(lua_State *L) {
+  int sim = kcu_sim_mode() != 0;
+  KStream *s;
+  if (!sim) kcu_ensure(L);
+  s = (KStream *)lua_newuserdatauv(L, sizeof *s, 0);
+  s->h = NULL;
+  s->device = kcu_device();
+  s->sim = sim;
+  pushmeta(L, KCU_STREAM, stream_methods, s_gc, s_tostring);
+  lua_setmetatable(L, -2);
+  if (!sim) CHECK(L, cu.StreamCreate(&s->h, 0), "cuStreamCreate");
+  return 1;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* arg: the argument number for messages, 0 for the receiver. */
+static KEvent *checkevent(lua_State *L, int idx, int arg) {
+  KEvent *e = (KEvent *)luaL_checkudata(L, idx, KCU_EVENT);
+  check_usable(L, "event", e->sim, e->device, arg);
+  return e;
+}
+
+/* e:record([stream]) */
+static int e_record(lua_State *L) {
+  KEvent *e = checkevent(L, 1, 0);
+  KCuStream s = kcu_check_stream(L, 2);
+  if (e->sim) e->t_ms = now_ms();
+  else CHECK(L, cu.EventRecord(e->h, s), "cuEventRecord");
+  e->recorded = 1;
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int e_synchronize(lua_State *L) {
+  KEvent *e = checkevent(L, 1, 0);
+  if (!e->sim) CHECK(L, cu.EventSynchronize(e->h), "cuEventSynchronize");
+  synced(L);
+  return 0;
+}
+
+/* e:query(): true when the work before the record is done. */
+static int e_query(lua_State *L) {
+  KEvent *e = checkevent(L, 1, 0);
+  CUresult r = CUDA_SUCCESS;
+  if (!e->sim) {
+    r = cu.EventQuery(e->h);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) cuerror(L, r, "cuEventQuery", NULL);
+  }
+  lua_pushboolean(L, r == CUDA_SUCCESS);
+  return 1;
+}
+
+/* cuda.event_elapsed_time(e1, e2) and e1:elapsed_time(e2): milliseconds. */
+static int c_event_elapsed_time(lua_State *L) {
+  KEvent *a = checkevent(L, 1, 1), *b = checkevent(L, 2, 2);
+  float ms = 0;
+  if (!a->recorded || !b->recorded)
+    return luaL_error(L, "kjit.cuda: event_elapsed_time: event #%d was never "
+                      "recorded (call e:record() first)", a->recorded ? 2 : 1);
+  if (a->sim) {
+    lua_pushnumber(L, (lua_Number)(b->t_ms - a->t_ms));
+    return 1;
+  }
+  CHECK(L, cu.EventElapsedTime(&ms, a->h, b->h), "cuEventElapsedTime");
+  lua_pushnumber(L, (lua_Number)ms);
+  return 1;
+}
+
+static int e_gc(lua_State *L) {
+  KEvent *e = (KEvent *)luaL_checkudata(L, 1, KCU_EVENT);
+  if (!e->sim && e->h) cu.EventDestroy(e->h);
+  e->h = NULL;
+  return 0;
+}
+
+static int e_tostring(lua_State *L) {
+  KEvent *e = (KEvent *)luaL_checkudata(L, 1, KCU_EVENT);
+  if (e->sim) lua_pushfstring(L, KCU_EVENT " %p in the simulator", (void *)e);
+  else lua_pushfstring(L, KCU_EVENT " %p on device %d", e->h, e->device);
+  return 1;
+}
+
+static const luaL_Reg event_methods[] = {
+  {"record", e_record}, {"synchronize", e_synchronize}, {"query", e_query},
+  {"elapsed_time", c_event_elapsed_time}, {NULL, NULL}
+};
+
+/* cuda.event() */
+static int c_event(lua_State *L) {
+  int sim = kcu_sim_mode() != 0;
+  KEvent *e;
+  if (!sim) kcu_ensure(L);
+  e = (KEvent *)lua_newuserdatauv(L, sizeof *e, 0);
+  memset(e, 0, sizeof *e);
+  e->device = kcu_device();
+  e->sim = sim;
+  pushmeta(L, KCU_EVENT, event_methods, e_gc, e_tostring);
+  lua_setmetatable(L, -2);
+  if (!sim) CHECK(L, cu.EventCreate(&e->h, 0), "cuEventCreate");
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* devices                                                             */
+/* ------------------------------------------------------------------ */
+
+/* cuda.is_available(): true, or false and the reason. */
+static int c_is_available(lua_State *L) {
+  const char *why = NULL;
+  if (kcu_available(&why)) { lua_pushboolean(L, 1); return 1; }
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, why);
+  return 2;
+}
+
+/* Pushes {id=, name=, compute_capability={major, minor}, multiprocessors=,
+** total_memory=} for device i (the simulator's one if sim). */
+static void pushdevice(lua_State *L, int i, int sim) {
+  char name[256] = "kjit CUDA simulator";
+  int major = 9, minor = 0, sms = 1;
+  size_t mem = 0;
+  if (!sim) {
+    CUdevice d;
+    CHECK(L, cu.DeviceGet(&d, i), "cuDeviceGet");
+    CHECK(L, cu.DeviceGetName(name, (int)sizeof name - 1, d), "cuDeviceGetName");
+    name[sizeof name - 1] = '\0';
+    CHECK(L, cu.DeviceGetAttribute(&major, ATTR_CC_MAJOR, d), "cuDeviceGetAttribute");
+    CHECK(L, cu.DeviceGetAttribute(&minor, ATTR_CC_MINOR, d), "cuDeviceGetAttribute");
+    CHECK(L, cu.DeviceGetAttribute(&sms, ATTR_MULTIPROCESSOR_COUNT, d),
+          "cuDeviceGetAttribute");
+    CHECK(L, cu.DeviceTotalMem(&mem, d), "cuDeviceTotalMem");
+  }
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, i);
+  lua_setfield(L, -2, "id");
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "name");
+  lua_createtable(L, 2, 0);
+  lua_pushinteger(L, major);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, minor);
+  lua_rawseti(L, -2, 2);
+  lua_setfield(L, -2, "compute_capability");
+  lua_pushinteger(L, sms);
+  lua_setfield(L, -2, "multiprocessors");
+  lua_pushinteger(L, (lua_Integer)mem);
+  lua_setfield(L, -2, "total_memory");
+  lua_pushboolean(L, sim);
+  lua_setfield(L, -2, "simulator");
+}
+
+/* cuda.devices(): a list of device tables (empty without a driver). */
+static int c_devices(lua_State *L) {
+  int sim = kcu_sim_mode() != 0, n = sim ? 1 : (kcu_available(NULL) ? drv.ndev : 0), i;
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; i++) {
+    pushdevice(L, i, sim);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* cuda.detect(): prints the devices; returns true and the text, or false
+** and the reason. */
+static int c_detect(lua_State *L) {
+  int sim = kcu_sim_mode() != 0, n, i;
+  luaL_Buffer B;
+  char line[400];
+  const char *why = NULL;
+  if (!sim && !kcu_available(&why)) {
+    snprintf(line, sizeof line, "kjit.cuda: no CUDA devices (%s)\n", why);
+    fputs(line, stdout);
+    fflush(stdout);
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, why);
+    return 2;
+  }
+  n = sim ? 1 : drv.ndev;
+  luaL_buffinit(L, &B);
+  if (sim)
+    snprintf(line, sizeof line, "kjit.cuda: simulator mode (%s): 1 simulated device\n",
+             kcu_sim_mode() == 2 ? "interpreted" : "compiled");
+  else
+    snprintf(line, sizeof line, "kjit.cuda: %d CUDA device%s, driver %d.%d\n", n,
+             n == 1 ? "" : "s", drv.version / 1000, drv.version % 1000 / 10);
+  luaL_addstring(&B, line);
+  for (i = 0; i < n; i++) {
+    lua_Integer major, minor, sms, mem;
+    pushdevice(L, i, sim);
+    lua_getfield(L, -1, "compute_capability");
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    major = lua_tointeger(L, -2);
+    minor = lua_tointeger(L, -1);
+    lua_pop(L, 3);
+    lua_getfield(L, -1, "multiprocessors");
+    lua_getfield(L, -2, "total_memory");
+    lua_getfield(L, -3, "name");
+    sms = lua_tointeger(L, -3);
+    mem = lua_tointeger(L, -2);
+    if (sim)
+      snprintf(line, sizeof line, "  id 0  %s  (runs kernels on the CPU)\n",
+               lua_tostring(L, -1));
+    else
+      snprintf(line, sizeof line, "  id %d  %s  compute capability %d.%d  %d SMs  "
+               "%.1f GiB%s\n", i, lua_tostring(L, -1), (int)major, (int)minor,
+               (int)sms, (double)mem / (1 << 30),
+               i == atomic_load(&cur_dev) ? "  (current)" : "");
+    lua_pop(L, 4);
+    luaL_addstring(&B, line);
+  }
+  luaL_pushresult(&B);
+  fputs(lua_tostring(L, -1), stdout);
+  fflush(stdout);
+  lua_pushboolean(L, 1);
+  lua_insert(L, -2);
+  return 2;
+}
+
+/* cuda.select_device(i): 0-based; returns the previously selected device. */
+static int c_select_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  int prev = kcu_device();
+  CUresult r;
+  if (kcu_sim_mode()) {
+    if (i != 0)
+      return luaL_error(L, "kjit.cuda: select_device: device %I out of range "
+                        "(the simulator has one device, 0)", i);
+    lua_pushinteger(L, prev);
+    return 1;
+  }
+  if (!kcu_available(NULL)) nodriver(L);
+  if (i < 0 || i >= drv.ndev)
+    return luaL_error(L, "kjit.cuda: select_device: device %I out of range "
+                      "(%d CUDA device%s: 0 to %d)", i, drv.ndev,
+                      drv.ndev == 1 ? "" : "s", drv.ndev - 1);
+  if ((r = make_current((int)i)) != CUDA_SUCCESS)
+    cuerror(L, r, "select_device", NULL);
+  atomic_store(&cur_dev, (int)i);
+  lua_pushinteger(L, prev);
+  return 1;
+}
+
+/* cuda.current_device() */
+static int c_current_device(lua_State *L) {
+  lua_pushinteger(L, kcu_device());
+  return 1;
+}
+
+/* cuda.synchronize() */
+static int c_synchronize(lua_State *L) {
+  kcu_sync(L, NULL);
+  return 0;
+}
+
+/* cuda.mem_info(): free and total bytes of the current device. */
+static int c_mem_info(lua_State *L) {
+  size_t fr = 0, total = 0;
+  if (kcu_sim_mode())
+    return luaL_error(L, "kjit.cuda: mem_info is not available in simulator mode");
+  kcu_ensure(L);
+  CHECK(L, cu.MemGetInfo(&fr, &total), "cuMemGetInfo");
+  lua_pushinteger(L, (lua_Integer)fr);
+  lua_pushinteger(L, (lua_Integer)total);
+  return 2;
+}
+
+/* The mode as Lua sees it: false, true or "interpret". */
+static void pushmode(lua_State *L, int m) {
+  if (m == 2) lua_pushliteral(L, "interpret");
+  else lua_pushboolean(L, m);
+}
+
+/* cuda.simulate(true | false | "interpret"): returns the previous mode. */
+static int c_simulate(lua_State *L) {
+  int prev = kcu_sim_mode(), m;
+  if (lua_type(L, 1) == LUA_TBOOLEAN) {
+    m = lua_toboolean(L, 1);
+  } else if (lua_type(L, 1) == LUA_TSTRING && strcmp(lua_tostring(L, 1), "interpret") == 0) {
+    m = 2;
+  } else {
+    return luaL_argerror(L, 1, "expected true, false or \"interpret\"");
+  }
+  kcu_set_sim_mode(m);
+  pushmode(L, prev);
+  return 1;
+}
+
+/* cuda.simulating(): false, true or "interpret". */
+static int c_simulating(lua_State *L) {
+  pushmode(L, kcu_sim_mode());
+  return 1;
+}
+
+/* The state closes: release every deferred block (errors are moot now). */
+static int closer_gc(lua_State *L) {
+  int i;
+  (void)L;
+  if (!kcu_available(NULL)) return 0;
+  for (i = 0; i < drv.ndev; i++) flush_deferred(i, 0);
+  return 0;
+}
+
+static const luaL_Reg functions[] = {
+  {"is_available", c_is_available}, {"detect", c_detect},
+  {"devices", c_devices}, {"select_device", c_select_device},
+  {"current_device", c_current_device}, {"to_device", c_to_device},
+  {"device_array", c_device_array}, {"device_array_like", c_device_array_like},
+  {"is_device_array", c_is_device_array}, {"synchronize", c_synchronize},
+  {"stream", c_stream}, {"event", c_event},
+  {"event_elapsed_time", c_event_elapsed_time}, {"mem_info", c_mem_info},
+  {"simulate", c_simulate}, {"simulating", c_simulating}, {NULL, NULL}
+};
+
+void kcu_open(lua_State *L) {
+  luaL_setfuncs(L, functions, 0);
+  pushmeta_devarray(L);
+  lua_pop(L, 1);
+  /* One finalized sentinel per state: it is created before any device
+  ** array, so Lua finalizes it after them when the state closes. */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KCU_CLOSER) == LUA_TNIL) {
+    lua_newuserdatauv(L, 1, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, closer_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, KCU_CLOSER);
+  }
+  lua_pop(L, 1);
+}

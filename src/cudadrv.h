@@ -1,0 +1,112 @@
+/*
+** cudadrv.h: the CUDA Driver API loaded with dlopen, device arrays, streams,
+** events, and the host side of kjit.cuda. No CUDA header or library is needed
+** at build time: the few types and prototypes used are declared in cudadrv.c.
+**
+** Every function that takes a lua_State raises a Lua error located at the
+** caller's Lua line ("file.lua:12: kjit.cuda: cuMemAlloc: CUDA_ERROR_...");
+** none aborts. The driver state is process-wide (loaded once, pthread_once);
+** the selected device and the simulator mode are process-wide too.
+*/
+#ifndef KJIT_CUDADRV_H
+#define KJIT_CUDADRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lua.h"
+#include "kjit.h"
+
+typedef uint64_t KCuDevPtr;          /* CUdeviceptr */
+typedef void *KCuStream, *KCuModule, *KCuFunction;
+
+/* 1 if the driver loaded, cuInit succeeded and a device exists; *why (if not
+** NULL) gets a static reason otherwise ("libcuda.so.1 not found",
+** "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"). The reason
+** is reported even in simulator mode: this is the real driver's state. */
+int kcu_available(const char **why);
+
+/* Simulator mode: 0 off, 1 compiled (CPU), 2 interpreted. Set by
+** cuda.simulate(true|false|"interpret") or env KJIT_CUDASIM=1|interpret
+** (read once, at first use). */
+int kcu_sim_mode(void);
+void kcu_set_sim_mode(int mode);
+
+/* Ensures the driver is loaded and the current device's primary context is
+** current on this thread; on failure raises a Lua error (message carries the
+** driver's error name and text). Not needed in simulator mode. */
+void kcu_ensure(lua_State *L);
+
+/* Current device ordinal (0-based; 0 in simulator mode). */
+int kcu_device(void);
+/* Compute capability of the current device as major*10+minor (e.g. 90);
+** 90 in simulator mode. Raises like kcu_ensure. */
+int kcu_compute_capability(lua_State *L);
+
+/* Driver calls for the kernel launcher; each returns or raises a Lua error
+** with `what` and the driver's error name/text. The caller must have called
+** kcu_ensure (they use the context current on this thread). */
+KCuModule kcu_module_load(lua_State *L, const char *ptx);  /* cuModuleLoadDataEx; JIT error log in the message */
+void kcu_module_unload(KCuModule m);                       /* never raises */
+KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name);
+void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
+                const unsigned block[3], unsigned shared_bytes, KCuStream s,
+                void **params);
+/* Allocates on the current device; 0 bytes gives 0. On out-of-memory it
+** frees the deferred blocks, runs a full Lua GC and retries before raising
+** "CUDA_ERROR_OUT_OF_MEMORY: out of memory (allocating N bytes on device d)".
+** So it may run finalizers: what the caller needs must be reachable. */
+KCuDevPtr kcu_alloc(lua_State *L, size_t bytes);
+/* Deferred free (never raises): the block is queued for the current device
+** and released with cuMemFree after that context is synchronized (at
+** cuda.synchronize(), when the queue is large, or when an allocation fails). */
+void kcu_free(KCuDevPtr p);
+/* The same for a block allocated on `device` (which may no longer be the
+** current one: the block must go back to its own context). */
+void kcu_free_on(int device, KCuDevPtr p);
+/* s == NULL: synchronous copy (cuMemcpyHtoD/DtoH); else async on s. */
+void kcu_memcpy_htod(lua_State *L, KCuDevPtr dst, const void *src, size_t n, KCuStream s);
+void kcu_memcpy_dtoh(lua_State *L, void *dst, KCuDevPtr src, size_t n, KCuStream s);
+/* NULL: whole context (cuCtxSynchronize), then the deferred frees run. */
+void kcu_sync(lua_State *L, KCuStream s);
+
+/* Device arrays: userdata "kjit.devarray". In simulator mode the memory is
+** host memory inside the userdata (64-byte aligned) and ptr is its address. */
+#define KCU_DEVARRAY "kjit.devarray"
+typedef struct KDevArray {
+  KCuDevPtr ptr;                  /* 0 for an empty array */
+  int64_t shape[KJIT_MAXDIMS];    /* shape[k] for k >= ndim is 1 */
+  int64_t size;                   /* elements */
+  int ndim;
+  kjit_dtype dtype;
+  int device;                     /* ordinal it was allocated on */
+  int sim;                        /* 1: ptr is host memory (simulator) */
+  size_t bytes;                   /* size * element size */
+} KDevArray;
+
+KDevArray *kcu_test_devarray(lua_State *L, int idx);   /* NULL if not one */
+/* Raises unless d can be used now: created in the current mode (simulator
+** or driver) and on the current device. arg > 0 names the argument. */
+void kcu_check_usable(lua_State *L, const KDevArray *d, int arg);
+/* kcu_test_devarray + kcu_check_usable; argument error if not a devarray. */
+KDevArray *kcu_check_devarray(lua_State *L, int idx);
+/* Pushes a new zero-filled device array on the current device (simulator
+** memory in simulator mode). Raises on a bad shape or out of memory. */
+KDevArray *kcu_push_devarray(lua_State *L, kjit_dtype t, int ndim,
+                             const int64_t *shape);
+
+/* nil/none/0 -> NULL (the default stream); else a kjit.cuda stream usable
+** now (same mode, same device), whose handle is returned. In simulator mode
+** a stream's handle is the address of its userdata (not NULL). */
+KCuStream kcu_check_stream(lua_State *L, int idx);
+
+/* Called (when set) after each host call that waits for the device:
+** kcu_sync (cuda.synchronize), s:synchronize(), e:synchronize() and
+** d:copy_to_host() without a stream, in both modes, so the kernel launcher
+** can raise the errors kernels recorded on the device. Set once, at open. */
+void kcu_set_sync_hook(void (*hook)(lua_State *L));
+
+/* Fills the table at the top of the stack (the kjit.cuda module table) with
+** the host functions. */
+void kcu_open(lua_State *L);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+** cudasim.c: runs KT_SIM kernels on the CPU (see cudasim.h).
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compile.h"
+#include "cpu.h"
+#include "runtime.h"
+#include "cudasim.h"
+
+typedef struct SharedArr { int64_t site; char *mem; struct SharedArr *next; } SharedArr;
+
+typedef struct Launch {
+  KEntry entry;
+  int64_t *args;
+  unsigned grid[3], block[3], bid[3];
+  size_t dynbytes;
+  char *dynmem;                  /* this block's dynamic shared memory */
+  SharedArr *shared;             /* this block's static shared arrays */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int live, waiting;             /* barrier: threads not exited, threads waiting */
+  unsigned long gen;
+  int failed;                    /* a thread failed: first one recorded */
+  KErr err;
+  unsigned ftid[3], fbid[3];
+  int oom;
+} Launch;
+
+typedef struct SimThread { Launch *l; unsigned tid[3]; } SimThread;
+
+static __thread SimThread *cur;
+
+int64_t kjit_sim_sreg(int32_t which);
+void kjit_sim_syncthreads(void);
+char *kjit_sim_shared(int64_t site, int64_t bytes);
+char *kjit_sim_dynshared(int64_t *bytes);
+
+int64_t kjit_sim_sreg(int32_t which) {
+  SimThread *t = cur;
+  int axis = which % 3;
+  switch (which / 3) {
+  case 0: return t->tid[axis];
+  case 1: return t->l->bid[axis];
+  case 2: return t->l->block[axis];
+  default: return t->l->grid[axis];
+  }
+}
+
+/* Waits until every live thread of the block has arrived. */
+void kjit_sim_syncthreads(void) {
+  Launch *l = cur->l;
+  pthread_mutex_lock(&l->mu);
+  unsigned long gen = l->gen;
+  if (++l->waiting >= l->live) {
+    l->waiting = 0;
+    l->gen++;
+    pthread_cond_broadcast(&l->cv);
+  } else {
+    while (gen == l->gen) pthread_cond_wait(&l->cv, &l->mu);
+  }
+  pthread_mutex_unlock(&l->mu);
+}
+
+/* A thread left the kernel: it no longer counts at barriers. */
+static void thread_exit(Launch *l) {
+  pthread_mutex_lock(&l->mu);
+  l->live--;
+  if (l->waiting > 0 && l->waiting >= l->live) {
+    l->waiting = 0;
+    l->gen++;
+    pthread_cond_broadcast(&l->cv);
+  }
+  pthread_mutex_unlock(&l->mu);
+}
+
+static char *zalloc(size_t n) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, n ? n : 1) != 0) return NULL;
+  memset(p, 0, n ? n : 1);
+  return p;
+}
+
+/* Static zeroed scratch returned when the simulator runs out of memory:
+** the launch then fails with "not enough memory" after the block. */
+static char oom_scratch[1 << 16];
+
+char *kjit_sim_shared(int64_t site, int64_t bytes) {
+  Launch *l = cur->l;
+  pthread_mutex_lock(&l->mu);
+  SharedArr *a;
+  for (a = l->shared; a; a = a->next)
+    if (a->site == site) break;
+  if (a == NULL && (a = calloc(1, sizeof *a)) != NULL) {
+    a->site = site;
+    a->mem = zalloc((size_t)bytes);
+    if (a->mem == NULL) { free(a); a = NULL; }
+    else { a->next = l->shared; l->shared = a; }
+  }
+  char *m = a ? a->mem : NULL;
+  if (m == NULL) { l->oom = 1; m = bytes <= (int64_t)sizeof oom_scratch ? oom_scratch : NULL; }
+  pthread_mutex_unlock(&l->mu);
+  return m;
+}
+
+char *kjit_sim_dynshared(int64_t *bytes) {
+  Launch *l = cur->l;
+  *bytes = (int64_t)l->dynbytes;
+  return l->dynmem;
+}
+
+void ksim_register_symbols(void) {
+  kc_register_symbol("kjit_sim_sreg", (void *)kjit_sim_sreg);
+  kc_register_symbol("kjit_sim_syncthreads", (void *)kjit_sim_syncthreads);
+  kc_register_symbol("kjit_sim_shared", (void *)kjit_sim_shared);
+  kc_register_symbol("kjit_sim_dynshared", (void *)kjit_sim_dynshared);
+}
+
+static void run_thread(SimThread *t) {
+  Launch *l = t->l;
+  cur = t;
+  KErr e;
+  memset(&e, 0, sizeof e);
+  e.stack_limit = krt_stack_limit();
+  int64_t rets[2 * KJIT_MAXRETS];
+  if (l->entry(l->args, rets, &e) != 0) {
+    pthread_mutex_lock(&l->mu);
+    if (!l->failed) {
+      l->failed = 1;
+      l->err = e;
+      memcpy(l->ftid, t->tid, sizeof l->ftid);
+      memcpy(l->fbid, l->bid, sizeof l->fbid);
+    }
+    pthread_mutex_unlock(&l->mu);
+  }
+  cur = NULL;
+}
+
+static void *thread_main(void *p) {
+  SimThread *t = p;
+  run_thread(t);
+  thread_exit(t->l);
+  return NULL;
+}
+
+static void free_block(Launch *l) {
+  while (l->shared) {
+    SharedArr *n = l->shared->next;
+    free(l->shared->mem);
+    free(l->shared);
+    l->shared = n;
+  }
+  free(l->dynmem);
+  l->dynmem = NULL;
+}
+
+int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned block[3],
+             size_t dynbytes, int threaded, KErr *err, unsigned tid[3], unsigned bid[3]) {
+  Launch l;
+  memset(&l, 0, sizeof l);
+  l.entry = entry;
+  l.args = args;
+  memcpy(l.grid, grid, sizeof l.grid);
+  memcpy(l.block, block, sizeof l.block);
+  l.dynbytes = dynbytes;
+  pthread_mutex_init(&l.mu, NULL);
+  pthread_cond_init(&l.cv, NULL);
+  size_t nthreads = (size_t)block[0] * block[1] * block[2];
+  SimThread *ts = calloc(nthreads, sizeof *ts);
+  pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
+  int rc = 0;
+  memset(err, 0, sizeof *err);
+  if (ts == NULL || (threaded && ps == NULL)) goto nomem;
+  size_t k = 0;
+  for (unsigned z = 0; z < block[2]; z++)
+    for (unsigned y = 0; y < block[1]; y++)
+      for (unsigned x = 0; x < block[0]; x++, k++) {
+        ts[k].l = &l;
+        ts[k].tid[0] = x; ts[k].tid[1] = y; ts[k].tid[2] = z;
+      }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  for (unsigned bz = 0; bz < grid[2] && !l.failed && !l.oom; bz++)
+    for (unsigned by = 0; by < grid[1] && !l.failed && !l.oom; by++)
+      for (unsigned bx = 0; bx < grid[0] && !l.failed && !l.oom; bx++) {
+        l.bid[0] = bx; l.bid[1] = by; l.bid[2] = bz;
+        l.dynmem = zalloc(dynbytes);
+        if (l.dynmem == NULL) { pthread_attr_destroy(&attr); goto nomem; }
+        l.live = (int)nthreads;
+        l.waiting = 0;
+        if (!threaded) {
+          for (size_t i = 0; i < nthreads; i++) run_thread(&ts[i]);
+        } else {
+          size_t started = 0;
+          for (; started < nthreads; started++)
+            if (pthread_create(&ps[started], &attr, thread_main, &ts[started]) != 0) break;
+          if (started < nthreads) {
+            /* the threads never started count as exited, so the started
+            ** ones are not left waiting at a barrier */
+            for (size_t i = started; i < nthreads; i++) thread_exit(&l);
+            l.oom = 2;
+          }
+          for (size_t i = 0; i < started; i++) pthread_join(ps[i], NULL);
+        }
+        free_block(&l);
+        if (l.oom) break;
+      }
+  pthread_attr_destroy(&attr);
+  if (l.oom) goto nomem;
+  if (l.failed) {
+    *err = l.err;
+    memcpy(tid, l.ftid, sizeof l.ftid);
+    memcpy(bid, l.fbid, sizeof l.fbid);
+    rc = 1;
+  }
+  goto done;
+nomem:
+  free_block(&l);
+  err->msg = l.oom == 2 ? "cannot start the simulator's threads" : "not enough memory";
+  rc = -1;
+done:
+  free(ts);
+  free(ps);
+  pthread_mutex_destroy(&l.mu);
+  pthread_cond_destroy(&l.cv);
+  return rc;
+}

@@ -1,0 +1,1196 @@
+/*
+** kernel.c: cuda.jit kernels.
+**
+**   k = cuda.jit(fn [, opts])       a kernel object (userdata "kjit.kernel")
+**   k[{grid, block [, stream [, shared_bytes]]}](args...)
+**       the config table gives a launcher (cached per config, so repeated
+**       launches allocate nothing), whose call classifies the arguments,
+**       finds or compiles the specialization and launches it:
+**         GPU:        PTX (nvvm.c) -> cuModuleLoadData -> cuLaunchKernel
+**         simulate 1: the kernel compiled for the CPU (codegen KT_SIM),
+**                     run by cudasim.c
+**         simulate 2: the Lua function itself, one coroutine per thread
+**                     (the interpreted reference; print works there)
+**
+** The kjit.cuda built-ins (cuda.grid, cuda.shared.array ...) are C
+** functions here: the resolver recognises them by identity and the code
+** generator compiles them; called from interpreted Lua they read the
+** thread of the interpreted launcher and fail outside a kernel.
+**
+** Errors in kernels: each spec owns a small device error record
+** (codegen.h KJIT_KERR_WORDS); the first failing thread fills it; the
+** launch that copies host buffers back, and every synchronizing call
+** (kk_check_errors), reads it and raises "file:line: message (thread ...,
+** block ...)".
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "kjit.h"
+#include "buffer.h"
+#include "compile.h"
+#include "codegen.h"
+#include "cpu.h"
+#include "runtime.h"
+#include <llvm-c/Analysis.h>
+#include "nvvm.h"
+#include "cudadrv.h"
+#include "cudasim.h"
+#include "kernel.h"
+
+#define KERNEL_MT "kjit.kernel"
+#define LAUNCHER_MT "kjit.launcher"
+#define KSESSION_MT "kjit.kernel.session"
+#define DIM3_MT "kjit.cuda.dim3"
+
+/* ---- Specializations ------------------------------------------------------------ */
+
+typedef struct KernSpec {
+  struct KernSpec *next;
+  int nargs;
+  Type args[KJIT_MAXARGS];
+  int target;                  /* KT_NVPTX or KT_SIM */
+  int cc;                      /* KT_NVPTX: compute capability */
+  char name[48];               /* the kernel's symbol */
+  char *chunk;                 /* chunk name of the kernel, for messages */
+  char *ptx, *llvm, *types;
+  char **msgs; int nmsgs;      /* error()/assert() texts (KT_NVPTX) */
+  int uses_sync;
+  double compile_ms;
+  /* KT_SIM */
+  KCpuCode *code;
+  KEntry entry;
+  /* KT_NVPTX, loaded on first launch */
+  KCuModule mod;
+  KCuFunction func;
+  int moddev;
+  KCuDevPtr errrec;
+  int pending;                 /* launched since its record was last read */
+  struct KernSpec *pnext;      /* pending list */
+} KernSpec;
+
+typedef struct Kernel {
+  KernSpec *specs;             /* most recent first */
+  int boundscheck, fastmath, fma, opt;
+  int ncfg;                    /* launchers in the config cache */
+} Kernel;
+
+typedef struct Launcher {
+  unsigned grid[3], block[3];
+  unsigned shared;
+  const void *stream;          /* identity of the stream object, or NULL */
+} Launcher;
+
+/* Specs launched on the GPU whose error record has not been read since
+** (process-wide, like the driver's context: guarded by pending_mu). */
+static KernSpec *pending_specs;
+static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void pending_add(KernSpec *s) {
+  pthread_mutex_lock(&pending_mu);
+  if (!s->pending) { s->pending = 1; s->pnext = pending_specs; pending_specs = s; }
+  pthread_mutex_unlock(&pending_mu);
+}
+
+static KernSpec *pending_pop(void) {
+  pthread_mutex_lock(&pending_mu);
+  KernSpec *s = pending_specs;
+  if (s) { pending_specs = s->pnext; s->pending = 0; }
+  pthread_mutex_unlock(&pending_mu);
+  return s;
+}
+
+static void free_kspec(KernSpec *s) {
+  pthread_mutex_lock(&pending_mu);
+  if (s->pending) {
+    for (KernSpec **pp = &pending_specs; *pp; pp = &(*pp)->pnext)
+      if (*pp == s) { *pp = s->pnext; break; }
+  }
+  pthread_mutex_unlock(&pending_mu);
+  if (s->mod) kcu_module_unload(s->mod);
+  if (s->errrec) kcu_free_on(s->moddev, s->errrec);
+  kc_free(s->code);
+  for (int i = 0; i < s->nmsgs; i++) free(s->msgs[i]);
+  free(s->msgs);
+  free(s->chunk); free(s->ptx); free(s->llvm); free(s->types);
+  free(s);
+}
+
+static char *xstrdup(const char *s) {
+  if (s == NULL) return NULL;
+  size_t n = strlen(s) + 1;
+  char *r = malloc(n);
+  if (r) memcpy(r, s, n);
+  return r;
+}
+
+/* ---- Compiling ---------------------------------------------------------------------- */
+
+typedef struct KSessBox {
+  Session S;
+  LLVMContextRef C;                  /* KT_NVPTX */
+  LLVMOrcThreadSafeContextRef ctx;   /* KT_SIM */
+  LLVMModuleRef M;
+  KernSpec *ks;
+  int live;
+} KSessBox;
+
+static void ksess_release(lua_State *L, KSessBox *sb) {
+  if (!sb->live) return;
+  sb->live = 0;
+  if (sb->ks) { free_kspec(sb->ks); sb->ks = NULL; }
+  if (sb->S.builder) { LLVMDisposeBuilder(sb->S.builder); sb->S.builder = NULL; }
+  if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
+  if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
+  if (sb->C) { LLVMContextDispose(sb->C); sb->C = NULL; }
+  ka_free(&sb->S.arena);
+  if (sb->S.values_ref != LUA_NOREF) {
+    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.values_ref);
+    sb->S.values_ref = LUA_NOREF;
+  }
+}
+
+static int ksess_gc(lua_State *L) {
+  ksess_release(L, luaL_checkudata(L, 1, KSESSION_MT));
+  return 0;
+}
+
+static int nvptx_math_name(const char *base, int is_f32, char *buf, size_t n) {
+  snprintf(buf, n, "__nv_%s%s", base, is_f32 ? "f" : "");
+  return 1;
+}
+
+static const KTarget nvptx_target = { "nvptx", nvptx_math_name, 0, KT_NVPTX };
+static const KTarget sim_target = { "sim", NULL, 0, KT_SIM };
+
+static void type_list(luaL_Buffer *b, const Type *t, int n) {
+  char tb[32];
+  luaL_addchar(b, '(');
+  for (int i = 0; i < n; i++) {
+    if (i) luaL_addstring(b, ", ");
+    luaL_addstring(b, kt_name(t[i], tb, sizeof tb));
+  }
+  luaL_addchar(b, ')');
+}
+
+static char *types_text(lua_State *L, Session *S) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  char tb[32];
+  for (int i = 0; i < S->nspecs; i++) {
+    KSpec *sp = S->specs[i];
+    KFunc *f = sp->fn;
+    lua_pushfstring(L, "%s:%d: %s%s", f->chunkname, f->ast->line, i == 0 ? "kernel " : "device ",
+                    f->ast->name ? f->ast->name : "function");
+    luaL_addvalue(&b);
+    type_list(&b, sp->args, sp->nargs);
+    if (sp->nret > 0) { luaL_addstring(&b, " -> "); type_list(&b, sp->rets, sp->nret); }
+    luaL_addchar(&b, '\n');
+    for (int v = 0; v < f->nvars; v++) {
+      lua_pushfstring(L, "  local %s: %s\n", f->vars[v]->name,
+                      kt_name(sp->vartypes[f->vars[v]->id], tb, sizeof tb));
+      luaL_addvalue(&b);
+    }
+  }
+  luaL_pushresult(&b);
+  char *r = xstrdup(lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return r;
+}
+
+static void sess_fail(KSessBox *sb, const char *what, char *err) {
+  snprintf(sb->S.errmsg, sizeof sb->S.errmsg, "kjit.cuda: %s: %s", what, err ? err : "LLVM error");
+  free(err);
+  longjmp(*sb->S.jb, 1);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
+** capability cc, or KT_SIM); links the spec into the kernel. Raises Lua
+** errors (compile errors carry the user's file:line). */
+static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int nargs,
+                                int target, int cc) {
+  Kernel *k = luaL_checkudata(L, kidx_, KERNEL_MT);
+  volatile int kidx = lua_absindex(L, kidx_);   /* used after setjmp */
+  double t0 = now_ms();
+  KSessBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
+  memset(sb, 0, sizeof *sb);
+  sb->S.values_ref = LUA_NOREF;
+  if (luaL_newmetatable(L, KSESSION_MT)) {
+    lua_pushcfunction(L, ksess_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  int sbidx = lua_gettop(L);
+  Session *S = &sb->S;
+  ka_init(&S->arena);
+  sb->live = 1;
+  S->L = L;
+  S->boundscheck = k->boundscheck;
+  S->fastmath = k->fastmath;
+  S->opt = k->opt;
+  S->kernel = 1;
+  lua_newtable(L);
+  S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  KernSpec *ks = sb->ks = calloc(1, sizeof *ks);
+  if (ks == NULL) { ksess_release(L, sb); luaL_error(L, "not enough memory"); }
+  jmp_buf jb;
+  S->jb = &jb;
+  int top = lua_gettop(L);
+  if (setjmp(jb)) {
+    lua_settop(L, top);
+    lua_pushstring(L, S->errmsg);
+    ksess_release(L, sb);
+    lua_error(L);
+  }
+  lua_getiuservalue(L, kidx, 1);
+  KFunc *f = kr_function(S, -1);
+  lua_pop(L, 1);
+  int np = f->ast->nparams;
+  if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
+  Type pargs[KJIT_MAXARGS];
+  for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : TY(T_NIL);
+  KSpec *root = kt_spec(S, f, np, pargs);
+  kt_infer_all(S);
+  if (root->nret > 0)
+    ks_error(S, f, f->ast->line, "a kernel cannot return values (write the results into an array)");
+
+  ks->nargs = np;
+  memcpy(ks->args, pargs, sizeof(Type) * (size_t)np);
+  ks->target = target;
+  ks->cc = cc;
+  ks->chunk = xstrdup(f->chunkname);
+  snprintf(ks->name, sizeof ks->name, "kjit_kernel_%lu", kc_unique_id());
+  ks->types = types_text(L, S);
+  char *err = NULL;
+  if (target == KT_NVPTX) {
+    sb->C = LLVMContextCreate();
+    sb->M = LLVMModuleCreateWithNameInContext("kjit_kernel", sb->C);
+    kn_prepare_module(sb->M);
+    if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
+    kg_emit_kernel(S, sb->C, sb->M, root, ks->name, &nvptx_target);
+    /* only kernels comparing integers with floats or looping to a float
+    ** limit need the helpers (parsing them costs a few ms) */
+    if ((LLVMGetNamedFunction(sb->M, "kjit_rt_cmp_int_float") ||
+         LLVMGetNamedFunction(sb->M, "kjit_rt_forlimit")) &&
+        kc_link_ir(sb->M, kg_nvptx_runtime_ir, &err) != 0)
+      sess_fail(sb, "LLVM", err);
+    char *vmsg = NULL;
+    if (LLVMVerifyModule(sb->M, LLVMReturnStatusAction, &vmsg)) {
+      err = xstrdup(vmsg);
+      LLVMDisposeMessage(vmsg);
+      sess_fail(sb, "invalid kernel IR (a kjit bug)", err);
+    }
+    LLVMDisposeMessage(vmsg);
+    char *ir = LLVMPrintModuleToString(sb->M);
+    ks->llvm = xstrdup(ir);
+    LLVMDisposeMessage(ir);
+    ks->ptx = kn_compile(sb->M, ks->name, cc, k->fma, &err);
+    if (ks->ptx == NULL) sess_fail(sb, "PTX", err);
+    if (S->nmsgs > 0) {
+      ks->msgs = calloc((size_t)S->nmsgs, sizeof *ks->msgs);
+      if (ks->msgs == NULL) sess_fail(sb, "memory", xstrdup("not enough memory"));
+      ks->nmsgs = S->nmsgs;
+      for (int i = 0; i < S->nmsgs; i++) ks->msgs[i] = xstrdup(S->msgs[i]);
+    }
+  } else {
+    ksim_register_symbols();
+    kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
+    kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
+    sb->ctx = kc_new_context();
+    LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
+    sb->M = LLVMModuleCreateWithNameInContext("kjit_sim", C);
+    if (kc_prepare_module(sb->M, &err) != 0) sess_fail(sb, "LLVM", err);
+    if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
+    kg_emit(S, C, sb->M, root, ks->name, &sim_target);
+    KCpuOptions co = { k->opt, 1, 0 };
+    const char *names[1] = { ks->name };
+    void *addr = NULL;
+    LLVMModuleRef M = sb->M;
+    LLVMOrcThreadSafeContextRef ctx = sb->ctx;
+    sb->M = NULL; sb->ctx = NULL;
+    ks->code = kc_compile(ctx, M, &co, names, 1, &addr, &ks->llvm, NULL, &err);
+    if (ks->code == NULL) sess_fail(sb, "LLVM failed to compile the simulated kernel", err);
+    ks->entry = (KEntry)addr;
+  }
+  ks->uses_sync = S->uses_sync;
+  ks->compile_ms = now_ms() - t0;
+  sb->ks = NULL;
+  ksess_release(L, sb);
+  lua_settop(L, sbidx - 1);
+  ks->next = k->specs;
+  k->specs = ks;
+  return ks;
+}
+
+/* ---- Signatures ------------------------------------------------------------------------ */
+
+/* The type of kernel argument idx (a number, boolean, kjit array or
+** device array); raises a Lua error naming the argument otherwise. */
+static Type arg_type(lua_State *L, int idx, int argn) {
+  Type t = TY(T_NIL);
+  switch (lua_type(L, idx)) {
+  case LUA_TNUMBER: t = TY(lua_isinteger(L, idx) ? T_INT : T_F64); break;
+  case LUA_TBOOLEAN: t = TY(T_BOOL); break;
+  case LUA_TNIL: case LUA_TNONE: break;
+  case LUA_TUSERDATA: {
+    KBuffer *b = kb_test(L, idx);
+    if (b) { t = TY(T_BUF); t.dtype = (uint8_t)b->dtype; t.ndim = (uint8_t)b->ndim; break; }
+    KDevArray *d = kcu_test_devarray(L, idx);
+    if (d) { t = TY(T_BUF); t.dtype = (uint8_t)d->dtype; t.ndim = (uint8_t)d->ndim; break; }
+  }
+  /* fall through */
+  default:
+    luaL_error(L, "bad argument #%d to kernel (number, boolean, kjit array or device array "
+               "expected, got %s)", argn, luaL_typename(L, idx));
+  }
+  return t;
+}
+
+/* Exact match, or (loose) a number passed where the spec takes another
+** number type (k:compile("void(f32, ...)") then launched with a Lua float). */
+static int spec_fits(const KernSpec *s, const Type *t, int n, int loose) {
+  for (int i = 0; i < s->nargs; i++) {
+    Type a = i < n ? t[i] : TY(T_NIL), p = s->args[i];
+    if (a.kind == p.kind && (a.kind != T_BUF || (a.dtype == p.dtype && a.ndim == p.ndim))) continue;
+    if (loose && (a.kind == T_INT || a.kind == T_F64) && (p.kind == T_F32 || p.kind == T_F64)) continue;
+    return 0;
+  }
+  return 1;
+}
+
+static KernSpec *find_kspec(Kernel *k, const Type *t, int n, int target, int cc) {
+  for (int loose = 0; loose < 2; loose++)
+    for (KernSpec *s = k->specs; s; s = s->next)
+      if (s->target == target && (target != KT_NVPTX || s->cc == cc) && spec_fits(s, t, n, loose))
+        return s;
+  return NULL;
+}
+
+/* Parses "void(f32, f32[:], i64)" (the "void" is optional). */
+static int parse_sig(lua_State *L, const char *s, Type *out) {
+  const char *p = s;
+  while (*p == ' ') p++;
+  if (strncmp(p, "void", 4) == 0) p += 4;
+  while (*p == ' ') p++;
+  int paren = *p == '(';
+  if (paren) p++;
+  int n = 0;
+  for (;;) {
+    while (*p == ' ') p++;
+    if (*p == ')' || *p == 0) break;
+    char name[16];
+    int k = 0;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) { if (k < 15) name[k++] = *p; p++; }
+    name[k] = 0;
+    while (*p == ' ') p++;
+    int dt = -1;
+    for (int d = 0; d < KJIT_NDTYPES; d++) if (strcmp(kjit_dtype_name((kjit_dtype)d), name) == 0) dt = d;
+    if (strcmp(name, "float32") == 0) dt = KJIT_F32;
+    if (strcmp(name, "float64") == 0) dt = KJIT_F64;
+    if (strcmp(name, "int32") == 0) dt = KJIT_I32;
+    if (strcmp(name, "int64") == 0) dt = KJIT_I64;
+    Type t;
+    if (*p == '[') {
+      int nd = 1;
+      p++;
+      while (*p && *p != ']') { if (*p == ',') nd++; p++; }
+      if (*p != ']' || dt < 0 || nd > KJIT_MAXDIMS) goto bad;
+      p++;
+      t = TY(T_BUF); t.dtype = (uint8_t)dt; t.ndim = (uint8_t)nd;
+    } else if (strcmp(name, "f32") == 0 || strcmp(name, "float32") == 0) t = TY(T_F32);
+    else if (strcmp(name, "f64") == 0 || strcmp(name, "float64") == 0 || strcmp(name, "float") == 0 ||
+             strcmp(name, "double") == 0) t = TY(T_F64);
+    else if (strcmp(name, "bool") == 0 || strcmp(name, "boolean") == 0) t = TY(T_BOOL);
+    else if (dt >= 0 || strcmp(name, "int") == 0) t = TY(T_INT);   /* integer scalars are Lua integers */
+    else goto bad;
+    if (n >= KJIT_MAXARGS) goto bad;
+    out[n++] = t;
+    while (*p == ' ') p++;
+    if (*p == ',') p++;
+    else if (*p != ')' && *p != 0) goto bad;
+  }
+  if (paren && *p != ')') goto bad;
+  return n;
+bad:
+  return luaL_error(L, "bad kernel signature '%s' (expected e.g. \"void(f32, f32[:], i64)\")", s);
+}
+
+/* ---- Errors recorded by kernels ------------------------------------------------------- */
+
+/* Pushes "file:line: message (thread (x,y,z), block (x,y,z))". */
+static void push_kernel_error(lua_State *L, const KernSpec *s, const KErr *e,
+                              const unsigned tid[3], const unsigned bid[3]) {
+  krt_push_error(L, e);
+  lua_pushfstring(L, " (in thread (%d,%d,%d) of block (%d,%d,%d))", (int)tid[0], (int)tid[1],
+                  (int)tid[2], (int)bid[0], (int)bid[1], (int)bid[2]);
+  lua_concat(L, 2);
+  (void)s;
+}
+
+/* Reads a spec's device error record; raises if a thread failed. */
+static void check_record(lua_State *L, KernSpec *s) {
+  if (!s->errrec) return;
+  int64_t w[KJIT_KERR_WORDS];
+  kcu_memcpy_dtoh(L, w, s->errrec, sizeof w, NULL);
+  if (w[0] == 0) return;
+  int64_t zero[KJIT_KERR_WORDS];
+  memset(zero, 0, sizeof zero);
+  kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
+  KErr e;
+  memset(&e, 0, sizeof e);
+  e.kind = (int32_t)w[1];
+  e.line = (int32_t)w[2];
+  e.a = w[3]; e.b = w[4]; e.c = w[5];
+  e.msg = w[6] > 0 && w[6] <= s->nmsgs ? s->msgs[w[6] - 1] : NULL;
+  if (e.msg == NULL && (e.kind == KE_USER || e.kind == KE_USER_NOPOS || e.kind == KE_ASSERT))
+    e.msg = "error in kernel";
+  e.chunk = s->chunk;
+  memcpy(&e.f, &w[7], sizeof e.f);
+  unsigned tid[3], bid[3];
+  for (int i = 0; i < 3; i++) { tid[i] = (unsigned)w[8 + i]; bid[i] = (unsigned)w[11 + i]; }
+  push_kernel_error(L, s, &e, tid, bid);
+  lua_error(L);
+}
+
+void kk_check_errors(lua_State *L) {
+  KernSpec *s;
+  while ((s = pending_pop()) != NULL) check_record(L, s);
+}
+
+/* ---- The interpreted reference launcher ------------------------------------------ */
+
+typedef struct Interp {
+  unsigned tid[3], bid[3], block[3], grid[3];
+  size_t dynbytes;
+  int shared_ref;               /* registry: this block's shared arrays by call site */
+} Interp;
+
+static __thread Interp *icur;
+
+static Interp *need_kernel(lua_State *L, const char *what) {
+  if (icur == NULL)
+    luaL_error(L, "%s can only be called inside a kernel (launch it with k[{grid, block}](...))", what);
+  return icur;
+}
+
+static int l_grid(lua_State *L) {
+  Interp *t = need_kernel(L, "cuda.grid");
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n >= 1 && n <= 3, 1, "1, 2 or 3 expected");
+  for (int a = 0; a < n; a++)
+    lua_pushinteger(L, (lua_Integer)t->bid[a] * t->block[a] + t->tid[a] + 1);
+  return (int)n;
+}
+
+static int l_gridsize(lua_State *L) {
+  Interp *t = need_kernel(L, "cuda.gridsize");
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n >= 1 && n <= 3, 1, "1, 2 or 3 expected");
+  for (int a = 0; a < n; a++) lua_pushinteger(L, (lua_Integer)t->block[a] * t->grid[a]);
+  return (int)n;
+}
+
+static int l_syncthreads(lua_State *L) {
+  need_kernel(L, "cuda.syncthreads");
+  if (!lua_isyieldable(L))
+    return luaL_error(L, "cuda.syncthreads cannot be called here (inside a metamethod or C call)");
+  return lua_yield(L, 0);
+}
+
+static int l_threadfence(lua_State *L) {
+  need_kernel(L, "cuda.threadfence");
+  return 0;
+}
+
+static kjit_dtype arr_dtype(lua_State *L, int idx) {
+  return kb_checkdtype(L, idx, KJIT_F64);
+}
+
+static int l_shared_array(lua_State *L) {
+  Interp *t = need_kernel(L, "cuda.shared.array");
+  lua_Integer n = luaL_checkinteger(L, 1);
+  kjit_dtype d = arr_dtype(L, 2);
+  luaL_argcheck(L, n >= 0 && n <= (1 << 24), 1, "size out of range");
+  if (n == 0) n = (lua_Integer)(t->dynbytes / kjit_dtype_size(d));
+  /* one array per call site and block, as on the GPU */
+  lua_Debug ar;
+  const char *site = "?";
+  int line = 0;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) { site = ar.source; line = ar.currentline; }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t->shared_ref);
+  lua_pushfstring(L, "%s:%d:%d:%s", site, line, (int)luaL_checkinteger(L, 1), kjit_dtype_name(d));
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  int64_t shape[KJIT_MAXDIMS] = { n, 1, 1, 1 };
+  kb_push_new(L, d, 1, shape, 1);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, -5);
+  return 1;
+}
+
+static int l_local_array(lua_State *L) {
+  need_kernel(L, "cuda.local_array");
+  lua_Integer n = luaL_checkinteger(L, 1);
+  kjit_dtype d = arr_dtype(L, 2);
+  luaL_argcheck(L, n >= 1 && n <= (1 << 24), 1, "size out of range");
+  int64_t shape[KJIT_MAXDIMS] = { n, 1, 1, 1 };
+  kb_push_new(L, d, 1, shape, 1);
+  return 1;
+}
+
+enum { AT_ADD, AT_SUB, AT_MAX, AT_MIN, AT_EXCH, AT_CAS };
+
+/* The interpreted atomics: the launcher runs one coroutine at a time, so a
+** read-modify-write is atomic. Integer arithmetic wraps in the element
+** type, as the hardware's does. */
+static int atomic_op(lua_State *L, int op) {
+  need_kernel(L, "cuda.atomic");
+  KBuffer *b = kb_check(L, 1);
+  if (b->ndim != 1) return luaL_argerror(L, 1, "1-D array expected");
+  lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 1 || i > b->shape[0]) return kb_bounds_error(L, i, b->shape[0]);
+  int64_t k = i - 1;
+  kb_push_element(L, b, k);    /* the old value: the result */
+  int isf = kb_dtype_isfloat(b->dtype);
+  switch (b->dtype) {
+  case KJIT_I32: case KJIT_U32: case KJIT_I64: case KJIT_U64: case KJIT_F32: case KJIT_F64: break;
+  default: return luaL_error(L, "cuda.atomic: atomics work on i32, u32, i64, u64, f32 and f64 arrays");
+  }
+  if (op == AT_CAS && isf) return luaL_error(L, "cuda.atomic.cas works on integer arrays only");
+  int top = lua_gettop(L);
+  if (op == AT_EXCH) { kb_store_element(L, b, k, 3); lua_settop(L, top); return 1; }
+  if (op == AT_CAS) {
+    /* compare in the element type: store the expected value into a probe */
+    int64_t shape[KJIT_MAXDIMS] = { 1, 1, 1, 1 };
+    KBuffer *probe = kb_push_new(L, b->dtype, 1, shape, 1);
+    kb_store_element(L, probe, 0, 3);
+    size_t es = kjit_dtype_size(b->dtype);
+    if (memcmp(probe->data, b->data + k * (int64_t)es, es) == 0) kb_store_element(L, b, k, 4);
+    lua_settop(L, top);
+    return 1;
+  }
+  if (isf) {
+    lua_Number old = lua_tonumber(L, top), v = luaL_checknumber(L, 3);
+    lua_Number r = op == AT_ADD ? old + v : op == AT_SUB ? old - v :
+                   op == AT_MAX ? (v > old ? v : old) : (v < old ? v : old);
+    lua_pushnumber(L, r);
+  } else {
+    int64_t shape[KJIT_MAXDIMS] = { 1, 1, 1, 1 };
+    KBuffer *probe = kb_push_new(L, b->dtype, 1, shape, 1);
+    kb_store_element(L, probe, 0, 3);   /* v converted with the store rules */
+    uint64_t old = 0, v = 0;
+    size_t es = kjit_dtype_size(b->dtype);
+    memcpy(&old, b->data + k * (int64_t)es, es);
+    memcpy(&v, probe->data, es);
+    int uns = b->dtype == KJIT_U32 || b->dtype == KJIT_U64;
+    int64_t so = es == 4 ? (int64_t)(int32_t)old : (int64_t)old;
+    int64_t sv = es == 4 ? (int64_t)(int32_t)v : (int64_t)v;
+    uint64_t r;
+    switch (op) {
+    case AT_ADD: r = old + v; break;
+    case AT_SUB: r = old - v; break;
+    case AT_MAX: r = uns ? (v > old ? v : old) : (uint64_t)(sv > so ? sv : so); break;
+    default: r = uns ? (v < old ? v : old) : (uint64_t)(sv < so ? sv : so); break;
+    }
+    memcpy(b->data + k * (int64_t)es, &r, es);
+    lua_settop(L, top);
+    return 1;
+  }
+  kb_store_element(L, b, k, -1);
+  lua_settop(L, top);
+  return 1;
+}
+
+static int l_atomic_add(lua_State *L) { return atomic_op(L, AT_ADD); }
+static int l_atomic_sub(lua_State *L) { return atomic_op(L, AT_SUB); }
+static int l_atomic_max(lua_State *L) { return atomic_op(L, AT_MAX); }
+static int l_atomic_min(lua_State *L) { return atomic_op(L, AT_MIN); }
+static int l_atomic_exch(lua_State *L) { return atomic_op(L, AT_EXCH); }
+static int l_atomic_cas(lua_State *L) { return atomic_op(L, AT_CAS); }
+
+static const struct { lua_CFunction f; int id; const char *table, *name; } cuda_fns[] = {
+  { l_grid, B_CUDA_GRID, NULL, "grid" },
+  { l_gridsize, B_CUDA_GRIDSIZE, NULL, "gridsize" },
+  { l_syncthreads, B_CUDA_SYNCTHREADS, NULL, "syncthreads" },
+  { l_threadfence, B_CUDA_THREADFENCE, NULL, "threadfence" },
+  { l_shared_array, B_CUDA_SHARED_ARRAY, "shared", "array" },
+  { l_local_array, B_CUDA_LOCAL_ARRAY, NULL, "local_array" },
+  { l_atomic_add, B_CUDA_ATOMIC_ADD, "atomic", "add" },
+  { l_atomic_sub, B_CUDA_ATOMIC_SUB, "atomic", "sub" },
+  { l_atomic_max, B_CUDA_ATOMIC_MAX, "atomic", "max" },
+  { l_atomic_min, B_CUDA_ATOMIC_MIN, "atomic", "min" },
+  { l_atomic_exch, B_CUDA_ATOMIC_EXCH, "atomic", "exch" },
+  { l_atomic_cas, B_CUDA_ATOMIC_CAS, "atomic", "cas" },
+};
+
+typedef struct Dim3 { int id; } Dim3;
+
+static int dim3_index(lua_State *L) {
+  Dim3 *d = luaL_checkudata(L, 1, DIM3_MT);
+  const char *k = luaL_checkstring(L, 2);
+  static const char *const names[] = { "cuda.threadIdx", "cuda.blockIdx", "cuda.blockDim", "cuda.gridDim" };
+  int g = d->id - B_CUDA_THREADIDX;
+  Interp *t = need_kernel(L, names[g]);
+  if (!((k[0] == 'x' || k[0] == 'y' || k[0] == 'z') && k[1] == 0))
+    return luaL_error(L, "%s has no field '%s' (x, y, z)", names[g], k);
+  int a = k[0] - 'x';
+  unsigned v = g == 0 ? t->tid[a] : g == 1 ? t->bid[a] : g == 2 ? t->block[a] : t->grid[a];
+  lua_pushinteger(L, v);
+  return 1;
+}
+
+static int dim3_tostring(lua_State *L) {
+  Dim3 *d = luaL_checkudata(L, 1, DIM3_MT);
+  lua_pushfstring(L, "%s", kt_builtin_name(d->id));
+  return 1;
+}
+
+int kk_builtin_id(lua_State *L, int idx) {
+  lua_CFunction f = lua_tocfunction(L, idx);
+  if (f) {
+    for (size_t i = 0; i < sizeof cuda_fns / sizeof cuda_fns[0]; i++)
+      if (cuda_fns[i].f == f) return cuda_fns[i].id;
+    return -1;
+  }
+  Dim3 *d = luaL_testudata(L, idx, DIM3_MT);
+  return d ? d->id : -1;
+}
+
+/* Runs fn (at fidx) for every thread of the grid, one coroutine per thread
+** of a block, each resumed until it reaches cuda.syncthreads or returns:
+** every thread reaches a barrier before any passes it. Arguments: the
+** nargs values at argbase (device arrays already replaced by views). */
+static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase, int nargs) {
+  size_t nthreads = (size_t)c->block[0] * c->block[1] * c->block[2];
+  if (nthreads > 1024) luaL_error(L, "kernel launch: %d threads per block (at most 1024)", (int)nthreads);
+  Interp it;
+  memset(&it, 0, sizeof it);
+  memcpy(it.block, c->block, sizeof it.block);
+  memcpy(it.grid, c->grid, sizeof it.grid);
+  it.dynbytes = c->shared;
+  if (icur) luaL_error(L, "cannot launch a kernel from inside a kernel");
+  luaL_checkstack(L, (int)nthreads + nargs + 20, "too many threads");
+  int base = lua_gettop(L);
+  char *state = lua_newuserdatauv(L, nthreads, 0);   /* 0 run, 1 at barrier, 2 done */
+  for (unsigned bz = 0; bz < c->grid[2]; bz++)
+    for (unsigned by = 0; by < c->grid[1]; by++)
+      for (unsigned bx = 0; bx < c->grid[0]; bx++) {
+        it.bid[0] = bx; it.bid[1] = by; it.bid[2] = bz;
+        lua_newtable(L);
+        it.shared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        int cobase = lua_gettop(L);
+        for (size_t i = 0; i < nthreads; i++) {
+          lua_State *co = lua_newthread(L);
+          lua_pushvalue(L, fidx);
+          for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
+          lua_xmove(L, co, nargs + 1);
+          state[i] = 0;
+        }
+        size_t done = 0;
+        int first = 1;
+        while (done < nthreads) {
+          for (size_t i = 0; i < nthreads; i++) {
+            if (state[i] == 2) continue;
+            lua_State *co = lua_tothread(L, cobase + 1 + (int)i);
+            it.tid[0] = (unsigned)(i % c->block[0]);
+            it.tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
+            it.tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
+            int nres;
+            icur = &it;
+            int st = lua_resume(co, L, first ? nargs : 0, &nres);
+            icur = NULL;
+            if (st == LUA_YIELD) { lua_pop(co, nres); state[i] = 1; continue; }
+            state[i] = 2;
+            done++;
+            if (st != LUA_OK) {
+              const char *msg = lua_tostring(co, -1);
+              lua_pushfstring(L, "%s (in thread (%d,%d,%d) of block (%d,%d,%d))",
+                              msg ? msg : "error object is not a string", (int)it.tid[0],
+                              (int)it.tid[1], (int)it.tid[2], (int)bx, (int)by, (int)bz);
+              luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
+              lua_error(L);
+            }
+          }
+          first = 0;
+        }
+        luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
+        lua_settop(L, cobase);
+      }
+  lua_settop(L, base);
+}
+
+/* ---- Launching ---------------------------------------------------------------------- */
+
+/* Reads an integer or {x, y, z} into v[3]. */
+static void read_dim3(lua_State *L, int idx, unsigned v[3], const char *what) {
+  v[0] = v[1] = v[2] = 1;
+  if (lua_isinteger(L, idx)) {
+    lua_Integer x = lua_tointeger(L, idx);
+    if (x < 1 || x > 0x7fffffff) luaL_error(L, "kernel launch: %s %I out of range (at least 1)", what, (lua_Integer)x);
+    v[0] = (unsigned)x;
+    return;
+  }
+  if (!lua_istable(L, idx))
+    luaL_error(L, "kernel launch: %s must be an integer or {x, y, z}, got %s", what, luaL_typename(L, idx));
+  int n = (int)luaL_len(L, idx);
+  if (n < 1 || n > 3) luaL_error(L, "kernel launch: %s must have 1 to 3 dimensions", what);
+  for (int i = 0; i < n; i++) {
+    lua_geti(L, idx, i + 1);
+    int ok;
+    lua_Integer x = lua_tointegerx(L, -1, &ok);
+    lua_pop(L, 1);
+    if (!ok || x < 1 || x > 0x7fffffff)
+      luaL_error(L, "kernel launch: %s[%d] must be a positive integer", what, i + 1);
+    v[i] = (unsigned)x;
+  }
+}
+
+/* k[{grid, block [, stream [, shared_bytes]]}]: the launcher for that
+** config, from the kernel's cache when one with the same config exists. */
+static int push_launcher(lua_State *L, int kidx, int cfg) {
+  Launcher c;
+  memset(&c, 0, sizeof c);
+  lua_geti(L, cfg, 1);
+  read_dim3(L, -1, c.grid, "grid");
+  lua_geti(L, cfg, 2);
+  read_dim3(L, -1, c.block, "block");
+  lua_geti(L, cfg, 3);   /* stream */
+  int sidx = lua_gettop(L);
+  if (!lua_isnil(L, sidx) && !(lua_isinteger(L, sidx) && lua_tointeger(L, sidx) == 0)) {
+    if (!lua_isuserdata(L, sidx)) luaL_error(L, "kernel launch: config[3] must be a stream (cuda.stream()) or 0");
+    c.stream = lua_topointer(L, sidx);
+  }
+  lua_geti(L, cfg, 4);
+  if (!lua_isnil(L, -1)) {
+    int ok;
+    lua_Integer sh = lua_tointegerx(L, -1, &ok);
+    if (!ok || sh < 0 || sh > (1 << 30)) luaL_error(L, "kernel launch: shared_bytes must be a non-negative integer");
+    c.shared = (unsigned)sh;
+  }
+  lua_pop(L, 1);
+  /* the cache is keyed by a hash of the config; entries are compared */
+  uint64_t h = 1469598103934665603ull;
+  const unsigned char *bytes = (const unsigned char *)&c;
+  for (size_t i = 0; i < sizeof c; i++) h = (h ^ bytes[i]) * 1099511628211ull;
+  lua_Integer key = (lua_Integer)(h >> 1);
+  lua_getiuservalue(L, kidx, 2);
+  int cache = lua_gettop(L);
+  if (lua_rawgeti(L, cache, key) == LUA_TUSERDATA) {
+    Launcher *old = lua_touserdata(L, -1);
+    if (memcmp(old, &c, sizeof c) == 0) return 1;
+  }
+  lua_pop(L, 1);
+  Launcher *l = lua_newuserdatauv(L, sizeof *l, 2);
+  *l = c;
+  luaL_setmetatable(L, LAUNCHER_MT);
+  lua_pushvalue(L, kidx);
+  lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, sidx);
+  lua_setiuservalue(L, -2, 2);
+  /* bounded: a kernel launched with ever-new configs starts a new cache */
+  Kernel *k = lua_touserdata(L, kidx);
+  if (++k->ncfg > 64) {
+    k->ncfg = 1;
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, kidx, 2);
+    lua_replace(L, cache);
+  }
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, cache, key);
+  return 1;
+}
+
+static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs) {
+  int64_t slots[KJIT_MAXARGS];
+  KBuffer tmp[KJIT_MAXARGS];
+  for (int i = 0; i < s->nargs; i++) {
+    int idx = argbase + i;
+    Type p = s->args[i];
+    slots[i] = 0;
+    if (i >= nargs) continue;
+    switch (p.kind) {
+    case T_INT: slots[i] = lua_tointeger(L, idx); break;
+    case T_F64: case T_F32: { double d = lua_tonumber(L, idx); memcpy(&slots[i], &d, 8); break; }
+    case T_BOOL: slots[i] = lua_toboolean(L, idx); break;
+    case T_BUF: {
+      KBuffer *b = kb_test(L, idx);
+      if (b == NULL) {
+        KDevArray *d = kcu_check_devarray(L, idx);
+        memset(&tmp[i], 0, sizeof tmp[i]);
+        tmp[i].data = (char *)(uintptr_t)d->ptr;
+        memcpy(tmp[i].shape, d->shape, sizeof tmp[i].shape);
+        tmp[i].size = d->size;
+        tmp[i].ndim = d->ndim;
+        tmp[i].dtype = d->dtype;
+        b = &tmp[i];
+      }
+      slots[i] = (int64_t)(intptr_t)b;
+      break;
+    }
+    default: break;
+    }
+  }
+  size_t nthreads = (size_t)c->block[0] * c->block[1] * c->block[2];
+  if (nthreads > 1024) luaL_error(L, "kernel launch: %d threads per block (at most 1024)", (int)nthreads);
+  KErr e;
+  unsigned tid[3], bid[3];
+  int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid);
+  if (rc < 0) luaL_error(L, "kjit.cuda simulator: %s", e.msg ? e.msg : "failed");
+  if (rc > 0) { push_kernel_error(L, s, &e, tid, bid); lua_error(L); }
+}
+
+/* Loads the spec's module on device dev (once per device change). Each
+** step can raise: a half-prepared spec (func or errrec still 0) is
+** prepared again at the next launch. */
+static void gpu_prepare(lua_State *L, KernSpec *s, int dev) {
+  if (s->mod && s->func && s->errrec && s->moddev == dev) return;
+  if (s->mod) { kcu_module_unload(s->mod); s->mod = NULL; s->func = NULL; }
+  if (s->errrec) { kcu_free_on(s->moddev, s->errrec); s->errrec = 0; }
+  s->moddev = dev;
+  s->mod = kcu_module_load(L, s->ptx);
+  s->func = kcu_get_function(L, s->mod, s->name);
+  s->errrec = kcu_alloc(L, KJIT_KERR_WORDS * 8);
+  int64_t zero[KJIT_KERR_WORDS];
+  memset(zero, 0, sizeof zero);
+  kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
+}
+
+/* Host buffers passed to a GPU kernel: copied in before, out after,
+** through device arrays on the Lua stack, so an error anywhere leaves
+** their memory to the GC. */
+typedef struct HostCopy { KBuffer *b; KCuDevPtr d; size_t bytes; } HostCopy;
+
+static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream) {
+  luaL_checkstack(L, KJIT_MAXARGS + 8, "kernel arguments");
+  int dev = kcu_device();
+  gpu_prepare(L, s, dev);
+  uint64_t vals[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
+  void *params[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
+  HostCopy hc[KJIT_MAXARGS];
+  int nh = 0, np = 0;
+  for (int i = 0; i < s->nargs; i++) {
+    int idx = argbase + i;
+    Type p = s->args[i];
+    switch (p.kind) {
+    case T_INT: vals[np] = (uint64_t)(i < nargs ? lua_tointeger(L, idx) : 0); params[np] = &vals[np]; np++; break;
+    case T_F64: { double d = i < nargs ? lua_tonumber(L, idx) : 0; memcpy(&vals[np], &d, 8); params[np] = &vals[np]; np++; break; }
+    case T_F32: { float f = (float)(i < nargs ? lua_tonumber(L, idx) : 0); vals[np] = 0; memcpy(&vals[np], &f, 4); params[np] = &vals[np]; np++; break; }
+    case T_BOOL: vals[np] = (uint64_t)lua_toboolean(L, idx); params[np] = &vals[np]; np++; break;
+    case T_BUF: {
+      KBuffer *b = kb_test(L, idx);
+      const int64_t *shape;
+      KCuDevPtr ptr;
+      if (b) {
+        size_t bytes = (size_t)b->size * kjit_dtype_size(b->dtype);
+        KDevArray *tmp = kcu_push_devarray(L, b->dtype, b->ndim, b->shape);
+        ptr = tmp->ptr;
+        hc[nh].b = b; hc[nh].d = ptr; hc[nh].bytes = bytes; nh++;
+        kcu_memcpy_htod(L, ptr, b->data, bytes, stream);
+        shape = b->shape;
+      } else {
+        KDevArray *d = kcu_check_devarray(L, idx);
+        ptr = d->ptr;
+        shape = d->shape;
+      }
+      vals[np] = ptr; params[np] = &vals[np]; np++;
+      for (int k = 0; k < p.ndim; k++) { vals[np] = (uint64_t)shape[k]; params[np] = &vals[np]; np++; }
+      break;
+    }
+    default: break;
+    }
+  }
+  vals[np] = s->errrec; params[np] = &vals[np]; np++;
+  vals[np] = c->shared; params[np] = &vals[np]; np++;
+  kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
+  pending_add(s);
+  if (nh > 0) {
+    for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);
+    kcu_sync(L, stream);   /* raises a kernel error through the sync hook */
+  }
+}
+
+/* launcher(args...) */
+static int launcher_call(lua_State *L) {
+  Launcher *c = luaL_checkudata(L, 1, LAUNCHER_MT);
+  int nargs = lua_gettop(L) - 1;
+  if (nargs > KJIT_MAXARGS) return luaL_error(L, "too many kernel arguments (at most %d)", KJIT_MAXARGS);
+  Type t[KJIT_MAXARGS];
+  for (int i = 0; i < nargs; i++) t[i] = arg_type(L, 2 + i, i + 1);
+  lua_getiuservalue(L, 1, 1);
+  int kidx = lua_gettop(L);
+  Kernel *k = lua_touserdata(L, kidx);
+  int mode = kcu_sim_mode();
+  if (mode == 2) {
+    /* the plain Lua function; device arrays become views of their memory */
+    for (int i = 0; i < nargs; i++) {
+      KDevArray *d = kcu_test_devarray(L, 2 + i);
+      if (d) {
+        kcu_check_usable(L, d, i + 1);
+        lua_pushvalue(L, 2 + i);   /* keeps the device memory alive during the launch */
+        kb_push_borrowed(L, (void *)(uintptr_t)d->ptr, d->dtype, d->ndim, d->shape, NULL, NULL);
+        lua_replace(L, 2 + i);
+      }
+    }
+    lua_getiuservalue(L, kidx, 1);
+    interp_launch(L, lua_gettop(L), c, 2, nargs);
+    return 0;
+  }
+  if (mode == 1) {
+    KernSpec *s = find_kspec(k, t, nargs, KT_SIM, 0);
+    if (s == NULL) s = compile_kernel(L, kidx, t, nargs, KT_SIM, 0);
+    run_sim(L, s, c, 2, nargs);
+    return 0;
+  }
+  kcu_ensure(L);
+  int cc = kcu_compute_capability(L);
+  KernSpec *s = find_kspec(k, t, nargs, KT_NVPTX, cc);
+  if (s == NULL) s = compile_kernel(L, kidx, t, nargs, KT_NVPTX, cc);
+  KCuStream stream = NULL;
+  if (c->stream) {
+    lua_getiuservalue(L, 1, 2);
+    stream = kcu_check_stream(L, -1);
+    lua_pop(L, 1);
+  }
+  run_gpu(L, s, c, 2, nargs, stream);
+  return 0;
+}
+
+static int launcher_tostring(lua_State *L) {
+  Launcher *c = luaL_checkudata(L, 1, LAUNCHER_MT);
+  lua_pushfstring(L, "kjit.launcher: grid (%d,%d,%d), block (%d,%d,%d), %d shared bytes",
+                  (int)c->grid[0], (int)c->grid[1], (int)c->grid[2], (int)c->block[0],
+                  (int)c->block[1], (int)c->block[2], (int)c->shared);
+  return 1;
+}
+
+/* ---- The kernel object --------------------------------------------------------------- */
+
+static int default_cc(lua_State *L, int idx) {
+  if (!lua_isnoneornil(L, idx)) {
+    lua_Integer cc = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, cc >= 50 && cc <= 120, idx, "compute capability such as 80 or 90 expected");
+    return (int)cc;
+  }
+  if (kcu_sim_mode() == 0 && kcu_available(NULL)) return kcu_compute_capability(L);
+  return 90;
+}
+
+/* k:compile(sig [, cc]): PTX for sig, without a GPU. Returns k. */
+static int kernel_compile(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  const char *sig = luaL_checkstring(L, 2);
+  int cc = default_cc(L, 3);
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  if (find_kspec(k, t, n, KT_NVPTX, cc) == NULL) compile_kernel(L, 1, t, n, KT_NVPTX, cc);
+  else {
+    /* make it the most recent, for inspect */
+    KernSpec *s = find_kspec(k, t, n, KT_NVPTX, cc), **pp;
+    for (pp = &k->specs; *pp != s; pp = &(*pp)->next) {}
+    *pp = s->next;
+    s->next = k->specs;
+    k->specs = s;
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* k:inspect("types" | "llvm" | "ptx" [, sig]) */
+static int kernel_inspect(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  static const char *const whats[] = { "types", "llvm", "ptx", NULL };
+  int what = luaL_checkoption(L, 2, "types", whats);
+  if (!lua_isnoneornil(L, 3)) {
+    lua_pushcfunction(L, kernel_compile);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 3);
+    lua_call(L, 2, 0);
+  }
+  KernSpec *s = k->specs;
+  if (what == 2) while (s && s->target != KT_NVPTX) s = s->next;
+  if (s == NULL)
+    return luaL_error(L, "nothing compiled yet: launch the kernel or use k:compile(sig) first");
+  lua_pushstring(L, what == 0 ? s->types : what == 1 ? s->llvm : s->ptx);
+  return 1;
+}
+
+static int kernel_gc(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  while (k->specs) {
+    KernSpec *n = k->specs->next;
+    free_kspec(k->specs);
+    k->specs = n;
+  }
+  return 0;
+}
+
+static int kernel_index(lua_State *L) {
+  luaL_checkudata(L, 1, KERNEL_MT);
+  if (lua_istable(L, 2)) return push_launcher(L, 1, 2);
+  const char *key = lua_tostring(L, 2);
+  if (key && strcmp(key, "lua") == 0) { lua_getiuservalue(L, 1, 1); return 1; }
+  if (key && strcmp(key, "compile") == 0) { lua_pushcfunction(L, kernel_compile); return 1; }
+  if (key && strcmp(key, "inspect") == 0) { lua_pushcfunction(L, kernel_inspect); return 1; }
+  if (key && strcmp(key, "compile_ms") == 0) {
+    Kernel *k = lua_touserdata(L, 1);
+    if (k->specs) lua_pushnumber(L, k->specs->compile_ms);
+    else lua_pushnil(L);
+    return 1;
+  }
+  if (lua_type(L, 2) == LUA_TNUMBER || key == NULL)
+    return luaL_error(L, "launch a kernel with a config table: k[{grid, block}](...)");
+  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, compile_ms; launch with k[{grid, block}])", key);
+}
+
+static int kernel_call(lua_State *L) {
+  return luaL_error(L, "a kernel needs a launch config: k[{grid, block}](...)");
+}
+
+static int kernel_tostring(lua_State *L) {
+  lua_pushfstring(L, "kjit.kernel: %p", lua_topointer(L, 1));
+  return 1;
+}
+
+static int opt_flag(lua_State *L, int t, const char *name, int def) {
+  if (lua_isnoneornil(L, t)) return def;
+  int ty = lua_getfield(L, t, name);
+  int v = ty == LUA_TNIL ? def : lua_toboolean(L, -1);
+  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+    luaL_error(L, "bad option '%s' to 'cuda.jit' (boolean expected, got %s)", name, lua_typename(L, ty));
+  lua_pop(L, 1);
+  return v;
+}
+
+/* cuda.jit(fn [, opts]) */
+static int l_cuda_jit(lua_State *L) {
+  if (luaL_testudata(L, 1, "kjit.jit")) {
+    lua_getiuservalue(L, 1, 1);
+    lua_replace(L, 1);
+  }
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
+  lua_settop(L, 2);
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+      const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+      if (strcmp(k, "boundscheck") && strcmp(k, "fastmath") && strcmp(k, "fma") &&
+          strcmp(k, "opt") && strcmp(k, "cache"))
+        return luaL_error(L, "unknown option '%s' to 'cuda.jit' (boundscheck, fastmath, fma, opt)", k);
+      lua_pop(L, 1);
+    }
+    if (opt_flag(L, 2, "cache", 0))
+      return luaL_error(L, "cuda.jit option 'cache' is not available yet");
+  }
+  Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
+  memset(k, 0, sizeof *k);
+  k->boundscheck = opt_flag(L, 2, "boundscheck", 1);
+  k->fastmath = opt_flag(L, 2, "fastmath", 0);
+  k->fma = opt_flag(L, 2, "fma", 1);
+  k->opt = 3;
+  if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "opt") != LUA_TNIL) {
+    int ok;
+    lua_Integer o = lua_tointegerx(L, -1, &ok);
+    if (!ok || o < 0 || o > 3) return luaL_error(L, "bad option 'opt' to 'cuda.jit' (0..3 expected)");
+    k->opt = (int)o;
+    lua_pop(L, 1);
+  } else if (!lua_isnoneornil(L, 2)) lua_pop(L, 1);
+  luaL_setmetatable(L, KERNEL_MT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, 2);
+  return 1;
+}
+
+/* cuda.compile_ptx(fn, sig [, cc]) -> ptx, kernel name */
+static int l_compile_ptx(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  const char *sig = luaL_checkstring(L, 2);
+  int cc = default_cc(L, 3);
+  lua_pushcfunction(L, l_cuda_jit);
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  int kidx = lua_gettop(L);
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  KernSpec *s = compile_kernel(L, kidx, t, n, KT_NVPTX, cc);
+  lua_pushstring(L, s->ptx);
+  lua_pushstring(L, s->name);
+  return 2;
+}
+
+/* cuda.ptx_backend() -> "libNVVM" | "LLVM NVPTX", reason */
+static int l_ptx_backend(lua_State *L) {
+  const char *why;
+  lua_pushstring(L, kn_backend(&why));
+  if (why) lua_pushstring(L, why);
+  else lua_pushnil(L);
+  return 2;
+}
+
+void kk_open(lua_State *L) {
+  int t = lua_gettop(L);
+  kcu_set_sync_hook(kk_check_errors);
+  if (luaL_newmetatable(L, KERNEL_MT)) {
+    lua_pushcfunction(L, kernel_index); lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, kernel_call); lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, kernel_gc); lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, kernel_tostring); lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "kjit.kernel"); lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, LAUNCHER_MT)) {
+    lua_pushcfunction(L, launcher_call); lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, launcher_tostring); lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "kjit.launcher"); lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, DIM3_MT)) {
+    lua_pushcfunction(L, dim3_index); lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, dim3_tostring); lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "kjit.cuda.dim3"); lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_cuda_jit); lua_setfield(L, t, "jit");
+  lua_pushcfunction(L, l_compile_ptx); lua_setfield(L, t, "compile_ptx");
+  lua_pushcfunction(L, l_ptx_backend); lua_setfield(L, t, "ptx_backend");
+  for (size_t i = 0; i < sizeof cuda_fns / sizeof cuda_fns[0]; i++) {
+    if (cuda_fns[i].table) {
+      if (lua_getfield(L, t, cuda_fns[i].table) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, t, cuda_fns[i].table);
+      }
+      lua_pushcfunction(L, cuda_fns[i].f);
+      lua_setfield(L, -2, cuda_fns[i].name);
+      lua_pop(L, 1);
+    } else {
+      lua_pushcfunction(L, cuda_fns[i].f);
+      lua_setfield(L, t, cuda_fns[i].name);
+    }
+  }
+  static const char *const dims[] = { "threadIdx", "blockIdx", "blockDim", "gridDim" };
+  for (int i = 0; i < 4; i++) {
+    Dim3 *d = lua_newuserdatauv(L, sizeof *d, 0);
+    d->id = B_CUDA_THREADIDX + i;
+    luaL_setmetatable(L, DIM3_MT);
+    lua_setfield(L, t, dims[i]);
+  }
+  lua_settop(L, t);
+}

@@ -1,0 +1,23 @@
+/*
+** kernel.h: cuda.jit kernels: compiling (PTX for the GPU, CPU code for the
+** simulator), launching with bracket configs, the interpreted reference
+** launcher, and the kjit.cuda built-ins kernels call.
+*/
+#ifndef KJIT_KERNEL_H
+#define KJIT_KERNEL_H
+#include "lua.h"
+
+/* The built-in id (compile.h B_CUDA_*) of the value at idx, when it is one
+** of kjit.cuda's kernel functions (cuda.grid ...) or dim3 objects
+** (cuda.threadIdx ...); else -1. */
+int kk_builtin_id(lua_State *L, int idx);
+
+/* Adds cuda.jit, cuda.compile_ptx and the kernel built-ins to the
+** kjit.cuda table at the top of the stack. */
+void kk_open(lua_State *L);
+
+/* Raises the first error a kernel launched since the last check recorded
+** on the device (bounds errors ...); called by every synchronizing call. */
+void kk_check_errors(lua_State *L);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+** nvvm.h: LLVM bitcode to PTX. libNVVM (loaded with dlopen, libdevice
+** added lazily) is the main path; LLVM's own NVPTX backend is the
+** fallback when libNVVM is absent.
+*/
+#ifndef KJIT_NVVM_H
+#define KJIT_NVVM_H
+#include <stddef.h>
+#include <llvm-c/Core.h>
+
+/* Sets the NVPTX triple, data layout and !nvvmir.version on M. */
+void kn_prepare_module(LLVMModuleRef M);
+
+/* Which compiler kn_compile will use: "libNVVM" or "LLVM NVPTX"; *why
+** says why libNVVM is not used (NULL when it is). */
+const char *kn_backend(const char **why);
+
+/* Compiles M (typed-pointer LLVM 14 IR built by codegen.c, no passes run)
+** for compute capability cc (e.g. 90) to PTX. kernel names the kernel
+** (kept external by the fallback). fma: allow contraction to fused
+** multiply-add. Returns malloc'd PTX, or NULL with *err (malloc'd) set.
+** M is not consumed. */
+char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, char **err);
+
+/* Where libdevice and ptxas are (for tests and messages), or NULL. */
+const char *kn_libdevice_path(void);
+
+#endif

@@ -1,0 +1,540 @@
+/*
+** mock_libcuda.c: a fake CUDA driver over host memory, for kjit's tests.
+** Built as libmockcuda.so; tests load it with KJIT_LIBCUDA=<path> so the
+** driver path of src/cudadrv.c runs without a GPU. It implements only the
+** entry points kjit uses, and is stricter than the real driver where that
+** catches bugs: copies must stay inside one live allocation of the current
+** context's device, handles are checked, new allocations are filled with
+** 0xA5 (so a missing memset shows).
+**
+** Environment:
+**   MOCK_CUDA_DEVICES=n      devices (default 2; 0: cuDeviceGetCount says 0)
+**   MOCK_CUDA_MEM=bytes      memory per device (default 256 MiB)
+**   MOCK_CUDA_FAIL=a,b=code  entry points that fail; code defaults to a
+**                            plausible one (cuMemAlloc_v2: out of memory)
+**   MOCK_CUDA_REPORT=path    at exit, write "key=value" counters there
+**                            (live_allocs, bad_frees, bad_copies, ...)
+** Modules accept any text; one containing "MOCK_PTX_ERROR" (or an injected
+** failure) fails with CUDA_ERROR_INVALID_PTX and a JIT error log; cuModuleGetFunction fails for the
+** name "missing". cuLaunchKernel checks its arguments and runs nothing.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define API __attribute__((visibility("default")))
+
+typedef int CUresult;
+typedef uint64_t CUdeviceptr;
+
+enum {
+  OK = 0, E_INVALID_VALUE = 1, E_OUT_OF_MEMORY = 2, E_NOT_INITIALIZED = 3,
+  E_NO_DEVICE = 100, E_INVALID_DEVICE = 101, E_INVALID_CONTEXT = 201,
+  E_INVALID_PTX = 218, E_INVALID_HANDLE = 400, E_NOT_FOUND = 500,
+  E_UNKNOWN = 999
+};
+
+#define MAXDEV 8
+#define MAGIC_STREAM 0x5354524dU
+#define MAGIC_EVENT  0x4556454eU
+#define MAGIC_MODULE 0x4d4f4455U
+
+typedef struct Ctx { int dev; } Ctx;
+typedef struct Alloc { CUdeviceptr p; size_t n; int dev; void *mem; } Alloc;
+typedef struct Stream { unsigned magic; int dev; } Stream;
+typedef struct Event { unsigned magic; int dev; int recorded; double t; } Event;
+typedef struct Module { unsigned magic; int dev; } Module;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int inited, ndev = 2;
+static size_t devmem = (size_t)256 << 20, used[MAXDEV];
+static Ctx ctxs[MAXDEV];
+static int retained[MAXDEV];
+static __thread Ctx *current;
+static Alloc *allocs;
+static size_t nalloc, capalloc;
+static const char *failspec;
+static struct {
+  long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
+       live_events, live_modules, syncs, launches, memsets;
+} st;
+
+/* ------------------------------------------------------------------ */
+
+static void report(void) {
+  const char *path = getenv("MOCK_CUDA_REPORT");
+  size_t bytes = 0, k;
+  FILE *f;
+  if (!path || !*path || !(f = fopen(path, "w"))) return;
+  for (k = 0; k < nalloc; k++) bytes += allocs[k].n;
+  fprintf(f, "live_allocs=%zu\nlive_bytes=%zu\nallocs=%ld\nfrees=%ld\n"
+          "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
+          "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
+          "memsets=%ld\n", nalloc, bytes, st.allocs, st.frees, st.bad_frees,
+          st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
+          st.live_modules, st.syncs, st.launches, st.memsets);
+  fclose(f);
+}
+
+static void setup(void) {
+  const char *e;
+  int k;
+  if ((e = getenv("MOCK_CUDA_DEVICES")) && *e) ndev = atoi(e);
+  if (ndev > MAXDEV) ndev = MAXDEV;
+  if (ndev < 0) ndev = 0;
+  if ((e = getenv("MOCK_CUDA_MEM")) && *e) devmem = (size_t)strtoull(e, NULL, 0);
+  failspec = getenv("MOCK_CUDA_FAIL");
+  for (k = 0; k < MAXDEV; k++) ctxs[k].dev = k;
+  atexit(report);
+}
+
+/* The injected failure for entry point name, or 0. */
+static CUresult fail(const char *name, CUresult dflt) {
+  const char *p;
+  size_t n = strlen(name);
+  pthread_once(&once, setup);
+  for (p = failspec; p && *p; ) {
+    const char *end = p + strcspn(p, ",");
+    if ((size_t)(end - p) >= n && strncmp(p, name, n) == 0 &&
+        (p[n] == ',' || p[n] == '\0' || p[n] == '='))
+      return p[n] == '=' ? atoi(p + n + 1) : dflt;
+    p = *end ? end + 1 : end;
+  }
+  return 0;
+}
+
+#define ENTER(name, dflt) \
+  do { CUresult f_ = fail(name, dflt); if (f_) return f_; \
+       if (!inited) return E_NOT_INITIALIZED; } while (0)
+#define NEED_CTX() do { if (!current) return E_INVALID_CONTEXT; } while (0)
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* The allocation holding [p, p+n) on the current device, or NULL. */
+static Alloc *find(CUdeviceptr p, size_t n) {
+  size_t k;
+  for (k = 0; k < nalloc; k++)
+    if (p >= allocs[k].p && n <= allocs[k].n && p - allocs[k].p <= allocs[k].n - n)
+      return current && allocs[k].dev == current->dev ? &allocs[k] : NULL;
+  return NULL;
+}
+
+static int stream_ok(void *s) {
+  Stream *x = (Stream *)s;
+  return s == NULL || (x->magic == MAGIC_STREAM && current && x->dev == current->dev);
+}
+
+/* ------------------------------------------------------------------ */
+/* initialization and devices                                          */
+/* ------------------------------------------------------------------ */
+
+API CUresult cuInit(unsigned flags) {
+  CUresult f = fail("cuInit", E_NO_DEVICE);
+  if (f) return f;
+  if (flags != 0) return E_INVALID_VALUE;
+  inited = 1;
+  return OK;
+}
+
+API CUresult cuDriverGetVersion(int *v) {
+  ENTER("cuDriverGetVersion", E_UNKNOWN);
+  *v = 13000;
+  return OK;
+}
+
+API CUresult cuDeviceGetCount(int *n) {
+  ENTER("cuDeviceGetCount", E_UNKNOWN);
+  *n = ndev;
+  return OK;
+}
+
+API CUresult cuDeviceGet(int *d, int ordinal) {
+  ENTER("cuDeviceGet", E_INVALID_DEVICE);
+  if (ordinal < 0 || ordinal >= ndev) return E_INVALID_DEVICE;
+  *d = ordinal;
+  return OK;
+}
+
+API CUresult cuDeviceGetName(char *s, int len, int d) {
+  ENTER("cuDeviceGetName", E_UNKNOWN);
+  if (d < 0 || d >= ndev) return E_INVALID_DEVICE;
+  snprintf(s, (size_t)len, "Mock GPU %d", d);
+  return OK;
+}
+
+API CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
+  ENTER("cuDeviceGetAttribute", E_INVALID_VALUE);
+  if (d < 0 || d >= ndev) return E_INVALID_DEVICE;
+  switch (attr) {
+    case 75: *v = 9; break;      /* compute capability 9.0 */
+    case 76: *v = 0; break;
+    case 16: *v = 132; break;    /* SMs */
+    case 1: *v = 1024; break;    /* threads per block */
+    case 10: *v = 32; break;     /* warp size */
+    default: *v = 0; break;
+  }
+  return OK;
+}
+
+API CUresult cuDeviceTotalMem_v2(size_t *n, int d) {
+  ENTER("cuDeviceTotalMem_v2", E_UNKNOWN);
+  if (d < 0 || d >= ndev) return E_INVALID_DEVICE;
+  *n = devmem;
+  return OK;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(void **c, int d) {
+  ENTER("cuDevicePrimaryCtxRetain", E_UNKNOWN);
+  if (d < 0 || d >= ndev) return E_INVALID_DEVICE;
+  pthread_mutex_lock(&mu);
+  retained[d]++;
+  pthread_mutex_unlock(&mu);
+  *c = &ctxs[d];
+  return OK;
+}
+
+API CUresult cuCtxGetCurrent(void **c) {
+  ENTER("cuCtxGetCurrent", E_UNKNOWN);
+  *c = current;
+  return OK;
+}
+
+API CUresult cuCtxSetCurrent(void *c) {
+  Ctx *x = (Ctx *)c;
+  ENTER("cuCtxSetCurrent", E_INVALID_CONTEXT);
+  if (x != NULL && (x < ctxs || x >= ctxs + ndev || !retained[x->dev]))
+    return E_INVALID_CONTEXT;
+  current = x;
+  return OK;
+}
+
+API CUresult cuCtxSynchronize(void) {
+  ENTER("cuCtxSynchronize", E_UNKNOWN);
+  NEED_CTX();
+  st.syncs++;
+  return OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* memory                                                              */
+/* ------------------------------------------------------------------ */
+
+API CUresult cuMemGetInfo_v2(size_t *fr, size_t *total) {
+  ENTER("cuMemGetInfo_v2", E_UNKNOWN);
+  NEED_CTX();
+  pthread_mutex_lock(&mu);
+  *fr = devmem - used[current->dev];
+  *total = devmem;
+  pthread_mutex_unlock(&mu);
+  return OK;
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+  void *mem;
+  ENTER("cuMemAlloc_v2", E_OUT_OF_MEMORY);
+  NEED_CTX();
+  if (n == 0) return E_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  if (n > devmem - used[current->dev]) {
+    pthread_mutex_unlock(&mu);
+    return E_OUT_OF_MEMORY;
+  }
+  if (nalloc == capalloc) {
+    size_t cap = capalloc ? 2 * capalloc : 64;
+    Alloc *a = (Alloc *)realloc(allocs, cap * sizeof *a);
+    if (!a) { pthread_mutex_unlock(&mu); return E_OUT_OF_MEMORY; }
+    allocs = a;
+    capalloc = cap;
+  }
+  mem = aligned_alloc(256, (n + 255) / 256 * 256);
+  if (!mem) { pthread_mutex_unlock(&mu); return E_OUT_OF_MEMORY; }
+  memset(mem, 0xA5, n);
+  allocs[nalloc].p = (CUdeviceptr)(uintptr_t)mem;
+  allocs[nalloc].n = n;
+  allocs[nalloc].dev = current->dev;
+  allocs[nalloc].mem = mem;
+  nalloc++;
+  used[current->dev] += n;
+  st.allocs++;
+  *p = (CUdeviceptr)(uintptr_t)mem;
+  pthread_mutex_unlock(&mu);
+  return OK;
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr p) {
+  size_t k;
+  ENTER("cuMemFree_v2", E_INVALID_VALUE);
+  NEED_CTX();
+  pthread_mutex_lock(&mu);
+  for (k = 0; k < nalloc; k++)
+    if (allocs[k].p == p) {
+      used[allocs[k].dev] -= allocs[k].n;
+      free(allocs[k].mem);
+      allocs[k] = allocs[--nalloc];
+      st.frees++;
+      pthread_mutex_unlock(&mu);
+      return OK;
+    }
+  st.bad_frees++;
+  pthread_mutex_unlock(&mu);
+  return E_INVALID_VALUE;
+}
+
+API CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) {
+  Alloc *a;
+  ENTER("cuMemsetD8_v2", E_INVALID_VALUE);
+  NEED_CTX();
+  pthread_mutex_lock(&mu);
+  a = find(p, n);
+  if (a) { memset((void *)(uintptr_t)p, v, n); st.memsets++; }
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a ? OK : E_INVALID_VALUE;
+}
+
+static CUresult htod(CUdeviceptr dst, const void *src, size_t n, void *s) {
+  Alloc *a;
+  NEED_CTX();
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  pthread_mutex_lock(&mu);
+  a = find(dst, n);
+  if (a) memcpy((void *)(uintptr_t)dst, src, n);
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a ? OK : E_INVALID_VALUE;
+}
+
+static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, void *s) {
+  Alloc *a;
+  NEED_CTX();
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  pthread_mutex_lock(&mu);
+  a = find(src, n);
+  if (a) memcpy(dst, (const void *)(uintptr_t)src, n);
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a ? OK : E_INVALID_VALUE;
+}
+
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  ENTER("cuMemcpyHtoD_v2", E_INVALID_VALUE);
+  return htod(dst, src, n, NULL);
+}
+
+API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  ENTER("cuMemcpyDtoH_v2", E_INVALID_VALUE);
+  return dtoh(dst, src, n, NULL);
+}
+
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s) {
+  ENTER("cuMemcpyHtoDAsync_v2", E_INVALID_VALUE);
+  return htod(dst, src, n, s);
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
+  ENTER("cuMemcpyDtoHAsync_v2", E_INVALID_VALUE);
+  return dtoh(dst, src, n, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* streams and events                                                  */
+/* ------------------------------------------------------------------ */
+
+API CUresult cuStreamCreate(void **s, unsigned flags) {
+  Stream *x;
+  ENTER("cuStreamCreate", E_OUT_OF_MEMORY);
+  NEED_CTX();
+  (void)flags;
+  if (!(x = (Stream *)malloc(sizeof *x))) return E_OUT_OF_MEMORY;
+  x->magic = MAGIC_STREAM;
+  x->dev = current->dev;
+  st.live_streams++;
+  *s = x;
+  return OK;
+}
+
+API CUresult cuStreamDestroy_v2(void *s) {
+  Stream *x = (Stream *)s;
+  ENTER("cuStreamDestroy_v2", E_INVALID_HANDLE);
+  if (!x || x->magic != MAGIC_STREAM) { st.bad_handles++; return E_INVALID_HANDLE; }
+  x->magic = 0;
+  free(x);
+  st.live_streams--;
+  return OK;
+}
+
+API CUresult cuStreamSynchronize(void *s) {
+  ENTER("cuStreamSynchronize", E_UNKNOWN);
+  if (s && ((Stream *)s)->magic != MAGIC_STREAM) { st.bad_handles++; return E_INVALID_HANDLE; }
+  st.syncs++;
+  return OK;
+}
+
+API CUresult cuEventCreate(void **e, unsigned flags) {
+  Event *x;
+  ENTER("cuEventCreate", E_OUT_OF_MEMORY);
+  NEED_CTX();
+  (void)flags;
+  if (!(x = (Event *)calloc(1, sizeof *x))) return E_OUT_OF_MEMORY;
+  x->magic = MAGIC_EVENT;
+  x->dev = current->dev;
+  st.live_events++;
+  *e = x;
+  return OK;
+}
+
+static int event_ok(void *e) {
+  return e && ((Event *)e)->magic == MAGIC_EVENT;
+}
+
+API CUresult cuEventRecord(void *e, void *s) {
+  ENTER("cuEventRecord", E_INVALID_HANDLE);
+  NEED_CTX();
+  if (!event_ok(e) || !stream_ok(s) || ((Event *)e)->dev != current->dev) {
+    st.bad_handles++;
+    return E_INVALID_HANDLE;
+  }
+  ((Event *)e)->recorded = 1;
+  ((Event *)e)->t = now_ms();
+  return OK;
+}
+
+API CUresult cuEventQuery(void *e) {
+  ENTER("cuEventQuery", E_INVALID_HANDLE);
+  if (!event_ok(e)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  return OK;
+}
+
+API CUresult cuEventSynchronize(void *e) {
+  ENTER("cuEventSynchronize", E_INVALID_HANDLE);
+  if (!event_ok(e)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  st.syncs++;
+  return OK;
+}
+
+/* Only the _v2 name: kjit must ask for the versioned symbol first. */
+API CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+  ENTER("cuEventElapsedTime_v2", E_INVALID_HANDLE);
+  if (!event_ok(a) || !event_ok(b)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (!((Event *)a)->recorded || !((Event *)b)->recorded) return E_INVALID_HANDLE;
+  *ms = (float)(((Event *)b)->t - ((Event *)a)->t);
+  return OK;
+}
+
+API CUresult cuEventDestroy_v2(void *e) {
+  ENTER("cuEventDestroy_v2", E_INVALID_HANDLE);
+  if (!event_ok(e)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  ((Event *)e)->magic = 0;
+  free(e);
+  st.live_events--;
+  return OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* modules and launches                                                */
+/* ------------------------------------------------------------------ */
+
+API CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n,
+                                int *opts, void **vals) {
+  Module *x;
+  unsigned k;
+  CUresult r = fail("cuModuleLoadDataEx", E_INVALID_PTX);
+  if (!r && !inited) return E_NOT_INITIALIZED;
+  NEED_CTX();
+  if (!image) return E_INVALID_VALUE;
+  if (r || strstr((const char *)image, "MOCK_PTX_ERROR")) {
+    /* as the driver does: the JIT's messages go to the error log buffer */
+    char *log = NULL;
+    size_t size = 0;
+    for (k = 0; k < n; k++) {
+      if (opts[k] == 5) log = (char *)vals[k];
+      if (opts[k] == 6) size = (size_t)(uintptr_t)vals[k];
+    }
+    if (log && size) snprintf(log, size, "ptxas application ptx input, line 1; "
+                              "error   : mock syntax error");
+    return r ? r : E_INVALID_PTX;
+  }
+  if (!(x = (Module *)malloc(sizeof *x))) return E_OUT_OF_MEMORY;
+  x->magic = MAGIC_MODULE;
+  x->dev = current->dev;
+  st.live_modules++;
+  *m = x;
+  return OK;
+}
+
+API CUresult cuModuleUnload(void *m) {
+  ENTER("cuModuleUnload", E_INVALID_HANDLE);
+  if (!m || ((Module *)m)->magic != MAGIC_MODULE) { st.bad_handles++; return E_INVALID_HANDLE; }
+  ((Module *)m)->magic = 0;
+  free(m);
+  st.live_modules--;
+  return OK;
+}
+
+/* A function handle is its module (enough to check launches). */
+API CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+  ENTER("cuModuleGetFunction", E_NOT_FOUND);
+  if (!m || ((Module *)m)->magic != MAGIC_MODULE) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (strcmp(name, "missing") == 0) return E_NOT_FOUND;
+  *f = m;
+  return OK;
+}
+
+API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
+                            unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, void *s, void **params, void **extra) {
+  ENTER("cuLaunchKernel", E_UNKNOWN);
+  NEED_CTX();
+  (void)params; (void)extra;
+  if (!f || ((Module *)f)->magic != MAGIC_MODULE || !stream_ok(s)) {
+    st.bad_handles++;
+    return E_INVALID_HANDLE;
+  }
+  if (!gx || !gy || !gz || !bx || !by || !bz ||
+      (uint64_t)bx * by * bz > 1024 || shared > 48 * 1024)
+    return E_INVALID_VALUE;
+  st.launches++;
+  return OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* error names                                                         */
+/* ------------------------------------------------------------------ */
+
+static const struct { CUresult code; const char *name, *text; } names[] = {
+  {OK, "CUDA_SUCCESS", "no error"},
+  {E_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+  {E_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+  {E_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+  {E_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+  {E_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+  {E_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+  {E_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+  {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+  {E_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+  {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+  {E_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static CUresult lookup(CUresult e, const char **s, int text) {
+  size_t k;
+  for (k = 0; k < sizeof names / sizeof names[0]; k++)
+    if (names[k].code == e) {
+      *s = text ? names[k].text : names[k].name;
+      return OK;
+    }
+  *s = NULL;
+  return E_INVALID_VALUE;
+}
+
+API CUresult cuGetErrorName(CUresult e, const char **s) { return lookup(e, s, 0); }
+API CUresult cuGetErrorString(CUresult e, const char **s) { return lookup(e, s, 1); }

@@ -1,0 +1,423 @@
+-- test_cuda_kernels.lua: cuda.jit kernels without a GPU.
+--
+-- Every kernel here runs twice: in the interpreted simulator (the Lua
+-- function itself, one coroutine per thread: the reference) and in the
+-- compiled simulator (the same code generator as the GPU, targeting the
+-- CPU); results must agree (exactly for integers and f64, to f32 rounding
+-- for f32). Every kernel is also compiled to PTX through libNVVM and checked
+-- with ptxas -arch=sm_90. With a GPU (cuda.is_available()), the GPU run is
+-- compared with the simulator too.
+local kjit = require "kjit"
+local cuda = kjit.cuda
+
+local function ptxas_path()
+  for _, p in ipairs{ (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/ptxas", "/usr/local/cuda/bin/ptxas" } do
+    local f = io.open(p, "r")
+    if f then f:close(); return p end
+  end
+  return nil
+end
+local PTXAS = ptxas_path()
+local BACKEND, WHY = cuda.ptx_backend()
+local GPU, GPU_WHY = cuda.is_available()
+
+local function copy(b)
+  if b == nil or type(b) ~= "userdata" then return b end
+  return b:copy()
+end
+
+local function same_buffers(got, want, tol, what)
+  eq(got.size, want.size, what .. " size")
+  got, want = got:reshape(got.size), want:reshape(want.size)
+  for i = 1, got.size do
+    local g, w = got[i], want[i]
+    if tol then near(g, w, tol, what .. "[" .. i .. "]")
+    else eq(g, w, what .. "[" .. i .. "]") end
+  end
+end
+
+-- Runs kernel fn with config cfg on fresh copies of args in each mode and
+-- compares every array argument. tol: relative tolerance (f32 kernels).
+local function check_kernel(name, fn, cfg, args, tol)
+  test(name .. " (compiled simulator vs interpreted)", function()
+    local results = {}
+    for _, mode in ipairs{ "interpret", true } do
+      local prev = cuda.simulate(mode)
+      local a = {}
+      for i = 1, #args do a[i] = copy(args[i]) end
+      local ok, err = pcall(function() cuda.jit(fn)[cfg](table.unpack(a, 1, #args)) end)
+      cuda.simulate(prev)
+      if not ok then error(err, 0) end
+      results[#results + 1] = a
+    end
+    for i = 1, #args do
+      if type(args[i]) == "userdata" then
+        same_buffers(results[2][i], results[1][i], tol, "argument " .. i)
+      end
+    end
+  end)
+end
+
+local function ptx_check(name, fn, sig)
+  test(name .. " compiles to PTX that ptxas accepts", function()
+    local k = cuda.jit(fn)
+    k:compile(sig, 90)
+    local ptx = k:inspect("ptx")
+    truthy(ptx:find(".entry", 1, true), "PTX has an .entry")
+    if BACKEND ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(WHY)) end
+    if not PTXAS then skip("ptxas not found (CUDA_HOME/bin/ptxas)") end
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w")); f:write(ptx); f:close()
+    local p = io.popen(PTXAS .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
+    local out = p:read("a")
+    local ok = p:close()
+    os.remove(path)
+    if not ok then error("ptxas refused the PTX: " .. out) end
+  end)
+end
+
+-- ---- The classics ----------------------------------------------------------------
+
+local function saxpy(a, x, y, out)
+  local i = cuda.grid(1)
+  if i <= #x then out[i] = a * x[i] + y[i] end
+end
+
+local function scale_f64(x, out, s)
+  local i = cuda.grid(1)
+  if i <= #x then out[i] = s * x[i] - 1 end
+end
+
+local function mandel(img, xmin, ymin, dx, dy, maxit)
+  local r, c = cuda.grid(2)
+  if r <= img.shape[1] and c <= img.shape[2] then
+    local cx, cy = xmin + (c - 1) * dx, ymin + (r - 1) * dy
+    local x, y, n = 0.0, 0.0, 0
+    while n < maxit and x * x + y * y <= 4.0 do
+      x, y = x * x - y * y + cx, 2.0 * x * y + cy
+      n = n + 1
+    end
+    img[r][c] = n
+  end
+end
+
+local function block_sum(x, out)
+  local s = cuda.shared.array(128, "f64")
+  local t = cuda.threadIdx.x + 1
+  local i = cuda.grid(1)
+  s[t] = i <= #x and x[i] or 0
+  cuda.syncthreads()
+  local step = cuda.blockDim.x // 2
+  while step > 0 do
+    if t <= step then s[t] = s[t] + s[t + step] end
+    cuda.syncthreads()
+    step = step // 2
+  end
+  if t == 1 then out[cuda.blockIdx.x + 1] = s[1] end
+end
+
+local function stencil(a, b)
+  local i, j = cuda.grid(2)
+  local n, m = a.shape[1], a.shape[2]
+  if i > 1 and i < n and j > 1 and j < m then
+    b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1])
+  end
+end
+
+local function histogram(x, h)
+  local i = cuda.grid(1)
+  local stride = cuda.gridsize(1)
+  while i <= #x do
+    cuda.atomic.add(h, x[i] % #h + 1, 1)
+    i = i + stride
+  end
+end
+
+local function dyn_reverse(x)
+  local s = cuda.shared.array(0, "i32")
+  local t = cuda.threadIdx.x + 1
+  local n = cuda.blockDim.x
+  local base = cuda.blockIdx.x * n
+  s[t] = x[base + t]
+  cuda.syncthreads()
+  x[base + t] = s[n - t + 1]
+end
+
+local function clamp(v, lo, hi) return math.max(lo, math.min(hi, v)) end
+local function uses_device_fn(x, out)
+  local i = cuda.grid(1)
+  if i <= #x then out[i] = clamp(x[i] * 3 - 50, 0, 100) end
+end
+
+local function local_scratch(out)
+  local i = cuda.grid(1)
+  local l = cuda.local_array(4, "i64")
+  for k = 1, 4 do l[k] = i * k end
+  out[i] = l[1] + l[2] + l[3] + l[4] + l[4] // 3
+end
+
+local function ids(out)
+  local i = cuda.grid(1)
+  out[i][1] = cuda.threadIdx.x
+  out[i][2] = cuda.blockIdx.x
+  out[i][3] = cuda.blockDim.x
+  out[i][4] = cuda.gridDim.x
+end
+
+local function ids3(out)
+  local x, y, z = cuda.grid(3)
+  local sx, sy, sz = cuda.gridsize(3)
+  out[x][y][z] = ((x * 7 + y) * 5 + z) + sx * 1000 + sy * 100 + sz * 10
+    + cuda.threadIdx.z + cuda.blockIdx.y * 3
+end
+
+local function atomics_all(a, b, c, d, e, f)
+  local i = cuda.grid(1)
+  local v = i % 7 - 3
+  cuda.atomic.add(a, 1, v)
+  cuda.atomic.max(a, 2, v * 10)
+  cuda.atomic.min(a, 3, v * 10)
+  cuda.atomic.sub(b, 1, 2)
+  cuda.atomic.max(b, 2, i)
+  cuda.atomic.add(c, 1, 1)
+  cuda.atomic.min(c, 2, i)
+  cuda.atomic.add(d, 1, 0.5)
+  cuda.atomic.max(d, 2, v * 1.5)
+  cuda.atomic.min(d, 3, v * 1.5)
+  cuda.atomic.sub(e, 1, 0.25)
+  cuda.atomic.max(e, 2, i * 1.0)
+  if cuda.atomic.cas(f, 1, 0, i) == 0 then cuda.atomic.add(f, 2, 1) end
+  cuda.atomic.exch(f, 3, 7)
+end
+
+-- integer/float comparisons and a float loop limit (run-time helpers on the GPU)
+local function lua_corners(x, lim, out)
+  local t = cuda.grid(1)
+  local s = 0
+  for i = 1, lim / 2 do
+    if i < x[i] then s = s + 1 end
+    if i == x[i] then s = s + 100 end
+  end
+  for i = 10, lim, -0.5 do s = s + 1 end
+  out[t] = s + t // 3 + t % 3 + (-t) // 2
+end
+
+local N = 1000
+check_kernel("saxpy f32", saxpy, {(N + 127) // 128, 128},
+  { 2.5, kjit.arange(N, "f32"), kjit.full(N, 0.1, "f32"), kjit.zeros(N, "f32") }, 1e-6)
+check_kernel("element-wise f64", scale_f64, {8, 128}, { kjit.arange(N, "f64"), kjit.zeros(N, "f64"), 0.5 })
+check_kernel("mandelbrot f32 2-D", mandel, {{4, 5}, {16, 16}},
+  { kjit.zeros({60, 70}, "f32"), -2.0, -1.2, 3.0 / 70, 2.4 / 60, 100 })
+check_kernel("block reduction with syncthreads", block_sum, {8, 128},
+  { kjit.arange(N, "f64"), kjit.zeros(8, "f64") })
+do
+  local a = kjit.zeros({20, 30}, "f64")
+  for i = 1, 20 do for j = 1, 30 do a[i][j] = (i * 31 + j * 17) % 13 end end
+  check_kernel("2-D stencil with cuda.grid(2)", stencil, {{2, 4}, {16, 8}}, { a, kjit.zeros({20, 30}, "f64") })
+end
+check_kernel("histogram with atomics", histogram, {4, 64}, { kjit.arange(N, "i32"), kjit.zeros(16, "i32") })
+check_kernel("dynamic shared memory", dyn_reverse, {4, 32, 0, 32 * 4}, { kjit.arange(128, "i32") })
+check_kernel("device function call", uses_device_fn, {8, 128}, { kjit.arange(N, "i64"), kjit.zeros(N, "i64") })
+check_kernel("local_array", local_scratch, {4, 32}, { kjit.zeros(128, "i64") })
+check_kernel("threadIdx/blockIdx/blockDim/gridDim", ids, {3, 32}, { kjit.zeros({96, 4}, "i64") })
+check_kernel("3-D grid", ids3, {{2, 1, 2}, {2, 3, 2}}, { kjit.zeros({4, 3, 4}, "i64") })
+do
+  local x = kjit.zeros(40, "f64")
+  for i = 1, 40 do x[i] = (i * 7 % 11) - 0.5 * (i % 3) end
+  check_kernel("Lua integer/float semantics", lua_corners, {2, 16}, { x, 39.0, kjit.zeros(32, "i64") })
+end
+check_kernel("atomics of every kind", atomics_all, {4, 32},
+  { kjit.zeros(3, "i32"), kjit.zeros(2, "u32"), kjit.full(2, 1000, "i64"), kjit.zeros(3, "f64"),
+    kjit.zeros(2, "f32"), kjit.zeros(3, "u64") })
+
+-- ---- PTX -------------------------------------------------------------------------------
+
+ptx_check("saxpy", saxpy, "void(f32, f32[:], f32[:], f32[:])")
+ptx_check("element-wise f64", scale_f64, "void(f64[:], f64[:], f64)")
+ptx_check("mandelbrot", mandel, "void(f32[:,:], f32, f32, f32, f32, i64)")
+ptx_check("block reduction", block_sum, "void(f64[:], f64[:])")
+ptx_check("stencil", stencil, "void(f64[:,:], f64[:,:])")
+ptx_check("histogram", histogram, "void(i32[:], i32[:])")
+ptx_check("dynamic shared memory", dyn_reverse, "void(i32[:])")
+ptx_check("device function", uses_device_fn, "void(i64[:], i64[:])")
+ptx_check("local_array", local_scratch, "void(i64[:])")
+ptx_check("ids", ids, "void(i64[:,:])")
+ptx_check("3-D grid", ids3, "void(i64[:,:,:])")
+ptx_check("atomics", atomics_all, "void(i32[:], u32[:], i64[:], f64[:], f32[:], u64[:])")
+ptx_check("Lua integer/float semantics", lua_corners, "void(f64[:], f64, i64[:])")
+ptx_check("math through libdevice", function(x)
+  local i = cuda.grid(1)
+  x[i] = math.sin(x[i]) + math.exp(x[i]) ^ 0.5 + math.floor(x[i]) + math.fmod(x[i], 3)
+end, "void(f32[:])")
+
+test("fastmath and fma options compile", function()
+  local k = cuda.jit(saxpy, { fastmath = true })
+  k:compile("void(f32, f32[:], f32[:], f32[:])")
+  truthy(k:inspect("ptx"):find(".entry", 1, true), "fastmath PTX")
+  local f = cuda.jit(mandel, { fma = false })
+  f:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
+  if BACKEND == "libNVVM" then
+    truthy(not f:inspect("ptx"):find("fma.rn", 1, true), "no fma with fma = false")
+    local g = cuda.jit(mandel)
+    g:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
+    truthy(g:inspect("ptx"):find("fma.rn", 1, true), "fma contraction by default")
+  end
+  raises("unknown option 'fast' to 'cuda.jit'", cuda.jit, saxpy, { fast = true })
+  raises("bad option 'fma' to 'cuda.jit' (boolean expected", cuda.jit, saxpy, { fma = 1 })
+end)
+
+test("f32 mandelbrot written naturally has no f64 instruction in its PTX", function()
+  local k = cuda.jit(mandel)
+  k:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
+  local ptx = k:inspect("ptx")
+  for line in ptx:gmatch("[^\n]+") do
+    if not line:match("^%s*//") and line:find("%.f64") then error("f64 instruction: " .. line) end
+  end
+end)
+
+test("math.* in f32 kernels calls libdevice's f32 routines", function()
+  local k = cuda.jit(function(x) local i = cuda.grid(1); x[i] = math.sin(x[i]) end)
+  k:compile("void(f32[:])")
+  truthy(k:inspect("llvm"):find("__nv_sinf", 1, true), "__nv_sinf in the IR")
+  local k2 = cuda.jit(function(x) local i = cuda.grid(1); x[i] = math.sin(x[i]) end)
+  k2:compile("void(f64[:])")
+  truthy(k2:inspect("llvm"):find("__nv_sin(", 1, true), "__nv_sin in the IR")
+end)
+
+test("compile_ptx compiles a plain function", function()
+  local ptx, name = cuda.compile_ptx(saxpy, "void(f32, f32[:], f32[:], f32[:])", 80)
+  truthy(ptx:find(".entry " .. name, 1, true), "entry named " .. name)
+  truthy(ptx:find(".target sm_80", 1, true) or ptx:find("compute_80", 1, true), "targets 8.0")
+end)
+
+test("inspect types shows the kernel and its device functions", function()
+  local k = cuda.jit(uses_device_fn)
+  k:compile("void(i64[:], i64[:])")
+  local t = k:inspect("types")
+  truthy(t:find("kernel", 1, true) and t:find("device", 1, true), t)
+end)
+
+test("the LLVM NVPTX fallback makes PTX too", function()
+  local script = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write("package.cpath = ", string.format("%q", package.cpath), "\n",
+    "local c = require('kjit').cuda\n",
+    "local function k(x) local i = c.grid(1); x[i] = x[i] * 2 end\n",
+    "local p = c.compile_ptx(k, 'void(f32[:])')\n",
+    "io.write(p:find('.entry', 1, true) and 'ok' or p)\n")
+  f:close()
+  local p = io.popen("KJIT_FORCE_NVPTX=1 " .. (arg and arg[-1] or "lua5.4") .. " " .. script .. " 2>&1")
+  local out = p:read("a")
+  p:close()
+  os.remove(script)
+  eq(out, "ok", "fallback output")
+end)
+
+-- ---- Errors -------------------------------------------------------------------------
+
+test("bounds error names file:line, index, thread and block (both simulators)", function()
+  for _, mode in ipairs{ true, "interpret" } do
+    local prev = cuda.simulate(mode)
+    local k = cuda.jit(function(a)
+      local i = cuda.grid(1)
+      a[i + 1] = 1
+    end)
+    local ok, err = pcall(function() k[{2, 4}](kjit.zeros(8)) end)
+    cuda.simulate(prev)
+    truthy(not ok, "raised")
+    truthy(err:find("test_cuda_kernels.lua:%d+: index 9 out of bounds %[1, 8%]"), err)
+    truthy(err:find("thread (3,0,0) of block (1,0,0)", 1, true), err)
+  end
+end)
+
+test("error() in a kernel is raised with its message", function()
+  local prev = cuda.simulate(true)
+  local k = cuda.jit(function(a)
+    if cuda.grid(1) == 3 then error("bad thread") end
+  end)
+  local ok, err = pcall(function() k[{1, 4}](kjit.zeros(8)) end)
+  cuda.simulate(prev)
+  truthy(not ok and err:find("bad thread", 1, true), tostring(err))
+end)
+
+test("boundscheck = false removes the checks", function()
+  if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
+  local function f(a) local i = cuda.grid(1); a[i] = 1 end
+  local k = cuda.jit(f)
+  k:compile("void(f64[:])")
+  truthy(k:inspect("ptx"):find("atom.global.cas", 1, true), "checked kernel claims the error record")
+  local u = cuda.jit(f, { boundscheck = false })
+  u:compile("void(f64[:])")
+  truthy(not u:inspect("ptx"):find("atom.global.cas", 1, true), "unchecked kernel cannot fail")
+end)
+
+test("kernel misuse gives clear errors", function()
+  raises("can only be called inside a kernel", cuda.grid, 1)
+  raises("can only be called inside a kernel", cuda.syncthreads)
+  raises("cuda.threadIdx can only be called inside a kernel", function() return cuda.threadIdx.x end)
+  raises("function expected, got number", cuda.jit, 42)
+  local k = cuda.jit(saxpy)
+  raises("needs a launch config", function() k(1) end)
+  raises("grid must be an integer or {x, y, z}", function() return k[{"a", 1}] end)
+  raises("grid[1] must be a positive integer", function() return k[{{0}, 1}] end)
+  raises("bad kernel signature", function() k:compile("void(quux)") end)
+  raises("nothing compiled yet", function() cuda.jit(saxpy):inspect("ptx") end)
+  local line = debug.getinfo(1, "l").currentline + 1
+  local r = cuda.jit(function(a) return 1 end)
+  raises("test_cuda_kernels.lua:" .. line .. ": a kernel cannot return values", function() r:compile("void(f64[:])") end)
+  local j = kjit.jit(function(a) return cuda.grid(1) end)
+  raises("cuda.grid can only be used in a kernel compiled by cuda.jit", j, 1)
+  local bad = cuda.jit(function(a) cuda.atomic.add(a, 1, 1) end)
+  raises("atomics work on i32, u32, i64, u64, f32 and f64 arrays, not i8", function() bad:compile("void(i8[:])") end)
+  local sh = cuda.jit(function(a, n) local s = cuda.shared.array(n, "f32") end)
+  raises("a constant size", function() sh:compile("void(f32[:], i64)") end)
+  local prev = cuda.simulate(true)
+  raises("bad argument #2 to kernel", function() k[{1, 1}](1, "x") end)
+  raises("at most 1024", function() k[{1, 2048}](1, kjit.zeros(1, "f32"), kjit.zeros(1, "f32"), kjit.zeros(1, "f32")) end)
+  cuda.simulate(prev)
+end)
+
+test("a launch without a GPU or simulator is a clear error", function()
+  if GPU then skip("a GPU is present") end
+  local prev = cuda.simulate(false)
+  local ok, err = pcall(function() cuda.jit(saxpy)[{1, 32}](1, kjit.zeros(4, "f32"), kjit.zeros(4, "f32"), kjit.zeros(4, "f32")) end)
+  cuda.simulate(prev)
+  truthy(not ok and err:find("test_cuda_kernels.lua:%d+:") and err:find("CUDA", 1, true), tostring(err))
+end)
+
+test("the launcher of a config is cached", function()
+  local k = cuda.jit(saxpy)
+  eq(rawequal(k[{4, 128}], k[{4, 128}]), true, "same launcher")
+  eq(rawequal(k[{4, 128}], k[{4, 64}]), false, "another config")
+end)
+
+-- ---- On a GPU: the device agrees with the simulator ------------------------------
+
+test("GPU results match the simulator", function()
+  if not GPU then skip("no GPU: " .. tostring(GPU_WHY)) end
+  local prev = cuda.simulate(false)
+  local x, y = kjit.arange(N, "f32"), kjit.full(N, 0.1, "f32")
+  local out = kjit.zeros(N, "f32")
+  cuda.jit(saxpy)[{(N + 127) // 128, 128}](2.5, x, y, out)
+  for i = 1, N do near(out[i], 2.5 * x[i] + y[i], 1e-6, "saxpy") end
+  local h = kjit.zeros(16, "i32")
+  cuda.jit(histogram)[{4, 64}](kjit.arange(N, "i32"), h)
+  local total = 0
+  for i = 1, 16 do total = total + h[i] end
+  eq(total, N, "histogram total")
+  local ok, err = pcall(function() cuda.jit(function(a) a[cuda.grid(1) + 1] = 1 end)[{1, 8}](kjit.zeros(4)) end)
+  truthy(not ok and err:find("out of bounds"), tostring(err))
+  cuda.simulate(prev)
+end)
+
+test("deep recursion in a simulated kernel is a stack overflow error, not a crash", function()
+  local function depth(n) if n == 0 then return 0 end return 1 + depth(n - 1) end
+  local k = cuda.jit(function(out, n) out[cuda.grid(1)] = depth(n) end)
+  local prev = cuda.simulate(true)
+  local out = kjit.zeros(2, "i64")
+  k[{1, 2}](out, 100)
+  eq(out[2], 100, "shallow recursion works")
+  local ok, err = pcall(function() k[{1, 2}](out, 100000000) end)
+  cuda.simulate(prev)
+  truthy(not ok and err:find("stack overflow", 1, true), tostring(err))
+end)

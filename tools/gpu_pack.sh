@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# tools/gpu_pack.sh: builds kjit with LLVM linked statically (build-gpu/)
+# and packs it for the GPU machine with ../shared/device/pack.sh. Then run
+# bench/gpu/run_gpu.sh there (its header says how).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DKJIT_LLVM_STATIC=ON -DKJIT_TESTS=OFF >/dev/null
+cmake --build build-gpu -j"$(nproc)" --target kjit_module
+pack=${KJIT_PACK:-../shared/device/pack.sh}
+bash "$pack" build-gpu/kjit.so
