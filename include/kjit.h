@@ -1,9 +1,28 @@
 /*
 ** kjit.h: the public C API of kjit (Numba for Lua 5.4).
 **
-** A host program opens kjit in its own lua_State with luaopen_kjit (or
-** luaL_requiref(L, "kjit", luaopen_kjit, 0)). Everything exported by the
-** library starts with kjit_ or is luaopen_kjit.
+** A host program opens kjit in its own lua_State, hands its own memory to
+** Lua without copies, reads arrays back, and compiles and calls jit
+** functions from C:
+**
+**   luaL_requiref(L, "kjit", luaopen_kjit, 0);       open (require "kjit")
+**   kjit_pusharray(L, data, KJIT_F32, 2, shape, NULL, release, ud);
+**   kjit_toarray(L, idx, &arr);                      read an array back
+**   kjit_compile(L, idx, "f64(f64[:], f64)", &fn);   compile a Lua function
+**   kjit_call(L, fn, args, 2, results, 1);           call it, no Lua calls
+**
+** Conventions (Lua's): functions that can fail return a status code,
+** KJIT_OK (= LUA_OK) on success; on failure they push one error message
+** string on the stack, as lua_pcall does, and the host pops it. No function
+** here raises a Lua error (they protect themselves with lua_pcall), so they
+** may be called outside any protected call. (Should the stack be unable to
+** grow, they return KJIT_ERRMEM and push nothing.) A function given a lua_State
+** must be called by the thread using that state; different states may be
+** used by different threads at the same time (compiled code is shared by
+** the process, everything else belongs to its state).
+**
+** Only the kjit_* names and luaopen_kjit are exported by libkjit.so (for
+** embedding) and kjit.so (the Lua module).
 */
 #ifndef KJIT_H
 #define KJIT_H
@@ -31,7 +50,22 @@ typedef enum kjit_dtype {
 
 #define KJIT_MAXDIMS 4
 
-/* Opens the kjit module: pushes the module table (for luaL_requiref). */
+/* Status codes. Where a Lua code means the same thing, it is that code. */
+#define KJIT_OK         LUA_OK      /* 0: success */
+#define KJIT_ERRRUN     LUA_ERRRUN  /* run-time error in compiled code (the
+                                       message has the script's file:line) */
+#define KJIT_ERRMEM     LUA_ERRMEM  /* out of memory */
+#define KJIT_ERRARG     16          /* a bad argument from the host (NULL
+                                       pointer, dtype, shape, strides, types
+                                       or count of call arguments); detected
+                                       before anything runs */
+#define KJIT_ERRCOMPILE 17          /* the signature is malformed, or the
+                                       function cannot be compiled for it */
+
+/* Opens the kjit module: pushes the module table. Use it as
+** luaL_requiref(L, "kjit", luaopen_kjit, 0) so that scripts can
+** require "kjit". (Raises Lua errors like any lua_CFunction: call it
+** through luaL_requiref, lua_call or lua_pcall.) */
 KJIT_API int luaopen_kjit(lua_State *L);
 
 /* Size in bytes of one element of dtype t, or 0 for an invalid dtype. */
@@ -39,6 +73,129 @@ KJIT_API size_t kjit_dtype_size(kjit_dtype t);
 
 /* Name of dtype t ("f32", ...), or NULL for an invalid dtype. */
 KJIT_API const char *kjit_dtype_name(kjit_dtype t);
+
+/* ---- Arrays -------------------------------------------------------------- */
+
+/* A C view of a kjit array: row-major and C-contiguous, always. Element
+** (i1, ..., in), 1-based in Lua, is at index
+** ((i1-1)*shape[1] + (i2-1))*shape[2] ... of data. */
+typedef struct kjit_array {
+  void *data;                     /* first element */
+  kjit_dtype dtype;
+  int ndim;                       /* 1..KJIT_MAXDIMS */
+  int64_t shape[KJIT_MAXDIMS];    /* extents shape[0..ndim); kjit_toarray
+                                     sets the rest to 1, kjit_call ignores them */
+} kjit_array;
+
+/* Called once with (ud, data) when Lua no longer references a borrowed
+** array: the host may free or reuse data from then on. */
+typedef void (*kjit_release)(void *ud, void *data);
+
+/* Pushes a kjit array that borrows host memory: no copy is made, and Lua
+** code (interpreted or compiled) reads and writes data in place.
+**   data     the first element; aligned to the element size; may be NULL
+**            only when the array is empty (some extent is 0).
+**   dtype    element type; ndim 1..KJIT_MAXDIMS; shape[0..ndim) >= 0.
+**   strides  NULL for C-contiguous, or ndim strides in bytes. kjit arrays
+**            are always C-contiguous (compiled code sees an array as a data
+**            pointer and extents, which keeps indexing a multiply-add and
+**            lets LLVM vectorize), so strides are accepted only when they
+**            are the C-contiguous ones (those of extents 0 or 1 are not
+**            looked at, as in NumPy); other strides are refused with
+**            KJIT_ERRARG and a message: copy such data into a contiguous
+**            block first.
+**   release  called exactly once, with (ud, data), when Lua no longer
+**            references the array or any view of it (a[i], a:slice,
+**            a:reshape): after the garbage collector finds it unreachable,
+**            or at lua_close at the latest. May be NULL (the host keeps
+**            data alive longer than L, e.g. static memory). It runs inside
+**            the collector: it must not call Lua on this state.
+** Returns KJIT_OK with the array on the stack; or KJIT_ERRARG/KJIT_ERRMEM
+** with a message on the stack, and then release is never called: the host
+** still owns data. */
+KJIT_API int kjit_pusharray(lua_State *L, void *data, kjit_dtype dtype,
+                            int ndim, const int64_t *shape,
+                            const int64_t *strides, kjit_release release,
+                            void *ud);
+
+/* Reads the kjit array at stack index idx (an array made by Lua, a
+** borrowed one, or a view) into *out. Returns KJIT_OK, or KJIT_ERRARG if
+** the value is not a kjit array or out is NULL. Pushes nothing, in either
+** case (like lua_to* functions). out->data stays valid as long as the
+** array is reachable from Lua (on the stack, in a table, the registry). */
+KJIT_API int kjit_toarray(lua_State *L, int idx, kjit_array *out);
+
+/* ---- Compiling and calling from C ---------------------------------------- */
+
+/* A compiled specialization: native code for one argument signature. */
+typedef struct kjit_fn kjit_fn;
+
+/* Compiles the value at stack index idx (a Lua function, or a kjit.jit
+** object, whose options are used) for a signature such as
+** "f64(f64[:], f64)", the syntax of f:compile in Lua: argument types i64
+** (int), f64 (float, double), bool, arrays dtype[:] / dtype[:,:] ...; an
+** optional result type (f64, f32, i64, bool, void) that is checked.
+** Returns KJIT_OK, sets *out and pushes an object that owns the code: *out
+** stays valid as long as that object is reachable from Lua (keep it on the
+** stack, or in the registry with luaL_ref). Each call compiles anew into a
+** private object, so scripts cannot free the code under the host.
+** On failure sets *out to NULL (if out is not NULL) and returns
+** KJIT_ERRARG (idx is not a function, sig or out is NULL) or
+** KJIT_ERRCOMPILE ("file:line: message" for the Lua source, or the
+** signature error) or KJIT_ERRMEM, with the message on the stack. */
+KJIT_API int kjit_compile(lua_State *L, int idx, const char *sig,
+                          kjit_fn **out);
+
+/* Value types of call arguments and results. */
+typedef enum kjit_type {
+  KJIT_TNIL, KJIT_TBOOL, KJIT_TINT, KJIT_TFLOAT, KJIT_TARRAY
+} kjit_type;
+
+typedef struct kjit_value {
+  kjit_type type;
+  union {
+    int b;                  /* KJIT_TBOOL: 0 or 1 */
+    int64_t i;              /* KJIT_TINT: a Lua integer (i64) */
+    double f;               /* KJIT_TFLOAT: a Lua float (f64; f32 results
+                               are widened) */
+    const kjit_array *a;    /* KJIT_TARRAY (arguments only) */
+  } v;
+} kjit_value;
+
+/* Calls compiled code directly: no Lua call, no allocation. args[0..nargs)
+** must match the signature exactly (count, i64 / f64 / bool, array dtype
+** and ndim), else KJIT_ERRARG with a message naming the argument: no
+** implicit conversion (an integer is not an f64 argument). An array
+** argument is any kjit_array (host memory, or one filled by kjit_toarray);
+** the compiled code may read and write its data during the call only.
+** The function's results fill results[0..nresults); missing results are
+** KJIT_TNIL, extra ones are dropped (as lua_call adjusts); results may be
+** NULL when nresults is 0. Returns KJIT_OK, or KJIT_ERRRUN with the
+** run-time error's message ("script.lua:12: index 11 out of bounds
+** [1, 10]") on the stack. L is only used for that message: it must be a
+** state the calling thread owns; fn may be used from several threads at
+** once (with a state each) while its owner object is alive. */
+KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args,
+                       int nargs, kjit_value *results, int nresults);
+
+/* Number of arguments fn takes (its signature's) and of results it
+** returns. */
+KJIT_API int kjit_nargs(const kjit_fn *fn);
+KJIT_API int kjit_nresults(const kjit_fn *fn);
+
+/* Value constructors for kjit_call arguments. */
+static inline kjit_value kjit_int(int64_t i) {
+  kjit_value v; v.type = KJIT_TINT; v.v.i = i; return v;
+}
+static inline kjit_value kjit_float(double f) {
+  kjit_value v; v.type = KJIT_TFLOAT; v.v.f = f; return v;
+}
+static inline kjit_value kjit_bool(int b) {
+  kjit_value v; v.type = KJIT_TBOOL; v.v.b = b != 0; return v;
+}
+static inline kjit_value kjit_arr(const kjit_array *a) {
+  kjit_value v; v.type = KJIT_TARRAY; v.v.a = a; return v;
+}
 
 #ifdef __cplusplus
 }

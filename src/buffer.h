@@ -48,6 +48,15 @@ kjit_dtype kb_checkdtype(lua_State *L, int idx, kjit_dtype def);
 
 /* Returns the buffer at idx, or NULL if it is not a kjit array. */
 KBuffer *kb_test(lua_State *L, int idx);
+
+/* Metatables built completely before they are registered (an allocation
+** failure half way must not leave a half-filled one in the registry):
+**   if (kb_newmeta(L, name)) { ...fill the table on top...; kb_regmeta(L, name); }
+** kb_newmeta pushes the registered table (returns 0) or a new one with
+** __name set (returns 1); kb_regmeta registers the table on top. */
+int kb_newmeta(lua_State *L, const char *name);
+void kb_regmeta(lua_State *L, const char *name);
+
 /* Returns the buffer at idx, or raises a Lua argument error. */
 KBuffer *kb_check(lua_State *L, int idx);
 

@@ -216,12 +216,26 @@ static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
   dead_block(G);
 }
 
+/* Marks a conditional branch whose false edge (an error) is almost never
+** taken: block placement then keeps the error paths out of the hot code,
+** as __builtin_expect does in C. */
+static LLVMValueRef cold_false(CG *G, LLVMValueRef br) {
+  LLVMMetadataRef md[3] = {
+    LLVMMDStringInContext2(G->C, "branch_weights", 14),
+    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(G->C), 1u << 20, 0)),
+    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(G->C), 1, 0)),
+  };
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(G->C, "prof", 4),
+                  LLVMMetadataAsValue(G->C, LLVMMDNodeInContext2(G->C, md, 3)));
+  return br;
+}
+
 /* if (!ok) raise(kind, ...); continues in the ok branch. */
 static void emit_check_msg(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
                            LLVMValueRef b, LLVMValueRef c, const char *msg) {
   if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
   LLVMBasicBlockRef fail = new_bb(G, "fail"), cont = new_bb(G, "ok");
-  LLVMBuildCondBr(G->B, ok, cont, fail);
+  cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
   emit_raise(G, kind, line, a, b, c, msg);
   LLVMBuildUnreachable(G->B);
@@ -1211,7 +1225,19 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
     if (a[0].t.kind == T_INT) return a[0];
     LLVMValueRef x = num_to(G, a[0], T_F64);
     LLVMValueRef f = emit_math(G, id == B_MATH_FLOOR ? "floor" : "ceil", G->f64, &x, 1);
-    return mkval(TY(T_INT), to_int_checked(G, mkval(TY(T_F64), f), line));
+    /* f is integral, infinite or NaN: it converts exactly iff it lies in
+    ** [-2^63, 2^63). The hot path tests |f| < 2^63 only (false for NaN);
+    ** -2^63 itself is admitted on the cold path, before raising. */
+    LLVMValueRef af = emit_math(G, "fabs", G->f64, &f, 1);
+    LLVMBasicBlockRef slow = new_bb(G, "floorslow"), cont = new_bb(G, "floorok");
+    cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildFCmp(G->B, LLVMRealOLT, af, cf64(G, 9223372036854775808.0), ""),
+                                  cont, slow));
+    LLVMPositionBuilderAtEnd(G->B, slow);
+    emit_check(G, LLVMBuildFCmp(G->B, LLVMRealOEQ, f, cf64(G, -9223372036854775808.0), ""), KE_NOINT, line,
+               NULL, NULL, NULL);
+    LLVMBuildBr(G->B, cont);
+    LLVMPositionBuilderAtEnd(G->B, cont);
+    return mkval(TY(T_INT), LLVMBuildFPToSI(G->B, f, G->i64, ""));
   }
   case B_MATH_ABS:
     if (a[0].t.kind == T_INT) {
@@ -1363,7 +1389,7 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
                                    (LLVMValueRef)callee->llfunc, av, na, "");
   /* propagate a callee's error: *err is already filled */
   LLVMBasicBlockRef fail = new_bb(G, "callfail"), cont = new_bb(G, "callok");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), cont, fail);
+  cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
   {
     /* error("msg", 2) in the callee: the position is this call's line */

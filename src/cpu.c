@@ -158,18 +158,15 @@ static void kc_host_init(void) {
              "LLVM has no native target for this host");
     return;
   }
-  LLVMOrcJITTargetMachineBuilderRef jtmb;
-  LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
-  if (e) {
-    char *m = kc_errmsg(e);
-    snprintf(kc_host_err, sizeof kc_host_err, "cannot detect host: %s", m);
-    free(m);
-    return;
-  }
-  char *t = LLVMOrcJITTargetMachineBuilderGetTargetTriple(jtmb);
-  kc_triple = kc_strdup(t);
+  /* The host is detected once (CPU name and features: cpuid, slow in a
+  ** VM); the JIT's target machine is then built from these strings (see
+  ** kc_ensure_jit) rather than detected again. The default triple is the
+  ** process triple for a native LLVM build such as Debian's. */
+  char *t = LLVMGetDefaultTargetTriple();
+  char *nt = LLVMNormalizeTargetTriple(t);
+  kc_triple = kc_strdup(nt);
+  LLVMDisposeMessage(nt);
   LLVMDisposeMessage(t);
-  LLVMOrcDisposeJITTargetMachineBuilder(jtmb);
   char *c = LLVMGetHostCPUName(), *f = LLVMGetHostCPUFeatures();
   kc_cpu = kc_strdup(c);
   kc_features = kc_strdup(f);
@@ -286,9 +283,26 @@ static int kc_ensure_jit(char **err) {
   kc_sym_add("__powidf2", (void *)__powidf2);
   kc_sym_add("__powisf2", (void *)__powisf2);
 
-  LLVMOrcJITTargetMachineBuilderRef jtmb;
-  LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
-  if (e) goto fail;
+  /* the host was detected once already (kc_host_init): build the JIT's
+  ** target machine from those strings rather than detect it again (host
+  ** detection is slow in VMs and counts in a cache hit's start-up) */
+  LLVMErrorRef e = NULL;
+  if (kc_host(err)) return -1;
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(kc_triple, &target, &msg)) {
+    kc_seterr(err, "kjit cpu backend: no target for %s: %s", kc_triple, msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    return -1;
+  }
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, kc_triple, kc_cpu, kc_features,
+                                                    LLVMCodeGenLevelDefault, LLVMRelocDefault,
+                                                    LLVMCodeModelJITDefault);
+  if (!tm) {
+    kc_seterr(err, "kjit cpu backend: cannot create a target machine for %s", kc_triple);
+    return -1;
+  }
+  LLVMOrcJITTargetMachineBuilderRef jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm);
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, jtmb);
   e = LLVMOrcCreateLLJIT(&kc_jit, b); /* consumes b */
@@ -523,9 +537,51 @@ static void kc_drop_tracker(LLVMOrcResourceTrackerRef rt) {
             LLVMOrcLLJITGetExecutionSession(kc_jit)));
 }
 
-KCpuCode *kc_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
-                     const KCpuOptions *o, const char *const *names, int n,
-                     void **addrs, char **ir_out, char **asm_out, char **err) {
+/* Looks names[0..n) up into addrs after code was added under rt, and wraps
+   rt into a KCpuCode. Locked. Returns NULL with *err set on failure (the
+   caller drops rt). */
+static KCpuCode *kc_lookup_all(LLVMOrcResourceTrackerRef rt,
+                               const char *const *names, int n, void **addrs,
+                               char **err) {
+  for (int i = 0; i < n; i++) {
+    LLVMOrcExecutorAddress a = 0;
+    LLVMErrorRef e = LLVMOrcLLJITLookup(kc_jit, &a, names[i]);
+    if (e) {
+      char *m = kc_errmsg(e);
+      if (kc_diag[0])
+        kc_seterr(err, "JIT: %s (%s)", kc_diag, m ? m : "?");
+      else
+        kc_seterr(err, "JIT: %s", m ? m : "?");
+      free(m);
+      return NULL;
+    }
+    if (addrs) addrs[i] = (void *)(uintptr_t)a;
+  }
+  if (kc_diag[0]) {
+    kc_seterr(err, "JIT: %s", kc_diag);
+    return NULL;
+  }
+  KCpuCode *code = malloc(sizeof *code);
+  if (!code) {
+    kc_seterr(err, "out of memory");
+    return NULL;
+  }
+  code->rt = rt;
+  code->gen = kc_jit_gen;
+  kc_live++;
+  return code;
+}
+
+/* kc_compile; with obj non-NULL the module is turned into an object file
+   by kc_tm (the JIT's own settings), which is both added to the JIT and
+   returned (malloc'd) in *obj, *objlen. */
+static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
+                                 LLVMModuleRef M, const KCpuOptions *o,
+                                 const char *const *names, int n,
+                                 void **addrs, char **ir_out, char **asm_out,
+                                 void **obj, size_t *objlen, char **err) {
+  if (obj) *obj = NULL;
+  if (objlen) *objlen = 0;
   if (ir_out) *ir_out = NULL;
   if (asm_out) *asm_out = NULL;
   if (err) *err = NULL;
@@ -582,46 +638,52 @@ KCpuCode *kc_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
 
   rt = LLVMOrcJITDylibCreateResourceTracker(
       LLVMOrcLLJITGetMainJITDylib(kc_jit));
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(M, ctx);
-  M = NULL; /* owned by tsm, which owns a reference to ctx */
-  LLVMOrcDisposeThreadSafeContext(ctx);
-  ctx = NULL;
-  LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModuleWithRT(kc_jit, rt, tsm);
+  LLVMErrorRef e;
+  if (obj) {
+    /* The JIT would generate the same code from M; generating it here
+       once gives the bytes to save and to run. */
+    LLVMMemoryBufferRef buf = NULL;
+    msg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(kc_tm, M, LLVMObjectFile, &msg,
+                                            &buf)) {
+      kc_seterr(err, "LLVM code generator: %s", msg ? msg : "?");
+      LLVMDisposeMessage(msg);
+      goto fail_locked;
+    }
+    if (kc_diag[0]) {
+      LLVMDisposeMemoryBuffer(buf);
+      kc_seterr(err, "LLVM code generator: %s", kc_diag);
+      goto fail_locked;
+    }
+    size_t len = LLVMGetBufferSize(buf);
+    if (!(*obj = malloc(len ? len : 1))) {
+      LLVMDisposeMemoryBuffer(buf);
+      kc_seterr(err, "out of memory");
+      goto fail_locked;
+    }
+    memcpy(*obj, LLVMGetBufferStart(buf), len);
+    *objlen = len;
+    e = LLVMOrcLLJITAddObjectFileWithRT(kc_jit, rt, buf); /* consumes buf */
+  } else {
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(M, ctx);
+    M = NULL; /* owned by tsm, which owns a reference to ctx */
+    LLVMOrcDisposeThreadSafeContext(ctx);
+    ctx = NULL;
+    e = LLVMOrcLLJITAddLLVMIRModuleWithRT(kc_jit, rt, tsm);
+  }
   if (e) {
     char *m = kc_errmsg(e);
     kc_seterr(err, "JIT: %s", m ? m : "?");
     free(m);
     goto fail_locked;
   }
-  for (int i = 0; i < n; i++) {
-    LLVMOrcExecutorAddress a = 0;
-    e = LLVMOrcLLJITLookup(kc_jit, &a, names[i]);
-    if (e) {
-      char *m = kc_errmsg(e);
-      if (kc_diag[0])
-        kc_seterr(err, "JIT: %s (%s)", kc_diag, m ? m : "?");
-      else
-        kc_seterr(err, "JIT: %s", m ? m : "?");
-      free(m);
-      goto fail_locked;
-    }
-    if (addrs) addrs[i] = (void *)(uintptr_t)a;
-  }
-  if (kc_diag[0]) {
-    kc_seterr(err, "JIT: %s", kc_diag);
-    goto fail_locked;
-  }
-  code = malloc(sizeof *code);
-  if (!code) {
-    kc_seterr(err, "out of memory");
-    goto fail_locked;
-  }
-  code->rt = rt;
-  code->gen = kc_jit_gen;
-  kc_live++;
+  code = kc_lookup_all(rt, names, n, addrs, err);
+  if (!code) goto fail_locked;
   pthread_mutex_unlock(&kc_lock);
   if (ir_out) *ir_out = ir; else free(ir);
   if (asm_out) *asm_out = as; else free(as);
+  if (M) LLVMDisposeModule(M);
+  if (ctx) LLVMOrcDisposeThreadSafeContext(ctx);
   return code;
 
 fail_locked:
@@ -630,9 +692,72 @@ fail_locked:
 fail_module:
   free(ir);
   free(as);
+  if (obj) {
+    free(*obj);
+    *obj = NULL;
+    *objlen = 0;
+  }
   if (M) LLVMDisposeModule(M);
   if (ctx) LLVMOrcDisposeThreadSafeContext(ctx);
   return NULL;
+}
+
+KCpuCode *kc_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                     const KCpuOptions *o, const char *const *names, int n,
+                     void **addrs, char **ir_out, char **asm_out, char **err) {
+  return kc_compile_impl(ctx, M, o, names, n, addrs, ir_out, asm_out, NULL,
+                         NULL, err);
+}
+
+KCpuCode *kc_compile_obj(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                         int opt, const char *const *names, int n,
+                         void **addrs, void **obj, size_t *objlen,
+                         char **err) {
+  KCpuOptions o = {opt, 0, 0};
+  if (!obj || !objlen) {
+    kc_seterr(err, "kc_compile_obj: no output for the object code");
+    if (M) LLVMDisposeModule(M);
+    if (ctx) LLVMOrcDisposeThreadSafeContext(ctx);
+    return NULL;
+  }
+  return kc_compile_impl(ctx, M, &o, names, n, addrs, NULL, NULL, obj, objlen,
+                         err);
+}
+
+KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,
+                         int n, void **addrs, char **err) {
+  if (err) *err = NULL;
+  if (!obj || !len) {
+    kc_seterr(err, "kc_load_object: no object code");
+    return NULL;
+  }
+  if (kc_host(err)) return NULL;
+  pthread_mutex_lock(&kc_lock);
+  kc_diag[0] = 0;
+  KCpuCode *code = NULL;
+  LLVMOrcResourceTrackerRef rt = NULL;
+  if (kc_ensure_jit(err)) goto done;
+  /* A copy: the JIT keeps the buffer while the code lives. */
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len, "kjit-object");
+  if (!buf) {
+    kc_seterr(err, "out of memory");
+    goto done;
+  }
+  rt = LLVMOrcJITDylibCreateResourceTracker(
+      LLVMOrcLLJITGetMainJITDylib(kc_jit));
+  LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(kc_jit, rt, buf);
+  if (e) {
+    char *m = kc_errmsg(e);
+    kc_seterr(err, "JIT: %s", m ? m : "?");
+    free(m);
+    goto done;
+  }
+  code = kc_lookup_all(rt, names, n, addrs, err);
+done:
+  if (!code && rt) kc_drop_tracker(rt);
+  pthread_mutex_unlock(&kc_lock);
+  return code;
 }
 
 void kc_free(KCpuCode *c) {

@@ -58,6 +58,23 @@ KCpuCode *kc_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
                      const KCpuOptions *o, const char *const *names, int n,
                      void **addrs, char **ir_out, char **asm_out, char **err);
 
+/* kc_compile without IR or assembly text, generating the code as an object
+   file (the JIT's own target settings), which is added to the JIT and
+   also returned in *obj (malloc'd, *objlen bytes) for kc_load_object in
+   this or another process (the disk cache). */
+KCpuCode *kc_compile_obj(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                         int opt, const char *const *names, int n,
+                         void **addrs, void **obj, size_t *objlen,
+                         char **err);
+
+/* Adds object code from kc_compile_obj (copied) to the JIT under its own
+   ResourceTracker and looks names[0..n) up into addrs. Its undefined
+   symbols resolve as for kc_compile (registered symbols, then the
+   process); its global names must not clash with live modules. Returns
+   NULL with *err set when the object cannot be loaded or linked. */
+KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,
+                         int n, void **addrs, char **err);
+
 /* Removes the code from the JIT (ResourceTracker remove) and frees it.
    NULL is a no-op. No pointer obtained from c may be used afterwards. */
 void kc_free(KCpuCode *c);

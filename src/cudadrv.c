@@ -186,7 +186,7 @@ static int dev_cc[KCU_MAXDEV];              /* major*10+minor */
 static DeferList deferred[KCU_MAXDEV];
 
 static atomic_int cur_dev;                  /* cuda.select_device */
-static void (*sync_hook)(lua_State *L);     /* kcu_set_sync_hook */
+static void (*sync_hook)(lua_State *L, int complete);     /* kcu_set_sync_hook */
 static atomic_int sim_mode;
 
 /* ------------------------------------------------------------------ */
@@ -479,12 +479,15 @@ void kcu_memcpy_dtoh(lua_State *L, void *dst, KCuDevPtr src, size_t n,
   else CHECK(L, cu.MemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
 }
 
-void kcu_set_sync_hook(void (*hook)(lua_State *L)) {
-  sync_hook = hook;
+void kcu_set_sync_hook(void (*hook)(lua_State *L, int complete)) {
+  /* every luaopen_kjit sets it (same value), maybe from several threads */
+  __atomic_store_n(&sync_hook, hook, __ATOMIC_RELEASE);
 }
 
-static void synced(lua_State *L) {
-  if (sync_hook) sync_hook(L);
+/* complete: every launch so far has finished (not only one stream's). */
+static void synced(lua_State *L, int complete) {
+  void (*hook)(lua_State *, int) = __atomic_load_n(&sync_hook, __ATOMIC_ACQUIRE);
+  if (hook) hook(L, complete);
 }
 
 void kcu_sync(lua_State *L, KCuStream s) {
@@ -497,7 +500,7 @@ void kcu_sync(lua_State *L, KCuStream s) {
       flush_deferred(kcu_device(), 1);
     }
   }
-  synced(L);
+  synced(L, s == NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -763,7 +766,7 @@ static int d_copy_to_host(lua_State *L) {
     lua_pushvalue(L, 2);
   }
   copy_out(L, b->data, d, s);
-  if (s == NULL) synced(L);
+  if (s == NULL) synced(L, 1);   /* a copy on the legacy default stream waits for all */
   return 1;
 }
 
@@ -863,7 +866,7 @@ static void pushmeta_devarray(lua_State *L) {
   int k;
   if (luaL_getmetatable(L, KCU_DEVARRAY) != LUA_TNIL) return;
   lua_pop(L, 1);
-  luaL_newmetatable(L, KCU_DEVARRAY);
+  kb_newmeta(L, KCU_DEVARRAY);   /* registered once complete (out of memory midway) */
   lua_newtable(L);
   luaL_setfuncs(L, dev_methods, 0);
   for (k = 0; dev_fields[k]; k++) {
@@ -882,6 +885,7 @@ static void pushmeta_devarray(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pushliteral(L, KCU_DEVARRAY);
   lua_setfield(L, -2, "__metatable");
+  kb_regmeta(L, KCU_DEVARRAY);
 }
 
 /* ------------------------------------------------------------------ */
@@ -893,7 +897,7 @@ static void pushmeta(lua_State *L, const char *name, const luaL_Reg *methods,
                      lua_CFunction gc, lua_CFunction tostr) {
   if (luaL_getmetatable(L, name) != LUA_TNIL) return;
   lua_pop(L, 1);
-  luaL_newmetatable(L, name);
+  kb_newmeta(L, name);   /* registered once complete */
   lua_newtable(L);
   luaL_setfuncs(L, methods, 0);
   lua_setfield(L, -2, "__index");
@@ -903,6 +907,7 @@ static void pushmeta(lua_State *L, const char *name, const luaL_Reg *methods,
   lua_setfield(L, -2, "__tostring");
   lua_pushstring(L, name);
   lua_setfield(L, -2, "__metatable");
+  kb_regmeta(L, name);
 }
 
 static KStream *checkstream(lua_State *L, int idx) {
@@ -927,7 +932,7 @@ KCuStream kcu_check_stream(lua_State *L, int idx) {
 static int s_synchronize(lua_State *L) {
   KStream *s = checkstream(L, 1);
   if (!s->sim) CHECK(L, cu.StreamSynchronize(s->h), "cuStreamSynchronize");
-  synced(L);
+  synced(L, 0);
   return 0;
 }
 
@@ -993,7 +998,7 @@ static int e_record(lua_State *L) {
 static int e_synchronize(lua_State *L) {
   KEvent *e = checkevent(L, 1, 0);
   if (!e->sim) CHECK(L, cu.EventSynchronize(e->h), "cuEventSynchronize");
-  synced(L);
+  synced(L, 0);
   return 0;
 }
 

@@ -102,8 +102,10 @@ KCuStream kcu_check_stream(lua_State *L, int idx);
 /* Called (when set) after each host call that waits for the device:
 ** kcu_sync (cuda.synchronize), s:synchronize(), e:synchronize() and
 ** d:copy_to_host() without a stream, in both modes, so the kernel launcher
-** can raise the errors kernels recorded on the device. Set once, at open. */
-void kcu_set_sync_hook(void (*hook)(lua_State *L));
+** can raise the errors kernels recorded on the device. complete is 1 when
+** every launch so far has finished (cuda.synchronize(), a stream-less
+** copy), 0 when only one stream or event was waited for. Set once, at open. */
+void kcu_set_sync_hook(void (*hook)(lua_State *L, int complete));
 
 /* Fills the table at the top of the stack (the kjit.cuda module table) with
 ** the host functions. */

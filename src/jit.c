@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "kjit.h"
@@ -22,11 +23,12 @@
 #include "compile.h"
 #include "codegen.h"
 #include "cpu.h"
+#include "cache.h"
 #include "runtime.h"
 #include "jit.h"
+#include "session.h"
 
 #define JIT_METATABLE "kjit.jit"
-#define SESSION_METATABLE "kjit.session"
 
 /* Argument classes in a signature (one byte per argument). */
 enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
@@ -55,6 +57,7 @@ typedef struct JitObj {
   JitSpec *last;
   int nspecs;
   int boundscheck, fastmath, opt;
+  int cache;                     /* {cache = true}: object code on disk (cache.c) */
 } JitObj;
 
 /* ---- Signatures ------------------------------------------------------------- */
@@ -124,46 +127,27 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 
 /* ---- Compile sessions ------------------------------------------------------------ */
 
-/* Everything a compile allocates hangs off this userdata, so that a Lua
-** error anywhere (even out of memory in the Lua API) leaks nothing. */
-typedef struct SessionBox {
-  Session S;
-  LLVMOrcThreadSafeContextRef ctx;
-  LLVMModuleRef M;
-  JitSpec *js;          /* the specialization being built, until it is linked */
-  int live;
-} SessionBox;
-
-static void session_release(lua_State *L, SessionBox *sb) {
-  if (!sb->live) return;
-  sb->live = 0;
-  if (sb->js) {   /* not linked into a jit object: no references taken yet */
-    kc_free(sb->js->code);
-    free(sb->js->ir); free(sb->js->asmtext); free(sb->js->types);
-    free(sb->js);
-    sb->js = NULL;
-  }
-  if (sb->S.builder) { LLVMDisposeBuilder(sb->S.builder); sb->S.builder = NULL; }
-  if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
-  if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
-  ka_free(&sb->S.arena);
-  if (sb->S.values_ref != LUA_NOREF) {
-    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.values_ref);
-    sb->S.values_ref = LUA_NOREF;
-  }
+/* Everything a compile allocates hangs off a session userdata (session.c),
+** so that a Lua error anywhere (even out of memory in the Lua API) leaks
+** nothing. This frees a specialization that never reached its jit object
+** (no registry references taken yet): the session's free_result. */
+static void free_unlinked_spec(void *p) {
+  JitSpec *js = p;
+  kc_free(js->code);
+  free(js->ir); free(js->asmtext); free(js->types);
+  free(js);
 }
 
-static int session_gc(lua_State *L) {
-  session_release(L, luaL_checkudata(L, 1, SESSION_METATABLE));
-  return 0;
-}
-
-static void register_runtime(void) {
-  static int done = 0;
-  if (done) return;
+static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
-  done = 1;
+}
+
+/* Once per process: states in other threads may compile at the same time
+** (a plain flag here was a data race). */
+static void register_runtime(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, register_runtime_once);
 }
 
 /* Describes the inferred types of a session's specializations. */
@@ -205,6 +189,26 @@ static void free_spec(JitSpec *s) {
   free(s);
 }
 
+/* Pushes the part of a disk-cache key that the IR does not show: the
+** options and what the dispatcher keeps from the compile (results, the
+** types text for inspect). Returns the string (on the stack). */
+static const char *push_cache_meta(lua_State *L, const JitObj *o, const JitSpec *js) {
+  luaL_Buffer b;
+  char tmp[96];
+  luaL_buffinit(L, &b);
+  snprintf(tmp, sizeof tmp, "boundscheck=%d fastmath=%d nargs=%d calls=%d rets=",
+           o->boundscheck, o->fastmath, js->nargs, js->calls);
+  luaL_addstring(&b, tmp);
+  for (int r = 0; r < js->nret; r++) {
+    snprintf(tmp, sizeof tmp, "%d/%d/%d,", js->rets[r], js->rsub[r], js->rnil[r]);
+    luaL_addstring(&b, tmp);
+  }
+  luaL_addstring(&b, "\ntypes\n");
+  luaL_addstring(&b, js->types ? js->types : "");
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
 /* Compiles the function (jit object at 1, Lua function in its user value)
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
@@ -212,34 +216,20 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
                              int nsig, int argbase, int want_text) {
   register_runtime();
   objidx = lua_absindex(L, objidx);
-  SessionBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
-  memset(sb, 0, sizeof *sb);
-  sb->S.values_ref = LUA_NOREF;
-  if (luaL_newmetatable(L, SESSION_METATABLE)) {
-    lua_pushcfunction(L, session_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
+  SessionBox *sb = ks_push_session(L, o->boundscheck, o->fastmath, o->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
-  ka_init(&S->arena);
-  sb->live = 1;
-  S->L = L;
-  S->boundscheck = o->boundscheck;
-  S->fastmath = o->fastmath;
-  S->opt = o->opt;
-  lua_newtable(L);
-  S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-
-  JitSpec *js = sb->js = calloc(1, sizeof *js);
-  if (js == NULL) { session_release(L, sb); luaL_error(L, "not enough memory"); }
+  JitSpec *js = calloc(1, sizeof *js);
+  if (js == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
+  sb->result = js;
+  sb->free_result = free_unlinked_spec;
   jmp_buf jb;
   S->jb = &jb;
   int top = lua_gettop(L);
   if (setjmp(jb)) {
     lua_settop(L, top);
     lua_pushstring(L, S->errmsg);
-    session_release(L, sb);
+    ks_release_session(L, sb);
     lua_error(L);
   }
   lua_getiuservalue(L, objidx, 1);
@@ -295,11 +285,16 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   KCpuOptions co = { o->opt, want_text, want_text };
   const char *names[1] = { entry_name };
   void *addr = NULL;
+  /* inspect's recompiles want text, which the disk cache does not keep */
+  const char *meta = o->cache && !want_text ? push_cache_meta(L, o, js) : NULL;
   LLVMModuleRef M = sb->M;
   LLVMOrcThreadSafeContextRef ctx = sb->ctx;
   sb->M = NULL; sb->ctx = NULL;     /* kc_compile owns them now */
-  js->code = kc_compile(ctx, M, &co, names, 1, &addr, want_text ? &js->ir : NULL,
-                        want_text ? &js->asmtext : NULL, &err);
+  if (meta)
+    js->code = kcache_cpu_compile(ctx, M, o->opt, entry_name, meta, &addr, NULL, &err);
+  else
+    js->code = kc_compile(ctx, M, &co, names, 1, &addr, want_text ? &js->ir : NULL,
+                          want_text ? &js->asmtext : NULL, &err);
   if (js->code == NULL) {
     snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
              f->chunkname, err ? err : "unknown error");
@@ -318,8 +313,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
       js->fnkey[i] = (int64_t)(intptr_t)lua_topointer(L, -1);
       js->fnref[i] = luaL_ref(L, LUA_REGISTRYINDEX);
     }
-  sb->js = NULL;   /* owned by the jit object from here on */
-  session_release(L, sb);
+  sb->result = NULL;   /* owned by the jit object from here on */
+  ks_release_session(L, sb);
   lua_settop(L, sbidx - 1);
   js->next = o->specs;
   o->specs = js;
@@ -579,11 +574,11 @@ static int l_jit(lua_State *L) {
     return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
                       lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));
   }
-  int boundscheck = 1, fastmath = 0, opt = 3;
+  int boundscheck = 1, fastmath = 0, opt = 3, cache = 0;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
-    static const char *const known[] = { "boundscheck", "fastmath", "opt", NULL };
-    static const char *const planned[] = { "cache", "parallel", NULL };
+    static const char *const known[] = { "boundscheck", "fastmath", "opt", "cache", NULL };
+    static const char *const planned[] = { "parallel", NULL };
     lua_pushnil(L);
     while (lua_next(L, 2)) {
       int ok = 0;
@@ -597,10 +592,11 @@ static int l_jit(lua_State *L) {
       if (lua_type(L, -2) == LUA_TSTRING)
         for (int i = 0; known[i]; i++) if (strcmp(known[i], lua_tostring(L, -2)) == 0) ok = 1;
       if (!ok) return luaL_error(L, "kjit.jit: unknown option '%s' (known: boundscheck, "
-                                 "fastmath, opt)", luaL_tolstring(L, -2, NULL));
+                                 "fastmath, opt, cache)", luaL_tolstring(L, -2, NULL));
       lua_pop(L, 1);
     }
     boundscheck = opt_bool(L, 2, "boundscheck", 1);
+    cache = opt_bool(L, 2, "cache", 0);
     fastmath = opt_bool(L, 2, "fastmath", 0);
     lua_getfield(L, 2, "opt");
     if (!lua_isnil(L, -1)) {
@@ -615,6 +611,7 @@ static int l_jit(lua_State *L) {
   o->boundscheck = boundscheck;
   o->fastmath = fastmath;
   o->opt = opt;
+  o->cache = cache;
   luaL_setmetatable(L, JIT_METATABLE);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
@@ -622,7 +619,7 @@ static int l_jit(lua_State *L) {
 }
 
 void kd_open(lua_State *L) {
-  if (luaL_newmetatable(L, JIT_METATABLE)) {
+  if (kb_newmeta(L, JIT_METATABLE)) {   /* registered once complete (kb_regmeta) */
     static const luaL_Reg mt[] = {
       { "__gc", jit_gc }, { "__index", jit_index },
       { "__tostring", jit_tostring }, { NULL, NULL } };
@@ -632,6 +629,7 @@ void kd_open(lua_State *L) {
     lua_setfield(L, -2, "__call");
     lua_pushliteral(L, JIT_METATABLE);    /* getmetatable(f) gives this name */
     lua_setfield(L, -2, "__metatable");
+    kb_regmeta(L, JIT_METATABLE);
   }
   lua_pop(L, 1);
   lua_pushcfunction(L, l_jit);
@@ -639,4 +637,51 @@ void kd_open(lua_State *L) {
   /* an empty C function: the peer in call-overhead benchmarks */
   lua_pushcfunction(L, l_nop);
   lua_setfield(L, -2, "_nop");
+  kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */
+}
+
+/* ---- For the C API (capi.c) ------------------------------------------------------- */
+
+void kd_push_private(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  JitObj *src = luaL_testudata(L, idx, JIT_METATABLE);
+  if (src == NULL && (lua_type(L, idx) != LUA_TFUNCTION || lua_iscfunction(L, idx)))
+    luaL_error(L, "expected a Lua function or a kjit.jit object, got %s",
+               lua_iscfunction(L, idx) ? "a C function" : luaL_typename(L, idx));
+  JitObj *o = lua_newuserdatauv(L, sizeof *o, 1);
+  memset(o, 0, sizeof *o);
+  if (src) {            /* every option, whatever fields JitObj grows; no specs */
+    *o = *src;
+    o->specs = o->last = NULL;
+    o->nspecs = 0;
+  } else {
+    o->boundscheck = 1;
+    o->opt = 3;
+  }
+  luaL_setmetatable(L, JIT_METATABLE);
+  if (src) lua_getiuservalue(L, idx, 1);
+  else lua_pushvalue(L, idx);
+  lua_setiuservalue(L, -2, 1);
+}
+
+void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info) {
+  objidx = lua_absindex(L, objidx);
+  JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
+  lua_pushcfunction(L, jit_compile);   /* same parsing and checks as f:compile */
+  lua_pushvalue(L, objidx);
+  lua_pushstring(L, sig);
+  lua_call(L, 2, 0);
+  JitSpec *js = o->last;
+  memset(info, 0, sizeof *info);
+  info->entry = js->entry;
+  info->nargs = js->nargs;
+  info->nsig = js->nsig;
+  for (int i = 0; i < js->nsig; i++) info->args[i] = sig_type(js->sig[i]);
+  info->nret = js->nret;
+  for (int r = 0; r < js->nret; r++) {
+    info->rets[r] = TY(js->rets[r]);
+    info->rets[r].sub = js->rsub[r];
+    info->rets[r].dtype = js->rnil[r];
+  }
+  info->calls = js->calls;
 }

@@ -9,4 +9,30 @@
 /* Registers kjit.jit and friends into the module table at the top. */
 void kd_open(lua_State *L);
 
+/* ---- For the C API (capi.c) ------------------------------------------ */
+#include "compile.h"
+
+/* What a caller from C needs to call one compiled specialization. */
+typedef struct KdSpecInfo {
+  int32_t (*entry)(int64_t *args, int64_t *rets, KErr *err); /* KEntry */
+  int nargs;                    /* slots the entry reads (= parameters) */
+  int nsig;                     /* arguments in the signature */
+  Type args[KJIT_MAXARGS];      /* T_NIL, T_BOOL, T_INT, T_F64, T_BUF */
+  int nret;
+  Type rets[KJIT_MAXRETS];      /* kind; T_MAYBE: .sub is the number's
+                                   kind, .dtype is 1 if falsy means nil */
+  int calls;                    /* makes compiled calls: pass the stack limit */
+} KdSpecInfo;
+
+/* Pushes a new kjit.jit object for the value at idx: a Lua function (with
+** the default options) or a kjit.jit object (its function and options).
+** The new object is private to the caller, so no script can drop its
+** specializations (f:inspect recompiles). Raises a Lua error otherwise. */
+void kd_push_private(lua_State *L, int idx);
+
+/* Compiles the jit object at objidx for a signature text, exactly as
+** f:compile(sig), and describes the specialization in *info. The code
+** lives as long as the jit object. Raises Lua errors. */
+void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info);
+
 #endif

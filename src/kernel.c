@@ -38,13 +38,14 @@
 #include "runtime.h"
 #include <llvm-c/Analysis.h>
 #include "nvvm.h"
+#include "cache.h"
+#include "session.h"
 #include "cudadrv.h"
 #include "cudasim.h"
 #include "kernel.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
-#define KSESSION_MT "kjit.kernel.session"
 #define DIM3_MT "kjit.cuda.dim3"
 
 /* ---- Specializations ------------------------------------------------------------ */
@@ -70,6 +71,7 @@ typedef struct KernSpec {
   int moddev;
   KCuDevPtr errrec;
   int pending;                 /* launched since its record was last read */
+  const void *owner;           /* ... by this Lua state (its main thread) */
   struct KernSpec *pnext;      /* pending list */
 } KernSpec;
 
@@ -77,6 +79,7 @@ typedef struct Kernel {
   KernSpec *specs;             /* most recent first */
   int boundscheck, fastmath, fma, opt;
   int ncfg;                    /* launchers in the config cache */
+  int cache;                   /* keep PTX in the disk cache (cache.c) */
 } Kernel;
 
 typedef struct Launcher {
@@ -90,27 +93,34 @@ typedef struct Launcher {
 static KernSpec *pending_specs;
 static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void pending_add(KernSpec *s) {
+static const void *main_thread(lua_State *L) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  const void *m = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  return m;
+}
+
+static void pending_add(lua_State *L, KernSpec *s) {
+  const void *owner = main_thread(L);
   pthread_mutex_lock(&pending_mu);
+  s->owner = owner;
   if (!s->pending) { s->pending = 1; s->pnext = pending_specs; pending_specs = s; }
   pthread_mutex_unlock(&pending_mu);
 }
 
-static KernSpec *pending_pop(void) {
-  pthread_mutex_lock(&pending_mu);
-  KernSpec *s = pending_specs;
-  if (s) { pending_specs = s->pnext; s->pending = 0; }
-  pthread_mutex_unlock(&pending_mu);
-  return s;
-}
-
-static void free_kspec(KernSpec *s) {
+/* Removes s from the pending list. */
+static void pending_remove(KernSpec *s) {
   pthread_mutex_lock(&pending_mu);
   if (s->pending) {
     for (KernSpec **pp = &pending_specs; *pp; pp = &(*pp)->pnext)
       if (*pp == s) { *pp = s->pnext; break; }
+    s->pending = 0;
   }
   pthread_mutex_unlock(&pending_mu);
+}
+
+static void free_kspec(KernSpec *s) {
+  pending_remove(s);
   if (s->mod) kcu_module_unload(s->mod);
   if (s->errrec) kcu_free_on(s->moddev, s->errrec);
   kc_free(s->code);
@@ -130,34 +140,8 @@ static char *xstrdup(const char *s) {
 
 /* ---- Compiling ---------------------------------------------------------------------- */
 
-typedef struct KSessBox {
-  Session S;
-  LLVMContextRef C;                  /* KT_NVPTX */
-  LLVMOrcThreadSafeContextRef ctx;   /* KT_SIM */
-  LLVMModuleRef M;
-  KernSpec *ks;
-  int live;
-} KSessBox;
-
-static void ksess_release(lua_State *L, KSessBox *sb) {
-  if (!sb->live) return;
-  sb->live = 0;
-  if (sb->ks) { free_kspec(sb->ks); sb->ks = NULL; }
-  if (sb->S.builder) { LLVMDisposeBuilder(sb->S.builder); sb->S.builder = NULL; }
-  if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
-  if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
-  if (sb->C) { LLVMContextDispose(sb->C); sb->C = NULL; }
-  ka_free(&sb->S.arena);
-  if (sb->S.values_ref != LUA_NOREF) {
-    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.values_ref);
-    sb->S.values_ref = LUA_NOREF;
-  }
-}
-
-static int ksess_gc(lua_State *L) {
-  ksess_release(L, luaL_checkudata(L, 1, KSESSION_MT));
-  return 0;
-}
+/* The session's free_result for a spec not yet linked into its kernel. */
+static void free_unlinked_kspec(void *p) { free_kspec(p); }
 
 static int nvptx_math_name(const char *base, int is_f32, char *buf, size_t n) {
   snprintf(buf, n, "__nv_%s%s", base, is_f32 ? "f" : "");
@@ -202,7 +186,7 @@ static char *types_text(lua_State *L, Session *S) {
   return r;
 }
 
-static void sess_fail(KSessBox *sb, const char *what, char *err) {
+static void sess_fail(SessionBox *sb, const char *what, char *err) {
   snprintf(sb->S.errmsg, sizeof sb->S.errmsg, "kjit.cuda: %s: %s", what, err ? err : "LLVM error");
   free(err);
   longjmp(*sb->S.jb, 1);
@@ -222,34 +206,21 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   Kernel *k = luaL_checkudata(L, kidx_, KERNEL_MT);
   volatile int kidx = lua_absindex(L, kidx_);   /* used after setjmp */
   double t0 = now_ms();
-  KSessBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
-  memset(sb, 0, sizeof *sb);
-  sb->S.values_ref = LUA_NOREF;
-  if (luaL_newmetatable(L, KSESSION_MT)) {
-    lua_pushcfunction(L, ksess_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
+  SessionBox *sb = ks_push_session(L, k->boundscheck, k->fastmath, k->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
-  ka_init(&S->arena);
-  sb->live = 1;
-  S->L = L;
-  S->boundscheck = k->boundscheck;
-  S->fastmath = k->fastmath;
-  S->opt = k->opt;
   S->kernel = 1;
-  lua_newtable(L);
-  S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  KernSpec *ks = sb->ks = calloc(1, sizeof *ks);
-  if (ks == NULL) { ksess_release(L, sb); luaL_error(L, "not enough memory"); }
+  KernSpec *ks = calloc(1, sizeof *ks);
+  if (ks == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
+  sb->result = ks;
+  sb->free_result = free_unlinked_kspec;
   jmp_buf jb;
   S->jb = &jb;
   int top = lua_gettop(L);
   if (setjmp(jb)) {
     lua_settop(L, top);
     lua_pushstring(L, S->errmsg);
-    ksess_release(L, sb);
+    ks_release_session(L, sb);
     lua_error(L);
   }
   lua_getiuservalue(L, kidx, 1);
@@ -269,7 +240,10 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   ks->target = target;
   ks->cc = cc;
   ks->chunk = xstrdup(f->chunkname);
-  snprintf(ks->name, sizeof ks->name, "kjit_kernel_%lu", kc_unique_id());
+  if (target == KT_NVPTX)   /* one kernel per CUDA module: a fixed name keeps the PTX cacheable */
+    snprintf(ks->name, sizeof ks->name, "kjit_kernel");
+  else
+    snprintf(ks->name, sizeof ks->name, "kjit_kernel_%lu", kc_unique_id());
   ks->types = types_text(L, S);
   char *err = NULL;
   if (target == KT_NVPTX) {
@@ -294,8 +268,34 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     char *ir = LLVMPrintModuleToString(sb->M);
     ks->llvm = xstrdup(ir);
     LLVMDisposeMessage(ir);
-    ks->ptx = kn_compile(sb->M, ks->name, cc, k->fma, &err);
-    if (ks->ptx == NULL) sess_fail(sb, "PTX", err);
+    if (ks->llvm == NULL) sess_fail(sb, "memory", xstrdup("not enough memory"));
+    /* the disk cache: keyed by the module (which holds everything the
+    ** source, types and options made of it) and the PTX compiler */
+    char *key = NULL;
+    size_t keylen = 0;
+    if (k->cache) {
+      const char *why;
+      lua_pushfstring(L, "%s\nptx cc=%d fma=%d %s %s\n", kcache_build_id(), cc, k->fma,
+                      kn_backend(&why), kn_identity());
+      size_t hl;
+      const char *head = lua_tolstring(L, -1, &hl);
+      keylen = hl + strlen(ks->llvm);
+      key = malloc(keylen);
+      if (key) { memcpy(key, head, hl); memcpy(key + hl, ks->llvm, keylen - hl); }
+      lua_pop(L, 1);
+      void *blob = NULL;
+      size_t blen = 0;
+      if (key && kcache_load("ptx", key, keylen, &blob, &blen) == 0) {
+        if (blen > 0 && ((char *)blob)[blen - 1] == 0) ks->ptx = blob;
+        else free(blob);
+      }
+    }
+    if (ks->ptx == NULL) {
+      ks->ptx = kn_compile(sb->M, ks->name, cc, k->fma, &err);
+      if (ks->ptx == NULL) { free(key); sess_fail(sb, "PTX", err); }
+      if (key) kcache_store("ptx", key, keylen, ks->ptx, strlen(ks->ptx) + 1);
+    }
+    free(key);
     if (S->nmsgs > 0) {
       ks->msgs = calloc((size_t)S->nmsgs, sizeof *ks->msgs);
       if (ks->msgs == NULL) sess_fail(sb, "memory", xstrdup("not enough memory"));
@@ -324,8 +324,8 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   }
   ks->uses_sync = S->uses_sync;
   ks->compile_ms = now_ms() - t0;
-  sb->ks = NULL;
-  ksess_release(L, sb);
+  sb->result = NULL;   /* owned by the kernel from here on */
+  ks_release_session(L, sb);
   lua_settop(L, sbidx - 1);
   ks->next = k->specs;
   k->specs = ks;
@@ -428,21 +428,25 @@ bad:
 /* ---- Errors recorded by kernels ------------------------------------------------------- */
 
 /* Pushes "file:line: message (thread (x,y,z), block (x,y,z))". */
-static void push_kernel_error(lua_State *L, const KernSpec *s, const KErr *e,
-                              const unsigned tid[3], const unsigned bid[3]) {
+static void push_kernel_error(lua_State *L, const KErr *e, const unsigned tid[3],
+                              const unsigned bid[3]) {
   krt_push_error(L, e);
   lua_pushfstring(L, " (in thread (%d,%d,%d) of block (%d,%d,%d))", (int)tid[0], (int)tid[1],
                   (int)tid[2], (int)bid[0], (int)bid[1], (int)bid[2]);
   lua_concat(L, 2);
-  (void)s;
 }
 
-/* Reads a spec's device error record; raises if a thread failed. */
-static void check_record(lua_State *L, KernSpec *s) {
-  if (!s->errrec) return;
+/* Reads a spec's device error record; raises if a thread failed. A clean
+** record stays pending unless complete. */
+static void check_record(lua_State *L, KernSpec *s, int complete) {
+  if (!s->errrec || s->moddev != kcu_device()) { pending_remove(s); return; }
   int64_t w[KJIT_KERR_WORDS];
   kcu_memcpy_dtoh(L, w, s->errrec, sizeof w, NULL);
-  if (w[0] == 0) return;
+  if (w[0] == 0) {
+    if (complete) pending_remove(s);
+    return;
+  }
+  pending_remove(s);
   int64_t zero[KJIT_KERR_WORDS];
   memset(zero, 0, sizeof zero);
   kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
@@ -458,13 +462,19 @@ static void check_record(lua_State *L, KernSpec *s) {
   memcpy(&e.f, &w[7], sizeof e.f);
   unsigned tid[3], bid[3];
   for (int i = 0; i < 3; i++) { tid[i] = (unsigned)w[8 + i]; bid[i] = (unsigned)w[11 + i]; }
-  push_kernel_error(L, s, &e, tid, bid);
+  push_kernel_error(L, &e, tid, bid);
   lua_error(L);
 }
 
-void kk_check_errors(lua_State *L) {
-  KernSpec *s;
-  while ((s = pending_pop()) != NULL) check_record(L, s);
+void kk_check_errors(lua_State *L, int complete) {
+  KernSpec *todo[64];
+  int n = 0;
+  const void *owner = main_thread(L);
+  pthread_mutex_lock(&pending_mu);
+  for (KernSpec *s = pending_specs; s && n < 64; s = s->pnext)
+    if (s->owner == owner) todo[n++] = s;   /* this Lua state's launches only */
+  pthread_mutex_unlock(&pending_mu);
+  for (int i = 0; i < n; i++) check_record(L, todo[i], complete);
 }
 
 /* ---- The interpreted reference launcher ------------------------------------------ */
@@ -674,7 +684,7 @@ int kk_builtin_id(lua_State *L, int idx) {
 ** nargs values at argbase (device arrays already replaced by views). */
 static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase, int nargs) {
   size_t nthreads = (size_t)c->block[0] * c->block[1] * c->block[2];
-  if (nthreads > 1024) luaL_error(L, "kernel launch: %d threads per block (at most 1024)", (int)nthreads);
+  if (nthreads > 1024) luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)nthreads);
   Interp it;
   memset(&it, 0, sizeof it);
   memcpy(it.block, c->block, sizeof it.block);
@@ -776,7 +786,10 @@ static int push_launcher(lua_State *L, int kidx, int cfg) {
   if (!lua_isnil(L, -1)) {
     int ok;
     lua_Integer sh = lua_tointegerx(L, -1, &ok);
-    if (!ok || sh < 0 || sh > (1 << 30)) luaL_error(L, "kernel launch: shared_bytes must be a non-negative integer");
+    if (!ok || sh < 0) luaL_error(L, "kernel launch: shared_bytes must be a non-negative integer");
+    /* the limit without cuFuncSetAttribute opt-in, on every GPU since Volta */
+    if (sh > 48 * 1024)
+      luaL_error(L, "kernel launch: %I bytes of dynamic shared memory (at most 49152)", (lua_Integer)sh);
     c.shared = (unsigned)sh;
   }
   lua_pop(L, 1);
@@ -844,12 +857,12 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
     }
   }
   size_t nthreads = (size_t)c->block[0] * c->block[1] * c->block[2];
-  if (nthreads > 1024) luaL_error(L, "kernel launch: %d threads per block (at most 1024)", (int)nthreads);
+  if (nthreads > 1024) luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)nthreads);
   KErr e;
   unsigned tid[3], bid[3];
   int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid);
   if (rc < 0) luaL_error(L, "kjit.cuda simulator: %s", e.msg ? e.msg : "failed");
-  if (rc > 0) { push_kernel_error(L, s, &e, tid, bid); lua_error(L); }
+  if (rc > 0) { push_kernel_error(L, &e, tid, bid); lua_error(L); }
 }
 
 /* Loads the spec's module on device dev (once per device change). Each
@@ -915,7 +928,7 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   vals[np] = s->errrec; params[np] = &vals[np]; np++;
   vals[np] = c->shared; params[np] = &vals[np]; np++;
   kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
-  pending_add(s);
+  pending_add(L, s);
   if (nh > 0) {
     for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);
     kcu_sync(L, stream);   /* raises a kernel error through the sync hook */
@@ -1090,11 +1103,9 @@ static int l_cuda_jit(lua_State *L) {
       const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
       if (strcmp(k, "boundscheck") && strcmp(k, "fastmath") && strcmp(k, "fma") &&
           strcmp(k, "opt") && strcmp(k, "cache"))
-        return luaL_error(L, "unknown option '%s' to 'cuda.jit' (boundscheck, fastmath, fma, opt)", k);
+        return luaL_error(L, "unknown option '%s' to 'cuda.jit' (boundscheck, fastmath, fma, opt, cache)", k);
       lua_pop(L, 1);
     }
-    if (opt_flag(L, 2, "cache", 0))
-      return luaL_error(L, "cuda.jit option 'cache' is not available yet");
   }
   Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
   memset(k, 0, sizeof *k);
@@ -1102,6 +1113,7 @@ static int l_cuda_jit(lua_State *L) {
   k->fastmath = opt_flag(L, 2, "fastmath", 0);
   k->fma = opt_flag(L, 2, "fma", 1);
   k->opt = 3;
+  k->cache = opt_flag(L, 2, "cache", 0);
   if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "opt") != LUA_TNIL) {
     int ok;
     lua_Integer o = lua_tointegerx(L, -1, &ok);
@@ -1146,24 +1158,27 @@ static int l_ptx_backend(lua_State *L) {
 void kk_open(lua_State *L) {
   int t = lua_gettop(L);
   kcu_set_sync_hook(kk_check_errors);
-  if (luaL_newmetatable(L, KERNEL_MT)) {
+  if (kb_newmeta(L, KERNEL_MT)) {
     lua_pushcfunction(L, kernel_index); lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, kernel_call); lua_setfield(L, -2, "__call");
     lua_pushcfunction(L, kernel_gc); lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, kernel_tostring); lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "kjit.kernel"); lua_setfield(L, -2, "__metatable");
+    kb_regmeta(L, KERNEL_MT);
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, LAUNCHER_MT)) {
+  if (kb_newmeta(L, LAUNCHER_MT)) {
     lua_pushcfunction(L, launcher_call); lua_setfield(L, -2, "__call");
     lua_pushcfunction(L, launcher_tostring); lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "kjit.launcher"); lua_setfield(L, -2, "__metatable");
+    kb_regmeta(L, LAUNCHER_MT);
   }
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, DIM3_MT)) {
+  if (kb_newmeta(L, DIM3_MT)) {
     lua_pushcfunction(L, dim3_index); lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, dim3_tostring); lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "kjit.cuda.dim3"); lua_setfield(L, -2, "__metatable");
+    kb_regmeta(L, DIM3_MT);
   }
   lua_pop(L, 1);
   lua_pushcfunction(L, l_cuda_jit); lua_setfield(L, t, "jit");

@@ -17,7 +17,10 @@ int kk_builtin_id(lua_State *L, int idx);
 void kk_open(lua_State *L);
 
 /* Raises the first error a kernel launched since the last check recorded
-** on the device (bounds errors ...); called by every synchronizing call. */
-void kk_check_errors(lua_State *L);
+** on the device (bounds errors ...); called by every synchronizing call
+** (cudadrv.c's sync hook). complete: all launches have finished, so the
+** records read as clean are done with; else they stay pending (a kernel
+** on another stream may still be running). */
+void kk_check_errors(lua_State *L, int complete);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Linker.h>
@@ -63,6 +64,7 @@ static struct {
   char *libdevice;        /* contents of libdevice.10.bc */
   size_t libdevice_size;
   char libdevice_path[512];
+  char identity[128];     /* kn_identity */
 } nv = { PTHREAD_ONCE_INIT };
 
 static char *read_file(const char *path, size_t *n) {
@@ -98,7 +100,23 @@ static void find_libdevice(void) {
   nv.libdevice_path[0] = 0;
 }
 
+static void set_identity(void) {
+  int maj = 0, mn = 0;
+  typedef int (*ver_t)(int *, int *);
+  ver_t ver = nv.lib ? (ver_t)dlsym(nv.lib, "nvvmVersion") : NULL;
+  if (ver) ver(&maj, &mn);
+  snprintf(nv.identity, sizeof nv.identity, "nvvm %d.%d libdevice %zu llvm %d", maj, mn,
+           nv.libdevice_size, LLVM_VERSION_MAJOR);
+}
+
+static void load_nvvm_lib(void);
+
 static void load_nvvm(void) {
+  load_nvvm_lib();
+  set_identity();
+}
+
+static void load_nvvm_lib(void) {
   find_libdevice();
   const char *env = getenv("KJIT_LIBNVVM");
   char path[512];
@@ -139,6 +157,11 @@ static void load_nvvm(void) {
     return;
   }
   if (nv.libdevice == NULL) nv.why = "libdevice.10.bc not found under CUDA_HOME or /usr/local/cuda";
+}
+
+const char *kn_identity(void) {
+  pthread_once(&nv.once, load_nvvm);
+  return nv.identity;
 }
 
 const char *kn_libdevice_path(void) {

@@ -22,6 +22,10 @@ const char *kn_backend(const char **why);
 ** M is not consumed. */
 char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, char **err);
 
+/* Identifies the PTX compiler for cache keys: the libNVVM version and the
+** libdevice size, or the LLVM version (static storage). */
+const char *kn_identity(void);
+
 /* Where libdevice and ptxas are (for tests and messages), or NULL. */
 const char *kn_libdevice_path(void);
 

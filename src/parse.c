@@ -121,10 +121,11 @@ static int popcount(Parser *P, size_t mark) {
 ** pointer type (NULL when empty), pops them and sets *n. */
 #define DEFCOLLECT(fname, T) \
   static T *fname(Parser *P, size_t mark, int *n) { \
-    void **items = P->stk + mark; \
     int k = popcount(P, mark); \
     T *a = NULL; \
     if (k > 0) { \
+      /* only now: P->stk is NULL while nothing was pushed (NULL + 0 is UB) */ \
+      void **items = P->stk + mark; \
       a = alloc(P, (size_t)k * sizeof(T)); \
       for (int i = 0; i < k; i++) a[i] = (T)items[i]; \
     } \
@@ -498,11 +499,11 @@ static Expr *constructor(Parser *P) {
     push(P, field(P));
   } while (testnext(P, ',') || testnext(P, ';'));
   check_match(P, '}', '{', line);
-  void **items = P->stk + mark;
   int n = popcount(P, mark);
   Expr *e = newexpr(P, E_TABLE, line);
   e->u.table.n = n;
   if (n > 0) {
+    void **items = P->stk + mark;   /* P->stk may be NULL when n == 0 */
     e->u.table.items = alloc(P, (size_t)n * sizeof(TableItem));
     for (int i = 0; i < n; i++)
       e->u.table.items[i] = *(TableItem *)items[i];

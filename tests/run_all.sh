@@ -4,8 +4,10 @@
 #   1. tools/setup.sh --asan: install what is missing, build build/ and
 #      build-asan/ (ASan + UBSan);
 #   2. ctest in build/, then the whole suite again in build-asan/;
-#   3. tests/sh/test_static.sh (KJIT_LLVM_STATIC=ON build, a few tests on it)
-#      and tests/sh/test_luarocks.sh (install, require, remove with LuaRocks);
+#   3. tests/sh/test_static.sh (KJIT_LLVM_STATIC=ON build, a few tests on it),
+#      tests/sh/test_luarocks.sh (install, require, remove with LuaRocks) and
+#      tests/sh/test_bench_peers.sh (the benchmark's C and LuaJIT peers
+#      compute what the Lua kernels compute);
 #   4. sum the "P F S" counts every test file writes to
 #      build*/test-results/*.txt and print, as the very last line,
 #        tests: <P> passed, <F> failed, <S> skipped
@@ -75,6 +77,12 @@ banner "tests/sh/test_luarocks.sh"
 if ! timeout --kill-after=30 600 bash tests/sh/test_luarocks.sh </dev/null; then
   status=1
   [[ -s build/test-results/test_luarocks.txt ]] || extra_failed=$((extra_failed + 1))
+fi
+
+banner "tests/sh/test_bench_peers.sh"
+if ! timeout --kill-after=30 600 bash tests/sh/test_bench_peers.sh </dev/null; then
+  status=1
+  [[ -s build/test-results/test_bench_peers.txt ]] || extra_failed=$((extra_failed + 1))
 fi
 
 banner "summary"

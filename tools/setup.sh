@@ -21,6 +21,7 @@ done
 
 packages=(lua5.4 liblua5.4-dev llvm-14-dev clang-14 cmake pkg-config luarocks
           luajit build-essential)
+packages+=(valgrind libclang-rt-14-dev)   # tests/sh/test_valgrind.sh, libFuzzer (tests/fuzz)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -47,7 +47,7 @@ typedef struct Ctx { int dev; } Ctx;
 typedef struct Alloc { CUdeviceptr p; size_t n; int dev; void *mem; } Alloc;
 typedef struct Stream { unsigned magic; int dev; } Stream;
 typedef struct Event { unsigned magic; int dev; int recorded; double t; } Event;
-typedef struct Module { unsigned magic; int dev; } Module;
+typedef struct Module { unsigned magic; int dev; int nparams; } Module;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -466,6 +466,9 @@ API CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n,
   if (!(x = (Module *)malloc(sizeof *x))) return E_OUT_OF_MEMORY;
   x->magic = MAGIC_MODULE;
   x->dev = current->dev;
+  /* the kernel's parameters, counted in its PTX (see cuLaunchKernel) */
+  x->nparams = 0;
+  for (const char *p = image; (p = strstr(p, ".param ")) != NULL; p++) x->nparams++;
   st.live_modules++;
   *m = x;
   return OK;
@@ -494,7 +497,7 @@ API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned shared, void *s, void **params, void **extra) {
   ENTER("cuLaunchKernel", E_UNKNOWN);
   NEED_CTX();
-  (void)params; (void)extra;
+  (void)extra;
   if (!f || ((Module *)f)->magic != MAGIC_MODULE || !stream_ok(s)) {
     st.bad_handles++;
     return E_INVALID_HANDLE;
@@ -503,6 +506,22 @@ API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
       (uint64_t)bx * by * bz > 1024 || shared > 48 * 1024)
     return E_INVALID_VALUE;
   st.launches++;
+  /* MOCK_CUDA_ERRREC="w1,w2,...": play a kjit kernel that failed: write
+  ** word 0 = 1 and the given words 1.. into its error record, the
+  ** next-to-last parameter (a device pointer, here a host address) */
+  const char *rec = getenv("MOCK_CUDA_ERRREC");
+  int np = ((Module *)f)->nparams;
+  if (rec && params && np >= 2) {
+    uint64_t dst;
+    memcpy(&dst, params[np - 2], sizeof dst);
+    int64_t *w = (int64_t *)(uintptr_t)dst;
+    w[0] = 1;
+    for (int i = 1; i < 16 && *rec; i++) {
+      char *end;
+      w[i] = strtoll(rec, &end, 10);
+      rec = *end == ',' ? end + 1 : end;
+    }
+  }
   return OK;
 }
 

@@ -414,6 +414,27 @@ SUITES.launch = function()
   end)
 end
 
+-- MOCK_CUDA_ERRREC makes the mock fill the kernel's error record as a
+-- failing thread would: kind 5 (bounds), line 12, index 9, upper bound 8,
+-- thread (3,0,0), block (1,0,0).
+SUITES.errrec = function()
+  test("a kernel's recorded error is raised at the next synchronize", function()
+    local k = kernel_or_skip()
+    local dx = cuda.to_device(kjit.array({ 1, 2, 3 }, "f32"))
+    k[{ 1, 32 }](dx, cuda.device_array_like(dx))
+    local m = raises("index 9 out of bounds [1, 8] (in thread (3,0,0) of block (1,0,0))",
+      function() cuda.synchronize() end)
+    truthy(m:find("test_cuda_host.lua:12: ", 1, true), m)
+    cuda.synchronize()   -- raised once, then the record is clean again
+  end)
+  test("... and by a launch that copies host buffers back", function()
+    local k = kernel_or_skip()
+    raises("index 9 out of bounds [1, 8]", function()
+      k[{ 1, 32 }](kjit.array({ 1, 2, 3 }, "f32"), kjit.zeros(3, "f32"))
+    end)
+  end)
+end
+
 SUITES.modfail = function()
   test("module load failure carries the JIT log", function()
     local k = kernel_or_skip()
@@ -748,6 +769,7 @@ else
   local LAUNCHED = { launches = cuda.jit and 3 or 0 }
   for k, v in pairs(CLEANMOD) do LAUNCHED[k] = v end
   child("launch", { KJIT_LIBCUDA = MOCK }, LAUNCHED)
+  child("errrec", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_ERRREC = "5,12,9,0,8,0,0,3,0,0,1,0,0" })
   child("modfail", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_FAIL = "cuModuleLoadDataEx" }, CLEANMOD)
   -- bad_handles not checked: see the known kernel.c bug the suite skips on
   child("funcfail", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_FAIL = "cuModuleGetFunction" },

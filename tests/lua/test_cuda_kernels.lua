@@ -421,3 +421,85 @@ test("deep recursion in a simulated kernel is a stack overflow error, not a cras
   cuda.simulate(prev)
   truthy(not ok and err:find("stack overflow", 1, true), tostring(err))
 end)
+
+test("repeated launches through a cached launcher allocate no Lua memory (simulator)", function()
+  local prev = cuda.simulate(true)
+  local k = cuda.jit(saxpy)
+  local x, y, out = kjit.arange(64, "f32"), kjit.full(64, 1, "f32"), kjit.zeros(64, "f32")
+  local launch = k[{2, 32}]
+  launch(2.0, x, y, out)                      -- compiles
+  collectgarbage("collect")
+  collectgarbage("stop")
+  local before = collectgarbage("count")
+  for _ = 1, 1000 do launch(2.0, x, y, out) end
+  local grew = collectgarbage("count") - before
+  collectgarbage("restart")
+  cuda.simulate(prev)
+  truthy(grew < 1, string.format("Lua heap grew by %.2f KiB over 1000 launches", grew))
+  eq(out[64], 2.0 * 63 + 1, "result")
+end)
+
+test("cuda.jit {cache = true} keeps the PTX on disk", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  local old = kjit.cache_dir(dir)
+  local function k1(x) local i = cuda.grid(1); x[i] = x[i] * 3 end
+  kjit.cache_stats(true)
+  local a = cuda.jit(k1, { cache = true })
+  a:compile("void(f32[:])")
+  local s1 = kjit.cache_stats()
+  local b = cuda.jit(k1, { cache = true })
+  b:compile("void(f32[:])")
+  local s2 = kjit.cache_stats()
+  eq(s2.hits - s1.hits, 1, "second compile is a cache hit")
+  eq(b:inspect("ptx"), a:inspect("ptx"), "same PTX")
+  local c = cuda.jit(k1, { cache = true, fma = false })
+  c:compile("void(f32[:])")
+  eq(kjit.cache_stats().hits, s2.hits, "other options miss")
+  truthy(kjit.cache_clear() >= 2, "cache files removed")
+  kjit.cache_dir(old or false)
+  os.execute("rmdir " .. dir)
+end)
+
+test("simulated results match plain Lua loops (grid indexing, reductions, atomics)", function()
+  for _, mode in ipairs{ true, "interpret" } do
+    local prev = cuda.simulate(mode)
+    local x, y, out = kjit.arange(N, "f32"), kjit.full(N, 0.1, "f32"), kjit.zeros(N, "f32")
+    cuda.jit(saxpy)[{(N + 127) // 128, 128}](2.5, x, y, out)
+    local want = kjit.zeros(N, "f32")
+    for i = 1, N do want[i] = 2.5 * x[i] + y[i] end
+    for i = 1, N do near(out[i], want[i], 1e-6, "saxpy " .. i) end
+    local sums = kjit.zeros(8, "f64")
+    cuda.jit(block_sum)[{8, 128}](kjit.arange(N, "f64"), sums)
+    for b = 1, 8 do
+      local s = 0
+      for i = (b - 1) * 128 + 1, math.min(b * 128, N) do s = s + (i - 1) end
+      eq(sums[b], s + 0.0, "block " .. b)
+    end
+    local h = kjit.zeros(16, "i32")
+    cuda.jit(histogram)[{4, 64}](kjit.arange(N, "i32"), h)
+    for b = 1, 16 do
+      local c = 0
+      for v = 0, N - 1 do if v % 16 + 1 == b then c = c + 1 end end
+      eq(h[b], c, "bin " .. b)
+    end
+    cuda.simulate(prev)
+  end
+end)
+
+test("bad launches raise clear errors and the next launch works (both simulators)", function()
+  for _, mode in ipairs{ true, "interpret" } do
+    local prev = cuda.simulate(mode)
+    local k = cuda.jit(saxpy)
+    local x, y, out = kjit.arange(64, "f32"), kjit.full(64, 1, "f32"), kjit.zeros(64, "f32")
+    raises("at most 1024", function() k[{1, {32, 32, 2}}](2.0, x, y, out) end)
+    raises("grid[2] must be a positive integer", function() return k[{{1, 0}, 32}] end)
+    raises("block must be an integer or {x, y, z}", function() return k[{1, "x"}] end)
+    raises("bytes of dynamic shared memory (at most 49152)", function() return k[{1, 32, 0, 1 << 20}] end)
+    raises("out of bounds", function() cuda.jit(function(a) a[cuda.grid(1) + 64] = 1 end)[{1, 2}](out) end)
+    k[{2, 32}](2.0, x, y, out)
+    eq(out[64], 2.0 * 63 + 1, "the next launch works")
+    cuda.simulate(prev)
+  end
+end)

@@ -188,3 +188,16 @@ test("functions sharing a line are told apart by upvalues, else refused", functi
   raises("share lines", kjit.jit(ga), 1)
   raises("share lines", kjit.jit(gb), 1)
 end)
+
+-- Found by fuzzing (tests/fuzz/regress/ub-parse-*): the parser computed
+-- NULL + 0 (undefined behaviour, clang's UBSan stops) for a function
+-- without parameters or statements and for an empty table constructor.
+local function no_params() return 7 end
+local function empty_body() end
+local function empty_table(x) local t = {} return x end
+
+test("no parameters, empty bodies and {} parse cleanly", function()
+  eq(kjit.jit(no_params)(), 7)
+  eq(select("#", kjit.jit(empty_body)()), 0)
+  raises("not supported in compiled code", kjit.jit(empty_table), 1)
+end)

@@ -1,0 +1,685 @@
+/*
+** cache.c: the on-disk cache of compiled code (see cache.h).
+**
+** File layout (host byte order; the key names the host, so a file from
+** another byte order never matches):
+**
+**   offset  size
+**        0     8  magic "KJITCACH"
+**        8     4  format version (KCACHE_FORMAT)
+**       12     4  header size (sizeof(FileHeader))
+**       16     8  kind, NUL-padded ("cpu", "ptx")
+**       24     8  64-bit hash of the key (also the file name)
+**       32     8  key length
+**       40     8  payload length
+**       48     8  checksum of key and payload
+**       56        key bytes, then payload bytes (file size must match)
+**
+** The CPU payload: u32 length of the entry name, the name (no NUL), then
+** the ELF object. The name is "kjit_c_" and 16 hex digits, made unique
+** per process by kc_unique_id: a second process (or a second load in the
+** same process) renames the symbol in the object's string table to a
+** fresh name of the same length before loading, so loaded copies never
+** clash in the JIT's one JITDylib.
+**
+** The key of CPU code is computed after the front end ran (parse, names,
+** type inference, IR generation: about 0.1 ms for a small function) and
+** covers the IR, so everything folded into the code is in it; a hit skips
+** the LLVM optimizer and code generator (the milliseconds). For the same
+** reason the payload holds only code: what the dispatcher keeps besides
+** (result kinds, the types text) comes from this process's front end, and
+** is part of the key (jit.c's "meta"), so a file is used only where they
+** agree. IR and assembly text are not kept: f:inspect("llvm"/"asm")
+** recompiles a specialization that came from the cache.
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include "cache.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <llvm-c/BitWriter.h>
+
+#include "lauxlib.h"
+
+#ifndef KJIT_VERSION
+#define KJIT_VERSION "0.0.0"
+#endif
+#ifndef KJIT_LLVM_VERSION
+#define KJIT_LLVM_VERSION "unknown"
+#endif
+
+#define MAGIC "KJITCACH"
+#define SUFFIX ".kjc"
+#define TMPMARK ".tmp."
+
+typedef struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t hsize;
+  char kind[8];
+  uint64_t keyhash;
+  uint64_t keylen;
+  uint64_t bloblen;
+  uint64_t checksum;
+} FileHeader;
+
+/* Payloads larger than this are refused (a corrupt length, not code). */
+#define MAXFILE ((uint64_t)1 << 30)
+
+/* --- process-wide state ---------------------------------------------------- */
+
+static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *dir_override;         /* kcache_set_dir (guarded by dir_lock) */
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static KCacheStats stats;
+
+static unsigned long tmp_counter;
+
+static void count(unsigned long *c) {
+  pthread_mutex_lock(&stats_lock);
+  (*c)++;
+  pthread_mutex_unlock(&stats_lock);
+}
+
+void kcache_stats(KCacheStats *s, int reset) {
+  pthread_mutex_lock(&stats_lock);
+  if (s) *s = stats;
+  if (reset) memset(&stats, 0, sizeof stats);
+  pthread_mutex_unlock(&stats_lock);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* --- hashing ------------------------------------------------------------------ */
+
+/* FNV-1a, 64 bits: no table, good enough to spread file names and to
+   catch corruption (the full key is compared anyway). */
+static uint64_t hash_add(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+#define HASH0 0xcbf29ce484222325ULL
+
+/* --- build identity ------------------------------------------------------------ */
+
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+static char build_id[1024];
+
+static void build_init(void) {
+  int n = snprintf(build_id, sizeof build_id,
+                   "kjit-cache %d; kjit %s; llvm %s", KCACHE_FORMAT,
+                   KJIT_VERSION, KJIT_LLVM_VERSION);
+  /* The library (or executable) this code lives in: a rebuilt kjit may
+     generate different code for the same IR and options. */
+  Dl_info info;
+  struct stat st;
+  if (n > 0 && (size_t)n < sizeof build_id &&
+      dladdr((void *)build_init, &info) && info.dli_fname &&
+      stat(info.dli_fname, &st) == 0)
+    snprintf(build_id + n, sizeof build_id - (size_t)n,
+             "; lib %s %lld %lld.%09ld", info.dli_fname, (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
+const char *kcache_build_id(void) {
+  pthread_once(&build_once, build_init);
+  return build_id;
+}
+
+/* --- directory ------------------------------------------------------------------ */
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *r = malloc(n);
+  if (r) memcpy(r, s, n);
+  return r;
+}
+
+/* a + b, malloc'd */
+static char *concat(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  char *r = malloc(na + nb + 1);
+  if (!r) return NULL;
+  memcpy(r, a, na);
+  memcpy(r + na, b, nb + 1);
+  return r;
+}
+
+char *kcache_dir(void) {
+  pthread_mutex_lock(&dir_lock);
+  char *r = dir_override ? dupstr(dir_override) : NULL;
+  int set = dir_override != NULL;
+  pthread_mutex_unlock(&dir_lock);
+  if (set) return r;
+  const char *e = getenv("KJIT_CACHE_DIR");
+  if (e && *e) return dupstr(e);
+  e = getenv("XDG_CACHE_HOME");
+  if (e && *e == '/') return concat(e, "/kjit"); /* the spec: absolute only */
+  e = getenv("HOME");
+  if (e && *e) return concat(e, "/.cache/kjit");
+  return NULL;
+}
+
+int kcache_set_dir(const char *dir) {
+  char *d = NULL;
+  if (dir && !(d = dupstr(dir))) return -1;
+  pthread_mutex_lock(&dir_lock);
+  free(dir_override);
+  dir_override = d;
+  pthread_mutex_unlock(&dir_lock);
+  return 0;
+}
+
+/* mkdir -p (each missing component, mode 0777 less the umask). */
+static int make_dirs(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : -1;
+  char *p = dupstr(dir);
+  if (!p) return -1;
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      free(p);
+      return -1;
+    }
+    *s = '/';
+  }
+  int r = mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
+  free(p);
+  return r;
+}
+
+/* kind: 1..8 characters of [a-z0-9] */
+static int kind_ok(const char *kind) {
+  size_t n = kind ? strlen(kind) : 0;
+  if (n < 1 || n > 8) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((kind[i] >= 'a' && kind[i] <= 'z') || (kind[i] >= '0' && kind[i] <= '9')))
+      return 0;
+  return 1;
+}
+
+/* "<dir>/<kind>-<hash>.kjc", malloc'd */
+static char *file_path(const char *dir, const char *kind, uint64_t h) {
+  size_t n = strlen(dir) + strlen(kind) + 32;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s-%016llx" SUFFIX, dir, kind, (unsigned long long)h);
+  return p;
+}
+
+/* Is name one of ours: "<kind>-<16 hex>.kjc", or a temporary file
+   "<that>.tmp.<anything>"? */
+static int our_name(const char *name) {
+  const char *dash = strchr(name, '-');
+  if (!dash || dash == name || dash - name > 8) return 0;
+  for (const char *s = name; s < dash; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))) return 0;
+  const char *h = dash + 1;
+  for (int i = 0; i < 16; i++)
+    if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f'))) return 0;
+  const char *rest = h + 16;
+  if (strncmp(rest, SUFFIX, strlen(SUFFIX)) != 0) return 0;
+  rest += strlen(SUFFIX);
+  return *rest == 0 || strncmp(rest, TMPMARK, strlen(TMPMARK)) == 0;
+}
+
+/* --- blob store ------------------------------------------------------------------- */
+
+static uint64_t key_hash(const char *kind, const void *key, size_t keylen) {
+  uint64_t h = hash_add(HASH0, kind, strlen(kind) + 1);
+  return hash_add(h, key, keylen);
+}
+
+/* Reads exactly n bytes. */
+static int read_all(int fd, void *p, size_t n) {
+  char *s = p;
+  while (n) {
+    ssize_t r = read(fd, s, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    s += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+  const char *s = p;
+  while (n) {
+    ssize_t r = write(fd, s, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    s += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+int kcache_load(const char *kind, const void *key, size_t keylen, void **blob,
+                size_t *len) {
+  *blob = NULL;
+  *len = 0;
+  if (!kind_ok(kind)) return -1;
+  char *dir = kcache_dir();
+  if (!dir) return -1;
+  uint64_t h = key_hash(kind, key, keylen);
+  char *path = file_path(dir, kind, h);
+  free(dir);
+  if (!path) return -1;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  free(path);
+  if (fd < 0) {
+    count(&stats.misses);
+    return -1;
+  }
+  struct stat st;
+  FileHeader fh;
+  char *buf = NULL;
+  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof fh ||
+      read_all(fd, &fh, sizeof fh) != 0)
+    goto bad;
+  char kbuf[8] = {0};
+  memcpy(kbuf, kind, strlen(kind));
+  if (memcmp(fh.magic, MAGIC, 8) != 0 || fh.version != KCACHE_FORMAT ||
+      fh.hsize != sizeof fh || memcmp(fh.kind, kbuf, 8) != 0 ||
+      fh.keyhash != h || fh.keylen != keylen || fh.bloblen > MAXFILE ||
+      (uint64_t)st.st_size != sizeof fh + fh.keylen + fh.bloblen)
+    goto bad;
+  /* key and payload in one buffer; the payload is moved to its start */
+  size_t total = (size_t)(fh.keylen + fh.bloblen);
+  buf = malloc(total ? total : 1);
+  if (!buf || read_all(fd, buf, total) != 0) goto bad;
+  if (memcmp(buf, key, keylen) != 0 ||
+      hash_add(HASH0, buf, total) != fh.checksum)
+    goto bad;
+  close(fd);
+  count(&stats.hits);
+  memmove(buf, buf + keylen, (size_t)fh.bloblen);
+  *blob = buf;
+  *len = (size_t)fh.bloblen;
+  return 0;
+bad:
+  free(buf);
+  close(fd);
+  count(&stats.rejected);
+  return -1;
+}
+
+int kcache_store(const char *kind, const void *key, size_t keylen,
+                 const void *blob, size_t len) {
+  if (!kind_ok(kind) || len > MAXFILE) goto fail;
+  char *dir = kcache_dir();
+  if (!dir) goto fail;
+  if (make_dirs(dir) != 0) {
+    free(dir);
+    goto fail;
+  }
+  uint64_t h = key_hash(kind, key, keylen);
+  char *path = file_path(dir, kind, h);
+  free(dir);
+  if (!path) goto fail;
+  size_t tn = strlen(path) + 64;
+  char *tmp = malloc(tn);
+  if (!tmp) {
+    free(path);
+    goto fail;
+  }
+  /* a name no other writer (process or thread) uses */
+  int fd = -1;
+  for (int tries = 0; fd < 0 && tries < 16; tries++) {
+    snprintf(tmp, tn, "%s" TMPMARK "%ld.%lu", path, (long)getpid(),
+             __atomic_add_fetch(&tmp_counter, 1, __ATOMIC_RELAXED));
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    free(tmp);
+    free(path);
+    goto fail;
+  }
+  FileHeader fh;
+  memset(&fh, 0, sizeof fh);
+  memcpy(fh.magic, MAGIC, 8);
+  fh.version = KCACHE_FORMAT;
+  fh.hsize = sizeof fh;
+  memcpy(fh.kind, kind, strlen(kind));
+  fh.keyhash = h;
+  fh.keylen = keylen;
+  fh.bloblen = len;
+  fh.checksum = hash_add(hash_add(HASH0, key, keylen), blob, len);
+  int ok = write_all(fd, &fh, sizeof fh) == 0 &&
+           write_all(fd, key, keylen) == 0 && write_all(fd, blob, len) == 0;
+  ok = close(fd) == 0 && ok;
+  /* rename is atomic: readers see the old file or the whole new one */
+  ok = ok && rename(tmp, path) == 0;
+  if (!ok) unlink(tmp);
+  free(tmp);
+  free(path);
+  if (!ok) goto fail;
+  count(&stats.stores);
+  return 0;
+fail:
+  count(&stats.failures);
+  return -1;
+}
+
+int kcache_clear(void) {
+  char *dir = kcache_dir();
+  if (!dir) return 0;
+  DIR *d = opendir(dir);
+  int n = 0;
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+      if (!our_name(de->d_name)) continue;
+      char *p = malloc(strlen(dir) + strlen(de->d_name) + 2);
+      if (!p) break;
+      sprintf(p, "%s/%s", dir, de->d_name);
+      if (unlink(p) == 0) n++;
+      free(p);
+    }
+    closedir(d);
+  }
+  free(dir);
+  return n;
+}
+
+/* --- CPU object code ------------------------------------------------------------- */
+
+#define ENTRY_PREFIX "kjit_c_"
+#define ENTRY_LEN (sizeof ENTRY_PREFIX - 1 + 16)
+#define KEY_ENTRY "kjit_cache_entry"
+
+/* Object code is reused only where it is ELF (Linux, the BSDs); elsewhere
+   {cache = true} compiles as without a cache. */
+#if defined(__has_include)
+#if __has_include(<elf.h>)
+#include <elf.h>
+#define KCACHE_ELF 1
+#endif
+#endif
+
+#ifdef KCACHE_ELF
+#if defined(__x86_64__)
+#define HOST_EM EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_EM EM_AARCH64
+#else
+#define HOST_EM (-1)
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_ELFDATA ELFDATA2LSB
+#else
+#define HOST_ELFDATA ELFDATA2MSB
+#endif
+
+/* Renames the symbol `from` to `to` (same length) in an ELF64 relocatable
+   object for this host, in place. Only the symbol string table changes;
+   refuses (-1) anything that is not such an object, a name that is not
+   exactly one symbol's, or a name whose bytes another symbol shares (a
+   merged tail). */
+static int elf_rename(unsigned char *obj, size_t len, const char *from,
+                      const char *to) {
+  Elf64_Ehdr eh;
+  size_t nlen = strlen(from);
+  if (strlen(to) != nlen || len < sizeof eh) return -1;
+  memcpy(&eh, obj, sizeof eh);
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != HOST_ELFDATA || eh.e_type != ET_REL ||
+      (int)eh.e_machine != HOST_EM || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      eh.e_shoff > len ||
+      (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+    return -1;
+  Elf64_Shdr symtab, strtab;
+  int found = 0;
+  for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
+    memcpy(&symtab, obj + eh.e_shoff + i * sizeof symtab, sizeof symtab);
+    found = symtab.sh_type == SHT_SYMTAB;
+  }
+  if (!found || symtab.sh_link >= eh.e_shnum ||
+      symtab.sh_entsize != sizeof(Elf64_Sym) || symtab.sh_offset > len ||
+      symtab.sh_size > len - symtab.sh_offset)
+    return -1;
+  memcpy(&strtab, obj + eh.e_shoff + symtab.sh_link * sizeof strtab,
+         sizeof strtab);
+  if (strtab.sh_type != SHT_STRTAB || strtab.sh_offset > len ||
+      strtab.sh_size > len - strtab.sh_offset)
+    return -1;
+  const char *str = (const char *)obj + strtab.sh_offset;
+  size_t strn = strtab.sh_size;
+  size_t nsym = symtab.sh_size / sizeof(Elf64_Sym);
+  /* the one symbol named `from` */
+  uint64_t at = UINT64_MAX;
+  for (size_t i = 0; i < nsym; i++) {
+    Elf64_Sym s;
+    memcpy(&s, obj + symtab.sh_offset + i * sizeof s, sizeof s);
+    if (s.st_name + nlen < strn && memcmp(str + s.st_name, from, nlen + 1) == 0) {
+      if (at != UINT64_MAX && at != s.st_name) return -1;
+      at = s.st_name;
+    }
+  }
+  if (at == UINT64_MAX) return -1;
+  /* no other symbol's name may start inside it */
+  for (size_t i = 0; i < nsym; i++) {
+    Elf64_Sym s;
+    memcpy(&s, obj + symtab.sh_offset + i * sizeof s, sizeof s);
+    if (s.st_name > at && s.st_name <= at + nlen) return -1;
+  }
+  memcpy(obj + strtab.sh_offset + at, to, nlen);
+  return 0;
+}
+#else
+static int elf_rename(unsigned char *obj, size_t len, const char *from,
+                      const char *to) {
+  (void)obj, (void)len, (void)from, (void)to;
+  return -1;
+}
+#endif
+
+/* Key of a CPU module (see kcache_cpu_compile in cache.h): a malloc'd
+   text of *keylen bytes, or NULL. */
+static char *cpu_key(LLVMModuleRef M, LLVMValueRef F, int opt, const char *meta,
+                     size_t *keylen) {
+  /* the entry's name is unique per process: print the IR under a fixed one */
+  size_t oldlen;
+  const char *old = LLVMGetValueName2(F, &oldlen);
+  char *saved = malloc(oldlen + 1);
+  if (!saved) return NULL;
+  memcpy(saved, old, oldlen);
+  saved[oldlen] = 0;
+  LLVMSetValueName2(F, KEY_ENTRY, strlen(KEY_ENTRY));
+  /* bitcode, not text: the same content, written several times faster */
+  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M);
+  LLVMSetValueName2(F, saved, oldlen);
+  free(saved);
+  if (!bc) return NULL;
+  const char *bid = kcache_build_id(), *host = kc_host_description();
+  size_t bclen = LLVMGetBufferSize(bc);
+  size_t n = strlen(bid) + strlen(host) + strlen(meta) + bclen + 64;
+  char *key = malloc(n);
+  if (key) {
+    int k = snprintf(key, n, "%s\nhost %s\nopt %d\nmeta %s\nbitcode\n", bid,
+                     host, opt, meta);
+    if (k > 0 && (size_t)k + bclen < n) {
+      memcpy(key + k, LLVMGetBufferStart(bc), bclen);
+      *keylen = (size_t)k + bclen;
+    } else {
+      free(key);
+      key = NULL;
+    }
+  }
+  LLVMDisposeMemoryBuffer(bc);
+  return key;
+}
+
+/* Loads a CPU payload: renames its entry to a fresh name and loads it. */
+static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr) {
+  uint32_t nl;
+  if (len < 4) return NULL;
+  memcpy(&nl, blob, 4);
+  if (nl != ENTRY_LEN || len - 4 <= nl) return NULL;
+  char from[ENTRY_LEN + 1], to[ENTRY_LEN + 1];
+  memcpy(from, blob + 4, nl);
+  from[nl] = 0;
+  if (strncmp(from, ENTRY_PREFIX, strlen(ENTRY_PREFIX)) != 0) return NULL;
+  snprintf(to, sizeof to, ENTRY_PREFIX "%016lx", kc_unique_id());
+  unsigned char *obj = blob + 4 + nl;
+  size_t objlen = len - 4 - nl;
+  if (elf_rename(obj, objlen, from, to) != 0) return NULL;
+  const char *names[1] = {to};
+  char *err = NULL;
+  KCpuCode *c = kc_load_object(obj, objlen, names, 1, addr, &err);
+  free(err); /* an unloadable file is a miss, not an error */
+  return c;
+}
+
+KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                             int opt, const char *entry, const char *meta,
+                             void **addr, int *hit, char **err) {
+  double t0 = now_ms();
+  if (hit) *hit = 0;
+  if (err) *err = NULL;
+  LLVMValueRef F = NULL;
+#ifdef KCACHE_ELF
+  if (M && entry) F = LLVMGetNamedFunction(M, entry);
+#endif
+  size_t keylen = 0;
+  char *key = F ? cpu_key(M, F, opt, meta ? meta : "", &keylen) : NULL;
+  if (!key) { /* nothing to key on: compile as without a cache */
+    KCpuOptions o = {opt, 0, 0};
+    const char *names[1] = {entry};
+    return kc_compile(ctx, M, &o, names, 1, addr, NULL, NULL, err);
+  }
+  void *blob;
+  size_t len;
+  if (kcache_load("cpu", key, keylen, &blob, &len) == 0) {
+    KCpuCode *c = cpu_load(blob, len, addr);
+    free(blob);
+    if (c) {
+      free(key);
+      LLVMDisposeModule(M);
+      kc_dispose_context(ctx);
+      if (hit) *hit = 1;
+      double dt = now_ms() - t0;
+      pthread_mutex_lock(&stats_lock);
+      stats.load_ms += dt;
+      pthread_mutex_unlock(&stats_lock);
+      return c;
+    }
+    pthread_mutex_lock(&stats_lock); /* a valid file, unusable code */
+    stats.hits--;
+    stats.rejected++;
+    pthread_mutex_unlock(&stats_lock);
+  }
+  /* A miss: compile under a fixed-width unique name, so that a later load
+     can rename it in place. */
+  char name[ENTRY_LEN + 1];
+  snprintf(name, sizeof name, ENTRY_PREFIX "%016lx", kc_unique_id());
+  LLVMSetValueName2(F, name, ENTRY_LEN);
+  const char *names[1] = {name};
+  void *obj = NULL;
+  size_t objlen = 0;
+  KCpuCode *c =
+      kc_compile_obj(ctx, M, opt, names, 1, addr, &obj, &objlen, err);
+  if (c) {
+    size_t plen = 4 + ENTRY_LEN + objlen;
+    unsigned char *p = malloc(plen);
+    if (p) {
+      uint32_t nl = ENTRY_LEN;
+      memcpy(p, &nl, 4);
+      memcpy(p + 4, name, ENTRY_LEN);
+      memcpy(p + 4 + ENTRY_LEN, obj, objlen);
+      kcache_store("cpu", key, keylen, p, plen);
+      free(p);
+    } else {
+      count(&stats.failures);
+    }
+  }
+  free(obj);
+  free(key);
+  return c;
+}
+
+/* --- Lua functions ---------------------------------------------------------------- */
+
+/* kjit.cache_clear() -> number of files removed */
+static int l_cache_clear(lua_State *L) {
+  lua_pushinteger(L, kcache_clear());
+  return 1;
+}
+
+/* kjit.cache_stats([reset]) -> { hits, misses, rejected, stores, failures,
+   load_ms } */
+static int l_cache_stats(lua_State *L) {
+  KCacheStats s;
+  kcache_stats(&s, lua_toboolean(L, 1));
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, (lua_Integer)s.hits);
+  lua_setfield(L, -2, "hits");
+  lua_pushinteger(L, (lua_Integer)s.misses);
+  lua_setfield(L, -2, "misses");
+  lua_pushinteger(L, (lua_Integer)s.rejected);
+  lua_setfield(L, -2, "rejected");
+  lua_pushinteger(L, (lua_Integer)s.stores);
+  lua_setfield(L, -2, "stores");
+  lua_pushinteger(L, (lua_Integer)s.failures);
+  lua_setfield(L, -2, "failures");
+  lua_pushnumber(L, s.load_ms);
+  lua_setfield(L, -2, "load_ms");
+  return 1;
+}
+
+/* kjit.cache_dir([dir]) -> the directory in use (after setting it; false
+   goes back to the environment's) */
+static int l_cache_dir(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    if (kcache_set_dir(lua_tostring(L, 1))) return luaL_error(L, "not enough memory");
+  } else if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) {
+    kcache_set_dir(NULL);
+  } else if (!lua_isnoneornil(L, 1)) {
+    return luaL_typeerror(L, 1, "string or false");
+  }
+  char *d = kcache_dir();
+  if (!d) {
+    lua_pushnil(L);
+    return 1;
+  }
+  /* copied to the stack first: lua_pushstring may raise (out of memory) */
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", d);
+  free(d);
+  lua_pushstring(L, buf);
+  return 1;
+}
+
+void kcache_open(lua_State *L) {
+  static const luaL_Reg fns[] = {{"cache_clear", l_cache_clear},
+                                 {"cache_stats", l_cache_stats},
+                                 {"cache_dir", l_cache_dir},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

@@ -1,0 +1,549 @@
+/*
+** test_capi.c: every function of include/kjit.h, used as a host program
+** would (through the public header and lua_State only), and misused:
+** bad dtypes, NULL pointers, too many dimensions, negative extents,
+** non-contiguous strides, wrong argument counts and types, run-time errors
+** inside compiled code (message with file:line), compile errors, and the
+** release callback called exactly once (after GC, after lua_close).
+**
+** Usage: test_capi [results-file]   (writes "passed failed 0\n" there)
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkdtemp under -std=c11 */
+#endif
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include "kjit.h"
+
+static int npass, nfail;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (cond) {                                                                \
+      npass++;                                                                 \
+    } else {                                                                   \
+      nfail++;                                                                 \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+    }                                                                          \
+  } while (0)
+
+static char tmpdir[64];
+
+/* A state with the standard libraries and kjit (require "kjit" works). */
+static lua_State *newstate(void) {
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  luaL_requiref(L, "kjit", luaopen_kjit, 0);
+  lua_pop(L, 1);
+  return L;
+}
+
+/* Writes text to tmpdir/name and runs it; leaves its one result on the
+** stack. Scripts live in files so that messages carry "name:line". */
+static int run_file(lua_State *L, const char *name, const char *text) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return -1;
+  fputs(text, f);
+  fclose(f);
+  int st = luaL_loadfile(L, path);
+  if (st == LUA_OK) st = lua_pcall(L, 0, 1, 0);
+  if (st != LUA_OK) printf("script %s: %s\n", name, lua_tostring(L, -1));
+  return st;
+}
+
+/* Runs a Lua snippet (the array or value to test as global `a`); returns
+** its boolean result. */
+static int lua_true(lua_State *L, const char *code) {
+  if (luaL_dostring(L, code) != LUA_OK) {
+    printf("  lua error: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  }
+  int r = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* The top is a message containing want; pops it. */
+static int msg_has(lua_State *L, const char *want) {
+  const char *m = lua_tostring(L, -1);
+  int ok = m != NULL && strstr(m, want) != NULL;
+  if (!ok) printf("  message: %s\n  wanted: %s\n", m ? m : "(not a string)", want);
+  lua_pop(L, 1);
+  return ok;
+}
+
+/* ---- release counting ---------------------------------------------------- */
+
+typedef struct Counter { int calls; void *last; } Counter;
+
+static void count_release(void *ud, void *data) {
+  Counter *c = ud;
+  c->calls++;
+  c->last = data;
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+static void test_dtypes(void) {
+  CHECK(kjit_dtype_size(KJIT_I8) == 1 && kjit_dtype_size(KJIT_U16) == 2 &&
+        kjit_dtype_size(KJIT_F32) == 4 && kjit_dtype_size(KJIT_F64) == 8, "sizes");
+  CHECK(strcmp(kjit_dtype_name(KJIT_U32), "u32") == 0, "name u32");
+  CHECK(kjit_dtype_size(KJIT_NDTYPES) == 0 && kjit_dtype_name(KJIT_NDTYPES) == NULL, "invalid");
+  CHECK(kjit_dtype_size((kjit_dtype)-1) == 0 && kjit_dtype_name((kjit_dtype)-1) == NULL,
+        "negative dtype");
+}
+
+static void test_pusharray(void) {
+  lua_State *L = newstate();
+  double x[6] = { 1, 2, 3, 4, 5, 6 };
+  int64_t shape[2] = { 2, 3 };
+  int top = lua_gettop(L);
+  CHECK(kjit_pusharray(L, x, KJIT_F64, 2, shape, NULL, NULL, NULL) == KJIT_OK, "push 2x3");
+  CHECK(lua_gettop(L) == top + 1, "one value pushed");
+  lua_setglobal(L, "a");
+  CHECK(lua_true(L, "return #a == 2 and a.shape[2] == 3 and a.dtype == 'f64' "
+                    "and a.ndim == 2 and a.size == 6 and a[2][1] == 4"), "seen from Lua");
+  CHECK(lua_true(L, "for i = 1, 2 do for j = 1, 3 do a[i][j] = a[i][j] * 10 end end "
+                    "return true"), "written from Lua");
+  CHECK(x[0] == 10 && x[5] == 60, "no copy: the host sees Lua's writes (%g %g)", x[0], x[5]);
+  x[1] = -7;
+  CHECK(lua_true(L, "return a[1][2] == -7"), "no copy: Lua sees the host's writes");
+  CHECK(lua_true(L, "return not pcall(function() return a[3] end)"), "bounds still checked");
+
+  /* explicit strides that are the C-contiguous ones are accepted */
+  int64_t good[2] = { 24, 8 };
+  CHECK(kjit_pusharray(L, x, KJIT_F64, 2, shape, good, NULL, NULL) == KJIT_OK, "contiguous strides");
+  lua_pop(L, 1);
+  /* strides of extent-1 dimensions do not matter */
+  int64_t shape1[3] = { 1, 6, 1 }, odd[3] = { 12345, 8, -3 };
+  CHECK(kjit_pusharray(L, x, KJIT_F64, 3, shape1, odd, NULL, NULL) == KJIT_OK,
+        "strides of extent-1 dims ignored");
+  lua_pop(L, 1);
+  /* an empty array may have a NULL pointer */
+  int64_t zero[1] = { 0 };
+  CHECK(kjit_pusharray(L, NULL, KJIT_F32, 1, zero, NULL, NULL, NULL) == KJIT_OK, "empty NULL");
+  lua_setglobal(L, "e");
+  CHECK(lua_true(L, "return #e == 0 and e.size == 0"), "empty array");
+
+  /* misuse: each returns KJIT_ERRARG, pushes one message, never releases */
+  Counter c = { 0, NULL };
+  int64_t s4[1] = { 4 }, s5[5] = { 1, 1, 1, 1, 2 }, neg[2] = { 2, -3 };
+  int64_t transposed[2] = { 8, 16 };  /* a 2x3 array stored column-major */
+  int64_t backwards[1] = { -8 };
+  struct { const char *what; int st; const char *msg; } cases[] = {
+    { "dtype", kjit_pusharray(L, x, KJIT_NDTYPES, 1, s4, NULL, count_release, &c), "invalid dtype" },
+    { "dtype -1", kjit_pusharray(L, x, (kjit_dtype)-1, 1, s4, NULL, count_release, &c), "invalid dtype" },
+    { "NULL data", kjit_pusharray(L, NULL, KJIT_F64, 1, s4, NULL, count_release, &c), "data is NULL" },
+    { "ndim 0", kjit_pusharray(L, x, KJIT_F64, 0, s4, NULL, count_release, &c), "1 to 4 dimensions, got 0" },
+    { "ndim 5", kjit_pusharray(L, x, KJIT_F64, 5, s5, NULL, count_release, &c), "1 to 4 dimensions, got 5" },
+    { "NULL shape", kjit_pusharray(L, x, KJIT_F64, 1, NULL, NULL, count_release, &c), "shape is NULL" },
+    { "negative", kjit_pusharray(L, x, KJIT_F64, 2, neg, NULL, count_release, &c), "negative extent -3 in dimension 2" },
+    { "strides", kjit_pusharray(L, x, KJIT_F64, 2, shape, transposed, count_release, &c), "strides (8, 16) are not C-contiguous" },
+    { "neg stride", kjit_pusharray(L, x, KJIT_F64, 1, s4, backwards, count_release, &c), "expected (8)" },
+    { "misaligned", kjit_pusharray(L, (char *)x + 1, KJIT_F64, 1, s4, NULL, count_release, &c), "not aligned" },
+    { "huge", kjit_pusharray(L, x, KJIT_F64, 4, (int64_t[4]){ 1 << 20, 1 << 20, 1 << 20, 1 << 20 },
+                             NULL, count_release, &c), "too large" },
+  };
+  int n = (int)(sizeof cases / sizeof cases[0]);
+  CHECK(lua_gettop(L) == top + n, "one message per failure (%d for %d)", lua_gettop(L) - top, n);
+  for (int i = n - 1; i >= 0; i--) {
+    CHECK(cases[i].st == KJIT_ERRARG, "%s: status %d", cases[i].what, cases[i].st);
+    CHECK(lua_type(L, -1) == LUA_TSTRING && msg_has(L, cases[i].msg), "%s: message", cases[i].what);
+  }
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c.calls == 0, "release never called for refused arrays (%d)", c.calls);
+  lua_close(L);
+  CHECK(c.calls == 0, "nor at close (%d)", c.calls);
+}
+
+static void test_release(void) {
+  lua_State *L = newstate();
+  float *p = malloc(16 * sizeof *p);
+  int64_t n16[1] = { 16 };
+  Counter c = { 0, NULL };
+  CHECK(kjit_pusharray(L, p, KJIT_F32, 1, n16, NULL, count_release, &c) == KJIT_OK, "push");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c.calls == 0, "not released while on the stack");
+  lua_pop(L, 1);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c.calls == 1 && c.last == p, "released exactly once after GC (%d)", c.calls);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c.calls == 1, "and never again (%d)", c.calls);
+
+  /* a view keeps the borrowed memory alive */
+  Counter c2 = { 0, NULL };
+  CHECK(kjit_pusharray(L, p, KJIT_F32, 1, n16, NULL, count_release, &c2) == KJIT_OK, "push 2");
+  lua_setglobal(L, "a");
+  CHECK(lua_true(L, "v = a:slice(3, 5):reshape({3}); a = nil; return #v == 3"), "view");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c2.calls == 0, "a view keeps it alive (%d)", c2.calls);
+  CHECK(lua_true(L, "v[1] = 2.5; return true"), "write through the view");
+  CHECK(p[2] == 2.5f, "view writes reach host memory");
+  CHECK(lua_true(L, "v = nil; return true"), "drop view");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c2.calls == 1, "released once the view is gone (%d)", c2.calls);
+
+  /* still referenced at lua_close: released by the close, once */
+  Counter c3 = { 0, NULL };
+  CHECK(kjit_pusharray(L, p, KJIT_F32, 1, n16, NULL, count_release, &c3) == KJIT_OK, "push 3");
+  lua_setglobal(L, "keep");
+  lua_close(L);
+  CHECK(c3.calls == 1 && c3.last == p, "released once at lua_close (%d)", c3.calls);
+  free(p);
+}
+
+static void test_toarray(void) {
+  lua_State *L = newstate();
+  int top = lua_gettop(L);
+  kjit_array a;
+  CHECK(lua_true(L, "local kjit = require 'kjit'; z = kjit.zeros({2, 3, 4}, 'i32'); "
+                    "z[2][3][4] = 7; return true"), "make");
+  lua_getglobal(L, "z");
+  CHECK(kjit_toarray(L, -1, &a) == KJIT_OK, "toarray");
+  CHECK(a.dtype == KJIT_I32 && a.ndim == 3 && a.shape[0] == 2 && a.shape[1] == 3 &&
+        a.shape[2] == 4 && a.shape[3] == 1, "dtype/shape");
+  CHECK(a.data != NULL && ((int32_t *)a.data)[23] == 7, "data");
+  CHECK(lua_gettop(L) == top + 1, "pushes nothing");
+  lua_pop(L, 1);
+  /* a view: its own data pointer and shape */
+  CHECK(luaL_dostring(L, "return z[2]") == LUA_OK, "row view");
+  CHECK(kjit_toarray(L, -1, &a) == KJIT_OK && a.ndim == 2 && a.shape[0] == 3 &&
+        a.shape[1] == 4 && ((int32_t *)a.data)[11] == 7, "view fields");
+  lua_pop(L, 1);
+  /* borrowed: the host's pointer comes back */
+  uint8_t bytes[10];
+  int64_t n10[1] = { 10 };
+  kjit_pusharray(L, bytes, KJIT_U8, 1, n10, NULL, NULL, NULL);
+  CHECK(kjit_toarray(L, -1, &a) == KJIT_OK && a.data == bytes && a.dtype == KJIT_U8 &&
+        a.shape[0] == 10, "borrowed");
+  CHECK(kjit_toarray(L, -1, NULL) == KJIT_ERRARG, "NULL out");
+  lua_pop(L, 1);
+  /* not arrays */
+  lua_pushnumber(L, 1.5);
+  lua_newtable(L);
+  lua_newuserdatauv(L, 64, 0);
+  (void)luaL_dostring(L, "return io.stdout");
+  lua_pushnil(L);
+  int t2 = lua_gettop(L);
+  for (int i = 0; i < 5; i++)
+    CHECK(kjit_toarray(L, t2 - i, &a) == KJIT_ERRARG, "not an array (%d)", i);
+  CHECK(kjit_toarray(L, t2 + 3, &a) == KJIT_ERRARG, "empty slot");
+  CHECK(lua_gettop(L) == t2, "stack unchanged by failures");
+  lua_close(L);
+}
+
+/* Compile and call: the happy paths. */
+static const char *script_ok =
+  "local kjit = require 'kjit'\n"
+  "local M = {}\n"
+  "function M.dot(x, y)\n"                                  /* 3 */
+  "  local s = 0.0\n"
+  "  for i = 1, #x do s = s + x[i] * y[i] end\n"
+  "  return s\n"
+  "end\n"
+  "function M.scale(a, k)\n"                                /* 8 */
+  "  for i = 1, #a do for j = 1, #a[1] do a[i][j] = a[i][j] * k end end\n"
+  "end\n"
+  "function M.multi(n, x, b)\n"                             /* 11 */
+  "  return n * 2, x / 2, not b\n"
+  "end\n"
+  "function M.get(a, i)\n"                                  /* 14 */
+  "  return a[i]\n"
+  "end\n"
+  "function M.div(a, b) return a // b end\n"                /* 17 */
+  "function M.fail(x) if x > 1 then error('too big') end return x end\n" /* 18 */
+  "local function sq(v) return v * v end\n"
+  "function M.sumsq(a) local s = 0 for i = 1, #a do s = s + sq(a[i]) end return s end\n"
+  "function M.fsum(a) local s = a[1] for i = 2, #a do s = s + a[i] end return s end\n"
+  "function M.maybe(x) return x > 0 and x or nil end\n"
+  "M.jdot = kjit.jit(M.dot, { boundscheck = false })\n"
+  "M.noargs = function() return 42 end\n"
+  "return M\n";
+
+static void test_compile_call(void) {
+  lua_State *L = newstate();
+  CHECK(run_file(L, "capi_ok.lua", script_ok) == LUA_OK, "script");
+  int M = lua_gettop(L);
+  kjit_fn *dot, *scale, *multi, *get, *dv, *fl, *sumsq, *fsum, *maybe, *jdot, *noargs;
+  lua_getfield(L, M, "dot");
+  CHECK(kjit_compile(L, -1, "f64(f64[:], f64[:])", &dot) == KJIT_OK && dot, "compile dot");
+  int dotobj = luaL_ref(L, LUA_REGISTRYINDEX);  /* keeps the code alive */
+  lua_pop(L, 1);
+  CHECK(kjit_nargs(dot) == 2 && kjit_nresults(dot) == 1, "dot arity");
+  double x[5] = { 1, 2, 3, 4, 5 }, y[5] = { 2, 2, 2, 2, 2 };
+  kjit_array ax = { x, KJIT_F64, 1, { 5, 1, 1, 1 } }, ay = { y, KJIT_F64, 1, { 5, 1, 1, 1 } };
+  kjit_value args[2] = { kjit_arr(&ax), kjit_arr(&ay) }, r[3];
+  int top = lua_gettop(L);
+  CHECK(kjit_call(L, dot, args, 2, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT &&
+        r[0].v.f == 30.0, "dot = 30 (%g)", r[0].v.f);
+  CHECK(lua_gettop(L) == top, "a call pushes nothing");
+  /* more result slots than results: nil-filled */
+  r[1].type = KJIT_TINT;
+  CHECK(kjit_call(L, dot, args, 2, r, 2) == KJIT_OK && r[1].type == KJIT_TNIL, "adjusted");
+  CHECK(kjit_call(L, dot, args, 2, NULL, 0) == KJIT_OK, "results dropped");
+
+  /* a 2-D array of host memory, written in place */
+  float m[2][3] = { { 1, 2, 3 }, { 4, 5, 6 } };
+  kjit_array am = { m, KJIT_F32, 2, { 2, 3, 1, 1 } };
+  lua_getfield(L, M, "scale");
+  CHECK(kjit_compile(L, -1, "void(f32[:,:], f64)", &scale) == KJIT_OK, "compile scale");
+  CHECK(kjit_nresults(scale) == 0, "void");
+  kjit_value sargs[2] = { kjit_arr(&am), kjit_float(0.5) };
+  CHECK(kjit_call(L, scale, sargs, 2, NULL, 0) == KJIT_OK, "scale");
+  CHECK(m[0][0] == 0.5f && m[1][2] == 3.0f, "scaled in place (%g %g)", m[0][0], m[1][2]);
+
+  /* several results of several types */
+  lua_getfield(L, M, "multi");
+  CHECK(kjit_compile(L, -1, "(i64, f64, bool)", &multi) == KJIT_OK, "compile multi");
+  kjit_value margs[3] = { kjit_int(21), kjit_float(3.0), kjit_bool(0) };
+  CHECK(kjit_call(L, multi, margs, 3, r, 3) == KJIT_OK, "multi");
+  CHECK(r[0].type == KJIT_TINT && r[0].v.i == 42, "i64 result");
+  CHECK(r[1].type == KJIT_TFLOAT && r[1].v.f == 1.5, "f64 result");
+  CHECK(r[2].type == KJIT_TBOOL && r[2].v.b == 1, "bool result");
+  CHECK(kjit_call(L, multi, margs, 3, r, 1) == KJIT_OK && r[0].v.i == 42, "fewer results");
+
+  /* integer arrays, integer results */
+  int16_t h[4] = { -5, 7, 300, -32768 };
+  kjit_array ah = { h, KJIT_I16, 1, { 4, 1, 1, 1 } };
+  lua_getfield(L, M, "get");
+  CHECK(kjit_compile(L, -1, "i64(i16[:], i64)", &get) == KJIT_OK, "compile get");
+  kjit_value gargs[2] = { kjit_arr(&ah), kjit_int(4) };
+  CHECK(kjit_call(L, get, gargs, 2, r, 1) == KJIT_OK && r[0].type == KJIT_TINT &&
+        r[0].v.i == -32768, "i16 element");
+
+  /* f32 results come back widened */
+  lua_getfield(L, M, "fsum");
+  CHECK(kjit_compile(L, -1, "f32(f32[:,:])", &fsum) == KJIT_ERRCOMPILE, "2-D sum is a compile error");
+  CHECK(msg_has(L, "capi_ok.lua:21:"), "located at the source line");
+  float fv[3] = { 0.1f, 0.2f, 0.3f };
+  kjit_array af = { fv, KJIT_F32, 1, { 3, 1, 1, 1 } };
+  CHECK(kjit_compile(L, -1, "f32(f32[:])", &fsum) == KJIT_OK, "compile fsum");
+  kjit_value fargs[1] = { kjit_arr(&af) };
+  CHECK(kjit_call(L, fsum, fargs, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT &&
+        r[0].v.f == (double)((0.1f + 0.2f) + 0.3f), "f32 result (%.9g)", r[0].v.f);
+
+  /* false-or-number results */
+  lua_getfield(L, M, "maybe");
+  CHECK(kjit_compile(L, -1, "(f64)", &maybe) == KJIT_OK, "compile maybe");
+  kjit_value mv = kjit_float(-1);
+  CHECK(kjit_call(L, maybe, &mv, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TNIL, "nil result");
+  mv = kjit_float(2);
+  CHECK(kjit_call(L, maybe, &mv, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT &&
+        r[0].v.f == 2, "number result");
+
+  /* compiled code calling another Lua function */
+  lua_getfield(L, M, "sumsq");
+  int64_t iv[3] = { 1, 2, 3 };
+  kjit_array ai = { iv, KJIT_I64, 1, { 3, 1, 1, 1 } };
+  CHECK(kjit_compile(L, -1, "i64(i64[:])", &sumsq) == KJIT_OK, "compile sumsq");
+  kjit_value iargs[1] = { kjit_arr(&ai) };
+  CHECK(kjit_call(L, sumsq, iargs, 1, r, 1) == KJIT_OK && r[0].v.i == 14, "callee");
+
+  /* a kjit.jit object: its options are used; scripts cannot drop the code */
+  lua_getfield(L, M, "jdot");
+  CHECK(kjit_compile(L, -1, "f64(f64[:], f64[:])", &jdot) == KJIT_OK, "compile jit object");
+  lua_getfield(L, M, "jdot");
+  lua_setglobal(L, "jdot");
+  CHECK(lua_true(L, "local kjit = require 'kjit'; local a = kjit.arange(1, 6, 'f64'); "
+                    "jdot:compile('f64(f64[:], f64[:])'); return #jdot:inspect('llvm') > 0 "
+                    "and jdot(a, a) == 55"), "the jit object keeps working from Lua");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(kjit_call(L, jdot, args, 2, r, 1) == KJIT_OK && r[0].v.f == 30.0, "still valid");
+
+  /* no arguments at all; the signature's "()" */
+  lua_getfield(L, M, "noargs");
+  CHECK(kjit_compile(L, -1, "i64()", &noargs) == KJIT_OK, "compile noargs");
+  CHECK(kjit_call(L, noargs, NULL, 0, r, 1) == KJIT_OK && r[0].v.i == 42, "call noargs");
+
+  /* run-time errors: status, message with file:line, then business as usual */
+  top = lua_gettop(L);
+  gargs[1] = kjit_int(5);
+  CHECK(kjit_call(L, get, gargs, 2, r, 1) == KJIT_ERRRUN, "bounds error");
+  CHECK(lua_gettop(L) == top + 1, "one message");
+  CHECK(msg_has(L, "capi_ok.lua:15: index 5 out of bounds [1, 4]"), "bounds message");
+  gargs[1] = kjit_int(2);
+  CHECK(kjit_call(L, get, gargs, 2, r, 1) == KJIT_OK && r[0].v.i == 7, "fine afterwards");
+  lua_getfield(L, M, "div");
+  CHECK(kjit_compile(L, -1, "i64(i64, i64)", &dv) == KJIT_OK, "compile div");
+  kjit_value d0[2] = { kjit_int(7), kjit_int(0) };
+  CHECK(kjit_call(L, dv, d0, 2, r, 1) == KJIT_ERRRUN && msg_has(L, "capi_ok.lua:17: attempt to divide by zero"),
+        "division by zero");
+  lua_getfield(L, M, "fail");
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fl) == KJIT_OK, "compile fail");
+  kjit_value big = kjit_float(3);
+  CHECK(kjit_call(L, fl, &big, 1, r, 1) == KJIT_ERRRUN && msg_has(L, "capi_ok.lua:18: too big"),
+        "error() message");
+  CHECK(lua_gettop(L) == top + 4, "stack balanced (%d)", lua_gettop(L) - top);
+
+  /* misuse of kjit_call: KJIT_ERRARG, one message, nothing run */
+  kjit_value bad[3];
+  kjit_array wrongdt = { x, KJIT_F32, 1, { 5, 1, 1, 1 } };
+  kjit_array wrongnd = { x, KJIT_F64, 2, { 5, 1, 1, 1 } };
+  kjit_array negshape = { x, KJIT_F64, 1, { -1, 1, 1, 1 } };
+  kjit_array nulldata = { NULL, KJIT_F64, 1, { 5, 1, 1, 1 } };
+  kjit_array emptynull = { NULL, KJIT_F64, 1, { 0, 1, 1, 1 } };
+  kjit_array misal = { (char *)x + 4, KJIT_F64, 1, { 2, 1, 1, 1 } };
+  top = lua_gettop(L);
+  CHECK(kjit_call(L, dot, args, 1, r, 1) == KJIT_ERRARG &&
+        msg_has(L, "1 argument given, the signature (f64[:], f64[:]) takes 2"), "too few");
+  bad[0] = args[0]; bad[1] = args[1]; bad[2] = kjit_int(1);
+  CHECK(kjit_call(L, dot, bad, 3, r, 1) == KJIT_ERRARG && msg_has(L, "3 arguments given"), "too many");
+  bad[1] = kjit_float(1);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG &&
+        msg_has(L, "argument #2 is f64, expected f64[:]"), "scalar for array");
+  bad[1] = kjit_arr(&wrongdt);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG &&
+        msg_has(L, "argument #2 is f32[:], expected f64[:]"), "wrong dtype");
+  bad[1] = kjit_arr(&wrongnd);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG &&
+        msg_has(L, "argument #2 is f64[:,:], expected f64[:]"), "wrong ndim");
+  bad[1] = kjit_arr(NULL);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG && msg_has(L, "a NULL array"), "NULL array");
+  bad[1] = kjit_arr(&negshape);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG && msg_has(L, "negative extent"), "negative shape");
+  bad[1] = kjit_arr(&nulldata);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG && msg_has(L, "data is NULL"), "NULL data");
+  bad[1] = kjit_arr(&misal);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_ERRARG && msg_has(L, "not aligned"), "misaligned");
+  CHECK(kjit_call(L, dot, args, 2, NULL, 1) == KJIT_ERRARG && msg_has(L, "bad results"), "NULL results");
+  CHECK(kjit_call(L, dot, NULL, 2, r, 1) == KJIT_ERRARG && msg_has(L, "args is NULL"), "NULL args");
+  CHECK(kjit_call(L, NULL, args, 2, r, 1) == KJIT_ERRARG && msg_has(L, "fn is NULL"), "NULL fn");
+  kjit_value ints[2] = { kjit_int(1), kjit_float(2) };
+  CHECK(kjit_call(L, dv, ints, 2, r, 1) == KJIT_ERRARG &&
+        msg_has(L, "argument #2 is f64, expected i64"), "no implicit float to int");
+  ints[1].type = (kjit_type)99;
+  CHECK(kjit_call(L, dv, ints, 2, r, 1) == KJIT_ERRARG && msg_has(L, "invalid kjit_value"),
+        "invalid value type");
+  CHECK(lua_gettop(L) == top, "every message popped");
+  /* an empty array with a NULL pointer is a valid argument */
+  bad[0] = kjit_arr(&emptynull); bad[1] = kjit_arr(&emptynull);
+  CHECK(kjit_call(L, dot, bad, 2, r, 1) == KJIT_OK && r[0].v.f == 0.0, "empty arrays");
+
+  /* the handle outlives a full GC while its object is referenced */
+  lua_settop(L, M);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(kjit_call(L, dot, args, 2, r, 1) == KJIT_OK && r[0].v.f == 30.0, "after GC");
+  luaL_unref(L, LUA_REGISTRYINDEX, dotobj);
+  lua_close(L);
+}
+
+static void test_compile_errors(void) {
+  lua_State *L = newstate();
+  CHECK(run_file(L, "capi_bad.lua",
+                 "local M = {}\n"
+                 "function M.tab(x)\n"
+                 "  local t = {}\n"                   /* 3: tables are not compiled */
+                 "  return x\n"
+                 "end\n"
+                 "function M.id(x) return x end\n"
+                 "return M\n") == LUA_OK, "script");
+  int M = lua_gettop(L);
+  kjit_fn *fn = (kjit_fn *)&fn;   /* must be reset to NULL on failure */
+  int top = lua_gettop(L);
+  lua_getfield(L, M, "tab");
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRCOMPILE && fn == NULL, "table");
+  CHECK(msg_has(L, "capi_bad.lua:3:"), "compile error with file:line");
+  CHECK(kjit_compile(L, -1, "f64(f99[:])", &fn) == KJIT_ERRCOMPILE && msg_has(L, "bad signature"),
+        "bad type in signature");
+  CHECK(kjit_compile(L, -1, "f64 f64", &fn) == KJIT_ERRCOMPILE && msg_has(L, "bad signature"),
+        "no parentheses");
+  lua_pop(L, 1);
+  lua_getfield(L, M, "id");
+  CHECK(kjit_compile(L, -1, "i64(f64)", &fn) == KJIT_ERRCOMPILE && msg_has(L, "declares result i64"),
+        "declared result type checked");
+  CHECK(kjit_compile(L, -1, "f64(f64[:,:,:,:,:])", &fn) == KJIT_ERRCOMPILE &&
+        msg_has(L, "bad signature"), "5 dims");
+  lua_pop(L, 1);
+  CHECK(kjit_compile(L, -1, NULL, &fn) == KJIT_ERRARG && msg_has(L, "signature is NULL"), "NULL sig");
+  CHECK(kjit_compile(L, M, "f64(f64)", NULL) == KJIT_ERRARG && msg_has(L, "out is NULL"), "NULL out");
+  lua_pushinteger(L, 3);
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRARG && fn == NULL &&
+        msg_has(L, "got number"), "a number");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, luaopen_kjit);
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRARG && msg_has(L, "got a C function"),
+        "a C function");
+  lua_pop(L, 1);
+  CHECK(kjit_compile(L, top + 5, "f64(f64)", &fn) == KJIT_ERRARG && msg_has(L, "no value"),
+        "empty slot");
+  CHECK(lua_gettop(L) == top, "balanced");
+  lua_close(L);
+
+  /* a state that never required kjit can still compile and push arrays */
+  L = luaL_newstate();
+  luaL_openlibs(L);
+  CHECK(luaL_dostring(L, "return function(a) local s = 0 for i = 1, #a do s = s + a[i] end "
+                         "return s end") == LUA_OK, "chunk");
+  CHECK(kjit_compile(L, -1, "i64(i32[:])", &fn) == KJIT_OK, "compile without require");
+  int32_t v[3] = { 4, 5, 6 };
+  int64_t n3[1] = { 3 };
+  CHECK(kjit_pusharray(L, v, KJIT_I32, 1, n3, NULL, NULL, NULL) == KJIT_OK, "push without require");
+  kjit_array a;
+  CHECK(kjit_toarray(L, -1, &a) == KJIT_OK, "toarray");
+  kjit_value arg = kjit_arr(&a), r;
+  CHECK(kjit_call(L, fn, &arg, 1, &r, 1) == KJIT_OK && r.v.i == 15, "call (%lld)", (long long)r.v.i);
+  /* and the compiled Lua function accepts the pushed array through Lua too */
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, -2);
+  CHECK(lua_pcall(L, 1, 1, 0) == LUA_OK && lua_tointeger(L, -1) == 15, "interpreted");
+  lua_close(L);
+}
+
+/* Compiled code works on many host arrays; compile handles can be
+** dropped and collected; memory stays bounded. */
+static void test_many(void) {
+  lua_State *L = newstate();
+  CHECK(luaL_dostring(L, "return function(a, k) for i = 1, #a do a[i] = a[i] + k end end")
+        == LUA_OK, "chunk");
+  int f = lua_gettop(L);
+  double buf[100];
+  for (int i = 0; i < 100; i++) buf[i] = i;
+  int ok = 1;
+  for (int round = 0; round < 20; round++) {
+    kjit_fn *fn;
+    if (kjit_compile(L, f, "void(f64[:], i64)", &fn) != KJIT_OK) { ok = 0; lua_pop(L, 1); break; }
+    kjit_array a = { buf, KJIT_F64, 1, { 100, 1, 1, 1 } };
+    kjit_value args[2] = { kjit_arr(&a), kjit_int(1) };
+    for (int k = 0; k < 50; k++) ok &= kjit_call(L, fn, args, 2, NULL, 0) == KJIT_OK;
+    lua_pop(L, 1);                         /* drop the handle's owner */
+    lua_gc(L, LUA_GCCOLLECT, 0);
+  }
+  CHECK(ok, "20 compiles, 1000 calls");
+  CHECK(buf[0] == 1000 && buf[99] == 1099, "every call ran (%g %g)", buf[0], buf[99]);
+  lua_close(L);
+}
+
+int main(int argc, char **argv) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/kjit-capi-XXXXXX");
+  if (mkdtemp(tmpdir) == NULL) { perror("mkdtemp"); return 1; }
+  test_dtypes();
+  test_pusharray();
+  test_release();
+  test_toarray();
+  test_compile_call();
+  test_compile_errors();
+  test_many();
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) printf("could not remove %s\n", tmpdir);
+  printf("test_capi: %d passed, %d failed\n", npass, nfail);
+  if (argc > 1) {
+    FILE *f = fopen(argv[1], "w");
+    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
+  }
+  return nfail != 0;
+}

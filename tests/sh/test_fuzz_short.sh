@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tests/sh/test_fuzz_short.sh: a short libFuzzer session on the kjit
+# pipeline (tests/fuzz/fuzz_compile.c) plus a replay of every saved crash
+# input. Builds build-fuzz/ with tests/fuzz/build.sh (clang-14,
+# -fsanitize=fuzzer,address,undefined), then:
+#   1. replays tests/fuzz/regress/* (inputs that once crashed; one check
+#      each: must run without a crash or a sanitizer report);
+#   2. fuzzes for KJIT_FUZZ_SECONDS (default 75) seconds starting from
+#      tests/fuzz/corpus/ (fork mode, one job; timeouts, i.e. inputs that
+#      loop forever in compiled code, and out-of-memory are not failures;
+#      crashes, sanitizer reports and leaks are).
+# Writes "P F S" to build/test-results/test_fuzz_short.txt. Skips (S=1)
+# when clang-14 cannot build a libFuzzer target.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+secs=${KJIT_FUZZ_SECONDS:-75}
+out=${KJIT_FUZZ_DIR:-build-fuzz}
+rdir=${KJIT_RESULTS_DIR:-build/test-results}
+results=$rdir/test_fuzz_short.txt
+mkdir -p "$rdir"
+
+passed=0 failed=0
+check() {  # check <name> <command...>
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+mkdir -p "$out"
+blog=$out/build.log
+nice -n 10 bash tests/fuzz/build.sh >"$blog" 2>&1
+rc=$?
+if ((rc == 3)); then
+  echo "SKIP test_fuzz_short: $(tail -n 3 "$blog" | tr '\n' ' ')"
+  echo "0 0 1" > "$results"
+  exit 0
+fi
+check "build the fuzz target" test "$rc" -eq 0
+if ((rc != 0)); then
+  tail -n 30 "$blog"
+  echo "$passed $failed 0" > "$results"
+  exit 1
+fi
+
+export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+replay() {
+  "$out/fuzz_compile" -timeout=20 -rss_limit_mb=4096 "$1" >"$out/replay.log" 2>&1 ||
+    { tail -n 40 "$out/replay.log"; return 1; }
+}
+for f in tests/fuzz/regress/*; do
+  [[ -f "$f" ]] || continue
+  check "replay $(basename "$f")" replay "$f"
+done
+
+fuzz() {
+  local work rc
+  work=$(mktemp -d)
+  rm -f "$out"/short-*
+  # Fork mode, one job: an input that loops forever in compiled code (it
+  # cannot be interrupted) is a timeout that ends only the child, and
+  # timeouts are not bugs; a crash, a sanitizer report or a leak stops the
+  # run with a non-zero status and leaves $out/short-crash-* (or leak-*).
+  # The checked-in corpus is only read; new inputs go to a scratch dir.
+  "$out/fuzz_compile" -fork=1 -ignore_timeouts=1 -ignore_ooms=1 \
+    -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 \
+    -max_len=16384 -dict=tests/fuzz/lua.dict -artifact_prefix="$out/short-" \
+    "$work" tests/fuzz/corpus >"$out/fuzz_short.log" 2>&1
+  rc=$?
+  rm -rf "$work"
+  grep -E '^#[0-9]+: cov' "$out/fuzz_short.log" | tail -n 1
+  local bad
+  bad=$(find "$out" -maxdepth 1 \( -name 'short-crash-*' -o -name 'short-leak-*' \) | head -n 5)
+  if ((rc != 0)) || [[ -n "$bad" ]]; then
+    grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY' "$out/fuzz_short.log"
+    echo "crash inputs: ${bad:-none saved} (exit status $rc)"
+    return 1
+  fi
+}
+check "fuzz ${secs}s from tests/fuzz/corpus" fuzz
+
+echo "test_fuzz_short: $passed passed, $failed failed"
+echo "$passed $failed 0" > "$results"
+((failed == 0))
