@@ -29,6 +29,10 @@
 #include "buffer.h"
 #include "parse.h"
 
+/* Pure calls nested deeper than this raise "stack overflow" even when LLVM
+** turned the recursion into a loop (about where the interpreter stops). */
+#define KJIT_PURE_MAXDEPTH 1000000
+
 typedef struct Val {
   Type t;
   LLVMValueRef v;               /* scalar value, buffer data pointer, or MAYBE value */
@@ -83,6 +87,7 @@ typedef struct CG {
   LabelScope *labels;
   uint8_t *nocheck;             /* by Expr.id: bounds check proven */
   int versioning;               /* nesting of versioned loops */
+  LLVMValueRef depth;           /* pure functions: i32 call depth (mark_pure) */
   LLVMValueRef chunkname;       /* i8* constant */
 } CG;
 
@@ -202,9 +207,30 @@ static LLVMValueRef msg_ptr(CG *G, const char *msg) {
   return LLVMConstIntToPtr(ci64(G, S->nmsgs), G->i8p);
 }
 
+/* Returns from the current function after an error: status 1, or for a
+** pure function (mark_pure) a zero result, the error being in err->kind. */
+static void emit_fail_ret(CG *G) {
+  if (G->sp->pure) LLVMBuildRet(G->B, LLVMConstNull(llty(G, G->sp->rets[0])));
+  else LLVMBuildRet(G->B, ci32(G, 1));
+}
+
+/* A pure function keeps running after a callee failed (its results are
+** then garbage, and it has no side effects): the first error recorded
+** must stay. Emits: if err->kind is already set, return now. */
+static void pure_keep_first_error(CG *G) {
+  if (!G->sp->pure) return;
+  LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+  LLVMBasicBlockRef ret = new_bb(G, "errset"), fill = new_bb(G, "fill");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, ci32(G, 0), ""), fill, ret);
+  LLVMPositionBuilderAtEnd(G->B, ret);
+  emit_fail_ret(G);
+  LLVMPositionBuilderAtEnd(G->B, fill);
+}
+
 /* Emits: fill *err and return 1. Leaves the builder in a dead block. */
 static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
                        LLVMValueRef b, LLVMValueRef c, const char *msg) {
+  pure_keep_first_error(G);
   store_err_field(G, 0, ci32(G, kind));
   store_err_field(G, 1, ci32(G, line));
   if (a) store_err_field(G, 2, a);
@@ -212,7 +238,7 @@ static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
   if (c) store_err_field(G, 4, c);
   if (msg) store_err_field(G, 5, msg_ptr(G, msg));
   store_err_field(G, 6, G->chunkname);
-  LLVMBuildRet(G->B, ci32(G, 1));
+  emit_fail_ret(G);
   dead_block(G);
 }
 
@@ -544,6 +570,7 @@ static LLVMValueRef index_int(CG *G, Val k, int line, LLVMValueRef upper) {
     LLVMBasicBlockRef fail = new_bb(G, "badindex"), cont = new_bb(G, "ok");
     LLVMBuildCondBr(G->B, ok, cont, fail);
     LLVMPositionBuilderAtEnd(G->B, fail);
+    pure_keep_first_error(G);
     store_err_field(G, 8, x);
     /* an integral float beyond i64 (or infinite) is out of bounds, as in
     ** the interpreter; anything else is not an integer */
@@ -554,7 +581,7 @@ static LLVMValueRef index_int(CG *G, Val k, int line, LLVMValueRef upper) {
     store_err_field(G, 0, LLVMBuildSelect(G->B, integral, ci32(G, KE_BOUNDSF), ci32(G, KE_INDEXINT), ""));
     store_err_field(G, 1, ci32(G, line));
     store_err_field(G, 6, G->chunkname);
-    LLVMBuildRet(G->B, ci32(G, 1));
+    emit_fail_ret(G);
     dead_block(G);
     LLVMBuildUnreachable(G->B);
     LLVMPositionBuilderAtEnd(G->B, cont);
@@ -1367,11 +1394,20 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   LLVMValueRef rp[KJIT_MAXRETS], rf[KJIT_MAXRETS];
   for (int r = 0; r < callee->nret; r++) {
     rp[r] = rf[r] = NULL;
-    if (callee->rets[r].kind == T_NIL) continue;
+    if (callee->rets[r].kind == T_NIL || callee->pure) continue;
     rp[r] = alloca_in_entry(G, llty(G, callee->rets[r]), "ret");
     av[na++] = rp[r];
     rf[r] = NULL;
     if (callee->rets[r].kind == T_MAYBE) av[na++] = rf[r] = alloca_in_entry(G, G->i1, "retflag");
+  }
+  if (callee->pure) {
+    /* a pure recursion may become a loop (no stack growth to check): its
+    ** depth counts instead, so infinite recursion still ends in "stack
+    ** overflow" */
+    LLVMValueRef d = G->sp->pure ? LLVMBuildAdd(G->B, G->depth, ci32(G, 1), "") : ci32(G, 1);
+    emit_check(G, LLVMBuildICmp(G->B, LLVMIntSLE, d, ci32(G, KJIT_PURE_MAXDEPTH), ""), KE_STACK,
+               e->line, NULL, NULL, NULL);
+    av[na++] = d;
   }
   av[na++] = G->err;
   if (G->target->kind != KT_NVPTX) {
@@ -1380,13 +1416,40 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     ** it at this call, as Lua does */
     /* the address of a return slot in this frame stands for the stack
     ** pointer (llvm.frameaddress would force a frame pointer) */
-    LLVMValueRef probe = callee->nret > 0 && rp[0] ? rp[0] : alloca_in_entry(G, G->i64, "sp");
+    LLVMValueRef probe;
+    if (G->sp->pure) {
+      /* the address of an alloca would escape, and LLVM does not mark
+      ** calls after an escaped alloca as tail calls, which tail-recursion
+      ** elimination needs: pure functions pay for a frame pointer instead */
+      LLVMValueRef zero = ci32(G, 0);
+      LLVMTypeRef i8p = G->i8p;
+      unsigned id = LLVMLookupIntrinsicID("llvm.frameaddress", 17);
+      LLVMValueRef fn = LLVMGetIntrinsicDeclaration(G->M, id, &i8p, 1);
+      probe = LLVMBuildCall2(G->B, LLVMIntrinsicGetType(G->C, id, &i8p, 1), fn, &zero, 1, "");
+    } else {
+      probe = callee->nret > 0 && rp[0] ? rp[0] : alloca_in_entry(G, G->i64, "sp");
+    }
     LLVMValueRef sp = LLVMBuildPtrToInt(G->B, probe, G->i64, "");
     LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
     emit_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, sp, lim, ""), KE_STACK, e->line, NULL, NULL, NULL);
   }
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)callee->llfnty,
                                    (LLVMValueRef)callee->llfunc, av, na, "");
+  if (callee->pure) {
+    /* the result comes back in a register; a failure is in err->kind.
+    ** A pure caller carries on (nothing to undo, the first error stays):
+    ** no test here, so `return f(n-1) + f(n-2)` stays a tail position */
+    if (!G->sp->pure) {
+      LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+      LLVMBasicBlockRef fail = new_bb(G, "callfail"), cont = new_bb(G, "callok");
+      cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, ci32(G, 0), ""), cont, fail));
+      LLVMPositionBuilderAtEnd(G->B, fail);
+      emit_fail_ret(G);
+      LLVMPositionBuilderAtEnd(G->B, cont);
+    }
+    if (max > 0) out[0] = mkval(callee->rets[0], st);
+    return 1;
+  }
   /* propagate a callee's error: *err is already filled */
   LLVMBasicBlockRef fail = new_bb(G, "callfail"), cont = new_bb(G, "callok");
   cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), cont, fail));
@@ -1850,6 +1913,12 @@ static void emit_fornum(CG *G, Stmt *s) {
 static void emit_return(CG *G, Stmt *s) {
   Val vals[KJIT_MAXRETS];
   int n = emit_explist(G, s->u.ret.exprs, s->u.ret.n, vals, KJIT_MAXRETS);
+  if (G->sp->pure) {
+    Val v = convert(G, n > 0 ? vals[0] : mkval(TY(T_NIL), NULL), G->sp->rets[0], s->line);
+    LLVMBuildRet(G->B, v.v);
+    dead_block(G);
+    return;
+  }
   for (int i = 0; i < n && i < G->sp->nret; i++) {
     if (G->retptrs[i] == NULL) continue;   /* a nil result */
     Val v = convert(G, vals[i], G->sp->rets[i], s->line);
@@ -1940,7 +2009,7 @@ static void declare_spec(CG *G, KSpec *sp) {
     }
     }
   }
-  for (int r = 0; r < sp->nret; r++) {
+  for (int r = 0; r < sp->nret && !sp->pure; r++) {
     if (sp->rets[r].kind == T_NIL) continue;   /* always nil: no slot */
     if (llty(G, sp->rets[r]) == NULL) {
       char tb[32];
@@ -1950,8 +2019,9 @@ static void declare_spec(CG *G, KSpec *sp) {
     ps[n++] = LLVMPointerType(llty(G, sp->rets[r]), 0);
     if (sp->rets[r].kind == T_MAYBE) ps[n++] = LLVMPointerType(G->i1, 0);
   }
+  if (sp->pure) ps[n++] = G->i32;   /* depth */
   ps[n++] = G->errp;
-  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, n, 0);
+  LLVMTypeRef fty = LLVMFunctionType(sp->pure ? llty(G, sp->rets[0]) : G->i32, ps, n, 0);
   LLVMValueRef fn = LLVMAddFunction(G->M, sp->name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   if (sp->fn->fastmath) {
@@ -1994,11 +2064,22 @@ static void emit_spec(CG *G, KSpec *sp) {
   }
   for (int r = 0; r < sp->nret; r++) {
     G->retptrs[r] = G->retflags[r] = NULL;
-    if (sp->rets[r].kind == T_NIL) continue;
+    if (sp->rets[r].kind == T_NIL || sp->pure) continue;
     G->retptrs[r] = LLVMGetParam(G->fn, p++);
     G->retflags[r] = sp->rets[r].kind == T_MAYBE ? LLVMGetParam(G->fn, p++) : NULL;
   }
+  G->depth = sp->pure ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
+  if (sp->pure) {
+    /* a caller that failed before calling (its results garbage) does no
+    ** more work here */
+    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+    LLVMBasicBlockRef quit = new_bb(G, "errset"), body = new_bb(G, "body");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, ci32(G, 0), ""), body, quit);
+    LLVMPositionBuilderAtEnd(G->B, quit);
+    emit_fail_ret(G);
+    LLVMPositionBuilderAtEnd(G->B, body);
+  }
   emit_block(G, f->ast->body);
   if (!terminated(G)) {
     if (sp->nret > 0) {
@@ -2065,6 +2146,7 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
     LLVMValueRef idx = ci64(G, r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
     rp[r] = LLVMBuildBitCast(G->B, slot, LLVMPointerType(rt, 0), "");
+    if (sp->pure) continue;
     av[n++] = rp[r];
     rf[r] = NULL;
     if (sp->rets[r].kind == T_MAYBE) {
@@ -2072,8 +2154,14 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
       av[n++] = rf[r];
     }
   }
+  if (sp->pure) av[n++] = ci32(G, 0);   /* depth */
   av[n++] = LLVMGetParam(fn, 2);
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)sp->llfnty, (LLVMValueRef)sp->llfunc, av, n, "");
+  if (sp->pure) {   /* the value in a register, a failure in err->kind */
+    LLVMBuildStore(G->B, st, rp[0]);
+    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, LLVMGetParam(fn, 2), 0, ""), "");
+    st = LLVMBuildZExt(G->B, LLVMBuildICmp(G->B, LLVMIntNE, k, ci32(G, 0), ""), G->i32, "");
+  }
   /* widen f32 and booleans in place so every slot is a full i64/f64 */
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
@@ -2099,6 +2187,87 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
   LLVMBuildRet(G->B, st);
 }
 
+/* ---- Pure functions -------------------------------------------------------------- */
+
+/* A specialization is pure when it returns one number or boolean, has no
+** loops or gotos, stores into no array and calls only pure functions (and
+** no error()): fib, gcd, a clamp. Pure functions return their value in a
+** register and leave a failure in err->kind; a pure caller carries on with
+** the (garbage) value, which is harmless because it can only compute and
+** return: the first error stays recorded, every pure function returns at
+** entry once one is, and a non-pure caller tests err->kind after the call.
+** Without a test after each call, LLVM can turn `return f(n-1) + f(n-2)`
+** into a loop with an accumulator, as C compilers do. */
+static int pure_expr(KSpec *sp, Expr *e);
+
+static int pure_exprs(KSpec *sp, Expr **es, int n) {
+  for (int i = 0; i < n; i++) if (!pure_expr(sp, es[i])) return 0;
+  return 1;
+}
+
+static int pure_expr(KSpec *sp, Expr *e) {
+  if (e == NULL) return 1;
+  switch (e->kind) {
+  case E_INDEX: return pure_expr(sp, e->u.index.obj) && pure_expr(sp, e->u.index.key);
+  case E_FIELD: return pure_expr(sp, e->u.field.obj);
+  case E_CALL: {
+    Type ft = sp->exprtypes[e->u.call.fn->id];
+    if (ft.kind == T_BUILTIN && (ft.ref == B_ERROR || B_IS_CUDA(ft.ref))) return 0;
+    if (ft.kind != T_BUILTIN && (sp->calls[e->id] == NULL || !sp->calls[e->id]->pure)) return 0;
+    return pure_exprs(sp, e->u.call.args, e->u.call.nargs);
+  }
+  case E_BINOP: return pure_expr(sp, e->u.bin.a) && pure_expr(sp, e->u.bin.b);
+  case E_UNOP: return pure_expr(sp, e->u.un.a);
+  case E_PAREN: return pure_expr(sp, e->u.paren);
+  case E_NIL: case E_TRUE: case E_FALSE: case E_INT: case E_FLT: case E_STR: case E_NAME:
+    return 1;
+  default: return 0;
+  }
+}
+
+static int pure_block(KSpec *sp, Block *b) {
+  for (int i = 0; i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    switch (s->kind) {
+    case S_LOCAL:
+      if (!pure_exprs(sp, s->u.local.exprs, s->u.local.nexprs)) return 0;
+      break;
+    case S_ASSIGN:
+      for (int t = 0; t < s->u.assign.ntargets; t++)
+        if (s->u.assign.targets[t]->kind != E_NAME) return 0;   /* array stores */
+      if (!pure_exprs(sp, s->u.assign.exprs, s->u.assign.nexprs)) return 0;
+      break;
+    case S_CALL: if (!pure_expr(sp, s->u.call)) return 0; break;
+    case S_DO: if (!pure_block(sp, s->u.block)) return 0; break;
+    case S_IF:
+      if (!pure_exprs(sp, s->u.ifs.conds, s->u.ifs.n)) return 0;
+      for (int k = 0; k < s->u.ifs.n; k++) if (!pure_block(sp, s->u.ifs.blocks[k])) return 0;
+      if (s->u.ifs.els && !pure_block(sp, s->u.ifs.els)) return 0;
+      break;
+    case S_RETURN: if (!pure_exprs(sp, s->u.ret.exprs, s->u.ret.n)) return 0; break;
+    case S_EMPTY: break;
+    default: return 0;   /* loops, goto, labels, nested functions */
+    }
+  }
+  return 1;
+}
+
+/* Marks the pure specializations: the greatest set closed under calls. */
+static void mark_pure(Session *S, const KTarget *target) {
+  for (int i = 0; i < S->nspecs; i++) {
+    KSpec *sp = S->specs[i];
+    TypeKind k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
+    sp->pure = target->kind == KT_CPU && (k == T_INT || k == T_F64 || k == T_F32 || k == T_BOOL);
+  }
+  for (int changed = 1; changed; ) {
+    changed = 0;
+    for (int i = 0; i < S->nspecs; i++) {
+      KSpec *sp = S->specs[i];
+      if (sp->pure && !pure_block(sp, sp->fn->ast->body)) { sp->pure = 0; changed = 1; }
+    }
+  }
+}
+
 static void cg_init(CG *G, Session *S, LLVMContextRef C, LLVMModuleRef M, const KTarget *target) {
   memset(G, 0, sizeof *G);
   G->S = S; G->C = C; G->M = M; G->target = target;
@@ -2116,6 +2285,7 @@ static void cg_init(CG *G, Session *S, LLVMContextRef C, LLVMModuleRef M, const 
   G->errty = LLVMStructCreateNamed(C, "KErr");
   LLVMStructSetBody(G->errty, fields, 9, 0);
   G->errp = LLVMPointerType(G->errty, 0);
+  mark_pure(S, target);
   for (int i = 0; i < S->nspecs; i++) declare_spec(G, S->specs[i]);
   for (int i = 0; i < S->nspecs; i++) emit_spec(G, S->specs[i]);
 }

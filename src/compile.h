@@ -140,6 +140,8 @@ struct KSpec {
   Type rets[KJIT_MAXRETS];
   KSpec **calls;              /* by Expr.id: the callee of an E_CALL */
   KConst *consts;             /* by Expr.id: value of compile-time constants */
+  int pure;                   /* codegen: returns its one result in a register
+                                 (see codegen.c mark_pure) */
   void *llfunc;               /* LLVMValueRef of the inner function */
   void *llfnty;               /* its LLVMTypeRef */
   char name[48];

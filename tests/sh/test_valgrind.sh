@@ -8,6 +8,8 @@
 # KJIT_VALGRIND_BUILD (default build/, not instrumented: valgrind and ASan
 # do not mix), so each example runs with its own arguments; every
 # host-examples/*.c must have such a test.
+# Then tests/lua/test_jit_regress.lua runs under valgrind with lua5.4 and
+# KJIT_VALGRIND_BUILD/kjit.so (the Lua module path).
 # Writes "P F S" to build/test-results/test_valgrind.txt; skips (S=1) when
 # valgrind is not installed.
 set -uo pipefail
@@ -71,6 +73,11 @@ for src in host-examples/*.c; do
   [[ -n "${seen[$name]:-}" ]] || check "$name has a ctest example.$name in $bdir" false
 done
 check "at least one host example ran" test "$n" -gt 0
+
+# The Lua module path too (dlopen of kjit.so, compiles, compile and
+# run-time errors): one short test file under the stock lua5.4.
+check "valgrind memcheck lua5.4 test_jit_regress.lua" \
+  memcheck lua5.4 tests/lua/harness.lua "$bdir" tests/lua/test_jit_regress.lua
 
 echo "test_valgrind: $passed passed, $failed failed"
 echo "$passed $failed 0" > "$results"
