@@ -7,4 +7,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DKJIT_LLVM_STATIC=ON -DKJIT_TESTS=OFF >/dev/null
 cmake --build build-gpu -j"$(nproc)" --target kjit_module
 pack=${KJIT_PACK:-../shared/device/pack.sh}
+mkdir -p "$(git rev-parse --git-dir)/info"   # pack.sh records .gpu/ there
 bash "$pack" build-gpu/kjit.so

@@ -42,6 +42,8 @@ template <class F> static double launches(F f) {
 }
 
 int main() {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) { printf("# CUDA C: no GPU\n"); return 0; }
   float *a, *b;
   cudaMalloc(&a, 4096); cudaMalloc(&b, 4096);
   printf("launch_empty\t%.4g\tus\n", launches([] { empty<<<1, 1>>>(); }));
