@@ -7,7 +7,9 @@
 #   3. tests/sh/test_static.sh (KJIT_LLVM_STATIC=ON build, a few tests on it),
 #      tests/sh/test_luarocks.sh (install, require, remove with LuaRocks) and
 #      tests/sh/test_bench_peers.sh (the benchmark's C and LuaJIT peers
-#      compute what the Lua kernels compute);
+#      compute what the Lua kernels compute), tests/sh/test_fuzz_short.sh
+#      (libFuzzer: the regression inputs, then 75 s of fuzzing) and
+#      tests/sh/test_valgrind.sh (memcheck on the host examples);
 #   4. sum the "P F S" counts every test file writes to
 #      build*/test-results/*.txt and print, as the very last line,
 #        tests: <P> passed, <F> failed, <S> skipped
@@ -83,6 +85,18 @@ banner "tests/sh/test_bench_peers.sh"
 if ! timeout --kill-after=30 600 bash tests/sh/test_bench_peers.sh </dev/null; then
   status=1
   [[ -s build/test-results/test_bench_peers.txt ]] || extra_failed=$((extra_failed + 1))
+fi
+
+banner "tests/sh/test_fuzz_short.sh"
+if ! timeout --kill-after=30 900 bash tests/sh/test_fuzz_short.sh </dev/null; then
+  status=1
+  [[ -s build/test-results/test_fuzz_short.txt ]] || extra_failed=$((extra_failed + 1))
+fi
+
+banner "tests/sh/test_valgrind.sh"
+if ! timeout --kill-after=30 1200 bash tests/sh/test_valgrind.sh </dev/null; then
+  status=1
+  [[ -s build/test-results/test_valgrind.txt ]] || extra_failed=$((extra_failed + 1))
 fi
 
 banner "summary"
