@@ -56,7 +56,8 @@ static pthread_once_t kc_host_once = PTHREAD_ONCE_INIT;
 static int kc_host_ok;
 static char kc_host_err[512];
 static char *kc_triple, *kc_cpu, *kc_features, *kc_layout, *kc_desc;
-static LLVMTargetMachineRef kc_tm; /* host TM for passes and asm (locked) */
+static LLVMTargetMachineRef kc_tm; /* host TM for passes and asm (locked; kc_get_tm) */
+static LLVMTargetRef kc_target;
 
 /* The JIT (guarded by kc_lock). */
 static LLVMOrcLLJITRef kc_jit;
@@ -158,10 +159,9 @@ static void kc_host_init(void) {
              "LLVM has no native target for this host");
     return;
   }
-  /* The host is detected once (CPU name and features: cpuid, slow in a
-  ** VM); the JIT's target machine is then built from these strings (see
-  ** kc_ensure_jit) rather than detected again. The default triple is the
-  ** process triple for a native LLVM build such as Debian's. */
+  /* The host's CPU name and features (for messages, cache keys and
+  ** kc_get_tm). The default triple is the process triple for a native
+  ** LLVM build such as Debian's. */
   char *t = LLVMGetDefaultTargetTriple();
   char *nt = LLVMNormalizeTargetTriple(t);
   kc_triple = kc_strdup(nt);
@@ -181,26 +181,15 @@ static void kc_host_init(void) {
     LLVMDisposeMessage(msg);
     return;
   }
-  /* Same settings as the JIT's own target machine (detectHost: default
-     codegen level, JIT code model), so printed assembly is what runs. */
-  kc_tm = LLVMCreateTargetMachine(target, kc_triple, kc_cpu, kc_features,
-                                  LLVMCodeGenLevelDefault, LLVMRelocDefault,
-                                  LLVMCodeModelJITDefault);
-  if (!kc_tm) {
-    snprintf(kc_host_err, sizeof kc_host_err,
-             "cannot create a target machine for %s", kc_triple);
-    return;
-  }
-  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(kc_tm);
-  char *l = LLVMCopyStringRepOfTargetData(td);
-  kc_layout = kc_strdup(l);
-  LLVMDisposeMessage(l);
-  LLVMDisposeTargetData(td);
+  kc_target = target;
+  /* the target machine (kc_get_tm) and the data layout (from the JIT, in
+  ** kc_prepare_module) come later, when first needed: a process whose
+  ** first call is a disk-cache hit never creates kc_tm */
 
   size_t n = strlen(kc_triple) + strlen(kc_cpu) + strlen(kc_features) + 3;
   kc_desc = malloc(n);
   if (kc_desc) snprintf(kc_desc, n, "%s %s %s", kc_triple, kc_cpu, kc_features);
-  kc_host_ok = kc_triple && kc_cpu && kc_features && kc_layout && kc_desc;
+  kc_host_ok = kc_triple && kc_cpu && kc_features && kc_desc;
   if (!kc_host_ok) snprintf(kc_host_err, sizeof kc_host_err, "out of memory");
 }
 
@@ -283,26 +272,13 @@ static int kc_ensure_jit(char **err) {
   kc_sym_add("__powidf2", (void *)__powidf2);
   kc_sym_add("__powisf2", (void *)__powisf2);
 
-  /* the host was detected once already (kc_host_init): build the JIT's
-  ** target machine from those strings rather than detect it again (host
-  ** detection is slow in VMs and counts in a cache hit's start-up) */
+  /* (measured: letting the JIT detect the host again costs less than
+  ** building its target machine from kc_host_init's strings) */
   LLVMErrorRef e = NULL;
   if (kc_host(err)) return -1;
-  LLVMTargetRef target;
-  char *msg = NULL;
-  if (LLVMGetTargetFromTriple(kc_triple, &target, &msg)) {
-    kc_seterr(err, "kjit cpu backend: no target for %s: %s", kc_triple, msg ? msg : "?");
-    LLVMDisposeMessage(msg);
-    return -1;
-  }
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, kc_triple, kc_cpu, kc_features,
-                                                    LLVMCodeGenLevelDefault, LLVMRelocDefault,
-                                                    LLVMCodeModelJITDefault);
-  if (!tm) {
-    kc_seterr(err, "kjit cpu backend: cannot create a target machine for %s", kc_triple);
-    return -1;
-  }
-  LLVMOrcJITTargetMachineBuilderRef jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm);
+  LLVMOrcJITTargetMachineBuilderRef jtmb;
+  e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
+  if (e) goto fail;
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, jtmb);
   e = LLVMOrcCreateLLJIT(&kc_jit, b); /* consumes b */
@@ -400,6 +376,18 @@ int kc_prepare_module(LLVMModuleRef M, char **err) {
     return -1;
   }
   if (kc_host(err)) return -1;
+  pthread_mutex_lock(&kc_lock);
+  if (!kc_layout) {
+    /* the JIT's own data layout (its target machine made it) */
+    if (kc_ensure_jit(err)) { pthread_mutex_unlock(&kc_lock); return -1; }
+    kc_layout = kc_strdup(LLVMOrcLLJITGetDataLayoutStr(kc_jit));
+    if (!kc_layout) {
+      pthread_mutex_unlock(&kc_lock);
+      kc_seterr(err, "out of memory");
+      return -1;
+    }
+  }
+  pthread_mutex_unlock(&kc_lock);
   LLVMSetTarget(M, kc_triple);
   LLVMSetDataLayout(M, kc_layout);
   return 0;
@@ -477,8 +465,21 @@ int kc_link_ir(LLVMModuleRef M, const char *ir_text, char **err) {
   return r;
 }
 
+/* The host target machine, created on first use. Same settings as the
+** JIT's own (default codegen level, JIT code model), so printed assembly is
+** what runs. Locked. Returns NULL with *err set on failure. */
+static LLVMTargetMachineRef kc_get_tm(char **err) {
+  if (!kc_tm)
+    kc_tm = LLVMCreateTargetMachine(kc_target, kc_triple, kc_cpu, kc_features,
+                                    LLVMCodeGenLevelDefault, LLVMRelocDefault,
+                                    LLVMCodeModelJITDefault);
+  if (!kc_tm) kc_seterr(err, "cannot create a target machine for %s", kc_triple);
+  return kc_tm;
+}
+
 /* Renders M's assembly for the host into a malloc'd string. Locked. */
 static char *kc_emit_asm(LLVMModuleRef M, char **err) {
+  if (!kc_get_tm(err)) return NULL;
   LLVMModuleRef clone = LLVMCloneModule(M);
   LLVMMemoryBufferRef buf = NULL;
   char *msg = NULL, *r = NULL;
@@ -503,6 +504,7 @@ static char *kc_emit_asm(LLVMModuleRef M, char **err) {
 
 /* Optimizes M for the host at level opt. Locked. Returns 0 or -1. */
 static int kc_optimize(LLVMModuleRef M, int opt, char **err) {
+  if (!kc_get_tm(err)) return -1;
   char pipeline[32];
   snprintf(pipeline, sizeof pipeline, "default<O%d>", opt);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
@@ -644,6 +646,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
        once gives the bytes to save and to run. */
     LLVMMemoryBufferRef buf = NULL;
     msg = NULL;
+    if (!kc_get_tm(err)) goto fail_locked;
     if (LLVMTargetMachineEmitToMemoryBuffer(kc_tm, M, LLVMObjectFile, &msg,
                                             &buf)) {
       kc_seterr(err, "LLVM code generator: %s", msg ? msg : "?");
