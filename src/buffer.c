@@ -530,7 +530,6 @@ static lua_Integer keyindex(lua_State *L, const KBuffer *b) {
 
 /* Pushes a field (shape, dtype, ndim, size) or a method by name. */
 static int getfield(lua_State *L, const KBuffer *b) {
-  int k;
   lua_pushvalue(L, 2);
   switch (lua_rawget(L, lua_upvalueindex(1))) {
     case LUA_TFUNCTION: return 1;
@@ -539,13 +538,7 @@ static int getfield(lua_State *L, const KBuffer *b) {
       return luaL_error(L, "kjit.array has no field '%s'", lua_tostring(L, 2));
   }
   switch ((int)lua_tointeger(L, -1)) {
-    case F_SHAPE:
-      lua_createtable(L, b->ndim, 0);
-      for (k = 0; k < b->ndim; k++) {
-        lua_pushinteger(L, (lua_Integer)b->shape[k]);
-        lua_rawseti(L, -2, k + 1);
-      }
-      return 1;
+    case F_SHAPE: kb_push_shape(L, b->ndim, b->shape); return 1;
     case F_DTYPE: lua_pushstring(L, dt_names[b->dtype]); return 1;
     case F_NDIM: lua_pushinteger(L, b->ndim); return 1;
     default: lua_pushinteger(L, (lua_Integer)b->size); return 1;
@@ -1040,6 +1033,14 @@ static const char *const fields[] = { "shape", "dtype", "ndim", "size", NULL };
 ** pushes the registered metatable `name` and returns 0, or pushes a new,
 ** unregistered table (with __name) and returns 1: fill it, then register
 ** it with kb_regmeta. */
+void kb_push_shape(lua_State *L, int ndim, const int64_t *shape) {
+  lua_createtable(L, ndim, 0);
+  for (int k = 0; k < ndim; k++) {
+    lua_pushinteger(L, (lua_Integer)shape[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
 int kb_newmeta(lua_State *L, const char *name) {
   if (luaL_getmetatable(L, name) != LUA_TNIL) return 0;
   lua_pop(L, 1);

@@ -89,6 +89,9 @@ int kb_checkshape(lua_State *L, int idx, int64_t shape[KJIT_MAXDIMS]);
 ** memory alive. */
 KBuffer *kb_push_view(lua_State *L, int base, char *data, int ndim,
                       const int64_t *shape);
+/* Pushes {shape[0], ..., shape[ndim-1]} (the .shape field of arrays and
+** device arrays). */
+void kb_push_shape(lua_State *L, int ndim, const int64_t *shape);
 /* Raises "index i out of bounds [1, n]", the message compiled code uses too. */
 int kb_bounds_error(lua_State *L, int64_t i, int64_t n);
 

@@ -794,7 +794,6 @@ static KDevArray *selfdev(lua_State *L) {
 /* __index: methods and fields; elements live on the device. */
 static int d_index(lua_State *L) {
   KDevArray *d = selfdev(L);
-  int k;
   if (lua_type(L, 2) != LUA_TSTRING)
     return luaL_error(L, "kjit.cuda: a device array cannot be indexed on the "
                       "host (use d:copy_to_host() or a kernel)");
@@ -807,13 +806,7 @@ static int d_index(lua_State *L) {
                         lua_tostring(L, 2));
   }
   switch ((int)lua_tointeger(L, -1)) {
-    case F_SHAPE:
-      lua_createtable(L, d->ndim, 0);
-      for (k = 0; k < d->ndim; k++) {
-        lua_pushinteger(L, (lua_Integer)d->shape[k]);
-        lua_rawseti(L, -2, k + 1);
-      }
-      return 1;
+    case F_SHAPE: kb_push_shape(L, d->ndim, d->shape); return 1;
     case F_DTYPE: lua_pushstring(L, kjit_dtype_name(d->dtype)); return 1;
     case F_NDIM: lua_pushinteger(L, d->ndim); return 1;
     case F_SIZE: lua_pushinteger(L, (lua_Integer)d->size); return 1;

@@ -71,7 +71,7 @@ typedef struct KernSpec {
   int moddev;
   KCuDevPtr errrec;
   int pending;                 /* launched since its record was last read */
-  const void *owner;           /* ... by this Lua state (its main thread) */
+  const void *owner;           /* the Lua state (main thread) that compiled it */
   struct KernSpec *pnext;      /* pending list */
 } KernSpec;
 
@@ -100,11 +100,16 @@ static const void *main_thread(lua_State *L) {
   return m;
 }
 
-static void pending_add(lua_State *L, KernSpec *s) {
-  const void *owner = main_thread(L);
+/* Called on every GPU launch. s->pending is written only by s->owner's
+** thread (here, check_record and free_kspec all run in the state owning
+** the kernel), so testing it unlocked there is safe: a spec already
+** pending costs nothing more. */
+static void pending_add(KernSpec *s) {
+  if (s->pending) return;
   pthread_mutex_lock(&pending_mu);
-  s->owner = owner;
-  if (!s->pending) { s->pending = 1; s->pnext = pending_specs; pending_specs = s; }
+  s->pending = 1;
+  s->pnext = pending_specs;
+  pending_specs = s;
   pthread_mutex_unlock(&pending_mu);
 }
 
@@ -240,6 +245,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   ks->target = target;
   ks->cc = cc;
   ks->chunk = xstrdup(f->chunkname);
+  ks->owner = main_thread(L);
   if (target == KT_NVPTX)   /* one kernel per CUDA module: a fixed name keeps the PTX cacheable */
     snprintf(ks->name, sizeof ks->name, "kjit_kernel");
   else
@@ -928,7 +934,7 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   vals[np] = s->errrec; params[np] = &vals[np]; np++;
   vals[np] = c->shared; params[np] = &vals[np]; np++;
   kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
-  pending_add(L, s);
+  pending_add(s);
   if (nh > 0) {
     for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);
     kcu_sync(L, stream);   /* raises a kernel error through the sync hook */
@@ -967,8 +973,7 @@ static int launcher_call(lua_State *L) {
     run_sim(L, s, c, 2, nargs);
     return 0;
   }
-  kcu_ensure(L);
-  int cc = kcu_compute_capability(L);
+  int cc = kcu_compute_capability(L);   /* makes the context current (kcu_ensure) */
   KernSpec *s = find_kspec(k, t, nargs, KT_NVPTX, cc);
   if (s == NULL) s = compile_kernel(L, kidx, t, nargs, KT_NVPTX, cc);
   KCuStream stream = NULL;
