@@ -26,6 +26,5 @@ build = {
       CMAKE_INSTALL_PREFIX = "$(PREFIX)",
       KJIT_TESTS = "OFF",
       KJIT_INSTALL_LIBDIR = "$(LIBDIR)",
-      KJIT_INSTALL_LUADIR = "$(LUADIR)",
    },
 }

@@ -7,6 +7,7 @@
 **     -> cpu.c (O3 + ORC LLJIT) -> jit.c (dispatcher, call path)
 **   buffer.c: typed buffers, shared by all of the above.
 */
+#include <stdio.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "kjit.h"
@@ -14,6 +15,7 @@
 #include "jit.h"
 #include "kernel.h"
 #include "cudadrv.h"
+#include "lua_modules.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -32,5 +34,13 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushliteral(L, KJIT_LLVM_VERSION);
   lua_setfield(L, -2, "llvm_version");
+  /* the Lua-written parts add their functions to the table */
+  for (const KLuaModule *m = kjit_lua_modules; m->name; m++) {
+    char chunkname[64];
+    snprintf(chunkname, sizeof chunkname, "=%s", m->name);
+    if (luaL_loadbuffer(L, m->source, m->len, chunkname) != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+  }
   return 1;
 }

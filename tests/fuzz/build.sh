@@ -40,7 +40,11 @@ cflags=(-std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DKJIT_VERSION=\"fuzz\"
         -DKJIT_LLVM_VERSION=\"$llvm_ver\" -I"$srcroot/include" -I"$srcroot/src" $lua_cflags -isystem "$llvm_inc")
 mkdir -p "$out/obj"
 objs=()
-for s in "$srcroot"/src/*.c; do
+# the Lua-written modules, compiled in as strings (as CMake does)
+shopt -s nullglob
+lua5.4 tools/embed_lua.lua "$out/lua_modules.c" "$srcroot"/lua/kjit/*.lua
+shopt -u nullglob
+for s in "$srcroot"/src/*.c "$out/lua_modules.c"; do
   o=$out/obj/$(basename "$s" .c).o
   objs+=("$o")
   if [[ ! -f "$o" || "$s" -nt "$o" ]] || [[ -n $(find "$srcroot/src" "$srcroot/include" -name '*.h' -newer "$o" 2>/dev/null) ]]; then

@@ -1,0 +1,21 @@
+/*
+** lua_modules.h: the Lua-written parts of kjit (the .lua files of lua/kjit), compiled
+** into the library as strings by tools/embed_lua.lua. luaopen_kjit runs
+** each one, in name order, with the module table as its argument; a module
+** adds its functions to that table (kjit.vectorize, kjit.cuda.reduce ...).
+*/
+#ifndef KJIT_LUA_MODULES_H
+#define KJIT_LUA_MODULES_H
+
+#include <stddef.h>
+
+typedef struct KLuaModule {
+  const char *name;      /* "kjit/ufunc.lua": the chunk name in messages */
+  const char *source;
+  size_t len;
+} KLuaModule;
+
+/* Ends with a { NULL } entry. Defined in the generated lua_modules.c. */
+extern const KLuaModule kjit_lua_modules[];
+
+#endif
