@@ -120,6 +120,7 @@ struct Stmt {
       const char *name; Var *var;                  /* var: resolver */
       Expr *start, *limit, *step;                  /* step NULL if absent */
       Block *body;
+      int prange;        /* a `for i in kjit.prange(a, b, step)` (types.c) */
     } fornum;
     struct {
       const char **names; int nnames; Var **vars;  /* vars: resolver */

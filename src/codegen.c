@@ -89,6 +89,8 @@ typedef struct CG {
   int versioning;               /* nesting of versioned loops */
   LLVMValueRef depth;           /* pure functions: i32 call depth (mark_pure) */
   LLVMValueRef chunkname;       /* i8* constant */
+  int in_prange;                /* emitting a prange worker: inner pranges are plain loops */
+  int nprange;                  /* workers emitted so far (their names) */
 } CG;
 
 #define ERR(G, line, ...) ks_error((G)->S, (G)->f, (line), __VA_ARGS__)
@@ -1804,6 +1806,46 @@ static void emit_int_loop(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   LLVMAddIncoming(rem, rv, from, 2);
 }
 
+/* An integer for loop of count+1 iterations from init, with its bounds
+** checks hoisted when it can (a checked and an unchecked copy). */
+static void emit_int_for(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
+                         LLVMValueRef count, LLVMValueRef pos, LLVMBasicBlockRef exit) {
+  LoopInfo li;
+  memset(&li, 0, sizeof li);
+  Var *lv = s->u.fornum.var;
+  if (G->f->boundscheck && G->versioning < 3 && lv->nassign == 0 &&
+      G->sp->vartypes[lv->id].kind == T_INT) {
+    li.variant = ks_alloc(G->S, G->f->nvars + 1);
+    mark_variant_block(G, s->u.fornum.body, li.variant);
+    li.variant[lv->id] = 1;
+    collect_block(G, &li, lv, s->u.fornum.body);
+  }
+  if (li.n == 0) {
+    emit_int_loop(G, s, init, step, count, exit);
+  } else {
+    LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, step, ""), "");
+    LLVMValueRef lo = LLVMBuildSelect(G->B, pos, init, last, "");
+    LLVMValueRef hi = LLVMBuildSelect(G->B, pos, last, init, "");
+    LLVMValueRef ok = hoist_test(G, &li, lo, hi);
+    LLVMBasicBlockRef fast = new_bb(G, "ffast"), slow = new_bb(G, "fslow");
+    LLVMBuildCondBr(G->B, ok, fast, slow);
+    LLVMPositionBuilderAtEnd(G->B, fast);
+    uint8_t saved[KJIT_MAXHOIST];
+    int nh = li.n;
+    for (int i = 0; i < nh; i++) { saved[i] = G->nocheck[li.h[i].index->id]; G->nocheck[li.h[i].index->id] = 1; }
+    G->versioning++;
+    emit_int_loop(G, s, init, step, count, exit);
+    for (int i = nh - 1; i >= 0; i--) G->nocheck[li.h[i].index->id] = saved[i];
+    LLVMPositionBuilderAtEnd(G->B, slow);
+    emit_int_loop(G, s, init, step, count, exit);
+    G->versioning--;
+  }
+}
+
+static int prange_parallel(CG *G);
+static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
+                        LLVMValueRef count, LLVMValueRef pos, LLVMBasicBlockRef exit);
+
 static void emit_fornum(CG *G, Stmt *s) {
   int line = s->line;
   Val a = emit_expr(G, s->u.fornum.start);
@@ -1853,36 +1895,8 @@ static void emit_fornum(CG *G, Stmt *s) {
     LLVMBuildCondBr(G->B, skip, exit, pre);
     LLVMPositionBuilderAtEnd(G->B, pre);
 
-    LoopInfo li;
-    memset(&li, 0, sizeof li);
-    Var *lv = s->u.fornum.var;
-    if (G->f->boundscheck && G->versioning < 3 && lv->nassign == 0 &&
-        G->sp->vartypes[lv->id].kind == T_INT) {
-      li.variant = ks_alloc(G->S, G->f->nvars + 1);
-      mark_variant_block(G, s->u.fornum.body, li.variant);
-      li.variant[lv->id] = 1;
-      collect_block(G, &li, lv, s->u.fornum.body);
-    }
-    if (li.n == 0) {
-      emit_int_loop(G, s, init, step, count, exit);
-    } else {
-      LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, step, ""), "");
-      LLVMValueRef lo = LLVMBuildSelect(G->B, pos, init, last, "");
-      LLVMValueRef hi = LLVMBuildSelect(G->B, pos, last, init, "");
-      LLVMValueRef ok = hoist_test(G, &li, lo, hi);
-      LLVMBasicBlockRef fast = new_bb(G, "ffast"), slow = new_bb(G, "fslow");
-      LLVMBuildCondBr(G->B, ok, fast, slow);
-      LLVMPositionBuilderAtEnd(G->B, fast);
-      uint8_t saved[KJIT_MAXHOIST];
-      int nh = li.n;
-      for (int i = 0; i < nh; i++) { saved[i] = G->nocheck[li.h[i].index->id]; G->nocheck[li.h[i].index->id] = 1; }
-      G->versioning++;
-      emit_int_loop(G, s, init, step, count, exit);
-      for (int i = nh - 1; i >= 0; i--) G->nocheck[li.h[i].index->id] = saved[i];
-      LLVMPositionBuilderAtEnd(G->B, slow);
-      emit_int_loop(G, s, init, step, count, exit);
-      G->versioning--;
-    }
+    if (s->u.fornum.prange && prange_parallel(G)) emit_prange(G, s, init, step, count, pos, exit);
+    else emit_int_for(G, s, init, step, count, pos, exit);
   } else {
     /* float loop */
     LLVMValueRef init = num_to(G, a, T_F64), lim = num_to(G, l, T_F64), step = num_to(G, st, T_F64);
@@ -1908,6 +1922,444 @@ static void emit_fornum(CG *G, Stmt *s) {
     LLVMAddIncoming(idx, iv, from, 2);
   }
   LLVMPositionBuilderAtEnd(G->B, exit);
+}
+
+/* ---- Parallel loops: kjit.prange ------------------------------------------------------ */
+
+/* With {parallel = true}, the body of `for i in kjit.prange(a, b, step)` is
+** outlined into a worker function that runs a range of iterations, and the
+** loop becomes a call to kjit_rt_parallel_for (parallel.c), which runs the
+** ranges on the thread pool. The worker sees the enclosing function's
+** locals through an environment: an array of pointers to their stack slots
+** (the enclosing frame waits in the call, so the slots outlive the loop),
+** copied into its own slots on entry so that LLVM keeps them in registers.
+** Locals of the enclosing function may be read in the body but assigned
+** only as reductions (s = s + e, s - e, s * e, math.min(s, e), math.max(s,
+** e)): each chunk accumulates a private copy (chunk 0 from the variable's
+** value, the others from the identity; min/max from the value), and the
+** enclosing function combines the partial results in chunk order. Any
+** other assignment would race, so it is a compile error, as are return,
+** break and goto that would leave the body. Nested prange loops, kernels
+** and jit functions without parallel = true run an ordinary loop. */
+
+enum { RED_NONE, RED_ADD, RED_MUL, RED_MIN, RED_MAX };
+
+typedef struct PVar {
+  Var *v;
+  int red;          /* RED_*: how the body assigns it (RED_NONE: only read) */
+  int nreads;       /* reads in the body */
+  int nred;         /* reduction statements */
+} PVar;
+
+typedef struct PAnalysis {
+  Stmt *loop;
+  uint8_t *inner;   /* by Var.id: declared inside the body */
+  PVar *vars; int n, cap;
+  const char **labels; int nlabels, caplabels;
+  Stmt **gotos; int ngotos, capgotos;
+  int depth;        /* loops nested inside the body */
+} PAnalysis;
+
+static PVar *pvar(CG *G, PAnalysis *A, Var *v) {
+  for (int i = 0; i < A->n; i++) if (A->vars[i].v == v) return &A->vars[i];
+  A->vars = ks_grow(G->S, A->vars, A->n, &A->cap, sizeof(PVar));
+  PVar *p = &A->vars[A->n++];
+  memset(p, 0, sizeof *p);
+  p->v = v;
+  return p;
+}
+
+static void pa_expr(CG *G, PAnalysis *A, Expr *e);
+static void pa_block(CG *G, PAnalysis *A, Block *b);
+
+static void pa_exprs(CG *G, PAnalysis *A, Expr **es, int n) {
+  for (int i = 0; i < n; i++) pa_expr(G, A, es[i]);
+}
+
+static void pa_expr(CG *G, PAnalysis *A, Expr *e) {
+  if (e == NULL) return;
+  switch (e->kind) {
+  case E_NAME:
+    if (e->u.name.var && !A->inner[e->u.name.var->id]) pvar(G, A, e->u.name.var)->nreads++;
+    break;
+  case E_INDEX: pa_expr(G, A, e->u.index.obj); pa_expr(G, A, e->u.index.key); break;
+  case E_FIELD: pa_expr(G, A, e->u.field.obj); break;
+  case E_CALL: pa_expr(G, A, e->u.call.fn); pa_exprs(G, A, e->u.call.args, e->u.call.nargs); break;
+  case E_METHCALL: pa_expr(G, A, e->u.meth.obj); pa_exprs(G, A, e->u.meth.args, e->u.meth.nargs); break;
+  case E_BINOP: pa_expr(G, A, e->u.bin.a); pa_expr(G, A, e->u.bin.b); break;
+  case E_UNOP: pa_expr(G, A, e->u.un.a); break;
+  case E_PAREN: pa_expr(G, A, e->u.paren); break;
+  default: break;
+  }
+}
+
+static int is_var(Expr *e, Var *v) { return e->kind == E_NAME && e->u.name.var == v; }
+
+/* The reduction `v = rhs` makes (RED_*), or RED_NONE. */
+static int reduction_kind(CG *G, Var *v, Expr *rhs) {
+  if (rhs->kind == E_BINOP) {
+    Expr *a = rhs->u.bin.a, *b = rhs->u.bin.b;
+    switch (rhs->u.bin.op) {
+    case OP_ADD: return is_var(a, v) || is_var(b, v) ? RED_ADD : RED_NONE;
+    case OP_SUB: return is_var(a, v) ? RED_ADD : RED_NONE;   /* s - e = s + (-e) */
+    case OP_MUL: return is_var(a, v) || is_var(b, v) ? RED_MUL : RED_NONE;
+    default: return RED_NONE;
+    }
+  }
+  if (rhs->kind == E_CALL && rhs->u.call.nargs == 2) {
+    Type ft = etype(G, rhs->u.call.fn);
+    if (ft.kind != T_BUILTIN || (ft.ref != B_MATH_MIN && ft.ref != B_MATH_MAX)) return RED_NONE;
+    if (!is_var(rhs->u.call.args[0], v) && !is_var(rhs->u.call.args[1], v)) return RED_NONE;
+    return ft.ref == B_MATH_MIN ? RED_MIN : RED_MAX;
+  }
+  return RED_NONE;
+}
+
+static const char *red_name(int r) {
+  return r == RED_ADD ? "+" : r == RED_MUL ? "*" : r == RED_MIN ? "math.min" : "math.max";
+}
+
+#define PERR(G, A, ln, fmt, ...) \
+  ERR(G, ln, "kjit.prange loop (line %d): " fmt, (A)->loop->line, __VA_ARGS__)
+
+static void pa_stmt(CG *G, PAnalysis *A, Stmt *s) {
+  switch (s->kind) {
+  case S_LOCAL:
+    pa_exprs(G, A, s->u.local.exprs, s->u.local.nexprs);
+    for (int i = 0; i < s->u.local.nnames; i++) A->inner[s->u.local.vars[i]->id] = 1;
+    break;
+  case S_ASSIGN:
+    pa_exprs(G, A, s->u.assign.exprs, s->u.assign.nexprs);
+    for (int i = 0; i < s->u.assign.ntargets; i++) {
+      Expr *t = s->u.assign.targets[i];
+      if (t->kind != E_NAME) { pa_expr(G, A, t); continue; }
+      Var *v = t->u.name.var;
+      if (v == NULL || A->inner[v->id]) continue;
+      int r = s->u.assign.ntargets == 1 && s->u.assign.nexprs == 1
+              ? reduction_kind(G, v, s->u.assign.exprs[0]) : RED_NONE;
+      if (r == RED_NONE)
+        PERR(G, A, s->line, "local '%s' is assigned in the loop but not as a reduction "
+             "('%s = %s + e', '%s - e', '%s * e', 'math.min(%s, e)' or 'math.max(%s, e)'): "
+             "the iterations would race for it", v->name, v->name, v->name, v->name,
+             v->name, v->name, v->name);
+      PVar *p = pvar(G, A, v);
+      if (p->red != RED_NONE && p->red != r)
+        PERR(G, A, s->line, "local '%s' is reduced with both %s and %s", v->name,
+             red_name(p->red), red_name(r));
+      p->red = r;
+      p->nred++;
+    }
+    break;
+  case S_CALL: pa_expr(G, A, s->u.call); break;
+  case S_DO: pa_block(G, A, s->u.block); break;
+  case S_WHILE: case S_REPEAT:
+    A->depth++;
+    if (s->kind == S_WHILE) pa_expr(G, A, s->u.loop.cond);
+    pa_block(G, A, s->u.loop.body);
+    if (s->kind == S_REPEAT) pa_expr(G, A, s->u.loop.cond);
+    A->depth--;
+    break;
+  case S_IF:
+    for (int i = 0; i < s->u.ifs.n; i++) {
+      pa_expr(G, A, s->u.ifs.conds[i]);
+      pa_block(G, A, s->u.ifs.blocks[i]);
+    }
+    if (s->u.ifs.els) pa_block(G, A, s->u.ifs.els);
+    break;
+  case S_FORNUM:
+    pa_expr(G, A, s->u.fornum.start); pa_expr(G, A, s->u.fornum.limit); pa_expr(G, A, s->u.fornum.step);
+    A->inner[s->u.fornum.var->id] = 1;
+    A->depth++;
+    pa_block(G, A, s->u.fornum.body);
+    A->depth--;
+    break;
+  case S_RETURN:
+    ERR(G, s->line, "cannot return from inside a kjit.prange loop (line %d): its iterations "
+        "run in parallel", A->loop->line);
+  case S_BREAK:
+    if (A->depth == 0)
+      ERR(G, s->line, "cannot break out of a kjit.prange loop (line %d): its iterations run "
+          "in parallel", A->loop->line);
+    break;
+  case S_GOTO:
+    A->gotos = ks_grow(G->S, A->gotos, A->ngotos, &A->capgotos, sizeof(Stmt *));
+    A->gotos[A->ngotos++] = s;
+    break;
+  case S_LABEL:
+    A->labels = ks_grow(G->S, A->labels, A->nlabels, &A->caplabels, sizeof(char *));
+    A->labels[A->nlabels++] = s->u.label;
+    break;
+  default: break;   /* nested functions were refused by types.c */
+  }
+}
+
+static void pa_block(CG *G, PAnalysis *A, Block *b) {
+  for (int i = 0; i < b->n; i++) pa_stmt(G, A, b->stmts[i]);
+}
+
+static void analyze_prange(CG *G, Stmt *s, PAnalysis *A) {
+  memset(A, 0, sizeof *A);
+  A->loop = s;
+  A->inner = ks_alloc(G->S, G->f->nvars + 1);
+  A->inner[s->u.fornum.var->id] = 1;
+  pa_block(G, A, s->u.fornum.body);
+  for (int i = 0; i < A->ngotos; i++) {
+    int found = 0;
+    for (int k = 0; k < A->nlabels && !found; k++) found = strcmp(A->labels[k], A->gotos[i]->u.label) == 0;
+    if (!found)
+      ERR(G, A->gotos[i]->line, "cannot goto out of a kjit.prange loop (line %d): its iterations "
+          "run in parallel", s->line);
+  }
+  for (int i = 0; i < A->n; i++) {
+    PVar *p = &A->vars[i];
+    if (p->red == RED_NONE) continue;
+    Type t = G->sp->vartypes[p->v->id];
+    char tb[32];
+    if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32)
+      PERR(G, A, s->line, "the reduction variable '%s' must be a number (it is %s)", p->v->name,
+           kt_name(t, tb, sizeof tb));
+    if (p->nreads != p->nred)
+      PERR(G, A, s->line, "local '%s' is a reduction (%s) and may only be used as '%s = %s %s e' "
+           "in the loop, where e does not mention it", p->v->name, red_name(p->red), p->v->name,
+           p->v->name, red_name(p->red));
+  }
+}
+
+static int prange_parallel(CG *G) {
+  return G->S->parallel && G->target->kind == KT_CPU && !G->in_prange;
+}
+
+/* The stack slots of a local (value, flag, extents), with their types. */
+static int slot_parts(CG *G, Var *v, LLVMValueRef *ptrs, LLVMTypeRef *tys) {
+  Type t = G->sp->vartypes[v->id];
+  VarSlot *s = var_slot(G, v);
+  int n = 0;
+  switch (t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL:
+    ptrs[n] = s->v; tys[n++] = llty(G, t); break;
+  case T_MAYBE:
+    ptrs[n] = s->v; tys[n++] = llty(G, t);
+    ptrs[n] = s->flag; tys[n++] = G->i1; break;
+  case T_BUF:
+    ptrs[n] = s->v; tys[n++] = bufptr_ty(G, t);
+    for (int d = 0; d < t.ndim; d++) { ptrs[n] = s->dims[d]; tys[n++] = G->i64; }
+    break;
+  default: break;   /* compile-time values have no slot */
+  }
+  return n;
+}
+
+/* acc op x for a reduction of type t, as Lua's + * math.min math.max. */
+static LLVMValueRef reduce_op(CG *G, int red, Type t, LLVMValueRef acc, LLVMValueRef x) {
+  int flt = t.kind != T_INT;
+  switch (red) {
+  case RED_ADD: return flt ? LLVMBuildFAdd(G->B, acc, x, "") : LLVMBuildAdd(G->B, acc, x, "");
+  case RED_MUL: return flt ? LLVMBuildFMul(G->B, acc, x, "") : LLVMBuildMul(G->B, acc, x, "");
+  case RED_MIN: {   /* math.min(acc, x) = x < acc ? x : acc */
+    LLVMValueRef lt = flt ? LLVMBuildFCmp(G->B, LLVMRealOLT, x, acc, "") : LLVMBuildICmp(G->B, LLVMIntSLT, x, acc, "");
+    return LLVMBuildSelect(G->B, lt, x, acc, "");
+  }
+  default: {        /* math.max(acc, x) = acc < x ? x : acc */
+    LLVMValueRef lt = flt ? LLVMBuildFCmp(G->B, LLVMRealOLT, acc, x, "") : LLVMBuildICmp(G->B, LLVMIntSLT, acc, x, "");
+    return LLVMBuildSelect(G->B, lt, x, acc, "");
+  }
+  }
+}
+
+/* The value a chunk other than the first starts a reduction from. */
+static LLVMValueRef reduce_identity(CG *G, int red, Type t) {
+  LLVMTypeRef ty = llty(G, t);
+  if (t.kind == T_INT) return ci64(G, red == RED_MUL ? 1 : 0);
+  return LLVMConstReal(ty, red == RED_MUL ? 1.0 : -0.0);   /* x + -0.0 == x, even for -0.0 */
+}
+
+/* The env layout: [0] &first value, [1] &step, then every slot of every
+** captured local (in A->vars order), then one partials array per reduction. */
+static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A) {
+  /* the enclosing function's emission state, restored at the end */
+  LLVMValueRef fn0 = G->fn, err0 = G->err, chunk0 = G->chunkname, depth0 = G->depth;
+  LLVMBasicBlockRef allocas0 = G->allocas, at0 = LLVMGetInsertBlock(G->B);
+  VarSlot *slots0 = G->slots;
+  LoopCtx *loop0 = G->loop;
+  LabelScope *labels0 = G->labels;
+  int versioning0 = G->versioning;
+
+  LLVMTypeRef envp = LLVMPointerType(G->i8p, 0);
+  LLVMTypeRef ps[5] = { envp, G->i64, G->i64, G->i64, G->errp };
+  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, 5, 0);
+  char name[80];
+  /* named by a per-compile count: the same source gives the same module
+  ** (and disk-cache key) in every process */
+  snprintf(name, sizeof name, "%s_prange%d", G->sp->name, G->nprange++);
+  LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  /* the same float semantics as the enclosing function */
+  unsigned nattr = LLVMGetAttributeCountAtIndex(fn0, LLVMAttributeFunctionIndex);
+  if (nattr > 0) {
+    LLVMAttributeRef *attrs = ks_alloc(G->S, nattr * sizeof *attrs);
+    LLVMGetAttributesAtIndex(fn0, LLVMAttributeFunctionIndex, attrs);
+    for (unsigned i = 0; i < nattr; i++) LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, attrs[i]);
+  }
+  G->fn = fn;
+  G->slots = ks_alloc(G->S, (G->f->nvars + 1) * sizeof(VarSlot));
+  G->loop = NULL; G->labels = NULL; G->versioning = 0; G->depth = NULL;
+  G->in_prange = 1;
+  G->allocas = new_bb(G, "entry");
+  LLVMBasicBlockRef start = new_bb(G, "start");
+  LLVMPositionBuilderAtEnd(G->B, start);
+  G->chunkname = LLVMBuildGlobalStringPtr(G->B, G->f->chunkname, "kjit.chunk");
+  G->err = LLVMGetParam(fn, 4);
+  LLVMValueRef env = LLVMGetParam(fn, 0), chunk = LLVMGetParam(fn, 3);
+  int k = 0;
+#define ENV_PTR(ty) LLVMBuildBitCast(G->B, LLVMBuildLoad2(G->B, G->i8p, \
+      LLVMBuildInBoundsGEP2(G->B, G->i8p, env, (LLVMValueRef[]){ ci64(G, k++) }, 1, ""), ""), \
+      LLVMPointerType((ty), 0), "")
+  LLVMValueRef first = LLVMBuildLoad2(G->B, G->i64, ENV_PTR(G->i64), "first");
+  LLVMValueRef step = LLVMBuildLoad2(G->B, G->i64, ENV_PTR(G->i64), "step");
+  for (int i = 0; i < A->n; i++) {
+    PVar *p = &A->vars[i];
+    LLVMValueRef mine[KJIT_MAXDIMS + 2];
+    LLVMTypeRef tys[KJIT_MAXDIMS + 2];
+    int n = slot_parts(G, p->v, mine, tys);
+    for (int j = 0; j < n; j++) {
+      LLVMValueRef x = LLVMBuildLoad2(G->B, tys[j], ENV_PTR(tys[j]), p->v->name);
+      if (p->red == RED_ADD || p->red == RED_MUL) {
+        Type t = G->sp->vartypes[p->v->id];
+        LLVMValueRef is0 = LLVMBuildICmp(G->B, LLVMIntEQ, chunk, ci64(G, 0), "");
+        x = LLVMBuildSelect(G->B, is0, x, reduce_identity(G, p->red, t), "");
+      }
+      LLVMBuildStore(G->B, x, mine[j]);
+    }
+  }
+  /* iterations kbegin..kend-1: i = first + k*step (wrapping arithmetic is
+  ** exact here: every i of the loop is an i64) */
+  LLVMValueRef kb = LLVMGetParam(fn, 1), ke = LLVMGetParam(fn, 2);
+  LLVMValueRef init = LLVMBuildAdd(G->B, first, LLVMBuildMul(G->B, kb, step, ""), "");
+  LLVMValueRef count = LLVMBuildSub(G->B, LLVMBuildSub(G->B, ke, kb, ""), ci64(G, 1), "");
+  LLVMValueRef pos = LLVMBuildICmp(G->B, LLVMIntSGT, step, ci64(G, 0), "");
+  LLVMBasicBlockRef done = new_bb(G, "pdone");
+  emit_int_for(G, s, init, step, count, pos, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  for (int i = 0; i < A->n; i++) {
+    PVar *p = &A->vars[i];
+    if (p->red == RED_NONE) continue;
+    Type t = G->sp->vartypes[p->v->id];
+    LLVMValueRef parts = ENV_PTR(llty(G, t));
+    LLVMValueRef x = load_var(G, p->v).v;
+    LLVMBuildStore(G->B, x, LLVMBuildInBoundsGEP2(G->B, llty(G, t), parts, &chunk, 1, ""));
+  }
+#undef ENV_PTR
+  LLVMBuildRet(G->B, ci32(G, 0));
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    if (bb == G->allocas || LLVMGetBasicBlockTerminator(bb)) continue;
+    LLVMPositionBuilderAtEnd(G->B, bb);
+    LLVMBuildUnreachable(G->B);
+  }
+  LLVMPositionBuilderAtEnd(G->B, G->allocas);
+  LLVMBuildBr(G->B, start);
+
+  G->fn = fn0; G->err = err0; G->chunkname = chunk0; G->depth = depth0;
+  G->allocas = allocas0; G->slots = slots0; G->loop = loop0; G->labels = labels0;
+  G->versioning = versioning0; G->in_prange = 0;
+  LLVMPositionBuilderAtEnd(G->B, at0);
+  return fn;
+}
+
+static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
+                        LLVMValueRef count, LLVMValueRef pos, LLVMBasicBlockRef exit) {
+  (void)pos;
+  PAnalysis A;
+  analyze_prange(G, s, &A);
+  /* the environment, filled in the enclosing frame */
+  int nenv = 2;
+  for (int i = 0; i < A.n; i++) {
+    LLVMValueRef ptrs[KJIT_MAXDIMS + 2];
+    LLVMTypeRef tys[KJIT_MAXDIMS + 2];
+    nenv += slot_parts(G, A.vars[i].v, ptrs, tys) + (A.vars[i].red != RED_NONE);
+  }
+  LLVMValueRef env = alloca_in_entry(G, LLVMArrayType(G->i8p, nenv), "penv");
+  LLVMValueRef env0 = LLVMBuildBitCast(G->B, env, LLVMPointerType(G->i8p, 0), "");
+  int k = 0;
+#define ENV_SET(p) LLVMBuildStore(G->B, LLVMBuildBitCast(G->B, (p), G->i8p, ""), \
+      LLVMBuildInBoundsGEP2(G->B, G->i8p, env0, (LLVMValueRef[]){ ci64(G, k++) }, 1, ""))
+  LLVMValueRef a_init = alloca_in_entry(G, G->i64, "pfirst"), a_step = alloca_in_entry(G, G->i64, "pstep");
+  LLVMBuildStore(G->B, init, a_init);
+  LLVMBuildStore(G->B, step, a_step);
+  ENV_SET(a_init);
+  ENV_SET(a_step);
+  for (int i = 0; i < A.n; i++) {
+    LLVMValueRef ptrs[KJIT_MAXDIMS + 2];
+    LLVMTypeRef tys[KJIT_MAXDIMS + 2];
+    int n = slot_parts(G, A.vars[i].v, ptrs, tys);
+    for (int j = 0; j < n; j++) ENV_SET(ptrs[j]);
+  }
+  LLVMValueRef parts[KJIT_MAXARGS * 8];
+  int nparts = 0;
+  for (int i = 0; i < A.n; i++) {
+    if (A.vars[i].red == RED_NONE) continue;
+    if (nparts == (int)(sizeof parts / sizeof parts[0]))
+      ERR(G, s->line, "too many reductions in one kjit.prange loop");
+    Type t = G->sp->vartypes[A.vars[i].v->id];
+    parts[nparts] = alloca_in_entry(G, LLVMArrayType(llty(G, t), KJIT_PRANGE_MAXCHUNKS), "partials");
+    ENV_SET(parts[nparts]);
+    nparts++;
+  }
+#undef ENV_SET
+  LLVMValueRef worker = emit_prange_worker(G, s, &A);
+  LLVMValueRef a_nchunks = alloca_in_entry(G, G->i64, "nchunks");
+  LLVMTypeRef pt[5] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i64, G->errp, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef av[5] = { LLVMBuildBitCast(G->B, worker, G->i8p, ""), env0, count, G->err, a_nchunks };
+  LLVMValueRef st = ccall(G, "kjit_rt_parallel_for", G->i32, pt, av, 5);
+  LLVMBasicBlockRef fail = new_bb(G, "pfail"), ok = new_bb(G, "pok");
+  cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, ci32(G, 0), ""), ok, fail));
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  emit_fail_ret(G);
+  LLVMPositionBuilderAtEnd(G->B, ok);
+  if (nparts == 0) { LLVMBuildBr(G->B, exit); return; }
+  /* combine the partial results in chunk order: v = p[0] op p[1] op ... */
+  LLVMValueRef nchunks = LLVMBuildLoad2(G->B, G->i64, a_nchunks, "");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(G->B), body = new_bb(G, "pcomb"), end = new_bb(G, "pcombend");
+  LLVMValueRef accs0[KJIT_MAXARGS * 8];
+  int r = 0;
+  for (int i = 0; i < A.n; i++) {
+    if (A.vars[i].red == RED_NONE) continue;
+    LLVMTypeRef ty = llty(G, G->sp->vartypes[A.vars[i].v->id]);
+    accs0[r] = LLVMBuildLoad2(G->B, ty, LLVMBuildBitCast(G->B, parts[r], LLVMPointerType(ty, 0), ""), "");
+    r++;
+  }
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, nchunks, ci64(G, 1), ""), body, end);
+  LLVMPositionBuilderAtEnd(G->B, body);
+  LLVMValueRef c = LLVMBuildPhi(G->B, G->i64, "c");
+  LLVMValueRef accs[KJIT_MAXARGS * 8], nexts[KJIT_MAXARGS * 8];
+  for (int j = 0; j < nparts; j++) accs[j] = LLVMBuildPhi(G->B, LLVMTypeOf(accs0[j]), "acc");
+  r = 0;
+  for (int i = 0; i < A.n; i++) {
+    if (A.vars[i].red == RED_NONE) continue;
+    Type t = G->sp->vartypes[A.vars[i].v->id];
+    LLVMTypeRef ty = llty(G, t);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, ty, LLVMBuildBitCast(G->B, parts[r], LLVMPointerType(ty, 0), ""), &c, 1, "");
+    nexts[r] = reduce_op(G, A.vars[i].red, t, accs[r], LLVMBuildLoad2(G->B, ty, p, ""));
+    r++;
+  }
+  LLVMValueRef c2 = LLVMBuildAdd(G->B, c, ci64(G, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(G->B);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, c2, nchunks, ""), body, end);
+  LLVMAddIncoming(c, (LLVMValueRef[]){ ci64(G, 1), c2 }, (LLVMBasicBlockRef[]){ pre, latch }, 2);
+  for (int j = 0; j < r; j++)
+    LLVMAddIncoming(accs[j], (LLVMValueRef[]){ accs0[j], nexts[j] }, (LLVMBasicBlockRef[]){ pre, latch }, 2);
+  LLVMPositionBuilderAtEnd(G->B, end);
+  LLVMValueRef fins[KJIT_MAXARGS * 8];
+  for (int j = 0; j < nparts; j++) {
+    fins[j] = LLVMBuildPhi(G->B, LLVMTypeOf(accs0[j]), "red");
+    LLVMAddIncoming(fins[j], (LLVMValueRef[]){ accs0[j], nexts[j] }, (LLVMBasicBlockRef[]){ pre, latch }, 2);
+  }
+  r = 0;
+  for (int i = 0; i < A.n; i++) {
+    if (A.vars[i].red == RED_NONE) continue;
+    store_var(G, A.vars[i].v, mkval(G->sp->vartypes[A.vars[i].v->id], fins[r]), s->line);
+    r++;
+  }
+  LLVMBuildBr(G->B, exit);
 }
 
 static void emit_return(CG *G, Stmt *s) {

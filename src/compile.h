@@ -126,6 +126,9 @@ typedef struct KFunc {
 
 #define KJIT_MAXARGS 32
 #define KJIT_MAXRETS 16
+/* A kjit.prange loop runs in at most this many chunks (parallel.c); the
+** compiled caller keeps one partial result per chunk for each reduction. */
+#define KJIT_PRANGE_MAXCHUNKS 256
 
 /* One specialization: a KFunc for one argument signature. */
 struct KSpec {
@@ -178,6 +181,7 @@ typedef struct Session {
   KFunc **funcs; int nfuncs, capfuncs;
   KSpec **specs; int nspecs, capspecs;
   int boundscheck, fastmath, opt;
+  int parallel;            /* kjit.prange loops run on the thread pool */
   int changed;             /* inference fixpoint flag */
   int values_ref;          /* registry ref: array of the Lua values the compile
                               refers to (tables, functions), kept alive */

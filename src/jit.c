@@ -25,6 +25,7 @@
 #include "cpu.h"
 #include "cache.h"
 #include "runtime.h"
+#include "parallel.h"
 #include "jit.h"
 #include "session.h"
 
@@ -58,6 +59,7 @@ typedef struct JitObj {
   int nspecs;
   int boundscheck, fastmath, opt;
   int cache;                     /* {cache = true}: object code on disk (cache.c) */
+  int parallel;                  /* {parallel = true}: kjit.prange loops on the pool */
 } JitObj;
 
 /* ---- Signatures ------------------------------------------------------------- */
@@ -141,6 +143,7 @@ static void free_unlinked_spec(void *p) {
 static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
+  kc_register_symbol("kjit_rt_parallel_for", (void *)kjit_rt_parallel_for);
 }
 
 /* Once per process: states in other threads may compile at the same time
@@ -196,8 +199,8 @@ static const char *push_cache_meta(lua_State *L, const JitObj *o, const JitSpec 
   luaL_Buffer b;
   char tmp[96];
   luaL_buffinit(L, &b);
-  snprintf(tmp, sizeof tmp, "boundscheck=%d fastmath=%d nargs=%d calls=%d rets=",
-           o->boundscheck, o->fastmath, js->nargs, js->calls);
+  snprintf(tmp, sizeof tmp, "boundscheck=%d fastmath=%d parallel=%d nargs=%d calls=%d rets=",
+           o->boundscheck, o->fastmath, o->parallel, js->nargs, js->calls);
   luaL_addstring(&b, tmp);
   for (int r = 0; r < js->nret; r++) {
     snprintf(tmp, sizeof tmp, "%d/%d/%d,", js->rets[r], js->rsub[r], js->rnil[r]);
@@ -219,6 +222,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   SessionBox *sb = ks_push_session(L, o->boundscheck, o->fastmath, o->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
+  S->parallel = o->parallel;
   JitSpec *js = calloc(1, sizeof *js);
   if (js == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
   sb->result = js;
@@ -574,30 +578,23 @@ static int l_jit(lua_State *L) {
     return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
                       lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));
   }
-  int boundscheck = 1, fastmath = 0, opt = 3, cache = 0;
+  int boundscheck = 1, fastmath = 0, opt = 3, cache = 0, parallel = 0;
   if (!lua_isnoneornil(L, 2)) {
     luaL_checktype(L, 2, LUA_TTABLE);
-    static const char *const known[] = { "boundscheck", "fastmath", "opt", "cache", NULL };
-    static const char *const planned[] = { "parallel", NULL };
+    static const char *const known[] = { "boundscheck", "fastmath", "opt", "cache", "parallel", NULL };
     lua_pushnil(L);
     while (lua_next(L, 2)) {
       int ok = 0;
       if (lua_type(L, -2) == LUA_TSTRING)
-        for (int i = 0; planned[i]; i++) {
-          if (strcmp(planned[i], lua_tostring(L, -2)) != 0) continue;
-          if (lua_toboolean(L, -1))
-            return luaL_error(L, "kjit.jit: option '%s' is not available yet", planned[i]);
-          ok = 1;   /* cache = false, parallel = false: the defaults */
-        }
-      if (lua_type(L, -2) == LUA_TSTRING)
         for (int i = 0; known[i]; i++) if (strcmp(known[i], lua_tostring(L, -2)) == 0) ok = 1;
       if (!ok) return luaL_error(L, "kjit.jit: unknown option '%s' (known: boundscheck, "
-                                 "fastmath, opt, cache)", luaL_tolstring(L, -2, NULL));
+                                 "fastmath, opt, cache, parallel)", luaL_tolstring(L, -2, NULL));
       lua_pop(L, 1);
     }
     boundscheck = opt_bool(L, 2, "boundscheck", 1);
     cache = opt_bool(L, 2, "cache", 0);
     fastmath = opt_bool(L, 2, "fastmath", 0);
+    parallel = opt_bool(L, 2, "parallel", 0);
     lua_getfield(L, 2, "opt");
     if (!lua_isnil(L, -1)) {
       if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 3)
@@ -612,6 +609,7 @@ static int l_jit(lua_State *L) {
   o->fastmath = fastmath;
   o->opt = opt;
   o->cache = cache;
+  o->parallel = parallel;
   luaL_setmetatable(L, JIT_METATABLE);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);

@@ -16,6 +16,7 @@
 #include "kernel.h"
 #include "cudadrv.h"
 #include "lua_modules.h"
+#include "parallel.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -29,6 +30,7 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_newtable(L);
   kb_open(L);
   kd_open(L);
+  kp_open(L);
   lua_newtable(L); kcu_open(L); kk_open(L); lua_setfield(L, -2, "cuda");
   lua_pushliteral(L, KJIT_VERSION);
   lua_setfield(L, -2, "version");

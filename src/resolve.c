@@ -18,6 +18,7 @@
 #include "parse.h"
 #include "kernel.h"
 #include "buffer.h"
+#include "parallel.h"
 
 /* ---- Session helpers ---------------------------------------------------- */
 
@@ -71,6 +72,7 @@ static int builtin_of(lua_State *L, int idx) {
   };
   lua_CFunction cf = lua_tocfunction(L, idx);
   if (cf == NULL) return -1;
+  if (cf == kp_prange) return B_KJIT_PRANGE;
   int cuda = kk_builtin_id(L, idx);   /* kjit.cuda.grid ... */
   if (cuda >= 0) return cuda;
   lua_getglobal(L, "error");
@@ -89,15 +91,7 @@ static int builtin_of(lua_State *L, int idx) {
       if (same) { lua_pop(L, 2); return table[i].id; }
     }
   }
-  lua_pop(L, 1);
-  lua_getfield(L, -1, "kjit");
-  if (lua_istable(L, -1)) {
-    lua_getfield(L, -1, "prange");
-    int same = lua_tocfunction(L, -1) == cf;
-    lua_pop(L, 1);
-    if (same) { lua_pop(L, 2); return B_KJIT_PRANGE; }
-  }
-  lua_pop(L, 2);
+  lua_pop(L, 2);   /* math, package.loaded */
   return -1;
 }
 

@@ -621,7 +621,8 @@ static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
     check_cond(I, e, args[0]);
     return args[0];
   case B_KJIT_PRANGE:
-    ERR(I, e->line, "kjit.prange can only be used as the range of a numeric for loop");
+    ERR(I, e->line, "kjit.prange can only be the iterator of a for loop: "
+        "'for i in kjit.prange(a, b [, step]) do'");
   default:
     ERR(I, e->line, "'%s' is not supported in compiled code", name);
   }
@@ -712,6 +713,41 @@ static int infer_explist(Infer *I, Expr **es, int n, Type *out, int want, int li
   return k;
 }
 
+/* `for i in kjit.prange(a, b [, step]) do` is a numeric for over the same
+** values (run in parallel by codegen.c when the jit has parallel = true):
+** the statement becomes an S_FORNUM marked prange, for every later pass.
+** Returns 0 when s is another generic for. */
+static int prange_to_fornum(Infer *I, Stmt *s) {
+  if (s->u.forin.nexprs != 1 || s->u.forin.exprs[0]->kind != E_CALL) return 0;
+  Expr *call = s->u.forin.exprs[0], *fn = call->u.call.fn;
+  /* only a callee spelled ...prange is typed here: typing `ipairs` would
+  ** report the C function instead of the unsupported generic for */
+  const char *spelled = fn->kind == E_FIELD ? fn->u.field.name : fn->kind == E_NAME ? fn->u.name.name : "";
+  if (strcmp(spelled, "prange") != 0) return 0;
+  Type ft = infer_expr(I, fn);
+  if (ft.kind != T_BUILTIN || ft.ref != B_KJIT_PRANGE) return 0;
+  if (s->u.forin.nnames != 1)
+    ERR(I, s->line, "kjit.prange gives one loop variable, not %d", s->u.forin.nnames);
+  int n = call->u.call.nargs;
+  if (n < 2 || n > 3)
+    ERR(I, s->line, "kjit.prange takes 2 or 3 arguments (start, limit [, step]), not %d", n);
+  Var *v = s->u.forin.vars[0];
+  Block *body = s->u.forin.body;
+  const char *name = s->u.forin.names[0];
+  Expr **args = call->u.call.args;
+  memset(&s->u, 0, sizeof s->u);
+  s->kind = S_FORNUM;
+  s->u.fornum.name = name;
+  s->u.fornum.var = v;
+  v->is_loopvar = 1;
+  s->u.fornum.start = args[0];
+  s->u.fornum.limit = args[1];
+  s->u.fornum.step = n == 3 ? args[2] : NULL;
+  s->u.fornum.body = body;
+  s->u.fornum.prange = 1;
+  return 1;
+}
+
 static void infer_stmt(Infer *I, Stmt *s) {
   Type ts[KJIT_MAXRETS];
   switch (s->kind) {
@@ -787,22 +823,20 @@ static void infer_stmt(Infer *I, Stmt *s) {
   case S_FORNUM: {
     Expr *st = s->u.fornum.start;
     Type a, b, c;
-    int prange = 0;
-    if (st->kind == E_CALL) {
-      Type ft = infer_expr(I, st->u.call.fn);
-      if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE) prange = 1;
-    }
-    if (prange)
-      ERR(I, s->line, "kjit.prange is not supported yet in compiled code; use a plain numeric for");
     a = infer_expr(I, st);
     b = infer_expr(I, s->u.fornum.limit);
     c = s->u.fornum.step ? infer_expr(I, s->u.fornum.step) : TY(T_INT);
     a = numview(a); b = numview(b); c = numview(c);
     const char *which[3] = { "initial", "limit", "step" };
     Type tt[3] = { a, b, c };
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
+      char tb[32];
       if (tt[i].kind != T_UNKNOWN && !kt_isnum(tt[i]))
         ERR(I, s->line, "'for' %s value must be a number", which[i]);
+      if (s->u.fornum.prange && tt[i].kind != T_UNKNOWN && tt[i].kind != T_INT)
+        ERR(I, s->line, "kjit.prange: the %s value must be an integer (it is %s)", which[i],
+            kt_name(tt[i], tb, sizeof tb));
+    }
     Type v = (a.kind == T_INT && c.kind == T_INT) ? TY(T_INT) : TY(T_F64);
     if (a.kind == T_UNKNOWN || c.kind == T_UNKNOWN) v = TY(T_UNKNOWN);
     if (v.kind != T_UNKNOWN) set_var(I, s->u.fornum.var, v, s->line);
@@ -810,7 +844,9 @@ static void infer_stmt(Infer *I, Stmt *s) {
     break;
   }
   case S_FORIN:
-    ERR(I, s->line, "generic for ('for ... in') is not supported in compiled code");
+    if (prange_to_fornum(I, s)) { infer_stmt(I, s); break; }
+    ERR(I, s->line, "generic for ('for ... in') is not supported in compiled code, "
+        "except 'for i in kjit.prange(a, b [, step])'");
   case S_FUNCTION: case S_LOCALFUNC:
     ERR(I, s->line, "closures (nested function definitions) are not supported in compiled code");
   case S_RETURN: {

@@ -282,7 +282,7 @@ test("kjit.jit: wrong functions and options", function()
   err("option 'fastmath' must be a boolean", function() return kjit.jit(f, {fastmath = "yes"}) end)
   err("unknown option 'bogus'", function() return kjit.jit(f, {bogus = true}) end)
   err("unknown option '1'", function() return kjit.jit(f, {[1] = true}) end)
-  err("not available yet", function() return kjit.jit(f, {parallel = true}) end)
+  err("option 'parallel' must be a boolean", function() return kjit.jit(f, {parallel = "yes"}) end)
   -- a jit object given to kjit.jit is returned as is
   local j = kjit.jit(f)
   truthy(rawequal(kjit.jit(j), j), "kjit.jit(jitobj)")

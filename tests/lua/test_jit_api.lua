@@ -190,10 +190,10 @@ test("returned false-or-number values keep their Lua value", function()
   eq(a, 3.0); eq(b, 3)
 end)
 
-test("planned options are refused, not ignored", function()
-  -- cache = true is available now (tests/lua/test_cache.lua)
-  raises("option 'parallel' is not available yet", function() kjit.jit(add, { parallel = true }) end)
+test("every documented option is accepted", function()
+  -- cache (tests/lua/test_cache.lua) and parallel (tests/lua/test_prange.lua)
   eq(kjit.jit(add, { cache = false, parallel = false })(1, 2), 3)
+  eq(kjit.jit(add, { parallel = true })(1, 2), 3)
 end)
 
 test("README: index a number names the local and its type", function()

@@ -1,0 +1,274 @@
+/*
+** parallel.c: the thread pool behind kjit.prange, and kjit.prange itself.
+**
+** In `kjit.jit(fn, {parallel = true})`, codegen.c outlines the body of a
+** `for i in kjit.prange(a, b, step)` loop into a worker function
+**     i32 worker(void **env, i64 kbegin, i64 kend, i64 chunk, KErr *err)
+** that runs iterations kbegin..kend-1 (iteration k has i = a + k*step) and
+** calls kjit_rt_parallel_for, which splits the iterations into chunks and
+** runs them on the pool. The chunking depends only on the iteration count
+** and the number of threads (kjit.set_num_threads), never on timing, so a
+** reduction combines the same partial results in the same order on every
+** run: results are reproducible for a given thread count.
+**
+** One parallel loop runs on the pool at a time. A loop that finds the pool
+** busy (another Lua state's, or a prange inside a prange body) runs its
+** chunks in the calling thread, in order: same chunks, same results, and no
+** thread ever waits for another (no deadlock).
+**
+** A failing chunk records its error in its own KErr and the others stop
+** taking new chunks; the error of the lowest failing chunk is raised after
+** the loop (iterations of other chunks may have run, as their writes show).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "parallel.h"
+#include "runtime.h"
+
+/* Chunks per thread: more than one evens out iterations of unequal cost
+** (a mandelbrot row near the set costs far more than one far from it). */
+#define CHUNKS_PER_THREAD 4
+
+typedef struct Job {
+  KPrangeWorker worker;
+  void **env;
+  unsigned __int128 iters;     /* count + 1: up to 2^64 */
+  int64_t nchunks;
+  int max_workers;             /* pool threads that take part (set_num_threads) */
+  atomic_llong next;           /* next chunk to claim */
+  atomic_int failed;
+  KErr *errs;                  /* by chunk */
+} Job;
+
+static struct {
+  pthread_once_t once;
+  int size;                    /* threads a loop may use, the caller included */
+  atomic_int active;           /* kjit.set_num_threads: 1..size */
+  pthread_once_t started;      /* the worker threads exist */
+  int nworkers;                /* threads created (size - 1, unless creation failed) */
+  pthread_mutex_t busy;        /* held by the loop running on the pool */
+  pthread_mutex_t m;
+  pthread_cond_t wake, done;
+  unsigned long generation;    /* bumped for every job */
+  int running;                 /* workers not yet done with the current job */
+  Job *job;
+  atomic_int forked;           /* in a fork()ed child the workers are gone */
+} pool = { .once = PTHREAD_ONCE_INIT, .started = PTHREAD_ONCE_INIT,
+           .busy = PTHREAD_MUTEX_INITIALIZER, .m = PTHREAD_MUTEX_INITIALIZER,
+           .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+
+static void after_fork_child(void) { atomic_store(&pool.forked, 1); }
+
+/* The pool's size: $KJIT_NUM_THREADS, else the number of online cores. */
+static void size_once(void) {
+  long n = 0;
+  const char *e = getenv("KJIT_NUM_THREADS");
+  if (e && *e) {
+    char *end;
+    n = strtol(e, &end, 10);
+    if (*end != '\0') n = 0;   /* not a number: ignored */
+  }
+  if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n <= 0) n = 1;
+  if (n > KJIT_MAX_THREADS) n = KJIT_MAX_THREADS;
+  pool.size = (int)n;
+  atomic_store(&pool.active, (int)n);
+  pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+int kp_pool_size(void) {
+  pthread_once(&pool.once, size_once);
+  return pool.size;
+}
+
+int kp_num_threads(void) {
+  pthread_once(&pool.once, size_once);
+  return atomic_load(&pool.active);
+}
+
+int kp_set_num_threads(int n) {
+  pthread_once(&pool.once, size_once);
+  if (n < 1 || n > pool.size) return -1;
+  atomic_store(&pool.active, n);
+  return 0;
+}
+
+/* Runs chunks of the job until none is left or one failed. */
+static void run_chunks(Job *j) {
+  for (;;) {
+    if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
+    int64_t c = atomic_fetch_add(&j->next, 1);
+    if (c >= j->nchunks) return;
+    unsigned __int128 lo = j->iters * (unsigned __int128)c / (uint64_t)j->nchunks;
+    unsigned __int128 hi = j->iters * (unsigned __int128)(c + 1) / (uint64_t)j->nchunks;
+    KErr *e = &j->errs[c];
+    e->stack_limit = krt_stack_limit();   /* this thread's stack */
+    if (j->worker(j->env, (int64_t)(uint64_t)lo, (int64_t)(uint64_t)hi, c, e) != 0)
+      atomic_store(&j->failed, 1);
+  }
+}
+
+static void *worker_main(void *arg) {
+  int index = (int)(intptr_t)arg;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&pool.m);
+  for (;;) {
+    while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.m);
+    seen = pool.generation;
+    Job *j = pool.job;
+    pthread_mutex_unlock(&pool.m);
+    if (index < j->max_workers) run_chunks(j);
+    pthread_mutex_lock(&pool.m);
+    if (--pool.running == 0) pthread_cond_signal(&pool.done);
+  }
+  return NULL;
+}
+
+/* Creates the worker threads, with every signal blocked (the host's signal
+** handlers keep running on its own threads) and a stack as large as a main
+** thread's, for recursive compiled code. */
+static void start_once(void) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+  for (int i = 0; i < pool.size - 1; i++) {
+    pthread_t t;
+    if (pthread_create(&t, &attr, worker_main, (void *)(intptr_t)pool.nworkers) != 0) break;
+    pool.nworkers++;
+  }
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
+                             KErr *err, int64_t *nchunks_out) {
+  pthread_once(&pool.once, size_once);
+  Job j;
+  j.worker = worker;
+  j.env = env;
+  j.iters = (unsigned __int128)(uint64_t)count + 1;
+  int threads = atomic_load(&pool.active);
+  unsigned __int128 want = threads == 1 ? 1 : (unsigned __int128)threads * CHUNKS_PER_THREAD;
+  if (want > KJIT_PRANGE_MAXCHUNKS) want = KJIT_PRANGE_MAXCHUNKS;
+  j.nchunks = (int64_t)(j.iters < want ? j.iters : want);
+  j.max_workers = threads - 1;
+  atomic_init(&j.next, 0);
+  atomic_init(&j.failed, 0);
+  KErr errs[KJIT_PRANGE_MAXCHUNKS];
+  memset(errs, 0, sizeof errs[0] * (size_t)j.nchunks);
+  j.errs = errs;
+
+  int shared = 0;
+  if (j.nchunks > 1 && !atomic_load(&pool.forked) && pthread_mutex_trylock(&pool.busy) == 0) {
+    pthread_once(&pool.started, start_once);
+    if (pool.nworkers > 0) {
+      shared = 1;
+      pthread_mutex_lock(&pool.m);
+      pool.job = &j;
+      pool.running = pool.nworkers;
+      pool.generation++;
+      pthread_cond_broadcast(&pool.wake);
+      pthread_mutex_unlock(&pool.m);
+    } else {
+      pthread_mutex_unlock(&pool.busy);
+    }
+  }
+  run_chunks(&j);   /* the caller works too (alone when the pool is busy) */
+  if (shared) {
+    pthread_mutex_lock(&pool.m);
+    while (pool.running > 0) pthread_cond_wait(&pool.done, &pool.m);
+    pool.job = NULL;
+    pthread_mutex_unlock(&pool.m);
+    pthread_mutex_unlock(&pool.busy);
+  }
+  *nchunks_out = j.nchunks;
+  if (!atomic_load(&j.failed)) return 0;
+  for (int64_t c = 0; c < j.nchunks; c++) {
+    if (errs[c].kind == KE_NONE) continue;
+    uint64_t limit = err->stack_limit;   /* the caller's, not the worker's */
+    *err = errs[c];
+    err->stack_limit = limit;
+    return 1;
+  }
+  return 1;   /* not reached: a failed chunk left its error */
+}
+
+/* ---- kjit.prange for interpreted code ----------------------------------- */
+
+/* Upvalues: next value, iterations left after this one (-1 = done), step. */
+static int prange_iter(lua_State *L) {
+  lua_Integer left = lua_tointeger(L, lua_upvalueindex(2));
+  if (left == -1) return 0;   /* nil ends the generic for */
+  lua_Integer v = lua_tointeger(L, lua_upvalueindex(1));
+  lua_Integer step = lua_tointeger(L, lua_upvalueindex(3));
+  /* left counts down as an unsigned number; -1 marks the end */
+  lua_pushinteger(L, (lua_Integer)((lua_Unsigned)v + (lua_Unsigned)step));
+  lua_replace(L, lua_upvalueindex(1));
+  lua_pushinteger(L, left == 0 ? -1 : (lua_Integer)((lua_Unsigned)left - 1));
+  lua_replace(L, lua_upvalueindex(2));
+  lua_pushinteger(L, v);
+  return 1;
+}
+
+static lua_Integer int_arg(lua_State *L, int i, const char *what) {
+  if (!lua_isinteger(L, i))
+    luaL_error(L, "kjit.prange: %s must be an integer (got %s)", what,
+               lua_type(L, i) == LUA_TNUMBER ? "a float" : luaL_typename(L, i));
+  return lua_tointeger(L, i);
+}
+
+/* kjit.prange(a, b [, step]): the values of `for i = a, b, step`, as an
+** iterator for a generic for. Compiled with {parallel = true}, the loop's
+** iterations run on the thread pool instead (codegen.c). */
+int kp_prange(lua_State *L) {
+  lua_Integer a = int_arg(L, 1, "the start");
+  lua_Integer b = int_arg(L, 2, "the limit");
+  lua_Integer step = lua_isnoneornil(L, 3) ? 1 : int_arg(L, 3, "the step");
+  if (step == 0) return luaL_error(L, "'for' step is zero");
+  lua_Integer left;   /* iterations after the first, or -1 for none */
+  if (step > 0 ? a > b : a < b) left = -1;
+  else if (step > 0) left = (lua_Integer)(((lua_Unsigned)b - (lua_Unsigned)a) / (lua_Unsigned)step);
+  else left = (lua_Integer)(((lua_Unsigned)a - (lua_Unsigned)b) /
+                            ((lua_Unsigned)(-(step + 1)) + 1u));
+  /* 2^64 iterations (a = minint, b = maxint, step 1) cannot be told from
+  ** "none" in one word; nobody can run them anyway: cap at 2^64 - 1 */
+  if (left == -1 && !(step > 0 ? a > b : a < b)) left = -2;
+  lua_pushinteger(L, a);
+  lua_pushinteger(L, left);
+  lua_pushinteger(L, step);
+  lua_pushcclosure(L, prange_iter, 3);
+  return 1;
+}
+
+static int l_get_num_threads(lua_State *L) {
+  lua_pushinteger(L, kp_num_threads());
+  return 1;
+}
+
+static int l_set_num_threads(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 1 || n > kp_pool_size())
+    return luaL_error(L, "kjit.set_num_threads: %d threads asked for, the pool has 1 to %d "
+                      "(set KJIT_NUM_THREADS before the first parallel loop for more)",
+                      (int)(n < -1000000 ? -1000000 : n > 1000000 ? 1000000 : n), kp_pool_size());
+  kp_set_num_threads((int)n);
+  return 0;
+}
+
+void kp_open(lua_State *L) {
+  static const luaL_Reg fns[] = {
+    {"prange", kp_prange}, {"get_num_threads", l_get_num_threads},
+    {"set_num_threads", l_set_num_threads}, {NULL, NULL}
+  };
+  luaL_setfuncs(L, fns, 0);
+}

@@ -1,0 +1,436 @@
+-- test_prange.lua: kjit.prange and kjit.jit(fn, {parallel = true}).
+-- Interpreted, prange is a sequential range, so every parallel loop is
+-- checked against the interpreter (difftest): exactly for integers and for
+-- float sums whose partial sums are exact, within a tolerance otherwise.
+-- The whole file runs again in a child process with KJIT_NUM_THREADS=7
+-- (more threads than this machine's cores, so chunks interleave).
+local D = require "difftest"
+local kjit = require "kjit"
+local P = { parallel = true }
+
+local function values(it)
+  local t = {}
+  for i in it do t[#t + 1] = i end
+  return t
+end
+
+local function numfor(a, b, s)
+  local t = {}
+  for i = a, b, s or 1 do t[#t + 1] = i end
+  return t
+end
+
+local function same_list(got, want, what)
+  eq(#got, #want, what .. " length")
+  for i = 1, #want do eq(got[i], want[i], what .. " [" .. i .. "]") end
+end
+
+-- ---- interpreted kjit.prange ------------------------------------------------
+
+test("prange interpreted: the values of the numeric for", function()
+  local maxi, mini = math.maxinteger, math.mininteger
+  for _, c in ipairs({ {1, 5}, {1, 0}, {5, 5}, {10, 1, -3}, {1, 10, 4}, {-3, 3, 2},
+                       {maxi - 2, maxi}, {mini, mini + 4, 2}, {mini + 2, mini, -1},
+                       {maxi, maxi - 6, -3}, {0, -1}, {3, 1, 1} }) do
+    same_list(values(kjit.prange(c[1], c[2], c[3])), numfor(c[1], c[2], c[3]),
+              table.concat(c, ","))
+  end
+end)
+
+test("prange interpreted: errors", function()
+  raises("kjit.prange: the limit must be an integer (got a float)", function() kjit.prange(1, 2.5) end)
+  raises("kjit.prange: the start must be an integer (got a float)", function() kjit.prange(1.0, 2) end)
+  raises("kjit.prange: the step must be an integer (got string)", function() kjit.prange(1, 2, "x") end)
+  raises("kjit.prange: the limit must be an integer (got no value)", function() kjit.prange(1) end)
+  raises("'for' step is zero", function() kjit.prange(1, 2, 0) end)
+end)
+
+-- ---- compiled, differential ---------------------------------------------------
+
+local function scale(x, out, k)
+  for i in kjit.prange(1, #x) do out[i] = x[i] * k + i end
+end
+
+local function isum(x)
+  local s = 0
+  for i in kjit.prange(1, #x) do s = s + x[i] end
+  return s
+end
+
+local function fsum(x)
+  local s = 0.0            -- a float local: 0 would make it an integer in Lua
+  for i in kjit.prange(1, #x) do s = s + x[i] end
+  return s
+end
+
+local function iprod(x)
+  local p = 1
+  for i in kjit.prange(1, #x) do p = x[i] * p end
+  return p
+end
+
+local function iminmax(x)
+  local lo, hi = math.maxinteger, math.mininteger
+  for i in kjit.prange(1, #x) do
+    lo = math.min(lo, x[i])
+    hi = math.max(x[i], hi)
+  end
+  return lo, hi
+end
+
+local function minmax(x)
+  local lo, hi = math.huge, -math.huge
+  for i in kjit.prange(1, #x) do
+    lo = math.min(lo, x[i])
+    hi = math.max(x[i], hi)
+  end
+  return lo, hi
+end
+
+local function stepped(x, out, a, b, s)
+  local n = 0
+  for i in kjit.prange(a, b, s) do
+    out[i] = out[i] + x[i]
+    n = n + 1
+  end
+  return n
+end
+
+local function sub_and_count(x, k)
+  local s, cnt = 100, 0
+  for i in kjit.prange(1, #x) do
+    local v = x[i] % k          -- a private local
+    if v == 0 then cnt = cnt + 1 end
+    s = s - v
+  end
+  return s, cnt
+end
+
+local function rows(m, out)
+  for i in kjit.prange(1, m.shape[1]) do
+    local row = m[i]
+    local acc = 0
+    for j = 1, #row do acc = acc + row[j] * j end
+    out[i] = acc
+  end
+end
+
+local function inner_prange(m, out)
+  local total = 0
+  for i in kjit.prange(1, #m) do
+    for j in kjit.prange(1, #m[i]) do   -- nested: runs as a plain loop
+      m[i][j] = m[i][j] + i * j
+      total = total + m[i][j]
+    end
+  end
+  return total
+end
+
+local function helper(a, i) return a[i] * 2 end
+local function with_call(x, out)
+  for i in kjit.prange(1, #x) do out[i] = helper(x, i) + helper(x, #x - i + 1) end
+end
+
+local function callee_sum(x) return isum(x) end
+local function prange_in_callee(m, out)
+  for i in kjit.prange(1, #m) do out[i] = callee_sum(m[i]) end
+end
+
+local function loopvar_copy(out)
+  for i in kjit.prange(1, #out) do
+    local k = i
+    i = i * 10                  -- the control variable is a copy
+    out[k] = i
+  end
+end
+
+local function ints(n, f, dtype)
+  local a = kjit.empty(n, dtype or "i64")
+  for i = 1, n do a[i] = f(i) end
+  return a
+end
+
+for _, opts in ipairs({ { parallel = true }, { parallel = true, boundscheck = false },
+                        { parallel = true, opt = 0 }, { parallel = false } }) do
+  local tag = (opts.parallel and "parallel" or "sequential") ..
+              (opts.boundscheck == false and ", no bounds checks" or "") ..
+              (opts.opt == 0 and ", opt 0" or "")
+  test("prange " .. tag .. ": element-wise writes", function()
+    for _, n in ipairs({ 0, 1, 3, 7, 100, 10007 }) do
+      D.check_opts(opts, scale, ints(n, function(i) return i * 7 - 50 end), kjit.zeros(n, "i64"), 3)
+      D.check_opts(opts, scale, ints(n, function(i) return i end, "i32"), kjit.zeros(n, "f64"), 0.5)
+    end
+  end)
+  test("prange " .. tag .. ": integer sum and product (wrapping)", function()
+    for _, n in ipairs({ 0, 1, 2, 5, 64, 1000, 100003 }) do
+      D.check_opts(opts, isum, ints(n, function(i) return i * 1000003 - 77 end))
+      D.check_opts(opts, isum, ints(n, function(i) return math.maxinteger // 3 + i end))
+      D.check_opts(opts, iprod, ints(n, function(i) return i % 5 == 0 and 3 or i % 7 + 1 end))
+      D.check_opts(opts, iprod, ints(n, function(i) return 1000003 * i end))
+    end
+  end)
+  test("prange " .. tag .. ": float sums whose partial sums are exact", function()
+    for _, n in ipairs({ 0, 1, 9, 1000, 65536 }) do
+      D.check_opts(opts, fsum, ints(n, function(i) return i * 0.25 end, "f64"))
+      D.check_opts(opts, fsum, ints(n, function(i) return (i % 9) - 4.5 end, "f32"))
+    end
+  end)
+  test("prange " .. tag .. ": min and max", function()
+    for _, n in ipairs({ 0, 1, 4, 1000, 50001 }) do
+      D.check_opts(opts, iminmax, ints(n, function(i) return (i * 7919) % 10007 - 5000 end))
+      D.check_opts(opts, minmax, ints(n, function(i) return math.sin(i) * 1e6 end, "f64"))
+      D.check_opts(opts, minmax, ints(n, function(i) return math.cos(i) end, "f32"))
+    end
+  end)
+  test("prange " .. tag .. ": steps, empty and short ranges", function()
+    local n = 1000
+    local x = ints(n, function(i) return i end)
+    for _, c in ipairs({ {1, n, 1}, {1, n, 2}, {n, 1, -1}, {n, 1, -7}, {5, 4, 1}, {4, 5, -1},
+                         {3, 5, 1}, {1, n, 333}, {n, n, 5}, {2, n - 1, 3} }) do
+      D.check_opts(opts, stepped, x, kjit.zeros(n, "i64"), c[1], c[2], c[3])
+    end
+  end)
+  test("prange " .. tag .. ": subtraction, private locals and a second reduction", function()
+    for _, n in ipairs({ 0, 1, 17, 4096 }) do
+      D.check_opts(opts, sub_and_count, ints(n, function(i) return i * i end), 7)
+    end
+  end)
+  test("prange " .. tag .. ": rows of a 2-D array, nested loops", function()
+    local m = kjit.empty({ 37, 11 }, "i32")
+    for i = 1, 37 do for j = 1, 11 do m[i][j] = i * 100 - j * 3 end end
+    D.check_opts(opts, rows, m, kjit.zeros(37, "i64"))
+    D.check_opts(opts, inner_prange, m, kjit.zeros(37, "i64"))
+  end)
+  test("prange " .. tag .. ": calls, and a prange inside a callee", function()
+    D.check_opts(opts, with_call, ints(999, function(i) return i - 500 end), kjit.zeros(999, "i64"))
+    local m = kjit.empty({ 23, 50 }, "i64")
+    for i = 1, 23 do for j = 1, 50 do m[i][j] = i * j end end
+    D.check_opts(opts, prange_in_callee, m, kjit.zeros(23, "i64"))
+  end)
+  test("prange " .. tag .. ": the control variable is a copy", function()
+    D.check_opts(opts, loopvar_copy, kjit.zeros(100, "i64"))
+  end)
+end
+
+-- Run-time errors: every iteration reads, none writes, so the arrays stay
+-- comparable; the error raised is the one the first failing iteration (in
+-- sequential order) raises, whichever thread met it first.
+local function bad_index(x, k)
+  local s = 0
+  for i in kjit.prange(1, #x) do
+    if i >= k then s = s + x[i + 1000] else s = s + x[i] end
+  end
+  return s
+end
+
+local function idiv(x, k)
+  local s = 0
+  for i in kjit.prange(1, #x) do s = s + x[i] // (i - k) end
+  return s
+end
+
+local function user_error(x, k)
+  local s = 0
+  for i in kjit.prange(1, #x) do
+    if i == k then error("iteration k failed") end
+    s = s + x[i]
+  end
+  return s
+end
+
+test("prange parallel: run-time errors are raised once, with their location", function()
+  local x = ints(5000, function(i) return i end)
+  for _, k in ipairs({ 1, 2, 700, 2501, 4999, 5000 }) do
+    D.check_opts(P, bad_index, x, k)
+    D.check_opts(P, user_error, x, k)
+  end
+  for _, k in ipairs({ 1, 1234, 5000 }) do
+    D.check_opts(P, idiv, x, k)
+  end
+  -- the state is usable afterwards
+  eq(kjit.jit(isum, P)(x), 5000 * 5001 // 2)
+end)
+
+test("prange parallel: a float sum within rounding of the sequential one", function()
+  local n = 200001
+  local x = ints(n, function(i) return 1 / i end, "f64")
+  local want = fsum(x)
+  local got = kjit.jit(fsum, P)(x)
+  near(got, want, 1e-12, "harmonic sum")
+  eq(kjit.jit(fsum, P)(x), got, "the same chunks give the same result every time")
+  local f32 = kjit.array(x, "f32")
+  near(kjit.jit(fsum, P)(f32), fsum(f32), 1e-5, "f32 harmonic sum")
+end)
+
+test("prange: set_num_threads and get_num_threads", function()
+  local n0 = kjit.get_num_threads()
+  truthy(math.type(n0) == "integer" and n0 >= 1, "get_num_threads is a positive integer")
+  local x = ints(100001, function(i) return 1 / i end, "f64")
+  local f = kjit.jit(fsum, P)
+  kjit.set_num_threads(1)
+  eq(kjit.get_num_threads(), 1)
+  -- one chunk, started from the variable's own value: exactly the sequential sum
+  eq(f(x), fsum(x), "one thread")
+  kjit.set_num_threads(n0)
+  eq(kjit.get_num_threads(), n0)
+  near(f(x), fsum(x), 1e-12)
+  raises("kjit.set_num_threads: 0 threads asked for, the pool has 1 to " .. n0,
+         function() kjit.set_num_threads(0) end)
+  raises("the pool has 1 to " .. n0, function() kjit.set_num_threads(n0 + 1) end)
+  raises("number expected", function() kjit.set_num_threads("x") end)
+end)
+
+test("prange: the parallel loop calls the thread pool, a sequential one does not", function()
+  local fp = kjit.jit(scale, P)
+  fp:compile("void(f64[:], f64[:], f64)")
+  truthy(fp:inspect("llvm"):find("kjit_rt_parallel_for", 1, true), "parallel IR calls the pool")
+  local fs = kjit.jit(scale)
+  fs:compile("void(f64[:], f64[:], f64)")
+  truthy(not fs:inspect("llvm"):find("kjit_rt_parallel_for", 1, true), "sequential IR does not")
+  -- the outlined body is vectorized like any loop
+  truthy(fp:inspect("asm"):find("[xyz]mm"), "SIMD registers in the parallel body")
+end)
+
+test("prange parallel: from the disk cache", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  kjit.cache_dir(dir)
+  local x = ints(10000, function(i) return i * 3 end)
+  local a = kjit.jit(isum, { parallel = true, cache = true })
+  eq(a(x), isum(x))
+  local b = kjit.jit(isum, { parallel = true, cache = true })
+  local hits = kjit.cache_stats().hits
+  eq(b(x), isum(x))
+  eq(kjit.cache_stats().hits, hits + 1, "the second object loads the cached code")
+  kjit.cache_clear()
+  kjit.cache_dir(false)
+  os.remove(dir)
+end)
+
+-- ---- compile errors -----------------------------------------------------------
+
+local function assigns_outer(x)
+  local last = 0
+  for i in kjit.prange(1, #x) do last = x[i] end
+  return last
+end
+
+local function reads_reduction(x)
+  local s = 0
+  for i in kjit.prange(1, #x) do s = s + x[i] * s end
+  return s
+end
+
+local function mixed_ops(x)
+  local s = 0
+  for i in kjit.prange(1, #x) do
+    if i % 2 == 0 then s = s + x[i] else s = s * x[i] end
+  end
+  return s
+end
+
+local function returns_inside(x)
+  for i in kjit.prange(1, #x) do if x[i] < 0 then return i end end
+  return 0
+end
+
+local function breaks_inside(x)
+  for i in kjit.prange(1, #x) do if x[i] < 0 then break end end
+end
+
+local function inner_break_is_fine(x)
+  local s = 0
+  for i in kjit.prange(1, #x) do
+    for j = 1, 10 do if j > i then break end s = s + j end
+  end
+  return s
+end
+
+local function goto_out(x)
+  for i in kjit.prange(1, #x) do if x[i] < 0 then goto done end end
+  ::done::
+end
+
+local function float_bounds(x)
+  for i in kjit.prange(1, #x / 2) do x[i] = 0 end
+end
+
+local function one_arg(x)
+  for i in kjit.prange(#x) do x[i] = 0 end
+end
+
+local function two_vars(x)
+  for i, j in kjit.prange(1, #x) do x[i] = j end
+end
+
+local function as_value(x)
+  local r = kjit.prange(1, #x)
+  return 0
+end
+
+local function mul_reduction_of_array(x, y)
+  for i in kjit.prange(1, #x) do x = y end
+end
+
+test("prange: compile errors name the construct and the line", function()
+  local x = kjit.arange(1, 11)
+  local function line_of(fn) return debug.getinfo(fn, "S").linedefined end
+  raises("test_prange.lua:" .. line_of(assigns_outer) + 2 .. ": kjit.prange loop (line " ..
+         line_of(assigns_outer) + 2 .. "): local 'last' is assigned in the loop but not as a reduction",
+         function() kjit.jit(assigns_outer, P)(x) end)
+  raises("local 's' is a reduction (+) and may only be used as 's = s + e'",
+         function() kjit.jit(reads_reduction, P)(x) end)
+  raises("local 's' is reduced with both + and *", function() kjit.jit(mixed_ops, P)(x) end)
+  raises("test_prange.lua:" .. line_of(returns_inside) + 1 .. ": cannot return from inside a kjit.prange loop",
+         function() kjit.jit(returns_inside, P)(x) end)
+  raises("cannot break out of a kjit.prange loop", function() kjit.jit(breaks_inside, P)(x) end)
+  eq(kjit.jit(inner_break_is_fine, P)(x), inner_break_is_fine(x))
+  raises("cannot goto out of a kjit.prange loop", function() kjit.jit(goto_out, P)(x) end)
+  raises("kjit.prange: the limit value must be an integer (it is f64)",
+         function() kjit.jit(float_bounds, P)(x) end)
+  raises("kjit.prange takes 2 or 3 arguments (start, limit [, step]), not 1",
+         function() kjit.jit(one_arg, P)(x) end)
+  raises("kjit.prange gives one loop variable, not 2", function() kjit.jit(two_vars, P)(x) end)
+  raises("kjit.prange can only be the iterator of a for loop", function() kjit.jit(as_value, P)(x) end)
+  raises("local 'x' is assigned in the loop but not as a reduction",
+         function() kjit.jit(mul_reduction_of_array, P)(x, x) end)
+  -- without parallel = true the same loops are sequential, so most of them compile
+  eq(kjit.jit(assigns_outer)(x), 10)
+  eq(kjit.jit(returns_inside)(kjit.arange(-3, 3)), 1)
+  raises("kjit.jit: option 'parallel' must be a boolean", function() kjit.jit(isum, { parallel = 1 }) end)
+end)
+
+test("prange in a cuda kernel is a plain loop", function()
+  local cuda = kjit.cuda
+  local function k(x, out)
+    local i = cuda.grid(1)
+    if i <= #x then
+      local s = 0
+      for j in kjit.prange(1, i) do s = s + x[j] end
+      out[i] = s
+    end
+  end
+  local ok, ptx = pcall(cuda.compile_ptx, k, "void(i64[:], i64[:])")
+  if not ok and tostring(ptx):find("libNVVM") then skip("no libNVVM: " .. tostring(ptx)) end
+  truthy(ok, tostring(ptx))
+  truthy(not ptx:find("parallel_for"), "no pool call in PTX")
+end)
+
+-- ---- the same again with 7 threads --------------------------------------------
+
+if os.getenv("KJIT_PRANGE_CHILD") == nil then
+  test("prange: the whole file again with KJIT_NUM_THREADS=7", function()
+    local cmd = string.format("KJIT_NUM_THREADS=7 KJIT_PRANGE_CHILD=1 lua5.4 tests/lua/harness.lua %q %q 2>&1",
+                              arg[1], arg[2] or "tests/lua/test_prange.lua")
+    local p = assert(io.popen(cmd))
+    local out = p:read("a")
+    p:close()
+    truthy(out:find("test_prange: %d+ passed, 0 failed"), "child run:\n" .. out)
+    truthy(out:find("KJIT_NUM_THREADS=7 sees 7 threads", 1, true), "child saw 7 threads:\n" .. out)
+  end)
+else
+  test("KJIT_NUM_THREADS sets the pool size", function()
+    eq(kjit.get_num_threads(), 7)
+    print("KJIT_NUM_THREADS=7 sees 7 threads")
+  end)
+end
