@@ -2175,7 +2175,7 @@ static LLVMValueRef reduce_identity(CG *G, int red, Type t) {
 
 /* The env layout: [0] &first value, [1] &step, then every slot of every
 ** captured local (in A->vars order), then one partials array per reduction. */
-static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A) {
+static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRef step0) {
   /* the enclosing function's emission state, restored at the end */
   LLVMValueRef fn0 = G->fn, err0 = G->err, chunk0 = G->chunkname, depth0 = G->depth;
   LLVMBasicBlockRef allocas0 = G->allocas, at0 = LLVMGetInsertBlock(G->B);
@@ -2216,6 +2216,9 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A) {
       LLVMPointerType((ty), 0), "")
   LLVMValueRef first = LLVMBuildLoad2(G->B, G->i64, ENV_PTR(G->i64), "first");
   LLVMValueRef step = LLVMBuildLoad2(G->B, G->i64, ENV_PTR(G->i64), "step");
+  /* a constant step stays a constant: with a unit stride the body's
+  ** accesses are contiguous, which the vectorizer needs to know */
+  if (LLVMIsAConstantInt(step0)) step = step0;
   for (int i = 0; i < A->n; i++) {
     PVar *p = &A->vars[i];
     LLVMValueRef mine[KJIT_MAXDIMS + 2];
@@ -2305,7 +2308,7 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
     nparts++;
   }
 #undef ENV_SET
-  LLVMValueRef worker = emit_prange_worker(G, s, &A);
+  LLVMValueRef worker = emit_prange_worker(G, s, &A, step);
   LLVMValueRef a_nchunks = alloca_in_entry(G, G->i64, "nchunks");
   LLVMTypeRef pt[5] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i64, G->errp, LLVMPointerType(G->i64, 0) };
   LLVMValueRef av[5] = { LLVMBuildBitCast(G->B, worker, G->i8p, ""), env0, count, G->err, a_nchunks };

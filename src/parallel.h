@@ -30,7 +30,8 @@ int kp_pool_size(void);          /* $KJIT_NUM_THREADS or the core count, <= 64 *
 int kp_num_threads(void);        /* threads a loop uses now */
 int kp_set_num_threads(int n);   /* 1..kp_pool_size(); -1 otherwise */
 
-/* Registers prange, get_num_threads, set_num_threads into the table at the top. */
+/* Registers prange, get_num_threads, set_num_threads and clock into the
+** table at the top. */
 void kp_open(lua_State *L);
 
 #endif

@@ -416,6 +416,22 @@ test("prange in a cuda kernel is a plain loop", function()
   truthy(not ptx:find("parallel_for"), "no pool call in PTX")
 end)
 
+test("prange: the parallel benchmark's kernels agree with the plain loops", function()
+  local p = assert(io.popen(string.format("lua5.4 bench/parallel.lua %q --check 2>&1", arg[1])))
+  local out = p:read("a")
+  local ok = p:close()
+  truthy(ok, "bench/parallel.lua --check failed:\n" .. out)
+  for _, k in ipairs({ "saxpy", "dot", "mandelbrot", "matmul" }) do
+    truthy(out:find(k .. ": same results", 1, true), k .. ":\n" .. out)
+  end
+end)
+
+test("kjit.clock is a monotonic wall clock", function()
+  local a = kjit.clock()
+  local b = kjit.clock()
+  truthy(math.type(a) == "float" and b >= a, "monotonic")
+end)
+
 -- ---- the same again with 7 threads --------------------------------------------
 
 if os.getenv("KJIT_PRANGE_CHILD") == nil then
