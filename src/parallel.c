@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
+#include <dlfcn.h>
 #include <time.h>
 #include "lua.h"
 #include "lauxlib.h"
@@ -135,6 +136,12 @@ static void *worker_main(void *arg) {
 ** handlers keep running on its own threads) and a stack as large as a main
 ** thread's, for recursive compiled code. */
 static void start_once(void) {
+  /* The workers wait inside this library for the rest of the process, but
+  ** lua_close() dlclose()s kjit.so (the Lua module): pin the library so it
+  ** is never unmapped under them. */
+  Dl_info self;
+  if (dladdr((void *)start_once, &self) && self.dli_fname)
+    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);

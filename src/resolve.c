@@ -608,9 +608,6 @@ KFunc *kr_function(Session *S, int idx) {
   keep_value(S, idx);   /* the function stays alive while the compile runs */
   f->boundscheck = S->boundscheck;
   f->fastmath = S->fastmath;
-  S->funcs = ks_grow(S, S->funcs, S->nfuncs, &S->capfuncs, sizeof *S->funcs);
-  f->index = S->nfuncs;
-  S->funcs[S->nfuncs++] = f;
 
   char shortsrc[LUA_IDSIZE + 8];
   size_t len;
@@ -656,6 +653,12 @@ KFunc *kr_function(Session *S, int idx) {
   res_block(&R, f->ast->body);
   f->vars = R.all;
   f->nvars = R.nall;
+  /* registered only now: a compile error above may be caught by a
+  ** non-strict inference pass (types.c), and a later lookup must not find
+  ** a half-built function (it failed again instead, with its message) */
+  S->funcs = ks_grow(S, S->funcs, S->nfuncs, &S->capfuncs, sizeof *S->funcs);
+  f->index = S->nfuncs;
+  S->funcs[S->nfuncs++] = f;
   return f;
 }
 

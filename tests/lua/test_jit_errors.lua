@@ -514,3 +514,17 @@ test("error objects caught by xpcall carry the message", function()
   truthy(msg:find("handled: ", 1, true) and msg:find("custom failure", 1, true),
     "message: " .. tostring(msg))
 end)
+
+-- A callee whose source cannot be read fails during a non-strict inference
+-- pass first; the half-built function it left behind was found by the next
+-- pass and crashed the process (found while writing kjit.reduce).
+local nosource = load("return function(a, b) return a + b end", "=nosource")()
+local function calls_nosource(a, b) return nosource(a, b) end
+test("a callee without source is a compile error, every time", function()
+  need_jit()
+  local f = D.jit(calls_nosource)
+  for _ = 1, 3 do
+    raises("nosource: cannot compile: the source of this function is not available", f, 1, 2)
+  end
+  raises("nosource: cannot compile", D.jit(calls_nosource), 1.5, 2)
+end)
