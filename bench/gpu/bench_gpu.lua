@@ -79,3 +79,46 @@ mandel:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
 local img = cuda.device_array({W, W}, "f32")
 local lm = mandel[{{W // 16, W // 16}, {16, 16}}]
 emit("mandelbrot_4096_f32", time_events(function() lm(img, -2.0, -1.5, 3.0 / W, 3.0 / W, 256) end, 10), "ms")
+
+-- kjit.cuda.reduce: the sum of 2^26 and 2^28 f32/f64 elements of a device
+-- array, reported as GB/s read (elements x size / time). A call is timed
+-- whole, as a user gets it: both kernels and the copy of the result to the
+-- host. run_gpu.sh prints it as a share of the device copy bandwidth.
+local fill = cuda.jit(function(x, v)
+  local i = cuda.grid(1)
+  if i <= #x then x[i] = v end
+end)
+local rsum = cuda.reduce(function(a, b) return a + b end)
+for _, t in ipairs{ "f32", "f64" } do
+  for _, lg in ipairs{ 26, 28 } do
+    local nr = SIM and 3000 or 1 << lg
+    local d = cuda.device_array(nr, t)
+    fill[{ (nr + 255) // 256, 256 }](d, 1.0)
+    local got = rsum(d)
+    -- ones: every partial sum is an integer; f32 may round above 2^24
+    if math.abs(got - nr) > nr * 1e-6 then
+      print(string.format("# reduce_sum_2^%d_%s: got %s, want %d", lg, t, tostring(got), nr))
+    end
+    local rms = time_events(function() rsum(d) end, 20)
+    emit(string.format("reduce_sum_2^%d_%s", lg, t), nr * (t == "f32" and 4 or 8) / (rms * 1e-3) / 1e9, "GB/s")
+    d = nil
+    collectgarbage()
+  end
+end
+
+-- kjit.vectorize(..., {target = "cuda"}): saxpy as a ufunc on the 2^28 f32
+-- device arrays above, written in place (out =), against the same
+-- element-wise kernel in CUDA C and numba-cuda's @vectorize.
+if not kjit.vectorize then
+  print("# vectorize_saxpy: skipped (kjit.vectorize is missing)")
+else
+  local vok, verr = pcall(function()
+    local vsaxpy = kjit.vectorize(function(a, xv, yv) return a * xv + yv end,
+      { "f32(f32, f32, f32)" }, { target = "cuda" })
+    local opt = { out = out }
+    local vms = time_events(function() vsaxpy(2.0, x, y, opt) end, 20)
+    emit("vectorize_saxpy_2^28_f32", vms, "ms")
+    emit("vectorize_saxpy_bandwidth", 3 * 4 * n / (vms * 1e-3) / 1e12, "TB/s")
+  end)
+  if not vok then print("# vectorize_saxpy: skipped (" .. tostring(verr):gsub("\n.*", "") .. ")") end
+end

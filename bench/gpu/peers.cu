@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <algorithm>
+#include <cmath>
 #include <vector>
 #include <cuda_runtime.h>
 
@@ -19,6 +20,33 @@ __global__ void mandel(float *img, int w, int h, float xmin, float ymin, float d
     while (k < maxit && x * x + y * y <= 4.0f) { float t = x * x - y * y + cx; y = 2.0f * x * y + cy; x = t; k++; }
     img[(long long)r * w + c] = k;
   }
+}
+
+// Sum reduction, as a CUDA C programmer writes it: a grid-stride loop with
+// four independent loads in flight per thread, warp shuffles, one partial per
+// block; a second launch of the same kernel (one block) sums the partials.
+template <class T> __global__ void reduce_sum(const T *x, T *part, long long n) {
+  __shared__ T warps[32];
+  long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  T acc = 0;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    T a = x[i], b = x[i + stride], c = x[i + 2 * stride], d = x[i + 3 * stride];
+    acc += a + b + c + d;
+  }
+  for (; i < n; i += stride) acc += x[i];
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    acc = threadIdx.x < (blockDim.x >> 5) ? warps[threadIdx.x] : T(0);
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if (threadIdx.x == 0) part[blockIdx.x] = acc;
+  }
+}
+template <class T> __global__ void fill(T *x, long long n, T v) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) x[i] = v;
 }
 
 template <class F> static float events(F f, int runs) {
@@ -41,6 +69,30 @@ template <class F> static double launches(F f) {
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / N;
 }
 
+template <class T> static void reduce_bench(const char *name, int sms) {
+  const int block = 256, maxblocks = sms * 8;
+  T *part, *res;
+  cudaMalloc(&part, maxblocks * sizeof(T)); cudaMalloc(&res, sizeof(T));
+  for (int lg : {26, 28}) {
+    long long n = 1LL << lg;
+    T *x; cudaMalloc(&x, n * sizeof(T));
+    fill<T><<<(n + 255) / 256, 256>>>(x, n, T(1));
+    int nb = (int)std::min<long long>((n + block - 1) / block, maxblocks);
+    T h = 0;
+    // timed as kjit's and numba's calls are: both kernels and the result back on the host
+    auto call = [&] {
+      reduce_sum<T><<<nb, block>>>(x, part, n);
+      reduce_sum<T><<<1, block>>>(part, res, nb);
+      cudaMemcpy(&h, res, sizeof(T), cudaMemcpyDeviceToHost);
+    };
+    float ms = events(call, 20);
+    if (std::abs((double)h - (double)n) > n * 1e-6) printf("# reduce_sum_2^%d_%s: got %g, want %lld\n", lg, name, (double)h, n);
+    printf("reduce_sum_2^%d_%s\t%.4g\tGB/s\n", lg, name, n * sizeof(T) / (ms * 1e-3) / 1e9);
+    cudaFree(x);
+  }
+  cudaFree(part); cudaFree(res);
+}
+
 int main() {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) { printf("# CUDA C: no GPU\n"); return 0; }
@@ -60,6 +112,14 @@ int main() {
   float *img; cudaMalloc(&img, (long long)W * W * 4);
   dim3 blk(16, 16), grd(W / 16, W / 16);
   printf("mandelbrot_4096_f32\t%.4g\tms\n", events([&] { mandel<<<grd, blk>>>(img, W, W, -2.0f, -1.5f, 3.0f / W, 3.0f / W, 256); }, 10));
+  // the peer of kjit.vectorize's and numba's CUDA ufunc: the same element-wise kernel
+  printf("vectorize_saxpy_2^28_f32\t%.4g\tms\n", ms = events([&] { saxpy<<<(n + 255) / 256, 256>>>(2.0f, x, y, o, n); }, 20));
+  printf("vectorize_saxpy_bandwidth\t%.4g\tTB/s\n", 3.0 * 4 * n / (ms * 1e-3) / 1e12);
+  cudaFree(x); cudaFree(y); cudaFree(o); cudaFree(img);
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  reduce_bench<float>("f32", sms);
+  reduce_bench<double>("f64", sms);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) { fprintf(stderr, "CUDA error: %s\n", cudaGetErrorString(e)); return 1; }
   return 0;

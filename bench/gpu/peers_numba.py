@@ -64,3 +64,32 @@ W = 4096
 img = cuda.device_array((W, W), np.float32)
 f = np.float32
 out("mandelbrot_4096_f32", events(lambda: mandel[(W // 16, W // 16), (16, 16)](img, f(-2), f(-1.5), f(3 / W), f(3 / W), 256), 10), "ms")
+
+# vectorize: saxpy as a CUDA ufunc on the 2^28 f32 device arrays, in place
+from numba import vectorize
+@vectorize(["float32(float32, float32, float32)"], target="cuda")
+def vsaxpy(a, xv, yv):
+    return a * xv + yv
+ms = events(lambda: vsaxpy(np.float32(2.0), x, y, out=o), 20)
+out("vectorize_saxpy_2^28_f32", ms, "ms")
+out("vectorize_saxpy_bandwidth", 3 * 4 * n / (ms * 1e-3) / 1e12, "TB/s")
+del x, y, o, img
+
+# cuda.reduce: sum of 2^26 and 2^28 f32/f64 ones on the device, the result
+# returned to the host (what the call gives), as GB/s read
+sum_reduce = cuda.reduce(lambda a, b: a + b)
+@cuda.jit
+def fill(xa, v):
+    i = cuda.grid(1)
+    if i < xa.size: xa[i] = v
+for t, dt in (("f32", np.float32), ("f64", np.float64)):
+    for lg in (26, 28):
+        nr = 1 << lg
+        d = cuda.device_array(nr, dt)
+        fill[(nr + 255) // 256, 256](d, dt(1))
+        got = sum_reduce(d)
+        if abs(got - nr) > nr * 1e-6:
+            print(f"# reduce_sum_2^{lg}_{t}: got {got}, want {nr}")
+        ms = events(lambda: sum_reduce(d), 20)
+        out(f"reduce_sum_2^{lg}_{t}", nr * np.dtype(dt).itemsize / (ms * 1e-3) / 1e9, "GB/s")
+        del d

@@ -6,7 +6,7 @@
 # Then the device tool's run, carry [".gpu"], command:
 #   . .gpu/env.sh && bash bench/gpu/run_gpu.sh
 #
-# 1. the GPU tests (tests/lua/test_cuda_*.lua) against the packed kjit.so;
+# 1. the GPU tests (tests/lua/test_cuda_*.lua, test_reduce.lua) against the packed kjit.so;
 # 2. bench/gpu/bench_gpu.lua (kjit), bench/gpu/peers.cu (nvcc -O3
 #    -arch=sm_90) and bench/gpu/peers_numba.py (numba-cuda), same sizes;
 # 3. a table of kjit against both peers, printed last.
@@ -17,7 +17,7 @@ out=$(mktemp -d)
 echo "== device"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
 echo "== GPU tests"
 fail=0
-for t in tests/lua/test_cuda_*.lua; do
+for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua; do
   lua5.4 tests/lua/harness.lua "$kdir" "$t" "$out/$(basename "$t" .lua).txt" 2>&1 | grep -E "^(FAIL|SKIP)|passed" || fail=1
 done
 echo "== benchmarks"
@@ -34,6 +34,20 @@ awk -F'\t' '
   END { for (i = 1; i <= n; i++) { x = order[i];
           r = (x in k && x in c && c[x] > 0) ? sprintf("%.2fx", k[x] / c[x]) : "-";
           printf "%-28s %10s %10s %10s  %-5s %s\n", x, (x in k ? k[x] : "-"), (x in c ? c[x] : "-"), (x in m ? m[x] : "-"), u[x], r } }
+' "$out/kjit.tsv" "$out/cuda.tsv" "$out/numba.tsv"
+echo "== reductions: GB/s read, and % of the device copy bandwidth (CUDA C cudaMemcpy D2D, bytes read + written)"
+awk -F'\t' '
+  FILENAME ~ /cuda/ && $1 == "copy_bandwidth" { cb = $2 * 1000 }
+  $1 ~ /^reduce_/ && NF == 3 {
+    s = FILENAME ~ /kjit/ ? 1 : FILENAME ~ /cuda/ ? 2 : 3
+    v[$1, s] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+  END { printf "%-22s %-18s %-18s %-18s\n", "", "kjit", "CUDA C", "numba-cuda"
+        for (i = 1; i <= n; i++) { x = order[i]; line = sprintf("%-22s", x)
+          for (s = 1; s <= 3; s++) {
+            c = ((x, s) in v) ? sprintf("%.0f GB/s", v[x, s]) : "-"
+            if (((x, s) in v) && cb > 0) c = c sprintf(" (%.0f%%)", 100 * v[x, s] / cb)
+            line = line sprintf(" %-18s", c) }
+          print line } }
 ' "$out/kjit.tsv" "$out/cuda.tsv" "$out/numba.tsv"
 grep -h "^#" "$out"/*.tsv
 exit $fail
