@@ -148,6 +148,15 @@ static LLVMValueRef alloca_in_entry(CG *G, LLVMTypeRef ty, const char *name) {
   return a;
 }
 
+/* The KErr lives on the dispatcher's (or kernel entry's) stack, where no
+** array can point: telling LLVM so lets it keep err->kind and
+** err->stack_limit in registers across array stores, which a loop calling
+** a compiled function needs to be vectorized. */
+static void mark_err_noalias(CG *G, LLVMValueRef fn, unsigned param) {
+  unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
+  LLVMAddAttributeAtIndex(fn, param + 1, LLVMCreateEnumAttribute(G->C, kind, 0));
+}
+
 /* Calls intrinsic `name` overloaded on type ty. */
 static LLVMValueRef intrinsic(CG *G, const char *name, LLVMTypeRef ty,
                               LLVMValueRef *args, unsigned n) {
@@ -2193,6 +2202,7 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
   snprintf(name, sizeof name, "%s_prange%d", G->sp->name, G->nprange++);
   LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
+  mark_err_noalias(G, fn, 4);
   /* the same float semantics as the enclosing function */
   unsigned nattr = LLVMGetAttributeCountAtIndex(fn0, LLVMAttributeFunctionIndex);
   if (nattr > 0) {
@@ -2486,6 +2496,7 @@ static void declare_spec(CG *G, KSpec *sp) {
       LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
           LLVMCreateStringAttribute(G->C, attrs[i], strlen(attrs[i]), "true", 4));
   }
+  mark_err_noalias(G, fn, n - 1);
   sp->llfunc = fn;
   sp->llfnty = fty;
 }
