@@ -1,0 +1,443 @@
+-- test_vectorize.lua: kjit.vectorize on every target, differentially.
+--
+-- The reference is the interpreted scalar function applied element by
+-- element in plain Lua: inputs converted to the signature's dtypes as the
+-- ufunc converts them, the result shape computed here (independently of
+-- kjit/ufunc.lua), each element stored into an array of the result dtype
+-- (so u8 wraps, f32 rounds as the compiled store does). Targets: "cpu",
+-- "cuda" in the compiled simulator (cuda.simulate(true), restored after
+-- each run), and "parallel" once kjit.jit accepts {parallel = true}.
+local kjit = require "kjit"
+local cuda = kjit.cuda
+
+local PAR_OK, PAR_WHY = pcall(kjit.jit, function() end, { parallel = true })
+-- "cuda-interpret": target "cuda" in the interpreted simulator (the
+-- generated kernel run as Lua, one coroutine per thread)
+local TARGETS = { "cpu", "parallel", "cuda", "cuda-interpret" }
+local function T(target) return { target = target == "cuda-interpret" and "cuda" or target } end
+
+-- Runs fn(...) with the CUDA simulator on (for the "cuda" target), and
+-- restores the previous mode whatever happens.
+local function on_target(target, fn, ...)
+  if target ~= "cuda" and target ~= "cuda-interpret" then return fn(...) end
+  local prev = cuda.simulate(target == "cuda" or "interpret")
+  local res = table.pack(pcall(fn, ...))
+  cuda.simulate(prev)
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
+end
+
+local function need_target(target)
+  if target == "parallel" and not PAR_OK then skip("parallel target: " .. tostring(PAR_WHY)) end
+end
+
+-- ---- the reference -----------------------------------------------------------
+
+local function shape_of(v)
+  if math.type(v) then return {} end
+  return v.shape
+end
+
+-- NumPy broadcasting, written out for the tests.
+local function bshape(args)
+  local nd = 0
+  for _, a in ipairs(args) do nd = math.max(nd, #shape_of(a)) end
+  local r = {}
+  for k = 1, nd do
+    r[k] = 1
+    for _, a in ipairs(args) do
+      local s = shape_of(a)
+      local d = s[#s - nd + k]
+      if d and d ~= 1 then r[k] = d end
+    end
+  end
+  return r
+end
+
+-- Element of array a (ndim <= #idx, aligned right) at multi-index idx,
+-- extent-1 dimensions read at 1.
+local function elem(a, idx)
+  local s = a.shape
+  local v = a
+  for j = 1, #s do
+    local i = idx[#idx - #s + j]
+    v = v[s[j] == 1 and 1 or i]
+  end
+  return v
+end
+
+-- sig: {ret, args = {dtypes}}: the signature the ufunc must choose.
+local function reference(fn, args, ret, argtypes)
+  local conv = {}
+  for i, a in ipairs(args) do
+    if math.type(a) then conv[i] = kjit.full(1, a, argtypes[i])[1]
+    elseif a.dtype ~= argtypes[i] then conv[i] = kjit.array(a, argtypes[i])
+    else conv[i] = a end
+  end
+  local shape = bshape(args)
+  if #shape == 0 then
+    local r = kjit.zeros(1, ret)
+    r[1] = fn(table.unpack(conv, 1, #args))
+    return r[1]
+  end
+  local out = kjit.zeros(shape, ret)
+  local flat = out:reshape(out.size)
+  local idx = {}
+  for t = 1, out.size do
+    local r = t - 1
+    for k = #shape, 1, -1 do
+      idx[k] = r % shape[k] + 1
+      r = r // shape[k]
+    end
+    local vals = {}
+    for i, a in ipairs(conv) do
+      vals[i] = math.type(a) and a or elem(a, idx)
+    end
+    flat[t] = fn(table.unpack(vals, 1, #args))
+  end
+  return out
+end
+
+local function copy_arg(a)
+  if math.type(a) then return a end
+  return a:copy()
+end
+
+local function same(got, want, tol, what)
+  if math.type(want) then
+    truthy(math.type(got), what .. " is a number")
+    if tol then near(got, want, tol, what) else eq(got, want, what) end
+    return
+  end
+  truthy(kjit.isarray(got), what .. " is a kjit array (got " .. tostring(got) .. ")")
+  eq(got.dtype, want.dtype, what .. " dtype")
+  eq(table.concat(got.shape, "x"), table.concat(want.shape, "x"), what .. " shape")
+  local g, w = got:reshape(got.size), want:reshape(want.size)
+  for i = 1, w.size do
+    if tol then near(g[i], w[i], tol, what .. "[" .. i .. "]")
+    else eq(g[i], w[i], what .. "[" .. i .. "]") end
+  end
+end
+
+-- One differential case on every target. ret/argtypes: the signature the
+-- ufunc must pick for these arguments.
+local function case(name, fn, sigs, args, ret, argtypes, tol)
+  for _, target in ipairs(TARGETS) do
+    test(name .. " [" .. target .. "]", function()
+      need_target(target)
+      local want = reference(fn, args, ret, argtypes)
+      local vf = kjit.vectorize(fn, sigs, T(target))
+      local a = {}
+      for i = 1, #args do a[i] = copy_arg(args[i]) end
+      local got = on_target(target, vf, table.unpack(a, 1, #args))
+      same(got, want, tol, "result")
+      -- inputs untouched
+      for i = 1, #args do
+        if not math.type(args[i]) then same(a[i], args[i], nil, "input " .. i) end
+      end
+      -- a second call reuses the compiled wrapper
+      local got2 = on_target(target, vf, table.unpack(a, 1, #args))
+      same(got2, want, tol, "second call")
+    end)
+  end
+end
+
+local function muladd(x, y) return x * y + 1 end
+local function mixed(x, y, z)
+  if x > y then return x - y * z end
+  return math.sqrt(x * x + y * y) + z
+end
+local function idiv(x, y) return x // y + x % y end
+local function add(x, y) return x + y end
+local function poly(x) return 3 * x * x - 2 * x + 7 end
+
+local SIGS = { "f64(f64, f64)", "f32(f32, f32)", "i64(i64, i64)", "i32(i32, i32)" }
+
+-- ---- dtypes, scalars ----------------------------------------------------------------
+
+case("f64 array * integer scalar", muladd, SIGS,
+  { kjit.linspace(-2, 3, 17), 3 }, "f64", { "f64", "f64" })
+case("f64 array * float scalar", muladd, SIGS,
+  { kjit.linspace(-2, 3, 17), 0.3 }, "f64", { "f64", "f64" })
+case("f32 arrays compute in f32", muladd, SIGS,
+  { kjit.linspace(-2, 3, 33, "f32"), kjit.linspace(0.1, 7, 33, "f32") }, "f32", { "f32", "f32" }, 1e-6)
+case("f32 array, float scalar converted to f32", muladd, SIGS,
+  { kjit.linspace(-2, 3, 33, "f32"), 0.1 }, "f32", { "f32", "f32" }, 1e-6)
+case("i64 floor division and modulo", idiv, { "i64(i64, i64)" },
+  { kjit.arange(-20, 20), kjit.array({ 3, -7, 5, 2 }, "i64"):reshape({ 4, 1 }) }, "i64", { "i64", "i64" })
+case("i32 exact signature", muladd, SIGS,
+  { kjit.arange(-50, 50, 3, "i32"), kjit.full(1, 7, "i32") }, "i32", { "i32", "i32" })
+case("u8 result wraps on store", add, { "u8(u8, u8)" },
+  { kjit.array({ 0, 100, 200, 255, 128 }, "u8"), kjit.array({ 1, 100, 100, 255, 128 }, "u8") }, "u8", { "u8", "u8" })
+case("u8 scalar wraps when converted", add, { "u8(u8, u8)" },
+  { kjit.array({ 0, 100, 200 }, "u8"), 300 }, "u8", { "u8", "u8" })
+case("three arguments, math.sqrt", mixed, { "f64(f64, f64, f64)" },
+  { kjit.linspace(-3, 3, 11), kjit.linspace(2, -2, 11), 0.5 }, "f64", { "f64", "f64", "f64" })
+case("one argument", poly, { "i64(i64)", "f64(f64)" },
+  { kjit.arange(-5, 6) }, "i64", { "i64" })
+case("all scalars give a number", muladd, SIGS, { 3, 4 }, "f64", { "f64", "f64" })
+case("all scalars, integer signature", muladd, { "i64(i64, i64)" }, { 3, 4 }, "i64", { "i64", "i64" })
+
+-- signature choice: exact dtypes first, then NumPy's safe casting in order
+case("exact match beats an earlier safe one", muladd, { "f64(f64, f64)", "i32(i32, i32)" },
+  { kjit.arange(6, "i32"), kjit.arange(6, "i32") }, "i32", { "i32", "i32" })
+case("i16 converts safely to i32 (first safe signature)", muladd, { "i32(i32, i32)", "f64(f64, f64)" },
+  { kjit.arange(6, "i16"), 2 }, "i32", { "i32", "i32" })
+case("u32 skips i32 (unsafe) for f64", muladd, { "i32(i32, i32)", "f64(f64, f64)" },
+  { kjit.arange(6, "u32"), 2 }, "f64", { "f64", "f64" })
+case("float scalar skips integer signatures", muladd, { "i64(i64, i64)", "f64(f64, f64)" },
+  { kjit.arange(6), 0.5 }, "f64", { "f64", "f64" })
+case("mixed f32 and i8 arrays meet at f32", muladd, { "f64(f64, f64)", "f32(f32, f32)" },
+  { kjit.linspace(0, 1, 5, "f32"), kjit.arange(5, "i8") }, "f64", { "f64", "f64" })
+
+-- ---- broadcasting ---------------------------------------------------------------------
+
+case("(3,1) + (1,4)", muladd, SIGS,
+  { kjit.arange(3, "f64"):reshape({ 3, 1 }), kjit.arange(4, "f64"):reshape({ 1, 4 }) }, "f64", { "f64", "f64" })
+case("(2,3,4) + (4)", muladd, SIGS,
+  { kjit.arange(24, "i64"):reshape({ 2, 3, 4 }), kjit.array({ 1, -1, 2, -2 }, "i64") }, "i64", { "i64", "i64" })
+case("(2,3,4) + scalar, flat loop over a 3-D array", muladd, SIGS,
+  { kjit.arange(24, "f64"):reshape({ 2, 3, 4 }), 2 }, "f64", { "f64", "f64" })
+case("4-D (2,1,3,1) + (1,2,1,2)", muladd, SIGS,
+  { kjit.arange(6, "f64"):reshape({ 2, 1, 3, 1 }), kjit.arange(4, "f64"):reshape({ 1, 2, 1, 2 }) }, "f64", { "f64", "f64" })
+case("4-D same shapes (flat)", mixed, { "f32(f32, f32, f32)" },
+  { kjit.linspace(-1, 1, 48, "f32"):reshape({ 2, 2, 3, 4 }), kjit.linspace(1, -1, 48, "f32"):reshape({ 2, 2, 3, 4 }), 2 },
+  "f32", { "f32", "f32", "f32" }, 1e-6)
+case("(1) + (5)", muladd, SIGS, { kjit.array({ 2.5 }), kjit.arange(5, "f64") }, "f64", { "f64", "f64" })
+case("size 0: (0,3) + (3)", muladd, SIGS, { kjit.zeros({ 0, 3 }), kjit.arange(3, "f64") }, "f64", { "f64", "f64" })
+case("size 0: (0) + (1)", muladd, SIGS, { kjit.zeros(0, "i32"), kjit.array({ 4 }, "i32") }, "i32", { "i32", "i32" })
+case("i32 (2,1,3) + (4,1) + scalar", mixed, { "f64(f64, f64, f64)" },
+  { kjit.arange(6, "i32"):reshape({ 2, 1, 3 }), kjit.arange(4, "i32"):reshape({ 4, 1 }), 1 }, "f64", { "f64", "f64", "f64" })
+
+-- ---- out = ------------------------------------------------------------------------------
+
+for _, target in ipairs(TARGETS) do
+  test("out= writes in place, out may be an input [" .. target .. "]", function()
+    need_target(target)
+    local vf = kjit.vectorize(muladd, SIGS, T(target))
+    local a = kjit.linspace(0, 1, 7)
+    local want = reference(muladd, { a, 2 }, "f64", { "f64", "f64" })
+    local got = on_target(target, vf, a, 2, { out = a })
+    truthy(rawequal(got, a), "returns out")
+    same(a, want, nil, "a")
+  end)
+  test("out= with broadcasting [" .. target .. "]", function()
+    need_target(target)
+    local vf = kjit.vectorize(muladd, SIGS, T(target))
+    local x, y = kjit.arange(3, "i32"):reshape({ 3, 1 }), kjit.arange(4, "i32")
+    local out = kjit.full({ 3, 4 }, 99, "i32")
+    local got = on_target(target, vf, x, y, { out = out })
+    truthy(rawequal(got, out), "returns out")
+    same(out, reference(muladd, { x, y }, "i32", { "i32", "i32" }), nil, "out")
+  end)
+end
+
+-- ---- CUDA specifics (simulator) ------------------------------------------------------------
+
+test("cuda: device arrays in give a device array out", function()
+  local prev = cuda.simulate(true)
+  local ok, err = pcall(function()
+    local vf = kjit.vectorize(muladd, SIGS, { target = "cuda" })
+    local x = kjit.linspace(0, 1, 1000, "f32")
+    local dx = cuda.to_device(x)
+    local dy = vf(dx, 3)
+    truthy(cuda.is_device_array(dy), "device array result")
+    eq(dy.dtype, "f32", "dtype")
+    same(dy:copy_to_host(), reference(muladd, { x, 3 }, "f32", { "f32", "f32" }), 1e-6, "result")
+    -- mixed: a host array and a device array -> device result
+    local dz = vf(x, dx)
+    truthy(cuda.is_device_array(dz), "mixed: device array result")
+    same(dz:copy_to_host(), reference(muladd, { x, x }, "f32", { "f32", "f32" }), 1e-6, "mixed")
+    -- device out given
+    local dout = cuda.device_array(1000, "f32")
+    truthy(rawequal(vf(dx, 2, { out = dout }), dout), "returns the given device out")
+    same(dout:copy_to_host(), reference(muladd, { x, 2 }, "f32", { "f32", "f32" }), 1e-6, "device out")
+    -- host out given with device inputs: copied to it
+    local hout = kjit.zeros(1000, "f32")
+    truthy(rawequal(vf(dx, 2, { out = hout }), hout), "returns the given host out")
+    same(hout, reference(muladd, { x, 2 }, "f32", { "f32", "f32" }), 1e-6, "host out")
+    -- a stream
+    local s = cuda.stream()
+    local r = vf(x, 2, { stream = s })
+    same(r, reference(muladd, { x, 2 }, "f32", { "f32", "f32" }), 1e-6, "stream")
+    -- larger than the grid cap: the grid-stride loop covers it
+    local big = kjit.arange(256 * 1024 + 77, "i64")
+    same(vf(big, 1), reference(muladd, { big, 1 }, "i64", { "i64", "i64" }), nil, "beyond 1024 blocks")
+    raises("device array of i32", vf, cuda.to_device(kjit.arange(3, "i32")), 2.5)
+  end)
+  cuda.simulate(prev)
+  if not ok then error(err, 0) end
+end)
+
+local function ptxas_path()
+  for _, p in ipairs{ (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/ptxas", "/usr/local/cuda/bin/ptxas" } do
+    local f = io.open(p, "r")
+    if f then f:close(); return p end
+  end
+end
+
+-- The generated kernels compile to PTX that ptxas accepts (the compiled
+-- simulator shares the code generator, not the PTX path).
+test("cuda: generated kernels compile to PTX that ptxas accepts", function()
+  local backend, why = cuda.ptx_backend()
+  local vf = kjit.vectorize(mixed, { "f32(f32, f32, f32)", "f64(f64, f64, f64)" }, { target = "cuda" })
+  local prev = cuda.simulate(true)
+  local ok, err = pcall(function()
+    vf(kjit.zeros({ 2, 3 }, "f32"), kjit.zeros(3, "f32"), 1)      -- rank 2, broadcast
+    vf(kjit.zeros(5), kjit.zeros(5), kjit.zeros(5))                -- rank 1
+  end)
+  cuda.simulate(prev)
+  if not ok then error(err, 0) end
+  local sigs = {
+    ["f32(f32, f32, f32)|2|ii,i,s"] = "void(f32[:,:], f32[:,:], f32[:], f32[:])",
+    ["f64(f64, f64, f64)|1|i,i,i"] = "void(f64[:], f64[:], f64[:], f64[:])",
+  }
+  local n = 0
+  for key, sig in pairs(sigs) do
+    local k = vf.wrappers[key]
+    truthy(k, "kernel for " .. key)
+    k:compile(sig, 90)
+    local ptx = k:inspect("ptx", sig)
+    truthy(ptx:find(".entry", 1, true), "PTX has an .entry")
+    if key:sub(1, 3) == "f32" then
+      truthy(not ptx:find("%.f64"), "f32 kernel has no f64 instruction")
+    end
+    if backend ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(why)) end
+    local ptxas = ptxas_path()
+    if not ptxas then skip("ptxas not found (CUDA_HOME/bin/ptxas)") end
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w")); f:write(ptx); f:close()
+    local p = io.popen(ptxas .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
+    local out = p:read("a")
+    local okp = p:close()
+    os.remove(path)
+    if not okp then error("ptxas refused the PTX: " .. out) end
+    n = n + 1
+  end
+  eq(n, 2, "kernels checked")
+end)
+
+-- ---- errors ------------------------------------------------------------------------------
+
+local THIS = debug.getinfo(1, "S").short_src
+
+test("bad signature strings are errors naming the string", function()
+  raises("malformed signature 'f64(f64, f16)'", kjit.vectorize, muladd, "f64(f64, f16)")
+  raises("malformed signature 'f64 f64'", kjit.vectorize, muladd, "f64 f64")
+  raises("malformed signature '(f64)': the result must be a dtype", kjit.vectorize, muladd, "(f64)")
+  raises("malformed signature 'f64(f64,)'", kjit.vectorize, muladd, "f64(f64,)")
+  raises("signature 'f64()' has no argument", kjit.vectorize, muladd, "f64()")
+  raises("vectorize arguments are scalars", kjit.vectorize, muladd, "f64(f64[:], f64)")
+  raises("different numbers of arguments", kjit.vectorize, muladd, { "f64(f64, f64)", "f64(f64)" })
+  raises("signature must be a string", kjit.vectorize, muladd, { 42 })
+  raises("non-empty list", kjit.vectorize, muladd, {})
+  local line = debug.getinfo(1, "l").currentline + 1
+  local msg = raises("malformed signature", function() return (kjit.vectorize(muladd, "i32(u9, i32)")) end)
+  truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "error at the caller's line: " .. msg)
+end)
+
+test("options are checked", function()
+  raises("unknown option 'targt'", kjit.vectorize, muladd, SIGS, { targt = "cpu" })
+  raises("target must be", kjit.vectorize, muladd, SIGS, { target = "gpu" })
+  raises("option 'fastmath' must be a boolean", kjit.vectorize, muladd, SIGS, { fastmath = 1 })
+  raises("expected a Lua function", kjit.vectorize, 42, SIGS)
+  local vf = kjit.vectorize(muladd, SIGS)
+  raises("unknown call option 'stream'", vf, kjit.zeros(3), 1, { stream = 1 })
+  raises("expects 2 arguments, got 1", vf, kjit.zeros(3))
+  raises("argument #2 is a string", vf, kjit.zeros(3), "1")
+  raises("argument #2 is a Lua table: pass a kjit array", vf, kjit.zeros(3), { 1, 2, 3 })
+  local one = kjit.zeros(1)
+  truthy(rawequal(vf(3, 4, { out = one }), one), "numbers with out: returns out")
+  eq(one[1], 13.0, "out[1]")
+  raises("out has shape {2}, the result's shape is {1}", vf, 3, 4, { out = kjit.zeros(2) })
+  eq(vf.lua, muladd, "vf.lua")
+  eq(vf.signatures[2], "f32(f32, f32)", "vf.signatures")
+end)
+
+test("no matching signature names the argument dtypes and the signatures", function()
+  local vf = kjit.vectorize(muladd, { "i32(i32, i32)", "f32(f32, f32)" })
+  local line = debug.getinfo(1, "l").currentline + 1
+  local msg = raises("no signature matches the argument types (u64 {3}, Lua float)", function() return (vf(kjit.zeros(3, "u64"), 0.5)) end)
+  truthy(msg:find("i32(i32, i32); f32(f32, f32)", 1, true), "lists the signatures: " .. msg)
+  truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at the caller's line: " .. msg)
+  raises("(f64 {2}, Lua integer)", vf, kjit.zeros(2), 1)
+end)
+
+test("shapes that do not broadcast name both shapes", function()
+  local vf = kjit.vectorize(muladd, SIGS)
+  local line = debug.getinfo(1, "l").currentline + 1
+  local msg = raises("argument #1 has shape {3, 2} and argument #2 has shape {3}", function() return (vf(kjit.zeros({ 3, 2 }), kjit.zeros(3))) end)
+  truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at the caller's line: " .. msg)
+  raises("has shape {0} and argument #2 has shape {2}", vf, kjit.zeros(0), kjit.zeros(2))
+end)
+
+test("wrong out shape or dtype", function()
+  local vf = kjit.vectorize(muladd, SIGS)
+  raises("out has shape {4}, the result's shape is {3}", vf, kjit.zeros(3), 1, { out = kjit.zeros(4) })
+  raises("out has dtype f32, the signature's result is f64", vf, kjit.zeros(3), 1, { out = kjit.zeros(3, "f32") })
+  raises("out must be a kjit array", vf, kjit.zeros(3), 1, { out = 5 })
+  local prev = cuda.simulate(true)
+  local d = cuda.to_device(kjit.zeros(3))
+  cuda.simulate(prev)
+  raises("argument #1 is a device array: use target = \"cuda\"", vf, d, 1)
+end)
+
+for _, target in ipairs(TARGETS) do
+  test("a run-time error inside the function is reported at the user's line [" .. target .. "]", function()
+    need_target(target)
+    local line = debug.getinfo(1, "l").currentline + 1
+    local vf = kjit.vectorize(function(x, y) return x // y end, "i64(i64, i64)", T(target))
+    local big = kjit.full(10000, 1, "i64")
+    big[7777] = 0
+    local msg = raises("attempt to divide by zero", on_target, target, vf, kjit.arange(10000), big)
+    truthy(msg:find(THIS .. ":" .. line .. ": attempt to divide by zero", 1, true) == 1, "at fn's line: " .. msg)
+    eq(on_target(target, vf, kjit.arange(4), 2)[4], 1, "still usable")
+    -- a result the output dtype cannot hold: at the function's line too
+    local line2 = debug.getinfo(1, "l").currentline + 1
+    local half = kjit.vectorize(function(x) return x / 2 end, "i32(i32)", T(target))
+    msg = raises("number has no integer representation", on_target, target, half, kjit.arange(3, "i32"))
+    truthy(msg:find(THIS .. ":" .. line2 .. ": number has no integer representation", 1, true) == 1,
+      "at fn's line: " .. msg)
+  end)
+end
+
+test("a compile error in the function names the user's line", function()
+  local line = debug.getinfo(1, "l").currentline + 1
+  local vf = kjit.vectorize(function(x) return x .. "!" end, "f64(f64)")
+  raises(THIS .. ":" .. line .. ":", vf, kjit.zeros(2))
+end)
+
+test("a result that is not a number is an error at the function's line", function()
+  local line = debug.getinfo(1, "l").currentline + 1
+  local vf = kjit.vectorize(function(x) return x > 1 end, "f64(f64)")
+  local msg = raises("cannot store a boolean value", vf, kjit.zeros(3))
+  truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at fn's line: " .. msg)
+end)
+
+test("a kjit.jit function can be vectorized", function()
+  local jf = kjit.jit(muladd)
+  local vf = kjit.vectorize(jf, "f64(f64, f64)")
+  local one = kjit.zeros(1)
+  truthy(rawequal(vf(3, 4, { out = one }), one), "numbers with out: returns out")
+  eq(one[1], 13.0, "out[1]")
+  raises("out has shape {2}, the result's shape is {1}", vf, 3, 4, { out = kjit.zeros(2) })
+  eq(vf.lua, muladd, "vf.lua")
+  same(vf(kjit.arange(4, "f64"), 2), reference(muladd, { kjit.arange(4, "f64"), 2 }, "f64", { "f64", "f64" }), nil, "result")
+end)
+
+test("options reach the compiled code: cache, fastmath, boundscheck", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  kjit.cache_dir(dir)
+  local ok, err = pcall(function()
+    kjit.cache_stats(true)
+    local vf = kjit.vectorize(mixed, "f64(f64, f64, f64)", { cache = true, fastmath = true, boundscheck = false })
+    local x = kjit.linspace(-1, 1, 50)
+    same(vf(x, 0.5, 2), reference(mixed, { x, 0.5, 2 }, "f64", { "f64", "f64", "f64" }), 1e-12, "result")
+    truthy(kjit.cache_stats().stores >= 1, "the wrapper went to the disk cache")
+  end)
+  kjit.cache_clear()
+  kjit.cache_dir(false)
+  os.remove(dir)
+  if not ok then error(err, 0) end
+end)
