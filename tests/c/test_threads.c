@@ -4,7 +4,8 @@
 ** its own functions (through kjit.jit in Lua and kjit_compile from C),
 ** calls them on its own buffers (kjit arrays made in Lua and host memory
 ** lent with kjit_pusharray), hits a run-time error, collects garbage and
-** closes, while the others keep compiling: results are checked in every
+** closes, while the others keep compiling, and runs a kjit.prange loop
+** (the states compete for the thread pool): results are checked in every
 ** round. Compiled code is shared by the process (one LLJIT); nothing else
 ** is, so states need no locking of their own. Meant to run under ASan too.
 **
@@ -63,7 +64,15 @@ static const char *script_fmt =
   "  local a, b = kjit.arange(1, n + 1, dtype), kjit.zeros(n, 'f64')\n"
   "  local last = f(a, b, k)\n"
   "  for i = 1, n do if b[i] ~= i * K + k then return false, i end end\n"
+  "  -- a parallel loop: the states of all threads compete for the pool\n"
+  "  local ps = kjit.jit(M.psum, { parallel = true })(a)\n"
+  "  if ps ~= K * n * (n + 1) // 2 then return false, 'psum ' .. ps end\n"
   "  return last == n * K + k, last\n"
+  "end\n"
+  "function M.psum(a)\n"
+  "  local s = 0\n"
+  "  for i in kjit.prange(1, #a) do s = s + math.tointeger(a[i]) * K end\n"
+  "  return s\n"
   "end\n"
   "return M\n";
 
@@ -73,7 +82,7 @@ static lua_State *open_state(int K) {
   luaL_openlibs(L);
   luaL_requiref(L, "kjit", luaopen_kjit, 0);
   lua_pop(L, 1);
-  char src[1024];
+  char src[2048];
   snprintf(src, sizeof src, script_fmt, K);
   /* the chunk's source is its text, so that kjit can read it back */
   if (luaL_loadbuffer(L, src, strlen(src), src) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
