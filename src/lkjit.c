@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "lua.h"
 #include "lauxlib.h"
+#include "lualib.h"
 #include "kjit.h"
 #include "buffer.h"
 #include "jit.h"
@@ -25,6 +26,49 @@
 #define KJIT_LLVM_VERSION "unknown"
 #endif
 
+/* std.load(text [, chunkname]): load() for text chunks, for the Lua parts,
+** whatever the host did with the global load. */
+static int private_load(lua_State *L) {
+  size_t len;
+  const char *text = luaL_checklstring(L, 1, &len);
+  const char *name = luaL_optstring(L, 2, text);
+  if (luaL_loadbufferx(L, text, len, name, "t") != LUA_OK) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 1;
+}
+
+/* Pushes the table of libraries the Lua parts use, their own copies: a
+** host may leave debug (or others) out of its scripts' reach, and the Lua
+** parts must neither fail without them nor hand them out. luaopen_debug,
+** luaopen_table and luaopen_math only build a table; luaopen_string also
+** sets the string metatable, so the host's own string library is used when
+** it has one. */
+static void push_private_libs(lua_State *L) {
+  static const struct { const char *name; lua_CFunction open; } libs[] = {
+    { "debug", luaopen_debug }, { "table", luaopen_table }, { "math", luaopen_math },
+  };
+  lua_createtable(L, 0, 5);
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    lua_pushcfunction(L, libs[i].open);
+    lua_call(L, 0, 1);
+    lua_setfield(L, -2, libs[i].name);
+  }
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, LUA_STRLIBNAME);
+  lua_remove(L, -2);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushcfunction(L, luaopen_string);
+    lua_call(L, 0, 1);
+  }
+  lua_setfield(L, -2, "string");
+  lua_pushcfunction(L, private_load);
+  lua_setfield(L, -2, "load");
+}
+
 KJIT_API int luaopen_kjit(lua_State *L) {
   luaL_checkversion(L);
   lua_newtable(L);
@@ -37,12 +81,18 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_pushliteral(L, KJIT_LLVM_VERSION);
   lua_setfield(L, -2, "llvm_version");
   /* the Lua-written parts add their functions to the table */
+  int kidx = lua_gettop(L);
+  push_private_libs(L);
   for (const KLuaModule *m = kjit_lua_modules; m->name; m++) {
     char chunkname[64];
     snprintf(chunkname, sizeof chunkname, "=%s", m->name);
     if (luaL_loadbuffer(L, m->source, m->len, chunkname) != LUA_OK) return lua_error(L);
-    lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
+    lua_pushvalue(L, kidx);
+    lua_pushvalue(L, kidx + 1);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK)
+      return luaL_error(L, "kjit: cannot load its part %s (kjit needs Lua's base library): %s",
+                        m->name, lua_tostring(L, -1));
   }
+  lua_settop(L, kidx);
   return 1;
 }

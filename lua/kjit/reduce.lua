@@ -10,8 +10,9 @@
 -- source. Errors about the caller's arguments are raised with the error
 -- level of the user's frame, so they name the user's line; errors raised
 -- inside fn carry fn's own file:line (kjit reports them so).
-local kjit = ...
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/lkjit.c)
 local cuda = kjit.cuda
+local debug, math, string, table, load = std.debug, std.math, std.string, std.table, std.load
 
 -- Accumulator dtype per element dtype. Integers are folded as Lua folds
 -- them, in 64 bits (compiled code reads every integer element as an i64),

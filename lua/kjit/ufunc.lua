@@ -15,15 +15,16 @@
 --                   the user's function, compiled by kjit.jit/cuda.jit
 -- Generated source is loaded without a chunk name: kjit reads a
 -- function's source through debug.getinfo, which needs the text itself.
-local kjit = ...
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/lkjit.c)
 local cuda = kjit.cuda
 -- the library functions used, fixed when kjit is opened (a script that
 -- replaces globals later does not change this module)
-local assert, error, ipairs, load, pairs, pcall, select, setmetatable, tostring, type =
-  assert, error, ipairs, load, pairs, pcall, select, setmetatable, tostring, type
-local debug, math, string, table = debug, math, string, table
+local assert, error, ipairs, next, pairs, pcall, select, setmetatable, tostring, type =
+  assert, error, ipairs, next, pairs, pcall, select, setmetatable, tostring, type
+local debug, math, string, table, load = std.debug, std.math, std.string, std.table, std.load
 
-local THIS = debug.getinfo(1, "S").short_src
+local SOURCE = debug.getinfo(1, "S").source
+local THIS = debug.getinfo(1, "S").short_src   -- also that of code loaded with SOURCE
 
 -- The position of the first Lua frame outside this file: the user's call
 -- (of vectorize, or of the ufunc), whatever the depth of our helpers.
@@ -360,6 +361,161 @@ local function params(prefix, n)
   return t
 end
 
+-- ---- plans: the fast path of a repeated call ----------------------------------
+--
+-- Everything a CPU call works out (signature, broadcast shape, pattern,
+-- output shapes, compiled wrapper) depends only on each input's dtype (or
+-- Lua number subtype) and shape. The general path, after a call that
+-- needed no array conversion, stores that work as a *plan*; the next call
+-- with the same dtypes and shapes finds it with a few table lookups and
+-- runs it: no argument tables, no strings built, no signature search.
+-- Anything unusual (no plan, an out of the wrong shape or dtype, a table
+-- among the inputs, extra arguments, CUDA) takes the general path, which
+-- keeps every rule and error message.
+--
+-- An array's dtype and shape never change (reshape makes a new view), so
+-- a record of them is kept per array, weakly (the array's lifetime): its
+-- dtype, code (dtype index 1..10) and S, the interned object of its shape
+-- (equal shapes have the same S, so comparing shapes is one ==).
+
+local DTCODE = {}
+for i, t in ipairs(kjit.dtypes) do DTCODE[t] = i end
+local NOSHAPE = {}                       -- the S of a Lua number
+local NUM = {
+  integer = { dt = "integer", code = 11, S = NOSHAPE },
+  float = { dt = "float", code = 12, S = NOSHAPE },
+}
+local MAXFAST = 8                        -- inputs: a plan key is sum code_i * 16^(i-1)
+local MAXPLANS = 512                     -- per function; more drops them all
+local INFO = setmetatable({}, { __mode = "k" })
+local SHAPES, nshapes = {}, 0            -- n or "3,4" -> S (dropped past 4096 shapes)
+local mtype = math.type
+
+local function shape_obj(shape)
+  local key = #shape == 1 and shape[1] or table.concat(shape, ",")
+  local S = SHAPES[key]
+  if not S then
+    -- a fresh table only breaks identity with old S objects: their
+    -- plans are no longer found, never wrongly found
+    if nshapes >= 4096 then SHAPES, nshapes = {}, 0 end
+    local size = 1
+    for _, d in ipairs(shape) do size = size * d end
+    S = { shape = shape, ndim = #shape, size = size }
+    SHAPES[key], nshapes = S, nshapes + 1
+  end
+  return S
+end
+
+-- The record of an array seen for the first time (nil for anything else:
+-- device arrays, tables, ... go the general path).
+local function info_slow(a)
+  if not kjit.isarray(a) then return nil end
+  local dt, S = a.dtype, nil
+  if a.ndim == 1 then        -- the common case, without a shape table or string
+    local n = #a
+    S = SHAPES[n] or shape_obj({ n })
+  else
+    S = shape_obj(a.shape)
+  end
+  local r = { dt = dt, code = DTCODE[dt], S = S }
+  INFO[a] = r
+  return r
+end
+
+local function record(a)
+  return INFO[a] or NUM[mtype(a)] or info_slow(a)
+end
+
+-- A 1-D view of an array with a record, made once per array.
+local function flat_of(a)
+  local r = INFO[a]
+  local f = r.flat
+  if not f then
+    f = a:reshape(r.S.size)
+    r.flat = f
+  end
+  return f
+end
+
+-- Stores a plan under its key (the records of the inputs).
+local function store_plan(self, recs, plan)
+  if self.nplans >= MAXPLANS then self.plans, self.nplans = {}, 0 end
+  local key = 0
+  for i = #recs, 1, -1 do key = key * 16 + recs[i].code end
+  local t = self.plans
+  local p = t[key]
+  if not p then p = {}; t[key] = p end
+  for i = 1, #recs - 1 do
+    t = p
+    p = t[recs[i].S]
+    if not p then p = {}; t[recs[i].S] = p end
+  end
+  p[recs[#recs].S] = plan
+  self.nplans = self.nplans + 1
+end
+
+-- The __call of a ufunc with nin inputs (and nout outputs for
+-- guvectorize, else 0): finds the plan of the inputs and runs it as
+--   plan.run(given, o1..onout, a1..anin)        guvectorize
+--   plan.run(out, a1..anin)                     vectorize
+-- with the outputs of {out = ...} when each has the plan's shape and
+-- dtype; everything else goes to general(self, ...).
+local function gen_dispatch(nin, nout, general)
+  if nin > MAXFAST then return general end
+  local a, L = params("a", nin), {}
+  L[#L + 1] = "local INFO, NUM, mtype, info_slow, select, type, next, general = ..."
+  L[#L + 1] = "return function(self, ...)"
+  L[#L + 1] = "  local " .. table.concat(a, ", ") .. ", o, x = ..."
+  local conds, key = {}, {}
+  for i = 1, nin do
+    L[#L + 1] = ("  local r%d = INFO[a%d] or NUM[mtype(a%d)] or info_slow(a%d)"):format(i, i, i, i)
+    conds[i] = "r" .. i
+    key[i] = i == 1 and "r1.code" or ("r%d.code * %d"):format(i, 1 << (4 * (i - 1)))
+  end
+  L[#L + 1] = "  if " .. table.concat(conds, " and ") .. " and x == nil then"
+  L[#L + 1] = "    local p = self.plans[" .. table.concat(key, " + ") .. "]"
+  for i = 1, nin do L[#L + 1] = ("    if p then p = p[r%d.S] end"):format(i) end
+  L[#L + 1] = "    if p then"
+  local ins = table.concat(a, ", ")
+  local nils = nout > 0 and ("false, " .. string.rep("nil, ", nout)) or "nil, "
+  L[#L + 1] = "      if o == nil then"
+  L[#L + 1] = ("        if select('#', ...) == %d then return p.run(%s%s) end"):format(nin, nils, ins)
+  L[#L + 1] = "      elseif type(o) == 'table' then"
+  L[#L + 1] = "        local out = o.out"
+  L[#L + 1] = ("        if out ~= nil and next(o) == 'out' and next(o, 'out') == nil and select('#', ...) == %d then")
+    :format(nin + 1)
+  if nout == 0 then
+    L[#L + 1] = "          local ro = INFO[out] or info_slow(out)"
+    L[#L + 1] = ("          if ro and ro.S == p.outS and ro.dt == p.ret then return p.run(out, %s) end"):format(ins)
+  else
+    local os, checks = params("o", nout), {}
+    L[#L + 1] = "          local " .. table.concat(os, ", ")
+    if nout == 1 then
+      L[#L + 1] = "          if type(out) == 'table' then if #out == 1 then o1 = out[1] end else o1 = out end"
+    else
+      local get = {}
+      for j = 1, nout do get[j] = "out[" .. j .. "]" end
+      L[#L + 1] = ("          if type(out) == 'table' and #out == %d then %s = %s end")
+        :format(nout, table.concat(os, ", "), table.concat(get, ", "))
+    end
+    for j = 1, nout do
+      L[#L + 1] = ("          local ro%d = o%d ~= nil and (INFO[o%d] or info_slow(o%d))"):format(j, j, j, j)
+      checks[j] = ("ro%d and ro%d.S == p.outS[%d] and ro%d.dt == p.odts[%d]"):format(j, j, j, j, j)
+    end
+    L[#L + 1] = "          if " .. table.concat(checks, " and ") .. " then"
+    L[#L + 1] = ("            return p.run(true, %s, %s)"):format(table.concat(os, ", "), ins)
+    L[#L + 1] = "          end"
+  end
+  L[#L + 1] = "        end"
+  L[#L + 1] = "      end"
+  L[#L + 1] = "    end"
+  L[#L + 1] = "  end"
+  L[#L + 1] = "  return general(self, ...)"
+  L[#L + 1] = "end"
+  return assert(load(table.concat(L, "\n"), SOURCE))(
+    INFO, NUM, mtype, info_slow, select, type, next, general)
+end
+
 -- CUDA: blocks of 256 threads, at most 1024 blocks; a grid-stride loop
 -- covers larger arrays (fewer, longer-lived threads amortize the index
 -- arithmetic and keep launches small).
@@ -609,10 +765,82 @@ local function vec_run_cuda(self, key, sig, ins, out, shape, R, codes, stream)
   return out
 end
 
+-- Whether a call's work can be stored as a plan: a CPU target, and every
+-- array already in the signature's dtype (conversions copy the array, per
+-- call, and stay on the general path).
+local function plannable(self, ins, sig)
+  if self.opts.target == "cuda" or self.nin > MAXFAST then return false end
+  for i, a in ipairs(ins) do
+    if a.kind ~= "scalar" and a.dtype ~= sig.args[i].dtype then return false end
+  end
+  return true
+end
+
+-- The records of the inputs, and per number input a 1-element array of
+-- its signature dtype that each run of the plan stores the number into
+-- (the conversion of convert(): Lua integers into any dtype, floats into
+-- f32/f64, which cannot fail). The runs skip the store when the number is
+-- the one stored last (the plan fixes its subtype, so == is identity;
+-- zero is always stored: 0.0 == -0.0).
+local function plan_inputs(self, args, sig)
+  local recs, sc = {}, {}
+  for i = 1, self.nin do
+    recs[i] = record(args[i])
+    if recs[i].S == NOSHAPE then sc[i] = kjit.empty(1, sig.args[i].dtype) end
+  end
+  return recs, sc
+end
+
+-- The Lua source of a vectorize plan's run(out, a1..an): what
+-- vec_run_cpu does, for one pattern. A result dtype that is an integer
+-- can fail to store a float result, so that store is reported as run()
+-- reports it; a float result dtype cannot fail there.
+local function gen_vec_runner(nin, sc, reshape, scalar_result, protect)
+  local a = params("a", nin)
+  local L = { "local w, sc, empty, oshape, ret, size, flat_of, prun, self = ...",
+    "local " .. table.concat(params("last", nin), ", "),
+    "return function(out, " .. table.concat(a, ", ") .. ")" }
+  local pass = {}
+  for i = 1, nin do
+    if sc[i] then
+      L[#L + 1] = ("  local s%d = sc[%d]"):format(i, i)
+      L[#L + 1] = ("  if a%d ~= last%d or a%d == 0 then s%d[1] = a%d; last%d = a%d end"):format(i, i, i, i, i, i, i)
+      pass[i] = "s" .. i
+    else
+      pass[i] = reshape and ("flat_of(a" .. i .. ")") or ("a" .. i)
+    end
+  end
+  L[#L + 1] = "  local res = out or empty(oshape, ret)"
+  local dest = "res"
+  if reshape then
+    L[#L + 1] = "  local dest = out and flat_of(out) or res:reshape(size)"
+    dest = "dest"
+  end
+  local argl = dest .. ", " .. table.concat(pass, ", ")
+  L[#L + 1] = protect and ("  prun(self, w, " .. argl .. ")") or ("  w(" .. argl .. ")")
+  if scalar_result then L[#L + 1] = "  if out == nil then return res[1] end" end
+  L[#L + 1] = "  return res"
+  L[#L + 1] = "end"
+  return table.concat(L, "\n")
+end
+
+local function vec_plan(self, args, sig, key, shape, flat, scalar_result)
+  local recs, sc = plan_inputs(self, args, sig)
+  local S = shape_obj(shape)
+  local reshape = flat and #shape > 1
+  local protect = not (sig.ret == "f32" or sig.ret == "f64")
+  local src = gen_vec_runner(self.nin, sc, reshape, scalar_result, protect)
+  local plan = { outS = S, ret = sig.ret }
+  plan.run = assert(load(src, SOURCE))(self.wrappers[key], sc, kjit.empty, S.shape,
+    sig.ret, S.size, flat_of, run, self)
+  store_plan(self, recs, plan)
+end
+
 local function vectorize_call(self, ...)
   local args, copts = split_call(self, ...)
   local ins = classify(self, args)
   local sig = choose_sig(self, ins)
+  local plan_ok = plannable(self, ins, sig)
   convert(ins, sig)
   local shapes = {}
   for i, a in ipairs(ins) do shapes[i] = a.shape end
@@ -629,6 +857,7 @@ local function vectorize_call(self, ...)
     out = vec_run_cuda(self, key, sig, ins, copts.out, shape, R, codes, copts.stream)
   else
     out = vec_run_cpu(self, key, sig, ins, copts.out, shape, R, codes, flat)
+    if plan_ok then vec_plan(self, args, sig, key, shape, flat, scalar_result) end
   end
   if scalar_result and copts.out == nil then return out[1] end
   return out
@@ -667,10 +896,10 @@ function kjit.vectorize(fn, sigs, opts)
   local self = {
     kind = "vectorized function", fn = fn, lua = lua, sigs = parsed, signatures = names,
     nin = #parsed[1].args, opts = check_opts(opts, "kjit.vectorize"),
-    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua),
+    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua), plans = {}, nplans = 0,
   }
   self.target = self.opts.target
-  return setmetatable(self, { __call = vectorize_call,
+  return setmetatable(self, { __call = gen_dispatch(self.nin, 0, vectorize_call),
     __name = "kjit.vectorize" })
 end
 
@@ -831,6 +1060,62 @@ local function gu_run_cuda(self, key, sig, ins, outs, shapes, scalar_outs, codes
   return results
 end
 
+-- The Lua source of a guvectorize plan's run(given, o1..onout, a1..anin):
+-- what gu_run_cpu does, for one pattern, with the scratch arrays of "()"
+-- outputs made once per plan. The wrapper's own code only copies
+-- elements between arrays of one dtype, in bounds: it cannot fail.
+local function gen_gu_runner(nin, nout, sc, nscratch, number_outs)
+  local a, o = params("a", nin), params("o", nout)
+  local L = { "local w, sc, empty, oshapes, odts, scr = ...",
+    "local " .. table.concat(params("last", nin), ", "),
+    "return function(given, " .. table.concat(o, ", ") .. ", " .. table.concat(a, ", ") .. ")" }
+  local pass = {}
+  for j = 1, nout do
+    L[#L + 1] = ("  o%d = o%d or empty(oshapes[%d], odts[%d])"):format(j, j, j, j)
+    pass[#pass + 1] = "o" .. j
+  end
+  for i = 1, nin do
+    if sc[i] then
+      L[#L + 1] = ("  local s%d = sc[%d]"):format(i, i)
+      L[#L + 1] = ("  if a%d ~= last%d or a%d == 0 then s%d[1] = a%d; last%d = a%d end"):format(i, i, i, i, i, i, i)
+      pass[#pass + 1] = "s" .. i
+    else
+      pass[#pass + 1] = "a" .. i
+    end
+  end
+  for k = 1, nscratch do pass[#pass + 1] = "scr[" .. k .. "]" end
+  L[#L + 1] = "  w(" .. table.concat(pass, ", ") .. ")"
+  if next(number_outs) then
+    local r = {}
+    for j = 1, nout do r[j] = number_outs[j] and ("o" .. j .. "[1]") or ("o" .. j) end
+    L[#L + 1] = "  if not given then return " .. table.concat(r, ", ") .. " end"
+  end
+  L[#L + 1] = "  return " .. table.concat(o, ", ")
+  L[#L + 1] = "end"
+  return table.concat(L, "\n")
+end
+
+local function gu_plan(self, args, sig, key, shapes, scalar_outs, loop)
+  local recs, sc = plan_inputs(self, args, sig)
+  local plan = { outS = {}, odts = {} }
+  local oshapes, scr, number_outs = {}, {}, {}
+  for j = 1, self.nout do
+    local S = shape_obj(shapes[j])
+    plan.outS[j], oshapes[j] = S, S.shape
+    plan.odts[j] = sig.args[self.nin + j].dtype
+    if scalar_outs[j] then
+      if #loop > 0 then
+        scr[#scr + 1] = kjit.empty({ scratch_rows(self.opts.target, loop), 1 }, scalar_outs[j])
+      else
+        number_outs[j] = true
+      end
+    end
+  end
+  local src = gen_gu_runner(self.nin, self.nout, sc, #scr, number_outs)
+  plan.run = assert(load(src, SOURCE))(self.wrappers[key], sc, kjit.empty, oshapes, plan.odts, scr)
+  store_plan(self, recs, plan)
+end
+
 local function guvectorize_call(self, ...)
   local args, copts = split_call(self, ...)
   local lay = self.layout
@@ -842,6 +1127,7 @@ local function guvectorize_call(self, ...)
     end
   end
   local sig = choose_sig(self, ins)
+  local plan_ok = plannable(self, ins, sig)
   convert(ins, sig)
   local size, loops = bind_core(self, ins)
   local loop = broadcast(loops)
@@ -858,6 +1144,7 @@ local function guvectorize_call(self, ...)
     results = gu_run_cuda(self, key, sig, ins, outs, shapes, scalar_outs, codes, loop, copts.stream)
   else
     results = gu_run_cpu(self, key, sig, ins, outs, shapes, scalar_outs, codes, loop)
+    if plan_ok then gu_plan(self, args, sig, key, shapes, scalar_outs, loop) end
   end
   -- a "()" output with no loop dimension is a number (unless it was given
   -- or lives on the device)
@@ -899,9 +1186,9 @@ function kjit.guvectorize(fn, sigs, layout, opts)
   local self = {
     kind = "guvectorized function", fn = fn, lua = lua, sigs = parsed, signatures = names,
     nin = nin, nout = nout, layout = lay, opts = check_opts(opts, "kjit.guvectorize"),
-    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua),
+    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua), plans = {}, nplans = 0,
   }
   self.target = self.opts.target
-  return setmetatable(self, { __call = guvectorize_call,
+  return setmetatable(self, { __call = gen_dispatch(nin, nout, guvectorize_call),
     __name = "kjit.guvectorize" })
 end

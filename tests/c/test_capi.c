@@ -527,6 +527,32 @@ static void test_many(void) {
   lua_close(L);
 }
 
+/* A host that opens only the base, math, string and table libraries (no
+** debug, no io, no package) and removes load: kjit still opens, its
+** Lua-written parts work, and they hand the debug library to nobody. */
+static void test_minimal_state(void) {
+  lua_State *L = luaL_newstate();
+  luaL_requiref(L, "_G", luaopen_base, 1);
+  luaL_requiref(L, "math", luaopen_math, 1);
+  luaL_requiref(L, "string", luaopen_string, 1);
+  luaL_requiref(L, "table", luaopen_table, 1);
+  lua_settop(L, 0);
+  lua_pushcfunction(L, luaopen_kjit);
+  int st = lua_pcall(L, 0, 1, 0);
+  CHECK(st == LUA_OK, "luaopen_kjit without debug: %s", st ? lua_tostring(L, -1) : "");
+  if (st != LUA_OK) { lua_close(L); return; }
+  lua_setglobal(L, "kjit");
+  lua_pushnil(L);
+  lua_setglobal(L, "load");
+  CHECK(lua_true(L, "local f = kjit.vectorize(function(x, y) return x * y + 1 end, 'f64(f64, f64)') "
+                    "local r = f(kjit.arange(4, 'f64'), 2) "
+                    "return r[1] == 1 and r[4] == 7"), "vectorize in a minimal state");
+  CHECK(lua_true(L, "local s = kjit.reduce(function(a, b) return a + b end) "
+                    "return s(kjit.arange(1, 101)) == 5050"), "reduce in a minimal state");
+  CHECK(lua_true(L, "return debug == nil and load == nil"), "no debug library leaked");
+  lua_close(L);
+}
+
 int main(int argc, char **argv) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/kjit-capi-XXXXXX");
   if (mkdtemp(tmpdir) == NULL) { perror("mkdtemp"); return 1; }
@@ -537,6 +563,7 @@ int main(int argc, char **argv) {
   test_compile_call();
   test_compile_errors();
   test_many();
+  test_minimal_state();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) printf("could not remove %s\n", tmpdir);

@@ -364,3 +364,92 @@ for _, target in ipairs(TARGETS) do
     raises("out of bounds", on_target, target, bad, kjit.zeros({ 2, 2 }, "i64"))
   end)
 end
+
+-- ---- repeated calls (the plan cache) ------------------------------------------------------
+-- A call stores its work keyed by the inputs' dtypes and shapes; each
+-- call below changes one thing the stored work depends on.
+
+for _, target in ipairs({ "cpu", "parallel" }) do
+  test("repeated calls: loop and core shapes, broadcasting, numbers, out [" .. target .. "]", function()
+    need_target(target)
+    local gf = kjit.guvectorize(dot, { "void(f64[:], f64[:], f64[:])", "void(i64[:], i64[:], i64[:])" },
+      "(n),(n)->()", T(target))
+    local function check(args, dt, what)
+      local want = reference(dot, args, { 1, 1 }, { F(dt) }, { dt, dt })
+      same(gf(table.unpack(args)), want[1], nil, what)
+      same(gf(table.unpack(args)), want[1], nil, what .. " (again)")
+    end
+    check({ kjit.linspace(-1, 1, 15):reshape({ 5, 3 }), kjit.array({ 1, 2, 3 }) }, "f64", "5x3, 3")
+    check({ kjit.linspace(-1, 1, 12):reshape({ 4, 3 }), kjit.array({ 1, 2, 3 }) }, "f64", "4x3, 3")
+    check({ kjit.linspace(-1, 1, 20):reshape({ 5, 4 }), kjit.array({ 1, 2, 3, 4 }) }, "f64", "5x4, 4: core dimension")
+    check({ kjit.linspace(-1, 1, 6):reshape({ 2, 1, 3 }), kjit.linspace(0, 1, 12):reshape({ 4, 3 }) }, "f64", "2x1x3, 4x3")
+    check({ kjit.arange(12):reshape({ 4, 3 }), kjit.arange(3) }, "i64", "i64: another signature")
+    check({ kjit.array({ 1, 2, 3 }), kjit.array({ 4, 5, 6 }) }, "f64", "no loop dimension: a number")
+    check({ kjit.array({ 1, 2 }), kjit.array({ 4, 5 }) }, "f64", "no loop dimension, n = 2")
+    -- out given, then not
+    local m, v = kjit.linspace(-1, 1, 12):reshape({ 4, 3 }), kjit.array({ 1, 2, 3 })
+    local want = reference(dot, { m, v }, { 1, 1 }, { F("f64") }, { "f64", "f64" })[1]
+    local r = kjit.full(4, 9)
+    truthy(rawequal(gf(m, v, { out = r }), r), "returns out")
+    same(r, want, nil, "out")
+    r:fill(9)
+    truthy(rawequal(gf(m, v, { out = { r } }), r), "out as a list")
+    same(r, want, nil, "out as a list")
+    local r2 = gf(m, v)
+    truthy(not rawequal(r2, r), "no out: a new array")
+    same(r2, want, nil, "no out")
+    -- no loop dimension with out: the array, not a number
+    local one = kjit.zeros(1)
+    truthy(rawequal(gf(v, v, { out = one }), one), "numbers with out")
+    eq(one[1], 14.0, "one[1]")
+    eq(gf(v, v), 14.0, "a number without out")
+    -- numbers for "()" inputs
+    local ga = kjit.guvectorize(add_scalar, "void(f64[:], f64, f64[:])", "(n),()->(n)", T(target))
+    local x = kjit.arange(6, "f64"):reshape({ 2, 3 })
+    for _, s in ipairs({ 2.5, 3, -1, 0.25 }) do
+      same(ga(x, s), reference(add_scalar, { x, s }, { 1, 0 }, { F("f64", 3) }, { "f64", "f64" })[1], nil,
+        "scalar " .. s)
+    end
+    same(ga(x, kjit.array({ 10, 20 }):reshape({ 2, 1 })),
+      reference(add_scalar, { x, kjit.array({ 10, 20 }):reshape({ 2, 1 }) }, { 1, 0 }, { F("f64", 3) }, { "f64", "f64" })[1],
+      nil, "an array of scalars after numbers")
+    -- two outputs, given and not
+    local mm = kjit.guvectorize(minmax, "void(i32[:], i32[:], i32[:])", "(n)->(),()", T(target))
+    local a = kjit.array({ { 3, -1, 7 }, { 0, 9, 2 } }, "i32")
+    for _ = 1, 2 do
+      local lo, hi = mm(a)
+      eq(lo[1], -1, "lo[1]"); eq(lo[2], 0, "lo[2]"); eq(hi[1], 7, "hi[1]"); eq(hi[2], 9, "hi[2]")
+    end
+    local lo, hi = kjit.zeros(2, "i32"), kjit.zeros(2, "i32")
+    local r1, rr2 = mm(a, { out = { lo, hi } })
+    truthy(rawequal(r1, lo) and rawequal(rr2, hi), "returns the outs")
+    eq(lo[2], 0, "lo[2]"); eq(hi[2], 9, "hi[2]")
+    a[2][2] = -50
+    r1, rr2 = mm(a, { out = { lo, hi } })
+    eq(lo[2], -50, "lo[2] after a change"); eq(hi[2], 2, "hi[2] after a change")
+    local n1, n2 = mm(kjit.array({ 4, -4 }, "i32"))
+    eq(n1, -4, "no loop dimension: lo"); eq(n2, 4, "no loop dimension: hi")
+  end)
+end
+
+test("repeated calls: wrong calls after a stored one are still errors", function()
+  local gf = kjit.guvectorize(add_scalar, "void(f64[:], f64, f64[:])", "(n),()->(n)")
+  local x = kjit.zeros({ 2, 3 })
+  gf(x, 1); gf(x, 1, { out = kjit.zeros({ 2, 3 }) })
+  raises("out has shape {2, 4}, the result's shape is {2, 3}", gf, x, 1, { out = kjit.zeros({ 2, 4 }) })
+  raises("out has dtype f32, the signature's result is f64", gf, x, 1, { out = kjit.zeros({ 2, 3 }, "f32") })
+  raises("out must be an array", gf, x, 1, { out = { kjit.zeros({ 2, 3 }), kjit.zeros({ 2, 3 }) } })
+  raises("unknown call option 'stream'", gf, x, 1, { out = kjit.zeros({ 2, 3 }), stream = 1 })
+  raises("expects 2 arguments, got 3", gf, x, 1, nil)
+  raises("argument #2 is a nil", gf, x, nil)
+  local mm = kjit.guvectorize(minmax, "void(i32[:], i32[:], i32[:])", "(n)->(),()")
+  local a = kjit.zeros({ 2, 3 }, "i32")
+  mm(a, { out = { kjit.zeros(2, "i32"), kjit.zeros(2, "i32") } })
+  raises("out must be a list of 2 arrays", mm, a, { out = kjit.zeros(2, "i32") })
+  raises("out must be a list of 2 arrays", mm, a, { out = { kjit.zeros(2, "i32") } })
+  raises("out[2] has dtype f64, the signature's result is i32", mm, a, { out = { kjit.zeros(2, "i32"), kjit.zeros(2) } })
+  raises("out[1] has shape {3}, the result's shape is {2}", mm, a, { out = { kjit.zeros(3, "i32"), kjit.zeros(2, "i32") } })
+  local line = debug.getinfo(1, "l").currentline + 1
+  local msg = raises("out[1] has shape {3}", function() return (mm(a, { out = { kjit.zeros(3, "i32"), kjit.zeros(2, "i32") } })) end)
+  truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at the caller's line: " .. msg)
+end)

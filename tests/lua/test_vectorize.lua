@@ -441,3 +441,119 @@ test("options reach the compiled code: cache, fastmath, boundscheck", function()
   os.remove(dir)
   if not ok then error(err, 0) end
 end)
+
+-- ---- repeated calls (the plan cache) ------------------------------------------------------
+-- A call stores its work keyed by the inputs' dtypes and shapes; each
+-- call below changes one thing the stored work depends on, and must
+-- compute afresh (checked against the reference), on the CPU targets.
+
+for _, target in ipairs({ "cpu", "parallel" }) do
+  test("repeated calls: shapes, broadcasting, signatures, numbers, out [" .. target .. "]", function()
+    need_target(target)
+    local vf = kjit.vectorize(muladd, SIGS, T(target))
+    local function check(args, ret, argtypes, what)
+      same(vf(table.unpack(args)), reference(muladd, args, ret, argtypes), nil, what)
+      same(vf(table.unpack(args)), reference(muladd, args, ret, argtypes), nil, what .. " (again)")
+    end
+    local F64 = { "f64", "f64" }
+    check({ kjit.arange(10, "f64"), kjit.arange(10, "f64") }, "f64", F64, "1-D 10")
+    check({ kjit.arange(20, "f64"), kjit.arange(20, "f64") }, "f64", F64, "same dtypes, 1-D 20")
+    check({ kjit.arange(20, "f64"):reshape({ 4, 5 }), kjit.arange(20, "f64"):reshape({ 4, 5 }) }, "f64", F64, "4x5")
+    check({ kjit.arange(20, "f64"):reshape({ 5, 4 }), kjit.arange(20, "f64"):reshape({ 5, 4 }) }, "f64", F64, "5x4")
+    check({ kjit.arange(4, "f64"):reshape({ 4, 1 }), kjit.arange(20, "f64"):reshape({ 4, 5 }) }, "f64", F64, "4x1 by 4x5")
+    check({ kjit.arange(5, "f64"):reshape({ 1, 5 }), kjit.arange(20, "f64"):reshape({ 4, 5 }) }, "f64", F64, "1x5 by 4x5")
+    check({ kjit.arange(20, "f64"):reshape({ 4, 5 }), kjit.arange(5, "f64") }, "f64", F64, "4x5 by 5")
+    check({ kjit.arange(10, "f32"), kjit.arange(10, "f32") }, "f32", { "f32", "f32" }, "f32: another signature")
+    check({ kjit.arange(10, "i32"), kjit.arange(10, "i32") }, "i32", { "i32", "i32" }, "i32: another signature")
+    check({ kjit.arange(10, "i32"), kjit.arange(10, "i64") }, "f64", F64, "i32, i64 converted to f64")
+    check({ kjit.arange(10, "f64"), 3 }, "f64", F64, "array, integer")
+    check({ kjit.arange(10, "f64"), 2.5 }, "f64", F64, "array, float")
+    check({ kjit.arange(10, "f64"), 7 }, "f64", F64, "array, another integer")
+    check({ 3, kjit.arange(10, "f64") }, "f64", F64, "integer, array")
+    check({ 3, 4 }, "f64", F64, "numbers")
+    check({ 5, 6 }, "f64", F64, "other numbers")
+    check({ 2.5, 4 }, "f64", F64, "float, integer")
+    check({ kjit.arange(10, "i64"), 300 }, "i64", { "i64", "i64" }, "i64 array, integer")
+    -- the same arrays, contents changed between calls
+    local x, y = kjit.arange(6, "f64"):reshape({ 2, 3 }), kjit.full({ 2, 3 }, 2, "f64")
+    check({ x, y }, "f64", F64, "2x3")
+    x:fill(5)
+    check({ x, y }, "f64", F64, "2x3 after fill")
+    -- out given, then not, with the work stored either way
+    local o = kjit.full({ 2, 3 }, -1, "f64")
+    truthy(rawequal(vf(x, y, { out = o }), o), "returns out")
+    same(o, reference(muladd, { x, y }, "f64", F64), nil, "out")
+    x:fill(-3)
+    truthy(rawequal(vf(x, y, { out = o }), o), "returns out again")
+    same(o, reference(muladd, { x, y }, "f64", F64), nil, "out again")
+    local r = vf(x, y)
+    truthy(not rawequal(r, o), "no out: a new array")
+    same(r, reference(muladd, { x, y }, "f64", F64), nil, "no out")
+    -- numbers with out: an array of shape {1}, returned
+    local one = kjit.zeros(1)
+    truthy(rawequal(vf(3, 4, { out = one }), one), "numbers with out")
+    eq(one[1], 13.0, "one[1]")
+    eq(vf(3, 4), 13.0, "numbers without out: a number")
+    -- out as an input of another shape of view
+    local flat = kjit.arange(6, "f64")
+    local v2 = flat:reshape({ 2, 3 })
+    vf(v2, 1, { out = v2 })
+    same(flat, reference(muladd, { kjit.arange(6, "f64"), 1 }, "f64", F64), nil, "in place through a view")
+  end)
+end
+
+test("repeated calls: wrong calls after a stored one are still errors", function()
+  local vf = kjit.vectorize(muladd, SIGS)
+  local x, y = kjit.zeros(3), kjit.zeros(3)
+  vf(x, y); vf(x, y, { out = kjit.zeros(3) })
+  raises("out has shape {4}, the result's shape is {3}", vf, x, y, { out = kjit.zeros(4) })
+  raises("out has shape {3, 1}, the result's shape is {3}", vf, x, y, { out = kjit.zeros({ 3, 1 }) })
+  raises("out has dtype f32, the signature's result is f64", vf, x, y, { out = kjit.zeros(3, "f32") })
+  raises("out must be a kjit array", vf, x, y, { out = 5 })
+  raises("out must be a kjit array", vf, x, y, { out = {} })
+  raises("unknown call option 'outt'", vf, x, y, { outt = x })
+  raises("unknown call option 'stream'", vf, x, y, { out = kjit.zeros(3), stream = 1 })
+  raises("argument #3 is a Lua table", vf, x, y, { x })
+  raises("expects 2 arguments, got 3", vf, x, y, nil)
+  raises("expects 2 arguments, got 3", vf, x, y, x)
+  raises("expects 2 arguments, got 1", vf, x, { out = kjit.zeros(3) })
+  raises("expects 2 arguments, got 4", vf, x, y, { out = kjit.zeros(3) }, nil)
+  raises("argument #2 is a nil", vf, x, nil)
+  raises("argument #2 is a string", vf, x, "1")
+  raises("argument #2 has shape {4}", vf, x, kjit.zeros(4))
+  vf(3, 4)
+  raises("out has shape {2}, the result's shape is {1}", vf, 3, 4, { out = kjit.zeros(2) })
+  local line = debug.getinfo(1, "l").currentline + 1
+  local msg = raises("out has shape {4}", function() return (vf(x, y, { out = kjit.zeros(4) })) end)
+  truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at the caller's line: " .. msg)
+end)
+
+test("repeated calls: run-time errors and stores that fail, after stored calls", function()
+  local line = debug.getinfo(1, "l").currentline + 1
+  local vf = kjit.vectorize(function(x, y) return x // y end, "i64(i64, i64)")
+  local a, b = kjit.arange(5), kjit.full(5, 2, "i64")
+  same(vf(a, b), reference(function(x, y) return x // y end, { a, b }, "i64", { "i64", "i64" }), nil, "first")
+  b[3] = 0
+  local msg = raises("attempt to divide by zero", vf, a, b)
+  truthy(msg:find(THIS .. ":" .. line .. ": attempt to divide by zero", 1, true) == 1, "at fn's line: " .. msg)
+  local line2 = debug.getinfo(1, "l").currentline + 1
+  local half = kjit.vectorize(function(x) return x / 2 end, "i32(i32)")
+  local ev = kjit.array({ 2, 4, 6 }, "i32")
+  same(half(ev), kjit.array({ 1, 2, 3 }, "i32"), nil, "even")
+  ev[2] = 5
+  msg = raises("number has no integer representation", half, ev)
+  truthy(msg:find(THIS .. ":" .. line2 .. ": number has no integer representation (storing the function's result in the output array)", 1, true) == 1,
+    "at fn's line: " .. msg)
+  msg = raises("number has no integer representation", half, 7)
+  eq(half(8), 4, "a number again")
+end)
+
+test("repeated calls: many shapes (the stored work is bounded and stays right)", function()
+  local vf = kjit.vectorize(add, "i64(i64, i64)")
+  for n = 1, 700 do
+    local r = vf(kjit.full(n, n, "i64"), 1)
+    eq(r.size, n, "size")
+    eq(r[n], n + 1, "last")
+  end
+  eq(vf(kjit.full(3, 3, "i64"), 1)[3], 4, "an early shape again")
+end)
