@@ -573,8 +573,13 @@ static int l_nop(lua_State *L) { (void)L; return 0; }
 
 /* kjit.jit(fn [, opts]) */
 static int l_jit(lua_State *L) {
+  if (luaL_testudata(L, 1, JIT_METATABLE)) {
+    if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); return 1; }   /* as is */
+    /* new options: a new object for the same function */
+    lua_getiuservalue(L, 1, 1);
+    lua_replace(L, 1);
+  }
   if (lua_type(L, 1) != LUA_TFUNCTION || lua_iscfunction(L, 1)) {
-    if (luaL_testudata(L, 1, JIT_METATABLE)) { lua_settop(L, 1); return 1; }
     return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
                       lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));
   }

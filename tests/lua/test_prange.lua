@@ -291,6 +291,16 @@ test("prange: the parallel loop calls the thread pool, a sequential one does not
   truthy(fp:inspect("asm"):find("[xyz]mm"), "SIMD registers in the parallel body")
 end)
 
+test("kjit.jit(jit object, {parallel = true}) makes a parallel object", function()
+  local plain = kjit.jit(isum)
+  truthy(rawequal(kjit.jit(plain), plain), "no options: the object itself")
+  local par = kjit.jit(plain, P)
+  truthy(not rawequal(par, plain), "a new object")
+  truthy(par.lua == isum, "for the same function")
+  par:compile("i64(i64[:])")
+  truthy(par:inspect("llvm"):find("kjit_rt_parallel_for", 1, true), "with the new options")
+end)
+
 test("prange parallel: from the disk cache", function()
   local dir = os.tmpname()
   os.remove(dir)
