@@ -6,7 +6,7 @@
 # Then the device tool's run, carry [".gpu"], command:
 #   . .gpu/env.sh && bash bench/gpu/run_gpu.sh
 #
-# 1. the GPU tests (tests/lua/test_cuda_*.lua, test_reduce.lua) against the packed kjit.so;
+# 1. the GPU tests (tests/lua/test_cuda_*.lua, test_reduce.lua, test_array_gpu.lua) against the packed kjit.so;
 # 2. bench/gpu/bench_gpu.lua (kjit), bench/gpu/peers.cu (nvcc -O3
 #    -arch=sm_90) and bench/gpu/peers_numba.py (numba-cuda), same sizes;
 # 3. a table of kjit against both peers, printed last.
@@ -17,7 +17,7 @@ out=$(mktemp -d)
 echo "== device"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
 echo "== GPU tests"
 fail=0
-for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua; do
+for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua tests/lua/test_array_gpu.lua; do
   lua5.4 tests/lua/harness.lua "$kdir" "$t" "$out/$(basename "$t" .lua).txt" 2>&1 | grep -E "^(FAIL|SKIP)|passed" || fail=1
 done
 echo "== benchmarks"
