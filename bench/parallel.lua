@@ -6,7 +6,8 @@
 -- Each kernel is one Lua function whose loop is `for i in kjit.prange(..)`.
 -- It runs compiled three ways: kjit.jit(fn) (a plain loop), kjit.jit(fn,
 -- {parallel = true}) with kjit.set_num_threads(1), and the same with every
--- thread of the pool. Times are wall-clock (kjit.clock), the median of
+-- thread of the pool. Then kjit.vectorize and kjit.reduce: target "cpu"
+-- (the plain column) against target "parallel" on 1 and on every thread. Times are wall-clock (kjit.clock), the median of
 -- RUNS calls after a warm-up call. Every result is checked against the
 -- plain loop's (exactly, or within 1e-9 for float sums, whose parallel
 -- order differs), so a fast wrong answer cannot win.
@@ -92,6 +93,28 @@ K.matmul = {
 
 local order = { "saxpy", "dot", "mandelbrot", "matmul" }
 
+-- The array-programming layer's targets: the same element-wise function
+-- and reduction with target "cpu" (the plain column) and "parallel".
+local function vsax(a, x, y) return a * x + y end
+local function add(a, b) return a + b end
+K.vectorize = {
+  make = function(target)
+    local vf = kjit.vectorize(vsax, "f32(f32, f32, f32)", { target = target })
+    return function(a, x, y, out) vf(a, x, y, { out = out }) end
+  end,
+  args = K.saxpy.args, out = 4, size = 1 << 24, small = 1000, what = "saxpy, f32, n = 2^24",
+}
+K.reduce = {
+  make = function(target)
+    local r = kjit.reduce(add, { target = target })
+    return function(x) return r(x) end
+  end,
+  args = function(n) return { K.dot.args(n)[1] } end,
+  float = true, size = 1 << 24, small = 100000, what = "sum, f64, n = 2^24",
+}
+order[#order + 1] = "vectorize"
+order[#order + 1] = "reduce"
+
 local function median(t)
   table.sort(t)
   return t[(#t + 1) // 2]
@@ -133,7 +156,9 @@ end
 for _, name in ipairs(order) do
   local k = K[name]
   local n = check_only and k.small or k.size
-  local plain, par = kjit.jit(k.fn), kjit.jit(k.fn, { parallel = true })
+  local plain, par
+  if k.make then plain, par = k.make("cpu"), k.make("parallel")
+  else plain, par = kjit.jit(k.fn), kjit.jit(k.fn, { parallel = true }) end
   local a0, a1, a2 = k.args(n), k.args(n), k.args(n)
   local t0, r0 = time(plain, a0)
   kjit.set_num_threads(1)

@@ -431,7 +431,7 @@ test("prange: the parallel benchmark's kernels agree with the plain loops", func
   local out = p:read("a")
   local ok = p:close()
   truthy(ok, "bench/parallel.lua --check failed:\n" .. out)
-  for _, k in ipairs({ "saxpy", "dot", "mandelbrot", "matmul" }) do
+  for _, k in ipairs({ "saxpy", "dot", "mandelbrot", "matmul", "vectorize", "reduce" }) do
     truthy(out:find(k .. ": same results", 1, true), k .. ":\n" .. out)
   end
 end)
