@@ -13,6 +13,8 @@
 --                   dimensions broadcast): the key of the wrapper cache
 --   generate        Lua source of a loop (CPU) or kernel (CUDA) around
 --                   the user's function, compiled by kjit.jit/cuda.jit
+-- On the CPU targets that work is then kept as a plan per input dtypes and
+-- shapes, and a repeated call runs the plan directly (see "plans").
 -- Generated source is loaded without a chunk name: kjit reads a
 -- function's source through debug.getinfo, which needs the text itself.
 local kjit, std = ...   -- std: kjit's own copies of the libraries (src/lkjit.c)
@@ -388,20 +390,20 @@ local NUM = {
 local MAXFAST = 8                        -- inputs: a plan key is sum code_i * 16^(i-1)
 local MAXPLANS = 512                     -- per function; more drops them all
 local INFO = setmetatable({}, { __mode = "k" })
-local SHAPES, nshapes = {}, 0            -- n or "3,4" -> S (dropped past 4096 shapes)
+-- n or "3,4" -> S. Weak values: an S lives while a record or a plan
+-- holds it, so one shape has one S at any time (identity stays exact)
+-- and shapes no longer used are dropped.
+local SHAPES = setmetatable({}, { __mode = "v" })
 local mtype = math.type
 
 local function shape_obj(shape)
   local key = #shape == 1 and shape[1] or table.concat(shape, ",")
   local S = SHAPES[key]
   if not S then
-    -- a fresh table only breaks identity with old S objects: their
-    -- plans are no longer found, never wrongly found
-    if nshapes >= 4096 then SHAPES, nshapes = {}, 0 end
     local size = 1
     for _, d in ipairs(shape) do size = size * d end
     S = { shape = shape, ndim = #shape, size = size }
-    SHAPES[key], nshapes = S, nshapes + 1
+    SHAPES[key] = S
   end
   return S
 end
