@@ -1951,7 +1951,12 @@ static void emit_fornum(CG *G, Stmt *s) {
 ** break and goto that would leave the body. Nested prange loops, kernels
 ** and jit functions without parallel = true run an ordinary loop. */
 
-enum { RED_NONE, RED_ADD, RED_MUL, RED_MIN, RED_MAX };
+/* RED_MIN: s = math.min(s, e); RED_MIN_EF: s = math.min(e, s). Lua's
+** math.min(a, b) keeps a unless b < a, so the argument order decides which
+** of two equal values (0.0 and -0.0) or which NaN survives: the order is
+** kept when the partial results are combined. */
+enum { RED_NONE, RED_ADD, RED_MUL, RED_MIN, RED_MAX, RED_MIN_EF, RED_MAX_EF };
+#define KJIT_PRANGE_MAXRED 16   /* reductions per loop: 16 partials arrays in the frame */
 
 typedef struct PVar {
   Var *v;
@@ -2018,14 +2023,18 @@ static int reduction_kind(CG *G, Var *v, Expr *rhs) {
   if (rhs->kind == E_CALL && rhs->u.call.nargs == 2) {
     Type ft = etype(G, rhs->u.call.fn);
     if (ft.kind != T_BUILTIN || (ft.ref != B_MATH_MIN && ft.ref != B_MATH_MAX)) return RED_NONE;
-    if (!is_var(rhs->u.call.args[0], v) && !is_var(rhs->u.call.args[1], v)) return RED_NONE;
-    return ft.ref == B_MATH_MIN ? RED_MIN : RED_MAX;
+    int sfirst = is_var(rhs->u.call.args[0], v);
+    if (!sfirst && !is_var(rhs->u.call.args[1], v)) return RED_NONE;
+    if (ft.ref == B_MATH_MIN) return sfirst ? RED_MIN : RED_MIN_EF;
+    return sfirst ? RED_MAX : RED_MAX_EF;
   }
   return RED_NONE;
 }
 
 static const char *red_name(int r) {
-  return r == RED_ADD ? "+" : r == RED_MUL ? "*" : r == RED_MIN ? "math.min" : "math.max";
+  static const char *const names[] = { "", "s + e", "s * e", "math.min(s, e)", "math.max(s, e)",
+                                       "math.min(e, s)", "math.max(e, s)" };
+  return names[r];
 }
 
 #define PERR(G, A, ln, fmt, ...) \
@@ -2053,7 +2062,7 @@ static void pa_stmt(CG *G, PAnalysis *A, Stmt *s) {
              v->name, v->name, v->name);
       PVar *p = pvar(G, A, v);
       if (p->red != RED_NONE && p->red != r)
-        PERR(G, A, s->line, "local '%s' is reduced with both %s and %s", v->name,
+        PERR(G, A, s->line, "local '%s' is reduced as both %s and %s", v->name,
              red_name(p->red), red_name(r));
       p->red = r;
       p->nred++;
@@ -2127,10 +2136,15 @@ static void analyze_prange(CG *G, Stmt *s, PAnalysis *A) {
     if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32)
       PERR(G, A, s->line, "the reduction variable '%s' must be a number (it is %s)", p->v->name,
            kt_name(t, tb, sizeof tb));
+    if ((p->red == RED_MIN_EF || p->red == RED_MAX_EF) && t.kind != T_INT)
+      PERR(G, A, s->line, "write the float reduction of '%s' as '%s = %s(%s, e)', not '%s(e, %s)': "
+           "in that order a NaN element restarts the reduction, which the parallel chunks cannot "
+           "reproduce", p->v->name, p->v->name, p->red == RED_MIN_EF ? "math.min" : "math.max",
+           p->v->name, p->red == RED_MIN_EF ? "math.min" : "math.max", p->v->name);
     if (p->nreads != p->nred)
-      PERR(G, A, s->line, "local '%s' is a reduction (%s) and may only be used as '%s = %s %s e' "
-           "in the loop, where e does not mention it", p->v->name, red_name(p->red), p->v->name,
-           p->v->name, red_name(p->red));
+      PERR(G, A, s->line, "local '%s' is a reduction (%s = %s) and may appear in the loop only in "
+           "its reduction statements, where e does not mention it", p->v->name, p->v->name,
+           red_name(p->red));
   }
 }
 
@@ -2158,28 +2172,38 @@ static int slot_parts(CG *G, Var *v, LLVMValueRef *ptrs, LLVMTypeRef *tys) {
   return n;
 }
 
-/* acc op x for a reduction of type t, as Lua's + * math.min math.max. */
+/* Combines the partial result x of a later chunk into acc, the result of
+** the earlier ones: acc op x, with the tie and NaN rules of the statement
+** (math.min(s, e) keeps s unless e < s; math.min(e, s) keeps s only if
+** s < e). */
 static LLVMValueRef reduce_op(CG *G, int red, Type t, LLVMValueRef acc, LLVMValueRef x) {
   int flt = t.kind != T_INT;
+#define LESS(a, b) (flt ? LLVMBuildFCmp(G->B, LLVMRealOLT, (a), (b), "") : LLVMBuildICmp(G->B, LLVMIntSLT, (a), (b), ""))
   switch (red) {
   case RED_ADD: return flt ? LLVMBuildFAdd(G->B, acc, x, "") : LLVMBuildAdd(G->B, acc, x, "");
   case RED_MUL: return flt ? LLVMBuildFMul(G->B, acc, x, "") : LLVMBuildMul(G->B, acc, x, "");
-  case RED_MIN: {   /* math.min(acc, x) = x < acc ? x : acc */
-    LLVMValueRef lt = flt ? LLVMBuildFCmp(G->B, LLVMRealOLT, x, acc, "") : LLVMBuildICmp(G->B, LLVMIntSLT, x, acc, "");
-    return LLVMBuildSelect(G->B, lt, x, acc, "");
+  case RED_MIN: return LLVMBuildSelect(G->B, LESS(x, acc), x, acc, "");
+  case RED_MAX: return LLVMBuildSelect(G->B, LESS(acc, x), x, acc, "");
+  case RED_MIN_EF: return LLVMBuildSelect(G->B, LESS(acc, x), acc, x, "");
+  default: return LLVMBuildSelect(G->B, LESS(x, acc), acc, x, "");   /* RED_MAX_EF */
   }
-  default: {        /* math.max(acc, x) = acc < x ? x : acc */
-    LLVMValueRef lt = flt ? LLVMBuildFCmp(G->B, LLVMRealOLT, acc, x, "") : LLVMBuildICmp(G->B, LLVMIntSLT, acc, x, "");
-    return LLVMBuildSelect(G->B, lt, x, acc, "");
-  }
-  }
+#undef LESS
 }
 
-/* The value a chunk other than the first starts a reduction from. */
+/* The value a chunk other than the first starts a reduction from. For
+** math.min(s, e) and math.max(s, e) it is the variable's value (they keep
+** it on ties, and min/max are idempotent); for the other forms an
+** identity: x + -0.0 == x even for -0.0, and an element always replaces
+** +inf in math.min(e, s). */
 static LLVMValueRef reduce_identity(CG *G, int red, Type t) {
   LLVMTypeRef ty = llty(G, t);
-  if (t.kind == T_INT) return ci64(G, red == RED_MUL ? 1 : 0);
-  return LLVMConstReal(ty, red == RED_MUL ? 1.0 : -0.0);   /* x + -0.0 == x, even for -0.0 */
+  int isint = t.kind == T_INT;
+  switch (red) {
+  case RED_MUL: return isint ? ci64(G, 1) : LLVMConstReal(ty, 1.0);
+  case RED_MIN_EF: return isint ? ci64(G, INT64_MAX) : LLVMConstReal(ty, HUGE_VAL);
+  case RED_MAX_EF: return isint ? ci64(G, INT64_MIN) : LLVMConstReal(ty, -HUGE_VAL);
+  default: return isint ? ci64(G, 0) : LLVMConstReal(ty, -0.0);   /* RED_ADD */
+  }
 }
 
 /* The env layout: [0] &first value, [1] &step, then every slot of every
@@ -2236,7 +2260,7 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
     int n = slot_parts(G, p->v, mine, tys);
     for (int j = 0; j < n; j++) {
       LLVMValueRef x = LLVMBuildLoad2(G->B, tys[j], ENV_PTR(tys[j]), p->v->name);
-      if (p->red == RED_ADD || p->red == RED_MUL) {
+      if (p->red != RED_NONE && p->red != RED_MIN && p->red != RED_MAX) {
         Type t = G->sp->vartypes[p->v->id];
         LLVMValueRef is0 = LLVMBuildICmp(G->B, LLVMIntEQ, chunk, ci64(G, 0), "");
         x = LLVMBuildSelect(G->B, is0, x, reduce_identity(G, p->red, t), "");
@@ -2306,12 +2330,12 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
     int n = slot_parts(G, A.vars[i].v, ptrs, tys);
     for (int j = 0; j < n; j++) ENV_SET(ptrs[j]);
   }
-  LLVMValueRef parts[KJIT_MAXARGS * 8];
+  LLVMValueRef parts[KJIT_PRANGE_MAXRED];
   int nparts = 0;
   for (int i = 0; i < A.n; i++) {
     if (A.vars[i].red == RED_NONE) continue;
-    if (nparts == (int)(sizeof parts / sizeof parts[0]))
-      ERR(G, s->line, "too many reductions in one kjit.prange loop");
+    if (nparts == KJIT_PRANGE_MAXRED)
+      ERR(G, s->line, "too many reductions in one kjit.prange loop (at most %d)", KJIT_PRANGE_MAXRED);
     Type t = G->sp->vartypes[A.vars[i].v->id];
     parts[nparts] = alloca_in_entry(G, LLVMArrayType(llty(G, t), KJIT_PRANGE_MAXCHUNKS), "partials");
     ENV_SET(parts[nparts]);
@@ -2332,7 +2356,7 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   /* combine the partial results in chunk order: v = p[0] op p[1] op ... */
   LLVMValueRef nchunks = LLVMBuildLoad2(G->B, G->i64, a_nchunks, "");
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(G->B), body = new_bb(G, "pcomb"), end = new_bb(G, "pcombend");
-  LLVMValueRef accs0[KJIT_MAXARGS * 8];
+  LLVMValueRef accs0[KJIT_PRANGE_MAXRED];
   int r = 0;
   for (int i = 0; i < A.n; i++) {
     if (A.vars[i].red == RED_NONE) continue;
@@ -2343,7 +2367,7 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, nchunks, ci64(G, 1), ""), body, end);
   LLVMPositionBuilderAtEnd(G->B, body);
   LLVMValueRef c = LLVMBuildPhi(G->B, G->i64, "c");
-  LLVMValueRef accs[KJIT_MAXARGS * 8], nexts[KJIT_MAXARGS * 8];
+  LLVMValueRef accs[KJIT_PRANGE_MAXRED], nexts[KJIT_PRANGE_MAXRED];
   for (int j = 0; j < nparts; j++) accs[j] = LLVMBuildPhi(G->B, LLVMTypeOf(accs0[j]), "acc");
   r = 0;
   for (int i = 0; i < A.n; i++) {
@@ -2361,7 +2385,7 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   for (int j = 0; j < r; j++)
     LLVMAddIncoming(accs[j], (LLVMValueRef[]){ accs0[j], nexts[j] }, (LLVMBasicBlockRef[]){ pre, latch }, 2);
   LLVMPositionBuilderAtEnd(G->B, end);
-  LLVMValueRef fins[KJIT_MAXARGS * 8];
+  LLVMValueRef fins[KJIT_PRANGE_MAXRED];
   for (int j = 0; j < nparts; j++) {
     fins[j] = LLVMBuildPhi(G->B, LLVMTypeOf(accs0[j]), "red");
     LLVMAddIncoming(fins[j], (LLVMValueRef[]){ accs0[j], nexts[j] }, (LLVMBasicBlockRef[]){ pre, latch }, 2);

@@ -40,33 +40,45 @@ static int private_load(lua_State *L) {
   return 1;
 }
 
+/* Weak: a host whose Lua was built without the standard libraries still
+** loads kjit (the Lua parts then use whatever the host opened). */
+#pragma weak luaopen_debug
+#pragma weak luaopen_table
+#pragma weak luaopen_math
+#pragma weak luaopen_string
+
 /* Pushes the table of libraries the Lua parts use, their own copies: a
 ** host may leave debug (or others) out of its scripts' reach, and the Lua
 ** parts must neither fail without them nor hand them out. luaopen_debug,
-** luaopen_table and luaopen_math only build a table; luaopen_string also
-** sets the string metatable, so the host's own string library is used when
-** it has one. */
+** luaopen_table and luaopen_math only build a table. luaopen_string also
+** sets the string metatable (the Lua parts call string methods), so the
+** host's own string library is used when it has one; a host without one
+** gets strings with methods (string.* itself stays out of its globals). */
 static void push_private_libs(lua_State *L) {
   static const struct { const char *name; lua_CFunction open; } libs[] = {
-    { "debug", luaopen_debug }, { "table", luaopen_table }, { "math", luaopen_math },
+    { LUA_DBLIBNAME, luaopen_debug }, { LUA_TABLIBNAME, luaopen_table },
+    { LUA_MATHLIBNAME, luaopen_math }, { LUA_STRLIBNAME, luaopen_string },
   };
   lua_createtable(L, 0, 5);
+  int t = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    int is_string = libs[i].open == luaopen_string;
+    lua_getfield(L, t + 1, libs[i].name);            /* the host's, if opened */
+    if (lua_istable(L, -1) && is_string) { lua_setfield(L, t, libs[i].name); continue; }
+    lua_pop(L, 1);
+    if (libs[i].open == NULL) {                       /* not linked in: the host's or none */
+      lua_getfield(L, t + 1, libs[i].name);
+      lua_setfield(L, t, libs[i].name);
+      continue;
+    }
     lua_pushcfunction(L, libs[i].open);
     lua_call(L, 0, 1);
-    lua_setfield(L, -2, libs[i].name);
+    lua_setfield(L, t, libs[i].name);
   }
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_getfield(L, -1, LUA_STRLIBNAME);
-  lua_remove(L, -2);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_pushcfunction(L, luaopen_string);
-    lua_call(L, 0, 1);
-  }
-  lua_setfield(L, -2, "string");
+  lua_pop(L, 1);   /* package.loaded */
   lua_pushcfunction(L, private_load);
-  lua_setfield(L, -2, "load");
+  lua_setfield(L, t, "load");
 }
 
 KJIT_API int luaopen_kjit(lua_State *L) {

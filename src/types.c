@@ -825,6 +825,13 @@ static void infer_stmt(Infer *I, Stmt *s) {
     Type a, b, c;
     a = infer_expr(I, st);
     b = infer_expr(I, s->u.fornum.limit);
+    if (s->u.fornum.prange && !s->u.fornum.step && s->u.fornum.limit->kind == E_CALL) {
+      /* kjit.prange(a, f()): Lua passes all of f's results, the second as the step */
+      KSpec *g = I->sp->calls[s->u.fornum.limit->id];
+      if (g && g->nret > 1)
+        ERR(I, s->line, "kjit.prange's limit is a call returning %d values: the second would be "
+            "the step; give the step, or put the call in parentheses", g->nret);
+    }
     c = s->u.fornum.step ? infer_expr(I, s->u.fornum.step) : TY(T_INT);
     a = numview(a); b = numview(b); c = numview(c);
     const char *which[3] = { "initial", "limit", "step" };

@@ -13,6 +13,10 @@
 local kjit, std = ...   -- std: kjit's own copies of the libraries (src/lkjit.c)
 local cuda = kjit.cuda
 local debug, math, string, table, load = std.debug, std.math, std.string, std.table, std.load
+-- base functions, fixed when kjit is opened (a script that replaces or
+-- removes globals later does not change this module)
+local assert, error, pairs, pcall, setmetatable, tostring, type =
+  assert, error, pairs, pcall, setmetatable, tostring, type
 
 -- Accumulator dtype per element dtype. Integers are folded as Lua folds
 -- them, in 64 bits (compiled code reads every integer element as an i64),
@@ -135,7 +139,8 @@ return function(a, partials, chunk)
   local n = #a
   for c in kjit.prange(1, #partials) do
     local lo = (c - 1) * chunk + 1
-    local hi = math.min(c * chunk, n)
+    local hi = c * chunk
+    if hi > n then hi = n end     -- no global math: the host may not have it
     local acc = a[lo]
     for i = lo + 1, hi do acc = f(acc, a[i]) end
     partials[c] = acc
@@ -160,7 +165,10 @@ end
 local CPU_OPTS = { target = true, fastmath = true, boundscheck = true, cache = true, opt = true }
 
 function kjit.reduce(fn, opts)
-  local callee = fn   -- a kjit.jit object stays one: its options apply to fn
+  -- a kjit.jit object is compiled into the generated loop like its Lua
+  -- function, with the reducer's options (kjit.jit objects called from
+  -- compiled code always take their caller's options)
+  local callee = fn
   local lfn = check_fn(fn, "kjit.reduce")
   opts = check_opts(opts, CPU_OPTS, "kjit.reduce")
   local target = opts.target or "cpu"
@@ -199,7 +207,17 @@ function kjit.reduce(fn, opts)
     if chunks and n > MIN_CHUNK then
       local chunk = math.max(MIN_CHUNK, (n + MAX_CHUNKS - 1) // MAX_CHUNKS)
       local partials = kjit.empty((n + chunk - 1) // chunk, ACC[a.dtype])
-      chunks(a, partials, chunk)
+      local ok, err = pcall(chunks, a, partials, chunk)
+      if not ok then
+        -- a run-time error inside fn carries fn's own line: keep it; the
+        -- store of a chunk's result into the partials array is the only
+        -- error of the generated code itself
+        if tostring(err):find("^%[string ") then
+          error(string.format("kjit.reduce: target 'parallel': fn must return a value of the "
+            .. "array's kind (%s partial results): %s", ACC[a.dtype], tostring(err):gsub("^%[string .-%]:%d+: ", "")), 3)
+        end
+        error(err, 0)
+      end
       a, n = partials, partials.size
     end
     if init == nil then return fold(a, 1, n) end

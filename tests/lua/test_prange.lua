@@ -82,7 +82,7 @@ local function minmax(x)
   local lo, hi = math.huge, -math.huge
   for i in kjit.prange(1, #x) do
     lo = math.min(lo, x[i])
-    hi = math.max(x[i], hi)
+    hi = math.max(hi, x[i])      -- floats: this order (see below)
   end
   return lo, hi
 end
@@ -212,6 +212,54 @@ for _, opts in ipairs({ { parallel = true }, { parallel = true, boundscheck = fa
   end)
 end
 
+-- math.min(a, b) keeps a unless b < a: the argument order decides which of
+-- 0.0 and -0.0 survives a tie and what a NaN does, in both orders, at chunk
+-- boundaries too (n = 1000: chunks of 125 with 2 threads, 35-36 with 7).
+local function min_se(x, s) for i in kjit.prange(1, #x) do s = math.min(s, x[i]) end return s end
+local function min_es(x, s) for i in kjit.prange(1, #x) do s = math.min(x[i], s) end return s end
+local function max_se(x, s) for i in kjit.prange(1, #x) do s = math.max(s, x[i]) end return s end
+local function max_es(x, s) for i in kjit.prange(1, #x) do s = math.max(x[i], s) end return s end
+
+test("prange parallel: min/max reductions keep Lua's tie and NaN rules", function()
+  local n = 1000
+  local nan = 0 / 0
+  local cases = {}
+  for _, pos in ipairs({ { 1 }, { 125 }, { 126 }, { 36, 500 }, { 999 }, { 1000 }, { 1, 1000 } }) do
+    for _, v in ipairs({ -0.0, nan }) do
+      local a = kjit.zeros(n)
+      for _, p in ipairs(pos) do a[p] = v end
+      cases[#cases + 1] = a
+    end
+  end
+  local mixed = kjit.empty(n)
+  for i = 1, n do mixed[i] = (i % 3 == 0) and -0.0 or ((i % 7 == 0) and 0.0 or (i % 5) * 1.0) end
+  cases[#cases + 1] = mixed
+  for _, f in ipairs({ min_se, max_se }) do
+    for _, a in ipairs(cases) do
+      for _, s0 in ipairs({ 0.0, -0.0, nan, math.huge, -math.huge }) do
+        D.check_opts(P, f, a, s0)
+      end
+    end
+  end
+  -- integers: either argument order
+  local ints_a = ints(n, function(i) return (i * 7919) % 1009 - 500 end)
+  for _, f in ipairs({ min_se, min_es, max_se, max_es }) do
+    for _, s0 in ipairs({ 0, -600, 600, math.maxinteger, math.mininteger }) do
+      D.check_opts(P, f, ints_a, s0)
+    end
+  end
+  -- floats in the order math.min(e, s): a NaN element restarts the
+  -- reduction, which chunks cannot reproduce: refused, with the fix
+  raises("write the float reduction of 's' as 's = math.min(s, e)', not 'math.min(e, s)'",
+         function() kjit.jit(min_es, P)(cases[1], 0.0) end)
+  raises("write the float reduction of 's' as 's = math.max(s, e)', not 'math.max(e, s)'",
+         function() kjit.jit(max_es, P)(cases[1], 0.0) end)
+  -- sequentially both orders compile and agree with the interpreter
+  for _, f in ipairs({ min_es, max_es }) do
+    for _, a in ipairs(cases) do D.check(f, a, 0.0) end
+  end
+end)
+
 -- Run-time errors: every iteration reads, none writes, so the arrays stay
 -- comparable; the error raised is the one the first failing iteration (in
 -- sequential order) raises, whichever thread met it first.
@@ -339,6 +387,14 @@ local function mixed_ops(x)
   return s
 end
 
+local function mixed_min_order(x)
+  local s = 0
+  for i in kjit.prange(1, #x) do
+    if i % 2 == 0 then s = math.min(s, x[i]) else s = math.min(x[i], s) end
+  end
+  return s
+end
+
 local function returns_inside(x)
   for i in kjit.prange(1, #x) do if x[i] < 0 then return i end end
   return 0
@@ -378,6 +434,18 @@ local function as_value(x)
   return 0
 end
 
+local function bounds3(n) return n, 3 end
+local function limit_call(x)
+  local s = 0
+  for i in kjit.prange(1, bounds3(#x)) do s = s + i end
+  return s
+end
+local function limit_call_paren(x)
+  local s = 0
+  for i in kjit.prange(1, (bounds3(#x))) do s = s + i end
+  return s
+end
+
 local function mul_reduction_of_array(x, y)
   for i in kjit.prange(1, #x) do x = y end
 end
@@ -388,9 +456,11 @@ test("prange: compile errors name the construct and the line", function()
   raises("test_prange.lua:" .. line_of(assigns_outer) + 2 .. ": kjit.prange loop (line " ..
          line_of(assigns_outer) + 2 .. "): local 'last' is assigned in the loop but not as a reduction",
          function() kjit.jit(assigns_outer, P)(x) end)
-  raises("local 's' is a reduction (+) and may only be used as 's = s + e'",
+  raises("local 's' is a reduction (s = s + e) and may appear in the loop only in its reduction statements",
          function() kjit.jit(reads_reduction, P)(x) end)
-  raises("local 's' is reduced with both + and *", function() kjit.jit(mixed_ops, P)(x) end)
+  raises("local 's' is reduced as both s + e and s * e", function() kjit.jit(mixed_ops, P)(x) end)
+  raises("local 's' is reduced as both math.min(s, e) and math.min(e, s)",
+         function() kjit.jit(mixed_min_order, P)(x) end)
   raises("test_prange.lua:" .. line_of(returns_inside) + 1 .. ": cannot return from inside a kjit.prange loop",
          function() kjit.jit(returns_inside, P)(x) end)
   raises("cannot break out of a kjit.prange loop", function() kjit.jit(breaks_inside, P)(x) end)
@@ -401,6 +471,11 @@ test("prange: compile errors name the construct and the line", function()
   raises("kjit.prange takes 2 or 3 arguments (start, limit [, step]), not 1",
          function() kjit.jit(one_arg, P)(x) end)
   raises("kjit.prange gives one loop variable, not 2", function() kjit.jit(two_vars, P)(x) end)
+  eq(limit_call(x), 22, "interpreted: the call's second result is the step")
+  raises("kjit.prange's limit is a call returning 2 values: the second would be the step",
+         function() kjit.jit(limit_call, P)(x) end)
+  raises("kjit.prange's limit is a call returning 2 values", function() kjit.jit(limit_call)(x) end)
+  D.check_opts(P, limit_call_paren, x)
   raises("kjit.prange can only be the iterator of a for loop", function() kjit.jit(as_value, P)(x) end)
   raises("local 'x' is assigned in the loop but not as a reduction",
          function() kjit.jit(mul_reduction_of_array, P)(x, x) end)
