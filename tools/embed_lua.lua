@@ -19,8 +19,9 @@ for i, path in ipairs(files) do
   local text = f:read("a")
   f:close()
   local name = "kjit/" .. path:match("[^/]+$")
-  -- string literal: escape everything outside printable ASCII, and split
-  -- lines so compilers' literal-length limits are never reached
+  -- string literal: escape everything outside printable ASCII; one
+  -- source line per line of C (GCC and Clang have no length limit on the
+  -- concatenated literal)
   local lit = text:gsub('[%c"\\?\128-\255]', function(c)
     if c == "\n" then return '\\n"\n  "' end
     return string.format("\\%03o", c:byte())
@@ -31,8 +32,15 @@ end
 parts[#parts + 1] = "const KLuaModule kjit_lua_modules[] = {\n"
 parts[#parts + 1] = table.concat(entries)
 parts[#parts + 1] = "  { NULL, NULL, 0 }\n};\n"
+local text = table.concat(parts)
+local old = io.open(out, "rb")
+if old then
+  local same = old:read("a") == text
+  old:close()
+  if same then return end   -- unchanged: keep the timestamp (no recompile)
+end
 local tmp = out .. ".tmp"
 local f = assert(io.open(tmp, "wb"))
-f:write(table.concat(parts))
+f:write(text)
 f:close()
 assert(os.rename(tmp, out))
