@@ -2242,7 +2242,16 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
   LLVMBasicBlockRef start = new_bb(G, "start");
   LLVMPositionBuilderAtEnd(G->B, start);
   G->chunkname = LLVMBuildGlobalStringPtr(G->B, G->f->chunkname, "kjit.chunk");
-  G->err = LLVMGetParam(fn, 4);
+  /* The body reports into a KErr of its own frame, copied out on failure:
+  ** the runtime's KErr is reached through memory (the pool), so LLVM could
+  ** not otherwise tell it from the arrays the body stores to, and would
+  ** reload err->kind and err->stack_limit at every iteration (which stops
+  ** loops calling a function from vectorizing). */
+  LLVMValueRef perr = LLVMGetParam(fn, 4);
+  G->err = alloca_in_entry(G, G->errty, "lerr");
+  LLVMBuildStore(G->B, LLVMConstNull(G->errty), G->err);
+  LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, perr, 7, ""), ""),
+                 LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""));
   LLVMValueRef env = LLVMGetParam(fn, 0), chunk = LLVMGetParam(fn, 3);
   int k = 0;
 #define ENV_PTR(ty) LLVMBuildBitCast(G->B, LLVMBuildLoad2(G->B, G->i8p, \
@@ -2288,9 +2297,20 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
 #undef ENV_PTR
   LLVMBuildRet(G->B, ci32(G, 0));
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
-    if (bb == G->allocas || LLVMGetBasicBlockTerminator(bb)) continue;
-    LLVMPositionBuilderAtEnd(G->B, bb);
-    LLVMBuildUnreachable(G->B);
+    if (bb == G->allocas) continue;
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+    if (term == NULL) {
+      LLVMPositionBuilderAtEnd(G->B, bb);
+      LLVMBuildUnreachable(G->B);
+    } else if (LLVMGetInstructionOpcode(term) == LLVMRet && LLVMGetNumOperands(term) == 1 &&
+               !(LLVMIsAConstantInt(LLVMGetOperand(term, 0)) &&
+                 LLVMConstIntGetZExtValue(LLVMGetOperand(term, 0)) == 0)) {
+      /* every return but the one of success (a constant 0) is a failure,
+      ** raised here or passed on from a callee: the error goes to the
+      ** runtime's KErr */
+      LLVMPositionBuilderBefore(G->B, term);
+      LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->errty, G->err, ""), perr);
+    }
   }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
   LLVMBuildBr(G->B, start);

@@ -214,7 +214,12 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
     err->stack_limit = limit;
     return 1;
   }
-  return 1;   /* not reached: a failed chunk left its error */
+  /* not reached: a failing chunk leaves its error (codegen.c copies it
+  ** out on every failing return); never raise an empty record */
+  err->kind = KE_USER_NOPOS;
+  err->msg = "kjit: a parallel loop failed without an error record (a kjit bug)";
+  err->chunk = "kjit";
+  return 1;
 }
 
 /* ---- kjit.prange for interpreted code ----------------------------------- */

@@ -286,7 +286,26 @@ local function user_error(x, k)
   return s
 end
 
+-- an error raised in a callee that is not inlined reaches the caller
+-- through the callee's status (a return of that status from the body)
+local function big_callee(x, i)
+  local s = 0
+  for k = 1, 40 do
+    s = s + x[(i + k) % #x + 1] * k
+    if s > 1e15 then error("too big") end
+  end
+  if i == 777 then s = s // (i - i) end
+  return s
+end
+local function calls_big(x)
+  local t = 0
+  for i in kjit.prange(1, #x) do t = t + big_callee(x, i) end
+  return t
+end
+
 test("prange parallel: run-time errors are raised once, with their location", function()
+  D.check_opts(P, calls_big, ints(500, function(i) return i end))
+  D.check_opts(P, calls_big, ints(1000, function(i) return i end))
   local x = ints(5000, function(i) return i end)
   for _, k in ipairs({ 1, 2, 700, 2501, 4999, 5000 }) do
     D.check_opts(P, bad_index, x, k)
