@@ -10,14 +10,7 @@
 local kjit = require "kjit"
 local cuda = kjit.cuda
 
-local function ptxas_path()
-  for _, p in ipairs{ (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/ptxas", "/usr/local/cuda/bin/ptxas" } do
-    local f = io.open(p, "r")
-    if f then f:close(); return p end
-  end
-  return nil
-end
-local PTXAS = ptxas_path()
+local ptxas = require "ptxas"
 local BACKEND, WHY = cuda.ptx_backend()
 local GPU, GPU_WHY = cuda.is_available()
 
@@ -64,15 +57,7 @@ local function ptx_check(name, fn, sig)
     k:compile(sig, 90)
     local ptx = k:inspect("ptx")
     truthy(ptx:find(".entry", 1, true), "PTX has an .entry")
-    if BACKEND ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(WHY)) end
-    if not PTXAS then skip("ptxas not found (CUDA_HOME/bin/ptxas)") end
-    local path = os.tmpname()
-    local f = assert(io.open(path, "w")); f:write(ptx); f:close()
-    local p = io.popen(PTXAS .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
-    local out = p:read("a")
-    local ok = p:close()
-    os.remove(path)
-    if not ok then error("ptxas refused the PTX: " .. out) end
+    ptxas.check(ptx)
   end)
 end
 

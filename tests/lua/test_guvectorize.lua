@@ -8,7 +8,6 @@
 local kjit = require "kjit"
 local cuda = kjit.cuda
 
-local PAR_OK, PAR_WHY = pcall(kjit.jit, function() end, { parallel = true })
 -- "cuda-interpret": target "cuda" in the interpreted simulator (the
 -- generated kernel run as Lua, one coroutine per thread)
 local TARGETS = { "cpu", "parallel", "cuda", "cuda-interpret" }
@@ -24,9 +23,6 @@ local function on_target(target, fn, ...)
   return table.unpack(res, 2, res.n)
 end
 
-local function need_target(target)
-  if target == "parallel" and not PAR_OK then skip("parallel target: " .. tostring(PAR_WHY)) end
-end
 
 local function shape_of(v) return math.type(v) and {} or v.shape end
 
@@ -103,28 +99,13 @@ local function reference(fn, args, incore, outs, argtypes)
   return results
 end
 
-local function same(got, want, tol, what)
-  if math.type(want) then
-    truthy(math.type(got), what .. " is a number (got " .. tostring(got) .. ")")
-    if tol then near(got, want, tol, what) else eq(got, want, what) end
-    return
-  end
-  truthy(kjit.isarray(got), what .. " is a kjit array (got " .. tostring(got) .. ")")
-  eq(got.dtype, want.dtype, what .. " dtype")
-  eq(table.concat(got.shape, "x"), table.concat(want.shape, "x"), what .. " shape")
-  local g, w = got:reshape(got.size), want:reshape(want.size)
-  for i = 1, w.size do
-    if tol then near(g[i], w[i], tol, what .. "[" .. i .. "]")
-    else eq(g[i], w[i], what .. "[" .. i .. "]") end
-  end
-end
+local same = require "samearray"
 
 local function copy_arg(a) return math.type(a) and a or a:copy() end
 
 local function case(name, fn, sigs, layout, args, incore, outs, argtypes, tol)
   for _, target in ipairs(TARGETS) do
     test(name .. " [" .. target .. "]", function()
-      need_target(target)
       local want = reference(fn, args, incore, outs, argtypes)
       local gf = kjit.guvectorize(fn, sigs, layout, T(target))
       local a = {}
@@ -220,7 +201,6 @@ case("size 0 core dimension", dot, "void(f64[:], f64[:], f64[:])",
 
 for _, target in ipairs(TARGETS) do
   test("out= given, one and two outputs [" .. target .. "]", function()
-    need_target(target)
     local gf = kjit.guvectorize(add_scalar, "void(f64[:], f64, f64[:])", "(n),()->(n)", T(target))
     local x = kjit.linspace(0, 1, 6):reshape({ 2, 3 })
     local out = kjit.full({ 2, 3 }, -1)
@@ -256,12 +236,7 @@ test("cuda: device arrays in give device arrays out", function()
   if not ok then error(err, 0) end
 end)
 
-local function ptxas_path()
-  for _, p in ipairs{ (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/ptxas", "/usr/local/cuda/bin/ptxas" } do
-    local f = io.open(p, "r")
-    if f then f:close(); return p end
-  end
-end
+local ptxas = require "ptxas"
 
 -- A kernel with loop dimensions, a broadcast input and two "()" outputs
 -- (cuda.local_array scratch) compiles to PTX that ptxas accepts.
@@ -277,17 +252,7 @@ test("cuda: the generated kernel compiles to PTX that ptxas accepts", function()
   k:compile(sig, 90)
   local ptx = k:inspect("ptx", sig)
   truthy(ptx:find(".entry", 1, true), "PTX has an .entry")
-  local backend, why = cuda.ptx_backend()
-  if backend ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(why)) end
-  local ptxas = ptxas_path()
-  if not ptxas then skip("ptxas not found (CUDA_HOME/bin/ptxas)") end
-  local path = os.tmpname()
-  local f = assert(io.open(path, "w")); f:write(ptx); f:close()
-  local p = io.popen(ptxas .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
-  local out = p:read("a")
-  local okp = p:close()
-  os.remove(path)
-  if not okp then error("ptxas refused the PTX: " .. out) end
+  ptxas.check(ptx)
 end)
 
 -- ---- errors --------------------------------------------------------------------------
@@ -349,7 +314,6 @@ end)
 
 for _, target in ipairs(TARGETS) do
   test("a run-time error in the core function is reported at its line [" .. target .. "]", function()
-    need_target(target)
     local line = debug.getinfo(1, "l").currentline + 2
     local gf = kjit.guvectorize(function(x, out)
       for i = 1, #x do out[i] = 10 // x[i] end
@@ -371,7 +335,6 @@ end
 
 for _, target in ipairs({ "cpu", "parallel" }) do
   test("repeated calls: loop and core shapes, broadcasting, numbers, out [" .. target .. "]", function()
-    need_target(target)
     local gf = kjit.guvectorize(dot, { "void(f64[:], f64[:], f64[:])", "void(i64[:], i64[:], i64[:])" },
       "(n),(n)->()", T(target))
     local function check(args, dt, what)

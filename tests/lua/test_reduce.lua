@@ -377,15 +377,7 @@ end)
 
 -- ---- the generated kernels through ptxas ----------------------------------------
 
-local function ptxas_path()
-  for _, p in ipairs{ (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/ptxas", "/usr/local/cuda/bin/ptxas" } do
-    local f = io.open(p, "r")
-    if f then f:close(); return p end
-  end
-  return nil
-end
-local PTXAS = ptxas_path()
-local BACKEND, WHY = cuda.ptx_backend()
+local ptxas = require "ptxas"
 
 test("cuda: kernels are cached per function and options", function()
   local k = cuda.reduce(add):kernel("f32")
@@ -422,17 +414,7 @@ test("cuda: the reduction kernels compile to PTX that ptxas accepts", function()
     end
     ptxs[#ptxs + 1] = ptx
   end
-  if BACKEND ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(WHY)) end
-  if not PTXAS then skip("ptxas not found (CUDA_HOME/bin/ptxas)") end
-  for i, ptx in ipairs(ptxs) do
-    local path = os.tmpname()
-    local f = assert(io.open(path, "w")); f:write(ptx); f:close()
-    local p = io.popen(PTXAS .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
-    local out = p:read("a")
-    local ok = p:close()
-    os.remove(path)
-    if not ok then error("ptxas refused the PTX of case " .. i .. ": " .. out) end
-  end
+  for i, ptx in ipairs(ptxs) do ptxas.check(ptx, "case " .. i) end
 end)
 
 -- ---- on a GPU -----------------------------------------------------------------

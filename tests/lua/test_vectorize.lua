@@ -10,7 +10,6 @@
 local kjit = require "kjit"
 local cuda = kjit.cuda
 
-local PAR_OK, PAR_WHY = pcall(kjit.jit, function() end, { parallel = true })
 -- "cuda-interpret": target "cuda" in the interpreted simulator (the
 -- generated kernel run as Lua, one coroutine per thread)
 local TARGETS = { "cpu", "parallel", "cuda", "cuda-interpret" }
@@ -27,9 +26,6 @@ local function on_target(target, fn, ...)
   return table.unpack(res, 2, res.n)
 end
 
-local function need_target(target)
-  if target == "parallel" and not PAR_OK then skip("parallel target: " .. tostring(PAR_WHY)) end
-end
 
 -- ---- the reference -----------------------------------------------------------
 
@@ -103,28 +99,13 @@ local function copy_arg(a)
   return a:copy()
 end
 
-local function same(got, want, tol, what)
-  if math.type(want) then
-    truthy(math.type(got), what .. " is a number")
-    if tol then near(got, want, tol, what) else eq(got, want, what) end
-    return
-  end
-  truthy(kjit.isarray(got), what .. " is a kjit array (got " .. tostring(got) .. ")")
-  eq(got.dtype, want.dtype, what .. " dtype")
-  eq(table.concat(got.shape, "x"), table.concat(want.shape, "x"), what .. " shape")
-  local g, w = got:reshape(got.size), want:reshape(want.size)
-  for i = 1, w.size do
-    if tol then near(g[i], w[i], tol, what .. "[" .. i .. "]")
-    else eq(g[i], w[i], what .. "[" .. i .. "]") end
-  end
-end
+local same = require "samearray"
 
 -- One differential case on every target. ret/argtypes: the signature the
 -- ufunc must pick for these arguments.
 local function case(name, fn, sigs, args, ret, argtypes, tol)
   for _, target in ipairs(TARGETS) do
     test(name .. " [" .. target .. "]", function()
-      need_target(target)
       local want = reference(fn, args, ret, argtypes)
       local vf = kjit.vectorize(fn, sigs, T(target))
       local a = {}
@@ -213,7 +194,6 @@ case("i32 (2,1,3) + (4,1) + scalar", mixed, { "f64(f64, f64, f64)" },
 
 for _, target in ipairs(TARGETS) do
   test("out= writes in place, out may be an input [" .. target .. "]", function()
-    need_target(target)
     local vf = kjit.vectorize(muladd, SIGS, T(target))
     local a = kjit.linspace(0, 1, 7)
     local want = reference(muladd, { a, 2 }, "f64", { "f64", "f64" })
@@ -222,7 +202,6 @@ for _, target in ipairs(TARGETS) do
     same(a, want, nil, "a")
   end)
   test("out= with broadcasting [" .. target .. "]", function()
-    need_target(target)
     local vf = kjit.vectorize(muladd, SIGS, T(target))
     local x, y = kjit.arange(3, "i32"):reshape({ 3, 1 }), kjit.arange(4, "i32")
     local out = kjit.full({ 3, 4 }, 99, "i32")
@@ -269,17 +248,11 @@ test("cuda: device arrays in give a device array out", function()
   if not ok then error(err, 0) end
 end)
 
-local function ptxas_path()
-  for _, p in ipairs{ (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/ptxas", "/usr/local/cuda/bin/ptxas" } do
-    local f = io.open(p, "r")
-    if f then f:close(); return p end
-  end
-end
+local ptxas = require "ptxas"
 
 -- The generated kernels compile to PTX that ptxas accepts (the compiled
 -- simulator shares the code generator, not the PTX path).
 test("cuda: generated kernels compile to PTX that ptxas accepts", function()
-  local backend, why = cuda.ptx_backend()
   local vf = kjit.vectorize(mixed, { "f32(f32, f32, f32)", "f64(f64, f64, f64)" }, { target = "cuda" })
   local prev = cuda.simulate(true)
   local ok, err = pcall(function()
@@ -302,16 +275,7 @@ test("cuda: generated kernels compile to PTX that ptxas accepts", function()
     if key:sub(1, 3) == "f32" then
       truthy(not ptx:find("%.f64"), "f32 kernel has no f64 instruction")
     end
-    if backend ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(why)) end
-    local ptxas = ptxas_path()
-    if not ptxas then skip("ptxas not found (CUDA_HOME/bin/ptxas)") end
-    local path = os.tmpname()
-    local f = assert(io.open(path, "w")); f:write(ptx); f:close()
-    local p = io.popen(ptxas .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
-    local out = p:read("a")
-    local okp = p:close()
-    os.remove(path)
-    if not okp then error("ptxas refused the PTX: " .. out) end
+    ptxas.check(ptx, key)
     n = n + 1
   end
   eq(n, 2, "kernels checked")
@@ -384,7 +348,6 @@ end)
 
 for _, target in ipairs(TARGETS) do
   test("a run-time error inside the function is reported at the user's line [" .. target .. "]", function()
-    need_target(target)
     local line = debug.getinfo(1, "l").currentline + 1
     local vf = kjit.vectorize(function(x, y) return x // y end, "i64(i64, i64)", T(target))
     local big = kjit.full(10000, 1, "i64")
@@ -449,7 +412,6 @@ end)
 
 for _, target in ipairs({ "cpu", "parallel" }) do
   test("repeated calls: shapes, broadcasting, signatures, numbers, out [" .. target .. "]", function()
-    need_target(target)
     local vf = kjit.vectorize(muladd, SIGS, T(target))
     local function check(args, ret, argtypes, what)
       same(vf(table.unpack(args)), reference(muladd, args, ret, argtypes), nil, what)
