@@ -2580,16 +2580,9 @@ static void emit_spec(CG *G, KSpec *sp) {
   }
   G->depth = sp->pure ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
-  if (sp->pure) {
-    /* a caller that failed before calling (its results garbage) does no
-    ** more work here */
-    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
-    LLVMBasicBlockRef quit = new_bb(G, "errset"), body = new_bb(G, "body");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, ci32(G, 0), ""), body, quit);
-    LLVMPositionBuilderAtEnd(G->B, quit);
-    emit_fail_ret(G);
-    LLVMPositionBuilderAtEnd(G->B, body);
-  }
+  /* a caller that failed before calling (its results garbage) does no
+  ** more work here */
+  pure_keep_first_error(G);
   emit_block(G, f->ast->body);
   if (!terminated(G)) {
     if (sp->nret > 0) {

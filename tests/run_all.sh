@@ -69,35 +69,20 @@ for b in "${builds[@]}"; do
   fi
 done
 
-banner "tests/sh/test_static.sh"
-if ! timeout --kill-after=30 900 bash tests/sh/test_static.sh </dev/null; then
-  status=1
-  [[ -s build/test-results/test_static.txt ]] || extra_failed=$((extra_failed + 1))
-fi
-
-banner "tests/sh/test_luarocks.sh"
-if ! timeout --kill-after=30 600 bash tests/sh/test_luarocks.sh </dev/null; then
-  status=1
-  [[ -s build/test-results/test_luarocks.txt ]] || extra_failed=$((extra_failed + 1))
-fi
-
-banner "tests/sh/test_bench_peers.sh"
-if ! timeout --kill-after=30 600 bash tests/sh/test_bench_peers.sh </dev/null; then
-  status=1
-  [[ -s build/test-results/test_bench_peers.txt ]] || extra_failed=$((extra_failed + 1))
-fi
-
-banner "tests/sh/test_fuzz_short.sh"
-if ! timeout --kill-after=30 900 bash tests/sh/test_fuzz_short.sh </dev/null; then
-  status=1
-  [[ -s build/test-results/test_fuzz_short.txt ]] || extra_failed=$((extra_failed + 1))
-fi
-
-banner "tests/sh/test_valgrind.sh"
-if ! timeout --kill-after=30 1200 bash tests/sh/test_valgrind.sh </dev/null; then
-  status=1
-  [[ -s build/test-results/test_valgrind.txt ]] || extra_failed=$((extra_failed + 1))
-fi
+# run_script NAME LIMIT_S: runs tests/sh/NAME.sh; a failure that wrote no
+# counts to build/test-results/NAME.txt counts as one failed test.
+run_script() {
+  banner "tests/sh/$1.sh"
+  if ! timeout --kill-after=30 "$2" bash "tests/sh/$1.sh" </dev/null; then
+    status=1
+    [[ -s "build/test-results/$1.txt" ]] || extra_failed=$((extra_failed + 1))
+  fi
+}
+run_script test_static 900
+run_script test_luarocks 600
+run_script test_bench_peers 600
+run_script test_fuzz_short 900
+run_script test_valgrind 1200
 
 banner "summary"
 read -r P F S < <(cat /dev/null build/test-results/*.txt build-asan/test-results/*.txt 2>/dev/null |
