@@ -99,7 +99,8 @@ local function reference(fn, args, incore, outs, argtypes)
   return results
 end
 
-local same = require "samearray"
+local AT = require "arraytest"
+local same = AT.same
 
 local function copy_arg(a) return math.type(a) and a or a:copy() end
 
@@ -220,8 +221,7 @@ for _, target in ipairs(TARGETS) do
 end
 
 test("cuda: device arrays in give device arrays out", function()
-  local prev = cuda.simulate(true)
-  local ok, err = pcall(function()
+  AT.simulated(true, function()
     local gf = kjit.guvectorize(dot, "void(f32[:], f32[:], f32[:])", "(n),(n)->()", { target = "cuda" })
     local x, y = kjit.linspace(0, 1, 600, "f32"):reshape({ 200, 3 }), kjit.array({ 1, 2, 3 }, "f32")
     local want = reference(dot, { x, y }, { 1, 1 }, { F("f32") }, { "f32", "f32" })
@@ -232,8 +232,6 @@ test("cuda: device arrays in give device arrays out", function()
     truthy(rawequal(gf(cuda.to_device(x), cuda.to_device(y), { out = dout }), dout), "device out")
     same(dout:copy_to_host(), want[1], 1e-6, "device out")
   end)
-  cuda.simulate(prev)
-  if not ok then error(err, 0) end
 end)
 
 local ptxas = require "ptxas"

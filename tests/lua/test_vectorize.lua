@@ -99,7 +99,8 @@ local function copy_arg(a)
   return a:copy()
 end
 
-local same = require "samearray"
+local AT = require "arraytest"
+local same = AT.same
 
 -- One differential case on every target. ret/argtypes: the signature the
 -- ufunc must pick for these arguments.
@@ -214,8 +215,7 @@ end
 -- ---- CUDA specifics (simulator) ------------------------------------------------------------
 
 test("cuda: device arrays in give a device array out", function()
-  local prev = cuda.simulate(true)
-  local ok, err = pcall(function()
+  AT.simulated(true, function()
     local vf = kjit.vectorize(muladd, SIGS, { target = "cuda" })
     local x = kjit.linspace(0, 1, 1000, "f32")
     local dx = cuda.to_device(x)
@@ -244,8 +244,6 @@ test("cuda: device arrays in give a device array out", function()
     same(vf(big, 1), reference(muladd, { big, 1 }, "i64", { "i64", "i64" }), nil, "beyond 1024 blocks")
     raises("device array of i32", vf, cuda.to_device(kjit.arange(3, "i32")), 2.5)
   end)
-  cuda.simulate(prev)
-  if not ok then error(err, 0) end
 end)
 
 local ptxas = require "ptxas"
@@ -254,13 +252,10 @@ local ptxas = require "ptxas"
 -- simulator shares the code generator, not the PTX path).
 test("cuda: generated kernels compile to PTX that ptxas accepts", function()
   local vf = kjit.vectorize(mixed, { "f32(f32, f32, f32)", "f64(f64, f64, f64)" }, { target = "cuda" })
-  local prev = cuda.simulate(true)
-  local ok, err = pcall(function()
+  AT.simulated(true, function()
     vf(kjit.zeros({ 2, 3 }, "f32"), kjit.zeros(3, "f32"), 1)      -- rank 2, broadcast
     vf(kjit.zeros(5), kjit.zeros(5), kjit.zeros(5))                -- rank 1
   end)
-  cuda.simulate(prev)
-  if not ok then error(err, 0) end
   local sigs = {
     ["f32(f32, f32, f32)|2|ii,i,s"] = "void(f32[:,:], f32[:,:], f32[:], f32[:])",
     ["f64(f64, f64, f64)|1|i,i,i"] = "void(f64[:], f64[:], f64[:], f64[:])",
