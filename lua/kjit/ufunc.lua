@@ -878,6 +878,22 @@ local function defined_at(fn)
   return info.short_src .. ":" .. info.linedefined .. ": "
 end
 
+-- The object kjit.vectorize / kjit.guvectorize return: its state, and a
+-- generated __call of fixed arity (see gen_dispatch) that ends in call.
+local function new_ufunc(what, fn, lua, parsed, opts, nin, nout, layout, call)
+  local names = {}
+  for i, s in ipairs(parsed) do names[i] = s.text end
+  local self = {
+    kind = what == "vectorize" and "vectorized function" or "guvectorized function",
+    fn = fn, lua = lua, sigs = parsed, signatures = names,
+    nin = nin, nout = nout > 0 and nout or nil, layout = layout,
+    opts = check_opts(opts, "kjit." .. what),
+    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua), plans = {}, nplans = 0,
+  }
+  self.target = self.opts.target
+  return setmetatable(self, { __call = gen_dispatch(nin, nout, call), __name = "kjit." .. what })
+end
+
 function kjit.vectorize(fn, sigs, opts)
   local lua = user_fn(fn, "kjit.vectorize")
   local parsed = parse_sigs(sigs)
@@ -893,16 +909,7 @@ function kjit.vectorize(fn, sigs, opts)
       if a.dims then fail("signature '%s': vectorize arguments are scalars ('%s[...]' given)", s.text, a.dtype) end
     end
   end
-  local names = {}
-  for i, s in ipairs(parsed) do names[i] = s.text end
-  local self = {
-    kind = "vectorized function", fn = fn, lua = lua, sigs = parsed, signatures = names,
-    nin = #parsed[1].args, opts = check_opts(opts, "kjit.vectorize"),
-    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua), plans = {}, nplans = 0,
-  }
-  self.target = self.opts.target
-  return setmetatable(self, { __call = gen_dispatch(self.nin, 0, vectorize_call),
-    __name = "kjit.vectorize" })
+  return new_ufunc("vectorize", fn, lua, parsed, opts, #parsed[1].args, 0, nil, vectorize_call)
 end
 
 -- ---- guvectorize ------------------------------------------------------------------
@@ -1183,14 +1190,5 @@ function kjit.guvectorize(fn, sigs, layout, opts)
       end
     end
   end
-  local names = {}
-  for i, s in ipairs(parsed) do names[i] = s.text end
-  local self = {
-    kind = "guvectorized function", fn = fn, lua = lua, sigs = parsed, signatures = names,
-    nin = nin, nout = nout, layout = lay, opts = check_opts(opts, "kjit.guvectorize"),
-    wrappers = {}, sources = {}, sig_memo = {}, where = defined_at(lua), plans = {}, nplans = 0,
-  }
-  self.target = self.opts.target
-  return setmetatable(self, { __call = gen_dispatch(nin, nout, guvectorize_call),
-    __name = "kjit.guvectorize" })
+  return new_ufunc("guvectorize", fn, lua, parsed, opts, nin, nout, lay, guvectorize_call)
 end
