@@ -12,6 +12,11 @@ if SIM then cuda.simulate(true) elseif not ok then print("# no GPU: " .. tostrin
 
 local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 local function emit(name, v, unit) print(string.format("%s\t%.4g\t%s", name, v, unit)) end
+-- a kernel whose result is wrong prints "# MISMATCH ...": run_gpu.sh shows
+-- it, and test_bench_gpu.lua (the simulator run) fails on it
+local function check(name, ok, detail)
+  if not ok then print(string.format("# MISMATCH %s: %s", name, detail)) end
+end
 
 local function time_events(fn, runs)
   local e1, e2, ts = cuda.event(), cuda.event(), {}
@@ -57,14 +62,29 @@ local saxpy = cuda.jit(function(a, x, y, out)
 end)
 local x, y, out = cuda.device_array(n, "f32"), cuda.device_array(n, "f32"), cuda.device_array(n, "f32")
 local ls = saxpy[{(n + 255) // 256, 256}]
+local fill = cuda.jit(function(a, v)
+  local i = cuda.grid(1)
+  if i <= #a then a[i] = v + i % 7 end
+end)
+fill[{(n + 255) // 256, 256}](x, 1.0)
+fill[{(n + 255) // 256, 256}](y, 0.5)
 local ms = time_events(function() ls(2.0, x, y, out) end, 20)
+do
+  local h = out:copy_to_host()
+  for _, i in ipairs{ 1, 2, 7, n // 2, n } do
+    local xi, yi = 1.0 + i % 7, 0.5 + i % 7
+    check("saxpy", h[i] == 2.0 * xi + yi, string.format("out[%d] = %s, want %s", i, h[i], 2.0 * xi + yi))
+  end
+end
 emit("saxpy_2^28_f32", ms, "ms")
 emit("saxpy_bandwidth", 3 * 4 * n / (ms * 1e-3) / 1e12, "TB/s")
 
 -- mandelbrot 4096x4096, 256 iterations, f32
 local W = SIM and 64 or 4096
-local mandel = cuda.jit(function(img, xmin, ymin, dx, dy, maxit)
-  local r, c = cuda.grid(2)
+-- x, the fastest-varying thread index, walks the contiguous last dimension
+-- (coalesced stores), as in the CUDA C peer
+local function mandel_fn(img, xmin, ymin, dx, dy, maxit)
+  local c, r = cuda.grid(2)
   if r <= img.shape[1] and c <= img.shape[2] then
     local cx, cy = xmin + (c - 1) * dx, ymin + (r - 1) * dy
     local zx, zy, k = 0.0, 0.0, 0
@@ -74,31 +94,133 @@ local mandel = cuda.jit(function(img, xmin, ymin, dx, dy, maxit)
     end
     img[r][c] = k
   end
-end)
+end
+local mandel = cuda.jit(mandel_fn)
 mandel:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
 local img = cuda.device_array({W, W}, "f32")
 local lm = mandel[{{W // 16, W // 16}, {16, 16}}]
 emit("mandelbrot_4096_f32", time_events(function() lm(img, -2.0, -1.5, 3.0 / W, 3.0 / W, 256) end, 10), "ms")
+-- the cost of kjit's bounds checks: the same kernels with boundscheck = false
+local function unchecked(fn, sig, cfg, ...)
+  local k = cuda.jit(fn, { boundscheck = false })
+  if sig then k:compile(sig) end
+  local l, args = k[cfg], table.pack(...)
+  return time_events(function() l(table.unpack(args, 1, args.n)) end, 10)
+end
+emit("mandelbrot_4096_f32_nocheck", unchecked(mandel_fn, "void(f32[:,:], f32, f32, f32, f32, i64)",
+  {{W // 16, W // 16}, {16, 16}}, img, -2.0, -1.5, 3.0 / W, 3.0 / W, 256), "ms")
+do -- the same kernel with x along the first dimension (uncoalesced stores):
+   -- (r, c = cuda.grid(2)): the cost of that grid order, for the README
+  local swapped = cuda.jit(function(img, xmin, ymin, dx, dy, maxit)
+    local r, c = cuda.grid(2)
+    if r <= img.shape[1] and c <= img.shape[2] then
+      local cx, cy = xmin + (c - 1) * dx, ymin + (r - 1) * dy
+      local zx, zy, k = 0.0, 0.0, 0
+      while k < maxit and zx * zx + zy * zy <= 4.0 do
+        zx, zy = zx * zx - zy * zy + cx, 2.0 * zx * zy + cy
+        k = k + 1
+      end
+      img[r][c] = k
+    end
+  end)
+  swapped:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
+  local lsw = swapped[{{W // 16, W // 16}, {16, 16}}]
+  emit("mandelbrot_4096_f32_uncoalesced", time_events(function() lsw(img, -2.0, -1.5, 3.0 / W, 3.0 / W, 256) end, 10), "ms")
+end
+do -- pixels well inside the set (256) and the corner, which escapes at once (1)
+  local h = img:copy_to_host()
+  for _, p in ipairs{ { W // 2, W // 2, 256 }, { W // 2, W // 3, 256 }, { 1, 1, 1 } } do
+    local r, c, want = p[1], p[2], p[3]
+    check("mandelbrot", h[r][c] == want, string.format("img[%d][%d] = %s, want %s", r, c, h[r][c], want))
+  end
+end
+
+-- 2-D Jacobi stencil, one sweep of an 8192x8192 f32 grid (a -> b), reported
+-- as time and as bandwidth (each element read once and written once)
+local SW = SIM and 64 or 8192
+local function jacobi_fn(a, b)
+  local j, i = cuda.grid(2)          -- x along the contiguous rows
+  if i > 1 and i < a.shape[1] and j > 1 and j < a.shape[2] then
+    b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1])
+  end
+end
+local jacobi = cuda.jit(jacobi_fn)
+do
+  local ga = cuda.device_array({SW, SW}, "f32")
+  local gb = cuda.device_array({SW, SW}, "f32")
+  local init = cuda.jit(function(a)
+    local j, i = cuda.grid(2)
+    if i <= a.shape[1] and j <= a.shape[2] then a[i][j] = (i * 3 + j * 5) % 17 end
+  end)
+  local cfg = {{SW // 32, SW // 8}, {32, 8}}
+  init[cfg](ga)
+  local lj = jacobi[cfg]
+  local sms = time_events(function() lj(ga, gb) end, 20)
+  emit("stencil_8192_f32", sms, "ms")
+  emit("stencil_bandwidth", 2 * 4 * SW * SW / (sms * 1e-3) / 1e12, "TB/s")
+  emit("stencil_8192_f32_nocheck", unchecked(jacobi_fn, nil, cfg, ga, gb), "ms")
+  local hb = gb:copy_to_host()
+  local function av(i, j) return (i * 3 + j * 5) % 17 end
+  for _, p in ipairs{ { 2, 2 }, { SW // 2, SW // 3 }, { SW - 1, SW - 1 } } do
+    local i, j = p[1], p[2]
+    local want = 0.25 * (av(i - 1, j) + av(i + 1, j) + av(i, j - 1) + av(i, j + 1))
+    check("stencil", hb[i][j] == want, string.format("b[%d][%d] = %s, want %s", i, j, hb[i][j], want))
+  end
+end
+
+-- a shared-memory block reduction written as a kernel (the tree of the CUDA
+-- samples): each block of 256 threads sums its 256 f32 elements of 2^26
+local BN = SIM and 1024 or 1 << 26
+local function block_sum_fn(x, out)
+  local s = cuda.shared.array(256, "f32")
+  local t = cuda.threadIdx.x + 1
+  local i = cuda.grid(1)
+  s[t] = i <= #x and x[i] or 0.0
+  cuda.syncthreads()
+  local step = cuda.blockDim.x // 2
+  while step > 0 do
+    if t <= step then s[t] = s[t] + s[t + step] end
+    cuda.syncthreads()
+    step = step // 2
+  end
+  if t == 1 then out[cuda.blockIdx.x + 1] = s[1] end
+end
+local block_sum = cuda.jit(block_sum_fn)
+do
+  local bx = cuda.device_array(BN, "f32")
+  local bout = cuda.device_array(BN // 256, "f32")
+  fill[{BN // 256, 256}](bx, 0.0)          -- x[i] = i % 7
+  local lb = block_sum[{BN // 256, 256}]
+  local bms = time_events(function() lb(bx, bout) end, 20)
+  emit("block_reduce_2^26_f32", bms, "ms")
+  emit("block_reduce_bandwidth", 4 * BN / (bms * 1e-3) / 1e12, "TB/s")
+  emit("block_reduce_2^26_f32_nocheck", unchecked(block_sum_fn, nil, {BN // 256, 256}, bx, bout), "ms")
+  local h = bout:copy_to_host()
+  for _, b in ipairs{ 1, BN // 512, BN // 256 } do
+    local want = 0
+    for i = (b - 1) * 256 + 1, b * 256 do want = want + i % 7 end
+    check("block_reduce", h[b] == want, string.format("out[%d] = %s, want %s", b, h[b], want))
+  end
+end
 
 -- kjit.cuda.reduce: the sum of 2^26 and 2^28 f32/f64 elements of a device
 -- array, reported as GB/s read (elements x size / time). A call is timed
 -- whole, as a user gets it: both kernels and the copy of the result to the
 -- host. run_gpu.sh prints it as a share of the device copy bandwidth.
-local fill = cuda.jit(function(x, v)
+local ones = cuda.jit(function(a, v)
   local i = cuda.grid(1)
-  if i <= #x then x[i] = v end
+  if i <= #a then a[i] = v end
 end)
 local rsum = cuda.reduce(function(a, b) return a + b end)
 for _, t in ipairs{ "f32", "f64" } do
   for _, lg in ipairs{ 26, 28 } do
     local nr = SIM and 3000 or 1 << lg
     local d = cuda.device_array(nr, t)
-    fill[{ (nr + 255) // 256, 256 }](d, 1.0)
+    ones[{ (nr + 255) // 256, 256 }](d, 1.0)
     local got = rsum(d)
     -- ones: every partial sum is an integer; f32 may round above 2^24
-    if math.abs(got - nr) > nr * 1e-6 then
-      print(string.format("# reduce_sum_2^%d_%s: got %s, want %d", lg, t, tostring(got), nr))
-    end
+    check(string.format("reduce_sum_2^%d_%s", lg, t), math.abs(got - nr) <= nr * 1e-6,
+      string.format("got %s, want %d", tostring(got), nr))
     local rms = time_events(function() rsum(d) end, 20)
     emit(string.format("reduce_sum_2^%d_%s", lg, t), nr * (t == "f32" and 4 or 8) / (rms * 1e-3) / 1e9, "GB/s")
     d = nil

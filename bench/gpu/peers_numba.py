@@ -52,7 +52,7 @@ out("saxpy_bandwidth", 3 * 4 * n / (ms * 1e-3) / 1e12, "TB/s")
 
 @cuda.jit
 def mandel(img, xmin, ymin, dx, dy, maxit):
-    r, c = cuda.grid(2)
+    c, r = cuda.grid(2)   # x along the contiguous rows: coalesced, as in CUDA C
     if r < img.shape[0] and c < img.shape[1]:
         cx = xmin + c * dx; cy = ymin + r * dy
         x = float32(0); y = float32(0); k = 0
@@ -64,6 +64,56 @@ W = 4096
 img = cuda.device_array((W, W), np.float32)
 f = np.float32
 out("mandelbrot_4096_f32", events(lambda: mandel[(W // 16, W // 16), (16, 16)](img, f(-2), f(-1.5), f(3 / W), f(3 / W), 256), 10), "ms")
+himg = img.copy_to_host()   # the pixels bench_gpu.lua checks (1-based there)
+for r, c, want in ((W // 2, W // 2, 256), (W // 2, W // 3, 256), (1, 1, 1)):
+    if himg[r - 1, c - 1] != want:
+        print(f"# MISMATCH mandelbrot: img[{r}][{c}] = {himg[r - 1, c - 1]}, want {want}")
+
+# 2-D Jacobi stencil, one sweep of 8192x8192 f32
+@cuda.jit
+def jacobi(a, b):
+    j, i = cuda.grid(2)
+    if i > 0 and i < a.shape[0] - 1 and j > 0 and j < a.shape[1] - 1:
+        b[i, j] = float32(0.25) * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+SW = 8192
+ii, jj = np.meshgrid(np.arange(1, SW + 1), np.arange(1, SW + 1), indexing="ij")
+ha = ((ii * 3 + jj * 5) % 17).astype(np.float32)
+del ii, jj
+ga, gb = cuda.to_device(ha), cuda.device_array((SW, SW), np.float32)
+ms = events(lambda: jacobi[(SW // 32, SW // 8), (32, 8)](ga, gb), 20)
+out("stencil_8192_f32", ms, "ms")
+out("stencil_bandwidth", 2 * 4 * SW * SW / (ms * 1e-3) / 1e12, "TB/s")
+hb = gb.copy_to_host()
+want = np.float32(0.25) * (ha[:-2, 1:-1] + ha[2:, 1:-1] + ha[1:-1, :-2] + ha[1:-1, 2:])
+if not np.array_equal(hb[1:-1, 1:-1], want):
+    print("# MISMATCH stencil: interior differs from NumPy")
+del ga, gb, ha, hb, want
+
+# a shared-memory block reduction written as a kernel (the CUDA samples' tree)
+@cuda.jit
+def block_sum(x, o):
+    s = cuda.shared.array(256, float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else float32(0)
+    cuda.syncthreads()
+    step = cuda.blockDim.x // 2
+    while step > 0:
+        if t < step:
+            s[t] += s[t + step]
+        cuda.syncthreads()
+        step //= 2
+    if t == 0:
+        o[cuda.blockIdx.x] = s[0]
+bn = 1 << 26
+bx = cuda.to_device((np.arange(1, bn + 1) % 7).astype(np.float32))
+bo = cuda.device_array(bn // 256, np.float32)
+ms = events(lambda: block_sum[bn // 256, 256](bx, bo), 20)
+out("block_reduce_2^26_f32", ms, "ms")
+out("block_reduce_bandwidth", 4 * bn / (ms * 1e-3) / 1e12, "TB/s")
+if bo.copy_to_host()[0] != sum(i % 7 for i in range(1, 257)):
+    print("# MISMATCH block_reduce: out[0] differs")
+del bx, bo
 
 # vectorize: saxpy as a CUDA ufunc on the 2^28 f32 device arrays, in place
 from numba import vectorize

@@ -18,7 +18,9 @@ echo "== device"; nvidia-smi --query-gpu=name,driver_version --format=csv,nohead
 echo "== GPU tests"
 fail=0
 for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua tests/lua/test_array_gpu.lua; do
-  lua5.4 tests/lua/harness.lua "$kdir" "$t" "$out/$(basename "$t" .lua).txt" 2>&1 | grep -E "^(FAIL|SKIP)|passed" || fail=1
+  b=$(basename "$t" .lua)
+  lua5.4 tests/lua/harness.lua "$kdir" "$t" "$out/$b.txt" > "$out/$b.log" 2>&1 || fail=1
+  grep -E "^(FAIL|SKIP)|passed" "$out/$b.log"
 done
 echo "== benchmarks"
 LUA_CPATH="$kdir/?.so;${LUA_CPATH:-;;}" lua5.4 bench/gpu/bench_gpu.lua > "$out/kjit.tsv" 2>&1 || cat "$out/kjit.tsv"
@@ -50,4 +52,6 @@ awk -F'\t' '
           print line } }
 ' "$out/kjit.tsv" "$out/cuda.tsv" "$out/numba.tsv"
 grep -h "^#" "$out"/*.tsv
+# the device tool brings back what is under $OUT: every log, for the failures' tracebacks
+if [ -n "${OUT:-}" ]; then cp "$out"/* "$OUT"/ 2>/dev/null; fi
 exit $fail
