@@ -315,6 +315,59 @@ test("bounds error names file:line, index, thread and block (both simulators)", 
   end
 end)
 
+-- In a kernel, the bounds checks of a statement's values wait for one branch
+-- after them (codegen.c, "Deferred bounds checks"); the error must still be
+-- the interpreter's: the first failing read in evaluation order.
+test("deferred bounds checks report the first failing read of a statement", function()
+  local function reads(a, out, p, q)
+    local i = cuda.grid(1)
+    local j = i // 4                     -- only thread 4 reads out of bounds
+    out[i] = a[i] + a[i + p * j] * 2 + a[i + q * j]
+  end
+  for _, case in ipairs{ { 10, 20, 14 }, { 20, 10, 24 }, { 2, 30, 34 }, { 1 << 40, 3, (1 << 40) + 4 } } do
+    for _, mode in ipairs{ true, "interpret" } do
+      local prev = cuda.simulate(mode)
+      local ok, err = pcall(function() cuda.jit(reads)[{1, 4}](kjit.arange(8), kjit.zeros(4), case[1], case[2]) end)
+      cuda.simulate(prev)
+      truthy(not ok, "raised")
+      truthy(err:find("test_cuda_kernels.lua:%d+: index " .. case[3] .. " out of bounds %[1, 8%]"),
+        tostring(mode) .. " p=" .. case[1] .. ": " .. err)
+      truthy(err:find("thread (3,0,0) of block (0,0,0)", 1, true), err)
+    end
+  end
+end)
+
+test("deferred bounds checks: 2-D reads, local statements, and in-bounds results", function()
+  local function rows(m, out, r)
+    local i = cuda.grid(1)
+    local v = m[i][1] + m[1][i] - m[i * r][2]
+    out[i] = v
+  end
+  local m = kjit.zeros({4, 4})
+  for i = 1, 4 do for j = 1, 4 do m[i][j] = i * 10 + j end end
+  local want = { 11 + 11 - 12, 21 + 12 - 22, 31 + 13 - 32, 41 + 14 - 42 }
+  for _, mode in ipairs{ true, "interpret" } do
+    local prev = cuda.simulate(mode)
+    local out = kjit.zeros(4)
+    cuda.jit(rows)[{1, 4}](m, out, 1)
+    local ok, err = pcall(function() cuda.jit(rows)[{1, 4}](m, kjit.zeros(4), 2) end)
+    cuda.simulate(prev)
+    for i = 1, 4 do eq(out[i], want[i] + 0.0, tostring(mode) .. " out[" .. i .. "]") end
+    truthy(not ok and err:find("index [68] out of bounds %[1, 4%]"), tostring(err))
+  end
+end)
+
+test("a statement's array reads issue with no branch between them (PTX)", function()
+  if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
+  local ptx = cuda.compile_ptx(stencil, "void(f32[:,:], f32[:,:])")
+  local first, last = ptx:find("ld%.global%.f32"), nil
+  for at in ptx:gmatch("()ld%.global%.f32") do last = at end
+  truthy(first and last and last > first, "four loads in:\n" .. ptx)
+  local between = ptx:sub(first, last)
+  truthy(not between:find("bra"), "no branch between the loads:\n" .. between)
+  truthy(ptx:find("kjit_safe", 1, true), "reads fall back to kjit_safe while a check is pending")
+end)
+
 test("error() in a kernel is raised with its message", function()
   local prev = cuda.simulate(true)
   local k = cuda.jit(function(a)
