@@ -14,7 +14,9 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 kdir=${KJIT_GPU_DIR:-/tmp/gpu/build-gpu}
 out=$(mktemp -d)
-echo "== device"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
+device=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 |
+         awk -F', ' '{ print $1 " (driver " $2 ")" }')
+echo "== device"; echo "$device"
 echo "== GPU tests"
 fail=0
 for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua tests/lua/test_array_gpu.lua; do
@@ -52,6 +54,13 @@ awk -F'\t' '
           print line } }
 ' "$out/kjit.tsv" "$out/cuda.tsv" "$out/numba.tsv"
 grep -h "^#" "$out"/*.tsv
-# the device tool brings back what is under $OUT: every log, for the failures' tracebacks
-if [ -n "${OUT:-}" ]; then cp "$out"/* "$OUT"/ 2>/dev/null; fi
+# JSON and SVG chart (bench/results/gpu-latest.* in the repository)
+lua5.4 bench/gpu/report.lua "$out/kjit.tsv" "$out/cuda.tsv" "$out/numba.tsv" \
+  "${device:-unknown GPU}" "$out/gpu-latest.json" "$out/gpu-latest.svg"
+# the device tool brings back a few files from $OUT: the results, and every
+# test log in one file (for the failures' tracebacks)
+if [ -n "${OUT:-}" ]; then
+  cp "$out"/*.tsv "$out"/gpu-latest.* "$OUT"/ 2>/dev/null
+  cat "$out"/*.log > "$OUT/tests.log" 2>/dev/null
+fi
 exit $fail
