@@ -315,6 +315,75 @@ test("bounds error names file:line, index, thread and block (both simulators)", 
   end
 end)
 
+-- ---- Narrow loop counters (codegen.c): a while loop's `k < e` counter runs
+-- in 32 bits when k and e fit at entry, else the 64-bit loop runs. Both
+-- copies must give the interpreter's results, at the edges of int32 too.
+local I32MAX, I32MIN = 2147483647, -2147483648
+
+local function counters(out, start, limit, stop_at)
+  local t = cuda.grid(1)
+  local k = start + t - 1
+  local n = 0
+  while k < limit and n < 50 do
+    if k == stop_at then break end
+    n = n + 1
+    k = k + 1
+  end
+  out[t] = k
+  out[t + 4] = n
+end
+
+for _, c in ipairs{
+  { 0, 10, -1 }, { 0, 10, 5 }, { I32MAX - 10, I32MAX - 1, -1 }, { I32MAX - 10, I32MAX, -1 },
+  { I32MAX - 10, 1 << 40, -1 }, { I32MAX - 60, 1 << 40, I32MAX - 30 }, { I32MIN, I32MIN + 5, -1 },
+  { I32MIN - 3, I32MIN + 5, -1 }, { 7, 3, -1 }, { -(1 << 40), 0, -1 },
+} do
+  check_kernel(string.format("narrow counter: k from %d, k < %d, break at %d", c[1], c[2], c[3]), counters,
+    {1, 4}, { kjit.zeros(8, "i64"), c[1], c[2], c[3] })
+end
+
+local function bounds_and_index(out, x, a)
+  local t = cuda.grid(1)
+  local k = t
+  while 100 >= k do k = k + 1 end          -- mirrored, constant bound
+  out[t] = k
+  local j, stop = t * a, a + 3
+  while j <= 2147483641 and j < stop do j = j + 1 end
+  out[t + 4] = j
+  local i, n, s = 1, #x, 0
+  while i <= n do s = s + x[i] * t; i = i + 1 end   -- the counter indexes
+  out[t + 8] = s + i
+  local m = 0
+  while m < 20 do m = m + 1; m = m + 1 end  -- two steps: stays 64-bit
+  out[t + 12] = m
+end
+check_kernel("narrow counters: constant and mirrored bounds, a counter used as index", bounds_and_index,
+  {1, 4}, { kjit.zeros(16, "i64"), kjit.arange(10, "i64"), 1 })
+check_kernel("narrow counters: a bound beyond int32", bounds_and_index,
+  {1, 4}, { kjit.zeros(16, "i64"), kjit.arange(10, "i64"), 1 << 33 })
+
+test("narrow counters: the values, spelled out", function()
+  local prev = cuda.simulate(true)
+  local out = kjit.zeros(8, "i64")
+  cuda.jit(counters)[{1, 4}](out, I32MAX - 10, I32MAX, -1)
+  local out2 = kjit.zeros(8, "i64")
+  cuda.jit(counters)[{1, 4}](out2, I32MAX - 60, 1 << 40, I32MAX - 30)
+  cuda.simulate(prev)
+  for t = 1, 4 do
+    eq(out[t], I32MAX, "k ends at the bound")
+    eq(out[t + 4], 11 - t, "steps")
+    eq(out2[t], I32MAX - 30, "break")
+  end
+end)
+
+test("mandelbrot's counter is 32-bit in PTX, with the 64-bit loop beside it", function()
+  if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
+  local ptx = cuda.compile_ptx(mandel, "void(f32[:,:], f32, f32, f32, f32, i64)")
+  truthy(ptx:find("setp%.lt%.s32") and ptx:find("add%.s32"), "a 32-bit counter loop:\n" .. ptx)
+  truthy(ptx:find("setp%.lt%.s64"), "and the 64-bit one:\n" .. ptx)
+  ptxas.check(ptx)
+end)
+
 -- In a kernel, the bounds checks of a statement's values wait for one branch
 -- after them (codegen.c, "Deferred bounds checks"); the error must still be
 -- the interpreter's: the first failing read in evaluation order.
