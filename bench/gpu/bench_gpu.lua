@@ -109,24 +109,6 @@ local function unchecked(fn, sig, cfg, ...)
 end
 emit("mandelbrot_4096_f32_nocheck", unchecked(mandel_fn, "void(f32[:,:], f32, f32, f32, f32, i64)",
   {{W // 16, W // 16}, {16, 16}}, img, -2.0, -1.5, 3.0 / W, 3.0 / W, 256), "ms")
-do -- the same kernel with x along the first dimension (uncoalesced stores):
-   -- (r, c = cuda.grid(2)): the cost of that grid order, for the README
-  local swapped = cuda.jit(function(img, xmin, ymin, dx, dy, maxit)
-    local r, c = cuda.grid(2)
-    if r <= img.shape[1] and c <= img.shape[2] then
-      local cx, cy = xmin + (c - 1) * dx, ymin + (r - 1) * dy
-      local zx, zy, k = 0.0, 0.0, 0
-      while k < maxit and zx * zx + zy * zy <= 4.0 do
-        zx, zy = zx * zx - zy * zy + cx, 2.0 * zx * zy + cy
-        k = k + 1
-      end
-      img[r][c] = k
-    end
-  end)
-  swapped:compile("void(f32[:,:], f32, f32, f32, f32, i64)")
-  local lsw = swapped[{{W // 16, W // 16}, {16, 16}}]
-  emit("mandelbrot_4096_f32_uncoalesced", time_events(function() lsw(img, -2.0, -1.5, 3.0 / W, 3.0 / W, 256) end, 10), "ms")
-end
 do -- pixels well inside the set (256) and the corner, which escapes at once (1)
   local h = img:copy_to_host()
   for _, p in ipairs{ { W // 2, W // 2, 256 }, { W // 2, W // 3, 256 }, { 1, 1, 1 } } do
