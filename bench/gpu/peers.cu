@@ -97,15 +97,20 @@ template <class F> static float events(F f, int runs) {
   return t[t.size() / 2];
 }
 
+// as bench_gpu.lua: median of 100 batches of 100 launches, synchronized between
 template <class F> static double launches(F f) {
   for (int i = 0; i < 1000; i++) f();
   cudaDeviceSynchronize();
-  const int N = 20000;
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < N; i++) f();
-  auto t1 = std::chrono::steady_clock::now();
-  cudaDeviceSynchronize();
-  return std::chrono::duration<double, std::micro>(t1 - t0).count() / N;
+  std::vector<double> per;
+  for (int b = 0; b < 100; b++) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; i++) f();
+    auto t1 = std::chrono::steady_clock::now();
+    per.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
+    cudaDeviceSynchronize();
+  }
+  std::sort(per.begin(), per.end());
+  return per[per.size() / 2];
 }
 
 template <class T> static void reduce_bench(const char *name, int sms) {

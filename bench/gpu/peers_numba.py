@@ -19,14 +19,17 @@ def events(f, runs):
     return ts[len(ts) // 2]
 
 def launches(f):
+    # as bench_gpu.lua: median of 100 batches of 100 launches, synchronized between
     for _ in range(1000): f()
     cuda.synchronize()
-    n = 20000
-    t0 = time.perf_counter()
-    for _ in range(n): f()
-    dt = time.perf_counter() - t0
-    cuda.synchronize()
-    return dt / n * 1e6
+    per = []
+    for _ in range(100):
+        t0 = time.perf_counter()
+        for _ in range(100): f()
+        per.append((time.perf_counter() - t0) / 100 * 1e6)
+        cuda.synchronize()
+    per.sort()
+    return per[len(per) // 2]
 
 t0 = time.perf_counter()
 @cuda.jit
