@@ -1631,6 +1631,8 @@ static __attribute__((noinline)) Val emit_call1(CG *G, Expr *e) {
   return r[0];
 }
 
+static int is_step(Expr *x, Var *k);
+
 /* A narrowed local (its i32 value) or an int32 constant, for a 32-bit
 ** compare inside a loop with narrow counters. */
 static int narrow_operand(CG *G, Expr *x, LLVMValueRef *v) {
@@ -1704,12 +1706,8 @@ static void emit_assign(CG *G, Stmt *s) {
     ** e <= INT32_MAX - 1 held when the iteration started and k has not
     ** changed since, so the 32-bit add cannot overflow (nsw) */
     Var *k = s->u.assign.targets[0]->u.name.var;
-    Expr *x = s->u.assign.exprs[0];
     LLVMValueRef v;
-    if (k && x->kind == E_BINOP && x->u.bin.op == OP_ADD && var_slot(G, k)->narrow &&
-        ((x->u.bin.a->kind == E_NAME && x->u.bin.a->u.name.var == k && x->u.bin.b->kind == E_INT && x->u.bin.b->u.i == 1) ||
-         (x->u.bin.b->kind == E_NAME && x->u.bin.b->u.name.var == k && x->u.bin.a->kind == E_INT && x->u.bin.a->u.i == 1)) &&
-        narrow_operand(G, s->u.assign.targets[0], &v)) {
+    if (k && is_step(s->u.assign.exprs[0], k) && narrow_operand(G, s->u.assign.targets[0], &v)) {
       LLVMBuildStore(G->B, LLVMBuildNSWAdd(G->B, v, ci32(G, 1), ""), var_slot(G, k)->v);
       return;
     }
@@ -1795,6 +1793,14 @@ static void emit_while_loop(CG *G, Stmt *s) {
 
 typedef struct NarrowScan { Var *k; int steps, other; } NarrowScan;
 
+/* x is `k + 1` or `1 + k` */
+static int is_step(Expr *x, Var *k) {
+  if (x == NULL || x->kind != E_BINOP || x->u.bin.op != OP_ADD) return 0;
+  Expr *a = x->u.bin.a, *b = x->u.bin.b;
+  if (a->kind == E_INT) { Expr *t = a; a = b; b = t; }
+  return a->kind == E_NAME && a->u.name.var == k && b->kind == E_INT && b->u.i == 1;
+}
+
 /* Counts in b the `k = k + 1` statements outside inner loops (steps) and
 ** anything else that would break the proof (other): another assignment to
 ** k, a step inside an inner loop, goto or a label. */
@@ -1805,12 +1811,8 @@ static void narrow_scan_stmt(Stmt *s, NarrowScan *ns, int inloop) {
     for (int i = 0; i < s->u.assign.ntargets; i++) {
       Expr *t = s->u.assign.targets[i];
       if (t->kind != E_NAME || t->u.name.var != ns->k) continue;
-      Expr *e = s->u.assign.nexprs == 1 ? s->u.assign.exprs[0] : NULL;
-      int step = !inloop && s->u.assign.ntargets == 1 && e && e->kind == E_BINOP && e->u.bin.op == OP_ADD &&
-        ((e->u.bin.a->kind == E_NAME && e->u.bin.a->u.name.var == ns->k &&
-          e->u.bin.b->kind == E_INT && e->u.bin.b->u.i == 1) ||
-         (e->u.bin.b->kind == E_NAME && e->u.bin.b->u.name.var == ns->k &&
-          e->u.bin.a->kind == E_INT && e->u.bin.a->u.i == 1));
+      int step = !inloop && s->u.assign.ntargets == 1 && s->u.assign.nexprs == 1 &&
+                 is_step(s->u.assign.exprs[0], ns->k);
       if (step) ns->steps++; else ns->other++;
     }
     break;
