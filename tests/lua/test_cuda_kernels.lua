@@ -384,6 +384,68 @@ test("mandelbrot's counter is 32-bit in PTX, with the 64-bit loop beside it", fu
   ptxas.check(ptx)
 end)
 
+-- Random while loops and reads at the edges of int32, compiled simulator
+-- against the interpreted one (same outputs, or the same error): the two
+-- kernel-only code paths above, narrow counters and deferred checks, with
+-- the cases that must not narrow mixed in. Fixed seed: reproducible.
+test("narrow counters and deferred checks: random kernels agree with the interpreter", function()
+  local edges = { 0, 1, -1, 5, 37, I32MAX - 3, I32MAX - 1, I32MAX, I32MAX + 1, I32MIN, I32MIN + 2, I32MIN - 1,
+                  1 << 40, -(1 << 40) }
+  local inits = { "t", "p1 + t", "p1 - t", "0", "p1" }
+  local conds = { "k < p2 and n < 40", "k <= p2 and n < 40", "p2 > k and n < 40", "p2 >= k and n < 40",
+                  "n < 40 and k < 2147483646", "(k < p2) and (n < 40)", "k < 100 and n < 40" }
+  local bodies = {
+    "n = n + 1\n k = k + 1",
+    "k = k + 1\n n = n + 1\n if k == p3 then break end",
+    "if n % 2 == 0 then k = k + 1 end\n n = n + 1",
+    "k = 1 + k\n n = n + 1\n k = k + 1",                     -- two steps: 64-bit
+    "n = n + 1\n for j = 1, 2 do k = k + 1 end",              -- step in an inner loop: 64-bit
+    "n = n + 1\n k = k + 1\n p2 = p2 + 0",                   -- bound assigned: 64-bit
+  }
+  local reads = { "a[t + p1 % 9] + a[t + 1]", "a[t + p3 % 5] + a[t * 2] - a[9 - t]", "a[t] * 2 + a[p3 % 11]",
+                  "-a[t + 4] + a[(p1 % 3) + t] + a[t + p2 % 8]" }
+  local rng = 20261122
+  local function pick(list)
+    rng = (rng * 1103515245 + 12345) % 2147483648
+    return list[(rng >> 16) % #list + 1]   -- the high bits: an LCG's low bits cycle
+  end
+  local cases, errors, mismatches = 0, 0, {}
+  for _ = 1, 60 do
+    local src = string.format([[
+      local cuda = ...
+      return function(out, a, p1, p2, p3)
+        local t = cuda.grid(1)
+        local k = %s
+        local n = 0
+        while %s do
+          %s
+        end
+        out[t] = k
+        out[t + 4] = n
+        out[t + 8] = %s
+      end]], pick(inits), pick(conds), pick(bodies), pick(reads))
+    local kernel = assert(load(src))(cuda)   -- the chunk is its own source
+    local p1, p2, p3 = pick(edges), pick(edges), pick(edges)
+    local got = {}
+    for m, mode in ipairs{ "interpret", true } do
+      local prev = cuda.simulate(mode)
+      local out = kjit.zeros(12, "i64")
+      local ok, err = pcall(function() cuda.jit(kernel)[{1, 4}](out, kjit.arange(10, "i64"), p1, p2, p3) end)
+      cuda.simulate(prev)
+      got[m] = ok and table.concat(out:totable(), ",") or ("error: " .. tostring(err))
+    end
+    cases = cases + 1
+    if got[1]:find("^error") then errors = errors + 1 end
+    if got[1] ~= got[2] then
+      mismatches[#mismatches + 1] = string.format("p1=%d p2=%d p3=%d\n%s\ninterpreted: %s\ncompiled:    %s",
+        p1, p2, p3, src, got[1], got[2])
+    end
+  end
+  truthy(#mismatches == 0, table.concat(mismatches, "\n\n"))
+  eq(cases, 60, "cases")
+  truthy(errors > 5 and errors < 55, "both results and errors among the cases (" .. errors .. " errors)")
+end)
+
 -- In a kernel, the bounds checks of a statement's values wait for one branch
 -- after them (codegen.c, "Deferred bounds checks"); the error must still be
 -- the interpreter's: the first failing read in evaluation order.
