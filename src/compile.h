@@ -145,7 +145,6 @@ struct KSpec {
   KConst *consts;             /* by Expr.id: value of compile-time constants */
   int pure;                   /* codegen: returns its one result in a register
                                  (see codegen.c mark_pure) */
-  int local_arrays;           /* calls cuda.shared.array or cuda.local_array */
   void *llfunc;               /* LLVMValueRef of the inner function */
   void *llfnty;               /* its LLVMTypeRef */
   char name[48];

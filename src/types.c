@@ -512,7 +512,6 @@ static Type infer_cuda(Infer *I, Expr *e, int id, Type *args, int n) {
     if (n != 0) ERR(I, e->line, "%s takes no arguments", name);
     return TY(T_NIL);
   case B_CUDA_SHARED_ARRAY: case B_CUDA_LOCAL_ARRAY: {
-    I->sp->local_arrays = 1;
     int ok = 0;
     int64_t len = n == 2 ? const_int(I, e->u.call.args[0], &ok) : 0;
     int minlen = id == B_CUDA_SHARED_ARRAY ? 0 : 1;

@@ -488,6 +488,35 @@ test("deferred bounds checks: 2-D reads, local statements, and in-bounds results
   end
 end)
 
+local function sum2(s, t) return s[t] + s[t + 1] end
+local function shared_reads(x, out, p)
+  local s = cuda.shared.array(64, "f64")
+  local t = cuda.threadIdx.x + 1
+  s[t] = x[t]
+  cuda.syncthreads()
+  if t < 64 then out[t] = sum2(s, t) end             -- a device function: not deferred
+  if t + p <= 64 then out[t + 64] = s[t] * 2 + s[t + p] end   -- deferred, own fallback
+  out[t + 128] = s[t] - s[t + p]                     -- p = 1: out of bounds at t = 64 only
+end
+check_kernel("deferred checks on a shared array and through a device function", shared_reads, {1, 64},
+  { kjit.arange(64, "f64"), kjit.zeros(192, "f64"), 0 })
+test("deferred checks on a shared array: the first failing read", function()
+  for _, mode in ipairs{ true, "interpret" } do
+    local prev = cuda.simulate(mode)
+    local ok, err = pcall(function() cuda.jit(shared_reads)[{1, 64}](kjit.arange(64, "f64"), kjit.zeros(192, "f64"), 1) end)
+    cuda.simulate(prev)
+    truthy(not ok and err:find("index 65 out of bounds %[1, 64%]"), tostring(mode) .. ": " .. tostring(err))
+  end
+end)
+
+test("deferred reads of a shared array stay shared-memory loads (PTX)", function()
+  if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
+  local ptx = cuda.compile_ptx(shared_reads, "void(f64[:], f64[:], i64)")
+  truthy(ptx:find("ld%.shared%.f64"), "shared loads:\n" .. ptx)
+  truthy(not ptx:find("ld%.f64"), "no generic loads:\n" .. ptx)
+  ptxas.check(ptx)
+end)
+
 test("a statement's array reads issue with no branch between them (PTX)", function()
   if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
   local ptx = cuda.compile_ptx(stencil, "void(f32[:,:], f32[:,:])")
