@@ -342,17 +342,43 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
 
 /* The type of kernel argument idx (a number, boolean, kjit array or
 ** device array); raises a Lua error naming the argument otherwise. */
-static Type arg_type(lua_State *L, int idx, int argn) {
+/* The arrays among a launch's arguments, recognised once (arg_type) for
+** the runners: buf[i] or dev[i], or neither. */
+typedef struct LaunchArrays {
+  KBuffer *buf[KJIT_MAXARGS];
+  KDevArray *dev[KJIT_MAXARGS];
+} LaunchArrays;
+
+/* launcher_call's upvalues: the metatables of kjit arrays, device arrays
+** and launchers. Comparing with them is about 4 Lua API calls, where
+** luaL_testudata's registry lookup by name cost about 330 instructions:
+** with two device arrays, the type tests were most of kjit's host-side
+** cost of a launch. */
+enum { UP_ARRAY_MT = 1, UP_DEVARRAY_MT, UP_LAUNCHER_MT };
+
+/* The userdata at idx if its metatable is launcher_call's upvalue up. */
+static void *test_upmeta(lua_State *L, int idx, int up) {
+  void *p = lua_touserdata(L, idx);
+  if (p == NULL || !lua_getmetatable(L, idx)) return NULL;
+  int same = lua_rawequal(L, -1, lua_upvalueindex(up));
+  lua_pop(L, 1);
+  return same ? p : NULL;
+}
+
+/* Argument i's type (called by launcher_call only: it reads its upvalues). */
+static Type arg_type(lua_State *L, int idx, int argn, LaunchArrays *la, int i) {
   Type t = TY(T_NIL);
+  la->buf[i] = NULL;
+  la->dev[i] = NULL;
   switch (lua_type(L, idx)) {
   case LUA_TNUMBER: t = TY(lua_isinteger(L, idx) ? T_INT : T_F64); break;
   case LUA_TBOOLEAN: t = TY(T_BOOL); break;
   case LUA_TNIL: case LUA_TNONE: break;
   case LUA_TUSERDATA: {
-    KBuffer *b = kb_test(L, idx);
-    if (b) { t = TY(T_BUF); t.dtype = (uint8_t)b->dtype; t.ndim = (uint8_t)b->ndim; break; }
-    KDevArray *d = kcu_test_devarray(L, idx);
-    if (d) { t = TY(T_BUF); t.dtype = (uint8_t)d->dtype; t.ndim = (uint8_t)d->ndim; break; }
+    KBuffer *b = test_upmeta(L, idx, UP_ARRAY_MT);
+    if (b) { la->buf[i] = b; t = TY(T_BUF); t.dtype = (uint8_t)b->dtype; t.ndim = (uint8_t)b->ndim; break; }
+    KDevArray *d = test_upmeta(L, idx, UP_DEVARRAY_MT);
+    if (d) { la->dev[i] = d; t = TY(T_BUF); t.dtype = (uint8_t)d->dtype; t.ndim = (uint8_t)d->ndim; break; }
   }
   /* fall through */
   default:
@@ -832,7 +858,8 @@ static int push_launcher(lua_State *L, int kidx, int cfg) {
   return 1;
 }
 
-static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs) {
+static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs,
+                    const LaunchArrays *la) {
   int64_t slots[KJIT_MAXARGS];
   KBuffer tmp[KJIT_MAXARGS];
   for (int i = 0; i < s->nargs; i++) {
@@ -844,10 +871,11 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
     case T_INT: slots[i] = lua_tointeger(L, idx); break;
     case T_F64: case T_F32: { double d = lua_tonumber(L, idx); memcpy(&slots[i], &d, 8); break; }
     case T_BOOL: slots[i] = lua_toboolean(L, idx); break;
-    case T_BUF: {
-      KBuffer *b = kb_test(L, idx);
+    case T_BUF: {   /* an array (spec_fits), recognised by arg_type */
+      KBuffer *b = la->buf[i];
       if (b == NULL) {
-        KDevArray *d = kcu_check_devarray(L, idx);
+        KDevArray *d = la->dev[i];
+        kcu_check_usable(L, d, i + 1);
         memset(&tmp[i], 0, sizeof tmp[i]);
         tmp[i].data = (char *)(uintptr_t)d->ptr;
         memcpy(tmp[i].shape, d->shape, sizeof tmp[i].shape);
@@ -892,7 +920,8 @@ static void gpu_prepare(lua_State *L, KernSpec *s, int dev) {
 ** their memory to the GC. */
 typedef struct HostCopy { KBuffer *b; KCuDevPtr d; size_t bytes; } HostCopy;
 
-static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream) {
+static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream,
+                    const LaunchArrays *la) {
   luaL_checkstack(L, KJIT_MAXARGS + 8, "kernel arguments");
   int dev = kcu_device();
   gpu_prepare(L, s, dev);
@@ -908,8 +937,8 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
     case T_F64: { double d = i < nargs ? lua_tonumber(L, idx) : 0; memcpy(&vals[np], &d, 8); params[np] = &vals[np]; np++; break; }
     case T_F32: { float f = (float)(i < nargs ? lua_tonumber(L, idx) : 0); vals[np] = 0; memcpy(&vals[np], &f, 4); params[np] = &vals[np]; np++; break; }
     case T_BOOL: vals[np] = (uint64_t)lua_toboolean(L, idx); params[np] = &vals[np]; np++; break;
-    case T_BUF: {
-      KBuffer *b = kb_test(L, idx);
+    case T_BUF: {   /* an array (spec_fits), recognised by arg_type */
+      KBuffer *b = la->buf[i];
       const int64_t *shape;
       KCuDevPtr ptr;
       if (b) {
@@ -920,7 +949,8 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
         kcu_memcpy_htod(L, ptr, b->data, bytes, stream);
         shape = b->shape;
       } else {
-        KDevArray *d = kcu_check_devarray(L, idx);
+        KDevArray *d = la->dev[i];
+        kcu_check_usable(L, d, i + 1);
         ptr = d->ptr;
         shape = d->shape;
       }
@@ -943,11 +973,13 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
 
 /* launcher(args...) */
 static int launcher_call(lua_State *L) {
-  Launcher *c = luaL_checkudata(L, 1, LAUNCHER_MT);
+  Launcher *c = test_upmeta(L, 1, UP_LAUNCHER_MT);
+  if (c == NULL) return luaL_typeerror(L, 1, LAUNCHER_MT);
   int nargs = lua_gettop(L) - 1;
   if (nargs > KJIT_MAXARGS) return luaL_error(L, "too many kernel arguments (at most %d)", KJIT_MAXARGS);
   Type t[KJIT_MAXARGS];
-  for (int i = 0; i < nargs; i++) t[i] = arg_type(L, 2 + i, i + 1);
+  LaunchArrays la;
+  for (int i = 0; i < nargs; i++) t[i] = arg_type(L, 2 + i, i + 1, &la, i);
   lua_getiuservalue(L, 1, 1);
   int kidx = lua_gettop(L);
   Kernel *k = lua_touserdata(L, kidx);
@@ -955,7 +987,7 @@ static int launcher_call(lua_State *L) {
   if (mode == 2) {
     /* the plain Lua function; device arrays become views of their memory */
     for (int i = 0; i < nargs; i++) {
-      KDevArray *d = kcu_test_devarray(L, 2 + i);
+      KDevArray *d = la.dev[i];
       if (d) {
         kcu_check_usable(L, d, i + 1);
         lua_pushvalue(L, 2 + i);   /* keeps the device memory alive during the launch */
@@ -970,7 +1002,7 @@ static int launcher_call(lua_State *L) {
   if (mode == 1) {
     KernSpec *s = find_kspec(k, t, nargs, KT_SIM, 0);
     if (s == NULL) s = compile_kernel(L, kidx, t, nargs, KT_SIM, 0);
-    run_sim(L, s, c, 2, nargs);
+    run_sim(L, s, c, 2, nargs, &la);
     return 0;
   }
   int cc = kcu_compute_capability(L);   /* makes the context current (kcu_ensure) */
@@ -982,7 +1014,7 @@ static int launcher_call(lua_State *L) {
     stream = kcu_check_stream(L, -1);
     lua_pop(L, 1);
   }
-  run_gpu(L, s, c, 2, nargs, stream);
+  run_gpu(L, s, c, 2, nargs, stream, &la);
   return 0;
 }
 
@@ -1173,7 +1205,12 @@ void kk_open(lua_State *L) {
   }
   lua_pop(L, 1);
   if (kb_newmeta(L, LAUNCHER_MT)) {
-    lua_pushcfunction(L, launcher_call); lua_setfield(L, -2, "__call");
+    /* kb_open and kcu_open have made the array metatables */
+    luaL_getmetatable(L, KB_METATABLE);
+    luaL_getmetatable(L, KCU_DEVARRAY);
+    lua_pushvalue(L, -3);
+    lua_pushcclosure(L, launcher_call, 3);   /* UP_ARRAY_MT, UP_DEVARRAY_MT, UP_LAUNCHER_MT */
+    lua_setfield(L, -2, "__call");
     lua_pushcfunction(L, launcher_tostring); lua_setfield(L, -2, "__tostring");
     lua_pushliteral(L, "kjit.launcher"); lua_setfield(L, -2, "__metatable");
     kb_regmeta(L, LAUNCHER_MT);
