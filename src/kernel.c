@@ -340,8 +340,6 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
 
 /* ---- Signatures ------------------------------------------------------------------------ */
 
-/* The type of kernel argument idx (a number, boolean, kjit array or
-** device array); raises a Lua error naming the argument otherwise. */
 /* The arrays among a launch's arguments, recognised once (arg_type) for
 ** the runners: buf[i] or dev[i], or neither. */
 typedef struct LaunchArrays {
@@ -365,7 +363,9 @@ static void *test_upmeta(lua_State *L, int idx, int up) {
   return same ? p : NULL;
 }
 
-/* Argument i's type (called by launcher_call only: it reads its upvalues). */
+/* The type of kernel argument i at idx (a number, boolean, kjit array or
+** device array, noted in la); raises a Lua error naming the argument
+** otherwise. Called by launcher_call only: it reads its upvalues. */
 static Type arg_type(lua_State *L, int idx, int argn, LaunchArrays *la, int i) {
   Type t = TY(T_NIL);
   la->buf[i] = NULL;
