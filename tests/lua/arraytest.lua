@@ -6,6 +6,11 @@
 --   AT.simulated(mode, fn, ...)
 --     fn(...) with cuda.simulate(mode), the previous mode restored even
 --     when fn raises (the error is raised again, unchanged); fn's results
+--   AT.TARGETS, AT.opts(target), AT.on_target(target, fn, ...)
+--     the targets the array-function tests run on: "cpu", "parallel",
+--     "cuda" (the compiled simulator) and "cuda-interpret" (target "cuda"
+--     in the interpreted simulator); the options selecting one; fn(...)
+--     run with the simulator that target needs
 local kjit = require "kjit"
 
 local T = {}
@@ -32,6 +37,15 @@ function T.simulated(mode, fn, ...)
   kjit.cuda.simulate(prev)
   if not res[1] then error(res[2], 0) end
   return table.unpack(res, 2, res.n)
+end
+
+T.TARGETS = { "cpu", "parallel", "cuda", "cuda-interpret" }
+
+function T.opts(target) return { target = target == "cuda-interpret" and "cuda" or target } end
+
+function T.on_target(target, fn, ...)
+  if target ~= "cuda" and target ~= "cuda-interpret" then return fn(...) end
+  return T.simulated(target == "cuda" or "interpret", fn, ...)
 end
 
 return T

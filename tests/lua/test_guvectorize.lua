@@ -3,25 +3,14 @@
 -- The reference calls the interpreted core function in plain Lua once per
 -- loop index, on views taken here (independently of kjit/ufunc.lua):
 -- broadcast loop dimensions read at 1, "()" inputs as numbers, "()"
--- outputs as 1-element arrays. Targets: "cpu", "cuda" (compiled
--- simulator), "parallel" once kjit.jit accepts {parallel = true}.
+-- outputs as 1-element arrays. Targets: arraytest.lua's TARGETS (cpu,
+-- parallel, cuda in both simulators).
 local kjit = require "kjit"
 local cuda = kjit.cuda
 
--- "cuda-interpret": target "cuda" in the interpreted simulator (the
--- generated kernel run as Lua, one coroutine per thread)
-local TARGETS = { "cpu", "parallel", "cuda", "cuda-interpret" }
-local function T(target) return { target = target == "cuda-interpret" and "cuda" or target } end
+local AT = require "arraytest"
+local TARGETS, T, on_target = AT.TARGETS, AT.opts, AT.on_target
 local THIS = debug.getinfo(1, "S").short_src
-
-local function on_target(target, fn, ...)
-  if target ~= "cuda" and target ~= "cuda-interpret" then return fn(...) end
-  local prev = cuda.simulate(target == "cuda" or "interpret")
-  local res = table.pack(pcall(fn, ...))
-  cuda.simulate(prev)
-  if not res[1] then error(res[2], 0) end
-  return table.unpack(res, 2, res.n)
-end
 
 
 local function shape_of(v) return math.type(v) and {} or v.shape end
@@ -99,7 +88,6 @@ local function reference(fn, args, incore, outs, argtypes)
   return results
 end
 
-local AT = require "arraytest"
 local same = AT.same
 
 local function copy_arg(a) return math.type(a) and a or a:copy() end

@@ -4,27 +4,13 @@
 -- element in plain Lua: inputs converted to the signature's dtypes as the
 -- ufunc converts them, the result shape computed here (independently of
 -- kjit/ufunc.lua), each element stored into an array of the result dtype
--- (so u8 wraps, f32 rounds as the compiled store does). Targets: "cpu",
--- "cuda" in the compiled simulator (cuda.simulate(true), restored after
--- each run), and "parallel" once kjit.jit accepts {parallel = true}.
+-- (so u8 wraps, f32 rounds as the compiled store does). Targets:
+-- arraytest.lua's TARGETS (cpu, parallel, cuda in both simulators).
 local kjit = require "kjit"
 local cuda = kjit.cuda
 
--- "cuda-interpret": target "cuda" in the interpreted simulator (the
--- generated kernel run as Lua, one coroutine per thread)
-local TARGETS = { "cpu", "parallel", "cuda", "cuda-interpret" }
-local function T(target) return { target = target == "cuda-interpret" and "cuda" or target } end
-
--- Runs fn(...) with the CUDA simulator on (for the "cuda" target), and
--- restores the previous mode whatever happens.
-local function on_target(target, fn, ...)
-  if target ~= "cuda" and target ~= "cuda-interpret" then return fn(...) end
-  local prev = cuda.simulate(target == "cuda" or "interpret")
-  local res = table.pack(pcall(fn, ...))
-  cuda.simulate(prev)
-  if not res[1] then error(res[2], 0) end
-  return table.unpack(res, 2, res.n)
-end
+local AT = require "arraytest"
+local TARGETS, T, on_target = AT.TARGETS, AT.opts, AT.on_target
 
 
 -- ---- the reference -----------------------------------------------------------
@@ -99,7 +85,6 @@ local function copy_arg(a)
   return a:copy()
 end
 
-local AT = require "arraytest"
 local same = AT.same
 
 -- One differential case on every target. ret/argtypes: the signature the
