@@ -389,8 +389,7 @@ static int defer_origin(CG *G, Expr *obj) {
 ** branch after it. */
 static Type etype(CG *G, Expr *e);
 static int straight_expr(CG *G, Expr *e) {
-  Type t = etype(G, e);
-  int num = t.kind == T_INT || t.kind == T_F64 || t.kind == T_F32;
+  int num = kt_isnum(etype(G, e));
   switch (e->kind) {
   case E_INT: case E_FLT: case E_TRUE: case E_FALSE: case E_NAME: case E_FIELD: return 1;
   case E_PAREN: return straight_expr(G, e->u.paren);
@@ -401,19 +400,13 @@ static int straight_expr(CG *G, Expr *e) {
   }
   case E_BINOP: {
     OpKind op = e->u.bin.op;
-    if (!(op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV) || !num) return 0;
-    Type a = etype(G, e->u.bin.a), b = etype(G, e->u.bin.b);
-    int an = a.kind == T_INT || a.kind == T_F64 || a.kind == T_F32;
-    int bn = b.kind == T_INT || b.kind == T_F64 || b.kind == T_F32;
-    return an && bn && straight_expr(G, e->u.bin.a) && straight_expr(G, e->u.bin.b);
+    return (op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV) && num &&
+           kt_isnum(etype(G, e->u.bin.a)) && kt_isnum(etype(G, e->u.bin.b)) &&
+           straight_expr(G, e->u.bin.a) && straight_expr(G, e->u.bin.b);
   }
   case E_UNOP:
     if (e->u.un.op == OP_LEN) return etype(G, e->u.un.a).kind == T_BUF && straight_expr(G, e->u.un.a);
-    if (e->u.un.op != OP_NEG || !num) return 0;
-    {
-      Type a = etype(G, e->u.un.a);
-      return (a.kind == T_INT || a.kind == T_F64 || a.kind == T_F32) && straight_expr(G, e->u.un.a);
-    }
+    return e->u.un.op == OP_NEG && num && kt_isnum(etype(G, e->u.un.a)) && straight_expr(G, e->u.un.a);
   default: return 0;
   }
 }
@@ -1660,8 +1653,6 @@ static __attribute__((noinline)) Val emit_call1(CG *G, Expr *e) {
   return r[0];
 }
 
-static int is_step(Expr *x, Var *k);
-
 /* A narrowed local (its i32 value) or an int32 constant, for a 32-bit
 ** compare inside a loop with narrow counters. */
 static int narrow_operand(CG *G, Expr *x, LLVMValueRef *v) {
@@ -1730,17 +1721,6 @@ static void emit_local(CG *G, Stmt *s) {
 static void emit_assign(CG *G, Stmt *s) {
   /* Lua evaluates the targets' subexpressions, then the values, then assigns */
   int nt = s->u.assign.ntargets;
-  if (G->narrowing && nt == 1 && s->u.assign.nexprs == 1 && s->u.assign.targets[0]->kind == E_NAME) {
-    /* the counter's step `k = k + 1` of a loop with narrow counters: k <
-    ** e <= INT32_MAX - 1 held when the iteration started and k has not
-    ** changed since, so the 32-bit add cannot overflow (nsw) */
-    Var *k = s->u.assign.targets[0]->u.name.var;
-    LLVMValueRef v;
-    if (k && is_step(s->u.assign.exprs[0], k) && narrow_operand(G, s->u.assign.targets[0], &v)) {
-      LLVMBuildStore(G->B, LLVMBuildNSWAdd(G->B, v, ci32(G, 1), ""), var_slot(G, k)->v);
-      return;
-    }
-  }
   Val objs[KJIT_MAXRETS], keys[KJIT_MAXRETS];
   if (nt > KJIT_MAXRETS) ERR(G, s->line, "too many assignment targets");
   for (int i = 0; i < nt; i++) {
@@ -1818,7 +1798,11 @@ static void emit_while_loop(CG *G, Stmt *s) {
 ** INT32_MAX - 1] at entry, k + 1 stays in int32 range while the condition
 ** holds, so the first copy keeps k and e in 32-bit slots, read sign-extended
 ** (the same values: only the instructions change); otherwise the plain loop
-** runs. k is copied back to its 64-bit slot when the loop ends. */
+** runs. k is copied back to its 64-bit slot when the loop ends. Compares
+** between narrowed locals and int32 constants are emitted in 32 bits
+** (narrow_operand): LLVM keeps a compare of two sign extensions 64-bit, and
+** then widens the counter back. The step needs nothing: LLVM folds
+** trunc(sext(k) + 1) into a 32-bit add. */
 
 typedef struct NarrowScan { Var *k; int steps, other; } NarrowScan;
 

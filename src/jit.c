@@ -573,7 +573,7 @@ static int l_nop(lua_State *L) { (void)L; return 0; }
 
 /* kjit.jit(fn [, opts]) */
 static int l_jit(lua_State *L) {
-  if (luaL_testudata(L, 1, JIT_METATABLE)) {
+  if (lua_type(L, 1) == LUA_TUSERDATA && luaL_testudata(L, 1, JIT_METATABLE)) {
     if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); return 1; }   /* as is */
     /* new options: a new object for the same function */
     lua_getiuservalue(L, 1, 1);
