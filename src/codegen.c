@@ -1708,12 +1708,19 @@ static Val emit_expr(CG *G, Expr *e) {
 
 static void emit_block(CG *G, Block *b);
 
-static void emit_local(CG *G, Stmt *s) {
-  Val vals[KJIT_MAXRETS];
-  G->deferring = defer_checks_for(G, s->u.local.exprs, s->u.local.nexprs);
-  int n = emit_explist(G, s->u.local.exprs, s->u.local.nexprs, vals, KJIT_MAXRETS);
+/* The values of an assignment or `local` statement, their bounds checks
+** deferred to one branch after them when they allow it. */
+static int emit_values(CG *G, Expr **es, int n, Val *vals) {
+  G->deferring = defer_checks_for(G, es, n);
+  int k = emit_explist(G, es, n, vals, KJIT_MAXRETS);
   G->deferring = 0;
   flush_checks(G);
+  return k;
+}
+
+static void emit_local(CG *G, Stmt *s) {
+  Val vals[KJIT_MAXRETS];
+  int n = emit_values(G, s->u.local.exprs, s->u.local.nexprs, vals);
   for (int i = 0; i < s->u.local.nnames; i++)
     store_var(G, s->u.local.vars[i], i < n ? vals[i] : mkval(TY(T_NIL), NULL), s->line);
 }
@@ -1731,10 +1738,7 @@ static void emit_assign(CG *G, Stmt *s) {
     }
   }
   Val vals[KJIT_MAXRETS];
-  G->deferring = defer_checks_for(G, s->u.assign.exprs, s->u.assign.nexprs);
-  int n = emit_explist(G, s->u.assign.exprs, s->u.assign.nexprs, vals, KJIT_MAXRETS);
-  G->deferring = 0;
-  flush_checks(G);
+  int n = emit_values(G, s->u.assign.exprs, s->u.assign.nexprs, vals);
   for (int i = nt - 1; i >= 0; i--) {
     Expr *t = s->u.assign.targets[i];
     Val v = i < n ? vals[i] : mkval(TY(T_NIL), NULL);
