@@ -2651,28 +2651,19 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   (void)pos;
   PAnalysis A;
   analyze_prange(G, s, &A);
-  /* the environment, filled in the enclosing frame */
-  int nenv = 2;
-  for (int i = 0; i < A.n; i++) {
-    LLVMValueRef ptrs[KJIT_MAXDIMS + 2];
-    LLVMTypeRef tys[KJIT_MAXDIMS + 2];
-    nenv += slot_parts(G, A.vars[i].v, ptrs, tys) + (A.vars[i].red != RED_NONE);
-  }
-  LLVMValueRef env = alloca_in_entry(G, LLVMArrayType(G->i8p, nenv), "penv");
-  LLVMValueRef env0 = LLVMBuildBitCast(G->B, env, LLVMPointerType(G->i8p, 0), "");
-  int k = 0;
-#define ENV_SET(p) LLVMBuildStore(G->B, LLVMBuildBitCast(G->B, (p), G->i8p, ""), \
-      LLVMBuildInBoundsGEP2(G->B, G->i8p, env0, (LLVMValueRef[]){ ci64(G, k++) }, 1, ""))
+  /* the environment, filled in the enclosing frame: first and step, the
+  ** slots of the locals the body uses, the reductions' partials (the
+  ** worker reads them in this order) */
+  LLVMValueRef *entries = ks_alloc(G->S, (size_t)(2 + A.n * (KJIT_MAXDIMS + 2)) * sizeof *entries);
+  int nenv = 0;
   LLVMValueRef a_init = alloca_in_entry(G, G->i64, "pfirst"), a_step = alloca_in_entry(G, G->i64, "pstep");
   LLVMBuildStore(G->B, init, a_init);
   LLVMBuildStore(G->B, step, a_step);
-  ENV_SET(a_init);
-  ENV_SET(a_step);
+  entries[nenv++] = a_init;
+  entries[nenv++] = a_step;
   for (int i = 0; i < A.n; i++) {
-    LLVMValueRef ptrs[KJIT_MAXDIMS + 2];
     LLVMTypeRef tys[KJIT_MAXDIMS + 2];
-    int n = slot_parts(G, A.vars[i].v, ptrs, tys);
-    for (int j = 0; j < n; j++) ENV_SET(ptrs[j]);
+    nenv += slot_parts(G, A.vars[i].v, entries + nenv, tys);
   }
   LLVMValueRef parts[KJIT_PRANGE_MAXRED];
   int nparts = 0;
@@ -2682,10 +2673,13 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
       ERR(G, s->line, "too many reductions in one kjit.prange loop (at most %d)", KJIT_PRANGE_MAXRED);
     Type t = G->sp->vartypes[A.vars[i].v->id];
     parts[nparts] = alloca_in_entry(G, LLVMArrayType(llty(G, t), KJIT_PRANGE_MAXCHUNKS), "partials");
-    ENV_SET(parts[nparts]);
-    nparts++;
+    entries[nenv++] = parts[nparts++];
   }
-#undef ENV_SET
+  LLVMValueRef env = alloca_in_entry(G, LLVMArrayType(G->i8p, (unsigned)nenv), "penv");
+  LLVMValueRef env0 = LLVMBuildBitCast(G->B, env, LLVMPointerType(G->i8p, 0), "");
+  for (int k = 0; k < nenv; k++)
+    LLVMBuildStore(G->B, LLVMBuildBitCast(G->B, entries[k], G->i8p, ""),
+                   LLVMBuildInBoundsGEP2(G->B, G->i8p, env0, (LLVMValueRef[]){ ci64(G, k) }, 1, ""));
   LLVMValueRef worker = emit_prange_worker(G, s, &A, step);
   LLVMValueRef a_nchunks = alloca_in_entry(G, G->i64, "nchunks");
   LLVMTypeRef pt[5] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i64, G->errp, LLVMPointerType(G->i64, 0) };
