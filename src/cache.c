@@ -195,6 +195,7 @@ int kcache_set_dir(const char *dir) {
 /* mkdir -p (each missing component, mode 0777 less the umask). */
 static int make_dirs(const char *dir) {
   struct stat st;
+  if (dir[0] == '\0') return -1;
   if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : -1;
   char *p = dupstr(dir);
   if (!p) return -1;
@@ -289,7 +290,9 @@ int kcache_load(const char *kind, const void *key, size_t keylen, void **blob,
   char *path = file_path(dir, kind, h);
   free(dir);
   if (!path) return -1;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO (or a device) planted under a cache name
+  ** must not wait for a writer; only regular files are read */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   free(path);
   if (fd < 0) {
     count(&stats.misses);
@@ -298,8 +301,8 @@ int kcache_load(const char *kind, const void *key, size_t keylen, void **blob,
   struct stat st;
   FileHeader fh;
   char *buf = NULL;
-  if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < sizeof fh ||
-      read_all(fd, &fh, sizeof fh) != 0)
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      (uint64_t)st.st_size < sizeof fh || read_all(fd, &fh, sizeof fh) != 0)
     goto bad;
   char kbuf[8] = {0};
   memcpy(kbuf, kind, strlen(kind));
@@ -308,10 +311,15 @@ int kcache_load(const char *kind, const void *key, size_t keylen, void **blob,
       fh.keyhash != h || fh.keylen != keylen || fh.bloblen > MAXFILE ||
       (uint64_t)st.st_size != sizeof fh + fh.keylen + fh.bloblen)
     goto bad;
-  /* key and payload in one buffer; the payload is moved to its start */
+  /* key and payload in one buffer; the payload is moved to its start.
+  ** Every read is bounded by the header's sizes (checked above against
+  ** the caller's key length, MAXFILE and the file's size); a file that
+  ** grew since fstat is refused rather than read further. */
   size_t total = (size_t)(fh.keylen + fh.bloblen);
   buf = malloc(total ? total : 1);
   if (!buf || read_all(fd, buf, total) != 0) goto bad;
+  char extra;
+  if (read(fd, &extra, 1) != 0) goto bad;
   if (memcmp(buf, key, keylen) != 0 ||
       hash_add(HASH0, buf, total) != fh.checksum)
     goto bad;
@@ -657,7 +665,12 @@ static int l_cache_stats(lua_State *L) {
    goes back to the environment's) */
 static int l_cache_dir(lua_State *L) {
   if (lua_type(L, 1) == LUA_TSTRING) {
-    if (kcache_set_dir(lua_tostring(L, 1))) return luaL_error(L, "not enough memory");
+    size_t n;
+    const char *dir = lua_tolstring(L, 1, &n);
+    if (n == 0) return luaL_argerror(L, 1, "the cache directory must not be empty");
+    if (strlen(dir) != n)
+      return luaL_argerror(L, 1, "the cache directory must not contain '\\0'");
+    if (kcache_set_dir(dir)) return luaL_error(L, "not enough memory");
   } else if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) {
     kcache_set_dir(NULL);
   } else if (!lua_isnoneornil(L, 1)) {

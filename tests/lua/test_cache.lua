@@ -332,6 +332,30 @@ test("corrupt, truncated and foreign files are rebuilt", function()
   end
 end)
 
+test("a FIFO or a directory under a cache file's name is refused, never waited on", function()
+  local d = fresh_dir()
+  local path = script(d, "one.lua", ONE)
+  local want, s = child(path, d)
+  stats_eq(s, { misses = 1, stores = 1 })
+  local file = d .. "/" .. cache_files(d)[1]
+  for _, make in ipairs({ "mkfifo", "mkdir" }) do
+    assert(os.remove(file))
+    assert(os.execute(make .. " " .. sh_quote(file)))
+    -- opening a FIFO for reading waits for a writer: the child would hang
+    -- (timeout turns a hang into a failure instead of stalling the suite)
+    local r, st = child(path, d, "KJIT_CACHE_DIR=" .. sh_quote(d) .. " timeout 60")
+    eq(r, want, make .. ": result")
+    stats_eq(st, { hits = 0, rejected = 1 }, make)
+    if make == "mkfifo" then
+      stats_eq(st, { stores = 1 }, "the FIFO is replaced by a regular file")
+      r, st = child(path, d)
+      stats_eq(st, { hits = 1 }, "the rebuilt file is used")
+    else
+      os.execute("rmdir " .. sh_quote(file))
+    end
+  end
+end)
+
 test("a valid file for another key under this key's name is a miss", function()
   local d = fresh_dir()
   local pa = script(d, "ka.lua", [[
@@ -458,6 +482,10 @@ test("kjit.cache_dir, inspect on cached code, option checks", function()
   eq(m2, m1, "same compile error")
   raises("option 'cache' must be a boolean", kjit.jit, f, { cache = "yes" })
   raises("string or false expected", kjit.cache_dir, 42)
+  -- an empty path (read past its one-byte copy, ASan) and an embedded NUL
+  raises("must not be empty", kjit.cache_dir, "")
+  raises("must not contain", kjit.cache_dir, "a\0b")
+  eq(kjit.cache_dir(), d, "a refused directory changes nothing")
   eq(kjit.cache_dir(false), before, "back to the environment's directory")
   local n = 0
   kjit.cache_dir(d)
