@@ -27,12 +27,23 @@ static const char *const builtin_names[] = {
 #undef KB_NAME
 };
 
+/* The names as scripts write them, built by the preprocessor: constant
+** data, so states compiling in several threads share nothing writable
+** (a static buffer filled on each call was a data race). */
+static const char *const builtin_qnames[] = {
+#define KB_QNAME(id, name) "math." name,
+  KJIT_BUILTINS(KB_QNAME)
+#undef KB_QNAME
+#define KB_QNAME(id, name) "cuda." name,
+  KJIT_CUDA_BUILTINS(KB_QNAME)
+#undef KB_QNAME
+};
+
 const char *kt_builtin_name(int id) {
+  if (id < 0 || id >= B__COUNT) return "?";
   if (id == B_ERROR || id == B_ASSERT) return builtin_names[id];
   if (id == B_KJIT_PRANGE) return "kjit.prange";
-  static char buf[B__COUNT][24];
-  snprintf(buf[id], sizeof buf[id], "%s.%s", B_IS_CUDA(id) ? "cuda" : "math", builtin_names[id]);
-  return buf[id];
+  return builtin_qnames[id];
 }
 
 static const char *const dtype_names[] = {

@@ -67,9 +67,21 @@ static const char *script_fmt =
   "  -- a parallel loop: the states of all threads compete for the pool\n"
   "  local ps = kjit.jit(M.psum, { parallel = true })(a)\n"
   "  if ps ~= K * n * (n + 1) // 2 then return false, 'psum ' .. ps end\n"
+  "  -- more compile-time paths at once: a type error naming a built-in,\n"
+  "  -- and a kernel (cuda built-ins) compiled to PTX\n"
+  "  local ok, e = pcall(kjit.jit(M.bad), 1.5)\n"
+  "  if ok or not tostring(e):find('math.floor', 1, true) then return false, 'bad: ' .. tostring(e) end\n"
+  "  if kjit.cuda.ptx_backend() then\n"
+  "    local ptx = kjit.cuda.compile_ptx(M.kern, 'void(f64[:])')\n"
+  "    if not ptx:find('.entry', 1, true) then return false, 'ptx' end\n"
+  "  end\n"
   "  return last == n * K + k, last\n"
   "end\n"
-  "function M.psum(a)\n"
+  "function M.bad(x) return math.floor(x > 0) + math.sqrt(x) * K end\n"
+  "function M.kern(x)\n"
+  "  local i = kjit.cuda.grid(1)\n"
+  "  if i <= #x then x[i] = math.sqrt(x[i]) * K + kjit.cuda.threadIdx.x end\n"
+  "end\n"  "function M.psum(a)\n"
   "  local s = 0\n"
   "  for i in kjit.prange(1, #a) do s = s + math.tointeger(a[i]) * K end\n"
   "  return s\n"
@@ -82,7 +94,7 @@ static lua_State *open_state(int K) {
   luaL_openlibs(L);
   luaL_requiref(L, "kjit", luaopen_kjit, 0);
   lua_pop(L, 1);
-  char src[2048];
+  char src[4096];
   snprintf(src, sizeof src, script_fmt, K);
   /* the chunk's source is its text, so that kjit can read it back */
   if (luaL_loadbuffer(L, src, strlen(src), src) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tests/sh/test_tsan.sh: the threaded host tests under ThreadSanitizer.
+# Builds build-tsan/ (the library objects and tests/c/test_threads.c only,
+# compiled with -fsanitize=thread) and runs test_threads: several lua_States
+# compiling, calling and collecting at the same time in different pthreads,
+# plus the parallel thread pool. Any data race TSan sees in kjit's own code
+# is a failure (halt_on_error). LLVM and liblua are not instrumented: races
+# inside them are not seen, their locks are (pthread interceptors).
+#
+#   bash tests/sh/test_tsan.sh           # writes build/test-results/test_tsan.txt
+#
+# Writes "P F S" like the other tests; skips (S=1) when the compiler cannot
+# link a -fsanitize=thread program.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+out=${KJIT_TSAN_DIR:-build-tsan}
+rdir=${KJIT_RESULTS_DIR:-build/test-results}
+results=$rdir/test_tsan.txt
+jobs=${KJIT_TSAN_JOBS:-2}
+mkdir -p "$rdir" "$out"
+
+passed=0 failed=0
+check() {  # check <name> <command...>
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+  else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# Can this compiler build a TSan program at all (libtsan installed)?
+probe=$out/probe.c
+echo 'int main(void) { return 0; }' > "$probe"
+if ! cc -fsanitize=thread "$probe" -o "$out/probe" 2>/dev/null; then
+  echo "SKIP test_tsan: cc cannot link -fsanitize=thread (libtsan missing)"
+  echo "0 0 1" > "$results"
+  exit 0
+fi
+
+flags="-fsanitize=thread -g -O1 -fno-omit-frame-pointer"
+blog=$out/build.log
+{
+  cmake -S . -B "$out" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKJIT_SANITIZE=OFF \
+        -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+        -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread &&
+  nice -n 10 cmake --build "$out" -j "$jobs" --target test_threads
+} >"$blog" 2>&1
+rc=$?
+check "build test_threads with -fsanitize=thread" test "$rc" -eq 0
+if ((rc != 0)); then
+  tail -n 30 "$blog"
+  echo "$passed $failed 0" > "$results"
+  exit 1
+fi
+
+# halt_on_error: the first race fails the run; second_deadlock_stack for
+# lock-order reports. The test's own results go to a file of its own.
+log=$out/test_threads.log
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}" \
+  "$out/test_threads" "$out/test_threads.txt" >"$log" 2>&1
+rc=$?
+check "test_threads passes" test "$rc" -eq 0
+check "no ThreadSanitizer report" bash -c "! grep -q 'WARNING: ThreadSanitizer' '$log'"
+if ((failed)); then sed -n '1,80p' "$log"; fi
+echo "test_tsan: $passed passed, $failed failed"
+echo "$passed $failed 0" > "$results"
+((failed == 0))
