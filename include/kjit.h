@@ -109,7 +109,11 @@ typedef void (*kjit_release)(void *ud, void *data);
 **            a:reshape): after the garbage collector finds it unreachable,
 **            or at lua_close at the latest. May be NULL (the host keeps
 **            data alive longer than L, e.g. static memory). It runs inside
-**            the collector: it must not call Lua on this state.
+**            the collector: it must not call Lua on this state. Should a
+**            script keep the array (or a view) alive past that point (a
+**            finalizer resurrecting it), every later use of it is a Lua
+**            error ("array used after its memory was released"): kjit
+**            never touches data after calling release.
 ** Returns KJIT_OK with the array on the stack; or KJIT_ERRARG/KJIT_ERRMEM
 ** with a message on the stack, and then release is never called: the host
 ** still owns data. */
@@ -120,7 +124,8 @@ KJIT_API int kjit_pusharray(lua_State *L, void *data, kjit_dtype dtype,
 
 /* Reads the kjit array at stack index idx (an array made by Lua, a
 ** borrowed one, or a view) into *out. Returns KJIT_OK, or KJIT_ERRARG if
-** the value is not a kjit array or out is NULL. Pushes nothing, in either
+** the value is not a kjit array (or is a borrowed one whose memory was
+** already released, see kjit_pusharray) or out is NULL. Pushes nothing, in either
 ** case (like lua_to* functions). out->data stays valid as long as the
 ** array is reachable from Lua (on the stack, in a table, the registry). */
 KJIT_API int kjit_toarray(lua_State *L, int idx, kjit_array *out);

@@ -65,6 +65,7 @@ typedef struct KGuard {
   kb_release_fn release;
   void *ud;
   void *data;
+  int released;            /* set by __gc, before release runs (KBuffer) */
 } KGuard;
 
 /* ------------------------------------------------------------------ */
@@ -290,6 +291,7 @@ static void initheader(KBuffer *b, char *data, kjit_dtype t, int ndim,
   b->dtype = t;
   b->release = NULL;
   b->release_ud = NULL;
+  b->released = NULL;
 }
 
 /* Pushes the kjit.array metatable, creating it on first use, so C hosts
@@ -328,6 +330,9 @@ static int guard_gc(lua_State *L) {
   KGuard *g = (KGuard *)luaL_checkudata(L, 1, KB_GUARD);
   kb_release_fn fn = g->release;
   g->release = NULL;
+  /* from here on every buffer and view over this memory refuses access,
+  ** even one a finalizer resurrects (the guard outlives them all) */
+  g->released = 1;
   if (fn) fn(g->ud, g->data);
   return 0;
 }
@@ -352,6 +357,7 @@ KBuffer *kb_push_borrowed(lua_State *L, void *data, kjit_dtype t, int ndim,
     g->release = NULL;   /* armed only once everything below succeeded */
     g->ud = ud;
     g->data = data;
+    g->released = 0;
     if (kb_newmeta(L, KB_GUARD)) {
       lua_pushcfunction(L, guard_gc);
       lua_setfield(L, -2, "__gc");
@@ -364,6 +370,7 @@ KBuffer *kb_push_borrowed(lua_State *L, void *data, kjit_dtype t, int ndim,
     g->release = release;
     b->release = release;   /* informational: the guard makes the call */
     b->release_ud = ud;
+    b->released = &g->released;
   }
   return b;
 }
@@ -378,6 +385,7 @@ static KBuffer *pushview(lua_State *L, int base, const KBuffer *src,
   for (k = 0; k < ndim; k++) size *= shape[k];
   v = (KBuffer *)lua_newuserdatauv(L, sizeof(KBuffer), 1);
   initheader(v, data, src->dtype, ndim, shape, size);
+  v->released = src->released;   /* the same guard: the anchor set below */
   lua_getmetatable(L, base);      /* cheaper than the registry lookup */
   lua_setmetatable(L, -2);
   if (lua_getiuservalue(L, base, 1) == LUA_TNIL) {  /* base is the anchor */
@@ -401,14 +409,27 @@ KBuffer *kb_push_view(lua_State *L, int base, char *data, int ndim,
   return pushview(L, base, src, data, ndim, shape);
 }
 
+int kb_released_error(lua_State *L) {
+  return luaL_error(L, "array used after its memory was released");
+}
+
+/* Returns the buffer at idx or NULL, released or not. */
+KBuffer *kb_test_raw(lua_State *L, int idx) {
+  return (KBuffer *)luaL_testudata(L, idx, KB_METATABLE);
+}
+
 /* Returns the buffer at idx or NULL. */
 KBuffer *kb_test(lua_State *L, int idx) {
-  return (KBuffer *)luaL_testudata(L, idx, KB_METATABLE);
+  KBuffer *b = (KBuffer *)luaL_testudata(L, idx, KB_METATABLE);
+  if (b != NULL && kb_released(b)) kb_released_error(L);
+  return b;
 }
 
 /* Returns the buffer at idx or raises an argument error. */
 KBuffer *kb_check(lua_State *L, int idx) {
-  return (KBuffer *)luaL_checkudata(L, idx, KB_METATABLE);
+  KBuffer *b = (KBuffer *)luaL_checkudata(L, idx, KB_METATABLE);
+  if (kb_released(b)) kb_released_error(L);
+  return b;
 }
 
 /* ------------------------------------------------------------------ */
@@ -506,6 +527,7 @@ static KBuffer *self(lua_State *L) {
   KBuffer *b = (KBuffer *)lua_touserdata(L, 1);
   if (b == NULL || lua_rawlen(L, 1) < sizeof(KBuffer))
     luaL_typeerror(L, 1, KB_METATABLE);
+  if (kb_released(b)) kb_released_error(L);
   return b;
 }
 
@@ -1012,7 +1034,7 @@ static int b_linspace(lua_State *L) {
 
 /* kjit.isarray(v) */
 static int b_isarray(lua_State *L) {
-  lua_pushboolean(L, kb_test(L, 1) != NULL);
+  lua_pushboolean(L, kb_test_raw(L, 1) != NULL);
   return 1;
 }
 

@@ -39,15 +39,34 @@ typedef struct KBuffer {
   kjit_dtype dtype;
   kb_release_fn release;         /* borrowed memory: called once from __gc */
   void *release_ud;
+  /* Borrowed memory (a buffer over host memory, and every view of one):
+  ** the guard's flag, set once the host's release function has run. Only
+  ** a resurrected buffer (kept alive by another object's __gc) can see it
+  ** set; every access checks it (kb_released) and raises instead of
+  ** touching memory the host may have reused. NULL for memory Lua owns,
+  ** which cannot be freed while a buffer or view refers to it. The flag
+  ** lives in the guard, the buffer's user value, so it outlives the
+  ** buffer. After the fields compiled code reads (data, shape). */
+  const int *released;
 } KBuffer;
+
+/* 1 if b's borrowed memory has been handed back to the host. */
+#define kb_released(b) ((b)->released != NULL && *(b)->released)
+/* Raises "array used after its memory was released", located at the
+** caller's line. */
+int kb_released_error(lua_State *L);
 
 int kb_dtype_isfloat(kjit_dtype t);
 int kb_dtype_issigned(kjit_dtype t);
 /* Parses a dtype argument (string like "f32"); def if none/nil; Lua error if bad. */
 kjit_dtype kb_checkdtype(lua_State *L, int idx, kjit_dtype def);
 
-/* Returns the buffer at idx, or NULL if it is not a kjit array. */
+/* Returns the buffer at idx, or NULL if it is not a kjit array; raises
+** kb_released_error for an array whose borrowed memory was released. */
 KBuffer *kb_test(lua_State *L, int idx);
+/* The same, never raising: the buffer even if released (check
+** kb_released before touching its memory). */
+KBuffer *kb_test_raw(lua_State *L, int idx);
 
 /* Metatables built completely before they are registered (an allocation
 ** failure half way must not leave a half-filled one in the registry):
@@ -57,7 +76,8 @@ KBuffer *kb_test(lua_State *L, int idx);
 int kb_newmeta(lua_State *L, const char *name);
 void kb_regmeta(lua_State *L, const char *name);
 
-/* Returns the buffer at idx, or raises a Lua argument error. */
+/* Returns the buffer at idx, or raises a Lua argument error (or
+** kb_released_error). */
 KBuffer *kb_check(lua_State *L, int idx);
 
 /* Pushes a new owned buffer, zero-filled if zero != 0. Errors on bad shape. */

@@ -135,8 +135,9 @@ KJIT_API int kjit_pusharray(lua_State *L, void *data, kjit_dtype dtype, int ndim
 
 static int toarray_p(lua_State *L) {
   kjit_array *out = (kjit_array *)lua_touserdata(L, 1);
-  const KBuffer *b = kb_test(L, 2);
-  if (b == NULL) { lua_pushboolean(L, 0); return 1; }
+  const KBuffer *b = kb_test_raw(L, 2);
+  /* an array whose borrowed memory was released is not readable */
+  if (b == NULL || kb_released(b)) { lua_pushboolean(L, 0); return 1; }
   out->data = b->data;
   out->dtype = b->dtype;
   out->ndim = b->ndim;
@@ -254,6 +255,9 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
                        kjit_value *results, int nresults) {
   if (fn == NULL) return fail(L, KJIT_ERRARG, "kjit_call: fn is NULL");
   const KdSpecInfo *in = &fn->info;
+  /* the owner object was resurrected after its code was freed */
+  if (in->dead && *in->dead)
+    return fail(L, KJIT_ERRARG, "kjit_call: the compiled function was used after it was finalized");
   if (nargs != in->nsig)
     return fail(L, KJIT_ERRARG, "kjit_call: %d argument%s given, the signature %s takes %d",
                 nargs, nargs == 1 ? "" : "s", fn->sigtext, in->nsig);
@@ -301,6 +305,7 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
       b->dtype = a->dtype;
       b->release = NULL;
       b->release_ud = NULL;
+      b->released = NULL;
       slots[i] = (int64_t)(intptr_t)b;
       break;
     }

@@ -567,10 +567,11 @@ void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
 #define KCU_CLOSER  "kjit.cuda.closer"
 #define MAXBYTES    ((int64_t)1 << 48)     /* as kjit arrays */
 
-typedef struct KStream { KCuStream h; int device, sim; } KStream;
+typedef struct KStream { KCuStream h; int device, sim, released; } KStream;
 typedef struct KEvent {
   CUevent h; int device, sim;
   int recorded; double t_ms;   /* simulator: time of the last record */
+  int released;                /* __gc ran (the handle is destroyed) */
 } KEvent;
 
 /* "device array", "stream" or "event": for messages. */
@@ -599,6 +600,7 @@ static void check_usable(lua_State *L, const char *what, int sim, int device,
 }
 
 void kcu_check_usable(lua_State *L, const KDevArray *d, int arg) {
+  if (d->released) kb_released_error(L);
   check_usable(L, "device array", d->sim, d->device, arg);
 }
 
@@ -843,10 +845,13 @@ static int d_tostring(lua_State *L) {
   return 1;
 }
 
+/* A finalizer may resurrect the array (another object's __gc keeps it):
+** every later use checks d->released (kcu_check_usable) and raises. */
 static int d_gc(lua_State *L) {
   KDevArray *d = selfdev(L);
+  d->released = 1;
   if (!d->sim && d->ptr) defer_free(d->device, d->ptr, d->bytes);
-  d->ptr = 0;
+  if (!d->sim) d->ptr = 0;   /* simulator memory is the userdata's own */
   return 0;
 }
 
@@ -903,8 +908,15 @@ static void pushmeta(lua_State *L, const char *name, const luaL_Reg *methods,
   kb_regmeta(L, name);
 }
 
+/* Streams and events used after their __gc (resurrected by another
+** object's finalizer): the driver handle is destroyed. */
+static int finalized(lua_State *L, const char *what) {
+  return luaL_error(L, "kjit.cuda: %s used after it was finalized", what);
+}
+
 static KStream *checkstream(lua_State *L, int idx) {
   KStream *s = (KStream *)luaL_checkudata(L, idx, KCU_STREAM);
+  if (s->released) finalized(L, "stream");
   check_usable(L, "stream", s->sim, s->device, 0);
   return s;
 }
@@ -918,6 +930,7 @@ KCuStream kcu_check_stream(lua_State *L, int idx) {
     luaL_typeerror(L, idx, "kjit.cuda stream");
     return NULL;
   }
+  if (s->released) finalized(L, "stream");
   check_usable(L, "stream", s->sim, s->device, 0);
   return s->sim ? (KCuStream)s : s->h;
 }
@@ -935,6 +948,7 @@ static int s_gc(lua_State *L) {
   ** its queued work is done. */
   if (!s->sim && s->h) cu.StreamDestroy(s->h);
   s->h = NULL;
+  s->released = 1;
   return 0;
 }
 
@@ -958,6 +972,7 @@ static int c_stream(lua_State *L) {
   s->h = NULL;
   s->device = kcu_device();
   s->sim = sim;
+  s->released = 0;
   pushmeta(L, KCU_STREAM, stream_methods, s_gc, s_tostring);
   lua_setmetatable(L, -2);
   if (!sim) CHECK(L, cu.StreamCreate(&s->h, 0), "cuStreamCreate");
@@ -973,6 +988,7 @@ static double now_ms(void) {
 /* arg: the argument number for messages, 0 for the receiver. */
 static KEvent *checkevent(lua_State *L, int idx, int arg) {
   KEvent *e = (KEvent *)luaL_checkudata(L, idx, KCU_EVENT);
+  if (e->released) finalized(L, "event");
   check_usable(L, "event", e->sim, e->device, arg);
   return e;
 }
@@ -1027,6 +1043,7 @@ static int e_gc(lua_State *L) {
   KEvent *e = (KEvent *)luaL_checkudata(L, 1, KCU_EVENT);
   if (!e->sim && e->h) cu.EventDestroy(e->h);
   e->h = NULL;
+  e->released = 1;
   return 0;
 }
 

@@ -81,11 +81,15 @@ typedef struct KDevArray {
   int device;                     /* ordinal it was allocated on */
   int sim;                        /* 1: ptr is host memory (simulator) */
   size_t bytes;                   /* size * element size */
+  int released;                   /* __gc ran: the memory is gone (GPU) or
+                                     must be treated so (simulator); a
+                                     resurrected array is unusable */
 } KDevArray;
 
 KDevArray *kcu_test_devarray(lua_State *L, int idx);   /* NULL if not one */
-/* Raises unless d can be used now: created in the current mode (simulator
-** or driver) and on the current device. arg > 0 names the argument. */
+/* Raises unless d can be used now: not finalized ("array used after its
+** memory was released"), created in the current mode (simulator or
+** driver) and on the current device. arg > 0 names the argument. */
 void kcu_check_usable(lua_State *L, const KDevArray *d, int arg);
 /* kcu_test_devarray + kcu_check_usable; argument error if not a devarray. */
 KDevArray *kcu_check_devarray(lua_State *L, int idx);

@@ -60,7 +60,13 @@ typedef struct JitObj {
   int boundscheck, fastmath, opt;
   int cache;                     /* {cache = true}: object code on disk (cache.c) */
   int parallel;                  /* {parallel = true}: kjit.prange loops on the pool */
+  int dead;                      /* __gc ran: the code is freed; a resurrected
+                                    object refuses calls and compiles */
 } JitObj;
+
+static int dead_error(lua_State *L) {
+  return luaL_error(L, "kjit function used after it was finalized");
+}
 
 /* ---- Signatures ------------------------------------------------------------- */
 
@@ -97,6 +103,7 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
       lua_pop(L, 1);
       if (isbuf) {
         KBuffer *b = lua_touserdata(L, idx);
+        if (kb_released(b)) kb_released_error(L);
         *slot = (int64_t)(intptr_t)b;
         return SIG_BUFCODE(b->dtype, b->ndim);
       }
@@ -371,6 +378,7 @@ static int jit_call(lua_State *L) {
   ** the debug library could still pass something else: refuse it */
   if (o == NULL || lua_rawlen(L, 1) != sizeof(JitObj))
     return luaL_typeerror(L, 1, JIT_METATABLE);
+  if (o->dead) return dead_error(L);
   int n = lua_gettop(L) - 1;
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   int64_t slots[KJIT_MAXARGS + 1];
@@ -441,6 +449,7 @@ static int parse_type(const char **p, uint8_t *out) {
 /* f:compile(sig): compiles eagerly; returns f. */
 static int jit_compile(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  if (o->dead) return dead_error(L);
   const char *text = luaL_checkstring(L, 2);
   const char *p = text;
   uint8_t sig[KJIT_MAXARGS];
@@ -491,6 +500,7 @@ static int jit_compile(lua_State *L) {
 ** given) specialization. */
 static int jit_inspect(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  if (o->dead) return dead_error(L);
   static const char *const whats[] = { "types", "llvm", "asm", NULL };
   int what = luaL_checkoption(L, 2, "types", whats);
   JitSpec *js = o->last;
@@ -523,6 +533,8 @@ static int jit_gc(lua_State *L) {
   JitSpec *s = o->specs;
   while (s) { JitSpec *n = s->next; free_spec(s); s = n; }
   o->specs = o->last = NULL;
+  o->nspecs = 0;
+  o->dead = 1;
   return 0;
 }
 
@@ -651,6 +663,7 @@ void kd_push_private(lua_State *L, int idx) {
   if (src == NULL && (lua_type(L, idx) != LUA_TFUNCTION || lua_iscfunction(L, idx)))
     luaL_error(L, "expected a Lua function or a kjit.jit object, got %s",
                lua_iscfunction(L, idx) ? "a C function" : luaL_typename(L, idx));
+  if (src && src->dead) dead_error(L);
   JitObj *o = lua_newuserdatauv(L, sizeof *o, 1);
   memset(o, 0, sizeof *o);
   if (src) {            /* every option, whatever fields JitObj grows; no specs */
@@ -687,4 +700,5 @@ void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info)
     info->rets[r].dtype = js->rnil[r];
   }
   info->calls = js->calls;
+  info->dead = &o->dead;
 }

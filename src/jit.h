@@ -22,6 +22,8 @@ typedef struct KdSpecInfo {
   Type rets[KJIT_MAXRETS];      /* kind; T_MAYBE: .sub is the number's
                                    kind, .dtype is 1 if falsy means nil */
   int calls;                    /* makes compiled calls: pass the stack limit */
+  const int *dead;              /* set when the owning jit object's __gc ran
+                                   (the entry's code is freed then) */
 } KdSpecInfo;
 
 /* Pushes a new kjit.jit object for the value at idx: a Lua function (with

@@ -80,6 +80,8 @@ typedef struct Kernel {
   int boundscheck, fastmath, fma, opt;
   int ncfg;                    /* launchers in the config cache */
   int cache;                   /* keep PTX in the disk cache (cache.c) */
+  int dead;                    /* __gc ran: specs freed; a resurrected
+                                  kernel refuses to compile or launch */
 } Kernel;
 
 typedef struct Launcher {
@@ -209,6 +211,7 @@ static double now_ms(void) {
 static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int nargs,
                                 int target, int cc) {
   Kernel *k = luaL_checkudata(L, kidx_, KERNEL_MT);
+  if (k->dead) luaL_error(L, "kernel used after it was finalized");
   volatile int kidx = lua_absindex(L, kidx_);   /* used after setjmp */
   double t0 = now_ms();
   SessionBox *sb = ks_push_session(L, k->boundscheck, k->fastmath, k->opt);
@@ -376,6 +379,7 @@ static Type arg_type(lua_State *L, int idx, int argn, LaunchArrays *la, int i) {
   case LUA_TNIL: case LUA_TNONE: break;
   case LUA_TUSERDATA: {
     KBuffer *b = test_upmeta(L, idx, UP_ARRAY_MT);
+    if (b && kb_released(b)) kb_released_error(L);
     if (b) { la->buf[i] = b; t = TY(T_BUF); t.dtype = (uint8_t)b->dtype; t.ndim = (uint8_t)b->ndim; break; }
     KDevArray *d = test_upmeta(L, idx, UP_DEVARRAY_MT);
     if (d) { la->dev[i] = d; t = TY(T_BUF); t.dtype = (uint8_t)d->dtype; t.ndim = (uint8_t)d->ndim; break; }
@@ -983,6 +987,7 @@ static int launcher_call(lua_State *L) {
   lua_getiuservalue(L, 1, 1);
   int kidx = lua_gettop(L);
   Kernel *k = lua_touserdata(L, kidx);
+  if (k->dead) return luaL_error(L, "kernel used after it was finalized");
   int mode = kcu_sim_mode();
   if (mode == 2) {
     /* the plain Lua function; device arrays become views of their memory */
@@ -990,8 +995,11 @@ static int launcher_call(lua_State *L) {
       KDevArray *d = la.dev[i];
       if (d) {
         kcu_check_usable(L, d, i + 1);
-        lua_pushvalue(L, 2 + i);   /* keeps the device memory alive during the launch */
         kb_push_borrowed(L, (void *)(uintptr_t)d->ptr, d->dtype, d->ndim, d->shape, NULL, NULL);
+        /* the view keeps the device array (whose userdata holds the
+        ** memory) alive, even if the kernel stores it somewhere */
+        lua_pushvalue(L, 2 + i);
+        lua_setiuservalue(L, -2, 1);
         lua_replace(L, 2 + i);
       }
     }
@@ -1084,6 +1092,7 @@ static int kernel_gc(lua_State *L) {
     free_kspec(k->specs);
     k->specs = n;
   }
+  k->dead = 1;
   return 0;
 }
 

@@ -123,6 +123,56 @@ local function common_errors()
   raises("kjit.cuda.event expected", function() cuda.event_elapsed_time(1, 2) end)
 end
 
+-- Returns what make() returns after their __gc ran: another object's
+-- finalizer keeps them (resurrection, no debug library needed). Objects
+-- unreachable together are all finalized in the same collection.
+local function resurrected(make)
+  local saved = {}
+  local function setup()
+    local objs = table.pack(make())
+    setmetatable({}, { __gc = function() saved.v = objs end })
+  end
+  setup()
+  collectgarbage(); collectgarbage()
+  truthy(saved.v, "the keeper's finalizer ran")
+  return table.unpack(saved.v, 1, saved.v.n)
+end
+
+-- Device arrays, streams and events used after their __gc: a Lua error,
+-- never a copy from or to released memory or a destroyed driver handle.
+local function after_gc()
+  local RELEASED = "array used after its memory was released"
+  local d, d2, s, e = resurrected(function()
+    return cuda.to_device(kjit.array({ 1, 2, 3 }, "f64")), cuda.device_array({ 2, 2 }, "i32"),
+      cuda.stream(), cuda.event()
+  end)
+  local m = raises(RELEASED, function() return d:copy_to_host() end)
+  truthy(m:find("test_cuda_host.lua:%d+:"), "location in: " .. m)
+  raises(RELEASED, function() return d:copy_to_host(kjit.zeros(3)) end)
+  raises(RELEASED, function() return d:copy_to_device(kjit.zeros(3)) end)
+  raises(RELEASED, function() return d2:copy_to_host() end)
+  eq(d.size, 3, "fields stay readable")
+  raises("stream used after it was finalized", function() s:synchronize() end)
+  raises("stream used after it was finalized", function() cuda.to_device(kjit.zeros(1), s) end)
+  raises("event used after it was finalized", function() e:record() end)
+  raises("event used after it was finalized", function() e:synchronize() end)
+  raises("event used after it was finalized", function() return e:query() end)
+  raises("event used after it was finalized", function()
+    return cuda.event_elapsed_time(cuda.event():record(), e)
+  end)
+  if cuda.jit then
+    local k, dk = resurrected(function()
+      return cuda.jit(function(x) local i = cuda.grid(1) if i <= #x then x[i] = i end end),
+        cuda.device_array(4, "f64")
+    end)
+    raises("kernel used after it was finalized", function() k[{ 1, 4 }](kjit.zeros(4)) end)
+    raises("kernel used after it was finalized", function() k:compile("void(f64[:])") end)
+    local live = cuda.jit(function(x) local i = cuda.grid(1) if i <= #x then x[i] = i end end)
+    raises(RELEASED, function() live[{ 1, 4 }](dk) end)
+  end
+  cuda.synchronize()
+end
+
 local function fields_and_tostring(where)
   local d = cuda.device_array({ 3, 4 }, "f32")
   same_shape(d.shape, { 3, 4 }, "shape")
@@ -225,6 +275,7 @@ SUITES.main = function()
   test("views copy like arrays", views_copy)
   test("errors", common_errors)
   test("streams and events", streams_and_events)
+  test("device arrays, streams, events and kernels used after __gc: errors", after_gc)
 
   test("empty arrays allocate nothing", function()
     local free0 = cuda.mem_info()
@@ -707,6 +758,19 @@ sim_test("simulator: streams and events", streams_and_events)
 sim_test("simulator: interpret mode uses the same arrays", function()
   cuda.simulate("interpret")
   same_array(cuda.to_device(sample("u64", { 9 })):copy_to_host(), sample("u64", { 9 }), "u64")
+end)
+
+sim_test("simulator: device arrays, streams, events and kernels used after __gc: errors", after_gc)
+sim_test("interpreted simulator: an array a kernel keeps outlives the launch safely", function()
+  cuda.simulate("interpret")
+  if not cuda.jit then skip("cuda.jit is not built in") end
+  local kept = {}
+  local k = cuda.jit(function(x) kept[1] = x end)
+  k[{ 1, 1 }](cuda.to_device(kjit.array({ 7, 8, 9 }, "i32")))
+  collectgarbage(); collectgarbage()
+  -- the view keeps the device array's memory: no use after free (ASan)
+  for _ = 1, 3 do cuda.device_array(3, "i32") end
+  eq(kept[1][1], 7, "kept[1]"); eq(kept[1][3], 9, "kept[3]")
 end)
 
 sim_test("simulator: one device", function()

@@ -263,6 +263,41 @@ test("views outlive, alias and reshape their base", function()
   usable()
 end)
 
+-- Returns what make() returns after their __gc ran: another object's
+-- finalizer keeps them (resurrection, no debug library needed). Objects
+-- unreachable together are all finalized in the same collection.
+local function resurrected(make)
+  local saved = {}
+  local function setup()
+    local objs = table.pack(make())
+    setmetatable({}, { __gc = function() saved.v = objs end })
+  end
+  setup()
+  collectgarbage() collectgarbage()
+  truthy(saved.v, "the keeper's finalizer ran")
+  return table.unpack(saved.v, 1, saved.v.n)
+end
+
+test("objects used after their __gc ran (resurrected): errors, not crashes", function()
+  local src = function(x) local s = 0 for i = 1, #x do s = s + x[i] end return s end
+  local f, g, a, v = resurrected(function()
+    local f = kjit.jit(src)
+    eq(f(kjit.arange(1, 4)), 6, "called once before")
+    local base = kjit.arange(1, 7)
+    return f, kjit.jit(function(x) return x + 1 end), base, base:reshape({2, 3})
+  end)
+  err("kjit function used after it was finalized", function() return f(kjit.arange(3)) end)
+  err("kjit function used after it was finalized", function() return g(1) end)
+  err("kjit function used after it was finalized", function() return f:compile("f64(f64[:])") end)
+  err("kjit function used after it was finalized", function() return f:inspect("types") end)
+  truthy(f.lua == src, "f.lua is still the function")
+  -- a fresh object for the same function works
+  eq(kjit.jit(f.lua)(kjit.arange(1, 4)), 6, "kjit.jit(f.lua)")
+  -- arrays own their memory (no finalizer): still usable, views too
+  eq(a[6], 6) eq(v[2][3], 6) eq(sum(v[2]), 15)
+  usable()
+end)
+
 ---------------------------------------------------------------------------
 -- kjit.jit and jit objects
 ---------------------------------------------------------------------------
