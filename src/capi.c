@@ -35,10 +35,51 @@ struct kjit_fn {
 
 /* ---- Protected execution -------------------------------------------------- */
 
+/* The error object at 2 as a message string, as lua.c's msghandler
+** makes it: its __tostring (if 1 is true) when that gives a string, else
+** "(error object is a table value)". */
+static int tostring_p(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TNUMBER) {
+    lua_pushstring(L, lua_tostring(L, 2));   /* converts the copy only */
+    return 1;
+  }
+  if (lua_toboolean(L, 1) && luaL_callmeta(L, 2, "__tostring") &&
+      lua_type(L, -1) == LUA_TSTRING)
+    return 1;
+  lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 2));
+  return 1;
+}
+
+/* Replaces the error object on top by a string (protected); returns
+** LUA_OK, or LUA_ERRMEM (then the top is Lua's "not enough memory"). */
+static int error_to_string(lua_State *L) {
+  for (int meta = 1; meta >= 0; meta--) {
+    /* the stack has room: protect checked for 4 slots, 1 is used */
+    lua_pushcfunction(L, tostring_p);
+    lua_pushboolean(L, meta);
+    lua_pushvalue(L, -3);
+    int st = lua_pcall(L, 2, 1, 0);
+    /* a string: the text, or the conversion's own error (out of memory,
+    ** C stack overflow), which then stands for the original */
+    if ((st == LUA_OK || !meta) && lua_type(L, -1) == LUA_TSTRING) {
+      lua_remove(L, -2);
+      return st == LUA_ERRMEM ? LUA_ERRMEM : LUA_OK;
+    }
+    lua_pop(L, 1);   /* __tostring raised, or gave no string: without it */
+  }
+  /* not reached: Lua's errors are strings; keep the promise anyway, with
+  ** a value that needs no allocation */
+  lua_pop(L, 1);
+  lua_pushliteral(L, "not enough memory");   /* interned, never collected */
+  return LUA_ERRMEM;
+}
+
 /* Runs f(ctx [, the value at idx]) under lua_pcall, leaving its one result
 ** or the error message on the stack. *code classifies a Lua error raised
 ** by f (f sets it before each step that may fail); memory errors are
-** always KJIT_ERRMEM. */
+** always KJIT_ERRMEM. kjit.h promises a string: an error object of
+** another type (a script may raise a table, or nil, from a metamethod the
+** compiler runs) is replaced by its text. */
 static int protect(lua_State *L, lua_CFunction f, void *ctx, int idx,
                    const int *code) {
   if (!lua_checkstack(L, 4)) return KJIT_ERRMEM;   /* cannot push a message */
@@ -49,6 +90,8 @@ static int protect(lua_State *L, lua_CFunction f, void *ctx, int idx,
   if (idx != 0) { lua_pushvalue(L, idx); nargs = 2; }
   int st = lua_pcall(L, nargs, 1, 0);
   if (st == LUA_OK) return KJIT_OK;
+  if (lua_type(L, -1) != LUA_TSTRING && error_to_string(L) == LUA_ERRMEM)
+    return KJIT_ERRMEM;
   if (st == LUA_ERRMEM) return KJIT_ERRMEM;
   return code ? *code : KJIT_ERRRUN;
 }
