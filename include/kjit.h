@@ -188,6 +188,28 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args,
 KJIT_API int kjit_nargs(const kjit_fn *fn);
 KJIT_API int kjit_nresults(const kjit_fn *fn);
 
+/* ---- C stacks ------------------------------------------------------------ */
+
+/* Declares the C stack the calling thread runs on from now on: the memory
+** [base, base + size) (base is the LOWEST address; stacks grow down). For
+** hosts that run Lua on stacks of their own (makecontext/swapcontext,
+** coroutine or fiber libraries): call it after switching to such a stack,
+** before Lua code there calls compiled code, and again after each switch
+** back to it. Compiled calls (recursion, nested calls, kjit.jit objects
+** called from compiled code) then raise "stack overflow" while a quarter of
+** the stack (16 KiB at least, 256 KiB at most) is still free.
+** The declaration belongs to the calling thread and is used only while the
+** stack pointer lies inside it: on any other stack (after a switch not
+** declared) kjit falls back to what it knows, the thread's own stack (read
+** from the system), or, on a stack it knows nothing about, at most 64 KiB
+** below the point of the call. So an undeclared stack of at least 64 KiB
+** plus what the host itself uses on it is safe too; declare smaller ones.
+** base NULL forgets the declaration. Lua's own C stack use (interpreted
+** recursion, LUAI_MAXCCALLS) is Lua's business, not covered here.
+** Returns KJIT_OK, or KJIT_ERRARG (size 0, or the range wraps around);
+** never touches a lua_State and pushes nothing. */
+KJIT_API int kjit_set_stack_limit(const void *base, size_t size);
+
 /* Value constructors for kjit_call arguments. */
 static inline kjit_value kjit_int(int64_t i) {
   kjit_value v; v.type = KJIT_TINT; v.v.i = i; return v;

@@ -393,3 +393,9 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
 KJIT_API int kjit_nargs(const kjit_fn *fn) { return fn ? fn->info.nsig : -1; }
 
 KJIT_API int kjit_nresults(const kjit_fn *fn) { return fn ? fn->info.nret : -1; }
+
+/* ---- C stacks --------------------------------------------------------------------- */
+
+KJIT_API int kjit_set_stack_limit(const void *base, size_t size) {
+  return krt_set_stack(base, size) == 0 ? KJIT_OK : KJIT_ERRARG;
+}

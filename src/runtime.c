@@ -107,25 +107,74 @@ void krt_push_error(lua_State *L, const KErr *e) {
   }
 }
 
-/* The lowest address compiled code may push frames to on this thread:
-** the thread's stack bottom plus a margin for the C code that runs in
-** between (runtime helpers, libm, the dispatcher's own frames). */
-uint64_t krt_stack_limit(void) {
-  static _Thread_local uint64_t limit;
-  if (limit) return limit;
-  char here;
-  uint64_t sp = (uint64_t)(uintptr_t)&here;
+/* ---- C stack bounds ------------------------------------------------------
+**
+** Compiled calls compare the stack pointer with a limit and raise "stack
+** overflow" below it. The limit depends on the stack the call runs on:
+**   - a stack the host declared (kjit_set_stack_limit) and the call runs
+**     on: its lowest address plus a margin (a quarter of it, 16 KiB to
+**     256 KiB) for the C code that runs between checks (runtime helpers,
+**     libm, the dispatcher's frames);
+**   - the thread's own stack (pthread_getattr_np, read once per thread):
+**     its lowest address plus 256 KiB;
+**   - any other stack (a fiber or coroutine stack the host did not
+**     declare, or a thread whose stack is unknown): UNDECLARED_ALLOW
+**     bytes below the point of the call, no more.
+** A declaration that does not contain the stack pointer (the host
+** switched stacks without telling) is ignored, so a wrong or stale one
+** cannot make compiled code overflow a stack. */
+#define THREAD_MARGIN     ((uint64_t)256 << 10)
+#define MIN_MARGIN        ((uint64_t)16 << 10)
+#define UNDECLARED_ALLOW  ((uint64_t)64 << 10)
+
+static _Thread_local uint64_t thr_lo, thr_hi;   /* this thread's stack; 0: unknown */
+static _Thread_local int thr_known;             /* thr_lo/thr_hi were read */
+static _Thread_local uint64_t decl_lo, decl_hi, decl_limit;   /* kjit_set_stack_limit */
+
+static void read_thread_stack(uint64_t sp) {
   pthread_attr_t attr;
   void *addr = NULL;
   size_t size = 0;
+  thr_known = 1;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     pthread_attr_getstack(&attr, &addr, &size);
     pthread_attr_destroy(&attr);
   }
   uint64_t lo = (uint64_t)(uintptr_t)addr;
-  if (addr == NULL || size == 0 || sp < lo || sp - lo > ((uint64_t)1 << 34))
-    limit = sp > (1u << 20) ? sp - (1u << 20) : 1;   /* unknown: allow 1 MiB */
-  else
-    limit = lo + (256u << 10);
-  return limit;
+  if (addr == NULL || size <= THREAD_MARGIN || lo + size < lo) return;
+  thr_hi = lo + size;
+  /* an unlimited stack (ulimit -s unlimited: the bound is the next
+  ** mapping, with the kernel's guard gap above it): as before, 1 MiB
+  ** below the first compiled call made on it */
+  if (size > ((uint64_t)1 << 34) && sp > lo + ((uint64_t)1 << 20) + THREAD_MARGIN &&
+      sp <= thr_hi)
+    lo = sp - ((uint64_t)1 << 20) - THREAD_MARGIN;
+  thr_lo = lo;
+}
+
+uint64_t krt_stack_limit(void) {
+  char here;
+  uint64_t sp = (uint64_t)(uintptr_t)&here;
+  if (decl_hi != 0 && sp > decl_lo && sp <= decl_hi) return decl_limit;
+  if (!thr_known) read_thread_stack(sp);
+  if (thr_hi != 0 && sp > thr_lo && sp <= thr_hi) return thr_lo + THREAD_MARGIN;
+  /* a stack kjit knows nothing about: stay close to where we are */
+  return sp > UNDECLARED_ALLOW ? sp - UNDECLARED_ALLOW : 1;
+}
+
+int krt_set_stack(const void *base, size_t size) {
+  uint64_t lo = (uint64_t)(uintptr_t)base;
+  if (base == NULL) {
+    decl_lo = decl_hi = decl_limit = 0;
+    return 0;
+  }
+  if (size == 0 || lo + size < lo) return -1;
+  uint64_t margin = size / 4;
+  if (margin < MIN_MARGIN) margin = MIN_MARGIN;
+  if (margin > THREAD_MARGIN) margin = THREAD_MARGIN;
+  decl_lo = lo;
+  decl_hi = lo + size;
+  /* a stack smaller than the margin: every compiled call overflows */
+  decl_limit = margin < size ? lo + margin : decl_hi;
+  return 0;
 }

@@ -12,9 +12,13 @@
 #define _GNU_SOURCE /* mkdtemp under -std=c11 */
 #endif
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
@@ -569,6 +573,196 @@ static void test_minimal_state(void) {
   lua_close(L);
 }
 
+/* A borrowed array kept alive past its release by another object's
+** finalizer (resurrection, no debug library): the host frees the memory in
+** release; every later use from Lua, compiled code or C is refused. */
+static void free_release(void *ud, void *data) {
+  Counter *c = ud;
+  c->calls++;
+  c->last = data;
+  free(data);
+}
+
+static void test_resurrected(void) {
+  lua_State *L = newstate();
+  int64_t n8[1] = { 8 };
+  double *p = malloc(8 * sizeof *p);
+  for (int i = 0; i < 8; i++) p[i] = i + 1;
+  Counter c = { 0, NULL };
+  CHECK(kjit_pusharray(L, p, KJIT_F64, 1, n8, NULL, free_release, &c) == KJIT_OK, "push");
+  lua_setglobal(L, "a");
+  CHECK(lua_true(L,
+    "kjit = require 'kjit' "
+    "sum = kjit.jit(function(x) local s = 0 for i = 1, #x do s = s + x[i] end return s end) "
+    "assert(sum(a) == 36) "
+    "local function setup() "
+    "  local keep = { a, a:slice(2, 5), a:reshape({2, 4}) } "
+    "  setmetatable({}, { __gc = function() saved = keep end }) "
+    "end "
+    "setup() a = nil return true"), "setup");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(c.calls == 1 && c.last == p, "released once (%d)", c.calls);
+  CHECK(lua_true(L, "return saved ~= nil"), "resurrected");
+  static const char *const uses[] = {
+    "return saved[1][1]", "saved[1][1] = 5", "return saved[2][1]", "saved[2][2] = 1",
+    "return saved[3][2][1]", "return sum(saved[1])", "return sum(saved[2])",
+    "return saved[1]:fill(0)", "return saved[1]:copy()", "return saved[1]:totable()",
+    "return tostring(saved[2])", "return saved[1]:slice(1, 2)", "return saved[3]:reshape(8)",
+    "return kjit.array(saved[1])", "return #saved[1]", "return saved[1].shape",
+  };
+  for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++) {
+    char code[256];
+    snprintf(code, sizeof code, "local ok, e = pcall(function() %s end) "
+             "return not ok and tostring(e):find('array used after its memory was released', 1, true) ~= nil",
+             uses[i]);
+    CHECK(lua_true(L, code), "%s: refused", uses[i]);
+  }
+  CHECK(lua_true(L, "return kjit.isarray(saved[1])"), "still an array for isarray");
+  kjit_array out;
+  lua_getglobal(L, "saved");
+  lua_rawgeti(L, -1, 2);
+  CHECK(kjit_toarray(L, -1, &out) == KJIT_ERRARG, "kjit_toarray refuses it");
+  lua_pop(L, 2);
+  lua_close(L);
+  CHECK(c.calls == 1, "never released again (%d)", c.calls);
+}
+
+/* kjit_* failures leave a string, whatever the script raised. */
+static void test_error_objects(void) {
+  lua_State *L = newstate();
+  static const struct { const char *raise, *want; } cases[] = {
+    { "error({})", "(error object is a table value)" },
+    { "error(nil)", "(error object is a nil value)" },
+    { "error(setmetatable({}, { __tostring = function() return 'my error' end }))", "my error" },
+    { "error(setmetatable({}, { __tostring = function() error({}) end }))",
+      "(error object is a table value)" },
+    { "error(42)", "42" },
+    { "error(true)", "(error object is a boolean value)" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char code[512];
+    /* a global read at compile time runs the environment's __index */
+    snprintf(code, sizeof code,
+             "local env = setmetatable({}, { __index = function(_, k) %s end }) "
+             "return load('return function(x) return x + boom end', nil, 't', env)()",
+             cases[i].raise);
+    int top = lua_gettop(L);
+    CHECK(luaL_dostring(L, code) == LUA_OK, "chunk %zu", i);
+    kjit_fn *fn = NULL;
+    int st = kjit_compile(L, -1, "f64(f64)", &fn);
+    CHECK(st != KJIT_OK && fn == NULL, "%s: fails (%d)", cases[i].raise, st);
+    CHECK(lua_gettop(L) == top + 2, "%s: one message", cases[i].raise);
+    CHECK(lua_type(L, -1) == LUA_TSTRING, "%s: a string (%s)", cases[i].raise,
+          luaL_typename(L, -1));
+    if (lua_type(L, -1) == LUA_TSTRING)
+      CHECK(msg_has(L, cases[i].want), "%s: message", cases[i].raise);
+    lua_settop(L, top);
+  }
+  lua_close(L);
+}
+
+/* ---- Fibers: Lua run on stacks the host allocates -------------------------- */
+
+typedef struct Fiber {
+  ucontext_t ctx, back;
+  char *mem;                  /* guard page, then the stack */
+  size_t size;                /* usable stack bytes */
+  int declare;                /* kjit_set_stack_limit on the fiber */
+  lua_State *L;
+  const char *code;           /* run on the fiber; returns a boolean */
+  int ok;
+  char msg[256];
+} Fiber;
+
+static Fiber *cur_fiber;
+
+static void fiber_main(void) {
+  Fiber *f = cur_fiber;
+  if (f->declare) kjit_set_stack_limit(f->mem + 4096, f->size);
+  if (luaL_dostring(f->L, f->code) != LUA_OK) {
+    snprintf(f->msg, sizeof f->msg, "%s", lua_tostring(f->L, -1));
+    f->ok = 0;
+  } else {
+    f->ok = lua_toboolean(f->L, -1);
+    snprintf(f->msg, sizeof f->msg, "%s", lua_tostring(f->L, -2) ? lua_tostring(f->L, -2) : "");
+  }
+  lua_settop(f->L, 0);
+  if (f->declare) kjit_set_stack_limit(NULL, 0);
+}
+
+/* Runs code on a fresh mmap'd stack of size bytes with a PROT_NONE page
+** below it: an overflow is a segmentation fault, not silent corruption. */
+static int run_on_fiber(lua_State *L, size_t size, int declare, const char *code,
+                        char *msg, size_t msgsz) {
+  Fiber f;
+  memset(&f, 0, sizeof f);
+  f.size = size;
+  f.declare = declare;
+  f.L = L;
+  f.code = code;
+  f.mem = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (f.mem == MAP_FAILED) return 0;
+  mprotect(f.mem, 4096, PROT_NONE);
+  getcontext(&f.ctx);
+  f.ctx.uc_stack.ss_sp = f.mem + 4096;
+  f.ctx.uc_stack.ss_size = size;
+  f.ctx.uc_link = &f.back;
+  makecontext(&f.ctx, fiber_main, 0);
+  cur_fiber = &f;
+  swapcontext(&f.back, &f.ctx);
+  munmap(f.mem, size + 4096);
+  snprintf(msg, msgsz, "%s", f.msg);
+  return f.ok;
+}
+
+static const char *fiber_setup =
+  "kjit = require 'kjit' "
+  /* not pure (it writes an array after the call): real calls, which LLVM
+  ** cannot turn into a loop, each checking the stack */
+  "local function rec(a, n) if n == 0 then return 0 end "
+  "  local r = rec(a, n - 1) a[1] = a[1] + r return r + 1 end "
+  "A = kjit.zeros(1) R = kjit.jit(rec) return R(A, 10) == 10";
+static const char *fiber_deep =
+  "local ok, e = pcall(R, A, 100000000) "
+  "return e, not ok and tostring(e):find('stack overflow', 1, true) ~= nil";
+static const char *fiber_some =
+  "local ok, e = pcall(R, A, 2000) return tostring(e), ok and e == 2000";
+
+static void *undeclared_thread(void *arg) {
+  lua_State *L = arg;
+  char msg[256];
+  /* the first compiled call of this thread runs on the fiber */
+  int ok = run_on_fiber(L, 512 << 10, 0, fiber_deep, msg, sizeof msg);
+  CHECK(ok, "undeclared 512 KiB fiber: stack overflow error (%s)", msg);
+  ok = run_on_fiber(L, 512 << 10, 0, fiber_some, msg, sizeof msg);
+  CHECK(ok || strstr(msg, "stack overflow"), "undeclared fiber: a result or an error (%s)", msg);
+  return NULL;
+}
+
+static void test_fibers(void) {
+  lua_State *L = newstate();
+  char msg[256];
+  CHECK(lua_true(L, fiber_setup), "compiled on the main stack");
+  CHECK(kjit_set_stack_limit(NULL, 0) == KJIT_OK, "clear");
+  CHECK(kjit_set_stack_limit(msg, 0) == KJIT_ERRARG, "size 0");
+  CHECK(kjit_set_stack_limit((void *)(uintptr_t)-4096, 8192) == KJIT_ERRARG, "wraps");
+  /* declared stacks: the full depth they allow, then an error */
+  int ok = run_on_fiber(L, 1 << 20, 1, fiber_some, msg, sizeof msg);
+  CHECK(ok, "declared 1 MiB fiber runs 2000 compiled calls deep (%s)", msg);
+  ok = run_on_fiber(L, 1 << 20, 1, fiber_deep, msg, sizeof msg);
+  CHECK(ok, "declared 1 MiB fiber: stack overflow error (%s)", msg);
+  ok = run_on_fiber(L, 128 << 10, 1, fiber_deep, msg, sizeof msg);
+  CHECK(ok, "declared 128 KiB fiber: stack overflow error (%s)", msg);
+  /* a declaration is only used on its own stack: back on the main stack */
+  CHECK(lua_true(L, "return R(A, 5000) == 5000"), "main stack unaffected");
+  /* undeclared: from a thread whose first compiled call is on the fiber */
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, undeclared_thread, L) == 0, "thread");
+  pthread_join(t, NULL);
+  lua_close(L);
+}
+
 int main(int argc, char **argv) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/kjit-capi-XXXXXX");
   if (mkdtemp(tmpdir) == NULL) { perror("mkdtemp"); return 1; }
@@ -580,6 +774,9 @@ int main(int argc, char **argv) {
   test_compile_errors();
   test_many();
   test_minimal_state();
+  test_resurrected();
+  test_error_objects();
+  test_fibers();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) printf("could not remove %s\n", tmpdir);
