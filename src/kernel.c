@@ -71,6 +71,8 @@ typedef struct KernSpec {
   int moddev;
   KCuDevPtr errrec;
   int pending;                 /* launched since its record was last read */
+  int declared;                /* compiled by k:compile(sig): its argument
+                                  types bind launches that fit it loosely */
   const void *owner;           /* the Lua state (main thread) that compiled it */
   struct KernSpec *pnext;      /* pending list */
 } KernSpec;
@@ -410,6 +412,22 @@ static KernSpec *find_kspec(Kernel *k, const Type *t, int n, int target, int cc)
       if (s->target == target && (target != KT_NVPTX || s->cc == cc) && spec_fits(s, t, n, loose))
         return s;
   return NULL;
+}
+
+/* The argument types a launch that found no specialization compiles for:
+** those of a signature declared with k:compile (for any target or compute
+** capability) that the launch's values fit, so that a Lua number passed
+** for a declared f32 parameter stays an f32 in the simulator and on every
+** device, as on the GPU the signature was compiled for; else the launch's
+** own types. Copies into out; returns the count. */
+static int launch_types(const Kernel *k, const Type *t, int n, Type *out) {
+  for (const KernSpec *s = k->specs; s; s = s->next)
+    if (s->declared && s->nargs >= n && spec_fits(s, t, n, 1)) {
+      memcpy(out, s->args, (size_t)s->nargs * sizeof *out);
+      return s->nargs;
+    }
+  memcpy(out, t, (size_t)n * sizeof *out);
+  return n;
 }
 
 /* Parses "void(f32, f32[:], i64)" (the "void" is optional). */
@@ -803,6 +821,25 @@ static void read_dim3(lua_State *L, int idx, unsigned v[3], const char *what) {
   }
 }
 
+/* The launch shapes every CUDA GPU refuses (compute capability 5.0 and
+** up), refused in every mode, so the simulators accept exactly what a GPU
+** would: grid y and z at most 65535 (x at most 2^31 - 1, read_dim3), block
+** x and y at most 1024, z at most 64, 1024 threads per block. */
+static void check_shape(lua_State *L, const Launcher *c) {
+  static const char xyz[] = "xyz";
+  for (int i = 1; i < 3; i++)
+    if (c->grid[i] > 65535)
+      luaL_error(L, "kernel launch: grid %c is %d (at most 65535)", xyz[i], (int)c->grid[i]);
+  for (int i = 0; i < 3; i++) {
+    unsigned lim = i == 2 ? 64 : 1024;
+    if (c->block[i] > lim)
+      luaL_error(L, "kernel launch: block %c is %d (at most %d)", xyz[i], (int)c->block[i], (int)lim);
+  }
+  uint64_t threads = (uint64_t)c->block[0] * c->block[1] * c->block[2];
+  if (threads > 1024)
+    luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)threads);
+}
+
 /* k[{grid, block [, stream [, shared_bytes]]}]: the launcher for that
 ** config, from the kernel's cache when one with the same config exists. */
 static int push_launcher(lua_State *L, int kidx, int cfg) {
@@ -812,6 +849,7 @@ static int push_launcher(lua_State *L, int kidx, int cfg) {
   read_dim3(L, -1, c.grid, "grid");
   lua_geti(L, cfg, 2);
   read_dim3(L, -1, c.block, "block");
+  check_shape(L, &c);
   lua_geti(L, cfg, 3);   /* stream */
   int sidx = lua_gettop(L);
   if (!lua_isnil(L, sidx) && !(lua_isinteger(L, sidx) && lua_tointeger(L, sidx) == 0)) {
@@ -1007,15 +1045,16 @@ static int launcher_call(lua_State *L) {
     interp_launch(L, lua_gettop(L), c, 2, nargs);
     return 0;
   }
+  Type ct[KJIT_MAXARGS];
   if (mode == 1) {
     KernSpec *s = find_kspec(k, t, nargs, KT_SIM, 0);
-    if (s == NULL) s = compile_kernel(L, kidx, t, nargs, KT_SIM, 0);
+    if (s == NULL) s = compile_kernel(L, kidx, ct, launch_types(k, t, nargs, ct), KT_SIM, 0);
     run_sim(L, s, c, 2, nargs, &la);
     return 0;
   }
   int cc = kcu_compute_capability(L);   /* makes the context current (kcu_ensure) */
   KernSpec *s = find_kspec(k, t, nargs, KT_NVPTX, cc);
-  if (s == NULL) s = compile_kernel(L, kidx, t, nargs, KT_NVPTX, cc);
+  if (s == NULL) s = compile_kernel(L, kidx, ct, launch_types(k, t, nargs, ct), KT_NVPTX, cc);
   KCuStream stream = NULL;
   if (c->stream) {
     lua_getiuservalue(L, 1, 2);
@@ -1053,10 +1092,13 @@ static int kernel_compile(lua_State *L) {
   int cc = default_cc(L, 3);
   Type t[KJIT_MAXARGS];
   int n = parse_sig(L, sig, t);
-  if (find_kspec(k, t, n, KT_NVPTX, cc) == NULL) compile_kernel(L, 1, t, n, KT_NVPTX, cc);
+  KernSpec *s = NULL, **pp;
+  for (s = k->specs; s; s = s->next)   /* exactly these types (f32 is not f64) */
+    if (s->target == KT_NVPTX && s->cc == cc && spec_fits(s, t, n, 0)) break;
+  if (s == NULL) compile_kernel(L, 1, t, n, KT_NVPTX, cc)->declared = 1;
   else {
     /* make it the most recent, for inspect */
-    KernSpec *s = find_kspec(k, t, n, KT_NVPTX, cc), **pp;
+    s->declared = 1;
     for (pp = &k->specs; *pp != s; pp = &(*pp)->next) {}
     *pp = s->next;
     s->next = k->specs;

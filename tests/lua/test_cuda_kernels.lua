@@ -686,6 +686,44 @@ test("simulated results match plain Lua loops (grid indexing, reductions, atomic
   end
 end)
 
+test("launch shapes a GPU refuses are refused in every mode, located", function()
+  local k = cuda.jit(saxpy)
+  local here = "test_cuda_kernels.lua:"
+  for _, mode in ipairs{ true, "interpret", false } do
+    local prev = cuda.simulate(mode)
+    local cases = {
+      { "grid y is 65536 (at most 65535)", function() return k[{{1, 65536}, 32}] end },
+      { "grid z is 70000 (at most 65535)", function() return k[{{1, 1, 70000}, 32}] end },
+      { "block x is 1025 (at most 1024)", function() return k[{1, 1025}] end },
+      { "block y is 2048 (at most 1024)", function() return k[{1, {1, 2048}}] end },
+      { "block z is 65 (at most 64)", function() return k[{1, {1, 1, 65}}] end },
+      { "2048 threads per block (at most 1024)", function() return k[{1, {64, 32}}] end },
+    }
+    for _, c in ipairs(cases) do
+      local m = raises(c[1], c[2])
+      truthy(m:find(here, 1, true), "location in: " .. m)
+    end
+    -- the limits themselves are accepted
+    truthy(k[{{1, 65535, 65535}, {1, 16, 64}}], "grid y, z 65535, block z 64")
+    truthy(k[{{2 ^ 31 - 1 | 0}, 1024}], "grid x 2^31 - 1, 1024 threads")
+    cuda.simulate(prev)
+  end
+end)
+
+test("k:compile(sig) with an f32 scalar binds launches that pass a Lua number", function()
+  local function f32(v) return (string.unpack("f", string.pack("f", v))) end
+  local k = cuda.jit(function(out, x) local i = cuda.grid(1) if i <= #out then out[i] = x * 3 end end)
+  k:compile("void(f64[:], f32)")
+  local prev = cuda.simulate(true)
+  local out = kjit.zeros(4, "f64")
+  k[{1, 4}](out, 0.1)
+  eq(out[1], f32(f32(0.1) * 3), "f32 arithmetic, as on the GPU")
+  k[{1, 4}](out, 2)   -- a Lua integer for the f32 parameter
+  eq(out[4], 6.0, "integer argument")
+  eq(k:inspect("types"):find("f32", 1, true) ~= nil, true, "types name f32")
+  cuda.simulate(prev)
+end)
+
 test("bad launches raise clear errors and the next launch works (both simulators)", function()
   for _, mode in ipairs{ true, "interpret" } do
     local prev = cuda.simulate(mode)
