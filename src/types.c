@@ -953,7 +953,15 @@ void kt_infer_all(Session *S) {
     }
     if (strict && !S->changed) break;
     strict = !S->changed;   /* converged: one more pass, reporting errors */
-    if (round > 200) ks_error(S, NULL, 0, "type inference did not converge");
+    /* A callee's result types reach its caller one round later, so a chain
+    ** of n calls needs n rounds: the bound grows with the specializations
+    ** (at most 256 of them). Past it, the error names the compiled
+    ** function (the root specialization is the first). */
+    if (round > 200 + 2 * S->nspecs) {
+      KFunc *root = S->nspecs > 0 ? S->specs[0]->fn : NULL;
+      ks_error(S, root, root ? root->ast->line : 0, "type inference did not converge "
+               "(%d specializations; recursion over types?)", S->nspecs);
+    }
   }
   /* A result still unknown is never produced (the function only returns
   ** through itself or raises): any type will do; settle the rest again. */

@@ -72,6 +72,49 @@ local function generate(src, ...)
   return chunk(...)
 end
 
+-- Errors of the generated code. Its chunks are loaded from the text above,
+-- so kjit locates their errors in it ('[string "local f = ..."]:4: ...'),
+-- a place the user never wrote; and when fn raises on every path the
+-- compiler sees only that it returns nothing, so the kernel fails to
+-- compile and fn's own message is lost. Such errors come from fn (what it
+-- returns, or that it always raises), so they are reported at fn's
+-- definition, and if calling fn in Lua on the data's first elements
+-- raises, that error is reported instead: fn's own file:line and message,
+-- as the interpreter would give. Errors already located elsewhere (fn's
+-- own run-time errors) pass unchanged. probe: nil, or a function calling
+-- fn as the generated loop first does.
+local function relocate(err, lfn, who, probe)
+  if type(err) ~= "string" then return err end
+  local body = err:match('^%[string "local f.-"%]:%d+: (.*)$')
+  if body == nil then
+    if err:find("^[^\n]-:%d+: ") then return err end   -- located: fn's own line
+    body = err
+  end
+  if probe then
+    local ok, e = pcall(probe)
+    if not ok then return e end
+  end
+  local info = debug.getinfo(lfn, "S")
+  return string.format("%s:%d: %s: %s (in the loop %s runs around this function, which "
+    .. "must take two numbers and return one number of the array's kind)",
+    info.short_src, info.linedefined, who, body, who)
+end
+
+-- Calls f(...) and raises relocate's version of its error.
+local function run(lfn, who, probe, f, ...)
+  local ok, r = pcall(f, ...)
+  if not ok then error(relocate(r, lfn, who, probe), 0) end
+  return r
+end
+
+-- A probe calling fn as the fold starts: fn(a[1], a[2]) or fn(init, a[1])
+-- (a: a 1-D host array of n >= 1 elements).
+local function probe_of(lfn, a, n, init)
+  if init ~= nil then return function() return lfn(init, a[1]) end end
+  if n >= 2 then return function() return lfn(a[1], a[2]) end end
+  return nil
+end
+
 -- init: nil or a number (reducers' error level: check_init, call, __call, user)
 local function check_init(init)
   if init ~= nil and type(init) ~= "number" then
@@ -204,24 +247,17 @@ function kjit.reduce(fn, opts)
     -- the element itself, as the Lua fold gives it (compiled code would
     -- make it a float if fn returns floats for integer elements)
     if n == 1 and init == nil then return a[1] end
+    local probe = probe_of(lfn, a, n, init)
     if chunks and n > MIN_CHUNK then
       local chunk = math.max(MIN_CHUNK, (n + MAX_CHUNKS - 1) // MAX_CHUNKS)
       local partials = kjit.empty((n + chunk - 1) // chunk, ACC[a.dtype])
-      local ok, err = pcall(chunks, a, partials, chunk)
-      if not ok then
-        -- a run-time error inside fn carries fn's own line: keep it; the
-        -- store of a chunk's result into the partials array is the only
-        -- error of the generated code itself
-        if tostring(err):find("^%[string ") then
-          error(string.format("kjit.reduce: target 'parallel': fn must return a value of the "
-            .. "array's kind (%s partial results): %s", ACC[a.dtype], tostring(err):gsub("^%[string .-%]:%d+: ", "")), 3)
-        end
-        error(err, 0)
-      end
+      -- a run-time error inside fn carries fn's own line: kept; errors of
+      -- the generated code (storing a chunk's result, compiling) go to fn
+      run(lfn, "kjit.reduce", probe_of(lfn, a, n), chunks, a, partials, chunk)
       a, n = partials, partials.size
     end
-    if init == nil then return fold(a, 1, n) end
-    return fold_init(a, init)
+    if init == nil then return run(lfn, "kjit.reduce", probe, fold, a, 1, n) end
+    return run(lfn, "kjit.reduce", probe, fold_init, a, init)
   end
   return setmetatable({ _call = call, lua = lfn, target = target }, Reducer)
 end
@@ -393,16 +429,26 @@ function cuda.reduce(fn, opts)
     local acc_dtype = ACC[dx.dtype]
     local s = scratch(acc_dtype)
     local nblocks = math.min((n + BLOCK - 1) // BLOCK, max_blocks())
-    -- stage 1: one partial per block (every block owns at least one element)
-    kernel(acc_dtype, ndim)[{ nblocks, BLOCK, stream }](dx, s.partials, n)
-    -- stage 2: one block folds the partials (n = nblocks of them)
-    kernel(acc_dtype, 1)[{ 1, BLOCK, stream }](s.partials, s.out, nblocks)
+    -- errors of the kernels go to fn (relocate); the probe reads the first
+    -- elements on the host (a copy of a device array: only on an error)
+    local function probe()
+      local h = kjit.isarray(arr) and arr or arr:copy_to_host()
+      h = h.ndim > 1 and h:reshape(h.size) or h
+      if n >= 2 then return lfn(h[1], h[2]) end
+    end
+    local function stages()
+      -- stage 1: one partial per block (every block owns at least one element)
+      kernel(acc_dtype, ndim)[{ nblocks, BLOCK, stream }](dx, s.partials, n)
+      -- stage 2: one block folds the partials (n = nblocks of them)
+      kernel(acc_dtype, 1)[{ 1, BLOCK, stream }](s.partials, s.out, nblocks)
+    end
+    run(lfn, "kjit.cuda.reduce", probe, stages)
     s.out:copy_to_host(s.host, stream)
     if stream then stream:synchronize() end
     local r = s.host[1]
     if init ~= nil then
       state.combine = state.combine or kjit.jit(lfn)
-      r = state.combine(init, r)
+      r = run(lfn, "kjit.cuda.reduce", nil, state.combine, init, r)
     end
     return r
   end

@@ -528,3 +528,25 @@ test("a callee without source is a compile error, every time", function()
   end
   raises("nosource: cannot compile", D.jit(calls_nosource), 1.5, 2)
 end)
+
+-- A chain of n callees (c1 calls c2 ... calls cn), as globals of their own
+-- environment. Each callee's result type reaches its caller one inference
+-- round later: a chain of 201 used to stop at round 200 with "type
+-- inference did not converge" and no location.
+local function chain(n)
+  local lines = {}
+  for i = 1, n - 1 do lines[#lines + 1] = ("function c%d(x) return c%d(x) + 1 end"):format(i, i + 1) end
+  lines[#lines + 1] = ("function c%d(x) return x + 1 end"):format(n)
+  local env = {}
+  assert(load(table.concat(lines, "\n"), nil, "t", env))()
+  return env.c1
+end
+
+test("long call chains converge; past the limit, an error located in the user's code", function()
+  if D.fake then skip("compile errors need the real compiler (KJIT_FAKE_JIT=1)") end
+  eq(kjit.jit(chain(201))(1), 202, "201 callees")
+  eq(kjit.jit(chain(250))(1.5), 251.5, "250 callees")
+  local msg = raises("too many specializations in one compile", kjit.jit(chain(300)), 1)
+  truthy(msg:find('^%[string "function c1%(x%)'), "located in the chain's chunk: " .. msg)
+  truthy(msg:find('"]:%d+: '), "with a line: " .. msg)
+end)

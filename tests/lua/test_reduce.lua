@@ -193,6 +193,25 @@ test("cpu: a run-time error inside fn is reported at fn's line", function()
   eq(r(kjit.arange(10)), 45, "still usable after an error")
 end)
 
+-- functions the generated loops cannot use: the error is located at the
+-- function (never in kjit's generated chunk) and keeps fn's own message
+local ALWAYS_LINE = here() + 1
+local function always(a, b) error("always boom") end
+local BOOL_LINE = here() + 1
+local function lt(a, b) return a < b end
+local NOTHING_LINE = here() + 1
+local function nothing(a, b) end
+local function no_generated(msg) truthy(not msg:find("[string", 1, true), "no generated chunk in: " .. msg) end
+
+test("cpu: unusable functions: errors at fn's line, with fn's message", function()
+  local a = kjit.arange(1, 101)
+  no_generated(raises(THIS .. ":" .. ALWAYS_LINE .. ": always boom", kjit.reduce(always), a))
+  local msg = raises(THIS .. ":" .. BOOL_LINE .. ": kjit.reduce: ", kjit.reduce(lt), a)
+  no_generated(msg)
+  truthy(msg:find("boolean", 1, true), "names the type: " .. msg)
+  no_generated(raises(THIS .. ":" .. BOOL_LINE .. ": kjit.reduce: ", kjit.reduce(lt), a, 0))
+end)
+
 -- ---- kjit.reduce: target = "parallel" (needs compiled kjit.prange) ------------------
 
 local function parallel(fn)
@@ -223,6 +242,13 @@ test("parallel: integer and exact-f64 reductions equal the sequential fold", fun
   for name, fn in pairs{ min2 = min2, max2 = max2, bxor = bxor } do
     eq(parallel(fn)(m), ref(fn, m), name .. " 2-D i32")
   end
+end)
+
+test("parallel: unusable functions: errors at fn's line, with fn's message", function()
+  local a = kjit.arange(1, 100001)
+  no_generated(raises(THIS .. ":" .. ALWAYS_LINE .. ": always boom", parallel(always), a))
+  no_generated(raises(THIS .. ":" .. NOTHING_LINE .. ": kjit.reduce: ", parallel(nothing), a))
+  no_generated(raises(THIS .. ":" .. BOOL_LINE .. ": kjit.reduce: ", parallel(lt), a))
 end)
 
 test("parallel: chunks combine in array order (associative, non-commutative fn)", function()
@@ -372,6 +398,12 @@ test("cuda (simulator): errors", function()
     raises(THIS .. ":" .. BOOM_LINE .. ": boom", cuda.reduce(boom), kjit.arange(1000, "i32"))
     raises(THIS .. ":" .. DIV_LINE .. ": attempt to divide by zero", cuda.reduce(idiv), kjit.zeros(300, "i64"))
     eq(cuda.reduce(boom)(kjit.arange(10)), 45, "usable after an error")
+    -- functions the kernel cannot use: fn's line and message, never the kernel's
+    local a = kjit.arange(1, 1001)
+    no_generated(raises(THIS .. ":" .. ALWAYS_LINE .. ": always boom", cuda.reduce(always), a))
+    no_generated(raises(THIS .. ":" .. ALWAYS_LINE .. ": always boom", cuda.reduce(always), cuda.to_device(a)))
+    no_generated(raises(THIS .. ":" .. NOTHING_LINE .. ": kjit.cuda.reduce: ", cuda.reduce(nothing), a))
+    no_generated(raises(THIS .. ":" .. BOOL_LINE .. ": kjit.cuda.reduce: ", cuda.reduce(lt), a))
   end)
 end)
 
