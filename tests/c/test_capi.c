@@ -626,6 +626,28 @@ static void test_resurrected(void) {
   lua_pop(L, 2);
   lua_close(L);
   CHECK(c.calls == 1, "never released again (%d)", c.calls);
+
+  /* a kjit_compile handle a script kept past its owner's __gc: the code is
+  ** freed, kjit_call refuses it */
+  L = newstate();
+  CHECK(luaL_dostring(L, "return function(x) return x * 2 end") == LUA_OK, "chunk");
+  kjit_fn *fn = NULL;
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_OK, "compile");
+  kjit_value arg = kjit_float(21), r;
+  CHECK(kjit_call(L, fn, &arg, 1, &r, 1) == KJIT_OK && r.v.f == 42, "call");
+  lua_setglobal(L, "h");
+  lua_pop(L, 1);
+  CHECK(lua_true(L, "local function setup() local k = { h } "
+                    "setmetatable({}, { __gc = function() saved = k end }) end "
+                    "setup() h = nil return true"), "setup handle");
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  CHECK(lua_true(L, "return saved ~= nil"), "handle resurrected");
+  int top = lua_gettop(L);
+  CHECK(kjit_call(L, fn, &arg, 1, &r, 1) == KJIT_ERRARG && msg_has(L, "used after it was finalized"),
+        "kjit_call refuses a handle whose code was freed");
+  CHECK(lua_gettop(L) == top, "balanced");
+  lua_close(L);
 }
 
 /* kjit_* failures leave a string, whatever the script raised. */
