@@ -322,13 +322,35 @@ local function index_expr(code, R)
   return table.concat(parts)
 end
 
+-- The first element of a classified vectorize input (a host copy of a
+-- device array's), or nil for an empty one.
+local function first_value(a)
+  local v = a.value   -- an array (convert makes scalars 1-element arrays)
+  if type(v) ~= "userdata" then return v end
+  if a.kind == "device" then v = v:copy_to_host() end
+  if v.size == 0 then return nil end
+  return (v.ndim > 1 and v:reshape(v.size) or v)[1]
+end
+
 -- Errors raised by the generated code itself (only the store of a result
 -- into the output array can fail there, e.g. a float with no integer
 -- value stored in an i32 array) are reported at the user's function.
+-- A function that raises on every path compiles as one returning nothing
+-- (the store of nil then fails): when self.probe_ins holds this call's
+-- inputs, fn is first called in Lua on their first elements, and an error
+-- it raises is reported instead (fn's own file:line and message).
 local function run(self, fn, ...)
   local ok, err = pcall(fn, ...)
+  local ins = self.probe_ins
+  self.probe_ins = nil
   if ok then return end
   if type(err) == "string" and err:find('[string "-- kjit.', 1, true) == 1 then
+    if ins then
+      local vals = {}
+      for i, a in ipairs(ins) do vals[i] = first_value(a) end
+      local pok, perr = pcall(self.lua, table.unpack(vals, 1, #ins))
+      if not pok then error(perr, 0) end
+    end
     local msg = err:match('^%[string "[^"]*"%]:%d+: (.*)$') or err
     error(self.where .. msg .. " (storing the function's result in the output array)", 0)
   end
@@ -745,6 +767,7 @@ local function vec_run_cpu(self, key, sig, ins, out, shape, R, codes, flat)
   for i, a in ipairs(ins) do
     vals[i] = (reshape and a.kind ~= "scalar") and a.value:reshape(size) or a.value
   end
+  self.probe_ins = ins
   run(self, w, reshape and out:reshape(size) or out, table.unpack(vals, 1, #ins))
   return out
 end
@@ -759,6 +782,7 @@ local function vec_run_cuda(self, key, sig, ins, out, shape, R, codes, stream)
   local dout = (out ~= nil and dev) and out or cuda.device_array(shape, sig.ret)
   local size = 1
   for _, d in ipairs(shape) do size = size * d end
+  self.probe_ins = ins
   run(self, launch, k, size, stream, dout, table.unpack(dvals, 1, #ins))
   if dev then return dout end
   out = out or kjit.empty(shape, sig.ret)

@@ -357,6 +357,15 @@ test("a result that is not a number is an error at the function's line", functio
   truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at fn's line: " .. msg)
 end)
 
+for _, target in ipairs(TARGETS) do
+  test("a function that always raises: its own message at its line (" .. target .. ")", function()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local vf = kjit.vectorize(function(x) error("always boom") end, "f64(f64)", T(target))
+    local msg = raises("always boom", on_target, target, vf, kjit.arange(3, "f64"))
+    truthy(msg:find(THIS .. ":" .. line .. ": always boom", 1, true) == 1, "at fn's line: " .. msg)
+  end)
+end
+
 test("a kjit.jit function can be vectorized", function()
   local jf = kjit.jit(muladd)
   local vf = kjit.vectorize(jf, "f64(f64, f64)")
