@@ -75,6 +75,10 @@ static const char *script_fmt =
   "    local ptx = kjit.cuda.compile_ptx(M.kern, 'void(f64[:])')\n"
   "    if not ptx:find('.entry', 1, true) then return false, 'ptx' end\n"
   "  end\n"
+  "  -- and launched in the compiled simulator (KJIT_CUDASIM=1, set by main)\n"
+  "  local out = kjit.zeros(64)\n"
+  "  kjit.cuda.jit(M.kern)[{2, 32}](out)\n"
+  "  if out[33] ~= 0 or out[64] ~= 31 then return false, 'kernel ' .. out[64] end\n"
   "  return last == n * K + k, last\n"
   "end\n"
   "function M.bad(x) return math.floor(x > 0) + math.sqrt(x) * K end\n"
@@ -197,6 +201,9 @@ static void two_states(void) {
 }
 
 int main(int argc, char **argv) {
+  /* kernels run in the compiled simulator (the mode is process-wide and
+  ** read once: set before any state opens kjit) */
+  setenv("KJIT_CUDASIM", "1", 1);
   /* the threads come first: the process's first compile (creating the
   ** LLJIT, registering runtime symbols) happens in all of them at once */
   pthread_t th[NTHREADS];
