@@ -2,6 +2,7 @@
 ** cudasim.c: runs KT_SIM kernels on the CPU (see cudasim.h).
 */
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "compile.h"
@@ -28,7 +29,12 @@ typedef struct Launch {
   int oom;
 } Launch;
 
-typedef struct SimThread { Launch *l; unsigned tid[3]; } SimThread;
+typedef struct SimThread {
+  Launch *l;
+  unsigned tid[3];
+  jmp_buf *oom;                  /* run_thread's: leaves the kernel when its
+                                    shared memory cannot be allocated */
+} SimThread;
 
 static __thread SimThread *cur;
 
@@ -82,10 +88,12 @@ static char *zalloc(size_t n) {
   return p;
 }
 
-/* Static zeroed scratch returned when the simulator runs out of memory:
-** the launch then fails with "not enough memory" after the block. */
-static char oom_scratch[1 << 16];
-
+/* A block's static shared array (allocated by its first thread to ask).
+** Out of memory, the calling thread leaves the kernel at once (longjmp to
+** run_thread: compiled frames own nothing to release) and the launch
+** fails with "not enough memory" after the block: no thread ever gets a
+** pointer it may not use (a shared static scratch used to be returned,
+** written by every failing thread at once, and NULL above its 64 KiB). */
 char *kjit_sim_shared(int64_t site, int64_t bytes) {
   Launch *l = cur->l;
   pthread_mutex_lock(&l->mu);
@@ -99,8 +107,9 @@ char *kjit_sim_shared(int64_t site, int64_t bytes) {
     else { a->next = l->shared; l->shared = a; }
   }
   char *m = a ? a->mem : NULL;
-  if (m == NULL) { l->oom = 1; m = bytes <= (int64_t)sizeof oom_scratch ? oom_scratch : NULL; }
+  if (m == NULL) l->oom = 1;
   pthread_mutex_unlock(&l->mu);
+  if (m == NULL) longjmp(*cur->oom, 1);
   return m;
 }
 
@@ -119,7 +128,10 @@ void ksim_register_symbols(void) {
 
 static void run_thread(SimThread *t) {
   Launch *l = t->l;
+  jmp_buf jb;
   cur = t;
+  t->oom = &jb;
+  if (setjmp(jb)) { cur = NULL; return; }   /* out of memory in kjit_sim_shared: l->oom set */
   KErr e;
   memset(&e, 0, sizeof e);
   e.stack_limit = krt_stack_limit();

@@ -710,6 +710,43 @@ test("launch shapes a GPU refuses are refused in every mode, located", function(
   end
 end)
 
+test("the simulator out of memory for shared arrays: an error, not a crash", function()
+  -- a child process with a virtual memory limit; eight 128 MiB shared
+  -- arrays cannot all be allocated (ASan's shadow memory needs no limit)
+  if (os.getenv("LD_PRELOAD") or ""):find("asan", 1, true) then skip("ASan build") end
+  local moddir = arg and arg[1] or "build"
+  local decls, uses = {}, {}
+  for j = 1, 8 do
+    decls[#decls + 1] = ("  local s%d = cuda.shared.array(16777216, 'f64')"):format(j)
+    uses[#uses + 1] = ("s%d[16777216 - t] = %d"):format(j, j)
+  end
+  local script = os.tmpname()
+  local f = assert(io.open(script, "w"))
+  f:write(([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local kjit = require "kjit"
+local cuda = kjit.cuda
+cuda.simulate(true)
+local k = cuda.jit(function(out)
+%s
+  local t = cuda.threadIdx.x + 1
+  %s
+  out[t] = s1[16777216 - t] + s8[16777216 - t]
+end)
+print(pcall(k[{1, 4}], kjit.zeros(4)))
+print(pcall(k[{1, 4}], kjit.zeros(4)))
+print("done")
+]]):format(moddir, table.concat(decls, "\n"), table.concat(uses, " ")))
+  f:close()
+  local p = io.popen("ulimit -v 600000 && lua5.4 " .. script .. " 2>&1")
+  local out = p:read("a")
+  local ok, how, code = p:close()
+  os.remove(script)
+  truthy(ok and out:find("done", 1, true), "the child ran to the end (" .. tostring(how) .. " "
+    .. tostring(code) .. "): " .. out)
+  truthy(out:find("false\t[^\n]*not enough memory"), "an out-of-memory error: " .. out)
+end)
+
 test("k:compile(sig) with an f32 scalar binds launches that pass a Lua number", function()
   local function f32(v) return (string.unpack("f", string.pack("f", v))) end
   local k = cuda.jit(function(out, x) local i = cuda.grid(1) if i <= #out then out[i] = x * 3 end end)
