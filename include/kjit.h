@@ -197,7 +197,7 @@ KJIT_API int kjit_nresults(const kjit_fn *fn);
 ** before Lua code there calls compiled code, and again after each switch
 ** back to it. Compiled calls (recursion, nested calls, kjit.jit objects
 ** called from compiled code) then raise "stack overflow" while a quarter of
-** the stack (16 KiB at least, 256 KiB at most) is still free.
+** the stack (32 KiB at least, 256 KiB at most) is still free.
 ** The declaration belongs to the calling thread and is used only while the
 ** stack pointer lies inside it: on any other stack (after a switch not
 ** declared) kjit falls back to what it knows, the thread's own stack (read

@@ -112,19 +112,21 @@ void krt_push_error(lua_State *L, const KErr *e) {
 ** Compiled calls compare the stack pointer with a limit and raise "stack
 ** overflow" below it. The limit depends on the stack the call runs on:
 **   - a stack the host declared (kjit_set_stack_limit) and the call runs
-**     on: its lowest address plus a margin (a quarter of it, 16 KiB to
+**     on: its lowest address plus a margin (a quarter of it, 32 KiB to
 **     256 KiB) for the C code that runs between checks (runtime helpers,
-**     libm, the dispatcher's frames);
+**     libm, the dispatcher's frames; kjit_rt_parallel_for alone keeps 16
+**     KiB of error records on the stack);
 **   - the thread's own stack (pthread_getattr_np, read once per thread):
 **     its lowest address plus 256 KiB;
 **   - any other stack (a fiber or coroutine stack the host did not
 **     declare, or a thread whose stack is unknown): UNDECLARED_ALLOW
-**     bytes below the point of the call, no more.
+**     bytes below the point of the call, no more (compiled frames down
+**     to MIN_MARGIN above that, the C code between checks below).
 ** A declaration that does not contain the stack pointer (the host
 ** switched stacks without telling) is ignored, so a wrong or stale one
 ** cannot make compiled code overflow a stack. */
 #define THREAD_MARGIN     ((uint64_t)256 << 10)
-#define MIN_MARGIN        ((uint64_t)16 << 10)
+#define MIN_MARGIN        ((uint64_t)32 << 10)
 #define UNDECLARED_ALLOW  ((uint64_t)64 << 10)
 
 static _Thread_local uint64_t thr_lo, thr_hi;   /* this thread's stack; 0: unknown */
@@ -159,7 +161,7 @@ uint64_t krt_stack_limit(void) {
   if (!thr_known) read_thread_stack(sp);
   if (thr_hi != 0 && sp > thr_lo && sp <= thr_hi) return thr_lo + THREAD_MARGIN;
   /* a stack kjit knows nothing about: stay close to where we are */
-  return sp > UNDECLARED_ALLOW ? sp - UNDECLARED_ALLOW : 1;
+  return sp > UNDECLARED_ALLOW ? sp - (UNDECLARED_ALLOW - MIN_MARGIN) : 1;
 }
 
 int krt_set_stack(const void *base, size_t size) {

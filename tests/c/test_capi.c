@@ -744,10 +744,15 @@ static const char *fiber_setup =
   ** cannot turn into a loop, each checking the stack */
   "local function rec(a, n) if n == 0 then return 0 end "
   "  local r = rec(a, n - 1) a[1] = a[1] + r return r + 1 end "
-  "A = kjit.zeros(1) R = kjit.jit(rec) return R(A, 10) == 10";
+  "A = kjit.zeros(1) R = kjit.jit(rec) "
+  "P = kjit.jit(function(a) local s = 0 for i in kjit.prange(1, #a) do s = s + a[i] end "
+  "  return s end, { parallel = true }) "
+  "return R(A, 10) == 10 and P(kjit.arange(1, 11)) == 55";
 static const char *fiber_deep =
   "local ok, e = pcall(R, A, 100000000) "
   "return e, not ok and tostring(e):find('stack overflow', 1, true) ~= nil";
+static const char *fiber_prange =
+  "local s = P(kjit.arange(1, 100001)) return tostring(s), s == 5000050000";
 static const char *fiber_some =
   "local ok, e = pcall(R, A, 2000) return tostring(e), ok and e == 2000";
 
@@ -776,6 +781,8 @@ static void test_fibers(void) {
   CHECK(ok, "declared 1 MiB fiber: stack overflow error (%s)", msg);
   ok = run_on_fiber(L, 128 << 10, 1, fiber_deep, msg, sizeof msg);
   CHECK(ok, "declared 128 KiB fiber: stack overflow error (%s)", msg);
+  ok = run_on_fiber(L, 128 << 10, 1, fiber_prange, msg, sizeof msg);
+  CHECK(ok, "declared 128 KiB fiber: a parallel loop (%s)", msg);
   /* a declaration is only used on its own stack: back on the main stack */
   CHECK(lua_true(L, "return R(A, 5000) == 5000"), "main stack unaffected");
   /* undeclared: from a thread whose first compiled call is on the fiber */
