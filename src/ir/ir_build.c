@@ -245,11 +245,18 @@ static KirInsn *R(Builder *B, int reg) {
   return readvar(B, reg, B->cur);
 }
 
+/* The local variable that register reg holds once instruction pc is done
+** (and the MMBIN after an arithmetic one: locals start after it). */
+static const char *regname(Builder *B, int reg, int pc) {
+  int at = pc + 1;
+  while (at < B->p->ncode && OPAT(at) >= KBC_MMBIN && OPAT(at) <= KBC_MMBINK) at++;
+  return kbc_localname(B->p, reg, at);
+}
+
 static void W(Builder *B, int reg, KirInsn *v) {
   if (reg < 0 || reg >= B->nreg) fail(B, "bad bytecode (register %d)", reg);
   BS(B->cur)->defs[reg] = v;
-  if (v->name == NULL && B->pc >= 0)   /* the local it becomes, if any */
-    v->name = kbc_localname(B->p, reg, B->pc + 1);
+  if (v->name == NULL && B->pc >= 0) v->name = regname(B, reg, B->pc);
 }
 
 /* }====================================================== */
@@ -413,9 +420,10 @@ static void step(Builder *B, int pc) {
     W(B, a, emit(B, arithk_op[op - KBC_ADDK], 2, x, kconst(B, c)));
     break;
   }
-  case KBC_SHRI: {
+  case KBC_SHRI: {   /* x << c is compiled as x >> -c: undone */
     KirInsn *x = R(B, b);
-    W(B, a, emit(B, KIR_SHR, 2, x, kint(B, KBC_SC(i))));
+    int sc = KBC_SC(i);
+    W(B, a, emit(B, sc < 0 ? KIR_SHL : KIR_SHR, 2, x, kint(B, sc < 0 ? -sc : sc)));
     break;
   }
   case KBC_SHLI: {   /* sC << R[B] */
@@ -445,6 +453,13 @@ static void step(Builder *B, int pc) {
     KirInsn *v = emit(B, KIR_CALL, 3, fn, s, ctl);
     v->flags |= KIR_F_TFOR;
     results(B, v, a + 4, c);
+    /* the loop variables are locals from the top of the body on */
+    if (pc + 1 < B->p->ncode && OPAT(pc + 1) == KBC_TFORLOOP)
+      for (int k = 0; k < c; k++) {
+        KirInsn *r = BS(B->cur)->defs[a + 4 + k];
+        if (r && r->name == NULL)
+          r->name = kbc_localname(B->p, a + 4 + k, kbc_jumpdest(B->p, pc + 1));
+      }
     break;
   }
   case KBC_SETLIST: {
@@ -457,7 +472,7 @@ static void step(Builder *B, int pc) {
   case KBC_CLOSURE: {
     const KbcProto *np = B->p->p[KBC_BX(i)];
     int n = 0;
-    for (int u = 0; u < np->nup; u++) n += np->up[u].instack;
+    for (int u = 0; u < np->nup; u++) n += np->up[u].instack != 0;
     KirInsn *v = newinsn(B, KIR_CLOSURE, n);
     v->aux = KBC_BX(i);
     for (int u = 0, j = 0; u < np->nup; u++)
@@ -881,7 +896,7 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
     fill(&B, b);
     for (int s = 0; s < b->nsucc; s++) {
       KirBlock *t = b->succ[s];
-      if (++BS(t)->nfilled == t->npreds) seal(&B, t);
+      if (++B.bs[t->id].nfilled == t->npreds) seal(&B, t);
     }
   }
   cleanup(&B);

@@ -71,21 +71,23 @@ static void classify(KirLoop *l, const uint8_t *in) {
     KirInsn *v = l->header->insns[i];
     if (v->op == KIR_CALL && (v->flags & KIR_F_TFOR)) {
       l->kind = KIR_LOOP_FORIN;
-      l->prep = v;
+      l->prep = l->var = v;
       l->line = v->line;
       return;
     }
   }
+  /* repeat: a latch tests the exit (the header too when the body is one
+  ** block); while: the header does */
   KirInsn *t = l->header->term;
   l->kind = KIR_LOOP_LOOP;
-  if (t && t->op == KIR_BR && (!in[t->block->succ[0]->id] || !in[t->block->succ[1]->id]))
+  for (int i = 0; i < l->nlatches; i++) {
+    KirBlock *b = l->latches[i];
+    if (b->term && b->term->op == KIR_BR && (!in[b->succ[0]->id] || !in[b->succ[1]->id]))
+      l->kind = KIR_LOOP_REPEAT;
+  }
+  if (l->kind == KIR_LOOP_LOOP && t && t->op == KIR_BR &&
+      (!in[t->block->succ[0]->id] || !in[t->block->succ[1]->id]))
     l->kind = KIR_LOOP_WHILE;
-  else
-    for (int i = 0; i < l->nlatches; i++) {
-      KirBlock *b = l->latches[i];
-      if (b->term && b->term->op == KIR_BR && (!in[b->succ[0]->id] || !in[b->succ[1]->id]))
-        l->kind = KIR_LOOP_REPEAT;
-    }
   l->line = -1;
   for (int i = 0; i < l->nblocks && l->line < 0; i++) {   /* first known line */
     KirBlock *b = l->blocks[i];
