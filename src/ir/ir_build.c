@@ -50,7 +50,12 @@ typedef struct Builder {
   KirInsn **undef;                     /* by register */
   KirInsn **phis; int nphis, capphis;  /* every phi made */
   KirBlock *entry;
+  int depth;                           /* of readvar_join's recursion */
 } Builder;
+
+/* Each level takes three small C frames (readvar, readvar_join,
+** addphiops): about 1.5 MB of stack at the limit. */
+#define KIR_MAXJOINS 8000
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), noreturn))
@@ -211,7 +216,12 @@ static KirInsn *readvar_join(Builder *B, int reg, KirBlock *b) {
   else {
     v = newphi(B, b, reg);
     BS(b)->defs[reg] = v;   /* breaks cycles through loops */
+    /* the recursion goes through joins the register crosses untouched:
+    ** bounded, so that a huge function fails instead of the C stack */
+    if (++B->depth > KIR_MAXJOINS)
+      fail(B, "function too large (a value crosses more than %d joins)", KIR_MAXJOINS);
     addphiops(B, reg, v);
+    B->depth--;
   }
   BS(b)->defs[reg] = v;
   return v;
