@@ -54,8 +54,9 @@ typedef struct Builder {
 } Builder;
 
 /* Each level takes three small C frames (readvar, readvar_join,
-** addphiops): about 1.5 MB of stack at the limit. */
-#define KIR_MAXJOINS 8000
+** addphiops), 150 to 250 bytes in all: under 0.5 MB of stack at the
+** limit (a host may run Lua on a thread with a small stack). */
+#define KIR_MAXJOINS 2000
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), noreturn))
