@@ -142,6 +142,7 @@ struct KirInsn {
     struct { const char *s; size_t len; } str;  /* STR, GETFIELD, SETFIELD */
   } k;
   const char *name;       /* local variable (debug info), or NULL */
+  KirInsn **users; int nusers;   /* instructions using it, once per operand */
   KirInsn *fwd;           /* builder: the value replacing a removed phi */
 };
 
@@ -199,5 +200,12 @@ void kir_print(const KirFunc *f, char **buf, size_t *len, size_t *cap);
 
 /* Does loop l contain block b? */
 int kir_inloop(const KirLoop *l, const KirBlock *b);
+
+/* Does block a dominate block b (a == b included)? */
+int kir_dominates(const KirBlock *a, const KirBlock *b);
+
+/* Checks that f is well-formed SSA (ir_verify.c): block shapes, operands
+** dominating their uses, use lists. Returns 0 with a message in err. */
+int kir_verify(const KirFunc *f, char *err, size_t errsz);
 
 #endif

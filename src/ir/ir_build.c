@@ -797,6 +797,30 @@ static int same_args(KirInsn *x, KirInsn *y) {
   return 1;
 }
 
+/* The use lists: counted, then filled. */
+static void users(Builder *B) {
+  KirFunc *f = B->f;
+  for (int pass = 0; pass < 2; pass++)
+    for (int j = 0; j < f->nblocks; j++) {
+      KirBlock *b = f->blocks[j];
+      for (int x = 0; x <= b->nphis + b->ninsns; x++) {
+        KirInsn *u = x < b->nphis ? b->phis[x]
+                   : x < b->nphis + b->ninsns ? b->insns[x - b->nphis] : b->term;
+        for (int a = 0; u && a < u->nargs; a++) {
+          KirInsn *d = u->args[a];
+          if (pass == 0) d->nusers++;
+          else {
+            if (d->users == NULL) {
+              d->users = alloc(B, (size_t)d->nusers * sizeof *d->users);
+              d->nusers = 0;
+            }
+            d->users[d->nusers++] = u;
+          }
+        }
+      }
+    }
+}
+
 static void cleanup(Builder *B) {
   KirFunc *f = B->f;
   int changed = 1;
@@ -851,6 +875,7 @@ static void cleanup(Builder *B) {
       for (int a = 0; v && a < v->nargs; a++) v->args[a] = find(v->args[a]);
     }
   }
+  users(B);
 }
 
 /* }====================================================== */

@@ -41,7 +41,7 @@ static void dominators(KirFunc *f) {
   entry->idom = NULL;
 }
 
-static int dominates(const KirBlock *a, const KirBlock *b) {
+int kir_dominates(const KirBlock *a, const KirBlock *b) {
   while (b && b != a) b = b->idom;
   return b == a;
 }
@@ -111,7 +111,7 @@ int kir_loops(Arena *A, KirFunc *f) {
     int nlatch = 0;
     for (int p = 0; p < hb->npreds; p++) {
       KirBlock *q = hb->preds[p];
-      if (dominates(hb, q)) nlatch++;
+      if (kir_dominates(hb, q)) nlatch++;
       else if (q->id >= hb->id) f->irreducible = 1;   /* retreating, no header */
     }
     if (nlatch == 0) continue;
@@ -126,7 +126,7 @@ int kir_loops(Arena *A, KirFunc *f) {
     int top = 0, count = 1;
     for (int p = 0; p < hb->npreds; p++) {
       KirBlock *q = hb->preds[p];
-      if (!dominates(hb, q)) continue;
+      if (!kir_dominates(hb, q)) continue;
       int dup = 0;
       for (int i = 0; i < l->nlatches; i++) dup |= l->latches[i] == q;
       if (!dup) l->latches[l->nlatches++] = q;

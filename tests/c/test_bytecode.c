@@ -141,9 +141,15 @@ static char *read_file(const char *path, size_t *len) {
 
 /* Builds and prints every prototype of chunk c (pre-order) into out;
 ** returns 0 (message in err) if one fails to build. */
+static int nverified;
+
 static int print_proto(Arena *A, const KbcProto *p, Buf *out) {
   KirFunc *f = kir_build(A, p, err, sizeof err);
   if (f == NULL) return 0;
+  char verr[256];
+  int valid = kir_verify(f, verr, sizeof verr);
+  CHECK(valid, "invalid IR of function f%d: %s", p->id, verr);
+  nverified++;
   char *s = NULL;
   size_t n = 0, cap = 0;
   kir_print(f, &s, &n, &cap);
@@ -459,6 +465,12 @@ static uint64_t rng(void) {
 static void build_all(Arena *A, const KbcProto *p, int *built) {
   KirFunc *f = kir_build(A, p, err, sizeof err);
   if (f) {
+    char verr[256];
+    if (!kir_verify(f, verr, sizeof verr)) {
+      printf("invalid IR from a corrupted chunk: %s\n", verr);
+      *built = -1000000;
+      return;
+    }
     (*built)++;
     char *s = NULL;
     size_t n = 0, cap = 0;
@@ -796,6 +808,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < ncases; i++) {
     free(cases[i].name); free(cases[i].src); free(cases[i].ir);
   }
+  printf("%d functions built and verified\n", nverified);
   printf("test_bytecode: %d passed, %d failed\n", npass, nfail);
   if (argc > 1) {
     FILE *f = fopen(argv[1], "w");
