@@ -11,10 +11,12 @@
 ** its source line (from lineinfo; -1 in stripped chunks), the bytecode pc
 ** it came from, and the name of the local variable it was first stored in
 ** (debug info; NULL when stripped or a temporary), for messages such as
-** "(local 'v' is f64)". Ids are dense (0..ninsns-1, in printing order): a
-** later pass keeps its facts (types, constants, LLVM values) in side
-** tables indexed by id, one per specialization, never in the IR, which
-** is built once per function and shared.
+** "(local 'v' is f64)", and its users (once per operand). Ids are dense
+** (0..ninsns-1, in printing order, side effects and terminators
+** included): a later pass keeps its facts (types, constants, LLVM values)
+** in side tables indexed by id, one per specialization, never in the IR,
+** which is built once per function and shared. kir_verify checks the
+** invariants (operands dominate their uses, use lists, block shapes).
 **
 ** Registers are renamed on the fly (Braun et al., "Simple and Efficient
 ** Construction of SSA Form", CC 2013): phis only where a register is read
@@ -64,11 +66,11 @@
 ** irreducible.
 **
 ** Next steps: the typer (a side table of Types by id, a worklist over
-** the SSA graph: phis join, "number" where int and float meet, weak
-** literals, f32 stays f32) and the freezing of getupval; then the code
-** generator reads blocks, phis and loops instead of the AST (one LLVM
-** block per KirBlock, phis as LLVM phis) through one hook table per
-** target.
+** the users: phis join, "number" where int and float meet, weak
+** literals, f32 stays f32) and the freezing of getupval (upvalue aux is
+** lua_getupvalue's n - 1); then the code generator reads blocks, phis and
+** loops instead of the AST (one LLVM block per KirBlock, phis as LLVM
+** phis) through one hook table per target.
 */
 #ifndef KJIT_IR_H
 #define KJIT_IR_H

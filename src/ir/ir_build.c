@@ -46,7 +46,6 @@ typedef struct Builder {
   KirBlock *cur;
   int pc;
   KirInsn *open; int openbase;         /* last call/vararg giving all results */
-  KirInsn **forprep;                   /* by pc */
   KirInsn **undef;                     /* by register */
   KirInsn **phis; int nphis, capphis;  /* every phi made */
   KirBlock *entry;
@@ -563,16 +562,15 @@ static void last(Builder *B, int pc) {
     KirInsn *t = newinsn(B, KIR_FORPREP, 3);
     t->args[0] = init; t->args[1] = limit; t->args[2] = stp;
     setterm(B, t);
-    B->forprep[pc] = t;
     W(B, a, t);           /* the internal index */
+    W(B, a + 1, t);       /* the loop's state (Lua keeps its count there) */
     W(B, a + 3, t);       /* the control variable, a copy */
     break;
   }
   case KBC_FORLOOP: {
-    int prep = pc - KBC_BX(i);   /* the FORPREP before the body */
-    KirInsn *p = prep >= 0 && prep < pc ? B->forprep[prep] : NULL;
-    if (p == NULL || KBC_A(CODE(prep)) != a)
-      fail(B, "bad bytecode (instruction %d: FORLOOP without its FORPREP)", pc + 1);
+    /* its forprep comes through the renaming (so it dominates): checked
+    ** to be one once trivial phis are gone (forloops()) */
+    KirInsn *p = R(B, a + 1);
     KirInsn *idx = R(B, a);
     KirInsn *t = newinsn(B, KIR_FORLOOP, 2);
     t->args[0] = idx; t->args[1] = p;
@@ -875,6 +873,11 @@ static void cleanup(Builder *B) {
       for (int a = 0; v && a < v->nargs; a++) v->args[a] = find(v->args[a]);
     }
   }
+  for (int j = 0; j < f->nblocks; j++) {
+    KirInsn *t = f->blocks[j]->term;
+    if (t && t->op == KIR_FORLOOP && t->args[1]->op != KIR_FORPREP)
+      fail(B, "bad bytecode (instruction %d: FORLOOP without its FORPREP)", t->pc + 1);
+  }
   users(B);
 }
 
@@ -894,7 +897,6 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
   B.f = alloc(&B, sizeof *B.f);
   B.f->proto = p;
   B.at = alloc(&B, (size_t)p->ncode * sizeof *B.at);
-  B.forprep = alloc(&B, (size_t)p->ncode * sizeof *B.forprep);
   B.undef = alloc(&B, ((size_t)B.nreg + 1) * sizeof *B.undef);
   cfg(&B);
   /* a jump back to the first instruction: the parameters need a block
