@@ -680,6 +680,24 @@ static void test_releases(void) {
     if (chunk) refuse(bad[i].file, chunk, len, bad[i].want);
     free(chunk);
   }
+  /* inputs fuzz_bytecode found (tests/fuzz/fuzz_bytecode.c): they decode,
+  ** and must fail to build or build valid IR */
+  static const char *regress[] = { "regress-forloop-dominance.luac" };
+  for (size_t i = 0; i < sizeof regress / sizeof regress[0]; i++) {
+    char path[256];
+    snprintf(path, sizeof path, FIXTURES "%s", regress[i]);
+    char *chunk = read_file(path, &len);
+    CHECK(chunk != NULL, "cannot read %s", path);
+    if (chunk == NULL) continue;
+    Arena A;
+    ka_init(&A);
+    KbcChunk *c = kbc_decode(&A, chunk, len, err, sizeof err);
+    int built = 0;
+    if (c) build_all(&A, c->main, &built);
+    CHECK(c != NULL && built >= 0, "%s: %s", regress[i], c ? "invalid IR" : err);
+    ka_free(&A);
+    free(chunk);
+  }
   free(mine.s); free(mine_s.s);
   free(src);
 }
