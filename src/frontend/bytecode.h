@@ -163,6 +163,10 @@ typedef struct KbcChunk {
 const char *kbc_dump(lua_State *L, int idx, int strip, Arena *A, size_t *len,
                      char *err, size_t errsz);
 
+/* kbc_dump then kbc_decode: the prototypes of the Lua function at idx,
+** with whatever debug information it has. */
+KbcChunk *kbc_load(lua_State *L, int idx, Arena *A, char *err, size_t errsz);
+
 /* Decodes a binary chunk of len bytes, checks every instruction's operands
 ** (registers below maxstack, constants, upvalues, prototypes and jump
 ** targets in range, EXTRAARG where one is needed), and computes the

@@ -61,3 +61,9 @@ const char *kbc_dump(lua_State *L, int idx, int strip, Arena *A, size_t *len,
   *len = d.n;
   return d.p;
 }
+
+KbcChunk *kbc_load(lua_State *L, int idx, Arena *A, char *err, size_t errsz) {
+  size_t len;
+  const char *b = kbc_dump(L, idx, 0, A, &len, err, errsz);
+  return b ? kbc_decode(A, b, len, err, errsz) : NULL;
+}

@@ -312,9 +312,7 @@ static void test_chunknames(void) {
              lua_pcall(L, 0, 1, 0) == LUA_OK;
     Arena A;
     ka_init(&A);
-    size_t len = 0;
-    const char *bin = ok ? kbc_dump(L, -1, 0, &A, &len, err, sizeof err) : NULL;
-    KbcChunk *c = bin ? kbc_decode(&A, bin, len, err, sizeof err) : NULL;
+    KbcChunk *c = ok ? kbc_load(L, -1, &A, err, sizeof err) : NULL;
     KirFunc *f = c ? kir_build(&A, c->main, err, sizeof err) : NULL;
     io_watch = 0;
     CHECK(f != NULL, "chunk %s: %s", names[i], err);
