@@ -172,6 +172,7 @@ void kir_print(const KirFunc *f, char **buf, size_t *len, size_t *cap) {
     put(&o, "loop %d: %s line %d header b%d", l->id, loopkind[l->kind], l->line,
         l->header->id);
     if (l->parent) put(&o, " in loop %d", l->parent->id);
+    if (l->entry) put(&o, " entry b%d", l->entry->id);
     blocklist(&o, "blocks", l->blocks, l->nblocks);
     blocklist(&o, "latches", l->latches, l->nlatches);
     blocklist(&o, "exits", l->exits, l->nexits);
