@@ -678,6 +678,33 @@ static void test_releases(void) {
     if (chunk) refuse(bad[i].file, chunk, len, bad[i].want);
     free(chunk);
   }
+  /* a luac -s file run by the interpreter: the functions it returns
+  ** compile (stripped: no lines, no names) to what the source gives */
+  for (int i = 0; i < 2; i++) {
+    const char *file = i == 0 ? "release-5.4.4-s.luac" : "release-5.4.8-s.luac";
+    char path[256];
+    snprintf(path, sizeof path, FIXTURES "%s", file);
+    char *chunk = read_file(path, &len);
+    Buf got = {0}, want = {0};
+    int ok = chunk != NULL;
+    if (ok) {   /* ir_of_source, for a binary chunk */
+      top = lua_gettop(L);
+      ok = luaL_loadbufferx(L, chunk, len, "=luac", "b") == LUA_OK &&
+           lua_pcall(L, 0, LUA_MULTRET, 0) == LUA_OK;
+      for (int k = top + 1; ok && k <= lua_gettop(L); k++) {
+        lua_pushvalue(L, k);
+        size_t blen;
+        char *b = dump_top(0, &blen);
+        lua_pop(L, 1);
+        ok = b != NULL && print_chunk(b, blen, &got);
+        free(b);
+      }
+      lua_settop(L, top);
+    }
+    ok = ok && ir_of_source(src, "@release.lua", 1, &want);
+    CHECK(ok && strcmp(got.s, want.s) == 0, "%s run by Lua: %s", file, ok ? "IR differs" : err);
+    free(got.s); free(want.s); free(chunk);
+  }
   /* inputs fuzz_bytecode found (tests/fuzz/fuzz_bytecode.c): they decode,
   ** and must fail to build or build valid IR */
   static const char *regress[] = { "regress-forloop-dominance.luac" };
