@@ -5,10 +5,11 @@
 ** chunk name: kbc_dump asks Lua for the function's binary chunk
 ** (lua_dump, into memory) and kbc_decode turns the chunk into prototypes
 ** (instructions, constants, upvalue descriptors, nested prototypes, debug
-** information). The binary format is the one of every Lua 5.4 release
-** (5.4.0 to 5.4.8: LUAC_VERSION 0x54, LUAC_FORMAT 0, same opcodes); any
-** other version, format or number size is refused with a message naming
-** what was found. Stripped chunks decode: they have no lines and no names.
+** information). Every Lua 5.4 release writes the same format (LUAC_VERSION
+** 0x54, LUAC_FORMAT 0, the same 83 opcodes; tests/c/test_bytecode.c
+** decodes chunks of 5.4.3, 5.4.4 and 5.4.8); any other version, format or
+** number size is refused with a message naming what was found. Stripped
+** chunks decode: they have no lines and no names.
 **
 ** Everything lives in the caller's Arena, and errors are returned, never
 ** thrown: the decoder reads hostile or truncated input safely (every read
