@@ -328,6 +328,17 @@ static void test_chunknames(void) {
     ka_free(&A);
     lua_settop(L, top);
   }
+  /* the watch sees opens, ours and liblua's (resolve.c's fopen would be
+  ** seen the same way) */
+  io_opens = 0;
+  io_watch = 1;
+  FILE *fp = fopen("/dev/null", "rb");
+  if (fp) fclose(fp);
+  int top = lua_gettop(L);
+  luaL_loadfile(L, "/dev/null");
+  lua_settop(L, top);
+  io_watch = 0;
+  CHECK(io_opens == 2, "the open() watch works (%d opens seen)", io_opens);
   /* a C host's buffer, a chunk string loaded twice with different code on
   ** the same lines (hot reload): each function is its own bytecode */
   const char *v1 = "return function(x) return x + 1 end";
