@@ -841,6 +841,41 @@ static void test_large(void) {
   }
 }
 
+/* Past 2^17 constants: LOADKX and EXTRAARG, and SETLIST's EXTRAARG. */
+static void test_many_constants(void) {
+  Buf src = {0};
+  char item[48];
+  bputs(&src, "return function()\n  return {");
+  for (int i = 0; i < 140000; i++) {
+    snprintf(item, sizeof item, "%d.5,%s", i, i % 16 == 15 ? "\n" : "");
+    bputs(&src, item);
+  }
+  bputs(&src, "}\nend\n");
+  int top = lua_gettop(L);
+  int ok = luaL_loadbuffer(L, src.s, src.n, "=many") == LUA_OK &&
+           lua_pcall(L, 0, 1, 0) == LUA_OK;
+  Arena A;
+  ka_init(&A);
+  KbcChunk *c = ok ? kbc_load(L, -1, &A, err, sizeof err) : NULL;
+  lua_settop(L, top);
+  KirFunc *f = c ? kir_build(&A, c->main, err, sizeof err) : NULL;
+  int loadkx = 0, last = 0, setlist = 0;
+  for (int pc = 0; c && pc < c->main->ncode; pc++)
+    loadkx += KBC_OP(c->main->code[pc]) == KBC_LOADKX;
+  for (int j = 0; f && j < f->nblocks; j++)
+    for (int x = 0; x < f->blocks[j]->ninsns; x++) {
+      KirInsn *v = f->blocks[j]->insns[x];
+      last |= v->op == KIR_FLT && v->k.f == 139999.5;
+      if (v->op == KIR_SETLIST && v->aux > setlist) setlist = v->aux;
+    }
+  char verr[256] = "";
+  CHECK(f && kir_verify(f, verr, sizeof verr) && loadkx > 0 && last &&
+        setlist >= 139000, "140000 constants: %s%s (LOADKX %d, last %d, setlist @%d)",
+        f ? "" : err, verr, loadkx, last, setlist);
+  ka_free(&A);
+  free(src.s);
+}
+
 /* }====================================================== */
 
 
@@ -857,6 +892,7 @@ int main(int argc, char **argv) {
   test_headers();
   test_releases();
   test_large();
+  test_many_constants();
   test_hostile();
   lua_close(L);
   for (int i = 0; i < ncases; i++) {
