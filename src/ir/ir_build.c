@@ -263,10 +263,50 @@ static const char *regname(Builder *B, int reg, int pc) {
   return kbc_localname(B->p, reg, at);
 }
 
+/* Might instruction pc write register reg? (Conservative: range writers
+** count from their A on.) */
+static int writes(Builder *B, int pc, int reg) {
+  uint32_t i = CODE(pc);
+  int a = KBC_A(i);
+  switch (KBC_OP(i)) {
+  case KBC_CALL: case KBC_TAILCALL: case KBC_LOADNIL: case KBC_VARARG:
+  case KBC_TFORCALL: case KBC_FORPREP: case KBC_FORLOOP: case KBC_TFORLOOP:
+  case KBC_SELF:
+    return a <= reg;
+  case KBC_SETTABUP: case KBC_SETTABLE: case KBC_SETI: case KBC_SETFIELD:
+  case KBC_SETUPVAL: case KBC_EQ: case KBC_LT: case KBC_LE: case KBC_EQK:
+  case KBC_EQI: case KBC_LTI: case KBC_LEI: case KBC_GTI: case KBC_GEI:
+  case KBC_TEST: case KBC_RETURN: case KBC_RETURN0: case KBC_RETURN1:
+  case KBC_SETLIST: case KBC_TBC: case KBC_CLOSE: case KBC_MMBIN:
+  case KBC_MMBINI: case KBC_MMBINK: case KBC_JMP: case KBC_EXTRAARG:
+  case KBC_VARARGPREP:
+    return 0;
+  default:
+    return a == reg;
+  }
+}
+
+/* The local a value stored in reg at pc becomes: the one that holds reg
+** right after, or else (`local a, b = 1, 2` starts both locals after
+** both stores) the first one to hold it later in the block, unless
+** something else is stored there first. */
+static const char *localof(Builder *B, int reg, int pc) {
+  const char *name = regname(B, reg, pc);
+  for (int at = pc + 1; name == NULL && at <= B->cur->lastpc; at++) {
+    int op = OPAT(at);
+    if (writes(B, at, reg)) break;
+    if (kbc_jumpdest(B->p, at) >= 0 || is_test(op) || op == KBC_LFALSESKIP ||
+        (op >= KBC_RETURN && op <= KBC_RETURN1) || op == KBC_TAILCALL)
+      break;   /* what follows in the code is not what runs next */
+    name = kbc_localname(B->p, reg, at + 1);
+  }
+  return name;
+}
+
 static void W(Builder *B, int reg, KirInsn *v) {
   if (reg < 0 || reg >= B->nreg) fail(B, "bad bytecode (register %d)", reg);
   BS(B->cur)->defs[reg] = v;
-  if (v->name == NULL && B->pc >= 0) v->name = regname(B, reg, B->pc);
+  if (v->name == NULL && B->pc >= 0) v->name = localof(B, reg, B->pc);
 }
 
 /* }====================================================== */
