@@ -14,6 +14,9 @@
 ** other Lua 5.4 releases (5.4.3, 5.4.8: tests/c/bytecode_fixtures/) build the
 ** same IR as Debian's 5.4.4 compiles; chunks of Lua 5.3 and 5.5 and
 ** altered headers are refused with a message naming what was found.
+** Every function built is checked by kir_verify (well-formed SSA); huge
+** functions (20000 ifs, 140000 constants) build or fail with a message.
+** KJIT_FUZZ_ITERS (corruptions per chunk, default 300), KJIT_FUZZ_SEED.
 **
 ** Usage: test_bytecode [results-file]; writes "passed failed 0" there.
 */
