@@ -62,8 +62,8 @@
 ** reached from inside. A value is loop-invariant when its block is
 ** outside the loop: bounds-check hoisting, loop versioning and narrow
 ** counters read the control variable, its forprep and the exits from
-** here. A cycle that no block dominates (goto into a loop) sets
-** irreducible.
+** here. A cycle that no block dominates (gotos entering it at two
+** places) sets irreducible and makes no loop.
 **
 ** Next steps: the typer (a side table of Types by id, a worklist over
 ** the users: phis join, "number" where int and float meet, weak
