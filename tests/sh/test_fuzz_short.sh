@@ -14,6 +14,9 @@
 #      the end of the job that reaches the count, so a few more run. The
 #      seed is random and printed; KJIT_FUZZ_SEED=<seed> repeats the
 #      parent's choices (the jobs' own timing still varies).
+#   3. fuzzes the bytecode front end (tests/fuzz/fuzz_bytecode.c) for
+#      KJIT_FUZZ_BYTECODE_RUNS (default 200000) executions from the chunks
+#      of tests/c/bytecode_fixtures/ (a few seconds).
 # Writes "P F S" to build/test-results/test_fuzz_short.txt. Skips (S=1)
 # when clang-14 cannot build a libFuzzer target.
 set -uo pipefail
@@ -88,6 +91,25 @@ fuzz() {
 }
 echo "fuzzing $runs executions, seed $seed (KJIT_FUZZ_SEED=$seed repeats it)"
 check "fuzz $runs executions from tests/fuzz/corpus" fuzz
+
+# The bytecode front end and IR builder (tests/fuzz/fuzz_bytecode.c) on
+# binary chunks, from the fixtures of tests/c/test_bytecode.c (regression
+# inputs among them): no child processes, so a hang is a failure too.
+bc_runs=${KJIT_FUZZ_BYTECODE_RUNS:-200000}
+fuzz_bytecode() {
+  local work rc
+  work=$(mktemp -d)
+  "$out/fuzz_bytecode" -runs="$bc_runs" -seed="$seed" -timeout=20 -rss_limit_mb=2048 \
+    -artifact_prefix="$out/short-bc-" "$work" tests/c/bytecode_fixtures >"$out/fuzz_bytecode.log" 2>&1
+  rc=$?
+  rm -rf "$work"
+  grep -E '^Done [0-9]+ runs' "$out/fuzz_bytecode.log"
+  if ((rc != 0)); then
+    grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY|deadly' "$out/fuzz_bytecode.log"
+    return 1
+  fi
+}
+check "fuzz_bytecode $bc_runs executions from tests/c/bytecode_fixtures" fuzz_bytecode
 
 echo "test_fuzz_short: $passed passed, $failed failed"
 echo "$passed $failed 0" > "$results"
