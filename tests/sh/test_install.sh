@@ -70,12 +70,14 @@ default_on_cpath() {
              '$p/$dir/?.so is not on package.cpath: ' .. package.cpath)"
 }
 
-lua_requires() {  # lua_requires <prefix>
-  LUA_CPATH="$1/lib/lua/5.4/?.so" lua5.4 -e '
-    local kjit = require "kjit"
-    local f = kjit.jit(function(x) local s = 0 for i = 1, #x do s = s + x[i] end return s end)
-    assert(f(kjit.arange(10)) == 55, "wrong sum")
-    assert(package.searchpath("kjit", package.cpath):find(arg[1] or "", 1, true))' -- "$1"
+lua_requires() {  # lua_requires <prefix> (from a file: kjit compiles from source)
+  cat > "$tmp/req.lua" <<'EOF'
+local kjit = require "kjit"
+local f = kjit.jit(function(x) local s = 0 for i = 1, #x do s = s + x[i] end return s end)
+assert(f(kjit.arange(10)) == 45, "wrong sum")
+assert(package.searchpath("kjit", package.cpath):find(arg[1], 1, true), "not loaded from the prefix")
+EOF
+  LUA_CPATH="$1/lib/lua/5.4/?.so" lua5.4 "$tmp/req.lua" "$1"
 }
 
 # C host through pkg-config, run from the source tree (the script path).
