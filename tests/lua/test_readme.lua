@@ -37,8 +37,8 @@ end
 
 -- The value a "-->" comment promises, without its commentary.
 local function promised(c)
-  c = c:gsub(":%s.*$", ""):gsub("%s+%(.*$", "")
-  return (c:gsub("^%s+", ""):gsub("%s+$", ""):gsub("%s+", " "))
+  c = c:gsub("^%s+", ""):gsub(":%s.*$", ""):gsub("%s+%(.*$", "")
+  return (c:gsub("%s+$", ""):gsub("%s+", " "))
 end
 
 local function words(...)
@@ -72,15 +72,15 @@ local function run(s)
     if e then
       local got = words(...)
       if got ~= e.want then
-        error(string.format("README.md:%d: prints '%s', the README says '%s'", e.line, got, e.want), 2)
+        error(string.format("README.md:%d: prints '%s', the README says '%s'", e.line, got, e.want), 0)
       end
     end
   end
   env.__raises = function(line, want, fn)
     local ok, msg = pcall(fn)
-    if ok then error(string.format("README.md:%d: no error, the README says '%s'", line, want), 2) end
+    if ok then error(string.format("README.md:%d: no error, the README says '%s'", line, want), 0) end
     if not tostring(msg):find(want, 1, true) then
-      error(string.format("README.md:%d: error '%s', the README says '%s'", line, tostring(msg), want), 2)
+      error(string.format("README.md:%d: error '%s', the README says '%s'", line, tostring(msg), want), 0)
     end
   end
   local out = {}
