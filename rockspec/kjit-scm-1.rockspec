@@ -33,9 +33,9 @@ build = {
    variables = {
       CMAKE_BUILD_TYPE = "Release",
       CMAKE_INSTALL_PREFIX = "$(PREFIX)",
-      -- the Lua LuaRocks builds for, whatever pkg-config knows
+      -- the Lua LuaRocks builds for, whatever pkg-config knows (the module
+      -- links no Lua library: the interpreter provides the Lua API)
       LUA_INCLUDE_DIR = "$(LUA_INCDIR)",
-      LUA_LIBDIR = "$(LUA_LIBDIR)",
       LUA_EXECUTABLE = "$(LUA)",
       -- only the Lua module, into the tree's C module directory
       KJIT_INSTALL_CMODDIR = "$(LIBDIR)",

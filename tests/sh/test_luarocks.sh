@@ -20,7 +20,7 @@ check() {  # check <name> <command...>
   if "$@"; then
     passed=$((passed + 1)); echo "ok   $name"
   else
-    failed=$((failed + 1)); echo "FAIL $name"
+    failed=$((failed + 1)); echo "FAIL $name"; return 1
   fi
 }
 
@@ -41,10 +41,17 @@ lua_in_tree() {
   LUA_CPATH_5_4="$cpath" LUA_PATH_5_4="$path;;" lua5.4 -e "$1"
 }
 
+# LuaRocks' LUA_INCDIR is what CMake compiles with: the headers of
+# lua5.4, copied to a directory nothing else knows, are the ones used.
+incdir=$tmp/lua-headers
 installed() {
   rm -rf "$root/build.luarocks"   # LuaRocks' own build dir: always start clean
+  mkdir -p "$incdir" && cp "$(pkg-config --variable=includedir lua5.4)"/lua5.4/*.h "$incdir/" || return 1
   # --deps-mode=none and no network use: `make` builds the sources here.
-  "${rocks[@]}" make --deps-mode=none rockspec/kjit-scm-1.rockspec </dev/null
+  "${rocks[@]}" make --deps-mode=none rockspec/kjit-scm-1.rockspec LUA_INCDIR="$incdir" </dev/null |
+    tee "$tmp/make.log" || return 1
+  grep -qF -- "-I$incdir" "$root/build.luarocks/CMakeFiles/kjit_objs.dir/flags.make" ||
+    { echo "  kjit was not compiled with LUA_INCDIR=$incdir"; return 1; }
 }
 
 loads() {
@@ -94,8 +101,7 @@ offline_install() {
 
 export TREE=$tmp
 check "luarocks lint" linted
-check "luarocks make" installed
-if ((failed == 0)); then
+if check "luarocks make (with LuaRocks' LUA_INCDIR)" installed; then
   check "require kjit from the tree" loads
   check "luarocks remove" removed
 else
