@@ -9,8 +9,11 @@
 # 2. kjit is configured against it (-DLUA_INCLUDE_DIR, -DLUA_LIBRARY,
 #    -DLUA_EXECUTABLE) in a scratch build directory, built (-j2; no tests,
 #    Release), and must have compiled with that lua.h, not Debian's.
-# 3. That interpreter requires kjit and runs a few test files; the C host
-#    example, linked with the static liblua.a, runs.
+# 3. That interpreter requires kjit and runs a few test files (buffers, the
+#    jit API, every example of the README); the C host example, linked
+#    with the static liblua.a (and no shared Lua), runs; tests/sh/test_install.sh
+#    on that build (C hosts linking the static Lua through kjit.pc and
+#    kjit::kjit).
 # Writes "P F S" to build/test-results/test_other_lua.txt like the others.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -68,7 +71,13 @@ test_file() {  # test_file <name>: a tests/lua file run by the built Lua
   tail -1 "$tmp/$1.log"
 }
 
-host() { "$build/hello_embed" host-examples/hello_embed.lua; }
+# the host holds the one Lua core, the static one: no liblua*.so anywhere
+host() {
+  if ldd "$build/hello_embed" | grep -q 'liblua'; then
+    echo "  hello_embed needs a shared Lua:"; ldd "$build/hello_embed" | grep liblua; return 1
+  fi
+  "$build/hello_embed" host-examples/hello_embed.lua
+}
 
 start=$SECONDS
 check "build Lua 5.4 from source (tools/build_lua.sh)" built_lua
@@ -78,8 +87,10 @@ fi
 if ((failed == 0)); then
   check "compiled with that Lua's headers" its_headers
   check "that Lua requires kjit and runs a jit function" requires
-  for t in buffer jit_api; do check "tests/lua/test_$t.lua with that Lua" test_file "$t"; done
+  for t in buffer jit_api readme; do check "tests/lua/test_$t.lua with that Lua" test_file "$t"; done
   check "C host linked with the static liblua.a" host
+  check "installed, C hosts built with pkg-config and find_package (test_install.sh)" \
+    bash tests/sh/test_install.sh "$build" "$tmp/install.txt"
 else
   failed=$((failed + 5)); echo "FAIL (skipped the checks that need the build)"
 fi
