@@ -52,6 +52,7 @@ typedef struct JitSpec {
   uint8_t rnil[KJIT_MAXRETS];    /* T_MAYBE: falsy value is nil (else false) */
   char *ir, *asmtext, *types;
   double compile_ms;             /* wall time of the compile (f.compile_ms) */
+  char *parnotes;                /* f:inspect("parallel") */
 } JitSpec;
 
 typedef struct JitObj {
@@ -137,7 +138,7 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 static void free_unlinked_spec(void *p) {
   JitSpec *js = p;
   kc_free(js->code);
-  free(js->ir); free(js->asmtext); free(js->types);
+  free(js->ir); free(js->asmtext); free(js->types); free(js->parnotes);
   free(js);
 }
 
@@ -189,7 +190,7 @@ static void free_spec(JitSpec *s) {
   for (int i = 0; i < s->nsig; i++)
     if (s->sig[i] == SIG_FUNC && s->L) luaL_unref(s->L, LUA_REGISTRYINDEX, s->fnref[i]);
   kc_free(s->code);
-  free(s->ir); free(s->asmtext); free(s->types);
+  free(s->ir); free(s->asmtext); free(s->types); free(s->parnotes);
   free(s);
 }
 
@@ -283,6 +284,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
 
   js->types = types_text(L, S);
+  js->parnotes = strdup(S->parnotes[0] ? S->parnotes : "no loops\n");
+  if (js->parnotes == NULL) { snprintf(S->errmsg, sizeof S->errmsg, "not enough memory"); longjmp(jb, 1); }
   js->nargs = np;
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
@@ -507,11 +510,11 @@ static int jit_compile(lua_State *L) {
   return 1;
 }
 
-/* f:inspect([what [, sig]]): "types", "llvm" or "asm" of the last (or the
-** given) specialization. */
+/* f:inspect([what [, sig]]): "types", "llvm", "asm" or "parallel" of the
+** last (or the given) specialization. */
 static int jit_inspect(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
-  static const char *const whats[] = { "types", "llvm", "asm", NULL };
+  static const char *const whats[] = { "types", "llvm", "asm", "parallel", NULL };
   int what = luaL_checkoption(L, 2, "types", whats);
   JitSpec *js = o->last;
   if (!lua_isnoneornil(L, 3)) {
@@ -523,6 +526,7 @@ static int jit_inspect(lua_State *L) {
   }
   if (js == NULL) return luaL_error(L, "nothing compiled yet: call the function or use f:compile(sig) first");
   if (what == 0) { lua_pushstring(L, js->types ? js->types : ""); return 1; }
+  if (what == 3) { lua_pushstring(L, js->parnotes ? js->parnotes : ""); return 1; }
   if (js->ir == NULL || js->asmtext == NULL) {
     /* recompile this signature, keeping the text this time */
     for (int i = 0; i < js->nsig; i++)

@@ -86,3 +86,47 @@ test("k.signatures: the argument types compiled, newest first, each once", funct
   eq(sigs[2], "(f64[:], f64)")
   truthy(k.compile_ms > 0, "compile_ms of kernels")
 end)
+
+test('f:inspect("parallel"): what parallel = true did with each loop', function()
+  -- line numbers are those of this file, counted from `start`
+  local start = debug.getinfo(1, "l").currentline
+  local function body(m, out)
+    local total, biggest = 0.0, -math.huge
+    for i in kjit.prange(1, m.shape[1]) do
+      local row, s = m[i], 0.0
+      for j = 1, #row do s = s + row[j] end
+      for k in kjit.prange(1, 2) do s = s + k end
+      out[i] = s
+      total = total + s
+      biggest = math.max(biggest, s)
+    end
+    local w = 0
+    while w < 3 do w = w + 1 end
+    return total, biggest
+  end
+  local f = kjit.jit(body, { parallel = true })
+  raises("nothing compiled yet", function() return f:inspect("parallel") end)
+  local t, b = f(kjit.full({ 8, 4 }, 1.0), kjit.zeros(8))
+  eq(t, 8 * 7.0); eq(b, 7.0)
+  local text = f:inspect("parallel")
+  local function has(line, what)
+    local want = string.format("line %d: %s", start + line, what)
+    truthy(text:find(want, 1, true), "'" .. want .. "' in:\n" .. text)
+  end
+  has(3, "kjit.prange loop: parallel, its iterations split in chunks over the thread pool; "
+      .. "reductions: total (s + e), biggest (math.max(s, e)); shared, read only: m, out")
+  has(5, "for loop: sequential (only kjit.prange loops run in parallel)")
+  has(6, "kjit.prange loop: sequential, inside each iteration of the enclosing parallel loop")
+  has(12, "while loop: sequential")
+  local _, nlines = text:gsub("\n", "")
+  eq(nlines, 4, "one line per loop")
+
+  local g = kjit.jit(body)   -- no parallel = true
+  g(kjit.full({ 2, 2 }, 1.0), kjit.zeros(2))
+  text = g:inspect("parallel")
+  has(3, "kjit.prange loop: sequential (the function does not have parallel = true)")
+  local h = kjit.jit(function(x) return x + 1 end)
+  h(1)
+  eq(h:inspect("parallel"), "no loops\n")
+  raises("bad argument #1 to 'inspect' (invalid option 'paralel')", function() return h:inspect("paralel") end)
+end)
