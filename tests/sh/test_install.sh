@@ -8,7 +8,8 @@
 # and the CMake package; the default install directory of the module is on
 # lua5.4's package.cpath; lua5.4 requires the installed module; a C host
 # (host-examples/hello_embed.c) builds against the installed kjit with
-# pkg-config and with find_package(kjit), and runs; the same after moving
+# pkg-config and with find_package(kjit), and runs (pkg-config reports the
+# version; find_package of the next minor version refuses this one); the same after moving
 # the install tree elsewhere (relocatable). Writes "P F 0" to the results
 # file like the other tests (ctest registers it as sh.test_install).
 set -uo pipefail
@@ -106,6 +107,24 @@ EOF
   "$2/build/hello_embed" host-examples/hello_embed.lua
 }
 
+pc_version() {
+  local v
+  v=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion kjit) || return 1
+  [[ "$v" == "$version" ]] || { echo "  pkg-config says $v"; return 1; }
+}
+
+# find_package(kjit <next minor>) must refuse this kjit (SameMinorVersion).
+refuses_other_minor() {
+  local d=$tmp/minor next
+  next=${version%%.*}.$(( $(cut -d. -f2 <<<"$version") + 1 ))
+  mkdir -p "$d"
+  printf 'cmake_minimum_required(VERSION 3.18)\nproject(p C)\nfind_package(kjit %s REQUIRED)\n' "$next" > "$d/CMakeLists.txt"
+  if cmake -S "$d" -B "$d/build" -DCMAKE_PREFIX_PATH="$prefix" >"$d/log" 2>&1; then
+    echo "  find_package(kjit $next) accepted kjit $version"; return 1
+  fi
+  grep -q 'kjitConfig.cmake, version: '"$version" "$d/log" || { tail -5 "$d/log"; return 1; }
+}
+
 check "cmake --install --prefix" installed
 check "install tree listing" listing
 check "libkjit.so SONAME libkjit.so.$major_minor" soname
@@ -113,6 +132,8 @@ check "default module directory is on lua5.4's package.cpath" default_on_cpath
 check "lua5.4 requires the installed module" lua_requires "$prefix"
 check "C host built with pkg-config --cflags --libs kjit" host_pkgconfig "$prefix" "$tmp/host_pc"
 check "C host built with find_package(kjit) / kjit::kjit" host_cmake "$prefix" "$tmp/host_cmake"
+check "pkg-config --modversion kjit is $version" pc_version
+check "find_package(kjit <next minor>) refuses it" refuses_other_minor
 mv "$prefix" "$tmp/moved"
 check "moved tree: lua5.4 requires the module" lua_requires "$tmp/moved"
 check "moved tree: pkg-config host" host_pkgconfig "$tmp/moved" "$tmp/host_pc2"
