@@ -9,9 +9,10 @@
 # lua5.4's package.cpath; lua5.4 requires the installed module; a C host
 # (host-examples/hello_embed.c) builds against the installed kjit with
 # pkg-config and with find_package(kjit), and runs (pkg-config reports the
-# version; find_package of the next minor version refuses this one); the same after moving
-# the install tree elsewhere (relocatable). Writes "P F 0" to the results
-# file like the other tests (ctest registers it as sh.test_install).
+# version; find_package of the next minor version refuses this one); the
+# same after moving the install tree elsewhere (relocatable). Writes
+# "P F 0" to the results file like the other tests (ctest registers it as
+# sh.test_install).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 root=$PWD
