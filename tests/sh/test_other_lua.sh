@@ -47,6 +47,16 @@ built_kjit() {
     { tail -30 "$tmp/cmake.log"; return 1; }
 }
 
+# Given only the headers, CMake finds liblua.a and lua next to them.
+found_next_to_headers() {
+  local d=$tmp/probe
+  cmake -S . -B "$d" -DKJIT_TESTS=OFF -DLUA_INCLUDE_DIR="$lua/include" >"$d.log" 2>&1 ||
+    { tail -5 "$d.log"; return 1; }
+  grep -qx "LUA_LIBRARY:FILEPATH=$lua/lib/liblua.a" "$d/CMakeCache.txt" &&
+    grep -qx "LUA_EXECUTABLE:FILEPATH=$lua/bin/lua" "$d/CMakeCache.txt" ||
+    { grep '^LUA_' "$d/CMakeCache.txt"; return 1; }
+}
+
 # The objects were compiled with the built Lua's headers only.
 its_headers() {
   local flags
@@ -86,6 +96,7 @@ if ((failed == 0)); then
 fi
 if ((failed == 0)); then
   check "compiled with that Lua's headers" its_headers
+  check "-DLUA_INCLUDE_DIR alone: liblua.a and lua found next to it" found_next_to_headers
   check "that Lua requires kjit and runs a jit function" requires
   for t in buffer jit_api readme; do check "tests/lua/test_$t.lua with that Lua" test_file "$t"; done
   check "C host linked with the static liblua.a" host
