@@ -63,6 +63,21 @@ soname() {
   [[ "$s" == "libkjit.so.$major_minor" ]] || { echo "  SONAME is '$s'"; return 1; }
 }
 
+# libkjit.so depends on the shared Lua it was built with (DT_NEEDED), and
+# on none when that Lua is a static liblua.a (the program holds it).
+lua_needed() {
+  local lib needed
+  lib=$(sed -n 's/^LUA_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")
+  needed=$(readelf -d "$prefix/lib/libkjit.so.$version" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  if [[ "$lib" == *.a ]]; then
+    if grep -q '^liblua' <<<"$needed"; then echo "  needs $(grep '^liblua' <<<"$needed")"; return 1; fi
+  else
+    local soname
+    soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    grep -qx "$soname" <<<"$needed" || { echo "  NEEDED lacks $soname:"; echo "$needed"; return 1; }
+  fi
+}
+
 # With the default prefix, the module lands on lua5.4's own search path.
 default_on_cpath() {
   local p dir
@@ -129,6 +144,7 @@ refuses_other_minor() {
 check "cmake --install --prefix" installed
 check "install tree listing" listing
 check "libkjit.so SONAME libkjit.so.$major_minor" soname
+check "libkjit.so needs the shared Lua it was built with (or none for liblua.a)" lua_needed
 check "default module directory is on lua5.4's package.cpath" default_on_cpath
 check "lua5.4 requires the installed module" lua_requires "$prefix"
 check "C host built with pkg-config --cflags --libs kjit" host_pkgconfig "$prefix" "$tmp/host_pc"
