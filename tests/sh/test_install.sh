@@ -67,7 +67,7 @@ soname() {
 # on none when that Lua is a static liblua.a (the program holds it).
 lua_needed() {
   local lib needed
-  lib=$(sed -n 's/^LUA_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")
+  lib=$(sed -n 's/^LUA_LIBRARY:[A-Z]*=//p' "$build/CMakeCache.txt")
   needed=$(readelf -d "$prefix/lib/libkjit.so.$version" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   if [[ "$lib" == *.a ]]; then
     if grep -q '^liblua' <<<"$needed"; then echo "  needs $(grep '^liblua' <<<"$needed")"; return 1; fi
