@@ -5,6 +5,8 @@
 rockspec_format = "3.0"
 package = "kjit"
 version = "scm-1"
+-- The address the project is to be published at (not public yet): until
+-- then, build from a checkout with `luarocks make` as above.
 source = {
    url = "git+https://github.com/kjit-lua/kjit.git",
 }

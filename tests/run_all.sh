@@ -12,8 +12,10 @@
 #   2. ctest in build/ (--quick stops after this one);
 #   3. ctest in build-asan/;
 #   4. tests/sh/test_static.sh (KJIT_LLVM_STATIC=ON build, a few tests on
-#      it), tests/sh/test_luarocks.sh (install, require, remove with
-#      LuaRocks), tests/sh/test_bench_peers.sh (the benchmark's C and
+#      it), tests/sh/test_luarocks.sh (lint, make, require, remove, pack and
+#      install offline with LuaRocks), tests/sh/test_other_lua.sh (Lua
+#      5.4.8 built from source, kjit built and tested against it),
+#      tests/sh/test_bench_peers.sh (the benchmark's C and
 #      LuaJIT peers compute what the Lua kernels compute),
 #      tests/sh/test_fuzz_short.sh (libFuzzer: the regression inputs, then a
 #      fixed number of executions) and tests/sh/test_valgrind.sh (memcheck
@@ -120,6 +122,7 @@ run_script() {
 if ((!quick)); then
   run_script test_static
   run_script test_luarocks
+  run_script test_other_lua
   run_script test_bench_peers
   run_script test_fuzz_short
   run_script test_valgrind
