@@ -20,6 +20,7 @@
 ** the exact error at the exact iteration, so semantics are unchanged.
 */
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -1902,7 +1903,10 @@ static VarSlot narrow_slot(CG *G, Var *v) {
   return old;
 }
 
+static void par_note(CG *G, const char *fmt, ...);
+
 static void emit_while(CG *G, Stmt *s) {
+  par_note(G, "line %d: while loop: sequential (only kjit.prange loops run in parallel)", s->line);
   Var *k = NULL;
   Expr *bound = NULL;
   if (!G->S->kernel || G->narrowing || !narrow_find(G, s->u.loop.cond, s->u.loop.body, &k, &bound)) {
@@ -1934,6 +1938,7 @@ static void emit_while(CG *G, Stmt *s) {
 
 
 static void emit_repeat(CG *G, Stmt *s) {
+  par_note(G, "line %d: repeat loop: sequential (only kjit.prange loops run in parallel)", s->line);
   LLVMBasicBlockRef body = new_bb(G, "repeat"), exit = new_bb(G, "rend");
   LLVMBuildBr(G->B, body);
   LLVMPositionBuilderAtEnd(G->B, body);
@@ -2176,6 +2181,7 @@ static void emit_int_for(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
 }
 
 static int prange_parallel(CG *G);
+static void note_loop(CG *G, Stmt *s);
 static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
                         LLVMValueRef count, LLVMValueRef pos, LLVMBasicBlockRef exit);
 
@@ -2229,9 +2235,13 @@ static void emit_fornum(CG *G, Stmt *s) {
     LLVMPositionBuilderAtEnd(G->B, pre);
 
     if (s->u.fornum.prange && prange_parallel(G)) emit_prange(G, s, init, step, count, pos, exit);
-    else emit_int_for(G, s, init, step, count, pos, exit);
+    else {
+      note_loop(G, s);
+      emit_int_for(G, s, init, step, count, pos, exit);
+    }
   } else {
     /* float loop */
+    note_loop(G, s);
     LLVMValueRef init = num_to(G, a, T_F64), lim = num_to(G, l, T_F64), step = num_to(G, st, T_F64);
     LLVMValueRef zero = cf64(G, 0.0);
     emit_check(G, LLVMBuildFCmp(G->B, LLVMRealUNE, step, zero, ""), KE_FORSTEP0, line, NULL, NULL, NULL);
@@ -2476,6 +2486,60 @@ static int prange_parallel(CG *G) {
   return G->S->parallel && G->target->kind == KT_CPU && !G->in_prange;
 }
 
+/* One line of f:inspect("parallel") (CPU code only): what became of the
+** loop of a line. A loop emitted twice (the checked and unchecked copies of
+** a versioned loop) is noted once; notes that do not fit are dropped. */
+static void par_note(CG *G, const char *fmt, ...) {
+  Session *S = G->S;
+  if (G->target->kind != KT_CPU) return;
+  char line[600];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  line[n] = '\0';
+  if (strstr(S->parnotes, line) || S->nparnotes + n >= (int)sizeof S->parnotes) return;
+  memcpy(S->parnotes + S->nparnotes, line, (size_t)n + 1);
+  S->nparnotes += n;
+}
+
+/* A numeric for loop that runs as an ordinary loop, and why. */
+static void note_loop(CG *G, Stmt *s) {
+  int ln = s->line;
+  if (!s->u.fornum.prange)
+    par_note(G, "line %d: for loop: sequential (only kjit.prange loops run in parallel)", ln);
+  else if (!G->S->parallel)
+    par_note(G, "line %d: kjit.prange loop: sequential (the function does not have parallel = true)", ln);
+  else if (G->in_prange)
+    par_note(G, "line %d: kjit.prange loop: sequential, inside each iteration of the enclosing "
+             "parallel loop (nested prange loops do not run in parallel)", ln);
+  else
+    par_note(G, "line %d: kjit.prange loop: sequential (a float loop)", ln);
+}
+
+/* The parallel loop's note: its reductions and the locals it shares. */
+static void note_prange(CG *G, Stmt *s, PAnalysis *A) {
+  char red[400] = "", rd[400] = "";
+  size_t nr = 0, nd = 0;
+  for (int i = 0; i < A->n; i++) {
+    const PVar *p = &A->vars[i];
+    if (p->red != RED_NONE)
+      nr += (size_t)snprintf(red + nr, nr < sizeof red ? sizeof red - nr : 0, "%s%s (%s)",
+                             nr ? ", " : "", p->v->name, red_name(p->red));
+    else
+      nd += (size_t)snprintf(rd + nd, nd < sizeof rd ? sizeof rd - nd : 0, "%s%s",
+                             nd ? ", " : "", p->v->name);
+    if (nr >= sizeof red) nr = sizeof red - 1;
+    if (nd >= sizeof rd) nd = sizeof rd - 1;
+  }
+  par_note(G, "line %d: kjit.prange loop: parallel, its iterations split in chunks over the "
+           "thread pool; reductions: %s; shared, read only: %s", s->line,
+           nr ? red : "none", nd ? rd : "none");
+}
+
 /* The stack slots of a local (value, flag, extents), with their types. */
 static int slot_parts(CG *G, Var *v, LLVMValueRef *ptrs, LLVMTypeRef *tys) {
   Type t = G->sp->vartypes[v->id];
@@ -2651,6 +2715,7 @@ static void emit_prange(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   (void)pos;
   PAnalysis A;
   analyze_prange(G, s, &A);
+  note_prange(G, s, &A);
   /* the environment, filled in the enclosing frame: first and step, the
   ** slots of the locals the body uses, the reductions' partials (the
   ** worker reads them in this order) */

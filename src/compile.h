@@ -192,6 +192,9 @@ typedef struct Session {
   int uses_sync;           /* code generation emitted cuda.syncthreads */
   const char **msgs;       /* KT_NVPTX: error()/assert() messages, numbered from 1 */
   int nmsgs, capmsgs;
+  char parnotes[2048];     /* CPU: what parallel = true did with each loop, one
+                              line per loop (f:inspect("parallel"); codegen.c) */
+  int nparnotes;           /* bytes used in parnotes */
 } Session;
 
 /* Raises a compile error "chunk:line: message" (longjmp to the driver). */

@@ -284,6 +284,9 @@ static void load_sim(void) {
     else if (strcmp(e, "0") != 0 && strcmp(e, "false") != 0 &&
              strcmp(e, "no") != 0 && strcmp(e, "off") != 0) m = 1;
   }
+  /* KJIT_DISABLE_JIT: kernels run interpreted too (as kjit.jit functions) */
+  e = getenv("KJIT_DISABLE_JIT");
+  if (e && *e && strcmp(e, "0") != 0) m = 2;
   atomic_store(&sim_mode, m);
 }
 

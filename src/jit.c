@@ -51,6 +51,8 @@ typedef struct JitSpec {
   uint8_t rsub[KJIT_MAXRETS];    /* T_MAYBE: kind of the number */
   uint8_t rnil[KJIT_MAXRETS];    /* T_MAYBE: falsy value is nil (else false) */
   char *ir, *asmtext, *types;
+  double compile_ms;             /* wall time of the compile (f.compile_ms) */
+  char *parnotes;                /* f:inspect("parallel") */
 } JitSpec;
 
 typedef struct JitObj {
@@ -143,7 +145,7 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 static void free_unlinked_spec(void *p) {
   JitSpec *js = p;
   kc_free(js->code);
-  free(js->ir); free(js->asmtext); free(js->types);
+  free(js->ir); free(js->asmtext); free(js->types); free(js->parnotes);
   free(js);
 }
 
@@ -195,7 +197,7 @@ static void free_spec(JitSpec *s) {
   for (int i = 0; i < s->nsig; i++)
     if (s->sig[i] == SIG_FUNC && s->L) luaL_unref(s->L, LUA_REGISTRYINDEX, s->fnref[i]);
   kc_free(s->code);
-  free(s->ir); free(s->asmtext); free(s->types);
+  free(s->ir); free(s->asmtext); free(s->types); free(s->parnotes);
   free(s);
 }
 
@@ -222,8 +224,15 @@ static const char *push_cache_meta(lua_State *L, const JitObj *o, const JitSpec 
 /* Compiles the function (jit object at 1, Lua function in its user value)
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
                              int nsig, int argbase, int want_text) {
+  double t0 = now_ms();
   register_runtime();
   objidx = lua_absindex(L, objidx);
   SessionBox *sb = ks_push_session(L, o->boundscheck, o->fastmath, o->opt);
@@ -282,6 +291,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
 
   js->types = types_text(L, S);
+  js->parnotes = strdup(S->parnotes[0] ? S->parnotes : "no loops\n");
+  if (js->parnotes == NULL) { snprintf(S->errmsg, sizeof S->errmsg, "not enough memory"); longjmp(jb, 1); }
   js->nargs = np;
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
@@ -327,6 +338,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   sb->result = NULL;   /* owned by the jit object from here on */
   ks_release_session(L, sb);
   lua_settop(L, sbidx - 1);
+  js->compile_ms = now_ms() - t0;
   js->next = o->specs;
   o->specs = js;
   o->nspecs++;
@@ -371,6 +383,11 @@ static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *s
   return NULL;
 }
 
+/* KJIT_DISABLE_JIT set (and not "0"): calls of jit objects run their Lua
+** function, interpreted, for debugging with ordinary Lua tools. Read once
+** per process (kd_open). */
+static int jit_disabled;
+
 /* f(...): the fast path. Arguments start at stack index 2. */
 static int jit_call(lua_State *L) {
   JitObj *o = lua_touserdata(L, 1);
@@ -380,6 +397,12 @@ static int jit_call(lua_State *L) {
     return luaL_typeerror(L, 1, JIT_METATABLE);
   if (o->dead) return dead_error(L);
   int n = lua_gettop(L) - 1;
+  if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
+    lua_getiuservalue(L, 1, 1);
+    lua_replace(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+  }
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   int64_t slots[KJIT_MAXARGS + 1];
   uint8_t sig[KJIT_MAXARGS];
@@ -496,12 +519,12 @@ static int jit_compile(lua_State *L) {
   return 1;
 }
 
-/* f:inspect([what [, sig]]): "types", "llvm" or "asm" of the last (or the
-** given) specialization. */
+/* f:inspect([what [, sig]]): "types", "llvm", "asm" or "parallel" of the
+** last (or the given) specialization. */
 static int jit_inspect(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
   if (o->dead) return dead_error(L);
-  static const char *const whats[] = { "types", "llvm", "asm", NULL };
+  static const char *const whats[] = { "types", "llvm", "asm", "parallel", NULL };
   int what = luaL_checkoption(L, 2, "types", whats);
   JitSpec *js = o->last;
   if (!lua_isnoneornil(L, 3)) {
@@ -513,6 +536,7 @@ static int jit_inspect(lua_State *L) {
   }
   if (js == NULL) return luaL_error(L, "nothing compiled yet: call the function or use f:compile(sig) first");
   if (what == 0) { lua_pushstring(L, js->types ? js->types : ""); return 1; }
+  if (what == 3) { lua_pushstring(L, js->parnotes ? js->parnotes : ""); return 1; }
   if (js->ir == NULL || js->asmtext == NULL) {
     /* recompile this signature, keeping the text this time */
     for (int i = 0; i < js->nsig; i++)
@@ -544,6 +568,13 @@ static int jit_index(lua_State *L) {
   if (strcmp(k, "lua") == 0 || strcmp(k, "py_func") == 0) { lua_getiuservalue(L, 1, 1); return 1; }
   if (strcmp(k, "inspect") == 0) { lua_pushcfunction(L, jit_inspect); return 1; }
   if (strcmp(k, "compile") == 0) { lua_pushcfunction(L, jit_compile); return 1; }
+  if (strcmp(k, "compile_ms") == 0) {   /* of the last specialization used */
+    JitObj *o = lua_touserdata(L, 1);
+    JitSpec *s = o->last ? o->last : o->specs;
+    if (s) lua_pushnumber(L, s->compile_ms);
+    else lua_pushnil(L);
+    return 1;
+  }
   if (strcmp(k, "signatures") == 0) {
     JitObj *o = lua_touserdata(L, 1);
     lua_createtable(L, o->nspecs, 0);
@@ -633,7 +664,14 @@ static int l_jit(lua_State *L) {
   return 1;
 }
 
+static void read_disable_jit(void) {
+  const char *e = getenv("KJIT_DISABLE_JIT");
+  jit_disabled = e && *e && strcmp(e, "0") != 0;
+}
+
 void kd_open(lua_State *L) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, read_disable_jit);
   if (kb_newmeta(L, JIT_METATABLE)) {   /* registered once complete (kb_regmeta) */
     static const luaL_Reg mt[] = {
       { "__gc", jit_gc }, { "__index", jit_index },

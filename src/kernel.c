@@ -1151,9 +1151,31 @@ static int kernel_index(lua_State *L) {
     else lua_pushnil(L);
     return 1;
   }
+  if (key && strcmp(key, "signatures") == 0) {
+    /* the argument types compiled, newest first, each once (a signature
+    ** compiled for PTX and for the simulator, or for two devices, is one) */
+    Kernel *k = lua_touserdata(L, 1);
+    lua_newtable(L);
+    int n = 0;
+    for (KernSpec *s = k->specs; s; s = s->next) {
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      type_list(&b, s->args, s->nargs);
+      luaL_pushresult(&b);
+      int seen = 0;
+      for (int i = 1; i <= n && !seen; i++) {
+        lua_rawgeti(L, -2, i);
+        seen = lua_rawequal(L, -1, -2);
+        lua_pop(L, 1);
+      }
+      if (seen) lua_pop(L, 1);
+      else lua_rawseti(L, -2, ++n);
+    }
+    return 1;
+  }
   if (lua_type(L, 2) == LUA_TNUMBER || key == NULL)
     return luaL_error(L, "launch a kernel with a config table: k[{grid, block}](...)");
-  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, compile_ms; launch with k[{grid, block}])", key);
+  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, compile_ms, signatures; launch with k[{grid, block}])", key);
 }
 
 static int kernel_call(lua_State *L) {

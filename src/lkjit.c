@@ -81,7 +81,21 @@ static void push_private_libs(lua_State *L) {
   lua_setfield(L, t, "load");
 }
 
+/* Loaded into Lua 5.1, 5.3 or LuaJIT, the Lua API functions new in 5.4 are
+** NULL (CMakeLists.txt makes every Lua API reference weak): refuse with
+** a message instead of crashing. lua_pushstring and lua_error have the same
+** ABI in every Lua since 5.1, so the message reaches the user's require. */
+#pragma weak lua_newuserdatauv
+static int not_lua54(lua_State *L) {
+  void *(*volatile newud)(lua_State *, size_t, int) = lua_newuserdatauv;
+  if (newud) return 0;
+  lua_pushstring(L, "kjit needs Lua 5.4: this kjit.so was loaded by another Lua "
+                    "(5.1, 5.2, 5.3 or LuaJIT); run your script with lua5.4");
+  return 1;
+}
+
 KJIT_API int luaopen_kjit(lua_State *L) {
+  if (not_lua54(L)) return lua_error(L);
   luaL_checkversion(L);
   lua_newtable(L);
   kb_open(L);

@@ -8,10 +8,15 @@
 ** functions become callees, tables (math, config tables) become
 ** compile-time namespaces. The compiled code never looks at Lua state.
 */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "compile.h"
@@ -459,6 +464,46 @@ static void res_block(Resolver *R, Block *b) {
 
 /* ---- From a Lua function to a KFunc ------------------------------------- */
 
+/* Source files larger than this are refused (a chunk name can name any
+** file: /dev/zero must not be read until memory runs out). */
+#define KJIT_MAX_SOURCE_BYTES ((size_t)64 << 20)
+
+/* Reads the file `path` (a regular file only, at most
+** KJIT_MAX_SOURCE_BYTES) into the arena. Opened non-blocking, so that a
+** FIFO or a terminal named by a chunk name cannot hang the compile. */
+static const char *read_source_file(Session *S, const char *path, size_t *len,
+                                    const char *shortsrc) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    ks_error(S, NULL, 0, "%s: cannot compile: cannot open source file '%s'", shortsrc, path);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    ks_error(S, NULL, 0, "%s: cannot compile: the source '%s' is not a regular file",
+             shortsrc, path);
+  }
+  if ((uint64_t)st.st_size > KJIT_MAX_SOURCE_BYTES) {
+    close(fd);
+    ks_error(S, NULL, 0, "%s: cannot compile: the source file '%s' is larger than %d MiB",
+             shortsrc, path, (int)(KJIT_MAX_SOURCE_BYTES >> 20));
+  }
+  size_t cap = (size_t)st.st_size + 1, n = 0;
+  char *buf = ka_alloc(&S->arena, cap + 1);
+  if (buf == NULL) { close(fd); ks_error(S, NULL, 0, "not enough memory"); }
+  /* reads at most the size fstat gave (+1 to see a file that grew) */
+  for (;;) {
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+    if (n == cap) break;
+  }
+  close(fd);
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
 /* Reads the whole source of the function at idx into the arena. */
 static const char *function_source(Session *S, int idx, size_t *len,
                                    char *shortsrc, size_t nshort) {
@@ -468,35 +513,78 @@ static const char *function_source(Session *S, int idx, size_t *len,
   lua_getinfo(L, ">S", &ar);
   snprintf(shortsrc, nshort, "%s", ar.short_src);
   const char *src = ar.source;
-  if (src[0] == '@') {
-    FILE *fp = fopen(src + 1, "rb");
-    if (fp == NULL)
-      ks_error(S, NULL, 0, "%s: cannot compile: cannot open source file '%s'",
-               shortsrc, src + 1);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n, fp)) > 0) {
-      n += r;
-      if (n == cap) {
-        char *nb = realloc(buf, cap * 2);
-        if (nb == NULL) { free(buf); buf = NULL; break; }
-        buf = nb; cap *= 2;
-      }
-    }
-    fclose(fp);
-    if (buf == NULL) ks_error(S, NULL, 0, "not enough memory");
-    char *copy = ka_strndup(&S->arena, buf, n);
-    free(buf);
-    if (copy == NULL) ks_error(S, NULL, 0, "not enough memory");
-    *len = n;
-    return copy;
-  }
+  if (src[0] == '@') return read_source_file(S, src + 1, len, shortsrc);
   if (src[0] == '=')
     ks_error(S, NULL, 0, "%s: cannot compile: the source of this function is not "
              "available (chunk loaded as '%s')", shortsrc, src);
   *len = strlen(src);
   return src;   /* the chunk string; kept alive by the function's proto */
+}
+
+/* ---- Is the file's text the text the function was loaded from? ----------
+** The source read from disk may have been edited since the function was
+** loaded (a hot reload). Compiling it would silently run other code, so
+** the text is loaded again and the running function's bytecode, stripped
+** of debug information, must appear in the new chunk's, byte for byte
+** (Lua compiles the same text to the same bytecode, and a nested function
+** is dumped the same way alone as inside its chunk). */
+
+typedef struct { char *p; size_t n, cap; int oom; } DumpBuf;
+
+static int dump_writer(lua_State *L, const void *p, size_t sz, void *ud) {
+  (void)L;
+  DumpBuf *d = ud;
+  if (d->n + sz > d->cap) {
+    size_t nc = d->cap ? d->cap : 4096;
+    while (nc < d->n + sz) nc *= 2;
+    char *np = realloc(d->p, nc);
+    if (np == NULL) { d->oom = 1; return 1; }
+    d->p = np; d->cap = nc;
+  }
+  memcpy(d->p + d->n, p, sz);
+  d->n += sz;
+  return 0;
+}
+
+/* A Lua 5.4 binary chunk: a 31-byte header and the main function's
+** upvalue count come before the main function itself. */
+#define CHUNK_PROLOGUE 32
+
+static void check_source_unchanged(Session *S, KFunc *f, int idx, const char *src,
+                                   size_t len, const char *chunkname, int line) {
+  lua_State *L = S->L;
+  DumpBuf fn = { 0 }, chunk = { 0 };
+  /* as luaL_loadfile: skip a UTF-8 BOM and a first line starting with
+  ** '#' (keeping its line break, so that the lines stay the same) */
+  if (chunkname[0] == '@' && len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) { src += 3; len -= 3; }
+  if (chunkname[0] == '@' && len > 0 && src[0] == '#') {
+    size_t i = 0;
+    while (i < len && src[i] != '\n') i++;
+    src += i; len -= i;
+  }
+  lua_pushvalue(L, idx);
+  lua_dump(L, dump_writer, &fn, 1);
+  lua_pop(L, 1);
+  int st = luaL_loadbufferx(L, src, len, chunkname, "t");
+  if (st == LUA_OK) {
+    lua_dump(L, dump_writer, &chunk, 1);
+    lua_pop(L, 1);
+  } else {
+    lua_pop(L, 1);   /* the load's message */
+  }
+  int oom = fn.oom || chunk.oom || st == LUA_ERRMEM;
+  int same = !oom && st == LUA_OK && fn.n > CHUNK_PROLOGUE && chunk.n >= fn.n &&
+             memmem(chunk.p, chunk.n, fn.p + CHUNK_PROLOGUE, fn.n - CHUNK_PROLOGUE) != NULL;
+  free(fn.p);
+  free(chunk.p);
+  if (oom) ks_error(S, NULL, 0, "not enough memory");
+  if (!same && chunkname[0] == '@')
+    ks_error(S, f, line, "cannot compile: the source file changed since this "
+             "function was loaded (load it again to compile the new code)");
+  if (!same)
+    ks_error(S, f, line, "cannot compile: the chunk name is not the text this function "
+             "was loaded from (kjit reads a string chunk's source from its name: "
+             "load(text) without a name)");
 }
 
 /* Does the body of fn mention `name` (as a name expression)? Used to tell
@@ -616,6 +704,15 @@ KFunc *kr_function(Session *S, int idx) {
   char perr[512];
   f->chunk = kp_parse(&S->arena, src, len, f->chunkname, perr, sizeof perr);
   if (f->chunk == NULL) ks_error(S, NULL, 0, "%s", perr);
+  {
+    lua_Debug sar;
+    lua_pushvalue(L, idx);
+    lua_getinfo(L, ">S", &sar);
+    if (sar.source[0] == '@')
+      check_source_unchanged(S, f, idx, src, len, sar.source, sar.linedefined);
+    else   /* load(text, name): the name, read as source, must be the text */
+      check_source_unchanged(S, f, idx, src, len, "=?", sar.linedefined);
+  }
 
   lua_Debug ar;
   lua_pushvalue(L, idx);

@@ -53,3 +53,11 @@ if(KJIT_SANITIZE)
   target_compile_options(mockcuda PRIVATE ${KJIT_SAN_FLAGS})
   target_link_options(mockcuda PRIVATE ${KJIT_SAN_FLAGS})
 endif()
+
+# The longest tests start first (ctest learns costs from earlier runs in
+# the same build dir; a fresh build has none), so that -j keeps every core
+# busy to the end instead of waiting on one long test started last.
+set_tests_properties(lua.test_jit_fuzz lua.test_prange c.test_alloc_fail
+                     lua.test_bench_gpu lua.test_reduce lua.test_hostile
+                     lua.test_guvectorize lua.test_jit_api
+                     PROPERTIES COST 1000)

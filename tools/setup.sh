@@ -22,6 +22,7 @@ done
 packages=(lua5.4 liblua5.4-dev llvm-14-dev clang-14 cmake pkg-config luarocks
           luajit build-essential)
 packages+=(valgrind libclang-rt-14-dev)   # tests/sh/test_valgrind.sh, libFuzzer (tests/fuzz)
+packages+=(lua5.3)   # tests/sh/test_wrong_lua.sh: kjit refuses to load into Lua 5.3
 
 missing=()
 for p in "${packages[@]}"; do

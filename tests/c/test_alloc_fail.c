@@ -5,7 +5,7 @@
 ** demand runs a script that opens kjit (require), builds arrays, compiles
 ** and calls kjit.jit functions (callees, 2-D arrays, run-time and compile
 ** errors caught by pcall, f:inspect, f.signatures) under lua_pcall. For
-** every N in a sweep, a fresh state fails
+** every N in a sample, a fresh state fails
 **   - only the Nth allocation (a transient failure), and
 **   - every allocation from the Nth on (memory exhausted),
 ** and then:
@@ -23,18 +23,28 @@
 ** and are not failed here; the ASan build's leak checker and
 ** tests/sh/test_valgrind.sh watch those for leaks.
 **
+** The sample: N = 1..EARLY_RUNS (setup code), then every k-th N from an
+** offset drawn from a seed, k chosen so that each mode makes about
+** SAMPLE_RUNS runs. The seed is printed; KJIT_ALLOC_FAIL_SEED=<seed>
+** repeats a run, and KJIT_ALLOC_FAIL_FULL=1 sweeps every N (minutes).
+**
 ** Usage: test_alloc_fail [results-file]   (writes "passed failed 0\n")
 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "lualib.h"
 #include "kjit.h"
 
 static int npass, nfail;
+
+/* a sampled sweep: runs per mode (the full one makes about 2,300 in all) */
+enum { SAMPLE_RUNS = 150, EARLY_RUNS = 8 };
 
 #define CHECK(cond, ...)                                                       \
   do {                                                                         \
@@ -208,17 +218,36 @@ int main(int argc, char **argv) {
   printf("reference run: result %.17g, %ld allocations through the Lua allocator\n", want, total);
   if (st != LUA_OK) goto done;
 
+  const char *full_env = getenv("KJIT_ALLOC_FAIL_FULL");
+  int full = full_env != NULL && strcmp(full_env, "1") == 0;
+  const char *seed_env = getenv("KJIT_ALLOC_FAIL_SEED");
+  unsigned long seed = seed_env != NULL ? strtoul(seed_env, NULL, 10)
+                                        : ((unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16)) % 1000000UL;
+  if (full)
+    printf("full sweep (KJIT_ALLOC_FAIL_FULL=1)\n");
+  else
+    printf("sampled sweep, seed %lu (KJIT_ALLOC_FAIL_SEED=%lu repeats it; "
+           "KJIT_ALLOC_FAIL_FULL=1 fails every N)\n", seed, seed);
   for (int persistent = 0; persistent <= 1; persistent++) {
     Tally t;
     memset(&t, 0, sizeof t);
-    /* every N for exhaustion; every 4th N for single failures, which
-    ** Lua's emergency collection absorbs (a stride past 1500 either way,
-    ** so that a script grown bigger still runs in seconds: each run
-    ** compiles four functions twice) */
-    long stride = persistent ? 1 : 4;
-    for (long n = 1; n <= total + 1; n += stride) {
-      one(n, persistent, want, &t);
-      if (n >= 1500 && total / 400 > stride) stride = total / 400;
+    if (full) {
+      /* every N for exhaustion; every 4th N for single failures, which
+      ** Lua's emergency collection absorbs (a stride past 1500 either way,
+      ** so that a script grown bigger still ends: each run compiles four
+      ** functions twice) */
+      long stride = persistent ? 1 : 4;
+      for (long n = 1; n <= total + 1; n += stride) {
+        one(n, persistent, want, &t);
+        if (n >= 1500 && total / 400 > stride) stride = total / 400;
+      }
+    } else {
+      long k = total / SAMPLE_RUNS > 1 ? total / SAMPLE_RUNS : 1;
+      long first = EARLY_RUNS + 1 + (long)((seed + 7919UL * (unsigned long)persistent) % (unsigned long)k);
+      for (long n = 1; n <= EARLY_RUNS && n <= total + 1; n++) one(n, persistent, want, &t);
+      for (long n = first; n <= total + 1; n += k) one(n, persistent, want, &t);
+      printf("fail %s: N = 1..%d, then every %ld-th N from %ld\n",
+             persistent ? "from the Nth on" : "only the Nth", EARLY_RUNS, k, first);
     }
     const char *mode = persistent ? "from the Nth on" : "only the Nth";
     printf("fail %s: %ld runs: %ld completed, %ld LUA_ERRMEM, %ld 'not enough memory' errors, "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# tests/fuzz/build.sh: builds the libFuzzer target tests/fuzz/fuzz_compile.c
-# into build-fuzz/fuzz_compile (or $KJIT_FUZZ_DIR/fuzz_compile).
+# tests/fuzz/build.sh: builds the libFuzzer targets tests/fuzz/fuzz_compile.c
+# and tests/fuzz/fuzz_bytecode.c into build-fuzz/ (or $KJIT_FUZZ_DIR/).
 #
-# Every src/*.c file is compiled with clang-14 and
+# Every src/*.c and src/*/*.c file is compiled with clang-14 and
 # -fsanitize=fuzzer-no-link,address,undefined (coverage-guided and checked),
 # the target with -fsanitize=fuzzer,address,undefined; LLVM 14 and Lua 5.4
 # are the system's shared libraries (not instrumented). Incremental: an
@@ -44,8 +44,10 @@ objs=()
 shopt -s nullglob
 lua5.4 tools/embed_lua.lua "$out/lua_modules.c" "$srcroot"/lua/kjit/*.lua
 shopt -u nullglob
-for s in "$srcroot"/src/*.c "$out/lua_modules.c"; do
-  o=$out/obj/$(basename "$s" .c).o
+for s in "$srcroot"/src/*.c "$srcroot"/src/*/*.c "$out/lua_modules.c"; do
+  [[ -f "$s" ]] || continue
+  rel=${s#"$srcroot"/}; rel=${rel#"$out"/}
+  o=$out/obj/$(printf '%s' "${rel%.c}" | tr '/' '_').o
   objs+=("$o")
   if [[ ! -f "$o" || "$s" -nt "$o" ]] || [[ -n $(find "$srcroot/src" "$srcroot/include" -name '*.h' -newer "$o" 2>/dev/null) ]]; then
     "$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o"
@@ -54,4 +56,8 @@ done
 "$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_compile.c "${objs[@]}" \
   -o "$out/fuzz_compile" -L"$llvm_lib" $llvm_libs $lua_libs -lm -ldl -lpthread \
   -Wl,-rpath,"$llvm_lib"
-echo "build.sh: built $out/fuzz_compile"
+# the bytecode front end and IR builder alone (needs no Lua library)
+"$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_bytecode.c \
+  "$srcroot"/src/frontend/bytecode.c "$srcroot"/src/ir/*.c "$srcroot"/src/arena.c \
+  -o "$out/fuzz_bytecode"
+echo "build.sh: built $out/fuzz_compile and $out/fuzz_bytecode"

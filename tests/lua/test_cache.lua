@@ -495,7 +495,8 @@ test("kjit.cache_dir, inspect on cached code, option checks", function()
 end)
 
 -- How long a warm-cache first call takes in a fresh process, against a
--- compile (printed; the bound only catches gross regressions).
+-- compile: printed only (speeds live in the benchmarks); what is checked is
+-- that the warm runs were cache hits and the others compiled.
 test("timing: first call in a fresh process, warm cache vs compile", function()
   local d = fresh_dir()
   local path = script(d, "time.lua", [[
@@ -506,16 +507,24 @@ local r = g(10, 2.5)
 emit(r, (os.clock() - t0) * 1e3)
 ]])
   local function t(env)
-    local r = child(path, d, "KJIT_CACHE_DIR=" .. sh_quote(d) .. (env or ""))
-    return tonumber(r:match(" ([%d.e+-]+):float$"))
+    local r, s = child(path, d, "KJIT_CACHE_DIR=" .. sh_quote(d) .. (env or ""))
+    return tonumber(r:match(" ([%d.e+-]+):float$")), s.hits, s.misses
   end
-  t()   -- fill the cache
+  local _, h0, m0 = t()   -- fill the cache
+  eq(h0 .. "/" .. m0, "0/1", "the first process compiles (hits/misses)")
   local best_hit, best_compile = math.huge, math.huge
-  for _ = 1, 5 do best_hit = math.min(best_hit, t()) end
-  for _ = 1, 3 do best_compile = math.min(best_compile, t(" KJIT_TEST_NOCACHE=1")) end
+  for _ = 1, 5 do
+    local ms, h, m = t()
+    eq(h .. "/" .. m, "1/0", "a later process loads from the cache (hits/misses)")
+    best_hit = math.min(best_hit, ms)
+  end
+  for _ = 1, 3 do
+    local ms, h, m = t(" KJIT_TEST_NOCACHE=1")
+    eq(h .. "/" .. m, "0/0", "cache = false neither loads nor looks up")
+    best_compile = math.min(best_compile, ms)
+  end
   print(string.format("  first call, fresh process: %.2f ms from the cache, %.2f ms compiling (best of 5 and 3)",
     best_hit, best_compile))
-  truthy(best_hit < best_compile, "the cache is faster than compiling")
 end)
 
 os.execute("rm -rf " .. sh_quote(root))

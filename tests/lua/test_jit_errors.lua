@@ -550,3 +550,57 @@ test("long call chains converge; past the limit, an error located in the user's 
   truthy(msg:find('^%[string "function c1%(x%)'), "located in the chain's chunk: " .. msg)
   truthy(msg:find('"]:%d+: '), "with a line: " .. msg)
 end)
+
+-- The source file is read from disk (until kjit compiles bytecode): a file
+-- edited after its function was loaded (a hot reload) must not compile
+-- the new text, which would compute something else silently; a chunk name
+-- naming a device or a FIFO must not be read (/dev/zero ran out of memory,
+-- a FIFO hung).
+test("a source file edited after loading is refused, never compiled", function()
+  need_jit()
+  local path = os.tmpname() .. "_kjit_reload.lua"
+  local function write(src)
+    local fh = assert(io.open(path, "w")); fh:write(src); fh:close()
+  end
+  write("-- v1\nreturn function(a, b)\n  return a + b\nend\n")
+  local add = dofile(path)
+  eq(D.jit(add)(2, 4), 6, "unchanged file compiles")
+  write("-- v2\nreturn function(a, b)\n  return a * b * 100\nend\n")
+  local f = D.jit(add)
+  local msg = raises("cannot compile: the source file changed since this function was loaded", f, 2, 4)
+  truthy(msg:find("_kjit_reload.lua:2:", 1, true), "located at the function's line: " .. msg)
+  eq(add(2, 4), 6, "the interpreted function is the loaded one")
+  -- the new text, loaded again, compiles
+  local add2 = dofile(path)
+  eq(D.jit(add2)(2, 4), 800, "reloaded function compiles")
+  -- a shebang line and a BOM are skipped as luaL_loadfile skips them
+  write("\xEF\xBB\xBF#!/usr/bin/env lua5.4\nreturn function(a)\n  return a * 3\nend\n")
+  eq(D.jit(assert(loadfile(path))())(5), 15, "BOM and #! line")
+  os.remove(path)
+end)
+
+test("a chunk name naming a device, a FIFO or a directory is not read", function()
+  need_jit()
+  local function named(name)
+    return assert(load("return function(x) return x + 1 end", "@" .. name))()
+  end
+  raises("is not a regular file", D.jit(named("/dev/zero")), 1)
+  raises("is not a regular file", D.jit(named("/dev/stdin")), 1)
+  raises("is not a regular file", D.jit(named("/tmp")), 1)
+  raises("cannot open source file", D.jit(named("/no/such/dir/x.lua")), 1)
+  local fifo = os.tmpname() .. "_kjit_fifo"
+  if os.execute("mkfifo " .. fifo .. " 2>/dev/null") then
+    raises("is not a regular file", D.jit(named(fifo)), 1)
+    os.remove(fifo)
+  end
+end)
+
+test("load(text, name) with a name that is other Lua text is refused", function()
+  need_jit()
+  local f = assert(load("return function(a) return a + 1 end",
+                        "return function(a) return a * 100 end"))()
+  eq(f(2), 3, "interpreted")
+  raises("cannot compile: the chunk name is not the text this function was loaded from", D.jit(f), 2)
+  local g = assert(load("return function(a) return a + 1 end", "return function(a) return a + 1 end"))()
+  eq(D.jit(g)(2), 3, "the name is the text: compiles")
+end)

@@ -5,15 +5,24 @@
 # -fsanitize=fuzzer,address,undefined), then:
 #   1. replays tests/fuzz/regress/* (inputs that once crashed; one check
 #      each: must run without a crash or a sanitizer report);
-#   2. fuzzes for KJIT_FUZZ_SECONDS (default 75) seconds starting from
+#   2. fuzzes for KJIT_FUZZ_RUNS (default 20000) executions starting from
 #      tests/fuzz/corpus/ (fork mode, one job; timeouts, i.e. inputs that
 #      loop forever in compiled code, and out-of-memory are not failures;
-#      crashes, sanitizer reports and leaks are).
+#      crashes, sanitizer reports and leaks are). A count, not a time, so
+#      that a busy machine changes how long this takes, not what it covers
+#      (about 80 s on the 2-core development machine). Fork mode stops at
+#      the end of the job that reaches the count, so a few more run. The
+#      seed is random and printed; KJIT_FUZZ_SEED=<seed> repeats the
+#      parent's choices (the jobs' own timing still varies).
+#   3. fuzzes the bytecode front end (tests/fuzz/fuzz_bytecode.c) for
+#      KJIT_FUZZ_BYTECODE_RUNS (default 200000) executions from the chunks
+#      of tests/c/bytecode_fixtures/ (a few seconds).
 # Writes "P F S" to build/test-results/test_fuzz_short.txt. Skips (S=1)
 # when clang-14 cannot build a libFuzzer target.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-secs=${KJIT_FUZZ_SECONDS:-75}
+runs=${KJIT_FUZZ_RUNS:-20000}
+seed=${KJIT_FUZZ_SEED:-$((RANDOM * 32768 + RANDOM + 1))}
 out=${KJIT_FUZZ_DIR:-build-fuzz}
 rdir=${KJIT_RESULTS_DIR:-build/test-results}
 results=$rdir/test_fuzz_short.txt
@@ -63,7 +72,7 @@ fuzz() {
   # run with a non-zero status and leaves $out/short-crash-* (or leak-*).
   # The checked-in corpus is only read; new inputs go to a scratch dir.
   "$out/fuzz_compile" -fork=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 \
+    -runs="$runs" -seed="$seed" -timeout=20 -rss_limit_mb=4096 \
     -max_len=16384 -dict=tests/fuzz/lua.dict -artifact_prefix="$out/short-" \
     "$work" tests/fuzz/corpus >"$out/fuzz_short.log" 2>&1
   rc=$?
@@ -72,7 +81,7 @@ fuzz() {
   local bad
   bad=$(find "$out" -maxdepth 1 \( -name 'short-crash-*' -o -name 'short-leak-*' \) | head -n 5)
   # 70 is libFuzzer's timeout exit code: fork mode can still end with it
-  # (a child looping in compiled code when the time runs out), and
+  # (a child looping in compiled code when the run ends), and
   # timeouts are not bugs (see above)
   if { ((rc != 0)) && ((rc != 70)); } || [[ -n "$bad" ]]; then
     grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY' "$out/fuzz_short.log"
@@ -80,7 +89,27 @@ fuzz() {
     return 1
   fi
 }
-check "fuzz ${secs}s from tests/fuzz/corpus" fuzz
+echo "fuzzing $runs executions, seed $seed (KJIT_FUZZ_SEED=$seed repeats it)"
+check "fuzz $runs executions from tests/fuzz/corpus" fuzz
+
+# The bytecode front end and IR builder (tests/fuzz/fuzz_bytecode.c) on
+# binary chunks, from the fixtures of tests/c/test_bytecode.c (regression
+# inputs among them): no child processes, so a hang is a failure too.
+bc_runs=${KJIT_FUZZ_BYTECODE_RUNS:-200000}
+fuzz_bytecode() {
+  local work rc
+  work=$(mktemp -d)
+  "$out/fuzz_bytecode" -runs="$bc_runs" -seed="$seed" -timeout=20 -rss_limit_mb=2048 \
+    -artifact_prefix="$out/short-bc-" "$work" tests/c/bytecode_fixtures >"$out/fuzz_bytecode.log" 2>&1
+  rc=$?
+  rm -rf "$work"
+  grep -E '^Done [0-9]+ runs' "$out/fuzz_bytecode.log"
+  if ((rc != 0)); then
+    grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY|deadly' "$out/fuzz_bytecode.log"
+    return 1
+  fi
+}
+check "fuzz_bytecode $bc_runs executions from tests/c/bytecode_fixtures" fuzz_bytecode
 
 echo "test_fuzz_short: $passed passed, $failed failed"
 echo "$passed $failed 0" > "$results"

@@ -1,0 +1,128 @@
+-- test_readme.lua: every Lua example of README.md runs as written.
+--
+-- The ```lua blocks under one heading are one session (a later block may use
+-- the locals of an earlier one under the same heading, as the text reads);
+-- each session runs in a fresh copy of the globals, from a file that keeps
+-- the README's line numbers, so an error names README.md's own line. Kernels
+-- run in the simulator when there is no GPU. Two kinds of comments are
+-- checked, so the text cannot drift from what kjit does:
+--   print(...)   --> 6  2  3      the printed values, words separated by any
+--                                 space; a ": ..." or " (...)" after them is
+--                                 commentary
+--   statement    -- error: text   the statement raises an error containing text
+local kjit = require "kjit"
+local cuda = kjit.cuda
+
+local readme = "README.md"
+local lines = {}
+for l in io.lines(readme) do lines[#lines + 1] = l end
+
+-- Sessions: { heading, first line, { [line] = code } }.
+local sessions, cur, inlua = {}, nil, false
+local heading = "top"
+for i, l in ipairs(lines) do
+  if inlua then
+    if l:match("^```") then inlua = false
+    else cur.code[i] = l end
+  elseif l:match("^```lua") then
+    inlua = true
+    if not cur or cur.heading ~= heading then
+      cur = { heading = heading, first = i + 1, code = {} }
+      sessions[#sessions + 1] = cur
+    end
+  elseif l:match("^#+ ") then
+    heading = l:gsub("^#+ ", "")
+  end
+end
+
+-- The value a "-->" comment promises, without its commentary.
+local function promised(c)
+  c = c:gsub("^%s+", ""):gsub(":%s.*$", ""):gsub("%s+%(.*$", "")
+  return (c:gsub("%s+$", ""):gsub("%s+", " "))
+end
+
+local function words(...)
+  local t = table.pack(...)
+  for i = 1, t.n do t[i] = tostring(t[i]) end
+  return (table.concat(t, " "):gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+end
+
+-- One line of an example, rewritten on the same line (numbers stay right).
+local function rewrite(i, l)
+  local code, err = l:match("^(.-)%s*%-%- error: (.+)$")
+  if code then
+    local body = "return " .. code
+    if not load(body) then body = code end
+    return string.format("__raises(%d, %q, function() %s end)", i, err, body)
+  end
+  local code2, want = l:match("^(%s*print%(.*%))%s*%-%->(.*)$")
+  if code2 then
+    return string.format("__expect(%d, %q); %s", i, promised(want), code2)
+  end
+  return l
+end
+
+local function run(s)
+  local env = {}
+  for k, v in pairs(_G) do env[k] = v end
+  local expect = {}   -- pending "-->" promises, in order
+  env.__expect = function(line, want) expect[#expect + 1] = { line = line, want = want } end
+  env.print = function(...)
+    local e = table.remove(expect, 1)
+    if e then
+      local got = words(...)
+      if got ~= e.want then
+        error(string.format("README.md:%d: prints '%s', the README says '%s'", e.line, got, e.want), 0)
+      end
+    end
+  end
+  env.__raises = function(line, want, fn)
+    local ok, msg = pcall(fn)
+    if ok then error(string.format("README.md:%d: no error, the README says '%s'", line, want), 0) end
+    if not tostring(msg):find(want, 1, true) then
+      error(string.format("README.md:%d: error '%s', the README says '%s'", line, tostring(msg), want), 0)
+    end
+  end
+  local out = {}
+  for i = 1, #lines do out[i] = s.code[i] and rewrite(i, s.code[i]) or "" end
+  local path = os.tmpname() .. "-README.md"
+  local f = assert(io.open(path, "w"))
+  f:write(table.concat(out, "\n"), "\n")
+  f:close()
+  local chunk, err = loadfile(path, "t", env)
+  if not chunk then os.remove(path); error(err) end
+  local ok, rerr = pcall(chunk)
+  os.remove(path)
+  if not ok then error(rerr, 0) end
+  if #expect > 0 then
+    error(string.format("README.md:%d: printed nothing, the README says '%s'", expect[1].line, expect[1].want))
+  end
+end
+
+if not cuda.is_available() then cuda.simulate(true) end
+
+local nblocks = 0
+for _, l in ipairs(lines) do if l:match("^```lua") then nblocks = nblocks + 1 end end
+print(string.format("README.md: %d Lua examples in %d sessions", nblocks, #sessions))
+
+test("the README's Lua examples are found", function()
+  truthy(nblocks >= 15, "at least 15 ```lua blocks (found " .. nblocks .. ")")
+  truthy(#sessions >= 10, "at least 10 sessions (found " .. #sessions .. ")")
+end)
+
+for _, s in ipairs(sessions) do
+  test(string.format("README.md:%d (%s)", s.first, s.heading), function() run(s) end)
+end
+
+-- The checks themselves: a wrong promise and a missing error are caught.
+test("a wrong --> or a missing error fails", function()
+  local fake = { heading = "fake", first = 1, code = {} }
+  local saved = lines
+  lines = { "print(1 + 1)   --> 3" }
+  fake.code[1] = lines[1]
+  raises("the README says '3'", run, fake)
+  lines = { "local x = 1   -- error: boom" }
+  fake.code[1] = lines[1]
+  raises("no error, the README says 'boom'", run, fake)
+  lines = saved
+end)
