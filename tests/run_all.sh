@@ -18,8 +18,9 @@
 #      tests/sh/test_bench_peers.sh (the benchmark's C and
 #      LuaJIT peers compute what the Lua kernels compute),
 #      tests/sh/test_fuzz_short.sh (libFuzzer: the regression inputs, then a
-#      fixed number of executions) and tests/sh/test_valgrind.sh (memcheck
-#      on the host examples);
+#      fixed number of executions), tests/sh/test_tsan.sh (the threaded
+#      host test under ThreadSanitizer) and tests/sh/test_valgrind.sh
+#      (memcheck on the host examples);
 #   5. sum the "P F S" counts every test file writes to
 #      build*/test-results/*.txt and print, as the very last line,
 #        tests: <P> passed, <F> failed, <S> skipped
@@ -125,6 +126,7 @@ if ((!quick)); then
   run_script test_other_lua
   run_script test_bench_peers
   run_script test_fuzz_short
+  run_script test_tsan
   run_script test_valgrind
 fi
 
