@@ -66,7 +66,7 @@ loads() {
 
 removed() {
   "${rocks[@]}" remove kjit </dev/null || return 1
-  if find "$tmp" -name 'kjit*.so' | grep -q .; then
+  if [[ -n $(find "$tmp" -name 'kjit*.so') ]]; then
     echo "kjit.so is still in the tree after remove"; return 1
   fi
   lua_in_tree 'assert(not pcall(require, "kjit"), "require \"kjit\" still works")'
@@ -83,8 +83,11 @@ packed() {
   sed -e "s|^   url = .*|   url = \"file://$tmp/pack/kjit-scm.tar.gz\", dir = \"kjit\",|" \
     rockspec/kjit-scm-1.rockspec > "$tmp/pack/kjit-scm-1.rockspec" || return 1
   (cd "$tmp/pack" && luarocks --lua-version 5.4 pack kjit-scm-1.rockspec </dev/null) || return 1
-  unzip -l "$tmp/pack/kjit-scm-1.src.rock" | grep -q 'kjit-scm.tar.gz' &&
-    unzip -l "$tmp/pack/kjit-scm-1.src.rock" | grep -q 'kjit-scm-1.rockspec'
+  # the listing first: `unzip -l | grep -q` under pipefail fails whenever
+  # grep exits before unzip has written everything (SIGPIPE)
+  local listing
+  listing=$(unzip -l "$tmp/pack/kjit-scm-1.src.rock") || return 1
+  grep -q 'kjit-scm.tar.gz' <<<"$listing" && grep -q 'kjit-scm-1.rockspec' <<<"$listing"
 }
 
 # install the source rock offline: proxies that refuse, no rocks server

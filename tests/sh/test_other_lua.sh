@@ -83,7 +83,7 @@ test_file() {  # test_file <name>: a tests/lua file run by the built Lua
 
 # the host holds the one Lua core, the static one: no liblua*.so anywhere
 host() {
-  if ldd "$build/hello_embed" | grep -q 'liblua'; then
+  if grep -q 'liblua' <<<"$(ldd "$build/hello_embed")"; then
     echo "  hello_embed needs a shared Lua:"; ldd "$build/hello_embed" | grep liblua; return 1
   fi
   "$build/hello_embed" host-examples/hello_embed.lua
