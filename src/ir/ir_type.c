@@ -516,7 +516,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
 
 /* The join of the values reaching a phi (or returned), numbers keeping
 ** their subtypes; a constant false or nil with numbers is a T_MAYBE. */
-typedef struct Join {
+typedef struct KtyJoin {
   int nil, fals, boolv;
   Type num, other;
   int conflict;
@@ -561,6 +561,38 @@ static Type join_result(Join *J) {
   return J->nil ? ty(T_NIL) : ty(T_UNKNOWN);
 }
 
+/* What value a is known to be on the edge into `to` from its i-th
+** predecessor: true (1) or false (0) when that edge leaves a branch on a
+** itself, through blocks that only jump (`c and x`: c is false where it
+** reaches the join; `m or y`: m is true); else -1. */
+static int edge_truth(const KirInsn *a, const KirBlock *to, int i) {
+  const KirBlock *from = to, *p = to->preds[i];
+  for (int hops = 0; hops < 4; hops++) {
+    const KirInsn *t = p->term;
+    if (t && t->op == KIR_BR && t->args[0] == a)
+      return p->succ[0] == p->succ[1] ? -1 : p->succ[0] == from;
+    if (p->npreds != 1 || p->nphis || p->ninsns || !t || t->op != KIR_JMP) return -1;
+    from = p;
+    p = p->preds[0];
+  }
+  return -1;
+}
+
+/* Narrows (t, k) to what it is when known true or false. */
+static void narrow(Type *t, KtyConst *k, int truthy) {
+  if (t->kind == T_MAYBE) {
+    if (truthy) { *t = numview(*t); return; }
+    int isnil = t->dtype;
+    *t = ty(isnil ? T_NIL : T_BOOL);
+    memset(k, 0, sizeof *k);
+    k->kind = isnil ? T_NIL : T_BOOL;
+  } else if (t->kind == T_BOOL) {
+    memset(k, 0, sizeof *k);
+    k->kind = T_BOOL;
+    k->v.b = truthy;
+  }
+}
+
 static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Join J;
   memset(&J, 0, sizeof J);
@@ -573,6 +605,8 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type t = sp->types[a->id];
     if (t.kind == T_UNKNOWN) { same = 0; continue; }
     KtyConst ka = sp->consts[a->id];
+    int tr = edge_truth(a, v->block, i);
+    if (tr >= 0) narrow(&t, &ka, tr);
     join_add(&J, t, ka);
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
@@ -1005,19 +1039,18 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
     return;
   }
   for (int i = 0; i < n; i++) {
-    Join J;
-    memset(&J, 0, sizeof J);
-    KtyConst none;
-    memset(&none, 0, sizeof none);
-    join_add(&J, sp->rets[i], none);
-    join_add(&J, vals[i], ks[i]);
-    Type j = join_result(&J);
+    /* every value returned so far, false constants kept apart from other
+    ** booleans (false-or-number) */
+    Join *J = &sp->retjoin[i];
+    join_add(J, vals[i], ks[i]);
+    Type j = join_result(J);
     j.weak = 0;
     if (j.kind == T_CONFLICT) {
       char b1[32], b2[32];
       if (S->strict)
-        fail(S, sp, v, "return value #%d is %s here but %s elsewhere", i + 1,
-             kty_name(vals[i], b1, sizeof b1), kty_name(sp->rets[i], b2, sizeof b2));
+        fail(S, sp, v, "return value #%d is %s on one path and %s on another; compiled "
+             "code needs one type", i + 1, kty_name(J->first, b1, sizeof b1),
+             kty_name(J->second, b2, sizeof b2));
       continue;
     }
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
@@ -1145,6 +1178,7 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->live = alloc(S, (size_t)ir->nblocks);
   sp->edges = alloc(S, (size_t)ir->nblocks);
   sp->nret = -1;
+  sp->retjoin = alloc(S, sizeof(Join) * KJIT_MAXRETS);
   if (S->nspecs == S->capspecs) {
     int cap = S->capspecs ? S->capspecs * 2 : 8;
     KtySpec **ns = alloc(S, sizeof *ns * (size_t)cap);
@@ -1196,6 +1230,7 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
   int top = lua_gettop(S->L);
   fidx = lua_absindex(S->L, fidx);
   KtySpec *volatile sp = NULL;
+  volatile int nold = S->nspecs;
   S->jb = &jb;
   S->err[0] = '\0';
   if (setjmp(jb) == 0) {
@@ -1206,9 +1241,10 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
     for (int i = 0; i < S->nspecs; i++) check(S, S->specs[i]);
     S->strict = 0;
     settle(S);   /* the checks change nothing once settled */
-  } else {
+  } else {   /* what this call began is dropped: a later call starts afresh */
     sp = NULL;
     S->strict = 0;
+    S->nspecs = nold;
   }
   S->jb = saved;
   lua_settop(S->L, top);

@@ -70,6 +70,7 @@ struct KtySpec {
   uint8_t *edges;         /* bit s: the edge to succ[s] runs */
   int nret;               /* -1 until a return is reached */
   Type rets[KJIT_MAXRETS];
+  struct KtyJoin *retjoin;   /* what reached each return slot (ir_type.c) */
   KtyCaller *callers;     /* calls to re-type when rets rise */
   /* the worklist */
   KirInsn **work; int nwork; uint8_t *queued;

@@ -1,0 +1,302 @@
+/*
+** test_irtype.c: tests of the IR typer (src/ir/ir_type.c).
+**
+** Each case of tests/c/irtype_cases.txt is a chunk returning a function
+** and an argument signature; the typer's output (every specialization's
+** typed IR, or the compile error) is checked against the text kept there:
+**   === name
+**   -- args: f64[:] i64          (the first line of the chunk; Lua sees a
+**   <the rest of the chunk>       comment)
+**   --- typed                    (or: --- error)
+**   <kty_print's output, or the message>
+** KJIT_IRTYPE_UPDATE=1 rewrites the file from what is printed (review the
+** diff). Also: a stripped function's errors read "?:-1:", the stack is
+** kept, a session types several functions, and every typed function's
+** IR verifies. Run it under ASan too (build-asan).
+**
+** Usage: test_irtype [results-file]; writes "passed failed 0" there.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "kjit.h"
+#include "ir/ir_type.h"
+
+#define CASES "tests/c/irtype_cases.txt"
+
+static int npass, nfail;
+static lua_State *L;
+
+static void check_(int ok, int line, const char *fmt, ...) {
+  if (ok) { npass++; return; }
+  nfail++;
+  printf("FAIL (test_irtype.c:%d): ", line);
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+}
+#define CHECK(c, ...) check_((c) != 0, __LINE__, __VA_ARGS__)
+
+typedef struct Buf { char *s; size_t n, cap; } Buf;
+
+static void bput(Buf *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    b->cap = (b->n + n + 1) * 2;
+    b->s = realloc(b->s, b->cap);
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = '\0';
+}
+static void bputs(Buf *b, const char *s) { bput(b, s, strlen(s)); }
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  Buf b = {0};
+  char tmp[4096];
+  size_t r;
+  while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) bput(&b, tmp, r);
+  fclose(f);
+  if (b.s == NULL) bput(&b, "", 0);
+  return b.s;
+}
+
+/* "f64[:,:]", "i64", "f32", "boolean", "nil" as a Type; 0 if unknown. */
+static int parse_type(const char *s, size_t n, Type *t) {
+  memset(t, 0, sizeof *t);
+  static const struct { const char *name; int kind; } scalars[] = {
+    { "i64", T_INT }, { "f64", T_F64 }, { "f32", T_F32 }, { "boolean", T_BOOL },
+    { "nil", T_NIL }
+  };
+  const char *br = memchr(s, '[', n);
+  if (br == NULL) {
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+      if (strlen(scalars[i].name) == n && memcmp(scalars[i].name, s, n) == 0) {
+        t->kind = (uint8_t)scalars[i].kind;
+        return 1;
+      }
+    return 0;
+  }
+  for (int d = 0; d < KJIT_NDTYPES; d++) {
+    const char *dn = kjit_dtype_name((kjit_dtype)d);
+    if (strlen(dn) == (size_t)(br - s) && memcmp(dn, s, (size_t)(br - s)) == 0) {
+      t->kind = T_BUF;
+      t->dtype = (uint8_t)d;
+      t->ndim = 1;
+      for (const char *p = br; p < s + n; p++) t->ndim += *p == ',';
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The argument types of "-- args: a b c" at the start of src. */
+static int parse_args(const char *src, Type *args, int *nargs) {
+  *nargs = 0;
+  if (strncmp(src, "-- args:", 8) != 0) return 1;
+  const char *p = src + 8, *end = strchr(p, '\n');
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    if (p >= end) break;
+    size_t n = 0;
+    while (p + n < end && p[n] != ' ') n++;
+    if (!parse_type(p, n, &args[(*nargs)++])) return 0;
+    p += n;
+  }
+  return 1;
+}
+
+/* Types the function src returns (its last result) for args: the typed
+** IR, or "error: message". */
+static void type_source(const char *src, const char *name, Buf *out) {
+  Type args[KJIT_MAXARGS];
+  int nargs;
+  if (!parse_args(src, args, &nargs)) { bputs(out, "bad -- args: line\n"); return; }
+  int top = lua_gettop(L);
+  if (luaL_loadbuffer(L, src, strlen(src), name) != LUA_OK ||
+      lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    bputs(out, "load error: ");
+    bputs(out, lua_tostring(L, -1));
+    bputs(out, "\n");
+    lua_settop(L, top);
+    return;
+  }
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  KtySpec *sp = kty_spec(&S, -1, nargs, args);
+  CHECK(lua_gettop(L) == top + 1, "%s: stack kept (%d, %d)", name, lua_gettop(L), top + 1);
+  if (sp == NULL) {
+    bputs(out, S.err);
+    bputs(out, "\n");
+  } else {
+    char *s = NULL;
+    size_t n = 0, cap = 0;
+    kty_print(&S, &s, &n, &cap);
+    bput(out, s, n);
+    free(s);
+    for (int i = 0; i < S.nspecs; i++) {
+      char verr[256];
+      CHECK(kir_verify(S.specs[i]->ir, verr, sizeof verr), "%s: IR verifies: %s", name, verr);
+    }
+  }
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
+/*
+** {======================================================
+** The corpus
+** =======================================================
+*/
+
+typedef struct Case { char *name, *src, *kind, *want; } Case;
+#define MAXCASES 128
+static Case cases[MAXCASES];
+static int ncases;
+
+static char *dupn(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+static void load_cases(void) {
+  char *text = read_file(CASES);
+  CHECK(text != NULL, "cannot read %s (run from the source directory)", CASES);
+  if (text == NULL) return;
+  char *p = text;
+  while ((p = strstr(p, "=== ")) != NULL && ncases < MAXCASES) {
+    Case *c = &cases[ncases];
+    char *eol = strchr(p, '\n');
+    if (eol == NULL) break;
+    char *src = eol + 1;
+    char *sep = strstr(src, "\n--- ");
+    if (sep == NULL) break;
+    sep++;
+    char *kindend = strchr(sep, '\n');
+    if (kindend == NULL) break;
+    c->name = dupn(p + 4, (size_t)(eol - p - 4));
+    c->src = dupn(src, (size_t)(sep - src));
+    c->kind = dupn(sep + 4, (size_t)(kindend - sep - 4));
+    char *want = kindend + 1;
+    char *next = strncmp(want, "=== ", 4) == 0 ? want - 1 : strstr(want, "\n=== ");
+    size_t n = next ? (size_t)(next - want) + 1 : strlen(want);
+    c->want = dupn(want, n);
+    p = want + n;
+    ncases++;
+  }
+  free(text);
+}
+
+static void first_diff(const char *want, const char *got) {
+  int line = 1;
+  const char *w = want, *g = got;
+  while (*w && *w == *g) { if (*w == '\n') line++; w++; g++; }
+  const char *ws = w, *gs = g;
+  while (ws > want && ws[-1] != '\n') ws--;
+  while (gs > got && gs[-1] != '\n') gs--;
+  printf("  first difference at line %d:\n  want: %.*s\n  got:  %.*s\n", line,
+         (int)strcspn(ws, "\n"), ws, (int)strcspn(gs, "\n"), gs);
+}
+
+static void test_cases(void) {
+  load_cases();
+  CHECK(ncases >= 30, "%d cases in %s", ncases, CASES);
+  int update = getenv("KJIT_IRTYPE_UPDATE") != NULL;
+  Buf all = {0};
+  for (int i = 0; i < ncases; i++) {
+    Case *c = &cases[i];
+    Buf out = {0};
+    char name[128];
+    snprintf(name, sizeof name, "=%s", c->name);
+    type_source(c->src, name, &out);
+    int iserr = strncmp(out.s, c->name, strlen(c->name)) == 0 &&
+                out.s[strlen(c->name)] == ':';
+    const char *kind = iserr ? "error" : "typed";
+    CHECK(update || strcmp(kind, c->kind) == 0, "case %s: expected %s, got %s:\n%s", c->name,
+          c->kind, kind, out.s);
+    int same = strcmp(out.s, c->want) == 0;
+    CHECK(same || update, "case %s: output differs", c->name);
+    if (!same && !update) {
+      first_diff(c->want, out.s);
+      if (getenv("KJIT_IRTYPE_VERBOSE")) printf("%s", out.s);
+    }
+    bputs(&all, "=== "); bputs(&all, c->name); bputs(&all, "\n");
+    bputs(&all, c->src);
+    bputs(&all, "--- "); bputs(&all, kind); bputs(&all, "\n");
+    bputs(&all, out.s);
+    free(out.s);
+  }
+  if (update && all.s) {
+    FILE *f = fopen(CASES, "w");
+    if (f) { fwrite(all.s, 1, all.n, f); fclose(f); printf("rewrote %s\n", CASES); }
+  }
+  free(all.s);
+}
+
+/* }====================================================== */
+
+static int writer(lua_State *l, const void *p, size_t sz, void *ud) {
+  (void)l;
+  bput(ud, p, sz);
+  return 0;
+}
+
+/* A stripped function (lua_dump's strip, loaded back as binary): errors
+** have no line, like the interpreter's "?:-1:". */
+static void test_stripped(void) {
+  const char *src = "return function(v) return v[1] end";
+  int top = lua_gettop(L);
+  CHECK(luaL_loadbuffer(L, src, strlen(src), "=strip") == LUA_OK &&
+        lua_pcall(L, 0, 1, 0) == LUA_OK, "load");
+  Buf bin = {0};
+  lua_dump(L, writer, &bin, 1);
+  CHECK(luaL_loadbufferx(L, bin.s, bin.n, "=stripped", "b") == LUA_OK, "load stripped");
+  free(bin.s);
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  Type f = { .kind = T_F64 };
+  CHECK(kty_spec(&S, -1, 1, &f) == NULL &&
+        strcmp(S.err, "?:-1: cannot index a number") == 0, "stripped: '%s'", S.err);
+  /* a session types several functions; an error leaves it usable */
+  Type buf = { .kind = T_BUF, .dtype = KJIT_F64, .ndim = 1 };
+  KtySpec *sp = kty_spec(&S, -1, 1, &buf);
+  CHECK(sp != NULL && sp->nret == 1 && sp->rets[0].kind == T_F64,
+        "stripped, array argument: %s", S.err);
+  CHECK(kty_spec(&S, -1, 1, &buf) == sp, "the same signature, the same specialization");
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
+int main(int argc, char **argv) {
+  L = luaL_newstate();
+  luaL_openlibs(L);
+  luaL_requiref(L, "kjit", luaopen_kjit, 1);
+  lua_pop(L, 1);
+  test_cases();
+  test_stripped();
+  lua_close(L);
+  for (int i = 0; i < ncases; i++) {
+    free(cases[i].name); free(cases[i].src); free(cases[i].kind); free(cases[i].want);
+  }
+  printf("test_irtype: %d passed, %d failed\n", npass, nfail);
+  if (argc > 1) {
+    FILE *f = fopen(argv[1], "w");
+    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
+  }
+  return nfail != 0;
+}
