@@ -702,6 +702,27 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return ty(T_BOOL);
 }
 
+/* Is the prange call v the iterator of a generic for? */
+static int feeds_tfor(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CALL && (u->flags & KIR_F_TFOR) && u->args[0] == v) return 1;
+  }
+  return 0;
+}
+
+/* Is v a function called to set up a generic for (ipairs(x), pairs(t))? */
+static int makes_tfor(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CALL && u->args[0] == v && feeds_tfor(u)) return 1;
+  }
+  return 0;
+}
+
+#define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
+                    "except 'for i in kjit.prange(a, b [, step])'"
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -760,6 +781,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     lua_rawget(S->L, -2);
     *k = freeze(S);
     lua_pop(S->L, 1);
+    if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
     if (k->kind == T_UNKNOWN)
       REFUSE(S, sp, v, "%s '%s' is %s: compiled code can use only numbers, booleans, strings, "
              "functions and tables of them", is_env(sp->ir, obj) ? "global" : "field", name,
@@ -778,6 +800,7 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", v->aux + 1); }
   *k = freeze(S);
   lua_pop(S->L, 1);
+  if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
   if (k->kind == T_UNKNOWN)
     REFUSE(S, sp, v, "upvalue '%s' is %s: compiled code can use only numbers, booleans, "
            "strings, functions and tables of them", name[0] ? name : "?", k->str);
@@ -789,15 +812,6 @@ static Type float_fn(Type a) {
   if (a.kind == T_NUMBER) return ty(a.fsub);
   if (a.kind == T_F32) return a;
   return weakty(T_F64, a.weak);
-}
-
-/* Is the prange call v the iterator of a generic for? */
-static int feeds_tfor(const KirInsn *v) {
-  for (int i = 0; i < v->nusers; i++) {
-    const KirInsn *u = v->users[i];
-    if (u->op == KIR_CALL && (u->flags & KIR_F_TFOR) && u->args[0] == v) return 1;
-  }
-  return 0;
 }
 
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
@@ -896,8 +910,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (n < 0) return ty(T_UNKNOWN);
   if (v->flags & KIR_F_TFOR) {
     if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) return ty(T_INT);
-    REFUSE(S, sp, v, "generic for ('for ... in') is not supported in compiled code, "
-           "except 'for i in kjit.prange(a, b [, step])'");
+    REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   if (ft.kind != T_FUNC)

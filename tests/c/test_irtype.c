@@ -405,6 +405,69 @@ static void test_crosscheck(void) {
 
 /* }====================================================== */
 
+/* Every function of the IR corpus (tests/c/bytecode_cases.txt), typed for
+** a few signatures: a specialization or a located message, never a crash
+** (run under ASan). */
+static void test_robust(void) {
+  char *text = read_file("tests/c/bytecode_cases.txt");
+  CHECK(text != NULL, "cannot read tests/c/bytecode_cases.txt");
+  if (text == NULL) return;
+  static const char *const sigs[] = { "i64", "f64", "f64[:]", "f32[:,:]", "boolean", "nil" };
+  int typed = 0, refused = 0;
+  for (char *p = text; (p = strstr(p, "=== ")) != NULL; ) {
+    char *eol = strchr(p, '\n'), *sep = eol ? strstr(eol, "--- ir\n") : NULL;
+    if (sep == NULL) break;
+    char name[96];
+    snprintf(name, sizeof name, "=%.*s", (int)(eol - p - 4), p + 4);
+    char *src = dupn(eol + 1, (size_t)(sep - eol - 1));
+    p = sep;
+    int top = lua_gettop(L);
+    if (luaL_loadbuffer(L, src, strlen(src), name) != LUA_OK ||
+        lua_pcall(L, 0, LUA_MULTRET, 0) != LUA_OK) {
+      lua_settop(L, top);
+      free(src);
+      continue;
+    }
+    for (int f = top + 1; f <= lua_gettop(L); f++) {
+      if (!lua_isfunction(L, f)) continue;
+      for (size_t s = 0; s < sizeof sigs / sizeof sigs[0]; s++) {
+        Type args[4];
+        char sig[64];
+        snprintf(sig, sizeof sig, "-- args: %s %s %s %s\n", sigs[s], sigs[s], sigs[s], sigs[s]);
+        int nargs;
+        parse_args(sig, args, &nargs);
+        Arena A;
+        ka_init(&A);
+        KtySession S;
+        kty_open(&S, L, &A);
+        int before = lua_gettop(L);
+        KtySpec *sp = kty_spec(&S, f, nargs, args);
+        CHECK(lua_gettop(L) == before, "%s: stack kept", name);
+        if (sp) {
+          typed++;
+          char *out = NULL;
+          size_t n = 0, cap = 0;
+          kty_print(&S, &out, &n, &cap);
+          CHECK(out && strstr(out, "spec 0 ("), "%s: printed", name);
+          free(out);
+        } else {
+          refused++;
+          if (getenv("KJIT_IRTYPE_VERBOSE")) printf("  %s\n", S.err);
+          CHECK(strncmp(S.err, name + 1, strlen(name + 1)) == 0 &&
+                S.err[strlen(name + 1)] == ':', "%s: located message: %s", name, S.err);
+        }
+        kty_close(&S);
+        ka_free(&A);
+      }
+    }
+    lua_settop(L, top);
+    free(src);
+  }
+  free(text);
+  printf("robustness: %d specializations typed, %d refused with a message\n", typed, refused);
+  CHECK(typed > 20 && refused > 20, "robustness: %d typed, %d refused", typed, refused);
+}
+
 int main(int argc, char **argv) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -413,6 +476,7 @@ int main(int argc, char **argv) {
   test_cases();
   test_stripped();
   test_crosscheck();
+  test_robust();
   lua_close(L);
   for (int i = 0; i < ncases; i++) {
     free(cases[i].name); free(cases[i].src); free(cases[i].kind); free(cases[i].want);
