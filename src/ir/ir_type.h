@@ -30,6 +30,36 @@
 ** number, false|number, nil|number, arrays, compile-time values < conflict.
 ** i64 joined with f64 (or f32) is T_NUMBER, Lua's exact rule: the code
 ** generator keeps the subtype at run time (see DESIGN.md §3).
+**
+** For the code generator (what it reads here, and what it must do):
+**   - a value in a block that is not live never runs (emit nothing, or
+**     unreachable); an edge whose bit is clear in edges[] never runs; a
+**     value of a live block still unknown is never produced (the result
+**     of a call that only raises or recurses forever);
+**   - consts[id] (kind != T_UNKNOWN) is the value's compile-time constant:
+**     emit it instead of the operation (getupval, getfield, folded
+**     arithmetic, math.type); T_TABLE, T_BUILTIN and T_STR values have no
+**     run-time representation; T_FUNC only names the callee;
+**   - T_NUMBER is a tagged pair, e.g. { i1 isfloat, i64 bits } (the float
+**     side's bits, f64 or f32 per fsub, in the same 64 bits): a phi of an
+**     integer and a float becomes a phi of pairs (the tag set on each
+**     edge); arithmetic on a number branches on the tag, each side by the
+**     ordinary rule (the result types above are the join of both sides).
+**     In the common case, `local s = 0; for ... s = s + x[i] end` with x
+**     f64, the phi at the loop header is number only because of its entry
+**     value: peel the first iteration (or version the loop on the tag), so
+**     that inside the loop s is a plain double and the pair exists only at
+**     the exit phi;
+**   - T_MAYBE (sub, fsub, dtype: nil or false) is a pair { i1 isfalsy,
+**     number }; used as a number it is checked at run time, failing as Lua;
+**   - weak (printed "~") only matters to typing: a weak i64 is still i64;
+**   - callees[id] is the KtySpec a call runs (its rets, nret); a CALL
+**     whose type is the prange iterator (T_BUILTIN B_KJIT_PRANGE, sub 1)
+**     starts a `for i in kjit.prange(a, b [, c])` loop: its operands are
+**     a, b, c and the tfor call of the loop header is the control value;
+**   - still to do in the typer: the kjit.cuda built-ins (refused as "not
+**     yet supported") and the kernel rule of src/types.c (an integer with
+**     an f32 operand computes in f32 inside cuda.jit kernels).
 */
 #ifndef KJIT_IR_TYPE_H
 #define KJIT_IR_TYPE_H
