@@ -81,11 +81,17 @@ static int tyeq(Type a, Type b) {
   }
 }
 
+/* Set while a kernel is typed (KtySession.kernel): there an integer
+** operand of an f32 operation converts to f32, as in CUDA C (and in
+** src/types.c); on the CPU it converts to f64. */
+static __thread int kernel_rules;
+
 /* The float kind two numbers compute in: f32 when one is f32 and the
-** other f32 or a weak literal, else f64. */
+** other f32 or a weak literal (or, in kernels, an integer), else f64. */
 static Type float_of(Type a, Type b) {
   int a32 = a.kind == T_F32, b32 = b.kind == T_F32;
-  Type r = ty(((a32 && (b32 || b.weak)) || (b32 && (a32 || a.weak))) ? T_F32 : T_F64);
+  int ai = kernel_rules && a.kind == T_INT, bi = kernel_rules && b.kind == T_INT;
+  Type r = ty(((a32 && (b32 || b.weak || bi)) || (b32 && (a32 || a.weak || ai))) ? T_F32 : T_F64);
   r.weak = a.weak && b.weak;
   return r;
 }
@@ -465,6 +471,17 @@ static int edge_runs(KtySpec *sp, KirBlock *to, int i) {
 static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
                          KtySpec *from, const KirInsn *at);
 
+/* How many results a call of cuda.grid(n) or cuda.gridsize(n) gives (n,
+** a constant 1..3), or 0 for other calls. */
+static int grid_results(KtySpec *sp, const KirInsn *v) {
+  Type ft = sp->types[v->args[0]->id];
+  if (ft.kind != T_BUILTIN || (ft.ref != B_CUDA_GRID && ft.ref != B_CUDA_GRIDSIZE) ||
+      v->nargs < 2 || sp->types[v->id].kind == T_UNKNOWN)
+    return 0;
+  KtyConst n = sp->consts[v->args[1]->id];
+  return n.kind == T_INT && n.v.i >= 1 && n.v.i <= 3 ? (int)n.v.i : 0;
+}
+
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
@@ -474,6 +491,8 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     return k < c->nret ? c->rets[k] : ty(T_NIL);
   }
   Type t = sp->types[v->id];
+  int g = grid_results(sp, v);
+  if (g > 0) return k < g ? ty(T_INT) : ty(T_NIL);
   if (t.kind == T_BUILTIN && t.ref == B_KJIT_PRANGE && t.sub)   /* prange's state, control */
     return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);
   if (t.kind == T_UNKNOWN) return t;
@@ -485,6 +504,7 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_CALL) return -1;
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
+  if (grid_results(sp, v) > 0) return grid_results(sp, v);
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
@@ -788,8 +808,13 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              k->str);
     return const_type(*k);
   }
-  if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref))
-    REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kt_builtin_name(o.ref));
+  if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
+    if (!S->kernel)
+      REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit",
+             builtin_name(o.ref));
+    if ((name[0] == 'x' || name[0] == 'y' || name[0] == 'z') && name[1] == 0) return ty(T_INT);
+    REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
+  }
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -821,6 +846,58 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kt_builtin_name(id));
   const char *name = row->name;
+  if (B_IS_CUDA(id) && !S->kernel)
+    REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);
+  if (row->rule == KTY_R_DIM3)
+    REFUSE(S, sp, v, "%s is not a function (read its fields .x, .y, .z)", name);
+  if (row->rule == KTY_R_SYNC) {
+    if (n != 0) REFUSE(S, sp, v, "%s takes no arguments", name);
+    return ty(T_NIL);
+  }
+  if (row->rule == KTY_R_GRID) {
+    if (n != 1 || kargs[0].kind != T_INT || kargs[0].v.i < 1 || kargs[0].v.i > 3)
+      REFUSE(S, sp, v, "%s takes one constant argument: 1, 2 or 3", name);
+    return ty(T_INT);
+  }
+  if (row->rule == KTY_R_NEWARRAY) {
+    int minlen = id == B_CUDA_SHARED_ARRAY ? 0 : 1;
+    int ok = n == 2 && kargs[0].kind == T_INT;
+    if (!ok || kargs[0].v.i < minlen || kargs[0].v.i > (1 << 24))
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (a constant size %s expected%s)", name,
+             minlen ? "of at least 1" : "(0: dynamic shared memory)",
+             ok ? "" : ", as in cuda.shared.array(256, \"f32\")");
+    int dt = -1;
+    if (kargs[1].kind == T_STR)
+      for (int d = 0; d < KJIT_NDTYPES; d++)
+        if (strcmp(kargs[1].str, kjit_dtype_name((kjit_dtype)d)) == 0) dt = d;
+    if (dt < 0)
+      REFUSE(S, sp, v, "bad argument #2 to '%s' (a constant dtype name such as \"f32\" "
+             "expected)", name);
+    Type r = ty(T_BUF); r.dtype = (uint8_t)dt; r.ndim = 1;
+    return r;
+  }
+  if (row->rule == KTY_R_ATOMIC) {
+    int want = row->minargs;
+    if (n != want)
+      REFUSE(S, sp, v, "%s takes %d arguments (array, index, %s)", name, want,
+             want == 4 ? "expected, new value" : "value");
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    if (args[0].kind != T_BUF || args[0].ndim != 1)
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (1-D array expected, got %s)", name,
+             kty_name(args[0], tb, sizeof tb));
+    kjit_dtype d = (kjit_dtype)args[0].dtype;
+    if (d != KJIT_I32 && d != KJIT_U32 && d != KJIT_I64 && d != KJIT_U64 &&
+        d != KJIT_F32 && d != KJIT_F64)
+      REFUSE(S, sp, v, "%s: atomics work on i32, u32, i64, u64, f32 and f64 arrays, not %s",
+             name, kjit_dtype_name(d));
+    if (id == B_CUDA_ATOMIC_CAS && (d == KJIT_F32 || d == KJIT_F64))
+      REFUSE(S, sp, v, "%s works on integer arrays only", name);
+    for (int i = 1; i < n; i++)
+      if (!isnum(numview(args[i])))
+        REFUSE(S, sp, v, "bad argument #%d to '%s' (number expected, got %s)", i + 1, name,
+               luaname(args[i], tb, sizeof tb));
+    return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
+  }
   if (n < row->minargs)
     REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1, name,
            row->rule == KTY_R_ERROR ? "message" : row->rule == KTY_R_ASSERT ? "value" : "number");
@@ -1246,6 +1323,7 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
   volatile int nold = S->nspecs;
   S->jb = &jb;
   S->err[0] = '\0';
+  kernel_rules = S->kernel;
   if (setjmp(jb) == 0) {
     if (nargs > KJIT_MAXARGS) fail(S, NULL, NULL, "too many arguments (at most %d)", KJIT_MAXARGS);
     sp = get_spec(S, fidx, nargs, args, NULL, NULL);

@@ -57,9 +57,8 @@
 **     whose type is the prange iterator (T_BUILTIN B_KJIT_PRANGE, sub 1)
 **     starts a `for i in kjit.prange(a, b [, c])` loop: its operands are
 **     a, b, c and the tfor call of the loop header is the control value;
-**   - still to do in the typer: the kjit.cuda built-ins (refused as "not
-**     yet supported") and the kernel rule of src/types.c (an integer with
-**     an f32 operand computes in f32 inside cuda.jit kernels).
+**   - cuda.grid(n) and cuda.gridsize(n) give n integer results (RESULT);
+**     cuda.threadIdx.x ... are getfields of a T_BUILTIN (B_IS_DIM3).
 */
 #ifndef KJIT_IR_TYPE_H
 #define KJIT_IR_TYPE_H
@@ -113,6 +112,9 @@ typedef struct KtySession {
   int nvalues;
   KtySpec **specs; int nspecs, capspecs;
   int strict;             /* the error pass */
+  int kernel;             /* typing a cuda.jit kernel: the kjit.cuda
+                             built-ins, and an integer operand of an f32
+                             operation computes in f32 (as CUDA C) */
   jmp_buf *jb;
   char err[512];
 } KtySession;

@@ -6,7 +6,8 @@
 ** typed IR, or the compile error) is checked against the text kept there:
 **   === name
 **   -- args: f64[:] i64          (the first line of the chunk; Lua sees a
-**   <the rest of the chunk>       comment)
+**   <the rest of the chunk>       comment; "-- kernel args:" types a
+**                                 cuda.jit kernel)
 **   --- typed                    (or: --- error)
 **   <kty_print's output, or the message>
 ** KJIT_IRTYPE_UPDATE=1 rewrites the file from what is printed (review the
@@ -98,11 +99,13 @@ static int parse_type(const char *s, size_t n, Type *t) {
   return 0;
 }
 
-/* The argument types of "-- args: a b c" at the start of src. */
-static int parse_args(const char *src, Type *args, int *nargs) {
+/* The argument types of "-- args: a b c" at the start of src ("-- kernel
+** args:" types a cuda.jit kernel: *kernel set). */
+static int parse_args_k(const char *src, Type *args, int *nargs, int *kernel) {
   *nargs = 0;
-  if (strncmp(src, "-- args:", 8) != 0) return 1;
-  const char *p = src + 8, *end = strchr(p, '\n');
+  *kernel = strncmp(src, "-- kernel args:", 15) == 0;
+  if (!*kernel && strncmp(src, "-- args:", 8) != 0) return 1;
+  const char *p = src + (*kernel ? 15 : 8), *end = strchr(p, '\n');
   while (p < end) {
     while (p < end && *p == ' ') p++;
     if (p >= end) break;
@@ -114,12 +117,17 @@ static int parse_args(const char *src, Type *args, int *nargs) {
   return 1;
 }
 
+static int parse_args(const char *src, Type *args, int *nargs) {
+  int kernel;
+  return parse_args_k(src, args, nargs, &kernel);
+}
+
 /* Types the function src returns (its last result) for args: the typed
 ** IR, or "error: message". */
 static void type_source(const char *src, const char *name, Buf *out) {
   Type args[KJIT_MAXARGS];
-  int nargs;
-  if (!parse_args(src, args, &nargs)) { bputs(out, "bad -- args: line\n"); return; }
+  int nargs, kernel;
+  if (!parse_args_k(src, args, &nargs, &kernel)) { bputs(out, "bad -- args: line\n"); return; }
   int top = lua_gettop(L);
   if (luaL_loadbuffer(L, src, strlen(src), name) != LUA_OK ||
       lua_pcall(L, 0, 1, 0) != LUA_OK) {
@@ -133,6 +141,7 @@ static void type_source(const char *src, const char *name, Buf *out) {
   ka_init(&A);
   KtySession S;
   kty_open(&S, L, &A);
+  S.kernel = kernel;
   KtySpec *sp = kty_spec(&S, -1, nargs, args);
   CHECK(lua_gettop(L) == top + 1, "%s: stack kept (%d, %d)", name, lua_gettop(L), top + 1);
   if (sp == NULL) {
