@@ -839,6 +839,83 @@ static Type float_fn(Type a) {
   return weakty(T_F64, a.weak);
 }
 
+/* A built-in of constants, computed as Lua's lmathlib.c does: 0 when it
+** raises (math.fmod(1, 0)) or is not folded. */
+static int fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r) {
+  for (int i = 0; i < n; i++)
+    if (a[i].kind != T_INT && a[i].kind != T_F64) return 0;
+  if (n == 0) return 0;
+#define FLT(c) ((c).kind == T_INT ? (lua_Number)(c).v.i : (c).v.f)
+  memset(r, 0, sizeof *r);
+  switch (rule) {
+  case KTY_R_ROUND: {
+    if (a[0].kind == T_INT) { *r = a[0]; return 1; }
+    lua_Number f = id == B_MATH_FLOOR ? floor(a[0].v.f) : ceil(a[0].v.f);
+    lua_Integer i;
+    if (float_to_int(f, &i)) { r->kind = T_INT; r->v.i = i; }
+    else { r->kind = T_F64; r->v.f = f; }
+    return 1;
+  }
+  case KTY_R_SAME:   /* math.abs */
+    *r = a[0];
+    if (a[0].kind == T_INT) { if (a[0].v.i < 0) r->v.i = (lua_Integer)(0u - (lua_Unsigned)a[0].v.i); }
+    else r->v.f = fabs(a[0].v.f);
+    return 1;
+  case KTY_R_JOIN: {   /* math.max, math.min: the first extreme, its subtype */
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+      int lt = (a[best].kind == T_INT && a[i].kind == T_INT)
+             ? (id == B_MATH_MAX ? a[best].v.i < a[i].v.i : a[i].v.i < a[best].v.i)
+             : (id == B_MATH_MAX ? FLT(a[best]) < FLT(a[i]) : FLT(a[i]) < FLT(a[best]));
+      if (lt) best = i;
+    }
+    *r = a[best];
+    return 1;
+  }
+  case KTY_R_TOINTEGER: {
+    lua_Integer i;
+    if (a[0].kind == T_INT) *r = a[0];
+    else if (float_to_int(a[0].v.f, &i)) { r->kind = T_INT; r->v.i = i; }
+    else r->kind = T_NIL;
+    return 1;
+  }
+  case KTY_R_FMOD:
+    if (a[0].kind == T_INT && a[1].kind == T_INT) {
+      lua_Integer d = a[1].v.i;
+      if (d == 0) return 0;
+      r->kind = T_INT;
+      r->v.i = d == -1 ? 0 : a[0].v.i % d;   /* C's remainder, as lmathlib */
+      return 1;
+    }
+    r->kind = T_F64;
+    r->v.f = fmod(FLT(a[0]), FLT(a[1]));
+    return 1;
+  case KTY_R_FLOAT: {
+    lua_Number x = FLT(a[0]);
+    r->kind = T_F64;
+    switch (id) {
+    case B_MATH_SQRT: r->v.f = sqrt(x); break;
+    case B_MATH_SIN: r->v.f = sin(x); break;
+    case B_MATH_COS: r->v.f = cos(x); break;
+    case B_MATH_TAN: r->v.f = tan(x); break;
+    case B_MATH_ASIN: r->v.f = asin(x); break;
+    case B_MATH_ACOS: r->v.f = acos(x); break;
+    case B_MATH_EXP: r->v.f = exp(x); break;
+    case B_MATH_ATAN: r->v.f = atan2(x, n >= 2 ? FLT(a[1]) : 1.0); break;
+    default: {   /* math.log */
+      if (n < 2) { r->v.f = log(x); break; }
+      lua_Number b = FLT(a[1]);
+      r->v.f = b == 2.0 ? log2(x) : b == 10.0 ? log10(x) : log(x) / log(b);
+      break;
+    }
+    }
+    return 1;
+  }
+  default: return 0;
+  }
+#undef FLT
+}
+
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                       KtyConst *kargs, int n, KtyConst *k) {
   const BuiltinRow *row = builtin_row(id);
@@ -928,6 +1005,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
              luaname(args[i], tb, sizeof tb));
   }
   Type a = args[0];
+  if (fold_builtin(row->rule, id, kargs, nnum, k)) return const_type(*k);
   switch (row->rule) {
   case KTY_R_ROUND:
     if (a.kind == T_INT) return a;
