@@ -13,6 +13,7 @@
 **   - false-or-number and nil-or-number (T_MAYBE) for `c and x or y` and
 **     `local best` ... `best = i`.
 */
+#include "ir/ir_type.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,7 +21,6 @@
 #include <string.h>
 #include "lua.h"
 #include "lauxlib.h"
-#include "ir/ir_type.h"
 #include "ir/ir_builtins.h"
 #include "frontend/bytecode.h"
 #include "buffer.h"
@@ -1247,8 +1247,6 @@ static void terminator(KtySession *S, KtySpec *sp, KirInsn *v) {
   }
   case KIR_RET: t_ret(S, sp, v); break;
   default: {   /* FORPREP, FORLOOP: a value too */
-    KtyConst k;
-    memset(&k, 0, sizeof k);
     Type t = t_for(S, sp, v);
     if (t.kind == T_UNKNOWN) return;
     if (!tyeq(t, sp->types[v->id])) { sp->types[v->id] = t; push_users(sp, v); }
