@@ -617,6 +617,7 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Join J;
   memset(&J, 0, sizeof J);
   int nk = 0, same = 1;
+  KirInsn *second = NULL;   /* the value that brought a second type */
   KtyConst k0;
   memset(&k0, 0, sizeof k0);
   for (int i = 0; i < v->nargs; i++) {
@@ -627,17 +628,21 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     KtyConst ka = sp->consts[a->id];
     int tr = edge_truth(a, v->block, i);
     if (tr >= 0) narrow(&t, &ka, tr);
+    int had = J.second.kind != T_UNKNOWN;
     join_add(&J, t, ka);
+    if (!had && J.second.kind != T_UNKNOWN) second = a;
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
   Type r = join_result(&J);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
   if (r.kind == T_CONFLICT && S->strict) {
     char b1[32], b2[32];
+    /* at the assignment that brought the second type, as src/types.c */
+    const KirInsn *at = second && second->line >= 0 ? second : v;
     if (v->name)
-      fail(S, sp, v, "local '%s' holds both %s and %s values; a compiled local has one type",
+      fail(S, sp, at, "local '%s' holds both %s and %s values; a compiled local has one type",
            v->name, kty_name(J.first, b1, sizeof b1), kty_name(J.second, b2, sizeof b2));
-    fail(S, sp, v, "a value here is %s on one path and %s on another; compiled code needs "
+    fail(S, sp, at, "a value here is %s on one path and %s on another; compiled code needs "
          "one type ('and'/'or' or a local)", kty_name(J.first, b1, sizeof b1),
          kty_name(J.second, b2, sizeof b2));
   }
