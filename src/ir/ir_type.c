@@ -536,7 +536,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
 
 /* The join of the values reaching a phi (or returned), numbers keeping
 ** their subtypes; a constant false or nil with numbers is a T_MAYBE. */
-typedef struct KtyJoin {
+typedef struct Join {
   int nil, fals, boolv;
   Type num, other;
   int conflict;
@@ -1010,7 +1010,12 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
              luaname(args[i], tb, sizeof tb));
   }
   Type a = args[0];
-  if (fold_builtin(row->rule, id, kargs, nnum, k)) return const_type(*k);
+  if (fold_builtin(row->rule, id, kargs, nnum, k)) {   /* weak when its arguments are */
+    Type r = const_type(*k);
+    r.weak = r.kind == T_INT || r.kind == T_F64;
+    for (int i = 0; i < nnum; i++) r.weak &= args[i].weak;
+    return r;
+  }
   switch (row->rule) {
   case KTY_R_ROUND:
     if (a.kind == T_INT) return a;
@@ -1185,47 +1190,64 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
 }
 
-/* A return: the function's result count and types rise. */
-static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
-  Type vals[KJIT_MAXRETS];
-  KtyConst ks[KJIT_MAXRETS];
+/* The values one return gives: their count, or -1 while pending (or
+** refused: a string, a table ... the error pass reports it). */
+static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyConst *ks) {
   int n = operands(S, sp, v, 0, vals, ks, KJIT_MAXRETS);
   char tb[32];
-  if (n < 0) return;
   for (int i = 0; i < n; i++) {
     Type t = vals[i];
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
         t.kind == T_FUNC || t.kind == T_BUF) {
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
-      return;
+      return -1;
     }
   }
-  int changed = 0;
-  if (sp->nret < 0) {
-    sp->nret = n;
-    for (int i = 0; i < n; i++) sp->rets[i] = ty(T_UNKNOWN);
-    changed = 1;
-  } else if (sp->nret != n) {
-    if (S->strict)
-      fail(S, sp, v, "compiled functions must return the same number of values on every path "
-           "(%d here, %d elsewhere)", n, sp->nret);
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    /* every value returned so far, false constants kept apart from other
-    ** booleans (false-or-number) */
-    Join *J = &sp->retjoin[i];
-    join_add(J, vals[i], ks[i]);
-    Type j = join_result(J);
-    j.weak = 0;
-    if (j.kind == T_CONFLICT) {
-      char b1[32], b2[32];
+  return n;
+}
+
+/* A return: the function's result count and types are the join of what
+** every return that runs gives now (recomputed, as a phi: a value seen
+** on the way to the fixpoint, such as a constant folded before its loop
+** was typed, leaves nothing behind). */
+static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
+  Join J[KJIT_MAXRETS];
+  Type vals[KJIT_MAXRETS];
+  KtyConst ks[KJIT_MAXRETS];
+  int nret = -1;
+  KirFunc *f = sp->ir;
+  (void)v;
+  memset(J, 0, sizeof J);
+  for (int b = 0; b < f->nblocks; b++) {
+    KirInsn *r = f->blocks[b]->term;
+    if (!sp->live[b] || r == NULL || r->op != KIR_RET) continue;
+    int n = ret_values(S, sp, r, vals, ks);
+    if (n < 0) continue;
+    if (nret < 0) nret = n;
+    else if (n != nret) {
       if (S->strict)
-        fail(S, sp, v, "return value #%d is %s on one path and %s on another; compiled "
-             "code needs one type", i + 1, kty_name(J->first, b1, sizeof b1),
-             kty_name(J->second, b2, sizeof b2));
+        fail(S, sp, r, "compiled functions must return the same number of values on every "
+             "path (%d here, %d elsewhere)", n, nret);
       continue;
     }
+    for (int i = 0; i < n; i++) {
+      join_add(&J[i], vals[i], ks[i]);
+      if (J[i].conflict || join_result(&J[i]).kind == T_CONFLICT) {
+        char b1[32], b2[32];
+        if (S->strict)
+          fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
+               "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
+               kty_name(J[i].second, b2, sizeof b2));
+      }
+    }
+  }
+  if (nret < 0) return;
+  int changed = nret != sp->nret;
+  sp->nret = nret;
+  for (int i = 0; i < nret; i++) {
+    Type j = join_result(&J[i]);
+    j.weak = 0;
+    if (j.kind == T_CONFLICT) continue;   /* reported by the error pass */
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
   if (changed)
@@ -1349,7 +1371,6 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->live = alloc(S, (size_t)ir->nblocks);
   sp->edges = alloc(S, (size_t)ir->nblocks);
   sp->nret = -1;
-  sp->retjoin = alloc(S, sizeof(Join) * KJIT_MAXRETS);
   if (S->nspecs == S->capspecs) {
     int cap = S->capspecs ? S->capspecs * 2 : 8;
     KtySpec **ns = alloc(S, sizeof *ns * (size_t)cap);
@@ -1384,6 +1405,26 @@ static void settle(KtySession *S) {
   }
 }
 
+/* Marks the specializations the roots run: a call typed on the way to the
+** fixpoint with a narrower argument type may have made one that no call
+** uses at the end; it is neither checked nor printed. */
+static void mark_used(KtySpec *sp) {
+  if (sp->used) return;
+  sp->used = 1;
+  KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++)
+      if (sp->callees[blk->insns[i]->id]) mark_used(sp->callees[blk->insns[i]->id]);
+  }
+}
+
+static void mark_all(KtySession *S) {
+  for (int i = 0; i < S->nspecs; i++) S->specs[i]->used = 0;
+  for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->root) mark_used(S->specs[i]);
+}
+
 /* The error pass: every value that runs, in program order. */
 static void check(KtySession *S, KtySpec *sp) {
   KirFunc *f = sp->ir;
@@ -1408,9 +1449,11 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
   if (setjmp(jb) == 0) {
     if (nargs > KJIT_MAXARGS) fail(S, NULL, NULL, "too many arguments (at most %d)", KJIT_MAXARGS);
     sp = get_spec(S, fidx, nargs, args, NULL, NULL);
+    sp->root = 1;
     settle(S);
+    mark_all(S);
     S->strict = 1;
-    for (int i = 0; i < S->nspecs; i++) check(S, S->specs[i]);
+    for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) check(S, S->specs[i]);
     S->strict = 0;
     settle(S);   /* the checks change nothing once settled */
   } else {   /* what this call began is dropped: a later call starts afresh */
@@ -1473,6 +1516,7 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
   for (int i = 0; i < S->nspecs; i++) {
     KtySpec *sp = S->specs[i];
     char line[600], tb[32];
+    if (!sp->used) continue;
     int n = snprintf(line, sizeof line, "spec %d (", sp->index);
     for (int a = 0; a < sp->nargs && n < 500; a++)
       n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", a ? ", " : "",

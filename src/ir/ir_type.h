@@ -99,8 +99,10 @@ struct KtySpec {
   uint8_t *edges;         /* bit s: the edge to succ[s] runs */
   int nret;               /* -1 until a return is reached */
   Type rets[KJIT_MAXRETS];
-  struct KtyJoin *retjoin;   /* what reached each return slot (ir_type.c) */
   KtyCaller *callers;     /* calls to re-type when rets rise */
+  int root;               /* made by kty_spec (not a callee) */
+  int used;               /* a root, or called by a used one: checked and
+                             printed (see mark_used) */
   /* the worklist */
   KirInsn **work; int nwork; uint8_t *queued;
 };
@@ -129,7 +131,7 @@ void kty_close(KtySession *S);
 ** specialization, or NULL with the message in S->err. The stack is kept. */
 KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args);
 
-/* Every specialization of the session as typed IR (kir_print with types:
+/* Every specialization of the session in use as typed IR (kir_print with types:
 ** "%3:i64 = ...", "~" marking a weak literal, "=K" a constant; blocks
 ** that never run are marked "dead"), each headed by its signature. */
 void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap);

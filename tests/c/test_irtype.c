@@ -17,6 +17,9 @@
 **
 ** Usage: test_irtype [results-file]; writes "passed failed 0" there.
 */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* memmem */
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,6 +540,115 @@ static void test_robust(void) {
   CHECK(typed > 20 && refused > 20, "robustness: %d typed, %d refused", typed, refused);
 }
 
+/* The functions of tests/lua/test_jit_diff_*.lua, typed by both pipelines
+** for a few uniform signatures: both accept (with the same results, up to
+** numbers) or both refuse. Each `local function` is compiled in a chunk
+** holding the file's earlier top-level locals and functions (its
+** upvalues); requires are left out. */
+static int cross_file(const char *path, int *agree, int *accepted, int *differ) {
+  char *text = read_file(path);
+  if (text == NULL) return 0;
+  Buf prefix = {0};
+  bputs(&prefix, "");
+  static const char *const sigs[] = { "i64", "f64", "f64[:]", "f32[:]" };
+  char *p = text;
+  while (*p) {
+    char *eol = strchr(p, '\n');
+    size_t n = eol ? (size_t)(eol - p) + 1 : strlen(p);
+    if (strncmp(p, "local function ", 15) == 0) {
+      char *end = strstr(p, "\nend\n");
+      if (end == NULL) break;
+      size_t fl = (size_t)(end - p) + 5;
+      char name[64];
+      size_t nl = strcspn(p + 15, "( ");
+      snprintf(name, sizeof name, "%.*s", (int)nl, p + 15);
+      bput(&prefix, p, fl);
+      Buf chunk = {0};
+      bputs(&chunk, prefix.s);
+      bputs(&chunk, "return ");
+      bputs(&chunk, name);
+      bputs(&chunk, "\n");
+      for (size_t si = 0; si < sizeof sigs / sizeof sigs[0]; si++) {
+        int top = lua_gettop(L);
+        if (luaL_loadbuffer(L, chunk.s, chunk.n, chunk.s) != LUA_OK ||
+            lua_pcall(L, 0, 1, 0) != LUA_OK || !lua_isfunction(L, -1)) {
+          lua_settop(L, top);
+          break;
+        }
+        int fidx = lua_gettop(L);
+        lua_Debug ar;
+        lua_pushvalue(L, fidx);
+        lua_getinfo(L, ">u", &ar);
+        char sig[128] = "-- args:";
+        for (int a = 0; a < ar.nparams && a < 8; a++) {
+          strcat(sig, " ");
+          strcat(sig, sigs[si]);
+        }
+        strcat(sig, "\n");
+        Type args[KJIT_MAXARGS];
+        int nargs;
+        parse_args(sig, args, &nargs);
+        char msg[512] = "";
+        KSpec *old = old_types(fidx, nargs, args, msg, sizeof msg);
+        Arena A;
+        ka_init(&A);
+        KtySession S;
+        kty_open(&S, L, &A);
+        KtySpec *sp = kty_spec(&S, fidx, nargs, args);
+        int same = (old == NULL) == (sp == NULL);
+        if (same && old && sp) {
+          same = old->nret == sp->nret;
+          for (int r = 0; same && r < old->nret; r++) {
+            Type o = old->rets[r], t = sp->rets[r];
+            same = (o.kind == t.kind) || (t.kind == T_NUMBER) ||
+                   (o.kind == T_MAYBE && t.kind == T_MAYBE);
+          }
+        }
+        if (same) { (*agree)++; if (sp) (*accepted)++; }
+        else {
+          (*differ)++;
+          char b1[32], b2[32];
+          int both = old && sp && old->nret > 0 && sp->nret > 0;
+          CHECK(0, "%s %s(%s): old: %s %s; new: %s %s", path, name, sigs[si],
+                old ? "accepted" : msg, both ? kt_name(old->rets[0], b1, sizeof b1) : "",
+                sp ? "accepted" : S.err, both ? kty_name(sp->rets[0], b2, sizeof b2) : "");
+        }
+        kty_close(&S);
+        ka_free(&A);
+        lua_settop(L, top);
+      }
+      free(chunk.s);
+      p += fl;
+      continue;
+    }
+    if (strncmp(p, "local ", 6) == 0 && !memmem(p, n, "require", 7) && !memmem(p, n, "D.", 2) &&
+        !memmem(p, n, "K.", 2)) {
+      /* a top-level local (constants the functions read) */
+      bput(&prefix, p, n);
+    }
+    p += n;
+  }
+  free(prefix.s);
+  free(text);
+  return 1;
+}
+
+static void test_cross_files(void) {
+  static const char *const files[] = {
+    "tests/lua/test_jit_diff_arith.lua", "tests/lua/test_jit_diff_buffers.lua",
+    "tests/lua/test_jit_diff_calls.lua", "tests/lua/test_jit_diff_control.lua",
+    "tests/lua/test_jit_diff_f32.lua", "tests/lua/test_jit_diff_loops.lua",
+    "tests/lua/test_jit_diff_math.lua", "tests/lua/test_jit_diff_multret.lua",
+    "tests/lua/test_jit_diff_opts.lua"
+  };
+  int agree = 0, accepted = 0, differ = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    CHECK(cross_file(files[i], &agree, &accepted, &differ), "cannot read %s", files[i]);
+  printf("cross-check of the jit_diff functions: %d agree (%d accepted by both), %d differ\n",
+         agree, accepted, differ);
+  CHECK(agree > 500, "%d functions and signatures cross-checked", agree);
+}
+
 int main(int argc, char **argv) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -546,6 +658,7 @@ int main(int argc, char **argv) {
   test_stripped();
   test_crosscheck();
   test_robust();
+  test_cross_files();
   lua_close(L);
   for (int i = 0; i < ncases; i++) {
     free(cases[i].name); free(cases[i].src); free(cases[i].kind); free(cases[i].want);
