@@ -220,12 +220,26 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
   return buf;
 }
 
-/* "number", "boolean", "nil" ... as Lua names a value's type. */
+/* "number", "boolean", "nil", "f64[:]" ... naming a value's type. */
 static const char *luaname(Type t, char *buf, size_t n) {
   if (isnum(t)) return "number";
-  if (t.kind == T_BUF) return "kjit array";
   return kty_name(t, buf, n);
 }
+
+/* A global or upvalue frozen as nil used as a value: refused with the
+** reason (as src/types.c words it). */
+#define FROZEN_NIL(S, sp, v, x) \
+  do { \
+    const KirInsn *x_ = (x); \
+    if ((sp)->consts[x_->id].kind == T_NIL && \
+        (x_->op == KIR_GETUPVAL || (x_->op == KIR_GETFIELD && is_env((sp)->ir, x_->args[0])))) { \
+      const KbcProto *p_ = (sp)->ir->proto; \
+      const char *n_ = x_->op == KIR_GETFIELD ? x_->k.str.s \
+                     : x_->aux < p_->nup && p_->up[x_->aux].name ? p_->up[x_->aux].name : "?"; \
+      REFUSE(S, sp, v, "%s '%s' is nil (compiled code freezes globals and upvalues when it " \
+             "compiles: define it first)", x_->op == KIR_GETFIELD ? "global" : "upvalue", n_); \
+    } \
+  } while (0)
 
 /* ---- Frozen values ----------------------------------------------------- */
 
@@ -656,6 +670,7 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (!isnum(a) || !isnum(b)) {
     KirInsn *bad = isnum(a) ? y : x;
     char tb[32], db[128];
+    FROZEN_NIL(S, sp, v, bad);
     REFUSE(S, sp, v, "attempt to %s a %s value%s",
            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
            luaname(sp->types[bad->id], tb, sizeof tb), describe(sp, bad, db, sizeof db));
@@ -721,6 +736,8 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_BOOL);
   }
   a = numview(a); b = numview(b);
+  if (!isnum(a)) FROZEN_NIL(S, sp, v, v->args[0]);
+  if (!isnum(b)) FROZEN_NIL(S, sp, v, v->args[1]);
   if (!isnum(a) || !isnum(b))
     REFUSE(S, sp, v, "attempt to compare %s with %s", luaname(a, b1, sizeof b1),
            luaname(b, b2, sizeof b2));
@@ -784,6 +801,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              "strings, functions and tables of them", k->str);
     return const_type(*k);
   }
+  FROZEN_NIL(S, sp, v, obj);
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -820,6 +838,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if ((name[0] == 'x' || name[0] == 'y' || name[0] == 'z') && name[1] == 0) return ty(T_INT);
     REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
   }
+  FROZEN_NIL(S, sp, v, obj);
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -1078,6 +1097,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));

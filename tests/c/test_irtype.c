@@ -604,6 +604,8 @@ static int cross_file(const char *path, int *agree, int *accepted, int *differ) 
                    (o.kind == T_MAYBE && t.kind == T_MAYBE);
           }
         }
+        if (same && !sp && getenv("KJIT_IRTYPE_VERBOSE") && strcmp(msg, S.err) != 0)
+          printf("  refused: %s: old: %s\n           new: %s\n", name, msg, S.err);
         if (same) { (*agree)++; if (sp) (*accepted)++; }
         else {
           (*differ)++;
