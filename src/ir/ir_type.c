@@ -550,7 +550,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
 
 /* The join of the values reaching a phi (or returned), numbers keeping
 ** their subtypes; a constant false or nil with numbers is a T_MAYBE. */
-typedef struct Join {
+typedef struct KtyJoin {
   int nil, fals, boolv;
   Type num, other;
   int conflict;
@@ -1226,17 +1226,39 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   return n;
 }
 
-/* A return: the function's result count and types are the join of what
-** every return that runs gives now (recomputed, as a phi: a value seen
-** on the way to the fixpoint, such as a constant folded before its loop
-** was typed, leaves nothing behind). */
+/* A return, while types rise: its values join what the function returned
+** so far (each return costs O(1), so that functions of thousands of
+** returns type in linear time); exact_rets recomputes the join afterwards. */
 static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
+  Type vals[KJIT_MAXRETS];
+  KtyConst ks[KJIT_MAXRETS];
+  if (S->strict) return;   /* exact_rets checks the returns */
+  int n = ret_values(S, sp, v, vals, ks);
+  if (n < 0) return;
+  int changed = 0;
+  if (sp->nret < 0) { sp->nret = n; changed = 1; }
+  else if (n != sp->nret) return;   /* reported by exact_rets */
+  for (int i = 0; i < n; i++) {
+    join_add(&sp->retjoin[i], vals[i], ks[i]);
+    Type j = join_result(&sp->retjoin[i]);
+    j.weak = 0;
+    if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
+  }
+  if (changed)
+    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+}
+
+/* The function's result count and types, the join of what every return
+** that runs gives now: a value seen on the way to the fixpoint (a constant
+** folded before its loop was typed) leaves nothing behind. Reports the
+** returns' errors in the error pass. Returns whether the results changed
+** (the callers are then queued). */
+static int exact_rets(KtySession *S, KtySpec *sp) {
   Join J[KJIT_MAXRETS];
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
   int nret = -1;
   KirFunc *f = sp->ir;
-  (void)v;
   memset(J, 0, sizeof J);
   for (int b = 0; b < f->nblocks; b++) {
     KirInsn *r = f->blocks[b]->term;
@@ -1252,26 +1274,27 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     for (int i = 0; i < n; i++) {
       join_add(&J[i], vals[i], ks[i]);
-      if (J[i].conflict || join_result(&J[i]).kind == T_CONFLICT) {
+      if (S->strict && join_result(&J[i]).kind == T_CONFLICT) {
         char b1[32], b2[32];
-        if (S->strict)
-          fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
-               "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
-               kty_name(J[i].second, b2, sizeof b2));
+        fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
+             "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
+             kty_name(J[i].second, b2, sizeof b2));
       }
     }
   }
-  if (nret < 0) return;
+  if (nret < 0) return 0;
   int changed = nret != sp->nret;
   sp->nret = nret;
   for (int i = 0; i < nret; i++) {
+    sp->retjoin[i] = J[i];
     Type j = join_result(&J[i]);
     j.weak = 0;
-    if (j.kind == T_CONFLICT) continue;   /* reported by the error pass */
+    if (j.kind == T_CONFLICT) continue;
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
   if (changed)
     for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+  return changed;
 }
 
 static void terminator(KtySession *S, KtySpec *sp, KirInsn *v) {
@@ -1391,6 +1414,7 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->live = alloc(S, (size_t)ir->nblocks);
   sp->edges = alloc(S, (size_t)ir->nblocks);
   sp->nret = -1;
+  sp->retjoin = alloc(S, sizeof(Join) * KJIT_MAXRETS);
   if (S->nspecs == S->capspecs) {
     int cap = S->capspecs ? S->capspecs * 2 : 8;
     KtySpec **ns = alloc(S, sizeof *ns * (size_t)cap);
@@ -1455,6 +1479,7 @@ static void check(KtySession *S, KtySpec *sp) {
     for (int i = 0; i < b->ninsns; i++) visit(S, sp, b->insns[i]);
     if (b->term) visit(S, sp, b->term);
   }
+  exact_rets(S, sp);
 }
 
 KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
@@ -1471,6 +1496,12 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
     sp = get_spec(S, fidx, nargs, args, NULL, NULL);
     sp->root = 1;
     settle(S);
+    for (int round = 0, again = 1; again; round++) {   /* results exactly as returned */
+      again = 0;
+      for (int i = 0; i < S->nspecs; i++) again |= exact_rets(S, S->specs[i]);
+      if (again) settle(S);
+      if (round > 50) fail(S, sp, NULL, "type inference did not converge");
+    }
     mark_all(S);
     S->strict = 1;
     for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) check(S, S->specs[i]);

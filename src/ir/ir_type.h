@@ -99,6 +99,7 @@ struct KtySpec {
   uint8_t *edges;         /* bit s: the edge to succ[s] runs */
   int nret;               /* -1 until a return is reached */
   Type rets[KJIT_MAXRETS];
+  struct KtyJoin *retjoin;   /* what the returns gave (ir_type.c) */
   KtyCaller *callers;     /* calls to re-type when rets rise */
   int root;               /* made by kty_spec (not a callee) */
   int used;               /* a root, or called by a used one: checked and
