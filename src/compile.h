@@ -34,7 +34,11 @@ typedef enum TypeKind {
   T_TABLE,     /* a table known at compile time (math, a config table) */
   T_STR,       /* a constant string (error messages, math.type results) */
   T_SHAPE,     /* a.shape: only indexable */
-  T_CONFLICT   /* result of joining incompatible types (an error) */
+  T_CONFLICT,  /* result of joining incompatible types (an error) */
+  /* the IR typer (src/ir/ir_type.c) only; after T_CONFLICT so that the
+  ** kinds above keep their values */
+  T_NUMBER     /* integer or float, Lua's subtype kept at run time: where an
+                  integer and a float meet (fsub: the float's kind) */
 } TypeKind;
 
 typedef struct Type {
@@ -42,7 +46,10 @@ typedef struct Type {
   uint8_t weak;    /* numeric literal: adapts to an f32 operand */
   uint8_t dtype;   /* T_BUF: kjit_dtype; T_MAYBE: 1 if the falsy value is nil */
   uint8_t ndim;    /* T_BUF: 1..4 */
-  uint8_t sub;     /* T_MAYBE: kind of the number (T_INT, T_F64, T_F32) */
+  uint8_t sub;     /* T_MAYBE: kind of the number (T_INT, T_F64, T_F32,
+                      T_NUMBER) */
+  uint8_t fsub;    /* T_NUMBER, T_MAYBE of a T_NUMBER: the kind of its
+                      float side (T_F64 or T_F32) */
   int32_t ref;     /* T_FUNC: KFunc index; T_BUILTIN: builtin id;
                       T_TABLE/T_STR: KConst index */
 } Type;

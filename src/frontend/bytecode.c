@@ -355,7 +355,11 @@ static void verify(Reader *R, KbcProto *f) {
     const KbcOpInfo *oi = &kbc_opinfo[op];
     int a = KBC_A(i), k = KBC_K(i);
     int b = oi->fmt == KBC_iABC ? KBC_B(i) : KBC_BX(i);
-    if (oi->fmt != KBC_iAx && oi->fmt != KBC_isJ) operand(R, f, pc, oi->a, a, 0);
+    /* RETURN's A may be the first free register (A == maxstack) when it
+    ** returns nothing: a function that closes upvalues ends in RETURN A 1 k;
+    ** its case below checks the registers it returns */
+    if (oi->fmt != KBC_iAx && oi->fmt != KBC_isJ && op != KBC_RETURN)
+      operand(R, f, pc, oi->a, a, 0);
     if (oi->fmt == KBC_iABC || oi->fmt == KBC_iABx)
       operand(R, f, pc, oi->b, b, 0);
     if (oi->fmt == KBC_iABC) operand(R, f, pc, oi->c, KBC_C(i), k);

@@ -200,6 +200,13 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz);
 ** it), for tests and f:inspect("ir"). */
 void kir_print(const KirFunc *f, char **buf, size_t *len, size_t *cap);
 
+/* kir_print with notes (the typer's types): note(ud, NULL, v) is written
+** after each value's id ("%3:i64 = ..."), note(ud, b, NULL) at the end of
+** each block's label line; NULL writes nothing. */
+typedef const char *(*KirNote)(void *ud, const KirBlock *b, const KirInsn *v);
+void kir_print_noted(const KirFunc *f, KirNote note, void *ud, char **buf,
+                     size_t *len, size_t *cap);
+
 /* Does loop l contain block b? */
 int kir_inloop(const KirLoop *l, const KirBlock *b);
 

@@ -15,7 +15,10 @@
 #include <string.h>
 #include "ir/ir.h"
 
-typedef struct Out { char **buf; size_t *len, *cap; } Out;
+typedef struct Out {
+  char **buf; size_t *len, *cap;
+  KirNote note; void *ud;   /* kir_print_noted */
+} Out;
 
 static void put(Out *o, const char *fmt, ...) {
   va_list ap;
@@ -83,7 +86,10 @@ static void insn(Out *o, const KirFunc *f, const KirInsn *v) {
   int isval = !(v->op == KIR_JMP || v->op == KIR_BR || v->op == KIR_RET ||
                 v->op == KIR_SETFIELD || v->op == KIR_SETINDEX ||
                 v->op == KIR_SETUPVAL || v->op == KIR_SETLIST || v->op == KIR_TBC);
-  if (isval) put(o, "%%%d = ", v->id);
+  if (isval) {
+    const char *n = o->note ? o->note(o->ud, NULL, v) : NULL;
+    put(o, "%%%d%s%s = ", v->id, n ? ":" : "", n ? n : "");
+  }
   put(o, "%s", kir_opname[v->op]);
   const KirBlock *b = v->block;
   switch (v->op) {
@@ -144,7 +150,12 @@ static void blocklist(Out *o, const char *what, KirBlock *const *bs, int n) {
 }
 
 void kir_print(const KirFunc *f, char **buf, size_t *len, size_t *cap) {
-  Out o = { buf, len, cap };
+  kir_print_noted(f, NULL, NULL, buf, len, cap);
+}
+
+void kir_print_noted(const KirFunc *f, KirNote note, void *ud, char **buf,
+                     size_t *len, size_t *cap) {
+  Out o = { buf, len, cap, note, ud };
   const KbcProto *p = f->proto;
   put(&o, "function f%d lines %d-%d params %d%s stack %d", p->id, p->linedefined,
       p->lastlinedefined, p->numparams, p->is_vararg ? " vararg" : "", p->maxstack);
@@ -162,6 +173,10 @@ void kir_print(const KirFunc *f, char **buf, size_t *len, size_t *cap) {
       for (int i = 0; i < b->npreds; i++) put(&o, " b%d", b->preds[i]->id);
     }
     if (b->loop) put(&o, "  loop %d", b->loop->id);
+    if (note) {
+      const char *n = note(ud, b, NULL);
+      if (n) put(&o, "  %s", n);
+    }
     put(&o, "\n");
     for (int i = 0; i < b->nphis; i++) insn(&o, f, b->phis[i]);
     for (int i = 0; i < b->ninsns; i++) insn(&o, f, b->insns[i]);

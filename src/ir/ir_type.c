@@ -1,0 +1,1585 @@
+/*
+** ir_type.c: the IR typer (see ir_type.h): types per SSA value, per
+** specialization, by sparse conditional propagation to a fixpoint, with
+** upvalues and globals frozen into constants. The rules are Lua 5.4's
+** (DESIGN.md §3; src/types.c holds the same rules over the AST):
+**   - integers are i64, floats f64; where an integer and a float meet (a
+**     phi, math.max, math.floor of a float) the value is a "number";
+**   - `/` and `^` give floats, `//` and `%` keep integers, bitwise
+**     operators give integers; arithmetic on a number is the join of the
+**     operation on its integer side and on its float side;
+**   - values read from f32 arrays are f32 and stay f32 among themselves;
+**     literals are weak: with an f32 operand they compute in f32;
+**   - false-or-number and nil-or-number (T_MAYBE) for `c and x or y` and
+**     `local best` ... `best = i`.
+*/
+#include "ir/ir_type.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "ir/ir_builtins.h"
+#include "frontend/bytecode.h"
+#include "buffer.h"
+#include "kernel.h"
+#include "parallel.h"
+
+/* ---- The built-in table ---------------------------------------------- */
+
+typedef struct BuiltinRow {
+  int id; const char *name; int minargs, maxargs; KtyRule rule;
+} BuiltinRow;
+
+static const BuiltinRow builtins[] = {
+#define KTY_ROW(id, name, lo, hi, rule) { B_##id, name, lo, hi, KTY_R_##rule },
+  KTY_BUILTINS(KTY_ROW)
+#undef KTY_ROW
+};
+#define NBUILTINS ((int)(sizeof builtins / sizeof builtins[0]))
+
+static const BuiltinRow *builtin_row(int id) {
+  for (int i = 0; i < NBUILTINS; i++)
+    if (builtins[i].id == id) return &builtins[i];
+  return NULL;
+}
+
+static const char *builtin_name(int id) {
+  const BuiltinRow *r = builtin_row(id);
+  return r ? r->name : kt_builtin_name(id);
+}
+
+/* ---- Types --------------------------------------------------------------- */
+
+static Type ty(int kind) { Type t; memset(&t, 0, sizeof t); t.kind = (uint8_t)kind; return t; }
+static Type weakty(int kind, int weak) { Type t = ty(kind); t.weak = (uint8_t)weak; return t; }
+
+static int isfloat(Type t) { return t.kind == T_F64 || t.kind == T_F32; }
+static int isnum(Type t) { return t.kind == T_INT || isfloat(t) || t.kind == T_NUMBER; }
+
+/* A false-or-number used as a number: its number (compiled code checks
+** at run time that it is not false or nil, failing as Lua would). */
+static Type numview(Type t) {
+  if (t.kind != T_MAYBE) return t;
+  Type r = ty(t.sub);
+  r.fsub = t.fsub;
+  return r;
+}
+
+static int tyeq(Type a, Type b) {
+  if (a.kind != b.kind || a.weak != b.weak) return 0;
+  switch (a.kind) {
+  case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim;
+  case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
+  case T_NUMBER: return a.fsub == b.fsub;
+  case T_SHAPE: return a.ndim == b.ndim;
+  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR:
+    return a.ref == b.ref && a.sub == b.sub;
+  default: return 1;
+  }
+}
+
+/* Set while a kernel is typed (KtySession.kernel): there an integer
+** operand of an f32 operation converts to f32, as in CUDA C (and in
+** src/types.c); on the CPU it converts to f64. */
+static __thread int kernel_rules;
+
+/* The float kind two numbers compute in: f32 when one is f32 and the
+** other f32 or a weak literal (or, in kernels, an integer), else f64. */
+static Type float_of(Type a, Type b) {
+  int a32 = a.kind == T_F32, b32 = b.kind == T_F32;
+  int ai = kernel_rules && a.kind == T_INT, bi = kernel_rules && b.kind == T_INT;
+  Type r = ty(((a32 && (b32 || b.weak || bi)) || (b32 && (a32 || a.weak || ai))) ? T_F32 : T_F64);
+  r.weak = a.weak && b.weak;
+  return r;
+}
+
+static Type number(int fsub, int weak) {
+  Type r = weakty(T_NUMBER, weak);
+  r.fsub = (uint8_t)fsub;
+  return r;
+}
+
+/* The join of two numbers where they meet (a phi, math.max): Lua keeps
+** the subtype, so an integer and a float make a number. */
+static Type numjoin(Type a, Type b) {
+  if (a.kind == T_UNKNOWN) return b;
+  if (b.kind == T_UNKNOWN) return a;
+  int w = a.weak && b.weak;
+  if (a.kind == T_INT && b.kind == T_INT) return weakty(T_INT, w);
+  if (isfloat(a) && isfloat(b)) return float_of(a, b);
+  if (a.kind == T_NUMBER && b.kind == T_NUMBER)
+    return number(float_of(ty(a.fsub), ty(b.fsub)).kind, w);
+  if (b.kind == T_NUMBER) { Type t = a; a = b; b = t; }
+  if (a.kind == T_NUMBER)   /* and an integer or a float */
+    return b.kind == T_INT ? number(a.fsub, w) : number(float_of(ty(a.fsub), b).kind, a.weak);
+  /* an integer and a float: the number's weakness is its integer side's */
+  return a.kind == T_INT ? number(b.kind, a.weak) : number(a.kind, b.weak);
+}
+
+/* The integer and the float side of a number. */
+static Type intside(Type n) { return weakty(T_INT, n.weak); }
+static Type floatside(Type n) { return ty(n.fsub); }
+
+static int isbitwise(int op) { return op >= KIR_BAND && op <= KIR_SHR; }
+
+/* Lua's arithmetic on two numbers. */
+static Type arith_type(int op, Type a, Type b) {
+  if (a.kind == T_NUMBER)
+    return numjoin(arith_type(op, intside(a), b), arith_type(op, floatside(a), b));
+  if (b.kind == T_NUMBER)
+    return numjoin(arith_type(op, a, intside(b)), arith_type(op, a, floatside(b)));
+  int w = a.weak && b.weak;
+  if (isbitwise(op)) return weakty(T_INT, w);
+  if (op == KIR_DIV || op == KIR_POW) {
+    if (a.kind == T_INT && b.kind == T_INT) return weakty(T_F64, w);
+    return float_of(a, b);
+  }
+  if (a.kind == T_INT && b.kind == T_INT) return weakty(T_INT, w);
+  return float_of(a, b);
+}
+
+static const char *dimstr(int ndim) {
+  return ndim == 1 ? ":" : ndim == 2 ? ":,:" : ndim == 3 ? ":,:,:" : ":,:,:,:";
+}
+
+const char *kty_name(Type t, char *buf, size_t n) {
+  switch (t.kind) {
+  case T_UNKNOWN: return "?";
+  case T_NIL: return "nil";
+  case T_BOOL: return "boolean";
+  case T_INT: return "i64";
+  case T_F64: return "f64";
+  case T_F32: return "f32";
+  case T_NUMBER: return t.fsub == T_F32 ? "number(f32)" : "number";
+  case T_BUF:
+    snprintf(buf, n, "%s[%s]", kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
+    return buf;
+  case T_MAYBE: {
+    const char *num = t.sub == T_INT ? "i64" : t.sub == T_F64 ? "f64" : t.sub == T_F32 ? "f32"
+                    : t.fsub == T_F32 ? "number(f32)" : "number";
+    snprintf(buf, n, "%s|%s", t.dtype ? "nil" : "false", num);
+    return buf;
+  }
+  case T_FUNC: return "function";
+  case T_BUILTIN:
+    if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
+    return builtin_name(t.ref);
+  case T_TABLE: return "table";
+  case T_STR: return "string";
+  case T_SHAPE: snprintf(buf, n, "shape(%d)", t.ndim); return buf;
+  default: return "conflict";
+  }
+}
+
+/* ---- Errors ---------------------------------------------------------------- */
+
+static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 4, 5), noreturn))
+#endif
+  ;
+
+static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(S->err, sizeof S->err, "%s:%d: %s", sp ? sp->chunkname : "?",
+           v ? v->line : (sp ? sp->ir->proto->linedefined : 0), msg);
+  longjmp(*S->jb, 1);
+}
+
+/* Reports only in the error pass; before, the caller waits (unknown). */
+#define REFUSE(S, sp, v, ...) \
+  do { if ((S)->strict) fail((S), (sp), (v), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
+
+static int is_env(const KirFunc *f, const KirInsn *v) {
+  if (v->op != KIR_GETUPVAL || v->aux >= f->proto->nup) return 0;
+  const char *n = f->proto->up[v->aux].name;
+  return n && strcmp(n, "_ENV") == 0;
+}
+
+/* " (local 'v' is f64)", " (global 'g')" ... naming the value v. */
+static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) {
+  char tb[32];
+  Type t = sp->types[v->id];
+  const KbcProto *p = sp->ir->proto;
+  if (v->name && (t.kind == T_NIL || t.kind == T_BOOL))
+    snprintf(buf, n, " (local '%s')", v->name);
+  else if (v->name)
+    snprintf(buf, n, " (local '%s' is %s)", v->name, kty_name(t, tb, sizeof tb));
+  else if (v->op == KIR_GETUPVAL && v->aux < p->nup && p->up[v->aux].name)
+    snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
+  else if (v->op == KIR_GETFIELD)
+    snprintf(buf, n, " (%s '%s')", is_env(sp->ir, v->args[0]) ? "global" : "field", v->k.str.s);
+  else buf[0] = '\0';
+  return buf;
+}
+
+/* "number", "boolean", "nil", "f64[:]" ... naming a value's type. */
+static const char *luaname(Type t, char *buf, size_t n) {
+  if (isnum(t)) return "number";
+  return kty_name(t, buf, n);
+}
+
+/* A global or upvalue frozen as nil used as a value: refused with the
+** reason (as src/types.c words it). */
+#define FROZEN_NIL(S, sp, v, x) \
+  do { \
+    const KirInsn *x_ = (x); \
+    if ((sp)->consts[x_->id].kind == T_NIL && \
+        (x_->op == KIR_GETUPVAL || (x_->op == KIR_GETFIELD && is_env((sp)->ir, x_->args[0])))) { \
+      const KbcProto *p_ = (sp)->ir->proto; \
+      const char *n_ = x_->op == KIR_GETFIELD ? x_->k.str.s \
+                     : x_->aux < p_->nup && p_->up[x_->aux].name ? p_->up[x_->aux].name : "?"; \
+      REFUSE(S, sp, v, "%s '%s' is nil (compiled code freezes globals and upvalues when it " \
+             "compiles: define it first)", x_->op == KIR_GETFIELD ? "global" : "upvalue", n_); \
+    } \
+  } while (0)
+
+/* ---- Frozen values ----------------------------------------------------- */
+
+/* The slot of the value at idx (a table or a function), the same slot for
+** the same value: the values table maps slots to values and back. */
+static int keep_value(KtySession *S, int idx) {
+  lua_State *L = S->L;
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  if (lua_isinteger(L, -1)) {
+    int ref = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    return ref;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, ++S->nvalues);
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, S->nvalues);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return S->nvalues;
+}
+
+static void push_value(KtySession *S, int ref) {
+  lua_rawgeti(S->L, LUA_REGISTRYINDEX, S->values_ref);
+  lua_rawgeti(S->L, -1, ref);
+  lua_remove(S->L, -2);
+}
+
+/* The built-in the C function at idx is, or -1. */
+static int builtin_of(lua_State *L, int idx) {
+  lua_CFunction cf = lua_tocfunction(L, idx);
+  if (cf == NULL) return -1;
+  if (cf == kp_prange) return B_KJIT_PRANGE;
+  int cuda = kk_builtin_id(L, idx);
+  if (cuda >= 0) return cuda;
+  static const char *const globals[] = { "error", "assert" };
+  static const int gids[] = { B_ERROR, B_ASSERT };
+  for (int i = 0; i < 2; i++) {
+    lua_getglobal(L, globals[i]);
+    int same = lua_tocfunction(L, -1) == cf;
+    lua_pop(L, 1);
+    if (same) return gids[i];
+  }
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "math");
+  int found = -1;
+  if (lua_istable(L, -1))
+    for (int i = 0; i < NBUILTINS && found < 0; i++) {
+      if (strncmp(builtins[i].name, "math.", 5) != 0) continue;
+      lua_getfield(L, -1, builtins[i].name + 5);
+      if (lua_tocfunction(L, -1) == cf) found = builtins[i].id;
+      lua_pop(L, 1);
+    }
+  lua_pop(L, 2);
+  return found;
+}
+
+/* Freezes the value on top of the stack (popped) into a constant; an
+** unsupported value gets kind T_UNKNOWN and str saying what it is. */
+static KtyConst freeze(KtySession *S) {
+  lua_State *L = S->L;
+  KtyConst k;
+  memset(&k, 0, sizeof k);
+  switch (lua_type(L, -1)) {
+  case LUA_TNIL: k.kind = T_NIL; break;
+  case LUA_TBOOLEAN: k.kind = T_BOOL; k.v.b = lua_toboolean(L, -1); break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, -1)) { k.kind = T_INT; k.v.i = lua_tointeger(L, -1); }
+    else { k.kind = T_F64; k.v.f = lua_tonumber(L, -1); }
+    break;
+  case LUA_TSTRING: {
+    size_t n;
+    const char *s = lua_tolstring(L, -1, &n);
+    k.kind = T_STR; k.str = ka_strndup(S->A, s, n); k.len = n;
+    break;
+  }
+  case LUA_TTABLE: k.kind = T_TABLE; k.ref = keep_value(S, -1); break;
+  case LUA_TFUNCTION:
+    if (!lua_iscfunction(L, -1)) { k.kind = T_FUNC; k.ref = keep_value(S, -1); }
+    else if ((k.ref = builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
+    else k.str = "a C function";
+    break;
+  case LUA_TUSERDATA:
+    if (luaL_testudata(L, -1, "kjit.jit")) {   /* a kjit.jit object: its function */
+      if (lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) { k.kind = T_FUNC; k.ref = keep_value(S, -1); }
+      else k.str = "a userdata";
+      lua_pop(L, 1);
+    } else if ((k.ref = kk_builtin_id(L, -1)) >= 0) k.kind = T_BUILTIN;
+    else k.str = kb_test(L, -1) ? "a kjit array (pass arrays as arguments)" : "a userdata";
+    break;
+  default: k.str = lua_typename(L, lua_type(L, -1)); break;
+  }
+  lua_pop(L, 1);
+  return k;
+}
+
+/* The type of a frozen constant (numbers are not weak: only literals are). */
+static Type const_type(KtyConst k) {
+  Type t = ty(k.kind);
+  if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN) t.ref = k.ref;
+  return t;
+}
+
+static int consteq(KtyConst a, KtyConst b) {
+  if (a.kind != b.kind || a.kind == T_UNKNOWN) return 0;
+  switch (a.kind) {
+  case T_NIL: return 1;
+  case T_BOOL: return a.v.b == b.v.b;
+  case T_INT: return a.v.i == b.v.i;
+  case T_F64: return memcmp(&a.v.f, &b.v.f, sizeof a.v.f) == 0;
+  case T_STR: return a.len == b.len && memcmp(a.str, b.str, a.len) == 0;
+  default: return a.ref == b.ref;
+  }
+}
+
+/* ---- Constant folding, as Lua computes (lvm.c) --------------------------- */
+
+static int float_to_int(lua_Number f, lua_Integer *out) {
+  if (floor(f) != f || !(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) return 0;
+  *out = (lua_Integer)f;
+  return 1;
+}
+
+static lua_Integer shiftl(lua_Integer x, lua_Integer y) {
+  if (y < 0) return y <= -64 ? 0 : (lua_Integer)((lua_Unsigned)x >> (lua_Unsigned)-y);
+  return y >= 64 ? 0 : (lua_Integer)((lua_Unsigned)x << y);
+}
+
+/* Folds a op b into r; 0 when it raises (1//0, 1%0, 1.5|0) or a is not
+** a number constant. */
+static int fold_arith(int op, KtyConst a, KtyConst b, KtyConst *r) {
+  if ((a.kind != T_INT && a.kind != T_F64) || (b.kind != T_INT && b.kind != T_F64)) return 0;
+  memset(r, 0, sizeof *r);
+  if (isbitwise(op)) {
+    lua_Integer x, y;
+    if (a.kind == T_INT) x = a.v.i; else if (!float_to_int(a.v.f, &x)) return 0;
+    if (b.kind == T_INT) y = b.v.i; else if (!float_to_int(b.v.f, &y)) return 0;
+    r->kind = T_INT;
+    switch (op) {
+    case KIR_BAND: r->v.i = x & y; break;
+    case KIR_BOR: r->v.i = x | y; break;
+    case KIR_BXOR: r->v.i = x ^ y; break;
+    case KIR_SHL: r->v.i = shiftl(x, y); break;
+    default: r->v.i = shiftl(x, (lua_Integer)(0u - (lua_Unsigned)y)); break;
+    }
+    return 1;
+  }
+  if (a.kind == T_INT && b.kind == T_INT && op != KIR_DIV && op != KIR_POW) {
+    lua_Unsigned x = (lua_Unsigned)a.v.i, y = (lua_Unsigned)b.v.i;
+    lua_Integer m = a.v.i, n = b.v.i;
+    r->kind = T_INT;
+    switch (op) {
+    case KIR_ADD: r->v.i = (lua_Integer)(x + y); break;
+    case KIR_SUB: r->v.i = (lua_Integer)(x - y); break;
+    case KIR_MUL: r->v.i = (lua_Integer)(x * y); break;
+    case KIR_IDIV:
+      if (n == 0) return 0;
+      if (n == -1) { r->v.i = (lua_Integer)(0u - x); break; }
+      r->v.i = m / n;
+      if ((m ^ n) < 0 && m % n != 0) r->v.i -= 1;
+      break;
+    default:   /* MOD */
+      if (n == 0) return 0;
+      if (n == -1) { r->v.i = 0; break; }
+      r->v.i = m % n;
+      if (r->v.i != 0 && (r->v.i ^ n) < 0) r->v.i += n;
+      break;
+    }
+    return 1;
+  }
+  lua_Number x = a.kind == T_INT ? (lua_Number)a.v.i : a.v.f;
+  lua_Number y = b.kind == T_INT ? (lua_Number)b.v.i : b.v.f;
+  r->kind = T_F64;
+  switch (op) {
+  case KIR_ADD: r->v.f = x + y; break;
+  case KIR_SUB: r->v.f = x - y; break;
+  case KIR_MUL: r->v.f = x * y; break;
+  case KIR_DIV: r->v.f = x / y; break;
+  case KIR_POW: r->v.f = y == 2 ? x * x : pow(x, y); break;
+  case KIR_IDIV: r->v.f = floor(x / y); break;
+  default: {   /* MOD: luai_nummod */
+    lua_Number m = fmod(x, y);
+    if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+    r->v.f = m;
+    break;
+  }
+  }
+  return 1;
+}
+
+/* Is the value always true (1), always false (0), either (2), or not
+** known yet (-1)? Numbers, arrays and functions are true. */
+static int truth(Type t, KtyConst k) {
+  switch (t.kind) {
+  case T_UNKNOWN: return -1;
+  case T_NIL: return 0;
+  case T_BOOL: return k.kind == T_BOOL ? k.v.b != 0 : 2;
+  case T_MAYBE: case T_CONFLICT: return 2;
+  default: return 1;
+  }
+}
+
+/* ---- The worklist --------------------------------------------------------- */
+
+static void push(KtySpec *sp, KirInsn *v) {
+  if (sp->queued[v->id]) return;
+  sp->queued[v->id] = 1;
+  sp->work[sp->nwork++] = v;
+}
+
+static void push_users(KtySpec *sp, KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) push(sp, v->users[i]);
+}
+
+static void push_block(KtySpec *sp, KirBlock *b, int phis_only) {
+  for (int i = 0; i < b->nphis; i++) push(sp, b->phis[i]);
+  if (phis_only) return;
+  for (int i = 0; i < b->ninsns; i++) push(sp, b->insns[i]);
+  if (b->term) push(sp, b->term);
+}
+
+static void mark_edge(KtySpec *sp, KirBlock *b, int s) {
+  if (sp->edges[b->id] & (1 << s)) return;
+  sp->edges[b->id] |= (uint8_t)(1 << s);
+  KirBlock *to = b->succ[s];
+  if (!sp->live[to->id]) { sp->live[to->id] = 1; push_block(sp, to, 0); }
+  else push_block(sp, to, 1);
+}
+
+/* Does the edge from to's i-th predecessor run? */
+static int edge_runs(KtySpec *sp, KirBlock *to, int i) {
+  KirBlock *p = to->preds[i];
+  uint8_t e = sp->edges[p->id];
+  return ((e & 1) && p->succ[0] == to) || ((e & 2) && p->nsucc > 1 && p->succ[1] == to);
+}
+
+/* ---- Specializations ------------------------------------------------------- */
+
+static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
+                         KtySpec *from, const KirInsn *at);
+
+/* How many results a call of cuda.grid(n) or cuda.gridsize(n) gives (n,
+** a constant 1..3), or 0 for other calls. */
+static int grid_results(KtySpec *sp, const KirInsn *v) {
+  Type ft = sp->types[v->args[0]->id];
+  if (ft.kind != T_BUILTIN || (ft.ref != B_CUDA_GRID && ft.ref != B_CUDA_GRIDSIZE) ||
+      v->nargs < 2 || sp->types[v->id].kind == T_UNKNOWN)
+    return 0;
+  KtyConst n = sp->consts[v->args[1]->id];
+  return n.kind == T_INT && n.v.i >= 1 && n.v.i <= 3 ? (int)n.v.i : 0;
+}
+
+/* The k-th result (0-based) of call or vararg v; unknown while pending. */
+static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
+  if (v->op != KIR_CALL) return ty(T_UNKNOWN);
+  KtySpec *c = sp->callees[v->id];
+  if (c) {
+    if (c->nret < 0) return ty(T_UNKNOWN);
+    return k < c->nret ? c->rets[k] : ty(T_NIL);
+  }
+  Type t = sp->types[v->id];
+  int g = grid_results(sp, v);
+  if (g > 0) return k < g ? ty(T_INT) : ty(T_NIL);
+  if (t.kind == T_BUILTIN && t.ref == B_KJIT_PRANGE && t.sub)   /* prange's state, control */
+    return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);
+  if (t.kind == T_UNKNOWN) return t;
+  return k == 0 ? t : ty(T_NIL);
+}
+
+/* How many results the open call v gives: -1 while pending. */
+static int nresults(KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_CALL) return -1;
+  KtySpec *c = sp->callees[v->id];
+  if (c) return c->nret;
+  if (grid_results(sp, v) > 0) return grid_results(sp, v);
+  return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
+}
+
+/* The values of v's operands from `from` on, an open last one expanded:
+** their count, or -1 while an open call's count is pending. */
+static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type *out,
+                    KtyConst *kout, int max) {
+  int n = 0;
+  int last = v->nargs - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  for (int i = from; i < last; i++) {
+    if (n >= max) fail(S, sp, v, "too many values (at most %d)", max);
+    if (kout) kout[n] = sp->consts[v->args[i]->id];
+    out[n++] = sp->types[v->args[i]->id];
+  }
+  if (v->flags & KIR_F_OPEN) {
+    const KirInsn *c = v->args[v->nargs - 1];
+    int m = nresults(sp, c);
+    if (m < 0) return -1;
+    for (int j = 0; j < m; j++) {
+      if (n >= max) fail(S, sp, v, "too many values (at most %d)", max);
+      if (kout) { memset(&kout[n], 0, sizeof kout[n]); if (j == 0) kout[n] = sp->consts[c->id]; }
+      out[n++] = result_of(sp, c, j);
+    }
+  }
+  return n;
+}
+
+/* ---- Transfer functions --------------------------------------------------- */
+
+/* The join of the values reaching a phi (or returned), numbers keeping
+** their subtypes; a constant false or nil with numbers is a T_MAYBE. */
+typedef struct KtyJoin {
+  int nil, fals, boolv;
+  Type num, other;
+  int conflict;
+  Type first, second;   /* two types that conflict, for the message */
+} Join;
+
+static void join_add(Join *J, Type t, KtyConst k) {
+  if (t.kind == T_UNKNOWN) return;
+  if (J->first.kind == T_UNKNOWN) J->first = t;
+  else if (J->second.kind == T_UNKNOWN && !tyeq(J->first, t)) J->second = t;
+  switch (t.kind) {
+  case T_NIL: J->nil = 1; break;
+  case T_BOOL: if (k.kind == T_BOOL && !k.v.b) J->fals = 1; else J->boolv = 1; break;
+  case T_MAYBE:
+    if (t.dtype) J->nil = 1; else J->fals = 1;
+    J->num = numjoin(J->num, numview(t));
+    break;
+  case T_INT: case T_F64: case T_F32: case T_NUMBER: J->num = numjoin(J->num, t); break;
+  default:
+    if (J->other.kind == T_UNKNOWN) J->other = t;
+    else if (!tyeq(J->other, t)) {
+      Type a = J->other, b = t;
+      a.weak = b.weak = 0;
+      if (!tyeq(a, b)) J->conflict = 1;
+    }
+  }
+}
+
+static Type join_result(Join *J) {
+  int falsy = J->nil || J->fals || J->boolv;
+  if (J->conflict) return ty(T_CONFLICT);
+  if (J->other.kind != T_UNKNOWN)
+    return (falsy || J->num.kind != T_UNKNOWN) ? ty(T_CONFLICT) : J->other;
+  if (J->num.kind != T_UNKNOWN) {
+    if (J->boolv || (J->nil && J->fals)) return ty(T_CONFLICT);
+    if (!J->nil && !J->fals) return J->num;
+    Type r = ty(T_MAYBE);
+    r.sub = J->num.kind; r.fsub = J->num.fsub; r.dtype = (uint8_t)J->nil;
+    return r;
+  }
+  if (J->boolv || J->fals) return J->nil ? ty(T_CONFLICT) : ty(T_BOOL);
+  return J->nil ? ty(T_NIL) : ty(T_UNKNOWN);
+}
+
+/* What value a is known to be on the edge into `to` from its i-th
+** predecessor: true (1) or false (0) when that edge leaves a branch on a
+** itself, through blocks that only jump (`c and x`: c is false where it
+** reaches the join; `m or y`: m is true); else -1. */
+static int edge_truth(const KirInsn *a, const KirBlock *to, int i) {
+  const KirBlock *from = to, *p = to->preds[i];
+  for (int hops = 0; hops < 4; hops++) {
+    const KirInsn *t = p->term;
+    if (t && t->op == KIR_BR && t->args[0] == a)
+      return p->succ[0] == p->succ[1] ? -1 : p->succ[0] == from;
+    if (p->npreds != 1 || p->nphis || p->ninsns || !t || t->op != KIR_JMP) return -1;
+    from = p;
+    p = p->preds[0];
+  }
+  return -1;
+}
+
+/* Narrows (t, k) to what it is when known true or false. */
+static void narrow(Type *t, KtyConst *k, int truthy) {
+  if (t->kind == T_MAYBE) {
+    if (truthy) { *t = numview(*t); return; }
+    int isnil = t->dtype;
+    *t = ty(isnil ? T_NIL : T_BOOL);
+    memset(k, 0, sizeof *k);
+    k->kind = isnil ? T_NIL : T_BOOL;
+  } else if (t->kind == T_BOOL) {
+    memset(k, 0, sizeof *k);
+    k->kind = T_BOOL;
+    k->v.b = truthy;
+  }
+}
+
+static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  Join J;
+  memset(&J, 0, sizeof J);
+  int nk = 0, same = 1;
+  KirInsn *second = NULL;   /* the value that brought a second type */
+  KtyConst k0;
+  memset(&k0, 0, sizeof k0);
+  for (int i = 0; i < v->nargs; i++) {
+    if (!edge_runs(sp, v->block, i)) continue;
+    KirInsn *a = v->args[i];
+    Type t = sp->types[a->id];
+    if (t.kind == T_UNKNOWN) { same = 0; continue; }
+    KtyConst ka = sp->consts[a->id];
+    int tr = edge_truth(a, v->block, i);
+    if (tr >= 0) narrow(&t, &ka, tr);
+    int had = J.second.kind != T_UNKNOWN;
+    join_add(&J, t, ka);
+    if (!had && J.second.kind != T_UNKNOWN) second = a;
+    if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
+  }
+  Type r = join_result(&J);
+  if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
+  if (r.kind == T_CONFLICT && S->strict) {
+    char b1[32], b2[32];
+    /* at the assignment that brought the second type, as src/types.c */
+    const KirInsn *at = second && second->line >= 0 ? second : v;
+    if (v->name)
+      fail(S, sp, at, "local '%s' holds both %s and %s values; a compiled local has one type",
+           v->name, kty_name(J.first, b1, sizeof b1), kty_name(J.second, b2, sizeof b2));
+    fail(S, sp, at, "a value here is %s on one path and %s on another; compiled code needs "
+         "one type ('and'/'or' or a local)", kty_name(J.first, b1, sizeof b1),
+         kty_name(J.second, b2, sizeof b2));
+  }
+  return r;
+}
+
+static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  KirInsn *x = v->args[0], *y = v->args[1];
+  Type a = numview(sp->types[x->id]), b = numview(sp->types[y->id]);
+  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
+  if (!isnum(a) || !isnum(b)) {
+    KirInsn *bad = isnum(a) ? y : x;
+    char tb[32], db[128];
+    FROZEN_NIL(S, sp, v, bad);
+    REFUSE(S, sp, v, "attempt to %s a %s value%s",
+           isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
+           luaname(sp->types[bad->id], tb, sizeof tb), describe(sp, bad, db, sizeof db));
+  }
+  Type t = arith_type(v->op, a, b);
+  KtyConst r;
+  if (fold_arith(v->op, sp->consts[x->id], sp->consts[y->id], &r)) {
+    *k = r;
+    if (r.kind != t.kind) t = weakty(r.kind, t.weak);   /* 2^2 of integers: f64 */
+  }
+  return t;
+}
+
+static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  KirInsn *x = v->args[0];
+  Type a = sp->types[x->id];
+  KtyConst ka = sp->consts[x->id];
+  char tb[32], db[128];
+  if (a.kind == T_UNKNOWN) return a;
+  if (v->op == KIR_NOT) {
+    int tr = truth(a, ka);
+    if (tr == 0 || tr == 1) { k->kind = T_BOOL; k->v.b = !tr; }
+    return ty(T_BOOL);
+  }
+  if (v->op == KIR_LEN) {
+    if (a.kind != T_BUF)
+      REFUSE(S, sp, v, "attempt to get length of a %s value%s", luaname(a, tb, sizeof tb),
+             describe(sp, x, db, sizeof db));
+    return ty(T_INT);
+  }
+  a = numview(a);
+  if (!isnum(a))
+    REFUSE(S, sp, v, "attempt to %s a %s value%s", v->op == KIR_UNM ? "perform arithmetic on"
+           : "perform bitwise operation on", luaname(a, tb, sizeof tb),
+           describe(sp, x, db, sizeof db));
+  if (v->op == KIR_UNM) {
+    if (ka.kind == T_INT) { *k = ka; k->v.i = (lua_Integer)(0u - (lua_Unsigned)ka.v.i); }
+    else if (ka.kind == T_F64) { *k = ka; k->v.f = -ka.v.f; }
+    return a;
+  }
+  lua_Integer i;   /* BNOT */
+  if (ka.kind == T_INT || (ka.kind == T_F64 && float_to_int(ka.v.f, &i))) {
+    k->kind = T_INT;
+    k->v.i = ~(ka.kind == T_INT ? ka.v.i : i);
+  }
+  return weakty(T_INT, a.weak);
+}
+
+static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
+  KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
+  char b1[32], b2[32];
+  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_BOOL);
+  if (v->op == KIR_EQ) {
+    if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
+      REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
+    /* constants of one kind fold (math.type(x) == "float"); nil against a
+    ** value never nil does not: a generic for's exit test is one */
+    if (ka.kind != T_UNKNOWN && ka.kind == kb.kind && ka.kind != T_TABLE && ka.kind != T_FUNC) {
+      k->kind = T_BOOL;
+      k->v.b = ka.kind == T_F64 ? ka.v.f == kb.v.f : consteq(ka, kb);
+    }
+    return ty(T_BOOL);
+  }
+  a = numview(a); b = numview(b);
+  if (!isnum(a)) FROZEN_NIL(S, sp, v, v->args[0]);
+  if (!isnum(b)) FROZEN_NIL(S, sp, v, v->args[1]);
+  if (!isnum(a) || !isnum(b))
+    REFUSE(S, sp, v, "attempt to compare %s with %s", luaname(a, b1, sizeof b1),
+           luaname(b, b2, sizeof b2));
+  return ty(T_BOOL);
+}
+
+/* Is the prange call v the iterator of a generic for? */
+static int feeds_tfor(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CALL && (u->flags & KIR_F_TFOR) && u->args[0] == v) return 1;
+  }
+  return 0;
+}
+
+/* Is v a function called to set up a generic for (ipairs(x), pairs(t))? */
+static int makes_tfor(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CALL && u->args[0] == v && feeds_tfor(u)) return 1;
+  }
+  return 0;
+}
+
+#define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
+                    "except 'for i in kjit.prange(a, b [, step])'"
+
+static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  KirInsn *obj = v->args[0], *key = v->args[1];
+  Type o = sp->types[obj->id], kt = sp->types[key->id];
+  KtyConst kk = sp->consts[key->id];
+  char tb[32], db[128];
+  if (o.kind == T_UNKNOWN) return o;
+  if (o.kind == T_BUF || o.kind == T_SHAPE) {
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+      REFUSE(S, sp, v, "array index must be a number, got %s", kty_name(kt, tb, sizeof tb));
+    if (o.kind == T_SHAPE) {   /* a.shape[k] is nil outside 1..ndim, as for the table */
+      if (kk.kind == T_INT) {
+        if (kk.v.i >= 1 && kk.v.i <= o.ndim) return ty(T_INT);
+        k->kind = T_NIL;
+        return ty(T_NIL);
+      }
+      Type r = ty(T_MAYBE); r.sub = T_INT; r.dtype = 1;
+      return r;
+    }
+    if (o.ndim > 1) { Type r = o; r.ndim--; return r; }
+    Type e = ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 : T_INT);
+    return e;
+  }
+  if (o.kind == T_TABLE) {
+    if (kk.kind != T_INT && kk.kind != T_STR)
+      REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
+             "tables known at compile time)");
+    push_value(S, o.ref);
+    if (kk.kind == T_INT) lua_rawgeti(S->L, -1, kk.v.i);
+    else { lua_pushlstring(S->L, kk.str, kk.len); lua_rawget(S->L, -2); }
+    *k = freeze(S);
+    lua_pop(S->L, 1);
+    if (k->kind == T_UNKNOWN)
+      REFUSE(S, sp, v, "table element is %s: compiled code can use only numbers, booleans, "
+             "strings, functions and tables of them", k->str);
+    return const_type(*k);
+  }
+  FROZEN_NIL(S, sp, v, obj);
+  REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
+         describe(sp, obj, db, sizeof db));
+}
+
+static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  KirInsn *obj = v->args[0];
+  Type o = sp->types[obj->id];
+  const char *name = v->k.str.s;
+  char tb[32], db[128];
+  if (o.kind == T_UNKNOWN) return o;
+  if (o.kind == T_BUF) {
+    if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
+    if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return ty(T_INT);
+    REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim)",
+           name);
+  }
+  if (o.kind == T_TABLE) {
+    push_value(S, o.ref);
+    lua_pushlstring(S->L, name, v->k.str.len);
+    lua_rawget(S->L, -2);
+    *k = freeze(S);
+    lua_pop(S->L, 1);
+    if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
+    if (k->kind == T_UNKNOWN)
+      REFUSE(S, sp, v, "%s '%s' is %s: compiled code can use only numbers, booleans, strings, "
+             "functions and tables of them", is_env(sp->ir, obj) ? "global" : "field", name,
+             k->str);
+    return const_type(*k);
+  }
+  if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
+    if (!S->kernel)
+      REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit",
+             builtin_name(o.ref));
+    if ((name[0] == 'x' || name[0] == 'y' || name[0] == 'z') && name[1] == 0) return ty(T_INT);
+    REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
+  }
+  FROZEN_NIL(S, sp, v, obj);
+  REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
+         describe(sp, obj, db, sizeof db));
+}
+
+static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  push_value(S, sp->ref);
+  const char *name = lua_getupvalue(S->L, -1, v->aux + 1);
+  if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", v->aux + 1); }
+  *k = freeze(S);
+  lua_pop(S->L, 1);
+  if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
+  if (k->kind == T_UNKNOWN)
+    REFUSE(S, sp, v, "upvalue '%s' is %s: compiled code can use only numbers, booleans, "
+           "strings, functions and tables of them", name[0] ? name : "?", k->str);
+  return const_type(*k);
+}
+
+/* A float math function of a: f32 stays f32, weakness kept. */
+static Type float_fn(Type a) {
+  if (a.kind == T_NUMBER) return ty(a.fsub);
+  if (a.kind == T_F32) return a;
+  return weakty(T_F64, a.weak);
+}
+
+/* A built-in of constants, computed as Lua's lmathlib.c does: 0 when it
+** raises (math.fmod(1, 0)) or is not folded. */
+static int fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r) {
+  for (int i = 0; i < n; i++)
+    if (a[i].kind != T_INT && a[i].kind != T_F64) return 0;
+  if (n == 0) return 0;
+#define FLT(c) ((c).kind == T_INT ? (lua_Number)(c).v.i : (c).v.f)
+  memset(r, 0, sizeof *r);
+  switch (rule) {
+  case KTY_R_ROUND: {
+    if (a[0].kind == T_INT) { *r = a[0]; return 1; }
+    lua_Number f = id == B_MATH_FLOOR ? floor(a[0].v.f) : ceil(a[0].v.f);
+    lua_Integer i;
+    if (float_to_int(f, &i)) { r->kind = T_INT; r->v.i = i; }
+    else { r->kind = T_F64; r->v.f = f; }
+    return 1;
+  }
+  case KTY_R_SAME:   /* math.abs */
+    *r = a[0];
+    if (a[0].kind == T_INT) { if (a[0].v.i < 0) r->v.i = (lua_Integer)(0u - (lua_Unsigned)a[0].v.i); }
+    else r->v.f = fabs(a[0].v.f);
+    return 1;
+  case KTY_R_JOIN: {   /* math.max, math.min: the first extreme, its subtype */
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+      int lt = (a[best].kind == T_INT && a[i].kind == T_INT)
+             ? (id == B_MATH_MAX ? a[best].v.i < a[i].v.i : a[i].v.i < a[best].v.i)
+             : (id == B_MATH_MAX ? FLT(a[best]) < FLT(a[i]) : FLT(a[i]) < FLT(a[best]));
+      if (lt) best = i;
+    }
+    *r = a[best];
+    return 1;
+  }
+  case KTY_R_TOINTEGER: {
+    lua_Integer i;
+    if (a[0].kind == T_INT) *r = a[0];
+    else if (float_to_int(a[0].v.f, &i)) { r->kind = T_INT; r->v.i = i; }
+    else r->kind = T_NIL;
+    return 1;
+  }
+  case KTY_R_FMOD:
+    if (a[0].kind == T_INT && a[1].kind == T_INT) {
+      lua_Integer d = a[1].v.i;
+      if (d == 0) return 0;
+      r->kind = T_INT;
+      r->v.i = d == -1 ? 0 : a[0].v.i % d;   /* C's remainder, as lmathlib */
+      return 1;
+    }
+    r->kind = T_F64;
+    r->v.f = fmod(FLT(a[0]), FLT(a[1]));
+    return 1;
+  case KTY_R_FLOAT: {
+    lua_Number x = FLT(a[0]);
+    r->kind = T_F64;
+    switch (id) {
+    case B_MATH_SQRT: r->v.f = sqrt(x); break;
+    case B_MATH_SIN: r->v.f = sin(x); break;
+    case B_MATH_COS: r->v.f = cos(x); break;
+    case B_MATH_TAN: r->v.f = tan(x); break;
+    case B_MATH_ASIN: r->v.f = asin(x); break;
+    case B_MATH_ACOS: r->v.f = acos(x); break;
+    case B_MATH_EXP: r->v.f = exp(x); break;
+    case B_MATH_ATAN: r->v.f = atan2(x, n >= 2 ? FLT(a[1]) : 1.0); break;
+    default: {   /* math.log */
+      if (n < 2) { r->v.f = log(x); break; }
+      lua_Number b = FLT(a[1]);
+      r->v.f = b == 2.0 ? log2(x) : b == 10.0 ? log10(x) : log(x) / log(b);
+      break;
+    }
+    }
+    return 1;
+  }
+  default: return 0;
+  }
+#undef FLT
+}
+
+static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
+                      KtyConst *kargs, int n, KtyConst *k) {
+  const BuiltinRow *row = builtin_row(id);
+  char tb[32];
+  if (row == NULL)
+    REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kt_builtin_name(id));
+  const char *name = row->name;
+  if (B_IS_CUDA(id) && !S->kernel)
+    REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);
+  if (row->rule == KTY_R_DIM3)
+    REFUSE(S, sp, v, "%s is not a function (read its fields .x, .y, .z)", name);
+  if (row->rule == KTY_R_SYNC) {
+    if (n != 0) REFUSE(S, sp, v, "%s takes no arguments", name);
+    return ty(T_NIL);
+  }
+  if (row->rule == KTY_R_GRID) {
+    if (n != 1 || kargs[0].kind != T_INT || kargs[0].v.i < 1 || kargs[0].v.i > 3)
+      REFUSE(S, sp, v, "%s takes one constant argument: 1, 2 or 3", name);
+    return ty(T_INT);
+  }
+  if (row->rule == KTY_R_NEWARRAY) {
+    int minlen = id == B_CUDA_SHARED_ARRAY ? 0 : 1;
+    int ok = n == 2 && kargs[0].kind == T_INT;
+    if (!ok || kargs[0].v.i < minlen || kargs[0].v.i > (1 << 24))
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (a constant size %s expected%s)", name,
+             minlen ? "of at least 1" : "(0: dynamic shared memory)",
+             ok ? "" : ", as in cuda.shared.array(256, \"f32\")");
+    int dt = -1;
+    if (kargs[1].kind == T_STR)
+      for (int d = 0; d < KJIT_NDTYPES; d++)
+        if (strcmp(kargs[1].str, kjit_dtype_name((kjit_dtype)d)) == 0) dt = d;
+    if (dt < 0)
+      REFUSE(S, sp, v, "bad argument #2 to '%s' (a constant dtype name such as \"f32\" "
+             "expected)", name);
+    Type r = ty(T_BUF); r.dtype = (uint8_t)dt; r.ndim = 1;
+    return r;
+  }
+  if (row->rule == KTY_R_ATOMIC) {
+    int want = row->minargs;
+    if (n != want)
+      REFUSE(S, sp, v, "%s takes %d arguments (array, index, %s)", name, want,
+             want == 4 ? "expected, new value" : "value");
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    if (args[0].kind != T_BUF || args[0].ndim != 1)
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (1-D array expected, got %s)", name,
+             kty_name(args[0], tb, sizeof tb));
+    kjit_dtype d = (kjit_dtype)args[0].dtype;
+    if (d != KJIT_I32 && d != KJIT_U32 && d != KJIT_I64 && d != KJIT_U64 &&
+        d != KJIT_F32 && d != KJIT_F64)
+      REFUSE(S, sp, v, "%s: atomics work on i32, u32, i64, u64, f32 and f64 arrays, not %s",
+             name, kjit_dtype_name(d));
+    if (id == B_CUDA_ATOMIC_CAS && (d == KJIT_F32 || d == KJIT_F64))
+      REFUSE(S, sp, v, "%s works on integer arrays only", name);
+    for (int i = 1; i < n; i++)
+      if (!isnum(numview(args[i])))
+        REFUSE(S, sp, v, "bad argument #%d to '%s' (number expected, got %s)", i + 1, name,
+               luaname(args[i], tb, sizeof tb));
+    return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
+  }
+  if (n < row->minargs)
+    REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1, name,
+           row->rule == KTY_R_ERROR ? "message" : row->rule == KTY_R_ASSERT ? "value" : "number");
+  if (row->rule == KTY_R_ERROR) {
+    if (kargs[0].kind != T_STR)
+      REFUSE(S, sp, v, "error() in compiled code takes a constant string message");
+    if (n >= 2 && kargs[1].kind != T_INT)
+      REFUSE(S, sp, v, "error() level must be an integer constant");
+    return ty(T_NIL);
+  }
+  if (row->rule == KTY_R_ASSERT) {
+    if (args[0].kind == T_UNKNOWN) return args[0];
+    if (n >= 2 && kargs[1].kind != T_STR)
+      REFUSE(S, sp, v, "assert() in compiled code takes a constant string message");
+    if (args[0].kind == T_STR || args[0].kind == T_TABLE)
+      REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
+             kty_name(args[0], tb, sizeof tb));
+    Type r = args[0];
+    r.weak = 0;
+    return r;
+  }
+  int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
+  for (int i = 0; i < nnum; i++) {
+    args[i] = numview(args[i]);
+    if (args[i].kind == T_UNKNOWN) return args[i];
+    if (!isnum(args[i]))
+      REFUSE(S, sp, v, "bad argument #%d to '%s' (number expected, got %s)", i + 1, name,
+             luaname(args[i], tb, sizeof tb));
+  }
+  Type a = args[0];
+  if (fold_builtin(row->rule, id, kargs, nnum, k)) {   /* weak when its arguments are */
+    Type r = const_type(*k);
+    r.weak = r.kind == T_INT || r.kind == T_F64;
+    for (int i = 0; i < nnum; i++) r.weak &= args[i].weak;
+    return r;
+  }
+  switch (row->rule) {
+  case KTY_R_ROUND:
+    if (a.kind == T_INT) return a;
+    return number(a.kind == T_NUMBER ? a.fsub : a.kind, 0);
+  case KTY_R_SAME: return a;
+  case KTY_R_FLOAT:
+    if (nnum >= 2) return float_of(float_fn(a), float_fn(args[1]));
+    return float_fn(a);
+  case KTY_R_FMOD:
+    return arith_type(KIR_MOD, a, args[1]);   /* integers stay integers, as '%' */
+  case KTY_R_JOIN: {
+    Type r = a;
+    for (int i = 1; i < nnum; i++) r = numjoin(r, args[i]);
+    return r;
+  }
+  case KTY_R_TOINTEGER: {
+    if (a.kind == T_INT) return a;
+    Type r = ty(T_MAYBE); r.sub = T_INT; r.dtype = 1;
+    return r;
+  }
+  case KTY_R_TYPE:
+    if (a.kind == T_NUMBER)
+      REFUSE(S, sp, v, "math.type of a value that may be an integer or a float is not "
+             "supported yet");
+    k->kind = T_STR;
+    k->str = a.kind == T_INT ? "integer" : "float";
+    k->len = strlen(k->str);
+    return ty(T_STR);
+  case KTY_R_ULT: return ty(T_BOOL);
+  case KTY_R_PRANGE: {
+    if (!feeds_tfor(v))
+      REFUSE(S, sp, v, "kjit.prange can only be the iterator of a for loop: "
+             "'for i in kjit.prange(a, b [, step]) do'");
+    if (n > 3)
+      REFUSE(S, sp, v, "kjit.prange takes 2 or 3 arguments (start, limit [, step]), not %d", n);
+    static const char *const which[3] = { "initial", "limit", "step" };
+    for (int i = 0; i < n; i++)
+      if (args[i].kind != T_INT)
+        REFUSE(S, sp, v, "kjit.prange: the %s value must be an integer (it is %s)", which[i],
+               kty_name(args[i], tb, sizeof tb));
+    Type r = ty(T_BUILTIN); r.ref = B_KJIT_PRANGE; r.sub = 1;
+    return r;
+  }
+  default:
+    REFUSE(S, sp, v, "'%s' is not supported in compiled code", name);
+  }
+}
+
+static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  KirInsn *fn = v->args[0];
+  Type ft = sp->types[fn->id];
+  Type args[KJIT_MAXARGS];
+  KtyConst kargs[KJIT_MAXARGS];
+  char tb[32], db[128];
+  if (ft.kind == T_UNKNOWN) return ft;
+  int n = operands(S, sp, v, 1, args, kargs, KJIT_MAXARGS);
+  if (n < 0) return ty(T_UNKNOWN);
+  if (v->flags & KIR_F_TFOR) {
+    if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) return ty(T_INT);
+    REFUSE(S, sp, v, GENERIC_FOR);
+  }
+  if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
+  if (ft.kind != T_FUNC)
+    REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
+           describe(sp, fn, db, sizeof db));
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind == T_UNKNOWN) return args[i];
+    if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
+        args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
+             kty_name(args[i], tb, sizeof tb), i + 1);
+    args[i].weak = 0;
+  }
+  push_value(S, ft.ref);
+  KtySpec *c = get_spec(S, -1, n, args, sp, v);
+  lua_pop(S->L, 1);
+  if (sp->callees[v->id] != c) {
+    sp->callees[v->id] = c;
+    KtyCaller *cl = ka_alloc(S->A, sizeof *cl);
+    if (cl == NULL) fail(S, sp, v, "not enough memory");
+    cl->spec = sp; cl->call = v; cl->next = c->callers;
+    c->callers = cl;
+  }
+  return result_of(sp, v, 0);
+}
+
+static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
+  Type o = sp->types[v->args[0]->id], kt = sp->types[v->args[1]->id];
+  Type val = sp->types[v->args[2]->id];
+  char tb[32], db[128];
+  if (o.kind == T_UNKNOWN) return ty(T_NIL);
+  if (o.kind != T_BUF)
+    REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
+           describe(sp, v->args[0], db, sizeof db));
+  if (o.ndim > 1)
+    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions",
+           o.ndim, o.ndim);
+  if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    REFUSE(S, sp, v, "array index must be a number, got %s", kty_name(kt, tb, sizeof tb));
+  if (val.kind != T_UNKNOWN && !isnum(numview(val)))
+    REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
+  return ty(T_NIL);
+}
+
+/* forprep's and forloop's value: the control variable. Lua runs an integer
+** loop when the initial value and the step are integers. */
+static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
+  if (v->op == KIR_FORLOOP) return sp->types[v->args[1]->id];
+  static const char *const which[3] = { "initial", "limit", "step" };
+  Type t[3];
+  for (int i = 0; i < 3; i++) {
+    t[i] = numview(sp->types[v->args[i]->id]);
+    if (t[i].kind == T_UNKNOWN) return t[i];
+    if (!isnum(t[i])) REFUSE(S, sp, v, "'for' %s value must be a number", which[i]);
+  }
+  if (isfloat(t[0]) || isfloat(t[2])) return ty(T_F64);
+  if (t[0].kind == T_INT && t[2].kind == T_INT) return ty(T_INT);
+  return number(T_F64, 0);   /* an integer or a float loop, decided at run time */
+}
+
+static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, size_t n) {
+  switch (v->op) {
+  case KIR_VARARG: return "varargs ('...') are not supported in compiled code";
+  case KIR_NEWTABLE: case KIR_SETLIST:
+    return "table constructors are not supported in compiled code";
+  case KIR_CLOSURE: return "closures (function literals) are not supported in compiled code";
+  case KIR_CONCAT:
+    return "concatenation ('..') is not supported in compiled code (strings are not supported)";
+  case KIR_TBC: return "to-be-closed variables are not supported in compiled code";
+  case KIR_SETUPVAL: {
+    const char *name = v->aux < f->proto->nup ? f->proto->up[v->aux].name : NULL;
+    snprintf(buf, n, "cannot assign to upvalue '%s' in compiled code (upvalues are frozen "
+             "constants)", name ? name : "?");
+    return buf;
+  }
+  case KIR_SETFIELD:
+    if (is_env(f, v->args[0]))
+      snprintf(buf, n, "cannot assign to global '%s' in compiled code (globals are frozen "
+               "constants)", v->k.str.s);
+    else snprintf(buf, n, "cannot assign to a field ('%s') in compiled code", v->k.str.s);
+    return buf;
+  default: return NULL;
+  }
+}
+
+/* The type (and constant, in *k) of value v from its operands. */
+static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  char ub[200];
+  const char *u = unsupported(sp->ir, v, ub, sizeof ub);
+  if (u) REFUSE(S, sp, v, "%s", u);
+  switch (v->op) {
+  case KIR_PARAM: return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
+  case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);
+  case KIR_TRUE: case KIR_FALSE:
+    k->kind = T_BOOL; k->v.b = v->op == KIR_TRUE; return ty(T_BOOL);
+  case KIR_INT: k->kind = T_INT; k->v.i = v->k.i; return weakty(T_INT, 1);
+  case KIR_FLT: k->kind = T_F64; k->v.f = v->k.f; return weakty(T_F64, 1);
+  case KIR_STR: k->kind = T_STR; k->str = v->k.str.s; k->len = v->k.str.len; return ty(T_STR);
+  case KIR_GETUPVAL: return t_getupval(S, sp, v, k);
+  case KIR_PHI: return t_phi(S, sp, v, k);
+  case KIR_GETFIELD: return t_getfield(S, sp, v, k);
+  case KIR_INDEX: return t_index(S, sp, v, k);
+  case KIR_EQ: case KIR_LT: case KIR_LE: return t_compare(S, sp, v, k);
+  case KIR_CALL: return t_call(S, sp, v, k);
+  case KIR_RESULT: return result_of(sp, v->args[0], v->aux);
+  case KIR_SETINDEX: return t_setindex(S, sp, v);
+  case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
+  default:
+    if (KIR_ISARITH(v->op)) return t_arith(S, sp, v, k);
+    if (KIR_ISUNARY(v->op)) return t_unary(S, sp, v, k);
+    return ty(T_NIL);
+  }
+}
+
+/* The values one return gives: their count, or -1 while pending (or
+** refused: a string, a table ... the error pass reports it). */
+static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyConst *ks) {
+  int n = operands(S, sp, v, 0, vals, ks, KJIT_MAXRETS);
+  char tb[32];
+  for (int i = 0; i < n; i++) {
+    Type t = vals[i];
+    if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
+        t.kind == T_FUNC || t.kind == T_BUF) {
+      if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
+      return -1;
+    }
+  }
+  return n;
+}
+
+/* A return, while types rise: its values join what the function returned
+** so far (each return costs O(1), so that functions of thousands of
+** returns type in linear time); exact_rets recomputes the join afterwards. */
+static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
+  Type vals[KJIT_MAXRETS];
+  KtyConst ks[KJIT_MAXRETS];
+  if (S->strict) return;   /* exact_rets checks the returns */
+  int n = ret_values(S, sp, v, vals, ks);
+  if (n < 0) return;
+  int changed = 0;
+  if (sp->nret < 0) { sp->nret = n; changed = 1; }
+  else if (n != sp->nret) return;   /* reported by exact_rets */
+  for (int i = 0; i < n; i++) {
+    join_add(&sp->retjoin[i], vals[i], ks[i]);
+    Type j = join_result(&sp->retjoin[i]);
+    j.weak = 0;
+    if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
+  }
+  if (changed)
+    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+}
+
+/* The function's result count and types, the join of what every return
+** that runs gives now: a value seen on the way to the fixpoint (a constant
+** folded before its loop was typed) leaves nothing behind. Reports the
+** returns' errors in the error pass. Returns whether the results changed
+** (the callers are then queued). */
+static int exact_rets(KtySession *S, KtySpec *sp) {
+  Join J[KJIT_MAXRETS];
+  Type vals[KJIT_MAXRETS];
+  KtyConst ks[KJIT_MAXRETS];
+  int nret = -1;
+  KirFunc *f = sp->ir;
+  memset(J, 0, sizeof J);
+  for (int b = 0; b < f->nblocks; b++) {
+    KirInsn *r = f->blocks[b]->term;
+    if (!sp->live[b] || r == NULL || r->op != KIR_RET) continue;
+    int n = ret_values(S, sp, r, vals, ks);
+    if (n < 0) continue;
+    if (nret < 0) nret = n;
+    else if (n != nret) {
+      if (S->strict)
+        fail(S, sp, r, "compiled functions must return the same number of values on every "
+             "path (%d here, %d elsewhere)", n, nret);
+      continue;
+    }
+    for (int i = 0; i < n; i++) {
+      join_add(&J[i], vals[i], ks[i]);
+      if (S->strict && join_result(&J[i]).kind == T_CONFLICT) {
+        char b1[32], b2[32];
+        fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
+             "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
+             kty_name(J[i].second, b2, sizeof b2));
+      }
+    }
+  }
+  if (nret < 0) return 0;
+  int changed = nret != sp->nret;
+  sp->nret = nret;
+  for (int i = 0; i < nret; i++) {
+    sp->retjoin[i] = J[i];
+    Type j = join_result(&J[i]);
+    j.weak = 0;
+    if (j.kind == T_CONFLICT) continue;
+    if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
+  }
+  if (changed)
+    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+  return changed;
+}
+
+static void terminator(KtySession *S, KtySpec *sp, KirInsn *v) {
+  KirBlock *b = v->block;
+  switch (v->op) {
+  case KIR_JMP: mark_edge(sp, b, 0); break;
+  case KIR_BR: {
+    KirInsn *c = v->args[0];
+    Type t = sp->types[c->id];
+    if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE) {
+      if (S->strict)
+        fail(S, sp, v, "a %s cannot be used as a condition in compiled code",
+             t.kind == T_STR ? "string" : "table");
+      return;
+    }
+    int tr = truth(t, sp->consts[c->id]);
+    if (tr == 1 || tr == 2) mark_edge(sp, b, 0);
+    if (tr == 0 || tr == 2) mark_edge(sp, b, 1);
+    break;
+  }
+  case KIR_RET: t_ret(S, sp, v); break;
+  default: {   /* FORPREP, FORLOOP: a value too */
+    Type t = t_for(S, sp, v);
+    if (t.kind == T_UNKNOWN) return;
+    if (!tyeq(t, sp->types[v->id])) { sp->types[v->id] = t; push_users(sp, v); }
+    mark_edge(sp, b, 0);
+    mark_edge(sp, b, 1);
+    break;
+  }
+  }
+}
+
+static void visit(KtySession *S, KtySpec *sp, KirInsn *v) {
+  if (!sp->live[v->block->id]) return;
+  if (KIR_ISTERM(v->op)) { terminator(S, sp, v); return; }
+  KtyConst k;
+  memset(&k, 0, sizeof k);
+  Type t = eval(S, sp, v, &k);
+  KtyConst ok = sp->consts[v->id];
+  /* a value known stays known (an operand may be refused until it rises) */
+  if (t.kind == T_UNKNOWN && v->op != KIR_PHI) return;
+  int samek = k.kind == T_UNKNOWN ? ok.kind == T_UNKNOWN : consteq(k, ok);
+  if (tyeq(t, sp->types[v->id]) && samek) return;
+  sp->types[v->id] = t;
+  sp->consts[v->id] = k;
+  push_users(sp, v);
+}
+
+/* ---- Sessions and specializations ---------------------------------------- */
+
+void kty_open(KtySession *S, lua_State *L, Arena *A) {
+  memset(S, 0, sizeof *S);
+  S->L = L;
+  S->A = A;
+  lua_newtable(L);
+  S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void kty_close(KtySession *S) {
+  if (S->values_ref) luaL_unref(S->L, LUA_REGISTRYINDEX, S->values_ref);
+  S->values_ref = 0;
+}
+
+static void *alloc(KtySession *S, size_t n) {
+  void *p = ka_alloc(S->A, n ? n : 1);
+  if (p == NULL) fail(S, NULL, NULL, "not enough memory");
+  return p;
+}
+
+/* The specialization of the Lua function at fidx for these arguments,
+** made (and queued) when new. from/at: the call, for messages. */
+static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
+                         KtySpec *from, const KirInsn *at) {
+  lua_State *L = S->L;
+  fidx = lua_absindex(L, fidx);
+  const void *ptr = lua_topointer(L, fidx);
+  KirFunc *ir = NULL;
+  for (int i = 0; i < S->nspecs && !ir; i++)
+    if (S->specs[i]->luaptr == ptr) ir = S->specs[i]->ir;
+  if (ir == NULL) {
+    char e[256];
+    KbcChunk *c = kbc_load(L, fidx, S->A, e, sizeof e);
+    if (c) ir = kir_build(S->A, c->main, e, sizeof e);
+    if (ir == NULL) fail(S, from, at, "%s", e);
+  }
+  Type pargs[KJIT_MAXARGS];
+  int np = ir->proto->numparams;
+  if (np > KJIT_MAXARGS)
+    fail(S, from, at, "cannot compile a function with more than %d parameters", KJIT_MAXARGS);
+  for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : ty(T_NIL);
+  for (int i = 0; i < S->nspecs; i++) {
+    KtySpec *sp = S->specs[i];
+    if (sp->luaptr != ptr) continue;
+    int same = 1;
+    for (int j = 0; j < np && same; j++) same = tyeq(sp->args[j], pargs[j]);
+    if (same) return sp;
+  }
+  if (S->nspecs >= 64)
+    fail(S, from, at, "too many specializations in one compile (recursion over types?)");
+  KtySpec *sp = alloc(S, sizeof *sp);
+  sp->index = S->nspecs;
+  sp->luaptr = ptr;
+  sp->ref = keep_value(S, fidx);
+  lua_Debug ar;
+  lua_pushvalue(L, fidx);
+  lua_getinfo(L, ">S", &ar);
+  sp->chunkname = ka_strndup(S->A, ar.short_src, strlen(ar.short_src));
+  sp->ir = ir;
+  sp->nargs = np;
+  memcpy(sp->args, pargs, sizeof(Type) * (size_t)np);
+  int n = ir->ninsns;
+  sp->types = alloc(S, sizeof(Type) * (size_t)n);
+  sp->consts = alloc(S, sizeof(KtyConst) * (size_t)n);
+  sp->callees = alloc(S, sizeof(KtySpec *) * (size_t)n);
+  sp->queued = alloc(S, (size_t)n);
+  sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
+  sp->live = alloc(S, (size_t)ir->nblocks);
+  sp->edges = alloc(S, (size_t)ir->nblocks);
+  sp->nret = -1;
+  sp->retjoin = alloc(S, sizeof(Join) * KJIT_MAXRETS);
+  if (S->nspecs == S->capspecs) {
+    int cap = S->capspecs ? S->capspecs * 2 : 8;
+    KtySpec **ns = alloc(S, sizeof *ns * (size_t)cap);
+    if (S->nspecs) memcpy(ns, S->specs, sizeof *ns * (size_t)S->nspecs);
+    S->specs = ns;
+    S->capspecs = cap;
+  }
+  S->specs[S->nspecs++] = sp;
+  sp->live[0] = 1;
+  push_block(sp, ir->blocks[0], 0);
+  return sp;
+}
+
+/* Runs every worklist dry; the stack of a spec's worklist is LIFO, which
+** reaches the same fixpoint (the order changes only the work done). */
+static void settle(KtySession *S) {
+  long steps = 0, limit = 0;
+  for (int i = 0; i < S->nspecs; i++) limit += S->specs[i]->ir->ninsns;
+  limit = limit * 200 + 100000;
+  for (int again = 1; again; ) {
+    again = 0;
+    for (int i = 0; i < S->nspecs; i++) {
+      KtySpec *sp = S->specs[i];
+      while (sp->nwork > 0) {
+        KirInsn *v = sp->work[--sp->nwork];
+        sp->queued[v->id] = 0;
+        visit(S, sp, v);
+        again = 1;
+        if (++steps > limit) fail(S, sp, v, "type inference did not converge");
+      }
+    }
+  }
+}
+
+/* Marks the specializations the roots run: a call typed on the way to the
+** fixpoint with a narrower argument type may have made one that no call
+** uses at the end; it is neither checked nor printed. */
+static void mark_used(KtySpec *sp) {
+  if (sp->used) return;
+  sp->used = 1;
+  KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++)
+      if (sp->callees[blk->insns[i]->id]) mark_used(sp->callees[blk->insns[i]->id]);
+  }
+}
+
+static void mark_all(KtySession *S) {
+  for (int i = 0; i < S->nspecs; i++) S->specs[i]->used = 0;
+  for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->root) mark_used(S->specs[i]);
+}
+
+/* The error pass: every value that runs, in program order. */
+static void check(KtySession *S, KtySpec *sp) {
+  KirFunc *f = sp->ir;
+  for (int j = 0; j < f->nblocks; j++) {
+    KirBlock *b = f->blocks[j];
+    if (!sp->live[b->id]) continue;
+    for (int i = 0; i < b->nphis; i++) visit(S, sp, b->phis[i]);
+    for (int i = 0; i < b->ninsns; i++) visit(S, sp, b->insns[i]);
+    if (b->term) visit(S, sp, b->term);
+  }
+  exact_rets(S, sp);
+}
+
+KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
+  jmp_buf jb, *saved = S->jb;
+  int top = lua_gettop(S->L);
+  fidx = lua_absindex(S->L, fidx);
+  KtySpec *volatile sp = NULL;
+  volatile int nold = S->nspecs;
+  S->jb = &jb;
+  S->err[0] = '\0';
+  kernel_rules = S->kernel;
+  if (setjmp(jb) == 0) {
+    if (nargs > KJIT_MAXARGS) fail(S, NULL, NULL, "too many arguments (at most %d)", KJIT_MAXARGS);
+    sp = get_spec(S, fidx, nargs, args, NULL, NULL);
+    sp->root = 1;
+    settle(S);
+    for (int round = 0, again = 1; again; round++) {   /* results exactly as returned */
+      again = 0;
+      for (int i = 0; i < S->nspecs; i++) again |= exact_rets(S, S->specs[i]);
+      if (again) settle(S);
+      if (round > 50) fail(S, sp, NULL, "type inference did not converge");
+    }
+    mark_all(S);
+    S->strict = 1;
+    for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) check(S, S->specs[i]);
+    S->strict = 0;
+    settle(S);   /* the checks change nothing once settled */
+  } else {   /* what this call began is dropped: a later call starts afresh */
+    sp = NULL;
+    S->strict = 0;
+    S->nspecs = nold;
+  }
+  S->jb = saved;
+  lua_settop(S->L, top);
+  return sp;
+}
+
+/* ---- Printing ------------------------------------------------------------- */
+
+typedef struct NoteCtx { KtySpec *sp; char buf[160]; } NoteCtx;
+
+static const char *note(void *ud, const KirBlock *b, const KirInsn *v) {
+  NoteCtx *c = ud;
+  if (b) return c->sp->live[b->id] ? NULL : "dead";
+  if (!c->sp->live[v->block->id]) return NULL;
+  char tb[32];
+  Type t = c->sp->types[v->id];
+  KtyConst k = c->sp->consts[v->id];
+  int n = snprintf(c->buf, sizeof c->buf, "%s%s", kty_name(t, tb, sizeof tb), t.weak ? "~" : "");
+  if (n < 0 || (size_t)n >= sizeof c->buf) return c->buf;
+  char *p = c->buf + n;
+  size_t left = sizeof c->buf - (size_t)n;
+  if (v->op == KIR_INT || v->op == KIR_FLT || v->op == KIR_STR || v->op == KIR_NIL ||
+      v->op == KIR_TRUE || v->op == KIR_FALSE)
+    return c->buf;   /* the literal shows its value */
+  switch (k.kind) {
+  case T_INT: snprintf(p, left, "=%lld", (long long)k.v.i); break;
+  case T_F64: snprintf(p, left, "=%.17g", k.v.f); break;
+  case T_BOOL: snprintf(p, left, "=%s", k.v.b ? "true" : "false"); break;
+  case T_NIL: if (t.kind != T_NIL) snprintf(p, left, "=nil"); break;
+  case T_STR: snprintf(p, left, "=\"%.*s\"", (int)(k.len < 40 ? k.len : 40), k.str); break;
+  default: break;
+  }
+  if (v->op == KIR_CALL && c->sp->callees[v->id]) {
+    size_t m = strlen(c->buf);
+    snprintf(c->buf + m, sizeof c->buf - m, "@spec%d", c->sp->callees[v->id]->index);
+  }
+  return c->buf;
+}
+
+static void put(char **buf, size_t *len, size_t *cap, const char *s) {
+  size_t n = strlen(s);
+  if (*buf == NULL || *len + n + 1 > *cap) {
+    size_t nc = (*len + n + 1) * 2;
+    char *nb = realloc(*buf, nc);
+    if (nb == NULL) return;
+    *buf = nb;
+    *cap = nc;
+  }
+  memcpy(*buf + *len, s, n + 1);
+  *len += n;
+}
+
+void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
+  for (int i = 0; i < S->nspecs; i++) {
+    KtySpec *sp = S->specs[i];
+    char line[600], tb[32];
+    if (!sp->used) continue;
+    int n = snprintf(line, sizeof line, "spec %d (", sp->index);
+    for (int a = 0; a < sp->nargs && n < 500; a++)
+      n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", a ? ", " : "",
+                    kty_name(sp->args[a], tb, sizeof tb));
+    n += snprintf(line + n, sizeof line - (size_t)n, ") ->");
+    if (sp->nret < 0) n += snprintf(line + n, sizeof line - (size_t)n, " ?");
+    for (int r = 0; r < sp->nret && n < 560; r++)
+      n += snprintf(line + n, sizeof line - (size_t)n, "%s %s", r ? "," : "",
+                    kty_name(sp->rets[r], tb, sizeof tb));
+    snprintf(line + n, sizeof line - (size_t)n, "\n");
+    put(buf, len, cap, line);
+    NoteCtx nc = { sp, {0} };
+    kir_print_noted(sp->ir, note, &nc, buf, len, cap);
+  }
+}

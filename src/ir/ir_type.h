@@ -1,0 +1,143 @@
+/*
+** ir_type.h: types per SSA value, per specialization (the IR typer).
+**
+** kty_spec types one Lua function (a KirFunc built from its bytecode) for
+** one argument signature: a Type for every value, a compile-time constant
+** where one is known, which blocks and edges can run, the return types,
+** and the callee specialization of every call of a Lua function. The
+** facts live in side tables indexed by instruction id (block id for
+** blocks), in the KtySession's arena: the IR itself is shared by all the
+** specializations of a function and never written.
+**
+** How: sparse conditional propagation (Wegman-Zadeck) over the use lists
+** to a fixpoint. Values start unknown; a block is typed once an edge into
+** it can run; a branch on a value that is always true (a number, an
+** array) or always false (nil, the constant false) runs one edge only, so
+** `c and x or y` with x a number joins y and x and nothing else; a phi
+** joins the values of the edges that run. Freezing: getupval is the
+** upvalue's value when the function compiles (lua_getupvalue; _ENV is the
+** globals table), getfield of a constant table folds (math.floor is a
+** built-in, a number a constant, a Lua function a callee), and arithmetic
+** on constants folds as Lua computes it (integers wrap; `1//0` is left to
+** run time). A call of a Lua function types its callee's IR for the
+** argument types (one specialization per function and signature;
+** recursion settles because every fact only rises in a finite lattice).
+** Errors (located "chunk:line: message", naming the construct and the
+** types) are found by one more pass once everything has settled: while
+** types are still rising, an operand may be narrower than it will be.
+**
+** The lattice (compile.h's Type): unknown < nil, boolean, i64, f64, f32,
+** number, false|number, nil|number, arrays, compile-time values < conflict.
+** i64 joined with f64 (or f32) is T_NUMBER, Lua's exact rule: the code
+** generator keeps the subtype at run time (see DESIGN.md §3).
+**
+** For the code generator (what it reads here, and what it must do):
+**   - a value in a block that is not live never runs (emit nothing, or
+**     unreachable); an edge whose bit is clear in edges[] never runs; a
+**     value of a live block still unknown is never produced (the result
+**     of a call that only raises or recurses forever);
+**   - consts[id] (kind != T_UNKNOWN) is the value's compile-time constant:
+**     emit it instead of the operation (getupval, getfield, folded
+**     arithmetic, math.type); T_TABLE, T_BUILTIN and T_STR values have no
+**     run-time representation; T_FUNC only names the callee;
+**   - T_NUMBER is a tagged pair, e.g. { i1 isfloat, i64 bits } (the float
+**     side's bits, f64 or f32 per fsub, in the same 64 bits): a phi of an
+**     integer and a float becomes a phi of pairs (the tag set on each
+**     edge); arithmetic on a number branches on the tag, each side by the
+**     ordinary rule (the result types above are the join of both sides).
+**     In the common case, `local s = 0; for ... s = s + x[i] end` with x
+**     f64, the phi at the loop header is number only because of its entry
+**     value: peel the first iteration (or version the loop on the tag), so
+**     that inside the loop s is a plain double and the pair exists only at
+**     the exit phi;
+**   - T_MAYBE (sub, fsub, dtype: nil or false) is a pair { i1 isfalsy,
+**     number }; used as a number it is checked at run time, failing as Lua;
+**   - weak (printed "~") only matters to typing: a weak i64 is still i64;
+**   - callees[id] is the KtySpec a call runs (its rets, nret); a CALL
+**     whose type is the prange iterator (T_BUILTIN B_KJIT_PRANGE, sub 1)
+**     starts a `for i in kjit.prange(a, b [, c])` loop: its operands are
+**     a, b, c and the tfor call of the loop header is the control value;
+**   - cuda.grid(n) and cuda.gridsize(n) give n integer results (RESULT);
+**     cuda.threadIdx.x ... are getfields of a T_BUILTIN (B_IS_DIM3).
+*/
+#ifndef KJIT_IR_TYPE_H
+#define KJIT_IR_TYPE_H
+
+#include <setjmp.h>
+#include "lua.h"
+#include "arena.h"
+#include "compile.h"
+#include "ir/ir.h"
+
+/* A compile-time constant (a literal, a frozen upvalue or field, a fold). */
+typedef struct KtyConst {
+  uint8_t kind;           /* T_NIL, T_BOOL, T_INT, T_F64, T_STR, T_TABLE,
+                             T_FUNC, T_BUILTIN; T_UNKNOWN: not a constant */
+  union { lua_Integer i; lua_Number f; int b; } v;
+  const char *str; size_t len;   /* T_STR */
+  int ref;                /* T_TABLE, T_FUNC: slot of the Lua value;
+                             T_BUILTIN: BuiltinId */
+} KtyConst;
+
+typedef struct KtySpec KtySpec;
+typedef struct KtyCaller { KtySpec *spec; KirInsn *call; struct KtyCaller *next; } KtyCaller;
+
+struct KtySpec {
+  int index;              /* in the session's list (0: the first typed) */
+  const void *luaptr;     /* the function's identity (lua_topointer) */
+  int ref;                /* slot of the function value */
+  const char *chunkname;  /* lua_getinfo's short_src, for messages */
+  KirFunc *ir;
+  int nargs;
+  Type args[KJIT_MAXARGS];
+  /* by instruction id */
+  Type *types;
+  KtyConst *consts;
+  KtySpec **callees;      /* CALL of a Lua function: its specialization */
+  /* by block id */
+  uint8_t *live;          /* some edge into it runs (the entry always) */
+  uint8_t *edges;         /* bit s: the edge to succ[s] runs */
+  int nret;               /* -1 until a return is reached */
+  Type rets[KJIT_MAXRETS];
+  struct KtyJoin *retjoin;   /* what the returns gave (ir_type.c) */
+  KtyCaller *callers;     /* calls to re-type when rets rise */
+  int root;               /* made by kty_spec (not a callee) */
+  int used;               /* a root, or called by a used one: checked and
+                             printed (see mark_used) */
+  /* the worklist */
+  KirInsn **work; int nwork; uint8_t *queued;
+};
+
+typedef struct KtySession {
+  lua_State *L;
+  Arena *A;
+  int values_ref;         /* registry: the Lua values constants refer to */
+  int nvalues;
+  KtySpec **specs; int nspecs, capspecs;
+  int strict;             /* the error pass */
+  int kernel;             /* typing a cuda.jit kernel: the kjit.cuda
+                             built-ins, and an integer operand of an f32
+                             operation computes in f32 (as CUDA C) */
+  jmp_buf *jb;
+  char err[512];
+} KtySession;
+
+/* A session typing functions of L; everything in A. kty_close releases
+** the values it kept. */
+void kty_open(KtySession *S, lua_State *L, Arena *A);
+void kty_close(KtySession *S);
+
+/* Types the Lua function at stack index fidx for nargs argument types
+** (missing ones are nil), and every callee it reaches. Returns its
+** specialization, or NULL with the message in S->err. The stack is kept. */
+KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args);
+
+/* Every specialization of the session in use as typed IR (kir_print with types:
+** "%3:i64 = ...", "~" marking a weak literal, "=K" a constant; blocks
+** that never run are marked "dead"), each headed by its signature. */
+void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap);
+
+/* "i64", "f32[:,:]", "number", "nil|f64" ... */
+const char *kty_name(Type t, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,711 @@
+/*
+** test_irtype.c: tests of the IR typer (src/ir/ir_type.c).
+**
+** Each case of tests/c/irtype_cases.txt is a chunk returning a function
+** and an argument signature; the typer's output (every specialization's
+** typed IR, or the compile error) is checked against the text kept there:
+**   === name
+**   -- args: f64[:] i64          (the first line of the chunk; Lua sees a
+**   <the rest of the chunk>       comment; "-- kernel args:" types a
+**                                 cuda.jit kernel)
+**   --- typed                    (or: --- error)
+**   <kty_print's output, or the message>
+** KJIT_IRTYPE_UPDATE=1 rewrites the file from what is printed (review the
+** diff). Also: a stripped function's errors read "?:-1:", the stack is
+** kept, a session types several functions, and every typed function's
+** IR verifies; a cross-check with the old pipeline (src/types.c): return
+** types and the types of locals of 16 functions agree (up to numbers,
+** where an integer and a float meet), six refused functions get the same
+** message, and the ~300 functions of tests/lua/test_jit_diff_*.lua, for
+** four signatures each, are accepted by both (the same results) or
+** refused by both; every function of tests/c/bytecode_cases.txt typed for
+** six signatures gives a specialization or a located message; a function
+** of 20000 returns types. KJIT_IRTYPE_VERBOSE=1 prints more. Run it under
+** ASan too (build-asan).
+**
+** Usage: test_irtype [results-file]; writes "passed failed 0" there.
+*/
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* memmem */
+#endif
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "kjit.h"
+#include "ir/ir_type.h"
+#include "session.h"
+
+#define CASES "tests/c/irtype_cases.txt"
+
+static int npass, nfail;
+static lua_State *L;
+
+static void check_(int ok, int line, const char *fmt, ...) {
+  if (ok) { npass++; return; }
+  nfail++;
+  printf("FAIL (test_irtype.c:%d): ", line);
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+}
+#define CHECK(c, ...) check_((c) != 0, __LINE__, __VA_ARGS__)
+
+typedef struct Buf { char *s; size_t n, cap; } Buf;
+
+static void bput(Buf *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    b->cap = (b->n + n + 1) * 2;
+    b->s = realloc(b->s, b->cap);
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = '\0';
+}
+static void bputs(Buf *b, const char *s) { bput(b, s, strlen(s)); }
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  Buf b = {0};
+  char tmp[4096];
+  size_t r;
+  while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) bput(&b, tmp, r);
+  fclose(f);
+  if (b.s == NULL) bput(&b, "", 0);
+  return b.s;
+}
+
+/* "f64[:,:]", "i64", "f32", "boolean", "nil" as a Type; 0 if unknown. */
+static int parse_type(const char *s, size_t n, Type *t) {
+  memset(t, 0, sizeof *t);
+  static const struct { const char *name; int kind; } scalars[] = {
+    { "i64", T_INT }, { "f64", T_F64 }, { "f32", T_F32 }, { "boolean", T_BOOL },
+    { "nil", T_NIL }
+  };
+  const char *br = memchr(s, '[', n);
+  if (br == NULL) {
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+      if (strlen(scalars[i].name) == n && memcmp(scalars[i].name, s, n) == 0) {
+        t->kind = (uint8_t)scalars[i].kind;
+        return 1;
+      }
+    return 0;
+  }
+  for (int d = 0; d < KJIT_NDTYPES; d++) {
+    const char *dn = kjit_dtype_name((kjit_dtype)d);
+    if (strlen(dn) == (size_t)(br - s) && memcmp(dn, s, (size_t)(br - s)) == 0) {
+      t->kind = T_BUF;
+      t->dtype = (uint8_t)d;
+      t->ndim = 1;
+      for (const char *p = br; p < s + n; p++) t->ndim += *p == ',';
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The argument types of "-- args: a b c" at the start of src ("-- kernel
+** args:" types a cuda.jit kernel: *kernel set). */
+static int parse_args_k(const char *src, Type *args, int *nargs, int *kernel) {
+  *nargs = 0;
+  *kernel = strncmp(src, "-- kernel args:", 15) == 0;
+  if (!*kernel && strncmp(src, "-- args:", 8) != 0) return 1;
+  const char *p = src + (*kernel ? 15 : 8), *end = strchr(p, '\n');
+  while (p < end) {
+    while (p < end && *p == ' ') p++;
+    if (p >= end) break;
+    size_t n = 0;
+    while (p + n < end && p[n] != ' ') n++;
+    if (!parse_type(p, n, &args[(*nargs)++])) return 0;
+    p += n;
+  }
+  return 1;
+}
+
+static int parse_args(const char *src, Type *args, int *nargs) {
+  int kernel;
+  return parse_args_k(src, args, nargs, &kernel);
+}
+
+/* Types the function src returns (its last result) for args: the typed
+** IR, or "error: message". */
+static void type_source(const char *src, const char *name, Buf *out) {
+  Type args[KJIT_MAXARGS];
+  int nargs, kernel;
+  if (!parse_args_k(src, args, &nargs, &kernel)) { bputs(out, "bad -- args: line\n"); return; }
+  int top = lua_gettop(L);
+  if (luaL_loadbuffer(L, src, strlen(src), name) != LUA_OK ||
+      lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    bputs(out, "load error: ");
+    bputs(out, lua_tostring(L, -1));
+    bputs(out, "\n");
+    lua_settop(L, top);
+    return;
+  }
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  S.kernel = kernel;
+  KtySpec *sp = kty_spec(&S, -1, nargs, args);
+  CHECK(lua_gettop(L) == top + 1, "%s: stack kept (%d, %d)", name, lua_gettop(L), top + 1);
+  if (sp == NULL) {
+    bputs(out, S.err);
+    bputs(out, "\n");
+  } else {
+    char *s = NULL;
+    size_t n = 0, cap = 0;
+    kty_print(&S, &s, &n, &cap);
+    bput(out, s, n);
+    free(s);
+    for (int i = 0; i < S.nspecs; i++) {
+      char verr[256];
+      CHECK(kir_verify(S.specs[i]->ir, verr, sizeof verr), "%s: IR verifies: %s", name, verr);
+    }
+  }
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
+/*
+** {======================================================
+** The corpus
+** =======================================================
+*/
+
+typedef struct Case { char *name, *src, *kind, *want; } Case;
+#define MAXCASES 128
+static Case cases[MAXCASES];
+static int ncases;
+
+static char *dupn(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+static void load_cases(void) {
+  char *text = read_file(CASES);
+  CHECK(text != NULL, "cannot read %s (run from the source directory)", CASES);
+  if (text == NULL) return;
+  char *p = text;
+  while ((p = strstr(p, "=== ")) != NULL && ncases < MAXCASES) {
+    Case *c = &cases[ncases];
+    char *eol = strchr(p, '\n');
+    if (eol == NULL) break;
+    char *src = eol + 1;
+    char *sep = strstr(src, "\n--- ");
+    if (sep == NULL) break;
+    sep++;
+    char *kindend = strchr(sep, '\n');
+    if (kindend == NULL) break;
+    c->name = dupn(p + 4, (size_t)(eol - p - 4));
+    c->src = dupn(src, (size_t)(sep - src));
+    c->kind = dupn(sep + 4, (size_t)(kindend - sep - 4));
+    char *want = kindend + 1;
+    char *next = strncmp(want, "=== ", 4) == 0 ? want - 1 : strstr(want, "\n=== ");
+    size_t n = next ? (size_t)(next - want) + 1 : strlen(want);
+    c->want = dupn(want, n);
+    p = want + n;
+    ncases++;
+  }
+  free(text);
+}
+
+static void first_diff(const char *want, const char *got) {
+  int line = 1;
+  const char *w = want, *g = got;
+  while (*w && *w == *g) { if (*w == '\n') line++; w++; g++; }
+  const char *ws = w, *gs = g;
+  while (ws > want && ws[-1] != '\n') ws--;
+  while (gs > got && gs[-1] != '\n') gs--;
+  printf("  first difference at line %d:\n  want: %.*s\n  got:  %.*s\n", line,
+         (int)strcspn(ws, "\n"), ws, (int)strcspn(gs, "\n"), gs);
+}
+
+static void test_cases(void) {
+  load_cases();
+  CHECK(ncases >= 30, "%d cases in %s", ncases, CASES);
+  int update = getenv("KJIT_IRTYPE_UPDATE") != NULL;
+  Buf all = {0};
+  for (int i = 0; i < ncases; i++) {
+    Case *c = &cases[i];
+    Buf out = {0};
+    char name[128];
+    snprintf(name, sizeof name, "=%s", c->name);
+    type_source(c->src, name, &out);
+    int iserr = strncmp(out.s, c->name, strlen(c->name)) == 0 &&
+                out.s[strlen(c->name)] == ':';
+    const char *kind = iserr ? "error" : "typed";
+    CHECK(update || strcmp(kind, c->kind) == 0, "case %s: expected %s, got %s:\n%s", c->name,
+          c->kind, kind, out.s);
+    int same = strcmp(out.s, c->want) == 0;
+    CHECK(same || update, "case %s: output differs", c->name);
+    if (!same && !update) {
+      first_diff(c->want, out.s);
+      if (getenv("KJIT_IRTYPE_VERBOSE")) printf("%s", out.s);
+    }
+    bputs(&all, "=== "); bputs(&all, c->name); bputs(&all, "\n");
+    bputs(&all, c->src);
+    bputs(&all, "--- "); bputs(&all, kind); bputs(&all, "\n");
+    bputs(&all, out.s);
+    free(out.s);
+  }
+  if (update && all.s) {
+    FILE *f = fopen(CASES, "w");
+    if (f) { fwrite(all.s, 1, all.n, f); fclose(f); printf("rewrote %s\n", CASES); }
+  }
+  free(all.s);
+}
+
+/* }====================================================== */
+
+static int writer(lua_State *l, const void *p, size_t sz, void *ud) {
+  (void)l;
+  bput(ud, p, sz);
+  return 0;
+}
+
+/* A stripped function (lua_dump's strip, loaded back as binary): errors
+** have no line, like the interpreter's "?:-1:". */
+static void test_stripped(void) {
+  const char *src = "return function(v) return v[1] end";
+  int top = lua_gettop(L);
+  CHECK(luaL_loadbuffer(L, src, strlen(src), "=strip") == LUA_OK &&
+        lua_pcall(L, 0, 1, 0) == LUA_OK, "load");
+  Buf bin = {0};
+  lua_dump(L, writer, &bin, 1);
+  CHECK(luaL_loadbufferx(L, bin.s, bin.n, "=stripped", "b") == LUA_OK, "load stripped");
+  free(bin.s);
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  Type f = { .kind = T_F64 };
+  CHECK(kty_spec(&S, -1, 1, &f) == NULL &&
+        strcmp(S.err, "?:-1: cannot index a number") == 0, "stripped: '%s'", S.err);
+  /* a session types several functions; an error leaves it usable */
+  Type buf = { .kind = T_BUF, .dtype = KJIT_F64, .ndim = 1 };
+  KtySpec *sp = kty_spec(&S, -1, 1, &buf);
+  CHECK(sp != NULL && sp->nret == 1 && sp->rets[0].kind == T_F64,
+        "stripped, array argument: %s", S.err);
+  CHECK(kty_spec(&S, -1, 1, &buf) == sp, "the same signature, the same specialization");
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
+
+/*
+** {======================================================
+** Cross-check with the old pipeline (src/types.c, over the AST): the
+** same return types, except where an integer and a float meet, which the
+** old one widens to a float and the typer keeps as a number
+** =======================================================
+*/
+
+typedef struct Cross { const char *sig, *src; int refused; } Cross;
+
+static const Cross crosses[] = {   /* from tests/lua/test_jit_diff_*.lua */
+  { "i64 i64 i64", "return function(a, b, c)\n  local s, n, first, last = 0, 0, 0, 0\n"
+    "  for i = a, b, c do\n    if n == 0 then first = i end\n    s = s + i\n    n = n + 1\n"
+    "    last = i\n  end\n  return n, s, first, last\nend\n", 0 },
+  { "f64 f64 f64", "return function(a, b, c)\n  local s, n, last = 0.0, 0, -1.0\n"
+    "  for x = a, b, c do\n    s = s + x\n    n = n + 1\n    last = x\n  end\n"
+    "  return n, s, last\nend\n", 0 },
+  { "f32[:]", "return function(x)\n  local s = 0.0\n  for i = 1, #x do s = s + x[i] end\n"
+    "  return s\nend\n", 0 },
+  { "f64[:] f64[:] f64[:] i64", "return function(xs, ys, out, maxit)\n"
+    "  for i = 1, #ys do\n    local ci = ys[i]\n    for j = 1, #xs do\n      local cr = xs[j]\n"
+    "      local zr, zi = 0.0, 0.0\n      local k = 0\n"
+    "      while k < maxit and zr * zr + zi * zi <= 4.0 do\n"
+    "        zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci\n        k = k + 1\n"
+    "      end\n      out[(i - 1) * #xs + j] = k\n    end\n  end\nend\n", 0 },
+  { "i64 i64", "return function(a, b)\n  return a // b, a % b, a / b, a ^ b, a & b, a | b, "
+    "a ~ b, a << b, a >> b, -a, ~a\nend\n", 0 },
+  { "f64 f64", "return function(a, b)\n  return a // b, a % b, a / b, a ^ b, -a\nend\n", 0 },
+  { "f64 i64", "return function(x, n)\n  return math.floor(x), math.ceil(x), math.abs(n), "
+    "math.sqrt(x), math.max(x, n), math.fmod(n, 3), math.tointeger(x)\nend\n", 0 },
+  { "f64[:] i64", "return function(x, n)\n  local s = 0\n  for i = 1, n do s = s + x[i] end\n"
+    "  return s\nend\n", 0 },
+  { "boolean i64 f64", "return function(c, x, y)\n  return c and x or y\nend\n", 0 },
+  { "i64", "local function fib(n)\n  if n < 2 then return n end\n"
+    "  return fib(n - 1) + fib(n - 2)\nend\nreturn fib\n", 0 },
+  { "f64 i64", "local function sq(v) return v * v end\nreturn function(a, b)\n"
+    "  return sq(a) + sq(b), sq(b)\nend\n", 0 },
+  { "i64 i64", "local function divmod(a, b) return a // b, a % b end\n"
+    "return function(a, b)\n  local q, r = divmod(a, b)\n  return q + r, divmod(b, a)\nend\n", 0 },
+  { "f64[:,:] i64 i64", "return function(a, n, m)\n  local s = 0.0\n  for i = 1, n do\n"
+    "    for j = 1, m do s = s + a[i][j] end\n  end\n  return s, #a, a.shape[2]\nend\n", 0 },
+  { "f32[:] f32", "return function(x, a)\n  return x[1] * 2.5 + a, x[2] / 2, a * 0.5\nend\n", 0 },
+  { "f64[:] i64", "return function(x, n)\n  local best\n  for i = 1, n do\n"
+    "    if best == nil or x[i] > best then best = x[i] end\n  end\n  return best\nend\n", 0 },
+  { "i64", "local TPB = 16\nreturn function(n)\n  return TPB * TPB + n, TPB / 2\nend\n", 0 },
+  /* refused by both */
+  { "f64", "return function(v)\n  return v[1]\nend\n", 1 },
+  { "i64", "return function(a)\n  return a .. 'x'\nend\n", 1 },
+  { "boolean", "return function(c)\n  local x = 1\n  if c then x = true end\n  return x\nend\n", 1 },
+  { "f64[:]", "return function(x)\n  local s = 0\n  for _, v in ipairs(x) do s = s + v end\n"
+    "  return s\nend\n", 1 },
+  { "", "return function()\n  local t = {1, 2}\n  return t[1]\nend\n", 1 },
+  { "i64", "return function(x)\n  error(x)\nend\n", 1 },
+};
+
+
+/* Does the typer's type t of a value stored in a local fit the old
+** pipeline's type o of that local (the join of everything stored in it)?
+** The old one widens where an integer and a float meet. */
+static int fits(Type t, Type o) {
+  int tn = t.kind == T_INT || t.kind == T_F64 || t.kind == T_F32 || t.kind == T_NUMBER;
+  if (t.kind == T_UNKNOWN) return 1;
+  if (t.kind == o.kind)
+    return t.kind != T_BUF || (t.dtype == o.dtype && t.ndim == o.ndim);
+  if (o.kind == T_F64 || o.kind == T_F32) return tn;
+  if (o.kind == T_INT) return t.kind == T_NUMBER;   /* math.floor of a float */
+  if (o.kind == T_MAYBE) return tn || t.kind == T_NIL || t.kind == T_BOOL;
+  return 0;
+}
+
+/* Every value the typer stored in a local of the root function fits the
+** old pipeline's type of that local (names used once only). */
+static void cross_locals(int c, KSpec *old, KtySpec *sp, int *nchecked) {
+  KFunc *f = old->fn;
+  for (int i = 0; i < f->nvars; i++) {
+    Var *var = f->vars[i];
+    int dup = 0;
+    for (int j = 0; j < f->nvars; j++) dup += j != i && strcmp(f->vars[j]->name, var->name) == 0;
+    if (dup) continue;
+    Type o = old->vartypes[var->id];
+    KirFunc *ir = sp->ir;
+    for (int b = 0; b < ir->nblocks; b++) {
+      KirBlock *blk = ir->blocks[b];
+      int n = blk->nphis + blk->ninsns + (blk->term != NULL);
+      for (int k = 0; k < n; k++) {
+        KirInsn *v = k < blk->nphis ? blk->phis[k] : k - blk->nphis < blk->ninsns
+                   ? blk->insns[k - blk->nphis] : blk->term;
+        if (v->name == NULL || strcmp(v->name, var->name) != 0) continue;
+        Type t = sp->types[v->id];
+        char b1[32], b2[32];
+        (*nchecked)++;
+        CHECK(fits(t, o), "cross %d: local '%s': %%%d is %s, the old local %s", c, var->name,
+              v->id, kty_name(t, b1, sizeof b1), kt_name(o, b2, sizeof b2));
+      }
+    }
+  }
+}
+
+/* The old pipeline's return types of the function at idx, or NULL with
+** its message in msg. */
+static KSpec *old_types(int idx, int nargs, const Type *args, char *msg, size_t n) {
+  SessionBox *sb = ks_push_session(L, 1, 0, 2);
+  Session *S = &sb->S;
+  jmp_buf jb;
+  S->jb = &jb;
+  KSpec *sp = NULL;
+  if (setjmp(jb) == 0) {
+    KFunc *f = kr_function(S, idx);
+    sp = kt_spec(S, f, nargs, args);
+    kt_infer_all(S);
+  } else {
+    snprintf(msg, n, "%s", S->errmsg);
+    sp = NULL;
+  }
+  return sp;   /* the session stays on the stack (the caller pops it) */
+}
+
+static void test_crosscheck(void) {
+  int numbers = 0, nlocals = 0;
+  for (size_t c = 0; c < sizeof crosses / sizeof crosses[0]; c++) {
+    const Cross *x = &crosses[c];
+    char sig[160];
+    snprintf(sig, sizeof sig, "-- args: %s\n", x->sig);
+    Type args[KJIT_MAXARGS];
+    int nargs;
+    CHECK(parse_args(sig, args, &nargs), "cross %d: signature", (int)c);
+    int top = lua_gettop(L);
+    /* the chunk's name is its text: the old pipeline parses it from there */
+    if (luaL_loadbuffer(L, x->src, strlen(x->src), x->src) != LUA_OK ||
+        lua_pcall(L, 0, 1, 0) != LUA_OK) {
+      CHECK(0, "cross %d: %s", (int)c, lua_tostring(L, -1));
+      lua_settop(L, top);
+      continue;
+    }
+    int fidx = lua_gettop(L);
+    char msg[512] = "";
+    KSpec *old = old_types(fidx, nargs, args, msg, sizeof msg);
+    Arena A;
+    ka_init(&A);
+    KtySession S;
+    kty_open(&S, L, &A);
+    KtySpec *sp = kty_spec(&S, fidx, nargs, args);
+    if (x->refused) {
+      CHECK(!old && !sp, "cross %d: refused by both: old: %s; new: %s", (int)c,
+            old ? "ok" : msg, sp ? "ok" : S.err);
+      /* the same message, naming the same place */
+      CHECK(strcmp(msg, S.err) == 0, "cross %d: old: %s\n  new: %s", (int)c, msg, S.err);
+    } else
+      CHECK(old && sp, "cross %d: old: %s; new: %s", (int)c, old ? "ok" : msg, sp ? "ok" : S.err);
+    if (old && sp) {
+      cross_locals((int)c, old, sp, &nlocals);
+      CHECK(old->nret == sp->nret, "cross %d: %d results (old), %d (new)", (int)c, old->nret,
+            sp->nret);
+      for (int r = 0; r < old->nret && r < sp->nret; r++) {
+        Type o = old->rets[r], t = sp->rets[r];
+        char b1[32], b2[32];
+        int same = o.kind == t.kind && (o.kind != T_MAYBE || (o.sub == t.sub && o.dtype == t.dtype));
+        /* where an integer and a float meet: a float before (an integer for
+        ** math.floor and math.ceil, raising when the float does not fit), a
+        ** number now */
+        int widened = t.kind == T_NUMBER && (o.kind == T_F64 || o.kind == T_F32 ||
+                                             o.kind == T_INT);
+        numbers += widened;
+        CHECK(same || widened, "cross %d: result %d is %s (old) and %s (new)", (int)c, r + 1,
+              kt_name(o, b1, sizeof b1), kty_name(t, b2, sizeof b2));
+      }
+    }
+    kty_close(&S);
+    ka_free(&A);
+    lua_settop(L, top);
+  }
+  /* the number cases above: fornum's s (int 0 and f64), math.floor,
+  ** math.ceil, math.max of mixed subtypes, c and x or y */
+  printf("cross-check: %d results are numbers here and floats in the old pipeline; "
+         "%d values stored in locals fit the old types of their locals\n", numbers, nlocals);
+  CHECK(nlocals > 40, "%d locals cross-checked", nlocals);
+  CHECK(numbers >= 4, "%d number results in the cross-check", numbers);
+}
+
+/* }====================================================== */
+
+/* Every function of the IR corpus (tests/c/bytecode_cases.txt), typed for
+** a few signatures: a specialization or a located message, never a crash
+** (run under ASan). */
+static void test_robust(void) {
+  char *text = read_file("tests/c/bytecode_cases.txt");
+  CHECK(text != NULL, "cannot read tests/c/bytecode_cases.txt");
+  if (text == NULL) return;
+  static const char *const sigs[] = { "i64", "f64", "f64[:]", "f32[:,:]", "boolean", "nil" };
+  int typed = 0, refused = 0;
+  for (char *p = text; (p = strstr(p, "=== ")) != NULL; ) {
+    char *eol = strchr(p, '\n'), *sep = eol ? strstr(eol, "--- ir\n") : NULL;
+    if (sep == NULL) break;
+    char name[96];
+    snprintf(name, sizeof name, "=%.*s", (int)(eol - p - 4), p + 4);
+    char *src = dupn(eol + 1, (size_t)(sep - eol - 1));
+    p = sep;
+    int top = lua_gettop(L);
+    if (luaL_loadbuffer(L, src, strlen(src), name) != LUA_OK ||
+        lua_pcall(L, 0, LUA_MULTRET, 0) != LUA_OK) {
+      lua_settop(L, top);
+      free(src);
+      continue;
+    }
+    for (int f = top + 1; f <= lua_gettop(L); f++) {
+      if (!lua_isfunction(L, f)) continue;
+      for (size_t s = 0; s < sizeof sigs / sizeof sigs[0]; s++) {
+        Type args[4];
+        char sig[64];
+        snprintf(sig, sizeof sig, "-- args: %s %s %s %s\n", sigs[s], sigs[s], sigs[s], sigs[s]);
+        int nargs;
+        parse_args(sig, args, &nargs);
+        Arena A;
+        ka_init(&A);
+        KtySession S;
+        kty_open(&S, L, &A);
+        int before = lua_gettop(L);
+        KtySpec *sp = kty_spec(&S, f, nargs, args);
+        CHECK(lua_gettop(L) == before, "%s: stack kept", name);
+        if (sp) {
+          typed++;
+          char *out = NULL;
+          size_t n = 0, cap = 0;
+          kty_print(&S, &out, &n, &cap);
+          CHECK(out && strstr(out, "spec 0 ("), "%s: printed", name);
+          free(out);
+        } else {
+          refused++;
+          if (getenv("KJIT_IRTYPE_VERBOSE")) printf("  %s\n", S.err);
+          CHECK(strncmp(S.err, name + 1, strlen(name + 1)) == 0 &&
+                S.err[strlen(name + 1)] == ':', "%s: located message: %s", name, S.err);
+        }
+        kty_close(&S);
+        ka_free(&A);
+      }
+    }
+    lua_settop(L, top);
+    free(src);
+  }
+  free(text);
+  printf("robustness: %d specializations typed, %d refused with a message\n", typed, refused);
+  CHECK(typed > 20 && refused > 20, "robustness: %d typed, %d refused", typed, refused);
+}
+
+/* The functions of tests/lua/test_jit_diff_*.lua, typed by both pipelines
+** for a few uniform signatures: both accept (with the same results, up to
+** numbers) or both refuse. Each `local function` is compiled in a chunk
+** holding the file's earlier top-level locals and functions (its
+** upvalues); requires are left out. */
+static int cross_file(const char *path, int *agree, int *accepted, int *differ) {
+  char *text = read_file(path);
+  if (text == NULL) return 0;
+  Buf prefix = {0};
+  bputs(&prefix, "");
+  static const char *const sigs[] = { "i64", "f64", "f64[:]", "f32[:]" };
+  char *p = text;
+  while (*p) {
+    char *eol = strchr(p, '\n');
+    size_t n = eol ? (size_t)(eol - p) + 1 : strlen(p);
+    if (strncmp(p, "local function ", 15) == 0) {
+      char *end = strstr(p, "\nend\n");
+      if (end == NULL) break;
+      size_t fl = (size_t)(end - p) + 5;
+      char name[64];
+      size_t nl = strcspn(p + 15, "( ");
+      snprintf(name, sizeof name, "%.*s", (int)nl, p + 15);
+      bput(&prefix, p, fl);
+      Buf chunk = {0};
+      bputs(&chunk, prefix.s);
+      bputs(&chunk, "return ");
+      bputs(&chunk, name);
+      bputs(&chunk, "\n");
+      for (size_t si = 0; si < sizeof sigs / sizeof sigs[0]; si++) {
+        int top = lua_gettop(L);
+        if (luaL_loadbuffer(L, chunk.s, chunk.n, chunk.s) != LUA_OK ||
+            lua_pcall(L, 0, 1, 0) != LUA_OK || !lua_isfunction(L, -1)) {
+          lua_settop(L, top);
+          break;
+        }
+        int fidx = lua_gettop(L);
+        lua_Debug ar;
+        lua_pushvalue(L, fidx);
+        lua_getinfo(L, ">u", &ar);
+        char sig[128] = "-- args:";
+        for (int a = 0; a < ar.nparams && a < 8; a++) {
+          strcat(sig, " ");
+          strcat(sig, sigs[si]);
+        }
+        strcat(sig, "\n");
+        Type args[KJIT_MAXARGS];
+        int nargs;
+        parse_args(sig, args, &nargs);
+        char msg[512] = "";
+        KSpec *old = old_types(fidx, nargs, args, msg, sizeof msg);
+        Arena A;
+        ka_init(&A);
+        KtySession S;
+        kty_open(&S, L, &A);
+        KtySpec *sp = kty_spec(&S, fidx, nargs, args);
+        int same = (old == NULL) == (sp == NULL);
+        if (same && old && sp) {
+          same = old->nret == sp->nret;
+          for (int r = 0; same && r < old->nret; r++) {
+            Type o = old->rets[r], t = sp->rets[r];
+            same = (o.kind == t.kind) || (t.kind == T_NUMBER) ||
+                   (o.kind == T_MAYBE && t.kind == T_MAYBE);
+          }
+        }
+        if (same && !sp && getenv("KJIT_IRTYPE_VERBOSE") && strcmp(msg, S.err) != 0)
+          printf("  refused: %s: old: %s\n           new: %s\n", name, msg, S.err);
+        if (same) { (*agree)++; if (sp) (*accepted)++; }
+        else {
+          (*differ)++;
+          char b1[32], b2[32];
+          int both = old && sp && old->nret > 0 && sp->nret > 0;
+          CHECK(0, "%s %s(%s): old: %s %s; new: %s %s", path, name, sigs[si],
+                old ? "accepted" : msg, both ? kt_name(old->rets[0], b1, sizeof b1) : "",
+                sp ? "accepted" : S.err, both ? kty_name(sp->rets[0], b2, sizeof b2) : "");
+        }
+        kty_close(&S);
+        ka_free(&A);
+        lua_settop(L, top);
+      }
+      free(chunk.s);
+      p += fl;
+      continue;
+    }
+    if (strncmp(p, "local ", 6) == 0 && !memmem(p, n, "require", 7) && !memmem(p, n, "D.", 2) &&
+        !memmem(p, n, "K.", 2)) {
+      /* a top-level local (constants the functions read) */
+      bput(&prefix, p, n);
+    }
+    p += n;
+  }
+  free(prefix.s);
+  free(text);
+  return 1;
+}
+
+static void test_cross_files(void) {
+  static const char *const files[] = {
+    "tests/lua/test_jit_diff_arith.lua", "tests/lua/test_jit_diff_buffers.lua",
+    "tests/lua/test_jit_diff_calls.lua", "tests/lua/test_jit_diff_control.lua",
+    "tests/lua/test_jit_diff_f32.lua", "tests/lua/test_jit_diff_loops.lua",
+    "tests/lua/test_jit_diff_math.lua", "tests/lua/test_jit_diff_multret.lua",
+    "tests/lua/test_jit_diff_opts.lua"
+  };
+  int agree = 0, accepted = 0, differ = 0;
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    CHECK(cross_file(files[i], &agree, &accepted, &differ), "cannot read %s", files[i]);
+  printf("cross-check of the jit_diff functions: %d agree (%d accepted by both), %d differ\n",
+         agree, accepted, differ);
+  CHECK(agree > 500, "%d functions and signatures cross-checked", agree);
+}
+
+/* A function of 20000 ifs, each with its return: typed in time linear in
+** its size (returns join as they come; the exact join runs once). */
+static void test_large(void) {
+  int N = 20000;
+  Buf src = {0};
+  bputs(&src, "return function(x)\n  local s = 0\n");
+  char line[128];
+  for (int i = 0; i < N; i++) {
+    snprintf(line, sizeof line, "  if x == %d then return s + %d end\n  s = s + x * 0.5\n", i, i);
+    bputs(&src, line);
+  }
+  bputs(&src, "  return s\nend\n");
+  int top = lua_gettop(L);
+  CHECK(luaL_loadbuffer(L, src.s, src.n, "=large") == LUA_OK && lua_pcall(L, 0, 1, 0) == LUA_OK,
+        "large: load");
+  free(src.s);
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  Type i64 = { .kind = T_INT };
+  KtySpec *sp = kty_spec(&S, -1, 1, &i64);
+  CHECK(sp && sp->nret == 1 && sp->rets[0].kind == T_NUMBER, "large: %s", sp ? "wrong type" : S.err);
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
+int main(int argc, char **argv) {
+  L = luaL_newstate();
+  luaL_openlibs(L);
+  luaL_requiref(L, "kjit", luaopen_kjit, 1);
+  lua_pop(L, 1);
+  test_cases();
+  test_stripped();
+  test_crosscheck();
+  test_robust();
+  test_cross_files();
+  test_large();
+  lua_close(L);
+  for (int i = 0; i < ncases; i++) {
+    free(cases[i].name); free(cases[i].src); free(cases[i].kind); free(cases[i].want);
+  }
+  printf("test_irtype: %d passed, %d failed\n", npass, nfail);
+  if (argc > 1) {
+    FILE *f = fopen(argv[1], "w");
+    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
+  }
+  return nfail != 0;
+}
