@@ -45,6 +45,42 @@ cmake_refuses() {
 }
 
 check "lua5.4 requires kjit" accepted
+
+# A host with Lua linked in statically and none of its API exported (no
+# -Wl,-E): dlopen of kjit.so fails with the linker's message, and nothing
+# calls a NULL Lua function (the Lua API references are weak but for a
+# few, CMakeLists.txt).
+no_lua_exported() {
+  local tmp out
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/kjit-nolua.XXXXXX")
+  cat > "$tmp/host.c" <<'EOC'
+#include <stdio.h>
+#include <dlfcn.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+int main(int argc, char **argv) {
+  lua_State *L = luaL_newstate();
+  (void)argc;
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) { printf("dlopen failed: %s\n", dlerror()); lua_close(L); return 0; }
+  lua_CFunction f = (lua_CFunction)dlsym(h, "luaopen_kjit");
+  lua_pushcfunction(L, f);
+  printf("loaded: status %d\n", lua_pcall(L, 0, 1, 0));
+  lua_close(L);
+  return 0;
+}
+EOC
+  local lib
+  lib=$(pkg-config --variable=libdir lua5.4 2>/dev/null)/liblua5.4.a
+  if [[ ! -f "$lib" ]]; then echo "  (no static liblua5.4.a: skipped)"; rm -rf "$tmp"; return 0; fi
+  cc -o "$tmp/host" "$tmp/host.c" $(pkg-config --cflags lua5.4) "$lib" -lm -ldl || { rm -rf "$tmp"; return 1; }
+  out=$("$tmp/host" "$dir/kjit.so" 2>&1)
+  local rc=$?
+  rm -rf "$tmp"
+  ((rc == 0)) && grep -q 'dlopen failed: .*undefined symbol: lua_' <<<"$out" || { echo "  rc $rc: $out"; return 1; }
+}
+check "a host that exports no Lua API: dlopen fails, no crash" no_lua_exported
 check "cmake -DLUA_INCLUDE_DIR=<Lua 5.3 headers> is refused" cmake_refuses
 for other in lua5.1 lua5.3 luajit; do
   if command -v "$other" >/dev/null; then
