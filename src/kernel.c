@@ -419,13 +419,15 @@ static KernSpec *find_kspec(Kernel *k, const Type *t, int n, int target, int cc)
 ** capability) that the launch's values fit, so that a Lua number passed
 ** for a declared f32 parameter stays an f32 in the simulator and on every
 ** device, as on the GPU the signature was compiled for; else the launch's
-** own types. Copies into out; returns the count. */
+** own types. Exact fits first, as find_kspec chooses on the GPU. Copies
+** into out; returns the count. */
 static int launch_types(const Kernel *k, const Type *t, int n, Type *out) {
-  for (const KernSpec *s = k->specs; s; s = s->next)
-    if (s->declared && s->nargs >= n && spec_fits(s, t, n, 1)) {
-      memcpy(out, s->args, (size_t)s->nargs * sizeof *out);
-      return s->nargs;
-    }
+  for (int loose = 0; loose < 2; loose++)
+    for (const KernSpec *s = k->specs; s; s = s->next)
+      if (s->declared && s->nargs >= n && spec_fits(s, t, n, loose)) {
+        memcpy(out, s->args, (size_t)s->nargs * sizeof *out);
+        return s->nargs;
+      }
   memcpy(out, t, (size_t)n * sizeof *out);
   return n;
 }

@@ -24,6 +24,7 @@
 #include "kernel.h"
 #include "buffer.h"
 #include "parallel.h"
+#include "frontend/bytecode.h"
 
 /* ---- Session helpers ---------------------------------------------------- */
 
@@ -524,36 +525,37 @@ static const char *function_source(Session *S, int idx, size_t *len,
 /* ---- Is the file's text the text the function was loaded from? ----------
 ** The source read from disk may have been edited since the function was
 ** loaded (a hot reload). Compiling it would silently run other code, so
-** the text is loaded again and the running function's bytecode, stripped
-** of debug information, must appear in the new chunk's, byte for byte
-** (Lua compiles the same text to the same bytecode, and a nested function
-** is dumped the same way alone as inside its chunk). */
-
-typedef struct { char *p; size_t n, cap; int oom; } DumpBuf;
-
-static int dump_writer(lua_State *L, const void *p, size_t sz, void *ud) {
-  (void)L;
-  DumpBuf *d = ud;
-  if (d->n + sz > d->cap) {
-    size_t nc = d->cap ? d->cap : 4096;
-    while (nc < d->n + sz) nc *= 2;
-    char *np = realloc(d->p, nc);
-    if (np == NULL) { d->oom = 1; return 1; }
-    d->p = np; d->cap = nc;
-  }
-  memcpy(d->p + d->n, p, sz);
-  d->n += sz;
-  return 0;
-}
+** the text is loaded again and the running function's binary chunk must
+** appear in the new chunk's, byte for byte: code, constants, upvalue
+** descriptors and the debug information (lines, local and upvalue names,
+** which the resolver binds free names by), everything but the source
+** name. Lua compiles the same text to the same bytes, and a nested
+** function is dumped the same way alone as inside its chunk, except that
+** alone it carries the source name (inside, an empty string: 0x80). */
 
 /* A Lua 5.4 binary chunk: a 31-byte header and the main function's
-** upvalue count come before the main function itself. */
+** upvalue count come before the main function, which starts with its
+** source name: a size (7-bit groups, most significant first, the last
+** one flagged 0x80; 0 for none, else length + 1), then the bytes. */
 #define CHUNK_PROLOGUE 32
+
+/* Offset of what follows the main function's source name, or 0. */
+static size_t after_source_name(const char *d, size_t n) {
+  size_t i = CHUNK_PROLOGUE, size = 0;
+  for (;;) {
+    if (i >= n || size > (SIZE_MAX >> 7)) return 0;
+    unsigned char b = (unsigned char)d[i++];
+    size = (size << 7) | (b & 0x7f);
+    if (b & 0x80) break;
+  }
+  if (size > 0 && size - 1 > n - i) return 0;
+  return size > 0 ? i + size - 1 : i;
+}
 
 static void check_source_unchanged(Session *S, KFunc *f, int idx, const char *src,
                                    size_t len, const char *chunkname, int line) {
   lua_State *L = S->L;
-  DumpBuf fn = { 0 }, chunk = { 0 };
+  char err[128];
   /* as luaL_loadfile: skip a UTF-8 BOM and a first line starting with
   ** '#' (keeping its line break, so that the lines stay the same) */
   if (chunkname[0] == '@' && len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) { src += 3; len -= 3; }
@@ -562,22 +564,30 @@ static void check_source_unchanged(Session *S, KFunc *f, int idx, const char *sr
     while (i < len && src[i] != '\n') i++;
     src += i; len -= i;
   }
-  lua_pushvalue(L, idx);
-  lua_dump(L, dump_writer, &fn, 1);
-  lua_pop(L, 1);
+  size_t fn_n = 0, chunk_n = 0;
+  const char *fn = kbc_dump(L, idx, 0, &S->arena, &fn_n, err, sizeof err);
+  if (fn == NULL) ks_error(S, NULL, 0, "not enough memory");
   int st = luaL_loadbufferx(L, src, len, chunkname, "t");
-  if (st == LUA_OK) {
-    lua_dump(L, dump_writer, &chunk, 1);
-    lua_pop(L, 1);
-  } else {
-    lua_pop(L, 1);   /* the load's message */
+  const char *chunk = NULL;
+  if (st == LUA_OK) chunk = kbc_dump(L, -1, 0, &S->arena, &chunk_n, err, sizeof err);
+  lua_pop(L, 1);   /* the new chunk, or the load's message */
+  if (st == LUA_ERRMEM || (st == LUA_OK && chunk == NULL)) ks_error(S, NULL, 0, "not enough memory");
+  size_t body = after_source_name(fn, fn_n);
+  int same = 0;
+  if (st == LUA_OK && body > 0) {
+    if (fn_n == chunk_n && memcmp(fn, chunk, fn_n) == 0) {
+      same = 1;   /* the chunk's main function itself */
+    } else if (body > CHUNK_PROLOGUE) {
+      /* nested: an empty source name (0x80), then the same bytes */
+      const char *at = chunk + CHUNK_PROLOGUE, *end = chunk + chunk_n;
+      size_t need = fn_n - body;
+      while (!same && at < end && (size_t)(end - at) > need &&
+             (at = memchr(at, 0x80, (size_t)(end - at) - need)) != NULL) {
+        same = memcmp(at + 1, fn + body, need) == 0;
+        at++;
+      }
+    }
   }
-  int oom = fn.oom || chunk.oom || st == LUA_ERRMEM;
-  int same = !oom && st == LUA_OK && fn.n > CHUNK_PROLOGUE && chunk.n >= fn.n &&
-             memmem(chunk.p, chunk.n, fn.p + CHUNK_PROLOGUE, fn.n - CHUNK_PROLOGUE) != NULL;
-  free(fn.p);
-  free(chunk.p);
-  if (oom) ks_error(S, NULL, 0, "not enough memory");
   if (!same && chunkname[0] == '@')
     ks_error(S, f, line, "cannot compile: the source file changed since this "
              "function was loaded (load it again to compile the new code)");

@@ -758,6 +758,13 @@ test("k:compile(sig) with an f32 scalar binds launches that pass a Lua number", 
   k[{1, 4}](out, 2)   -- a Lua integer for the f32 parameter
   eq(out[4], 6.0, "integer argument")
   eq(k:inspect("types"):find("f32", 1, true) ~= nil, true, "types name f32")
+  -- with an f64 and an f32 signature declared, a float takes the exact
+  -- one, as the GPU's choice of a compiled specialization does
+  local k2 = cuda.jit(function(out, x) local i = cuda.grid(1) if i <= #out then out[i] = x end end)
+  k2:compile("void(f64[:], f64)")
+  k2:compile("void(f64[:], f32)")
+  k2[{1, 4}](out, 0.1)
+  eq(out[1], 0.1, "the exact (f64) declared signature")
   cuda.simulate(prev)
 end)
 

@@ -558,7 +558,8 @@ end)
 -- a FIFO hung).
 test("a source file edited after loading is refused, never compiled", function()
   need_jit()
-  local path = os.tmpname() .. "_kjit_reload.lua"
+  local base = os.tmpname()   -- creates the file: removed at the end
+  local path = base .. "_kjit_reload.lua"
   local function write(src)
     local fh = assert(io.open(path, "w")); fh:write(src); fh:close()
   end
@@ -573,10 +574,20 @@ test("a source file edited after loading is refused, never compiled", function()
   -- the new text, loaded again, compiles
   local add2 = dofile(path)
   eq(D.jit(add2)(2, 4), 800, "reloaded function compiles")
+  -- the same code with an upvalue renamed (the resolver binds free names
+  -- by name: it read the global `factor` and computed 300, not 6)
+  write("local scale = 2\nreturn function(x)\n  return x * scale\nend\n")
+  local mul = dofile(path)
+  write("local factor = 2\nreturn function(x)\n  return x * factor\nend\n")
+  factor = 100
+  raises("the source file changed since this function was loaded", D.jit(mul), 3)
+  factor = nil
+  eq(mul(3), 6, "interpreted")
   -- a shebang line and a BOM are skipped as luaL_loadfile skips them
   write("\xEF\xBB\xBF#!/usr/bin/env lua5.4\nreturn function(a)\n  return a * 3\nend\n")
   eq(D.jit(assert(loadfile(path))())(5), 15, "BOM and #! line")
   os.remove(path)
+  os.remove(base)
 end)
 
 test("a chunk name naming a device, a FIFO or a directory is not read", function()
@@ -588,7 +599,8 @@ test("a chunk name naming a device, a FIFO or a directory is not read", function
   raises("is not a regular file", D.jit(named("/dev/stdin")), 1)
   raises("is not a regular file", D.jit(named("/tmp")), 1)
   raises("cannot open source file", D.jit(named("/no/such/dir/x.lua")), 1)
-  local fifo = os.tmpname() .. "_kjit_fifo"
+  local fifo = os.tmpname()   -- a file: replaced by the FIFO
+  os.remove(fifo)
   if os.execute("mkfifo " .. fifo .. " 2>/dev/null") then
     raises("is not a regular file", D.jit(named(fifo)), 1)
     os.remove(fifo)

@@ -85,7 +85,9 @@ local function run(s)
   end
   local out = {}
   for i = 1, #lines do out[i] = s.code[i] and rewrite(i, s.code[i]) or "" end
-  local path = os.tmpname() .. "-README.md"
+  local base = os.tmpname()   -- creates an empty file: removed below
+  os.remove(base)
+  local path = base .. "-README.md"
   local f = assert(io.open(path, "w"))
   f:write(table.concat(out, "\n"), "\n")
   f:close()
