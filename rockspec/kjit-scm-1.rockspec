@@ -1,6 +1,6 @@
 -- kjit: Numba for Lua 5.4. Build and install from a checkout with
 --   luarocks --lua-version 5.4 make rockspec/kjit-scm-1.rockspec
--- Needs CMake (3.18 or later), a C11 compiler, the headers of a Lua 5.4
+-- Needs CMake (3.21 or later), a C11 compiler, the headers of a Lua 5.4
 -- (LuaRocks' LUA_INCDIR) and LLVM 14 (llvm-config-14; Debian: llvm-14-dev).
 rockspec_format = "3.0"
 package = "kjit"

@@ -11,7 +11,8 @@
 # SOURCE is a directory or a .tar.gz holding Lua's .c files (flat, or in
 # src/ as in Lua's releases). Without it, the Lua 5.4 that the source
 # package of lupa (PyPI) bundles is used: it is downloaded once with
-# `pip download` into ${KJIT_CACHE:-~/.cache/kjit}. Then, to build kjit
+# `pip download` into ${KJIT_CACHE:-~/.cache/kjit} and checked against its
+# published sha256. Exit status 3: it could not be downloaded. Then, to build kjit
 # against that Lua (tests/sh/test_other_lua.sh does):
 #
 #   cmake -S . -B build-lua -DLUA_INCLUDE_DIR=PREFIX/include \
@@ -20,6 +21,8 @@ set -euo pipefail
 prefix=${1:?usage: build_lua.sh PREFIX [SOURCE]}
 src=${2:-}
 lupa=lupa==2.8   # bundles Lua 5.4.8
+# PyPI's files never change: a download must be exactly this one
+lupa_sha256=d8022641b9ec8ecf2c5ecbe9f47e5a70e0b87c4b5ae921b92cb02a638e0acd08
 cache=${KJIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjit}
 cc=${CC:-cc}
 jobs=${JOBS:-2}
@@ -32,8 +35,16 @@ if [[ -z "$src" ]]; then
   src=$(ls "$cache"/lupa-2.8.tar.gz 2>/dev/null || true)
   if [[ -z "$src" ]]; then
     echo "build_lua.sh: downloading the $lupa source package (PyPI) into $cache"
-    python3 -m pip download --quiet --no-binary :all: --no-deps -d "$cache" "$lupa" >&2
+    if ! python3 -m pip download --quiet --no-binary :all: --no-deps -d "$cache" "$lupa" >&2; then
+      echo "build_lua.sh: cannot download $lupa (no PyPI?); give a Lua source as SOURCE" >&2
+      exit 3
+    fi
     src=$cache/lupa-2.8.tar.gz
+  fi
+  if [[ "$(sha256sum "$src" | cut -d' ' -f1)" != "$lupa_sha256" ]]; then
+    echo "build_lua.sh: $src is not the $lupa published on PyPI (sha256 differs); removed" >&2
+    rm -f "$src"
+    exit 1
   fi
 fi
 if [[ -f "$src" ]]; then

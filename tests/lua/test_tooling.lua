@@ -63,7 +63,7 @@ test("f.compile_ms: the compile time of the last specialization", function()
   eq(f.compile_ms, nil, "nothing compiled yet")
   f(1)
   local ms = f.compile_ms
-  truthy(math.type(ms) == "float" and ms > 0 and ms < 60000, "compile_ms " .. tostring(ms))
+  truthy(math.type(ms) == "float" and ms > 0, "compile_ms " .. tostring(ms))
   f(1.5)
   truthy(f.compile_ms > 0, "second specialization")
   f:compile("(i64)")   -- already compiled: no new time

@@ -90,6 +90,15 @@ host() {
 }
 
 start=$SECONDS
+# no Lua sources to be had (no PyPI, no KJIT_LUA_SRC): a visible skip
+if [[ -z "${KJIT_LUA_SRC:-}" ]] && ! ls "${KJIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjit}"/lupa-2.8.tar.gz >/dev/null 2>&1 &&
+   ! python3 -m pip download --quiet --no-binary :all: --no-deps \
+       -d "${KJIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjit}" lupa==2.8 >/dev/null 2>&1; then
+  echo "SKIP test_other_lua: the Lua sources (lupa 2.8 from PyPI) cannot be downloaded; set KJIT_LUA_SRC"
+  mkdir -p build/test-results
+  echo "0 0 1" > build/test-results/test_other_lua.txt
+  exit 0
+fi
 check "build Lua 5.4 from source (tools/build_lua.sh)" built_lua
 if ((failed == 0)); then
   check "configure and build kjit against it" built_kjit
@@ -103,7 +112,7 @@ if ((failed == 0)); then
   check "installed, C hosts built with pkg-config and find_package (test_install.sh)" \
     bash tests/sh/test_install.sh "$build" "$tmp/install.txt"
 else
-  failed=$((failed + 5)); echo "FAIL (skipped the checks that need the build)"
+  failed=$((failed + 8)); echo "FAIL (the 8 checks that need the build did not run)"
 fi
 echo "test_other_lua: $((SECONDS - start)) s"
 
