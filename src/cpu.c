@@ -502,6 +502,60 @@ static char *kc_emit_asm(LLVMModuleRef M, char **err) {
   return r;
 }
 
+/* The pass pipeline of opt = 3: LLVM 14's "default<O3>" (as printed by
+** `opt -passes='default<O3>' -print-pipeline-passes`) with three changes:
+**  - simple-loop-unswitch without non-trivial unswitching (as at O2): it
+**    cloned the checked copies of versioned loops once per loop-invariant
+**    bounds test (a 2-D stencil: 3 clones, each vectorized), which cost
+**    more compile time than all the other loop passes; kjit's own loop
+**    versioning already takes the invariant tests out of the fast copy;
+**  - no coroutine or OpenMP passes (kjit emits neither);
+**  - no verifier (kc_compile_impl verifies before).
+** Everything else (inliner, loop and SLP vectorizers with interleaving,
+** loop-unroll<O3>, argpromotion, aggressive-instcombine) is as at O3. */
+#define KC_SCFG "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;"
+#define KC_SCFG_LOOPS "switch-range-to-icmp;no-switch-to-lookup;keep-loops;"
+static const char kc_pipeline_o3[] =
+  "annotation2metadata,forceattrs,inferattrs,"
+  "function<eager-inv>(lower-expect,"
+  KC_SCFG "no-switch-range-to-icmp;no-switch-to-lookup;keep-loops;"
+  "no-hoist-common-insts;no-sink-common-insts>,"
+  "sroa,early-cse<>,callsite-splitting),ipsccp,called-value-propagation,"
+  "globalopt,function(mem2reg),deadargelim,"
+  "function<eager-inv>(instcombine,"
+  KC_SCFG KC_SCFG_LOOPS "no-hoist-common-insts;no-sink-common-insts>),"
+  "require<globals-aa>,function(invalidate<aa>),require<profile-summary>,"
+  "cgscc(devirt<4>(inline<only-mandatory>,inline,function-attrs,"
+  "argpromotion,function<eager-inv>(sroa,early-cse<memssa>,"
+  "speculative-execution,jump-threading,correlated-propagation,"
+  KC_SCFG KC_SCFG_LOOPS "no-hoist-common-insts;no-sink-common-insts>,"
+  "instcombine,aggressive-instcombine,libcalls-shrinkwrap,tailcallelim,"
+  KC_SCFG KC_SCFG_LOOPS "no-hoist-common-insts;no-sink-common-insts>,"
+  "reassociate,require<opt-remark-emit>,loop-mssa(loop-instsimplify,"
+  "loop-simplifycfg,licm,loop-rotate,licm,"
+  "simple-loop-unswitch<no-nontrivial;trivial>),"
+  KC_SCFG KC_SCFG_LOOPS "no-hoist-common-insts;no-sink-common-insts>,"
+  "instcombine,loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),"
+  "sroa,mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce,instcombine,"
+  "jump-threading,correlated-propagation,adce,memcpyopt,dse,"
+  "loop-mssa(licm),"
+  KC_SCFG KC_SCFG_LOOPS "hoist-common-insts;sink-common-insts>,"
+  "instcombine))),globalopt,globaldce,elim-avail-extern,"
+  "rpo-function-attrs,require<globals-aa>,function<eager-inv>(float2int,"
+  "lower-constant-intrinsics,loop(loop-rotate,loop-deletion),"
+  "loop-distribute,inject-tli-mappings,"
+  "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,"
+  "loop-load-elim,instcombine,"
+  "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;"
+  "switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts>,"
+  "slp-vectorizer,vector-combine,instcombine,loop-unroll<O3>,"
+  "transform-warning,instcombine,require<opt-remark-emit>,"
+  "loop-mssa(licm),alignment-from-assumptions,loop-sink,instsimplify,"
+  "div-rem-pairs,"
+  KC_SCFG KC_SCFG_LOOPS "no-hoist-common-insts;no-sink-common-insts>),"
+  "cg-profile,globaldce,constmerge,rel-lookup-table-converter,"
+  "function(annotation-remarks)";
+
 /* Optimizes M for the host at level opt. Locked. Returns 0 or -1. */
 static int kc_optimize(LLVMModuleRef M, int opt, char **err) {
   if (!kc_get_tm(err)) return -1;
@@ -512,7 +566,12 @@ static int kc_optimize(LLVMModuleRef M, int opt, char **err) {
   LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(po, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
-  LLVMErrorRef e = LLVMRunPasses(M, pipeline, kc_tm, po);
+  LLVMErrorRef e = LLVMRunPasses(M, opt == 3 ? kc_pipeline_o3 : pipeline, kc_tm, po);
+  if (e && opt == 3) {
+    /* not parsed, so nothing ran: an LLVM whose pass names differ */
+    LLVMConsumeError(e);
+    e = LLVMRunPasses(M, pipeline, kc_tm, po);
+  }
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *m = kc_errmsg(e);
