@@ -170,12 +170,13 @@ if not by_id.kjit.skip then
   end
   overhead.first_compile_small_ms = median_compile("small")
   overhead.first_compile_mandelbrot_ms = median_compile("mandelbrot")
+  overhead.first_compile_stencil_ms = median_compile("stencil")
   -- the disk cache: one process stores, then fresh processes load (each
   -- must report a hit, else the figure would be a compile's)
   local cdir = os.tmpname()
   os.remove(cdir)
   sh("mkdir -p " .. q(cdir))
-  for _, which in ipairs{ "small", "mandelbrot" } do
+  for _, which in ipairs{ "small", "mandelbrot", "stencil" } do
     sh(lua_env .. "lua5.4 " .. here .. "compile_time.lua " .. which .. " " .. q(cdir))
     local t, tn = {}, {}
     for i = 1, 5 do
@@ -316,10 +317,14 @@ if overhead.call0_jit_ns then
     overhead.first_compile_small_ms or 0 / 0))
   print(string.format("  first compile, mandelbrot     (fresh process, median of 5): %6.1f ms",
     overhead.first_compile_mandelbrot_ms or 0 / 0))
+  print(string.format("  first compile, 2-D stencil    (fresh process, median of 5): %6.1f ms",
+    overhead.first_compile_stencil_ms or 0 / 0))
   print(string.format("  disk-cache load, small function (fresh process, median of 5): %6.2f ms (target < 1 ms)",
     overhead.cache_load_small_ms or 0 / 0))
   print(string.format("  disk-cache load, mandelbrot     (fresh process, median of 5): %6.2f ms",
     overhead.cache_load_mandelbrot_ms or 0 / 0))
+  print(string.format("  disk-cache load, 2-D stencil    (fresh process, median of 5): %6.2f ms",
+    overhead.cache_load_stencil_ms or 0 / 0))
   print(string.format("  disk-cache load, a later small function in the same process:  %6.2f ms",
     overhead.cache_load_next_ms or 0 / 0))
 end

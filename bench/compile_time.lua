@@ -1,8 +1,11 @@
 -- bench/compile_time.lua: the first compile in a fresh process (LLVM's
--- start-up included), of a small function or of the mandelbrot kernel.
---   LUA_CPATH="build/?.so;;" lua5.4 bench/compile_time.lua small|mandelbrot [CACHEDIR]
+-- start-up included), of a small function, of the mandelbrot kernel or of
+-- a 2-D 5-point stencil over f64[:,:] (one sweep; nested loops whose bounds
+-- checks are versioned, then vectorized: the costly case for LLVM).
+--   LUA_CPATH="build/?.so;;" lua5.4 bench/compile_time.lua small|mandelbrot|stencil [CACHEDIR]
 -- Prints "compile_ms <ms>". The call runs on a 2 x 2 image with 1
--- iteration, so the time is the compile's. CPU time (os.clock).
+-- iteration (a 4 x 4 grid for the stencil), so the time is the compile's.
+-- CPU time (os.clock).
 -- With CACHEDIR, the function is compiled with {cache = true} and the disk
 -- cache in CACHEDIR: the first run stores the object code, the next ones
 -- load it (then "compile_ms" is the load, and "cache_hits 1" follows).
@@ -15,6 +18,15 @@ if cachedir then
   kjit.cache_dir(cachedir)
   opts = { cache = true }
 end
+-- B = the 5-point average of A inside the border
+local function stencil(n, A, B)
+  for i = 2, n - 1 do
+    for j = 2, n - 1 do
+      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1])
+    end
+  end
+end
+
 local t0, f
 if which == "small" then
   t0 = os.clock()
@@ -25,8 +37,13 @@ elseif which == "mandelbrot" then
   t0 = os.clock()
   f = kjit.jit(K.mandelbrot, opts)
   f(2, 2, 1, img)
+elseif which == "stencil" then
+  local A, B = kjit.zeros({ 4, 4 }, "f64"), kjit.zeros({ 4, 4 }, "f64")
+  t0 = os.clock()
+  f = kjit.jit(stencil, opts)
+  f(4, A, B)
 else
-  io.stderr:write("usage: compile_time.lua small|mandelbrot [CACHEDIR]\n")
+  io.stderr:write("usage: compile_time.lua small|mandelbrot|stencil [CACHEDIR]\n")
   os.exit(2)
 end
 print(string.format("compile_ms %.6g", (os.clock() - t0) * 1e3))

@@ -18,6 +18,13 @@
 ** test before the loop picks the unchecked one when every such index stays
 ** in bounds over the whole iteration range. The checked copy still raises
 ** the exact error at the exact iteration, so semantics are unchanged.
+** On the CPU only innermost numeric for loops are versioned (their test runs
+** on each entry, so indices invariant in them, such as a row index, are
+** proven there too), and the checked copy is marked not to be vectorized:
+** versioning every level multiplied the code LLVM optimizes (2^depth copies
+** of the innermost body, each vectorized), which made the compile time of
+** nested loops several times that of the unchecked code. GPU kernels keep
+** the nested versioning (their PTX is unchanged).
 */
 #include <stdio.h>
 #include <stdarg.h>
@@ -26,6 +33,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 #include "codegen.h"
 #include "buffer.h"
 #include "parse.h"
@@ -99,6 +107,7 @@ typedef struct CG {
   LabelScope *labels;
   uint8_t *nocheck;             /* by Expr.id: bounds check proven */
   int versioning;               /* nesting of versioned loops */
+  int checked_copy;             /* emitting the checked copy of a versioned loop */
   LLVMValueRef depth;           /* pure functions: i32 call depth (mark_pure) */
   LLVMValueRef chunkname;       /* i8* constant */
   int in_prange;                /* emitting a prange worker: inner pranges are plain loops */
@@ -2121,6 +2130,20 @@ static LLVMValueRef hoist_test(CG *G, LoopInfo *li, LLVMValueRef lo, LLVMValueRe
   return all;
 }
 
+/* Marks the loop whose back edge is br as not to be vectorized (nor
+** interleaved): llvm.loop metadata, a distinct node naming itself. */
+static void no_vectorize(CG *G, LLVMValueRef br) {
+  LLVMMetadataRef self = LLVMTemporaryMDNode(G->C, NULL, 0);
+  static const char key[] = "llvm.loop.vectorize.enable";
+  LLVMMetadataRef hint[2] = { LLVMMDStringInContext2(G->C, key, sizeof key - 1),
+                              LLVMValueAsMetadata(ci1(G, 0)) };
+  LLVMMetadataRef ops[2] = { self, LLVMMDNodeInContext2(G->C, hint, 2) };
+  LLVMMetadataRef id = LLVMMDNodeInContext2(G->C, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, id);   /* frees the temporary */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(G->C, "llvm.loop", 9),
+                  LLVMMetadataAsValue(G->C, id));
+}
+
 /* One copy of an integer for loop: runs count+1 iterations from init. */
 static void emit_int_loop(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
                           LLVMValueRef count, LLVMBasicBlockRef exit) {
@@ -2137,22 +2160,45 @@ static void emit_int_loop(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
   LLVMPositionBuilderAtEnd(G->B, cont);
   LLVMValueRef idx2 = LLVMBuildAdd(G->B, idx, step, "");
   LLVMValueRef rem2 = LLVMBuildSub(G->B, rem, ci64(G, 1), "");
-  LLVMBuildBr(G->B, body);
+  LLVMValueRef back = LLVMBuildBr(G->B, body);
+  /* the checked copy runs only when an index leaves its bounds: it is
+  ** kept scalar, which halves what LLVM vectorizes and compiles */
+  if (G->checked_copy && G->target->kind != KT_NVPTX) no_vectorize(G, back);
   LLVMValueRef iv[2] = { init, idx2 }, rv[2] = { count, rem2 };
   LLVMBasicBlockRef from[2] = { pre, cont };
   LLVMAddIncoming(idx, iv, from, 2);
   LLVMAddIncoming(rem, rv, from, 2);
 }
 
+/* True when b contains a numeric for loop (at any depth). */
+static int has_fornum(Block *b) {
+  for (int i = 0; i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    switch (s->kind) {
+    case S_FORNUM: return 1;
+    case S_DO: if (has_fornum(s->u.block)) return 1; break;
+    case S_WHILE: case S_REPEAT: if (has_fornum(s->u.loop.body)) return 1; break;
+    case S_IF:
+      for (int j = 0; j < s->u.ifs.n; j++) if (has_fornum(s->u.ifs.blocks[j])) return 1;
+      if (s->u.ifs.els && has_fornum(s->u.ifs.els)) return 1;
+      break;
+    default: break;
+    }
+  }
+  return 0;
+}
+
 /* An integer for loop of count+1 iterations from init, with its bounds
-** checks hoisted when it can (a checked and an unchecked copy). */
+** checks hoisted when it can (a checked and an unchecked copy). On the CPU
+** only an innermost loop is versioned (see the top of the file). */
 static void emit_int_for(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
                          LLVMValueRef count, LLVMValueRef pos, LLVMBasicBlockRef exit) {
   LoopInfo li;
   memset(&li, 0, sizeof li);
   Var *lv = s->u.fornum.var;
   if (G->f->boundscheck && G->versioning < 3 && lv->nassign == 0 &&
-      G->sp->vartypes[lv->id].kind == T_INT) {
+      G->sp->vartypes[lv->id].kind == T_INT &&
+      (G->target->kind == KT_NVPTX || !has_fornum(s->u.fornum.body))) {
     li.variant = ks_alloc(G->S, G->f->nvars + 1);
     mark_variant_block(G, s->u.fornum.body, li.variant);
     li.variant[lv->id] = 1;
@@ -2175,7 +2221,10 @@ static void emit_int_for(CG *G, Stmt *s, LLVMValueRef init, LLVMValueRef step,
     emit_int_loop(G, s, init, step, count, exit);
     for (int i = nh - 1; i >= 0; i--) G->nocheck[li.h[i].index->id] = saved[i];
     LLVMPositionBuilderAtEnd(G->B, slow);
+    int cc = G->checked_copy;
+    G->checked_copy = 1;
     emit_int_loop(G, s, init, step, count, exit);
+    G->checked_copy = cc;
     G->versioning--;
   }
 }
@@ -2603,7 +2652,7 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
   VarSlot *slots0 = G->slots;
   LoopCtx *loop0 = G->loop;
   LabelScope *labels0 = G->labels;
-  int versioning0 = G->versioning;
+  int versioning0 = G->versioning, checked0 = G->checked_copy;
 
   LLVMTypeRef envp = LLVMPointerType(G->i8p, 0);
   LLVMTypeRef ps[5] = { envp, G->i64, G->i64, G->i64, G->errp };
@@ -2625,6 +2674,7 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
   G->fn = fn;
   G->slots = ks_alloc(G->S, (G->f->nvars + 1) * sizeof(VarSlot));
   G->loop = NULL; G->labels = NULL; G->versioning = 0; G->depth = NULL;
+  G->checked_copy = 0;
   G->in_prange = 1;
   G->allocas = new_bb(G, "entry");
   LLVMBasicBlockRef start = new_bb(G, "start");
@@ -2705,7 +2755,7 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
 
   G->fn = fn0; G->err = err0; G->chunkname = chunk0; G->depth = depth0;
   G->allocas = allocas0; G->slots = slots0; G->loop = loop0; G->labels = labels0;
-  G->versioning = versioning0; G->in_prange = 0;
+  G->versioning = versioning0; G->checked_copy = checked0; G->in_prange = 0;
   LLVMPositionBuilderAtEnd(G->B, at0);
   return fn;
 }
@@ -2934,7 +2984,7 @@ static void emit_spec(CG *G, KSpec *sp) {
   G->fn = (LLVMValueRef)sp->llfunc;
   G->slots = ks_alloc(G->S, (f->nvars + 1) * sizeof(VarSlot));
   G->nocheck = ks_alloc(G->S, f->chunk->nexprs + 1);
-  G->loop = NULL; G->labels = NULL; G->versioning = 0;
+  G->loop = NULL; G->labels = NULL; G->versioning = 0; G->checked_copy = 0;
   G->allocas = new_bb(G, "entry");
   LLVMBasicBlockRef start = new_bb(G, "start");
   LLVMPositionBuilderAtEnd(G->B, start);

@@ -47,10 +47,14 @@ int kc_prepare_module(LLVMModuleRef M, char **err);
 int kc_register_symbol(const char *name, void *addr);
 
 /* Verifies M (error text returned, never aborts), optimizes it for the host
-   CPU (new pass manager, "default<O{opt}>", loop and SLP vectorization on),
-   optionally renders the optimized IR (*ir_out) and host assembly
-   (*asm_out), adds M to the JIT under its own ResourceTracker and looks up
-   names[0..n) into addrs. Takes ownership of M and ctx in all cases. On
+   CPU (new pass manager; at opt 3 LLVM's O3 pipeline without non-trivial
+   loop unswitching, or a short pipeline when M is small and has no loops
+   or calls; loop and SLP vectorization on), optionally renders the
+   optimized IR (*ir_out) and host assembly (*asm_out), generates the code
+   (the JIT's target settings), adds it to the JIT under its own
+   ResourceTracker and looks up names[0..n) into addrs. names[0] is the
+   entry point (the only function that may call others for the short
+   pipeline). Takes ownership of M and ctx in all cases. On
    failure returns NULL and sets *err to a malloc'd message (the backend's
    own text). ir_out/asm_out/err may be NULL; returned strings are
    malloc'd (free()). */
