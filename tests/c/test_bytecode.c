@@ -35,25 +35,14 @@
 #include "lualib.h"
 #include "frontend/bytecode.h"
 #include "ir/ir.h"
+#include "casetest.h"
 
 #define CASES "tests/c/bytecode_cases.txt"
 #define FIXTURES "tests/c/bytecode_fixtures/"
 
-static int npass, nfail;
 static lua_State *L;
 static char err[1024];
 
-static void check_(int ok, int line, const char *fmt, ...) {
-  if (ok) { npass++; return; }
-  nfail++;
-  printf("FAIL (test_bytecode.c:%d): ", line);
-  va_list ap;
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-}
-#define CHECK(c, ...) check_((c) != 0, __LINE__, __VA_ARGS__)
 
 
 /*
@@ -115,32 +104,6 @@ int openat(int dir, const char *path, int flags, ...) {
 ** Helpers
 ** =======================================================
 */
-
-typedef struct Buf { char *s; size_t n, cap; } Buf;
-
-static void bput(Buf *b, const char *s, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    b->cap = (b->n + n + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = '\0';
-}
-static void bputs(Buf *b, const char *s) { bput(b, s, strlen(s)); }
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  Buf b = {0};
-  char tmp[4096];
-  size_t r;
-  while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) bput(&b, tmp, r);
-  fclose(f);
-  if (b.s == NULL) bput(&b, "", 0);
-  *len = b.n;
-  return b.s;
-}
 
 /* Builds and prints every prototype of chunk c (pre-order) into out;
 ** returns 0 (message in err) if one fails to build. */
@@ -218,53 +181,11 @@ static int ir_of_source(const char *src, const char *name, int strip, Buf *out) 
 ** =======================================================
 */
 
-typedef struct Case { char *name, *src, *ir; } Case;
 static Case cases[64];
 static int ncases;
 
-static char *dupn(const char *s, size_t n) {
-  char *d = malloc(n + 1);
-  memcpy(d, s, n);
-  d[n] = '\0';
-  return d;
-}
-
-static void load_cases(void) {
-  size_t len;
-  char *text = read_file(CASES, &len);
-  CHECK(text != NULL, "cannot read %s (run from the source directory)", CASES);
-  if (text == NULL) return;
-  char *p = text;
-  while ((p = strstr(p, "=== ")) != NULL && ncases < 64) {
-    Case *c = &cases[ncases++];
-    char *eol = strchr(p, '\n');
-    c->name = dupn(p + 4, (size_t)(eol - p - 4));
-    char *src = eol + 1;
-    char *sep = strstr(src, "--- ir\n");
-    if (sep == NULL) { ncases--; break; }
-    c->src = dupn(src, (size_t)(sep - src));
-    char *ir = sep + 7;
-    char *next = strncmp(ir, "=== ", 4) == 0 ? ir - 1 : strstr(ir, "\n=== ");
-    size_t n = next ? (size_t)(next - ir) + 1 : strlen(ir);
-    c->ir = dupn(ir, n);
-    p = ir + n;
-  }
-  free(text);
-}
-
-static void first_diff(const char *want, const char *got) {
-  int line = 1;
-  const char *w = want, *g = got;
-  while (*w && *w == *g) { if (*w == '\n') line++; w++; g++; }
-  const char *ws = w, *gs = g;
-  while (ws > want && ws[-1] != '\n') ws--;
-  while (gs > got && gs[-1] != '\n') gs--;
-  printf("  first difference at line %d:\n  want: %.*s\n  got:  %.*s\n", line,
-         (int)strcspn(ws, "\n"), ws, (int)strcspn(gs, "\n"), gs);
-}
-
 static void test_cases(void) {
-  load_cases();
+  ncases = load_case_file(CASES, cases, 64);
   CHECK(ncases >= 20, "%d cases in %s", ncases, CASES);
   int update = getenv("KJIT_BYTECODE_UPDATE") != NULL;
   Buf all = {0};
@@ -276,22 +197,16 @@ static void test_cases(void) {
     int ok = ir_of_source(c->src, name, 0, &out);
     CHECK(ok, "case %s: %s", c->name, err);
     if (!ok) { free(out.s); continue; }
-    int same = strcmp(out.s, c->ir) == 0;
+    int same = strcmp(out.s, c->want) == 0;
     CHECK(same || update, "case %s: IR differs", c->name);
     if (!same && !update) {
-      first_diff(c->ir, out.s);
+      first_diff(c->want, out.s);
       if (getenv("KJIT_BYTECODE_VERBOSE")) printf("%s", out.s);
     }
-    bputs(&all, "=== "); bputs(&all, c->name); bputs(&all, "\n");
-    bputs(&all, c->src);
-    bputs(&all, "--- ir\n");
-    bputs(&all, out.s);
+    put_case(&all, c->name, c->src, "ir", out.s);
     free(out.s);
   }
-  if (update && all.s) {
-    FILE *f = fopen(CASES, "w");
-    if (f) { fwrite(all.s, 1, all.n, f); fclose(f); printf("rewrote %s\n", CASES); }
-  }
+  if (update) rewrite_case_file(CASES, &all);
   free(all.s);
 }
 
@@ -898,14 +813,7 @@ int main(int argc, char **argv) {
   test_many_constants();
   test_hostile();
   lua_close(L);
-  for (int i = 0; i < ncases; i++) {
-    free(cases[i].name); free(cases[i].src); free(cases[i].ir);
-  }
+  free_cases(cases, ncases);
   printf("%d functions built and verified\n", nverified);
-  printf("test_bytecode: %d passed, %d failed\n", npass, nfail);
-  if (argc > 1) {
-    FILE *f = fopen(argv[1], "w");
-    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
-  }
-  return nfail != 0;
+  return test_results("test_bytecode", argc, argv);
 }

@@ -38,48 +38,12 @@
 #include "kjit.h"
 #include "ir/ir_type.h"
 #include "session.h"
+#include "casetest.h"
 
 #define CASES "tests/c/irtype_cases.txt"
 
-static int npass, nfail;
 static lua_State *L;
 
-static void check_(int ok, int line, const char *fmt, ...) {
-  if (ok) { npass++; return; }
-  nfail++;
-  printf("FAIL (test_irtype.c:%d): ", line);
-  va_list ap;
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-}
-#define CHECK(c, ...) check_((c) != 0, __LINE__, __VA_ARGS__)
-
-typedef struct Buf { char *s; size_t n, cap; } Buf;
-
-static void bput(Buf *b, const char *s, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    b->cap = (b->n + n + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = '\0';
-}
-static void bputs(Buf *b, const char *s) { bput(b, s, strlen(s)); }
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  Buf b = {0};
-  char tmp[4096];
-  size_t r;
-  while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) bput(&b, tmp, r);
-  fclose(f);
-  if (b.s == NULL) bput(&b, "", 0);
-  return b.s;
-}
 
 /* "f64[:,:]", "i64", "f32", "boolean", "nil" as a Type; 0 if unknown. */
 static int parse_type(const char *s, size_t n, Type *t) {
@@ -180,59 +144,12 @@ static void type_source(const char *src, const char *name, Buf *out) {
 ** =======================================================
 */
 
-typedef struct Case { char *name, *src, *kind, *want; } Case;
 #define MAXCASES 128
 static Case cases[MAXCASES];
 static int ncases;
 
-static char *dupn(const char *s, size_t n) {
-  char *d = malloc(n + 1);
-  memcpy(d, s, n);
-  d[n] = '\0';
-  return d;
-}
-
-static void load_cases(void) {
-  char *text = read_file(CASES);
-  CHECK(text != NULL, "cannot read %s (run from the source directory)", CASES);
-  if (text == NULL) return;
-  char *p = text;
-  while ((p = strstr(p, "=== ")) != NULL && ncases < MAXCASES) {
-    Case *c = &cases[ncases];
-    char *eol = strchr(p, '\n');
-    if (eol == NULL) break;
-    char *src = eol + 1;
-    char *sep = strstr(src, "\n--- ");
-    if (sep == NULL) break;
-    sep++;
-    char *kindend = strchr(sep, '\n');
-    if (kindend == NULL) break;
-    c->name = dupn(p + 4, (size_t)(eol - p - 4));
-    c->src = dupn(src, (size_t)(sep - src));
-    c->kind = dupn(sep + 4, (size_t)(kindend - sep - 4));
-    char *want = kindend + 1;
-    char *next = strncmp(want, "=== ", 4) == 0 ? want - 1 : strstr(want, "\n=== ");
-    size_t n = next ? (size_t)(next - want) + 1 : strlen(want);
-    c->want = dupn(want, n);
-    p = want + n;
-    ncases++;
-  }
-  free(text);
-}
-
-static void first_diff(const char *want, const char *got) {
-  int line = 1;
-  const char *w = want, *g = got;
-  while (*w && *w == *g) { if (*w == '\n') line++; w++; g++; }
-  const char *ws = w, *gs = g;
-  while (ws > want && ws[-1] != '\n') ws--;
-  while (gs > got && gs[-1] != '\n') gs--;
-  printf("  first difference at line %d:\n  want: %.*s\n  got:  %.*s\n", line,
-         (int)strcspn(ws, "\n"), ws, (int)strcspn(gs, "\n"), gs);
-}
-
 static void test_cases(void) {
-  load_cases();
+  ncases = load_case_file(CASES, cases, MAXCASES);
   CHECK(ncases >= 30, "%d cases in %s", ncases, CASES);
   int update = getenv("KJIT_IRTYPE_UPDATE") != NULL;
   Buf all = {0};
@@ -253,16 +170,10 @@ static void test_cases(void) {
       first_diff(c->want, out.s);
       if (getenv("KJIT_IRTYPE_VERBOSE")) printf("%s", out.s);
     }
-    bputs(&all, "=== "); bputs(&all, c->name); bputs(&all, "\n");
-    bputs(&all, c->src);
-    bputs(&all, "--- "); bputs(&all, kind); bputs(&all, "\n");
-    bputs(&all, out.s);
+    put_case(&all, c->name, c->src, kind, out.s);
     free(out.s);
   }
-  if (update && all.s) {
-    FILE *f = fopen(CASES, "w");
-    if (f) { fwrite(all.s, 1, all.n, f); fclose(f); printf("rewrote %s\n", CASES); }
-  }
+  if (update) rewrite_case_file(CASES, &all);
   free(all.s);
 }
 
@@ -489,7 +400,7 @@ static void test_crosscheck(void) {
 ** a few signatures: a specialization or a located message, never a crash
 ** (run under ASan). */
 static void test_robust(void) {
-  char *text = read_file("tests/c/bytecode_cases.txt");
+  char *text = read_file("tests/c/bytecode_cases.txt", NULL);
   CHECK(text != NULL, "cannot read tests/c/bytecode_cases.txt");
   if (text == NULL) return;
   static const char *const sigs[] = { "i64", "f64", "f64[:]", "f32[:,:]", "boolean", "nil" };
@@ -554,7 +465,7 @@ static void test_robust(void) {
 ** holding the file's earlier top-level locals and functions (its
 ** upvalues); requires are left out. */
 static int cross_file(const char *path, int *agree, int *accepted, int *differ) {
-  char *text = read_file(path);
+  char *text = read_file(path, NULL);
   if (text == NULL) return 0;
   Buf prefix = {0};
   bputs(&prefix, "");
@@ -699,13 +610,6 @@ int main(int argc, char **argv) {
   test_cross_files();
   test_large();
   lua_close(L);
-  for (int i = 0; i < ncases; i++) {
-    free(cases[i].name); free(cases[i].src); free(cases[i].kind); free(cases[i].want);
-  }
-  printf("test_irtype: %d passed, %d failed\n", npass, nfail);
-  if (argc > 1) {
-    FILE *f = fopen(argv[1], "w");
-    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
-  }
-  return nfail != 0;
+  free_cases(cases, ncases);
+  return test_results("test_irtype", argc, argv);
 }
