@@ -54,6 +54,21 @@ function raises(pattern, fn, ...)
   return msg
 end
 
+-- Returns what make() returns after their __gc ran: another object's
+-- finalizer keeps them (resurrection, no debug library needed). Objects
+-- unreachable together are all finalized in the same collection.
+function resurrected(make)
+  local saved = {}
+  local function setup()
+    local objs = table.pack(make())
+    setmetatable({}, { __gc = function() saved.v = objs end })
+  end
+  setup()
+  collectgarbage(); collectgarbage()
+  truthy(saved.v, "the keeper's finalizer ran")
+  return table.unpack(saved.v, 1, saved.v.n)
+end
+
 function skip(reason) error({ skip = reason }, 0) end
 
 function test(name, fn)

@@ -123,21 +123,6 @@ local function common_errors()
   raises("kjit.cuda.event expected", function() cuda.event_elapsed_time(1, 2) end)
 end
 
--- Returns what make() returns after their __gc ran: another object's
--- finalizer keeps them (resurrection, no debug library needed). Objects
--- unreachable together are all finalized in the same collection.
-local function resurrected(make)
-  local saved = {}
-  local function setup()
-    local objs = table.pack(make())
-    setmetatable({}, { __gc = function() saved.v = objs end })
-  end
-  setup()
-  collectgarbage(); collectgarbage()
-  truthy(saved.v, "the keeper's finalizer ran")
-  return table.unpack(saved.v, 1, saved.v.n)
-end
-
 -- Device arrays, streams and events used after their __gc: a Lua error,
 -- never a copy from or to released memory or a destroyed driver handle.
 local function after_gc()

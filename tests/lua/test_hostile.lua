@@ -263,21 +263,6 @@ test("views outlive, alias and reshape their base", function()
   usable()
 end)
 
--- Returns what make() returns after their __gc ran: another object's
--- finalizer keeps them (resurrection, no debug library needed). Objects
--- unreachable together are all finalized in the same collection.
-local function resurrected(make)
-  local saved = {}
-  local function setup()
-    local objs = table.pack(make())
-    setmetatable({}, { __gc = function() saved.v = objs end })
-  end
-  setup()
-  collectgarbage() collectgarbage()
-  truthy(saved.v, "the keeper's finalizer ran")
-  return table.unpack(saved.v, 1, saved.v.n)
-end
-
 test("objects used after their __gc ran (resurrected): errors, not crashes", function()
   local src = function(x) local s = 0 for i = 1, #x do s = s + x[i] end return s end
   local f, g, a, v = resurrected(function()
