@@ -395,9 +395,9 @@ static int jit_call(lua_State *L) {
   ** the debug library could still pass something else: refuse it */
   if (o == NULL || lua_rawlen(L, 1) != sizeof(JitObj))
     return luaL_typeerror(L, 1, JIT_METATABLE);
-  if (o->dead) return dead_error(L);
   int n = lua_gettop(L) - 1;
   if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
+    if (o->dead) return dead_error(L);
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
     lua_call(L, n, LUA_MULTRET);
@@ -412,7 +412,11 @@ static int jit_call(lua_State *L) {
   JitSpec *js = o->last;
   if (js == NULL || !spec_matches(js, sig, n, slots)) {
     js = find_spec(o, sig, n, slots);
-    if (js == NULL) js = compile_spec(L, o, 1, sig, n, 2, 0);
+    if (js == NULL) {
+      /* a finalized object has no specializations left: it ends here */
+      if (o->dead) return dead_error(L);
+      js = compile_spec(L, o, 1, sig, n, 2, 0);
+    }
     o->last = js;
   }
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
