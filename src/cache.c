@@ -35,6 +35,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
 #endif
+#include "clock.h"
 #include "cache.h"
 
 #include <dirent.h>
@@ -100,12 +101,6 @@ void kcache_stats(KCacheStats *s, int reset) {
   if (s) *s = stats;
   if (reset) memset(&stats, 0, sizeof stats);
   pthread_mutex_unlock(&stats_lock);
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* --- hashing ------------------------------------------------------------------ */
@@ -568,7 +563,7 @@ static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr) {
 KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
                              int opt, const char *entry, const char *meta,
                              void **addr, int *hit, char **err) {
-  double t0 = now_ms();
+  double t0 = k_now_ms();
   if (hit) *hit = 0;
   if (err) *err = NULL;
   LLVMValueRef F = NULL;
@@ -592,7 +587,7 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
       LLVMDisposeModule(M);
       kc_dispose_context(ctx);
       if (hit) *hit = 1;
-      double dt = now_ms() - t0;
+      double dt = k_now_ms() - t0;
       pthread_mutex_lock(&stats_lock);
       stats.load_ms += dt;
       pthread_mutex_unlock(&stats_lock);

@@ -27,6 +27,7 @@
 ** LLVM (e.g. a graphics driver).
 */
 #include "cpu.h"
+#include "clock.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -85,12 +86,6 @@ static _Thread_local char kc_diag[4096];
 /* --- small helpers ---------------------------------------------------- */
 
 /* Wall clock in milliseconds. */
-static double kc_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* malloc'd copy of s (NULL stays NULL on allocation failure). */
 static char *kc_strdup(const char *s) {
   size_t n = strlen(s) + 1;
@@ -271,7 +266,7 @@ static int kc_sym_add(const char *name, void *addr) {
 /* Creates the LLJIT if there is none. Locked. Returns 0 or -1. */
 static int kc_ensure_jit(char **err) {
   if (kc_jit) return 0;
-  double t0 = kc_now_ms();
+  double t0 = k_now_ms();
   kc_sym_add("__powidf2", (void *)__powidf2);
   kc_sym_add("__powisf2", (void *)__powisf2);
 
@@ -313,7 +308,7 @@ static int kc_ensure_jit(char **err) {
     return -1;
   }
   kc_jit_gen++;
-  if (kc_init_time_ms == 0) kc_init_time_ms = kc_now_ms() - t0;
+  if (kc_init_time_ms == 0) kc_init_time_ms = k_now_ms() - t0;
   return 0;
 fail:;
   char *m = kc_errmsg(e);

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "lua.h"
 #include "lauxlib.h"
 #include "buffer.h"
@@ -982,12 +983,6 @@ static int c_stream(lua_State *L) {
   return 1;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* arg: the argument number for messages, 0 for the receiver. */
 static KEvent *checkevent(lua_State *L, int idx, int arg) {
   KEvent *e = (KEvent *)luaL_checkudata(L, idx, KCU_EVENT);
@@ -1000,7 +995,7 @@ static KEvent *checkevent(lua_State *L, int idx, int arg) {
 static int e_record(lua_State *L) {
   KEvent *e = checkevent(L, 1, 0);
   KCuStream s = kcu_check_stream(L, 2);
-  if (e->sim) e->t_ms = now_ms();
+  if (e->sim) e->t_ms = k_now_ms();
   else CHECK(L, cu.EventRecord(e->h, s), "cuEventRecord");
   e->recorded = 1;
   lua_settop(L, 1);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include "clock.h"
 #include "lua.h"
 #include "lauxlib.h"
 #include "kjit.h"
@@ -224,15 +225,9 @@ static const char *push_cache_meta(lua_State *L, const JitObj *o, const JitSpec 
 /* Compiles the function (jit object at 1, Lua function in its user value)
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
                              int nsig, int argbase, int want_text) {
-  double t0 = now_ms();
+  double t0 = k_now_ms();
   register_runtime();
   objidx = lua_absindex(L, objidx);
   SessionBox *sb = ks_push_session(L, o->boundscheck, o->fastmath, o->opt);
@@ -338,7 +333,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   sb->result = NULL;   /* owned by the jit object from here on */
   ks_release_session(L, sb);
   lua_settop(L, sbidx - 1);
-  js->compile_ms = now_ms() - t0;
+  js->compile_ms = k_now_ms() - t0;
   js->next = o->specs;
   o->specs = js;
   o->nspecs++;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "lua.h"
 #include "lauxlib.h"
 #include "kjit.h"
@@ -201,12 +202,6 @@ static void sess_fail(SessionBox *sb, const char *what, char *err) {
   longjmp(*sb->S.jb, 1);
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
 ** capability cc, or KT_SIM); links the spec into the kernel. Raises Lua
 ** errors (compile errors carry the user's file:line). */
@@ -215,7 +210,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   Kernel *k = luaL_checkudata(L, kidx_, KERNEL_MT);
   if (k->dead) luaL_error(L, "kernel used after it was finalized");
   volatile int kidx = lua_absindex(L, kidx_);   /* used after setjmp */
-  double t0 = now_ms();
+  double t0 = k_now_ms();
   SessionBox *sb = ks_push_session(L, k->boundscheck, k->fastmath, k->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
@@ -334,7 +329,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     ks->entry = (KEntry)addr;
   }
   ks->uses_sync = S->uses_sync;
-  ks->compile_ms = now_ms() - t0;
+  ks->compile_ms = k_now_ms() - t0;
   sb->result = NULL;   /* owned by the kernel from here on */
   ks_release_session(L, sb);
   lua_settop(L, sbidx - 1);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include <time.h>
+#include "clock.h"
 #include "lua.h"
 #include "lauxlib.h"
 #include "parallel.h"
@@ -273,9 +274,7 @@ int kp_prange(lua_State *L) {
 ** time of every thread of the process, which is what a parallel loop
 ** multiplies, so it cannot time one. */
 static int l_clock(lua_State *L) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  lua_pushnumber(L, k_now_ms() * 1e-3);
   return 1;
 }
 
