@@ -12,6 +12,22 @@ local ok, why = cuda.is_available()
 local SIM = os.getenv("KJIT_BENCH_SIM") == "1"
 if SIM then cuda.simulate(true) elseif not ok then print("# no GPU: " .. tostring(why)); os.exit(0) end
 
+-- KJIT_PTX_REPORT=dir (bench/gpu/ptx_report.sh): every kernel this script
+-- makes is recorded, and its PTX written to dir at the end, named by the
+-- line of its Lua function, so that a code generator change can be compared
+-- kernel by kernel (instructions, registers) without a GPU.
+local PTX_DIR, made = os.getenv("KJIT_PTX_REPORT"), {}
+if PTX_DIR then
+  local jit = cuda.jit
+  cuda.jit = function(fn, opts)
+    local k = jit(fn, opts)
+    local info = debug.getinfo(fn, "S")
+    made[#made + 1] = { k = k, where = (info.short_src:match("[^/]*$") .. "_" .. info.linedefined):gsub("[^%w_.]+", "_"),
+                        nocheck = type(opts) == "table" and opts.boundscheck == false }
+    return k
+  end
+end
+
 local function median(t) table.sort(t); return t[(#t + 1) // 2] end
 local function emit(name, v, unit) print(string.format("%s\t%.4g\t%s", name, v, unit)) end
 -- a kernel whose result is wrong prints "# MISMATCH ...": run_gpu.sh shows
@@ -232,4 +248,15 @@ else
     emit("vectorize_saxpy_bandwidth", 3 * 4 * n / (vms * 1e-3) / 1e12, "TB/s")
   end)
   if not vok then print("# vectorize_saxpy: skipped (" .. tostring(verr):gsub("\n.*", "") .. ")") end
+end
+
+if PTX_DIR then
+  for _, m in ipairs(made) do
+    for j, sig in ipairs(m.k.signatures) do
+      local path = string.format("%s/%s%s_%d.ptx", PTX_DIR, m.where, m.nocheck and "_nocheck" or "", j)
+      local f = assert(io.open(path, "w"))
+      f:write(m.k:inspect("ptx", "void" .. sig))
+      f:close()
+    end
+  end
 end
