@@ -44,6 +44,8 @@
 #include "cudadrv.h"
 #include "cudasim.h"
 #include "kernel.h"
+#include "host/options.h"
+#include "host/signature.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -427,53 +429,17 @@ static int launch_types(const Kernel *k, const Type *t, int n, Type *out) {
   return n;
 }
 
-/* Parses "void(f32, f32[:], i64)" (the "void" is optional). */
+/* Reads "void(f32, f32[:], i64)" (the "void" and even the parentheses
+** may be left out) with the one signature grammar (host/signature.c). */
 static int parse_sig(lua_State *L, const char *s, Type *out) {
-  const char *p = s;
-  while (*p == ' ') p++;
-  if (strncmp(p, "void", 4) == 0) p += 4;
-  while (*p == ' ') p++;
-  int paren = *p == '(';
-  if (paren) p++;
-  int n = 0;
-  for (;;) {
-    while (*p == ' ') p++;
-    if (*p == ')' || *p == 0) break;
-    char name[16];
-    int k = 0;
-    while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) { if (k < 15) name[k++] = *p; p++; }
-    name[k] = 0;
-    while (*p == ' ') p++;
-    int dt = -1;
-    for (int d = 0; d < KJIT_NDTYPES; d++) if (strcmp(kjit_dtype_name((kjit_dtype)d), name) == 0) dt = d;
-    if (strcmp(name, "float32") == 0) dt = KJIT_F32;
-    if (strcmp(name, "float64") == 0) dt = KJIT_F64;
-    if (strcmp(name, "int32") == 0) dt = KJIT_I32;
-    if (strcmp(name, "int64") == 0) dt = KJIT_I64;
-    Type t;
-    if (*p == '[') {
-      int nd = 1;
-      p++;
-      while (*p && *p != ']') { if (*p == ',') nd++; p++; }
-      if (*p != ']' || dt < 0 || nd > KJIT_MAXDIMS) goto bad;
-      p++;
-      t = TY(T_BUF); t.dtype = (uint8_t)dt; t.ndim = (uint8_t)nd;
-    } else if (strcmp(name, "f32") == 0 || strcmp(name, "float32") == 0) t = TY(T_F32);
-    else if (strcmp(name, "f64") == 0 || strcmp(name, "float64") == 0 || strcmp(name, "float") == 0 ||
-             strcmp(name, "double") == 0) t = TY(T_F64);
-    else if (strcmp(name, "bool") == 0 || strcmp(name, "boolean") == 0) t = TY(T_BOOL);
-    else if (dt >= 0 || strcmp(name, "int") == 0) t = TY(T_INT);   /* integer scalars are Lua integers */
-    else goto bad;
-    if (n >= KJIT_MAXARGS) goto bad;
-    out[n++] = t;
-    while (*p == ' ') p++;
-    if (*p == ',') p++;
-    else if (*p != ')' && *p != 0) goto bad;
-  }
-  if (paren && *p != ')') goto bad;
-  return n;
-bad:
-  return luaL_error(L, "bad kernel signature '%s' (expected e.g. \"void(f32, f32[:], i64)\")", s);
+  KSig ks;
+  Type ret;
+  int has_ret;
+  char err[256];
+  if (ksig_parse(s, KSIG_KERNEL, &ks, err, sizeof err) != 0 ||
+      ksig_types(&ks, KSIG_KERNEL, out, &ret, &has_ret, err, sizeof err) != 0)
+    return luaL_error(L, "bad kernel signature '%s': %s", s, err);
+  return ks.nargs;
 }
 
 /* ---- Errors recorded by kernels ------------------------------------------------------- */
@@ -1184,16 +1150,6 @@ static int kernel_tostring(lua_State *L) {
   return 1;
 }
 
-static int opt_flag(lua_State *L, int t, const char *name, int def) {
-  if (lua_isnoneornil(L, t)) return def;
-  int ty = lua_getfield(L, t, name);
-  int v = ty == LUA_TNIL ? def : lua_toboolean(L, -1);
-  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
-    luaL_error(L, "bad option '%s' to 'cuda.jit' (boolean expected, got %s)", name, lua_typename(L, ty));
-  lua_pop(L, 1);
-  return v;
-}
-
 /* cuda.jit(fn [, opts]) */
 static int l_cuda_jit(lua_State *L) {
   if (luaL_testudata(L, 1, "kjit.jit")) {
@@ -1203,31 +1159,15 @@ static int l_cuda_jit(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
   lua_settop(L, 2);
-  if (!lua_isnoneornil(L, 2)) {
-    luaL_checktype(L, 2, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-      const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-      if (strcmp(k, "boundscheck") && strcmp(k, "fastmath") && strcmp(k, "fma") &&
-          strcmp(k, "opt") && strcmp(k, "cache"))
-        return luaL_error(L, "unknown option '%s' to 'cuda.jit' (boundscheck, fastmath, fma, opt, cache)", k);
-      lua_pop(L, 1);
-    }
-  }
+  int v[KO_CUDA_N];
+  kopt_read(L, 2, &kopt_cuda_jit, v);   /* host/options.c: names, types, defaults */
   Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
   memset(k, 0, sizeof *k);
-  k->boundscheck = opt_flag(L, 2, "boundscheck", 1);
-  k->fastmath = opt_flag(L, 2, "fastmath", 0);
-  k->fma = opt_flag(L, 2, "fma", 1);
-  k->opt = 3;
-  k->cache = opt_flag(L, 2, "cache", 0);
-  if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "opt") != LUA_TNIL) {
-    int ok;
-    lua_Integer o = lua_tointegerx(L, -1, &ok);
-    if (!ok || o < 0 || o > 3) return luaL_error(L, "bad option 'opt' to 'cuda.jit' (0..3 expected)");
-    k->opt = (int)o;
-    lua_pop(L, 1);
-  } else if (!lua_isnoneornil(L, 2)) lua_pop(L, 1);
+  k->boundscheck = v[KO_CUDA_BOUNDSCHECK];
+  k->fastmath = v[KO_CUDA_FASTMATH];
+  k->fma = v[KO_CUDA_FMA];
+  k->opt = v[KO_CUDA_OPT];
+  k->cache = v[KO_CUDA_CACHE];
   luaL_setmetatable(L, KERNEL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
