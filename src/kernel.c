@@ -18,7 +18,7 @@
 ** thread of the interpreted launcher and fail outside a kernel.
 **
 ** Errors in kernels: each spec owns a small device error record
-** (codegen.h KJIT_KERR_WORDS); the first failing thread fills it; the
+** (runtime_err.h KErrWord); the first failing thread fills it; the
 ** launch that copies host buffers back, and every synchronizing call
 ** (kk_check_errors), reads it and raises "file:line: message (thread ...,
 ** block ...)".
@@ -44,6 +44,7 @@
 #include "cudadrv.h"
 #include "cudasim.h"
 #include "kernel.h"
+#include "runtime_err.h"
 #include "host/options.h"
 #include "host/signature.h"
 
@@ -459,7 +460,7 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   if (!s->errrec || s->moddev != kcu_device()) { pending_remove(s); return; }
   int64_t w[KJIT_KERR_WORDS];
   kcu_memcpy_dtoh(L, w, s->errrec, sizeof w, NULL);
-  if (w[0] == 0) {
+  if (w[KERR_W_CLAIMED] == 0) {
     if (complete) pending_remove(s);
     return;
   }
@@ -469,16 +470,17 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
   KErr e;
   memset(&e, 0, sizeof e);
-  e.kind = (int32_t)w[1];
-  e.line = (int32_t)w[2];
-  e.a = w[3]; e.b = w[4]; e.c = w[5];
-  e.msg = w[6] > 0 && w[6] <= s->nmsgs ? s->msgs[w[6] - 1] : NULL;
+  e.kind = (int32_t)w[KERR_W_KIND];
+  e.line = (int32_t)w[KERR_W_LINE];
+  e.a = w[KERR_W_A]; e.b = w[KERR_W_B]; e.c = w[KERR_W_C];
+  int64_t msgno = w[KERR_W_MSG];
+  e.msg = msgno > 0 && msgno <= s->nmsgs ? s->msgs[msgno - 1] : NULL;
   if (e.msg == NULL && (e.kind == KE_USER || e.kind == KE_USER_NOPOS || e.kind == KE_ASSERT))
     e.msg = "error in kernel";
   e.chunk = s->chunk;
-  memcpy(&e.f, &w[7], sizeof e.f);
+  memcpy(&e.f, &w[KERR_W_FBITS], sizeof e.f);
   unsigned tid[3], bid[3];
-  for (int i = 0; i < 3; i++) { tid[i] = (unsigned)w[8 + i]; bid[i] = (unsigned)w[11 + i]; }
+  for (int i = 0; i < 3; i++) { tid[i] = (unsigned)w[KERR_W_TID + i]; bid[i] = (unsigned)w[KERR_W_BID + i]; }
   push_kernel_error(L, &e, tid, bid);
   lua_error(L);
 }
