@@ -275,11 +275,10 @@ int ksig_ufunc_check(const KSig *s, char *err, size_t errlen) {
 /* The groups of one side ("(n),()") of text, blanks removed. */
 static int layout_groups(const char *all, const char *part, size_t len, const char *which,
                          KSigGroup *g, int *ng, char *err, size_t n) {
-  char rest[512];
+  char rest[512];   /* the text is at most 500 characters */
   size_t k = 0;
   for (size_t i = 0; i < len; i++)
     if (!isspace((unsigned char)part[i])) {
-      if (k + 1 >= sizeof rest) { snprintf(err, n, "malformed layout '%s': too long", all); return -1; }
       rest[k++] = part[i];
     }
   rest[k] = '\0';
@@ -334,6 +333,10 @@ static int layout_groups(const char *all, const char *part, size_t len, const ch
 
 int ksig_parse_layout(const char *text, KSigLayout *out, char *err, size_t n) {
   memset(out, 0, sizeof *out);
+  if (strlen(text) > 500) {
+    snprintf(err, n, "malformed layout '%.40s...': too long (at most 500 characters)", text);
+    return -1;
+  }
   const char *arrow = NULL;   /* the last "->" */
   for (const char *p = text; (p = strstr(p, "->")) != NULL; p++) arrow = p;
   if (arrow == NULL) { snprintf(err, n, "malformed layout '%s': no '->'", text); return -1; }
