@@ -29,6 +29,7 @@
 #include "parallel.h"
 #include "jit.h"
 #include "session.h"
+#include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
 
@@ -249,24 +250,11 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     ks_release_session(L, sb);
     lua_error(L);
   }
-  lua_getiuservalue(L, objidx, 1);
-  KFunc *f = kr_function(S, -1);
-  lua_pop(L, 1);
   Type args[KJIT_MAXARGS];
-  int np = f->ast->nparams;
-  if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
-  for (int i = 0; i < np; i++) {
-    args[i] = i < nsig ? sig_type(sig[i]) : TY(T_NIL);
-    if (i < nsig && sig[i] == SIG_FUNC) {
-      /* a function argument is a compile-time constant of this specialization */
-      if (argbase == 0) ks_error(S, f, f->ast->line, "function arguments cannot be given in a signature");
-      KConst k = ks_const_from_value(S, argbase + i);
-      args[i] = TY(T_FUNC);
-      args[i].ref = k.tableref;
-    }
-  }
-  KSpec *root = kt_spec(S, f, np, args);
-  kt_infer_all(S);
+  for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
+  KSpec *root = kh_specialize(S, objidx, args, nsig, argbase);   /* host/front.c */
+  KFunc *f = root->fn;
+  int np = root->nargs;
 
   sb->ctx = kc_new_context();
   LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);

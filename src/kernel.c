@@ -45,6 +45,7 @@
 #include "cudasim.h"
 #include "kernel.h"
 #include "runtime_err.h"
+#include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
 
@@ -231,15 +232,10 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     ks_release_session(L, sb);
     lua_error(L);
   }
-  lua_getiuservalue(L, kidx, 1);
-  KFunc *f = kr_function(S, -1);
-  lua_pop(L, 1);
-  int np = f->ast->nparams;
-  if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
-  Type pargs[KJIT_MAXARGS];
-  for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : TY(T_NIL);
-  KSpec *root = kt_spec(S, f, np, pargs);
-  kt_infer_all(S);
+  KSpec *root = kh_specialize(S, kidx, args, nargs, 0);   /* host/front.c */
+  KFunc *f = root->fn;
+  int np = root->nargs;
+  const Type *pargs = root->args;
   if (root->nret > 0)
     ks_error(S, f, f->ast->line, "a kernel cannot return values (write the results into an array)");
 
