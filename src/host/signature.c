@@ -150,8 +150,8 @@ static int read_args(Reader *R, KSig *s, int closing) {
     if (!closing && *R->p == '\0') return 0;
     if (closing && *R->p == '\0')
       return fail(R, "missing ')' at the end of the text (after argument #%d)", s->nargs);
-    return fail(R, "cannot read %s: expected ',' or '%s' after '%s', found %s", what,
-                closing ? ")" : "the end", s->args[s->nargs - 1].name, found(R, fb, sizeof fb));
+    return fail(R, "cannot read %s: expected ',' or %s after '%s', found %s", what,
+                closing ? "')'" : "the end of the text", s->args[s->nargs - 1].name, found(R, fb, sizeof fb));
   }
 }
 
@@ -162,6 +162,12 @@ int ksig_parse(const char *text, KSigApi api, KSig *out, char *err, size_t errle
   /* kernels: "f32, f32[:]" without parentheses is a list of arguments */
   if (api == KSIG_KERNEL && strchr(text, '(') == NULL) {
     if (read_args(&R, out, 0) != 0) return -1;
+    if (out->nargs == 1 && out->args[0].ndim == 0 &&   /* "void": no argument */
+        (strcmp(out->args[0].name, "void") == 0 || strcmp(out->args[0].name, "none") == 0)) {
+      out->ret = out->args[0];
+      out->has_ret = 1;
+      out->nargs = 0;
+    }
     return 0;
   }
   skip(&R);

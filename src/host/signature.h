@@ -93,7 +93,9 @@ const char *ksig_dtype_name(const char *name);
 
 /* Pushes std.signature and std.layout, the Lua side's readers (lkjit.c
 ** puts them in the private table the Lua parts get):
-**   signature(text, "ufunc") -> {text =, ret =, args = {{dtype =, dims =}, ...}}
+**   signature(text) -> {text =, ret =, args = {{dtype =, dims =}, ...}}
+**                      (ufunc rules: ksig_ufunc_check; ret: the dtype, or
+**                      the name as written, "" if none)
 **   layout(text) -> {text =, ins = {{"n"}, {}}, outs = {{"n"}}}
 ** each returning nil and the message on a malformed text. */
 void ksig_push_lua(lua_State *L, int table_idx);

@@ -120,8 +120,13 @@ test("cuda.jit: types and their errors", function()
   has(kernel_err("void(quux)"), "bad kernel signature 'void(quux)': cannot read argument #1: 'quux' at column 6 is not a type (scalars: i64, f64, f32, bool;")
   has(kernel_err("f64(f32[:])"), "bad kernel signature 'f64(f32[:])': a kernel returns nothing: write \"void(...)\", not 'f64(...)'")
   has(kernel_err("void(f16[:])"), "cannot read argument #1: 'f16' at column 6 is not a dtype")
-  has(kernel_err("f32[:], f32 f32"), "cannot read argument #2: expected ',' or 'the end' after 'f32', found 'f' at column 13")
+  has(kernel_err("f32[:], f32 f32"), "cannot read argument #2: expected ',' or the end of the text after 'f32', found 'f' at column 13")
   -- accepted forms: all the same argument types
+  for _, sig in ipairs{ "void", "void()", "()", "" } do
+    local k = cuda.jit(function() end)
+    k:compile(sig)
+    eq(k.signatures[1], "()", "no arguments: '" .. sig .. "'")
+  end
   local forms = { "void(f32[:], f32)", "(f32[:], f32)", "f32[:], f32", "none(float32[::1], float32)" }
   for _, sig in ipairs(forms) do
     local k = cuda.jit(function(a, x) a[1] = x end)
