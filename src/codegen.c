@@ -259,7 +259,7 @@ static void emit_fail_ret(CG *G) {
 ** must stay. Emits: if err->kind is already set, return now. */
 static void pure_keep_first_error(CG *G) {
   if (!G->sp->pure) return;
-  LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+  LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_KIND, ""), "");
   LLVMBasicBlockRef ret = new_bb(G, "errset"), fill = new_bb(G, "fill");
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, ci32(G, 0), ""), fill, ret);
   LLVMPositionBuilderAtEnd(G->B, ret);
@@ -274,13 +274,13 @@ static void emit_raise(CG *G, KErrKind kind, int line, LLVMValueRef a,
                        LLVMValueRef b, LLVMValueRef c, const char *msg) {
   flush_checks(G);   /* an earlier deferred bounds error comes first */
   pure_keep_first_error(G);
-  store_err_field(G, 0, ci32(G, kind));
-  store_err_field(G, 1, ci32(G, line));
-  if (a) store_err_field(G, 2, a);
-  if (b) store_err_field(G, 3, b);
-  if (c) store_err_field(G, 4, c);
-  if (msg) store_err_field(G, 5, msg_ptr(G, msg));
-  store_err_field(G, 6, G->chunkname);
+  store_err_field(G, KERR_F_KIND, ci32(G, kind));
+  store_err_field(G, KERR_F_LINE, ci32(G, line));
+  if (a) store_err_field(G, KERR_F_A, a);
+  if (b) store_err_field(G, KERR_F_B, b);
+  if (c) store_err_field(G, KERR_F_C, c);
+  if (msg) store_err_field(G, KERR_F_MSG, msg_ptr(G, msg));
+  store_err_field(G, KERR_F_CHUNK, G->chunkname);
   emit_fail_ret(G);
   dead_block(G);
 }
@@ -735,16 +735,16 @@ static LLVMValueRef index_int(CG *G, Val k, int line, LLVMValueRef upper) {
     LLVMBuildCondBr(G->B, ok, cont, fail);
     LLVMPositionBuilderAtEnd(G->B, fail);
     pure_keep_first_error(G);
-    store_err_field(G, 8, x);
+    store_err_field(G, KERR_F_F, x);
     /* an integral float beyond i64 (or infinite) is out of bounds, as in
     ** the interpreter; anything else is not an integer */
     LLVMValueRef fl = emit_math(G, "floor", G->f64, &x, 1);
     LLVMValueRef integral = LLVMBuildFCmp(G->B, LLVMRealOEQ, fl, x, "");
-    if (upper) store_err_field(G, 4, upper);
+    if (upper) store_err_field(G, KERR_F_C, upper);
     else integral = ci1(G, 0);
-    store_err_field(G, 0, LLVMBuildSelect(G->B, integral, ci32(G, KE_BOUNDSF), ci32(G, KE_INDEXINT), ""));
-    store_err_field(G, 1, ci32(G, line));
-    store_err_field(G, 6, G->chunkname);
+    store_err_field(G, KERR_F_KIND, LLVMBuildSelect(G->B, integral, ci32(G, KE_BOUNDSF), ci32(G, KE_INDEXINT), ""));
+    store_err_field(G, KERR_F_LINE, ci32(G, line));
+    store_err_field(G, KERR_F_CHUNK, G->chunkname);
     emit_fail_ret(G);
     dead_block(G);
     LLVMBuildUnreachable(G->B);
@@ -1278,7 +1278,7 @@ static Val emit_array_alloc(CG *G, Expr *e, int id) {
     if (n > 0) r.dims[0] = ci64(G, n);
     else {
       /* the kernel entry keeps the dynamic size in err->stack_limit */
-      LLVMValueRef bytes = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+      LLVMValueRef bytes = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_STACK_LIMIT, ""), "");
       r.dims[0] = LLVMBuildUDiv(G->B, bytes, ci64(G, esize), "");
     }
     return r;
@@ -1602,7 +1602,7 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
       probe = callee->nret > 0 && rp[0] ? rp[0] : alloca_in_entry(G, G->i64, "sp");
     }
     LLVMValueRef sp = LLVMBuildPtrToInt(G->B, probe, G->i64, "");
-    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_STACK_LIMIT, ""), "");
     emit_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, sp, lim, ""), KE_STACK, e->line, NULL, NULL, NULL);
   }
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)callee->llfnty,
@@ -1612,7 +1612,7 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
     ** A pure caller carries on (nothing to undo, the first error stays):
     ** no test here, so `return f(n-1) + f(n-2)` stays a tail position */
     if (!G->sp->pure) {
-      LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+      LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_KIND, ""), "");
       LLVMBasicBlockRef fail = new_bb(G, "callfail"), cont = new_bb(G, "callok");
       cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, ci32(G, 0), ""), cont, fail));
       LLVMPositionBuilderAtEnd(G->B, fail);
@@ -1628,17 +1628,17 @@ static int emit_call(CG *G, Expr *e, Val *out, int max) {
   LLVMPositionBuilderAtEnd(G->B, fail);
   {
     /* error("msg", 2) in the callee: the position is this call's line */
-    LLVMValueRef lp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 4, "");
+    LLVMValueRef lp = LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_C, "");
     LLVMValueRef lv = LLVMBuildLoad2(G->B, G->i64, lp, "");
-    LLVMValueRef kind = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+    LLVMValueRef kind = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_KIND, ""), "");
     LLVMValueRef pending = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, kind, ci32(G, KE_USER), ""),
                                         LLVMBuildICmp(G->B, LLVMIntSGT, lv, ci64(G, 0), ""), "");
     LLVMBasicBlockRef move = new_bb(G, "errlevel"), out = new_bb(G, "errout");
     LLVMBuildCondBr(G->B, pending, move, out);
     LLVMPositionBuilderAtEnd(G->B, move);
     LLVMBuildStore(G->B, LLVMBuildSub(G->B, lv, ci64(G, 1), ""), lp);
-    store_err_field(G, 1, ci32(G, e->line));
-    store_err_field(G, 6, G->chunkname);
+    store_err_field(G, KERR_F_LINE, ci32(G, e->line));
+    store_err_field(G, KERR_F_CHUNK, G->chunkname);
     LLVMBuildBr(G->B, out);
     LLVMPositionBuilderAtEnd(G->B, out);
   }
@@ -2688,8 +2688,8 @@ static LLVMValueRef emit_prange_worker(CG *G, Stmt *s, PAnalysis *A, LLVMValueRe
   LLVMValueRef perr = LLVMGetParam(fn, 4);
   G->err = alloca_in_entry(G, G->errty, "lerr");
   LLVMBuildStore(G->B, LLVMConstNull(G->errty), G->err);
-  LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, perr, 7, ""), ""),
-                 LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""));
+  LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, perr, KERR_F_STACK_LIMIT, ""), ""),
+                 LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_STACK_LIMIT, ""));
   LLVMValueRef env = LLVMGetParam(fn, 0), chunk = LLVMGetParam(fn, 3);
   int k = 0;
 #define ENV_PTR(ty) LLVMBuildBitCast(G->B, LLVMBuildLoad2(G->B, G->i8p, \
@@ -3095,7 +3095,7 @@ static void emit_entry(CG *G, KSpec *sp, const char *name) {
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)sp->llfnty, (LLVMValueRef)sp->llfunc, av, n, "");
   if (sp->pure) {   /* the value in a register, a failure in err->kind */
     LLVMBuildStore(G->B, st, rp[0]);
-    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, LLVMGetParam(fn, 2), 0, ""), "");
+    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, LLVMGetParam(fn, 2), KERR_F_KIND, ""), "");
     st = LLVMBuildZExt(G->B, LLVMBuildICmp(G->B, LLVMIntNE, k, ci32(G, 0), ""), G->i32, "");
   }
   /* widen f32 and booleans in place so every slot is a full i64/f64 */
@@ -3218,9 +3218,9 @@ static void cg_init(CG *G, Session *S, LLVMContextRef C, LLVMModuleRef M, const 
   G->f32 = LLVMFloatTypeInContext(C);
   G->f64 = LLVMDoubleTypeInContext(C);
   G->i8p = LLVMPointerType(G->i8, 0);
-  LLVMTypeRef fields[9] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i8p, G->i8p, G->i64, G->f64 };
+  LLVMTypeRef fields[KERR_F_COUNT] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i8p, G->i8p, G->i64, G->f64 };
   G->errty = LLVMStructCreateNamed(C, "KErr");
-  LLVMStructSetBody(G->errty, fields, 9, 0);
+  LLVMStructSetBody(G->errty, fields, KERR_F_COUNT, 0);
   G->errp = LLVMPointerType(G->errty, 0);
   mark_pure(S, target);
   for (int i = 0; i < S->nspecs; i++) declare_spec(G, S->specs[i]);
@@ -3284,9 +3284,9 @@ void kg_emit_kernel(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *sp,
   LLVMValueRef dyn = LLVMGetParam(fn, p++);
   LLVMValueRef err = LLVMBuildAlloca(G->B, G->errty, "err");
   G->err = err;
-  store_err_field(G, 7, dyn);
-  store_err_field(G, 5, LLVMConstNull(G->i8p));
-  store_err_field(G, 8, cf64(G, 0));
+  store_err_field(G, KERR_F_STACK_LIMIT, dyn);
+  store_err_field(G, KERR_F_MSG, LLVMConstNull(G->i8p));
+  store_err_field(G, KERR_F_F, cf64(G, 0));
   av[n++] = err;
   LLVMValueRef st = LLVMBuildCall2(G->B, (LLVMTypeRef)sp->llfnty, (LLVMValueRef)sp->llfunc, av, n, "");
   LLVMBasicBlockRef fail = new_bb(G, "fail"), fill = new_bb(G, "fill"), done = new_bb(G, "done");
@@ -3299,16 +3299,17 @@ void kg_emit_kernel(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *sp,
   LLVMValueRef w[KJIT_KERR_WORDS];
   memset(w, 0, sizeof w);
 #define FIELD(i, ty) LLVMBuildLoad2(G->B, ty, LLVMBuildStructGEP2(G->B, G->errty, err, i, ""), "")
-  w[1] = LLVMBuildSExt(G->B, FIELD(0, G->i32), G->i64, "");
-  w[2] = LLVMBuildSExt(G->B, FIELD(1, G->i32), G->i64, "");
-  w[3] = FIELD(2, G->i64);
-  w[4] = FIELD(3, G->i64);
-  w[5] = FIELD(4, G->i64);
-  w[6] = LLVMBuildPtrToInt(G->B, FIELD(5, G->i8p), G->i64, "");
-  w[7] = LLVMBuildBitCast(G->B, FIELD(8, G->f64), G->i64, "");
+  w[KERR_W_KIND] = LLVMBuildSExt(G->B, FIELD(KERR_F_KIND, G->i32), G->i64, "");
+  w[KERR_W_LINE] = LLVMBuildSExt(G->B, FIELD(KERR_F_LINE, G->i32), G->i64, "");
+  w[KERR_W_A] = FIELD(KERR_F_A, G->i64);
+  w[KERR_W_B] = FIELD(KERR_F_B, G->i64);
+  w[KERR_W_C] = FIELD(KERR_F_C, G->i64);
+  w[KERR_W_MSG] = LLVMBuildPtrToInt(G->B, FIELD(KERR_F_MSG, G->i8p), G->i64, "");
+  w[KERR_W_FBITS] = LLVMBuildBitCast(G->B, FIELD(KERR_F_F, G->f64), G->i64, "");
 #undef FIELD
-  for (int a = 0; a < 3; a++) { w[8 + a] = sreg(G, 0, a); w[11 + a] = sreg(G, 1, a); }
-  for (int k = 1; k < 14; k++) {
+  for (int a = 0; a < 3; a++) { w[KERR_W_TID + a] = sreg(G, 0, a); w[KERR_W_BID + a] = sreg(G, 1, a); }
+  /* KERR_W_CLAIMED was set by the compare-and-swap above */
+  for (int k = KERR_W_KIND; k < KERR_W_END; k++) {
     LLVMValueRef idx = ci64(G, k);
     LLVMBuildStore(G->B, w[k], LLVMBuildInBoundsGEP2(G->B, G->i64, rec, &idx, 1, ""));
   }

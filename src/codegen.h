@@ -6,6 +6,7 @@
 
 #include <llvm-c/Core.h>
 #include "compile.h"
+#include "runtime_err.h"
 
 /* Calling convention of the entry point the dispatcher calls:
 **   int32_t entry(int64_t *args, int64_t *rets, KErr *err)
@@ -47,10 +48,7 @@ void kg_emit(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
 ** (boolean, 0/1), or an element pointer followed by one i64 extent per
 ** dimension (array); then `i64* errrec` (KJIT_KERR_WORDS words of device
 ** memory, zero = no error) and `i64 dynshared` (dynamic shared bytes).
-** The first failing thread fills errrec: [0] = 1, [1] kind, [2] line,
-** [3..5] a b c, [6] message number (KSession msgs, 0 = none), [7] float
-** operand bits, [8..10] threadIdx, [11..13] blockIdx. */
-#define KJIT_KERR_WORDS 16
+** The first failing thread fills errrec: runtime_err.h KErrWord. */
 void kg_emit_kernel(Session *S, LLVMContextRef C, LLVMModuleRef M, KSpec *root,
                     const char *name, const KTarget *target);
 

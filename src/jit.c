@@ -29,6 +29,9 @@
 #include "parallel.h"
 #include "jit.h"
 #include "session.h"
+#include "host/front.h"
+#include "host/options.h"
+#include "host/signature.h"
 
 #define JIT_METATABLE "kjit.jit"
 
@@ -247,24 +250,11 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     ks_release_session(L, sb);
     lua_error(L);
   }
-  lua_getiuservalue(L, objidx, 1);
-  KFunc *f = kr_function(S, -1);
-  lua_pop(L, 1);
   Type args[KJIT_MAXARGS];
-  int np = f->ast->nparams;
-  if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
-  for (int i = 0; i < np; i++) {
-    args[i] = i < nsig ? sig_type(sig[i]) : TY(T_NIL);
-    if (i < nsig && sig[i] == SIG_FUNC) {
-      /* a function argument is a compile-time constant of this specialization */
-      if (argbase == 0) ks_error(S, f, f->ast->line, "function arguments cannot be given in a signature");
-      KConst k = ks_const_from_value(S, argbase + i);
-      args[i] = TY(T_FUNC);
-      args[i].ref = k.tableref;
-    }
-  }
-  KSpec *root = kt_spec(S, f, np, args);
-  kt_infer_all(S);
+  for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
+  KSpec *root = kh_specialize(S, objidx, args, nsig, argbase);   /* host/front.c */
+  KFunc *f = root->fn;
+  int np = root->nargs;
 
   sb->ctx = kc_new_context();
   LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
@@ -430,88 +420,45 @@ static int jit_call(lua_State *L) {
 
 /* ---- Signatures from text: f:compile("f64(f32[:], i64)") --------------------------- */
 
-static int parse_type(const char **p, uint8_t *out) {
-  const char *s = *p;
-  while (*s == ' ') s++;
-  static const struct { const char *name; uint8_t code; } scalars[] = {
-    { "int64", SIG_INT }, { "i64", SIG_INT }, { "int", SIG_INT },
-    { "float64", SIG_FLOAT }, { "f64", SIG_FLOAT }, { "float", SIG_FLOAT }, { "double", SIG_FLOAT },
-    { "boolean", SIG_BOOL }, { "bool", SIG_BOOL }, { "b1", SIG_BOOL },
-  };
-  char name[16];
-  int k = 0;
-  while ((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')) { if (k < 15) name[k++] = *s; s++; }
-  name[k] = '\0';
-  if (k == 0) return 0;
-  while (*s == ' ') s++;
-  if (*s == '[') {
-    int nd = 1;
-    s++;
-    while (*s && *s != ']') { if (*s == ',') nd++; s++; }
-    if (*s != ']') return 0;
-    s++;
-    int dt = -1;
-    for (int t = 0; t < KJIT_NDTYPES; t++) if (strcmp(kjit_dtype_name(t), name) == 0) dt = t;
-    if (strcmp(name, "float32") == 0) dt = KJIT_F32;
-    if (strcmp(name, "float64") == 0) dt = KJIT_F64;
-    if (strcmp(name, "int32") == 0) dt = KJIT_I32;
-    if (strcmp(name, "int64") == 0) dt = KJIT_I64;
-    if (dt < 0 || nd > KJIT_MAXDIMS) return 0;
-    *out = SIG_BUFCODE(dt, nd);
-  } else {
-    int found = 0;
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
-      if (strcmp(scalars[i].name, name) == 0) { *out = scalars[i].code; found = 1; }
-    if (!found) return 0;
+/* The dispatcher's code for an argument type (the inverse of sig_type). */
+static uint8_t sig_code(Type t) {
+  switch (t.kind) {
+  case T_BOOL: return SIG_BOOL;
+  case T_INT: return SIG_INT;
+  case T_F64: return SIG_FLOAT;
+  case T_BUF: return (uint8_t)SIG_BUFCODE(t.dtype, t.ndim);
+  default: return SIG_NIL;
   }
-  *p = s;
-  return 1;
 }
 
-/* f:compile(sig): compiles eagerly; returns f. */
+/* f:compile(sig): compiles eagerly; returns f. The text is read by the one
+** signature grammar (host/signature.c). */
 static int jit_compile(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
   if (o->dead) return dead_error(L);
   const char *text = luaL_checkstring(L, 2);
-  const char *p = text;
+  KSig ks;
+  Type args[KJIT_MAXARGS], ret;
+  int has_ret;
+  char err[256];
+  if (ksig_parse(text, KSIG_JIT, &ks, err, sizeof err) != 0 ||
+      ksig_types(&ks, KSIG_JIT, args, &ret, &has_ret, err, sizeof err) != 0)
+    return luaL_error(L, "bad signature '%s': %s", text, err);
   uint8_t sig[KJIT_MAXARGS];
-  int n = 0;
-  const char *paren = strchr(text, '(');
-  if (paren == NULL) return luaL_error(L, "bad signature '%s' (expected e.g. \"f64(f32[:], i64)\")", text);
-  p = paren + 1;
-  while (*p == ' ') p++;
-  if (*p != ')') {
-    for (;;) {
-      if (n == KJIT_MAXARGS || !parse_type(&p, &sig[n]))
-        return luaL_error(L, "bad signature '%s': cannot read argument #%d", text, n + 1);
-      n++;
-      while (*p == ' ') p++;
-      if (*p == ',') { p++; continue; }
-      break;
-    }
-  }
-  if (*p != ')') return luaL_error(L, "bad signature '%s' (missing ')')", text);
+  int n = ks.nargs;
+  for (int i = 0; i < n; i++) sig[i] = sig_code(args[i]);
   JitSpec *js = find_spec(o, sig, n, NULL);
   if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0);
   /* check the declared return type, if any */
-  const char *q = text;
-  while (*q == ' ') q++;
-  if (q != paren) {
-    uint8_t rc;
-    const char *r = q;
-    char rname[16];
-    int k = 0;
-    while (r < paren && k < 15 && *r != ' ') rname[k++] = *r++;
-    rname[k] = '\0';
-    if (strcmp(rname, "void") == 0 || strcmp(rname, "none") == 0) {
+  if (has_ret) {
+    if (ret.kind == T_NIL) {
       if (js->nret != 0) return luaL_error(L, "signature '%s' says no result, but the function returns %d", text, js->nret);
-    } else if (strcmp(rname, "f32") == 0 || strcmp(rname, "float32") == 0 || parse_type(&q, &rc)) {
-      /* results may be f32 (arithmetic on f32 arrays), unlike arguments */
-      Type want = rname[0] == 'f' && strstr(rname, "32") ? TY(T_F32) : sig_type(rc);
-      if (js->nret < 1 || js->rets[0] != want.kind)
-        return luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
-                          text, rname, js->types ? js->types : "?");
-    } else return luaL_error(L, "bad signature '%s': cannot read the result type", text);
+    } else if (js->nret < 1 || js->rets[0] != ret.kind) {
+      char tb[32];
+      return luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
+                        text, ks.ret.ndim ? kt_name(ret, tb, sizeof tb) : ks.ret.name,
+                        js->types ? js->types : "?");
+    }
   }
   o->last = js;
   lua_settop(L, 1);
@@ -599,18 +546,6 @@ static int jit_tostring(lua_State *L) {
   return 1;
 }
 
-/* Reads a boolean option. */
-static int opt_bool(lua_State *L, int t, const char *name, int def) {
-  int r = def;
-  lua_getfield(L, t, name);
-  if (!lua_isnil(L, -1)) {
-    if (!lua_isboolean(L, -1)) luaL_error(L, "kjit.jit: option '%s' must be a boolean", name);
-    r = lua_toboolean(L, -1);
-  }
-  lua_pop(L, 1);
-  return r;
-}
-
 static int l_nop(lua_State *L) { (void)L; return 0; }
 
 /* kjit.jit(fn [, opts]) */
@@ -625,38 +560,15 @@ static int l_jit(lua_State *L) {
     return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
                       lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));
   }
-  int boundscheck = 1, fastmath = 0, opt = 3, cache = 0, parallel = 0;
-  if (!lua_isnoneornil(L, 2)) {
-    luaL_checktype(L, 2, LUA_TTABLE);
-    static const char *const known[] = { "boundscheck", "fastmath", "opt", "cache", "parallel", NULL };
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-      int ok = 0;
-      if (lua_type(L, -2) == LUA_TSTRING)
-        for (int i = 0; known[i]; i++) if (strcmp(known[i], lua_tostring(L, -2)) == 0) ok = 1;
-      if (!ok) return luaL_error(L, "kjit.jit: unknown option '%s' (known: boundscheck, "
-                                 "fastmath, opt, cache, parallel)", luaL_tolstring(L, -2, NULL));
-      lua_pop(L, 1);
-    }
-    boundscheck = opt_bool(L, 2, "boundscheck", 1);
-    cache = opt_bool(L, 2, "cache", 0);
-    fastmath = opt_bool(L, 2, "fastmath", 0);
-    parallel = opt_bool(L, 2, "parallel", 0);
-    lua_getfield(L, 2, "opt");
-    if (!lua_isnil(L, -1)) {
-      if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 3)
-        return luaL_error(L, "kjit.jit: option 'opt' must be an integer from 0 to 3");
-      opt = (int)lua_tointeger(L, -1);
-    }
-    lua_pop(L, 1);
-  }
+  int v[KO_JIT_N];
+  kopt_read(L, 2, &kopt_jit, v);   /* host/options.c: names, types, defaults */
   JitObj *o = lua_newuserdatauv(L, sizeof *o, 1);
   memset(o, 0, sizeof *o);
-  o->boundscheck = boundscheck;
-  o->fastmath = fastmath;
-  o->opt = opt;
-  o->cache = cache;
-  o->parallel = parallel;
+  o->boundscheck = v[KO_JIT_BOUNDSCHECK];
+  o->fastmath = v[KO_JIT_FASTMATH];
+  o->opt = v[KO_JIT_OPT];
+  o->cache = v[KO_JIT_CACHE];
+  o->parallel = v[KO_JIT_PARALLEL];
   luaL_setmetatable(L, JIT_METATABLE);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
@@ -707,9 +619,14 @@ void kd_push_private(lua_State *L, int idx) {
     *o = *src;
     o->specs = o->last = NULL;
     o->nspecs = 0;
-  } else {
-    o->boundscheck = 1;
-    o->opt = 3;
+  } else {              /* kjit.jit's defaults */
+    int v[KO_JIT_N];
+    kopt_defaults(&kopt_jit, v);
+    o->boundscheck = v[KO_JIT_BOUNDSCHECK];
+    o->fastmath = v[KO_JIT_FASTMATH];
+    o->opt = v[KO_JIT_OPT];
+    o->cache = v[KO_JIT_CACHE];
+    o->parallel = v[KO_JIT_PARALLEL];
   }
   luaL_setmetatable(L, JIT_METATABLE);
   if (src) lua_getiuservalue(L, idx, 1);

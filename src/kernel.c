@@ -18,7 +18,7 @@
 ** thread of the interpreted launcher and fail outside a kernel.
 **
 ** Errors in kernels: each spec owns a small device error record
-** (codegen.h KJIT_KERR_WORDS); the first failing thread fills it; the
+** (runtime_err.h KErrWord); the first failing thread fills it; the
 ** launch that copies host buffers back, and every synchronizing call
 ** (kk_check_errors), reads it and raises "file:line: message (thread ...,
 ** block ...)".
@@ -44,6 +44,10 @@
 #include "cudadrv.h"
 #include "cudasim.h"
 #include "kernel.h"
+#include "runtime_err.h"
+#include "host/front.h"
+#include "host/options.h"
+#include "host/signature.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -228,15 +232,10 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     ks_release_session(L, sb);
     lua_error(L);
   }
-  lua_getiuservalue(L, kidx, 1);
-  KFunc *f = kr_function(S, -1);
-  lua_pop(L, 1);
-  int np = f->ast->nparams;
-  if (np > KJIT_MAXARGS) ks_error(S, f, f->ast->line, "too many parameters (at most %d)", KJIT_MAXARGS);
-  Type pargs[KJIT_MAXARGS];
-  for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : TY(T_NIL);
-  KSpec *root = kt_spec(S, f, np, pargs);
-  kt_infer_all(S);
+  KSpec *root = kh_specialize(S, kidx, args, nargs, 0);   /* host/front.c */
+  KFunc *f = root->fn;
+  int np = root->nargs;
+  const Type *pargs = root->args;
   if (root->nret > 0)
     ks_error(S, f, f->ast->line, "a kernel cannot return values (write the results into an array)");
 
@@ -427,53 +426,17 @@ static int launch_types(const Kernel *k, const Type *t, int n, Type *out) {
   return n;
 }
 
-/* Parses "void(f32, f32[:], i64)" (the "void" is optional). */
+/* Reads "void(f32, f32[:], i64)" (the "void" and even the parentheses
+** may be left out) with the one signature grammar (host/signature.c). */
 static int parse_sig(lua_State *L, const char *s, Type *out) {
-  const char *p = s;
-  while (*p == ' ') p++;
-  if (strncmp(p, "void", 4) == 0) p += 4;
-  while (*p == ' ') p++;
-  int paren = *p == '(';
-  if (paren) p++;
-  int n = 0;
-  for (;;) {
-    while (*p == ' ') p++;
-    if (*p == ')' || *p == 0) break;
-    char name[16];
-    int k = 0;
-    while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) { if (k < 15) name[k++] = *p; p++; }
-    name[k] = 0;
-    while (*p == ' ') p++;
-    int dt = -1;
-    for (int d = 0; d < KJIT_NDTYPES; d++) if (strcmp(kjit_dtype_name((kjit_dtype)d), name) == 0) dt = d;
-    if (strcmp(name, "float32") == 0) dt = KJIT_F32;
-    if (strcmp(name, "float64") == 0) dt = KJIT_F64;
-    if (strcmp(name, "int32") == 0) dt = KJIT_I32;
-    if (strcmp(name, "int64") == 0) dt = KJIT_I64;
-    Type t;
-    if (*p == '[') {
-      int nd = 1;
-      p++;
-      while (*p && *p != ']') { if (*p == ',') nd++; p++; }
-      if (*p != ']' || dt < 0 || nd > KJIT_MAXDIMS) goto bad;
-      p++;
-      t = TY(T_BUF); t.dtype = (uint8_t)dt; t.ndim = (uint8_t)nd;
-    } else if (strcmp(name, "f32") == 0 || strcmp(name, "float32") == 0) t = TY(T_F32);
-    else if (strcmp(name, "f64") == 0 || strcmp(name, "float64") == 0 || strcmp(name, "float") == 0 ||
-             strcmp(name, "double") == 0) t = TY(T_F64);
-    else if (strcmp(name, "bool") == 0 || strcmp(name, "boolean") == 0) t = TY(T_BOOL);
-    else if (dt >= 0 || strcmp(name, "int") == 0) t = TY(T_INT);   /* integer scalars are Lua integers */
-    else goto bad;
-    if (n >= KJIT_MAXARGS) goto bad;
-    out[n++] = t;
-    while (*p == ' ') p++;
-    if (*p == ',') p++;
-    else if (*p != ')' && *p != 0) goto bad;
-  }
-  if (paren && *p != ')') goto bad;
-  return n;
-bad:
-  return luaL_error(L, "bad kernel signature '%s' (expected e.g. \"void(f32, f32[:], i64)\")", s);
+  KSig ks;
+  Type ret;
+  int has_ret;
+  char err[256];
+  if (ksig_parse(s, KSIG_KERNEL, &ks, err, sizeof err) != 0 ||
+      ksig_types(&ks, KSIG_KERNEL, out, &ret, &has_ret, err, sizeof err) != 0)
+    return luaL_error(L, "bad kernel signature '%s': %s", s, err);
+  return ks.nargs;
 }
 
 /* ---- Errors recorded by kernels ------------------------------------------------------- */
@@ -493,7 +456,7 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   if (!s->errrec || s->moddev != kcu_device()) { pending_remove(s); return; }
   int64_t w[KJIT_KERR_WORDS];
   kcu_memcpy_dtoh(L, w, s->errrec, sizeof w, NULL);
-  if (w[0] == 0) {
+  if (w[KERR_W_CLAIMED] == 0) {
     if (complete) pending_remove(s);
     return;
   }
@@ -503,16 +466,17 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
   KErr e;
   memset(&e, 0, sizeof e);
-  e.kind = (int32_t)w[1];
-  e.line = (int32_t)w[2];
-  e.a = w[3]; e.b = w[4]; e.c = w[5];
-  e.msg = w[6] > 0 && w[6] <= s->nmsgs ? s->msgs[w[6] - 1] : NULL;
+  e.kind = (int32_t)w[KERR_W_KIND];
+  e.line = (int32_t)w[KERR_W_LINE];
+  e.a = w[KERR_W_A]; e.b = w[KERR_W_B]; e.c = w[KERR_W_C];
+  int64_t msgno = w[KERR_W_MSG];
+  e.msg = msgno > 0 && msgno <= s->nmsgs ? s->msgs[msgno - 1] : NULL;
   if (e.msg == NULL && (e.kind == KE_USER || e.kind == KE_USER_NOPOS || e.kind == KE_ASSERT))
     e.msg = "error in kernel";
   e.chunk = s->chunk;
-  memcpy(&e.f, &w[7], sizeof e.f);
+  memcpy(&e.f, &w[KERR_W_FBITS], sizeof e.f);
   unsigned tid[3], bid[3];
-  for (int i = 0; i < 3; i++) { tid[i] = (unsigned)w[8 + i]; bid[i] = (unsigned)w[11 + i]; }
+  for (int i = 0; i < 3; i++) { tid[i] = (unsigned)w[KERR_W_TID + i]; bid[i] = (unsigned)w[KERR_W_BID + i]; }
   push_kernel_error(L, &e, tid, bid);
   lua_error(L);
 }
@@ -1184,16 +1148,6 @@ static int kernel_tostring(lua_State *L) {
   return 1;
 }
 
-static int opt_flag(lua_State *L, int t, const char *name, int def) {
-  if (lua_isnoneornil(L, t)) return def;
-  int ty = lua_getfield(L, t, name);
-  int v = ty == LUA_TNIL ? def : lua_toboolean(L, -1);
-  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
-    luaL_error(L, "bad option '%s' to 'cuda.jit' (boolean expected, got %s)", name, lua_typename(L, ty));
-  lua_pop(L, 1);
-  return v;
-}
-
 /* cuda.jit(fn [, opts]) */
 static int l_cuda_jit(lua_State *L) {
   if (luaL_testudata(L, 1, "kjit.jit")) {
@@ -1203,31 +1157,15 @@ static int l_cuda_jit(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
   lua_settop(L, 2);
-  if (!lua_isnoneornil(L, 2)) {
-    luaL_checktype(L, 2, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, 2)) {
-      const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-      if (strcmp(k, "boundscheck") && strcmp(k, "fastmath") && strcmp(k, "fma") &&
-          strcmp(k, "opt") && strcmp(k, "cache"))
-        return luaL_error(L, "unknown option '%s' to 'cuda.jit' (boundscheck, fastmath, fma, opt, cache)", k);
-      lua_pop(L, 1);
-    }
-  }
+  int v[KO_CUDA_N];
+  kopt_read(L, 2, &kopt_cuda_jit, v);   /* host/options.c: names, types, defaults */
   Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
   memset(k, 0, sizeof *k);
-  k->boundscheck = opt_flag(L, 2, "boundscheck", 1);
-  k->fastmath = opt_flag(L, 2, "fastmath", 0);
-  k->fma = opt_flag(L, 2, "fma", 1);
-  k->opt = 3;
-  k->cache = opt_flag(L, 2, "cache", 0);
-  if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "opt") != LUA_TNIL) {
-    int ok;
-    lua_Integer o = lua_tointegerx(L, -1, &ok);
-    if (!ok || o < 0 || o > 3) return luaL_error(L, "bad option 'opt' to 'cuda.jit' (0..3 expected)");
-    k->opt = (int)o;
-    lua_pop(L, 1);
-  } else if (!lua_isnoneornil(L, 2)) lua_pop(L, 1);
+  k->boundscheck = v[KO_CUDA_BOUNDSCHECK];
+  k->fastmath = v[KO_CUDA_FASTMATH];
+  k->fma = v[KO_CUDA_FMA];
+  k->opt = v[KO_CUDA_OPT];
+  k->cache = v[KO_CUDA_CACHE];
   luaL_setmetatable(L, KERNEL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);

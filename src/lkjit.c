@@ -18,6 +18,8 @@
 #include "cudadrv.h"
 #include "lua_modules.h"
 #include "parallel.h"
+#include "host/options.h"
+#include "host/signature.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -59,7 +61,7 @@ static void push_private_libs(lua_State *L) {
     { LUA_DBLIBNAME, luaopen_debug }, { LUA_TABLIBNAME, luaopen_table },
     { LUA_MATHLIBNAME, luaopen_math }, { LUA_STRLIBNAME, luaopen_string },
   };
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 8);
   int t = lua_gettop(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
@@ -79,6 +81,8 @@ static void push_private_libs(lua_State *L) {
   lua_pop(L, 1);   /* package.loaded */
   lua_pushcfunction(L, private_load);
   lua_setfield(L, t, "load");
+  ksig_push_lua(L, t);   /* std.signature, std.layout: the one signature grammar */
+  kopt_push_lua(L, t);   /* std.options: the one option parser */
 }
 
 /* Loaded into Lua 5.1, 5.3 or LuaJIT, the Lua API functions new in 5.4 are

@@ -54,15 +54,13 @@ local function check_fn(fn, who)
   return lfn
 end
 
-local function check_opts(opts, allowed, who)
-  if opts == nil then return {} end
-  if type(opts) ~= "table" then
-    error(string.format("bad argument #2 to '%s' (options table expected, got %s)", who, type(opts)), 3)
-  end
-  for k in pairs(opts) do
-    if not allowed[k] then error(string.format("%s: unknown option '%s'", who, tostring(k)), 3) end
-  end
-  return opts
+-- Every option of who's table, defaults filled; unknown names and wrongly
+-- typed values are errors at the caller's line (kjit's one option parser,
+-- src/host/options.c).
+local function check_opts(opts, who)
+  local o, err = std.options(who, opts)
+  if not o then error(err, 3) end
+  return o
 end
 
 -- Compiles generated source: `src` is the body of a chunk whose varargs
@@ -205,19 +203,14 @@ local function flat(arr)
   return arr
 end
 
-local CPU_OPTS = { target = true, fastmath = true, boundscheck = true, cache = true, opt = true }
-
 function kjit.reduce(fn, opts)
   -- a kjit.jit object is compiled into the generated loop like its Lua
   -- function, with the reducer's options (kjit.jit objects called from
   -- compiled code always take their caller's options)
   local callee = fn
   local lfn = check_fn(fn, "kjit.reduce")
-  opts = check_opts(opts, CPU_OPTS, "kjit.reduce")
-  local target = opts.target or "cpu"
-  if target ~= "cpu" and target ~= "parallel" then
-    error(string.format("kjit.reduce: unknown target '%s' (expected \"cpu\" or \"parallel\")", tostring(target)), 2)
-  end
+  opts = check_opts(opts, "kjit.reduce")
+  local target = opts.target
   local jopts = { fastmath = opts.fastmath, boundscheck = opts.boundscheck, cache = opts.cache, opt = opts.opt }
   -- kjit.jit compiles lazily, per argument types (dtype of the array, type
   -- of init): making these objects costs nothing until the first call.
@@ -383,11 +376,9 @@ local function scratch(acc_dtype)
   return s
 end
 
-local GPU_OPTS = { fastmath = true, fma = true, cache = true, opt = true }
-
 function cuda.reduce(fn, opts)
   local lfn = check_fn(fn, "kjit.cuda.reduce")
-  opts = check_opts(opts, GPU_OPTS, "kjit.cuda.reduce")
+  opts = check_opts(opts, "kjit.cuda.reduce")
   -- our own indices are in range by construction (i <= n, t + step <= m <= BLOCK)
   local kopts = { boundscheck = false, fastmath = opts.fastmath, fma = opts.fma, cache = opts.cache, opt = opts.opt }
   -- per fn and options: [acc dtype .. ndim] = cuda.jit kernel (which

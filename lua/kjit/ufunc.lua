@@ -71,51 +71,16 @@ end
 
 -- ---- signatures ---------------------------------------------------------------
 
--- "a, b[:, :], c" -> {"a", "b[:, :]", "c"}: commas inside brackets stay
-local function split_top(list)
-  local items, depth, start = {}, 0, 1
-  for i = 1, #list do
-    local c = list:sub(i, i)
-    if c == "[" then depth = depth + 1
-    elseif c == "]" then depth = depth - 1
-    elseif c == "," and depth == 0 then
-      items[#items + 1] = list:sub(start, i - 1)
-      start = i + 1
-    end
-  end
-  items[#items + 1] = list:sub(start)
-  return items
-end
-
 -- "f32(f32, f32)" -> {text =, ret = "f32", args = {{dtype =, dims =}, ...}}.
--- dims: the number of ':' in an optional "[:, :]" suffix, or nil without
--- one (guvectorize signatures may mark array arguments, as in Numba).
+-- dims: the number of dimensions of an optional "[:, :]" suffix, or nil
+-- without one (guvectorize signatures may mark array arguments, as in
+-- Numba). Read by kjit's one signature grammar (src/host/signature.c).
 local function parse_sig(s)
   if type(s) ~= "string" then
     fail("signature must be a string like \"f64(f64, f64)\", got %s", type(s))
   end
-  local ret, list = s:match("^%s*([%w_]*)%s*%((.*)%)%s*$")
-  if not ret then fail("malformed signature '%s' (expected like \"f64(f64, f64)\")", s) end
-  local sig = { text = s, ret = ret, args = {} }
-  if list:match("^%s*$") then return sig end
-  for _, item in ipairs(split_top(list)) do
-    local dt, br = item:match("^%s*([%w_]+)%s*(.-)%s*$")
-    if not dt or not DTYPES[dt] then
-      fail("malformed signature '%s': '%s' is not a dtype (one of %s)", s, item:match("^%s*(.-)%s*$"), DTYPE_LIST)
-    end
-    local dims
-    if br ~= "" then
-      local inner = br:match("^%[([:,%s]*)%]$")
-      if not inner then fail("malformed signature '%s': bad array marker '%s'", s, br) end
-      local _, colons = inner:gsub(":", "")
-      local _, seps = inner:gsub(",", "")
-      if colons == 0 or seps ~= colons - 1 then
-        fail("malformed signature '%s': bad array marker '%s'", s, br)
-      end
-      dims = colons
-    end
-    sig.args[#sig.args + 1] = { dtype = dt, dims = dims }
-  end
+  local sig, err = std.signature(s)
+  if not sig then fail("%s", err) end
   return sig
 end
 
@@ -132,28 +97,12 @@ end
 
 -- ---- options ----------------------------------------------------------------
 
-local TARGETS = { cpu = true, parallel = true, cuda = true }
-
+-- {target =, fastmath =, boundscheck =, cache =}, defaults filled, read
+-- by kjit's one option parser (src/host/options.c)
 local function check_opts(opts, what)
-  if opts == nil then opts = {} end
-  if type(opts) ~= "table" then fail("%s: options must be a table, got %s", what, type(opts)) end
-  for k, v in pairs(opts) do
-    if k == "target" then
-      if not TARGETS[v] then
-        fail("%s: target must be \"cpu\", \"parallel\" or \"cuda\", got %s", what, tostring(v))
-      end
-    elseif k == "fastmath" or k == "boundscheck" or k == "cache" then
-      if type(v) ~= "boolean" then fail("%s: option '%s' must be a boolean", what, k) end
-    else
-      fail("%s: unknown option '%s' (target, fastmath, boundscheck, cache)", what, tostring(k))
-    end
-  end
-  return {
-    target = opts.target or "cpu",
-    fastmath = opts.fastmath == true,
-    boundscheck = opts.boundscheck ~= false,
-    cache = opts.cache == true,
-  }
+  local o, err = std.options(what, opts)
+  if not o then fail("%s", err) end
+  return o
 end
 
 -- ---- one call's arguments -------------------------------------------------------
@@ -938,45 +887,12 @@ end
 
 -- ---- guvectorize ------------------------------------------------------------------
 
--- "(n),()->(n)" -> {ins = {{"n"}, {}}, outs = {{"n"}}, text =}
+-- "(n),()->(n)" -> {ins = {{"n"}, {}}, outs = {{"n"}}, text =}, read by
+-- kjit's one signature grammar (src/host/signature.c)
 local function parse_layout(s)
   if type(s) ~= "string" then fail("layout must be a string like \"(n),()->(n)\", got %s", type(s)) end
-  local function groups(part, which)
-    local list = {}
-    local rest = part:gsub("%s", "")
-    if rest == "" then fail("malformed layout '%s': no %s", s, which) end
-    while rest ~= "" do
-      local inner, after = rest:match("^%(([%w_,]*)%)(.*)$")
-      if not inner then fail("malformed layout '%s' (expected groups like (n,m) separated by commas)", s) end
-      local names = {}
-      if inner ~= "" then
-        for name in (inner .. ","):gmatch("([^,]*),") do
-          if not name:match("^[%a_][%w_]*$") then
-            fail("malformed layout '%s': '%s' is not a dimension name", s, name)
-          end
-          names[#names + 1] = name
-        end
-      end
-      list[#list + 1] = names
-      if after ~= "" and after:sub(1, 1) ~= "," then fail("malformed layout '%s'", s) end
-      rest = after:sub(2)
-      if after == "," then fail("malformed layout '%s': trailing comma", s) end
-    end
-    return list
-  end
-  local lhs, rhs = s:match("^(.*)%->(.*)$")
-  if not lhs then fail("malformed layout '%s': no '->'", s) end
-  local lay = { text = s, ins = groups(lhs, "inputs"), outs = groups(rhs, "outputs") }
-  -- an output's core dimensions come from the inputs' (nothing else fixes them)
-  local known = {}
-  for _, g in ipairs(lay.ins) do for _, n in ipairs(g) do known[n] = true end end
-  for i, g in ipairs(lay.outs) do
-    for _, n in ipairs(g) do
-      if not known[n] then
-        fail("layout '%s': dimension '%s' of output %d appears in no input", s, n, i)
-      end
-    end
-  end
+  local lay, err = std.layout(s)
+  if not lay then fail("%s", err) end
   return lay
 end
 
