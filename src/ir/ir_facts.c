@@ -495,9 +495,10 @@ void kfa_print(const KfaFacts *F, char **buf, size_t *len, size_t *cap) {
       if (P->errmsg) put(buf, len, cap, "  error %d: %s\n", P->errline, P->errmsg);
       for (int r = 0; r < P->nreds; r++) {
         const KfaRedVar *rv = &P->reds[r];
-        put(buf, len, cap, "  reduction %s %%%d: %d, identity %s, ops", rv->name, rv->phi->id,
-            (int)rv->red, ids[rv->id]);
+        put(buf, len, cap, "  reduction %s %%%d: %s, identity %s, ops", rv->name, rv->phi->id,
+            kfa_red_name(rv->red), ids[rv->id]);
         for (int o = 0; o < rv->nops; o++) put(buf, len, cap, " %%%d", rv->ops[o]->id);
+        if (rv->number) put(buf, len, cap, ", %s", rv->number == 2 ? "number entry" : "number");
         put(buf, len, cap, "\n");
       }
       if (P->nshared) {

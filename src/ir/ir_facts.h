@@ -90,9 +90,13 @@
 **    phi, phis inside the body joining only such values, and reduction
 **    operations named s (stored into s) taking one of them at the s
 **    position; any other use of them in the loop breaks the rule (e may
-**    not mention s). One operator per variable; T_INT/T_F64/T_F32 only;
+**    not mention s). One operator per variable; T_INT/T_F64/T_F32 or
+**    T_NUMBER (KfaRedVar.number; the old typer had made such a variable
+**    a float, and accepted it);
 **    min(e, s)/max(e, s) integers only. return, break and goto out of the
-**    body are errors (breaks of inner loops are fine). The result: err
+**    body are errors (breaks of inner loops are fine), and so is an
+**    assignment to an enclosing local that nothing reads afterwards (no
+**    phi: found in the body's bytecode). The result: err
 **    (the exact message of the old generator, "chunk:line: ..." without
 **    the chunk: errline and errmsg) when the loop cannot run in parallel,
 **    else its reductions (operator, identity: KFA_ID_*) and the values
@@ -175,7 +179,11 @@ typedef struct KfaRedVar {
   const char *name;
   KfaRed red;
   KfaIdentity id;
-  KirInsn **ops; int nops;   /* its reduction operations */
+  KirInsn **ops; int nops;   /* its reduction operations (source order) */
+  int number;             /* the phi is a T_NUMBER: 1, partials are tagged
+                             numbers; 2, a number only by its entry value
+                             (a peelable phi, + or *): float partials, chunk
+                             0 starting from the entry value as is */
 } KfaRedVar;
 
 typedef struct KfaPrange {
@@ -228,6 +236,9 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel);
 /* Sets pure[i] for each specialization S->specs[i] (see 6.). cpu: the
 ** target is the CPU (otherwise none is pure, as before). */
 void kfa_mark_pure(KtySession *S, int cpu, uint8_t *pure);
+
+/* "s + e", "math.min(s, e)" ...: how messages and notes name a reduction. */
+const char *kfa_red_name(KfaRed r);
 
 /* The facts as text (tests; one line per fact). */
 void kfa_print(const KfaFacts *F, char **buf, size_t *len, size_t *cap);

@@ -17,7 +17,7 @@
 #include "ir/ir_facts.h"
 #include "ir/ir_facts_int.h"
 
-static const char *red_name(KfaRed r) {
+const char *kfa_red_name(KfaRed r) {
   static const char *const names[] = { "", "s + e", "s * e", "math.min(s, e)", "math.max(s, e)",
                                        "math.min(e, s)", "math.max(e, s)" };
   return names[r];
@@ -115,16 +115,68 @@ static char *dup(KfaCtx *C, const char *s) {
   return d;
 }
 
-/* The first use of v by an instruction of l (its id), or INT32_MAX. */
-static int first_use(const KirLoop *l, const KirInsn *v, const KirInsn *except_phi_block) {
+/* Where the body first uses v: the least bytecode pc of a user inside l
+** but phis of block skip (INT32_MAX: none). Bytecode order is source
+** order, which the old analysis followed; ids follow the block order,
+** where an else branch may come before its then branch. */
+static int first_use(const KirLoop *l, const KirInsn *v, const KirBlock *skip) {
   int best = INT32_MAX;
   for (int u = 0; u < v->nusers; u++) {
     const KirInsn *x = v->users[u];
     if (!kfa_inloop_(l, x)) continue;
-    if (except_phi_block && x->op == KIR_PHI && x->block == (const KirBlock *)except_phi_block) continue;
-    if (x->id < best) best = x->id;
+    if (skip && x->op == KIR_PHI && x->block == skip) continue;
+    int pc = x->pc >= 0 ? x->pc : INT32_MAX - 1;
+    if (pc < best) best = pc;
   }
   return best;
+}
+
+/* Does the instruction write R[A] (the ones an assignment to a local ends in)? */
+static int writes_a(int op) {
+  return (op >= KBC_MOVE && op <= KBC_GETUPVAL) || (op >= KBC_GETTABUP && op <= KBC_GETFIELD) ||
+         op == KBC_NEWTABLE || (op >= KBC_ADDI && op <= KBC_SHR) ||
+         (op >= KBC_UNM && op <= KBC_CONCAT) || op == KBC_CLOSURE;
+}
+
+/* The local variable held by register reg just before pc (Lua's
+** luaF_getlocalname, keeping the entry), or NULL. */
+static const KbcLocVar *local_at(const KbcProto *p, int reg, int pc) {
+  int n = reg + 1;
+  for (int i = 0; i < p->nlocvars && p->locvars[i].startpc <= pc; i++)
+    if (pc < p->locvars[i].endpc && --n == 0) return &p->locvars[i];
+  return NULL;
+}
+
+/* An assignment in the body to a local of the enclosing function whose
+** value nothing reads afterwards makes no phi (SSA drops it), yet the old
+** analysis refused it as a race, as the user wrote one: found in the
+** bytecode of the body. */
+static void dead_assignments(KfaCtx *C, KirLoop *l, Err *err) {
+  const KbcProto *p = C->f->proto;
+  if (p->locvars == NULL) return;
+  int start = INT32_MAX;
+  for (int i = 0; i < l->nblocks; i++)
+    if (l->blocks[i]->lastpc >= l->blocks[i]->pc && l->blocks[i]->pc < start) start = l->blocks[i]->pc;
+  for (int i = 0; i < l->nblocks; i++) {
+    KirBlock *b = l->blocks[i];
+    if (!C->sp->live[b->id]) continue;
+    for (int pc = b->pc; pc <= b->lastpc && pc < p->ncode; pc++) {
+      int op = KBC_OP(p->code[pc]);
+      if (!writes_a(op)) continue;
+      const KbcLocVar *v = local_at(p, KBC_A(p->code[pc]), pc);
+      if (v == NULL || v->name == NULL || v->name[0] == '(' || v->startpc >= start) continue;
+      int phi = 0;
+      for (int j = 0; j < l->header->nphis; j++) phi |= same_name(l->header->phis[j], v->name);
+      if (phi) continue;   /* analysed as a reduction candidate */
+      char msg[600];
+      const char *name = v->name;
+      snprintf(msg, sizeof msg, "kjit.prange loop (line %d): local '%s' is assigned in the loop but "
+               "not as a reduction ('%s = %s + e', '%s - e', '%s * e', 'math.min(%s, e)' or "
+               "'math.max(%s, e)'): the iterations would race for it", l->line, name, name, name,
+               name, name, name, name);
+      set_err(err, pc, kbc_line(p, pc), msg);
+    }
+  }
 }
 
 static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
@@ -160,12 +212,13 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
       else {
         snprintf(msg, sizeof msg, "cannot goto out of a kjit.prange loop (line %d): its iterations "
                  "run in parallel", ln);
-        set_err(err, n + b->term->id, line, msg);   /* the old one checked gotos last */
+        set_err(err, C->f->proto->ncode + 1 + b->term->pc, line, msg);   /* the old one checked gotos last */
         continue;
       }
-      set_err(err, b->term ? b->term->id : 0, line, msg);
+      set_err(err, b->term ? b->term->pc : 0, line, msg);
     }
   }
+  dead_assignments(C, l, err);
   /* the locals assigned in the body: header phis but the iteration state */
   Web W;
   memset(&W, 0, sizeof W);
@@ -192,7 +245,7 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
                "not as a reduction ('%s = %s + e', '%s - e', '%s * e', 'math.min(%s, e)' or "
                "'math.max(%s, e)'): the iterations would race for it", ln, name, name, name, name,
                name, name, name);
-      set_err(err, f->id, f->line, msg);
+      set_err(err, f->pc >= 0 ? f->pc : 0, f->line, msg);
       continue;
     }
     KfaRedVar *rv = &P->reds[P->nreds];
@@ -210,14 +263,14 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
       }
     for (int a = 0; a < rv->nops; a++)
       for (int b = a + 1; b < rv->nops; b++)
-        if (rv->ops[b]->id < rv->ops[a]->id) { KirInsn *t = rv->ops[a]; rv->ops[a] = rv->ops[b]; rv->ops[b] = t; }
+        if (rv->ops[b]->pc < rv->ops[a]->pc) { KirInsn *t = rv->ops[a]; rv->ops[a] = rv->ops[b]; rv->ops[b] = t; }
     for (int a = 0; a < rv->nops; a++) {
       KirInsn *v = rv->ops[a];
       if (firstop == NULL) { firstop = v; rv->red = W.red[v->id]; continue; }
       if (W.red[v->id] != rv->red) {
         snprintf(msg, sizeof msg, "kjit.prange loop (line %d): local '%s' is reduced as both %s "
-                 "and %s", ln, name, red_name(rv->red), red_name(W.red[v->id]));
-        set_err(err, v->id, v->line, msg);
+                 "and %s", ln, name, kfa_red_name(rv->red), kfa_red_name(W.red[v->id]));
+        set_err(err, v->pc, v->line, msg);
         break;
       }
     }
@@ -231,8 +284,15 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
     /* checked after the body (the old order): type, argument order, reads */
     Type t = sp->types[phi->id];
     char tb[32];
-    int late = 2 * n + P->nreds;
-    if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32) {
+    int late = 2 * C->f->proto->ncode + 2 + P->nreds;
+    /* a number (the old typer made `local s = 0` a float from its
+    ** declaration; here s is an integer until the first float meets it):
+    ** accepted, the code generator keeps tagged partials, or float ones
+    ** when the phi is a number only by its entry value (peelable, + or *:
+    ** chunk 0's first s + e converts the entry value as Lua does) */
+    if (t.kind == T_NUMBER)
+      rv->number = C->F->peel[phi->id] && (rv->red == KFA_RED_ADD || rv->red == KFA_RED_MUL) ? 2 : 1;
+    if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32 && t.kind != T_NUMBER) {
       snprintf(msg, sizeof msg, "kjit.prange loop (line %d): the reduction variable '%s' must be a "
                "number (it is %s)", ln, name, kty_name(t, tb, sizeof tb));
       set_err(err, late, ln, msg);
@@ -268,7 +328,7 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
       if (bad) {
         snprintf(msg, sizeof msg, "kjit.prange loop (line %d): local '%s' is a reduction (%s = %s) "
                  "and may appear in the loop only in its reduction statements, where e does not "
-                 "mention it", ln, name, name, red_name(rv->red));
+                 "mention it", ln, name, name, kfa_red_name(rv->red));
         set_err(err, late, ln, msg);
       }
     }
@@ -292,7 +352,7 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
     for (int k = -b->nphis; k < b->ninsns; k++) {
       KirInsn *v = k < 0 ? b->phis[k + b->nphis] : b->insns[k];
       if (v->name == NULL || v->name[0] == '(') continue;
-      int o = first_use(l, v, (const KirInsn *)(const void *)h);
+      int o = first_use(l, v, h);
       if (o == INT32_MAX) continue;
       if (P->nshared == cap) {
         KirInsn **ns = kfa_alloc_(C, (size_t)cap * 2 * sizeof *ns);
@@ -343,7 +403,7 @@ static const char *note_of(KfaCtx *C, KfaLoop *fl) {
       size_t nr = 0, nd = 0;
       for (int i = 0; i < P->nreds; i++) {
         nr += (size_t)snprintf(red + nr, nr < sizeof red ? sizeof red - nr : 0, "%s%s (%s)",
-                               nr ? ", " : "", P->reds[i].name, red_name(P->reds[i].red));
+                               nr ? ", " : "", P->reds[i].name, kfa_red_name(P->reds[i].red));
         if (nr >= sizeof red) nr = sizeof red - 1;
       }
       for (int i = 0; i < P->nshared; i++) {
