@@ -353,7 +353,7 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel) {
         fl->nest = nest_of(&C, fl->loop);
       }
       break;
-    case KIR_LOOP_WHILE: case KIR_LOOP_REPEAT: case KIR_LOOP_LOOP:
+    case KIR_LOOP_WHILE:   /* the old rule read while conditions only */
       while_facts(&C, fl);
       break;
     default: break;
@@ -413,7 +413,9 @@ void kfa_mark_pure(KtySession *S, int cpu, uint8_t *pure) {
   for (int i = 0; i < S->nspecs; i++) {
     KtySpec *sp = S->specs[i];
     uint8_t k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
-    pure[i] = cpu && (k == T_INT || k == T_F64 || k == T_F32 || k == T_BOOL);
+    /* a number too: the old typer made it a float; its tagged pair fits
+    ** two registers */
+    pure[i] = cpu && (k == T_INT || k == T_F64 || k == T_F32 || k == T_BOOL || k == T_NUMBER);
   }
   for (int changed = 1; changed; ) {
     changed = 0;

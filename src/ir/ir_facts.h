@@ -47,7 +47,13 @@
 **    test). At most KFA_MAXHOIST checks per loop (the rest stay checked).
 **    Nothing else is hoisted (an index computed in the loop from anything
 **    but v and invariants, a variant array, a float key: they stay
-**    checked, KfaLoop.checked lists them with the reason).
+**    checked, KfaLoop.unchecked lists them with the reason). The IR sees
+**    through copies (`local j = i; x[j]` is x[i]), which the AST rule did
+**    not: the one difference from the old decisions (test_irfacts
+**    cross-checks the rest), and a control variable assigned in the body
+**    (the old rule then hoisted nothing in that loop; here the reads
+**    before the assignment are still v, the ones after are not). Blocks
+**    that never run (sp->live) are skipped.
 **    The old generator versioned (a fast copy without these checks, a
 **    checked copy marked not to vectorize, the test choosing) only
 **    innermost loops on the CPU, every level up to 3 deep in kernels.
@@ -75,7 +81,10 @@
 **    control variable of an enclosing for). Run-time test before the loop:
 **    k's entry value (and e's, unless constant) in [INT32_MIN, INT32_MAX -
 **    1]; then k and e fit i32 throughout. The old generator used it only
-**    in kernels and not inside another narrowed loop.
+**    in kernels and not inside another narrowed loop. The difference: a
+**    goto in the body (a `continue`) stopped the old rule; the SSA proof
+**    holds with it (every iteration passes the header's test, and the
+**    step at most once), so such a loop is narrowed here too.
 **
 ** 4. Peelable phis (KfaLoop.peel, and peel[] by instruction id): a header
 **    phi typed T_NUMBER whose operands on the back edges are all f64/f32:
@@ -102,16 +111,22 @@
 **    else its reductions (operator, identity: KFA_ID_*) and the values
 **    defined outside that it reads (shared, read only). Writes to arrays
 **    are not analysed for disjointness (nor were they): the user promises
-**    it by writing prange. The note texts are those of f:inspect
-**    ("parallel").
+**    it by writing prange. KfaLoop.note is the line of f:inspect
+**    ("parallel") for every for, while, repeat and prange loop (the old
+**    texts); the code generator collects them over the specializations it
+**    emits for the CPU, identical lines once, "no loops" when none. Lines
+**    are KirLoop.line: a repeat loop's is its body's first line (the old
+**    one named the line of `repeat`), a `while true` loop's likewise.
 **
 ** 6. Purity (kfa_mark_pure, over a whole session): the old mark_pure: a
-**    specialization is pure when it returns one integer, float or
-**    boolean, has no loop, stores nothing (setindex, setfield, setupval,
+**    specialization is pure when it returns one integer, float, number
+**    (the old typer made those floats; the tagged pair fits two registers)
+**    or boolean, has no loop, stores nothing (setindex, setfield, setupval,
 **    setlist), makes no table or closure, and calls only built-ins other
 **    than error and the cuda ones, and pure specializations; the greatest
 **    such set. Dead blocks are ignored (the old one read every statement);
 **    a forward goto is a plain branch here (the old one refused any goto).
+**    test_irfacts cross-checks the decisions with the old rule.
 **
 ** 7. Deferred bounds checks (kernels) are left to the code generator: the
 **    old rule groups the checks of one statement's straight-line

@@ -179,7 +179,11 @@ static void test_cases(void) {
 */
 
 typedef struct OldLoop { int line, n; } OldLoop;
-typedef struct Old { KSpec *sp; uint8_t *variant; OldLoop loops[64]; int nloops; } Old;
+typedef struct Old {
+  KSpec *sp; uint8_t *variant;
+  OldLoop loops[64]; int nloops;
+  OldLoop whiles[64]; int nwhiles;   /* n: narrowed */
+} Old;
 
 static void mark_variant_block(Old *O, Block *b);
 static void mark_variant_stmt(Old *O, Stmt *s) {
@@ -327,6 +331,163 @@ static void old_loops(Old *O, Block *b, int nvars) {
   }
 }
 
+
+/* The old narrow_find (codegen.c: is_step, narrow_scan_*, int_local): does
+** `while cond do body end` get a narrow counter? */
+typedef struct NScan { Var *k; int steps, other; } NScan;
+
+static int old_is_step(Expr *x, Var *k) {
+  if (x == NULL || x->kind != E_BINOP || x->u.bin.op != OP_ADD) return 0;
+  Expr *a = x->u.bin.a, *b = x->u.bin.b;
+  if (a->kind == E_INT) { Expr *t = a; a = b; b = t; }
+  return a->kind == E_NAME && a->u.name.var == k && b->kind == E_INT && b->u.i == 1;
+}
+
+static void nscan_block(Block *b, NScan *ns, int inloop);
+static void nscan_stmt(Stmt *s, NScan *ns, int inloop) {
+  switch (s->kind) {
+  case S_ASSIGN:
+    for (int i = 0; i < s->u.assign.ntargets; i++) {
+      Expr *t = s->u.assign.targets[i];
+      if (t->kind != E_NAME || t->u.name.var != ns->k) continue;
+      int step = !inloop && s->u.assign.ntargets == 1 && s->u.assign.nexprs == 1 &&
+                 old_is_step(s->u.assign.exprs[0], ns->k);
+      if (step) ns->steps++; else ns->other++;
+    }
+    break;
+  case S_DO: nscan_block(s->u.block, ns, inloop); break;
+  case S_WHILE: case S_REPEAT: nscan_block(s->u.loop.body, ns, 1); break;
+  case S_FORNUM:
+    if (s->u.fornum.var == ns->k) ns->other++;
+    nscan_block(s->u.fornum.body, ns, 1);
+    break;
+  case S_FORIN: nscan_block(s->u.forin.body, ns, 1); break;
+  case S_IF:
+    for (int i = 0; i < s->u.ifs.n; i++) nscan_block(s->u.ifs.blocks[i], ns, inloop);
+    if (s->u.ifs.els) nscan_block(s->u.ifs.els, ns, inloop);
+    break;
+  case S_GOTO: case S_LABEL: case S_FUNCTION: case S_LOCALFUNC: ns->other++; break;
+  default: break;
+  }
+}
+static void nscan_block(Block *b, NScan *ns, int inloop) {
+  for (int i = 0; i < b->n; i++) nscan_stmt(b->stmts[i], ns, inloop);
+}
+
+static int old_int_local(KSpec *sp, Expr *e) {
+  return e->kind == E_NAME && e->u.name.var && !e->u.name.var->is_loopvar &&
+         sp->vartypes[e->u.name.var->id].kind == T_INT;
+}
+
+static int old_narrow_find(KSpec *sp, Expr *cond, Block *body) {
+  while (cond->kind == E_PAREN) cond = cond->u.paren;
+  if (cond->kind != E_BINOP) return 0;
+  OpKind op = cond->u.bin.op;
+  if (op == OP_AND) return old_narrow_find(sp, cond->u.bin.a, body) || old_narrow_find(sp, cond->u.bin.b, body);
+  Expr *kx, *ex;
+  if (op == OP_LT || op == OP_LE) { kx = cond->u.bin.a; ex = cond->u.bin.b; }
+  else if (op == OP_GT || op == OP_GE) { kx = cond->u.bin.b; ex = cond->u.bin.a; }
+  else return 0;
+  if (!old_int_local(sp, kx)) return 0;
+  if (ex->kind == E_INT) {
+    if (ex->u.i < INT32_MIN || ex->u.i > INT32_MAX - 1) return 0;
+  } else {
+    if (!old_int_local(sp, ex) || ex->u.name.var == kx->u.name.var) return 0;
+    NScan es = { ex->u.name.var, 0, 0 };
+    nscan_block(body, &es, 0);
+    if (es.steps || es.other) return 0;
+  }
+  NScan ns = { kx->u.name.var, 0, 0 };
+  nscan_block(body, &ns, 0);
+  return ns.steps == 1 && !ns.other;
+}
+
+/* Every while loop of b (any depth): (line, narrowed). */
+static void old_whiles(Old *O, Block *b) {
+  for (int i = 0; i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    switch (s->kind) {
+    case S_DO: old_whiles(O, s->u.block); break;
+    case S_REPEAT: old_whiles(O, s->u.loop.body); break;
+    case S_WHILE:
+      if (O->nwhiles < 64)
+        O->whiles[O->nwhiles++] = (OldLoop){ s->line, old_narrow_find(O->sp, s->u.loop.cond, s->u.loop.body) };
+      old_whiles(O, s->u.loop.body);
+      break;
+    case S_IF:
+      for (int j = 0; j < s->u.ifs.n; j++) old_whiles(O, s->u.ifs.blocks[j]);
+      if (s->u.ifs.els) old_whiles(O, s->u.ifs.els);
+      break;
+    case S_FORNUM: old_whiles(O, s->u.fornum.body); break;
+    case S_FORIN: old_whiles(O, s->u.forin.body); break;
+    default: break;
+    }
+  }
+}
+
+/* The old mark_pure (codegen.c: pure_expr, pure_block), over the AST. */
+static int old_pure_expr(KSpec *sp, Expr *e);
+static int old_pure_exprs(KSpec *sp, Expr **es, int n) {
+  for (int i = 0; i < n; i++) if (!old_pure_expr(sp, es[i])) return 0;
+  return 1;
+}
+static int old_pure_expr(KSpec *sp, Expr *e) {
+  if (e == NULL) return 1;
+  switch (e->kind) {
+  case E_INDEX: return old_pure_expr(sp, e->u.index.obj) && old_pure_expr(sp, e->u.index.key);
+  case E_FIELD: return old_pure_expr(sp, e->u.field.obj);
+  case E_CALL: {
+    Type ft = sp->exprtypes[e->u.call.fn->id];
+    if (ft.kind == T_BUILTIN && (ft.ref == B_ERROR || B_IS_CUDA(ft.ref))) return 0;
+    if (ft.kind != T_BUILTIN && (sp->calls[e->id] == NULL || !sp->calls[e->id]->pure)) return 0;
+    return old_pure_exprs(sp, e->u.call.args, e->u.call.nargs);
+  }
+  case E_BINOP: return old_pure_expr(sp, e->u.bin.a) && old_pure_expr(sp, e->u.bin.b);
+  case E_UNOP: return old_pure_expr(sp, e->u.un.a);
+  case E_PAREN: return old_pure_expr(sp, e->u.paren);
+  case E_NIL: case E_TRUE: case E_FALSE: case E_INT: case E_FLT: case E_STR: case E_NAME: return 1;
+  default: return 0;
+  }
+}
+static int old_pure_block(KSpec *sp, Block *b) {
+  for (int i = 0; i < b->n; i++) {
+    Stmt *s = b->stmts[i];
+    switch (s->kind) {
+    case S_LOCAL: if (!old_pure_exprs(sp, s->u.local.exprs, s->u.local.nexprs)) return 0; break;
+    case S_ASSIGN:
+      for (int t = 0; t < s->u.assign.ntargets; t++)
+        if (s->u.assign.targets[t]->kind != E_NAME) return 0;
+      if (!old_pure_exprs(sp, s->u.assign.exprs, s->u.assign.nexprs)) return 0;
+      break;
+    case S_CALL: if (!old_pure_expr(sp, s->u.call)) return 0; break;
+    case S_DO: if (!old_pure_block(sp, s->u.block)) return 0; break;
+    case S_IF:
+      if (!old_pure_exprs(sp, s->u.ifs.conds, s->u.ifs.n)) return 0;
+      for (int k = 0; k < s->u.ifs.n; k++) if (!old_pure_block(sp, s->u.ifs.blocks[k])) return 0;
+      if (s->u.ifs.els && !old_pure_block(sp, s->u.ifs.els)) return 0;
+      break;
+    case S_RETURN: if (!old_pure_exprs(sp, s->u.ret.exprs, s->u.ret.n)) return 0; break;
+    case S_EMPTY: break;
+    default: return 0;
+    }
+  }
+  return 1;
+}
+static void old_mark_pure(Session *S) {
+  for (int i = 0; i < S->nspecs; i++) {
+    KSpec *sp = S->specs[i];
+    TypeKind k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
+    sp->pure = k == T_INT || k == T_F64 || k == T_F32 || k == T_BOOL;
+  }
+  for (int changed = 1; changed; ) {
+    changed = 0;
+    for (int i = 0; i < S->nspecs; i++) {
+      KSpec *sp = S->specs[i];
+      if (sp->pure && !old_pure_block(sp, sp->fn->ast->body)) { sp->pure = 0; changed = 1; }
+    }
+  }
+}
+
 static KSpec *old_types(int idx, int nargs, const Type *args) {
   SessionBox *sb = ks_push_session(L, 1, 0, 2);
   Session *S = &sb->S;
@@ -342,7 +503,7 @@ static KSpec *old_types(int idx, int nargs, const Type *args) {
   return sp;   /* the session stays on the stack (the caller pops it) */
 }
 
-static int nsame, nmore, nloops_cmp, nhoisting;
+static int nsame, nmore, nloops_cmp, nhoisting, nwhile_cmp, nwhile_narrow, nwhile_more, npure_cmp, npure;
 
 /* Compares one function of chunk (its text, returning it) for sig. */
 static void cross_one(const char *chunk, const char *name, const char *sig) {
@@ -370,6 +531,37 @@ static void cross_one(const char *chunk, const char *name, const char *sig) {
     O.variant = calloc((size_t)old->fn->nvars + 1, 1);
     old_loops(&O, old->fn->ast->body, old->fn->nvars);
     free(O.variant);
+    old_whiles(&O, old->fn->ast->body);
+    /* purity of the function itself (its specialization in each session) */
+    SessionBox *sb = lua_touserdata(L, fidx + 1);
+    old_mark_pure(&sb->S);
+    uint8_t *pure = calloc((size_t)S.nspecs + 1, 1);
+    kfa_mark_pure(&S, 1, pure);
+    npure_cmp++;
+    npure += old->pure;
+    CHECK(pure[sp->index] == old->pure, "cross %s: pure %d, the old generator %d", name,
+          pure[sp->index], old->pure);
+    free(pure);
+    for (int i = 0; i < O.nwhiles; i++) {
+      int line = O.whiles[i].line, dup = 0;
+      for (int j = 0; j < O.nwhiles; j++) dup |= j != i && O.whiles[j].line == line;
+      for (int j = 0; j < F->nloops && !dup; j++) {
+        const KfaLoop *fl = &F->loops[j];
+        if (fl->loop->kind == KIR_LOOP_FORNUM || fl->loop->kind == KIR_LOOP_FORIN ||
+            fl->loop->line != line)
+          continue;
+        nwhile_cmp++;
+        nwhile_narrow += O.whiles[i].n;
+        /* the same, or more here: gotos inside the body (a `continue`)
+        ** stopped the old rule, while the SSA proof holds with them */
+        CHECK(fl->narrowk != NULL || O.whiles[i].n == 0, "cross %s line %d: narrow %d, the old "
+              "generator %d", name, line, fl->narrowk != NULL, O.whiles[i].n);
+        if (fl->narrowk && !O.whiles[i].n) {
+          nwhile_more++;
+          if (getenv("KJIT_IRFACTS_VERBOSE")) printf("  narrow here only: %s line %d\n", name, line);
+        }
+      }
+    }
     for (int i = 0; i < O.nloops; i++) {
       int line = O.loops[i].line, want = 0, got = 0, found = 0;
       for (int j = 0; j < O.nloops; j++) want += O.loops[j].line == line ? O.loops[j].n : 0;
@@ -467,6 +659,11 @@ static void test_cross_old(void) {
   }
   printf("cross-check with the old generator's hoisting: %d loops (%d where it hoisted), "
          "%d the same, %d more here\n", nloops_cmp, nhoisting, nsame, nmore);
+  printf("cross-check with the old mark_pure: %d functions (%d pure), the same\n", npure_cmp, npure);
+  CHECK(npure_cmp >= 50 && npure >= 5, "%d functions' purity cross-checked", npure_cmp);
+  printf("cross-check with the old narrow_find: %d while loops (%d narrowed), the same but %d "
+         "narrowed here only\n", nwhile_cmp, nwhile_narrow, nwhile_more);
+  CHECK(nwhile_cmp >= 10 && nwhile_narrow >= 3, "%d while loops cross-checked", nwhile_cmp);
   CHECK(nloops_cmp >= 50 && nhoisting >= 20, "%d loops cross-checked, %d hoisting", nloops_cmp,
         nhoisting);
 }
