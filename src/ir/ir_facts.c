@@ -104,7 +104,7 @@ static void add_check(KfaCtx *C, KfaCheck **list, int *n, KfaCheck h) {
 
 /* key as v + off, off + v, v - off of l's control variable with off
 ** invariant in inv (the loop the test goes before); fills h. */
-static int affine_in(const KtySpec *sp, const KirLoop *l, const KirLoop *inv, KirInsn *key,
+int kfa_affine_(const KtySpec *sp, const KirLoop *l, const KirLoop *inv, KirInsn *key,
                      KfaCheck *h) {
   KirInsn *v = l->var;
   if (v == NULL) return 0;
@@ -150,7 +150,7 @@ static void consider(KfaCtx *C, KfaLoop *fl, KirInsn *v) {
   KfaCheck h;
   memset(&h, 0, sizeof h);
   h.insn = v; h.base = base; h.dim = depth; h.key = key;
-  if (affine_in(sp, l, l, key, &h) || invariant_int(sp, l, key)) add_check(C, &fl->checks, &fl->nchecks, h);
+  if (kfa_affine_(sp, l, l, key, &h) || invariant_int(sp, l, key)) add_check(C, &fl->checks, &fl->nchecks, h);
   else add_unchecked(C, fl, v, depth, "the key is not the loop variable plus an invariant");
 }
 
@@ -213,7 +213,7 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
       /* affine in the variable of a loop of the nest containing v */
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
         if (m->kind == KIR_LOOP_FORNUM && C->F->loops[m->id].nest == o && isfornum_int(sp, m))
-          ok = affine_in(sp, m, o, key, &h);
+          ok = kfa_affine_(sp, m, o, key, &h);
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
     }
   }
@@ -503,6 +503,9 @@ void kfa_print(const KfaFacts *F, char **buf, size_t *len, size_t *cap) {
         if (rv->number) put(buf, len, cap, ", %s", rv->number == 2 ? "number entry" : "number");
         put(buf, len, cap, "\n");
       }
+      for (int w = 0; w < P->nwrites; w++)
+        put(buf, len, cap, "  write %%%d: %s\n", P->writes[w]->id,
+            P->disjoint[w] ? "disjoint rows" : "not provably disjoint");
       if (P->nshared) {
         put(buf, len, cap, "  shared");
         for (int s = 0; s < P->nshared; s++) put(buf, len, cap, " %s", P->shared[s]->name);

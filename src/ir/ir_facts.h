@@ -110,8 +110,10 @@
 **    the chunk: errline and errmsg) when the loop cannot run in parallel,
 **    else its reductions (operator, identity: KFA_ID_*) and the values
 **    defined outside that it reads (shared, read only). Writes to arrays
-**    are not analysed for disjointness (nor were they): the user promises
-**    it by writing prange. KfaLoop.note is the line of f:inspect
+**    are listed (KfaPrange.writes) with whether each iteration writes its
+**    own row (disjoint: the outermost key is the control variable plus
+**    an invariant); the others are not refused (nor were they): the user
+**    promises independence by writing prange. KfaLoop.note is the line of f:inspect
 **    ("parallel") for every for, while, repeat and prange loop (the old
 **    texts); the code generator collects them over the specializations it
 **    emits for the CPU, identical lines once, "no loops" when none. Lines
@@ -210,6 +212,10 @@ typedef struct KfaPrange {
   int errline;
   KfaRedVar *reds; int nreds;
   KirInsn **shared; int nshared;   /* outside values read, first use first */
+  KirInsn **writes; int nwrites;   /* the SETINDEXes of the body */
+  uint8_t *disjoint;      /* per write: its row (outermost key) is the
+                             control variable plus an invariant, on an array
+                             from outside: each iteration its own row */
 } KfaPrange;
 
 typedef struct KfaLoop {

@@ -20,6 +20,9 @@ typedef struct KfaCtx {
 void *kfa_alloc_(KfaCtx *C, size_t n);
 int kfa_inloop_(const KirLoop *l, const KirInsn *v);
 int kfa_intconst_(const KtySpec *sp, const KirInsn *v, lua_Integer *k);
+/* Is key l's control variable plus or minus an integer invariant in inv?
+** (fills h's affine fields) */
+int kfa_affine_(const KtySpec *sp, const KirLoop *l, const KirLoop *inv, KirInsn *key, KfaCheck *h);
 /* The prange facts and every loop's note (ir_facts_prange.c). */
 void kfa_prange_facts_(KfaCtx *C);
 

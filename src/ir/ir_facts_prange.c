@@ -373,6 +373,37 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
       }
 }
 
+/* The array stores of the body, and which of them write per-iteration
+** disjoint places: the outermost key (the row) is the control variable
+** plus an invariant, on an array defined outside the loop. (Two array
+** arguments may still be the same array: the user's promise, as before.) */
+static void prange_writes(KfaCtx *C, KfaLoop *fl) {
+  KtySpec *sp = C->sp;
+  KirLoop *l = fl->loop;
+  KfaPrange *P = fl->prange;
+  int n = 0;
+  for (int i = 0; i < l->nblocks; i++)
+    for (int j = 0; j < l->blocks[i]->ninsns; j++) n += l->blocks[i]->insns[j]->op == KIR_SETINDEX;
+  P->writes = kfa_alloc_(C, (size_t)(n ? n : 1) * sizeof *P->writes);
+  P->disjoint = kfa_alloc_(C, (size_t)(n ? n : 1));
+  for (int i = 0; i < l->nblocks; i++) {
+    KirBlock *b = l->blocks[i];
+    if (!sp->live[b->id]) continue;
+    for (int j = 0; j < b->ninsns; j++) {
+      KirInsn *v = b->insns[j];
+      if (v->op != KIR_SETINDEX || v->nargs != 3) continue;
+      KirInsn *obj = v->args[0], *row = v->args[1];
+      while (obj->op == KIR_INDEX && kfa_inloop_(l, obj)) { row = obj->args[1]; obj = obj->args[0]; }
+      KfaCheck h;
+      memset(&h, 0, sizeof h);
+      int ok = sp->types[obj->id].kind == T_BUF && !kfa_inloop_(l, obj) &&
+               sp->types[row->id].kind == T_INT && kfa_affine_(sp, l, l, row, &h);
+      P->disjoint[P->nwrites] = (uint8_t)ok;
+      P->writes[P->nwrites++] = v;
+    }
+  }
+}
+
 /* f:inspect("parallel")'s line for a loop (par_note, note_loop, note_prange). */
 static const char *note_of(KfaCtx *C, KfaLoop *fl) {
   char buf[1000];
@@ -433,6 +464,7 @@ void kfa_prange_facts_(KfaCtx *C) {
       Err err;
       memset(&err, 0, sizeof err);
       analyze_prange(C, fl, &err);
+      prange_writes(C, fl);
       if (err.msg[0]) { P->errmsg = dup(C, err.msg); P->errline = err.line; }
       P->parallel = C->parallel && !P->nested && P->errmsg == NULL;
     }
