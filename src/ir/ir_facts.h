@@ -9,17 +9,19 @@
 ** what to do with it per target (the notes at each fact say what the old
 ** generator did with it).
 **
-** 1. Numeric for loops (KfaLoop, by KirLoop.id; others have kind != FORNUM
-**    and only the note and narrow fields). isint: the control variable
+** Every loop has a KfaLoop (F->loops[KirLoop.id]); a loop whose header
+** never runs has nothing but loop and nest set.
+**
+** 1. Numeric for loops (kind FORNUM). isint: the control variable
 **    (KirLoop.var) is an integer (else a float loop: nothing else below
-**    applies). step: its forprep's third operand; stepsign +1/-1 when the
-**    step is a compile-time constant (stepk), 0 when its sign is known
-**    only at run time (a forprep with a step of 0 raises, as Lua does).
+**    applies). init, limit, step: forprep's operands; stepsign +1/-1 when
+**    the step is a compile-time constant (stepk for an integer), 0 when
+**    its sign is known only at run time (a step of 0 raises, as in Lua).
 **    innermost: no numeric for loop inside it (while loops may be; the
-**    old generator's has_fornum). exits: break/goto/return leave it other
-**    than by its forloop (kept for information: a hoisted test over the
-**    whole range is still sound with an early exit, it may only fail more
-**    often, which sends the loop to its checked copy).
+**    old generator's has_fornum). exits: edges that leave it other than
+**    its forloop's (break, goto, return; for information: a hoisted test
+**    over the whole range is still sound with an early exit, it may only
+**    fail more often, which sends the loop to its checked copy).
 **    narrow: whether the counter may be an i32: KFA_NARROW_ALWAYS (init,
 **    limit and step constants and every value of the range fits int32),
 **    KFA_NARROW_TEST (the range [lo, hi], below, fits int32 at run time:
@@ -92,33 +94,45 @@
 **    versioning on the entry tag) makes it a plain float inside the loop.
 **
 ** 5. kjit.prange loops (KfaPrange, KfaLoop.prange): a FORIN loop whose
-**    tfor call's iterator is the prange call. Its header phis other than
-**    the iteration state are locals assigned in the body: each must be a
-**    reduction (s = s + e, s - e, s * e, math.min(s, e), math.max(s, e),
+**    tfor call's iterator is the prange call (KfaPrange.call: a, b [, c]
+**    are its operands 1..3). Its header phis other than the iteration
+**    state are the locals assigned in the body: each must be a reduction
+**    (s = s + e, s - e, s * e, math.min(s, e), math.max(s, e),
 **    math.min(e, s), math.max(e, s)): the values of s in the loop are the
 **    phi, phis inside the body joining only such values, and reduction
 **    operations named s (stored into s) taking one of them at the s
 **    position; any other use of them in the loop breaks the rule (e may
-**    not mention s). One operator per variable; T_INT/T_F64/T_F32 or
-**    T_NUMBER (KfaRedVar.number; the old typer had made such a variable
-**    a float, and accepted it);
-**    min(e, s)/max(e, s) integers only. return, break and goto out of the
-**    body are errors (breaks of inner loops are fine), and so is an
-**    assignment to an enclosing local that nothing reads afterwards (no
-**    phi: found in the body's bytecode). The result: err
-**    (the exact message of the old generator, "chunk:line: ..." without
-**    the chunk: errline and errmsg) when the loop cannot run in parallel,
-**    else its reductions (operator, identity: KFA_ID_*) and the values
-**    defined outside that it reads (shared, read only). Writes to arrays
-**    are listed (KfaPrange.writes) with whether each iteration writes its
-**    own row (disjoint: the outermost key is the control variable plus
-**    an invariant); the others are not refused (nor were they): the user
-**    promises independence by writing prange. KfaLoop.note is the line of f:inspect
-**    ("parallel") for every for, while, repeat and prange loop (the old
-**    texts); the code generator collects them over the specializations it
-**    emits for the CPU, identical lines once, "no loops" when none. Lines
-**    are KirLoop.line: a repeat loop's is its body's first line (the old
-**    one named the line of `repeat`), a `while true` loop's likewise.
+**    not mention s). One operator per variable; a T_INT, T_F64, T_F32 or
+**    T_NUMBER phi (KfaRedVar.number: the old typer had made such a
+**    variable a float, and accepted it); min(e, s) and max(e, s) of
+**    integers only. return, break and goto out of the body are errors
+**    (breaks of inner loops are fine), and so is an assignment to an
+**    enclosing local that nothing reads afterwards (SSA makes no phi for
+**    it: found in the body's bytecode). Writes to arrays are listed
+**    (writes) with whether each iteration writes its own row (disjoint:
+**    the outermost key is the control variable plus an invariant); the
+**    others are not refused (nor were they): the user promises
+**    independence by writing prange.
+**    The result: errmsg, the old generator's message for the first rule
+**    broken (in the old order: the body's statements in source order,
+**    gotos, then per variable its type, argument order and reads), and
+**    errline, where to report it ("chunk:errline: errmsg"); it matters
+**    only where the loop would run in parallel (the option on, the CPU,
+**    not inside another prange loop: the old generator analysed no other
+**    loop), and then it is a compile error. errline is the failing
+**    statement's line, except where the statement left no instruction
+**    (`last = i` is a copy): then the line of the value stored. parallel:
+**    it runs in parallel; reds: its reductions in the order the body
+**    first mentions them (operator, identity KFA_ID_*, operations);
+**    shared: the named values from outside that the body reads, in the
+**    same order.
+**    KfaLoop.note: the line of f:inspect("parallel") for every for, while,
+**    repeat and prange loop (the old texts; NULL for a prange loop that
+**    fails to compile); the code generator collects them over the
+**    specializations it emits for the CPU, identical lines once, "no
+**    loops" when none. Lines are KirLoop.line: a repeat loop's is its
+**    body's first line (the old one named the line of `repeat`), a
+**    `while true` loop's likewise.
 **
 ** 6. Purity (kfa_mark_pure, over a whole session): the old mark_pure: a
 **    specialization is pure when it returns one integer, float, number
@@ -131,13 +145,28 @@
 **    test_irfacts cross-checks the decisions with the old rule.
 **
 ** 7. Deferred bounds checks (kernels) are left to the code generator: the
-**    old rule groups the checks of one statement's straight-line
-**    expressions; on the IR a statement is gone, but a run of INDEX
-**    instructions with no branch, call or store between them in one block
-**    is the same thing, and which array root a deferred read may fall
-**    back to (a kernel parameter or a shared/local array never
-**    reassigned: in SSA, the root value itself) is local information the
-**    lowering has at hand.
+**    old rule deferred the checks of one statement's straight-line value
+**    expressions (constants, locals, + - * / and unary minus on numbers,
+**    #, integer-indexed reads of arrays with a fallback) to one branch
+**    before the statement's effect. On the IR the statement is gone, but
+**    the same thing is local to a block: the checks of a run of such
+**    instructions wait until the first instruction with an effect (a
+**    store, a call, the terminator), and the fallback of a deferred read
+**    (a kernel parameter, or a shared/local array of constant size: in
+**    SSA the root value itself, never reassigned) is what the lowering
+**    has at hand. No loop fact is involved.
+**
+** What the code generator still does with these facts: compute forprep's
+** iteration count, lo, hi and the tests (in 128 bits, as emit_int_for and
+** hoist_test); decide what to version (innermost loops on the CPU, three
+** levels in kernels, or a nest head with its nestchecks) and emit the
+** fast and checked copies, the latter not vectorized; the narrow slots
+** and their copy back (while loops, kernels); peel or version the
+** peelable phis; outline prange bodies, their environment, partials and
+** combination (KFA_ID_*); raise a prange errmsg; lower pure calls; defer
+** kernel checks (7.); collect the notes. Facts are computed whether or
+** not bounds checking is on: with boundscheck = false there is nothing to
+** hoist.
 */
 #ifndef KJIT_IR_FACTS_H
 #define KJIT_IR_FACTS_H
