@@ -75,7 +75,9 @@ static int web_walk(Web *W, KirInsn *v) {
     return 1;
   }
   int spos;
-  KfaRed r = same_name(v, W->name) ? red_form(sp, v, &spos) : KFA_RED_NONE;
+  /* stripped (no names): any reduction form counts as a statement, which
+  ** accepts `s = s + a + b` as two sums (the same reduction, still safe) */
+  KfaRed r = W->name == NULL || same_name(v, W->name) ? red_form(sp, v, &spos) : KFA_RED_NONE;
   if (r == KFA_RED_NONE) goto fail;
   int cands[2], nc = 0;
   if (spos == -1) { cands[nc++] = 0; cands[nc++] = 1; }

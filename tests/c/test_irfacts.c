@@ -524,6 +524,8 @@ static void cross_one(const char *chunk, const char *name, const char *sig) {
   kty_open(&S, L, &A);
   KtySpec *sp = old ? kty_spec(&S, fidx, nargs, args) : NULL;
   KfaFacts *F = sp ? kfa_analyze(&A, sp, 0) : NULL;
+  for (int i = 0; sp && i < S.nspecs; i++)   /* the callees too: no crash, no failure */
+    CHECK(kfa_analyze(&A, S.specs[i], 1) != NULL, "cross %s: facts of spec %d", name, i);
   if (old && F) {
     Old O;
     memset(&O, 0, sizeof O);
@@ -670,6 +672,39 @@ static void test_cross_old(void) {
 
 /* }====================================================== */
 
+static int writer(lua_State *l, const void *p, size_t sz, void *ud) {
+  (void)l;
+  bput(ud, p, sz);
+  return 0;
+}
+
+/* A stripped function has no names: its reductions are still found (and
+** the note names them "?"). */
+static void test_stripped(void) {
+  const char *src = "return function(x)\n  local s = 0.0\n"
+                    "  for i in kjit.prange(1, #x) do s = s + x[i] + 1 end\n  return s\nend\n";
+  int top = lua_gettop(L);
+  CHECK(luaL_loadbuffer(L, src, strlen(src), "=strip") == LUA_OK && lua_pcall(L, 0, 1, 0) == LUA_OK,
+        "load");
+  Buf bin = {0};
+  lua_dump(L, writer, &bin, 1);
+  CHECK(luaL_loadbufferx(L, bin.s, bin.n, "=stripped", "b") == LUA_OK, "load stripped");
+  free(bin.s);
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  Type buf = { .kind = T_BUF, .dtype = KJIT_F64, .ndim = 1 };
+  KtySpec *sp = kty_spec(&S, -1, 1, &buf);
+  KfaFacts *F = sp ? kfa_analyze(&A, sp, 1) : NULL;
+  KfaPrange *P = F && F->nloops == 1 ? F->loops[0].prange : NULL;
+  CHECK(P && P->parallel && P->nreds == 1 && P->reds[0].red == KFA_RED_ADD && P->reds[0].nops == 2,
+        "stripped: %s", P && P->errmsg ? P->errmsg : sp ? "no prange facts" : S.err);
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
 int main(int argc, char **argv) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -677,6 +712,7 @@ int main(int argc, char **argv) {
   lua_pop(L, 1);
   test_cases();
   test_cross_old();
+  test_stripped();
   lua_close(L);
   free_cases(cases, ncases);
   return test_results("test_irfacts", argc, argv);
