@@ -202,19 +202,18 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
       if (kir_inloop(l, e) || (b == h && e == normal)) continue;
       if (!(sp->edges[b->id] >> s & 1)) continue;
       int line = b->term ? b->term->line : ln;
-      if (e->term && e->term->op == KIR_RET && e->npreds == 1 && e->ninsns == 0 && e->nphis == 0)
-        line = e->term->line, snprintf(msg, sizeof msg, "cannot return from inside a kjit.prange loop "
-                                       "(line %d): its iterations run in parallel", ln);
-      else if (e->term && e->term->op == KIR_RET && e->npreds == 1)
-        line = e->term->line, snprintf(msg, sizeof msg, "cannot return from inside a kjit.prange loop "
-                                       "(line %d): its iterations run in parallel", ln);
-      else if (e == normal)
+      if (e->term && e->term->op == KIR_RET && e->npreds == 1) {   /* a return of the body */
+        line = e->term->line;
+        snprintf(msg, sizeof msg, "cannot return from inside a kjit.prange loop (line %d): its "
+                 "iterations run in parallel", ln);
+      } else if (e == normal)   /* a break goes where the loop ends */
         snprintf(msg, sizeof msg, "cannot break out of a kjit.prange loop (line %d): its iterations "
                  "run in parallel", ln);
       else {
         snprintf(msg, sizeof msg, "cannot goto out of a kjit.prange loop (line %d): its iterations "
                  "run in parallel", ln);
-        set_err(err, C->f->proto->ncode + 1 + b->term->pc, line, msg);   /* the old one checked gotos last */
+        /* the old analysis checked gotos after the whole body */
+        set_err(err, C->f->proto->ncode + 1 + b->term->pc, line, msg);
         continue;
       }
       set_err(err, b->term ? b->term->pc : 0, line, msg);
