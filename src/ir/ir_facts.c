@@ -1,0 +1,517 @@
+/*
+** ir_facts.c: loop and function facts on the typed IR (see ir_facts.h):
+** numeric for loops and their hoistable bounds checks, rectangular nests,
+** narrow while counters, peelable number phis, purity. The kjit.prange
+** analysis and the notes are in ir_facts_prange.c.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include "ir/ir_facts.h"
+#include "ir/ir_facts_int.h"
+
+void *kfa_alloc_(KfaCtx *C, size_t n) {
+  void *p = ka_alloc(C->A, n ? n : 1);
+  if (p == NULL) longjmp(C->jb, 1);
+  return p;
+}
+
+int kfa_inloop_(const KirLoop *l, const KirInsn *v) { return kir_inloop(l, v->block); }
+
+/* v is an integer known at compile time (a literal or a typer constant) */
+int kfa_intconst_(const KtySpec *sp, const KirInsn *v, lua_Integer *k) {
+  if (v->op == KIR_INT) { *k = v->k.i; return 1; }
+  if (sp->consts[v->id].kind == T_INT) { *k = sp->consts[v->id].v.i; return 1; }
+  return 0;
+}
+
+/* An integer whose value cannot change inside l (the old invariant_int:
+** a literal, a constant, or a value computed before the loop). */
+static int invariant_int(const KtySpec *sp, const KirLoop *l, const KirInsn *v) {
+  lua_Integer k;
+  if (sp->types[v->id].kind != T_INT) return 0;
+  return kfa_intconst_(sp, v, &k) || !kfa_inloop_(l, v);
+}
+
+static int isfornum_int(const KtySpec *sp, const KirLoop *l) {
+  return l->kind == KIR_LOOP_FORNUM && l->var && l->prep && l->prep->nargs == 3 &&
+         sp->types[l->var->id].kind == T_INT;
+}
+
+/* ---- Numeric for loops ------------------------------------------------ */
+
+static void fornum_facts(KfaCtx *C, KfaLoop *fl) {
+  KtySpec *sp = C->sp;
+  KirLoop *l = fl->loop;
+  KirInsn *p = l->prep;
+  fl->isint = isfornum_int(sp, l);
+  if (p && p->nargs == 3) { fl->init = p->args[0]; fl->limit = p->args[1]; fl->step = p->args[2]; }
+  if (fl->step) {
+    lua_Integer k;
+    const KtyConst *kc = &sp->consts[fl->step->id];
+    if (kfa_intconst_(sp, fl->step, &k)) {
+      fl->stepk = k;
+      fl->stepsign = k > 0 ? 1 : k < 0 ? -1 : 0;
+    } else if (fl->step->op == KIR_FLT || kc->kind == T_F64) {
+      double f = fl->step->op == KIR_FLT ? fl->step->k.f : kc->v.f;
+      fl->stepsign = f > 0 ? 1 : f < 0 ? -1 : 0;
+    }
+  }
+  fl->innermost = 1;
+  for (int i = 0; i < C->f->nloops; i++) {
+    KirLoop *m = C->f->loops[i];
+    if (m != l && m->kind == KIR_LOOP_FORNUM && kir_inloop(l, m->header)) fl->innermost = 0;
+  }
+  /* leaves other than the forloop's exit edge */
+  for (int i = 0; i < l->nblocks; i++) {
+    KirBlock *b = l->blocks[i];
+    for (int s = 0; s < b->nsucc; s++) {
+      if (kir_inloop(l, b->succ[s])) continue;
+      int normal = b->term && b->term->op == KIR_FORLOOP && s == 1 && b->succ[0] == l->header;
+      if (!normal) fl->exits++;
+    }
+  }
+  /* a narrow counter: every value of [lo, hi] fits int32 */
+  fl->narrow = KFA_NARROW_NEVER;
+  if (fl->isint) {
+    lua_Integer a, b;
+    fl->narrow = KFA_NARROW_TEST;
+    if (fl->stepsign && kfa_intconst_(sp, fl->init, &a) && kfa_intconst_(sp, fl->limit, &b)) {
+      /* constants: the range is [a, last] (or empty); last lies between
+      ** a and b, so a and b in int32 (or an empty loop) decide it */
+      int empty = fl->stepsign > 0 ? a > b : a < b;
+      int fits = a >= INT32_MIN && a <= INT32_MAX && b >= INT32_MIN && b <= INT32_MAX;
+      fl->narrow = empty || fits ? KFA_NARROW_ALWAYS : KFA_NARROW_TEST;
+    }
+  }
+}
+
+/* ---- Bounds checks ---------------------------------------------------- */
+
+static void add_unchecked(KfaCtx *C, KfaLoop *fl, KirInsn *v, int dim, const char *why) {
+  if (fl->nunchecked >= KFA_MAXHOIST) return;
+  if (fl->unchecked == NULL) fl->unchecked = kfa_alloc_(C, KFA_MAXHOIST * sizeof *fl->unchecked);
+  fl->unchecked[fl->nunchecked++] = (KfaUnchecked){ v, dim, why };
+}
+
+static void add_check(KfaCtx *C, KfaCheck **list, int *n, KfaCheck h) {
+  if (*n >= KFA_MAXHOIST) return;
+  if (*list == NULL) *list = kfa_alloc_(C, KFA_MAXHOIST * sizeof **list);
+  (*list)[(*n)++] = h;
+}
+
+/* key as v + off, off + v, v - off of l's control variable with off
+** invariant in inv (the loop the test goes before); fills h. */
+int kfa_affine_(const KtySpec *sp, const KirLoop *l, const KirLoop *inv, KirInsn *key,
+                     KfaCheck *h) {
+  KirInsn *v = l->var;
+  if (v == NULL) return 0;
+  h->vloop = (KirLoop *)l;
+  if (key == v) { h->affine = 1; return 1; }
+  if ((key->op == KIR_ADD || key->op == KIR_SUB) && key->nargs == 2) {
+    KirInsn *a = key->args[0], *b = key->args[1], *off = NULL;
+    if (a == v && invariant_int(sp, inv, b)) off = b;
+    else if (key->op == KIR_ADD && b == v && invariant_int(sp, inv, a)) off = a;
+    if (off) {
+      h->affine = 1;
+      h->off = off;
+      h->negoff = key->op == KIR_SUB;
+      h->offconst = kfa_intconst_(sp, off, &h->offk);
+      return 1;
+    }
+  }
+  h->vloop = NULL;
+  return 0;
+}
+
+/* The array root of an access: walks index chains while inside l. */
+static KirInsn *array_root(const KirLoop *l, KirInsn *obj, int *depth) {
+  *depth = 0;
+  while (obj->op == KIR_INDEX && kfa_inloop_(l, obj)) { (*depth)++; obj = obj->args[0]; }
+  return obj;
+}
+
+/* One INDEX/SETINDEX inside loop l (old consider_index). */
+static void consider(KfaCtx *C, KfaLoop *fl, KirInsn *v) {
+  KtySpec *sp = C->sp;
+  KirLoop *l = fl->loop;
+  KirInsn *obj = v->args[0], *key = v->args[1];
+  if (sp->types[obj->id].kind != T_BUF) return;   /* not an array access */
+  int depth;
+  KirInsn *base = array_root(l, obj, &depth);
+  Type bt = sp->types[base->id];
+  if (kfa_inloop_(l, base) || bt.kind != T_BUF || depth >= bt.ndim) {
+    add_unchecked(C, fl, v, depth, "the array varies in the loop");
+    return;
+  }
+  if (sp->types[key->id].kind != T_INT) { add_unchecked(C, fl, v, depth, "the key is not an integer"); return; }
+  KfaCheck h;
+  memset(&h, 0, sizeof h);
+  h.insn = v; h.base = base; h.dim = depth; h.key = key;
+  if (kfa_affine_(sp, l, l, key, &h) || invariant_int(sp, l, key)) add_check(C, &fl->checks, &fl->nchecks, h);
+  else add_unchecked(C, fl, v, depth, "the key is not the loop variable plus an invariant");
+}
+
+static void collect_checks(KfaCtx *C, KfaLoop *fl) {
+  KirLoop *l = fl->loop;
+  for (int i = 0; i < l->nblocks; i++) {
+    KirBlock *b = l->blocks[i];
+    if (!C->sp->live[b->id]) continue;   /* never runs */
+    for (int j = 0; j < b->ninsns; j++) {
+      KirInsn *v = b->insns[j];
+      if ((v->op == KIR_INDEX && v->nargs == 2) || (v->op == KIR_SETINDEX && v->nargs == 3))
+        consider(C, fl, v);
+    }
+  }
+}
+
+/* ---- Rectangular nests -------------------------------------------------- */
+
+static int invariant_in(const KtySpec *sp, const KirLoop *o, const KirInsn *v) {
+  lua_Integer k;
+  return kfa_intconst_(sp, v, &k) || !kfa_inloop_(o, v);
+}
+
+/* The outermost O around l such that every loop from l up to O (O
+** excluded) is an integer for whose operands are defined outside O. */
+static KirLoop *nest_of(KfaCtx *C, KirLoop *l) {
+  KtySpec *sp = C->sp;
+  KirLoop *o = l;
+  for (KirLoop *cand = l->parent; cand && isfornum_int(sp, cand); cand = cand->parent) {
+    int ok = 1;
+    for (KirLoop *m = l; m != cand && ok; m = m->parent)
+      for (int a = 0; a < 3; a++) ok &= invariant_in(sp, cand, m->prep->args[a]);
+    if (!ok) break;
+    o = cand;
+  }
+  return o;
+}
+
+/* The checks one test before nest head o proves (every access inside o). */
+static void nest_checks(KfaCtx *C, KfaLoop *fo) {
+  KtySpec *sp = C->sp;
+  KirLoop *o = fo->loop;
+  for (int i = 0; i < o->nblocks; i++) {
+    KirBlock *b = o->blocks[i];
+    if (!sp->live[b->id]) continue;
+    for (int j = 0; j < b->ninsns; j++) {
+      KirInsn *v = b->insns[j];
+      if (!((v->op == KIR_INDEX && v->nargs == 2) || (v->op == KIR_SETINDEX && v->nargs == 3)))
+        continue;
+      KirInsn *obj = v->args[0], *key = v->args[1];
+      if (sp->types[obj->id].kind != T_BUF || sp->types[key->id].kind != T_INT) continue;
+      int depth;
+      KirInsn *base = array_root(o, obj, &depth);
+      Type bt = sp->types[base->id];
+      if (kfa_inloop_(o, base) || bt.kind != T_BUF || depth >= bt.ndim) continue;
+      KfaCheck h;
+      memset(&h, 0, sizeof h);
+      h.insn = v; h.base = base; h.dim = depth; h.key = key;
+      int ok = invariant_int(sp, o, key);
+      /* affine in the variable of a loop of the nest containing v */
+      for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
+        if (m->kind == KIR_LOOP_FORNUM && C->F->loops[m->id].nest == o && isfornum_int(sp, m))
+          ok = kfa_affine_(sp, m, o, key, &h);
+      if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
+    }
+  }
+}
+
+/* ---- Narrow while counters ---------------------------------------------- */
+
+/* The values of counter k in l: k itself, phis of l's own blocks joining
+** them, and exactly one `x + 1` (x one of them) outside inner loops.
+** Returns 0 when something else assigns it. */
+static int counter_web(KfaCtx *C, KirLoop *l, KirInsn *k, KirInsn *v, uint8_t *seen, KirInsn **step) {
+  lua_Integer one;
+  if (v == k) return 1;
+  if (seen[v->id]) return 1;
+  if (!kfa_inloop_(l, v)) return 0;
+  seen[v->id] = 1;
+  if (v->op == KIR_PHI) {
+    for (int i = 0; i < v->nargs; i++)
+      if (!counter_web(C, l, k, v->args[i], seen, step)) return 0;
+    return 1;
+  }
+  if (v->op == KIR_ADD && v->nargs == 2 && v->block->loop == l) {
+    KirInsn *a = v->args[0], *b = v->args[1];
+    if (kfa_intconst_(C->sp, a, &one) && one == 1 && !(kfa_intconst_(C->sp, b, &one) && one == 1)) {
+      KirInsn *t = a; a = b; b = t;
+    }
+    if (!(kfa_intconst_(C->sp, b, &one) && one == 1 && b->op == KIR_INT)) return 0;
+    if (*step && *step != v) return 0;   /* a second step */
+    *step = v;
+    return counter_web(C, l, k, a, seen, step);
+  }
+  return 0;
+}
+
+static KirInsn *entry_value(KirLoop *l, KirInsn *phi) {
+  KirInsn *e = NULL;
+  for (int p = 0; p < l->header->npreds; p++)
+    if (!kir_inloop(l, l->header->preds[p])) {
+      if (e && e != phi->args[p]) return NULL;
+      e = phi->args[p];
+    }
+  return e;
+}
+
+/* k < e, k <= e in a test with an exit on its false side (the old
+** narrow_find: the `and` operands at the top of the condition). */
+static KfaNarrow *narrow_test(KfaCtx *C, KirLoop *l, KirInsn *cmp) {
+  KtySpec *sp = C->sp;
+  if ((cmp->op != KIR_LT && cmp->op != KIR_LE) || cmp->nargs != 2) return NULL;
+  KirInsn *k = cmp->args[0], *e = cmp->args[1];
+  if (k->op != KIR_PHI || k->block != l->header || sp->types[k->id].kind != T_INT) return NULL;
+  if (sp->types[e->id].kind != T_INT) return NULL;
+  lua_Integer ek = 0;
+  int econst = kfa_intconst_(sp, e, &ek);
+  if (econst) {
+    if (ek < INT32_MIN || ek > (lua_Integer)INT32_MAX - 1) return NULL;
+  } else {
+    if (kfa_inloop_(l, e)) return NULL;   /* changes in the loop */
+    for (KirLoop *m = l->parent; m; m = m->parent)
+      if (m->kind == KIR_LOOP_FORNUM && m->var == e) return NULL;   /* a for variable */
+  }
+  uint8_t *seen = kfa_alloc_(C, (size_t)C->f->ninsns);
+  KirInsn *step = NULL;
+  for (int p = 0; p < l->header->npreds; p++) {
+    if (!kir_inloop(l, l->header->preds[p])) continue;
+    if (!counter_web(C, l, k, k->args[p], seen, &step)) return NULL;
+  }
+  KirInsn *kin = entry_value(l, k);
+  if (step == NULL || kin == NULL) return NULL;
+  KfaNarrow *n = kfa_alloc_(C, sizeof *n);
+  *n = (KfaNarrow){ k, cmp, e, econst, ek, step, kin };
+  return n;
+}
+
+static void while_facts(KfaCtx *C, KfaLoop *fl) {
+  KirLoop *l = fl->loop;
+  KirBlock *b = l->header;
+  for (int guard = 0; b && guard < 64; guard++) {
+    KirInsn *t = b->term;
+    if (t == NULL || t->op != KIR_BR || b->nsucc != 2 || t->nargs < 1) return;
+    int in0 = kir_inloop(l, b->succ[0]), in1 = kir_inloop(l, b->succ[1]);
+    if (!in0 || in1) return;   /* the false side must leave the loop */
+    KirInsn *c = t->args[0];
+    if (c->block == b && (fl->narrowk = narrow_test(C, l, c)) != NULL) return;
+    b = b->succ[0];            /* the next `and` operand, tested only from here */
+    if (b->npreds != 1 || b == l->header) return;
+  }
+}
+
+/* ---- Peelable number phis ----------------------------------------------- */
+
+static void peel_facts(KfaCtx *C, KfaLoop *fl) {
+  KtySpec *sp = C->sp;
+  KirLoop *l = fl->loop;
+  KirBlock *h = l->header;
+  for (int i = 0; i < h->nphis; i++) {
+    KirInsn *phi = h->phis[i];
+    if (sp->types[phi->id].kind != T_NUMBER) continue;
+    int nback = 0, ok = 1;
+    for (int p = 0; p < h->npreds && p < phi->nargs; p++) {
+      if (!kir_inloop(l, h->preds[p])) continue;
+      uint8_t k = sp->types[phi->args[p]->id].kind;
+      nback++;
+      ok &= k == T_F64 || k == T_F32;
+    }
+    if (!ok || nback == 0) continue;
+    if (fl->peel == NULL) fl->peel = kfa_alloc_(C, (size_t)h->nphis * sizeof *fl->peel);
+    fl->peel[fl->npeel++] = phi;
+    C->F->peel[phi->id] = 1;
+  }
+}
+
+/* ---- The analysis ------------------------------------------------------- */
+
+KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel) {
+  KfaCtx C;
+  memset(&C, 0, sizeof C);
+  C.A = A; C.sp = sp; C.f = sp->ir; C.parallel = parallel;
+  if (setjmp(C.jb)) return NULL;
+  KirFunc *f = sp->ir;
+  KfaFacts *F = C.F = kfa_alloc_(&C, sizeof *F);
+  F->sp = sp;
+  F->nloops = f->nloops;
+  F->loops = kfa_alloc_(&C, (size_t)f->nloops * sizeof *F->loops);
+  F->hoisted = kfa_alloc_(&C, (size_t)f->ninsns * sizeof *F->hoisted);
+  F->peel = kfa_alloc_(&C, (size_t)f->ninsns);
+  for (int i = 0; i < f->nloops; i++) {
+    KfaLoop *fl = &F->loops[i];
+    fl->loop = f->loops[i];
+    fl->nest = fl->loop;
+    if (!sp->live[fl->loop->header->id]) continue;   /* never runs */
+    switch (fl->loop->kind) {
+    case KIR_LOOP_FORNUM:
+      fornum_facts(&C, fl);
+      if (fl->isint) {
+        collect_checks(&C, fl);
+        fl->nest = nest_of(&C, fl->loop);
+      }
+      break;
+    case KIR_LOOP_WHILE:   /* the old rule read while conditions only */
+      while_facts(&C, fl);
+      break;
+    default: break;
+    }
+    peel_facts(&C, fl);
+  }
+  for (int i = 0; i < f->nloops; i++) {   /* nest heads: loops some inner loop names */
+    KfaLoop *fl = &F->loops[i];
+    int head = 0;
+    for (int j = 0; j < f->nloops; j++) head |= j != i && F->loops[j].nest == fl->loop;
+    if (head) nest_checks(&C, fl);
+  }
+  /* outer loops first, so the innermost proving loop stays */
+  for (int i = 0; i < f->nloops; i++)
+    for (int c = 0; c < F->loops[i].nchecks; c++) F->hoisted[F->loops[i].checks[c].insn->id] = &F->loops[i];
+  kfa_prange_facts_(&C);
+  return F;
+}
+
+/* ---- Purity --------------------------------------------------------------- */
+
+/* Whether sp can be pure given the current marks (one pass of the old
+** pure_block over the live instructions). */
+static int pure_spec(KtySession *S, KtySpec *sp, const uint8_t *pure) {
+  KirFunc *f = sp->ir;
+  if (f->nloops || f->irreducible) return 0;
+  for (int j = 0; j < f->nblocks; j++) {
+    KirBlock *b = f->blocks[j];
+    if (!sp->live[b->id]) continue;
+    for (int i = 0; i < b->ninsns; i++) {
+      KirInsn *v = b->insns[i];
+      switch (v->op) {
+      case KIR_SETFIELD: case KIR_SETINDEX: case KIR_SETUPVAL: case KIR_SETLIST: case KIR_TBC:
+      case KIR_NEWTABLE: case KIR_CLOSURE: case KIR_VARARG: case KIR_CONCAT:
+        return 0;
+      case KIR_CALL: {
+        Type ft = sp->types[v->args[0]->id];
+        if (ft.kind == T_BUILTIN) {
+          if (ft.ref == B_ERROR || B_IS_CUDA(ft.ref) || ft.ref == B_KJIT_PRANGE) return 0;
+        } else {
+          KtySpec *c = sp->callees[v->id];
+          if (c == NULL) return 0;
+          int k = -1;
+          for (int s = 0; s < S->nspecs; s++) if (S->specs[s] == c) k = s;
+          if (k < 0 || !pure[k]) return 0;
+        }
+        break;
+      }
+      default: break;
+      }
+    }
+  }
+  return 1;
+}
+
+void kfa_mark_pure(KtySession *S, int cpu, uint8_t *pure) {
+  for (int i = 0; i < S->nspecs; i++) {
+    KtySpec *sp = S->specs[i];
+    uint8_t k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
+    /* a number too: the old typer made it a float; its tagged pair fits
+    ** two registers */
+    pure[i] = cpu && (k == T_INT || k == T_F64 || k == T_F32 || k == T_BOOL || k == T_NUMBER);
+  }
+  for (int changed = 1; changed; ) {
+    changed = 0;
+    for (int i = 0; i < S->nspecs; i++)
+      if (pure[i] && !pure_spec(S, S->specs[i], pure)) { pure[i] = 0; changed = 1; }
+  }
+}
+
+/* ---- Printing (tests) ------------------------------------------------------ */
+
+static void put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
+  char tmp[1200];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
+  if (*len + (size_t)n + 1 > *cap) {
+    size_t nc = (*len + (size_t)n + 1) * 2;
+    char *nb = realloc(*buf, nc);
+    if (nb == NULL) return;
+    *buf = nb; *cap = nc;
+  }
+  memcpy(*buf + *len, tmp, (size_t)n + 1);
+  *len += (size_t)n;
+}
+
+static const char *const kind_name[] = { "fornum", "forin", "while", "repeat", "loop" };
+
+static void print_check(const KfaCheck *h, const char *what, char **buf, size_t *len, size_t *cap) {
+  char key[96];
+  if (!h->affine) snprintf(key, sizeof key, "%%%d (invariant)", h->key->id);
+  else if (h->off == NULL) snprintf(key, sizeof key, "loop %d var", h->vloop->id);
+  else if (h->offconst)
+    snprintf(key, sizeof key, "loop %d var %c %lld", h->vloop->id, h->negoff ? '-' : '+', (long long)h->offk);
+  else snprintf(key, sizeof key, "loop %d var %c %%%d", h->vloop->id, h->negoff ? '-' : '+', h->off->id);
+  put(buf, len, cap, "  %s %%%d %s dim %d of %%%d: %s\n", what, h->insn->id, kir_opname[h->insn->op],
+      h->dim, h->base->id, key);
+}
+
+void kfa_print(const KfaFacts *F, char **buf, size_t *len, size_t *cap) {
+  static const char *const narrow[] = { "never", "test", "always" };
+  static const char *const ids[] = { "0", "1", "the value", "maxinteger", "mininteger" };
+  for (int i = 0; i < F->nloops; i++) {
+    const KfaLoop *fl = &F->loops[i];
+    const KirLoop *l = fl->loop;
+    put(buf, len, cap, "loop %d %s line %d", l->id, kind_name[l->kind], l->line);
+    if (l->kind == KIR_LOOP_FORNUM) {
+      put(buf, len, cap, ": %s, step %s", fl->isint ? "integer" : "float",
+          fl->stepsign > 0 ? "+" : fl->stepsign < 0 ? "-" : "sign unknown");
+      if (fl->innermost) put(buf, len, cap, ", innermost");
+      if (fl->exits) put(buf, len, cap, ", %d early exit%s", fl->exits, fl->exits > 1 ? "s" : "");
+      put(buf, len, cap, ", narrow %s", narrow[fl->narrow]);
+      if (fl->nest != l) put(buf, len, cap, ", nest loop %d", fl->nest->id);
+    }
+    put(buf, len, cap, "\n");
+    for (int c = 0; c < fl->nchecks; c++) print_check(&fl->checks[c], "hoist", buf, len, cap);
+    for (int c = 0; c < fl->nunchecked; c++)
+      put(buf, len, cap, "  checked %%%d %s dim %d: %s\n", fl->unchecked[c].insn->id,
+          kir_opname[fl->unchecked[c].insn->op], fl->unchecked[c].dim, fl->unchecked[c].why);
+    for (int c = 0; c < fl->nnestchecks; c++) print_check(&fl->nestchecks[c], "nest", buf, len, cap);
+    if (fl->narrowk) {
+      const KfaNarrow *n = fl->narrowk;
+      char b[40];
+      if (n->boundconst) snprintf(b, sizeof b, "%lld", (long long)n->boundk);
+      else snprintf(b, sizeof b, "%%%d", n->bound->id);
+      put(buf, len, cap, "  narrow counter %%%d %s %s, step %%%d, test %%%d%s%s in int32\n", n->k->id,
+          n->cmp->op == KIR_LT ? "<" : "<=", b, n->step->id, n->kentry->id,
+          n->boundconst ? "" : " and ", n->boundconst ? "" : b);
+    }
+    for (int c = 0; c < fl->npeel; c++) put(buf, len, cap, "  peel %%%d\n", fl->peel[c]->id);
+    if (fl->prange) {
+      const KfaPrange *P = fl->prange;
+      put(buf, len, cap, "  prange %%%d: %s%s\n", P->call->id, P->parallel ? "parallel" : "sequential",
+          P->nested ? " (nested)" : "");
+      if (P->errmsg) put(buf, len, cap, "  error %d: %s\n", P->errline, P->errmsg);
+      for (int r = 0; r < P->nreds; r++) {
+        const KfaRedVar *rv = &P->reds[r];
+        put(buf, len, cap, "  reduction %s %%%d: %s, identity %s, ops", rv->name, rv->phi->id,
+            kfa_red_name(rv->red), ids[rv->id]);
+        for (int o = 0; o < rv->nops; o++) put(buf, len, cap, " %%%d", rv->ops[o]->id);
+        if (rv->number) put(buf, len, cap, ", %s", rv->number == 2 ? "number entry" : "number");
+        put(buf, len, cap, "\n");
+      }
+      for (int w = 0; w < P->nwrites; w++)
+        put(buf, len, cap, "  write %%%d: %s\n", P->writes[w]->id,
+            P->disjoint[w] ? "disjoint rows" : "not provably disjoint");
+      if (P->nshared) {
+        put(buf, len, cap, "  shared");
+        for (int s = 0; s < P->nshared; s++) put(buf, len, cap, " %s", P->shared[s]->name);
+        put(buf, len, cap, "\n");
+      }
+    }
+    if (fl->note) put(buf, len, cap, "  note: %s\n", fl->note);
+  }
+}
