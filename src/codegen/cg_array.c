@@ -100,7 +100,7 @@ static CgVal concrete_elem(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
     r = x.t.kind == T_INT ? LLVMBuildSIToFP(G->B, x.v, G->f32, "") : cg_num_to(G, x, T_F32);
   else if (d == KJIT_F64) r = cg_num_to(G, x, T_F64);
   else {
-    r = cg_to_int_checked(G, x, v->line, v->args[2]);
+    r = cg_to_int_checked(G, x, v->line, NULL);   /* the array's __newindex names no local */
     LLVMTypeRef ty = cg_dtype_llty(G, d);
     if (ty != G->i64) r = LLVMBuildTrunc(G->B, r, ty, "");
   }

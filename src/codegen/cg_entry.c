@@ -88,7 +88,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       if (t.sub == T_NUMBER) rty[r][np++] = G->i1;
       rty[r][np++] = G->i1;
       break;
-    case T_NIL: break;
+    case T_NIL: case T_UNKNOWN: break;   /* unknown: never produced */
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot return a %s value", kty_name(t, tb, sizeof tb));
@@ -106,7 +106,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMPositionBuilderAtEnd(G->B, ok);
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
-    if (t.kind == T_NIL) continue;
+    if (t.kind == T_NIL || t.kind == T_UNKNOWN) continue;
     LLVMValueRef idx = cg_i64(G, r), fidx = cg_i64(G, KJIT_MAXRETS + r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
     LLVMValueRef fslot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &fidx, 1, "");

@@ -24,6 +24,12 @@ int kcg_bytecode_pipeline(void) {
 static int keep_value(KtySession *T, int idx) {
   lua_State *L = T->L;
   idx = lua_absindex(L, idx);
+  if (luaL_testudata(L, idx, "kjit.jit")) {   /* a kjit.jit object: its function */
+    lua_getiuservalue(L, idx, 1);
+    int ref = keep_value(T, -1);
+    lua_pop(L, 1);
+    return ref;
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, T->values_ref);
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
@@ -140,7 +146,10 @@ int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argba
   kcg_emit(&T, C, M, root, entry_name, &kcg_target_cpu, S->boundscheck, S->fastmath, &calls);
   out->nargs = root->nargs;
   out->nret = root->nret < 0 ? 0 : root->nret;
-  for (int r = 0; r < out->nret; r++) out->rets[r] = root->rets[r];
+  for (int r = 0; r < out->nret; r++) {
+    out->rets[r] = root->rets[r];
+    if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
+  }
   out->calls = calls;
   out->types = types_text(&T);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", root->chunkname ? root->chunkname : "?");
