@@ -46,9 +46,11 @@ typedef struct CgFunc {
 
 /* What a forprep computed, for its forloop. */
 typedef struct CgFor {
-  int isint;
+  int kind;                 /* T_INT, T_F64, or T_NUMBER (decided at run time) */
+  LLVMValueRef dyn;         /* T_NUMBER: i1, the loop runs on integers */
   LLVMValueRef rem;         /* integer loop: alloca i64, iterations left */
-  LLVMValueRef step, limit, pos;   /* float loop: step, limit, step > 0 */
+  LLVMValueRef step;        /* integer step */
+  LLVMValueRef fstep, limit, pos;   /* float loop: step, limit, step > 0 */
 } CgFor;
 
 typedef struct CG {
@@ -107,19 +109,19 @@ LLVMValueRef cg_cold_false(CG *G, LLVMValueRef br);
 void cg_fail_ret(CG *G);
 /* the value of instruction v (its constant when it has one) */
 CgVal cg_val(CG *G, const KirInsn *v);
-/* " (local 'x')" or "" for messages naming the value v */
-void cg_varinfo(CG *G, const KirInsn *v, char *buf, size_t n);
+/* " (local 'x')", " (global 'x')" ... or "": Lua's name for an operand */
+void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n);  /* operand argi of use */
 
 /* cg_num.c */
 CgVal cg_mk(Type t, LLVMValueRef v);
 CgVal cg_const(CG *G, Type t, const KtyConst *k);
 CgVal cg_convert(CG *G, CgVal x, Type t, int line);  /* to type t (phis, calls, returns) */
-CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *src);  /* T_MAYBE used as a number */
+CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *use, int argi);  /* T_MAYBE used as a number */
 LLVMValueRef cg_truthy(CG *G, CgVal x);
 LLVMValueRef cg_num_to(CG *G, CgVal x, int kind);   /* T_INT, T_F64, T_F32 of a concrete number */
 LLVMValueRef cg_tofloat(CG *G, CgVal x, int kind);  /* any number (T_NUMBER too) as a float */
 LLVMValueRef cg_float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok);
-LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *src);
+LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *use, int argi);
 CgVal cg_number_side(CG *G, CgVal n, int isfloat);  /* a T_NUMBER's int or float side */
 CgVal cg_arith(CG *G, const KirInsn *v);
 CgVal cg_unary(CG *G, const KirInsn *v);

@@ -11,8 +11,9 @@
 /* The key as an integer: floats must be integral (else "index 1.5 is not
 ** an integer"; an integral float beyond i64 is out of bounds). upper: the
 ** extent, for that message. */
-static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, const KirInsn *src) {
-  k = cg_unwrap(G, k, line, src);
+static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, const KirInsn *use,
+                              int argi) {
+  k = cg_unwrap(G, k, line, use, argi);
   if (k.t.kind == T_INT) return k.v;
   LLVMValueRef x, isf = NULL, iv = NULL;
   if (k.t.kind == T_NUMBER) {
@@ -57,7 +58,7 @@ static LLVMValueRef row_stride(CG *G, CgVal b) {
 ** in *elem (1-D). */
 static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRef *elem) {
   int line = v->line;
-  LLVMValueRef i = index_int(G, k, line, o.dims[0], v->args[1]);
+  LLVMValueRef i = index_int(G, k, line, o.dims[0], v, 1);
   LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
   if (G->boundscheck) {
     LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, off, o.dims[0], "");
@@ -100,7 +101,7 @@ static CgVal concrete_elem(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
     r = x.t.kind == T_INT ? LLVMBuildSIToFP(G->B, x.v, G->f32, "") : cg_num_to(G, x, T_F32);
   else if (d == KJIT_F64) r = cg_num_to(G, x, T_F64);
   else {
-    r = cg_to_int_checked(G, x, v->line, NULL);   /* the array's __newindex names no local */
+    r = cg_to_int_checked(G, x, v->line, NULL, 0);   /* the array's __newindex names no local */
     LLVMTypeRef ty = cg_dtype_llty(G, d);
     if (ty != G->i64) r = LLVMBuildTrunc(G->B, r, ty, "");
   }
@@ -114,7 +115,7 @@ CgVal cg_index(CG *G, const KirInsn *v) {
   CgVal k = cg_val(G, v->args[1]);
   if (o.t.kind == T_SHAPE) {
     /* a.shape[k]: nil outside 1..ndim (the typer gives i64 or nil|i64) */
-    LLVMValueRef i = index_int(G, k, v->line, NULL, v->args[1]);
+    LLVMValueRef i = index_int(G, k, v->line, NULL, v, 1);
     int nd = o.t.ndim;
     if (t.kind == T_INT && LLVMIsAConstantInt(i)) {
       long long c = LLVMConstIntGetSExtValue(i);
@@ -143,7 +144,7 @@ void cg_setindex(CG *G, const KirInsn *v) {
   if (o.t.kind != T_BUF || o.t.ndim != 1) cg_error(G, v, "internal error: store into a non-array");
   LLVMValueRef elem;
   index_buffer(G, v, o, k, &elem);
-  x = cg_unwrap(G, x, v->line, v->args[2]);
+  x = cg_unwrap(G, x, v->line, v, 2);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), elem) };   /* a[1]: the element pointer, never split */
   Type rt = TY(T_NIL);
   rt.dtype = o.t.dtype;

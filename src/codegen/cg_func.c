@@ -220,16 +220,45 @@ void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
 
 /* Lua's description of where a value came from: a local's name (debug
 ** info), a global or an upvalue. */
-void cg_varinfo(CG *G, const KirInsn *v, char *buf, size_t n) {
-  (void)G;
+void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
   buf[0] = '\0';
-  if (v == NULL) return;
-  if (v->op == KIR_GETFIELD && v->nargs > 0 && v->args[0]->op == KIR_GETUPVAL) {
-    snprintf(buf, n, " (global '%s')", v->k.str.s);
+  if (use == NULL || argi >= use->nargs) return;
+  const KirInsn *v = use->args[argi];
+  if (KIR_ISCONST(v->op)) return;   /* a constant operand: Lua names nothing */
+  const KbcProto *p = G->sp->ir->proto;
+  /* the register the instruction reads it from, a local there? (Lua's
+  ** getobjname: the local's name first, then what loaded the register) */
+  if (use->pc >= 0 && use->pc < p->ncode) {
+    uint32_t i = p->code[use->pc];
+    const KbcOpInfo *oi = &kbc_opinfo[KBC_OP(i)];
+    int reg = -1;
+    if (oi->b == KBC_R && oi->c == KBC_R) reg = argi == 0 ? KBC_B(i) : KBC_C(i);
+    else if (oi->b == KBC_R) reg = KBC_B(i);
+    const char *name = reg >= 0 ? kbc_localname(p, reg, use->pc) : NULL;
+    if (name) { snprintf(buf, n, " (local '%s')", name); return; }
+    if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL) return;
+  } else if (v->name) {
+    snprintf(buf, n, " (local '%s')", v->name);
     return;
   }
-  if (v->op == KIR_GETFIELD) { snprintf(buf, n, " (field '%s')", v->k.str.s); return; }
-  if (v->name) snprintf(buf, n, " (local '%s')", v->name);
+  switch (v->op) {
+  case KIR_GETFIELD:
+    if (v->args[0]->op == KIR_GETUPVAL && v->args[0]->aux < p->nup && p->up[v->args[0]->aux].name &&
+        strcmp(p->up[v->args[0]->aux].name, "_ENV") == 0)
+      snprintf(buf, n, " (global '%s')", v->k.str.s);
+    else snprintf(buf, n, " (field '%s')", v->k.str.s);
+    break;
+  case KIR_INDEX: {
+    /* Lua names x[k] by its opcode: GETI for small constant keys */
+    int geti = v->pc >= 0 && v->pc < p->ncode && (p->code[v->pc] & 0x7F) == KBC_GETI;
+    snprintf(buf, n, " (field '%s')", geti ? "integer index" : "?");
+    break;
+  }
+  case KIR_GETUPVAL:
+    if (v->aux < p->nup && p->up[v->aux].name) snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
+    break;
+  default: break;
+  }
 }
 
 /* ---- Values ------------------------------------------------------------------ */
@@ -332,81 +361,117 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** forloop counts down; mem2reg makes it a register. A float loop keeps its
 ** step, limit and direction for forloop. */
 
+/* An integer loop's iteration count minus one (in unsigned arithmetic,
+** never overflowing) and whether it runs at all; the limit l may be a
+** float (clipped by kjit_rt_forlimit) or a T_NUMBER. step is never 0
+** here (checked, or replaced by 1 where the loop is not an integer one). */
+static LLVMValueRef int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
+                              LLVMValueRef *skipp) {
+  LLVMValueRef lim, fskip = cg_i1(G, 0);
+  int sconst = LLVMIsAConstantInt(step) != NULL;
+  long long sc = sconst ? LLVMConstIntGetSExtValue(step) : 0;
+  if (l.t.kind == T_INT) lim = l.v;
+  else {
+    /* a float limit: floor/ceil and clip, as Lua's forlimit */
+    LLVMValueRef out = cg_alloca(G, G->i64, "lim");
+    LLVMTypeRef pt[4] = { G->f64, G->i64, G->i64, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef fl = l.t.kind == T_NUMBER ? cg_num_to(G, cg_number_side(G, l, 1), T_F64)
+                                           : cg_num_to(G, l, T_F64);
+    LLVMValueRef av[4] = { fl, init, step, out };
+    LLVMValueRef sk = cg_ccall(G, "kjit_rt_forlimit", G->i32, pt, av, 4);
+    lim = LLVMBuildLoad2(G->B, G->i64, out, "");
+    fskip = LLVMBuildICmp(G->B, LLVMIntNE, sk, cg_i32(G, 0), "");
+    if (l.t.kind == T_NUMBER) {   /* the integer side needs no forlimit */
+      lim = LLVMBuildSelect(G->B, l.isf, lim, l.v, "");
+      fskip = LLVMBuildAnd(G->B, l.isf, fskip, "");
+    }
+  }
+  LLVMValueRef pos = sconst ? cg_i1(G, sc > 0) : LLVMBuildICmp(G->B, LLVMIntSGT, step, cg_i64(G, 0), "");
+  LLVMValueRef skip = LLVMBuildSelect(G->B, pos, LLVMBuildICmp(G->B, LLVMIntSGT, init, lim, ""),
+                                      LLVMBuildICmp(G->B, LLVMIntSLT, init, lim, ""), "");
+  *skipp = LLVMBuildOr(G->B, skip, fskip, "");
+  LLVMValueRef cpos = LLVMBuildSub(G->B, lim, init, "");
+  if (!(sconst && sc == 1)) {
+    LLVMValueRef sd = sconst ? step : LLVMBuildSelect(G->B, pos, step, cg_i64(G, 1), "");
+    cpos = LLVMBuildUDiv(G->B, cpos, sd, "");
+  }
+  if (sconst && sc > 0) return cpos;
+  /* -(step+1)+1 = -step, without overflow for minint */
+  LLVMValueRef nstep = LLVMBuildAdd(G->B, LLVMBuildSub(G->B, cg_i64(G, 0),
+                           LLVMBuildAdd(G->B, step, cg_i64(G, 1), ""), ""), cg_i64(G, 1), "");
+  LLVMValueRef nd = sconst ? nstep : LLVMBuildSelect(G->B, pos, cg_i64(G, 1), nstep, "");
+  LLVMValueRef cneg = LLVMBuildUDiv(G->B, LLVMBuildSub(G->B, init, lim, ""), nd, "");
+  return sconst ? cneg : LLVMBuildSelect(G->B, pos, cpos, cneg, "");
+}
+
+/* A float loop: init, limit and step as doubles; whether it runs. */
+static LLVMValueRef float_prep(CG *G, CgFor *F, CgVal a, CgVal l, CgVal st, LLVMValueRef *init) {
+  *init = cg_num_to(G, a, T_F64);
+  F->limit = cg_num_to(G, l, T_F64);
+  F->fstep = cg_num_to(G, st, T_F64);
+  F->pos = LLVMBuildFCmp(G->B, LLVMRealOLT, cg_f64(G, 0.0), F->fstep, "");
+  return LLVMBuildSelect(G->B, F->pos, LLVMBuildFCmp(G->B, LLVMRealOLT, F->limit, *init, ""),
+                         LLVMBuildFCmp(G->B, LLVMRealOLT, *init, F->limit, ""), "");
+}
+
 static void emit_forprep(CG *G, KirInsn *v) {
   KirBlock *b = v->block;
   int line = v->line;
   Type t = G->sp->types[v->id];
   CgFor *F = &G->fors[v->id];
-  CgVal a = cg_unwrap(G, cg_val(G, v->args[0]), line, v->args[0]);
-  CgVal l = cg_unwrap(G, cg_val(G, v->args[1]), line, v->args[1]);
-  CgVal st = cg_unwrap(G, cg_val(G, v->args[2]), line, v->args[2]);
+  CgVal a = cg_unwrap(G, cg_val(G, v->args[0]), line, v, 0);
+  CgVal l = cg_unwrap(G, cg_val(G, v->args[1]), line, v, 1);
+  CgVal st = cg_unwrap(G, cg_val(G, v->args[2]), line, v, 2);
+  F->kind = t.kind;
   if (t.kind == T_INT) {
-    F->isint = 1;
-    LLVMValueRef init = a.v, step = st.v, lim, fskip = cg_i1(G, 0);
-    int sconst = LLVMIsAConstantInt(step) != NULL;
-    long long sc = sconst ? LLVMConstIntGetSExtValue(step) : 0;
-    if (!sconst || sc == 0)
+    LLVMValueRef skip, step = st.v;
+    if (!(LLVMIsAConstantInt(step) && LLVMConstIntGetSExtValue(step) != 0))
       cg_check(G, LLVMBuildICmp(G->B, LLVMIntNE, step, cg_i64(G, 0), ""), KE_FORSTEP0, line,
                NULL, NULL, NULL, NULL);
-    if (l.t.kind == T_INT) lim = l.v;
-    else {
-      /* a float limit: floor/ceil and clip, as Lua's forlimit */
-      LLVMValueRef out = cg_alloca(G, G->i64, "lim");
-      LLVMTypeRef pt[4] = { G->f64, G->i64, G->i64, LLVMPointerType(G->i64, 0) };
-      LLVMValueRef fl = l.t.kind == T_NUMBER ? cg_tofloat(G, cg_number_side(G, l, 1), T_F64)
-                                             : cg_num_to(G, l, T_F64);
-      LLVMValueRef av[4] = { fl, init, step, out };
-      LLVMValueRef sk = cg_ccall(G, "kjit_rt_forlimit", G->i32, pt, av, 4);
-      lim = LLVMBuildLoad2(G->B, G->i64, out, "");
-      fskip = LLVMBuildICmp(G->B, LLVMIntNE, sk, cg_i32(G, 0), "");
-      if (l.t.kind == T_NUMBER) {   /* the integer side needs no forlimit */
-        lim = LLVMBuildSelect(G->B, l.isf, lim, l.v, "");
-        fskip = LLVMBuildAnd(G->B, l.isf, fskip, "");
-      }
-    }
-    LLVMValueRef pos = sconst ? cg_i1(G, sc > 0) : LLVMBuildICmp(G->B, LLVMIntSGT, step, cg_i64(G, 0), "");
-    LLVMValueRef skip = LLVMBuildSelect(G->B, pos, LLVMBuildICmp(G->B, LLVMIntSGT, init, lim, ""),
-                                        LLVMBuildICmp(G->B, LLVMIntSLT, init, lim, ""), "");
-    skip = LLVMBuildOr(G->B, skip, fskip, "");
-    LLVMValueRef cpos = LLVMBuildSub(G->B, lim, init, "");
-    if (!(sconst && sc == 1)) {
-      /* a step of 0 was refused above: divide by 1 on that dead path */
-      LLVMValueRef sd = sconst ? step : LLVMBuildSelect(G->B, pos, step, cg_i64(G, 1), "");
-      cpos = LLVMBuildUDiv(G->B, cpos, sd, "");
-    }
-    LLVMValueRef count;
-    if (sconst && sc > 0) count = cpos;
-    else {
-      /* -(step+1)+1 = -step, computed without overflow for minint */
-      LLVMValueRef nstep = LLVMBuildAdd(G->B, LLVMBuildSub(G->B, cg_i64(G, 0),
-                               LLVMBuildAdd(G->B, step, cg_i64(G, 1), ""), ""), cg_i64(G, 1), "");
-      LLVMValueRef nd = sconst ? nstep : LLVMBuildSelect(G->B, pos, cg_i64(G, 1), nstep, "");
-      LLVMValueRef cneg = LLVMBuildUDiv(G->B, LLVMBuildSub(G->B, init, lim, ""), nd, "");
-      count = sconst ? cneg : LLVMBuildSelect(G->B, pos, cpos, cneg, "");
-    }
+    LLVMValueRef count = int_count(G, a.v, l, step, &skip);
     F->rem = cg_alloca(G, G->i64, "rem");
     LLVMBuildStore(G->B, count, F->rem);
     F->step = step;
-    G->vals[v->id] = cg_mk(TY(T_INT), init);
-    LLVMValueRef go = LLVMBuildNot(G->B, skip, "");
-    branch(G, b, go);
+    G->vals[v->id] = cg_mk(TY(T_INT), a.v);
+    branch(G, b, LLVMBuildNot(G->B, skip, ""));
     return;
   }
-  if (t.kind != T_F64)
-    cg_error(G, v, "a 'for' loop whose initial value or step may be an integer or a float "
-             "is not yet supported by the bytecode code generator");
-  LLVMValueRef init = cg_tofloat(G, a, T_F64), lim = cg_tofloat(G, l, T_F64);
-  LLVMValueRef step = cg_tofloat(G, st, T_F64);
-  LLVMValueRef zero = cg_f64(G, 0.0);
-  cg_check(G, LLVMBuildFCmp(G->B, LLVMRealUNE, step, zero, ""), KE_FORSTEP0, line, NULL, NULL,
-           NULL, NULL);
-  LLVMValueRef pos = LLVMBuildFCmp(G->B, LLVMRealOLT, zero, step, "");
-  LLVMValueRef skip = LLVMBuildSelect(G->B, pos, LLVMBuildFCmp(G->B, LLVMRealOLT, lim, init, ""),
-                                      LLVMBuildFCmp(G->B, LLVMRealOLT, init, lim, ""), "");
-  F->isint = 0;
-  F->step = step; F->limit = lim; F->pos = pos;
-  G->vals[v->id] = cg_mk(TY(T_F64), init);
-  branch(G, b, LLVMBuildNot(G->B, skip, ""));
+  if (t.kind == T_F64) {
+    LLVMValueRef init;
+    cg_check(G, LLVMBuildFCmp(G->B, LLVMRealUNE, cg_num_to(G, st, T_F64), cg_f64(G, 0.0), ""),
+             KE_FORSTEP0, line, NULL, NULL, NULL, NULL);
+    LLVMValueRef skip = float_prep(G, F, a, l, st, &init);
+    G->vals[v->id] = cg_mk(TY(T_F64), init);
+    branch(G, b, LLVMBuildNot(G->B, skip, ""));
+    return;
+  }
+  /* T_NUMBER: an integer loop when the initial value and the step are
+  ** integers at run time, else a float loop; the control variable is a
+  ** number whose tag says which */
+  LLVMValueRef aint = a.t.kind == T_INT ? cg_i1(G, 1) : a.t.kind == T_NUMBER ? LLVMBuildNot(G->B, a.isf, "") : cg_i1(G, 0);
+  LLVMValueRef sint = st.t.kind == T_INT ? cg_i1(G, 1) : st.t.kind == T_NUMBER ? LLVMBuildNot(G->B, st.isf, "") : cg_i1(G, 0);
+  LLVMValueRef dyn = LLVMBuildAnd(G->B, aint, sint, "");
+  LLVMValueRef ival = a.t.kind == T_INT || a.t.kind == T_NUMBER ? a.v : cg_i64(G, 0);
+  LLVMValueRef sval = st.t.kind == T_INT || st.t.kind == T_NUMBER ? st.v : cg_i64(G, 0);
+  CgVal af = a.t.kind == T_NUMBER ? cg_mk(TY(T_F64), cg_num_to(G, a, T_F64)) : a;
+  CgVal sf = st.t.kind == T_NUMBER ? cg_mk(TY(T_F64), cg_num_to(G, st, T_F64)) : st;
+  LLVMValueRef zero = LLVMBuildSelect(G->B, dyn, LLVMBuildICmp(G->B, LLVMIntEQ, sval, cg_i64(G, 0), ""),
+                                      LLVMBuildFCmp(G->B, LLVMRealOEQ, cg_num_to(G, sf, T_F64), cg_f64(G, 0.0), ""), "");
+  cg_check(G, LLVMBuildNot(G->B, zero, ""), KE_FORSTEP0, line, NULL, NULL, NULL, NULL);
+  LLVMValueRef istep = LLVMBuildSelect(G->B, dyn, sval, cg_i64(G, 1), "");
+  LLVMValueRef iskip, finit;
+  LLVMValueRef count = int_count(G, ival, l, istep, &iskip);
+  LLVMValueRef fskip = float_prep(G, F, af, l, sf, &finit);
+  F->rem = cg_alloca(G, G->i64, "rem");
+  LLVMBuildStore(G->B, count, F->rem);
+  F->step = istep;
+  F->dyn = dyn;
+  Type nt = TY(T_NUMBER);
+  nt.fsub = T_F64;
+  CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, dyn, ival, LLVMBuildBitCast(G->B, finit, G->i64, ""), ""));
+  r.isf = LLVMBuildNot(G->B, dyn, "");
+  G->vals[v->id] = r;
+  branch(G, b, LLVMBuildNot(G->B, LLVMBuildSelect(G->B, dyn, iskip, fskip, ""), ""));
 }
 
 static void emit_forloop(CG *G, KirInsn *v) {
@@ -414,19 +479,33 @@ static void emit_forloop(CG *G, KirInsn *v) {
   KirInsn *prep = v->args[1];
   CgFor *F = &G->fors[prep->id];
   CgVal i = cg_val(G, v->args[0]);
-  if (F->isint) {
+  LLVMValueRef imore = NULL, inext = NULL, fmore = NULL, fnext = NULL;
+  if (F->kind == T_INT || F->kind == T_NUMBER) {
     LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
-    LLVMValueRef more = LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), "");
+    imore = LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), "");
     LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), F->rem);
-    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildAdd(G->B, i.v, F->step, ""));
-    branch(G, b, more);
-    return;
+    inext = LLVMBuildAdd(G->B, i.v, F->step, "");
   }
-  LLVMValueRef nx = LLVMBuildFAdd(G->B, i.v, F->step, "");
-  LLVMValueRef more = LLVMBuildSelect(G->B, F->pos, LLVMBuildFCmp(G->B, LLVMRealOLE, nx, F->limit, ""),
-                                      LLVMBuildFCmp(G->B, LLVMRealOLE, F->limit, nx, ""), "");
-  G->vals[v->id] = cg_mk(TY(T_F64), nx);
-  branch(G, b, more);
+  if (F->kind == T_F64 || F->kind == T_NUMBER) {
+    LLVMValueRef x = F->kind == T_NUMBER ? LLVMBuildBitCast(G->B, i.v, G->f64, "") : i.v;
+    fnext = LLVMBuildFAdd(G->B, x, F->fstep, "");
+    fmore = LLVMBuildSelect(G->B, F->pos, LLVMBuildFCmp(G->B, LLVMRealOLE, fnext, F->limit, ""),
+                            LLVMBuildFCmp(G->B, LLVMRealOLE, F->limit, fnext, ""), "");
+  }
+  if (F->kind == T_INT) {
+    G->vals[v->id] = cg_mk(TY(T_INT), inext);
+    branch(G, b, imore);
+  } else if (F->kind == T_F64) {
+    G->vals[v->id] = cg_mk(TY(T_F64), fnext);
+    branch(G, b, fmore);
+  } else {
+    Type nt = TY(T_NUMBER);
+    nt.fsub = T_F64;
+    CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, F->dyn, inext, LLVMBuildBitCast(G->B, fnext, G->i64, ""), ""));
+    r.isf = LLVMBuildNot(G->B, F->dyn, "");
+    G->vals[v->id] = r;
+    branch(G, b, LLVMBuildSelect(G->B, F->dyn, imore, fmore, ""));
+  }
 }
 
 /* ---- Calls and returns ------------------------------------------------------ */
@@ -529,7 +608,12 @@ static void emit_ret(CG *G, KirInsn *v) {
 static void emit_insn(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
-  if (v->op == KIR_CALL) { emit_call(G, v); return; }
+  /* a call folded by the typer (math.max of constants) is its constant */
+  if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
+                            sp->types[v->args[0]->id].kind != T_BUILTIN)) {
+    emit_call(G, v);
+    return;
+  }
   if (v->op == KIR_SETINDEX) { cg_setindex(G, v); return; }
   if (t.kind == T_UNKNOWN) return;   /* never produced */
   if (sp->consts[v->id].kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return;

@@ -185,10 +185,10 @@ LLVMValueRef cg_truthy(CG *G, CgVal x) {
   }
 }
 
-CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *src) {
+CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *use, int argi) {
   if (x.t.kind != T_MAYBE) return x;
   char info[96];
-  cg_varinfo(G, src, info, sizeof info);
+  cg_varinfo(G, use, argi, info, sizeof info);
   cg_check(G, x.flag, KE_NILARITH, line, cg_i64(G, x.t.dtype), NULL, NULL, info);
   CgVal r = cg_mk(numview(x.t), x.v);
   r.isf = x.isf;
@@ -207,7 +207,7 @@ LLVMValueRef cg_float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok) {
   return LLVMBuildFPToSI(G->B, safe, G->i64, "");
 }
 
-LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *src) {
+LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *use, int argi) {
   if (x.t.kind == T_INT) return x.v;
   if (LLVMIsAConstantFP(x.v)) {
     LLVMBool lost;
@@ -218,7 +218,7 @@ LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *src) {
   LLVMValueRef ok;
   LLVMValueRef i = cg_float_to_int_exact(G, x.v, &ok);
   char info[96];
-  cg_varinfo(G, src, info, sizeof info);
+  cg_varinfo(G, use, argi, info, sizeof info);
   cg_check(G, ok, KE_NOINT, line, NULL, NULL, NULL, info[0] ? info : NULL);
   return i;
 }
@@ -347,8 +347,8 @@ static CgVal arith_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   int op = v->op, line = v->line;
   Type t = concrete_type(op, a[0].t, a[1].t);
   if (isbitwise(op)) {
-    LLVMValueRef x = cg_to_int_checked(G, a[0], line, v->args[0]);
-    LLVMValueRef y = cg_to_int_checked(G, a[1], line, v->args[1]);
+    LLVMValueRef x = cg_to_int_checked(G, a[0], line, v, 0);
+    LLVMValueRef y = cg_to_int_checked(G, a[1], line, v, 1);
     LLVMValueRef r;
     switch (op) {
     case KIR_BAND: r = LLVMBuildAnd(G->B, x, y, ""); break;
@@ -402,14 +402,14 @@ static CgVal arith_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
 
 CgVal cg_arith(CG *G, const KirInsn *v) {
   CgVal a[2];
-  for (int i = 0; i < 2; i++) a[i] = cg_unwrap(G, cg_val(G, v->args[i]), v->line, v->args[i]);
+  for (int i = 0; i < 2; i++) a[i] = cg_unwrap(G, cg_val(G, v->args[i]), v->line, v, i);
   return cg_split(G, v, a, 2, G->sp->types[v->id], arith_concrete);
 }
 
 static CgVal unary_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   (void)n; (void)rt;
   if (v->op == KIR_BNOT) {
-    LLVMValueRef x = cg_to_int_checked(G, a[0], v->line, v->args[0]);
+    LLVMValueRef x = cg_to_int_checked(G, a[0], v->line, v, 0);
     return cg_mk(TY(T_INT), LLVMBuildXor(G->B, x, cg_i64(G, -1), ""));
   }
   if (a[0].t.kind == T_INT) return cg_mk(a[0].t, LLVMBuildSub(G->B, cg_i64(G, 0), a[0].v, ""));
@@ -421,7 +421,7 @@ static CgVal unary_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
 CgVal cg_unary(CG *G, const KirInsn *v) {
   CgVal a = cg_val(G, v->args[0]);
   if (v->op == KIR_NOT) return cg_mk(TY(T_BOOL), LLVMBuildNot(G->B, cg_truthy(G, a), ""));
-  a = cg_unwrap(G, a, v->line, v->args[0]);
+  a = cg_unwrap(G, a, v->line, v, 0);
   return cg_split(G, v, &a, 1, G->sp->types[v->id], unary_concrete);
 }
 
@@ -483,7 +483,7 @@ CgVal cg_compare(CG *G, const KirInsn *v) {
   CgVal a = cg_val(G, v->args[0]), b = cg_val(G, v->args[1]);
   Type bt = TY(T_BOOL);
   if (v->op != KIR_EQ) {
-    CgVal ab[2] = { cg_unwrap(G, a, v->line, v->args[0]), cg_unwrap(G, b, v->line, v->args[1]) };
+    CgVal ab[2] = { cg_unwrap(G, a, v->line, v, 0), cg_unwrap(G, b, v->line, v, 1) };
     return cg_split(G, v, ab, 2, bt, cmp_concrete);
   }
   int an = isnumk(a.t.kind), bn = isnumk(b.t.kind);
