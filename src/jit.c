@@ -32,6 +32,7 @@
 #include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
+#include "codegen/kcg.h"
 
 #define JIT_METATABLE "kjit.jit"
 
@@ -252,9 +253,19 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   Type args[KJIT_MAXARGS];
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
-  KSpec *root = kh_specialize(S, objidx, args, nsig, argbase);   /* host/front.c */
-  KFunc *f = root->fn;
-  int np = root->nargs;
+  /* KJIT_PIPELINE=bytecode: the bytecode front end and code generator
+  ** (src/codegen/compile_ir.c) replace resolve/types/codegen below */
+  int bytecode = kcg_bytecode_pipeline();
+  KcgCompiled bc;
+  memset(&bc, 0, sizeof bc);
+  KFunc *f = NULL;
+  KSpec *root = NULL;
+  int np = nsig;
+  if (!bytecode) {
+    root = kh_specialize(S, objidx, args, nsig, argbase);   /* host/front.c */
+    f = root->fn;
+    np = root->nargs;
+  }
 
   sb->ctx = kc_new_context();
   LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
@@ -273,20 +284,27 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
   static const KTarget cpu_target = { "cpu", NULL, 0, KT_CPU };
-  kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
+  if (bytecode) {
+    lua_getiuservalue(L, objidx, 1);
+    int rc = kcg_compile_cpu(S, -1, np, args, argbase, C, sb->M, entry_name, &bc);
+    lua_pop(L, 1);
+    if (rc != 0) longjmp(jb, 1);
+    np = bc.nargs;
+  } else kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
 
-  js->types = types_text(L, S);
+  js->types = bytecode ? bc.types : types_text(L, S);
   js->parnotes = strdup(S->parnotes[0] ? S->parnotes : "no loops\n");
   if (js->parnotes == NULL) { snprintf(S->errmsg, sizeof S->errmsg, "not enough memory"); longjmp(jb, 1); }
   js->nargs = np;
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
-  js->nret = root->nret;
-  js->calls = S->has_calls;
-  for (int r = 0; r < root->nret; r++) {
-    js->rets[r] = root->rets[r].kind;
-    js->rsub[r] = root->rets[r].sub;
-    js->rnil[r] = root->rets[r].dtype;
+  js->nret = bytecode ? bc.nret : root->nret;
+  js->calls = bytecode ? bc.calls : S->has_calls;
+  for (int r = 0; r < js->nret; r++) {
+    Type rt = bytecode ? bc.rets[r] : root->rets[r];
+    js->rets[r] = rt.kind;
+    js->rsub[r] = rt.sub;
+    js->rnil[r] = rt.dtype;
   }
 
   KCpuOptions co = { o->opt, want_text, want_text };
@@ -304,7 +322,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
                           want_text ? &js->asmtext : NULL, &err);
   if (js->code == NULL) {
     snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
-             f->chunkname, err ? err : "unknown error");
+             bytecode ? bc.chunkname : f->chunkname, err ? err : "unknown error");
     free(err);
     longjmp(jb, 1);
   }
@@ -335,13 +353,16 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
 static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
   for (int r = 0; r < js->nret; r++) {
     int kind = js->rets[r];
+    int64_t tag = rets[KJIT_MAXRETS + r];
     if (kind == T_MAYBE) {
-      if (rets[KJIT_MAXRETS + r] == 0) {
+      if (tag == 0) {
         if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
         continue;
       }
       kind = js->rsub[r];
+      tag--;   /* of a number: 0 integer, 1 float (see cg_entry.c) */
     }
+    if (kind == T_NUMBER) kind = tag ? T_F64 : T_INT;
     switch (kind) {
     case T_NIL: lua_pushnil(L); break;
     case T_INT: lua_pushinteger(L, rets[r]); break;

@@ -505,6 +505,8 @@ function D.cases_f32(tol, fn, ...) each(tol, nil, nil, fn, ...) end
 -- must be a float numerically equal to the interpreter's.
 function D.check_float_results(fn, ...)
   if not jit_available() then skip("kjit.jit not available yet") end
+  -- the bytecode pipeline keeps Lua's subtype at run time: exact results
+  if os.getenv("KJIT_PIPELINE") == "bytecode" then return D.check(fn, ...) end
   local want = table.pack(fn(...))
   local got = table.pack(jitted(fn)(...))
   if want.n ~= got.n then error("result count differs", 2) end

@@ -1,0 +1,153 @@
+/*
+** cg.h: the bytecode code generator's internal state and helpers.
+**
+** kcg_emit reads the typed IR (src/ir/ir.h, src/ir/ir_type.h) of every
+** specialization in use and emits one internal LLVM function per KtySpec:
+**     i32 @kcg_N(params..., retptrs..., %KErr* err)
+** returning 0, or 1 after filling *err (run-time errors unwind through
+** ordinary returns). One LLVM basic block per live KirBlock, KIR phis as
+** LLVM phis (one per part of a value), and a side table of values by
+** instruction id (CgVal). The entry wrapper (cg_entry.c) has the KEntry
+** ABI of codegen.h.
+**
+** Values (CgVal) by type:
+**   T_INT i64, T_F64 double, T_F32 float, T_BOOL i1;
+**   T_NUMBER { v: i64 bits, isf: i1 } (the float side's bits: a double, or
+**     for fsub T_F32 a float zero-extended);
+**   T_MAYBE { v: the number (as above when sub is T_NUMBER, with isf),
+**     flag: i1 "holds a number" };
+**   T_BUF { v: element pointer, dims[0..ndim) }; T_SHAPE the same dims;
+**   T_NIL, T_STR, T_TABLE, T_FUNC, T_BUILTIN: nothing at run time (k: the
+**     compile-time constant, for error messages and math.type).
+** Parameters and results of the inner functions use the same parts in
+** that order (v, isf, flag / v, dims).
+*/
+#ifndef KJIT_CG_H
+#define KJIT_CG_H
+
+#include <llvm-c/Core.h>
+#include "compile.h"
+#include "ir/ir.h"
+#include "ir/ir_type.h"
+#include "codegen/target.h"
+
+typedef struct CgVal {
+  Type t;
+  LLVMValueRef v, isf, flag;
+  LLVMValueRef dims[KJIT_MAXDIMS];
+  const KtyConst *k;        /* compile-time constant (strings) or NULL */
+} CgVal;
+
+/* Per specialization: its LLVM function and type. */
+typedef struct CgFunc {
+  LLVMValueRef fn;
+  LLVMTypeRef fnty;
+} CgFunc;
+
+/* What a forprep computed, for its forloop. */
+typedef struct CgFor {
+  int kind;                 /* T_INT, T_F64, or T_NUMBER (decided at run time) */
+  LLVMValueRef dyn;         /* T_NUMBER: i1, the loop runs on integers */
+  LLVMValueRef rem;         /* integer loop: alloca i64, iterations left */
+  LLVMValueRef step;        /* integer step */
+  LLVMValueRef fstep, limit, pos;   /* float loop: step, limit, step > 0 */
+} CgFor;
+
+typedef struct CG {
+  KtySession *S;
+  const KcgTarget *target;
+  LLVMContextRef C;
+  LLVMModuleRef M;
+  LLVMBuilderRef B;
+  LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, i8p, errty, errp;
+  int boundscheck, fastmath;
+  int has_calls;
+  CgFunc *funcs;            /* by KtySpec.index */
+  /* the function being emitted */
+  KtySpec *sp;
+  LLVMValueRef fn, err, chunkname;
+  LLVMBasicBlockRef allocas;
+  LLVMBasicBlockRef *bbs;   /* by KirBlock.id */
+  CgVal *vals;              /* by KirInsn.id */
+  CgFor *fors;              /* by forprep id */
+  CgVal **results;          /* by call id: what a Lua call gave */
+  int *nresults;
+  LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
+  /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
+  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
+} CG;
+
+/* compile errors, located at v (NULL: the function) */
+void cg_error(CG *G, const KirInsn *v, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4), noreturn))
+#endif
+  ;
+
+/* cg_func.c: helpers */
+LLVMValueRef cg_i64(CG *G, int64_t v);
+LLVMValueRef cg_i32(CG *G, int32_t v);
+LLVMValueRef cg_f64(CG *G, double v);
+LLVMValueRef cg_i1(CG *G, int v);
+LLVMBasicBlockRef cg_bb(CG *G, const char *name);
+LLVMValueRef cg_alloca(CG *G, LLVMTypeRef ty, const char *name);
+LLVMValueRef cg_ccall(CG *G, const char *name, LLVMTypeRef ret, LLVMTypeRef *ptys,
+                      LLVMValueRef *args, unsigned n);
+LLVMValueRef cg_intrinsic(CG *G, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
+                          unsigned n);
+LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args, unsigned n);
+LLVMTypeRef cg_llty(CG *G, Type t);          /* scalar part v of a value of type t */
+LLVMTypeRef cg_dtype_llty(CG *G, int dtype);
+LLVMTypeRef cg_bufptr_ty(CG *G, Type t);
+/* errors raised by compiled code */
+void cg_store_err(CG *G, int field, LLVMValueRef v);
+void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
+              LLVMValueRef c, const char *msg);     /* leaves the builder in a dead block */
+void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
+              LLVMValueRef b, LLVMValueRef c, const char *msg);
+LLVMValueRef cg_cold_false(CG *G, LLVMValueRef br);
+void cg_fail_ret(CG *G);
+/* the value of instruction v (its constant when it has one) */
+CgVal cg_val(CG *G, const KirInsn *v);
+/* " (local 'x')", " (global 'x')" ... or "": Lua's name for an operand */
+void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n);  /* operand argi of use */
+
+/* cg_num.c */
+CgVal cg_mk(Type t, LLVMValueRef v);
+CgVal cg_const(CG *G, Type t, const KtyConst *k);
+CgVal cg_convert(CG *G, CgVal x, Type t, int line);  /* to type t (phis, calls, returns) */
+CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *use, int argi);  /* T_MAYBE used as a number */
+LLVMValueRef cg_truthy(CG *G, CgVal x);
+LLVMValueRef cg_num_to(CG *G, CgVal x, int kind);   /* T_INT, T_F64, T_F32 of a concrete number */
+LLVMValueRef cg_tofloat(CG *G, CgVal x, int kind);  /* any number (T_NUMBER too) as a float */
+LLVMValueRef cg_float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok);
+LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *use, int argi);
+CgVal cg_number_side(CG *G, CgVal n, int isfloat);  /* a T_NUMBER's int or float side */
+CgVal cg_arith(CG *G, const KirInsn *v);
+CgVal cg_unary(CG *G, const KirInsn *v);
+CgVal cg_compare(CG *G, const KirInsn *v);
+LLVMValueRef cg_cmp_num(CG *G, int cmp, CgVal a, CgVal b);   /* concrete numbers */
+enum { CG_LT, CG_LE, CG_EQ };
+/* Runs fn on concrete operands: every T_NUMBER operand splits into its
+** integer and float sides (a branch on its tag); the results, converted
+** to rt, meet in phis. T_MAYBE operands are unwrapped first. */
+typedef CgVal (*CgConcrete)(CG *G, const KirInsn *v, CgVal *a, int n, Type rt);
+CgVal cg_split(CG *G, const KirInsn *v, CgVal *a, int n, Type rt, CgConcrete fn);
+
+/* cg_array.c */
+CgVal cg_index(CG *G, const KirInsn *v);
+void cg_setindex(CG *G, const KirInsn *v);
+CgVal cg_getfield(CG *G, const KirInsn *v);
+CgVal cg_len(CG *G, const KirInsn *v);
+
+/* cg_builtin.c */
+CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+
+/* cg_func.c: operands of v from `from` on, an open last call expanded */
+int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
+
+/* cg_entry.c */
+void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
+
+/* The public entry (codegen/kcg.h) */
+#endif

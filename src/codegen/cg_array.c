@@ -1,0 +1,175 @@
+/*
+** cg_array.c: kjit arrays in the bytecode code generator: x[i] (a row view
+** of an n-D array, or an element), x[i] = v, #x, x.shape, x.shape[k],
+** x.size, x.ndim. Row-major; an index is an integer or an integral float;
+** each access checks its bounds (unless boundscheck = false) and raises
+** the interpreter's message at the access's line.
+*/
+#include <string.h>
+#include "codegen/cg.h"
+
+/* The key as an integer: floats must be integral (else "index 1.5 is not
+** an integer"; an integral float beyond i64 is out of bounds). upper: the
+** extent, for that message. */
+static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, const KirInsn *use,
+                              int argi) {
+  k = cg_unwrap(G, k, line, use, argi);
+  if (k.t.kind == T_INT) return k.v;
+  LLVMValueRef x, isf = NULL, iv = NULL;
+  if (k.t.kind == T_NUMBER) {
+    isf = k.isf;
+    iv = k.v;
+    x = cg_num_to(G, cg_number_side(G, k, 1), T_F64);
+  } else {
+    x = cg_num_to(G, k, T_F64);
+  }
+  LLVMValueRef ok;
+  LLVMValueRef i = cg_float_to_int_exact(G, x, &ok);
+  if (isf) {
+    i = LLVMBuildSelect(G->B, isf, i, iv, "");
+    ok = LLVMBuildOr(G->B, LLVMBuildNot(G->B, isf, ""), ok, "");
+  }
+  if (!(LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1)) {
+    LLVMBasicBlockRef fail = cg_bb(G, "badindex"), cont = cg_bb(G, "ok");
+    cg_cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
+    LLVMPositionBuilderAtEnd(G->B, fail);
+    cg_store_err(G, 8, x);
+    LLVMValueRef fl = cg_math(G, "floor", G->f64, &x, 1);
+    LLVMValueRef integral = LLVMBuildFCmp(G->B, LLVMRealOEQ, fl, x, "");
+    if (upper) cg_store_err(G, 4, upper);
+    else integral = cg_i1(G, 0);
+    cg_store_err(G, 0, LLVMBuildSelect(G->B, integral, cg_i32(G, KE_BOUNDSF), cg_i32(G, KE_INDEXINT), ""));
+    cg_store_err(G, 1, cg_i32(G, line));
+    cg_store_err(G, 6, G->chunkname);
+    cg_fail_ret(G);
+    LLVMPositionBuilderAtEnd(G->B, cont);
+  }
+  return i;
+}
+
+/* dims[1] * ... * dims[n-1]: the stride of dimension 0. */
+static LLVMValueRef row_stride(CG *G, CgVal b) {
+  LLVMValueRef s = b.dims[1];
+  for (int i = 2; i < b.t.ndim; i++) s = LLVMBuildMul(G->B, s, b.dims[i], "");
+  return s;
+}
+
+/* One index applied to array o: a row view (n-D), or the element pointer
+** in *elem (1-D). */
+static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRef *elem) {
+  int line = v->line;
+  LLVMValueRef i = index_int(G, k, line, o.dims[0], v, 1);
+  LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
+  if (G->boundscheck) {
+    LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, off, o.dims[0], "");
+    cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);
+  }
+  LLVMTypeRef ety = cg_dtype_llty(G, o.t.dtype);
+  if (o.t.ndim > 1) {
+    CgVal r = o;
+    r.t.ndim--;
+    off = LLVMBuildMul(G->B, off, row_stride(G, o), "");
+    r.v = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
+    for (int d = 0; d + 1 < o.t.ndim; d++) r.dims[d] = o.dims[d + 1];
+    r.dims[o.t.ndim - 1] = NULL;
+    *elem = NULL;
+    return r;
+  }
+  *elem = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
+  return o;
+}
+
+/* Loads an element: narrow integers widen to i64. */
+static CgVal load_elem(CG *G, int d, LLVMValueRef p) {
+  LLVMValueRef x = LLVMBuildLoad2(G->B, cg_dtype_llty(G, d), p, "");
+  switch (d) {
+  case KJIT_I8: case KJIT_I16: case KJIT_I32: return cg_mk(TY(T_INT), LLVMBuildSExt(G->B, x, G->i64, ""));
+  case KJIT_U8: case KJIT_U16: case KJIT_U32: return cg_mk(TY(T_INT), LLVMBuildZExt(G->B, x, G->i64, ""));
+  case KJIT_I64: case KJIT_U64: return cg_mk(TY(T_INT), x);
+  case KJIT_F32: return cg_mk(TY(T_F32), x);
+  default: return cg_mk(TY(T_F64), x);
+  }
+}
+
+static CgVal concrete_elem(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n;
+  /* a[0]: the value (concrete), a[1].t.dtype: the element type */
+  int d = rt.dtype;
+  CgVal x = a[0];
+  LLVMValueRef r;
+  if (d == KJIT_F32)   /* an integer rounds once, as buffer.c's (float)i */
+    r = x.t.kind == T_INT ? LLVMBuildSIToFP(G->B, x.v, G->f32, "") : cg_num_to(G, x, T_F32);
+  else if (d == KJIT_F64) r = cg_num_to(G, x, T_F64);
+  else {
+    r = cg_to_int_checked(G, x, v->line, NULL, 0);   /* the array's __newindex names no local */
+    LLVMTypeRef ty = cg_dtype_llty(G, d);
+    if (ty != G->i64) r = LLVMBuildTrunc(G->B, r, ty, "");
+  }
+  LLVMBuildStore(G->B, r, a[1].v);
+  return cg_mk(TY(T_NIL), NULL);
+}
+
+CgVal cg_index(CG *G, const KirInsn *v) {
+  Type t = G->sp->types[v->id];
+  CgVal o = cg_val(G, v->args[0]);
+  CgVal k = cg_val(G, v->args[1]);
+  if (o.t.kind == T_SHAPE) {
+    /* a.shape[k]: nil outside 1..ndim (the typer gives i64 or nil|i64) */
+    LLVMValueRef i = index_int(G, k, v->line, NULL, v, 1);
+    int nd = o.t.ndim;
+    if (t.kind == T_INT && LLVMIsAConstantInt(i)) {
+      long long c = LLVMConstIntGetSExtValue(i);
+      if (c >= 1 && c <= nd) return cg_mk(t, o.dims[c - 1]);
+    }
+    LLVMValueRef im1 = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
+    LLVMValueRef r = o.dims[nd - 1];
+    for (int d = nd - 2; d >= 0; d--)
+      r = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, im1, cg_i64(G, d), ""), o.dims[d], r, "");
+    CgVal x = cg_mk(t, r);
+    if (t.kind == T_MAYBE) x.flag = LLVMBuildICmp(G->B, LLVMIntULT, im1, cg_i64(G, nd), "");
+    return x;
+  }
+  if (o.t.kind != T_BUF) cg_error(G, v, "internal error: index of a non-array");
+  LLVMValueRef elem;
+  CgVal r = index_buffer(G, v, o, k, &elem);
+  if (elem == NULL) return r;
+  return load_elem(G, o.t.dtype, elem);
+}
+
+void cg_setindex(CG *G, const KirInsn *v) {
+  if (!G->sp->live[v->block->id]) return;
+  CgVal o = cg_val(G, v->args[0]);
+  CgVal k = cg_val(G, v->args[1]);
+  CgVal x = cg_val(G, v->args[2]);
+  if (o.t.kind != T_BUF || o.t.ndim != 1) cg_error(G, v, "internal error: store into a non-array");
+  LLVMValueRef elem;
+  index_buffer(G, v, o, k, &elem);
+  x = cg_unwrap(G, x, v->line, v, 2);
+  CgVal a[2] = { x, cg_mk(TY(T_NIL), elem) };   /* a[1]: the element pointer, never split */
+  Type rt = TY(T_NIL);
+  rt.dtype = o.t.dtype;
+  /* a T_NUMBER value splits on its tag: each side stores by its own rule */
+  cg_split(G, v, a, 2, rt, concrete_elem);
+}
+
+CgVal cg_getfield(CG *G, const KirInsn *v) {
+  CgVal o = cg_val(G, v->args[0]);
+  const char *n = v->k.str.s;
+  if (o.t.kind != T_BUF) cg_error(G, v, "internal error: field of a non-array");
+  if (strcmp(n, "shape") == 0) {
+    CgVal r = o;
+    r.t = TY(T_SHAPE);
+    r.t.ndim = o.t.ndim;
+    r.v = NULL;
+    return r;
+  }
+  if (strcmp(n, "ndim") == 0) return cg_mk(TY(T_INT), cg_i64(G, o.t.ndim));
+  LLVMValueRef s = o.dims[0];   /* size */
+  for (int i = 1; i < o.t.ndim; i++) s = LLVMBuildMul(G->B, s, o.dims[i], "");
+  return cg_mk(TY(T_INT), s);
+}
+
+CgVal cg_len(CG *G, const KirInsn *v) {
+  CgVal o = cg_val(G, v->args[0]);
+  return cg_mk(TY(T_INT), o.dims[0]);
+}

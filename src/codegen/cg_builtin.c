@@ -1,0 +1,169 @@
+/*
+** cg_builtin.c: the built-ins of src/ir/ir_builtins.h on the CPU: math.*,
+** error, assert. Numeric built-ins run on concrete arguments (cg_split
+** gives each side of a T_NUMBER its own code); results follow Lua 5.4
+** (math.floor of a float is an integer when it fits, else the float).
+*/
+#include <string.h>
+#include "codegen/cg.h"
+
+static int builtin_id(CG *G, const KirInsn *v) { return G->sp->types[v->args[0]->id].ref; }
+
+/* The float kind a FLOAT-rule built-in computes in. */
+static int fkind(Type rt) { return rt.kind == T_F32 ? T_F32 : T_F64; }
+
+static CgVal round_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n; (void)rt;
+  if (a[0].t.kind == T_INT) return a[0];
+  int isfloor = builtin_id(G, v) == B_MATH_FLOOR;
+  LLVMValueRef x = cg_num_to(G, a[0], T_F64);
+  LLVMValueRef f = cg_math(G, isfloor ? "floor" : "ceil", G->f64, &x, 1);
+  /* f converts exactly iff it lies in [-2^63, 2^63); else Lua keeps the float */
+  LLVMValueRef fits = LLVMBuildAnd(G->B,
+      LLVMBuildFCmp(G->B, LLVMRealOGE, f, cg_f64(G, -9223372036854775808.0), ""),
+      LLVMBuildFCmp(G->B, LLVMRealOLT, f, cg_f64(G, 9223372036854775808.0), ""), "");
+  LLVMValueRef safe = LLVMBuildSelect(G->B, fits, f, cg_f64(G, 0.0), "");
+  LLVMValueRef i = LLVMBuildFPToSI(G->B, safe, G->i64, "");
+  Type nt = TY(T_NUMBER);
+  nt.fsub = T_F64;
+  CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, fits, i, LLVMBuildBitCast(G->B, f, G->i64, ""), ""));
+  r.isf = LLVMBuildNot(G->B, fits, "");
+  return r;
+}
+
+static CgVal float_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  int id = builtin_id(G, v), k = fkind(rt);
+  LLVMTypeRef ty = k == T_F32 ? G->f32 : G->f64;
+  LLVMValueRef x = cg_num_to(G, a[0], k);
+  Type t = TY(k);
+  switch (id) {
+  case B_MATH_SQRT: return cg_mk(t, cg_math(G, "sqrt", ty, &x, 1));
+  case B_MATH_SIN: return cg_mk(t, cg_math(G, "sin", ty, &x, 1));
+  case B_MATH_COS: return cg_mk(t, cg_math(G, "cos", ty, &x, 1));
+  case B_MATH_TAN: return cg_mk(t, cg_math(G, "tan", ty, &x, 1));
+  case B_MATH_ASIN: return cg_mk(t, cg_math(G, "asin", ty, &x, 1));
+  case B_MATH_ACOS: return cg_mk(t, cg_math(G, "acos", ty, &x, 1));
+  case B_MATH_EXP: return cg_mk(t, cg_math(G, "exp", ty, &x, 1));
+  case B_MATH_ATAN: {
+    LLVMValueRef av[2] = { x, n >= 2 ? cg_num_to(G, a[1], k) : LLVMConstReal(ty, 1.0) };
+    return cg_mk(t, cg_math(G, "atan2", ty, av, 2));
+  }
+  default: {   /* log */
+    LLVMValueRef lx = cg_math(G, "log", ty, &x, 1);
+    if (n < 2) return cg_mk(t, lx);
+    LLVMValueRef b = cg_num_to(G, a[1], k);
+    LLVMValueRef l2 = cg_math(G, "log2", ty, &x, 1);
+    LLVMValueRef l10 = cg_math(G, "log10", ty, &x, 1);
+    LLVMValueRef lb = cg_math(G, "log", ty, &b, 1);
+    LLVMValueRef q = LLVMBuildFDiv(G->B, lx, lb, "");
+    LLVMValueRef is2 = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(ty, 2.0), "");
+    LLVMValueRef is10 = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(ty, 10.0), "");
+    return cg_mk(t, LLVMBuildSelect(G->B, is2, l2, LLVMBuildSelect(G->B, is10, l10, q, ""), ""));
+  }
+  }
+}
+
+static CgVal abs_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)v; (void)n; (void)rt;
+  if (a[0].t.kind == T_INT) {
+    LLVMValueRef neg = LLVMBuildICmp(G->B, LLVMIntSLT, a[0].v, cg_i64(G, 0), "");
+    return cg_mk(a[0].t, LLVMBuildSelect(G->B, neg, LLVMBuildSub(G->B, cg_i64(G, 0), a[0].v, ""), a[0].v, ""));
+  }
+  return cg_mk(a[0].t, cg_math(G, "fabs", LLVMTypeOf(a[0].v), &a[0].v, 1));
+}
+
+static CgVal fmod_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n; (void)rt;
+  if (a[0].t.kind == T_INT && a[1].t.kind == T_INT) {
+    LLVMValueRef d = a[1].v;
+    cg_check(G, LLVMBuildICmp(G->B, LLVMIntNE, d, cg_i64(G, 0), ""), KE_FMOD0, v->line, NULL,
+             NULL, NULL, NULL);
+    LLVMValueRef neg1 = LLVMBuildICmp(G->B, LLVMIntEQ, d, cg_i64(G, -1), "");
+    LLVMValueRef sd = LLVMBuildSelect(G->B, neg1, cg_i64(G, 1), d, "");
+    return cg_mk(TY(T_INT), LLVMBuildSRem(G->B, a[0].v, sd, ""));
+  }
+  int k = rt.kind == T_F32 ? T_F32 : T_F64;
+  return cg_mk(TY(k), LLVMBuildFRem(G->B, cg_num_to(G, a[0], k), cg_num_to(G, a[1], k), ""));
+}
+
+/* One step of math.max/min: keeps the first of equal values, as Lua. */
+static CgVal minmax_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n;
+  int ismax = builtin_id(G, v) == B_MATH_MAX;
+  LLVMValueRef c = ismax ? cg_cmp_num(G, CG_LT, a[0], a[1]) : cg_cmp_num(G, CG_LT, a[1], a[0]);
+  CgVal x = cg_convert(G, a[0], rt, v->line), y = cg_convert(G, a[1], rt, v->line);
+  CgVal r = cg_mk(rt, LLVMBuildSelect(G->B, c, y.v, x.v, ""));
+  if (rt.kind == T_NUMBER) r.isf = LLVMBuildSelect(G->B, c, y.isf, x.isf, "");
+  return r;
+}
+
+static CgVal tointeger_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)v; (void)n;
+  if (a[0].t.kind == T_INT) return a[0];
+  CgVal r = cg_mk(rt, NULL);
+  LLVMValueRef ok;
+  r.v = cg_float_to_int_exact(G, cg_num_to(G, a[0], T_F64), &ok);
+  r.flag = ok;
+  return r;
+}
+
+/* An integer argument of a library function: "bad argument #n to 'ult'
+** (number has no integer representation)". */
+static LLVMValueRef to_int_arg(CG *G, CgVal x, int line, int argn, const char *fname) {
+  if (x.t.kind == T_INT) return x.v;
+  LLVMValueRef ok;
+  LLVMValueRef i = cg_float_to_int_exact(G, cg_num_to(G, x, T_F64), &ok);
+  cg_check(G, ok, KE_ARGNOINT, line, cg_i64(G, argn), NULL, NULL, fname);
+  return i;
+}
+
+static CgVal ult_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n; (void)rt;
+  LLVMValueRef x = to_int_arg(G, a[0], v->line, 1, "ult");
+  LLVMValueRef y = to_int_arg(G, a[1], v->line, 2, "ult");
+  return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, x, y, ""));
+}
+
+CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
+  Type rt = G->sp->types[v->id];
+  int line = v->line;
+  if (id == B_ERROR) {
+    int level = 1;
+    if (n >= 2 && a[1].k && a[1].k->kind == T_INT) level = (int)a[1].k->v.i;
+    const char *msg = a[0].k && a[0].k->kind == T_STR ? a[0].k->str : "";
+    /* field c: how many callers up the position is (error's level - 1) */
+    cg_raise(G, level == 0 ? KE_USER_NOPOS : KE_USER, line, NULL, NULL,
+             cg_i64(G, level > 1 ? level - 1 : 0), msg);
+    return cg_mk(TY(T_NIL), NULL);
+  }
+  if (id == B_ASSERT) {
+    LLVMValueRef ok = cg_truthy(G, a[0]);
+    const char *msg = n >= 2 && a[1].k && a[1].k->kind == T_STR ? a[1].k->str : "assertion failed!";
+    cg_check(G, ok, KE_ASSERT, line, NULL, NULL, NULL, msg);
+    return cg_convert(G, a[0], rt, line);
+  }
+  if (id == B_MATH_TYPE) return cg_mk(TY(T_STR), NULL);   /* always a constant */
+  if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)
+    cg_error(G, v, "this built-in is not supported by the bytecode code generator on the CPU");
+  for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
+  switch (id) {
+  case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);
+  case B_MATH_ABS: return cg_split(G, v, a, 1, rt, abs_concrete);
+  case B_MATH_SQRT: case B_MATH_SIN: case B_MATH_COS: case B_MATH_TAN: case B_MATH_ASIN:
+  case B_MATH_ACOS: case B_MATH_EXP: case B_MATH_ATAN: case B_MATH_LOG:
+    return cg_split(G, v, a, n < 2 ? n : 2, rt, float_concrete);
+  case B_MATH_FMOD: return cg_split(G, v, a, 2, rt, fmod_concrete);
+  case B_MATH_TOINTEGER: return cg_split(G, v, a, 1, rt, tointeger_concrete);
+  case B_MATH_ULT: return cg_split(G, v, a, 2, rt, ult_concrete);
+  case B_MATH_MAX: case B_MATH_MIN: {
+    CgVal r = cg_convert(G, a[0], rt, line);
+    for (int i = 1; i < n; i++) {
+      CgVal p[2] = { r, a[i] };
+      r = cg_split(G, v, p, 2, rt, minmax_concrete);
+    }
+    return r;
+  }
+  default:
+    cg_error(G, v, "'%s' is not supported in compiled code", kt_builtin_name(id));
+  }
+}

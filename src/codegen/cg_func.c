@@ -1,0 +1,804 @@
+/*
+** cg_func.c: the driver of the bytecode code generator. One LLVM function
+** per specialization in use, one LLVM block per live KirBlock, KIR phis as
+** LLVM phis (one per part of the value, see cg.h), terminators (branches,
+** returns, numeric for loops), calls of Lua functions and their results.
+**
+** Phi operands are converted to the phi's type on their edge, at the end
+** of the predecessor, just before its branch (an integer entering a
+** T_NUMBER phi gets its tag there). Edges the typer found never run are
+** not emitted; values of dead blocks are never emitted.
+*/
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/cg.h"
+#include "codegen/kcg.h"
+
+/* ---- Small helpers ---------------------------------------------------- */
+
+LLVMValueRef cg_i64(CG *G, int64_t v) { return LLVMConstInt(G->i64, (unsigned long long)v, 1); }
+LLVMValueRef cg_i32(CG *G, int32_t v) { return LLVMConstInt(G->i32, (unsigned long long)(int64_t)v, 1); }
+LLVMValueRef cg_f64(CG *G, double v) { return LLVMConstReal(G->f64, v); }
+LLVMValueRef cg_i1(CG *G, int v) { return LLVMConstInt(G->i1, v ? 1 : 0, 0); }
+
+LLVMBasicBlockRef cg_bb(CG *G, const char *name) {
+  return LLVMAppendBasicBlockInContext(G->C, G->fn, name);
+}
+
+LLVMValueRef cg_alloca(CG *G, LLVMTypeRef ty, const char *name) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
+  LLVMValueRef first = LLVMGetFirstInstruction(G->allocas);
+  if (first) LLVMPositionBuilderBefore(b, first);
+  else LLVMPositionBuilderAtEnd(b, G->allocas);
+  LLVMValueRef a = LLVMBuildAlloca(b, ty, name);
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+LLVMValueRef cg_intrinsic(CG *G, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
+                          unsigned n) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef tys[1] = { ty };
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(G->M, id, tys, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(G->C, id, tys, 1);
+  return LLVMBuildCall2(G->B, fty, fn, args, n, "");
+}
+
+LLVMValueRef cg_ccall(CG *G, const char *name, LLVMTypeRef ret, LLVMTypeRef *ptys,
+                      LLVMValueRef *args, unsigned n) {
+  LLVMTypeRef fty = LLVMFunctionType(ret, ptys, n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(G->M, name);
+  if (fn == NULL) fn = LLVMAddFunction(G->M, name, fty);
+  return LLVMBuildCall2(G->B, fty, fn, args, n, "");
+}
+
+/* Math function `base` on ty: the target's routine when it names one,
+** else the LLVM intrinsic when there is one, else the C library. */
+LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args, unsigned n) {
+  char name[48];
+  int f32 = ty == G->f32;
+  LLVMTypeRef p[2] = { ty, ty };
+  if (G->target->math_name && G->target->math_name(base, f32, name, sizeof name))
+    return cg_ccall(G, name, ty, p, args, n);
+  static const char *const intrinsics[] = { "sqrt", "sin", "cos", "exp", "log",
+    "log2", "log10", "pow", "floor", "ceil", "fabs", NULL };
+  for (int i = 0; intrinsics[i]; i++)
+    if (strcmp(intrinsics[i], base) == 0) {
+      snprintf(name, sizeof name, "llvm.%s", base);
+      return cg_intrinsic(G, name, ty, args, n);
+    }
+  snprintf(name, sizeof name, "%s%s", base, f32 ? "f" : "");
+  return cg_ccall(G, name, ty, p, args, n);
+}
+
+LLVMTypeRef cg_dtype_llty(CG *G, int d) {
+  switch (d) {
+  case KJIT_I8: case KJIT_U8: return G->i8;
+  case KJIT_I16: case KJIT_U16: return G->i16;
+  case KJIT_I32: case KJIT_U32: return G->i32;
+  case KJIT_I64: case KJIT_U64: return G->i64;
+  case KJIT_F32: return G->f32;
+  default: return G->f64;
+  }
+}
+
+LLVMTypeRef cg_bufptr_ty(CG *G, Type t) {
+  return LLVMPointerType(cg_dtype_llty(G, t.dtype), G->target->data_addrspace);
+}
+
+LLVMTypeRef cg_llty(CG *G, Type t) {
+  switch (t.kind) {
+  case T_INT: case T_NUMBER: return G->i64;
+  case T_F64: return G->f64;
+  case T_F32: return G->f32;
+  case T_BOOL: return G->i1;
+  case T_MAYBE: return cg_llty(G, TY(t.sub));
+  default: return NULL;
+  }
+}
+
+/* The run-time parts of a value of type t, in order (see cg.h). */
+static int parts(CG *G, Type t, LLVMTypeRef *tys) {
+  switch (t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL: tys[0] = cg_llty(G, t); return 1;
+  case T_NUMBER: tys[0] = G->i64; tys[1] = G->i1; return 2;
+  case T_MAYBE:
+    tys[0] = cg_llty(G, t);
+    if (t.sub == T_NUMBER) { tys[1] = G->i1; tys[2] = G->i1; return 3; }
+    tys[1] = G->i1;
+    return 2;
+  case T_BUF:
+    tys[0] = cg_bufptr_ty(G, t);
+    for (int d = 0; d < t.ndim; d++) tys[1 + d] = G->i64;
+    return 1 + t.ndim;
+  case T_SHAPE:
+    for (int d = 0; d < t.ndim; d++) tys[d] = G->i64;
+    return t.ndim;
+  default: return 0;
+  }
+}
+
+static int pack(CgVal x, LLVMValueRef *out) {
+  switch (x.t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL: out[0] = x.v; return 1;
+  case T_NUMBER: out[0] = x.v; out[1] = x.isf; return 2;
+  case T_MAYBE:
+    out[0] = x.v;
+    if (x.t.sub == T_NUMBER) { out[1] = x.isf; out[2] = x.flag; return 3; }
+    out[1] = x.flag;
+    return 2;
+  case T_BUF:
+    out[0] = x.v;
+    for (int d = 0; d < x.t.ndim; d++) out[1 + d] = x.dims[d];
+    return 1 + x.t.ndim;
+  case T_SHAPE:
+    for (int d = 0; d < x.t.ndim; d++) out[d] = x.dims[d];
+    return x.t.ndim;
+  default: return 0;
+  }
+}
+
+static CgVal unpack(Type t, LLVMValueRef *p) {
+  CgVal x = cg_mk(t, NULL);
+  switch (t.kind) {
+  case T_INT: case T_F64: case T_F32: case T_BOOL: x.v = p[0]; break;
+  case T_NUMBER: x.v = p[0]; x.isf = p[1]; break;
+  case T_MAYBE:
+    x.v = p[0];
+    if (t.sub == T_NUMBER) { x.isf = p[1]; x.flag = p[2]; } else x.flag = p[1];
+    break;
+  case T_BUF:
+    x.v = p[0];
+    for (int d = 0; d < t.ndim; d++) x.dims[d] = p[1 + d];
+    break;
+  case T_SHAPE:
+    for (int d = 0; d < t.ndim; d++) x.dims[d] = p[d];
+    break;
+  default: break;
+  }
+  return x;
+}
+
+/* ---- Errors --------------------------------------------------------------- */
+
+void cg_error(CG *G, const KirInsn *v, const char *fmt, ...) {
+  KtySession *S = G->S;
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const char *chunk = G->sp && G->sp->chunkname ? G->sp->chunkname : "?";
+  int line = v ? v->line : (G->sp ? G->sp->ir->proto->linedefined : 0);
+  snprintf(S->err, sizeof S->err, "%s:%d: %s", chunk, line, msg);
+  longjmp(*S->jb, 1);
+}
+
+void cg_store_err(CG *G, int idx, LLVMValueRef v) {
+  LLVMBuildStore(G->B, v, LLVMBuildStructGEP2(G->B, G->errty, G->err, (unsigned)idx, ""));
+}
+
+void cg_fail_ret(CG *G) { LLVMBuildRet(G->B, cg_i32(G, 1)); }
+
+void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
+              LLVMValueRef c, const char *msg) {
+  cg_store_err(G, 0, cg_i32(G, kind));
+  cg_store_err(G, 1, cg_i32(G, line));
+  if (a) cg_store_err(G, 2, a);
+  if (b) cg_store_err(G, 3, b);
+  if (c) cg_store_err(G, 4, c);
+  if (msg) cg_store_err(G, 5, LLVMBuildGlobalStringPtr(G->B, msg, "kcg.msg"));
+  cg_store_err(G, 6, G->chunkname);
+  cg_fail_ret(G);
+  LLVMPositionBuilderAtEnd(G->B, cg_bb(G, "dead"));
+}
+
+/* Marks a branch whose false edge (an error) is almost never taken. */
+LLVMValueRef cg_cold_false(CG *G, LLVMValueRef br) {
+  LLVMMetadataRef md[3] = {
+    LLVMMDStringInContext2(G->C, "branch_weights", 14),
+    LLVMValueAsMetadata(LLVMConstInt(G->i32, 1u << 20, 0)),
+    LLVMValueAsMetadata(LLVMConstInt(G->i32, 1, 0)),
+  };
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(G->C, "prof", 4),
+                  LLVMMetadataAsValue(G->C, LLVMMDNodeInContext2(G->C, md, 3)));
+  return br;
+}
+
+void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
+              LLVMValueRef b, LLVMValueRef c, const char *msg) {
+  if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
+  LLVMBasicBlockRef fail = cg_bb(G, "fail"), cont = cg_bb(G, "ok");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  cg_raise(G, kind, line, a, b, c, msg);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+}
+
+/* Lua's description of where a value came from: a local's name (debug
+** info), a global or an upvalue. */
+void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (use == NULL || argi >= use->nargs) return;
+  const KirInsn *v = use->args[argi];
+  if (KIR_ISCONST(v->op)) return;   /* a constant operand: Lua names nothing */
+  const KbcProto *p = G->sp->ir->proto;
+  /* the register the instruction reads it from, a local there? (Lua's
+  ** getobjname: the local's name first, then what loaded the register) */
+  if (use->pc >= 0 && use->pc < p->ncode) {
+    uint32_t i = p->code[use->pc];
+    const KbcOpInfo *oi = &kbc_opinfo[KBC_OP(i)];
+    int reg = -1;
+    if (oi->b == KBC_R && oi->c == KBC_R) reg = argi == 0 ? KBC_B(i) : KBC_C(i);
+    else if (oi->b == KBC_R) reg = KBC_B(i);
+    const char *name = reg >= 0 ? kbc_localname(p, reg, use->pc) : NULL;
+    if (name) { snprintf(buf, n, " (local '%s')", name); return; }
+    if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL) return;
+  } else if (v->name) {
+    snprintf(buf, n, " (local '%s')", v->name);
+    return;
+  }
+  switch (v->op) {
+  case KIR_GETFIELD:
+    if (v->args[0]->op == KIR_GETUPVAL && v->args[0]->aux < p->nup && p->up[v->args[0]->aux].name &&
+        strcmp(p->up[v->args[0]->aux].name, "_ENV") == 0)
+      snprintf(buf, n, " (global '%s')", v->k.str.s);
+    else snprintf(buf, n, " (field '%s')", v->k.str.s);
+    break;
+  case KIR_INDEX: {
+    /* Lua names x[k] by its opcode: GETI for small constant keys */
+    int geti = v->pc >= 0 && v->pc < p->ncode && (p->code[v->pc] & 0x7F) == KBC_GETI;
+    snprintf(buf, n, " (field '%s')", geti ? "integer index" : "?");
+    break;
+  }
+  case KIR_GETUPVAL:
+    if (v->aux < p->nup && p->up[v->aux].name) snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
+    break;
+  default: break;
+  }
+}
+
+/* ---- Values ------------------------------------------------------------------ */
+
+
+CgVal cg_val(CG *G, const KirInsn *v) {
+  const KtyConst *k = &G->sp->consts[v->id];
+  Type t = G->sp->types[v->id];
+  if (k->kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return cg_const(G, t, k);
+  CgVal x = G->vals[v->id];
+  x.t = t;
+  if (t.kind == T_UNKNOWN) x.t = TY(T_NIL);
+  return x;
+}
+
+int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
+  int n = 0;
+  int last = v->nargs - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  for (int i = from; i < last && n < max; i++) out[n++] = cg_val(G, v->args[i]);
+  if (v->flags & KIR_F_OPEN) {
+    const KirInsn *c = v->args[v->nargs - 1];
+    if (c->op != KIR_CALL) cg_error(G, v, "varargs ('...') are not supported in compiled code");
+    if (G->results[c->id]) {
+      for (int j = 0; j < G->nresults[c->id] && n < max; j++) out[n++] = G->results[c->id][j];
+    } else if (G->sp->types[c->id].kind != T_NIL && G->sp->types[c->id].kind != T_UNKNOWN && n < max) {
+      out[n++] = cg_val(G, c);
+    }
+  }
+  return n;
+}
+
+/* ---- Phis and edges ------------------------------------------------------ */
+
+static void make_phis(CG *G, KirBlock *b) {
+  LLVMPositionBuilderAtEnd(G->B, G->bbs[b->id]);
+  for (int i = 0; i < b->nphis; i++) {
+    KirInsn *p = b->phis[i];
+    Type t = G->sp->types[p->id];
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    LLVMValueRef ps[3 + KJIT_MAXDIMS];
+    for (int j = 0; j < n; j++) ps[j] = G->phis[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
+    G->vals[p->id] = unpack(t, ps);
+  }
+}
+
+/* The operands of `to`'s phis for the edge from `from`, converted, added
+** as incoming values from the current block. */
+static void add_edge(CG *G, KirBlock *from, KirBlock *to) {
+  int i;
+  for (i = 0; i < to->npreds; i++) if (to->preds[i] == from) break;
+  if (i == to->npreds) cg_error(G, NULL, "internal error: edge without predecessor");
+  for (int j = 0; j < to->nphis; j++) {
+    KirInsn *p = to->phis[j];
+    Type t = G->sp->types[p->id];
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    if (n == 0) continue;
+    KirInsn *a = p->args[i];
+    LLVMValueRef vs[3 + KJIT_MAXDIMS];
+    if (G->sp->types[a->id].kind == T_UNKNOWN) {
+      for (int k = 0; k < n; k++) vs[k] = LLVMGetUndef(tys[k]);
+    } else {
+      CgVal x = cg_convert(G, cg_val(G, a), t, p->line >= 0 ? p->line : a->line);
+      pack(x, vs);
+    }
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &vs[k], &here, 1);
+  }
+}
+
+/* Branches to succ[s] of b (its phis' incoming values first). */
+static void jump(CG *G, KirBlock *b, int s) {
+  add_edge(G, b, b->succ[s]);
+  LLVMBuildBr(G->B, G->bbs[b->succ[s]->id]);
+}
+
+/* A two-way branch on c: succ[0] when true; edges that never run are left
+** out. */
+static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
+  int e0 = G->sp->edges[b->id] & 1, e1 = (G->sp->edges[b->id] >> 1) & 1;
+  if (e0 && e1 && b->succ[0] != b->succ[1]) {
+    add_edge(G, b, b->succ[0]);
+    add_edge(G, b, b->succ[1]);
+    LLVMBuildCondBr(G->B, c, G->bbs[b->succ[0]->id], G->bbs[b->succ[1]->id]);
+  } else if (e0 || (e1 && b->succ[0] == b->succ[1])) {
+    jump(G, b, 0);
+  } else if (e1) {
+    jump(G, b, 1);
+  } else {
+    LLVMBuildUnreachable(G->B);
+  }
+}
+
+/* ---- Numeric for loops ----------------------------------------------------
+** forprep computes the iteration count of an integer loop (in unsigned
+** arithmetic, never overflowing, as Lua's forprep) into a stack slot that
+** forloop counts down; mem2reg makes it a register. A float loop keeps its
+** step, limit and direction for forloop. */
+
+/* An integer loop's iteration count minus one (in unsigned arithmetic,
+** never overflowing) and whether it runs at all; the limit l may be a
+** float (clipped by kjit_rt_forlimit) or a T_NUMBER. step is never 0
+** here (checked, or replaced by 1 where the loop is not an integer one). */
+static LLVMValueRef int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
+                              LLVMValueRef *skipp) {
+  LLVMValueRef lim, fskip = cg_i1(G, 0);
+  int sconst = LLVMIsAConstantInt(step) != NULL;
+  long long sc = sconst ? LLVMConstIntGetSExtValue(step) : 0;
+  if (l.t.kind == T_INT) lim = l.v;
+  else {
+    /* a float limit: floor/ceil and clip, as Lua's forlimit */
+    LLVMValueRef out = cg_alloca(G, G->i64, "lim");
+    LLVMTypeRef pt[4] = { G->f64, G->i64, G->i64, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef fl = l.t.kind == T_NUMBER ? cg_num_to(G, cg_number_side(G, l, 1), T_F64)
+                                           : cg_num_to(G, l, T_F64);
+    LLVMValueRef av[4] = { fl, init, step, out };
+    LLVMValueRef sk = cg_ccall(G, "kjit_rt_forlimit", G->i32, pt, av, 4);
+    lim = LLVMBuildLoad2(G->B, G->i64, out, "");
+    fskip = LLVMBuildICmp(G->B, LLVMIntNE, sk, cg_i32(G, 0), "");
+    if (l.t.kind == T_NUMBER) {   /* the integer side needs no forlimit */
+      lim = LLVMBuildSelect(G->B, l.isf, lim, l.v, "");
+      fskip = LLVMBuildAnd(G->B, l.isf, fskip, "");
+    }
+  }
+  LLVMValueRef pos = sconst ? cg_i1(G, sc > 0) : LLVMBuildICmp(G->B, LLVMIntSGT, step, cg_i64(G, 0), "");
+  LLVMValueRef skip = LLVMBuildSelect(G->B, pos, LLVMBuildICmp(G->B, LLVMIntSGT, init, lim, ""),
+                                      LLVMBuildICmp(G->B, LLVMIntSLT, init, lim, ""), "");
+  *skipp = LLVMBuildOr(G->B, skip, fskip, "");
+  LLVMValueRef cpos = LLVMBuildSub(G->B, lim, init, "");
+  if (!(sconst && sc == 1)) {
+    LLVMValueRef sd = sconst ? step : LLVMBuildSelect(G->B, pos, step, cg_i64(G, 1), "");
+    cpos = LLVMBuildUDiv(G->B, cpos, sd, "");
+  }
+  if (sconst && sc > 0) return cpos;
+  /* -(step+1)+1 = -step, without overflow for minint */
+  LLVMValueRef nstep = LLVMBuildAdd(G->B, LLVMBuildSub(G->B, cg_i64(G, 0),
+                           LLVMBuildAdd(G->B, step, cg_i64(G, 1), ""), ""), cg_i64(G, 1), "");
+  LLVMValueRef nd = sconst ? nstep : LLVMBuildSelect(G->B, pos, cg_i64(G, 1), nstep, "");
+  LLVMValueRef cneg = LLVMBuildUDiv(G->B, LLVMBuildSub(G->B, init, lim, ""), nd, "");
+  return sconst ? cneg : LLVMBuildSelect(G->B, pos, cpos, cneg, "");
+}
+
+/* A float loop: init, limit and step as doubles; whether it runs. */
+static LLVMValueRef float_prep(CG *G, CgFor *F, CgVal a, CgVal l, CgVal st, LLVMValueRef *init) {
+  *init = cg_num_to(G, a, T_F64);
+  F->limit = cg_num_to(G, l, T_F64);
+  F->fstep = cg_num_to(G, st, T_F64);
+  F->pos = LLVMBuildFCmp(G->B, LLVMRealOLT, cg_f64(G, 0.0), F->fstep, "");
+  return LLVMBuildSelect(G->B, F->pos, LLVMBuildFCmp(G->B, LLVMRealOLT, F->limit, *init, ""),
+                         LLVMBuildFCmp(G->B, LLVMRealOLT, *init, F->limit, ""), "");
+}
+
+static void emit_forprep(CG *G, KirInsn *v) {
+  KirBlock *b = v->block;
+  int line = v->line;
+  Type t = G->sp->types[v->id];
+  CgFor *F = &G->fors[v->id];
+  CgVal a = cg_unwrap(G, cg_val(G, v->args[0]), line, v, 0);
+  CgVal l = cg_unwrap(G, cg_val(G, v->args[1]), line, v, 1);
+  CgVal st = cg_unwrap(G, cg_val(G, v->args[2]), line, v, 2);
+  F->kind = t.kind;
+  if (t.kind == T_INT) {
+    LLVMValueRef skip, step = st.v;
+    if (!(LLVMIsAConstantInt(step) && LLVMConstIntGetSExtValue(step) != 0))
+      cg_check(G, LLVMBuildICmp(G->B, LLVMIntNE, step, cg_i64(G, 0), ""), KE_FORSTEP0, line,
+               NULL, NULL, NULL, NULL);
+    LLVMValueRef count = int_count(G, a.v, l, step, &skip);
+    F->rem = cg_alloca(G, G->i64, "rem");
+    LLVMBuildStore(G->B, count, F->rem);
+    F->step = step;
+    G->vals[v->id] = cg_mk(TY(T_INT), a.v);
+    branch(G, b, LLVMBuildNot(G->B, skip, ""));
+    return;
+  }
+  if (t.kind == T_F64) {
+    LLVMValueRef init;
+    cg_check(G, LLVMBuildFCmp(G->B, LLVMRealUNE, cg_num_to(G, st, T_F64), cg_f64(G, 0.0), ""),
+             KE_FORSTEP0, line, NULL, NULL, NULL, NULL);
+    LLVMValueRef skip = float_prep(G, F, a, l, st, &init);
+    G->vals[v->id] = cg_mk(TY(T_F64), init);
+    branch(G, b, LLVMBuildNot(G->B, skip, ""));
+    return;
+  }
+  /* T_NUMBER: an integer loop when the initial value and the step are
+  ** integers at run time, else a float loop; the control variable is a
+  ** number whose tag says which */
+  LLVMValueRef aint = a.t.kind == T_INT ? cg_i1(G, 1) : a.t.kind == T_NUMBER ? LLVMBuildNot(G->B, a.isf, "") : cg_i1(G, 0);
+  LLVMValueRef sint = st.t.kind == T_INT ? cg_i1(G, 1) : st.t.kind == T_NUMBER ? LLVMBuildNot(G->B, st.isf, "") : cg_i1(G, 0);
+  LLVMValueRef dyn = LLVMBuildAnd(G->B, aint, sint, "");
+  LLVMValueRef ival = a.t.kind == T_INT || a.t.kind == T_NUMBER ? a.v : cg_i64(G, 0);
+  LLVMValueRef sval = st.t.kind == T_INT || st.t.kind == T_NUMBER ? st.v : cg_i64(G, 0);
+  CgVal af = a.t.kind == T_NUMBER ? cg_mk(TY(T_F64), cg_num_to(G, a, T_F64)) : a;
+  CgVal sf = st.t.kind == T_NUMBER ? cg_mk(TY(T_F64), cg_num_to(G, st, T_F64)) : st;
+  LLVMValueRef zero = LLVMBuildSelect(G->B, dyn, LLVMBuildICmp(G->B, LLVMIntEQ, sval, cg_i64(G, 0), ""),
+                                      LLVMBuildFCmp(G->B, LLVMRealOEQ, cg_num_to(G, sf, T_F64), cg_f64(G, 0.0), ""), "");
+  cg_check(G, LLVMBuildNot(G->B, zero, ""), KE_FORSTEP0, line, NULL, NULL, NULL, NULL);
+  LLVMValueRef istep = LLVMBuildSelect(G->B, dyn, sval, cg_i64(G, 1), "");
+  LLVMValueRef iskip, finit;
+  LLVMValueRef count = int_count(G, ival, l, istep, &iskip);
+  LLVMValueRef fskip = float_prep(G, F, af, l, sf, &finit);
+  F->rem = cg_alloca(G, G->i64, "rem");
+  LLVMBuildStore(G->B, count, F->rem);
+  F->step = istep;
+  F->dyn = dyn;
+  Type nt = TY(T_NUMBER);
+  nt.fsub = T_F64;
+  CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, dyn, ival, LLVMBuildBitCast(G->B, finit, G->i64, ""), ""));
+  r.isf = LLVMBuildNot(G->B, dyn, "");
+  G->vals[v->id] = r;
+  branch(G, b, LLVMBuildNot(G->B, LLVMBuildSelect(G->B, dyn, iskip, fskip, ""), ""));
+}
+
+static void emit_forloop(CG *G, KirInsn *v) {
+  KirBlock *b = v->block;
+  KirInsn *prep = v->args[1];
+  CgFor *F = &G->fors[prep->id];
+  CgVal i = cg_val(G, v->args[0]);
+  LLVMValueRef imore = NULL, inext = NULL, fmore = NULL, fnext = NULL;
+  if (F->kind == T_INT || F->kind == T_NUMBER) {
+    LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+    imore = LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), "");
+    LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), F->rem);
+    inext = LLVMBuildAdd(G->B, i.v, F->step, "");
+  }
+  if (F->kind == T_F64 || F->kind == T_NUMBER) {
+    LLVMValueRef x = F->kind == T_NUMBER ? LLVMBuildBitCast(G->B, i.v, G->f64, "") : i.v;
+    fnext = LLVMBuildFAdd(G->B, x, F->fstep, "");
+    fmore = LLVMBuildSelect(G->B, F->pos, LLVMBuildFCmp(G->B, LLVMRealOLE, fnext, F->limit, ""),
+                            LLVMBuildFCmp(G->B, LLVMRealOLE, F->limit, fnext, ""), "");
+  }
+  if (F->kind == T_INT) {
+    G->vals[v->id] = cg_mk(TY(T_INT), inext);
+    branch(G, b, imore);
+  } else if (F->kind == T_F64) {
+    G->vals[v->id] = cg_mk(TY(T_F64), fnext);
+    branch(G, b, fmore);
+  } else {
+    Type nt = TY(T_NUMBER);
+    nt.fsub = T_F64;
+    CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, F->dyn, inext, LLVMBuildBitCast(G->B, fnext, G->i64, ""), ""));
+    r.isf = LLVMBuildNot(G->B, F->dyn, "");
+    G->vals[v->id] = r;
+    branch(G, b, LLVMBuildSelect(G->B, F->dyn, imore, fmore, ""));
+  }
+}
+
+/* ---- Calls and returns ------------------------------------------------------ */
+
+static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
+  int line = v->line;
+  CgVal args[KJIT_MAXARGS + KJIT_MAXRETS];
+  int n = cg_operands(G, v, 1, args, KJIT_MAXARGS + KJIT_MAXRETS);
+  LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
+  int na = 0;
+  G->has_calls = 1;
+  for (int i = 0; i < callee->nargs; i++) {
+    Type pt = callee->args[i];
+    CgVal x = i < n ? args[i] : cg_mk(TY(T_NIL), NULL);
+    x = cg_convert(G, x, pt, line);
+    na += pack(x, av + na);
+  }
+  LLVMValueRef rp[KJIT_MAXRETS][3];
+  int nr = callee->nret > 0 ? callee->nret : 0;
+  for (int r = 0; r < nr; r++) {
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int np = parts(G, callee->rets[r], tys);
+    for (int k = 0; k < np; k++) av[na++] = rp[r][k] = cg_alloca(G, tys[k], "ret");
+  }
+  av[na++] = G->err;
+  if (G->target->stack_checks) {
+    /* compiled frames live on the C stack: stop before it runs out and
+    ** report it at this call, as Lua does */
+    LLVMValueRef probe = cg_alloca(G, G->i64, "sp");
+    LLVMValueRef spv = LLVMBuildPtrToInt(G->B, probe, G->i64, "");
+    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+    cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
+  }
+  CgFunc *cf = &G->funcs[callee->index];
+  LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
+  LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  {
+    /* error("msg", 2) in the callee: the position is this call's line */
+    LLVMValueRef lp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 4, "");
+    LLVMValueRef lv = LLVMBuildLoad2(G->B, G->i64, lp, "");
+    LLVMValueRef kind = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+    LLVMValueRef pending = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, kind, cg_i32(G, KE_USER), ""),
+                                        LLVMBuildICmp(G->B, LLVMIntSGT, lv, cg_i64(G, 0), ""), "");
+    LLVMBasicBlockRef move = cg_bb(G, "errlevel"), out = cg_bb(G, "errout");
+    LLVMBuildCondBr(G->B, pending, move, out);
+    LLVMPositionBuilderAtEnd(G->B, move);
+    LLVMBuildStore(G->B, LLVMBuildSub(G->B, lv, cg_i64(G, 1), ""), lp);
+    cg_store_err(G, 1, cg_i32(G, line));
+    cg_store_err(G, 6, G->chunkname);
+    LLVMBuildBr(G->B, out);
+    LLVMPositionBuilderAtEnd(G->B, out);
+  }
+  LLVMBuildRet(G->B, st);
+  LLVMPositionBuilderAtEnd(G->B, cont);
+  G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
+  if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
+  G->nresults[v->id] = nr;
+  for (int r = 0; r < nr; r++) {
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int np = parts(G, callee->rets[r], tys);
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    for (int k = 0; k < np; k++) pv[k] = LLVMBuildLoad2(G->B, tys[k], rp[r][k], "");
+    G->results[v->id][r] = unpack(callee->rets[r], pv);
+  }
+  if (nr > 0) G->vals[v->id] = G->results[v->id][0];
+}
+
+static void emit_call(CG *G, KirInsn *v) {
+  Type ft = G->sp->types[v->args[0]->id];
+  if (v->flags & KIR_F_TFOR)
+    cg_error(G, v, "kjit.prange loops are not yet supported by the bytecode code generator");
+  if (ft.kind == T_BUILTIN) {
+    CgVal args[KJIT_MAXARGS];
+    int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
+    G->vals[v->id] = cg_builtin(G, v, ft.ref, args, n);
+    return;
+  }
+  KtySpec *callee = G->sp->callees[v->id];
+  if (ft.kind != T_FUNC || callee == NULL) cg_error(G, v, "internal error: call without a callee");
+  emit_lua_call(G, v, callee);
+}
+
+static void emit_ret(CG *G, KirInsn *v) {
+  KtySpec *sp = G->sp;
+  CgVal vals[KJIT_MAXRETS];
+  int n = cg_operands(G, v, 0, vals, KJIT_MAXRETS);
+  for (int i = 0; i < sp->nret; i++) {
+    CgVal x = cg_convert(G, i < n ? vals[i] : cg_mk(TY(T_NIL), NULL), sp->rets[i], v->line);
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    int np = pack(x, pv);
+    for (int k = 0; k < np; k++) LLVMBuildStore(G->B, pv[k], G->retptrs[i][k]);
+  }
+  LLVMBuildRet(G->B, cg_i32(G, 0));
+}
+
+/* ---- Instructions -------------------------------------------------------------- */
+
+static void emit_insn(CG *G, KirInsn *v) {
+  KtySpec *sp = G->sp;
+  Type t = sp->types[v->id];
+  /* a call folded by the typer (math.max of constants) is its constant */
+  if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
+                            sp->types[v->args[0]->id].kind != T_BUILTIN)) {
+    emit_call(G, v);
+    return;
+  }
+  if (v->op == KIR_SETINDEX) { cg_setindex(G, v); return; }
+  if (t.kind == T_UNKNOWN) return;   /* never produced */
+  if (sp->consts[v->id].kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return;
+  switch (v->op) {
+  case KIR_PARAM: case KIR_PHI: break;   /* set up front */
+  case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
+  case KIR_STR: case KIR_GETUPVAL:
+    break;   /* constants */
+  case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
+  case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;
+  case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
+  case KIR_UNM: case KIR_BNOT: case KIR_NOT: G->vals[v->id] = cg_unary(G, v); break;
+  case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_compare(G, v); break;
+  case KIR_RESULT: {
+    const KirInsn *c = v->args[0];
+    if (G->results[c->id] && v->aux < G->nresults[c->id]) G->vals[v->id] = G->results[c->id][v->aux];
+    break;
+  }
+  default:
+    if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_arith(G, v); break; }
+    cg_error(G, v, "'%s' is not supported by the bytecode code generator", kir_opname[v->op]);
+  }
+}
+
+static void emit_term(CG *G, KirBlock *b) {
+  KirInsn *v = b->term;
+  if (v == NULL) { LLVMBuildUnreachable(G->B); return; }
+  switch (v->op) {
+  case KIR_JMP:
+    if (G->sp->edges[b->id] & 1) jump(G, b, 0);
+    else LLVMBuildUnreachable(G->B);
+    break;
+  case KIR_BR: branch(G, b, cg_truthy(G, cg_val(G, v->args[0]))); break;
+  case KIR_RET: emit_ret(G, v); break;
+  case KIR_FORPREP: emit_forprep(G, v); break;
+  case KIR_FORLOOP: emit_forloop(G, v); break;
+  default: LLVMBuildUnreachable(G->B); break;
+  }
+}
+
+/* ---- Functions ---------------------------------------------------------------- */
+
+static void declare_spec(CG *G, KtySpec *sp) {
+  LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
+  int n = 0;
+  char tb[32];
+  G->sp = sp;
+  for (int i = 0; i < sp->nargs; i++) {
+    Type t = sp->args[i];
+    if (t.kind == T_CONFLICT || t.kind == T_TABLE || t.kind == T_STR || t.kind == T_BUILTIN)
+      cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
+    n += parts(G, t, ps + n);
+  }
+  for (int r = 0; r < sp->nret; r++) {
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int np = parts(G, sp->rets[r], tys);
+    for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
+  }
+  ps[n++] = G->errp;
+  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, (unsigned)n, 0);
+  char name[48];
+  snprintf(name, sizeof name, "kcg_spec%d", sp->index);
+  LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  if (G->fastmath) {
+    static const char *const attrs[] = { "unsafe-fp-math", "no-nans-fp-math",
+      "no-infs-fp-math", "no-signed-zeros-fp-math", "approx-func-fp-math" };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+          LLVMCreateStringAttribute(G->C, attrs[i], (unsigned)strlen(attrs[i]), "true", 4));
+  }
+  /* the KErr lives on the dispatcher's stack, where no array points */
+  unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
+  LLVMAddAttributeAtIndex(fn, (unsigned)n, LLVMCreateEnumAttribute(G->C, kind, 0));
+  G->funcs[sp->index].fn = fn;
+  G->funcs[sp->index].fnty = fty;
+}
+
+static void *zalloc(CG *G, size_t n) {
+  void *p = ka_alloc(G->S->A, n ? n : 1);
+  if (p == NULL) cg_error(G, NULL, "not enough memory");
+  memset(p, 0, n ? n : 1);
+  return p;
+}
+
+static void emit_spec(CG *G, KtySpec *sp) {
+  KirFunc *f = sp->ir;
+  G->sp = sp;
+  G->fn = G->funcs[sp->index].fn;
+  G->vals = zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
+  G->fors = zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
+  G->phis = zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
+  G->bbs = zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->results = zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
+  G->nresults = zalloc(G, sizeof(int) * (size_t)f->ninsns);
+  if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
+    cg_error(G, NULL, "internal error: the entry block has predecessors");
+  G->allocas = cg_bb(G, "entry");
+  for (int i = 0; i < f->nblocks; i++)
+    if (sp->live[i]) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "b%d", i);
+      G->bbs[i] = cg_bb(G, nm);
+    }
+  LLVMPositionBuilderAtEnd(G->B, G->allocas);
+  G->chunkname = LLVMBuildGlobalStringPtr(G->B, sp->chunkname ? sp->chunkname : "?", "kcg.chunk");
+  /* parameters, result pointers, err */
+  unsigned p = 0;
+  CgVal params[KJIT_MAXARGS];
+  for (int i = 0; i < sp->nargs; i++) {
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int np = parts(G, sp->args[i], tys);
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    for (int k = 0; k < np; k++) pv[k] = LLVMGetParam(G->fn, p++);
+    params[i] = unpack(sp->args[i], pv);
+  }
+  for (int r = 0; r < sp->nret; r++) {
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int np = parts(G, sp->rets[r], tys);
+    for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
+  }
+  G->err = LLVMGetParam(G->fn, p++);
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++)
+      if (blk->insns[i]->op == KIR_PARAM && blk->insns[i]->aux < sp->nargs)
+        G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
+  }
+  for (int b = 0; b < f->nblocks; b++) if (sp->live[b]) make_phis(G, f->blocks[b]);
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    LLVMPositionBuilderAtEnd(G->B, G->bbs[b]);
+    for (int i = 0; i < blk->ninsns; i++) emit_insn(G, blk->insns[i]);
+    emit_term(G, blk);
+  }
+  /* blocks left open (after a raise) end in unreachable */
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(G->fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    if (bb == G->allocas) continue;
+    if (LLVMGetBasicBlockTerminator(bb) == NULL) {
+      LLVMPositionBuilderAtEnd(G->B, bb);
+      LLVMBuildUnreachable(G->B);
+    }
+  }
+  LLVMPositionBuilderAtEnd(G->B, G->allocas);
+  LLVMBuildBr(G->B, G->bbs[0]);
+}
+
+void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+              const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+              int *has_calls) {
+  CG G0, *G = &G0;
+  memset(G, 0, sizeof *G);
+  G->S = S; G->C = C; G->M = M; G->target = t;
+  G->boundscheck = boundscheck;
+  G->fastmath = fastmath;
+  G->i1 = LLVMInt1TypeInContext(C);
+  G->i8 = LLVMInt8TypeInContext(C);
+  G->i16 = LLVMInt16TypeInContext(C);
+  G->i32 = LLVMInt32TypeInContext(C);
+  G->i64 = LLVMInt64TypeInContext(C);
+  G->f32 = LLVMFloatTypeInContext(C);
+  G->f64 = LLVMDoubleTypeInContext(C);
+  G->i8p = LLVMPointerType(G->i8, 0);
+  /* compile.h's KErr */
+  LLVMTypeRef fields[9] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i8p, G->i8p, G->i64, G->f64 };
+  G->errty = LLVMStructCreateNamed(C, "KErr");
+  LLVMStructSetBody(G->errty, fields, 9, 0);
+  G->errp = LLVMPointerType(G->errty, 0);
+  G->funcs = zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
+  G->B = LLVMCreateBuilderInContext(C);
+  /* the builder must not leak when a compile error unwinds */
+  jmp_buf jb, *saved = S->jb;
+  S->jb = &jb;
+  if (setjmp(jb)) {
+    LLVMDisposeBuilder(G->B);
+    S->jb = saved;
+    longjmp(*saved, 1);
+  }
+  for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) declare_spec(G, S->specs[i]);
+  for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) emit_spec(G, S->specs[i]);
+  G->sp = root;
+  cg_emit_entry(G, root, entry_name);
+  S->jb = saved;
+  LLVMDisposeBuilder(G->B);
+  if (has_calls) *has_calls = G->has_calls;
+}

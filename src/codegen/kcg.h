@@ -1,0 +1,48 @@
+/*
+** kcg.h: the bytecode code generator's public entry points.
+**
+** kcg_emit emits the specializations a typer session uses (src/ir/) into
+** an LLVM module, with an entry wrapper of the KEntry ABI (codegen.h).
+** kcg_compile_cpu is the whole bytecode pipeline for kjit.jit
+** (KJIT_PIPELINE=bytecode): kbc_dump -> kbc_decode -> kir_build ->
+** kty_spec -> kcg_emit.
+*/
+#ifndef KJIT_KCG_H
+#define KJIT_KCG_H
+
+#include <llvm-c/Core.h>
+#include "compile.h"
+#include "ir/ir_type.h"
+#include "codegen/target.h"
+
+/* Emits every used specialization of S into M and an entry named
+** entry_name for root. Compile errors longjmp through S->jb with the
+** located message in S->err. *has_calls: a compiled call was emitted (the
+** dispatcher then sets err->stack_limit). */
+void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+              const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+              int *has_calls);
+
+/* KJIT_PIPELINE=bytecode in the environment (read at each compile). */
+int kcg_bytecode_pipeline(void);
+
+/* What the dispatcher keeps from a compile. */
+typedef struct KcgCompiled {
+  int nargs;                 /* parameters the entry reads */
+  int nret;
+  Type rets[KJIT_MAXRETS];
+  int calls;                 /* makes compiled calls */
+  char *types;               /* malloc'd text for f:inspect("types") */
+  char chunkname[128];
+} KcgCompiled;
+
+/* Compiles the Lua function at stack index fidx for argument types
+** args[0..nargs) (T_FUNC arguments: the function is at stack index
+** argbase + i; argbase 0 refuses them) into M for the CPU, with the entry
+** entry_name. Uses S's arena, options and L. Returns 0, or -1 with the
+** message in S->errmsg. */
+int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argbase,
+                    LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
+                    KcgCompiled *out);
+
+#endif

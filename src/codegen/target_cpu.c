@@ -1,0 +1,22 @@
+/*
+** target_cpu.c: the CPU target (kjit.jit code run through ORC): LLVM's
+** intrinsics or the C library for math, flat address space, the kjit_rt_*
+** helpers of runtime.c, stack checks at compiled calls.
+*/
+#include "codegen/target.h"
+
+const KcgTarget kcg_target_cpu = {
+  "cpu",
+  NULL,      /* math: intrinsics, else libm */
+  0,         /* data address space */
+  NULL,      /* no special registers */
+  1,         /* fneg */
+  1,         /* runtime helpers */
+  1,         /* string globals */
+  1,         /* stack checks */
+#ifdef KJIT_HAVE_POLL
+  1,
+#else
+  0,
+#endif
+};

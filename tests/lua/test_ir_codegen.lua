@@ -1,0 +1,136 @@
+-- Differential tests of what the bytecode pipeline (KJIT_PIPELINE=bytecode:
+-- src/frontend -> src/ir -> src/codegen) newly supports: values typed per
+-- SSA value rather than per variable, Lua's integer/float subtype kept at
+-- run time (T_NUMBER), functions the source-text front end cannot find.
+-- Registered as ir.test_ir_codegen (tests/tests.cmake) with the switch
+-- set; under the old pipeline it skips, saying why.
+local D = require "difftest"
+local kjit = require "kjit"
+
+local function need_bytecode()
+  if os.getenv("KJIT_PIPELINE") ~= "bytecode" then
+    skip("needs KJIT_PIPELINE=bytecode (the old pipeline types per variable)")
+  end
+end
+
+---------------------------------------------------------------------------
+-- the functions under test
+---------------------------------------------------------------------------
+-- a register reused: an integer, then a float
+local function reuse(n)
+  local a = n * 2
+  local b = a + 1
+  do
+    local c = n / 4
+    b = b + c
+  end
+  local x = 1
+  x = x + 0.5
+  return b, x
+end
+
+-- local A; A = f(v); return f(A)
+local function half(v) return v / 2 end
+local function twice_half(v)
+  local A
+  A = half(v)
+  return half(A)
+end
+
+-- a local holding an integer, then a float: '% 0' of the integer raises
+local function int_then_float_mod(n, m)
+  local x = n
+  local r = x % m          -- integers: 'n%%0' when m == 0
+  x = x + 0.5
+  return r, x % 2
+end
+
+-- an integer accumulator meets f64 elements: a number at the loop header
+local function sum(x, n)
+  local s = 0
+  for i = 1, n do s = s + x[i] end
+  return s
+end
+
+-- the subtype decided at run time, returned as Lua does
+local function pick(c, a)
+  local v = 1
+  if c then v = a end
+  return v, v // 1, -v
+end
+
+-- a for loop whose start is an integer on one path and a float on another
+local function for_number(c, n)
+  local start = 1
+  if c then start = 0.5 end
+  local s, cnt = 0, 0
+  for i = start, n do s = s + i; cnt = cnt + 1 end
+  return s, cnt
+end
+
+-- math.floor of a float beyond the integers is the float, as in Lua
+local function floor_any(x) return math.floor(x) end
+
+-- two function literals on one line
+local f1, f2 = function(a) return a + 1 end, function(a) return a * 2 end
+
+---------------------------------------------------------------------------
+-- the tests
+---------------------------------------------------------------------------
+test("a register reused for an integer then a float", function()
+  need_bytecode()
+  D.cases(reuse, {3}, {-7}, {0}, {math.maxinteger})
+end)
+
+test("local A; A = f(v); return f(A)", function()
+  need_bytecode()
+  D.cases(twice_half, {8}, {3}, {2.5}, {-1})
+end)
+
+test("an integer-then-float local: '% 0' of the integer raises", function()
+  need_bytecode()
+  D.cases(int_then_float_mod, {7, 3}, {-7, 3}, {7, -3}, {7.5, 2})
+  D.cases_error("attempt to perform 'n", int_then_float_mod, {7, 0}, {0, 0})
+  D.cases(int_then_float_mod, {7.0, 0})   -- floats: nan, no error
+end)
+
+test("s = 0; for i = 1, n do s = s + x[i] end (f64 x)", function()
+  need_bytecode()
+  local x = kjit.array({1.5, 2.25, -3, 4}, "f64")
+  D.cases(sum, {x, 4}, {x, 0}, {x, 2})
+  local xi = kjit.array({1, 2, 3}, "i64")
+  D.cases(sum, {xi, 3}, {xi, 0})
+  D.cases_error("out of bounds", sum, {x, 5})
+end)
+
+test("a subtype decided at run time is Lua's", function()
+  need_bytecode()
+  D.cases(pick, {true, 2.5}, {false, 2.5}, {true, 3}, {nil, 0.0})
+end)
+
+test("a for loop whose start is an integer or a float", function()
+  need_bytecode()
+  D.cases(for_number, {true, 3}, {false, 3}, {true, 0}, {false, 2.5}, {nil, -1})
+end)
+
+test("math.floor of a huge float returns the float", function()
+  need_bytecode()
+  D.cases(floor_any, {2.5}, {-2.5}, {1e300}, {-1e300}, {2 ^ 63}, {-2 ^ 63}, {1 / 0}, {0 / 0}, {7})
+end)
+
+test("two function literals on one line", function()
+  need_bytecode()
+  D.cases(f1, {1}, {2.5})
+  D.cases(f2, {1}, {2.5})
+end)
+
+test("functions loaded with load(src, name)", function()
+  need_bytecode()
+  local src = "return function(a, b) local s = 0 for i = 1, a do s = s + i * b end return s end"
+  for _, name in ipairs({ "=name", "name", "@not/on/disk.lua" }) do
+    local fn = assert(load(src, name))()
+    D.cases(fn, {10, 2}, {3, 0.5}, {0, 1})
+  end
+  local bad = assert(load("return function(a) return a // 0 end", "@not/on/disk.lua"))()
+  D.cases_error("attempt to", bad, {3})
+end)
