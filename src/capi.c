@@ -365,10 +365,8 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
   KErr err;
   memset(&err, 0, sizeof err);
   err.stack_limit = in->calls ? krt_stack_limit() : 0;
-  KPollCtx poll = krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
-  int32_t failed = in->entry(slots, rets, &err);
-  krt_poll_end(poll);
-  if (failed != 0) {
+  krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
+  if (in->entry(slots, rets, &err) != 0) {
     int st = protect(L, pusherr_p, &err, 0, NULL);
     return st == KJIT_OK ? KJIT_ERRRUN : st;
   }

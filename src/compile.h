@@ -184,6 +184,9 @@ typedef struct KErr {
                                 generator that keeps it here (it then mirrors
                                 this field too): set to KRT_POLL_INTERVAL by
                                 every dispatcher; the run time never reads it */
+  lua_State *L;              /* the Lua thread the dispatcher runs compiled
+                                code for (krt_poll_begin); read by
+                                kjit_rt_poll outside parallel jobs only */
 } KErr;
 
 

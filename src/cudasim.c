@@ -155,13 +155,13 @@ static void run_thread(SimThread *t, lua_State *L) {
   t->oom = &jb;
   if (setjmp(jb)) {   /* out of memory in kjit_sim_shared: l->oom set */
     cur = NULL;
-    krt_poll_end(saved);
+    krt_poll_job_end(saved);
     return;
   }
   KErr e;
   memset(&e, 0, sizeof e);
   e.stack_limit = krt_stack_limit();
-  e.poll_left = KRT_POLL_INTERVAL;
+  krt_poll_begin(L, &e);   /* inside the job, polls read the thread's context */
   int64_t rets[2 * KJIT_MAXRETS];
   if (l->entry(l->args, rets, &e) != 0) {
     int stop = e.kind == KE_INTERRUPT || e.kind == KE_LUAERR;
@@ -179,17 +179,16 @@ static void run_thread(SimThread *t, lua_State *L) {
     if (stop) atomic_store(&l->stop.flag, 1);
   }
   cur = NULL;
-  krt_poll_end(saved);
+  krt_poll_job_end(saved);
 }
 
 /* Waits for the block's OS threads to leave the kernel, polling for an
 ** interrupt or a hook every WAIT_POLL_MS; a stop is recorded as the
 ** launch's failure and stops the threads at their next poll. */
 static void wait_block(Launch *l) {
-  KPollCtx here = krt_poll_here();
   pthread_mutex_lock(&l->mu);
   while (l->live > 0) {
-    if ((here.L == NULL && here.stop == NULL) || atomic_load(&l->stop.flag)) {
+    if ((l->L == NULL && l->stop.up == NULL) || atomic_load(&l->stop.flag)) {
       pthread_cond_wait(&l->alldone, &l->mu);
       continue;
     }
@@ -202,6 +201,7 @@ static void wait_block(Launch *l) {
     pthread_mutex_unlock(&l->mu);
     KErr e;
     memset(&e, 0, sizeof e);
+    krt_poll_begin(l->L, &e);
     int st = kjit_rt_poll(&e);   /* may run the host's hook: not under l->mu */
     pthread_mutex_lock(&l->mu);
     if (st != 0) {   /* outranks a thread's error (OS threads keep no Lua values) */
@@ -245,16 +245,16 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   pthread_mutex_init(&l.mu, NULL);
   pthread_cond_init(&l.cv, NULL);
   pthread_cond_init(&l.alldone, NULL);
-  KPollCtx outer = krt_poll_here();
   size_t since_poll = 0;
   atomic_init(&l.stop.flag, 0);
-  l.stop.up = outer.stop;
-  l.L = outer.L;
+  l.stop.up = krt_poll_here().stop;
+  l.L = krt_poll_lua(err);   /* the launching dispatcher's (kernel.c) */
   size_t nthreads = (size_t)block[0] * block[1] * block[2];
   SimThread *ts = calloc(nthreads, sizeof *ts);
   pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
   int rc = 0;
   memset(err, 0, sizeof *err);
+  krt_poll_begin(l.L, err);
   if (ts == NULL || (threaded && ps == NULL)) goto nomem;
   size_t k = 0;
   for (unsigned z = 0; z < block[2]; z++)
@@ -271,7 +271,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
       for (unsigned bx = 0; bx < grid[0] && !l.failed && !l.oom; bx++) {
         /* between blocks too: threads without loops may never poll */
         since_poll += nthreads;
-        if (outer.L != NULL && since_poll >= BLOCK_POLL_THREADS &&
+        if (l.L != NULL && since_poll >= BLOCK_POLL_THREADS &&
             (since_poll = 0, kjit_rt_poll(&l.err) != 0)) {
           l.failed = 1;
           memset(l.ftid, 0, sizeof l.ftid);
@@ -285,7 +285,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         l.waiting = 0;
         if (!threaded) {
           for (size_t i = 0; i < nthreads && !atomic_load(&l.stop.flag); i++)
-            run_thread(&ts[i], outer.L);
+            run_thread(&ts[i], l.L);
         } else {
           size_t started = 0;
           for (; started < nthreads; started++)

@@ -423,10 +423,8 @@ static int jit_call(lua_State *L) {
   err.stack_limit = js->calls ? krt_stack_limit() : 0;
   err.c = 0;
   err.msg = NULL;
-  KPollCtx poll = krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
-  int32_t failed = js->entry(slots, rets, &err);
-  krt_poll_end(poll);
-  if (failed != 0) {
+  krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
+  if (js->entry(slots, rets, &err) != 0) {
     krt_push_error(L, &err);
     return lua_error(L);
   }

@@ -935,9 +935,8 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   if (nthreads > 1024) luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)nthreads);
   KErr e;
   unsigned tid[3], bid[3];
-  KPollCtx poll = krt_poll_begin(L, &e);   /* kjit_rt_poll's context (runtime_poll.c) */
+  krt_poll_begin(L, &e);   /* kjit_rt_poll's context (runtime_poll.c) */
   int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid);
-  krt_poll_end(poll);
   if (rc < 0) luaL_error(L, "kjit.cuda simulator: %s", e.msg ? e.msg : "failed");
   if (rc > 0) { push_kernel_error(L, &e, tid, bid); lua_error(L); }
 }

@@ -133,21 +133,21 @@ static void run_chunks(Job *j, lua_State *L) {
     unsigned __int128 hi = j->iters * (unsigned __int128)(c + 1) / (uint64_t)j->nchunks;
     KErr *e = &j->errs[c];
     e->stack_limit = krt_stack_limit();   /* this thread's stack */
+    krt_poll_begin(L, e);
     if (j->worker(j->env, (int64_t)(uint64_t)lo, (int64_t)(uint64_t)hi, c, e) != 0)
       atomic_store(&j->stop.flag, 1);
   }
-  krt_poll_end(saved);
+  krt_poll_job_end(saved);
 }
 
 /* The caller waits for the workers (pool.m held), polling for an
 ** interrupt or a hook every WAIT_POLL_MS while none failed. The poll runs
 ** outside the mutex (a hook runs Lua). Returns 1 with *werr filled when
 ** the poll stopped the job. */
-static int wait_workers(Job *j, KErr *werr) {
+static int wait_workers(Job *j, lua_State *L, KErr *werr) {
   int stopped = 0;
-  KPollCtx here = krt_poll_here();
   while (pool.running > 0) {
-    if (here.L == NULL && here.stop == NULL) {   /* nothing to poll for */
+    if (L == NULL && j->stop.up == NULL) {   /* nothing to poll for */
       pthread_cond_wait(&pool.done, &pool.m);
       continue;
     }
@@ -158,6 +158,8 @@ static int wait_workers(Job *j, KErr *werr) {
     pthread_cond_timedwait(&pool.done, &pool.m, &t);
     if (pool.running == 0 || stopped || atomic_load(&j->stop.flag)) continue;
     pthread_mutex_unlock(&pool.m);
+    memset(werr, 0, sizeof *werr);
+    krt_poll_begin(L, werr);
     if (kjit_rt_poll(werr) != 0) {
       stopped = 1;
       atomic_store(&j->stop.flag, 1);
@@ -223,8 +225,9 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
   j.max_workers = threads - 1;
   atomic_init(&j.next, 0);
   atomic_init(&j.stop.flag, 0);
-  KPollCtx outer = krt_poll_here();
-  j.stop.up = outer.stop;   /* an enclosing job's stop stops this one too */
+  /* err may be a generator's copy (inside a job): read L through the job */
+  lua_State *L = krt_poll_lua(err);
+  j.stop.up = krt_poll_here().stop;   /* an enclosing job's stop stops this one too */
   KErr errs[KJIT_PRANGE_MAXCHUNKS];
   memset(errs, 0, sizeof errs[0] * (size_t)j.nchunks);
   j.errs = errs;
@@ -244,12 +247,12 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
       pthread_mutex_unlock(&pool.busy);
     }
   }
-  run_chunks(&j, outer.L);   /* the caller works too (alone when the pool is busy) */
+  run_chunks(&j, L);   /* the caller works too (alone when the pool is busy) */
   KErr werr;
   int stopped = 0;
   if (shared) {
     pthread_mutex_lock(&pool.m);
-    stopped = wait_workers(&j, &werr);
+    stopped = wait_workers(&j, L, &werr);
     pool.job = NULL;
     pthread_mutex_unlock(&pool.m);
     pthread_mutex_unlock(&pool.busy);
@@ -266,7 +269,7 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
     if (errs[c].kind == KE_INTERRUPT || errs[c].kind == KE_LUAERR) pick = &errs[c];
   for (int64_t c = 0; pick == NULL && c < j.nchunks; c++)
     if (errs[c].kind != KE_NONE && errs[c].kind != KE_STOPPED) pick = &errs[c];
-  if (pick == NULL && outer.stop != NULL) {
+  if (pick == NULL && j.stop.up != NULL) {
     for (int64_t c = 0; pick == NULL && c < j.nchunks; c++)
       if (errs[c].kind == KE_STOPPED) pick = &errs[c];   /* an enclosing job's stop */
   }

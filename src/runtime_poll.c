@@ -9,15 +9,16 @@
 ** entries (and between strip-mined chunks of counted loops); a nonzero
 ** result means "fail-return now, err is filled", like any run-time error.
 **
-** Where the poll finds its context. The dispatchers (jit.c, capi.c,
-** kernel.c for the simulator) set two thread-local words around every
-** call of compiled code: the Lua thread the code runs for, and the stop
-** flag of the parallel job the OS thread works for (parallel.c,
-** cudasim.c; a chain for nested jobs). Thread-local and not in the KErr:
-** generated code passes copies of its own KErr around (a prange body
-** keeps one in its frame so that LLVM can keep it in registers), and those
-** copies hold only the fields the generator mirrors. Worker threads have
-** no Lua thread: their polls read the stop flags only, never Lua.
+** Where the poll finds its context. Every dispatcher (jit.c, capi.c,
+** kernel.c) writes the Lua thread into its KErr (err->L; a store on the
+** call path, where a thread-local write cost 5 ns of a 20 ns call), and
+** compiled code passes that KErr to the poll. Parallel jobs (parallel.c,
+** cudasim.c) run compiled code on several OS threads with KErrs of their
+** own, and generated code may hand kjit_rt_parallel_for a copy of its KErr
+** holding only the fields the generator mirrors: so inside a job the
+** context is thread-local instead, set by the job around its chunks: the
+** Lua thread (NULL on worker threads, whose polls never touch Lua) and the
+** job's stop flag, chained to the flags of enclosing jobs.
 **
 ** kjit_interrupt(L): a fixed table of KRT_SLOTS lock-free atomic words,
 ** each 0 or the lua_State a stop was asked for. Asking claims a free word
@@ -69,21 +70,14 @@
 static _Atomic(lua_State *) slots[KRT_SLOTS];
 static atomic_int nslots;   /* words in use (may lag a claim by an instant) */
 
-/* Initial-exec: one %fs-relative load on the call path, no
-** __tls_get_addr (16 bytes of the static TLS reserve dlopen keeps). */
-#define TLS_IE __attribute__((tls_model("initial-exec")))
-static _Thread_local lua_State *tls_L TLS_IE;
-static _Thread_local const KStop *tls_stop TLS_IE;
+/* Inside a job only (read by polls, never on the call path). The default
+** TLS model: initial-exec made dlopen of kjit.so fail ("cannot allocate
+** memory in static TLS block"). */
+static _Thread_local lua_State *tls_L;
+static _Thread_local const KStop *tls_stop;
 static _Thread_local int tls_in_hook;
 
-/* ---- Context set by the dispatchers ------------------------------------ */
-
-KPollCtx krt_poll_begin(lua_State *L, KErr *err) {
-  KPollCtx old = { tls_L, tls_stop };
-  tls_L = L;
-  err->poll_left = KRT_POLL_INTERVAL;
-  return old;
-}
+/* ---- Job context ------------------------------------------------------------ */
 
 KPollCtx krt_poll_job(lua_State *L, const KStop *s) {
   KPollCtx old = { tls_L, tls_stop };
@@ -92,7 +86,7 @@ KPollCtx krt_poll_job(lua_State *L, const KStop *s) {
   return old;
 }
 
-void krt_poll_end(KPollCtx saved) {
+void krt_poll_job_end(KPollCtx saved) {
   tls_L = saved.L;
   tls_stop = saved.stop;
 }
@@ -100,6 +94,10 @@ void krt_poll_end(KPollCtx saved) {
 KPollCtx krt_poll_here(void) {
   KPollCtx c = { tls_L, tls_stop };
   return c;
+}
+
+lua_State *krt_poll_lua(const KErr *err) {
+  return tls_stop != NULL ? tls_L : err->L;
 }
 
 /* ---- kjit_interrupt ------------------------------------------------------- */
@@ -199,12 +197,13 @@ static int32_t call_hook(lua_State *L, KErr *err) {
 /* ---- The poll ----------------------------------------------------------------- */
 
 int32_t kjit_rt_poll(KErr *err) {
-  for (const KStop *s = tls_stop; s != NULL; s = s->up)
+  const KStop *stop = tls_stop;
+  for (const KStop *s = stop; s != NULL; s = s->up)
     if (atomic_load_explicit(&s->flag, memory_order_relaxed)) {
       set_err(err, KE_STOPPED);
       return 1;
     }
-  lua_State *L = tls_L;
+  lua_State *L = stop != NULL ? tls_L : err->L;
   if (L == NULL) return 0;   /* a worker thread: Lua is not ours to touch */
   if (atomic_load_explicit(&nslots, memory_order_relaxed) != 0 && take_interrupt(L)) {
     set_err(err, KE_INTERRUPT);

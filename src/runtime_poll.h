@@ -2,12 +2,12 @@
 ** runtime_poll.h: stopping runaway compiled code (see runtime_poll.c).
 **
 ** Compiled code calls kjit_rt_poll(err) every KRT_POLL_INTERVAL loop back
-** edges or function entries. The poll reads its context from the calling
-** OS thread (thread-local), set by the dispatchers around every call of
-** compiled code: the Lua thread the code runs for, and the stop flags of
-** the parallel jobs (kjit.prange, threaded simulator blocks) the thread
-** works for. It never reads the KErr beyond the fields every code
-** generator mirrors, because generated code may pass a copy of its own.
+** edges or function entries, with the KErr its dispatcher gave it (the
+** pointer it received, never a copy of its own: the poll reads err->L, a
+** field generators do not mirror). Inside a parallel job (kjit.prange
+** chunks, simulated kernel threads) the poll reads its context from the
+** OS thread instead (thread-local, set by parallel.c and cudasim.c): the
+** Lua thread, NULL on worker threads, and the chain of stop flags.
 */
 #ifndef KJIT_RUNTIME_POLL_H
 #define KJIT_RUNTIME_POLL_H
@@ -30,21 +30,29 @@ typedef struct KStop {
   const struct KStop *up;
 } KStop;
 
-/* Saved thread context, restored by krt_poll_end. */
+/* Thread context inside a parallel job (saved and restored). */
 typedef struct KPollCtx {
   lua_State *L;
-  const KStop *stop;
+  const KStop *stop;         /* NULL: not inside a job */
 } KPollCtx;
 
-/* Dispatcher on the Lua thread L: compiled code about to run for L.
-** Also sets err->poll_left. Returns the context to restore. */
-KPollCtx krt_poll_begin(lua_State *L, KErr *err);
+/* Every dispatcher, before calling compiled code for the Lua thread L
+** with err (two stores: the call path stays as fast as it was). */
+static inline void krt_poll_begin(lua_State *L, KErr *err) {
+  err->L = L;
+  err->poll_left = KRT_POLL_INTERVAL;
+}
+
 /* A worker thread (L NULL: never touches Lua) or the Lua thread itself
-** (L: the Lua thread) runs compiled code of a job with stop flag s. */
+** (L) runs compiled code of a job with stop flag s (never NULL). Returns
+** the context to restore with krt_poll_job_end. */
 KPollCtx krt_poll_job(lua_State *L, const KStop *s);
-void krt_poll_end(KPollCtx saved);
-/* The calling thread's context (L NULL off a Lua thread). */
+void krt_poll_job_end(KPollCtx saved);
+/* The calling thread's job context ({NULL, NULL} outside jobs). */
 KPollCtx krt_poll_here(void);
+/* The Lua thread for compiled code that received err: the job's inside a
+** job, else err->L (err must then be a dispatcher's full KErr). */
+lua_State *krt_poll_lua(const KErr *err);
 
 /* kjit_interrupt / kjit_interrupt_clear: async-signal-safe. */
 int krt_interrupt(lua_State *L);

@@ -64,12 +64,12 @@ static double now_ms(void) {
 
 /* ---- Unit level ----------------------------------------------------------------- */
 
+static lua_State *target;   /* of the other threads and the signal handlers */
+
 static int poll_once(lua_State *L, KErr *e) {
   memset(e, 0, sizeof *e);
-  KPollCtx c = krt_poll_begin(L, e);
-  int r = kjit_rt_poll(e);
-  krt_poll_end(c);
-  return r;
+  krt_poll_begin(L, e);
+  return kjit_rt_poll(e);
 }
 
 static int pushmsg_p(lua_State *L) {
@@ -91,11 +91,10 @@ static const char *msg_of(lua_State *L, KErr *e, char *buf, size_t n) {
 static void unit_interrupt(lua_State *L) {
   KErr e;
   char buf[256];
-  CHECK(kjit_rt_poll(&e) == 0, "no context (not a dispatcher's thread): the poll goes on");
+  memset(&e, 0, sizeof e);
+  CHECK(kjit_rt_poll(&e) == 0, "no Lua thread: the poll goes on");
   CHECK(poll_once(L, &e) == 0, "nothing asked: the poll goes on");
-  KPollCtx c = krt_poll_begin(L, &e);
-  CHECK(e.poll_left == KRT_POLL_INTERVAL, "the dispatcher sets the countdown");
-  krt_poll_end(c);
+  CHECK(e.poll_left == KRT_POLL_INTERVAL && e.L == L, "the dispatcher sets the countdown and L");
   CHECK(kjit_interrupt(L) == KJIT_OK, "kjit_interrupt");
   CHECK(poll_once(L, &e) == 1 && e.kind == KE_INTERRUPT, "an interrupt stops the poll");
   CHECK(strcmp(msg_of(L, &e, buf, sizeof buf), "interrupted") == 0,
@@ -145,10 +144,11 @@ static void *worker_poll(void *arg) {
   atomic_init(&s.flag, 0);
   s.up = NULL;
   KPollCtx c = krt_poll_job(NULL, &s);
+  krt_poll_begin(target, e);   /* even with L in the KErr: the job's context wins */
   int r1 = kjit_rt_poll(e);
   atomic_store(&s.flag, 1);
   int r2 = kjit_rt_poll(e);
-  krt_poll_end(c);
+  krt_poll_job_end(c);
   return (void *)(intptr_t)(r1 == 0 && r2 == 1 && e->kind == KE_STOPPED);
 }
 
@@ -162,11 +162,15 @@ static void unit_stop(lua_State *L) {
   inner.up = &outer;
   KPollCtx c = krt_poll_job(L, &inner);
   CHECK(kjit_rt_poll(&e) == 0, "flags clear: goes on");
+  kjit_interrupt(L);
+  CHECK(kjit_rt_poll(&e) == 1 && e.kind == KE_INTERRUPT, "inside a job on the Lua thread: "
+        "the job's L is polled (the KErr's L is not set)");
   atomic_store(&outer.flag, 1);
   CHECK(kjit_rt_poll(&e) == 1 && e.kind == KE_STOPPED, "an enclosing job's flag stops a nested job");
-  krt_poll_end(c);
-  CHECK(poll_once(L, &e) == 0, "the flag belongs to the job: gone after krt_poll_end");
+  krt_poll_job_end(c);
+  CHECK(poll_once(L, &e) == 0, "the flag belongs to the job: gone after krt_poll_job_end");
 
+  target = L;
   kjit_interrupt(L);
   pthread_t t;
   void *res = NULL;
@@ -177,7 +181,6 @@ static void unit_stop(lua_State *L) {
 }
 
 /* kjit_interrupt from another thread while this one polls. */
-static lua_State *target;
 static void *asker(void *arg) {
   (void)arg;
   usleep(20000);
@@ -297,8 +300,9 @@ static void unit_hooks(lua_State *L) {
   atomic_init(&s.flag, 0);
   s.up = NULL;
   KPollCtx c = krt_poll_job(NULL, &s);
-  CHECK(kjit_rt_poll(&e) == 0 && hook_calls == 0, "no Lua thread: the hook is not called");
-  krt_poll_end(c);
+  krt_poll_begin(L, &e);
+  CHECK(kjit_rt_poll(&e) == 0 && hook_calls == 0, "a worker: the hook is not called");
+  krt_poll_job_end(c);
   lua_sethook(L, NULL, 0, 0);
   krt_err_discard(L, &e);
 }
@@ -406,7 +410,7 @@ static void stopped_by(lua_State *L, const char *what, const char *code, int use
 static void end_to_end(void) {
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
-  luaL_requiref(L, "kjit", luaopen_kjit, 0);
+  luaL_requiref(L, "kjit", luaopen_kjit, 1);   /* and the global kjit */
   lua_pop(L, 1);
   if (!load_module(L)) { lua_close(L); return; }
   if (!polls_emitted(L)) {
