@@ -224,8 +224,9 @@ KJIT_API int kjit_set_stack_limit(const void *base, size_t size);
 ** above). The request stays pending until compiled code of that state
 ** polls, even if none runs now: a host that moves on to another script
 ** drops a request not yet seen with kjit_interrupt_clear(L) (as it would
-** reset a hook). Returns KJIT_OK, or KJIT_ERRARG when L is NULL or 64
-** states have requests pending at once.
+** reset a hook), and so does a host before lua_close(L) when one may be
+** pending (a new state could get L's address). Returns KJIT_OK, or
+** KJIT_ERRARG when L is NULL or 64 states have requests pending at once.
 **
 ** Lua hooks: the standard way to stop Lua (lua.c's Ctrl-C, a watchdog
 ** calling lua_sethook) works on compiled code too, for count hooks

@@ -272,7 +272,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         /* between blocks too: threads without loops may never poll */
         since_poll += nthreads;
         if (l.L != NULL && since_poll >= BLOCK_POLL_THREADS &&
-            (since_poll = 0, kjit_rt_poll(&l.err) != 0)) {
+            (since_poll = 0, krt_poll_begin(l.L, &l.err), kjit_rt_poll(&l.err) != 0)) {
           l.failed = 1;
           memset(l.ftid, 0, sizeof l.ftid);
           l.fbid[0] = bx; l.fbid[1] = by; l.fbid[2] = bz;

@@ -128,7 +128,7 @@ static void run_chunks(Job *j, lua_State *L) {
   for (;;) {
     if (atomic_load_explicit(&j->stop.flag, memory_order_relaxed)) break;
     int64_t c = atomic_fetch_add(&j->next, 1);
-    if (c >= j->nchunks) return;
+    if (c >= j->nchunks) break;
     unsigned __int128 lo = j->iters * (unsigned __int128)c / (uint64_t)j->nchunks;
     unsigned __int128 hi = j->iters * (unsigned __int128)(c + 1) / (uint64_t)j->nchunks;
     KErr *e = &j->errs[c];

@@ -8,6 +8,26 @@
 ** chunks, simulated kernel threads) the poll reads its context from the
 ** OS thread instead (thread-local, set by parallel.c and cudasim.c): the
 ** Lua thread, NULL on worker threads, and the chain of stop flags.
+**
+** The contract with a CPU code generator (KT_CPU and KT_SIM; NVPTX code
+** never polls):
+**   - declare `i32 kjit_rt_poll(%KErr*)` (registered by name in jit.c and
+**     cudasim.c) and call it about every KRT_POLL_INTERVAL loop back edges
+**     and function entries, and between strip-mined chunks of counted
+**     loops (so the inner chunk stays free of calls and vectorizes); where
+**     the countdown lives is the generator's choice: a local per loop, or
+**     KErr.poll_left (after the mirrored fields; every dispatcher sets it
+**     to KRT_POLL_INTERVAL, the run time never reads it; a prange worker's
+**     zeroed copy simply polls at once);
+**   - pass the KErr* the function received (from its dispatcher, its
+**     caller, or kjit_rt_parallel_for for a prange body), never a local
+**     copy: outside jobs the poll reads err->L;
+**   - nonzero: the record is filled (kind KE_INTERRUPT, KE_LUAERR or
+**     KE_STOPPED; line 0, chunk NULL): fail-return at once, as after any
+**     run-time error, copying the record out where a local copy is kept
+**     (prange bodies); the dispatcher raises it. 0: go on;
+**   - nothing else: the poll never longjmps through compiled frames (a
+**     hook's error comes back as KE_LUAERR).
 */
 #ifndef KJIT_RUNTIME_POLL_H
 #define KJIT_RUNTIME_POLL_H
