@@ -229,6 +229,7 @@ static void unit_async(lua_State *L) {
   while (!stopped && now_ms() - t0 < 60000) stopped = poll_once(L, &e);
   CHECK(stopped && handled, "kjit_interrupt from a timer's signal handler");
   sigaction(SIGALRM, &oldalrm, NULL);
+  alarm(300);   /* the timer replaced main's hang guard: set it again */
   sigaction(SIGUSR1, &old, NULL);
 }
 
