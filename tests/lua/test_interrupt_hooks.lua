@@ -1,4 +1,6 @@
--- test_interrupt.lua: Lua hooks reach compiled code (issue 15 item 7).
+-- test_interrupt_hooks.lua: Lua hooks reach compiled code (issue 15 item 7).
+-- (Not test_interrupt.lua: its results file would be the C test's,
+-- build/test-results/test_interrupt.txt.)
 --
 -- Compiled code polls every ~65536 loop iterations or calls; a poll calls
 -- the running thread's count hook (debug.sethook with a count), as the
