@@ -210,6 +210,46 @@ KJIT_API int kjit_nresults(const kjit_fn *fn);
 ** never touches a lua_State and pushes nothing. */
 KJIT_API int kjit_set_stack_limit(const void *base, size_t size);
 
+/* Stopping runaway compiled code.
+**
+** kjit_interrupt(L) asks compiled code running for L to stop: at its next
+** poll it raises the Lua error "interrupted" (with the place that called
+** the compiled function), which unwinds like any error (lua_pcall returns
+** LUA_ERRRUN; kjit_call returns KJIT_ERRRUN). Pass the state's main
+** thread (the lua_State the host created, as lua.c's globalL) to stop
+** compiled code in any of its coroutines; a coroutine stops only code
+** running in that coroutine. Async-signal-safe, lock-free: callable from a
+** signal handler or from any thread, while L runs or not; it touches no
+** Lua state and pushes nothing (the one exception to the conventions
+** above). The request stays pending until compiled code of that state
+** polls, even if none runs now: a host that moves on to another script
+** drops a request not yet seen with kjit_interrupt_clear(L) (as it would
+** reset a hook), and so does a host before lua_close(L) when one may be
+** pending (a new state could get L's address). Returns KJIT_OK, or
+** KJIT_ERRARG when L is NULL or 64 states have requests pending at once.
+**
+** Lua hooks: the standard way to stop Lua (lua.c's Ctrl-C, a watchdog
+** calling lua_sethook) works on compiled code too, for count hooks
+** (LUA_MASKCOUNT, any count): a poll calls the hook on the Lua thread
+** with event LUA_HOOKCOUNT. A hook that raises an error stops the compiled
+** function with that error (its position names a C function: lua.c says
+** "interrupted!" without "file:line:"); a hook that returns lets it go on
+** (profilers, a permanent count hook of a sandbox: about one call per
+** poll). Line, call and return hooks are not called by compiled code.
+**
+** Polls: compiled code polls about every 65536 loop iterations or function
+** entries, kjit.prange workers and simulated kernels too (the thread that
+** waits for them keeps polling and stops them all). Target: stopped
+** within 10 ms of the request, at a cost of at most 2% of run time. A
+** kernel already running on a GPU cannot be stopped: the host thread waits
+** for it in the CUDA driver (synchronize, copy back), and the interrupt or
+** hook takes effect at the next poll of code on the CPU after it returns.
+** Polls are emitted by the bytecode pipeline's code generator
+** (KJIT_PIPELINE=bytecode); code compiled by the older generator does not
+** poll and cannot be stopped. */
+KJIT_API int kjit_interrupt(lua_State *L);
+KJIT_API void kjit_interrupt_clear(lua_State *L);
+
 /* Value constructors for kjit_call arguments. */
 static inline kjit_value kjit_int(int64_t i) {
   kjit_value v; v.type = KJIT_TINT; v.v.i = i; return v;

@@ -22,6 +22,7 @@
 #include "buffer.h"
 #include "compile.h"
 #include "runtime.h"
+#include "runtime_poll.h"
 #include "jit.h"
 
 #define CFN_METATABLE "kjit.cfn"
@@ -364,6 +365,7 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
   KErr err;
   memset(&err, 0, sizeof err);
   err.stack_limit = in->calls ? krt_stack_limit() : 0;
+  krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
   if (in->entry(slots, rets, &err) != 0) {
     int st = protect(L, pusherr_p, &err, 0, NULL);
     return st == KJIT_OK ? KJIT_ERRRUN : st;
@@ -398,4 +400,14 @@ KJIT_API int kjit_nresults(const kjit_fn *fn) { return fn ? fn->info.nret : -1; 
 
 KJIT_API int kjit_set_stack_limit(const void *base, size_t size) {
   return krt_set_stack(base, size) == 0 ? KJIT_OK : KJIT_ERRARG;
+}
+
+/* ---- Stopping compiled code (runtime_poll.c) ---------------------------------- */
+
+KJIT_API int kjit_interrupt(lua_State *L) {
+  return krt_interrupt(L) == 0 ? KJIT_OK : KJIT_ERRARG;
+}
+
+KJIT_API void kjit_interrupt_clear(lua_State *L) {
+  krt_interrupt_clear(L);
 }

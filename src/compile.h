@@ -161,7 +161,11 @@ struct KSpec {
 typedef enum KErrKind {
   KE_NONE, KE_IDIV0, KE_MOD0, KE_FORSTEP0, KE_NOINT, KE_BOUNDS,
   KE_USER, KE_USER_NOPOS, KE_NORET, KE_FMOD0, KE_STACK, KE_ASSERT,
-  KE_INDEXINT, KE_NILARITH, KE_ARGNOINT, KE_BOUNDSF
+  KE_INDEXINT, KE_NILARITH, KE_ARGNOINT, KE_BOUNDSF,
+  /* kjit_rt_poll (runtime_poll.c): kjit_interrupt; an error raised by the
+  ** host's hook (its value kept in the registry, reference in .a); a job's
+  ** stop flag (never raised: the failure that set it is) */
+  KE_INTERRUPT, KE_LUAERR, KE_STOPPED
 } KErrKind;
 
 /* Filled by compiled code when it fails; read by the dispatcher. The
@@ -175,6 +179,14 @@ typedef struct KErr {
   uint64_t stack_limit;      /* compiled calls fail below this address; in
                                 kernels: the dynamic shared memory bytes */
   double f;                  /* float operand (index that is not integer) */
+  /* ---- after the fields the code generators mirror ---- */
+  int64_t poll_left;         /* countdown to the next kjit_rt_poll, for a
+                                generator that keeps it here (it then mirrors
+                                this field too): set to KRT_POLL_INTERVAL by
+                                every dispatcher; the run time never reads it */
+  lua_State *L;              /* the Lua thread the dispatcher runs compiled
+                                code for (krt_poll_begin); read by
+                                kjit_rt_poll outside parallel jobs only */
 } KErr;
 
 

@@ -1,5 +1,15 @@
 /*
 ** cudasim.c: runs KT_SIM kernels on the CPU (see cudasim.h).
+**
+** Stopping (runtime_poll.c). Threads that run one after another run on
+** the Lua thread and poll with it: an interrupt or a hook's error fails
+** that thread, sets the launch's stop flag, and no later thread or block
+** starts. Threads that are OS threads (kernels with syncthreads) never
+** touch Lua: their polls read the stop flag, which the launching thread
+** sets when its own polls, made every WAIT_POLL_MS while it waits for the
+** block, see an interrupt or a hook's error; stopped threads leave the
+** kernel (a barrier counts them as arrived), and the launch raises the
+** stop's error.
 */
 #include <pthread.h>
 #include <setjmp.h>
@@ -9,6 +19,11 @@
 #include "cpu.h"
 #include "runtime.h"
 #include "cudasim.h"
+#include "runtime_poll.h"
+
+#define WAIT_POLL_MS 1
+/* The launching thread polls between blocks after this many threads. */
+#define BLOCK_POLL_THREADS 4096
 
 typedef struct SharedArr { int64_t site; char *mem; struct SharedArr *next; } SharedArr;
 
@@ -21,6 +36,9 @@ typedef struct Launch {
   SharedArr *shared;             /* this block's static shared arrays */
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  pthread_cond_t alldone;        /* live reached 0 (threaded blocks) */
+  KStop stop;                    /* polls of the kernel's threads fail */
+  lua_State *L;                  /* the launching Lua thread, if any */
   int live, waiting;             /* barrier: threads not exited, threads waiting */
   unsigned long gen;
   int failed;                    /* a thread failed: first one recorded */
@@ -73,6 +91,7 @@ void kjit_sim_syncthreads(void) {
 static void thread_exit(Launch *l) {
   pthread_mutex_lock(&l->mu);
   l->live--;
+  if (l->live == 0) pthread_cond_signal(&l->alldone);
   if (l->waiting > 0 && l->waiting >= l->live) {
     l->waiting = 0;
     l->gen++;
@@ -124,34 +143,81 @@ void ksim_register_symbols(void) {
   kc_register_symbol("kjit_sim_syncthreads", (void *)kjit_sim_syncthreads);
   kc_register_symbol("kjit_sim_shared", (void *)kjit_sim_shared);
   kc_register_symbol("kjit_sim_dynshared", (void *)kjit_sim_dynshared);
+  kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
 }
 
-static void run_thread(SimThread *t) {
+/* L: the Lua thread when the thread runs on it, NULL on an OS thread. */
+static void run_thread(SimThread *t, lua_State *L) {
   Launch *l = t->l;
   jmp_buf jb;
+  KPollCtx saved = krt_poll_job(L, &l->stop);
   cur = t;
   t->oom = &jb;
-  if (setjmp(jb)) { cur = NULL; return; }   /* out of memory in kjit_sim_shared: l->oom set */
+  if (setjmp(jb)) {   /* out of memory in kjit_sim_shared: l->oom set */
+    cur = NULL;
+    krt_poll_job_end(saved);
+    return;
+  }
   KErr e;
   memset(&e, 0, sizeof e);
   e.stack_limit = krt_stack_limit();
+  krt_poll_begin(L, &e);   /* inside the job, polls read the thread's context */
   int64_t rets[2 * KJIT_MAXRETS];
   if (l->entry(l->args, rets, &e) != 0) {
+    int stop = e.kind == KE_INTERRUPT || e.kind == KE_LUAERR;
     pthread_mutex_lock(&l->mu);
-    if (!l->failed) {
+    if (!l->failed || (stop && l->err.kind != KE_INTERRUPT && l->err.kind != KE_LUAERR)) {
+      /* the first failure; a stop outranks the errors of threads before */
       l->failed = 1;
       l->err = e;
       memcpy(l->ftid, t->tid, sizeof l->ftid);
       memcpy(l->fbid, l->bid, sizeof l->fbid);
+    } else if (e.kind == KE_LUAERR) {
+      krt_err_discard(L, &e);   /* on the Lua thread: a second stop, dropped */
     }
     pthread_mutex_unlock(&l->mu);
+    if (stop) atomic_store(&l->stop.flag, 1);
   }
   cur = NULL;
+  krt_poll_job_end(saved);
+}
+
+/* Waits for the block's OS threads to leave the kernel, polling for an
+** interrupt or a hook every WAIT_POLL_MS; a stop is recorded as the
+** launch's failure and stops the threads at their next poll. */
+static void wait_block(Launch *l) {
+  pthread_mutex_lock(&l->mu);
+  while (l->live > 0) {
+    if ((l->L == NULL && l->stop.up == NULL) || atomic_load(&l->stop.flag)) {
+      pthread_cond_wait(&l->alldone, &l->mu);
+      continue;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += WAIT_POLL_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&l->alldone, &l->mu, &ts);
+    if (l->live == 0) break;
+    pthread_mutex_unlock(&l->mu);
+    KErr e;
+    memset(&e, 0, sizeof e);
+    krt_poll_begin(l->L, &e);
+    int st = kjit_rt_poll(&e);   /* may run the host's hook: not under l->mu */
+    pthread_mutex_lock(&l->mu);
+    if (st != 0) {   /* outranks a thread's error (OS threads keep no Lua values) */
+      l->failed = 1;
+      l->err = e;
+      memset(l->ftid, 0, sizeof l->ftid);
+      memcpy(l->fbid, l->bid, sizeof l->fbid);
+      atomic_store(&l->stop.flag, 1);
+    }
+  }
+  pthread_mutex_unlock(&l->mu);
 }
 
 static void *thread_main(void *p) {
   SimThread *t = p;
-  run_thread(t);
+  run_thread(t, NULL);
   thread_exit(t->l);
   return NULL;
 }
@@ -178,11 +244,17 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   l.dynbytes = dynbytes;
   pthread_mutex_init(&l.mu, NULL);
   pthread_cond_init(&l.cv, NULL);
+  pthread_cond_init(&l.alldone, NULL);
+  size_t since_poll = 0;
+  atomic_init(&l.stop.flag, 0);
+  l.stop.up = krt_poll_here().stop;
+  l.L = krt_poll_lua(err);   /* the launching dispatcher's (kernel.c) */
   size_t nthreads = (size_t)block[0] * block[1] * block[2];
   SimThread *ts = calloc(nthreads, sizeof *ts);
   pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
   int rc = 0;
   memset(err, 0, sizeof *err);
+  krt_poll_begin(l.L, err);
   if (ts == NULL || (threaded && ps == NULL)) goto nomem;
   size_t k = 0;
   for (unsigned z = 0; z < block[2]; z++)
@@ -197,13 +269,23 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   for (unsigned bz = 0; bz < grid[2] && !l.failed && !l.oom; bz++)
     for (unsigned by = 0; by < grid[1] && !l.failed && !l.oom; by++)
       for (unsigned bx = 0; bx < grid[0] && !l.failed && !l.oom; bx++) {
+        /* between blocks too: threads without loops may never poll */
+        since_poll += nthreads;
+        if (l.L != NULL && since_poll >= BLOCK_POLL_THREADS &&
+            (since_poll = 0, krt_poll_begin(l.L, &l.err), kjit_rt_poll(&l.err) != 0)) {
+          l.failed = 1;
+          memset(l.ftid, 0, sizeof l.ftid);
+          l.fbid[0] = bx; l.fbid[1] = by; l.fbid[2] = bz;
+          break;
+        }
         l.bid[0] = bx; l.bid[1] = by; l.bid[2] = bz;
         l.dynmem = zalloc(dynbytes);
         if (l.dynmem == NULL) { pthread_attr_destroy(&attr); goto nomem; }
         l.live = (int)nthreads;
         l.waiting = 0;
         if (!threaded) {
-          for (size_t i = 0; i < nthreads; i++) run_thread(&ts[i]);
+          for (size_t i = 0; i < nthreads && !atomic_load(&l.stop.flag); i++)
+            run_thread(&ts[i], l.L);
         } else {
           size_t started = 0;
           for (; started < nthreads; started++)
@@ -214,6 +296,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
             for (size_t i = started; i < nthreads; i++) thread_exit(&l);
             l.oom = 2;
           }
+          wait_block(&l);
           for (size_t i = 0; i < started; i++) pthread_join(ps[i], NULL);
         }
         free_block(&l);
@@ -237,5 +320,6 @@ done:
   free(ps);
   pthread_mutex_destroy(&l.mu);
   pthread_cond_destroy(&l.cv);
+  pthread_cond_destroy(&l.alldone);
   return rc;
 }

@@ -26,6 +26,7 @@
 #include "cpu.h"
 #include "cache.h"
 #include "runtime.h"
+#include "runtime_poll.h"
 #include "parallel.h"
 #include "jit.h"
 #include "session.h"
@@ -158,6 +159,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
   kc_register_symbol("kjit_rt_parallel_for", (void *)kjit_rt_parallel_for);
+  kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
 }
 
 /* Once per process: states in other threads may compile at the same time
@@ -432,6 +434,7 @@ static int jit_call(lua_State *L) {
   err.stack_limit = js->calls ? krt_stack_limit() : 0;
   err.c = 0;
   err.msg = NULL;
+  krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
   if (js->entry(slots, rets, &err) != 0) {
     krt_push_error(L, &err);
     return lua_error(L);

@@ -37,6 +37,7 @@
 #include "codegen.h"
 #include "cpu.h"
 #include "runtime.h"
+#include "runtime_poll.h"
 #include <llvm-c/Analysis.h>
 #include "nvvm.h"
 #include "cache.h"
@@ -445,6 +446,7 @@ static int parse_sig(lua_State *L, const char *s, Type *out) {
 static void push_kernel_error(lua_State *L, const KErr *e, const unsigned tid[3],
                               const unsigned bid[3]) {
   krt_push_error(L, e);
+  if (e->kind == KE_LUAERR || e->kind == KE_INTERRUPT) return;   /* a stop: the value as raised */
   lua_pushfstring(L, " (in thread (%d,%d,%d) of block (%d,%d,%d))", (int)tid[0], (int)tid[1],
                   (int)tid[2], (int)bid[0], (int)bid[1], (int)bid[2]);
   lua_concat(L, 2);
@@ -897,6 +899,7 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   if (nthreads > 1024) luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)nthreads);
   KErr e;
   unsigned tid[3], bid[3];
+  krt_poll_begin(L, &e);   /* kjit_rt_poll's context (runtime_poll.c) */
   int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid);
   if (rc < 0) luaL_error(L, "kjit.cuda simulator: %s", e.msg ? e.msg : "failed");
   if (rc > 0) { push_kernel_error(L, &e, tid, bid); lua_error(L); }

@@ -25,6 +25,15 @@
 ** A failing chunk records its error in its own KErr and the others stop
 ** taking new chunks; the error of the lowest failing chunk is raised after
 ** the loop (iterations of other chunks may have run, as their writes show).
+**
+** Stopping (runtime_poll.c). The job's failure flag is also the stop flag
+** the polls of compiled code read: chunks already running stop at their
+** next poll (KE_STOPPED, never raised itself) instead of running to their
+** end. Workers never touch Lua. The calling thread polls with its Lua
+** thread, in its own chunks and, while it waits for the workers, every
+** WAIT_POLL_MS: an interrupt or a hook's error sets the flag, the caller
+** waits for every worker to stop, then raises it (before any chunk's
+** error). A hook that returns lets the loop go on.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +48,13 @@
 #include "lauxlib.h"
 #include "parallel.h"
 #include "runtime.h"
+#include "runtime_poll.h"
 
 /* Chunks per thread: more than one evens out iterations of unequal cost
 ** (a mandelbrot row near the set costs far more than one far from it). */
 #define CHUNKS_PER_THREAD 4
+/* The waiting caller polls this often (the 10 ms latency target). */
+#define WAIT_POLL_MS 1
 
 typedef struct Job {
   KPrangeWorker worker;
@@ -51,7 +63,8 @@ typedef struct Job {
   int64_t nchunks;
   int max_workers;             /* pool threads that take part (set_num_threads) */
   atomic_llong next;           /* next chunk to claim */
-  atomic_int failed;
+  KStop stop;                  /* .flag: a chunk failed (or a stop was
+                                  asked): take no more, polls fail */
   KErr *errs;                  /* by chunk */
 } Job;
 
@@ -108,19 +121,52 @@ int kp_set_num_threads(int n) {
   return 0;
 }
 
-/* Runs chunks of the job until none is left or one failed. */
-static void run_chunks(Job *j) {
+/* Runs chunks of the job until none is left or one failed. L: the Lua
+** thread when the caller runs them, NULL on a worker. */
+static void run_chunks(Job *j, lua_State *L) {
+  KPollCtx saved = krt_poll_job(L, &j->stop);
   for (;;) {
-    if (atomic_load_explicit(&j->failed, memory_order_relaxed)) return;
+    if (atomic_load_explicit(&j->stop.flag, memory_order_relaxed)) break;
     int64_t c = atomic_fetch_add(&j->next, 1);
-    if (c >= j->nchunks) return;
+    if (c >= j->nchunks) break;
     unsigned __int128 lo = j->iters * (unsigned __int128)c / (uint64_t)j->nchunks;
     unsigned __int128 hi = j->iters * (unsigned __int128)(c + 1) / (uint64_t)j->nchunks;
     KErr *e = &j->errs[c];
     e->stack_limit = krt_stack_limit();   /* this thread's stack */
+    krt_poll_begin(L, e);
     if (j->worker(j->env, (int64_t)(uint64_t)lo, (int64_t)(uint64_t)hi, c, e) != 0)
-      atomic_store(&j->failed, 1);
+      atomic_store(&j->stop.flag, 1);
   }
+  krt_poll_job_end(saved);
+}
+
+/* The caller waits for the workers (pool.m held), polling for an
+** interrupt or a hook every WAIT_POLL_MS while none failed. The poll runs
+** outside the mutex (a hook runs Lua). Returns 1 with *werr filled when
+** the poll stopped the job. */
+static int wait_workers(Job *j, lua_State *L, KErr *werr) {
+  int stopped = 0;
+  while (pool.running > 0) {
+    if (L == NULL && j->stop.up == NULL) {   /* nothing to poll for */
+      pthread_cond_wait(&pool.done, &pool.m);
+      continue;
+    }
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += WAIT_POLL_MS * 1000000L;
+    if (t.tv_nsec >= 1000000000L) { t.tv_sec++; t.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&pool.done, &pool.m, &t);
+    if (pool.running == 0 || stopped || atomic_load(&j->stop.flag)) continue;
+    pthread_mutex_unlock(&pool.m);
+    memset(werr, 0, sizeof *werr);
+    krt_poll_begin(L, werr);
+    if (kjit_rt_poll(werr) != 0) {
+      stopped = 1;
+      atomic_store(&j->stop.flag, 1);
+    }
+    pthread_mutex_lock(&pool.m);
+  }
+  return stopped;
 }
 
 static void *worker_main(void *arg) {
@@ -132,7 +178,7 @@ static void *worker_main(void *arg) {
     seen = pool.generation;
     Job *j = pool.job;
     pthread_mutex_unlock(&pool.m);
-    if (index < j->max_workers) run_chunks(j);
+    if (index < j->max_workers) run_chunks(j, NULL);
     pthread_mutex_lock(&pool.m);
     if (--pool.running == 0) pthread_cond_signal(&pool.done);
   }
@@ -178,7 +224,10 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
   j.nchunks = (int64_t)(j.iters < want ? j.iters : want);
   j.max_workers = threads - 1;
   atomic_init(&j.next, 0);
-  atomic_init(&j.failed, 0);
+  atomic_init(&j.stop.flag, 0);
+  /* err may be a generator's copy (inside a job): read L through the job */
+  lua_State *L = krt_poll_lua(err);
+  j.stop.up = krt_poll_here().stop;   /* an enclosing job's stop stops this one too */
   KErr errs[KJIT_PRANGE_MAXCHUNKS];
   memset(errs, 0, sizeof errs[0] * (size_t)j.nchunks);
   j.errs = errs;
@@ -198,20 +247,34 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
       pthread_mutex_unlock(&pool.busy);
     }
   }
-  run_chunks(&j);   /* the caller works too (alone when the pool is busy) */
+  run_chunks(&j, L);   /* the caller works too (alone when the pool is busy) */
+  KErr werr;
+  int stopped = 0;
   if (shared) {
     pthread_mutex_lock(&pool.m);
-    while (pool.running > 0) pthread_cond_wait(&pool.done, &pool.m);
+    stopped = wait_workers(&j, L, &werr);
     pool.job = NULL;
     pthread_mutex_unlock(&pool.m);
     pthread_mutex_unlock(&pool.busy);
   }
   *nchunks_out = j.nchunks;
-  if (!atomic_load(&j.failed)) return 0;
-  for (int64_t c = 0; c < j.nchunks; c++) {
-    if (errs[c].kind == KE_NONE) continue;
-    uint64_t limit = err->stack_limit;   /* the caller's, not the worker's */
-    *err = errs[c];
+  if (!atomic_load(&j.stop.flag)) return 0;
+  /* err may be a generator's copy of the leading fields only: never
+  ** written as a whole struct. A stop (interrupt, hook error) outranks
+  ** the chunks' errors: at most one chunk (the caller's) has one, as the
+  ** first stop ends the polling. */
+  uint64_t limit = err->stack_limit;   /* the caller's, not the worker's */
+  const KErr *pick = stopped ? &werr : NULL;
+  for (int64_t c = 0; pick == NULL && c < j.nchunks; c++)
+    if (errs[c].kind == KE_INTERRUPT || errs[c].kind == KE_LUAERR) pick = &errs[c];
+  for (int64_t c = 0; pick == NULL && c < j.nchunks; c++)
+    if (errs[c].kind != KE_NONE && errs[c].kind != KE_STOPPED) pick = &errs[c];
+  if (pick == NULL && j.stop.up != NULL) {
+    for (int64_t c = 0; pick == NULL && c < j.nchunks; c++)
+      if (errs[c].kind == KE_STOPPED) pick = &errs[c];   /* an enclosing job's stop */
+  }
+  if (pick != NULL) {
+    krt_err_copy(err, pick);
     err->stack_limit = limit;
     return 1;
   }

@@ -103,6 +103,19 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%sattempt to perform arithmetic on a %s value%s", where,
                     e->a ? "nil" : "boolean", e->msg ? e->msg : "");
     break;
+  case KE_INTERRUPT:   /* kjit_interrupt: the place that called compiled code */
+    luaL_where(L, 1);
+    lua_pushliteral(L, "interrupted");
+    lua_concat(L, 2);
+    break;
+  case KE_LUAERR:      /* the host's hook raised this value (runtime_poll.c) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, (int)e->a);
+    luaL_unref(L, LUA_REGISTRYINDEX, (int)e->a);
+    break;
+  case KE_STOPPED:
+    lua_pushliteral(L, "kjit: compiled code stopped for another thread's failure "
+                    "(a kjit bug if it shows)");
+    break;
   default: lua_pushfstring(L, "%sunknown run-time error %d", where, (int)e->kind); break;
   }
 }

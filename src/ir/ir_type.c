@@ -194,6 +194,12 @@ static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, 
 }
 
 /* Reports only in the error pass; before, the caller waits (unknown). */
+/* Static shared memory per kernel (CUDA's limit without opt-in), and one
+** cuda.local_array per thread (GPU local memory; the simulator's threads
+** have 1 MiB stacks). */
+#define KTY_SHARED_LIMIT 49152
+#define KTY_LOCAL_LIMIT  65536
+
 #define REFUSE(S, sp, v, ...) \
   do { if ((S)->strict) fail((S), (sp), (v), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
 
@@ -963,7 +969,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row->rule == KTY_R_NEWARRAY) {
     int minlen = id == B_CUDA_SHARED_ARRAY ? 0 : 1;
     int ok = n == 2 && kargs[0].kind == T_INT;
-    if (!ok || kargs[0].v.i < minlen || kargs[0].v.i > (1 << 24))
+    if (!ok || kargs[0].v.i < minlen)
       REFUSE(S, sp, v, "bad argument #1 to '%s' (a constant size %s expected%s)", name,
              minlen ? "of at least 1" : "(0: dynamic shared memory)",
              ok ? "" : ", as in cuda.shared.array(256, \"f32\")");
@@ -974,6 +980,26 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     if (dt < 0)
       REFUSE(S, sp, v, "bad argument #2 to '%s' (a constant dtype name such as \"f32\" "
              "expected)", name);
+    /* sizes LLVM and the GPU can take, checked before either sees them
+    ** (2^24 f64 of shared memory once took 17 s and 3.9 GB to compile) */
+    int64_t cnt = kargs[0].v.i, esz = (int64_t)kjit_dtype_size((kjit_dtype)dt);
+    int64_t limit = id == B_CUDA_SHARED_ARRAY ? KTY_SHARED_LIMIT : KTY_LOCAL_LIMIT;
+    int over = cnt > INT64_MAX / esz;
+    int64_t bytes = over ? INT64_MAX : cnt * esz;
+    if (bytes > limit)
+      REFUSE(S, sp, v, "%s(%lld, \"%s\"): %lld bytes%s, above the limit of %lld bytes (%s)",
+             name, (long long)cnt, kjit_dtype_name((kjit_dtype)dt),
+             (long long)(over ? cnt : bytes), over ? " times the element size" : "",
+             (long long)limit, id == B_CUDA_SHARED_ARRAY
+             ? "48 KiB of static shared memory per kernel" : "64 KiB per thread");
+    if (id == B_CUDA_SHARED_ARRAY && S->strict) {   /* every live site once, all callees */
+      S->shared_bytes += bytes;
+      if (S->shared_bytes > limit)
+        REFUSE(S, sp, v, "%s(%lld, \"%s\"): the kernel's static shared memory reaches %lld "
+               "bytes with this array's %lld, above the limit of %lld bytes (48 KiB per kernel)", name,
+               (long long)cnt, kjit_dtype_name((kjit_dtype)dt), (long long)S->shared_bytes,
+               (long long)bytes, (long long)limit);
+    }
     Type r = ty(T_BUF); r.dtype = (uint8_t)dt; r.ndim = 1;
     return r;
   }
@@ -1504,6 +1530,7 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
     }
     mark_all(S);
     S->strict = 1;
+    S->shared_bytes = 0;
     for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) check(S, S->specs[i]);
     S->strict = 0;
     settle(S);   /* the checks change nothing once settled */

@@ -120,6 +120,8 @@ typedef struct KtySession {
                              operation computes in f32 (as CUDA C) */
   jmp_buf *jb;
   char err[512];
+  int64_t shared_bytes;   /* the error pass: static shared memory of the
+                             kernel's cuda.shared.array sites so far */
 } KtySession;
 
 /* A session typing functions of L; everything in A. kty_close releases

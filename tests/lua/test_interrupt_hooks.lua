@@ -1,0 +1,200 @@
+-- test_interrupt_hooks.lua: Lua hooks reach compiled code (issue 15 item 7).
+-- (Not test_interrupt.lua: its results file would be the C test's,
+-- build/test-results/test_interrupt.txt.)
+--
+-- Compiled code polls every ~65536 loop iterations or calls; a poll calls
+-- the running thread's count hook (debug.sethook with a count), as the
+-- interpreter would after some instructions. A hook that raises stops the
+-- compiled function with its error value; one that returns lets it go on.
+-- A hook set with a huge count never fires in the few interpreted
+-- instructions of these tests, so each hook call seen here came from a
+-- poll. The polls come from the bytecode pipeline's code generator
+-- (KJIT_PIPELINE=bytecode): with a generator that does not emit them, the
+-- tests skip with that reason (a probe finds out). tests/c/test_interrupt.c
+-- covers kjit_interrupt, watchdog threads and signal handlers.
+local kjit = require "kjit"
+local cuda = kjit.cuda
+local HUGE = 1 << 30   -- a count the interpreted parts never reach
+
+local function sum(n) local s = 0 for i = 1, n do s = s + i % 7 end return s end
+local function forever(n) local s = 0 while s >= 0 do s = (s + n) % 1000 end return s end
+local jsum, jforever = kjit.jit(sum), kjit.jit(forever)
+
+-- Does compiled code poll? A 2^22-iteration compiled loop calls a count
+-- hook only if it does.
+local POLLS, WHY
+do
+  jsum(10)   -- compiled before the hook is set
+  local called = false
+  debug.sethook(function() called = true end, "", HUGE)
+  jsum(1 << 22)
+  debug.sethook()
+  POLLS = called
+  WHY = "compiled code does not poll (KJIT_PIPELINE=" .. tostring(os.getenv("KJIT_PIPELINE"))
+    .. "): needs the bytecode pipeline's code generator to emit kjit_rt_poll"
+end
+
+local function ptest(name, fn)
+  test(name, function()
+    if not POLLS then skip(WHY) end
+    local ok, err = pcall(fn)
+    debug.sethook()   -- never leave a hook behind for the next test
+    if not ok then error(err, 0) end
+  end)
+end
+
+-- A hook that removes itself and raises msg on its k-th call.
+local function raise_on(k, msg)
+  local calls = 0
+  return function()
+    calls = calls + 1
+    if calls >= k then debug.sethook(); error(msg, 0) end
+  end, function() return calls end
+end
+
+ptest("a raising count hook stops an endless compiled loop", function()
+  debug.sethook(raise_on(1, "stopped by the hook"), "", HUGE)
+  raises("stopped by the hook", jforever, 1)
+end)
+
+ptest("the hook's error value comes back as it was raised", function()
+  local token = setmetatable({}, { __tostring = function() return "token" end })
+  debug.sethook(function() debug.sethook(); error(token) end, "", HUGE)
+  local ok, e = pcall(jforever, 1)
+  truthy(not ok and rawequal(e, token), "the same table")
+end)
+
+ptest("a hook that returns: compiled code goes on, same results", function()
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local n = 1 << 22
+  local got = jsum(n)
+  debug.sethook()
+  eq(got, sum(n), "compiled sum with a permanent hook")
+  truthy(calls > 0, "the hook was called")
+end)
+
+ptest("an instruction budget: the hook raises on its 5th call", function()
+  local h, calls = raise_on(5, "budget exceeded")
+  debug.sethook(h, "", HUGE)
+  raises("budget exceeded", jforever, 3)
+  eq(calls(), 5, "hook calls")
+end)
+
+ptest("a hook on a coroutine stops compiled code running in it", function()
+  local co = coroutine.create(function() return jforever(1) end)
+  debug.sethook(co, raise_on(1, "coroutine stopped"), "", HUGE)
+  local ok, err = coroutine.resume(co)
+  truthy(not ok and tostring(err):find("coroutine stopped", 1, true), "resume: " .. tostring(err))
+end)
+
+ptest("a line hook alone is not called by compiled code", function()
+  local lines = 0
+  local n = 1 << 22
+  debug.sethook(function() lines = lines + 1 end, "l")
+  local got = jsum(n)
+  debug.sethook()
+  eq(got, sum(n), "result")
+  truthy(lines < 10, "line hook calls: " .. lines .. " (only the interpreted lines)")
+end)
+
+-- kjit.prange: workers never touch Lua; the calling thread polls (in its
+-- own chunks and while it waits) and stops them all.
+local pforever = kjit.jit(function(a, n)
+  for i in kjit.prange(1, n) do
+    local s = 0
+    while s >= 0 do s = (s + i) % 1000 end
+    a[1] = s
+  end
+end, { parallel = true })
+
+local function psum(a, n)
+  local s = 0
+  for i in kjit.prange(1, n) do s = s + a[(i % #a) + 1] end
+  return s
+end
+local jpsum = kjit.jit(psum, { parallel = true })
+
+ptest("kjit.prange: a raising hook stops an endless parallel loop", function()
+  debug.sethook(raise_on(1, "prange stopped"), "", HUGE)
+  raises("prange stopped", pforever, kjit.zeros(1, "i64"), 1 << 40)
+  -- the pool is free again: a loop runs to its end
+  local a = kjit.arange(100, "i64")
+  eq(jpsum(a, 100000), psum(a, 100000), "next parallel loop")
+end)
+
+ptest("kjit.prange: a hook that returns changes nothing", function()
+  local a = kjit.arange(1000, "i64")
+  local n = 1 << 22
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local got = jpsum(a, n)
+  debug.sethook()
+  eq(got, psum(a, n), "parallel sum with a permanent hook")
+end)
+
+-- Simulated kernels: threads in turn run on the Lua thread; with
+-- syncthreads they are OS threads and the launching thread polls.
+local function kseq(a)
+  local s = 0
+  while s >= 0 do s = (s + 1) % 1000 end
+  a[1] = s
+end
+local function ksync(a)
+  local s = 0
+  cuda.syncthreads()
+  while s >= 0 do s = (s + 1) % 1000 end
+  a[1] = s
+end
+
+for _, c in ipairs({ { "threads in turn", kseq }, { "OS threads (syncthreads)", ksync } }) do
+  ptest("simulated kernel, " .. c[1] .. ": a raising hook stops it", function()
+    local prev = cuda.simulate(true)
+    local k = cuda.jit(c[2])
+    debug.sethook(raise_on(1, "kernel stopped"), "", HUGE)
+    local ok, err = pcall(function() k[{ 4, 8 }](kjit.zeros(1, "i64")) end)
+    debug.sethook()
+    cuda.simulate(prev)
+    truthy(not ok and tostring(err):find("kernel stopped", 1, true), "error: " .. tostring(err))
+  end)
+end
+
+-- Between blocks the launching thread polls too (every 4096 simulated
+-- threads): a kernel without loops on a large grid stops there even with
+-- a generator that emits no polls.
+local function kmark(a) a[cuda.grid(1)] = 1 end
+local function ksmark(a) cuda.syncthreads(); a[cuda.grid(1)] = 1 end
+
+for _, c in ipairs({ { "threads in turn", kmark }, { "OS threads (syncthreads)", ksmark } }) do
+  test("simulated kernel without loops, " .. c[1] .. ": a raising hook stops it between blocks",
+       function()
+    local prev = cuda.simulate(true)
+    local k = cuda.jit(c[2])
+    local a = kjit.zeros(8192, "i64")
+    k[{ 8, 1 }](a)   -- compiled before the hook is set
+    a:fill(0)
+    debug.sethook(raise_on(1, "stopped between blocks"), "", HUGE)
+    local ok, err = pcall(function() k[{ 8192, 1 }](a) end)
+    debug.sethook()
+    cuda.simulate(prev)
+    truthy(not ok and tostring(err):find("stopped between blocks", 1, true), "error: " .. tostring(err))
+    eq(a[1], 1, "the first block ran")
+    eq(a[8192], 0, "the last block did not")
+  end)
+  test("simulated kernel without loops, " .. c[1] .. ": a hook that returns lets it finish",
+       function()
+    local prev = cuda.simulate(true)
+    local k = cuda.jit(c[2])
+    local a = kjit.zeros(8192, "i64")
+    local calls = 0
+    debug.sethook(function() calls = calls + 1 end, "", HUGE)
+    local ok, err = pcall(function() k[{ 8192, 1 }](a) end)
+    debug.sethook()
+    cuda.simulate(prev)
+    truthy(ok, "launch: " .. tostring(err))
+    local n = 0
+    for i = 1, 8192 do n = n + a[i] end
+    eq(n, 8192, "every block ran")
+    truthy(calls >= 1, "the hook was called between blocks (" .. calls .. ")")
+  end)
+end
