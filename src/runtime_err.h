@@ -14,7 +14,10 @@
 #include <stddef.h>
 #include "compile.h"
 
-/* Fields of KErr, in its order (the LLVM struct codegen builds). */
+/* The fields of KErr the code generators mirror, in its order (the LLVM
+** struct codegen builds). KErr's later fields (poll_left, L) are the
+** dispatchers' and the run time's: a generator that uses poll_left mirrors
+** it too (KERR_F_POLL_LEFT). */
 typedef enum KErrField {
   KERR_F_KIND,          /* i32: KErrKind, 0 = no error */
   KERR_F_LINE,          /* i32 */
@@ -23,7 +26,8 @@ typedef enum KErrField {
   KERR_F_CHUNK,         /* i8*: chunk name */
   KERR_F_STACK_LIMIT,   /* i64: stack limit; kernels: the dynamic shared bytes */
   KERR_F_F,             /* double: float operand */
-  KERR_F_COUNT
+  KERR_F_COUNT,         /* the mirrored prefix ends here */
+  KERR_F_POLL_LEFT = KERR_F_COUNT   /* i64: countdown to kjit_rt_poll */
 } KErrField;
 
 /* The field order above is KErr's (a reordering of either fails here). */
@@ -34,7 +38,7 @@ _Static_assert(offsetof(KErr, kind) < offsetof(KErr, line) &&
                offsetof(KErr, msg) < offsetof(KErr, chunk) &&
                offsetof(KErr, chunk) < offsetof(KErr, stack_limit) &&
                offsetof(KErr, stack_limit) < offsetof(KErr, f) &&
-               sizeof(KErr) == offsetof(KErr, f) + sizeof(double),
+               offsetof(KErr, f) + sizeof(double) == offsetof(KErr, poll_left),
                "KErrField must follow struct KErr");
 
 /* Words of the device error record (i64 each). */
