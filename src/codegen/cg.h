@@ -75,6 +75,16 @@ typedef struct CG {
   LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
+  /* loop peeling (cg_peel.c) */
+  Type *phity;              /* by id: a phi's own type (kind 0: the typer's) */
+  Type *owntype;            /* by id: the current value's own type (kind 0: the typer's) */
+  KirLoop **peel_at;        /* by block id: the loop peeled at this header, or NULL */
+  KirLoop *peeling;         /* the loop whose first iteration is being emitted */
+  LLVMBasicBlockRef *pbbs;  /* by block id: the peeled copies */
+  LLVMValueRef (*pphis)[3 + KJIT_MAXDIMS];
+  LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
+                                               peeled loop used after it */
+  KirBlock *curblock;       /* the block being emitted */
 } CG;
 
 /* compile errors, located at v (NULL: the function) */
@@ -145,6 +155,11 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
 /* cg_func.c: operands of v from `from` on, an open last call expanded */
 int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
+
+/* cg_peel.c: which loops to peel (fills phity, peel_at, pbbs, pphis) */
+void cg_peel_plan(CG *G);
+void cg_make_spill(CG *G, const KirInsn *v, Type t);   /* cg_func.c */
+void *cg_zalloc(CG *G, size_t n);
 
 /* cg_entry.c */
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name);

@@ -268,9 +268,17 @@ CgVal cg_val(CG *G, const KirInsn *v) {
   const KtyConst *k = &G->sp->consts[v->id];
   Type t = G->sp->types[v->id];
   if (k->kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return cg_const(G, t, k);
+  if (G->spill && G->spill[v->id][0] && G->curblock && !kir_inloop(v->block->loop, G->curblock)) {
+    /* made in a peeled loop, used after it: the copy that ran wrote the slot */
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    for (int k = 0; k < n; k++) pv[k] = LLVMBuildLoad2(G->B, tys[k], G->spill[v->id][k], "");
+    return unpack(t, pv);
+  }
   CgVal x = G->vals[v->id];
-  x.t = t;
-  if (t.kind == T_UNKNOWN) x.t = TY(T_NIL);
+  x.t = G->owntype[v->id].kind ? G->owntype[v->id] : t;   /* a peeled loop's header */
+  if (x.t.kind == T_UNKNOWN) x.t = TY(T_NIL);
   return x;
 }
 
@@ -292,29 +300,64 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
 
 /* ---- Phis and edges ------------------------------------------------------ */
 
-static void make_phis(CG *G, KirBlock *b) {
-  LLVMPositionBuilderAtEnd(G->B, G->bbs[b->id]);
+/* The type a phi's LLVM phis have: its own (a peeled loop's header, see
+** cg_peel.c) or the typer's. */
+static Type phi_type(CG *G, const KirInsn *p) {
+  return G->phity[p->id].kind ? G->phity[p->id] : G->sp->types[p->id];
+}
+
+/* Creates the LLVM phis of b's KIR phis at the start of bb, in table. */
+static void make_phis(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  LLVMPositionBuilderAtEnd(G->B, bb);
   for (int i = 0; i < b->nphis; i++) {
     KirInsn *p = b->phis[i];
-    Type t = G->sp->types[p->id];
+    Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
-    LLVMValueRef ps[3 + KJIT_MAXDIMS];
-    for (int j = 0; j < n; j++) ps[j] = G->phis[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
-    G->vals[p->id] = unpack(t, ps);
+    for (int j = 0; j < n; j++) table[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
   }
+}
+
+/* Makes b's phis the values of its KIR phis (from table). */
+static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  for (int i = 0; i < b->nphis; i++) {
+    KirInsn *p = b->phis[i];
+    Type t = phi_type(G, p);
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    G->vals[p->id] = unpack(t, table[p->id]);
+    G->owntype[p->id] = G->phity[p->id];
+  }
+}
+
+/* Where the edge from -> to lands: the peeled copy of a loop's block (the
+** peeled header from outside, an inner block from inside the copy), or
+** the block itself; *table: the phis there (NULL: none, the peeled
+** header takes its entry values directly). */
+static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
+                                     LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
+  KirLoop *L = G->peel_at ? G->peel_at[to->id] : NULL;
+  if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
+  if (G->peeling && kir_inloop(G->peeling, to) && to != G->peeling->header) {
+    *table = G->pphis;
+    return G->pbbs[to->id];
+  }
+  *table = G->phis;
+  return G->bbs[to->id];
 }
 
 /* The operands of `to`'s phis for the edge from `from`, converted, added
 ** as incoming values from the current block. */
-static void add_edge(CG *G, KirBlock *from, KirBlock *to) {
+static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
+  LLVMValueRef (*table)[3 + KJIT_MAXDIMS];
+  LLVMBasicBlockRef target = edge_target(G, from, to, &table);
+  if (table == NULL) return target;
   int i;
   for (i = 0; i < to->npreds; i++) if (to->preds[i] == from) break;
   if (i == to->npreds) cg_error(G, NULL, "internal error: edge without predecessor");
   for (int j = 0; j < to->nphis; j++) {
     KirInsn *p = to->phis[j];
-    Type t = G->sp->types[p->id];
+    Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
@@ -328,14 +371,14 @@ static void add_edge(CG *G, KirBlock *from, KirBlock *to) {
       pack(x, vs);
     }
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
-    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &vs[k], &here, 1);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(table[p->id][k], &vs[k], &here, 1);
   }
+  return target;
 }
 
 /* Branches to succ[s] of b (its phis' incoming values first). */
 static void jump(CG *G, KirBlock *b, int s) {
-  add_edge(G, b, b->succ[s]);
-  LLVMBuildBr(G->B, G->bbs[b->succ[s]->id]);
+  LLVMBuildBr(G->B, add_edge(G, b, b->succ[s]));
 }
 
 /* A two-way branch on c: succ[0] when true; edges that never run are left
@@ -343,9 +386,9 @@ static void jump(CG *G, KirBlock *b, int s) {
 static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
   int e0 = G->sp->edges[b->id] & 1, e1 = (G->sp->edges[b->id] >> 1) & 1;
   if (e0 && e1 && b->succ[0] != b->succ[1]) {
-    add_edge(G, b, b->succ[0]);
-    add_edge(G, b, b->succ[1]);
-    LLVMBuildCondBr(G->B, c, G->bbs[b->succ[0]->id], G->bbs[b->succ[1]->id]);
+    LLVMBasicBlockRef t0 = add_edge(G, b, b->succ[0]);
+    LLVMBasicBlockRef t1 = add_edge(G, b, b->succ[1]);
+    LLVMBuildCondBr(G->B, c, t0, t1);
   } else if (e0 || (e1 && b->succ[0] == b->succ[1])) {
     jump(G, b, 0);
   } else if (e1) {
@@ -692,7 +735,77 @@ static void declare_spec(CG *G, KtySpec *sp) {
   G->funcs[sp->index].fnty = fty;
 }
 
-static void *zalloc(CG *G, size_t n) {
+void cg_make_spill(CG *G, const KirInsn *v, Type t) {
+  if (G->spill == NULL) G->spill = cg_zalloc(G, sizeof *G->spill * (size_t)G->sp->ir->ninsns);
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int n = parts(G, t, tys);
+  for (int k = 0; k < n; k++) G->spill[v->id][k] = cg_alloca(G, tys[k], "spill");
+}
+
+/* Writes v's slot (a value of a peeled loop used after it). */
+static void store_spill(CG *G, const KirInsn *v) {
+  if (G->spill == NULL || G->spill[v->id][0] == NULL) return;
+  Type t = G->sp->types[v->id];
+  CgVal x = cg_convert(G, cg_val(G, v), t, v->line);
+  LLVMValueRef pv[3 + KJIT_MAXDIMS];
+  int n = pack(x, pv);
+  for (int k = 0; k < n; k++) LLVMBuildStore(G->B, pv[k], G->spill[v->id][k]);
+}
+
+/* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
+static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
+  G->curblock = blk;
+  LLVMPositionBuilderAtEnd(G->B, bb);
+  for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
+  for (int i = 0; i < blk->ninsns; i++) {
+    emit_insn(G, blk->insns[i]);
+    store_spill(G, blk->insns[i]);
+  }
+  emit_term(G, blk);
+  G->curblock = NULL;
+}
+
+/* The first iteration of loop L, emitted apart (cg_peel.c says which
+** loops and why): its header takes the entry values as they are (an
+** integer stays an integer), its back edges go to the loop proper, whose
+** header phis then have the type of the back-edge values. */
+static void emit_peeled(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirBlock *h = L->header;
+  int ie;
+  for (ie = 0; ie < h->npreds; ie++) if (!kir_inloop(L, h->preds[ie])) break;
+  G->peeling = L;
+  for (int b = 0; b < f->nblocks; b++)   /* edges reach blocks before they are emitted */
+    if (sp->live[b] && f->blocks[b] != h && kir_inloop(L, f->blocks[b]))
+      make_phis(G, f->blocks[b], G->pbbs[b], G->pphis);
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    if (blk == h) {
+      LLVMPositionBuilderAtEnd(G->B, G->pbbs[b]);
+      for (int i = 0; i < h->nphis; i++) {
+        KirInsn *p = h->phis[i];
+        Type t = sp->types[p->id];
+        if (t.kind == T_UNKNOWN || sp->consts[p->id].kind != T_UNKNOWN) continue;
+        CgVal x = cg_val(G, p->args[ie]);
+        if (G->phity[p->id].kind) {   /* the entry value as it is */
+          G->vals[p->id] = x;
+          G->owntype[p->id] = x.t;
+        } else {
+          G->vals[p->id] = cg_convert(G, x, t, p->line);
+          G->owntype[p->id] = TY(T_UNKNOWN);
+        }
+      }
+    } else {
+      use_phis(G, blk, G->pphis);
+    }
+    emit_block(G, blk, G->pbbs[b]);
+  }
+  G->peeling = NULL;
+}
+
+void *cg_zalloc(CG *G, size_t n) {
   void *p = ka_alloc(G->S->A, n ? n : 1);
   if (p == NULL) cg_error(G, NULL, "not enough memory");
   memset(p, 0, n ? n : 1);
@@ -703,12 +816,18 @@ static void emit_spec(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
   G->sp = sp;
   G->fn = G->funcs[sp->index].fn;
-  G->vals = zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
-  G->fors = zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
-  G->phis = zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
-  G->bbs = zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-  G->results = zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
-  G->nresults = zalloc(G, sizeof(int) * (size_t)f->ninsns);
+  G->vals = cg_zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
+  G->fors = cg_zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
+  G->phis = cg_zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
+  G->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->phity = cg_zalloc(G, sizeof(Type) * (size_t)f->ninsns);
+  G->owntype = cg_zalloc(G, sizeof(Type) * (size_t)f->ninsns);
+  G->peel_at = NULL;
+  G->peeling = NULL;
+  G->spill = NULL;
+  G->curblock = NULL;
+  G->results = cg_zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
+  G->nresults = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
     cg_error(G, NULL, "internal error: the entry block has predecessors");
   G->allocas = cg_bb(G, "entry");
@@ -743,13 +862,14 @@ static void emit_spec(CG *G, KtySpec *sp) {
       if (blk->insns[i]->op == KIR_PARAM && blk->insns[i]->aux < sp->nargs)
         G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
   }
-  for (int b = 0; b < f->nblocks; b++) if (sp->live[b]) make_phis(G, f->blocks[b]);
+  cg_peel_plan(G);
+  for (int b = 0; b < f->nblocks; b++) if (sp->live[b]) make_phis(G, f->blocks[b], G->bbs[b], G->phis);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
-    LLVMPositionBuilderAtEnd(G->B, G->bbs[b]);
-    for (int i = 0; i < blk->ninsns; i++) emit_insn(G, blk->insns[i]);
-    emit_term(G, blk);
+    if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
+    use_phis(G, blk, G->phis);
+    emit_block(G, blk, G->bbs[b]);
   }
   /* blocks left open (after a raise) end in unreachable */
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(G->fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
@@ -784,7 +904,7 @@ void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
   G->errty = LLVMStructCreateNamed(C, "KErr");
   LLVMStructSetBody(G->errty, fields, 9, 0);
   G->errp = LLVMPointerType(G->errty, 0);
-  G->funcs = zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
+  G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */
   jmp_buf jb, *saved = S->jb;
