@@ -85,6 +85,12 @@ typedef struct CG {
   LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
                                                peeled loop used after it */
   KirBlock *curblock;       /* the block being emitted */
+  /* polling (target->poll) */
+  LLVMValueRef pollctr;     /* i64*: the countdown, or NULL */
+  KirLoop **strip_at;       /* by header block id: a strip-mined loop */
+  LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
+  LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */
+  LLVMValueRef *chunk;      /* by forprep id: alloca i64, iterations left in the chunk */
 } CG;
 
 /* compile errors, located at v (NULL: the function) */

@@ -338,6 +338,8 @@ static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
                                      LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
   KirLoop *L = G->peel_at ? G->peel_at[to->id] : NULL;
   if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
+  L = G->strip_at ? G->strip_at[to->id] : NULL;
+  if (L && !kir_inloop(L, from)) { *table = G->ophis; return G->chunkbb[to->id]; }
   if (G->peeling && kir_inloop(G->peeling, to) && to != G->peeling->header) {
     *table = G->pphis;
     return G->pbbs[to->id];
@@ -348,10 +350,9 @@ static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
 
 /* The operands of `to`'s phis for the edge from `from`, converted, added
 ** as incoming values from the current block. */
-static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
-  LLVMValueRef (*table)[3 + KJIT_MAXDIMS];
-  LLVMBasicBlockRef target = edge_target(G, from, to, &table);
-  if (table == NULL) return target;
+/* Adds the incoming values of the edge from -> to, from the current
+** block, to the phis of `to` in table. */
+static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
   int i;
   for (i = 0; i < to->npreds; i++) if (to->preds[i] == from) break;
   if (i == to->npreds) cg_error(G, NULL, "internal error: edge without predecessor");
@@ -373,6 +374,12 @@ static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
     for (int k = 0; k < n; k++) LLVMAddIncoming(table[p->id][k], &vs[k], &here, 1);
   }
+}
+
+static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
+  LLVMValueRef (*table)[3 + KJIT_MAXDIMS];
+  LLVMBasicBlockRef target = edge_target(G, from, to, &table);
+  if (table != NULL) add_edge_tab(G, from, to, table);
   return target;
 }
 
@@ -396,6 +403,108 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
   } else {
     LLVMBuildUnreachable(G->B);
   }
+}
+
+/* ---- Polling for interrupts ------------------------------------------------
+** With a target's poll flag, compiled code calls kjit_rt_poll(err) often
+** enough to stop within milliseconds and rarely enough to cost little: a
+** countdown (an i64 in the entry's frame, passed to every function) loses
+** one at each call (charged by the caller: at a function's entry it would
+** cost every leaf call its full prologue, fib ran 1.8x slower) and each
+** loop iteration, and the poll runs
+** when it reaches zero (a nonzero answer fails the call, err filled).
+** Innermost integer for loops are strip-mined instead: they run in chunks
+** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
+** still vectorize), each chunk charging its length at its start. */
+#define KCG_POLL_PERIOD 65536
+
+static void poll_charge(CG *G, LLVMValueRef amount) {
+  if (G->pollctr == NULL) return;
+  LLVMValueRef c = LLVMBuildSub(G->B, LLVMBuildLoad2(G->B, G->i64, G->pollctr, ""), amount, "");
+  LLVMBuildStore(G->B, c, G->pollctr);
+  LLVMBasicBlockRef slow = cg_bb(G, "poll"), cont = cg_bb(G, "polled");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, c, cg_i64(G, 0), ""), cont, slow));
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
+  LLVMTypeRef pt[1] = { G->errp };
+  LLVMValueRef st = cg_ccall(G, "kjit_rt_poll", G->i32, pt, &G->err, 1);
+  LLVMBasicBlockRef fail = cg_bb(G, "interrupted");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  LLVMBuildRet(G->B, cg_i32(G, 1));
+  LLVMPositionBuilderAtEnd(G->B, cont);
+}
+
+/* Which loops are strip-mined: innermost integer for loops (not peeled). */
+static void strip_plan(CG *G) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  if (G->pollctr == NULL || f->irreducible) return;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    KirBlock *h = L->header;
+    if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] ||
+        sp->types[L->prep->id].kind != T_INT || (G->peel_at && G->peel_at[h->id]) ||
+        L->prep->block->succ[0] != h)
+      continue;
+    int inner = 1;
+    for (int b = 0; b < L->nblocks; b++) inner &= L->blocks[b]->loop == L;
+    if (!inner) continue;
+    if (G->strip_at == NULL) {
+      G->strip_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+      G->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+      G->ophis = cg_zalloc(G, sizeof *G->ophis * (size_t)f->ninsns);
+      G->chunk = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
+    }
+    G->strip_at[h->id] = L;
+    G->chunkbb[h->id] = cg_bb(G, "chunk");
+    G->chunk[L->prep->id] = cg_alloca(G, G->i64, "chunk");
+  }
+}
+
+/* The start of a chunk of strip-mined loop L: its iterations are taken
+** from what remains and charged; then the loop's header. */
+static void emit_chunk_head(CG *G, KirLoop *L) {
+  KirBlock *h = L->header;
+  CgFor *F = &G->fors[L->prep->id];
+  LLVMValueRef chunk = G->chunk[L->prep->id];
+  LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
+  LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  LLVMValueRef take = LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, "");
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, take, ""), F->rem);
+  LLVMBuildStore(G->B, take, chunk);
+  poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  for (int i = 0; i < h->nphis; i++) {
+    KirInsn *p = h->phis[i];
+    Type t = phi_type(G, p);
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->ophis[p->id][k], &here, 1);
+  }
+  LLVMBuildBr(G->B, G->bbs[h->id]);
+}
+
+/* The latch of a strip-mined loop: the next iteration in this chunk, else
+** the next chunk, else the exit. */
+static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
+  KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
+  LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, chunk, cg_i64(G, 1), ""), chunkp);
+  LLVMValueRef inchunk = LLVMBuildICmp(G->B, LLVMIntNE, chunk, cg_i64(G, 0), "");
+  LLVMBasicBlockRef tail = cg_bb(G, "chunkend"), next = cg_bb(G, "nextchunk");
+  LLVMBasicBlockRef th = add_edge(G, b, h);
+  LLVMBuildCondBr(G->B, inchunk, th, tail);
+  LLVMPositionBuilderAtEnd(G->B, tail);
+  LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMBasicBlockRef te = add_edge(G, b, exit);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), ""), next, te);
+  LLVMPositionBuilderAtEnd(G->B, next);
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), F->rem);
+  add_edge_tab(G, b, h, G->ophis);
+  LLVMBuildBr(G->B, G->chunkbb[h->id]);
 }
 
 /* ---- Numeric for loops ----------------------------------------------------
@@ -523,6 +632,11 @@ static void emit_forloop(CG *G, KirInsn *v) {
   CgFor *F = &G->fors[prep->id];
   CgVal i = cg_val(G, v->args[0]);
   LLVMValueRef imore = NULL, inext = NULL, fmore = NULL, fnext = NULL;
+  if (F->kind == T_INT && G->chunk && G->chunk[prep->id]) {
+    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildAdd(G->B, i.v, F->step, ""));
+    strip_latch(G, v, F, G->chunk[prep->id]);
+    return;
+  }
   if (F->kind == T_INT || F->kind == T_NUMBER) {
     LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
     imore = LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), "");
@@ -573,6 +687,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     int np = parts(G, callee->rets[r], tys);
     for (int k = 0; k < np; k++) av[na++] = rp[r][k] = cg_alloca(G, tys[k], "ret");
   }
+  if (G->pollctr) av[na++] = G->pollctr;
   av[na++] = G->err;
   if (G->target->stack_checks) {
     /* compiled frames live on the C stack: stop before it runs out and
@@ -582,6 +697,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
     cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
   }
+  poll_charge(G, cg_i64(G, 1));
   CgFunc *cf = &G->funcs[callee->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
@@ -715,6 +831,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
   }
+  if (G->target->poll) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
   ps[n++] = G->errp;
   LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, (unsigned)n, 0);
   char name[48];
@@ -731,6 +848,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
   /* the KErr lives on the dispatcher's stack, where no array points */
   unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
   LLVMAddAttributeAtIndex(fn, (unsigned)n, LLVMCreateEnumAttribute(G->C, kind, 0));
+  if (G->target->poll)   /* the countdown too: in the entry's frame */
+    LLVMAddAttributeAtIndex(fn, (unsigned)n - 1, LLVMCreateEnumAttribute(G->C, kind, 0));
   G->funcs[sp->index].fn = fn;
   G->funcs[sp->index].fnty = fty;
 }
@@ -756,6 +875,10 @@ static void store_spill(CG *G, const KirInsn *v) {
 static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   G->curblock = blk;
   LLVMPositionBuilderAtEnd(G->B, bb);
+  /* an iteration of a loop that is not strip-mined (calls charge at the
+  ** call site: a leaf function's entry stays free, see poll_charge) */
+  if (blk->loop && blk->loop->header == blk && !(G->strip_at && G->strip_at[blk->id]))
+    poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {
     emit_insn(G, blk->insns[i]);
@@ -826,6 +949,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->peeling = NULL;
   G->spill = NULL;
   G->curblock = NULL;
+  G->strip_at = NULL;
+  G->chunk = NULL;
   G->results = cg_zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
   G->nresults = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
@@ -854,6 +979,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
   }
+  G->pollctr = G->target->poll ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
@@ -863,11 +989,17 @@ static void emit_spec(CG *G, KtySpec *sp) {
         G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
   }
   cg_peel_plan(G);
-  for (int b = 0; b < f->nblocks; b++) if (sp->live[b]) make_phis(G, f->blocks[b], G->bbs[b], G->phis);
+  strip_plan(G);
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    make_phis(G, f->blocks[b], G->bbs[b], G->phis);
+    if (G->strip_at && G->strip_at[b]) make_phis(G, f->blocks[b], G->chunkbb[b], G->ophis);
+  }
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
     if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
+    if (G->strip_at && G->strip_at[b]) emit_chunk_head(G, G->strip_at[b]);
     use_phis(G, blk, G->phis);
     emit_block(G, blk, G->bbs[b]);
   }

@@ -91,6 +91,19 @@ local function peel_repeat(x, n)
   return s
 end
 
+-- long counted loops (strip-mined into chunks when the target polls for
+-- interrupts): every iteration runs once, a break stops mid-chunk
+local function long_for(a, b, c, stop)
+  local s, cnt, last = 0, 0, 0
+  for i = a, b, c do
+    s = s + i
+    cnt = cnt + 1
+    last = i
+    if cnt == stop then break end
+  end
+  return s, cnt, last
+end
+
 -- the subtype decided at run time, returned as Lua does
 local function pick(c, a)
   local v = 1
@@ -184,4 +197,12 @@ test("peeled loops: the first iteration sees the integer", function()
   D.cases(peel_while_break, {x, 5}, {x, 0}, {x, 2}, {x32, 5})
   D.cases(peel_repeat, {x, 5}, {x, 1}, {x32, 3})
   D.cases_error("out of bounds", peel_repeat, {x, 6})
+end)
+
+test("long counted loops: every iteration once, across chunks", function()
+  need_bytecode()
+  D.cases(long_for, {1, 200000, 1, -1}, {1, 200000, 3, -1}, {200000, 1, -7, -1},
+    {1, 131072, 1, -1}, {1, 131073, 1, -1}, {0, 65535, 1, -1}, {0, 65536, 1, -1},
+    {1, 200000, 1, 70000}, {1, 200000, 2, 65536}, {math.maxinteger - 100000, math.maxinteger, 1, -1},
+    {math.mininteger, math.mininteger + 100000, 1, -1}, {1, 100000.5, 1, -1}, {5, 1, 1, -1})
 end)
