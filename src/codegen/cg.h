@@ -3,12 +3,19 @@
 **
 ** kcg_emit reads the typed IR (src/ir/ir.h, src/ir/ir_type.h) of every
 ** specialization in use and emits one internal LLVM function per KtySpec:
-**     i32 @kcg_N(params..., retptrs..., %KErr* err)
+**     i32 @kcg_specN(params..., retptrs..., [i64* pollctr,] %KErr* err)
 ** returning 0, or 1 after filling *err (run-time errors unwind through
 ** ordinary returns). One LLVM basic block per live KirBlock, KIR phis as
 ** LLVM phis (one per part of a value), and a side table of values by
 ** instruction id (CgVal). The entry wrapper (cg_entry.c) has the KEntry
 ** ABI of codegen.h.
+**
+** Files: cg_func.c (driver: functions, blocks, phis, terminators, for
+** loops, calls, returns, interrupt polling), cg_num.c (numbers, T_NUMBER,
+** comparisons, conversions), cg_array.c (arrays), cg_builtin.c (math.*,
+** error, assert), cg_peel.c (which loops get their first iteration
+** emitted apart), cg_entry.c (the KEntry wrapper), compile_ir.c (the
+** kjit.jit pipeline behind KJIT_PIPELINE=bytecode), target_*.c (targets).
 **
 ** Values (CgVal) by type:
 **   T_INT i64, T_F64 double, T_F32 float, T_BOOL i1;
