@@ -104,6 +104,13 @@ local function long_for(a, b, c, stop)
   return s, cnt, last
 end
 
+-- nil or a number that is an integer or a float (the KEntry tag 0/1/2)
+local function maybe_num(c, a)
+  local v = 1
+  if a then v = 2.5 end
+  return c and v or nil, (not c) and v or false
+end
+
 -- the subtype decided at run time, returned as Lua does
 local function pick(c, a)
   local v = 1
@@ -205,4 +212,9 @@ test("long counted loops: every iteration once, across chunks", function()
     {1, 131072, 1, -1}, {1, 131073, 1, -1}, {0, 65535, 1, -1}, {0, 65536, 1, -1},
     {1, 200000, 1, 70000}, {1, 200000, 2, 65536}, {math.maxinteger - 100000, math.maxinteger, 1, -1},
     {math.mininteger, math.mininteger + 100000, 1, -1}, {1, 100000.5, 1, -1}, {5, 1, 1, -1})
+end)
+
+test("nil/false or an integer-or-float result", function()
+  need_bytecode()
+  D.cases(maybe_num, {true, true}, {true, false}, {false, true}, {false, false})
 end)
