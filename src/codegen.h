@@ -13,6 +13,11 @@
 ** args[i]: i64 value, f64 bits, 0/1 for booleans, or a KBuffer* for arrays;
 ** rets[i]: i64 value, f64 bits (f32 results widened) or 0/1; for results
 ** that may be false/nil, rets[KJIT_MAXRETS + i] is 1 when it holds a number.
+** The bytecode pipeline (src/codegen/cg_entry.c) adds T_NUMBER results
+** (integer or float, Lua's subtype kept): rets[i] the integer or the f64
+** bits, rets[KJIT_MAXRETS + i] 0 for an integer, 1 for a float; and for a
+** false/nil-or-number (T_MAYBE of sub T_NUMBER) rets[KJIT_MAXRETS + i] is
+** 0 (false/nil), 1 (an integer) or 2 (a float).
 ** rets must have room for 2 * KJIT_MAXRETS slots.
 ** Returns 0 on success, nonzero with *err filled on a run-time error. */
 typedef int32_t (*KEntry)(int64_t *args, int64_t *rets, KErr *err);

@@ -355,16 +355,17 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
 static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
   for (int r = 0; r < js->nret; r++) {
     int kind = js->rets[r];
-    int64_t tag = rets[KJIT_MAXRETS + r];
     if (kind == T_MAYBE) {
+      int64_t tag = rets[KJIT_MAXRETS + r];
       if (tag == 0) {
         if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
         continue;
       }
       kind = js->rsub[r];
-      tag--;   /* of a number: 0 integer, 1 float (see cg_entry.c) */
+      if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;   /* see cg_entry.c */
+    } else if (kind == T_NUMBER) {
+      kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
     }
-    if (kind == T_NUMBER) kind = tag ? T_F64 : T_INT;
     switch (kind) {
     case T_NIL: lua_pushnil(L); break;
     case T_INT: lua_pushinteger(L, rets[r]); break;

@@ -3,12 +3,19 @@
 **
 ** kcg_emit reads the typed IR (src/ir/ir.h, src/ir/ir_type.h) of every
 ** specialization in use and emits one internal LLVM function per KtySpec:
-**     i32 @kcg_N(params..., retptrs..., %KErr* err)
+**     i32 @kcg_specN(params..., retptrs..., [i64* pollctr,] %KErr* err)
 ** returning 0, or 1 after filling *err (run-time errors unwind through
 ** ordinary returns). One LLVM basic block per live KirBlock, KIR phis as
 ** LLVM phis (one per part of a value), and a side table of values by
 ** instruction id (CgVal). The entry wrapper (cg_entry.c) has the KEntry
 ** ABI of codegen.h.
+**
+** Files: cg_func.c (driver: functions, blocks, phis, terminators, for
+** loops, calls, returns, interrupt polling), cg_num.c (numbers, T_NUMBER,
+** comparisons, conversions), cg_array.c (arrays), cg_builtin.c (math.*,
+** error, assert), cg_peel.c (which loops get their first iteration
+** emitted apart), cg_entry.c (the KEntry wrapper), compile_ir.c (the
+** kjit.jit pipeline behind KJIT_PIPELINE=bytecode), target_*.c (targets).
 **
 ** Values (CgVal) by type:
 **   T_INT i64, T_F64 double, T_F32 float, T_BOOL i1;
@@ -75,6 +82,22 @@ typedef struct CG {
   LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
+  /* loop peeling (cg_peel.c) */
+  Type *phity;              /* by id: a phi's own type (kind 0: the typer's) */
+  Type *owntype;            /* by id: the current value's own type (kind 0: the typer's) */
+  KirLoop **peel_at;        /* by block id: the loop peeled at this header, or NULL */
+  KirLoop *peeling;         /* the loop whose first iteration is being emitted */
+  LLVMBasicBlockRef *pbbs;  /* by block id: the peeled copies */
+  LLVMValueRef (*pphis)[3 + KJIT_MAXDIMS];
+  LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
+                                               peeled loop used after it */
+  KirBlock *curblock;       /* the block being emitted */
+  /* polling (target->poll) */
+  LLVMValueRef pollctr;     /* i64*: the countdown, or NULL */
+  KirLoop **strip_at;       /* by header block id: a strip-mined loop */
+  LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
+  LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */
+  LLVMValueRef *chunk;      /* by forprep id: alloca i64, iterations left in the chunk */
 } CG;
 
 /* compile errors, located at v (NULL: the function) */
@@ -145,6 +168,11 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
 /* cg_func.c: operands of v from `from` on, an open last call expanded */
 int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
+
+/* cg_peel.c: which loops to peel (fills phity, peel_at, pbbs, pphis) */
+void cg_peel_plan(CG *G);
+void cg_make_spill(CG *G, const KirInsn *v, Type t);   /* cg_func.c */
+void *cg_zalloc(CG *G, size_t n);
 
 /* cg_entry.c */
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name);

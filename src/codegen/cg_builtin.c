@@ -144,7 +144,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   }
   if (id == B_MATH_TYPE) return cg_mk(TY(T_STR), NULL);   /* always a constant */
   if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)
-    cg_error(G, v, "this built-in is not supported by the bytecode code generator on the CPU");
+    cg_error(G, v, "%s is not yet supported by the bytecode code generator",
+             id == B_KJIT_PRANGE ? "kjit.prange" : "this kjit.cuda built-in");
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);

@@ -96,6 +96,11 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     }
     for (int k = 0; k < np; k++) av[n++] = rp[r][k] = LLVMBuildAlloca(G->B, rty[r][k], "ret");
   }
+  if (G->target->poll) {   /* the poll countdown of this call (cg_func.c) */
+    LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
+    LLVMBuildStore(G->B, cg_i64(G, 65536), ctr);
+    av[n++] = ctr;
+  }
   av[n++] = LLVMGetParam(fn, 2);
   CgFunc *cf = &G->funcs[sp->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)n, "");

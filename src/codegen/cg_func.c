@@ -268,9 +268,17 @@ CgVal cg_val(CG *G, const KirInsn *v) {
   const KtyConst *k = &G->sp->consts[v->id];
   Type t = G->sp->types[v->id];
   if (k->kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return cg_const(G, t, k);
+  if (G->spill && G->spill[v->id][0] && G->curblock && !kir_inloop(v->block->loop, G->curblock)) {
+    /* made in a peeled loop, used after it: the copy that ran wrote the slot */
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    for (int k = 0; k < n; k++) pv[k] = LLVMBuildLoad2(G->B, tys[k], G->spill[v->id][k], "");
+    return unpack(t, pv);
+  }
   CgVal x = G->vals[v->id];
-  x.t = t;
-  if (t.kind == T_UNKNOWN) x.t = TY(T_NIL);
+  x.t = G->owntype[v->id].kind ? G->owntype[v->id] : t;   /* a peeled loop's header */
+  if (x.t.kind == T_UNKNOWN) x.t = TY(T_NIL);
   return x;
 }
 
@@ -292,29 +300,65 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
 
 /* ---- Phis and edges ------------------------------------------------------ */
 
-static void make_phis(CG *G, KirBlock *b) {
-  LLVMPositionBuilderAtEnd(G->B, G->bbs[b->id]);
+/* The type a phi's LLVM phis have: its own (a peeled loop's header, see
+** cg_peel.c) or the typer's. */
+static Type phi_type(CG *G, const KirInsn *p) {
+  return G->phity[p->id].kind ? G->phity[p->id] : G->sp->types[p->id];
+}
+
+/* Creates the LLVM phis of b's KIR phis at the start of bb, in table. */
+static void make_phis(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  LLVMPositionBuilderAtEnd(G->B, bb);
   for (int i = 0; i < b->nphis; i++) {
     KirInsn *p = b->phis[i];
-    Type t = G->sp->types[p->id];
+    Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
-    LLVMValueRef ps[3 + KJIT_MAXDIMS];
-    for (int j = 0; j < n; j++) ps[j] = G->phis[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
-    G->vals[p->id] = unpack(t, ps);
+    for (int j = 0; j < n; j++) table[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
   }
+}
+
+/* Makes b's phis the values of its KIR phis (from table). */
+static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  for (int i = 0; i < b->nphis; i++) {
+    KirInsn *p = b->phis[i];
+    Type t = phi_type(G, p);
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    G->vals[p->id] = unpack(t, table[p->id]);
+    G->owntype[p->id] = G->phity[p->id];
+  }
+}
+
+/* Where the edge from -> to lands: the peeled copy of a loop's block (the
+** peeled header from outside, an inner block from inside the copy), or
+** the block itself; *table: the phis there (NULL: none, the peeled
+** header takes its entry values directly). */
+static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
+                                     LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
+  KirLoop *L = G->peel_at ? G->peel_at[to->id] : NULL;
+  if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
+  L = G->strip_at ? G->strip_at[to->id] : NULL;
+  if (L && !kir_inloop(L, from)) { *table = G->ophis; return G->chunkbb[to->id]; }
+  if (G->peeling && kir_inloop(G->peeling, to) && to != G->peeling->header) {
+    *table = G->pphis;
+    return G->pbbs[to->id];
+  }
+  *table = G->phis;
+  return G->bbs[to->id];
 }
 
 /* The operands of `to`'s phis for the edge from `from`, converted, added
 ** as incoming values from the current block. */
-static void add_edge(CG *G, KirBlock *from, KirBlock *to) {
+/* Adds the incoming values of the edge from -> to, from the current
+** block, to the phis of `to` in table. */
+static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
   int i;
   for (i = 0; i < to->npreds; i++) if (to->preds[i] == from) break;
   if (i == to->npreds) cg_error(G, NULL, "internal error: edge without predecessor");
   for (int j = 0; j < to->nphis; j++) {
     KirInsn *p = to->phis[j];
-    Type t = G->sp->types[p->id];
+    Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
@@ -328,14 +372,20 @@ static void add_edge(CG *G, KirBlock *from, KirBlock *to) {
       pack(x, vs);
     }
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
-    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &vs[k], &here, 1);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(table[p->id][k], &vs[k], &here, 1);
   }
+}
+
+static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
+  LLVMValueRef (*table)[3 + KJIT_MAXDIMS];
+  LLVMBasicBlockRef target = edge_target(G, from, to, &table);
+  if (table != NULL) add_edge_tab(G, from, to, table);
+  return target;
 }
 
 /* Branches to succ[s] of b (its phis' incoming values first). */
 static void jump(CG *G, KirBlock *b, int s) {
-  add_edge(G, b, b->succ[s]);
-  LLVMBuildBr(G->B, G->bbs[b->succ[s]->id]);
+  LLVMBuildBr(G->B, add_edge(G, b, b->succ[s]));
 }
 
 /* A two-way branch on c: succ[0] when true; edges that never run are left
@@ -343,9 +393,9 @@ static void jump(CG *G, KirBlock *b, int s) {
 static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
   int e0 = G->sp->edges[b->id] & 1, e1 = (G->sp->edges[b->id] >> 1) & 1;
   if (e0 && e1 && b->succ[0] != b->succ[1]) {
-    add_edge(G, b, b->succ[0]);
-    add_edge(G, b, b->succ[1]);
-    LLVMBuildCondBr(G->B, c, G->bbs[b->succ[0]->id], G->bbs[b->succ[1]->id]);
+    LLVMBasicBlockRef t0 = add_edge(G, b, b->succ[0]);
+    LLVMBasicBlockRef t1 = add_edge(G, b, b->succ[1]);
+    LLVMBuildCondBr(G->B, c, t0, t1);
   } else if (e0 || (e1 && b->succ[0] == b->succ[1])) {
     jump(G, b, 0);
   } else if (e1) {
@@ -353,6 +403,108 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
   } else {
     LLVMBuildUnreachable(G->B);
   }
+}
+
+/* ---- Polling for interrupts ------------------------------------------------
+** With a target's poll flag, compiled code calls kjit_rt_poll(err) often
+** enough to stop within milliseconds and rarely enough to cost little: a
+** countdown (an i64 in the entry's frame, passed to every function) loses
+** one at each call (charged by the caller: at a function's entry it would
+** cost every leaf call its full prologue, fib ran 1.8x slower) and each
+** loop iteration, and the poll runs
+** when it reaches zero (a nonzero answer fails the call, err filled).
+** Innermost integer for loops are strip-mined instead: they run in chunks
+** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
+** still vectorize), each chunk charging its length at its start. */
+#define KCG_POLL_PERIOD 65536
+
+static void poll_charge(CG *G, LLVMValueRef amount) {
+  if (G->pollctr == NULL) return;
+  LLVMValueRef c = LLVMBuildSub(G->B, LLVMBuildLoad2(G->B, G->i64, G->pollctr, ""), amount, "");
+  LLVMBuildStore(G->B, c, G->pollctr);
+  LLVMBasicBlockRef slow = cg_bb(G, "poll"), cont = cg_bb(G, "polled");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, c, cg_i64(G, 0), ""), cont, slow));
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
+  LLVMTypeRef pt[1] = { G->errp };
+  LLVMValueRef st = cg_ccall(G, "kjit_rt_poll", G->i32, pt, &G->err, 1);
+  LLVMBasicBlockRef fail = cg_bb(G, "interrupted");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
+  LLVMPositionBuilderAtEnd(G->B, fail);
+  LLVMBuildRet(G->B, cg_i32(G, 1));
+  LLVMPositionBuilderAtEnd(G->B, cont);
+}
+
+/* Which loops are strip-mined: innermost integer for loops (not peeled). */
+static void strip_plan(CG *G) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  if (G->pollctr == NULL || f->irreducible) return;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    KirBlock *h = L->header;
+    if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] ||
+        sp->types[L->prep->id].kind != T_INT || (G->peel_at && G->peel_at[h->id]) ||
+        L->prep->block->succ[0] != h)
+      continue;
+    int inner = 1;
+    for (int b = 0; b < L->nblocks; b++) inner &= L->blocks[b]->loop == L;
+    if (!inner) continue;
+    if (G->strip_at == NULL) {
+      G->strip_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+      G->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+      G->ophis = cg_zalloc(G, sizeof *G->ophis * (size_t)f->ninsns);
+      G->chunk = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
+    }
+    G->strip_at[h->id] = L;
+    G->chunkbb[h->id] = cg_bb(G, "chunk");
+    G->chunk[L->prep->id] = cg_alloca(G, G->i64, "chunk");
+  }
+}
+
+/* The start of a chunk of strip-mined loop L: its iterations are taken
+** from what remains and charged; then the loop's header. */
+static void emit_chunk_head(CG *G, KirLoop *L) {
+  KirBlock *h = L->header;
+  CgFor *F = &G->fors[L->prep->id];
+  LLVMValueRef chunk = G->chunk[L->prep->id];
+  LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
+  LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  LLVMValueRef take = LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, "");
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, take, ""), F->rem);
+  LLVMBuildStore(G->B, take, chunk);
+  poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  for (int i = 0; i < h->nphis; i++) {
+    KirInsn *p = h->phis[i];
+    Type t = phi_type(G, p);
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->ophis[p->id][k], &here, 1);
+  }
+  LLVMBuildBr(G->B, G->bbs[h->id]);
+}
+
+/* The latch of a strip-mined loop: the next iteration in this chunk, else
+** the next chunk, else the exit. */
+static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
+  KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
+  LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, chunk, cg_i64(G, 1), ""), chunkp);
+  LLVMValueRef inchunk = LLVMBuildICmp(G->B, LLVMIntNE, chunk, cg_i64(G, 0), "");
+  LLVMBasicBlockRef tail = cg_bb(G, "chunkend"), next = cg_bb(G, "nextchunk");
+  LLVMBasicBlockRef th = add_edge(G, b, h);
+  LLVMBuildCondBr(G->B, inchunk, th, tail);
+  LLVMPositionBuilderAtEnd(G->B, tail);
+  LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMBasicBlockRef te = add_edge(G, b, exit);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), ""), next, te);
+  LLVMPositionBuilderAtEnd(G->B, next);
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), F->rem);
+  add_edge_tab(G, b, h, G->ophis);
+  LLVMBuildBr(G->B, G->chunkbb[h->id]);
 }
 
 /* ---- Numeric for loops ----------------------------------------------------
@@ -480,6 +632,11 @@ static void emit_forloop(CG *G, KirInsn *v) {
   CgFor *F = &G->fors[prep->id];
   CgVal i = cg_val(G, v->args[0]);
   LLVMValueRef imore = NULL, inext = NULL, fmore = NULL, fnext = NULL;
+  if (F->kind == T_INT && G->chunk && G->chunk[prep->id]) {
+    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildAdd(G->B, i.v, F->step, ""));
+    strip_latch(G, v, F, G->chunk[prep->id]);
+    return;
+  }
   if (F->kind == T_INT || F->kind == T_NUMBER) {
     LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
     imore = LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), "");
@@ -530,6 +687,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     int np = parts(G, callee->rets[r], tys);
     for (int k = 0; k < np; k++) av[na++] = rp[r][k] = cg_alloca(G, tys[k], "ret");
   }
+  if (G->pollctr) av[na++] = G->pollctr;
   av[na++] = G->err;
   if (G->target->stack_checks) {
     /* compiled frames live on the C stack: stop before it runs out and
@@ -539,6 +697,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
     cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
   }
+  poll_charge(G, cg_i64(G, 1));
   CgFunc *cf = &G->funcs[callee->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
@@ -672,6 +831,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
   }
+  if (G->target->poll) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
   ps[n++] = G->errp;
   LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, (unsigned)n, 0);
   char name[48];
@@ -688,11 +848,87 @@ static void declare_spec(CG *G, KtySpec *sp) {
   /* the KErr lives on the dispatcher's stack, where no array points */
   unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
   LLVMAddAttributeAtIndex(fn, (unsigned)n, LLVMCreateEnumAttribute(G->C, kind, 0));
+  if (G->target->poll)   /* the countdown too: in the entry's frame */
+    LLVMAddAttributeAtIndex(fn, (unsigned)n - 1, LLVMCreateEnumAttribute(G->C, kind, 0));
   G->funcs[sp->index].fn = fn;
   G->funcs[sp->index].fnty = fty;
 }
 
-static void *zalloc(CG *G, size_t n) {
+void cg_make_spill(CG *G, const KirInsn *v, Type t) {
+  if (G->spill == NULL) G->spill = cg_zalloc(G, sizeof *G->spill * (size_t)G->sp->ir->ninsns);
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int n = parts(G, t, tys);
+  for (int k = 0; k < n; k++) G->spill[v->id][k] = cg_alloca(G, tys[k], "spill");
+}
+
+/* Writes v's slot (a value of a peeled loop used after it). */
+static void store_spill(CG *G, const KirInsn *v) {
+  if (G->spill == NULL || G->spill[v->id][0] == NULL) return;
+  Type t = G->sp->types[v->id];
+  CgVal x = cg_convert(G, cg_val(G, v), t, v->line);
+  LLVMValueRef pv[3 + KJIT_MAXDIMS];
+  int n = pack(x, pv);
+  for (int k = 0; k < n; k++) LLVMBuildStore(G->B, pv[k], G->spill[v->id][k]);
+}
+
+/* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
+static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
+  G->curblock = blk;
+  LLVMPositionBuilderAtEnd(G->B, bb);
+  /* an iteration of a loop that is not strip-mined (calls charge at the
+  ** call site: a leaf function's entry stays free, see poll_charge) */
+  if (blk->loop && blk->loop->header == blk && !(G->strip_at && G->strip_at[blk->id]))
+    poll_charge(G, cg_i64(G, 1));
+  for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
+  for (int i = 0; i < blk->ninsns; i++) {
+    emit_insn(G, blk->insns[i]);
+    store_spill(G, blk->insns[i]);
+  }
+  emit_term(G, blk);
+  G->curblock = NULL;
+}
+
+/* The first iteration of loop L, emitted apart (cg_peel.c says which
+** loops and why): its header takes the entry values as they are (an
+** integer stays an integer), its back edges go to the loop proper, whose
+** header phis then have the type of the back-edge values. */
+static void emit_peeled(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirBlock *h = L->header;
+  int ie;
+  for (ie = 0; ie < h->npreds; ie++) if (!kir_inloop(L, h->preds[ie])) break;
+  G->peeling = L;
+  for (int b = 0; b < f->nblocks; b++)   /* edges reach blocks before they are emitted */
+    if (sp->live[b] && f->blocks[b] != h && kir_inloop(L, f->blocks[b]))
+      make_phis(G, f->blocks[b], G->pbbs[b], G->pphis);
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    if (blk == h) {
+      LLVMPositionBuilderAtEnd(G->B, G->pbbs[b]);
+      for (int i = 0; i < h->nphis; i++) {
+        KirInsn *p = h->phis[i];
+        Type t = sp->types[p->id];
+        if (t.kind == T_UNKNOWN || sp->consts[p->id].kind != T_UNKNOWN) continue;
+        CgVal x = cg_val(G, p->args[ie]);
+        if (G->phity[p->id].kind) {   /* the entry value as it is */
+          G->vals[p->id] = x;
+          G->owntype[p->id] = x.t;
+        } else {
+          G->vals[p->id] = cg_convert(G, x, t, p->line);
+          G->owntype[p->id] = TY(T_UNKNOWN);
+        }
+      }
+    } else {
+      use_phis(G, blk, G->pphis);
+    }
+    emit_block(G, blk, G->pbbs[b]);
+  }
+  G->peeling = NULL;
+}
+
+void *cg_zalloc(CG *G, size_t n) {
   void *p = ka_alloc(G->S->A, n ? n : 1);
   if (p == NULL) cg_error(G, NULL, "not enough memory");
   memset(p, 0, n ? n : 1);
@@ -703,12 +939,20 @@ static void emit_spec(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
   G->sp = sp;
   G->fn = G->funcs[sp->index].fn;
-  G->vals = zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
-  G->fors = zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
-  G->phis = zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
-  G->bbs = zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-  G->results = zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
-  G->nresults = zalloc(G, sizeof(int) * (size_t)f->ninsns);
+  G->vals = cg_zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
+  G->fors = cg_zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
+  G->phis = cg_zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
+  G->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->phity = cg_zalloc(G, sizeof(Type) * (size_t)f->ninsns);
+  G->owntype = cg_zalloc(G, sizeof(Type) * (size_t)f->ninsns);
+  G->peel_at = NULL;
+  G->peeling = NULL;
+  G->spill = NULL;
+  G->curblock = NULL;
+  G->strip_at = NULL;
+  G->chunk = NULL;
+  G->results = cg_zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
+  G->nresults = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
     cg_error(G, NULL, "internal error: the entry block has predecessors");
   G->allocas = cg_bb(G, "entry");
@@ -735,6 +979,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
   }
+  G->pollctr = G->target->poll ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
@@ -743,13 +988,20 @@ static void emit_spec(CG *G, KtySpec *sp) {
       if (blk->insns[i]->op == KIR_PARAM && blk->insns[i]->aux < sp->nargs)
         G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
   }
-  for (int b = 0; b < f->nblocks; b++) if (sp->live[b]) make_phis(G, f->blocks[b]);
+  cg_peel_plan(G);
+  strip_plan(G);
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    make_phis(G, f->blocks[b], G->bbs[b], G->phis);
+    if (G->strip_at && G->strip_at[b]) make_phis(G, f->blocks[b], G->chunkbb[b], G->ophis);
+  }
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
-    LLVMPositionBuilderAtEnd(G->B, G->bbs[b]);
-    for (int i = 0; i < blk->ninsns; i++) emit_insn(G, blk->insns[i]);
-    emit_term(G, blk);
+    if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
+    if (G->strip_at && G->strip_at[b]) emit_chunk_head(G, G->strip_at[b]);
+    use_phis(G, blk, G->phis);
+    emit_block(G, blk, G->bbs[b]);
   }
   /* blocks left open (after a raise) end in unreachable */
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(G->fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
@@ -784,7 +1036,7 @@ void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
   G->errty = LLVMStructCreateNamed(C, "KErr");
   LLVMStructSetBody(G->errty, fields, 9, 0);
   G->errp = LLVMPointerType(G->errty, 0);
-  G->funcs = zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
+  G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */
   jmp_buf jb, *saved = S->jb;

@@ -52,6 +52,65 @@ local function sum(x, n)
   return s
 end
 
+-- loops peeled (src/codegen/cg_peel.c): the first iteration sees the
+-- integer, the rest floats
+local function peel_idiv(x, n)
+  local s, q = 0, 0
+  for i = 1, n do
+    q = q + (s // 1 == s and 1 or 0) + s // 2   -- s // 0 would differ: int raises
+    s = s + x[i]
+  end
+  return s, q
+end
+
+local function peel_mod0(x, n)
+  local s = 0
+  for i = 1, n do
+    local r = s % 0            -- raises in the first iteration only (integer)
+    s = s + x[i] + r
+  end
+  return s
+end
+
+local function peel_while_break(x, n)
+  local s, i = 0, 1
+  while i <= n do
+    if s > 5 then break end
+    s = s + x[i] * 2
+    i = i + 1
+  end
+  return s, i
+end
+
+local function peel_repeat(x, n)
+  local s, i = 1, 0
+  repeat
+    i = i + 1
+    s = s * x[i]
+  until i >= n
+  return s
+end
+
+-- long counted loops (strip-mined into chunks when the target polls for
+-- interrupts): every iteration runs once, a break stops mid-chunk
+local function long_for(a, b, c, stop)
+  local s, cnt, last = 0, 0, 0
+  for i = a, b, c do
+    s = s + i
+    cnt = cnt + 1
+    last = i
+    if cnt == stop then break end
+  end
+  return s, cnt, last
+end
+
+-- nil or a number that is an integer or a float (the KEntry tag 0/1/2)
+local function maybe_num(c, a)
+  local v = 1
+  if a then v = 2.5 end
+  return c and v or nil, (not c) and v or false
+end
+
 -- the subtype decided at run time, returned as Lua does
 local function pick(c, a)
   local v = 1
@@ -133,4 +192,29 @@ test("functions loaded with load(src, name)", function()
   end
   local bad = assert(load("return function(a) return a // 0 end", "@not/on/disk.lua"))()
   D.cases_error("attempt to", bad, {3})
+end)
+
+test("peeled loops: the first iteration sees the integer", function()
+  need_bytecode()
+  local x = kjit.array({1.5, 2.25, -3, 4, 0.5}, "f64")
+  local x32 = kjit.array({1.5, 2.25, -3, 4, 0.5}, "f32")
+  D.cases(peel_idiv, {x, 5}, {x, 1}, {x, 0}, {x32, 5})
+  D.cases_error("attempt to perform 'n", peel_mod0, {x, 3}, {x, 1})
+  D.cases(peel_mod0, {x, 0})
+  D.cases(peel_while_break, {x, 5}, {x, 0}, {x, 2}, {x32, 5})
+  D.cases(peel_repeat, {x, 5}, {x, 1}, {x32, 3})
+  D.cases_error("out of bounds", peel_repeat, {x, 6})
+end)
+
+test("long counted loops: every iteration once, across chunks", function()
+  need_bytecode()
+  D.cases(long_for, {1, 200000, 1, -1}, {1, 200000, 3, -1}, {200000, 1, -7, -1},
+    {1, 131072, 1, -1}, {1, 131073, 1, -1}, {0, 65535, 1, -1}, {0, 65536, 1, -1},
+    {1, 200000, 1, 70000}, {1, 200000, 2, 65536}, {math.maxinteger - 100000, math.maxinteger, 1, -1},
+    {math.mininteger, math.mininteger + 100000, 1, -1}, {1, 100000.5, 1, -1}, {5, 1, 1, -1})
+end)
+
+test("nil/false or an integer-or-float result", function()
+  need_bytecode()
+  D.cases(maybe_num, {true, true}, {true, false}, {false, true}, {false, false})
 end)

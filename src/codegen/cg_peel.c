@@ -1,0 +1,110 @@
+/*
+** cg_peel.c: which loops the code generator peels, and why.
+**
+**     local s = 0
+**     for i = 1, n do s = s + x[i] end      -- x: f64[:]
+**
+** The typer gives s at the loop header the type "number" (T_NUMBER): an
+** integer on entry, a float on every back edge. Compiled as typed, every
+** iteration would test the tag, which also keeps LLVM from vectorizing.
+** Instead the first iteration is emitted apart, with s the integer it is
+** on entry; its back edge enters the loop proper, where s is only ever a
+** float: a plain double phi. Where the loop exits, the exit phis still
+** join the entry value (an integer, when the loop never runs) and the
+** floats, as Lua has them.
+**
+** A loop is peeled when: it is innermost, entered from one block, small
+** (PEEL_MAXINSNS), a header phi is a number whose entry value is an
+** integer while its back-edge values are all floats of one kind. A value
+** made inside the loop and used after it goes through a stack slot (see
+** used_outside).
+*/
+#include <string.h>
+#include "codegen/cg.h"
+
+#define PEEL_MAXINSNS 400
+
+static int candidate_phis(CG *G, KirLoop *L, int mark) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  int n = 0;
+  for (int i = 0; i < h->nphis; i++) {
+    KirInsn *p = h->phis[i];
+    if (sp->types[p->id].kind != T_NUMBER || sp->consts[p->id].kind != T_UNKNOWN) continue;
+    int entry_int = 0, kind = 0, ok = 1;
+    for (int j = 0; j < p->nargs && ok; j++) {
+      Type t = sp->types[p->args[j]->id];
+      if (!kir_inloop(L, h->preds[j])) { entry_int = t.kind == T_INT; continue; }
+      if (t.kind != T_F64 && t.kind != T_F32) { ok = 0; break; }
+      if (kind && kind != t.kind) ok = 0;
+      kind = t.kind;
+    }
+    if (!ok || !entry_int || !kind) continue;
+    if (mark) G->phity[p->id] = TY(kind);
+    n++;
+  }
+  return n;
+}
+
+/* Is v used outside L, other than by the phis of edges leaving L? With
+** two copies of L, such a use needs the copy that ran: v is kept in a
+** stack slot that both copies write and the use reads (mem2reg makes the
+** phis). */
+static int used_outside(KirLoop *L, const KirInsn *v) {
+  for (int u = 0; u < v->nusers; u++) {
+    KirInsn *w = v->users[u];
+    if (kir_inloop(L, w->block)) continue;
+    if (w->op != KIR_PHI) return 1;
+    for (int a = 0; a < w->nargs; a++)
+      if (w->args[a] == v && !kir_inloop(L, w->block->preds[a])) return 1;
+  }
+  return 0;
+}
+
+static void mark_spills(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  for (int b = 0; b < L->nblocks; b++) {
+    KirBlock *blk = L->blocks[b];
+    for (int j = 0; j < blk->nphis + blk->ninsns; j++) {
+      KirInsn *v = j < blk->nphis ? blk->phis[j] : blk->insns[j - blk->nphis];
+      Type t = sp->types[v->id];
+      if (t.kind == T_UNKNOWN || sp->consts[v->id].kind != T_UNKNOWN || !used_outside(L, v)) continue;
+      cg_make_spill(G, v, t);
+    }
+  }
+}
+
+static int peelable(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  if (!sp->live[h->id] || L->entry == NULL) return 0;
+  int outside = 0, size = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
+  if (outside != 1) return 0;
+  for (int b = 0; b < L->nblocks; b++) {
+    if (L->blocks[b]->loop != L) return 0;   /* innermost only */
+    size += L->blocks[b]->ninsns + L->blocks[b]->nphis;
+  }
+  if (size > PEEL_MAXINSNS) return 0;
+  return candidate_phis(G, L, 0) > 0;
+}
+
+void cg_peel_plan(CG *G) {
+  KirFunc *f = G->sp->ir;
+  if (f->irreducible) return;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (!peelable(G, L)) continue;
+    if (G->peel_at == NULL) {
+      G->peel_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+      G->pbbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+      G->pphis = cg_zalloc(G, sizeof *G->pphis * (size_t)f->ninsns);
+    }
+    candidate_phis(G, L, 1);
+    mark_spills(G, L);
+    G->peel_at[L->header->id] = L;
+    for (int b = 0; b < L->nblocks; b++)
+      if (G->sp->live[L->blocks[b]->id])
+        G->pbbs[L->blocks[b]->id] = cg_bb(G, "peel");
+  }
+}
