@@ -75,6 +75,9 @@ typedef struct CG {
   LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
+  /* kjit.prange (cg_prange.c) */
+  struct KcgParallel *par;  /* the option and the notes */
+  struct CgPrange *pr;      /* the function being emitted: facts, loop states */
 } CG;
 
 /* compile errors, located at v (NULL: the function) */
@@ -148,6 +151,24 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
 
 /* cg_entry.c */
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
+
+/* cg_func.c: the driver's pieces, for cg_prange.c */
+int cg_parts(CG *G, Type t, LLVMTypeRef *tys);     /* run-time parts of a type t */
+int cg_pack(CgVal x, LLVMValueRef *out);
+CgVal cg_unpack(Type t, LLVMValueRef *p);
+void cg_make_phis(CG *G, KirBlock *b);
+void cg_add_edge(CG *G, KirBlock *from, KirBlock *to);   /* phi operands, from here */
+void cg_branch(CG *G, KirBlock *b, LLVMValueRef c);      /* b's two-way branch on c */
+void cg_emit_block(CG *G, KirBlock *b);                  /* at G->bbs[b->id] */
+LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
+                          LLVMValueRef *skip);           /* iterations - 1, and none */
+
+/* cg_prange.c: kjit.prange loops (serial, or outlined to the thread pool) */
+void cg_prange_begin(CG *G, KtySpec *sp);           /* facts, errors, notes of sp */
+int cg_prange_block(CG *G, KirBlock *b);            /* 1: emitted (or skipped) here */
+void cg_prange_setup(CG *G, KirInsn *v);            /* the kjit.prange(a, b [, c]) call */
+void cg_prange_tfor(CG *G, KirInsn *v);             /* the loop header's tfor call */
+int cg_prange_br(CG *G, KirBlock *b, KirInsn *v);   /* 1: the header's test, emitted */
 
 /* The public entry (codegen/kcg.h) */
 #endif

@@ -577,8 +577,9 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
 
 static void emit_call(CG *G, KirInsn *v) {
   Type ft = G->sp->types[v->args[0]->id];
-  if (v->flags & KIR_F_TFOR)
-    cg_error(G, v, "kjit.prange loops are not yet supported by the bytecode code generator");
+  /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
+  if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
+  if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE) { cg_prange_setup(G, v); return; }
   if (ft.kind == T_BUILTIN) {
     CgVal args[KJIT_MAXARGS];
     int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
@@ -646,7 +647,10 @@ static void emit_term(CG *G, KirBlock *b) {
     if (G->sp->edges[b->id] & 1) jump(G, b, 0);
     else LLVMBuildUnreachable(G->B);
     break;
-  case KIR_BR: branch(G, b, cg_truthy(G, cg_val(G, v->args[0]))); break;
+  case KIR_BR:
+    if (cg_prange_br(G, b, v)) break;   /* a prange loop's header test */
+    branch(G, b, cg_truthy(G, cg_val(G, v->args[0])));
+    break;
   case KIR_RET: emit_ret(G, v); break;
   case KIR_FORPREP: emit_forprep(G, v); break;
   case KIR_FORLOOP: emit_forloop(G, v); break;
@@ -744,9 +748,11 @@ static void emit_spec(CG *G, KtySpec *sp) {
         G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
   }
   for (int b = 0; b < f->nblocks; b++) if (sp->live[b]) make_phis(G, f->blocks[b]);
+  cg_prange_begin(G, sp);   /* loop facts, prange errors, notes */
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
+    if (cg_prange_block(G, blk)) continue;   /* a parallel loop, outlined */
     LLVMPositionBuilderAtEnd(G->B, G->bbs[b]);
     for (int i = 0; i < blk->ninsns; i++) emit_insn(G, blk->insns[i]);
     emit_term(G, blk);
@@ -763,11 +769,37 @@ static void emit_spec(CG *G, KtySpec *sp) {
   LLVMBuildBr(G->B, G->bbs[0]);
 }
 
+/* ---- For cg_prange.c: the driver's pieces ------------------------------ */
+
+int cg_parts(CG *G, Type t, LLVMTypeRef *tys) { return parts(G, t, tys); }
+int cg_pack(CgVal x, LLVMValueRef *out) { return pack(x, out); }
+CgVal cg_unpack(Type t, LLVMValueRef *p) { return unpack(t, p); }
+void cg_make_phis(CG *G, KirBlock *b) { make_phis(G, b); }
+void cg_add_edge(CG *G, KirBlock *from, KirBlock *to) { add_edge(G, from, to); }
+void cg_branch(CG *G, KirBlock *b, LLVMValueRef c) { branch(G, b, c); }
+LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
+                          LLVMValueRef *skip) {
+  return int_count(G, init, l, step, skip);
+}
+void cg_emit_block(CG *G, KirBlock *blk) {
+  LLVMPositionBuilderAtEnd(G->B, G->bbs[blk->id]);
+  for (int i = 0; i < blk->ninsns; i++) emit_insn(G, blk->insns[i]);
+  emit_term(G, blk);
+}
+
 void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
               const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
               int *has_calls) {
+  KcgParallel par = { 0, NULL, 0, NULL };
+  kcg_emit_par(S, C, M, root, entry_name, t, boundscheck, fastmath, has_calls, &par);
+}
+
+void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                  const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+                  int *has_calls, KcgParallel *par) {
   CG G0, *G = &G0;
   memset(G, 0, sizeof *G);
+  G->par = par;
   G->S = S; G->C = C; G->M = M; G->target = t;
   G->boundscheck = boundscheck;
   G->fastmath = fastmath;
