@@ -1093,7 +1093,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = operands(S, sp, v, 1, args, kargs, KJIT_MAXARGS);
   if (n < 0) return ty(T_UNKNOWN);
   if (v->flags & KIR_F_TFOR) {
-    if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) return ty(T_INT);
+    if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) {
+      if (v->aux > 1)
+        REFUSE(S, sp, v, "kjit.prange gives one loop variable, not %d", v->aux);
+      return ty(T_INT);
+    }
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
