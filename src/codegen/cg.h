@@ -75,6 +75,11 @@ typedef struct CG {
   LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
+  /* pure specializations (ir_facts.h 6.): by KtySpec.index; the result
+  ** in a register, a failure in err->kind alone, an i32 call depth after
+  ** err (LLVM may turn their recursion into loops) */
+  uint8_t *pure;
+  LLVMValueRef depth;
   /* kjit.prange (cg_prange.c) */
   struct KcgParallel *par;  /* the option and the notes */
   struct CgPrange *pr;      /* the function being emitted: facts, loop states */
@@ -151,6 +156,10 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
 
 /* cg_entry.c */
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
+
+/* cg_func.c: is sp pure (see CG.pure)? */
+int cg_is_pure(CG *G, const KtySpec *sp);
+#define CG_PURE_MAXDEPTH 1000000   /* pure calls nested (as KJIT_PURE_MAXDEPTH) */
 
 /* cg_func.c: the driver's pieces, for cg_prange.c */
 int cg_parts(CG *G, Type t, LLVMTypeRef *tys);     /* run-time parts of a type t */
