@@ -38,7 +38,6 @@
 ** return; the runtime raises the lowest failing chunk's error.
 */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include <stdint.h>
@@ -426,7 +425,6 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
   }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
   LLVMBuildBr(G->B, start);
-  if (getenv("KCG_DUMP")) LLVMDumpValue(fn);
 
   G->fn = fn0; G->err = err0; G->allocas = allocas0;
   memcpy(G->vals, vals0, nv);
