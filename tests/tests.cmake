@@ -27,11 +27,13 @@ endforeach()
 # the test files that pass fully under it run a second time as ir.<name>.
 # An explicit list: it grows until the switch-over. (test_jit_errors and
 # test_jit_regress check refusals of the source-text front end that the
-# bytecode pipeline does not have; test_jit_pure checks codegen.c's
-# register returns.) test_ir_codegen skips under the old pipeline.
+# bytecode pipeline does not have.) test_ir_codegen skips under the old
+# pipeline.
 set(KJIT_IR_TESTS test_jit_diff_arith test_jit_diff_buffers test_jit_diff_calls
     test_jit_diff_control test_jit_diff_f32 test_jit_diff_loops test_jit_diff_math
-    test_jit_diff_multret test_jit_diff_opts test_jit_fuzz test_jit_api test_ir_codegen)
+    test_jit_diff_multret test_jit_diff_opts test_jit_fuzz test_jit_api test_ir_codegen
+    test_prange test_jit_pure test_reduce test_vectorize test_guvectorize test_tooling
+    test_readme test_cache)
 set(KJIT_IR_ENV ${KJIT_TEST_ENV} KJIT_PIPELINE=bytecode)
 foreach(n ${KJIT_IR_TESTS})
   add_test(NAME ir.${n}

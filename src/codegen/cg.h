@@ -37,6 +37,7 @@
 #include "ir/ir.h"
 #include "ir/ir_type.h"
 #include "codegen/target.h"
+#include "runtime_poll.h"
 
 typedef struct CgVal {
   Type t;
@@ -98,7 +99,19 @@ typedef struct CG {
   LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
   LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */
   LLVMValueRef *chunk;      /* by forprep id: alloca i64, iterations left in the chunk */
+  /* pure specializations (ir_facts.h 6.): by KtySpec.index; the result
+  ** in a register, a failure in err->kind alone, an i32 call depth after
+  ** err (LLVM may turn their recursion into loops) */
+  uint8_t *pure;
+  LLVMValueRef depth;
+  /* kjit.prange (cg_prange.c) */
+  struct KcgParallel *par;  /* the option and the notes */
+  struct CgPrange *pr;      /* the function being emitted: facts, loop states */
 } CG;
+
+/* iterations (or calls) between two kjit_rt_poll calls: the run time's
+** interval (runtime_poll.h) */
+#define KCG_POLL_PERIOD KRT_POLL_INTERVAL
 
 /* compile errors, located at v (NULL: the function) */
 void cg_error(CG *G, const KirInsn *v, const char *fmt, ...)
@@ -176,6 +189,29 @@ void *cg_zalloc(CG *G, size_t n);
 
 /* cg_entry.c */
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
+
+/* cg_func.c: is sp pure (see CG.pure)? */
+int cg_is_pure(CG *G, const KtySpec *sp);
+#define CG_PURE_MAXDEPTH 1000000   /* pure calls nested (as KJIT_PURE_MAXDEPTH) */
+
+/* cg_func.c: the driver's pieces, for cg_prange.c */
+int cg_parts(CG *G, Type t, LLVMTypeRef *tys);     /* run-time parts of a type t */
+int cg_pack(CgVal x, LLVMValueRef *out);
+CgVal cg_unpack(Type t, LLVMValueRef *p);
+void cg_make_phis(CG *G, KirBlock *b);
+void cg_add_edge(CG *G, KirBlock *from, KirBlock *to);   /* phi operands, from here */
+void cg_branch(CG *G, KirBlock *b, LLVMValueRef c);      /* b's two-way branch on c */
+void cg_emit_block(CG *G, KirBlock *b);                  /* at G->bbs[b->id] */
+LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
+                          LLVMValueRef *skip);           /* iterations - 1, and none */
+
+/* cg_prange.c: kjit.prange loops (serial, or outlined to the thread pool) */
+void cg_prange_begin(CG *G, KtySpec *sp);           /* facts, errors, notes of sp */
+int cg_prange_block(CG *G, KirBlock *b);            /* 1: emitted (or skipped) here */
+int cg_prange_owns(CG *G, const KirBlock *b);       /* b is in a loop outlined to workers */
+void cg_prange_setup(CG *G, KirInsn *v);            /* the kjit.prange(a, b [, c]) call */
+void cg_prange_tfor(CG *G, KirInsn *v);             /* the loop header's tfor call */
+int cg_prange_br(CG *G, KirBlock *b, KirInsn *v);   /* 1: the header's test, emitted */
 
 /* The public entry (codegen/kcg.h) */
 #endif

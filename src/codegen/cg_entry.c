@@ -77,6 +77,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   /* the results land in allocas, one per part, then in the slots */
   LLVMValueRef rp[KJIT_MAXRETS][3];
   LLVMTypeRef rty[KJIT_MAXRETS][3];
+  int pure = cg_is_pure(G, sp);   /* its result comes back in a register */
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
     int np = 0;
@@ -94,7 +95,10 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       cg_error(G, NULL, "cannot return a %s value", kty_name(t, tb, sizeof tb));
     }
     }
-    for (int k = 0; k < np; k++) av[n++] = rp[r][k] = LLVMBuildAlloca(G->B, rty[r][k], "ret");
+    for (int k = 0; k < np; k++) {
+      rp[r][k] = LLVMBuildAlloca(G->B, rty[r][k], "ret");
+      if (!pure) av[n++] = rp[r][k];
+    }
   }
   if (G->target->poll) {   /* the poll countdown of this call (cg_func.c) */
     LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
@@ -102,8 +106,14 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     av[n++] = ctr;
   }
   av[n++] = LLVMGetParam(fn, 2);
+  if (pure) av[n++] = cg_i32(G, 0);   /* depth */
   CgFunc *cf = &G->funcs[sp->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)n, "");
+  if (pure) {   /* the value in a register, a failure in err->kind */
+    LLVMBuildStore(G->B, st, rp[0][0]);
+    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, LLVMGetParam(fn, 2), 0, ""), "");
+    st = LLVMBuildZExt(G->B, LLVMBuildICmp(G->B, LLVMIntNE, k, cg_i32(G, 0), ""), G->i32, "");
+  }
   LLVMBasicBlockRef ok = cg_bb(G, "ok"), fail = cg_bb(G, "fail");
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), ok, fail);
   LLVMPositionBuilderAtEnd(G->B, fail);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "codegen/cg.h"
 #include "codegen/kcg.h"
+#include "ir/ir_facts.h"
 
 /* ---- Small helpers ---------------------------------------------------- */
 
@@ -180,10 +181,30 @@ void cg_store_err(CG *G, int idx, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildStructGEP2(G->B, G->errty, G->err, (unsigned)idx, ""));
 }
 
-void cg_fail_ret(CG *G) { LLVMBuildRet(G->B, cg_i32(G, 1)); }
+int cg_is_pure(CG *G, const KtySpec *sp) { return G->pure && sp && G->pure[sp->index]; }
+
+/* A pure function fails with a zero result, the error in err->kind. */
+void cg_fail_ret(CG *G) {
+  if (cg_is_pure(G, G->sp)) LLVMBuildRet(G->B, LLVMConstNull(cg_llty(G, G->sp->rets[0])));
+  else LLVMBuildRet(G->B, cg_i32(G, 1));
+}
+
+/* A pure function runs on after a callee failed (its values garbage, and
+** it has no side effects): the first error recorded stays. Emits: if
+** err->kind is set, fail now. */
+static void pure_keep_first_error(CG *G) {
+  if (!cg_is_pure(G, G->sp)) return;
+  LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+  LLVMBasicBlockRef ret = cg_bb(G, "errset"), fill = cg_bb(G, "fill");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, cg_i32(G, 0), ""), fill, ret);
+  LLVMPositionBuilderAtEnd(G->B, ret);
+  cg_fail_ret(G);
+  LLVMPositionBuilderAtEnd(G->B, fill);
+}
 
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
               LLVMValueRef c, const char *msg) {
+  pure_keep_first_error(G);
   cg_store_err(G, 0, cg_i32(G, kind));
   cg_store_err(G, 1, cg_i32(G, line));
   if (a) cg_store_err(G, 2, a);
@@ -416,7 +437,6 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
 ** still vectorize), each chunk charging its length at its start. */
-#define KCG_POLL_PERIOD 65536
 
 static void poll_charge(CG *G, LLVMValueRef amount) {
   if (G->pollctr == NULL) return;
@@ -431,7 +451,7 @@ static void poll_charge(CG *G, LLVMValueRef amount) {
   LLVMBasicBlockRef fail = cg_bb(G, "interrupted");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
-  LLVMBuildRet(G->B, cg_i32(G, 1));
+  cg_fail_ret(G);   /* err is filled */
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
@@ -443,7 +463,7 @@ static void strip_plan(CG *G) {
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
     KirBlock *h = L->header;
-    if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] ||
+    if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] || cg_prange_owns(G, h) ||
         sp->types[L->prep->id].kind != T_INT || (G->peel_at && G->peel_at[h->id]) ||
         L->prep->block->succ[0] != h)
       continue;
@@ -682,14 +702,36 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   }
   LLVMValueRef rp[KJIT_MAXRETS][3];
   int nr = callee->nret > 0 ? callee->nret : 0;
-  for (int r = 0; r < nr; r++) {
+  int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
+  for (int r = 0; r < nr && !pure; r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, callee->rets[r], tys);
     for (int k = 0; k < np; k++) av[na++] = rp[r][k] = cg_alloca(G, tys[k], "ret");
   }
   if (G->pollctr) av[na++] = G->pollctr;
   av[na++] = G->err;
-  if (G->target->stack_checks) {
+  if (pure) {
+    /* a pure recursion may become a loop (no stack growth to check): its
+    ** depth counts instead, so infinite recursion still ends in "stack
+    ** overflow" */
+    LLVMValueRef d = mepure ? LLVMBuildAdd(G->B, G->depth, cg_i32(G, 1), "") : cg_i32(G, 1);
+    cg_check(G, LLVMBuildICmp(G->B, LLVMIntSLE, d, cg_i32(G, CG_PURE_MAXDEPTH), ""), KE_STACK,
+             line, NULL, NULL, NULL, NULL);
+    av[na++] = d;
+  }
+  if (G->target->stack_checks && mepure) {
+    /* an escaped alloca would stop LLVM marking the calls after it as
+    ** tail calls, which tail-recursion elimination needs: a pure function
+    ** reads its frame address instead */
+    LLVMValueRef zero = cg_i32(G, 0);
+    LLVMTypeRef i8p = G->i8p;
+    unsigned id = LLVMLookupIntrinsicID("llvm.frameaddress", 17);
+    LLVMValueRef fa = LLVMGetIntrinsicDeclaration(G->M, id, &i8p, 1);
+    LLVMValueRef probe = LLVMBuildCall2(G->B, LLVMIntrinsicGetType(G->C, id, &i8p, 1), fa, &zero, 1, "");
+    LLVMValueRef spv = LLVMBuildPtrToInt(G->B, probe, G->i64, "");
+    LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+    cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
+  } else if (G->target->stack_checks) {
     /* compiled frames live on the C stack: stop before it runs out and
     ** report it at this call, as Lua does */
     LLVMValueRef probe = cg_alloca(G, G->i64, "sp");
@@ -700,6 +742,24 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   poll_charge(G, cg_i64(G, 1));
   CgFunc *cf = &G->funcs[callee->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
+  if (pure) {
+    /* the result in a register, a failure in err->kind; a pure caller
+    ** carries on (nothing to undo, the first error stays): no test, so
+    ** `return f(n - 1) + 1` stays a tail position */
+    if (!mepure) {
+      LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
+      LLVMBasicBlockRef pfail = cg_bb(G, "callfail"), pok = cg_bb(G, "callok");
+      cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k, cg_i32(G, 0), ""), pok, pfail));
+      LLVMPositionBuilderAtEnd(G->B, pfail);
+      cg_fail_ret(G);
+      LLVMPositionBuilderAtEnd(G->B, pok);
+    }
+    G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * 2);
+    if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
+    G->nresults[v->id] = 1;
+    G->results[v->id][0] = G->vals[v->id] = cg_mk(callee->rets[0], st);
+    return;
+  }
   LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
@@ -736,8 +796,9 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
 
 static void emit_call(CG *G, KirInsn *v) {
   Type ft = G->sp->types[v->args[0]->id];
-  if (v->flags & KIR_F_TFOR)
-    cg_error(G, v, "kjit.prange loops are not yet supported by the bytecode code generator");
+  /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
+  if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
+  if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE) { cg_prange_setup(G, v); return; }
   if (ft.kind == T_BUILTIN) {
     CgVal args[KJIT_MAXARGS];
     int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
@@ -753,6 +814,10 @@ static void emit_ret(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   CgVal vals[KJIT_MAXRETS];
   int n = cg_operands(G, v, 0, vals, KJIT_MAXRETS);
+  if (cg_is_pure(G, sp)) {
+    LLVMBuildRet(G->B, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line).v);
+    return;
+  }
   for (int i = 0; i < sp->nret; i++) {
     CgVal x = cg_convert(G, i < n ? vals[i] : cg_mk(TY(T_NIL), NULL), sp->rets[i], v->line);
     LLVMValueRef pv[3 + KJIT_MAXDIMS];
@@ -805,7 +870,10 @@ static void emit_term(CG *G, KirBlock *b) {
     if (G->sp->edges[b->id] & 1) jump(G, b, 0);
     else LLVMBuildUnreachable(G->B);
     break;
-  case KIR_BR: branch(G, b, cg_truthy(G, cg_val(G, v->args[0]))); break;
+  case KIR_BR:
+    if (cg_prange_br(G, b, v)) break;   /* a prange loop's header test */
+    branch(G, b, cg_truthy(G, cg_val(G, v->args[0])));
+    break;
   case KIR_RET: emit_ret(G, v); break;
   case KIR_FORPREP: emit_forprep(G, v); break;
   case KIR_FORLOOP: emit_forloop(G, v); break;
@@ -826,16 +894,21 @@ static void declare_spec(CG *G, KtySpec *sp) {
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }
-  for (int r = 0; r < sp->nret; r++) {
+  int pure = cg_is_pure(G, sp);
+  for (int r = 0; r < sp->nret && !pure; r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
   }
   if (G->target->poll) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
   ps[n++] = G->errp;
-  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, (unsigned)n, 0);
+  int errparam = n;   /* 1-based attribute index of err */
+  if (pure) ps[n++] = G->i32;   /* depth */
+  LLVMTypeRef fty = LLVMFunctionType(pure ? cg_llty(G, sp->rets[0]) : G->i32, ps, (unsigned)n, 0);
   char name[48];
-  snprintf(name, sizeof name, "kcg_spec%d", sp->index);
+  int fi = sp->index;   /* the function: its first specialization */
+  for (int i = 0; i < G->S->nspecs; i++) if (G->S->specs[i]->ir == sp->ir) { fi = i; break; }
+  snprintf(name, sizeof name, "kjit_f%d_s%d", fi, sp->index);
   LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   if (G->fastmath) {
@@ -847,9 +920,9 @@ static void declare_spec(CG *G, KtySpec *sp) {
   }
   /* the KErr lives on the dispatcher's stack, where no array points */
   unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
-  LLVMAddAttributeAtIndex(fn, (unsigned)n, LLVMCreateEnumAttribute(G->C, kind, 0));
+  LLVMAddAttributeAtIndex(fn, (unsigned)errparam, LLVMCreateEnumAttribute(G->C, kind, 0));
   if (G->target->poll)   /* the countdown too: in the entry's frame */
-    LLVMAddAttributeAtIndex(fn, (unsigned)n - 1, LLVMCreateEnumAttribute(G->C, kind, 0));
+    LLVMAddAttributeAtIndex(fn, (unsigned)errparam - 1, LLVMCreateEnumAttribute(G->C, kind, 0));
   G->funcs[sp->index].fn = fn;
   G->funcs[sp->index].fnty = fty;
 }
@@ -974,13 +1047,14 @@ static void emit_spec(CG *G, KtySpec *sp) {
     for (int k = 0; k < np; k++) pv[k] = LLVMGetParam(G->fn, p++);
     params[i] = unpack(sp->args[i], pv);
   }
-  for (int r = 0; r < sp->nret; r++) {
+  for (int r = 0; r < sp->nret && !cg_is_pure(G, sp); r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
   }
   G->pollctr = G->target->poll ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
+  G->depth = cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
@@ -988,6 +1062,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
       if (blk->insns[i]->op == KIR_PARAM && blk->insns[i]->aux < sp->nargs)
         G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
   }
+  cg_prange_begin(G, sp);   /* loop facts, prange errors, notes: before the
+                               plans, which leave outlined loops alone */
   cg_peel_plan(G);
   strip_plan(G);
   for (int b = 0; b < f->nblocks; b++) {
@@ -998,6 +1074,12 @@ static void emit_spec(CG *G, KtySpec *sp) {
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
+    if (cg_prange_owns(G, blk)) {   /* a parallel loop, outlined (its phis'
+                                      ** values are the entry's, for the header) */
+      use_phis(G, blk, G->phis);
+      cg_prange_block(G, blk);
+      continue;
+    }
     if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
     if (G->strip_at && G->strip_at[b]) emit_chunk_head(G, G->strip_at[b]);
     use_phis(G, blk, G->phis);
@@ -1012,14 +1094,41 @@ static void emit_spec(CG *G, KtySpec *sp) {
     }
   }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
+  /* a pure caller that failed before calling does no more work here */
+  pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
+}
+
+/* ---- For cg_prange.c: the driver's pieces ------------------------------ */
+
+int cg_parts(CG *G, Type t, LLVMTypeRef *tys) { return parts(G, t, tys); }
+int cg_pack(CgVal x, LLVMValueRef *out) { return pack(x, out); }
+CgVal cg_unpack(Type t, LLVMValueRef *p) { return unpack(t, p); }
+void cg_make_phis(CG *G, KirBlock *b) { make_phis(G, b, G->bbs[b->id], G->phis); }
+void cg_add_edge(CG *G, KirBlock *from, KirBlock *to) { add_edge(G, from, to); }
+void cg_branch(CG *G, KirBlock *b, LLVMValueRef c) { branch(G, b, c); }
+LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
+                          LLVMValueRef *skip) {
+  return int_count(G, init, l, step, skip);
+}
+void cg_emit_block(CG *G, KirBlock *blk) {
+  use_phis(G, blk, G->phis);
+  emit_block(G, blk, G->bbs[blk->id]);
 }
 
 void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
               const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
               int *has_calls) {
+  KcgParallel par = { 0, NULL, 0, NULL };
+  kcg_emit_par(S, C, M, root, entry_name, t, boundscheck, fastmath, has_calls, &par);
+}
+
+void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                  const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+                  int *has_calls, KcgParallel *par) {
   CG G0, *G = &G0;
   memset(G, 0, sizeof *G);
+  G->par = par;
   G->S = S; G->C = C; G->M = M; G->target = t;
   G->boundscheck = boundscheck;
   G->fastmath = fastmath;
@@ -1037,6 +1146,14 @@ void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
   LLVMStructSetBody(G->errty, fields, 9, 0);
   G->errp = LLVMPointerType(G->errty, 0);
   G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
+  /* pure specializations (CPU only); a T_NUMBER result (two registers)
+  ** keeps the ordinary convention */
+  G->pure = cg_zalloc(G, (size_t)S->nspecs + 1);
+  kfa_mark_pure(S, strcmp(t->name, "cpu") == 0, G->pure);
+  for (int i = 0; i < S->nspecs; i++) {
+    TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
+    if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;
+  }
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */
   jmp_buf jb, *saved = S->jb;

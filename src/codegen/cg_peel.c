@@ -77,7 +77,10 @@ static void mark_spills(CG *G, KirLoop *L) {
 static int peelable(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
-  if (!sp->live[h->id] || L->entry == NULL) return 0;
+  /* a kjit.prange loop keeps its own lowering (cg_prange.c), and so does
+  ** every loop outlined with it */
+  if (!sp->live[h->id] || L->entry == NULL || L->kind == KIR_LOOP_FORIN || cg_prange_owns(G, h))
+    return 0;
   int outside = 0, size = 0;
   for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
   if (outside != 1) return 0;

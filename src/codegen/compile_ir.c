@@ -143,7 +143,9 @@ int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argba
     return -1;
   }
   int calls = 0;
-  kcg_emit(&T, C, M, root, entry_name, &kcg_target_cpu, S->boundscheck, S->fastmath, &calls);
+  KcgParallel par = { S->parallel, S->parnotes, (int)sizeof S->parnotes, &S->nparnotes };
+  kcg_emit_par(&T, C, M, root, entry_name, &kcg_target_cpu, S->boundscheck, S->fastmath, &calls,
+               &par);
   out->nargs = root->nargs;
   out->nret = root->nret < 0 ? 0 : root->nret;
   for (int r = 0; r < out->nret; r++) {

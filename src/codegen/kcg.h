@@ -23,6 +23,23 @@ void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
               const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
               int *has_calls);
 
+/* kjit.prange on the CPU (cg_prange.c): parallel, the jit option (loops
+** the facts allow run on the thread pool); notes, when not NULL, collects
+** f:inspect("parallel")'s lines (identical lines once, each ending in a
+** newline, as many as fit in notescap bytes, *nnotes the bytes used). */
+typedef struct KcgParallel {
+  int parallel;
+  char *notes;
+  int notescap;
+  int *nnotes;
+} KcgParallel;
+
+/* kcg_emit with the prange option and notes (kcg_emit: parallel off, no
+** notes). */
+void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                  const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+                  int *has_calls, KcgParallel *par);
+
 /* KJIT_PIPELINE=bytecode in the environment (read at each compile). */
 int kcg_bytecode_pipeline(void);
 

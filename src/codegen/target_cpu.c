@@ -14,9 +14,5 @@ const KcgTarget kcg_target_cpu = {
   1,         /* runtime helpers */
   1,         /* string globals */
   1,         /* stack checks */
-#ifdef KJIT_HAVE_POLL
-  1,
-#else
-  0,
-#endif
+  1,         /* polls kjit_rt_poll (runtime_poll.c) */
 };

@@ -1025,7 +1025,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
                luaname(args[i], tb, sizeof tb));
     return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
   }
-  if (n < row->minargs)
+  if (n < row->minargs && row->rule != KTY_R_PRANGE)   /* prange: its own message */
     REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1, name,
            row->rule == KTY_R_ERROR ? "message" : row->rule == KTY_R_ASSERT ? "value" : "number");
   if (row->rule == KTY_R_ERROR) {
@@ -1094,7 +1094,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     if (!feeds_tfor(v))
       REFUSE(S, sp, v, "kjit.prange can only be the iterator of a for loop: "
              "'for i in kjit.prange(a, b [, step]) do'");
-    if (n > 3)
+    if (n < 2 || n > 3)
       REFUSE(S, sp, v, "kjit.prange takes 2 or 3 arguments (start, limit [, step]), not %d", n);
     static const char *const which[3] = { "initial", "limit", "step" };
     for (int i = 0; i < n; i++)
@@ -1119,7 +1119,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = operands(S, sp, v, 1, args, kargs, KJIT_MAXARGS);
   if (n < 0) return ty(T_UNKNOWN);
   if (v->flags & KIR_F_TFOR) {
-    if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) return ty(T_INT);
+    if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) {
+      if (v->aux > 1)
+        REFUSE(S, sp, v, "kjit.prange gives one loop variable, not %d", v->aux);
+      return ty(T_INT);
+    }
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);

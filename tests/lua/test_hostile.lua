@@ -529,7 +529,11 @@ test("hostile values through compiled code", function()
   local nan = f(kjit.arange(3.0), NAN)
   truthy(nan ~= nan, "NaN propagates")
   eq(f(kjit.arange(1, 3), INF), INF)
-  eq(f(kjit.zeros(0), NAN), 0.0)   -- s holds floats: a float throughout
+  if os.getenv("KJIT_PIPELINE") == "bytecode" then
+    eq(f(kjit.zeros(0), NAN), 0)   -- no iteration: s is still the integer 0, as in Lua
+  else
+    eq(f(kjit.zeros(0), NAN), 0.0)   -- s holds floats: a float throughout
+  end
   local wrap = kjit.jit(function(x) return x + 1 end)
   eq(wrap(MAXI), MINI)
   local floor = kjit.jit(function(x) return math.floor(x) end)
