@@ -75,6 +75,10 @@ typedef struct CG {
   LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
+  /* kernels: messages by number when the target has no string globals
+  ** (err->msg holds the 1-based number), and whether syncthreads ran */
+  const char **msgs; int nmsgs, capmsgs;
+  int uses_sync;
 } CG;
 
 /* compile errors, located at v (NULL: the function) */
@@ -148,6 +152,20 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
 
 /* cg_entry.c */
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
+
+/* cg_func.c: the value err->msg gets for msg (a string, or its number) */
+LLVMValueRef cg_msg(CG *G, const char *msg);
+
+/* cg_array.c: the element pointer of o[k] (o 1-D; bounds checked) */
+LLVMValueRef cg_elem_ptr(CG *G, const KirInsn *v, CgVal o, CgVal k);
+
+/* cg_cuda.c: the kjit.cuda built-ins (call v of built-in id), and
+** cuda.threadIdx.x ... (getfield v of a dim3 built-in) */
+CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+CgVal cg_cuda_dim3(CG *G, const KirInsn *v, int id);
+
+/* cg_kernel.c: the device kernel entry (target->kernel_entry) */
+void cg_emit_kernel_entry(CG *G, KtySpec *sp, const char *name);
 
 /* The public entry (codegen/kcg.h) */
 #endif

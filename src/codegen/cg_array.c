@@ -79,6 +79,12 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
   return o;
 }
 
+LLVMValueRef cg_elem_ptr(CG *G, const KirInsn *v, CgVal o, CgVal k) {
+  LLVMValueRef elem;
+  index_buffer(G, v, o, k, &elem);
+  return elem;
+}
+
 /* Loads an element: narrow integers widen to i64. */
 static CgVal load_elem(CG *G, int d, LLVMValueRef p) {
   LLVMValueRef x = LLVMBuildLoad2(G->B, cg_dtype_llty(G, d), p, "");
@@ -155,6 +161,8 @@ void cg_setindex(CG *G, const KirInsn *v) {
 CgVal cg_getfield(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   const char *n = v->k.str.s;
+  if (o.t.kind == T_BUILTIN)   /* cuda.threadIdx.x ... */
+    return cg_cuda_dim3(G, v, G->sp->types[v->args[0]->id].ref);
   if (o.t.kind != T_BUF) cg_error(G, v, "internal error: field of a non-array");
   if (strcmp(n, "shape") == 0) {
     CgVal r = o;

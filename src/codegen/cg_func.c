@@ -180,6 +180,23 @@ void cg_store_err(CG *G, int idx, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildStructGEP2(G->B, G->errty, G->err, (unsigned)idx, ""));
 }
 
+/* A constant message for err->msg. Targets without string globals (NVVM:
+** no globals in the generic address space, and the host could not read
+** them) get its 1-based number in G->msgs instead. */
+LLVMValueRef cg_msg(CG *G, const char *msg) {
+  if (G->target->string_globals) return LLVMBuildGlobalStringPtr(G->B, msg, "kcg.msg");
+  if (G->nmsgs == G->capmsgs) {
+    int cap = G->capmsgs ? 2 * G->capmsgs : 8;
+    const char **m = ka_alloc(G->S->A, sizeof *m * (size_t)cap);
+    if (m == NULL) cg_error(G, NULL, "not enough memory");
+    if (G->nmsgs) memcpy(m, G->msgs, sizeof *m * (size_t)G->nmsgs);
+    G->msgs = m;
+    G->capmsgs = cap;
+  }
+  G->msgs[G->nmsgs++] = msg;
+  return LLVMConstIntToPtr(cg_i64(G, G->nmsgs), G->i8p);
+}
+
 void cg_fail_ret(CG *G) { LLVMBuildRet(G->B, cg_i32(G, 1)); }
 
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
@@ -189,7 +206,7 @@ void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
   if (a) cg_store_err(G, 2, a);
   if (b) cg_store_err(G, 3, b);
   if (c) cg_store_err(G, 4, c);
-  if (msg) cg_store_err(G, 5, LLVMBuildGlobalStringPtr(G->B, msg, "kcg.msg"));
+  if (msg) cg_store_err(G, 5, cg_msg(G, msg));
   cg_store_err(G, 6, G->chunkname);
   cg_fail_ret(G);
   LLVMPositionBuilderAtEnd(G->B, cg_bb(G, "dead"));
@@ -719,7 +736,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
       G->bbs[i] = cg_bb(G, nm);
     }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
-  G->chunkname = LLVMBuildGlobalStringPtr(G->B, sp->chunkname ? sp->chunkname : "?", "kcg.chunk");
+  G->chunkname = G->target->string_globals   /* else the host knows it */
+      ? LLVMBuildGlobalStringPtr(G->B, sp->chunkname ? sp->chunkname : "?", "kcg.chunk")
+      : LLVMConstNull(G->i8p);
   /* parameters, result pointers, err */
   unsigned p = 0;
   CgVal params[KJIT_MAXARGS];
@@ -763,9 +782,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
   LLVMBuildBr(G->B, G->bbs[0]);
 }
 
-void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
-              const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
-              int *has_calls) {
+static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                        const char *entry_name, const KcgTarget *t, int boundscheck,
+                        int fastmath, int *has_calls, KcgKernelInfo *info) {
   CG G0, *G = &G0;
   memset(G, 0, sizeof *G);
   G->S = S; G->C = C; G->M = M; G->target = t;
@@ -797,8 +816,26 @@ void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) declare_spec(G, S->specs[i]);
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) emit_spec(G, S->specs[i]);
   G->sp = root;
-  cg_emit_entry(G, root, entry_name);
+  if (t->kernel_entry) cg_emit_kernel_entry(G, root, entry_name);
+  else cg_emit_entry(G, root, entry_name);
   S->jb = saved;
   LLVMDisposeBuilder(G->B);
   if (has_calls) *has_calls = G->has_calls;
+  if (info) {
+    info->msgs = G->msgs;
+    info->nmsgs = G->nmsgs;
+    info->uses_sync = G->uses_sync;
+  }
+}
+
+void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+              const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+              int *has_calls) {
+  emit_module(S, C, M, root, entry_name, t, boundscheck, fastmath, has_calls, NULL);
+}
+
+void kcg_emit_kernel(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                     const char *entry_name, const KcgTarget *t, int boundscheck,
+                     int fastmath, KcgKernelInfo *info) {
+  emit_module(S, C, M, root, entry_name, t, boundscheck, fastmath, NULL, info);
 }

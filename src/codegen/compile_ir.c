@@ -63,7 +63,7 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 /* f:inspect("types"): each specialization's signature, then its named
 ** locals with their types (one line per name and type: a register reused
 ** for an integer and then a float shows both). */
-static char *types_text(KtySession *T) {
+char *kcg_types_text(KtySession *T) {
   lua_State *L = T->L;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -151,7 +151,7 @@ int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argba
     if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
   }
   out->calls = calls;
-  out->types = types_text(&T);
+  out->types = kcg_types_text(&T);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", root->chunkname ? root->chunkname : "?");
   kty_close(&T);
   return 0;

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <llvm-c/Core.h>
 
+struct CG;
+
 typedef struct KcgTarget {
   const char *name;              /* "cpu", "nvptx", "sim" */
   /* Writes the name of the routine computing math function `base` ("sin",
@@ -33,8 +35,31 @@ typedef struct KcgTarget {
   int poll;                      /* loops and calls poll kjit_rt_poll
                                     (interrupts); 0 until the runtime side
                                     registers the symbol */
+  /* ---- cuda.jit kernels (NULL / 0 on the CPU target) ---- */
+  /* 1: the entry is a device kernel `void name(params..., i64* errrec,
+  ** i64 dynshared)` (codegen.h, cg_kernel.c); 0: the KEntry wrapper. */
+  int kernel_entry;
+  void (*barrier)(struct CG *G);          /* cuda.syncthreads() */
+  void (*fence)(struct CG *G);            /* cuda.threadfence() */
+  /* cuda.shared.array(n, dtype): a generic element pointer to n elements
+  ** of ety (esize bytes each) shared by the block, for allocation site
+  ** `site`; n == 0: the launch's dynamic shared memory, its element count
+  ** in *len. */
+  LLVMValueRef (*shared_array)(struct CG *G, LLVMTypeRef ety, long long n, long long esize,
+                               long long site, LLVMValueRef *len);
+  /* atomic float add at p, returning the old value; NULL: atomicrmw fadd */
+  LLVMValueRef (*atomic_fadd)(struct CG *G, LLVMValueRef p, LLVMValueRef v);
+  int zero_by_store;             /* zero local arrays with a store of a null
+                                    aggregate, not llvm.memset (whose
+                                    attributes LLVM 7 NVVM cannot read) */
+  /* LLVM IR text defining kjit_rt_cmp_int_float and kjit_rt_forlimit,
+  ** for targets without the C runtime (linked by the caller when the
+  ** module calls them), or NULL */
+  const char *runtime_ir;
 } KcgTarget;
 
 extern const KcgTarget kcg_target_cpu;
+extern const KcgTarget kcg_target_nvptx;   /* target_nvptx.c: libNVVM kernels */
+extern const KcgTarget kcg_target_sim;     /* target_sim.c: simulated kernels */
 
 #endif
