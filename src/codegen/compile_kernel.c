@@ -56,7 +56,7 @@ int kcg_compile_kernel(Session *S, int fidx, int nargs, const Type *args,
   out->nargs = root->nargs;
   memcpy(out->args, root->args, sizeof(Type) * (size_t)root->nargs);
   out->uses_sync = info.uses_sync;
-  out->types = kcg_types_text(&T);
+  out->types = kcg_types_text(&T, 1);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", root->chunkname ? root->chunkname : "?");
   if (info.nmsgs > 0) {
     out->msgs = calloc((size_t)info.nmsgs, sizeof *out->msgs);

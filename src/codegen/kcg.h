@@ -75,7 +75,8 @@ int kcg_compile_kernel(Session *S, int fidx, int nargs, const Type *args,
                        LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
                        const KcgTarget *t, KcgKernel *out);
 
-/* f:inspect("types") text of a typer session (malloc'd) */
-char *kcg_types_text(KtySession *T);
+/* f:inspect("types") text of a typer session (malloc'd); kernel: the
+** root is named "kernel function", the others "device function" */
+char *kcg_types_text(KtySession *T, int kernel);
 
 #endif
