@@ -15,6 +15,7 @@ static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, cons
                               int argi) {
   k = cg_unwrap(G, k, line, use, argi);
   if (k.t.kind == T_INT) return k.v;
+  cg_defer_flush(G);   /* its error comes after the pending ones */
   LLVMValueRef x, isf = NULL, iv = NULL;
   if (k.t.kind == T_NUMBER) {
     isf = k.isf;
@@ -62,7 +63,8 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
   LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
   if (G->boundscheck) {
     LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, off, o.dims[0], "");
-    cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);
+    if (!cg_defer_check(G, v, ok, line, i, o.dims[0]))   /* kernels: cg_defer.c */
+      cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);
   }
   LLVMTypeRef ety = cg_dtype_llty(G, o.t.dtype);
   if (o.t.ndim > 1) {
@@ -139,6 +141,7 @@ CgVal cg_index(CG *G, const KirInsn *v) {
   LLVMValueRef elem;
   CgVal r = index_buffer(G, v, o, k, &elem);
   if (elem == NULL) return r;
+  elem = cg_defer_ptr(G, v, elem, cg_dtype_llty(G, o.t.dtype));   /* checks pending? */
   return load_elem(G, o.t.dtype, elem);
 }
 

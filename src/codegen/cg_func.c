@@ -201,6 +201,7 @@ void cg_fail_ret(CG *G) { LLVMBuildRet(G->B, cg_i32(G, 1)); }
 
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
               LLVMValueRef c, const char *msg) {
+  cg_defer_flush(G);   /* a pending bounds error comes first */
   cg_store_err(G, 0, cg_i32(G, kind));
   cg_store_err(G, 1, cg_i32(G, line));
   if (a) cg_store_err(G, 2, a);
@@ -227,6 +228,7 @@ LLVMValueRef cg_cold_false(CG *G, LLVMValueRef br) {
 void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
               LLVMValueRef b, LLVMValueRef c, const char *msg) {
   if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
+  cg_defer_flush(G);   /* a pending bounds error comes first */
   LLVMBasicBlockRef fail = cg_bb(G, "fail"), cont = cg_bb(G, "ok");
   cg_cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
@@ -625,6 +627,7 @@ static void emit_ret(CG *G, KirInsn *v) {
 static void emit_insn(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
+  if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   /* a call folded by the typer (math.max of constants) is its constant */
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
@@ -657,6 +660,7 @@ static void emit_insn(CG *G, KirInsn *v) {
 
 static void emit_term(CG *G, KirBlock *b) {
   KirInsn *v = b->term;
+  cg_defer_flush(G);
   if (v == NULL) { LLVMBuildUnreachable(G->B); return; }
   switch (v->op) {
   case KIR_JMP:

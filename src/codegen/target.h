@@ -49,6 +49,10 @@ typedef struct KcgTarget {
                                long long site, LLVMValueRef *len);
   /* atomic float add at p, returning the old value; NULL: atomicrmw fadd */
   LLVMValueRef (*atomic_fadd)(struct CG *G, LLVMValueRef p, LLVMValueRef v);
+  unsigned global_addrspace;     /* the fallback of deferred reads from a
+                                    kernel's array parameters (cg_defer.c)
+                                    lives here: global memory, so that the
+                                    reads stay global loads */
   int zero_by_store;             /* zero local arrays with a store of a null
                                     aggregate, not llvm.memset (whose
                                     attributes LLVM 7 NVVM cannot read) */

@@ -19,5 +19,5 @@ const KcgTarget kcg_target_cpu = {
 #else
   0,
 #endif
-  0, NULL, NULL, NULL, NULL, 0, NULL,   /* no kernels */
+  0, NULL, NULL, NULL, NULL, 0, 0, NULL,   /* no kernels */
 };

@@ -185,6 +185,7 @@ const KcgTarget kcg_target_nvptx = {
   .fence = fence,
   .shared_array = shared_array,
   .atomic_fadd = atomic_fadd,
+  .global_addrspace = 1,
   .zero_by_store = 1,
   .runtime_ir = runtime_ir,
 };

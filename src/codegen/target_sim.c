@@ -60,6 +60,7 @@ const KcgTarget kcg_target_sim = {
   .fence = NULL,              /* a sequentially consistent fence */
   .shared_array = shared_array,
   .atomic_fadd = NULL,        /* atomicrmw fadd */
+  .global_addrspace = 0,
   .zero_by_store = 0,
   .runtime_ir = NULL,
 };
