@@ -53,9 +53,8 @@ static int origin(CG *G, const KirInsn *v) {
 
 static int enabled(CG *G) { return G->S->kernel && G->boundscheck; }
 
-int cg_defer_straight(CG *G, const KirInsn *v) {
-  if (G->ndefer == 0) return 1;
-  switch (v->op) {
+static int straight_op(int op) {
+  switch (op) {
   case KIR_PARAM: case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT:
   case KIR_FLT: case KIR_STR: case KIR_GETUPVAL: case KIR_PHI: case KIR_GETFIELD:
   case KIR_INDEX: case KIR_LEN: case KIR_EQ: case KIR_LT: case KIR_LE: case KIR_NOT:
@@ -68,9 +67,40 @@ int cg_defer_straight(CG *G, const KirInsn *v) {
   }
 }
 
+int cg_defer_straight(CG *G, const KirInsn *v) {
+  return G->ndefer == 0 || straight_op(v->op);
+}
+
+/* A read whose check may wait: an INDEX of an array with a fallback by an
+** integer key (a float key's conversion checks at once). */
+static int deferrable(CG *G, const KirInsn *v) {
+  return v->op == KIR_INDEX && G->sp->types[v->args[0]->id].kind == T_BUF &&
+         G->sp->types[v->args[1]->id].kind == T_INT && origin(G, v);
+}
+
+/* Whether v starts a run of straight code with another deferrable read:
+** a lone read gains nothing from waiting (its branch would follow at
+** once, with a select before its load). */
+static int worth_it(CG *G, const KirInsn *v) {
+  const KirBlock *b = v->block;
+  int i = 0;
+  while (i < b->ninsns && b->insns[i] != v) i++;
+  int n = 0;
+  for (; i < b->ninsns; i++) {
+    const KirInsn *x = b->insns[i];
+    if (!G->sp->live[b->id] || !straight_op(x->op)) break;
+    if (x->op == KIR_INDEX && G->sp->types[x->args[0]->id].kind == T_BUF) {
+      if (!deferrable(G, x)) break;   /* checked at once: flushes */
+      if (G->sp->types[x->args[0]->id].ndim == 1 && ++n >= 2) return 1;   /* loads */
+    }
+  }
+  return 0;
+}
+
 int cg_defer_check(CG *G, const KirInsn *v, LLVMValueRef ok, int line, LLVMValueRef index,
                    LLVMValueRef extent) {
-  if (!enabled(G) || v->op != KIR_INDEX || !origin(G, v)) return 0;
+  if (!enabled(G) || !deferrable(G, v)) return 0;
+  if (G->ndefer == 0 && !worth_it(G, v)) return 0;
   if (G->ndefer == MAX_DEFER) cg_defer_flush(G);
   G->defer[G->ndefer++] = (struct CgDefer){ ok, index, extent, line };
   G->defer_all = G->defer_all ? LLVMBuildAnd(G->B, G->defer_all, ok, "") : ok;
