@@ -74,8 +74,15 @@ int cg_defer_straight(CG *G, const KirInsn *v) {
 /* A read whose check may wait: an INDEX of an array with a fallback by an
 ** integer key (a float key's conversion checks at once). */
 static int deferrable(CG *G, const KirInsn *v) {
-  return v->op == KIR_INDEX && G->sp->types[v->args[0]->id].kind == T_BUF &&
-         G->sp->types[v->args[1]->id].kind == T_INT && origin(G, v);
+  if (v->op != KIR_INDEX || G->sp->types[v->args[0]->id].kind != T_BUF ||
+      G->sp->types[v->args[1]->id].kind != T_INT || !origin(G, v))
+    return 0;
+  /* the row a store writes into (b[i] of b[i][j] = ...) is checked at
+  ** once, before the reads, as the AST code generator did */
+  int stores = v->nusers > 0;
+  for (int u = 0; u < v->nusers && stores; u++)
+    stores = v->users[u]->op == KIR_SETINDEX && v->users[u]->args[0] == v;
+  return !stores;
 }
 
 /* Whether v starts a run of straight code with another deferrable read:
