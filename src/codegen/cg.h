@@ -72,9 +72,6 @@ typedef struct CG {
   CgFor *fors;              /* by forprep id */
   CgVal **results;          /* by call id: what a Lua call gave */
   int *nresults;
-  LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
-  /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
-  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
   /* kernels: messages by number when the target has no string globals
   ** (err->msg holds the 1-based number), and whether syncthreads ran */
   const char **msgs; int nmsgs, capmsgs;
@@ -84,6 +81,9 @@ typedef struct CG {
   struct CgDefer { LLVMValueRef ok, index, extent; int line; } defer[16];
   int ndefer;
   LLVMValueRef defer_all;   /* all pending checks passed (i1) */
+  LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
+  /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
+  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
 } CG;
 
 /* compile errors, located at v (NULL: the function) */
@@ -152,12 +152,6 @@ CgVal cg_len(CG *G, const KirInsn *v);
 /* cg_builtin.c */
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
-/* cg_func.c: operands of v from `from` on, an open last call expanded */
-int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
-
-/* cg_entry.c */
-void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
-
 /* cg_func.c: the value err->msg gets for msg (a string, or its number) */
 LLVMValueRef cg_msg(CG *G, const char *msg);
 
@@ -182,6 +176,12 @@ int cg_defer_straight(CG *G, const KirInsn *v);   /* v may run with checks pendi
 
 /* cg_kernel.c: the device kernel entry (target->kernel_entry) */
 void cg_emit_kernel_entry(CG *G, KtySpec *sp, const char *name);
+
+/* cg_func.c: operands of v from `from` on, an open last call expanded */
+int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
+
+/* cg_entry.c */
+void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
 
 /* The public entry (codegen/kcg.h) */
 #endif

@@ -125,6 +125,7 @@ static CgVal ult_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
 }
 
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
+  if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   Type rt = G->sp->types[v->id];
   int line = v->line;
   if (id == B_ERROR) {
@@ -143,8 +144,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     return cg_convert(G, a[0], rt, line);
   }
   if (id == B_MATH_TYPE) return cg_mk(TY(T_STR), NULL);   /* always a constant */
-  if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* cg_cuda.c */
-  if (id == B_KJIT_PRANGE)
+  if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)
     cg_error(G, v, "this built-in is not supported by the bytecode code generator on the CPU");
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
   switch (id) {

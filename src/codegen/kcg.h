@@ -23,19 +23,6 @@ void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
               const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
               int *has_calls);
 
-/* What a kernel's emit gives besides the module. */
-typedef struct KcgKernelInfo {
-  const char **msgs; int nmsgs;   /* error texts by number (targets
-                                     without string globals; in S's arena) */
-  int uses_sync;                  /* calls cuda.syncthreads */
-} KcgKernelInfo;
-
-/* kcg_emit for a cuda.jit kernel (t: kcg_target_nvptx or kcg_target_sim):
-** the entry is the target's (a device kernel, or KEntry). */
-void kcg_emit_kernel(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
-                     const char *entry_name, const KcgTarget *t, int boundscheck,
-                     int fastmath, KcgKernelInfo *info);
-
 /* KJIT_PIPELINE=bytecode in the environment (read at each compile). */
 int kcg_bytecode_pipeline(void);
 
@@ -57,6 +44,19 @@ typedef struct KcgCompiled {
 int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argbase,
                     LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
                     KcgCompiled *out);
+
+/* What a kernel's emit gives besides the module. */
+typedef struct KcgKernelInfo {
+  const char **msgs; int nmsgs;   /* error texts by number (targets
+                                     without string globals; in S's arena) */
+  int uses_sync;                  /* calls cuda.syncthreads */
+} KcgKernelInfo;
+
+/* kcg_emit for a cuda.jit kernel (t: kcg_target_nvptx or kcg_target_sim):
+** the entry is the target's (a device kernel, or KEntry). */
+void kcg_emit_kernel(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                     const char *entry_name, const KcgTarget *t, int boundscheck,
+                     int fastmath, KcgKernelInfo *info);
 
 /* A compiled kernel (kcg_compile_kernel). */
 typedef struct KcgKernel {
