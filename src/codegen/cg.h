@@ -152,7 +152,7 @@ CgVal cg_len(CG *G, const KirInsn *v);
 /* cg_builtin.c */
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
-/* cg_func.c: the value err->msg gets for msg (a string, or its number) */
+/* cg_kernel.c: the value err->msg gets for msg (a string, or its number) */
 LLVMValueRef cg_msg(CG *G, const char *msg);
 
 /* cg_array.c: the element pointer of o[k] (o 1-D; bounds checked) */

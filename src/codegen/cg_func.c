@@ -180,23 +180,6 @@ void cg_store_err(CG *G, int idx, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildStructGEP2(G->B, G->errty, G->err, (unsigned)idx, ""));
 }
 
-/* A constant message for err->msg. Targets without string globals (NVVM:
-** no globals in the generic address space, and the host could not read
-** them) get its 1-based number in G->msgs instead. */
-LLVMValueRef cg_msg(CG *G, const char *msg) {
-  if (G->target->string_globals) return LLVMBuildGlobalStringPtr(G->B, msg, "kcg.msg");
-  if (G->nmsgs == G->capmsgs) {
-    int cap = G->capmsgs ? 2 * G->capmsgs : 8;
-    const char **m = ka_alloc(G->S->A, sizeof *m * (size_t)cap);
-    if (m == NULL) cg_error(G, NULL, "not enough memory");
-    if (G->nmsgs) memcpy(m, G->msgs, sizeof *m * (size_t)G->nmsgs);
-    G->msgs = m;
-    G->capmsgs = cap;
-  }
-  G->msgs[G->nmsgs++] = msg;
-  return LLVMConstIntToPtr(cg_i64(G, G->nmsgs), G->i8p);
-}
-
 void cg_fail_ret(CG *G) { LLVMBuildRet(G->B, cg_i32(G, 1)); }
 
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,

@@ -8,11 +8,30 @@
 ** stack_limit field holds the dynamic shared bytes, which shared_array
 ** hooks read), calls the root specialization and, when it failed, lets
 ** the first failing thread claim the error record (compare-and-swap of
-** word KERR_W_CLAIMED) and fill it (runtime_err.h KErrWord).
+** word KERR_W_CLAIMED) and fill it (runtime_err.h KErrWord). Messages
+** travel as numbers there (cg_msg).
 */
 #include <string.h>
 #include "codegen/cg.h"
+#include "arena.h"
 #include "runtime_err.h"
+
+/* A constant message for err->msg. Targets without string globals (NVVM:
+** no globals in the generic address space, and the host could not read
+** them) get its 1-based number in G->msgs instead. */
+LLVMValueRef cg_msg(CG *G, const char *msg) {
+  if (G->target->string_globals) return LLVMBuildGlobalStringPtr(G->B, msg, "kcg.msg");
+  if (G->nmsgs == G->capmsgs) {
+    int cap = G->capmsgs ? 2 * G->capmsgs : 8;
+    const char **m = ka_alloc(G->S->A, sizeof *m * (size_t)cap);
+    if (m == NULL) cg_error(G, NULL, "not enough memory");
+    if (G->nmsgs) memcpy(m, G->msgs, sizeof *m * (size_t)G->nmsgs);
+    G->msgs = m;
+    G->capmsgs = cap;
+  }
+  G->msgs[G->nmsgs++] = msg;
+  return LLVMConstIntToPtr(cg_i64(G, G->nmsgs), G->i8p);
+}
 
 void cg_emit_kernel_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMTypeRef ps[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
