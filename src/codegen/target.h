@@ -3,10 +3,11 @@
 ** table of hooks. Only target_*.c files know which target they describe;
 ** everything else in src/codegen/ reads this table.
 **
-** Targets now: the CPU (target_cpu.c, kjit.jit through ORC). Planned:
-** NVPTX (target_nvptx.c: libdevice math, global address space for array
-** data, thread and block registers, no C runtime) and the simulator
-** (target_sim.c: CPU code with the simulator's thread state).
+** Targets: the CPU (target_cpu.c, kjit.jit through ORC); cuda.jit kernels
+** for libNVVM (target_nvptx.c: libdevice math, PTX special registers,
+** shared memory, no C runtime, no string globals, the device kernel
+** entry) and for the simulator (target_sim.c: CPU code calling cudasim.c
+** for the thread state, the KEntry wrapper).
 */
 #ifndef KJIT_CG_TARGET_H
 #define KJIT_CG_TARGET_H
