@@ -49,6 +49,7 @@
 #include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
+#include "codegen/kcg.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -207,6 +208,25 @@ static void sess_fail(SessionBox *sb, const char *what, char *err) {
   longjmp(*sb->S.jb, 1);
 }
 
+/* The bytecode pipeline (KJIT_PIPELINE=bytecode): types and emits the
+** kernel at kidx into M for target t (src/codegen/compile_kernel.c) and
+** fills the spec's signature, chunk, types and messages. */
+static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int nargs,
+                    KernSpec *ks, const KcgTarget *t, LLVMContextRef C, LLVMModuleRef M) {
+  KcgKernel kk;
+  lua_getiuservalue(L, kidx, 1);
+  int r = kcg_compile_kernel(S, -1, nargs, args, C, M, ks->name, t, &kk);
+  lua_pop(L, 1);
+  if (r != 0) longjmp(*S->jb, 1);   /* the message is in S->errmsg */
+  ks->nargs = kk.nargs;
+  memcpy(ks->args, kk.args, sizeof(Type) * (size_t)kk.nargs);
+  ks->chunk = xstrdup(kk.chunkname);
+  ks->types = kk.types;
+  ks->msgs = kk.msgs;
+  ks->nmsgs = kk.nmsgs;
+  ks->uses_sync = kk.uses_sync;
+}
+
 /* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
 ** capability cc, or KT_SIM); links the spec into the kernel. Raises Lua
 ** errors (compile errors carry the user's file:line). */
@@ -233,36 +253,38 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     ks_release_session(L, sb);
     lua_error(L);
   }
-  KSpec *root = kh_specialize(S, kidx, args, nargs, 0);   /* host/front.c */
-  KFunc *f = root->fn;
-  int np = root->nargs;
-  const Type *pargs = root->args;
-  if (root->nret > 0)
-    ks_error(S, f, f->ast->line, "a kernel cannot return values (write the results into an array)");
-
-  ks->nargs = np;
-  memcpy(ks->args, pargs, sizeof(Type) * (size_t)np);
+  int bc = kcg_bytecode_pipeline();   /* src/codegen/ instead of codegen.c */
+  KSpec *root = NULL;
+  if (!bc) {
+    root = kh_specialize(S, kidx, args, nargs, 0);   /* host/front.c */
+    KFunc *f = root->fn;
+    if (root->nret > 0)
+      ks_error(S, f, f->ast->line, "a kernel cannot return values (write the results into an array)");
+    ks->nargs = root->nargs;
+    memcpy(ks->args, root->args, sizeof(Type) * (size_t)root->nargs);
+    ks->chunk = xstrdup(f->chunkname);
+  }
   ks->target = target;
   ks->cc = cc;
-  ks->chunk = xstrdup(f->chunkname);
   ks->owner = main_thread(L);
   if (target == KT_NVPTX)   /* one kernel per CUDA module: a fixed name keeps the PTX cacheable */
     snprintf(ks->name, sizeof ks->name, "kjit_kernel");
   else
     snprintf(ks->name, sizeof ks->name, "kjit_kernel_%lu", kc_unique_id());
-  ks->types = types_text(L, S);
+  if (!bc) ks->types = types_text(L, S);
   char *err = NULL;
   if (target == KT_NVPTX) {
     sb->C = LLVMContextCreate();
     sb->M = LLVMModuleCreateWithNameInContext("kjit_kernel", sb->C);
     kn_prepare_module(sb->M);
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
-    kg_emit_kernel(S, sb->C, sb->M, root, ks->name, &nvptx_target);
+    if (bc) bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_nvptx, sb->C, sb->M);
+    else kg_emit_kernel(S, sb->C, sb->M, root, ks->name, &nvptx_target);
     /* only kernels comparing integers with floats or looping to a float
     ** limit need the helpers (parsing them costs a few ms) */
     if ((LLVMGetNamedFunction(sb->M, "kjit_rt_cmp_int_float") ||
          LLVMGetNamedFunction(sb->M, "kjit_rt_forlimit")) &&
-        kc_link_ir(sb->M, kg_nvptx_runtime_ir, &err) != 0)
+        kc_link_ir(sb->M, bc ? kcg_target_nvptx.runtime_ir : kg_nvptx_runtime_ir, &err) != 0)
       sess_fail(sb, "LLVM", err);
     char *vmsg = NULL;
     if (LLVMVerifyModule(sb->M, LLVMReturnStatusAction, &vmsg)) {
@@ -302,7 +324,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
       if (key) kcache_store("ptx", key, keylen, ks->ptx, strlen(ks->ptx) + 1);
     }
     free(key);
-    if (S->nmsgs > 0) {
+    if (!bc && S->nmsgs > 0) {
       ks->msgs = calloc((size_t)S->nmsgs, sizeof *ks->msgs);
       if (ks->msgs == NULL) sess_fail(sb, "memory", xstrdup("not enough memory"));
       ks->nmsgs = S->nmsgs;
@@ -317,7 +339,8 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     sb->M = LLVMModuleCreateWithNameInContext("kjit_sim", C);
     if (kc_prepare_module(sb->M, &err) != 0) sess_fail(sb, "LLVM", err);
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
-    kg_emit(S, C, sb->M, root, ks->name, &sim_target);
+    if (bc) bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_sim, C, sb->M);
+    else kg_emit(S, C, sb->M, root, ks->name, &sim_target);
     KCpuOptions co = { k->opt, 1, 0 };
     const char *names[1] = { ks->name };
     void *addr = NULL;
@@ -328,7 +351,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     if (ks->code == NULL) sess_fail(sb, "LLVM failed to compile the simulated kernel", err);
     ks->entry = (KEntry)addr;
   }
-  ks->uses_sync = S->uses_sync;
+  if (!bc) ks->uses_sync = S->uses_sync;
   ks->compile_ms = k_now_ms() - t0;
   sb->result = NULL;   /* owned by the kernel from here on */
   ks_release_session(L, sb);

@@ -35,6 +35,11 @@ set(KJIT_IR_TESTS test_jit_diff_arith test_jit_diff_buffers test_jit_diff_calls
     test_prange test_jit_pure test_reduce test_vectorize test_guvectorize test_tooling
     test_readme test_cache)
 set(KJIT_IR_ENV ${KJIT_TEST_ENV} KJIT_PIPELINE=bytecode)
+# cuda.jit kernels through the bytecode pipeline (NVPTX checked by ptxas, the simulator run)
+list(APPEND KJIT_IR_TESTS test_cuda_kernels test_cuda_host test_array_gpu test_bench_gpu
+     test_bench_kernels)
+# hooks reach compiled code (polls: the bytecode pipeline's generator only)
+list(APPEND KJIT_IR_TESTS test_interrupt_hooks)
 foreach(n ${KJIT_IR_TESTS})
   add_test(NAME ir.${n}
            COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
@@ -44,6 +49,9 @@ foreach(n ${KJIT_IR_TESTS})
   set_tests_properties(ir.${n} PROPERTIES ENVIRONMENT "${KJIT_IR_ENV}" TIMEOUT 900)
 endforeach()
 
+# watchdog threads and signal handlers stopping compiled loops: their
+# end-to-end part needs the polls
+set(KJIT_IR_C_TESTS test_interrupt test_threads)
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)
@@ -61,6 +69,12 @@ foreach(t ${KJIT_C_TESTS})
   endif()
   add_test(NAME c.${n} COMMAND ${n} ${CMAKE_BINARY_DIR}/test-results/${n}.txt
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  # C tests of compiled code run under the bytecode pipeline too (ir.<name>)
+  if(n IN_LIST KJIT_IR_C_TESTS)
+    add_test(NAME ir.${n} COMMAND ${n} ${CMAKE_BINARY_DIR}/test-results/ir.${n}.txt
+             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(ir.${n} PROPERTIES ENVIRONMENT "KJIT_PIPELINE=bytecode")
+  endif()
 endforeach()
 
 # A fake CUDA driver over host memory (libmockcuda.so in the build dir):

@@ -80,6 +80,15 @@ typedef struct CG {
   CgFor *fors;              /* by forprep id */
   CgVal **results;          /* by call id: what a Lua call gave */
   int *nresults;
+  /* kernels: messages by number when the target has no string globals
+  ** (err->msg holds the 1-based number), and whether syncthreads ran */
+  const char **msgs; int nmsgs, capmsgs;
+  int uses_sync;
+  /* kernels: bounds checks of array reads waiting for one branch
+  ** (cg_defer.c) */
+  struct CgDefer { LLVMValueRef ok, index, extent; int line; } defer[16];
+  int ndefer;
+  LLVMValueRef defer_all;   /* all pending checks passed (i1) */
   LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
@@ -178,6 +187,31 @@ CgVal cg_len(CG *G, const KirInsn *v);
 
 /* cg_builtin.c */
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+
+/* cg_kernel.c: the value err->msg gets for msg (a string, or its number) */
+LLVMValueRef cg_msg(CG *G, const char *msg);
+
+/* cg_array.c: the element pointer of o[k] (o 1-D; bounds checked) */
+LLVMValueRef cg_elem_ptr(CG *G, const KirInsn *v, CgVal o, CgVal k);
+
+/* cg_cuda.c: the kjit.cuda built-ins (call v of built-in id), and
+** cuda.threadIdx.x ... (getfield v of a dim3 built-in) */
+CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+CgVal cg_cuda_dim3(CG *G, const KirInsn *v, int id);
+
+/* cg_defer.c: deferred bounds checks of array reads in kernels. v reads
+** o[...] (v an INDEX): cg_defer_check records the check (returns 1) when
+** v's array may defer, else returns 0 (the caller checks now);
+** cg_defer_ptr makes the element pointer of a read safe while checks are
+** pending; cg_defer_flush emits their one branch. */
+int cg_defer_check(CG *G, const KirInsn *v, LLVMValueRef ok, int line, LLVMValueRef index,
+                   LLVMValueRef extent);
+LLVMValueRef cg_defer_ptr(CG *G, const KirInsn *v, LLVMValueRef elem, LLVMTypeRef ety);
+void cg_defer_flush(CG *G);
+int cg_defer_straight(CG *G, const KirInsn *v);   /* v may run with checks pending */
+
+/* cg_kernel.c: the device kernel entry (target->kernel_entry) */
+void cg_emit_kernel_entry(CG *G, KtySpec *sp, const char *name);
 
 /* cg_func.c: operands of v from `from` on, an open last call expanded */
 int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);

@@ -15,6 +15,7 @@ static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, cons
                               int argi) {
   k = cg_unwrap(G, k, line, use, argi);
   if (k.t.kind == T_INT) return k.v;
+  cg_defer_flush(G);   /* its error comes after the pending ones */
   LLVMValueRef x, isf = NULL, iv = NULL;
   if (k.t.kind == T_NUMBER) {
     isf = k.isf;
@@ -62,7 +63,8 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
   LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
   if (G->boundscheck) {
     LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, off, o.dims[0], "");
-    cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);
+    if (!cg_defer_check(G, v, ok, line, i, o.dims[0]))   /* kernels: cg_defer.c */
+      cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);
   }
   LLVMTypeRef ety = cg_dtype_llty(G, o.t.dtype);
   if (o.t.ndim > 1) {
@@ -77,6 +79,12 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
   }
   *elem = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
   return o;
+}
+
+LLVMValueRef cg_elem_ptr(CG *G, const KirInsn *v, CgVal o, CgVal k) {
+  LLVMValueRef elem;
+  index_buffer(G, v, o, k, &elem);
+  return elem;
 }
 
 /* Loads an element: narrow integers widen to i64. */
@@ -133,6 +141,7 @@ CgVal cg_index(CG *G, const KirInsn *v) {
   LLVMValueRef elem;
   CgVal r = index_buffer(G, v, o, k, &elem);
   if (elem == NULL) return r;
+  elem = cg_defer_ptr(G, v, elem, cg_dtype_llty(G, o.t.dtype));   /* checks pending? */
   return load_elem(G, o.t.dtype, elem);
 }
 
@@ -155,6 +164,8 @@ void cg_setindex(CG *G, const KirInsn *v) {
 CgVal cg_getfield(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   const char *n = v->k.str.s;
+  if (o.t.kind == T_BUILTIN)   /* cuda.threadIdx.x ... */
+    return cg_cuda_dim3(G, v, G->sp->types[v->args[0]->id].ref);
   if (o.t.kind != T_BUF) cg_error(G, v, "internal error: field of a non-array");
   if (strcmp(n, "shape") == 0) {
     CgVal r = o;

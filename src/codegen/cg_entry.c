@@ -51,6 +51,10 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     switch (t.kind) {
     case T_INT: av[n++] = LLVMBuildLoad2(G->B, G->i64, slot, ""); break;
     case T_F64: av[n++] = LLVMBuildBitCast(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->f64, ""); break;
+    case T_F32:   /* kernels (simulator): f64 bits, narrowed as the launch does */
+      av[n++] = LLVMBuildFPTrunc(G->B, LLVMBuildBitCast(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""),
+                                                        G->f64, ""), G->f32, "");
+      break;
     case T_BOOL:
       av[n++] = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i64, slot, ""), cg_i64(G, 0), "");
       break;

@@ -204,13 +204,14 @@ static void pure_keep_first_error(CG *G) {
 
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
               LLVMValueRef c, const char *msg) {
+  cg_defer_flush(G);   /* a pending bounds error comes first */
   pure_keep_first_error(G);
   cg_store_err(G, 0, cg_i32(G, kind));
   cg_store_err(G, 1, cg_i32(G, line));
   if (a) cg_store_err(G, 2, a);
   if (b) cg_store_err(G, 3, b);
   if (c) cg_store_err(G, 4, c);
-  if (msg) cg_store_err(G, 5, LLVMBuildGlobalStringPtr(G->B, msg, "kcg.msg"));
+  if (msg) cg_store_err(G, 5, cg_msg(G, msg));
   cg_store_err(G, 6, G->chunkname);
   cg_fail_ret(G);
   LLVMPositionBuilderAtEnd(G->B, cg_bb(G, "dead"));
@@ -231,6 +232,7 @@ LLVMValueRef cg_cold_false(CG *G, LLVMValueRef br) {
 void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
               LLVMValueRef b, LLVMValueRef c, const char *msg) {
   if (LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1) return;
+  cg_defer_flush(G);   /* a pending bounds error comes first */
   LLVMBasicBlockRef fail = cg_bb(G, "fail"), cont = cg_bb(G, "ok");
   cg_cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
@@ -832,6 +834,7 @@ static void emit_ret(CG *G, KirInsn *v) {
 static void emit_insn(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
+  if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   /* a call folded by the typer (math.max of constants) is its constant */
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
@@ -864,6 +867,7 @@ static void emit_insn(CG *G, KirInsn *v) {
 
 static void emit_term(CG *G, KirBlock *b) {
   KirInsn *v = b->term;
+  cg_defer_flush(G);
   if (v == NULL) { LLVMBuildUnreachable(G->B); return; }
   switch (v->op) {
   case KIR_JMP:
@@ -1036,7 +1040,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
       G->bbs[i] = cg_bb(G, nm);
     }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
-  G->chunkname = LLVMBuildGlobalStringPtr(G->B, sp->chunkname ? sp->chunkname : "?", "kcg.chunk");
+  G->chunkname = G->target->string_globals   /* else the host knows it */
+      ? LLVMBuildGlobalStringPtr(G->B, sp->chunkname ? sp->chunkname : "?", "kcg.chunk")
+      : LLVMConstNull(G->i8p);
   /* parameters, result pointers, err */
   unsigned p = 0;
   CgVal params[KJIT_MAXARGS];
@@ -1116,16 +1122,11 @@ void cg_emit_block(CG *G, KirBlock *blk) {
   emit_block(G, blk, G->bbs[blk->id]);
 }
 
-void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
-              const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
-              int *has_calls) {
-  KcgParallel par = { 0, NULL, 0, NULL };
-  kcg_emit_par(S, C, M, root, entry_name, t, boundscheck, fastmath, has_calls, &par);
-}
-
-void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
-                  const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
-                  int *has_calls, KcgParallel *par) {
+/* One module: every specialization in use, then the entry (a KEntry
+** wrapper, or the target's kernel entry). */
+static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                        const char *entry_name, const KcgTarget *t, int boundscheck,
+                        int fastmath, int *has_calls, KcgParallel *par, KcgKernelInfo *info) {
   CG G0, *G = &G0;
   memset(G, 0, sizeof *G);
   G->par = par;
@@ -1166,8 +1167,34 @@ void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *roo
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) declare_spec(G, S->specs[i]);
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) emit_spec(G, S->specs[i]);
   G->sp = root;
-  cg_emit_entry(G, root, entry_name);
+  if (t->kernel_entry) cg_emit_kernel_entry(G, root, entry_name);
+  else cg_emit_entry(G, root, entry_name);
   S->jb = saved;
   LLVMDisposeBuilder(G->B);
   if (has_calls) *has_calls = G->has_calls;
+  if (info) {
+    info->msgs = G->msgs;
+    info->nmsgs = G->nmsgs;
+    info->uses_sync = G->uses_sync;
+  }
+}
+
+void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+              const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+              int *has_calls) {
+  KcgParallel par = { 0, NULL, 0, NULL };
+  emit_module(S, C, M, root, entry_name, t, boundscheck, fastmath, has_calls, &par, NULL);
+}
+
+void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                  const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
+                  int *has_calls, KcgParallel *par) {
+  emit_module(S, C, M, root, entry_name, t, boundscheck, fastmath, has_calls, par, NULL);
+}
+
+void kcg_emit_kernel(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                     const char *entry_name, const KcgTarget *t, int boundscheck,
+                     int fastmath, KcgKernelInfo *info) {
+  KcgParallel par = { 0, NULL, 0, NULL };   /* kernels have no kjit.prange */
+  emit_module(S, C, M, root, entry_name, t, boundscheck, fastmath, NULL, &par, info);
 }

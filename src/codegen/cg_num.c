@@ -105,8 +105,9 @@ LLVMValueRef cg_num_to(CG *G, CgVal x, int to) {
     return to == T_INT ? cg_i64(G, 0) : LLVMConstReal(to == T_F32 ? G->f32 : G->f64, 0);
   if (from == T_INT) {
     if (to == T_F64) return LLVMBuildSIToFP(G->B, x.v, G->f64, "");
-    /* int -> Lua float -> f32, as the interpreter's value would round */
-    if (LLVMIsAConstantInt(x.v)) return LLVMBuildSIToFP(G->B, x.v, G->f32, "");
+    /* int -> Lua float -> f32, as the interpreter's value would round
+    ** (kernels convert once, as CUDA C does, without an f64 step) */
+    if (LLVMIsAConstantInt(x.v) || G->S->kernel) return LLVMBuildSIToFP(G->B, x.v, G->f32, "");
     return LLVMBuildFPTrunc(G->B, LLVMBuildSIToFP(G->B, x.v, G->f64, ""), G->f32, "");
   }
   if (from == T_F32 && to == T_F64) return LLVMBuildFPExt(G->B, x.v, G->f64, "");
@@ -259,9 +260,14 @@ CgVal cg_split(CG *G, const KirInsn *v, CgVal *a, int n, Type rt, CgConcrete fn)
 
 /* ---- Arithmetic -------------------------------------------------------------- */
 
+/* kernels (KtySession.kernel): an integer operand of an f32 operation
+** converts to f32, as in CUDA C (ir_type.c's rule) */
+static __thread int kernel_rules;
+
 static Type float_of(Type a, Type b) {
   int a32 = a.kind == T_F32, b32 = b.kind == T_F32;
-  Type r = TY(((a32 && (b32 || b.weak)) || (b32 && (a32 || a.weak))) ? T_F32 : T_F64);
+  int ai = kernel_rules && a.kind == T_INT, bi = kernel_rules && b.kind == T_INT;
+  Type r = TY(((a32 && (b32 || b.weak || bi)) || (b32 && (a32 || a.weak || ai))) ? T_F32 : T_F64);
   r.weak = a.weak && b.weak;
   return r;
 }
@@ -345,6 +351,7 @@ static LLVMValueRef float_pow(CG *G, LLVMValueRef a, LLVMValueRef b) {
 static CgVal arith_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   (void)n; (void)rt;
   int op = v->op, line = v->line;
+  kernel_rules = G->S->kernel;
   Type t = concrete_type(op, a[0].t, a[1].t);
   if (isbitwise(op)) {
     LLVMValueRef x = cg_to_int_checked(G, a[0], line, v, 0);
@@ -466,6 +473,16 @@ LLVMValueRef cg_cmp_num(CG *G, int cmp, CgVal a, CgVal b) {
   if (a.t.kind == T_INT) return cmp_int_float(G, cmp, a.v, b.v, 1);
   if (b.t.kind == T_INT) return cmp_int_float(G, cmp, b.v, a.v, 0);
   int k = (a.t.kind == T_F32 && b.t.kind == T_F32) ? T_F32 : T_F64;
+  /* an f32 against a float constant that f32 holds exactly: the same
+  ** answer in f32 (widening is exact), without f64 instructions */
+  if (k == T_F64 && (a.t.kind == T_F32 || b.t.kind == T_F32)) {
+    LLVMValueRef c = a.t.kind == T_F32 ? b.v : a.v;
+    LLVMBool lost;
+    if (c && LLVMIsAConstantFP(c) && LLVMTypeOf(c) == G->f64) {
+      double d = LLVMConstRealGetDouble(c, &lost);
+      if ((double)(float)d == d || d != d) k = T_F32;
+    }
+  }
   LLVMValueRef x = cg_num_to(G, a, k), y = cg_num_to(G, b, k);
   LLVMRealPredicate p = cmp == CG_EQ ? LLVMRealOEQ : cmp == CG_LT ? LLVMRealOLT : LLVMRealOLE;
   return LLVMBuildFCmp(G->B, p, x, y, "");

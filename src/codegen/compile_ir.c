@@ -63,7 +63,7 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 /* f:inspect("types"): each specialization's signature, then its named
 ** locals with their types (one line per name and type: a register reused
 ** for an integer and then a float shows both). */
-static char *types_text(KtySession *T) {
+char *kcg_types_text(KtySession *T, int kernel) {
   lua_State *L = T->L;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -71,7 +71,8 @@ static char *types_text(KtySession *T) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
     if (!sp->used) continue;
-    lua_pushfstring(L, "%s:%d: function", sp->chunkname, sp->ir->proto->linedefined);
+    lua_pushfstring(L, "%s:%d: %sfunction", sp->chunkname, sp->ir->proto->linedefined,
+                    !kernel ? "" : sp->root ? "kernel " : "device ");
     luaL_addvalue(&b);
     sig_text(&b, sp->args, sp->nargs);
     addf(&b, " -> ");
@@ -153,7 +154,7 @@ int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argba
     if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
   }
   out->calls = calls;
-  out->types = types_text(&T);
+  out->types = kcg_types_text(&T, 0);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", root->chunkname ? root->chunkname : "?");
   kty_close(&T);
   return 0;

@@ -62,4 +62,38 @@ int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argba
                     LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
                     KcgCompiled *out);
 
+/* What a kernel's emit gives besides the module. */
+typedef struct KcgKernelInfo {
+  const char **msgs; int nmsgs;   /* error texts by number (targets
+                                     without string globals; in S's arena) */
+  int uses_sync;                  /* calls cuda.syncthreads */
+} KcgKernelInfo;
+
+/* kcg_emit for a cuda.jit kernel (t: kcg_target_nvptx or kcg_target_sim):
+** the entry is the target's (a device kernel, or KEntry). */
+void kcg_emit_kernel(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
+                     const char *entry_name, const KcgTarget *t, int boundscheck,
+                     int fastmath, KcgKernelInfo *info);
+
+/* A compiled kernel (kcg_compile_kernel). */
+typedef struct KcgKernel {
+  int nargs;
+  Type args[KJIT_MAXARGS];   /* the root's parameter types */
+  char *types;               /* malloc'd text for k:inspect("types") */
+  char chunkname[128];
+  char **msgs; int nmsgs;    /* malloc'd error texts by number */
+  int uses_sync;
+} KcgKernel;
+
+/* Compiles the kernel function at stack index fidx for argument types
+** args[0..nargs) into M for target t (kernel typing rules), with the entry
+** entry_name. Returns 0, or -1 with the located message in S->errmsg. */
+int kcg_compile_kernel(Session *S, int fidx, int nargs, const Type *args,
+                       LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
+                       const KcgTarget *t, KcgKernel *out);
+
+/* f:inspect("types") text of a typer session (malloc'd); kernel: the
+** root is named "kernel function", the others "device function" */
+char *kcg_types_text(KtySession *T, int kernel);
+
 #endif

@@ -3,16 +3,19 @@
 ** table of hooks. Only target_*.c files know which target they describe;
 ** everything else in src/codegen/ reads this table.
 **
-** Targets now: the CPU (target_cpu.c, kjit.jit through ORC). Planned:
-** NVPTX (target_nvptx.c: libdevice math, global address space for array
-** data, thread and block registers, no C runtime) and the simulator
-** (target_sim.c: CPU code with the simulator's thread state).
+** Targets: the CPU (target_cpu.c, kjit.jit through ORC); cuda.jit kernels
+** for libNVVM (target_nvptx.c: libdevice math, PTX special registers,
+** shared memory, no C runtime, no string globals, the device kernel
+** entry) and for the simulator (target_sim.c: CPU code calling cudasim.c
+** for the thread state, the KEntry wrapper).
 */
 #ifndef KJIT_CG_TARGET_H
 #define KJIT_CG_TARGET_H
 
 #include <stddef.h>
 #include <llvm-c/Core.h>
+
+struct CG;
 
 typedef struct KcgTarget {
   const char *name;              /* "cpu", "nvptx", "sim" */
@@ -31,10 +34,37 @@ typedef struct KcgTarget {
   int stack_checks;              /* calls compare the stack pointer with
                                     err->stack_limit */
   int poll;                      /* loops and calls poll kjit_rt_poll
-                                    (interrupts); 0 until the runtime side
-                                    registers the symbol */
+                                    (interrupts, runtime_poll.c): CPU and
+                                    simulated code; never a GPU kernel */
+  /* ---- cuda.jit kernels (NULL / 0 on the CPU target) ---- */
+  /* 1: the entry is a device kernel `void name(params..., i64* errrec,
+  ** i64 dynshared)` (codegen.h, cg_kernel.c); 0: the KEntry wrapper. */
+  int kernel_entry;
+  void (*barrier)(struct CG *G);          /* cuda.syncthreads() */
+  void (*fence)(struct CG *G);            /* cuda.threadfence() */
+  /* cuda.shared.array(n, dtype): a generic element pointer to n elements
+  ** of ety (esize bytes each) shared by the block, for allocation site
+  ** `site`; n == 0: the launch's dynamic shared memory, its element count
+  ** in *len. */
+  LLVMValueRef (*shared_array)(struct CG *G, LLVMTypeRef ety, long long n, long long esize,
+                               long long site, LLVMValueRef *len);
+  /* atomic float add at p, returning the old value; NULL: atomicrmw fadd */
+  LLVMValueRef (*atomic_fadd)(struct CG *G, LLVMValueRef p, LLVMValueRef v);
+  unsigned global_addrspace;     /* the fallback of deferred reads from a
+                                    kernel's array parameters (cg_defer.c)
+                                    lives here: global memory, so that the
+                                    reads stay global loads */
+  int zero_by_store;             /* zero local arrays with a store of a null
+                                    aggregate, not llvm.memset (whose
+                                    attributes LLVM 7 NVVM cannot read) */
+  /* LLVM IR text defining kjit_rt_cmp_int_float and kjit_rt_forlimit,
+  ** for targets without the C runtime (linked by the caller when the
+  ** module calls them), or NULL */
+  const char *runtime_ir;
 } KcgTarget;
 
 extern const KcgTarget kcg_target_cpu;
+extern const KcgTarget kcg_target_nvptx;   /* target_nvptx.c: libNVVM kernels */
+extern const KcgTarget kcg_target_sim;     /* target_sim.c: simulated kernels */
 
 #endif

@@ -15,4 +15,5 @@ const KcgTarget kcg_target_cpu = {
   1,         /* string globals */
   1,         /* stack checks */
   1,         /* polls kjit_rt_poll (runtime_poll.c) */
+  0, NULL, NULL, NULL, NULL, 0, 0, NULL,   /* no kernels */
 };

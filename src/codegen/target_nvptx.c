@@ -1,0 +1,191 @@
+/*
+** target_nvptx.c: the NVPTX target (cuda.jit kernels for libNVVM, which
+** reads LLVM 7-era IR: no fneg, no globals in the generic address space,
+** no llvm.memset attributes; see /work/shared/NOTES-gpu.md): libdevice
+** math (__nv_*), the PTX special registers, barrier and fence intrinsics,
+** shared arrays in address space 3, NVVM's float atomic add, no C
+** runtime (kjit_rt_* come as IR text, runtime_ir), no string globals
+** (error messages travel as numbers), the device kernel entry.
+** Array data pointers stay generic (address space 0), as the AST code
+** generator had them: NVVM infers the global space from the parameters.
+*/
+#include <stdio.h>
+#include "codegen/cg.h"
+#include "runtime_err.h"
+
+static int math_name(const char *base, int is_f32, char *buf, size_t n) {
+  snprintf(buf, n, "__nv_%s%s", base, is_f32 ? "f" : "");
+  return 1;
+}
+
+static LLVMValueRef call0(LLVMModuleRef M, LLVMBuilderRef B, const char *name, LLVMTypeRef ret) {
+  LLVMTypeRef fty = LLVMFunctionType(ret, NULL, 0, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(M, name);
+  if (fn == NULL) fn = LLVMAddFunction(M, name, fty);
+  return LLVMBuildCall2(B, fty, fn, NULL, 0, "");
+}
+
+static LLVMValueRef special_reg(LLVMModuleRef M, LLVMBuilderRef B, int group, int axis) {
+  static const char *const grp[] = { "tid", "ctaid", "ntid", "nctaid" };
+  char name[48];
+  snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", grp[group], 'x' + axis);
+  LLVMContextRef C = LLVMGetModuleContext(M);
+  LLVMValueRef r = call0(M, B, name, LLVMInt32TypeInContext(C));
+  return LLVMBuildZExt(B, r, LLVMInt64TypeInContext(C), "");
+}
+
+static void barrier(CG *G) { call0(G->M, G->B, "llvm.nvvm.barrier0", LLVMVoidTypeInContext(G->C)); }
+static void fence(CG *G) { call0(G->M, G->B, "llvm.nvvm.membar.gl", LLVMVoidTypeInContext(G->C)); }
+
+/* A static array (n > 0) is a module global in the shared space; a dynamic
+** one is the one extern array the launch sizes, whose bytes the kernel
+** entry keeps in err->stack_limit. */
+static LLVMValueRef shared_array(CG *G, LLVMTypeRef ety, long long n, long long esize,
+                                 long long site, LLVMValueRef *len) {
+  (void)site;
+  LLVMValueRef g;
+  if (n > 0) {
+    LLVMTypeRef aty = LLVMArrayType(ety, (unsigned)n);
+    g = LLVMAddGlobalInAddressSpace(G->M, aty, "kjit_shared", 3);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetInitializer(g, LLVMGetUndef(aty));
+  } else {
+    g = LLVMGetNamedGlobal(G->M, "kjit_dynshared");
+    if (g == NULL) {
+      g = LLVMAddGlobalInAddressSpace(G->M, LLVMArrayType(G->i8, 0), "kjit_dynshared", 3);
+      LLVMSetLinkage(g, LLVMExternalLinkage);
+    }
+    LLVMValueRef bytes = LLVMBuildLoad2(G->B, G->i64,
+        LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_STACK_LIMIT, ""), "");
+    *len = LLVMBuildUDiv(G->B, bytes, cg_i64(G, esize), "");
+  }
+  LLVMSetAlignment(g, 16);
+  LLVMValueRef p3 = LLVMBuildBitCast(G->B, g, LLVMPointerType(ety, 3), "");
+  return LLVMBuildAddrSpaceCast(G->B, p3, LLVMPointerType(ety, 0), "");
+}
+
+/* LLVM 7 has no atomicrmw fadd: NVVM's own intrinsic */
+static LLVMValueRef atomic_fadd(CG *G, LLVMValueRef p, LLVMValueRef v) {
+  LLVMTypeRef fty = LLVMTypeOf(v);
+  LLVMTypeRef pt[2] = { LLVMTypeOf(p), fty };
+  LLVMValueRef av[2] = { p, v };
+  return cg_ccall(G, fty == G->f32 ? "llvm.nvvm.atomic.load.add.f32.p0f32"
+                                   : "llvm.nvvm.atomic.load.add.f64.p0f64", fty, pt, av, 2);
+}
+
+/* Lua's exact integer/float comparison and float for-loop limits, the
+** same algorithms as runtime.c, written with libdevice's floor and ceil. */
+static const char runtime_ir[] =
+  "declare double @__nv_floor(double)\n"
+  "declare double @__nv_ceil(double)\n"
+  "define internal i32 @kjit_rt_cmp_int_float(i32 %op, i64 %i, double %f) {\n"
+  "entry:\n"
+  "  %nan = fcmp uno double %f, %f\n"
+  "  br i1 %nan, label %no, label %num\n"
+  "num:\n"
+  "  %lo = fcmp oge double %f, 0xC3E0000000000000\n"
+  "  %hi = fcmp olt double %f, 0x43E0000000000000\n"
+  "  %inr = and i1 %lo, %hi\n"
+  "  %iseq = icmp eq i32 %op, 4\n"
+  "  br i1 %iseq, label %eq, label %ord\n"
+  "eq:\n"
+  "  br i1 %inr, label %eq2, label %no\n"
+  "eq2:\n"
+  "  %fl = call double @__nv_floor(double %f)\n"
+  "  %isint = fcmp oeq double %fl, %f\n"
+  "  %fi = fptosi double %f to i64\n"
+  "  %same = icmp eq i64 %fi, %i\n"
+  "  %r = and i1 %isint, %same\n"
+  "  %rz = zext i1 %r to i32\n"
+  "  ret i32 %rz\n"
+  "ord:\n"
+  "  br i1 %hi, label %ord2, label %big\n"
+  "big:\n"
+  "  %le1 = icmp sle i32 %op, 1\n"
+  "  %bz = zext i1 %le1 to i32\n"
+  "  ret i32 %bz\n"
+  "ord2:\n"
+  "  br i1 %lo, label %ord3, label %small\n"
+  "small:\n"
+  "  %ge2 = icmp sge i32 %op, 2\n"
+  "  %sz = zext i1 %ge2 to i32\n"
+  "  ret i32 %sz\n"
+  "ord3:\n"
+  "  %c = call double @__nv_ceil(double %f)\n"
+  "  %fl2 = call double @__nv_floor(double %f)\n"
+  "  %ci = fptosi double %c to i64\n"
+  "  %fi2 = fptosi double %fl2 to i64\n"
+  "  %r0 = icmp slt i64 %i, %ci\n"
+  "  %r1 = icmp sle i64 %i, %fi2\n"
+  "  %r2 = icmp slt i64 %fi2, %i\n"
+  "  %r3 = icmp sle i64 %ci, %i\n"
+  "  %is0 = icmp eq i32 %op, 0\n"
+  "  %is1 = icmp eq i32 %op, 1\n"
+  "  %is2 = icmp eq i32 %op, 2\n"
+  "  %s3 = select i1 %is2, i1 %r2, i1 %r3\n"
+  "  %s2 = select i1 %is1, i1 %r1, i1 %s3\n"
+  "  %s1 = select i1 %is0, i1 %r0, i1 %s2\n"
+  "  %oz = zext i1 %s1 to i32\n"
+  "  ret i32 %oz\n"
+  "no:\n"
+  "  ret i32 0\n"
+  "}\n"
+  "define internal i32 @kjit_rt_forlimit(double %lim, i64 %init, i64 %step, i64* %out) {\n"
+  "entry:\n"
+  "  %neg = icmp slt i64 %step, 0\n"
+  "  %c = call double @__nv_ceil(double %lim)\n"
+  "  %f = call double @__nv_floor(double %lim)\n"
+  "  %fl = select i1 %neg, double %c, double %f\n"
+  "  %lo = fcmp oge double %fl, 0xC3E0000000000000\n"
+  "  %hi = fcmp olt double %fl, 0x43E0000000000000\n"
+  "  %inr = and i1 %lo, %hi\n"
+  "  br i1 %inr, label %fits, label %outside\n"
+  "fits:\n"
+  "  %v = fptosi double %fl to i64\n"
+  "  store i64 %v, i64* %out\n"
+  "  br label %cmp\n"
+  "outside:\n"
+  "  %pos = fcmp ogt double %lim, 0.0\n"
+  "  br i1 %pos, label %above, label %below\n"
+  "above:\n"
+  "  br i1 %neg, label %skip, label %amax\n"
+  "amax:\n"
+  "  store i64 9223372036854775807, i64* %out\n"
+  "  br label %cmp\n"
+  "below:\n"
+  "  %sp = icmp sgt i64 %step, 0\n"
+  "  br i1 %sp, label %skip, label %amin\n"
+  "amin:\n"
+  "  store i64 -9223372036854775808, i64* %out\n"
+  "  br label %cmp\n"
+  "skip:\n"
+  "  ret i32 1\n"
+  "cmp:\n"
+  "  %o = load i64, i64* %out\n"
+  "  %sp2 = icmp sgt i64 %step, 0\n"
+  "  %gt = icmp sgt i64 %init, %o\n"
+  "  %lt = icmp slt i64 %init, %o\n"
+  "  %r = select i1 %sp2, i1 %gt, i1 %lt\n"
+  "  %z = zext i1 %r to i32\n"
+  "  ret i32 %z\n"
+  "}\n";
+
+const KcgTarget kcg_target_nvptx = {
+  .name = "nvptx",
+  .math_name = math_name,
+  .data_addrspace = 0,
+  .special_reg = special_reg,
+  .has_fneg = 0,
+  .has_runtime = 0,
+  .string_globals = 0,
+  .stack_checks = 0,
+  .poll = 0,
+  .kernel_entry = 1,
+  .barrier = barrier,
+  .fence = fence,
+  .shared_array = shared_array,
+  .atomic_fadd = atomic_fadd,
+  .global_addrspace = 1,
+  .zero_by_store = 1,
+  .runtime_ir = runtime_ir,
+};
