@@ -31,7 +31,7 @@ endforeach()
 # register returns.) test_ir_codegen skips under the old pipeline.
 set(KJIT_IR_TESTS test_jit_diff_arith test_jit_diff_buffers test_jit_diff_calls
     test_jit_diff_control test_jit_diff_f32 test_jit_diff_loops test_jit_diff_math
-    test_jit_diff_multret test_jit_diff_opts test_jit_fuzz test_jit_api test_ir_codegen)
+    test_jit_diff_multret test_jit_diff_opts test_jit_fuzz test_jit_api test_ir_codegen test_sources)
 set(KJIT_IR_ENV ${KJIT_TEST_ENV} KJIT_PIPELINE=bytecode)
 foreach(n ${KJIT_IR_TESTS})
   add_test(NAME ir.${n}
