@@ -132,8 +132,9 @@ local function check_cases(out, want, patterns)
 end
 
 -- The code the children and the loaded chunks compile: loops, integer and
--- float arithmetic, a callee, and errors at known lines (line numbers are
--- those of this text: 'bad' errs on its line 3 when t is nil).
+-- float arithmetic, a callee, and errors at known lines: 'bad' errs at
+-- line 7 of this text (the `+`, whose operand is on line 8) when t is nil,
+-- which only the run time knows (callbad's t is a number-or-nil).
 local FUNCS = [[
 local function sum(n, x)
   local s = 0
@@ -334,8 +335,8 @@ local function check_stripped(m)
     local i = diff(m[c[1]], table.unpack(c, 2))
     if i:sub(1, 5) == "false" then
       nerr = nerr + 1
-      truthy(i:find("^false|%?:%-?%d*:? ?attempt") or i:find("^false|%?: attempt"),
-             "a stripped chunk's message has no source line: " .. i)
+      -- luaG_runerror's position for a function without line information
+      truthy(i:find("false|?:-1: attempt", 1, true) == 1, "a stripped chunk's message: " .. i)
       truthy(not i:find("sources.lua", 1, true), "no file name: " .. i)
     end
   end
