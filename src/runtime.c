@@ -56,6 +56,16 @@ void krt_push_error(lua_State *L, const KErr *e) {
   const char *chunk = e->chunk ? e->chunk : "?";
   char where[LUA_IDSIZE + 32];
   snprintf(where, sizeof where, "%s:%d: ", chunk, (int)e->line);
+  /* The interpreter raises these from C functions (luaL_error, whose
+  ** luaL_where gives no position for a line it does not know: a stripped
+  ** chunk's), the others from the VM (luaG_runerror: "?:-1:" there). */
+  switch (e->kind) {
+  case KE_BOUNDS: case KE_BOUNDSF: case KE_INDEXINT: case KE_USER: case KE_ASSERT:
+  case KE_FMOD0: case KE_ARGNOINT:
+    if (e->line <= 0) where[0] = '\0';
+    break;
+  default: break;
+  }
   switch (e->kind) {
   case KE_IDIV0: lua_pushfstring(L, "%sattempt to divide by zero", where); break;
   case KE_MOD0: lua_pushfstring(L, "%sattempt to perform 'n%%0'", where); break;
