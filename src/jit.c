@@ -33,7 +33,7 @@
 #include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
-#include "codegen/kcg.h"
+#include "host/driver.h"
 
 #define JIT_METATABLE "kjit.jit"
 
@@ -255,10 +255,10 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   Type args[KJIT_MAXARGS];
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
-  /* KJIT_PIPELINE=bytecode: the bytecode front end and code generator
-  ** (src/codegen/compile_ir.c) replace resolve/types/codegen below */
-  int bytecode = kcg_bytecode_pipeline();
-  KcgCompiled bc;
+  /* KJIT_PIPELINE=bytecode: the bytecode pipeline's driver
+  ** (host/driver.c) replaces resolve/types/codegen below */
+  int bytecode = kdrv_bytecode_pipeline();
+  KdrvOutput bc;
   memset(&bc, 0, sizeof bc);
   KFunc *f = NULL;
   KSpec *root = NULL;
@@ -288,9 +288,9 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   static const KTarget cpu_target = { "cpu", NULL, 0, KT_CPU };
   if (bytecode) {
     lua_getiuservalue(L, objidx, 1);
-    int rc = kcg_compile_cpu(S, -1, np, args, argbase, C, sb->M, entry_name, &bc);
+    KdrvInput in = { -1, np, args, argbase, &kcg_target_cpu, C, sb->M, entry_name };
+    kdrv_compile(S, &in, &bc);   /* errors raise through S->jb */
     lua_pop(L, 1);
-    if (rc != 0) longjmp(jb, 1);
     np = bc.nargs;
   } else kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
 

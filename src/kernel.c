@@ -49,7 +49,7 @@
 #include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
-#include "codegen/kcg.h"
+#include "host/driver.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -209,15 +209,15 @@ static void sess_fail(SessionBox *sb, const char *what, char *err) {
 }
 
 /* The bytecode pipeline (KJIT_PIPELINE=bytecode): types and emits the
-** kernel at kidx into M for target t (src/codegen/compile_kernel.c) and
-** fills the spec's signature, chunk, types and messages. */
+** kernel at kidx into M for target t (host/driver.c) and fills the spec's
+** signature, chunk, types and messages. Errors raise through S->jb. */
 static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int nargs,
                     KernSpec *ks, const KcgTarget *t, LLVMContextRef C, LLVMModuleRef M) {
-  KcgKernel kk;
+  KdrvOutput kk;
   lua_getiuservalue(L, kidx, 1);
-  int r = kcg_compile_kernel(S, -1, nargs, args, C, M, ks->name, t, &kk);
+  KdrvInput in = { -1, nargs, args, 0, t, C, M, ks->name };
+  kdrv_compile(S, &in, &kk);
   lua_pop(L, 1);
-  if (r != 0) longjmp(*S->jb, 1);   /* the message is in S->errmsg */
   ks->nargs = kk.nargs;
   memcpy(ks->args, kk.args, sizeof(Type) * (size_t)kk.nargs);
   ks->chunk = xstrdup(kk.chunkname);
@@ -253,7 +253,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     ks_release_session(L, sb);
     lua_error(L);
   }
-  int bc = kcg_bytecode_pipeline();   /* src/codegen/ instead of codegen.c */
+  int bc = kdrv_bytecode_pipeline();   /* host/driver.c instead of codegen.c */
   KSpec *root = NULL;
   if (!bc) {
     root = kh_specialize(S, kidx, args, nargs, 0);   /* host/front.c */

@@ -14,8 +14,8 @@
 ** loops, calls, returns, interrupt polling), cg_num.c (numbers, T_NUMBER,
 ** comparisons, conversions), cg_array.c (arrays), cg_builtin.c (math.*,
 ** error, assert), cg_peel.c (which loops get their first iteration
-** emitted apart), cg_entry.c (the KEntry wrapper), compile_ir.c (the
-** kjit.jit pipeline behind KJIT_PIPELINE=bytecode), target_*.c (targets).
+** emitted apart), cg_entry.c (the KEntry wrapper), target_*.c (targets);
+** host/driver.c drives the pipeline (KJIT_PIPELINE=bytecode) into kcg.h.
 **
 ** Values (CgVal) by type:
 **   T_INT i64, T_F64 double, T_F32 float, T_BOOL i1;

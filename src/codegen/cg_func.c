@@ -1147,10 +1147,10 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
   LLVMStructSetBody(G->errty, fields, 9, 0);
   G->errp = LLVMPointerType(G->errty, 0);
   G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
-  /* pure specializations (CPU only); a T_NUMBER result (two registers)
-  ** keeps the ordinary convention */
+  /* pure specializations (targets with pure_calls); a T_NUMBER result
+  ** (two registers) keeps the ordinary convention */
   G->pure = cg_zalloc(G, (size_t)S->nspecs + 1);
-  kfa_mark_pure(S, strcmp(t->name, "cpu") == 0, G->pure);
+  kfa_mark_pure(S, t->pure_calls, G->pure);
   for (int i = 0; i < S->nspecs; i++) {
     TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
     if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;

@@ -2,10 +2,9 @@
 ** kcg.h: the bytecode code generator's public entry points.
 **
 ** kcg_emit emits the specializations a typer session uses (src/ir/) into
-** an LLVM module, with an entry wrapper of the KEntry ABI (codegen.h).
-** kcg_compile_cpu is the whole bytecode pipeline for kjit.jit
-** (KJIT_PIPELINE=bytecode): kbc_dump -> kbc_decode -> kir_build ->
-** kty_spec -> kcg_emit.
+** an LLVM module, with an entry wrapper of the KEntry ABI (codegen.h), or
+** a kernel entry. The whole bytecode pipeline (front end, IR, types, these
+** entry points) is driven by host/driver.c.
 */
 #ifndef KJIT_KCG_H
 #define KJIT_KCG_H
@@ -40,28 +39,6 @@ void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *roo
                   const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
                   int *has_calls, KcgParallel *par);
 
-/* KJIT_PIPELINE=bytecode in the environment (read at each compile). */
-int kcg_bytecode_pipeline(void);
-
-/* What the dispatcher keeps from a compile. */
-typedef struct KcgCompiled {
-  int nargs;                 /* parameters the entry reads */
-  int nret;
-  Type rets[KJIT_MAXRETS];
-  int calls;                 /* makes compiled calls */
-  char *types;               /* malloc'd text for f:inspect("types") */
-  char chunkname[128];
-} KcgCompiled;
-
-/* Compiles the Lua function at stack index fidx for argument types
-** args[0..nargs) (T_FUNC arguments: the function is at stack index
-** argbase + i; argbase 0 refuses them) into M for the CPU, with the entry
-** entry_name. Uses S's arena, options and L. Returns 0, or -1 with the
-** message in S->errmsg. */
-int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argbase,
-                    LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
-                    KcgCompiled *out);
-
 /* What a kernel's emit gives besides the module. */
 typedef struct KcgKernelInfo {
   const char **msgs; int nmsgs;   /* error texts by number (targets
@@ -74,26 +51,5 @@ typedef struct KcgKernelInfo {
 void kcg_emit_kernel(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
                      const char *entry_name, const KcgTarget *t, int boundscheck,
                      int fastmath, KcgKernelInfo *info);
-
-/* A compiled kernel (kcg_compile_kernel). */
-typedef struct KcgKernel {
-  int nargs;
-  Type args[KJIT_MAXARGS];   /* the root's parameter types */
-  char *types;               /* malloc'd text for k:inspect("types") */
-  char chunkname[128];
-  char **msgs; int nmsgs;    /* malloc'd error texts by number */
-  int uses_sync;
-} KcgKernel;
-
-/* Compiles the kernel function at stack index fidx for argument types
-** args[0..nargs) into M for target t (kernel typing rules), with the entry
-** entry_name. Returns 0, or -1 with the located message in S->errmsg. */
-int kcg_compile_kernel(Session *S, int fidx, int nargs, const Type *args,
-                       LLVMContextRef C, LLVMModuleRef M, const char *entry_name,
-                       const KcgTarget *t, KcgKernel *out);
-
-/* f:inspect("types") text of a typer session (malloc'd); kernel: the
-** root is named "kernel function", the others "device function" */
-char *kcg_types_text(KtySession *T, int kernel);
 
 #endif

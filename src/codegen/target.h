@@ -36,6 +36,12 @@ typedef struct KcgTarget {
   int poll;                      /* loops and calls poll kjit_rt_poll
                                     (interrupts, runtime_poll.c): CPU and
                                     simulated code; never a GPU kernel */
+  int pure_calls;                /* pure specializations (kfa_mark_pure) get
+                                    the plain-value calling convention */
+  /* 1: the target compiles cuda.jit kernels: the typer's kernel rules
+  ** (KtySession.kernel: the kjit.cuda built-ins, f32 arithmetic as CUDA
+  ** C), no results, the kernel's KcgKernelInfo (host/driver.c) */
+  int kernel;
   /* ---- cuda.jit kernels (NULL / 0 on the CPU target) ---- */
   /* 1: the entry is a device kernel `void name(params..., i64* errrec,
   ** i64 dynshared)` (codegen.h, cg_kernel.c); 0: the KEntry wrapper. */

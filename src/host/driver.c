@@ -1,0 +1,195 @@
+/*
+** host/driver.c: the bytecode pipeline's one compile driver (driver.h).
+** kty_spec runs the front end and the IR builder on every function it
+** reaches (kbc_dump, kbc_decode, kir_build) and types it; the target's
+** hooks choose the typing rules (kernel) and the code generator's entry
+** (kcg_emit_kernel or kcg_emit_par). What was compile_ir.c (kjit.jit) and
+** compile_kernel.c (cuda.jit) in src/codegen/ is this one path.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "ir/ir_type.h"
+#include "codegen/kcg.h"
+#include "host/driver.h"
+
+int kdrv_bytecode_pipeline(void) {
+  const char *e = getenv("KJIT_PIPELINE");
+  return e != NULL && strcmp(e, "bytecode") == 0;
+}
+
+/* The typer session's slot for the value at idx (the same scheme as
+** ir_type.c's keep_value: values table maps slot -> value and back); a
+** kjit.jit object is its Lua function. */
+static int keep_value(KtySession *T, int idx) {
+  lua_State *L = T->L;
+  idx = lua_absindex(L, idx);
+  if (luaL_testudata(L, idx, "kjit.jit")) {
+    lua_getiuservalue(L, idx, 1);
+    int ref = keep_value(T, -1);
+    lua_pop(L, 1);
+    return ref;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, T->values_ref);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  if (lua_isinteger(L, -1)) {
+    int ref = (int)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    return ref;
+  }
+  lua_pop(L, 1);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, ++T->nvalues);
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, T->nvalues);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return T->nvalues;
+}
+
+static void sig_text(luaL_Buffer *b, const Type *t, int n) {
+  char tb[32];
+  luaL_addchar(b, '(');
+  for (int i = 0; i < n; i++) {
+    if (i) luaL_addstring(b, ", ");
+    luaL_addstring(b, kty_name(t[i], tb, sizeof tb));
+  }
+  luaL_addchar(b, ')');
+}
+
+static int same_type(Type a, Type b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.ndim == b.ndim && a.sub == b.sub;
+}
+
+/* inspect("types"): each specialization's signature, then its named
+** locals with their types (one line per name and type: a register reused
+** for an integer and then a float shows both); for kernels the root is
+** the "kernel function", the others "device function"s. malloc'd. */
+static char *types_text(KtySession *T, int kernel) {
+  lua_State *L = T->L;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  char tb[32];
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->used) continue;
+    lua_pushfstring(L, "%s:%d: %sfunction", sp->chunkname, sp->ir->proto->linedefined,
+                    !kernel ? "" : sp->root ? "kernel " : "device ");
+    luaL_addvalue(&b);
+    sig_text(&b, sp->args, sp->nargs);
+    luaL_addstring(&b, " -> ");
+    if (sp->nret <= 0) luaL_addstring(&b, "()");
+    else sig_text(&b, sp->rets, sp->nret);
+    luaL_addchar(&b, '\n');
+    KirFunc *f = sp->ir;
+    const char *seen_name[256];
+    Type seen_type[256];
+    int nseen = 0;
+    for (int bi = 0; bi < f->nblocks; bi++) {
+      if (!sp->live[bi]) continue;
+      KirBlock *blk = f->blocks[bi];
+      for (int j = 0; j < blk->nphis + blk->ninsns; j++) {
+        KirInsn *v = j < blk->nphis ? blk->phis[j] : blk->insns[j - blk->nphis];
+        Type t = sp->types[v->id];
+        if (v->name == NULL || t.kind == T_UNKNOWN) continue;
+        int dup = 0;
+        for (int k = 0; k < nseen && !dup; k++)
+          dup = strcmp(seen_name[k], v->name) == 0 && same_type(seen_type[k], t);
+        if (dup) continue;
+        if (nseen < 256) { seen_name[nseen] = v->name; seen_type[nseen] = t; nseen++; }
+        lua_pushfstring(L, "  local %s: %s\n", v->name, kty_name(t, tb, sizeof tb));
+        luaL_addvalue(&b);
+      }
+    }
+  }
+  luaL_pushresult(&b);
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  char *r = malloc(n + 1);
+  if (r) memcpy(r, s, n + 1);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* Ends a failed compile: the typer's located message, raised. */
+static void fail(Session *S, KtySession *T, const char *msg) {
+  snprintf(S->errmsg, sizeof S->errmsg, "%s", msg);
+  kty_close(T);
+  longjmp(*S->jb, 1);
+}
+
+static char *dup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *r = malloc(n);
+  if (r) memcpy(r, s, n);
+  return r;
+}
+
+void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
+  lua_State *L = S->L;
+  const KcgTarget *t = in->target;
+  int fidx = lua_absindex(L, in->fidx);
+  memset(out, 0, sizeof *out);
+  KtySession T;
+  kty_open(&T, L, &S->arena);
+  T.kernel = t->kernel;
+
+  /* types: the parameters from the arguments, a function argument a
+  ** constant of this specialization */
+  int nargs = in->nargs < KJIT_MAXARGS ? in->nargs : KJIT_MAXARGS;
+  Type a[KJIT_MAXARGS];
+  for (int i = 0; i < nargs; i++) {
+    a[i] = in->args[i];
+    if (a[i].kind != T_FUNC) continue;
+    if (in->argbase == 0) fail(S, &T, "function arguments cannot be given in a signature");
+    a[i].ref = keep_value(&T, in->argbase + i);
+  }
+  KtySpec *root = kty_spec(&T, fidx, nargs, a);
+  if (root == NULL) fail(S, &T, T.err);
+  const char *chunk = root->chunkname ? root->chunkname : "?";
+  if (t->kernel && root->nret > 0) {
+    char msg[sizeof S->errmsg];
+    snprintf(msg, sizeof msg, "%s:%d: a kernel cannot return values (write the results into an array)",
+             chunk, root->ir->proto->linedefined);
+    fail(S, &T, msg);
+  }
+
+  /* target lowering: code generator errors longjmp here */
+  jmp_buf jb;
+  T.jb = &jb;
+  if (setjmp(jb)) fail(S, &T, T.err);
+  KcgKernelInfo info;
+  memset(&info, 0, sizeof info);
+  if (t->kernel) {
+    kcg_emit_kernel(&T, in->C, in->M, root, in->entry_name, t, S->boundscheck, S->fastmath,
+                    &info);
+  } else {
+    KcgParallel par = { S->parallel, S->parnotes, (int)sizeof S->parnotes, &S->nparnotes };
+    kcg_emit_par(&T, in->C, in->M, root, in->entry_name, t, S->boundscheck, S->fastmath,
+                 &out->calls, &par);
+  }
+
+  /* what the callers keep */
+  out->nargs = root->nargs;
+  memcpy(out->args, root->args, sizeof(Type) * (size_t)root->nargs);
+  out->nret = root->nret < 0 ? 0 : root->nret;
+  for (int r = 0; r < out->nret; r++) {
+    out->rets[r] = root->rets[r];
+    if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
+  }
+  out->uses_sync = info.uses_sync;
+  snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
+  out->types = types_text(&T, t->kernel);
+  if (info.nmsgs > 0) {
+    out->msgs = calloc((size_t)info.nmsgs, sizeof *out->msgs);
+    if (out->msgs) {
+      out->nmsgs = info.nmsgs;
+      for (int i = 0; i < info.nmsgs; i++) out->msgs[i] = dup(info.msgs[i]);
+    }
+  }
+  kty_close(&T);
+}

@@ -1,0 +1,65 @@
+/*
+** host/driver.h: the one compile driver of the bytecode pipeline
+** (KJIT_PIPELINE=bytecode), for kjit.jit, cuda.jit (NVPTX and simulated),
+** and through them the array functions (lua/kjit/ufunc.lua, reduce.lua):
+**
+**   the Lua function -> bytecode (src/frontend/: kbc_dump, kbc_decode)
+**   -> SSA IR (src/ir/: kir_build) -> types (kty_spec, the target's
+**   typing rules) -> LLVM IR for the target (src/codegen/: kcg_emit_*)
+**
+** The caller (jit.c's compile_spec, kernel.c's compile_kernel) owns the
+** rest: the session, the LLVM module and its preparation, the backend
+** (ORC, libNVVM), the disk cache, dispatch. The driver never asks which
+** target it compiles for: it reads the target's hook table (target.h).
+** It replaces host/front.c (the old pipeline's front half) at the
+** switch-over.
+*/
+#ifndef KJIT_HOST_DRIVER_H
+#define KJIT_HOST_DRIVER_H
+
+#include <llvm-c/Core.h>
+#include "compile.h"
+#include "codegen/target.h"
+
+/* KJIT_PIPELINE=bytecode in the environment (read at each compile). */
+int kdrv_bytecode_pipeline(void);
+
+/* What to compile. Options come from the Session (boundscheck, fastmath,
+** parallel and its notes buffer parnotes; opt and the disk cache are the
+** backend's, the caller's business). */
+typedef struct KdrvInput {
+  int fidx;                  /* stack index of the Lua function */
+  int nargs;
+  const Type *args;          /* argument types args[0..nargs) */
+  int argbase;               /* a T_FUNC argument is the function at stack
+                                index argbase + i, a constant of this
+                                specialization; 0: none given (a T_FUNC in
+                                args is then an error) */
+  const KcgTarget *target;   /* kcg_target_cpu, _nvptx or _sim */
+  LLVMContextRef C;
+  LLVMModuleRef M;           /* the caller's module, prepared */
+  const char *entry_name;    /* the entry the code generator emits */
+} KdrvInput;
+
+/* What the callers keep from a compile. */
+typedef struct KdrvOutput {
+  int nargs;                 /* the root's parameters (the entry reads) */
+  Type args[KJIT_MAXARGS];
+  int nret;                  /* results (0 for kernels); one never */
+  Type rets[KJIT_MAXRETS];   /* produced is nil */
+  int calls;                 /* compiled calls were emitted (the dispatcher
+                                sets err->stack_limit) */
+  char *types;               /* malloc'd: inspect("types") */
+  char chunkname[128];
+  char **msgs; int nmsgs;    /* malloc'd error texts by number (targets
+                                without string globals) */
+  int uses_sync;             /* a kernel calling cuda.syncthreads */
+} KdrvOutput;
+
+/* Compiles in->fidx into in->M. Compile errors are the user's located
+** "chunk:line: message" in S->errmsg, raised through S->jb (the caller's
+** setjmp turns them into Lua errors); nothing of *out is then allocated.
+** Otherwise the caller owns out->types and out->msgs. */
+void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out);
+
+#endif
