@@ -145,8 +145,13 @@ int kcg_compile_cpu(Session *S, int fidx, int nargs, const Type *args, int argba
   }
   int calls = 0;
   KcgParallel par = { S->parallel, S->parnotes, (int)sizeof S->parnotes, &S->nparnotes };
-  kcg_emit_par(&T, C, M, root, entry_name, &kcg_target_cpu, S->boundscheck, S->fastmath, &calls,
-               &par);
+  /* KJIT_BENCH_NOPOLL=1 compiles without interrupt polls: a measurement
+  ** knob only (bench/: the cost of polling), never for use; kjit.interrupt
+  ** and count hooks then do not stop compiled code, and the disk cache's
+  ** key does not see it */
+  KcgTarget tgt = kcg_target_cpu;
+  if (getenv("KJIT_BENCH_NOPOLL") != NULL) tgt.poll = 0;
+  kcg_emit_par(&T, C, M, root, entry_name, &tgt, S->boundscheck, S->fastmath, &calls, &par);
   out->nargs = root->nargs;
   out->nret = root->nret < 0 ? 0 : root->nret;
   for (int r = 0; r < out->nret; r++) {
