@@ -432,9 +432,9 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** With a target's poll flag, compiled code calls kjit_rt_poll(err) often
 ** enough to stop within milliseconds and rarely enough to cost little: a
 ** countdown (an i64 in the entry's frame, passed to every function) loses
-** one at each call (charged by the caller: at a function's entry it would
-** cost every leaf call its full prologue, fib ran 1.8x slower) and each
-** loop iteration, and the poll runs
+** one at each call that can recur (charged by the caller, see call_charge:
+** at a function's entry it would cost every leaf call its full prologue,
+** fib ran 1.8x slower) and each loop iteration, and the poll runs
 ** when it reaches zero (a nonzero answer fails the call, err filled).
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
@@ -689,6 +689,58 @@ static void emit_forloop(CG *G, KirInsn *v) {
 
 /* ---- Calls and returns ------------------------------------------------------ */
 
+/* Whether a compiled call from v charges the poll countdown (a call of a
+** Lua function with a callee specialization). */
+static KtySpec *charged_callee(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR) || sp->callees == NULL) return NULL;
+  return sp->types[v->args[0]->id].kind == T_FUNC ? sp->callees[v->id] : NULL;
+}
+
+/* Whether specialization `from` can reach `to` through calls (seen: one
+** byte a specialization, zeroed). */
+static int spec_reaches(CG *G, KtySpec *from, const KtySpec *to, uint8_t *seen) {
+  if (from == to) return 1;
+  if (from->index < 0 || from->index >= G->S->nspecs || seen[from->index]) return 0;
+  seen[from->index] = 1;
+  KirFunc *f = from->ir;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!from->live[b]) continue;
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      KtySpec *c = charged_callee(from, f->blocks[b]->insns[i]);
+      if (c && spec_reaches(G, c, to, seen)) return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether a call of callee can come back to the function being compiled
+** (a cycle of the typed call graph). */
+static int call_recurs(CG *G, KtySpec *callee) {
+  uint8_t *seen = cg_zalloc(G, (size_t)G->S->nspecs);
+  return spec_reaches(G, callee, G->sp, seen);
+}
+
+/* What call v charges the poll countdown. Calls charge only where they
+** can recur: a callee outside every recursion cycle through its caller
+** ends on its own unless it loops or recurses, and its loops and its own
+** recursive calls charge. And a block charges all of its recursive calls
+** at its first one (its code runs straight through; a failing call returns
+** at once): fib's two calls charge once, which halves the counter's
+** load-store chain through memory that every call otherwise waits on. */
+static int call_charge(CG *G, KirInsn *v) {
+  KirBlock *b = v->block;
+  int i = 0, n = 0;
+  while (i < b->ninsns && b->insns[i] != v) {
+    KtySpec *c = charged_callee(G->sp, b->insns[i++]);
+    if (c && call_recurs(G, c)) return 0;   /* charged there */
+  }
+  for (; i < b->ninsns; i++) {
+    KtySpec *c = charged_callee(G->sp, b->insns[i]);
+    if (c && call_recurs(G, c)) n++;
+  }
+  return n;
+}
+
 static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int line = v->line;
   CgVal args[KJIT_MAXARGS + KJIT_MAXRETS];
@@ -741,7 +793,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
     cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
   }
-  poll_charge(G, cg_i64(G, 1));
+  int charge = G->pollctr ? call_charge(G, v) : 0;
+  if (charge > 0) poll_charge(G, cg_i64(G, charge));
   CgFunc *cf = &G->funcs[callee->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   if (pure) {

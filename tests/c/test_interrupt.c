@@ -316,6 +316,8 @@ static const char *e2e_script =
   "function M.sum(n) local s = 0 for i = 1, n do s = s + i % 7 end return s end\n"
   "function M.forever(n) local s = 0 while s >= 0 do s = (s + n) % 1000 end return s end\n"
   "M.jsum, M.jforever = kjit.jit(M.sum), kjit.jit(M.forever)\n"
+  "local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end\n"
+  "M.jfib = kjit.jit(fib)   -- fib(90): recursion without loops, never ends\n"
   "M.pforever = kjit.jit(function(a, n)\n"
   "  for i in kjit.prange(1, n) do\n"
   "    local s = 0\n"
@@ -425,6 +427,9 @@ static void end_to_end(void) {
   }
   stopped_by(L, "kjit_interrupt, compiled loop", "M.jforever(1)", 0, "interrupted");
   stopped_by(L, "lua_sethook (lua.c Ctrl-C), compiled loop", "M.jforever(1)", 1,
+             "stopped by the watchdog's hook");
+  stopped_by(L, "kjit_interrupt, compiled recursion", "M.jfib(90)", 0, "interrupted");
+  stopped_by(L, "lua_sethook, compiled recursion", "M.jfib(90)", 1,
              "stopped by the watchdog's hook");
   stopped_by(L, "kjit_interrupt, kjit.prange loop",
              "M.pforever(kjit.zeros(1, 'i64'), 1 << 40)", 0, "interrupted");

@@ -98,6 +98,60 @@ ptest("a line hook alone is not called by compiled code", function()
   truthy(lines < 10, "line hook calls: " .. lines .. " (only the interpreted lines)")
 end)
 
+-- Recursion without loops: recursive calls charge the countdown (calls
+-- outside recursion cycles do not: their callees end or poll on their own).
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local jfib = kjit.jit(fib)
+local ev, od
+function ev(n) if n < 2 then return n end return od(n - 1) + od(n - 2) end
+function od(n) if n < 2 then return 1 - n end return ev(n - 1) + ev(n - 2) end
+local jev = kjit.jit(ev)
+local function walk(a, n)   -- not pure: writes an array
+  if n < 2 then a[1] = a[1] + 1 return end
+  walk(a, n - 1)
+  walk(a, n - 2)
+end
+local jwalk = kjit.jit(walk)
+local function leaf(x) return x * 2 + 1 end
+local function loopcalls(n) local s = 0 while s >= 0 do s = (s + leaf(n)) % 1000 end return s end
+local jloopcalls = kjit.jit(loopcalls)
+
+ptest("a raising hook stops exponential recursion (pure, no loops)", function()
+  debug.sethook(raise_on(1, "fib stopped"), "", HUGE)
+  raises("fib stopped", jfib, 80)
+end)
+
+ptest("a raising hook stops mutual recursion", function()
+  debug.sethook(raise_on(1, "ev stopped"), "", HUGE)
+  raises("ev stopped", jev, 80)
+end)
+
+ptest("a raising hook stops a recursion that writes an array", function()
+  local a = kjit.zeros(1, "i64")
+  debug.sethook(raise_on(1, "walk stopped"), "", HUGE)
+  raises("walk stopped", jwalk, a, 80)
+end)
+
+ptest("a raising hook stops a loop calling a non-recursive function", function()
+  debug.sethook(raise_on(1, "loop stopped"), "", HUGE)
+  raises("loop stopped", jloopcalls, 3)
+end)
+
+ptest("a returning hook: recursion polls and gives the same results", function()
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local got, gotev = jfib(27), jev(24)   -- 635621 and 75025 calls: several polls each
+  local a = kjit.zeros(1, "i64")
+  jwalk(a, 24)
+  debug.sethook()
+  eq(got, fib(27), "fib")
+  eq(gotev, ev(24), "ev")
+  local b = { [1] = 0 }
+  walk(b, 24)
+  eq(a[1], b[1], "walk's leaves")
+  truthy(calls >= 10, "the hook was called " .. calls .. " times")
+end)
+
 -- kjit.prange: workers never touch Lua; the calling thread polls (in its
 -- own chunks and while it waits) and stops them all.
 local pforever = kjit.jit(function(a, n)
