@@ -173,13 +173,9 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     ** knob only (the cost of polling), never for use: kjit_interrupt and
     ** count hooks then do not stop compiled code, and the disk cache's key
     ** does not see it */
-    KcgTarget nopoll;
-    if (t->poll && getenv("KJIT_BENCH_NOPOLL") != NULL) {
-      nopoll = *t;
-      nopoll.poll = 0;
-      t = &nopoll;
-    }
-    kcg_emit_par(&T, in->C, in->M, root, in->entry_name, t, S->boundscheck, S->fastmath,
+    KcgTarget nopoll = *t;
+    if (getenv("KJIT_BENCH_NOPOLL") != NULL) nopoll.poll = 0;
+    kcg_emit_par(&T, in->C, in->M, root, in->entry_name, &nopoll, S->boundscheck, S->fastmath,
                  &out->calls, &par);
   }
 
