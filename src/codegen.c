@@ -37,6 +37,7 @@
 #include "codegen.h"
 #include "buffer.h"
 #include "parse.h"
+#include "ir/ir_builtins.h"
 
 /* Pure calls nested deeper than this raise "stack overflow" even when LLVM
 ** turned the recursion into a loop (about where the interpreter stops). */
@@ -1408,7 +1409,7 @@ static Val emit_cuda(CG *G, Expr *e, int id, Val *a, int n) {
     for (int i = 1; i < n; i++) a[i] = unwrap(G, a[i], e->line, NULL);
     return emit_atomic(G, e, id, a);
   default:
-    ERR(G, e->line, "'%s' is not supported in compiled code", kt_builtin_name(id));
+    ERR(G, e->line, "'%s' is not supported in compiled code", kir_builtin_name(id));
   }
 }
 
@@ -1524,7 +1525,7 @@ static Val emit_builtin(CG *G, Expr *e, int id, Val *a, int n) {
     return a[0];
   }
   default:
-    ERR(G, line, "'%s' is not supported in compiled code", kt_builtin_name(id));
+    ERR(G, line, "'%s' is not supported in compiled code", kir_builtin_name(id));
   }
 }
 

@@ -247,6 +247,5 @@ Type kt_join(Type a, Type b);
 int kt_isnum(Type t);
 /* The T_* of a value read from a buffer of dtype t. */
 Type kt_elem(kjit_dtype t);
-const char *kt_builtin_name(int id);
 
 #endif

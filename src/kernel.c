@@ -45,6 +45,7 @@
 #include "cudadrv.h"
 #include "cudasim.h"
 #include "kernel.h"
+#include "ir/ir_builtins.h"
 #include "runtime_err.h"
 #include "host/front.h"
 #include "host/options.h"
@@ -703,19 +704,8 @@ static int dim3_index(lua_State *L) {
 
 static int dim3_tostring(lua_State *L) {
   Dim3 *d = luaL_checkudata(L, 1, DIM3_MT);
-  lua_pushfstring(L, "%s", kt_builtin_name(d->id));
+  lua_pushfstring(L, "%s", kir_builtin_name(d->id));
   return 1;
-}
-
-int kk_builtin_id(lua_State *L, int idx) {
-  lua_CFunction f = lua_tocfunction(L, idx);
-  if (f) {
-    for (size_t i = 0; i < sizeof cuda_fns / sizeof cuda_fns[0]; i++)
-      if (cuda_fns[i].f == f) return cuda_fns[i].id;
-    return -1;
-  }
-  Dim3 *d = luaL_testudata(L, idx, DIM3_MT);
-  return d ? d->id : -1;
 }
 
 /* Runs fn (at fidx) for every thread of the grid, one coroutine per thread
@@ -1269,10 +1259,12 @@ void kk_open(lua_State *L) {
         lua_setfield(L, t, cuda_fns[i].table);
       }
       lua_pushcfunction(L, cuda_fns[i].f);
+      kir_builtin_register(L, -1, cuda_fns[i].id);
       lua_setfield(L, -2, cuda_fns[i].name);
       lua_pop(L, 1);
     } else {
       lua_pushcfunction(L, cuda_fns[i].f);
+      kir_builtin_register(L, -1, cuda_fns[i].id);
       lua_setfield(L, t, cuda_fns[i].name);
     }
   }
@@ -1281,6 +1273,7 @@ void kk_open(lua_State *L) {
     Dim3 *d = lua_newuserdatauv(L, sizeof *d, 0);
     d->id = B_CUDA_THREADIDX + i;
     luaL_setmetatable(L, DIM3_MT);
+    kir_builtin_register(L, -1, d->id);
     lua_setfield(L, t, dims[i]);
   }
   lua_settop(L, t);

@@ -7,13 +7,9 @@
 #define KJIT_KERNEL_H
 #include "lua.h"
 
-/* The built-in id (compile.h B_CUDA_*) of the value at idx, when it is one
-** of kjit.cuda's kernel functions (cuda.grid ...) or dim3 objects
-** (cuda.threadIdx ...); else -1. */
-int kk_builtin_id(lua_State *L, int idx);
-
 /* Adds cuda.jit, cuda.compile_ptx and the kernel built-ins to the
-** kjit.cuda table at the top of the stack. */
+** kjit.cuda table at the top of the stack, and registers the built-ins'
+** values for the typers (ir/ir_builtins.h). */
 void kk_open(lua_State *L);
 
 /* Raises the first error a kernel launched since the last check recorded

@@ -47,6 +47,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "parallel.h"
+#include "ir/ir_builtins.h"
 #include "runtime.h"
 #include "runtime_poll.h"
 
@@ -313,7 +314,7 @@ static lua_Integer int_arg(lua_State *L, int i, const char *what) {
 /* kjit.prange(a, b [, step]): the values of `for i = a, b, step`, as an
 ** iterator for a generic for. Compiled with {parallel = true}, the loop's
 ** iterations run on the thread pool instead (codegen.c). */
-int kp_prange(lua_State *L) {
+static int kp_prange(lua_State *L) {
   lua_Integer a = int_arg(L, 1, "the start");
   lua_Integer b = int_arg(L, 2, "the limit");
   lua_Integer step = lua_isnoneornil(L, 3) ? 1 : int_arg(L, 3, "the step");
@@ -362,4 +363,7 @@ void kp_open(lua_State *L) {
     {"set_num_threads", l_set_num_threads}, {"clock", l_clock}, {NULL, NULL}
   };
   luaL_setfuncs(L, fns, 0);
+  lua_getfield(L, -1, "prange");   /* for the typers to recognise */
+  kir_builtin_register(L, -1, B_KJIT_PRANGE);
+  lua_pop(L, 1);
 }

@@ -23,15 +23,12 @@ typedef int32_t (*KPrangeWorker)(void **env, int64_t kbegin, int64_t kend,
 int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
                              KErr *err, int64_t *nchunks_out);
 
-/* kjit.prange: the C function compiled code recognises (resolve.c). */
-int kp_prange(lua_State *L);
-
 int kp_pool_size(void);          /* $KJIT_NUM_THREADS or the core count, <= 64 */
 int kp_num_threads(void);        /* threads a loop uses now */
 int kp_set_num_threads(int n);   /* 1..kp_pool_size(); -1 otherwise */
 
 /* Registers prange, get_num_threads, set_num_threads and clock into the
-** table at the top. */
+** table at the top (prange also for the typers: ir/ir_builtins.h). */
 void kp_open(lua_State *L);
 
 #endif

@@ -21,9 +21,8 @@
 #include "lauxlib.h"
 #include "compile.h"
 #include "parse.h"
-#include "kernel.h"
 #include "buffer.h"
-#include "parallel.h"
+#include "ir/ir_builtins.h"
 #include "frontend/bytecode.h"
 
 /* ---- Session helpers ---------------------------------------------------- */
@@ -78,9 +77,8 @@ static int builtin_of(lua_State *L, int idx) {
   };
   lua_CFunction cf = lua_tocfunction(L, idx);
   if (cf == NULL) return -1;
-  if (cf == kp_prange) return B_KJIT_PRANGE;
-  int cuda = kk_builtin_id(L, idx);   /* kjit.cuda.grid ... */
-  if (cuda >= 0) return cuda;
+  int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.grid ... */
+  if (host >= 0) return host;
   lua_getglobal(L, "error");
   if (lua_tocfunction(L, -1) == cf) { lua_pop(L, 1); return B_ERROR; }
   lua_pop(L, 1);
@@ -138,8 +136,8 @@ KConst ks_const_from_value(Session *S, int idx) {
       break;
     }
     if (luaL_testudata(L, idx, "kjit.jit")) lua_pop(L, 1);
-    if (kk_builtin_id(L, idx) >= 0) {   /* cuda.threadIdx ... */
-      k.type = TY(T_BUILTIN); k.type.ref = kk_builtin_id(L, idx);
+    if (kir_builtin_of(L, idx) >= 0) {   /* cuda.threadIdx ... */
+      k.type = TY(T_BUILTIN); k.type.ref = kir_builtin_of(L, idx);
       break;
     }
     k.type = TY(T_UNKNOWN);

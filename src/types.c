@@ -18,33 +18,8 @@
 #include "compile.h"
 #include "parse.h"
 #include "buffer.h"
+#include "ir/ir_builtins.h"
 #include <setjmp.h>
-
-static const char *const builtin_names[] = {
-#define KB_NAME(id, name) name,
-  KJIT_BUILTINS(KB_NAME)
-  KJIT_CUDA_BUILTINS(KB_NAME)
-#undef KB_NAME
-};
-
-/* The names as scripts write them, built by the preprocessor: constant
-** data, so states compiling in several threads share nothing writable
-** (a static buffer filled on each call was a data race). */
-static const char *const builtin_qnames[] = {
-#define KB_QNAME(id, name) "math." name,
-  KJIT_BUILTINS(KB_QNAME)
-#undef KB_QNAME
-#define KB_QNAME(id, name) "cuda." name,
-  KJIT_CUDA_BUILTINS(KB_QNAME)
-#undef KB_QNAME
-};
-
-const char *kt_builtin_name(int id) {
-  if (id < 0 || id >= B__COUNT) return "?";
-  if (id == B_ERROR || id == B_ASSERT) return builtin_names[id];
-  if (id == B_KJIT_PRANGE) return "kjit.prange";
-  return builtin_qnames[id];
-}
 
 static const char *const dtype_names[] = {
 #define KD_NAME(e, name, ct, f, s) name,
@@ -421,9 +396,9 @@ static Type infer_field(Infer *I, Expr *e) {
   }
   if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
     if (!I->S->kernel)
-      ERR(I, e->line, "%s can only be used in a kernel compiled by cuda.jit", kt_builtin_name(o.ref));
+      ERR(I, e->line, "%s can only be used in a kernel compiled by cuda.jit", kir_builtin_name(o.ref));
     if ((name[0] == 'x' || name[0] == 'y' || name[0] == 'z') && name[1] == 0) return TY(T_INT);
-    ERR(I, e->line, "%s has no field '%s' (x, y, z)", kt_builtin_name(o.ref), name);
+    ERR(I, e->line, "%s has no field '%s' (x, y, z)", kir_builtin_name(o.ref), name);
   }
   if (o.kind == T_TABLE) {
     char full[128];
@@ -506,7 +481,7 @@ static int cuda_nresults(Infer *I, Expr *e) {
 
 /* The kernel built-ins (kjit.cuda.*): only in cuda.jit kernels. */
 static Type infer_cuda(Infer *I, Expr *e, int id, Type *args, int n) {
-  const char *name = kt_builtin_name(id);
+  const char *name = kir_builtin_name(id);
   char tb[32];
   if (!I->S->kernel)
     ERR(I, e->line, "%s can only be used in a kernel compiled by cuda.jit", name);
@@ -569,7 +544,7 @@ static Type infer_cuda(Infer *I, Expr *e, int id, Type *args, int n) {
 }
 
 static Type infer_builtin(Infer *I, Expr *e, int id, Type *args, int n) {
-  const char *name = kt_builtin_name(id);
+  const char *name = kir_builtin_name(id);
   char tb[32];
   int minargs = 1;
   if (B_IS_CUDA(id)) return infer_cuda(I, e, id, args, n);

@@ -6,6 +6,7 @@
 */
 #include <string.h>
 #include "codegen/cg.h"
+#include "ir/ir_builtins.h"
 
 static int builtin_id(CG *G, const KirInsn *v) { return G->sp->types[v->args[0]->id].ref; }
 
@@ -166,6 +167,6 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     return r;
   }
   default:
-    cg_error(G, v, "'%s' is not supported in compiled code", kt_builtin_name(id));
+    cg_error(G, v, "'%s' is not supported in compiled code", kir_builtin_name(id));
   }
 }

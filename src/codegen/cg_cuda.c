@@ -7,6 +7,7 @@
 */
 #include <string.h>
 #include "codegen/cg.h"
+#include "ir/ir_builtins.h"
 #include "buffer.h"
 
 /* A special register (0 threadIdx, 1 blockIdx, 2 blockDim, 3 gridDim). */
@@ -202,6 +203,6 @@ CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_CUDA_ATOMIC_MIN: case B_CUDA_ATOMIC_EXCH: case B_CUDA_ATOMIC_CAS:
     return atomic(G, v, id, a, n);
   default:
-    cg_error(G, v, "'%s' is not supported in compiled code", kt_builtin_name(id));
+    cg_error(G, v, "'%s' is not supported in compiled code", kir_builtin_name(id));
   }
 }

@@ -85,4 +85,19 @@ typedef enum KtyRule {
   KTY_R__COUNT
 } KtyRule;
 
+struct lua_State;
+
+/* How messages spell built-in id (a BuiltinId), "?" for none. */
+const char *kir_builtin_name(int id);
+
+/* The Lua values of the built-ins the host makes (kjit.prange, the
+** kjit.cuda functions and dim3 objects) are known by a registry table,
+** value -> id, that the host fills as it builds its module tables: the
+** typers recognise them with plain Lua calls, without calling up into
+** the host. kir_builtin_register records the value at idx as id;
+** kir_builtin_of returns the id of the value at idx, or -1 (math.*,
+** error and assert are found in the state's own libraries, not here). */
+void kir_builtin_register(struct lua_State *L, int idx, int id);
+int kir_builtin_of(struct lua_State *L, int idx);
+
 #endif

@@ -24,8 +24,6 @@
 #include "ir/ir_builtins.h"
 #include "frontend/bytecode.h"
 #include "buffer.h"
-#include "kernel.h"
-#include "parallel.h"
 
 /* ---- The built-in table ---------------------------------------------- */
 
@@ -48,7 +46,7 @@ static const BuiltinRow *builtin_row(int id) {
 
 static const char *builtin_name(int id) {
   const BuiltinRow *r = builtin_row(id);
-  return r ? r->name : kt_builtin_name(id);
+  return r ? r->name : kir_builtin_name(id);
 }
 
 /* ---- Types --------------------------------------------------------------- */
@@ -282,9 +280,8 @@ static void push_value(KtySession *S, int ref) {
 static int builtin_of(lua_State *L, int idx) {
   lua_CFunction cf = lua_tocfunction(L, idx);
   if (cf == NULL) return -1;
-  if (cf == kp_prange) return B_KJIT_PRANGE;
-  int cuda = kk_builtin_id(L, idx);
-  if (cuda >= 0) return cuda;
+  int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.* */
+  if (host >= 0) return host;
   static const char *const globals[] = { "error", "assert" };
   static const int gids[] = { B_ERROR, B_ASSERT };
   for (int i = 0; i < 2; i++) {
@@ -337,7 +334,7 @@ static KtyConst freeze(KtySession *S) {
       if (lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) { k.kind = T_FUNC; k.ref = keep_value(S, -1); }
       else k.str = "a userdata";
       lua_pop(L, 1);
-    } else if ((k.ref = kk_builtin_id(L, -1)) >= 0) k.kind = T_BUILTIN;
+    } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
     else k.str = kb_test(L, -1) ? "a kjit array (pass arrays as arguments)" : "a userdata";
     break;
   default: k.str = lua_typename(L, lua_type(L, -1)); break;
@@ -951,7 +948,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   const BuiltinRow *row = builtin_row(id);
   char tb[32];
   if (row == NULL)
-    REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kt_builtin_name(id));
+    REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
   const char *name = row->name;
   if (B_IS_CUDA(id) && !S->kernel)
     REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);

@@ -1,0 +1,43 @@
+/*
+** ir_builtins.c: the built-ins' names, and the registry table by which
+** the typers recognise the Lua values of the host's built-ins.
+*/
+#include "lua.h"
+#include "lauxlib.h"
+#include "compile.h"
+#include "ir/ir_builtins.h"
+
+static const char *const names[B__COUNT] = {
+#define KIR_NAME(id, name, lo, hi, rule) [B_##id] = name,
+  KTY_BUILTINS(KIR_NAME)
+#undef KIR_NAME
+};
+
+const char *kir_builtin_name(int id) {
+  if (id < 0 || id >= B__COUNT || names[id] == NULL) return "?";
+  return names[id];
+}
+
+/* The registry key of the value -> id table. */
+static const char builtins_key[] = "kjit.builtins";
+
+void kir_builtin_register(lua_State *L, int idx, int id) {
+  idx = lua_absindex(L, idx);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, builtins_key);
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, id);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+int kir_builtin_of(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, builtins_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return -1;
+  }
+  lua_pushvalue(L, idx);
+  int id = lua_rawget(L, -2) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : -1;
+  lua_pop(L, 2);
+  return id;
+}
