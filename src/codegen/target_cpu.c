@@ -16,4 +16,5 @@ const KcgTarget kcg_target_cpu = {
   1,         /* stack checks */
   1,         /* polls kjit_rt_poll (runtime_poll.c) */
   0, NULL, NULL, NULL, NULL, 0, 0, NULL,   /* no kernels */
+  1,         /* the checked copies of versioned loops do not vectorize */
 };
