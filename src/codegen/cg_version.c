@@ -22,12 +22,17 @@
 ** stack slot both copies write (cg_peel.c's spills).
 **
 ** What is versioned: innermost integer for loops only (every block of the
-** loop is its own: no inner loop of any kind), on every target (the old
-** generator versioned three levels in kernels: not done here yet, nor the
-** one test before a rectangular nest of ir_facts' nestchecks), entered
+** loop is its own: no inner loop of any kind), on every target (NVPTX
+** without the no-vectorize hint, which LLVM 7 NVVM does not know), entered
 ** from forprep alone, not outlined by kjit.prange, and not peeled (a
 ** peeled loop keeps its checks: the peeled iteration and the versions
-** would need four copies).
+** would need four copies). Not done yet: the old generator's three levels
+** in kernels, the one test before a rectangular nest (ir_facts'
+** nestchecks: the test is made again at each entry of the innermost loop,
+** as the old generator did), and narrow (i32) while-loop counters in
+** kernels (ir_facts' narrowk): an i32 phi in a fast copy was tried, and
+** libNVVM widened it back through the exit phi it shares with the i64
+** copy (bench_gpu.lua_109_1 stayed at 30 registers, 26 more instructions).
 **
 ** Composition with the polls' strip-mining (cg_func.c): the version test
 ** runs once, before the whole loop, never between chunks. The fast copy
