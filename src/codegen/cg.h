@@ -116,6 +116,13 @@ typedef struct CG {
   /* kjit.prange (cg_prange.c) */
   struct KcgParallel *par;  /* the option and the notes */
   struct CgPrange *pr;      /* the function being emitted: facts, loop states */
+  /* loop versioning (cg_version.c) */
+  KirLoop **ver_at;         /* by header block id: a versioned loop, or NULL */
+  LLVMBasicBlockRef *vselbb;   /* by header block id: its range test */
+  LLVMValueRef (*vsphis)[3 + KJIT_MAXDIMS];  /* the header's phis at the test */
+  LLVMBasicBlockRef *vbbs;  /* by block id: the checked copy */
+  LLVMValueRef (*vphis)[3 + KJIT_MAXDIMS];
+  KirLoop *versioning;      /* the loop whose checked copy is being emitted */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -246,6 +253,21 @@ int cg_prange_owns(CG *G, const KirBlock *b);       /* b is in a loop outlined t
 void cg_prange_setup(CG *G, KirInsn *v);            /* the kjit.prange(a, b [, c]) call */
 void cg_prange_tfor(CG *G, KirInsn *v);             /* the loop header's tfor call */
 int cg_prange_br(CG *G, KirBlock *b, KirInsn *v);   /* 1: the header's test, emitted */
+
+/* cg_func.c: more of the driver's pieces, for cg_version.c */
+Type cg_phi_type(CG *G, const KirInsn *p);
+void cg_make_phis_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb);
+/* cg_peel.c: values of L used after it go through stack slots */
+void cg_peel_spills(CG *G, KirLoop *L);
+/* cg_prange.c: the loop facts of the function being emitted */
+struct KfaFacts *cg_prange_facts(CG *G);
+
+/* cg_version.c: loop versioning (bounds checks hoisted into one test) */
+void cg_version_plan(CG *G);                  /* which loops (after the strip plan) */
+void cg_version_emit(CG *G, KirLoop *L);      /* L's test and checked copy */
+int cg_version_unchecked(CG *G, const KirInsn *v);   /* v's check is off here */
 
 /* The public entry (codegen/kcg.h) */
 #endif

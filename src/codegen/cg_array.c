@@ -61,7 +61,7 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
   int line = v->line;
   LLVMValueRef i = index_int(G, k, line, o.dims[0], v, 1);
   LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
-  if (G->boundscheck) {
+  if (G->boundscheck && !cg_version_unchecked(G, v)) {   /* hoisted: cg_version.c */
     LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULT, off, o.dims[0], "");
     if (!cg_defer_check(G, v, ok, line, i, o.dims[0]))   /* kernels: cg_defer.c */
       cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);

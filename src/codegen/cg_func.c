@@ -359,8 +359,14 @@ static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]
 ** header takes its entry values directly). */
 static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
                                      LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
+  if (G->versioning && kir_inloop(G->versioning, to)) {   /* a checked copy (cg_version.c) */
+    *table = G->vphis;
+    return G->vbbs[to->id];
+  }
   KirLoop *L = G->peel_at ? G->peel_at[to->id] : NULL;
   if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
+  L = G->ver_at ? G->ver_at[to->id] : NULL;   /* a versioned loop's entry: its test */
+  if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
   L = G->strip_at ? G->strip_at[to->id] : NULL;
   if (L && !kir_inloop(L, from)) { *table = G->ophis; return G->chunkbb[to->id]; }
   if (G->peeling && kir_inloop(G->peeling, to) && to != G->peeling->header) {
@@ -654,7 +660,8 @@ static void emit_forloop(CG *G, KirInsn *v) {
   CgFor *F = &G->fors[prep->id];
   CgVal i = cg_val(G, v->args[0]);
   LLVMValueRef imore = NULL, inext = NULL, fmore = NULL, fnext = NULL;
-  if (F->kind == T_INT && G->chunk && G->chunk[prep->id]) {
+  if (F->kind == T_INT && G->chunk && G->chunk[prep->id] && !G->versioning) {   /* not in a
+                                                           checked copy (cg_version.c) */
     G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildAdd(G->B, i.v, F->step, ""));
     strip_latch(G, v, F, G->chunk[prep->id]);
     return;
@@ -1007,7 +1014,8 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   LLVMPositionBuilderAtEnd(G->B, bb);
   /* an iteration of a loop that is not strip-mined (calls charge at the
   ** call site: a leaf function's entry stays free, see poll_charge) */
-  if (blk->loop && blk->loop->header == blk && !(G->strip_at && G->strip_at[blk->id]))
+  if (blk->loop && blk->loop->header == blk &&
+      !(G->strip_at && G->strip_at[blk->id] && !G->versioning))
     poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {
@@ -1125,10 +1133,12 @@ static void emit_spec(CG *G, KtySpec *sp) {
                                plans, which leave outlined loops alone */
   cg_peel_plan(G);
   strip_plan(G);
+  cg_version_plan(G);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     make_phis(G, f->blocks[b], G->bbs[b], G->phis);
     if (G->strip_at && G->strip_at[b]) make_phis(G, f->blocks[b], G->chunkbb[b], G->ophis);
+    if (G->ver_at && G->ver_at[b]) make_phis(G, f->blocks[b], G->vselbb[b], G->vsphis);
   }
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
@@ -1140,6 +1150,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
       continue;
     }
     if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
+    if (G->ver_at && G->ver_at[b]) cg_version_emit(G, G->ver_at[b]);
     if (G->strip_at && G->strip_at[b]) emit_chunk_head(G, G->strip_at[b]);
     use_phis(G, blk, G->phis);
     emit_block(G, blk, G->bbs[b]);
@@ -1170,6 +1181,12 @@ LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
                           LLVMValueRef *skip) {
   return int_count(G, init, l, step, skip);
 }
+Type cg_phi_type(CG *G, const KirInsn *p) { return phi_type(G, p); }
+void cg_make_phis_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  make_phis(G, b, bb, table);
+}
+void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) { use_phis(G, b, table); }
+void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb) { emit_block(G, b, bb); }
 void cg_emit_block(CG *G, KirBlock *blk) {
   use_phis(G, blk, G->phis);
   emit_block(G, blk, G->bbs[blk->id]);

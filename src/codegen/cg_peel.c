@@ -61,7 +61,7 @@ static int used_outside(KirLoop *L, const KirInsn *v) {
   return 0;
 }
 
-static void mark_spills(CG *G, KirLoop *L) {
+void cg_peel_spills(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   for (int b = 0; b < L->nblocks; b++) {
     KirBlock *blk = L->blocks[b];
@@ -104,7 +104,7 @@ void cg_peel_plan(CG *G) {
       G->pphis = cg_zalloc(G, sizeof *G->pphis * (size_t)f->ninsns);
     }
     candidate_phis(G, L, 1);
-    mark_spills(G, L);
+    cg_peel_spills(G, L);
     G->peel_at[L->header->id] = L;
     for (int b = 0; b < L->nblocks; b++)
       if (G->sp->live[L->blocks[b]->id])

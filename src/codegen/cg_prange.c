@@ -111,6 +111,8 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
   }
 }
 
+KfaFacts *cg_prange_facts(CG *G) { return G->pr ? G->pr->F : NULL; }
+
 /* ---- The serial loop ------------------------------------------------------------ */
 
 void cg_prange_setup(CG *G, KirInsn *v) {

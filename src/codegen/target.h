@@ -67,6 +67,9 @@ typedef struct KcgTarget {
   ** for targets without the C runtime (linked by the caller when the
   ** module calls them), or NULL */
   const char *runtime_ir;
+  int version_novec;             /* the checked copy of a versioned loop
+                                    (cg_version.c) is marked not to
+                                    vectorize (LLVM 7 NVVM: no such hint) */
 } KcgTarget;
 
 extern const KcgTarget kcg_target_cpu;

@@ -17,4 +17,5 @@ const KcgTarget kcg_target_cpu = {
   .poll = 1,                  /* kjit_rt_poll (runtime_poll.c) */
   .pure_calls = 1,
   .kernel = 0,                /* kjit.jit functions; the rest is for kernels */
+  .version_novec = 1,         /* versioned loops' checked copies do not vectorize */
 };

@@ -190,4 +190,5 @@ const KcgTarget kcg_target_nvptx = {
   .global_addrspace = 1,
   .zero_by_store = 1,
   .runtime_ir = runtime_ir,
+  .version_novec = 0,          /* LLVM 7 NVVM: no llvm.loop hints */
 };

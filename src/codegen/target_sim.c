@@ -65,4 +65,5 @@ const KcgTarget kcg_target_sim = {
   .global_addrspace = 0,
   .zero_by_store = 0,
   .runtime_ir = NULL,
+  .version_novec = 1,
 };

@@ -1,0 +1,210 @@
+/*
+** cg_version.c: loop versioning (bounds-check hoisting) in the bytecode
+** code generator.
+**
+**     for i = 1, n do y[i] = y[i] + a * x[i] end
+**
+** ir_facts.h (2.) lists the checks of an integer for loop that one range
+** test before the loop proves (KfaLoop.checks; KfaFacts.hoisted by
+** instruction). A versioned loop is emitted twice:
+**   - the fast copy, at the loop's own blocks, where those checks are off
+**     (cg_version_unchecked), so that LLVM vectorizes it;
+**   - the checked copy, at blocks of its own, with every check (as
+**     written), marked not to vectorize where the target says so (it only
+**     runs when an access is out of range, or the test was conservative:
+**     a loop that leaves early), which halves what LLVM optimizes.
+** The loop's entry edge lands in a test block ("vsel", with the header's
+** phis) that computes the range of the control variable from forprep's
+** init, iteration count and step, in 128 bits (init + count * step never
+** overflows there, nor does lo + offset), tests every hoisted access, and
+** enters one copy or the other. Both copies exit to the same blocks; a
+** value of the loop used after it (not through an exit phi) goes through a
+** stack slot both copies write (cg_peel.c's spills).
+**
+** What is versioned: innermost integer for loops only (every block of the
+** loop is its own: no inner loop of any kind), on every target (NVPTX
+** without the no-vectorize hint, which LLVM 7 NVVM does not know), entered
+** from forprep alone, not outlined by kjit.prange, and not peeled (a
+** peeled loop keeps its checks: the peeled iteration and the versions
+** would need four copies). Not done yet: the old generator's three levels
+** in kernels, the one test before a rectangular nest (ir_facts'
+** nestchecks: the test is made again at each entry of the innermost loop,
+** as the old generator did), and narrow (i32) while-loop counters in
+** kernels (ir_facts' narrowk): an i32 phi in a fast copy was tried, and
+** libNVVM widened it back through the exit phi it shares with the i64
+** copy (bench_gpu.lua_109_1 stayed at 30 registers, 26 more instructions).
+**
+** Composition with the polls' strip-mining (cg_func.c): the version test
+** runs once, before the whole loop, never between chunks. The fast copy
+** is the strip-mined one (vsel enters its first chunk head; its chunks go
+** on from the chunk head as before); the checked copy is not strip-mined:
+** it counts down forprep's iteration count one by one and charges the poll
+** countdown at each iteration, as a loop that is not strip-mined does.
+*/
+#include <string.h>
+#include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
+#include "codegen/cg.h"
+#include "ir/ir_facts.h"
+
+static int versionable(CG *G, const KfaFacts *F, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || L->var == NULL || !sp->live[h->id] ||
+      cg_prange_owns(G, h) || sp->types[L->prep->id].kind != T_INT ||
+      (G->peel_at && G->peel_at[h->id]) || L->prep->block->succ[0] != h || L->entry != L->prep->block)
+    return 0;
+  const KfaLoop *fl = &F->loops[L->id];
+  if (!fl->isint || fl->nchecks == 0) return 0;
+  for (int b = 0; b < L->nblocks; b++)
+    if (L->blocks[b]->loop != L) return 0;   /* innermost only */
+  int outside = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
+  return outside == 1;
+}
+
+void cg_version_plan(CG *G) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  G->ver_at = NULL;
+  G->versioning = NULL;
+  const KfaFacts *F = cg_prange_facts(G);
+  if (F == NULL || f->irreducible) return;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (!G->boundscheck || !versionable(G, F, L)) continue;
+    if (G->ver_at == NULL) {
+      G->ver_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+      G->vselbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+      G->vbbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+      G->vsphis = cg_zalloc(G, sizeof *G->vsphis * (size_t)f->ninsns);
+      G->vphis = cg_zalloc(G, sizeof *G->vphis * (size_t)f->ninsns);
+    }
+    G->ver_at[L->header->id] = L;
+    G->vselbb[L->header->id] = cg_bb(G, "vsel");
+    for (int b = 0; b < L->nblocks; b++)
+      if (sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "checked");
+    cg_peel_spills(G, L);
+  }
+}
+
+int cg_version_unchecked(CG *G, const KirInsn *v) {
+  if (G->ver_at == NULL || G->versioning != NULL) return 0;
+  const KfaFacts *F = cg_prange_facts(G);
+  const KfaLoop *fl = F->hoisted[v->id];
+  return fl && G->ver_at[fl->loop->header->id] == fl->loop;
+}
+
+static void emit_copy(CG *G, KirLoop *L);
+
+static LLVMValueRef sext128(CG *G, LLVMValueRef x) {
+  return LLVMBuildSExt(G->B, x, LLVMInt128TypeInContext(G->C), "");
+}
+
+/* Every hoisted access of loop fl in bounds for its control variable in
+** [lo, hi] (i128). */
+static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMValueRef hi) {
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
+  for (int i = 0; i < fl->nchecks; i++) {
+    const KfaCheck *c = &fl->checks[i];
+    CgVal b = cg_val(G, c->base);
+    LLVMValueRef dim = sext128(G, b.dims[c->dim]), klo, khi;
+    if (c->affine) {
+      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
+                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
+                                       : sext128(G, cg_val(G, c->off).v);
+      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
+      klo = LLVMBuildAdd(G->B, lo, off, "");
+      khi = LLVMBuildAdd(G->B, hi, off, "");
+    } else {
+      klo = khi = sext128(G, cg_val(G, c->key).v);
+    }
+    all = LLVMBuildAnd(G->B, all, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""), "");
+    all = LLVMBuildAnd(G->B, all, LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");
+  }
+  return all;
+}
+
+/* Adds vsel's phis as incoming values of the header phis in table, from
+** the current block. */
+static void pass_phis(CG *G, KirBlock *h, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  for (int i = 0; i < h->nphis; i++) {
+    KirInsn *p = h->phis[i];
+    Type t = cg_phi_type(G, p);
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int n = cg_parts(G, t, tys);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(table[p->id][k], &G->vsphis[p->id][k], &here, 1);
+  }
+}
+
+/* The back edge br of a checked copy: not to be vectorized (nor
+** interleaved): llvm.loop metadata, a distinct node naming itself. */
+static void no_vectorize(CG *G, LLVMValueRef br) {
+  LLVMMetadataRef self = LLVMTemporaryMDNode(G->C, NULL, 0);
+  static const char key[] = "llvm.loop.vectorize.enable";
+  LLVMMetadataRef hint[2] = { LLVMMDStringInContext2(G->C, key, sizeof key - 1),
+                              LLVMValueAsMetadata(cg_i1(G, 0)) };
+  LLVMMetadataRef ops[2] = { self, LLVMMDNodeInContext2(G->C, hint, 2) };
+  LLVMMetadataRef id = LLVMMDNodeInContext2(G->C, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, id);   /* frees the temporary */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(G->C, "llvm.loop", 9), LLVMMetadataAsValue(G->C, id));
+}
+
+void cg_version_emit(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  const KfaLoop *fl = &cg_prange_facts(G)->loops[L->id];
+  /* the checked copy's phis first: vsel's edge reaches them */
+  for (int b = 0; b < L->nblocks; b++)
+    if (sp->live[L->blocks[b]->id])
+      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  LLVMBasicBlockRef fast = G->bbs[h->id];
+  CgFor *F = &G->fors[L->prep->id];
+  /* the test: the control variable runs from init through last = init +
+  ** count * step (count: forprep's iterations - 1, unsigned) */
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  G->curblock = NULL;
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  LLVMValueRef init = sext128(G, G->vals[L->prep->id].v);
+  LLVMValueRef count = LLVMBuildZExt(G->B, LLVMBuildLoad2(G->B, G->i64, F->rem, ""), i128, "");
+  LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, sext128(G, F->step), ""), "");
+  LLVMValueRef lo, hi;
+  if (fl->stepsign > 0) lo = init, hi = last;
+  else if (fl->stepsign < 0) lo = last, hi = init;
+  else {
+    LLVMValueRef pos = LLVMBuildICmp(G->B, LLVMIntSGT, F->step, cg_i64(G, 0), "");
+    lo = LLVMBuildSelect(G->B, pos, init, last, "");
+    hi = LLVMBuildSelect(G->B, pos, last, init, "");
+  }
+  LLVMValueRef ok = range_test(G, fl, lo, hi);
+  int strip = G->strip_at && G->strip_at[h->id];
+  if (strip) fast = G->chunkbb[h->id];
+  LLVMBuildCondBr(G->B, ok, fast, G->vbbs[h->id]);
+  pass_phis(G, h, strip ? G->ophis : G->phis);
+  pass_phis(G, h, G->vphis);
+  emit_copy(G, L);
+}
+
+/* The checked copy of L, at G->vbbs. */
+static void emit_copy(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirBlock *h = L->header;
+  G->versioning = L;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    cg_use_phis(G, blk, G->vphis);
+    cg_emit_block_at(G, blk, G->vbbs[b]);
+    if (!G->target->version_novec) continue;
+    for (int s = 0; s < blk->nsucc; s++)
+      if (blk->succ[s] == h) {
+        LLVMValueRef br = LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B));
+        if (br && LLVMIsABranchInst(br)) no_vectorize(G, br);
+        break;
+      }
+  }
+  G->versioning = NULL;
+}

@@ -1,0 +1,214 @@
+-- Differential tests: loops whose bounds checks are hoisted into one range
+-- test before the loop (a fast unchecked copy, a checked copy when the test
+-- fails; src/codegen/cg_version.c). Out-of-range accesses at the first and
+-- the last iteration, negative and run-time steps, nests, limits near
+-- math.maxinteger (the range test must not overflow), arrays reassigned in
+-- the loop, float loops, early exits, loops longer than one strip-mined
+-- chunk (65536 iterations), values of the loop used after it, while
+-- counters near 2^31. Every error message and line, and every array's
+-- contents after the error (the writes done before it), must equal the
+-- interpreter's.
+local D = require "difftest"
+local kjit = D.kjit
+
+local MAXI, MINI = math.maxinteger, math.mininteger
+
+local function ramp(n, dt)
+  local t = {}
+  for i = 1, n do t[i] = i end
+  return kjit.array(t, dt)
+end
+
+---------------------------------------------------------------------------
+-- the functions under test
+---------------------------------------------------------------------------
+local function axpy(y, x, a, lo, hi)
+  for i = lo, hi do y[i] = y[i] + a * x[i] end
+  return y[1]
+end
+
+local function sum_range(x, a, b, c)
+  local s = 0.0
+  for i = a, b, c do s = s + x[i] end
+  return s
+end
+
+local function down(y, x, n)
+  for i = n, 1, -1 do y[i] = x[i] * 2 end
+  return y[1]
+end
+
+local function shifted(y, x, n, off)
+  for i = 2, n do y[i] = x[i + off] + x[i - 1] end
+  return y[2]
+end
+
+local function invariant_key(y, x, n, k)
+  for i = 1, n do y[i] = x[k] + i end
+  return y[1]
+end
+
+local function stencil(out, x, n, m)
+  for i = 2, n - 1 do
+    for j = 2, m - 1 do
+      out[i][j] = x[i - 1][j] + x[i + 1][j] + x[i][j - 1] + x[i][j + 1] - 4 * x[i][j]
+    end
+  end
+  return out[2][2]
+end
+
+local function near_max(x, a, b, off)
+  local s = 0.0
+  for i = a, b do s = s + x[i - off] end
+  return s
+end
+
+local function early_exit(x, n)
+  local s = 0.0
+  for i = 1, MAXI do
+    if i > n then break end
+    s = s + x[i]
+  end
+  return s
+end
+
+local function reassigned(a, b, n)
+  local x = a
+  for i = 1, n do
+    x[i] = i
+    if i == 2 then x = b end
+  end
+  return a[1], b[1]
+end
+
+local function float_loop(x, a, b)
+  local s = 0.0
+  for i = a, b do s = s + x[i] end
+  return s
+end
+
+local function last_value(x, n)
+  local last, idx = 0.0, 0
+  for i = 1, n do
+    last = x[i]
+    idx = i
+  end
+  return last, idx
+end
+
+local function while_count(x, k, e, off)
+  local s = 0.0
+  while k < e do
+    s = s + x[k - off]
+    k = k + 1
+  end
+  return s, k
+end
+
+local function int_array(y, x, n)
+  for i = 1, n do y[i] = x[i] // 3 end
+  return y[n]
+end
+
+---------------------------------------------------------------------------
+-- the tests
+---------------------------------------------------------------------------
+test("versioned loop: in range, first and last iteration out of range", function()
+  local x, y = ramp(10), ramp(10)
+  D.check(axpy, y, x, 2.0, 1, 10)
+  D.check(axpy, y, x, 2.0, 3, 7)
+  D.check(axpy, y, x, 2.0, 5, 4)       -- never runs
+  D.check_error("out of bounds", axpy, y, x, 2.0, 1, 11)
+  D.check_error("out of bounds", axpy, y, x, 2.0, 0, 10)
+  D.check_error("out of bounds", axpy, y, ramp(9), 2.0, 1, 10)   -- the other array
+  D.check_error("out of bounds", axpy, y, x, 2.0, MINI, 3)
+end)
+
+test("negative and run-time steps", function()
+  local x = ramp(20)
+  D.check(sum_range, x, 20, 1, -1)
+  D.check(sum_range, x, 1, 20, 3)
+  D.check(sum_range, x, 19, 2, -4)
+  D.check_error("out of bounds", sum_range, x, 21, 1, -1)
+  D.check_error("out of bounds", sum_range, x, 20, 0, -1)
+  D.check_error("out of bounds", sum_range, x, 1, 22, 3)   -- 1, 4, ..., 22
+  D.check(sum_range, x, 1, 21, 3)                          -- stops at 19
+  D.check_error("'for' step is zero", sum_range, x, 1, 20, 0)
+  D.check(down, ramp(8), ramp(8), 8)
+  D.check_error("out of bounds", down, ramp(8), ramp(8), 9)
+  D.check_error("out of bounds", down, ramp(9), ramp(8), 9)
+end)
+
+test("affine keys and invariant keys", function()
+  local x, y = ramp(12), ramp(12)
+  D.check(shifted, y, x, 10, 2)
+  D.check_error("out of bounds", shifted, y, x, 11, 2)    -- x[13] at the last
+  D.check_error("out of bounds", shifted, y, x, 10, -2)   -- x[0] at the first
+  D.check(invariant_key, y, x, 12, 5)
+  D.check_error("out of bounds", invariant_key, y, x, 12, 13)
+  D.check_error("out of bounds", invariant_key, y, x, 12, 0)
+  D.check(invariant_key, y, x, 0, 99)                      -- never runs: no error
+  D.check(int_array, ramp(7, "i32"), ramp(7, "i64"), 7)
+  D.check_error("out of bounds", int_array, ramp(7, "i32"), ramp(8, "i64"), 8)
+end)
+
+test("nests: a 2-D stencil", function()
+  local n, m = 6, 7
+  local x, out = kjit.zeros({n, m}), kjit.zeros({n, m})
+  for i = 1, n do for j = 1, m do x[i][j] = i * 10 + j * j end end
+  D.check(stencil, out, x, n, m)
+  D.check_error("out of bounds", stencil, out, x, n + 1, m)
+  D.check_error("out of bounds", stencil, out, x, n, m + 1)
+  D.check_error("out of bounds", stencil, kjit.zeros({n, m - 2}), x, n, m)
+end)
+
+test("limits near math.maxinteger and math.mininteger", function()
+  local x = ramp(5)
+  D.check(near_max, x, MAXI - 4, MAXI, MAXI - 5)
+  D.check_error("out of bounds", near_max, x, MAXI - 5, MAXI, MAXI - 5)
+  D.check_error("out of bounds", near_max, x, MAXI - 1, MAXI, 0)
+  D.check(near_max, x, MINI, MINI + 4, MINI - 1)          -- i - off wraps into 1..5
+  D.check_error("out of bounds", near_max, x, MINI, MINI + 5, MINI - 1)
+  D.check(sum_range, x, MAXI, MAXI - 10, -1 + 0 * MAXI)   -- never runs
+  D.check_error("out of bounds", sum_range, x, 1, MAXI, MAXI // 2)   -- 1, then past it
+  D.check(sum_range, x, 1, MAXI, MAXI)                     -- one iteration
+  D.check(early_exit, x, 5)
+  D.check(early_exit, x, 0)
+  D.check_error("out of bounds", early_exit, x, 6)
+end)
+
+test("an array reassigned in the loop", function()
+  D.check(reassigned, ramp(5), ramp(5), 5)
+  D.check_error("out of bounds", reassigned, ramp(5), ramp(3), 5)
+  D.check_error("out of bounds", reassigned, ramp(1), ramp(5), 5)
+end)
+
+test("float loops", function()
+  local x = ramp(6)
+  D.check(float_loop, x, 1.0, 6)
+  D.check(float_loop, x, 1, 6.5)
+  D.check_error("out of bounds", float_loop, x, 1.0, 7)
+  D.check_error("out of bounds", float_loop, x, 0.0, 3)
+end)
+
+test("loops longer than one poll chunk, values used after the loop", function()
+  local n = 200003
+  local x, y = ramp(n), ramp(n)
+  D.check(axpy, y, x, 0.5, 1, n)
+  D.check_error("out of bounds", axpy, y, x, 0.5, 1, n + 1)
+  D.check_error("out of bounds", axpy, ramp(n - 1), x, 0.5, 1, n)
+  D.check(last_value, x, n)
+  D.check(last_value, x, 0)
+  D.check_error("out of bounds", last_value, x, n + 1)
+end)
+
+test("while counters near 2^31", function()
+  local x = ramp(10)
+  local b = 1 << 31
+  D.check(while_count, x, b - 5, b + 5, b - 6)
+  D.check(while_count, x, b - 3, b - 3, 0)
+  D.check_error("out of bounds", while_count, x, b - 5, b + 6, b - 6)
+  D.check_error("out of bounds", while_count, x, b - 6, b + 5, b - 6)
+  D.check(while_count, x, MAXI - 9, MAXI, MAXI - 10)
+  D.check(while_count, x, -b - 2, -b + 8, -b - 3)
+end)
