@@ -95,4 +95,5 @@ endif()
 set_tests_properties(lua.test_jit_fuzz lua.test_prange c.test_alloc_fail
                      lua.test_bench_gpu lua.test_reduce lua.test_hostile
                      lua.test_guvectorize lua.test_jit_api
+                     ir.test_jit_errors ir.test_hostile
                      PROPERTIES COST 1000)
