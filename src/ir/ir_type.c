@@ -860,6 +860,25 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
          describe(sp, obj, db, sizeof db));
 }
 
+/* The type of a frozen value read by v. A nil that arithmetic or an
+** ordering uses is a number-or-nil that is nil: the use raises Lua's own
+** error ("attempt to perform arithmetic on a nil value (global 'g')") when
+** it runs, as interpreted, and a path that never runs compiles. */
+static Type frozen_type(const KirInsn *v, const KtyConst *k) {
+  if (k->kind == T_NIL) {
+    for (int i = 0; i < v->nusers; i++) {
+      KirOp op = v->users[i]->op;
+      if (KIR_ISARITH(op) || op == KIR_UNM || op == KIR_LT || op == KIR_LE) {
+        Type r = ty(T_MAYBE);
+        r.sub = T_INT;
+        r.dtype = 1;   /* nil, not false */
+        return r;
+      }
+    }
+  }
+  return const_type(*k);
+}
+
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0];
   Type o = sp->types[obj->id];
@@ -890,7 +909,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "%s '%s' is %s: compiled code can use only numbers, booleans, strings, "
              "functions and tables of them", is_env(sp->ir, obj) ? "global" : "field", name,
              k->str);
-    return const_type(*k);
+    return frozen_type(v, k);
   }
   if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
     if (!S->kernel)
@@ -914,7 +933,7 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (k->kind == T_UNKNOWN)
     REFUSE(S, sp, v, "upvalue '%s' is %s: compiled code can use only numbers, booleans, "
            "strings, functions and tables of them", name[0] ? name : "?", k->str);
-  return const_type(*k);
+  return frozen_type(v, k);
 }
 
 /* A float math function of a: f32 stays f32, weakness kept. */
