@@ -165,8 +165,15 @@ typedef enum KErrKind {
   /* kjit_rt_poll (runtime_poll.c): kjit_interrupt; an error raised by the
   ** host's hook (its value kept in the registry, reference in .a); a job's
   ** stop flag (never raised: the failure that set it is) */
-  KE_INTERRUPT, KE_LUAERR, KE_STOPPED
+  KE_INTERRUPT, KE_LUAERR, KE_STOPPED,
+  /* `a < b` with an operand that is nil or false (a, b: the operands'
+  ** Lua types, KE_CMP_NUMBER ...); a non-integral float stored into an
+  ** integer array (the array's __newindex: luaL_error, not the VM's) */
+  KE_CMP, KE_STORENOINT
 } KErrKind;
+
+/* KE_CMP's operand types, in Lua's operand order. */
+enum { KE_CMP_NUMBER, KE_CMP_NIL, KE_CMP_BOOLEAN };
 
 /* Filled by compiled code when it fails; read by the dispatcher. The
 ** layout is mirrored in codegen.c (err_struct_type); keep them in step. */

@@ -61,7 +61,7 @@ void krt_push_error(lua_State *L, const KErr *e) {
   ** chunk's), the others from the VM (luaG_runerror: "?:-1:" there). */
   switch (e->kind) {
   case KE_BOUNDS: case KE_BOUNDSF: case KE_INDEXINT: case KE_USER: case KE_ASSERT:
-  case KE_FMOD0: case KE_ARGNOINT:
+  case KE_FMOD0: case KE_ARGNOINT: case KE_STORENOINT:
     if (e->line <= 0) where[0] = '\0';
     break;
   default: break;
@@ -70,6 +70,17 @@ void krt_push_error(lua_State *L, const KErr *e) {
   case KE_IDIV0: lua_pushfstring(L, "%sattempt to divide by zero", where); break;
   case KE_MOD0: lua_pushfstring(L, "%sattempt to perform 'n%%0'", where); break;
   case KE_FORSTEP0: lua_pushfstring(L, "%s'for' step is zero", where); break;
+  case KE_STORENOINT:   /* buffer.c's __newindex (where_error) */
+    lua_pushfstring(L, "%snumber has no integer representation", where);
+    break;
+  case KE_CMP: {   /* luaG_ordererror's words */
+    static const char *const tn[] = { "number", "nil", "boolean" };
+    const char *t1 = tn[e->a >= 0 && e->a <= 2 ? e->a : 0];
+    const char *t2 = tn[e->b >= 0 && e->b <= 2 ? e->b : 0];
+    if (t1 == t2) lua_pushfstring(L, "%sattempt to compare two %s values", where, t1);
+    else lua_pushfstring(L, "%sattempt to compare %s with %s", where, t1, t2);
+    break;
+  }
   case KE_NOINT:
     if (e->msg) lua_pushfstring(L, "%snumber%s has no integer representation", where, e->msg);
     else lua_pushfstring(L, "%snumber has no integer representation", where);

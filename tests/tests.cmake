@@ -33,7 +33,8 @@ set(KJIT_IR_TESTS test_jit_diff_arith test_jit_diff_buffers test_jit_diff_calls
     test_jit_diff_control test_jit_diff_f32 test_jit_diff_loops test_jit_diff_math
     test_jit_diff_multret test_jit_diff_opts test_jit_fuzz test_jit_api test_ir_codegen
     test_prange test_jit_pure test_reduce test_vectorize test_guvectorize test_tooling
-    test_readme test_cache test_sources test_ir_versioning)
+    test_readme test_cache test_sources test_ir_versioning test_jit_errors test_jit_regress
+    test_hostile)
 set(KJIT_IR_ENV ${KJIT_TEST_ENV} KJIT_PIPELINE=bytecode)
 # cuda.jit kernels through the bytecode pipeline (NVPTX checked by ptxas, the simulator run)
 list(APPEND KJIT_IR_TESTS test_cuda_kernels test_cuda_host test_array_gpu test_bench_gpu
@@ -51,7 +52,7 @@ endforeach()
 
 # watchdog threads and signal handlers stopping compiled loops: their
 # end-to-end part needs the polls
-set(KJIT_IR_C_TESTS test_interrupt test_threads)
+set(KJIT_IR_C_TESTS test_interrupt test_threads test_capi)
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)
@@ -95,4 +96,5 @@ endif()
 set_tests_properties(lua.test_jit_fuzz lua.test_prange c.test_alloc_fail
                      lua.test_bench_gpu lua.test_reduce lua.test_hostile
                      lua.test_guvectorize lua.test_jit_api
+                     ir.test_jit_errors ir.test_hostile
                      PROPERTIES COST 1000)

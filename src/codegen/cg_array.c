@@ -109,7 +109,14 @@ static CgVal concrete_elem(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
     r = x.t.kind == T_INT ? LLVMBuildSIToFP(G->B, x.v, G->f32, "") : cg_num_to(G, x, T_F32);
   else if (d == KJIT_F64) r = cg_num_to(G, x, T_F64);
   else {
-    r = cg_to_int_checked(G, x, v->line, NULL, 0);   /* the array's __newindex names no local */
+    /* the array's __newindex raises this (buffer.c, luaL_error: no
+    ** position in a stripped chunk, unlike the VM's conversions) */
+    if (x.t.kind == T_INT) r = x.v;
+    else {
+      LLVMValueRef ok;
+      r = cg_float_to_int_exact(G, x.v, &ok);
+      cg_check(G, ok, KE_STORENOINT, v->line, NULL, NULL, NULL, NULL);
+    }
     LLVMTypeRef ty = cg_dtype_llty(G, d);
     if (ty != G->i64) r = LLVMBuildTrunc(G->B, r, ty, "");
   }

@@ -494,13 +494,32 @@ static CgVal cmp_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   return cg_mk(TY(T_BOOL), cg_cmp_num(G, cmp, a[0], a[1]));
 }
 
+/* Ordering with an operand that may be nil or false: Lua's "attempt to
+** compare number with nil" (operands in the instruction's order, as
+** luaG_ordererror), then the numbers themselves. */
+static void cmp_check(CG *G, CgVal *ab, int line) {
+  LLVMValueRef ok = cg_i1(G, 1), code[2];
+  for (int i = 0; i < 2; i++) {
+    code[i] = cg_i64(G, KE_CMP_NUMBER);
+    if (ab[i].t.kind != T_MAYBE) continue;
+    ok = LLVMBuildAnd(G->B, ok, ab[i].flag, "");
+    code[i] = LLVMBuildSelect(G->B, ab[i].flag, cg_i64(G, KE_CMP_NUMBER),
+                              cg_i64(G, ab[i].t.dtype ? KE_CMP_NIL : KE_CMP_BOOLEAN), "");
+    CgVal r = cg_mk(numview(ab[i].t), ab[i].v);
+    r.isf = ab[i].isf;
+    ab[i] = r;
+  }
+  cg_check(G, ok, KE_CMP, line, code[0], code[1], NULL, NULL);
+}
+
 static int strconst(const CgVal *x) { return x->k && x->k->kind == T_STR; }
 
 CgVal cg_compare(CG *G, const KirInsn *v) {
   CgVal a = cg_val(G, v->args[0]), b = cg_val(G, v->args[1]);
   Type bt = TY(T_BOOL);
   if (v->op != KIR_EQ) {
-    CgVal ab[2] = { cg_unwrap(G, a, v->line, v, 0), cg_unwrap(G, b, v->line, v, 1) };
+    CgVal ab[2] = { a, b };
+    cmp_check(G, ab, v->line);
     return cg_split(G, v, ab, 2, bt, cmp_concrete);
   }
   int an = isnumk(a.t.kind), bn = isnumk(b.t.kind);

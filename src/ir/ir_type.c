@@ -197,6 +197,7 @@ static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, 
 ** have 1 MiB stacks). */
 #define KTY_SHARED_LIMIT 49152
 #define KTY_LOCAL_LIMIT  65536
+#define KTY_MAXSPECS 256   /* specializations in one compile */
 
 #define REFUSE(S, sp, v, ...) \
   do { if ((S)->strict) fail((S), (sp), (v), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
@@ -244,6 +245,46 @@ static const char *luaname(Type t, char *buf, size_t n) {
              "compiles: define it first)", x_->op == KIR_GETFIELD ? "global" : "upvalue", n_); \
     } \
   } while (0)
+
+/* ---- Reading a frozen table -------------------------------------------- */
+
+/* t[k] with Lua's rules (an __index metamethod runs, as the interpreter's
+** read would: an environment with __index = _G, a strict-globals guard),
+** protected: the table is at -2, the key at -1; both are replaced by the
+** value. Returns NULL, or the error the read raised as a message (kept on
+** the stack in place of the value until the caller pops it). */
+static int gettable_p(lua_State *L) {
+  lua_gettable(L, 1);
+  return 1;
+}
+
+static int errstring_p(lua_State *L) {   /* the error object at 1, as lua.c shows it */
+  if (lua_type(L, 1) == LUA_TSTRING) { lua_settop(L, 1); return 1; }
+  if (lua_type(L, 1) == LUA_TNUMBER) { lua_pushstring(L, lua_tostring(L, 1)); return 1; }
+  if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+  lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  return 1;
+}
+
+static const char *table_get(lua_State *L) {
+  if (!lua_getmetatable(L, -2)) { lua_rawget(L, -2); return NULL; }
+  lua_pop(L, 1);
+  int t = lua_absindex(L, -2);
+  lua_pushcfunction(L, gettable_p);
+  lua_pushvalue(L, t);
+  lua_pushvalue(L, t + 1);
+  int st = lua_pcall(L, 2, 1, 0);
+  lua_remove(L, t + 1);   /* the key */
+  if (st == LUA_OK) return NULL;
+  lua_pushcfunction(L, errstring_p);
+  lua_pushvalue(L, -2);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK || lua_type(L, -1) != LUA_TSTRING) {
+    lua_pop(L, 1);   /* __tostring raised: the object's type, as lua.c */
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, -1));
+  }
+  lua_remove(L, -2);   /* the error object */
+  return lua_tostring(L, -1);
+}
 
 /* ---- Frozen values ----------------------------------------------------- */
 
@@ -795,8 +836,15 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
              "tables known at compile time)");
     push_value(S, o.ref);
-    if (kk.kind == T_INT) lua_rawgeti(S->L, -1, kk.v.i);
-    else { lua_pushlstring(S->L, kk.str, kk.len); lua_rawget(S->L, -2); }
+    if (kk.kind == T_INT) lua_pushinteger(S->L, kk.v.i);
+    else lua_pushlstring(S->L, kk.str, kk.len);
+    const char *err = table_get(S->L);
+    if (err) {
+      char eb[300];
+      snprintf(eb, sizeof eb, "%s", err);
+      lua_pop(S->L, 2);
+      REFUSE(S, sp, v, "reading a table element raised an error: %s", eb);
+    }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN)
@@ -807,6 +855,25 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   FROZEN_NIL(S, sp, v, obj);
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
+}
+
+/* The type of a frozen value read by v. A nil that arithmetic or an
+** ordering uses is a number-or-nil that is nil: the use raises Lua's own
+** error ("attempt to perform arithmetic on a nil value (global 'g')") when
+** it runs, as interpreted, and a path that never runs compiles. */
+static Type frozen_type(const KirInsn *v, const KtyConst *k) {
+  if (k->kind == T_NIL) {
+    for (int i = 0; i < v->nusers; i++) {
+      KirOp op = v->users[i]->op;
+      if (KIR_ISARITH(op) || op == KIR_UNM || op == KIR_LT || op == KIR_LE) {
+        Type r = ty(T_MAYBE);
+        r.sub = T_INT;
+        r.dtype = 1;   /* nil, not false */
+        return r;
+      }
+    }
+  }
+  return const_type(*k);
 }
 
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
@@ -824,7 +891,14 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (o.kind == T_TABLE) {
     push_value(S, o.ref);
     lua_pushlstring(S->L, name, v->k.str.len);
-    lua_rawget(S->L, -2);
+    const char *err = table_get(S->L);
+    if (err) {
+      char eb[300];
+      snprintf(eb, sizeof eb, "%s", err);
+      lua_pop(S->L, 2);
+      REFUSE(S, sp, v, "reading %s '%s' raised an error: %s",
+             is_env(sp->ir, obj) ? "global" : "field", name, eb);
+    }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -832,7 +906,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "%s '%s' is %s: compiled code can use only numbers, booleans, strings, "
              "functions and tables of them", is_env(sp->ir, obj) ? "global" : "field", name,
              k->str);
-    return const_type(*k);
+    return frozen_type(v, k);
   }
   if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
     if (!S->kernel)
@@ -856,7 +930,7 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (k->kind == T_UNKNOWN)
     REFUSE(S, sp, v, "upvalue '%s' is %s: compiled code can use only numbers, booleans, "
            "strings, functions and tables of them", name[0] ? name : "?", k->str);
-  return const_type(*k);
+  return frozen_type(v, k);
 }
 
 /* A float math function of a: f32 stays f32, weakness kept. */
@@ -1419,8 +1493,12 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
     for (int j = 0; j < np && same; j++) same = tyeq(sp->args[j], pargs[j]);
     if (same) return sp;
   }
-  if (S->nspecs >= 64)
-    fail(S, from, at, "too many specializations in one compile (recursion over types?)");
+  /* (the old pipeline's limit too: a chain of 250 callees compiles) */
+  if (S->nspecs >= KTY_MAXSPECS)
+    fail(S, from, at, "too many specializations in one compile (more than %d functions or "
+         "argument-type combinations reached from the compiled function: a call chain this "
+         "deep, or recursion whose argument types keep changing; shorten the chain or call "
+         "with fewer argument types)", KTY_MAXSPECS);
   KtySpec *sp = alloc(S, sizeof *sp);
   sp->index = S->nspecs;
   sp->luaptr = ptr;

@@ -515,6 +515,10 @@ static int cross_file(const char *path, int *agree, int *accepted, int *differ) 
         kty_open(&S, L, &A);
         KtySpec *sp = kty_spec(&S, fidx, nargs, args);
         int same = (old == NULL) == (sp == NULL);
+        /* a nil global used as a number: the source-text front end refuses
+        ** it, the IR typer makes it a number-or-nil that raises Lua's error
+        ** where it runs (the interpreter's behaviour) */
+        if (!same && !old && sp && strstr(msg, "is nil (compiled code freezes")) same = 1;
         if (same && old && sp) {
           same = old->nret == sp->nret;
           for (int r = 0; same && r < old->nret; r++) {

@@ -218,3 +218,31 @@ test("nil/false or an integer-or-float result", function()
   need_bytecode()
   D.cases(maybe_num, {true, true}, {true, false}, {false, true}, {false, false})
 end)
+
+-- Ordering with nil or false: Lua's "attempt to compare ..." with the
+-- operands in Lua's order, never the arithmetic message (compared exactly
+-- with the interpreter's message, location included).
+local function lt_num_maybe(a, b) local t = b > 0 and b or nil return a < t end
+local function lt_maybe_num(a, b) local t = b > 0 and b or nil return t < a end
+local function le_maybe_maybe(a, b)
+  local s, t = a > 0 and a or nil, b > 0 and b or nil
+  return s <= t
+end
+local function gt_false(a, b) local t = b > 0 and b return a > t end
+local function lt_false_nil(a, b)
+  local s, t = a > 0 and a, b > 0 and b or nil
+  return s < t
+end
+test("comparing with nil or false: the interpreter's message", function()
+  need_bytecode()
+  local cases = { { lt_num_maybe, 1, 2 }, { lt_num_maybe, 1, -2 }, { lt_maybe_num, 1, -2 },
+                  { le_maybe_maybe, 1, -2 }, { le_maybe_maybe, -1, 2 }, { le_maybe_maybe, -1, -2 },
+                  { le_maybe_maybe, 1, 2.5 }, { gt_false, 1, -2 }, { gt_false, 3, 2 },
+                  { lt_false_nil, -1, -2 }, { lt_false_nil, 1, -2 }, { lt_false_nil, -1, 2 } }
+  for _, c in ipairs(cases) do
+    local iok, iv = pcall(c[1], c[2], c[3])
+    local ok, v = pcall(kjit.jit(c[1]), c[2], c[3])
+    eq(ok, iok, "raises")
+    eq(v, iv, "result or message")
+  end
+end)
