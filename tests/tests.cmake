@@ -41,6 +41,7 @@ list(APPEND KJIT_IR_TESTS test_cuda_kernels test_cuda_host test_array_gpu test_b
      test_bench_kernels)
 # hooks reach compiled code (polls: the bytecode pipeline's generator only)
 list(APPEND KJIT_IR_TESTS test_interrupt_hooks)
+list(APPEND KJIT_IR_TESTS test_signatures)
 foreach(n ${KJIT_IR_TESTS})
   add_test(NAME ir.${n}
            COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
@@ -50,9 +51,10 @@ foreach(n ${KJIT_IR_TESTS})
   set_tests_properties(ir.${n} PROPERTIES ENVIRONMENT "${KJIT_IR_ENV}" TIMEOUT 900)
 endforeach()
 
-# watchdog threads and signal handlers stopping compiled loops: their
-# end-to-end part needs the polls
-set(KJIT_IR_C_TESTS test_interrupt test_threads test_capi)
+# C tests that compile through kjit.jit or kjit_compile, run a second time
+# under the bytecode pipeline (test_interrupt's end-to-end part needs its
+# polls; test_loadbuffer sets the switch itself)
+set(KJIT_IR_C_TESTS test_interrupt test_threads test_capi test_alloc_fail test_cpu)
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)
