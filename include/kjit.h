@@ -244,9 +244,8 @@ KJIT_API int kjit_set_stack_limit(const void *base, size_t size);
 ** kernel already running on a GPU cannot be stopped: the host thread waits
 ** for it in the CUDA driver (synchronize, copy back), and the interrupt or
 ** hook takes effect at the next poll of code on the CPU after it returns.
-** Polls are emitted by the bytecode pipeline's code generator
-** (KJIT_PIPELINE=bytecode); code compiled by the older generator does not
-** poll and cannot be stopped. */
+** The code generator emits the polls in every loop and call of compiled
+** code (about every 65536 iterations or calls). */
 KJIT_API int kjit_interrupt(lua_State *L);
 KJIT_API void kjit_interrupt_clear(lua_State *L);
 

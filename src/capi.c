@@ -21,6 +21,7 @@
 #include "kjit.h"
 #include "buffer.h"
 #include "compile.h"
+#include "ir/ir_type.h"
 #include "runtime.h"
 #include "runtime_poll.h"
 #include "jit.h"
@@ -245,7 +246,7 @@ static int compile_p(lua_State *L) {
   char tb[32];
   fn->sigtext[n++] = '(';
   for (int i = 0; i < fn->info.nsig; i++) {
-    const char *t = kt_name(fn->info.args[i], tb, sizeof tb);
+    const char *t = kty_name(fn->info.args[i], tb, sizeof tb);
     n += snprintf(fn->sigtext + n, sizeof fn->sigtext - n, "%s%s", i ? ", " : "", t);
     if (n >= sizeof fn->sigtext - 2) { n = sizeof fn->sigtext - 5; memcpy(fn->sigtext + n, "...", 3); n += 3; break; }
   }
@@ -357,7 +358,7 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
     }
     if (!ok)
       return fail(L, KJIT_ERRARG, "kjit_call: argument #%d is %s, expected %s (signature %s)",
-                  i + 1, valname(v, got, sizeof got), kt_name(t, want, sizeof want),
+                  i + 1, valname(v, got, sizeof got), kty_name(t, want, sizeof want),
                   fn->sigtext);
   }
   for (int i = nargs; i < in->nargs; i++) slots[i] = 0;

@@ -1,11 +1,13 @@
 /*
-** compile.h: the data shared by the compile stages (resolve.c, types.c,
-** codegen.c) and the driver (jit.c).
+** compile.h: the data shared by the compile pipeline (host/driver.c,
+** src/ir, src/codegen), the dispatchers (jit.c, kernel.c, capi.c) and the
+** run time: types, built-in ids, the entry ABI, run-time error records,
+** the compile session.
 **
 ** One compilation (a "session") starts from one Lua function and one
-** argument signature. It may pull in callees (other Lua functions, each a
-** KFunc) and several specializations of each (KSpec). Everything lives in
-** the session's Arena, freed as a whole when the session ends.
+** argument signature; the typer (ir/ir_type.h) pulls in its callees and
+** their specializations. What it allocates lives in the session's Arena,
+** freed as a whole when the session ends (session.c).
 */
 #ifndef KJIT_COMPILE_H
 #define KJIT_COMPILE_H
@@ -15,7 +17,7 @@
 #include "lua.h"
 #include "kjit.h"
 #include "arena.h"
-#include "ast.h"
+#include "ir/ir_builtins.h"
 
 /* ---- Types ------------------------------------------------------------ */
 
@@ -35,8 +37,6 @@ typedef enum TypeKind {
   T_STR,       /* a constant string (error messages, math.type results) */
   T_SHAPE,     /* a.shape: only indexable */
   T_CONFLICT,  /* result of joining incompatible types (an error) */
-  /* the IR typer (src/ir/ir_type.c) only; after T_CONFLICT so that the
-  ** kinds above keep their values */
   T_NUMBER     /* integer or float, Lua's subtype kept at run time: where an
                   integer and a float meet (fsub: the float's kind) */
 } TypeKind;
@@ -50,40 +50,19 @@ typedef struct Type {
                       T_NUMBER) */
   uint8_t fsub;    /* T_NUMBER, T_MAYBE of a T_NUMBER: the kind of its
                       float side (T_F64 or T_F32) */
-  int32_t ref;     /* T_FUNC: KFunc index; T_BUILTIN: builtin id;
-                      T_TABLE/T_STR: KConst index */
+  int32_t ref;     /* T_FUNC, T_TABLE: the typer's slot of the Lua value
+                      (ir_type.h); T_BUILTIN: BuiltinId */
 } Type;
 
 #define TY(k) ((Type){ .kind = (k) })
 
-/* ---- Built-ins (math.*, error, assert, kjit.*) ------------------------ */
+/* ---- Built-ins (math.*, error, assert, kjit.*, kjit.cuda.*) --------- */
 
-#define KJIT_BUILTINS(X) \
-  X(MATH_FLOOR, "floor") X(MATH_CEIL, "ceil") X(MATH_ABS, "abs") \
-  X(MATH_SQRT, "sqrt") X(MATH_SIN, "sin") X(MATH_COS, "cos") \
-  X(MATH_TAN, "tan") X(MATH_ASIN, "asin") X(MATH_ACOS, "acos") \
-  X(MATH_ATAN, "atan") X(MATH_EXP, "exp") X(MATH_LOG, "log") \
-  X(MATH_FMOD, "fmod") X(MATH_MODF, "modf") X(MATH_MAX, "max") \
-  X(MATH_MIN, "min") X(MATH_TOINTEGER, "tointeger") X(MATH_TYPE, "type") \
-  X(MATH_ULT, "ult") X(ERROR, "error") X(ASSERT, "assert") \
-  X(KJIT_PRANGE, "prange")
-
-/* kjit.cuda.* inside kernels (kernel.c identifies the Lua values). The
-** four dim3 objects (threadIdx ...) are only read through .x .y .z. */
-#define KJIT_CUDA_BUILTINS(X) \
-  X(CUDA_GRID, "grid") X(CUDA_GRIDSIZE, "gridsize") \
-  X(CUDA_SYNCTHREADS, "syncthreads") X(CUDA_THREADFENCE, "threadfence") \
-  X(CUDA_SHARED_ARRAY, "shared.array") X(CUDA_LOCAL_ARRAY, "local_array") \
-  X(CUDA_ATOMIC_ADD, "atomic.add") X(CUDA_ATOMIC_SUB, "atomic.sub") \
-  X(CUDA_ATOMIC_MAX, "atomic.max") X(CUDA_ATOMIC_MIN, "atomic.min") \
-  X(CUDA_ATOMIC_EXCH, "atomic.exch") X(CUDA_ATOMIC_CAS, "atomic.cas") \
-  X(CUDA_THREADIDX, "threadIdx") X(CUDA_BLOCKIDX, "blockIdx") \
-  X(CUDA_BLOCKDIM, "blockDim") X(CUDA_GRIDDIM, "gridDim")
-
+/* One id per row of ir/ir_builtins.h's table, in its order (the kjit.cuda
+** rows last, the four dim3 objects threadIdx ... at the end). */
 typedef enum BuiltinId {
-#define KB_ENUM(id, name) B_##id,
-  KJIT_BUILTINS(KB_ENUM)
-  KJIT_CUDA_BUILTINS(KB_ENUM)
+#define KB_ENUM(id, name, lo, hi, rule) B_##id,
+  KTY_BUILTINS(KB_ENUM)
 #undef KB_ENUM
   B__COUNT
 } BuiltinId;
@@ -91,71 +70,11 @@ typedef enum BuiltinId {
 #define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 
-/* ---- Variables (resolver) --------------------------------------------- */
-
-struct Var {
-  const char *name;
-  int line;           /* declaration line */
-  int id;             /* index in KFunc.vars */
-  int nassign;        /* assignments after the declaration */
-  int is_loopvar;     /* numeric for control variable */
-};
-
-/* A compile-time constant: the frozen value of an upvalue or global. */
-typedef struct KConst {
-  Type type;          /* T_INT/T_F64/T_BOOL/T_FUNC/T_BUILTIN/T_TABLE/T_STR/T_NIL */
-  union { int64_t i; double f; int b; } v;
-  const char *str;    /* T_STR */
-  int tableref;       /* T_TABLE: index in the session's Lua table list */
-} KConst;
-
-/* How a free name (not a local of the function) was resolved. */
-typedef struct FreeName {
-  const char *name;
-  KConst value;
-  const char *what;   /* "upvalue" or "global", for messages */
-} FreeName;
-
-typedef struct KSpec KSpec;
-
-/* One Lua function taking part in the compile. */
-typedef struct KFunc {
-  int index;
-  const void *luaptr; /* identity (lua_topointer) */
-  Chunk *chunk;
-  Func *ast;
-  const char *chunkname;   /* short source for messages */
-  Var **vars; int nvars;
-  FreeName *free; int nfree, capfree;
-  KSpec *specs;       /* linked list of specializations */
-  int boundscheck, fastmath;
-} KFunc;
-
 #define KJIT_MAXARGS 32
 #define KJIT_MAXRETS 16
 /* A kjit.prange loop runs in at most this many chunks (parallel.c); the
 ** compiled caller keeps one partial result per chunk for each reduction. */
 #define KJIT_PRANGE_MAXCHUNKS 256
-
-/* One specialization: a KFunc for one argument signature. */
-struct KSpec {
-  KFunc *fn;
-  KSpec *next;
-  int index;                  /* in session order */
-  int nargs;
-  Type args[KJIT_MAXARGS];
-  Type *vartypes;             /* by Var.id */
-  Type *exprtypes;            /* by Expr.id */
-  int nret;                   /* -1 until a return with values is seen */
-  Type rets[KJIT_MAXRETS];
-  KSpec **calls;              /* by Expr.id: the callee of an E_CALL */
-  KConst *consts;             /* by Expr.id: value of compile-time constants */
-  int pure;                   /* codegen: returns its one result in a register
-                                 (see codegen.c mark_pure) */
-  void *llfunc;               /* LLVMValueRef of the inner function */
-  void *llfnty;               /* its LLVMTypeRef */
-  char name[48];
-};
 
 /* Run-time error kinds reported by compiled code (see runtime.c). */
 typedef enum KErrKind {
@@ -176,7 +95,8 @@ typedef enum KErrKind {
 enum { KE_CMP_NUMBER, KE_CMP_NIL, KE_CMP_BOOLEAN };
 
 /* Filled by compiled code when it fails; read by the dispatcher. The
-** layout is mirrored in codegen.c (err_struct_type); keep them in step. */
+** layout is mirrored by the code generator (src/codegen: the KErr struct
+** type it builds); keep them in step. */
 typedef struct KErr {
   int32_t kind;
   int32_t line;
@@ -197,62 +117,44 @@ typedef struct KErr {
 } KErr;
 
 
+/* Calling convention of the entry point the dispatchers call (the code
+** generator emits it: src/codegen/cg_entry.c):
+**   int32_t entry(int64_t *args, int64_t *rets, KErr *err)
+** args[i]: i64 value, f64 bits, 0/1 for booleans, or a KBuffer* for arrays;
+** rets[i]: i64 value, f64 bits (f32 results widened) or 0/1; for results
+** that may be false/nil, rets[KJIT_MAXRETS + i] is 1 when it holds a number.
+** T_NUMBER results (integer or float, Lua's subtype kept): rets[i] the
+** integer or the f64 bits, rets[KJIT_MAXRETS + i] 0 for an integer, 1 for
+** a float; and for a false/nil-or-number (T_MAYBE of sub T_NUMBER)
+** rets[KJIT_MAXRETS + i] is 0 (false/nil), 1 (an integer) or 2 (a float).
+** rets must have room for 2 * KJIT_MAXRETS slots.
+** Returns 0 on success, nonzero with *err filled on a run-time error.
+**
+** GPU kernels (cuda.jit for the NVPTX target; cg_kernel.c) have instead a
+** `void name(params...)` entry whose parameters are, for each argument of
+** the kernel in order: i64 (integer), double, float, i8 (boolean, 0/1), or
+** an element pointer followed by one i64 extent per dimension (array);
+** then `i64* errrec` (KJIT_KERR_WORDS words of device memory, zero = no
+** error) and `i64 dynshared` (dynamic shared bytes). The first failing
+** thread fills errrec: runtime_err.h KErrWord. Simulated kernels
+** (cudasim.c) use KEntry. */
+typedef int32_t (*KEntry)(int64_t *args, int64_t *rets, KErr *err);
+
 /* ---- The session -------------------------------------------------------- */
 
+/* What one compile carries from the dispatcher to the driver
+** (host/driver.c) and back: options in, the error message out. */
 typedef struct Session {
   lua_State *L;
   Arena arena;
   jmp_buf *jb;             /* compile errors longjmp here */
   char errmsg[512];
-  KFunc **funcs; int nfuncs, capfuncs;
-  KSpec **specs; int nspecs, capspecs;
   int boundscheck, fastmath, opt;
   int parallel;            /* kjit.prange loops run on the thread pool */
-  int changed;             /* inference fixpoint flag */
-  int values_ref;          /* registry ref: array of the Lua values the compile
-                              refers to (tables, functions), kept alive */
-  int nvalues;
-  void *builder;           /* LLVMBuilderRef while code generation runs */
-  int has_calls;           /* code generation emitted a compiled call */
-  int kernel;              /* compiling a cuda.jit kernel: cuda.* allowed */
-  int uses_sync;           /* code generation emitted cuda.syncthreads */
-  const char **msgs;       /* KT_NVPTX: error()/assert() messages, numbered from 1 */
-  int nmsgs, capmsgs;
   char parnotes[2048];     /* CPU: what parallel = true did with each loop, one
-                              line per loop (f:inspect("parallel"); codegen.c) */
+                              line per loop (f:inspect("parallel"); the code
+                              generator's cg_prange.c writes them) */
   int nparnotes;           /* bytes used in parnotes */
 } Session;
-
-/* Raises a compile error "chunk:line: message" (longjmp to the driver). */
-void ks_error(Session *S, KFunc *f, int line, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 4, 5), noreturn))
-#endif
-  ;
-void *ks_alloc(Session *S, size_t n);
-/* Room for one more element in an arena array of n elements of elsize
-** bytes with capacity *cap (doubling): returns the array, maybe moved. */
-void *ks_grow(Session *S, void *arr, int n, int *cap, size_t elsize);
-
-/* resolve.c: parses the function's chunk, resolves names, freezes free
-** names. The Lua function is at stack index idx. Returns the KFunc (cached
-** per function in the session). */
-KFunc *kr_function(Session *S, int idx);
-
-/* Freezes the Lua value at stack index idx into a constant. */
-KConst ks_const_from_value(Session *S, int idx);
-/* Pushes the session-kept value number ref (a T_FUNC or T_TABLE). */
-void ks_push_value(Session *S, int ref);
-
-/* types.c: infers the types of a specialization (and of every callee
-** specialization it reaches), to a fixpoint. */
-KSpec *kt_spec(Session *S, KFunc *f, int nargs, const Type *args);
-void kt_infer_all(Session *S);
-const char *kt_name(Type t, char *buf, size_t n);
-int kt_equal(Type a, Type b);
-Type kt_join(Type a, Type b);
-int kt_isnum(Type t);
-/* The T_* of a value read from a buffer of dtype t. */
-Type kt_elem(kjit_dtype t);
 
 #endif

@@ -1,6 +1,6 @@
 /*
 ** cudasim.h: the compiled CUDA simulator. A kernel compiled for the CPU
-** (codegen target KT_SIM) runs block after block; within a block every
+** (codegen/target_sim.c) runs block after block; within a block every
 ** thread is an OS thread when the kernel calls cuda.syncthreads (a
 ** barrier that counts exited threads as arrived, as Volta and later GPUs
 ** do), else the threads run one after another on the calling thread.
@@ -9,7 +9,7 @@
 #ifndef KJIT_CUDASIM_H
 #define KJIT_CUDASIM_H
 #include <stdint.h>
-#include "codegen.h"
+#include "compile.h"
 
 /* Registers the kjit_sim_* routines the KT_SIM code calls. */
 void ksim_register_symbols(void);

@@ -4,8 +4,9 @@
 ** specialization (last one used first, then a list), compiles a new one
 ** on a miss, unpacks the arguments into 64-bit slots and calls native code.
 **
-**   compile: resolve.c (source, AST, names) -> types.c (inference)
-**            -> codegen.c (LLVM IR) -> cpu.c (O3, ORC LLJIT) -> KEntry
+**   compile: host/driver.c (the function's bytecode -> SSA IR -> types
+**            -> LLVM IR, src/frontend, src/ir, src/codegen) -> cpu.c (O3,
+**            ORC LLJIT) -> KEntry
 **
 ** Compile errors and run-time errors become Lua errors only here, after
 ** every native frame has returned and every temporary is owned by a
@@ -22,7 +23,6 @@
 #include "kjit.h"
 #include "buffer.h"
 #include "compile.h"
-#include "codegen.h"
 #include "cpu.h"
 #include "cache.h"
 #include "runtime.h"
@@ -30,10 +30,10 @@
 #include "parallel.h"
 #include "jit.h"
 #include "session.h"
-#include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
 #include "host/driver.h"
+#include "ir/ir_type.h"
 
 #define JIT_METATABLE "kjit.jit"
 
@@ -137,7 +137,7 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
   luaL_addchar(b, '(');
   for (int i = 0; i < n; i++) {
     if (i) luaL_addstring(b, ", ");
-    luaL_addstring(b, kt_name(t[i], tb, sizeof tb));
+    luaL_addstring(b, kty_name(t[i], tb, sizeof tb));
   }
   luaL_addchar(b, ')');
 }
@@ -167,37 +167,6 @@ static void register_runtime_once(void) {
 static void register_runtime(void) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, register_runtime_once);
-}
-
-/* Describes the inferred types of a session's specializations. */
-static char *types_text(lua_State *L, Session *S) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  char tb[32];
-  for (int i = 0; i < S->nspecs; i++) {
-    KSpec *sp = S->specs[i];
-    KFunc *f = sp->fn;
-    lua_pushfstring(L, "%s:%d: %s", f->chunkname, f->ast->line,
-                    f->ast->name ? f->ast->name : "function");
-    luaL_addvalue(&b);
-    sig_text(&b, sp->args, sp->nargs);
-    luaL_addstring(&b, " -> ");
-    if (sp->nret == 0) luaL_addstring(&b, "()");
-    else sig_text(&b, sp->rets, sp->nret);
-    luaL_addchar(&b, '\n');
-    for (int v = 0; v < f->nvars; v++) {
-      Type t = sp->vartypes[f->vars[v]->id];
-      lua_pushfstring(L, "  local %s: %s\n", f->vars[v]->name, kt_name(t, tb, sizeof tb));
-      luaL_addvalue(&b);
-    }
-  }
-  luaL_pushresult(&b);
-  size_t n;
-  const char *s = lua_tolstring(L, -1, &n);
-  char *r = malloc(n + 1);
-  if (r) memcpy(r, s, n + 1);
-  lua_pop(L, 1);
-  return r;
 }
 
 static void free_spec(JitSpec *s) {
@@ -255,19 +224,6 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   Type args[KJIT_MAXARGS];
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
-  /* KJIT_PIPELINE=bytecode: the bytecode pipeline's driver
-  ** (host/driver.c) replaces resolve/types/codegen below */
-  int bytecode = kdrv_bytecode_pipeline();
-  KdrvOutput bc;
-  memset(&bc, 0, sizeof bc);
-  KFunc *f = NULL;
-  KSpec *root = NULL;
-  int np = nsig;
-  if (!bytecode) {
-    root = kh_specialize(S, objidx, args, nsig, argbase);   /* host/front.c */
-    f = root->fn;
-    np = root->nargs;
-  }
 
   sb->ctx = kc_new_context();
   LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
@@ -285,25 +241,23 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
-  static const KTarget cpu_target = { "cpu", NULL, 0, KT_CPU };
-  if (bytecode) {
-    lua_getiuservalue(L, objidx, 1);
-    KdrvInput in = { -1, np, args, argbase, &kcg_target_cpu, C, sb->M, entry_name };
-    kdrv_compile(S, &in, &bc);   /* errors raise through S->jb */
-    lua_pop(L, 1);
-    np = bc.nargs;
-  } else kg_emit(S, C, sb->M, root, entry_name, &cpu_target);
+  /* the driver (host/driver.c): bytecode -> IR -> types -> LLVM IR */
+  KdrvOutput bc;
+  lua_getiuservalue(L, objidx, 1);
+  KdrvInput in = { -1, nsig, args, argbase, &kcg_target_cpu, C, sb->M, entry_name };
+  kdrv_compile(S, &in, &bc);   /* errors raise through S->jb */
+  lua_pop(L, 1);
 
-  js->types = bytecode ? bc.types : types_text(L, S);
+  js->types = bc.types;
   js->parnotes = strdup(S->parnotes[0] ? S->parnotes : "no loops\n");
   if (js->parnotes == NULL) { snprintf(S->errmsg, sizeof S->errmsg, "not enough memory"); longjmp(jb, 1); }
-  js->nargs = np;
+  js->nargs = bc.nargs;
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
-  js->nret = bytecode ? bc.nret : root->nret;
-  js->calls = bytecode ? bc.calls : S->has_calls;
+  js->nret = bc.nret;
+  js->calls = bc.calls;
   for (int r = 0; r < js->nret; r++) {
-    Type rt = bytecode ? bc.rets[r] : root->rets[r];
+    Type rt = bc.rets[r];
     js->rets[r] = rt.kind;
     js->rsub[r] = rt.sub;
     js->rnil[r] = rt.dtype;
@@ -324,7 +278,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
                           want_text ? &js->asmtext : NULL, &err);
   if (js->code == NULL) {
     snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
-             bytecode ? bc.chunkname : f->chunkname, err ? err : "unknown error");
+             bc.chunkname, err ? err : "unknown error");
     free(err);
     longjmp(jb, 1);
   }
@@ -481,7 +435,7 @@ static int jit_compile(lua_State *L) {
     } else if (js->nret < 1 || js->rets[0] != ret.kind) {
       char tb[32];
       return luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
-                        text, ks.ret.ndim ? kt_name(ret, tb, sizeof tb) : ks.ret.name,
+                        text, ks.ret.ndim ? kty_name(ret, tb, sizeof tb) : ks.ret.name,
                         js->types ? js->types : "?");
     }
   }

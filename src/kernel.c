@@ -7,14 +7,14 @@
 **       launches allocate nothing), whose call classifies the arguments,
 **       finds or compiles the specialization and launches it:
 **         GPU:        PTX (nvvm.c) -> cuModuleLoadData -> cuLaunchKernel
-**         simulate 1: the kernel compiled for the CPU (codegen KT_SIM),
+**         simulate 1: the kernel compiled for the CPU (target_sim.c),
 **                     run by cudasim.c
 **         simulate 2: the Lua function itself, one coroutine per thread
 **                     (the interpreted reference; print works there)
 **
 ** The kjit.cuda built-ins (cuda.grid, cuda.shared.array ...) are C
-** functions here: the resolver recognises them by identity and the code
-** generator compiles them; called from interpreted Lua they read the
+** functions here: the typer recognises them by identity (the registry
+** table of ir_builtins.h) and the code generator compiles them; called from interpreted Lua they read the
 ** thread of the interpreted launcher and fail outside a kernel.
 **
 ** Errors in kernels: each spec owns a small device error record
@@ -34,7 +34,6 @@
 #include "kjit.h"
 #include "buffer.h"
 #include "compile.h"
-#include "codegen.h"
 #include "cpu.h"
 #include "runtime.h"
 #include "runtime_poll.h"
@@ -46,8 +45,8 @@
 #include "cudasim.h"
 #include "kernel.h"
 #include "ir/ir_builtins.h"
+#include "ir/ir_type.h"
 #include "runtime_err.h"
-#include "host/front.h"
 #include "host/options.h"
 #include "host/signature.h"
 #include "host/driver.h"
@@ -57,6 +56,10 @@
 #define DIM3_MT "kjit.cuda.dim3"
 
 /* ---- Specializations ------------------------------------------------------------ */
+
+/* A spec's target: the GPU (PTX through libNVVM) or the simulator (the
+** kernel compiled for the CPU, run by cudasim.c). */
+enum { KT_NVPTX = 1, KT_SIM };
 
 typedef struct KernSpec {
   struct KernSpec *next;
@@ -160,47 +163,15 @@ static char *xstrdup(const char *s) {
 /* The session's free_result for a spec not yet linked into its kernel. */
 static void free_unlinked_kspec(void *p) { free_kspec(p); }
 
-static int nvptx_math_name(const char *base, int is_f32, char *buf, size_t n) {
-  snprintf(buf, n, "__nv_%s%s", base, is_f32 ? "f" : "");
-  return 1;
-}
-
-static const KTarget nvptx_target = { "nvptx", nvptx_math_name, 0, KT_NVPTX };
-static const KTarget sim_target = { "sim", NULL, 0, KT_SIM };
-
+/* "(f64[:], i64)": a list of types (a spec's signature). */
 static void type_list(luaL_Buffer *b, const Type *t, int n) {
   char tb[32];
   luaL_addchar(b, '(');
   for (int i = 0; i < n; i++) {
     if (i) luaL_addstring(b, ", ");
-    luaL_addstring(b, kt_name(t[i], tb, sizeof tb));
+    luaL_addstring(b, kty_name(t[i], tb, sizeof tb));
   }
   luaL_addchar(b, ')');
-}
-
-static char *types_text(lua_State *L, Session *S) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  char tb[32];
-  for (int i = 0; i < S->nspecs; i++) {
-    KSpec *sp = S->specs[i];
-    KFunc *f = sp->fn;
-    lua_pushfstring(L, "%s:%d: %s%s", f->chunkname, f->ast->line, i == 0 ? "kernel " : "device ",
-                    f->ast->name ? f->ast->name : "function");
-    luaL_addvalue(&b);
-    type_list(&b, sp->args, sp->nargs);
-    if (sp->nret > 0) { luaL_addstring(&b, " -> "); type_list(&b, sp->rets, sp->nret); }
-    luaL_addchar(&b, '\n');
-    for (int v = 0; v < f->nvars; v++) {
-      lua_pushfstring(L, "  local %s: %s\n", f->vars[v]->name,
-                      kt_name(sp->vartypes[f->vars[v]->id], tb, sizeof tb));
-      luaL_addvalue(&b);
-    }
-  }
-  luaL_pushresult(&b);
-  char *r = xstrdup(lua_tostring(L, -1));
-  lua_pop(L, 1);
-  return r;
 }
 
 static void sess_fail(SessionBox *sb, const char *what, char *err) {
@@ -209,9 +180,9 @@ static void sess_fail(SessionBox *sb, const char *what, char *err) {
   longjmp(*sb->S.jb, 1);
 }
 
-/* The bytecode pipeline (KJIT_PIPELINE=bytecode): types and emits the
-** kernel at kidx into M for target t (host/driver.c) and fills the spec's
-** signature, chunk, types and messages. Errors raise through S->jb. */
+/* Types and emits the kernel at kidx into M for target t (host/driver.c:
+** bytecode -> IR -> types -> LLVM IR) and fills the spec's signature,
+** chunk, types and messages. Errors raise through S->jb. */
 static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int nargs,
                     KernSpec *ks, const KcgTarget *t, LLVMContextRef C, LLVMModuleRef M) {
   KdrvOutput kk;
@@ -240,7 +211,6 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   SessionBox *sb = ks_push_session(L, k->boundscheck, k->fastmath, k->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
-  S->kernel = 1;
   KernSpec *ks = calloc(1, sizeof *ks);
   if (ks == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
   sb->result = ks;
@@ -254,17 +224,6 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     ks_release_session(L, sb);
     lua_error(L);
   }
-  int bc = kdrv_bytecode_pipeline();   /* host/driver.c instead of codegen.c */
-  KSpec *root = NULL;
-  if (!bc) {
-    root = kh_specialize(S, kidx, args, nargs, 0);   /* host/front.c */
-    KFunc *f = root->fn;
-    if (root->nret > 0)
-      ks_error(S, f, f->ast->line, "a kernel cannot return values (write the results into an array)");
-    ks->nargs = root->nargs;
-    memcpy(ks->args, root->args, sizeof(Type) * (size_t)root->nargs);
-    ks->chunk = xstrdup(f->chunkname);
-  }
   ks->target = target;
   ks->cc = cc;
   ks->owner = main_thread(L);
@@ -272,20 +231,18 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     snprintf(ks->name, sizeof ks->name, "kjit_kernel");
   else
     snprintf(ks->name, sizeof ks->name, "kjit_kernel_%lu", kc_unique_id());
-  if (!bc) ks->types = types_text(L, S);
   char *err = NULL;
   if (target == KT_NVPTX) {
     sb->C = LLVMContextCreate();
     sb->M = LLVMModuleCreateWithNameInContext("kjit_kernel", sb->C);
     kn_prepare_module(sb->M);
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
-    if (bc) bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_nvptx, sb->C, sb->M);
-    else kg_emit_kernel(S, sb->C, sb->M, root, ks->name, &nvptx_target);
+    bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_nvptx, sb->C, sb->M);
     /* only kernels comparing integers with floats or looping to a float
     ** limit need the helpers (parsing them costs a few ms) */
     if ((LLVMGetNamedFunction(sb->M, "kjit_rt_cmp_int_float") ||
          LLVMGetNamedFunction(sb->M, "kjit_rt_forlimit")) &&
-        kc_link_ir(sb->M, bc ? kcg_target_nvptx.runtime_ir : kg_nvptx_runtime_ir, &err) != 0)
+        kc_link_ir(sb->M, kcg_target_nvptx.runtime_ir, &err) != 0)
       sess_fail(sb, "LLVM", err);
     char *vmsg = NULL;
     if (LLVMVerifyModule(sb->M, LLVMReturnStatusAction, &vmsg)) {
@@ -325,12 +282,6 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
       if (key) kcache_store("ptx", key, keylen, ks->ptx, strlen(ks->ptx) + 1);
     }
     free(key);
-    if (!bc && S->nmsgs > 0) {
-      ks->msgs = calloc((size_t)S->nmsgs, sizeof *ks->msgs);
-      if (ks->msgs == NULL) sess_fail(sb, "memory", xstrdup("not enough memory"));
-      ks->nmsgs = S->nmsgs;
-      for (int i = 0; i < S->nmsgs; i++) ks->msgs[i] = xstrdup(S->msgs[i]);
-    }
   } else {
     ksim_register_symbols();
     kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
@@ -340,8 +291,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     sb->M = LLVMModuleCreateWithNameInContext("kjit_sim", C);
     if (kc_prepare_module(sb->M, &err) != 0) sess_fail(sb, "LLVM", err);
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
-    if (bc) bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_sim, C, sb->M);
-    else kg_emit(S, C, sb->M, root, ks->name, &sim_target);
+    bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_sim, C, sb->M);
     KCpuOptions co = { k->opt, 1, 0 };
     const char *names[1] = { ks->name };
     void *addr = NULL;
@@ -352,7 +302,6 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     if (ks->code == NULL) sess_fail(sb, "LLVM failed to compile the simulated kernel", err);
     ks->entry = (KEntry)addr;
   }
-  if (!bc) ks->uses_sync = S->uses_sync;
   ks->compile_ms = k_now_ms() - t0;
   sb->result = NULL;   /* owned by the kernel from here on */
   ks_release_session(L, sb);

@@ -2,9 +2,9 @@
 ** lkjit.c: the Lua module. require "kjit" runs luaopen_kjit, which builds
 ** the module table from each stage's registration function:
 **
-**   Lua function --debug.getinfo--> source text
-**     -> lex.c/parse.c (AST) -> resolve.c -> types.c -> codegen.c (LLVM IR)
-**     -> cpu.c (O3 + ORC LLJIT) -> jit.c (dispatcher, call path)
+**   Lua function --lua_dump--> bytecode (frontend/) -> SSA IR (ir/)
+**     -> types (ir/ir_type.c) -> LLVM IR (codegen/), driven by
+**     host/driver.c -> cpu.c (O3 + ORC LLJIT) -> jit.c (dispatcher, call path)
 **   buffer.c: typed buffers, shared by all of the above.
 */
 #include <stdio.h>

@@ -15,7 +15,7 @@ void kn_prepare_module(LLVMModuleRef M);
 ** says why libNVVM is not used (NULL when it is). */
 const char *kn_backend(const char **why);
 
-/* Compiles M (typed-pointer LLVM 14 IR built by codegen.c, no passes run)
+/* Compiles M (typed-pointer LLVM 14 IR built by src/codegen/, no passes run)
 ** for compute capability cc (e.g. 90) to PTX. kernel names the kernel
 ** (kept external by the fallback). fma: allow contraction to fused
 ** multiply-add. Returns malloc'd PTX, or NULL with *err (malloc'd) set.

@@ -1,7 +1,7 @@
 /*
 ** parallel.c: the thread pool behind kjit.prange, and kjit.prange itself.
 **
-** In `kjit.jit(fn, {parallel = true})`, codegen.c outlines the body of a
+** In `kjit.jit(fn, {parallel = true})`, the code generator (cg_prange.c) outlines the body of a
 ** `for i in kjit.prange(a, b, step)` loop into a worker function
 **     i32 worker(void **env, i64 kbegin, i64 kend, i64 chunk, KErr *err)
 ** that runs iterations kbegin..kend-1 (iteration k has i = a + k*step) and
@@ -279,7 +279,7 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
     err->stack_limit = limit;
     return 1;
   }
-  /* not reached: a failing chunk leaves its error (codegen.c copies it
+  /* not reached: a failing chunk leaves its error (the generated code copies it
   ** out on every failing return); never raise an empty record */
   err->kind = KE_USER_NOPOS;
   err->msg = "kjit: a parallel loop failed without an error record (a kjit bug)";
@@ -313,7 +313,7 @@ static lua_Integer int_arg(lua_State *L, int i, const char *what) {
 
 /* kjit.prange(a, b [, step]): the values of `for i = a, b, step`, as an
 ** iterator for a generic for. Compiled with {parallel = true}, the loop's
-** iterations run on the thread pool instead (codegen.c). */
+** iterations run on the thread pool instead (src/codegen/cg_prange.c). */
 static int kp_prange(lua_State *L) {
   lua_Integer a = int_arg(L, 1, "the start");
   lua_Integer b = int_arg(L, 2, "the limit");

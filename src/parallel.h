@@ -1,6 +1,6 @@
 /*
 ** parallel.h: kjit.prange and the thread pool that runs its iterations
-** (parallel.c). codegen.c emits the calls to kjit_rt_parallel_for.
+** (parallel.c). src/codegen/cg_prange.c emits the calls to kjit_rt_parallel_for.
 */
 #ifndef KJIT_PARALLEL_H
 #define KJIT_PARALLEL_H

@@ -11,19 +11,15 @@
 #define SESSION_METATABLE "kjit.session"
 
 void ks_release_session(lua_State *L, SessionBox *sb) {
+  (void)L;   /* nothing of the session lives in the registry */
   if (!sb->live) return;
   sb->live = 0;
   if (sb->result && sb->free_result) sb->free_result(sb->result);
   sb->result = NULL;
-  if (sb->S.builder) { LLVMDisposeBuilder(sb->S.builder); sb->S.builder = NULL; }
   if (sb->M) { LLVMDisposeModule(sb->M); sb->M = NULL; }
   if (sb->ctx) { kc_dispose_context(sb->ctx); sb->ctx = NULL; }
   if (sb->C) { LLVMContextDispose(sb->C); sb->C = NULL; }
   ka_free(&sb->S.arena);
-  if (sb->S.values_ref != LUA_NOREF) {
-    luaL_unref(L, LUA_REGISTRYINDEX, sb->S.values_ref);
-    sb->S.values_ref = LUA_NOREF;
-  }
 }
 
 static int session_gc(lua_State *L) {
@@ -34,7 +30,6 @@ static int session_gc(lua_State *L) {
 SessionBox *ks_push_session(lua_State *L, int boundscheck, int fastmath, int opt) {
   SessionBox *sb = lua_newuserdatauv(L, sizeof *sb, 0);
   memset(sb, 0, sizeof *sb);
-  sb->S.values_ref = LUA_NOREF;
   ka_init(&sb->S.arena);
   sb->live = 1;
   if (kb_newmeta(L, SESSION_METATABLE)) {   /* registered once complete */
@@ -48,7 +43,5 @@ SessionBox *ks_push_session(lua_State *L, int boundscheck, int fastmath, int opt
   S->boundscheck = boundscheck;
   S->fastmath = fastmath;
   S->opt = opt;
-  lua_newtable(L);
-  S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   return sb;
 }

@@ -23,7 +23,7 @@ typedef struct SessionBox {
 } SessionBox;
 
 /* Pushes a new session userdata and initializes its Session (arena,
-** value table, options). The caller may then set result/free_result: the
+** options). The caller may then set result/free_result: the
 ** object being built, freed with the session unless the caller takes it
 ** (sets result to NULL) before releasing the session. */
 SessionBox *ks_push_session(lua_State *L, int boundscheck, int fastmath, int opt);

@@ -23,38 +23,6 @@ foreach(t ${KJIT_LUA_TESTS})
   set_tests_properties(lua.${n} PROPERTIES ENVIRONMENT "${KJIT_TEST_ENV}" TIMEOUT 900)
 endforeach()
 
-# The bytecode pipeline (src/codegen/, switched on by KJIT_PIPELINE=bytecode):
-# the test files that pass fully under it run a second time as ir.<name>.
-# An explicit list: it grows until the switch-over. (test_jit_errors and
-# test_jit_regress check refusals of the source-text front end that the
-# bytecode pipeline does not have.) test_ir_codegen skips under the old
-# pipeline.
-set(KJIT_IR_TESTS test_jit_diff_arith test_jit_diff_buffers test_jit_diff_calls
-    test_jit_diff_control test_jit_diff_f32 test_jit_diff_loops test_jit_diff_math
-    test_jit_diff_multret test_jit_diff_opts test_jit_fuzz test_jit_api test_ir_codegen
-    test_prange test_jit_pure test_reduce test_vectorize test_guvectorize test_tooling
-    test_readme test_cache test_sources test_ir_versioning test_jit_errors test_jit_regress
-    test_hostile)
-set(KJIT_IR_ENV ${KJIT_TEST_ENV} KJIT_PIPELINE=bytecode)
-# cuda.jit kernels through the bytecode pipeline (NVPTX checked by ptxas, the simulator run)
-list(APPEND KJIT_IR_TESTS test_cuda_kernels test_cuda_host test_array_gpu test_bench_gpu
-     test_bench_kernels)
-# hooks reach compiled code (polls: the bytecode pipeline's generator only)
-list(APPEND KJIT_IR_TESTS test_interrupt_hooks)
-list(APPEND KJIT_IR_TESTS test_signatures)
-foreach(n ${KJIT_IR_TESTS})
-  add_test(NAME ir.${n}
-           COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/${n}.lua
-                   ${CMAKE_BINARY_DIR}/test-results/ir.${n}.txt
-           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(ir.${n} PROPERTIES ENVIRONMENT "${KJIT_IR_ENV}" TIMEOUT 900)
-endforeach()
-
-# C tests that compile through kjit.jit or kjit_compile, run a second time
-# under the bytecode pipeline (test_interrupt's end-to-end part needs its
-# polls; test_loadbuffer sets the switch itself)
-set(KJIT_IR_C_TESTS test_interrupt test_threads test_capi test_alloc_fail test_cpu)
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)
@@ -72,12 +40,6 @@ foreach(t ${KJIT_C_TESTS})
   endif()
   add_test(NAME c.${n} COMMAND ${n} ${CMAKE_BINARY_DIR}/test-results/${n}.txt
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  # C tests of compiled code run under the bytecode pipeline too (ir.<name>)
-  if(n IN_LIST KJIT_IR_C_TESTS)
-    add_test(NAME ir.${n} COMMAND ${n} ${CMAKE_BINARY_DIR}/test-results/ir.${n}.txt
-             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-    set_tests_properties(ir.${n} PROPERTIES ENVIRONMENT "KJIT_PIPELINE=bytecode")
-  endif()
 endforeach()
 
 # A fake CUDA driver over host memory (libmockcuda.so in the build dir):
@@ -97,6 +59,5 @@ endif()
 # busy to the end instead of waiting on one long test started last.
 set_tests_properties(lua.test_jit_fuzz lua.test_prange c.test_alloc_fail
                      lua.test_bench_gpu lua.test_reduce lua.test_hostile
-                     lua.test_guvectorize lua.test_jit_api
-                     ir.test_jit_errors ir.test_hostile
+                     lua.test_guvectorize lua.test_jit_api lua.test_jit_errors
                      PROPERTIES COST 1000)

@@ -5,9 +5,8 @@
 -- loop, or a kernel) and compile it with kjit.jit / kjit.cuda.jit: fn is an
 -- upvalue of the generated function, so the compiler inlines it as a callee.
 --
--- The generated text is loaded WITHOUT a chunk name: kjit reads a function's
--- source through debug.getinfo, and load(src) keeps the text itself as the
--- source. Errors about the caller's arguments are raised with the error
+-- kjit compiles the generated function's bytecode (and fn's, whatever
+-- chunk it came from). Errors about the caller's arguments are raised with the error
 -- level of the user's frame, so they name the user's line; errors raised
 -- inside fn carry fn's own file:line (kjit reports them so).
 local kjit, std = ...   -- std: kjit's own copies of the libraries (src/lkjit.c)
@@ -43,13 +42,6 @@ local function check_fn(fn, who)
   if info.what == "C" then
     error(string.format("bad argument #1 to '%s' (Lua function expected, got C function; "
       .. "wrap it: function(a, b) return math.max(a, b) end)", who), 3)
-  end
-  -- kjit reads the source text (a file, or the string given to load); a
-  -- chunk named "=..." has none. Said here, at the user's call, rather than
-  -- when the generated wrapper compiles fn as a callee.
-  if info.source:sub(1, 1) == "=" then
-    error(string.format("bad argument #1 to '%s' (the source of this function is not available: "
-      .. "chunk loaded as '%s')", who, info.source), 3)
   end
   return lfn
 end

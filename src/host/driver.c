@@ -3,8 +3,9 @@
 ** kty_spec runs the front end and the IR builder on every function it
 ** reaches (kbc_dump, kbc_decode, kir_build) and types it; the target's
 ** hooks choose the typing rules (kernel) and the code generator's entry
-** (kcg_emit_kernel or kcg_emit_par). What was compile_ir.c (kjit.jit) and
-** compile_kernel.c (cuda.jit) in src/codegen/ is this one path.
+** (kcg_emit_kernel or kcg_emit_par). kjit.jit (jit.c), cuda.jit for the
+** GPU and the simulator (kernel.c), the array functions built on them
+** (lua/kjit/ufunc.lua, reduce.lua) and the C API (capi.c) all compile here.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,6 @@
 #include "ir/ir_type.h"
 #include "codegen/kcg.h"
 #include "host/driver.h"
-
-int kdrv_bytecode_pipeline(void) {
-  const char *e = getenv("KJIT_PIPELINE");
-  return e != NULL && strcmp(e, "bytecode") == 0;
-}
 
 /* The typer session's slot for the value at idx (the same scheme as
 ** ir_type.c's keep_value: values table maps slot -> value and back); a
@@ -169,10 +165,10 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
                     &info);
   } else {
     KcgParallel par = { S->parallel, S->parnotes, (int)sizeof S->parnotes, &S->nparnotes };
-    /* KJIT_BENCH_NOPOLL=1 compiles without interrupt polls: a measurement
-    ** knob only (the cost of polling), never for use: kjit_interrupt and
-    ** count hooks then do not stop compiled code, and the disk cache's key
-    ** does not see it */
+    /* KJIT_BENCH_NOPOLL=1 compiles without interrupt polls: a developer's
+    ** measurement knob (what polling costs, bench/), not a user option and
+    ** not documented for users: kjit_interrupt and count hooks then do not
+    ** stop compiled code, and the disk cache's key does not see it */
     KcgTarget nopoll = *t;
     if (getenv("KJIT_BENCH_NOPOLL") != NULL) nopoll.poll = 0;
     kcg_emit_par(&T, in->C, in->M, root, in->entry_name, &nopoll, S->boundscheck, S->fastmath,

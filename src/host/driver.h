@@ -1,7 +1,7 @@
 /*
-** host/driver.h: the one compile driver of the bytecode pipeline
-** (KJIT_PIPELINE=bytecode), for kjit.jit, cuda.jit (NVPTX and simulated),
-** and through them the array functions (lua/kjit/ufunc.lua, reduce.lua):
+** host/driver.h: kjit's one compile driver, for kjit.jit, cuda.jit (NVPTX
+** and simulated), and through them the array functions (lua/kjit/ufunc.lua,
+** reduce.lua) and the C API:
 **
 **   the Lua function -> bytecode (src/frontend/: kbc_dump, kbc_decode)
 **   -> SSA IR (src/ir/: kir_build) -> types (kty_spec, the target's
@@ -11,8 +11,6 @@
 ** rest: the session, the LLVM module and its preparation, the backend
 ** (ORC, libNVVM), the disk cache, dispatch. The driver never asks which
 ** target it compiles for: it reads the target's hook table (target.h).
-** It replaces host/front.c (the old pipeline's front half) at the
-** switch-over.
 */
 #ifndef KJIT_HOST_DRIVER_H
 #define KJIT_HOST_DRIVER_H
@@ -20,9 +18,6 @@
 #include <llvm-c/Core.h>
 #include "compile.h"
 #include "codegen/target.h"
-
-/* KJIT_PIPELINE=bytecode in the environment (read at each compile). */
-int kdrv_bytecode_pipeline(void);
 
 /* What to compile. Options come from the Session (boundscheck, fastmath,
 ** parallel and its notes buffer parnotes; opt and the disk cache are the

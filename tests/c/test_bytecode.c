@@ -246,8 +246,8 @@ static void test_chunknames(void) {
     ka_free(&A);
     lua_settop(L, top);
   }
-  /* the watch sees opens, ours and liblua's (resolve.c's fopen would be
-  ** seen the same way) */
+  /* the watch sees opens, ours and liblua's (a front end that re-read
+  ** the source file would be seen the same way) */
   io_opens = 0;
   io_watch = 1;
   FILE *fp = fopen("/dev/null", "rb");

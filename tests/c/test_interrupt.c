@@ -9,9 +9,8 @@
 ** poll goes on); line hooks (not called); job stop flags and their chain;
 ** worker threads never touching Lua; the "interrupted" message.
 **
-** End to end (only when compiled code polls: the bytecode pipeline's code
-** generator emits kjit_rt_poll; a probe finds out, else SKIP with the
-** reason): an endless compiled loop stopped by a watchdog thread calling
+** End to end (compiled code polls: the code generator emits kjit_rt_poll;
+** a probe checks that first): an endless compiled loop stopped by a watchdog thread calling
 ** kjit_interrupt and by one calling lua_sethook; a permanent count hook
 ** that must not change results; a kjit.prange loop; simulated kernels
 ** (threads in turn, and OS threads with syncthreads). The latency from
@@ -38,7 +37,7 @@
 #include "runtime.h"
 #include "runtime_poll.h"
 
-static int npass, nfail, nskip;
+static int npass, nfail, nskip;   /* nothing skips (the results file has the column) */
 
 #define CHECK(cond, ...)                                                       \
   do {                                                                         \
@@ -50,11 +49,6 @@ static int npass, nfail, nskip;
       printf("\n");                                                            \
     }                                                                          \
   } while (0)
-
-static void skip(const char *what, const char *why) {
-  nskip++;
-  printf("SKIP %s: %s\n", what, why);
-}
 
 static double now_ms(void) {
   struct timespec t;
@@ -416,15 +410,9 @@ static void end_to_end(void) {
   luaL_requiref(L, "kjit", luaopen_kjit, 1);   /* and the global kjit */
   lua_pop(L, 1);
   if (!load_module(L)) { lua_close(L); return; }
-  if (!polls_emitted(L)) {
-    const char *p = getenv("KJIT_PIPELINE");
-    char why[256];
-    snprintf(why, sizeof why, "compiled code does not poll (KJIT_PIPELINE=%s): needs the "
-             "bytecode pipeline's code generator to emit kjit_rt_poll", p ? p : "unset");
-    skip("end to end: watchdogs, hooks, prange, simulated kernels", why);
-    lua_close(L);
-    return;
-  }
+  int polls = polls_emitted(L);
+  CHECK(polls, "compiled code polls: kjit_interrupt stops a compiled loop of 2^22 iterations");
+  if (!polls) { lua_close(L); return; }
   stopped_by(L, "kjit_interrupt, compiled loop", "M.jforever(1)", 0, "interrupted");
   stopped_by(L, "lua_sethook (lua.c Ctrl-C), compiled loop", "M.jforever(1)", 1,
              "stopped by the watchdog's hook");

@@ -12,16 +12,11 @@
 ** array contents, run-time error message with its "file:line:") must equal
 ** what the interpreter gives for the same call.
 **
-** These compile only through the bytecode pipeline (the source-text front
-** end re-reads the file the chunk name names, which does not exist): main
-** sets KJIT_PIPELINE=bytecode itself, before the first compile (the switch
-** is read at each compile), so this test runs it whatever the environment.
+** kjit compiles the function's own bytecode, so no file the chunk name
+** names is ever read (none exists here).
 **
 ** Usage: test_loadbuffer [results-file]   (writes "passed failed 0\n" there)
 */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* setenv under -std=c11 */
-#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -398,9 +393,6 @@ static void test_binary(int strip) {
 }
 
 int main(int argc, char **argv) {
-  /* The bytecode pipeline, whatever the environment: set before the first
-  ** compile (kjit reads the variable at each compile). */
-  setenv("KJIT_PIPELINE", "bytecode", 1);
   test_from_memory();
   test_binary(0);
   test_binary(1);

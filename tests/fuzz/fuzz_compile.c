@@ -1,7 +1,8 @@
 /*
-** fuzz_compile.c: libFuzzer target for the whole kjit pipeline (lexer,
-** parser, resolver, type inference, codegen, LLVM, dispatcher, runtime
-** errors). Built by tests/fuzz/build.sh (clang-14, -fsanitize=fuzzer,
+** fuzz_compile.c: libFuzzer target for the whole kjit pipeline (the
+** function's bytecode through lua_dump and the decoder, the IR builder,
+** the typer, the loop facts, code generation, LLVM, the dispatcher,
+** run-time errors). Built by tests/fuzz/build.sh (clang-14, -fsanitize=fuzzer,
 ** address,undefined); see tests/fuzz/README.md.
 **
 ** Input format:
@@ -12,16 +13,15 @@
 ** (opt level; default O0: LLVM's -O3 pipeline costs most of the time per
 ** input and is not kjit's code) set kjit.jit options, and "inspect" also
 ** asks for f:inspect("llvm"). The source is loaded as a chunk (its name is
-** the source itself, as load(src) does, so kjit can read the text) in a
-** fresh lua_State; the chunk should return a function. That function is
+** the source itself, as load(src) does) in a fresh lua_State; the chunk should return a function. That function is
 ** wrapped with kjit.jit, given the signature line as f:compile(text), and
 ** called three times under pcall with
 ** arguments of the signature's types (ordinary values, then edge values:
 ** 0, -1, NaN, -0.0, empty and size-1 arrays), then
 ** f:inspect("types") runs. Every outcome except a crash, a sanitizer report
 ** or a leak is fine. A line "--alt" in the source splits it: the part
-** before is loaded, the part after is given as the chunk name, which is
-** the text kjit parses (kjit trusts the chunk name: see SECURITY.md).
+** before is loaded, the part after is given as the chunk name (kjit
+** compiles the bytecode: a chunk name holding other code must not matter).
 ** (The "maxinteger" edge value is the "imax" type.)
 **
 ** Bounds, so that every input finishes quickly:
@@ -153,8 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   hook_ticks = 0;
   lua_sethook(L, fuzz_hook, LUA_MASKCOUNT, 1000);
   /* "alt" mode: a line "--alt" splits the source into the code that is
-  ** loaded and the text given as its chunk name, which is what kjit
-  ** parses (text Lua never checked, functions that do not match) */
+  ** loaded and the text given as its chunk name (other text, maybe not
+  ** Lua: only a name to kjit, which compiles the bytecode) */
   const char *name = src;
   size_t codelen = srclen;
   char *alt = strstr(src, "\n--alt\n");

@@ -315,7 +315,7 @@ test("bounds error names file:line, index, thread and block (both simulators)", 
   end
 end)
 
--- ---- Narrow loop counters (codegen.c): a while loop's `k < e` counter runs
+-- ---- Narrow loop counters: a while loop's `k < e` counter runs
 -- in 32 bits when k and e fit at entry, else the 64-bit loop runs. Both
 -- copies must give the interpreter's results, at the edges of int32 too.
 local I32MAX, I32MIN = 2147483647, -2147483648
@@ -378,9 +378,7 @@ end)
 
 test("mandelbrot's counter is 32-bit in PTX, with the 64-bit loop beside it", function()
   if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
-  if os.getenv("KJIT_PIPELINE") == "bytecode" then
-    skip("narrow while-loop counters are not yet in the bytecode code generator (cg_func.c loop versioning)")
-  end
+  skip("narrow while-loop counters are not yet in the bytecode code generator (cg_func.c loop versioning)")
   local ptx = cuda.compile_ptx(mandel, "void(f32[:,:], f32, f32, f32, f32, i64)")
   truthy(ptx:find("setp%.lt%.s32") and ptx:find("add%.s32"), "a 32-bit counter loop:\n" .. ptx)
   truthy(ptx:find("setp%.lt%.s64"), "and the 64-bit one:\n" .. ptx)
@@ -450,7 +448,7 @@ test("narrow counters and deferred checks: random kernels agree with the interpr
 end)
 
 -- In a kernel, the bounds checks of a statement's values wait for one branch
--- after them (codegen.c, "Deferred bounds checks"); the error must still be
+-- after them (src/codegen/cg_defer.c); the error must still be
 -- the interpreter's: the first failing read in evaluation order.
 test("deferred bounds checks report the first failing read of a statement", function()
   local function reads(a, out, p, q)
@@ -747,13 +745,9 @@ print("done")
   os.remove(script)
   truthy(ok and out:find("done", 1, true), "the child ran to the end (" .. tostring(how) .. " "
     .. tostring(code) .. "): " .. out)
-  if os.getenv("KJIT_PIPELINE") == "bytecode" then
-    -- the bytecode pipeline's typer refuses static shared memory above a
-    -- GPU's 48 KiB per kernel before anything is allocated
-    truthy(out:find("false\t[^\n]*above the limit of 49152 bytes"), "the shared memory limit: " .. out)
-  else
-    truthy(out:find("false\t[^\n]*not enough memory"), "an out-of-memory error: " .. out)
-  end
+  -- the bytecode pipeline's typer refuses static shared memory above a
+  -- GPU's 48 KiB per kernel before anything is allocated
+  truthy(out:find("false\t[^\n]*above the limit of 49152 bytes"), "the shared memory limit: " .. out)
 end)
 
 test("k:compile(sig) with an f32 scalar binds launches that pass a Lua number", function()

@@ -8,10 +8,8 @@
 -- compiled function with its error value; one that returns lets it go on.
 -- A hook set with a huge count never fires in the few interpreted
 -- instructions of these tests, so each hook call seen here came from a
--- poll. The polls come from the bytecode pipeline's code generator
--- (KJIT_PIPELINE=bytecode): with a generator that does not emit them, the
--- tests skip with that reason (a probe finds out). tests/c/test_interrupt.c
--- covers kjit_interrupt, watchdog threads and signal handlers.
+-- poll (the code generator emits them: src/codegen/, runtime_poll.h).
+-- tests/c/test_interrupt.c covers kjit_interrupt, watchdog threads and signal handlers.
 local kjit = require "kjit"
 local cuda = kjit.cuda
 local HUGE = 1 << 30   -- a count the interpreted parts never reach
@@ -20,23 +18,19 @@ local function sum(n) local s = 0 for i = 1, n do s = s + i % 7 end return s end
 local function forever(n) local s = 0 while s >= 0 do s = (s + n) % 1000 end return s end
 local jsum, jforever = kjit.jit(sum), kjit.jit(forever)
 
--- Does compiled code poll? A 2^22-iteration compiled loop calls a count
--- hook only if it does.
-local POLLS, WHY
-do
+-- A 2^22-iteration compiled loop calls a count hook only if compiled code
+-- polls.
+test("compiled loops poll: a count hook is called", function()
   jsum(10)   -- compiled before the hook is set
   local called = false
   debug.sethook(function() called = true end, "", HUGE)
   jsum(1 << 22)
   debug.sethook()
-  POLLS = called
-  WHY = "compiled code does not poll (KJIT_PIPELINE=" .. tostring(os.getenv("KJIT_PIPELINE"))
-    .. "): needs the bytecode pipeline's code generator to emit kjit_rt_poll"
-end
+  truthy(called, "compiled code calls the count hook (kjit_rt_poll)")
+end)
 
 local function ptest(name, fn)
   test(name, function()
-    if not POLLS then skip(WHY) end
     local ok, err = pcall(fn)
     debug.sethook()   -- never leave a hook behind for the next test
     if not ok then error(err, 0) end

@@ -1,17 +1,11 @@
--- Differential tests of what the bytecode pipeline (KJIT_PIPELINE=bytecode:
--- src/frontend -> src/ir -> src/codegen) newly supports: values typed per
--- SSA value rather than per variable, Lua's integer/float subtype kept at
--- run time (T_NUMBER), functions the source-text front end cannot find.
--- Registered as ir.test_ir_codegen (tests/tests.cmake) with the switch
--- set; under the old pipeline it skips, saying why.
+-- Differential tests of what the bytecode pipeline (src/frontend ->
+-- src/ir -> src/codegen) supports beyond the source-text front end it
+-- replaced: values typed per SSA value rather than per variable, Lua's
+-- integer/float subtype kept at run time (T_NUMBER), functions whose
+-- source cannot be found.
 local D = require "difftest"
 local kjit = require "kjit"
 
-local function need_bytecode()
-  if os.getenv("KJIT_PIPELINE") ~= "bytecode" then
-    skip("needs KJIT_PIPELINE=bytecode (the old pipeline types per variable)")
-  end
-end
 
 ---------------------------------------------------------------------------
 -- the functions under test
@@ -137,24 +131,20 @@ local f1, f2 = function(a) return a + 1 end, function(a) return a * 2 end
 -- the tests
 ---------------------------------------------------------------------------
 test("a register reused for an integer then a float", function()
-  need_bytecode()
   D.cases(reuse, {3}, {-7}, {0}, {math.maxinteger})
 end)
 
 test("local A; A = f(v); return f(A)", function()
-  need_bytecode()
   D.cases(twice_half, {8}, {3}, {2.5}, {-1})
 end)
 
 test("an integer-then-float local: '% 0' of the integer raises", function()
-  need_bytecode()
   D.cases(int_then_float_mod, {7, 3}, {-7, 3}, {7, -3}, {7.5, 2})
   D.cases_error("attempt to perform 'n", int_then_float_mod, {7, 0}, {0, 0})
   D.cases(int_then_float_mod, {7.0, 0})   -- floats: nan, no error
 end)
 
 test("s = 0; for i = 1, n do s = s + x[i] end (f64 x)", function()
-  need_bytecode()
   local x = kjit.array({1.5, 2.25, -3, 4}, "f64")
   D.cases(sum, {x, 4}, {x, 0}, {x, 2})
   local xi = kjit.array({1, 2, 3}, "i64")
@@ -163,28 +153,23 @@ test("s = 0; for i = 1, n do s = s + x[i] end (f64 x)", function()
 end)
 
 test("a subtype decided at run time is Lua's", function()
-  need_bytecode()
   D.cases(pick, {true, 2.5}, {false, 2.5}, {true, 3}, {nil, 0.0})
 end)
 
 test("a for loop whose start is an integer or a float", function()
-  need_bytecode()
   D.cases(for_number, {true, 3}, {false, 3}, {true, 0}, {false, 2.5}, {nil, -1})
 end)
 
 test("math.floor of a huge float returns the float", function()
-  need_bytecode()
   D.cases(floor_any, {2.5}, {-2.5}, {1e300}, {-1e300}, {2 ^ 63}, {-2 ^ 63}, {1 / 0}, {0 / 0}, {7})
 end)
 
 test("two function literals on one line", function()
-  need_bytecode()
   D.cases(f1, {1}, {2.5})
   D.cases(f2, {1}, {2.5})
 end)
 
 test("functions loaded with load(src, name)", function()
-  need_bytecode()
   local src = "return function(a, b) local s = 0 for i = 1, a do s = s + i * b end return s end"
   for _, name in ipairs({ "=name", "name", "@not/on/disk.lua" }) do
     local fn = assert(load(src, name))()
@@ -195,7 +180,6 @@ test("functions loaded with load(src, name)", function()
 end)
 
 test("peeled loops: the first iteration sees the integer", function()
-  need_bytecode()
   local x = kjit.array({1.5, 2.25, -3, 4, 0.5}, "f64")
   local x32 = kjit.array({1.5, 2.25, -3, 4, 0.5}, "f32")
   D.cases(peel_idiv, {x, 5}, {x, 1}, {x, 0}, {x32, 5})
@@ -207,7 +191,6 @@ test("peeled loops: the first iteration sees the integer", function()
 end)
 
 test("long counted loops: every iteration once, across chunks", function()
-  need_bytecode()
   D.cases(long_for, {1, 200000, 1, -1}, {1, 200000, 3, -1}, {200000, 1, -7, -1},
     {1, 131072, 1, -1}, {1, 131073, 1, -1}, {0, 65535, 1, -1}, {0, 65536, 1, -1},
     {1, 200000, 1, 70000}, {1, 200000, 2, 65536}, {math.maxinteger - 100000, math.maxinteger, 1, -1},
@@ -215,7 +198,6 @@ test("long counted loops: every iteration once, across chunks", function()
 end)
 
 test("nil/false or an integer-or-float result", function()
-  need_bytecode()
   D.cases(maybe_num, {true, true}, {true, false}, {false, true}, {false, false})
 end)
 
@@ -234,7 +216,6 @@ local function lt_false_nil(a, b)
   return s < t
 end
 test("comparing with nil or false: the interpreter's message", function()
-  need_bytecode()
   local cases = { { lt_num_maybe, 1, 2 }, { lt_num_maybe, 1, -2 }, { lt_maybe_num, 1, -2 },
                   { le_maybe_maybe, 1, -2 }, { le_maybe_maybe, -1, 2 }, { le_maybe_maybe, -1, -2 },
                   { le_maybe_maybe, 1, 2.5 }, { gt_false, 1, -2 }, { gt_false, 3, 2 },

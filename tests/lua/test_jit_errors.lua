@@ -14,11 +14,9 @@ local D = require "difftest"
 local kjit = D.kjit
 
 local SRC = "test_jit_errors.lua:"
--- The bytecode pipeline (issue 14) compiles the function's own bytecode:
--- limits of the source-text front end checked below (source on disk, chunk
--- names, dead strings, unused varargs) are gone there; those tests check
--- the new behaviour against the interpreter instead.
-local BYTECODE = os.getenv("KJIT_PIPELINE") == "bytecode"
+-- kjit compiles the function's own bytecode (issue 14): what a source-text
+-- front end refused (source on disk, chunk names, dead strings, unused
+-- varargs) is checked against the interpreter instead.
 
 -- "test_jit_errors.lua:<line>:" for the line k lines below fn's header.
 local function line_of(fn, k)
@@ -148,9 +146,8 @@ test("string literal is a compile error", function()
   need_compiler()
   -- first plan: "not supported in compiled code"; now "local 's' cannot
   -- hold a string in compiled code"
-  -- (bytecode: a string nothing uses compiles, as the interpreter runs it)
-  if BYTECODE then return D.check(uses_string, 1) end
-  expect(line_of(uses_string, 1), { "string", "in compiled code" }, jit_call, uses_string, 1)
+  -- a string nothing uses compiles, as the interpreter runs it
+  D.check(uses_string, 1)
 end)
 
 test("closure is a compile error", function()
@@ -160,17 +157,13 @@ end)
 
 test("varargs are a compile error", function()
   need_compiler()
-  if BYTECODE then
-    -- a vararg function that never reads '...' compiles; reading it does not
-    D.check(uses_varargs, 1)
-    local function reads_varargs(n, ...)
-      local a = ...
-      return n + a
-    end
-    expect(line_of(reads_varargs, 1), { "varargs", UNSUPPORTED }, jit_call, reads_varargs, 1, 2)
-    return
+  -- a vararg function that never reads '...' compiles; reading it does not
+  D.check(uses_varargs, 1)
+  local function reads_varargs(n, ...)
+    local a = ...
+    return n + a
   end
-  expect(line_of(uses_varargs, 0), { "varargs", UNSUPPORTED }, jit_call, uses_varargs, 1)
+  expect(line_of(reads_varargs, 1), { "varargs", UNSUPPORTED }, jit_call, reads_varargs, 1, 2)
 end)
 
 test("generic for is a compile error", function()
@@ -181,13 +174,9 @@ end)
 
 test("method call is a compile error", function()
   need_compiler()
-  if BYTECODE then   -- a:fill(0) is a:fill's field read, then a call
-    expect(line_of(uses_method_call, 1), { "kjit array has no field 'fill'", "compiled code" },
-      jit_call, uses_method_call, kjit.zeros(3))
-    return
-  end
-  expect(line_of(uses_method_call, 1), { "method call", UNSUPPORTED }, jit_call,
-    uses_method_call, kjit.zeros(3))
+  -- a:fill(0) is a:fill's field read, then a call
+  expect(line_of(uses_method_call, 1), { "kjit array has no field 'fill'", "compiled code" },
+    jit_call, uses_method_call, kjit.zeros(3))
 end)
 
 test("concatenation is a compile error", function()
@@ -199,22 +188,17 @@ test("nil global is a compile error", function()
   need_compiler()
   -- first plan: "global 'name' is not a number or function"; now "global
   -- 'name' is nil (compiled code freezes globals ...)"
-  if BYTECODE then
-    -- a frozen nil used as a number raises where it runs, Lua's own error
-    -- (the interpreter's message, checked exactly); a path that does not
-    -- run compiles
-    D.check_error("attempt to perform arithmetic on a nil value (global "
-      .. "'kjit_test_no_such_global')", uses_nil_global, 1)
-    local function guarded(x)
-      if x > 100 then return x + kjit_test_no_such_global end
-      return -x
-    end
-    D.cases(guarded, {1}, {2.5})
-    D.check_error("attempt to perform arithmetic on a nil value", guarded, 200)
-    return
+  -- a frozen nil used as a number raises where it runs, Lua's own error
+  -- (the interpreter's message, checked exactly); a path that does not
+  -- run compiles
+  D.check_error("attempt to perform arithmetic on a nil value (global "
+    .. "'kjit_test_no_such_global')", uses_nil_global, 1)
+  local function guarded(x)
+    if x > 100 then return x + kjit_test_no_such_global end
+    return -x
   end
-  expect(line_of(uses_nil_global, 1), { "global 'kjit_test_no_such_global'", "is nil" },
-    jit_call, uses_nil_global, 1)
+  D.cases(guarded, {1}, {2.5})
+  D.check_error("attempt to perform arithmetic on a nil value", guarded, 200)
 end)
 
 test("string global is a compile error", function()
@@ -475,23 +459,16 @@ test("a path that returns no value (PROVISIONAL wording)", function()
   need_compiler()
   -- Lua returns nothing on that path; compiled functions return the same
   -- number of values on every path, so this is an error (not a crash)
-  if BYTECODE then
-    -- refused when compiled (the result count is part of the compiled
-    -- signature), located at the function, saying why
-    expect(line_of(returns_on_one_path, 1), { "return the same number of values on every path",
-      "1 here, 0 elsewhere" }, jit_call, returns_on_one_path, 2)
-    return
-  end
-  local f = D.jit(returns_on_one_path)
-  eq(f(2), 2, "path with a value")
-  expect(SRC, "without returning a value", f, -2)
+  -- refused when compiled (the result count is part of the compiled
+  -- signature), located at the function, saying why
+  expect(line_of(returns_on_one_path, 1), { "return the same number of values on every path",
+    "1 here, 0 elsewhere" }, jit_call, returns_on_one_path, 2)
 end)
 
 test("a return slot that is boolean and number (PROVISIONAL wording)", function()
   need_compiler()
-  -- (bytecode: false-or-number results are Lua's, both paths)
-  if BYTECODE then D.check(bool_or_number, true); D.check(bool_or_number, false) return end
-  expect(SRC, "return value #1 is boolean", jit_call, bool_or_number, true)
+  -- false-or-number results are Lua's, both paths
+  D.check(bool_or_number, true); D.check(bool_or_number, false)
 end)
 
 test("runaway recursion raises stack overflow", function()
@@ -568,15 +545,9 @@ local function calls_nosource(a, b) return nosource(a, b) end
 test("a callee without source is a compile error, every time", function()
   need_jit()
   local f = D.jit(calls_nosource)
-  if BYTECODE then   -- its bytecode is what compiles: no source needed
-    for _ = 1, 3 do D.check(calls_nosource, 1, 2) end
-    D.check(calls_nosource, 1.5, 2)
-    return
-  end
-  for _ = 1, 3 do
-    raises("nosource: cannot compile: the source of this function is not available", f, 1, 2)
-  end
-  raises("nosource: cannot compile", D.jit(calls_nosource), 1.5, 2)
+  -- its bytecode is what compiles: no source needed
+  for _ = 1, 3 do D.check(calls_nosource, 1, 2) end
+  D.check(calls_nosource, 1.5, 2)
 end)
 
 -- A chain of n callees (c1 calls c2 ... calls cn), as globals of their own
@@ -618,38 +589,15 @@ test("a source file edited after loading is refused, never compiled", function()
   eq(D.jit(add)(2, 4), 6, "unchanged file compiles")
   write("-- v2\nreturn function(a, b)\n  return a * b * 100\nend\n")
   local f = D.jit(add)
-  if BYTECODE then
-    -- the loaded function's bytecode compiles: the file is never read
-    eq(f(2, 4), 6, "the loaded function, not the file's new text")
-    eq(D.jit(dofile(path))(2, 4), 800, "reloaded function compiles")
-    write("local scale = 2\nreturn function(x)\n  return x * scale\nend\n")
-    local mul = dofile(path)
-    write("local factor = 2\nreturn function(x)\n  return x * factor\nend\n")
-    factor = 100
-    eq(D.jit(mul)(3), 6, "upvalue of the loaded function")
-    factor = nil
-    os.remove(path)
-    os.remove(base)
-    return
-  end
-  local msg = raises("cannot compile: the source file changed since this function was loaded", f, 2, 4)
-  truthy(msg:find("_kjit_reload.lua:2:", 1, true), "located at the function's line: " .. msg)
-  eq(add(2, 4), 6, "the interpreted function is the loaded one")
-  -- the new text, loaded again, compiles
-  local add2 = dofile(path)
-  eq(D.jit(add2)(2, 4), 800, "reloaded function compiles")
-  -- the same code with an upvalue renamed (the resolver binds free names
-  -- by name: it read the global `factor` and computed 300, not 6)
+  -- the loaded function's bytecode compiles: the file is never read
+  eq(f(2, 4), 6, "the loaded function, not the file's new text")
+  eq(D.jit(dofile(path))(2, 4), 800, "reloaded function compiles")
   write("local scale = 2\nreturn function(x)\n  return x * scale\nend\n")
   local mul = dofile(path)
   write("local factor = 2\nreturn function(x)\n  return x * factor\nend\n")
   factor = 100
-  raises("the source file changed since this function was loaded", D.jit(mul), 3)
+  eq(D.jit(mul)(3), 6, "upvalue of the loaded function")
   factor = nil
-  eq(mul(3), 6, "interpreted")
-  -- a shebang line and a BOM are skipped as luaL_loadfile skips them
-  write("\xEF\xBB\xBF#!/usr/bin/env lua5.4\nreturn function(a)\n  return a * 3\nend\n")
-  eq(D.jit(assert(loadfile(path))())(5), 15, "BOM and #! line")
   os.remove(path)
   os.remove(base)
 end)
@@ -659,21 +607,9 @@ test("a chunk name naming a device, a FIFO or a directory is not read", function
   local function named(name)
     return assert(load("return function(x) return x + 1 end", "@" .. name))()
   end
-  if BYTECODE then   -- the chunk name is only a name: never opened
-    for _, name in ipairs({ "/dev/zero", "/dev/stdin", "/tmp", "/no/such/dir/x.lua" }) do
-      eq(D.jit(named(name))(1), 2, name)
-    end
-    return
-  end
-  raises("is not a regular file", D.jit(named("/dev/zero")), 1)
-  raises("is not a regular file", D.jit(named("/dev/stdin")), 1)
-  raises("is not a regular file", D.jit(named("/tmp")), 1)
-  raises("cannot open source file", D.jit(named("/no/such/dir/x.lua")), 1)
-  local fifo = os.tmpname()   -- a file: replaced by the FIFO
-  os.remove(fifo)
-  if os.execute("mkfifo " .. fifo .. " 2>/dev/null") then
-    raises("is not a regular file", D.jit(named(fifo)), 1)
-    os.remove(fifo)
+  -- the chunk name is only a name: never opened
+  for _, name in ipairs({ "/dev/zero", "/dev/stdin", "/tmp", "/no/such/dir/x.lua" }) do
+    eq(D.jit(named(name))(1), 2, name)
   end
 end)
 
@@ -682,8 +618,5 @@ test("load(text, name) with a name that is other Lua text is refused", function(
   local f = assert(load("return function(a) return a + 1 end",
                         "return function(a) return a * 100 end"))()
   eq(f(2), 3, "interpreted")
-  if BYTECODE then eq(D.jit(f)(2), 3, "the loaded text's bytecode, not the name") return end
-  raises("cannot compile: the chunk name is not the text this function was loaded from", D.jit(f), 2)
-  local g = assert(load("return function(a) return a + 1 end", "return function(a) return a + 1 end"))()
-  eq(D.jit(g)(2), 3, "the name is the text: compiles")
+  eq(D.jit(f)(2), 3, "the loaded text's bytecode, not the name")
 end)

@@ -108,7 +108,7 @@ local function bin(op, a, b) return { k = "bin", op = op, a = a, b = b } end
 local function un(op, a) return { k = "un", op = op, a = a } end
 local function call(f, args) return { k = "call", f = f, args = args } end
 
--- Static types as kjit infers them (src/types.c): "int", "flt", "bool",
+-- Static types as this fuzzer models them (after the retired src/types.c): "int", "flt", "bool",
 -- "maybe:int", "maybe:flt", "arr:<dtype>", "err", "?".
 local function isnum(t) return t == "int" or t == "flt" end
 local function numview(t)

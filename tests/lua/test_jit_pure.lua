@@ -1,7 +1,7 @@
 -- test_jit_pure.lua: "pure" functions (one number or boolean result, no
 -- loops, no array stores, only pure callees, no error()) return their value
 -- in a register and report failures through err->kind alone; a pure caller
--- does not test after each call (codegen.c mark_pure). These tests pin the
+-- does not test after each call (ir_facts.c kfa_mark_pure). These tests pin the
 -- semantics of that convention against the interpreter: errors are the
 -- first one raised, at the right line, and nothing happens after them.
 local D = require "difftest"

@@ -491,16 +491,10 @@ test("prange: compile errors name the construct and the line", function()
          function() kjit.jit(one_arg, P)(x) end)
   raises("kjit.prange gives one loop variable, not 2", function() kjit.jit(two_vars, P)(x) end)
   eq(limit_call(x), 22, "interpreted: the call's second result is the step")
-  if os.getenv("KJIT_PIPELINE") == "bytecode" then
-    -- the bytecode pipeline passes the call's second result as the step,
-    -- as the interpreter does
-    D.check_opts(P, limit_call, x)
-    D.check_opts({}, limit_call, x)
-  else
-    raises("kjit.prange's limit is a call returning 2 values: the second would be the step",
-           function() kjit.jit(limit_call, P)(x) end)
-    raises("kjit.prange's limit is a call returning 2 values", function() kjit.jit(limit_call)(x) end)
-  end
+  -- the bytecode pipeline passes the call's second result as the step,
+  -- as the interpreter does
+  D.check_opts(P, limit_call, x)
+  D.check_opts({}, limit_call, x)
   D.check_opts(P, limit_call_paren, x)
   raises("kjit.prange can only be the iterator of a for loop", function() kjit.jit(as_value, P)(x) end)
   raises("local 'x' is assigned in the loop but not as a reduction",

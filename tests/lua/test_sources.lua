@@ -1,5 +1,5 @@
 -- test_sources.lua: functions compiled however their code was loaded
--- (issue 14, item 7). The bytecode pipeline (KJIT_PIPELINE=bytecode)
+-- (issue 14, item 7). The bytecode pipeline
 -- compiles the bytecode the interpreter runs, so neither the chunk name nor
 -- any file it names matters: chunk names that name a device (/dev/zero,
 -- /dev/stdin) or a file holding other code, scripts read from standard
@@ -13,20 +13,9 @@
 -- run child lua5.4 processes through sh; a child prints one line per case
 -- (CASE <name> <interpreted> <compiled>) and the parent compares them and
 -- counts them, so a child that dies early cannot pass.
---
--- The source-text front end (the default pipeline) refuses most of these
--- by design (it re-reads the chunk's source): those tests skip with the
--- reason unless KJIT_PIPELINE=bytecode. tests/tests.cmake runs this file
--- again as ir.test_sources with the switch set. The C host loading with
--- luaL_loadbuffer is tests/c/test_loadbuffer.c.
+-- The C host loading with luaL_loadbuffer is tests/c/test_loadbuffer.c.
 local kjit = require "kjit"
 
-local function need_bytecode(why)
-  if os.getenv("KJIT_PIPELINE") ~= "bytecode" then
-    skip("needs the bytecode pipeline (KJIT_PIPELINE=bytecode): " .. (why or
-         "the source-text front end re-reads the source named by the chunk name"))
-  end
-end
 
 ---------------------------------------------------------------------------
 -- helpers
@@ -184,7 +173,6 @@ local function run_with_blocking_stdin(script)
 end
 
 test("load(src, '@/dev/zero') and '@/dev/stdin': no file is read", function()
-  need_bytecode()
   local script = CHILD_PRELUDE .. [[
 for _, name in ipairs({ "@/dev/zero", "@/dev/stdin", "@/dev/urandom", "@/proc/self/mem" }) do
   local src = ]] .. string.format("%q", FUNCS) .. [[ .. "return sum, callbad, idiv"
@@ -207,7 +195,6 @@ io.write("DONE\n")
 end)
 
 test("a chunk name naming a file that holds other code", function()
-  need_bytecode()
   -- the file at the chunk name has the same line span and other bodies:
   -- compiling from it would return 10 times the interpreted results
   local path = root .. "/other.lua"
@@ -244,7 +231,6 @@ local SCRIPT_CASES = { "sum", "sum float", "callbad", "idiv", "idiv0", "idiv flo
 local BAD_LINE = select(2, CHILD_PRELUDE:gsub("\n", "")) + 7
 
 test("a script piped to lua5.4 - (chunk 'stdin')", function()
-  need_bytecode()
   local path = root .. "/piped.lua"
   write_file(path, SCRIPT)
   local out = run("cat " .. sh_quote(path) .. " | (" .. limits() .. child_env
@@ -256,7 +242,6 @@ test("a script piped to lua5.4 - (chunk 'stdin')", function()
 end)
 
 test("a script given as lua5.4 -e '...' (chunk '(command line)')", function()
-  need_bytecode()
   local out = run(limits() .. child_env .. "timeout 120 " .. lua_exe .. " -e " .. sh_quote(SCRIPT)
                   .. " < /dev/null")
   truthy(out:find("DONE", 1, true), "the child finished (output:\n" .. out .. ")")
@@ -268,7 +253,6 @@ end)
 -- 7. an interactive session: lua5.4 -i with its input piped
 ---------------------------------------------------------------------------
 test("lua5.4 -i: functions typed at the prompt compile", function()
-  need_bytecode()
   -- each complete statement is its own chunk "stdin"; a function typed
   -- over several lines is one chunk, its lines counted from its first
   local input = table.concat({
@@ -344,7 +328,6 @@ local function check_stripped(m)
 end
 
 test("a luac5.4 -s file compiles; its messages have no line", function()
-  need_bytecode()
   local luac = find_luac()
   if not luac then skip("luac5.4 is not installed") end
   local src, out = root .. "/mod.lua", root .. "/mod.luac"
@@ -377,7 +360,6 @@ test("a luac5.4 -s file compiles; its messages have no line", function()
 end)
 
 test("string.dump(f, true) + load compiles; its messages have no line", function()
-  need_bytecode()
   -- the whole chunk stripped: callbad's callee 'bad' too
   local main = assert(load(FUNCS .. "return { sum = sum, callbad = callbad, idiv = idiv }", "@stripped.lua"))
   check_stripped(assert(load(string.dump(main, true), "=ignored", "b"))())
@@ -387,7 +369,6 @@ end)
 -- 5. hot reload: a module edited on disk after it was loaded
 ---------------------------------------------------------------------------
 test("a module edited on disk after require: the old code compiles", function()
-  need_bytecode()
   local dir = root .. "/mods"
   assert(os.execute("mkdir -p " .. sh_quote(dir)))
   local file = dir .. "/kjit_hot_mod.lua"
@@ -596,10 +577,8 @@ local function check_error_lines(m, A, prefix, what)
 end
 
 test("run-time error lines equal the interpreter's: a file on disk", function()
-  -- the source-text front end reads this file, but takes lines from its
-  -- own parse: `a[i] + a[j]` over lines fails at a[i]'s line, the
-  -- interpreter's message names the line of the `+`
-  need_bytecode("the source-text front end's lines are not the interpreter's")
+  -- `a[i] + a[j]` over lines: the interpreter's message names the line of
+  -- the `+` (a source-text front end once gave a[i]'s line)
   local path = root .. "/errors.lua"
   write_file(path, ERRORS)
   local A = kjit.array({ 1, 2, 3 }, "f64")
@@ -608,7 +587,6 @@ test("run-time error lines equal the interpreter's: a file on disk", function()
 end)
 
 test("run-time error lines equal the interpreter's: chunks from memory", function()
-  need_bytecode()
   for _, name in ipairs({ "@assets/errors.lua", "=errors", "errors" }) do
     local m, A = error_chunk(name)
     check_error_lines(m, A, name == "errors" and '[string "errors"]' or name:sub(2), name)
@@ -616,7 +594,6 @@ test("run-time error lines equal the interpreter's: chunks from memory", functio
 end)
 
 test("error(msg, 2) and a compiled callee's error name the caller's line", function()
-  need_bytecode()
   local m = error_chunk("@assets/errors.lua")
   -- via (interpreted) calls err2 (interpreted or compiled): level 2 is via's line 23
   local ok1, m1 = pcall(m.via, m.err2, 1)
@@ -631,7 +608,6 @@ test("error(msg, 2) and a compiled callee's error name the caller's line", funct
 end)
 
 test("integer // and % by zero: the operator's line", function()
-  need_bytecode()
   -- Lua 5.4.0-5.4.4 report these at a stale line (the last instruction
   -- that saved its position: here the function's first line); 5.4.5 and
   -- later save the position first and report the operator's line.
@@ -651,7 +627,6 @@ test("integer // and % by zero: the operator's line", function()
 end)
 
 test("comparing a number with a nil: the interpreter's message", function()
-  need_bytecode()
   for _, stripped in ipairs({ false, true }) do
     local m = error_chunk("@assets/errors.lua", stripped)
     local im, cm = both_errors(m.cmpnil, 1)
@@ -662,7 +637,6 @@ test("comparing a number with a nil: the interpreter's message", function()
 end)
 
 test("error messages from a stripped chunk equal the interpreter's", function()
-  need_bytecode()
   -- Errors the interpreter raises from C functions (luaL_error: error,
   -- assert, array bounds, library arguments) have no position there, those
   -- of the VM have "?:-1:".
