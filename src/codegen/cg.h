@@ -8,14 +8,14 @@
 ** ordinary returns). One LLVM basic block per live KirBlock, KIR phis as
 ** LLVM phis (one per part of a value), and a side table of values by
 ** instruction id (CgVal). The entry wrapper (cg_entry.c) has the KEntry
-** ABI of codegen.h.
+** ABI of compile.h.
 **
 ** Files: cg_func.c (driver: functions, blocks, phis, terminators, for
 ** loops, calls, returns, interrupt polling), cg_num.c (numbers, T_NUMBER,
 ** comparisons, conversions), cg_array.c (arrays), cg_builtin.c (math.*,
 ** error, assert), cg_peel.c (which loops get their first iteration
 ** emitted apart), cg_entry.c (the KEntry wrapper), target_*.c (targets);
-** host/driver.c drives the pipeline (KJIT_PIPELINE=bytecode) into kcg.h.
+** host/driver.c drives the pipeline into kcg.h.
 **
 ** Values (CgVal) by type:
 **   T_INT i64, T_F64 double, T_F32 float, T_BOOL i1;

@@ -1,5 +1,5 @@
 /*
-** cg_entry.c: the entry wrapper the dispatcher calls (KEntry, codegen.h):
+** cg_entry.c: the entry wrapper the dispatcher calls (KEntry, compile.h):
 **     int32_t entry(int64_t *args, int64_t *rets, KErr *err)
 ** It unpacks the argument slots (i64, f64 bits, 0/1, KBuffer*), calls the
 ** root specialization and writes its results, every slot a full i64 or

@@ -1,6 +1,6 @@
 /*
 ** cg_kernel.c: the device kernel entry (targets with kernel_entry, see
-** codegen.h for the ABI):
+** compile.h for the ABI):
 **     void name(params..., i64* errrec, i64 dynshared)
 ** Parameters come by value from the launch: i64, double, float, i8 for a
 ** boolean (0/1), an array as its element pointer then one i64 extent per

@@ -2,7 +2,7 @@
 ** kcg.h: the bytecode code generator's public entry points.
 **
 ** kcg_emit emits the specializations a typer session uses (src/ir/) into
-** an LLVM module, with an entry wrapper of the KEntry ABI (codegen.h), or
+** an LLVM module, with an entry wrapper of the KEntry ABI (compile.h), or
 ** a kernel entry. The whole bytecode pipeline (front end, IR, types, these
 ** entry points) is driven by host/driver.c.
 */

@@ -44,7 +44,7 @@ typedef struct KcgTarget {
   int kernel;
   /* ---- cuda.jit kernels (NULL / 0 on the CPU target) ---- */
   /* 1: the entry is a device kernel `void name(params..., i64* errrec,
-  ** i64 dynshared)` (codegen.h, cg_kernel.c); 0: the KEntry wrapper. */
+  ** i64 dynshared)` (compile.h, cg_kernel.c); 0: the KEntry wrapper. */
   int kernel_entry;
   void (*barrier)(struct CG *G);          /* cuda.syncthreads() */
   void (*fence)(struct CG *G);            /* cuda.threadfence() */
