@@ -1,6 +1,6 @@
 /*
-** arena.h: per-compile memory. Everything a compilation allocates (tokens,
-** AST, types) comes from one arena, freed as a whole, so a Lua error
+** arena.h: per-compile memory. Everything a compilation allocates (the
+** decoded bytecode, the IR, types) comes from one arena, freed as a whole, so a Lua error
 ** thrown mid-compile leaks nothing once the arena's owner is collected.
 */
 #ifndef KJIT_ARENA_H

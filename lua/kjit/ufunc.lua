@@ -15,8 +15,8 @@
 --                   the user's function, compiled by kjit.jit/cuda.jit
 -- On the CPU targets that work is then kept as a plan per input dtypes and
 -- shapes, and a repeated call runs the plan directly (see "plans").
--- Generated source is loaded without a chunk name: kjit reads a
--- function's source through debug.getinfo, which needs the text itself.
+-- kjit compiles the generated function's bytecode (the chunk name is only
+-- used in messages).
 local kjit, std = ...   -- std: kjit's own copies of the libraries (src/lkjit.c)
 local cuda = kjit.cuda
 -- the library functions used, fixed when kjit is opened (a script that
