@@ -79,7 +79,7 @@ typedef enum BuiltinId {
 /* Run-time error kinds reported by compiled code (see runtime.c). */
 typedef enum KErrKind {
   KE_NONE, KE_IDIV0, KE_MOD0, KE_FORSTEP0, KE_NOINT, KE_BOUNDS,
-  KE_USER, KE_USER_NOPOS, KE_NORET, KE_FMOD0, KE_STACK, KE_ASSERT,
+  KE_USER, KE_USER_NOPOS, KE_FMOD0, KE_STACK, KE_ASSERT,
   KE_INDEXINT, KE_NILARITH, KE_ARGNOINT, KE_BOUNDSF,
   /* kjit_rt_poll (runtime_poll.c): kjit_interrupt; an error raised by the
   ** host's hook (its value kept in the registry, reference in .a); a job's

@@ -108,10 +108,6 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%s%s", where, e->msg ? e->msg : "");
     break;
   case KE_USER_NOPOS: lua_pushstring(L, e->msg ? e->msg : ""); break;
-  case KE_NORET:
-    lua_pushfstring(L, "%sfunction ended without returning a value (a compiled "
-                    "function returns the same number of values on every path)", where);
-    break;
   case KE_FMOD0: lua_pushfstring(L, "%sbad argument #2 to 'fmod' (zero)", where); break;
   case KE_STACK:
     lua_pushfstring(L, "%sstack overflow (compiled calls nested too deep for the C stack)", where);
