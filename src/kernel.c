@@ -14,8 +14,9 @@
 **
 ** The kjit.cuda built-ins (cuda.grid, cuda.shared.array ...) are C
 ** functions here: the typer recognises them by identity (the registry
-** table of ir_builtins.h) and the code generator compiles them; called from interpreted Lua they read the
-** thread of the interpreted launcher and fail outside a kernel.
+** table of ir_builtins.h) and the code generator compiles them; called
+** from interpreted Lua they read the thread of the interpreted launcher
+** and fail outside a kernel.
 **
 ** Errors in kernels: each spec owns a small device error record
 ** (runtime_err.h KErrWord); the first failing thread fills it; the
