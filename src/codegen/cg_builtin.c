@@ -144,7 +144,12 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     cg_check(G, ok, KE_ASSERT, line, NULL, NULL, NULL, msg);
     return cg_convert(G, a[0], rt, line);
   }
-  if (id == B_MATH_TYPE) return cg_mk(TY(T_STR), NULL);   /* always a constant */
+  if (id == B_MATH_TYPE) {
+    /* a constant, but for an integer-or-float: "is it an integer", an i1
+    ** that cg_compare tests against the constant string */
+    if (rt.kind == T_STR && rt.sub == T_NUMBER) return cg_mk(rt, LLVMBuildNot(G->B, a[0].isf, ""));
+    return cg_mk(rt, NULL);
+  }
   if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)
     cg_error(G, v, "%s is not yet supported by the bytecode code generator",
              id == B_KJIT_PRANGE ? "kjit.prange" : "this kjit.cuda built-in");

@@ -534,6 +534,15 @@ CgVal cg_compare(CG *G, const KirInsn *v) {
     return cg_mk(bt, LLVMBuildAnd(G->B, b.flag, eq.v, ""));
   }
   if (a.t.kind == T_BOOL && b.t.kind == T_BOOL) return cg_mk(bt, LLVMBuildICmp(G->B, LLVMIntEQ, a.v, b.v, ""));
+  if (a.t.kind == T_STR && a.t.sub == T_NUMBER) { CgVal t = a; a = b; b = t; }
+  if (b.t.kind == T_STR && b.t.sub == T_NUMBER && strconst(&a)) {
+    /* math.type(n) == "integer" / "float" (ir_type.c t_mathtype): b.v is
+    ** "n is an integer" */
+    if (a.k->len == 7 && memcmp(a.k->str, "integer", 7) == 0) return cg_mk(bt, b.v);
+    if (a.k->len == 5 && memcmp(a.k->str, "float", 5) == 0)
+      return cg_mk(bt, LLVMBuildNot(G->B, b.v, ""));
+    return cg_mk(bt, cg_i1(G, 0));
+  }
   if (strconst(&a) && strconst(&b))
     return cg_mk(bt, cg_i1(G, a.k->len == b.k->len && memcmp(a.k->str, b.k->str, a.k->len) == 0));
   if (a.t.kind == T_NIL && b.t.kind == T_NIL) return cg_mk(bt, cg_i1(G, 1));

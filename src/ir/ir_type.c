@@ -693,6 +693,11 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   Type r = join_result(&J);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
+  /* strings are compile-time constants in compiled code: one that differs
+  ** between paths has no run-time form (it would compare unequal to all) */
+  if (r.kind == T_STR && k->kind != T_STR && nk > 0)
+    REFUSE(S, sp, v, "a string that differs between paths (%s) is not supported in compiled "
+           "code: strings must be constants here", v->name ? v->name : "a value");
   if (r.kind == T_CONFLICT && S->strict) {
     char b1[32], b2[32];
     /* at the assignment that brought the second type, as src/types.c */
@@ -771,6 +776,17 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (v->op == KIR_EQ) {
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
       REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
+    /* math.type of an integer-or-float against a constant string: the
+    ** generator compares the number's tag; against a non-string: false */
+    int am = a.kind == T_STR && a.sub == T_NUMBER, bm = b.kind == T_STR && b.sub == T_NUMBER;
+    if (am || bm) {
+      Type o = am ? b : a;
+      KtyConst ko = am ? kb : ka;
+      if (o.kind == T_STR && ko.kind == T_STR && !(am && bm)) return ty(T_BOOL);
+      if (o.kind != T_STR && o.kind != T_MAYBE) { k->kind = T_BOOL; k->v.b = 0; return ty(T_BOOL); }
+      REFUSE(S, sp, v, "math.type of a value that may be an integer or a float can only be "
+             "compared with a constant string in compiled code");
+    }
     /* constants of one kind fold (math.type(x) == "float"); nil against a
     ** value never nil does not: a generic for's exit test is one */
     if (ka.kind != T_UNKNOWN && ka.kind == kb.kind && ka.kind != T_TABLE && ka.kind != T_FUNC) {
@@ -1017,6 +1033,26 @@ static int fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst
 #undef FLT
 }
 
+/* math.type(x): a constant string where x's subtype is known, nil where x
+** is not a number (Lua's fail). For an integer-or-float it is decided at
+** run time: the result is a string typed T_STR with sub T_NUMBER, which
+** compiled code can only compare with a constant string (t_compare; the
+** generator compares the number's tag). Strings are not values in compiled
+** code otherwise. */
+static Type t_mathtype(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst *k) {
+  Type r = ty(T_STR);
+  switch (a.kind) {
+  case T_UNKNOWN: return a;
+  case T_INT: k->kind = T_STR; k->str = "integer"; k->len = 7; return r;
+  case T_F64: case T_F32: k->kind = T_STR; k->str = "float"; k->len = 5; return r;
+  case T_NUMBER: r.sub = T_NUMBER; return r;
+  case T_MAYBE:
+    REFUSE(S, sp, v, "math.type of a value that may be nil or false is not supported in "
+           "compiled code");
+  default: return ty(T_NIL);
+  }
+}
+
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                       KtyConst *kargs, int n, KtyConst *k) {
   const BuiltinRow *row = builtin_row(id);
@@ -1117,6 +1153,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     r.weak = 0;
     return r;
   }
+  if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
   for (int i = 0; i < nnum; i++) {
     args[i] = numview(args[i]);
@@ -1152,14 +1189,6 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     Type r = ty(T_MAYBE); r.sub = T_INT; r.dtype = 1;
     return r;
   }
-  case KTY_R_TYPE:
-    if (a.kind == T_NUMBER)
-      REFUSE(S, sp, v, "math.type of a value that may be an integer or a float is not "
-             "supported yet");
-    k->kind = T_STR;
-    k->str = a.kind == T_INT ? "integer" : "float";
-    k->len = strlen(k->str);
-    return ty(T_STR);
   case KTY_R_ULT: return ty(T_BOOL);
   case KTY_R_PRANGE: {
     if (!feeds_tfor(v))
@@ -1483,8 +1512,17 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   }
   Type pargs[KJIT_MAXARGS];
   int np = ir->proto->numparams;
-  if (np > KJIT_MAXARGS)
+  if (np > KJIT_MAXARGS) {
+    if (from == NULL) {   /* the compiled function itself: at its header */
+      lua_Debug ar;
+      lua_pushvalue(L, fidx);
+      lua_getinfo(L, ">S", &ar);
+      snprintf(S->err, sizeof S->err, "%s:%d: cannot compile a function with more than %d "
+               "parameters", ar.short_src, ar.linedefined, KJIT_MAXARGS);
+      longjmp(*S->jb, 1);
+    }
     fail(S, from, at, "cannot compile a function with more than %d parameters", KJIT_MAXARGS);
+  }
   for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : ty(T_NIL);
   for (int i = 0; i < S->nspecs; i++) {
     KtySpec *sp = S->specs[i];

@@ -198,6 +198,32 @@ test("math.type", function()
   D.cases(mathtype, {1}, {1.0}, {MAXI}, {NAN})
 end)
 
+-- math.type of a value that is an integer on one path and a float on
+-- another: decided at run time, compared with constant strings
+local function mathtype_number(n)
+  local s = 0
+  if n > 5 then s = 0.5 end
+  return math.type(s) == "integer", math.type(s) == "float", "float" == math.type(s),
+         math.type(s) ~= "integer", math.type(s) == "number", math.type(s) == nil,
+         math.type(s) == 3
+end
+local function mathtype_loop(n)
+  local s, ints = 0, 0
+  for i = 1, n do
+    if i % 3 == 0 then s = s + 0.5 else s = s + 1 end
+    if math.type(s) == "integer" then ints = ints + 1 end
+  end
+  return ints, s
+end
+-- math.type of what is not a number is nil (Lua's fail), not an error
+local function mathtype_other(b) return math.type(b) == nil, math.type(b) end
+
+test("math.type of an integer-or-float, and of non-numbers", function()
+  D.cases(mathtype_number, {1}, {7})
+  D.cases(mathtype_loop, {0}, {2}, {3}, {10})
+  D.cases(mathtype_other, {true}, {false}, {nil})
+end)
+
 test("math constants", function()
   D.check(constants)
 end)

@@ -619,3 +619,26 @@ test("load(text, name) with a name that is other Lua text: the text compiles", f
   eq(f(2), 3, "interpreted")
   eq(D.jit(f)(2), 3, "the loaded text's bytecode, not the name")
 end)
+
+test("strings that are not constants are refused, never compared wrongly", function()
+  need_compiler()
+  -- a string that differs between paths would have no run-time form
+  local function pick(x)
+    local t
+    if x > 0 then t = "a" else t = "b" end
+    return t == "a"
+  end
+  expect(line_of(pick, 3), "a string that differs between paths (t)", jit_call, pick, 1)
+  -- math.type of an integer-or-float is only compared, never a value
+  local function ret(n)
+    local s = 0
+    if n > 5 then s = 0.5 end
+    return math.type(s)
+  end
+  expect(line_of(ret, 3), "cannot return a string from compiled code", jit_call, ret, 1)
+  local function maybe(n)
+    local s = n > 5 and 1 or nil
+    return math.type(s) == nil
+  end
+  expect(line_of(maybe, 2), "math.type of a value that may be nil or false", jit_call, maybe, 1)
+end)

@@ -100,6 +100,11 @@ test("callees with too many parameters are a compile error", function()
   local g = load("return function(" .. table.concat(params, ", ") .. ") return p1 + p2 end")()
   local f = kjit.jit(function(x) return g(x, 2) end)
   raises("more than 32 parameters", f, 1)
+  -- the compiled function itself: located at its header, in its chunk
+  local h = load("\n\nreturn function(" .. table.concat(params, ", ") .. ") return p1 end",
+                 "@big.lua")()
+  local msg = raises("more than 32 parameters", kjit.jit(h))
+  assert(msg:find("big.lua:3:", 1, true), msg)
 end)
 
 test("very long expressions compile, not a crash", function()
