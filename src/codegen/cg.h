@@ -102,6 +102,11 @@ typedef struct CG {
   LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
                                                peeled loop used after it */
   KirBlock *curblock;       /* the block being emitted */
+  unsigned blockgen;        /* counts emit_block calls: what one emission of a block
+                               computed dominates the rest of that emission */
+  /* cg_array.c: T_NUMBER keys converted to integers in this emission of
+  ** the block (x[b] then x[b] = ... converts b once) */
+  struct CgIdxMemo { LLVMValueRef v, isf, i; unsigned gen; } idxmemo[4];
   /* polling (target->poll) */
   LLVMValueRef pollctr;     /* i64*: the countdown, or NULL */
   KirLoop **strip_at;       /* by header block id: a strip-mined loop */

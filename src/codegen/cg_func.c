@@ -1011,6 +1011,7 @@ static void store_spill(CG *G, const KirInsn *v) {
 /* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
 static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   G->curblock = blk;
+  G->blockgen++;
   LLVMPositionBuilderAtEnd(G->B, bb);
   /* an iteration of a loop that is not strip-mined (calls charge at the
   ** call site: a leaf function's entry stays free, see poll_charge) */
@@ -1024,6 +1025,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   }
   emit_term(G, blk);
   G->curblock = NULL;
+  G->blockgen++;
 }
 
 /* The first iteration of loop L, emitted apart (cg_peel.c says which
