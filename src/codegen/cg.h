@@ -266,6 +266,9 @@ void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb);
 /* cg_peel.c: values of L used after it go through stack slots */
 void cg_peel_spills(CG *G, KirLoop *L);
+/* cg_peel.c: loop metadata on latch_br, the back edge of L (no runtime
+** unrolling of big bodies) */
+void cg_loop_hints(CG *G, KirLoop *L, LLVMValueRef latch_br);
 /* cg_prange.c: the loop facts of the function being emitted */
 struct KfaFacts *cg_prange_facts(CG *G);
 
