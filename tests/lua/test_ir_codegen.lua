@@ -160,6 +160,29 @@ local function round_mix(x, d)
   return f + d, c - d, f // 2, c % 3, f == c, f < d
 end
 
+-- a triangular loop nest with a big inner body (nbody's pair loop) and a
+-- small one: src/codegen/cg_peel.c's cg_loop_hints keeps LLVM from
+-- runtime-unrolling the first only
+local function pairs_big(n, x, y, v)
+  for i = 1, n do
+    for j = i + 1, n do
+      local dx, dy = x[i] - x[j], y[i] - y[j]
+      local d2 = dx * dx + dy * dy + 0.5
+      local mag = 0.01 / (d2 * math.sqrt(d2))
+      v[i] = v[i] - dx * mag * y[j]
+      v[j] = v[j] + dx * mag * y[i]
+      x[j] = x[j] + dy * mag
+      y[j] = y[j] - dy * mag
+    end
+  end
+  return v[1]
+end
+local function sum_small(n, x)
+  local s = 0.0
+  for i = 1, n do s = s + x[i] end
+  return s
+end
+
 -- two function literals on one line
 local f1, f2 = function(a) return a + 1 end, function(a) return a * 2 end
 
@@ -244,6 +267,25 @@ test("math.floor/ceil results meeting integers and floats", function()
       D.check(round_mix, x, d)
     end
   end
+end)
+
+test("big loop bodies are not runtime-unrolled, small ones may be", function()
+  need_bytecode()
+  local function arrays()
+    return kjit.array({0.5, 1.5, -2, 3.25, 0.75}, "f64"), kjit.array({1, -1, 2.5, 0.25, 4}, "f64"),
+           kjit.zeros(5, "f64")
+  end
+  for n = 0, 5 do
+    local x, y, v = arrays()
+    D.check(pairs_big, n, x, y, v)
+  end
+  local x, y, v = arrays()
+  D.cases_error("out of bounds", pairs_big, {6, x, y, v})
+  local big, small = kjit.jit(pairs_big), kjit.jit(sum_small)
+  big(3, x, y, v)
+  small(3, x)
+  truthy(big:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "big body: hint")
+  truthy(not small:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "small body: none")
 end)
 
 test("two function literals on one line", function()
