@@ -102,6 +102,11 @@ typedef struct CG {
   LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
                                                peeled loop used after it */
   KirBlock *curblock;       /* the block being emitted */
+  unsigned blockgen;        /* counts emit_block calls: what one emission of a block
+                               computed dominates the rest of that emission */
+  /* cg_array.c: T_NUMBER keys converted to integers in this emission of
+  ** the block (x[b] then x[b] = ... converts b once) */
+  struct CgIdxMemo { LLVMValueRef v, isf, i; unsigned gen; } idxmemo[4];
   /* polling (target->poll) */
   LLVMValueRef pollctr;     /* i64*: the countdown, or NULL */
   KirLoop **strip_at;       /* by header block id: a strip-mined loop */
@@ -261,6 +266,9 @@ void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb);
 /* cg_peel.c: values of L used after it go through stack slots */
 void cg_peel_spills(CG *G, KirLoop *L);
+/* cg_peel.c: loop metadata on latch_br, the back edge of L (no runtime
+** unrolling of big bodies) */
+void cg_loop_hints(CG *G, KirLoop *L, LLVMValueRef latch_br);
 /* cg_prange.c: the loop facts of the function being emitted */
 struct KfaFacts *cg_prange_facts(CG *G);
 

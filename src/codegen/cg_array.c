@@ -16,20 +16,31 @@ static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, cons
   k = cg_unwrap(G, k, line, use, argi);
   if (k.t.kind == T_INT) return k.v;
   cg_defer_flush(G);   /* its error comes after the pending ones */
-  LLVMValueRef x, isf = NULL, iv = NULL;
+  LLVMValueRef x;
+  LLVMBasicBlockRef intside = NULL, join = NULL;
+  struct CgIdxMemo *memo = NULL;
+  if (k.t.kind == T_NUMBER && G->curblock) {
+    for (int m = 0; m < 4; m++) {
+      struct CgIdxMemo *e = &G->idxmemo[m];
+      if (e->gen == G->blockgen && e->v == k.v && e->isf == k.isf) return e->i;
+      if (memo == NULL || e->gen != G->blockgen) memo = e;
+    }
+  }
   if (k.t.kind == T_NUMBER) {
-    isf = k.isf;
-    iv = k.v;
+    /* a branch on the tag, not selects: the integer side needs nothing,
+    ** and with a constant tag there (math.floor's, cg_builtin.c) LLVM
+    ** threads it away */
+    LLVMBasicBlockRef fside = cg_bb(G, "idxfloat");
+    intside = LLVMGetInsertBlock(G->B);
+    join = cg_bb(G, "idxint");
+    LLVMBuildCondBr(G->B, k.isf, fside, join);
+    LLVMPositionBuilderAtEnd(G->B, fside);
     x = cg_num_to(G, cg_number_side(G, k, 1), T_F64);
   } else {
     x = cg_num_to(G, k, T_F64);
   }
   LLVMValueRef ok;
   LLVMValueRef i = cg_float_to_int_exact(G, x, &ok);
-  if (isf) {
-    i = LLVMBuildSelect(G->B, isf, i, iv, "");
-    ok = LLVMBuildOr(G->B, LLVMBuildNot(G->B, isf, ""), ok, "");
-  }
   if (!(LLVMIsAConstantInt(ok) && LLVMConstIntGetZExtValue(ok) == 1)) {
     LLVMBasicBlockRef fail = cg_bb(G, "badindex"), cont = cg_bb(G, "ok");
     cg_cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
@@ -44,6 +55,17 @@ static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, cons
     cg_store_err(G, 6, G->chunkname);
     cg_fail_ret(G);
     LLVMPositionBuilderAtEnd(G->B, cont);
+  }
+  if (join) {
+    LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, join);
+    LLVMPositionBuilderAtEnd(G->B, join);
+    LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "");
+    LLVMValueRef vs[2] = { k.v, i };
+    LLVMBasicBlockRef from[2] = { intside, fend };
+    LLVMAddIncoming(phi, vs, from, 2);
+    i = phi;
+    if (memo) { memo->v = k.v; memo->isf = k.isf; memo->i = i; memo->gen = G->blockgen; }
   }
   return i;
 }

@@ -19,16 +19,34 @@ static CgVal round_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   int isfloor = builtin_id(G, v) == B_MATH_FLOOR;
   LLVMValueRef x = cg_num_to(G, a[0], T_F64);
   LLVMValueRef f = cg_math(G, isfloor ? "floor" : "ceil", G->f64, &x, 1);
-  /* f converts exactly iff it lies in [-2^63, 2^63); else Lua keeps the float */
-  LLVMValueRef fits = LLVMBuildAnd(G->B,
-      LLVMBuildFCmp(G->B, LLVMRealOGE, f, cg_f64(G, -9223372036854775808.0), ""),
-      LLVMBuildFCmp(G->B, LLVMRealOLT, f, cg_f64(G, 9223372036854775808.0), ""), "");
-  LLVMValueRef safe = LLVMBuildSelect(G->B, fits, f, cg_f64(G, 0.0), "");
-  LLVMValueRef i = LLVMBuildFPToSI(G->B, safe, G->i64, "");
+  /* f converts exactly iff it lies in [-2^63, 2^63); else Lua keeps the
+  ** float. A branch (the integer side likely), not selects: each side gives
+  ** a constant tag, so LLVM's jump threading can run the code that uses the
+  ** result on the integer side without testing the tag again (histogram's
+  ** `b = math.floor(x[i] * nbins) + 1; if b > nbins ...; counts[b]`). */
+  LLVMValueRef fits = LLVMBuildFCmp(G->B, LLVMRealOLT, cg_math(G, "fabs", G->f64, &f, 1),
+                                    cg_f64(G, 9223372036854775808.0), "");
+  LLVMBasicBlockRef bi = cg_bb(G, "roundint"), bf = cg_bb(G, "roundbig"), join = cg_bb(G, "rounded");
+  LLVMBasicBlockRef edge = cg_bb(G, "roundedge");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, fits, bi, edge));
+  LLVMPositionBuilderAtEnd(G->B, edge);   /* -2^63 fits too; NaN does not */
+  LLVMValueRef minint = LLVMBuildFCmp(G->B, LLVMRealOEQ, f, cg_f64(G, -9223372036854775808.0), "");
+  LLVMBuildCondBr(G->B, minint, bi, bf);
+  LLVMPositionBuilderAtEnd(G->B, bi);
+  LLVMValueRef i = LLVMBuildFPToSI(G->B, f, G->i64, "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, bf);
+  LLVMValueRef bits = LLVMBuildBitCast(G->B, f, G->i64, "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
   Type nt = TY(T_NUMBER);
   nt.fsub = T_F64;
-  CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, fits, i, LLVMBuildBitCast(G->B, f, G->i64, ""), ""));
-  r.isf = LLVMBuildNot(G->B, fits, "");
+  LLVMBasicBlockRef from[2] = { bi, bf };
+  LLVMValueRef vs[2] = { i, bits }, tags[2] = { cg_i1(G, 0), cg_i1(G, 1) };
+  CgVal r = cg_mk(nt, LLVMBuildPhi(G->B, G->i64, ""));
+  LLVMAddIncoming(r.v, vs, from, 2);
+  r.isf = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMAddIncoming(r.isf, tags, from, 2);
   return r;
 }
 

@@ -663,7 +663,9 @@ static void emit_forloop(CG *G, KirInsn *v) {
   if (F->kind == T_INT && G->chunk && G->chunk[prep->id] && !G->versioning) {   /* not in a
                                                            checked copy (cg_version.c) */
     G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildAdd(G->B, i.v, F->step, ""));
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(G->B);
     strip_latch(G, v, F, G->chunk[prep->id]);
+    cg_loop_hints(G, b->loop, LLVMGetBasicBlockTerminator(latch));   /* cg_peel.c */
     return;
   }
   if (F->kind == T_INT || F->kind == T_NUMBER) {
@@ -681,6 +683,7 @@ static void emit_forloop(CG *G, KirInsn *v) {
   if (F->kind == T_INT) {
     G->vals[v->id] = cg_mk(TY(T_INT), inext);
     branch(G, b, imore);
+    if (!G->versioning) cg_loop_hints(G, b->loop, LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B)));
   } else if (F->kind == T_F64) {
     G->vals[v->id] = cg_mk(TY(T_F64), fnext);
     branch(G, b, fmore);
@@ -1011,6 +1014,7 @@ static void store_spill(CG *G, const KirInsn *v) {
 /* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
 static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   G->curblock = blk;
+  G->blockgen++;
   LLVMPositionBuilderAtEnd(G->B, bb);
   /* an iteration of a loop that is not strip-mined (calls charge at the
   ** call site: a leaf function's entry stays free, see poll_charge) */
@@ -1024,6 +1028,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   }
   emit_term(G, blk);
   G->curblock = NULL;
+  G->blockgen++;
 }
 
 /* The first iteration of loop L, emitted apart (cg_peel.c says which

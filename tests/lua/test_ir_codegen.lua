@@ -124,6 +124,59 @@ end
 -- math.floor of a float beyond the integers is the float, as in Lua
 local function floor_any(x) return math.floor(x) end
 
+-- math.floor/ceil results used as keys (cg_builtin.c branches on whether
+-- the result fits an integer; cg_array.c converts a key once per block)
+local function hist_clamped(n, x, nbins, counts)
+  for i = 1, n do
+    local b = math.floor(x[i] * nbins) + 1
+    if b > nbins then b = nbins end
+    counts[b] = counts[b] + 1
+  end
+end
+local function hist_raw(n, x, nbins, counts, up)
+  local s = 0
+  for i = 1, n do
+    local b = up and math.ceil(x[i] * nbins) or math.floor(x[i] * nbins) + 1
+    s = s + b
+    counts[b] = counts[b] + b
+  end
+  return s
+end
+-- one key, two arrays of different extents, a store between the reads
+local function two_arrays(a, c, k)
+  local key = c and k or k + 0.0
+  a[key] = a[key] * 2
+  local v = c and a[key] or -a[key]
+  return v, key
+end
+local function round_mix(x, d)
+  local f, c = math.floor(x), math.ceil(x)
+  return f + d, c - d, f // 2, c % 3, f == c, f < d
+end
+
+-- a triangular loop nest with a big inner body (nbody's pair loop) and a
+-- small one: src/codegen/cg_peel.c's cg_loop_hints keeps LLVM from
+-- runtime-unrolling the first only
+local function pairs_big(n, x, y, v)
+  for i = 1, n do
+    for j = i + 1, n do
+      local dx, dy = x[i] - x[j], y[i] - y[j]
+      local d2 = dx * dx + dy * dy + 0.5
+      local mag = 0.01 / (d2 * math.sqrt(d2))
+      v[i] = v[i] - dx * mag * y[j]
+      v[j] = v[j] + dx * mag * y[i]
+      x[j] = x[j] + dy * mag
+      y[j] = y[j] - dy * mag
+    end
+  end
+  return v[1]
+end
+local function sum_small(n, x)
+  local s = 0.0
+  for i = 1, n do s = s + x[i] end
+  return s
+end
+
 -- two function literals on one line
 local f1, f2 = function(a) return a + 1 end, function(a) return a * 2 end
 
@@ -162,6 +215,64 @@ end)
 
 test("math.floor of a huge float returns the float", function()
   D.cases(floor_any, {2.5}, {-2.5}, {1e300}, {-1e300}, {2 ^ 63}, {-2 ^ 63}, {1 / 0}, {0 / 0}, {7})
+end)
+
+test("math.floor/ceil results as array keys: integers, huge floats, NaN", function()
+  need_bytecode()
+  local x = kjit.array({0.05, 0.5, 0.999, 0.25, 0.75, 0.0}, "f64")
+  local counts = kjit.zeros(4, "i64")
+  D.cases(hist_clamped, {6, x, 4, counts}, {0, x, 4, counts})
+  local big = kjit.array({0.5, 1.5}, "f64")
+  D.cases(hist_clamped, {2, big, 4, counts})        -- 1.5 * 4 clamps to the last bin
+  D.cases(hist_raw, {6, x, 4, counts, false}, {5, x, 3, counts, true}, {3, x, 3, counts, nil})
+  for _, v in ipairs({ 1e300, -1e300, 2 ^ 63, 1 / 0, -1 / 0, 0 / 0, 4.5, -0.25, 1.25 }) do
+    local xs = kjit.array({0.5, v}, "f64")
+    D.check(hist_clamped, 2, xs, 4, counts)
+    D.check(hist_raw, 2, xs, 1, counts, false)
+    D.check(hist_raw, 2, xs, 1, counts, true)
+  end
+  local xi = kjit.array({0.5, -2 ^ 63}, "f64")        -- floor fits exactly: minint
+  D.check(hist_raw, 2, xi, 1, counts, false)
+  local xf = kjit.array({0.5, 0.75, 0.1}, "f32")
+  D.cases(hist_clamped, {3, xf, 4, counts})
+  D.cases(hist_raw, {3, xf, 4, counts, true})
+end)
+
+test("one integer-or-float key: read, store, read again", function()
+  need_bytecode()
+  local a = kjit.array({1.5, 2, 3}, "f64")
+  D.cases(two_arrays, {a, true, 2}, {a, false, 2}, {a, false, 3}, {a, true, 1})
+  D.cases_error("out of bounds", two_arrays, {a, true, 4}, {a, false, 4}, {a, false, 0})
+  D.cases_error("is not an integer", two_arrays, {a, false, 1.5}, {a, true, 0.5})
+  D.cases_error("out of bounds", two_arrays, {a, false, 2 ^ 63}, {a, false, -2 ^ 64})
+end)
+
+test("math.floor/ceil results meeting integers and floats", function()
+  need_bytecode()
+  for _, x in ipairs({ 2.5, -2.5, 3.0, 1e300, -1e300, 2 ^ 63, -2 ^ 63, 1 / 0, -1 / 0, 0 / 0, 7, -7 }) do
+    for _, d in ipairs({ 1, -1, 0.5, math.maxinteger }) do
+      D.check(round_mix, x, d)
+    end
+  end
+end)
+
+test("big loop bodies are not runtime-unrolled, small ones may be", function()
+  need_bytecode()
+  local function arrays()
+    return kjit.array({0.5, 1.5, -2, 3.25, 0.75}, "f64"), kjit.array({1, -1, 2.5, 0.25, 4}, "f64"),
+           kjit.zeros(5, "f64")
+  end
+  for n = 0, 5 do
+    local x, y, v = arrays()
+    D.check(pairs_big, n, x, y, v)
+  end
+  local x, y, v = arrays()
+  D.cases_error("out of bounds", pairs_big, {6, x, y, v})
+  local big, small = kjit.jit(pairs_big), kjit.jit(sum_small)
+  big(3, x, y, v)
+  small(3, x)
+  truthy(big:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "big body: hint")
+  truthy(not small:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "small body: none")
 end)
 
 test("two function literals on one line", function()
