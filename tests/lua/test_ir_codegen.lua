@@ -218,7 +218,6 @@ test("math.floor of a huge float returns the float", function()
 end)
 
 test("math.floor/ceil results as array keys: integers, huge floats, NaN", function()
-  need_bytecode()
   local x = kjit.array({0.05, 0.5, 0.999, 0.25, 0.75, 0.0}, "f64")
   local counts = kjit.zeros(4, "i64")
   D.cases(hist_clamped, {6, x, 4, counts}, {0, x, 4, counts})
@@ -239,7 +238,6 @@ test("math.floor/ceil results as array keys: integers, huge floats, NaN", functi
 end)
 
 test("one integer-or-float key: read, store, read again", function()
-  need_bytecode()
   local a = kjit.array({1.5, 2, 3}, "f64")
   D.cases(two_arrays, {a, true, 2}, {a, false, 2}, {a, false, 3}, {a, true, 1})
   D.cases_error("out of bounds", two_arrays, {a, true, 4}, {a, false, 4}, {a, false, 0})
@@ -248,7 +246,6 @@ test("one integer-or-float key: read, store, read again", function()
 end)
 
 test("math.floor/ceil results meeting integers and floats", function()
-  need_bytecode()
   for _, x in ipairs({ 2.5, -2.5, 3.0, 1e300, -1e300, 2 ^ 63, -2 ^ 63, 1 / 0, -1 / 0, 0 / 0, 7, -7 }) do
     for _, d in ipairs({ 1, -1, 0.5, math.maxinteger }) do
       D.check(round_mix, x, d)
@@ -257,7 +254,6 @@ test("math.floor/ceil results meeting integers and floats", function()
 end)
 
 test("big loop bodies are not runtime-unrolled, small ones may be", function()
-  need_bytecode()
   local function arrays()
     return kjit.array({0.5, 1.5, -2, 3.25, 0.75}, "f64"), kjit.array({1, -1, 2.5, 0.25, 4}, "f64"),
            kjit.zeros(5, "f64")
