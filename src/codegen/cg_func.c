@@ -491,7 +491,14 @@ static void strip_plan(CG *G) {
 }
 
 /* The start of a chunk of strip-mined loop L: its iterations are taken
-** from what remains and charged; then the loop's header. */
+** from what remains and charged; then the loop's header. F->rem keeps
+** what remained at the chunk's start (the latch moves it on by a whole
+** chunk), so that it and the control variable are plain recurrences of
+** the chunk loop for SCEV: with the chunk's start an opaque phi (it was
+** the last iteration's control variable plus a step), LLVM's loop
+** strength reduction took 200 of the 290 ms that a 2-D stencil's compile
+** took (LSR searched formulae for every address of the vectorized inner
+** loop with that phi in them). */
 static void emit_chunk_head(CG *G, KirLoop *L) {
   KirBlock *h = L->header;
   CgFor *F = &G->fors[L->prep->id];
@@ -500,7 +507,6 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
   LLVMValueRef take = LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, "");
-  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, take, ""), F->rem);
   LLVMBuildStore(G->B, take, chunk);
   poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
@@ -516,7 +522,10 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
 }
 
 /* The latch of a strip-mined loop: the next iteration in this chunk, else
-** the next chunk, else the exit. */
+** the next chunk (when more than a chunk remained at this one's start:
+** this one was whole), else the exit. The next chunk's control variable
+** is this chunk's start plus a chunk of steps (the value the last
+** iteration's step gives, wrapping as Lua's does). */
 static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
   LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
@@ -528,10 +537,19 @@ static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   LLVMPositionBuilderAtEnd(G->B, tail);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMBasicBlockRef te = add_edge(G, b, exit);
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), ""), next, te);
+  LLVMValueRef more = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  LLVMBuildCondBr(G->B, more, next, te);
   LLVMPositionBuilderAtEnd(G->B, next);
-  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), F->rem);
-  add_edge_tab(G, b, h, G->ophis);
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, KCG_POLL_PERIOD), ""), F->rem);
+  KirInsn *iv = v->args[0];
+  CgVal saved = G->vals[v->id];
+  if (iv->op == KIR_PHI && iv->block == h && phi_type(G, iv).kind == T_INT &&
+      G->sp->consts[iv->id].kind == T_UNKNOWN && G->ophis[iv->id][0] != NULL) {
+    LLVMValueRef span = LLVMBuildMul(G->B, F->step, cg_i64(G, KCG_POLL_PERIOD), "");
+    G->vals[v->id].v = LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, "");
+  }
+  add_edge_tab(G, b, h, G->ophis);   /* (v's value only for this edge) */
+  G->vals[v->id] = saved;
   LLVMBuildBr(G->B, G->chunkbb[h->id]);
 }
 
