@@ -99,10 +99,10 @@ ptest("a line hook alone is not called by compiled code", function()
 end)
 
 -- Strip-mined loops (innermost integer for loops, run in chunks of 65536
--- iterations with a poll between chunks): each chunk starts at the
--- previous chunk's start plus a chunk of steps, wrapping as Lua's
--- integers do, so the iterations are the interpreter's, also where that
--- span overflows or a chunk ends at the limit.
+-- iterations with a poll between chunks): each chunk goes on where the
+-- last one stopped, so the iterations are the interpreter's, also with
+-- steps whose chunk of steps wraps around and where a chunk ends at the
+-- limit.
 local function steps(a, b, c)
   local h, cnt, last = 0, 0, 0
   for i = a, b, c do
