@@ -512,14 +512,17 @@ static char *kc_emit_asm(LLVMModuleRef M, char **err) {
 }
 
 /* The pass pipeline of opt = 3: LLVM 14's "default<O3>" (as printed by
-** `opt -passes='default<O3>' -print-pipeline-passes`) with three changes:
+** `opt -passes='default<O3>' -print-pipeline-passes`) with four changes:
 **  - simple-loop-unswitch without non-trivial unswitching (as at O2): it
 **    cloned the checked copies of versioned loops once per loop-invariant
 **    bounds test (a 2-D stencil: 3 clones, each vectorized), which cost
 **    more compile time than all the other loop passes; kjit's own loop
 **    versioning already takes the invariant tests out of the fast copy;
 **  - no coroutine or OpenMP passes (kjit emits neither);
-**  - no verifier (kc_compile_impl verifies before).
+**  - no verifier (kc_compile_impl verifies before);
+**  - it runs in two halves (KC_PIPELINE_O3 through the loop vectorizer,
+**    then KC_PIPELINE_O3_LATE) with kc_unroll_vectorized_once between:
+**    loop-unroll<O3> does not unroll vector loops again at run time.
 ** Everything else (inliner, loop and SLP vectorizers with interleaving,
 ** loop-unroll<O3>, argpromotion, aggressive-instcombine) is as at O3.
 ** kc_pipeline_o3_inline first inlines the alwaysinline functions (see
