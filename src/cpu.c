@@ -30,6 +30,7 @@
 #include "clock.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
 #include <llvm-c/Error.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
@@ -511,14 +512,17 @@ static char *kc_emit_asm(LLVMModuleRef M, char **err) {
 }
 
 /* The pass pipeline of opt = 3: LLVM 14's "default<O3>" (as printed by
-** `opt -passes='default<O3>' -print-pipeline-passes`) with three changes:
+** `opt -passes='default<O3>' -print-pipeline-passes`) with four changes:
 **  - simple-loop-unswitch without non-trivial unswitching (as at O2): it
 **    cloned the checked copies of versioned loops once per loop-invariant
 **    bounds test (a 2-D stencil: 3 clones, each vectorized), which cost
 **    more compile time than all the other loop passes; kjit's own loop
 **    versioning already takes the invariant tests out of the fast copy;
 **  - no coroutine or OpenMP passes (kjit emits neither);
-**  - no verifier (kc_compile_impl verifies before).
+**  - no verifier (kc_compile_impl verifies before);
+**  - it runs in two halves (KC_PIPELINE_O3 through the loop vectorizer,
+**    then KC_PIPELINE_O3_LATE) with kc_unroll_vectorized_once between:
+**    loop-unroll<O3> does not unroll vector loops again at run time.
 ** Everything else (inliner, loop and SLP vectorizers with interleaving,
 ** loop-unroll<O3>, argpromotion, aggressive-instcombine) is as at O3.
 ** kc_pipeline_o3_inline first inlines the alwaysinline functions (see
@@ -554,8 +558,10 @@ static char *kc_emit_asm(LLVMModuleRef M, char **err) {
   "rpo-function-attrs,require<globals-aa>,function<eager-inv>(float2int," \
   "lower-constant-intrinsics,loop(loop-rotate,loop-deletion)," \
   "loop-distribute,inject-tli-mappings," \
-  "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>," \
-  "loop-load-elim,instcombine," \
+  "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>)"
+/* (kc_unroll_vectorized_once runs between the two halves) */
+#define KC_PIPELINE_O3_LATE \
+  "function<eager-inv>(loop-load-elim,instcombine," \
   "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;" \
   "switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts>," \
   "slp-vectorizer,vector-combine,instcombine,loop-unroll<O3>," \
@@ -567,6 +573,7 @@ static char *kc_emit_asm(LLVMModuleRef M, char **err) {
   "function(annotation-remarks)"
 static const char kc_pipeline_o3[] = KC_PIPELINE_O3;
 static const char kc_pipeline_o3_inline[] = "always-inline," KC_PIPELINE_O3;
+static const char kc_pipeline_o3_late[] = KC_PIPELINE_O3_LATE;
 
 /* The pipeline for a small module without loops or calls (kc_is_simple)
 ** at opt >= 2: the inliner (the entry wrapper calls the specialization)
@@ -671,6 +678,55 @@ static int kc_mark_entry_callees(LLVMModuleRef M, const char *entry) {
   return marked;
 }
 
+/* Whether loop-ID operand op (a metadata node) is !{!"name", ...}. */
+static int kc_md_is(LLVMValueRef op, const char *name) {
+  unsigned n = op && LLVMIsAMDNode(op) ? LLVMGetMDNodeNumOperands(op) : 0;
+  if (n < 1 || n > 8) return 0;
+  LLVMValueRef sub[8];
+  LLVMGetMDNodeOperands(op, sub);   /* writes all n */
+  unsigned len = 0;
+  const char *str = sub[0] && LLVMIsAMDString(sub[0]) ? LLVMGetMDString(sub[0], &len) : NULL;
+  return str && len == strlen(name) && memcmp(str, name, len) == 0;
+}
+
+/* Adds llvm.loop.unroll.runtime.disable to the loops the loop vectorizer
+** made (loop IDs with llvm.loop.isvectorized: the vector loop and its
+** scalar remainder), before loop-unroll<O3>. The vector loop is
+** interleaved already (4 x 8 lanes with AVX-512); unrolling it again at
+** run time (8 x, with a remainder loop of vector bodies) gave a 2-D
+** stencil a 160-access body on which the back end's loop strength
+** reduction took 50-200 ms, most of the compile. */
+static void kc_unroll_vectorized_once(LLVMModuleRef M) {
+  LLVMContextRef C = LLVMGetModuleContext(M);
+  unsigned kloop = LLVMGetMDKindIDInContext(C, "llvm.loop", 9);
+  static const char off[] = "llvm.loop.unroll.runtime.disable";
+  for (LLVMValueRef F = LLVMGetFirstFunction(M); F; F = LLVMGetNextFunction(F))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(F); bb; bb = LLVMGetNextBasicBlock(bb)) {
+      LLVMValueRef br = LLVMGetBasicBlockTerminator(bb);
+      LLVMValueRef id = br ? LLVMGetMetadata(br, kloop) : NULL;
+      unsigned n = id ? LLVMGetMDNodeNumOperands(id) : 0;
+      if (n < 2 || n > 32) continue;
+      LLVMValueRef ops[32];
+      LLVMGetMDNodeOperands(id, ops);
+      int vec = 0, done = 0;
+      for (unsigned i = 1; i < n; i++) {
+        vec |= kc_md_is(ops[i], "llvm.loop.isvectorized");
+        done |= kc_md_is(ops[i], off) || kc_md_is(ops[i], "llvm.loop.unroll.disable");
+      }
+      if (!vec || done) continue;
+      /* a new distinct node naming itself: the old operands, then ours */
+      LLVMMetadataRef mds[33];
+      LLVMMetadataRef self = LLVMTemporaryMDNode(C, NULL, 0);
+      mds[0] = self;
+      for (unsigned i = 1; i < n; i++) mds[i] = LLVMValueAsMetadata(ops[i]);
+      LLVMMetadataRef key = LLVMMDStringInContext2(C, off, sizeof off - 1);
+      mds[n] = LLVMMDNodeInContext2(C, &key, 1);
+      LLVMMetadataRef nid = LLVMMDNodeInContext2(C, mds, n + 1);
+      LLVMMetadataReplaceAllUsesWith(self, nid);   /* frees the temporary */
+      LLVMSetMetadata(br, kloop, LLVMMetadataAsValue(C, nid));
+    }
+}
+
 /* Optimizes M for the host at level opt (entry: the entry point's name,
 ** for kc_is_simple). Locked. Returns 0 or -1. */
 static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) {
@@ -687,6 +743,14 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
   else if (opt == 3)
     p = kc_mark_entry_callees(M, entry) ? kc_pipeline_o3_inline : kc_pipeline_o3;
   LLVMErrorRef e = LLVMRunPasses(M, p, kc_tm, po);
+  if (!e && (p == kc_pipeline_o3 || p == kc_pipeline_o3_inline)) {
+    kc_unroll_vectorized_once(M);
+    e = LLVMRunPasses(M, kc_pipeline_o3_late, kc_tm, po);
+    if (e) {   /* the first half ran: M is valid, stop here */
+      LLVMConsumeError(e);
+      e = NULL;
+    }
+  }
   if (e && p != pipeline) {
     /* not parsed, so nothing ran: an LLVM whose pass names differ */
     LLVMConsumeError(e);

@@ -444,7 +444,14 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** when it reaches zero (a nonzero answer fails the call, err filled).
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
-** still vectorize), each chunk charging its length at its start. */
+** still vectorize), each chunk charging its length at its start.
+** Measured against KJIT_BENCH_NOPOLL=1 (bench kernels; issue 15): nbody's
+** 0-4 iteration j loop runs inside a chunk loop level of its own (3-4%
+** slower), fib's recursive calls charge (8-10%). Tried and left out: a
+** plain copy for runs of at most 32 iterations (not vectorized, not
+** unrolled): a 2-D stencil's compile +5 ms; a plain copy for every
+** single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no run-time
+** unrolling in the chunks: matmul and prefix_sum 7-9% slower. */
 
 static void poll_charge(CG *G, LLVMValueRef amount) {
   if (G->pollctr == NULL) return;
@@ -491,7 +498,9 @@ static void strip_plan(CG *G) {
 }
 
 /* The start of a chunk of strip-mined loop L: its iterations are taken
-** from what remains and charged; then the loop's header. */
+** from what remains and charged; then the loop's header. F->rem keeps
+** what remained at the chunk's start; the latch moves it on by a whole
+** chunk (see strip_latch). */
 static void emit_chunk_head(CG *G, KirLoop *L) {
   KirBlock *h = L->header;
   CgFor *F = &G->fors[L->prep->id];
@@ -500,7 +509,6 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
   LLVMValueRef take = LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, "");
-  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, take, ""), F->rem);
   LLVMBuildStore(G->B, take, chunk);
   poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
@@ -516,7 +524,18 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
 }
 
 /* The latch of a strip-mined loop: the next iteration in this chunk, else
-** the next chunk, else the exit. */
+** the next chunk (when more than a chunk remained at this one's start:
+** this one was whole), else the exit. The next chunk's control variable
+** is this chunk's start plus a chunk of steps (the value the last
+** iteration's step gives, wrapping as Lua's does), frozen. Why: with it
+** the last iteration's value plus a step (an expression of the chunk's
+** length, a umin), LLVM's loop strength reduction took 20 ms on a 2-D
+** stencil's vectorized inner loop (200 ms while vector loops were still
+** unrolled again, see cpu.c); unfrozen, the start is an affine recurrence
+** of the chunk loop, LSR takes 6 ms but keeps a chunk-level base register
+** per array, and nbody's 0-4 iteration j loop (seven arrays) spilled and
+** ran 11% slower; frozen (opaque to SCEV, a plain value): 6 ms, no
+** spills. */
 static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
   LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
@@ -528,10 +547,19 @@ static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   LLVMPositionBuilderAtEnd(G->B, tail);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMBasicBlockRef te = add_edge(G, b, exit);
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), ""), next, te);
+  LLVMValueRef more = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  LLVMBuildCondBr(G->B, more, next, te);
   LLVMPositionBuilderAtEnd(G->B, next);
-  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), F->rem);
-  add_edge_tab(G, b, h, G->ophis);
+  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, KCG_POLL_PERIOD), ""), F->rem);
+  KirInsn *iv = v->args[0];
+  CgVal saved = G->vals[v->id];
+  if (iv->op == KIR_PHI && iv->block == h && phi_type(G, iv).kind == T_INT &&
+      G->sp->consts[iv->id].kind == T_UNKNOWN && G->ophis[iv->id][0] != NULL) {
+    LLVMValueRef span = LLVMBuildMul(G->B, F->step, cg_i64(G, KCG_POLL_PERIOD), "");
+    G->vals[v->id].v = LLVMBuildFreeze(G->B, LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, ""), "");
+  }
+  add_edge_tab(G, b, h, G->ophis);   /* (v's value only for this edge) */
+  G->vals[v->id] = saved;
   LLVMBuildBr(G->B, G->chunkbb[h->id]);
 }
 

@@ -92,6 +92,56 @@ ptest("a line hook alone is not called by compiled code", function()
   truthy(lines < 10, "line hook calls: " .. lines .. " (only the interpreted lines)")
 end)
 
+-- Strip-mined loops (innermost integer for loops, run in chunks of 65536
+-- iterations with a poll between chunks): each chunk goes on where the
+-- last one stopped, so the iterations are the interpreter's, also with
+-- steps whose chunk of steps wraps around and where a chunk ends at the
+-- limit.
+local function steps(a, b, c)
+  local h, cnt, last = 0, 0, 0
+  for i = a, b, c do
+    h = (h * 31) ~ i
+    cnt = cnt + 1
+    last = i
+  end
+  return h, cnt, last
+end
+local jsteps = kjit.jit(steps)
+-- a nest whose inner loop alone is long: it polls while it runs
+local function rows(m, n, x)
+  for i = 1, m do
+    for j = 1, n do x[j] = x[j] + i end
+  end
+end
+local jrows = kjit.jit(rows)
+
+ptest("strip-mined loops: the interpreter's iterations, with hooks polled", function()
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local C = 65536
+  for _, c in ipairs({
+    { math.mininteger, math.maxinteger, 1 << 47 }, { math.maxinteger, math.mininteger, -(1 << 47) },
+    { math.mininteger, math.maxinteger, (1 << 46) + 12345 }, { -5, 300000, 3 }, { 300000, -5, -7 },
+    { 1, 3 * C, 1 }, { 1, 3 * C + 1, 1 }, { 1, 3 * C - 1, 1 }, { 0, 2 * C, 2 },
+    { math.maxinteger - 2 * C, math.maxinteger, 1 }, { math.mininteger + 2 * C, math.mininteger, -1 },
+  }) do
+    local h1, n1, l1 = steps(c[1], c[2], c[3])
+    local h2, n2, l2 = jsteps(c[1], c[2], c[3])
+    local what = string.format("for i = %d, %d, %d", c[1], c[2], c[3])
+    eq(n2, n1, what .. ": iterations")
+    eq(l2, l1, what .. ": last")
+    eq(h2, h1, what .. ": hash of every i")
+  end
+  calls = 0
+  local n = 1 << 20
+  local x = kjit.zeros(n, "i64")
+  jrows(2, n, x)
+  debug.sethook()
+  eq(x[1], 3, "x[1]")
+  eq(x[n], 3, "x[n]")
+  truthy(calls >= 16, "polls in two 2^20-iteration inner loops: " .. calls)
+end)
+
 -- Recursion without loops: recursive calls charge the countdown (calls
 -- outside recursion cycles do not: their callees end or poll on their own).
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
