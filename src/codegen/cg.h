@@ -123,6 +123,9 @@ typedef struct CG {
   LLVMBasicBlockRef *vbbs;  /* by block id: the checked copy */
   LLVMValueRef (*vphis)[3 + KJIT_MAXDIMS];
   KirLoop *versioning;      /* the loop whose checked copy is being emitted */
+  const struct KfaNarrow *narrowing;   /* kernels: the while loop whose copy with
+                                          an i32 counter is being emitted */
+  LLVMValueRef narrow_wide;   /* then: the counter's i64 stack slot, or NULL */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -268,6 +271,9 @@ struct KfaFacts *cg_prange_facts(CG *G);
 void cg_version_plan(CG *G);                  /* which loops (after the strip plan) */
 void cg_version_emit(CG *G, KirLoop *L);      /* L's test and checked copy */
 int cg_version_unchecked(CG *G, const KirInsn *v);   /* v's check is off here */
+int cg_version_narrow_insn(CG *G, const KirInsn *v); /* 1: v emitted in 32 bits (G->narrowing) */
+LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x);  /* an i64 that fits, as an i32 */
+void cg_version_narrow_exit(CG *G);           /* leaving the i32 copy: the counter back */
 
 /* The public entry (codegen/kcg.h) */
 #endif

@@ -41,6 +41,7 @@
 ** it counts down forprep's iteration count one by one and charges the poll
 ** countdown at each iteration, as a loop that is not strip-mined does.
 */
+#include <stdint.h>
 #include <string.h>
 #include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
 #include "codegen/cg.h"
@@ -62,16 +63,33 @@ static int versionable(CG *G, const KfaFacts *F, KirLoop *L) {
   return outside == 1;
 }
 
+/* A while loop of a kernel with a narrow counter (ir_facts.h 3.): the
+** loop is innermost (no copies inside), entered from one block. */
+static int narrowable(CG *G, const KfaFacts *F, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  if (!G->S->kernel || L->kind == KIR_LOOP_FORNUM || F->loops[L->id].narrowk == NULL ||
+      !sp->live[h->id] || cg_prange_owns(G, h) || (G->peel_at && G->peel_at[h->id]) ||
+      L->entry == NULL)
+    return 0;
+  for (int b = 0; b < L->nblocks; b++)
+    if (L->blocks[b]->loop != L) return 0;   /* innermost only */
+  int outside = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
+  return outside == 1;
+}
+
 void cg_version_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
   G->ver_at = NULL;
   G->versioning = NULL;
+  G->narrowing = NULL;
   const KfaFacts *F = cg_prange_facts(G);
   if (F == NULL || f->irreducible) return;
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
-    if (!G->boundscheck || !versionable(G, F, L)) continue;
+    if (!(G->boundscheck && versionable(G, F, L)) && !narrowable(G, F, L)) continue;
     if (G->ver_at == NULL) {
       G->ver_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
       G->vselbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
@@ -152,10 +170,105 @@ static void no_vectorize(CG *G, LLVMValueRef br) {
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(G->C, "llvm.loop", 9), LLVMMetadataAsValue(G->C, id));
 }
 
+/* x (i64) in [INT32_MIN, INT32_MAX - 1] */
+static LLVMValueRef fits_narrow(CG *G, LLVMValueRef x) {
+  LLVMValueRef off = LLVMBuildSub(G->B, x, cg_i64(G, INT32_MIN), "");
+  return LLVMBuildICmp(G->B, LLVMIntULE, off, cg_i64(G, (int64_t)UINT32_MAX - 1), "");
+}
+
+/* A while loop with a narrow counter k (kernels; see the top of the
+** file): the test says whether k's entry value and the bound fit, the
+** copy at G->vbbs has k in an i32 phi. */
+static void emit_narrow(CG *G, KirLoop *L, const KfaNarrow *n) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  for (int b = 0; b < L->nblocks; b++)
+    if (sp->live[L->blocks[b]->id])
+      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  /* k's phi in the narrow copy: i32 (add_edge_tab truncates what reaches it) */
+  LLVMValueRef wide = G->vphis[n->k->id][0];
+  LLVMPositionBuilderBefore(G->B, wide);
+  G->vphis[n->k->id][0] = LLVMBuildPhi(G->B, G->i32, n->k->name ? n->k->name : "k32");
+  LLVMInstructionEraseFromParent(wide);
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  G->curblock = NULL;
+  LLVMValueRef kin = G->vsphis[n->k->id][0];
+  LLVMValueRef ok = fits_narrow(G, kin);
+  if (!n->boundconst) ok = LLVMBuildAnd(G->B, ok, fits_narrow(G, cg_val(G, n->bound).v), "");
+  LLVMValueRef k32 = LLVMBuildTrunc(G->B, kin, G->i32, "");
+  LLVMBuildCondBr(G->B, ok, G->vbbs[h->id], G->bbs[h->id]);
+  pass_phis(G, h, G->phis);
+  G->vsphis[n->k->id][0] = k32;   /* what the narrow phi takes */
+  pass_phis(G, h, G->vphis);
+  G->vsphis[n->k->id][0] = kin;
+  /* the copy; k's stack slot (when used after the loop) is an i32 in it,
+  ** copied back at each exit (cg_version_narrow_exit): no sign extension
+  ** in the loop */
+  KirFunc *f = sp->ir;
+  LLVMValueRef slot = G->spill ? G->spill[n->k->id][0] : NULL;
+  G->narrow_wide = slot;
+  if (slot) G->spill[n->k->id][0] = cg_alloca(G, G->i32, "k32");
+  G->versioning = L;
+  G->narrowing = n;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    cg_use_phis(G, blk, G->vphis);
+    if (blk == h) {   /* k's other uses see it sign-extended */
+      LLVMPositionBuilderAtEnd(G->B, G->vbbs[b]);
+      G->vals[n->k->id] = cg_mk(TY(T_INT), LLVMBuildSExt(G->B, G->vphis[n->k->id][0], G->i64, ""));
+    }
+    cg_emit_block_at(G, blk, G->vbbs[b]);
+  }
+  G->narrowing = NULL;
+  G->versioning = NULL;
+  if (slot) G->spill[n->k->id][0] = slot;
+}
+
+void cg_version_narrow_exit(CG *G) {
+  const KfaNarrow *n = G->narrowing;
+  LLVMValueRef *slot = G->spill ? &G->spill[n->k->id][0] : NULL;
+  if (slot == NULL || *slot == NULL) return;
+  LLVMBuildStore(G->B, LLVMBuildSExt(G->B, LLVMBuildLoad2(G->B, G->i32, *slot, ""), G->i64, ""),
+                 G->narrow_wide);
+}
+
+/* x (an i64 that fits) in 32 bits: the i32 that x extends, else a trunc.
+** No trunc reaches the i32 phi: instcombine turns a phi of truncs into a
+** trunc of an i64 phi, the counter widened again. */
+LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x) {
+  if (LLVMIsASExtInst(x) && LLVMTypeOf(LLVMGetOperand(x, 0)) == G->i32) return LLVMGetOperand(x, 0);
+  return LLVMBuildTrunc(G->B, x, G->i32, "");
+}
+
+int cg_version_narrow_insn(CG *G, const KirInsn *v) {
+  const KfaNarrow *n = G->narrowing;
+  if (v == n->cmp) {   /* k < e, k <= e: in 32 bits (LLVM keeps sext < sext 64-bit) */
+    LLVMValueRef k = cg_version_i32(G, cg_val(G, n->k).v);
+    LLVMValueRef e = n->boundconst ? cg_i32(G, (int32_t)n->boundk)
+                                   : cg_version_i32(G, cg_val(G, n->bound).v);
+    G->vals[v->id] = cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, v->op == KIR_LT ? LLVMIntSLT : LLVMIntSLE,
+                                                     k, e, ""));
+    return 1;
+  }
+  if (v == n->step) {  /* x + 1, x a value of k that passed the test: no overflow */
+    KirInsn *x = v->args[0]->op == KIR_INT && v->args[1]->op != KIR_INT ? v->args[1] : v->args[0];
+    LLVMValueRef x32 = cg_version_i32(G, cg_val(G, x).v);
+    LLVMValueRef r = LLVMBuildAdd(G->B, x32, cg_i32(G, 1), "");
+    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildSExt(G->B, r, G->i64, ""));
+    return 1;
+  }
+  return 0;
+}
+
 void cg_version_emit(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
   const KfaLoop *fl = &cg_prange_facts(G)->loops[L->id];
+  if (L->kind != KIR_LOOP_FORNUM) {
+    emit_narrow(G, L, fl->narrowk);
+    return;
+  }
   /* the checked copy's phis first: vsel's edge reaches them */
   for (int b = 0; b < L->nblocks; b++)
     if (sp->live[L->blocks[b]->id])

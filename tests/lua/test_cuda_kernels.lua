@@ -378,9 +378,6 @@ end)
 
 test("mandelbrot's counter is 32-bit in PTX, with the 64-bit loop beside it", function()
   if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
-  if os.getenv("KJIT_PIPELINE") == "bytecode" then
-    skip("narrow while-loop counters are not yet in the bytecode code generator (cg_func.c loop versioning)")
-  end
   local ptx = cuda.compile_ptx(mandel, "void(f32[:,:], f32, f32, f32, f32, i64)")
   truthy(ptx:find("setp%.lt%.s32") and ptx:find("add%.s32"), "a 32-bit counter loop:\n" .. ptx)
   truthy(ptx:find("setp%.lt%.s64"), "and the 64-bit one:\n" .. ptx)
