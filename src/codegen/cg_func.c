@@ -359,6 +359,16 @@ static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]
 ** header takes its entry values directly). */
 static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
                                      LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
+  if (G->nestloop && !kir_inloop(G->nestloop, to)) {   /* leaving a nest's checked copy
+                                                          (cg_version.c): the outer tables */
+    KirLoop *n = G->nestloop;
+    cg_version_swap(G);
+    G->nestloop = NULL;
+    LLVMBasicBlockRef r = edge_target(G, from, to, table);
+    cg_version_swap(G);
+    G->nestloop = n;
+    return r;
+  }
   if (G->versioning && kir_inloop(G->versioning, to)) {   /* a checked copy (cg_version.c) */
     *table = G->vphis;
     return G->vbbs[to->id];
@@ -1107,6 +1117,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->curblock = NULL;
   G->strip_at = NULL;
   G->chunk = NULL;
+  G->chunkbb = NULL;
+  G->ophis = NULL;
   G->results = cg_zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
   G->nresults = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
@@ -1205,6 +1217,7 @@ void cg_make_phis_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*ta
 }
 void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) { use_phis(G, b, table); }
 void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb) { emit_block(G, b, bb); }
+void cg_emit_chunk_head(CG *G, KirLoop *L) { emit_chunk_head(G, L); }
 void cg_emit_block(CG *G, KirBlock *blk) {
   use_phis(G, blk, G->phis);
   emit_block(G, blk, G->bbs[blk->id]);

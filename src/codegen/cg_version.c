@@ -79,33 +79,184 @@ static int narrowable(CG *G, const KfaFacts *F, KirLoop *L) {
   return outside == 1;
 }
 
+/* ---- Nests versioned as a whole ------------------------------------------ */
+
+/* The tables a copy of the code is emitted with (cg.h). */
+typedef struct CgTabs {
+  LLVMBasicBlockRef *bbs, *chunkbb, *vselbb, *vbbs;
+  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS], (*ophis)[3 + KJIT_MAXDIMS];
+  LLVMValueRef (*vsphis)[3 + KJIT_MAXDIMS], (*vphis)[3 + KJIT_MAXDIMS];
+  KirLoop **ver_at;
+} CgTabs;
+
+struct CgNest {
+  KirLoop *O;
+  KfaCheck *checks; int nchecks;   /* what its test proves (off in the fast copy) */
+  CgTabs tabs;            /* the checked copy's tables (the outer ones while
+                             the copy is emitted) */
+};
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+static void swap_tabs(CG *G, CgTabs *t) {
+  SWAP(G->bbs, t->bbs); SWAP(G->chunkbb, t->chunkbb); SWAP(G->vselbb, t->vselbb);
+  SWAP(G->vbbs, t->vbbs); SWAP(G->phis, t->phis); SWAP(G->ophis, t->ophis);
+  SWAP(G->vsphis, t->vsphis); SWAP(G->vphis, t->vphis); SWAP(G->ver_at, t->ver_at);
+}
+void cg_version_swap(CG *G) { swap_tabs(G, &G->nestcopy->tabs); }
+
+#define NEST_MAXINSNS 4000   /* a larger nest is not copied (compile time) */
+
+/* Can loop m's range be computed before the nest (its forprep's operands
+** are invariant there, ir_facts.h 2.): an integer loop with a constant
+** step (no division by a zero step before its own check) and a limit the
+** test can read without raising. */
+static int range_known(CG *G, const KfaFacts *F, const KirLoop *m) {
+  const KfaLoop *fm = &F->loops[m->id];
+  KtySpec *sp = G->sp;
+  if (!fm->isint || fm->stepsign == 0 || fm->init == NULL) return 0;
+  int lk = sp->types[fm->limit->id].kind;
+  return sp->types[fm->init->id].kind == T_INT && sp->types[fm->step->id].kind == T_INT &&
+         (lk == T_INT || lk == T_F64 || lk == T_F32);
+}
+
+/* O is versioned as a whole: an integer for loop with inner loops, entered
+** as versionable() asks, whose nest checks exist, with no loop inside that
+** has copies of its own kind (peeled, prange) or a generic for. */
+static int nest_candidate(CG *G, const KfaFacts *F, KirLoop *O) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = O->header;
+  if (O->kind != KIR_LOOP_FORNUM || O->prep == NULL || O->var == NULL || !sp->live[h->id] ||
+      cg_prange_owns(G, h) || sp->types[O->prep->id].kind != T_INT ||
+      O->prep->block->succ[0] != h || O->entry != O->prep->block || F->loops[O->id].nnestchecks == 0)
+    return 0;
+  for (KirLoop *a = O->parent; a; a = a->parent)
+    if (G->nest_at && G->nest_at[a->header->id]) return 0;   /* one level of nests */
+  int inner = 0, size = 0;
+  for (int b = 0; b < O->nblocks; b++) {
+    KirBlock *blk = O->blocks[b];
+    KirLoop *m = blk->loop;
+    size += blk->ninsns + blk->nphis;
+    if (m == O) continue;
+    inner = 1;
+    if (m->kind == KIR_LOOP_FORIN || cg_prange_owns(G, blk) || (G->peel_at && G->peel_at[m->header->id]))
+      return 0;
+  }
+  int outside = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(O, h->preds[i]);
+  return inner && outside == 1 && size <= NEST_MAXINSNS;
+}
+
+static void alloc_ver(CG *G) {
+  KirFunc *f = G->sp->ir;
+  if (G->ver_at) return;
+  G->ver_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+  G->vselbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->vbbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->vsphis = cg_zalloc(G, sizeof *G->vsphis * (size_t)f->ninsns);
+  G->vphis = cg_zalloc(G, sizeof *G->vphis * (size_t)f->ninsns);
+}
+
+/* L (a loop of the current tables) is versioned: its test and copy. */
+static void plan_loop(CG *G, KirLoop *L) {
+  alloc_ver(G);
+  G->ver_at[L->header->id] = L;
+  G->vselbb[L->header->id] = cg_bb(G, "vsel");
+  for (int b = 0; b < L->nblocks; b++)
+    if (G->sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "checked");
+  cg_peel_spills(G, L);
+}
+
+/* Does innermost loop L have a check that nothing proves yet? */
+static int has_open_check(CG *G, const KfaFacts *F, KirLoop *L) {
+  const KfaLoop *fl = &F->loops[L->id];
+  for (int i = 0; i < fl->nchecks; i++)
+    if (!(G->nestoff && G->nestloop == NULL && G->nestoff[fl->checks[i].insn->id])) return 1;
+  return 0;
+}
+
+/* Nest O's checked copy: its blocks and the plan of its inner loops (each
+** versioned as on its own). */
+static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirLoop *O = N->O;
+  CgTabs *t = &N->tabs;
+  t->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  t->phis = cg_zalloc(G, sizeof *t->phis * (size_t)f->ninsns);
+  if (G->strip_at) {
+    t->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+    t->ophis = cg_zalloc(G, sizeof *t->ophis * (size_t)f->ninsns);
+  }
+  for (int b = 0; b < O->nblocks; b++) {
+    KirBlock *blk = O->blocks[b];
+    if (!sp->live[blk->id]) continue;
+    t->bbs[blk->id] = cg_bb(G, "nchecked");
+    if (G->strip_at && G->strip_at[blk->id]) t->chunkbb[blk->id] = cg_bb(G, "chunk");
+  }
+  G->nestcopy = N;
+  G->nestloop = O;
+  swap_tabs(G, t);
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (L != O && kir_inloop(O, L->header) &&
+        ((G->boundscheck && versionable(G, F, L)) || narrowable(G, F, L)))
+      plan_loop(G, L);
+  }
+  swap_tabs(G, t);
+  G->nestloop = NULL;
+  G->nestcopy = NULL;
+}
+
 void cg_version_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
   G->ver_at = NULL;
   G->versioning = NULL;
   G->narrowing = NULL;
+  G->nest_at = NULL;
+  G->nestcopy = NULL;
+  G->nestloop = NULL;
+  G->nestoff = NULL;
   const KfaFacts *F = cg_prange_facts(G);
   if (F == NULL || f->irreducible) return;
+  /* nests first (outer loops first): what their tests prove is off in
+  ** their fast copies, where an inner loop is versioned only for the rest */
+  for (int l = 0; l < f->nloops && G->boundscheck; l++) {
+    KirLoop *O = f->loops[l];
+    if (!nest_candidate(G, F, O)) continue;
+    const KfaLoop *fo = &F->loops[O->id];
+    struct CgNest *N = cg_zalloc(G, sizeof *N);
+    N->O = O;
+    N->checks = cg_zalloc(G, sizeof(KfaCheck) * (size_t)fo->nnestchecks);
+    for (int i = 0; i < fo->nnestchecks; i++) {
+      const KfaCheck *c = &fo->nestchecks[i];
+      if (c->affine && !range_known(G, F, c->vloop)) continue;
+      N->checks[N->nchecks++] = *c;
+    }
+    if (N->nchecks == 0) continue;
+    if (G->nest_at == NULL) {
+      G->nest_at = cg_zalloc(G, sizeof(struct CgNest *) * (size_t)f->nblocks);
+      G->nestoff = cg_zalloc(G, (size_t)f->ninsns);
+    }
+    G->nest_at[O->header->id] = N;
+    for (int i = 0; i < N->nchecks; i++) G->nestoff[N->checks[i].insn->id] = 1;
+    alloc_ver(G);
+    G->ver_at[O->header->id] = O;
+    G->vselbb[O->header->id] = cg_bb(G, "nestsel");
+    cg_peel_spills(G, O);
+  }
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
-    if (!(G->boundscheck && versionable(G, F, L)) && !narrowable(G, F, L)) continue;
-    if (G->ver_at == NULL) {
-      G->ver_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
-      G->vselbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-      G->vbbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-      G->vsphis = cg_zalloc(G, sizeof *G->vsphis * (size_t)f->ninsns);
-      G->vphis = cg_zalloc(G, sizeof *G->vphis * (size_t)f->ninsns);
-    }
-    G->ver_at[L->header->id] = L;
-    G->vselbb[L->header->id] = cg_bb(G, "vsel");
-    for (int b = 0; b < L->nblocks; b++)
-      if (sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "checked");
-    cg_peel_spills(G, L);
+    if ((G->boundscheck && versionable(G, F, L) && has_open_check(G, F, L)) || narrowable(G, F, L))
+      plan_loop(G, L);
   }
+  for (int l = 0; l < f->nloops && G->nest_at; l++)
+    if (G->nest_at[f->loops[l]->header->id]) plan_nest_copy(G, F, G->nest_at[f->loops[l]->header->id]);
 }
 
 int cg_version_unchecked(CG *G, const KirInsn *v) {
+  /* a nest's fast copy (in its checked copy, nestloop is set) */
+  if (G->nestoff && G->nestloop == NULL && G->nestoff[v->id]) return 1;
   if (G->ver_at == NULL || G->versioning != NULL) return 0;
   const KfaFacts *F = cg_prange_facts(G);
   const KfaLoop *fl = F->hoisted[v->id];
@@ -125,6 +276,7 @@ static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMVa
   LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
   for (int i = 0; i < fl->nchecks; i++) {
     const KfaCheck *c = &fl->checks[i];
+    if (G->nestoff && G->nestloop == NULL && G->nestoff[c->insn->id]) continue;   /* proven */
     CgVal b = cg_val(G, c->base);
     LLVMValueRef dim = sext128(G, b.dims[c->dim]), klo, khi;
     if (c->affine) {
@@ -261,10 +413,109 @@ int cg_version_narrow_insn(CG *G, const KirInsn *v) {
   return 0;
 }
 
+/* The range [lo, hi] (i128) of loop m's control variable and whether m
+** runs at all, from its forprep's operands (see range_known). */
+static void loop_range(CG *G, const KfaLoop *fm, LLVMValueRef *lo, LLVMValueRef *hi,
+                       LLVMValueRef *skip) {
+  LLVMValueRef init = cg_val(G, fm->init).v, step = cg_val(G, fm->step).v;
+  LLVMValueRef count = cg_int_count(G, init, cg_val(G, fm->limit), step, skip);
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  LLVMValueRef i = sext128(G, init);
+  LLVMValueRef last = LLVMBuildAdd(G->B, i, LLVMBuildMul(G->B, LLVMBuildZExt(G->B, count, i128, ""),
+                                                         sext128(G, step), ""), "");
+  *lo = fm->stepsign > 0 ? i : last;
+  *hi = fm->stepsign > 0 ? last : i;
+}
+
+/* Every check of nest N in bounds: an access affine in the variable of
+** loop M of the nest holds over M's whole range, unless M never runs. */
+static LLVMValueRef nest_test(CG *G, struct CgNest *N) {
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  const KfaFacts *F = cg_prange_facts(G);
+  LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
+  struct { const KirLoop *m; LLVMValueRef lo, hi, skip; } rs[16];
+  int nrs = 0;
+  for (int i = 0; i < N->nchecks; i++) {
+    const KfaCheck *c = &N->checks[i];
+    LLVMValueRef dim = sext128(G, cg_val(G, c->base).dims[c->dim]), klo, khi, skip = NULL;
+    if (c->affine) {
+      int r;
+      for (r = 0; r < nrs && rs[r].m != c->vloop; r++) {}
+      LLVMValueRef lo, hi, sk;
+      if (r < nrs) lo = rs[r].lo, hi = rs[r].hi, sk = rs[r].skip;
+      else {
+        loop_range(G, &F->loops[c->vloop->id], &lo, &hi, &sk);
+        if (nrs < 16) { rs[nrs].m = c->vloop; rs[nrs].lo = lo; rs[nrs].hi = hi; rs[nrs++].skip = sk; }
+      }
+      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
+                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
+                                       : sext128(G, cg_val(G, c->off).v);
+      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
+      klo = LLVMBuildAdd(G->B, lo, off, "");
+      khi = LLVMBuildAdd(G->B, hi, off, "");
+      skip = sk;
+    } else {
+      klo = khi = sext128(G, cg_val(G, c->key).v);
+    }
+    LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""),
+                                   LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");
+    if (skip) ok = LLVMBuildOr(G->B, ok, skip, "");
+    all = LLVMBuildAnd(G->B, all, ok, "");
+  }
+  return all;
+}
+
+/* Nest N: its test, then its checked copy (O's blocks at the copy's
+** tables: cg_func.c's block loop again, inner loops versioned and
+** strip-mined as planned for the copy). Its fast copy is O's own blocks. */
+static void emit_nest(CG *G, struct CgNest *N) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirLoop *O = N->O;
+  KirBlock *h = O->header;
+  /* the copy's phis first: edges reach blocks before they are emitted */
+  G->nestcopy = N;
+  swap_tabs(G, &N->tabs);
+  for (int b = 0; b < O->nblocks; b++) {
+    KirBlock *blk = O->blocks[b];
+    int id = blk->id;
+    if (!sp->live[id]) continue;
+    cg_make_phis_at(G, blk, G->bbs[id], G->phis);
+    if (G->strip_at && G->strip_at[id]) cg_make_phis_at(G, blk, G->chunkbb[id], G->ophis);
+    if (G->ver_at && G->ver_at[id]) cg_make_phis_at(G, blk, G->vselbb[id], G->vsphis);
+  }
+  swap_tabs(G, &N->tabs);
+  G->nestcopy = NULL;
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  G->curblock = NULL;
+  LLVMValueRef ok = nest_test(G, N);
+  LLVMBuildCondBr(G->B, ok, G->bbs[h->id], N->tabs.bbs[h->id]);
+  pass_phis(G, h, G->phis);
+  pass_phis(G, h, N->tabs.phis);
+  G->nestcopy = N;
+  swap_tabs(G, &N->tabs);
+  G->nestloop = O;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(O, blk)) continue;
+    if (G->ver_at && G->ver_at[b]) cg_version_emit(G, G->ver_at[b]);
+    if (G->strip_at && G->strip_at[b]) cg_emit_chunk_head(G, G->strip_at[b]);
+    cg_use_phis(G, blk, G->phis);
+    cg_emit_block_at(G, blk, G->bbs[b]);
+  }
+  G->nestloop = NULL;
+  swap_tabs(G, &N->tabs);
+  G->nestcopy = NULL;
+}
+
 void cg_version_emit(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
   const KfaLoop *fl = &cg_prange_facts(G)->loops[L->id];
+  if (G->nest_at && G->nest_at[h->id] && G->nestloop == NULL) {
+    emit_nest(G, G->nest_at[h->id]);
+    return;
+  }
   if (L->kind != KIR_LOOP_FORNUM) {
     emit_narrow(G, L, fl->narrowk);
     return;
