@@ -413,16 +413,23 @@ int cg_version_narrow_insn(CG *G, const KirInsn *v) {
   return 0;
 }
 
+/* The control variable's last value, init + count * step (count: the
+** iterations - 1, unsigned): exact in 64-bit wrapping arithmetic, since
+** the true value is one the variable takes. (In 128 bits, LLVM 7 NVVM
+** keeps the multiplication and compares wide: ptxas gave a kernel's
+** versioned loop 8 more registers.) */
+static LLVMValueRef last_value(CG *G, LLVMValueRef init, LLVMValueRef count, LLVMValueRef step) {
+  return LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, step, ""), "");
+}
+
 /* The range [lo, hi] (i128) of loop m's control variable and whether m
 ** runs at all, from its forprep's operands (see range_known). */
 static void loop_range(CG *G, const KfaLoop *fm, LLVMValueRef *lo, LLVMValueRef *hi,
                        LLVMValueRef *skip) {
   LLVMValueRef init = cg_val(G, fm->init).v, step = cg_val(G, fm->step).v;
   LLVMValueRef count = cg_int_count(G, init, cg_val(G, fm->limit), step, skip);
-  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
   LLVMValueRef i = sext128(G, init);
-  LLVMValueRef last = LLVMBuildAdd(G->B, i, LLVMBuildMul(G->B, LLVMBuildZExt(G->B, count, i128, ""),
-                                                         sext128(G, step), ""), "");
+  LLVMValueRef last = sext128(G, last_value(G, init, count, step));
   *lo = fm->stepsign > 0 ? i : last;
   *hi = fm->stepsign > 0 ? last : i;
 }
@@ -530,10 +537,9 @@ void cg_version_emit(CG *G, KirLoop *L) {
   ** count * step (count: forprep's iterations - 1, unsigned) */
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
   G->curblock = NULL;
-  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
   LLVMValueRef init = sext128(G, G->vals[L->prep->id].v);
-  LLVMValueRef count = LLVMBuildZExt(G->B, LLVMBuildLoad2(G->B, G->i64, F->rem, ""), i128, "");
-  LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, sext128(G, F->step), ""), "");
+  LLVMValueRef count = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMValueRef last = sext128(G, last_value(G, G->vals[L->prep->id].v, count, F->step));
   LLVMValueRef lo, hi;
   if (fl->stepsign > 0) lo = init, hi = last;
   else if (fl->stepsign < 0) lo = last, hi = init;
