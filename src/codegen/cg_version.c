@@ -15,31 +15,49 @@
 **     a loop that leaves early), which halves what LLVM optimizes.
 ** The loop's entry edge lands in a test block ("vsel", with the header's
 ** phis) that computes the range of the control variable from forprep's
-** init, iteration count and step, in 128 bits (init + count * step never
-** overflows there, nor does lo + offset), tests every hoisted access, and
-** enters one copy or the other. Both copies exit to the same blocks; a
-** value of the loop used after it (not through an exit phi) goes through a
-** stack slot both copies write (cg_peel.c's spills).
+** init, iteration count and step (the last value init + count * step in
+** 64 bits, exact since the variable takes it; lo + offset in 128 bits,
+** where it never overflows), tests every hoisted access, and enters one
+** copy or the other. Both copies exit to the same blocks; a value of the
+** loop used after it (not through an exit phi) goes through a stack slot
+** both copies write (cg_peel.c's spills).
 **
-** What is versioned: innermost integer for loops only (every block of the
-** loop is its own: no inner loop of any kind), on every target (NVPTX
-** without the no-vectorize hint, which LLVM 7 NVVM does not know), entered
-** from forprep alone, not outlined by kjit.prange, and not peeled (a
-** peeled loop keeps its checks: the peeled iteration and the versions
-** would need four copies). Not done yet: the old generator's three levels
-** in kernels, the one test before a rectangular nest (ir_facts'
-** nestchecks: the test is made again at each entry of the innermost loop,
-** as the old generator did), and narrow (i32) while-loop counters in
-** kernels (ir_facts' narrowk): an i32 phi in a fast copy was tried, and
-** libNVVM widened it back through the exit phi it shares with the i64
-** copy (bench_gpu.lua_109_1 stayed at 30 registers, 26 more instructions).
+** What is versioned on its own: innermost integer for loops (every block
+** of the loop is its own: no inner loop of any kind), on every target
+** (NVPTX without the no-vectorize hint, which LLVM 7 NVVM does not know),
+** entered from forprep alone, not outlined by kjit.prange, and not peeled
+** (a peeled loop keeps its checks: the peeled iteration and the versions
+** would need four copies).
 **
-** Composition with the polls' strip-mining (cg_func.c): the version test
-** runs once, before the whole loop, never between chunks. The fast copy
-** is the strip-mined one (vsel enters its first chunk head; its chunks go
-** on from the chunk head as before); the checked copy is not strip-mined:
-** it counts down forprep's iteration count one by one and charges the poll
-** countdown at each iteration, as a loop that is not strip-mined does.
+** Nests (ir_facts.h 2., nestchecks): a rectangular nest's head O (inner
+** loops' bounds invariant in O; no prange, generic-for or peeled loop
+** inside; not inside another such nest) gets one test before it ("nestsel")
+** proving every nest check over the whole range of its loop (computed
+** from that loop's forprep operands, which O does not change; a loop that
+** never runs proves its checks), where the loop's step is a constant and
+** its limit can be read without raising. The fast copy is O's own blocks,
+** with those checks off; an inner loop there is still versioned on its
+** own for the checks the nest test left (a run-time step, a key varying
+** in O). The checked copy is all of O again, at blocks and phis of its own
+** (struct CgNest's tables, swapped into G while it is emitted, the outer
+** ones back for the edges that leave it), where inner loops are versioned
+** and strip-mined as they would be without the nest test: a test that
+** fails for one row (a guarded boundary, x[i - 1] behind `if i > 1`) costs
+** what it cost before. The old generator versioned three levels deep in
+** kernels, retesting at each entry; this tests a nest once, on every
+** target (the code doubles once per nest, not per level).
+**
+** Narrow while counters (kernels; ir_facts.h 3., narrowk, the old
+** emit_while's): a while loop with a counter k < e (k <= e) that it steps
+** by one gets a test that k's entry value and e fit [INT32_MIN,
+** INT32_MAX - 1]; then a copy where k is an i32 phi, its compare and step
+** 32-bit (cg_version_narrow_insn), its other uses sign-extended. Nothing
+** truncates into that phi (instcombine turned a phi of truncs back into an
+** i64 phi: cg_version_i32 takes the i32 a sext extends), and k's stack slot
+** (a use after the loop) is an i32 slot there, copied back at each exit
+** edge (cg_func.c's add_edge lands such an edge in a block of its own), so
+** that no sign extension runs in the loop: mandelbrot's PTX has 26
+** registers (the old generator's 28).
 */
 #include <stdint.h>
 #include <string.h>

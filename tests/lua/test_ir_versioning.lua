@@ -301,6 +301,27 @@ local function after_nest(x, n, m)
   return last, cnt
 end
 
+local function find_first(x, n, m, v)
+  for i = 1, n do
+    for j = 1, m do
+      if x[i][j] == v then return i, j end
+    end
+  end
+  return -1, -1
+end
+
+local function goto_out(x, n, m, lim)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do
+      s = s + x[i][j]
+      if s > lim then goto done end
+    end
+  end
+  ::done::
+  return s
+end
+
 local function cube(out, x, n, m, p)
   for i = 1, n do
     for j = 1, m do
@@ -373,6 +394,13 @@ test("nests: early exits, values used after the nest, three levels", function()
   D.check(after_nest, x, 0, 5)
   D.check(after_nest, x, 4, 0)
   D.check_error("out of bounds", after_nest, x, 4, 6)
+  D.check(find_first, x, 4, 5, x[3][2])
+  D.check(find_first, x, 9, 5, x[1][1])   -- returns before a row out of range
+  D.check(find_first, x, 4, 5, 1e9)
+  D.check_error("out of bounds", find_first, x, 5, 5, 1e9)
+  D.check(goto_out, x, 4, 5, 1e9)
+  D.check(goto_out, x, 9, 9, 2.0)          -- leaves the nest before it reads out of range
+  D.check_error("out of bounds", goto_out, x, 4, 6, 1e9)
   local c = kjit.zeros({3, 4, 5})
   for i = 1, 3 do for j = 1, 4 do for k = 1, 5 do c[i][j][k] = i * 100 + j * 10 + k end end end
   D.check(cube, kjit.zeros({3, 4, 5}), c, 3, 4, 5)
