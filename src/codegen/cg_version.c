@@ -40,12 +40,17 @@
 ** own for the checks the nest test left (a run-time step, a key varying
 ** in O). The checked copy is all of O again, at blocks and phis of its own
 ** (struct CgNest's tables, swapped into G while it is emitted, the outer
-** ones back for the edges that leave it), where inner loops are versioned
-** and strip-mined as they would be without the nest test: a test that
-** fails for one row (a guarded boundary, x[i - 1] behind `if i > 1`) costs
-** what it cost before. The old generator versioned three levels deep in
-** kernels, retesting at each entry; this tests a nest once, on every
-** target (the code doubles once per nest, not per level).
+** ones back for the edges that leave it). In kernels, inner loops are
+** versioned (and strip-mined, in the simulator) there as they would be
+** without the nest test, so that a test failing for one row (x[i - 1]
+** behind `if i > 1`) costs what it cost before (the old generator
+** versioned three levels deep in kernels, retesting at each entry). On
+** the CPU the checked copy is the nest as written, scalar (no-vectorize
+** hints, no strip-mining: polls each iteration), as a checked copy of a
+** loop is: with inner versioning and vectorizing there too, the stencil of
+** bench/compile_time.lua compiled in twice the time (510 ms against 270),
+** for no gain on the fast path; where a guard fails the nest test, it
+** mostly failed the inner loop's too (x[i][j - 1] behind `if j > 1`).
 **
 ** Narrow while counters (kernels; ir_facts.h 3., narrowk, the old
 ** emit_while's): a while loop with a counter k < e (k <= e) that it steps
@@ -104,7 +109,8 @@ typedef struct CgTabs {
   LLVMBasicBlockRef *bbs, *chunkbb, *vselbb, *vbbs;
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS], (*ophis)[3 + KJIT_MAXDIMS];
   LLVMValueRef (*vsphis)[3 + KJIT_MAXDIMS], (*vphis)[3 + KJIT_MAXDIMS];
-  KirLoop **ver_at;
+  KirLoop **ver_at, **strip_at;
+  LLVMValueRef *chunk;
 } CgTabs;
 
 struct CgNest {
@@ -119,6 +125,7 @@ static void swap_tabs(CG *G, CgTabs *t) {
   SWAP(G->bbs, t->bbs); SWAP(G->chunkbb, t->chunkbb); SWAP(G->vselbb, t->vselbb);
   SWAP(G->vbbs, t->vbbs); SWAP(G->phis, t->phis); SWAP(G->ophis, t->ophis);
   SWAP(G->vsphis, t->vsphis); SWAP(G->vphis, t->vphis); SWAP(G->ver_at, t->ver_at);
+  SWAP(G->strip_at, t->strip_at); SWAP(G->chunk, t->chunk);
 }
 void cg_version_swap(CG *G) { swap_tabs(G, &G->nestcopy->tabs); }
 
@@ -199,9 +206,12 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
   KirFunc *f = sp->ir;
   KirLoop *O = N->O;
   CgTabs *t = &N->tabs;
+  int inner = G->S->kernel;   /* the CPU: the copy as written (see the top) */
   t->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
   t->phis = cg_zalloc(G, sizeof *t->phis * (size_t)f->ninsns);
-  if (G->strip_at) {
+  t->strip_at = inner ? G->strip_at : NULL;
+  t->chunk = inner ? G->chunk : NULL;
+  if (t->strip_at) {
     t->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
     t->ophis = cg_zalloc(G, sizeof *t->ophis * (size_t)f->ninsns);
   }
@@ -209,8 +219,9 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
     KirBlock *blk = O->blocks[b];
     if (!sp->live[blk->id]) continue;
     t->bbs[blk->id] = cg_bb(G, "nchecked");
-    if (G->strip_at && G->strip_at[blk->id]) t->chunkbb[blk->id] = cg_bb(G, "chunk");
+    if (t->strip_at && t->strip_at[blk->id]) t->chunkbb[blk->id] = cg_bb(G, "chunk");
   }
+  if (!inner) return;
   G->nestcopy = N;
   G->nestloop = O;
   swap_tabs(G, t);
@@ -442,10 +453,25 @@ static LLVMValueRef last_value(CG *G, LLVMValueRef init, LLVMValueRef count, LLV
 
 /* The range [lo, hi] (i128) of loop m's control variable and whether m
 ** runs at all, from its forprep's operands (see range_known). */
-static void loop_range(CG *G, const KfaLoop *fm, LLVMValueRef *lo, LLVMValueRef *hi,
-                       LLVMValueRef *skip) {
-  LLVMValueRef init = cg_val(G, fm->init).v, step = cg_val(G, fm->step).v;
-  LLVMValueRef count = cg_int_count(G, init, cg_val(G, fm->limit), step, skip);
+/* v, an operand of a loop of nest O (kfa_nest_invariant), before O: its
+** value, or the integer expression computed again. */
+static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
+  if (!kir_inloop(O, v->block) || G->sp->consts[v->id].kind != T_UNKNOWN || v->op == KIR_INT)
+    return cg_val(G, v);
+  LLVMValueRef a = nest_val(G, O, v->args[0]).v, r;
+  switch (v->op) {
+  case KIR_ADD: r = LLVMBuildAdd(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
+  case KIR_SUB: r = LLVMBuildSub(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
+  case KIR_MUL: r = LLVMBuildMul(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
+  default: r = LLVMBuildSub(G->B, cg_i64(G, 0), a, ""); break;   /* KIR_UNM */
+  }
+  return cg_mk(TY(T_INT), r);
+}
+
+static void loop_range(CG *G, const KirLoop *O, const KfaLoop *fm, LLVMValueRef *lo,
+                       LLVMValueRef *hi, LLVMValueRef *skip) {
+  LLVMValueRef init = nest_val(G, O, fm->init).v, step = nest_val(G, O, fm->step).v;
+  LLVMValueRef count = cg_int_count(G, init, nest_val(G, O, fm->limit), step, skip);
   LLVMValueRef i = sext128(G, init);
   LLVMValueRef last = sext128(G, last_value(G, init, count, step));
   *lo = fm->stepsign > 0 ? i : last;
@@ -469,7 +495,7 @@ static LLVMValueRef nest_test(CG *G, struct CgNest *N) {
       LLVMValueRef lo, hi, sk;
       if (r < nrs) lo = rs[r].lo, hi = rs[r].hi, sk = rs[r].skip;
       else {
-        loop_range(G, &F->loops[c->vloop->id], &lo, &hi, &sk);
+        loop_range(G, N->O, &F->loops[c->vloop->id], &lo, &hi, &sk);
         if (nrs < 16) { rs[nrs].m = c->vloop; rs[nrs].lo = lo; rs[nrs].hi = hi; rs[nrs++].skip = sk; }
       }
       LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
@@ -527,6 +553,14 @@ static void emit_nest(CG *G, struct CgNest *N) {
     if (G->strip_at && G->strip_at[b]) cg_emit_chunk_head(G, G->strip_at[b]);
     cg_use_phis(G, blk, G->phis);
     cg_emit_block_at(G, blk, G->bbs[b]);
+    if (G->S->kernel || !G->target->version_novec) continue;
+    for (int k = 0; k < blk->nsucc; k++)   /* the CPU: its loops stay scalar */
+      if (blk->succ[k]->loop && blk->succ[k]->loop->header == blk->succ[k] &&
+          kir_inloop(blk->succ[k]->loop, blk)) {
+        LLVMValueRef br = LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B));
+        if (br && LLVMIsABranchInst(br)) no_vectorize(G, br);
+        break;
+      }
   }
   G->nestloop = NULL;
   swap_tabs(G, &N->tabs);

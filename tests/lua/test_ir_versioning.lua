@@ -322,6 +322,20 @@ local function goto_out(x, n, m, lim)
   return s
 end
 
+-- the arrays change between sweeps: the nest test runs before each sweep
+-- (the inner two loops); the inner limits are `n - 1`, computed in the body
+local function sweeps(n, iters, a, b)
+  for _ = 1, iters do
+    for i = 2, n - 1 do
+      for j = 2, n - 1 do
+        b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1])
+      end
+    end
+    a, b = b, a
+  end
+  return a[2][2]
+end
+
 local function cube(out, x, n, m, p)
   for i = 1, n do
     for j = 1, m do
@@ -410,6 +424,15 @@ test("nests: early exits, values used after the nest, three levels", function()
   D.check_error("out of bounds", cube, kjit.zeros({3, 4, 4}), c, 3, 4, 5)
 end)
 
+test("nests: arrays swapped between sweeps, limits computed in the body", function()
+  local a = mat(6, 6, function(i, j) return (i * 3 + j * 5) % 7 end)
+  D.check(sweeps, 6, 4, a, mat(6, 6, function() return 0 end))
+  D.check(sweeps, 6, 0, a, mat(6, 6, function() return 0 end))
+  D.check_error("out of bounds", sweeps, 7, 2, a, mat(7, 7, function() return 0 end))   -- a too small
+  D.check_error("out of bounds", sweeps, 6, 3, a, mat(5, 6, function() return 0 end))   -- b too small
+  D.check_error("out of bounds", sweeps, 6, 3, a, mat(6, 5, function() return 0 end))
+end)
+
 test("nests: rows longer than one poll chunk, ranges near math.maxinteger", function()
   local w = 70001
   local x = kjit.zeros({2, w})
@@ -431,6 +454,9 @@ test("nests: the bytecode pipeline tests the nest once, before it", function()
   f(3, 3, 3, A, B, kjit.zeros({3, 3}))
   local ir = f:inspect("llvm")
   truthy(ir:find("nestsel", 1, true), "a nest test in:\n" .. ir)
+  local s = kjit.jit(sweeps)
+  s(4, 2, kjit.zeros({4, 4}), kjit.zeros({4, 4}))
+  truthy(s:inspect("llvm"):find("nestsel", 1, true), "a nest test for the sweeps' inner nest")
   local g = kjit.jit(triangular)
   g(kjit.zeros({3, 3}), A, 3)
   truthy(not g:inspect("llvm"):find("nestsel", 1, true), "no nest test for a triangular nest")
