@@ -128,6 +128,15 @@ typedef struct CG {
   LLVMBasicBlockRef *vbbs;  /* by block id: the checked copy */
   LLVMValueRef (*vphis)[3 + KJIT_MAXDIMS];
   KirLoop *versioning;      /* the loop whose checked copy is being emitted */
+  const struct KfaNarrow *narrowing;   /* kernels: the while loop whose copy with
+                                          an i32 counter is being emitted */
+  LLVMValueRef narrow_wide;   /* then: the counter's i64 stack slot, or NULL */
+  /* nests versioned as a whole (cg_version.c): the checked copy of a nest
+  ** has tables of its own (bbs, phis, ... swapped in while it is emitted) */
+  struct CgNest **nest_at;  /* by header block id: a versioned nest, or NULL */
+  struct CgNest *nestcopy;  /* the nest whose checked copy is being emitted */
+  KirLoop *nestloop;        /* its loop (edges leaving it use the outer tables) */
+  uint8_t *nestoff;         /* by id: a check off in a nest's fast copy */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -276,6 +285,12 @@ struct KfaFacts *cg_prange_facts(CG *G);
 void cg_version_plan(CG *G);                  /* which loops (after the strip plan) */
 void cg_version_emit(CG *G, KirLoop *L);      /* L's test and checked copy */
 int cg_version_unchecked(CG *G, const KirInsn *v);   /* v's check is off here */
+int cg_version_narrow_insn(CG *G, const KirInsn *v); /* 1: v emitted in 32 bits (G->narrowing) */
+LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x);  /* an i64 that fits, as an i32 */
+void cg_version_narrow_exit(CG *G);           /* leaving the i32 copy: the counter back */
+void cg_version_swap(CG *G);                  /* the nest copy's tables <-> the outer ones */
+/* cg_func.c: the chunk head of a strip-mined loop, for cg_version.c */
+void cg_emit_chunk_head(CG *G, KirLoop *L);
 
 /* The public entry (codegen/kcg.h) */
 #endif

@@ -92,16 +92,23 @@ static int worth_it(CG *G, const KirInsn *v) {
   const KirBlock *b = v->block;
   int i = 0;
   while (i < b->ninsns && b->insns[i] != v) i++;
-  int n = 0;
+  int n = 0, j = i;
   for (; i < b->ninsns; i++) {
     const KirInsn *x = b->insns[i];
     if (!G->sp->live[b->id] || !straight_op(x->op)) break;
     if (x->op == KIR_INDEX && G->sp->types[x->args[0]->id].kind == T_BUF) {
       if (!deferrable(G, x)) break;   /* checked at once: flushes */
-      if (G->sp->types[x->args[0]->id].ndim == 1 && ++n >= 2) return 1;   /* loads */
+      if (G->sp->types[x->args[0]->id].ndim == 1) n++;   /* loads */
     }
   }
-  return 0;
+  /* reads that are arguments of a call on their own line (one statement
+  ** with a call, `out[i] = f(x[i], y[i])`) are checked at once, as the AST
+  ** code generator did: LLVM sinks such loads past the one branch anyway,
+  ** and the selects stay (a grid-stride ufunc kernel: two more PTX
+  ** instructions an iteration) */
+  if (i < b->ninsns && b->insns[i]->op == KIR_CALL && b->insns[i]->line == b->insns[j]->line)
+    return 0;
+  return n >= 2;
 }
 
 int cg_defer_check(CG *G, const KirInsn *v, LLVMValueRef ok, int line, LLVMValueRef index,

@@ -359,6 +359,16 @@ static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]
 ** header takes its entry values directly). */
 static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
                                      LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
+  if (G->nestloop && !kir_inloop(G->nestloop, to)) {   /* leaving a nest's checked copy
+                                                          (cg_version.c): the outer tables */
+    KirLoop *n = G->nestloop;
+    cg_version_swap(G);
+    G->nestloop = NULL;
+    LLVMBasicBlockRef r = edge_target(G, from, to, table);
+    cg_version_swap(G);
+    G->nestloop = n;
+    return r;
+  }
   if (G->versioning && kir_inloop(G->versioning, to)) {   /* a checked copy (cg_version.c) */
     *table = G->vphis;
     return G->vbbs[to->id];
@@ -399,6 +409,8 @@ static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*tab
     } else {
       CgVal x = cg_convert(G, cg_val(G, a), t, p->line >= 0 ? p->line : a->line);
       pack(x, vs);
+      for (int k = 0; k < n; k++)   /* an i32 counter's phi (cg_version.c): the value fits */
+        if (LLVMTypeOf(table[p->id][k]) != LLVMTypeOf(vs[k])) vs[k] = cg_version_i32(G, vs[k]);
     }
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
     for (int k = 0; k < n; k++) LLVMAddIncoming(table[p->id][k], &vs[k], &here, 1);
@@ -408,6 +420,17 @@ static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*tab
 static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
   LLVMValueRef (*table)[3 + KJIT_MAXDIMS];
   LLVMBasicBlockRef target = edge_target(G, from, to, &table);
+  if (G->narrowing && !kir_inloop(G->versioning, to)) {
+    /* leaving a loop with an i32 counter (cg_version.c): a block of its
+    ** own copies the counter back to its 64-bit slot on the way out */
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), land = cg_bb(G, "narrowexit");
+    LLVMPositionBuilderAtEnd(G->B, land);
+    cg_version_narrow_exit(G);
+    if (table != NULL) add_edge_tab(G, from, to, table);
+    LLVMBuildBr(G->B, target);
+    LLVMPositionBuilderAtEnd(G->B, here);
+    return land;
+  }
   if (table != NULL) add_edge_tab(G, from, to, table);
   return target;
 }
@@ -926,6 +949,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
+  if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
@@ -1036,7 +1060,11 @@ static void store_spill(CG *G, const KirInsn *v) {
   CgVal x = cg_convert(G, cg_val(G, v), t, v->line);
   LLVMValueRef pv[3 + KJIT_MAXDIMS];
   int n = pack(x, pv);
-  for (int k = 0; k < n; k++) LLVMBuildStore(G->B, pv[k], G->spill[v->id][k]);
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef x = pv[k];   /* an i32 counter's slot (cg_version.c) */
+    if (LLVMGetAllocatedType(G->spill[v->id][k]) != LLVMTypeOf(x)) x = cg_version_i32(G, x);
+    LLVMBuildStore(G->B, x, G->spill[v->id][k]);
+  }
 }
 
 /* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
@@ -1122,6 +1150,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->curblock = NULL;
   G->strip_at = NULL;
   G->chunk = NULL;
+  G->chunkbb = NULL;
+  G->ophis = NULL;
   G->results = cg_zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
   G->nresults = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
@@ -1220,6 +1250,7 @@ void cg_make_phis_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*ta
 }
 void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) { use_phis(G, b, table); }
 void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb) { emit_block(G, b, bb); }
+void cg_emit_chunk_head(CG *G, KirLoop *L) { emit_chunk_head(G, L); }
 void cg_emit_block(CG *G, KirBlock *blk) {
   use_phis(G, blk, G->phis);
   emit_block(G, blk, G->bbs[blk->id]);

@@ -15,32 +15,56 @@
 **     a loop that leaves early), which halves what LLVM optimizes.
 ** The loop's entry edge lands in a test block ("vsel", with the header's
 ** phis) that computes the range of the control variable from forprep's
-** init, iteration count and step, in 128 bits (init + count * step never
-** overflows there, nor does lo + offset), tests every hoisted access, and
-** enters one copy or the other. Both copies exit to the same blocks; a
-** value of the loop used after it (not through an exit phi) goes through a
-** stack slot both copies write (cg_peel.c's spills).
+** init, iteration count and step (the last value init + count * step in
+** 64 bits, exact since the variable takes it; lo + offset in 128 bits,
+** where it never overflows), tests every hoisted access, and enters one
+** copy or the other. Both copies exit to the same blocks; a value of the
+** loop used after it (not through an exit phi) goes through a stack slot
+** both copies write (cg_peel.c's spills).
 **
-** What is versioned: innermost integer for loops only (every block of the
-** loop is its own: no inner loop of any kind), on every target (NVPTX
-** without the no-vectorize hint, which LLVM 7 NVVM does not know), entered
-** from forprep alone, not outlined by kjit.prange, and not peeled (a
-** peeled loop keeps its checks: the peeled iteration and the versions
-** would need four copies). Not done yet: the old generator's three levels
-** in kernels, the one test before a rectangular nest (ir_facts'
-** nestchecks: the test is made again at each entry of the innermost loop,
-** as the old generator did), and narrow (i32) while-loop counters in
-** kernels (ir_facts' narrowk): an i32 phi in a fast copy was tried, and
-** libNVVM widened it back through the exit phi it shares with the i64
-** copy (bench_gpu.lua_109_1 stayed at 30 registers, 26 more instructions).
+** What is versioned on its own: innermost integer for loops (every block
+** of the loop is its own: no inner loop of any kind), on every target
+** (NVPTX without the no-vectorize hint, which LLVM 7 NVVM does not know),
+** entered from forprep alone, not outlined by kjit.prange, and not peeled
+** (a peeled loop keeps its checks: the peeled iteration and the versions
+** would need four copies).
 **
-** Composition with the polls' strip-mining (cg_func.c): the version test
-** runs once, before the whole loop, never between chunks. The fast copy
-** is the strip-mined one (vsel enters its first chunk head; its chunks go
-** on from the chunk head as before); the checked copy is not strip-mined:
-** it counts down forprep's iteration count one by one and charges the poll
-** countdown at each iteration, as a loop that is not strip-mined does.
+** Nests (ir_facts.h 2., nestchecks): a rectangular nest's head O (inner
+** loops' bounds invariant in O; no prange, generic-for or peeled loop
+** inside; not inside another such nest) gets one test before it ("nestsel")
+** proving every nest check over the whole range of its loop (computed
+** from that loop's forprep operands, which O does not change; a loop that
+** never runs proves its checks), where the loop's step is a constant and
+** its limit can be read without raising. The fast copy is O's own blocks,
+** with those checks off; an inner loop there is still versioned on its
+** own for the checks the nest test left (a run-time step, a key varying
+** in O). The checked copy is all of O again, at blocks and phis of its own
+** (struct CgNest's tables, swapped into G while it is emitted, the outer
+** ones back for the edges that leave it). In kernels, inner loops are
+** versioned (and strip-mined, in the simulator) there as they would be
+** without the nest test, so that a test failing for one row (x[i - 1]
+** behind `if i > 1`) costs what it cost before (the old generator
+** versioned three levels deep in kernels, retesting at each entry). On
+** the CPU the checked copy is the nest as written, scalar (no-vectorize
+** hints, no strip-mining: polls each iteration), as a checked copy of a
+** loop is: with inner versioning and vectorizing there too, the stencil of
+** bench/compile_time.lua compiled in twice the time (510 ms against 270),
+** for no gain on the fast path; where a guard fails the nest test, it
+** mostly failed the inner loop's too (x[i][j - 1] behind `if j > 1`).
+**
+** Narrow while counters (kernels; ir_facts.h 3., narrowk, the old
+** emit_while's): a while loop with a counter k < e (k <= e) that it steps
+** by one gets a test that k's entry value and e fit [INT32_MIN,
+** INT32_MAX - 1]; then a copy where k is an i32 phi, its compare and step
+** 32-bit (cg_version_narrow_insn), its other uses sign-extended. Nothing
+** truncates into that phi (instcombine turned a phi of truncs back into an
+** i64 phi: cg_version_i32 takes the i32 a sext extends), and k's stack slot
+** (a use after the loop) is an i32 slot there, copied back at each exit
+** edge (cg_func.c's add_edge lands such an edge in a block of its own), so
+** that no sign extension runs in the loop: mandelbrot's PTX has 26
+** registers (the old generator's 28).
 */
+#include <stdint.h>
 #include <string.h>
 #include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
 #include "codegen/cg.h"
@@ -62,32 +86,206 @@ static int versionable(CG *G, const KfaFacts *F, KirLoop *L) {
   return outside == 1;
 }
 
+/* A while loop of a kernel with a narrow counter (ir_facts.h 3.): the
+** loop is innermost (no copies inside), entered from one block. */
+static int narrowable(CG *G, const KfaFacts *F, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  if (!G->S->kernel || L->kind == KIR_LOOP_FORNUM || F->loops[L->id].narrowk == NULL ||
+      !sp->live[h->id] || cg_prange_owns(G, h) || (G->peel_at && G->peel_at[h->id]) ||
+      L->entry == NULL)
+    return 0;
+  for (int b = 0; b < L->nblocks; b++)
+    if (L->blocks[b]->loop != L) return 0;   /* innermost only */
+  int outside = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
+  return outside == 1;
+}
+
+/* ---- Nests versioned as a whole ------------------------------------------ */
+
+/* The tables a copy of the code is emitted with (cg.h). */
+typedef struct CgTabs {
+  LLVMBasicBlockRef *bbs, *chunkbb, *vselbb, *vbbs;
+  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS], (*ophis)[3 + KJIT_MAXDIMS];
+  LLVMValueRef (*vsphis)[3 + KJIT_MAXDIMS], (*vphis)[3 + KJIT_MAXDIMS];
+  KirLoop **ver_at, **strip_at;
+  LLVMValueRef *chunk;
+} CgTabs;
+
+struct CgNest {
+  KirLoop *O;
+  KfaCheck *checks; int nchecks;   /* what its test proves (off in the fast copy) */
+  CgTabs tabs;            /* the checked copy's tables (the outer ones while
+                             the copy is emitted) */
+};
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+static void swap_tabs(CG *G, CgTabs *t) {
+  SWAP(G->bbs, t->bbs); SWAP(G->chunkbb, t->chunkbb); SWAP(G->vselbb, t->vselbb);
+  SWAP(G->vbbs, t->vbbs); SWAP(G->phis, t->phis); SWAP(G->ophis, t->ophis);
+  SWAP(G->vsphis, t->vsphis); SWAP(G->vphis, t->vphis); SWAP(G->ver_at, t->ver_at);
+  SWAP(G->strip_at, t->strip_at); SWAP(G->chunk, t->chunk);
+}
+void cg_version_swap(CG *G) { swap_tabs(G, &G->nestcopy->tabs); }
+
+#define NEST_MAXINSNS 4000   /* a larger nest is not copied (compile time) */
+
+/* Can loop m's range be computed before the nest (its forprep's operands
+** are invariant there, ir_facts.h 2.): an integer loop with a constant
+** step (no division by a zero step before its own check) and a limit the
+** test can read without raising. */
+static int range_known(CG *G, const KfaFacts *F, const KirLoop *m) {
+  const KfaLoop *fm = &F->loops[m->id];
+  KtySpec *sp = G->sp;
+  if (!fm->isint || fm->stepsign == 0 || fm->init == NULL) return 0;
+  int lk = sp->types[fm->limit->id].kind;
+  return sp->types[fm->init->id].kind == T_INT && sp->types[fm->step->id].kind == T_INT &&
+         (lk == T_INT || lk == T_F64 || lk == T_F32);
+}
+
+/* O is versioned as a whole: an integer for loop with inner loops, entered
+** as versionable() asks, whose nest checks exist, with no loop inside that
+** has copies of its own kind (peeled, prange) or a generic for. */
+static int nest_candidate(CG *G, const KfaFacts *F, KirLoop *O) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = O->header;
+  if (O->kind != KIR_LOOP_FORNUM || O->prep == NULL || O->var == NULL || !sp->live[h->id] ||
+      cg_prange_owns(G, h) || sp->types[O->prep->id].kind != T_INT ||
+      O->prep->block->succ[0] != h || O->entry != O->prep->block || F->loops[O->id].nnestchecks == 0)
+    return 0;
+  for (KirLoop *a = O->parent; a; a = a->parent)
+    if (G->nest_at && G->nest_at[a->header->id]) return 0;   /* one level of nests */
+  int inner = 0, size = 0;
+  for (int b = 0; b < O->nblocks; b++) {
+    KirBlock *blk = O->blocks[b];
+    KirLoop *m = blk->loop;
+    size += blk->ninsns + blk->nphis;
+    if (m == O) continue;
+    inner = 1;
+    if (m->kind == KIR_LOOP_FORIN || cg_prange_owns(G, blk) || (G->peel_at && G->peel_at[m->header->id]))
+      return 0;
+  }
+  int outside = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(O, h->preds[i]);
+  return inner && outside == 1 && size <= NEST_MAXINSNS;
+}
+
+static void alloc_ver(CG *G) {
+  KirFunc *f = G->sp->ir;
+  if (G->ver_at) return;
+  G->ver_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+  G->vselbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->vbbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->vsphis = cg_zalloc(G, sizeof *G->vsphis * (size_t)f->ninsns);
+  G->vphis = cg_zalloc(G, sizeof *G->vphis * (size_t)f->ninsns);
+}
+
+/* L (a loop of the current tables) is versioned: its test and copy. */
+static void plan_loop(CG *G, KirLoop *L) {
+  alloc_ver(G);
+  G->ver_at[L->header->id] = L;
+  G->vselbb[L->header->id] = cg_bb(G, "vsel");
+  for (int b = 0; b < L->nblocks; b++)
+    if (G->sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "checked");
+  cg_peel_spills(G, L);
+}
+
+/* Does innermost loop L have a check that nothing proves yet? */
+static int has_open_check(CG *G, const KfaFacts *F, KirLoop *L) {
+  const KfaLoop *fl = &F->loops[L->id];
+  for (int i = 0; i < fl->nchecks; i++)
+    if (!(G->nestoff && G->nestloop == NULL && G->nestoff[fl->checks[i].insn->id])) return 1;
+  return 0;
+}
+
+/* Nest O's checked copy: its blocks and the plan of its inner loops (each
+** versioned as on its own). */
+static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirLoop *O = N->O;
+  CgTabs *t = &N->tabs;
+  int inner = G->S->kernel;   /* the CPU: the copy as written (see the top) */
+  t->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  t->phis = cg_zalloc(G, sizeof *t->phis * (size_t)f->ninsns);
+  t->strip_at = inner ? G->strip_at : NULL;
+  t->chunk = inner ? G->chunk : NULL;
+  if (t->strip_at) {
+    t->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+    t->ophis = cg_zalloc(G, sizeof *t->ophis * (size_t)f->ninsns);
+  }
+  for (int b = 0; b < O->nblocks; b++) {
+    KirBlock *blk = O->blocks[b];
+    if (!sp->live[blk->id]) continue;
+    t->bbs[blk->id] = cg_bb(G, "nchecked");
+    if (t->strip_at && t->strip_at[blk->id]) t->chunkbb[blk->id] = cg_bb(G, "chunk");
+  }
+  if (!inner) return;
+  G->nestcopy = N;
+  G->nestloop = O;
+  swap_tabs(G, t);
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (L != O && kir_inloop(O, L->header) &&
+        ((G->boundscheck && versionable(G, F, L)) || narrowable(G, F, L)))
+      plan_loop(G, L);
+  }
+  swap_tabs(G, t);
+  G->nestloop = NULL;
+  G->nestcopy = NULL;
+}
+
 void cg_version_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
   G->ver_at = NULL;
   G->versioning = NULL;
+  G->narrowing = NULL;
+  G->nest_at = NULL;
+  G->nestcopy = NULL;
+  G->nestloop = NULL;
+  G->nestoff = NULL;
   const KfaFacts *F = cg_prange_facts(G);
   if (F == NULL || f->irreducible) return;
+  /* nests first (outer loops first): what their tests prove is off in
+  ** their fast copies, where an inner loop is versioned only for the rest */
+  for (int l = 0; l < f->nloops && G->boundscheck; l++) {
+    KirLoop *O = f->loops[l];
+    if (!nest_candidate(G, F, O)) continue;
+    const KfaLoop *fo = &F->loops[O->id];
+    struct CgNest *N = cg_zalloc(G, sizeof *N);
+    N->O = O;
+    N->checks = cg_zalloc(G, sizeof(KfaCheck) * (size_t)fo->nnestchecks);
+    for (int i = 0; i < fo->nnestchecks; i++) {
+      const KfaCheck *c = &fo->nestchecks[i];
+      if (c->affine && !range_known(G, F, c->vloop)) continue;
+      N->checks[N->nchecks++] = *c;
+    }
+    if (N->nchecks == 0) continue;
+    if (G->nest_at == NULL) {
+      G->nest_at = cg_zalloc(G, sizeof(struct CgNest *) * (size_t)f->nblocks);
+      G->nestoff = cg_zalloc(G, (size_t)f->ninsns);
+    }
+    G->nest_at[O->header->id] = N;
+    for (int i = 0; i < N->nchecks; i++) G->nestoff[N->checks[i].insn->id] = 1;
+    alloc_ver(G);
+    G->ver_at[O->header->id] = O;
+    G->vselbb[O->header->id] = cg_bb(G, "nestsel");
+    cg_peel_spills(G, O);
+  }
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
-    if (!G->boundscheck || !versionable(G, F, L)) continue;
-    if (G->ver_at == NULL) {
-      G->ver_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
-      G->vselbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-      G->vbbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-      G->vsphis = cg_zalloc(G, sizeof *G->vsphis * (size_t)f->ninsns);
-      G->vphis = cg_zalloc(G, sizeof *G->vphis * (size_t)f->ninsns);
-    }
-    G->ver_at[L->header->id] = L;
-    G->vselbb[L->header->id] = cg_bb(G, "vsel");
-    for (int b = 0; b < L->nblocks; b++)
-      if (sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "checked");
-    cg_peel_spills(G, L);
+    if ((G->boundscheck && versionable(G, F, L) && has_open_check(G, F, L)) || narrowable(G, F, L))
+      plan_loop(G, L);
   }
+  for (int l = 0; l < f->nloops && G->nest_at; l++)
+    if (G->nest_at[f->loops[l]->header->id]) plan_nest_copy(G, F, G->nest_at[f->loops[l]->header->id]);
 }
 
 int cg_version_unchecked(CG *G, const KirInsn *v) {
+  /* a nest's fast copy (in its checked copy, nestloop is set) */
+  if (G->nestoff && G->nestloop == NULL && G->nestoff[v->id]) return 1;
   if (G->ver_at == NULL || G->versioning != NULL) return 0;
   const KfaFacts *F = cg_prange_facts(G);
   const KfaLoop *fl = F->hoisted[v->id];
@@ -107,6 +305,7 @@ static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMVa
   LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
   for (int i = 0; i < fl->nchecks; i++) {
     const KfaCheck *c = &fl->checks[i];
+    if (G->nestoff && G->nestloop == NULL && G->nestoff[c->insn->id]) continue;   /* proven */
     CgVal b = cg_val(G, c->base);
     LLVMValueRef dim = sext128(G, b.dims[c->dim]), klo, khi;
     if (c->affine) {
@@ -152,10 +351,234 @@ static void no_vectorize(CG *G, LLVMValueRef br) {
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(G->C, "llvm.loop", 9), LLVMMetadataAsValue(G->C, id));
 }
 
+/* x (i64) in [INT32_MIN, INT32_MAX - 1] */
+static LLVMValueRef fits_narrow(CG *G, LLVMValueRef x) {
+  LLVMValueRef off = LLVMBuildSub(G->B, x, cg_i64(G, INT32_MIN), "");
+  return LLVMBuildICmp(G->B, LLVMIntULE, off, cg_i64(G, (int64_t)UINT32_MAX - 1), "");
+}
+
+/* A while loop with a narrow counter k (kernels; see the top of the
+** file): the test says whether k's entry value and the bound fit, the
+** copy at G->vbbs has k in an i32 phi. */
+static void emit_narrow(CG *G, KirLoop *L, const KfaNarrow *n) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  for (int b = 0; b < L->nblocks; b++)
+    if (sp->live[L->blocks[b]->id])
+      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  /* k's phi in the narrow copy: i32 (add_edge_tab truncates what reaches it) */
+  LLVMValueRef wide = G->vphis[n->k->id][0];
+  LLVMPositionBuilderBefore(G->B, wide);
+  G->vphis[n->k->id][0] = LLVMBuildPhi(G->B, G->i32, n->k->name ? n->k->name : "k32");
+  LLVMInstructionEraseFromParent(wide);
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  G->curblock = NULL;
+  LLVMValueRef kin = G->vsphis[n->k->id][0];
+  LLVMValueRef ok = fits_narrow(G, kin);
+  if (!n->boundconst) ok = LLVMBuildAnd(G->B, ok, fits_narrow(G, cg_val(G, n->bound).v), "");
+  LLVMValueRef k32 = LLVMBuildTrunc(G->B, kin, G->i32, "");
+  LLVMBuildCondBr(G->B, ok, G->vbbs[h->id], G->bbs[h->id]);
+  pass_phis(G, h, G->phis);
+  G->vsphis[n->k->id][0] = k32;   /* what the narrow phi takes */
+  pass_phis(G, h, G->vphis);
+  G->vsphis[n->k->id][0] = kin;
+  /* the copy; k's stack slot (when used after the loop) is an i32 in it,
+  ** copied back at each exit (cg_version_narrow_exit): no sign extension
+  ** in the loop */
+  KirFunc *f = sp->ir;
+  LLVMValueRef slot = G->spill ? G->spill[n->k->id][0] : NULL;
+  G->narrow_wide = slot;
+  if (slot) G->spill[n->k->id][0] = cg_alloca(G, G->i32, "k32");
+  G->versioning = L;
+  G->narrowing = n;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    cg_use_phis(G, blk, G->vphis);
+    if (blk == h) {   /* k's other uses see it sign-extended */
+      LLVMPositionBuilderAtEnd(G->B, G->vbbs[b]);
+      G->vals[n->k->id] = cg_mk(TY(T_INT), LLVMBuildSExt(G->B, G->vphis[n->k->id][0], G->i64, ""));
+    }
+    cg_emit_block_at(G, blk, G->vbbs[b]);
+  }
+  G->narrowing = NULL;
+  G->versioning = NULL;
+  if (slot) G->spill[n->k->id][0] = slot;
+}
+
+void cg_version_narrow_exit(CG *G) {
+  const KfaNarrow *n = G->narrowing;
+  LLVMValueRef *slot = G->spill ? &G->spill[n->k->id][0] : NULL;
+  if (slot == NULL || *slot == NULL) return;
+  LLVMBuildStore(G->B, LLVMBuildSExt(G->B, LLVMBuildLoad2(G->B, G->i32, *slot, ""), G->i64, ""),
+                 G->narrow_wide);
+}
+
+/* x (an i64 that fits) in 32 bits: the i32 that x extends, else a trunc.
+** No trunc reaches the i32 phi: instcombine turns a phi of truncs into a
+** trunc of an i64 phi, the counter widened again. */
+LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x) {
+  if (LLVMIsASExtInst(x) && LLVMTypeOf(LLVMGetOperand(x, 0)) == G->i32) return LLVMGetOperand(x, 0);
+  return LLVMBuildTrunc(G->B, x, G->i32, "");
+}
+
+int cg_version_narrow_insn(CG *G, const KirInsn *v) {
+  const KfaNarrow *n = G->narrowing;
+  if (v == n->cmp) {   /* k < e, k <= e: in 32 bits (LLVM keeps sext < sext 64-bit) */
+    LLVMValueRef k = cg_version_i32(G, cg_val(G, n->k).v);
+    LLVMValueRef e = n->boundconst ? cg_i32(G, (int32_t)n->boundk)
+                                   : cg_version_i32(G, cg_val(G, n->bound).v);
+    G->vals[v->id] = cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, v->op == KIR_LT ? LLVMIntSLT : LLVMIntSLE,
+                                                     k, e, ""));
+    return 1;
+  }
+  if (v == n->step) {  /* x + 1, x a value of k that passed the test: no overflow */
+    KirInsn *x = v->args[0]->op == KIR_INT && v->args[1]->op != KIR_INT ? v->args[1] : v->args[0];
+    LLVMValueRef x32 = cg_version_i32(G, cg_val(G, x).v);
+    LLVMValueRef r = LLVMBuildAdd(G->B, x32, cg_i32(G, 1), "");
+    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildSExt(G->B, r, G->i64, ""));
+    return 1;
+  }
+  return 0;
+}
+
+/* The control variable's last value, init + count * step (count: the
+** iterations - 1, unsigned): exact in 64-bit wrapping arithmetic, since
+** the true value is one the variable takes. (In 128 bits, LLVM 7 NVVM
+** keeps the multiplication and compares wide: ptxas gave a kernel's
+** versioned loop 8 more registers.) */
+static LLVMValueRef last_value(CG *G, LLVMValueRef init, LLVMValueRef count, LLVMValueRef step) {
+  return LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, step, ""), "");
+}
+
+/* The range [lo, hi] (i128) of loop m's control variable and whether m
+** runs at all, from its forprep's operands (see range_known). */
+/* v, an operand of a loop of nest O (kfa_nest_invariant), before O: its
+** value, or the integer expression computed again. */
+static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
+  if (!kir_inloop(O, v->block) || G->sp->consts[v->id].kind != T_UNKNOWN || v->op == KIR_INT)
+    return cg_val(G, v);
+  LLVMValueRef a = nest_val(G, O, v->args[0]).v, r;
+  switch (v->op) {
+  case KIR_ADD: r = LLVMBuildAdd(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
+  case KIR_SUB: r = LLVMBuildSub(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
+  case KIR_MUL: r = LLVMBuildMul(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
+  default: r = LLVMBuildSub(G->B, cg_i64(G, 0), a, ""); break;   /* KIR_UNM */
+  }
+  return cg_mk(TY(T_INT), r);
+}
+
+static void loop_range(CG *G, const KirLoop *O, const KfaLoop *fm, LLVMValueRef *lo,
+                       LLVMValueRef *hi, LLVMValueRef *skip) {
+  LLVMValueRef init = nest_val(G, O, fm->init).v, step = nest_val(G, O, fm->step).v;
+  LLVMValueRef count = cg_int_count(G, init, nest_val(G, O, fm->limit), step, skip);
+  LLVMValueRef i = sext128(G, init);
+  LLVMValueRef last = sext128(G, last_value(G, init, count, step));
+  *lo = fm->stepsign > 0 ? i : last;
+  *hi = fm->stepsign > 0 ? last : i;
+}
+
+/* Every check of nest N in bounds: an access affine in the variable of
+** loop M of the nest holds over M's whole range, unless M never runs. */
+static LLVMValueRef nest_test(CG *G, struct CgNest *N) {
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  const KfaFacts *F = cg_prange_facts(G);
+  LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
+  struct { const KirLoop *m; LLVMValueRef lo, hi, skip; } rs[16];
+  int nrs = 0;
+  for (int i = 0; i < N->nchecks; i++) {
+    const KfaCheck *c = &N->checks[i];
+    LLVMValueRef dim = sext128(G, cg_val(G, c->base).dims[c->dim]), klo, khi, skip = NULL;
+    if (c->affine) {
+      int r;
+      for (r = 0; r < nrs && rs[r].m != c->vloop; r++) {}
+      LLVMValueRef lo, hi, sk;
+      if (r < nrs) lo = rs[r].lo, hi = rs[r].hi, sk = rs[r].skip;
+      else {
+        loop_range(G, N->O, &F->loops[c->vloop->id], &lo, &hi, &sk);
+        if (nrs < 16) { rs[nrs].m = c->vloop; rs[nrs].lo = lo; rs[nrs].hi = hi; rs[nrs++].skip = sk; }
+      }
+      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
+                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
+                                       : sext128(G, cg_val(G, c->off).v);
+      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
+      klo = LLVMBuildAdd(G->B, lo, off, "");
+      khi = LLVMBuildAdd(G->B, hi, off, "");
+      skip = sk;
+    } else {
+      klo = khi = sext128(G, cg_val(G, c->key).v);
+    }
+    LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""),
+                                   LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");
+    if (skip) ok = LLVMBuildOr(G->B, ok, skip, "");
+    all = LLVMBuildAnd(G->B, all, ok, "");
+  }
+  return all;
+}
+
+/* Nest N: its test, then its checked copy (O's blocks at the copy's
+** tables: cg_func.c's block loop again, inner loops versioned and
+** strip-mined as planned for the copy). Its fast copy is O's own blocks. */
+static void emit_nest(CG *G, struct CgNest *N) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirLoop *O = N->O;
+  KirBlock *h = O->header;
+  /* the copy's phis first: edges reach blocks before they are emitted */
+  G->nestcopy = N;
+  swap_tabs(G, &N->tabs);
+  for (int b = 0; b < O->nblocks; b++) {
+    KirBlock *blk = O->blocks[b];
+    int id = blk->id;
+    if (!sp->live[id]) continue;
+    cg_make_phis_at(G, blk, G->bbs[id], G->phis);
+    if (G->strip_at && G->strip_at[id]) cg_make_phis_at(G, blk, G->chunkbb[id], G->ophis);
+    if (G->ver_at && G->ver_at[id]) cg_make_phis_at(G, blk, G->vselbb[id], G->vsphis);
+  }
+  swap_tabs(G, &N->tabs);
+  G->nestcopy = NULL;
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  G->curblock = NULL;
+  LLVMValueRef ok = nest_test(G, N);
+  LLVMBuildCondBr(G->B, ok, G->bbs[h->id], N->tabs.bbs[h->id]);
+  pass_phis(G, h, G->phis);
+  pass_phis(G, h, N->tabs.phis);
+  G->nestcopy = N;
+  swap_tabs(G, &N->tabs);
+  G->nestloop = O;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(O, blk)) continue;
+    if (G->ver_at && G->ver_at[b]) cg_version_emit(G, G->ver_at[b]);
+    if (G->strip_at && G->strip_at[b]) cg_emit_chunk_head(G, G->strip_at[b]);
+    cg_use_phis(G, blk, G->phis);
+    cg_emit_block_at(G, blk, G->bbs[b]);
+    if (G->S->kernel || !G->target->version_novec) continue;
+    for (int k = 0; k < blk->nsucc; k++)   /* the CPU: its loops stay scalar */
+      if (blk->succ[k]->loop && blk->succ[k]->loop->header == blk->succ[k] &&
+          kir_inloop(blk->succ[k]->loop, blk)) {
+        LLVMValueRef br = LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B));
+        if (br && LLVMIsABranchInst(br)) no_vectorize(G, br);
+        break;
+      }
+  }
+  G->nestloop = NULL;
+  swap_tabs(G, &N->tabs);
+  G->nestcopy = NULL;
+}
+
 void cg_version_emit(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
   const KfaLoop *fl = &cg_prange_facts(G)->loops[L->id];
+  if (G->nest_at && G->nest_at[h->id] && G->nestloop == NULL) {
+    emit_nest(G, G->nest_at[h->id]);
+    return;
+  }
+  if (L->kind != KIR_LOOP_FORNUM) {
+    emit_narrow(G, L, fl->narrowk);
+    return;
+  }
   /* the checked copy's phis first: vsel's edge reaches them */
   for (int b = 0; b < L->nblocks; b++)
     if (sp->live[L->blocks[b]->id])
@@ -166,10 +589,9 @@ void cg_version_emit(CG *G, KirLoop *L) {
   ** count * step (count: forprep's iterations - 1, unsigned) */
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
   G->curblock = NULL;
-  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
   LLVMValueRef init = sext128(G, G->vals[L->prep->id].v);
-  LLVMValueRef count = LLVMBuildZExt(G->B, LLVMBuildLoad2(G->B, G->i64, F->rem, ""), i128, "");
-  LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, sext128(G, F->step), ""), "");
+  LLVMValueRef count = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMValueRef last = sext128(G, last_value(G, G->vals[L->prep->id].v, count, F->step));
   LLVMValueRef lo, hi;
   if (fl->stepsign > 0) lo = init, hi = last;
   else if (fl->stepsign < 0) lo = last, hi = init;

@@ -169,9 +169,28 @@ static void collect_checks(KfaCtx *C, KfaLoop *fl) {
 
 /* ---- Rectangular nests -------------------------------------------------- */
 
-static int invariant_in(const KtySpec *sp, const KirLoop *o, const KirInsn *v) {
+/* A loop operand the nest's test can compute before o: a constant, a value
+** defined outside o, or integer + - * and unary minus of such (`n - 1`,
+** evaluated again at each entry of the inner loop; integers wrap, no
+** error): kfa_nest_invariant. */
+static int invariant_expr(const KtySpec *sp, const KirLoop *o, const KirInsn *v, int depth) {
   lua_Integer k;
-  return kfa_intconst_(sp, v, &k) || !kfa_inloop_(o, v);
+  if (kfa_intconst_(sp, v, &k) || !kfa_inloop_(o, v)) return 1;
+  if (depth == 0 || sp->types[v->id].kind != T_INT) return 0;
+  if ((v->op == KIR_ADD || v->op == KIR_SUB || v->op == KIR_MUL) && v->nargs == 2)
+    return sp->types[v->args[0]->id].kind == T_INT && sp->types[v->args[1]->id].kind == T_INT &&
+           invariant_expr(sp, o, v->args[0], depth - 1) && invariant_expr(sp, o, v->args[1], depth - 1);
+  if (v->op == KIR_UNM && v->nargs == 1)
+    return sp->types[v->args[0]->id].kind == T_INT && invariant_expr(sp, o, v->args[0], depth - 1);
+  return 0;
+}
+
+int kfa_nest_invariant(const KtySpec *sp, const KirLoop *o, const KirInsn *v) {
+  return invariant_expr(sp, o, v, KFA_NEST_EXPRDEPTH);
+}
+
+static int invariant_in(const KtySpec *sp, const KirLoop *o, const KirInsn *v) {
+  return kfa_nest_invariant(sp, o, v);
 }
 
 /* The outermost O around l such that every loop from l up to O (O
@@ -187,6 +206,13 @@ static KirLoop *nest_of(KfaCtx *C, KirLoop *l) {
     o = cand;
   }
   return o;
+}
+
+/* m's nest reaches o (m inside o): every loop from m up to o (o excluded)
+** has its operands invariant in o. */
+static int spans(KfaCtx *C, KirLoop *m, KirLoop *o) {
+  KirLoop *n = C->F->loops[m->id].nest;
+  return m == o || n == o || (n != m && kir_inloop(n, o->header) && n != o);
 }
 
 /* The checks one test before nest head o proves (every access inside o). */
@@ -212,7 +238,7 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
       int ok = invariant_int(sp, o, key);
       /* affine in the variable of a loop of the nest containing v */
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
-        if (m->kind == KIR_LOOP_FORNUM && C->F->loops[m->id].nest == o && isfornum_int(sp, m))
+        if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
           ok = kfa_affine_(sp, m, o, key, &h);
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
     }
@@ -360,10 +386,17 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel) {
     }
     peel_facts(&C, fl);
   }
-  for (int i = 0; i < f->nloops; i++) {   /* nest heads: loops some inner loop names */
+  /* nest heads: loops that some inner loop's nest reaches (the one it
+  ** names, or one on the way: the sub-nest of jacobi's sweeps, whose
+  ** arrays change between sweeps) */
+  for (int i = 0; i < f->nloops; i++) {
     KfaLoop *fl = &F->loops[i];
     int head = 0;
-    for (int j = 0; j < f->nloops; j++) head |= j != i && F->loops[j].nest == fl->loop;
+    for (int j = 0; j < f->nloops; j++) {
+      KirLoop *l = f->loops[j];
+      head |= j != i && F->loops[j].nest != l && kir_inloop(fl->loop, l->header) &&
+              spans(&C, l, fl->loop);
+    }
     if (head) nest_checks(&C, fl);
   }
   /* outer loops first, so the innermost proving loop stays */

@@ -61,11 +61,13 @@
 **    innermost loops on the CPU, every level up to 3 deep in kernels.
 **    Rectangular nests: KfaLoop.nest is the outermost enclosing loop O
 **    such that every numeric for loop from L up to O (O excluded) is an
-**    integer loop whose init, limit and step are constants or defined
-**    outside O (nest == L when none qualifies: a triangular nest, a while
-**    loop in between). A nest head (a loop that some inner loop names as
-**    its nest) has nestchecks: every check inside it that one test before
-**    O proves: the array root (index chains walked while inside O) is
+**    integer loop whose init, limit and step are constants, defined
+**    outside O, or integer + - * of such (kfa_nest_invariant: `n - 1` is
+**    evaluated in O's body at each entry of L) (nest == L when none
+**    qualifies: a triangular nest, a while loop in between). A nest head
+**    O (a loop that some inner loop's nest reaches: the one it names, or
+**    one on the way to it) has nestchecks: every check inside it that one
+**    test before O proves: the array root (index chains walked while inside O) is
 **    defined outside O and the key is invariant in O or affine in the
 **    control variable of a loop M of the nest that contains the access
 **    (vloop: M, the offset invariant in O). M's range is computed before O
@@ -282,6 +284,14 @@ typedef struct KfaFacts {
 /* Facts of sp; parallel: the function has parallel = true and compiles
 ** for the CPU (decides prange notes and errors). NULL when out of memory. */
 KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel);
+
+/* Whether v (an operand of a loop inside o) can be computed before o: a
+** constant, defined outside o, or integer + - * and unary minus of such,
+** at most KFA_NEST_EXPRDEPTH deep (2.: what "invariant in O" means for a
+** nest's loop operands; the code generator computes such an expression
+** again before the nest). */
+#define KFA_NEST_EXPRDEPTH 8
+int kfa_nest_invariant(const KtySpec *sp, const KirLoop *o, const KirInsn *v);
 
 /* Sets pure[i] for each specialization S->specs[i] (see 6.). cpu: the
 ** target is the CPU (otherwise none is pure, as before). */

@@ -378,12 +378,105 @@ end)
 
 test("mandelbrot's counter is 32-bit in PTX, with the 64-bit loop beside it", function()
   if BACKEND ~= "libNVVM" then skip("needs libNVVM: " .. tostring(WHY)) end
-  skip("narrow while-loop counters are not yet in the bytecode code generator (cg_func.c loop versioning)")
   local ptx = cuda.compile_ptx(mandel, "void(f32[:,:], f32, f32, f32, f32, i64)")
   truthy(ptx:find("setp%.lt%.s32") and ptx:find("add%.s32"), "a 32-bit counter loop:\n" .. ptx)
   truthy(ptx:find("setp%.lt%.s64"), "and the 64-bit one:\n" .. ptx)
   ptxas.check(ptx)
 end)
+
+-- A narrow counter read after the loop, and a loop with two exits: each
+-- exit of the 32-bit copy copies the counter back to its 64-bit value.
+local function counter_after(out, start, limit, brk)
+  local t = cuda.grid(1)
+  local k, acc = start, 0
+  while k <= limit do
+    if k - start == brk + t then break end
+    acc = acc + (k - start)
+    k = k + 1
+  end
+  out[t] = k
+  out[t + 4] = acc
+  out[t + 8] = k - start
+end
+for _, c in ipairs{
+  { 5, 30, 7 }, { 5, 30, 100 }, { I32MAX - 20, I32MAX - 1, 3 }, { I32MAX - 20, I32MAX - 1, 100 },
+  { I32MAX - 20, I32MAX, 100 }, { I32MIN, I32MIN + 9, 100 }, { I32MIN - 1, I32MIN + 9, 100 },
+  { -(1 << 40), -(1 << 40) + 12, 100 }, { 9, 3, 0 },
+} do
+  check_kernel(string.format("narrow counter read after the loop: k from %d, k <= %d, break at +%d", c[1], c[2], c[3]),
+    counter_after, {1, 4}, { kjit.zeros(12, "i64"), c[1], c[2], c[3] })
+end
+
+-- ---- Loop nests in kernels (cg_version.c): one range test before a
+-- rectangular nest; when it fails, the checked copy, which must raise the
+-- interpreter's error (same line, index, thread). The arrays are compared
+-- when no thread raises (after an error, which other threads ran differs
+-- between the two simulators).
+local function check_kernel_error(name, fn, cfg, args)
+  test(name .. " (compiled simulator vs interpreted, errors)", function()
+    local results, errs = {}, {}
+    for _, mode in ipairs{ "interpret", true } do
+      local prev = cuda.simulate(mode)
+      local a = {}
+      for i = 1, #args do a[i] = copy(args[i]) end
+      local ok, err = pcall(function() cuda.jit(fn)[cfg](table.unpack(a, 1, #args)) end)
+      cuda.simulate(prev)
+      errs[#errs + 1] = ok and "no error" or tostring(err)
+      results[#results + 1] = a
+    end
+    eq(errs[2], errs[1], "the error")
+    for i = 1, errs[1] == "no error" and #args or 0 do
+      if type(args[i]) == "userdata" then same_buffers(results[2][i], results[1][i], nil, "argument " .. i) end
+    end
+  end)
+end
+
+local function kernel_nest(out, x, n, m, di)
+  local t = cuda.grid(1)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do s = s + x[i + di][j] * t end
+    out[t][i] = s
+  end
+end
+local function kernel_tri(out, x, n)
+  local t = cuda.grid(1)
+  for i = 1, n do
+    for j = i, n do out[t][j] = out[t][j] + x[i][j] end
+  end
+end
+local function kernel_cube(out, x, n)
+  local t = cuda.grid(1)
+  local s = 0
+  for i = 1, n do
+    for j = 1, n do
+      for k = 1, n do
+        if t + i + j + k < 12 then s = s + x[i][j][k] else s = s - x[k][j][i] end
+      end
+    end
+  end
+  out[t] = s
+end
+do
+  local x = kjit.zeros({5, 6})
+  for i = 1, 5 do for j = 1, 6 do x[i][j] = i * 10 + j end end
+  local c = kjit.zeros({3, 3, 3}, "i64")
+  for i = 1, 3 do for j = 1, 3 do for k = 1, 3 do c[i][j][k] = i * 9 + j * 3 + k end end end
+  for _, a in ipairs{ { 5, 6, 0 }, { 4, 6, 1 }, { 5, 0, 0 }, { 0, 6, 9 }, { 5, 6, 1 }, { 5, 7, 0 },
+                      { 6, 6, 0 }, { 4, 6, -1 } } do
+    check_kernel_error(string.format("nest in a kernel: n %d, m %d, rows + %d", a[1], a[2], a[3]), kernel_nest,
+      {1, 4}, { kjit.zeros({4, 6}), x, a[1], a[2], a[3] })
+  end
+  for _, n in ipairs{ 5, 6, 3 } do
+    check_kernel_error("triangular nest in a kernel: n " .. n, kernel_tri, {1, 4}, { kjit.zeros({4, 6}), x, n })
+  end
+  for _, n in ipairs{ 3, 2, 4 } do
+    check_kernel_error("three-level nest in a kernel: n " .. n, kernel_cube, {1, 4}, { kjit.zeros(4, "i64"), c, n })
+  end
+end
+ptx_check("a nest in a kernel", kernel_nest, "void(f64[:,:], f64[:,:], i64, i64, i64)")
+ptx_check("a three-level nest in a kernel", kernel_cube, "void(i64[:], i64[:,:,:], i64)")
+ptx_check("a narrow counter read after the loop", counter_after, "void(i64[:], i64, i64, i64)")
 
 -- Random while loops and reads at the edges of int32, compiled simulator
 -- against the interpreted one (same outputs, or the same error): the two

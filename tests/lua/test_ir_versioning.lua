@@ -212,3 +212,252 @@ test("while counters near 2^31", function()
   D.check(while_count, x, MAXI - 9, MAXI, MAXI - 10)
   D.check(while_count, x, -b - 2, -b + 8, -b - 3)
 end)
+
+---------------------------------------------------------------------------
+-- nests versioned as a whole (cg_version.c): one range test before a
+-- rectangular nest, the nest's own blocks without the checks it proves,
+-- a checked copy of the whole nest (inner loops versioned in it as on
+-- their own) when it fails
+---------------------------------------------------------------------------
+local function matmul(n, m, p, A, B, C)   -- C (n x p) = A (n x m) * B (m x p)
+  for i = 1, n do
+    for j = 1, p do
+      local s = 0.0
+      for k = 1, m do s = s + A[i][k] * B[k][j] end
+      C[i][j] = s
+    end
+  end
+  return C[1][1]
+end
+
+local function mat(r, c, f)
+  local a = kjit.zeros({r, c})
+  for i = 1, r do for j = 1, c do a[i][j] = f(i, j) end end
+  return a
+end
+
+-- the boundary rows read out of range unless guarded: the nest's test
+-- fails (x[i - 1] at i = 1), the checked copy runs, without an error
+local function guarded(out, x, n, m)
+  for i = 1, n do
+    for j = 1, m do
+      if i > 1 and j > 1 then out[i][j] = x[i - 1][j - 1] + x[i][j] else out[i][j] = -x[i][j] end
+    end
+  end
+  return out[n][m]
+end
+
+local function triangular(out, x, n)
+  for i = 1, n do
+    for j = 1, i do out[i][j] = x[i][j] * 2 + i end
+  end
+  return out[n][1]
+end
+
+local function invariant_row(out, x, n, m, k)
+  for i = 1, n do
+    for j = 1, m do out[i][j] = x[k][j] + i end
+  end
+  return n
+end
+
+local function reversed(out, x, n, m, di, dj)
+  for i = n, 1, -1 do
+    for j = m, 1, -2 do out[i][j] = x[i + di][j - dj] end
+  end
+  return out[1][1]
+end
+
+local function float_limit(out, x, n, lim)
+  for i = 1, n do
+    for j = 1, lim do out[i][j] = x[i][j] + 0.5 end
+  end
+  return out[1][1]
+end
+
+local function runtime_step(out, x, n, m, st)
+  for i = 1, n do
+    for j = 1, m, st do out[i][j] = x[i][j] end
+  end
+  return out[1][1]
+end
+
+local function nest_break(x, n, m, stop)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do
+      if i * j > stop then break end
+      s = s + x[i][j]
+    end
+  end
+  return s
+end
+
+local function after_nest(x, n, m)
+  local last, cnt = 0.0, 0
+  for i = 1, n do
+    for j = 1, m do last = x[i][j]; cnt = cnt + 1 end
+  end
+  return last, cnt
+end
+
+local function find_first(x, n, m, v)
+  for i = 1, n do
+    for j = 1, m do
+      if x[i][j] == v then return i, j end
+    end
+  end
+  return -1, -1
+end
+
+local function goto_out(x, n, m, lim)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do
+      s = s + x[i][j]
+      if s > lim then goto done end
+    end
+  end
+  ::done::
+  return s
+end
+
+-- the arrays change between sweeps: the nest test runs before each sweep
+-- (the inner two loops); the inner limits are `n - 1`, computed in the body
+local function sweeps(n, iters, a, b)
+  for _ = 1, iters do
+    for i = 2, n - 1 do
+      for j = 2, n - 1 do
+        b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1])
+      end
+    end
+    a, b = b, a
+  end
+  return a[2][2]
+end
+
+local function cube(out, x, n, m, p)
+  for i = 1, n do
+    for j = 1, m do
+      for k = 1, p do out[i][j][k] = x[i][j][k] + x[n + 1 - i][j][p + 1 - k] end
+    end
+  end
+  return out[1][1][1]
+end
+
+local function near_max_nest(out, x, lo, hi, off, m)
+  for i = lo, hi do
+    for j = 1, m do out[i - off][j] = x[i - off][j] * 3 end
+  end
+  return out[1][1]
+end
+
+test("nests: matmul, in range and out of range at every level", function()
+  local A, B = mat(4, 3, function(i, j) return i + j / 4 end), mat(3, 5, function(i, j) return i * j - 2 end)
+  D.check(matmul, 4, 3, 5, A, B, kjit.zeros({4, 5}))
+  D.check(matmul, 2, 3, 4, A, B, kjit.zeros({4, 5}))
+  D.check(matmul, 0, 3, 5, A, B, kjit.zeros({4, 5}))       -- the nest never runs
+  D.check(matmul, 4, 0, 5, A, B, kjit.zeros({4, 5}))       -- the inner loop never runs
+  D.check_error("out of bounds", matmul, 5, 3, 5, A, B, kjit.zeros({5, 5}))   -- A's rows, last i
+  D.check_error("out of bounds", matmul, 4, 4, 5, A, B, kjit.zeros({4, 5}))   -- A's columns, last k
+  D.check_error("out of bounds", matmul, 4, 3, 6, A, B, kjit.zeros({4, 6}))   -- B's columns, last j
+  D.check_error("out of bounds", matmul, 4, 3, 5, A, B, kjit.zeros({4, 4}))   -- C's columns (the store)
+  D.check_error("out of bounds", matmul, 4, 3, 5, A, B, kjit.zeros({3, 5}))   -- C's rows
+end)
+
+test("nests: a failing test without an error (guarded boundary), triangular nests", function()
+  local x = mat(5, 6, function(i, j) return i * 7 - j end)
+  D.check(guarded, kjit.zeros({5, 6}), x, 5, 6)
+  D.check(guarded, kjit.zeros({5, 6}), x, 1, 1)
+  D.check_error("out of bounds", guarded, kjit.zeros({5, 6}), x, 6, 6)
+  D.check_error("out of bounds", guarded, kjit.zeros({5, 5}), x, 5, 6)
+  D.check(triangular, kjit.zeros({5, 6}), x, 5)
+  D.check_error("out of bounds", triangular, kjit.zeros({5, 6}), x, 6)
+  D.check_error("out of bounds", triangular, kjit.zeros({5, 4}), x, 5)
+end)
+
+test("nests: invariant keys, reversed and odd steps, offsets, float limits", function()
+  local x = mat(6, 7, function(i, j) return i * 100 + j end)
+  D.check(invariant_row, kjit.zeros({4, 7}), x, 4, 7, 6)
+  D.check_error("out of bounds", invariant_row, kjit.zeros({4, 7}), x, 4, 7, 7)
+  D.check_error("out of bounds", invariant_row, kjit.zeros({4, 7}), x, 4, 7, 0)
+  D.check(invariant_row, kjit.zeros({4, 7}), x, 4, 0, 99)   -- the inner loop never runs
+  D.check(invariant_row, kjit.zeros({4, 7}), x, 0, 7, 99)
+  D.check(reversed, kjit.zeros({5, 7}), x, 5, 7, 1, 0)
+  D.check(reversed, kjit.zeros({5, 7}), x, 5, 6, 0, -1)     -- j = 6, 4, 2: x[..][j + 1]
+  D.check_error("out of bounds", reversed, kjit.zeros({5, 7}), x, 5, 7, 2, 0)   -- x[7] at i = 5
+  D.check_error("out of bounds", reversed, kjit.zeros({5, 7}), x, 5, 7, 0, 1)   -- x[..][0] at j = 1
+  D.check_error("out of bounds", reversed, kjit.zeros({5, 7}), x, 5, 7, -1, 0)  -- x[0] at i = 1
+  D.check(float_limit, kjit.zeros({6, 7}), x, 6, 7.0)
+  D.check(float_limit, kjit.zeros({6, 7}), x, 6, 7.9)
+  D.check(float_limit, kjit.zeros({6, 7}), x, 6, -1.5)
+  D.check_error("out of bounds", float_limit, kjit.zeros({6, 7}), x, 6, 8.0)
+  D.check_error_loose("'for' limit", float_limit, kjit.zeros({6, 7}), x, 6, nil)
+  D.check(runtime_step, kjit.zeros({6, 7}), x, 6, 7, 3)
+  D.check(runtime_step, kjit.zeros({6, 7}), x, 6, 7, -1)
+  D.check_error("out of bounds", runtime_step, kjit.zeros({6, 7}), x, 6, 8, 7)
+  D.check_error("'for' step is zero", runtime_step, kjit.zeros({6, 7}), x, 6, 7, 0)
+end)
+
+test("nests: early exits, values used after the nest, three levels", function()
+  local x = mat(4, 5, function(i, j) return i - j * 0.25 end)
+  D.check(nest_break, x, 4, 5, 12)
+  D.check(nest_break, x, 9, 5, 4)          -- rows past 4 break before reading
+  D.check_error("out of bounds", nest_break, x, 9, 5, 5)
+  D.check(after_nest, x, 4, 5)
+  D.check(after_nest, x, 0, 5)
+  D.check(after_nest, x, 4, 0)
+  D.check_error("out of bounds", after_nest, x, 4, 6)
+  D.check(find_first, x, 4, 5, x[3][2])
+  D.check(find_first, x, 9, 5, x[1][1])   -- returns before a row out of range
+  D.check(find_first, x, 4, 5, 1e9)
+  D.check_error("out of bounds", find_first, x, 5, 5, 1e9)
+  D.check(goto_out, x, 4, 5, 1e9)
+  D.check(goto_out, x, 9, 9, 2.0)          -- leaves the nest before it reads out of range
+  D.check_error("out of bounds", goto_out, x, 4, 6, 1e9)
+  local c = kjit.zeros({3, 4, 5})
+  for i = 1, 3 do for j = 1, 4 do for k = 1, 5 do c[i][j][k] = i * 100 + j * 10 + k end end end
+  D.check(cube, kjit.zeros({3, 4, 5}), c, 3, 4, 5)
+  D.check(cube, kjit.zeros({3, 4, 5}), c, 2, 4, 3)
+  D.check_error("out of bounds", cube, kjit.zeros({3, 4, 5}), c, 3, 4, 6)
+  D.check_error("out of bounds", cube, kjit.zeros({3, 4, 5}), c, 3, 5, 5)
+  D.check_error("out of bounds", cube, kjit.zeros({3, 4, 4}), c, 3, 4, 5)
+end)
+
+test("nests: arrays swapped between sweeps, limits computed in the body", function()
+  local a = mat(6, 6, function(i, j) return (i * 3 + j * 5) % 7 end)
+  D.check(sweeps, 6, 4, a, mat(6, 6, function() return 0 end))
+  D.check(sweeps, 6, 0, a, mat(6, 6, function() return 0 end))
+  D.check_error("out of bounds", sweeps, 7, 2, a, mat(7, 7, function() return 0 end))   -- a too small
+  D.check_error("out of bounds", sweeps, 6, 3, a, mat(5, 6, function() return 0 end))   -- b too small
+  D.check_error("out of bounds", sweeps, 6, 3, a, mat(6, 5, function() return 0 end))
+end)
+
+test("nests: rows longer than one poll chunk, ranges near math.maxinteger", function()
+  local w = 70001
+  local x = kjit.zeros({2, w})
+  for j = 1, w do x[1][j] = j; x[2][j] = -j end
+  D.check(after_nest, x, 2, w)
+  D.check_error("out of bounds", after_nest, x, 2, w + 1)
+  D.check(matmul, 2, w, 1, x, mat(w, 1, function(i) return i % 3 end), kjit.zeros({2, 1}))
+  local y = mat(3, 4, function(i, j) return i + j end)
+  D.check(near_max_nest, kjit.zeros({3, 4}), y, MAXI - 2, MAXI, MAXI - 3, 4)
+  D.check_error("out of bounds", near_max_nest, kjit.zeros({3, 4}), y, MAXI - 3, MAXI, MAXI - 3, 4)
+  D.check(near_max_nest, kjit.zeros({3, 4}), y, MINI, MINI + 2, MINI - 1, 4)
+  D.check_error("out of bounds", near_max_nest, kjit.zeros({3, 4}), y, MINI, MINI + 3, MINI - 1, 4)
+end)
+
+test("nests: the bytecode pipeline tests the nest once, before it", function()
+  if os.getenv("KJIT_PIPELINE") ~= "bytecode" then skip("the bytecode code generator's nest test") end
+  local f = kjit.jit(matmul)
+  local A, B = mat(3, 3, function(i, j) return i + j end), mat(3, 3, function(i, j) return i - j end)
+  f(3, 3, 3, A, B, kjit.zeros({3, 3}))
+  local ir = f:inspect("llvm")
+  truthy(ir:find("nestsel", 1, true), "a nest test in:\n" .. ir)
+  local s = kjit.jit(sweeps)
+  s(4, 2, kjit.zeros({4, 4}), kjit.zeros({4, 4}))
+  truthy(s:inspect("llvm"):find("nestsel", 1, true), "a nest test for the sweeps' inner nest")
+  local g = kjit.jit(triangular)
+  g(kjit.zeros({3, 3}), A, 3)
+  truthy(not g:inspect("llvm"):find("nestsel", 1, true), "no nest test for a triangular nest")
+end)
