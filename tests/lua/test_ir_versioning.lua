@@ -448,7 +448,6 @@ test("nests: rows longer than one poll chunk, ranges near math.maxinteger", func
 end)
 
 test("nests: the bytecode pipeline tests the nest once, before it", function()
-  if os.getenv("KJIT_PIPELINE") ~= "bytecode" then skip("the bytecode code generator's nest test") end
   local f = kjit.jit(matmul)
   local A, B = mat(3, 3, function(i, j) return i + j end), mat(3, 3, function(i, j) return i - j end)
   f(3, 3, 3, A, B, kjit.zeros({3, 3}))
