@@ -33,11 +33,12 @@
 #define KJIT_CG_H
 
 #include <llvm-c/Core.h>
-#include "compile.h"
+#include "common/compile.h"
 #include "ir/ir.h"
 #include "ir/ir_type.h"
+#include "ir/ir_builtins.h"
 #include "codegen/target.h"
-#include "runtime_poll.h"
+#include "runtime/runtime_poll.h"
 
 typedef struct CgVal {
   Type t;

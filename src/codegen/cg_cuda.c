@@ -8,7 +8,7 @@
 #include <string.h>
 #include "codegen/cg.h"
 #include "ir/ir_builtins.h"
-#include "buffer.h"
+#include "common/karray.h"
 
 /* A special register (0 threadIdx, 1 blockIdx, 2 blockDim, 3 gridDim). */
 static LLVMValueRef sreg(CG *G, const KirInsn *v, int group, int axis) {

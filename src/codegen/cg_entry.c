@@ -13,7 +13,7 @@
 */
 #include <stddef.h>
 #include "codegen/cg.h"
-#include "buffer.h"
+#include "common/karray.h"
 
 /* A number (concrete or T_NUMBER) widened to its slot, and its float tag. */
 static LLVMValueRef slot_bits(CG *G, CgVal x, LLVMValueRef *isf) {

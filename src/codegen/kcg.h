@@ -10,7 +10,7 @@
 #define KJIT_KCG_H
 
 #include <llvm-c/Core.h>
-#include "compile.h"
+#include "common/compile.h"
 #include "ir/ir_type.h"
 #include "codegen/target.h"
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lua.h"
-#include "arena.h"
+#include "common/arena.h"
 
 /* ---- Instructions --------------------------------------------------------
 ** 32 bits: op(7) A(8) k(1) B(8) C(8); Bx = the 17 bits above A; sJ = the 25

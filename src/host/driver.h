@@ -16,7 +16,7 @@
 #define KJIT_HOST_DRIVER_H
 
 #include <llvm-c/Core.h>
-#include "compile.h"
+#include "common/compile.h"
 #include "codegen/target.h"
 
 /* What to compile. Options come from the Session (boundscheck, fastmath,

@@ -27,7 +27,7 @@
 #ifndef KJIT_HOST_SIGNATURE_H
 #define KJIT_HOST_SIGNATURE_H
 #include <stddef.h>
-#include "compile.h"
+#include "common/compile.h"
 
 #define KSIG_NAMELEN 16
 

@@ -78,7 +78,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lua.h"
-#include "arena.h"
+#include "common/arena.h"
 #include "frontend/bytecode.h"
 
 /* X(NAME, "text"): the opcodes, grouped: values without operands,

@@ -4,7 +4,7 @@
 */
 #include "lua.h"
 #include "lauxlib.h"
-#include "compile.h"
+#include "common/compile.h"
 #include "ir/ir_builtins.h"
 
 static const char *const names[B__COUNT] = {

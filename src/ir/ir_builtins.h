@@ -1,7 +1,7 @@
 /*
 ** ir_builtins.h: the built-ins the IR typer knows, one row each.
 **
-** X(id, name, minargs, maxargs, rule): id is compile.h's BuiltinId (B_id),
+** X(id, name, minargs, maxargs, rule): id names the BuiltinId below (B_id),
 ** name is how messages spell it, maxargs -1 means any number, rule is how
 ** ir_type.c types a call (KTY_R_*, below). The kjit.cuda rows are usable
 ** only in kernels (cuda.jit). A built-in missing here is refused by the
@@ -60,7 +60,8 @@
 **   FMOD       integers -> integer; else the float of both
 **   JOIN       the join of the arguments (mixed subtypes: number)
 **   TOINTEGER  integer -> integer; else integer-or-nil
-**   TYPE       the constant "integer" or "float" (a number: refused)
+**   TYPE       the constant "integer" or "float"; nil for a non-number; for an
+**              integer-or-float, compared with constant strings at run time
 **   ULT        boolean
 **   ERROR      a constant string message, a constant integer level
 **   ASSERT     the first argument (the message a constant string)
@@ -84,6 +85,20 @@ typedef enum KtyRule {
 #undef KTY_RULE_ENUM
   KTY_R__COUNT
 } KtyRule;
+
+/* ---- Built-ins (math.*, error, assert, kjit.*, kjit.cuda.*) --------- */
+
+/* One id per row of the table above, in its order (the kjit.cuda
+** rows last, the four dim3 objects threadIdx ... at the end). */
+typedef enum BuiltinId {
+#define KB_ENUM(id, name, lo, hi, rule) B_##id,
+  KTY_BUILTINS(KB_ENUM)
+#undef KB_ENUM
+  B__COUNT
+} BuiltinId;
+
+#define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
+#define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 
 struct lua_State;
 

@@ -23,7 +23,7 @@
 #include "lauxlib.h"
 #include "ir/ir_builtins.h"
 #include "frontend/bytecode.h"
-#include "buffer.h"
+#include "common/karray.h"
 
 /* ---- The built-in table ---------------------------------------------- */
 
@@ -376,7 +376,8 @@ static KtyConst freeze(KtySession *S) {
       else k.str = "a userdata";
       lua_pop(L, 1);
     } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
-    else k.str = kb_test(L, -1) ? "a kjit array (pass arrays as arguments)" : "a userdata";
+    else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
+                                                    : "a userdata";
     break;
   default: k.str = lua_typename(L, lua_type(L, -1)); break;
   }

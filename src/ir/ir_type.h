@@ -65,8 +65,9 @@
 
 #include <setjmp.h>
 #include "lua.h"
-#include "arena.h"
-#include "compile.h"
+#include "common/arena.h"
+#include "common/compile.h"
+#include "ir/ir_builtins.h"
 #include "ir/ir.h"
 
 /* A compile-time constant (a literal, a frozen upvalue or field, a fold). */

@@ -7,7 +7,7 @@
 #define KJIT_CASETYPES_H
 #include <string.h>
 #include "kjit.h"
-#include "compile.h"
+#include "common/compile.h"
 
 /* Reads the type named by s[0..n) into *t; 0 if it names none. */
 static int parse_type(const char *s, size_t n, Type *t) {

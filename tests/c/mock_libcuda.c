@@ -1,7 +1,7 @@
 /*
 ** mock_libcuda.c: a fake CUDA driver over host memory, for kjit's tests.
 ** Built as libmockcuda.so; tests load it with KJIT_LIBCUDA=<path> so the
-** driver path of src/cudadrv.c runs without a GPU. It implements only the
+** driver path of src/host/cudadrv.c runs without a GPU. It implements only the
 ** entry points kjit uses, and is stricter than the real driver where that
 ** catches bugs: copies must stay inside one live allocation of the current
 ** context's device, handles are checked, new allocations are filled with

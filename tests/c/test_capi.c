@@ -557,7 +557,7 @@ static void test_minimal_state(void) {
   lua_close(L);
 
   /* only the base library: kjit brings its own (the string metatable it
-  ** then sets is documented in src/lkjit.c), and no string table leaks */
+  ** then sets is documented in src/host/lkjit.c), and no string table leaks */
   L = luaL_newstate();
   luaL_requiref(L, "_G", luaopen_base, 1);
   lua_settop(L, 0);

@@ -1,5 +1,5 @@
 /*
-** test_cpu.c: tests of the CPU backend (src/cpu.c) on modules built
+** test_cpu.c: tests of the CPU backend (src/backend/cpu.c) on modules built
 ** directly with the LLVM C API: calls through JIT'd pointers, host
 ** vectorization, fast-math helpers, errors returned as text, runtime and
 ** libm symbols, IR and asm output, bounded memory over 1000 compile/free
@@ -10,7 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* clock_gettime, sysconf under -std=c11 */
 #endif
-#include "cpu.h"
+#include "backend/cpu.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -34,8 +34,8 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include "kjit.h"
-#include "runtime.h"
-#include "runtime_poll.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_poll.h"
 
 static int npass, nfail, nskip;   /* nothing skips (the results file has the column) */
 

@@ -62,6 +62,6 @@ done
 irsrc=()
 for s in ir_build.c ir_loop.c ir_print.c ir_verify.c; do irsrc+=("$srcroot/src/ir/$s"); done
 "$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_bytecode.c \
-  "$srcroot"/src/frontend/bytecode.c "${irsrc[@]}" "$srcroot"/src/arena.c \
+  "$srcroot"/src/frontend/bytecode.c "${irsrc[@]}" "$srcroot"/src/common/arena.c \
   -o "$out/fuzz_bytecode"
 echo "build.sh: built $out/fuzz_compile and $out/fuzz_bytecode"

@@ -9,7 +9,7 @@
 **   mkdir -p build-fuzz && clang-14 -g -O1 -fsanitize=fuzzer,address,undefined \
 **     -Isrc $(pkg-config --cflags lua5.4) tests/fuzz/fuzz_bytecode.c \
 **     src/frontend/bytecode.c src/ir/ir_build.c src/ir/ir_loop.c \
-**     src/ir/ir_print.c src/ir/ir_verify.c src/arena.c -o build-fuzz/fuzz_bytecode
+**     src/ir/ir_print.c src/ir/ir_verify.c src/common/arena.c -o build-fuzz/fuzz_bytecode
 **   build-fuzz/fuzz_bytecode -max_total_time=60 build-fuzz/bytecode-corpus \
 **     tests/c/bytecode_fixtures
 */

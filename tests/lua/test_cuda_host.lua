@@ -1,4 +1,4 @@
--- test_cuda_host.lua: the host side of kjit.cuda (src/cudadrv.c): device
+-- test_cuda_host.lua: the host side of kjit.cuda (src/host/cudadrv.c): device
 -- arrays, copies, streams, events, devices, simulator mode and errors.
 --
 -- In this process: the machine's real driver state (none on CI) and the

@@ -10,7 +10,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Orc.h>
 #include "lua.h"
-#include "compile.h"
+#include "common/compile.h"
 
 typedef struct SessionBox {
   Session S;

@@ -6,7 +6,7 @@
 #define KJIT_PARALLEL_H
 #include <stdint.h>
 #include "lua.h"
-#include "compile.h"
+#include "common/compile.h"
 
 /* Threads a pool may have, the caller included. */
 #define KJIT_MAX_THREADS 64

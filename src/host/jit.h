@@ -10,7 +10,7 @@
 void kd_open(lua_State *L);
 
 /* ---- For the C API (capi.c) ------------------------------------------ */
-#include "compile.h"
+#include "common/compile.h"
 
 /* What a caller from C needs to call one compiled specialization. */
 typedef struct KdSpecInfo {

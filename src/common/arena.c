@@ -1,7 +1,7 @@
 /* arena.c: bump allocator in linked blocks, freed all at once. */
 #include <stdlib.h>
 #include <string.h>
-#include "arena.h"
+#include "common/arena.h"
 
 struct ArenaBlock {
   ArenaBlock *next;

@@ -15,11 +15,11 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compile.h"
-#include "cpu.h"
-#include "runtime.h"
-#include "cudasim.h"
-#include "runtime_poll.h"
+#include "common/compile.h"
+#include "backend/cpu.h"
+#include "runtime/runtime.h"
+#include "runtime/cudasim.h"
+#include "runtime/runtime_poll.h"
 
 #define WAIT_POLL_MS 1
 /* The launching thread polls between blocks after this many threads. */

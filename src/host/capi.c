@@ -19,12 +19,12 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "kjit.h"
-#include "buffer.h"
-#include "compile.h"
+#include "host/buffer.h"
+#include "common/compile.h"
 #include "ir/ir_type.h"
-#include "runtime.h"
-#include "runtime_poll.h"
-#include "jit.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_poll.h"
+#include "host/jit.h"
 
 #define CFN_METATABLE "kjit.cfn"
 

@@ -36,7 +36,7 @@
 
 #include "lua.h"
 #include "lauxlib.h"
-#include "buffer.h"
+#include "host/buffer.h"
 
 /* Raises an element-access error located at the Lua code doing the access
 ** (level 1: the caller of this metamethod or constructor), so messages read

@@ -9,7 +9,7 @@
 #ifndef KJIT_CUDASIM_H
 #define KJIT_CUDASIM_H
 #include <stdint.h>
-#include "compile.h"
+#include "common/compile.h"
 
 /* Registers the kjit_sim_* routines the KT_SIM code calls. */
 void ksim_register_symbols(void);

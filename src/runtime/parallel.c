@@ -43,13 +43,13 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include <time.h>
-#include "clock.h"
+#include "common/clock.h"
 #include "lua.h"
 #include "lauxlib.h"
-#include "parallel.h"
+#include "runtime/parallel.h"
 #include "ir/ir_builtins.h"
-#include "runtime.h"
-#include "runtime_poll.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_poll.h"
 
 /* Chunks per thread: more than one evens out iterations of unequal cost
 ** (a mandelbrot row near the set costs far more than one far from it). */

@@ -4,9 +4,9 @@
 #include <string.h>
 #include "lua.h"
 #include "lauxlib.h"
-#include "buffer.h"
-#include "cpu.h"
-#include "session.h"
+#include "host/buffer.h"
+#include "backend/cpu.h"
+#include "host/session.h"
 
 #define SESSION_METATABLE "kjit.session"
 

@@ -33,7 +33,7 @@
 
 #include <stddef.h>
 #include "lua.h"
-#include "cpu.h"
+#include "backend/cpu.h"
 
 /* Bumped whenever the file layout or a payload layout changes. */
 #define KCACHE_FORMAT 1

@@ -16,8 +16,7 @@
 #include <setjmp.h>
 #include "lua.h"
 #include "kjit.h"
-#include "arena.h"
-#include "ir/ir_builtins.h"
+#include "common/arena.h"
 
 /* ---- Types ------------------------------------------------------------ */
 
@@ -56,19 +55,6 @@ typedef struct Type {
 
 #define TY(k) ((Type){ .kind = (k) })
 
-/* ---- Built-ins (math.*, error, assert, kjit.*, kjit.cuda.*) --------- */
-
-/* One id per row of ir/ir_builtins.h's table, in its order (the kjit.cuda
-** rows last, the four dim3 objects threadIdx ... at the end). */
-typedef enum BuiltinId {
-#define KB_ENUM(id, name, lo, hi, rule) B_##id,
-  KTY_BUILTINS(KB_ENUM)
-#undef KB_ENUM
-  B__COUNT
-} BuiltinId;
-
-#define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
-#define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 
 #define KJIT_MAXARGS 32
 #define KJIT_MAXRETS 16

@@ -26,8 +26,8 @@
 ** process-wide and would replace one installed by a host that also uses
 ** LLVM (e.g. a graphics driver).
 */
-#include "cpu.h"
-#include "clock.h"
+#include "backend/cpu.h"
+#include "common/clock.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include "lua.h"
-#include "compile.h"
+#include "common/compile.h"
 
 /* Compiled code polls after about this many back edges or entries. */
 #define KRT_POLL_INTERVAL ((int64_t)1 << 16)

@@ -6,7 +6,7 @@
 #define KJIT_RUNTIME_H
 #include <stdint.h>
 #include "lua.h"
-#include "compile.h"
+#include "common/compile.h"
 
 int32_t kjit_rt_cmp_int_float(int32_t op, int64_t i, double f);
 int32_t kjit_rt_forlimit(double lim, int64_t init, int64_t step, int64_t *out);

@@ -13,8 +13,8 @@
 #include <pthread.h>
 #include "lua.h"
 #include "lauxlib.h"
-#include "compile.h"
-#include "runtime.h"
+#include "common/compile.h"
+#include "runtime/runtime.h"
 
 /* Lua's exact integer/float comparisons for integers beyond 2^53.
 ** op: 0 i<f, 1 i<=f, 2 f<i, 3 f<=i, 4 i==f. */

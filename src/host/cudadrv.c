@@ -41,11 +41,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "lua.h"
 #include "lauxlib.h"
-#include "buffer.h"
-#include "cudadrv.h"
+#include "host/buffer.h"
+#include "host/cudadrv.h"
 
 /* ------------------------------------------------------------------ */
 /* the driver API, declared here (values from CUDA 13's cuda.h)        */

@@ -35,8 +35,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
 #endif
-#include "clock.h"
-#include "cache.h"
+#include "common/clock.h"
+#include "backend/cache.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

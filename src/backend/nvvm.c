@@ -26,7 +26,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
-#include "nvvm.h"
+#include "backend/nvvm.h"
 
 #define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define NVPTX_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"

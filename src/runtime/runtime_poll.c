@@ -59,7 +59,7 @@
 #include <string.h>
 #include "lua.h"
 #include "lauxlib.h"
-#include "runtime_poll.h"
+#include "runtime/runtime_poll.h"
 
 #define KRT_SLOTS 64
 

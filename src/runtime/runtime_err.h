@@ -12,7 +12,7 @@
 #ifndef KJIT_RUNTIME_ERR_H
 #define KJIT_RUNTIME_ERR_H
 #include <stddef.h>
-#include "compile.h"
+#include "common/compile.h"
 
 /* The fields of KErr the code generators mirror, in its order (the LLVM
 ** struct codegen builds). KErr's later fields (poll_left, L) are the

@@ -1,0 +1,54 @@
+/*
+** karray.h: what every stage knows of a kjit array: the dtype table, the
+** metatable's name, and the in-memory layout (KBuffer) that compiled code
+** reads (data pointer, shape). host/buffer.c implements the kjit.array
+** objects over it; the typer and the code generator need only this.
+**
+** A buffer is always C-contiguous and row-major: element (i1,...,in),
+** 1-based, lives at data[((i1-1)*shape[1] + (i2-1))*shape[2] ...].
+*/
+#ifndef KJIT_KARRAY_H
+#define KJIT_KARRAY_H
+
+#include <stdint.h>
+#include "kjit.h"
+
+/* The dtype table, written once: X(ENUM, name, ctype, is_float, is_signed) */
+#define KJIT_DTYPES(X) \
+  X(KJIT_I8,  "i8",  int8_t,   0, 1) \
+  X(KJIT_U8,  "u8",  uint8_t,  0, 0) \
+  X(KJIT_I16, "i16", int16_t,  0, 1) \
+  X(KJIT_U16, "u16", uint16_t, 0, 0) \
+  X(KJIT_I32, "i32", int32_t,  0, 1) \
+  X(KJIT_U32, "u32", uint32_t, 0, 0) \
+  X(KJIT_I64, "i64", int64_t,  0, 1) \
+  X(KJIT_U64, "u64", uint64_t, 0, 0) \
+  X(KJIT_F32, "f32", float,    1, 1) \
+  X(KJIT_F64, "f64", double,   1, 1)
+
+#define KB_METATABLE "kjit.array"
+
+typedef void (*kb_release_fn)(void *ud, void *data);
+
+typedef struct KBuffer {
+  char *data;                    /* first element (64-byte aligned if owned) */
+  int64_t shape[KJIT_MAXDIMS];   /* extents; shape[k] for k >= ndim is 1 */
+  int64_t size;                  /* product of shape[0..ndim-1] */
+  int ndim;                      /* 1..4 */
+  kjit_dtype dtype;
+  kb_release_fn release;         /* borrowed memory: called once from __gc */
+  void *release_ud;
+  /* Borrowed memory (a buffer over host memory, and every view of one):
+  ** the guard's flag, set once the host's release function has run. Only
+  ** a resurrected buffer (kept alive by another object's __gc) can see it
+  ** set; every access checks it (kb_released) and raises instead of
+  ** touching memory the host may have reused. NULL for memory Lua owns,
+  ** which cannot be freed while a buffer or view refers to it. The flag
+  ** lives in the guard, the buffer's user value, so it outlives the
+  ** buffer. After the fields compiled code reads (data, shape). */
+  const int *released;
+} KBuffer;
+
+/* 1 if b's borrowed memory has been handed back to the host. */
+#define kb_released(b) ((b)->released != NULL && *(b)->released)
+#endif
