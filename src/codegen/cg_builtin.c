@@ -165,7 +165,9 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (id == B_MATH_TYPE) {
     /* a constant, but for an integer-or-float: "is it an integer", an i1
     ** that cg_compare tests against the constant string */
-    if (rt.kind == T_STR && rt.sub == T_NUMBER) return cg_mk(rt, LLVMBuildNot(G->B, a[0].isf, ""));
+    if (rt.kind == T_STR && rt.sub == T_NUMBER)   /* a peeled copy: a[0] may be concrete */
+      return cg_mk(rt, a[0].t.kind == T_NUMBER ? LLVMBuildNot(G->B, a[0].isf, "")
+                                               : cg_i1(G, a[0].t.kind == T_INT));
     return cg_mk(rt, NULL);
   }
   if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)

@@ -5,7 +5,7 @@
 ** use of a value still in flight. With a bounds check's branch before each
 ** load, `a[i-1][j] + a[i+1][j] + a[i][j-1] + a[i][j+1]` issues two loads,
 ** waits for them at the first add, then checks and issues the next one:
-** the latencies add up (the AST code generator measured a 2-D stencil
+** the latencies add up (the earlier source-text generator measured a 2-D stencil
 ** 1.27x slower than unchecked on an H100). So in a kernel, the checks of
 ** reads are recorded instead of branched on while only straight code runs
 ** (cg_defer_straight: array reads, + - * /, unary minus, #, fields,
@@ -78,7 +78,7 @@ static int deferrable(CG *G, const KirInsn *v) {
       G->sp->types[v->args[1]->id].kind != T_INT || !origin(G, v))
     return 0;
   /* the row a store writes into (b[i] of b[i][j] = ...) is checked at
-  ** once, before the reads, as the AST code generator did */
+  ** once, before the reads, as the earlier source-text generator did */
   int stores = v->nusers > 0;
   for (int u = 0; u < v->nusers && stores; u++)
     stores = v->users[u]->op == KIR_SETINDEX && v->users[u]->args[0] == v;

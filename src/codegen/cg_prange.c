@@ -18,7 +18,7 @@
 ** KfaPrange.parallel): the loop's blocks are emitted into a worker
 **     i32 worker(void **env, i64 kbegin, i64 kend, i64 chunk, KErr *err)
 ** that runs iterations kbegin..kend-1 (i = first + k*step), as the old
-** generator did (codegen.c emit_prange_worker). The environment holds
+** generator did (the earlier source-text generator). The environment holds
 ** pointers to stack slots of the enclosing frame (which waits in
 ** kjit_rt_parallel_for, so they outlive the loop): [0] first, [1] step,
 ** then every part of every value defined outside the loop that the loop

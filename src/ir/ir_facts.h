@@ -1,6 +1,6 @@
 /*
 ** ir_facts.h: loop and function facts on the typed IR, for the code
-** generator (what codegen.c derived from the AST, restated on SSA).
+** generator (what the earlier source-text generator derived from its syntax tree, restated on SSA).
 **
 ** kfa_analyze reads one typed specialization (KtySpec: its KirFunc, types,
 ** constants, live blocks) and returns side tables, by loop id and by

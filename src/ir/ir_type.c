@@ -2,7 +2,7 @@
 ** ir_type.c: the IR typer (see ir_type.h): types per SSA value, per
 ** specialization, by sparse conditional propagation to a fixpoint, with
 ** upvalues and globals frozen into constants. The rules are Lua 5.4's
-** (DESIGN.md §3; src/types.c holds the same rules over the AST):
+** (DESIGN.md §3):
 **   - integers are i64, floats f64; where an integer and a float meet (a
 **     phi, math.max, math.floor of a float) the value is a "number";
 **   - `/` and `^` give floats, `//` and `%` keep integers, bitwise
@@ -81,7 +81,7 @@ static int tyeq(Type a, Type b) {
 
 /* Set while a kernel is typed (KtySession.kernel): there an integer
 ** operand of an f32 operation converts to f32, as in CUDA C (and in
-** src/types.c); on the CPU it converts to f64. */
+** the earlier source-text typer); on the CPU it converts to f64. */
 static __thread int kernel_rules;
 
 /* The float kind two numbers compute in: f32 when one is f32 and the
@@ -232,7 +232,7 @@ static const char *luaname(Type t, char *buf, size_t n) {
 }
 
 /* A global or upvalue frozen as nil used as a value: refused with the
-** reason (as src/types.c words it). */
+** reason (as the earlier source-text typer worded it). */
 #define FROZEN_NIL(S, sp, v, x) \
   do { \
     const KirInsn *x_ = (x); \
@@ -696,12 +696,13 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
   /* strings are compile-time constants in compiled code: one that differs
   ** between paths has no run-time form (it would compare unequal to all) */
-  if (r.kind == T_STR && k->kind != T_STR && nk > 0)
+  if (nk > 0 && k->kind != T_STR &&
+      ((r.kind == T_STR) || (r.kind == T_CONFLICT && J.first.kind == T_STR && J.second.kind == T_STR)))
     REFUSE(S, sp, v, "a string that differs between paths (%s) is not supported in compiled "
            "code: strings must be constants here", v->name ? v->name : "a value");
   if (r.kind == T_CONFLICT && S->strict) {
     char b1[32], b2[32];
-    /* at the assignment that brought the second type, as src/types.c */
+    /* at the assignment that brought the second type, as Lua reports it */
     const KirInsn *at = second && second->line >= 0 ? second : v;
     if (v->name)
       fail(S, sp, at, "local '%s' holds both %s and %s values; a compiled local has one type",

@@ -218,7 +218,36 @@ end
 -- math.type of what is not a number is nil (Lua's fail), not an error
 local function mathtype_other(b) return math.type(b) == nil, math.type(b) end
 
+-- in loops whose first iteration is peeled (s still an integer there)
+local function mathtype_peeled(n)
+  local s, c = 0, 0
+  for i = 1, n do
+    if math.type(s) == "integer" then c = c + 1 end
+    s = s + 0.5
+  end
+  return c, s
+end
+local function mathtype_while(n)
+  local s, c = n, 0
+  while s > 1 do
+    if math.type(s) == "float" then c = c + 1 end
+    s = s / 2
+  end
+  return c, s
+end
+local function mathtype_sum(x)
+  local s, c = 0, 0
+  for i = 1, #x do
+    s = s + x[i]
+    if math.type(s) == "float" then c = c + 1 end
+  end
+  return c, s
+end
+
 test("math.type of an integer-or-float, and of non-numbers", function()
+  D.cases(mathtype_peeled, {0}, {1}, {5})
+  D.cases(mathtype_while, {1}, {8}, {100})
+  D.check(mathtype_sum, D.kjit.array({1.5, 2, 3}))
   D.cases(mathtype_number, {1}, {7})
   D.cases(mathtype_loop, {0}, {2}, {3}, {10})
   D.cases(mathtype_other, {true}, {false}, {nil})
