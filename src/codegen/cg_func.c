@@ -494,7 +494,32 @@ static void poll_charge(CG *G, LLVMValueRef amount) {
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
-/* Which loops are strip-mined: innermost integer for loops (not peeled). */
+/* Whether loop L stores to an element at the same place in every
+** iteration (table and key from outside L, or constants): nbody's
+** `vx[i] = vx[i] - dx * mj` in its j loop. LLVM 14 never vectorizes such
+** a loop (a store to an invariant address), so chunks buy nothing there,
+** and cost: a loop level of their own, whose set-up LSR fills with a base
+** register per array, run at each entry of a loop of a few iterations
+** (nbody 1.05-1.06 of polls off). Such a loop charges each iteration at
+** its header instead, as an outer loop does (a register when the function
+** makes no calls: nbody 1.00). */
+static int stores_invariant(const KirLoop *L) {
+  for (int b = 0; b < L->nblocks; b++) {
+    KirBlock *blk = L->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *v = blk->insns[i];
+      if (v->op != KIR_SETINDEX || v->nargs < 2) continue;
+      int inv = 1;
+      for (int a = 0; a < 2; a++)
+        inv &= KIR_ISCONST(v->args[a]->op) || !kir_inloop(L, v->args[a]->block);
+      if (inv) return 1;
+    }
+  }
+  return 0;
+}
+
+/* Which loops are strip-mined: innermost integer for loops (not peeled),
+** but for those that store to an invariant element (see above). */
 static void strip_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
@@ -509,6 +534,7 @@ static void strip_plan(CG *G) {
     int inner = 1;
     for (int b = 0; b < L->nblocks; b++) inner &= L->blocks[b]->loop == L;
     if (!inner) continue;
+    if (stores_invariant(L)) continue;
     if (G->strip_at == NULL) {
       G->strip_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
       G->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
