@@ -469,10 +469,11 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
 ** still vectorize), each chunk charging its length at its start.
 ** Measured against KJIT_BENCH_NOPOLL=1 (bench kernels; issue 15): nbody's
-** 0-4 iteration j loop runs inside a chunk loop level of its own (3-4%
-** slower), fib's recursive calls charge (8-10%; 1-2% since they charge at
-** one depth in 8, see sampled_levels). Tried and left out: a
-** plain copy for runs of at most 32 iterations (not vectorized, not
+** 0-4 iteration j loop ran inside a chunk loop level of its own (4-6%
+** slower; now not strip-mined, see stores_invariant), fib's recursive
+** calls charged (8-10%; 1-2% since they charge at one depth in 8, see
+** sampled_levels), jacobi's rows pay a chunk's set-up (2-3%). Tried and
+** left out: a plain copy for runs of at most 32 iterations (not vectorized, not
 ** unrolled): a 2-D stencil's compile +5 ms; a plain copy for every
 ** single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no run-time
 ** unrolling in the chunks: matmul and prefix_sum 7-9% slower. */
@@ -494,28 +495,36 @@ static void poll_charge(CG *G, LLVMValueRef amount) {
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
-/* Whether loop L stores to an element at the same place in every
-** iteration (table and key from outside L, or constants): nbody's
-** `vx[i] = vx[i] - dx * mj` in its j loop. LLVM 14 never vectorizes such
-** a loop (a store to an invariant address), so chunks buy nothing there,
-** and cost: a loop level of their own, whose set-up LSR fills with a base
-** register per array, run at each entry of a loop of a few iterations
-** (nbody 1.05-1.06 of polls off). Such a loop charges each iteration at
-** its header instead, as an outer loop does (a register when the function
-** makes no calls: nbody 1.00). */
+/* Whether loop L has a big body (KCG_BIG_BODY instructions or more) that
+** stores to an element at the same place in every iteration (table and
+** key from outside L, or constants): nbody's `vx[i] = vx[i] - dx * mj`
+** in its j loop. LLVM 14 never vectorizes a loop with a store to an
+** invariant address, so chunks buy nothing there, and they cost: a loop
+** level of their own, whose set-up LSR fills with a base register per
+** array, run at each entry of a loop of a few iterations (nbody 1.05-1.06
+** of polls off). Such a loop charges each iteration at its header
+** instead, as an outer loop does (a register when the function makes no
+** calls: nbody 1.00). Why only big bodies: the poll call in the loop
+** stops LLVM keeping the stored element in a register from one iteration
+** to the next (a store-load chain through memory) and unrolling the loop
+** (`s[i] = s[i] + x[j] * y[j] + x[j]`, 7 instructions: 1.36x slower than
+** chunked; 15: 1.28x; 21: 1.00; 35: 1.01-1.02). */
+#define KCG_BIG_BODY 40
 static int stores_invariant(const KirLoop *L) {
+  int size = 0, inv = 0;
   for (int b = 0; b < L->nblocks; b++) {
     KirBlock *blk = L->blocks[b];
+    size += blk->ninsns;
     for (int i = 0; i < blk->ninsns; i++) {
       KirInsn *v = blk->insns[i];
-      if (v->op != KIR_SETINDEX || v->nargs < 2) continue;
-      int inv = 1;
+      if (v->op != KIR_SETINDEX || v->nargs < 2 || inv) continue;
+      int here = 1;
       for (int a = 0; a < 2; a++)
-        inv &= KIR_ISCONST(v->args[a]->op) || !kir_inloop(L, v->args[a]->block);
-      if (inv) return 1;
+        here &= KIR_ISCONST(v->args[a]->op) || !kir_inloop(L, v->args[a]->block);
+      inv = here;
     }
   }
-  return 0;
+  return inv && size >= KCG_BIG_BODY;
 }
 
 /* Which loops are strip-mined: innermost integer for loops (not peeled),

@@ -223,11 +223,18 @@ ptest("a returning hook: trib and pent poll and give the same results", function
   truthy(calls >= 2, "the hook was called " .. calls .. " times")
 end)
 
--- An inner loop that stores to the same element each iteration is not
--- strip-mined (LLVM would not vectorize it): it charges each iteration.
+-- An inner loop with a big body that stores to the same element each
+-- iteration is not strip-mined (LLVM would not vectorize it): it charges
+-- each iteration (codegen/cg_func.c, stores_invariant).
 local function tally(a, x, n)
   for i = 1, #a do
-    for j = 1, n do a[i] = a[i] + x[(j & 3) + 1] end
+    for j = 1, n do
+      local k = (j & 3) + 1
+      local p, q, r = x[k], x[5 - k], x[(k & 1) + 1]
+      local u = (p * q + r) % 7 + (p ~ q) * 3 - (r | 1) + (q & 3) * (p - r)
+      local w = (u * 5 - p) % 11 + (q * r) % 13 - (u ~ r) % 5
+      a[i] = a[i] + p + (u - u) + (w - w)
+    end
   end
 end
 local jtally = kjit.jit(tally)
