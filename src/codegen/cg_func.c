@@ -473,10 +473,12 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** slower; now not strip-mined, see stores_invariant), fib's recursive
 ** calls charged (8-10%; 1-2% since they charge at one depth in 8, see
 ** sampled_levels), jacobi's rows pay a chunk's set-up (2-3%). Tried and
-** left out: a plain copy for runs of at most 32 iterations (not vectorized, not
-** unrolled): a 2-D stencil's compile +5 ms; a plain copy for every
-** single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no run-time
-** unrolling in the chunks: matmul and prefix_sum 7-9% slower. */
+** left out: a plain copy for runs of at most 32 iterations (not
+** vectorized, not unrolled): a 2-D stencil's compile +5 ms; a plain copy
+** for every single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no
+** run-time unrolling in the chunks: matmul and prefix_sum 7-9% slower;
+** per-iteration charges in every loop that stores to an invariant
+** element, small bodies too: up to 2x slower (see stores_invariant). */
 
 static void poll_charge(CG *G, LLVMValueRef amount) {
   if (G->pollctr == NULL) return;
