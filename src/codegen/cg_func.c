@@ -472,8 +472,8 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** 0-4 iteration j loop ran inside a chunk loop level of its own (4-6%
 ** slower; now not strip-mined, see stores_invariant), fib's recursive
 ** calls charged (8-10%; 1-2% since they charge at one depth in 8, see
-** sampled_levels), jacobi's rows pay a chunk's set-up (2-3%; 1% with the
-** chunk's length frozen, see emit_chunk_head). Tried and
+** sampled_levels), jacobi's rows pay a chunk's set-up (1-3%, see
+** emit_chunk_head). Tried and
 ** left out: a plain copy for runs of at most 32 iterations (not
 ** vectorized, not unrolled): a 2-D stencil's compile +5 ms; a plain copy
 ** for every single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no
@@ -573,7 +573,8 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   /* frozen (a plain value to SCEV), as the next chunk's start is (see
   ** strip_latch): else the vector loop's trip count is an expression of
   ** the chunk loop's recurrence that each entry re-derives (three umins
-  ** and a shift in jacobi's rows: 1.02 -> 1.01 of polls off) */
+  ** and a shift in jacobi's rows; about 1 point of its 2-3% of polls off,
+  ** within the noise of a 2-core machine) */
   LLVMValueRef take = LLVMBuildFreeze(
       G->B, LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, ""), "");
   LLVMBuildStore(G->B, take, chunk);
