@@ -469,12 +469,17 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
 ** still vectorize), each chunk charging its length at its start.
 ** Measured against KJIT_BENCH_NOPOLL=1 (bench kernels; issue 15): nbody's
-** 0-4 iteration j loop runs inside a chunk loop level of its own (3-4%
-** slower), fib's recursive calls charge (8-10%). Tried and left out: a
-** plain copy for runs of at most 32 iterations (not vectorized, not
-** unrolled): a 2-D stencil's compile +5 ms; a plain copy for every
-** single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no run-time
-** unrolling in the chunks: matmul and prefix_sum 7-9% slower. */
+** 0-4 iteration j loop ran inside a chunk loop level of its own (4-6%
+** slower; now not strip-mined, see stores_invariant), fib's recursive
+** calls charged (8-10%; 1-2% since they charge at one depth in 8, see
+** sampled_levels), jacobi's rows pay a chunk's set-up (1-3%, see
+** emit_chunk_head). Tried and
+** left out: a plain copy for runs of at most 32 iterations (not
+** vectorized, not unrolled): a 2-D stencil's compile +5 ms; a plain copy
+** for every single-chunk run (as LLVM likes it): compile 37 -> 50 ms; no
+** run-time unrolling in the chunks: matmul and prefix_sum 7-9% slower;
+** per-iteration charges in every loop that stores to an invariant
+** element, small bodies too: up to 2x slower (see stores_invariant). */
 
 static void poll_charge(CG *G, LLVMValueRef amount) {
   if (G->pollctr == NULL) return;
@@ -493,7 +498,40 @@ static void poll_charge(CG *G, LLVMValueRef amount) {
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
-/* Which loops are strip-mined: innermost integer for loops (not peeled). */
+/* Whether loop L has a big body (KCG_BIG_BODY instructions or more) that
+** stores to an element at the same place in every iteration (table and
+** key from outside L, or constants): nbody's `vx[i] = vx[i] - dx * mj`
+** in its j loop. LLVM 14 never vectorizes a loop with a store to an
+** invariant address, so chunks buy nothing there, and they cost: a loop
+** level of their own, whose set-up LSR fills with a base register per
+** array, run at each entry of a loop of a few iterations (nbody 1.05-1.06
+** of polls off). Such a loop charges each iteration at its header
+** instead, as an outer loop does (a register when the function makes no
+** calls: nbody 1.00). Why only big bodies: the poll call in the loop
+** stops LLVM keeping the stored element in a register from one iteration
+** to the next (a store-load chain through memory) and unrolling the loop
+** (`s[i] = s[i] + x[j] * y[j] + x[j]`, 7 instructions: 1.36x slower than
+** chunked; 15: 1.28x; 21: 1.00; 35: 1.01-1.02). */
+#define KCG_BIG_BODY 40
+static int stores_invariant(const KirLoop *L) {
+  int size = 0, inv = 0;
+  for (int b = 0; b < L->nblocks; b++) {
+    KirBlock *blk = L->blocks[b];
+    size += blk->ninsns;
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *v = blk->insns[i];
+      if (v->op != KIR_SETINDEX || v->nargs < 2 || inv) continue;
+      int here = 1;
+      for (int a = 0; a < 2; a++)
+        here &= KIR_ISCONST(v->args[a]->op) || !kir_inloop(L, v->args[a]->block);
+      inv = here;
+    }
+  }
+  return inv && size >= KCG_BIG_BODY;
+}
+
+/* Which loops are strip-mined: innermost integer for loops (not peeled),
+** but for those that store to an invariant element (see above). */
 static void strip_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
@@ -508,6 +546,7 @@ static void strip_plan(CG *G) {
     int inner = 1;
     for (int b = 0; b < L->nblocks; b++) inner &= L->blocks[b]->loop == L;
     if (!inner) continue;
+    if (stores_invariant(L)) continue;
     if (G->strip_at == NULL) {
       G->strip_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
       G->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
@@ -531,7 +570,13 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
-  LLVMValueRef take = LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, "");
+  /* frozen (a plain value to SCEV), as the next chunk's start is (see
+  ** strip_latch): else the vector loop's trip count is an expression of
+  ** the chunk loop's recurrence that each entry re-derives (three umins
+  ** and a shift in jacobi's rows; about 1 point of its 2-3% of polls off,
+  ** within the noise of a 2-core machine) */
+  LLVMValueRef take = LLVMBuildFreeze(
+      G->B, LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, ""), "");
   LLVMBuildStore(G->B, take, chunk);
   poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
@@ -802,6 +847,34 @@ static int call_charge(CG *G, KirInsn *v) {
   return n;
 }
 
+/* A pure function that recurses only into itself (no other charged
+** callee) carries its call depth in a register: its recursive calls then
+** charge at one level in (skip + 1) only, sparing the others the
+** countdown's load-store chain through memory (bench fib, against
+** KJIT_BENCH_NOPOLL: 1.09 -> 1.02). Between two charging levels lie at
+** most skip levels of its own calls, each call making at most F recursive
+** calls (F: its charged call sites; its loops charge on their own), so a
+** charging call charges for itself and those: 1 + F + ... + F^skip per
+** call site, the same bound on the work between polls as a charge at
+** every call. Returns skip (0: every call charges) and the span. */
+static int sampled_levels(CG *G, int *span) {
+  KirFunc *f = G->sp->ir;
+  int fan = 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!G->sp->live[b]) continue;
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      KtySpec *c = charged_callee(G->sp, f->blocks[b]->insns[i]);
+      if (c == NULL) continue;
+      if (c != G->sp) return 0;
+      fan++;
+    }
+  }
+  int skip = fan <= 2 ? 7 : fan <= 4 ? 3 : fan <= 16 ? 1 : 0;   /* (skip + 1): a power of 2 */
+  *span = 1;
+  for (int k = 0, p = 1; k < skip; k++) *span += p *= fan;
+  return skip;
+}
+
 static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int line = v->line;
   CgVal args[KJIT_MAXARGS + KJIT_MAXRETS];
@@ -855,7 +928,20 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
   }
   int charge = G->pollctr ? call_charge(G, v) : 0;
-  if (charge > 0) poll_charge(G, cg_i64(G, charge));
+  int span = 1, skip = charge > 0 && pure && mepure ? sampled_levels(G, &span) : 0;
+  if (skip > 0) {
+    /* see sampled_levels: only calls at depths 0 mod skip + 1 charge,
+    ** each for its calls and the unsampled levels below them */
+    LLVMBasicBlockRef yes = cg_bb(G, "charge"), done = cg_bb(G, "charged");
+    LLVMValueRef lvl = LLVMBuildURem(G->B, G->depth, cg_i32(G, skip + 1), "");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, lvl, cg_i32(G, 0), ""), yes, done);
+    LLVMPositionBuilderAtEnd(G->B, yes);
+    poll_charge(G, cg_i64(G, (int64_t)charge * span));
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+  } else if (charge > 0) {
+    poll_charge(G, cg_i64(G, charge));
+  }
   CgFunc *cf = &G->funcs[callee->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   if (pure) {

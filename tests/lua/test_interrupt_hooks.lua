@@ -196,6 +196,63 @@ ptest("a returning hook: recursion polls and gives the same results", function()
   truthy(calls >= 10, "the hook was called " .. calls .. " times")
 end)
 
+-- A self-recursive pure function charges its calls at one depth in a few
+-- (codegen/cg_func.c, sampled_levels), each for the calls below it: three
+-- and five call sites per call (fewer charging depths than fib's).
+local function trib(n) if n < 3 then return n end return trib(n - 1) + trib(n - 2) + trib(n - 3) end
+local function pent(n)
+  if n < 5 then return n end
+  return pent(n - 1) + pent(n - 2) + pent(n - 3) + pent(n - 4) + pent(n - 5)
+end
+local jtrib, jpent = kjit.jit(trib), kjit.jit(pent)
+
+ptest("a raising hook stops recursion with three and five call sites", function()
+  debug.sethook(raise_on(1, "trib stopped"), "", HUGE)
+  raises("trib stopped", jtrib, 90)
+  debug.sethook(raise_on(1, "pent stopped"), "", HUGE)
+  raises("pent stopped", jpent, 90)
+end)
+
+ptest("a returning hook: trib and pent poll and give the same results", function()
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local t, p = jtrib(20), jpent(11)   -- 128287 and 68785 calls
+  debug.sethook()
+  eq(t, trib(20), "trib")
+  eq(p, pent(11), "pent")
+  truthy(calls >= 2, "the hook was called " .. calls .. " times")
+end)
+
+-- An inner loop with a big body that stores to the same element each
+-- iteration is not strip-mined (LLVM would not vectorize it): it charges
+-- each iteration (codegen/cg_func.c, stores_invariant).
+local function tally(a, x, n)
+  for i = 1, #a do
+    for j = 1, n do
+      local k = (j & 3) + 1
+      local p, q, r = x[k], x[5 - k], x[(k & 1) + 1]
+      local u = (p * q + r) % 7 + (p ~ q) * 3 - (r | 1) + (q & 3) * (p - r)
+      local w = (u * 5 - p) % 11 + (q * r) % 13 - (u ~ r) % 5
+      a[i] = a[i] + p + (u - u) + (w - w)
+    end
+  end
+end
+local jtally = kjit.jit(tally)
+
+ptest("an inner loop storing to one element polls while it runs", function()
+  local a, x = kjit.zeros(2, "i64"), kjit.array({ 1, 2, 3, 4 }, "i64")
+  debug.sethook(raise_on(1, "tally stopped"), "", HUGE)
+  raises("tally stopped", jtally, a, x, math.maxinteger)
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local b = kjit.zeros(2, "i64")
+  jtally(b, x, 1 << 20)
+  debug.sethook()
+  eq(b[1], 10 * (1 << 18), "b[1]")
+  eq(b[2], 10 * (1 << 18), "b[2]")
+  truthy(calls >= 16, "polls in two 2^20-iteration loops: " .. calls)
+end)
+
 -- kjit.prange: workers never touch Lua; the calling thread polls (in its
 -- own chunks and while it waits) and stops them all.
 local pforever = kjit.jit(function(a, n)
