@@ -38,7 +38,7 @@
 #include "ir/ir_type.h"
 #include "ir/ir_builtins.h"
 #include "codegen/target.h"
-#include "runtime/runtime_poll.h"
+#include "common/runtime_err.h"
 
 typedef struct CgVal {
   Type t;

@@ -14,7 +14,7 @@
 #include <string.h>
 #include "codegen/cg.h"
 #include "common/arena.h"
-#include "runtime/runtime_err.h"
+#include "common/runtime_err.h"
 
 /* A constant message for err->msg. Targets without string globals (NVVM:
 ** no globals in the generic address space, and the host could not read

@@ -11,7 +11,7 @@
 */
 #include <stdio.h>
 #include "codegen/cg.h"
-#include "runtime/runtime_err.h"
+#include "common/runtime_err.h"
 
 static int math_name(const char *base, int is_f32, char *buf, size_t n) {
   snprintf(buf, n, "__nv_%s%s", base, is_f32 ? "f" : "");

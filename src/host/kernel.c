@@ -47,7 +47,7 @@
 #include "host/kernel.h"
 #include "ir/ir_builtins.h"
 #include "ir/ir_type.h"
-#include "runtime/runtime_err.h"
+#include "common/runtime_err.h"
 #include "host/options.h"
 #include "host/signature.h"
 #include "host/driver.h"

@@ -34,10 +34,10 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include "lua.h"
-#include "common/compile.h"
+#include "common/runtime_err.h"
 
-/* Compiled code polls after about this many back edges or entries. */
-#define KRT_POLL_INTERVAL ((int64_t)1 << 16)
+/* KRT_POLL_INTERVAL (common/runtime_err.h): compiled code polls after
+** about this many back edges or entries. */
 
 /* The poll: 0 continue; nonzero: err is filled (KE_INTERRUPT, KE_LUAERR,
 ** KE_STOPPED), return failure now. Registered with the JIT by name. */

@@ -14,6 +14,10 @@
 #include <stddef.h>
 #include "common/compile.h"
 
+/* Compiled code polls after about this many back edges or entries (the
+** generator charges a countdown; runtime/runtime_poll.c answers). */
+#define KRT_POLL_INTERVAL ((int64_t)1 << 16)
+
 /* The fields of KErr the code generators mirror, in its order (the LLVM
 ** struct codegen builds). KErr's later fields (poll_left, L) are the
 ** dispatchers' and the run time's: a generator that uses poll_left mirrors
