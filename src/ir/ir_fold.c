@@ -1,0 +1,161 @@
+/*
+** ir_fold.c: constant folding for the typer (ir_type.c), computed as Lua
+** 5.4 computes: arithmetic as lvm.c (integer wrap, floor division and
+** modulo, bitwise operators on integral floats) and the math built-ins as
+** lmathlib.c. Each returns 0 where Lua would raise (1//0, math.fmod(1, 0),
+** 1.5|0), so the operation is left to run and raise at its own line.
+*/
+#include "ir/ir_fold.h"
+#include <math.h>
+#include <string.h>
+#include "ir/ir.h"
+
+int kty_float_to_int(lua_Number f, lua_Integer *out) {
+  if (floor(f) != f || !(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) return 0;
+  *out = (lua_Integer)f;
+  return 1;
+}
+
+static lua_Integer shiftl(lua_Integer x, lua_Integer y) {
+  if (y < 0) return y <= -64 ? 0 : (lua_Integer)((lua_Unsigned)x >> (lua_Unsigned)-y);
+  return y >= 64 ? 0 : (lua_Integer)((lua_Unsigned)x << y);
+}
+
+/* Folds a op b into r; 0 when it raises (1//0, 1%0, 1.5|0) or a is not
+** a number constant. */
+int kty_fold_arith(int op, KtyConst a, KtyConst b, KtyConst *r) {
+  if ((a.kind != T_INT && a.kind != T_F64) || (b.kind != T_INT && b.kind != T_F64)) return 0;
+  memset(r, 0, sizeof *r);
+  if (op >= KIR_BAND && op <= KIR_SHR) {   /* bitwise */
+    lua_Integer x, y;
+    if (a.kind == T_INT) x = a.v.i; else if (!kty_float_to_int(a.v.f, &x)) return 0;
+    if (b.kind == T_INT) y = b.v.i; else if (!kty_float_to_int(b.v.f, &y)) return 0;
+    r->kind = T_INT;
+    switch (op) {
+    case KIR_BAND: r->v.i = x & y; break;
+    case KIR_BOR: r->v.i = x | y; break;
+    case KIR_BXOR: r->v.i = x ^ y; break;
+    case KIR_SHL: r->v.i = shiftl(x, y); break;
+    default: r->v.i = shiftl(x, (lua_Integer)(0u - (lua_Unsigned)y)); break;
+    }
+    return 1;
+  }
+  if (a.kind == T_INT && b.kind == T_INT && op != KIR_DIV && op != KIR_POW) {
+    lua_Unsigned x = (lua_Unsigned)a.v.i, y = (lua_Unsigned)b.v.i;
+    lua_Integer m = a.v.i, n = b.v.i;
+    r->kind = T_INT;
+    switch (op) {
+    case KIR_ADD: r->v.i = (lua_Integer)(x + y); break;
+    case KIR_SUB: r->v.i = (lua_Integer)(x - y); break;
+    case KIR_MUL: r->v.i = (lua_Integer)(x * y); break;
+    case KIR_IDIV:
+      if (n == 0) return 0;
+      if (n == -1) { r->v.i = (lua_Integer)(0u - x); break; }
+      r->v.i = m / n;
+      if ((m ^ n) < 0 && m % n != 0) r->v.i -= 1;
+      break;
+    default:   /* MOD */
+      if (n == 0) return 0;
+      if (n == -1) { r->v.i = 0; break; }
+      r->v.i = m % n;
+      if (r->v.i != 0 && (r->v.i ^ n) < 0) r->v.i += n;
+      break;
+    }
+    return 1;
+  }
+  lua_Number x = a.kind == T_INT ? (lua_Number)a.v.i : a.v.f;
+  lua_Number y = b.kind == T_INT ? (lua_Number)b.v.i : b.v.f;
+  r->kind = T_F64;
+  switch (op) {
+  case KIR_ADD: r->v.f = x + y; break;
+  case KIR_SUB: r->v.f = x - y; break;
+  case KIR_MUL: r->v.f = x * y; break;
+  case KIR_DIV: r->v.f = x / y; break;
+  case KIR_POW: r->v.f = y == 2 ? x * x : pow(x, y); break;
+  case KIR_IDIV: r->v.f = floor(x / y); break;
+  default: {   /* MOD: luai_nummod */
+    lua_Number m = fmod(x, y);
+    if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+    r->v.f = m;
+    break;
+  }
+  }
+  return 1;
+}
+
+/* A built-in of constants, computed as Lua's lmathlib.c does: 0 when it
+** raises (math.fmod(1, 0)) or is not folded. */
+int kty_fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r) {
+  for (int i = 0; i < n; i++)
+    if (a[i].kind != T_INT && a[i].kind != T_F64) return 0;
+  if (n == 0) return 0;
+#define FLT(c) ((c).kind == T_INT ? (lua_Number)(c).v.i : (c).v.f)
+  memset(r, 0, sizeof *r);
+  switch (rule) {
+  case KTY_R_ROUND: {
+    if (a[0].kind == T_INT) { *r = a[0]; return 1; }
+    lua_Number f = id == B_MATH_FLOOR ? floor(a[0].v.f) : ceil(a[0].v.f);
+    lua_Integer i;
+    if (kty_float_to_int(f, &i)) { r->kind = T_INT; r->v.i = i; }
+    else { r->kind = T_F64; r->v.f = f; }
+    return 1;
+  }
+  case KTY_R_SAME:   /* math.abs */
+    *r = a[0];
+    if (a[0].kind == T_INT) { if (a[0].v.i < 0) r->v.i = (lua_Integer)(0u - (lua_Unsigned)a[0].v.i); }
+    else r->v.f = fabs(a[0].v.f);
+    return 1;
+  case KTY_R_JOIN: {   /* math.max, math.min: the first extreme, its subtype */
+    int best = 0;
+    for (int i = 1; i < n; i++) {
+      int lt = (a[best].kind == T_INT && a[i].kind == T_INT)
+             ? (id == B_MATH_MAX ? a[best].v.i < a[i].v.i : a[i].v.i < a[best].v.i)
+             : (id == B_MATH_MAX ? FLT(a[best]) < FLT(a[i]) : FLT(a[i]) < FLT(a[best]));
+      if (lt) best = i;
+    }
+    *r = a[best];
+    return 1;
+  }
+  case KTY_R_TOINTEGER: {
+    lua_Integer i;
+    if (a[0].kind == T_INT) *r = a[0];
+    else if (kty_float_to_int(a[0].v.f, &i)) { r->kind = T_INT; r->v.i = i; }
+    else r->kind = T_NIL;
+    return 1;
+  }
+  case KTY_R_FMOD:
+    if (a[0].kind == T_INT && a[1].kind == T_INT) {
+      lua_Integer d = a[1].v.i;
+      if (d == 0) return 0;
+      r->kind = T_INT;
+      r->v.i = d == -1 ? 0 : a[0].v.i % d;   /* C's remainder, as lmathlib */
+      return 1;
+    }
+    r->kind = T_F64;
+    r->v.f = fmod(FLT(a[0]), FLT(a[1]));
+    return 1;
+  case KTY_R_FLOAT: {
+    lua_Number x = FLT(a[0]);
+    r->kind = T_F64;
+    switch (id) {
+    case B_MATH_SQRT: r->v.f = sqrt(x); break;
+    case B_MATH_SIN: r->v.f = sin(x); break;
+    case B_MATH_COS: r->v.f = cos(x); break;
+    case B_MATH_TAN: r->v.f = tan(x); break;
+    case B_MATH_ASIN: r->v.f = asin(x); break;
+    case B_MATH_ACOS: r->v.f = acos(x); break;
+    case B_MATH_EXP: r->v.f = exp(x); break;
+    case B_MATH_ATAN: r->v.f = atan2(x, n >= 2 ? FLT(a[1]) : 1.0); break;
+    default: {   /* math.log */
+      if (n < 2) { r->v.f = log(x); break; }
+      lua_Number b = FLT(a[1]);
+      r->v.f = b == 2.0 ? log2(x) : b == 10.0 ? log10(x) : log(x) / log(b);
+      break;
+    }
+    }
+    return 1;
+  }
+  default: return 0;
+  }
+#undef FLT
+}
