@@ -103,6 +103,9 @@ typedef struct CG {
   LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
                                                peeled loop used after it */
   KirBlock *curblock;       /* the block being emitted */
+  LLVMBasicBlockRef *fusedbb;  /* blocks emitted inside their predecessor
+                                  (cg_fuse.c): left unreachable */
+  int nfused, capfused;
   unsigned blockgen;        /* counts emit_block calls: what one emission of a block
                                computed dominates the rest of that emission */
   /* cg_array.c: T_NUMBER keys converted to integers in this emission of
@@ -193,6 +196,7 @@ CgVal cg_number_side(CG *G, CgVal n, int isfloat);  /* a T_NUMBER's int or float
 CgVal cg_arith(CG *G, const KirInsn *v);
 CgVal cg_unary(CG *G, const KirInsn *v);
 CgVal cg_compare(CG *G, const KirInsn *v);
+KirBlock *cg_fuse_next(const CG *G, const KirBlock *b);   /* cg_fuse.c */
 LLVMValueRef cg_cmp_num(CG *G, int cmp, CgVal a, CgVal b);   /* concrete numbers */
 enum { CG_LT, CG_LE, CG_EQ };
 /* Runs fn on concrete operands: every T_NUMBER operand splits into its

@@ -1066,6 +1066,46 @@ static void emit_insn(CG *G, KirInsn *v) {
   }
 }
 
+static void store_spill(CG *G, const KirInsn *v);
+
+/* `a and b` tested by one branch (cg_fuse.c says when and why): the next
+** block's instructions here, then a branch on both tests to where the next
+** block went when both hold, and to the common exit otherwise. Its own
+** LLVM block in this copy is left unreachable (emit_block). */
+static int fuse_branch(CG *G, KirBlock *b) {
+  KirBlock *s = cg_fuse_next(G, b);
+  if (s == NULL) return 0;
+  LLVMValueRef (*tab)[3 + KJIT_MAXDIMS];
+  LLVMBasicBlockRef sbb = edge_target(G, b, s, &tab);
+  if (G->nfused == G->capfused) {
+    int cap = G->capfused ? 2 * G->capfused : 16;
+    LLVMBasicBlockRef *n = cg_zalloc(G, sizeof *n * (size_t)cap);
+    if (G->nfused) memcpy(n, G->fusedbb, sizeof *n * (size_t)G->nfused);
+    G->fusedbb = n;
+    G->capfused = cap;
+  }
+  G->fusedbb[G->nfused++] = sbb;
+  int si = b->succ[0] == s ? 0 : 1;
+  KirBlock *x = b->succ[1 - si];
+  LLVMValueRef c1 = cg_truthy(G, cg_val(G, b->term->args[0]));
+  if (si == 1) c1 = LLVMBuildNot(G->B, c1, "");
+  KirBlock *saved = G->curblock;
+  G->curblock = s;
+  for (int i = 0; i < s->ninsns; i++) {
+    emit_insn(G, s->insns[i]);
+    store_spill(G, s->insns[i]);
+  }
+  G->curblock = saved;
+  int yi = s->succ[0] == x ? 1 : 0;   /* where s goes when its test holds */
+  LLVMValueRef c2 = cg_truthy(G, cg_val(G, s->term->args[0]));
+  if (yi == 1) c2 = LLVMBuildNot(G->B, c2, "");
+  LLVMValueRef both = LLVMBuildAnd(G->B, c1, c2, "both");
+  LLVMBasicBlockRef ty = add_edge(G, s, s->succ[yi]);
+  LLVMBasicBlockRef tx = add_edge(G, b, x);
+  LLVMBuildCondBr(G->B, both, ty, tx);
+  return 1;
+}
+
 static void emit_term(CG *G, KirBlock *b) {
   KirInsn *v = b->term;
   cg_defer_flush(G);
@@ -1077,6 +1117,7 @@ static void emit_term(CG *G, KirBlock *b) {
     break;
   case KIR_BR:
     if (cg_prange_br(G, b, v)) break;   /* a prange loop's header test */
+    if (fuse_branch(G, b)) break;
     branch(G, b, cg_truthy(G, cg_val(G, v->args[0])));
     break;
   case KIR_RET: emit_ret(G, v); break;
@@ -1155,6 +1196,12 @@ static void store_spill(CG *G, const KirInsn *v) {
 
 /* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
 static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
+  for (int i = 0; i < G->nfused; i++)
+    if (G->fusedbb[i] == bb) {   /* emitted in its predecessor (fuse_branch) */
+      LLVMPositionBuilderAtEnd(G->B, bb);
+      LLVMBuildUnreachable(G->B);
+      return;
+    }
   G->curblock = blk;
   G->blockgen++;
   LLVMPositionBuilderAtEnd(G->B, bb);

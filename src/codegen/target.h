@@ -70,6 +70,8 @@ typedef struct KcgTarget {
   int version_novec;             /* the checked copy of a versioned loop
                                     (cg_version.c) is marked not to
                                     vectorize (LLVM 7 NVVM: no such hint) */
+  int fuse_tests;                /* `while a and b` with a pure, cheap b: one
+                                    branch on both tests (cg_fuse.c) */
 } KcgTarget;
 
 extern const KcgTarget kcg_target_cpu;

@@ -191,4 +191,5 @@ const KcgTarget kcg_target_nvptx = {
   .zero_by_store = 1,
   .runtime_ir = runtime_ir,
   .version_novec = 0,          /* LLVM 7 NVVM: no llvm.loop hints */
+  .fuse_tests = 1,             /* a branch per test cost mandelbrot 10% */
 };

@@ -381,7 +381,43 @@ test("mandelbrot's counter is 32-bit in PTX, with the 64-bit loop beside it", fu
   local ptx = cuda.compile_ptx(mandel, "void(f32[:,:], f32, f32, f32, f32, i64)")
   truthy(ptx:find("setp%.lt%.s32") and ptx:find("add%.s32"), "a 32-bit counter loop:\n" .. ptx)
   truthy(ptx:find("setp%.lt%.s64"), "and the 64-bit one:\n" .. ptx)
+  -- `k < maxit and zx * zx + zy * zy <= 4.0`: the second test cannot raise,
+  -- so both are tested by one branch (src/codegen/cg_fuse.c)
+  truthy(ptx:find("and%.pred"), "one branch on both tests:\n" .. ptx)
   ptxas.check(ptx)
+end)
+
+-- `while a and b` where b can raise (an array read) keeps two tests: b
+-- runs only when a holds, on the GPU as in the simulators
+local function guarded_scan(out, x, n)
+  local t = cuda.grid(1)
+  local i = t
+  while i <= n and x[i] > 0.0 do i = i + 1 end
+  out[t] = i
+end
+
+test("`while a and b`: b is not run when a fails, if it can raise", function()
+  local n = 6
+  local x = kjit.array({ 1.0, 2.0, 0.0, 4.0, 5.0, 6.0 })
+  -- in the simulator, and on the GPU when there is one (where a read of
+  -- x[n + 1] run ahead of `i <= n` would raise "out of bounds")
+  for _, simulated in ipairs(GPU and { true, false } or { true }) do
+    local out = kjit.zeros(n, "i64")
+    local prev = cuda.simulate(simulated)
+    local dx = simulated and x or cuda.to_device(x)
+    local dout = simulated and out or cuda.to_device(out)
+    cuda.jit(guarded_scan)[{1, n}](dout, dx, n)
+    if not simulated then out = dout:copy_to_host() end
+    cuda.simulate(prev)
+    for t = 1, n do
+      local i = t
+      while i <= n and x[i] > 0.0 do i = i + 1 end
+      eq(out[t], i, "thread " .. t .. (simulated and " (simulated)" or " (GPU)"))
+    end
+  end
+  if BACKEND == "libNVVM" then
+    ptxas.check(cuda.compile_ptx(guarded_scan, "void(i64[:], f64[:], i64)"))
+  end
 end)
 
 -- A narrow counter read after the loop, and a loop with two exits: each
