@@ -673,6 +673,14 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_BOOL);
   }
   if (v->op == KIR_LEN) {
+    if (ka.kind == T_STR) {   /* #"text": a constant, as Lua counts it (bytes) */
+      k->kind = T_INT;
+      k->v.i = (lua_Integer)ka.len;
+      return ty(T_INT);
+    }
+    if (a.kind == T_STR)
+      REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
+             "compiled code");
     if (a.kind != T_BUF)
       REFUSE(S, sp, v, "attempt to get length of a %s value%s", luaname(a, tb, sizeof tb),
              describe(sp, x, db, sizeof db));
@@ -723,6 +731,8 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     return ty(T_BOOL);
   }
+  if (a.kind == T_STR && b.kind == T_STR)
+    REFUSE(S, sp, v, "ordering strings ('<', '<=', '>', '>=') is not supported in compiled code");
   a = numview(a); b = numview(b);
   if (!isnum(a)) FROZEN_NIL(S, sp, v, v->args[0]);
   if (!isnum(b)) FROZEN_NIL(S, sp, v, v->args[1]);
@@ -985,7 +995,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   }
   if (n < row->minargs && row->rule != KTY_R_PRANGE)   /* prange: its own message */
     REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1, name,
-           row->rule == KTY_R_ERROR ? "message" : row->rule == KTY_R_ASSERT ? "value" : "number");
+           row->rule == KTY_R_ERROR ? "message" :
+           row->rule == KTY_R_ASSERT || row->rule == KTY_R_TYPE ? "value" : "number");
   if (row->rule == KTY_R_ERROR) {
     if (kargs[0].kind != T_STR)
       REFUSE(S, sp, v, "error() in compiled code takes a constant string message");

@@ -641,4 +641,24 @@ test("strings that are not constants are refused, never compared wrongly", funct
     return math.type(s) == nil
   end
   expect(line_of(maybe, 2), "math.type of a value that may be nil or false", jit_call, maybe, 1)
+  -- what Lua allows on strings but compiled code does not: said so, not
+  -- worded as a Lua run-time error
+  local function len(n)
+    local s = 0
+    if n > 5 then s = 0.5 end
+    return #math.type(s)
+  end
+  expect(line_of(len, 3), "the length of a string that is not a constant is not supported",
+         jit_call, len, 1)
+  local function order(a) return "a" < "b" and a or 0 end
+  expect(line_of(order, 0), "ordering strings ('<', '<=', '>', '>=') is not supported",
+         jit_call, order, 1)
+end)
+
+test("#'text' of a constant string is its length, as in Lua", function()
+  need_jit()
+  local function f(x) return #"abcde" + x, #"" end
+  local a, b = jit_call(f, 1)
+  eq(a, 6); eq(b, 0)
+  eq(math.type(a), "integer")
 end)
