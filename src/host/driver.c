@@ -17,34 +17,16 @@
 #include "codegen/kcg.h"
 #include "host/driver.h"
 
-/* The typer session's slot for the value at idx (the same scheme as
-** ir_type.c's keep_value: values table maps slot -> value and back); a
+/* The typer session's slot for the value at idx (kty_keep_value); a
 ** kjit.jit object is its Lua function. */
 static int keep_value(KtySession *T, int idx) {
   lua_State *L = T->L;
   idx = lua_absindex(L, idx);
-  if (luaL_testudata(L, idx, "kjit.jit")) {
-    lua_getiuservalue(L, idx, 1);
-    int ref = keep_value(T, -1);
-    lua_pop(L, 1);
-    return ref;
-  }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, T->values_ref);
-  lua_pushvalue(L, idx);
-  lua_rawget(L, -2);
-  if (lua_isinteger(L, -1)) {
-    int ref = (int)lua_tointeger(L, -1);
-    lua_pop(L, 2);
-    return ref;
-  }
+  if (!luaL_testudata(L, idx, "kjit.jit")) return kty_keep_value(T, idx);
+  lua_getiuservalue(L, idx, 1);
+  int ref = kty_keep_value(T, -1);
   lua_pop(L, 1);
-  lua_pushvalue(L, idx);
-  lua_rawseti(L, -2, ++T->nvalues);
-  lua_pushvalue(L, idx);
-  lua_pushinteger(L, T->nvalues);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-  return T->nvalues;
+  return ref;
 }
 
 static void sig_text(luaL_Buffer *b, const Type *t, int n) {

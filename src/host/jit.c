@@ -209,10 +209,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
   S->parallel = o->parallel;
-  JitSpec *js = calloc(1, sizeof *js);
-  if (js == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
-  sb->result = js;
-  sb->free_result = free_unlinked_spec;
+  JitSpec *js = ks_session_result(L, sb, sizeof *js, free_unlinked_spec);
   jmp_buf jb;
   S->jb = &jb;
   int top = lua_gettop(L);

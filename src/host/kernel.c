@@ -212,10 +212,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   SessionBox *sb = ks_push_session(L, k->boundscheck, k->fastmath, k->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
-  KernSpec *ks = calloc(1, sizeof *ks);
-  if (ks == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
-  sb->result = ks;
-  sb->free_result = free_unlinked_kspec;
+  KernSpec *ks = ks_session_result(L, sb, sizeof *ks, free_unlinked_kspec);
   jmp_buf jb;
   S->jb = &jb;
   int top = lua_gettop(L);

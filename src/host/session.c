@@ -2,6 +2,7 @@
 ** session.c: see session.h.
 */
 #include <string.h>
+#include <stdlib.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "host/buffer.h"
@@ -44,4 +45,12 @@ SessionBox *ks_push_session(lua_State *L, int boundscheck, int fastmath, int opt
   S->fastmath = fastmath;
   S->opt = opt;
   return sb;
+}
+
+void *ks_session_result(lua_State *L, SessionBox *sb, size_t size, void (*free_result)(void *)) {
+  void *r = calloc(1, size);
+  if (r == NULL) { ks_release_session(L, sb); luaL_error(L, "not enough memory"); }
+  sb->result = r;
+  sb->free_result = free_result;
+  return r;
 }

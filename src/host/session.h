@@ -28,6 +28,11 @@ typedef struct SessionBox {
 ** (sets result to NULL) before releasing the session. */
 SessionBox *ks_push_session(lua_State *L, int boundscheck, int fastmath, int opt);
 
+/* The object the compile builds (size zeroed bytes), held by the session
+** and freed with free_result unless the caller takes it; out of memory:
+** releases the session and raises. */
+void *ks_session_result(lua_State *L, SessionBox *sb, size_t size, void (*free_result)(void *));
+
 /* Frees everything the session still holds; safe to call twice. */
 void ks_release_session(lua_State *L, SessionBox *sb);
 

@@ -291,7 +291,7 @@ static const char *table_get(lua_State *L) {
 
 /* The slot of the value at idx (a table or a function), the same slot for
 ** the same value: the values table maps slots to values and back. */
-static int keep_value(KtySession *S, int idx) {
+int kty_keep_value(KtySession *S, int idx) {
   lua_State *L = S->L;
   idx = lua_absindex(L, idx);
   lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
@@ -365,15 +365,15 @@ static KtyConst freeze(KtySession *S) {
     k.kind = T_STR; k.str = ka_strndup(S->A, s, n); k.len = n;
     break;
   }
-  case LUA_TTABLE: k.kind = T_TABLE; k.ref = keep_value(S, -1); break;
+  case LUA_TTABLE: k.kind = T_TABLE; k.ref = kty_keep_value(S, -1); break;
   case LUA_TFUNCTION:
-    if (!lua_iscfunction(L, -1)) { k.kind = T_FUNC; k.ref = keep_value(S, -1); }
+    if (!lua_iscfunction(L, -1)) { k.kind = T_FUNC; k.ref = kty_keep_value(S, -1); }
     else if ((k.ref = builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
     else k.str = "a C function";
     break;
   case LUA_TUSERDATA:
     if (luaL_testudata(L, -1, "kjit.jit")) {   /* a kjit.jit object: its function */
-      if (lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) { k.kind = T_FUNC; k.ref = keep_value(S, -1); }
+      if (lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) { k.kind = T_FUNC; k.ref = kty_keep_value(S, -1); }
       else k.str = "a userdata";
       lua_pop(L, 1);
     } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
@@ -1402,7 +1402,7 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   KtySpec *sp = alloc(S, sizeof *sp);
   sp->index = S->nspecs;
   sp->luaptr = ptr;
-  sp->ref = keep_value(S, fidx);
+  sp->ref = kty_keep_value(S, fidx);
   lua_Debug ar;
   lua_pushvalue(L, fidx);
   lua_getinfo(L, ">S", &ar);

@@ -129,6 +129,9 @@ typedef struct KtySession {
 ** the values it kept. */
 void kty_open(KtySession *S, lua_State *L, Arena *A);
 void kty_close(KtySession *S);
+/* The slot of the value at idx (a table or a function) in the session's
+** values table, the same slot for the same value (constants refer to it). */
+int kty_keep_value(KtySession *S, int idx);
 
 /* Types the Lua function at stack index fidx for nargs argument types
 ** (missing ones are nil), and every callee it reaches. Returns its
