@@ -41,22 +41,11 @@
 #include "lualib.h"
 #include "kjit.h"
 
-static int npass, nfail;
 
 /* a sampled sweep: runs per mode (the full one makes about 2,300 in all) */
 enum { SAMPLE_RUNS = 150, EARLY_RUNS = 8 };
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (cond) {                                                                \
-      npass++;                                                                 \
-    } else {                                                                   \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 typedef struct {
   long count;        /* allocations (new blocks and growths) so far */

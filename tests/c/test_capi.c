@@ -25,19 +25,8 @@
 #include <lualib.h>
 #include "kjit.h"
 
-static int npass, nfail;
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (cond) {                                                                \
-      npass++;                                                                 \
-    } else {                                                                   \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static char tmpdir[64];
 

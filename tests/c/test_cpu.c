@@ -25,19 +25,8 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "quarantine_size_mb=8"; }
 
-static int npass, nfail;
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (cond) {                                                                \
-      npass++;                                                                 \
-    } else {                                                                   \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 /* Wall clock in milliseconds. */
 static double now_ms(void) {

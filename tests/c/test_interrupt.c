@@ -37,18 +37,9 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
 
-static int npass, nfail, nskip;   /* nothing skips (the results file has the column) */
+static int nskip;   /* nothing skips (the results file has the column) */
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (cond) npass++;                                                         \
-    else {                                                                     \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static double now_ms(void) {
   struct timespec t;

@@ -69,6 +69,22 @@ function resurrected(make)
   return table.unpack(saved.v, 1, saved.v.n)
 end
 
+-- write_file(path, text) and read_file(path) (nil when it cannot be read),
+-- bytes as they are.
+function write_file(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 function skip(reason) error({ skip = reason }, 0) end
 
 function test(name, fn)

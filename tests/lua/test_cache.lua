@@ -12,19 +12,7 @@ local lua_exe = "lua5.4"
 
 local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+-- write_file, read_file: harness.lua
 
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1", "r"))

@@ -29,19 +29,7 @@ local function run(cmd)
   return out, ok, how, code
 end
 
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+-- write_file, read_file: harness.lua
 
 -- the directory of kjit.so (the harness's first argument), made absolute
 -- because children run in other directories
