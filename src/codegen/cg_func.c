@@ -1285,6 +1285,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->chunk = NULL;
   G->chunkbb = NULL;
   G->ophis = NULL;
+  G->nfused = 0;   /* (blocks of the functions before are all emitted) */
   G->results = cg_zalloc(G, sizeof(CgVal *) * (size_t)f->ninsns);
   G->nresults = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   if (f->nblocks > 0 && f->blocks[0]->npreds > 0)
