@@ -5,7 +5,8 @@
 # compiling, calling and collecting at the same time in different pthreads,
 # plus the parallel thread pool. Any data race TSan sees in kjit's own code
 # is a failure (halt_on_error). LLVM and liblua are not instrumented: races
-# inside them are not seen, their locks are (pthread interceptors).
+# inside them are not seen, their locks are (pthread interceptors); those
+# libNVVM makes are ignored (tests/sh/tsan.supp).
 #
 #   bash tests/sh/test_tsan.sh           # writes build/test-results/test_tsan.txt
 #
@@ -54,7 +55,8 @@ fi
 # halt_on_error: the first race fails the run; second_deadlock_stack for
 # lock-order reports. The test's own results go to a file of its own.
 log=$out/test_threads.log
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}" \
+# tsan.supp: libNVVM's own locking, which TSan cannot see (the file says why).
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 suppressions=$PWD/tests/sh/tsan.supp ${TSAN_OPTIONS:-}" \
   "$out/test_threads" "$out/test_threads.txt" >"$log" 2>&1
 rc=$?
 check "test_threads passes" test "$rc" -eq 0
