@@ -1,0 +1,113 @@
+/*
+** llvm_load.c: libLLVM loaded on first use (see llvm_load.h).
+**
+** The stubs and their table come from tools/llvm_stubs.lua (llvm_stubs.c
+** in the build directory). An empty slot sends its stub to
+** kjit_llvm_resolve (below), which saves the argument registers, calls
+** kjit_llvm_bind (loads libLLVM, fills every slot), restores them and
+** jumps to the function. Slots are written once, before `loaded` is set;
+** a stub reading a slot sees either 0 (and goes to the once-guarded
+** loader) or the final address.
+*/
+#include "backend/llvm_load.h"
+
+#ifdef KJIT_LLVM_DLOPEN
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const int kjit_llvm_nstubs;
+extern void *kjit_llvm_slots[];
+extern const char *const kjit_llvm_names[];
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded;
+static char load_err[768];
+
+/* KJIT_LIBLLVM: the library the build linked against (llvm-config
+   --libfiles), then its name alone (the loader's search path). */
+static void load(void) {
+  static const char *const paths[] = {KJIT_LIBLLVM, KJIT_LIBLLVM_NAME};
+  void *h = NULL;
+  const char *why = "?";
+  for (size_t i = 0; i < sizeof paths / sizeof *paths && !h; i++) {
+    h = dlopen(paths[i], RTLD_LAZY | RTLD_LOCAL);
+    if (!h) why = dlerror();
+  }
+  if (!h) {
+    snprintf(load_err, sizeof load_err, "cannot load LLVM (%s): %s", KJIT_LIBLLVM, why);
+    return;
+  }
+  for (int i = 0; i < kjit_llvm_nstubs; i++) {
+    void *f = dlsym(h, kjit_llvm_names[i]);
+    if (!f) {
+      snprintf(load_err, sizeof load_err, "LLVM (%s) has no function %s", KJIT_LIBLLVM,
+               kjit_llvm_names[i]);
+      /* slots already filled stay valid: the library stays loaded */
+      return;
+    }
+    __atomic_store_n(&kjit_llvm_slots[i], f, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
+}
+
+int kjit_llvm_load(const char **err) {
+  pthread_once(&once, load);
+  if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE)) return 0;
+  if (err) *err = load_err;
+  return -1;
+}
+
+int kjit_llvm_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
+
+/* Called by kjit_llvm_resolve for stub i: the function's address. */
+__attribute__((visibility("hidden"))) void *kjit_llvm_bind(int i);
+void *kjit_llvm_bind(int i) {
+  const char *err;
+  if (kjit_llvm_load(&err) != 0 || !kjit_llvm_slots[i]) {
+    /* an LLVM call before kjit_llvm_load was checked: nothing to return to */
+    fprintf(stderr, "kjit: %s\n", err ? err : "cannot load LLVM");
+    abort();
+  }
+  return kjit_llvm_slots[i];
+}
+
+/* The stub's arguments are in rdi, rsi, rdx, rcx, r8, r9, xmm0-7 (and al
+   for a variadic call); r11 holds its slot index. On entry rsp is 8 mod
+   16 (the stub was called, then jumped): push rbp makes it 16-aligned,
+   and 8 * 8 + 8 * 16 = 192 bytes of saves keep it so for the call. */
+__asm__(
+  ".text\n"
+  ".globl kjit_llvm_resolve\n.hidden kjit_llvm_resolve\n"
+  ".type kjit_llvm_resolve,@function\n.p2align 4\n"
+  "kjit_llvm_resolve:\n"
+  "  pushq %rbp\n  movq %rsp, %rbp\n  subq $192, %rsp\n"
+  "  movq %rdi, 0(%rsp)\n  movq %rsi, 8(%rsp)\n  movq %rdx, 16(%rsp)\n"
+  "  movq %rcx, 24(%rsp)\n  movq %r8, 32(%rsp)\n  movq %r9, 40(%rsp)\n"
+  "  movq %rax, 48(%rsp)\n"
+  "  movdqu %xmm0, 64(%rsp)\n  movdqu %xmm1, 80(%rsp)\n  movdqu %xmm2, 96(%rsp)\n"
+  "  movdqu %xmm3, 112(%rsp)\n  movdqu %xmm4, 128(%rsp)\n  movdqu %xmm5, 144(%rsp)\n"
+  "  movdqu %xmm6, 160(%rsp)\n  movdqu %xmm7, 176(%rsp)\n"
+  "  movl %r11d, %edi\n  call kjit_llvm_bind\n  movq %rax, %r11\n"
+  "  movq 0(%rsp), %rdi\n  movq 8(%rsp), %rsi\n  movq 16(%rsp), %rdx\n"
+  "  movq 24(%rsp), %rcx\n  movq 32(%rsp), %r8\n  movq 40(%rsp), %r9\n"
+  "  movq 48(%rsp), %rax\n"
+  "  movdqu 64(%rsp), %xmm0\n  movdqu 80(%rsp), %xmm1\n  movdqu 96(%rsp), %xmm2\n"
+  "  movdqu 112(%rsp), %xmm3\n  movdqu 128(%rsp), %xmm4\n  movdqu 144(%rsp), %xmm5\n"
+  "  movdqu 160(%rsp), %xmm6\n  movdqu 176(%rsp), %xmm7\n"
+  "  leave\n  jmp *%r11\n"
+  ".size kjit_llvm_resolve, .-kjit_llvm_resolve\n"
+);
+
+#else /* libLLVM is linked */
+
+int kjit_llvm_load(const char **err) {
+  (void)err;
+  return 0;
+}
+
+int kjit_llvm_loaded(void) { return 1; }
+
+#endif
