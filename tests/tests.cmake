@@ -14,6 +14,10 @@ if(KJIT_SANITIZE)
       "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"
       "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
+if(KJIT_LLVM_DLOPEN)
+  # test_cache.lua: LLVM must then be absent from processes that never compile
+  list(APPEND KJIT_TEST_ENV "KJIT_TEST_LLVM_DLOPEN=1")
+endif()
 foreach(t ${KJIT_LUA_TESTS})
   get_filename_component(n ${t} NAME_WE)
   add_test(NAME lua.${n}

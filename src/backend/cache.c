@@ -15,22 +15,22 @@
 **       48     8  checksum of key and payload
 **       56        key bytes, then payload bytes (file size must match)
 **
-** The CPU payload: u32 length of the entry name, the name (no NUL), then
-** the ELF object. The name is "kjit_c_" and 16 hex digits, made unique
-** per process by kc_unique_id: a second process (or a second load in the
-** same process) renames the symbol in the object's string table to a
-** fresh name of the same length before loading, so loaded copies never
-** clash in the JIT's one JITDylib.
+** The CPU payload: u32 length of the entry name, the name (no NUL), u32
+** length of the caller's extra bytes (what the dispatcher keeps from the
+** code generator: jit.c), those bytes, then the ELF object. The name is
+** "kjit_c_" and 16 hex digits. kjit's own loader (objload.c) loads the
+** object where it can, with no LLVM in the process; otherwise the LLVM
+** JIT does, after the symbol is renamed in the object's string table to a
+** fresh name of the same length (kc_unique_id), so that loaded copies
+** never clash in the JIT's one JITDylib.
 **
-** The key of CPU code is computed after the front end ran (parse, names,
-** type inference, IR generation: about 0.1 ms for a small function) and
-** covers the IR, so everything folded into the code is in it; a hit skips
-** the LLVM optimizer and code generator (the milliseconds). For the same
-** reason the payload holds only code: what the dispatcher keeps besides
-** (result kinds, the types text) comes from this process's front end, and
-** is part of the key (jit.c's "meta"), so a file is used only where they
-** agree. IR and assembly text are not kept: f:inspect("llvm"/"asm")
-** recompiles a specialization that came from the cache.
+** The key of CPU code (host/cache_key.c) is computed after typing, before
+** any LLVM IR is made, from the inputs of the typed IR (bytecode, frozen
+** values, argument types), the options, this build (kcache_build_id) and
+** the host's CPU (kcache_host_id, from cpuid on x86-64: no LLVM): a hit
+** skips the code generator, the LLVM optimizer and LLVM's start-up. IR
+** and assembly text are not kept: f:inspect("llvm"/"asm") recompiles a
+** specialization that came from the cache.
 */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
@@ -51,7 +51,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <llvm-c/BitWriter.h>
 
 #include "lauxlib.h"
 
@@ -503,103 +502,174 @@ static int elf_rename(unsigned char *obj, size_t len, const char *from,
 }
 #endif
 
-/* Key of a CPU module (see kcache_cpu_compile in cache.h): a malloc'd
-   text of *keylen bytes, or NULL. */
-static char *cpu_key(LLVMModuleRef M, LLVMValueRef F, int opt, const char *meta,
-                     size_t *keylen) {
-  /* the entry's name is unique per process: print the IR under a fixed one */
-  size_t oldlen;
-  const char *old = LLVMGetValueName2(F, &oldlen);
-  char *saved = malloc(oldlen + 1);
-  if (!saved) return NULL;
-  memcpy(saved, old, oldlen);
-  saved[oldlen] = 0;
-  LLVMSetValueName2(F, KEY_ENTRY, strlen(KEY_ENTRY));
-  /* bitcode, not text: the same content, written several times faster */
-  LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M);
-  LLVMSetValueName2(F, saved, oldlen);
-  free(saved);
-  if (!bc) return NULL;
-  const char *bid = kcache_build_id(), *host = kc_host_description();
-  size_t bclen = LLVMGetBufferSize(bc);
-  size_t n = strlen(bid) + strlen(host) + strlen(meta) + bclen + 64;
-  char *key = malloc(n);
-  if (key) {
-    int k = snprintf(key, n, "%s\nhost %s\nopt %d\nmeta %s\nbitcode\n", bid,
-                     host, opt, meta);
-    if (k > 0 && (size_t)k + bclen < n) {
-      memcpy(key + k, LLVMGetBufferStart(bc), bclen);
-      *keylen = (size_t)k + bclen;
-    } else {
-      free(key);
-      key = NULL;
+/* --- the host, without LLVM ------------------------------------------------------ */
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static char host_id[512];
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
+/* The CPU's identification and feature words: vendor, family, model and
+   stepping (leaf 1 eax), the feature flags of leaves 1, 7.0, 7.1, 0xd.1,
+   0x14, 0x19, 0x80000001 and 0x80000008, and the state the OS enables
+   (XCR0). LLVM chooses the host CPU name and features from these alone
+   (sys::getHostCPUName, getHostCPUFeatures), so two hosts with equal words
+   get the same code from the same LLVM. The APIC id (leaf 1 ebx bits
+   24-31) differs from core to core and is left out. */
+static void host_init(void) {
+  unsigned a, b, c, d, max, maxext;
+  char *p = host_id;
+  size_t left = sizeof host_id;
+#define HOST_PUT(...)                                   \
+  do {                                                  \
+    int k_ = snprintf(p, left, __VA_ARGS__);            \
+    if (k_ > 0 && (size_t)k_ < left) { p += k_; left -= (size_t)k_; } \
+  } while (0)
+  __cpuid(0, max, b, c, d);
+  char vendor[13];
+  memcpy(vendor, &b, 4);
+  memcpy(vendor + 4, &d, 4);
+  memcpy(vendor + 8, &c, 4);
+  vendor[12] = 0;
+  HOST_PUT("x86_64 %s", vendor);
+  unsigned ecx1 = 0;
+  if (max >= 1) {
+    __cpuid(1, a, b, c, d);
+    ecx1 = c;
+    HOST_PUT(" 1:%x,%x,%x,%x", a, b & 0x00ffffffu, c, d);
+  }
+  if (max >= 7) {
+    unsigned sub;
+    __cpuid_count(7, 0, sub, b, c, d);
+    HOST_PUT(" 7.0:%x,%x,%x,%x", sub, b, c, d);
+    if (sub >= 1) {
+      __cpuid_count(7, 1, a, b, c, d);
+      HOST_PUT(" 7.1:%x,%x,%x,%x", a, b, c, d);
     }
   }
-  LLVMDisposeMemoryBuffer(bc);
-  return key;
+  if (max >= 0xd) {
+    __cpuid_count(0xd, 1, a, b, c, d);
+    HOST_PUT(" d.1:%x", a);
+  }
+  if (max >= 0x14) {
+    __cpuid_count(0x14, 0, a, b, c, d);
+    HOST_PUT(" 14:%x,%x", b, c);
+  }
+  if (max >= 0x19) {
+    __cpuid_count(0x19, 0, a, b, c, d);
+    HOST_PUT(" 19:%x", b);
+  }
+  __cpuid(0x80000000, maxext, b, c, d);
+  if (maxext >= 0x80000001) {
+    __cpuid(0x80000001, a, b, c, d);
+    HOST_PUT(" e1:%x,%x", c, d);
+  }
+  if (maxext >= 0x80000008) {
+    __cpuid(0x80000008, a, b, c, d);
+    HOST_PUT(" e8:%x", b);
+  }
+  if (ecx1 & (1u << 27)) {   /* OSXSAVE: xgetbv works */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    HOST_PUT(" xcr0:%x,%x", hi, lo);
+  }
+#undef HOST_PUT
+}
+#else
+/* Elsewhere, LLVM's own description (which loads LLVM: a cache hit there
+   still needs it). */
+static void host_init(void) {
+  snprintf(host_id, sizeof host_id, "llvm %s", kc_host_description());
+}
+#endif
+
+const char *kcache_host_id(void) {
+  pthread_once(&host_once, host_init);
+  return host_id;
 }
 
-/* Loads a CPU payload: renames its entry to a fresh name and loads it. */
-static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr) {
-  uint32_t nl;
-  if (len < 4) return NULL;
+/* Loads a CPU payload (u32 entry name length, the name, u32 extra length,
+   the extra bytes, the ELF object): with objload.c when it takes the
+   object, else with the LLVM JIT under a fresh entry name. */
+static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr,
+                          void **extra, size_t *extralen) {
+  uint32_t nl, xl;
+  if (len < 8) return NULL;
   memcpy(&nl, blob, 4);
-  if (nl != ENTRY_LEN || len - 4 <= nl) return NULL;
+  if (nl != ENTRY_LEN || len - 8 <= nl) return NULL;
   char from[ENTRY_LEN + 1], to[ENTRY_LEN + 1];
   memcpy(from, blob + 4, nl);
   from[nl] = 0;
   if (strncmp(from, ENTRY_PREFIX, strlen(ENTRY_PREFIX)) != 0) return NULL;
-  snprintf(to, sizeof to, ENTRY_PREFIX "%016lx", kc_unique_id());
-  unsigned char *obj = blob + 4 + nl;
-  size_t objlen = len - 4 - nl;
-  if (elf_rename(obj, objlen, from, to) != 0) return NULL;
-  const char *names[1] = {to};
+  memcpy(&xl, blob + 4 + nl, 4);
+  size_t at = 8 + (size_t)nl;
+  if (xl >= len - at) return NULL;
+  unsigned char *x = blob + at;
+  unsigned char *obj = x + xl;
+  size_t objlen = len - at - xl;
   char *err = NULL;
-  KCpuCode *c = kc_load_object(obj, objlen, names, 1, addr, &err);
-  free(err); /* an unloadable file is a miss, not an error */
+  KCpuCode *c = kc_load_object_native(obj, objlen, from, addr, &err);
+  free(err);
+  if (!c) {
+    /* objload.c refused it: the LLVM JIT (its names are process-wide) */
+    snprintf(to, sizeof to, ENTRY_PREFIX "%016lx", kc_unique_id());
+    if (elf_rename(obj, objlen, from, to) != 0) return NULL;
+    const char *names[1] = {to};
+    c = kc_load_object(obj, objlen, names, 1, addr, &err);
+    free(err); /* an unloadable file is a miss, not an error */
+  }
+  if (!c) return NULL;
+  *extra = malloc(xl ? xl : 1);
+  if (!*extra) {
+    kc_free(c);
+    return NULL;
+  }
+  memcpy(*extra, x, xl);
+  *extralen = xl;
   return c;
 }
 
-KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
-                             int opt, const char *entry, const char *meta,
-                             void **addr, int *hit, char **err) {
+KCpuCode *kcache_cpu_load(const void *key, size_t keylen, void **addr,
+                          void **extra, size_t *extralen) {
+#ifdef KCACHE_ELF
   double t0 = k_now_ms();
-  if (hit) *hit = 0;
+  void *blob;
+  size_t len;
+  if (kcache_load("cpu", key, keylen, &blob, &len) != 0) return NULL;
+  KCpuCode *c = cpu_load(blob, len, addr, extra, extralen);
+  free(blob);
+  pthread_mutex_lock(&stats_lock);
+  if (c) {
+    stats.load_ms += k_now_ms() - t0;
+  } else { /* a valid file, unusable code */
+    stats.hits--;
+    stats.rejected++;
+  }
+  pthread_mutex_unlock(&stats_lock);
+  return c;
+#else
+  (void)key, (void)keylen, (void)addr, (void)extra, (void)extralen;
+  return NULL;
+#endif
+}
+
+KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                             int opt, const char *entry, const void *key,
+                             size_t keylen, const void *extra, size_t extralen,
+                             void **addr, char **err) {
   if (err) *err = NULL;
   LLVMValueRef F = NULL;
 #ifdef KCACHE_ELF
   if (M && entry) F = LLVMGetNamedFunction(M, entry);
 #endif
-  size_t keylen = 0;
-  char *key = F ? cpu_key(M, F, opt, meta ? meta : "", &keylen) : NULL;
-  if (!key) { /* nothing to key on: compile as without a cache */
+  if (!F || !key || extralen > UINT32_MAX) {   /* compile as without a cache */
     KCpuOptions o = {opt, 0, 0};
     const char *names[1] = {entry};
     return kc_compile(ctx, M, &o, names, 1, addr, NULL, NULL, err);
   }
-  void *blob;
-  size_t len;
-  if (kcache_load("cpu", key, keylen, &blob, &len) == 0) {
-    KCpuCode *c = cpu_load(blob, len, addr);
-    free(blob);
-    if (c) {
-      free(key);
-      LLVMDisposeModule(M);
-      kc_dispose_context(ctx);
-      if (hit) *hit = 1;
-      double dt = k_now_ms() - t0;
-      pthread_mutex_lock(&stats_lock);
-      stats.load_ms += dt;
-      pthread_mutex_unlock(&stats_lock);
-      return c;
-    }
-    pthread_mutex_lock(&stats_lock); /* a valid file, unusable code */
-    stats.hits--;
-    stats.rejected++;
-    pthread_mutex_unlock(&stats_lock);
-  }
-  /* A miss: compile under a fixed-width unique name, so that a later load
-     can rename it in place. */
+  /* compiled under a fixed-width unique name, so that a load by the LLVM
+     JIT can rename it in place */
   char name[ENTRY_LEN + 1];
   snprintf(name, sizeof name, ENTRY_PREFIX "%016lx", kc_unique_id());
   LLVMSetValueName2(F, name, ENTRY_LEN);
@@ -609,13 +679,15 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
   KCpuCode *c =
       kc_compile_obj(ctx, M, opt, names, 1, addr, &obj, &objlen, err);
   if (c) {
-    size_t plen = 4 + ENTRY_LEN + objlen;
+    size_t plen = 8 + ENTRY_LEN + extralen + objlen;
     unsigned char *p = malloc(plen);
     if (p) {
-      uint32_t nl = ENTRY_LEN;
+      uint32_t nl = ENTRY_LEN, xl = (uint32_t)extralen;
       memcpy(p, &nl, 4);
       memcpy(p + 4, name, ENTRY_LEN);
-      memcpy(p + 4 + ENTRY_LEN, obj, objlen);
+      memcpy(p + 4 + ENTRY_LEN, &xl, 4);
+      if (extralen) memcpy(p + 8 + ENTRY_LEN, extra, extralen);
+      memcpy(p + 8 + ENTRY_LEN + extralen, obj, objlen);
       kcache_store("cpu", key, keylen, p, plen);
       free(p);
     } else {
@@ -623,7 +695,6 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
     }
   }
   free(obj);
-  free(key);
   return c;
 }
 

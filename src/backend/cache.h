@@ -5,9 +5,9 @@
 **   - a blob store: an opaque payload saved under a key (any bytes), one
 **     file per key, for any backend (CPU object code here; PTX for
 **     kjit.cuda later);
-**   - the CPU use of it: kcache_cpu_compile, a drop-in for kc_compile
-**     that looks for the module's object code on disk before optimizing
-**     and generating machine code, and saves it after.
+**   - the CPU use of it: kcache_cpu_load (object code by key, loaded
+**     without LLVM where possible) and kcache_cpu_compile (kc_compile
+**     that also saves the object code under the key).
 **
 ** Directory: kcache_set_dir's, else $KJIT_CACHE_DIR, else
 ** $XDG_CACHE_HOME/kjit, else $HOME/.cache/kjit (created on first store).
@@ -36,7 +36,7 @@
 #include "backend/cpu.h"
 
 /* Bumped whenever the file layout or a payload layout changes. */
-#define KCACHE_FORMAT 1
+#define KCACHE_FORMAT 2
 
 /* ---- blob store ---------------------------------------------------------- */
 
@@ -89,20 +89,26 @@ void kcache_stats(KCacheStats *s, int reset);
 
 /* ---- CPU object code ------------------------------------------------------ */
 
-/* kc_compile for a module with one entry point named `entry`, through the
-   cache. The key is kcache_build_id, the host (kc_host_description), the
-   optimization level, `meta` (the caller's description of everything the
-   dispatcher derives from the compile: result types, options...) and the
-   module's unoptimized IR with the entry renamed to a fixed name, so the
-   key covers the source of every function compiled in, the constants
-   folded in and the argument types. On a hit the module is disposed of
-   and the stored object code is loaded under a fresh entry name; on a miss
-   the module is compiled to object code, which is loaded and saved. Sets
-   *hit (if hit) to 1 on a hit, 0 otherwise. Takes ownership of ctx and M
-   in all cases; *addr receives the entry address; errors as kc_compile. */
+/* The host's CPU for keys: on x86-64 its cpuid identification and
+   feature words (what LLVM picks the CPU name and features from), without
+   LLVM; elsewhere LLVM's host description (which loads LLVM). Static. */
+const char *kcache_host_id(void);
+
+/* Looks key up for CPU code. On a hit returns the code (loaded by kjit's
+   own loader, objload.h, or failing that by the LLVM JIT), with *addr its
+   entry and *extra a malloc'd copy of the bytes stored with it (*extralen
+   bytes); otherwise NULL (a miss, or an unusable file: counted rejected). */
+KCpuCode *kcache_cpu_load(const void *key, size_t keylen, void **addr,
+                          void **extra, size_t *extralen);
+
+/* kc_compile for a module with one entry point named `entry`, which also
+   stores the object code under key, with extra (the caller's bytes, given
+   back by kcache_cpu_load). Takes ownership of ctx and M in all cases;
+   *addr receives the entry address; errors as kc_compile. */
 KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
-                             int opt, const char *entry, const char *meta,
-                             void **addr, int *hit, char **err);
+                             int opt, const char *entry, const void *key,
+                             size_t keylen, const void *extra, size_t extralen,
+                             void **addr, char **err);
 
 /* Registers kjit.cache_clear, kjit.cache_stats and kjit.cache_dir into the
    module table at the top of the stack. */

@@ -27,6 +27,8 @@
 ** LLVM (e.g. a graphics driver).
 */
 #include "backend/cpu.h"
+#include "backend/llvm_load.h"
+#include "backend/objload.h"
 #include "common/clock.h"
 
 #include <llvm-c/Analysis.h>
@@ -39,6 +41,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -50,6 +53,8 @@
 struct KCpuCode {
   LLVMOrcResourceTrackerRef rt;
   unsigned long gen; /* JIT generation the tracker belongs to */
+  void *map;         /* code loaded by objload.c instead (rt NULL) */
+  size_t maplen;
 };
 
 /* --- process-wide state ------------------------------------------------ */
@@ -194,6 +199,11 @@ static void kc_host_init(void) {
 
 /* Runs host detection once; returns 0 or -1 with *err set. */
 static int kc_host(char **err) {
+  const char *lerr = NULL;
+  if (kjit_llvm_load(&lerr)) {   /* the first compile loads LLVM */
+    kc_seterr(err, "kjit cpu backend: %s", lerr);
+    return -1;
+  }
   pthread_once(&kc_host_once, kc_host_init);
   if (!kc_host_ok) {
     kc_seterr(err, "kjit cpu backend: %s", kc_host_err);
@@ -813,6 +823,8 @@ static KCpuCode *kc_lookup_all(LLVMOrcResourceTrackerRef rt,
   }
   code->rt = rt;
   code->gen = kc_jit_gen;
+  code->map = NULL;
+  code->maplen = 0;
   kc_live++;
   return code;
 }
@@ -1005,8 +1017,56 @@ done:
   return code;
 }
 
+/* objload.c's resolver: what the JIT's main JITDylib would give (the
+   registered symbols, then the process). */
+static void *kc_resolve(const char *name) {
+  void *a = NULL;
+  int found = 0;
+  pthread_mutex_lock(&kc_lock);
+  for (int i = 0; i < kc_nsyms && !found; i++)
+    if (strcmp(kc_syms[i].name, name) == 0) {
+      a = kc_syms[i].addr;
+      found = 1;
+    }
+  pthread_mutex_unlock(&kc_lock);
+  if (!found) {
+    if (strcmp(name, "__powidf2") == 0) return (void *)__powidf2;
+    if (strcmp(name, "__powisf2") == 0) return (void *)__powisf2;
+    a = dlsym(RTLD_DEFAULT, name);
+  }
+  return a;
+}
+
+KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
+                                void **addr, char **err) {
+  if (err) *err = NULL;
+  char why[256];
+  size_t maplen = 0;
+  void *a = NULL;
+  void *map = kol_load(obj, len, entry, kc_resolve, &a, &maplen, why, sizeof why);
+  if (!map) {
+    kc_seterr(err, "kjit's object loader: %s", why);
+    return NULL;
+  }
+  KCpuCode *code = calloc(1, sizeof *code);
+  if (!code) {
+    kol_free(map, maplen);
+    kc_seterr(err, "out of memory");
+    return NULL;
+  }
+  code->map = map;
+  code->maplen = maplen;
+  *addr = a;
+  return code;
+}
+
 void kc_free(KCpuCode *c) {
   if (!c) return;
+  if (c->map) {   /* objload.c's: nothing of LLVM's */
+    kol_free(c->map, c->maplen);
+    free(c);
+    return;
+  }
   pthread_mutex_lock(&kc_lock);
   if (kc_jit && c->gen == kc_jit_gen) kc_drop_tracker(c->rt);
   kc_live--;

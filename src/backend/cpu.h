@@ -79,6 +79,13 @@ KCpuCode *kc_compile_obj(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
 KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,
                          int n, void **addrs, char **err);
 
+/* Loads object code from kc_compile_obj with kjit's own loader
+   (objload.h), without LLVM: the entry `entry` into *addr, undefined
+   names resolved as by the JIT. Returns NULL with *err set when the loader
+   refuses the object (then kc_load_object can still load it). */
+KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
+                                void **addr, char **err);
+
 /* Removes the code from the JIT (ResourceTracker remove) and frees it.
    NULL is a no-op. No pointer obtained from c may be used afterwards. */
 void kc_free(KCpuCode *c);

@@ -136,14 +136,25 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     fail(S, &T, msg);
   }
 
+  /* the caller's look at the typed IR (the disk cache) */
+  LLVMContextRef C = in->C;
+  LLVMModuleRef M = in->M;
+  int have_code = 0;
+  if (in->typed) {
+    have_code = in->typed(in->typed_ud, &T, &C, &M);
+    if (have_code < 0) fail(S, &T, T.err);
+  }
+
   /* target lowering: code generator errors longjmp here */
   jmp_buf jb;
   T.jb = &jb;
   if (setjmp(jb)) fail(S, &T, T.err);
   KcgKernelInfo info;
   memset(&info, 0, sizeof info);
-  if (t->kernel) {
-    kcg_emit_kernel(&T, in->C, in->M, root, in->entry_name, t, S->boundscheck, S->fastmath,
+  if (have_code) {
+    /* nothing to generate */
+  } else if (t->kernel) {
+    kcg_emit_kernel(&T, C, M, root, in->entry_name, t, S->boundscheck, S->fastmath,
                     &info);
   } else {
     KcgParallel par = { S->parallel, S->parnotes, (int)sizeof S->parnotes, &S->nparnotes };
@@ -153,7 +164,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     ** stop compiled code, and the disk cache's key does not see it */
     KcgTarget nopoll = *t;
     if (getenv("KJIT_BENCH_NOPOLL") != NULL) nopoll.poll = 0;
-    kcg_emit_par(&T, in->C, in->M, root, in->entry_name, &nopoll, S->boundscheck, S->fastmath,
+    kcg_emit_par(&T, C, M, root, in->entry_name, &nopoll, S->boundscheck, S->fastmath,
                  &out->calls, &par);
   }
 

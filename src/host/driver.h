@@ -18,6 +18,7 @@
 #include <llvm-c/Core.h>
 #include "common/compile.h"
 #include "codegen/target.h"
+#include "ir/ir_type.h"
 
 /* What to compile. Options come from the Session (boundscheck, fastmath,
 ** parallel and its notes buffer parnotes; opt and the disk cache are the
@@ -34,6 +35,14 @@ typedef struct KdrvInput {
   LLVMContextRef C;
   LLVMModuleRef M;           /* the caller's module, prepared */
   const char *entry_name;    /* the entry the code generator emits */
+  /* Optional, called once typing is done and before any LLVM IR is made
+  ** (kjit.jit's disk cache: a hit needs no code generator, nor LLVM):
+  ** returns 1 when the code is already there (the code generator is then
+  ** skipped: out->calls stays 0, S->parnotes as it was), 0 to go on (it
+  ** may set *C and *M first: then C and M above may be NULL), or -1 with a
+  ** message in T->err (raised as a compile error). */
+  int (*typed)(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef *M);
+  void *typed_ud;
 } KdrvInput;
 
 /* What the callers keep from a compile. */

@@ -25,6 +25,7 @@
 #include "common/compile.h"
 #include "backend/cpu.h"
 #include "backend/cache.h"
+#include "backend/llvm_load.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
 #include "runtime/parallel.h"
@@ -34,6 +35,7 @@
 #include "host/signature.h"
 #include "host/driver.h"
 #include "ir/ir_type.h"
+#include "host/cache_key.h"
 
 #define JIT_METATABLE "kjit.jit"
 
@@ -177,24 +179,89 @@ static void free_spec(JitSpec *s) {
   free(s);
 }
 
-/* Pushes the part of a disk-cache key that the IR does not show: the
-** options and what the dispatcher keeps from the compile (results, the
-** types text for inspect). Returns the string (on the stack). */
-static const char *push_cache_meta(lua_State *L, const JitObj *o, const JitSpec *js) {
-  luaL_Buffer b;
-  char tmp[96];
-  luaL_buffinit(L, &b);
-  snprintf(tmp, sizeof tmp, "boundscheck=%d fastmath=%d parallel=%d nargs=%d calls=%d rets=",
-           o->boundscheck, o->fastmath, o->parallel, js->nargs, js->calls);
-  luaL_addstring(&b, tmp);
-  for (int r = 0; r < js->nret; r++) {
-    snprintf(tmp, sizeof tmp, "%d/%d/%d,", js->rets[r], js->rsub[r], js->rnil[r]);
-    luaL_addstring(&b, tmp);
+/* ---- The disk cache ({cache = true}) ---------------------------------------- */
+
+/* What compile_spec's driver hook (cache_typed) shares with it. */
+typedef struct CacheCtx {
+  lua_State *L;
+  SessionBox *sb;
+  const JitObj *o;
+  JitSpec *js;
+  const char *entry_name;
+  char *key;            /* in the session's arena */
+  size_t keylen;
+  void *addr;           /* a hit's entry */
+  int hit, calls;
+} CacheCtx;
+
+/* A new module for the CPU target, owned by the session. Returns 0, or -1
+** with the message in err (errsz bytes). */
+static int new_cpu_module(SessionBox *sb, int fastmath, char *errbuf, size_t errsz) {
+  char *err = NULL;
+  const char *lerr = NULL;
+  if (kjit_llvm_load(&lerr) != 0) {   /* the first compile loads LLVM */
+    snprintf(errbuf, errsz, "kjit: %s", lerr);
+    return -1;
   }
-  luaL_addstring(&b, "\ntypes\n");
-  luaL_addstring(&b, js->types ? js->types : "");
-  luaL_pushresult(&b);
-  return lua_tostring(L, -1);
+  sb->ctx = kc_new_context();
+  if (sb->ctx == NULL) {
+    snprintf(errbuf, errsz, "kjit: not enough memory");
+    return -1;
+  }
+  LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
+  sb->M = LLVMModuleCreateWithNameInContext("kjit", C);
+  if (kc_prepare_module(sb->M, &err) != 0 ||
+      (fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0)) {
+    snprintf(errbuf, errsz, "kjit: %s", err ? err : "LLVM error");
+    free(err);
+    return -1;
+  }
+  return 0;
+}
+
+/* The driver's hook once typing is done (driver.h): the key from the
+** typed IR (host/cache_key.c), then the cache; a hit loads the code
+** without LLVM and restores what the code generator would have told the
+** dispatcher (the payload's extra bytes: calls, then the parallel notes);
+** a miss makes the LLVM module the code generator fills. */
+static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef *M) {
+  CacheCtx *cc = ud;
+  Session *S = &cc->sb->S;
+  char head[1536];
+  snprintf(head, sizeof head, "%s\nhost %s\nopt %d\nboundscheck=%d fastmath=%d parallel=%d nopoll=%d",
+           kcache_build_id(), kcache_host_id(), cc->o->opt, cc->o->boundscheck,
+           cc->o->fastmath, cc->o->parallel, getenv("KJIT_BENCH_NOPOLL") != NULL);
+  size_t len = 0;
+  char *key = kck_key(T, head, &len);
+  if (key) {
+    cc->key = ka_alloc(&S->arena, len);
+    if (cc->key) memcpy(cc->key, key, len);
+    cc->keylen = len;
+    free(key);
+  }
+  if (cc->key) {
+    void *extra = NULL;
+    size_t xl = 0;
+    KCpuCode *code = kcache_cpu_load(cc->key, cc->keylen, &cc->addr, &extra, &xl);
+    if (code && xl >= 4 && xl - 4 < sizeof S->parnotes) {
+      int32_t calls;
+      memcpy(&calls, extra, 4);
+      cc->js->code = code;   /* the session frees it on an error */
+      cc->hit = 1;
+      cc->calls = calls;
+      memcpy(S->parnotes, (char *)extra + 4, xl - 4);
+      S->parnotes[xl - 4] = 0;
+      S->nparnotes = (int)(xl - 4);
+      free(extra);
+      return 1;
+    }
+    kc_free(code);
+    free(extra);
+  }
+  if (new_cpu_module(cc->sb, cc->o->fastmath, T->err, sizeof T->err)) return -1;
+  *C = LLVMOrcThreadSafeContextGetContext(cc->sb->ctx);
+  *M = cc->sb->M;
+  return 0;
 }
 
 /* Compiles the function (jit object at 1, Lua function in its user value)
@@ -222,26 +289,21 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   Type args[KJIT_MAXARGS];
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
 
-  sb->ctx = kc_new_context();
-  LLVMContextRef C = LLVMOrcThreadSafeContextGetContext(sb->ctx);
-  sb->M = LLVMModuleCreateWithNameInContext("kjit", C);
-  char *err = NULL;
-  if (kc_prepare_module(sb->M, &err) != 0) {
-    snprintf(S->errmsg, sizeof S->errmsg, "kjit: %s", err ? err : "LLVM error");
-    free(err);
-    longjmp(jb, 1);
-  }
-  if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) {
-    snprintf(S->errmsg, sizeof S->errmsg, "kjit: %s", err ? err : "LLVM error");
-    free(err);
-    longjmp(jb, 1);
-  }
+  /* the disk cache looks at the typed IR first (cache_typed): a hit
+  ** makes no LLVM module at all; inspect's recompiles want text, which the
+  ** disk cache does not keep */
+  int cached = o->cache && !want_text;
+  CacheCtx cc = { L, sb, o, js, NULL, NULL, 0, NULL, 0, 0 };
+  if (!cached && new_cpu_module(sb, S->fastmath, S->errmsg, sizeof S->errmsg)) longjmp(jb, 1);
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
+  cc.entry_name = entry_name;
   /* the driver (host/driver.c): bytecode -> IR -> types -> LLVM IR */
   KdrvOutput bc;
   lua_getiuservalue(L, objidx, 1);
-  KdrvInput in = { -1, nsig, args, argbase, &kcg_target_cpu, C, sb->M, entry_name };
+  KdrvInput in = { -1, nsig, args, argbase, &kcg_target_cpu,
+                   sb->ctx ? LLVMOrcThreadSafeContextGetContext(sb->ctx) : NULL, sb->M,
+                   entry_name, cached ? cache_typed : NULL, &cc };
   kdrv_compile(S, &in, &bc);   /* errors raise through S->jb */
   lua_pop(L, 1);
 
@@ -252,7 +314,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
   js->nret = bc.nret;
-  js->calls = bc.calls;
+  js->calls = cc.hit ? cc.calls : bc.calls;
   for (int r = 0; r < js->nret; r++) {
     Type rt = bc.rets[r];
     js->rets[r] = rt.kind;
@@ -262,17 +324,26 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
 
   KCpuOptions co = { o->opt, want_text, want_text };
   const char *names[1] = { entry_name };
-  void *addr = NULL;
-  /* inspect's recompiles want text, which the disk cache does not keep */
-  const char *meta = o->cache && !want_text ? push_cache_meta(L, o, js) : NULL;
+  void *addr = cc.addr;
+  char *err = NULL;
   LLVMModuleRef M = sb->M;
   LLVMOrcThreadSafeContextRef ctx = sb->ctx;
   sb->M = NULL; sb->ctx = NULL;     /* kc_compile owns them now */
-  if (meta)
-    js->code = kcache_cpu_compile(ctx, M, o->opt, entry_name, meta, &addr, NULL, &err);
-  else
+  if (cc.hit) {
+    /* loaded by cache_typed */
+  } else if (cached) {
+    /* stored with the code: calls, then the parallel notes */
+    size_t nl = (size_t)S->nparnotes < sizeof S->parnotes ? strlen(S->parnotes) : 0;
+    char extra[4 + sizeof S->parnotes];
+    int32_t calls = bc.calls;
+    memcpy(extra, &calls, 4);
+    memcpy(extra + 4, S->parnotes, nl);
+    js->code = kcache_cpu_compile(ctx, M, o->opt, entry_name, cc.key, cc.keylen, extra, 4 + nl,
+                                  &addr, &err);
+  } else {
     js->code = kc_compile(ctx, M, &co, names, 1, &addr, want_text ? &js->ir : NULL,
                           want_text ? &js->asmtext : NULL, &err);
+  }
   if (js->code == NULL) {
     snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
              bc.chunkname, err ? err : "unknown error");

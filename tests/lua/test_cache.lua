@@ -300,7 +300,9 @@ test("corrupt, truncated and foreign files are rebuilt", function()
         -- break the ELF magic of the object, then fix the checksum (FNV-1a
         -- over key and payload, offset 48) so only the loader can refuse it
         local keylen = string.unpack("<i8", b, 33)
-        local obj = 56 + keylen + 4 + 23 + 1       -- header, key, name length, name
+        -- header, key, name length, name, extra length, extra bytes
+        local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 1)
+        local obj = 56 + keylen + 4 + 23 + 4 + xl + 1
         truthy(b:sub(obj, obj + 3) == "\127ELF", "object starts with the ELF magic")
         b = b:sub(1, obj - 1) .. "\127ELG" .. b:sub(obj + 4)
         local h = -3750763034362895579             -- 0xcbf29ce484222325
@@ -481,6 +483,111 @@ test("kjit.cache_dir, inspect on cached code, option checks", function()
   n = kjit.cache_clear()
   eq(n, 1)
   kjit.cache_dir(false)
+end)
+
+-- LLVM is loaded on the first compile, never by `require "kjit"`, and not
+-- at all in a process whose code all comes from the cache: kjit's own
+-- loader links the cached object (src/backend/objload.c). Facts about
+-- /proc/self/maps, in builds that load libLLVM with dlopen (tests.cmake
+-- sets KJIT_TEST_LLVM_DLOPEN); elsewhere LLVM is linked into kjit.
+local LLVM_MAPPED = [[
+local function llvm_mapped()
+  local f = io.open("/proc/self/maps")
+  if not f then return "unknown" end
+  local m = f:read("a"):find("libLLVM", 1, true) ~= nil
+  f:close()
+  return m
+end
+]]
+
+test("require loads no LLVM; cached code runs without LLVM, correctly", function()
+  if os.getenv("KJIT_TEST_LLVM_DLOPEN") ~= "1" then
+    skip("LLVM is linked into this build of kjit")
+  end
+  local d = fresh_dir()
+  local path = script(d, "nollvm.lua", LLVM_MAPPED .. [[
+emit(llvm_mapped())   -- after require "kjit"
+local function sum(a, x) local s = 0.0 for i = 1, #a do s = s + a[i] * x end return s end
+local function poly(x) return 3 * x * x - 2 * x + 1 end
+local function quad(a) return poly(a[1]) + math.sqrt(a[2]) end   -- a callee, libm
+local function par(a, b)
+  for i in kjit.prange(1, #a) do b[i] = a[i] * 2 + 1 end
+end
+local a = kjit.linspace(0, 1, 9)
+local b = kjit.zeros(9)
+local f1 = kjit.jit(sum, {cache = true})
+local f2 = kjit.jit(quad, {cache = true})
+local f3 = kjit.jit(par, {cache = true, parallel = true})
+local f4 = kjit.jit(poly, {cache = true})
+emit(f1(a, 2.5), f2(a), f4(7), f4(0.5))
+f3(a, b)
+emit(b[1], b[9], (f3:inspect("parallel"):gsub("%s+", "_")))
+emit(llvm_mapped())   -- after the calls
+]])
+  local r1, s1 = child(path, d)
+  stats_eq(s1, { hits = 0, misses = 5, stores = 5 }, "first run")
+  truthy(r1:find("^false:boolean "), "require maps no LLVM: " .. r1)
+  truthy(r1:find(" true:boolean$"), "compiling maps LLVM: " .. r1)
+  local r2, s2 = child(path, d)
+  stats_eq(s2, { hits = 5, misses = 0, rejected = 0, stores = 0 }, "second run")
+  truthy(r2:find(" false:boolean$"), "cache hits map no LLVM: " .. r2)
+  eq(r2:gsub(" [^ ]*$", ""), (r1:gsub(" [^ ]*$", "")), "the same results and notes from the cache")
+  -- and they are the interpreter's
+  local function poly(x) return 3 * x * x - 2 * x + 1 end
+  local s = 0.0
+  for i = 0, 8 do s = s + (i / 8) * 2.5 end
+  local want = string.format("%.17g:float %.17g:float 134:integer 0.75:float", s, poly(0) + math.sqrt(1 / 8))
+  truthy(r2:find(want, 1, true), "want " .. want .. " in " .. r2)
+  truthy(r2:find("1:float 3:float ", 1, true), "prange body: " .. r2)
+end)
+
+-- Patches the type of the object's entry symbol (STT_FUNC) to STT_NOTYPE
+-- in a cache file's bytes and fixes the checksum: kjit's loader then
+-- refuses the object ("no entry function"), the LLVM JIT does not care.
+local function entry_to_notype(b)
+  local keylen = string.unpack("<i8", b, 33)
+  local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 1)
+  local o = 56 + keylen + 4 + 23 + 4 + xl      -- the object's offset (0-based)
+  local function u(fmt, at) return string.unpack(fmt, b, o + at + 1) end
+  local shoff, shentsize, shnum = u("<I8", 0x28), u("<I2", 0x3a), u("<I2", 0x3c)
+  local patched = 0
+  for i = 0, shnum - 1 do
+    local sh = shoff + i * shentsize
+    if u("<I4", sh + 4) == 2 then   -- SHT_SYMTAB
+      local off, size, link = u("<I8", sh + 0x18), u("<I8", sh + 0x20), u("<I4", sh + 0x28)
+      local stroff = u("<I8", shoff + link * shentsize + 0x18)
+      for s = off, off + size - 24, 24 do
+        local name = string.unpack("z", b, o + stroff + u("<I4", s) + 1)
+        local info = u("B", s + 4)
+        if name:match("^kjit_c_") and info & 15 == 2 then
+          local at = o + s + 4
+          b = b:sub(1, at) .. string.char(info & ~15) .. b:sub(at + 2)
+          patched = patched + 1
+        end
+      end
+    end
+  end
+  eq(patched, 1, "the entry symbol patched")
+  local h = -3750763034362895579             -- 0xcbf29ce484222325
+  for i = 57, #b do h = (h ~ b:byte(i)) * 0x100000001b3 end
+  return b:sub(1, 48) .. string.pack("<i8", h) .. b:sub(57)
+end
+
+test("an object kjit's loader refuses is loaded by the LLVM JIT", function()
+  local d = fresh_dir()
+  local path = script(d, "fallback.lua", LLVM_MAPPED .. [[
+local function f(a, x) local s = 0.0 for i = 1, #a do s = s + math.sin(a[i]) * x end return s end
+emit(kjit.jit(f, {cache = true})(kjit.linspace(0, 1, 11), 3), llvm_mapped())
+]])
+  local r1, s1 = child(path, d)
+  stats_eq(s1, { misses = 1, stores = 1 })
+  damage(d, entry_to_notype)
+  local r2, s2 = child(path, d)
+  stats_eq(s2, { hits = 1, rejected = 0, stores = 0 }, "the refused object is still a hit")
+  eq(r2:match("^%S+"), r1:match("^%S+"), "same result")
+  if os.getenv("KJIT_TEST_LLVM_DLOPEN") == "1" then
+    truthy(r2:find(" true:boolean$"), "LLVM was loaded for it: " .. r2)
+  end
 end)
 
 -- How long a warm-cache first call takes in a fresh process, against a

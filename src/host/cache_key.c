@@ -1,0 +1,92 @@
+/*
+** host/cache_key.c: the disk cache's key from the typed IR (cache_key.h).
+*/
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lua.h"
+#include "host/cache_key.h"
+
+typedef struct Buf { char *p; size_t n, cap; int oom; } Buf;
+
+static void put(Buf *b, const void *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + n) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) { b->oom = 1; return; }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+}
+
+static void put_i64(Buf *b, int64_t v) { put(b, &v, sizeof v); }
+
+static void put_type(Buf *b, Type t) {
+  uint8_t f[6] = { t.kind, t.weak, t.dtype, t.ndim, t.sub, t.fsub };
+  put(b, f, sizeof f);
+  put_i64(b, t.ref);
+}
+
+static int writer(lua_State *L, const void *p, size_t n, void *ud) {
+  (void)L;
+  put(ud, p, n);
+  return ((Buf *)ud)->oom;
+}
+
+char *kck_key(KtySession *T, const char *head, size_t *len) {
+  lua_State *L = T->L;
+  Buf b = { NULL, 0, 0, 0 };
+  put(&b, head, strlen(head));
+  put(&b, "\ntyped ir\n", 10);
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    put_i64(&b, sp->index);
+    put_i64(&b, sp->used);
+    put_i64(&b, sp->ref);
+    put_i64(&b, sp->root);
+    put_i64(&b, sp->nargs);
+    for (int a = 0; a < sp->nargs; a++) put_type(&b, sp->args[a]);
+    /* the function's bytecode (its own prototype and the ones nested in it) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, T->values_ref);
+    lua_rawgeti(L, -1, sp->ref);
+    size_t before = b.n;
+    put_i64(&b, 0);   /* the dump's length, below */
+    if (lua_type(L, -1) != LUA_TFUNCTION || lua_dump(L, writer, &b, 0) != 0) b.oom = 1;
+    lua_pop(L, 2);
+    if (b.oom) break;
+    int64_t dl = (int64_t)(b.n - before - sizeof(int64_t));
+    memcpy(b.p + before, &dl, sizeof dl);
+    /* the values frozen into each instruction, and the callees */
+    int n = sp->ir->ninsns;
+    put_i64(&b, n);
+    for (int id = 0; id < n; id++) {
+      const KtyConst *k = &sp->consts[id];
+      if (k->kind != T_UNKNOWN) {
+        put_i64(&b, id);
+        put_i64(&b, k->kind);
+        switch (k->kind) {
+        case T_BOOL: put_i64(&b, k->v.b); break;
+        case T_INT: put_i64(&b, (int64_t)k->v.i); break;
+        case T_F64: put(&b, &k->v.f, sizeof k->v.f); break;   /* bit for bit */
+        case T_STR: put_i64(&b, (int64_t)k->len); put(&b, k->str, k->len); break;
+        default: put_i64(&b, k->ref); break;   /* T_TABLE, T_FUNC, T_BUILTIN, T_NIL */
+        }
+      }
+      if (sp->callees[id]) {
+        put_i64(&b, -1 - id);
+        put_i64(&b, sp->callees[id]->index);
+      }
+    }
+    put_i64(&b, INT64_MIN);   /* end of the specialization */
+  }
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  *len = b.n;
+  return b.p;
+}

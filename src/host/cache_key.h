@@ -1,0 +1,29 @@
+/*
+** host/cache_key.h: the disk cache's key of a kjit.jit compile, made from
+** the typed IR (before any LLVM IR exists), so that a process whose code
+** all comes from the cache never needs LLVM (backend/cache.c,
+** backend/llvm_load.h).
+**
+** What the code generator reads is the typed IR of every specialization
+** the compile reaches; that is a function of (1) the bytecode of each
+** function (lua_dump, with debug information: chunk name and lines go
+** into messages), (2) the argument types of each specialization, (3) the
+** values the typer froze (upvalues, fields of constant tables, math
+** built-ins, callees: the constants of each instruction) and which
+** specialization each call runs, and (4) the options. The key holds all of
+** them, exactly (numbers bit for bit, strings byte for byte); the caller
+** adds the options, the build and the host. A change in any of them is a
+** new key, and equal keys compile to the same code: the typer and the
+** code generator are deterministic.
+*/
+#ifndef KJIT_HOST_CACHE_KEY_H
+#define KJIT_HOST_CACHE_KEY_H
+
+#include <stddef.h>
+#include "ir/ir_type.h"
+
+/* head, then the typed IR's inputs of every specialization in use. A
+** malloc'd key of *len bytes, or NULL (out of memory). */
+char *kck_key(KtySession *T, const char *head, size_t *len);
+
+#endif
