@@ -4,9 +4,17 @@
 -- the same from the build tree, a LuaRocks install or a static link.
 -- Each module is registered under "kjit/<name>.lua", the chunk name its
 -- error messages show. Run by CMake (and tests/fuzz/build.sh) with lua5.4.
-local out = assert(arg[1], "usage: embed_lua.lua OUT.c FILE.lua...")
+-- With --bytecode (CMakeLists.txt passes it when this interpreter is the
+-- Lua release kjit is built against), each module's precompiled chunk
+-- (string.dump, debug information kept for messages) is embedded too:
+-- loading it costs about a tenth of parsing the source, which was most of
+-- `require "kjit"` once LLVM stopped loading with it. luaopen_kjit falls
+-- back to the source when the running Lua refuses the chunk.
+local first, bytecode = 1, false
+if arg[1] == "--bytecode" then first, bytecode = 2, true end
+local out = assert(arg[first], "usage: embed_lua.lua [--bytecode] OUT.c FILE.lua...")
 local files = {}
-for i = 2, #arg do files[#files + 1] = arg[i] end
+for i = first + 1, #arg do files[#files + 1] = arg[i] end
 table.sort(files, function(a, b) return a:match("[^/]+$") < b:match("[^/]+$") end)
 
 local parts = {
@@ -22,16 +30,26 @@ for i, path in ipairs(files) do
   -- string literal: escape everything outside printable ASCII; one
   -- source line per line of C (GCC and Clang have no length limit on the
   -- concatenated literal)
-  local lit = text:gsub('[%c"\\?\128-\255]', function(c)
-    if c == "\n" then return '\\n"\n  "' end
-    return string.format("\\%03o", c:byte())
-  end)
-  parts[#parts + 1] = string.format("static const char src%d[] =\n  \"%s\";\n\n", i, lit)
-  entries[#entries + 1] = string.format('  { "%s", src%d, sizeof src%d - 1 },\n', name, i, i)
+  local function literal(t)
+    return (t:gsub('[%c"\\?\128-\255]', function(c)
+      if c == "\n" then return '\\n"\n  "' end
+      return string.format("\\%03o", c:byte())
+    end))
+  end
+  parts[#parts + 1] = string.format("static const char src%d[] =\n  \"%s\";\n\n", i, literal(text))
+  if bytecode then
+    local chunk = string.dump(assert(load(text, "=" .. name)))
+    parts[#parts + 1] = string.format("static const char bc%d[] =\n  \"%s\";\n\n", i,
+                                      literal(chunk))
+    entries[#entries + 1] = string.format('  { "%s", src%d, sizeof src%d - 1, bc%d, sizeof bc%d - 1 },\n',
+                                          name, i, i, i, i)
+  else
+    entries[#entries + 1] = string.format('  { "%s", src%d, sizeof src%d - 1, NULL, 0 },\n', name, i, i)
+  end
 end
 parts[#parts + 1] = "const KLuaModule kjit_lua_modules[] = {\n"
 parts[#parts + 1] = table.concat(entries)
-parts[#parts + 1] = "  { NULL, NULL, 0 }\n};\n"
+parts[#parts + 1] = "  { NULL, NULL, 0, NULL, 0 }\n};\n"
 local text = table.concat(parts)
 local old = io.open(out, "rb")
 if old then

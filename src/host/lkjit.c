@@ -116,7 +116,12 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   for (const KLuaModule *m = kjit_lua_modules; m->name; m++) {
     char chunkname[64];
     snprintf(chunkname, sizeof chunkname, "=%s", m->name);
-    if (luaL_loadbuffer(L, m->source, m->len, chunkname) != LUA_OK) return lua_error(L);
+    /* the precompiled chunk if this Lua takes it (same format), else the source */
+    if (m->bytecode == NULL ||
+        luaL_loadbufferx(L, m->bytecode, m->bclen, chunkname, "b") != LUA_OK) {
+      if (m->bytecode) lua_pop(L, 1);
+      if (luaL_loadbuffer(L, m->source, m->len, chunkname) != LUA_OK) return lua_error(L);
+    }
     lua_pushvalue(L, kidx);
     lua_pushvalue(L, kidx + 1);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK)

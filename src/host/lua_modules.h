@@ -13,6 +13,8 @@ typedef struct KLuaModule {
   const char *name;      /* "kjit/ufunc.lua": the chunk name in messages */
   const char *source;
   size_t len;
+  const char *bytecode;  /* the precompiled chunk, or NULL (tools/embed_lua.lua) */
+  size_t bclen;
 } KLuaModule;
 
 /* Ends with a { NULL } entry. Defined in the generated lua_modules.c. */
