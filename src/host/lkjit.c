@@ -20,6 +20,8 @@
 #include "runtime/parallel.h"
 #include "host/options.h"
 #include "host/signature.h"
+#include "backend/llvm_load.h"
+#include "common/clock.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -98,6 +100,20 @@ static int not_lua54(lua_State *L) {
   return 1;
 }
 
+/* kjit.load_llvm(): loads the LLVM library now rather than on the first
+** compile (backend/llvm_load.h); returns the milliseconds that took, 0
+** when it was loaded already (or is linked into kjit). A program may call
+** it where a pause does not matter (a loading screen), so that its first
+** compile is only the compile. */
+static int l_load_llvm(lua_State *L) {
+  double t0 = k_now_ms();
+  int was = kjit_llvm_loaded();
+  const char *err = NULL;
+  if (kjit_llvm_load(&err) != 0) return luaL_error(L, "kjit: %s", err);
+  lua_pushnumber(L, was ? 0.0 : k_now_ms() - t0);
+  return 1;
+}
+
 KJIT_API int luaopen_kjit(lua_State *L) {
   if (not_lua54(L)) return lua_error(L);
   luaL_checkversion(L);
@@ -110,6 +126,8 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushliteral(L, KJIT_LLVM_VERSION);
   lua_setfield(L, -2, "llvm_version");
+  lua_pushcfunction(L, l_load_llvm);
+  lua_setfield(L, -2, "load_llvm");
   /* the Lua-written parts add their functions to the table */
   int kidx = lua_gettop(L);
   push_private_libs(L);
