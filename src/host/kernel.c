@@ -41,6 +41,7 @@
 #include <llvm-c/Analysis.h>
 #include "backend/nvvm.h"
 #include "backend/cache.h"
+#include "backend/llvm_load.h"
 #include "host/session.h"
 #include "host/cudadrv.h"
 #include "runtime/cudasim.h"
@@ -230,6 +231,11 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   else
     snprintf(ks->name, sizeof ks->name, "kjit_kernel_%lu", kc_unique_id());
   char *err = NULL;
+  const char *lerr = NULL;
+  if (kjit_llvm_load(&lerr) != 0) {   /* the first compile loads LLVM (llvm_load.h) */
+    snprintf(S->errmsg, sizeof S->errmsg, "kjit: %s", lerr);
+    longjmp(*S->jb, 1);
+  }
   if (target == KT_NVPTX) {
     sb->C = LLVMContextCreate();
     sb->M = LLVMModuleCreateWithNameInContext("kjit_kernel", sb->C);
