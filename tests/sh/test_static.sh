@@ -24,7 +24,7 @@ lua_test() { lua5.4 tests/lua/harness.lua build-static "tests/lua/$1.lua" >/dev/
 
 check "static build" build
 check "kjit.so does not need libLLVM" no_libllvm
-for t in test_buffer test_jit_api test_jit_diff_loops test_jit_errors test_cuda_kernels; do
+for t in test_buffer test_jit_api test_jit_diff_loops test_jit_errors test_cuda_kernels test_cache; do
   check "$t with the static build" lua_test "$t"
 done
 
