@@ -183,11 +183,9 @@ static void free_spec(JitSpec *s) {
 
 /* What compile_spec's driver hook (cache_typed) shares with it. */
 typedef struct CacheCtx {
-  lua_State *L;
   SessionBox *sb;
   const JitObj *o;
   JitSpec *js;
-  const char *entry_name;
   char *key;            /* in the session's arena */
   size_t keylen;
   void *addr;           /* a hit's entry */
@@ -293,11 +291,10 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   ** makes no LLVM module at all; inspect's recompiles want text, which the
   ** disk cache does not keep */
   int cached = o->cache && !want_text;
-  CacheCtx cc = { L, sb, o, js, NULL, NULL, 0, NULL, 0, 0 };
+  CacheCtx cc = { sb, o, js, NULL, 0, NULL, 0, 0 };
   if (!cached && new_cpu_module(sb, S->fastmath, S->errmsg, sizeof S->errmsg)) longjmp(jb, 1);
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
-  cc.entry_name = entry_name;
   /* the driver (host/driver.c): bytecode -> IR -> types -> LLVM IR */
   KdrvOutput bc;
   lua_getiuservalue(L, objidx, 1);
