@@ -17,7 +17,7 @@ local kjit = require "kjit"
 
 local MAXI, MINI = math.maxinteger, math.mininteger
 local EDGES = {
-  0, 1, -1, 2, 3, -3, 9007199254740992, 9007199254740993, -9007199254740993, MAXI, MINI,
+  0, 1, -1, 2, 3, -3, 10, 9007199254740992, 9007199254740993, -9007199254740993, MAXI, MINI,
   0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 3.0, -3.0, 2.0 ^ 53, 2.0 ^ 63, -2.0 ^ 63,
   1 / 0, -1 / 0, 0 / 0, 1e308, 5e-324, -5e-324,
 }
@@ -194,4 +194,4 @@ check({ "A + B", "A - B", "A * B", "A / B", "A // B", "A % B", "A ^ B",
 check({ "-A", "~A", "math.floor(A)", "math.ceil(A)", "math.abs(A)", "math.sqrt(A)",
         "math.sin(A)", "math.cos(A)", "math.tan(A)", "math.asin(A)", "math.acos(A)",
         "math.exp(A)", "math.atan(A)", "math.log(A)", "math.tointeger(A)",
-        "math.max(A)", "math.min(A)" }, true)
+        "math.max(A)", "math.min(A)", "math.type(A) == 'float'" }, true)
