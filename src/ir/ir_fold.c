@@ -4,6 +4,9 @@
 ** modulo, bitwise operators on integral floats) and the math built-ins as
 ** lmathlib.c. Each returns 0 where Lua would raise (1//0, math.fmod(1, 0),
 ** 1.5|0), so the operation is left to run and raise at its own line.
+** tests/lua/test_fold_table.lua compares every fold here, and the run-time
+** code for the same operation, with the interpreter on a table of edge
+** values.
 */
 #include "ir/ir_fold.h"
 #include <math.h>
