@@ -449,8 +449,12 @@ local function const_fmod_neg()
   return x % -1.0, y % -2.0, UPNEG % -2.0, UPNEG % 2.0, -UPNEG % -2.0, x % 1.0
 end
 
+local KT = { a = -3.0, b = -0.5 }
+local function const_field_fmod_neg() return KT.a % -2.0, KT.b % -1.0, KT.b % KT.a end
+
 test("constant float modulo of negative operands", function()
   D.check(const_fmod_neg)
+  D.check(const_field_fmod_neg)
 end)
 
 -- issue 22: math.max/min of constants compare an integer and a float
