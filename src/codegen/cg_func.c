@@ -247,19 +247,26 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
   buf[0] = '\0';
   if (use == NULL || argi >= use->nargs) return;
   const KirInsn *v = use->args[argi];
-  if (KIR_ISCONST(v->op)) return;   /* a constant operand: Lua names nothing */
   const KbcProto *p = G->sp->ir->proto;
   /* the register the instruction reads it from, a local there? (Lua's
-  ** getobjname: the local's name first, then what loaded the register) */
+  ** getobjname: the local's name first, then what loaded the register;
+  ** a local holding a constant is named, a constant operand is not) */
   if (use->pc >= 0 && use->pc < p->ncode) {
     uint32_t i = p->code[use->pc];
     const KbcOpInfo *oi = &kbc_opinfo[KBC_OP(i)];
     int reg = -1;
     if (oi->b == KBC_R && oi->c == KBC_R) reg = argi == 0 ? KBC_B(i) : KBC_C(i);
     else if (oi->b == KBC_R) reg = KBC_B(i);
+    /* a constant v (a local holding one) was read from register reg unless
+    ** it is the instruction's constant or immediate operand: ADDK's or
+    ** SHRI's second, SHLI's first (sC << R[B]) */
+    if (KIR_ISCONST(v->op) && oi->c != KBC_R && (argi == 0) == (KBC_OP(i) == KBC_SHLI)) return;
     const char *name = reg >= 0 ? kbc_localname(p, reg, use->pc) : NULL;
     if (name) { snprintf(buf, n, " (local '%s')", name); return; }
+    if (KIR_ISCONST(v->op)) return;
     if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL) return;
+  } else if (KIR_ISCONST(v->op)) {
+    return;
   } else if (v->name) {
     snprintf(buf, n, " (local '%s')", v->name);
     return;

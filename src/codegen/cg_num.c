@@ -335,6 +335,28 @@ static LLVMValueRef shift_left(CG *G, LLVMValueRef x, LLVMValueRef n) {
   return LLVMBuildSelect(G->B, LLVMBuildOr(G->B, big, small, ""), cg_i64(G, 0), v, "");
 }
 
+/* C's pow (powf), called so that LLVM cannot rewrite it: LLVM turns
+** pow(2^n, x) into exp2(n * x), pow(x, 0.5) into sqrt and pow(x, -1) into
+** 1 / x even without fast-math, and those differ from the C library's pow
+** (which the interpreter calls) in the last bit. A call marked nobuiltin is
+** left alone (no simplification, no constant folding); readnone (the errno
+** it may set is never read) keeps it movable out of loops like the
+** intrinsic. */
+static LLVMValueRef libm_pow(CG *G, LLVMTypeRef ty, LLVMValueRef *args) {
+  LLVMTypeRef p[2] = { ty, ty };
+  LLVMValueRef c = cg_ccall(G, ty == G->f32 ? "powf" : "pow", ty, p, args, 2);
+  static const char *const attrs[] = { "nobuiltin", "readnone", "nounwind", "willreturn" };
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+    LLVMAddCallSiteAttribute(c, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C,
+        LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
+  return c;
+}
+
+/* Lua's a ^ b: a * a when b is 2 (as lvm.c's luai_numpow), else C's pow.
+** With fastmath, LLVM's pow intrinsic, whose rewrites (exp2, sqrt,
+** reciprocal) may differ in the last bit. A target with its own math
+** routines (libdevice's __nv_pow) calls them; LLVM knows nothing of
+** those names, so it rewrites none of them. */
 static LLVMValueRef float_pow(CG *G, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef ty = LLVMTypeOf(a);
   if (LLVMIsAConstantFP(b)) {
@@ -342,8 +364,9 @@ static LLVMValueRef float_pow(CG *G, LLVMValueRef a, LLVMValueRef b) {
     if (LLVMConstRealGetDouble(b, &lost) == 2.0) return LLVMBuildFMul(G->B, a, a, "");
   }
   LLVMValueRef args[2] = { a, b };
-  LLVMValueRef p = cg_math(G, "pow", ty, args, 2);
-  /* Lua computes x^2 as x*x */
+  char name[48];
+  int own = G->target->math_name && G->target->math_name("pow", ty == G->f32, name, sizeof name);
+  LLVMValueRef p = G->fastmath || own ? cg_math(G, "pow", ty, args, 2) : libm_pow(G, ty, args);
   LLVMValueRef two = LLVMBuildFCmp(G->B, LLVMRealOEQ, b, LLVMConstReal(ty, 2.0), "");
   return LLVMBuildSelect(G->B, two, LLVMBuildFMul(G->B, a, a, ""), p, "");
 }

@@ -4,6 +4,9 @@
 ** modulo, bitwise operators on integral floats) and the math built-ins as
 ** lmathlib.c. Each returns 0 where Lua would raise (1//0, math.fmod(1, 0),
 ** 1.5|0), so the operation is left to run and raise at its own line.
+** tests/lua/test_fold_table.lua compares every fold here, and the run-time
+** code for the same operation, with the interpreter on a table of edge
+** values.
 */
 #include "ir/ir_fold.h"
 #include <math.h>
@@ -75,12 +78,32 @@ int kty_fold_arith(int op, KtyConst a, KtyConst b, KtyConst *r) {
   case KIR_IDIV: r->v.f = floor(x / y); break;
   default: {   /* MOD: luai_nummod */
     lua_Number m = fmod(x, y);
-    if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+    if ((m > 0) ? y < 0 : (m < 0 && y > 0)) m += y;
     r->v.f = m;
     break;
   }
   }
   return 1;
+}
+
+/* a < b for two number constants, exactly as lvm.c's LTnum: an integer
+** and a float are compared by value, not by converting the integer to a
+** float (2^53 + 1 > 2.0^53); NaN is unordered. */
+static int num_lt(KtyConst a, KtyConst b) {
+  if (a.kind == T_INT && b.kind == T_INT) return a.v.i < b.v.i;
+  if (a.kind == T_F64 && b.kind == T_F64) return a.v.f < b.v.f;
+  if (a.kind == T_INT) {   /* LTintfloat: i < f <=> i < ceil(f) */
+    lua_Integer i = a.v.i, fi;
+    lua_Number f = b.v.f;
+    if (i >= -(1LL << 53) && i <= (1LL << 53)) return (lua_Number)i < f;
+    if (kty_float_to_int(ceil(f), &fi)) return i < fi;
+    return f > 0;   /* f is beyond the integers (or NaN: false) */
+  }
+  lua_Number f = a.v.f;   /* LTfloatint: f < i <=> floor(f) < i */
+  lua_Integer i = b.v.i, fi;
+  if (i >= -(1LL << 53) && i <= (1LL << 53)) return f < (lua_Number)i;
+  if (kty_float_to_int(floor(f), &fi)) return fi < i;
+  return f < 0;
 }
 
 /* A built-in of constants, computed as Lua's lmathlib.c does: 0 when it
@@ -108,10 +131,7 @@ int kty_fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r
   case KTY_R_JOIN: {   /* math.max, math.min: the first extreme, its subtype */
     int best = 0;
     for (int i = 1; i < n; i++) {
-      int lt = (a[best].kind == T_INT && a[i].kind == T_INT)
-             ? (id == B_MATH_MAX ? a[best].v.i < a[i].v.i : a[i].v.i < a[best].v.i)
-             : (id == B_MATH_MAX ? FLT(a[best]) < FLT(a[i]) : FLT(a[i]) < FLT(a[best]));
-      if (lt) best = i;
+      if (id == B_MATH_MAX ? num_lt(a[best], a[i]) : num_lt(a[i], a[best])) best = i;
     }
     *r = a[best];
     return 1;

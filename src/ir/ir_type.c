@@ -214,7 +214,7 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
   char tb[32];
   Type t = sp->types[v->id];
   const KbcProto *p = sp->ir->proto;
-  if (v->name && (t.kind == T_NIL || t.kind == T_BOOL))
+  if (v->name && (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF))   /* Lua's words */
     snprintf(buf, n, " (local '%s')", v->name);
   else if (v->name)
     snprintf(buf, n, " (local '%s' is %s)", v->name, kty_name(t, tb, sizeof tb));
@@ -226,9 +226,11 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
   return buf;
 }
 
-/* "number", "boolean", "nil", "f64[:]" ... naming a value's type. */
+/* "number", "boolean", "nil", "kjit.array" ... naming a value's type as
+** Lua does (an array's metatable __name). */
 static const char *luaname(Type t, char *buf, size_t n) {
   if (isnum(t)) return "number";
+  if (t.kind == T_BUF) return "kjit.array";
   return kty_name(t, buf, n);
 }
 
@@ -760,6 +762,9 @@ static int makes_tfor(const KirInsn *v) {
   return 0;
 }
 
+/* the interpreter's words (buffer.c's keyindex) */
+#define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
+
 #define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
                     "except 'for i in kjit.prange(a, b [, step])'"
 
@@ -771,7 +776,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
-      REFUSE(S, sp, v, "array index must be a number, got %s", kty_name(kt, tb, sizeof tb));
+      REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (o.kind == T_SHAPE) {   /* a.shape[k] is nil outside 1..ndim, as for the table */
       if (kk.kind == T_INT) {
         if (kk.v.i >= 1 && kk.v.i <= o.ndim) return ty(T_INT);
@@ -1126,7 +1131,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions",
            o.ndim, o.ndim);
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
-    REFUSE(S, sp, v, "array index must be a number, got %s", kty_name(kt, tb, sizeof tb));
+    REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   if (val.kind != T_UNKNOWN && !isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
   return ty(T_NIL);
@@ -1136,12 +1141,14 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
 ** loop when the initial value and the step are integers. */
 static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (v->op == KIR_FORLOOP) return sp->types[v->args[1]->id];
-  static const char *const which[3] = { "initial", "limit", "step" };
+  static const char *const which[3] = { "initial value", "limit", "step" };
   Type t[3];
+  char tb[32];
   for (int i = 0; i < 3; i++) {
     t[i] = numview(sp->types[v->args[i]->id]);
     if (t[i].kind == T_UNKNOWN) return t[i];
-    if (!isnum(t[i])) REFUSE(S, sp, v, "'for' %s value must be a number", which[i]);
+    if (!isnum(t[i]))   /* Lua 5.4's luaG_forerror */
+      REFUSE(S, sp, v, "bad 'for' %s (number expected, got %s)", which[i], luaname(t[i], tb, sizeof tb));
   }
   if (isfloat(t[0]) || isfloat(t[2])) return ty(T_F64);
   if (t[0].kind == T_INT && t[2].kind == T_INT) return ty(T_INT);

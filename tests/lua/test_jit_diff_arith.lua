@@ -439,3 +439,36 @@ end)
 test("many locals", function()
   D.cases(many_locals, {1}, {-7}, {2.5}, {3037000499})
 end)
+
+-- issue 22: float '%' of two negative constants (a local, an upvalue) is
+-- folded as lvm.c's luai_nummod: fmod, corrected only when m and b have
+-- opposite signs
+local UPNEG = -3.0
+local function const_fmod_neg()
+  local x, y = -0.5, -3.0
+  return x % -1.0, y % -2.0, UPNEG % -2.0, UPNEG % 2.0, -UPNEG % -2.0, x % 1.0
+end
+
+local KT = { a = -3.0, b = -0.5 }
+local function const_field_fmod_neg() return KT.a % -2.0, KT.b % -1.0, KT.b % KT.a end
+
+test("constant float modulo of negative operands", function()
+  D.check(const_fmod_neg)
+  D.check(const_field_fmod_neg)
+end)
+
+-- issue 22: math.max/min of constants compare an integer and a float
+-- exactly (2^53 + 1 > 2.0^53), keep the first extreme and its subtype
+local function const_minmax_exact()
+  local a, f = 9007199254740993, 9007199254740992.0
+  return math.max(a, f), math.min(a, f), math.min(f, a), math.max(f, a),
+         math.max(0, -0.0), math.min(-0.0, 0), math.max(math.maxinteger, 2.0 ^ 63),
+         math.min(math.mininteger, -2.0 ^ 63), math.max(-9007199254740993, -2.0 ^ 53)
+end
+local function minmax_args(a, f) return math.max(a, f), math.min(a, f), math.min(f, a), math.max(f, a) end
+
+test("math.max/min of an integer and a float compare exactly", function()
+  D.check(const_minmax_exact)
+  D.cases(minmax_args, {9007199254740993, 9007199254740992.0}, {-9007199254740993, -2.0 ^ 53},
+          {math.maxinteger, 2.0 ^ 63}, {math.mininteger, -2.0 ^ 63}, {0, -0.0})
+end)

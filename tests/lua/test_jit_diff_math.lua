@@ -350,3 +350,27 @@ end)
 test("math.abs in a loop", function()
   D.cases(abs_sum, {0}, {10}, {1000})
 end)
+
+-- issue 22: '^' is C's pow, bit for bit, also where LLVM would rewrite it
+-- (a constant base 2^n or 2^-n into exp2, exponent 0.5 into sqrt, -1 into
+-- a reciprocal); exponent 2 is x * x, as lvm.c computes it
+local function pow_consts(x) return 2 ^ x, 8 ^ x, 0.5 ^ x, 0.125 ^ x, x ^ 0.5, x ^ -1, x ^ 2, x ^ 3, x ^ -0.5 end
+local function pow_args(a, b) return a ^ b end
+
+test("'^' with constant operands LLVM would rewrite is C's pow, bit for bit", function()
+  if not D.jit_available() then skip("kjit.jit not available yet") end
+  local f, bad, first = D.jit(pow_consts), 0, nil
+  for i = 1, 20000 do
+    local x = (i - 10000) * 0.000731 + 0.0001
+    local want, got = table.pack(pow_consts(x)), table.pack(f(x))
+    for k = 1, want.n do
+      if not same_value(want[k], got[k]) then
+        bad = bad + 1
+        first = first or string.format("result #%d for x = %a: %a, compiled %a", k, x, want[k], got[k])
+      end
+    end
+  end
+  eq(bad, 0, "results that differ (" .. tostring(first) .. ")")
+  D.cases(pow_args, {2, 0.3}, {8.0, -1.7}, {0.5, 3.3}, {2.7, 0.5}, {2.7, -1}, {-8.0, 1 / 3},
+          {0.0, -1}, {-0.0, -1}, {-0.0, 0.5}, {-1 / 0, 0.5}, {0 / 0, 0}, {1, 0 / 0}, {3, 2})
+end)

@@ -662,3 +662,88 @@ test("#'text' of a constant string is its length, as in Lua", function()
   eq(a, 6); eq(b, 0)
   eq(math.type(a), "integer")
 end)
+
+-- issue 22: the interpreter's wording for these errors, exactly
+local function bit_local_const(x)
+  local v = 2.5
+  return x + 1, v | x
+end
+local function bit_local_const_right(x)
+  local v = 0.5
+  return x << 1, 1 << v
+end
+local function bnot_local_const()
+  local v = -1.5
+  return ~v
+end
+local function shr_local_const()
+  local v = 1e300
+  return v >> 1
+end
+local function index_nil(a)
+  local k
+  return a[k]
+end
+local function index_bool(a, k) return a[k] end
+local function store_nil(a)
+  local k
+  a[k] = 1
+end
+local function store_bool(a) a[true] = 1 end
+local function for_nil_init(n)
+  local x
+  local s = 0
+  for i = x, n do s = s + i end
+  return s
+end
+local function for_nil_limit(n)
+  local x
+  local s = 0
+  for i = n, x do s = s + i end
+  return s
+end
+local function for_nil_step(n)
+  local x
+  local s = 0
+  for i = 1, n, x do s = s + i end
+  return s
+end
+local function for_nil_float(n)
+  local x
+  for i = 1.5, x do n = n + i end
+  return n
+end
+local function arith_array(B) return B + 1 end
+local function arith_array_right(B) return 2 * B end
+local function unm_array(B) return -B end
+local function bit_array(B) return B & 1 end
+
+test("bitwise operator on a local holding a constant float names the local", function()
+  D.check_error("(local 'v') has no integer representation", bit_local_const, 3)
+  D.check_error("(local 'v') has no integer representation", bit_local_const_right, 3)
+  D.check_error("(local 'v') has no integer representation", bnot_local_const)
+  D.check_error("(local 'v') has no integer representation", shr_local_const)
+end)
+
+test("indexing an array with nil or a boolean: the interpreter's message", function()
+  D.check_error("kjit.array cannot be indexed with a nil value", index_nil, kjit.zeros(3))
+  D.check_error("kjit.array cannot be indexed with a boolean value", index_bool, kjit.zeros(3), false)
+  D.check_error("kjit.array cannot be indexed with a nil value", store_nil, kjit.zeros(3))
+  D.check_error("kjit.array cannot be indexed with a boolean value", store_bool, kjit.zeros(3))
+end)
+
+test("a nil 'for' bound: Lua 5.4's message", function()
+  D.check_error("bad 'for' initial value (number expected, got nil)", for_nil_init, 3)
+  D.check_error("bad 'for' limit (number expected, got nil)", for_nil_limit, 3)
+  D.check_error("bad 'for' step (number expected, got nil)", for_nil_step, 3)
+  D.check_error("bad 'for' limit (number expected, got nil)", for_nil_float, 3)
+end)
+
+test("arithmetic on an array: the interpreter's message", function()
+  for _, B in ipairs({ kjit.zeros(3, "u32"), kjit.zeros({ 2, 2 }), kjit.zeros(2, "i8") }) do
+    D.check_error("attempt to perform arithmetic on a kjit.array value (local 'B')", arith_array, B)
+    D.check_error("attempt to perform arithmetic on a kjit.array value (local 'B')", arith_array_right, B)
+    D.check_error("attempt to perform arithmetic on a kjit.array value (local 'B')", unm_array, B)
+    D.check_error("attempt to perform bitwise operation on a kjit.array value (local 'B')", bit_array, B)
+  end
+end)
