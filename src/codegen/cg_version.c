@@ -298,6 +298,44 @@ static LLVMValueRef sext128(CG *G, LLVMValueRef x) {
   return LLVMBuildSExt(G->B, x, LLVMInt128TypeInContext(G->C), "");
 }
 
+static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v);
+
+/* The least and greatest key (i128) of check c for its loop variable in
+** [lo, hi] (i128), computed before loop O: v + off, off + v, v - off
+** (kfa_affine_); +-v plus the wrapped i64 sum of the terms, as the body
+** computes it (kfa_linear_: -v flips which end is least; exact in 128
+** bits, so no key of the range wraps when both ends are in bounds); an
+** invariant key, computed again before O where the body computes it. */
+static void key_bounds(CG *G, const KirLoop *O, const KfaCheck *c, LLVMValueRef lo, LLVMValueRef hi,
+                       LLVMValueRef *klo, LLVMValueRef *khi) {
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  if (!c->affine) {
+    *klo = *khi = sext128(G, nest_val(G, O, c->key).v);
+    return;
+  }
+  LLVMValueRef off;
+  if (c->negv || c->nterms) {
+    LLVMValueRef w = cg_i64(G, 0);
+    for (int t = 0; t < c->nterms; t++) {
+      LLVMValueRef x = nest_val(G, O, c->terms[t]).v;
+      w = c->tneg[t] ? LLVMBuildSub(G->B, w, x, "") : LLVMBuildAdd(G->B, w, x, "");
+    }
+    off = sext128(G, w);
+  } else {
+    off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
+          : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
+                        : sext128(G, cg_val(G, c->off).v);
+    if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
+  }
+  if (c->negv) {
+    *klo = LLVMBuildSub(G->B, off, hi, "");
+    *khi = LLVMBuildSub(G->B, off, lo, "");
+  } else {
+    *klo = LLVMBuildAdd(G->B, lo, off, "");
+    *khi = LLVMBuildAdd(G->B, hi, off, "");
+  }
+}
+
 /* Every hoisted access of loop fl in bounds for its control variable in
 ** [lo, hi] (i128). */
 static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMValueRef hi) {
@@ -308,16 +346,7 @@ static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMVa
     if (G->nestoff && G->nestloop == NULL && G->nestoff[c->insn->id]) continue;   /* proven */
     CgVal b = cg_val(G, c->base);
     LLVMValueRef dim = sext128(G, b.dims[c->dim]), klo, khi;
-    if (c->affine) {
-      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
-                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
-                                       : sext128(G, cg_val(G, c->off).v);
-      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
-      klo = LLVMBuildAdd(G->B, lo, off, "");
-      khi = LLVMBuildAdd(G->B, hi, off, "");
-    } else {
-      klo = khi = sext128(G, cg_val(G, c->key).v);
-    }
+    key_bounds(G, fl->loop, c, lo, hi, &klo, &khi);
     all = LLVMBuildAnd(G->B, all, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""), "");
     all = LLVMBuildAnd(G->B, all, LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");
   }
@@ -498,15 +527,10 @@ static LLVMValueRef nest_test(CG *G, struct CgNest *N) {
         loop_range(G, N->O, &F->loops[c->vloop->id], &lo, &hi, &sk);
         if (nrs < 16) { rs[nrs].m = c->vloop; rs[nrs].lo = lo; rs[nrs].hi = hi; rs[nrs++].skip = sk; }
       }
-      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
-                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
-                                       : sext128(G, cg_val(G, c->off).v);
-      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
-      klo = LLVMBuildAdd(G->B, lo, off, "");
-      khi = LLVMBuildAdd(G->B, hi, off, "");
+      key_bounds(G, N->O, c, lo, hi, &klo, &khi);
       skip = sk;
     } else {
-      klo = khi = sext128(G, cg_val(G, c->key).v);
+      key_bounds(G, N->O, c, NULL, NULL, &klo, &khi);
     }
     LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""),
                                    LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");

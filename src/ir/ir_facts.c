@@ -150,7 +150,8 @@ static void consider(KfaCtx *C, KfaLoop *fl, KirInsn *v) {
   KfaCheck h;
   memset(&h, 0, sizeof h);
   h.insn = v; h.base = base; h.dim = depth; h.key = key;
-  if (kfa_affine_(sp, l, l, key, &h) || invariant_int(sp, l, key)) add_check(C, &fl->checks, &fl->nchecks, h);
+  if (kfa_affine_(sp, l, l, key, &h) || invariant_int(sp, l, key) || kfa_linear_(C, l, l, key, &h))
+    add_check(C, &fl->checks, &fl->nchecks, h);
   else add_unchecked(C, fl, v, depth, "the key is not the loop variable plus an invariant");
 }
 
@@ -240,6 +241,9 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
         if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
           ok = kfa_affine_(sp, m, o, key, &h);
+      for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
+        if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
+          ok = kfa_linear_(C, m, o, key, &h);   /* the general form (ir_facts_affine.c) */
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
     }
   }
@@ -481,9 +485,22 @@ static void put(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
 
 static const char *const kind_name[] = { "fornum", "forin", "while", "repeat", "loop" };
 
-static void print_check(const KfaCheck *h, const char *what, char **buf, size_t *len, size_t *cap) {
-  char key[96];
-  if (!h->affine) snprintf(key, sizeof key, "%%%d (invariant)", h->key->id);
+/* A general affine key (ir_facts_affine.c): "-loop 1 var + %4 - 1". */
+static void print_linear(const KfaFacts *F, const KfaCheck *h, char *key, size_t size) {
+  int n = snprintf(key, size, "%sloop %d var", h->negv ? "-" : "", h->vloop->id);
+  for (int t = 0; t < h->nterms && n > 0 && (size_t)n < size; t++) {
+    lua_Integer k;
+    char sign = h->tneg[t] ? '-' : '+';
+    if (kfa_intconst_(F->sp, h->terms[t], &k)) n += snprintf(key + n, size - (size_t)n, " %c %lld", sign, (long long)k);
+    else n += snprintf(key + n, size - (size_t)n, " %c %%%d", sign, h->terms[t]->id);
+  }
+}
+
+static void print_check(const KfaFacts *F, const KfaCheck *h, const char *what, char **buf, size_t *len,
+                        size_t *cap) {
+  char key[200];
+  if (h->affine && (h->negv || h->nterms)) print_linear(F, h, key, sizeof key);
+  else if (!h->affine) snprintf(key, sizeof key, "%%%d (invariant)", h->key->id);
   else if (h->off == NULL) snprintf(key, sizeof key, "loop %d var", h->vloop->id);
   else if (h->offconst)
     snprintf(key, sizeof key, "loop %d var %c %lld", h->vloop->id, h->negoff ? '-' : '+', (long long)h->offk);
@@ -508,11 +525,11 @@ void kfa_print(const KfaFacts *F, char **buf, size_t *len, size_t *cap) {
       if (fl->nest != l) put(buf, len, cap, ", nest loop %d", fl->nest->id);
     }
     put(buf, len, cap, "\n");
-    for (int c = 0; c < fl->nchecks; c++) print_check(&fl->checks[c], "hoist", buf, len, cap);
+    for (int c = 0; c < fl->nchecks; c++) print_check(F, &fl->checks[c], "hoist", buf, len, cap);
     for (int c = 0; c < fl->nunchecked; c++)
       put(buf, len, cap, "  checked %%%d %s dim %d: %s\n", fl->unchecked[c].insn->id,
           kir_opname[fl->unchecked[c].insn->op], fl->unchecked[c].dim, fl->unchecked[c].why);
-    for (int c = 0; c < fl->nnestchecks; c++) print_check(&fl->nestchecks[c], "nest", buf, len, cap);
+    for (int c = 0; c < fl->nnestchecks; c++) print_check(F, &fl->nestchecks[c], "nest", buf, len, cap);
     if (fl->narrowk) {
       const KfaNarrow *n = fl->narrowk;
       char b[40];

@@ -47,6 +47,19 @@
 **    ? last : init, last = init + count * step with forprep's iteration
 **    count (computed as the old emit_fornum does, in 128 bits for the
 **    test). At most KFA_MAXHOIST checks per loop (the rest stay checked).
+**    General affine keys: where the rule above fails, a key that is
+**    +v or -v plus a sum of invariant terms, in any order and association
+**    (`j + s + 1`, `i - j + 1`, `n - j`, `(i - 1) * n + j`): integer ADD,
+**    SUB and UNM around exactly one v, each other operand an integer
+**    expression kfa_nest_invariant in L (the loop the test goes before;
+**    computed again there: `(i - 1) * n` in the body of an inner loop),
+**    at most KFA_MAXTERMS terms (KfaCheck.negv, terms). Integer + - wrap,
+**    so the key is, modulo 2^64, +-v + W with W the wrapped sum of the
+**    terms (computed before the loop as the body computes it); the test
+**    takes +-lo + W and +-hi + W in 128 bits: when both lie in [1, n],
+**    every key of the range does, exactly, without wrapping. A key
+**    without v is invariant when the same holds of it as a whole (`x[i -
+**    1]` in the inner loop of a nest: recomputed before it).
 **    Nothing else is hoisted (an index computed in the loop from anything
 **    but v and invariants, a variant array, a float key: they stay
 **    checked, KfaLoop.unchecked lists them with the reason). The IR sees
@@ -176,6 +189,7 @@
 #include "ir/ir_type.h"
 
 #define KFA_MAXHOIST 256   /* hoisted checks per loop (as KJIT_MAXHOIST) */
+#define KFA_MAXTERMS 8     /* invariant terms of a general affine key */
 
 typedef enum { KFA_NARROW_NEVER, KFA_NARROW_TEST, KFA_NARROW_ALWAYS } KfaNarrowKind;
 
@@ -206,6 +220,12 @@ typedef struct KfaCheck {
   int negoff;             /* key = v - off */
   KirLoop *vloop;         /* affine: the loop whose control variable v is
                              (in a nest check, any loop of the nest) */
+  /* the general affine form (kfa_linear_, 2.): key = v + offset, or
+  ** -v + offset (negv), the offset being the wrapped sum of nterms
+  ** invariant integer expressions (each subtracted where tneg); off is
+  ** then NULL. */
+  int negv;
+  KirInsn **terms; uint8_t *tneg; int nterms;
 } KfaCheck;
 
 typedef struct KfaUnchecked {

@@ -460,3 +460,204 @@ test("nests: the bytecode pipeline tests the nest once, before it", function()
   g(kjit.zeros({3, 3}), A, 3)
   truthy(not g:inspect("llvm"):find("nestsel", 1, true), "no nest test for a triangular nest")
 end)
+
+---------------------------------------------------------------------------
+-- general affine keys (ir_facts_affine.c): +v or -v plus any sum of
+-- invariants, in any association; the invariant part computed again
+-- before the loop (a product `(i - 1) * m` of the body included); integer
+-- wrapping in the invariant sum and in the key itself
+---------------------------------------------------------------------------
+local function shift_sum(y, a, z, i, s, lo, hi)   -- +v + inv + 1, -v + inv + 1
+  for j = lo, hi do y[j] = a[j + s + 1] * 2 + z[i - j + 1] end
+  return y[lo]
+end
+
+local function shift_orders(y, a, z, n, s, i, lo, hi)
+  for j = lo, hi do y[j] = a[s + 1 + j] + z[n - j] + z[(i + 1) - j] + a[-j + i] end
+  return y[hi]
+end
+
+local function shift_down(y, a, n, s, lo, hi)     -- a decreasing loop: -v flips the extremes
+  for j = hi, lo, -1 do y[j] = a[n - j + s] - a[j - s] end
+  return y[lo]
+end
+
+local function shift_step(y, a, s, lo, hi, st)    -- the step's sign known at run time
+  for j = lo, hi, st do y[j] = a[s - j] end
+  return y[lo]
+end
+
+local function two_terms(y, a, s, t, lo, hi)      -- the invariant sum may wrap
+  for j = lo, hi do y[j - lo + 1] = a[j + s + t] end
+  return y[1]
+end
+
+local function neg_wrap(y, a, s, lo, hi)          -- -v of mininteger wraps
+  for j = lo, hi do y[j - lo + 1] = a[s - j] end
+  return y[1]
+end
+
+local function guarded_mid(y, a, s, k, n)         -- fails in the middle only
+  for j = 1, n do
+    y[j] = j
+    if j == k then y[j] = a[j + s + 1] end
+  end
+  return y[n]
+end
+
+-- the convolution of issue 23: a triangular nest, the inner bounds from
+-- math.max/math.min of the row
+local function convolve(n, m, a, z, out)
+  for i = 1, n + m - 1 do
+    local s = math.max(i - m, 0)
+    local acc = 0.0
+    for j = 0, math.min(i, n) - s - 1 do acc = acc + a[j + s + 1] * z[i - j - s] end
+    out[i] = acc
+  end
+  return out[1]
+end
+
+-- 2-D forms: a flat row-major grid and a triangular nest of rows (the
+-- nest test does not apply: each inner loop is versioned on its own)
+local function row_major(y, x, n, m)
+  for i = 2, n - 1 do
+    for j = 1, m do
+      y[(i - 1) * m + j] = x[(i - 2) * m + j] + x[i * m + j] + x[(i - 1) * m + m + 1 - j]
+    end
+  end
+  return y[m + 1]
+end
+
+local function stencil_tri(u, v, n)
+  for i = 2, n - 1 do
+    for j = 2, i do
+      v[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][n + 1 - j]
+    end
+  end
+  return v[2][2]
+end
+
+local function mirrored(out, x, n, m)             -- a rectangular nest: one test
+  for i = 1, n do
+    for j = 1, m do out[i][j] = x[n + 1 - i][m - j + 1] + x[i][(m + 1) - j] end
+  end
+  return out[1][1]
+end
+
+test("general affine keys: sums in any order, in range and out of range", function()
+  local a, z = ramp(12), ramp(12)
+  D.check(shift_sum, ramp(12), a, z, 10, 1, 1, 10)
+  D.check(shift_sum, ramp(12), a, z, 10, 1, 4, 6)
+  D.check(shift_sum, ramp(12), a, z, 10, 1, 7, 6)                         -- never runs
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 10, 2, 1, 10)  -- a[13], last
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 13, 0, 1, 10)  -- z[13] at the first
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 8, 0, 1, 10)   -- z[-1] at the last
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 10, -2, 1, 10) -- a[0] at the first
+  D.check_error("out of bounds", shift_sum, ramp(9), a, z, 10, 0, 1, 10)   -- y[10], last
+  D.check(shift_orders, ramp(12), a, z, 12, 1, 11, 1, 10)
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 12, 2, 11, 1, 10)
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 10, 1, 11, 1, 10)  -- z[0] at the last
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 12, 1, 13, 1, 10)  -- z[13] at the first
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 12, 1, 9, 1, 10)   -- z[0], a[-1] at the last
+end)
+
+test("general affine keys: decreasing and run-time steps", function()
+  local a = ramp(12)
+  D.check(shift_down, ramp(12), a, 10, 1, 2, 9)
+  D.check_error("out of bounds", shift_down, ramp(12), a, 10, 1, 1, 9)    -- a[0] at the last
+  D.check_error("out of bounds", shift_down, ramp(12), a, 14, 1, 2, 9)    -- a[13] at the last
+  D.check_error("out of bounds", shift_down, ramp(12), a, 10, -3, 2, 9)   -- a[-2] at the first
+  D.check(shift_step, ramp(12), a, 13, 1, 12, 1)
+  D.check(shift_step, ramp(12), a, 13, 12, 1, -1)
+  D.check(shift_step, ramp(12), a, 13, 12, 1, -5)
+  D.check_error("out of bounds", shift_step, ramp(12), a, 13, 0, 12, 3)   -- a[13] at the first
+  D.check_error("out of bounds", shift_step, ramp(12), a, 12, 12, 1, -1)  -- a[0] at the first
+  D.check_error("out of bounds", shift_step, ramp(12), a, 12, 11, -1, -4) -- a[13] at the last
+end)
+
+test("general affine keys: wrapping near maxinteger and mininteger", function()
+  local a = ramp(5)
+  -- s + t wraps to -2: keys j - 2, in range for j in 3..7
+  D.check(two_terms, ramp(5), a, MAXI, MAXI, 3, 7)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI, MAXI, 3, 8)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI, MAXI, 2, 7)
+  -- j + s wraps past maxinteger: the key is negative
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI, 0, 1, 5)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI - 3, 0, 1, 5)
+  D.check(two_terms, ramp(5), a, MAXI - 5, 0, MINI + 6, MINI + 10)
+  -- j + s wraps past mininteger into 1..5: the exact sum is out of range,
+  -- the test fails, the checked copy gives the interpreter's result
+  D.check(two_terms, ramp(5), a, MINI + 1, 0, MINI, MINI + 4)
+  D.check(two_terms, ramp(5), a, MINI, 1, MINI, MINI + 4)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MINI + 1, 0, MINI, MINI + 5)
+  -- loops ending at maxinteger / starting at mininteger
+  D.check(two_terms, ramp(5), a, MINI + 1, -1, MAXI - 4, MAXI)     -- j - maxinteger in 1..5
+  D.check_error("out of bounds", two_terms, ramp(5), a, MINI + 1, -1, MAXI - 5, MAXI)
+  -- s - j, -mininteger wraps to mininteger
+  D.check(neg_wrap, ramp(5), a, MINI + 5, MINI, MINI + 4)           -- keys 5..1
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, MINI + 5, MINI, MINI + 5)
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, MINI, MINI + 1, MINI + 1)   -- key -1
+  D.check(neg_wrap, ramp(5), a, MAXI, MAXI - 4, MAXI - 1)           -- keys 4..1
+  D.check(neg_wrap, ramp(5), a, MINI + 1, MINI, MINI)               -- key 1
+  -- 0 - mininteger wraps to mininteger (a -v key can wrap only out of range)
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, 0, MINI, MINI + 2)
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, -5, MINI, MINI + 2)
+end)
+
+test("general affine keys: an access failing in the middle, a convolution", function()
+  local a = ramp(10)
+  D.check(guarded_mid, ramp(6), a, 3, 4, 6)
+  D.check_error("out of bounds", guarded_mid, ramp(6), a, 7, 4, 6)         -- a[12] at j = 4
+  local n, m = 9, 4
+  local x, w = kjit.zeros(n), kjit.zeros(m)
+  for i = 1, n do x[i] = i * 0.5 - 1 end
+  for i = 1, m do w[i] = 3 - i * i end
+  D.check(convolve, n, m, x, w, kjit.zeros(n + m - 1))
+  D.check(convolve, 1, 1, x, w, kjit.zeros(1))
+  D.check(convolve, n, 1, x, w, kjit.zeros(n))
+  D.check_error("out of bounds", convolve, n, m, x, w, kjit.zeros(n + m - 2))       -- out, last row
+  D.check_error("out of bounds", convolve, n + 1, m, x, w, kjit.zeros(n + m))       -- a, a middle row
+  D.check_error("out of bounds", convolve, n, m + 1, x, w, kjit.zeros(n + m))       -- z, a middle row
+end)
+
+test("general affine keys: row-major grids and 2-D stencils", function()
+  local n, m = 5, 4
+  local x = kjit.zeros(n * m)
+  for k = 1, n * m do x[k] = k * k % 7 end
+  D.check(row_major, kjit.zeros(n * m), x, n, m)
+  D.check(row_major, kjit.zeros(n * m), x, 2, m)                             -- never runs
+  D.check_error("out of bounds", row_major, kjit.zeros(n * m), x, n + 1, m)   -- x past the end, last row
+  D.check_error("out of bounds", row_major, kjit.zeros((n - 1) * m - 1), x, n, m)   -- y, the last store
+  D.check_error("out of bounds", row_major, kjit.zeros(n * m), x, n, m + 1)   -- x, the last row
+  local u = mat(6, 6, function(i, j) return i * 10 + j end)
+  D.check(stencil_tri, u, kjit.zeros({6, 6}), 6)
+  D.check_error("out of bounds", stencil_tri, u, kjit.zeros({6, 6}), 7)
+  D.check_error("out of bounds", stencil_tri, u, kjit.zeros({6, 4}), 6)      -- v's columns, row 5
+  D.check(mirrored, kjit.zeros({5, 6}), u, 5, 6)
+  D.check_error("out of bounds", mirrored, kjit.zeros({5, 6}), u, 7, 6)      -- x[0] at i = 7
+  D.check_error("out of bounds", mirrored, kjit.zeros({5, 6}), u, 5, 7)
+  D.check_error("out of bounds", mirrored, kjit.zeros({5, 5}), u, 5, 6)
+end)
+
+-- The fast copy has no bounds check: the convolution's inner loop is
+-- unrolled (several fmuls in one block, which a check between iterations
+-- would split), the row-major stencil's is vectorized.
+test("general affine keys: the fast loops hold no check", function()
+  local function blocks_with(ir, pat, k)
+    local n = 0
+    for body in (ir .. "\n\n"):gmatch("(.-)\n\n") do   -- blocks are separated by empty lines
+      local _, c = body:gsub(pat, "")
+      if c >= k and not body:find("call ", 1, true) then n = n + 1 end
+    end
+    return n
+  end
+  local f = kjit.jit(convolve)
+  f(100, 20, ramp(100, "f64"), ramp(20, "f64"), kjit.zeros(119))
+  local ir = f:inspect("llvm")
+  truthy(ir:find("vsel", 1, true), "the inner loop is versioned:\n" .. ir)
+  truthy(blocks_with(ir, "fmul double", 4) >= 1, "an unrolled inner loop without checks:\n" .. ir)
+  local h = kjit.jit(row_major)
+  h(kjit.zeros(40), kjit.zeros(40), 8, 5)
+  local hir = h:inspect("llvm")
+  truthy(hir:find("fadd <%d+ x double>"), "the row-major stencil vectorizes:\n" .. hir)
+end)
