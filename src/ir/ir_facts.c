@@ -244,6 +244,13 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
         if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
           ok = kfa_linear_(C, m, o, key, &h);   /* the general form (ir_facts_affine.c) */
+      if (!ok) {   /* several variables, scaled: `(i - 1) * n + j` */
+        KirLoop *ms[KFA_MAXTERMS];
+        int nms = 0;
+        for (KirLoop *m = b->loop; m && kir_inloop(o, m->header) && nms < KFA_MAXTERMS; m = m->parent)
+          if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o)) ms[nms++] = m;
+        ok = kfa_nest_linear_(C, o, ms, nms, key, &h);
+      }
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
     }
   }
@@ -496,10 +503,40 @@ static void print_linear(const KfaFacts *F, const KfaCheck *h, char *key, size_t
   }
 }
 
+/* "%3 * (loop 0 var + -1) + loop 1 var - 1" */
+static void print_nest_linear(const KfaFacts *F, const KfaCheck *h, char *key, size_t size) {
+  size_t n = 0;
+  key[0] = 0;
+  for (int i = 0; i < h->nvterms && n < size; i++) {
+    const KfaVarTerm *t = &h->vterms[i];
+    KfaCheck one;
+    memset(&one, 0, sizeof one);
+    one.affine = 1; one.vloop = t->loop; one.negv = t->vneg;
+    one.terms = t->terms; one.tneg = t->tneg; one.nterms = t->nterms;
+    char inner[160];
+    print_linear(F, &one, inner, sizeof inner);
+    const char *sign = i == 0 ? (t->neg ? "-" : "") : (t->neg ? " - " : " + ");
+    int k = t->scale ? snprintf(key + n, size - n, "%s%%%d * (%s)", sign, t->scale->id, inner)
+                     : snprintf(key + n, size - n, "%s%s", sign, inner);
+    if (k < 0) return;
+    n += (size_t)k;
+  }
+  for (int i = 0; i < h->nterms && n < size; i++) {
+    lua_Integer c;
+    char sign = h->tneg[i] ? '-' : '+';
+    int k = kfa_intconst_(F->sp, h->terms[i], &c)
+                ? snprintf(key + n, size - n, " %c %lld", sign, (long long)c)
+                : snprintf(key + n, size - n, " %c %%%d", sign, h->terms[i]->id);
+    if (k < 0) return;
+    n += (size_t)k;
+  }
+}
+
 static void print_check(const KfaFacts *F, const KfaCheck *h, const char *what, char **buf, size_t *len,
                         size_t *cap) {
-  char key[200];
-  if (h->affine && (h->negv || h->nterms)) print_linear(F, h, key, sizeof key);
+  char key[400];
+  if (h->nvterms) print_nest_linear(F, h, key, sizeof key);
+  else if (h->affine && (h->negv || h->nterms)) print_linear(F, h, key, sizeof key);
   else if (!h->affine) snprintf(key, sizeof key, "%%%d (invariant)", h->key->id);
   else if (h->off == NULL) snprintf(key, sizeof key, "loop %d var", h->vloop->id);
   else if (h->offconst)

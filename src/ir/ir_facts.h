@@ -60,6 +60,14 @@
 **    every key of the range does, exactly, without wrapping. A key
 **    without v is invariant when the same holds of it as a whole (`x[i -
 **    1]` in the inner loop of a nest: recomputed before it).
+**    In a nest check, a key may also be a sum of such forms in the
+**    variables of several loops of the nest, each optionally multiplied
+**    by an integer invariant in O (the row-major `x[(i - 1) * n + j]`:
+**    KfaCheck.vterms): + - * are a ring modulo 2^64, so the key is the
+**    exact sum modulo 2^64, and the sum's least and greatest values over
+**    the loops' ranges (each product's ends taken over its loop's range,
+**    a sound bound for a sum) are tested in 128 bits, products guarded
+**    against overflowing them.
 **    Nothing else is hoisted (an index computed in the loop from anything
 **    but v and invariants, a variant array, a float key: they stay
 **    checked, KfaLoop.unchecked lists them with the reason). The IR sees
@@ -208,6 +216,17 @@ typedef enum {
   KFA_ID_MINVAL     /* max(e, s): INT64_MIN */
 } KfaIdentity;
 
+/* A product in a nest check's key (kfa_nest_linear_): neg ? -1 : 1 times
+** scale (NULL: 1; else an integer invariant in the nest) times
+** (vneg ? -v : v) + the wrapped sum of terms, v the control variable of
+** loop. */
+typedef struct KfaVarTerm {
+  KirLoop *loop;
+  int vneg, neg;
+  KirInsn *scale;
+  KirInsn **terms; uint8_t *tneg; int nterms;
+} KfaVarTerm;
+
 typedef struct KfaCheck {
   KirInsn *insn;          /* the INDEX or SETINDEX */
   KirInsn *base;          /* the array root, defined outside the loop */
@@ -226,6 +245,9 @@ typedef struct KfaCheck {
   ** then NULL. */
   int negv;
   KirInsn **terms; uint8_t *tneg; int nterms;
+  /* a nest check in several loops' variables (kfa_nest_linear_; affine is
+  ** 0): key = the wrapped sum of terms and of these products */
+  KfaVarTerm *vterms; int nvterms;
 } KfaCheck;
 
 typedef struct KfaUnchecked {

@@ -85,3 +85,95 @@ int kfa_linear_(KfaCtx *C, const KirLoop *l, const KirLoop *inv, KirInsn *key, K
   }
   return 1;
 }
+
+/* ---- Nest checks in several variables ----------------------------------- */
+
+/* The key of a nest check as a sum of invariant terms (in o) and products
+** (KfaVarTerm): `(i - 1) * n + j - 1` is n * (i - 1) + j - 1 with i and j
+** variables of loops of the nest. */
+typedef struct NLin {
+  KfaCtx *C;
+  const KirLoop *o;
+  KirLoop *const *ms; int nms;
+  Lin out;                /* the invariant terms (out.v unused) */
+  int nv;
+  KfaVarTerm vt[KFA_MAXTERMS];
+} NLin;
+
+static KirLoop *var_loop(const NLin *N, const KirInsn *x) {
+  for (int i = 0; i < N->nms; i++)
+    if (N->ms[i]->var == x) return N->ms[i];
+  return NULL;
+}
+
+/* x, a factor scaled by `scale` (NULL: 1) and counted with sign: +-v + terms
+** for the variable v of one of N's loops. */
+static int add_product(NLin *N, KirInsn *x, KirInsn *scale, int sign) {
+  if (N->nv == KFA_MAXTERMS) return 0;
+  for (int i = 0; i < N->nms; i++) {
+    Lin L;
+    memset(&L, 0, sizeof L);
+    L.sp = N->C->sp; L.v = N->ms[i]->var; L.inv = N->o;
+    if (!walk(&L, x, 1, WALK_DEPTH) || L.vsign == 0) continue;
+    KfaVarTerm *t = &N->vt[N->nv++];
+    t->loop = N->ms[i];
+    t->vneg = L.vsign < 0;
+    t->neg = sign < 0;
+    t->scale = scale;
+    t->nterms = L.nterms;
+    if (L.nterms) {
+      t->terms = kfa_alloc_(N->C, (size_t)L.nterms * sizeof *t->terms);
+      t->tneg = kfa_alloc_(N->C, (size_t)L.nterms);
+      memcpy(t->terms, L.terms, (size_t)L.nterms * sizeof *t->terms);
+      memcpy(t->tneg, L.tneg, (size_t)L.nterms);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+static int nwalk(NLin *N, KirInsn *x, int sign, int depth) {
+  const KtySpec *sp = N->C->sp;
+  if (var_loop(N, x)) return add_product(N, x, NULL, sign);
+  if (!is_int(sp, x)) return 0;
+  if (kfa_nest_invariant(sp, N->o, x)) {
+    if (N->out.nterms == KFA_MAXTERMS) return 0;
+    N->out.terms[N->out.nterms] = x;
+    N->out.tneg[N->out.nterms++] = sign < 0;
+    return 1;
+  }
+  if (depth == 0) return 0;
+  if ((x->op == KIR_ADD || x->op == KIR_SUB) && x->nargs == 2)
+    return nwalk(N, x->args[0], sign, depth - 1) &&
+           nwalk(N, x->args[1], x->op == KIR_SUB ? -sign : sign, depth - 1);
+  if (x->op == KIR_UNM && x->nargs == 1) return nwalk(N, x->args[0], -sign, depth - 1);
+  if (x->op == KIR_MUL && x->nargs == 2) {
+    KirInsn *a = x->args[0], *b = x->args[1];
+    if (!is_int(sp, a) || !is_int(sp, b)) return 0;
+    if (kfa_nest_invariant(sp, N->o, a)) return add_product(N, b, a, sign);
+    if (kfa_nest_invariant(sp, N->o, b)) return add_product(N, a, b, sign);
+  }
+  return 0;
+}
+
+int kfa_nest_linear_(KfaCtx *C, const KirLoop *o, KirLoop *const *ms, int nloops, KirInsn *key,
+                     KfaCheck *h) {
+  NLin N;
+  memset(&N, 0, sizeof N);
+  N.C = C; N.o = o; N.ms = ms; N.nms = nloops;
+  N.out.sp = C->sp;
+  if (nloops == 0 || !is_int(C->sp, key) || !nwalk(&N, key, 1, WALK_DEPTH) || N.nv == 0) return 0;
+  h->affine = 0;
+  h->vloop = NULL;
+  h->nterms = N.out.nterms;
+  if (N.out.nterms) {
+    h->terms = kfa_alloc_(C, (size_t)N.out.nterms * sizeof *h->terms);
+    h->tneg = kfa_alloc_(C, (size_t)N.out.nterms);
+    memcpy(h->terms, N.out.terms, (size_t)N.out.nterms * sizeof *h->terms);
+    memcpy(h->tneg, N.out.tneg, (size_t)N.out.nterms);
+  }
+  h->nvterms = N.nv;
+  h->vterms = kfa_alloc_(C, (size_t)N.nv * sizeof *h->vterms);
+  memcpy(h->vterms, N.vt, (size_t)N.nv * sizeof *h->vterms);
+  return 1;
+}

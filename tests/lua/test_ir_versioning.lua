@@ -639,6 +639,113 @@ test("general affine keys: row-major grids and 2-D stencils", function()
   D.check_error("out of bounds", mirrored, kjit.zeros({5, 5}), u, 5, 6)
 end)
 
+-- nest checks in several variables, products scaled by invariants
+-- (KfaCheck.vterms): one test before the nest, over the box of the loops'
+-- ranges, exact in 128 bits
+local function scaled_pos(y, x, ilo, ihi, c, off, m)
+  local k = 0
+  for i = ilo, ihi do
+    for j = 1, m do
+      k = k + 1
+      y[k] = x[i * c + j + off]
+    end
+  end
+  return k
+end
+
+local function scaled_neg(y, x, ilo, ihi, c, off, m)
+  local k = 0
+  for i = ilo, ihi do
+    for j = 1, m do
+      k = k + 1
+      y[k] = x[off - (i - 1) * c - j]
+    end
+  end
+  return k
+end
+
+local function diagonal(x, n, m)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do s = s + x[i + j] * 2 + x[j - i + n] end
+  end
+  return s
+end
+
+local function anti(x, n, m, off)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do s = s + x[off - i + j] end
+  end
+  return s
+end
+
+local function flat_stencil(y, x, n, m, rs)     -- rs: the row stride
+  for i = 2, n - 1 do
+    for j = 2, m - 1 do
+      y[(i - 1) * rs + j] = 0.25 * (x[(i - 2) * rs + j] + x[i * rs + j] + x[(i - 1) * rs + j - 1] +
+                                    x[(i - 1) * rs + j + 1])
+    end
+  end
+  return y[rs + 2]
+end
+
+test("nest checks in several variables: scaled rows, in and out of range", function()
+  local x = ramp(12)
+  D.check(scaled_pos, ramp(20), x, 1, 3, 4, -4, 4)
+  D.check(scaled_pos, ramp(20), x, 0, 2, 4, 0, 4)
+  D.check(scaled_pos, ramp(20), x, 3, 2, 4, 99, 4)                        -- never runs
+  D.check(scaled_pos, ramp(20), x, 1, 3, 4, 99, 0)                        -- the inner loop never runs
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 4, 4, -4, 4) -- the last row's first
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 3, 4, -4, 5) -- the very last
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 0, 3, 4, -5, 4) -- the very first
+  D.check(scaled_pos, ramp(20), x, 1, 3, -4, 12, 4)                       -- a negative scale
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 3, -4, 11, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 0, 3, -4, 12, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(8), x, 1, 3, 4, -4, 4)  -- y (checked in the loop)
+  D.check(scaled_neg, ramp(20), x, 1, 3, 4, 13, 4)
+  D.check(scaled_neg, ramp(20), x, 1, 3, -4, 5, 4)
+  D.check_error("out of bounds", scaled_neg, ramp(20), x, 1, 3, 4, 12, 4)
+  D.check_error("out of bounds", scaled_neg, ramp(20), x, 1, 3, 4, 14, 4)
+  D.check_error("out of bounds", scaled_neg, ramp(20), x, 1, 3, 4, 5, 4)   -- a middle row's first
+  D.check(anti, x, 5, 3, 5)
+  D.check_error("out of bounds", anti, x, 5, 3, 2)                        -- x[0] in row 3
+  D.check_error("out of bounds", anti, x, 5, 3, 11)                       -- x[13] in row 1
+  D.check(diagonal, x, 6, 6)
+  D.check(diagonal, x, 5, 7)
+  D.check_error("out of bounds", diagonal, x, 6, 7)
+  D.check_error("out of bounds", diagonal, x, 7, 6)
+end)
+
+test("nest checks in several variables: wrapping products, ranges near the limits", function()
+  local x = ramp(12)
+  -- i * 2^62 wraps to 0 for i = 4 and -4: the keys are j, in range; the
+  -- exact product is not, the test fails and the checked copy runs
+  D.check(scaled_pos, ramp(20), x, 4, 4, 1 << 62, 0, 4)
+  D.check(scaled_pos, ramp(20), x, -4, -4, 1 << 62, 0, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 4, 4, 1 << 62, -1, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 2, MAXI, 0, 3)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 2, MINI, 0, 3)
+  D.check(scaled_pos, ramp(20), x, MAXI - 1, MAXI, 1, -(MAXI - 2), 3)
+  D.check(scaled_pos, ramp(20), x, MINI, MINI + 1, -1, MINI + 3, 3)     -- -i overflows for mininteger
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, MAXI - 1, MAXI, 1, -(MAXI - 10), 3)
+  -- i - 1 below mininteger: the factor does not fit an i64, the test fails
+  D.check(scaled_neg, ramp(20), x, MINI, MINI, 0, 5, 4)
+  D.check(scaled_neg, ramp(20), x, MINI, MINI + 1, 1 << 62, 5, 4)
+end)
+
+test("nest checks in several variables: a row-major stencil", function()
+  local n, m = 6, 7
+  local x = kjit.zeros(n * m)
+  for k = 1, n * m do x[k] = (k * 5) % 11 end
+  D.check(flat_stencil, kjit.zeros(n * m), x, n, m, m)
+  D.check(flat_stencil, kjit.zeros(n * m), x, n, m - 1, m)              -- narrower rows
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m), x, n + 1, m, m)
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m - 9), x, n, m, m)   -- y, the last store
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m), x, n, m, m + 2)
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m), x, n, m, -m)
+end)
+
 -- The fast copy has no bounds check: the convolution's inner loop is
 -- unrolled (several fmuls in one block, which a check between iterations
 -- would split), the row-major stencil's is vectorized.
@@ -660,4 +767,10 @@ test("general affine keys: the fast loops hold no check", function()
   h(kjit.zeros(40), kjit.zeros(40), 8, 5)
   local hir = h:inspect("llvm")
   truthy(hir:find("fadd <%d+ x double>"), "the row-major stencil vectorizes:\n" .. hir)
+  local k = kjit.jit(flat_stencil)
+  k(kjit.zeros(42), kjit.zeros(42), 6, 7, 7)
+  local kir = k:inspect("llvm")
+  truthy(kir:find("nestsel", 1, true) and not kir:find("vsel", 1, true),
+         "the row-major stencil is tested once, before the nest:\n" .. kir)
+  truthy(kir:find("fadd <%d+ x double>"), "and vectorizes:\n" .. kir)
 end)
