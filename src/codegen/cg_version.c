@@ -501,6 +501,7 @@ static LLVMValueRef last_value(CG *G, LLVMValueRef init, LLVMValueRef count, LLV
 static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
   if (!kir_inloop(O, v->block) || G->sp->consts[v->id].kind != T_UNKNOWN || v->op == KIR_INT)
     return cg_val(G, v);
+  if (v->op == KIR_LEN) return cg_mk(TY(T_INT), cg_val(G, v->args[0]).dims[0]);   /* #x: cg_len */
   LLVMValueRef a = nest_val(G, O, v->args[0]).v, r;
   switch (v->op) {
   case KIR_ADD: r = LLVMBuildAdd(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;

@@ -171,7 +171,8 @@ static void collect_checks(KfaCtx *C, KfaLoop *fl) {
 /* ---- Rectangular nests -------------------------------------------------- */
 
 /* A loop operand the nest's test can compute before o: a constant, a value
-** defined outside o, or integer + - * and unary minus of such (`n - 1`,
+** defined outside o, #x of an array defined outside o, or integer + - *
+** and unary minus of such (`n - 1`,
 ** evaluated again at each entry of the inner loop; integers wrap, no
 ** error): kfa_nest_invariant. */
 static int invariant_expr(const KtySpec *sp, const KirLoop *o, const KirInsn *v, int depth) {
@@ -183,6 +184,9 @@ static int invariant_expr(const KtySpec *sp, const KirLoop *o, const KirInsn *v,
            invariant_expr(sp, o, v->args[0], depth - 1) && invariant_expr(sp, o, v->args[1], depth - 1);
   if (v->op == KIR_UNM && v->nargs == 1)
     return sp->types[v->args[0]->id].kind == T_INT && invariant_expr(sp, o, v->args[0], depth - 1);
+  /* #x of an array from outside o: its first extent, which cannot raise */
+  if (v->op == KIR_LEN && v->nargs == 1)
+    return sp->types[v->args[0]->id].kind == T_BUF && !kfa_inloop_(o, v->args[0]);
   return 0;
 }
 

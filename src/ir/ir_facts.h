@@ -328,7 +328,8 @@ typedef struct KfaFacts {
 KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel);
 
 /* Whether v (an operand of a loop inside o) can be computed before o: a
-** constant, defined outside o, or integer + - * and unary minus of such,
+** constant, defined outside o, #x of an array defined outside o, or
+** integer + - * and unary minus of such,
 ** at most KFA_NEST_EXPRDEPTH deep (2.: what "invariant in O" means for a
 ** nest's loop operands; the code generator computes such an expression
 ** again before the nest). */

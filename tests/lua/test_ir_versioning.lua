@@ -639,6 +639,35 @@ test("general affine keys: row-major grids and 2-D stencils", function()
   D.check_error("out of bounds", mirrored, kjit.zeros({5, 5}), u, 5, 6)
 end)
 
+-- #x of an array from outside the loop is an invariant (its first extent):
+-- reversed indices, and nests whose limits are lengths
+local function reverse_into(y, x, n)
+  for i = 1, n do y[i] = x[#x - i + 1] + x[#y + 1 - i] end
+  return y[1]
+end
+
+local function len_nest(m, x, y)
+  local s = 0.0
+  for i = 1, #x do
+    for j = 1, #y do s = s + m[i][j] * y[#y + 1 - j] * x[#x - i + 1] end
+  end
+  return s
+end
+
+test("lengths as invariants: reversed indices, nests over #x", function()
+  D.check(reverse_into, ramp(6), ramp(6), 6)
+  D.check(reverse_into, ramp(6), ramp(8), 6)
+  D.check_error("out of bounds", reverse_into, ramp(6), ramp(5), 6)      -- x[0] at the last
+  D.check_error("out of bounds", reverse_into, ramp(6), ramp(6), 7)      -- x[0], then y[7]
+  D.check_error("out of bounds", reverse_into, ramp(7), ramp(6), 6)      -- x[7] at the first
+  local m = mat(4, 5, function(i, j) return i * 3 - j end)
+  D.check(len_nest, m, ramp(4), ramp(5))
+  D.check(len_nest, m, ramp(3), ramp(2))
+  D.check(len_nest, m, kjit.zeros(0), ramp(5))
+  D.check_error("out of bounds", len_nest, m, ramp(5), ramp(5))          -- m's rows, the last i
+  D.check_error("out of bounds", len_nest, m, ramp(4), ramp(6))          -- m's columns
+end)
+
 -- nest checks in several variables, products scaled by invariants
 -- (KfaCheck.vterms): one test before the nest, over the box of the loops'
 -- ranges, exact in 128 bits
