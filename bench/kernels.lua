@@ -102,6 +102,20 @@ function K.jacobi(n, iters, A, B)
   end
 end
 
+-- the full discrete convolution out = a * z (a: n, z: m, out: n + m - 1):
+-- out[i] = sum over k of a[k] * z[i - k + 1], the k where both exist, summed
+-- in increasing k; the inner loop's bounds follow the row (a triangular
+-- nest at both ends), its keys are affine with invariant sums: k = j + s +
+-- 1 and i - j - s
+function K.convolve(n, m, a, z, out)
+  for i = 1, n + m - 1 do
+    local s = math.max(i - m, 0)
+    local acc = 0.0
+    for j = 0, math.min(i, n) - s - 1 do acc = acc + a[j + s + 1] * z[i - j - s] end
+    out[i] = acc
+  end
+end
+
 -- counts[b] += 1 for the bin b of each x[i] in [0, 1); counts is i64
 function K.histogram(n, x, nbins, counts)
   for i = 1, n do

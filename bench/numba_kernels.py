@@ -92,6 +92,17 @@ def jacobi(n, iters, A, B):
 
 
 @njit
+def convolve(n, m, a, z, out):
+    for i in range(n + m - 1):
+        s = max(i - m + 1, 0)
+        e = min(i, n - 1)
+        acc = 0.0
+        for j in range(e - s + 1):
+            acc = acc + a[j + s] * z[i - j - s]
+        out[i] = acc
+
+
+@njit
 def histogram(n, x, nbins, counts):
     for i in range(n):
         b = math.floor(x[i] * nbins)
@@ -222,6 +233,12 @@ def setup(name, p):
         A, B = np.zeros((n, n)), np.zeros((n, n))
         return ((lambda: (jacobi_init(A), jacobi_init(B))), lambda: jacobi(n, iters, A, B),
                 lambda r: seq_sum(A))
+    if name == "convolve":
+        n, m = p
+        a, z, out = vector(n), vector(m), vector(n + m - 1)
+        fill_frac(a, G1, 0.0)
+        fill_frac(z, G2, -0.5)
+        return nothing, lambda: convolve(n, m, a, z, out), lambda r: seq_sum(out)
     if name == "histogram":
         n, nbins = p
         x, counts = vector(n), np.zeros(nbins, dtype=np.int64)

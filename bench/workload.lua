@@ -86,7 +86,7 @@ W.BODIES, W.SOLAR_MASS = BODIES, SOLAR_MASS
 --   run(f, state) -> ret      one call of the kernel f (timed)
 --   check(state, ret) -> num  a checksum compared across implementations
 W.order = { "saxpy", "dot", "mandelbrot", "nbody", "matmul", "jacobi",
-            "histogram", "prefix_sum", "fib" }
+            "convolve", "histogram", "prefix_sum", "fib" }
 W.spec = {}
 local S = W.spec
 
@@ -195,6 +195,23 @@ S.jacobi = {
   reset = function(st) st.init(st.n, st.A) st.init(st.n, st.B) end,
   run = function(f, st) return f(st.n, st.iters, st.A, st.B) end,
   check = function(st) return st.sum(st.n, st.n, st.A) end,
+}
+
+S.convolve = {
+  params = { "n", "m" }, full = { 1000000, 64 }, small = { 50, 7 }, interp = { 100000, 64 },
+  work = function(p) return p[1] * p[2] end,
+  setup = function(A, p)
+    local n, m = p[1], p[2]
+    local st = { n = n, m = m, a = A.vector(n, "f64"), z = A.vector(m, "f64"),
+                 out = A.vector(n + m - 1, "f64"), sum = A.prep(sum1) }
+    local fill = A.prep(fill_frac)
+    fill(n, st.a, G1, 0.0)
+    fill(m, st.z, G2, -0.5)
+    return st
+  end,
+  reset = function() end,
+  run = function(f, st) return f(st.n, st.m, st.a, st.z, st.out) end,
+  check = function(st) return st.sum(st.n + st.m - 1, st.out, 0.0) end,
 }
 
 S.histogram = {

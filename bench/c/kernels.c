@@ -102,6 +102,16 @@ static void jacobi(long n, long iters, double (*A)[n], double (*B)[n]) {
   }
 }
 
+static void convolve(long n, long m, const double *a, const double *z, double *out) {
+  for (long i = 0; i < n + m - 1; i++) {
+    long s = i - m + 1 > 0 ? i - m + 1 : 0;
+    long e = i < n - 1 ? i : n - 1;
+    double acc = 0.0;
+    for (long j = 0; j <= e - s; j++) acc = acc + a[j + s] * z[i - j - s];
+    out[i] = acc;
+  }
+}
+
 static void histogram(long n, const double *x, long nbins, int64_t *counts) {
   for (long i = 0; i < n; i++) {
     long b = (long)floor(x[i] * nbins);
@@ -272,6 +282,13 @@ int main(int argc, char **argv) {
     TIMED((jacobi_init(n, A), jacobi_init(n, B)),
           jacobi(vparam[0], vparam[1], (double(*)[n])A, (double(*)[n])B));
     check = sum_f64(n * n, A);
+  } else if (!strcmp(name, "convolve") && np == 2) {
+    long n = p0, m = p1;
+    double *a = zalloc(n, 8), *z = zalloc(m, 8), *out = zalloc(n + m - 1, 8);
+    fill_frac(n, a, G1, 0.0);
+    fill_frac(m, z, G2, -0.5);
+    TIMED((void)0, convolve(vparam[0], vparam[1], a, z, out));
+    check = sum_f64(n + m - 1, out);
   } else if (!strcmp(name, "histogram") && np == 2) {
     long n = p0, nbins = p1;
     double *x = zalloc(n, 8);

@@ -35,7 +35,10 @@
 ** proving every nest check over the whole range of its loop (computed
 ** from that loop's forprep operands, which O does not change; a loop that
 ** never runs proves its checks), where the loop's step is a constant and
-** its limit can be read without raising. The fast copy is O's own blocks,
+** its limit can be read without raising (a check in several loops'
+** variables, the row-major `x[(i - 1) * n + j]`, takes the least and
+** greatest value of its sum over those loops' ranges: nest_linear_test;
+** on the CPU only). The fast copy is O's own blocks,
 ** with those checks off; an inner loop there is still versioned on its
 ** own for the checks the nest test left (a run-time step, a key varying
 ** in O). The checked copy is all of O again, at blocks and phis of its own
@@ -142,6 +145,16 @@ static int range_known(CG *G, const KfaFacts *F, const KirLoop *m) {
   int lk = sp->types[fm->limit->id].kind;
   return sp->types[fm->init->id].kind == T_INT && sp->types[fm->step->id].kind == T_INT &&
          (lk == T_INT || lk == T_F64 || lk == T_F32);
+}
+
+/* A nest check in several variables (KfaCheck.vterms) can be tested: the
+** range of each loop is known, and the target is the CPU (the test
+** multiplies in 128 bits, which the NVPTX back ends are not asked to do). */
+static int vterms_known(CG *G, const KfaFacts *F, const KfaCheck *c) {
+  if (G->S->kernel) return 0;
+  for (int i = 0; i < c->nvterms; i++)
+    if (!range_known(G, F, c->vterms[i].loop)) return 0;
+  return 1;
 }
 
 /* O is versioned as a whole: an integer for loop with inner loops, entered
@@ -260,6 +273,7 @@ void cg_version_plan(CG *G) {
     for (int i = 0; i < fo->nnestchecks; i++) {
       const KfaCheck *c = &fo->nestchecks[i];
       if (c->affine && !range_known(G, F, c->vloop)) continue;
+      if (c->nvterms && !vterms_known(G, F, c)) continue;
       N->checks[N->nchecks++] = *c;
     }
     if (N->nchecks == 0) continue;
@@ -298,6 +312,44 @@ static LLVMValueRef sext128(CG *G, LLVMValueRef x) {
   return LLVMBuildSExt(G->B, x, LLVMInt128TypeInContext(G->C), "");
 }
 
+static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v);
+
+/* The least and greatest key (i128) of check c for its loop variable in
+** [lo, hi] (i128), computed before loop O: v + off, off + v, v - off
+** (kfa_affine_); +-v plus the wrapped i64 sum of the terms, as the body
+** computes it (kfa_linear_: -v flips which end is least; exact in 128
+** bits, so no key of the range wraps when both ends are in bounds); an
+** invariant key, computed again before O where the body computes it. */
+static void key_bounds(CG *G, const KirLoop *O, const KfaCheck *c, LLVMValueRef lo, LLVMValueRef hi,
+                       LLVMValueRef *klo, LLVMValueRef *khi) {
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  if (!c->affine) {
+    *klo = *khi = sext128(G, nest_val(G, O, c->key).v);
+    return;
+  }
+  LLVMValueRef off;
+  if (c->negv || c->nterms) {
+    LLVMValueRef w = cg_i64(G, 0);
+    for (int t = 0; t < c->nterms; t++) {
+      LLVMValueRef x = nest_val(G, O, c->terms[t]).v;
+      w = c->tneg[t] ? LLVMBuildSub(G->B, w, x, "") : LLVMBuildAdd(G->B, w, x, "");
+    }
+    off = sext128(G, w);
+  } else {
+    off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
+          : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
+                        : sext128(G, cg_val(G, c->off).v);
+    if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
+  }
+  if (c->negv) {
+    *klo = LLVMBuildSub(G->B, off, hi, "");
+    *khi = LLVMBuildSub(G->B, off, lo, "");
+  } else {
+    *klo = LLVMBuildAdd(G->B, lo, off, "");
+    *khi = LLVMBuildAdd(G->B, hi, off, "");
+  }
+}
+
 /* Every hoisted access of loop fl in bounds for its control variable in
 ** [lo, hi] (i128). */
 static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMValueRef hi) {
@@ -308,16 +360,7 @@ static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMVa
     if (G->nestoff && G->nestloop == NULL && G->nestoff[c->insn->id]) continue;   /* proven */
     CgVal b = cg_val(G, c->base);
     LLVMValueRef dim = sext128(G, b.dims[c->dim]), klo, khi;
-    if (c->affine) {
-      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
-                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
-                                       : sext128(G, cg_val(G, c->off).v);
-      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
-      klo = LLVMBuildAdd(G->B, lo, off, "");
-      khi = LLVMBuildAdd(G->B, hi, off, "");
-    } else {
-      klo = khi = sext128(G, cg_val(G, c->key).v);
-    }
+    key_bounds(G, fl->loop, c, lo, hi, &klo, &khi);
     all = LLVMBuildAnd(G->B, all, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""), "");
     all = LLVMBuildAnd(G->B, all, LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");
   }
@@ -458,6 +501,7 @@ static LLVMValueRef last_value(CG *G, LLVMValueRef init, LLVMValueRef count, LLV
 static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
   if (!kir_inloop(O, v->block) || G->sp->consts[v->id].kind != T_UNKNOWN || v->op == KIR_INT)
     return cg_val(G, v);
+  if (v->op == KIR_LEN) return cg_mk(TY(T_INT), cg_val(G, v->args[0]).dims[0]);   /* #x: cg_len */
   LLVMValueRef a = nest_val(G, O, v->args[0]).v, r;
   switch (v->op) {
   case KIR_ADD: r = LLVMBuildAdd(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;
@@ -478,35 +522,114 @@ static void loop_range(CG *G, const KirLoop *O, const KfaLoop *fm, LLVMValueRef 
   *hi = fm->stepsign > 0 ? last : i;
 }
 
+/* The range of loop m's variable, computed before nest O once per test
+** (rs: those computed so far). */
+typedef struct NestRange { const KirLoop *m; LLVMValueRef lo, hi, skip; } NestRange;
+static NestRange *nest_range(CG *G, const KirLoop *O, const KirLoop *m, NestRange *rs, int *nrs) {
+  for (int r = 0; r < *nrs; r++)
+    if (rs[r].m == m) return &rs[r];
+  NestRange *e = &rs[*nrs < 16 ? (*nrs)++ : 15];   /* past 16 loops: the last slot
+                                                      computed again each time */
+  e->m = m;
+  loop_range(G, O, &cg_prange_facts(G)->loops[m->id], &e->lo, &e->hi, &e->skip);
+  return e;
+}
+
+/* The wrapped i64 sum of terms (each negated where tneg), computed before
+** O, as i128. */
+static LLVMValueRef terms_sum(CG *G, const KirLoop *O, KirInsn *const *terms, const uint8_t *tneg, int n) {
+  LLVMValueRef w = cg_i64(G, 0);
+  for (int t = 0; t < n; t++) {
+    LLVMValueRef x = nest_val(G, O, terms[t]).v;
+    w = tneg[t] ? LLVMBuildSub(G->B, w, x, "") : LLVMBuildAdd(G->B, w, x, "");
+  }
+  return sext128(G, w);
+}
+
+static LLVMValueRef smin128(CG *G, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, a, b, ""), a, b, "");
+}
+static LLVMValueRef smax128(CG *G, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+/* A nest check in several variables (KfaCheck.vterms: the key is, modulo
+** 2^64, the exact sum of the invariant terms and of the products) in
+** [1, dim] wherever it runs: the sum's least value is at least the sum of
+** each product's least value over its loop's range, likewise the
+** greatest, all exact in 128 bits. A product's factor +-v + terms lies
+** within +-2^64; it is multiplied only when it fits an i64 (else the test
+** fails), the product then within 2^126, and a product beyond +-2^100
+** fails the test, so the sum of at most KFA_MAXTERMS of them cannot
+** overflow. The access runs only when every loop of its products runs. */
+static LLVMValueRef nest_linear_test(CG *G, struct CgNest *N, const KfaCheck *c, LLVMValueRef dim,
+                                     NestRange *rs, int *nrs) {
+  LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+  LLVMValueRef ok = cg_i1(G, 1), skip = cg_i1(G, 0);
+  LLVMValueRef kmin = terms_sum(G, N->O, c->terms, c->tneg, c->nterms), kmax = kmin;
+  LLVMValueRef i64min = LLVMConstInt(i128, (unsigned long long)INT64_MIN, 1);
+  LLVMValueRef i64max = LLVMConstInt(i128, (unsigned long long)INT64_MAX, 1);
+  LLVMValueRef big = LLVMConstShl(LLVMConstInt(i128, 1, 0), LLVMConstInt(i128, 100, 0));
+  LLVMValueRef nbig = LLVMConstNeg(big);
+  for (int i = 0; i < c->nvterms; i++) {
+    const KfaVarTerm *t = &c->vterms[i];
+    NestRange *r = nest_range(G, N->O, t->loop, rs, nrs);
+    skip = LLVMBuildOr(G->B, skip, r->skip, "");
+    LLVMValueRef w = terms_sum(G, N->O, t->terms, t->tneg, t->nterms), lo, hi;
+    if (t->vneg) {
+      lo = LLVMBuildSub(G->B, w, r->hi, "");
+      hi = LLVMBuildSub(G->B, w, r->lo, "");
+    } else {
+      lo = LLVMBuildAdd(G->B, r->lo, w, "");
+      hi = LLVMBuildAdd(G->B, r->hi, w, "");
+    }
+    if (t->scale) {
+      ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntSGE, lo, i64min, ""), "");
+      ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntSLE, hi, i64max, ""), "");
+      /* lo, hi cut to i64 where they do not fit: the test fails anyway,
+      ** and the products stay within 2^126 */
+      LLVMValueRef s = sext128(G, nest_val(G, N->O, t->scale).v);
+      LLVMValueRef p = LLVMBuildMul(G->B, sext128(G, LLVMBuildTrunc(G->B, lo, G->i64, "")), s, "");
+      LLVMValueRef q = LLVMBuildMul(G->B, sext128(G, LLVMBuildTrunc(G->B, hi, G->i64, "")), s, "");
+      lo = smin128(G, p, q);
+      hi = smax128(G, p, q);
+      ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntSGE, lo, nbig, ""), "");
+      ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntSLE, hi, big, ""), "");
+    }
+    if (t->neg) {
+      LLVMValueRef nlo = LLVMBuildNeg(G->B, hi, "");
+      hi = LLVMBuildNeg(G->B, lo, "");
+      lo = nlo;
+    }
+    kmin = LLVMBuildAdd(G->B, kmin, lo, "");
+    kmax = LLVMBuildAdd(G->B, kmax, hi, "");
+  }
+  ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntSGE, kmin, LLVMConstInt(i128, 1, 0), ""), "");
+  ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntSLE, kmax, dim, ""), "");
+  return LLVMBuildOr(G->B, ok, skip, "");
+}
+
 /* Every check of nest N in bounds: an access affine in the variable of
 ** loop M of the nest holds over M's whole range, unless M never runs. */
 static LLVMValueRef nest_test(CG *G, struct CgNest *N) {
   LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
-  const KfaFacts *F = cg_prange_facts(G);
   LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
-  struct { const KirLoop *m; LLVMValueRef lo, hi, skip; } rs[16];
+  NestRange rs[16];
   int nrs = 0;
   for (int i = 0; i < N->nchecks; i++) {
     const KfaCheck *c = &N->checks[i];
     LLVMValueRef dim = sext128(G, cg_val(G, c->base).dims[c->dim]), klo, khi, skip = NULL;
+    if (c->nvterms) {
+      all = LLVMBuildAnd(G->B, all, nest_linear_test(G, N, c, dim, rs, &nrs), "");
+      continue;
+    }
     if (c->affine) {
-      int r;
-      for (r = 0; r < nrs && rs[r].m != c->vloop; r++) {}
-      LLVMValueRef lo, hi, sk;
-      if (r < nrs) lo = rs[r].lo, hi = rs[r].hi, sk = rs[r].skip;
-      else {
-        loop_range(G, N->O, &F->loops[c->vloop->id], &lo, &hi, &sk);
-        if (nrs < 16) { rs[nrs].m = c->vloop; rs[nrs].lo = lo; rs[nrs].hi = hi; rs[nrs++].skip = sk; }
-      }
-      LLVMValueRef off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
-                         : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
-                                       : sext128(G, cg_val(G, c->off).v);
-      if (c->negoff) off = LLVMBuildSub(G->B, LLVMConstInt(i128, 0, 0), off, "");
-      klo = LLVMBuildAdd(G->B, lo, off, "");
-      khi = LLVMBuildAdd(G->B, hi, off, "");
+      NestRange *r = nest_range(G, N->O, c->vloop, rs, &nrs);
+      LLVMValueRef lo = r->lo, hi = r->hi, sk = r->skip;
+      key_bounds(G, N->O, c, lo, hi, &klo, &khi);
       skip = sk;
     } else {
-      klo = khi = sext128(G, cg_val(G, c->key).v);
+      key_bounds(G, N->O, c, NULL, NULL, &klo, &khi);
     }
     LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, klo, one, ""),
                                    LLVMBuildICmp(G->B, LLVMIntSLE, khi, dim, ""), "");

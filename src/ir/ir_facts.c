@@ -150,7 +150,8 @@ static void consider(KfaCtx *C, KfaLoop *fl, KirInsn *v) {
   KfaCheck h;
   memset(&h, 0, sizeof h);
   h.insn = v; h.base = base; h.dim = depth; h.key = key;
-  if (kfa_affine_(sp, l, l, key, &h) || invariant_int(sp, l, key)) add_check(C, &fl->checks, &fl->nchecks, h);
+  if (kfa_affine_(sp, l, l, key, &h) || invariant_int(sp, l, key) || kfa_linear_(C, l, l, key, &h))
+    add_check(C, &fl->checks, &fl->nchecks, h);
   else add_unchecked(C, fl, v, depth, "the key is not the loop variable plus an invariant");
 }
 
@@ -170,7 +171,8 @@ static void collect_checks(KfaCtx *C, KfaLoop *fl) {
 /* ---- Rectangular nests -------------------------------------------------- */
 
 /* A loop operand the nest's test can compute before o: a constant, a value
-** defined outside o, or integer + - * and unary minus of such (`n - 1`,
+** defined outside o, #x of an array defined outside o, or integer + - *
+** and unary minus of such (`n - 1`,
 ** evaluated again at each entry of the inner loop; integers wrap, no
 ** error): kfa_nest_invariant. */
 static int invariant_expr(const KtySpec *sp, const KirLoop *o, const KirInsn *v, int depth) {
@@ -182,6 +184,9 @@ static int invariant_expr(const KtySpec *sp, const KirLoop *o, const KirInsn *v,
            invariant_expr(sp, o, v->args[0], depth - 1) && invariant_expr(sp, o, v->args[1], depth - 1);
   if (v->op == KIR_UNM && v->nargs == 1)
     return sp->types[v->args[0]->id].kind == T_INT && invariant_expr(sp, o, v->args[0], depth - 1);
+  /* #x of an array from outside o: its first extent, which cannot raise */
+  if (v->op == KIR_LEN && v->nargs == 1)
+    return sp->types[v->args[0]->id].kind == T_BUF && !kfa_inloop_(o, v->args[0]);
   return 0;
 }
 
@@ -240,6 +245,16 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
         if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
           ok = kfa_affine_(sp, m, o, key, &h);
+      for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
+        if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
+          ok = kfa_linear_(C, m, o, key, &h);   /* the general form (ir_facts_affine.c) */
+      if (!ok) {   /* several variables, scaled: `(i - 1) * n + j` */
+        KirLoop *ms[KFA_MAXTERMS];
+        int nms = 0;
+        for (KirLoop *m = b->loop; m && kir_inloop(o, m->header) && nms < KFA_MAXTERMS; m = m->parent)
+          if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o)) ms[nms++] = m;
+        ok = kfa_nest_linear_(C, o, ms, nms, key, &h);
+      }
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
     }
   }
@@ -481,9 +496,52 @@ static void put(char **buf, size_t *len, size_t *cap, const char *fmt, ...) {
 
 static const char *const kind_name[] = { "fornum", "forin", "while", "repeat", "loop" };
 
-static void print_check(const KfaCheck *h, const char *what, char **buf, size_t *len, size_t *cap) {
-  char key[96];
-  if (!h->affine) snprintf(key, sizeof key, "%%%d (invariant)", h->key->id);
+/* A general affine key (ir_facts_affine.c): "-loop 1 var + %4 - 1". */
+static void print_linear(const KfaFacts *F, const KfaCheck *h, char *key, size_t size) {
+  int n = snprintf(key, size, "%sloop %d var", h->negv ? "-" : "", h->vloop->id);
+  for (int t = 0; t < h->nterms && n > 0 && (size_t)n < size; t++) {
+    lua_Integer k;
+    char sign = h->tneg[t] ? '-' : '+';
+    if (kfa_intconst_(F->sp, h->terms[t], &k)) n += snprintf(key + n, size - (size_t)n, " %c %lld", sign, (long long)k);
+    else n += snprintf(key + n, size - (size_t)n, " %c %%%d", sign, h->terms[t]->id);
+  }
+}
+
+/* "%3 * (loop 0 var + -1) + loop 1 var - 1" */
+static void print_nest_linear(const KfaFacts *F, const KfaCheck *h, char *key, size_t size) {
+  size_t n = 0;
+  key[0] = 0;
+  for (int i = 0; i < h->nvterms && n < size; i++) {
+    const KfaVarTerm *t = &h->vterms[i];
+    KfaCheck one;
+    memset(&one, 0, sizeof one);
+    one.affine = 1; one.vloop = t->loop; one.negv = t->vneg;
+    one.terms = t->terms; one.tneg = t->tneg; one.nterms = t->nterms;
+    char inner[160];
+    print_linear(F, &one, inner, sizeof inner);
+    const char *sign = i == 0 ? (t->neg ? "-" : "") : (t->neg ? " - " : " + ");
+    int k = t->scale ? snprintf(key + n, size - n, "%s%%%d * (%s)", sign, t->scale->id, inner)
+                     : snprintf(key + n, size - n, "%s%s", sign, inner);
+    if (k < 0) return;
+    n += (size_t)k;
+  }
+  for (int i = 0; i < h->nterms && n < size; i++) {
+    lua_Integer c;
+    char sign = h->tneg[i] ? '-' : '+';
+    int k = kfa_intconst_(F->sp, h->terms[i], &c)
+                ? snprintf(key + n, size - n, " %c %lld", sign, (long long)c)
+                : snprintf(key + n, size - n, " %c %%%d", sign, h->terms[i]->id);
+    if (k < 0) return;
+    n += (size_t)k;
+  }
+}
+
+static void print_check(const KfaFacts *F, const KfaCheck *h, const char *what, char **buf, size_t *len,
+                        size_t *cap) {
+  char key[400];
+  if (h->nvterms) print_nest_linear(F, h, key, sizeof key);
+  else if (h->affine && (h->negv || h->nterms)) print_linear(F, h, key, sizeof key);
+  else if (!h->affine) snprintf(key, sizeof key, "%%%d (invariant)", h->key->id);
   else if (h->off == NULL) snprintf(key, sizeof key, "loop %d var", h->vloop->id);
   else if (h->offconst)
     snprintf(key, sizeof key, "loop %d var %c %lld", h->vloop->id, h->negoff ? '-' : '+', (long long)h->offk);
@@ -508,11 +566,11 @@ void kfa_print(const KfaFacts *F, char **buf, size_t *len, size_t *cap) {
       if (fl->nest != l) put(buf, len, cap, ", nest loop %d", fl->nest->id);
     }
     put(buf, len, cap, "\n");
-    for (int c = 0; c < fl->nchecks; c++) print_check(&fl->checks[c], "hoist", buf, len, cap);
+    for (int c = 0; c < fl->nchecks; c++) print_check(F, &fl->checks[c], "hoist", buf, len, cap);
     for (int c = 0; c < fl->nunchecked; c++)
       put(buf, len, cap, "  checked %%%d %s dim %d: %s\n", fl->unchecked[c].insn->id,
           kir_opname[fl->unchecked[c].insn->op], fl->unchecked[c].dim, fl->unchecked[c].why);
-    for (int c = 0; c < fl->nnestchecks; c++) print_check(&fl->nestchecks[c], "nest", buf, len, cap);
+    for (int c = 0; c < fl->nnestchecks; c++) print_check(F, &fl->nestchecks[c], "nest", buf, len, cap);
     if (fl->narrowk) {
       const KfaNarrow *n = fl->narrowk;
       char b[40];

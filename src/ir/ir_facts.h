@@ -47,6 +47,27 @@
 **    ? last : init, last = init + count * step with forprep's iteration
 **    count (computed as the old emit_fornum does, in 128 bits for the
 **    test). At most KFA_MAXHOIST checks per loop (the rest stay checked).
+**    General affine keys: where the rule above fails, a key that is
+**    +v or -v plus a sum of invariant terms, in any order and association
+**    (`j + s + 1`, `i - j + 1`, `n - j`, `(i - 1) * n + j`): integer ADD,
+**    SUB and UNM around exactly one v, each other operand an integer
+**    expression kfa_nest_invariant in L (the loop the test goes before;
+**    computed again there: `(i - 1) * n` in the body of an inner loop),
+**    at most KFA_MAXTERMS terms (KfaCheck.negv, terms). Integer + - wrap,
+**    so the key is, modulo 2^64, +-v + W with W the wrapped sum of the
+**    terms (computed before the loop as the body computes it); the test
+**    takes +-lo + W and +-hi + W in 128 bits: when both lie in [1, n],
+**    every key of the range does, exactly, without wrapping. A key
+**    without v is invariant when the same holds of it as a whole (`x[i -
+**    1]` in the inner loop of a nest: recomputed before it).
+**    In a nest check, a key may also be a sum of such forms in the
+**    variables of several loops of the nest, each optionally multiplied
+**    by an integer invariant in O (the row-major `x[(i - 1) * n + j]`:
+**    KfaCheck.vterms): + - * are a ring modulo 2^64, so the key is the
+**    exact sum modulo 2^64, and the sum's least and greatest values over
+**    the loops' ranges (each product's ends taken over its loop's range,
+**    a sound bound for a sum) are tested in 128 bits, products guarded
+**    against overflowing them.
 **    Nothing else is hoisted (an index computed in the loop from anything
 **    but v and invariants, a variant array, a float key: they stay
 **    checked, KfaLoop.unchecked lists them with the reason). The IR sees
@@ -176,6 +197,7 @@
 #include "ir/ir_type.h"
 
 #define KFA_MAXHOIST 256   /* hoisted checks per loop (as KJIT_MAXHOIST) */
+#define KFA_MAXTERMS 8     /* invariant terms of a general affine key */
 
 typedef enum { KFA_NARROW_NEVER, KFA_NARROW_TEST, KFA_NARROW_ALWAYS } KfaNarrowKind;
 
@@ -194,6 +216,17 @@ typedef enum {
   KFA_ID_MINVAL     /* max(e, s): INT64_MIN */
 } KfaIdentity;
 
+/* A product in a nest check's key (kfa_nest_linear_): neg ? -1 : 1 times
+** scale (NULL: 1; else an integer invariant in the nest) times
+** (vneg ? -v : v) + the wrapped sum of terms, v the control variable of
+** loop. */
+typedef struct KfaVarTerm {
+  KirLoop *loop;
+  int vneg, neg;
+  KirInsn *scale;
+  KirInsn **terms; uint8_t *tneg; int nterms;
+} KfaVarTerm;
+
 typedef struct KfaCheck {
   KirInsn *insn;          /* the INDEX or SETINDEX */
   KirInsn *base;          /* the array root, defined outside the loop */
@@ -206,6 +239,15 @@ typedef struct KfaCheck {
   int negoff;             /* key = v - off */
   KirLoop *vloop;         /* affine: the loop whose control variable v is
                              (in a nest check, any loop of the nest) */
+  /* the general affine form (kfa_linear_, 2.): key = v + offset, or
+  ** -v + offset (negv), the offset being the wrapped sum of nterms
+  ** invariant integer expressions (each subtracted where tneg); off is
+  ** then NULL. */
+  int negv;
+  KirInsn **terms; uint8_t *tneg; int nterms;
+  /* a nest check in several loops' variables (kfa_nest_linear_; affine is
+  ** 0): key = the wrapped sum of terms and of these products */
+  KfaVarTerm *vterms; int nvterms;
 } KfaCheck;
 
 typedef struct KfaUnchecked {
@@ -286,7 +328,8 @@ typedef struct KfaFacts {
 KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel);
 
 /* Whether v (an operand of a loop inside o) can be computed before o: a
-** constant, defined outside o, or integer + - * and unary minus of such,
+** constant, defined outside o, #x of an array defined outside o, or
+** integer + - * and unary minus of such,
 ** at most KFA_NEST_EXPRDEPTH deep (2.: what "invariant in O" means for a
 ** nest's loop operands; the code generator computes such an expression
 ** again before the nest). */

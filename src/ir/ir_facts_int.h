@@ -23,6 +23,16 @@ int kfa_intconst_(const KtySpec *sp, const KirInsn *v, lua_Integer *k);
 /* Is key l's control variable plus or minus an integer invariant in inv?
 ** (fills h's affine fields) */
 int kfa_affine_(const KtySpec *sp, const KirLoop *l, const KirLoop *inv, KirInsn *key, KfaCheck *h);
+/* Is key +v or -v (v: l's control variable) plus a sum of integers
+** invariant in inv, in any association (ir_facts.h 2.)? Fills h's affine
+** and general fields. Tried where kfa_affine_ fails. */
+int kfa_linear_(KfaCtx *C, const KirLoop *l, const KirLoop *inv, KirInsn *key, KfaCheck *h);
+/* Is key, in a nest check before o, a sum of integers invariant in o and
+** of (optionally scaled by such an integer) +v or -v plus invariants, v
+** the control variable of one of the nloops loops ms (ir_facts.h 2.)?
+** Fills h->terms and h->vterms (affine 0). */
+int kfa_nest_linear_(KfaCtx *C, const KirLoop *o, KirLoop *const *ms, int nloops, KirInsn *key,
+                     KfaCheck *h);
 /* The prange facts and every loop's note (ir_facts_prange.c). */
 void kfa_prange_facts_(KfaCtx *C);
 

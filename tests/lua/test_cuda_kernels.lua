@@ -187,7 +187,32 @@ local function lua_corners(x, lim, out)
   out[t] = s + t // 3 + t % 3 + (-t) // 2
 end
 
+-- loops whose checks are hoisted with general affine keys (a row of a
+-- convolution per thread: j + s + 1, i - j - s) and a nest over #z
+-- (z[#z + 1 - p]): the range tests computed again before each loop
+local function conv_rows(a, z, out, out2)
+  local i = cuda.grid(1)
+  if i <= #out then
+    local s = math.max(i - #z, 0)
+    local acc = 0.0
+    for j = 0, math.min(i, #a) - s - 1 do acc = acc + a[j + s + 1] * z[i - j - s] end
+    out[i] = acc
+    local t = 0.0
+    for p = 1, #z do
+      for q = 1, #z do t = t + z[#z + 1 - p] * z[q] * q end
+    end
+    out2[i] = t + i
+  end
+end
+
 local N = 1000
+do
+  local a, z = kjit.zeros(40, "f64"), kjit.zeros(7, "f64")
+  for k = 1, 40 do a[k] = (k * 5 % 9) - 3.5 end
+  for k = 1, 7 do z[k] = k * 0.25 - 1 end
+  check_kernel("convolution rows: hoisted affine keys", conv_rows, {2, 32},
+    { a, z, kjit.zeros(46, "f64"), kjit.zeros(46, "f64") })
+end
 check_kernel("saxpy f32", saxpy, {(N + 127) // 128, 128},
   { 2.5, kjit.arange(N, "f32"), kjit.full(N, 0.1, "f32"), kjit.zeros(N, "f32") }, 1e-6)
 check_kernel("element-wise f64", scale_f64, {8, 128}, { kjit.arange(N, "f64"), kjit.zeros(N, "f64"), 0.5 })
@@ -229,6 +254,7 @@ ptx_check("local_array", local_scratch, "void(i64[:])")
 ptx_check("ids", ids, "void(i64[:,:])")
 ptx_check("3-D grid", ids3, "void(i64[:,:,:])")
 ptx_check("atomics", atomics_all, "void(i32[:], u32[:], i64[:], f64[:], f32[:], u64[:])")
+ptx_check("convolution rows", conv_rows, "void(f64[:], f64[:], f64[:], f64[:])")
 ptx_check("Lua integer/float semantics", lua_corners, "void(f64[:], f64, i64[:])")
 ptx_check("math through libdevice", function(x)
   local i = cuda.grid(1)

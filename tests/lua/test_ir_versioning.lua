@@ -460,3 +460,346 @@ test("nests: the bytecode pipeline tests the nest once, before it", function()
   g(kjit.zeros({3, 3}), A, 3)
   truthy(not g:inspect("llvm"):find("nestsel", 1, true), "no nest test for a triangular nest")
 end)
+
+---------------------------------------------------------------------------
+-- general affine keys (ir_facts_affine.c): +v or -v plus any sum of
+-- invariants, in any association; the invariant part computed again
+-- before the loop (a product `(i - 1) * m` of the body included); integer
+-- wrapping in the invariant sum and in the key itself
+---------------------------------------------------------------------------
+local function shift_sum(y, a, z, i, s, lo, hi)   -- +v + inv + 1, -v + inv + 1
+  for j = lo, hi do y[j] = a[j + s + 1] * 2 + z[i - j + 1] end
+  return y[lo]
+end
+
+local function shift_orders(y, a, z, n, s, i, lo, hi)
+  for j = lo, hi do y[j] = a[s + 1 + j] + z[n - j] + z[(i + 1) - j] + a[-j + i] end
+  return y[hi]
+end
+
+local function shift_down(y, a, n, s, lo, hi)     -- a decreasing loop: -v flips the extremes
+  for j = hi, lo, -1 do y[j] = a[n - j + s] - a[j - s] end
+  return y[lo]
+end
+
+local function shift_step(y, a, s, lo, hi, st)    -- the step's sign known at run time
+  for j = lo, hi, st do y[j] = a[s - j] end
+  return y[lo]
+end
+
+local function two_terms(y, a, s, t, lo, hi)      -- the invariant sum may wrap
+  for j = lo, hi do y[j - lo + 1] = a[j + s + t] end
+  return y[1]
+end
+
+local function neg_wrap(y, a, s, lo, hi)          -- -v of mininteger wraps
+  for j = lo, hi do y[j - lo + 1] = a[s - j] end
+  return y[1]
+end
+
+local function guarded_mid(y, a, s, k, n)         -- fails in the middle only
+  for j = 1, n do
+    y[j] = j
+    if j == k then y[j] = a[j + s + 1] end
+  end
+  return y[n]
+end
+
+-- the convolution of issue 23: a triangular nest, the inner bounds from
+-- math.max/math.min of the row
+local function convolve(n, m, a, z, out)
+  for i = 1, n + m - 1 do
+    local s = math.max(i - m, 0)
+    local acc = 0.0
+    for j = 0, math.min(i, n) - s - 1 do acc = acc + a[j + s + 1] * z[i - j - s] end
+    out[i] = acc
+  end
+  return out[1]
+end
+
+-- 2-D forms: a flat row-major grid and a triangular nest of rows (the
+-- nest test does not apply: each inner loop is versioned on its own)
+local function row_major(y, x, n, m)
+  for i = 2, n - 1 do
+    for j = 1, m do
+      y[(i - 1) * m + j] = x[(i - 2) * m + j] + x[i * m + j] + x[(i - 1) * m + m + 1 - j]
+    end
+  end
+  return y[m + 1]
+end
+
+local function stencil_tri(u, v, n)
+  for i = 2, n - 1 do
+    for j = 2, i do
+      v[i][j] = u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][n + 1 - j]
+    end
+  end
+  return v[2][2]
+end
+
+local function mirrored(out, x, n, m)             -- a rectangular nest: one test
+  for i = 1, n do
+    for j = 1, m do out[i][j] = x[n + 1 - i][m - j + 1] + x[i][(m + 1) - j] end
+  end
+  return out[1][1]
+end
+
+test("general affine keys: sums in any order, in range and out of range", function()
+  local a, z = ramp(12), ramp(12)
+  D.check(shift_sum, ramp(12), a, z, 10, 1, 1, 10)
+  D.check(shift_sum, ramp(12), a, z, 10, 1, 4, 6)
+  D.check(shift_sum, ramp(12), a, z, 10, 1, 7, 6)                         -- never runs
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 10, 2, 1, 10)  -- a[13], last
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 13, 0, 1, 10)  -- z[13] at the first
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 8, 0, 1, 10)   -- z[-1] at the last
+  D.check_error("out of bounds", shift_sum, ramp(12), a, z, 10, -2, 1, 10) -- a[0] at the first
+  D.check_error("out of bounds", shift_sum, ramp(9), a, z, 10, 0, 1, 10)   -- y[10], last
+  D.check(shift_orders, ramp(12), a, z, 12, 1, 11, 1, 10)
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 12, 2, 11, 1, 10)
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 10, 1, 11, 1, 10)  -- z[0] at the last
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 12, 1, 13, 1, 10)  -- z[13] at the first
+  D.check_error("out of bounds", shift_orders, ramp(12), a, z, 12, 1, 9, 1, 10)   -- z[0], a[-1] at the last
+end)
+
+test("general affine keys: decreasing and run-time steps", function()
+  local a = ramp(12)
+  D.check(shift_down, ramp(12), a, 10, 1, 2, 9)
+  D.check_error("out of bounds", shift_down, ramp(12), a, 10, 1, 1, 9)    -- a[0] at the last
+  D.check_error("out of bounds", shift_down, ramp(12), a, 14, 1, 2, 9)    -- a[13] at the last
+  D.check_error("out of bounds", shift_down, ramp(12), a, 10, -3, 2, 9)   -- a[-2] at the first
+  D.check(shift_step, ramp(12), a, 13, 1, 12, 1)
+  D.check(shift_step, ramp(12), a, 13, 12, 1, -1)
+  D.check(shift_step, ramp(12), a, 13, 12, 1, -5)
+  D.check_error("out of bounds", shift_step, ramp(12), a, 13, 0, 12, 3)   -- a[13] at the first
+  D.check_error("out of bounds", shift_step, ramp(12), a, 12, 12, 1, -1)  -- a[0] at the first
+  D.check_error("out of bounds", shift_step, ramp(12), a, 12, 11, -1, -4) -- a[13] at the last
+end)
+
+test("general affine keys: wrapping near maxinteger and mininteger", function()
+  local a = ramp(5)
+  -- s + t wraps to -2: keys j - 2, in range for j in 3..7
+  D.check(two_terms, ramp(5), a, MAXI, MAXI, 3, 7)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI, MAXI, 3, 8)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI, MAXI, 2, 7)
+  -- j + s wraps past maxinteger: the key is negative
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI, 0, 1, 5)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MAXI - 3, 0, 1, 5)
+  D.check(two_terms, ramp(5), a, MAXI - 5, 0, MINI + 6, MINI + 10)
+  -- j + s wraps past mininteger into 1..5: the exact sum is out of range,
+  -- the test fails, the checked copy gives the interpreter's result
+  D.check(two_terms, ramp(5), a, MINI + 1, 0, MINI, MINI + 4)
+  D.check(two_terms, ramp(5), a, MINI, 1, MINI, MINI + 4)
+  D.check_error("out of bounds", two_terms, ramp(5), a, MINI + 1, 0, MINI, MINI + 5)
+  -- loops ending at maxinteger / starting at mininteger
+  D.check(two_terms, ramp(5), a, MINI + 1, -1, MAXI - 4, MAXI)     -- j - maxinteger in 1..5
+  D.check_error("out of bounds", two_terms, ramp(5), a, MINI + 1, -1, MAXI - 5, MAXI)
+  -- s - j, -mininteger wraps to mininteger
+  D.check(neg_wrap, ramp(5), a, MINI + 5, MINI, MINI + 4)           -- keys 5..1
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, MINI + 5, MINI, MINI + 5)
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, MINI, MINI + 1, MINI + 1)   -- key -1
+  D.check(neg_wrap, ramp(5), a, MAXI, MAXI - 4, MAXI - 1)           -- keys 4..1
+  D.check(neg_wrap, ramp(5), a, MINI + 1, MINI, MINI)               -- key 1
+  -- 0 - mininteger wraps to mininteger (a -v key can wrap only out of range)
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, 0, MINI, MINI + 2)
+  D.check_error("out of bounds", neg_wrap, ramp(5), a, -5, MINI, MINI + 2)
+end)
+
+test("general affine keys: an access failing in the middle, a convolution", function()
+  local a = ramp(10)
+  D.check(guarded_mid, ramp(6), a, 3, 4, 6)
+  D.check_error("out of bounds", guarded_mid, ramp(6), a, 7, 4, 6)         -- a[12] at j = 4
+  local n, m = 9, 4
+  local x, w = kjit.zeros(n), kjit.zeros(m)
+  for i = 1, n do x[i] = i * 0.5 - 1 end
+  for i = 1, m do w[i] = 3 - i * i end
+  D.check(convolve, n, m, x, w, kjit.zeros(n + m - 1))
+  D.check(convolve, 1, 1, x, w, kjit.zeros(1))
+  D.check(convolve, n, 1, x, w, kjit.zeros(n))
+  D.check_error("out of bounds", convolve, n, m, x, w, kjit.zeros(n + m - 2))       -- out, last row
+  D.check_error("out of bounds", convolve, n + 1, m, x, w, kjit.zeros(n + m))       -- a, a middle row
+  D.check_error("out of bounds", convolve, n, m + 1, x, w, kjit.zeros(n + m))       -- z, a middle row
+end)
+
+test("general affine keys: row-major grids and 2-D stencils", function()
+  local n, m = 5, 4
+  local x = kjit.zeros(n * m)
+  for k = 1, n * m do x[k] = k * k % 7 end
+  D.check(row_major, kjit.zeros(n * m), x, n, m)
+  D.check(row_major, kjit.zeros(n * m), x, 2, m)                             -- never runs
+  D.check_error("out of bounds", row_major, kjit.zeros(n * m), x, n + 1, m)   -- x past the end, last row
+  D.check_error("out of bounds", row_major, kjit.zeros((n - 1) * m - 1), x, n, m)   -- y, the last store
+  D.check_error("out of bounds", row_major, kjit.zeros(n * m), x, n, m + 1)   -- x, the last row
+  local u = mat(6, 6, function(i, j) return i * 10 + j end)
+  D.check(stencil_tri, u, kjit.zeros({6, 6}), 6)
+  D.check_error("out of bounds", stencil_tri, u, kjit.zeros({6, 6}), 7)
+  D.check_error("out of bounds", stencil_tri, u, kjit.zeros({6, 4}), 6)      -- v's columns, row 5
+  D.check(mirrored, kjit.zeros({5, 6}), u, 5, 6)
+  D.check_error("out of bounds", mirrored, kjit.zeros({5, 6}), u, 7, 6)      -- x[0] at i = 7
+  D.check_error("out of bounds", mirrored, kjit.zeros({5, 6}), u, 5, 7)
+  D.check_error("out of bounds", mirrored, kjit.zeros({5, 5}), u, 5, 6)
+end)
+
+-- #x of an array from outside the loop is an invariant (its first extent):
+-- reversed indices, and nests whose limits are lengths
+local function reverse_into(y, x, n)
+  for i = 1, n do y[i] = x[#x - i + 1] + x[#y + 1 - i] end
+  return y[1]
+end
+
+local function len_nest(m, x, y)
+  local s = 0.0
+  for i = 1, #x do
+    for j = 1, #y do s = s + m[i][j] * y[#y + 1 - j] * x[#x - i + 1] end
+  end
+  return s
+end
+
+test("lengths as invariants: reversed indices, nests over #x", function()
+  D.check(reverse_into, ramp(6), ramp(6), 6)
+  D.check(reverse_into, ramp(6), ramp(8), 6)
+  D.check_error("out of bounds", reverse_into, ramp(6), ramp(5), 6)      -- x[0] at the last
+  D.check_error("out of bounds", reverse_into, ramp(6), ramp(6), 7)      -- x[0], then y[7]
+  D.check_error("out of bounds", reverse_into, ramp(7), ramp(6), 6)      -- x[7] at the first
+  local m = mat(4, 5, function(i, j) return i * 3 - j end)
+  D.check(len_nest, m, ramp(4), ramp(5))
+  D.check(len_nest, m, ramp(3), ramp(2))
+  D.check(len_nest, m, kjit.zeros(0), ramp(5))
+  D.check_error("out of bounds", len_nest, m, ramp(5), ramp(5))          -- m's rows, the last i
+  D.check_error("out of bounds", len_nest, m, ramp(4), ramp(6))          -- m's columns
+end)
+
+-- nest checks in several variables, products scaled by invariants
+-- (KfaCheck.vterms): one test before the nest, over the box of the loops'
+-- ranges, exact in 128 bits
+local function scaled_pos(y, x, ilo, ihi, c, off, m)
+  local k = 0
+  for i = ilo, ihi do
+    for j = 1, m do
+      k = k + 1
+      y[k] = x[i * c + j + off]
+    end
+  end
+  return k
+end
+
+local function scaled_neg(y, x, ilo, ihi, c, off, m)
+  local k = 0
+  for i = ilo, ihi do
+    for j = 1, m do
+      k = k + 1
+      y[k] = x[off - (i - 1) * c - j]
+    end
+  end
+  return k
+end
+
+local function diagonal(x, n, m)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do s = s + x[i + j] * 2 + x[j - i + n] end
+  end
+  return s
+end
+
+local function anti(x, n, m, off)
+  local s = 0.0
+  for i = 1, n do
+    for j = 1, m do s = s + x[off - i + j] end
+  end
+  return s
+end
+
+local function flat_stencil(y, x, n, m, rs)     -- rs: the row stride
+  for i = 2, n - 1 do
+    for j = 2, m - 1 do
+      y[(i - 1) * rs + j] = 0.25 * (x[(i - 2) * rs + j] + x[i * rs + j] + x[(i - 1) * rs + j - 1] +
+                                    x[(i - 1) * rs + j + 1])
+    end
+  end
+  return y[rs + 2]
+end
+
+test("nest checks in several variables: scaled rows, in and out of range", function()
+  local x = ramp(12)
+  D.check(scaled_pos, ramp(20), x, 1, 3, 4, -4, 4)
+  D.check(scaled_pos, ramp(20), x, 0, 2, 4, 0, 4)
+  D.check(scaled_pos, ramp(20), x, 3, 2, 4, 99, 4)                        -- never runs
+  D.check(scaled_pos, ramp(20), x, 1, 3, 4, 99, 0)                        -- the inner loop never runs
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 4, 4, -4, 4) -- the last row's first
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 3, 4, -4, 5) -- the very last
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 0, 3, 4, -5, 4) -- the very first
+  D.check(scaled_pos, ramp(20), x, 1, 3, -4, 12, 4)                       -- a negative scale
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 3, -4, 11, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 0, 3, -4, 12, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(8), x, 1, 3, 4, -4, 4)  -- y (checked in the loop)
+  D.check(scaled_neg, ramp(20), x, 1, 3, 4, 13, 4)
+  D.check(scaled_neg, ramp(20), x, 1, 3, -4, 5, 4)
+  D.check_error("out of bounds", scaled_neg, ramp(20), x, 1, 3, 4, 12, 4)
+  D.check_error("out of bounds", scaled_neg, ramp(20), x, 1, 3, 4, 14, 4)
+  D.check_error("out of bounds", scaled_neg, ramp(20), x, 1, 3, 4, 5, 4)   -- a middle row's first
+  D.check(anti, x, 5, 3, 5)
+  D.check_error("out of bounds", anti, x, 5, 3, 2)                        -- x[0] in row 3
+  D.check_error("out of bounds", anti, x, 5, 3, 11)                       -- x[13] in row 1
+  D.check(diagonal, x, 6, 6)
+  D.check(diagonal, x, 5, 7)
+  D.check_error("out of bounds", diagonal, x, 6, 7)
+  D.check_error("out of bounds", diagonal, x, 7, 6)
+end)
+
+test("nest checks in several variables: wrapping products, ranges near the limits", function()
+  local x = ramp(12)
+  -- i * 2^62 wraps to 0 for i = 4 and -4: the keys are j, in range; the
+  -- exact product is not, the test fails and the checked copy runs
+  D.check(scaled_pos, ramp(20), x, 4, 4, 1 << 62, 0, 4)
+  D.check(scaled_pos, ramp(20), x, -4, -4, 1 << 62, 0, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 4, 4, 1 << 62, -1, 4)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 2, MAXI, 0, 3)
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, 1, 2, MINI, 0, 3)
+  D.check(scaled_pos, ramp(20), x, MAXI - 1, MAXI, 1, -(MAXI - 2), 3)
+  D.check(scaled_pos, ramp(20), x, MINI, MINI + 1, -1, MINI + 3, 3)     -- -i overflows for mininteger
+  D.check_error("out of bounds", scaled_pos, ramp(20), x, MAXI - 1, MAXI, 1, -(MAXI - 10), 3)
+  -- i - 1 below mininteger: the factor does not fit an i64, the test fails
+  D.check(scaled_neg, ramp(20), x, MINI, MINI, 0, 5, 4)
+  D.check(scaled_neg, ramp(20), x, MINI, MINI + 1, 1 << 62, 5, 4)
+end)
+
+test("nest checks in several variables: a row-major stencil", function()
+  local n, m = 6, 7
+  local x = kjit.zeros(n * m)
+  for k = 1, n * m do x[k] = (k * 5) % 11 end
+  D.check(flat_stencil, kjit.zeros(n * m), x, n, m, m)
+  D.check(flat_stencil, kjit.zeros(n * m), x, n, m - 1, m)              -- narrower rows
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m), x, n + 1, m, m)
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m - 9), x, n, m, m)   -- y, the last store
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m), x, n, m, m + 2)
+  D.check_error("out of bounds", flat_stencil, kjit.zeros(n * m), x, n, m, -m)
+end)
+
+-- The fast copy has no bounds check: the convolution's inner loop is
+-- unrolled (several fmuls in one block, which a check between iterations
+-- would split), the row-major stencil's is vectorized.
+test("general affine keys: the fast loops hold no check", function()
+  local function blocks_with(ir, pat, k)
+    local n = 0
+    for body in (ir .. "\n\n"):gmatch("(.-)\n\n") do   -- blocks are separated by empty lines
+      local _, c = body:gsub(pat, "")
+      if c >= k and not body:find("call ", 1, true) then n = n + 1 end
+    end
+    return n
+  end
+  local f = kjit.jit(convolve)
+  f(100, 20, ramp(100, "f64"), ramp(20, "f64"), kjit.zeros(119))
+  local ir = f:inspect("llvm")
+  truthy(ir:find("vsel", 1, true), "the inner loop is versioned:\n" .. ir)
+  truthy(blocks_with(ir, "fmul double", 4) >= 1, "an unrolled inner loop without checks:\n" .. ir)
+  local h = kjit.jit(row_major)
+  h(kjit.zeros(40), kjit.zeros(40), 8, 5)
+  local hir = h:inspect("llvm")
+  truthy(hir:find("fadd <%d+ x double>"), "the row-major stencil vectorizes:\n" .. hir)
+  local k = kjit.jit(flat_stencil)
+  k(kjit.zeros(42), kjit.zeros(42), 6, 7, 7)
+  local kir = k:inspect("llvm")
+  truthy(kir:find("nestsel", 1, true) and not kir:find("vsel", 1, true),
+         "the row-major stencil is tested once, before the nest:\n" .. kir)
+  truthy(kir:find("fadd <%d+ x double>"), "and vectorizes:\n" .. kir)
+end)

@@ -19,7 +19,7 @@ passed=0 failed=0 skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-kernels=(saxpy dot mandelbrot nbody matmul jacobi histogram prefix_sum fib)
+kernels=(saxpy dot mandelbrot nbody matmul jacobi convolve histogram prefix_sum fib)
 small() {  # the small parameters of kernel $1
   lua5.4 -e "local W = dofile('bench/workload.lua')
              print(table.concat(W.spec['$1'].small, ' '))"
