@@ -1,7 +1,9 @@
--- test_jit_regress_loops.lua: loops after loops (issue 22, items 4 and
--- 5, found by a differential fuzzer): a counter one loop leaves to the
--- next. Every case is differential (interpreted vs compiled) at each opt
--- level; each failed (wrong result or hang) before its fix.
+-- test_jit_regress_loops.lua: loops after loops (issue 22, items 4, 5
+-- and 7b, found by a differential fuzzer): a counter one loop leaves to
+-- the next, and values of a loop emitted in two copies (peeled,
+-- versioned) read after it. Every case is differential (interpreted vs
+-- compiled) at each opt level; each test failed (wrong result, hang or
+-- invalid LLVM module) before its fix.
 local kjit = require "kjit"
 local D = require "difftest"
 
@@ -90,5 +92,126 @@ test("a loop guard on a counter from an earlier loop holds (item 4)", function()
   for _, a in ipairs{300, 1001, 5, -2} do
     all_opts(guard_in_float_for, a, 1.0)
     all_opts(guard_after_while, a, 1.0)
+  end
+end)
+
+-- Item 7b: a value made in a loop emitted in two copies (the peeled first
+-- iteration and the loop proper; a versioned loop's fast and checked
+-- copies) and used after it lives in a stack slot both copies write. Code
+-- emitted ahead of a later loop (a peeled loop's entry values, a
+-- versioned loop's range test, a prange loop's environment) read one
+-- copy's instruction instead: "Instruction does not dominate all uses".
+-- Here `until n >= ONE` folds to true through the upvalue, x and y change
+-- type (peeled loops) and n is shared.
+local ONE = 1
+local function repeat_then_goto(a)
+  local n = 0
+  local x = 1
+  repeat n = n + 1; x = x * 0.5 until n >= ONE
+  local y = a
+  ::top::
+  n = n + 1; y = y + 0.5
+  if n < a then goto top end
+  return x, y, n
+end
+-- k from a peeled repeat loop (s: an integer, then floats) as the offset
+-- or the limit of a versioned loop's accesses
+local function offset_from_peeled(x, n)
+  local s, k = 0, 0
+  repeat k = k + 1; s = s + x[k] until k >= 2
+  local acc = 0.0
+  for i = 1, n do acc = acc + x[i + k] end
+  return s, acc
+end
+local function limit_from_peeled(x, n)
+  local s, k = 0, 0
+  repeat k = k + 1; s = s + x[k] until k >= n
+  local acc = 0.0
+  for i = 1, 3 do acc = acc + x[i + k] end
+  for i = 1, k do acc = acc + x[i] end
+  return s, acc
+end
+local function goto_after_peeled_while(x, n)
+  local s, k = 0, 0
+  while true do k = k + 1; s = s + x[k]; if k >= n then break end end
+  local acc = 0
+  local j = k
+  ::top:: j = j - 1; acc = acc + x[j + 1]; if j > 0 then goto top end
+  return s, acc
+end
+
+test("values of a peeled loop read ahead of the next loop (item 7b)", function()
+  for _, a in ipairs{7, 1, 0} do all_opts(repeat_then_goto, a) end
+  local x = kjit.array({1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5}, "f64")
+  for _, n in ipairs{3, 1, 6, 7} do
+    all_opts(offset_from_peeled, x, n)
+    all_opts(limit_from_peeled, x, n)
+    all_opts(goto_after_peeled_while, x, n)
+  end
+end)
+
+-- A loop entered straight from another loop's exit (no code between):
+-- the entry block is emitted in each copy of that loop, so the later
+-- loop is not peeled (its peeled header has no phis to join them).
+local function while_into_goto(x, n)
+  local s, k, y = 0, 0, 0
+  while k < n do k = k + 1; s = s + x[k] end
+  ::top::
+  y = y + x[k]; k = k - 1
+  if k > 0 then goto top end
+  return s, y
+end
+local function repeat_into_goto(x, n)
+  local s, k, y = 0, 0, 0
+  repeat k = k + 1; s = s + x[k] until k >= n
+  ::top::
+  y = y + x[k]; k = k - 1
+  if k > 0 then goto top end
+  return s, y
+end
+local function while_into_while(x, n)
+  local s, k, y = 0, 0, 0
+  while k < n do k = k + 1; s = s + x[k] end
+  while k > 0 do y = y + x[k]; k = k - 1 end
+  return s, y
+end
+local function for_into_goto(x, n)   -- x i64: the for loop is versioned
+  local s = 0
+  for i = 1, n do s = s + x[i] end
+  ::top::
+  s = s + 0.5; n = n - 1
+  if n > 0 then goto top end
+  return s
+end
+
+test("a loop straight after another loop's exit", function()
+  local x = kjit.array({1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5}, "f64")
+  local xi = kjit.array({1, 2, 3, 4, 5, 6, 7, 8}, "i64")
+  for _, n in ipairs{3, 1, 8} do
+    all_opts(while_into_goto, x, n)
+    all_opts(repeat_into_goto, x, n)
+    all_opts(while_into_while, x, n)
+    all_opts(for_into_goto, xi, n)
+  end
+  all_opts(while_into_while, x, 0)
+end)
+
+-- A kjit.prange loop's environment (and its worker) reading k, made in a
+-- peeled loop before it.
+local function prange_after_peeled(x, n, out)
+  local s, k = 0, 0
+  repeat k = k + 1; s = s + x[k] until k >= n
+  for i in kjit.prange(1, n) do out[i] = x[i] * k end
+  local t = 0
+  for i in kjit.prange(1, k) do t = t + x[i] end
+  return s, t
+end
+
+test("a prange loop after a peeled loop", function()
+  local x = kjit.array({1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5}, "f64")
+  for _, par in ipairs{false, true} do
+    for _, n in ipairs{3, 8} do
+      bounded(D.check_opts, {parallel = par}, prange_after_peeled, x, n, kjit.zeros(8))
+    end
   end
 end)
