@@ -13,7 +13,8 @@
 ** pipeline, kc_pipeline_o3; a short one for small modules without loops or
 ** calls, kc_pipeline_simple; "default<On>" otherwise; always with a target
 ** machine for the host CPU name and features so that the cost models see
-** AVX2 or AVX-512), optionally print IR and assembly, generate the object
+** AVX2 or AVX-512; then LCSSA form, against an LLVM 14 code generator
+** bug: see kc_optimize), optionally print IR and assembly, generate the object
 ** code with that same target machine, add it under a fresh ResourceTracker
 ** and look the entry points up. kc_free removes the tracker, which frees
 ** the code memory.
@@ -766,6 +767,17 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
     LLVMConsumeError(e);
     e = LLVMRunPasses(M, pipeline, kc_tm, po);
   }
+  /* Every loop closed with LCSSA phis before code generation: LLVM 14's
+  ** loop strength reduction (run by the code generator, on IR not in LCSSA
+  ** form) miscompiles a loop whose counter starts from the counter of a
+  ** loop before it that has two exits (`n` shared by two `while true`
+  ** loops, a `repeat ... until n > k or a > m` then a loop testing `n >
+  ** k`): the exit test it rewrites skips the case where the second loop
+  ** stops at once, which then runs 2^64 times or to its other exit (issue
+  ** 22; the optimized IR is right: llc -disable-lsr, or llc on the IR
+  ** after `opt -passes=lcssa`, gives the right code). Through an LCSSA phi
+  ** the first loop's value is opaque to the second loop's formulas. */
+  if (!e) e = LLVMRunPasses(M, "function(lcssa)", kc_tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *m = kc_errmsg(e);

@@ -308,7 +308,9 @@ static char *compile_llvm(LLVMMemoryBufferRef bc, const char *kernel, int cc, in
   tm = LLVMCreateTargetMachine(T, NVPTX_TRIPLE, cpu, "+ptx75", LLVMCodeGenLevelAggressive,
                                LLVMRelocDefault, LLVMCodeModelDefault);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(M, "function(nvvm-reflect),default<O2>", tm, po);
+  /* lcssa last: LLVM 14's loop strength reduction miscompiles exit tests
+  ** on IR not in LCSSA form (see kc_optimize in cpu.c) */
+  LLVMErrorRef e = LLVMRunPasses(M, "function(nvvm-reflect),default<O2>,function(lcssa)", tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *em = LLVMGetErrorMessage(e);

@@ -102,7 +102,9 @@ typedef struct CG {
   LLVMValueRef (*pphis)[3 + KJIT_MAXDIMS];
   LLVMValueRef (*spill)[3 + KJIT_MAXDIMS];  /* by id: stack slots of values of a
                                                peeled loop used after it */
-  KirBlock *curblock;       /* the block being emitted */
+  KirBlock *curblock;       /* the block being emitted (a loop's header
+                               while code ahead of the loop is: see
+                               cg_before_loop) */
   LLVMBasicBlockRef *fusedbb;  /* blocks emitted inside their predecessor
                                   (cg_fuse.c): left unreachable */
   int nfused, capfused;
@@ -245,6 +247,7 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
 /* cg_peel.c: which loops to peel (fills phity, peel_at, pbbs, pphis) */
 void cg_peel_plan(CG *G);
 void cg_make_spill(CG *G, const KirInsn *v, Type t);   /* cg_func.c */
+void cg_before_loop(CG *G, KirLoop *L);                 /* cg_func.c */
 void *cg_zalloc(CG *G, size_t n);
 
 /* cg_entry.c */

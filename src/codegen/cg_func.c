@@ -1187,6 +1187,16 @@ void cg_make_spill(CG *G, const KirInsn *v, Type t) {
   for (int k = 0; k < n; k++) G->spill[v->id][k] = cg_alloca(G, tys[k], "spill");
 }
 
+/* Code is about to be emitted ahead of loop L's blocks: a peeled loop's
+** entry values, a versioned loop's test. It runs where L's header would,
+** so it reads a value of an earlier peeled or versioned loop from the
+** slot that loop's copies write (cg_val), never one copy's instruction,
+** which does not dominate it. */
+void cg_before_loop(CG *G, KirLoop *L) {
+  G->curblock = L->header;
+  G->blockgen++;   /* (no cg_array.c memo of an earlier block applies) */
+}
+
 /* Writes v's slot (a value of a peeled loop used after it). */
 static void store_spill(CG *G, const KirInsn *v) {
   if (G->spill == NULL || G->spill[v->id][0] == NULL) return;
@@ -1246,6 +1256,7 @@ static void emit_peeled(CG *G, KirLoop *L) {
     if (!sp->live[b] || !kir_inloop(L, blk)) continue;
     if (blk == h) {
       LLVMPositionBuilderAtEnd(G->B, G->pbbs[b]);
+      cg_before_loop(G, L);
       for (int i = 0; i < h->nphis; i++) {
         KirInsn *p = h->phis[i];
         Type t = sp->types[p->id];

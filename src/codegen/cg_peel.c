@@ -14,7 +14,8 @@
 ** join the entry value (an integer, when the loop never runs) and the
 ** floats, as Lua has them.
 **
-** A loop is peeled when: it is innermost, entered from one block, small
+** A loop is peeled when: it is innermost, entered from one block (not in
+** another loop: see peelable), small
 ** (PEEL_MAXINSNS), a header phi is a number whose entry value is an
 ** integer while its back-edge values are all floats of one kind. A value
 ** made inside the loop and used after it goes through a stack slot (see
@@ -86,6 +87,12 @@ static int peelable(CG *G, KirLoop *L) {
   int outside = 0, size = 0;
   for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
   if (outside != 1) return 0;
+  /* The peeled header has no phis: it takes its entry values as the entry
+  ** block left them, so that block must be emitted once. A block that
+  ** leaves another loop (`while k < n do ... end` straight into `while k
+  ** > 0 do ... end`, a repeat's test into a goto label) may be emitted in
+  ** two copies, that loop peeled or versioned, each with its own values. */
+  if (L->entry->loop != L->parent) return 0;
   for (int b = 0; b < L->nblocks; b++) {
     if (L->blocks[b]->loop != L) return 0;   /* innermost only */
     size += L->blocks[b]->ninsns + L->blocks[b]->nphis;

@@ -292,6 +292,10 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
   /* the enclosing function's state, restored at the end */
   LLVMValueRef fn0 = G->fn, err0 = G->err, pollctr0 = G->pollctr, depth0 = G->depth;
   LLVMBasicBlockRef allocas0 = G->allocas, at0 = LLVMGetInsertBlock(G->B);
+  LLVMValueRef (*spill0)[3 + KJIT_MAXDIMS] = G->spill;   /* (the enclosing
+      function's slots: a value from outside comes through the environment) */
+  KirBlock *curblock0 = G->curblock;
+  G->spill = NULL;
   size_t nv = sizeof(CgVal) * (size_t)f->ninsns, np = sizeof *G->phis * (size_t)f->ninsns;
   size_t nb = sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks;
   CgVal *vals0 = zalloc(G, nv);
@@ -436,6 +440,8 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
   LLVMBuildBr(G->B, start);
 
   G->fn = fn0; G->err = err0; G->allocas = allocas0; G->pollctr = pollctr0; G->depth = depth0;
+  G->spill = spill0;
+  G->curblock = curblock0;
   memcpy(G->vals, vals0, nv);
   memcpy(G->phis, phis0, np);
   memcpy(G->bbs, bbs0, nb);
@@ -456,6 +462,7 @@ static void emit_parallel(CG *G, KfaLoop *fl) {
   if (FP->nreds > MAXRED)
     cg_error(G, FP->call, "too many reductions in one kjit.prange loop (at most %d)", MAXRED);
   LLVMPositionBuilderAtEnd(G->B, G->bbs[h->id]);
+  cg_before_loop(G, l);
   KirInsn **outs;
   int nouts = outside_values(G, l, &outs);
   /* the environment: first, step, the outside values, the partials */

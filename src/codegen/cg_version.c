@@ -415,7 +415,7 @@ static void emit_narrow(CG *G, KirLoop *L, const KfaNarrow *n) {
   G->vphis[n->k->id][0] = LLVMBuildPhi(G->B, G->i32, n->k->name ? n->k->name : "k32");
   LLVMInstructionEraseFromParent(wide);
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
-  G->curblock = NULL;
+  cg_before_loop(G, L);
   LLVMValueRef kin = G->vsphis[n->k->id][0];
   LLVMValueRef ok = fits_narrow(G, kin);
   if (!n->boundconst) ok = LLVMBuildAnd(G->B, ok, fits_narrow(G, cg_val(G, n->bound).v), "");
@@ -661,7 +661,7 @@ static void emit_nest(CG *G, struct CgNest *N) {
   swap_tabs(G, &N->tabs);
   G->nestcopy = NULL;
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
-  G->curblock = NULL;
+  cg_before_loop(G, O);
   LLVMValueRef ok = nest_test(G, N);
   LLVMBuildCondBr(G->B, ok, G->bbs[h->id], N->tabs.bbs[h->id]);
   pass_phis(G, h, G->phis);
@@ -711,7 +711,7 @@ void cg_version_emit(CG *G, KirLoop *L) {
   /* the test: the control variable runs from init through last = init +
   ** count * step (count: forprep's iterations - 1, unsigned) */
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
-  G->curblock = NULL;
+  cg_before_loop(G, L);
   LLVMValueRef init = sext128(G, G->vals[L->prep->id].v);
   LLVMValueRef count = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef last = sext128(G, last_value(G, G->vals[L->prep->id].v, count, F->step));
