@@ -943,6 +943,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     poll_charge(G, cg_i64(G, charge));
   }
   CgFunc *cf = &G->funcs[callee->index];
+  if (cf->fn == NULL) cg_error(G, v, "internal error: a call of a specialization not emitted");
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   if (pure) {
     /* the result in a register, a failure in err->kind; a pure caller
@@ -981,7 +982,11 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMBuildBr(G->B, out);
     LLVMPositionBuilderAtEnd(G->B, out);
   }
-  LLVMBuildRet(G->B, st);
+  /* a pure caller of an ordinary callee (one returning a T_NUMBER, which
+  ** emit_module takes out of the pure set after kfa_mark_pure counted it
+  ** in) fails in its own convention */
+  if (mepure) cg_fail_ret(G);
+  else LLVMBuildRet(G->B, st);
   LLVMPositionBuilderAtEnd(G->B, cont);
   G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
   if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
