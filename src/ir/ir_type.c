@@ -429,6 +429,16 @@ static void push_users(KtySpec *sp, KirInsn *v) {
   for (int i = 0; i < v->nusers; i++) push(sp, v->users[i]);
 }
 
+/* sp's results rose: every call of it is typed again, and so are the
+** call's users, which read the results past the first (RESULT, an open
+** consumer): the call's own type, its first result, may stay the same. */
+static void notify_callers(KtySpec *sp) {
+  for (KtyCaller *c = sp->callers; c; c = c->next) {
+    push(c->spec, c->call);
+    push_users(c->spec, c->call);
+  }
+}
+
 static void push_block(KtySpec *sp, KirBlock *b, int phis_only) {
   for (int i = 0; i < b->nphis; i++) push(sp, b->phis[i]);
   if (phis_only) return;
@@ -1106,6 +1116,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   lua_pop(S->L, 1);
   if (sp->callees[v->id] != c) {
     sp->callees[v->id] = c;
+    push_users(sp, v);   /* the results past the first come from c now */
     KtyCaller *cl = ka_alloc(S->A, sizeof *cl);
     if (cl == NULL) fail(S, sp, v, "not enough memory");
     cl->spec = sp; cl->call = v; cl->next = c->callers;
@@ -1236,8 +1247,7 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
     j.weak = 0;
     if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
-  if (changed)
-    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+  if (changed) notify_callers(sp);
 }
 
 /* The function's result count and types, the join of what every return
@@ -1284,8 +1294,7 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     if (j.kind == T_CONFLICT) continue;
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
-  if (changed)
-    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+  if (changed) notify_callers(sp);
   return changed;
 }
 
