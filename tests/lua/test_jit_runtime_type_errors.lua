@@ -219,3 +219,42 @@ test("a kernel with a raising operation: compiles, raises when it runs", functio
   local ok, err = pcall(k.compile, k, "void(f64[:], i64)")
   truthy(ok, "the kernel compiles for the GPU: " .. tostring(err))
 end)
+
+-- in loops the code generator copies (a peeled first iteration, a checked
+-- and an unchecked version, a kjit.prange loop)
+local function in_peeled(x, n)
+  local z
+  local s = 0
+  for i = 1, #x do
+    s = s + x[i]
+    if i > n then s = s + z end
+  end
+  return s
+end
+local function in_versioned(x, n)
+  local z
+  for i = 1, #x do
+    x[i] = x[i] * 2
+    if i == n then x[i + 1] = z * 2 end
+  end
+  return #x
+end
+local function in_prange(x, n)
+  local z
+  for i in kjit.prange(1, #x) do
+    x[i] = i
+    if i == n then x[i] = z + 1 end
+  end
+  return 0
+end
+
+test("in loops, at every opt level", function()
+  for _, opts in ipairs{ {}, { opt = 0 }, { opt = 1 } } do
+    D.cases_opts(opts, in_peeled, {kjit.full(8, 1.5), 100})
+    D.cases_opts(opts, in_versioned, {kjit.full(8, 1.5), 100})
+    D.cases_opts(opts, in_prange, {kjit.zeros(16), 100})
+    D.check_opts(opts, in_peeled, kjit.full(8, 1.5), 3)
+    D.check_opts(opts, in_versioned, kjit.full(8, 1.5), 3)
+    D.check_opts(opts, in_prange, kjit.zeros(16), 7)
+  end
+end)
