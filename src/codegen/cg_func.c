@@ -1215,6 +1215,11 @@ static void emit_term(CG *G, KirBlock *b) {
     branch(G, b, cg_truthy(G, cg_val(G, v->args[0])));
     break;
   case KIR_RET: case KIR_FORPREP: {
+    if (G->sp->raises[v->id].msg) {   /* a bound that is nil, a boolean or an array */
+      emit_raise(G, v);
+      LLVMBuildUnreachable(G->B);
+      break;
+    }
     int never = 0;   /* a value returned or a bound never produced: never reached */
     for (int i = 0; i < v->nargs; i++) never |= cg_never_produced(G, v->args[i]);
     if (never) LLVMBuildUnreachable(G->B);

@@ -1218,6 +1218,18 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
 /* forprep's and forloop's value: the control variable. Lua runs an integer
 ** loop when the initial value and the step are integers. */
 static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
+  if (v->op == KIR_FORPREP) {
+    /* a nil, boolean or array bound raises when the loop starts (lvm.c's
+    ** forprep checks the limit, then the step, then the initial value) */
+    static const int order[3] = { 1, 2, 0 };
+    static const char *const what[3] = { "initial value", "limit", "step" };
+    for (int j = 0; j < 3; j++) {
+      Type r = sp->types[v->args[order[j]]->id];
+      if (r.kind == T_UNKNOWN) return r;
+      if (raises_on(r))
+        RAISE(S, sp, v, -1, "bad 'for' %s (number expected, got %s)", what[order[j]], objtypename(r));
+    }
+  }
   if (v->op == KIR_FORLOOP) return sp->types[v->args[1]->id];
   static const char *const which[3] = { "initial", "limit", "step" };
   Type t[3];
@@ -1402,8 +1414,8 @@ static void terminator(KtySession *S, KtySpec *sp, KirInsn *v) {
 
 static void visit(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (!sp->live[v->block->id]) return;
-  if (KIR_ISTERM(v->op)) { terminator(S, sp, v); return; }
   if (S->strict) sp->raises[v->id].msg = NULL;   /* the error pass records it anew */
+  if (KIR_ISTERM(v->op)) { terminator(S, sp, v); return; }
   KtyConst k;
   memset(&k, 0, sizeof k);
   Type t = eval(S, sp, v, &k);

@@ -258,3 +258,31 @@ test("in loops, at every opt level", function()
     D.check_opts(opts, in_prange, kjit.zeros(16), 7)
   end
 end)
+
+-- a numeric for whose bound is nil, a boolean or an array: Lua 5.4's "bad
+-- 'for' limit (number expected, got nil)" when the loop starts (the limit
+-- checked first, then the step, then the initial value)
+local function for_limit_nil(a) local x; local s = 0; if a > 100 then for i = 1, x do s = s + i end end return s end
+local function for_init_nil(a) local x; local s = 0; if a > 100 then for i = x, 3 do s = s + i end end return s end
+local function for_step_bool(a) local b = a > 1; local s = 0; if a > 100 then for i = 1, 3, b do s = s + i end end return s end
+local function for_two_bad(a) local x; local s = 0; if a > 100 then for i = x, x do s = s + i end end return s end
+local function for_float_step_nil(a) local x; local s = 0; if a > 100 then for i = 1.5, 3, x do s = s + i end end return s end
+local function for_array_limit(a, B) local s = 0; if a > 100 then for i = 1, B do s = s + i end end return s end
+
+test("a nil, boolean or array 'for' bound raises when the loop starts", function()
+  local B = kjit.zeros(2)
+  for _, opts in ipairs{ {}, { opt = 0 }, { opt = 1 } } do
+    for _, c in ipairs{
+      { for_limit_nil, "bad 'for' limit (number expected, got nil)" },
+      { for_init_nil, "bad 'for' initial value (number expected, got nil)" },
+      { for_step_bool, "bad 'for' step (number expected, got boolean)" },
+      { for_two_bad, "bad 'for' limit (number expected, got nil)" },
+      { for_float_step_nil, "bad 'for' step (number expected, got nil)" },
+      { for_array_limit, "bad 'for' limit (number expected, got kjit.array)" },
+    } do
+      D.cases_opts(opts, c[1], {1, B})
+      D.check_opts(opts, c[1], 101, B)
+      D.check_error(c[2], c[1], 101, B)
+    end
+  end
+end)
