@@ -1067,6 +1067,12 @@ static void emit_call(CG *G, KirInsn *v) {
   /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
   if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
   if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE) { cg_prange_setup(G, v); return; }
+  if (G->sp->types[v->id].kind == T_UNKNOWN && (ft.kind == T_BUILTIN || G->sp->callees[v->id] == NULL)) {
+    /* an argument never produced (a callee's result past the first that
+    ** it never returns): the call never runs */
+    G->notrun[v->id] = 1;
+    return;
+  }
   if (ft.kind == T_BUILTIN) {
     CgVal args[KJIT_MAXARGS];
     int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
@@ -1113,7 +1119,7 @@ static void emit_raise(CG *G, KirInsn *v) {
   if (msg == NULL) cg_error(G, v, "not enough memory");
   memcpy(msg, r->msg, n);
   memcpy(msg + n, info, m + 1);
-  cg_raise(G, KE_TYPEERR, v->line, NULL, NULL, NULL, msg);
+  cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, r->nopos), NULL, NULL, msg);
 }
 
 static void emit_insn(CG *G, KirInsn *v) {

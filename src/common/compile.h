@@ -76,7 +76,8 @@ typedef enum KErrKind {
   ** integer array (the array's __newindex: luaL_error, not the VM's) */
   KE_CMP, KE_STORENOINT,
   /* a type error the typer found in an operation that runs (arithmetic on
-  ** nil, ...): the whole message but the position in msg, as the VM words it */
+  ** nil, ...): the whole message but the position in msg, as the VM words
+  ** it; a nonzero: raised inside a C function, no position (math.max) */
   KE_TYPEERR
 } KErrKind;
 

@@ -221,6 +221,7 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
   if (m == NULL) fail(S, sp, v, "not enough memory");
   sp->raises[v->id].msg = m;
   sp->raises[v->id].argi = argi;
+  sp->raises[v->id].nopos = 0;
 }
 
 /* A type error the interpreter raises only when the operation runs: the
@@ -1095,6 +1096,26 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n >= 2) {
+    /* lmathlib.c compares the arguments in order (max: extreme < next,
+    ** min: next < extreme) with lua_compare: a nil, boolean or array raises
+    ** Lua's order error there, from C (no position); the extreme so far
+    ** is a number until the first error */
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    for (int i = 1; i < n; i++) {
+      Type x = i == 1 ? args[0] : ty(T_INT), y = args[i];
+      if (x.kind == T_MAYBE || y.kind == T_MAYBE) break;   /* known at run time */
+      if (isnum(x) && isnum(y)) continue;
+      if (!(raises_on(x) || isnum(x)) || !(raises_on(y) || isnum(y))) break;
+      const char *t1 = objtypename(id == B_MATH_MAX ? x : y), *t2 = objtypename(id == B_MATH_MAX ? y : x);
+      if (S->strict) {
+        if (strcmp(t1, t2) == 0) raise_at(S, sp, v, -1, "attempt to compare two %s values", t1);
+        else raise_at(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
+        sp->raises[v->id].nopos = 1;
+      }
+      return ty(T_UNKNOWN);
+    }
+  }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
   for (int i = 0; i < nnum; i++) {
     args[i] = numview(args[i]);

@@ -97,6 +97,8 @@ typedef struct KtyRaise {
   const char *msg;        /* Lua's message without its position, or NULL */
   int argi;               /* the operand Lua names after it (" (local 'x')"),
                              or -1: the generator appends its description */
+  int nopos;              /* raised inside a C function that adds no
+                             position (math.max's comparisons) */
 } KtyRaise;
 
 typedef struct KtySpec KtySpec;

@@ -286,3 +286,42 @@ test("a nil, boolean or array 'for' bound raises when the loop starts", function
     end
   end
 end)
+
+-- math.max and math.min compare their arguments in C: Lua's order error,
+-- without a position, for the first comparison that fails
+local function max_nil(a) local x; if a > 100 then return math.max(a, x) end return a end
+local function max_nil_first(a) local x; if a > 100 then return math.max(x, a) end return a end
+local function min_nil(a) local x; if a > 100 then return math.min(a, x) end return a end
+local function min_nil_first(a) local x; if a > 100 then return math.min(x, a, 3) end return a end
+local function max_two_nil(a) local x; if a > 100 then return math.max(x, x) end return a end
+local function max_bool_third(a) local b = a > 1; if a > 100 then return math.max(1, 2.5, b) end return a end
+local function max_array(a, B) if a > 100 then return math.max(a, B) end return a end
+
+test("math.max and math.min given nil, a boolean or an array", function()
+  local B = kjit.zeros(2)
+  for _, c in ipairs{
+    { max_nil, "attempt to compare number with nil" },
+    { max_nil_first, "attempt to compare nil with number" },
+    { min_nil, "attempt to compare nil with number" },
+    { min_nil_first, "attempt to compare number with nil" },
+    { max_two_nil, "attempt to compare two nil values" },
+    { max_bool_third, "attempt to compare number with boolean" },
+    { max_array, "attempt to compare number with kjit.array" },
+  } do
+    D.cases(c[1], {1, B})
+    D.check_error(c[2], c[1], 101, B)
+  end
+end)
+
+-- a callee whose later results are never produced (the return raises
+-- before them): the call that expands them never runs
+local function h2r(a) return 2.5, a + 1, -a end
+local function h1r(a) return math.max(h2r(a)) end
+local function expands_raising(a)
+  local _, q = h1r(a)
+  return math.max(a, h1r(q))
+end
+
+test("results a callee never produces", function()
+  D.check_error("attempt to perform arithmetic on a nil value (local 'a')", expands_raising, 3)
+end)
