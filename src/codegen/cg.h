@@ -78,6 +78,8 @@ typedef struct CG {
   LLVMBasicBlockRef allocas;
   LLVMBasicBlockRef *bbs;   /* by KirBlock.id */
   CgVal *vals;              /* by KirInsn.id */
+  uint8_t *notrun;          /* by KirInsn.id: never runs (it raises, or an
+                               operand is never produced): cg_never_produced */
   CgFor *fors;              /* by forprep id */
   CgVal **results;          /* by call id: what a Lua call gave */
   int *nresults;
@@ -242,6 +244,9 @@ int cg_defer_straight(CG *G, const KirInsn *v);   /* v may run with checks pendi
 void cg_emit_kernel_entry(CG *G, KtySpec *sp, const char *name);
 
 /* cg_func.c: operands of v from `from` on, an open last call expanded */
+/* v's value never exists: typed unknown (a call that never returns), or
+** v never runs (the typer's raises[], an operand never produced) */
+int cg_never_produced(CG *G, const KirInsn *v);
 int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max);
 
 /* cg_peel.c: which loops to peel (fills phity, peel_at, pbbs, pphis) */

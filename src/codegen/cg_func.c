@@ -241,6 +241,54 @@ void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
+/* Lua's findsetreg (ldebug.c): the instruction before lastpc that last set
+** register reg, or -1 (set under a jump: unknown). */
+static int findsetreg(const KbcProto *p, int lastpc, int reg) {
+  int setreg = -1, jmptarget = 0;
+  for (int pc = 0; pc < lastpc; pc++) {
+    uint32_t i = p->code[pc];
+    int op = KBC_OP(i), a = KBC_A(i), change;
+    switch (op) {
+    case KBC_LOADNIL: change = a <= reg && reg <= a + KBC_B(i); break;
+    case KBC_TFORCALL: change = reg >= a + 2; break;
+    case KBC_CALL: case KBC_TAILCALL: change = reg >= a; break;
+    case KBC_JMP: {
+      int dest = pc + 1 + KBC_SJ(i);
+      if (dest <= lastpc && dest > jmptarget) jmptarget = dest;
+      change = 0;
+      break;
+    }
+    /* the instructions that do not set register A (lopcodes.c's A mode) */
+    case KBC_SETUPVAL: case KBC_SETTABUP: case KBC_SETTABLE: case KBC_SETI: case KBC_SETFIELD:
+    case KBC_MMBIN: case KBC_MMBINI: case KBC_MMBINK: case KBC_CLOSE: case KBC_TBC:
+    case KBC_EQ: case KBC_LT: case KBC_LE: case KBC_EQK: case KBC_EQI: case KBC_LTI:
+    case KBC_LEI: case KBC_GTI: case KBC_GEI: case KBC_TEST: case KBC_RETURN: case KBC_RETURN0:
+    case KBC_RETURN1: case KBC_TFORPREP: case KBC_SETLIST: case KBC_EXTRAARG:
+      change = 0;
+      break;
+    default: change = reg == a; break;
+    }
+    if (change) setreg = pc < jmptarget ? -1 : pc;
+  }
+  return setreg;
+}
+
+/* The local a temporary register was copied from (a MOVE, as Lua's
+** getobjname follows it: `x(a)` calls a copy of x), or NULL. */
+static const char *moved_local(const KbcProto *p, int pc, int reg) {
+  for (int depth = 0; depth < 8; depth++) {
+    int at = findsetreg(p, pc, reg);
+    if (at < 0 || KBC_OP(p->code[at]) != KBC_MOVE) return NULL;
+    int b = KBC_B(p->code[at]);
+    if (b >= KBC_A(p->code[at])) return NULL;
+    const char *name = kbc_localname(p, b, at);
+    if (name) return name;
+    pc = at;
+    reg = b;
+  }
+  return NULL;
+}
+
 /* Lua's description of where a value came from: a local's name (debug
 ** info), a global or an upvalue. */
 void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
@@ -261,7 +309,13 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     ** it is the instruction's constant or immediate operand: ADDK's or
     ** SHRI's second, SHLI's first (sC << R[B]) */
     if (KIR_ISCONST(v->op) && oi->c != KBC_R && (argi == 0) == (KBC_OP(i) == KBC_SHLI)) return;
+    /* the function a call calls, the table a store writes: register A */
+    int op = KBC_OP(i);
+    if (op == KBC_CALL || op == KBC_TAILCALL || op == KBC_SETTABLE || op == KBC_SETI ||
+        op == KBC_SETFIELD)
+      reg = argi == 0 ? KBC_A(i) : -1;
     const char *name = reg >= 0 ? kbc_localname(p, reg, use->pc) : NULL;
+    if (name == NULL && reg >= 0) name = moved_local(p, use->pc, reg);
     if (name) { snprintf(buf, n, " (local '%s')", name); return; }
     if (KIR_ISCONST(v->op)) return;
     if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL) return;
@@ -411,7 +465,7 @@ static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*tab
     if (n == 0) continue;
     KirInsn *a = p->args[i];
     LLVMValueRef vs[3 + KJIT_MAXDIMS];
-    if (G->sp->types[a->id].kind == T_UNKNOWN) {
+    if (cg_never_produced(G, a)) {
       for (int k = 0; k < n; k++) vs[k] = LLVMGetUndef(tys[k]);
     } else {
       CgVal x = cg_convert(G, cg_val(G, a), t, p->line >= 0 ? p->line : a->line);
@@ -950,6 +1004,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     poll_charge(G, cg_i64(G, charge));
   }
   CgFunc *cf = &G->funcs[callee->index];
+  if (cf->fn == NULL) cg_error(G, v, "internal error: a call of a specialization not emitted");
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   if (pure) {
     /* the result in a register, a failure in err->kind; a pure caller
@@ -988,7 +1043,11 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMBuildBr(G->B, out);
     LLVMPositionBuilderAtEnd(G->B, out);
   }
-  LLVMBuildRet(G->B, st);
+  /* a pure caller of an ordinary callee (one returning a T_NUMBER, which
+  ** emit_module takes out of the pure set after kfa_mark_pure counted it
+  ** in) fails in its own convention */
+  if (mepure) cg_fail_ret(G);
+  else LLVMBuildRet(G->B, st);
   LLVMPositionBuilderAtEnd(G->B, cont);
   G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
   if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
@@ -1008,6 +1067,12 @@ static void emit_call(CG *G, KirInsn *v) {
   /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
   if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
   if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE) { cg_prange_setup(G, v); return; }
+  if (G->sp->types[v->id].kind == T_UNKNOWN && (ft.kind == T_BUILTIN || G->sp->callees[v->id] == NULL)) {
+    /* an argument never produced (a callee's result past the first that
+    ** it never returns): the call never runs */
+    G->notrun[v->id] = 1;
+    return;
+  }
   if (ft.kind == T_BUILTIN) {
     CgVal args[KJIT_MAXARGS];
     int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
@@ -1038,9 +1103,33 @@ static void emit_ret(CG *G, KirInsn *v) {
 
 /* ---- Instructions -------------------------------------------------------------- */
 
+int cg_never_produced(CG *G, const KirInsn *v) {
+  return G->sp->types[v->id].kind == T_UNKNOWN || (G->notrun && G->notrun[v->id]);
+}
+
+/* An operation that raises whenever it runs (the typer's raises[]): Lua's
+** message, the operand described as Lua describes it, at its line. */
+static void emit_raise(CG *G, KirInsn *v) {
+  const KtyRaise *r = &G->sp->raises[v->id];
+  char info[96], *msg;
+  info[0] = '\0';
+  if (r->argi >= 0) cg_varinfo(G, v, r->argi, info, sizeof info);
+  size_t n = strlen(r->msg), m = strlen(info);
+  msg = ka_alloc(G->S->A, n + m + 1);
+  if (msg == NULL) cg_error(G, v, "not enough memory");
+  memcpy(msg, r->msg, n);
+  memcpy(msg + n, info, m + 1);
+  cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, r->nopos), NULL, NULL, msg);
+}
+
 static void emit_insn(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
+  if (sp->raises[v->id].msg) { emit_raise(G, v); G->notrun[v->id] = 1; return; }
+  /* an operand never produced (it raised, or a call that never returns):
+  ** v never runs */
+  for (int i = 0; i < v->nargs; i++)
+    if (v->op != KIR_PHI && cg_never_produced(G, v->args[i])) { G->notrun[v->id] = 1; return; }
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
@@ -1123,12 +1212,27 @@ static void emit_term(CG *G, KirBlock *b) {
     else LLVMBuildUnreachable(G->B);
     break;
   case KIR_BR:
+    if (cg_never_produced(G, v->args[0])) {   /* a test never made (its value raised) */
+      LLVMBuildUnreachable(G->B);
+      break;
+    }
     if (cg_prange_br(G, b, v)) break;   /* a prange loop's header test */
     if (fuse_branch(G, b)) break;
     branch(G, b, cg_truthy(G, cg_val(G, v->args[0])));
     break;
-  case KIR_RET: emit_ret(G, v); break;
-  case KIR_FORPREP: emit_forprep(G, v); break;
+  case KIR_RET: case KIR_FORPREP: {
+    if (G->sp->raises[v->id].msg) {   /* a bound that is nil, a boolean or an array */
+      emit_raise(G, v);
+      LLVMBuildUnreachable(G->B);
+      break;
+    }
+    int never = 0;   /* a value returned or a bound never produced: never reached */
+    for (int i = 0; i < v->nargs; i++) never |= cg_never_produced(G, v->args[i]);
+    if (never) LLVMBuildUnreachable(G->B);
+    else if (v->op == KIR_RET) emit_ret(G, v);
+    else emit_forprep(G, v);
+    break;
+  }
   case KIR_FORLOOP: emit_forloop(G, v); break;
   default: LLVMBuildUnreachable(G->B); break;
   }
@@ -1290,6 +1394,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->sp = sp;
   G->fn = G->funcs[sp->index].fn;
   G->vals = cg_zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
+  G->notrun = cg_zalloc(G, (size_t)f->ninsns);
   G->fors = cg_zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
   G->phis = cg_zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
   G->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);

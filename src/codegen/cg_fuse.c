@@ -20,6 +20,7 @@
 static int speculatable(const CG *G, const KirInsn *v) {
   const KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
+  if (sp->raises[v->id].msg) return 0;                 /* always raises */
   if (sp->consts[v->id].kind != T_UNKNOWN) return 1;   /* a constant: no code */
   for (int i = 0; i < v->nargs; i++) {
     int k = sp->types[v->args[i]->id].kind;

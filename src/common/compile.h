@@ -74,7 +74,11 @@ typedef enum KErrKind {
   /* `a < b` with an operand that is nil or false (a, b: the operands'
   ** Lua types, KE_CMP_NUMBER ...); a non-integral float stored into an
   ** integer array (the array's __newindex: luaL_error, not the VM's) */
-  KE_CMP, KE_STORENOINT
+  KE_CMP, KE_STORENOINT,
+  /* a type error the typer found in an operation that runs (arithmetic on
+  ** nil, ...): the whole message but the position in msg, as the VM words
+  ** it; a nonzero: raised inside a C function, no position (math.max) */
+  KE_TYPEERR
 } KErrKind;
 
 /* KE_CMP's operand types, in Lua's operand order. */

@@ -450,7 +450,8 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   e.a = w[KERR_W_A]; e.b = w[KERR_W_B]; e.c = w[KERR_W_C];
   int64_t msgno = w[KERR_W_MSG];
   e.msg = msgno > 0 && msgno <= s->nmsgs ? s->msgs[msgno - 1] : NULL;
-  if (e.msg == NULL && (e.kind == KE_USER || e.kind == KE_USER_NOPOS || e.kind == KE_ASSERT))
+  if (e.msg == NULL && (e.kind == KE_USER || e.kind == KE_USER_NOPOS || e.kind == KE_ASSERT ||
+                         e.kind == KE_TYPEERR))
     e.msg = "error in kernel";
   e.chunk = s->chunk;
   memcpy(&e.f, &w[KERR_W_FBITS], sizeof e.f);

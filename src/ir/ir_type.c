@@ -203,6 +203,50 @@ static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, 
 #define REFUSE(S, sp, v, ...) \
   do { if ((S)->strict) fail((S), (sp), (v), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
 
+static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 5, 6)))
+#endif
+  ;
+
+/* Records that v raises this Lua error whenever it runs (the message
+** without its position; argi: the operand Lua describes after it, or -1). */
+static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, const char *fmt, ...) {
+  char msg[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  char *m = ka_strndup(S->A, msg, strlen(msg));
+  if (m == NULL) fail(S, sp, v, "not enough memory");
+  sp->raises[v->id].msg = m;
+  sp->raises[v->id].argi = argi;
+  sp->raises[v->id].nopos = 0;
+}
+
+/* A type error the interpreter raises only when the operation runs: the
+** value is never produced (unknown), and the error pass records the error
+** for the code generator to raise there (ir_type.h). Lua's wording. */
+#define RAISE(S, sp, v, argi, ...) \
+  do { if ((S)->strict) raise_at((S), (sp), (v), (argi), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
+
+/* Lua's name of a value's type in its run-time errors (luaT_objtypename):
+** a kjit array is a "kjit.array" (its metatable's __name). */
+static const char *objtypename(Type t) {
+  switch (t.kind) {
+  case T_NIL: return "nil";
+  case T_BOOL: return "boolean";
+  case T_BUF: return "kjit.array";
+  default: return "number";
+  }
+}
+
+/* Do operations on a value of type t raise Lua's type error whenever they
+** run, with no metamethod to call (nil, booleans, kjit arrays)? */
+static int raises_on(Type t) {
+  return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
+}
+
 static int is_env(const KirFunc *f, const KirInsn *v) {
   if (v->op != KIR_GETUPVAL || v->aux >= f->proto->nup) return 0;
   const char *n = f->proto->up[v->aux].name;
@@ -431,6 +475,16 @@ static void push_users(KtySpec *sp, KirInsn *v) {
   for (int i = 0; i < v->nusers; i++) push(sp, v->users[i]);
 }
 
+/* sp's results rose: every call of it is typed again, and so are the
+** call's users, which read the results past the first (RESULT, an open
+** consumer): the call's own type, its first result, may stay the same. */
+static void notify_callers(KtySpec *sp) {
+  for (KtyCaller *c = sp->callers; c; c = c->next) {
+    push(c->spec, c->call);
+    push_users(c->spec, c->call);
+  }
+}
+
 static void push_block(KtySpec *sp, KirBlock *b, int phis_only) {
   for (int i = 0; i < b->nphis; i++) push(sp, b->phis[i]);
   if (phis_only) return;
@@ -650,6 +704,10 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     KirInsn *bad = isnum(a) ? y : x;
     char tb[32], db[128];
     FROZEN_NIL(S, sp, v, bad);
+    if (raises_on(sp->types[bad->id]))
+      RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a %s value",
+            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
+            objtypename(sp->types[bad->id]));
     REFUSE(S, sp, v, "attempt to %s a %s value%s",
            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
            luaname(sp->types[bad->id], tb, sizeof tb), describe(sp, bad, db, sizeof db));
@@ -683,12 +741,17 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.kind == T_STR)
       REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
              "compiled code");
+    if (a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER)
+      RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
     if (a.kind != T_BUF)
       REFUSE(S, sp, v, "attempt to get length of a %s value%s", luaname(a, tb, sizeof tb),
              describe(sp, x, db, sizeof db));
     return ty(T_INT);
   }
   a = numview(a);
+  if (raises_on(a))
+    RAISE(S, sp, v, 0, "attempt to %s a %s value", v->op == KIR_UNM ? "perform arithmetic on"
+          : "perform bitwise operation on", objtypename(a));
   if (!isnum(a))
     REFUSE(S, sp, v, "attempt to %s a %s value%s", v->op == KIR_UNM ? "perform arithmetic on"
            : "perform bitwise operation on", luaname(a, tb, sizeof tb),
@@ -710,7 +773,12 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
   KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
   char b1[32], b2[32];
-  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_BOOL);
+  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) {
+    /* an ordering of nil, a boolean or an array raises whatever the other
+    ** operand turns out to be: its value is never produced */
+    if (v->op != KIR_EQ && (raises_on(a) || raises_on(b))) return ty(T_UNKNOWN);
+    return ty(T_BOOL);
+  }
   if (v->op == KIR_EQ) {
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
       REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
@@ -738,6 +806,14 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   a = numview(a); b = numview(b);
   if (!isnum(a)) FROZEN_NIL(S, sp, v, v->args[0]);
   if (!isnum(b)) FROZEN_NIL(S, sp, v, v->args[1]);
+  /* two definite types (a number-or-nil is checked at run time, where
+  ** the message names what it holds) */
+  Type ra = sp->types[v->args[0]->id], rb = sp->types[v->args[1]->id];
+  if ((!isnum(a) || !isnum(b)) && (raises_on(ra) || isnum(ra)) && (raises_on(rb) || isnum(rb))) {
+    const char *t1 = objtypename(ra), *t2 = objtypename(rb);
+    if (strcmp(t1, t2) == 0) RAISE(S, sp, v, -1, "attempt to compare two %s values", t1);
+    RAISE(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
+  }
   if (!isnum(a) || !isnum(b))
     REFUSE(S, sp, v, "attempt to compare %s with %s", luaname(a, b1, sizeof b1),
            luaname(b, b2, sizeof b2));
@@ -812,6 +888,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
+  if (o.kind == T_NIL || o.kind == T_BOOL)   /* (a number stays a compile error) */
+    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -875,6 +953,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
   }
   FROZEN_NIL(S, sp, v, obj);
+  if (o.kind == T_NIL || o.kind == T_BOOL)   /* (a number stays a compile error) */
+    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -1021,6 +1101,26 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n >= 2) {
+    /* lmathlib.c compares the arguments in order (max: extreme < next,
+    ** min: next < extreme) with lua_compare: a nil, boolean or array raises
+    ** Lua's order error there, from C (no position); the extreme so far
+    ** is a number until the first error */
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    for (int i = 1; i < n; i++) {
+      Type x = i == 1 ? args[0] : ty(T_INT), y = args[i];
+      if (x.kind == T_MAYBE || y.kind == T_MAYBE) break;   /* known at run time */
+      if (isnum(x) && isnum(y)) continue;
+      if (!(raises_on(x) || isnum(x)) || !(raises_on(y) || isnum(y))) break;
+      const char *t1 = objtypename(id == B_MATH_MAX ? x : y), *t2 = objtypename(id == B_MATH_MAX ? y : x);
+      if (S->strict) {
+        if (strcmp(t1, t2) == 0) raise_at(S, sp, v, -1, "attempt to compare two %s values", t1);
+        else raise_at(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
+        sp->raises[v->id].nopos = 1;
+      }
+      return ty(T_UNKNOWN);
+    }
+  }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
   for (int i = 0; i < nnum; i++) {
     args[i] = numview(args[i]);
@@ -1095,6 +1195,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
+  if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
@@ -1111,6 +1212,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   lua_pop(S->L, 1);
   if (sp->callees[v->id] != c) {
     sp->callees[v->id] = c;
+    push_users(sp, v);   /* the results past the first come from c now */
     KtyCaller *cl = ka_alloc(S->A, sizeof *cl);
     if (cl == NULL) fail(S, sp, v, "not enough memory");
     cl->spec = sp; cl->call = v; cl->next = c->callers;
@@ -1124,6 +1226,8 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type val = sp->types[v->args[2]->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return ty(T_NIL);
+  if (o.kind == T_NIL || o.kind == T_BOOL)
+    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
@@ -1140,6 +1244,18 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
 /* forprep's and forloop's value: the control variable. Lua runs an integer
 ** loop when the initial value and the step are integers. */
 static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
+  if (v->op == KIR_FORPREP) {
+    /* a nil, boolean or array bound raises when the loop starts (lvm.c's
+    ** forprep checks the limit, then the step, then the initial value) */
+    static const int order[3] = { 1, 2, 0 };
+    static const char *const what[3] = { "initial value", "limit", "step" };
+    for (int j = 0; j < 3; j++) {
+      Type r = sp->types[v->args[order[j]]->id];
+      if (r.kind == T_UNKNOWN) return r;
+      if (raises_on(r))
+        RAISE(S, sp, v, -1, "bad 'for' %s (number expected, got %s)", what[order[j]], objtypename(r));
+    }
+  }
   if (v->op == KIR_FORLOOP) return sp->types[v->args[1]->id];
   static const char *const which[3] = { "initial value", "limit", "step" };
   Type t[3];
@@ -1243,8 +1359,7 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
     j.weak = 0;
     if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
-  if (changed)
-    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+  if (changed) notify_callers(sp);
 }
 
 /* The function's result count and types, the join of what every return
@@ -1291,8 +1406,7 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     if (j.kind == T_CONFLICT) continue;
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
-  if (changed)
-    for (KtyCaller *c = sp->callers; c; c = c->next) push(c->spec, c->call);
+  if (changed) notify_callers(sp);
   return changed;
 }
 
@@ -1328,6 +1442,7 @@ static void terminator(KtySession *S, KtySpec *sp, KirInsn *v) {
 
 static void visit(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (!sp->live[v->block->id]) return;
+  if (S->strict) sp->raises[v->id].msg = NULL;   /* the error pass records it anew */
   if (KIR_ISTERM(v->op)) { terminator(S, sp, v); return; }
   KtyConst k;
   memset(&k, 0, sizeof k);
@@ -1421,6 +1536,7 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->types = alloc(S, sizeof(Type) * (size_t)n);
   sp->consts = alloc(S, sizeof(KtyConst) * (size_t)n);
   sp->callees = alloc(S, sizeof(KtySpec *) * (size_t)n);
+  sp->raises = alloc(S, sizeof(KtyRaise) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);
@@ -1532,7 +1648,7 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
 
 /* ---- Printing ------------------------------------------------------------- */
 
-typedef struct NoteCtx { KtySpec *sp; char buf[160]; } NoteCtx;
+typedef struct NoteCtx { KtySpec *sp; char buf[320]; } NoteCtx;
 
 static const char *note(void *ud, const KirBlock *b, const KirInsn *v) {
   NoteCtx *c = ud;
@@ -1559,6 +1675,10 @@ static const char *note(void *ud, const KirBlock *b, const KirInsn *v) {
   if (v->op == KIR_CALL && c->sp->callees[v->id]) {
     size_t m = strlen(c->buf);
     snprintf(c->buf + m, sizeof c->buf - m, "@spec%d", c->sp->callees[v->id]->index);
+  }
+  if (c->sp->raises[v->id].msg) {   /* raised at run time (Lua's message) */
+    size_t m = strlen(c->buf);
+    snprintf(c->buf + m, sizeof c->buf - m, " raises \"%s\"", c->sp->raises[v->id].msg);
   }
   return c->buf;
 }

@@ -25,6 +25,11 @@
 ** Errors (located "chunk:line: message", naming the construct and the
 ** types) are found by one more pass once everything has settled: while
 ** types are still rising, an operand may be narrower than it will be.
+** That pass tells apart what compiled code cannot do (a compile error)
+** and the type errors Lua raises when the operation runs (arithmetic on
+** nil ...): those are recorded (raises[]) and raised at run time, so that
+** code that never runs on an input never fails, and what runs before them
+** (stores, other errors) happens first, as interpreted.
 **
 ** The lattice (compile.h's Type): unknown < nil, boolean, i64, f64, f32,
 ** number, false|number, nil|number, arrays, compile-time values < conflict.
@@ -57,6 +62,10 @@
 **     whose type is the prange iterator (T_BUILTIN B_KJIT_PRANGE, sub 1)
 **     starts a `for i in kjit.prange(a, b [, c])` loop: its operands are
 **     a, b, c and the tfor call of the loop header is the control value;
+**   - raises[id].msg set: the operation raises that Lua error whenever it
+**     runs (a type error the interpreter finds only at run time): emit the
+**     error there, at its line, after what ran before it; its value is never
+**     produced (unknown), so what uses it never runs either;
 **   - cuda.grid(n) and cuda.gridsize(n) give n integer results (RESULT);
 **     cuda.threadIdx.x ... are getfields of a T_BUILTIN (B_IS_DIM3).
 */
@@ -80,6 +89,18 @@ typedef struct KtyConst {
                              T_BUILTIN: BuiltinId */
 } KtyConst;
 
+/* An operation that raises a Lua error whenever it runs (arithmetic on a
+** nil, a boolean or an array, `#` of a nil, comparing a number with nil,
+** ...): the interpreter raises it only when that code runs, so compiled
+** code does too, at the operation (see "For the code generator" above). */
+typedef struct KtyRaise {
+  const char *msg;        /* Lua's message without its position, or NULL */
+  int argi;               /* the operand Lua names after it (" (local 'x')"),
+                             or -1: the generator appends its description */
+  int nopos;              /* raised inside a C function that adds no
+                             position (math.max's comparisons) */
+} KtyRaise;
+
 typedef struct KtySpec KtySpec;
 typedef struct KtyCaller { KtySpec *spec; KirInsn *call; struct KtyCaller *next; } KtyCaller;
 
@@ -95,6 +116,7 @@ struct KtySpec {
   Type *types;
   KtyConst *consts;
   KtySpec **callees;      /* CALL of a Lua function: its specialization */
+  KtyRaise *raises;       /* an operation that always raises when it runs */
   /* by block id */
   uint8_t *live;          /* some edge into it runs (the entry always) */
   uint8_t *edges;         /* bit s: the edge to succ[s] runs */

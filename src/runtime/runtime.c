@@ -116,6 +116,9 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%sbad argument #%d to '%s' (number has no integer representation)",
                     where, (int)e->a, e->msg ? e->msg : "?");
     break;
+  case KE_TYPEERR:   /* a: raised inside a C function that gives no position */
+    lua_pushfstring(L, "%s%s", e->a ? "" : where, e->msg ? e->msg : "");
+    break;
   case KE_NILARITH:
     lua_pushfstring(L, "%sattempt to perform arithmetic on a %s value%s", where,
                     e->a ? "nil" : "boolean", e->msg ? e->msg : "");

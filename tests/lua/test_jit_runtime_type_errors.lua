@@ -1,0 +1,327 @@
+-- test_jit_runtime_type_errors.lua: type errors the interpreter raises only
+-- when the operation runs are raised by compiled code at the same point
+-- (issue 22, item 8). A value that is always nil (a local never assigned,
+-- math.tointeger(2.5), the result of a callee that returns nothing), a
+-- boolean or a kjit array used in arithmetic, a bitwise operation, an
+-- ordering comparison, `#`, a call or an index: on a path that does not run
+-- the function compiles and runs; on a path that runs the compiled code
+-- raises the interpreter's message at the operation's line, after the
+-- stores the interpreter made before it, naming the operation that ran
+-- first. Every case is differential (D.check: values, errors, arrays).
+local kjit = require "kjit"
+local D = require "difftest"
+
+local function nothing() end
+
+-- the four reproducers of the issue: a statically nil value or an array in
+-- arithmetic, on a path that runs only for large a
+local function never_assigned(a)
+  local x
+  if a > 100 then return x + 1 end
+  return a
+end
+local function tointeger_nil(a)
+  if a > 100 then return math.tointeger(2.5) + 1 end
+  return a
+end
+local function callee_nothing(a)
+  if a > 100 then return nothing() * a end
+  return a
+end
+local function array_arith(a, B)
+  if a > 100 then return B + 1 end
+  return a
+end
+
+test("a statically nil value or an array in arithmetic on a path not run compiles", function()
+  D.cases(never_assigned, {1}, {2.5})
+  D.cases(tointeger_nil, {1}, {-3})
+  D.cases(callee_nothing, {1}, {0.5})
+  D.cases(array_arith, {1, kjit.zeros(3, "u32")}, {7, kjit.zeros(2)})
+end)
+
+test("... and raises the interpreter's error where it runs", function()
+  D.check_error("attempt to perform arithmetic on a nil value (local 'x')", never_assigned, 101)
+  D.check_error("attempt to perform arithmetic on a nil value", tointeger_nil, 101)
+  D.check_error("attempt to perform arithmetic on a nil value", callee_nothing, 101)
+  D.check_error("attempt to perform arithmetic on a kjit.array value (local 'B')", array_arith,
+                101, kjit.zeros(3, "u32"))
+end)
+
+-- stores before the error happen; the first error that runs is the one named
+local function store_then_nil(a, A)
+  A[1] = a
+  local x
+  A[2] = a + 1
+  return x + a
+end
+local function two_uses(a)
+  local x, y
+  if a > 0 then return y * 2 end
+  return x + 1
+end
+local function loop_then_raise(n, A)
+  local z
+  for i = 1, #A do
+    A[i] = i * 2
+    if i == n then A[i] = z % 2 end
+  end
+  return n
+end
+local function while_then_raise(n, A)
+  local z, i = nil, 0
+  while i < #A do
+    i = i + 1
+    A[i] = -i
+    if i == n then return -z end
+  end
+  return n
+end
+
+test("stores before the error happen, the first error is named", function()
+  D.check_error("(local 'x')", store_then_nil, 3, kjit.zeros(3))
+  D.check_error("(local 'y')", two_uses, 1)
+  D.check_error("(local 'x')", two_uses, -1)
+  D.check_error("(local 'z')", loop_then_raise, 2, kjit.zeros(4))
+  D.cases(loop_then_raise, {9, kjit.zeros(4)})
+  D.check_error("(local 'z')", while_then_raise, 3, kjit.zeros(4))
+  D.cases(while_then_raise, {9, kjit.zeros(4)})
+end)
+
+-- every operation kind, each on a path taken only when a > 100
+local function bool_arith(a) local b = a > 1; if a > 100 then return b - 1 end return a end
+local function bool_second(a) local b = true; if a > 100 then return a * b end return a end
+local function both_nil(a) local x, y; if a > 100 then return x + y end return a end
+local function nil_unm(a) local x; if a > 100 then return -x end return a end
+local function array_unm(a, B) if a > 100 then return -B end return a end
+local function nil_bnot(a) local x; if a > 100 then return ~x end return a end
+local function nil_band(a) local x; if a > 100 then return x & 1 end return a end
+local function nil_shl(a) local x; if a > 100 then return 1 << x end return a end
+local function nil_idiv(a) local x; if a > 100 then return a // x end return a end
+local function len_number(a) if a > 100 then return #a end return a end
+local function len_bool(a) local b = a > 1; if a > 100 then return #b end return a end
+local function len_nil(a) local x; if a > 100 then return #x end return a end
+local function cmp_nil(a) local x; if a > 100 then if x < a then return 1 end end return a end
+local function cmp_bool(a) local b = a > 1; if a > 100 then if a <= b then return 1 end end return a end
+local function cmp_arrays(a, B) if a > 100 then if B < B then return 1 end end return a end
+local function cmp_value(a) local x; if a > 100 then local c = a > x; return c and 1 or 2 end return a end
+local function call_nil(a) local f; if a > 100 then return f(a) end return a end
+local function call_number(a) if a > 100 then return a(1) end return a end
+local function index_nil(a) local t; if a > 100 then return t[1] end return a end
+local function index_field(a) local t; if a > 100 then return t.x end return a end
+local function store_into_nil(a) local t; if a > 100 then t[1] = a end return a end
+local function index_bool(a) local t = a > 1; if a > 100 then return t[a] end return a end
+
+test("every operation kind: compiles when not run, Lua's error when run", function()
+  local all = {
+    { bool_arith, "arithmetic on a boolean value (local 'b')" },
+    { bool_second, "arithmetic on a boolean value (local 'b')" },
+    { both_nil, "arithmetic on a nil value (local 'x')" },
+    { nil_unm, "arithmetic on a nil value (local 'x')" },
+    { nil_bnot, "bitwise operation on a nil value (local 'x')" },
+    { nil_band, "bitwise operation on a nil value (local 'x')" },
+    { nil_shl, "bitwise operation on a nil value (local 'x')" },
+    { nil_idiv, "arithmetic on a nil value (local 'x')" },
+    { len_number, "attempt to get length of a number value (local 'a')" },
+    { len_bool, "attempt to get length of a boolean value (local 'b')" },
+    { len_nil, "attempt to get length of a nil value (local 'x')" },
+    { cmp_nil, "attempt to compare nil with number" },
+    { cmp_bool, "attempt to compare number with boolean" },
+    { cmp_value, "attempt to compare nil with number" },
+    { call_nil, "attempt to call a nil value (local 'f')" },
+    { call_number, "attempt to call a number value (local 'a')" },
+    { index_nil, "attempt to index a nil value (local 't')" },
+    { index_field, "attempt to index a nil value (local 't')" },
+    { store_into_nil, "attempt to index a nil value (local 't')" },
+    { index_bool, "attempt to index a boolean value (local 't')" },
+  }
+  for _, c in ipairs(all) do
+    D.cases(c[1], {1}, {2.5})
+    D.check_error(c[2], c[1], 101)
+  end
+  local B = kjit.zeros(2, "i32")
+  D.cases(array_unm, {1, B})
+  D.check_error("arithmetic on a kjit.array value (local 'B')", array_unm, 101, B)
+  D.cases(cmp_arrays, {1, B})
+  D.check_error("attempt to compare two kjit.array values", cmp_arrays, 101, B)
+end)
+
+-- a raising operation whose value flows on: into a call, a phi, a return of
+-- several values, a store
+local function id(v) return v end
+local function into_call(a) local x; if a > 100 then return id(x + 1) end return a end
+local function into_phi(a) local x; local y = a; if a > 100 then y = x - 1 end return y end
+local function into_results(a) local x; if a > 100 then return a, x + 1 end return a, a end
+local function into_store(a, A) local x; if a > 100 then A[1] = x * 2 end A[2] = a return a end
+local function chained(a) local x; if a > 100 then local y = x + 1; local z = y * 2; return z end return a end
+
+test("what uses a raising operation never runs", function()
+  for _, f in ipairs{ into_call, into_phi, into_results, chained } do
+    D.cases(f, {1}, {2.5})
+    D.check_error("attempt to perform arithmetic on a nil value (local 'x')", f, 101)
+  end
+  D.cases(into_store, {1, kjit.zeros(2)})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'x')", into_store, 101, kjit.zeros(2))
+end)
+
+-- in callees: an ordinary one, a pure one (a float result, no loops)
+function KJIT_TEST_PURE_NIL(b)
+  local z
+  if b > 5 then return z + b end
+  return b * 0.5
+end
+local function calls_pure(a) return KJIT_TEST_PURE_NIL(a) + 1 end
+local function raiser(a, A)
+  A[1] = 7
+  local z
+  if a > 5 then return z + a end
+  return a
+end
+local function calls_raiser(a, A) A[2] = 1 return raiser(a, A) + raiser(a - 10, A) end
+
+test("in a callee, pure or not", function()
+  D.cases(calls_pure, {1}, {2.5})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'z')", calls_pure, 6)
+  D.cases(calls_raiser, {1, kjit.zeros(2)})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'z')", calls_raiser, 6, kjit.zeros(2))
+end)
+
+test("a stripped chunk: the position and names Lua gives there", function()
+  local f = load(string.dump(never_assigned, true), "=?", "b")
+  D.cases(f, {1})
+  D.check_error("attempt to perform arithmetic on a nil value", f, 101)
+end)
+
+-- kernels: the simulator (compiled) raises at run time too, as the
+-- interpreting simulator does; the kernel compiles to PTX
+local cuda = kjit.cuda
+local function kernel_nil(out, n)
+  local t = cuda.grid(1)
+  local z
+  if t > n then out[t] = z + 1 else out[t] = t end
+end
+
+test("a kernel with a raising operation: compiles, raises when it runs", function()
+  local results = {}
+  for _, mode in ipairs{ "interpret", true } do
+    for _, n in ipairs{ 8, 2 } do
+      local prev = cuda.simulate(mode)
+      local out = kjit.zeros(4)
+      local ok, err = pcall(function() cuda.jit(kernel_nil)[{1, 4}](out, n) end)
+      cuda.simulate(prev)
+      results[#results + 1] = (ok and "ok" or tostring(err)) .. " " .. table.concat(out:totable(), ",")
+    end
+  end
+  eq(results[3], results[1], "n = 8: no error, same output")
+  eq(results[4], results[2], "n = 2: the same error")
+  truthy(results[2]:find("attempt to perform arithmetic on a nil value (local 'z')", 1, true), results[2])
+  local k = cuda.jit(kernel_nil)
+  local ok, err = pcall(k.compile, k, "void(f64[:], i64)")
+  truthy(ok, "the kernel compiles for the GPU: " .. tostring(err))
+end)
+
+-- in loops the code generator copies (a peeled first iteration, a checked
+-- and an unchecked version, a kjit.prange loop)
+local function in_peeled(x, n)
+  local z
+  local s = 0
+  for i = 1, #x do
+    s = s + x[i]
+    if i > n then s = s + z end
+  end
+  return s
+end
+local function in_versioned(x, n)
+  local z
+  for i = 1, #x do
+    x[i] = x[i] * 2
+    if i == n then x[i + 1] = z * 2 end
+  end
+  return #x
+end
+local function in_prange(x, n)
+  local z
+  for i in kjit.prange(1, #x) do
+    x[i] = i
+    if i == n then x[i] = z + 1 end
+  end
+  return 0
+end
+
+test("in loops, at every opt level", function()
+  for _, opts in ipairs{ {}, { opt = 0 }, { opt = 1 } } do
+    D.cases_opts(opts, in_peeled, {kjit.full(8, 1.5), 100})
+    D.cases_opts(opts, in_versioned, {kjit.full(8, 1.5), 100})
+    D.cases_opts(opts, in_prange, {kjit.zeros(16), 100})
+    D.check_opts(opts, in_peeled, kjit.full(8, 1.5), 3)
+    D.check_opts(opts, in_versioned, kjit.full(8, 1.5), 3)
+    D.check_opts(opts, in_prange, kjit.zeros(16), 7)
+  end
+end)
+
+-- a numeric for whose bound is nil, a boolean or an array: Lua 5.4's "bad
+-- 'for' limit (number expected, got nil)" when the loop starts (the limit
+-- checked first, then the step, then the initial value)
+local function for_limit_nil(a) local x; local s = 0; if a > 100 then for i = 1, x do s = s + i end end return s end
+local function for_init_nil(a) local x; local s = 0; if a > 100 then for i = x, 3 do s = s + i end end return s end
+local function for_step_bool(a) local b = a > 1; local s = 0; if a > 100 then for i = 1, 3, b do s = s + i end end return s end
+local function for_two_bad(a) local x; local s = 0; if a > 100 then for i = x, x do s = s + i end end return s end
+local function for_float_step_nil(a) local x; local s = 0; if a > 100 then for i = 1.5, 3, x do s = s + i end end return s end
+local function for_array_limit(a, B) local s = 0; if a > 100 then for i = 1, B do s = s + i end end return s end
+
+test("a nil, boolean or array 'for' bound raises when the loop starts", function()
+  local B = kjit.zeros(2)
+  for _, opts in ipairs{ {}, { opt = 0 }, { opt = 1 } } do
+    for _, c in ipairs{
+      { for_limit_nil, "bad 'for' limit (number expected, got nil)" },
+      { for_init_nil, "bad 'for' initial value (number expected, got nil)" },
+      { for_step_bool, "bad 'for' step (number expected, got boolean)" },
+      { for_two_bad, "bad 'for' limit (number expected, got nil)" },
+      { for_float_step_nil, "bad 'for' step (number expected, got nil)" },
+      { for_array_limit, "bad 'for' limit (number expected, got kjit.array)" },
+    } do
+      D.cases_opts(opts, c[1], {1, B})
+      D.check_opts(opts, c[1], 101, B)
+      D.check_error(c[2], c[1], 101, B)
+    end
+  end
+end)
+
+-- math.max and math.min compare their arguments in C: Lua's order error,
+-- without a position, for the first comparison that fails
+local function max_nil(a) local x; if a > 100 then return math.max(a, x) end return a end
+local function max_nil_first(a) local x; if a > 100 then return math.max(x, a) end return a end
+local function min_nil(a) local x; if a > 100 then return math.min(a, x) end return a end
+local function min_nil_first(a) local x; if a > 100 then return math.min(x, a, 3) end return a end
+local function max_two_nil(a) local x; if a > 100 then return math.max(x, x) end return a end
+local function max_bool_third(a) local b = a > 1; if a > 100 then return math.max(1, 2.5, b) end return a end
+local function max_array(a, B) if a > 100 then return math.max(a, B) end return a end
+
+test("math.max and math.min given nil, a boolean or an array", function()
+  local B = kjit.zeros(2)
+  for _, c in ipairs{
+    { max_nil, "attempt to compare number with nil" },
+    { max_nil_first, "attempt to compare nil with number" },
+    { min_nil, "attempt to compare nil with number" },
+    { min_nil_first, "attempt to compare number with nil" },
+    { max_two_nil, "attempt to compare two nil values" },
+    { max_bool_third, "attempt to compare number with boolean" },
+    { max_array, "attempt to compare number with kjit.array" },
+  } do
+    D.cases(c[1], {1, B})
+    D.check_error(c[2], c[1], 101, B)
+  end
+end)
+
+-- a callee whose later results are never produced (the return raises
+-- before them): the call that expands them never runs
+local function h2r(a) return 2.5, a + 1, -a end
+local function h1r(a) return math.max(h2r(a)) end
+local function expands_raising(a)
+  local _, q = h1r(a)
+  return math.max(a, h1r(q))
+end
+
+test("results a callee never produces", function()
+  D.check_error("attempt to perform arithmetic on a nil value (local 'a')", expands_raising, 3)
+end)
