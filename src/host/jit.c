@@ -50,6 +50,7 @@ typedef struct JitSpec {
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
   int calls;                     /* makes compiled calls: needs the stack limit */
+  int fast;                      /* no function arguments: read_args may read them */
   KEntry entry;
   KCpuCode *code;
   int nret;
@@ -95,9 +96,9 @@ static Type sig_type(uint8_t c) {
 }
 
 /* Classifies argument i (stack index idx); fills its slot. Raises on
-** values compiled code cannot take. */
+** values compiled code cannot take. The slow path: a call whose
+** arguments match the last specialization never comes here (read_args). */
 static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
-  if (lua_isinteger(L, idx)) { *slot = lua_tointeger(L, idx); return SIG_INT; }
   switch (lua_type(L, idx)) {
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx)) { *slot = lua_tointeger(L, idx); return SIG_INT; }
@@ -105,16 +106,11 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
   case LUA_TBOOLEAN: *slot = lua_toboolean(L, idx); return SIG_BOOL;
   case LUA_TNIL: *slot = 0; return SIG_NIL;
   case LUA_TUSERDATA: {
-    /* the array metatable is upvalue 1 of __call: no registry lookup */
-    if (lua_getmetatable(L, idx)) {
-      int isbuf = lua_rawequal(L, -1, lua_upvalueindex(1));
-      lua_pop(L, 1);
-      if (isbuf) {
-        KBuffer *b = lua_touserdata(L, idx);
-        if (kb_released(b)) kb_released_error(L);
-        *slot = (int64_t)(intptr_t)b;
-        return SIG_BUFCODE(b->dtype, b->ndim);
-      }
+    KBuffer *b = kb_fast(L, idx);   /* by its tag: see buffer.h */
+    if (b) {
+      if (kb_released(b)) kb_released_error(L);
+      *slot = (int64_t)(intptr_t)b;
+      return SIG_BUFCODE(b->dtype, b->ndim);
     }
     if (luaL_testudata(L, idx, JIT_METATABLE)) {
       *slot = (int64_t)(intptr_t)lua_topointer(L, idx);
@@ -129,6 +125,54 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
   }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
                              "booleans, kjit arrays and Lua functions", argn, luaL_typename(L, idx));
+}
+
+/* The fast path: reads the arguments at stack indices base.. into slots if
+** each is exactly of js's signature (its number of arguments checked by
+** the caller), with the fewest API calls: an integer two, a float three,
+** an array two (kb_fast). Returns 0 at the first one that is not, and for
+** specializations that take functions (js->fast == 0): the caller then
+** classifies them all (which also raises what must be raised, a released
+** array included). */
+#define K_INLINE static inline __attribute__((always_inline))
+K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots) {
+  if (!js->fast) return 0;
+  for (int i = 0; i < js->nsig; i++) {
+    int idx = base + i;
+    uint8_t c = js->sig[i];
+    switch (c) {
+    case SIG_INT:
+      if (!lua_isinteger(L, idx)) return 0;
+      slots[i] = lua_tointegerx(L, idx, NULL);
+      break;
+    case SIG_FLOAT: {
+      /* lua_type excludes numeric strings ("2.5"); a value that is not
+      ** integral cannot be an integer, so only an integral one (2.0, or
+      ** the integer 2) costs the third call */
+      if (lua_type(L, idx) != LUA_TNUMBER) return 0;
+      double d = lua_tonumberx(L, idx, NULL);
+      int maybe_int = !(d > -0x1p63 && d < 0x1p63) || d == (double)(int64_t)d;
+      if (maybe_int && lua_isinteger(L, idx)) return 0;
+      memcpy(&slots[i], &d, 8);
+      break;
+    }
+    case SIG_BOOL:
+      if (lua_type(L, idx) != LUA_TBOOLEAN) return 0;
+      slots[i] = lua_toboolean(L, idx);
+      break;
+    case SIG_NIL:
+      if (lua_type(L, idx) != LUA_TNIL) return 0;
+      slots[i] = 0;
+      break;
+    default: {   /* an array */
+      KBuffer *b = kb_fast(L, idx);
+      if (b == NULL || kb_released(b) || SIG_BUFCODE(b->dtype, b->ndim) != c) return 0;
+      slots[i] = (int64_t)(intptr_t)b;
+      break;
+    }
+    }
+  }
+  return 1;
 }
 
 /* "f64(f32[:], i64)"-style text for a list of types. */
@@ -251,6 +295,9 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   js->nargs = bc.nargs;
   js->nsig = nsig;
   memcpy(js->sig, sig, nsig);
+  js->fast = 1;
+  for (int i = 0; i < nsig; i++)
+    if (sig[i] == SIG_FUNC) js->fast = 0;
   js->nret = bc.nret;
   js->calls = bc.calls;
   for (int r = 0; r < js->nret; r++) {
@@ -303,7 +350,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
 
 /* ---- Calls -------------------------------------------------------------------------- */
 
-static int push_results(lua_State *L, JitSpec *js, const int64_t *rets) {
+static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
   for (int r = 0; r < js->nret; r++) {
     int kind = js->rets[r];
     if (kind == T_MAYBE) {
@@ -348,37 +395,9 @@ static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *s
 ** per process (kd_open). */
 static int jit_disabled;
 
-/* f(...): the fast path. Arguments start at stack index 2. */
-static int jit_call(lua_State *L) {
-  JitObj *o = lua_touserdata(L, 1);
-  /* only reachable through the metatable, which is hidden (__metatable);
-  ** the debug library could still pass something else: refuse it */
-  if (o == NULL || lua_rawlen(L, 1) != sizeof(JitObj))
-    return luaL_typeerror(L, 1, JIT_METATABLE);
-  int n = lua_gettop(L) - 1;
-  if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
-    if (o->dead) return dead_error(L);
-    lua_getiuservalue(L, 1, 1);
-    lua_replace(L, 1);
-    lua_call(L, n, LUA_MULTRET);
-    return lua_gettop(L);
-  }
-  if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
-  int64_t slots[KJIT_MAXARGS + 1];
-  uint8_t sig[KJIT_MAXARGS];
-  for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);
-  /* trailing nils do not change the specialization */
-  while (n > 0 && sig[n - 1] == SIG_NIL) n--;
-  JitSpec *js = o->last;
-  if (js == NULL || !spec_matches(js, sig, n, slots)) {
-    js = find_spec(o, sig, n, slots);
-    if (js == NULL) {
-      /* a finalized object has no specializations left: it ends here */
-      if (o->dead) return dead_error(L);
-      js = compile_spec(L, o, 1, sig, n, 2, 0);
-    }
-    o->last = js;
-  }
+/* Runs js with the argument slots filled (slots has room for
+** KJIT_MAXARGS + 1); pushes its results or raises its error. */
+K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n) {
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
@@ -391,7 +410,72 @@ static int jit_call(lua_State *L) {
     krt_push_error(L, &err);
     return lua_error(L);
   }
+  if (js->nret == 0) return 0;
   return push_results(L, js, rets);
+}
+
+/* f(...): the object's __call. Arguments start at stack index 2. A call
+** whose arguments are exactly those of the last specialization used reads
+** them once (read_args); any other classifies them, finds or compiles the
+** specialization, and makes it the last one. */
+static int jit_call(lua_State *L) {
+  JitObj *o = lua_touserdata(L, 1);
+  /* only reachable through the metatable, which is hidden (__metatable);
+  ** the debug library could still pass something else: refuse it */
+  if (o == NULL || lua_rawlen(L, 1) != sizeof(JitObj))
+    return luaL_typeerror(L, 1, JIT_METATABLE);
+  int n = lua_gettop(L) - 1;
+  int64_t slots[KJIT_MAXARGS + 1];
+  JitSpec *js = o->last;   /* NULL once finalized */
+  if (js != NULL && n == js->nsig && !jit_disabled && read_args(L, js, 2, slots))
+    return call_spec(L, js, slots, n);
+  if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
+    if (o->dead) return dead_error(L);
+    lua_getiuservalue(L, 1, 1);
+    lua_replace(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+  }
+  if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
+  uint8_t sig[KJIT_MAXARGS];
+  for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);
+  /* trailing nils do not change the specialization */
+  while (n > 0 && sig[n - 1] == SIG_NIL) n--;
+  if (js == NULL || !spec_matches(js, sig, n, slots)) {
+    js = find_spec(o, sig, n, slots);
+    if (js == NULL) {
+      /* a finalized object has no specializations left: it ends here */
+      if (o->dead) return dead_error(L);
+      js = compile_spec(L, o, 1, sig, n, 2, 0);
+    }
+    o->last = js;
+  }
+  return call_spec(L, js, slots, n);
+}
+
+/* ---- The direct form: f:native(sig) -------------------------------------------------- */
+
+/* A native closure's data: a full userdata, upvalue 2, whose user value is
+** the jit object, which keeps the specialization alive (specializations
+** live as long as their object, at the same address: see jit_inspect).
+** Upvalue 1 is a light userdata pointing at it (read faster). */
+typedef struct NativeBox {
+  JitObj *o;
+  JitSpec *js;
+} NativeBox;
+
+/* A plain C function bound to one specialization: no __call, no search.
+** Arguments of any other types, or count, take f's ordinary route (and
+** get what f(...) gives them). */
+static int native_call(lua_State *L) {
+  const NativeBox *nb = lua_touserdata(L, lua_upvalueindex(1));
+  const JitSpec *js = nb->js;
+  int64_t slots[KJIT_MAXARGS + 1];
+  if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_disabled && read_args(L, js, 1, slots))
+    return call_spec(L, js, slots, js->nsig);
+  lua_getiuservalue(L, lua_upvalueindex(2), 1);   /* the jit object */
+  lua_insert(L, 1);
+  return jit_call(L);
 }
 
 /* ---- Signatures from text: f:compile("f64(f32[:], i64)") --------------------------- */
@@ -407,11 +491,12 @@ static uint8_t sig_code(Type t) {
   }
 }
 
-/* f:compile(sig): compiles eagerly; returns f. The text is read by the one
-** signature grammar (host/signature.c). */
-static int jit_compile(lua_State *L) {
+/* f:compile(sig) and f:native(sig): the specialization for the text at
+** index 2 (compiled now if new), read by the one signature grammar
+** (host/signature.c), its declared result checked; made the last one. */
+static JitSpec *spec_for_text(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
-  if (o->dead) return dead_error(L);
+  if (o->dead) dead_error(L);
   const char *text = luaL_checkstring(L, 2);
   KSig ks;
   Type args[KJIT_MAXARGS], ret;
@@ -419,7 +504,7 @@ static int jit_compile(lua_State *L) {
   char err[256];
   if (ksig_parse(text, KSIG_JIT, &ks, err, sizeof err) != 0 ||
       ksig_types(&ks, KSIG_JIT, args, &ret, &has_ret, err, sizeof err) != 0)
-    return luaL_error(L, "bad signature '%s': %s", text, err);
+    luaL_error(L, "bad signature '%s': %s", text, err);
   uint8_t sig[KJIT_MAXARGS];
   int n = ks.nargs;
   for (int i = 0; i < n; i++) sig[i] = sig_code(args[i]);
@@ -428,16 +513,36 @@ static int jit_compile(lua_State *L) {
   /* check the declared return type, if any */
   if (has_ret) {
     if (ret.kind == T_NIL) {
-      if (js->nret != 0) return luaL_error(L, "signature '%s' says no result, but the function returns %d", text, js->nret);
+      if (js->nret != 0) luaL_error(L, "signature '%s' says no result, but the function returns %d", text, js->nret);
     } else if (js->nret < 1 || js->rets[0] != ret.kind) {
       char tb[32];
-      return luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
+      luaL_error(L, "signature '%s' declares result %s, but the function's inferred types are:\n%s",
                         text, ks.ret.ndim ? kty_name(ret, tb, sizeof tb) : ks.ret.name,
                         js->types ? js->types : "?");
     }
   }
   o->last = js;
+  return js;
+}
+
+/* f:compile(sig): compiles eagerly; returns f. */
+static int jit_compile(lua_State *L) {
+  spec_for_text(L);
   lua_settop(L, 1);
+  return 1;
+}
+
+/* f:native(sig): a C function bound to that specialization (native_call). */
+static int jit_native(lua_State *L) {
+  JitSpec *js = spec_for_text(L);
+  NativeBox *nb = lua_newuserdatauv(L, sizeof *nb, 1);
+  nb->o = lua_touserdata(L, 1);
+  nb->js = js;
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lua_pushlightuserdata(L, nb);
+  lua_insert(L, -2);
+  lua_pushcclosure(L, native_call, 2);
   return 1;
 }
 
@@ -465,10 +570,17 @@ static int jit_inspect(lua_State *L) {
       if (js->sig[i] == SIG_FUNC)
         return luaL_error(L, "inspect: cannot recompile a specialization that takes functions");
     JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1);
-    /* drop the old one from the list */
-    for (JitSpec **pp = &nj->next; *pp; pp = &(*pp)->next)
-      if (*pp == js) { *pp = js->next; free_spec(js); o->nspecs--; break; }
-    o->last = js = nj;
+    /* the old one takes the new code and text, keeping its address (a
+    ** native closure holds it: f:native); the new one, holding the old
+    ** code now, goes (it is first in the list) */
+    o->specs = nj->next;
+    o->nspecs--;
+#define SWAP(f) do { __typeof__(js->f) t_ = js->f; js->f = nj->f; nj->f = t_; } while (0)
+    SWAP(entry); SWAP(code); SWAP(ir); SWAP(asmtext); SWAP(types); SWAP(parnotes);
+    SWAP(compile_ms);
+#undef SWAP
+    free_spec(nj);
+    o->last = js;
   }
   lua_pushstring(L, what == 1 ? js->ir : js->asmtext);
   return 1;
@@ -490,6 +602,7 @@ static int jit_index(lua_State *L) {
   if (strcmp(k, "lua") == 0 || strcmp(k, "py_func") == 0) { lua_getiuservalue(L, 1, 1); return 1; }
   if (strcmp(k, "inspect") == 0) { lua_pushcfunction(L, jit_inspect); return 1; }
   if (strcmp(k, "compile") == 0) { lua_pushcfunction(L, jit_compile); return 1; }
+  if (strcmp(k, "native") == 0) { lua_pushcfunction(L, jit_native); return 1; }
   if (strcmp(k, "compile_ms") == 0) {   /* of the last specialization used */
     JitObj *o = lua_touserdata(L, 1);
     JitSpec *s = o->last ? o->last : o->specs;
