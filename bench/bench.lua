@@ -342,9 +342,11 @@ if overhead.call0_jit_ns then
   for _, c in ipairs({ { "0", "0 arguments", 1.5 }, { "4", "4 numbers", 2 }, { "a", "4 arrays", 3 } }) do
     local j, n, cc = overhead["call" .. c[1] .. "_jit_ns"], overhead["call" .. c[1] .. "_native_ns"],
       overhead["call" .. c[1] .. "_c_ns"]
+    local cr = overhead["call" .. c[1] .. "_creads_ns"]
     if j and cc then
       print(string.format("  call, %-11s f(...) %6.1f ns, f:native %6.1f ns, empty C function %5.1f ns:"
-        .. " %.2fx / %.2fx (target <= %gx)", c[2] .. ":", j, n or 0 / 0, cc, j / cc, (n or 0 / 0) / cc, c[3]))
+        .. " %.2fx / %.2fx (target <= %gx); a C function reading them %5.1f ns", c[2] .. ":", j,
+        n or 0 / 0, cc, j / cc, (n or 0 / 0) / cc, c[3], cr or 0 / 0))
     end
   end
   print(string.format("  first compile, small function (fresh process, median of 5): %6.1f ms (target < 15 ms)",

@@ -5,9 +5,12 @@
 -- --raw prints "name value" lines for bench/bench.lua instead of sentences.
 --
 -- Three argument lists: none; four numbers (1, 2.5, 3, 4.5: two integers,
--- two floats); four f64 arrays. Each is called three ways: the empty C
--- function, the jit object f(...) (its __call), and f:native(sig), the
--- plain C function bound to one specialization. Every time is a median of
+-- two floats); four f64 arrays. Each is called four ways: the empty C
+-- function (the targets' peer), a C function that reads its arguments as
+-- a hand-written binding does (kjit._reads: luaL_checknumber,
+-- luaL_checkudata; what any C code taking arguments pays), the jit object
+-- f(...) (its __call), and f:native(sig), the plain C function bound to
+-- one specialization. Every time is a median of
 -- ROUNDS rounds, the variants interleaved within each round (a machine
 -- shared with other work slows them alike), less the empty loop's time.
 local kjit = require "kjit"
@@ -28,7 +31,7 @@ local second_ms = (clock() - t0) * 1e3
 local N = 2000000
 local ROUNDS = 9
 local x, y, z, w = kjit.zeros(16), kjit.zeros(16), kjit.zeros(16), kjit.zeros(16)
-local nop = kjit._nop
+local nop, reads = kjit._nop, kjit._reads
 local f0 = kjit.jit(function() end)
 local f4 = kjit.jit(function(a, b, c, d) end)
 local fa = kjit.jit(function(a, b, c, d) end)
@@ -41,12 +44,15 @@ local na = fa:native("(f64[:], f64[:], f64[:], f64[:])")
 local variants = {
   { "loop",  function() for _ = 1, N do end end },
   { "c0",    function() for _ = 1, N do nop() end end },
+  { "r0",    function() for _ = 1, N do reads() end end },
   { "jit0",  function() for _ = 1, N do f0() end end },
   { "nat0",  function() for _ = 1, N do n0() end end },
   { "c4",    function() for _ = 1, N do nop(1, 2.5, 3, 4.5) end end },
+  { "r4",    function() for _ = 1, N do reads(1, 2.5, 3, 4.5) end end },
   { "jit4",  function() for _ = 1, N do f4(1, 2.5, 3, 4.5) end end },
   { "nat4",  function() for _ = 1, N do n4(1, 2.5, 3, 4.5) end end },
   { "ca",    function() for _ = 1, N do nop(x, y, z, w) end end },
+  { "ra",    function() for _ = 1, N do reads(x, y, z, w) end end },
   { "jita",  function() for _ = 1, N do fa(x, y, z, w) end end },
   { "nata",  function() for _ = 1, N do na(x, y, z, w) end end },
 }
@@ -66,18 +72,22 @@ for k in pairs(ns) do if k ~= "loop" then ns[k] = ns[k] - ns.loop end end
 if arg[1] == "--raw" then
   for _, kv in ipairs({ { "first_compile_ms", first_ms }, { "next_compile_ms", second_ms },
                         { "call0_jit_ns", ns.jit0 }, { "call0_native_ns", ns.nat0 }, { "call0_c_ns", ns.c0 },
+                        { "call0_creads_ns", ns.r0 },
                         { "call4_jit_ns", ns.jit4 }, { "call4_native_ns", ns.nat4 }, { "call4_c_ns", ns.c4 },
-                        { "calla_jit_ns", ns.jita }, { "calla_native_ns", ns.nata }, { "calla_c_ns", ns.ca } }) do
+                        { "call4_creads_ns", ns.r4 },
+                        { "calla_jit_ns", ns.jita }, { "calla_native_ns", ns.nata }, { "calla_c_ns", ns.ca },
+                        { "calla_creads_ns", ns.ra } }) do
     print(string.format("%s %.6g", kv[1], kv[2]))
   end
   return
 end
 print(string.format("first compile of a small function:  %6.2f ms", first_ms))
 print(string.format("next compile of a small function:   %6.2f ms", second_ms))
-print(string.format("%-22s %9s %9s %9s %8s %8s", "call (ns, median of " .. ROUNDS .. ")",
-                    "empty C", "f(...)", "native", "f/C", "native/C"))
-for _, row in ipairs({ { "no arguments", "0" }, { "4 numbers", "4" }, { "4 arrays", "a" } }) do
-  local c, j, n = ns["c" .. row[2]], ns["jit" .. row[2]], ns["nat" .. row[2]]
-  print(string.format("%-22s %9.1f %9.1f %9.1f %7.2fx %7.2fx", row[1], c, j, n, j / c, n / c))
+print(string.format("%-22s %8s %8s %8s %8s %9s %9s %9s", "call (ns, median of " .. ROUNDS .. ")",
+                    "empty C", "C reads", "f(...)", "native", "f/C", "native/C", "target"))
+for _, row in ipairs({ { "no arguments", "0", 1.5 }, { "4 numbers", "4", 2 }, { "4 arrays", "a", 3 } }) do
+  local c, r, j, n = ns["c" .. row[2]], ns["r" .. row[2]], ns["jit" .. row[2]], ns["nat" .. row[2]]
+  print(string.format("%-22s %8.1f %8.1f %8.1f %8.1f %8.2fx %8.2fx %8.1fx", row[1], c, r, j, n, j / c, n / c, row[3]))
 end
+print("(C reads: a C function reading its arguments with luaL_checknumber / luaL_checkudata)")
 print(string.format("(the empty loop, subtracted: %.1f ns per iteration)", ns.loop))
