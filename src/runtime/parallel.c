@@ -89,7 +89,8 @@ static struct {
   pthread_mutex_t m;
   pthread_cond_t wake, done;
   unsigned long generation;    /* bumped for every job */
-  int running;                 /* workers not yet done with the current job */
+  int open;                    /* the current job takes workers still */
+  int inside;                  /* workers that joined it and are not done */
   Job *job;
   atomic_int forked;           /* in a fork()ed child the workers are gone */
   pthread_t threads[KJIT_MAX_THREADS];   /* the workers (place_workers) */
@@ -157,13 +158,13 @@ static void run_chunks(Job *j, lua_State *L) {
   krt_poll_job_end(saved);
 }
 
-/* The caller waits for the workers (pool.m held), polling for an
-** interrupt or a hook every WAIT_POLL_MS while none failed. The poll runs
-** outside the mutex (a hook runs Lua). Returns 1 with *werr filled when
-** the poll stopped the job. */
+/* The caller waits for the workers that joined (pool.m held), polling for
+** an interrupt or a hook every WAIT_POLL_MS while none failed. The poll
+** runs outside the mutex (a hook runs Lua). Returns 1 with *werr filled
+** when the poll stopped the job. */
 static int wait_workers(Job *j, lua_State *L, KErr *werr) {
   int stopped = 0;
-  while (pool.running > 0) {
+  while (pool.inside > 0) {
     if (L == NULL && j->stop.up == NULL) {   /* nothing to poll for */
       pthread_cond_wait(&pool.done, &pool.m);
       continue;
@@ -173,7 +174,7 @@ static int wait_workers(Job *j, lua_State *L, KErr *werr) {
     t.tv_nsec += WAIT_POLL_MS * 1000000L;
     if (t.tv_nsec >= 1000000000L) { t.tv_sec++; t.tv_nsec -= 1000000000L; }
     pthread_cond_timedwait(&pool.done, &pool.m, &t);
-    if (pool.running == 0 || stopped || atomic_load(&j->stop.flag)) continue;
+    if (pool.inside == 0 || stopped || atomic_load(&j->stop.flag)) continue;
     pthread_mutex_unlock(&pool.m);
     memset(werr, 0, sizeof *werr);
     krt_poll_begin(L, werr);
@@ -186,6 +187,11 @@ static int wait_workers(Job *j, lua_State *L, KErr *werr) {
   return stopped;
 }
 
+/* A worker joins a job only while it is open: the caller closes it once
+** every chunk has been claimed, and then waits only for the workers that
+** joined. One that wakes later (its core busy with another process) finds
+** the job closed, or the next one, and the caller never waits for it:
+** a small loop would otherwise take as long as that worker's wake-up. */
 static void *worker_main(void *arg) {
   int index = (int)(intptr_t)arg;
   unsigned long seen = 0;
@@ -193,11 +199,13 @@ static void *worker_main(void *arg) {
   for (;;) {
     while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.m);
     seen = pool.generation;
+    if (!pool.open || index >= pool.job->max_workers) continue;
     Job *j = pool.job;
+    pool.inside++;
     pthread_mutex_unlock(&pool.m);
-    if (index < j->max_workers) run_chunks(j, NULL);
+    run_chunks(j, NULL);
     pthread_mutex_lock(&pool.m);
-    if (--pool.running == 0) pthread_cond_signal(&pool.done);
+    if (--pool.inside == 0 && !pool.open) pthread_cond_signal(&pool.done);
   }
   return NULL;
 }
@@ -280,7 +288,8 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
       place_workers();
       pthread_mutex_lock(&pool.m);
       pool.job = &j;
-      pool.running = pool.nworkers;
+      pool.open = 1;
+      pool.inside = 0;
       pool.generation++;
       pthread_cond_broadcast(&pool.wake);
       pthread_mutex_unlock(&pool.m);
@@ -293,6 +302,7 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
   int stopped = 0;
   if (shared) {
     pthread_mutex_lock(&pool.m);
+    pool.open = 0;   /* every chunk is claimed (or the job stopped): no one joins now */
     stopped = wait_workers(&j, L, &werr);
     pool.job = NULL;
     pthread_mutex_unlock(&pool.m);
