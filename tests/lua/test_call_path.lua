@@ -152,6 +152,26 @@ test("arrays: other dtypes and ranks are other specializations", function()
   end
 end)
 
+test("other userdata with an array's fields are not arrays", function()
+  local f = kjit.jit(function(x) return #x end)
+  local n = f:native("(f64[:])")
+  eq(f(kjit.zeros(3)), 3)
+  local others = { io.stdout, f }
+  local cuda = kjit.cuda
+  if cuda and cuda.simulate then   -- a device array: shape, dtype, no host data
+    cuda.simulate(true)            -- in host memory: no GPU needed
+    others[#others + 1] = cuda.device_array(3, "f64")
+  end
+  for i, u in ipairs(others) do
+    for _, h in ipairs({ f, n }) do
+      local ok, m = pcall(h, u)
+      truthy(not ok, "userdata " .. i .. " refused")
+      truthy(tostring(m):find("argument #1 is a", 1, true) or tostring(m):find("attempt to get length", 1, true),
+             "userdata " .. i .. ": " .. tostring(m))
+    end
+  end
+end)
+
 test("functions as arguments take the full dispatch", function()
   local function apply(g, x) return g(x) end
   local sq = kjit.jit(function(x) return x * x end)
