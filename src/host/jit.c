@@ -691,8 +691,7 @@ void kd_open(lua_State *L) {
       { "__gc", jit_gc }, { "__index", jit_index },
       { "__tostring", jit_tostring }, { NULL, NULL } };
     luaL_setfuncs(L, mt, 0);
-    luaL_getmetatable(L, KB_METATABLE);   /* created by kb_open */
-    lua_pushcclosure(L, jit_call, 1);
+    lua_pushcfunction(L, jit_call);   /* arrays are told by their tags: no upvalue */
     lua_setfield(L, -2, "__call");
     lua_pushliteral(L, JIT_METATABLE);    /* getmetatable(f) gives this name */
     lua_setfield(L, -2, "__metatable");
