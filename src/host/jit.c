@@ -455,25 +455,33 @@ static int jit_call(lua_State *L) {
 
 /* ---- The direct form: f:native(sig) -------------------------------------------------- */
 
-/* A native closure's data: a full userdata, upvalue 2, whose user value is
-** the jit object, which keeps the specialization alive (specializations
-** live as long as their object, at the same address: see jit_inspect).
-** Upvalue 1 is a light userdata pointing at it (read faster). */
+/* A native closure's only upvalue: a full userdata whose user value is the
+** jit object, which keeps the specialization alive (specializations live
+** as long as their object, at the same address: see jit_inspect). Only
+** the debug library can replace it (debug.setupvalue): the keyed tag (as
+** arrays', buffer.h) refuses anything else that lua_touserdata accepts,
+** without a second API call. (Lua scripts see no light userdata, and a
+** full one smaller than 8 bytes is read within its allocation's header
+** slack: never a fault.) */
 typedef struct NativeBox {
+  uint64_t tag;                  /* first: the one field read before it is checked */
   JitObj *o;
   JitSpec *js;
 } NativeBox;
+#define NATIVE_TAG(nb) (KB_TAG(nb) ^ 0x6e61746976650000u)
 
 /* A plain C function bound to one specialization: no __call, no search.
 ** Arguments of any other types, or count, take f's ordinary route (and
 ** get what f(...) gives them). */
 static int native_call(lua_State *L) {
   const NativeBox *nb = lua_touserdata(L, lua_upvalueindex(1));
+  if (nb == NULL || nb->tag != NATIVE_TAG(nb))
+    return luaL_error(L, "kjit: a native function whose upvalue was replaced");
   const JitSpec *js = nb->js;
   int64_t slots[KJIT_MAXARGS + 1];
   if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_disabled && read_args(L, js, 1, slots))
     return call_spec(L, js, slots, js->nsig);
-  lua_getiuservalue(L, lua_upvalueindex(2), 1);   /* the jit object */
+  lua_getiuservalue(L, lua_upvalueindex(1), 1);   /* the jit object */
   lua_insert(L, 1);
   return jit_call(L);
 }
@@ -538,11 +546,10 @@ static int jit_native(lua_State *L) {
   NativeBox *nb = lua_newuserdatauv(L, sizeof *nb, 1);
   nb->o = lua_touserdata(L, 1);
   nb->js = js;
+  nb->tag = NATIVE_TAG(nb);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
-  lua_pushlightuserdata(L, nb);
-  lua_insert(L, -2);
-  lua_pushcclosure(L, native_call, 2);
+  lua_pushcclosure(L, native_call, 1);
   return 1;
 }
 

@@ -233,3 +233,22 @@ test("KJIT_DISABLE_JIT is honoured by the fast path (checked in a child)", funct
   -- interpreted: a table operand raises the VM's arithmetic error
   eq(out, "false false 3 3", "child output")
 end)
+
+test("native: an upvalue replaced with the debug library is refused, never trusted", function()
+  local f = kjit.jit(add)
+  local n = f:native("(i64, i64)")
+  local other = kjit.jit(function(a, b) return a - b end):native("(i64, i64)")
+  eq(debug.getupvalue(other, 1) ~= nil, true, "one upvalue")
+  for _, v in ipairs({ io.stdout, kjit.zeros(8), f, 42, select(2, debug.getupvalue(other, 1)) }) do
+    local m = f:native("(i64, i64)")
+    debug.setupvalue(m, 1, v)
+    local ok, r = pcall(m, 5, 3)
+    if ok then
+      -- another native function's box: a real one, kept alive by m now
+      eq(r, 2, "the other box's function")
+    else
+      truthy(tostring(r):find("upvalue was replaced", 1, true), tostring(r))
+    end
+  end
+  eq(n(5, 3), 8, "the original is untouched")
+end)
