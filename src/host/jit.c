@@ -63,6 +63,7 @@ typedef struct JitSpec {
 } JitSpec;
 
 typedef struct JitObj {
+  uint64_t tag;                  /* JIT_TAG: first, checked by jit_call */
   JitSpec *specs;                /* most recently used first */
   JitSpec *last;
   int nspecs;
@@ -72,6 +73,9 @@ typedef struct JitObj {
   int dead;                      /* __gc ran: the code is freed; a resurrected
                                     object refuses calls and compiles */
 } JitObj;
+
+/* Keyed like the arrays' tags (buffer.h), distinct from them. */
+#define JIT_TAG(o) (KB_TAG(o) ^ 0x6a69746f626a0000u)
 
 static int dead_error(lua_State *L) {
   return luaL_error(L, "kjit function used after it was finalized");
@@ -421,8 +425,10 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n) {
 static int jit_call(lua_State *L) {
   JitObj *o = lua_touserdata(L, 1);
   /* only reachable through the metatable, which is hidden (__metatable);
-  ** the debug library could still pass something else: refuse it */
-  if (o == NULL || lua_rawlen(L, 1) != sizeof(JitObj))
+  ** the debug library could still pass something else: the keyed tag
+  ** refuses it without a second API call (Lua scripts see no light
+  ** userdata; a full one under 8 bytes is read within its allocation) */
+  if (o == NULL || o->tag != JIT_TAG(o))
     return luaL_typeerror(L, 1, JIT_METATABLE);
   int n = lua_gettop(L) - 1;
   int64_t slots[KJIT_MAXARGS + 1];
@@ -679,6 +685,7 @@ static int l_jit(lua_State *L) {
   o->opt = v[KO_JIT_OPT];
   o->cache = v[KO_JIT_CACHE];
   o->parallel = v[KO_JIT_PARALLEL];
+  o->tag = JIT_TAG(o);
   luaL_setmetatable(L, JIT_METATABLE);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
@@ -739,6 +746,7 @@ void kd_push_private(lua_State *L, int idx) {
     o->cache = v[KO_JIT_CACHE];
     o->parallel = v[KO_JIT_PARALLEL];
   }
+  o->tag = JIT_TAG(o);   /* its own address: not the copied one */
   luaL_setmetatable(L, JIT_METATABLE);
   if (src) lua_getiuservalue(L, idx, 1);
   else lua_pushvalue(L, idx);
