@@ -3,6 +3,16 @@
 -- arguments, and the first-compile time of a small function.
 --   LUA_CPATH="build/?.so;;" lua5.4 bench/call_overhead.lua [--raw]
 -- --raw prints "name value" lines for bench/bench.lua instead of sentences.
+--
+-- Three argument lists: none; four numbers (1, 2.5, 3, 4.5: two integers,
+-- two floats); four f64 arrays. Each is called four ways: the empty C
+-- function (the targets' peer), a C function that reads its arguments as
+-- a hand-written binding does (kjit._reads: luaL_checknumber,
+-- luaL_checkudata; what any C code taking arguments pays), the jit object
+-- f(...) (its __call), and f:native(sig), the plain C function bound to
+-- one specialization. Every time is a median of
+-- ROUNDS rounds, the variants interleaved within each round (a machine
+-- shared with other work slows them alike), less the empty loop's time.
 local kjit = require "kjit"
 local clock = os.clock
 
@@ -19,37 +29,65 @@ small2(10)
 local second_ms = (clock() - t0) * 1e3
 
 local N = 2000000
-local x = kjit.zeros(16)
-local nop = kjit._nop
+local ROUNDS = 9
+local x, y, z, w = kjit.zeros(16), kjit.zeros(16), kjit.zeros(16), kjit.zeros(16)
+local nop, reads = kjit._nop, kjit._reads
 local f0 = kjit.jit(function() end)
 local f4 = kjit.jit(function(a, b, c, d) end)
-f0(); f4(1, 2.5, x, 4)
+local fa = kjit.jit(function(a, b, c, d) end)
+f0(); f4(1, 2.5, 3, 4.5); fa(x, y, z, w)
+local n0 = f0:native("()")
+local n4 = f4:native("(i64, f64, i64, f64)")
+local na = fa:native("(f64[:], f64[:], f64[:], f64[:])")
+-- f4 and fa keep their own last specialization: f4 is called only with these
 
-local function time(fn)
-  local runs = {}
-  for r = 1, 7 do
+local variants = {
+  { "loop",  function() for _ = 1, N do end end },
+  { "c0",    function() for _ = 1, N do nop() end end },
+  { "r0",    function() for _ = 1, N do reads() end end },
+  { "jit0",  function() for _ = 1, N do f0() end end },
+  { "nat0",  function() for _ = 1, N do n0() end end },
+  { "c4",    function() for _ = 1, N do nop(1, 2.5, 3, 4.5) end end },
+  { "r4",    function() for _ = 1, N do reads(1, 2.5, 3, 4.5) end end },
+  { "jit4",  function() for _ = 1, N do f4(1, 2.5, 3, 4.5) end end },
+  { "nat4",  function() for _ = 1, N do n4(1, 2.5, 3, 4.5) end end },
+  { "ca",    function() for _ = 1, N do nop(x, y, z, w) end end },
+  { "ra",    function() for _ = 1, N do reads(x, y, z, w) end end },
+  { "jita",  function() for _ = 1, N do fa(x, y, z, w) end end },
+  { "nata",  function() for _ = 1, N do na(x, y, z, w) end end },
+}
+local runs = {}
+for _, v in ipairs(variants) do runs[v[1]] = {} end
+for r = 1, ROUNDS do
+  for _, v in ipairs(variants) do
     local t = clock()
-    fn()
-    runs[r] = (clock() - t) / N * 1e9
+    v[2]()
+    runs[v[1]][r] = (clock() - t) / N * 1e9
   end
-  return median(runs)
 end
-
-local loop = time(function() for _ = 1, N do end end)
-local nop0 = time(function() for _ = 1, N do nop() end end) - loop
-local jit0 = time(function() for _ = 1, N do f0() end end) - loop
-local nop4 = time(function() for _ = 1, N do nop(1, 2.5, x, 4) end end) - loop
-local jit4 = time(function() for _ = 1, N do f4(1, 2.5, x, 4) end end) - loop
+local ns = {}
+for k, t in pairs(runs) do ns[k] = median(t) end
+for k in pairs(ns) do if k ~= "loop" then ns[k] = ns[k] - ns.loop end end
 
 if arg[1] == "--raw" then
   for _, kv in ipairs({ { "first_compile_ms", first_ms }, { "next_compile_ms", second_ms },
-                        { "call0_jit_ns", jit0 }, { "call0_c_ns", nop0 },
-                        { "call4_jit_ns", jit4 }, { "call4_c_ns", nop4 } }) do
+                        { "call0_jit_ns", ns.jit0 }, { "call0_native_ns", ns.nat0 }, { "call0_c_ns", ns.c0 },
+                        { "call0_creads_ns", ns.r0 },
+                        { "call4_jit_ns", ns.jit4 }, { "call4_native_ns", ns.nat4 }, { "call4_c_ns", ns.c4 },
+                        { "call4_creads_ns", ns.r4 },
+                        { "calla_jit_ns", ns.jita }, { "calla_native_ns", ns.nata }, { "calla_c_ns", ns.ca },
+                        { "calla_creads_ns", ns.ra } }) do
     print(string.format("%s %.6g", kv[1], kv[2]))
   end
   return
 end
 print(string.format("first compile of a small function:  %6.2f ms", first_ms))
 print(string.format("next compile of a small function:   %6.2f ms", second_ms))
-print(string.format("call, 0 arguments: kjit %5.1f ns, empty C function %5.1f ns: %.2fx", jit0, nop0, jit0 / nop0))
-print(string.format("call, 4 arguments: kjit %5.1f ns, empty C function %5.1f ns: %.2fx", jit4, nop4, jit4 / nop4))
+print(string.format("%-22s %8s %8s %8s %8s %9s %9s %9s", "call (ns, median of " .. ROUNDS .. ")",
+                    "empty C", "C reads", "f(...)", "native", "f/C", "native/C", "target"))
+for _, row in ipairs({ { "no arguments", "0", 1.5 }, { "4 numbers", "4", 2 }, { "4 arrays", "a", 3 } }) do
+  local c, r, j, n = ns["c" .. row[2]], ns["r" .. row[2]], ns["jit" .. row[2]], ns["nat" .. row[2]]
+  print(string.format("%-22s %8.1f %8.1f %8.1f %8.1f %8.2fx %8.2fx %8.1fx", row[1], c, r, j, n, j / c, n / c, row[3]))
+end
+print("(C reads: a C function reading its arguments with luaL_checknumber / luaL_checkudata)")
+print(string.format("(the empty loop, subtracted: %.1f ns per iteration)", ns.loop))

@@ -7,9 +7,12 @@
 #    packages if lua5.4, clang-14, luajit... are missing); --kjit DIR uses
 #    the kjit.so already built in DIR instead (another build, a checkout
 #    of another revision) and builds nothing;
-# 2. compiles bench/c/kernels.c with clang-14 -O3 -march=native, with
-#    gcc -O3 -march=native, and with clang-14 ... -ffp-contract=off (C
-#    without FMA contraction: what kjit does unless fastmath is on);
+# 2. compiles bench/c/kernels.c with clang-14 -O3 -march=native twice:
+#    -ffp-contract=off (C without FMA contraction, rounding every * and +
+#    as Lua does and kjit keeps: the fair peer, the one the targets use)
+#    and -ffp-contract=on (clang's default: a*b+c fused into one rounding,
+#    faster where FMA helps, not what Lua computes); and with gcc -O3
+#    -march=native (whose default, -ffp-contract=fast, fuses too);
 # 3. makes bench/.venv with `pip install numba numpy` (once; if that fails,
 #    or with --no-venv, the Numba column is skipped and the reason printed);
 # 4. runs bench/bench.lua: every kernel of bench/kernels.lua with kjit, C,
@@ -66,7 +69,7 @@ cc_one() {  # cc_one <compiler> <output name> [flags...]
     "$cc" -O3 -march=native "$@" -o "$out" bench/c/kernels.c -lm
   fi
 }
-cc_one clang-14 kernels-clang
+cc_one clang-14 kernels-clang-fma -ffp-contract=on
 cc_one gcc kernels-gcc
 cc_one clang-14 kernels-clang-nofma -ffp-contract=off
 

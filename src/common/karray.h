@@ -47,6 +47,10 @@ typedef struct KBuffer {
   ** lives in the guard, the buffer's user value, so it outlives the
   ** buffer. After the fields compiled code reads (data, shape). */
   const int *released;
+  /* kb_tag_key ^ the buffer's own address (buffer.c): lets the call path
+  ** recognise a kjit array with two Lua API calls instead of a metatable
+  ** comparison (host/buffer.h, kb_fast). */
+  uint64_t tag;
 } KBuffer;
 
 /* 1 if b's borrowed memory has been handed back to the host. */

@@ -34,9 +34,36 @@
 #include <sys/mman.h>
 #endif
 
+#include <time.h>
+#if defined(__linux__)
+#include <sys/random.h>
+#endif
+
 #include "lua.h"
 #include "lauxlib.h"
 #include "host/buffer.h"
+
+/* The key of the buffers' tags (KBuffer.tag, kb_fast): random per
+** process, set when the library is loaded, before any buffer exists, and
+** never shown to Lua. A tag is the key xor the buffer's own address, so a
+** userdata of another library holds a valid tag only by knowing the key:
+** recognising a buffer by its tag is as safe as comparing metatables,
+** at a third of the cost. */
+uint64_t kb_tag_key;
+
+__attribute__((constructor)) static void init_tag_key(void) {
+  uint64_t k = 0;
+#if defined(__linux__)
+  if (getrandom(&k, sizeof k, GRND_NONBLOCK) != (ssize_t)sizeof k) k = 0;
+#endif
+  if (k == 0) {   /* no entropy source: the clock and the library's address */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    k = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)&kb_tag_key;
+    k = (k ^ (k >> 31)) * 0x9e3779b97f4a7c15u;
+  }
+  kb_tag_key = k | 1;   /* never 0: a zero-filled block has no tag */
+}
 
 /* Raises an element-access error located at the Lua code doing the access
 ** (level 1: the caller of this metamethod or constructor), so messages read
@@ -292,6 +319,7 @@ static void initheader(KBuffer *b, char *data, kjit_dtype t, int ndim,
   b->release = NULL;
   b->release_ud = NULL;
   b->released = NULL;
+  b->tag = KB_TAG(b);
 }
 
 /* Pushes the kjit.array metatable, creating it on first use, so C hosts

@@ -40,6 +40,19 @@ KBuffer *kb_test_raw(lua_State *L, int idx);
 int kb_newmeta(lua_State *L, const char *name);
 void kb_regmeta(lua_State *L, const char *name);
 
+/* The tags (KBuffer.tag): kb_tag_key ^ the buffer's address. */
+extern uint64_t kb_tag_key;
+#define KB_TAG(b) (kb_tag_key ^ (uint64_t)(uintptr_t)(b))
+
+/* The call path's test: the buffer at idx (released or not: check
+** kb_released), or NULL. Two API calls: a full userdata (light ones have
+** no length) large enough to hold a header, carrying its tag. */
+static inline KBuffer *kb_fast(lua_State *L, int idx) {
+  KBuffer *b = (KBuffer *)lua_touserdata(L, idx);
+  if (b == NULL || lua_rawlen(L, idx) < sizeof(KBuffer) || b->tag != KB_TAG(b)) return NULL;
+  return b;
+}
+
 /* Returns the buffer at idx, or raises a Lua argument error (or
 ** kb_released_error). */
 KBuffer *kb_check(lua_State *L, int idx);

@@ -584,6 +584,7 @@ static void test_resurrected(void) {
     "kjit = require 'kjit' "
     "sum = kjit.jit(function(x) local s = 0 for i = 1, #x do s = s + x[i] end return s end) "
     "assert(sum(a) == 36) "
+    "sumn = sum:native('(f64[:])') assert(sumn(a) == 36) "
     "local function setup() "
     "  local keep = { a, a:slice(2, 5), a:reshape({2, 4}) } "
     "  setmetatable({}, { __gc = function() saved = keep end }) "
@@ -596,6 +597,7 @@ static void test_resurrected(void) {
   static const char *const uses[] = {
     "return saved[1][1]", "saved[1][1] = 5", "return saved[2][1]", "saved[2][2] = 1",
     "return saved[3][2][1]", "return sum(saved[1])", "return sum(saved[2])",
+    "return sumn(saved[1])", "return sumn(saved[2])",
     "return saved[1]:fill(0)", "return saved[1]:copy()", "return saved[1]:totable()",
     "return tostring(saved[2])", "return saved[1]:slice(1, 2)", "return saved[3]:reshape(8)",
     "return kjit.array(saved[1])", "return #saved[1]", "return saved[1].shape",

@@ -214,7 +214,8 @@ end
 
 -- math.min(a, b) keeps a unless b < a: the argument order decides which of
 -- 0.0 and -0.0 survives a tie and what a NaN does, in both orders, at chunk
--- boundaries too (n = 1000: chunks of 125 with 2 threads, 35-36 with 7).
+-- boundaries too (n = 1000: 32 chunks of 31-32 with 2 threads, the first
+-- ending at 31; 112 of 8-9 with 7, the first ending at 8).
 local function min_se(x, s) for i in kjit.prange(1, #x) do s = math.min(s, x[i]) end return s end
 local function min_es(x, s) for i in kjit.prange(1, #x) do s = math.min(x[i], s) end return s end
 local function max_se(x, s) for i in kjit.prange(1, #x) do s = math.max(s, x[i]) end return s end
@@ -224,7 +225,7 @@ test("prange parallel: min/max reductions keep Lua's tie and NaN rules", functio
   local n = 1000
   local nan = 0 / 0
   local cases = {}
-  for _, pos in ipairs({ { 1 }, { 125 }, { 126 }, { 36, 500 }, { 999 }, { 1000 }, { 1, 1000 } }) do
+  for _, pos in ipairs({ { 1 }, { 31 }, { 32 }, { 8, 500 }, { 9, 501 }, { 999 }, { 1000 }, { 1, 1000 } }) do
     for _, v in ipairs({ -0.0, nan }) do
       local a = kjit.zeros(n)
       for _, p in ipairs(pos) do a[p] = v end

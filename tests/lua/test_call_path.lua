@@ -1,0 +1,254 @@
+-- test_call_path.lua: calling compiled code from Lua. A call whose
+-- arguments match the last specialization reads them on a fast path
+-- (host/jit.c read_args), and f:native(sig) is a C function bound to one
+-- specialization; both must give exactly what the interpreted function
+-- gives (values with their subtypes, errors with their messages and the
+-- caller's file:line), and route anything else through the full dispatch.
+local kjit = require "kjit"
+
+local THIS = "test_call_path.lua:"
+
+-- Calls fn(...) and the interpreted reference ref(...) and compares: both
+-- succeed with the same results (same_value: subtypes, NaN, -0.0), or
+-- both fail with the same message.
+local function agree(fn, ref, what, ...)
+  local r1 = table.pack(pcall(fn, ...))
+  local r2 = table.pack(pcall(ref, ...))
+  eq(r1[1], r2[1], what .. ": success")
+  if not r1[1] then
+    eq(tostring(r1[2]), tostring(r2[2]), what .. ": error")
+    return
+  end
+  eq(r1.n, r2.n, what .. ": result count")
+  for i = 2, r1.n do eq(r1[i], r2[i], what .. ": result " .. (i - 1)) end
+end
+
+local function add(a, b) return a + b end
+local function idiv(a, b) return a // b end
+
+-- Argument lists that the fast path must tell apart: subtypes, integral
+-- floats, values beyond the integers, NaN and infinities, -0.0, and the
+-- extremes of the integers.
+local NUMS = { 1, 2.5, 3.0, -0.0, 0, math.maxinteger, math.mininteger, 2^63, -2^63,
+               1e300, -1e300, 1/0, -1/0, 0/0, 0.1, -7, 2^53, 2^53 + 1.0 }
+
+test("number arguments pick the specialization of their subtypes", function()
+  local f = kjit.jit(add)
+  -- every pair, each call right after another pair of subtypes: the fast
+  -- path sees the previous call's specialization first
+  for _, a in ipairs(NUMS) do
+    for _, b in ipairs(NUMS) do
+      agree(f, add, string.format("add(%s, %s)", a, b), a, b)
+    end
+  end
+  local g = kjit.jit(idiv)
+  for _, a in ipairs(NUMS) do
+    for _, b in ipairs({ 2, 2.0, -3, 0.5, 0, 0.0 }) do
+      local ok, m = pcall(g, a, b)
+      local ok2, m2 = pcall(idiv, a, b)
+      eq(ok, ok2, "idiv success")
+      if ok then eq(m, m2, string.format("idiv(%s, %s)", a, b)) end
+    end
+  end
+end)
+
+test("native: a bound specialization gives what f gives, for any arguments", function()
+  local f = kjit.jit(add)
+  local fi = f:native("(i64, i64)")
+  local ff = f:native("(f64, f64)")
+  local fm = f:native("(i64, f64)")
+  eq(type(fi), "function", "a plain function")
+  for _, n in ipairs({ fi, ff, fm }) do
+    for _, a in ipairs(NUMS) do
+      for _, b in ipairs(NUMS) do
+        agree(n, add, string.format("add(%s, %s)", a, b), a, b)
+      end
+    end
+    -- other counts and types: f's ordinary route, its messages
+    agree(n, f, "one argument", 1)
+    agree(n, f, "three arguments", 1, 2, 3)
+    agree(n, f, "booleans", true, 1)
+    agree(n, f, "a string", "1", 2)
+  end
+end)
+
+test("wrong types on the fast path still dispatch, compile or raise like the slow path", function()
+  local f = kjit.jit(add)
+  eq(f(1, 2), 3)                        -- (i64, i64) is now the last one
+  eq(f(1.5, 2), 3.5)                    -- a float where the last had an integer
+  eq(f(1, 2), 3)
+  eq(f(2.0, 2), 4.0)                    -- an integral float is still a float
+  eq(f(2, 2.0), 4.0)
+  local m = raises("argument #1 is a string", function() return f("1", 2) end)
+  truthy(m:find(THIS, 1, true), "the caller's line in: " .. m)
+  m = raises("argument #2 is a string", function() return f(1, "2.5") end)
+  truthy(m:find(THIS, 1, true), "the caller's line in: " .. m)
+  raises("argument #1 is a table", function() return f({}, 2) end)
+  raises("argument #2 is a userdata", function() return f(1, io.stdout) end)
+  eq(#f.signatures, 3, "three specializations")
+  -- a run-time error of compiled code keeps the function's own line
+  local g = kjit.jit(idiv)
+  local n = g:native("(i64, i64)")
+  eq(n(7, 2), 3)
+  for _, h in ipairs({ g, n }) do
+    m = raises("attempt to divide by zero", function() return h(1, 0) end)
+    truthy(m:find(THIS, 1, true), "the function's line in: " .. m)
+  end
+  m = raises("argument #1 is a string", function() return n("7", 2) end)
+  truthy(m:find(THIS, 1, true), "native: the caller's line in: " .. m)
+end)
+
+test("booleans, nil and trailing nils", function()
+  local function pick(c, a, b) if c then return a end return b end
+  local f = kjit.jit(pick)
+  local cases = { { true, 1, 2 }, { false, 1, 2 }, { nil, 1, 2 }, { true, 1.5, 2.5 },
+                  { false, 1.5 }, { true, 1 }, { true, 1, nil }, { 1, 2, 3 } }
+  for round = 1, 2 do
+    for i, c in ipairs(cases) do
+      agree(f, pick, "pick case " .. i .. " round " .. round, table.unpack(c, 1, 3))
+    end
+  end
+  local n = f:native("(bool, i64, i64)")
+  for i, c in ipairs(cases) do
+    agree(n, pick, "native pick case " .. i, table.unpack(c, 1, 3))
+  end
+end)
+
+test("arrays: other dtypes and ranks are other specializations", function()
+  local function sum(x)
+    local s = 0
+    for i = 1, #x do s = s + x[i] end
+    return s
+  end
+  local f = kjit.jit(sum)
+  local n = f:native("(f64[:])")
+  local arrays = {
+    kjit.array({ 1, 2, 3 }, "f64"), kjit.array({ 1, 2, 3 }, "i32"), kjit.array({ 1.5, 2 }, "f32"),
+    kjit.array({ 1, 2, 3 }, "u8"), kjit.array({ 4, 5 }, "i64"), kjit.zeros({ 2, 2 }),
+    kjit.array({ 0.25, 0.5 }, "f64"),
+  }
+  for round = 1, 2 do
+    for i, a in ipairs(arrays) do
+      if a.ndim == 1 then
+        agree(f, sum, "sum of array " .. i .. " round " .. round, a)
+        agree(n, sum, "native sum of array " .. i, a)
+      end
+    end
+  end
+  -- a 2-D array where a 1-D one was last: #x is its first extent, x[i] a row
+  local rows = kjit.jit(function(x) return #x end)
+  eq(rows(arrays[1]), 3)
+  eq(rows(arrays[6]), 2)
+  eq(rows(arrays[1]), 3)
+  -- a view is an array like any other
+  eq(f(arrays[1]:slice(2, 3)), 5.0)
+  eq(n(arrays[1]:slice(2, 3)), 5.0)
+  -- and values that are not arrays are refused on both paths
+  for _, h in ipairs({ f, n }) do
+    raises("argument #1 is a userdata", function() return h(io.stdout) end)
+    raises("argument #1 is a table", function() return h({ 1, 2 }) end)
+    local m = raises("attempt to get length of a number value", function() return h(1) end)
+    truthy(m:find(THIS, 1, true), "the function's line in: " .. m)
+  end
+end)
+
+test("other userdata with an array's fields are not arrays", function()
+  local f = kjit.jit(function(x) return #x end)
+  local n = f:native("(f64[:])")
+  eq(f(kjit.zeros(3)), 3)
+  local others = { io.stdout, f }
+  local cuda = kjit.cuda
+  if cuda and cuda.simulate then   -- a device array: shape, dtype, no host data
+    cuda.simulate(true)            -- in host memory: no GPU needed
+    others[#others + 1] = cuda.device_array(3, "f64")
+  end
+  for i, u in ipairs(others) do
+    for _, h in ipairs({ f, n }) do
+      local ok, m = pcall(h, u)
+      truthy(not ok, "userdata " .. i .. " refused")
+      truthy(tostring(m):find("argument #1 is a", 1, true) or tostring(m):find("attempt to get length", 1, true),
+             "userdata " .. i .. ": " .. tostring(m))
+    end
+  end
+end)
+
+test("functions as arguments take the full dispatch", function()
+  local function apply(g, x) return g(x) end
+  local sq = kjit.jit(function(x) return x * x end)
+  local inc = kjit.jit(function(x) return x + 1 end)
+  local f = kjit.jit(apply)
+  for round = 1, 3 do
+    eq(f(sq, 3), 9, "sq round " .. round)
+    eq(f(inc, 3), 4, "inc round " .. round)
+    eq(f(sq, 1.5), 2.25, "sq of a float round " .. round)
+  end
+end)
+
+test("native: the specialization survives inspect's recompile", function()
+  local f = kjit.jit(add)
+  local n = f:native("(i64, i64)")
+  eq(n(2, 3), 5)
+  truthy(f:inspect("asm"):len() > 0, "asm text")   -- recompiles (i64, i64) with text
+  eq(n(2, 3), 5, "after the recompile")
+  eq(n(2.5, 3), 5.5, "other types after the recompile")
+  eq(#f.signatures, 2)
+end)
+
+test("native: signatures are checked like f:compile's", function()
+  local f = kjit.jit(add)
+  raises("bad signature", function() f:native("(i64") end)
+  raises("declares result", function() f:native("bool(i64, i64)") end)
+  local n = f:native("i64(i64, i64)")
+  eq(n(1, 2), 3)
+end)
+
+test("native and f after the object's finalizer: an error, never a crash", function()
+  local f, n = resurrected(function()
+    local g = kjit.jit(add)
+    g(1, 2)
+    return g, g:native("(i64, i64)")
+  end)
+  raises("kjit function used after it was finalized", function() return f(1, 2) end)
+  raises("kjit function used after it was finalized", function() return n(1, 2) end)
+  raises("kjit function used after it was finalized", function() return n(1.5, 2) end)
+end)
+
+test("native keeps its function alive", function()
+  local n = kjit.jit(add):native("(i64, i64)")
+  collectgarbage(); collectgarbage()
+  eq(n(40, 2), 42)
+end)
+
+test("KJIT_DISABLE_JIT is honoured by the fast path (checked in a child)", function()
+  local lua = arg and arg[-1] or "lua5.4"
+  local cpath = package.cpath:gsub("'", "")
+  local code = "package.cpath = '" .. cpath .. "' local kjit = require 'kjit' " ..
+    "local f = kjit.jit(function(a, b) return a + b end) f(1, 2) " ..
+    "local n = f:native('(i64, i64)') " ..
+    "local ok1, e1 = pcall(f, 1, {}) local ok2, e2 = pcall(n, 1, {}) " ..
+    "io.write(tostring(ok1), ' ', tostring(ok2), ' ', tostring(f(1, 2)), ' ', tostring(n(1, 2)))"
+  local p = io.popen("KJIT_DISABLE_JIT=1 " .. lua .. " -e \"" .. code .. "\" 2>&1")
+  local out = p:read("a")
+  p:close()
+  -- interpreted: a table operand raises the VM's arithmetic error
+  eq(out, "false false 3 3", "child output")
+end)
+
+test("native: an upvalue replaced with the debug library is refused, never trusted", function()
+  local f = kjit.jit(add)
+  local n = f:native("(i64, i64)")
+  local other = kjit.jit(function(a, b) return a - b end):native("(i64, i64)")
+  eq(debug.getupvalue(other, 1) ~= nil, true, "one upvalue")
+  for _, v in ipairs({ io.stdout, kjit.zeros(8), f, 42, select(2, debug.getupvalue(other, 1)) }) do
+    local m = f:native("(i64, i64)")
+    debug.setupvalue(m, 1, v)
+    local ok, r = pcall(m, 5, 3)
+    if ok then
+      -- another native function's box: a real one, kept alive by m now
+      eq(r, 2, "the other box's function")
+    else
+      truthy(tostring(r):find("upvalue was replaced", 1, true), tostring(r))
+    end
+  end
+  eq(n(5, 3), 8, "the original is untouched")
+end)
