@@ -177,6 +177,23 @@ local function sum_small(n, x)
   return s
 end
 
+-- one-block loops that only add floats (the adds form one chain):
+-- src/backend/cpu.c's kc_unroll_hints keeps LLVM from runtime-unrolling
+-- them; the sums must stay the interpreter's, in its order
+local function fp_chain(x, n)
+  local s = 0.0
+  for i = 1, n do s = s + x * i end
+  return s
+end
+local function fp_chains2(x, n)
+  local s, t = 1.0, 0.0
+  for i = 1, n do
+    s = s - x / i
+    t = t + i * 0.5 - x
+  end
+  return s, t
+end
+
 -- two function literals on one line
 local f1, f2 = function(a) return a + 1 end, function(a) return a * 2 end
 
@@ -269,6 +286,19 @@ test("big loop bodies are not runtime-unrolled, small ones may be", function()
   small(3, x)
   truthy(big:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "big body: hint")
   truthy(not small:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "small body: none")
+end)
+
+test("float-sum loops are not runtime-unrolled and sum as the interpreter does", function()
+  for _, n in ipairs({ -3, 0, 1, 2, 7, 8, 9, 15, 16, 17, 1001, 65537, 200003 }) do
+    D.cases(fp_chain, {1.5, n}, {0.1, n}, {3, n})
+    D.cases(fp_chains2, {1.5, n}, {-0.3, n})
+  end
+  D.cases(fp_chain, {0.1, 2.5}, {1 / 3, math.mininteger})
+  for _, fn in ipairs({ fp_chain, fp_chains2 }) do
+    local f = kjit.jit(fn)
+    f(0.5, 3)
+    truthy(f:inspect("llvm"):find("llvm.loop.unroll.runtime.disable", 1, true), "hint")
+  end
 end)
 
 test("two function literals on one line", function()
