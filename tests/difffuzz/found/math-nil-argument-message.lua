@@ -1,5 +1,5 @@
--- difffuzz found: sqrt-nil-name
--- math.sqrt of a nil value: compiled says 'attempt to perform arithmetic on a nil value', the interpreter "bad argument #1 to 'sqrt' (number expected, got nil)" (statically nil, at compile time: 'math.sqrt')
+-- difffuzz found: math-nil-argument-message
+-- math.sqrt (also floor, abs, max, fmod, ...) of a nil value: compiled says 'attempt to perform arithmetic on a nil value', the interpreter "bad argument #1 to 'sqrt' (number expected, got nil)"; a statically nil argument fails at compile time naming 'math.sqrt' (item 8)
 -- Run: lua5.4 <this file> [kjit build dir, default build]; exits 1 while
 -- the interpreted and compiled runs differ.
 package.cpath = ((arg and arg[1]) or "build") .. "/?.so;" .. package.cpath
@@ -254,4 +254,4 @@ return function(a)
 end
 ]]
 local ARGS = { n = 1, -1 }
-os.exit(C.repro(kjit, SRC, "=sqrt-nil-name", ARGS, 3))
+os.exit(C.repro(kjit, SRC, "=math-nil-argument-message", ARGS, 3))
