@@ -52,6 +52,7 @@ G.FAMILIES = {
   { "continue", "goto continue inside loops" },
   { "typechange", "locals assigned values of another subtype" },
   { "callee", "calls of other Lua functions (first result)" },
+  { "calltable", "callees called through a constant table (H.h1(x))" },
   { "multret", "local u, v = h(...) and return h(...)" },
   { "callmid", "a call in the middle of a result list: return 1, h(), 3" },
   { "expand", "all results of a call as arguments: math.max(1, h(a))" },
@@ -179,7 +180,10 @@ local function call_expr(ctx, d, h)
       args[i] = pick(t).name
     else args[i] = gen_num(ctx, math.max(d - 1, 0)) end
   end
-  return h.name .. "(" .. table.concat(args, ", ") .. ")"
+  -- through the constant table of callees (README: callees found in
+  -- constant tables) half the time where there is one
+  local name = (h.via and chance(0.5)) and h.via or h.name
+  return name .. "(" .. table.concat(args, ", ") .. ")"
 end
 
 local function callable(ctx)
@@ -310,6 +314,23 @@ end
 
 local gen_block
 
+-- Values that reach a result: a local just computed is often folded into
+-- an enclosing local or parameter (which the final return often returns),
+-- so that what inner blocks compute is seen. n stays finite (rec_call).
+local function targets(ctx, except)
+  local t = {}
+  for _, v in ipairs(ctx.locals) do if v ~= except then t[#t + 1] = v end end
+  for _, v in ipairs(ctx.params) do if not (v == "n" and ctx.main) then t[#t + 1] = v end end
+  return t
+end
+local function observe(ctx, v)
+  local t = targets(ctx, v)
+  if #t == 0 or not chance(0.5) then return end
+  local w = pick(t)
+  if chance(0.5) then emit(ctx, w .. " = " .. v)
+  else emit(ctx, w .. " = (" .. w .. " " .. pick({ "+", "-", "*" }) .. " " .. v .. ")") end
+end
+
 local function guard(ctx) emit(ctx, "  " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end") end
 
 local function in_block(ctx, d, n, f)
@@ -377,8 +398,12 @@ end
 local function ret_values(ctx, nret)
   local F = ctx.F
   local t = {}
-  -- in parentheses: a call last in the list would give all its results
-  for i = 1, nret do t[i] = "(" .. gen_num(ctx, R(3) - 1) .. ")" end
+  -- in parentheses: a call last in the list would give all its results.
+  -- Often a local, so that what the function computed is seen.
+  for i = 1, nret do
+    if chance(0.5) and #targets(ctx) > 0 then t[i] = pick(targets(ctx))
+    else t[i] = "(" .. gen_num(ctx, R(3) - 1) .. ")" end
+  end
   if nret >= 1 then
     local hs = callable(ctx)
     local r = R()
@@ -406,7 +431,9 @@ local function gen_stmt(ctx, d)
   local inloop = #ctx.loops > 0
   if r < 0.14 then
     local v = newname(ctx, "x")
-    emit(ctx, "local " .. v .. " = " .. gen_num(ctx, ed))
+    -- a local holding a constant a quarter of the time (constant folding)
+    emit(ctx, "local " .. v .. " = " .. (chance(0.25) and num_lit(F) or gen_num(ctx, ed)))
+    observe(ctx, v)
     ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
   elseif r < 0.17 then
     local v = newname(ctx, "f")
@@ -638,6 +665,17 @@ local ARG_FLT = { 0.0, -0.0, 0.5, -0.5, 1.0, 2.5, -3.0, 1e308, -1e308, 2.0 ^ 53,
                   0 / 0, math.huge, -math.huge, 0.1, 3.0, 1e-310 }
 local ARG_N = { 0, 1, 2, 3, 5, 10, -1, 2.5, 4.0, 0.0, -3, 7 }
 
+-- Edge values, or (a third of the time) random ones with full mantissas:
+-- last-bit differences show on those, rarely on the edges.
+local function arg_int()
+  if chance(0.3) then return R(-1000, 1000) end
+  return pick(ARG_INT)
+end
+local function arg_flt()
+  if chance(0.35) then return (R() - 0.5) * 2.0 ^ R(-3, 12) end
+  return pick(ARG_FLT)
+end
+
 -- Returns { id, src, chunk, cases = { {n=, ...}, ... } } where array
 -- arguments are specs { array = true, dtype, shape, vals }.
 function G.generate(id, F)
@@ -686,6 +724,11 @@ function G.generate(id, F)
     for k = 1, R(3) - 1 do gen_callee(prog, F, k) end
   end
   if F.recursion and chance(0.35) then gen_rec(prog, F) end
+  if F.calltable and #prog.callees > 0 and chance(0.4) then
+    local items = {}
+    for i, h in ipairs(prog.callees) do items[i] = h.name .. " = " .. h.name; h.via = "H." .. h.name end
+    lines[#lines + 1] = "local H = { " .. table.concat(items, ", ") .. " }"
+  end
   -- the main function
   local params = { "a", "b", "n" }
   for _, a in ipairs(arrays) do params[#params + 1] = a end
@@ -697,16 +740,17 @@ function G.generate(id, F)
   gen_block(ctx, 3, R(5) + 2)
   if nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
   lines[#lines + 1] = "end"
-  -- argument tuples: the first two of the same types (one specialization),
-  -- the third of random types
+  -- argument tuples: the first four of the same types (one specialization:
+  -- more values cost little, compiling is what takes time), the last two
+  -- of random types
   local cases = {}
   local ta, tb = chance(0.6), chance(0.6)
-  for c = 1, 3 do
-    if c == 3 then ta, tb = chance(0.5), chance(0.5) end
+  for c = 1, 6 do
+    if c >= 5 then ta, tb = chance(0.5), chance(0.5) end
     local t = { n = #params }
-    t[1] = ta and pick(ARG_INT) or pick(ARG_FLT)
-    t[2] = tb and pick(ARG_INT) or pick(ARG_FLT)
-    t[3] = (c < 3) and ({ 0, 1, 2, 3, 5, 10, -1, 7 })[R(8)] or pick(ARG_N)
+    t[1] = ta and arg_int() or arg_flt()
+    t[2] = tb and arg_int() or arg_flt()
+    t[3] = (c < 5) and ({ 0, 1, 2, 3, 5, 10, -1, 7 })[R(8)] or pick(ARG_N)
     for i, a in ipairs(arrays) do t[3 + i] = a end
     cases[c] = t
   end
