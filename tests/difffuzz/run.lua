@@ -13,10 +13,15 @@
 --     --out DIR         save reproducers there (default: none)
 --     --minimize K      shrink up to K failures (one per signature, default 0)
 --     --results FILE    write "passed failed skipped" there (for run_all.sh)
---     --timeout S       seconds a worker batch may take (default 60 + 3*B)
+--     --cpu S           CPU seconds a worker batch may use (default 30 + 3*B;
+--                       a typical program takes 0.1 to 0.2 s, 10 times that
+--                       under ASan)
+--     --timeout S       wall-clock seconds a worker batch may take (default
+--                       3600: a worker stuck without using the CPU)
 --     --lua EXE         Lua interpreter for workers and reproducers (lua5.4)
 --     --shrink FILE     only minimize that reproducer (writes FILE-min.lua)
--- Programs are run in worker processes (worker.lua) under `timeout`: a
+-- Programs are run in worker processes (worker.lua) under a CPU-time limit
+-- (ulimit -t: a busy machine does not make it fire) and `timeout`: a
 -- worker that dies is a crash at the case it was running, one that is
 -- killed a hang (a compile that does not end, or compiled code that stops
 -- polling); the rest of its batch is run by a new worker. Exit status 1 if
@@ -32,7 +37,7 @@ do
   local i = 1
   while i <= #arg do
     local k = arg[i]:match("^%-%-(.+)$")
-    if not k or O[k] == nil and k ~= "results" and k ~= "timeout" and k ~= "shrink" then
+    if not k or O[k] == nil and k ~= "results" and k ~= "timeout" and k ~= "cpu" and k ~= "shrink" then
       io.stderr:write("run.lua: unknown option " .. arg[i] .. "\n"); os.exit(2)
     end
     O[k] = arg[i + 1]
@@ -40,7 +45,8 @@ do
   end
 end
 for _, k in ipairs({ "seed", "count", "jobs", "batch", "levels", "minimize" }) do O[k] = tonumber(O[k]) end
-O.timeout = tonumber(O.timeout) or (60 + 3 * O.batch)
+O.cpu = tonumber(O.cpu) or (30 + 3 * O.batch)
+O.timeout = tonumber(O.timeout) or 3600
 local F = G.flags(O.with ~= "-" and O.with or nil, O.without ~= "-" and O.without or nil)
 if O.out ~= "-" then os.execute("mkdir -p '" .. O.out .. "'") end
 local tmp = os.tmpname()
@@ -96,9 +102,10 @@ local function parse(path, first, last, status)
   if status == 0 then return nil end
   -- status 1: a Lua error in the worker itself (its stderr says where)
   if running and status ~= 1 then
-    local hang = status == 124 or status == 137
+    -- killed by timeout (124), SIGKILL (137: the hard limits) or SIGXCPU (152)
+    local hang = status == 124 or status == 137 or status == 152
     dead(hang and "hang" or "crash", running[1], running[2], running[3],
-         hang and "killed after " .. O.timeout .. " s" or "worker exit status " .. status)
+         hang and "worker killed at its time limit, status " .. status or "worker exit status " .. status)
     return running[1] + 1 <= last and running[1] + 1 or nil
   end
   -- a Lua error in the worker, or a death between cases (in the generator
@@ -125,8 +132,8 @@ while nextjob <= #queue do
     if not b then break end
     nextjob = nextjob + 1
     local outf = string.format("%s/w%d.out", tmp, j)
-    local cmd = string.format("timeout -k 5 %d %s %sworker.lua %s %d %d %s %s %s %d %s > %s 2>> %s/stderr; echo $?",
-      O.timeout, O.lua, here, sh_quote(O.build), b[1], b[2], O.with, O.without, O.opts, O.levels,
+    local cmd = string.format("(ulimit -t %d; timeout -k 5 %d %s %sworker.lua %s %d %d %s %s %s %d %s > %s 2>> %s/stderr); echo $?",
+      O.cpu, O.timeout, O.lua, here, sh_quote(O.build), b[1], b[2], O.with, O.without, O.opts, O.levels,
       sh_quote(O.out), outf, tmp)
     running[#running + 1] = { b = b, p = io.popen(cmd, "r"), outf = outf }
   end
@@ -142,13 +149,13 @@ local secs = os.difftime(os.time(), t0)
 -- Minimizing: drop lines and blocks of a failing program while its
 -- reproducer still reports the same class.
 local function classify_file(file)
-  local p = io.popen(string.format("timeout -k 2 %d %s %s %s 2>&1; echo \"EXIT $?\"",
-    math.min(O.timeout, 30), O.lua, file, sh_quote(O.build)), "r")
+  local p = io.popen(string.format("(ulimit -t 60; timeout -k 2 600 %s %s %s 2>&1); echo \"EXIT $?\"",
+    O.lua, file, sh_quote(O.build)), "r")
   local text = p:read("a")
   p:close()
   local st = tonumber(text:match("EXIT (%d+)%s*$"))
   local class = text:match("CLASS (%w+)")
-  if st == 124 or st == 137 then return "hang", "hang" end
+  if st == 124 or st == 137 or st == 152 then return "hang", "hang" end
   if not class and st ~= 0 and st ~= 1 then return "crash", "crash" end
   return class or "none", text:match("SIGNATURE ([^\n]*)")
 end
