@@ -48,15 +48,13 @@ for _, k in ipairs({ "seed", "count", "jobs", "batch", "levels", "minimize" }) d
 O.cpu = tonumber(O.cpu) or (30 + 3 * O.batch)
 O.timeout = tonumber(O.timeout) or 3600
 local F = G.flags(O.with ~= "-" and O.with or nil, O.without ~= "-" and O.without or nil)
-if O.out ~= "-" then os.execute("mkdir -p '" .. O.out .. "'") end
-local tmp = os.tmpname()
-os.remove(tmp)
-os.execute("mkdir -p '" .. tmp .. "'")
-
 local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+if O.out ~= "-" then os.execute("mkdir -p " .. sh_quote(O.out)) end
+local tmp = os.tmpname()   -- a directory for the workers' output
+os.remove(tmp)
+os.execute("mkdir -p " .. sh_quote(tmp))
 
 local counts, unsupported, failures = {}, {}, {}
-local nprog = 0
 local function count(class) counts[class] = (counts[class] or 0) + 1 end
 
 -- A crash or hang: write the reproducer from the regenerated program.
