@@ -1,0 +1,761 @@
+-- gen.lua: the program generator of the differential fuzzer (tests/difffuzz/).
+--
+-- G.generate(id, flags) makes one random program from the number id (the
+-- same id and flags always give the same program) over the language kjit
+-- documents as compiled (README, "What compiles"):
+--
+--   local K = { 3, -0.5, ..., big = math.maxinteger }   -- constant table (upvalue)
+--   local c1 = -0.5                                     -- upvalue constants
+--   local function h1(p1, p2) ... return e1, e2 end     -- callees (several results)
+--   local function r1(d, x) ... r1(d - 1, ...) ... end  -- recursion
+--   return function(a, b, n, A, B, C) ... end           -- the compiled function
+--
+-- and the argument tuples to call it with. Source text only: one statement
+-- per line, every block indented by two spaces, so that the minimizer
+-- (run.lua) can drop lines and blocks without parsing Lua.
+--
+-- Termination: every function has a counter `cnt`; every loop body starts
+-- with `cnt = cnt + 1; if cnt > LIMIT then break end` (a backward-goto loop
+-- tests it in its condition), recursion goes down a small depth argument.
+-- So every program ends when interpreted; a compiled run that does not is a
+-- kjit bug (a hang).
+--
+-- Feature flags (G.FAMILIES) turn construct families on and off, so that a
+-- family hitting a known bug can be left out of a run (--without) until the
+-- fix lands, instead of skipping the seeds that hit it.
+local G = {}
+
+-- name -> what it generates. All are on by default.
+G.FAMILIES = {
+  { "arith", "+ - * and unary minus" },
+  { "div", "/ and //" },
+  { "mod", "%" },
+  { "pow", "^" },
+  { "bitwise", "& | ~ << >> and unary ~" },
+  { "bitfloat", "bitwise operands as generated (off: floored with // 1, so that no local or upvalue holding a non-integral float reaches a bitwise operator)" },
+  { "minmax", "math.max / math.min" },
+  { "mathfn", "math.floor ceil abs fmod sqrt tointeger ult type" },
+  { "transc", "math.sin cos tan asin acos atan exp log" },
+  { "andor", "c and x or y, x or y, x and y on numbers" },
+  { "consts", "upvalues holding constants" },
+  { "ktable", "fields of a constant table held in an upvalue" },
+  { "arrays", "array reads, stores, #A, A.size (every dtype)" },
+  { "oob", "out-of-range array indices" },
+  { "fltidx", "float array indices (1.0, 1.5, 2^63, ...)" },
+  { "arr2d", "a 2-D array, M[i][j]" },
+  { "numfor", "integer numeric for loops (odd steps, edge bounds)" },
+  { "fltfor", "float numeric for loops (odd steps)" },
+  { "while", "while loops" },
+  { "repeat", "repeat ... until loops" },
+  { "whiletrue", "while true do ... break ... end" },
+  { "gotoloop", "loops made of a backward goto" },
+  { "continue", "goto continue inside loops" },
+  { "typechange", "locals assigned values of another subtype" },
+  { "callee", "calls of other Lua functions (first result)" },
+  { "calltable", "callees called through a constant table (H.h1(x))" },
+  { "multret", "local u, v = h(...) and return h(...)" },
+  { "callmid", "a call in the middle of a result list: return 1, h(), 3" },
+  { "expand", "all results of a call as arguments: math.max(1, h(a))" },
+  { "recursion", "recursive functions" },
+  { "nilable", "locals that may be nil (local z; if c then z = 1 end), math.tointeger" },
+  { "nilstatic", "a local that is always nil, used on a path that may not run" },
+  { "errors", "error() and assert() with constant messages" },
+  { "earlyret", "if c then return ... end" },
+}
+
+-- "a,b,-c": parse a comma list of family names; unknown names are errors.
+function G.flags(with, without)
+  local known = {}
+  for _, f in ipairs(G.FAMILIES) do known[f[1]] = true end
+  local on = {}
+  local function list(s)
+    local t = {}
+    for name in (s or ""):gmatch("[%w_]+") do
+      if not known[name] then error("difffuzz: unknown family '" .. name .. "'", 0) end
+      t[#t + 1] = name
+    end
+    return t
+  end
+  if with and with ~= "" and with ~= "all" then
+    for _, n in ipairs(list(with)) do on[n] = true end
+  else
+    for n in pairs(known) do on[n] = true end
+  end
+  for _, n in ipairs(list(without)) do on[n] = nil end
+  return on
+end
+
+local LIMIT = 60          -- loop iterations per function call (all loops together)
+
+local R = math.random
+local function pick(t) return t[R(#t)] end
+local function chance(p) return R() < p end
+
+local INT_LITS = {
+  "0", "1", "2", "3", "5", "7", "10", "-1", "-2", "-7", "63", "64", "100", "255", "256",
+  "-128", "65535", "2147483647", "2147483648", "-2147483649", "4294967296",
+  "9007199254740992", "9007199254740993", "math.maxinteger", "math.mininteger",
+  "0x7fffffffffffffff", "-9223372036854775807", "0xff", "1", "2", "0",
+}
+local FLT_LITS = {
+  "0.0", "-0.0", "0.5", "-0.5", "1.5", "-2.5", "3.0", "-3.0", "0.1", "1e308", "-1e308",
+  "1e-310", "9007199254740992.0", "9223372036854775808.0", "-9223372036854775808.0",
+  "1e19", "math.huge", "-math.huge", "math.pi", "0x1p-1074", "4.0", "-1.0", "1e15",
+  "0.75", "(0/0)", "2.0", "0.25", "-0.0", "1.0",
+}
+local DTYPES = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
+
+local function paren(s)
+  if s:sub(1, 1) == "-" then return "(" .. s .. ")" end
+  return s
+end
+
+---------------------------------------------------------------------------
+-- Expressions (text, fully parenthesised)
+---------------------------------------------------------------------------
+local gen_num, gen_bool
+
+local function num_lit(F)
+  if chance(0.5) then return paren(pick(INT_LITS)) end
+  return paren(pick(FLT_LITS))
+end
+
+-- an array (1-D) that reads may use: f32 values are read only by copies
+-- (f32 arithmetic stays f32 in compiled code: README, Differences 1.)
+local function readable_arrays(ctx)
+  local t = {}
+  for _, a in ipairs(ctx.arrays) do
+    if a.ndim == 1 and a.dtype ~= "f32" then t[#t + 1] = a end
+  end
+  return t
+end
+
+local function gen_index(ctx, a, d)
+  local F = ctx.F
+  local r = R()
+  local size = a.size
+  if r < 0.45 then return tostring(R(math.max(size, 1))) end
+  if r < 0.55 and F.oob then return pick({ "0", tostring(size + 1), "-1", "(#" .. a.name .. " + 1)" }) end
+  if r < 0.62 then return "(#" .. a.name .. ")" end
+  if r < 0.68 and F.fltidx then
+    return pick({ "1.0", "2.0", "1.5", "(-0.0)", "1e308", "9223372036854775808.0", "math.huge", "(0/0)" })
+  end
+  if r < 0.85 and #ctx.loopvars > 0 then
+    local v = pick(ctx.loopvars)
+    if chance(0.6) then return "(" .. v .. " % #" .. a.name .. " + 1)" end
+    return v
+  end
+  if d > 0 and chance(0.7) then
+    return "(" .. gen_num(ctx, d - 1) .. " % #" .. a.name .. " + 1)"
+  end
+  return tostring(R(math.max(size, 1)))
+end
+
+local function arr_read(ctx, d)
+  local arrs = readable_arrays(ctx)
+  if #arrs == 0 then return nil end
+  local a = pick(arrs)
+  local r = R()
+  if r < 0.12 then return "(#" .. a.name .. ")" end
+  if r < 0.15 then return a.name .. ".size" end
+  return a.name .. "[" .. gen_index(ctx, a, d) .. "]"
+end
+
+local function m_read(ctx, d)
+  local m = ctx.matrix
+  local i = chance(0.85) and tostring(R(m.rows)) or pick({ "0", tostring(m.rows + 1) })
+  local j = chance(0.85) and tostring(R(m.cols)) or pick({ "0", tostring(m.cols + 1) })
+  if #ctx.loopvars > 0 and chance(0.4) then i = "(" .. pick(ctx.loopvars) .. " % " .. m.rows .. " + 1)" end
+  if chance(0.1) then return "(#" .. m.name .. "[1])" end
+  return m.name .. "[" .. i .. "][" .. j .. "]"
+end
+
+-- a call expression of a callee whose results are adjusted to one
+local function call_expr(ctx, d, h)
+  local args = {}
+  for i = 1, #h.params do
+    if h.params[i] == "arr" then
+      local t = {}
+      for _, x in ipairs(ctx.arrays1) do if x.dtype == h.arrdtype then t[#t + 1] = x end end
+      args[i] = pick(t).name
+    else args[i] = gen_num(ctx, math.max(d - 1, 0)) end
+  end
+  -- through the constant table of callees (README: callees found in
+  -- constant tables) half the time where there is one
+  local name = (h.via and chance(0.5)) and h.via or h.name
+  return name .. "(" .. table.concat(args, ", ") .. ")"
+end
+
+local function callable(ctx)
+  local t = {}
+  for _, h in ipairs(ctx.callees) do
+    local ok = not h.arrdtype
+    for _, x in ipairs(ctx.arrays1) do if x.dtype == h.arrdtype then ok = true end end
+    if h.nret >= 1 and ok then t[#t + 1] = h end
+  end
+  return t
+end
+
+local function rec_call(ctx, d)
+  local r = ctx.rec
+  -- a small depth: a literal, or n % 4 in the main function (n is finite
+  -- there; NaN or inf would recurse until the stack overflows)
+  local depth = (chance(0.7) or not ctx.main) and tostring(R(5) - 1) or "(n % 4)"
+  return r.name .. "(" .. depth .. ", " .. gen_num(ctx, math.max(d - 1, 0)) .. ")"
+end
+
+local function leaf_num(ctx, d)
+  local F = ctx.F
+  local r = R()
+  if r < 0.45 and #ctx.nums > 0 then return pick(ctx.nums) end
+  if r < 0.52 and F.consts and #ctx.consts > 0 then return pick(ctx.consts) end
+  if r < 0.58 and F.ktable and ctx.ktable then return pick(ctx.ktable) end
+  if r < 0.70 and F.arrays then
+    local s = arr_read(ctx, d)
+    if s then return s end
+  end
+  if r < 0.73 and ctx.matrix then return m_read(ctx, d) end
+  return num_lit(F)
+end
+
+local ARITH = { "+", "-", "*" }
+
+gen_num = function(ctx, d)
+  local F = ctx.F
+  if d <= 0 or chance(0.15) then return leaf_num(ctx, d) end
+  local r = R()
+  local a, b = function() return gen_num(ctx, d - 1) end, nil
+  if r < 0.22 and F.arith then
+    return "(" .. a() .. " " .. pick(ARITH) .. " " .. a() .. ")"
+  elseif r < 0.28 and F.div then
+    return "(" .. a() .. " " .. pick({ "/", "//" }) .. " " .. a() .. ")"
+  elseif r < 0.33 and F.mod then
+    return "(" .. a() .. " % " .. a() .. ")"
+  elseif r < 0.36 and F.pow then
+    return "(" .. a() .. " ^ " .. a() .. ")"
+  elseif r < 0.42 and F.bitwise then
+    local x = F.bitfloat and a or function() return "(" .. a() .. " // 1)" end
+    if chance(0.15) then return "(~" .. x() .. ")" end
+    return "(" .. x() .. " " .. pick({ "&", "|", "~", "<<", ">>" }) .. " " .. x() .. ")"
+  elseif r < 0.45 and F.arith then
+    return "(-" .. a() .. ")"
+  elseif r < 0.51 and F.minmax then
+    local f = pick({ "math.max", "math.min" })
+    local args = { a(), a() }
+    if chance(0.3) then args[3] = a() end
+    return f .. "(" .. table.concat(args, ", ") .. ")"
+  elseif r < 0.59 and F.mathfn then
+    local f = pick({ "floor", "ceil", "abs", "fmod", "sqrt", "tointeger", "floor", "abs" })
+    if f == "fmod" then return "math.fmod(" .. a() .. ", " .. a() .. ")" end
+    if f == "tointeger" then return "(math.tointeger(" .. a() .. ") or " .. a() .. ")" end
+    return "math." .. f .. "(" .. a() .. ")"
+  elseif r < 0.61 and F.transc then
+    return "math." .. pick({ "sin", "cos", "tan", "asin", "acos", "atan", "exp", "log" }) .. "(" .. a() .. ")"
+  elseif r < 0.68 and F.andor then
+    local k = R(3)
+    if k == 1 then return "(" .. gen_bool(ctx, d - 1) .. " and " .. a() .. " or " .. a() .. ")" end
+    return "(" .. a() .. " " .. (k == 2 and "or" or "and") .. " " .. a() .. ")"
+  elseif r < 0.76 and F.callee and #callable(ctx) > 0 then
+    return call_expr(ctx, d, pick(callable(ctx)))
+  elseif r < 0.79 and F.expand and #callable(ctx) > 0 then
+    -- every result of the call becomes an argument
+    local h = pick(callable(ctx))
+    return pick({ "math.max", "math.min" }) .. "(" .. a() .. ", " .. call_expr(ctx, d, h) .. ")"
+  elseif r < 0.82 and F.recursion and ctx.rec then
+    return rec_call(ctx, d)
+  end
+  return leaf_num(ctx, d)
+end
+
+local CMPOPS = { "<", ">", "<=", ">=", "~=", "==" }
+
+gen_bool = function(ctx, d)
+  local F = ctx.F
+  local r = R()
+  if d <= 0 then
+    if r < 0.15 and #ctx.bools > 0 then return pick(ctx.bools) end
+    if r < 0.2 then return pick({ "true", "false" }) end
+    return "(" .. leaf_num(ctx, 0) .. " " .. pick(CMPOPS) .. " " .. leaf_num(ctx, 0) .. ")"
+  end
+  if r < 0.5 then
+    return "(" .. gen_num(ctx, d - 1) .. " " .. pick(CMPOPS) .. " " .. gen_num(ctx, d - 1) .. ")"
+  elseif r < 0.6 then
+    return "(not " .. gen_bool(ctx, d - 1) .. ")"
+  elseif r < 0.75 then
+    return "(" .. gen_bool(ctx, d - 1) .. " " .. pick({ "and", "or" }) .. " " .. gen_bool(ctx, d - 1) .. ")"
+  elseif r < 0.8 and F.mathfn then
+    if chance(0.5) then return "math.ult(" .. gen_num(ctx, d - 1) .. ", " .. gen_num(ctx, d - 1) .. ")" end
+    return "(math.type(" .. gen_num(ctx, d - 1) .. ") == \"" .. pick({ "integer", "float" }) .. "\")"
+  elseif r < 0.85 and #ctx.bools > 0 then
+    return pick(ctx.bools)
+  elseif r < 0.9 and F.nilable and #ctx.nilables > 0 then
+    -- a number-or-nil as a truth value
+    return "(" .. pick(ctx.nilables) .. " " .. pick({ "~= nil", "== nil", "and true or false" }) .. ")"
+  end
+  return "(" .. gen_num(ctx, d - 1) .. " " .. pick(CMPOPS) .. " " .. gen_num(ctx, d - 1) .. ")"
+end
+
+---------------------------------------------------------------------------
+-- Statements: each appends lines to ctx.out with the current indent.
+---------------------------------------------------------------------------
+local function emit(ctx, s) ctx.out[#ctx.out + 1] = ctx.ind .. s end
+local function newname(ctx, p) ctx.ids.n = ctx.ids.n + 1; return p .. ctx.ids.n end
+
+local function scope(ctx)
+  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables }
+end
+local function unscope(ctx, sc)
+  local keys = { "nums", "bools", "locals", "loopvars", "nilables" }
+  for k, key in ipairs(keys) do
+    local t = ctx[key]
+    for i = #t, sc[k] + 1, -1 do t[i] = nil end
+  end
+end
+
+local gen_block
+
+-- Values that reach a result: a local just computed is often folded into
+-- an enclosing local or parameter (which the final return often returns),
+-- so that what inner blocks compute is seen. n stays finite (rec_call).
+local function targets(ctx, except)
+  local t = {}
+  for _, v in ipairs(ctx.locals) do if v ~= except then t[#t + 1] = v end end
+  for _, v in ipairs(ctx.params) do if not (v == "n" and ctx.main) then t[#t + 1] = v end end
+  return t
+end
+local function observe(ctx, v)
+  local t = targets(ctx, v)
+  if #t == 0 or not chance(0.5) then return end
+  local w = pick(t)
+  if chance(0.5) then emit(ctx, w .. " = " .. v)
+  else emit(ctx, w .. " = (" .. w .. " " .. pick({ "+", "-", "*" }) .. " " .. v .. ")") end
+end
+
+local function guard(ctx) emit(ctx, "  " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end") end
+
+local function in_block(ctx, d, n, f)
+  local sc = scope(ctx)
+  local ind = ctx.ind
+  ctx.ind = ind .. "  "
+  if f then f() end
+  gen_block(ctx, d, n)
+  ctx.ind = ind
+  unscope(ctx, sc)
+end
+
+local function loop_body(ctx, d, var, cont)
+  local loop = { label = cont and ctx.F.continue and chance(0.4) and newname(ctx, "cont") or nil }
+  ctx.loops[#ctx.loops + 1] = loop
+  local sc = scope(ctx)
+  if var then ctx.nums[#ctx.nums + 1] = var; ctx.loopvars[#ctx.loopvars + 1] = var end
+  local ind = ctx.ind
+  guard(ctx)
+  ctx.ind = ind .. "  "
+  gen_block(ctx, d - 1, R(4))
+  if loop.used then emit(ctx, "::" .. loop.label .. "::") end
+  ctx.ind = ind
+  unscope(ctx, sc)
+  ctx.loops[#ctx.loops] = nil
+end
+
+local INT_STEPS = { "1", "2", "3", "7", "-1", "-2", "-3", "0", "math.maxinteger", "math.mininteger" }
+local FLT_STEPS = { "0.5", "-0.5", "0.25", "0.1", "-0.1", "0.3333333333333333", "1.5", "-1.0", "1e308", "0.0" }
+
+local function for_stmt(ctx, d, float)
+  local v = newname(ctx, "i")
+  local start, limit, step
+  if float then
+    start = pick({ "0.5", "1.0", "-2.5", "0.1", "(-0.0)", "1e308", pick(ctx.nums), "0", "1" })
+    limit = pick({ "3.2", "2.5", "-1.5", "1e308", "(-1e308)", "math.huge", "(0/0)", pick(ctx.nums), pick(ctx.nums), "4" })
+    step = pick(FLT_STEPS)
+  else
+    start = pick({ "1", "0", "-3", "10", "2", "1", pick(ctx.nums), "math.maxinteger - 2", "math.mininteger",
+                   pick(ctx.nums) })
+    limit = pick({ "5", "3", "0", "-2", "10", pick(ctx.nums), "#" .. (ctx.arrays1[1] and ctx.arrays1[1].name or "A"),
+                   "math.maxinteger", "math.mininteger", "2.5", "math.huge", "(0/0)", pick(ctx.nums) })
+    if not ctx.arrays1[1] and limit:sub(1, 1) == "#" then limit = pick(ctx.nums) end
+    step = chance(0.4) and pick(INT_STEPS) or nil
+    if chance(0.1) then start = gen_num(ctx, 1) end
+  end
+  emit(ctx, "for " .. v .. " = " .. start .. ", " .. limit .. (step and (", " .. step) or "") .. " do")
+  loop_body(ctx, d, v, true)
+  emit(ctx, "end")
+end
+
+local function store_stmt(ctx, d)
+  local a = pick(ctx.arrays1)
+  local rhs
+  if a.dtype == "f32" and chance(0.3) then
+    rhs = gen_num(ctx, d)
+  else
+    -- a copy from any array (f32 included: its values are exact doubles)
+    local src = pick(ctx.arrays1)
+    if chance(0.3) then rhs = src.name .. "[" .. gen_index(ctx, src, 1) .. "]" else rhs = gen_num(ctx, d) end
+  end
+  emit(ctx, a.name .. "[" .. gen_index(ctx, a, 1) .. "] = " .. rhs)
+end
+
+local function ret_values(ctx, nret)
+  local F = ctx.F
+  local t = {}
+  -- in parentheses: a call last in the list would give all its results.
+  -- Often a local, so that what the function computed is seen.
+  for i = 1, nret do
+    if chance(0.5) and #targets(ctx) > 0 then t[i] = pick(targets(ctx))
+    else t[i] = "(" .. gen_num(ctx, R(3) - 1) .. ")" end
+  end
+  if nret >= 1 then
+    local hs = callable(ctx)
+    local r = R()
+    if r < 0.15 and F.multret then
+      -- return ..., h(x) with h giving the remaining results
+      for _, h in ipairs(hs) do
+        if h.nret <= nret then
+          local k = nret - h.nret + 1
+          t[k] = call_expr(ctx, 1, h)
+          for i = k + 1, nret do t[i] = nil end
+          break
+        end
+      end
+    elseif r < 0.3 and F.callmid and nret >= 2 and #hs > 0 then
+      t[R(nret - 1)] = call_expr(ctx, 1, pick(hs))
+    end
+  end
+  return t
+end
+
+local function gen_stmt(ctx, d)
+  local F = ctx.F
+  local r = R()
+  local ed = R(3)
+  local inloop = #ctx.loops > 0
+  if r < 0.14 then
+    local v = newname(ctx, "x")
+    -- a local holding a constant a quarter of the time (constant folding)
+    emit(ctx, "local " .. v .. " = " .. (chance(0.25) and num_lit(F) or gen_num(ctx, ed)))
+    observe(ctx, v)
+    ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
+  elseif r < 0.17 then
+    local v = newname(ctx, "f")
+    emit(ctx, "local " .. v .. " = " .. gen_bool(ctx, ed))
+    ctx.bools[#ctx.bools + 1] = v
+  elseif r < 0.27 and #ctx.locals > 0 and F.typechange then
+    local v = pick(ctx.locals)
+    if chance(0.1) then v = pick(ctx.params) end
+    if v == "n" and ctx.main then v = pick(ctx.locals) end   -- n stays finite (rec_call)
+    local rhs = gen_num(ctx, ed)
+    if chance(0.3) then rhs = pick({ "0.5", "1", "(-0.0)", "math.huge", v .. " + 0.5", v .. " // 1", "math.maxinteger" }) end
+    emit(ctx, v .. " = " .. rhs)
+  elseif r < 0.30 and #ctx.locals > 1 then
+    local x, y = pick(ctx.locals), pick(ctx.locals)
+    if x ~= y then emit(ctx, x .. ", " .. y .. " = " .. y .. ", " .. x)
+    else emit(ctx, x .. " = " .. gen_num(ctx, ed)) end
+  elseif r < 0.40 and F.arrays and #ctx.arrays1 > 0 then
+    store_stmt(ctx, ed)
+  elseif r < 0.42 and ctx.matrix then
+    local m = ctx.matrix
+    local i = chance(0.85) and tostring(R(m.rows)) or tostring(m.rows + 1)
+    if #ctx.loopvars > 0 and chance(0.5) then i = "(" .. pick(ctx.loopvars) .. " % " .. m.rows .. " + 1)" end
+    emit(ctx, m.name .. "[" .. i .. "][" .. R(m.cols + (chance(0.1) and 1 or 0)) .. "] = " .. gen_num(ctx, ed))
+  elseif r < 0.50 and d > 0 then
+    local n = chance(0.3) and R(2) + 1 or 1
+    for i = 1, n do
+      emit(ctx, (i == 1 and "if " or "elseif ") .. gen_bool(ctx, ed) .. " then")
+      in_block(ctx, d - 1, R(3))
+    end
+    if chance(0.4) then emit(ctx, "else"); in_block(ctx, d - 1, R(3)) end
+    emit(ctx, "end")
+  elseif r < 0.56 and d > 0 and (F.numfor or F.fltfor) then
+    local float = F.fltfor and (not F.numfor or chance(0.35))
+    for_stmt(ctx, d, float)
+  elseif r < 0.60 and d > 0 and F["while"] then
+    emit(ctx, "while " .. gen_bool(ctx, ed) .. " do")
+    loop_body(ctx, d, nil, true)
+    emit(ctx, "end")
+  elseif r < 0.63 and d > 0 and F["repeat"] then
+    -- no continue label: `until` may see the body's locals
+    emit(ctx, "repeat")
+    ctx.loops[#ctx.loops + 1] = {}
+    local sc = scope(ctx)
+    local ind = ctx.ind
+    guard(ctx)
+    ctx.ind = ind .. "  "
+    gen_block(ctx, d - 1, R(4))
+    ctx.ind = ind
+    emit(ctx, "until " .. gen_bool(ctx, ed))
+    unscope(ctx, sc)
+    ctx.loops[#ctx.loops] = nil
+  elseif r < 0.66 and d > 0 and F.whiletrue then
+    emit(ctx, "while true do")
+    ctx.loops[#ctx.loops + 1] = {}
+    local ind = ctx.ind
+    guard(ctx)
+    ctx.ind = ind .. "  "
+    local sc = scope(ctx)
+    gen_block(ctx, d - 1, R(2))
+    emit(ctx, "if " .. gen_bool(ctx, ed) .. " then break end")
+    gen_block(ctx, d - 1, R(2))
+    unscope(ctx, sc)
+    ctx.ind = ind
+    ctx.loops[#ctx.loops] = nil
+    emit(ctx, "end")
+  elseif r < 0.69 and d > 0 and F.gotoloop then
+    local l = newname(ctx, "top")
+    emit(ctx, "do")
+    local ind = ctx.ind
+    ctx.ind = ind .. "  "
+    emit(ctx, "::" .. l .. "::")
+    emit(ctx, ctx.cnt .. " = " .. ctx.cnt .. " + 1")
+    local sc = scope(ctx)
+    gen_block(ctx, d - 1, R(3))
+    emit(ctx, "if " .. ctx.cnt .. " <= " .. LIMIT .. " and " .. gen_bool(ctx, ed) .. " then goto " .. l .. " end")
+    unscope(ctx, sc)
+    ctx.ind = ind
+    emit(ctx, "end")
+  elseif r < 0.74 and inloop then
+    local targets = {}
+    for _, l in ipairs(ctx.loops) do if l.label then targets[#targets + 1] = l end end
+    if #targets > 0 and chance(0.5) then
+      local l = targets[#targets]   -- the innermost loop with a label (goto cannot leave a function)
+      l.used = true
+      emit(ctx, "if " .. gen_bool(ctx, ed) .. " then goto " .. l.label .. " end")
+    else
+      emit(ctx, "if " .. gen_bool(ctx, ed) .. " then break end")
+    end
+  elseif r < 0.78 and F.earlyret and d > 0 then
+    emit(ctx, "if " .. gen_bool(ctx, ed) .. " then return" ..
+      (ctx.nret > 0 and (" " .. table.concat(ret_values(ctx, ctx.nret), ", ")) or "") .. " end")
+  elseif r < 0.82 and F.multret and #callable(ctx) > 0 then
+    local h = pick(callable(ctx))
+    local names = {}
+    for i = 1, math.max(1, h.nret - (chance(0.3) and 1 or 0)) do names[i] = newname(ctx, "u") end
+    emit(ctx, "local " .. table.concat(names, ", ") .. " = " .. call_expr(ctx, ed, h))
+    for _, v in ipairs(names) do ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v end
+  elseif r < 0.86 and F.nilable then
+    local v = newname(ctx, "z")
+    if chance(0.5) then
+      emit(ctx, "local " .. v)
+      emit(ctx, "if " .. gen_bool(ctx, ed) .. " then " .. v .. " = " .. gen_num(ctx, ed) .. " end")
+    else
+      emit(ctx, "local " .. v .. " = math.tointeger(" .. gen_num(ctx, ed) .. ")")
+    end
+    ctx.nilables[#ctx.nilables + 1] = v
+    -- used as a number (an error where it is nil, in both runs)
+    if chance(0.5) then ctx.nums[#ctx.nums + 1] = v end
+  elseif r < 0.88 and F.nilstatic then
+    -- a local that is always nil, used as a number on a path that may not run
+    local v = newname(ctx, "z")
+    emit(ctx, "local " .. v)
+    emit(ctx, "if " .. gen_bool(ctx, ed) .. " then " .. pick(ctx.locals[1] and ctx.locals or ctx.params) ..
+      " = " .. v .. " + " .. gen_num(ctx, 1) .. " end")
+  elseif r < 0.91 and F.errors then
+    if chance(0.5) then
+      emit(ctx, "if " .. gen_bool(ctx, ed) .. " then error(\"" .. pick({ "boom", "bad value" }) .. "\"" ..
+        (chance(0.2) and ", 0" or "") .. ") end")
+    else
+      emit(ctx, "assert(" .. gen_bool(ctx, ed) .. (chance(0.7) and ", \"assertion\"" or "") .. ")")
+    end
+  elseif r < 0.93 and F.callee and #callable(ctx) > 0 then
+    emit(ctx, "local " .. newname(ctx, "_") .. " = " .. call_expr(ctx, ed, pick(callable(ctx))))
+  else
+    local v = newname(ctx, "x")
+    emit(ctx, "local " .. v .. " = " .. gen_num(ctx, ed))
+    ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
+  end
+end
+
+gen_block = function(ctx, d, n)
+  local sc = scope(ctx)
+  for _ = 1, n do gen_stmt(ctx, d) end
+  unscope(ctx, sc)
+end
+
+---------------------------------------------------------------------------
+-- Functions and programs
+---------------------------------------------------------------------------
+local function new_ctx(prog, F, params, nret)
+  local ctx = {
+    F = F, out = prog.lines, ind = "  ", ids = prog.ids, nret = nret, cnt = "cnt",
+    nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {},
+    params = {}, consts = prog.consts, ktable = prog.ktable, callees = prog.callees,
+    arrays = {}, arrays1 = {}, rec = nil,
+  }
+  for _, p in ipairs(params) do
+    if type(p) == "table" then
+      ctx.arrays[#ctx.arrays + 1] = p
+      if p.ndim == 1 then ctx.arrays1[#ctx.arrays1 + 1] = p else ctx.matrix = p end
+    else
+      ctx.nums[#ctx.nums + 1] = p; ctx.params[#ctx.params + 1] = p
+    end
+  end
+  return ctx
+end
+
+local function param_names(params)
+  local t = {}
+  for i, p in ipairs(params) do t[i] = type(p) == "table" and p.name or p end
+  return table.concat(t, ", ")
+end
+
+local function gen_callee(prog, F, k)
+  local name = "h" .. k
+  local np = R(3)
+  local params = {}
+  for i = 1, np do params[i] = "p" .. i end
+  local arrp
+  if F.arrays and #prog.arrays1 > 0 and chance(0.3) then
+    local a = prog.arrays1[1]
+    arrp = { name = "P", dtype = a.dtype, size = a.size, ndim = 1 }
+    params[#params + 1] = arrp
+  end
+  local r = R()
+  local nret = r < 0.5 and 1 or (r < 0.8 and 2 or (r < 0.93 and 3 or 0))
+  local lines = prog.lines
+  lines[#lines + 1] = "local function " .. name .. "(" .. param_names(params) .. ")"
+  local ctx = new_ctx(prog, F, params, nret)
+  lines[#lines + 1] = "  local cnt = 0"
+  gen_block(ctx, 1, R(3))
+  if nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
+  lines[#lines + 1] = "end"
+  local h = { name = name, params = {}, nret = nret, arrdtype = arrp and arrp.dtype }
+  for i = 1, np do h.params[i] = "num" end
+  if arrp then h.params[#h.params + 1] = "arr" end
+  prog.callees[#prog.callees + 1] = h
+end
+
+local function gen_rec(prog, F)
+  local lines = prog.lines
+  -- expressions inside r1 never call r1 (only the calls below, which go
+  -- down the depth d)
+  local ctx = new_ctx(prog, F, { "d", "x" }, 1)
+  lines[#lines + 1] = "local function r1(d, x)"
+  lines[#lines + 1] = "  if d <= 0 then return " .. gen_num(ctx, 1) .. " end"
+  local k = R(3)
+  if k == 1 then
+    lines[#lines + 1] = "  local y = r1(d - 1, " .. gen_num(ctx, 1) .. ")"
+    lines[#lines + 1] = "  return " .. "(y " .. pick({ "+", "-", "*" }) .. " " .. gen_num(ctx, 1) .. ")"
+  elseif k == 2 then
+    lines[#lines + 1] = "  return r1(d - 1, " .. gen_num(ctx, 1) .. ") + r1(d - 2, " .. gen_num(ctx, 1) .. ")"
+  else
+    lines[#lines + 1] = "  if " .. gen_bool(ctx, 1) .. " then return r1(d - 1, " .. gen_num(ctx, 1) .. ") end"
+    lines[#lines + 1] = "  return " .. gen_num(ctx, 1)
+  end
+  lines[#lines + 1] = "end"
+  prog.rec = { name = "r1" }
+end
+
+-- Initial values of an array of dtype dt (all representable).
+local INIT_INT = { 0, 1, -1, 3, 7, 100, -128, 127, 255, 2147483647, -5, 65535 }
+local INIT_FLT = { 0.5, -1.0, 2.0, 1e300, -0.0, 0 / 0, 3.0, math.huge, 0.1, 7.0 }
+local function array_spec(name, dt, shape)
+  local size = 1
+  for _, e in ipairs(shape) do size = size * e end
+  local vals = {}
+  for i = 1, size do
+    if dt == "f32" or dt == "f64" then vals[i] = pick(INIT_FLT)
+    elseif dt:sub(1, 1) == "u" then vals[i] = math.abs(pick(INIT_INT))
+    else vals[i] = pick(INIT_INT) end
+  end
+  return { array = true, dtype = dt, shape = shape, vals = vals, name = name }
+end
+
+local ARG_INT = { 0, 1, -1, 2, 3, 7, -7, 100, 255, 1 << 31, 1 << 53, math.maxinteger,
+                  math.mininteger, 5 }
+local ARG_FLT = { 0.0, -0.0, 0.5, -0.5, 1.0, 2.5, -3.0, 1e308, -1e308, 2.0 ^ 53, 2.0 ^ 63,
+                  0 / 0, math.huge, -math.huge, 0.1, 3.0, 1e-310 }
+local ARG_N = { 0, 1, 2, 3, 5, 10, -1, 2.5, 4.0, 0.0, -3, 7 }
+
+-- Edge values, or (a third of the time) random ones with full mantissas:
+-- last-bit differences show on those, rarely on the edges.
+local function arg_int()
+  if chance(0.3) then return R(-1000, 1000) end
+  return pick(ARG_INT)
+end
+local function arg_flt()
+  if chance(0.35) then return (R() - 0.5) * 2.0 ^ R(-3, 12) end
+  return pick(ARG_FLT)
+end
+
+-- Returns { id, src, chunk, cases = { {n=, ...}, ... } } where array
+-- arguments are specs { array = true, dtype, shape, vals }.
+function G.generate(id, F)
+  math.randomseed(id)
+  local prog = { lines = {}, ids = { n = 0 }, consts = {}, callees = {}, arrays1 = {} }
+  local lines = prog.lines
+  -- arrays of the main function
+  local arrays = {}
+  local names = { "A", "B", "C" }
+  if F.arrays then
+    for i = 1, R(3) do
+      local size = chance(0.08) and 0 or R(6)
+      arrays[i] = array_spec(names[i], pick(DTYPES), { size })
+      arrays[i].size, arrays[i].ndim = size, 1
+      prog.arrays1[i] = arrays[i]
+    end
+    if F.arr2d and chance(0.3) then
+      local rows, cols = R(3), R(3)
+      local m = array_spec("M", pick(DTYPES), { rows, cols })
+      if m.dtype == "f32" then m.dtype = "f64" end
+      m.rows, m.cols, m.ndim, m.size = rows, cols, 2, rows * cols
+      arrays[#arrays + 1] = m
+    end
+  end
+  -- upvalues: constants and a constant table
+  if F.consts then
+    for i = 1, R(3) - 1 do
+      local c = "c" .. i
+      lines[#lines + 1] = "local " .. c .. " = " .. num_lit(F)
+      prog.consts[#prog.consts + 1] = c
+    end
+  end
+  if F.ktable and chance(0.5) then
+    local items, fields = {}, {}
+    for i = 1, R(4) do items[i] = num_lit(F); fields[#fields + 1] = "K[" .. i .. "]" end
+    for _, k in ipairs({ "big", "neg", "z" }) do
+      if chance(0.5) then
+        items[#items + 1] = k .. " = " .. num_lit(F)
+        fields[#fields + 1] = "K." .. k
+      end
+    end
+    lines[#lines + 1] = "local K = { " .. table.concat(items, ", ") .. " }"
+    prog.ktable = fields
+  end
+  if F.callee or F.multret or F.callmid or F.expand then
+    for k = 1, R(3) - 1 do gen_callee(prog, F, k) end
+  end
+  if F.recursion and chance(0.35) then gen_rec(prog, F) end
+  if F.calltable and #prog.callees > 0 and chance(0.4) then
+    local items = {}
+    for i, h in ipairs(prog.callees) do items[i] = h.name .. " = " .. h.name; h.via = "H." .. h.name end
+    lines[#lines + 1] = "local H = { " .. table.concat(items, ", ") .. " }"
+  end
+  -- the main function
+  local params = { "a", "b", "n" }
+  for _, a in ipairs(arrays) do params[#params + 1] = a end
+  local nret = ({ 0, 1, 1, 1, 2, 2, 3 })[R(7)]
+  lines[#lines + 1] = "return function(" .. param_names(params) .. ")"
+  local ctx = new_ctx(prog, F, params, nret)
+  ctx.rec, ctx.main = prog.rec, true
+  lines[#lines + 1] = "  local cnt = 0"
+  gen_block(ctx, 3, R(5) + 2)
+  if nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
+  lines[#lines + 1] = "end"
+  -- argument tuples: the first four of the same types (one specialization:
+  -- more values cost little, compiling is what takes time), the last two
+  -- of random types
+  local cases = {}
+  local ta, tb = chance(0.6), chance(0.6)
+  for c = 1, 6 do
+    if c >= 5 then ta, tb = chance(0.5), chance(0.5) end
+    local t = { n = #params }
+    t[1] = ta and arg_int() or arg_flt()
+    t[2] = tb and arg_int() or arg_flt()
+    t[3] = (c < 5) and ({ 0, 1, 2, 3, 5, 10, -1, 7 })[R(8)] or pick(ARG_N)
+    for i, a in ipairs(arrays) do t[3 + i] = a end
+    cases[c] = t
+  end
+  return { id = id, src = table.concat(lines, "\n") .. "\n", chunk = "=fz" .. id, cases = cases }
+end
+
+G.LIMIT = LIMIT
+return G

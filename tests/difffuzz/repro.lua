@@ -1,0 +1,72 @@
+-- repro.lua: the text of a standalone reproducer (tests/difffuzz/).
+--
+-- A reproducer is a Lua script holding one program, one argument tuple and
+-- one opt level, with check.lua's code copied in:
+--   lua5.4 <file> [build dir]
+-- prints the interpreted and compiled outcomes and "CLASS <class>", and
+-- exits 1 while they differ (a crash or hang shows as such).
+local P = {}
+
+local here = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+local CHECK_TEXT = read(here .. "check.lua")
+
+-- Lua text of a number that reads back as the same value and subtype.
+local function num(v)
+  if math.type(v) == "integer" then
+    if v == math.mininteger then return "math.mininteger" end
+    return string.format("%d", v)
+  end
+  if v ~= v then return "(0/0)" end
+  if v == math.huge then return "math.huge" end
+  if v == -math.huge then return "(-math.huge)" end
+  return string.format("%a", v)
+end
+P.num = num
+
+function P.spec_text(spec)
+  local t = {}
+  for i = 1, spec.n do
+    local v = spec[i]
+    if type(v) == "table" then
+      local vals, shape = {}, {}
+      for k, x in ipairs(v.vals) do vals[k] = num(x) end
+      for k, x in ipairs(v.shape) do shape[k] = tostring(x) end
+      t[i] = string.format("{ array = true, dtype = %q, shape = { %s }, vals = { %s } }",
+        v.dtype, table.concat(shape, ", "), table.concat(vals, ", "))
+    else
+      t[i] = type(v) == "number" and num(v) or tostring(v)
+    end
+  end
+  return "{ n = " .. spec.n .. (spec.n > 0 and ", " or "") .. table.concat(t, ", ") .. " }"
+end
+
+-- header: comment lines (without "--") describing where it came from.
+function P.text(header, src, chunk, spec, opt)
+  local lvl = ""
+  while src:find("]" .. lvl .. "]", 1, true) do lvl = lvl .. "=" end
+  local lines = {}
+  for _, h in ipairs(header) do lines[#lines + 1] = "-- " .. h end
+  lines[#lines + 1] = "-- Run: lua5.4 <this file> [kjit build dir, default build]; exits 1 while"
+  lines[#lines + 1] = "-- the interpreted and compiled runs differ."
+  lines[#lines + 1] = 'package.cpath = ((arg and arg[1]) or "build") .. "/?.so;" .. package.cpath'
+  lines[#lines + 1] = 'local kjit = require "kjit"'
+  lines[#lines + 1] = "local C = (function()\n" .. CHECK_TEXT .. "end)()"
+  lines[#lines + 1] = "local SRC = [" .. lvl .. "[\n" .. src .. "]" .. lvl .. "]"
+  lines[#lines + 1] = "local ARGS = " .. P.spec_text(spec)
+  lines[#lines + 1] = string.format("os.exit(C.repro(kjit, SRC, %q, ARGS, %d))", chunk, opt)
+  return table.concat(lines, "\n") .. "\n"
+end
+
+function P.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+return P
