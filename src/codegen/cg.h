@@ -113,6 +113,9 @@ typedef struct CG {
   struct CgIdxMemo { LLVMValueRef v, isf, i; unsigned gen; } idxmemo[4];
   /* polling (target->poll) */
   LLVMValueRef pollctr;     /* i64*: the countdown, or NULL */
+  LLVMValueRef pollerr;     /* %KErr* the poll fills, when not err (a prange
+                               worker's: the runtime's, so its own stays in
+                               registers), or NULL */
   KirLoop **strip_at;       /* by header block id: a strip-mined loop */
   LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
   LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */

@@ -490,10 +490,13 @@ void cg_poll_charge(CG *G, LLVMValueRef amount) {
   LLVMPositionBuilderAtEnd(G->B, slow);
   LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
   LLVMTypeRef pt[1] = { G->errp };
-  LLVMValueRef st = cg_ccall(G, "kjit_rt_poll", G->i32, pt, &G->err, 1);
+  LLVMValueRef perr = G->pollerr ? G->pollerr : G->err;
+  LLVMValueRef st = cg_ccall(G, "kjit_rt_poll", G->i32, pt, &perr, 1);
   LLVMBasicBlockRef fail = cg_bb(G, "interrupted");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
+  if (G->pollerr)   /* the record into err too: a failing return copies err out */
+    LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->errty, G->pollerr, ""), G->err);
   cg_fail_ret(G);   /* err is filled */
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
