@@ -5,8 +5,7 @@
 ** specialization in use and emits one internal LLVM function per KtySpec:
 **     i32 @kcg_specN(params..., retptrs..., [i64* pollctr,] %KErr* err)
 ** returning 0, or 1 after filling *err (run-time errors unwind through
-** ordinary returns); a pure one (cg_is_pure) returns its value, takes its
-** call depth after err, and counts polls in err->poll_left. One LLVM basic block per live KirBlock, KIR phis as
+** ordinary returns). One LLVM basic block per live KirBlock, KIR phis as
 ** LLVM phis (one per part of a value), and a side table of values by
 ** instruction id (CgVal). The entry wrapper (cg_entry.c) has the KEntry
 ** ABI of compile.h.

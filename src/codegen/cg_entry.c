@@ -104,7 +104,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       if (!pure) av[n++] = rp[r][k];
     }
   }
-  if (G->target->poll && !pure) {   /* the poll countdown of this call (cg_func.c) */
+  if (G->target->poll) {   /* the poll countdown of this call (cg_func.c) */
     LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
     LLVMBuildStore(G->B, cg_i64(G, 65536), ctr);
     av[n++] = ctr;

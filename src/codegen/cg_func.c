@@ -465,12 +465,6 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** at a function's entry it would cost every leaf call its full prologue,
 ** fib ran 1.8x slower) and each loop iteration, and the poll runs
 ** when it reaches zero (a nonzero answer fails the call, err filled).
-** Pure functions (cg_is_pure: recursion in registers) count in
-** err->poll_left instead, a countdown of their own that every dispatcher
-** sets: the pointer was one argument more on every call, whose register
-** a recursive function missed (bench fib 1.03 -> see README). Each of the
-** two countdowns bounds the work charged to it, so polls still come
-** after at most about twice KCG_POLL_PERIOD units of work.
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
 ** still vectorize), each chunk charging its length at its start.
@@ -920,7 +914,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     int np = parts(G, callee->rets[r], tys);
     for (int k = 0; k < np; k++) av[na++] = rp[r][k] = cg_alloca(G, tys[k], "ret");
   }
-  if (G->pollctr && !pure) av[na++] = G->pollctr;
+  if (G->pollctr) av[na++] = G->pollctr;
   av[na++] = G->err;
   int charge = G->pollctr ? call_charge(G, v) : 0;
   int span = 1, levels = pure && mepure && G->pollctr ? sampled_levels(G, &span) : 0;
@@ -1180,7 +1174,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
   }
-  if (G->target->poll && !pure) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
+  if (G->target->poll) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
   ps[n++] = G->errp;
   int errparam = n;   /* 1-based attribute index of err */
   if (pure) ps[n++] = G->i32;   /* depth */
@@ -1201,7 +1195,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
   /* the KErr lives on the dispatcher's stack, where no array points */
   unsigned kind = LLVMGetEnumAttributeKindForName("noalias", 7);
   LLVMAddAttributeAtIndex(fn, (unsigned)errparam, LLVMCreateEnumAttribute(G->C, kind, 0));
-  if (G->target->poll && !pure)   /* the countdown too: in the entry's frame */
+  if (G->target->poll)   /* the countdown too: in the entry's frame */
     LLVMAddAttributeAtIndex(fn, (unsigned)errparam - 1, LLVMCreateEnumAttribute(G->C, kind, 0));
   G->funcs[sp->index].fn = fn;
   G->funcs[sp->index].fnty = fty;
@@ -1350,10 +1344,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
   }
-  G->pollctr = G->target->poll && !cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
+  G->pollctr = G->target->poll ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
-  if (G->target->poll && cg_is_pure(G, sp))   /* err->poll_left (see cg_poll_charge) */
-    G->pollctr = LLVMBuildStructGEP2(G->B, G->errty, G->err, KERR_F_POLL_LEFT, "pollctr");
   G->depth = cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
@@ -1446,12 +1438,10 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
   G->f32 = LLVMFloatTypeInContext(C);
   G->f64 = LLVMDoubleTypeInContext(C);
   G->i8p = LLVMPointerType(G->i8, 0);
-  /* compile.h's KErr, to poll_left (KERR_F_POLL_LEFT: pure functions'
-  ** poll countdown) */
-  LLVMTypeRef fields[10] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i8p, G->i8p, G->i64, G->f64,
-                             G->i64 };
+  /* compile.h's KErr */
+  LLVMTypeRef fields[9] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i8p, G->i8p, G->i64, G->f64 };
   G->errty = LLVMStructCreateNamed(C, "KErr");
-  LLVMStructSetBody(G->errty, fields, 10, 0);
+  LLVMStructSetBody(G->errty, fields, 9, 0);
   G->errp = LLVMPointerType(G->errty, 0);
   G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
   /* pure specializations (targets with pure_calls); a T_NUMBER result
