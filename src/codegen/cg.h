@@ -117,6 +117,9 @@ typedef struct CG {
   struct CgIdxMemo { LLVMValueRef v, isf, i; unsigned gen; } idxmemo[4];
   /* polling (target->poll) */
   LLVMValueRef pollctr;     /* i64*: the countdown, or NULL */
+  LLVMValueRef pollerr;     /* %KErr* the poll fills, when not err (a prange
+                               worker's: the runtime's, so its own stays in
+                               registers), or NULL */
   KirLoop **strip_at;       /* by header block id: a strip-mined loop */
   LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
   LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */
@@ -267,7 +270,8 @@ int cg_parts(CG *G, Type t, LLVMTypeRef *tys);     /* run-time parts of a type t
 int cg_pack(CgVal x, LLVMValueRef *out);
 CgVal cg_unpack(Type t, LLVMValueRef *p);
 void cg_make_phis(CG *G, KirBlock *b);
-void cg_add_edge(CG *G, KirBlock *from, KirBlock *to);   /* phi operands, from here */
+/* phi operands, from here; returns where the edge lands */
+LLVMBasicBlockRef cg_add_edge(CG *G, KirBlock *from, KirBlock *to);
 void cg_branch(CG *G, KirBlock *b, LLVMValueRef c);      /* b's two-way branch on c */
 void cg_emit_block(CG *G, KirBlock *b);                  /* at G->bbs[b->id] */
 LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
@@ -304,6 +308,12 @@ void cg_version_narrow_exit(CG *G);           /* leaving the i32 copy: the count
 void cg_version_swap(CG *G);                  /* the nest copy's tables <-> the outer ones */
 /* cg_func.c: the chunk head of a strip-mined loop, for cg_version.c */
 void cg_emit_chunk_head(CG *G, KirLoop *L);
+/* cg_func.c: polls and strip-mining, for cg_prange.c */
+void cg_poll_charge(CG *G, LLVMValueRef amount);   /* the countdown loses amount (> 0 or 0) */
+void cg_strip_tables(CG *G);                       /* G->strip_at and co., allocated */
+void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter, here */
+LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
+                                 LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);
 
 /* The public entry (codegen/kcg.h) */
 #endif

@@ -418,14 +418,14 @@ static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]
 ** peeled header from outside, an inner block from inside the copy), or
 ** the block itself; *table: the phis there (NULL: none, the peeled
 ** header takes its entry values directly). */
-static LLVMBasicBlockRef edge_target(CG *G, KirBlock *from, KirBlock *to,
-                                     LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
+LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
+                                 LLVMValueRef (**table)[3 + KJIT_MAXDIMS]) {
   if (G->nestloop && !kir_inloop(G->nestloop, to)) {   /* leaving a nest's checked copy
                                                           (cg_version.c): the outer tables */
     KirLoop *n = G->nestloop;
     cg_version_swap(G);
     G->nestloop = NULL;
-    LLVMBasicBlockRef r = edge_target(G, from, to, table);
+    LLVMBasicBlockRef r = cg_edge_target(G, from, to, table);
     cg_version_swap(G);
     G->nestloop = n;
     return r;
@@ -480,7 +480,7 @@ static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*tab
 
 static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
   LLVMValueRef (*table)[3 + KJIT_MAXDIMS];
-  LLVMBasicBlockRef target = edge_target(G, from, to, &table);
+  LLVMBasicBlockRef target = cg_edge_target(G, from, to, &table);
   if (G->narrowing && !kir_inloop(G->versioning, to)) {
     /* leaving a loop with an i32 counter (cg_version.c): a block of its
     ** own copies the counter back to its 64-bit slot on the way out */
@@ -542,7 +542,7 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** per-iteration charges in every loop that stores to an invariant
 ** element, small bodies too: up to 2x slower (see stores_invariant). */
 
-static void poll_charge(CG *G, LLVMValueRef amount) {
+void cg_poll_charge(CG *G, LLVMValueRef amount) {
   if (G->pollctr == NULL) return;
   LLVMValueRef c = LLVMBuildSub(G->B, LLVMBuildLoad2(G->B, G->i64, G->pollctr, ""), amount, "");
   LLVMBuildStore(G->B, c, G->pollctr);
@@ -551,10 +551,13 @@ static void poll_charge(CG *G, LLVMValueRef amount) {
   LLVMPositionBuilderAtEnd(G->B, slow);
   LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
   LLVMTypeRef pt[1] = { G->errp };
-  LLVMValueRef st = cg_ccall(G, "kjit_rt_poll", G->i32, pt, &G->err, 1);
+  LLVMValueRef perr = G->pollerr ? G->pollerr : G->err;
+  LLVMValueRef st = cg_ccall(G, "kjit_rt_poll", G->i32, pt, &perr, 1);
   LLVMBasicBlockRef fail = cg_bb(G, "interrupted");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
+  if (G->pollerr)   /* the record into err too: a failing return copies err out */
+    LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->errty, G->pollerr, ""), G->err);
   cg_fail_ret(G);   /* err is filled */
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
@@ -591,8 +594,28 @@ static int stores_invariant(const KirLoop *L) {
   return inv && size >= KCG_BIG_BODY;
 }
 
+/* The tables of strip-mined loops (and of chunked prange loops). */
+void cg_strip_tables(CG *G) {
+  KirFunc *f = G->sp->ir;
+  if (G->strip_at != NULL) return;
+  G->strip_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+  G->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
+  G->ophis = cg_zalloc(G, sizeof *G->ophis * (size_t)f->ninsns);
+  G->chunk = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
+}
+
+/* Strip-mined loop L's chunk head and chunk counter, in the function
+** being emitted: at the plan, or in the worker of the parallel loop that
+** holds L (cg_prange.c), whose blocks and frame are its own. */
+void cg_strip_begin(CG *G, KirLoop *L) {
+  KirBlock *h = L->header;
+  G->chunkbb[h->id] = cg_bb(G, "chunk");
+  G->chunk[L->prep->id] = cg_alloca(G, G->i64, "chunk");
+}
+
 /* Which loops are strip-mined: innermost integer for loops (not peeled),
-** but for those that store to an invariant element (see above). */
+** but for those that store to an invariant element (see above); inside
+** a parallel loop's body too (set up in its worker). */
 static void strip_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
@@ -600,7 +623,7 @@ static void strip_plan(CG *G) {
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
     KirBlock *h = L->header;
-    if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] || cg_prange_owns(G, h) ||
+    if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] ||
         sp->types[L->prep->id].kind != T_INT || (G->peel_at && G->peel_at[h->id]) ||
         L->prep->block->succ[0] != h)
       continue;
@@ -608,15 +631,9 @@ static void strip_plan(CG *G) {
     for (int b = 0; b < L->nblocks; b++) inner &= L->blocks[b]->loop == L;
     if (!inner) continue;
     if (stores_invariant(L)) continue;
-    if (G->strip_at == NULL) {
-      G->strip_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
-      G->chunkbb = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);
-      G->ophis = cg_zalloc(G, sizeof *G->ophis * (size_t)f->ninsns);
-      G->chunk = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
-    }
+    cg_strip_tables(G);
     G->strip_at[h->id] = L;
-    G->chunkbb[h->id] = cg_bb(G, "chunk");
-    G->chunk[L->prep->id] = cg_alloca(G, G->i64, "chunk");
+    if (!cg_prange_owns(G, h)) cg_strip_begin(G, L);
   }
 }
 
@@ -626,6 +643,7 @@ static void strip_plan(CG *G) {
 ** chunk (see strip_latch). */
 static void emit_chunk_head(CG *G, KirLoop *L) {
   KirBlock *h = L->header;
+  if (L->kind != KIR_LOOP_FORNUM) return;   /* a prange loop: cg_prange.c */
   CgFor *F = &G->fors[L->prep->id];
   LLVMValueRef chunk = G->chunk[L->prep->id];
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
@@ -639,7 +657,7 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMValueRef take = LLVMBuildFreeze(
       G->B, LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, ""), "");
   LLVMBuildStore(G->B, take, chunk);
-  poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
+  cg_poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
   for (int i = 0; i < h->nphis; i++) {
     KirInsn *p = h->phis[i];
@@ -997,11 +1015,11 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMValueRef lvl = LLVMBuildURem(G->B, G->depth, cg_i32(G, skip + 1), "");
     LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, lvl, cg_i32(G, 0), ""), yes, done);
     LLVMPositionBuilderAtEnd(G->B, yes);
-    poll_charge(G, cg_i64(G, (int64_t)charge * span));
+    cg_poll_charge(G, cg_i64(G, (int64_t)charge * span));
     LLVMBuildBr(G->B, done);
     LLVMPositionBuilderAtEnd(G->B, done);
   } else if (charge > 0) {
-    poll_charge(G, cg_i64(G, charge));
+    cg_poll_charge(G, cg_i64(G, charge));
   }
   CgFunc *cf = &G->funcs[callee->index];
   if (cf->fn == NULL) cg_error(G, v, "internal error: a call of a specialization not emitted");
@@ -1172,7 +1190,7 @@ static int fuse_branch(CG *G, KirBlock *b) {
   KirBlock *s = cg_fuse_next(G, b);
   if (s == NULL) return 0;
   LLVMValueRef (*tab)[3 + KJIT_MAXDIMS];
-  LLVMBasicBlockRef sbb = edge_target(G, b, s, &tab);
+  LLVMBasicBlockRef sbb = cg_edge_target(G, b, s, &tab);
   if (G->nfused == G->capfused) {
     int cap = G->capfused ? 2 * G->capfused : 16;
     LLVMBasicBlockRef *n = cg_zalloc(G, sizeof *n * (size_t)cap);
@@ -1330,7 +1348,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   ** call site: a leaf function's entry stays free, see poll_charge) */
   if (blk->loop && blk->loop->header == blk &&
       !(G->strip_at && G->strip_at[blk->id] && !G->versioning))
-    poll_charge(G, cg_i64(G, 1));
+    cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {
     emit_insn(G, blk->insns[i]);
@@ -1457,7 +1475,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     make_phis(G, f->blocks[b], G->bbs[b], G->phis);
-    if (G->strip_at && G->strip_at[b]) make_phis(G, f->blocks[b], G->chunkbb[b], G->ophis);
+    if (G->strip_at && G->strip_at[b] && G->chunkbb[b])   /* (in a worker: made there) */
+      make_phis(G, f->blocks[b], G->chunkbb[b], G->ophis);
     if (G->ver_at && G->ver_at[b]) make_phis(G, f->blocks[b], G->vselbb[b], G->vsphis);
   }
   for (int b = 0; b < f->nblocks; b++) {
@@ -1495,7 +1514,7 @@ int cg_parts(CG *G, Type t, LLVMTypeRef *tys) { return parts(G, t, tys); }
 int cg_pack(CgVal x, LLVMValueRef *out) { return pack(x, out); }
 CgVal cg_unpack(Type t, LLVMValueRef *p) { return unpack(t, p); }
 void cg_make_phis(CG *G, KirBlock *b) { make_phis(G, b, G->bbs[b->id], G->phis); }
-void cg_add_edge(CG *G, KirBlock *from, KirBlock *to) { add_edge(G, from, to); }
+LLVMBasicBlockRef cg_add_edge(CG *G, KirBlock *from, KirBlock *to) { return add_edge(G, from, to); }
 void cg_branch(CG *G, KirBlock *b, LLVMValueRef c) { branch(G, b, c); }
 LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
                           LLVMValueRef *skip) {

@@ -288,6 +288,71 @@ ptest("kjit.prange: a hook that returns changes nothing", function()
   eq(got, psum(a, n), "parallel sum with a permanent hook")
 end)
 
+-- The charging forms of polls (src/codegen/cg_func.c, cg_prange.c): a
+-- prange loop runs in chunks charged whole at their start, a parallel
+-- body's inner loops are strip-mined. Endless loops of each form stop; and
+-- the bound on the work between polls, counted: a hook that returns is
+-- called once a poll, so W iterations on the Lua thread see about W / 65536
+-- calls (at least half that is asked here; on one thread the caller runs
+-- every chunk).
+local function pbody(a, n)
+  local s = 0
+  for i in kjit.prange(1, n) do s = s + a[(i % #a) + 1] end
+  return s
+end
+local function pinner(a, n)
+  local s = 0
+  for i in kjit.prange(1, n) do
+    local acc = 0
+    for j = 1, #a do acc = acc + a[j] * i end
+    s = s + acc
+  end
+  return s
+end
+local function nest(a, n)
+  local s = 0
+  for i = 1, n do for j = 1, #a do s = s + a[j] + i end end
+  return s
+end
+
+ptest("prange chunks, inner loops of prange bodies, short inner loops: endless loops stop", function()
+  local a = kjit.arange(16, "i64")
+  local cases = { { pbody, { parallel = true } }, { pbody, { parallel = false } },
+                  { pinner, { parallel = true } }, { pinner, { parallel = false } }, { nest } }
+  for k, c in ipairs(cases) do
+    local f = kjit.jit(c[1], c[2])
+    f(a, 10)
+    debug.sethook(raise_on(1, "stopped " .. k), "", HUGE)
+    raises("stopped " .. k, f, a, 1 << 50)
+  end
+end)
+
+ptest("prange chunks, inner loops of prange bodies, short inner loops: polls every ~65536 iterations", function()
+  local a = kjit.arange(16, "i64")
+  local n0 = kjit.get_num_threads()
+  local cases = { { pbody, { parallel = true }, 1 << 22, 1 << 22 },
+                  { pbody, { parallel = false }, 1 << 22, 1 << 22 },
+                  { pinner, { parallel = true }, 1 << 18, 1 << 22 },
+                  { pinner, { parallel = false }, 1 << 18, 1 << 22 },
+                  { nest, nil, 1 << 18, 1 << 22 } }
+  kjit.set_num_threads(1)
+  local ok, err = pcall(function()
+    for k, c in ipairs(cases) do
+      local f = kjit.jit(c[1], c[2])
+      f(a, 10)
+      local calls = 0
+      debug.sethook(function() calls = calls + 1 end, "", HUGE)
+      local got = f(a, c[3])
+      debug.sethook()
+      eq(got, c[1](a, c[3]), "case " .. k .. ": result")
+      truthy(calls >= c[4] // 65536 // 2, "case " .. k .. ": " .. calls .. " hook calls for "
+             .. c[4] .. " iterations")
+    end
+  end)
+  kjit.set_num_threads(n0)
+  if not ok then error(err, 0) end
+end)
+
 -- Simulated kernels: threads in turn run on the Lua thread; with
 -- syncthreads they are OS threads and the launching thread polls.
 local function kseq(a)

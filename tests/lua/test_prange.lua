@@ -522,6 +522,98 @@ test("prange in a cuda kernel is a plain loop", function()
   truthy(not ptx:find("parallel_for"), "no pool call in PTX")
 end)
 
+-- ---- interrupt polls: chunks of 65536 iterations --------------------------------
+-- A prange loop (serial, or in its worker) runs in chunks of at most 65536
+-- iterations charged to the poll countdown at their start, and a parallel
+-- body's inner numeric loops are strip-mined (src/codegen/cg_prange.c): the
+-- iterations around chunk ends, with steps, reductions and inner loops.
+local function stepped_sum(x, a, b, s)
+  local t, c = 0, 0.0
+  for i in kjit.prange(a, b, s) do
+    x[i] = x[i] + i
+    t = t + x[i]
+    c = c + 0.5
+  end
+  return t, c
+end
+
+local function inner_long(m, out)
+  for i in kjit.prange(1, m.shape[1]) do
+    local row, acc = m[i], 0
+    for j = 1, m.shape[2] do row[j] = row[j] * 2 + j; acc = acc + row[j] end
+    out[i] = acc
+  end
+end
+
+test("prange: chunks of the poll countdown, at their boundaries", function()
+  local C = 65536
+  local n0 = kjit.get_num_threads()
+  local ok, err = pcall(function()
+  for _, threads in ipairs({ 1, n0 }) do
+    kjit.set_num_threads(threads)
+    for _, opts in ipairs({ { parallel = true }, { parallel = false } }) do
+      for _, c in ipairs({ {1, C}, {1, C + 1}, {1, 2 * C + 3}, {2 * C + 1, 1, -1}, {1, 3 * C, 3},
+                           {3 * C, 2, -2}, {C, C}, {5, 4} }) do
+        local n = math.max(c[1], c[2])
+        D.check_opts(opts, stepped_sum, kjit.arange(n, "i64"), c[1], c[2], c[3] or 1)
+      end
+      local m = kjit.zeros({ 3, 2 * C + 5 }, "i64")
+      D.check_opts(opts, inner_long, m, kjit.zeros(3, "i64"))
+    end
+  end
+  end)
+  kjit.set_num_threads(n0)
+  if not ok then error(err, 0) end
+end)
+
+-- The polls leave the loops LLVM vectorizes without them vectorized: the
+-- optimized IR of a prange body (parallel and serial), of its inner loops
+-- and of a plain numeric loop holds vector arithmetic (<k x double>,
+-- <k x float>: the target's width), and still polls.
+local function saxpy(a, x, y, out)
+  for i in kjit.prange(1, #x) do out[i] = a * x[i] + y[i] end
+end
+local function matmul(a, b, c)
+  local n, m, p = a.shape[1], a.shape[2], b.shape[2]
+  for i in kjit.prange(1, n) do
+    local ci, ai = c[i], a[i]
+    for j = 1, p do ci[j] = 0.0 end
+    for k = 1, m do
+      local aik, bk = ai[k], b[k]
+      for j = 1, p do ci[j] = ci[j] + aik * bk[j] end
+    end
+  end
+end
+local function plain_axpy(a, x, y)
+  for i = 1, #x do y[i] = a * x[i] + y[i] end
+end
+local function short_rows(m, v)   -- a nest with a short inner loop
+  for i = 1, m.shape[1] do
+    local row = m[i]
+    for j = 1, #row do row[j] = row[j] + v[j] * 2.0 end
+  end
+end
+
+test("prange: polls keep loops vectorized (the IR's vector types)", function()
+  local function vector_ir(fn, opts, args, ty, what)
+    local f = kjit.jit(fn, opts)
+    f(table.unpack(args))
+    local ir = f:inspect("llvm")
+    truthy(ir:find("kjit_rt_poll", 1, true), what .. ": polls")
+    truthy(ir:find("<%d+ x " .. ty .. ">"), what .. ": vector " .. ty .. " arithmetic")
+  end
+  local x, y, o = kjit.full(64, 1, "f32"), kjit.full(64, 1, "f32"), kjit.zeros(64, "f32")
+  local a, b, c = kjit.full({ 8, 8 }, 1.0), kjit.full({ 8, 8 }, 1.0), kjit.zeros({ 8, 8 })
+  for _, par in ipairs({ true, false }) do
+    local tag = par and "parallel" or "serial"
+    vector_ir(saxpy, { parallel = par }, { 2.0, x, y, o }, "float", tag .. " prange body")
+    vector_ir(matmul, { parallel = par }, { a, b, c }, "double", tag .. " prange's inner loops")
+  end
+  vector_ir(plain_axpy, nil, { 2.0, kjit.full(64, 1.0), kjit.full(64, 1.0) }, "double", "a plain loop")
+  vector_ir(short_rows, nil, { kjit.full({ 8, 16 }, 1.0), kjit.full(16, 1.0) }, "double",
+            "a short inner loop")
+end)
+
 test("prange: the parallel benchmark's kernels agree with the plain loops", function()
   local p = assert(io.popen(string.format("lua5.4 bench/parallel.lua %q --check 2>&1", arg[1])))
   local out = p:read("a")
