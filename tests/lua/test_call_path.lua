@@ -387,3 +387,19 @@ test("deep and moving stacks, coroutines, pcall: the arguments are the caller's"
   debug.sethook()
   truthy(hits > 0, "the hook ran")
 end)
+
+test("a probe that disagrees turns the direct reads off; calls still agree (in a child)", function()
+  local lua = arg and arg[-1] or "lua5.4"
+  local cpath = package.cpath:gsub("'", "")
+  local code = "package.cpath = '" .. cpath .. "' local kjit = require 'kjit' " ..
+    "local f = kjit.jit(function(a, b) return a + b end) " ..
+    "local n = f:native('(i64, f64)') local x = kjit.array({1, 2}, 'f64') " ..
+    "local g = kjit.jit(function(x) return x[2] end) " ..
+    "local t = tostring io.write(kjit.stack_reads, '|', t(f(1, 2)), ' ', t(n(1, 2.5)), ' ', t(n(1, 2)), ' ', " ..
+    "t(g(x)), ' ', t(g(x)))"
+  -- the skew makes the probe read every argument one slot off
+  local p = io.popen("KJIT_NO_STACK_READS=0 KJIT_TEST_PROBE_SKEW=1 " .. lua .. " -e \"" .. code .. "\" 2>&1")
+  local out = p:read("a")
+  p:close()
+  eq(out, "off: the probe read the stack differently from the Lua API|3 3.5 3 2.0 2.0", "child output")
+end)
