@@ -3,6 +3,9 @@
 -- arguments, and the first-compile time of a small function.
 --   LUA_CPATH="build/?.so;;" lua5.4 bench/call_overhead.lua [--raw]
 -- --raw prints "name value" lines for bench/bench.lua instead of sentences.
+-- KJIT_NO_STACK_READS=1 measures the calls with their arguments read
+-- through the Lua API instead of from the stack (host/lua_stack.h); the
+-- output names the mode (kjit.stack_reads).
 --
 -- Three argument lists: none; four numbers (1, 2.5, 3, 4.5: two integers,
 -- two floats); four f64 arrays. Each is called four ways: the empty C
@@ -91,3 +94,4 @@ for _, row in ipairs({ { "no arguments", "0", 1.5 }, { "4 numbers", "4", 2 }, { 
 end
 print("(C reads: a C function reading its arguments with luaL_checknumber / luaL_checkudata)")
 print(string.format("(the empty loop, subtracted: %.1f ns per iteration)", ns.loop))
+print("(arguments read from the stack: " .. tostring(kjit.stack_reads) .. ")")

@@ -22,6 +22,7 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/lua_stack.h"
 #include "common/compile.h"
 #include "backend/cpu.h"
 #include "backend/cache.h"
@@ -173,6 +174,50 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
     default: {   /* an array */
       KBuffer *b = kb_fast(L, idx);
       if (b == NULL || kb_released(b) || SIG_BUFCODE(b->dtype, b->ndim) != c) return 0;
+      slots[i] = (int64_t)(intptr_t)b;
+      break;
+    }
+    }
+  }
+  return 1;
+}
+
+/* read_args from the stack itself (lua_stack.h; only when kls_on): a
+** the arguments' tags and values read in place, no API call. The same
+** answers as read_args: an integer only for an integer, a float only for
+** a float, an array only for a full userdata large enough for a header
+** that carries its keyed tag (buffer.h), not released, of the dtype and
+** rank. */
+K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t *slots) {
+  if (!js->fast) return 0;
+  for (int i = 0; i < js->nsig; i++) {
+    const KlsTValue *v = &a[i].val;
+    uint8_t c = js->sig[i];
+    switch (c) {
+    case SIG_INT:
+      if (v->tt_ != KLS_INT) return 0;
+      slots[i] = v->value_.i;
+      break;
+    case SIG_FLOAT:
+      if (v->tt_ != KLS_FLT) return 0;
+      memcpy(&slots[i], &v->value_.n, 8);
+      break;
+    case SIG_BOOL:
+      if (v->tt_ == KLS_TRUE) slots[i] = 1;
+      else if (v->tt_ == KLS_FALSE) slots[i] = 0;
+      else return 0;
+      break;
+    case SIG_NIL:
+      if ((v->tt_ & 0x0f) != KLS_NIL) return 0;
+      slots[i] = 0;
+      break;
+    default: {   /* an array */
+      if (v->tt_ != KLS_UDATA) return 0;
+      size_t len;
+      KBuffer *b = kls_udata(v, &len);
+      if (len < sizeof(KBuffer) || b->tag != KB_TAG(b) || kb_released(b) ||
+          SIG_BUFCODE(b->dtype, b->ndim) != c)
+        return 0;
       slots[i] = (int64_t)(intptr_t)b;
       break;
     }
@@ -466,6 +511,9 @@ static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *s
 ** function, interpreted, for debugging with ordinary Lua tools. Read once
 ** per process (kd_open). */
 static int jit_disabled;
+/* kls_on (the probe agreed: lua_stack.h) and not jit_disabled: one flag
+** for the fast paths. Set by kd_open. */
+static int direct_reads;
 
 /* Runs js with the argument slots filled (slots has room for
 ** KJIT_MAXARGS + 1); pushes its results or raises its error. */
@@ -490,7 +538,27 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n) {
 ** whose arguments are exactly those of the last specialization used reads
 ** them once (read_args); any other classifies them, finds or compiles the
 ** specialization, and makes it the last one. */
+static int jit_call_slow(lua_State *L);
 static int jit_call(lua_State *L) {
+  if (direct_reads) {   /* the arguments read in place (lua_stack.h) */
+    int n;
+    const KlsStackValue *a = kls_args(L, &n);
+    if (n >= 1 && a[0].val.tt_ == KLS_UDATA) {
+      size_t len;
+      JitObj *o = kls_udata(&a[0].val, &len);
+      JitSpec *js = len >= sizeof *o && o->tag == JIT_TAG(o) ? o->last : NULL;
+      int64_t slots[KJIT_MAXARGS + 1];
+      if (js != NULL && n - 1 == js->nsig && read_args_direct(js, a + 1, slots))
+        return call_spec(L, js, slots, n - 1);
+    }
+  }
+  return jit_call_slow(L);
+}
+
+/* jit_call without direct reads, or whose arguments are not exactly those
+** of the last specialization: out of line, so that the fast path above
+** keeps a small frame. */
+static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   JitObj *o = lua_touserdata(L, 1);
   /* only reachable through the metatable, which is hidden (__metatable);
   ** the debug library could still pass something else: the keyed tag
@@ -547,7 +615,26 @@ typedef struct NativeBox {
 /* A plain C function bound to one specialization: no __call, no search.
 ** Arguments of any other types, or count, take f's ordinary route (and
 ** get what f(...) gives them). */
+static int native_slow(lua_State *L);
 static int native_call(lua_State *L) {
+  if (direct_reads) {   /* the box and the arguments read in place (lua_stack.h) */
+    const NativeBox *nb = kls_upvalue1_udata(L, sizeof *nb);
+    if (nb != NULL && nb->tag == NATIVE_TAG(nb)) {
+      const JitSpec *js = nb->js;
+      int n;
+      const KlsStackValue *a = kls_args(L, &n);
+      int64_t slots[KJIT_MAXARGS + 1];
+      if (n == js->nsig && !nb->o->dead && read_args_direct(js, a, slots))
+        return call_spec(L, js, slots, n);
+    }
+  }
+  return native_slow(L);
+}
+
+/* native_call without direct reads, or whose arguments are not exactly
+** the specialization's: out of line, so that the fast path above keeps a
+** small frame. */
+static __attribute__((noinline)) int native_slow(lua_State *L) {
   const NativeBox *nb = lua_touserdata(L, lua_upvalueindex(1));
   if (nb == NULL || nb->tag != NATIVE_TAG(nb))
     return luaL_error(L, "kjit: a native function whose upvalue was replaced");
@@ -782,6 +869,11 @@ void kd_open(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_jit);
   lua_setfield(L, -2, "jit");
+  /* may the call path read arguments from the stack? (lua_stack.c) */
+  kls_probe(L);
+  direct_reads = kls_on && !jit_disabled;
+  lua_pushstring(L, kls_status);
+  lua_setfield(L, -2, "stack_reads");
   /* an empty C function: the peer in call-overhead benchmarks */
   lua_pushcfunction(L, l_nop);
   lua_setfield(L, -2, "_nop");

@@ -4,7 +4,12 @@
 -- specialization; both must give exactly what the interpreted function
 -- gives (values with their subtypes, errors with their messages and the
 -- caller's file:line), and route anything else through the full dispatch.
+-- ctest runs this file twice: reading the arguments from the stack
+-- directly (host/lua_stack.h, validated by a probe at require time) and,
+-- as lua.test_call_path_api, with KJIT_NO_STACK_READS=1 (the Lua API).
 local kjit = require "kjit"
+
+local NO_STACK_READS = (os.getenv("KJIT_NO_STACK_READS") or "0") ~= "0" and os.getenv("KJIT_NO_STACK_READS") ~= ""
 
 local THIS = "test_call_path.lua:"
 
@@ -251,4 +256,150 @@ test("native: an upvalue replaced with the debug library is refused, never trust
     end
   end
   eq(n(5, 3), 8, "the original is untouched")
+end)
+
+test("stack reads: on where the probe agreed, off when KJIT_NO_STACK_READS is set", function()
+  if NO_STACK_READS then
+    eq(kjit.stack_reads, "off: KJIT_NO_STACK_READS is set")
+  else
+    -- every Lua this suite runs with (Debian's 5.4, 5.4.8 from source) has
+    -- the layout lua_stack.h assumes: the probe must agree there
+    eq(kjit.stack_reads, "on", "the probe's verdict")
+  end
+end)
+
+test("the extremes of every subtype, on f and native, in every position", function()
+  local function pass4(a, b, c, d) return d, c, b, a end
+  local f = kjit.jit(pass4)
+  local sigs = { "(i64, i64, i64, i64)", "(f64, f64, f64, f64)", "(i64, f64, i64, f64)",
+                 "(bool, i64, f64, bool)" }
+  local vals = { math.mininteger, math.maxinteger, -1, 0, 0.0, -0.0, 0/0, 1/0, -1/0, 2^63,
+                 -2^63, 5e-324, true, false }
+  for _, sig in ipairs(sigs) do
+    local n = f:native(sig)
+    for _, v in ipairs(vals) do
+      for pos = 1, 4 do
+        local args = { 1, 2.5, 3, 4.5 }
+        args[pos] = v
+        agree(f, pass4, sig .. " f pos " .. pos .. " " .. tostring(v), table.unpack(args, 1, 4))
+        agree(n, pass4, sig .. " native pos " .. pos .. " " .. tostring(v), table.unpack(args, 1, 4))
+      end
+    end
+  end
+end)
+
+test("too few, too many, nil-padded arguments on both paths", function()
+  local function count(a, b) if b == nil then return a end return a + b end
+  local f = kjit.jit(count)
+  local n = f:native("(i64, i64)")
+  for _, h in ipairs({ f, n }) do
+    agree(h, count, "two", 1, 2)
+    agree(h, count, "one", 1)
+    agree(h, count, "nil second", 1, nil)
+    agree(h, count, "two and nils", 1, 2, nil, nil)
+    agree(h, count, "two again", 1, 2)
+  end
+  local many = {}
+  for i = 1, 300 do many[i] = i end
+  for _, h in ipairs({ f, n }) do
+    local m = raises("too many arguments to a kjit function", function() return h(table.unpack(many)) end)
+    truthy(m:find(THIS, 1, true), "the caller's line in: " .. m)
+  end
+  eq(n(1, 2), 3, "still bound after the errors")
+end)
+
+test("arrays of other dtypes and ranks where the bound one is expected", function()
+  local function first(x) return x[1] end
+  local function len(x) return #x end
+  local fl = kjit.jit(len)
+  local ff = kjit.jit(first)
+  local nl = { fl:native("(i32[:, :])"), fl:native("(f64[:])"), fl:native("(u8[:, :, :])") }
+  local nf = { ff:native("(f64[:])"), ff:native("(i64[:])"), ff:native("(f32[:])") }
+  local arrays = { kjit.array({ 1.5, 2 }, "f64"), kjit.array({ 1, 2 }, "i32"), kjit.array({ 7, 8, 9 }, "i64"),
+                   kjit.array({ 0.5, 2 }, "f32"), kjit.zeros({ 2, 3 }, "i32"), kjit.zeros({ 4, 3 }, "f64"),
+                   kjit.zeros({ 5, 2, 2 }, "u8"), kjit.array({ 3, 4 }, "u8"),
+                   kjit.array({ 1, 2, 3, 4 }, "f64"):slice(2, 3) }
+  for round = 1, 2 do
+    for i, a in ipairs(arrays) do
+      for k, h in ipairs(nl) do agree(h, len, "len native " .. k .. " array " .. i .. " round " .. round, a) end
+      agree(fl, len, "len f array " .. i, a)
+      if a.ndim == 1 then
+        for k, h in ipairs(nf) do agree(h, first, "first native " .. k .. " array " .. i, a) end
+        agree(ff, first, "first f array " .. i, a)
+      end
+    end
+  end
+end)
+
+test("userdata of other kinds (0, 1, 2 user values, small, large) are not arrays", function()
+  local f = kjit.jit(function(x) return #x end)
+  local n = f:native("(f64[:])")
+  eq(n(kjit.zeros(4)), 4)
+  local others = { io.stdout, io.stderr, f, n and select(2, debug.getupvalue(n, 1)) }
+  local cuda = kjit.cuda
+  if cuda and cuda.simulate then
+    cuda.simulate(true)
+    others[#others + 1] = cuda.device_array(3, "f64")
+    if cuda.dim3 then others[#others + 1] = cuda.dim3(1, 2, 3) end
+  end
+  for i, u in ipairs(others) do
+    truthy(type(u) == "userdata", "a userdata " .. i)
+    for _, h in ipairs({ f, n }) do
+      local ok, m = pcall(h, u)
+      truthy(not ok, "userdata " .. i .. " refused")
+      truthy(tostring(m):find("argument #1 is a", 1, true) or tostring(m):find("attempt to get length", 1, true),
+             "userdata " .. i .. ": " .. tostring(m))
+    end
+    eq(n(kjit.zeros(2)), 2, "an array after userdata " .. i)
+  end
+end)
+
+test("deep and moving stacks, coroutines, pcall: the arguments are the caller's", function()
+  local f = kjit.jit(add)
+  local n = f:native("(i64, f64)")
+  -- recursion deep enough for the Lua stack to be reallocated (moved)
+  -- between calls: every level calls both at a different stack depth
+  local function deep(k)
+    if k == 0 then return 0 end
+    local a, b = n(k, 0.5), f(k, 0.25)
+    eq(a, k + 0.5, "native at depth " .. k)
+    eq(b, k + 0.25, "f at depth " .. k)
+    return deep(k - 1) + 1
+  end
+  eq(deep(3000), 3000)
+  -- another Lua thread: its own stack
+  local co = coroutine.wrap(function(x)
+    local y = coroutine.yield(n(x, 1.5))
+    return f(y, 2.5), n(y, -0.0)
+  end)
+  eq(co(1), 2.5)
+  local r1, r2 = co(4)
+  eq(r1, 6.5); eq(r2, 4.0)
+  -- through pcall and as a metamethod
+  local ok, v = pcall(n, 2, 0.5)
+  eq(ok, true); eq(v, 2.5)
+  local t = setmetatable({}, { __call = function(_, a, b) return n(a, b) end })
+  eq(t(3, 0.5), 3.5)
+  -- with a count hook running
+  local hits = 0
+  debug.sethook(function() hits = hits + 1 end, "", 1)
+  for i = 1, 100 do eq(n(i, 0.5), i + 0.5) end
+  debug.sethook()
+  truthy(hits > 0, "the hook ran")
+end)
+
+test("a probe that disagrees turns the direct reads off; calls still agree (in a child)", function()
+  local lua = arg and arg[-1] or "lua5.4"
+  local cpath = package.cpath:gsub("'", "")
+  local code = "package.cpath = '" .. cpath .. "' local kjit = require 'kjit' " ..
+    "local f = kjit.jit(function(a, b) return a + b end) " ..
+    "local n = f:native('(i64, f64)') local x = kjit.array({1, 2}, 'f64') " ..
+    "local g = kjit.jit(function(x) return x[2] end) " ..
+    "local t = tostring io.write(kjit.stack_reads, '|', t(f(1, 2)), ' ', t(n(1, 2.5)), ' ', t(n(1, 2)), ' ', " ..
+    "t(g(x)), ' ', t(g(x)))"
+  -- the skew makes the probe read every argument one slot off
+  local p = io.popen("KJIT_NO_STACK_READS=0 KJIT_TEST_PROBE_SKEW=1 " .. lua .. " -e \"" .. code .. "\" 2>&1")
+  local out = p:read("a")
+  p:close()
+  eq(out, "off: the probe read the stack differently from the Lua API|3 3.5 3 2.0 2.0", "child output")
 end)

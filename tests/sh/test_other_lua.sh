@@ -10,7 +10,8 @@
 #    -DLUA_EXECUTABLE) in a scratch build directory, built (-j2; no tests,
 #    Release), and must have compiled with that lua.h, not Debian's.
 # 3. That interpreter requires kjit and runs a few test files (buffers, the
-#    jit API, every example of the README); the C host example, linked
+#    jit API, the call path with its direct stack reads, every example of
+#    the README); the C host example, linked
 #    with the static liblua.a (and no shared Lua), runs; tests/sh/test_install.sh
 #    on that build (C hosts linking the static Lua through kjit.pc and
 #    kjit::kjit).
@@ -107,7 +108,7 @@ if ((failed == 0)); then
   check "compiled with that Lua's headers" its_headers
   check "-DLUA_INCLUDE_DIR alone: liblua.a and lua found next to it" found_next_to_headers
   check "that Lua requires kjit and runs a jit function" requires
-  for t in buffer jit_api readme; do check "tests/lua/test_$t.lua with that Lua" test_file "$t"; done
+  for t in buffer jit_api call_path readme; do check "tests/lua/test_$t.lua with that Lua" test_file "$t"; done
   check "C host linked with the static liblua.a" host
   check "installed, C hosts built with pkg-config and find_package (test_install.sh)" \
     bash tests/sh/test_install.sh "$build" "$tmp/install.txt"

@@ -1,0 +1,138 @@
+/*
+** lua_stack.c: the probe that decides whether the call path may read its
+** arguments from the Lua stack directly (lua_stack.h says what is assumed
+** and which Lua releases were checked).
+**
+** At the first require, a C closure with a full-userdata upvalue is called
+** through lua_call with known arguments (integers, floats including -0.0
+** and NaN, booleans, nil, kjit arrays, userdata with 0, 1 and 3 user
+** values, a light userdata, a string, a table), at two stack depths, once
+** after the stack has been made to grow (and so move), and with none. It
+** compares every direct read with the API's answer: the count against
+** lua_gettop, each tag against lua_type/lua_isinteger, values against
+** lua_tointeger/lua_tonumber/lua_toboolean, a userdata's block against
+** lua_touserdata and its size against lua_rawlen, the upvalue against
+** lua_touserdata(L, lua_upvalueindex(1)). Any difference, a lua_version
+** other than 504, or KJIT_NO_STACK_READS=1 leaves kls_on 0.
+*/
+#include "host/lua_stack.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lauxlib.h"
+#include "host/buffer.h"
+
+int kls_on;
+const char *kls_status = "off: not probed";
+
+typedef struct ProbeBox { uint64_t pad[3]; int calls, bad; } ProbeBox;
+
+/* KJIT_TEST_PROBE_SKEW=1 (tests only): the probe reads each argument one
+** slot off, as a Lua with another layout would look to it, so that the
+** tests can see the direct reads turned off. */
+static int probe_skew;
+
+/* One argument: 1 if the direct read agrees with the API. */
+static int agrees(lua_State *L, int i, const KlsTValue *v) {
+  unsigned char tt = v->tt_;
+  switch (lua_type(L, i)) {
+  case LUA_TNIL: return (tt & 0x0f) == KLS_NIL;
+  case LUA_TBOOLEAN:
+    return tt == (lua_toboolean(L, i) ? KLS_TRUE : KLS_FALSE);
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, i)) return tt == KLS_INT && v->value_.i == lua_tointeger(L, i);
+    {
+      double d = lua_tonumber(L, i);
+      return tt == KLS_FLT && memcmp(&v->value_.n, &d, sizeof d) == 0;
+    }
+  case LUA_TUSERDATA: {
+    if (tt != KLS_UDATA) return 0;
+    size_t len;
+    void *p = kls_udata(v, &len);
+    return p == lua_touserdata(L, i) && len == lua_rawlen(L, i);
+  }
+  default:   /* must not look like anything the call path takes */
+    return tt != KLS_INT && tt != KLS_FLT && tt != KLS_UDATA &&
+           tt != KLS_TRUE && tt != KLS_FALSE && (tt & 0x0f) != KLS_NIL;
+  }
+}
+
+static int probe_fn(lua_State *L) {
+  ProbeBox *box = lua_touserdata(L, lua_upvalueindex(1));
+  int n, ok = 1;
+  const KlsStackValue *a = kls_args(L, &n);
+  if (box == NULL || kls_upvalue1_udata(L, sizeof *box) != (void *)box) ok = 0;
+  if (n != lua_gettop(L)) ok = 0;
+  /* (with probe_skew, a[n] is L->top's slot: inside the stack, which
+  ** always has slots beyond its top) */
+  for (int i = 1; ok && i <= n; i++) ok = agrees(L, i, &a[i - 1 + probe_skew].val);
+  if (box) { box->calls++; if (!ok) box->bad++; }
+  return 0;
+}
+
+/* Pushes the probe's arguments; returns how many. */
+static int push_args(lua_State *L) {
+  int64_t shape1[1] = { 3 }, shape2[2] = { 2, 2 };
+  lua_pushinteger(L, 42);
+  lua_pushinteger(L, LUA_MININTEGER);
+  lua_pushnumber(L, -0.0);
+  lua_pushnumber(L, 2.5);
+  lua_pushnumber(L, NAN);
+  lua_pushnumber(L, 3.0);
+  kb_push_new(L, KJIT_F64, 1, shape1, 1);
+  kb_push_new(L, KJIT_I32, 2, shape2, 1);
+  lua_pushnil(L);
+  lua_pushboolean(L, 1);
+  lua_pushboolean(L, 0);
+  lua_newuserdatauv(L, 24, 0);
+  lua_newuserdatauv(L, 1, 3);
+  lua_newuserdatauv(L, 40, 1);
+  lua_pushlightuserdata(L, (void *)L);
+  lua_pushliteral(L, "2.5");
+  lua_newtable(L);
+  lua_pushcfunction(L, probe_fn);
+  return 18;
+}
+
+static int run_probe(lua_State *L) {
+  if (lua_version(L) != 504) { kls_status = "off: lua_version is not 504"; return 0; }
+  int top = lua_gettop(L);
+  ProbeBox *box = lua_newuserdatauv(L, sizeof *box, 1);
+  memset(box, 0, sizeof *box);
+  int boxidx = lua_gettop(L);
+  int calls = 0;
+  for (int round = 0; round < 3; round++) {
+    if (round == 2) luaL_checkstack(L, 4000, "kjit probe");   /* the stack moves */
+    for (int k = 0; k < round * 7; k++) lua_pushinteger(L, k);   /* another depth */
+    lua_pushvalue(L, boxidx);
+    lua_pushcclosure(L, probe_fn, 1);
+    lua_pushvalue(L, -1);
+    lua_call(L, 0, 0);   /* no arguments */
+    int n = push_args(L);
+    lua_call(L, n, 0);
+    calls += 2;
+  }
+  int ok = box->calls == calls && box->bad == 0;
+  lua_settop(L, top);
+  kls_status = ok ? "on" : "off: the probe read the stack differently from the Lua API";
+  return ok;
+}
+
+void kls_probe(lua_State *L) {
+  /* once per process; not under a lock, since the probe's lua_call may
+  ** raise (memory): two states probing at once reach the same answer */
+  static int probed;
+  if (__atomic_load_n(&probed, __ATOMIC_ACQUIRE)) return;
+  const char *e = getenv("KJIT_NO_STACK_READS");
+  int on = 0;
+  if (e && *e && strcmp(e, "0") != 0) kls_status = "off: KJIT_NO_STACK_READS is set";
+  else {
+    const char *t = getenv("KJIT_TEST_PROBE_SKEW");
+    probe_skew = t && strcmp(t, "1") == 0;
+    on = run_probe(L);
+  }
+  __atomic_store_n(&kls_on, on, __ATOMIC_RELAXED);
+  __atomic_store_n(&probed, 1, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,135 @@
+/*
+** lua_stack.h: the call path's direct reads of a C function's arguments
+** from the Lua stack, without the Lua C API (which costs 2-3 ns a call).
+**
+** EVERY assumption about Lua's private layout lives in this file and
+** lua_stack.c, checked against lstate.h and lobject.h of Lua 5.4.0, 5.4.4,
+** 5.4.6 and 5.4.8 (github.com/lua/lua tags; unchanged between them where
+** used here, except that lua_State.top and CallInfo.func became StkIdRel,
+** a pointer-sized union whose pointer is valid while no stack reallocation
+** is in progress, i.e. whenever a C function runs):
+**   - struct lua_State starts with CommonHeader (GCObject *next; lu_byte
+**     tt, marked), lu_byte status, allowhook; unsigned short nci; then
+**     top, l_G, ci (pointer-sized each);
+**   - struct CallInfo starts with func; a C function's argument i is
+**     func + i, and there are top - (func + 1) of them;
+**   - a stack slot (StackValue) is 16 bytes: a TValue {Value value_ (8
+**     bytes); lu_byte tt_} (5.4.3+ add a union member of the same size);
+**   - tags: LUA_VNIL 0x00 (and its variants 0x10, 0x20: low nibble 0),
+**     LUA_VFALSE 0x01, LUA_VTRUE 0x11, LUA_VNUMINT 0x03, LUA_VNUMFLT 0x13,
+**     full userdata ctb(LUA_VUSERDATA) 0x47, C closure ctb(LUA_VCCL) 0x66;
+**   - struct Udata: CommonHeader; unsigned short nuvalue; size_t len;
+**     Table *metatable; GCObject *gclist; UValue uv[]; its memory block at
+**     udatamemoffset(nuvalue): offsetof(Udata0, bindata) when nuvalue is
+**     0, else offsetof(Udata, uv) + nuvalue * sizeof(UValue), UValue being
+**     a TValue unioned with LUAI_MAXALIGN (from luaconf.h: used as is);
+**   - struct CClosure: CommonHeader; lu_byte nupvalues; GCObject *gclist;
+**     lua_CFunction f; TValue upvalue[].
+** The mirrors below are declared the way Lua declares them, so the
+** compiler lays them out as it lays out Lua's own.
+**
+** Believed only after a probe at require time (kls_probe, lua_stack.c)
+** reads known arguments both ways and finds every one equal; otherwise,
+** for a Lua whose lua_version is not 504, or with KJIT_NO_STACK_READS=1,
+** kls_on stays 0 and the call path uses the API. Nothing here writes to
+** the stack.
+*/
+#ifndef KJIT_LUA_STACK_H
+#define KJIT_LUA_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "lua.h"
+
+/* 1 when the probe agreed (see above); read by the call path. */
+extern int kls_on;
+/* "on", or why not ("off: ..."): kjit.stack_reads. */
+extern const char *kls_status;
+
+/* Runs the probe once per process (the first require); sets kls_on. */
+void kls_probe(lua_State *L);
+
+/* ---- Mirrors of Lua 5.4's private structures ---- */
+typedef union KlsValue {
+  void *gc; void *p; lua_CFunction f; lua_Integer i; lua_Number n; unsigned char ub;
+} KlsValue;
+typedef struct KlsTValue { KlsValue value_; unsigned char tt_; } KlsTValue;
+typedef union KlsStackValue {
+  KlsTValue val;
+  struct { KlsValue value_; unsigned char tt_; unsigned short delta; } tbclist;
+} KlsStackValue;
+#define KLS_COMMONHEADER void *next; unsigned char tt; unsigned char marked
+typedef struct KlsState {
+  KLS_COMMONHEADER;
+  unsigned char status, allowhook;
+  unsigned short nci;
+  KlsStackValue *top;
+  void *l_G;
+  struct KlsCallInfo *ci;
+} KlsState;
+typedef struct KlsCallInfo { KlsStackValue *func; } KlsCallInfo;
+typedef union KlsUValue { KlsTValue uv; LUAI_MAXALIGN; } KlsUValue;
+typedef struct KlsUdata {
+  KLS_COMMONHEADER;
+  unsigned short nuvalue;
+  size_t len;
+  void *metatable;
+  void *gclist;
+  KlsUValue uv[1];
+} KlsUdata;
+typedef struct KlsUdata0 {
+  KLS_COMMONHEADER;
+  unsigned short nuvalue;
+  size_t len;
+  void *metatable;
+  union { LUAI_MAXALIGN; } bindata;
+} KlsUdata0;
+typedef struct KlsCClosure {
+  KLS_COMMONHEADER; unsigned char nupvalues; void *gclist;
+  lua_CFunction f;
+  KlsTValue upvalue[1];
+} KlsCClosure;
+
+enum { KLS_NIL = 0x00, KLS_FALSE = 0x01, KLS_TRUE = 0x11, KLS_INT = 0x03,
+       KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66 };
+
+#define KLS_INLINE static inline __attribute__((always_inline))
+
+/* The running C function's arguments: the first (argument 1) is returned,
+** their number stored in *n. */
+KLS_INLINE const KlsStackValue *kls_args(lua_State *L, int *n) {
+  const KlsState *s = (const KlsState *)(void *)L;
+  const KlsStackValue *base = s->ci->func + 1;
+  *n = (int)(s->top - base);
+  return base;
+}
+
+/* A full userdata's memory block (lua_touserdata) and its size (lua_rawlen);
+** v must carry KLS_UDATA. */
+KLS_INLINE void *kls_udata(const KlsTValue *v, size_t *len) {
+  const KlsUdata *u = (const KlsUdata *)v->value_.gc;
+  *len = u->len;
+  /* kjit's arrays, jit objects and native boxes have one user value: a
+  ** constant offset, so that the block's address does not wait for the
+  ** load of nuvalue (the branch is predicted) */
+  if (__builtin_expect(u->nuvalue == 1, 1))
+    return (char *)(uintptr_t)u + offsetof(KlsUdata, uv) + sizeof(KlsUValue);
+  size_t off = u->nuvalue == 0 ? offsetof(KlsUdata0, bindata)
+                               : offsetof(KlsUdata, uv) + sizeof(KlsUValue) * u->nuvalue;
+  return (char *)(uintptr_t)u + off;
+}
+
+/* The running C closure's first upvalue if it is a full userdata of at
+** least min bytes, else NULL (lua_touserdata(L, lua_upvalueindex(1))). */
+KLS_INLINE void *kls_upvalue1_udata(lua_State *L, size_t min) {
+  const KlsState *s = (const KlsState *)(void *)L;
+  const KlsTValue *fn = &s->ci->func->val;
+  if (fn->tt_ != KLS_CCL) return NULL;
+  const KlsCClosure *c = (const KlsCClosure *)fn->value_.gc;
+  if (c->nupvalues < 1 || c->upvalue[0].tt_ != KLS_UDATA) return NULL;
+  size_t len;
+  void *p = kls_udata(&c->upvalue[0], &len);
+  return len >= min ? p : NULL;
+}
+
+#endif
