@@ -189,7 +189,8 @@ LLVMValueRef cg_truthy(CG *G, CgVal x) {
 /* Lua's message when operand argi of use, a number or nil (or false),
 ** is nil (false) as the operation runs: what the interpreter raises for
 ** that operation (lvm.c's luaG_opinterror, forprep's luaG_forerror,
-** luaL_checknumber's luaL_argerror), in buf. */
+** luaL_checknumber's luaL_argerror, a kjit array's __index and
+** __newindex), in buf. */
 static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname,
                           char *buf, size_t n) {
   char info[96];
@@ -204,6 +205,13 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
     const char *dot = strrchr(name, '.');
     snprintf(buf, n, "bad argument #%d to '%s' (number expected, got %s)", argi,
              dot ? dot + 1 : name, tname);
+    return;
+  }
+  if (use && (use->op == KIR_INDEX || use->op == KIR_SETINDEX) &&
+      G->sp->types[use->args[0]->id].kind == T_BUF) {   /* buffer.c's __index, __newindex */
+    if (argi == 2) snprintf(buf, n, "number expected, got %s", tname);
+    else snprintf(buf, n, "kjit.array cannot be indexed with a %s value (expected an integer "
+                  "index or a field name)", tname);
     return;
   }
   cg_varinfo(G, use, argi, info, sizeof info);

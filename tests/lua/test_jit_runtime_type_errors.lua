@@ -431,3 +431,29 @@ test("'and' of a float-or-nil and an integer", function()
     D.cases_opts(opts, or_float_nil, {2.5}, {-1.5}, {3}, {0})
   end
 end)
+
+-- a number-or-nil found nil as a kjit array's index or stored value: the
+-- messages of the array's __index and __newindex (difffuzz program 1529)
+local function maybe_index(a, A) local z = nb(a); return A[z] end
+local function maybe_store_key(a, A) local z = nb(a); A[z] = 1 end
+local function maybe_store_both(a, A) local z = nb(a); A[z] = z end
+local function maybe_store_value(a, A) local z = nb(a); A[1] = 5; A[2] = z end
+local function maybe_store_false(a, A) local z = a > 0 and a; A[2] = z end
+local function maybe_row(a, M) local z = nb(a); return M[z][1] end
+local function maybe_col_store(a, M) local z = nb(a); M[1][z] = 2 end
+
+test("a number-or-nil found nil as an array index or a stored value", function()
+  local A, M = kjit.zeros(3), kjit.zeros({2, 2})
+  for _, c in ipairs{
+    { maybe_index, A, "kjit.array cannot be indexed with a nil value" },
+    { maybe_store_key, A, "kjit.array cannot be indexed with a nil value" },
+    { maybe_store_both, A, "kjit.array cannot be indexed with a nil value" },
+    { maybe_store_value, A, "number expected, got nil" },
+    { maybe_store_false, A, "number expected, got boolean" },
+    { maybe_row, M, "kjit.array cannot be indexed with a nil value" },
+    { maybe_col_store, M, "kjit.array cannot be indexed with a nil value" },
+  } do
+    D.cases(c[1], {1, c[2]}, {2, c[2]})
+    D.check_error(c[3], c[1], -1, c[2])
+  end
+end)
