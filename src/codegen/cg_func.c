@@ -192,7 +192,7 @@ void cg_fail_ret(CG *G) {
 /* A pure function runs on after a callee failed (its values garbage, and
 ** it has no side effects): the first error recorded stays. Emits: if
 ** err->kind is set, fail now. */
-static void pure_keep_first_error(CG *G) {
+void cg_pure_keep_first_error(CG *G) {
   if (!cg_is_pure(G, G->sp)) return;
   LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
   LLVMBasicBlockRef ret = cg_bb(G, "errset"), fill = cg_bb(G, "fill");
@@ -205,7 +205,7 @@ static void pure_keep_first_error(CG *G) {
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
               LLVMValueRef c, const char *msg) {
   cg_defer_flush(G);   /* a pending bounds error comes first */
-  pure_keep_first_error(G);
+  cg_pure_keep_first_error(G);
   cg_store_err(G, 0, cg_i32(G, kind));
   cg_store_err(G, 1, cg_i32(G, line));
   if (a) cg_store_err(G, 2, a);
@@ -1490,7 +1490,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
   /* a pure caller that failed before calling does no more work here */
-  pure_keep_first_error(G);
+  cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
 }
 
