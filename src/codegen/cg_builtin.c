@@ -206,6 +206,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)
     cg_error(G, v, "%s is not yet supported by the bytecode code generator",
              id == B_KJIT_PRANGE ? "kjit.prange" : "this kjit.cuda built-in");
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) return cg_convert(G, a[0], rt, line);
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n >= 2) minmax_maybe_checks(G, id, a, n, line);
   if (id == B_MATH_TOINTEGER && a[0].t.kind == T_MAYBE) {
     /* a number or nil (false): fail (nil) where it is not a number */

@@ -1101,6 +1101,11 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
+    /* lmathlib.c compares nothing: the argument itself, whatever it is */
+    *k = kargs[0];
+    return args[0];
+  }
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n >= 2) {
     /* lmathlib.c compares the arguments in order (max: extreme < next,
     ** min: next < extreme) with lua_compare: a nil, boolean or array raises

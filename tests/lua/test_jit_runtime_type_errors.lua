@@ -353,6 +353,16 @@ local function maybe_min_second(a) local z = nb(a); return math.min(1, z) end
 local function maybe_max_two(a) local z, w = nb(a), nb(a); return math.max(z, w) end
 local function maybe_min_two(a) local z, w = nb(a), a > 0 and a; return math.min(z, w) end
 
+-- math.max/min of one argument compare nothing: that argument, nil too
+local function max_one_maybe(a) local z = nb(a); local y = math.max(z); return y == nil, y end
+local function min_one_static(a, B) local x; local b = a > 1
+  return math.min(x) == nil, math.max(b), #math.min(B), math.max(a) end
+
+test("math.max and math.min of one argument return it", function()
+  D.cases(max_one_maybe, {3}, {-1}, {2.5})
+  D.cases(min_one_static, {3, kjit.zeros(2)}, {0.5, kjit.zeros(1)})
+end)
+
 test("a number-or-nil operand found nil raises the operation's own message", function()
   for _, opts in ipairs{ {}, { opt = 0 } } do
     for _, c in ipairs{
