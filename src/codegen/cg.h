@@ -178,6 +178,10 @@ LLVMTypeRef cg_dtype_llty(CG *G, int dtype);
 LLVMTypeRef cg_bufptr_ty(CG *G, Type t);
 /* errors raised by compiled code */
 void cg_store_err(CG *G, int field, LLVMValueRef v);
+/* In a pure function (which runs on after a callee failed): fail at once
+** if an error is recorded, so that the first error stays. Every error
+** store goes after it (cg_raise does it). */
+void cg_pure_keep_first_error(CG *G);
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
               LLVMValueRef c, const char *msg);     /* leaves the builder in a dead block */
 void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,

@@ -45,6 +45,7 @@ static LLVMValueRef index_int(CG *G, CgVal k, int line, LLVMValueRef upper, cons
     LLVMBasicBlockRef fail = cg_bb(G, "badindex"), cont = cg_bb(G, "ok");
     cg_cold_false(G, LLVMBuildCondBr(G->B, ok, cont, fail));
     LLVMPositionBuilderAtEnd(G->B, fail);
+    cg_pure_keep_first_error(G);   /* a callee's error before it stays */
     cg_store_err(G, 8, x);
     LLVMValueRef fl = cg_math(G, "floor", G->f64, &x, 1);
     LLVMValueRef integral = LLVMBuildFCmp(G->B, LLVMRealOEQ, fl, x, "");

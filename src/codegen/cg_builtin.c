@@ -4,6 +4,7 @@
 ** gives each side of a T_NUMBER its own code); results follow Lua 5.4
 ** (math.floor of a float is an integer when it fits, else the float).
 */
+#include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
 #include "ir/ir_builtins.h"
@@ -126,6 +127,38 @@ static CgVal tointeger_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type r
   return r;
 }
 
+/* "attempt to compare t1 with t2" (luaG_ordererror), raised from C: no
+** position. */
+static void compare_check(CG *G, LLVMValueRef ok, int line, const char *t1, const char *t2) {
+  char *msg = ka_alloc(G->S->A, 64);
+  if (msg == NULL) cg_error(G, NULL, "not enough memory");
+  if (strcmp(t1, t2) == 0) snprintf(msg, 64, "attempt to compare two %s values", t1);
+  else snprintf(msg, 64, "attempt to compare %s with %s", t1, t2);
+  cg_check(G, ok, KE_TYPEERR, line, cg_i64(G, 1), NULL, NULL, msg);
+}
+
+/* math.max/min of numbers that may be nil (false): lmathlib.c compares the
+** extreme so far with each next argument (max: extreme < next, min:
+** next < extreme) by lua_compare, whose order error names both operands'
+** types; the extreme is a number once the first comparison passed. */
+static void minmax_maybe_checks(CG *G, int id, CgVal *a, int n, int line) {
+  int max = id == B_MATH_MAX;
+  for (int i = 0; i < n; i++) {
+    if (a[i].t.kind != T_MAYBE) continue;
+    const char *ti = a[i].t.dtype ? "nil" : "boolean";
+    if (i == 0) {   /* compared with the second argument first */
+      if (a[1].t.kind == T_MAYBE) {
+        const char *t1 = a[1].t.dtype ? "nil" : "boolean";
+        compare_check(G, LLVMBuildOr(G->B, a[0].flag, a[1].flag, ""), line,
+                      max ? ti : t1, max ? t1 : ti);
+      }
+      compare_check(G, a[0].flag, line, max ? ti : "number", max ? "number" : ti);
+    } else {
+      compare_check(G, a[i].flag, line, max ? "number" : ti, max ? ti : "number");
+    }
+  }
+}
+
 /* An integer argument of a library function: "bad argument #n to 'ult'
 ** (number has no integer representation)". */
 static LLVMValueRef to_int_arg(CG *G, CgVal x, int line, int argn, const char *fname) {
@@ -173,6 +206,18 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id) || id == B_KJIT_PRANGE)
     cg_error(G, v, "%s is not yet supported by the bytecode code generator",
              id == B_KJIT_PRANGE ? "kjit.prange" : "this kjit.cuda built-in");
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) return cg_convert(G, a[0], rt, line);
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n >= 2) minmax_maybe_checks(G, id, a, n, line);
+  if (id == B_MATH_TOINTEGER && a[0].t.kind == T_MAYBE) {
+    /* a number or nil (false): fail (nil) where it is not a number */
+    Type nt = TY(a[0].t.sub);
+    nt.fsub = a[0].t.fsub;
+    CgVal x = cg_mk(nt, a[0].v);
+    x.isf = a[0].isf;
+    CgVal r = cg_split(G, v, &x, 1, rt, tointeger_concrete);
+    r.flag = LLVMBuildAnd(G->B, r.flag, a[0].flag, "");
+    return r;
+  }
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);

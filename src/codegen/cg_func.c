@@ -192,7 +192,7 @@ void cg_fail_ret(CG *G) {
 /* A pure function runs on after a callee failed (its values garbage, and
 ** it has no side effects): the first error recorded stays. Emits: if
 ** err->kind is set, fail now. */
-static void pure_keep_first_error(CG *G) {
+void cg_pure_keep_first_error(CG *G) {
   if (!cg_is_pure(G, G->sp)) return;
   LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
   LLVMBasicBlockRef ret = cg_bb(G, "errset"), fill = cg_bb(G, "fill");
@@ -205,7 +205,7 @@ static void pure_keep_first_error(CG *G) {
 void cg_raise(CG *G, KErrKind kind, int line, LLVMValueRef a, LLVMValueRef b,
               LLVMValueRef c, const char *msg) {
   cg_defer_flush(G);   /* a pending bounds error comes first */
-  pure_keep_first_error(G);
+  cg_pure_keep_first_error(G);
   cg_store_err(G, 0, cg_i32(G, kind));
   cg_store_err(G, 1, cg_i32(G, line));
   if (a) cg_store_err(G, 2, a);
@@ -468,7 +468,11 @@ static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*tab
     if (cg_never_produced(G, a)) {
       for (int k = 0; k < n; k++) vs[k] = LLVMGetUndef(tys[k]);
     } else {
-      CgVal x = cg_convert(G, cg_val(G, a), t, p->line >= 0 ? p->line : a->line);
+      CgVal x = cg_val(G, a);
+      /* `z and 5`: z, a number or nil, reaches the join only as nil (the
+      ** typer narrowed it there: its number part may not convert to t's) */
+      if (x.t.kind == T_MAYBE && kty_edge_truth(a, to, i) == 0) x = cg_mk(TY(T_NIL), NULL);
+      x = cg_convert(G, x, t, p->line >= 0 ? p->line : a->line);
       pack(x, vs);
       for (int k = 0; k < n; k++)   /* an i32 counter's phi (cg_version.c): the value fits */
         if (LLVMTypeOf(table[p->id][k]) != LLVMTypeOf(vs[k])) vs[k] = cg_version_i32(G, vs[k]);
@@ -774,9 +778,10 @@ static void emit_forprep(CG *G, KirInsn *v) {
   int line = v->line;
   Type t = G->sp->types[v->id];
   CgFor *F = &G->fors[v->id];
-  CgVal a = cg_unwrap(G, cg_val(G, v->args[0]), line, v, 0);
+  /* lvm.c's forprep checks the limit, then the step, then the initial value */
   CgVal l = cg_unwrap(G, cg_val(G, v->args[1]), line, v, 1);
   CgVal st = cg_unwrap(G, cg_val(G, v->args[2]), line, v, 2);
+  CgVal a = cg_unwrap(G, cg_val(G, v->args[0]), line, v, 0);
   F->kind = t.kind;
   if (t.kind == T_INT) {
     LLVMValueRef skip, step = st.v;
@@ -1504,7 +1509,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   }
   LLVMPositionBuilderAtEnd(G->B, G->allocas);
   /* a pure caller that failed before calling does no more work here */
-  pure_keep_first_error(G);
+  cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
 }
 

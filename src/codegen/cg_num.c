@@ -186,11 +186,48 @@ LLVMValueRef cg_truthy(CG *G, CgVal x) {
   }
 }
 
+/* Lua's message when operand argi of use, a number or nil (or false),
+** is nil (false) as the operation runs: what the interpreter raises for
+** that operation (lvm.c's luaG_opinterror, forprep's luaG_forerror,
+** luaL_checknumber's luaL_argerror, a kjit array's __index and
+** __newindex), in buf. */
+static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname,
+                          char *buf, size_t n) {
+  char info[96];
+  if (use && use->op == KIR_FORPREP) {
+    static const char *const what[3] = { "initial value", "limit", "step" };
+    snprintf(buf, n, "bad 'for' %s (number expected, got %s)", what[argi], tname);
+    return;
+  }
+  if (use && use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
+    /* a C function names itself as the call names it: math.sqrt -> 'sqrt' */
+    const char *name = kir_builtin_name(G->sp->types[use->args[0]->id].ref);
+    const char *dot = strrchr(name, '.');
+    snprintf(buf, n, "bad argument #%d to '%s' (number expected, got %s)", argi,
+             dot ? dot + 1 : name, tname);
+    return;
+  }
+  if (use && (use->op == KIR_INDEX || use->op == KIR_SETINDEX) &&
+      G->sp->types[use->args[0]->id].kind == T_BUF) {   /* buffer.c's __index, __newindex */
+    if (argi == 2) snprintf(buf, n, "number expected, got %s", tname);
+    else snprintf(buf, n, "kjit.array cannot be indexed with a %s value (expected an integer "
+                  "index or a field name)", tname);
+    return;
+  }
+  cg_varinfo(G, use, argi, info, sizeof info);
+  snprintf(buf, n, "attempt to perform %s on a %s value%s",
+           use && (use->op == KIR_BNOT || (use->op >= KIR_BAND && use->op <= KIR_SHR))
+           ? "bitwise operation" : "arithmetic", tname, info);
+}
+
+/* x used as a number: a T_MAYBE raises Lua's error for use where it is nil
+** (false) when it runs. */
 CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *use, int argi) {
   if (x.t.kind != T_MAYBE) return x;
-  char info[96];
-  cg_varinfo(G, use, argi, info, sizeof info);
-  cg_check(G, x.flag, KE_NILARITH, line, cg_i64(G, x.t.dtype), NULL, NULL, info);
+  char *msg = ka_alloc(G->S->A, 192);   /* lives as long as the module's messages */
+  if (msg == NULL) cg_error(G, use, "not enough memory");
+  maybe_message(G, use, argi, x.t.dtype ? "nil" : "boolean", msg, 192);
+  cg_check(G, x.flag, KE_TYPEERR, line, cg_i64(G, 0), NULL, NULL, msg);
   CgVal r = cg_mk(numview(x.t), x.v);
   r.isf = x.isf;
   return r;

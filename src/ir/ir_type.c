@@ -626,7 +626,7 @@ static Type join_result(Join *J) {
 ** predecessor: true (1) or false (0) when that edge leaves a branch on a
 ** itself, through blocks that only jump (`c and x`: c is false where it
 ** reaches the join; `m or y`: m is true); else -1. */
-static int edge_truth(const KirInsn *a, const KirBlock *to, int i) {
+int kty_edge_truth(const KirInsn *a, const KirBlock *to, int i) {
   const KirBlock *from = to, *p = to->preds[i];
   for (int hops = 0; hops < 4; hops++) {
     const KirInsn *t = p->term;
@@ -667,7 +667,7 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type t = sp->types[a->id];
     if (t.kind == T_UNKNOWN) { same = 0; continue; }
     KtyConst ka = sp->consts[a->id];
-    int tr = edge_truth(a, v->block, i);
+    int tr = kty_edge_truth(a, v->block, i);
     if (tr >= 0) narrow(&t, &ka, tr);
     int had = J.second.kind != T_UNKNOWN;
     join_add(&J, t, ka);
@@ -1101,6 +1101,11 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
+  if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
+    /* lmathlib.c compares nothing: the argument itself, whatever it is */
+    *k = kargs[0];
+    return args[0];
+  }
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n >= 2) {
     /* lmathlib.c compares the arguments in order (max: extreme < next,
     ** min: next < extreme) with lua_compare: a nil, boolean or array raises
@@ -1121,8 +1126,26 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       return ty(T_UNKNOWN);
     }
   }
+  if (row->rule == KTY_R_TOINTEGER) {
+    /* lmathlib.c's math_toint: fail (nil) for anything but a number with
+    ** an integer value, no error */
+    if (args[0].kind == T_UNKNOWN) return args[0];
+    if (raises_on(args[0])) { k->kind = T_NIL; return ty(T_NIL); }
+    if (args[0].kind == T_MAYBE) {
+      Type r = ty(T_MAYBE); r.sub = T_INT; r.dtype = 1;
+      return r;
+    }
+  }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
   for (int i = 0; i < nnum; i++) {
+    if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
+      /* luaL_checknumber's error, the function named as the call names it
+      ** (math.sqrt: 'sqrt'), when the call runs; max and min of one
+      ** argument return it */
+      const char *dot = strrchr(name, '.');
+      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", i + 1,
+            dot ? dot + 1 : name, objtypename(args[i]));
+    }
     args[i] = numview(args[i]);
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (!isnum(args[i]))

@@ -168,4 +168,10 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap);
 /* "i64", "f32[:,:]", "number", "nil|f64" ... */
 const char *kty_name(Type t, char *buf, size_t n);
 
+/* What a is known to be on the edge into `to` from its i-th predecessor:
+** true (1) or false (0) when that edge leaves a branch on a itself (`c and
+** x`: c is false where it reaches the join), else -1. The typer types the
+** phi with a narrowed there; the code generator converts it so. */
+int kty_edge_truth(const KirInsn *a, const KirBlock *to, int i);
+
 #endif

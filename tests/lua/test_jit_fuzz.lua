@@ -24,8 +24,8 @@
 --                type combination kjit does not compile ("not supported in
 --                compiled code", "holds both", "mixes", "cannot", ...);
 --   static       a compile-time type error for code the interpreter did not
---                run on that input: only a built-in given a boolean ("bad
---                argument #1 to 'math.abs' (number expected, got boolean)");
+--                run on that input ("bad argument #..."; a built-in given a
+--                boolean now raises when it runs, as interpreted);
 --                a boolean in arithmetic, a bitwise operation, an ordering
 --                comparison or `#` raises Lua's error when it runs, as
 --                interpreted, so those must agree like any other error;

@@ -232,3 +232,24 @@ test("globals are read through the environment's __index", function()
   local g = load("return function(x) return x + undeclared end", nil, "t", strict)()
   raises("undeclared global 'undeclared'", kjit.jit(g), 1)
 end)
+
+-- A pure callee's error, then an index that is not an integer (or out of
+-- bounds as a float) in the pure caller: the callee's error is the one
+-- raised, as the interpreter stops there (the index error overwrote it;
+-- difffuzz program 1001)
+local function div0(a) return a // 0 end
+local function nonint_bitwise(p) local x = (-math.huge) & 0.0; return p end
+local function callee_then_huge_index(a, A) local x = div0(a); return A[math.huge] end
+local function callee_then_float_index(a, A) local u = nonint_bitwise(a); return u + A[1.5] end
+local function callee_then_var_index(a, A) local u = div0(a); return A[a + 0.5] end
+
+test("a pure callee's error is not overwritten by a float index error after it", function()
+  local A = kjit.array({1, 2, 3, 4}, "i32")
+  for _, opts in ipairs{ {}, { opt = 0 } } do
+    D.check_opts(opts, callee_then_huge_index, 1, A)
+    D.check_opts(opts, callee_then_float_index, 0.5, A)
+    D.check_opts(opts, callee_then_var_index, 2, A)
+  end
+  D.check_error("attempt to divide by zero", callee_then_huge_index, 1, A)
+  D.check_error("number has no integer representation", callee_then_float_index, 0.5, A)
+end)

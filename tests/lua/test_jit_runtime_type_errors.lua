@@ -325,3 +325,145 @@ end
 test("results a callee never produces", function()
   D.check_error("attempt to perform arithmetic on a nil value (local 'a')", expands_raising, 3)
 end)
+
+-- a value that is a number or nil (or false), found nil when it runs: the
+-- interpreter's message for the operation that uses it (difffuzz found/:
+-- bitwise-nil-message, for-limit-nil-message, math-nil-argument-message)
+local function nb(a) local z; if a > 0 then z = a end return z end   -- integer or nil
+local function nf(a) local z; if a > 0 then z = a + 0.5 end return z end   -- float or nil
+local function maybe_band(a) local z = nb(a); return z & 3 end
+local function maybe_bnot(a) local z = nf(a); return ~z end
+local function maybe_shl(a) local z = nb(a); return 1 << z end
+local function maybe_false_bor(a) local z = a > 0 and a; return z | 1 end
+local function maybe_add(a) local z = nb(a); return z + 1 end
+local function maybe_for_limit(a) local z, s = nb(a), 0; for i = 1, z do s = s + i end return s end
+local function maybe_for_init(a) local z, s = nf(a), 0; for i = z, 3 do s = s + i end return s end
+local function maybe_for_step(a) local z, s = nb(a), 0; for i = 1, 3, z do s = s + i end return s end
+local function maybe_for_order(a) local z, s = nb(a), 0; for i = z, z, z do s = s + i end return s end
+local function maybe_sqrt(a) local z = nf(a); return math.sqrt(z) end
+local function maybe_floor(a) local z = nf(a); return math.floor(z) end
+local function maybe_abs(a) local z = nb(a); return math.abs(z) end
+local function maybe_fmod(a) local z = nb(a); return math.fmod(7, z) end
+local function maybe_ult(a) local z = nb(a); return math.ult(1, z) end
+local function maybe_false_exp(a) local z = a > 0 and a; return math.exp(z) end
+local function maybe_max_first(a) local z = nb(a); return math.max(z, 1) end
+local function maybe_max_second(a) local z = nf(a); return math.max(1, z, 2) end
+local function maybe_min_first(a) local z = nb(a); return math.min(z, 1) end
+local function maybe_min_second(a) local z = nb(a); return math.min(1, z) end
+local function maybe_max_two(a) local z, w = nb(a), nb(a); return math.max(z, w) end
+local function maybe_min_two(a) local z, w = nb(a), a > 0 and a; return math.min(z, w) end
+
+-- math.max/min of one argument compare nothing: that argument, nil too
+local function max_one_maybe(a) local z = nb(a); local y = math.max(z); return y == nil, y end
+local function min_one_static(a, B) local x; local b = a > 1
+  return math.min(x) == nil, math.max(b), #math.min(B), math.max(a) end
+
+test("math.max and math.min of one argument return it", function()
+  D.cases(max_one_maybe, {3}, {-1}, {2.5})
+  D.cases(min_one_static, {3, kjit.zeros(2)}, {0.5, kjit.zeros(1)})
+end)
+
+test("a number-or-nil operand found nil raises the operation's own message", function()
+  for _, opts in ipairs{ {}, { opt = 0 } } do
+    for _, c in ipairs{
+      { maybe_band, "attempt to perform bitwise operation on a nil value (local 'z')" },
+      { maybe_bnot, "attempt to perform bitwise operation on a nil value (local 'z')" },
+      { maybe_shl, "attempt to perform bitwise operation on a nil value (local 'z')" },
+      { maybe_false_bor, "attempt to perform bitwise operation on a boolean value (local 'z')" },
+      { maybe_add, "attempt to perform arithmetic on a nil value (local 'z')" },
+      { maybe_for_limit, "bad 'for' limit (number expected, got nil)" },
+      { maybe_for_init, "bad 'for' initial value (number expected, got nil)" },
+      { maybe_for_step, "bad 'for' step (number expected, got nil)" },
+      { maybe_for_order, "bad 'for' limit (number expected, got nil)" },
+      { maybe_sqrt, "bad argument #1 to 'sqrt' (number expected, got nil)" },
+      { maybe_floor, "bad argument #1 to 'floor' (number expected, got nil)" },
+      { maybe_abs, "bad argument #1 to 'abs' (number expected, got nil)" },
+      { maybe_fmod, "bad argument #2 to 'fmod' (number expected, got nil)" },
+      { maybe_ult, "bad argument #2 to 'ult' (number expected, got nil)" },
+      { maybe_false_exp, "bad argument #1 to 'exp' (number expected, got boolean)" },
+      { maybe_max_first, "attempt to compare nil with number" },
+      { maybe_max_second, "attempt to compare number with nil" },
+      { maybe_min_first, "attempt to compare number with nil" },
+      { maybe_min_second, "attempt to compare nil with number" },
+      { maybe_max_two, "attempt to compare two nil values" },
+      { maybe_min_two, "attempt to compare boolean with nil" },
+    } do
+      D.cases_opts(opts, c[1], {3}, {2.5})
+      D.check_opts(opts, c[1], -1)
+      D.check_error(c[2], c[1], -1)
+    end
+  end
+end)
+
+-- a statically nil or boolean argument of a math function: luaL_checknumber's
+-- error when the call runs, the function named as the call names it
+local function static_nil_sqrt(a) local x; if a > 100 then return math.sqrt(x) end return a end
+local function static_bool_fmod(a) local b = a > 1; if a > 100 then return math.fmod(a, b) end return a end
+local function static_array_floor(a, B) if a > 100 then return math.floor(B) end return a end
+
+test("a statically nil, boolean or array argument of a math function", function()
+  local B = kjit.zeros(2)
+  for _, c in ipairs{
+    { static_nil_sqrt, "bad argument #1 to 'sqrt' (number expected, got nil)" },
+    { static_bool_fmod, "bad argument #2 to 'fmod' (number expected, got boolean)" },
+    { static_array_floor, "bad argument #1 to 'floor' (number expected, got kjit.array)" },
+  } do
+    D.cases(c[1], {1, B})
+    D.check_error(c[2], c[1], 101, B)
+  end
+end)
+
+-- math.tointeger returns fail (nil) for anything but a number with an
+-- integer value, nil and booleans included (difffuzz found/tointeger-nil)
+local function toint_maybe(a) local z = nb(a); local y = math.tointeger(z); return y == nil, y end
+local function toint_maybe_float(a) local z = nf(a); return math.tointeger(z) end
+local function toint_maybe_false(a) local z = a > 0 and a; return math.tointeger(z) end
+local function toint_static(a, B) local x; local b = a > 1
+  return math.tointeger(x), math.tointeger(b), math.tointeger(B), math.tointeger(a) end
+
+test("math.tointeger of nil, a boolean, an array or a number-or-nil", function()
+  D.cases(toint_maybe, {3}, {-1}, {2.0}, {2.5}, {-0.5})
+  D.cases(toint_maybe_float, {3}, {-1}, {1.5}, {-2.5})
+  D.cases(toint_maybe_false, {3}, {-1}, {2.0}, {2.5})
+  D.cases(toint_static, {3, kjit.zeros(2)}, {0.5, kjit.zeros(1)})
+end)
+
+-- `z and 5` with z a float or nil: z reaches the join only as nil (difffuzz
+-- found/nilable-float-and-int: an invalid LLVM module)
+local function and_float_nil(a) local z; if a > 0 then z = -a end local y = z and 5; return y == nil, y end
+local function and_false(a) local z = a > 0 and a + 0.5; local y = z and 5; return y end
+local function or_float_nil(a) local z; if a > 0 then z = -a end local y = z or 5; return y end
+
+test("'and' of a float-or-nil and an integer", function()
+  for _, opts in ipairs{ {}, { opt = 0 }, { opt = 1 } } do
+    D.cases_opts(opts, and_float_nil, {2.5}, {-1.5}, {3}, {0})
+    D.cases_opts(opts, and_false, {2.5}, {-1.5}, {3}, {0})
+    D.cases_opts(opts, or_float_nil, {2.5}, {-1.5}, {3}, {0})
+  end
+end)
+
+-- a number-or-nil found nil as a kjit array's index or stored value: the
+-- messages of the array's __index and __newindex (difffuzz program 1529)
+local function maybe_index(a, A) local z = nb(a); return A[z] end
+local function maybe_store_key(a, A) local z = nb(a); A[z] = 1 end
+local function maybe_store_both(a, A) local z = nb(a); A[z] = z end
+local function maybe_store_value(a, A) local z = nb(a); A[1] = 5; A[2] = z end
+local function maybe_store_false(a, A) local z = a > 0 and a; A[2] = z end
+local function maybe_row(a, M) local z = nb(a); return M[z][1] end
+local function maybe_col_store(a, M) local z = nb(a); M[1][z] = 2 end
+
+test("a number-or-nil found nil as an array index or a stored value", function()
+  local A, M = kjit.zeros(3), kjit.zeros({2, 2})
+  for _, c in ipairs{
+    { maybe_index, A, "kjit.array cannot be indexed with a nil value" },
+    { maybe_store_key, A, "kjit.array cannot be indexed with a nil value" },
+    { maybe_store_both, A, "kjit.array cannot be indexed with a nil value" },
+    { maybe_store_value, A, "number expected, got nil" },
+    { maybe_store_false, A, "number expected, got boolean" },
+    { maybe_row, M, "kjit.array cannot be indexed with a nil value" },
+    { maybe_col_store, M, "kjit.array cannot be indexed with a nil value" },
+  } do
+    D.cases(c[1], {1, c[2]}, {2, c[2]})
+    D.check_error(c[3], c[1], -1, c[2])
+  end
+end)
