@@ -497,13 +497,31 @@ static LLVMTargetMachineRef kc_get_tm(char **err) {
   return kc_tm;
 }
 
+/* The target machine that generates code at opt level opt: at opt 0 one
+** with LLVM's -O0 code generator (created on first use; locked). kjit runs
+** no IR passes at opt 0, and LLVM 14's machine peephole pass at the default
+** level can recurse until the stack runs out on such unoptimized modules
+** (tests/difffuzz/found/opt0-llvm-recursion-crash.lua: llc -O2 crashes on
+** the module, llc -O0 compiles it). */
+static LLVMTargetMachineRef kc_tm_opt0;
+static LLVMTargetMachineRef kc_get_codegen_tm(int opt, char **err) {
+  if (opt > 0) return kc_get_tm(err);
+  if (!kc_tm_opt0)
+    kc_tm_opt0 = LLVMCreateTargetMachine(kc_target, kc_triple, kc_cpu, kc_features,
+                                         LLVMCodeGenLevelNone, LLVMRelocDefault,
+                                         LLVMCodeModelJITDefault);
+  if (!kc_tm_opt0) kc_seterr(err, "cannot create a target machine for %s", kc_triple);
+  return kc_tm_opt0;
+}
+
 /* Renders M's assembly for the host into a malloc'd string. Locked. */
-static char *kc_emit_asm(LLVMModuleRef M, char **err) {
-  if (!kc_get_tm(err)) return NULL;
+static char *kc_emit_asm(LLVMModuleRef M, int opt, char **err) {
+  LLVMTargetMachineRef tm = kc_get_codegen_tm(opt, err);
+  if (!tm) return NULL;
   LLVMModuleRef clone = LLVMCloneModule(M);
   LLVMMemoryBufferRef buf = NULL;
   char *msg = NULL, *r = NULL;
-  if (LLVMTargetMachineEmitToMemoryBuffer(kc_tm, clone, LLVMAssemblyFile,
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, LLVMAssemblyFile,
                                           &msg, &buf)) {
     kc_seterr(err, "cannot emit assembly: %s", msg ? msg : "?");
   } else {
@@ -957,7 +975,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
     LLVMDisposeMessage(s);
   }
   if (o->want_asm && asm_out) {
-    as = kc_emit_asm(M, err);
+    as = kc_emit_asm(M, opt, err);
     if (!as) goto fail_locked;
     if (kc_diag[0]) {
       kc_seterr(err, "LLVM code generator: %s", kc_diag);
@@ -976,8 +994,9 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
        (2.1M instructions, 15% of a small function's compile). */
     LLVMMemoryBufferRef buf = NULL;
     msg = NULL;
-    if (!kc_get_tm(err)) goto fail_locked;
-    if (LLVMTargetMachineEmitToMemoryBuffer(kc_tm, M, LLVMObjectFile, &msg,
+    LLVMTargetMachineRef ctm = kc_get_codegen_tm(opt, err);
+    if (!ctm) goto fail_locked;
+    if (LLVMTargetMachineEmitToMemoryBuffer(ctm, M, LLVMObjectFile, &msg,
                                             &buf)) {
       kc_seterr(err, "LLVM code generator: %s", msg ? msg : "?");
       LLVMDisposeMessage(msg);

@@ -253,3 +253,18 @@ test("a pure callee's error is not overwritten by a float index error after it",
   D.check_error("attempt to divide by zero", callee_then_huge_index, 1, A)
   D.check_error("number has no integer representation", callee_then_float_index, 0.5, A)
 end)
+
+-- LLVM 14's machine peephole pass recursed until the stack ran out on an
+-- unoptimized module (opt 0 generated code at LLVM's default level): the
+-- difffuzz reproducer, in a child process so a crash fails the test
+-- instead of killing the suite.
+test("opt 0 generates code with LLVM's -O0 code generator (no crash)", function()
+  local moddir = arg and arg[1] or "build"
+  local file = "tests/difffuzz/found/opt0-llvm-recursion-crash.lua"
+  local p = assert(io.popen("lua5.4 " .. file .. " '" .. moddir .. "' 2>&1", "r"))
+  local out = p:read("a")
+  local ok, how, code = p:close()
+  assert(ok and how == "exit" and code == 0,
+         ("reproducer failed (%s %s):\n%s"):format(tostring(how), tostring(code), out))
+  assert(out:find("CLASS same", 1, true), out)
+end)
