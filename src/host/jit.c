@@ -510,7 +510,8 @@ static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *s
 /* KJIT_DISABLE_JIT set (and not "0"): calls of jit objects run their Lua
 ** function, interpreted, for debugging with ordinary Lua tools. Read once
 ** per process (kd_open). */
-static int jit_disabled;
+static int jit_disabled;   /* written by every luaopen_kjit (threads): atomic */
+static int jit_is_disabled(void) { return __atomic_load_n(&jit_disabled, __ATOMIC_RELAXED); }
 /* kls_on (the probe agreed: lua_stack.h) and not jit_disabled: one flag
 ** for the fast paths. Set by kd_open. */
 static int direct_reads;
@@ -540,7 +541,7 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n) {
 ** specialization, and makes it the last one. */
 static int jit_call_slow(lua_State *L);
 static int jit_call(lua_State *L) {
-  if (direct_reads) {   /* the arguments read in place (lua_stack.h) */
+  if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {   /* the arguments read in place (lua_stack.h) */
     int n;
     const KlsStackValue *a = kls_args(L, &n);
     if (n >= 1 && a[0].val.tt_ == KLS_UDATA) {
@@ -569,9 +570,9 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   int n = lua_gettop(L) - 1;
   int64_t slots[KJIT_MAXARGS + 1];
   JitSpec *js = o->last;   /* NULL once finalized */
-  if (js != NULL && n == js->nsig && !jit_disabled && read_args(L, js, 2, slots))
+  if (js != NULL && n == js->nsig && !jit_is_disabled() && read_args(L, js, 2, slots))
     return call_spec(L, js, slots, n);
-  if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
+  if (jit_is_disabled()) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
     if (o->dead) return dead_error(L);
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
@@ -617,14 +618,15 @@ typedef struct NativeBox {
 ** get what f(...) gives them). */
 static int native_slow(lua_State *L);
 static int native_call(lua_State *L) {
-  if (direct_reads) {   /* the box and the arguments read in place (lua_stack.h) */
+  if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {   /* the box and the arguments read in place (lua_stack.h) */
     const NativeBox *nb = kls_upvalue1_udata(L, sizeof *nb);
     if (nb != NULL && nb->tag == NATIVE_TAG(nb)) {
       const JitSpec *js = nb->js;
       int n;
       const KlsStackValue *a = kls_args(L, &n);
       int64_t slots[KJIT_MAXARGS + 1];
-      if (n == js->nsig && !nb->o->dead && read_args_direct(js, a, slots))
+      /* dead first: a collected jit object's specializations are freed */
+      if (!nb->o->dead && n == js->nsig && read_args_direct(js, a, slots))
         return call_spec(L, js, slots, n);
     }
   }
@@ -640,7 +642,7 @@ static __attribute__((noinline)) int native_slow(lua_State *L) {
     return luaL_error(L, "kjit: a native function whose upvalue was replaced");
   const JitSpec *js = nb->js;
   int64_t slots[KJIT_MAXARGS + 1];
-  if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_disabled && read_args(L, js, 1, slots))
+  if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_is_disabled() && read_args(L, js, 1, slots))
     return call_spec(L, js, slots, js->nsig);
   lua_getiuservalue(L, lua_upvalueindex(1), 1);   /* the jit object */
   lua_insert(L, 1);
@@ -849,7 +851,7 @@ static int l_jit(lua_State *L) {
 
 static void read_disable_jit(void) {
   const char *e = getenv("KJIT_DISABLE_JIT");
-  jit_disabled = e && *e && strcmp(e, "0") != 0;
+  __atomic_store_n(&jit_disabled, e && *e && strcmp(e, "0") != 0, __ATOMIC_RELAXED);
 }
 
 void kd_open(lua_State *L) {
@@ -871,8 +873,9 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "jit");
   /* may the call path read arguments from the stack? (lua_stack.c) */
   kls_probe(L);
-  direct_reads = kls_on && !jit_disabled;
-  lua_pushstring(L, kls_status);
+  __atomic_store_n(&direct_reads, __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
+                   !__atomic_load_n(&jit_disabled, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+  lua_pushstring(L, __atomic_load_n(&kls_status, __ATOMIC_RELAXED));
   lua_setfield(L, -2, "stack_reads");
   /* an empty C function: the peer in call-overhead benchmarks */
   lua_pushcfunction(L, l_nop);

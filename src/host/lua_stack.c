@@ -33,6 +33,9 @@ typedef struct ProbeBox { uint64_t pad[3]; int calls, bad; } ProbeBox;
 ** slot off, as a Lua with another layout would look to it, so that the
 ** tests can see the direct reads turned off. */
 static int probe_skew;
+/* Every lua_State that opens kjit may probe at once (threads: each writes
+** the same answer), so the shared fields are written and read atomically. */
+static void set_status(const char *s) { __atomic_store_n(&kls_status, s, __ATOMIC_RELAXED); }
 
 /* One argument: 1 if the direct read agrees with the API. */
 static int agrees(lua_State *L, int i, const KlsTValue *v) {
@@ -67,7 +70,7 @@ static int probe_fn(lua_State *L) {
   if (n != lua_gettop(L)) ok = 0;
   /* (with probe_skew, a[n] is L->top's slot: inside the stack, which
   ** always has slots beyond its top) */
-  for (int i = 1; ok && i <= n; i++) ok = agrees(L, i, &a[i - 1 + probe_skew].val);
+  for (int i = 1; ok && i <= n; i++) ok = agrees(L, i, &a[i - 1 + __atomic_load_n(&probe_skew, __ATOMIC_RELAXED)].val);
   if (box) { box->calls++; if (!ok) box->bad++; }
   return 0;
 }
@@ -97,7 +100,7 @@ static int push_args(lua_State *L) {
 }
 
 static int run_probe(lua_State *L) {
-  if (lua_version(L) != 504) { kls_status = "off: lua_version is not 504"; return 0; }
+  if (lua_version(L) != 504) { set_status("off: lua_version is not 504"); return 0; }
   int top = lua_gettop(L);
   ProbeBox *box = lua_newuserdatauv(L, sizeof *box, 1);
   memset(box, 0, sizeof *box);
@@ -116,7 +119,7 @@ static int run_probe(lua_State *L) {
   }
   int ok = box->calls == calls && box->bad == 0;
   lua_settop(L, top);
-  kls_status = ok ? "on" : "off: the probe read the stack differently from the Lua API";
+  set_status(ok ? "on" : "off: the probe read the stack differently from the Lua API");
   return ok;
 }
 
@@ -127,10 +130,10 @@ void kls_probe(lua_State *L) {
   if (__atomic_load_n(&probed, __ATOMIC_ACQUIRE)) return;
   const char *e = getenv("KJIT_NO_STACK_READS");
   int on = 0;
-  if (e && *e && strcmp(e, "0") != 0) kls_status = "off: KJIT_NO_STACK_READS is set";
+  if (e && *e && strcmp(e, "0") != 0) set_status("off: KJIT_NO_STACK_READS is set");
   else {
     const char *t = getenv("KJIT_TEST_PROBE_SKEW");
-    probe_skew = t && strcmp(t, "1") == 0;
+    __atomic_store_n(&probe_skew, t && strcmp(t, "1") == 0, __ATOMIC_RELAXED);
     on = run_probe(L);
   }
   __atomic_store_n(&kls_on, on, __ATOMIC_RELAXED);
