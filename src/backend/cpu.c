@@ -485,33 +485,33 @@ int kc_link_ir(LLVMModuleRef M, const char *ir_text, char **err) {
   return r;
 }
 
-/* The host target machine, created on first use. Same settings as the
-** JIT's own (default codegen level, JIT code model), so printed assembly is
-** what runs. Locked. Returns NULL with *err set on failure. */
+/* A host target machine at codegen level lvl, made on first use into
+** *slot (JIT code model, as the JIT's own, so printed assembly is what
+** runs). Locked. Returns NULL with *err set on failure. */
+static LLVMTargetMachineRef kc_host_tm(LLVMTargetMachineRef *slot, LLVMCodeGenOptLevel lvl,
+                                       char **err) {
+  if (!*slot)
+    *slot = LLVMCreateTargetMachine(kc_target, kc_triple, kc_cpu, kc_features, lvl,
+                                    LLVMRelocDefault, LLVMCodeModelJITDefault);
+  if (!*slot) kc_seterr(err, "cannot create a target machine for %s", kc_triple);
+  return *slot;
+}
+
+/* The host target machine (default codegen level): IR passes, and code
+** at opt >= 1. */
 static LLVMTargetMachineRef kc_get_tm(char **err) {
-  if (!kc_tm)
-    kc_tm = LLVMCreateTargetMachine(kc_target, kc_triple, kc_cpu, kc_features,
-                                    LLVMCodeGenLevelDefault, LLVMRelocDefault,
-                                    LLVMCodeModelJITDefault);
-  if (!kc_tm) kc_seterr(err, "cannot create a target machine for %s", kc_triple);
-  return kc_tm;
+  return kc_host_tm(&kc_tm, LLVMCodeGenLevelDefault, err);
 }
 
 /* The target machine that generates code at opt level opt: at opt 0 one
-** with LLVM's -O0 code generator (created on first use; locked). kjit runs
-** no IR passes at opt 0, and LLVM 14's machine peephole pass at the default
-** level can recurse until the stack runs out on such unoptimized modules
+** with LLVM's -O0 code generator. kjit runs no IR passes at opt 0, and
+** LLVM 14's machine peephole pass at the default level can recurse until
+** the stack runs out on such unoptimized modules
 ** (tests/difffuzz/found/opt0-llvm-recursion-crash.lua: llc -O2 crashes on
 ** the module, llc -O0 compiles it). */
 static LLVMTargetMachineRef kc_tm_opt0;
 static LLVMTargetMachineRef kc_get_codegen_tm(int opt, char **err) {
-  if (opt > 0) return kc_get_tm(err);
-  if (!kc_tm_opt0)
-    kc_tm_opt0 = LLVMCreateTargetMachine(kc_target, kc_triple, kc_cpu, kc_features,
-                                         LLVMCodeGenLevelNone, LLVMRelocDefault,
-                                         LLVMCodeModelJITDefault);
-  if (!kc_tm_opt0) kc_seterr(err, "cannot create a target machine for %s", kc_triple);
-  return kc_tm_opt0;
+  return opt > 0 ? kc_get_tm(err) : kc_host_tm(&kc_tm_opt0, LLVMCodeGenLevelNone, err);
 }
 
 /* Renders M's assembly for the host into a malloc'd string. Locked. */
