@@ -314,6 +314,17 @@ static LLVMValueRef sext128(CG *G, LLVMValueRef x) {
 
 static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v);
 
+/* The wrapped i64 sum of terms (each negated where tneg), computed before
+** O, as i128. */
+static LLVMValueRef terms_sum(CG *G, const KirLoop *O, KirInsn *const *terms, const uint8_t *tneg, int n) {
+  LLVMValueRef w = cg_i64(G, 0);
+  for (int t = 0; t < n; t++) {
+    LLVMValueRef x = nest_val(G, O, terms[t]).v;
+    w = tneg[t] ? LLVMBuildSub(G->B, w, x, "") : LLVMBuildAdd(G->B, w, x, "");
+  }
+  return sext128(G, w);
+}
+
 /* The least and greatest key (i128) of check c for its loop variable in
 ** [lo, hi] (i128), computed before loop O: v + off, off + v, v - off
 ** (kfa_affine_); +-v plus the wrapped i64 sum of the terms, as the body
@@ -329,12 +340,7 @@ static void key_bounds(CG *G, const KirLoop *O, const KfaCheck *c, LLVMValueRef 
   }
   LLVMValueRef off;
   if (c->negv || c->nterms) {
-    LLVMValueRef w = cg_i64(G, 0);
-    for (int t = 0; t < c->nterms; t++) {
-      LLVMValueRef x = nest_val(G, O, c->terms[t]).v;
-      w = c->tneg[t] ? LLVMBuildSub(G->B, w, x, "") : LLVMBuildAdd(G->B, w, x, "");
-    }
-    off = sext128(G, w);
+    off = terms_sum(G, O, c->terms, c->tneg, c->nterms);
   } else {
     off = c->off == NULL ? LLVMConstInt(i128, 0, 0)
           : c->offconst ? LLVMConstInt(i128, (unsigned long long)c->offk, 1)
@@ -533,17 +539,6 @@ static NestRange *nest_range(CG *G, const KirLoop *O, const KirLoop *m, NestRang
   e->m = m;
   loop_range(G, O, &cg_prange_facts(G)->loops[m->id], &e->lo, &e->hi, &e->skip);
   return e;
-}
-
-/* The wrapped i64 sum of terms (each negated where tneg), computed before
-** O, as i128. */
-static LLVMValueRef terms_sum(CG *G, const KirLoop *O, KirInsn *const *terms, const uint8_t *tneg, int n) {
-  LLVMValueRef w = cg_i64(G, 0);
-  for (int t = 0; t < n; t++) {
-    LLVMValueRef x = nest_val(G, O, terms[t]).v;
-    w = tneg[t] ? LLVMBuildSub(G->B, w, x, "") : LLVMBuildAdd(G->B, w, x, "");
-  }
-  return sext128(G, w);
 }
 
 static LLVMValueRef smin128(CG *G, LLVMValueRef a, LLVMValueRef b) {
