@@ -65,7 +65,7 @@ int kjit_llvm_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); 
 /* Called by kjit_llvm_resolve for stub i: the function's address. */
 __attribute__((visibility("hidden"))) void *kjit_llvm_bind(int i);
 void *kjit_llvm_bind(int i) {
-  const char *err;
+  const char *err = NULL;
   if (kjit_llvm_load(&err) != 0 || !kjit_llvm_slots[i]) {
     /* an LLVM call before kjit_llvm_load was checked: nothing to return to */
     fprintf(stderr, "kjit: %s\n", err ? err : "cannot load LLVM");

@@ -510,8 +510,7 @@ static JitSpec *find_spec(JitObj *o, const uint8_t *sig, int n, const int64_t *s
 /* KJIT_DISABLE_JIT set (and not "0"): calls of jit objects run their Lua
 ** function, interpreted, for debugging with ordinary Lua tools. Read once
 ** per process (kd_open). */
-static int jit_disabled;   /* written by every luaopen_kjit (threads): atomic */
-static int jit_is_disabled(void) { return __atomic_load_n(&jit_disabled, __ATOMIC_RELAXED); }
+static int jit_disabled;   /* KJIT_DISABLE_JIT, read once (read_disable_jit) */
 /* kls_on (the probe agreed: lua_stack.h) and not jit_disabled: one flag
 ** for the fast paths. Set by kd_open. */
 static int direct_reads;
@@ -563,16 +562,18 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   JitObj *o = lua_touserdata(L, 1);
   /* only reachable through the metatable, which is hidden (__metatable);
   ** the debug library could still pass something else: the keyed tag
-  ** refuses it without a second API call (Lua scripts see no light
-  ** userdata; a full one under 8 bytes is read within its allocation) */
-  if (o == NULL || o->tag != JIT_TAG(o))
+  ** refuses it; checked for a full userdata of the size first, since the
+  ** debug library can hand over a light one (debug.upvalueid) or a small
+  ** one (this path is not the hot one) */
+  if (o == NULL || lua_type(L, 1) != LUA_TUSERDATA || lua_rawlen(L, 1) < sizeof *o ||
+      o->tag != JIT_TAG(o))
     return luaL_typeerror(L, 1, JIT_METATABLE);
   int n = lua_gettop(L) - 1;
   int64_t slots[KJIT_MAXARGS + 1];
   JitSpec *js = o->last;   /* NULL once finalized */
-  if (js != NULL && n == js->nsig && !jit_is_disabled() && read_args(L, js, 2, slots))
+  if (js != NULL && n == js->nsig && !jit_disabled && read_args(L, js, 2, slots))
     return call_spec(L, js, slots, n);
-  if (jit_is_disabled()) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
+  if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
     if (o->dead) return dead_error(L);
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
@@ -638,11 +639,14 @@ static int native_call(lua_State *L) {
 ** small frame. */
 static __attribute__((noinline)) int native_slow(lua_State *L) {
   const NativeBox *nb = lua_touserdata(L, lua_upvalueindex(1));
-  if (nb == NULL || nb->tag != NATIVE_TAG(nb))
+  /* a full userdata of the box's size first: debug.setupvalue can put a
+  ** light or a small one there */
+  if (nb == NULL || lua_type(L, lua_upvalueindex(1)) != LUA_TUSERDATA ||
+      lua_rawlen(L, lua_upvalueindex(1)) < sizeof *nb || nb->tag != NATIVE_TAG(nb))
     return luaL_error(L, "kjit: a native function whose upvalue was replaced");
   const JitSpec *js = nb->js;
   int64_t slots[KJIT_MAXARGS + 1];
-  if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_is_disabled() && read_args(L, js, 1, slots))
+  if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_disabled && read_args(L, js, 1, slots))
     return call_spec(L, js, slots, js->nsig);
   lua_getiuservalue(L, lua_upvalueindex(1), 1);   /* the jit object */
   lua_insert(L, 1);
@@ -851,7 +855,7 @@ static int l_jit(lua_State *L) {
 
 static void read_disable_jit(void) {
   const char *e = getenv("KJIT_DISABLE_JIT");
-  __atomic_store_n(&jit_disabled, e && *e && strcmp(e, "0") != 0, __ATOMIC_RELAXED);
+  jit_disabled = e && *e && strcmp(e, "0") != 0;
 }
 
 void kd_open(lua_State *L) {
@@ -874,7 +878,7 @@ void kd_open(lua_State *L) {
   /* may the call path read arguments from the stack? (lua_stack.c) */
   kls_probe(L);
   __atomic_store_n(&direct_reads, __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
-                   !__atomic_load_n(&jit_disabled, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+                   !jit_disabled, __ATOMIC_RELAXED);
   lua_pushstring(L, __atomic_load_n(&kls_status, __ATOMIC_RELAXED));
   lua_setfield(L, -2, "stack_reads");
   /* an empty C function: the peer in call-overhead benchmarks */

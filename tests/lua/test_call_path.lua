@@ -244,7 +244,9 @@ test("native: an upvalue replaced with the debug library is refused, never trust
   local n = f:native("(i64, i64)")
   local other = kjit.jit(function(a, b) return a - b end):native("(i64, i64)")
   eq(debug.getupvalue(other, 1) ~= nil, true, "one upvalue")
-  for _, v in ipairs({ io.stdout, kjit.zeros(8), f, 42, select(2, debug.getupvalue(other, 1)) }) do
+  -- a light userdata (debug.upvalueid) is refused before any read
+  for _, v in ipairs({ io.stdout, kjit.zeros(8), f, 42, debug.upvalueid(other, 1),
+                       select(2, debug.getupvalue(other, 1)) }) do
     local m = f:native("(i64, i64)")
     debug.setupvalue(m, 1, v)
     local ok, r = pcall(m, 5, 3)
@@ -256,6 +258,11 @@ test("native: an upvalue replaced with the debug library is refused, never trust
     end
   end
   eq(n(5, 3), 8, "the original is untouched")
+  -- the jit object's own __call, handed a light userdata: a type error
+  local call = debug.getmetatable(f).__call
+  local ok, err = pcall(call, debug.upvalueid(other, 1), 5, 3)
+  eq(ok, false, "light userdata as the jit object")
+  truthy(tostring(err):find("kjit.jit", 1, true), tostring(err))
 end)
 
 test("stack reads: on where the probe agreed, off when KJIT_NO_STACK_READS is set", function()
