@@ -176,6 +176,12 @@ static CgVal ult_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, x, y, ""));
 }
 
+/* math.ult's first argument as an integer (its own check, see cg_builtin). */
+static CgVal ult_first_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n; (void)rt;
+  return cg_mk(TY(T_INT), to_int_arg(G, a[0], v->line, 1, "ult"));
+}
+
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   Type rt = G->sp->types[v->id];
@@ -217,6 +223,14 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     CgVal r = cg_split(G, v, &x, 1, rt, tointeger_concrete);
     r.flag = LLVMBuildAnd(G->B, r.flag, a[0].flag, "");
     return r;
+  }
+  if (id == B_MATH_ULT && n >= 2) {
+    /* Lua converts argument 1 (luaL_checkinteger) before it looks at
+    ** argument 2: a non-integral first argument is named even where the
+    ** second is nil, so argument 1's check comes before argument 2's
+    ** unwrap below */
+    a[0] = cg_unwrap(G, a[0], line, 1 < v->nargs ? v : NULL, 1);
+    a[0] = cg_split(G, v, a, 1, TY(T_INT), ult_first_concrete);
   }
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
   switch (id) {

@@ -60,6 +60,10 @@ end
 local function log_base(x, b) return math.log(x, b) end
 local function log2_10(x) return math.log(x, 2), math.log(x, 10) end
 local function ult(a, b) return math.ult(a, b) end
+-- a second argument that is nil unless c: Lua checks argument 1 (its
+-- integer representation) before it looks at argument 2
+local function ult_maybe_nil(a, c) local z; if c then z = 2 end; return math.ult(a, z) end
+local function ult_maybe_nil_first(a, c) local z; if c then z = 2.0 end; return math.ult(z, a) end
 local function hypot(x, y) return math.sqrt(x * x + y * y) end
 local function clamp(x, lo, hi) return math.max(lo, math.min(hi, x)) end
 local function circle(r) return math.pi * r * r, 2 * math.pi * r end
@@ -293,6 +297,18 @@ end)
 
 test("math.ult", function()
   D.cases(ult, {1, 2}, {2, 1}, {1, -1}, {-1, 1}, {MINI, MAXI}, {0, MINI}, {-2, -1})
+end)
+
+test("math.ult checks its arguments in Lua's order", function()
+  D.cases_error("bad argument #1 to 'ult' (number has no integer representation)",
+                ult_maybe_nil, {2.5, false}, {2.5, true})
+  D.cases_error("bad argument #2 to 'ult' (number expected, got nil)", ult_maybe_nil, {3, false})
+  D.cases(ult_maybe_nil, {3, true}, {1.0, true})
+  D.cases_error("bad argument #1 to 'ult' (number expected, got nil)",
+                ult_maybe_nil_first, {2.5, false}, {3, false})
+  D.cases_error("bad argument #2 to 'ult' (number has no integer representation)",
+                ult_maybe_nil_first, {2.5, true})
+  D.cases(ult_maybe_nil_first, {3, true})
 end)
 
 test("hypot", function()
