@@ -147,13 +147,40 @@ static CgVal concrete_elem(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   return cg_mk(TY(T_NIL), NULL);
 }
 
+/* The key of a.shape[k] as an integer, and whether the table a.shape has
+** it at all: reading a table never raises, so a nil, false or non-integral
+** key gives nil (present 0), where an array's own index would raise. */
+static LLVMValueRef shape_key(CG *G, CgVal k, LLVMValueRef *present) {
+  *present = cg_i1(G, 1);
+  if (k.t.kind == T_MAYBE) {
+    *present = k.flag;
+    Type nt = TY(k.t.sub);
+    nt.fsub = k.t.fsub;
+    CgVal x = cg_mk(nt, k.v);
+    x.isf = k.isf;
+    k = x;
+  }
+  if (k.t.kind == T_INT) return k.v;
+  LLVMValueRef ok, i;
+  if (k.t.kind == T_NUMBER) {
+    LLVMValueRef fi = cg_float_to_int_exact(G, cg_num_to(G, cg_number_side(G, k, 1), T_F64), &ok);
+    i = LLVMBuildSelect(G->B, k.isf, fi, cg_number_side(G, k, 0).v, "");
+    ok = LLVMBuildOr(G->B, ok, LLVMBuildNot(G->B, k.isf, ""), "");
+  } else {
+    i = cg_float_to_int_exact(G, cg_num_to(G, k, T_F64), &ok);
+  }
+  *present = LLVMBuildAnd(G->B, *present, ok, "");
+  return i;
+}
+
 CgVal cg_index(CG *G, const KirInsn *v) {
   Type t = G->sp->types[v->id];
   CgVal o = cg_val(G, v->args[0]);
   CgVal k = cg_val(G, v->args[1]);
   if (o.t.kind == T_SHAPE) {
     /* a.shape[k]: nil outside 1..ndim (the typer gives i64 or nil|i64) */
-    LLVMValueRef i = index_int(G, k, v->line, NULL, v, 1);
+    LLVMValueRef present;
+    LLVMValueRef i = shape_key(G, k, &present);
     int nd = o.t.ndim;
     if (t.kind == T_INT && LLVMIsAConstantInt(i)) {
       long long c = LLVMConstIntGetSExtValue(i);
@@ -164,7 +191,8 @@ CgVal cg_index(CG *G, const KirInsn *v) {
     for (int d = nd - 2; d >= 0; d--)
       r = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, im1, cg_i64(G, d), ""), o.dims[d], r, "");
     CgVal x = cg_mk(t, r);
-    if (t.kind == T_MAYBE) x.flag = LLVMBuildICmp(G->B, LLVMIntULT, im1, cg_i64(G, nd), "");
+    if (t.kind == T_MAYBE)
+      x.flag = LLVMBuildAnd(G->B, present, LLVMBuildICmp(G->B, LLVMIntULT, im1, cg_i64(G, nd), ""), "");
     return x;
   }
   if (o.t.kind != T_BUF) cg_error(G, v, "internal error: index of a non-array");

@@ -606,6 +606,18 @@ test("shape queries 4-D", function()
   D.check(shape4, kjit.zeros({2, 3, 4, 5}, "i16"))
 end)
 
+-- a.shape is a table: a key it does not have (nil, a non-integral float,
+-- 0, past ndim) reads nil, never an error
+local function shape_key_maybe_nil(a, c, k) local z; if c then z = k end; return a.shape[z] end
+local function shape_key_or(a, k) return a.shape[k] or -1 end
+test("shape indexed by a key it may not have", function()
+  local a = kjit.zeros({2, 3})
+  D.cases(shape_key_maybe_nil, {a, false, 1}, {a, true, 1}, {a, true, 2}, {a, true, 3},
+          {a, true, 2.0}, {a, true, 1.5}, {a, false, 1.5})
+  D.cases(shape_key_or, {a, 1}, {a, 2.0}, {a, 2.5}, {a, 0}, {a, -0.0}, {a, 3}, {a, 0 / 0},
+          {a, 2 ^ 70}, {a, math.mininteger})
+end)
+
 test("2-D writes", function()
   D.check(fill2d, kjit.zeros({3, 4}))
   D.check(fill2d, kjit.zeros({5, 2}, "i32"))
