@@ -1,0 +1,1 @@
+require("scimark_lib").LU(100)(tonumber(arg and arg[1]) or 5000)
