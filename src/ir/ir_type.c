@@ -721,6 +721,28 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return t;
 }
 
+/* #P of a frozen table (an upvalue or global read at compile time): its
+** length then, a constant like its elements (issue 29 item 7). A table
+** whose metatable has __len is refused: the metamethod would have to run
+** at every call to stay what the interpreter computes. */
+static Type t_frozen_len(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst *k) {
+  lua_State *L = S->L;
+  push_value(S, a.ref);
+  int has_len = 0;
+  if (lua_getmetatable(L, -1)) {
+    has_len = lua_getfield(L, -1, "__len") != LUA_TNIL;
+    lua_pop(L, 2);
+  }
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  lua_pop(L, 1);
+  if (has_len)
+    REFUSE(S, sp, v, "the length of a table with a __len metamethod is not supported in "
+           "compiled code");
+  k->kind = T_INT;
+  k->v.i = n;
+  return ty(T_INT);
+}
+
 static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0];
   Type a = sp->types[x->id];
@@ -741,6 +763,7 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.kind == T_STR)
       REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
              "compiled code");
+    if (a.kind == T_TABLE) return t_frozen_len(S, sp, v, a, k);
     if (a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER)
       RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
     if (a.kind != T_BUF)
@@ -1199,6 +1222,25 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   }
 }
 
+/* Is the call v written `obj:m(...)` (its function from OP_SELF)? Its
+** first argument is then the object, which the source does not show as
+** one: messages count the arguments as written. */
+static int is_method_call(const KirFunc *f, const KirInsn *v) {
+  const KirInsn *fn = v->args[0];
+  const KbcProto *p = f->proto;
+  return fn->op == KIR_GETFIELD && fn->pc >= 0 && fn->pc < p->ncode &&
+         KBC_OP(p->code[fn->pc]) == KBC_SELF && v->nargs >= 2 && v->args[1] == fn->args[0];
+}
+
+/* The name the source gives the object of a method call, or "?". */
+static const char *self_name(const KirFunc *f, const KirInsn *o) {
+  if (o->name) return o->name;
+  if (o->op == KIR_GETUPVAL && o->aux < f->proto->nup && f->proto->up[o->aux].name)
+    return f->proto->up[o->aux].name;
+  if (o->op == KIR_GETFIELD) return o->k.str.s;
+  return "?";
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -1222,12 +1264,19 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
+  int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
+         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
+             "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
+             self_name(sp->ir, fn->args[0]), fn->k.str.s);
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
-             kty_name(args[i], tb, sizeof tb), i + 1);
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
+             kty_name(args[i], tb, sizeof tb), self ? i : i + 1,
+             self ? " of the method call, after its self" : "");
     args[i].weak = 0;
   }
   push_value(S, ft.ref);
