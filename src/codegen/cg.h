@@ -223,6 +223,11 @@ CgVal cg_getfield(CG *G, const KirInsn *v);
 CgVal cg_len(CG *G, const KirInsn *v);
 
 /* cg_builtin.c */
+/* cg_lib.c: calls into the Lua library (runtime_lib.c) */
+CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+int cg_lib_message(CG *G, const CgVal *m);   /* error/assert message not a constant string? */
+void cg_lib_error(CG *G, const KirInsn *v, CgVal msg, int level);
+void cg_lib_assert(CG *G, const KirInsn *v, CgVal cond, CgVal msg);
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
 /* cg_kernel.c: the value err->msg gets for msg (a string, or its number) */

@@ -1174,6 +1174,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
   case KIR_UNM: case KIR_BNOT: case KIR_NOT: G->vals[v->id] = cg_unary(G, v); break;
   case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_compare(G, v); break;
+  case KIR_CONCAT: G->vals[v->id] = cg_mk(t, NULL); break;   /* built where used: cg_lib.c */
   case KIR_RESULT: {
     const KirInsn *c = v->args[0];
     if (G->results[c->id] && v->aux < G->nresults[c->id]) G->vals[v->id] = G->results[c->id][v->aux];

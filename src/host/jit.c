@@ -29,6 +29,7 @@
 #include "backend/llvm_load.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
+#include "runtime/runtime_lib.h"
 #include "runtime/parallel.h"
 #include "host/jit.h"
 #include "host/session.h"
@@ -253,6 +254,7 @@ static void free_unlinked_spec(void *p) {
 static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
+  kc_register_symbol("kjit_rt_lib", (void *)kjit_rt_lib);
   kc_register_symbol("kjit_rt_parallel_for", (void *)kjit_rt_parallel_for);
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
 }

@@ -35,6 +35,18 @@
   X(ERROR, "error", 1, 2, ERROR) \
   X(ASSERT, "assert", 1, 2, ASSERT) \
   X(KJIT_PRANGE, "kjit.prange", 2, 3, PRANGE) \
+  X(MATH_DEG, "math.deg", 1, 1, FLOAT) \
+  X(MATH_RAD, "math.rad", 1, 1, FLOAT) \
+  X(PRINT, "print", 0, -1, LIB) \
+  X(IO_WRITE, "io.write", 0, -1, LIB) \
+  X(OS_CLOCK, "os.clock", 0, 0, LIB) \
+  X(OS_TIME, "os.time", 0, 0, LIB) \
+  X(MATH_RANDOM, "math.random", 0, 2, LIB) \
+  X(MATH_RANDOMSEED, "math.randomseed", 0, 2, LIB) \
+  X(TOSTRING, "tostring", 1, 1, STRING) \
+  X(STRING_FORMAT, "string.format", 1, -1, STRING) \
+  X(TYPE, "type", 1, 1, LUATYPE) \
+  X(TONUMBER, "tonumber", 1, 2, TONUMBER) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
   X(CUDA_SYNCTHREADS, "cuda.syncthreads", 0, 0, SYNC) \
@@ -66,6 +78,17 @@
 **   ERROR      a constant string message, a constant integer level
 **   ASSERT     the first argument (the message a constant string)
 **   PRANGE     only as the iterator of a generic for; integer bounds
+**   LIB        a call into the Lua library at run time (runtime_lib.c) with
+**              native arguments (numbers, booleans, nil, strings constant or
+**              built): print, io.write (no result), os.clock (float),
+**              os.time() (integer), math.random (a float without
+**              arguments, else an integer), math.randomseed (no result)
+**   STRING     a string built at run time (tostring, string.format; '..'
+**              likewise): typed T_STR with sub KTY_STR_BUILT, usable only as
+**              an argument of print, io.write, error, assert's message and
+**              of other built strings (runtime_lib.c builds it there)
+**   LUATYPE    type(x) of a native value: a constant string
+**   TONUMBER   tonumber(x) of a number: x; of a constant string: folded
 **   UNSUPPORTED  refused with a message
 ** and in kernels:
 **   GRID       a constant n of 1..3: n integers
@@ -77,7 +100,8 @@
 #define KTY_RULES(X) \
   X(ROUND) X(SAME) X(FLOAT) X(FMOD) X(JOIN) X(TOINTEGER) X(TYPE) X(ULT) \
   X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) \
-  X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3)
+  X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) \
+  X(LIB) X(STRING) X(LUATYPE) X(TONUMBER)
 
 typedef enum KtyRule {
 #define KTY_RULE_ENUM(r) KTY_R_##r,
@@ -99,6 +123,12 @@ typedef enum BuiltinId {
 
 #define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
+/* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
+** refused in kernels and kjit.prange bodies */
+#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_STRING_FORMAT)
+
+/* Type.sub of a T_STR built at run time (rule STRING, '..') */
+#define KTY_STR_BUILT 1
 
 struct lua_State;
 

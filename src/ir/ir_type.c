@@ -370,25 +370,31 @@ static int builtin_of(lua_State *L, int idx) {
   if (cf == NULL) return -1;
   int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.* */
   if (host >= 0) return host;
-  static const char *const globals[] = { "error", "assert" };
-  static const int gids[] = { B_ERROR, B_ASSERT };
-  for (int i = 0; i < 2; i++) {
+  static const char *const globals[] = { "error", "assert", "print", "type", "tostring",
+                                          "tonumber" };
+  static const int gids[] = { B_ERROR, B_ASSERT, B_PRINT, B_TYPE, B_TOSTRING, B_TONUMBER };
+  for (int i = 0; i < 6; i++) {
     lua_getglobal(L, globals[i]);
     int same = lua_tocfunction(L, -1) == cf;
     lua_pop(L, 1);
     if (same) return gids[i];
   }
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_getfield(L, -1, "math");
   int found = -1;
-  if (lua_istable(L, -1))
-    for (int i = 0; i < NBUILTINS && found < 0; i++) {
-      if (strncmp(builtins[i].name, "math.", 5) != 0) continue;
-      lua_getfield(L, -1, builtins[i].name + 5);
-      if (lua_tocfunction(L, -1) == cf) found = builtins[i].id;
-      lua_pop(L, 1);
-    }
-  lua_pop(L, 2);
+  static const char *const libs[] = { "math", "io", "os", "string" };
+  for (int l = 0; l < 4 && found < 0; l++) {
+    size_t ln = strlen(libs[l]);
+    lua_getfield(L, -1, libs[l]);
+    if (lua_istable(L, -1))
+      for (int i = 0; i < NBUILTINS && found < 0; i++) {
+        if (strncmp(builtins[i].name, libs[l], ln) != 0 || builtins[i].name[ln] != '.') continue;
+        lua_getfield(L, -1, builtins[i].name + ln + 1);
+        if (lua_tocfunction(L, -1) == cf) found = builtins[i].id;
+        lua_pop(L, 1);
+      }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
   return found;
 }
 
@@ -721,6 +727,28 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return t;
 }
 
+/* #P of a frozen table (an upvalue or global read at compile time): its
+** length then, a constant like its elements (issue 29 item 7). A table
+** whose metatable has __len is refused: the metamethod would have to run
+** at every call to stay what the interpreter computes. */
+static Type t_frozen_len(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst *k) {
+  lua_State *L = S->L;
+  push_value(S, a.ref);
+  int has_len = 0;
+  if (lua_getmetatable(L, -1)) {
+    has_len = lua_getfield(L, -1, "__len") != LUA_TNIL;
+    lua_pop(L, 2);
+  }
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  lua_pop(L, 1);
+  if (has_len)
+    REFUSE(S, sp, v, "the length of a table with a __len metamethod is not supported in "
+           "compiled code");
+  k->kind = T_INT;
+  k->v.i = n;
+  return ty(T_INT);
+}
+
 static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0];
   Type a = sp->types[x->id];
@@ -741,6 +769,7 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.kind == T_STR)
       REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
              "compiled code");
+    if (a.kind == T_TABLE) return t_frozen_len(S, sp, v, a, k);
     if (a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER)
       RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
     if (a.kind != T_BUF)
@@ -769,6 +798,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return weakty(T_INT, a.weak);
 }
 
+/* A string built at run time (tostring, string.format, '..': runtime_lib.c). */
+static int is_built_str(Type t) { return t.kind == T_STR && t.sub == KTY_STR_BUILT; }
+
 static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
   KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
@@ -779,6 +811,9 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (v->op != KIR_EQ && (raises_on(a) || raises_on(b))) return ty(T_UNKNOWN);
     return ty(T_BOOL);
   }
+  if (is_built_str(a) || is_built_str(b))
+    REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
+           "(such strings can be printed, written or raised: print, io.write, error, assert)");
   if (v->op == KIR_EQ) {
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
       REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
@@ -999,6 +1034,172 @@ static Type t_mathtype(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst 
   }
 }
 
+/* ---- Calls into the Lua library (runtime_lib.c) --------------------------- */
+
+
+/* Can a value of type t be handed to a library function at run time
+** (runtime_lib.c pushes it)? Numbers, booleans, nil, number-or-nil and
+** strings (constant or built); refused otherwise, naming argument argn. */
+static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn,
+                        const char *fname) {
+  char tb[32];
+  if (isnum(t) || t.kind == T_BOOL || t.kind == T_NIL || t.kind == T_MAYBE ||
+      (t.kind == T_STR && t.sub != T_NUMBER))
+    return 1;
+  if (S->strict)
+    fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): only numbers, "
+         "booleans, nil and strings", kty_name(t, tb, sizeof tb), fname, argn);
+  return 0;
+}
+
+/* print, io.write, os.*, math.random(seed), tostring, string.format, type,
+** tonumber (ir_builtins.h's LIB, STRING, LUATYPE and TONUMBER rules). */
+static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, KtyConst *kargs,
+                  int n, KtyConst *k) {
+  const char *name = kir_builtin_name(id);
+  char tb[32];
+  for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+  if (B_NEEDS_L(id) && S->kernel)
+    REFUSE(S, sp, v, "%s cannot be called in a kernel compiled by cuda.jit (it needs the Lua "
+           "state): call it from the host code around the launch", name);
+  switch (id) {
+  case B_TYPE: {   /* a constant: the kind of a native value is known here */
+    const char *r;
+    Type a = args[0];
+    if (n < 1) REFUSE(S, sp, v, "bad argument #1 to 'type' (value expected)");
+    switch (a.kind) {
+    case T_NIL: r = "nil"; break;
+    case T_BOOL: r = "boolean"; break;
+    case T_INT: case T_F64: case T_F32: case T_NUMBER: r = "number"; break;
+    case T_BUF: r = "userdata"; break;
+    case T_STR: r = "string"; break;
+    case T_TABLE: r = "table"; break;
+    case T_FUNC: r = "function"; break;
+    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
+    default:
+      REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
+             "in compiled code (test it with 'if x then' or math.type)");
+    }
+    k->kind = T_STR; k->str = r; k->len = strlen(r);
+    return ty(T_STR);
+  }
+  case B_TONUMBER:
+    if (n >= 2)
+      REFUSE(S, sp, v, "tonumber with a base is not supported in compiled code");
+    if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
+    if (args[0].kind == T_NIL || args[0].kind == T_BOOL) { k->kind = T_NIL; return ty(T_NIL); }
+    if (kargs[0].kind == T_STR) {   /* folded as Lua converts it */
+      lua_State *L = S->L;
+      lua_pushlstring(L, kargs[0].str, kargs[0].len);
+      if (strlen(lua_tostring(L, -1)) == kargs[0].len && lua_stringtonumber(L, lua_tostring(L, -1))) {
+        *k = freeze(S);
+        lua_pop(L, 1);
+        return const_type(*k);
+      }
+      lua_pop(L, 1);
+      k->kind = T_NIL;
+      return ty(T_NIL);
+    }
+    REFUSE(S, sp, v, "tonumber of a %s is not supported in compiled code",
+           kty_name(args[0], tb, sizeof tb));
+  case B_TOSTRING: case B_STRING_FORMAT: {
+    if (id == B_STRING_FORMAT && args[0].kind != T_STR)
+      REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
+             kty_name(args[0], tb, sizeof tb));
+    for (int i = 0; i < n; i++)
+      if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+    Type r = ty(T_STR);
+    r.sub = KTY_STR_BUILT;
+    return r;
+  }
+  default: break;
+  }
+  for (int i = 0; i < n; i++)
+    if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+  switch (id) {
+  case B_PRINT: return ty(T_NIL);
+  case B_IO_WRITE:
+    if (v->aux != 0)
+      REFUSE(S, sp, v, "the file io.write returns is not supported in compiled code (call it "
+             "as a statement)");
+    return ty(T_NIL);
+  case B_OS_CLOCK: return ty(T_F64);
+  case B_OS_TIME:
+    if (n > 0) REFUSE(S, sp, v, "os.time with a table is not supported in compiled code");
+    return ty(T_INT);
+  case B_MATH_RANDOM:
+    for (int i = 0; i < n; i++)
+      if (!isnum(args[i]))
+        REFUSE(S, sp, v, "bad argument #%d to 'random' (number expected, got %s)", i + 1,
+               luaname(args[i], tb, sizeof tb));
+    return ty(n == 0 ? T_F64 : T_INT);
+  case B_MATH_RANDOMSEED:
+    if (v->aux != 0)
+      REFUSE(S, sp, v, "the seeds math.randomseed returns are not supported in compiled code "
+             "(call it as a statement)");
+    for (int i = 0; i < n; i++)
+      if (!isnum(args[i]))
+        REFUSE(S, sp, v, "bad argument #%d to 'randomseed' (number expected, got %s)", i + 1,
+               luaname(args[i], tb, sizeof tb));
+    return ty(T_NIL);
+  default:
+    REFUSE(S, sp, v, "'%s' is not supported in compiled code", name);
+  }
+}
+
+/* a .. b .. c: a string built at run time (runtime_lib.c) from numbers and
+** strings; constants fold here as Lua converts them. nil and booleans raise
+** Lua's error, naming the operand Lua's concatenation meets first (it
+** joins the last two, then goes left). */
+static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  int n = v->nargs, allk = 1;
+  char tb[32];
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (t.kind == T_UNKNOWN) return t;
+  }
+  int bad = -1;
+  for (int i = n - 2; i >= 0 && bad < 0; i--) {
+    if (i == n - 2) {
+      Type a = sp->types[v->args[i]->id], b = sp->types[v->args[i + 1]->id];
+      if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
+      else if (b.kind == T_NIL || b.kind == T_BOOL) bad = i + 1;
+    } else {
+      Type a = sp->types[v->args[i]->id];
+      if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (i == bad) {
+      FROZEN_NIL(S, sp, v, v->args[i]);
+      RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
+    }
+    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL)
+      REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
+             "strings)", kty_name(t, tb, sizeof tb));
+    KtyConst c = sp->consts[v->args[i]->id];
+    if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64) allk = 0;
+  }
+  if (S->kernel)
+    REFUSE(S, sp, v, "concatenation ('..') is not supported in kernels (strings need the Lua state)");
+  if (allk) {   /* constants: Lua's own conversion */
+    lua_State *L = S->L;
+    for (int i = 0; i < n; i++) {
+      KtyConst c = sp->consts[v->args[i]->id];
+      if (c.kind == T_STR) lua_pushlstring(L, c.str, c.len);
+      else if (c.kind == T_INT) lua_pushinteger(L, c.v.i);
+      else lua_pushnumber(L, c.v.f);
+    }
+    lua_concat(L, n);
+    *k = freeze(S);
+    return ty(T_STR);
+  }
+  Type r = ty(T_STR);
+  r.sub = KTY_STR_BUILT;
+  return r;
+}
+
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                       KtyConst *kargs, int n, KtyConst *k) {
   const BuiltinRow *row = builtin_row(id);
@@ -1083,16 +1284,24 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
            row->rule == KTY_R_ERROR ? "message" :
            row->rule == KTY_R_ASSERT || row->rule == KTY_R_TYPE ? "value" : "number");
   if (row->rule == KTY_R_ERROR) {
-    if (kargs[0].kind != T_STR)
-      REFUSE(S, sp, v, "error() in compiled code takes a constant string message");
+    if (kargs[0].kind != T_STR) {   /* a value built or known at run time: runtime_lib.c */
+      if (args[0].kind == T_UNKNOWN) return args[0];
+      lib_value_ok(S, sp, v, args[0], 1, "error");
+      if (S->kernel)
+        REFUSE(S, sp, v, "error() in a kernel takes a constant string message");
+    }
     if (n >= 2 && kargs[1].kind != T_INT)
       REFUSE(S, sp, v, "error() level must be an integer constant");
     return ty(T_NIL);
   }
   if (row->rule == KTY_R_ASSERT) {
     if (args[0].kind == T_UNKNOWN) return args[0];
-    if (n >= 2 && kargs[1].kind != T_STR)
-      REFUSE(S, sp, v, "assert() in compiled code takes a constant string message");
+    if (n >= 2 && kargs[1].kind != T_STR) {
+      if (args[1].kind == T_UNKNOWN) return args[1];
+      lib_value_ok(S, sp, v, args[1], 2, "assert");
+      if (S->kernel)
+        REFUSE(S, sp, v, "assert() in a kernel takes a constant string message");
+    }
     if (args[0].kind == T_STR || args[0].kind == T_TABLE)
       REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
              kty_name(args[0], tb, sizeof tb));
@@ -1100,6 +1309,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     r.weak = 0;
     return r;
   }
+  if (row->rule == KTY_R_LIB || row->rule == KTY_R_STRING || row->rule == KTY_R_LUATYPE ||
+      row->rule == KTY_R_TONUMBER)
+    return t_lib(S, sp, v, id, args, kargs, n, k);
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
     /* lmathlib.c compares nothing: the argument itself, whatever it is */
@@ -1199,6 +1411,25 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   }
 }
 
+/* Is the call v written `obj:m(...)` (its function from OP_SELF)? Its
+** first argument is then the object, which the source does not show as
+** one: messages count the arguments as written. */
+static int is_method_call(const KirFunc *f, const KirInsn *v) {
+  const KirInsn *fn = v->args[0];
+  const KbcProto *p = f->proto;
+  return fn->op == KIR_GETFIELD && fn->pc >= 0 && fn->pc < p->ncode &&
+         KBC_OP(p->code[fn->pc]) == KBC_SELF && v->nargs >= 2 && v->args[1] == fn->args[0];
+}
+
+/* The name the source gives the object of a method call, or "?". */
+static const char *self_name(const KirFunc *f, const KirInsn *o) {
+  if (o->name) return o->name;
+  if (o->op == KIR_GETUPVAL && o->aux < f->proto->nup && f->proto->up[o->aux].name)
+    return f->proto->up[o->aux].name;
+  if (o->op == KIR_GETFIELD) return o->k.str.s;
+  return "?";
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -1222,12 +1453,19 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
+  int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
+         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
+             "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
+             self_name(sp->ir, fn->args[0]), fn->k.str.s);
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
-             kty_name(args[i], tb, sizeof tb), i + 1);
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
+             kty_name(args[i], tb, sizeof tb), self ? i : i + 1,
+             self ? " of the method call, after its self" : "");
     args[i].weak = 0;
   }
   push_value(S, ft.ref);
@@ -1300,8 +1538,6 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
   case KIR_NEWTABLE: case KIR_SETLIST:
     return "table constructors are not supported in compiled code";
   case KIR_CLOSURE: return "closures (function literals) are not supported in compiled code";
-  case KIR_CONCAT:
-    return "concatenation ('..') is not supported in compiled code (strings are not supported)";
   case KIR_TBC: return "to-be-closed variables are not supported in compiled code";
   case KIR_SETUPVAL: {
     const char *name = v->aux < f->proto->nup ? f->proto->up[v->aux].name : NULL;
@@ -1338,6 +1574,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_INDEX: return t_index(S, sp, v, k);
   case KIR_EQ: case KIR_LT: case KIR_LE: return t_compare(S, sp, v, k);
   case KIR_CALL: return t_call(S, sp, v, k);
+  case KIR_CONCAT: return t_concat(S, sp, v, k);
   case KIR_RESULT: return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
