@@ -45,6 +45,8 @@ extern "C" {
 typedef enum kjit_dtype {
   KJIT_I8, KJIT_U8, KJIT_I16, KJIT_U16, KJIT_I32, KJIT_U32,
   KJIT_I64, KJIT_U64, KJIT_F32, KJIT_F64,
+  KJIT_BOOL,      /* one byte: 0 is false, anything else true (Lua
+                     booleans in scripts; kjit writes 0 or 1) */
   KJIT_NDTYPES
 } kjit_dtype;
 
