@@ -136,7 +136,8 @@ local function split_call(self, ...)
 end
 
 -- Each input as {kind = "scalar"|"host"|"device", value, dtype, shape}.
--- A scalar's dtype is "integer" or "float" (Lua subtypes) until converted.
+-- A scalar's dtype is "integer" or "float" (Lua subtypes), or "boolean",
+-- until converted.
 local function classify(self, args)
   local ins = {}
   for i = 1, self.nin do

@@ -930,7 +930,8 @@ static void fillnode(Filler *f, int d, int64_t off) {
 }
 
 /* The shape of a nested table, following first elements down; *leaf: the
-** Lua type of the first leaf (LUA_TNONE for an empty table). */
+** Lua type of the first leaf (LUA_TBOOLEAN for a bool array met on the
+** way; LUA_TNONE for an empty table or a number array). */
 static int tableshape(lua_State *L, int idx, int64_t *shape, int *leaf) {
   int nd = 0;
   const KBuffer *src;
@@ -952,6 +953,7 @@ static int tableshape(lua_State *L, int idx, int64_t *shape, int *leaf) {
         luaL_error(L, "kjit.array: too many dimensions (%d; kjit arrays have "
                    "at most %d)", nd + src->ndim, KJIT_MAXDIMS);
       for (k = 0; k < src->ndim; k++) shape[nd++] = src->shape[k];
+      if (src->dtype == KJIT_BOOL) *leaf = LUA_TBOOLEAN;   /* its elements */
       break;
     } else {
       *leaf = lua_type(L, -1);
