@@ -979,9 +979,10 @@ static int b_array(lua_State *L) {
   }
   if (lua_type(L, 1) != LUA_TTABLE)
     luaL_typeerror(L, 1, "table or kjit.array");
-  ndim = tableshape(L, 1, shape, &leaf);
-  t = kb_checkdtype(L, 2, leaf == LUA_TBOOLEAN ? KJIT_BOOL : KJIT_F64);
+  t = kb_checkdtype(L, 2, KJIT_F64);   /* a dtype given is checked first */
   lua_settop(L, 2);
+  ndim = tableshape(L, 1, shape, &leaf);
+  if (lua_isnil(L, 2) && leaf == LUA_TBOOLEAN) t = KJIT_BOOL;
   f.L = L;
   f.b = kb_push_new(L, t, ndim, shape, 0);
   strides(f.b, f.st);
