@@ -45,6 +45,8 @@ extern "C" {
 typedef enum kjit_dtype {
   KJIT_I8, KJIT_U8, KJIT_I16, KJIT_U16, KJIT_I32, KJIT_U32,
   KJIT_I64, KJIT_U64, KJIT_F32, KJIT_F64,
+  KJIT_BOOL,      /* one byte: 0 is false, anything else true (Lua
+                     booleans in scripts; kjit writes 0 or 1) */
   KJIT_NDTYPES
 } kjit_dtype;
 
@@ -138,7 +140,8 @@ typedef struct kjit_fn kjit_fn;
 /* Compiles the value at stack index idx (a Lua function, or a kjit.jit
 ** object, whose options are used) for a signature such as
 ** "f64(f64[:], f64)", the syntax of f:compile in Lua: argument types i64
-** (int), f64 (float, double), bool, arrays dtype[:] / dtype[:,:] ...; an
+** (int), f64 (float, double), bool, arrays dtype[:] / dtype[:,:] ... (bool[:]
+** too: KJIT_BOOL arrays, whose elements are Lua booleans); an
 ** optional result type (f64, f32, i64, bool, void) that is checked.
 ** Returns KJIT_OK, sets *out and pushes an object that owns the code: *out
 ** stays valid as long as that object is reachable from Lua (keep it on the

@@ -5,8 +5,10 @@
 ** each access checks its bounds (unless boundscheck = false) and raises
 ** the interpreter's message at the access's line.
 */
+#include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "common/karray.h"
 
 /* The key as an integer: floats must be integral (else "index 1.5 is not
 ** an integer"; an integral float beyond i64 is out of bounds). upper: the
@@ -118,6 +120,8 @@ static CgVal load_elem(CG *G, int d, LLVMValueRef p) {
   case KJIT_U8: case KJIT_U16: case KJIT_U32: return cg_mk(TY(T_INT), LLVMBuildZExt(G->B, x, G->i64, ""));
   case KJIT_I64: case KJIT_U64: return cg_mk(TY(T_INT), x);
   case KJIT_F32: return cg_mk(TY(T_F32), x);
+  case KJIT_BOOL:   /* any nonzero byte is true, as buffer.c reads it */
+    return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntNE, x, LLVMConstInt(G->i8, 0, 0), ""));
   default: return cg_mk(TY(T_F64), x);
   }
 }
@@ -203,6 +207,36 @@ CgVal cg_index(CG *G, const KirInsn *v) {
   return load_elem(G, o.t.dtype, elem);
 }
 
+/* Raises buffer.c's error for a store of a `tname` value into a bool array
+** (where ok is false; unconditionally when ok is NULL). */
+static void bool_store_error(CG *G, const KirInsn *v, LLVMValueRef ok, const char *tname) {
+  char msg[64];
+  snprintf(msg, sizeof msg, KB_BOOL_EXPECTED, tname);
+  char *m = ka_strndup(G->S->A, msg, strlen(msg));
+  if (m == NULL) cg_error(G, v, "not enough memory");
+  if (ok) cg_check(G, ok, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, m);
+  else cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, m);
+}
+
+/* x stored at elem of a bool array: a boolean as 0 or 1; false from a
+** false-or-number; anything else raises, after the index checks (the
+** typer let every value with a run-time form through: ir_type.c). */
+static void store_bool(CG *G, const KirInsn *v, CgVal x, LLVMValueRef elem) {
+  LLVMValueRef b;
+  if (x.t.kind == T_BOOL) {
+    b = LLVMBuildZExt(G->B, x.v, G->i8, "");
+  } else if (x.t.kind == T_MAYBE) {   /* flag: holds a number */
+    bool_store_error(G, v, LLVMBuildNot(G->B, x.flag, ""), "number");
+    if (x.t.dtype) bool_store_error(G, v, NULL, "nil");   /* the falsy side is nil */
+    b = LLVMConstInt(G->i8, 0, 0);
+  } else {
+    bool_store_error(G, v, NULL, x.t.kind == T_NIL ? "nil" : x.t.kind == T_BUF ? "kjit.array"
+                                                                               : "number");
+    return;
+  }
+  LLVMBuildStore(G->B, b, elem);
+}
+
 void cg_setindex(CG *G, const KirInsn *v) {
   if (!G->sp->live[v->block->id]) return;
   CgVal o = cg_val(G, v->args[0]);
@@ -211,6 +245,7 @@ void cg_setindex(CG *G, const KirInsn *v) {
   if (o.t.kind != T_BUF || o.t.ndim != 1) cg_error(G, v, "internal error: store into a non-array");
   LLVMValueRef elem;
   index_buffer(G, v, o, k, &elem);
+  if (o.t.dtype == KJIT_BOOL) { store_bool(G, v, x, elem); return; }
   x = cg_unwrap(G, x, v->line, v, 2);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), elem) };   /* a[1]: the element pointer, never split */
   Type rt = TY(T_NIL);

@@ -17,6 +17,7 @@
 
 static const struct { const char *alias, *dtype; } dtype_aliases[] = {
   { "int32", "i32" }, { "int64", "i64" }, { "float32", "f32" }, { "float64", "f64" },
+  { "boolean", "bool" }, { "b1", "bool" },   /* the scalar words' spellings (scalar_type) */
 };
 
 static int dtype_of(const char *name) {

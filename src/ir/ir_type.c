@@ -898,7 +898,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       return r;
     }
     if (o.ndim > 1) { Type r = o; r.ndim--; return r; }
-    Type e = ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 : T_INT);
+    Type e = ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 :
+                o.dtype == KJIT_BOOL ? T_BOOL : T_INT);
     return e;
   }
   if (o.kind == T_TABLE) {
@@ -1497,6 +1498,12 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
            o.ndim, o.ndim);
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+  /* a bool array takes booleans; any other value with a run-time form
+  ** raises KB_BOOL_EXPECTED when the store runs, after the index checks
+  ** (cg_array.c), as the interpreter's __newindex does */
+  if (o.dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
+                               isnum(numview(val))))
+    return ty(T_NIL);
   if (val.kind != T_UNKNOWN && !isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
   return ty(T_NIL);

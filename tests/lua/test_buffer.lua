@@ -2,7 +2,8 @@ local kjit = require "kjit"
 
 -- test_buffer.lua: typed buffers (kjit.array), DESIGN.md section 2.
 
-local ALL = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
+local NUMERIC = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
+local ALL = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "bool" }   -- (bool: test_bool.lua)
 local INTS = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64" }
 
 local function f32(x) return (string.unpack("f", string.pack("f", x))) end
@@ -31,7 +32,7 @@ test("kjit.dtypes lists every dtype in order", function()
 end)
 
 test("every dtype constructs and reports its dtype", function()
-  for _, t in ipairs(ALL) do
+  for _, t in ipairs(NUMERIC) do
     local a = kjit.zeros(3, t)
     eq(a.dtype, t, "dtype")
     eq(a[1], t:sub(1, 1) == "f" and 0.0 or 0, t .. " zero")
@@ -235,7 +236,7 @@ test("bad shapes", function()
 end)
 
 test("unknown dtype names the valid ones", function()
-  raises("unknown dtype 'f16' (expected one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64)",
+  raises("unknown dtype 'f16' (expected one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, bool)",
          kjit.zeros, 3, "f16")
   raises("unknown dtype 'F32'", kjit.empty, 3, "F32")
   raises("dtype string expected, got number", kjit.zeros, 3, 32)
@@ -673,7 +674,7 @@ end)
 ----------------------------------------------------------------------
 
 test("ipairs-free iteration with # works on every dtype", function()
-  for _, t in ipairs(ALL) do
+  for _, t in ipairs(NUMERIC) do
     local a = kjit.arange(1, 6, t)
     local sum = 0
     for i = 1, #a do sum = sum + a[i] end
