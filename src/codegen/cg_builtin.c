@@ -178,6 +178,7 @@ static CgVal ult_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
 
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
+  if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
   Type rt = G->sp->types[v->id];
   int line = v->line;
   if (id == B_ERROR) {

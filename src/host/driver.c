@@ -107,6 +107,27 @@ static char *dup(const char *s) {
   return r;
 }
 
+/* Whether a specialization in use makes arrays (runtime/alloc.c). */
+static int allocates(KtySession *T) {
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->used) continue;
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++) {
+      if (!sp->live[b]) continue;
+      for (int j = 0; j < f->blocks[b]->ninsns; j++) {
+        KirInsn *v = f->blocks[b]->insns[j];
+        if (v->op != KIR_CALL) continue;
+        Type ft = sp->types[v->args[0]->id];
+        if (ft.kind == T_BUILTIN && B_IS_ARRAY(ft.ref) && ft.ref != B_ARR_FILL &&
+            ft.ref != B_ARR_RESHAPE && ft.ref != B_ARR_SLICE)
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   lua_State *L = S->L;
   const KcgTarget *t = in->target;
@@ -177,6 +198,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
   }
   out->uses_sync = info.uses_sync;
+  out->allocates = allocates(&T);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
   out->types = types_text(&T, t->kernel);
   if (info.nmsgs > 0) {

@@ -58,6 +58,8 @@ typedef struct KdrvOutput {
   char **msgs; int nmsgs;    /* malloc'd error texts by number (targets
                                 without string globals) */
   int uses_sync;             /* a kernel calling cuda.syncthreads */
+  int allocates;             /* makes arrays (kjit.zeros ...: the dispatcher
+                                gives the call an allocation list, jit.c) */
 } KdrvOutput;
 
 /* Compiles in->fidx into in->M. Compile errors are the user's located
