@@ -128,6 +128,38 @@ static int allocates(KtySession *T) {
   return 0;
 }
 
+/* Is x a view made by the function (following a:fill, which returns its
+** array)? */
+static int made_view(KtySpec *sp, const KirInsn *x) {
+  for (int depth = 0; depth < 16; depth++) {
+    if (x->op == KIR_INDEX) return sp->types[x->id].kind == T_BUF;
+    if (x->op != KIR_CALL || (x->flags & KIR_F_TFOR)) return 0;
+    Type ft = sp->types[x->args[0]->id];
+    if (ft.kind != T_BUILTIN) return 0;
+    if (ft.ref == B_ARR_SLICE || ft.ref == B_ARR_RESHAPE) return 1;
+    if (ft.ref != B_ARR_FILL || x->nargs < 2) return 0;
+    x = x->args[1];
+  }
+  return 0;
+}
+
+/* rview (KdrvOutput) of the root's results. */
+static void result_views(KtySpec *root, uint8_t *rview) {
+  KirFunc *f = root->ir;
+  for (int r = 0; r < root->nret && r < KJIT_MAXRETS; r++) {
+    int all = root->rets[r].kind == T_BUF, any = 0;
+    for (int b = 0; b < f->nblocks && all; b++) {
+      KirInsn *t = f->blocks[b]->term;
+      if (!root->live[b] || t == NULL || t->op != KIR_RET) continue;
+      any = 1;
+      int fixed = t->nargs - ((t->flags & KIR_F_OPEN) ? 1 : 0);
+      /* `return a:slice(i, j)` ends with an open call: its first result */
+      all = (r < fixed || (r == fixed && (t->flags & KIR_F_OPEN))) && made_view(root, t->args[r]);
+    }
+    rview[r] = (uint8_t)(all && any);
+  }
+}
+
 void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   lua_State *L = S->L;
   const KcgTarget *t = in->target;
@@ -199,6 +231,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   }
   out->uses_sync = info.uses_sync;
   out->allocates = allocates(&T);
+  result_views(root, out->rview);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
   out->types = types_text(&T, t->kernel);
   if (info.nmsgs > 0) {

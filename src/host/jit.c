@@ -63,6 +63,7 @@ typedef struct JitSpec {
   uint8_t rnil[KJIT_MAXRETS];    /* T_MAYBE: falsy value is nil (else false);
                                     T_BUF: the dtype */
   uint8_t rndim[KJIT_MAXRETS];   /* T_BUF: the rank */
+  uint8_t rview[KJIT_MAXRETS];   /* T_BUF: a view the function made (driver.h) */
   int arrays;                    /* returns arrays or makes them: call_arrays */
   int allocates;                 /* makes arrays: an allocation list per call */
   char *ir, *asmtext, *types;
@@ -425,6 +426,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     js->rsub[r] = rt.sub;
     js->rnil[r] = rt.dtype;
     js->rndim[r] = rt.ndim;
+    js->rview[r] = bc.rview[r];
     if (rt.kind == T_BUF) js->arrays = 1;
   }
   js->allocates = bc.allocates;
@@ -551,7 +553,7 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
     size *= shape[d];
   }
   int64_t bytes = size * (int64_t)kjit_dtype_size(dt);
-  for (int pass = 0; pass < 2; pass++)   /* an exact argument first, then one holding it */
+  for (int pass = js->rview[r]; pass < 2; pass++)   /* an exact argument first, then one holding it */
     for (int i = 0; i < n; i++) {
       if (js->sig[i] < SIG_BUF) continue;
       const KBuffer *b = (const KBuffer *)(intptr_t)slots[i];
@@ -572,7 +574,7 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
     KAllocBlock *b = ad[k].b;
     char *d0 = (char *)b + KAL_HEADER;
     if (data < d0 || data > d0 + b->bytes || bytes > d0 + b->bytes - data) continue;
-    int same = data == d0 && b->ndim == nd;
+    int same = data == d0 && b->ndim == nd && !js->rview[r];
     for (int d = 0; same && d < nd; d++) same = b->shape[d] == shape[d];
     if (same) lua_pushvalue(L, ad[k].idx);
     else kb_push_view(L, ad[k].idx, data, nd, shape);

@@ -1516,6 +1516,10 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
              kjit_dtype_name((kjit_dtype)o.dtype));
     return ty(T_NIL);
   }
+  if (o.ndim > 1 && (isnum(numview(val)) || raises_on(val)))   /* buffer.c's words */
+    RAISE(S, sp, v, -1, "cannot assign a %s to a row of a %d-D kjit.array: index all %d "
+          "dimensions (a[i][j] = v), or assign a kjit.array of the row's shape",
+          objtypename(val), o.ndim, o.ndim);
   if (o.ndim > 1)
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions "
            "(or assign a kjit array of the row's shape)", o.ndim, o.ndim);
