@@ -96,11 +96,64 @@ static int escapes(CG *G, const KirInsn *d, int depth) {
   return 0;
 }
 
-/* The slot of site v (its last array), or NULL when v's arrays escape. */
+#define KCG_STACK_ARRAY 1024   /* bytes of a scratch array kept on the stack */
+
+/* A constant extent (the typer's constant), or -1. */
+static int64_t const_extent(CG *G, const KirInsn *x) {
+  const KtyConst *k = &G->sp->consts[x->id];
+  return k->kind == T_INT ? (int64_t)k->v.i : -1;
+}
+
+/* The bytes of site v's array when its shape is made of constants (a
+** small positive size), or -1. */
+static int64_t const_bytes(CG *G, const KirInsn *v) {
+  Type ft = G->sp->types[v->args[0]->id];
+  Type rt = G->sp->types[v->id];
+  if (v->nargs < 2 || rt.kind != T_BUF) return -1;
+  const KirInsn *shape = v->args[1];
+  int64_t n = 1;
+  if (ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY || ft.ref == B_KJIT_FULL) {
+    Type st = G->sp->types[shape->id];
+    if (st.kind == T_INT) {
+      n = const_extent(G, shape);
+    } else if (st.kind == T_SHAPE && st.sub == 1 && shape->op == KIR_NEWTABLE) {
+      const KirInsn *items[KJIT_MAXDIMS + 1];
+      int m = kty_ctor_items(shape, items, KJIT_MAXDIMS);
+      if (m < 1 || m > KJIT_MAXDIMS) return -1;
+      for (int i = 0; i < m && n > 0; i++) {
+        int64_t e = const_extent(G, items[i]);
+        n = e < 1 || e > KCG_STACK_ARRAY ? -1 : n * e;
+      }
+    } else {
+      return -1;
+    }
+  } else if (ft.ref == B_KJIT_ARRAY && shape->op == KIR_NEWTABLE) {
+    LLVMValueRef dims[KJIT_MAXDIMS];
+    int nd = 0;
+    const KirInsn *c = shape;
+    for (;;) {   /* (as ctor_shape, without LLVM values) */
+      const KirInsn *items[4097];
+      int m = kty_ctor_items(c, items, 4096);
+      if (m < 1) return -1;
+      n *= m;
+      if (++nd == KJIT_MAXDIMS || G->sp->types[items[0]->id].kind != T_SHAPE) break;
+      c = items[0];
+    }
+    (void)dims;
+  } else {
+    return -1;
+  }
+  if (n < 1 || n > KCG_STACK_ARRAY) return -1;
+  n *= dt_size(rt.dtype);
+  return n <= KCG_STACK_ARRAY ? n : -1;
+}
+
+/* The slot of site v (its last array), or NULL when v's arrays escape or
+** live on the stack. */
 static LLVMValueRef site_slot(CG *G, const KirInsn *v) {
   if (G->scratchkind == NULL) return NULL;
   if (G->scratchkind[v->id] == 0)
-    G->scratchkind[v->id] = escapes(G, v, 0) ? 2 : 1;
+    G->scratchkind[v->id] = escapes(G, v, 0) ? 2 : const_bytes(G, v) > 0 ? 3 : 1;
   if (G->scratchkind[v->id] != 1) return NULL;
   if (G->scratch[v->id] && G->scratchfn[v->id] == G->fn) return G->scratch[v->id];
   /* a slot at the top of the function (a prange worker: of its own),
@@ -145,6 +198,14 @@ void cg_free_scratch(CG *G) {
 static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, int dtype, int nd, LLVMValueRef *dims,
                                int zero, int argn, const char *fname) {
   LLVMValueRef slot = site_slot(G, v);
+  if (G->scratchkind && G->scratchkind[v->id] == 3) {   /* on the stack */
+    int64_t bytes = const_bytes(G, v);
+    LLVMValueRef buf = cg_alloca(G, LLVMArrayType(G->i8, (unsigned)bytes), "stackarray");
+    LLVMSetAlignment(buf, 64);
+    LLVMValueRef p = LLVMBuildBitCast(G->B, buf, G->i8p, "");
+    if (zero) LLVMBuildMemSet(G->B, p, LLVMConstInt(G->i8, 0, 0), cg_i64(G, bytes), 64);
+    return p;
+  }
   if (slot) call_free(G, LLVMBuildLoad2(G->B, G->i8p, slot, ""));
   LLVMTypeRef pt[12] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
                          G->i32, G->i8p, G->i32, G->i8p };

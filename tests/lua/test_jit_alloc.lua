@@ -333,6 +333,30 @@ test("a scratch array per iteration is freed when its site runs again", function
   eq(g(100)[1], 100.0, "the last one")
 end)
 
+local function small_scratch(n)
+  local acc = 0
+  for i = 1, n do
+    local t = kjit.zeros(4)            -- constant and small: on the stack
+    local u = kjit.full({2, 3}, i, "i16")
+    local w = kjit.array({i, 2 * i}, "f32")
+    t[i % 4 + 1] = i
+    acc = acc + t[1] + t[2] + t[3] + t[4] + u[2][3] + w[2]
+  end
+  return acc
+end
+
+test("small scratch arrays of constant shape live on the stack, zeroed each time", function()
+  need()
+  D.check(small_scratch, 30)
+  local f = kjit.jit(small_scratch)
+  f(1)
+  collectgarbage(); collectgarbage()
+  local live0 = kjit._alloc_stats(true)
+  eq(f(1000), small_scratch(1000), "sum")
+  local live, peak = kjit._alloc_stats()
+  eq(peak, live0, "no block allocated")
+end)
+
 test("GC pressure while compiled code allocates", function()
   need()
   local f = kjit.jit(caller)
