@@ -177,6 +177,21 @@ static LLVMValueRef shape_key(CG *G, CgVal k, LLVMValueRef *present) {
   return i;
 }
 
+/* Stores number x into the element at p of dtype d with the store rules
+** (cg_alloc.c: fill, full, array). */
+static void store_bool(CG *G, const KirInsn *v, CgVal x, LLVMValueRef elem);
+void cg_store_value(CG *G, const KirInsn *v, int d, LLVMValueRef p, CgVal x) {
+  if (d == KJIT_BOOL) { store_bool(G, v, x, p); return; }   /* booleans only */
+  x = cg_unwrap(G, x, v->line, v, 2);
+  CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };
+  Type rt = TY(T_NIL);
+  rt.dtype = (uint8_t)d;
+  cg_split(G, v, a, 2, rt, concrete_elem);
+}
+
+/* Loads the element at p of dtype d as Lua reads it. */
+CgVal cg_load_elem(CG *G, int d, LLVMValueRef p) { return load_elem(G, d, p); }
+
 CgVal cg_index(CG *G, const KirInsn *v) {
   Type t = G->sp->types[v->id];
   CgVal o = cg_val(G, v->args[0]);
@@ -242,8 +257,13 @@ void cg_setindex(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   CgVal k = cg_val(G, v->args[1]);
   CgVal x = cg_val(G, v->args[2]);
-  if (o.t.kind != T_BUF || o.t.ndim != 1) cg_error(G, v, "internal error: store into a non-array");
+  if (o.t.kind != T_BUF) cg_error(G, v, "internal error: store into a non-array");
   LLVMValueRef elem;
+  if (o.t.ndim > 1) {   /* m[i] = row (cg_alloc.c) */
+    if (x.t.kind != T_BUF) cg_error(G, v, "internal error: store of a number into a row");
+    cg_setrow(G, v, index_buffer(G, v, o, k, &elem), k, x);
+    return;
+  }
   index_buffer(G, v, o, k, &elem);
   if (o.t.dtype == KJIT_BOOL) { store_bool(G, v, x, elem); return; }
   x = cg_unwrap(G, x, v->line, v, 2);

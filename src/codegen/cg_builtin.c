@@ -187,6 +187,7 @@ static CgVal ult_first_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type r
 
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
+  if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
   Type rt = G->sp->types[v->id];
   int line = v->line;
   if (B_NEEDS_L(id)) return cg_lib_call(G, v, id, a, n);   /* cg_lib.c */

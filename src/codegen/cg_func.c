@@ -972,7 +972,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     x = cg_convert(G, x, pt, line);
     na += pack(x, av + na);
   }
-  LLVMValueRef rp[KJIT_MAXRETS][3];
+  LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
   for (int r = 0; r < nr && !pure; r++) {
@@ -1115,6 +1115,7 @@ static void emit_ret(CG *G, KirInsn *v) {
     LLVMBuildRet(G->B, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line).v);
     return;
   }
+  cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
   for (int i = 0; i < sp->nret; i++) {
     CgVal x = cg_convert(G, i < n ? vals[i] : cg_mk(TY(T_NIL), NULL), sp->rets[i], v->line);
     LLVMValueRef pv[3 + KJIT_MAXDIMS];
@@ -1169,6 +1170,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
+  case KIR_NEWTABLE: case KIR_SETLIST: cg_ctor(G, v); break;   /* cg_alloc.c */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
   case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;
   case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
@@ -1419,6 +1421,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->fn = G->funcs[sp->index].fn;
   G->vals = cg_zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
   G->notrun = cg_zalloc(G, (size_t)f->ninsns);
+  G->scratch = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);     /* cg_alloc.c */
+  G->scratchfn = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
+  G->scratchkind = cg_zalloc(G, (size_t)f->ninsns);
   G->fors = cg_zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
   G->phis = cg_zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
   G->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);

@@ -48,6 +48,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "host/buffer.h"
+#include "ir/ir_builtins.h"
 
 /* The key of the buffers' tags (KBuffer.tag, kb_fast): random per
 ** process, set when the library is loaded, before any buffer exists, and
@@ -342,13 +343,35 @@ static void initheader(KBuffer *b, char *data, kjit_dtype t, int ndim,
 ** can push buffers before (or without) require "kjit". */
 static void pushmeta(lua_State *L);
 
+/* Makes the userdata of lightuserdata(1) bytes (kb_push_new, protected). */
+static int newud_p(lua_State *L) {
+  lua_newuserdatauv(L, *(const size_t *)lua_touserdata(L, 1), 1);
+  return 1;
+}
+
+/* Arrays from this size on are allocated under a pcall, so that running
+** out of memory says where and how much (Lua's bare "not enough memory"
+** has neither); compiled code says the same (runtime/alloc.c). */
+#define KB_PROTECTED ((size_t)1 << 20)
+
 /* Pushes a new owned buffer; the elements follow the header, aligned. */
 KBuffer *kb_push_new(lua_State *L, kjit_dtype t, int ndim,
                      const int64_t *shape, int zero) {
   int64_t size = checksize(L, t, ndim, shape);
   size_t bytes = (size_t)size * dt_sizes[t];
-  KBuffer *b = (KBuffer *)lua_newuserdatauv(L, sizeof(KBuffer) + KB_ALIGN - 1
-                                            + bytes, 1);
+  size_t total = sizeof(KBuffer) + KB_ALIGN - 1 + bytes;
+  KBuffer *b;
+  if (bytes >= KB_PROTECTED) {
+    lua_pushcfunction(L, newud_p);
+    lua_pushlightuserdata(L, &total);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      lua_pop(L, 1);
+      where_error(L, "not enough memory (a kjit array of %I bytes)", (lua_Integer)bytes);
+    }
+    b = (KBuffer *)lua_touserdata(L, -1);
+  } else {
+    b = (KBuffer *)lua_newuserdatauv(L, total, 1);
+  }
   uintptr_t p = ((uintptr_t)(b + 1) + KB_ALIGN - 1) & ~(uintptr_t)(KB_ALIGN - 1);
   initheader(b, (char *)p, t, ndim, shape, size);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -643,10 +666,32 @@ static int m_newindex(lua_State *L) {
   } else {
     i = keyindex(L, b);
   }
-  if (b->ndim > 1)
-    return luaL_error(L, "cannot assign a whole row of a %d-D kjit.array: "
-                      "index all %d dimensions (a[i][j] = v)",
-                      b->ndim, b->ndim);
+  if (b->ndim > 1) {
+    KBuffer *src = lua_type(L, 3) == LUA_TUSERDATA ? kb_test(L, 3) : NULL;
+    int64_t rs = rowsize(b), k;
+    int d;
+    if (src == NULL)
+      return luaL_error(L, "cannot assign a %s to a row of a %d-D kjit.array: "
+                        "index all %d dimensions (a[i][j] = v), or assign a kjit.array "
+                        "of the row's shape", tname(L, 3), b->ndim, b->ndim);
+    /* m[i] = row: copies the elements (the shape checked), as compiled code */
+    if (src->ndim != b->ndim - 1)
+      return luaL_error(L, "cannot assign a %d-D kjit.array to a row of a %d-D kjit.array "
+                        "(rows are %d-D)", src->ndim, b->ndim, b->ndim - 1);
+    if (i < 1 || i > b->shape[0]) return kb_bounds_error(L, i, b->shape[0]);
+    for (d = 0; d < src->ndim; d++)
+      if (src->shape[d] != b->shape[d + 1])
+        return luaL_error(L, "cannot assign a kjit.array of extent %I to a row of extent %I "
+                          "(dimension %d)", (lua_Integer)src->shape[d],
+                          (lua_Integer)b->shape[d + 1], d + 1);
+    if (src->dtype == b->dtype) {
+      memmove(b->data + (i - 1) * rs * (int64_t)dt_sizes[b->dtype], src->data,
+              (size_t)rs * dt_sizes[b->dtype]);
+    } else {
+      for (k = 0; k < rs; k++) convertelem(L, b, (i - 1) * rs + k, src, k);
+    }
+    return 0;
+  }
   if (i < 1 || i > b->shape[0]) return kb_bounds_error(L, i, b->shape[0]);
   storeval(L, b->dtype, b->data + (i - 1) * (int64_t)dt_sizes[b->dtype], 3);
   return 0;
@@ -1171,6 +1216,17 @@ void kb_open(lua_State *L) {
   pushmeta(L);
   lua_pop(L, 1);
   luaL_setfuncs(L, functions, 0);
+  {   /* the constructors compiled code calls (for the typers to recognise) */
+    static const struct { const char *name; int id; } ctors[] = {
+      {"zeros", B_KJIT_ZEROS}, {"empty", B_KJIT_EMPTY}, {"full", B_KJIT_FULL},
+      {"array", B_KJIT_ARRAY}, {"arange", B_KJIT_ARANGE}, {"linspace", B_KJIT_LINSPACE}
+    };
+    for (size_t i = 0; i < sizeof ctors / sizeof ctors[0]; i++) {
+      lua_getfield(L, -1, ctors[i].name);
+      kir_builtin_register(L, -1, ctors[i].id);
+      lua_pop(L, 1);
+    }
+  }
   lua_createtable(L, KJIT_NDTYPES, 0);
   for (t = 0; t < KJIT_NDTYPES; t++) {
     lua_pushstring(L, dt_names[t]);

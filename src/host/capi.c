@@ -303,6 +303,9 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
   /* the owner object was resurrected after its code was freed */
   if (in->dead && *in->dead)
     return fail(L, KJIT_ERRARG, "kjit_call: the compiled function was used after it was finalized");
+  if (in->arrays)
+    return fail(L, KJIT_ERRARG, "kjit_call: the function makes or returns kjit arrays (signature "
+                "%s): call it from Lua", fn->sigtext);
   if (nargs != in->nsig)
     return fail(L, KJIT_ERRARG, "kjit_call: %d argument%s given, the signature %s takes %d",
                 nargs, nargs == 1 ? "" : "s", fn->sigtext, in->nsig);
@@ -362,7 +365,7 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
                   fn->sigtext);
   }
   for (int i = nargs; i < in->nargs; i++) slots[i] = 0;
-  int64_t rets[2 * KJIT_MAXRETS];
+  int64_t rets[KJIT_RETSLOTS];
   KErr err;
   memset(&err, 0, sizeof err);
   err.stack_limit = in->calls ? krt_stack_limit() : 0;

@@ -24,6 +24,8 @@ typedef struct KdSpecInfo {
   int calls;                    /* makes compiled calls: pass the stack limit */
   const int *dead;              /* set when the owning jit object's __gc ran
                                    (the entry's code is freed then) */
+  int arrays;                   /* makes or returns arrays: only Lua calls it
+                                   (jit.c's call_arrays) */
 } KdSpecInfo;
 
 /* Pushes a new kjit.jit object for the value at idx: a Lua function (with

@@ -47,6 +47,17 @@
   X(STRING_FORMAT, "string.format", 1, -1, STRING) \
   X(TYPE, "type", 1, 1, LUATYPE) \
   X(TONUMBER, "tonumber", 1, 2, TONUMBER) \
+  X(KJIT_ZEROS, "kjit.zeros", 1, 2, ALLOC) \
+  X(KJIT_EMPTY, "kjit.empty", 1, 2, ALLOC) \
+  X(KJIT_FULL, "kjit.full", 2, 3, ALLOC) \
+  X(KJIT_ARRAY, "kjit.array", 1, 2, ALLOC) \
+  X(KJIT_ARANGE, "kjit.arange", 1, 4, ALLOC) \
+  X(KJIT_LINSPACE, "kjit.linspace", 3, 4, ALLOC) \
+  X(ARR_FILL, "fill", 2, 2, METHOD) \
+  X(ARR_COPY, "copy", 1, 1, METHOD) \
+  X(ARR_RESHAPE, "reshape", 2, 2, METHOD) \
+  X(ARR_SLICE, "slice", 2, 3, METHOD) \
+  X(ARR_TOTABLE, "totable", 1, 1, METHOD) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
   X(CUDA_SYNCTHREADS, "cuda.syncthreads", 0, 0, SYNC) \
@@ -89,6 +100,10 @@
 **              of other built strings (runtime_lib.c builds it there)
 **   LUATYPE    type(x) of a native value: a constant string
 **   TONUMBER   tonumber(x) of a number: x; of a constant string: folded
+**   ALLOC      kjit.zeros ...: a new array (cg_alloc.c); the dtype a
+**              constant string, the shape an integer, a.shape or {n, m}
+**   METHOD     a:fill(v) ... (the array's methods, found by a.fill): the
+**              array first
 **   UNSUPPORTED  refused with a message
 ** and in kernels:
 **   GRID       a constant n of 1..3: n integers
@@ -99,7 +114,7 @@
 **   DIM3       not a function: only its fields .x .y .z (integers) */
 #define KTY_RULES(X) \
   X(ROUND) X(SAME) X(FLOAT) X(FMOD) X(JOIN) X(TOINTEGER) X(TYPE) X(ULT) \
-  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) \
+  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(ALLOC) X(METHOD) \
   X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) \
   X(LIB) X(STRING) X(LUATYPE) X(TONUMBER)
 
@@ -122,6 +137,8 @@ typedef enum BuiltinId {
 } BuiltinId;
 
 #define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
+/* the array built-ins (allocation and methods: cg_alloc.c) */
+#define B_IS_ARRAY(id) ((id) >= B_KJIT_ZEROS && (id) <= B_ARR_TOTABLE)
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 /* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
 ** refused in kernels and kjit.prange bodies */

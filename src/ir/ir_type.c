@@ -958,8 +958,20 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
     if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return ty(T_INT);
-    REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim)",
-           name);
+    if (strcmp(name, "dtype") == 0) {   /* a constant string (compared, or a message) */
+      k->kind = T_STR;
+      k->str = kjit_dtype_name((kjit_dtype)o.dtype);
+      k->len = strlen(k->str);
+      return ty(T_STR);
+    }
+    for (int id = B_ARR_FILL; id <= B_ARR_TOTABLE; id++)
+      if (strcmp(name, kir_builtin_name(id)) == 0) {   /* a method: a:fill(v) */
+        k->kind = T_BUILTIN;
+        k->ref = id;
+        return const_type(*k);
+      }
+    REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim, "
+           "dtype, fill, copy, reshape, slice)", name);
   }
   if (o.kind == T_TABLE) {
     push_value(S, o.ref);
@@ -1201,6 +1213,234 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return r;
 }
 
+
+/* ---- Arrays made in compiled code, array methods (alloc) -------------------
+** kjit.zeros/empty/full/array/arange/linspace and a:fill/copy/reshape/slice
+** (ir_builtins.h rules ALLOC and METHOD; lowered by codegen/cg_alloc.c). A
+** shape is an integer, a.shape, or a table constructor of 1 to 4 integers
+** ({n, m}); kjit.array takes a constructor of numbers (nested for n-D). A
+** constructor is typed T_SHAPE with sub 1 (ndim its length, 0 when longer
+** than 4) and may only be filled by setlist and passed to those calls. */
+
+/* The dtype argument: a constant name, or nil/absent for def; -1: bad. */
+static int const_dtype(const KtyConst *k, int present, int def) {
+  if (!present || k->kind == T_NIL) return def;
+  if (k->kind != T_STR) return -1;
+  for (int d = 0; d < KJIT_NDTYPES; d++)
+    if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) return d;
+  return -1;
+}
+
+/* v (a newtable) is a constructor that only setlist fills, with a known
+** number of items, and that a call or an enclosing constructor uses. */
+static int ctor_shape_ok(const KirInsn *v) {
+  int calls = 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_SETLIST) {
+      if (u->flags & KIR_F_OPEN) return 0;
+      continue;
+    }
+    if (u->op == KIR_CALL && u->args[0] != v) { calls++; continue; }
+    return 0;
+  }
+  return calls <= 1;
+}
+
+/* Items of constructor v in order (nested constructors not expanded):
+** their count, or -1 when setlist left gaps. */
+static int ctor_items(const KirInsn *v, const KirInsn **out, int max) {
+  int n = 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_SETLIST || u->args[0] != v) continue;
+    if (u->aux != n) return -1;   /* aux: the items before (SETLIST C) */
+    for (int j = 1; j < u->nargs; j++) {
+      if (n >= max) return n + 1;
+      out[n++] = u->args[j];
+    }
+  }
+  return n;
+}
+
+int kty_ctor_items(const KirInsn *v, const KirInsn **out, int max) {
+  return ctor_items(v, out, max);
+}
+
+#define KTY_MAXCTOR 4096   /* items of a kjit.array constructor */
+
+static Type t_ctor(KtySession *S, KtySpec *sp, KirInsn *v) {
+  if (v->op == KIR_SETLIST) {
+    for (int j = 1; j < v->nargs; j++) {
+      Type t = sp->types[v->args[j]->id];
+      if (t.kind == T_UNKNOWN) return ty(T_NIL);
+      if (!isnum(numview(t)) && !(t.kind == T_SHAPE && t.sub == 1))
+        REFUSE(S, sp, v, "a table constructor in compiled code can only hold numbers (a shape "
+               "such as {n, m}, or the elements given to kjit.array)");
+    }
+    return ty(T_NIL);
+  }
+  const KirInsn *items[KJIT_MAXDIMS + 1];
+  int n = ctor_items(v, items, KJIT_MAXDIMS + 1);
+  Type r = ty(T_SHAPE);
+  r.sub = 1;
+  r.ndim = (uint8_t)(n >= 0 && n <= KJIT_MAXDIMS ? n : 0);
+  return r;
+}
+
+/* The shape argument of an ALLOC call or reshape: its ndim, or 0. */
+static int shape_ndim(KtySpec *sp, const KirInsn *arg, Type t) {
+  if (t.kind == T_INT) return 1;
+  if (t.kind != T_SHAPE || t.ndim < 1) return 0;
+  if (t.sub == 1) {   /* a constructor: integers only */
+    const KirInsn *items[KJIT_MAXDIMS + 1];
+    int n = ctor_items(arg, items, KJIT_MAXDIMS + 1);
+    if (n < 1 || n > KJIT_MAXDIMS) return 0;
+    for (int i = 0; i < n; i++)
+      if (sp->types[items[i]->id].kind != T_INT) return 0;
+  }
+  return t.ndim;
+}
+
+/* kjit.array's constructor: its shape (ndim, extents), following the
+** first items down as the interpreter does; 0 when it is not a regular
+** constructor of numbers (a ragged one, or another value inside). */
+static int array_ctor_shape(KtySpec *sp, const KirInsn *v, int64_t *shape, int depth) {
+  const KirInsn *items[KTY_MAXCTOR + 1];
+  int n = ctor_items(v, items, KTY_MAXCTOR + 1);
+  if (n < 0 || n > KTY_MAXCTOR || depth >= KJIT_MAXDIMS) return 0;
+  shape[depth] = n;
+  if (n == 0) return depth + 1;
+  int nd = -1;
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[items[i]->id];
+    int d;
+    if (t.kind == T_SHAPE && t.sub == 1 && items[i]->op == KIR_NEWTABLE) {
+      int64_t sub[KJIT_MAXDIMS];
+      memcpy(sub, shape, sizeof sub);
+      d = array_ctor_shape(sp, items[i], sub, depth + 1);
+      if (d == 0) return 0;
+      if (i == 0) memcpy(shape, sub, sizeof sub);
+      else for (int k = depth + 1; k < d; k++) if (sub[k] != shape[k]) return 0;
+    } else if (isnum(numview(t))) {
+      d = depth + 1;
+    } else {
+      return 0;
+    }
+    if (nd >= 0 && d != nd) return 0;
+    nd = d;
+  }
+  return nd;
+}
+
+static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
+                            KtyConst *kargs, int n) {
+  const char *name = kir_builtin_name(id);
+  char tb[32];
+  for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+  if (S->kernel)
+    REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
+           "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
+  Type r = ty(T_BUF);
+  int dtarg, dt;
+  switch (id) {
+  case B_KJIT_ZEROS: case B_KJIT_EMPTY: case B_KJIT_FULL: {
+    int nd = shape_ndim(sp, v->args[1], args[0]);
+    if (nd == 0)
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (in compiled code, a shape is an integer, "
+             "a.shape or a constructor of 1 to %d integers such as {n, m}; got %s)",
+             name + 5, KJIT_MAXDIMS, kty_name(args[0], tb, sizeof tb));
+    if (id == B_KJIT_FULL && (n < 2 || !isnum(numview(args[1]))))
+      REFUSE(S, sp, v, "bad argument #2 to 'full' (number expected, got %s)",
+             n < 2 ? "no value" : luaname(args[1], tb, sizeof tb));
+    dtarg = id == B_KJIT_FULL ? 2 : 1;
+    dt = const_dtype(&kargs[dtarg], n > dtarg, KJIT_F64);
+    r.ndim = (uint8_t)nd;
+    break;
+  }
+  case B_KJIT_ARRAY: {
+    dtarg = 1;
+    if (args[0].kind == T_BUF) {   /* a copy, in dtype (the array's by default) */
+      dt = const_dtype(&kargs[1], n > 1, args[0].dtype);
+      r.ndim = args[0].ndim;
+      break;
+    }
+    int64_t shape[KJIT_MAXDIMS];
+    int nd = args[0].kind == T_SHAPE && args[0].sub == 1 && v->args[1]->op == KIR_NEWTABLE
+           ? array_ctor_shape(sp, v->args[1], shape, 0) : 0;
+    if (nd == 0)
+      REFUSE(S, sp, v, "bad argument #1 to 'array' (in compiled code, a constructor of at most "
+             "%d numbers, nested for more dimensions, such as {1, 2, 3} or {{1, 2}, {3, 4}}, "
+             "or a kjit array; got %s)", KTY_MAXCTOR, kty_name(args[0], tb, sizeof tb));
+    dt = const_dtype(&kargs[1], n > 1, KJIT_F64);
+    r.ndim = (uint8_t)nd;
+    break;
+  }
+  case B_KJIT_ARANGE: {
+    int nnum = 0, allint = 1;
+    while (nnum < 3 && nnum < n && isnum(numview(args[nnum]))) {
+      allint &= args[nnum].kind == T_INT;
+      if (args[nnum].kind == T_NUMBER)
+        REFUSE(S, sp, v, "kjit.arange in compiled code: argument #%d may be an integer or a "
+               "float (its type decides the result's dtype): convert it (math.floor, + 0.0)",
+               nnum + 1);
+      nnum++;
+    }
+    if (nnum == 0)
+      REFUSE(S, sp, v, "bad argument #1 to 'arange' (number expected, got %s)",
+             luaname(args[0], tb, sizeof tb));
+    if (n > nnum + 1) REFUSE(S, sp, v, "bad argument #%d to 'arange' (too many arguments)", nnum + 2);
+    dtarg = nnum;
+    dt = const_dtype(&kargs[nnum], n > nnum, allint ? KJIT_I64 : KJIT_F64);
+    r.ndim = 1;
+    r.sub = (uint8_t)nnum;   /* (cg_alloc.c reads the call's operands again) */
+    r.sub = 0;
+    break;
+  }
+  case B_KJIT_LINSPACE:
+    for (int i = 0; i < 3; i++)
+      if (!isnum(numview(args[i])))
+        REFUSE(S, sp, v, "bad argument #%d to 'linspace' (number expected, got %s)", i + 1,
+               luaname(args[i], tb, sizeof tb));
+    if (args[2].kind != T_INT)
+      REFUSE(S, sp, v, "kjit.linspace in compiled code: the number of points must be an "
+             "integer (it is %s)", kty_name(args[2], tb, sizeof tb));
+    dtarg = 3;
+    dt = const_dtype(&kargs[3], n > 3, KJIT_F64);
+    r.ndim = 1;
+    break;
+  case B_ARR_FILL:
+    if (!isnum(numview(args[1])))
+      REFUSE(S, sp, v, "bad argument #1 to 'fill' (a number expected in compiled code, got %s)",
+             luaname(args[1], tb, sizeof tb));
+    return args[0];
+  case B_ARR_COPY: return args[0];
+  case B_ARR_RESHAPE: {
+    int nd = shape_ndim(sp, v->args[2], args[1]);
+    if (nd == 0)
+      REFUSE(S, sp, v, "bad argument #1 to 'reshape' (in compiled code, a shape is an integer, "
+             "a.shape or a constructor of 1 to %d integers such as {n, m}; got %s)",
+             KJIT_MAXDIMS, kty_name(args[1], tb, sizeof tb));
+    r = args[0];
+    r.ndim = (uint8_t)nd;
+    return r;
+  }
+  case B_ARR_SLICE:
+    for (int i = 1; i < n; i++)
+      if (args[i].kind != T_INT && !(i == 2 && args[i].kind == T_NIL))
+        REFUSE(S, sp, v, "bad argument #%d to 'slice' (an integer expected in compiled code, "
+               "got %s)", i, kty_name(args[i], tb, sizeof tb));
+    return args[0];
+  default:
+    REFUSE(S, sp, v, "a:%s() makes a Lua table: not supported in compiled code", name);
+  }
+  if (dt < 0)
+    REFUSE(S, sp, v, "bad argument #%d to '%s' (in compiled code, the dtype is a constant "
+           "name such as \"f32\")", dtarg + 1, name + 5);
+  r.dtype = (uint8_t)dt;
+  return r;
+}
+
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                       KtyConst *kargs, int n, KtyConst *k) {
   const BuiltinRow *row = builtin_row(id);
@@ -1208,6 +1448,15 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
   const char *name = row->name;
+  if (B_IS_ARRAY(id)) {
+    if (n < row->minargs)
+      REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
+             (row->rule == KTY_R_METHOD), row->rule == KTY_R_METHOD ? name : name + 5,
+             row->rule == KTY_R_METHOD ? "value" : "number");
+    if (row->maxargs >= 0 && n > row->maxargs && row->rule == KTY_R_METHOD)
+      n = row->maxargs;   /* extra arguments are ignored, as the C functions do */
+    return t_array_builtin(S, sp, v, id, args, kargs, n);
+  }
   if (B_IS_CUDA(id) && !S->kernel)
     REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);
   if (row->rule == KTY_R_DIM3)
@@ -1493,9 +1742,26 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
+  if (o.ndim > 1 && val.kind == T_BUF) {   /* m[i] = row: copies the elements */
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+      REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+    if (val.ndim != o.ndim - 1)   /* buffer.c's message, when it runs */
+      RAISE(S, sp, v, -1, "cannot assign a %d-D kjit.array to a row of a %d-D kjit.array "
+            "(rows are %d-D)", val.ndim, o.ndim, o.ndim - 1);
+    if (val.dtype != o.dtype)
+      REFUSE(S, sp, v, "row assignment from a %s array to a %s array is not supported in "
+             "compiled code (convert it first: kjit.array(row, \"%s\"))",
+             kjit_dtype_name((kjit_dtype)val.dtype), kjit_dtype_name((kjit_dtype)o.dtype),
+             kjit_dtype_name((kjit_dtype)o.dtype));
+    return ty(T_NIL);
+  }
+  if (o.ndim > 1 && (isnum(numview(val)) || raises_on(val)))   /* buffer.c's words */
+    RAISE(S, sp, v, -1, "cannot assign a %s to a row of a %d-D kjit.array: index all %d "
+          "dimensions (a[i][j] = v), or assign a kjit.array of the row's shape",
+          objtypename(val), o.ndim, o.ndim);
   if (o.ndim > 1)
-    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions",
-           o.ndim, o.ndim);
+    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions "
+           "(or assign a kjit array of the row's shape)", o.ndim, o.ndim);
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   /* a bool array takes booleans; any other value with a run-time form
@@ -1565,6 +1831,9 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
 /* The type (and constant, in *k) of value v from its operands. */
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
+  if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) return t_ctor(S, sp, v);
+  if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]))
+    return t_ctor(S, sp, v);
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -1600,7 +1869,7 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   for (int i = 0; i < n; i++) {
     Type t = vals[i];
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
-        t.kind == T_FUNC || t.kind == T_BUF) {
+        t.kind == T_FUNC) {
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
       return -1;
     }

@@ -430,7 +430,14 @@ local function core_make(tol, phrase, loose, opts, fn, make)
     for k = 2, ir.n do
       local a, b = ir[k], cr[k]
       if is_array(a) and is_array(b) then
-        -- not expected (functions return numbers and booleans), but compare contents
+        -- returned arrays: dtype, shape, then the elements
+        if a.dtype ~= b.dtype then
+          fail(string.format("result #%d: interpreted dtype %s, compiled %s", k - 1, a.dtype, b.dtype))
+        end
+        local sa, sb = table.concat(a.shape, "x"), table.concat(b.shape, "x")
+        if sa ~= sb then
+          fail(string.format("result #%d: interpreted shape %s, compiled %s", k - 1, sa, sb))
+        end
         local ea, eb = elements(a), elements(b)
         for e = 1, #ea do
           if not cmp(ea[e][2], eb[e] and eb[e][2], tol) then
@@ -440,6 +447,22 @@ local function core_make(tol, phrase, loose, opts, fn, make)
       elseif not cmp(a, b, tol) then
         fail(string.format("result #%d: interpreted %s, compiled %s", k - 1, fmt(a), fmt(b)))
       end
+    end
+  end
+
+  -- identity: a result that is an argument, or an earlier result, in one
+  -- run is the same one in the other (f(a) == a, as interpreted)
+  if ir[1] then
+    local function ident(r, args, k)
+      local v = r[k]
+      if not is_array(v) then return "" end
+      for j = 1, args.n do if rawequal(v, args[j]) then return "argument #" .. j end end
+      for j = 2, k - 1 do if rawequal(v, r[j]) then return "result #" .. (j - 1) end end
+      return "a new array"
+    end
+    for k = 2, ir.n do
+      local x, y = ident(ir, ia, k), ident(cr, ca, k)
+      if x ~= y then fail(string.format("result #%d: interpreted %s, compiled %s", k - 1, x, y)) end
     end
   end
 

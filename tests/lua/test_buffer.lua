@@ -356,11 +356,22 @@ test("2-D: a[i][j], bounds in each dimension", function()
   raises("index 5 out of bounds [1, 4]", function() a[2][5] = 1 end)
 end)
 
-test("2-D: assigning a whole row is an error", function()
+test("2-D: assigning a number to a whole row is an error", function()
   local a = kjit.zeros({3, 4})
   raises("index all 2 dimensions", function() a[1] = 5 end)
   raises("index all 3 dimensions", function() kjit.zeros({2, 2, 2})[1] = 5 end)
   raises("index all 2 dimensions", function() kjit.zeros({2, 2, 2})[1][1] = 5 end)
+end)
+
+test("n-D: m[i] = row copies a kjit array of the row's shape", function()
+  local m = kjit.zeros({2, 3})
+  m[2] = kjit.arange(3.0)
+  eq(m[2][3], 2.0, "copied"); eq(m[1][3], 0.0, "row 1 untouched")
+  m[1] = kjit.arange(3)   -- converted to the dtype
+  eq(m[1][2], 1.0, "converted")
+  raises("extent 4 to a row of extent 3", function() m[1] = kjit.zeros(4) end)
+  raises("cannot assign a 2-D kjit.array to a row", function() m[1] = kjit.zeros({1, 3}) end)
+  raises("index 3 out of bounds", function() m[3] = kjit.zeros(3) end)
 end)
 
 test("n-D: a[i] is an (n-1)-D view", function()

@@ -189,7 +189,7 @@ test("indexing with hostile keys and values", function()
   err("index -nan is not an integer", function() a[NAN] = 1 end)
   err("cannot assign to field 'shape'", function() a.shape = {1} end)
   err("cannot assign to field 'dtype'", function() a.dtype = "f64" end)
-  err("cannot assign a whole row", function() m[1] = 5 end)
+  err("cannot assign a number to a row", function() m[1] = 5 end)
   err("index 3 out of bounds [1, 2]", function() return m[3][1] end)
   err("index 4 out of bounds [1, 3]", function() return m[1][4] end)
   -- a table returned by a.shape is a copy: changing it changes nothing
