@@ -20,6 +20,7 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
 #include "common/compile.h"
 #include "ir/ir_type.h"
 #include "runtime/runtime.h"
@@ -181,12 +182,14 @@ KJIT_API int kjit_pusharray(lua_State *L, void *data, kjit_dtype dtype, int ndim
 static int toarray_p(lua_State *L) {
   kjit_array *out = (kjit_array *)lua_touserdata(L, 1);
   const KBuffer *b = kb_test_raw(L, 2);
+  if (b == NULL) b = luaL_testudata(L, 2, KREC_ARRAY_MT);   /* records (record.c) */
   /* an array whose borrowed memory was released is not readable */
   if (b == NULL || kb_released(b)) { lua_pushboolean(L, 0); return 1; }
   out->data = b->data;
   out->dtype = b->dtype;
-  out->ndim = b->ndim;
+  out->ndim = b->ndim ? b->ndim : 1;   /* a record view: an array of one */
   for (int k = 0; k < KJIT_MAXDIMS; k++) out->shape[k] = k < b->ndim ? b->shape[k] : 1;
+  out->record = b->record;
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -102,6 +102,12 @@ static Type sig_type(uint8_t c) {
   }
 }
 
+/* An array of records (or a record view) as an argument. */
+static uint8_t sig_record(lua_State *L, const KBuffer *b, int argn) {
+  return (uint8_t)luaL_error(L, "argument #%d is %s: compiled code does not take records yet",
+                             argn, b->ndim ? "an array of records" : "a record");
+}
+
 /* Classifies argument i (stack index idx); fills its slot. Raises on
 ** values compiled code cannot take. The slow path: a call whose
 ** arguments match the last specialization never comes here (read_args). */
@@ -117,6 +123,7 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     if (b) {
       if (kb_released(b)) kb_released_error(L);
       *slot = (int64_t)(intptr_t)b;
+      if (b->record) return sig_record(L, b, argn);
       return SIG_BUFCODE(b->dtype, b->ndim);
     }
     if (luaL_testudata(L, idx, JIT_METATABLE)) {
