@@ -296,6 +296,16 @@ KJIT_API size_t kjit_record_size(const kjit_record *rec);
 KJIT_API int kjit_record_nfields(const kjit_record *rec);
 KJIT_API int kjit_record_field(const kjit_record *rec, int i, kjit_field *out);
 
+/* kjit_compile for a signature with records: each `record` of sig (a
+** record, "record", or an array of them, "record[:]") has the layout of the
+** next of recs[0..nrecs), e.g. "void(record[:], f64)" with recs = {rec}.
+** kjit_call then takes kjit_arrays of dtype KJIT_RECORD with that .record
+** (set .record: kjit_call checks it; kjit_toarray fills it). In Lua the
+** same is f:compile("void(record[:], f64)", P). */
+KJIT_API int kjit_compile_records(lua_State *L, int idx, const char *sig,
+                                  const kjit_record *const *recs, int nrecs,
+                                  kjit_fn **out);
+
 /* Pushes an array of records that borrows host memory, as kjit_pusharray
 ** does for numbers (same lifetime rules, release included): data points
 ** at shape[0] * ... structs of layout rec, contiguous, aligned to the

@@ -22,6 +22,7 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
 #include "common/krecord.h"
 #include "host/lua_stack.h"
 #include "common/compile.h"
@@ -727,8 +728,27 @@ static JitSpec *spec_for_text(lua_State *L) {
   uint8_t sig[KJIT_MAXARGS];
   int n = ks.nargs;
   for (int i = 0; i < n; i++) sig[i] = sig_code(args[i]);
-  JitSpec *js = find_spec(o, sig, n, NULL);
-  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0, NULL);
+  /* records: each `record` of the text takes the next layout given after
+  ** it, f:compile("void(record[:], f64)", P) */
+  int64_t keys[KJIT_MAXARGS];
+  int nrec = 0;
+  for (int i = 0; i < n; i++) {
+    keys[i] = 0;
+    if (!SIG_ISREC(sig[i])) continue;
+    const KRecord *r = krec_test(L, 3 + nrec);
+    if (r == NULL)
+      luaL_error(L, "bad signature '%s': argument #%d is a record: give its layout (a "
+                 "kjit.struct) as argument #%d of compile", text, i + 1, 3 + nrec - 1);
+    keys[i] = (int64_t)(intptr_t)r;
+    nrec++;
+  }
+  JitSpec *js = NULL;
+  for (JitSpec *s = o->specs; s && js == NULL; s = s->next) {
+    int same = spec_matches(s, sig, n, NULL);
+    for (int i = 0; same && i < n; i++) same = !SIG_ISREC(sig[i]) || s->fnkey[i] == keys[i];
+    if (same) js = s;
+  }
+  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0, keys);
   /* check the declared return type, if any */
   if (has_ret) {
     if (ret.kind == T_NIL) {
@@ -966,12 +986,22 @@ void kd_push_private(lua_State *L, int idx) {
 }
 
 void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info) {
+  kd_compile_sig_records(L, objidx, sig, NULL, 0, info);
+}
+
+void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRecord *const *recs,
+                            int nrecs, KdSpecInfo *info) {
   objidx = lua_absindex(L, objidx);
   JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
   lua_pushcfunction(L, jit_compile);   /* same parsing and checks as f:compile */
   lua_pushvalue(L, objidx);
   lua_pushstring(L, sig);
-  lua_call(L, 2, 0);
+  luaL_checkstack(L, nrecs, "too many records");
+  for (int i = 0; i < nrecs; i++) {
+    if (recs[i] == NULL) luaL_error(L, "record layout #%d is NULL", i + 1);
+    krec_push_struct(L, recs[i]);
+  }
+  lua_call(L, 2 + nrecs, 0);
   JitSpec *js = o->last;
   memset(info, 0, sizeof *info);
   info->entry = js->entry;

@@ -194,6 +194,34 @@ static void test_capi(void) {
   CHECK(luaL_dostring(L, "return kjit.zeros(2, P).dtype == P and P.size") == LUA_OK &&
         lua_tointeger(L, -1) == (lua_Integer)sizeof(Particle), "pushrecord is usable as a dtype");
   lua_settop(L, top);
+  /* compiled from C for the host's layout, called on the host's array */
+  CHECK(luaL_dostring(L, "return function(p, dt) for i = 1, #p do local r = p[i]; "
+                         "r.x = r.x + r.vx * dt end; return p[#p].x end") == LUA_OK, "chunk");
+  kjit_fn *fn = NULL;
+  const kjit_record *recs[1] = { rp };
+  CHECK(kjit_compile_records(L, -1, "f32(record[:], f64)", recs, 1, &fn) == KJIT_OK && fn,
+        "compile_records: %s", fn ? "" : lua_tostring(L, -1));
+  if (fn) {
+    kjit_array arr = { ps, KJIT_RECORD, 1, { 3, 1, 1, 1 }, rp };
+    kjit_value args[2] = { kjit_arr(&arr), kjit_float(0.5) }, res[1];
+    float before = ps[2].x;
+    CHECK(kjit_call(L, fn, args, 2, res, 1) == KJIT_OK && res[0].type == KJIT_TFLOAT &&
+          res[0].v.f == (double)(float)(before + 11 * 0.5) && ps[0].x == 1.0f + 1.5f,
+          "kjit_call on the host's structs");
+    /* another layout is refused */
+    kjit_field qf[1] = { { "x", KJIT_F64, NULL, 0, 0 } };
+    const kjit_record *rq = NULL;
+    kjit_record_new(L, qf, 1, 8, &rq);
+    arr.record = rq;
+    CHECK(kjit_call(L, fn, args, 2, res, 1) == KJIT_ERRARG &&
+          strstr(lua_tostring(L, -1), "another layout") != NULL, "layout checked");
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  CHECK(luaL_dostring(L, "return kjit.jit(function(p) return p end)") == LUA_OK &&
+        kjit_compile_records(L, -1, "void(record[:])", recs, 0, &fn) == KJIT_ERRCOMPILE,
+        "a record without its layout: %s", lua_tostring(L, -1));
+  lua_settop(L, top);
   lua_close(L);
   CHECK(released == 1, "release called once (%d)", released);
 }

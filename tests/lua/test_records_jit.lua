@@ -205,3 +205,15 @@ print(table.concat(out, " "), s.hits, s.stores)
   eq(first, "72.0 72.0\t0\t2\n", "first run: two stores")
   eq(second, "72.0 72.0\t2\t0\n", "second run: two hits")
 end)
+
+test("f:compile with records: the layouts follow the signature", function()
+  local f = kjit.jit(step)
+  f:compile("void(record[:], f64)", P)
+  truthy(f:inspect("types"):find("record{x,y,vx,vy}[:], f64", 1, true), "compiled for P")
+  local p, q = particles(5), particles(5)
+  f(p, 0.5); step(q, 0.5)
+  for i = 1, 5 do eq(p[i].x, q[i].x); eq(p[i].y, q[i].y) end
+  raises("give its layout (a kjit.struct) as argument #2", function() f:compile("void(record[:], f64)") end)
+  local k = kjit.cuda and kjit.cuda.jit(function(p) end)
+  if k and k.compile then raises("records in signatures are for kjit.jit only", function() k:compile("void(record[:])") end) end
+end)
