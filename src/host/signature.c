@@ -20,7 +20,7 @@ static const struct { const char *alias, *dtype; } dtype_aliases[] = {
 };
 
 static int dtype_of(const char *name) {
-  /* a record: kjit.jit only (its layout given apart: f:compile(sig, P)) */
+  /* a record: kjit.jit and kernels (its layout given apart: f:compile(sig, P)) */
   if (strcmp(name, "record") == 0) return (int)KJIT_RECORD;
   for (int t = 0; t < KJIT_NDTYPES; t++)
     if (strcmp(kjit_dtype_name((kjit_dtype)t), name) == 0) return t;
@@ -216,8 +216,8 @@ static Type scalar_type(const KSigItem *it, KSigApi api) {
 static int type_of(const KSigItem *it, KSigApi api, const char *what, Type *out, char *err, size_t n) {
   char dl[96];
   if (it->dtype == (int)KJIT_RECORD) {   /* record (one record), record[:] ... */
-    if (api != KSIG_JIT) {
-      snprintf(err, n, "cannot read %s: records in signatures are for kjit.jit only", what);
+    if (api == KSIG_UFUNC) {
+      snprintf(err, n, "cannot read %s: vectorized functions do not take records", what);
       return -1;
     }
     *out = TY(T_BUF);

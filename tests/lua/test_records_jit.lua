@@ -214,6 +214,4 @@ test("f:compile with records: the layouts follow the signature", function()
   f(p, 0.5); step(q, 0.5)
   for i = 1, 5 do eq(p[i].x, q[i].x); eq(p[i].y, q[i].y) end
   raises("give its layout (a kjit.struct) as argument #2", function() f:compile("void(record[:], f64)") end)
-  local k = kjit.cuda and kjit.cuda.jit(function(p) end)
-  if k and k.compile then raises("records in signatures are for kjit.jit only", function() k:compile("void(record[:])") end) end
 end)
