@@ -732,6 +732,8 @@ static void pusharraymeta(lua_State *L) {
   luaL_setfuncs(L, mm, 0);
   lua_pushliteral(L, KB_METATABLE);   /* getmetatable(p): as for other arrays */
   lua_setfield(L, -2, "__metatable");
+  lua_pushliteral(L, KB_METATABLE);   /* Lua's messages name it as other arrays */
+  lua_setfield(L, -2, "__name");
   kb_regmeta(L, KREC_ARRAY_MT);
 }
 

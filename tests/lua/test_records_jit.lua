@@ -215,3 +215,10 @@ test("f:compile with records: the layouts follow the signature", function()
   for i = 1, 5 do eq(p[i].x, q[i].x); eq(p[i].y, q[i].y) end
   raises("give its layout (a kjit.struct) as argument #2", function() f:compile("void(record[:], f64)") end)
 end)
+
+test("type errors on records read as for other arrays", function()
+  D.check_error("attempt to perform arithmetic on a kjit.array value", function(p) return p + 1 end,
+                particles(2))
+  D.check_error("attempt to perform arithmetic on a kjit.array value", function(p) return p[1] * 2 end,
+                particles(2))
+end)
