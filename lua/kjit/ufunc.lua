@@ -147,6 +147,10 @@ local function classify(self, args)
     elseif type(v) == "boolean" then
       ins[i] = { kind = "scalar", value = v, dtype = "boolean", shape = {} }
     elseif kjit.isarray(v) then
+      if type(v.dtype) ~= "string" then   -- records (kjit.struct): refused, as NumPy's ufuncs do
+        fail("argument #%d is an array of records: vectorized functions take numbers and "
+             .. "numeric arrays (loop over the records in a kjit.jit function instead)", i)
+      end
       ins[i] = { kind = "host", value = v, dtype = v.dtype, shape = v.shape }
     elseif cuda.is_device_array(v) then
       if self.opts.target ~= "cuda" then
@@ -391,6 +395,7 @@ end
 local function info_slow(a)
   if not kjit.isarray(a) then return nil end
   local dt, S = a.dtype, nil
+  if type(dt) ~= "string" then return nil end   -- records: the general path refuses them
   if a.ndim == 1 then        -- the common case, without a shape table or string
     local n = #a
     S = SHAPES[n] or shape_obj({ n })

@@ -225,6 +225,11 @@ CgVal cg_index(CG *G, const KirInsn *v);
 void cg_setindex(CG *G, const KirInsn *v);
 CgVal cg_getfield(CG *G, const KirInsn *v);
 CgVal cg_len(CG *G, const KirInsn *v);
+/* Records (cg_array.c): r.x on a record view (o), r.x = v (KIR_SETFIELD),
+** and a copy of size bytes from one record to another. */
+CgVal cg_rec_field(CG *G, const KirInsn *v, CgVal o);
+void cg_rec_setfield(CG *G, const KirInsn *v);
+void cg_rec_copy(CG *G, LLVMValueRef dst, LLVMValueRef src, int64_t size);
 
 /* cg_array.c: an element stored with the store rules, or loaded */
 void cg_store_value(CG *G, const KirInsn *v, int dtype, LLVMValueRef p, CgVal x);

@@ -81,6 +81,7 @@ LLVMTypeRef cg_dtype_llty(CG *G, int d) {
   case KJIT_I32: case KJIT_U32: return G->i32;
   case KJIT_I64: case KJIT_U64: return G->i64;
   case KJIT_F32: return G->f32;
+  case KJIT_RECORD: return G->i8;   /* records: bytes, offsets from the layout */
   default: return G->f64;
   }
 }
@@ -1163,6 +1164,7 @@ static void emit_insn(CG *G, KirInsn *v) {
     return;
   }
   if (v->op == KIR_SETINDEX) { cg_setindex(G, v); return; }
+  if (v->op == KIR_SETFIELD) { cg_rec_setfield(G, v); return; }   /* records only (the typer) */
   if (t.kind == T_UNKNOWN) return;   /* never produced */
   if (sp->consts[v->id].kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return;
   switch (v->op) {

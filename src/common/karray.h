@@ -66,6 +66,9 @@ typedef struct KBuffer {
   ** recognise a kjit array with two Lua API calls instead of a metatable
   ** comparison (host/buffer.h, kb_fast). */
   uint64_t tag;
+  /* dtype KJIT_RECORD: the records' layout (common/krecord.h; elements are
+  ** record->size bytes); NULL for every other dtype. */
+  const struct kjit_record *record;
 } KBuffer;
 
 /* 1 if b's borrowed memory has been handed back to the host. */

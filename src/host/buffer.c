@@ -49,6 +49,7 @@
 #include "lauxlib.h"
 #include "host/buffer.h"
 #include "ir/ir_builtins.h"
+#include "host/record.h"
 
 /* The key of the buffers' tags (KBuffer.tag, kb_fast): random per
 ** process, set when the library is loaded, before any buffer exists, and
@@ -337,6 +338,7 @@ static void initheader(KBuffer *b, char *data, kjit_dtype t, int ndim,
   b->release_ud = NULL;
   b->released = NULL;
   b->tag = KB_TAG(b);
+  b->record = NULL;   /* record arrays: host/record.c sets it */
 }
 
 /* Pushes the kjit.array metatable, creating it on first use, so C hosts
@@ -883,6 +885,7 @@ static int m_slice(lua_State *L) {
 /* kjit.zeros(shape [, dtype]) */
 static int b_zeros(lua_State *L) {
   int64_t shape[KJIT_MAXDIMS];
+  if (krec_test(L, 2)) return krec_construct(L, "zeros", 2);   /* records */
   int ndim = kb_checkshape(L, 1, shape);
   kb_push_new(L, kb_checkdtype(L, 2, KJIT_F64), ndim, shape, 1);
   return 1;
@@ -896,6 +899,7 @@ static int b_empty(lua_State *L) {
 /* kjit.full(shape, value [, dtype]) */
 static int b_full(lua_State *L) {
   int64_t shape[KJIT_MAXDIMS];
+  if (krec_test(L, 3)) return krec_construct(L, "full", 3);   /* records */
   int ndim = kb_checkshape(L, 1, shape);
   if (lua_type(L, 2) == LUA_TNONE) luaL_typeerror(L, 2, "number");
   lua_settop(L, 3);   /* the new buffer goes above the arguments */
@@ -1017,6 +1021,7 @@ static int b_array(lua_State *L) {
   int64_t shape[KJIT_MAXDIMS];
   int ndim, leaf;
   kjit_dtype t;
+  if (krec_test(L, 2)) return krec_construct(L, "array", 2);   /* records */
   const KBuffer *src = kb_test(L, 1);
   if (src != NULL) {
     pushcopy(L, 1, kb_checkdtype(L, 2, src->dtype));
@@ -1046,6 +1051,8 @@ static int b_arange(lua_State *L) {
   KBuffer *b;
   kjit_dtype t;
   int64_t n, shape[1];
+  for (k = 1; k <= top; k++)   /* records */
+    if (krec_test(L, k)) return krec_construct(L, "arange", k);
   while (nnum < 3 && nnum < top && lua_type(L, nnum + 1) == LUA_TNUMBER) {
     allint &= lua_isinteger(L, nnum + 1);
     nnum++;
@@ -1108,6 +1115,7 @@ static int b_arange(lua_State *L) {
 /* kjit.linspace(a, b, n [, dtype]): n points from a to b inclusive; the
 ** last one is exactly b (as NumPy). */
 static int b_linspace(lua_State *L) {
+  if (krec_test(L, 4)) return krec_construct(L, "linspace", 4);   /* records */
   lua_Number a = checknum(L, 1), z = checknum(L, 2), step;
   lua_Integer n = checkint(L, 3), j;
   kjit_dtype t = kb_checkdtype(L, 4, KJIT_F64);
@@ -1135,7 +1143,8 @@ static int b_linspace(lua_State *L) {
 
 /* kjit.isarray(v) */
 static int b_isarray(lua_State *L) {
-  lua_pushboolean(L, kb_test_raw(L, 1) != NULL);
+  lua_pushboolean(L, kb_test_raw(L, 1) != NULL ||
+                     luaL_testudata(L, 1, KREC_ARRAY_MT) != NULL);   /* records */
   return 1;
 }
 

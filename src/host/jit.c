@@ -22,6 +22,8 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
+#include "common/krecord.h"
 #include "host/lua_stack.h"
 #include "common/compile.h"
 #include "backend/cpu.h"
@@ -45,13 +47,19 @@
 /* Argument classes in a signature (one byte per argument). */
 enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
+/* Records (kjit.struct): SIG_REC + ndim (0: a record view, 1..4: arrays of
+** records); the layout is the argument's key (JitSpec.fnkey), compared as
+** functions' identities are. */
+#define SIG_REC 6
+#define SIG_ISREC(c) ((c) >= SIG_REC && (c) <= SIG_REC + KJIT_MAXDIMS)
 
 typedef struct JitSpec {
   struct JitSpec *next;
   int nargs;                     /* arguments the entry reads (= nparams) */
   uint8_t sig[KJIT_MAXARGS];
   int nsig;                      /* arguments in the signature */
-  int64_t fnkey[KJIT_MAXARGS];   /* SIG_FUNC arguments: identity of the function */
+  int64_t fnkey[KJIT_MAXARGS];   /* SIG_FUNC arguments: identity of the function;
+                                    SIG_REC: the layout (const KRecord *) */
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
   int calls;                     /* makes compiled calls: needs the stack limit */
@@ -102,11 +110,32 @@ static Type sig_type(uint8_t c) {
   case SIG_FUNC: return TY(T_FUNC);
   default: {
     Type t = TY(T_BUF);
+    if (SIG_ISREC(c)) {   /* the layout: rec_types fills Type.ref */
+      t.dtype = KJIT_RECORD;
+      t.ndim = (uint8_t)(c - SIG_REC);
+      return t;
+    }
     t.dtype = (c - SIG_BUF) / 4;
     t.ndim = (c - SIG_BUF) % 4 + 1;
     return t;
   }
   }
+}
+
+/* An array of records (or a record view) as an argument. */
+static uint8_t sig_record(lua_State *L, const KBuffer *b, int argn) {
+  (void)L; (void)argn;
+  return (uint8_t)(SIG_REC + b->ndim);
+}
+
+/* The layout of a record argument whose slot holds its KBuffer*. */
+#define SLOT_RECORD(slot) ((int64_t)(intptr_t)((const KBuffer *)(intptr_t)(slot))->record)
+
+/* Sets Type.ref (the layout's id) of the record arguments among t[0..n),
+** keyed by fnkey[i] (a layout). */
+static void rec_types(Type *t, const uint8_t *sig, const int64_t *keys, int n) {
+  for (int i = 0; i < n; i++)
+    if (SIG_ISREC(sig[i])) t[i].ref = ((const KRecord *)(intptr_t)keys[i])->id;
 }
 
 /* Classifies argument i (stack index idx); fills its slot. Raises on
@@ -124,6 +153,7 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     if (b) {
       if (kb_released(b)) kb_released_error(L);
       *slot = (int64_t)(intptr_t)b;
+      if (b->record) return sig_record(L, b, argn);
       return SIG_BUFCODE(b->dtype, b->ndim);
     }
     if (luaL_testudata(L, idx, JIT_METATABLE)) {
@@ -178,9 +208,13 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
       if (lua_type(L, idx) != LUA_TNIL) return 0;
       slots[i] = 0;
       break;
-    default: {   /* an array */
+    default: {   /* an array (of records: its layout too) */
       KBuffer *b = kb_fast(L, idx);
-      if (b == NULL || kb_released(b) || SIG_BUFCODE(b->dtype, b->ndim) != c) return 0;
+      if (b == NULL || kb_released(b)) return 0;
+      if (SIG_ISREC(c) ? b->record == NULL || SIG_REC + b->ndim != c ||
+                         (int64_t)(intptr_t)b->record != js->fnkey[i]
+                       : SIG_BUFCODE(b->dtype, b->ndim) != c)
+        return 0;
       slots[i] = (int64_t)(intptr_t)b;
       break;
     }
@@ -222,8 +256,10 @@ K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t
       if (v->tt_ != KLS_UDATA) return 0;
       size_t len;
       KBuffer *b = kls_udata(v, &len);
-      if (len < sizeof(KBuffer) || b->tag != KB_TAG(b) || kb_released(b) ||
-          SIG_BUFCODE(b->dtype, b->ndim) != c)
+      if (len < sizeof(KBuffer) || b->tag != KB_TAG(b) || kb_released(b)) return 0;
+      if (SIG_ISREC(c) ? b->record == NULL || SIG_REC + b->ndim != c ||
+                         (int64_t)(intptr_t)b->record != js->fnkey[i]
+                       : SIG_BUFCODE(b->dtype, b->ndim) != c)
         return 0;
       slots[i] = (int64_t)(intptr_t)b;
       break;
@@ -373,7 +409,7 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
-                             int nsig, int argbase, int want_text) {
+                             int nsig, int argbase, int want_text, const int64_t *reckeys) {
   double t0 = k_now_ms();
   register_runtime();
   objidx = lua_absindex(L, objidx);
@@ -393,6 +429,10 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   Type args[KJIT_MAXARGS];
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
+  int64_t keys[KJIT_MAXARGS];   /* record arguments: their layouts */
+  for (int i = 0; i < nsig; i++)
+    keys[i] = !SIG_ISREC(sig[i]) ? 0 : reckeys ? reckeys[i] : SLOT_RECORD(kb_fast(L, argbase + i));
+  rec_types(args, sig, keys, nsig);
 
   /* the disk cache looks at the typed IR first (cache_typed): a hit
   ** makes no LLVM module at all; inspect's recompiles want text, which the
@@ -473,6 +513,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
       lua_pushvalue(L, argbase + i);
       js->fnkey[i] = (int64_t)(intptr_t)lua_topointer(L, -1);
       js->fnref[i] = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else if (SIG_ISREC(sig[i])) {
+      js->fnkey[i] = keys[i];
     }
   sb->result = NULL;   /* owned by the jit object from here on */
   ks_release_session(L, sb);
@@ -661,6 +703,7 @@ static int spec_matches(const JitSpec *s, const uint8_t *sig, int n, const int64
   for (int i = 0; i < n; i++) {
     if (s->sig[i] != sig[i]) return 0;
     if (sig[i] == SIG_FUNC && slots && s->fnkey[i] != slots[i]) return 0;
+    if (SIG_ISREC(sig[i]) && slots && s->fnkey[i] != SLOT_RECORD(slots[i])) return 0;
   }
   return 1;
 }
@@ -757,7 +800,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
     if (js == NULL) {
       /* a finalized object has no specializations left: it ends here */
       if (o->dead) return dead_error(L);
-      js = compile_spec(L, o, 1, sig, n, 2, 0);
+      js = compile_spec(L, o, 1, sig, n, 2, 0, NULL);
     }
     o->last = js;
   }
@@ -828,7 +871,9 @@ static uint8_t sig_code(Type t) {
   case T_BOOL: return SIG_BOOL;
   case T_INT: return SIG_INT;
   case T_F64: return SIG_FLOAT;
-  case T_BUF: return (uint8_t)SIG_BUFCODE(t.dtype, t.ndim);
+  case T_BUF:
+    if (t.dtype == KJIT_RECORD) return (uint8_t)(SIG_REC + t.ndim);
+    return (uint8_t)SIG_BUFCODE(t.dtype, t.ndim);
   default: return SIG_NIL;
   }
 }
@@ -850,8 +895,27 @@ static JitSpec *spec_for_text(lua_State *L) {
   uint8_t sig[KJIT_MAXARGS];
   int n = ks.nargs;
   for (int i = 0; i < n; i++) sig[i] = sig_code(args[i]);
-  JitSpec *js = find_spec(o, sig, n, NULL);
-  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0);
+  /* records: each `record` of the text takes the next layout given after
+  ** it, f:compile("void(record[:], f64)", P) */
+  int64_t keys[KJIT_MAXARGS];
+  int nrec = 0;
+  for (int i = 0; i < n; i++) {
+    keys[i] = 0;
+    if (!SIG_ISREC(sig[i])) continue;
+    const KRecord *r = krec_test(L, 3 + nrec);
+    if (r == NULL)
+      luaL_error(L, "bad signature '%s': argument #%d is a record: give its layout (a "
+                 "kjit.struct) as argument #%d of compile", text, i + 1, 3 + nrec - 1);
+    keys[i] = (int64_t)(intptr_t)r;
+    nrec++;
+  }
+  JitSpec *js = NULL;
+  for (JitSpec *s = o->specs; s && js == NULL; s = s->next) {
+    int same = spec_matches(s, sig, n, NULL);
+    for (int i = 0; same && i < n; i++) same = !SIG_ISREC(sig[i]) || s->fnkey[i] == keys[i];
+    if (same) js = s;
+  }
+  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0, keys);
   /* check the declared return type, if any */
   if (has_ret) {
     if (ret.kind == T_NIL) {
@@ -910,7 +974,7 @@ static int jit_inspect(lua_State *L) {
     for (int i = 0; i < js->nsig; i++)
       if (js->sig[i] == SIG_FUNC)
         return luaL_error(L, "inspect: cannot recompile a specialization that takes functions");
-    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1);
+    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1, js->fnkey);
     /* the old one takes the new code and text, keeping its address (a
     ** native closure holds it: f:native); the new one, holding the old
     ** code now, goes (it is first in the list) */
@@ -960,6 +1024,7 @@ static int jit_index(lua_State *L) {
       luaL_buffinit(L, &b);
       Type t[KJIT_MAXARGS];
       for (int a = 0; a < s->nsig; a++) t[a] = sig_type(s->sig[a]);
+      rec_types(t, s->sig, s->fnkey, s->nsig);
       sig_text(&b, t, s->nsig);
       luaL_pushresult(&b);
       lua_rawseti(L, -2, i++);
@@ -1110,18 +1175,29 @@ void kd_push_private(lua_State *L, int idx) {
 }
 
 void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info) {
+  kd_compile_sig_records(L, objidx, sig, NULL, 0, info);
+}
+
+void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRecord *const *recs,
+                            int nrecs, KdSpecInfo *info) {
   objidx = lua_absindex(L, objidx);
   JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
   lua_pushcfunction(L, jit_compile);   /* same parsing and checks as f:compile */
   lua_pushvalue(L, objidx);
   lua_pushstring(L, sig);
-  lua_call(L, 2, 0);
+  luaL_checkstack(L, nrecs, "too many records");
+  for (int i = 0; i < nrecs; i++) {
+    if (recs[i] == NULL) luaL_error(L, "record layout #%d is NULL", i + 1);
+    krec_push_struct(L, recs[i]);
+  }
+  lua_call(L, 2 + nrecs, 0);
   JitSpec *js = o->last;
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;
   info->nsig = js->nsig;
   for (int i = 0; i < js->nsig; i++) info->args[i] = sig_type(js->sig[i]);
+  rec_types(info->args, js->sig, js->fnkey, js->nsig);
   info->nret = js->nret;
   for (int r = 0; r < js->nret; r++) {
     info->rets[r] = TY(js->rets[r]);

@@ -14,6 +14,7 @@
 **     `local best` ... `best = i`.
 */
 #include "ir/ir_type.h"
+#include "common/krecord.h"
 #include "ir/ir_fold.h"
 #include <math.h>
 #include <stdarg.h>
@@ -70,7 +71,8 @@ static Type numview(Type t) {
 static int tyeq(Type a, Type b) {
   if (a.kind != b.kind || a.weak != b.weak) return 0;
   switch (a.kind) {
-  case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim;
+  case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim &&
+                     (a.dtype != KJIT_RECORD || a.ref == b.ref);   /* records: the layout */
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
   case T_SHAPE: return a.ndim == b.ndim;
@@ -144,6 +146,16 @@ static const char *dimstr(int ndim) {
   return ndim == 1 ? ":" : ndim == 2 ? ":,:" : ndim == 3 ? ":,:,:" : ":,:,:,:";
 }
 
+/* A record type's name: "record{x,y}" (a record), "record{x,y}[:]" ... */
+static const char *rec_name(Type t, char *buf, size_t n) {
+  const KRecord *r = krec_byid(t.ref);
+  size_t k = (size_t)snprintf(buf, n, "record{");
+  for (int i = 0; r && i < r->nfields && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "", r->fields[i].name);
+  if (k < n) snprintf(buf + k, n - k, t.ndim ? "}[%s]" : "}", dimstr(t.ndim));
+  return buf;
+}
+
 const char *kty_name(Type t, char *buf, size_t n) {
   switch (t.kind) {
   case T_UNKNOWN: return "?";
@@ -154,6 +166,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_F32: return "f32";
   case T_NUMBER: return t.fsub == T_F32 ? "number(f32)" : "number";
   case T_BUF:
+    if (t.dtype == KJIT_RECORD) return rec_name(t, buf, n);
     snprintf(buf, n, "%s[%s]", kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
     return buf;
   case T_MAYBE: {
@@ -775,6 +788,7 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.kind != T_BUF)
       REFUSE(S, sp, v, "attempt to get length of a %s value%s", luaname(a, tb, sizeof tb),
              describe(sp, x, db, sizeof db));
+    if (a.dtype == KJIT_RECORD && a.ndim == 0) RAISE(S, sp, v, -1, "attempt to get length of a record");
     return ty(T_INT);
   }
   a = numview(a);
@@ -879,15 +893,75 @@ static int makes_tfor(const KirInsn *v) {
 #define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
                     "except 'for i in kjit.prange(a, b [, step])'"
 
+/* ---- Records (kjit.struct): r.x, r.pos, r.inner on a record view ---------- */
+
+/* The type a load of a number of dtype d gives (as an array element). */
+static Type elem_of(int d) {
+  return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
+}
+
+/* The field v names on the record (operand 0), or NULL after recording the
+** interpreter's error ("record has no field ..."), raised when v runs. */
+static const KRecField *rec_field_of(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KRecord *r = krec_byid(sp->types[v->args[0]->id].ref);
+  const KRecField *f = r ? krec_field(r, v->k.str.s, v->k.str.len) : NULL;
+  if (f == NULL && S->strict) {
+    char names[160];
+    size_t k = 0;
+    names[0] = 0;
+    for (int i = 0; r && i < r->nfields && k < sizeof names; i++)
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", r->fields[i].name);
+    raise_at(S, sp, v, -1, "record has no field '%s' (fields: %s)", v->k.str.s, names);
+  }
+  return f;
+}
+
+static Type t_recfield(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KRecField *f = rec_field_of(S, sp, v);
+  if (f == NULL) return ty(T_UNKNOWN);
+  if (f->count == 0 && f->dtype != KJIT_RECORD) return elem_of(f->dtype);
+  Type t = ty(T_BUF);   /* an array field, a nested record: views */
+  t.dtype = (uint8_t)f->dtype;
+  t.ndim = f->count ? 1 : 0;
+  if (f->dtype == KJIT_RECORD) t.ref = f->rec->id;
+  return t;
+}
+
+static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
+  Type val = sp->types[v->args[1]->id];
+  char tb[32];
+  const KRecField *f = rec_field_of(S, sp, v);
+  if (f == NULL) return ty(T_UNKNOWN);
+  if (f->count)
+    RAISE(S, sp, v, -1, "cannot assign to array field '%s' of a record: assign its elements "
+          "(r.%s[i] = v)", f->name, f->name);
+  if (val.kind == T_UNKNOWN) return ty(T_NIL);
+  if (f->dtype == KJIT_RECORD) {
+    if (val.kind == T_BUF && val.dtype == KJIT_RECORD && val.ndim == 0 && val.ref == f->rec->id)
+      return ty(T_NIL);
+    REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
+           "(r.%s = q[j]), not a %s value", f->name, luaname(val, tb, sizeof tb));
+  }
+  if (!isnum(numview(val)))
+    REFUSE(S, sp, v, "cannot store a %s value in a record field", luaname(val, tb, sizeof tb));
+  return ty(T_NIL);
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
   KtyConst kk = sp->consts[key->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) {   /* a record: r[k] */
+    if (kt.kind == T_UNKNOWN) return kt;
+    RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
+          luaname(kt, tb, sizeof tb));
+  }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+    if (o.kind == T_BUF && o.dtype == KJIT_RECORD) { Type r = o; r.ndim--; return r; }   /* rows, records */
     if (o.kind == T_SHAPE) {   /* a.shape[k] is nil outside 1..ndim, as for the table */
       if (kk.kind == T_INT) {
         if (kk.v.i >= 1 && kk.v.i <= o.ndim) return ty(T_INT);
@@ -955,6 +1029,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   const char *name = v->k.str.s;
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recfield(S, sp, v);
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
     if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return ty(T_INT);
@@ -1742,6 +1817,14 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
+  if (o.dtype == KJIT_RECORD && o.ndim == 0) {
+    if (kt.kind == T_UNKNOWN) return ty(T_NIL);
+    RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
+          luaname(kt, tb, sizeof tb));
+  }
+  if (o.ndim > 1 && o.dtype == KJIT_RECORD)
+    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array of records in compiled code: "
+           "index all %d dimensions", o.ndim, o.ndim);
   if (o.ndim > 1 && val.kind == T_BUF) {   /* m[i] = row: copies the elements */
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
@@ -1762,6 +1845,15 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (o.ndim > 1)
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions "
            "(or assign a kjit array of the row's shape)", o.ndim, o.ndim);
+  if (o.dtype == KJIT_RECORD) {   /* p[i] = r: a copy of a record of the same layout */
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+      REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+    if (val.kind == T_UNKNOWN || (val.kind == T_BUF && val.dtype == KJIT_RECORD &&
+                                  val.ndim == 0 && val.ref == o.ref))
+      return ty(T_NIL);
+    REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
+           "(p[i] = q[j]), not a %s value", luaname(val, tb, sizeof tb));
+  }
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   /* a bool array takes booleans; any other value with a run-time form
@@ -1834,6 +1926,11 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) return t_ctor(S, sp, v);
   if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]))
     return t_ctor(S, sp, v);
+  if (v->op == KIR_SETFIELD && !is_env(sp->ir, v->args[0])) {   /* r.x = v on a record */
+    Type o = sp->types[v->args[0]->id];
+    if (o.kind == T_UNKNOWN) return ty(T_NIL);
+    if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
+  }
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {

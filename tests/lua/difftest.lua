@@ -229,7 +229,9 @@ local function is_array(v)
     local ok, z = pcall(real.zeros, 1)
     if ok then array_mt = getmetatable(z) end
   end
-  return mt == array_mt
+  -- a record view (p[i] of an array of records) is one record, not an
+  -- array: it has fields only (its .ndim is a field error)
+  return mt == array_mt and pcall(function() return v.ndim end)
 end
 D.is_array = is_array
 
@@ -312,12 +314,29 @@ end
 -- Flat list of elements of an array: { {path, value}, ... } in row-major order.
 local function elements(a)
   local list = {}
+  -- a record (kjit.struct layout P): its fields, array fields and nested
+  -- records included, in declaration order
+  local function walk_record(r, P, path)
+    for _, f in ipairs(P.fields) do
+      local p, v = path .. "." .. f.name, r[f.name]
+      local nested = type(f.dtype) == "userdata"
+      if f.count > 0 then
+        for j = 1, f.count do
+          if nested then walk_record(v[j], f.dtype, p .. "[" .. j .. "]")
+          else list[#list + 1] = { p .. "[" .. j .. "]", v[j] } end
+        end
+      elseif nested then walk_record(v, f.dtype, p)
+      else list[#list + 1] = { p, v } end
+    end
+  end
   local function walk(x, path)
     local n = #x
+    local rec = type(x.dtype) == "userdata" and x.ndim == 1 and x.dtype   -- records
     for i = 1, n do
       local p = path .. "[" .. i .. "]"
       local v = x[i]
-      if is_array(v) then walk(v, p) else list[#list + 1] = { p, v } end
+      if rec then walk_record(v, rec, p)
+      elseif is_array(v) then walk(v, p) else list[#list + 1] = { p, v } end
     end
   end
   walk(a, "")
