@@ -212,6 +212,19 @@ static char *llvm7_text(LLVMModuleRef M) {
       char *al = memmem(o, len, ", align ", 8);
       if (al) len = (size_t)(al - o);
     }
+    if (len > 11 && memcmp(line, "attributes ", 11) == 0) {
+      /* attributes newer than LLVM 7 that LLVM 14 gives some intrinsics
+      ** (llvm.nvvm.read.ptx.sreg.laneid): dropped, as words of the group */
+      static const char *const newer[] = { " nofree", " nosync", " willreturn", " mustprogress", NULL };
+      for (int k = 0; newer[k]; k++) {
+        size_t wl = strlen(newer[k]);
+        char *at;
+        while ((at = memmem(o, len, newer[k], wl)) != NULL && (at[wl] == ' ' || at[wl] == '}')) {
+          memmove(at, at + wl, len - (size_t)(at + wl - o));
+          len -= wl;
+        }
+      }
+    }
     o += len;
     if (end) *o++ = '\n';
     line = end ? end + 1 : line + len;

@@ -49,9 +49,11 @@
 #include "ir/ir_builtins.h"
 #include "ir/ir_type.h"
 #include "common/runtime_err.h"
+#include "common/cuda_intrin.h"
 #include "host/options.h"
 #include "host/signature.h"
 #include "host/driver.h"
+#include "host/kernel_intrin.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -515,6 +517,7 @@ static int l_gridsize(lua_State *L) {
 
 static int l_syncthreads(lua_State *L) {
   need_kernel(L, "cuda.syncthreads");
+  kki_cur->th[kki_cur->cur].op = -1;   /* a plain barrier (the scheduler's KKI_BAR) */
   if (!lua_isyieldable(L))
     return luaL_error(L, "cuda.syncthreads cannot be called here (inside a metamethod or C call)");
   return lua_yield(L, 0);
@@ -685,7 +688,12 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
   if (icur) luaL_error(L, "cannot launch a kernel from inside a kernel");
   luaL_checkstack(L, (int)nthreads + nargs + 20, "too many threads");
   int base = lua_gettop(L);
-  char *state = lua_newuserdatauv(L, nthreads, 0);   /* 0 run, 1 at barrier, 2 done */
+  /* per thread: its state (KKI_*), whether it started, what it waits at */
+  char *state = lua_newuserdatauv(L, 2 * nthreads, 0), *started = state + nthreads;
+  KIBlock kb;
+  kb.th = lua_newuserdatauv(L, nthreads * sizeof(KIThread), 0);
+  kb.n = nthreads;
+  kb.cur = 0;
   for (unsigned bz = 0; bz < c->grid[2]; bz++)
     for (unsigned by = 0; by < c->grid[1]; by++)
       for (unsigned bx = 0; bx < c->grid[0]; bx++) {
@@ -698,23 +706,35 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
           lua_pushvalue(L, fidx);
           for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
           lua_xmove(L, co, nargs + 1);
-          state[i] = 0;
+          state[i] = KKI_RUN;
+          started[i] = 0;
         }
+        /* Runs every runnable thread until it waits or ends; then completes
+        ** the warp meetings that can be (kernel_intrin.h), else, when every
+        ** live thread waits at a barrier, releases it: a thread passes a
+        ** barrier after every thread reached it or ended. */
         size_t done = 0;
-        int first = 1;
         while (done < nthreads) {
           for (size_t i = 0; i < nthreads; i++) {
-            if (state[i] == 2) continue;
+            if (state[i] != KKI_RUN) continue;
             lua_State *co = lua_tothread(L, cobase + 1 + (int)i);
             it.tid[0] = (unsigned)(i % c->block[0]);
             it.tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
             it.tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
             int nres;
             icur = &it;
-            int st = lua_resume(co, L, first ? nargs : 0, &nres);
+            kki_cur = &kb;
+            kb.cur = i;
+            int st = lua_resume(co, L, started[i] ? 0 : nargs, &nres);
+            started[i] = 1;
             icur = NULL;
-            if (st == LUA_YIELD) { lua_pop(co, nres); state[i] = 1; continue; }
-            state[i] = 2;
+            kki_cur = NULL;
+            if (st == LUA_YIELD) {
+              lua_pop(co, nres);
+              state[i] = KI_IS_WARP(kb.th[i].op) ? KKI_WARP : KKI_BAR;
+              continue;
+            }
+            state[i] = KKI_DONE;
             done++;
             if (st != LUA_OK) {
               const char *msg = lua_tostring(co, -1);
@@ -725,7 +745,16 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
               lua_error(L);
             }
           }
-          first = 0;
+          if (done == nthreads || kki_resolve(&kb, state) > 0) continue;
+          size_t atbar = 0;
+          for (size_t i = 0; i < nthreads; i++) atbar += state[i] == KKI_BAR;
+          if (atbar + done < nthreads) {
+            luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
+            luaL_error(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
+                       "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
+                       "cuda.syncthreads", (int)bx, (int)by, (int)bz);
+          }
+          kki_release(&kb, state);
         }
         luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
         lua_settop(L, cobase);
@@ -1310,6 +1339,12 @@ void kk_open(lua_State *L) {
       lua_setfield(L, t, cuda_fns[i].name);
     }
   }
+  /* numba-cuda's casts, math and intrinsics (kernel_intrin.c); kjit.math
+  ** goes into the kjit table, the one below the cuda table being built
+  ** (lkjit.c) */
+  lua_newtable(L);
+  kki_open(L, t, -1);
+  lua_setfield(L, t - 1, "math");
   static const char *const dims[] = { "threadIdx", "blockIdx", "blockDim", "gridDim" };
   for (int i = 0; i < 4; i++) {
     Dim3 *d = lua_newuserdatauv(L, sizeof *d, 0);

@@ -127,3 +127,113 @@ test("cuda.jit options: device, launch_bounds, max_registers, fastmath, opt", fu
   ptx_ok(sq, "void(float32[:])", { opt = 0 })
   ptx_ok(sq, "void(float32[:])", { lineinfo = true, debug = false })
 end)
+
+-- ---- Casts, math.modf, kjit.math: compiled (CPU and kernels) against interpreted ----------
+
+local SAMPLES = { 0, 1, -1, 7, 300, -129, 2^31, -2^31 - 1, 2^32 + 5, math.maxinteger, math.mininteger,
+  0.0, -0.0, 0.5, -0.5, 3.7, -3.7, 255.9, -255.9, 1e10, -1e10, 2^63, -2^63, 1e300, -1e300,
+  1/0, -1/0, 0/0, 2^53 + 1.0, 0.1 }
+
+local CASTS = { "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64" }
+
+test("casts wrap as numba's compiled casts (cuda.uint8(300) is 44)", function()
+  eq(cuda.uint8(300), 44)
+  eq(cuda.int8(200), -56)
+  eq(cuda.int32(2^31), -2147483648)
+  eq(cuda.uint32(-1), 0xffffffff)
+  eq(cuda.int64(-3.9), -3)            -- truncation, as numba's int()
+  eq(cuda.int16(0/0), 0)
+  eq(cuda.int64(1e300), math.maxinteger)
+  eq(cuda.float32(0.1), 0.100000001490116119384765625)
+  eq(math.type(cuda.float64(3)), "float")
+  raises("number expected", function() cuda.int32("x") end)
+end)
+
+test("casts: kjit.jit on the CPU agrees with the interpreter", function()
+  for _, c in ipairs(CASTS) do
+    local fn = load("local cuda = ...; return function(x) return cuda." .. c .. "(x) end")(cuda)
+    local jf = kjit.jit(fn)
+    for _, x in ipairs(SAMPLES) do eq(jf(x), fn(x), c .. "(" .. tostring(x) .. ")") end
+  end
+end)
+
+test("math.modf compiled agrees with Lua's", function()
+  local fn = function(x) return math.modf(x) end
+  local jf = kjit.jit(fn)
+  for _, x in ipairs(SAMPLES) do
+    local a, b = jf(x)
+    local c, d = fn(x)
+    eq(a, c, "modf(" .. tostring(x) .. ") integral part")
+    eq(b, d, "modf(" .. tostring(x) .. ") fraction")
+  end
+  raises("math.modf of a value that may be an integer or a float", function()
+    kjit.jit(function(n) local x = n > 0 and 1 or 2.5; return math.modf(x) end)(1)
+  end)
+end)
+
+local MATH1 = { "cbrt", "erf", "erfc", "tanh", "sinh", "cosh", "log2", "log10", "log1p", "expm1",
+  "gamma", "lgamma", "trunc", "isnan", "isinf", "isfinite" }
+local MATHX = { 0.0, -0.0, 0.5, -0.75, 1, 2, 3.5, 10, -10, 100.25, 1e-8, 1/0, -1/0, 0/0 }
+
+test("kjit.math on the CPU agrees with the interpreter", function()
+  for _, name in ipairs(MATH1) do
+    local fn = load("local m = ...; return function(x) return m." .. name .. "(x) end")(kjit.math)
+    local jf = kjit.jit(fn)
+    for _, x in ipairs(MATHX) do eq(jf(x), fn(x), name .. "(" .. tostring(x) .. ")") end
+  end
+  local f2 = function(x, y) return kjit.math.hypot(x, y), kjit.math.copysign(x, y), kjit.math.fma(x, y, 0.25) end
+  local jf2 = kjit.jit(f2)
+  for _, x in ipairs(MATHX) do
+    for _, y in ipairs{ 3, -2.5, 0.0, -0.0 } do
+      local a, b, c = jf2(x, y)
+      local a2, b2, c2 = f2(x, y)
+      eq(a, a2, "hypot"); eq(b, b2, "copysign"); eq(c, c2, "fma")
+    end
+  end
+  eq(cuda.erf, kjit.math.erf)
+  eq(cuda.fma, kjit.math.fma)
+end)
+
+-- every cast and math function in a kernel, both simulators, f64 and f32
+local function mathkernel(out, x)
+  local i = cuda.grid(1)
+  if i <= #x then
+    local v = x[i]
+    local a, b = math.modf(v)
+    local k = (i - 1) * 24
+    out[k + 1] = cuda.int8(v); out[k + 2] = cuda.uint8(v); out[k + 3] = cuda.int16(v)
+    out[k + 4] = cuda.uint32(v); out[k + 5] = cuda.int64(v); out[k + 6] = cuda.float32(v)
+    out[k + 7] = a; out[k + 8] = b
+    out[k + 9] = kjit.math.cbrt(v); out[k + 10] = kjit.math.erf(v); out[k + 11] = kjit.math.erfc(v)
+    out[k + 12] = kjit.math.tanh(v); out[k + 13] = kjit.math.log1p(v); out[k + 14] = kjit.math.expm1(v)
+    out[k + 15] = cuda.gamma(v); out[k + 16] = kjit.math.lgamma(v); out[k + 17] = kjit.math.trunc(v)
+    out[k + 18] = kjit.math.isnan(v) and 1 or 0; out[k + 19] = kjit.math.isinf(v) and 1 or 0
+    out[k + 20] = kjit.math.isfinite(v) and 1 or 0
+    out[k + 21] = kjit.math.hypot(v, 2); out[k + 22] = kjit.math.copysign(3, v)
+    out[k + 23] = cuda.fma(v, 3, 0.5); out[k + 24] = kjit.math.log2(v) + kjit.math.sinh(v) + kjit.math.cosh(v)
+  end
+end
+
+test("casts, math.modf and kjit.math in kernels: both simulators agree (f64)", function()
+  local x = kjit.array{ 0.5, -0.75, 3.7, -3.7, 255.9, 1e10, 2.0, 0.1, 7.0, -300.25 }
+  local out = kjit.zeros(24 * #x, "f64")
+  both("mathkernel f64", cuda.jit(mathkernel), function(k) return k:forall(#x) end, { out, x })
+  ptx_ok(mathkernel, "void(float64[:], float64[:])")
+end)
+
+test("casts, math.modf and kjit.math in kernels: f32 stays f32", function()
+  local x = kjit.array({ 0.5, -0.75, 3.7, -3.7, 255.9, 2.0, 0.1, 7.0 }, "f32")
+  local results = {}
+  for _, mode in ipairs{ "interpret", true } do
+    local prev = cuda.simulate(mode)
+    local out = kjit.zeros(24 * #x, "f32")
+    cuda.jit(mathkernel):forall(#x)(out, x)
+    cuda.simulate(prev)
+    results[#results + 1] = out
+  end
+  for j = 1, results[1].size do
+    local a, b = results[2][j], results[1][j]
+    if a ~= a then truthy(b ~= b, "NaN at " .. j) else near(a, b, 1e-6, "f32 out[" .. j .. "]") end
+  end
+  ptx_ok(mathkernel, "void(float32[:], float32[:])")
+end)
