@@ -212,6 +212,19 @@ static char *llvm7_text(LLVMModuleRef M) {
       char *al = memmem(o, len, ", align ", 8);
       if (al) len = (size_t)(al - o);
     }
+    if (len > 11 && memcmp(line, "attributes ", 11) == 0) {
+      /* attributes newer than LLVM 7 that LLVM 14 gives some intrinsics
+      ** (llvm.nvvm.read.ptx.sreg.laneid): dropped, as words of the group */
+      static const char *const newer[] = { " nofree", " nosync", " willreturn", " mustprogress", NULL };
+      for (int k = 0; newer[k]; k++) {
+        size_t wl = strlen(newer[k]);
+        char *at;
+        while ((at = memmem(o, len, newer[k], wl)) != NULL && (at[wl] == ' ' || at[wl] == '}')) {
+          memmove(at, at + wl, len - (size_t)(at + wl - o));
+          len -= wl;
+        }
+      }
+    }
     o += len;
     if (end) *o++ = '\n';
     line = end ? end + 1 : line + len;
@@ -221,7 +234,7 @@ static char *llvm7_text(LLVMModuleRef M) {
   return out;
 }
 
-static char *compile_nvvm(LLVMModuleRef M, int cc, int fma, char **err) {
+static char *compile_nvvm(LLVMModuleRef M, int cc, int fma, int flags, char **err) {
   void *prog = NULL;
   char *ptx = NULL;
   char *text = llvm7_text(M);
@@ -234,8 +247,16 @@ static char *compile_nvvm(LLVMModuleRef M, int cc, int fma, char **err) {
   char arch[32], fmaopt[16];
   snprintf(arch, sizeof arch, "-arch=compute_%d", cc);
   snprintf(fmaopt, sizeof fmaopt, "-fma=%d", fma ? 1 : 0);
-  const char *opts[] = { arch, "-opt=3", fmaopt };
-  if (rc == 0) rc = nv.compile(prog, 3, opts);
+  /* numba-cuda's fastmath: flush denormals, approximate division and
+  ** square root; libNVVM's levels are 0 and 3 */
+  const char *opts[8] = { arch, flags & KN_OPT0 ? "-opt=0" : "-opt=3", fmaopt };
+  int nopts = 3;
+  if (flags & KN_FASTMATH) {
+    opts[nopts++] = "-ftz=1";
+    opts[nopts++] = "-prec-div=0";
+    opts[nopts++] = "-prec-sqrt=0";
+  }
+  if (rc == 0) rc = nv.compile(prog, nopts, opts);
   if (rc != 0) {
     size_t n = 0;
     char *log = NULL;
@@ -337,17 +358,26 @@ out:
   return ptx;
 }
 
-char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, char **err) {
+void kn_annotate(LLVMModuleRef M, const char *kernel, const char *key, int value) {
+  LLVMContextRef C = LLVMGetModuleContext(M);
+  LLVMValueRef fn = LLVMGetNamedFunction(M, kernel);
+  if (fn == NULL) return;
+  LLVMValueRef md[3] = { fn, LLVMMDStringInContext(C, key, (unsigned)strlen(key)),
+                         LLVMConstInt(LLVMInt32TypeInContext(C), (unsigned long long)value, 0) };
+  LLVMAddNamedMetadataOperand(M, "nvvm.annotations", LLVMMDNodeInContext(C, md, 3));
+}
+
+char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, int flags, char **err) {
   pthread_once(&nv.once, load_nvvm);
   *err = NULL;
   if (nv.lib && nv.libdevice && !getenv("KJIT_FORCE_NVPTX")) {
-    char *ptx = compile_nvvm(M, cc, fma, err);
+    char *ptx = compile_nvvm(M, cc, fma, flags, err);
     if (ptx == NULL && *err == NULL) *err = dupmsg("not enough memory", "");
     return ptx;
   }
   LLVMMemoryBufferRef bc = LLVMWriteBitcodeToMemoryBuffer(M);
   if (bc == NULL) { *err = dupmsg("cannot write the kernel's bitcode", ""); return NULL; }
-  char *ptx = compile_llvm(bc, kernel, cc, fma, err);
+  char *ptx = compile_llvm(bc, kernel, cc, fma, err);   /* (always O2) */
   LLVMDisposeMemoryBuffer(bc);
   if (ptx == NULL && *err == NULL) *err = dupmsg("not enough memory", "");
   return ptx;

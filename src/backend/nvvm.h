@@ -19,8 +19,14 @@ const char *kn_backend(const char **why);
 ** for compute capability cc (e.g. 90) to PTX. kernel names the kernel
 ** (kept external by the fallback). fma: allow contraction to fused
 ** multiply-add. Returns malloc'd PTX, or NULL with *err (malloc'd) set.
-** M is not consumed. */
-char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, char **err);
+** M is not consumed. flags: KN_* below (libNVVM's options; the fallback
+** honours KN_OPT0 only). */
+enum { KN_OPT0 = 1, KN_FASTMATH = 2 };
+char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, int flags, char **err);
+
+/* Adds !{kernel, !"key", i32 value} to M's !nvvm.annotations (key:
+** "maxntidx" for a launch bound, "maxnreg" for a register limit). */
+void kn_annotate(LLVMModuleRef M, const char *kernel, const char *key, int value);
 
 /* Identifies the PTX compiler for cache keys: the libNVVM version and the
 ** libdevice size, or the LLVM version (static storage). */

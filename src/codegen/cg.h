@@ -250,6 +250,7 @@ int cg_lib_message(CG *G, const CgVal *m);   /* error/assert message not a const
 void cg_lib_error(CG *G, const KirInsn *v, CgVal msg, int level);
 void cg_lib_assert(CG *G, const KirInsn *v, CgVal cond, CgVal msg);
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+CgVal cg_float_to_number(CG *G, LLVMValueRef f);   /* f64 -> integer if it fits, as math.floor */
 
 /* cg_kernel.c: the value err->msg gets for msg (a string, or its number) */
 LLVMValueRef cg_msg(CG *G, const char *msg);
@@ -261,6 +262,10 @@ LLVMValueRef cg_elem_ptr(CG *G, const KirInsn *v, CgVal o, CgVal k);
 ** cuda.threadIdx.x ... (getfield v of a dim3 built-in) */
 CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 CgVal cg_cuda_dim3(CG *G, const KirInsn *v, int id);
+/* cg_cuda_intrin.c: numba-cuda's intrinsics (the INTRIN rows) */
+CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+/* cg_kmath.c: casts, kjit.math.*, math.modf (arguments unwrapped) */
+CgVal cg_kmath(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
 /* cg_defer.c: deferred bounds checks of array reads in kernels. v reads
 ** o[...] (v an INDEX): cg_defer_check records the check (returns 1) when

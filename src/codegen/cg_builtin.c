@@ -14,12 +14,9 @@ static int builtin_id(CG *G, const KirInsn *v) { return G->sp->types[v->args[0]-
 /* The float kind a FLOAT-rule built-in computes in. */
 static int fkind(Type rt) { return rt.kind == T_F32 ? T_F32 : T_F64; }
 
-static CgVal round_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
-  (void)n; (void)rt;
-  if (a[0].t.kind == T_INT) return a[0];
-  int isfloor = builtin_id(G, v) == B_MATH_FLOOR;
-  LLVMValueRef x = cg_num_to(G, a[0], T_F64);
-  LLVMValueRef f = cg_math(G, isfloor ? "floor" : "ceil", G->f64, &x, 1);
+/* A float (f64) as Lua's math.floor gives it: an integer when it fits
+** (T_NUMBER's integer side), else the float. */
+CgVal cg_float_to_number(CG *G, LLVMValueRef f) {
   /* f converts exactly iff it lies in [-2^63, 2^63); else Lua keeps the
   ** float. A branch (the integer side likely), not selects: each side gives
   ** a constant tag, so LLVM's jump threading can run the code that uses the
@@ -49,6 +46,14 @@ static CgVal round_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   r.isf = LLVMBuildPhi(G->B, G->i1, "");
   LLVMAddIncoming(r.isf, tags, from, 2);
   return r;
+}
+
+static CgVal round_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
+  (void)n; (void)rt;
+  if (a[0].t.kind == T_INT) return a[0];
+  int isfloor = builtin_id(G, v) == B_MATH_FLOOR;
+  LLVMValueRef x = cg_num_to(G, a[0], T_F64);
+  return cg_float_to_number(G, cg_math(G, isfloor ? "floor" : "ceil", G->f64, &x, 1));
 }
 
 static CgVal float_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
@@ -257,6 +262,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_MATH_FMOD: return cg_split(G, v, a, 2, rt, fmod_concrete);
   case B_MATH_TOINTEGER: return cg_split(G, v, a, 1, rt, tointeger_concrete);
   case B_MATH_ULT: return cg_split(G, v, a, 2, rt, ult_concrete);
+  case B_MATH_MODF: return cg_kmath(G, v, id, a, n);
   case B_MATH_MAX: case B_MATH_MIN: {
     CgVal r = cg_convert(G, a[0], rt, line);
     for (int i = 1; i < n; i++) {
@@ -266,6 +272,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     return r;
   }
   default:
+    if (B_IS_KMATH(id)) return cg_kmath(G, v, id, a, n);   /* cg_kmath.c */
     cg_error(G, v, "'%s' is not supported in compiled code", kir_builtin_name(id));
   }
 }

@@ -203,6 +203,7 @@ CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_CUDA_ATOMIC_MIN: case B_CUDA_ATOMIC_EXCH: case B_CUDA_ATOMIC_CAS:
     return atomic(G, v, id, a, n);
   default:
+    if (B_IS_INTRIN(id)) return cg_cuda_intrin(G, v, id, a, n);   /* cg_cuda_intrin.c */
     cg_error(G, v, "'%s' is not supported in compiled code", kir_builtin_name(id));
   }
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <llvm-c/Core.h>
+#include "common/cuda_intrin.h"   /* the intrin hook's ops, KI_* */
 
 struct CG;
 
@@ -72,7 +73,14 @@ typedef struct KcgTarget {
                                     vectorize (LLVM 7 NVVM: no such hint) */
   int fuse_tests;                /* `while a and b` with a pure, cheap b: one
                                     branch on both tests (cg_fuse.c) */
+  /* numba-cuda's lane, warp and block intrinsics (op: KI_* below) on a
+  ** 32-bit mask and lane b (i32 values) and a value v (i64; is64: all 64
+  ** bits matter, else the low 32): the result as an i64 (cg_cuda_intrin.c
+  ** says what each op means). NULL: none (the CPU). */
+  LLVMValueRef (*intrin)(struct CG *G, int op, LLVMValueRef mask, LLVMValueRef v,
+                         LLVMValueRef b, int is64);
 } KcgTarget;
+
 
 extern const KcgTarget kcg_target_cpu;
 extern const KcgTarget kcg_target_nvptx;   /* target_nvptx.c: libNVVM kernels */

@@ -10,6 +10,7 @@
 ** generator had them: NVVM infers the global space from the parameters.
 */
 #include <stdio.h>
+#include <string.h>
 #include "codegen/cg.h"
 #include "common/runtime_err.h"
 
@@ -71,6 +72,98 @@ static LLVMValueRef atomic_fadd(CG *G, LLVMValueRef p, LLVMValueRef v) {
   LLVMValueRef av[2] = { p, v };
   return cg_ccall(G, fty == G->f32 ? "llvm.nvvm.atomic.load.add.f32.p0f32"
                                    : "llvm.nvvm.atomic.load.add.f64.p0f64", fty, pt, av, 2);
+}
+
+/* Calls NVVM intrinsic name (ret (args...)). */
+static LLVMValueRef nvcall(CG *G, const char *name, LLVMTypeRef ret, LLVMValueRef *av, unsigned n) {
+  LLVMTypeRef pt[4];
+  for (unsigned i = 0; i < n; i++) pt[i] = LLVMTypeOf(av[i]);
+  return cg_ccall(G, name, ret, pt, av, n);
+}
+
+/* Inline PTX: asm with one i32 result ("=r") or one i32 operand ("r"). */
+static LLVMValueRef inline_asm(CG *G, const char *text, LLVMValueRef arg) {
+  LLVMTypeRef pt[1] = { G->i32 };
+  LLVMTypeRef fty = LLVMFunctionType(arg ? LLVMVoidTypeInContext(G->C) : G->i32, pt, arg ? 1 : 0, 0);
+  const char *cons = arg ? "r" : "=r";
+  LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons), 1,
+                                    0, LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(G->B, fty, a, &arg, arg ? 1 : 0, "");
+}
+
+/* A 32-bit shuffle of v (i32). */
+static LLVMValueRef shfl32(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef b) {
+  static const char *const mode[] = { "idx", "up", "down", "bfly" };
+  char name[48];
+  snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", mode[op - KI_SHFL_IDX]);
+  /* c: the lane clamp (31; shfl.up counts from lane 0) */
+  LLVMValueRef av[4] = { mask, v, b, cg_i32(G, op == KI_SHFL_UP ? 0 : 0x1f) };
+  return nvcall(G, name, G->i32, av, 4);
+}
+
+/* match.any (the lanes with v's value) or match.all (the mask, or 0) of
+** a 32-bit v. */
+static LLVMValueRef match32(CG *G, int op, LLVMValueRef mask, LLVMValueRef v) {
+  LLVMValueRef av[2] = { mask, v };
+  if (op == KI_MATCH_ANY) return nvcall(G, "llvm.nvvm.match.any.sync.i32", G->i32, av, 2);
+  LLVMTypeRef el[2] = { G->i32, G->i1 };
+  LLVMValueRef pair = nvcall(G, "llvm.nvvm.match.all.sync.i32p", LLVMStructTypeInContext(G->C, el, 2, 0), av, 2);
+  return LLVMBuildExtractValue(G->B, pair, 0, "");
+}
+
+/* numba-cuda's intrinsics (target.h) as NVVM intrinsics and inline PTX,
+** as numba-cuda itself lowers them. */
+static LLVMValueRef intrin(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef b,
+                           int is64) {
+  LLVMTypeRef i32 = G->i32, i64 = G->i64, v0 = LLVMVoidTypeInContext(G->C);
+  LLVMValueRef r = NULL, pred = NULL;
+  if (op >= KI_VOTE_ALL && op <= KI_BALLOT)
+    pred = LLVMBuildICmp(G->B, LLVMIntNE, v, cg_i64(G, 0), "");
+  switch (op) {
+  case KI_LANEID: r = call0(G->M, G->B, "llvm.nvvm.read.ptx.sreg.laneid", i32); break;
+  case KI_LANEMASK_LT: r = call0(G->M, G->B, "llvm.nvvm.read.ptx.sreg.lanemask.lt", i32); break;
+  case KI_ACTIVEMASK: r = inline_asm(G, "activemask.b32 $0;", NULL); break;
+  case KI_SYNCWARP: nvcall(G, "llvm.nvvm.bar.warp.sync", v0, &mask, 1); return cg_i64(G, 0);
+  case KI_SHFL_IDX: case KI_SHFL_UP: case KI_SHFL_DOWN: case KI_SHFL_XOR:
+    if (!is64) { r = shfl32(G, op, mask, LLVMBuildTrunc(G->B, v, i32, ""), b); break; }
+    {   /* two 32-bit shuffles, as numba-cuda does for 64-bit values */
+      LLVMValueRef lo = shfl32(G, op, mask, LLVMBuildTrunc(G->B, v, i32, ""), b);
+      LLVMValueRef hi = shfl32(G, op, mask, LLVMBuildTrunc(G->B, LLVMBuildLShr(G->B, v, cg_i64(G, 32), ""), i32, ""), b);
+      return LLVMBuildOr(G->B, LLVMBuildZExt(G->B, lo, i64, ""),
+                         LLVMBuildShl(G->B, LLVMBuildZExt(G->B, hi, i64, ""), cg_i64(G, 32), ""), "");
+    }
+  case KI_VOTE_ALL: case KI_VOTE_ANY: case KI_VOTE_UNI: {
+    static const char *const names[] = { "llvm.nvvm.vote.all.sync", "llvm.nvvm.vote.any.sync",
+                                         "llvm.nvvm.vote.uni.sync" };
+    LLVMValueRef av[2] = { mask, pred };
+    return LLVMBuildZExt(G->B, nvcall(G, names[op - KI_VOTE_ALL], G->i1, av, 2), i64, "");
+  }
+  case KI_BALLOT: {
+    LLVMValueRef av[2] = { mask, pred };
+    r = nvcall(G, "llvm.nvvm.vote.ballot.sync", i32, av, 2);
+    break;
+  }
+  case KI_MATCH_ANY: case KI_MATCH_ALL:
+    /* 64-bit values as two 32-bit matches (the lanes equal in both
+    ** halves): LLVM 7 (libNVVM) and LLVM 14 disagree on the result type
+    ** of the 64-bit intrinsics */
+    r = match32(G, op, mask, LLVMBuildTrunc(G->B, v, i32, ""));
+    if (is64)
+      r = LLVMBuildAnd(G->B, r, match32(G, op, mask, LLVMBuildTrunc(G->B, LLVMBuildLShr(G->B, v, cg_i64(G, 32), ""), i32, "")), "");
+    break;
+  case KI_BAR_POPC: case KI_BAR_AND: case KI_BAR_OR: {
+    static const char *const names[] = { "llvm.nvvm.barrier0.popc", "llvm.nvvm.barrier0.and",
+                                         "llvm.nvvm.barrier0.or" };
+    LLVMValueRef p = LLVMBuildZExt(G->B, LLVMBuildICmp(G->B, LLVMIntNE, v, cg_i64(G, 0), ""), i32, "");
+    r = nvcall(G, names[op - KI_BAR_POPC], i32, &p, 1);
+    break;
+  }
+  case KI_FENCE_BLOCK: call0(G->M, G->B, "llvm.nvvm.membar.cta", v0); return cg_i64(G, 0);
+  case KI_FENCE_SYSTEM: call0(G->M, G->B, "llvm.nvvm.membar.sys", v0); return cg_i64(G, 0);
+  case KI_NANOSLEEP: inline_asm(G, "nanosleep.u32 $0;", LLVMBuildTrunc(G->B, v, i32, "")); return cg_i64(G, 0);
+  default: return cg_i64(G, 0);
+  }
+  return LLVMBuildZExt(G->B, r, i64, "");
 }
 
 /* Lua's exact integer/float comparison and float for-loop limits, the
@@ -192,4 +285,5 @@ const KcgTarget kcg_target_nvptx = {
   .runtime_ir = runtime_ir,
   .version_novec = 0,          /* LLVM 7 NVVM: no llvm.loop hints */
   .fuse_tests = 1,             /* a branch per test cost mandelbrot 10% */
+  .intrin = intrin,
 };

@@ -45,6 +45,16 @@ static LLVMValueRef shared_array(CG *G, LLVMTypeRef ety, long long n, long long 
   return LLVMBuildBitCast(G->B, p, LLVMPointerType(ety, 0), "");
 }
 
+/* kjit_sim_intrin(op, mask, v, b): cudasim.c runs every op (its warps
+** meet there). */
+static LLVMValueRef intrin(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef b,
+                           int is64) {
+  (void)is64;
+  LLVMTypeRef pt[4] = { G->i32, G->i32, G->i64, G->i32 };
+  LLVMValueRef av[4] = { cg_i32(G, op), mask, v, b };
+  return call(G->M, G->B, "kjit_sim_intrin", G->i64, pt, av, 4);
+}
+
 const KcgTarget kcg_target_sim = {
   .name = "sim",
   .math_name = NULL,          /* intrinsics, else libm */
@@ -66,4 +76,5 @@ const KcgTarget kcg_target_sim = {
   .zero_by_store = 0,
   .runtime_ir = NULL,
   .version_novec = 1,
+  .intrin = intrin,
 };

@@ -50,9 +50,11 @@
 #include "ir/ir_builtins.h"
 #include "ir/ir_type.h"
 #include "common/runtime_err.h"
+#include "common/cuda_intrin.h"
 #include "host/options.h"
 #include "host/signature.h"
 #include "host/driver.h"
+#include "host/kernel_intrin.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -94,6 +96,7 @@ typedef struct KernSpec {
 typedef struct Kernel {
   KernSpec *specs;             /* most recent first */
   int boundscheck, fastmath, fma, opt;
+  int maxreg, maxtpb;          /* PTX annotations, 0: none */
   int ncfg;                    /* launchers in the config cache */
   int cache;                   /* keep PTX in the disk cache (cache.c) */
   int dead;                    /* __gc ran: specs freed; a resurrected
@@ -202,6 +205,11 @@ static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int na
   ks->uses_sync = kk.uses_sync;
 }
 
+/* libNVVM's options for kernel k (nvvm.h). */
+static int kn_flags(const Kernel *k) {
+  return (k->opt == 0 ? KN_OPT0 : 0) | (k->fastmath ? KN_FASTMATH : 0);
+}
+
 /* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
 ** capability cc, or KT_SIM); links the spec into the kernel. Raises Lua
 ** errors (compile errors carry the user's file:line). */
@@ -243,6 +251,8 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     kn_prepare_module(sb->M);
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
     bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_nvptx, sb->C, sb->M);
+    if (k->maxtpb) kn_annotate(sb->M, ks->name, "maxntidx", k->maxtpb);   /* .maxntid */
+    if (k->maxreg) kn_annotate(sb->M, ks->name, "maxnreg", k->maxreg);    /* .maxnreg */
     /* only kernels comparing integers with floats or looping to a float
     ** limit need the helpers (parsing them costs a few ms) */
     if ((LLVMGetNamedFunction(sb->M, "kjit_rt_cmp_int_float") ||
@@ -266,8 +276,8 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     size_t keylen = 0;
     if (k->cache) {
       const char *why;
-      lua_pushfstring(L, "%s\nptx cc=%d fma=%d %s %s\n", kcache_build_id(), cc, k->fma,
-                      kn_backend(&why), kn_identity());
+      lua_pushfstring(L, "%s\nptx cc=%d fma=%d flags=%d %s %s\n", kcache_build_id(), cc, k->fma,
+                      kn_flags(k), kn_backend(&why), kn_identity());
       size_t hl;
       const char *head = lua_tolstring(L, -1, &hl);
       keylen = hl + strlen(ks->llvm);
@@ -282,7 +292,7 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
       }
     }
     if (ks->ptx == NULL) {
-      ks->ptx = kn_compile(sb->M, ks->name, cc, k->fma, &err);
+      ks->ptx = kn_compile(sb->M, ks->name, cc, k->fma, kn_flags(k), &err);
       if (ks->ptx == NULL) { free(key); sess_fail(sb, "PTX", err); }
       if (key) kcache_store("ptx", key, keylen, ks->ptx, strlen(ks->ptx) + 1);
     }
@@ -540,6 +550,7 @@ static int l_gridsize(lua_State *L) {
 
 static int l_syncthreads(lua_State *L) {
   need_kernel(L, "cuda.syncthreads");
+  kki_cur->th[kki_cur->cur].op = -1;   /* a plain barrier (the scheduler's KKI_BAR) */
   if (!lua_isyieldable(L))
     return luaL_error(L, "cuda.syncthreads cannot be called here (inside a metamethod or C call)");
   return lua_yield(L, 0);
@@ -710,7 +721,12 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
   if (icur) luaL_error(L, "cannot launch a kernel from inside a kernel");
   luaL_checkstack(L, (int)nthreads + nargs + 20, "too many threads");
   int base = lua_gettop(L);
-  char *state = lua_newuserdatauv(L, nthreads, 0);   /* 0 run, 1 at barrier, 2 done */
+  /* per thread: its state (KKI_*), whether it started, what it waits at */
+  char *state = lua_newuserdatauv(L, 2 * nthreads, 0), *started = state + nthreads;
+  KIBlock kb;
+  kb.th = lua_newuserdatauv(L, nthreads * sizeof(KIThread), 0);
+  kb.n = nthreads;
+  kb.cur = 0;
   for (unsigned bz = 0; bz < c->grid[2]; bz++)
     for (unsigned by = 0; by < c->grid[1]; by++)
       for (unsigned bx = 0; bx < c->grid[0]; bx++) {
@@ -723,23 +739,35 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
           lua_pushvalue(L, fidx);
           for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
           lua_xmove(L, co, nargs + 1);
-          state[i] = 0;
+          state[i] = KKI_RUN;
+          started[i] = 0;
         }
+        /* Runs every runnable thread until it waits or ends; then completes
+        ** the warp meetings that can be (kernel_intrin.h), else, when every
+        ** live thread waits at a barrier, releases it: a thread passes a
+        ** barrier after every thread reached it or ended. */
         size_t done = 0;
-        int first = 1;
         while (done < nthreads) {
           for (size_t i = 0; i < nthreads; i++) {
-            if (state[i] == 2) continue;
+            if (state[i] != KKI_RUN) continue;
             lua_State *co = lua_tothread(L, cobase + 1 + (int)i);
             it.tid[0] = (unsigned)(i % c->block[0]);
             it.tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
             it.tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
             int nres;
             icur = &it;
-            int st = lua_resume(co, L, first ? nargs : 0, &nres);
+            kki_cur = &kb;
+            kb.cur = i;
+            int st = lua_resume(co, L, started[i] ? 0 : nargs, &nres);
+            started[i] = 1;
             icur = NULL;
-            if (st == LUA_YIELD) { lua_pop(co, nres); state[i] = 1; continue; }
-            state[i] = 2;
+            kki_cur = NULL;
+            if (st == LUA_YIELD) {
+              lua_pop(co, nres);
+              state[i] = KI_IS_WARP(kb.th[i].op) ? KKI_WARP : KKI_BAR;
+              continue;
+            }
+            state[i] = KKI_DONE;
             done++;
             if (st != LUA_OK) {
               const char *msg = lua_tostring(co, -1);
@@ -750,7 +778,16 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
               lua_error(L);
             }
           }
-          first = 0;
+          if (done == nthreads || kki_resolve(&kb, state) > 0) continue;
+          size_t atbar = 0;
+          for (size_t i = 0; i < nthreads; i++) atbar += state[i] == KKI_BAR;
+          if (atbar + done < nthreads) {
+            luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
+            luaL_error(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
+                       "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
+                       "cuda.syncthreads", (int)bx, (int)by, (int)bz);
+          }
+          kki_release(&kb, state);
         }
         luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
         lua_settop(L, cobase);
@@ -760,27 +797,35 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
 
 /* ---- Launching ---------------------------------------------------------------------- */
 
+/* One launch dimension: a number with an integer value (4 or 4.0, as
+** Lua's integer conversion takes it; never a string), from 1 to 2^31 - 1,
+** the same rule for a bare dimension and for each of {x, y, z}. */
+static unsigned read_dim(lua_State *L, int idx, const char *what, int i) {
+  int ok = 0;
+  lua_Integer x = 0;
+  if (lua_type(L, idx) == LUA_TNUMBER) x = lua_tointegerx(L, idx, &ok);
+  if (!ok || x < 1 || x > 0x7fffffff) {
+    const char *got = lua_type(L, idx) == LUA_TNUMBER ? luaL_tolstring(L, idx, NULL)
+                                                       : luaL_typename(L, idx);
+    if (i > 0)
+      luaL_error(L, "kernel launch: %s[%d] must be a positive integer (at most 2^31-1), got %s", what,
+                 i, got);
+    luaL_error(L, "kernel launch: %s must be an integer or {x, y, z} (from 1 to 2^31-1), got %s",
+               what, got);
+  }
+  return (unsigned)x;
+}
+
 /* Reads an integer or {x, y, z} into v[3]. */
 static void read_dim3(lua_State *L, int idx, unsigned v[3], const char *what) {
   v[0] = v[1] = v[2] = 1;
-  if (lua_isinteger(L, idx)) {
-    lua_Integer x = lua_tointeger(L, idx);
-    if (x < 1 || x > 0x7fffffff) luaL_error(L, "kernel launch: %s %I out of range (at least 1)", what, (lua_Integer)x);
-    v[0] = (unsigned)x;
-    return;
-  }
-  if (!lua_istable(L, idx))
-    luaL_error(L, "kernel launch: %s must be an integer or {x, y, z}, got %s", what, luaL_typename(L, idx));
+  if (!lua_istable(L, idx)) { v[0] = read_dim(L, idx, what, 0); return; }
   int n = (int)luaL_len(L, idx);
   if (n < 1 || n > 3) luaL_error(L, "kernel launch: %s must have 1 to 3 dimensions", what);
   for (int i = 0; i < n; i++) {
     lua_geti(L, idx, i + 1);
-    int ok;
-    lua_Integer x = lua_tointegerx(L, -1, &ok);
+    v[i] = read_dim(L, -1, what, i + 1);
     lua_pop(L, 1);
-    if (!ok || x < 1 || x > 0x7fffffff)
-      luaL_error(L, "kernel launch: %s[%d] must be a positive integer", what, i + 1);
-    v[i] = (unsigned)x;
   }
 }
 
@@ -1110,6 +1155,32 @@ static int kernel_gc(lua_State *L) {
   return 0;
 }
 
+/* k:forall(n [, tpb [, stream [, shared_bytes]]]): the launcher of numba-
+** cuda's forall: enough threads for n elements (tpb per block, default
+** 256 or fewer when n is smaller; a kernel with a launch bound uses it),
+** one thread per element with cuda.grid(1) from 1 to n (and a few more
+** in the last block: test i <= n as usual). */
+static int kernel_forall(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, n >= 1, 2, "at least 1 element expected");
+  lua_Integer tpb = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, tpb >= 0 && tpb <= 1024, 3, "threads per block from 1 to 1024 expected (0: chosen)");
+  if (tpb == 0) {
+    tpb = k->maxtpb ? k->maxtpb : 256;
+    if (n < tpb) tpb = (n + 31) / 32 * 32;   /* whole warps */
+  }
+  lua_Integer blocks = (n + tpb - 1) / tpb;
+  if (blocks > 0x7fffffff) return luaL_error(L, "k:forall(%I): too many elements", n);
+  lua_settop(L, 5);
+  lua_createtable(L, 4, 0);
+  lua_pushinteger(L, blocks); lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, tpb); lua_rawseti(L, -2, 2);
+  lua_pushvalue(L, 4); lua_rawseti(L, -2, 3);
+  lua_pushvalue(L, 5); lua_rawseti(L, -2, 4);
+  return push_launcher(L, 1, lua_gettop(L));
+}
+
 static int kernel_index(lua_State *L) {
   luaL_checkudata(L, 1, KERNEL_MT);
   if (lua_istable(L, 2)) return push_launcher(L, 1, 2);
@@ -1117,6 +1188,7 @@ static int kernel_index(lua_State *L) {
   if (key && strcmp(key, "lua") == 0) { lua_getiuservalue(L, 1, 1); return 1; }
   if (key && strcmp(key, "compile") == 0) { lua_pushcfunction(L, kernel_compile); return 1; }
   if (key && strcmp(key, "inspect") == 0) { lua_pushcfunction(L, kernel_inspect); return 1; }
+  if (key && strcmp(key, "forall") == 0) { lua_pushcfunction(L, kernel_forall); return 1; }
   if (key && strcmp(key, "compile_ms") == 0) {
     Kernel *k = lua_touserdata(L, 1);
     if (k->specs) lua_pushnumber(L, k->specs->compile_ms);
@@ -1147,7 +1219,7 @@ static int kernel_index(lua_State *L) {
   }
   if (lua_type(L, 2) == LUA_TNUMBER || key == NULL)
     return luaL_error(L, "launch a kernel with a config table: k[{grid, block}](...)");
-  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, compile_ms, signatures; launch with k[{grid, block}])", key);
+  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, forall, compile_ms, signatures; launch with k[{grid, block}])", key);
 }
 
 static int kernel_call(lua_State *L) {
@@ -1159,7 +1231,28 @@ static int kernel_tostring(lua_State *L) {
   return 1;
 }
 
-/* cuda.jit(fn [, opts]) */
+/* Compiles the kernel at kidx for signature sig now (cuda.jit's eager
+** form): for the simulator when one is on, else PTX for the current
+** device (sm_90 without one), as k:compile(sig) does. */
+static void compile_eager(lua_State *L, int kidx, const char *sig) {
+  if (kcu_sim_mode() == 0) {
+    lua_pushcfunction(L, kernel_compile);
+    lua_pushvalue(L, kidx);
+    lua_pushstring(L, sig);
+    lua_call(L, 2, 0);
+    return;
+  }
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  compile_kernel(L, kidx, t, n, KT_SIM, 0)->declared = 1;
+}
+
+/* cuda.jit(fn [, signature] [, opts]): numba-cuda's cuda.jit. With a
+** signature ("void(float32[:], int32)": kjit's or numba's type names) the
+** kernel compiles now, and launches of fitting arguments use it. With
+** {device = true} the result is the function itself: kernels call any Lua
+** function as a device function, and the host may call it too (numba-cuda
+** refuses that; a signature is then only checked). */
 static int l_cuda_jit(lua_State *L) {
   if (luaL_testudata(L, 1, "kjit.jit")) {
     lua_getiuservalue(L, 1, 1);
@@ -1167,9 +1260,30 @@ static int l_cuda_jit(lua_State *L) {
   }
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
-  lua_settop(L, 2);
+  lua_settop(L, 3);
+  const char *sig = NULL;
+  if (lua_type(L, 2) == LUA_TSTRING) sig = lua_tostring(L, 2);
+  else if (!lua_isnil(L, 2)) {
+    if (!lua_isnil(L, 3))
+      return luaL_argerror(L, 2, "signature string expected (cuda.jit(fn, sig, opts))");
+    lua_copy(L, 2, 3);
+  }
+  lua_remove(L, 2);   /* opts at 2 */
   int v[KO_CUDA_N];
   kopt_read(L, 2, &kopt_cuda_jit, v);   /* host/options.c: names, types, defaults */
+  if (v[KO_CUDA_LAUNCH_BOUNDS] && v[KO_CUDA_MAXTPB] && v[KO_CUDA_LAUNCH_BOUNDS] != v[KO_CUDA_MAXTPB])
+    return luaL_error(L, "cuda.jit: launch_bounds and maxThreadsPerBlock differ (%d, %d): they are "
+                      "one limit", v[KO_CUDA_LAUNCH_BOUNDS], v[KO_CUDA_MAXTPB]);
+  if (v[KO_CUDA_DEVICE]) {
+    if (sig) {
+      KSig ks;
+      char err[256];
+      if (ksig_parse(sig, KSIG_JIT, &ks, err, sizeof err) != 0)
+        return luaL_error(L, "bad device function signature '%s': %s", sig, err);
+    }
+    lua_settop(L, 1);
+    return 1;
+  }
   Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
   memset(k, 0, sizeof *k);
   k->boundscheck = v[KO_CUDA_BOUNDSCHECK];
@@ -1177,11 +1291,14 @@ static int l_cuda_jit(lua_State *L) {
   k->fma = v[KO_CUDA_FMA];
   k->opt = v[KO_CUDA_OPT];
   k->cache = v[KO_CUDA_CACHE];
+  k->maxreg = v[KO_CUDA_MAXREG];
+  k->maxtpb = v[KO_CUDA_LAUNCH_BOUNDS] ? v[KO_CUDA_LAUNCH_BOUNDS] : v[KO_CUDA_MAXTPB];
   luaL_setmetatable(L, KERNEL_MT);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
   lua_newtable(L);
   lua_setiuservalue(L, -2, 2);
+  if (sig) compile_eager(L, lua_gettop(L), sig);
   return 1;
 }
 
@@ -1265,6 +1382,12 @@ void kk_open(lua_State *L) {
       lua_setfield(L, t, cuda_fns[i].name);
     }
   }
+  /* numba-cuda's casts, math and intrinsics (kernel_intrin.c); kjit.math
+  ** goes into the kjit table, the one below the cuda table being built
+  ** (lkjit.c) */
+  lua_newtable(L);
+  kki_open(L, t, -1);
+  lua_setfield(L, t - 1, "math");
   static const char *const dims[] = { "threadIdx", "blockIdx", "blockDim", "gridDim" };
   for (int i = 0; i < 4; i++) {
     Dim3 *d = lua_newuserdatauv(L, sizeof *d, 0);

@@ -19,7 +19,12 @@ static const KOpt jit_opts[] = {      /* order: KO_JIT_* */
   OPT_BOOL("parallel", 0), { NULL, 0, 0, 0, 0, NULL } };
 static const KOpt cuda_opts[] = {     /* order: KO_CUDA_* */
   OPT_BOOL("boundscheck", 1), OPT_BOOL("fastmath", 0), OPT_BOOL("fma", 1), OPT_LEVEL,
-  OPT_BOOL("cache", 0), { NULL, 0, 0, 0, 0, NULL } };
+  OPT_BOOL("cache", 0),
+  /* numba-cuda's: device functions, debug info, register and block limits
+  ** (0: none; launch_bounds and maxThreadsPerBlock are one limit) */
+  OPT_BOOL("device", 0), OPT_BOOL("lineinfo", 0), OPT_BOOL("debug", 0),
+  { "max_registers", KOPT_INT, 0, 0, 255, NULL }, { "launch_bounds", KOPT_INT, 0, 0, 1024, NULL },
+  { "maxThreadsPerBlock", KOPT_INT, 0, 0, 1024, NULL }, { NULL, 0, 0, 0, 0, NULL } };
 static const KOpt ufunc_opts[] = {
   { "target", KOPT_CHOICE, 0, 0, 0, targets_ufunc }, OPT_BOOL("fastmath", 0),
   OPT_BOOL("boundscheck", 1), OPT_BOOL("cache", 0), { NULL, 0, 0, 0, 0, NULL } };

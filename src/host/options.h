@@ -42,8 +42,10 @@ typedef struct KOptApi {
 extern const KOptApi kopt_jit, kopt_cuda_jit, kopt_vectorize, kopt_guvectorize,
   kopt_reduce, kopt_cuda_reduce;
 enum { KO_JIT_BOUNDSCHECK, KO_JIT_FASTMATH, KO_JIT_OPT, KO_JIT_CACHE, KO_JIT_PARALLEL, KO_JIT_N };
-enum { KO_CUDA_BOUNDSCHECK, KO_CUDA_FASTMATH, KO_CUDA_FMA, KO_CUDA_OPT, KO_CUDA_CACHE, KO_CUDA_N };
-#define KOPT_MAX 8
+enum { KO_CUDA_BOUNDSCHECK, KO_CUDA_FASTMATH, KO_CUDA_FMA, KO_CUDA_OPT, KO_CUDA_CACHE,
+       KO_CUDA_DEVICE, KO_CUDA_LINEINFO, KO_CUDA_DEBUG, KO_CUDA_MAXREG, KO_CUDA_LAUNCH_BOUNDS,
+       KO_CUDA_MAXTPB, KO_CUDA_N };
+#define KOPT_MAX 16
 
 /* Reads the options table at idx (none or nil: every default) into
 ** values[] (one per option, in table order). Raises the Lua error. */

@@ -18,6 +18,9 @@
 static const struct { const char *alias, *dtype; } dtype_aliases[] = {
   { "int32", "i32" }, { "int64", "i64" }, { "float32", "f32" }, { "float64", "f64" },
   { "boolean", "bool" }, { "b1", "bool" },   /* the scalar words' spellings (scalar_type) */
+  /* the rest of numba's names */
+  { "int8", "i8" }, { "int16", "i16" }, { "uint8", "u8" }, { "uint16", "u16" },
+  { "uint32", "u32" }, { "uint64", "u64" }, { "double", "f64" },
 };
 
 static int dtype_of(const char *name) {

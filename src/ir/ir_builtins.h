@@ -26,7 +26,7 @@
   X(MATH_EXP, "math.exp", 1, 1, FLOAT) \
   X(MATH_LOG, "math.log", 1, 2, FLOAT) \
   X(MATH_FMOD, "math.fmod", 2, 2, FMOD) \
-  X(MATH_MODF, "math.modf", 1, 1, UNSUPPORTED) \
+  X(MATH_MODF, "math.modf", 1, 1, MODF) \
   X(MATH_MAX, "math.max", 1, -1, JOIN) \
   X(MATH_MIN, "math.min", 1, -1, JOIN) \
   X(MATH_TOINTEGER, "math.tointeger", 1, 1, TOINTEGER) \
@@ -58,6 +58,7 @@
   X(ARR_RESHAPE, "reshape", 2, 2, METHOD) \
   X(ARR_SLICE, "slice", 2, 3, METHOD) \
   X(ARR_TOTABLE, "totable", 1, 1, METHOD) \
+  KTY_KMATH_BUILTINS(X) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
   X(CUDA_SYNCTHREADS, "cuda.syncthreads", 0, 0, SYNC) \
@@ -73,7 +74,80 @@
   X(CUDA_THREADIDX, "cuda.threadIdx", 0, -1, DIM3) \
   X(CUDA_BLOCKIDX, "cuda.blockIdx", 0, -1, DIM3) \
   X(CUDA_BLOCKDIM, "cuda.blockDim", 0, -1, DIM3) \
-  X(CUDA_GRIDDIM, "cuda.gridDim", 0, -1, DIM3)
+  X(CUDA_GRIDDIM, "cuda.gridDim", 0, -1, DIM3) \
+  KTY_CUDA_INTRINSICS(X)
+
+/* numba-cuda's casts and the math beyond Lua's (kjit.math.*, also in
+** kjit.cuda), usable on the CPU too; typed and compiled by
+** ir_type.c (CAST, KMATH) and cg_kmath.c. */
+#define KTY_KMATH_BUILTINS(X) \
+  X(CUDA_INT8, "cuda.int8", 1, 1, CAST) \
+  X(CUDA_UINT8, "cuda.uint8", 1, 1, CAST) \
+  X(CUDA_INT16, "cuda.int16", 1, 1, CAST) \
+  X(CUDA_UINT16, "cuda.uint16", 1, 1, CAST) \
+  X(CUDA_INT32, "cuda.int32", 1, 1, CAST) \
+  X(CUDA_UINT32, "cuda.uint32", 1, 1, CAST) \
+  X(CUDA_INT64, "cuda.int64", 1, 1, CAST) \
+  X(CUDA_UINT64, "cuda.uint64", 1, 1, CAST) \
+  X(CUDA_FLOAT32, "cuda.float32", 1, 1, CAST) \
+  X(CUDA_FLOAT64, "cuda.float64", 1, 1, CAST) \
+  X(KMATH_FMA, "kjit.math.fma", 3, 3, KMATH) \
+  X(KMATH_CBRT, "kjit.math.cbrt", 1, 1, KMATH) \
+  X(KMATH_ERF, "kjit.math.erf", 1, 1, KMATH) \
+  X(KMATH_ERFC, "kjit.math.erfc", 1, 1, KMATH) \
+  X(KMATH_TANH, "kjit.math.tanh", 1, 1, KMATH) \
+  X(KMATH_SINH, "kjit.math.sinh", 1, 1, KMATH) \
+  X(KMATH_COSH, "kjit.math.cosh", 1, 1, KMATH) \
+  X(KMATH_HYPOT, "kjit.math.hypot", 2, 2, KMATH) \
+  X(KMATH_LOG2, "kjit.math.log2", 1, 1, KMATH) \
+  X(KMATH_LOG10, "kjit.math.log10", 1, 1, KMATH) \
+  X(KMATH_LOG1P, "kjit.math.log1p", 1, 1, KMATH) \
+  X(KMATH_EXPM1, "kjit.math.expm1", 1, 1, KMATH) \
+  X(KMATH_GAMMA, "kjit.math.gamma", 1, 1, KMATH) \
+  X(KMATH_LGAMMA, "kjit.math.lgamma", 1, 1, KMATH) \
+  X(KMATH_COPYSIGN, "kjit.math.copysign", 2, 2, KMATH) \
+  X(KMATH_TRUNC, "kjit.math.trunc", 1, 1, KMATH) \
+  X(KMATH_ISNAN, "kjit.math.isnan", 1, 1, KMATH) \
+  X(KMATH_ISINF, "kjit.math.isinf", 1, 1, KMATH) \
+  X(KMATH_ISFINITE, "kjit.math.isfinite", 1, 1, KMATH)
+
+/* numba-cuda's intrinsics, kernels only: typed by ir_type_cuda.c, compiled
+** by cg_cuda_intrin.c (through the target's intrin hook), run interpreted
+** by host/kernel_intrin.c. */
+#define KTY_CUDA_INTRINSICS(X) \
+  X(CUDA_LANEID, "cuda.laneid", 0, 0, INTRIN) \
+  X(CUDA_ACTIVEMASK, "cuda.activemask", 0, 0, INTRIN) \
+  X(CUDA_LANEMASK_LT, "cuda.lanemask_lt", 0, 0, INTRIN) \
+  X(CUDA_SYNCWARP, "cuda.syncwarp", 0, 1, INTRIN) \
+  X(CUDA_SHFL_SYNC, "cuda.shfl_sync", 3, 3, INTRIN) \
+  X(CUDA_SHFL_UP_SYNC, "cuda.shfl_up_sync", 3, 3, INTRIN) \
+  X(CUDA_SHFL_DOWN_SYNC, "cuda.shfl_down_sync", 3, 3, INTRIN) \
+  X(CUDA_SHFL_XOR_SYNC, "cuda.shfl_xor_sync", 3, 3, INTRIN) \
+  X(CUDA_ALL_SYNC, "cuda.all_sync", 2, 2, INTRIN) \
+  X(CUDA_ANY_SYNC, "cuda.any_sync", 2, 2, INTRIN) \
+  X(CUDA_EQ_SYNC, "cuda.eq_sync", 2, 2, INTRIN) \
+  X(CUDA_BALLOT_SYNC, "cuda.ballot_sync", 2, 2, INTRIN) \
+  X(CUDA_MATCH_ANY_SYNC, "cuda.match_any_sync", 2, 2, INTRIN) \
+  X(CUDA_MATCH_ALL_SYNC, "cuda.match_all_sync", 2, 2, INTRIN) \
+  X(CUDA_SYNCTHREADS_COUNT, "cuda.syncthreads_count", 1, 1, INTRIN) \
+  X(CUDA_SYNCTHREADS_AND, "cuda.syncthreads_and", 1, 1, INTRIN) \
+  X(CUDA_SYNCTHREADS_OR, "cuda.syncthreads_or", 1, 1, INTRIN) \
+  X(CUDA_THREADFENCE_BLOCK, "cuda.threadfence_block", 0, 0, INTRIN) \
+  X(CUDA_THREADFENCE_SYSTEM, "cuda.threadfence_system", 0, 0, INTRIN) \
+  X(CUDA_NANOSLEEP, "cuda.nanosleep", 1, 1, INTRIN) \
+  X(CUDA_POPC, "cuda.popc", 1, 1, INTRIN) \
+  X(CUDA_CLZ, "cuda.clz", 1, 1, INTRIN) \
+  X(CUDA_FFS, "cuda.ffs", 1, 1, INTRIN) \
+  X(CUDA_BREV, "cuda.brev", 1, 1, INTRIN) \
+  X(CUDA_SELP, "cuda.selp", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_AND, "cuda.atomic.and_", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_OR, "cuda.atomic.or_", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_XOR, "cuda.atomic.xor", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_INC, "cuda.atomic.inc", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_DEC, "cuda.atomic.dec", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_NANMAX, "cuda.atomic.nanmax", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_NANMIN, "cuda.atomic.nanmin", 3, 3, INTRIN) \
+  X(CUDA_ATOMIC_COMPARE_AND_SWAP, "cuda.atomic.compare_and_swap", 3, 3, INTRIN)
 
 /* The typing rules:
 **   ROUND      integer -> integer; float -> number (Lua: an integer when
@@ -104,6 +178,9 @@
 **              constant string, the shape an integer, a.shape or {n, m}
 **   METHOD     a:fill(v) ... (the array's methods, found by a.fill): the
 **              array first
+**   MODF       math.modf: two results, integer -> integer, 0.0; float -> its kind twice
+**   CAST       a number -> the cast's type (cuda.int32: an integer, wrapped)
+**   KMATH      as FLOAT over every argument (isnan, isinf, isfinite: boolean)
 **   UNSUPPORTED  refused with a message
 ** and in kernels:
 **   GRID       a constant n of 1..3: n integers
@@ -111,11 +188,12 @@
 **   NEWARRAY   a constant size and a constant dtype name: a 1-D array
 **   ATOMIC     a 1-D array of i32, u32, i64, u64, f32 or f64 (cas: integer
 **              arrays), an index, values: the array's element (the old one)
-**   DIM3       not a function: only its fields .x .y .z (integers) */
+**   DIM3       not a function: only its fields .x .y .z (integers)
+**   INTRIN     numba-cuda's intrinsics: each its own rule (ir_type_cuda.c) */
 #define KTY_RULES(X) \
   X(ROUND) X(SAME) X(FLOAT) X(FMOD) X(JOIN) X(TOINTEGER) X(TYPE) X(ULT) \
-  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(ALLOC) X(METHOD) \
-  X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) \
+  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(ALLOC) X(METHOD) X(MODF) X(CAST) X(KMATH) \
+  X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) X(INTRIN) \
   X(LIB) X(STRING) X(LUATYPE) X(TONUMBER)
 
 typedef enum KtyRule {
@@ -146,6 +224,8 @@ typedef enum BuiltinId {
 
 /* Type.sub of a T_STR built at run time (rule STRING, '..') */
 #define KTY_STR_BUILT 1
+#define B_IS_KMATH(id) ((id) >= B_CUDA_INT8 && (id) <= B_KMATH_ISFINITE)
+#define B_IS_INTRIN(id) ((id) >= B_CUDA_LANEID && (id) < B__COUNT)
 
 struct lua_State;
 

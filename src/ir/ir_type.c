@@ -24,6 +24,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "ir/ir_builtins.h"
+#include "ir/ir_type_cuda.h"
 #include "frontend/bytecode.h"
 #include "common/karray.h"
 
@@ -532,9 +533,13 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
                          KtySpec *from, const KirInsn *at);
 
 /* How many results a call of cuda.grid(n) or cuda.gridsize(n) gives (n,
-** a constant 1..3), or 0 for other calls. */
+** a constant 1..3), math.modf and cuda.match_all_sync 2, or 0 for other
+** calls. */
 static int grid_results(KtySpec *sp, const KirInsn *v) {
   Type ft = sp->types[v->args[0]->id];
+  if (ft.kind == T_BUILTIN && (ft.ref == B_MATH_MODF || ft.ref == B_CUDA_MATCH_ALL_SYNC) &&
+      sp->types[v->id].kind != T_UNKNOWN)
+    return 2;
   if (ft.kind != T_BUILTIN || (ft.ref != B_CUDA_GRID && ft.ref != B_CUDA_GRIDSIZE) ||
       v->nargs < 2 || sp->types[v->id].kind == T_UNKNOWN)
     return 0;
@@ -552,7 +557,16 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   }
   Type t = sp->types[v->id];
   int g = grid_results(sp, v);
-  if (g > 0) return k < g ? ty(T_INT) : ty(T_NIL);
+  if (g > 0) {
+    if (k >= g) return ty(T_NIL);
+    int fid = sp->types[v->args[0]->id].ref;
+    if (fid == B_MATH_MODF) {   /* the integral part, the fraction: f32 of an f32 */
+      Type a = v->nargs > 1 ? sp->types[v->args[1]->id] : ty(T_F64);
+      return k == 0 ? t : ty(a.kind == T_F32 || (a.kind == T_MAYBE && a.sub == T_F32) ? T_F32 : T_F64);
+    }
+    if (fid == B_CUDA_MATCH_ALL_SYNC) return k == 0 ? ty(T_INT) : ty(T_BOOL);
+    return ty(T_INT);
+  }
   if (t.kind == T_BUILTIN && t.ref == B_KJIT_PRANGE && t.sub)   /* prange's state, control */
     return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);
   if (t.kind == T_UNKNOWN) return t;
@@ -1536,6 +1550,13 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);
   if (row->rule == KTY_R_DIM3)
     REFUSE(S, sp, v, "%s is not a function (read its fields .x, .y, .z)", name);
+  if (row->rule == KTY_R_INTRIN) {   /* numba-cuda's intrinsics: ir_type_cuda.c */
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    char eb[200];
+    Type r = kty_cuda_intrin(id, args, kargs, n, eb, sizeof eb);
+    if (r.kind == T_UNKNOWN) REFUSE(S, sp, v, "%s", eb);
+    return r;
+  }
   if (row->rule == KTY_R_SYNC) {
     if (n != 0) REFUSE(S, sp, v, "%s takes no arguments", name);
     return ty(T_NIL);
@@ -1717,6 +1738,19 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   case KTY_R_ULT: return ty(T_BOOL);
+  case KTY_R_CAST:   /* cuda.float32(x) ...: the cast's type */
+    return ty(id == B_CUDA_FLOAT32 ? T_F32 : id == B_CUDA_FLOAT64 ? T_F64 : T_INT);
+  case KTY_R_KMATH: {   /* kjit.math.*: the float of every argument */
+    if (id == B_KMATH_ISNAN || id == B_KMATH_ISINF || id == B_KMATH_ISFINITE) return ty(T_BOOL);
+    Type r = float_fn(a);
+    for (int i = 1; i < nnum; i++) r = float_of(r, float_fn(args[i]));
+    return r;
+  }
+  case KTY_R_MODF:   /* its second result: multi_result */
+    if (a.kind == T_NUMBER)
+      REFUSE(S, sp, v, "math.modf of a value that may be an integer or a float is not supported "
+             "in compiled code (convert it first)");
+    return a.kind == T_INT ? ty(T_INT) : number(T_F64, 0);
   case KTY_R_PRANGE: {
     if (!feeds_tfor(v))
       REFUSE(S, sp, v, "kjit.prange can only be the iterator of a for loop: "

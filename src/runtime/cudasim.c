@@ -19,6 +19,7 @@
 #include "backend/cpu.h"
 #include "runtime/runtime.h"
 #include "runtime/cudasim.h"
+#include "common/cuda_intrin.h"
 #include "runtime/runtime_poll.h"
 
 #define WAIT_POLL_MS 1
@@ -26,6 +27,17 @@
 #define BLOCK_POLL_THREADS 4096
 
 typedef struct SharedArr { int64_t site; char *mem; struct SharedArr *next; } SharedArr;
+
+/* A warp's meeting point (cudasim.h), under the launch's mutex. */
+typedef struct SimWarp {
+  uint32_t live;                 /* lanes still in the kernel */
+  uint32_t atbar;                /* lanes waiting at cuda.syncthreads */
+  uint32_t waiting, done;        /* lanes at a warp collective; results ready */
+  int op[32];
+  uint32_t mask[32];
+  int32_t b[32];
+  int64_t val[32], res[32];
+} SimWarp;
 
 typedef struct Launch {
   KEntry entry;
@@ -45,11 +57,16 @@ typedef struct Launch {
   KErr err;
   unsigned ftid[3], fbid[3];
   int oom;
+  SimWarp *warps;                /* this block's warps */
+  int nwarps;
+  pthread_cond_t wcv;            /* a warp collective resolved */
+  int64_t rcount[2], rarrived[2];  /* syncthreads_count/and/or by barrier parity */
 } Launch;
 
 typedef struct SimThread {
   Launch *l;
   unsigned tid[3];
+  unsigned lin;                  /* linear index in the block: warp lin / 32 */
   jmp_buf *oom;                  /* run_thread's: leaves the kernel when its
                                     shared memory cannot be allocated */
 } SimThread;
@@ -72,31 +89,105 @@ int64_t kjit_sim_sreg(int32_t which) {
   }
 }
 
-/* Waits until every live thread of the block has arrived. */
-void kjit_sim_syncthreads(void) {
-  Launch *l = cur->l;
-  pthread_mutex_lock(&l->mu);
-  unsigned long gen = l->gen;
-  if (++l->waiting >= l->live) {
-    l->waiting = 0;
-    l->gen++;
-    pthread_cond_broadcast(&l->cv);
-  } else {
-    while (gen == l->gen) pthread_cond_wait(&l->cv, &l->mu);
-  }
-  pthread_mutex_unlock(&l->mu);
+static int warp_resolve(SimWarp *w);
+
+/* Every live thread reached the barrier: all pass it. No lane is at the
+** barrier any more from here (a lane woken late must not look absent to
+** the warp meetings of the lanes woken first). Under the mutex. */
+static void barrier_release(Launch *l) {
+  l->waiting = 0;
+  l->gen++;
+  l->rcount[l->gen & 1] = l->rarrived[l->gen & 1] = 0;   /* the next barrier's */
+  for (int i = 0; i < l->nwarps; i++) l->warps[i].atbar = 0;
+  pthread_cond_broadcast(&l->cv);
 }
 
-/* A thread left the kernel: it no longer counts at barriers. */
-static void thread_exit(Launch *l) {
+/* Waits until every live thread of the block has arrived; with a
+** predicate (pred >= 0) counts the arrivals and the true ones into
+** l->rcount/rarrived of this barrier's parity and returns the barrier's
+** gen. A lane waiting here leaves its warp's meetings (cudasim.h). */
+static unsigned long block_barrier(int pred) {
+  Launch *l = cur->l;
+  SimWarp *w = &l->warps[cur->lin / 32];
+  uint32_t bit = 1u << (cur->lin % 32);
   pthread_mutex_lock(&l->mu);
+  unsigned long gen = l->gen;
+  if (pred >= 0) { l->rcount[gen & 1] += pred; l->rarrived[gen & 1]++; }
+  w->atbar |= bit;
+  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
+  if (++l->waiting >= l->live) barrier_release(l);
+  else while (gen == l->gen) pthread_cond_wait(&l->cv, &l->mu);
+  pthread_mutex_unlock(&l->mu);
+  return gen;
+}
+
+void kjit_sim_syncthreads(void) { block_barrier(-1); }
+
+/* Resolves the lanes of w whose meeting is complete (cudasim.h); returns
+** whether any was. Under the launch's mutex. */
+static int warp_resolve(SimWarp *w) {
+  uint32_t here = w->waiting, absent = ~w->live | w->atbar, ready = 0;
+  for (unsigned i = 0; i < 32; i++)
+    if ((here >> i & 1u) && ((w->mask[i] & ~absent) & ~here) == 0) ready |= 1u << i;
+  if (ready == 0) return 0;
+  for (unsigned i = 0; i < 32; i++)
+    if (ready >> i & 1u)
+      w->res[i] = ksim_warp_op(w->op[i], i, (w->mask[i] & here) | (1u << i), w->val, w->b[i]);
+  w->waiting &= ~ready;
+  w->done |= ready;
+  return 1;
+}
+
+/* The calling lane's part in a warp collective. */
+static int64_t warp_meet(int op, uint32_t mask, int64_t v, int32_t b) {
+  Launch *l = cur->l;
+  SimWarp *w = &l->warps[cur->lin / 32];
+  unsigned lane = cur->lin % 32;
+  uint32_t bit = 1u << lane;
+  pthread_mutex_lock(&l->mu);
+  w->op[lane] = op; w->mask[lane] = mask; w->val[lane] = v; w->b[lane] = b;
+  w->waiting |= bit;
+  if (warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
+  while (!(w->done & bit)) pthread_cond_wait(&l->wcv, &l->mu);
+  w->done &= ~bit;
+  int64_t r = w->res[lane];
+  pthread_mutex_unlock(&l->mu);
+  return r;
+}
+
+int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b);
+int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b) {
+  unsigned lane = cur->lin % 32;
+  switch (op) {
+  case KI_LANEID: return lane;
+  case KI_LANEMASK_LT: return (int64_t)((1u << lane) - 1u);
+  case KI_ACTIVEMASK: return warp_meet(op, 0xffffffffu, 0, 0);
+  case KI_BAR_POPC: case KI_BAR_AND: case KI_BAR_OR: {
+    Launch *l = cur->l;
+    unsigned long gen = block_barrier(v != 0);
+    /* read before the barrier after next can reset this parity: every
+    ** thread must pass that one first */
+    pthread_mutex_lock(&l->mu);
+    int64_t c = l->rcount[gen & 1], n = l->rarrived[gen & 1];
+    pthread_mutex_unlock(&l->mu);
+    return op == KI_BAR_POPC ? c : op == KI_BAR_AND ? c == n : c > 0;
+  }
+  case KI_FENCE_BLOCK: case KI_FENCE_SYSTEM: __atomic_thread_fence(__ATOMIC_SEQ_CST); return 0;
+  case KI_NANOSLEEP: return 0;
+  default: return warp_meet(op, (uint32_t)mask, v, b);
+  }
+}
+
+/* Thread idx left the kernel: it no longer counts at barriers and warp
+** meetings. */
+static void thread_exit(Launch *l, size_t idx) {
+  pthread_mutex_lock(&l->mu);
+  SimWarp *w = &l->warps[idx / 32];
+  w->live &= ~(1u << (idx % 32));
+  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
   l->live--;
   if (l->live == 0) pthread_cond_signal(&l->alldone);
-  if (l->waiting > 0 && l->waiting >= l->live) {
-    l->waiting = 0;
-    l->gen++;
-    pthread_cond_broadcast(&l->cv);
-  }
+  if (l->waiting > 0 && l->waiting >= l->live) barrier_release(l);
   pthread_mutex_unlock(&l->mu);
 }
 
@@ -141,6 +232,7 @@ char *kjit_sim_dynshared(int64_t *bytes) {
 void ksim_register_symbols(void) {
   kc_register_symbol("kjit_sim_sreg", (void *)kjit_sim_sreg);
   kc_register_symbol("kjit_sim_syncthreads", (void *)kjit_sim_syncthreads);
+  kc_register_symbol("kjit_sim_intrin", (void *)kjit_sim_intrin);
   kc_register_symbol("kjit_sim_shared", (void *)kjit_sim_shared);
   kc_register_symbol("kjit_sim_dynshared", (void *)kjit_sim_dynshared);
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
@@ -218,7 +310,7 @@ static void wait_block(Launch *l) {
 static void *thread_main(void *p) {
   SimThread *t = p;
   run_thread(t, NULL);
-  thread_exit(t->l);
+  thread_exit(t->l, t->lin);
   return NULL;
 }
 
@@ -245,23 +337,27 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   pthread_mutex_init(&l.mu, NULL);
   pthread_cond_init(&l.cv, NULL);
   pthread_cond_init(&l.alldone, NULL);
+  pthread_cond_init(&l.wcv, NULL);
   size_t since_poll = 0;
   atomic_init(&l.stop.flag, 0);
   l.stop.up = krt_poll_here().stop;
   l.L = krt_poll_lua(err);   /* the launching dispatcher's (kernel.c) */
   size_t nthreads = (size_t)block[0] * block[1] * block[2];
   SimThread *ts = calloc(nthreads, sizeof *ts);
+  l.nwarps = (int)((nthreads + 31) / 32);
+  l.warps = calloc((size_t)l.nwarps, sizeof *l.warps);
   pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
   int rc = 0;
   memset(err, 0, sizeof *err);
   krt_poll_begin(l.L, err);
-  if (ts == NULL || (threaded && ps == NULL)) goto nomem;
+  if (ts == NULL || l.warps == NULL || (threaded && ps == NULL)) goto nomem;
   size_t k = 0;
   for (unsigned z = 0; z < block[2]; z++)
     for (unsigned y = 0; y < block[1]; y++)
       for (unsigned x = 0; x < block[0]; x++, k++) {
         ts[k].l = &l;
         ts[k].tid[0] = x; ts[k].tid[1] = y; ts[k].tid[2] = z;
+        ts[k].lin = (unsigned)k;
       }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -283,6 +379,12 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         if (l.dynmem == NULL) { pthread_attr_destroy(&attr); goto nomem; }
         l.live = (int)nthreads;
         l.waiting = 0;
+        l.rcount[0] = l.rcount[1] = l.rarrived[0] = l.rarrived[1] = 0;
+        for (size_t w = 0; w < (nthreads + 31) / 32; w++) {
+          memset(&l.warps[w], 0, sizeof l.warps[w]);
+          size_t lanes = nthreads - w * 32 < 32 ? nthreads - w * 32 : 32;
+          l.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+        }
         if (!threaded) {
           for (size_t i = 0; i < nthreads && !atomic_load(&l.stop.flag); i++)
             run_thread(&ts[i], l.L);
@@ -293,7 +395,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
           if (started < nthreads) {
             /* the threads never started count as exited, so the started
             ** ones are not left waiting at a barrier */
-            for (size_t i = started; i < nthreads; i++) thread_exit(&l);
+            for (size_t i = started; i < nthreads; i++) thread_exit(&l, i);
             l.oom = 2;
           }
           wait_block(&l);
@@ -318,6 +420,8 @@ nomem:
 done:
   free(ts);
   free(ps);
+  free(l.warps);
+  pthread_cond_destroy(&l.wcv);
   pthread_mutex_destroy(&l.mu);
   pthread_cond_destroy(&l.cv);
   pthread_cond_destroy(&l.alldone);

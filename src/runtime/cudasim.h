@@ -21,4 +21,19 @@ void ksim_register_symbols(void);
 int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned block[3],
              size_t dynbytes, int threaded, KErr *err, unsigned tid[3], unsigned bid[3]);
 
+/* numba-cuda's warp intrinsics in both simulators (this file's and the
+** interpreted one, host/kernel_intrin.c). A warp is 32 consecutive threads
+** of the block (x fastest, as on the GPU). A warp collective (shuffles,
+** votes, matches, syncwarp, activemask) is a meeting: a lane waits until
+** every lane of its mask that is still in the kernel and not waiting at
+** cuda.syncthreads has reached a warp collective too; then each lane's
+** result is computed from the values of the lanes of its mask that met
+** (group). This is lockstep as far as results can tell, with divergence:
+** lanes that left the kernel or wait at a block barrier do not take part
+** (activemask() is the lanes that met). A shuffle from a lane that did not
+** take part, or beyond the warp, gives the lane its own value.
+** ksim_warp_op is that computation, for lane `lane` and op (target.h's
+** KI_* numbering), from vals[32] (64-bit values; predicates 0/1). */
+int64_t ksim_warp_op(int op, unsigned lane, uint32_t group, const int64_t *vals, int32_t b);
+
 #endif

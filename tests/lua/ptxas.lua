@@ -1,6 +1,6 @@
 -- ptxas.lua: checks PTX with NVIDIA's assembler, for the GPU test files.
 --   local ptxas = require "ptxas"
---   ptxas.check(ptx [, what])
+--   ptxas.check(ptx [, what [, sm]])   (sm: 90 unless given, e.g. 80)
 -- Skips the test (harness skip(), with the reason) when the PTX was made by
 -- LLVM's NVPTX backend (libNVVM missing) or when ptxas is not installed
 -- ($CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas); raises with
@@ -17,7 +17,7 @@ function M.path()
   return nil
 end
 
-function M.check(ptx, what)
+function M.check(ptx, what, sm)
   local backend, why = cuda.ptx_backend()
   if backend ~= "libNVVM" then skip("PTX made by LLVM's NVPTX backend: " .. tostring(why)) end
   local exe = M.path()
@@ -26,7 +26,7 @@ function M.check(ptx, what)
   local f = assert(io.open(path, "w"))
   f:write(ptx)
   f:close()
-  local p = io.popen(exe .. " -arch=sm_90 " .. path .. " -o /dev/null 2>&1")
+  local p = io.popen(exe .. " -arch=sm_" .. (sm or 90) .. " " .. path .. " -o /dev/null 2>&1")
   local out = p:read("a")
   local ok = p:close()
   os.remove(path)
