@@ -230,6 +230,8 @@ CgVal cg_len(CG *G, const KirInsn *v);
 CgVal cg_rec_field(CG *G, const KirInsn *v, CgVal o);
 void cg_rec_setfield(CG *G, const KirInsn *v);
 void cg_rec_copy(CG *G, LLVMValueRef dst, LLVMValueRef src, int64_t size);
+/* r1 == r2 on two records of one layout: every field equal as numbers. */
+CgVal cg_rec_eq(CG *G, CgVal a, CgVal b);
 
 /* cg_array.c: an element stored with the store rules, or loaded */
 void cg_store_value(CG *G, const KirInsn *v, int dtype, LLVMValueRef p, CgVal x);

@@ -359,3 +359,31 @@ void cg_rec_setfield(CG *G, const KirInsn *v) {
   rt.dtype = (uint8_t)f->dtype;
   cg_split(G, v, a, 2, rt, concrete_elem);
 }
+
+/* Field-by-field equality of the records at a and b (i8 pointers) of layout
+** r, and-ed into acc: numbers compare as Lua compares them (a NaN field is
+** never equal, 0.0 == -0.0), as host/record.c's __eq. */
+static LLVMValueRef rec_eq(CG *G, const KRecord *r, LLVMValueRef a, LLVMValueRef b,
+                           LLVMValueRef acc) {
+  for (int i = 0; i < r->nfields; i++) {
+    const KRecField *f = &r->fields[i];
+    int64_t es = krec_elemsize(f);
+    for (int64_t j = 0; j < (f->count ? f->count : 1); j++) {
+      LLVMValueRef off = cg_i64(G, f->offset + j * es);
+      LLVMValueRef pa = LLVMBuildInBoundsGEP2(G->B, G->i8, a, &off, 1, "");
+      LLVMValueRef pb = LLVMBuildInBoundsGEP2(G->B, G->i8, b, &off, 1, "");
+      if (f->dtype == KJIT_RECORD) { acc = rec_eq(G, f->rec, pa, pb, acc); continue; }
+      LLVMTypeRef pty = LLVMPointerType(cg_dtype_llty(G, f->dtype), G->target->data_addrspace);
+      CgVal x = load_elem(G, f->dtype, LLVMBuildBitCast(G->B, pa, pty, ""));
+      CgVal y = load_elem(G, f->dtype, LLVMBuildBitCast(G->B, pb, pty, ""));
+      LLVMValueRef eq = x.t.kind == T_INT ? LLVMBuildICmp(G->B, LLVMIntEQ, x.v, y.v, "")
+                                          : LLVMBuildFCmp(G->B, LLVMRealOEQ, x.v, y.v, "");
+      acc = LLVMBuildAnd(G->B, acc, eq, "");
+    }
+  }
+  return acc;
+}
+
+CgVal cg_rec_eq(CG *G, CgVal a, CgVal b) {
+  return cg_mk(TY(T_BOOL), rec_eq(G, krec_byid(a.t.ref), a.v, b.v, cg_i1(G, 1)));
+}

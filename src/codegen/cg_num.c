@@ -582,6 +582,7 @@ CgVal cg_compare(CG *G, const KirInsn *v) {
     cmp_check(G, ab, v->line);
     return cg_split(G, v, ab, 2, bt, cmp_concrete);
   }
+  if (a.t.kind == T_BUF && a.t.dtype == KJIT_RECORD) return cg_rec_eq(G, a, b);   /* the typer: records */
   int an = isnumk(a.t.kind), bn = isnumk(b.t.kind);
   if (an && bn) { CgVal ab[2] = { a, b }; return cg_split(G, v, ab, 2, bt, cmp_concrete); }
   if (a.t.kind == T_MAYBE && bn) { CgVal t = a; a = b; b = t; an = 1; bn = 0; }

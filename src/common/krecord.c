@@ -22,7 +22,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const KRecord *table[KREC_MAX];
-static int ntable;
+static int ntable;   /* written under lock, after its entry (release); read without */
 
 int64_t krec_elemsize(const KRecField *f) {
   return f->dtype == (int)KJIT_RECORD ? f->rec->size : (int64_t)kjit_dtype_size((kjit_dtype)f->dtype);
@@ -32,12 +32,11 @@ int64_t krec_elemalign(const KRecField *f) {
   return f->dtype == (int)KJIT_RECORD ? f->rec->align : (int64_t)kjit_dtype_size((kjit_dtype)f->dtype);
 }
 
+/* Lock-free (kjit_call checks a layout per call): an entry is complete
+** before ntable counts it. */
 const KRecord *krec_byid(int32_t id) {
-  const KRecord *r = NULL;
-  pthread_mutex_lock(&lock);
-  if (id >= 0 && id < ntable) r = table[id];
-  pthread_mutex_unlock(&lock);
-  return r;
+  int n = __atomic_load_n(&ntable, __ATOMIC_ACQUIRE);
+  return id >= 0 && id < n ? table[id] : NULL;
 }
 
 const KRecField *krec_field(const KRecord *r, const char *name, size_t len) {
@@ -158,7 +157,8 @@ const KRecord *krec_intern(const KRecField *f, int n, int64_t size, int64_t alig
         r->fields[i].name = np;
         np += k;
       }
-      table[ntable++] = r;
+      table[ntable] = r;
+      __atomic_store_n(&ntable, ntable + 1, __ATOMIC_RELEASE);
       found = r;
     }
   }

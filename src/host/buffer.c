@@ -1022,6 +1022,11 @@ static int b_array(lua_State *L) {
   int ndim, leaf;
   kjit_dtype t;
   if (krec_test(L, 2)) return krec_construct(L, "array", 2);   /* records */
+  if (lua_isnoneornil(L, 2) && krec_test_array(L, 1)) {         /* a copy of records */
+    lua_settop(L, 1);
+    krec_push_struct(L, krec_test_array(L, 1)->record);
+    return krec_construct(L, "array", 2);
+  }
   const KBuffer *src = kb_test(L, 1);
   if (src != NULL) {
     pushcopy(L, 1, kb_checkdtype(L, 2, src->dtype));

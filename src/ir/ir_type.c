@@ -843,6 +843,12 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
            "(such strings can be printed, written or raised: print, io.write, error, assert)");
   if (v->op == KIR_EQ) {
+    /* two records: equal fields (host/record.c's __eq); other layouts: false */
+    if (a.kind == T_BUF && b.kind == T_BUF && a.dtype == KJIT_RECORD && b.dtype == KJIT_RECORD &&
+        a.ndim == 0 && b.ndim == 0) {
+      if (a.ref != b.ref) { k->kind = T_BOOL; k->v.b = 0; }
+      return ty(T_BOOL);
+    }
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
       REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
     /* math.type of an integer-or-float against a constant string: the

@@ -222,3 +222,22 @@ test("type errors on records read as for other arrays", function()
   D.check_error("attempt to perform arithmetic on a kjit.array value", function(p) return p[1] * 2 end,
                 particles(2))
 end)
+
+test("== on records compares their fields, compiled as interpreted", function()
+  local Q = kjit.struct{ {"n", "i32"}, {"v", "f64", 2}, {"p", P}, {"u", "u64"} }
+  local q = kjit.zeros(6, Q)
+  for i = 1, 6 do q[i].n = i // 2; q[i].v[2] = (i // 2) * 0.5; q[i].p.vy = i // 2 end
+  q[6].p.x = 0 / 0
+  q[5].p.y = -0.0
+  q[4].u = -1
+  local function eqs(q)
+    local s = 0   -- one bit per pair (i, j)
+    for i = 1, #q do
+      for j = 1, #q do s = s * 2 + ((q[i] == q[j]) and 1 or 0) end
+    end
+    return s, q[2] == q[3], q[2] ~= q[3], q[6] == q[6], q[4] == q[5]
+  end
+  D.check(eqs, q)
+  local O = kjit.struct{ {"x", "f32"} }
+  D.check(function(p, o) return p[1] == o[1], p[1] ~= o[1] end, particles(2), kjit.zeros(1, O))
+end)
