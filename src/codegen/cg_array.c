@@ -353,6 +353,7 @@ void cg_rec_setfield(CG *G, const KirInsn *v) {
   if (f == NULL || f->count) cg_error(G, v, "internal error: store into a record field");
   LLVMValueRef p = field_ptr(G, o, f);
   if (f->dtype == KJIT_RECORD) { cg_rec_copy(G, p, x.v, f->rec->size); return; }
+  if (f->dtype == KJIT_BOOL) { store_bool(G, v, x, p); return; }   /* booleans only */
   x = cg_unwrap(G, x, v->line, v, 1);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };
   Type rt = TY(T_NIL);
@@ -376,7 +377,8 @@ static LLVMValueRef rec_eq(CG *G, const KRecord *r, LLVMValueRef a, LLVMValueRef
       LLVMTypeRef pty = LLVMPointerType(cg_dtype_llty(G, f->dtype), G->target->data_addrspace);
       CgVal x = load_elem(G, f->dtype, LLVMBuildBitCast(G->B, pa, pty, ""));
       CgVal y = load_elem(G, f->dtype, LLVMBuildBitCast(G->B, pb, pty, ""));
-      LLVMValueRef eq = x.t.kind == T_INT ? LLVMBuildICmp(G->B, LLVMIntEQ, x.v, y.v, "")
+      LLVMValueRef eq = x.t.kind == T_INT || x.t.kind == T_BOOL
+                        ? LLVMBuildICmp(G->B, LLVMIntEQ, x.v, y.v, "")
                                           : LLVMBuildFCmp(G->B, LLVMRealOEQ, x.v, y.v, "");
       acc = LLVMBuildAnd(G->B, acc, eq, "");
     }

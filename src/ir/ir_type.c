@@ -917,7 +917,7 @@ static int makes_tfor(const KirInsn *v) {
 
 /* The type a load of a number of dtype d gives (as an array element). */
 static Type elem_of(int d) {
-  return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
+  return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : d == KJIT_BOOL ? T_BOOL : T_INT);
 }
 
 /* The field v names on the record (operand 0), or NULL after recording the
@@ -962,6 +962,12 @@ static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
            "(r.%s = q[j]), not a %s value", f->name, luaname(val, tb, sizeof tb));
   }
+  /* a bool field takes booleans; any other value with a run-time form
+  ** raises KB_BOOL_EXPECTED when the store runs (cg_array.c), as for a
+  ** bool array's elements */
+  if (f->dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
+                                val.kind == T_MAYBE || isnum(numview(val))))
+    return ty(T_NIL);
   if (!isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a record field", luaname(val, tb, sizeof tb));
   return ty(T_NIL);

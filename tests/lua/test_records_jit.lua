@@ -241,3 +241,29 @@ test("== on records compares their fields, compiled as interpreted", function()
   local O = kjit.struct{ {"x", "f32"} }
   D.check(function(p, o) return p[1] == o[1], p[1] ~= o[1] end, particles(2), kjit.zeros(1, O))
 end)
+
+-- bool fields (and arrays of them): Lua booleans, stores take booleans only
+local B = kjit.struct{ {"x", "f64"}, {"alive", "bool"}, {"flags", "bool", 3} }
+local function bool_records(n)
+  local p = kjit.zeros(n, B)
+  for i = 1, n do p[i].x = i; p[i].alive = i % 2 == 0; p[i].flags[2] = i % 3 == 0 end
+  return p
+end
+test("bool fields read as booleans and take only booleans, compiled as interpreted", function()
+  D.check(function(p)
+    local alive, flagged = 0, 0
+    for i = 1, #p do
+      if p[i].alive then alive = alive + 1 end
+      if p[i].flags[2] then flagged = flagged + 1 end
+      p[i].alive = not p[i].alive
+      p[i].flags[1] = p[i].x > 2
+    end
+    return alive, flagged, p[1].alive, p[1].flags[1]
+  end, bool_records(7))
+  local function store(p, i, v) p[i].alive = v end
+  D.cases(store, {bool_records(3), 2, true}, {bool_records(3), 2, false})
+  D.cases_error("boolean expected, got number", store, {bool_records(3), 2, 5}, {bool_records(3), 2, 0.5})
+  D.cases_error("boolean expected, got nil", store, {bool_records(3), 2, nil})
+  D.cases(function(p, i, j) return p[i] == p[j] end, {bool_records(6), 1, 3}, {bool_records(6), 2, 4},
+          {bool_records(6), 1, 2})
+end)
