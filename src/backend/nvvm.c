@@ -212,6 +212,13 @@ static char *llvm7_text(LLVMModuleRef M) {
       char *al = memmem(o, len, ", align ", 8);
       if (al) len = (size_t)(al - o);
     }
+    {   /* LLVM 9's immarg parameter attribute (llvm.ctlz's i1) */
+      char *at;
+      while ((at = memmem(o, len, " immarg", 7)) != NULL) {
+        memmove(at, at + 7, len - (size_t)(at + 7 - o));
+        len -= 7;
+      }
+    }
     if (len > 11 && memcmp(line, "attributes ", 11) == 0) {
       /* attributes newer than LLVM 7 that LLVM 14 gives some intrinsics
       ** (llvm.nvvm.read.ptx.sreg.laneid): dropped, as words of the group */
