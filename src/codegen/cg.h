@@ -238,6 +238,8 @@ CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 CgVal cg_cuda_dim3(CG *G, const KirInsn *v, int id);
 /* cg_cuda_intrin.c: numba-cuda's intrinsics (the INTRIN rows) */
 CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+/* cg_print.c: print(...) in kernels */
+CgVal cg_print(CG *G, const KirInsn *v, CgVal *a, int n);
 /* cg_kmath.c: casts, kjit.math.*, math.modf (arguments unwrapped) */
 CgVal cg_kmath(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 

@@ -191,6 +191,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   Type rt = G->sp->types[v->id];
   int line = v->line;
+  if (id == B_PRINT) return cg_print(G, v, a, n);   /* kernels: cg_print.c */
   if (id == B_ERROR) {
     int level = 1;
     if (n >= 2 && a[1].k && a[1].k->kind == T_INT) level = (int)a[1].k->v.i;

@@ -875,6 +875,21 @@ static int push_launcher(lua_State *L, int kidx, int cfg) {
   return 1;
 }
 
+/* Writes (and frees) the lines a simulated kernel printed, through Lua's
+** io.write when the io library is there, else to stdout. */
+static void write_printed(lua_State *L, char *text) {
+  int top = lua_gettop(L);
+  lua_pushstring(L, text);
+  free(text);
+  if (lua_getglobal(L, "io") == LUA_TTABLE && lua_getfield(L, -1, "write") == LUA_TFUNCTION) {
+    lua_pushvalue(L, top + 1);
+    lua_call(L, 1, 0);
+  } else {
+    fputs(lua_tostring(L, top + 1), stdout);
+  }
+  lua_settop(L, top);
+}
+
 static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs,
                     const LaunchArrays *la) {
   int64_t slots[KJIT_MAXARGS];
@@ -912,7 +927,10 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   KErr e;
   unsigned tid[3], bid[3];
   krt_poll_begin(L, &e);   /* kjit_rt_poll's context (runtime_poll.c) */
-  int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid);
+  char *printed = NULL;
+  int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid,
+                    &printed);
+  if (printed) write_printed(L, printed);
   if (rc < 0) luaL_error(L, "kjit.cuda simulator: %s", e.msg ? e.msg : "failed");
   if (rc > 0) { push_kernel_error(L, &e, tid, bid); lua_error(L); }
 }

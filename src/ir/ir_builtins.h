@@ -35,6 +35,7 @@
   X(ERROR, "error", 1, 2, ERROR) \
   X(ASSERT, "assert", 1, 2, ASSERT) \
   X(KJIT_PRANGE, "kjit.prange", 2, 3, PRANGE) \
+  X(PRINT, "print", 0, -1, PRINT) \
   KTY_KMATH_BUILTINS(X) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
@@ -140,6 +141,8 @@
 **   ERROR      a constant string message, a constant integer level
 **   ASSERT     the first argument (the message a constant string)
 **   PRANGE     only as the iterator of a generic for; integer bounds
+**   PRINT      Lua's print, in kernels only (numba-cuda's print: numbers,
+**              booleans and constant strings); no result
 **   MODF       math.modf: two results, integer -> integer, 0.0; float -> its kind twice
 **   CAST       a number -> the cast's type (cuda.int32: an integer, wrapped)
 **   KMATH      as FLOAT over every argument (isnan, isinf, isfinite: boolean)
@@ -154,7 +157,7 @@
 **   INTRIN     numba-cuda's intrinsics: each its own rule (ir_type_cuda.c) */
 #define KTY_RULES(X) \
   X(ROUND) X(SAME) X(FLOAT) X(FMOD) X(JOIN) X(TOINTEGER) X(TYPE) X(ULT) \
-  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(MODF) X(CAST) X(KMATH) \
+  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(PRINT) X(MODF) X(CAST) X(KMATH) \
   X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) X(INTRIN)
 
 typedef enum KtyRule {

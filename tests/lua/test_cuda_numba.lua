@@ -514,3 +514,62 @@ test("atomic.compare_and_swap: exactly one thread wins; cas types checked", func
   end)
   raises("cuda.laneid can only be called inside a kernel", function() cuda.laneid() end)
 end)
+
+-- ---- print in kernels --------------------------------------------------------------------
+
+local MODDIR, LUA = arg[1], arg[-1]
+
+-- Runs the kernel source in a child process (print writes to the process's
+-- output) in simulator mode `mode`; returns its output lines, sorted
+-- (threads print in any order, as on the GPU).
+local function printed(mode, src, launch, argsrc)
+  local script = os.tmpname()
+  write_file(script, string.format([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local kjit = require "kjit"
+local cuda = kjit.cuda
+cuda.simulate(%s)
+local k = cuda.jit(%s)
+k%s(%s)
+]], MODDIR, mode, src, launch, argsrc))
+  local p = io.popen(string.format("%q %q 2>&1", LUA, script))
+  local out = p:read("a")
+  p:close()
+  os.remove(script)
+  local lines = {}
+  for l in out:gmatch("[^\n]*\n") do lines[#lines + 1] = l end
+  table.sort(lines)
+  return table.concat(lines)
+end
+
+local PRINTK = [[function(x, y, n)
+  local i = cuda.grid(1)
+  if i <= #x then
+    print("item", i, x[i], y[i], x[i] > 1, nil, "100%", -0.0, 1 / 0, 2 ^ 60, 1e14, 0.1, n, x[i] * 1e15)
+  end
+end]]
+
+test("print in kernels: the compiled simulator prints as the interpreted one (Lua's print)", function()
+  local args = 'kjit.array{0.5, 1, 2.25, 3, -7}, kjit.array({1.5, 2, 3, 4, 5}, "f32"), 42'
+  local want = printed('"interpret"', PRINTK, "[{2, 4}]", args)
+  local got = printed("true", PRINTK, "[{2, 4}]", args)
+  truthy(#want > 0 and select(2, want:gsub("\n", "")) == 5, "five lines printed: " .. want)
+  truthy(want:find("item\t3\t2.25\t3.0\ttrue\tnil\t100%\t-0.0\tinf\t1.1529215046068e+18\t1e+14\t0.1\t42\t2.25e+15\n", 1, true),
+         "the third line: " .. want)
+  eq(got, want)
+end)
+
+test("print in kernels compiles to vprintf that ptxas accepts", function()
+  local fn = load("local cuda = ...; return " .. PRINTK)(cuda)
+  local ptx = ptx_ok(fn, "void(float64[:], float32[:], int64)")
+  truthy(ptx:find("vprintf", 1, true), "vprintf")
+  -- the format's bytes: "%.14g%s" for a float, "%%" for a percent sign
+  truthy(ptx:find("37, 46, 49, 52, 103, 37, 115", 1, true), "a float's format")
+  truthy(ptx:find("48, 48, 37, 37, 9", 1, true), "100%% escaped")
+  raises("print is supported in compiled code only in kernels", function()
+    kjit.jit(function(x) print(x) end)(1)
+  end)
+  raises("print in a kernel takes numbers, booleans, nil and constant strings", function()
+    cuda.jit(function(a) print(a) end):compile("void(float64[:])")
+  end)
+end)
