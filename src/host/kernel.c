@@ -96,6 +96,7 @@ typedef struct Kernel {
   KernSpec *specs;             /* most recent first */
   int boundscheck, fastmath, fma, opt;
   int maxreg, maxtpb;          /* PTX annotations, 0: none */
+  int lineinfo;                /* .loc lines (lineinfo or debug) */
   int ncfg;                    /* launchers in the config cache */
   int cache;                   /* keep PTX in the disk cache (cache.c) */
   int dead;                    /* __gc ran: specs freed; a resurrected
@@ -206,7 +207,8 @@ static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int na
 
 /* libNVVM's options for kernel k (nvvm.h). */
 static int kn_flags(const Kernel *k) {
-  return (k->opt == 0 ? KN_OPT0 : 0) | (k->fastmath ? KN_FASTMATH : 0);
+  return (k->opt == 0 ? KN_OPT0 : 0) | (k->fastmath ? KN_FASTMATH : 0) |
+         (k->lineinfo ? KN_LINEINFO : 0);
 }
 
 /* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
@@ -247,7 +249,9 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   if (target == KT_NVPTX) {
     sb->C = LLVMContextCreate();
     sb->M = LLVMModuleCreateWithNameInContext("kjit_kernel", sb->C);
-    kn_prepare_module(sb->M);
+    kn_prepare_module(sb->M, k->lineinfo);
+    if (k->lineinfo)   /* cg_debug.c reads it: Lua lines as debug locations */
+      LLVMAddNamedMetadataOperand(sb->M, "kjit.lineinfo", LLVMMDNodeInContext(sb->C, NULL, 0));
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
     bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_nvptx, sb->C, sb->M);
     if (k->maxtpb) kn_annotate(sb->M, ks->name, "maxntidx", k->maxtpb);   /* .maxntid */
@@ -1269,6 +1273,7 @@ static int l_cuda_jit(lua_State *L) {
   k->opt = v[KO_CUDA_OPT];
   k->cache = v[KO_CUDA_CACHE];
   k->maxreg = v[KO_CUDA_MAXREG];
+  k->lineinfo = v[KO_CUDA_LINEINFO] || v[KO_CUDA_DEBUG];
   k->maxtpb = v[KO_CUDA_LAUNCH_BOUNDS] ? v[KO_CUDA_LAUNCH_BOUNDS] : v[KO_CUDA_MAXTPB];
   luaL_setmetatable(L, KERNEL_MT);
   lua_pushvalue(L, 1);

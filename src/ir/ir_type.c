@@ -1026,7 +1026,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     REFUSE(S, sp, v, "%s is not a function (read its fields .x, .y, .z)", name);
   if (row->rule == KTY_R_PRINT) {   /* numba-cuda's print: kernels only */
     if (!S->kernel)
-      REFUSE(S, sp, v, "print is supported in compiled code only in kernels (cuda.jit)");
+      REFUSE(S, sp, v, "global 'print' is a C function: compiled code calls it only in kernels "
+             "(cuda.jit), as numba-cuda's print");
     for (int i = 0; i < n; i++) {
       if (args[i].kind == T_UNKNOWN) return args[i];
       int ok = args[i].kind == T_INT || args[i].kind == T_F32 || args[i].kind == T_F64 ||

@@ -125,7 +125,26 @@ test("cuda.jit options: device, launch_bounds, max_registers, fastmath, opt", fu
   local exact = ptx_ok(sq, "void(float32[:])")
   truthy(fast:find("sqrt.approx", 1, true) and not exact:find("sqrt.approx", 1, true), "fastmath sqrt")
   ptx_ok(sq, "void(float32[:])", { opt = 0 })
-  ptx_ok(sq, "void(float32[:])", { lineinfo = true, debug = false })
+end)
+
+test("lineinfo: .loc lines name the kernel's Lua lines", function()
+  local function dev(a) return a * 2 end
+  local line0 = debug.getinfo(1, "l").currentline
+  local function k(x)
+    local i = cuda.grid(1)
+    if i <= #x then
+      x[i] = dev(x[i]) + 1               -- line0 + 4
+    end
+  end
+  local ptx = ptx_ok(k, "void(float32[:])", { lineinfo = true })
+  truthy(ptx:find('.file\t1 "[^"]*test_cuda_numba.lua"'), ".file names this file")
+  local lines = {}
+  for l in ptx:gmatch("%.loc%s+1%s+(%d+)") do lines[tonumber(l)] = true end
+  truthy(lines[line0 + 2] and lines[line0 + 4], ".loc of the index and of the store")
+  truthy(not cuda.jit(k):compile("void(float32[:])"):inspect("ptx"):find(".loc", 1, true), "none without")
+  ptx_ok(k, "void(float32[:])", { debug = true })
+  -- the simulator ignores it
+  both("lineinfo sim", cuda.jit(k, { lineinfo = true }), function(kk) return kk:forall(4) end, { kjit.full(4, 1, "f32") })
 end)
 
 -- ---- Casts, math.modf, kjit.math: compiled (CPU and kernels) against interpreted ----------
@@ -566,7 +585,7 @@ test("print in kernels compiles to vprintf that ptxas accepts", function()
   -- the format's bytes: "%.14g%s" for a float, "%%" for a percent sign
   truthy(ptx:find("37, 46, 49, 52, 103, 37, 115", 1, true), "a float's format")
   truthy(ptx:find("48, 48, 37, 37, 9", 1, true), "100%% escaped")
-  raises("print is supported in compiled code only in kernels", function()
+  raises("compiled code calls it only in kernels (cuda.jit)", function()
     kjit.jit(function(x) print(x) end)(1)
   end)
   raises("print in a kernel takes numbers, booleans, nil and constant strings", function()
