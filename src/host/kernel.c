@@ -729,6 +729,7 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
             icur = &it;
             kki_cur = &kb;
             kb.cur = i;
+            kb.th[i].op = -1;   /* a yield from elsewhere is a barrier, as before */
             int st = lua_resume(co, L, started[i] ? 0 : nargs, &nres);
             started[i] = 1;
             icur = NULL;
