@@ -1235,7 +1235,34 @@ static void compile_eager(lua_State *L, int kidx, const char *sig) {
 ** {device = true} the result is the function itself: kernels call any Lua
 ** function as a device function, and the host may call it too (numba-cuda
 ** refuses that; a signature is then only checked). */
+static int l_cuda_jit(lua_State *L);
+
+/* The function cuda.jit(sig [, opts]) or cuda.jit(opts) returns, numba's
+** decorator form: f(fn) is cuda.jit(fn, sig, opts). */
+static int jit_decorator(lua_State *L) {
+  lua_settop(L, 1);
+  lua_pushcfunction(L, l_cuda_jit);
+  lua_insert(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_call(L, 3, 1);
+  return 1;
+}
+
+/* A list of signatures, {"void(f32[:])", "void(f64[:])"}, at idx? */
+static int is_sig_list(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return 0;
+  int str = lua_geti(L, idx, 1) == LUA_TSTRING;
+  lua_pop(L, 1);
+  return str;
+}
+
 static int l_cuda_jit(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TSTRING || lua_istable(L, 1)) {   /* cuda.jit(sig)(fn) */
+    lua_settop(L, 2);
+    lua_pushcclosure(L, jit_decorator, 2);
+    return 1;
+  }
   if (luaL_testudata(L, 1, "kjit.jit")) {
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
@@ -1244,8 +1271,14 @@ static int l_cuda_jit(lua_State *L) {
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
   lua_settop(L, 3);
   const char *sig = NULL;
+  int siglist = 0;   /* a list of signatures: kept at 3 below */
   if (lua_type(L, 2) == LUA_TSTRING) sig = lua_tostring(L, 2);
-  else if (!lua_isnil(L, 2)) {
+  else if (is_sig_list(L, 2)) {
+    siglist = 1;
+    lua_pushvalue(L, 2);   /* 4 */
+    lua_pushnil(L);
+    lua_replace(L, 2);
+  } else if (!lua_isnil(L, 2)) {
     if (!lua_isnil(L, 3))
       return luaL_argerror(L, 2, "signature string expected (cuda.jit(fn, sig, opts))");
     lua_copy(L, 2, 3);
@@ -1282,6 +1315,17 @@ static int l_cuda_jit(lua_State *L) {
   lua_newtable(L);
   lua_setiuservalue(L, -2, 2);
   if (sig) compile_eager(L, lua_gettop(L), sig);
+  if (siglist) {   /* each, the first one last (the newest spec is the one inspected) */
+    int kidx = lua_gettop(L);
+    lua_pushvalue(L, 3);
+    for (lua_Integer i = luaL_len(L, -1); i >= 1; i--) {
+      if (lua_geti(L, kidx + 1, i) != LUA_TSTRING)
+        return luaL_error(L, "cuda.jit: signature %d of the list is not a string", (int)i);
+      compile_eager(L, kidx, lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_settop(L, kidx);
+  }
   return 1;
 }
 

@@ -70,6 +70,21 @@ test("cuda.jit with a numba signature compiles eagerly", function()
   raises("signature string expected", function() cuda.jit(scale, {}, {}) end)
 end)
 
+test("cuda.jit's decorator form and signature lists, as numba's", function()
+  local k = cuda.jit("void(float32[:], float32)")(function(x, a)
+    local i = cuda.grid(1)
+    if i <= #x then x[i] = x[i] * a end
+  end)
+  eq(k.signatures[1], "(f32[:], f32)")
+  local k2 = cuda.jit(scale, { "void(float32, float32[:])", "void(float64, float64[:])" }, { fastmath = true })
+  eq(k2.signatures[1], "(f32, f32[:])")
+  eq(k2.signatures[2], "(f64, f64[:])")
+  local dev = function(x) return x + 1 end
+  eq(cuda.jit({ device = true })(dev), dev)
+  eq(cuda.jit("float64(float64)", { device = true })(dev), dev)
+  raises("signature 2 of the list is not a string", function() cuda.jit(scale, { "void(f64, f64[:])", 3 }) end)
+end)
+
 test("an eager f32 signature binds launches in both simulators", function()
   local k = cuda.jit(scale, "void(float32, float32[:])")
   local x = kjit.full(100, 1.1, "f32")
