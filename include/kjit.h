@@ -45,6 +45,8 @@ extern "C" {
 typedef enum kjit_dtype {
   KJIT_I8, KJIT_U8, KJIT_I16, KJIT_U16, KJIT_I32, KJIT_U32,
   KJIT_I64, KJIT_U64, KJIT_F32, KJIT_F64,
+  KJIT_BOOL,      /* one byte: 0 is false, anything else true (Lua
+                     booleans in scripts; kjit writes 0 or 1) */
   KJIT_NDTYPES
 } kjit_dtype;
 
@@ -85,6 +87,9 @@ typedef struct kjit_array {
   int ndim;                       /* 1..KJIT_MAXDIMS */
   int64_t shape[KJIT_MAXDIMS];    /* extents shape[0..ndim); kjit_toarray
                                      sets the rest to 1, kjit_call ignores them */
+  const struct kjit_record *record;  /* dtype KJIT_RECORD: the layout of the
+                                     records (kjit_toarray sets it, NULL for
+                                     other dtypes) */
 } kjit_array;
 
 /* Called once with (ud, data) when Lua no longer references a borrowed
@@ -138,7 +143,8 @@ typedef struct kjit_fn kjit_fn;
 /* Compiles the value at stack index idx (a Lua function, or a kjit.jit
 ** object, whose options are used) for a signature such as
 ** "f64(f64[:], f64)", the syntax of f:compile in Lua: argument types i64
-** (int), f64 (float, double), bool, arrays dtype[:] / dtype[:,:] ...; an
+** (int), f64 (float, double), bool, arrays dtype[:] / dtype[:,:] ... (bool[:]
+** too: KJIT_BOOL arrays, whose elements are Lua booleans); an
 ** optional result type (f64, f32, i64, bool, void) that is checked.
 ** Returns KJIT_OK, sets *out and pushes an object that owns the code: *out
 ** stays valid as long as that object is reachable from Lua (keep it on the
@@ -248,6 +254,69 @@ KJIT_API int kjit_set_stack_limit(const void *base, size_t size);
 ** code (about every 65536 iterations or calls). */
 KJIT_API int kjit_interrupt(lua_State *L);
 KJIT_API void kjit_interrupt_clear(lua_State *L);
+
+/* ---- Records (kjit.struct) ------------------------------------------------ */
+
+/* The dtype of an array of records (kjit_array.dtype, with .record set):
+** not one of the numeric dtypes above (kjit_dtype_size gives 0 for it). */
+#define KJIT_RECORD ((kjit_dtype)64)
+
+/* A record layout: a C struct's fields, dtypes, byte offsets and size.
+** Layouts are process-wide, immutable and interned: equal layouts are the
+** same pointer, valid until the process exits (never freed). */
+typedef struct kjit_record kjit_record;
+
+/* One field of a record description, for kjit_record_new. */
+typedef struct kjit_field {
+  const char *name;         /* a Lua identifier, unique in the record */
+  kjit_dtype dtype;         /* a numeric dtype, or KJIT_RECORD */
+  const kjit_record *rec;   /* KJIT_RECORD: the nested record; else NULL */
+  int64_t count;            /* 0: a scalar; n >= 1: a fixed array of n */
+  size_t offset;            /* offsetof(struct, field) */
+} kjit_field;
+
+/* Describes a host struct: fields[0..nfields) at their offsets, size =
+** sizeof(struct). Each field must lie inside size, aligned to its element
+** size (a nested record: to its alignment), and not overlap another; the
+** struct's alignment is the largest of its fields', and size a multiple of
+** it. Returns KJIT_OK with *out set (nothing pushed), or KJIT_ERRARG with
+** a message on the stack. */
+KJIT_API int kjit_record_new(lua_State *L, const kjit_field *fields,
+                             int nfields, size_t size, const kjit_record **out);
+
+/* The layout of the kjit.struct value (made in Lua) at stack index idx,
+** into *out. Returns KJIT_OK, or KJIT_ERRARG (pushes nothing). */
+KJIT_API int kjit_torecord(lua_State *L, int idx, const kjit_record **out);
+
+/* Pushes the kjit.struct value of layout rec (what kjit.struct returns in
+** Lua; usable as a dtype: kjit.zeros(n, P)). Returns KJIT_OK, or
+** KJIT_ERRARG/KJIT_ERRMEM with a message on the stack. */
+KJIT_API int kjit_pushrecord(lua_State *L, const kjit_record *rec);
+
+/* Reading a layout back: its size, number of fields, and field i (0-based)
+** into *out (name valid as long as the layout: forever). */
+KJIT_API size_t kjit_record_size(const kjit_record *rec);
+KJIT_API int kjit_record_nfields(const kjit_record *rec);
+KJIT_API int kjit_record_field(const kjit_record *rec, int i, kjit_field *out);
+
+/* kjit_compile for a signature with records: each `record` of sig (a
+** record, "record", or an array of them, "record[:]") has the layout of the
+** next of recs[0..nrecs), e.g. "void(record[:], f64)" with recs = {rec}.
+** kjit_call then takes kjit_arrays of dtype KJIT_RECORD with that .record
+** (set .record: kjit_call checks it; kjit_toarray fills it). In Lua the
+** same is f:compile("void(record[:], f64)", P). */
+KJIT_API int kjit_compile_records(lua_State *L, int idx, const char *sig,
+                                  const kjit_record *const *recs, int nrecs,
+                                  kjit_fn **out);
+
+/* Pushes an array of records that borrows host memory, as kjit_pusharray
+** does for numbers (same lifetime rules, release included): data points
+** at shape[0] * ... structs of layout rec, contiguous, aligned to the
+** record's alignment. kjit_toarray reports such an array with dtype
+** KJIT_RECORD and its layout in .record. */
+KJIT_API int kjit_pushrecords(lua_State *L, void *data, const kjit_record *rec,
+                              int ndim, const int64_t *shape,
+                              kjit_release release, void *ud);
 
 /* Value constructors for kjit_call arguments. */
 static inline kjit_value kjit_int(int64_t i) {

@@ -24,6 +24,7 @@ local assert, error, pairs, pcall, setmetatable, tostring, type =
 local ACC = {
   i8 = "i64", u8 = "i64", i16 = "i64", u16 = "i64", i32 = "i64", u32 = "i64",
   i64 = "i64", u64 = "i64", f32 = "f32", f64 = "f64",
+  bool = "bool",   -- any/all: fn takes and returns booleans
 }
 
 local EMPTY = "reduction of an empty array needs an initial value"
@@ -107,8 +108,8 @@ end
 
 -- init: nil or a number (reducers' error level: check_init, call, __call, user)
 local function check_init(init)
-  if init ~= nil and type(init) ~= "number" then
-    error(string.format("bad argument #2 to 'reducer' (number expected as the initial value, got %s)", type(init)), 4)
+  if init ~= nil and type(init) ~= "number" and type(init) ~= "boolean" then
+    error(string.format("bad argument #2 to 'reducer' (number or boolean expected as the initial value, got %s)", type(init)), 4)
   end
 end
 

@@ -60,6 +60,7 @@ for from, tos in pairs{
   i32 = "i32 i64 f64",            u32 = "u32 u64 i64 f64",
   i64 = "i64 f64",                u64 = "u64 f64",
   f32 = "f32 f64",                f64 = "f64",
+  bool = "bool",   -- booleans are not numbers (kjit's store rules)
 } do
   SAFE[from] = {}
   for t in tos:gmatch("%S+") do SAFE[from][t] = true end
@@ -135,14 +136,21 @@ local function split_call(self, ...)
 end
 
 -- Each input as {kind = "scalar"|"host"|"device", value, dtype, shape}.
--- A scalar's dtype is "integer" or "float" (Lua subtypes) until converted.
+-- A scalar's dtype is "integer" or "float" (Lua subtypes), or "boolean",
+-- until converted.
 local function classify(self, args)
   local ins = {}
   for i = 1, self.nin do
     local v = args[i]
     if math.type(v) then
       ins[i] = { kind = "scalar", value = v, dtype = math.type(v), shape = {} }
+    elseif type(v) == "boolean" then
+      ins[i] = { kind = "scalar", value = v, dtype = "boolean", shape = {} }
     elseif kjit.isarray(v) then
+      if type(v.dtype) ~= "string" then   -- records (kjit.struct): refused, as NumPy's ufuncs do
+        fail("argument #%d is an array of records: vectorized functions take numbers and "
+             .. "numeric arrays (loop over the records in a kjit.jit function instead)", i)
+      end
       ins[i] = { kind = "host", value = v, dtype = v.dtype, shape = v.shape }
     elseif cuda.is_device_array(v) then
       if self.opts.target ~= "cuda" then
@@ -150,14 +158,16 @@ local function classify(self, args)
       end
       ins[i] = { kind = "device", value = v, dtype = v.dtype, shape = v.shape }
     else
-      fail("argument #%d is a %s (expected a number or a kjit array)", i, type(v))
+      fail("argument #%d is a %s (expected a number, a boolean or a kjit array)", i, type(v))
     end
   end
   return ins
 end
 
--- A Lua integer fits any dtype, a Lua float fits f32 and f64.
+-- A Lua integer fits any numeric dtype, a Lua float fits f32 and f64, a
+-- Lua boolean fits bool only.
 local function scalar_fits(lua_type, dt)
+  if lua_type == "boolean" or dt == "bool" then return lua_type == "boolean" and dt == "bool" end
   return lua_type == "integer" or dt == "f32" or dt == "f64"
 end
 
@@ -348,16 +358,17 @@ end
 --
 -- An array's dtype and shape never change (reshape makes a new view), so
 -- a record of them is kept per array, weakly (the array's lifetime): its
--- dtype, code (dtype index 1..10) and S, the interned object of its shape
+-- dtype, code (dtype index 1..#kjit.dtypes) and S, the interned object of its shape
 -- (equal shapes have the same S, so comparing shapes is one ==).
 
 local DTCODE = {}
 for i, t in ipairs(kjit.dtypes) do DTCODE[t] = i end
 local NOSHAPE = {}                       -- the S of a Lua number
-local NUM = {
-  integer = { dt = "integer", code = 11, S = NOSHAPE },
-  float = { dt = "float", code = 12, S = NOSHAPE },
+local NUM = {   -- codes after the dtypes' (a Lua boolean has no plan)
+  integer = { dt = "integer", code = #kjit.dtypes + 1, S = NOSHAPE },
+  float = { dt = "float", code = #kjit.dtypes + 2, S = NOSHAPE },
 }
+assert(NUM.float.code < 16, "plan keys have 4 bits per input")
 local MAXFAST = 8                        -- inputs: a plan key is sum code_i * 16^(i-1)
 local MAXPLANS = 512                     -- per function; more drops them all
 local INFO = setmetatable({}, { __mode = "k" })
@@ -384,6 +395,7 @@ end
 local function info_slow(a)
   if not kjit.isarray(a) then return nil end
   local dt, S = a.dtype, nil
+  if type(dt) ~= "string" then return nil end   -- records: the general path refuses them
   if a.ndim == 1 then        -- the common case, without a shape table or string
     local n = #a
     S = SHAPES[n] or shape_obj({ n })
@@ -747,6 +759,7 @@ local function plannable(self, ins, sig)
   if self.opts.target == "cuda" or self.nin > MAXFAST then return false end
   for i, a in ipairs(ins) do
     if a.kind ~= "scalar" and a.dtype ~= sig.args[i].dtype then return false end
+    if a.dtype == "boolean" then return false end   -- no record (NUM) for a Lua boolean
   end
   return true
 end

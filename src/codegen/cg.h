@@ -95,7 +95,7 @@ typedef struct CG {
   struct CgDefer { LLVMValueRef ok, index, extent; int line; } defer[16];
   int ndefer;
   LLVMValueRef defer_all;   /* all pending checks passed (i1) */
-  LLVMValueRef retptrs[KJIT_MAXRETS][3];   /* v, isf, flag */
+  LLVMValueRef retptrs[KJIT_MAXRETS][3 + KJIT_MAXDIMS];   /* v, isf, flag / v, dims */
   /* phis: the LLVM phis of each KIR phi, by id (v, isf, flag, dims) */
   LLVMValueRef (*phis)[3 + KJIT_MAXDIMS];
   /* loop peeling (cg_peel.c) */
@@ -147,6 +147,10 @@ typedef struct CG {
   LLVMValueRef narrow_wide;   /* then: the counter's i64 stack slot, or NULL */
   /* nests versioned as a whole (cg_version.c): the checked copy of a nest
   ** has tables of its own (bbs, phis, ... swapped in while it is emitted) */
+  /* cg_alloc.c: by instruction id, the stack slot (i8*) of a scratch
+  ** site's last array and the function it belongs to, and whether the
+  ** site is scratch (1), escapes (2) or is not known yet (0) */
+  LLVMValueRef *scratch; LLVMValueRef *scratchfn; uint8_t *scratchkind;
   struct CgNest **nest_at;  /* by header block id: a versioned nest, or NULL */
   struct CgNest *nestcopy;  /* the nest whose checked copy is being emitted */
   KirLoop *nestloop;        /* its loop (edges leaving it use the outer tables) */
@@ -224,8 +228,30 @@ CgVal cg_index(CG *G, const KirInsn *v);
 void cg_setindex(CG *G, const KirInsn *v);
 CgVal cg_getfield(CG *G, const KirInsn *v);
 CgVal cg_len(CG *G, const KirInsn *v);
+/* Records (cg_array.c): r.x on a record view (o), r.x = v (KIR_SETFIELD),
+** and a copy of size bytes from one record to another. */
+CgVal cg_rec_field(CG *G, const KirInsn *v, CgVal o);
+void cg_rec_setfield(CG *G, const KirInsn *v);
+void cg_rec_copy(CG *G, LLVMValueRef dst, LLVMValueRef src, int64_t size);
+
+/* cg_array.c: an element stored with the store rules, or loaded */
+void cg_store_value(CG *G, const KirInsn *v, int dtype, LLVMValueRef p, CgVal x);
+CgVal cg_load_elem(CG *G, int dtype, LLVMValueRef p);
+
+/* cg_alloc.c: arrays made in compiled code and the array methods
+** (B_IS_ARRAY built-ins), table constructors of shapes and elements,
+** row assignment, the scratch arrays a return frees */
+CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+void cg_ctor(CG *G, const KirInsn *v);            /* newtable, setlist */
+void cg_setrow(CG *G, const KirInsn *v, CgVal o, CgVal k, CgVal x);
+void cg_free_scratch(CG *G);                      /* before a return */
 
 /* cg_builtin.c */
+/* cg_lib.c: calls into the Lua library (runtime_lib.c) */
+CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+int cg_lib_message(CG *G, const CgVal *m);   /* error/assert message not a constant string? */
+void cg_lib_error(CG *G, const KirInsn *v, CgVal msg, int level);
+void cg_lib_assert(CG *G, const KirInsn *v, CgVal cond, CgVal msg);
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 CgVal cg_float_to_number(CG *G, LLVMValueRef f);   /* f64 -> integer if it fits, as math.floor */
 

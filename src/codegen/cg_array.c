@@ -5,8 +5,11 @@
 ** each access checks its bounds (unless boundscheck = false) and raises
 ** the interpreter's message at the access's line.
 */
+#include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "common/karray.h"
+#include "common/krecord.h"
 
 /* The key as an integer: floats must be integral (else "index 1.5 is not
 ** an integer"; an integral float beyond i64 is out of bounds). upper: the
@@ -90,6 +93,17 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
       cg_check(G, ok, KE_BOUNDS, line, i, NULL, o.dims[0], NULL);
   }
   LLVMTypeRef ety = cg_dtype_llty(G, o.t.dtype);
+  if (o.t.dtype == KJIT_RECORD) {   /* records: a byte offset; p[i] is a record view (ndim 0) */
+    if (o.t.ndim > 1) off = LLVMBuildMul(G->B, off, row_stride(G, o), "");
+    off = LLVMBuildMul(G->B, off, cg_i64(G, krec_byid(o.t.ref)->size), "");
+    CgVal r = o;
+    r.t.ndim--;
+    r.v = LLVMBuildInBoundsGEP2(G->B, G->i8, o.v, &off, 1, "");
+    for (int d = 0; d + 1 < o.t.ndim; d++) r.dims[d] = o.dims[d + 1];
+    r.dims[o.t.ndim - 1] = NULL;
+    *elem = NULL;
+    return r;
+  }
   if (o.t.ndim > 1) {
     CgVal r = o;
     r.t.ndim--;
@@ -118,6 +132,8 @@ static CgVal load_elem(CG *G, int d, LLVMValueRef p) {
   case KJIT_U8: case KJIT_U16: case KJIT_U32: return cg_mk(TY(T_INT), LLVMBuildZExt(G->B, x, G->i64, ""));
   case KJIT_I64: case KJIT_U64: return cg_mk(TY(T_INT), x);
   case KJIT_F32: return cg_mk(TY(T_F32), x);
+  case KJIT_BOOL:   /* any nonzero byte is true, as buffer.c reads it */
+    return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntNE, x, LLVMConstInt(G->i8, 0, 0), ""));
   default: return cg_mk(TY(T_F64), x);
   }
 }
@@ -173,6 +189,21 @@ static LLVMValueRef shape_key(CG *G, CgVal k, LLVMValueRef *present) {
   return i;
 }
 
+/* Stores number x into the element at p of dtype d with the store rules
+** (cg_alloc.c: fill, full, array). */
+static void store_bool(CG *G, const KirInsn *v, CgVal x, LLVMValueRef elem);
+void cg_store_value(CG *G, const KirInsn *v, int d, LLVMValueRef p, CgVal x) {
+  if (d == KJIT_BOOL) { store_bool(G, v, x, p); return; }   /* booleans only */
+  x = cg_unwrap(G, x, v->line, v, 2);
+  CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };
+  Type rt = TY(T_NIL);
+  rt.dtype = (uint8_t)d;
+  cg_split(G, v, a, 2, rt, concrete_elem);
+}
+
+/* Loads the element at p of dtype d as Lua reads it. */
+CgVal cg_load_elem(CG *G, int d, LLVMValueRef p) { return load_elem(G, d, p); }
+
 CgVal cg_index(CG *G, const KirInsn *v) {
   Type t = G->sp->types[v->id];
   CgVal o = cg_val(G, v->args[0]);
@@ -203,14 +234,55 @@ CgVal cg_index(CG *G, const KirInsn *v) {
   return load_elem(G, o.t.dtype, elem);
 }
 
+/* Raises buffer.c's error for a store of a `tname` value into a bool array
+** (where ok is false; unconditionally when ok is NULL). */
+static void bool_store_error(CG *G, const KirInsn *v, LLVMValueRef ok, const char *tname) {
+  char msg[64];
+  snprintf(msg, sizeof msg, KB_BOOL_EXPECTED, tname);
+  char *m = ka_strndup(G->S->A, msg, strlen(msg));
+  if (m == NULL) cg_error(G, v, "not enough memory");
+  if (ok) cg_check(G, ok, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, m);
+  else cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, m);
+}
+
+/* x stored at elem of a bool array: a boolean as 0 or 1; false from a
+** false-or-number; anything else raises, after the index checks (the
+** typer let every value with a run-time form through: ir_type.c). */
+static void store_bool(CG *G, const KirInsn *v, CgVal x, LLVMValueRef elem) {
+  LLVMValueRef b;
+  if (x.t.kind == T_BOOL) {
+    b = LLVMBuildZExt(G->B, x.v, G->i8, "");
+  } else if (x.t.kind == T_MAYBE) {   /* flag: holds a number */
+    bool_store_error(G, v, LLVMBuildNot(G->B, x.flag, ""), "number");
+    if (x.t.dtype) bool_store_error(G, v, NULL, "nil");   /* the falsy side is nil */
+    b = LLVMConstInt(G->i8, 0, 0);
+  } else {
+    bool_store_error(G, v, NULL, x.t.kind == T_NIL ? "nil" : x.t.kind == T_BUF ? "kjit.array"
+                                                                               : "number");
+    return;
+  }
+  LLVMBuildStore(G->B, b, elem);
+}
+
 void cg_setindex(CG *G, const KirInsn *v) {
   if (!G->sp->live[v->block->id]) return;
   CgVal o = cg_val(G, v->args[0]);
   CgVal k = cg_val(G, v->args[1]);
   CgVal x = cg_val(G, v->args[2]);
-  if (o.t.kind != T_BUF || o.t.ndim != 1) cg_error(G, v, "internal error: store into a non-array");
+  if (o.t.kind != T_BUF) cg_error(G, v, "internal error: store into a non-array");
   LLVMValueRef elem;
+  if (o.t.dtype == KJIT_RECORD && o.t.ndim == 1) {   /* p[i] = r: copies the record (the typer: same layout) */
+    CgVal dst = index_buffer(G, v, o, k, &elem);
+    cg_rec_copy(G, dst.v, x.v, krec_byid(o.t.ref)->size);
+    return;
+  }
+  if (o.t.ndim > 1) {   /* m[i] = row (cg_alloc.c) */
+    if (x.t.kind != T_BUF) cg_error(G, v, "internal error: store of a number into a row");
+    cg_setrow(G, v, index_buffer(G, v, o, k, &elem), k, x);
+    return;
+  }
   index_buffer(G, v, o, k, &elem);
+  if (o.t.dtype == KJIT_BOOL) { store_bool(G, v, x, elem); return; }
   x = cg_unwrap(G, x, v->line, v, 2);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), elem) };   /* a[1]: the element pointer, never split */
   Type rt = TY(T_NIL);
@@ -225,6 +297,7 @@ CgVal cg_getfield(CG *G, const KirInsn *v) {
   if (o.t.kind == T_BUILTIN)   /* cuda.threadIdx.x ... */
     return cg_cuda_dim3(G, v, G->sp->types[v->args[0]->id].ref);
   if (o.t.kind != T_BUF) cg_error(G, v, "internal error: field of a non-array");
+  if (o.t.dtype == KJIT_RECORD && o.t.ndim == 0) return cg_rec_field(G, v, o);
   if (strcmp(n, "shape") == 0) {
     CgVal r = o;
     r.t = TY(T_SHAPE);
@@ -241,4 +314,48 @@ CgVal cg_getfield(CG *G, const KirInsn *v) {
 CgVal cg_len(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   return cg_mk(TY(T_INT), o.dims[0]);
+}
+
+/* ---- Records (kjit.struct): fields of a record view ---------------------- */
+/* A record view is a T_BUF of dtype KJIT_RECORD and ndim 0: an i8 pointer to
+** the record; p[i] on an array of records makes one (index_buffer). Field
+** offsets are constants compiled in from the layout (Type.ref). */
+
+void cg_rec_copy(CG *G, LLVMValueRef dst, LLVMValueRef src, int64_t size) {
+  /* memmove: p[i] = p[j] may copy a record onto itself */
+  LLVMBuildMemMove(G->B, dst, 1, src, 1, cg_i64(G, size));
+}
+
+/* The field's address, typed as a pointer to its first element. */
+static LLVMValueRef field_ptr(CG *G, CgVal o, const KRecField *f) {
+  LLVMValueRef off = cg_i64(G, f->offset);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, o.v, &off, 1, "");
+  if (f->dtype == KJIT_RECORD) return p;
+  return LLVMBuildBitCast(G->B, p, LLVMPointerType(cg_dtype_llty(G, f->dtype),
+                                                   G->target->data_addrspace), "");
+}
+
+CgVal cg_rec_field(CG *G, const KirInsn *v, CgVal o) {
+  const KRecField *f = krec_field(krec_byid(o.t.ref), v->k.str.s, v->k.str.len);
+  if (f == NULL) cg_error(G, v, "internal error: no such record field");
+  LLVMValueRef p = field_ptr(G, o, f);
+  if (f->count == 0 && f->dtype != KJIT_RECORD) return load_elem(G, f->dtype, p);
+  CgVal r = cg_mk(G->sp->types[v->id], p);   /* a view: array field or nested record */
+  if (f->count) r.dims[0] = cg_i64(G, f->count);
+  return r;
+}
+
+void cg_rec_setfield(CG *G, const KirInsn *v) {
+  if (!G->sp->live[v->block->id]) return;
+  CgVal o = cg_val(G, v->args[0]);
+  CgVal x = cg_val(G, v->args[1]);
+  const KRecField *f = krec_field(krec_byid(o.t.ref), v->k.str.s, v->k.str.len);
+  if (f == NULL || f->count) cg_error(G, v, "internal error: store into a record field");
+  LLVMValueRef p = field_ptr(G, o, f);
+  if (f->dtype == KJIT_RECORD) { cg_rec_copy(G, p, x.v, f->rec->size); return; }
+  x = cg_unwrap(G, x, v->line, v, 1);
+  CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };
+  Type rt = TY(T_NIL);
+  rt.dtype = (uint8_t)f->dtype;
+  cg_split(G, v, a, 2, rt, concrete_elem);
 }

@@ -69,6 +69,9 @@ static CgVal float_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   case B_MATH_ASIN: return cg_mk(t, cg_math(G, "asin", ty, &x, 1));
   case B_MATH_ACOS: return cg_mk(t, cg_math(G, "acos", ty, &x, 1));
   case B_MATH_EXP: return cg_mk(t, cg_math(G, "exp", ty, &x, 1));
+  /* lmathlib.c: x * (180 / pi), x * (pi / 180), the constant folded in C */
+  case B_MATH_DEG: return cg_mk(t, LLVMBuildFMul(G->B, x, LLVMConstReal(ty, 180.0 / 3.141592653589793238462643383279502884), ""));
+  case B_MATH_RAD: return cg_mk(t, LLVMBuildFMul(G->B, x, LLVMConstReal(ty, 3.141592653589793238462643383279502884 / 180.0), ""));
   case B_MATH_ATAN: {
     LLVMValueRef av[2] = { x, n >= 2 ? cg_num_to(G, a[1], k) : LLVMConstReal(ty, 1.0) };
     return cg_mk(t, cg_math(G, "atan2", ty, av, 2));
@@ -189,17 +192,28 @@ static CgVal ult_first_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type r
 
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
+  if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
   Type rt = G->sp->types[v->id];
   int line = v->line;
-  if (id == B_PRINT) return cg_print(G, v, a, n);   /* kernels: cg_print.c */
+  if (id == B_PRINT && G->target->print) return cg_print(G, v, a, n);   /* kernels: cg_print.c */
+  if (B_NEEDS_L(id)) return cg_lib_call(G, v, id, a, n);   /* cg_lib.c */
+  if (id == B_TONUMBER) return cg_convert(G, a[0], rt, line);   /* of a number: itself */
   if (id == B_ERROR) {
     int level = 1;
     if (n >= 2 && a[1].k && a[1].k->kind == T_INT) level = (int)a[1].k->v.i;
+    if (cg_lib_message(G, &a[0])) {   /* built or known at run time */
+      cg_lib_error(G, v, a[0], level);
+      return cg_mk(TY(T_NIL), NULL);
+    }
     const char *msg = a[0].k && a[0].k->kind == T_STR ? a[0].k->str : "";
     /* field c: how many callers up the position is (error's level - 1) */
     cg_raise(G, level == 0 ? KE_USER_NOPOS : KE_USER, line, NULL, NULL,
              cg_i64(G, level > 1 ? level - 1 : 0), msg);
     return cg_mk(TY(T_NIL), NULL);
+  }
+  if (id == B_ASSERT && n >= 2 && cg_lib_message(G, &a[1])) {
+    cg_lib_assert(G, v, a[0], a[1]);
+    return cg_convert(G, a[0], rt, line);
   }
   if (id == B_ASSERT) {
     LLVMValueRef ok = cg_truthy(G, a[0]);
@@ -243,7 +257,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);
   case B_MATH_ABS: return cg_split(G, v, a, 1, rt, abs_concrete);
   case B_MATH_SQRT: case B_MATH_SIN: case B_MATH_COS: case B_MATH_TAN: case B_MATH_ASIN:
-  case B_MATH_ACOS: case B_MATH_EXP: case B_MATH_ATAN: case B_MATH_LOG:
+  case B_MATH_ACOS: case B_MATH_EXP: case B_MATH_ATAN: case B_MATH_LOG: case B_MATH_DEG:
+  case B_MATH_RAD:
     return cg_split(G, v, a, n < 2 ? n : 2, rt, float_concrete);
   case B_MATH_FMOD: return cg_split(G, v, a, 2, rt, fmod_concrete);
   case B_MATH_TOINTEGER: return cg_split(G, v, a, 1, rt, tointeger_concrete);

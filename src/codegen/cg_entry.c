@@ -9,6 +9,8 @@
 **     0 for an integer, 1 for a float;
 **   T_MAYBE: rets[KJIT_MAXRETS + r] 0 when false/nil, else 1 (a number of
 **     kind sub); for sub T_NUMBER 1 is an integer and 2 a float;
+**   T_BUF: rets[r] the element pointer, the extents from
+**     rets[KJIT_RETDIMS + r * KJIT_MAXDIMS] on;
 **   T_NIL: nothing.
 */
 #include <stddef.h>
@@ -79,8 +81,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     }
   }
   /* the results land in allocas, one per part, then in the slots */
-  LLVMValueRef rp[KJIT_MAXRETS][3];
-  LLVMTypeRef rty[KJIT_MAXRETS][3];
+  LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
+  LLVMTypeRef rty[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int pure = cg_is_pure(G, sp);   /* its result comes back in a register */
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
@@ -93,6 +95,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       if (t.sub == T_NUMBER) rty[r][np++] = G->i1;
       rty[r][np++] = G->i1;
       break;
+    case T_BUF: np = cg_parts(G, t, rty[r]); break;   /* pointer, extents */
     case T_NIL: case T_UNKNOWN: break;   /* unknown: never produced */
     default: {
       char tb[32];
@@ -128,6 +131,16 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     if (t.kind == T_NIL || t.kind == T_UNKNOWN) continue;
     LLVMValueRef idx = cg_i64(G, r), fidx = cg_i64(G, KJIT_MAXRETS + r);
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
+    if (t.kind == T_BUF) {   /* the pointer, then the extents (compile.h) */
+      LLVMValueRef p = LLVMBuildLoad2(G->B, rty[r][0], rp[r][0], "");
+      LLVMBuildStore(G->B, LLVMBuildPtrToInt(G->B, p, G->i64, ""), slot);
+      for (int d = 0; d < t.ndim; d++) {
+        LLVMValueRef di = cg_i64(G, KJIT_RETDIMS + r * KJIT_MAXDIMS + d);
+        LLVMBuildStore(G->B, LLVMBuildLoad2(G->B, G->i64, rp[r][1 + d], ""),
+                       LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &di, 1, ""));
+      }
+      continue;
+    }
     LLVMValueRef fslot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &fidx, 1, "");
     LLVMValueRef v0 = LLVMBuildLoad2(G->B, rty[r][0], rp[r][0], "");
     CgVal x = cg_mk(t, v0);

@@ -76,11 +76,12 @@ LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args
 
 LLVMTypeRef cg_dtype_llty(CG *G, int d) {
   switch (d) {
-  case KJIT_I8: case KJIT_U8: return G->i8;
+  case KJIT_I8: case KJIT_U8: case KJIT_BOOL: return G->i8;
   case KJIT_I16: case KJIT_U16: return G->i16;
   case KJIT_I32: case KJIT_U32: return G->i32;
   case KJIT_I64: case KJIT_U64: return G->i64;
   case KJIT_F32: return G->f32;
+  case KJIT_RECORD: return G->i8;   /* records: bytes, offsets from the layout */
   default: return G->f64;
   }
 }
@@ -972,7 +973,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     x = cg_convert(G, x, pt, line);
     na += pack(x, av + na);
   }
-  LLVMValueRef rp[KJIT_MAXRETS][3];
+  LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
   for (int r = 0; r < nr && !pure; r++) {
@@ -1115,6 +1116,7 @@ static void emit_ret(CG *G, KirInsn *v) {
     LLVMBuildRet(G->B, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line).v);
     return;
   }
+  cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
   for (int i = 0; i < sp->nret; i++) {
     CgVal x = cg_convert(G, i < n ? vals[i] : cg_mk(TY(T_NIL), NULL), sp->rets[i], v->line);
     LLVMValueRef pv[3 + KJIT_MAXDIMS];
@@ -1163,6 +1165,7 @@ static void emit_insn(CG *G, KirInsn *v) {
     return;
   }
   if (v->op == KIR_SETINDEX) { cg_setindex(G, v); return; }
+  if (v->op == KIR_SETFIELD) { cg_rec_setfield(G, v); return; }   /* records only (the typer) */
   if (t.kind == T_UNKNOWN) return;   /* never produced */
   if (sp->consts[v->id].kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return;
   switch (v->op) {
@@ -1170,11 +1173,13 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
+  case KIR_NEWTABLE: case KIR_SETLIST: cg_ctor(G, v); break;   /* cg_alloc.c */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
   case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;
   case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
   case KIR_UNM: case KIR_BNOT: case KIR_NOT: G->vals[v->id] = cg_unary(G, v); break;
   case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_compare(G, v); break;
+  case KIR_CONCAT: G->vals[v->id] = cg_mk(t, NULL); break;   /* built where used: cg_lib.c */
   case KIR_RESULT: {
     const KirInsn *c = v->args[0];
     if (G->results[c->id] && v->aux < G->nresults[c->id]) G->vals[v->id] = G->results[c->id][v->aux];
@@ -1420,6 +1425,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
   cg_debug_function(G, sp, f->nblocks > 0 && f->blocks[0]->ninsns > 0 ? f->blocks[0]->insns[0]->line : 0);
   G->vals = cg_zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
   G->notrun = cg_zalloc(G, (size_t)f->ninsns);
+  G->scratch = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);     /* cg_alloc.c */
+  G->scratchfn = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
+  G->scratchkind = cg_zalloc(G, (size_t)f->ninsns);
   G->fors = cg_zalloc(G, sizeof(CgFor) * (size_t)f->ninsns);
   G->phis = cg_zalloc(G, sizeof *G->phis * (size_t)f->ninsns);
   G->bbs = cg_zalloc(G, sizeof(LLVMBasicBlockRef) * (size_t)f->nblocks);

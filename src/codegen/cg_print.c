@@ -9,8 +9,7 @@
 
 CgVal cg_print(CG *G, const KirInsn *v, CgVal *a, int n) {
   if (G->target->print == NULL)
-    cg_error(G, v, "global 'print' is a C function: compiled code calls it only in kernels "
-             "(cuda.jit), as numba-cuda's print");
+    cg_error(G, v, "internal error: print without the target's print hook");
   int *kinds = ka_alloc(G->S->A, sizeof(int) * (size_t)(n + 1));
   LLVMValueRef *vals = ka_alloc(G->S->A, sizeof(LLVMValueRef) * (size_t)(n + 1));
   const char **strs = ka_alloc(G->S->A, sizeof(char *) * (size_t)(n + 1));

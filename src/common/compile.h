@@ -58,6 +58,9 @@ typedef struct Type {
 
 #define KJIT_MAXARGS 32
 #define KJIT_MAXRETS 16
+/* the entry's result slots (see KEntry below) */
+#define KJIT_RETDIMS (2 * KJIT_MAXRETS)
+#define KJIT_RETSLOTS (KJIT_RETDIMS + KJIT_MAXRETS * KJIT_MAXDIMS)
 /* A kjit.prange loop runs in at most this many chunks (parallel.c); the
 ** compiled caller keeps one partial result per chunk for each reduction. */
 #define KJIT_PRANGE_MAXCHUNKS 256
@@ -78,8 +81,19 @@ typedef enum KErrKind {
   /* a type error the typer found in an operation that runs (arithmetic on
   ** nil, ...): the whole message but the position in msg, as the VM words
   ** it; a nonzero: raised inside a C function, no position (math.max) */
-  KE_TYPEERR
+  KE_TYPEERR,
+  /* arrays made or reshaped by compiled code (runtime/alloc.c, codegen
+  ** cg_alloc.c). KE_ALLOC: a the bytes asked for (KA_NOMEM), the dimension
+  ** (KA_NEGDIM) ..., b the KA_* reason, c the argument number, msg the
+  ** function's name; KE_SLICE: a first, b last, c the extent; KE_RESHAPE:
+  ** a the size, b the new shape's size; KE_ROWSHAPE: a the row's extent
+  ** k (c), b the value's, c the dimension (1-based) that differs, or 0
+  ** when the dimensions differ in number (a, b then the numbers) */
+  KE_ALLOC, KE_SLICE, KE_RESHAPE, KE_ROWSHAPE
 } KErrKind;
+
+/* KE_ALLOC's reasons (KErr.b) */
+enum { KA_NOMEM = 1, KA_NEGDIM, KA_TOOLARGE, KA_NEGPOINTS, KA_STEP0, KA_NOTFINITE };
 
 /* KE_CMP's operand types, in Lua's operand order. */
 enum { KE_CMP_NUMBER, KE_CMP_NIL, KE_CMP_BOOLEAN };
@@ -117,7 +131,10 @@ typedef struct KErr {
 ** integer or the f64 bits, rets[KJIT_MAXRETS + i] 0 for an integer, 1 for
 ** a float; and for a false/nil-or-number (T_MAYBE of sub T_NUMBER)
 ** rets[KJIT_MAXRETS + i] is 0 (false/nil), 1 (an integer) or 2 (a float).
-** rets must have room for 2 * KJIT_MAXRETS slots.
+** T_BUF results (arrays): rets[r] the element pointer, and the extents
+** in rets[KJIT_RETDIMS + r * KJIT_MAXDIMS + d]; the dispatcher finds the
+** array they belong to (an argument, or an allocation: jit.c).
+** rets must have room for KJIT_RETSLOTS slots.
 ** Returns 0 on success, nonzero with *err filled on a run-time error.
 **
 ** GPU kernels (cuda.jit for the NVPTX target; cg_kernel.c) have instead a

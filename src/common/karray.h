@@ -26,6 +26,21 @@
   X(KJIT_F32, "f32", float,    1, 1) \
   X(KJIT_F64, "f64", double,   1, 1)
 
+/* The dtypes that are not numbers, same columns: bool is one byte (0 or
+** 1; any nonzero byte reads as true), its elements are Lua booleans and
+** take only booleans. Kept out of KJIT_DTYPES because the users of that
+** list convert numbers (buffer.c's setint/getval, ...); the tables of
+** names and sizes are generated from KJIT_ALLDTYPES. */
+#define KJIT_DTYPES_NONNUM(X) \
+  X(KJIT_BOOL, "bool", uint8_t, 0, 0)
+
+#define KJIT_ALLDTYPES(X) KJIT_DTYPES(X) KJIT_DTYPES_NONNUM(X)
+
+/* The error of a store of anything but a boolean into a bool array (%s:
+** the value's Lua type name), in the interpreter (buffer.c) and in
+** compiled code (cg_array.c), at the store's line. */
+#define KB_BOOL_EXPECTED "boolean expected, got %s"
+
 #define KB_METATABLE "kjit.array"
 
 typedef void (*kb_release_fn)(void *ud, void *data);
@@ -51,6 +66,9 @@ typedef struct KBuffer {
   ** recognise a kjit array with two Lua API calls instead of a metatable
   ** comparison (host/buffer.h, kb_fast). */
   uint64_t tag;
+  /* dtype KJIT_RECORD: the records' layout (common/krecord.h; elements are
+  ** record->size bytes); NULL for every other dtype. */
+  const struct kjit_record *record;
 } KBuffer;
 
 /* 1 if b's borrowed memory has been handed back to the host. */

@@ -23,6 +23,12 @@
 ** integer types like a C cast, done on the unsigned bit pattern; floats
 ** must have an exact integer value (in i64 range) to go into an integer
 ** type; f32 stores round to nearest; strings and booleans are rejected.
+** A bool array (KJIT_BOOL) is the other way round: its elements read as
+** Lua booleans (any nonzero byte is true), and it takes only booleans,
+** stored as 0 or 1; anything else raises KB_BOOL_EXPECTED (karray.h),
+** which compiled code raises with the same words (cg_array.c). Converting
+** between bool and number arrays (copy to another dtype, kjit.array of an
+** array) is a Lua read followed by a store, so it raises too.
 */
 #define _DEFAULT_SOURCE   /* madvise, MADV_HUGEPAGE */
 #include <inttypes.h>
@@ -42,6 +48,8 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "host/buffer.h"
+#include "ir/ir_builtins.h"
+#include "host/record.h"
 
 /* The key of the buffers' tags (KBuffer.tag, kb_fast): random per
 ** process, set when the library is loaded, before any buffer exists, and
@@ -100,24 +108,24 @@ typedef struct KGuard {
 /* ------------------------------------------------------------------ */
 
 #define X_NAME(E, n, ct, isf, iss) [E] = n,
-static const char *const dt_names[KJIT_NDTYPES] = { KJIT_DTYPES(X_NAME) };
+static const char *const dt_names[KJIT_NDTYPES] = { KJIT_ALLDTYPES(X_NAME) };
 #undef X_NAME
 
 #define X_SIZE(E, n, ct, isf, iss) [E] = sizeof(ct),
-static const unsigned char dt_sizes[KJIT_NDTYPES] = { KJIT_DTYPES(X_SIZE) };
+static const unsigned char dt_sizes[KJIT_NDTYPES] = { KJIT_ALLDTYPES(X_SIZE) };
 #undef X_SIZE
 
 #define X_FLOAT(E, n, ct, isf, iss) [E] = isf,
-static const unsigned char dt_float[KJIT_NDTYPES] = { KJIT_DTYPES(X_FLOAT) };
+static const unsigned char dt_float[KJIT_NDTYPES] = { KJIT_ALLDTYPES(X_FLOAT) };
 #undef X_FLOAT
 
 #define X_SIGNED(E, n, ct, isf, iss) [E] = iss,
-static const unsigned char dt_signed[KJIT_NDTYPES] = { KJIT_DTYPES(X_SIGNED) };
+static const unsigned char dt_signed[KJIT_NDTYPES] = { KJIT_ALLDTYPES(X_SIGNED) };
 #undef X_SIGNED
 
 /* ", i8, u8, ..." — skip the first two characters for the message. */
 #define X_LIST(E, n, ct, isf, iss) ", " n
-static const char dt_list[] = KJIT_DTYPES(X_LIST);
+static const char dt_list[] = KJIT_ALLDTYPES(X_LIST);
 #undef X_LIST
 
 /* Out-of-range values must not index the tables: invalid is 0 / NULL. */
@@ -224,7 +232,11 @@ static void setnum(lua_State *L, kjit_dtype t, void *p, lua_Number d) {
 
 /* Stores the Lua value at idx into the element at p, with the store rules. */
 static void storeval(lua_State *L, kjit_dtype t, void *p, int idx) {
-  if (lua_isinteger(L, idx))
+  if (t == KJIT_BOOL) {
+    if (lua_type(L, idx) != LUA_TBOOLEAN)
+      luaL_error(L, KB_BOOL_EXPECTED, tname(L, idx));
+    *(uint8_t *)p = (uint8_t)lua_toboolean(L, idx);
+  } else if (lua_isinteger(L, idx))
     setint(t, p, lua_tointeger(L, idx));
   else if (lua_type(L, idx) == LUA_TNUMBER)   /* never a string: strict */
     setnum(L, t, p, lua_tonumber(L, idx));
@@ -247,11 +259,13 @@ static int getval(const KBuffer *b, int64_t k, lua_Integer *i, lua_Number *d) {
   }
 }
 
-/* Pushes element k: Lua integers for integer types, floats for floats. */
+/* Pushes element k: Lua integers for integer types, floats for floats,
+** booleans for bool. */
 void kb_push_element(lua_State *L, const KBuffer *b, int64_t k) {
   lua_Integer i;
   lua_Number d;
-  if (getval(b, k, &i, &d)) lua_pushinteger(L, i);
+  if (b->dtype == KJIT_BOOL) lua_pushboolean(L, ((const uint8_t *)b->data)[k] != 0);
+  else if (getval(b, k, &i, &d)) lua_pushinteger(L, i);
   else lua_pushnumber(L, d);
 }
 
@@ -270,6 +284,10 @@ static void convertelem(lua_State *L, KBuffer *dst, int64_t dk,
   lua_Number d;
   if (dst->dtype == src->dtype)
     memcpy(p, src->data + sk * (int64_t)es, es);
+  else if (dst->dtype == KJIT_BOOL)   /* a number read, a bool store */
+    luaL_error(L, KB_BOOL_EXPECTED, "number");
+  else if (src->dtype == KJIT_BOOL)
+    luaL_error(L, "number expected, got boolean");
   else if (getval(src, sk, &i, &d))
     setint(dst->dtype, p, i);
   else
@@ -320,19 +338,42 @@ static void initheader(KBuffer *b, char *data, kjit_dtype t, int ndim,
   b->release_ud = NULL;
   b->released = NULL;
   b->tag = KB_TAG(b);
+  b->record = NULL;   /* record arrays: host/record.c sets it */
 }
 
 /* Pushes the kjit.array metatable, creating it on first use, so C hosts
 ** can push buffers before (or without) require "kjit". */
 static void pushmeta(lua_State *L);
 
+/* Makes the userdata of lightuserdata(1) bytes (kb_push_new, protected). */
+static int newud_p(lua_State *L) {
+  lua_newuserdatauv(L, *(const size_t *)lua_touserdata(L, 1), 1);
+  return 1;
+}
+
+/* Arrays from this size on are allocated under a pcall, so that running
+** out of memory says where and how much (Lua's bare "not enough memory"
+** has neither); compiled code says the same (runtime/alloc.c). */
+#define KB_PROTECTED ((size_t)1 << 20)
+
 /* Pushes a new owned buffer; the elements follow the header, aligned. */
 KBuffer *kb_push_new(lua_State *L, kjit_dtype t, int ndim,
                      const int64_t *shape, int zero) {
   int64_t size = checksize(L, t, ndim, shape);
   size_t bytes = (size_t)size * dt_sizes[t];
-  KBuffer *b = (KBuffer *)lua_newuserdatauv(L, sizeof(KBuffer) + KB_ALIGN - 1
-                                            + bytes, 1);
+  size_t total = sizeof(KBuffer) + KB_ALIGN - 1 + bytes;
+  KBuffer *b;
+  if (bytes >= KB_PROTECTED) {
+    lua_pushcfunction(L, newud_p);
+    lua_pushlightuserdata(L, &total);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+      lua_pop(L, 1);
+      where_error(L, "not enough memory (a kjit array of %I bytes)", (lua_Integer)bytes);
+    }
+    b = (KBuffer *)lua_touserdata(L, -1);
+  } else {
+    b = (KBuffer *)lua_newuserdatauv(L, total, 1);
+  }
   uintptr_t p = ((uintptr_t)(b + 1) + KB_ALIGN - 1) & ~(uintptr_t)(KB_ALIGN - 1);
   initheader(b, (char *)p, t, ndim, shape, size);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -627,10 +668,32 @@ static int m_newindex(lua_State *L) {
   } else {
     i = keyindex(L, b);
   }
-  if (b->ndim > 1)
-    return luaL_error(L, "cannot assign a whole row of a %d-D kjit.array: "
-                      "index all %d dimensions (a[i][j] = v)",
-                      b->ndim, b->ndim);
+  if (b->ndim > 1) {
+    KBuffer *src = lua_type(L, 3) == LUA_TUSERDATA ? kb_test(L, 3) : NULL;
+    int64_t rs = rowsize(b), k;
+    int d;
+    if (src == NULL)
+      return luaL_error(L, "cannot assign a %s to a row of a %d-D kjit.array: "
+                        "index all %d dimensions (a[i][j] = v), or assign a kjit.array "
+                        "of the row's shape", tname(L, 3), b->ndim, b->ndim);
+    /* m[i] = row: copies the elements (the shape checked), as compiled code */
+    if (src->ndim != b->ndim - 1)
+      return luaL_error(L, "cannot assign a %d-D kjit.array to a row of a %d-D kjit.array "
+                        "(rows are %d-D)", src->ndim, b->ndim, b->ndim - 1);
+    if (i < 1 || i > b->shape[0]) return kb_bounds_error(L, i, b->shape[0]);
+    for (d = 0; d < src->ndim; d++)
+      if (src->shape[d] != b->shape[d + 1])
+        return luaL_error(L, "cannot assign a kjit.array of extent %I to a row of extent %I "
+                          "(dimension %d)", (lua_Integer)src->shape[d],
+                          (lua_Integer)b->shape[d + 1], d + 1);
+    if (src->dtype == b->dtype) {
+      memmove(b->data + (i - 1) * rs * (int64_t)dt_sizes[b->dtype], src->data,
+              (size_t)rs * dt_sizes[b->dtype]);
+    } else {
+      for (k = 0; k < rs; k++) convertelem(L, b, (i - 1) * rs + k, src, k);
+    }
+    return 0;
+  }
   if (i < 1 || i > b->shape[0]) return kb_bounds_error(L, i, b->shape[0]);
   storeval(L, b->dtype, b->data + (i - 1) * (int64_t)dt_sizes[b->dtype], 3);
   return 0;
@@ -660,7 +723,9 @@ static void fmtfloat(char *buf, size_t sz, int prec, double d) {
 static void fmtelem(char *buf, size_t sz, const KBuffer *b, int64_t k) {
   lua_Integer i;
   lua_Number d;
-  if (b->dtype == KJIT_U64)
+  if (b->dtype == KJIT_BOOL)
+    snprintf(buf, sz, "%s", ((const uint8_t *)b->data)[k] ? "true" : "false");
+  else if (b->dtype == KJIT_U64)
     snprintf(buf, sz, "%" PRIu64, ((const uint64_t *)b->data)[k]);
   else if (!getval(b, k, &i, &d))
     fmtfloat(buf, sz, b->dtype == KJIT_F32 ? 7 : 14, d);
@@ -820,6 +885,7 @@ static int m_slice(lua_State *L) {
 /* kjit.zeros(shape [, dtype]) */
 static int b_zeros(lua_State *L) {
   int64_t shape[KJIT_MAXDIMS];
+  if (krec_test(L, 2)) return krec_construct(L, "zeros", 2);   /* records */
   int ndim = kb_checkshape(L, 1, shape);
   kb_push_new(L, kb_checkdtype(L, 2, KJIT_F64), ndim, shape, 1);
   return 1;
@@ -833,10 +899,11 @@ static int b_empty(lua_State *L) {
 /* kjit.full(shape, value [, dtype]) */
 static int b_full(lua_State *L) {
   int64_t shape[KJIT_MAXDIMS];
+  if (krec_test(L, 3)) return krec_construct(L, "full", 3);   /* records */
   int ndim = kb_checkshape(L, 1, shape);
   if (lua_type(L, 2) == LUA_TNONE) luaL_typeerror(L, 2, "number");
   lua_settop(L, 3);   /* the new buffer goes above the arguments */
-  kjit_dtype t = kb_checkdtype(L, 3, KJIT_F64);
+  kjit_dtype t = kb_checkdtype(L, 3, lua_isboolean(L, 2) ? KJIT_BOOL : KJIT_F64);
   fillvalue(L, kb_push_new(L, t, ndim, shape, 0), 2);
   return 1;
 }
@@ -872,14 +939,15 @@ static void fillnode(Filler *f, int d, int64_t off) {
   KBuffer *b = f->b, *src;
   int top = lua_gettop(L), tt = lua_type(L, top);
   if (d >= b->ndim || d >= KJIT_MAXDIMS) {
-    if (tt == LUA_TNUMBER) {
+    int leaf = b->dtype == KJIT_BOOL ? LUA_TBOOLEAN : LUA_TNUMBER;
+    if (tt == leaf) {
       storeval(L, b->dtype, b->data + off * (int64_t)dt_sizes[b->dtype], top);
     } else if (tt == LUA_TTABLE || kb_test(L, top)) {
       luaL_error(L, "kjit.array: ragged nested table (%s at %s where a "
-                 "number was expected)", tname(L, top), pushpath(f, d));
+                 "%s was expected)", tname(L, top), pushpath(f, d), lua_typename(L, leaf));
     } else {
-      luaL_error(L, "kjit.array: number expected, got %s at %s",
-                 tname(L, top), pushpath(f, d));
+      luaL_error(L, "kjit.array: %s expected, got %s at %s",
+                 lua_typename(L, leaf), tname(L, top), pushpath(f, d));
     }
     return;
   }
@@ -910,11 +978,14 @@ static void fillnode(Filler *f, int d, int64_t off) {
   }
 }
 
-/* The shape of a nested table, following first elements down. */
-static int tableshape(lua_State *L, int idx, int64_t *shape) {
+/* The shape of a nested table, following first elements down; *leaf: the
+** Lua type of the first leaf (LUA_TBOOLEAN for a bool array met on the
+** way; LUA_TNONE for an empty table or a number array). */
+static int tableshape(lua_State *L, int idx, int64_t *shape, int *leaf) {
   int nd = 0;
   const KBuffer *src;
   lua_pushvalue(L, idx);
+  *leaf = LUA_TNONE;
   for (;;) {
     if (lua_type(L, -1) == LUA_TTABLE) {
       lua_Unsigned n = lua_rawlen(L, -1);
@@ -931,8 +1002,10 @@ static int tableshape(lua_State *L, int idx, int64_t *shape) {
         luaL_error(L, "kjit.array: too many dimensions (%d; kjit arrays have "
                    "at most %d)", nd + src->ndim, KJIT_MAXDIMS);
       for (k = 0; k < src->ndim; k++) shape[nd++] = src->shape[k];
+      if (src->dtype == KJIT_BOOL) *leaf = LUA_TBOOLEAN;   /* its elements */
       break;
     } else {
+      *leaf = lua_type(L, -1);
       break;
     }
   }
@@ -941,12 +1014,14 @@ static int tableshape(lua_State *L, int idx, int64_t *shape) {
 }
 
 /* kjit.array(table | array [, dtype]): copies nested tables (or a kjit
-** array) into a new buffer; dtype defaults to f64 (or the array's). */
+** array) into a new buffer; dtype defaults to f64 (or the array's), and to
+** bool for a table whose first element is a boolean (as NumPy infers). */
 static int b_array(lua_State *L) {
   Filler f;
   int64_t shape[KJIT_MAXDIMS];
-  int ndim;
+  int ndim, leaf;
   kjit_dtype t;
+  if (krec_test(L, 2)) return krec_construct(L, "array", 2);   /* records */
   const KBuffer *src = kb_test(L, 1);
   if (src != NULL) {
     pushcopy(L, 1, kb_checkdtype(L, 2, src->dtype));
@@ -954,9 +1029,10 @@ static int b_array(lua_State *L) {
   }
   if (lua_type(L, 1) != LUA_TTABLE)
     luaL_typeerror(L, 1, "table or kjit.array");
-  t = kb_checkdtype(L, 2, KJIT_F64);
+  t = kb_checkdtype(L, 2, KJIT_F64);   /* a dtype given is checked first */
   lua_settop(L, 2);
-  ndim = tableshape(L, 1, shape);
+  ndim = tableshape(L, 1, shape, &leaf);
+  if (lua_isnil(L, 2) && leaf == LUA_TBOOLEAN) t = KJIT_BOOL;
   f.L = L;
   f.b = kb_push_new(L, t, ndim, shape, 0);
   strides(f.b, f.st);
@@ -975,12 +1051,15 @@ static int b_arange(lua_State *L) {
   KBuffer *b;
   kjit_dtype t;
   int64_t n, shape[1];
+  for (k = 1; k <= top; k++)   /* records */
+    if (krec_test(L, k)) return krec_construct(L, "arange", k);
   while (nnum < 3 && nnum < top && lua_type(L, nnum + 1) == LUA_TNUMBER) {
     allint &= lua_isinteger(L, nnum + 1);
     nnum++;
   }
   if (nnum == 0) checknum(L, 1);
   t = kb_checkdtype(L, nnum + 1, allint ? KJIT_I64 : KJIT_F64);
+  if (t == KJIT_BOOL) luaL_argerror(L, nnum + 1, "bool is not a numeric dtype");
   if (top > nnum + 1) luaL_argerror(L, nnum + 2, "too many arguments");
   for (k = 0; k < nnum; k++) {
     ia[k] = allint ? lua_tointeger(L, k + 1) : 0;
@@ -1036,12 +1115,14 @@ static int b_arange(lua_State *L) {
 /* kjit.linspace(a, b, n [, dtype]): n points from a to b inclusive; the
 ** last one is exactly b (as NumPy). */
 static int b_linspace(lua_State *L) {
+  if (krec_test(L, 4)) return krec_construct(L, "linspace", 4);   /* records */
   lua_Number a = checknum(L, 1), z = checknum(L, 2), step;
   lua_Integer n = checkint(L, 3), j;
   kjit_dtype t = kb_checkdtype(L, 4, KJIT_F64);
   int64_t shape[1];
   KBuffer *b;
   size_t es = dt_sizes[t];
+  if (t == KJIT_BOOL) luaL_argerror(L, 4, "bool is not a numeric dtype");
   if (n < 0) luaL_argerror(L, 3, "number of points must not be negative");
   shape[0] = (int64_t)n;
   b = kb_push_new(L, t, 1, shape, 0);
@@ -1062,7 +1143,8 @@ static int b_linspace(lua_State *L) {
 
 /* kjit.isarray(v) */
 static int b_isarray(lua_State *L) {
-  lua_pushboolean(L, kb_test_raw(L, 1) != NULL);
+  lua_pushboolean(L, kb_test_raw(L, 1) != NULL ||
+                     luaL_testudata(L, 1, KREC_ARRAY_MT) != NULL);   /* records */
   return 1;
 }
 
@@ -1143,6 +1225,17 @@ void kb_open(lua_State *L) {
   pushmeta(L);
   lua_pop(L, 1);
   luaL_setfuncs(L, functions, 0);
+  {   /* the constructors compiled code calls (for the typers to recognise) */
+    static const struct { const char *name; int id; } ctors[] = {
+      {"zeros", B_KJIT_ZEROS}, {"empty", B_KJIT_EMPTY}, {"full", B_KJIT_FULL},
+      {"array", B_KJIT_ARRAY}, {"arange", B_KJIT_ARANGE}, {"linspace", B_KJIT_LINSPACE}
+    };
+    for (size_t i = 0; i < sizeof ctors / sizeof ctors[0]; i++) {
+      lua_getfield(L, -1, ctors[i].name);
+      kir_builtin_register(L, -1, ctors[i].id);
+      lua_pop(L, 1);
+    }
+  }
   lua_createtable(L, KJIT_NDTYPES, 0);
   for (t = 0; t < KJIT_NDTYPES; t++) {
     lua_pushstring(L, dt_names[t]);

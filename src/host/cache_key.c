@@ -6,6 +6,7 @@
 #include <string.h>
 #include "lua.h"
 #include "host/cache_key.h"
+#include "common/krecord.h"
 
 typedef struct Buf { char *p; size_t n, cap; int oom; } Buf;
 
@@ -28,6 +29,15 @@ static void put_i64(Buf *b, int64_t v) { put(b, &v, sizeof v); }
 static void put_type(Buf *b, Type t) {
   uint8_t f[6] = { t.kind, t.weak, t.dtype, t.ndim, t.sub, t.fsub };
   put(b, f, sizeof f);
+  if (t.kind == T_BUF && t.dtype == KJIT_RECORD) {
+    /* a record's layout by its text (fields, dtypes, offsets, size): the
+    ** id in ref is this process's own */
+    const KRecord *r = krec_byid(t.ref);
+    const char *k = r ? r->key : "?";
+    put_i64(b, (int64_t)strlen(k));
+    put(b, k, strlen(k));
+    return;
+  }
   put_i64(b, t.ref);
 }
 

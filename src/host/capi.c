@@ -20,6 +20,7 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
 #include "common/compile.h"
 #include "ir/ir_type.h"
 #include "runtime/runtime.h"
@@ -181,12 +182,14 @@ KJIT_API int kjit_pusharray(lua_State *L, void *data, kjit_dtype dtype, int ndim
 static int toarray_p(lua_State *L) {
   kjit_array *out = (kjit_array *)lua_touserdata(L, 1);
   const KBuffer *b = kb_test_raw(L, 2);
+  if (b == NULL) b = luaL_testudata(L, 2, KREC_ARRAY_MT);   /* records (record.c) */
   /* an array whose borrowed memory was released is not readable */
   if (b == NULL || kb_released(b)) { lua_pushboolean(L, 0); return 1; }
   out->data = b->data;
   out->dtype = b->dtype;
-  out->ndim = b->ndim;
+  out->ndim = b->ndim ? b->ndim : 1;   /* a record view: an array of one */
   for (int k = 0; k < KJIT_MAXDIMS; k++) out->shape[k] = k < b->ndim ? b->shape[k] : 1;
+  out->record = b->record;
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -212,6 +215,8 @@ typedef struct CompileCtx {
   const char *sig;
   kjit_fn *fn;
   int code;
+  const kjit_record *const *recs;   /* kjit_compile_records: the layouts */
+  int nrecs;
 } CompileCtx;
 
 static int compile_p(lua_State *L) {
@@ -240,7 +245,7 @@ static int compile_p(lua_State *L) {
   kd_push_private(L, 2);                                            /* 4 */
   lua_pushvalue(L, 4);
   lua_setiuservalue(L, 3, 1);
-  kd_compile_sig(L, 4, c->sig, &fn->info);
+  kd_compile_sig_records(L, 4, c->sig, c->recs, c->nrecs, &fn->info);
   /* the argument list, for kjit_call's messages */
   size_t n = 0;
   char tb[32];
@@ -263,7 +268,21 @@ KJIT_API int kjit_compile(lua_State *L, int idx, const char *sig, kjit_fn **out)
   if (out == NULL) return fail(L, KJIT_ERRARG, "kjit_compile: out is NULL");
   if (lua_type(L, idx) == LUA_TNONE)
     return fail(L, KJIT_ERRARG, "kjit_compile: no value at stack index %d", idx);
-  CompileCtx c = { sig, NULL, KJIT_ERRARG };
+  CompileCtx c = { sig, NULL, KJIT_ERRARG, NULL, 0 };
+  int st = protect(L, compile_p, &c, idx, &c.code);
+  if (st == KJIT_OK) *out = c.fn;
+  return st;
+}
+
+/* kjit_compile for signatures with records ("void(record[:], f64)"): each
+** `record` takes the next of recs[0..nrecs). */
+KJIT_API int kjit_compile_records(lua_State *L, int idx, const char *sig,
+                                  const kjit_record *const *recs, int nrecs, kjit_fn **out) {
+  if (out) *out = NULL;
+  if (sig == NULL || out == NULL || nrecs < 0 || (nrecs > 0 && recs == NULL))
+    return fail(L, KJIT_ERRARG, "kjit_compile_records: %s is NULL", sig == NULL ? "sig"
+                : out == NULL ? "out" : "recs");
+  CompileCtx c = { sig, NULL, KJIT_ERRARG, recs, nrecs };
   int st = protect(L, compile_p, &c, idx, &c.code);
   if (st == KJIT_OK) *out = c.fn;
   return st;
@@ -286,7 +305,7 @@ static const char *valname(const kjit_value *v, char *buf, size_t n) {
   case KJIT_TARRAY: {
     const kjit_array *a = v->v.a;
     if (a == NULL) return "a NULL array";
-    const char *dn = kjit_dtype_name(a->dtype);
+    const char *dn = a->dtype == KJIT_RECORD ? "record" : kjit_dtype_name(a->dtype);
     if (dn == NULL || a->ndim < 1 || a->ndim > KJIT_MAXDIMS) return "an invalid array";
     static const char *const dims[] = { ":", ":,:", ":,:,:", ":,:,:,:" };
     snprintf(buf, n, "%s[%s]", dn, dims[a->ndim - 1]);
@@ -303,6 +322,9 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
   /* the owner object was resurrected after its code was freed */
   if (in->dead && *in->dead)
     return fail(L, KJIT_ERRARG, "kjit_call: the compiled function was used after it was finalized");
+  if (in->arrays)
+    return fail(L, KJIT_ERRARG, "kjit_call: the function makes or returns kjit arrays (signature "
+                "%s): call it from Lua", fn->sigtext);
   if (nargs != in->nsig)
     return fail(L, KJIT_ERRARG, "kjit_call: %d argument%s given, the signature %s takes %d",
                 nargs, nargs == 1 ? "" : "s", fn->sigtext, in->nsig);
@@ -326,6 +348,10 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
       const kjit_array *a = v->v.a;
       ok = v->type == KJIT_TARRAY && a != NULL && a->dtype == (kjit_dtype)t.dtype &&
            a->ndim == t.ndim;
+      /* records: the layout the code was compiled for */
+      if (ok && t.dtype == KJIT_RECORD && a->record != krec_byid(t.ref))
+        return fail(L, KJIT_ERRARG, "kjit_call: argument #%d: the records have another layout "
+                    "than the signature's", i + 1);
       if (!ok) break;
       int empty = 0;
       for (int k = 0; k < a->ndim; k++) {
@@ -336,7 +362,8 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
       }
       if (a->data == NULL && !empty)
         return fail(L, KJIT_ERRARG, "kjit_call: argument #%d: array data is NULL", i + 1);
-      if ((uintptr_t)a->data % kjit_dtype_size(a->dtype) != 0)
+      if ((uintptr_t)a->data % (a->dtype == KJIT_RECORD ? (size_t)a->record->align
+                                                        : kjit_dtype_size(a->dtype)) != 0)
         return fail(L, KJIT_ERRARG, "kjit_call: argument #%d: array data %p is not aligned "
                     "to its elements", i + 1, a->data);
       KBuffer *b = &bufs[i];
@@ -348,6 +375,7 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
       }
       b->ndim = a->ndim;
       b->dtype = a->dtype;
+      b->record = t.dtype == KJIT_RECORD ? a->record : NULL;
       b->release = NULL;
       b->release_ud = NULL;
       b->released = NULL;
@@ -362,7 +390,7 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
                   fn->sigtext);
   }
   for (int i = nargs; i < in->nargs; i++) slots[i] = 0;
-  int64_t rets[2 * KJIT_MAXRETS];
+  int64_t rets[KJIT_RETSLOTS];
   KErr err;
   memset(&err, 0, sizeof err);
   err.stack_limit = in->calls ? krt_stack_limit() : 0;

@@ -46,6 +46,7 @@
 #include "lauxlib.h"
 #include "host/buffer.h"
 #include "host/cudadrv.h"
+#include "host/record.h"
 
 /* ------------------------------------------------------------------ */
 /* the driver API, declared here (values from CUDA 13's cuda.h)        */
@@ -676,6 +677,33 @@ KDevArray *kcu_push_devarray(lua_State *L, kjit_dtype t, int ndim,
   return pushdev(L, t, ndim, shape, 1);
 }
 
+/* Records (kjit.struct): a device array of bytes, retyped as records of
+** layout r (the bytes, the memory and its __gc stay the byte array's). */
+static KDevArray *pushdev_rec(lua_State *L, const KRecord *r, int ndim, const int64_t *shape,
+                              int zero) {
+  int64_t n = 1;
+  for (int k = 0; k < ndim; k++) {
+    if (shape[k] < 0) luaL_error(L, "kjit.cuda: negative dimension %I in shape", (lua_Integer)shape[k]);
+    if (shape[k] > 0 && n > (MAXBYTES / r->size) / shape[k])
+      luaL_error(L, "kjit.cuda: array too large (over 2^48 bytes)");
+    n *= shape[k];
+  }
+  if (ndim < 1 || ndim > KJIT_MAXDIMS)
+    luaL_error(L, "kjit.cuda: device arrays have 1 to %d dimensions, got %d", KJIT_MAXDIMS, ndim);
+  int64_t bytes[1] = { n * r->size };
+  KDevArray *d = pushdev(L, KJIT_U8, 1, bytes, zero);
+  for (int k = 0; k < KJIT_MAXDIMS; k++) d->shape[k] = k < ndim ? shape[k] : 1;
+  d->ndim = ndim;
+  d->size = n;
+  d->dtype = KJIT_RECORD;
+  d->record = r;
+  return d;
+}
+
+KDevArray *kcu_push_devrecords(lua_State *L, const KRecord *r, int ndim, const int64_t *shape) {
+  return pushdev_rec(L, r, ndim, shape, 1);
+}
+
 /* Host to device and back, in the array's mode. */
 static void copy_in(lua_State *L, KDevArray *d, const void *src, KCuStream s) {
   if (d->sim) { if (d->bytes) memcpy((void *)(uintptr_t)d->ptr, src, d->bytes); }
@@ -703,10 +731,11 @@ static void addshape(luaL_Buffer *B, int ndim, const int64_t *shape) {
 static void check_same(lua_State *L, const KDevArray *d, const KBuffer *b, int arg) {
   int k, same = b->ndim == d->ndim;
   luaL_Buffer B;
-  if (b->dtype != d->dtype)
+  if (b->dtype != d->dtype || b->record != d->record)
     luaL_argerror(L, arg, lua_pushfstring(L, "dtype mismatch: device array is %s, "
-                  "host array is %s", kjit_dtype_name(d->dtype),
-                  kjit_dtype_name(b->dtype)));
+                  "host array is %s", d->record ? "records" : kjit_dtype_name(d->dtype),
+                  b->record ? (d->record ? "records of another layout" : "records")
+                            : kjit_dtype_name(b->dtype)));
   for (k = 0; same && k < d->ndim; k++) same = b->shape[k] == d->shape[k];
   if (same) return;
   luaL_buffinit(L, &B);
@@ -720,8 +749,15 @@ static void check_same(lua_State *L, const KDevArray *d, const KBuffer *b, int a
 
 /* cuda.to_device(buf [, stream]) */
 static int c_to_device(lua_State *L) {
-  KBuffer *b = kb_check(L, 1);
+  KBuffer *b = krec_test_array(L, 1);   /* records, or a numeric array */
+  if (b && b->ndim == 0) luaL_argerror(L, 1, "a record (pass the array of records)");
+  if (b == NULL) b = kb_check(L, 1);
   KCuStream s = kcu_check_stream(L, 2);
+  if (b->record) {
+    KDevArray *d = pushdev_rec(L, b->record, b->ndim, b->shape, 0);
+    copy_in(L, d, b->data, s);
+    return 1;
+  }
   KDevArray *d = pushdev(L, b->dtype, b->ndim, b->shape, 0);
   copy_in(L, d, b->data, s);
   return 1;
@@ -731,6 +767,8 @@ static int c_to_device(lua_State *L) {
 static int c_device_array(lua_State *L) {
   int64_t shape[KJIT_MAXDIMS];
   int ndim = kb_checkshape(L, 1, shape);
+  const KRecord *r = krec_test(L, 2);
+  if (r) { pushdev_rec(L, r, ndim, shape, 1); return 1; }   /* records */
   kjit_dtype t = kb_checkdtype(L, 2, KJIT_F64);
   pushdev(L, t, ndim, shape, 1);
   return 1;
@@ -740,6 +778,9 @@ static int c_device_array(lua_State *L) {
 static int c_device_array_like(lua_State *L) {
   KBuffer *b = kb_test(L, 1);
   KDevArray *d = b ? NULL : kcu_test_devarray(L, 1);
+  KBuffer *r = b || d ? NULL : krec_test_array(L, 1);
+  if (r && r->ndim > 0) { pushdev_rec(L, r->record, r->ndim, r->shape, 1); return 1; }
+  if (d && d->record) { pushdev_rec(L, d->record, d->ndim, d->shape, 1); return 1; }
   if (b) pushdev(L, b->dtype, b->ndim, b->shape, 1);
   else if (d) pushdev(L, d->dtype, d->ndim, d->shape, 1);
   else luaL_typeerror(L, 1, "kjit.array or device array");
@@ -765,9 +806,11 @@ static int d_copy_to_host(lua_State *L) {
   KBuffer *b;
   KCuStream s = kcu_check_stream(L, 3);
   if (lua_isnoneornil(L, 2)) {
-    b = kb_push_new(L, d->dtype, d->ndim, d->shape, 0);
+    b = d->record ? krec_push_new(L, d->record, d->ndim, d->shape)
+                  : kb_push_new(L, d->dtype, d->ndim, d->shape, 0);
   } else {
-    b = kb_check(L, 2);
+    b = krec_test_array(L, 2);   /* records */
+    if (b == NULL) b = kb_check(L, 2);
     check_same(L, d, b, 2);
     lua_pushvalue(L, 2);
   }
@@ -779,7 +822,8 @@ static int d_copy_to_host(lua_State *L) {
 /* d:copy_to_device(buf [, stream]): overwrites d with buf. */
 static int d_copy_to_device(lua_State *L) {
   KDevArray *d = checkself(L);
-  KBuffer *b = kb_check(L, 2);
+  KBuffer *b = krec_test_array(L, 2);   /* records */
+  if (b == NULL) b = kb_check(L, 2);
   KCuStream s = kcu_check_stream(L, 3);
   check_same(L, d, b, 2);
   copy_in(L, d, b->data, s);
@@ -813,7 +857,10 @@ static int d_index(lua_State *L) {
   }
   switch ((int)lua_tointeger(L, -1)) {
     case F_SHAPE: kb_push_shape(L, d->ndim, d->shape); return 1;
-    case F_DTYPE: lua_pushstring(L, kjit_dtype_name(d->dtype)); return 1;
+    case F_DTYPE:
+      if (d->record) krec_push_struct(L, d->record);   /* records: the layout */
+      else lua_pushstring(L, kjit_dtype_name(d->dtype));
+      return 1;
     case F_NDIM: lua_pushinteger(L, d->ndim); return 1;
     case F_SIZE: lua_pushinteger(L, (lua_Integer)d->size); return 1;
     case F_DEVICE: lua_pushinteger(L, d->device); return 1;
@@ -839,7 +886,7 @@ static int d_tostring(lua_State *L) {
   char buf[48];
   luaL_buffinit(L, &B);
   luaL_addstring(&B, KCU_DEVARRAY "(");
-  luaL_addstring(&B, kjit_dtype_name(d->dtype));
+  luaL_addstring(&B, d->record ? "records" : kjit_dtype_name(d->dtype));
   luaL_addstring(&B, ", ");
   addshape(&B, d->ndim, d->shape);
   if (d->sim) snprintf(buf, sizeof buf, ") in the simulator");

@@ -84,9 +84,15 @@ typedef struct KDevArray {
   int released;                   /* __gc ran: the memory is gone (GPU) or
                                      must be treated so (simulator); a
                                      resurrected array is unusable */
+  const struct kjit_record *record;  /* dtype KJIT_RECORD: the layout (size
+                                     counts records); NULL otherwise */
 } KDevArray;
 
 KDevArray *kcu_test_devarray(lua_State *L, int idx);   /* NULL if not one */
+/* Pushes a zeroed device array of records of layout r (host/record.h). */
+struct kjit_record;
+KDevArray *kcu_push_devrecords(lua_State *L, const struct kjit_record *r, int ndim,
+                               const int64_t *shape);
 /* Raises unless d can be used now: not finalized ("array used after its
 ** memory was released"), created in the current mode (simulator or
 ** driver) and on the current device. arg > 0 names the argument. */

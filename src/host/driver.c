@@ -107,6 +107,59 @@ static char *dup(const char *s) {
   return r;
 }
 
+/* Whether a specialization in use makes arrays (runtime/alloc.c). */
+static int allocates(KtySession *T) {
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->used) continue;
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++) {
+      if (!sp->live[b]) continue;
+      for (int j = 0; j < f->blocks[b]->ninsns; j++) {
+        KirInsn *v = f->blocks[b]->insns[j];
+        if (v->op != KIR_CALL) continue;
+        Type ft = sp->types[v->args[0]->id];
+        if (ft.kind == T_BUILTIN && B_IS_ARRAY(ft.ref) && ft.ref != B_ARR_FILL &&
+            ft.ref != B_ARR_RESHAPE && ft.ref != B_ARR_SLICE)
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Is x a view made by the function (following a:fill, which returns its
+** array)? */
+static int made_view(KtySpec *sp, const KirInsn *x) {
+  for (int depth = 0; depth < 16; depth++) {
+    if (x->op == KIR_INDEX) return sp->types[x->id].kind == T_BUF;
+    if (x->op != KIR_CALL || (x->flags & KIR_F_TFOR)) return 0;
+    Type ft = sp->types[x->args[0]->id];
+    if (ft.kind != T_BUILTIN) return 0;
+    if (ft.ref == B_ARR_SLICE || ft.ref == B_ARR_RESHAPE) return 1;
+    if (ft.ref != B_ARR_FILL || x->nargs < 2) return 0;
+    x = x->args[1];
+  }
+  return 0;
+}
+
+/* rview (KdrvOutput) of the root's results. */
+static void result_views(KtySpec *root, uint8_t *rview) {
+  KirFunc *f = root->ir;
+  for (int r = 0; r < root->nret && r < KJIT_MAXRETS; r++) {
+    int all = root->rets[r].kind == T_BUF, any = 0;
+    for (int b = 0; b < f->nblocks && all; b++) {
+      KirInsn *t = f->blocks[b]->term;
+      if (!root->live[b] || t == NULL || t->op != KIR_RET) continue;
+      any = 1;
+      int fixed = t->nargs - ((t->flags & KIR_F_OPEN) ? 1 : 0);
+      /* `return a:slice(i, j)` ends with an open call: its first result */
+      all = (r < fixed || (r == fixed && (t->flags & KIR_F_OPEN))) && made_view(root, t->args[r]);
+    }
+    rview[r] = (uint8_t)(all && any);
+  }
+}
+
 void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   lua_State *L = S->L;
   const KcgTarget *t = in->target;
@@ -177,6 +230,8 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
   }
   out->uses_sync = info.uses_sync;
+  out->allocates = allocates(&T);
+  result_views(root, out->rview);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
   out->types = types_text(&T, t->kernel);
   if (info.nmsgs > 0) {

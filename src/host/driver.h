@@ -58,6 +58,12 @@ typedef struct KdrvOutput {
   char **msgs; int nmsgs;    /* malloc'd error texts by number (targets
                                 without string globals) */
   int uses_sync;             /* a kernel calling cuda.syncthreads */
+  int allocates;             /* makes arrays (kjit.zeros ...: the dispatcher
+                                gives the call an allocation list, jit.c) */
+  uint8_t rview[KJIT_MAXRETS];   /* result r is, on every return, a view the
+                                function made (a:slice, a:reshape, m[i]):
+                                never the argument itself, even when it
+                                covers all of it (jit.c) */
 } KdrvOutput;
 
 /* Compiles in->fidx into in->M. Compile errors are the user's located

@@ -22,6 +22,8 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
+#include "common/krecord.h"
 #include "host/lua_stack.h"
 #include "common/compile.h"
 #include "backend/cpu.h"
@@ -29,7 +31,9 @@
 #include "backend/llvm_load.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
+#include "runtime/runtime_lib.h"
 #include "runtime/parallel.h"
+#include "runtime/alloc.h"
 #include "host/jit.h"
 #include "host/session.h"
 #include "host/options.h"
@@ -43,13 +47,19 @@
 /* Argument classes in a signature (one byte per argument). */
 enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
+/* Records (kjit.struct): SIG_REC + ndim (0: a record view, 1..4: arrays of
+** records); the layout is the argument's key (JitSpec.fnkey), compared as
+** functions' identities are. */
+#define SIG_REC 6
+#define SIG_ISREC(c) ((c) >= SIG_REC && (c) <= SIG_REC + KJIT_MAXDIMS)
 
 typedef struct JitSpec {
   struct JitSpec *next;
   int nargs;                     /* arguments the entry reads (= nparams) */
   uint8_t sig[KJIT_MAXARGS];
   int nsig;                      /* arguments in the signature */
-  int64_t fnkey[KJIT_MAXARGS];   /* SIG_FUNC arguments: identity of the function */
+  int64_t fnkey[KJIT_MAXARGS];   /* SIG_FUNC arguments: identity of the function;
+                                    SIG_REC: the layout (const KRecord *) */
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
   int calls;                     /* makes compiled calls: needs the stack limit */
@@ -59,7 +69,12 @@ typedef struct JitSpec {
   int nret;
   uint8_t rets[KJIT_MAXRETS];    /* TypeKind of each result */
   uint8_t rsub[KJIT_MAXRETS];    /* T_MAYBE: kind of the number */
-  uint8_t rnil[KJIT_MAXRETS];    /* T_MAYBE: falsy value is nil (else false) */
+  uint8_t rnil[KJIT_MAXRETS];    /* T_MAYBE: falsy value is nil (else false);
+                                    T_BUF: the dtype */
+  uint8_t rndim[KJIT_MAXRETS];   /* T_BUF: the rank */
+  uint8_t rview[KJIT_MAXRETS];   /* T_BUF: a view the function made (driver.h) */
+  int arrays;                    /* returns arrays or makes them: call_arrays */
+  int allocates;                 /* makes arrays: an allocation list per call */
   char *ir, *asmtext, *types;
   double compile_ms;             /* wall time of the compile (f.compile_ms) */
   char *parnotes;                /* f:inspect("parallel") */
@@ -95,11 +110,32 @@ static Type sig_type(uint8_t c) {
   case SIG_FUNC: return TY(T_FUNC);
   default: {
     Type t = TY(T_BUF);
+    if (SIG_ISREC(c)) {   /* the layout: rec_types fills Type.ref */
+      t.dtype = KJIT_RECORD;
+      t.ndim = (uint8_t)(c - SIG_REC);
+      return t;
+    }
     t.dtype = (c - SIG_BUF) / 4;
     t.ndim = (c - SIG_BUF) % 4 + 1;
     return t;
   }
   }
+}
+
+/* An array of records (or a record view) as an argument. */
+static uint8_t sig_record(lua_State *L, const KBuffer *b, int argn) {
+  (void)L; (void)argn;
+  return (uint8_t)(SIG_REC + b->ndim);
+}
+
+/* The layout of a record argument whose slot holds its KBuffer*. */
+#define SLOT_RECORD(slot) ((int64_t)(intptr_t)((const KBuffer *)(intptr_t)(slot))->record)
+
+/* Sets Type.ref (the layout's id) of the record arguments among t[0..n),
+** keyed by fnkey[i] (a layout). */
+static void rec_types(Type *t, const uint8_t *sig, const int64_t *keys, int n) {
+  for (int i = 0; i < n; i++)
+    if (SIG_ISREC(sig[i])) t[i].ref = ((const KRecord *)(intptr_t)keys[i])->id;
 }
 
 /* Classifies argument i (stack index idx); fills its slot. Raises on
@@ -117,6 +153,7 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     if (b) {
       if (kb_released(b)) kb_released_error(L);
       *slot = (int64_t)(intptr_t)b;
+      if (b->record) return sig_record(L, b, argn);
       return SIG_BUFCODE(b->dtype, b->ndim);
     }
     if (luaL_testudata(L, idx, JIT_METATABLE)) {
@@ -171,9 +208,13 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
       if (lua_type(L, idx) != LUA_TNIL) return 0;
       slots[i] = 0;
       break;
-    default: {   /* an array */
+    default: {   /* an array (of records: its layout too) */
       KBuffer *b = kb_fast(L, idx);
-      if (b == NULL || kb_released(b) || SIG_BUFCODE(b->dtype, b->ndim) != c) return 0;
+      if (b == NULL || kb_released(b)) return 0;
+      if (SIG_ISREC(c) ? b->record == NULL || SIG_REC + b->ndim != c ||
+                         (int64_t)(intptr_t)b->record != js->fnkey[i]
+                       : SIG_BUFCODE(b->dtype, b->ndim) != c)
+        return 0;
       slots[i] = (int64_t)(intptr_t)b;
       break;
     }
@@ -215,8 +256,10 @@ K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t
       if (v->tt_ != KLS_UDATA) return 0;
       size_t len;
       KBuffer *b = kls_udata(v, &len);
-      if (len < sizeof(KBuffer) || b->tag != KB_TAG(b) || kb_released(b) ||
-          SIG_BUFCODE(b->dtype, b->ndim) != c)
+      if (len < sizeof(KBuffer) || b->tag != KB_TAG(b) || kb_released(b)) return 0;
+      if (SIG_ISREC(c) ? b->record == NULL || SIG_REC + b->ndim != c ||
+                         (int64_t)(intptr_t)b->record != js->fnkey[i]
+                       : SIG_BUFCODE(b->dtype, b->ndim) != c)
         return 0;
       slots[i] = (int64_t)(intptr_t)b;
       break;
@@ -253,8 +296,15 @@ static void free_unlinked_spec(void *p) {
 static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
+  kc_register_symbol("kjit_rt_lib", (void *)kjit_rt_lib);
   kc_register_symbol("kjit_rt_parallel_for", (void *)kjit_rt_parallel_for);
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
+  kc_register_symbol("kjit_rt_alloc", (void *)kjit_rt_alloc);
+  kc_register_symbol("kjit_rt_free", (void *)kjit_rt_free);
+  kc_register_symbol("kjit_rt_fill", (void *)kjit_rt_fill);
+  kc_register_symbol("kjit_rt_arange", (void *)kjit_rt_arange);
+  kc_register_symbol("kjit_rt_linspace", (void *)kjit_rt_linspace);
+  kc_register_symbol("kjit_rt_reshape_check", (void *)kjit_rt_reshape_check);
 }
 
 /* Once per process: states in other threads may compile at the same time
@@ -359,7 +409,7 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
-                             int nsig, int argbase, int want_text) {
+                             int nsig, int argbase, int want_text, const int64_t *reckeys) {
   double t0 = k_now_ms();
   register_runtime();
   objidx = lua_absindex(L, objidx);
@@ -379,6 +429,10 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   }
   Type args[KJIT_MAXARGS];
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
+  int64_t keys[KJIT_MAXARGS];   /* record arguments: their layouts */
+  for (int i = 0; i < nsig; i++)
+    keys[i] = !SIG_ISREC(sig[i]) ? 0 : reckeys ? reckeys[i] : SLOT_RECORD(kb_fast(L, argbase + i));
+  rec_types(args, sig, keys, nsig);
 
   /* the disk cache looks at the typed IR first (cache_typed): a hit
   ** makes no LLVM module at all; inspect's recompiles want text, which the
@@ -413,7 +467,12 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     js->rets[r] = rt.kind;
     js->rsub[r] = rt.sub;
     js->rnil[r] = rt.dtype;
+    js->rndim[r] = rt.ndim;
+    js->rview[r] = bc.rview[r];
+    if (rt.kind == T_BUF) js->arrays = 1;
   }
+  js->allocates = bc.allocates;
+  if (js->allocates) js->arrays = 1;
 
   KCpuOptions co = { o->opt, want_text, want_text };
   const char *names[1] = { entry_name };
@@ -454,6 +513,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
       lua_pushvalue(L, argbase + i);
       js->fnkey[i] = (int64_t)(intptr_t)lua_topointer(L, -1);
       js->fnref[i] = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else if (SIG_ISREC(sig[i])) {
+      js->fnkey[i] = keys[i];
     }
   sb->result = NULL;   /* owned by the jit object from here on */
   ks_release_session(L, sb);
@@ -491,12 +552,158 @@ static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
   return js->nret;
 }
 
+/* ---- Calls that make or return arrays ------------------------------------------------ */
+
+/* The allocation list of one call (runtime/alloc.h), on the Lua stack: its
+** __gc frees what is left when an error (or a longjmp through compiled
+** frames) ends the call early. */
+#define ALLOC_METATABLE "kjit.alloclist"
+
+static int alloclist_gc(lua_State *L) {
+  KAllocList *l = luaL_checkudata(L, 1, ALLOC_METATABLE);
+  kal_free_all(l);
+  return 0;
+}
+
+static KAllocList *push_alloclist(lua_State *L) {
+  KAllocList *l = lua_newuserdatauv(L, sizeof *l, 0);
+  l->head.next = NULL;   /* nothing to free until kal_init */
+  if (kb_newmeta(L, ALLOC_METATABLE)) {
+    lua_pushcfunction(L, alloclist_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, ALLOC_METATABLE);
+    lua_setfield(L, -2, "__metatable");
+    kb_regmeta(L, ALLOC_METATABLE);
+  }
+  lua_setmetatable(L, -2);
+  kal_init(l);
+  return l;
+}
+
+/* The blocks of the list that results live in, adopted by userdata. */
+typedef struct Adopted { KAllocBlock *b; int idx; } Adopted;
+
+/* Pushes returned array r: the argument itself when it is one (f(a) == a,
+** as interpreted), a view of an argument or of an adopted block, or the
+** adopted block itself. */
+static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *slots, int n,
+                              int base, const int64_t *rets, int r, const Adopted *ad, int nad) {
+  char *data = (char *)(intptr_t)rets[r];
+  int nd = js->rndim[r];
+  kjit_dtype dt = (kjit_dtype)js->rnil[r];
+  int64_t shape[KJIT_MAXDIMS], size = 1;
+  for (int d = 0; d < KJIT_MAXDIMS; d++) {
+    shape[d] = d < nd ? rets[KJIT_RETDIMS + r * KJIT_MAXDIMS + d] : 1;
+    size *= shape[d];
+  }
+  int64_t bytes = size * (int64_t)kjit_dtype_size(dt);
+  for (int pass = js->rview[r]; pass < 2; pass++)   /* an exact argument first, then one holding it */
+    for (int i = 0; i < n; i++) {
+      if (js->sig[i] < SIG_BUF) continue;
+      const KBuffer *b = (const KBuffer *)(intptr_t)slots[i];
+      if (b->dtype != dt) continue;
+      if (pass == 0) {
+        int same = b->data == data && b->ndim == nd;
+        for (int d = 0; same && d < nd; d++) same = b->shape[d] == shape[d];
+        if (same) { lua_pushvalue(L, base + i); return; }
+      } else {
+        int64_t have = b->size * (int64_t)kjit_dtype_size(dt);
+        if (data >= b->data && data <= b->data + have && bytes <= b->data + have - data) {
+          kb_push_view(L, base + i, data, nd, shape);
+          return;
+        }
+      }
+    }
+  for (int k = 0; k < nad; k++) {
+    KAllocBlock *b = ad[k].b;
+    char *d0 = (char *)b + KAL_HEADER;
+    if (data < d0 || data > d0 + b->bytes || bytes > d0 + b->bytes - data) continue;
+    int same = data == d0 && b->ndim == nd && !js->rview[r];
+    for (int d = 0; same && d < nd; d++) same = b->shape[d] == shape[d];
+    if (same) lua_pushvalue(L, ad[k].idx);
+    else kb_push_view(L, ad[k].idx, data, nd, shape);
+    return;
+  }
+  luaL_error(L, "kjit: internal error: a returned array whose memory is not known");
+}
+
+/* call_spec for a specialization that makes or returns arrays. */
+static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js, int64_t *slots,
+                                                 int n, int base) {
+  for (int i = n; i < js->nargs; i++) slots[i] = 0;
+  int top0 = lua_gettop(L);
+  luaL_checkstack(L, 2 * KJIT_MAXRETS + 8, "kjit results");
+  KAllocList *l = js->allocates ? push_alloclist(L) : NULL;
+  int64_t rets[KJIT_RETSLOTS];
+  KErr err;
+  err.kind = 0;
+  err.stack_limit = js->calls ? krt_stack_limit() : 0;
+  err.c = 0;
+  err.msg = NULL;
+  krt_poll_begin(L, &err);
+  KAllocList *prev = kal_enter(l);
+  int32_t st = js->entry(slots, rets, &err);
+  kal_leave(prev);
+  if (st != 0) {
+    if (l) kal_free_all(l);
+    krt_push_error(L, &err);
+    return lua_error(L);
+  }
+  /* the blocks returned arrays live in become userdata (each once) */
+  Adopted ad[KJIT_MAXRETS];
+  int nad = 0;
+  int64_t adopted_bytes = 0;
+  for (int r = 0; r < js->nret && l; r++) {
+    if (js->rets[r] != T_BUF) continue;
+    char *data = (char *)(intptr_t)rets[r];
+    KAllocBlock *b = kal_find(l, data, 0);
+    if (b == NULL) continue;   /* an argument's memory, or adopted already */
+    kb_push_borrowed(L, (char *)b + KAL_HEADER, (kjit_dtype)b->dtype, b->ndim,
+                     b->shape, kal_release, b);
+    kal_unlink(b);   /* the userdata's guard owns it now */
+    ad[nad].b = b;
+    ad[nad++].idx = lua_gettop(L);
+    adopted_bytes += b->bytes;
+  }
+  if (l) kal_free_all(l);   /* the scratch arrays left: freed as the call returns */
+  int first = lua_gettop(L) + 1;
+  for (int r = 0; r < js->nret; r++) {
+    int kind = js->rets[r];
+    if (kind == T_BUF) { push_array_result(L, js, slots, n, base, rets, r, ad, nad); continue; }
+    if (kind == T_MAYBE) {
+      int64_t tag = rets[KJIT_MAXRETS + r];
+      if (tag == 0) {
+        if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
+        continue;
+      }
+      kind = js->rsub[r];
+      if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;
+    } else if (kind == T_NUMBER) {
+      kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
+    }
+    switch (kind) {
+    case T_NIL: lua_pushnil(L); break;
+    case T_INT: lua_pushinteger(L, rets[r]); break;
+    case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
+    default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
+    }
+  }
+  /* the results where the list and the adopted userdata were */
+  for (int r = 0; r < js->nret; r++) lua_copy(L, first + r, top0 + 1 + r);
+  lua_settop(L, top0 + js->nret);
+  /* the GC does not see malloc'd bytes: it is told, so that it paces
+  ** itself as for arrays made by kjit.zeros in Lua */
+  if (adopted_bytes >= 1024) lua_gc(L, LUA_GCSTEP, (int)(adopted_bytes >> 10 > 1 << 30 ? 1 << 30 : adopted_bytes >> 10));
+  return js->nret;
+}
+
 /* Same signature; function arguments must also be the same functions. */
 static int spec_matches(const JitSpec *s, const uint8_t *sig, int n, const int64_t *slots) {
   if (s->nsig != n) return 0;
   for (int i = 0; i < n; i++) {
     if (s->sig[i] != sig[i]) return 0;
     if (sig[i] == SIG_FUNC && slots && s->fnkey[i] != slots[i]) return 0;
+    if (SIG_ISREC(sig[i]) && slots && s->fnkey[i] != SLOT_RECORD(slots[i])) return 0;
   }
   return 1;
 }
@@ -517,7 +724,10 @@ static int direct_reads;
 
 /* Runs js with the argument slots filled (slots has room for
 ** KJIT_MAXARGS + 1); pushes its results or raises its error. */
-K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n) {
+static int call_arrays(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base);
+
+K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base) {
+  if (js->arrays) return call_arrays(L, js, slots, n, base);   /* out of line */
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
@@ -549,7 +759,7 @@ static int jit_call(lua_State *L) {
       JitSpec *js = len >= sizeof *o && o->tag == JIT_TAG(o) ? o->last : NULL;
       int64_t slots[KJIT_MAXARGS + 1];
       if (js != NULL && n - 1 == js->nsig && read_args_direct(js, a + 1, slots))
-        return call_spec(L, js, slots, n - 1);
+        return call_spec(L, js, slots, n - 1, 2);
     }
   }
   return jit_call_slow(L);
@@ -572,7 +782,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   int64_t slots[KJIT_MAXARGS + 1];
   JitSpec *js = o->last;   /* NULL once finalized */
   if (js != NULL && n == js->nsig && !jit_disabled && read_args(L, js, 2, slots))
-    return call_spec(L, js, slots, n);
+    return call_spec(L, js, slots, n, 2);
   if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
     if (o->dead) return dead_error(L);
     lua_getiuservalue(L, 1, 1);
@@ -590,11 +800,11 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
     if (js == NULL) {
       /* a finalized object has no specializations left: it ends here */
       if (o->dead) return dead_error(L);
-      js = compile_spec(L, o, 1, sig, n, 2, 0);
+      js = compile_spec(L, o, 1, sig, n, 2, 0, NULL);
     }
     o->last = js;
   }
-  return call_spec(L, js, slots, n);
+  return call_spec(L, js, slots, n, 2);
 }
 
 /* ---- The direct form: f:native(sig) -------------------------------------------------- */
@@ -628,7 +838,7 @@ static int native_call(lua_State *L) {
       int64_t slots[KJIT_MAXARGS + 1];
       /* dead first: a collected jit object's specializations are freed */
       if (!nb->o->dead && n == js->nsig && read_args_direct(js, a, slots))
-        return call_spec(L, js, slots, n);
+        return call_spec(L, js, slots, n, 1);
     }
   }
   return native_slow(L);
@@ -647,7 +857,7 @@ static __attribute__((noinline)) int native_slow(lua_State *L) {
   const JitSpec *js = nb->js;
   int64_t slots[KJIT_MAXARGS + 1];
   if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_disabled && read_args(L, js, 1, slots))
-    return call_spec(L, js, slots, js->nsig);
+    return call_spec(L, js, slots, js->nsig, 1);
   lua_getiuservalue(L, lua_upvalueindex(1), 1);   /* the jit object */
   lua_insert(L, 1);
   return jit_call(L);
@@ -661,7 +871,9 @@ static uint8_t sig_code(Type t) {
   case T_BOOL: return SIG_BOOL;
   case T_INT: return SIG_INT;
   case T_F64: return SIG_FLOAT;
-  case T_BUF: return (uint8_t)SIG_BUFCODE(t.dtype, t.ndim);
+  case T_BUF:
+    if (t.dtype == KJIT_RECORD) return (uint8_t)(SIG_REC + t.ndim);
+    return (uint8_t)SIG_BUFCODE(t.dtype, t.ndim);
   default: return SIG_NIL;
   }
 }
@@ -683,8 +895,27 @@ static JitSpec *spec_for_text(lua_State *L) {
   uint8_t sig[KJIT_MAXARGS];
   int n = ks.nargs;
   for (int i = 0; i < n; i++) sig[i] = sig_code(args[i]);
-  JitSpec *js = find_spec(o, sig, n, NULL);
-  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0);
+  /* records: each `record` of the text takes the next layout given after
+  ** it, f:compile("void(record[:], f64)", P) */
+  int64_t keys[KJIT_MAXARGS];
+  int nrec = 0;
+  for (int i = 0; i < n; i++) {
+    keys[i] = 0;
+    if (!SIG_ISREC(sig[i])) continue;
+    const KRecord *r = krec_test(L, 3 + nrec);
+    if (r == NULL)
+      luaL_error(L, "bad signature '%s': argument #%d is a record: give its layout (a "
+                 "kjit.struct) as argument #%d of compile", text, i + 1, 3 + nrec - 1);
+    keys[i] = (int64_t)(intptr_t)r;
+    nrec++;
+  }
+  JitSpec *js = NULL;
+  for (JitSpec *s = o->specs; s && js == NULL; s = s->next) {
+    int same = spec_matches(s, sig, n, NULL);
+    for (int i = 0; same && i < n; i++) same = !SIG_ISREC(sig[i]) || s->fnkey[i] == keys[i];
+    if (same) js = s;
+  }
+  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0, keys);
   /* check the declared return type, if any */
   if (has_ret) {
     if (ret.kind == T_NIL) {
@@ -743,7 +974,7 @@ static int jit_inspect(lua_State *L) {
     for (int i = 0; i < js->nsig; i++)
       if (js->sig[i] == SIG_FUNC)
         return luaL_error(L, "inspect: cannot recompile a specialization that takes functions");
-    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1);
+    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1, js->fnkey);
     /* the old one takes the new code and text, keeping its address (a
     ** native closure holds it: f:native); the new one, holding the old
     ** code now, goes (it is first in the list) */
@@ -793,6 +1024,7 @@ static int jit_index(lua_State *L) {
       luaL_buffinit(L, &b);
       Type t[KJIT_MAXARGS];
       for (int a = 0; a < s->nsig; a++) t[a] = sig_type(s->sig[a]);
+      rec_types(t, s->sig, s->fnkey, s->nsig);
       sig_text(&b, t, s->nsig);
       luaL_pushresult(&b);
       lua_rawseti(L, -2, i++);
@@ -853,6 +1085,24 @@ static int l_jit(lua_State *L) {
   return 1;
 }
 
+/* kjit._test_alloc_fail(n): the n-th allocation of compiled code from
+** now on fails as if out of memory (0: none). Tests only. */
+static int l_test_alloc_fail(lua_State *L) {
+  kjit_rt_alloc_fail_after((long)luaL_checkinteger(L, 1));
+  return 0;
+}
+
+/* kjit._alloc_stats([reset]): arrays made by compiled code alive now (not
+** yet freed, adopted ones included), and the most alive at once since the
+** last reset. Tests only. */
+static int l_alloc_stats(lua_State *L) {
+  long live, peak;
+  kal_stats(&live, &peak, lua_toboolean(L, 1));
+  lua_pushinteger(L, live);
+  lua_pushinteger(L, peak);
+  return 2;
+}
+
 static void read_disable_jit(void) {
   const char *e = getenv("KJIT_DISABLE_JIT");
   jit_disabled = e && *e && strcmp(e, "0") != 0;
@@ -886,6 +1136,10 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "_nop");
   lua_pushcfunction(L, l_reads);
   lua_setfield(L, -2, "_reads");
+  lua_pushcfunction(L, l_test_alloc_fail);
+  lua_setfield(L, -2, "_test_alloc_fail");
+  lua_pushcfunction(L, l_alloc_stats);
+  lua_setfield(L, -2, "_alloc_stats");
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */
 }
 
@@ -921,18 +1175,29 @@ void kd_push_private(lua_State *L, int idx) {
 }
 
 void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info) {
+  kd_compile_sig_records(L, objidx, sig, NULL, 0, info);
+}
+
+void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRecord *const *recs,
+                            int nrecs, KdSpecInfo *info) {
   objidx = lua_absindex(L, objidx);
   JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
   lua_pushcfunction(L, jit_compile);   /* same parsing and checks as f:compile */
   lua_pushvalue(L, objidx);
   lua_pushstring(L, sig);
-  lua_call(L, 2, 0);
+  luaL_checkstack(L, nrecs, "too many records");
+  for (int i = 0; i < nrecs; i++) {
+    if (recs[i] == NULL) luaL_error(L, "record layout #%d is NULL", i + 1);
+    krec_push_struct(L, recs[i]);
+  }
+  lua_call(L, 2 + nrecs, 0);
   JitSpec *js = o->last;
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;
   info->nsig = js->nsig;
   for (int i = 0; i < js->nsig; i++) info->args[i] = sig_type(js->sig[i]);
+  rec_types(info->args, js->sig, js->fnkey, js->nsig);
   info->nret = js->nret;
   for (int r = 0; r < js->nret; r++) {
     info->rets[r] = TY(js->rets[r]);
@@ -941,4 +1206,5 @@ void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info)
   }
   info->calls = js->calls;
   info->dead = &o->dead;
+  info->arrays = js->arrays;
 }

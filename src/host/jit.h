@@ -24,6 +24,8 @@ typedef struct KdSpecInfo {
   int calls;                    /* makes compiled calls: pass the stack limit */
   const int *dead;              /* set when the owning jit object's __gc ran
                                    (the entry's code is freed then) */
+  int arrays;                   /* makes or returns arrays: only Lua calls it
+                                   (jit.c's call_arrays) */
 } KdSpecInfo;
 
 /* Pushes a new kjit.jit object for the value at idx: a Lua function (with
@@ -36,5 +38,10 @@ void kd_push_private(lua_State *L, int idx);
 ** f:compile(sig), and describes the specialization in *info. The code
 ** lives as long as the jit object. Raises Lua errors. */
 void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info);
+/* The same, for a signature whose `record` arguments take the layouts
+** recs[0..nrecs) in order (kjit_compile_records). */
+struct kjit_record;
+void kd_compile_sig_records(lua_State *L, int objidx, const char *sig,
+                            const struct kjit_record *const *recs, int nrecs, KdSpecInfo *info);
 
 #endif

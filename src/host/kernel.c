@@ -34,6 +34,7 @@
 #include "lauxlib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
 #include "common/compile.h"
 #include "backend/cpu.h"
 #include "runtime/runtime.h"
@@ -370,7 +371,19 @@ static Type arg_type(lua_State *L, int idx, int argn, LaunchArrays *la, int i) {
     if (b && kb_released(b)) kb_released_error(L);
     if (b) { la->buf[i] = b; t = TY(T_BUF); t.dtype = (uint8_t)b->dtype; t.ndim = (uint8_t)b->ndim; break; }
     KDevArray *d = test_upmeta(L, idx, UP_DEVARRAY_MT);
-    if (d) { la->dev[i] = d; t = TY(T_BUF); t.dtype = (uint8_t)d->dtype; t.ndim = (uint8_t)d->ndim; break; }
+    if (d) {
+      la->dev[i] = d; t = TY(T_BUF); t.dtype = (uint8_t)d->dtype; t.ndim = (uint8_t)d->ndim;
+      if (d->record) t.ref = d->record->id;   /* records: the layout */
+      break;
+    }
+    b = krec_test_array(L, idx);   /* an array of records (host/record.c) */
+    if (b && b->ndim == 0)
+      luaL_error(L, "bad argument #%d to kernel (a record: pass the array of records)", argn);
+    if (b) {
+      la->buf[i] = b; t = TY(T_BUF); t.dtype = KJIT_RECORD; t.ndim = (uint8_t)b->ndim;
+      t.ref = b->record->id;
+      break;
+    }
   }
   /* fall through */
   default:
@@ -385,7 +398,9 @@ static Type arg_type(lua_State *L, int idx, int argn, LaunchArrays *la, int i) {
 static int spec_fits(const KernSpec *s, const Type *t, int n, int loose) {
   for (int i = 0; i < s->nargs; i++) {
     Type a = i < n ? t[i] : TY(T_NIL), p = s->args[i];
-    if (a.kind == p.kind && (a.kind != T_BUF || (a.dtype == p.dtype && a.ndim == p.ndim))) continue;
+    if (a.kind == p.kind && (a.kind != T_BUF || (a.dtype == p.dtype && a.ndim == p.ndim &&
+                                                  (a.dtype != KJIT_RECORD || a.ref == p.ref))))
+      continue;
     if (loose && (a.kind == T_INT || a.kind == T_F64) && (p.kind == T_F32 || p.kind == T_F64)) continue;
     return 0;
   }
@@ -429,6 +444,24 @@ static int parse_sig(lua_State *L, const char *s, Type *out) {
       ksig_types(&ks, KSIG_KERNEL, out, &ret, &has_ret, err, sizeof err) != 0)
     return luaL_error(L, "bad kernel signature '%s': %s", s, err);
   return ks.nargs;
+}
+
+/* Records in a signature: each `record` of t[0..n) takes the layout (a
+** kjit.struct) at the next stack index from *idx on, k:compile("void(
+** record[:], f64)", P [, cc]); *idx ends after them. */
+static void sig_layouts(lua_State *L, const char *sig, Type *t, int n, int *idx) {
+  for (int i = 0; i < n; i++) {
+    if (t[i].kind != T_BUF || t[i].dtype != KJIT_RECORD) continue;
+    const KRecord *r = krec_test(L, *idx);
+    if (r == NULL)
+      luaL_error(L, "bad kernel signature '%s': argument #%d is a record: give its layout (a "
+                 "kjit.struct) after the signature", sig, i + 1);
+    if (t[i].ndim == 0)
+      luaL_error(L, "bad kernel signature '%s': argument #%d: kernels take arrays of records "
+                 "(record[:]), not one record", sig, i + 1);
+    t[i].ref = r->id;
+    (*idx)++;
+  }
 }
 
 /* ---- Errors recorded by kernels ------------------------------------------------------- */
@@ -919,6 +952,7 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
         tmp[i].size = d->size;
         tmp[i].ndim = d->ndim;
         tmp[i].dtype = d->dtype;
+        tmp[i].record = d->record;
         b = &tmp[i];
       }
       slots[i] = (int64_t)(intptr_t)b;
@@ -983,8 +1017,10 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
       const int64_t *shape;
       KCuDevPtr ptr;
       if (b) {
-        size_t bytes = (size_t)b->size * kjit_dtype_size(b->dtype);
-        KDevArray *tmp = kcu_push_devarray(L, b->dtype, b->ndim, b->shape);
+        size_t bytes = (size_t)b->size * (b->record ? (size_t)b->record->size
+                                                    : kjit_dtype_size(b->dtype));
+        KDevArray *tmp = b->record ? kcu_push_devrecords(L, b->record, b->ndim, b->shape)
+                                   : kcu_push_devarray(L, b->dtype, b->ndim, b->shape);
         ptr = tmp->ptr;
         hc[nh].b = b; hc[nh].d = ptr; hc[nh].bytes = bytes; nh++;
         kcu_memcpy_htod(L, ptr, b->data, bytes, stream);
@@ -1032,7 +1068,10 @@ static int launcher_call(lua_State *L) {
       KDevArray *d = la.dev[i];
       if (d) {
         kcu_check_usable(L, d, i + 1);
-        kb_push_borrowed(L, (void *)(uintptr_t)d->ptr, d->dtype, d->ndim, d->shape, NULL, NULL);
+        if (d->record)   /* records: a borrowed array of records */
+          krec_push_borrowed(L, (void *)(uintptr_t)d->ptr, d->record, d->ndim, d->shape, NULL, NULL);
+        else
+          kb_push_borrowed(L, (void *)(uintptr_t)d->ptr, d->dtype, d->ndim, d->shape, NULL, NULL);
         /* the view keeps the device array (whose userdata holds the
         ** memory) alive, even if the kernel stores it somewhere */
         lua_pushvalue(L, 2 + i);
@@ -1088,9 +1127,11 @@ static int default_cc(lua_State *L, int idx) {
 static int kernel_compile(lua_State *L) {
   Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
   const char *sig = luaL_checkstring(L, 2);
-  int cc = default_cc(L, 3);
   Type t[KJIT_MAXARGS];
   int n = parse_sig(L, sig, t);
+  int next = 3;
+  sig_layouts(L, sig, t, n, &next);   /* records: their layouts, then cc */
+  int cc = default_cc(L, next);
   KernSpec *s = NULL, **pp;
   for (s = k->specs; s; s = s->next)   /* exactly these types (f32 is not f64) */
     if (s->target == KT_NVPTX && s->cc == cc && spec_fits(s, t, n, 0)) break;
@@ -1333,13 +1374,15 @@ static int l_cuda_jit(lua_State *L) {
 static int l_compile_ptx(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   const char *sig = luaL_checkstring(L, 2);
-  int cc = default_cc(L, 3);
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  int next = 3;
+  sig_layouts(L, sig, t, n, &next);   /* records: their layouts, then cc */
+  int cc = default_cc(L, next);
   lua_pushcfunction(L, l_cuda_jit);
   lua_pushvalue(L, 1);
   lua_call(L, 1, 1);
   int kidx = lua_gettop(L);
-  Type t[KJIT_MAXARGS];
-  int n = parse_sig(L, sig, t);
   KernSpec *s = compile_kernel(L, kidx, t, n, KT_NVPTX, cc);
   lua_pushstring(L, s->ptx);
   lua_pushstring(L, s->name);

@@ -321,8 +321,4 @@ void kki_open(lua_State *L, int cuda_idx, int math_idx) {
   lua_pop(L, 1);
   lua_pushinteger(L, 32);
   lua_setfield(L, cuda_idx, "warpsize");
-  /* Lua's print, compiled in kernels as numba-cuda's print (cg_print.c);
-  ** interpreted kernels call it as it is */
-  if (lua_getglobal(L, "print") == LUA_TFUNCTION) kir_builtin_register(L, -1, B_PRINT);
-  lua_pop(L, 1);
 }

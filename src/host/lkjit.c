@@ -13,6 +13,7 @@
 #include "lualib.h"
 #include "kjit.h"
 #include "host/buffer.h"
+#include "host/record.h"
 #include "host/jit.h"
 #include "host/kernel.h"
 #include "host/cudadrv.h"
@@ -119,6 +120,7 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   luaL_checkversion(L);
   lua_newtable(L);
   kb_open(L);
+  krec_open(L);
   kd_open(L);
   kp_open(L);
   lua_newtable(L); kcu_open(L); kk_open(L); lua_setfield(L, -2, "cuda");

@@ -17,12 +17,15 @@
 
 static const struct { const char *alias, *dtype; } dtype_aliases[] = {
   { "int32", "i32" }, { "int64", "i64" }, { "float32", "f32" }, { "float64", "f64" },
+  { "boolean", "bool" }, { "b1", "bool" },   /* the scalar words' spellings (scalar_type) */
   /* the rest of numba's names */
   { "int8", "i8" }, { "int16", "i16" }, { "uint8", "u8" }, { "uint16", "u16" },
   { "uint32", "u32" }, { "uint64", "u64" }, { "double", "f64" },
 };
 
 static int dtype_of(const char *name) {
+  /* a record: kjit.jit and kernels (its layout given apart: f:compile(sig, P)) */
+  if (strcmp(name, "record") == 0) return (int)KJIT_RECORD;
   for (int t = 0; t < KJIT_NDTYPES; t++)
     if (strcmp(kjit_dtype_name((kjit_dtype)t), name) == 0) return t;
   for (size_t i = 0; i < sizeof dtype_aliases / sizeof dtype_aliases[0]; i++)
@@ -32,7 +35,7 @@ static int dtype_of(const char *name) {
 
 const char *ksig_dtype_name(const char *name) {
   int t = dtype_of(name);
-  return t < 0 ? NULL : kjit_dtype_name((kjit_dtype)t);
+  return t < 0 || t == (int)KJIT_RECORD ? NULL : kjit_dtype_name((kjit_dtype)t);
 }
 
 /* "i8, u8, ..., f64" */
@@ -216,6 +219,16 @@ static Type scalar_type(const KSigItem *it, KSigApi api) {
 
 static int type_of(const KSigItem *it, KSigApi api, const char *what, Type *out, char *err, size_t n) {
   char dl[96];
+  if (it->dtype == (int)KJIT_RECORD) {   /* record (one record), record[:] ... */
+    if (api == KSIG_UFUNC) {
+      snprintf(err, n, "cannot read %s: vectorized functions do not take records", what);
+      return -1;
+    }
+    *out = TY(T_BUF);
+    out->dtype = (uint8_t)KJIT_RECORD;
+    out->ndim = (uint8_t)it->ndim;
+    return 0;
+  }
   if (it->ndim > 0) {
     if (it->dtype < 0) {
       dtype_list(dl, sizeof dl);
@@ -266,7 +279,7 @@ int ksig_types(const KSig *s, KSigApi api, Type *args, Type *ret, int *has_ret_t
 int ksig_ufunc_check(const KSig *s, char *err, size_t errlen) {
   char dl[96];
   for (int i = 0; i < s->nargs; i++)
-    if (s->args[i].dtype < 0) {
+    if (s->args[i].dtype < 0 || s->args[i].dtype == (int)KJIT_RECORD) {
       dtype_list(dl, sizeof dl);
       snprintf(err, errlen, "cannot read argument #%d: '%s' at column %d is not a dtype (one of %s)",
                i + 1, s->args[i].name, s->args[i].column, dl);

@@ -14,9 +14,9 @@
 **                                        last = C layout, first = F layout)
 **   name      := letter {letter | digit | '_'}
 **
-** A name is a dtype (i8 ... f64, kjit.dtypes), one of its aliases (int32,
-** int64, float32, float64), or a scalar word (int, float, double, bool,
-** boolean, b1, void, none). What each API accepts where is decided by
+** A name is a dtype (i8 ... f64, bool: kjit.dtypes), one of its aliases
+** (int32, int64, float32, float64; boolean, b1 for bool), or a scalar word
+** (int, float, double, bool, boolean, b1, void, none). What each API accepts where is decided by
 ** ksig_types / ksig_ufunc_check: the parser only reads.
 **
 ** Every error is one line: "cannot read argument #2: 'f16' is not a type

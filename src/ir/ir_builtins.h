@@ -35,7 +35,29 @@
   X(ERROR, "error", 1, 2, ERROR) \
   X(ASSERT, "assert", 1, 2, ASSERT) \
   X(KJIT_PRANGE, "kjit.prange", 2, 3, PRANGE) \
-  X(PRINT, "print", 0, -1, PRINT) \
+  X(MATH_DEG, "math.deg", 1, 1, FLOAT) \
+  X(MATH_RAD, "math.rad", 1, 1, FLOAT) \
+  X(PRINT, "print", 0, -1, LIB) \
+  X(IO_WRITE, "io.write", 0, -1, LIB) \
+  X(OS_CLOCK, "os.clock", 0, 0, LIB) \
+  X(OS_TIME, "os.time", 0, 0, LIB) \
+  X(MATH_RANDOM, "math.random", 0, 2, LIB) \
+  X(MATH_RANDOMSEED, "math.randomseed", 0, 2, LIB) \
+  X(TOSTRING, "tostring", 1, 1, STRING) \
+  X(STRING_FORMAT, "string.format", 1, -1, STRING) \
+  X(TYPE, "type", 1, 1, LUATYPE) \
+  X(TONUMBER, "tonumber", 1, 2, TONUMBER) \
+  X(KJIT_ZEROS, "kjit.zeros", 1, 2, ALLOC) \
+  X(KJIT_EMPTY, "kjit.empty", 1, 2, ALLOC) \
+  X(KJIT_FULL, "kjit.full", 2, 3, ALLOC) \
+  X(KJIT_ARRAY, "kjit.array", 1, 2, ALLOC) \
+  X(KJIT_ARANGE, "kjit.arange", 1, 4, ALLOC) \
+  X(KJIT_LINSPACE, "kjit.linspace", 3, 4, ALLOC) \
+  X(ARR_FILL, "fill", 2, 2, METHOD) \
+  X(ARR_COPY, "copy", 1, 1, METHOD) \
+  X(ARR_RESHAPE, "reshape", 2, 2, METHOD) \
+  X(ARR_SLICE, "slice", 2, 3, METHOD) \
+  X(ARR_TOTABLE, "totable", 1, 1, METHOD) \
   KTY_KMATH_BUILTINS(X) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
@@ -141,8 +163,23 @@
 **   ERROR      a constant string message, a constant integer level
 **   ASSERT     the first argument (the message a constant string)
 **   PRANGE     only as the iterator of a generic for; integer bounds
-**   PRINT      Lua's print, in kernels only (numba-cuda's print: numbers,
-**              booleans and constant strings); no result
+**   LIB        a call into the Lua library at run time (runtime_lib.c) with
+**              native arguments (numbers, booleans, nil, strings constant or
+**              built): print, io.write (no result), os.clock (float),
+**              os.time() (integer), math.random (a float without
+**              arguments, else an integer), math.randomseed (no result)
+**   STRING     a string built at run time (tostring, string.format; '..'
+**              likewise): typed T_STR with sub KTY_STR_BUILT, usable only as
+**              an argument of print, io.write, error, assert's message and
+**              of other built strings (runtime_lib.c builds it there)
+**   LUATYPE    type(x) of a native value: a constant string
+**   TONUMBER   tonumber(x) of a number: x; of a constant string: folded
+**   ALLOC      kjit.zeros ...: a new array (cg_alloc.c); the dtype a
+**              constant string, the shape an integer, a.shape or {n, m}
+**   METHOD     a:fill(v) ... (the array's methods, found by a.fill): the
+**              array first
+**   (print in kernels: numba-cuda's print, compiled by cg_print.c: numbers,
+**   booleans, nil and constant strings; ir_type.c types it apart)
 **   MODF       math.modf: two results, integer -> integer, 0.0; float -> its kind twice
 **   CAST       a number -> the cast's type (cuda.int32: an integer, wrapped)
 **   KMATH      as FLOAT over every argument (isnan, isinf, isfinite: boolean)
@@ -157,8 +194,9 @@
 **   INTRIN     numba-cuda's intrinsics: each its own rule (ir_type_cuda.c) */
 #define KTY_RULES(X) \
   X(ROUND) X(SAME) X(FLOAT) X(FMOD) X(JOIN) X(TOINTEGER) X(TYPE) X(ULT) \
-  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(PRINT) X(MODF) X(CAST) X(KMATH) \
-  X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) X(INTRIN)
+  X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) X(ALLOC) X(METHOD) X(MODF) X(CAST) X(KMATH) \
+  X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) X(INTRIN) \
+  X(LIB) X(STRING) X(LUATYPE) X(TONUMBER)
 
 typedef enum KtyRule {
 #define KTY_RULE_ENUM(r) KTY_R_##r,
@@ -179,7 +217,15 @@ typedef enum BuiltinId {
 } BuiltinId;
 
 #define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
+/* the array built-ins (allocation and methods: cg_alloc.c) */
+#define B_IS_ARRAY(id) ((id) >= B_KJIT_ZEROS && (id) <= B_ARR_TOTABLE)
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
+/* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
+** refused in kernels and kjit.prange bodies */
+#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_STRING_FORMAT)
+
+/* Type.sub of a T_STR built at run time (rule STRING, '..') */
+#define KTY_STR_BUILT 1
 #define B_IS_KMATH(id) ((id) >= B_CUDA_INT8 && (id) <= B_KMATH_ISFINITE)
 #define B_IS_INTRIN(id) ((id) >= B_CUDA_LANEID && (id) < B__COUNT)
 

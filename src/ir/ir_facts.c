@@ -440,7 +440,12 @@ static int pure_spec(KtySession *S, KtySpec *sp, const uint8_t *pure) {
       case KIR_CALL: {
         Type ft = sp->types[v->args[0]->id];
         if (ft.kind == T_BUILTIN) {
-          if (ft.ref == B_ERROR || B_IS_CUDA(ft.ref) || ft.ref == B_KJIT_PRANGE) return 0;
+          if (ft.ref == B_ERROR || B_IS_CUDA(ft.ref) || ft.ref == B_KJIT_PRANGE ||
+              B_IS_ARRAY(ft.ref))   /* allocation, stores: not pure */
+            return 0;
+          if (B_NEEDS_L(ft.ref)) return 0;   /* calls into Lua (runtime_lib.c) */
+          if (ft.ref == B_ASSERT && v->nargs >= 3 && sp->consts[v->args[2]->id].kind != T_STR)
+            return 0;
         } else {
           KtySpec *c = sp->callees[v->id];
           if (c == NULL) return 0;

@@ -14,6 +14,7 @@
 **     `local best` ... `best = i`.
 */
 #include "ir/ir_type.h"
+#include "common/krecord.h"
 #include "ir/ir_fold.h"
 #include <math.h>
 #include <stdarg.h>
@@ -71,7 +72,8 @@ static Type numview(Type t) {
 static int tyeq(Type a, Type b) {
   if (a.kind != b.kind || a.weak != b.weak) return 0;
   switch (a.kind) {
-  case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim;
+  case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim &&
+                     (a.dtype != KJIT_RECORD || a.ref == b.ref);   /* records: the layout */
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
   case T_SHAPE: return a.ndim == b.ndim;
@@ -145,6 +147,16 @@ static const char *dimstr(int ndim) {
   return ndim == 1 ? ":" : ndim == 2 ? ":,:" : ndim == 3 ? ":,:,:" : ":,:,:,:";
 }
 
+/* A record type's name: "record{x,y}" (a record), "record{x,y}[:]" ... */
+static const char *rec_name(Type t, char *buf, size_t n) {
+  const KRecord *r = krec_byid(t.ref);
+  size_t k = (size_t)snprintf(buf, n, "record{");
+  for (int i = 0; r && i < r->nfields && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "", r->fields[i].name);
+  if (k < n) snprintf(buf + k, n - k, t.ndim ? "}[%s]" : "}", dimstr(t.ndim));
+  return buf;
+}
+
 const char *kty_name(Type t, char *buf, size_t n) {
   switch (t.kind) {
   case T_UNKNOWN: return "?";
@@ -155,6 +167,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_F32: return "f32";
   case T_NUMBER: return t.fsub == T_F32 ? "number(f32)" : "number";
   case T_BUF:
+    if (t.dtype == KJIT_RECORD) return rec_name(t, buf, n);
     snprintf(buf, n, "%s[%s]", kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
     return buf;
   case T_MAYBE: {
@@ -371,25 +384,31 @@ static int builtin_of(lua_State *L, int idx) {
   if (cf == NULL) return -1;
   int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.* */
   if (host >= 0) return host;
-  static const char *const globals[] = { "error", "assert" };
-  static const int gids[] = { B_ERROR, B_ASSERT };
-  for (int i = 0; i < 2; i++) {
+  static const char *const globals[] = { "error", "assert", "print", "type", "tostring",
+                                          "tonumber" };
+  static const int gids[] = { B_ERROR, B_ASSERT, B_PRINT, B_TYPE, B_TOSTRING, B_TONUMBER };
+  for (int i = 0; i < 6; i++) {
     lua_getglobal(L, globals[i]);
     int same = lua_tocfunction(L, -1) == cf;
     lua_pop(L, 1);
     if (same) return gids[i];
   }
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_getfield(L, -1, "math");
   int found = -1;
-  if (lua_istable(L, -1))
-    for (int i = 0; i < NBUILTINS && found < 0; i++) {
-      if (strncmp(builtins[i].name, "math.", 5) != 0) continue;
-      lua_getfield(L, -1, builtins[i].name + 5);
-      if (lua_tocfunction(L, -1) == cf) found = builtins[i].id;
-      lua_pop(L, 1);
-    }
-  lua_pop(L, 2);
+  static const char *const libs[] = { "math", "io", "os", "string" };
+  for (int l = 0; l < 4 && found < 0; l++) {
+    size_t ln = strlen(libs[l]);
+    lua_getfield(L, -1, libs[l]);
+    if (lua_istable(L, -1))
+      for (int i = 0; i < NBUILTINS && found < 0; i++) {
+        if (strncmp(builtins[i].name, libs[l], ln) != 0 || builtins[i].name[ln] != '.') continue;
+        lua_getfield(L, -1, builtins[i].name + ln + 1);
+        if (lua_tocfunction(L, -1) == cf) found = builtins[i].id;
+        lua_pop(L, 1);
+      }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
   return found;
 }
 
@@ -735,6 +754,28 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return t;
 }
 
+/* #P of a frozen table (an upvalue or global read at compile time): its
+** length then, a constant like its elements (issue 29 item 7). A table
+** whose metatable has __len is refused: the metamethod would have to run
+** at every call to stay what the interpreter computes. */
+static Type t_frozen_len(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst *k) {
+  lua_State *L = S->L;
+  push_value(S, a.ref);
+  int has_len = 0;
+  if (lua_getmetatable(L, -1)) {
+    has_len = lua_getfield(L, -1, "__len") != LUA_TNIL;
+    lua_pop(L, 2);
+  }
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  lua_pop(L, 1);
+  if (has_len)
+    REFUSE(S, sp, v, "the length of a table with a __len metamethod is not supported in "
+           "compiled code");
+  k->kind = T_INT;
+  k->v.i = n;
+  return ty(T_INT);
+}
+
 static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0];
   Type a = sp->types[x->id];
@@ -755,11 +796,13 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.kind == T_STR)
       REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
              "compiled code");
+    if (a.kind == T_TABLE) return t_frozen_len(S, sp, v, a, k);
     if (a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER)
       RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
     if (a.kind != T_BUF)
       REFUSE(S, sp, v, "attempt to get length of a %s value%s", luaname(a, tb, sizeof tb),
              describe(sp, x, db, sizeof db));
+    if (a.dtype == KJIT_RECORD && a.ndim == 0) RAISE(S, sp, v, -1, "attempt to get length of a record");
     return ty(T_INT);
   }
   a = numview(a);
@@ -783,6 +826,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return weakty(T_INT, a.weak);
 }
 
+/* A string built at run time (tostring, string.format, '..': runtime_lib.c). */
+static int is_built_str(Type t) { return t.kind == T_STR && t.sub == KTY_STR_BUILT; }
+
 static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
   KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
@@ -793,6 +839,9 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (v->op != KIR_EQ && (raises_on(a) || raises_on(b))) return ty(T_UNKNOWN);
     return ty(T_BOOL);
   }
+  if (is_built_str(a) || is_built_str(b))
+    REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
+           "(such strings can be printed, written or raised: print, io.write, error, assert)");
   if (v->op == KIR_EQ) {
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
       REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
@@ -858,15 +907,75 @@ static int makes_tfor(const KirInsn *v) {
 #define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
                     "except 'for i in kjit.prange(a, b [, step])'"
 
+/* ---- Records (kjit.struct): r.x, r.pos, r.inner on a record view ---------- */
+
+/* The type a load of a number of dtype d gives (as an array element). */
+static Type elem_of(int d) {
+  return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
+}
+
+/* The field v names on the record (operand 0), or NULL after recording the
+** interpreter's error ("record has no field ..."), raised when v runs. */
+static const KRecField *rec_field_of(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KRecord *r = krec_byid(sp->types[v->args[0]->id].ref);
+  const KRecField *f = r ? krec_field(r, v->k.str.s, v->k.str.len) : NULL;
+  if (f == NULL && S->strict) {
+    char names[160];
+    size_t k = 0;
+    names[0] = 0;
+    for (int i = 0; r && i < r->nfields && k < sizeof names; i++)
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", r->fields[i].name);
+    raise_at(S, sp, v, -1, "record has no field '%s' (fields: %s)", v->k.str.s, names);
+  }
+  return f;
+}
+
+static Type t_recfield(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KRecField *f = rec_field_of(S, sp, v);
+  if (f == NULL) return ty(T_UNKNOWN);
+  if (f->count == 0 && f->dtype != KJIT_RECORD) return elem_of(f->dtype);
+  Type t = ty(T_BUF);   /* an array field, a nested record: views */
+  t.dtype = (uint8_t)f->dtype;
+  t.ndim = f->count ? 1 : 0;
+  if (f->dtype == KJIT_RECORD) t.ref = f->rec->id;
+  return t;
+}
+
+static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
+  Type val = sp->types[v->args[1]->id];
+  char tb[32];
+  const KRecField *f = rec_field_of(S, sp, v);
+  if (f == NULL) return ty(T_UNKNOWN);
+  if (f->count)
+    RAISE(S, sp, v, -1, "cannot assign to array field '%s' of a record: assign its elements "
+          "(r.%s[i] = v)", f->name, f->name);
+  if (val.kind == T_UNKNOWN) return ty(T_NIL);
+  if (f->dtype == KJIT_RECORD) {
+    if (val.kind == T_BUF && val.dtype == KJIT_RECORD && val.ndim == 0 && val.ref == f->rec->id)
+      return ty(T_NIL);
+    REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
+           "(r.%s = q[j]), not a %s value", f->name, luaname(val, tb, sizeof tb));
+  }
+  if (!isnum(numview(val)))
+    REFUSE(S, sp, v, "cannot store a %s value in a record field", luaname(val, tb, sizeof tb));
+  return ty(T_NIL);
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
   KtyConst kk = sp->consts[key->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) {   /* a record: r[k] */
+    if (kt.kind == T_UNKNOWN) return kt;
+    RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
+          luaname(kt, tb, sizeof tb));
+  }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+    if (o.kind == T_BUF && o.dtype == KJIT_RECORD) { Type r = o; r.ndim--; return r; }   /* rows, records */
     if (o.kind == T_SHAPE) {   /* a.shape[k] is nil outside 1..ndim, as for the table */
       if (kk.kind == T_INT) {
         if (kk.v.i >= 1 && kk.v.i <= o.ndim) return ty(T_INT);
@@ -877,7 +986,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       return r;
     }
     if (o.ndim > 1) { Type r = o; r.ndim--; return r; }
-    Type e = ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 : T_INT);
+    Type e = ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 :
+                o.dtype == KJIT_BOOL ? T_BOOL : T_INT);
     return e;
   }
   if (o.kind == T_TABLE) {
@@ -933,11 +1043,24 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   const char *name = v->k.str.s;
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recfield(S, sp, v);
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
     if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return ty(T_INT);
-    REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim)",
-           name);
+    if (strcmp(name, "dtype") == 0) {   /* a constant string (compared, or a message) */
+      k->kind = T_STR;
+      k->str = kjit_dtype_name((kjit_dtype)o.dtype);
+      k->len = strlen(k->str);
+      return ty(T_STR);
+    }
+    for (int id = B_ARR_FILL; id <= B_ARR_TOTABLE; id++)
+      if (strcmp(name, kir_builtin_name(id)) == 0) {   /* a method: a:fill(v) */
+        k->kind = T_BUILTIN;
+        k->ref = id;
+        return const_type(*k);
+      }
+    REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim, "
+           "dtype, fill, copy, reshape, slice)", name);
   }
   if (o.kind == T_TABLE) {
     push_value(S, o.ref);
@@ -1013,6 +1136,400 @@ static Type t_mathtype(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst 
   }
 }
 
+/* ---- Calls into the Lua library (runtime_lib.c) --------------------------- */
+
+
+/* Can a value of type t be handed to a library function at run time
+** (runtime_lib.c pushes it)? Numbers, booleans, nil, number-or-nil and
+** strings (constant or built); refused otherwise, naming argument argn. */
+static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn,
+                        const char *fname) {
+  char tb[32];
+  if (isnum(t) || t.kind == T_BOOL || t.kind == T_NIL || t.kind == T_MAYBE ||
+      (t.kind == T_STR && t.sub != T_NUMBER))
+    return 1;
+  if (S->strict)
+    fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): only numbers, "
+         "booleans, nil and strings", kty_name(t, tb, sizeof tb), fname, argn);
+  return 0;
+}
+
+/* print, io.write, os.*, math.random(seed), tostring, string.format, type,
+** tonumber (ir_builtins.h's LIB, STRING, LUATYPE and TONUMBER rules). */
+static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, KtyConst *kargs,
+                  int n, KtyConst *k) {
+  const char *name = kir_builtin_name(id);
+  char tb[32];
+  for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+  if (B_NEEDS_L(id) && S->kernel)
+    REFUSE(S, sp, v, "%s cannot be called in a kernel compiled by cuda.jit (it needs the Lua "
+           "state): call it from the host code around the launch", name);
+  switch (id) {
+  case B_TYPE: {   /* a constant: the kind of a native value is known here */
+    const char *r;
+    Type a = args[0];
+    if (n < 1) REFUSE(S, sp, v, "bad argument #1 to 'type' (value expected)");
+    switch (a.kind) {
+    case T_NIL: r = "nil"; break;
+    case T_BOOL: r = "boolean"; break;
+    case T_INT: case T_F64: case T_F32: case T_NUMBER: r = "number"; break;
+    case T_BUF: r = "userdata"; break;
+    case T_STR: r = "string"; break;
+    case T_TABLE: r = "table"; break;
+    case T_FUNC: r = "function"; break;
+    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
+    default:
+      REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
+             "in compiled code (test it with 'if x then' or math.type)");
+    }
+    k->kind = T_STR; k->str = r; k->len = strlen(r);
+    return ty(T_STR);
+  }
+  case B_TONUMBER:
+    if (n >= 2)
+      REFUSE(S, sp, v, "tonumber with a base is not supported in compiled code");
+    if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
+    if (args[0].kind == T_NIL || args[0].kind == T_BOOL) { k->kind = T_NIL; return ty(T_NIL); }
+    if (kargs[0].kind == T_STR) {   /* folded as Lua converts it */
+      lua_State *L = S->L;
+      lua_pushlstring(L, kargs[0].str, kargs[0].len);
+      if (strlen(lua_tostring(L, -1)) == kargs[0].len && lua_stringtonumber(L, lua_tostring(L, -1))) {
+        *k = freeze(S);
+        lua_pop(L, 1);
+        return const_type(*k);
+      }
+      lua_pop(L, 1);
+      k->kind = T_NIL;
+      return ty(T_NIL);
+    }
+    REFUSE(S, sp, v, "tonumber of a %s is not supported in compiled code",
+           kty_name(args[0], tb, sizeof tb));
+  case B_TOSTRING: case B_STRING_FORMAT: {
+    if (id == B_STRING_FORMAT && args[0].kind != T_STR)
+      REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
+             kty_name(args[0], tb, sizeof tb));
+    for (int i = 0; i < n; i++)
+      if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+    Type r = ty(T_STR);
+    r.sub = KTY_STR_BUILT;
+    return r;
+  }
+  default: break;
+  }
+  for (int i = 0; i < n; i++)
+    if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+  switch (id) {
+  case B_PRINT: return ty(T_NIL);
+  case B_IO_WRITE:
+    if (v->aux != 0)
+      REFUSE(S, sp, v, "the file io.write returns is not supported in compiled code (call it "
+             "as a statement)");
+    return ty(T_NIL);
+  case B_OS_CLOCK: return ty(T_F64);
+  case B_OS_TIME:
+    if (n > 0) REFUSE(S, sp, v, "os.time with a table is not supported in compiled code");
+    return ty(T_INT);
+  case B_MATH_RANDOM:
+    for (int i = 0; i < n; i++)
+      if (!isnum(args[i]))
+        REFUSE(S, sp, v, "bad argument #%d to 'random' (number expected, got %s)", i + 1,
+               luaname(args[i], tb, sizeof tb));
+    return ty(n == 0 ? T_F64 : T_INT);
+  case B_MATH_RANDOMSEED:
+    if (v->aux != 0)
+      REFUSE(S, sp, v, "the seeds math.randomseed returns are not supported in compiled code "
+             "(call it as a statement)");
+    for (int i = 0; i < n; i++)
+      if (!isnum(args[i]))
+        REFUSE(S, sp, v, "bad argument #%d to 'randomseed' (number expected, got %s)", i + 1,
+               luaname(args[i], tb, sizeof tb));
+    return ty(T_NIL);
+  default:
+    REFUSE(S, sp, v, "'%s' is not supported in compiled code", name);
+  }
+}
+
+/* a .. b .. c: a string built at run time (runtime_lib.c) from numbers and
+** strings; constants fold here as Lua converts them. nil and booleans raise
+** Lua's error, naming the operand Lua's concatenation meets first (it
+** joins the last two, then goes left). */
+static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  int n = v->nargs, allk = 1;
+  char tb[32];
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (t.kind == T_UNKNOWN) return t;
+  }
+  int bad = -1;
+  for (int i = n - 2; i >= 0 && bad < 0; i--) {
+    if (i == n - 2) {
+      Type a = sp->types[v->args[i]->id], b = sp->types[v->args[i + 1]->id];
+      if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
+      else if (b.kind == T_NIL || b.kind == T_BOOL) bad = i + 1;
+    } else {
+      Type a = sp->types[v->args[i]->id];
+      if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (i == bad) {
+      FROZEN_NIL(S, sp, v, v->args[i]);
+      RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
+    }
+    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL)
+      REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
+             "strings)", kty_name(t, tb, sizeof tb));
+    KtyConst c = sp->consts[v->args[i]->id];
+    if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64) allk = 0;
+  }
+  if (S->kernel)
+    REFUSE(S, sp, v, "concatenation ('..') is not supported in kernels (strings need the Lua state)");
+  if (allk) {   /* constants: Lua's own conversion */
+    lua_State *L = S->L;
+    for (int i = 0; i < n; i++) {
+      KtyConst c = sp->consts[v->args[i]->id];
+      if (c.kind == T_STR) lua_pushlstring(L, c.str, c.len);
+      else if (c.kind == T_INT) lua_pushinteger(L, c.v.i);
+      else lua_pushnumber(L, c.v.f);
+    }
+    lua_concat(L, n);
+    *k = freeze(S);
+    return ty(T_STR);
+  }
+  Type r = ty(T_STR);
+  r.sub = KTY_STR_BUILT;
+  return r;
+}
+
+
+/* ---- Arrays made in compiled code, array methods (alloc) -------------------
+** kjit.zeros/empty/full/array/arange/linspace and a:fill/copy/reshape/slice
+** (ir_builtins.h rules ALLOC and METHOD; lowered by codegen/cg_alloc.c). A
+** shape is an integer, a.shape, or a table constructor of 1 to 4 integers
+** ({n, m}); kjit.array takes a constructor of numbers (nested for n-D). A
+** constructor is typed T_SHAPE with sub 1 (ndim its length, 0 when longer
+** than 4) and may only be filled by setlist and passed to those calls. */
+
+/* The dtype argument: a constant name, or nil/absent for def; -1: bad. */
+static int const_dtype(const KtyConst *k, int present, int def) {
+  if (!present || k->kind == T_NIL) return def;
+  if (k->kind != T_STR) return -1;
+  for (int d = 0; d < KJIT_NDTYPES; d++)
+    if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) return d;
+  return -1;
+}
+
+/* v (a newtable) is a constructor that only setlist fills, with a known
+** number of items, and that a call or an enclosing constructor uses. */
+static int ctor_shape_ok(const KirInsn *v) {
+  int calls = 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_SETLIST) {
+      if (u->flags & KIR_F_OPEN) return 0;
+      continue;
+    }
+    if (u->op == KIR_CALL && u->args[0] != v) { calls++; continue; }
+    return 0;
+  }
+  return calls <= 1;
+}
+
+/* Items of constructor v in order (nested constructors not expanded):
+** their count, or -1 when setlist left gaps. */
+static int ctor_items(const KirInsn *v, const KirInsn **out, int max) {
+  int n = 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_SETLIST || u->args[0] != v) continue;
+    if (u->aux != n) return -1;   /* aux: the items before (SETLIST C) */
+    for (int j = 1; j < u->nargs; j++) {
+      if (n >= max) return n + 1;
+      out[n++] = u->args[j];
+    }
+  }
+  return n;
+}
+
+int kty_ctor_items(const KirInsn *v, const KirInsn **out, int max) {
+  return ctor_items(v, out, max);
+}
+
+#define KTY_MAXCTOR 4096   /* items of a kjit.array constructor */
+
+static Type t_ctor(KtySession *S, KtySpec *sp, KirInsn *v) {
+  if (v->op == KIR_SETLIST) {
+    for (int j = 1; j < v->nargs; j++) {
+      Type t = sp->types[v->args[j]->id];
+      if (t.kind == T_UNKNOWN) return ty(T_NIL);
+      if (!isnum(numview(t)) && !(t.kind == T_SHAPE && t.sub == 1))
+        REFUSE(S, sp, v, "a table constructor in compiled code can only hold numbers (a shape "
+               "such as {n, m}, or the elements given to kjit.array)");
+    }
+    return ty(T_NIL);
+  }
+  const KirInsn *items[KJIT_MAXDIMS + 1];
+  int n = ctor_items(v, items, KJIT_MAXDIMS + 1);
+  Type r = ty(T_SHAPE);
+  r.sub = 1;
+  r.ndim = (uint8_t)(n >= 0 && n <= KJIT_MAXDIMS ? n : 0);
+  return r;
+}
+
+/* The shape argument of an ALLOC call or reshape: its ndim, or 0. */
+static int shape_ndim(KtySpec *sp, const KirInsn *arg, Type t) {
+  if (t.kind == T_INT) return 1;
+  if (t.kind != T_SHAPE || t.ndim < 1) return 0;
+  if (t.sub == 1) {   /* a constructor: integers only */
+    const KirInsn *items[KJIT_MAXDIMS + 1];
+    int n = ctor_items(arg, items, KJIT_MAXDIMS + 1);
+    if (n < 1 || n > KJIT_MAXDIMS) return 0;
+    for (int i = 0; i < n; i++)
+      if (sp->types[items[i]->id].kind != T_INT) return 0;
+  }
+  return t.ndim;
+}
+
+/* kjit.array's constructor: its shape (ndim, extents), following the
+** first items down as the interpreter does; 0 when it is not a regular
+** constructor of numbers (a ragged one, or another value inside). */
+static int array_ctor_shape(KtySpec *sp, const KirInsn *v, int64_t *shape, int depth) {
+  const KirInsn *items[KTY_MAXCTOR + 1];
+  int n = ctor_items(v, items, KTY_MAXCTOR + 1);
+  if (n < 0 || n > KTY_MAXCTOR || depth >= KJIT_MAXDIMS) return 0;
+  shape[depth] = n;
+  if (n == 0) return depth + 1;
+  int nd = -1;
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[items[i]->id];
+    int d;
+    if (t.kind == T_SHAPE && t.sub == 1 && items[i]->op == KIR_NEWTABLE) {
+      int64_t sub[KJIT_MAXDIMS];
+      memcpy(sub, shape, sizeof sub);
+      d = array_ctor_shape(sp, items[i], sub, depth + 1);
+      if (d == 0) return 0;
+      if (i == 0) memcpy(shape, sub, sizeof sub);
+      else for (int k = depth + 1; k < d; k++) if (sub[k] != shape[k]) return 0;
+    } else if (isnum(numview(t))) {
+      d = depth + 1;
+    } else {
+      return 0;
+    }
+    if (nd >= 0 && d != nd) return 0;
+    nd = d;
+  }
+  return nd;
+}
+
+static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
+                            KtyConst *kargs, int n) {
+  const char *name = kir_builtin_name(id);
+  char tb[32];
+  for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+  if (S->kernel)
+    REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
+           "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
+  Type r = ty(T_BUF);
+  int dtarg, dt;
+  switch (id) {
+  case B_KJIT_ZEROS: case B_KJIT_EMPTY: case B_KJIT_FULL: {
+    int nd = shape_ndim(sp, v->args[1], args[0]);
+    if (nd == 0)
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (in compiled code, a shape is an integer, "
+             "a.shape or a constructor of 1 to %d integers such as {n, m}; got %s)",
+             name + 5, KJIT_MAXDIMS, kty_name(args[0], tb, sizeof tb));
+    if (id == B_KJIT_FULL && (n < 2 || !isnum(numview(args[1]))))
+      REFUSE(S, sp, v, "bad argument #2 to 'full' (number expected, got %s)",
+             n < 2 ? "no value" : luaname(args[1], tb, sizeof tb));
+    dtarg = id == B_KJIT_FULL ? 2 : 1;
+    dt = const_dtype(&kargs[dtarg], n > dtarg, KJIT_F64);
+    r.ndim = (uint8_t)nd;
+    break;
+  }
+  case B_KJIT_ARRAY: {
+    dtarg = 1;
+    if (args[0].kind == T_BUF) {   /* a copy, in dtype (the array's by default) */
+      dt = const_dtype(&kargs[1], n > 1, args[0].dtype);
+      r.ndim = args[0].ndim;
+      break;
+    }
+    int64_t shape[KJIT_MAXDIMS];
+    int nd = args[0].kind == T_SHAPE && args[0].sub == 1 && v->args[1]->op == KIR_NEWTABLE
+           ? array_ctor_shape(sp, v->args[1], shape, 0) : 0;
+    if (nd == 0)
+      REFUSE(S, sp, v, "bad argument #1 to 'array' (in compiled code, a constructor of at most "
+             "%d numbers, nested for more dimensions, such as {1, 2, 3} or {{1, 2}, {3, 4}}, "
+             "or a kjit array; got %s)", KTY_MAXCTOR, kty_name(args[0], tb, sizeof tb));
+    dt = const_dtype(&kargs[1], n > 1, KJIT_F64);
+    r.ndim = (uint8_t)nd;
+    break;
+  }
+  case B_KJIT_ARANGE: {
+    int nnum = 0, allint = 1;
+    while (nnum < 3 && nnum < n && isnum(numview(args[nnum]))) {
+      allint &= args[nnum].kind == T_INT;
+      if (args[nnum].kind == T_NUMBER)
+        REFUSE(S, sp, v, "kjit.arange in compiled code: argument #%d may be an integer or a "
+               "float (its type decides the result's dtype): convert it (math.floor, + 0.0)",
+               nnum + 1);
+      nnum++;
+    }
+    if (nnum == 0)
+      REFUSE(S, sp, v, "bad argument #1 to 'arange' (number expected, got %s)",
+             luaname(args[0], tb, sizeof tb));
+    if (n > nnum + 1) REFUSE(S, sp, v, "bad argument #%d to 'arange' (too many arguments)", nnum + 2);
+    dtarg = nnum;
+    dt = const_dtype(&kargs[nnum], n > nnum, allint ? KJIT_I64 : KJIT_F64);
+    r.ndim = 1;
+    r.sub = (uint8_t)nnum;   /* (cg_alloc.c reads the call's operands again) */
+    r.sub = 0;
+    break;
+  }
+  case B_KJIT_LINSPACE:
+    for (int i = 0; i < 3; i++)
+      if (!isnum(numview(args[i])))
+        REFUSE(S, sp, v, "bad argument #%d to 'linspace' (number expected, got %s)", i + 1,
+               luaname(args[i], tb, sizeof tb));
+    if (args[2].kind != T_INT)
+      REFUSE(S, sp, v, "kjit.linspace in compiled code: the number of points must be an "
+             "integer (it is %s)", kty_name(args[2], tb, sizeof tb));
+    dtarg = 3;
+    dt = const_dtype(&kargs[3], n > 3, KJIT_F64);
+    r.ndim = 1;
+    break;
+  case B_ARR_FILL:
+    if (!isnum(numview(args[1])))
+      REFUSE(S, sp, v, "bad argument #1 to 'fill' (a number expected in compiled code, got %s)",
+             luaname(args[1], tb, sizeof tb));
+    return args[0];
+  case B_ARR_COPY: return args[0];
+  case B_ARR_RESHAPE: {
+    int nd = shape_ndim(sp, v->args[2], args[1]);
+    if (nd == 0)
+      REFUSE(S, sp, v, "bad argument #1 to 'reshape' (in compiled code, a shape is an integer, "
+             "a.shape or a constructor of 1 to %d integers such as {n, m}; got %s)",
+             KJIT_MAXDIMS, kty_name(args[1], tb, sizeof tb));
+    r = args[0];
+    r.ndim = (uint8_t)nd;
+    return r;
+  }
+  case B_ARR_SLICE:
+    for (int i = 1; i < n; i++)
+      if (args[i].kind != T_INT && !(i == 2 && args[i].kind == T_NIL))
+        REFUSE(S, sp, v, "bad argument #%d to 'slice' (an integer expected in compiled code, "
+               "got %s)", i, kty_name(args[i], tb, sizeof tb));
+    return args[0];
+  default:
+    REFUSE(S, sp, v, "a:%s() makes a Lua table: not supported in compiled code", name);
+  }
+  if (dt < 0)
+    REFUSE(S, sp, v, "bad argument #%d to '%s' (in compiled code, the dtype is a constant "
+           "name such as \"f32\")", dtarg + 1, name + 5);
+  r.dtype = (uint8_t)dt;
+  return r;
+}
+
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                       KtyConst *kargs, int n, KtyConst *k) {
   const BuiltinRow *row = builtin_row(id);
@@ -1020,14 +1537,20 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
   const char *name = row->name;
+  if (B_IS_ARRAY(id)) {
+    if (n < row->minargs)
+      REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
+             (row->rule == KTY_R_METHOD), row->rule == KTY_R_METHOD ? name : name + 5,
+             row->rule == KTY_R_METHOD ? "value" : "number");
+    if (row->maxargs >= 0 && n > row->maxargs && row->rule == KTY_R_METHOD)
+      n = row->maxargs;   /* extra arguments are ignored, as the C functions do */
+    return t_array_builtin(S, sp, v, id, args, kargs, n);
+  }
   if (B_IS_CUDA(id) && !S->kernel)
     REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);
   if (row->rule == KTY_R_DIM3)
     REFUSE(S, sp, v, "%s is not a function (read its fields .x, .y, .z)", name);
-  if (row->rule == KTY_R_PRINT) {   /* numba-cuda's print: kernels only */
-    if (!S->kernel)
-      REFUSE(S, sp, v, "global 'print' is a C function: compiled code calls it only in kernels "
-             "(cuda.jit), as numba-cuda's print");
+  if (id == B_PRINT && S->kernel) {   /* numba-cuda's print (elsewhere: t_lib) */
     for (int i = 0; i < n; i++) {
       if (args[i].kind == T_UNKNOWN) return args[i];
       int ok = args[i].kind == T_INT || args[i].kind == T_F32 || args[i].kind == T_F64 ||
@@ -1119,16 +1642,24 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
            row->rule == KTY_R_ERROR ? "message" :
            row->rule == KTY_R_ASSERT || row->rule == KTY_R_TYPE ? "value" : "number");
   if (row->rule == KTY_R_ERROR) {
-    if (kargs[0].kind != T_STR)
-      REFUSE(S, sp, v, "error() in compiled code takes a constant string message");
+    if (kargs[0].kind != T_STR) {   /* a value built or known at run time: runtime_lib.c */
+      if (args[0].kind == T_UNKNOWN) return args[0];
+      lib_value_ok(S, sp, v, args[0], 1, "error");
+      if (S->kernel)
+        REFUSE(S, sp, v, "error() in a kernel takes a constant string message");
+    }
     if (n >= 2 && kargs[1].kind != T_INT)
       REFUSE(S, sp, v, "error() level must be an integer constant");
     return ty(T_NIL);
   }
   if (row->rule == KTY_R_ASSERT) {
     if (args[0].kind == T_UNKNOWN) return args[0];
-    if (n >= 2 && kargs[1].kind != T_STR)
-      REFUSE(S, sp, v, "assert() in compiled code takes a constant string message");
+    if (n >= 2 && kargs[1].kind != T_STR) {
+      if (args[1].kind == T_UNKNOWN) return args[1];
+      lib_value_ok(S, sp, v, args[1], 2, "assert");
+      if (S->kernel)
+        REFUSE(S, sp, v, "assert() in a kernel takes a constant string message");
+    }
     if (args[0].kind == T_STR || args[0].kind == T_TABLE)
       REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
              kty_name(args[0], tb, sizeof tb));
@@ -1136,6 +1667,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     r.weak = 0;
     return r;
   }
+  if (row->rule == KTY_R_LIB || row->rule == KTY_R_STRING || row->rule == KTY_R_LUATYPE ||
+      row->rule == KTY_R_TONUMBER)
+    return t_lib(S, sp, v, id, args, kargs, n, k);
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
     /* lmathlib.c compares nothing: the argument itself, whatever it is */
@@ -1248,6 +1782,25 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   }
 }
 
+/* Is the call v written `obj:m(...)` (its function from OP_SELF)? Its
+** first argument is then the object, which the source does not show as
+** one: messages count the arguments as written. */
+static int is_method_call(const KirFunc *f, const KirInsn *v) {
+  const KirInsn *fn = v->args[0];
+  const KbcProto *p = f->proto;
+  return fn->op == KIR_GETFIELD && fn->pc >= 0 && fn->pc < p->ncode &&
+         KBC_OP(p->code[fn->pc]) == KBC_SELF && v->nargs >= 2 && v->args[1] == fn->args[0];
+}
+
+/* The name the source gives the object of a method call, or "?". */
+static const char *self_name(const KirFunc *f, const KirInsn *o) {
+  if (o->name) return o->name;
+  if (o->op == KIR_GETUPVAL && o->aux < f->proto->nup && f->proto->up[o->aux].name)
+    return f->proto->up[o->aux].name;
+  if (o->op == KIR_GETFIELD) return o->k.str.s;
+  return "?";
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -1271,12 +1824,19 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
+  int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
+         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
+             "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
+             self_name(sp->ir, fn->args[0]), fn->k.str.s);
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
-             kty_name(args[i], tb, sizeof tb), i + 1);
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
+             kty_name(args[i], tb, sizeof tb), self ? i : i + 1,
+             self ? " of the method call, after its self" : "");
     args[i].weak = 0;
   }
   push_value(S, ft.ref);
@@ -1303,11 +1863,51 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
+  if (o.dtype == KJIT_RECORD && o.ndim == 0) {
+    if (kt.kind == T_UNKNOWN) return ty(T_NIL);
+    RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
+          luaname(kt, tb, sizeof tb));
+  }
+  if (o.ndim > 1 && o.dtype == KJIT_RECORD)
+    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array of records in compiled code: "
+           "index all %d dimensions", o.ndim, o.ndim);
+  if (o.ndim > 1 && val.kind == T_BUF) {   /* m[i] = row: copies the elements */
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+      REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+    if (val.ndim != o.ndim - 1)   /* buffer.c's message, when it runs */
+      RAISE(S, sp, v, -1, "cannot assign a %d-D kjit.array to a row of a %d-D kjit.array "
+            "(rows are %d-D)", val.ndim, o.ndim, o.ndim - 1);
+    if (val.dtype != o.dtype)
+      REFUSE(S, sp, v, "row assignment from a %s array to a %s array is not supported in "
+             "compiled code (convert it first: kjit.array(row, \"%s\"))",
+             kjit_dtype_name((kjit_dtype)val.dtype), kjit_dtype_name((kjit_dtype)o.dtype),
+             kjit_dtype_name((kjit_dtype)o.dtype));
+    return ty(T_NIL);
+  }
+  if (o.ndim > 1 && (isnum(numview(val)) || raises_on(val)))   /* buffer.c's words */
+    RAISE(S, sp, v, -1, "cannot assign a %s to a row of a %d-D kjit.array: index all %d "
+          "dimensions (a[i][j] = v), or assign a kjit.array of the row's shape",
+          objtypename(val), o.ndim, o.ndim);
   if (o.ndim > 1)
-    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions",
-           o.ndim, o.ndim);
+    REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions "
+           "(or assign a kjit array of the row's shape)", o.ndim, o.ndim);
+  if (o.dtype == KJIT_RECORD) {   /* p[i] = r: a copy of a record of the same layout */
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+      REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+    if (val.kind == T_UNKNOWN || (val.kind == T_BUF && val.dtype == KJIT_RECORD &&
+                                  val.ndim == 0 && val.ref == o.ref))
+      return ty(T_NIL);
+    REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
+           "(p[i] = q[j]), not a %s value", luaname(val, tb, sizeof tb));
+  }
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
+  /* a bool array takes booleans; any other value with a run-time form
+  ** raises KB_BOOL_EXPECTED when the store runs, after the index checks
+  ** (cg_array.c), as the interpreter's __newindex does */
+  if (o.dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
+                               isnum(numview(val))))
+    return ty(T_NIL);
   if (val.kind != T_UNKNOWN && !isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
   return ty(T_NIL);
@@ -1349,8 +1949,6 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
   case KIR_NEWTABLE: case KIR_SETLIST:
     return "table constructors are not supported in compiled code";
   case KIR_CLOSURE: return "closures (function literals) are not supported in compiled code";
-  case KIR_CONCAT:
-    return "concatenation ('..') is not supported in compiled code (strings are not supported)";
   case KIR_TBC: return "to-be-closed variables are not supported in compiled code";
   case KIR_SETUPVAL: {
     const char *name = v->aux < f->proto->nup ? f->proto->up[v->aux].name : NULL;
@@ -1371,6 +1969,14 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
 /* The type (and constant, in *k) of value v from its operands. */
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
+  if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) return t_ctor(S, sp, v);
+  if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]))
+    return t_ctor(S, sp, v);
+  if (v->op == KIR_SETFIELD && !is_env(sp->ir, v->args[0])) {   /* r.x = v on a record */
+    Type o = sp->types[v->args[0]->id];
+    if (o.kind == T_UNKNOWN) return ty(T_NIL);
+    if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
+  }
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -1387,6 +1993,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_INDEX: return t_index(S, sp, v, k);
   case KIR_EQ: case KIR_LT: case KIR_LE: return t_compare(S, sp, v, k);
   case KIR_CALL: return t_call(S, sp, v, k);
+  case KIR_CONCAT: return t_concat(S, sp, v, k);
   case KIR_RESULT: return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
@@ -1405,7 +2012,7 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   for (int i = 0; i < n; i++) {
     Type t = vals[i];
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
-        t.kind == T_FUNC || t.kind == T_BUF) {
+        t.kind == T_FUNC) {
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
       return -1;
     }

@@ -174,4 +174,9 @@ const char *kty_name(Type t, char *buf, size_t n);
 ** phi with a narrowed there; the code generator converts it so. */
 int kty_edge_truth(const KirInsn *a, const KirBlock *to, int i);
 
+/* The items of a table constructor typed as a shape (T_SHAPE, sub 1: the
+** newtable of `kjit.zeros({n, m})` or `kjit.array({1, 2})`), in order,
+** nested constructors not expanded: their count (max + 1 when more), or -1. */
+int kty_ctor_items(const KirInsn *v, const KirInsn **out, int max);
+
 #endif

@@ -308,7 +308,7 @@ static void run_thread(SimThread *t, lua_State *L) {
   memset(&e, 0, sizeof e);
   e.stack_limit = krt_stack_limit();
   krt_poll_begin(L, &e);   /* inside the job, polls read the thread's context */
-  int64_t rets[2 * KJIT_MAXRETS];
+  int64_t rets[KJIT_RETSLOTS];
   if (l->entry(l->args, rets, &e) != 0) {
     int stop = e.kind == KE_INTERRUPT || e.kind == KE_LUAERR;
     pthread_mutex_lock(&l->mu);

@@ -51,6 +51,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "runtime/parallel.h"
+#include "runtime/alloc.h"
 #include "ir/ir_builtins.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
@@ -77,6 +78,7 @@ typedef struct Job {
   KStop stop;                  /* .flag: a chunk failed (or a stop was
                                   asked): take no more, polls fail */
   KErr *errs;                  /* by chunk */
+  KAllocList *alloc;           /* the caller's allocation list (alloc.h) */
 } Job;
 
 static struct {
@@ -143,6 +145,7 @@ int kp_set_num_threads(int n) {
 ** thread when the caller runs them, NULL on a worker. */
 static void run_chunks(Job *j, lua_State *L) {
   KPollCtx saved = krt_poll_job(L, &j->stop);
+  KAllocList *saved_alloc = kal_enter(j->alloc);   /* prange bodies allocate there */
   for (;;) {
     if (atomic_load_explicit(&j->stop.flag, memory_order_relaxed)) break;
     int64_t c = atomic_fetch_add(&j->next, 1);
@@ -155,6 +158,7 @@ static void run_chunks(Job *j, lua_State *L) {
     if (j->worker(j->env, (int64_t)(uint64_t)lo, (int64_t)(uint64_t)hi, c, e) != 0)
       atomic_store(&j->stop.flag, 1);
   }
+  kal_leave(saved_alloc);
   krt_poll_job_end(saved);
 }
 
@@ -279,6 +283,7 @@ int32_t kjit_rt_parallel_for(KPrangeWorker worker, void **env, int64_t count,
   KErr errs[KJIT_PRANGE_MAXCHUNKS];
   memset(errs, 0, sizeof errs[0] * (size_t)j.nchunks);
   j.errs = errs;
+  j.alloc = kal_current();
 
   int shared = 0;
   if (j.nchunks > 1 && !atomic_load(&pool.forked) && pthread_mutex_trylock(&pool.busy) == 0) {

@@ -62,6 +62,7 @@ void krt_push_error(lua_State *L, const KErr *e) {
   switch (e->kind) {
   case KE_BOUNDS: case KE_BOUNDSF: case KE_INDEXINT: case KE_USER: case KE_ASSERT:
   case KE_FMOD0: case KE_ARGNOINT: case KE_STORENOINT:
+  case KE_ALLOC: case KE_SLICE: case KE_RESHAPE: case KE_ROWSHAPE:
     if (e->line <= 0) where[0] = '\0';
     break;
   default: break;
@@ -135,6 +136,41 @@ void krt_push_error(lua_State *L, const KErr *e) {
   case KE_STOPPED:
     lua_pushliteral(L, "kjit: compiled code stopped for another thread's failure "
                     "(a kjit bug if it shows)");
+    break;
+  case KE_ALLOC:   /* buffer.c's words (runtime/alloc.c) */
+    switch ((int)e->b) {
+    case KA_NEGDIM:
+      lua_pushfstring(L, "%sbad argument #%d to '%s' (negative dimension %I in shape)", where,
+                      (int)e->c, e->msg ? e->msg : "?", (lua_Integer)e->a);
+      break;
+    case KA_TOOLARGE: lua_pushfstring(L, "%sarray too large (over 2^48 bytes)", where); break;
+    case KA_NEGPOINTS:
+      lua_pushfstring(L, "%sbad argument #3 to 'linspace' (number of points must not be "
+                      "negative)", where);
+      break;
+    case KA_STEP0:
+      lua_pushfstring(L, "%sbad argument #3 to 'arange' (step must not be zero)", where);
+      break;
+    case KA_NOTFINITE: lua_pushfstring(L, "%sarange: arguments must be finite", where); break;
+    default:
+      lua_pushfstring(L, "%snot enough memory (a kjit array of %I bytes)", where, (lua_Integer)e->a);
+      break;
+    }
+    break;
+  case KE_SLICE: {
+    lua_Integer first = e->a, last = e->b;
+    int back = last != LUA_MAXINTEGER && first > last + 1;
+    lua_pushfstring(L, "%sslice %I..%I out of bounds [1, %I]%s", where, first, last,
+                    (lua_Integer)e->c, back ? " (first > last + 1)" : "");
+    break;
+  }
+  case KE_RESHAPE:
+    lua_pushfstring(L, "%scannot reshape a kjit.array of size %I into a shape of size %I", where,
+                    (lua_Integer)e->a, (lua_Integer)e->b);
+    break;
+  case KE_ROWSHAPE:
+    lua_pushfstring(L, "%scannot assign a kjit.array of extent %I to a row of extent %I "
+                    "(dimension %d)", where, (lua_Integer)e->a, (lua_Integer)e->b, (int)e->c);
     break;
   default: lua_pushfstring(L, "%sunknown run-time error %d", where, (int)e->kind); break;
   }

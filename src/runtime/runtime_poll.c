@@ -60,6 +60,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "runtime/runtime_poll.h"
+#include "runtime/alloc.h"
 
 #define KRT_SLOTS 64
 
@@ -177,8 +178,10 @@ static int32_t call_hook(lua_State *L, KErr *err) {
   if (!lua_checkstack(L, 4)) return 0;   /* no room: the next poll tries again */
   int top = lua_gettop(L);
   tls_in_hook = 1;
+  KAllocList *al = kal_current();   /* a jit call in the hook that failed may not put it back */
   lua_pushcfunction(L, hook_p);   /* a light C function: allocates nothing */
   int st = lua_pcall(L, 0, 0, 0);
+  kal_leave(al);
   tls_in_hook = 0;
   if (st == LUA_OK) return 0;     /* the hook returned: compiled code goes on */
   lua_pushcfunction(L, keep_p);

@@ -439,7 +439,7 @@ static void test_compile_errors(void) {
   CHECK(run_file(L, "capi_bad.lua",
                  "local M = {}\n"
                  "function M.tab(x)\n"
-                 "  local t = {}\n"                   /* 3: tables are not compiled */
+                 "  local co = coroutine.running()\n" /* 3: coroutines are not compiled */
                  "  return x\n"
                  "end\n"
                  "function M.id(x) return x end\n"
@@ -783,6 +783,75 @@ static void test_fibers(void) {
   lua_close(L);
 }
 
+/* The bool dtype: one byte per element, Lua booleans in scripts; host
+** bytes that are nonzero read as true; compiled code takes bool arrays
+** (signature bool[:]) and refuses a u8 array for one. */
+static const char *script_bool =
+  "local M = {}\n"
+  "function M.flip(a, out)\n"                               /* 2 */
+  "  local c = 0\n"
+  "  for i = 1, #a do\n"
+  "    if a[i] then c = c + 1 end\n"
+  "    out[i] = not a[i]\n"
+  "  end\n"
+  "  return c, a[1]\n"
+  "end\n"
+  "function M.bad(a) a[1] = 1 end\n"                        /* 10 */
+  "return M\n";
+
+static void test_bool(void) {
+  CHECK(kjit_dtype_size(KJIT_BOOL) == 1 && strcmp(kjit_dtype_name(KJIT_BOOL), "bool") == 0,
+        "bool dtype: size 1, named bool");
+  lua_State *L = newstate();
+  uint8_t flags[4] = { 1, 0, 2, 0 };
+  int64_t n4[1] = { 4 };
+  CHECK(kjit_pusharray(L, flags, KJIT_BOOL, 1, n4, NULL, NULL, NULL) == KJIT_OK, "push bool");
+  lua_setglobal(L, "a");
+  CHECK(lua_true(L, "return a.dtype == 'bool' and a[1] == true and a[2] == false "
+                    "and a[3] == true and math.type(a[1]) == nil"), "read as booleans");
+  CHECK(lua_true(L, "a[2] = true; a[3] = false; return true"), "stores");
+  CHECK(flags[1] == 1 && flags[2] == 0, "stored as 1 and 0 (%d %d)", flags[1], flags[2]);
+  CHECK(lua_true(L, "local ok, e = pcall(function() a[1] = 1 end) "
+                    "return not ok and e:find('boolean expected, got number', 1, true) ~= nil"),
+        "a number is refused");
+  kjit_array arr;
+  CHECK(lua_true(L, "z = require('kjit').zeros({2, 2}, 'bool'); z[2][1] = true; return true"), "zeros");
+  lua_getglobal(L, "z");
+  CHECK(kjit_toarray(L, -1, &arr) == KJIT_OK && arr.dtype == KJIT_BOOL && arr.ndim == 2 &&
+        ((uint8_t *)arr.data)[2] == 1 && ((uint8_t *)arr.data)[0] == 0, "toarray reports bool");
+  lua_pop(L, 1);
+
+  CHECK(run_file(L, "capi_bool.lua", script_bool) == LUA_OK, "script");
+  int M = lua_gettop(L);
+  kjit_fn *flip, *bad;
+  lua_getfield(L, M, "flip");
+  CHECK(kjit_compile(L, -1, "(bool[:], bool[:])", &flip) == KJIT_OK, "compile flip");
+  int flipobj = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 1);
+  uint8_t in[5] = { 1, 0, 0, 3, 1 }, out[5] = { 7, 7, 7, 7, 7 };
+  kjit_array ain = { in, KJIT_BOOL, 1, { 5, 1, 1, 1 } }, aout = { out, KJIT_BOOL, 1, { 5, 1, 1, 1 } };
+  kjit_value args[2] = { kjit_arr(&ain), kjit_arr(&aout) }, r[2];
+  CHECK(kjit_call(L, flip, args, 2, r, 2) == KJIT_OK && r[0].type == KJIT_TINT && r[0].v.i == 3 &&
+        r[1].type == KJIT_TBOOL && r[1].v.b == 1, "flip: 3 trues, a[1] true");
+  CHECK(out[0] == 0 && out[1] == 1 && out[2] == 1 && out[3] == 0 && out[4] == 0,
+        "flip wrote 0/1 (%d %d %d %d %d)", out[0], out[1], out[2], out[3], out[4]);
+  /* a u8 array is not a bool array */
+  kjit_array au8 = { in, KJIT_U8, 1, { 5, 1, 1, 1 } };
+  kjit_value uargs[2] = { kjit_arr(&au8), kjit_arr(&aout) };
+  CHECK(kjit_call(L, flip, uargs, 2, r, 2) == KJIT_ERRARG && msg_has(L, "bool"), "u8 refused");
+  /* the store error of compiled code, with the script's line */
+  lua_getfield(L, M, "bad");
+  CHECK(kjit_compile(L, -1, "void(bool[:])", &bad) == KJIT_OK, "compile bad");
+  int badobj = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 1);
+  kjit_value bargs[1] = { kjit_arr(&ain) };
+  CHECK(kjit_call(L, bad, bargs, 1, NULL, 0) == KJIT_ERRRUN &&
+        msg_has(L, "capi_bool.lua:10: boolean expected, got number"), "store error");
+  luaL_unref(L, LUA_REGISTRYINDEX, flipobj);
+  luaL_unref(L, LUA_REGISTRYINDEX, badobj);
+  lua_close(L);
+}
+
 int main(int argc, char **argv) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/kjit-capi-XXXXXX");
   if (mkdtemp(tmpdir) == NULL) { perror("mkdtemp"); return 1; }
@@ -797,6 +866,7 @@ int main(int argc, char **argv) {
   test_resurrected();
   test_error_objects();
   test_fibers();
+  test_bool();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) printf("could not remove %s\n", tmpdir);

@@ -229,7 +229,9 @@ local function is_array(v)
     local ok, z = pcall(real.zeros, 1)
     if ok then array_mt = getmetatable(z) end
   end
-  return mt == array_mt
+  -- a record view (p[i] of an array of records) is one record, not an
+  -- array: it has fields only (its .ndim is a field error)
+  return mt == array_mt and pcall(function() return v.ndim end)
 end
 D.is_array = is_array
 
@@ -312,12 +314,29 @@ end
 -- Flat list of elements of an array: { {path, value}, ... } in row-major order.
 local function elements(a)
   local list = {}
+  -- a record (kjit.struct layout P): its fields, array fields and nested
+  -- records included, in declaration order
+  local function walk_record(r, P, path)
+    for _, f in ipairs(P.fields) do
+      local p, v = path .. "." .. f.name, r[f.name]
+      local nested = type(f.dtype) == "userdata"
+      if f.count > 0 then
+        for j = 1, f.count do
+          if nested then walk_record(v[j], f.dtype, p .. "[" .. j .. "]")
+          else list[#list + 1] = { p .. "[" .. j .. "]", v[j] } end
+        end
+      elseif nested then walk_record(v, f.dtype, p)
+      else list[#list + 1] = { p, v } end
+    end
+  end
   local function walk(x, path)
     local n = #x
+    local rec = type(x.dtype) == "userdata" and x.ndim == 1 and x.dtype   -- records
     for i = 1, n do
       local p = path .. "[" .. i .. "]"
       local v = x[i]
-      if is_array(v) then walk(v, p) else list[#list + 1] = { p, v } end
+      if rec then walk_record(v, rec, p)
+      elseif is_array(v) then walk(v, p) else list[#list + 1] = { p, v } end
     end
   end
   walk(a, "")
@@ -430,7 +449,14 @@ local function core_make(tol, phrase, loose, opts, fn, make)
     for k = 2, ir.n do
       local a, b = ir[k], cr[k]
       if is_array(a) and is_array(b) then
-        -- not expected (functions return numbers and booleans), but compare contents
+        -- returned arrays: dtype, shape, then the elements
+        if a.dtype ~= b.dtype then
+          fail(string.format("result #%d: interpreted dtype %s, compiled %s", k - 1, a.dtype, b.dtype))
+        end
+        local sa, sb = table.concat(a.shape, "x"), table.concat(b.shape, "x")
+        if sa ~= sb then
+          fail(string.format("result #%d: interpreted shape %s, compiled %s", k - 1, sa, sb))
+        end
         local ea, eb = elements(a), elements(b)
         for e = 1, #ea do
           if not cmp(ea[e][2], eb[e] and eb[e][2], tol) then
@@ -440,6 +466,22 @@ local function core_make(tol, phrase, loose, opts, fn, make)
       elseif not cmp(a, b, tol) then
         fail(string.format("result #%d: interpreted %s, compiled %s", k - 1, fmt(a), fmt(b)))
       end
+    end
+  end
+
+  -- identity: a result that is an argument, or an earlier result, in one
+  -- run is the same one in the other (f(a) == a, as interpreted)
+  if ir[1] then
+    local function ident(r, args, k)
+      local v = r[k]
+      if not is_array(v) then return "" end
+      for j = 1, args.n do if rawequal(v, args[j]) then return "argument #" .. j end end
+      for j = 2, k - 1 do if rawequal(v, r[j]) then return "result #" .. (j - 1) end end
+      return "a new array"
+    end
+    for k = 2, ir.n do
+      local x, y = ident(ir, ia, k), ident(cr, ca, k)
+      if x ~= y then fail(string.format("result #%d: interpreted %s, compiled %s", k - 1, x, y)) end
     end
   end
 

@@ -2,7 +2,8 @@ local kjit = require "kjit"
 
 -- test_buffer.lua: typed buffers (kjit.array), DESIGN.md section 2.
 
-local ALL = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
+local NUMERIC = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
+local ALL = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "bool" }   -- (bool: test_bool.lua)
 local INTS = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64" }
 
 local function f32(x) return (string.unpack("f", string.pack("f", x))) end
@@ -31,7 +32,7 @@ test("kjit.dtypes lists every dtype in order", function()
 end)
 
 test("every dtype constructs and reports its dtype", function()
-  for _, t in ipairs(ALL) do
+  for _, t in ipairs(NUMERIC) do
     local a = kjit.zeros(3, t)
     eq(a.dtype, t, "dtype")
     eq(a[1], t:sub(1, 1) == "f" and 0.0 or 0, t .. " zero")
@@ -235,7 +236,7 @@ test("bad shapes", function()
 end)
 
 test("unknown dtype names the valid ones", function()
-  raises("unknown dtype 'f16' (expected one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64)",
+  raises("unknown dtype 'f16' (expected one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, bool)",
          kjit.zeros, 3, "f16")
   raises("unknown dtype 'F32'", kjit.empty, 3, "F32")
   raises("dtype string expected, got number", kjit.zeros, 3, 32)
@@ -355,11 +356,22 @@ test("2-D: a[i][j], bounds in each dimension", function()
   raises("index 5 out of bounds [1, 4]", function() a[2][5] = 1 end)
 end)
 
-test("2-D: assigning a whole row is an error", function()
+test("2-D: assigning a number to a whole row is an error", function()
   local a = kjit.zeros({3, 4})
   raises("index all 2 dimensions", function() a[1] = 5 end)
   raises("index all 3 dimensions", function() kjit.zeros({2, 2, 2})[1] = 5 end)
   raises("index all 2 dimensions", function() kjit.zeros({2, 2, 2})[1][1] = 5 end)
+end)
+
+test("n-D: m[i] = row copies a kjit array of the row's shape", function()
+  local m = kjit.zeros({2, 3})
+  m[2] = kjit.arange(3.0)
+  eq(m[2][3], 2.0, "copied"); eq(m[1][3], 0.0, "row 1 untouched")
+  m[1] = kjit.arange(3)   -- converted to the dtype
+  eq(m[1][2], 1.0, "converted")
+  raises("extent 4 to a row of extent 3", function() m[1] = kjit.zeros(4) end)
+  raises("cannot assign a 2-D kjit.array to a row", function() m[1] = kjit.zeros({1, 3}) end)
+  raises("index 3 out of bounds", function() m[3] = kjit.zeros(3) end)
 end)
 
 test("n-D: a[i] is an (n-1)-D view", function()
@@ -673,7 +685,7 @@ end)
 ----------------------------------------------------------------------
 
 test("ipairs-free iteration with # works on every dtype", function()
-  for _, t in ipairs(ALL) do
+  for _, t in ipairs(NUMERIC) do
     local a = kjit.arange(1, 6, t)
     local sum = 0
     for i = 1, #a do sum = sum + a[i] end

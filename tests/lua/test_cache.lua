@@ -240,6 +240,21 @@ emit(kjit.jit(f, {cache = true, fastmath = true})(a64, 2.5))
   eq(r2, r1); stats_eq(s2, { hits = 6, misses = 0, stores = 0 })
 end)
 
+test("a bool array and a u8 array are different keys", function()
+  local d = fresh_dir()
+  local path = script(d, "bool.lua", [[
+local function f(a) return a[1], a[2] end
+emit(kjit.jit(f, {cache = true})(kjit.array({1, 0}, "u8")))
+emit(kjit.jit(f, {cache = true})(kjit.array({true, false}, "bool")))
+]])
+  local r1, s1 = child(path, d)
+  eq(r1, "1:integer 0:integer true:boolean false:boolean")
+  stats_eq(s1, { hits = 0, misses = 2, stores = 2 })
+  eq(#cache_files(d), 2, "two keys")
+  local r2, s2 = child(path, d)
+  eq(r2, r1); stats_eq(s2, { hits = 2, misses = 0, stores = 0 })
+end)
+
 test("upvalue, global and table values folded in are part of the key", function()
   local d = fresh_dir()
   local path = script(d, "upv.lua", [[

@@ -1,0 +1,296 @@
+/*
+** runtime_lib.c: compiled code calling the Lua library (kjit_rt_lib; the
+** recipe format is in runtime_lib.h). Issue 29 items 3 and 5 for native
+** values; the lead's value model, point 3.
+**
+** Design (decisions written down here):
+**  - The real functions, looked up when the call runs. A library call is
+**    made by a small Lua function, its "trampoline", that reads the
+**    function from the current globals and calls it as the source spelled
+**    it: `return function(...) return (math.random(...)) end`, or with a
+**    local of the source's name for an alias (`local rnd = math.random`).
+**    So output interleaves exactly with interpreted code (print and
+**    io.write write through Lua's own stdout buffering), math.random draws
+**    from the interpreter's own generator (a seeded sequence is the same
+**    however compiled and interpreted draws interleave), a user's
+**    redefinition of print is called as Lua would call it, and an error a
+**    library function raises reads as interpreted: luaL_argerror names
+**    the function as the calling instruction spells it ('random', 'rnd')
+**    and luaL_where gives the caller's position, which is the user's
+**    file:line because the trampoline is loaded under the user's chunk
+**    name with its code on the user's line (line - 1 newlines first).
+**    Trampolines are made once per call site and kept in a registry table
+**    keyed by the site's constant string (checked on every hit: the
+**    address of a freed compiled function's string can be reused).
+**    A difference left: an alias kept in an upvalue (`local rnd =
+**    math.random` outside the function) calls the global math.random of
+**    the moment, where the interpreter calls the value frozen in the
+**    upvalue; they differ only if the program replaces math.random.
+**  - No Lua error unwinds through compiled frames: the whole recipe runs
+**    under lua_pcall, and an error comes back as KE_LUAERR (the value,
+**    kept in the registry, raised by the dispatcher as is), as the poll's
+**    hooks do (runtime_poll.c). Compiled code fail-returns as for any
+**    run-time error. This holds for a Lua built as C++ too.
+**  - error(msg, level) with a string built here: a KE_USER record whose
+**    message is copied into a per-thread buffer, so the level machinery of
+**    compiled calls (cg_func.c: error("...", 2) positions at the caller)
+**    applies unchanged; the buffer is read by krt_push_error before any
+**    other compiled code of the thread can run. Any other error value
+**    (numbers, nil, booleans; level 0) is KE_LUAERR: raised as is.
+**  - Never on a thread without the Lua state: the typer refuses these
+**    calls in kernels and kjit.prange bodies; err->L NULL fails cleanly.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "runtime/runtime_lib.h"
+#include "runtime/runtime_poll.h"
+
+static const char tramp_key = 'k';   /* registry: site string -> trampoline */
+
+typedef struct Ctx {
+  const int64_t *prog;
+  int64_t *out;
+  int raise;            /* 1: error() or assert() fired; the value is on top */
+  int level;
+  const char *chunk;
+  int line;
+} Ctx;
+
+/* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
+** name empty where the source spells the path itself (print, math.random). */
+static void push_trampoline(lua_State *L, const char *site, int nres) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &tramp_key);
+  }
+  if (lua_rawgetp(L, -1, site) == LUA_TTABLE) {   /* {fn, site text} */
+    lua_rawgeti(L, -1, 2);
+    int same = strcmp(lua_tostring(L, -1), site) == 0;
+    lua_pop(L, 1);
+    if (same) {
+      lua_rawgeti(L, -1, 1);
+      lua_replace(L, -3);
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  lua_pop(L, 1);
+  const char *p1 = strchr(site, '\n'), *p2 = p1 ? strchr(p1 + 1, '\n') : NULL;
+  const char *p3 = p2 ? strchr(p2 + 1, '\n') : NULL;
+  if (p3 == NULL) luaL_error(L, "kjit: malformed library call site");
+  int line = atoi(p1 + 1);
+  const char *path = p2 + 1, *name = p3 + 1;
+  int plen = (int)(p3 - path);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i < line && i < 1000000; i++) luaL_addchar(&b, '\n');
+  int alias = name[0] != '\0';   /* spelled through a local of that name */
+  luaL_addstring(&b, "return function(...) ");
+  if (alias) {   /* local NAME = path */
+    luaL_addstring(&b, "local ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, " = ");
+    luaL_addlstring(&b, path, (size_t)plen);
+    luaL_addstring(&b, " ");
+  }
+  if (nres) luaL_addstring(&b, "return (");
+  if (alias) luaL_addstring(&b, name);
+  else luaL_addlstring(&b, path, (size_t)plen);
+  luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+  luaL_pushresult(&b);
+  size_t len;
+  const char *src = lua_tolstring(L, -1, &len);
+  lua_pushliteral(L, "=");
+  lua_pushlstring(L, site, (size_t)(p1 - site));
+  lua_concat(L, 2);
+  if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK) lua_error(L);
+  lua_call(L, 0, 1);                   /* the trampoline */
+  lua_replace(L, -3);                  /* over the source */
+  lua_pop(L, 1);                       /* the chunk name */
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, 1);
+  lua_pushstring(L, site);
+  lua_rawseti(L, -2, 2);
+  lua_rawsetp(L, -3, site);            /* cache[site] = {fn, site} */
+  lua_remove(L, -2);                   /* the cache */
+}
+
+static int run_p(lua_State *L) {
+  Ctx *c = lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  const int64_t *p = c->prog;
+  for (;;) {
+    int64_t w = *p++;
+    int op = (int)(w & 0xff);
+    switch (op) {
+    case KRL_END: return 0;
+    case KRL_NIL: lua_pushnil(L); break;
+    case KRL_FALSE: lua_pushboolean(L, 0); break;
+    case KRL_TRUE: lua_pushboolean(L, 1); break;
+    case KRL_INT: lua_pushinteger(L, (lua_Integer)*p++); break;
+    case KRL_FLT: {
+      double d;
+      memcpy(&d, p++, sizeof d);
+      lua_pushnumber(L, d);
+      break;
+    }
+    case KRL_STR: {
+      const char *s = (const char *)(intptr_t)p[0];
+      lua_pushlstring(L, s, (size_t)p[1]);
+      p += 2;
+      break;
+    }
+    case KRL_CONCAT: lua_concat(L, (int)(w >> 8)); break;
+    case KRL_CALL: {
+      int nargs = (int)((w >> 8) & 0xff), nres = (int)((w >> 16) & 0xff);
+      const char *site = (const char *)(intptr_t)*p++;
+      luaL_checkstack(L, 4, NULL);
+      push_trampoline(L, site, nres);
+      lua_insert(L, -nargs - 1);
+      lua_call(L, nargs, nres);
+      break;
+    }
+    case KRL_ASSERT:   /* [cond, msg] */
+      c->chunk = (const char *)(intptr_t)p[0];
+      c->line = (int)p[1];
+      p += 2;
+      if (lua_toboolean(L, -2)) { lua_pop(L, 2); break; }
+      c->raise = 1;
+      c->level = 1;
+      return 1;   /* the message */
+    case KRL_ERROR:
+      c->chunk = (const char *)(intptr_t)p[0];
+      c->line = (int)p[1];
+      c->raise = 1;
+      c->level = (int)(w >> 8);
+      return 1;   /* the value */
+    case KRL_RESULT: {
+      int kind = (int)(w >> 8), isnum = lua_type(L, -1) == LUA_TNUMBER;
+      if (kind == KRL_K_INT && isnum && lua_isinteger(L, -1)) {
+        c->out[0] = (int64_t)lua_tointeger(L, -1);
+      } else if (kind == KRL_K_FLT && isnum && !lua_isinteger(L, -1)) {
+        double d = lua_tonumber(L, -1);
+        memcpy(&c->out[0], &d, sizeof d);
+      } else {
+        const char *site = (const char *)(intptr_t)*p;
+        const char *path = site;
+        for (int i = 0; i < 2 && path; i++) path = strchr(path, '\n') ? strchr(path, '\n') + 1 : NULL;
+        const char *end = path ? strchr(path, '\n') : NULL;
+        lua_pushlstring(L, end ? path : "?", end ? (size_t)(end - path) : 1);
+        return luaL_error(L, "kjit: %s returned %s where compiled code expected %s (the "
+                          "function was replaced after the code compiled?)", lua_tostring(L, -1),
+                          isnum ? (lua_isinteger(L, -1) ? "an integer" : "a float")
+                                : luaL_typename(L, -1),
+                          kind == KRL_K_INT ? "an integer" : "a float");
+      }
+      p++;
+      lua_pop(L, 1);
+      break;
+    }
+    default: return luaL_error(L, "kjit: bad library call recipe (op %d)", op);
+    }
+  }
+}
+
+/* Keeps the error value (argument 1): a registry reference. */
+static int keep_p(lua_State *L) {
+  lua_settop(L, 1);
+  lua_pushinteger(L, luaL_ref(L, LUA_REGISTRYINDEX));
+  return 1;
+}
+
+static void set_err(KErr *err, int kind) {
+  err->kind = kind;
+  err->line = 0;
+  err->msg = NULL;
+  err->chunk = NULL;
+  err->a = err->b = err->c = 0;
+}
+
+/* The value on top, raised as is (KE_LUAERR); popped. */
+static void keep_value(lua_State *L, KErr *err) {
+  lua_pushcfunction(L, keep_p);
+  lua_insert(L, -2);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+    set_err(err, KE_LUAERR);
+    err->a = lua_tointeger(L, -1);
+  } else {
+    set_err(err, KE_USER_NOPOS);
+    err->msg = "not enough memory";
+  }
+  lua_pop(L, 1);
+}
+
+/* Messages of error() built here, until krt_push_error reads them. */
+static _Thread_local char *msgbuf;
+static _Thread_local size_t msgcap;
+
+static const char *keep_message(const char *s, size_t n) {
+  if (n + 1 > msgcap) {
+    size_t cap = n + 1 < 256 ? 256 : n + 1;
+    char *nb = realloc(msgbuf, cap);
+    if (nb == NULL) return "not enough memory";
+    msgbuf = nb;
+    msgcap = cap;
+  }
+  memcpy(msgbuf, s, n);
+  msgbuf[n] = '\0';
+  return msgbuf;
+}
+
+int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
+  if (krt_poll_here().stop != NULL) {   /* a kjit.prange job: err may be a copy without L */
+    set_err(err, KE_USER_NOPOS);
+    err->msg = "a function called in a kjit.prange loop calls the Lua library (print, "
+               "io.write, math.random, ...), which parallel threads cannot: call it outside "
+               "the loop, or compile without parallel = true";
+    return 1;
+  }
+  lua_State *L = err->L;
+  if (L == NULL) {
+    set_err(err, KE_USER_NOPOS);
+    err->msg = "kjit: a Lua library call ran without its Lua state (a kjit bug)";
+    return 1;
+  }
+  if (!lua_checkstack(L, 8)) {
+    set_err(err, KE_USER_NOPOS);
+    err->msg = "stack overflow (no room on the Lua stack for a library call)";
+    return 1;
+  }
+  int top = lua_gettop(L);
+  Ctx c;
+  memset(&c, 0, sizeof c);
+  c.prog = prog;
+  c.out = out;
+  lua_pushcfunction(L, run_p);
+  lua_pushlightuserdata(L, &c);
+  int st = lua_pcall(L, 1, LUA_MULTRET, 0);
+  if (st != LUA_OK) {
+    keep_value(L, err);
+    lua_settop(L, top);
+    return 1;
+  }
+  if (!c.raise) {
+    lua_settop(L, top);
+    return 0;
+  }
+  /* error(v, level) / assert(false, v): v on top (lbaselib.c's luaB_error) */
+  if (lua_type(L, -1) == LUA_TSTRING && c.level > 0) {
+    size_t n;
+    const char *s = lua_tolstring(L, -1, &n);
+    set_err(err, KE_USER);
+    err->msg = keep_message(s, n);
+    err->line = c.line;
+    err->chunk = c.chunk;
+    err->c = c.level - 1;   /* how many callers up (cg_func.c moves it) */
+  } else {
+    keep_value(L, err);
+  }
+  lua_settop(L, top);
+  return 1;
+}

@@ -1,0 +1,44 @@
+/*
+** runtime_lib.h: calls into the Lua library from compiled code (print,
+** io.write, os.clock, os.time, math.random, math.randomseed, tostring,
+** string.format, '..', and error/assert with values built at run time).
+**
+** Compiled code describes what to do as a short program of 64-bit words
+** (a "recipe", built on its stack by src/codegen/cg_lib.c) and calls
+** kjit_rt_lib once per library call. The recipe is a stack machine over
+** the Lua stack of err->L:
+**   KRL_NIL | KRL_FALSE | KRL_TRUE        push the value
+**   KRL_INT  v                            push the integer v
+**   KRL_FLT  bits                         push the float of those bits
+**   KRL_STR  ptr len                      push the string
+**   KRL_CONCAT | n << 8                   Lua's '..' of the top n values
+**   KRL_CALL | nargs << 8 | nres << 16, chunk, line, path, name
+**                                         call the library function `path`
+**                                         ("print", "math.random", ...) as
+**                                         the source spelled it (name) at
+**                                         chunk:line, with the top nargs
+**                                         values; nres results stay
+**   KRL_ERROR | level << 8, chunk, line   error(top, level) from chunk:line
+**   KRL_ASSERT, chunk, line               assert(below-top, top)
+**   KRL_RESULT | kind << 8                pop the top into out[0..1] (kind:
+**                                         KRL_K_INT or KRL_K_FLT; anything
+**                                         else there is an error)
+**   KRL_END
+** Returns 0, or nonzero with *err filled: the compiled code fail-returns
+** as for any run-time error and the dispatcher raises it (KE_LUAERR: the
+** Lua value raised, kept in the registry; KE_USER: a message built here).
+*/
+#ifndef KJIT_RUNTIME_LIB_H
+#define KJIT_RUNTIME_LIB_H
+#include <stdint.h>
+#include "common/compile.h"
+
+enum {
+  KRL_END, KRL_NIL, KRL_FALSE, KRL_TRUE, KRL_INT, KRL_FLT, KRL_STR, KRL_CONCAT, KRL_CALL,
+  KRL_ERROR, KRL_ASSERT, KRL_RESULT
+};
+enum { KRL_K_INT = 1, KRL_K_FLT = 2 };
+
+int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out);
+
+#endif

@@ -1,0 +1,224 @@
+-- test_records_jit.lua: record dtypes (kjit.struct) in compiled CPU code,
+-- differential against the interpreter: p[i] record views, field loads and
+-- stores at compiled-in offsets with the store rules, array fields, nested
+-- records, record copies, bounds and field errors, callees, specializations
+-- keyed by the layout, record views as arguments.
+local D = require "difftest"
+local kjit = D.kjit
+
+local NUMERIC = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
+local P = kjit.struct{ {"x", "f32"}, {"y", "f32"}, {"vx", "f32"}, {"vy", "f32"} }
+
+local function particles(n)
+  local p = kjit.zeros(n, P)
+  for i = 1, n do
+    p[i].x = i * 0.5; p[i].y = -i; p[i].vx = 1 / i; p[i].vy = i % 3 - 1
+  end
+  return p
+end
+
+local function step(p, dt)
+  for i = 1, #p do
+    local r = p[i]
+    r.x = r.x + r.vx * dt
+    r.y = r.y + r.vy * dt
+    if r.y < 0 then r.y = -r.y; r.vy = -r.vy end
+  end
+end
+
+test("particles: local r = p[i]; r.x = r.x + r.vx * dt", function()
+  D.check(step, particles(37), 0.25)
+  D.check(step, particles(0), 0.25)
+end)
+
+test("p[i].x reads and writes without a local", function()
+  D.check(function(p)
+    local s = 0.0
+    for i = 1, #p do p[i].vx = p[i].x * 2; s = s + p[i].vx end
+    return s, p[#p].vx
+  end, particles(9))
+end)
+
+test("every numeric dtype as a field: loads, stores, store rules", function()
+  local t = {}
+  for _, d in ipairs(NUMERIC) do t[#t + 1] = { d, d } end
+  local R = kjit.struct(t)
+  for _, d in ipairs(NUMERIC) do
+    local get = load("return function(a, i) return a[i]." .. d .. " end")()
+    local set = load("return function(a, i, v) a[i]." .. d .. " = v; return a[i]." .. d .. " end")()
+    local a = kjit.zeros(3, R)
+    for _, v in ipairs{ 5, -3, 300, 70000, 1 << 40, -1, 2.0, 1.5, -2.5e9, 0.1, math.maxinteger } do
+      local ok = pcall(function() local c = a:copy(); c[2][d] = v end)
+      if ok then D.check(set, a, 2, v)
+      else D.check_error("no integer representation", set, a, 2, v) end
+    end
+    D.check(get, a, 3)
+  end
+end)
+
+test("array fields and nested records", function()
+  local Q = kjit.struct{ {"id", "i32"}, {"pos", "f64", 3}, {"p", P}, {"ps", P, 2}, {"tag", "u8"} }
+  local q = kjit.zeros(4, Q)
+  for i = 1, 4 do
+    q[i].id = i; q[i].pos[1] = i; q[i].pos[3] = -i; q[i].p.vx = i / 2; q[i].ps[2].y = i * 3
+  end
+  D.check(function(q)
+    local s = 0.0
+    for i = 1, #q do
+      local r = q[i]
+      for k = 1, #r.pos do s = s + r.pos[k] * k end
+      r.pos[2] = r.p.vx + r.ps[2].y
+      r.p.x = r.id
+      r.ps[1].vy = r.ps[2].y - r.id
+      r.tag = r.tag + 250 + i   -- wraps as a C cast
+    end
+    return s, q[2].pos[2], q[3].ps[1].vy, q[4].tag
+  end, q)
+  D.check_error("index 4 out of bounds [1, 3]", function(q) return q[1].pos[4] end, q)
+  D.check_error("index 3 out of bounds [1, 2]", function(q) q[1].ps[3].x = 1 end, q)
+  D.check_error("cannot assign to array field 'pos'", function(q) q[1].pos = 1 end, q)
+end)
+
+test("record copies: p[i] = p[j], r.inner = s.inner", function()
+  local Q = kjit.struct{ {"a", "i16"}, {"p", P}, {"b", "f64"} }
+  local q = kjit.zeros(5, Q)
+  for i = 1, 5 do q[i].a = i; q[i].p.y = i * 1.5; q[i].b = -i end
+  D.check(function(q)
+    q[1] = q[4]
+    q[2].p = q[5].p
+    q[3] = q[3]
+    for i = 5, 2, -1 do q[i] = q[i - 1] end
+  end, q)
+end)
+
+test("errors: unknown field, bounds, length of a record, index of a record", function()
+  local p = particles(3)
+  D.check_error("record has no field 'z' (fields: x, y, vx, vy)", function(p) return p[1].z end, p)
+  D.check_error("record has no field 'w'", function(p) p[2].w = 1 end, p)
+  D.check_error("index 4 out of bounds [1, 3]", function(p) return p[4].x end, p)
+  D.check_error("index 0 out of bounds [1, 3]", function(p) p[0] = p[1] end, p)
+  D.check_error("attempt to get length of a record", function(p) return #p[1] end, p)
+  D.check_error("a record is indexed by field names, not with a number value",
+                function(p) return p[1][1] end, p)
+  -- the writes before the error are kept, as interpreted
+  D.check_error("index 4 out of bounds", function(p)
+    for i = 1, 4 do p[i].x = i end
+  end, p)
+end)
+
+test("2-D arrays of records", function()
+  local g = kjit.zeros({3, 4}, P)
+  for i = 1, 3 do for j = 1, 4 do g[i][j].x = i * 10 + j end end
+  D.check(function(g)
+    local s = 0.0
+    for i = 1, #g do
+      local row = g[i]
+      for j = 1, #row do row[j].y = row[j].x * 2; s = s + row[j].y end
+    end
+    return s, g.size, g.ndim, g.shape[2]
+  end, g)
+end)
+
+test("record arrays passed to plain Lua callees", function()
+  local function kinetic(r) return 0.5 * (r.vx * r.vx + r.vy * r.vy) end
+  local function total(p)
+    local e = 0.0
+    for i = 1, #p do e = e + kinetic(p[i]) end
+    return e
+  end
+  D.check_f32(1e-6, total, particles(11))   -- f32 arithmetic stays f32 compiled
+end)
+
+test("a record view as an argument", function()
+  local function bump(r, d) r.x = r.x + d; return r.x end
+  D.check_fresh(function()
+    local p = particles(3)
+    return { p[2], 1.5, n = 2 }, { p }
+  end, bump)
+  local f = kjit.jit(bump)
+  local p = particles(3)
+  eq(f(p[3], 1), 1.5 + 1)
+  eq(p[3].x, 2.5)
+end)
+
+test("specializations are keyed by the layout", function()
+  -- the same field names at other offsets and dtypes: each layout its code
+  local A = kjit.struct{ {"x", "f32"}, {"y", "f64"} }
+  local B = kjit.struct{ {"y", "f64"}, {"x", "f32"} }
+  local C = kjit.struct{ {"x", "i32"}, {"y", "f64"} }
+  local f = kjit.jit(function(p) local s = 0.0; for i = 1, #p do s = s + p[i].x * p[i].y end; return s end)
+  for _, L in ipairs{ A, B, C, A } do
+    local p = kjit.zeros(4, L)
+    for i = 1, 4 do p[i].x = i; p[i].y = i + 0.5 end
+    eq(f(p), f.lua(p), tostring(L))
+  end
+  truthy(f:inspect("types"):find("record{x,y}[:]", 1, true), "the type's name")
+end)
+
+test("boundscheck = false and opt levels", function()
+  D.check_opts({ boundscheck = false }, step, particles(20), 0.5)
+  D.check_opts({ opt = 0 }, step, particles(20), 0.5)
+end)
+
+test("compile errors are located and say what to write", function()
+  local f = kjit.jit(function(p) p[1] = 3 end)
+  raises("assigns to a record only a record of the same layout", f, particles(2))
+  local g = kjit.jit(function(p) p[1].x = "a" end)
+  raises("cannot store a string value in a record field", g, particles(2))
+  local O = kjit.struct{ {"q", "f64"} }
+  local h = kjit.jit(function(p, o) p[1] = o[1] end)
+  raises("assigns to a record only a record of the same layout", h, particles(2), kjit.zeros(1, O))
+end)
+
+test("the disk cache keys records by their layout", function()
+  -- two processes on one cache directory: the second loads the code the
+  -- first stored, one entry per layout (same names, other offsets)
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p '" .. dir .. "'"))
+  local path = dir .. "/child.lua"
+  write_file(path, ([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local kjit = require "kjit"
+local A = kjit.struct{ {"x", "f32"}, {"y", "f64"} }
+local B = kjit.struct{ {"y", "f64"}, {"x", "f32"} }
+local f = kjit.jit(function(p) local s = 0.0; for i = 1, #p do s = s + p[i].x * 2 + p[i].y end; return s end,
+                   { cache = true })
+local out = {}
+for _, L in ipairs{ A, B } do
+  local p = kjit.zeros(3, L)
+  for i = 1, 3 do p[i].x = i; p[i].y = 10 * i end
+  out[#out + 1] = f(p)
+end
+local s = kjit.cache_stats()
+print(table.concat(out, " "), s.hits, s.stores)
+]]):format(arg and arg[1] or "build"))
+  local lua_exe = "lua5.4"
+  local function run()
+    local h = io.popen("KJIT_CACHE_DIR='" .. dir .. "' " .. lua_exe .. " '" .. path .. "' 2>&1")
+    local out = h:read("a")
+    h:close()
+    return out
+  end
+  local first, second = run(), run()
+  os.execute("rm -rf '" .. dir .. "'")
+  eq(first, "72.0 72.0\t0\t2\n", "first run: two stores")
+  eq(second, "72.0 72.0\t2\t0\n", "second run: two hits")
+end)
+
+test("f:compile with records: the layouts follow the signature", function()
+  local f = kjit.jit(step)
+  f:compile("void(record[:], f64)", P)
+  truthy(f:inspect("types"):find("record{x,y,vx,vy}[:], f64", 1, true), "compiled for P")
+  local p, q = particles(5), particles(5)
+  f(p, 0.5); step(q, 0.5)
+  for i = 1, 5 do eq(p[i].x, q[i].x); eq(p[i].y, q[i].y) end
+  raises("give its layout (a kjit.struct) as argument #2", function() f:compile("void(record[:], f64)") end)
+end)
+
+test("type errors on records read as for other arrays", function()
+  D.check_error("attempt to perform arithmetic on a kjit.array value", function(p) return p + 1 end,
+                particles(2))
+  D.check_error("attempt to perform arithmetic on a kjit.array value", function(p) return p[1] * 2 end,
+                particles(2))
+end)
