@@ -38,6 +38,7 @@ typedef struct SimWarp {
   uint32_t mask[32];
   int32_t b[32];
   int64_t val[32], res[32];
+  pthread_cond_t cv;             /* a meeting of this warp resolved */
 } SimWarp;
 
 typedef struct Launch {
@@ -60,7 +61,6 @@ typedef struct Launch {
   int oom;
   SimWarp *warps;                /* this block's warps */
   int nwarps;
-  pthread_cond_t wcv;            /* a warp collective resolved */
   int64_t rcount[2], rarrived[2];  /* syncthreads_count/and/or by barrier parity */
   char *out; size_t outlen, outcap;  /* print's lines, for the launcher to write */
 } Launch;
@@ -118,7 +118,7 @@ static unsigned long block_barrier(int pred) {
   unsigned long gen = l->gen;
   if (pred >= 0) { l->rcount[gen & 1] += pred; l->rarrived[gen & 1]++; }
   w->atbar |= bit;
-  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
+  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&w->cv);
   if (++l->waiting >= l->live) barrier_release(l);
   else while (gen == l->gen) pthread_cond_wait(&l->cv, &l->mu);
   pthread_mutex_unlock(&l->mu);
@@ -151,8 +151,8 @@ static int64_t warp_meet(int op, uint32_t mask, int64_t v, int32_t b) {
   pthread_mutex_lock(&l->mu);
   w->op[lane] = op; w->mask[lane] = mask; w->val[lane] = v; w->b[lane] = b;
   w->waiting |= bit;
-  if (warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
-  while (!(w->done & bit)) pthread_cond_wait(&l->wcv, &l->mu);
+  if (warp_resolve(w)) pthread_cond_broadcast(&w->cv);
+  while (!(w->done & bit)) pthread_cond_wait(&w->cv, &l->mu);
   w->done &= ~bit;
   int64_t r = w->res[lane];
   pthread_mutex_unlock(&l->mu);
@@ -237,7 +237,7 @@ static void thread_exit(Launch *l, size_t idx) {
   pthread_mutex_lock(&l->mu);
   SimWarp *w = &l->warps[idx / 32];
   w->live &= ~(1u << (idx % 32));
-  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
+  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&w->cv);
   l->live--;
   if (l->live == 0) pthread_cond_signal(&l->alldone);
   if (l->waiting > 0 && l->waiting >= l->live) barrier_release(l);
@@ -392,7 +392,6 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   pthread_mutex_init(&l.mu, NULL);
   pthread_cond_init(&l.cv, NULL);
   pthread_cond_init(&l.alldone, NULL);
-  pthread_cond_init(&l.wcv, NULL);
   size_t since_poll = 0;
   atomic_init(&l.stop.flag, 0);
   l.stop.up = krt_poll_here().stop;
@@ -401,6 +400,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   SimThread *ts = calloc(nthreads, sizeof *ts);
   l.nwarps = (int)((nthreads + 31) / 32);
   l.warps = calloc((size_t)l.nwarps, sizeof *l.warps);
+  for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_init(&l.warps[w].cv, NULL);
   pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
   int rc = 0;
   memset(err, 0, sizeof *err);
@@ -436,7 +436,8 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         l.waiting = 0;
         l.rcount[0] = l.rcount[1] = l.rarrived[0] = l.rarrived[1] = 0;
         for (size_t w = 0; w < (nthreads + 31) / 32; w++) {
-          memset(&l.warps[w], 0, sizeof l.warps[w]);
+          SimWarp *sw = &l.warps[w];   /* (its cv lives across blocks) */
+          sw->atbar = sw->waiting = sw->done = 0;
           size_t lanes = nthreads - w * 32 < 32 ? nthreads - w * 32 : 32;
           l.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
         }
@@ -479,7 +480,7 @@ done:
   free(ps);
   free(l.warps);
   *printed = l.out;
-  pthread_cond_destroy(&l.wcv);
+  for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_destroy(&l.warps[w].cv);
   pthread_mutex_destroy(&l.mu);
   pthread_cond_destroy(&l.cv);
   pthread_cond_destroy(&l.alldone);
