@@ -31,13 +31,20 @@
 #define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define NVPTX_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
-void kn_prepare_module(LLVMModuleRef M) {
+static void nvvm_debug_version(int dbg[2]);
+
+void kn_prepare_module(LLVMModuleRef M, int debug) {
   LLVMContextRef C = LLVMGetModuleContext(M);
   LLVMSetTarget(M, NVPTX_TRIPLE);
   LLVMSetDataLayout(M, NVPTX_LAYOUT);
   LLVMTypeRef i32 = LLVMInt32TypeInContext(C);
-  LLVMValueRef v[2] = { LLVMConstInt(i32, 2, 0), LLVMConstInt(i32, 0, 0) };
-  LLVMAddNamedMetadataOperand(M, "nvvmir.version", LLVMMDNodeInContext(C, v, 2));
+  /* with debug info, libNVVM wants its debug metadata version too (it
+  ** says which; 3.1 for NVVM 2.0) */
+  int dbg[2] = { 3, 1 };
+  if (debug) nvvm_debug_version(dbg);
+  LLVMValueRef v[4] = { LLVMConstInt(i32, 2, 0), LLVMConstInt(i32, 0, 0),
+                        LLVMConstInt(i32, (unsigned)dbg[0], 0), LLVMConstInt(i32, (unsigned)dbg[1], 0) };
+  LLVMAddNamedMetadataOperand(M, "nvvmir.version", LLVMMDNodeInContext(C, v, debug ? 4 : 2));
 }
 
 /* ---- libNVVM, loaded at run time ---------------------------------------------- */
@@ -61,11 +68,20 @@ static struct {
   nvvm_size_t result_size, log_size;
   nvvm_get_t result, log;
   nvvm_errstr_t errstr;
+  int (*ir_version)(int *, int *, int *, int *);
   char *libdevice;        /* contents of libdevice.10.bc */
   size_t libdevice_size;
   char libdevice_path[512];
   char identity[128];     /* kn_identity */
 } nv = { PTHREAD_ONCE_INIT };
+
+static void load_nvvm(void);
+
+static void nvvm_debug_version(int dbg[2]) {
+  pthread_once(&nv.once, load_nvvm);
+  int ir[2];
+  if (nv.ir_version) nv.ir_version(&ir[0], &ir[1], &dbg[0], &dbg[1]);
+}
 
 static char *read_file(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
@@ -148,6 +164,7 @@ static void load_nvvm_lib(void) {
   SYM(log_size, "nvvmGetProgramLogSize");
   SYM(log, "nvvmGetProgramLog");
   SYM(errstr, "nvvmGetErrorString");
+  SYM(ir_version, "nvvmIRVersion");
 #undef SYM
   if (!nv.create || !nv.destroy || !nv.add || !nv.compile || !nv.result_size ||
       !nv.result || !nv.log_size || !nv.log) {
@@ -212,6 +229,31 @@ static char *llvm7_text(LLVMModuleRef M) {
       char *al = memmem(o, len, ", align ", 8);
       if (al) len = (size_t)(al - o);
     }
+    {   /* LLVM 9's immarg parameter attribute (llvm.ctlz's i1) */
+      char *at;
+      while ((at = memmem(o, len, " immarg", 7)) != NULL) {
+        memmove(at, at + 7, len - (size_t)(at + 7 - o));
+        len -= 7;
+      }
+    }
+    if (len > 2 && line[0] == '!' && memmem(line, len, "distinct !DI", 12)) {
+      /* debug info (lineinfo): LLVM 8's spFlags as LLVM 7's three fields,
+      ** and fields LLVM 7 does not know dropped */
+      static const struct { const char *from, *to; } edits[] = {
+        { "spFlags: DISPFlagLocalToUnit | DISPFlagDefinition | DISPFlagOptimized",
+          "isLocal: true, isDefinition: true, isOptimized: true" },
+        { "spFlags: DISPFlagDefinition | DISPFlagOptimized", "isLocal: false, isDefinition: true, isOptimized: true" },
+        { ", nameTableKind: None", "" }, { ", sysroot: \"\"", "" }, { ", sdk: \"\"", "" },
+        { ", retainedNodes: !{}", "" }, { NULL, NULL } };
+      for (int k = 0; edits[k].from; k++) {
+        size_t fl = strlen(edits[k].from), tl = strlen(edits[k].to);
+        char *at = memmem(o, len, edits[k].from, fl);
+        if (at == NULL || tl > fl) continue;
+        memcpy(at, edits[k].to, tl);
+        memmove(at + tl, at + fl, len - (size_t)(at + fl - o));
+        len -= fl - tl;
+      }
+    }
     if (len > 11 && memcmp(line, "attributes ", 11) == 0) {
       /* attributes newer than LLVM 7 that LLVM 14 gives some intrinsics
       ** (llvm.nvvm.read.ptx.sreg.laneid): dropped, as words of the group */
@@ -256,6 +298,7 @@ static char *compile_nvvm(LLVMModuleRef M, int cc, int fma, int flags, char **er
     opts[nopts++] = "-prec-div=0";
     opts[nopts++] = "-prec-sqrt=0";
   }
+  if (flags & KN_LINEINFO) opts[nopts++] = "-generate-line-info";
   if (rc == 0) rc = nv.compile(prog, nopts, opts);
   if (rc != 0) {
     size_t n = 0;

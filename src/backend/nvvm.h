@@ -8,8 +8,9 @@
 #include <stddef.h>
 #include <llvm-c/Core.h>
 
-/* Sets the NVPTX triple, data layout and !nvvmir.version on M. */
-void kn_prepare_module(LLVMModuleRef M);
+/* Sets the NVPTX triple, data layout and !nvvmir.version on M (debug:
+** the module will carry debug info, whose version libNVVM wants too). */
+void kn_prepare_module(LLVMModuleRef M, int debug);
 
 /* Which compiler kn_compile will use: "libNVVM" or "LLVM NVPTX"; *why
 ** says why libNVVM is not used (NULL when it is). */
@@ -21,7 +22,7 @@ const char *kn_backend(const char **why);
 ** multiply-add. Returns malloc'd PTX, or NULL with *err (malloc'd) set.
 ** M is not consumed. flags: KN_* below (libNVVM's options; the fallback
 ** honours KN_OPT0 only). */
-enum { KN_OPT0 = 1, KN_FASTMATH = 2 };
+enum { KN_OPT0 = 1, KN_FASTMATH = 2, KN_LINEINFO = 4 };
 char *kn_compile(LLVMModuleRef M, const char *kernel, int cc, int fma, int flags, char **err);
 
 /* Adds !{kernel, !"key", i32 value} to M's !nvvm.annotations (key:

@@ -64,6 +64,9 @@ typedef struct CgFor {
 
 typedef struct CG {
   KtySession *S;
+  /* cuda.jit's lineinfo (cg_debug.c): a DIBuilder, or NULL */
+  struct LLVMOpaqueDIBuilder *dib;
+  LLVMMetadataRef difile, discope;
   const KcgTarget *target;
   LLVMContextRef C;
   LLVMModuleRef M;
@@ -266,6 +269,15 @@ CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 CgVal cg_cuda_dim3(CG *G, const KirInsn *v, int id);
 /* cg_cuda_intrin.c: numba-cuda's intrinsics (the INTRIN rows) */
 CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
+/* cg_debug.c: Lua lines as debug locations (lineinfo); no-ops without */
+void cg_debug_begin(CG *G);
+void cg_debug_function(CG *G, KtySpec *sp, int line);
+void cg_debug_line(CG *G, int line);
+void cg_debug_end_function(CG *G);
+void cg_debug_end(CG *G);
+void cg_debug_dispose(CG *G);   /* a compile error unwinds */
+/* cg_print.c: print(...) in kernels */
+CgVal cg_print(CG *G, const KirInsn *v, CgVal *a, int n);
 /* cg_kmath.c: casts, kjit.math.*, math.modf (arguments unwrapped) */
 CgVal cg_kmath(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 

@@ -195,6 +195,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
   Type rt = G->sp->types[v->id];
   int line = v->line;
+  if (id == B_PRINT && G->target->print) return cg_print(G, v, a, n);   /* kernels: cg_print.c */
   if (B_NEEDS_L(id)) return cg_lib_call(G, v, id, a, n);   /* cg_lib.c */
   if (id == B_TONUMBER) return cg_convert(G, a[0], rt, line);   /* of a number: itself */
   if (id == B_ERROR) {

@@ -1150,6 +1150,7 @@ static void emit_raise(CG *G, KirInsn *v) {
 static void emit_insn(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   Type t = sp->types[v->id];
+  cg_debug_line(G, v->line);   /* lineinfo (cg_debug.c) */
   if (sp->raises[v->id].msg) { emit_raise(G, v); G->notrun[v->id] = 1; return; }
   /* an operand never produced (it raised, or a call that never returns):
   ** v never runs */
@@ -1421,6 +1422,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
   G->sp = sp;
   G->fn = G->funcs[sp->index].fn;
+  cg_debug_function(G, sp, f->nblocks > 0 && f->blocks[0]->ninsns > 0 ? f->blocks[0]->insns[0]->line : 0);
   G->vals = cg_zalloc(G, sizeof(CgVal) * (size_t)f->ninsns);
   G->notrun = cg_zalloc(G, (size_t)f->ninsns);
   G->scratch = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);     /* cg_alloc.c */
@@ -1519,6 +1521,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   /* a pure caller that failed before calling does no more work here */
   cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
+  cg_debug_end_function(G);
 }
 
 /* ---- For cg_prange.c: the driver's pieces ------------------------------ */
@@ -1583,15 +1586,18 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
   jmp_buf jb, *saved = S->jb;
   S->jb = &jb;
   if (setjmp(jb)) {
+    cg_debug_dispose(G);
     LLVMDisposeBuilder(G->B);
     S->jb = saved;
     longjmp(*saved, 1);
   }
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) declare_spec(G, S->specs[i]);
+  cg_debug_begin(G);
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) emit_spec(G, S->specs[i]);
   G->sp = root;
   if (t->kernel_entry) cg_emit_kernel_entry(G, root, entry_name);
   else cg_emit_entry(G, root, entry_name);
+  cg_debug_end(G);
   S->jb = saved;
   LLVMDisposeBuilder(G->B);
   if (has_calls) *has_calls = G->has_calls;

@@ -56,6 +56,13 @@ void cg_emit_kernel_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(G->C), ps, (unsigned)np, 0);
   LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
   G->fn = fn;
+  {   /* lineinfo: the entry at the kernel's first line, so that the code
+      ** inlined into it keeps its lines (cg_debug.c) */
+    KirFunc *f = sp->ir;
+    int line0 = f->nblocks > 0 && f->blocks[0]->ninsns > 0 ? f->blocks[0]->insns[0]->line : 0;
+    cg_debug_function(G, sp, line0);
+    cg_debug_line(G, line0);
+  }
   LLVMPositionBuilderAtEnd(G->B, cg_bb(G, "entry"));
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 1];
   unsigned n = 0, p = 0;

@@ -79,7 +79,13 @@ typedef struct KcgTarget {
   ** says what each op means). NULL: none (the CPU). */
   LLVMValueRef (*intrin)(struct CG *G, int op, LLVMValueRef mask, LLVMValueRef v,
                          LLVMValueRef b, int is64);
+  /* print(...) in a kernel: n items, kinds[i] KP_* (cg_print.c), vals[i]
+  ** an i64, a double or an i1, strs[i] the constant text (KP_STR). Prints
+  ** them as Lua's print does (tabs between, a newline). NULL: none. */
+  void (*print)(struct CG *G, int n, const int *kinds, LLVMValueRef *vals, const char *const *strs);
 } KcgTarget;
+
+enum { KP_INT, KP_NUM, KP_BOOL, KP_STR };
 
 
 extern const KcgTarget kcg_target_cpu;

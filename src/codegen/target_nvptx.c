@@ -166,6 +166,78 @@ static LLVMValueRef intrin(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLV
   return LLVMBuildZExt(G->B, r, i64, "");
 }
 
+/* A constant string in global memory, as a generic i8*. */
+static LLVMValueRef global_str(CG *G, const char *s, size_t len) {
+  LLVMTypeRef aty = LLVMArrayType(G->i8, (unsigned)len + 1);
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(G->M, aty, "kjit_str", 1);
+  LLVMSetInitializer(g, LLVMConstStringInContext(G->C, s, (unsigned)len, 0));
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMValueRef idx[2] = { cg_i32(G, 0), cg_i32(G, 0) };
+  LLVMValueRef p1 = LLVMConstInBoundsGEP2(aty, g, idx, 2);
+  return LLVMConstAddrSpaceCast(p1, G->i8p);
+}
+
+/* print(...): one vprintf of a format made here (constant strings inline,
+** %% escaped) and 8-byte argument slots, as CUDA C's printf. A float
+** prints as %.14g with ".0" appended where Lua's print appends it (an
+** integral value below 1e14). */
+static void print(CG *G, int n, const int *kinds, LLVMValueRef *vals, const char *const *strs) {
+  size_t cap = 16;
+  for (int i = 0; i < n; i++) cap += 8 + (kinds[i] == KP_STR ? 2 * strlen(strs[i]) : 0);
+  char *fmt = ka_alloc(G->S->A, cap);
+  LLVMValueRef *slots = ka_alloc(G->S->A, sizeof(LLVMValueRef) * (size_t)(2 * n + 1));
+  if (fmt == NULL || slots == NULL) cg_error(G, NULL, "not enough memory");
+  size_t k = 0;
+  int ns = 0;
+  LLVMValueRef yes = NULL, no = NULL, dot0 = NULL, empty = NULL;
+  for (int i = 0; i < n; i++) {
+    if (i) fmt[k++] = '\t';
+    switch (kinds[i]) {
+    case KP_STR:
+      for (const char *c = strs[i]; *c; c++) {
+        if (*c == '%') fmt[k++] = '%';
+        fmt[k++] = *c;
+      }
+      break;
+    case KP_INT:
+      memcpy(fmt + k, "%lld", 4); k += 4;
+      slots[ns++] = vals[i];
+      break;
+    case KP_NUM: {
+      memcpy(fmt + k, "%.14g%s", 7); k += 7;
+      LLVMValueRef x = vals[i];
+      slots[ns++] = LLVMBuildBitCast(G->B, x, G->i64, "");
+      LLVMValueRef t = cg_math(G, "trunc", G->f64, &x, 1), ax = cg_math(G, "fabs", G->f64, &x, 1);
+      LLVMValueRef whole = LLVMBuildAnd(G->B, LLVMBuildFCmp(G->B, LLVMRealOEQ, t, x, ""),
+                                        LLVMBuildFCmp(G->B, LLVMRealOLT, ax, cg_f64(G, 1e14), ""), "");
+      if (dot0 == NULL) { dot0 = global_str(G, ".0", 2); empty = global_str(G, "", 0); }
+      slots[ns++] = LLVMBuildPtrToInt(G->B, LLVMBuildSelect(G->B, whole, dot0, empty, ""), G->i64, "");
+      break;
+    }
+    default:   /* KP_BOOL */
+      memcpy(fmt + k, "%s", 2); k += 2;
+      if (yes == NULL) { yes = global_str(G, "true", 4); no = global_str(G, "false", 5); }
+      slots[ns++] = LLVMBuildPtrToInt(G->B, LLVMBuildSelect(G->B, vals[i], yes, no, ""), G->i64, "");
+      break;
+    }
+  }
+  fmt[k++] = '\n';
+  fmt[k] = 0;
+  LLVMValueRef buf = LLVMConstPointerNull(G->i8p);
+  if (ns > 0) {
+    LLVMValueRef arr = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)ns), "printargs");
+    for (int i = 0; i < ns; i++) {
+      LLVMValueRef idx[2] = { cg_i32(G, 0), cg_i32(G, i) };
+      LLVMBuildStore(G->B, slots[i], LLVMBuildInBoundsGEP2(G->B, LLVMArrayType(G->i64, (unsigned)ns), arr, idx, 2, ""));
+    }
+    buf = LLVMBuildBitCast(G->B, arr, G->i8p, "");
+  }
+  LLVMTypeRef pt[2] = { G->i8p, G->i8p };
+  LLVMValueRef av[2] = { global_str(G, fmt, k), buf };
+  cg_ccall(G, "vprintf", G->i32, pt, av, 2);
+}
+
 /* Lua's exact integer/float comparison and float for-loop limits, the
 ** same algorithms as runtime.c, written with libdevice's floor and ceil. */
 static const char runtime_ir[] =
@@ -286,4 +358,5 @@ const KcgTarget kcg_target_nvptx = {
   .version_novec = 0,          /* LLVM 7 NVVM: no llvm.loop hints */
   .fuse_tests = 1,             /* a branch per test cost mandelbrot 10% */
   .intrin = intrin,
+  .print = print,
 };

@@ -55,6 +55,24 @@ static LLVMValueRef intrin(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLV
   return call(G->M, G->B, "kjit_sim_intrin", G->i64, pt, av, 4);
 }
 
+/* print(...): kjit_sim_print(kind, bits, text) per item and (4, 0, NULL) to
+** end the line; cudasim.c formats them as Lua's print. */
+static void print(CG *G, int n, const int *kinds, LLVMValueRef *vals, const char *const *strs) {
+  LLVMTypeRef pt[3] = { G->i32, G->i64, G->i8p };
+  for (int i = 0; i <= n; i++) {
+    int kind = i == n ? 4 : kinds[i];
+    LLVMValueRef bits = cg_i64(G, 0), text = LLVMConstPointerNull(G->i8p);
+    if (i < n) {
+      if (kind == KP_INT) bits = vals[i];
+      else if (kind == KP_NUM) bits = LLVMBuildBitCast(G->B, vals[i], G->i64, "");
+      else if (kind == KP_BOOL) bits = LLVMBuildZExt(G->B, vals[i], G->i64, "");
+      else text = LLVMBuildGlobalStringPtr(G->B, strs[i], "kjit_str");
+    }
+    LLVMValueRef av[3] = { cg_i32(G, kind), bits, text };
+    call(G->M, G->B, "kjit_sim_print", LLVMVoidTypeInContext(G->C), pt, av, 3);
+  }
+}
+
 const KcgTarget kcg_target_sim = {
   .name = "sim",
   .math_name = NULL,          /* intrinsics, else libm */
@@ -77,4 +95,5 @@ const KcgTarget kcg_target_sim = {
   .runtime_ir = NULL,
   .version_novec = 1,
   .intrin = intrin,
+  .print = print,
 };

@@ -97,6 +97,7 @@ typedef struct Kernel {
   KernSpec *specs;             /* most recent first */
   int boundscheck, fastmath, fma, opt;
   int maxreg, maxtpb;          /* PTX annotations, 0: none */
+  int lineinfo;                /* .loc lines (lineinfo or debug) */
   int ncfg;                    /* launchers in the config cache */
   int cache;                   /* keep PTX in the disk cache (cache.c) */
   int dead;                    /* __gc ran: specs freed; a resurrected
@@ -207,7 +208,8 @@ static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int na
 
 /* libNVVM's options for kernel k (nvvm.h). */
 static int kn_flags(const Kernel *k) {
-  return (k->opt == 0 ? KN_OPT0 : 0) | (k->fastmath ? KN_FASTMATH : 0);
+  return (k->opt == 0 ? KN_OPT0 : 0) | (k->fastmath ? KN_FASTMATH : 0) |
+         (k->lineinfo ? KN_LINEINFO : 0);
 }
 
 /* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
@@ -248,7 +250,9 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
   if (target == KT_NVPTX) {
     sb->C = LLVMContextCreate();
     sb->M = LLVMModuleCreateWithNameInContext("kjit_kernel", sb->C);
-    kn_prepare_module(sb->M);
+    kn_prepare_module(sb->M, k->lineinfo);
+    if (k->lineinfo)   /* cg_debug.c reads it: Lua lines as debug locations */
+      LLVMAddNamedMetadataOperand(sb->M, "kjit.lineinfo", LLVMMDNodeInContext(sb->C, NULL, 0));
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
     bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_nvptx, sb->C, sb->M);
     if (k->maxtpb) kn_annotate(sb->M, ks->name, "maxntidx", k->maxtpb);   /* .maxntid */
@@ -758,6 +762,7 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
             icur = &it;
             kki_cur = &kb;
             kb.cur = i;
+            kb.th[i].op = -1;   /* a yield from elsewhere is a barrier, as before */
             int st = lua_resume(co, L, started[i] ? 0 : nargs, &nres);
             started[i] = 1;
             icur = NULL;
@@ -908,6 +913,21 @@ static int push_launcher(lua_State *L, int kidx, int cfg) {
   return 1;
 }
 
+/* Writes (and frees) the lines a simulated kernel printed, through Lua's
+** io.write when the io library is there, else to stdout. */
+static void write_printed(lua_State *L, char *text) {
+  int top = lua_gettop(L);
+  lua_pushstring(L, text);
+  free(text);
+  if (lua_getglobal(L, "io") == LUA_TTABLE && lua_getfield(L, -1, "write") == LUA_TFUNCTION) {
+    lua_pushvalue(L, top + 1);
+    lua_call(L, 1, 0);
+  } else {
+    fputs(lua_tostring(L, top + 1), stdout);
+  }
+  lua_settop(L, top);
+}
+
 static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs,
                     const LaunchArrays *la) {
   int64_t slots[KJIT_MAXARGS];
@@ -946,7 +966,10 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   KErr e;
   unsigned tid[3], bid[3];
   krt_poll_begin(L, &e);   /* kjit_rt_poll's context (runtime_poll.c) */
-  int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid);
+  char *printed = NULL;
+  int rc = ksim_run(s->entry, slots, c->grid, c->block, c->shared, s->uses_sync, &e, tid, bid,
+                    &printed);
+  if (printed) write_printed(L, printed);
   if (rc < 0) luaL_error(L, "kjit.cuda simulator: %s", e.msg ? e.msg : "failed");
   if (rc > 0) { push_kernel_error(L, &e, tid, bid); lua_error(L); }
 }
@@ -1253,7 +1276,34 @@ static void compile_eager(lua_State *L, int kidx, const char *sig) {
 ** {device = true} the result is the function itself: kernels call any Lua
 ** function as a device function, and the host may call it too (numba-cuda
 ** refuses that; a signature is then only checked). */
+static int l_cuda_jit(lua_State *L);
+
+/* The function cuda.jit(sig [, opts]) or cuda.jit(opts) returns, numba's
+** decorator form: f(fn) is cuda.jit(fn, sig, opts). */
+static int jit_decorator(lua_State *L) {
+  lua_settop(L, 1);
+  lua_pushcfunction(L, l_cuda_jit);
+  lua_insert(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_call(L, 3, 1);
+  return 1;
+}
+
+/* A list of signatures, {"void(f32[:])", "void(f64[:])"}, at idx? */
+static int is_sig_list(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return 0;
+  int str = lua_geti(L, idx, 1) == LUA_TSTRING;
+  lua_pop(L, 1);
+  return str;
+}
+
 static int l_cuda_jit(lua_State *L) {
+  if (lua_type(L, 1) == LUA_TSTRING || lua_istable(L, 1)) {   /* cuda.jit(sig)(fn) */
+    lua_settop(L, 2);
+    lua_pushcclosure(L, jit_decorator, 2);
+    return 1;
+  }
   if (luaL_testudata(L, 1, "kjit.jit")) {
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
@@ -1262,8 +1312,14 @@ static int l_cuda_jit(lua_State *L) {
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
   lua_settop(L, 3);
   const char *sig = NULL;
+  int siglist = 0;   /* a list of signatures: kept at 3 below */
   if (lua_type(L, 2) == LUA_TSTRING) sig = lua_tostring(L, 2);
-  else if (!lua_isnil(L, 2)) {
+  else if (is_sig_list(L, 2)) {
+    siglist = 1;
+    lua_pushvalue(L, 2);   /* 4 */
+    lua_pushnil(L);
+    lua_replace(L, 2);
+  } else if (!lua_isnil(L, 2)) {
     if (!lua_isnil(L, 3))
       return luaL_argerror(L, 2, "signature string expected (cuda.jit(fn, sig, opts))");
     lua_copy(L, 2, 3);
@@ -1292,6 +1348,7 @@ static int l_cuda_jit(lua_State *L) {
   k->opt = v[KO_CUDA_OPT];
   k->cache = v[KO_CUDA_CACHE];
   k->maxreg = v[KO_CUDA_MAXREG];
+  k->lineinfo = v[KO_CUDA_LINEINFO] || v[KO_CUDA_DEBUG];
   k->maxtpb = v[KO_CUDA_LAUNCH_BOUNDS] ? v[KO_CUDA_LAUNCH_BOUNDS] : v[KO_CUDA_MAXTPB];
   luaL_setmetatable(L, KERNEL_MT);
   lua_pushvalue(L, 1);
@@ -1299,6 +1356,17 @@ static int l_cuda_jit(lua_State *L) {
   lua_newtable(L);
   lua_setiuservalue(L, -2, 2);
   if (sig) compile_eager(L, lua_gettop(L), sig);
+  if (siglist) {   /* each, the first one last (the newest spec is the one inspected) */
+    int kidx = lua_gettop(L);
+    lua_pushvalue(L, 3);
+    for (lua_Integer i = luaL_len(L, -1); i >= 1; i--) {
+      if (lua_geti(L, kidx + 1, i) != LUA_TSTRING)
+        return luaL_error(L, "cuda.jit: signature %d of the list is not a string", (int)i);
+      compile_eager(L, kidx, lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_settop(L, kidx);
+  }
   return 1;
 }
 

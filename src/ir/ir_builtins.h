@@ -178,6 +178,8 @@
 **              constant string, the shape an integer, a.shape or {n, m}
 **   METHOD     a:fill(v) ... (the array's methods, found by a.fill): the
 **              array first
+**   (print in kernels: numba-cuda's print, compiled by cg_print.c: numbers,
+**   booleans, nil and constant strings; ir_type.c types it apart)
 **   MODF       math.modf: two results, integer -> integer, 0.0; float -> its kind twice
 **   CAST       a number -> the cast's type (cuda.int32: an integer, wrapped)
 **   KMATH      as FLOAT over every argument (isnan, isinf, isfinite: boolean)

@@ -1562,6 +1562,18 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit", name);
   if (row->rule == KTY_R_DIM3)
     REFUSE(S, sp, v, "%s is not a function (read its fields .x, .y, .z)", name);
+  if (id == B_PRINT && S->kernel) {   /* numba-cuda's print (elsewhere: t_lib) */
+    for (int i = 0; i < n; i++) {
+      if (args[i].kind == T_UNKNOWN) return args[i];
+      int ok = args[i].kind == T_INT || args[i].kind == T_F32 || args[i].kind == T_F64 ||
+               args[i].kind == T_BOOL || (args[i].kind == T_STR && kargs[i].kind == T_STR) ||
+               args[i].kind == T_NIL;
+      if (!ok)
+        REFUSE(S, sp, v, "print in a kernel takes numbers, booleans, nil and constant strings "
+               "(argument #%d is %s)", i + 1, luaname(args[i], tb, sizeof tb));
+    }
+    return ty(T_NIL);
+  }
   if (row->rule == KTY_R_INTRIN) {   /* numba-cuda's intrinsics: ir_type_cuda.c */
     for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
     char eb[200];

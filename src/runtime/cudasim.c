@@ -13,6 +13,7 @@
 */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/compile.h"
@@ -37,6 +38,7 @@ typedef struct SimWarp {
   uint32_t mask[32];
   int32_t b[32];
   int64_t val[32], res[32];
+  pthread_cond_t cv;             /* a meeting of this warp resolved */
 } SimWarp;
 
 typedef struct Launch {
@@ -59,14 +61,16 @@ typedef struct Launch {
   int oom;
   SimWarp *warps;                /* this block's warps */
   int nwarps;
-  pthread_cond_t wcv;            /* a warp collective resolved */
   int64_t rcount[2], rarrived[2];  /* syncthreads_count/and/or by barrier parity */
+  char *out; size_t outlen, outcap;  /* print's lines, for the launcher to write */
 } Launch;
 
 typedef struct SimThread {
   Launch *l;
   unsigned tid[3];
   unsigned lin;                  /* linear index in the block: warp lin / 32 */
+  char *line; size_t len, cap;   /* print's line being made */
+  int items;
   jmp_buf *oom;                  /* run_thread's: leaves the kernel when its
                                     shared memory cannot be allocated */
 } SimThread;
@@ -114,7 +118,7 @@ static unsigned long block_barrier(int pred) {
   unsigned long gen = l->gen;
   if (pred >= 0) { l->rcount[gen & 1] += pred; l->rarrived[gen & 1]++; }
   w->atbar |= bit;
-  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
+  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&w->cv);
   if (++l->waiting >= l->live) barrier_release(l);
   else while (gen == l->gen) pthread_cond_wait(&l->cv, &l->mu);
   pthread_mutex_unlock(&l->mu);
@@ -147,12 +151,61 @@ static int64_t warp_meet(int op, uint32_t mask, int64_t v, int32_t b) {
   pthread_mutex_lock(&l->mu);
   w->op[lane] = op; w->mask[lane] = mask; w->val[lane] = v; w->b[lane] = b;
   w->waiting |= bit;
-  if (warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
-  while (!(w->done & bit)) pthread_cond_wait(&l->wcv, &l->mu);
+  if (warp_resolve(w)) pthread_cond_broadcast(&w->cv);
+  while (!(w->done & bit)) pthread_cond_wait(&w->cv, &l->mu);
   w->done &= ~bit;
   int64_t r = w->res[lane];
   pthread_mutex_unlock(&l->mu);
   return r;
+}
+
+/* Appends n bytes to a growing buffer; drops them without memory. */
+static void grow_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n) {
+  if (*len + n + 1 > *cap) {
+    size_t nc = (*cap ? *cap * 2 : 256) + n;
+    char *nb = realloc(*buf, nc);
+    if (nb == NULL) return;
+    *buf = nb;
+    *cap = nc;
+  }
+  memcpy(*buf + *len, s, n);
+  *len += n;
+  (*buf)[*len] = 0;
+}
+
+/* print(...) in a kernel: kind 0 an integer, 1 a float (bits), 2 a
+** boolean, 3 a string, 4 the end of the line, which joins the launch's
+** output (written by the launcher after the kernel, as the GPU's printf
+** buffer is). Formats as Lua's print: %.14g, ".0" after an integral float. */
+void kjit_sim_print(int32_t kind, int64_t bits, const char *s);
+void kjit_sim_print(int32_t kind, int64_t bits, const char *s) {
+  SimThread *t = cur;
+  char nb[64];
+  if (kind == 4) {
+    grow_append(&t->line, &t->len, &t->cap, "\n", 1);
+    Launch *l = t->l;
+    pthread_mutex_lock(&l->mu);
+    if (t->line) grow_append(&l->out, &l->outlen, &l->outcap, t->line, t->len);
+    pthread_mutex_unlock(&l->mu);
+    t->len = 0;
+    t->items = 0;
+    return;
+  }
+  if (t->items++) grow_append(&t->line, &t->len, &t->cap, "\t", 1);
+  switch (kind) {
+  case 0: snprintf(nb, sizeof nb, "%lld", (long long)bits); s = nb; break;
+  case 1: {
+    double d;
+    memcpy(&d, &bits, 8);
+    snprintf(nb, sizeof nb, "%.14g", d);
+    if (nb[strspn(nb, "-0123456789")] == 0) strcat(nb, ".0");
+    s = nb;
+    break;
+  }
+  case 2: s = bits ? "true" : "false"; break;
+  default: break;
+  }
+  grow_append(&t->line, &t->len, &t->cap, s, strlen(s));
 }
 
 int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b);
@@ -184,7 +237,7 @@ static void thread_exit(Launch *l, size_t idx) {
   pthread_mutex_lock(&l->mu);
   SimWarp *w = &l->warps[idx / 32];
   w->live &= ~(1u << (idx % 32));
-  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&l->wcv);
+  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&w->cv);
   l->live--;
   if (l->live == 0) pthread_cond_signal(&l->alldone);
   if (l->waiting > 0 && l->waiting >= l->live) barrier_release(l);
@@ -233,6 +286,7 @@ void ksim_register_symbols(void) {
   kc_register_symbol("kjit_sim_sreg", (void *)kjit_sim_sreg);
   kc_register_symbol("kjit_sim_syncthreads", (void *)kjit_sim_syncthreads);
   kc_register_symbol("kjit_sim_intrin", (void *)kjit_sim_intrin);
+  kc_register_symbol("kjit_sim_print", (void *)kjit_sim_print);
   kc_register_symbol("kjit_sim_shared", (void *)kjit_sim_shared);
   kc_register_symbol("kjit_sim_dynshared", (void *)kjit_sim_dynshared);
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
@@ -326,7 +380,8 @@ static void free_block(Launch *l) {
 }
 
 int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned block[3],
-             size_t dynbytes, int threaded, KErr *err, unsigned tid[3], unsigned bid[3]) {
+             size_t dynbytes, int threaded, KErr *err, unsigned tid[3], unsigned bid[3],
+             char **printed) {
   Launch l;
   memset(&l, 0, sizeof l);
   l.entry = entry;
@@ -337,7 +392,6 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   pthread_mutex_init(&l.mu, NULL);
   pthread_cond_init(&l.cv, NULL);
   pthread_cond_init(&l.alldone, NULL);
-  pthread_cond_init(&l.wcv, NULL);
   size_t since_poll = 0;
   atomic_init(&l.stop.flag, 0);
   l.stop.up = krt_poll_here().stop;
@@ -346,6 +400,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   SimThread *ts = calloc(nthreads, sizeof *ts);
   l.nwarps = (int)((nthreads + 31) / 32);
   l.warps = calloc((size_t)l.nwarps, sizeof *l.warps);
+  for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_init(&l.warps[w].cv, NULL);
   pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
   int rc = 0;
   memset(err, 0, sizeof *err);
@@ -381,7 +436,8 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         l.waiting = 0;
         l.rcount[0] = l.rcount[1] = l.rarrived[0] = l.rarrived[1] = 0;
         for (size_t w = 0; w < (nthreads + 31) / 32; w++) {
-          memset(&l.warps[w], 0, sizeof l.warps[w]);
+          SimWarp *sw = &l.warps[w];   /* (its cv lives across blocks) */
+          sw->atbar = sw->waiting = sw->done = 0;
           size_t lanes = nthreads - w * 32 < 32 ? nthreads - w * 32 : 32;
           l.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
         }
@@ -418,10 +474,13 @@ nomem:
   err->msg = l.oom == 2 ? "cannot start the simulator's threads" : "not enough memory";
   rc = -1;
 done:
+  if (ts)
+    for (size_t i = 0; i < nthreads; i++) free(ts[i].line);
   free(ts);
   free(ps);
   free(l.warps);
-  pthread_cond_destroy(&l.wcv);
+  *printed = l.out;
+  for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_destroy(&l.warps[w].cv);
   pthread_mutex_destroy(&l.mu);
   pthread_cond_destroy(&l.cv);
   pthread_cond_destroy(&l.alldone);

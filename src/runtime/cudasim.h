@@ -17,9 +17,11 @@ void ksim_register_symbols(void);
 /* Runs entry over the grid. args: the entry's argument slots. Returns 0;
 ** 1 when a thread failed (*err holds the first failure, tid/bid its
 ** thread); -1 when the simulator itself failed (*err->msg describes it:
-** no threads, no memory). */
+** no threads, no memory). *printed: what the kernel's print calls wrote
+** (malloc'd, NULL for nothing), for the caller to write out. */
 int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned block[3],
-             size_t dynbytes, int threaded, KErr *err, unsigned tid[3], unsigned bid[3]);
+             size_t dynbytes, int threaded, KErr *err, unsigned tid[3], unsigned bid[3],
+             char **printed);
 
 /* numba-cuda's warp intrinsics in both simulators (this file's and the
 ** interpreted one, host/kernel_intrin.c). A warp is 32 consecutive threads

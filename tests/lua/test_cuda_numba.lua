@@ -70,6 +70,21 @@ test("cuda.jit with a numba signature compiles eagerly", function()
   raises("signature string expected", function() cuda.jit(scale, {}, {}) end)
 end)
 
+test("cuda.jit's decorator form and signature lists, as numba's", function()
+  local k = cuda.jit("void(float32[:], float32)")(function(x, a)
+    local i = cuda.grid(1)
+    if i <= #x then x[i] = x[i] * a end
+  end)
+  eq(k.signatures[1], "(f32[:], f32)")
+  local k2 = cuda.jit(scale, { "void(float32, float32[:])", "void(float64, float64[:])" }, { fastmath = true })
+  eq(k2.signatures[1], "(f32, f32[:])")
+  eq(k2.signatures[2], "(f64, f64[:])")
+  local dev = function(x) return x + 1 end
+  eq(cuda.jit({ device = true })(dev), dev)
+  eq(cuda.jit("float64(float64)", { device = true })(dev), dev)
+  raises("signature 2 of the list is not a string", function() cuda.jit(scale, { "void(f64, f64[:])", 3 }) end)
+end)
+
 test("an eager f32 signature binds launches in both simulators", function()
   local k = cuda.jit(scale, "void(float32, float32[:])")
   local x = kjit.full(100, 1.1, "f32")
@@ -125,7 +140,26 @@ test("cuda.jit options: device, launch_bounds, max_registers, fastmath, opt", fu
   local exact = ptx_ok(sq, "void(float32[:])")
   truthy(fast:find("sqrt.approx", 1, true) and not exact:find("sqrt.approx", 1, true), "fastmath sqrt")
   ptx_ok(sq, "void(float32[:])", { opt = 0 })
-  ptx_ok(sq, "void(float32[:])", { lineinfo = true, debug = false })
+end)
+
+test("lineinfo: .loc lines name the kernel's Lua lines", function()
+  local function dev(a) return a * 2 end
+  local line0 = debug.getinfo(1, "l").currentline
+  local function k(x)
+    local i = cuda.grid(1)
+    if i <= #x then
+      x[i] = dev(x[i]) + 1               -- line0 + 4
+    end
+  end
+  local ptx = ptx_ok(k, "void(float32[:])", { lineinfo = true })
+  truthy(ptx:find('.file\t1 "[^"]*test_cuda_numba.lua"'), ".file names this file")
+  local lines = {}
+  for l in ptx:gmatch("%.loc%s+1%s+(%d+)") do lines[tonumber(l)] = true end
+  truthy(lines[line0 + 2] and lines[line0 + 4], ".loc of the index and of the store")
+  truthy(not cuda.jit(k):compile("void(float32[:])"):inspect("ptx"):find(".loc", 1, true), "none without")
+  ptx_ok(k, "void(float32[:])", { debug = true })
+  -- the simulator ignores it
+  both("lineinfo sim", cuda.jit(k, { lineinfo = true }), function(kk) return kk:forall(4) end, { kjit.full(4, 1, "f32") })
 end)
 
 -- ---- Casts, math.modf, kjit.math: compiled (CPU and kernels) against interpreted ----------
@@ -236,4 +270,337 @@ test("casts, math.modf and kjit.math in kernels: f32 stays f32", function()
     if a ~= a then truthy(b ~= b, "NaN at " .. j) else near(a, b, 1e-6, "f32 out[" .. j .. "]") end
   end
   ptx_ok(mathkernel, "void(float32[:], float32[:])")
+end)
+
+-- ---- Intrinsics: both simulators against plain-Lua models, and PTX ----------------------------
+--
+-- Warps are 32 consecutive threads of a block. The models below compute
+-- each thread's expected output from the inputs alone.
+
+local FULL = 0xffffffff
+
+-- Launches fn over nblocks blocks of bs threads in both simulators on
+-- out (n outputs per thread, f64) and x; checks every output against
+-- model(t, x, bs) (t: the 0-based global thread, returns n values); then
+-- checks fn's PTX.
+local function check_model(name, fn, bs, nblocks, n, model, x, sig)
+  test(name, function()
+    x = x or kjit.arange(bs * nblocks, "f64")
+    local out = kjit.zeros(bs * nblocks * n, "f64")
+    local _, b = both(name, cuda.jit(fn), function(k) return k[{nblocks, bs}] end, { out, x })
+    local res = b[1]
+    for t = 0, bs * nblocks - 1 do
+      local want = { model(t, x, bs) }
+      for j = 1, n do eq(res[t * n + j], want[j] + 0.0, name .. ": thread " .. t .. " output " .. j) end
+    end
+    ptx_ok(fn, sig or "void(float64[:], float64[:])")
+  end)
+end
+
+-- lane, warp base (0-based global index of lane 0) and block bounds of thread t
+local function where(t, bs)
+  local tb = t % bs
+  local lane = tb % 32
+  local base = t - lane
+  local blockend = t - tb + bs - 1
+  return lane, base, blockend
+end
+
+check_model("laneid, lanemask_lt, warpsize", function(out, x)
+  local i = cuda.grid(1)
+  out[3 * i - 2] = cuda.laneid()
+  out[3 * i - 1] = cuda.lanemask_lt()
+  out[3 * i] = cuda.warpsize
+end, 48, 2, 3, function(t, x, bs)
+  local lane = where(t, bs)
+  return lane, (1 << lane) - 1, 32
+end)
+
+check_model("shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync", function(out, x)
+  local i = cuda.grid(1)
+  local v = x[i]
+  out[4 * i - 3] = cuda.shfl_sync(FULL, v, 5)
+  out[4 * i - 2] = cuda.shfl_up_sync(FULL, v, 3)
+  out[4 * i - 1] = cuda.shfl_down_sync(FULL, v, 2)
+  out[4 * i] = cuda.shfl_xor_sync(FULL, v, 17)
+end, 48, 2, 4, function(t, x, bs)
+  local lane, base, blockend = where(t, bs)
+  local function at(src)   -- a lane beyond the warp or the block: the own value
+    if src < 0 or src > 31 or base + src > blockend then return x[t + 1] end
+    return x[base + src + 1]
+  end
+  return at(5), at(lane - 3), at(lane + 2), at(lane ~ 17)
+end, kjit.linspace(1, 2, 96, "f64"))
+
+-- a butterfly sum per warp (integers and f32, as numba-cuda's reduction examples)
+local function warpsum(out, x)
+  local i = cuda.grid(1)
+  local v = x[i]
+  local s = v
+  local off = 16
+  while off > 0 do
+    s = s + cuda.shfl_xor_sync(FULL, s, off)
+    off = off // 2
+  end
+  out[i] = s
+end
+check_model("a butterfly reduction with shfl_xor_sync (i64)", warpsum, 64, 2, 1, function(t, x, bs)
+  local lane, base = where(t, bs)
+  local s = 0
+  for l = 0, 31 do s = s + x[base + l + 1] end
+  return s
+end, kjit.arange(128, "i64"), "void(float64[:], int64[:])")
+
+test("shfl_sync keeps f32 and integer subtypes", function()
+  local function k(out, x)
+    local i = cuda.grid(1)
+    out[i] = cuda.shfl_down_sync(FULL, x[i], 1) * 3
+  end
+  local x = kjit.linspace(0.1, 0.9, 32, "f32")
+  local _, b = both("shfl f32", cuda.jit(k), function(kk) return kk[{1, 32}] end, { kjit.zeros(32, "f32"), x })
+  eq(b[1][1], kjit.array({ x[2] * 3 }, "f32")[1])
+  ptx_ok(k, "void(float32[:], float32[:])")
+  ptx_ok(k, "void(int64[:], int64[:])")
+end)
+
+check_model("all_sync, any_sync, eq_sync, ballot_sync (booleans and numbers)", function(out, x)
+  local i = cuda.grid(1)
+  local v = x[i]
+  out[5 * i - 4] = cuda.all_sync(FULL, v > 2) and 1 or 0
+  out[5 * i - 3] = cuda.any_sync(FULL, v > 40) and 1 or 0
+  out[5 * i - 2] = cuda.eq_sync(FULL, v >= 32) and 1 or 0
+  out[5 * i - 1] = cuda.ballot_sync(FULL, v % 3 == 0)
+  out[5 * i] = 0
+  if cuda.laneid() < 16 then   -- only the lanes of the mask
+    out[5 * i] = cuda.ballot_sync(0x0000ffff, v % 2)     -- a number: non-zero is true
+  end
+end, 64, 1, 5, function(t, x, bs)
+  local lane, base = where(t, bs)
+  local all, any, n32, ball, ball2 = true, false, 0, 0, 0
+  for l = 0, 31 do
+    local v = x[base + l + 1]
+    all = all and v > 2; any = any or v > 40
+    if v >= 32 then n32 = n32 + 1 end
+    if v % 3 == 0 then ball = ball | (1 << l) end
+    if l < 16 and v % 2 ~= 0 then ball2 = ball2 | (1 << l) end
+  end
+  return all and 1 or 0, any and 1 or 0, (n32 == 0 or n32 == 32) and 1 or 0, ball,
+         lane < 16 and ball2 or 0
+end)
+
+check_model("match_any_sync, match_all_sync", function(out, x)
+  local i = cuda.grid(1)
+  local v = x[i]
+  out[3 * i - 2] = cuda.match_any_sync(FULL, v // 8)
+  local m, same = cuda.match_all_sync(FULL, v // 64)
+  out[3 * i - 1] = m
+  out[3 * i] = same and 1 or 0
+end, 64, 2, 3, function(t, x, bs)
+  local lane, base = where(t, bs)
+  local mine, any = x[t + 1] // 8, 0
+  for l = 0, 31 do if x[base + l + 1] // 8 == mine then any = any | (1 << l) end end
+  local first, all = x[base + 1] // 64, true
+  for l = 0, 31 do all = all and x[base + l + 1] // 64 == first end
+  return any, all and FULL or 0, all and 1 or 0
+end, kjit.array({}, "f64") and kjit.arange(0, 256, 2, "f64"))
+
+check_model("syncthreads_count, syncthreads_and, syncthreads_or", function(out, x)
+  local i = cuda.grid(1)
+  local v = x[i]
+  out[3 * i - 2] = cuda.syncthreads_count(v % 5 == 0)
+  out[3 * i - 1] = cuda.syncthreads_and(v >= 0) and 1 or 0
+  out[3 * i] = cuda.syncthreads_or(v > 100) and 1 or 0
+end, 96, 2, 3, function(t, x, bs)
+  local b0 = t - t % bs
+  local c, all, any = 0, true, false
+  for j = b0, b0 + bs - 1 do
+    local v = x[j + 1]
+    if v % 5 == 0 then c = c + 1 end
+    all = all and v >= 0; any = any or v > 100
+  end
+  return c, all and 1 or 0, any and 1 or 0
+end)
+
+-- divergence: lanes that left the kernel take no part; activemask is who met
+check_model("activemask, syncwarp and shuffles after lanes returned", function(out, x)
+  local i = cuda.grid(1)
+  out[3 * i - 2] = -1; out[3 * i - 1] = -1; out[3 * i] = -1
+  if cuda.laneid() % 4 == 3 then return end
+  cuda.syncwarp()
+  out[3 * i - 2] = cuda.activemask()
+  out[3 * i - 1] = cuda.shfl_down_sync(cuda.activemask(), x[i], 1)
+  out[3 * i] = cuda.ballot_sync(FULL, true)
+end, 64, 1, 3, function(t, x, bs)
+  local lane, base = where(t, bs)
+  if lane % 4 == 3 then return -1, -1, -1 end
+  local m = 0
+  for l = 0, 31 do if l % 4 ~= 3 then m = m | (1 << l) end end
+  local src = lane + 1
+  local sv = (src % 4 ~= 3) and x[base + src + 1] or x[t + 1]
+  return m, sv, m
+end)
+
+check_model("popc, clz, ffs, brev, selp (64-bit Lua integers)", function(out, x)
+  local i = cuda.grid(1)
+  local v = cuda.int64(x[i]) * 2654435761 - 7
+  out[5 * i - 4] = cuda.popc(v)
+  out[5 * i - 3] = cuda.clz(v)
+  out[5 * i - 2] = cuda.ffs(v)
+  out[5 * i - 1] = cuda.brev(v) & 0xffff
+  out[5 * i] = cuda.selp(v > 0, 1.5, -2.5)
+end, 64, 1, 5, function(t, x, bs)
+  local v = math.tointeger(x[t + 1]) * 2654435761 - 7
+  local pop, clz, ffs, rev = 0, 64, 0, 0
+  for b = 0, 63 do
+    if (v >> b) & 1 == 1 then
+      pop = pop + 1
+      clz = 63 - b
+      if ffs == 0 then ffs = b + 1 end
+    end
+    rev = rev | (((v >> b) & 1) << (63 - b))
+  end
+  return pop, clz, ffs, rev & 0xffff, v > 0 and 1.5 or -2.5
+end, kjit.arange(-32, 32, "f64"))
+
+test("threadfence_block, threadfence_system, nanosleep run in kernels", function()
+  local function k(out, x)
+    local i = cuda.grid(1)
+    out[i] = x[i]
+    cuda.threadfence_block()
+    cuda.threadfence_system()
+    cuda.nanosleep(100)
+  end
+  both("fences", cuda.jit(k), function(kk) return kk[{1, 8}] end, { kjit.zeros(8), kjit.arange(8, "f64") })
+  local ptx = ptx_ok(k, "void(float64[:], float64[:])")
+  truthy(ptx:find("membar.cta", 1, true) and ptx:find("membar.sys", 1, true), "membar")
+  truthy(ptx:find("nanosleep.u32", 1, true), "nanosleep")
+end)
+
+-- the atomics: order-independent results on global and shared arrays
+local function atomics(acc, u, f, x)
+  local i = cuda.grid(1)
+  local sh = cuda.shared.array(4, "u32")
+  if i > #x then return end
+  local v = math.tointeger(x[i])
+  cuda.atomic.and_(acc, 1, ~(1 << (v % 40)))
+  cuda.atomic.or_(acc, 2, 1 << (v % 50))
+  cuda.atomic.xor(acc, 3, v * 7919)
+  cuda.atomic.nanmax(acc, 4, v * 3 - 50)
+  cuda.atomic.nanmin(acc, 5, v * 3 - 50)
+  cuda.atomic.inc(u, 1, 9)            -- wraps to 0 after 9
+  cuda.atomic.dec(u, 2, 6)            -- from 0: 6, 5, ... 0, 6 ...
+  cuda.atomic.inc(sh, 1, 1000)
+  cuda.atomic.nanmax(f, 1, (v == 3) and 0 / 0 or v + 0.5)   -- a NaN is a missing value
+  cuda.atomic.nanmin(f, 2, (v == 5) and 0 / 0 or v + 0.5)
+  cuda.syncthreads()
+  if cuda.threadIdx.x == 0 then cuda.atomic.add(u, 3, sh[1]) end
+end
+
+test("atomic and_, or_, xor, nanmax, nanmin, inc, dec on global and shared arrays", function()
+  local n, bs = 200, 64
+  local acc = kjit.array({ -1, 0, 12345, math.mininteger, math.maxinteger }, "i64")
+  local u = kjit.zeros(3, "u32")
+  local f = kjit.array({ 0 / 0, 0 / 0 }, "f64")
+  local x = kjit.arange(n, "f64")
+  local _, b = both("atomics", cuda.jit(atomics), function(k) return k[{(n + bs - 1) // bs, bs}] end,
+                    { acc, u, f, x })
+  -- the model
+  local a1, a2, a3, mx, mn = -1, 0, 12345, math.mininteger, math.maxinteger
+  local total = (n + bs - 1) // bs * bs
+  for t = 0, total - 1 do
+    local v = t < n and t or nil
+    if v then   -- threads past n read beyond x: there are none here (x is long enough)
+      a1 = a1 & ~(1 << (v % 40)); a2 = a2 | (1 << (v % 50)); a3 = a3 ~ (v * 7919)
+      mx = math.max(mx, v * 3 - 50); mn = math.min(mn, v * 3 - 50)
+    end
+  end
+  eq(b[1][1], a1); eq(b[1][2], a2); eq(b[1][3], a3); eq(b[1][4], mx); eq(b[1][5], mn)
+  eq(b[2][1], n % 10)
+  local d = 0
+  for _ = 1, n do d = (d == 0 or d > 6) and 6 or d - 1 end
+  eq(b[2][2], d)
+  eq(b[2][3], n)
+  eq(b[3][1], n - 1 + 0.5); eq(b[3][2], 0.5)
+  ptx_ok(atomics, "void(int64[:], uint32[:], float64[:], float64[:])")
+end)
+
+test("atomic.compare_and_swap: exactly one thread wins; cas types checked", function()
+  local function k(lock, won)
+    local i = cuda.grid(1)
+    if cuda.atomic.compare_and_swap(lock, 0, i) == 0 then cuda.atomic.add(won, 1, 1) end
+  end
+  local _, b = both("cas", cuda.jit(k), function(kk) return kk[{2, 64}] end,
+                    { kjit.zeros(1, "i32"), kjit.zeros(1, "i64") })
+  eq(b[2][1], 1)
+  truthy(b[1][1] >= 1 and b[1][1] <= 128)
+  ptx_ok(k, "void(int32[:], int64[:])")
+  raises("works on u32 and u64 arrays, not i32", function()
+    cuda.jit(function(a) cuda.atomic.inc(a, 1, 3) end):compile("void(int32[:])")
+  end)
+  raises("works on i32, u32, i64 and u64 arrays, not f64", function()
+    cuda.jit(function(a) cuda.atomic.xor(a, 1, 3) end):compile("void(float64[:])")
+  end)
+  raises("bad argument #2 to 'cuda.shfl_sync' (an integer, f32 or f64 value expected, got boolean)", function()
+    cuda.jit(function(a) a[1] = cuda.shfl_sync(FULL, true, 0) end):compile("void(float64[:])")
+  end)
+  raises("cuda.laneid can only be used in a kernel compiled by cuda.jit", function()
+    kjit.jit(function() return cuda.laneid() end)()
+  end)
+  raises("cuda.laneid can only be called inside a kernel", function() cuda.laneid() end)
+end)
+
+-- ---- print in kernels --------------------------------------------------------------------
+
+local MODDIR, LUA = arg[1], arg[-1]
+
+-- Runs the kernel source in a child process (print writes to the process's
+-- output) in simulator mode `mode`; returns its output lines, sorted
+-- (threads print in any order, as on the GPU).
+local function printed(mode, src, launch, argsrc)
+  local script = os.tmpname()
+  write_file(script, string.format([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local kjit = require "kjit"
+local cuda = kjit.cuda
+cuda.simulate(%s)
+local k = cuda.jit(%s)
+k%s(%s)
+]], MODDIR, mode, src, launch, argsrc))
+  local p = io.popen(string.format("%q %q 2>&1", LUA, script))
+  local out = p:read("a")
+  p:close()
+  os.remove(script)
+  local lines = {}
+  for l in out:gmatch("[^\n]*\n") do lines[#lines + 1] = l end
+  table.sort(lines)
+  return table.concat(lines)
+end
+
+local PRINTK = [[function(x, y, n)
+  local i = cuda.grid(1)
+  if i <= #x then
+    print("item", i, x[i], y[i], x[i] > 1, nil, "100%", -0.0, 1 / 0, 2 ^ 60, 1e14, 0.1, n, x[i] * 1e15)
+  end
+end]]
+
+test("print in kernels: the compiled simulator prints as the interpreted one (Lua's print)", function()
+  local args = 'kjit.array{0.5, 1, 2.25, 3, -7}, kjit.array({1.5, 2, 3, 4, 5}, "f32"), 42'
+  local want = printed('"interpret"', PRINTK, "[{2, 4}]", args)
+  local got = printed("true", PRINTK, "[{2, 4}]", args)
+  truthy(#want > 0 and select(2, want:gsub("\n", "")) == 5, "five lines printed: " .. want)
+  truthy(want:find("item\t3\t2.25\t3.0\ttrue\tnil\t100%\t-0.0\tinf\t1.1529215046068e+18\t1e+14\t0.1\t42\t2.25e+15\n", 1, true),
+         "the third line: " .. want)
+  eq(got, want)
+end)
+
+test("print in kernels compiles to vprintf that ptxas accepts", function()
+  local fn = load("local cuda = ...; return " .. PRINTK)(cuda)
+  local ptx = ptx_ok(fn, "void(float64[:], float32[:], int64)")
+  truthy(ptx:find("vprintf", 1, true), "vprintf")
+  -- the format's bytes: "%.14g%s" for a float, "%%" for a percent sign
+  truthy(ptx:find("37, 46, 49, 52, 103, 37, 115", 1, true), "a float's format")
+  truthy(ptx:find("48, 48, 37, 37, 9", 1, true), "100%% escaped")
+  raises("print in a kernel takes numbers, booleans, nil and constant strings", function()
+    cuda.jit(function(a) print(a) end):compile("void(float64[:])")
+  end)
 end)
