@@ -188,7 +188,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (id == B_ERROR) {
     int level = 1;
     if (n >= 2 && a[1].k && a[1].k->kind == T_INT) level = (int)a[1].k->v.i;
-    if (cg_lib_message(G, &a[0])) {   /* built or known at run time */
+    if (n == 0 || cg_lib_message(G, &a[0])) {   /* built or known at run time */
+      if (n == 0) a[0] = cg_mk(TY(T_NIL), NULL);
       cg_lib_error(G, v, a[0], level);
       return cg_mk(TY(T_NIL), NULL);
     }

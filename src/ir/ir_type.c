@@ -552,6 +552,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
+  Type ft = sp->types[v->args[0]->id];
+  if (ft.kind == T_BUILTIN && ft.ref == B_PRINT) return 0;   /* print returns no value */
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
@@ -1284,6 +1286,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
            row->rule == KTY_R_ERROR ? "message" :
            row->rule == KTY_R_ASSERT || row->rule == KTY_R_TYPE ? "value" : "number");
   if (row->rule == KTY_R_ERROR) {
+    if (n == 0) return ty(T_NIL);   /* error(): the value nil */
     if (kargs[0].kind != T_STR) {   /* a value built or known at run time: runtime_lib.c */
       if (args[0].kind == T_UNKNOWN) return args[0];
       lib_value_ok(S, sp, v, args[0], 1, "error");

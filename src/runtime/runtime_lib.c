@@ -132,6 +132,8 @@ static int run_p(lua_State *L) {
     case KRL_NIL: lua_pushnil(L); break;
     case KRL_FALSE: lua_pushboolean(L, 0); break;
     case KRL_TRUE: lua_pushboolean(L, 1); break;
+    case KRL_NIL1: lua_pushnil(L); p++; break;
+    case KRL_FALSE1: lua_pushboolean(L, 0); p++; break;
     case KRL_INT: lua_pushinteger(L, (lua_Integer)*p++); break;
     case KRL_FLT: {
       double d;
