@@ -22,7 +22,10 @@
 **    Trampolines are made once per call site and kept in a registry table
 **    keyed by the site's constant string (checked on every hit: the
 **    address of a freed compiled function's string can be reused).
-**    A difference left: an alias kept in an upvalue (`local rnd =
+**    Differences left: the function is read from the global table (the
+**    registry's), where a chunk loaded with another _ENV (a sandbox) reads
+**    its own; they differ only if the sandbox's print (math, io ...) is
+**    not the global one when the call runs. And an alias kept in an upvalue (`local rnd =
 **    math.random` outside the function) calls the global math.random of
 **    the moment, where the interpreter calls the value frozen in the
 **    upvalue; they differ only if the program replaces math.random.
