@@ -248,6 +248,76 @@ static const char *keep_message(const char *s, size_t n) {
   return msgbuf;
 }
 
+/* The common case without a second protected call: a recipe of plain
+** values (no strings: pushing them allocates nothing), one call, maybe its
+** result, whose trampoline is made already. Returns -1 when it does not
+** apply, else kjit_rt_lib's result. */
+static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *out) {
+  const int64_t *p = prog;
+  int nvals = 0;
+  for (;; nvals++) {
+    int op = (int)(*p & 0xff);
+    if (op == KRL_NIL || op == KRL_FALSE || op == KRL_TRUE) p += 1;
+    else if (op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1) p += 2;
+    else break;
+  }
+  if ((*p & 0xff) != KRL_CALL || (int)((*p >> 8) & 0xff) != nvals) return -1;
+  int nres = (int)((*p >> 16) & 0xff);
+  const char *site = (const char *)(intptr_t)p[1];
+  const int64_t *after = p + 2;
+  int kind = 0;
+  if ((*after & 0xff) == KRL_RESULT) { kind = (int)(*after >> 8); after += 2; }
+  if ((*after & 0xff) != KRL_END || (nres != 0) != (kind != 0)) return -1;
+  int top = lua_gettop(L);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE ||
+      lua_rawgetp(L, -1, site) != LUA_TTABLE || lua_rawgeti(L, -1, 2) != LUA_TSTRING ||
+      strcmp(lua_tostring(L, -1), site) != 0) {
+    lua_settop(L, top);
+    return -1;
+  }
+  lua_rawgeti(L, -2, 1);        /* the trampoline */
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+  for (p = prog; nvals-- > 0; ) {
+    int op = (int)(*p & 0xff);
+    switch (op) {
+    case KRL_NIL: lua_pushnil(L); p += 1; break;
+    case KRL_FALSE: lua_pushboolean(L, 0); p += 1; break;
+    case KRL_TRUE: lua_pushboolean(L, 1); p += 1; break;
+    case KRL_NIL1: lua_pushnil(L); p += 2; break;
+    case KRL_FALSE1: lua_pushboolean(L, 0); p += 2; break;
+    case KRL_INT: lua_pushinteger(L, (lua_Integer)p[1]); p += 2; break;
+    default: {
+      double d;
+      memcpy(&d, &p[1], sizeof d);
+      lua_pushnumber(L, d);
+      p += 2;
+    }
+    }
+  }
+  if (lua_pcall(L, lua_gettop(L) - top - 1, nres, 0) != LUA_OK) {
+    keep_value(L, err);
+    lua_settop(L, top);
+    return 1;
+  }
+  if (kind) {
+    int isnum = lua_type(L, -1) == LUA_TNUMBER, isint = isnum && lua_isinteger(L, -1);
+    if (kind == KRL_K_INT && isint) out[0] = (int64_t)lua_tointeger(L, -1);
+    else if (kind == KRL_K_FLT && isnum && !isint) {
+      double d = lua_tonumber(L, -1);
+      memcpy(&out[0], &d, sizeof d);
+    } else {   /* (not called again: a second draw would be a difference) */
+      lua_settop(L, top);
+      set_err(err, KE_USER_NOPOS);
+      err->msg = "kjit: a library function called from compiled code returned another type "
+                 "of value than compiled code expects (was it replaced after the code compiled?)";
+      return 1;
+    }
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   if (krt_poll_here().stop != NULL) {   /* a kjit.prange job: err may be a copy without L */
     set_err(err, KE_USER_NOPOS);
@@ -267,6 +337,8 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
     err->msg = "stack overflow (no room on the Lua stack for a library call)";
     return 1;
   }
+  int32_t fast = fast_call(L, err, prog, out);
+  if (fast >= 0) return fast;
   int top = lua_gettop(L);
   Ctx c;
   memset(&c, 0, sizeof c);
