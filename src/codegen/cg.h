@@ -223,6 +223,7 @@ CgVal cg_getfield(CG *G, const KirInsn *v);
 CgVal cg_len(CG *G, const KirInsn *v);
 
 /* cg_builtin.c */
+CgVal cg_frozen_index(CG *G, const KirInsn *v);   /* cg_frozen.c */
 /* cg_lib.c: calls into the Lua library (runtime_lib.c) */
 CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 int cg_lib_message(CG *G, const CgVal *m);   /* error/assert message not a constant string? */

@@ -1180,7 +1180,9 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
-  case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;
+  case KIR_INDEX:   /* a frozen table's element by a computed key: cg_frozen.c */
+    G->vals[v->id] = sp->types[v->args[0]->id].kind == T_TABLE ? cg_frozen_index(G, v) : cg_index(G, v);
+    break;
   case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
   case KIR_UNM: case KIR_BNOT: case KIR_NOT: G->vals[v->id] = cg_unary(G, v); break;
   case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_compare(G, v); break;

@@ -296,3 +296,63 @@ test("library calls are refused in kjit.prange bodies and kernels", function()
     cuda.simulate(false)
   end
 end)
+
+---------------------------------------------------------------------------
+-- A frozen table indexed by a computed key (issue 29, item 1's last point)
+---------------------------------------------------------------------------
+local PERM = {151, 160, 137, 91, 90, 15, 131, 13, 201, 95}
+local FL = {0.5, 1.5, 2.25}
+local MIX = {1, 2.5, 3, -0.0}
+local EMPTY = {}
+local HOLES = {1, 2, nil, 4}
+local NAMED = {1, 2, x = 3}
+local BOOLS = {1, true}
+local function perm_hash(i) return PERM[(i * 7) % #PERM + 1] end
+local function pick2(i) return FL[i], MIX[i], EMPTY[i] end
+local function perm_plus(i) return PERM[i] + 1 end
+local function perm_loop(n)
+  local s = 0
+  for i = 1, n do s = s + PERM[(i * 7) % #PERM + 1] * MIX[i % #MIX + 1] end
+  return s
+end
+local function perm_nil_test(i) if PERM[i] then return 1 end return 0 end
+
+test("a frozen table indexed by a computed integer key", function()
+  D.cases(perm_hash, {0}, {3}, {-5}, {math.maxinteger}, {math.mininteger})
+  D.cases(pick2, {0}, {1}, {2}, {3}, {4}, {-1}, {math.mininteger})
+  D.cases(perm_plus, {1}, {10})
+  D.cases_error("attempt to perform arithmetic on a nil value", perm_plus, {11}, {0})
+  D.cases(perm_loop, {0}, {1}, {1000})
+  D.cases(perm_nil_test, {1}, {11})
+  for _, t in ipairs{HOLES, NAMED, BOOLS} do
+    local ok, err = pcall(kjit.jit(function(i) return t[i] end), 1)
+    truthy(not ok and err:find("indexed by a computed key only when it is an array of numbers",
+                               1, true), tostring(err))
+  end
+end)
+
+test("a frozen table's numbers are part of the disk cache's key", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  local src = [[
+local P = {tonumber(MODE), 2, 3}
+local f = kjit.jit(function(i) return P[i] end, {cache = true})
+io.write(f(1), " ", f(2))
+]]
+  local env = "KJIT_CACHE_DIR=" .. dir .. " "
+  local function child(v)
+    write_file(TMP, "package.cpath = '" .. MODDIR .. "/?.so;' .. package.cpath\n" ..
+               "local kjit = require 'kjit'\nlocal MODE = ...\n" .. src)
+    local p = assert(io.popen(env .. "lua5.4 " .. TMP .. " " .. v .. " 2>&1", "r"))
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  eq(child("7"), "7 2")
+  eq(child("8"), "8 2")
+  eq(child("7"), "7 2")
+  local p = assert(io.popen("ls '" .. dir .. "' | wc -l"))
+  truthy(tonumber(p:read("a")) >= 2, "two cache entries")
+  p:close()
+  os.execute("rm -rf '" .. dir .. "'")
+end)
