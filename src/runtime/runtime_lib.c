@@ -130,6 +130,7 @@ static int run_p(lua_State *L) {
   for (;;) {
     int64_t w = *p++;
     int op = (int)(w & 0xff);
+    luaL_checkstack(L, 8, NULL);   /* a value, or a call's trampoline and cache */
     switch (op) {
     case KRL_END: return 0;
     case KRL_NIL: lua_pushnil(L); break;
@@ -154,7 +155,6 @@ static int run_p(lua_State *L) {
     case KRL_CALL: {
       int nargs = (int)((w >> 8) & 0xff), nres = (int)((w >> 16) & 0xff);
       const char *site = (const char *)(intptr_t)*p++;
-      luaL_checkstack(L, 4, NULL);
       push_trampoline(L, site, nres);
       lua_insert(L, -nargs - 1);
       lua_call(L, nargs, nres);
@@ -268,6 +268,7 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
   int kind = 0;
   if ((*after & 0xff) == KRL_RESULT) { kind = (int)(*after >> 8); after += 2; }
   if ((*after & 0xff) != KRL_END || (nres != 0) != (kind != 0)) return -1;
+  if (!lua_checkstack(L, nvals + 8)) return -1;
   int top = lua_gettop(L);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE ||
       lua_rawgetp(L, -1, site) != LUA_TTABLE || lua_rawgeti(L, -1, 2) != LUA_TSTRING ||

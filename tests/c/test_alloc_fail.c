@@ -108,7 +108,7 @@ static const char SCRIPT[] =
   "  if not tostring(e):find(phrase, 1, true) then error(e, 0) end\n"
   "end\n"
   "expect('out of bounds', idx, a, 65)\n"
-  "expect('not supported', bad, 1)\n"
+  "expect('cannot return a string', bad, 1)\n"
   "expect('not enough memory', kjit.zeros, 1 << 44)\n"
   "local text = dot:inspect('types')\n"
   "r = r + #dot.signatures + (text:find('local s: f64', 1, true) and 1 or 0)\n"

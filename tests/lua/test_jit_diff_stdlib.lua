@@ -131,6 +131,17 @@ print(f(-1, 1e300))
 ]]
 end)
 
+test("print of many values (the Lua stack grows)", function()
+  same_output [[
+local f = J(function(x)
+  print(x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x)
+  print(x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, "s" .. x)
+  return x
+end)
+f(1) f(2.5)
+]]
+end)
+
 test("output interleaves with the interpreter's", function()
   same_output [[
 local g = J(function(i)
