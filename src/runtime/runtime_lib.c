@@ -319,12 +319,50 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
   return 0;
 }
 
+/* The refusal of a library call in a kjit.prange job, at the position of
+** the call (the recipe's first call, error or assert). */
+static const char *in_job_message(const int64_t *p) {
+  static const char what[] = "a function called in a kjit.prange loop calls the Lua library "
+    "(print, io.write, math.random, ...), which parallel threads cannot: call it outside the "
+    "loop, or compile without parallel = true";
+  const char *chunk = NULL;
+  size_t clen = 0;
+  long line = 0;
+  for (int guard = 0; guard < 100000 && chunk == NULL; guard++) {
+    int op = (int)(*p & 0xff);
+    if (op == KRL_END) break;
+    if (op == KRL_CALL) {
+      const char *site = (const char *)(intptr_t)p[1];
+      const char *nl = strchr(site, '\n');
+      if (nl) { chunk = site; clen = (size_t)(nl - site); line = atol(nl + 1); }
+      break;
+    }
+    if (op == KRL_ERROR || op == KRL_ASSERT) {
+      chunk = (const char *)(intptr_t)p[1];
+      clen = chunk ? strlen(chunk) : 0;
+      line = (long)p[2];
+      break;
+    }
+    p += op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
+         op == KRL_FALSE1 || op == KRL_RESULT ? 2 : 1;
+  }
+  if (chunk == NULL || line <= 0) return what;
+  char head[LUA_IDSIZE + 32];
+  int n = snprintf(head, sizeof head, "%.*s:%ld: ", (int)(clen < LUA_IDSIZE ? clen : LUA_IDSIZE),
+                   chunk, line);
+  char *buf = malloc((size_t)n + sizeof what);
+  if (buf == NULL) return what;
+  memcpy(buf, head, (size_t)n);
+  memcpy(buf + n, what, sizeof what);
+  const char *m = keep_message(buf, strlen(buf));
+  free(buf);
+  return m;
+}
+
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   if (krt_poll_here().stop != NULL) {   /* a kjit.prange job: err may be a copy without L */
     set_err(err, KE_USER_NOPOS);
-    err->msg = "a function called in a kjit.prange loop calls the Lua library (print, "
-               "io.write, math.random, ...), which parallel threads cannot: call it outside "
-               "the loop, or compile without parallel = true";
+    err->msg = in_job_message(prog);
     return 1;
   }
   lua_State *L = err->L;

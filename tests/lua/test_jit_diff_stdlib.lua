@@ -290,6 +290,19 @@ test("library calls are refused in kjit.prange bodies and kernels", function()
   end, {parallel = true})
   ok, err = pcall(g, kjit.zeros(8))
   truthy(not ok and err:find("cannot run inside a kjit.prange loop", 1, true), tostring(err))
+  -- a function the body calls fails where it calls the library, when it runs
+  local function noisy(x) if x > 1e9 then print("big", x) end return x * 2 end
+  local p = kjit.jit(function(a)
+    for i in kjit.prange(1, #a) do a[i] = noisy(a[i]) end
+  end, {parallel = true})
+  local big = kjit.full(50000, 1.0)
+  p(big)
+  eq(big[1], 2.0)
+  big[77] = 2e9
+  ok, err = pcall(p, big)
+  truthy(not ok and err:find(":" .. debug.getinfo(noisy, "S").linedefined .. ": a function " ..
+                             "called in a kjit.prange loop calls the Lua library", 1, true),
+         tostring(err))
   -- without parallel = true the loop runs serially and may call Lua
   local h = kjit.jit(function(a)
     for i in kjit.prange(1, #a) do a[i] = math.random(1, 6) end
