@@ -179,6 +179,52 @@ static CgVal ult_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, x, y, ""));
 }
 
+/* math.modf(x) (lmathlib.c): an integer is its own integral part, with
+** 0.0; a float x gives ip = x < 0 ? ceil(x) : floor(x), an integer where
+** it fits (as math.floor), and x == ip ? 0.0 : x - ip. Two results. */
+static CgVal math_modf(CG *G, const KirInsn *v, CgVal x) {
+  Type rt = G->sp->types[v->id];
+  CgVal r[2];
+  LLVMValueRef zero = cg_f64(G, 0.0);
+  if (x.t.kind == T_INT) {
+    r[0] = x;
+    r[1] = cg_mk(TY(T_F64), zero);
+  } else {
+    LLVMValueRef f = x.t.kind == T_NUMBER ? cg_num_to(G, cg_number_side(G, x, 1), T_F64)
+                                          : cg_num_to(G, x, T_F64);
+    LLVMValueRef fl = cg_math(G, "floor", G->f64, &f, 1), ce = cg_math(G, "ceil", G->f64, &f, 1);
+    LLVMValueRef neg = LLVMBuildFCmp(G->B, LLVMRealOLT, f, zero, "");
+    LLVMValueRef ip = LLVMBuildSelect(G->B, neg, ce, fl, "");
+    LLVMValueRef fits = LLVMBuildOr(G->B,
+        LLVMBuildFCmp(G->B, LLVMRealOLT, cg_math(G, "fabs", G->f64, &ip, 1),
+                      cg_f64(G, 9223372036854775808.0), ""),
+        LLVMBuildFCmp(G->B, LLVMRealOEQ, ip, cg_f64(G, -9223372036854775808.0), ""), "");
+    LLVMValueRef safe = LLVMBuildSelect(G->B, fits, ip, zero, "");
+    LLVMValueRef iv = LLVMBuildFPToSI(G->B, safe, G->i64, "");
+    LLVMValueRef bits = LLVMBuildBitCast(G->B, ip, G->i64, "");
+    LLVMValueRef frac = LLVMBuildSelect(G->B, LLVMBuildFCmp(G->B, LLVMRealOEQ, f, ip, ""), zero,
+                                        LLVMBuildFSub(G->B, f, ip, ""), "");
+    Type nt = TY(T_NUMBER);
+    nt.fsub = T_F64;
+    r[0] = cg_mk(nt, LLVMBuildSelect(G->B, fits, iv, bits, ""));
+    r[0].isf = LLVMBuildNot(G->B, fits, "");
+    r[1] = cg_mk(TY(T_F64), frac);
+    if (x.t.kind == T_NUMBER) {   /* its integer side: itself and 0.0 */
+      CgVal i = cg_number_side(G, x, 0);
+      r[0].v = LLVMBuildSelect(G->B, x.isf, r[0].v, i.v, "");
+      r[0].isf = LLVMBuildAnd(G->B, x.isf, r[0].isf, "");
+      r[1].v = LLVMBuildSelect(G->B, x.isf, frac, zero, "");
+    }
+  }
+  r[0] = cg_convert(G, r[0], rt, v->line);
+  G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * 2);
+  if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
+  G->results[v->id][0] = r[0];
+  G->results[v->id][1] = r[1];
+  G->nresults[v->id] = 2;
+  return r[0];
+}
+
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   Type rt = G->sp->types[v->id];
@@ -241,6 +287,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_MATH_RAD:
     return cg_split(G, v, a, n < 2 ? n : 2, rt, float_concrete);
   case B_MATH_FMOD: return cg_split(G, v, a, 2, rt, fmod_concrete);
+  case B_MATH_MODF: return math_modf(G, v, a[0]);
   case B_MATH_TOINTEGER: return cg_split(G, v, a, 1, rt, tointeger_concrete);
   case B_MATH_ULT: return cg_split(G, v, a, 2, rt, ult_concrete);
   case B_MATH_MAX: case B_MATH_MIN: {

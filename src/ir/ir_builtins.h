@@ -26,7 +26,7 @@
   X(MATH_EXP, "math.exp", 1, 1, FLOAT) \
   X(MATH_LOG, "math.log", 1, 2, FLOAT) \
   X(MATH_FMOD, "math.fmod", 2, 2, FMOD) \
-  X(MATH_MODF, "math.modf", 1, 1, UNSUPPORTED) \
+  X(MATH_MODF, "math.modf", 1, 1, MODF) \
   X(MATH_MAX, "math.max", 1, -1, JOIN) \
   X(MATH_MIN, "math.min", 1, -1, JOIN) \
   X(MATH_TOINTEGER, "math.tointeger", 1, 1, TOINTEGER) \
@@ -89,6 +89,9 @@
 **              of other built strings (runtime_lib.c builds it there)
 **   LUATYPE    type(x) of a native value: a constant string
 **   TONUMBER   tonumber(x) of a number: x; of a constant string: folded
+**   MODF       two results: an integer -> itself and 0.0; a float -> its
+**              integral part (an integer when it fits, as math.floor) and
+**              the fractional part (a float)
 **   UNSUPPORTED  refused with a message
 ** and in kernels:
 **   GRID       a constant n of 1..3: n integers
@@ -101,7 +104,7 @@
   X(ROUND) X(SAME) X(FLOAT) X(FMOD) X(JOIN) X(TOINTEGER) X(TYPE) X(ULT) \
   X(ERROR) X(ASSERT) X(PRANGE) X(UNSUPPORTED) \
   X(GRID) X(SYNC) X(NEWARRAY) X(ATOMIC) X(DIM3) \
-  X(LIB) X(STRING) X(LUATYPE) X(TONUMBER)
+  X(LIB) X(STRING) X(LUATYPE) X(TONUMBER) X(MODF)
 
 typedef enum KtyRule {
 #define KTY_RULE_ENUM(r) KTY_R_##r,

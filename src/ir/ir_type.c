@@ -529,6 +529,12 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
   return n.kind == T_INT && n.v.i >= 1 && n.v.i <= 3 ? (int)n.v.i : 0;
 }
 
+/* math.modf(x): two results. */
+static int is_modf(KtySpec *sp, const KirInsn *v) {
+  Type ft = sp->types[v->args[0]->id];
+  return v->op == KIR_CALL && ft.kind == T_BUILTIN && ft.ref == B_MATH_MODF;
+}
+
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
@@ -543,6 +549,7 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (t.kind == T_BUILTIN && t.ref == B_KJIT_PRANGE && t.sub)   /* prange's state, control */
     return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);
   if (t.kind == T_UNKNOWN) return t;
+  if (is_modf(sp, v)) return k == 0 ? t : k == 1 ? ty(T_F64) : ty(T_NIL);
   return k == 0 ? t : ty(T_NIL);
 }
 
@@ -554,6 +561,7 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
   Type ft = sp->types[v->args[0]->id];
   if (ft.kind == T_BUILTIN && ft.ref == B_PRINT) return 0;   /* print returns no value */
+  if (is_modf(sp, v) && sp->types[v->id].kind != T_UNKNOWN) return 2;
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
@@ -1440,6 +1448,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   switch (row->rule) {
+  case KTY_R_MODF:   /* the first result (result_of: the second, a float) */
+    if (a.kind == T_INT) return a;
+    return number(T_F64, 0);
   case KTY_R_ROUND:
     if (a.kind == T_INT) return a;
     return number(a.kind == T_NUMBER ? a.fsub : a.kind, 0);

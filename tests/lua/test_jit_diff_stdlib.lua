@@ -380,3 +380,24 @@ io.write(f(1), " ", f(2))
   p:close()
   os.execute("rm -rf '" .. dir .. "'")
 end)
+
+---------------------------------------------------------------------------
+-- math functions that were missing: modf, deg, rad
+---------------------------------------------------------------------------
+local function modf2(x) local i, r = math.modf(x) return i, r end
+local function modf_ret(x) return math.modf(x) end
+local function modf_first(x) return (math.modf(x)) + 1 end
+local function modf_number(x, c) local y = c and x or math.floor(x) return math.modf(y) end
+local function degrad(x) return math.deg(x), math.rad(x), math.rad(math.deg(x)) end
+
+test("math.modf, math.deg, math.rad", function()
+  local xs = {3.7, -3.7, 5, -5, 0, 1/0, -1/0, -0.0, 0/0, 2^63, -2^63, 0.5, -0.5, 1e300,
+              math.maxinteger, math.mininteger}
+  for _, x in ipairs(xs) do
+    D.cases(modf2, {x})
+    D.cases(modf_ret, {x})
+    D.cases(modf_first, {x})
+    D.cases(modf_number, {x, true}, {x, false})
+    D.cases(degrad, {x})
+  end
+end)
