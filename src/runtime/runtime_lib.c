@@ -61,6 +61,36 @@ typedef struct Ctx {
   int line;
 } Ctx;
 
+typedef struct DumpBuf { char *p; size_t n, cap; } DumpBuf;
+
+static int dump_writer(lua_State *L, const void *b, size_t sz, void *ud) {
+  (void)L;
+  DumpBuf *d = ud;
+  if (d->n + sz > d->cap) {
+    size_t cap = (d->n + sz) * 2;
+    char *np = realloc(d->p, cap);
+    if (np == NULL) return 1;
+    d->p = np;
+    d->cap = cap;
+  }
+  memcpy(d->p + d->n, b, sz);
+  d->n += sz;
+  return 0;
+}
+
+/* Replaces the chunk on top by its copy without debug information: its
+** errors then carry no position (luaL_where), as a stripped chunk's. */
+static void strip(lua_State *L) {
+  DumpBuf d = { NULL, 0, 0 };
+  int bad = lua_dump(L, dump_writer, &d, 1) != 0;
+  if (!bad) {
+    bad = luaL_loadbufferx(L, d.p, d.n, "=?", "b") != LUA_OK;
+    if (!bad) lua_replace(L, -2);
+    else lua_pop(L, 1);
+  }
+  free(d.p);
+}
+
 /* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
 ** name empty where the source spells the path itself (print, math.random). */
 static void push_trampoline(lua_State *L, const char *site, int nres) {
@@ -111,6 +141,7 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   lua_pushlstring(L, site, (size_t)(p1 - site));
   lua_concat(L, 2);
   if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK) lua_error(L);
+  if (line <= 0) strip(L);   /* a stripped chunk's call: no position, as interpreted */
   lua_call(L, 0, 1);                   /* the trampoline */
   lua_replace(L, -3);                  /* over the source */
   lua_pop(L, 1);                       /* the chunk name */

@@ -401,3 +401,14 @@ test("math.modf, math.deg, math.rad", function()
     D.cases(degrad, {x})
   end
 end)
+
+test("library errors in a stripped chunk carry no position, as interpreted", function()
+  local src = "return function(a) return math.random(a) end, " ..
+              "function(x) error('bad ' .. x) end, function(x) return math.random(x, 1) end"
+  local f, g, h = load(string.dump(load(src), true))()
+  same_raise(f, -1)
+  same_raise(g, 2)
+  same_raise(h, 5)
+  local ok, e = pcall(kjit.jit(f), -1)
+  eq(e, "bad argument #1 to 'random' (interval is empty)")
+end)
