@@ -249,6 +249,7 @@ void cg_setrow(CG *G, const KirInsn *v, CgVal o, CgVal k, CgVal x);
 void cg_free_scratch(CG *G);                      /* before a return */
 
 /* cg_builtin.c */
+CgVal cg_frozen_index(CG *G, const KirInsn *v);   /* cg_frozen.c */
 /* cg_lib.c: calls into the Lua library (runtime_lib.c) */
 CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 int cg_lib_message(CG *G, const CgVal *m);   /* error/assert message not a constant string? */

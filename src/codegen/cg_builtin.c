@@ -190,6 +190,53 @@ static CgVal ult_first_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type r
   return cg_mk(TY(T_INT), to_int_arg(G, a[0], v->line, 1, "ult"));
 }
 
+/* math.modf(x) of an integer-or-float (lmathlib.c; a concrete number goes
+** to cg_kmath.c's modf2): an integer is its own integral part, with
+** 0.0; a float x gives ip = x < 0 ? ceil(x) : floor(x), an integer where
+** it fits (as math.floor), and x == ip ? 0.0 : x - ip. Two results. */
+static CgVal math_modf(CG *G, const KirInsn *v, CgVal x) {
+  Type rt = G->sp->types[v->id];
+  CgVal r[2];
+  LLVMValueRef zero = cg_f64(G, 0.0);
+  if (x.t.kind == T_INT) {
+    r[0] = x;
+    r[1] = cg_mk(TY(T_F64), zero);
+  } else {
+    LLVMValueRef f = x.t.kind == T_NUMBER ? cg_num_to(G, cg_number_side(G, x, 1), T_F64)
+                                          : cg_num_to(G, x, T_F64);
+    LLVMValueRef fl = cg_math(G, "floor", G->f64, &f, 1), ce = cg_math(G, "ceil", G->f64, &f, 1);
+    LLVMValueRef neg = LLVMBuildFCmp(G->B, LLVMRealOLT, f, zero, "");
+    LLVMValueRef ip = LLVMBuildSelect(G->B, neg, ce, fl, "");
+    LLVMValueRef fits = LLVMBuildOr(G->B,
+        LLVMBuildFCmp(G->B, LLVMRealOLT, cg_math(G, "fabs", G->f64, &ip, 1),
+                      cg_f64(G, 9223372036854775808.0), ""),
+        LLVMBuildFCmp(G->B, LLVMRealOEQ, ip, cg_f64(G, -9223372036854775808.0), ""), "");
+    LLVMValueRef safe = LLVMBuildSelect(G->B, fits, ip, zero, "");
+    LLVMValueRef iv = LLVMBuildFPToSI(G->B, safe, G->i64, "");
+    LLVMValueRef bits = LLVMBuildBitCast(G->B, ip, G->i64, "");
+    LLVMValueRef frac = LLVMBuildSelect(G->B, LLVMBuildFCmp(G->B, LLVMRealOEQ, f, ip, ""), zero,
+                                        LLVMBuildFSub(G->B, f, ip, ""), "");
+    Type nt = TY(T_NUMBER);
+    nt.fsub = T_F64;
+    r[0] = cg_mk(nt, LLVMBuildSelect(G->B, fits, iv, bits, ""));
+    r[0].isf = LLVMBuildNot(G->B, fits, "");
+    r[1] = cg_mk(TY(T_F64), frac);
+    if (x.t.kind == T_NUMBER) {   /* its integer side: itself and 0.0 */
+      CgVal i = cg_number_side(G, x, 0);
+      r[0].v = LLVMBuildSelect(G->B, x.isf, r[0].v, i.v, "");
+      r[0].isf = LLVMBuildAnd(G->B, x.isf, r[0].isf, "");
+      r[1].v = LLVMBuildSelect(G->B, x.isf, frac, zero, "");
+    }
+  }
+  r[0] = cg_convert(G, r[0], rt, v->line);
+  G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * 2);
+  if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
+  G->results[v->id][0] = r[0];
+  G->results[v->id][1] = r[1];
+  G->nresults[v->id] = 2;
+  return r[0];
+}
+
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
@@ -201,7 +248,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (id == B_ERROR) {
     int level = 1;
     if (n >= 2 && a[1].k && a[1].k->kind == T_INT) level = (int)a[1].k->v.i;
-    if (cg_lib_message(G, &a[0])) {   /* built or known at run time */
+    if (n == 0 || cg_lib_message(G, &a[0])) {   /* built or known at run time */
+      if (n == 0) a[0] = cg_mk(TY(T_NIL), NULL);
       cg_lib_error(G, v, a[0], level);
       return cg_mk(TY(T_NIL), NULL);
     }
@@ -263,7 +311,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_MATH_FMOD: return cg_split(G, v, a, 2, rt, fmod_concrete);
   case B_MATH_TOINTEGER: return cg_split(G, v, a, 1, rt, tointeger_concrete);
   case B_MATH_ULT: return cg_split(G, v, a, 2, rt, ult_concrete);
-  case B_MATH_MODF: return cg_kmath(G, v, id, a, n);
+  case B_MATH_MODF:
+    return a[0].t.kind == T_NUMBER ? math_modf(G, v, a[0]) : cg_kmath(G, v, id, a, n);
   case B_MATH_MAX: case B_MATH_MIN: {
     CgVal r = cg_convert(G, a[0], rt, line);
     for (int i = 1; i < n; i++) {

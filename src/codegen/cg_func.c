@@ -309,7 +309,9 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     /* a constant v (a local holding one) was read from register reg unless
     ** it is the instruction's constant or immediate operand: ADDK's or
     ** SHRI's second, SHLI's first (sC << R[B]) */
-    if (KIR_ISCONST(v->op) && oi->c != KBC_R && (argi == 0) == (KBC_OP(i) == KBC_SHLI)) return;
+    if (KIR_ISCONST(v->op) && oi->c != KBC_R && (argi == 0) == (KBC_OP(i) == KBC_SHLI) &&
+        KBC_OP(i) != KBC_CONCAT) return;
+    if (KBC_OP(i) == KBC_CONCAT) reg = KBC_A(i) + argi;   /* its operands R[A] .. R[A+n-1] */
     /* the function a call calls, the table a store writes: register A */
     int op = KBC_OP(i);
     if (op == KBC_CALL || op == KBC_TAILCALL || op == KBC_SETTABLE || op == KBC_SETI ||
@@ -378,6 +380,14 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
       for (int j = 0; j < G->nresults[c->id] && n < max; j++) out[n++] = G->results[c->id][j];
     } else if (G->sp->types[c->id].kind != T_NIL && G->sp->types[c->id].kind != T_UNKNOWN && n < max) {
       out[n++] = cg_val(G, c);
+    } else if (G->sp->types[c->id].kind == T_NIL && n < max) {
+      /* a built-in whose value is nil (tonumber(nil), math.tointeger of a
+      ** non-number) gives that one value; print, error and the kernel
+      ** barriers give none */
+      Type ft = G->sp->types[c->args[0]->id];
+      int none = ft.kind != T_BUILTIN || ft.ref == B_PRINT || ft.ref == B_ERROR ||
+                 B_IS_CUDA(ft.ref) || ft.ref == B_MATH_RANDOMSEED || ft.ref == B_IO_WRITE;
+      if (!none) out[n++] = cg_mk(TY(T_NIL), NULL);
     }
   }
   return n;
@@ -1175,7 +1185,9 @@ static void emit_insn(CG *G, KirInsn *v) {
     break;   /* constants */
   case KIR_NEWTABLE: case KIR_SETLIST: cg_ctor(G, v); break;   /* cg_alloc.c */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
-  case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;
+  case KIR_INDEX:   /* a frozen table's element by a computed key: cg_frozen.c */
+    G->vals[v->id] = sp->types[v->args[0]->id].kind == T_TABLE ? cg_frozen_index(G, v) : cg_index(G, v);
+    break;
   case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
   case KIR_UNM: case KIR_BNOT: case KIR_NOT: G->vals[v->id] = cg_unary(G, v); break;
   case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_compare(G, v); break;

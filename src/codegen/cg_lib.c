@@ -88,7 +88,7 @@ static void put_val(CG *G, Recipe *R, CgVal x, const KirInsn *at) {
     nx.isf = x.isf;
     int at0 = R->n;
     put_number(G, R, nx);
-    LLVMValueRef falsy = cg_i64(G, x.t.dtype ? KRL_NIL : KRL_FALSE);
+    LLVMValueRef falsy = cg_i64(G, x.t.dtype ? KRL_NIL1 : KRL_FALSE1);
     R->w[at0] = LLVMBuildSelect(G->B, x.flag, R->w[at0], falsy, "");
     return;
   }

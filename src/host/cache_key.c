@@ -91,6 +91,25 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, sp->callees[id]->index);
       }
     }
+    /* the numbers of frozen tables indexed by computed keys (cg_frozen.c) */
+    for (int j = 0; j < sp->ir->nblocks; j++) {
+      KirBlock *bl = sp->ir->blocks[j];
+      for (int i = 0; i < bl->ninsns; i++) {
+        KirInsn *v = bl->insns[i];
+        if (v->op != KIR_INDEX || sp->types[v->args[0]->id].kind != T_TABLE ||
+            sp->consts[v->id].kind != T_UNKNOWN)
+          continue;
+        int64_t fn, *vals;
+        uint8_t *isf;
+        const char *why;
+        put_i64(&b, INT64_MIN + 1);
+        put_i64(&b, v->id);
+        if (!kty_frozen_array(T, sp->types[v->args[0]->id].ref, &fn, &vals, &isf, &why)) continue;
+        put_i64(&b, fn);
+        put(&b, vals, sizeof *vals * (size_t)fn);
+        put(&b, isf, (size_t)fn);
+      }
+    }
     put_i64(&b, INT64_MIN);   /* end of the specialization */
   }
   if (b.oom) {

@@ -32,7 +32,7 @@
   X(MATH_TOINTEGER, "math.tointeger", 1, 1, TOINTEGER) \
   X(MATH_TYPE, "math.type", 1, 1, TYPE) \
   X(MATH_ULT, "math.ult", 2, 2, ULT) \
-  X(ERROR, "error", 1, 2, ERROR) \
+  X(ERROR, "error", 0, 2, ERROR) \
   X(ASSERT, "assert", 1, 2, ASSERT) \
   X(KJIT_PRANGE, "kjit.prange", 2, 3, PRANGE) \
   X(MATH_DEG, "math.deg", 1, 1, FLOAT) \

@@ -181,6 +181,38 @@ static void dead_assignments(KfaCtx *C, KirLoop *l, Err *err) {
   }
 }
 
+/* Calls into the Lua library (runtime_lib.c: print, io.write, math.random,
+** strings built for error/assert ...) need the Lua state, which the pool's
+** threads must not touch: refused in the body (the lead's value model,
+** point 4). Callees that make them fail when they run in the job. */
+static void lua_calls(KfaCtx *C, KirLoop *l, Err *err) {
+  KtySpec *sp = C->sp;
+  char msg[400];
+  for (int i = 0; i < l->nblocks; i++) {
+    KirBlock *b = l->blocks[i];
+    if (!sp->live[b->id]) continue;
+    for (int j = 0; j < b->ninsns; j++) {
+      KirInsn *v = b->insns[j];
+      const char *what = NULL;
+      if (v->op == KIR_CONCAT && sp->consts[v->id].kind != T_STR) what = "'..' (a string built at run time)";
+      if (v->op == KIR_CALL && !(v->flags & KIR_F_TFOR)) {
+        Type ft = sp->types[v->args[0]->id];
+        if (ft.kind == T_BUILTIN && B_NEEDS_L(ft.ref)) what = kir_builtin_name(ft.ref);
+        int m = ft.kind == T_BUILTIN && ft.ref == B_ERROR ? 1
+              : ft.kind == T_BUILTIN && ft.ref == B_ASSERT ? 2 : 0;
+        if (m && v->nargs > m && sp->consts[v->args[m]->id].kind != T_STR)
+          what = m == 1 ? "error() of a value built at run time"
+                        : "assert() with a message built at run time";
+      }
+      if (what == NULL) continue;
+      snprintf(msg, sizeof msg, "%s cannot run inside a kjit.prange loop (line %d): its "
+               "iterations run on threads that cannot call Lua; call it outside the loop, or "
+               "compile without parallel = true", what, l->line);
+      set_err(err, v->pc, v->line, msg);
+    }
+  }
+}
+
 static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
   KtySpec *sp = C->sp;
   KirLoop *l = fl->loop;
@@ -219,6 +251,7 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
       set_err(err, b->term ? b->term->pc : 0, line, msg);
     }
   }
+  lua_calls(C, l, err);
   dead_assignments(C, l, err);
   /* the locals assigned in the body: header phis but the iteration state */
   Web W;

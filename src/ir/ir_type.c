@@ -579,6 +579,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
+  Type ft = sp->types[v->args[0]->id];
+  if (ft.kind == T_BUILTIN && ft.ref == B_PRINT) return 0;   /* print returns no value */
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
@@ -973,6 +975,70 @@ static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
   return ty(T_NIL);
 }
 
+/* ---- A frozen table indexed by a computed integer key ------------------- */
+
+/* The numbers of the frozen table at slot ref when it is a plain array of
+** them (keys exactly 1..n, numbers only, no metatable): 1, with n, the
+** values (integers, or the floats' bits) and which are floats (arena
+** copies, for the code generator and the cache key); else 0 and why. */
+int kty_frozen_array(KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
+                     const char **why) {
+  lua_State *L = S->L;
+  push_value(S, ref);
+  int ok = 1;
+  if (lua_getmetatable(L, -1)) { lua_pop(L, 1); ok = 0; *why = "it has a metatable"; }
+  lua_Integer len = (lua_Integer)lua_rawlen(L, -1), count = 0;
+  if (ok) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      count++;
+      if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 || lua_tointeger(L, -2) > len) {
+        ok = 0; *why = "it has keys other than 1 .. #t";
+      } else if (lua_type(L, -1) != LUA_TNUMBER) {
+        ok = 0; *why = "it holds values that are not numbers";
+      }
+      lua_pop(L, 1);
+      if (!ok) { lua_pop(L, 1); break; }
+    }
+  }
+  if (ok && count != len) { ok = 0; *why = "it has holes"; }
+  if (ok && len > ((lua_Integer)1 << 24)) { ok = 0; *why = "it is too long (2^24 numbers at most)"; }
+  if (ok) {
+    *n = len;
+    *vals = ka_alloc(S->A, sizeof **vals * (size_t)(len + 1));
+    *isf = ka_alloc(S->A, (size_t)(len + 1));
+    if (*vals == NULL || *isf == NULL) { ok = 0; *why = "not enough memory"; }
+    for (lua_Integer i = 1; ok && i <= len; i++) {
+      lua_rawgeti(L, -1, i);
+      (*isf)[i - 1] = !lua_isinteger(L, -1);
+      if ((*isf)[i - 1]) { double d = lua_tonumber(L, -1); memcpy(&(*vals)[i - 1], &d, sizeof d); }
+      else (*vals)[i - 1] = (int64_t)lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  return ok;
+}
+
+/* P[k] of a frozen table P with an integer k: an element (numbers of the
+** table as it was when the function compiled, like its constant fields),
+** nil outside 1..#P: a number-or-nil (issue 29, item 1's last point). */
+static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
+  int64_t n, *vals;
+  uint8_t *isf;
+  const char *why = "";
+  if (!kty_frozen_array(S, o.ref, &n, &vals, &isf, &why))
+    REFUSE(S, sp, v, "a table known at compile time can be indexed by a computed key only when "
+           "it is an array of numbers (1 .. #t, no metatable): %s", why);
+  int nf = 0;
+  for (int64_t i = 0; i < n; i++) nf += isf[i];
+  Type r = ty(T_MAYBE);
+  r.dtype = 1;   /* nil */
+  r.sub = nf == 0 ? T_INT : nf == n ? T_F64 : T_NUMBER;
+  r.fsub = r.sub == T_NUMBER ? T_F64 : 0;
+  return r;
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -1003,6 +1069,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return e;
   }
   if (o.kind == T_TABLE) {
+    if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
     if (kk.kind != T_INT && kk.kind != T_STR)
       REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
              "tables known at compile time)");
@@ -1654,6 +1721,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
            row->rule == KTY_R_ERROR ? "message" :
            row->rule == KTY_R_ASSERT || row->rule == KTY_R_TYPE ? "value" : "number");
   if (row->rule == KTY_R_ERROR) {
+    if (n == 0) return ty(T_NIL);   /* error(): the value nil */
     if (kargs[0].kind != T_STR) {   /* a value built or known at run time: runtime_lib.c */
       if (args[0].kind == T_UNKNOWN) return args[0];
       lib_value_ok(S, sp, v, args[0], 1, "error");
@@ -1770,10 +1838,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     for (int i = 1; i < nnum; i++) r = float_of(r, float_fn(args[i]));
     return r;
   }
-  case KTY_R_MODF:   /* its second result: multi_result */
-    if (a.kind == T_NUMBER)
-      REFUSE(S, sp, v, "math.modf of a value that may be an integer or a float is not supported "
-             "in compiled code (convert it first)");
+  case KTY_R_MODF:   /* the integral part (result_of: the fraction, a float) */
     return a.kind == T_INT ? ty(T_INT) : number(T_F64, 0);
   case KTY_R_PRANGE: {
     if (!feeds_tfor(v))

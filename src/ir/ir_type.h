@@ -131,6 +131,12 @@ struct KtySpec {
   KirInsn **work; int nwork; uint8_t *queued;
 };
 
+/* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by
+** a computed key. */
+struct KtySession;
+int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
+                     const char **why);
+
 typedef struct KtySession {
   lua_State *L;
   Arena *A;

@@ -22,7 +22,10 @@
 **    Trampolines are made once per call site and kept in a registry table
 **    keyed by the site's constant string (checked on every hit: the
 **    address of a freed compiled function's string can be reused).
-**    A difference left: an alias kept in an upvalue (`local rnd =
+**    Differences left: the function is read from the global table (the
+**    registry's), where a chunk loaded with another _ENV (a sandbox) reads
+**    its own; they differ only if the sandbox's print (math, io ...) is
+**    not the global one when the call runs. And an alias kept in an upvalue (`local rnd =
 **    math.random` outside the function) calls the global math.random of
 **    the moment, where the interpreter calls the value frozen in the
 **    upvalue; they differ only if the program replaces math.random.
@@ -57,6 +60,36 @@ typedef struct Ctx {
   const char *chunk;
   int line;
 } Ctx;
+
+typedef struct DumpBuf { char *p; size_t n, cap; } DumpBuf;
+
+static int dump_writer(lua_State *L, const void *b, size_t sz, void *ud) {
+  (void)L;
+  DumpBuf *d = ud;
+  if (d->n + sz > d->cap) {
+    size_t cap = (d->n + sz) * 2;
+    char *np = realloc(d->p, cap);
+    if (np == NULL) return 1;
+    d->p = np;
+    d->cap = cap;
+  }
+  memcpy(d->p + d->n, b, sz);
+  d->n += sz;
+  return 0;
+}
+
+/* Replaces the chunk on top by its copy without debug information: its
+** errors then carry no position (luaL_where), as a stripped chunk's. */
+static void strip(lua_State *L) {
+  DumpBuf d = { NULL, 0, 0 };
+  int bad = lua_dump(L, dump_writer, &d, 1) != 0;
+  if (!bad) {
+    bad = luaL_loadbufferx(L, d.p, d.n, "=?", "b") != LUA_OK;
+    if (!bad) lua_replace(L, -2);
+    else lua_pop(L, 1);
+  }
+  free(d.p);
+}
 
 /* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
 ** name empty where the source spells the path itself (print, math.random). */
@@ -108,6 +141,7 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   lua_pushlstring(L, site, (size_t)(p1 - site));
   lua_concat(L, 2);
   if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t") != LUA_OK) lua_error(L);
+  if (line <= 0) strip(L);   /* a stripped chunk's call: no position, as interpreted */
   lua_call(L, 0, 1);                   /* the trampoline */
   lua_replace(L, -3);                  /* over the source */
   lua_pop(L, 1);                       /* the chunk name */
@@ -127,11 +161,14 @@ static int run_p(lua_State *L) {
   for (;;) {
     int64_t w = *p++;
     int op = (int)(w & 0xff);
+    luaL_checkstack(L, 8, NULL);   /* a value, or a call's trampoline and cache */
     switch (op) {
     case KRL_END: return 0;
     case KRL_NIL: lua_pushnil(L); break;
     case KRL_FALSE: lua_pushboolean(L, 0); break;
     case KRL_TRUE: lua_pushboolean(L, 1); break;
+    case KRL_NIL1: lua_pushnil(L); p++; break;
+    case KRL_FALSE1: lua_pushboolean(L, 0); p++; break;
     case KRL_INT: lua_pushinteger(L, (lua_Integer)*p++); break;
     case KRL_FLT: {
       double d;
@@ -149,7 +186,6 @@ static int run_p(lua_State *L) {
     case KRL_CALL: {
       int nargs = (int)((w >> 8) & 0xff), nres = (int)((w >> 16) & 0xff);
       const char *site = (const char *)(intptr_t)*p++;
-      luaL_checkstack(L, 4, NULL);
       push_trampoline(L, site, nres);
       lua_insert(L, -nargs - 1);
       lua_call(L, nargs, nres);
@@ -243,12 +279,121 @@ static const char *keep_message(const char *s, size_t n) {
   return msgbuf;
 }
 
+/* The common case without a second protected call: a recipe of plain
+** values (no strings: pushing them allocates nothing), one call, maybe its
+** result, whose trampoline is made already. Returns -1 when it does not
+** apply, else kjit_rt_lib's result. */
+static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *out) {
+  const int64_t *p = prog;
+  int nvals = 0;
+  for (;; nvals++) {
+    int op = (int)(*p & 0xff);
+    if (op == KRL_NIL || op == KRL_FALSE || op == KRL_TRUE) p += 1;
+    else if (op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1) p += 2;
+    else break;
+  }
+  if ((*p & 0xff) != KRL_CALL || (int)((*p >> 8) & 0xff) != nvals) return -1;
+  int nres = (int)((*p >> 16) & 0xff);
+  const char *site = (const char *)(intptr_t)p[1];
+  const int64_t *after = p + 2;
+  int kind = 0;
+  if ((*after & 0xff) == KRL_RESULT) { kind = (int)(*after >> 8); after += 2; }
+  if ((*after & 0xff) != KRL_END || (nres != 0) != (kind != 0)) return -1;
+  if (!lua_checkstack(L, nvals + 8)) return -1;
+  int top = lua_gettop(L);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE ||
+      lua_rawgetp(L, -1, site) != LUA_TTABLE || lua_rawgeti(L, -1, 2) != LUA_TSTRING ||
+      strcmp(lua_tostring(L, -1), site) != 0) {
+    lua_settop(L, top);
+    return -1;
+  }
+  lua_rawgeti(L, -2, 1);        /* the trampoline */
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+  for (p = prog; nvals-- > 0; ) {
+    int op = (int)(*p & 0xff);
+    switch (op) {
+    case KRL_NIL: lua_pushnil(L); p += 1; break;
+    case KRL_FALSE: lua_pushboolean(L, 0); p += 1; break;
+    case KRL_TRUE: lua_pushboolean(L, 1); p += 1; break;
+    case KRL_NIL1: lua_pushnil(L); p += 2; break;
+    case KRL_FALSE1: lua_pushboolean(L, 0); p += 2; break;
+    case KRL_INT: lua_pushinteger(L, (lua_Integer)p[1]); p += 2; break;
+    default: {
+      double d;
+      memcpy(&d, &p[1], sizeof d);
+      lua_pushnumber(L, d);
+      p += 2;
+    }
+    }
+  }
+  if (lua_pcall(L, lua_gettop(L) - top - 1, nres, 0) != LUA_OK) {
+    keep_value(L, err);
+    lua_settop(L, top);
+    return 1;
+  }
+  if (kind) {
+    int isnum = lua_type(L, -1) == LUA_TNUMBER, isint = isnum && lua_isinteger(L, -1);
+    if (kind == KRL_K_INT && isint) out[0] = (int64_t)lua_tointeger(L, -1);
+    else if (kind == KRL_K_FLT && isnum && !isint) {
+      double d = lua_tonumber(L, -1);
+      memcpy(&out[0], &d, sizeof d);
+    } else {   /* (not called again: a second draw would be a difference) */
+      lua_settop(L, top);
+      set_err(err, KE_USER_NOPOS);
+      err->msg = "kjit: a library function called from compiled code returned another type "
+                 "of value than compiled code expects (was it replaced after the code compiled?)";
+      return 1;
+    }
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
+/* The refusal of a library call in a kjit.prange job, at the position of
+** the call (the recipe's first call, error or assert). */
+static const char *in_job_message(const int64_t *p) {
+  static const char what[] = "a function called in a kjit.prange loop calls the Lua library "
+    "(print, io.write, math.random, ...), which parallel threads cannot: call it outside the "
+    "loop, or compile without parallel = true";
+  const char *chunk = NULL;
+  size_t clen = 0;
+  long line = 0;
+  for (int guard = 0; guard < 100000 && chunk == NULL; guard++) {
+    int op = (int)(*p & 0xff);
+    if (op == KRL_END) break;
+    if (op == KRL_CALL) {
+      const char *site = (const char *)(intptr_t)p[1];
+      const char *nl = strchr(site, '\n');
+      if (nl) { chunk = site; clen = (size_t)(nl - site); line = atol(nl + 1); }
+      break;
+    }
+    if (op == KRL_ERROR || op == KRL_ASSERT) {
+      chunk = (const char *)(intptr_t)p[1];
+      clen = chunk ? strlen(chunk) : 0;
+      line = (long)p[2];
+      break;
+    }
+    p += op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
+         op == KRL_FALSE1 || op == KRL_RESULT ? 2 : 1;
+  }
+  if (chunk == NULL || line <= 0) return what;
+  char head[LUA_IDSIZE + 32];
+  int n = snprintf(head, sizeof head, "%.*s:%ld: ", (int)(clen < LUA_IDSIZE ? clen : LUA_IDSIZE),
+                   chunk, line);
+  char *buf = malloc((size_t)n + sizeof what);
+  if (buf == NULL) return what;
+  memcpy(buf, head, (size_t)n);
+  memcpy(buf + n, what, sizeof what);
+  const char *m = keep_message(buf, strlen(buf));
+  free(buf);
+  return m;
+}
+
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   if (krt_poll_here().stop != NULL) {   /* a kjit.prange job: err may be a copy without L */
     set_err(err, KE_USER_NOPOS);
-    err->msg = "a function called in a kjit.prange loop calls the Lua library (print, "
-               "io.write, math.random, ...), which parallel threads cannot: call it outside "
-               "the loop, or compile without parallel = true";
+    err->msg = in_job_message(prog);
     return 1;
   }
   lua_State *L = err->L;
@@ -262,6 +407,8 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
     err->msg = "stack overflow (no room on the Lua stack for a library call)";
     return 1;
   }
+  int32_t fast = fast_call(L, err, prog, out);
+  if (fast >= 0) return fast;
   int top = lua_gettop(L);
   Ctx c;
   memset(&c, 0, sizeof c);

@@ -8,6 +8,8 @@
 ** kjit_rt_lib once per library call. The recipe is a stack machine over
 ** the Lua stack of err->L:
 **   KRL_NIL | KRL_FALSE | KRL_TRUE        push the value
+**   KRL_NIL1 | KRL_FALSE1  w              the same, w ignored (the falsy side
+**                                         of a number-or-nil: one op word)
 **   KRL_INT  v                            push the integer v
 **   KRL_FLT  bits                         push the float of those bits
 **   KRL_STR  ptr len                      push the string
@@ -35,7 +37,7 @@
 
 enum {
   KRL_END, KRL_NIL, KRL_FALSE, KRL_TRUE, KRL_INT, KRL_FLT, KRL_STR, KRL_CONCAT, KRL_CALL,
-  KRL_ERROR, KRL_ASSERT, KRL_RESULT
+  KRL_ERROR, KRL_ASSERT, KRL_RESULT, KRL_NIL1, KRL_FALSE1
 };
 enum { KRL_K_INT = 1, KRL_K_FLT = 2 };
 
