@@ -10,8 +10,9 @@
 ** A site whose array, and every view of it, never reaches a phi, a return
 ** or a callee that returns arrays cannot be used after its site runs
 ** again, nor after its function returns: such a site keeps its last array
-** in a stack slot, frees it (kjit_rt_free) when it runs again, and every
-** return of the function frees it. A loop that makes a scratch array per
+** in a stack slot, reuses it when it runs again (kjit_rt_alloc_scratch:
+** the same block when it has room, else a new one and the old one freed),
+** and every return of the function frees it. A loop that makes a scratch array per
 ** iteration thus holds one at a time, and a callee's scratch arrays go
 ** when it returns. Any other site's arrays live until the call of the jit
 ** function returns (the dispatcher then frees what it does not return),
@@ -206,14 +207,16 @@ static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, int dtype, int nd, LLVMV
     if (zero) LLVMBuildMemSet(G->B, p, LLVMConstInt(G->i8, 0, 0), cg_i64(G, bytes), 64);
     return p;
   }
-  if (slot) call_free(G, LLVMBuildLoad2(G->B, G->i8p, slot, ""));
-  LLVMTypeRef pt[12] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
+  /* a scratch site reuses its last array when it has room */
+  LLVMTypeRef pt[13] = { G->i8p, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
                          G->i32, G->i8p, G->i32, G->i8p };
-  LLVMValueRef av[12] = { cg_i32(G, dtype), cg_i32(G, nd), NULL, NULL, NULL, NULL,
+  LLVMValueRef av[13] = { slot ? LLVMBuildLoad2(G->B, G->i8p, slot, "") : NULL,
+                          cg_i32(G, dtype), cg_i32(G, nd), NULL, NULL, NULL, NULL,
                           cg_i32(G, zero), G->err, cg_i32(G, v->line), G->chunkname,
                           cg_i32(G, argn), cg_msg(G, fname) };
-  for (int d = 0; d < KJIT_MAXDIMS; d++) av[2 + d] = d < nd ? dims[d] : cg_i64(G, 1);
-  LLVMValueRef p = cg_ccall(G, "kjit_rt_alloc", G->i8p, pt, av, 12);
+  for (int d = 0; d < KJIT_MAXDIMS; d++) av[3 + d] = d < nd ? dims[d] : cg_i64(G, 1);
+  LLVMValueRef p = slot ? cg_ccall(G, "kjit_rt_alloc_scratch", G->i8p, pt, av, 13)
+                        : cg_ccall(G, "kjit_rt_alloc", G->i8p, pt + 1, av + 1, 12);
   fail_unless(G, LLVMBuildIsNotNull(G->B, p, ""));
   if (slot) LLVMBuildStore(G->B, p, slot);
   return p;

@@ -263,6 +263,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
   kc_register_symbol("kjit_rt_alloc", (void *)kjit_rt_alloc);
   kc_register_symbol("kjit_rt_free", (void *)kjit_rt_free);
+  kc_register_symbol("kjit_rt_alloc_scratch", (void *)kjit_rt_alloc_scratch);
   kc_register_symbol("kjit_rt_fill", (void *)kjit_rt_fill);
   kc_register_symbol("kjit_rt_arange", (void *)kjit_rt_arange);
   kc_register_symbol("kjit_rt_linspace", (void *)kjit_rt_linspace);

@@ -16,9 +16,10 @@
 **
 ** Scratch arrays. A site whose array never leaves its iteration or its
 ** function (no phi, no return, no callee that returns an array takes it:
-** cg_alloc.c decides) frees its previous array when it runs again and
-** when its function returns (kjit_rt_free), so a loop that allocates a
-** scratch array per iteration holds one at a time.
+** cg_alloc.c decides) reuses its previous array when it runs again (or
+** frees it for a larger one: kjit_rt_alloc_scratch) and frees it when its
+** function returns (kjit_rt_free), so a loop that allocates a scratch
+** array per iteration holds one at a time.
 **
 ** Threads. kjit.prange bodies allocate from the pool's threads: the list
 ** has a mutex, and each thread finds the list of the call it works for in
@@ -149,34 +150,65 @@ static char *fail(KErr *err, int reason, int64_t a, int32_t argn, int32_t line,
   return NULL;
 }
 
-char *kjit_rt_alloc(int32_t dtype, int32_t ndim, int64_t d0, int64_t d1, int64_t d2,
-                    int64_t d3, int32_t zero, KErr *err, int32_t line, const char *chunk,
-                    int32_t argn, const char *fname) {
-  int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 };
-  if (dtype < 0 || dtype >= KJIT_NDTYPES || ndim < 1 || ndim > KJIT_MAXDIMS)
-    return fail(err, KA_NOMEM, 0, argn, line, chunk, fname);
+/* The checks of kjit_rt_alloc: the elements' bytes, or -1 with err filled. */
+static int64_t checked_bytes(int32_t dtype, int32_t ndim, const int64_t *shape, KErr *err,
+                             int32_t line, const char *chunk, int32_t argn, const char *fname) {
+  if (dtype < 0 || dtype >= KJIT_NDTYPES || ndim < 1 || ndim > KJIT_MAXDIMS) {
+    fail(err, KA_NOMEM, 0, argn, line, chunk, fname);
+    return -1;
+  }
   /* the interpreter's order: every extent's sign (kb_checkshape), then
   ** the size (checksize) */
   for (int k = 0; k < ndim; k++)
-    if (shape[k] < 0) return fail(err, KA_NEGDIM, shape[k], argn, line, chunk, fname);
+    if (shape[k] < 0) { fail(err, KA_NEGDIM, shape[k], argn, line, chunk, fname); return -1; }
   int64_t es = dt_sizes[dtype], limit = KAL_MAXBYTES / es, nz = 1;
   int anyzero = 0;
   for (int k = 0; k < ndim; k++) {
     if (shape[k] == 0) { anyzero = 1; continue; }
-    if (nz > limit / shape[k]) return fail(err, KA_TOOLARGE, 0, argn, line, chunk, fname);
+    if (nz > limit / shape[k]) { fail(err, KA_TOOLARGE, 0, argn, line, chunk, fname); return -1; }
     nz *= shape[k];
   }
-  int64_t bytes = anyzero ? 0 : nz * es;
+  return anyzero ? 0 : nz * es;
+}
+
+char *kjit_rt_alloc_scratch(char *prev, int32_t dtype, int32_t ndim, int64_t d0, int64_t d1,
+                            int64_t d2, int64_t d3, int32_t zero, KErr *err, int32_t line,
+                            const char *chunk, int32_t argn, const char *fname) {
+  if (prev != NULL) {
+    int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 };
+    int64_t bytes = checked_bytes(dtype, ndim, shape, err, line, chunk, argn, fname);
+    if (bytes < 0) return NULL;   /* (prev stays in the list: freed with it) */
+    KAllocBlock *b = block_of(prev);
+    if (bytes <= b->cap) {   /* the same site again: its last array has room */
+      b->dtype = dtype;
+      b->ndim = ndim;
+      for (int k = 0; k < KJIT_MAXDIMS; k++) b->shape[k] = k < ndim ? shape[k] : 1;
+      if (zero) memset(prev, 0, (size_t)bytes);
+      return prev;
+    }
+    kjit_rt_free(prev);
+  }
+  return kjit_rt_alloc(dtype, ndim, d0, d1, d2, d3, zero, err, line, chunk, argn, fname);
+}
+
+char *kjit_rt_alloc(int32_t dtype, int32_t ndim, int64_t d0, int64_t d1, int64_t d2,
+                    int64_t d3, int32_t zero, KErr *err, int32_t line, const char *chunk,
+                    int32_t argn, const char *fname) {
+  int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 };
+  int64_t bytes = checked_bytes(dtype, ndim, shape, err, line, chunk, argn, fname);
+  if (bytes < 0) return NULL;
   KAllocList *l = current;
   void *p = NULL;
   /* at least one cache line of elements: every array has its own address */
+  int64_t cap = bytes > 64 ? bytes : 64;
   if (l == NULL || injected_failure() ||
-      posix_memalign(&p, 64, (size_t)KAL_HEADER + (size_t)(bytes > 64 ? bytes : 64)) != 0)
+      posix_memalign(&p, 64, (size_t)KAL_HEADER + (size_t)cap) != 0)
     return fail(err, KA_NOMEM, bytes, argn, line, chunk, fname);
   KAllocBlock *b = p;
   count_block(1);
   b->list = l;
   b->bytes = bytes;
+  b->cap = cap;
   for (int k = 0; k < KJIT_MAXDIMS; k++) b->shape[k] = k < ndim ? shape[k] : 1;
   b->dtype = dtype;
   b->ndim = ndim;

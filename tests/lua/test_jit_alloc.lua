@@ -310,6 +310,16 @@ local function scratch_loop(n)
   return acc
 end
 
+local function grow_loop(n)
+  local acc = 0
+  for i = 1, n do
+    local t = kjit.zeros((i * 7) % 13 + 1, "i64")   -- grows and shrinks: reused or renewed
+    t[#t] = i
+    for k = 1, #t do acc = acc + t[k] end
+  end
+  return acc
+end
+
 local function keep_loop(n)
   local last = kjit.zeros(3)
   for i = 1, n do last = kjit.full(3, i) end
@@ -327,6 +337,13 @@ test("a scratch array per iteration is freed when its site runs again", function
   local live, peak = kjit._alloc_stats()
   eq(live, live0, "nothing left after the call")
   assert(peak <= live0 + 3, "peak " .. peak .. " with " .. live0 .. " alive before: the loop kept its arrays")
+  D.check(grow_loop, 100)
+  local h = kjit.jit(grow_loop)
+  h(1)
+  kjit._alloc_stats(true)
+  h(500)
+  local _, peak2 = kjit._alloc_stats()
+  assert(peak2 <= live0 + 2, "peak " .. peak2 .. ": a growing scratch array was kept")
   -- a site whose array is kept past its iteration frees nothing early
   D.check(keep_loop, 20)
   local g = kjit.jit(keep_loop)
