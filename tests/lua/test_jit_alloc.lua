@@ -433,3 +433,53 @@ test("a dtype that is not a constant, and a:totable(), are clear compile errors"
   local g = kjit.jit(function(a) return a:totable() end)
   raises("a:totable() makes a Lua table", function() return g(kjit.zeros(2)) end)
 end)
+
+---------------------------------------------------------------------------
+-- the disk cache, kernels' device functions
+---------------------------------------------------------------------------
+
+local function cached_make(n) local t = kjit.arange(n); return t:reshape({2, n // 2}), t, t:slice(2, 3) end
+
+test("code loaded from the disk cache allocates and returns arrays as compiled code does", function()
+  need()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p '" .. dir .. "'"))
+  local before = kjit.cache_dir()
+  kjit.cache_dir(dir)
+  kjit.cache_stats(true)
+  local ok, err = pcall(function()
+    local g = kjit.jit(cached_make, { cache = true })
+    local h = kjit.jit(cached_make, { cache = true })
+    local a1, b1, c1 = g(6)
+    local a2, b2, c2 = h(6)
+    eq(kjit.cache_stats().hits, 1, "cache hits")
+    eq(a2[2][3], a1[2][3], "reshape"); eq(#b2, 6, "#t"); eq(c2[2], 2, "slice")
+    b2[6] = 60
+    eq(a2[2][3], 60, "the views share the array's memory")
+    D.check(cached_make, 8)
+  end)
+  kjit.cache_dir(before)
+  os.execute("rm -rf '" .. dir .. "'")
+  assert(ok, err)
+end)
+
+local function kernel_row(m, i) return m[i] end
+
+test("a kernel's device function may return a view of an array", function()
+  need()
+  local cuda = kjit.cuda
+  if not (cuda and cuda.simulate) then skip("no kjit.cuda") end
+  local prev = cuda.simulate(true)
+  local ok, err = pcall(function()
+    local k = cuda.jit(function(m, out)
+      local i = cuda.grid(1)
+      if i <= #out then local r = kernel_row(m, i); out[i] = r[1] + r[2] end
+    end)
+    local out = kjit.zeros(3)
+    k[{1, 32}](kjit.arange(6.0):reshape({3, 2}), out)
+    eq(out[3], 9.0, "out[3]")
+  end)
+  cuda.simulate(prev)
+  assert(ok, err)
+end)
