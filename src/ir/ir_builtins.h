@@ -46,6 +46,7 @@
   X(ARR_RESHAPE, "reshape", 2, 2, METHOD) \
   X(ARR_SLICE, "slice", 2, 3, METHOD) \
   X(ARR_TOTABLE, "totable", 1, 1, METHOD) \
+  X(IPAIRS, "ipairs", 1, 1, METHOD) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
   X(CUDA_SYNCTHREADS, "cuda.syncthreads", 0, 0, SYNC) \
@@ -80,7 +81,7 @@
 **   ALLOC      kjit.zeros ...: a new array (cg_alloc.c); the dtype a
 **              constant string, the shape an integer, a.shape or {n, m}
 **   METHOD     a:fill(v) ... (the array's methods, found by a.fill): the
-**              array first
+**              array first; ipairs(a) only as a generic for's iterator
 **   UNSUPPORTED  refused with a message
 ** and in kernels:
 **   GRID       a constant n of 1..3: n integers
@@ -114,7 +115,7 @@ typedef enum BuiltinId {
 
 #define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
 /* the array built-ins (allocation and methods: cg_alloc.c) */
-#define B_IS_ARRAY(id) ((id) >= B_KJIT_ZEROS && (id) <= B_ARR_TOTABLE)
+#define B_IS_ARRAY(id) ((id) >= B_KJIT_ZEROS && (id) <= B_IPAIRS)
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 
 struct lua_State;

@@ -165,6 +165,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_FUNC: return "function";
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
+    if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
     return builtin_name(t.ref);
   case T_TABLE: return "table";
   case T_STR: return "string";
@@ -370,9 +371,9 @@ static int builtin_of(lua_State *L, int idx) {
   if (cf == NULL) return -1;
   int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.* */
   if (host >= 0) return host;
-  static const char *const globals[] = { "error", "assert" };
-  static const int gids[] = { B_ERROR, B_ASSERT };
-  for (int i = 0; i < 2; i++) {
+  static const char *const globals[] = { "error", "assert", "ipairs" };
+  static const int gids[] = { B_ERROR, B_ASSERT, B_IPAIRS };
+  for (int i = 0; i < 3; i++) {
     lua_getglobal(L, globals[i]);
     int same = lua_tocfunction(L, -1) == cf;
     lua_pop(L, 1);
@@ -534,8 +535,17 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   Type t = sp->types[v->id];
   int g = grid_results(sp, v);
   if (g > 0) return k < g ? ty(T_INT) : ty(T_NIL);
-  if (t.kind == T_BUILTIN && t.ref == B_KJIT_PRANGE && t.sub)   /* prange's state, control */
-    return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);
+  if (t.kind == T_BUILTIN && (t.ref == B_KJIT_PRANGE || t.ref == B_IPAIRS) && t.sub)
+    return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);   /* the state, the control */
+  if ((v->flags & KIR_F_TFOR) && k == 1) {   /* for i, x in ipairs(a): x is a[i] */
+    Type it = sp->types[v->args[0]->id];
+    if (it.kind == T_BUILTIN && it.ref == B_IPAIRS && it.sub && v->args[0]->nargs > 1) {
+      Type o = sp->types[v->args[0]->args[1]->id];
+      if (o.kind != T_BUF) return ty(T_UNKNOWN);
+      if (o.ndim > 1) { o.ndim--; return o; }
+      return ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 : T_INT);
+    }
+  }
   if (t.kind == T_UNKNOWN) return t;
   return k == 0 ? t : ty(T_NIL);
 }
@@ -842,7 +852,8 @@ static int makes_tfor(const KirInsn *v) {
 #define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
 
 #define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
-                    "except 'for i in kjit.prange(a, b [, step])'"
+                    "except 'for i in kjit.prange(a, b [, step])' and 'for i, x in ipairs(a)' " \
+                    "over a kjit array"
 
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
@@ -1032,17 +1043,18 @@ static int const_dtype(const KtyConst *k, int present, int def) {
 /* v (a newtable) is a constructor that only setlist fills, with a known
 ** number of items, and that a call or an enclosing constructor uses. */
 static int ctor_shape_ok(const KirInsn *v) {
-  int calls = 0;
+  int calls = 0, inner = 0;
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
     if (u->op == KIR_SETLIST) {
       if (u->flags & KIR_F_OPEN) return 0;
+      inner += u->args[0] != v;   /* an item of an enclosing constructor */
       continue;
     }
     if (u->op == KIR_CALL && u->args[0] != v) { calls++; continue; }
     return 0;
   }
-  return calls <= 1;
+  return calls + inner == 1;
 }
 
 /* Items of constructor v in order (nested constructors not expanded):
@@ -1136,6 +1148,18 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   const char *name = kir_builtin_name(id);
   char tb[32];
   for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+  if (id == B_IPAIRS) {   /* for i, x in ipairs(a): a counted loop over 1..#a */
+    if (!feeds_tfor(v))
+      REFUSE(S, sp, v, "ipairs can only be the iterator of a for loop in compiled code: "
+             "'for i, x in ipairs(a) do'");
+    if (args[0].kind != T_BUF)
+      REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array, not a %s",
+             luaname(args[0], tb, sizeof tb));
+    Type it = ty(T_BUILTIN);
+    it.ref = B_IPAIRS;
+    it.sub = 1;
+    return it;
+  }
   if (S->kernel)
     REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
            "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
@@ -1461,6 +1485,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) {
       if (v->aux > 1)
         REFUSE(S, sp, v, "kjit.prange gives one loop variable, not %d", v->aux);
+      return ty(T_INT);
+    }
+    if (ft.kind == T_BUILTIN && ft.ref == B_IPAIRS && ft.sub) {
+      if (v->aux > 2) REFUSE(S, sp, v, "ipairs gives two loop variables, not %d", v->aux);
       return ty(T_INT);
     }
     REFUSE(S, sp, v, GENERIC_FOR);

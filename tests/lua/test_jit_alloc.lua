@@ -483,3 +483,44 @@ test("a kernel's device function may return a view of an array", function()
   cuda.simulate(prev)
   assert(ok, err)
 end)
+
+---------------------------------------------------------------------------
+-- ipairs over arrays
+---------------------------------------------------------------------------
+
+local function ip_sum(a) local s = 0; for i, x in ipairs(a) do s = s + i * x end; return s end
+local function ip_rows(m)
+  local s, n = 0, 0
+  for i, row in ipairs(m) do s = s + row[#row]; n = i end
+  for i in ipairs(m) do n = n + i end
+  return s, n
+end
+local function ip_break(a, stop)
+  local last = 0
+  for i, x in ipairs(a) do if x == stop then break end; last = i end
+  return last
+end
+local function ip_nested(n)
+  local t = kjit.arange(n)
+  local s = 0
+  for _, x in ipairs(t) do for _, y in ipairs(t) do s = s + x * y end end
+  return s
+end
+
+test("ipairs(a) iterates over 1..#a, interpreted and compiled", function()
+  need()
+  local seen = {}
+  for i, x in ipairs(kjit.arange(3)) do seen[#seen + 1] = i .. "=" .. x end
+  eq(table.concat(seen, " "), "1=0 2=1 3=2", "interpreted")
+  raises("index 4 out of bounds [1, 3]", function() return kjit.arange(3)[4] end)
+  for _, dt in ipairs(DTYPES) do D.check(ip_sum, kjit.arange(7, dt)) end
+  D.check(ip_sum, kjit.zeros(0))
+  D.check(ip_rows, kjit.arange(12):reshape({4, 3}))
+  D.check(ip_rows, kjit.arange(24.0):reshape({2, 3, 4}))
+  D.check(ip_break, kjit.arange(10), 4)
+  D.check(ip_break, kjit.arange(10), 99)
+  D.check(ip_nested, 6)
+  local T = { 1, 2 }
+  local f = kjit.jit(function() local s = 0; for _, v in ipairs(T) do s = s + v end; return s end)
+  raises("iterates over a kjit array", function() f() end)
+end)
