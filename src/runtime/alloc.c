@@ -91,6 +91,19 @@ void kal_free_all(KAllocList *l) {
   pthread_mutex_destroy(&l->mutex);
 }
 
+void kal_reset(KAllocList *l) {
+  if (l->head.next == NULL) return;
+  KAllocBlock *b = l->head.next;
+  while (b != &l->head) {
+    KAllocBlock *n = b->next;
+    free(b);
+    count_block(-1);
+    b = n;
+  }
+  l->head.next = l->head.prev = &l->head;
+  l->live_bytes = 0;
+}
+
 KAllocBlock *kal_find(KAllocList *l, const char *data, int64_t bytes) {
   for (KAllocBlock *b = l->head.next; b && b != &l->head; b = b->next) {
     const char *d = data_of(b);

@@ -38,6 +38,8 @@ struct KAllocList {
 void kal_init(KAllocList *l);
 /* Frees every block the list still owns, and the mutex. */
 void kal_free_all(KAllocList *l);
+/* Frees every block the list still owns; the list stays usable. */
+void kal_reset(KAllocList *l);
 /* The block holding data .. data + bytes, or NULL. */
 KAllocBlock *kal_find(KAllocList *l, const char *data, int64_t bytes);
 /* Takes b out of its list: the caller owns it (frees it with kal_release). */
