@@ -1172,6 +1172,8 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
       REFUSE(S, sp, v, "bad argument #1 to '%s' (in compiled code, a shape is an integer, "
              "a.shape or a constructor of 1 to %d integers such as {n, m}; got %s)",
              name + 5, KJIT_MAXDIMS, kty_name(args[0], tb, sizeof tb));
+    if (id == B_KJIT_FULL && n >= 2 && raises_on(args[1]))   /* buffer.c's storeval */
+      RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (id == B_KJIT_FULL && (n < 2 || !isnum(numview(args[1]))))
       REFUSE(S, sp, v, "bad argument #2 to 'full' (number expected, got %s)",
              n < 2 ? "no value" : luaname(args[1], tb, sizeof tb));
@@ -1232,6 +1234,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     r.ndim = 1;
     break;
   case B_ARR_FILL:
+    if (raises_on(args[1])) RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (!isnum(numview(args[1])))
       REFUSE(S, sp, v, "bad argument #1 to 'fill' (a number expected in compiled code, got %s)",
              luaname(args[1], tb, sizeof tb));

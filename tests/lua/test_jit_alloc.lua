@@ -528,3 +528,63 @@ test("ipairs(a) iterates over 1..#a, interpreted and compiled", function()
   local f = kjit.jit(function() local s = 0; for _, v in ipairs(T) do s = s + v end; return s end)
   raises("iterates over a kjit array", function() f() end)
 end)
+
+---------------------------------------------------------------------------
+-- a call that allocates while another one runs (a count hook's)
+---------------------------------------------------------------------------
+
+local function outer_alloc(n)
+  local keep = kjit.zeros(n)
+  local acc = 0
+  for i = 1, 2000000 do
+    local t = kjit.full(3, i % 7)    -- scratch (on the heap: not constant)
+    acc = acc + t[(i % 3) + 1]
+    keep[i % n + 1] = acc
+  end
+  return keep, acc
+end
+local function inner_alloc(k) local t = kjit.arange(k); return t, t:slice(2, k) end
+
+test("a hook's jit call that allocates, while compiled code that allocates runs", function()
+  need()
+  local outer = kjit.jit(outer_alloc)
+  local inner = kjit.jit(inner_alloc)
+  inner(3); outer(2)   -- compiled
+  local calls, bad = 0, nil
+  debug.sethook(function()
+    calls = calls + 1
+    local t, s = inner(5)
+    if t[5] ~= 4 or #s ~= 4 or s[1] ~= 1 then bad = "inner results" end
+  end, "", 1000)
+  local ok, keep, acc = pcall(outer, 5)
+  debug.sethook()
+  assert(ok, keep)
+  assert(bad == nil, bad)
+  assert(calls > 0, "the hook never ran")
+  local ik, iacc = outer_alloc(5)
+  eq(acc, iacc, "acc")
+  for i = 1, 5 do eq(keep[i], ik[i], "keep[" .. i .. "]") end
+  collectgarbage(); collectgarbage()
+end)
+
+local function fail_after_alloc(n, i)
+  local keep = kjit.zeros(n)
+  for k = 1, n do
+    local t = kjit.arange(k)
+    keep[k] = t[k]
+  end
+  return keep[i]   -- out of bounds when i > n
+end
+
+test("an error after allocations frees them; a non-number value is the interpreter's error", function()
+  need()
+  local f = kjit.jit(fail_after_alloc)
+  f(3, 1)
+  collectgarbage(); collectgarbage()
+  local live0 = kjit._alloc_stats()
+  D.check_error("index 9 out of bounds [1, 5]", fail_after_alloc, 5, 9)
+  for _ = 1, 10 do pcall(f, 50, 99) end
+  eq(kjit._alloc_stats(), live0, "blocks alive after the errors")
+  D.check_error("number expected, got boolean", function(n) return kjit.full(n, true) end, 3)
+  D.check_error("number expected, got nil", function(a) return a:fill(nil) end, kjit.zeros(2))
+end)
