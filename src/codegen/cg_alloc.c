@@ -129,7 +129,6 @@ static int64_t const_bytes(CG *G, const KirInsn *v) {
       return -1;
     }
   } else if (ft.ref == B_KJIT_ARRAY && shape->op == KIR_NEWTABLE) {
-    LLVMValueRef dims[KJIT_MAXDIMS];
     int nd = 0;
     const KirInsn *c = shape;
     for (;;) {   /* (as ctor_shape, without LLVM values) */
@@ -140,7 +139,6 @@ static int64_t const_bytes(CG *G, const KirInsn *v) {
       if (++nd == KJIT_MAXDIMS || G->sp->types[items[0]->id].kind != T_SHAPE) break;
       c = items[0];
     }
-    (void)dims;
   } else {
     return -1;
   }

@@ -1216,9 +1216,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     if (n > nnum + 1) REFUSE(S, sp, v, "bad argument #%d to 'arange' (too many arguments)", nnum + 2);
     dtarg = nnum;
     dt = const_dtype(&kargs[nnum], n > nnum, allint ? KJIT_I64 : KJIT_F64);
-    r.ndim = 1;
-    r.sub = (uint8_t)nnum;   /* (cg_alloc.c reads the call's operands again) */
-    r.sub = 0;
+    r.ndim = 1;   /* (cg_alloc.c reads the call's operands again) */
     break;
   }
   case B_KJIT_LINSPACE:
