@@ -10,8 +10,9 @@
 ** A site whose array, and every view of it, never reaches a phi, a return
 ** or a callee that returns arrays cannot be used after its site runs
 ** again, nor after its function returns: such a site keeps its last array
-** in a stack slot, frees it (kjit_rt_free) when it runs again, and every
-** return of the function frees it. A loop that makes a scratch array per
+** in a stack slot, reuses it when it runs again (kjit_rt_alloc_scratch:
+** the same block when it has room, else a new one and the old one freed),
+** and every return of the function frees it. A loop that makes a scratch array per
 ** iteration thus holds one at a time, and a callee's scratch arrays go
 ** when it returns. Any other site's arrays live until the call of the jit
 ** function returns (the dispatcher then frees what it does not return),
@@ -27,14 +28,7 @@
 #include "codegen/cg.h"
 #include "common/karray.h"
 
-static int dt_size(int d) {
-  switch (d) {
-  case KJIT_I8: case KJIT_U8: return 1;
-  case KJIT_I16: case KJIT_U16: return 2;
-  case KJIT_I32: case KJIT_U32: case KJIT_F32: return 4;
-  default: return 8;
-  }
-}
+static int dt_size(int d) { return kb_dtype_bytes(d); }   /* karray.h's table */
 
 /* Fails the function when ok is false (a helper filled err). */
 static void fail_unless(CG *G, LLVMValueRef ok) {
@@ -128,7 +122,6 @@ static int64_t const_bytes(CG *G, const KirInsn *v) {
       return -1;
     }
   } else if (ft.ref == B_KJIT_ARRAY && shape->op == KIR_NEWTABLE) {
-    LLVMValueRef dims[KJIT_MAXDIMS];
     int nd = 0;
     const KirInsn *c = shape;
     for (;;) {   /* (as ctor_shape, without LLVM values) */
@@ -139,7 +132,6 @@ static int64_t const_bytes(CG *G, const KirInsn *v) {
       if (++nd == KJIT_MAXDIMS || G->sp->types[items[0]->id].kind != T_SHAPE) break;
       c = items[0];
     }
-    (void)dims;
   } else {
     return -1;
   }
@@ -206,14 +198,16 @@ static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, int dtype, int nd, LLVMV
     if (zero) LLVMBuildMemSet(G->B, p, LLVMConstInt(G->i8, 0, 0), cg_i64(G, bytes), 64);
     return p;
   }
-  if (slot) call_free(G, LLVMBuildLoad2(G->B, G->i8p, slot, ""));
-  LLVMTypeRef pt[12] = { G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
+  /* a scratch site reuses its last array when it has room */
+  LLVMTypeRef pt[13] = { G->i8p, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
                          G->i32, G->i8p, G->i32, G->i8p };
-  LLVMValueRef av[12] = { cg_i32(G, dtype), cg_i32(G, nd), NULL, NULL, NULL, NULL,
+  LLVMValueRef av[13] = { slot ? LLVMBuildLoad2(G->B, G->i8p, slot, "") : NULL,
+                          cg_i32(G, dtype), cg_i32(G, nd), NULL, NULL, NULL, NULL,
                           cg_i32(G, zero), G->err, cg_i32(G, v->line), G->chunkname,
                           cg_i32(G, argn), cg_msg(G, fname) };
-  for (int d = 0; d < KJIT_MAXDIMS; d++) av[2 + d] = d < nd ? dims[d] : cg_i64(G, 1);
-  LLVMValueRef p = cg_ccall(G, "kjit_rt_alloc", G->i8p, pt, av, 12);
+  for (int d = 0; d < KJIT_MAXDIMS; d++) av[3 + d] = d < nd ? dims[d] : cg_i64(G, 1);
+  LLVMValueRef p = slot ? cg_ccall(G, "kjit_rt_alloc_scratch", G->i8p, pt, av, 13)
+                        : cg_ccall(G, "kjit_rt_alloc", G->i8p, pt + 1, av + 1, 12);
   fail_unless(G, LLVMBuildIsNotNull(G->B, p, ""));
   if (slot) LLVMBuildStore(G->B, p, slot);
   return p;

@@ -1100,7 +1100,10 @@ static void emit_call(CG *G, KirInsn *v) {
   Type ft = G->sp->types[v->args[0]->id];
   /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
   if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
-  if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE) { cg_prange_setup(G, v); return; }
+  if (ft.kind == T_BUILTIN && (ft.ref == B_KJIT_PRANGE || ft.ref == B_IPAIRS)) {
+    cg_prange_setup(G, v);   /* ipairs(a): a serial loop over 1..#a */
+    return;
+  }
   if (G->sp->types[v->id].kind == T_UNKNOWN && (ft.kind == T_BUILTIN || G->sp->callees[v->id] == NULL)) {
     /* an argument never produced (a callee's result past the first that
     ** it never returns): the call never runs */

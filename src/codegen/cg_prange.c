@@ -69,6 +69,8 @@ typedef struct PLoop {
   ** then says whether a chunk follows, prem what remains after this one */
   LLVMValueRef pcnt;
   LLVMBasicBlockRef chead;                /* the chunk head (before the header) */
+  CgVal arr;                              /* ipairs(a): a (arr.v NULL for prange) */
+  LLVMValueRef safe;                      /* ipairs: an element to read past the end */
 } PLoop;
 
 typedef struct CgPrange {
@@ -215,10 +217,24 @@ static void serial_chunks(CG *G, KirInsn *call, PLoop *pl) {
 void cg_prange_setup(CG *G, KirInsn *v) {
   CgVal a[3];
   int n = cg_operands(G, v, 1, a, 3);
+  PLoop *ip = NULL;
+  if (G->sp->types[v->args[0]->id].ref == B_IPAIRS) {
+    /* for i, x in ipairs(a): i from 1 to #a (buffer.c ends ipairs there) */
+    if (n < 1 || a[0].t.kind != T_BUF) cg_error(G, v, "internal error: ipairs of a non-array");
+    ip = zalloc(G, sizeof *ip);
+    ip->arr = a[0];
+    if (a[0].t.ndim == 1) {
+      ip->safe = cg_alloca(G, cg_dtype_llty(G, a[0].t.dtype), "ipairsend");
+      LLVMBuildStore(G->B, LLVMConstNull(cg_dtype_llty(G, a[0].t.dtype)), ip->safe);
+    }
+    a[1] = cg_mk(TY(T_INT), a[0].dims[0]);
+    a[0] = cg_mk(TY(T_INT), cg_i64(G, 1));
+    n = 2;
+  }
   if (n < 2) cg_error(G, v, "internal error: kjit.prange without its limit");
   for (int i = 0; i < n; i++)
     if (a[i].t.kind != T_INT) cg_error(G, v, "internal error: kjit.prange of a non-integer");
-  PLoop *pl = zalloc(G, sizeof *pl);
+  PLoop *pl = ip ? ip : zalloc(G, sizeof *pl);
   G->pr->loops[v->id] = pl;
   pl->init = a[0].v;
   pl->step = n > 2 ? a[2].v : cg_i64(G, 1);
@@ -263,6 +279,27 @@ void cg_prange_tfor(CG *G, KirInsn *v) {
   LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, 1), ""), pl->prem);
   LLVMBuildStore(G->B, LLVMBuildAdd(G->B, i, pl->step, ""), pl->pi);
   G->vals[v->id] = cg_mk(TY(T_INT), i);
+  if (pl->arr.v) {   /* ipairs: x = a[i] (a row view, or the element) */
+    CgVal o = pl->arr, x = o;
+    LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
+    LLVMTypeRef ety = cg_dtype_llty(G, o.t.dtype);
+    for (int d = 1; d < o.t.ndim; d++) off = LLVMBuildMul(G->B, off, o.dims[d], "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
+    if (o.t.ndim > 1) {
+      x.t.ndim--;
+      x.v = p;
+      for (int d = 0; d + 1 < o.t.ndim; d++) x.dims[d] = o.dims[d + 1];
+      x.dims[o.t.ndim - 1] = NULL;
+    } else {   /* the test that ends the loop reads nothing past the end */
+      p = LLVMBuildSelect(G->B, pl->more, p, pl->safe, "");
+      x = cg_load_elem(G, o.t.dtype, p);
+    }
+    CgVal *r = zalloc(G, sizeof(CgVal) * 2);
+    r[0] = G->vals[v->id];
+    r[1] = x;
+    G->results[v->id] = r;
+    G->nresults[v->id] = 2;
+  }
 }
 
 int cg_prange_br(CG *G, KirBlock *b, KirInsn *v) {

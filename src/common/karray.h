@@ -36,6 +36,17 @@
 
 #define KJIT_ALLDTYPES(X) KJIT_DTYPES(X) KJIT_DTYPES_NONNUM(X)
 
+/* Size in bytes of one element of dtype d, from the table above (0 for
+** anything else: a record's size is its layout's, krecord.h). */
+static inline int kb_dtype_bytes(int d) {
+  switch (d) {
+#define KB_DTYPE_BYTES(E, n, ct, isf, iss) case E: return (int)sizeof(ct);
+  KJIT_ALLDTYPES(KB_DTYPE_BYTES)
+#undef KB_DTYPE_BYTES
+  default: return 0;
+  }
+}
+
 /* The error of a store of anything but a boolean into a bool array (%s:
 ** the value's Lua type name), in the interpreter (buffer.c) and in
 ** compiled code (cg_array.c), at the store's line. */

@@ -120,7 +120,7 @@ static int allocates(KtySession *T) {
         if (v->op != KIR_CALL) continue;
         Type ft = sp->types[v->args[0]->id];
         if (ft.kind == T_BUILTIN && B_IS_ARRAY(ft.ref) && ft.ref != B_ARR_FILL &&
-            ft.ref != B_ARR_RESHAPE && ft.ref != B_ARR_SLICE)
+            ft.ref != B_ARR_RESHAPE && ft.ref != B_ARR_SLICE && ft.ref != B_IPAIRS)
           return 1;
       }
     }

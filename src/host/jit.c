@@ -301,6 +301,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
   kc_register_symbol("kjit_rt_alloc", (void *)kjit_rt_alloc);
   kc_register_symbol("kjit_rt_free", (void *)kjit_rt_free);
+  kc_register_symbol("kjit_rt_alloc_scratch", (void *)kjit_rt_alloc_scratch);
   kc_register_symbol("kjit_rt_fill", (void *)kjit_rt_fill);
   kc_register_symbol("kjit_rt_arange", (void *)kjit_rt_arange);
   kc_register_symbol("kjit_rt_linspace", (void *)kjit_rt_linspace);
@@ -554,20 +555,34 @@ static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
 
 /* ---- Calls that make or return arrays ------------------------------------------------ */
 
-/* The allocation list of one call (runtime/alloc.h), on the Lua stack: its
-** __gc frees what is left when an error (or a longjmp through compiled
-** frames) ends the call early. */
+/* The allocation list of a call (runtime/alloc.h) lives in a userdata
+** whose __gc frees what is left in it. One per Lua state is kept in the
+** registry and reused by call after call (a finalized userdata per call
+** cost about 100 ns); a call made while another one uses it (a hook's, or
+** a coroutine's, while compiled code runs) gets a new one on the stack.
+** The call frees its blocks when it returns or fails; should a longjmp
+** ever unwind a call past that (an error raised through compiled frames),
+** the next call finds the list busy with an owner frame that is no longer
+** on the C stack (at or below its own) and frees what was left then. */
 #define ALLOC_METATABLE "kjit.alloclist"
 
+typedef struct AllocBox {
+  KAllocList list;
+  const void *owner;   /* the frame of the call using it, or NULL */
+} AllocBox;
+
+static const char alloc_key = 0;   /* registry key of the state's AllocBox */
+
 static int alloclist_gc(lua_State *L) {
-  KAllocList *l = luaL_checkudata(L, 1, ALLOC_METATABLE);
-  kal_free_all(l);
+  AllocBox *b = luaL_checkudata(L, 1, ALLOC_METATABLE);
+  kal_free_all(&b->list);
   return 0;
 }
 
-static KAllocList *push_alloclist(lua_State *L) {
-  KAllocList *l = lua_newuserdatauv(L, sizeof *l, 0);
-  l->head.next = NULL;   /* nothing to free until kal_init */
+static AllocBox *push_allocbox(lua_State *L) {
+  AllocBox *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->list.head.next = NULL;   /* nothing to free until kal_init */
+  b->owner = NULL;
   if (kb_newmeta(L, ALLOC_METATABLE)) {
     lua_pushcfunction(L, alloclist_gc);
     lua_setfield(L, -2, "__gc");
@@ -576,12 +591,50 @@ static KAllocList *push_alloclist(lua_State *L) {
     kb_regmeta(L, ALLOC_METATABLE);
   }
   lua_setmetatable(L, -2);
-  kal_init(l);
-  return l;
+  kal_init(&b->list);
+  return b;
 }
 
-/* The blocks of the list that results live in, adopted by userdata. */
-typedef struct Adopted { KAllocBlock *b; int idx; } Adopted;
+/* Pushes the box a call whose frame is at `frame` allocates into. */
+static AllocBox *take_allocbox(lua_State *L, const void *frame) {
+  AllocBox *b;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &alloc_key) != LUA_TUSERDATA) {
+    lua_pop(L, 1);
+    b = push_allocbox(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &alloc_key);
+  } else {
+    b = lua_touserdata(L, -1);
+    if (b->owner != NULL) {
+      if ((uintptr_t)b->owner > (uintptr_t)frame) {   /* an enclosing call uses it */
+        lua_pop(L, 1);
+        b = push_allocbox(L);
+      } else {
+        kal_reset(&b->list);   /* left by a call that never returned */
+      }
+    }
+  }
+  b->owner = frame;
+  return b;
+}
+
+/* The call that took b is done with it. */
+static void give_allocbox(AllocBox *b) {
+  kal_reset(&b->list);
+  b->owner = NULL;
+}
+
+/* The blocks of the list that results live in, now userdata: where the
+** block's elements were (old, bytes), its shape, where they are now
+** (base) and the userdata's stack index. */
+typedef struct Adopted {
+  const char *old;
+  int64_t bytes;
+  int ndim;
+  int64_t shape[KJIT_MAXDIMS];
+  char *base;
+  int idx;
+} Adopted;
 
 /* Pushes returned array r: the argument itself when it is one (f(a) == a,
 ** as interpreted), a view of an argument or of an adopted block, or the
@@ -597,6 +650,15 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
     size *= shape[d];
   }
   int64_t bytes = size * (int64_t)kjit_dtype_size(dt);
+  for (int k = 0; k < nad; k++) {   /* memory made by this call */
+    const Adopted *a = &ad[k];
+    if (data < a->old || data > a->old + a->bytes || bytes > a->old + a->bytes - data) continue;
+    int same = data == a->old && a->ndim == nd && !js->rview[r];
+    for (int d = 0; same && d < nd; d++) same = a->shape[d] == shape[d];
+    if (same) lua_pushvalue(L, a->idx);
+    else kb_push_view(L, a->idx, a->base + (data - a->old), nd, shape);
+    return;
+  }
   for (int pass = js->rview[r]; pass < 2; pass++)   /* an exact argument first, then one holding it */
     for (int i = 0; i < n; i++) {
       if (js->sig[i] < SIG_BUF) continue;
@@ -614,18 +676,14 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
         }
       }
     }
-  for (int k = 0; k < nad; k++) {
-    KAllocBlock *b = ad[k].b;
-    char *d0 = (char *)b + KAL_HEADER;
-    if (data < d0 || data > d0 + b->bytes || bytes > d0 + b->bytes - data) continue;
-    int same = data == d0 && b->ndim == nd && !js->rview[r];
-    for (int d = 0; same && d < nd; d++) same = b->shape[d] == shape[d];
-    if (same) lua_pushvalue(L, ad[k].idx);
-    else kb_push_view(L, ad[k].idx, data, nd, shape);
-    return;
-  }
   luaL_error(L, "kjit: internal error: a returned array whose memory is not known");
 }
+
+/* Returned arrays up to this size are copied into a kjit array the GC owns
+** (one userdata, no finalizer), and their block freed; larger ones are
+** adopted by a userdata over the block, without a copy (its guard frees
+** the block: kal_release). */
+#define ADOPT_BYTES ((int64_t)64 << 10)
 
 /* call_spec for a specialization that makes or returns arrays. */
 static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js, int64_t *slots,
@@ -633,8 +691,9 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
   int top0 = lua_gettop(L);
   luaL_checkstack(L, 2 * KJIT_MAXRETS + 8, "kjit results");
-  KAllocList *l = js->allocates ? push_alloclist(L) : NULL;
   int64_t rets[KJIT_RETSLOTS];
+  AllocBox *box = js->allocates ? take_allocbox(L, rets) : NULL;
+  KAllocList *l = box ? &box->list : NULL;
   KErr err;
   err.kind = 0;
   err.stack_limit = js->calls ? krt_stack_limit() : 0;
@@ -645,7 +704,7 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
   int32_t st = js->entry(slots, rets, &err);
   kal_leave(prev);
   if (st != 0) {
-    if (l) kal_free_all(l);
+    if (box) give_allocbox(box);
     krt_push_error(L, &err);
     return lua_error(L);
   }
@@ -658,14 +717,25 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
     char *data = (char *)(intptr_t)rets[r];
     KAllocBlock *b = kal_find(l, data, 0);
     if (b == NULL) continue;   /* an argument's memory, or adopted already */
-    kb_push_borrowed(L, (char *)b + KAL_HEADER, (kjit_dtype)b->dtype, b->ndim,
-                     b->shape, kal_release, b);
-    kal_unlink(b);   /* the userdata's guard owns it now */
-    ad[nad].b = b;
-    ad[nad++].idx = lua_gettop(L);
-    adopted_bytes += b->bytes;
+    Adopted *a = &ad[nad++];
+    a->old = (char *)b + KAL_HEADER;
+    a->bytes = b->bytes;
+    a->ndim = b->ndim;
+    memcpy(a->shape, b->shape, sizeof a->shape);
+    if (b->bytes <= ADOPT_BYTES) {   /* raises before the block leaves the list */
+      KBuffer *nb = kb_push_new(L, (kjit_dtype)b->dtype, b->ndim, b->shape, 0);
+      memcpy(nb->data, a->old, (size_t)b->bytes);
+      a->base = nb->data;
+      kjit_rt_free((char *)a->old);   /* (a->old is only compared from here on) */
+    } else {
+      kb_push_borrowed(L, (char *)a->old, (kjit_dtype)b->dtype, b->ndim, b->shape, kal_release, b);
+      kal_unlink(b);   /* the userdata's guard owns it now */
+      a->base = (char *)a->old;
+      adopted_bytes += b->bytes;
+    }
+    a->idx = lua_gettop(L);
   }
-  if (l) kal_free_all(l);   /* the scratch arrays left: freed as the call returns */
+  if (box) give_allocbox(box);   /* the scratch arrays left: freed as the call returns */
   int first = lua_gettop(L) + 1;
   for (int r = 0; r < js->nret; r++) {
     int kind = js->rets[r];
@@ -693,7 +763,8 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
   lua_settop(L, top0 + js->nret);
   /* the GC does not see malloc'd bytes: it is told, so that it paces
   ** itself as for arrays made by kjit.zeros in Lua */
-  if (adopted_bytes >= 1024) lua_gc(L, LUA_GCSTEP, (int)(adopted_bytes >> 10 > 1 << 30 ? 1 << 30 : adopted_bytes >> 10));
+  if (adopted_bytes >= 1024 && lua_gc(L, LUA_GCISRUNNING))   /* (a step runs even when stopped) */
+    lua_gc(L, LUA_GCSTEP, (int)(adopted_bytes >> 10 > 1 << 30 ? 1 << 30 : adopted_bytes >> 10));
   return js->nret;
 }
 

@@ -58,6 +58,7 @@
   X(ARR_RESHAPE, "reshape", 2, 2, METHOD) \
   X(ARR_SLICE, "slice", 2, 3, METHOD) \
   X(ARR_TOTABLE, "totable", 1, 1, METHOD) \
+  X(IPAIRS, "ipairs", 1, 1, METHOD) \
   KTY_KMATH_BUILTINS(X) \
   X(CUDA_GRID, "cuda.grid", 1, 1, GRID) \
   X(CUDA_GRIDSIZE, "cuda.gridsize", 1, 1, GRID) \
@@ -177,7 +178,7 @@
 **   ALLOC      kjit.zeros ...: a new array (cg_alloc.c); the dtype a
 **              constant string, the shape an integer, a.shape or {n, m}
 **   METHOD     a:fill(v) ... (the array's methods, found by a.fill): the
-**              array first
+**              array first; ipairs(a) only as a generic for's iterator
 **   (print in kernels: numba-cuda's print, compiled by cg_print.c: numbers,
 **   booleans, nil and constant strings; ir_type.c types it apart)
 **   MODF       math.modf: two results, integer -> integer, 0.0; float -> its kind twice
@@ -218,7 +219,7 @@ typedef enum BuiltinId {
 
 #define B_IS_CUDA(id) ((id) >= B_CUDA_GRID && (id) < B__COUNT)
 /* the array built-ins (allocation and methods: cg_alloc.c) */
-#define B_IS_ARRAY(id) ((id) >= B_KJIT_ZEROS && (id) <= B_ARR_TOTABLE)
+#define B_IS_ARRAY(id) ((id) >= B_KJIT_ZEROS && (id) <= B_IPAIRS)
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 /* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
 ** refused in kernels and kjit.prange bodies */

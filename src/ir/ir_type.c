@@ -179,6 +179,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_FUNC: return "function";
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
+    if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
     return builtin_name(t.ref);
   case T_TABLE: return "table";
   case T_STR: return "string";
@@ -385,9 +386,10 @@ static int builtin_of(lua_State *L, int idx) {
   int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.* */
   if (host >= 0) return host;
   static const char *const globals[] = { "error", "assert", "print", "type", "tostring",
-                                          "tonumber" };
-  static const int gids[] = { B_ERROR, B_ASSERT, B_PRINT, B_TYPE, B_TOSTRING, B_TONUMBER };
-  for (int i = 0; i < 6; i++) {
+                                          "tonumber", "ipairs" };
+  static const int gids[] = { B_ERROR, B_ASSERT, B_PRINT, B_TYPE, B_TOSTRING, B_TONUMBER,
+                              B_IPAIRS };
+  for (int i = 0; i < 7; i++) {
     lua_getglobal(L, globals[i]);
     int same = lua_tocfunction(L, -1) == cf;
     lua_pop(L, 1);
@@ -567,8 +569,18 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     if (fid == B_CUDA_MATCH_ALL_SYNC) return k == 0 ? ty(T_INT) : ty(T_BOOL);
     return ty(T_INT);
   }
-  if (t.kind == T_BUILTIN && t.ref == B_KJIT_PRANGE && t.sub)   /* prange's state, control */
-    return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);
+  if (t.kind == T_BUILTIN && (t.ref == B_KJIT_PRANGE || t.ref == B_IPAIRS) && t.sub)
+    return k == 0 ? t : k <= 2 ? ty(T_INT) : ty(T_NIL);   /* the state, the control */
+  if ((v->flags & KIR_F_TFOR) && k == 1) {   /* for i, x in ipairs(a): x is a[i] */
+    Type it = sp->types[v->args[0]->id];
+    if (it.kind == T_BUILTIN && it.ref == B_IPAIRS && it.sub && v->args[0]->nargs > 1) {
+      Type o = sp->types[v->args[0]->args[1]->id];
+      if (o.kind != T_BUF) return ty(T_UNKNOWN);
+      if (o.ndim > 1) { o.ndim--; return o; }
+      return ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64
+                : o.dtype == KJIT_BOOL ? T_BOOL : T_INT);   /* as elem_of */
+    }
+  }
   if (t.kind == T_UNKNOWN) return t;
   return k == 0 ? t : ty(T_NIL);
 }
@@ -913,7 +925,8 @@ static int makes_tfor(const KirInsn *v) {
 #define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
 
 #define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
-                    "except 'for i in kjit.prange(a, b [, step])'"
+                    "except 'for i in kjit.prange(a, b [, step])' and 'for i, x in ipairs(a)' " \
+                    "over a kjit array"
 
 /* ---- Records (kjit.struct): r.x, r.pos, r.inner on a record view ---------- */
 
@@ -1402,17 +1415,18 @@ static int const_dtype(const KtyConst *k, int present, int def) {
 /* v (a newtable) is a constructor that only setlist fills, with a known
 ** number of items, and that a call or an enclosing constructor uses. */
 static int ctor_shape_ok(const KirInsn *v) {
-  int calls = 0;
+  int calls = 0, inner = 0;
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
     if (u->op == KIR_SETLIST) {
       if (u->flags & KIR_F_OPEN) return 0;
+      inner += u->args[0] != v;   /* an item of an enclosing constructor */
       continue;
     }
     if (u->op == KIR_CALL && u->args[0] != v) { calls++; continue; }
     return 0;
   }
-  return calls <= 1;
+  return calls + inner == 1;
 }
 
 /* Items of constructor v in order (nested constructors not expanded):
@@ -1506,9 +1520,30 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   const char *name = kir_builtin_name(id);
   char tb[32];
   for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+  if (id == B_IPAIRS) {   /* for i, x in ipairs(a): a counted loop over 1..#a */
+    if (!feeds_tfor(v))
+      REFUSE(S, sp, v, "ipairs can only be the iterator of a for loop in compiled code: "
+             "'for i, x in ipairs(a) do'");
+    if (args[0].kind != T_BUF)
+      REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array, not a %s",
+             luaname(args[0], tb, sizeof tb));
+    if (args[0].dtype == KJIT_RECORD)
+      REFUSE(S, sp, v, "ipairs over an array of records is not supported in compiled code: "
+             "write 'for i = 1, #p do local r = p[i] ... end'");
+    Type it = ty(T_BUILTIN);
+    it.ref = B_IPAIRS;
+    it.sub = 1;
+    return it;
+  }
   if (S->kernel)
     REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
            "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
+  /* arrays of records: the copies and views here move elements of a
+  ** number's size; records have their layout's (host/record.c does these
+  ** interpreted) */
+  if (n >= 1 && args[0].kind == T_BUF && args[0].dtype == KJIT_RECORD && id != B_ARR_FILL)
+    REFUSE(S, sp, v, "%s%s of an array of records is not supported in compiled code: call it "
+           "outside the compiled function", id >= B_ARR_FILL ? "a:" : "", id >= B_ARR_FILL ? name : name + 5);
   Type r = ty(T_BUF);
   int dtarg, dt;
   switch (id) {
@@ -1518,11 +1553,19 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
       REFUSE(S, sp, v, "bad argument #1 to '%s' (in compiled code, a shape is an integer, "
              "a.shape or a constructor of 1 to %d integers such as {n, m}; got %s)",
              name + 5, KJIT_MAXDIMS, kty_name(args[0], tb, sizeof tb));
-    if (id == B_KJIT_FULL && (n < 2 || !isnum(numview(args[1]))))
+    dtarg = id == B_KJIT_FULL ? 2 : 1;
+    /* kjit.full(shape, true) is a bool array, as interpreted (buffer.c) */
+    dt = const_dtype(&kargs[dtarg], n > dtarg,
+                     id == B_KJIT_FULL && n >= 2 && args[1].kind == T_BOOL ? KJIT_BOOL : KJIT_F64);
+    /* a bool array takes booleans; nil or a number raises "boolean
+    ** expected" when the fill runs (cg_store_value), as buffer.c's storeval */
+    int boolfill = id == B_KJIT_FULL && dt == KJIT_BOOL && n >= 2 &&
+                   (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])));
+    if (id == B_KJIT_FULL && !boolfill && n >= 2 && raises_on(args[1]))   /* buffer.c's storeval */
+      RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
+    if (id == B_KJIT_FULL && !boolfill && (n < 2 || !isnum(numview(args[1]))))
       REFUSE(S, sp, v, "bad argument #2 to 'full' (number expected, got %s)",
              n < 2 ? "no value" : luaname(args[1], tb, sizeof tb));
-    dtarg = id == B_KJIT_FULL ? 2 : 1;
-    dt = const_dtype(&kargs[dtarg], n > dtarg, KJIT_F64);
     r.ndim = (uint8_t)nd;
     break;
   }
@@ -1560,9 +1603,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     if (n > nnum + 1) REFUSE(S, sp, v, "bad argument #%d to 'arange' (too many arguments)", nnum + 2);
     dtarg = nnum;
     dt = const_dtype(&kargs[nnum], n > nnum, allint ? KJIT_I64 : KJIT_F64);
-    r.ndim = 1;
-    r.sub = (uint8_t)nnum;   /* (cg_alloc.c reads the call's operands again) */
-    r.sub = 0;
+    r.ndim = 1;   /* (cg_alloc.c reads the call's operands again) */
     break;
   }
   case B_KJIT_LINSPACE:
@@ -1578,6 +1619,15 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     r.ndim = 1;
     break;
   case B_ARR_FILL:
+    if (args[0].dtype == KJIT_RECORD)
+      REFUSE(S, sp, v, "a:fill on an array of records is not supported in compiled code: "
+             "assign the fields in a loop");
+    /* a bool array takes booleans; nil or a number raises "boolean
+    ** expected" when the fill runs (cg_store_value), as interpreted */
+    if (args[0].dtype == KJIT_BOOL &&
+        (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1]))))
+      return args[0];
+    if (raises_on(args[1])) RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (!isnum(numview(args[1])))
       REFUSE(S, sp, v, "bad argument #1 to 'fill' (a number expected in compiled code, got %s)",
              luaname(args[1], tb, sizeof tb));
@@ -1605,6 +1655,9 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   if (dt < 0)
     REFUSE(S, sp, v, "bad argument #%d to '%s' (in compiled code, the dtype is a constant "
            "name such as \"f32\")", dtarg + 1, name + 5);
+  if (dt == KJIT_BOOL && (id == B_KJIT_ARANGE || id == B_KJIT_LINSPACE))   /* buffer.c's words */
+    RAISE(S, sp, v, -1, "bad argument #%d to '%s' (bool is not a numeric dtype)", dtarg + 1,
+          name + 5);
   r.dtype = (uint8_t)dt;
   return r;
 }
@@ -1893,6 +1946,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         REFUSE(S, sp, v, "kjit.prange gives one loop variable, not %d", v->aux);
       return ty(T_INT);
     }
+    if (ft.kind == T_BUILTIN && ft.ref == B_IPAIRS && ft.sub) {
+      if (v->aux > 2) REFUSE(S, sp, v, "ipairs gives two loop variables, not %d", v->aux);
+      return ty(T_INT);
+    }
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
@@ -2093,6 +2150,11 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
       return -1;
     }
+    /* to Lua (the compiled function's own results): arrays of records and
+    ** records are not returned yet (callees may return them) */
+    if (sp->root && t.kind == T_BUF && t.dtype == KJIT_RECORD && S->strict)
+      fail(S, sp, v, "cannot return %s from compiled code yet: return its index, or modify "
+           "it in place", t.ndim ? "an array of records" : "a record");
   }
   return n;
 }

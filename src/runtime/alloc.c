@@ -16,9 +16,10 @@
 **
 ** Scratch arrays. A site whose array never leaves its iteration or its
 ** function (no phi, no return, no callee that returns an array takes it:
-** cg_alloc.c decides) frees its previous array when it runs again and
-** when its function returns (kjit_rt_free), so a loop that allocates a
-** scratch array per iteration holds one at a time.
+** cg_alloc.c decides) reuses its previous array when it runs again (or
+** frees it for a larger one: kjit_rt_alloc_scratch) and frees it when its
+** function returns (kjit_rt_free), so a loop that allocates a scratch
+** array per iteration holds one at a time.
 **
 ** Threads. kjit.prange bodies allocate from the pool's threads: the list
 ** has a mutex, and each thread finds the list of the call it works for in
@@ -40,9 +41,8 @@ _Static_assert(sizeof(KAllocBlock) <= KAL_HEADER && KAL_HEADER % 64 == 0, "KAL_H
 
 #define KAL_MAXBYTES ((int64_t)1 << 48)   /* as buffer.c's KB_MAXBYTES */
 
-#define X_SIZE(E, n, ct, isf, iss) [E] = sizeof(ct),
-static const unsigned char dt_sizes[KJIT_NDTYPES] = { KJIT_DTYPES(X_SIZE) };
-#undef X_SIZE
+/* element sizes: karray.h's table (bool included) */
+#define dt_sizes_of(d) ((int64_t)kb_dtype_bytes(d))
 
 static __thread KAllocList *current;
 
@@ -88,6 +88,19 @@ void kal_free_all(KAllocList *l) {
   l->head.next = l->head.prev = NULL;
   l->live_bytes = 0;
   pthread_mutex_destroy(&l->mutex);
+}
+
+void kal_reset(KAllocList *l) {
+  if (l->head.next == NULL) return;
+  KAllocBlock *b = l->head.next;
+  while (b != &l->head) {
+    KAllocBlock *n = b->next;
+    free(b);
+    count_block(-1);
+    b = n;
+  }
+  l->head.next = l->head.prev = &l->head;
+  l->live_bytes = 0;
 }
 
 KAllocBlock *kal_find(KAllocList *l, const char *data, int64_t bytes) {
@@ -149,34 +162,65 @@ static char *fail(KErr *err, int reason, int64_t a, int32_t argn, int32_t line,
   return NULL;
 }
 
+/* The checks of kjit_rt_alloc: the elements' bytes, or -1 with err filled. */
+static int64_t checked_bytes(int32_t dtype, int32_t ndim, const int64_t *shape, KErr *err,
+                             int32_t line, const char *chunk, int32_t argn, const char *fname) {
+  if (dtype < 0 || dtype >= KJIT_NDTYPES || ndim < 1 || ndim > KJIT_MAXDIMS) {
+    fail(err, KA_NOMEM, 0, argn, line, chunk, fname);
+    return -1;
+  }
+  /* the interpreter's order: every extent's sign (kb_checkshape), then
+  ** the size (checksize) */
+  for (int k = 0; k < ndim; k++)
+    if (shape[k] < 0) { fail(err, KA_NEGDIM, shape[k], argn, line, chunk, fname); return -1; }
+  int64_t es = dt_sizes_of(dtype), limit = KAL_MAXBYTES / es, nz = 1;
+  int anyzero = 0;
+  for (int k = 0; k < ndim; k++) {
+    if (shape[k] == 0) { anyzero = 1; continue; }
+    if (nz > limit / shape[k]) { fail(err, KA_TOOLARGE, 0, argn, line, chunk, fname); return -1; }
+    nz *= shape[k];
+  }
+  return anyzero ? 0 : nz * es;
+}
+
+char *kjit_rt_alloc_scratch(char *prev, int32_t dtype, int32_t ndim, int64_t d0, int64_t d1,
+                            int64_t d2, int64_t d3, int32_t zero, KErr *err, int32_t line,
+                            const char *chunk, int32_t argn, const char *fname) {
+  if (prev != NULL) {
+    int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 };
+    int64_t bytes = checked_bytes(dtype, ndim, shape, err, line, chunk, argn, fname);
+    if (bytes < 0) return NULL;   /* (prev stays in the list: freed with it) */
+    KAllocBlock *b = block_of(prev);
+    if (bytes <= b->cap) {   /* the same site again: its last array has room */
+      b->dtype = dtype;
+      b->ndim = ndim;
+      for (int k = 0; k < KJIT_MAXDIMS; k++) b->shape[k] = k < ndim ? shape[k] : 1;
+      if (zero) memset(prev, 0, (size_t)bytes);
+      return prev;
+    }
+    kjit_rt_free(prev);
+  }
+  return kjit_rt_alloc(dtype, ndim, d0, d1, d2, d3, zero, err, line, chunk, argn, fname);
+}
+
 char *kjit_rt_alloc(int32_t dtype, int32_t ndim, int64_t d0, int64_t d1, int64_t d2,
                     int64_t d3, int32_t zero, KErr *err, int32_t line, const char *chunk,
                     int32_t argn, const char *fname) {
   int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 };
-  if (dtype < 0 || dtype >= KJIT_NDTYPES || ndim < 1 || ndim > KJIT_MAXDIMS)
-    return fail(err, KA_NOMEM, 0, argn, line, chunk, fname);
-  /* the interpreter's order: every extent's sign (kb_checkshape), then
-  ** the size (checksize) */
-  for (int k = 0; k < ndim; k++)
-    if (shape[k] < 0) return fail(err, KA_NEGDIM, shape[k], argn, line, chunk, fname);
-  int64_t es = dt_sizes[dtype], limit = KAL_MAXBYTES / es, nz = 1;
-  int anyzero = 0;
-  for (int k = 0; k < ndim; k++) {
-    if (shape[k] == 0) { anyzero = 1; continue; }
-    if (nz > limit / shape[k]) return fail(err, KA_TOOLARGE, 0, argn, line, chunk, fname);
-    nz *= shape[k];
-  }
-  int64_t bytes = anyzero ? 0 : nz * es;
+  int64_t bytes = checked_bytes(dtype, ndim, shape, err, line, chunk, argn, fname);
+  if (bytes < 0) return NULL;
   KAllocList *l = current;
   void *p = NULL;
   /* at least one cache line of elements: every array has its own address */
+  int64_t cap = bytes > 64 ? bytes : 64;
   if (l == NULL || injected_failure() ||
-      posix_memalign(&p, 64, (size_t)KAL_HEADER + (size_t)(bytes > 64 ? bytes : 64)) != 0)
+      posix_memalign(&p, 64, (size_t)KAL_HEADER + (size_t)cap) != 0)
     return fail(err, KA_NOMEM, bytes, argn, line, chunk, fname);
   KAllocBlock *b = p;
   count_block(1);
   b->list = l;
   b->bytes = bytes;
+  b->cap = cap;
   for (int k = 0; k < KJIT_MAXDIMS; k++) b->shape[k] = k < ndim ? shape[k] : 1;
   b->dtype = dtype;
   b->ndim = ndim;
@@ -259,7 +303,7 @@ char *kjit_rt_arange(int32_t allint, int64_t istart, int64_t istop, int64_t iste
   }
   char *d = kjit_rt_alloc(dtype, 1, n, 1, 1, 1, 0, err, line, chunk, 1, "arange");
   if (d == NULL) return NULL;
-  int64_t es = dt_sizes[dtype];
+  int64_t es = dt_sizes_of(dtype);
   for (int64_t j = 0; j < n; j++) {
     if (allint) store_int(dtype, d + j * es, (int64_t)((uint64_t)istart + (uint64_t)j * (uint64_t)istep));
     else if (!store_num(dtype, d + j * es, start + (double)j * step)) {
@@ -278,7 +322,7 @@ char *kjit_rt_linspace(double a, double z, int64_t n, int32_t dtype, KErr *err, 
   if (n < 0) return fail(err, KA_NEGPOINTS, n, 3, line, chunk, "linspace");
   char *d = kjit_rt_alloc(dtype, 1, n, 1, 1, 1, 0, err, line, chunk, 3, "linspace");
   if (d == NULL || n == 0) return d;
-  int64_t es = dt_sizes[dtype];
+  int64_t es = dt_sizes_of(dtype);
   double step = n > 1 ? (z - a) / (double)(n - 1) : 0;
   for (int64_t j = 0; j < n; j++) {
     double v;
@@ -300,7 +344,7 @@ char *kjit_rt_linspace(double a, double z, int64_t n, int32_t dtype, KErr *err, 
 
 int32_t kjit_rt_reshape_check(int64_t size, int32_t dtype, int32_t ndim, int64_t d0, int64_t d1,
                               int64_t d2, int64_t d3, KErr *err, int32_t line, const char *chunk) {
-  int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 }, nz = 1, limit = KAL_MAXBYTES / dt_sizes[dtype];
+  int64_t shape[KJIT_MAXDIMS] = { d0, d1, d2, d3 }, nz = 1, limit = KAL_MAXBYTES / dt_sizes_of(dtype);
   int anyzero = 0;
   for (int k = 0; k < ndim; k++)
     if (shape[k] < 0) { fail(err, KA_NEGDIM, shape[k], 1, line, chunk, "reshape"); return 1; }

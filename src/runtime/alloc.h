@@ -18,6 +18,7 @@ typedef struct KAllocBlock {
   struct KAllocBlock *prev, *next;   /* in its list while the list owns it */
   KAllocList *list;                  /* NULL once adopted (or freed) */
   int64_t bytes;                     /* of the elements */
+  int64_t cap;                       /* bytes the block has room for */
   int64_t shape[KJIT_MAXDIMS];
   int32_t dtype, ndim;
   int mark;                          /* the dispatcher's (jit.c): stack index
@@ -37,6 +38,8 @@ struct KAllocList {
 void kal_init(KAllocList *l);
 /* Frees every block the list still owns, and the mutex. */
 void kal_free_all(KAllocList *l);
+/* Frees every block the list still owns; the list stays usable. */
+void kal_reset(KAllocList *l);
 /* The block holding data .. data + bytes, or NULL. */
 KAllocBlock *kal_find(KAllocList *l, const char *data, int64_t bytes);
 /* Takes b out of its list: the caller owns it (frees it with kal_release). */
@@ -72,6 +75,12 @@ void kal_stats(long *live, long *peak, int reset);
 char *kjit_rt_alloc(int32_t dtype, int32_t ndim, int64_t d0, int64_t d1, int64_t d2,
                     int64_t d3, int32_t zero, KErr *err, int32_t line, const char *chunk,
                     int32_t argn, const char *fname);
+/* kjit_rt_alloc for a scratch site (cg_alloc.c) whose last array is prev
+** (NULL: none): prev again when it has room (zeroed if zero), else prev
+** freed and a new one. The checks and errors are kjit_rt_alloc's. */
+char *kjit_rt_alloc_scratch(char *prev, int32_t dtype, int32_t ndim, int64_t d0, int64_t d1,
+                            int64_t d2, int64_t d3, int32_t zero, KErr *err, int32_t line,
+                            const char *chunk, int32_t argn, const char *fname);
 /* Frees an array kjit_rt_alloc made (NULL: nothing), at once: compiled
 ** code calls it for a scratch array whose site runs again or whose
 ** function returns (cg_alloc.c). */

@@ -249,9 +249,9 @@ static const Cross crosses[] = {   /* from tests/lua/test_jit_diff_*.lua */
     "error: [string \"return function(a)...\"]:2: cannot return a string from compiled code" },
   { "boolean", "return function(c)\n  local x = 1\n  if c then x = true end\n  return x\nend\n",
     "error: [string \"return function(c)...\"]:3: local 'x' holds both i64 and boolean values; a compiled local has one type" },
-  { "f64[:]", "return function(x)\n  local s = 0\n  for _, v in ipairs(x) do s = s + v end\n"
+  { "f64[:]", "return function(x)\n  local s = 0\n  for _, v in pairs(x) do s = s + v end\n"
     "  return s\nend\n",
-    "error: [string \"return function(x)...\"]:3: generic for ('for ... in') is not supported in compiled code, except 'for i in kjit.prange(a, b [, step])'" },
+    "error: [string \"return function(x)...\"]:3: generic for ('for ... in') is not supported in compiled code, except 'for i in kjit.prange(a, b [, step])' and 'for i, x in ipairs(a)' over a kjit array" },
   { "", "return function()\n  local t = {1, 2}\n  return t[1]\nend\n",
     "error: [string \"return function()...\"]:2: table constructors are not supported in compiled code" },
   { "f64[:]", "return function(x)\n  error(x)\nend\n",

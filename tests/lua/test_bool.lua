@@ -406,3 +406,12 @@ test("reductions: any and all over bool arrays", function()
   raises("attempt to perform arithmetic on a boolean value",
          kjit.reduce(function(p, q) return p + q end), B({true, false}))
 end)
+
+test("ipairs over a bool array gives booleans, compiled as interpreted", function()
+  local function count(a) local n = 0 for i, x in ipairs(a) do if x then n = n + i end end return n end
+  local function first(a) for _, x in ipairs(a) do return x end return false end
+  local a = kjit.array({true, false, true, true}, "bool")
+  D.check(count, a)
+  D.check(first, a)
+  D.check(first, kjit.array({false}, "bool"))
+end)

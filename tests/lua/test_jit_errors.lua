@@ -93,7 +93,7 @@ end
 
 local function uses_generic_for(a)
   local s = 0
-  for _, v in ipairs(a) do s = s + v end
+  for _, v in pairs(a) do s = s + v end
   return s
 end
 
