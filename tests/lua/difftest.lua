@@ -363,7 +363,7 @@ end
 local STALE_LINE_MESSAGES = { "attempt to divide by zero", "attempt to perform 'n%0'" }
 local function same_error(im, cm)
   if im == cm then return true end
-  -- documented (README, Differences #12): the sign of a NaN folded by LLVM
+  -- documented (docs/reference/differences.md, #12): the sign of a NaN folded by LLVM
   -- may differ; "index -nan" and "index nan" are the same message
   local function unsign(m) return (m:gsub("%-nan", "nan")) end
   if unsign(im) == unsign(cm) then return true end

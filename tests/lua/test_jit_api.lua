@@ -196,7 +196,7 @@ test("every documented option is accepted", function()
   eq(kjit.jit(add, { parallel = true })(1, 2), 3)
 end)
 
-test("README: index a number names the local and its type", function()
+test("docs: index a number names the local and its type", function()
   local g = kjit.jit(function(v) return v[1] end)
   raises("cannot index a number (local 'v' is f64)", g, 2.5)
 end)
