@@ -833,6 +833,9 @@ static int l_jit(lua_State *L) {
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
   }
+  if (lua_type(L, 1) == LUA_TTABLE)   /* Numba's decorator shape: @jit(parallel=True) */
+    return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got table; "
+                      "the options come second: kjit.jit(fn, {parallel = true}))");
   if (lua_type(L, 1) != LUA_TFUNCTION || lua_iscfunction(L, 1)) {
     return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
                       lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));

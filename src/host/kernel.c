@@ -1124,6 +1124,9 @@ static int l_cuda_jit(lua_State *L) {
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
   }
+  if (lua_type(L, 1) == LUA_TTABLE)   /* Numba's decorator shape: @cuda.jit(fastmath=True) */
+    return luaL_argerror(L, 1, "Lua function expected, got table; the options come second: "
+                         "cuda.jit(fn, {fastmath = true})");
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
   lua_settop(L, 2);
