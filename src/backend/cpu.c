@@ -28,6 +28,7 @@
 ** LLVM (e.g. a graphics driver).
 */
 #include "backend/cpu.h"
+#include "backend/perfmap.h"
 #include "backend/llvm_load.h"
 #include "backend/objload.h"
 #include "common/clock.h"
@@ -944,6 +945,8 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   KCpuCode *code = NULL;
   LLVMOrcResourceTrackerRef rt = NULL;
   char *ir = NULL, *as = NULL;
+  void *pobj = NULL;   /* a copy of the object for the perf map (perfmap.c) */
+  size_t plen = 0;
 
   if (kc_host(err)) goto fail_module;
   pthread_mutex_lock(&kc_lock);
@@ -1017,6 +1020,11 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
       memcpy(*obj, LLVMGetBufferStart(buf), len);
       *objlen = len;
     }
+    if (kperf_enabled() && n > 0 && addrs) {
+      plen = LLVMGetBufferSize(buf);
+      pobj = malloc(plen ? plen : 1);
+      if (pobj) memcpy(pobj, LLVMGetBufferStart(buf), plen);
+    }
     e = LLVMOrcLLJITAddObjectFileWithRT(kc_jit, rt, buf); /* consumes buf */
   }
   if (e) {
@@ -1028,6 +1036,8 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   code = kc_lookup_all(rt, names, n, addrs, err);
   if (!code) goto fail_locked;
   pthread_mutex_unlock(&kc_lock);
+  if (pobj) kperf_object(pobj, plen, names[0], addrs[0]);
+  free(pobj);
   if (ir_out) *ir_out = ir; else free(ir);
   if (asm_out) *asm_out = as; else free(as);
   if (M) LLVMDisposeModule(M);
@@ -1040,6 +1050,7 @@ fail_locked:
 fail_module:
   free(ir);
   free(as);
+  free(pobj);
   if (obj) {
     free(*obj);
     *obj = NULL;
@@ -1102,6 +1113,7 @@ KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,
     goto done;
   }
   code = kc_lookup_all(rt, names, n, addrs, err);
+  if (code && n > 0 && addrs) kperf_object(obj, len, names[0], addrs[0]);
 done:
   if (!code && rt) kc_drop_tracker(rt);
   pthread_mutex_unlock(&kc_lock);
@@ -1148,6 +1160,7 @@ KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
   code->map = map;
   code->maplen = maplen;
   *addr = a;
+  kperf_object(obj, len, entry, a);
   return code;
 }
 

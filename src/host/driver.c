@@ -16,6 +16,7 @@
 #include "ir/ir_type.h"
 #include "codegen/kcg.h"
 #include "host/driver.h"
+#include "frontend/bytecode.h"
 
 /* The typer session's slot for the value at idx (kty_keep_value); a
 ** kjit.jit object is its Lua function. */
@@ -229,3 +230,67 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   kty_close(&T);
 }
 
+/* The bytecode listing of every function a compile reaches, as luac -l
+** shows instructions (kbc_disasm), each with its pc and source line. */
+static void bytecode_text(KtySession *T, luaL_Buffer *b) {
+  lua_State *L = T->L;
+  char ib[128];
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->used) continue;
+    int dup = 0;   /* a function specialized twice is listed once */
+    for (int j = 0; j < i && !dup; j++) dup = T->specs[j]->used && T->specs[j]->ir->proto == sp->ir->proto;
+    if (dup) continue;
+    const KbcProto *p = sp->ir->proto;
+    lua_pushfstring(L, "function %s:%d (%d instructions, %d params, %d slots)\n",
+                    sp->chunkname ? sp->chunkname : "?", p->linedefined, p->ncode,
+                    (int)p->numparams, (int)p->maxstack);
+    luaL_addvalue(b);
+    for (int pc = 0; pc < p->ncode; pc++) {
+      kbc_disasm(p, pc, ib, sizeof ib);
+      int line = kbc_line(p, pc);
+      if (line >= 0) lua_pushfstring(L, "  %d\t[%d]\t%s\n", pc + 1, line, ib);
+      else lua_pushfstring(L, "  %d\t[-]\t%s\n", pc + 1, ib);
+      luaL_addvalue(b);
+    }
+  }
+}
+
+void kdrv_text(lua_State *L, int fidx, int nargs, const Type *args, int argbase, int kernel,
+               int what) {
+  fidx = lua_absindex(L, fidx);
+  Arena A;
+  ka_init(&A);
+  KtySession T;
+  kty_open(&T, L, &A);
+  T.kernel = kernel;
+  Type a[KJIT_MAXARGS];
+  if (nargs > KJIT_MAXARGS) nargs = KJIT_MAXARGS;
+  for (int i = 0; i < nargs; i++) {
+    a[i] = args[i];
+    if (a[i].kind == T_FUNC) a[i].ref = keep_value(&T, argbase + i);
+  }
+  KtySpec *root = kty_spec(&T, fidx, nargs, a);
+  if (root == NULL) {
+    lua_pushstring(L, T.err);
+    kty_close(&T);
+    ka_free(&A);
+    lua_error(L);
+  }
+  if (what == 0) {
+    char *s = NULL;
+    size_t n = 0, cap = 0;
+    kty_print(&T, &s, &n, &cap);
+    kty_close(&T);
+    ka_free(&A);
+    lua_pushlstring(L, s ? s : "", s ? n : 0);   /* (out of memory there leaks s) */
+    free(s);
+    return;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  bytecode_text(&T, &b);
+  luaL_pushresult(&b);
+  kty_close(&T);
+  ka_free(&A);
+}

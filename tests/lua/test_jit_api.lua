@@ -65,7 +65,7 @@ end)
 test("inspect before any compile is an error", function()
   local f = kjit.jit(add)
   raises("nothing compiled yet", function() f:inspect("types") end)
-  raises("invalid option", function() f:compile("i64(i64, i64)"); f:inspect("bytecode") end)
+  raises("invalid option", function() f:compile("i64(i64, i64)"); f:inspect("machinecode") end)
 end)
 
 test("options are checked", function()
