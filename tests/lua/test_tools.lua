@@ -175,3 +175,33 @@ test("parallel = true with nothing parallel: a Lua warning (lua5.4 -W), off by d
   local quiet = child("", "", WARN_CHILD)
   truthy(not quiet:find("warning", 1, true), quiet)
 end)
+
+local KERNEL_CHILD = [[
+local kjit = require "kjit"
+local cuda = kjit.cuda
+local k = cuda.jit(function(x)
+  local i = cuda.grid(1)
+  if i <= #x then x[i] = x[i] + 1 end
+end)
+local x = kjit.zeros(64, "f32")
+local d = cuda.to_device(x)
+for n = 1, 3 do k[{1, 64}](d) end   -- device arrays: no warning
+io.stderr:write("device done\n")
+for n = 1, 3 do k[{1, 64}](x) end   -- host arrays: warned at the second launch
+io.stderr:write("host done\n")
+]]
+
+test("a kernel launched with host arrays again: a Lua warning (lua5.4 -W)", function()
+  local mock = BUILD .. "/libmockcuda.so"
+  if not io.open(mock) then skip("no " .. mock .. " (build target mockcuda)") end
+  local out = child("KJIT_LIBCUDA=" .. mock, "-W", KERNEL_CHILD)
+  truthy(out:find("host done", 1, true), out)
+  local n = 0
+  for _ in out:gmatch("is launched with host arrays again") do n = n + 1 end
+  eq(n, 1, "one warning:\n" .. out)
+  local dev_part = out:sub(1, out:find("device done", 1, true))
+  truthy(not dev_part:find("warning", 1, true), "none for device arrays:\n" .. out)
+  truthy(out:find("Lua warning: kjit: the kernel at [^\n]-:3 is launched with host arrays again"), out)
+  local quiet = child("KJIT_LIBCUDA=" .. mock, "", KERNEL_CHILD)
+  truthy(not quiet:find("warning", 1, true), quiet)
+end)
