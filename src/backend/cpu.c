@@ -36,8 +36,10 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
 #include <llvm-c/Error.h>
+#include <llvm-c/ExecutionEngine.h>   /* LLVMCreateGDBRegistrationListener */
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/OrcEE.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -276,6 +278,26 @@ static int kc_sym_add(const char *name, void *addr) {
   return 1;
 }
 
+/* KJIT_GDB set (to anything but 0): the JIT's object layer is the one
+** LLJIT makes by default on ELF hosts (RTDyld with a section memory
+** manager), made here so that LLVM's GDB registration listener can be
+** attached: gdb then names compiled functions in backtraces (the GDB JIT
+** interface, __jit_debug_register_code). Code loaded from the disk cache
+** by kjit's own loader (objload.c) is not registered. */
+static int kc_gdb_enabled(void) {
+  const char *v = getenv("KJIT_GDB");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+static LLVMOrcObjectLayerRef kc_gdb_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+                                          const char *triple) {
+  (void)ctx; (void)triple;
+  LLVMOrcObjectLayerRef l = LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+  LLVMJITEventListenerRef gdb = LLVMCreateGDBRegistrationListener();
+  if (l && gdb) LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(l, gdb);
+  return l;
+}
+
 /* Creates the LLJIT if there is none. Locked. Returns 0 or -1. */
 static int kc_ensure_jit(char **err) {
   if (kc_jit) return 0;
@@ -302,6 +324,7 @@ static int kc_ensure_jit(char **err) {
       LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jtm); /* takes jtm */
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, jtmb);
+  if (kc_gdb_enabled()) LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(b, kc_gdb_layer, NULL);
   e = LLVMOrcCreateLLJIT(&kc_jit, b); /* consumes b */
   if (e) {
     kc_jit = NULL;

@@ -205,3 +205,38 @@ test("a kernel launched with host arrays again: a Lua warning (lua5.4 -W)", func
   local quiet = child("KJIT_LIBCUDA=" .. mock, "", KERNEL_CHILD)
   truthy(not quiet:find("warning", 1, true), quiet)
 end)
+
+local GDB_CHILD = [[
+local kjit = require "kjit"
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local f = kjit.jit(fib)
+assert(f(20) == 6765)
+os.execute("kill -TRAP " .. io.open("/proc/self/stat"):read("n"))
+]]
+
+-- gdb runs a child that compiles, then stops itself; gdb lists the JIT's
+-- functions only when kjit registered them (KJIT_GDB=1)
+local function gdb_functions(env)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(GDB_CHILD)
+  f:close()
+  local p = io.popen(string.format(
+    "LUA_CPATH='%s/?.so;;' %s gdb -nx -batch -ex run -ex 'info functions kjit_' --args %s %s 2>&1",
+    BUILD, env, LUA, path))
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  return out
+end
+
+test("KJIT_GDB=1: compiled functions registered with gdb (LLVM's GDB listener)", function()
+  if not os.execute("command -v gdb >/dev/null 2>&1") then skip("no gdb") end
+  local out = gdb_functions("KJIT_GDB=1")
+  if not out:find("SIGTRAP", 1, true) then skip("gdb cannot run a program here:\n" .. out) end
+  truthy(out:find("kjit_entry_%d+"), "the entry:\n" .. out)
+  truthy(out:find("kjit_f0_s0[%w_.]*_2"), "fib, by name and line:\n" .. out)
+  local off = gdb_functions("")
+  truthy(off:find("SIGTRAP", 1, true), off)
+  truthy(not off:find("kjit_entry_%d+"), "not registered by default:\n" .. off)
+end)
