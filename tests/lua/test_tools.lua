@@ -240,3 +240,15 @@ test("KJIT_GDB=1: compiled functions registered with gdb (LLVM's GDB listener)",
   truthy(off:find("SIGTRAP", 1, true), off)
   truthy(not off:find("kjit_entry_%d+"), "not registered by default:\n" .. off)
 end)
+
+test("kjit.sysinfo() lists the CUDA devices the driver reports (mock driver)", function()
+  local mock = BUILD .. "/libmockcuda.so"
+  if not io.open(mock) then skip("no " .. mock .. " (build target mockcuda)") end
+  local out = child("KJIT_LIBCUDA=" .. mock, "-l kjit -e 'kjit.sysinfo(true)'", "")
+  truthy(out:find("\ncuda%s+available\n"), out)
+  truthy(out:find("\ncuda_devices%s+Mock GPU 0, Mock GPU 1\n"), out)
+  truthy(out:find("\nlibcuda%s+true\n"), out)
+  local t = child("KJIT_LIBCUDA=" .. mock, "",
+    "local s = require('kjit').sysinfo() print(#s.cuda_devices, s.cuda_devices[2], s.libcuda)")
+  truthy(t:find("2\tMock GPU 1\ttrue", 1, true), t)
+end)
