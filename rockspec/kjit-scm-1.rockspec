@@ -1,5 +1,7 @@
 -- kjit: Numba for Lua 5.4. Build and install from a checkout with
 --   luarocks --lua-version 5.4 make rockspec/kjit-scm-1.rockspec
+-- (always with --lua-version 5.4: LuaRocks' default Lua may be 5.1 or 5.3,
+-- and then it fails with "Failed finding Lua header files" or builds for it)
 -- Needs CMake (3.21 or later), a C11 compiler, the headers of a Lua 5.4
 -- (LuaRocks' LUA_INCDIR) and LLVM 14 (llvm-config-14; Debian: llvm-14-dev).
 rockspec_format = "3.0"

@@ -3,6 +3,8 @@
 #
 #   bash tools/setup.sh          # packages, then build/ (RelWithDebInfo)
 #   bash tools/setup.sh --asan   # also build-asan/ (ASan + UBSan)
+#   bash tools/setup.sh --target kjit_module   # only that target of build/
+#                                # (demo/run.sh: the Lua module, no tests)
 #
 # Idempotent: packages already installed are left alone (apt-get is not run
 # at all when nothing is missing) and the builds are incremental. Installing
@@ -11,10 +13,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 asan=0
+target=() target_next=0
 for a in "$@"; do
+  if ((target_next)); then target=(--target "$a"); target_next=0; continue; fi
   case "$a" in
     --asan) asan=1 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --target) target_next=1; continue ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "setup.sh: unknown option '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,7 +67,7 @@ build() {  # build <dir> [cmake args...]
   local dir=$1; shift
   fresh_if_moved "$dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
-  cmake --build "$dir" -j"$jobs"
+  cmake --build "$dir" -j"$jobs" "${target[@]}"
 }
 
 build build

@@ -28,6 +28,7 @@
 ** LLVM (e.g. a graphics driver).
 */
 #include "backend/cpu.h"
+#include "backend/perfmap.h"
 #include "backend/llvm_load.h"
 #include "backend/objload.h"
 #include "common/clock.h"
@@ -35,8 +36,10 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
 #include <llvm-c/Error.h>
+#include <llvm-c/ExecutionEngine.h>   /* LLVMCreateGDBRegistrationListener */
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
+#include <llvm-c/OrcEE.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
@@ -275,6 +278,26 @@ static int kc_sym_add(const char *name, void *addr) {
   return 1;
 }
 
+/* KJIT_GDB set (to anything but 0): the JIT's object layer is the one
+** LLJIT makes by default on ELF hosts (RTDyld with a section memory
+** manager), made here so that LLVM's GDB registration listener can be
+** attached: gdb then names compiled functions in backtraces (the GDB JIT
+** interface, __jit_debug_register_code). Code loaded from the disk cache
+** by kjit's own loader (objload.c) is not registered. */
+static int kc_gdb_enabled(void) {
+  const char *v = getenv("KJIT_GDB");
+  return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+static LLVMOrcObjectLayerRef kc_gdb_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+                                          const char *triple) {
+  (void)ctx; (void)triple;
+  LLVMOrcObjectLayerRef l = LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+  LLVMJITEventListenerRef gdb = LLVMCreateGDBRegistrationListener();
+  if (l && gdb) LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(l, gdb);
+  return l;
+}
+
 /* Creates the LLJIT if there is none. Locked. Returns 0 or -1. */
 static int kc_ensure_jit(char **err) {
   if (kc_jit) return 0;
@@ -301,6 +324,7 @@ static int kc_ensure_jit(char **err) {
       LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jtm); /* takes jtm */
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, jtmb);
+  if (kc_gdb_enabled()) LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(b, kc_gdb_layer, NULL);
   e = LLVMOrcCreateLLJIT(&kc_jit, b); /* consumes b */
   if (e) {
     kc_jit = NULL;
@@ -944,6 +968,8 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   KCpuCode *code = NULL;
   LLVMOrcResourceTrackerRef rt = NULL;
   char *ir = NULL, *as = NULL;
+  void *pobj = NULL;   /* a copy of the object for the perf map (perfmap.c) */
+  size_t plen = 0;
 
   if (kc_host(err)) goto fail_module;
   pthread_mutex_lock(&kc_lock);
@@ -1017,6 +1043,11 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
       memcpy(*obj, LLVMGetBufferStart(buf), len);
       *objlen = len;
     }
+    if (kperf_enabled() && n > 0 && addrs) {
+      plen = LLVMGetBufferSize(buf);
+      pobj = malloc(plen ? plen : 1);
+      if (pobj) memcpy(pobj, LLVMGetBufferStart(buf), plen);
+    }
     e = LLVMOrcLLJITAddObjectFileWithRT(kc_jit, rt, buf); /* consumes buf */
   }
   if (e) {
@@ -1028,6 +1059,8 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   code = kc_lookup_all(rt, names, n, addrs, err);
   if (!code) goto fail_locked;
   pthread_mutex_unlock(&kc_lock);
+  if (pobj) kperf_object(pobj, plen, names[0], addrs[0]);
+  free(pobj);
   if (ir_out) *ir_out = ir; else free(ir);
   if (asm_out) *asm_out = as; else free(as);
   if (M) LLVMDisposeModule(M);
@@ -1040,6 +1073,7 @@ fail_locked:
 fail_module:
   free(ir);
   free(as);
+  free(pobj);
   if (obj) {
     free(*obj);
     *obj = NULL;
@@ -1102,6 +1136,7 @@ KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,
     goto done;
   }
   code = kc_lookup_all(rt, names, n, addrs, err);
+  if (code && n > 0 && addrs) kperf_object(obj, len, names[0], addrs[0]);
 done:
   if (!code && rt) kc_drop_tracker(rt);
   pthread_mutex_unlock(&kc_lock);
@@ -1148,6 +1183,7 @@ KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
   code->map = map;
   code->maplen = maplen;
   *addr = a;
+  kperf_object(obj, len, entry, a);
   return code;
 }
 

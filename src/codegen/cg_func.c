@@ -1306,10 +1306,21 @@ static void declare_spec(CG *G, KtySpec *sp) {
   int errparam = n;   /* 1-based attribute index of err */
   if (pure) ps[n++] = G->i32;   /* depth */
   LLVMTypeRef fty = LLVMFunctionType(pure ? cg_llty(G, sp->rets[0]) : G->i32, ps, (unsigned)n, 0);
-  char name[48];
+  char name[96];
   int fi = sp->index;   /* the function: its first specialization */
   for (int i = 0; i < G->S->nspecs; i++) if (G->S->specs[i]->ir == sp->ir) { fi = i; break; }
-  snprintf(name, sizeof name, "kjit_f%d_s%d", fi, sp->index);
+  /* kjit_f<function>_s<specialization>_<chunk>_<line>: the Lua function
+  ** in profiles (the perf map, backend/perfmap.c) and in inspect("llvm");
+  ** the chunk name cut to 40 characters of [A-Za-z0-9_] (PTX names allow
+  ** no more) */
+  int k = snprintf(name, sizeof name, "kjit_f%d_s%d_", fi, sp->index);
+  const char *cn = sp->chunkname ? sp->chunkname : "?";
+  for (int i = 0; cn[i] && i < 40 && k < (int)sizeof name - 16; i++) {
+    char c = cn[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    name[k++] = ok ? c : '_';
+  }
+  snprintf(name + k, sizeof name - (size_t)k, "_%d", sp->ir->proto->linedefined);
   LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   if (G->fastmath) {

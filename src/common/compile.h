@@ -155,7 +155,7 @@ typedef struct Session {
   lua_State *L;
   Arena arena;
   jmp_buf *jb;             /* compile errors longjmp here */
-  char errmsg[512];
+  char errmsg[1024];
   int boundscheck, fastmath, opt;
   int parallel;            /* kjit.prange loops run on the thread pool */
   char parnotes[2048];     /* CPU: what parallel = true did with each loop, one

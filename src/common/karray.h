@@ -54,6 +54,14 @@ static inline int kb_dtype_bytes(int d) {
 
 #define KB_METATABLE "kjit.array"
 
+/* The hint after "index 0 out of bounds [1, n]": the same text from Lua
+** (buffer.c) and from compiled code (runtime.c), so both agree. */
+#define KJIT_HINT_1BASED " (kjit arrays are 1-based: the first element is a[1])"
+/* The hint after "attempt to perform arithmetic on a kjit.array value",
+** from buffer.c's arithmetic metamethods and from compiled code alike. */
+#define KJIT_HINT_ARRAY_ARITH " (kjit arrays have no arithmetic operators: write the loop " \
+  "in a kjit.jit function, or make an element-wise function with kjit.vectorize)"
+
 typedef void (*kb_release_fn)(void *ud, void *data);
 
 typedef struct KBuffer {

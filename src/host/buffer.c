@@ -300,8 +300,8 @@ static void convertelem(lua_State *L, KBuffer *dst, int64_t dk,
 
 /* Raises the bounds error shared by the interpreter and compiled code. */
 int kb_bounds_error(lua_State *L, int64_t i, int64_t n) {
-  return where_error(L, "index %I out of bounds [1, %I]",
-                    (lua_Integer)i, (lua_Integer)n);
+  return where_error(L, "index %I out of bounds [1, %I]%s",
+                    (lua_Integer)i, (lua_Integer)n, i == 0 ? KJIT_HINT_1BASED : "");
 }
 
 /* Validates a shape and returns its size. The product of the nonzero
@@ -1180,6 +1180,41 @@ static const luaL_Reg methods[] = {
 
 static const char *const fields[] = { "shape", "dtype", "ndim", "size", NULL };
 
+/* __add, __sub, __mul, __div, __mod, __pow, __idiv, __unm (the event name
+** is the upvalue): kjit arrays have no arithmetic operators, and these
+** exist only to say so with a hint (compiled code raises the same text,
+** ir_type.c). Everything else is what Lua does without them: when the
+** array is the first operand and the second has a metamethod of its own,
+** that one runs (Lua would have tried it next); otherwise the error names
+** the first operand unless it is a number (or a string that converts),
+** as luaG_opinterror does, but without the variable's name, which only
+** the VM knows. */
+static int m_arith(lua_State *L) {
+  const char *event = lua_tostring(L, lua_upvalueindex(1));
+  int arr1 = luaL_testudata(L, 1, KB_METATABLE) != NULL;
+  int arr2 = luaL_testudata(L, 2, KB_METATABLE) != NULL;
+  lua_settop(L, 2);
+  if (arr1 && !arr2 && luaL_getmetafield(L, 2, event) != LUA_TNIL) {
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+  }
+  int bad = 1;
+  if (!arr1 && (lua_type(L, 1) == LUA_TNUMBER ||
+                (lua_type(L, 1) == LUA_TSTRING && lua_stringtonumber(L, lua_tostring(L, 1)) != 0)))
+    bad = 2;
+  if ((bad == 1 ? arr1 : arr2))
+    return where_error(L, "attempt to perform arithmetic on a " KB_METATABLE " value"
+                       KJIT_HINT_ARRAY_ARITH);
+  const char *tn = luaL_typename(L, bad);
+  if (luaL_getmetafield(L, bad, "__name") == LUA_TSTRING) tn = lua_tostring(L, -1);
+  return where_error(L, "attempt to perform arithmetic on a %s value", tn);
+}
+
+static const char *const arith_events[] = {
+  "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__idiv", "__unm", NULL
+};
+
 /* luaL_newmetatable registers the table before the caller fills it: an
 ** allocation failure half way would leave a half-filled metatable (no
 ** __index, no __gc) in the registry for the life of the state. kb_newmeta
@@ -1236,6 +1271,11 @@ static void pushmeta(lua_State *L) {
   lua_setfield(L, -2, "__len");
   lua_pushcfunction(L, m_tostring);
   lua_setfield(L, -2, "__tostring");
+  for (k = 0; arith_events[k]; k++) {
+    lua_pushstring(L, arith_events[k]);
+    lua_pushcclosure(L, m_arith, 1);
+    lua_setfield(L, -2, arith_events[k]);
+  }
   /* getmetatable(a) gives this name, not the table: scripts cannot reach
   ** the metamethods or replace them. */
   lua_pushliteral(L, KB_METATABLE);

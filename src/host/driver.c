@@ -16,6 +16,7 @@
 #include "ir/ir_type.h"
 #include "codegen/kcg.h"
 #include "host/driver.h"
+#include "frontend/bytecode.h"
 
 /* The typer session's slot for the value at idx (kty_keep_value); a
 ** kjit.jit object is its Lua function. */
@@ -93,11 +94,49 @@ static char *types_text(KtySession *T, int kernel) {
   return r;
 }
 
-/* Ends a failed compile: the typer's located message, raised. */
-static void fail(Session *S, KtySession *T, const char *msg) {
-  snprintf(S->errmsg, sizeof S->errmsg, "%s", msg);
+/* The length of msg's "chunk:line: " prefix, 0 if it has none. The
+** chunk names of the session's functions are tried first (a chunk name
+** may itself hold ":12: "); else the first ":<line>: " is the end. */
+static size_t loc_len(const KtySession *T, const char *msg) {
+  for (int i = -1; i < T->nspecs; i++) {
+    const char *cn = i < 0 ? "?" : T->specs[i]->chunkname;
+    size_t n = cn ? strlen(cn) : 0;
+    if (n == 0 || strncmp(msg, cn, n) != 0 || msg[n] != ':') continue;
+    const char *p = msg + n + 1;
+    if (*p == '-') p++;
+    if (*p < '0' || *p > '9') continue;
+    while (*p >= '0' && *p <= '9') p++;
+    if (p[0] == ':' && p[1] == ' ') return (size_t)(p + 2 - msg);
+  }
+  for (const char *p = strchr(msg, ':'); p; p = strchr(p + 1, ':')) {
+    const char *q = p + 1;
+    if (*q == '-') q++;
+    if (*q < '0' || *q > '9') continue;
+    while (*q >= '0' && *q <= '9') q++;
+    if (q[0] == ':' && q[1] == ' ') return (size_t)(q + 2 - msg);
+  }
+  return 0;
+}
+
+/* Ends a failed compile: the located message, raised, with the words
+** "compile error for <argument types>:" after its place, so that the
+** reader knows the function was being compiled (and for which types),
+** not run: "t.lua:3: compile error for (i64): concatenation ...". */
+static void fail(Session *S, KtySession *T, const char *sig, const char *msg) {
+  size_t n = loc_len(T, msg);
+  snprintf(S->errmsg, sizeof S->errmsg, "%.*scompile error for %s: %s", (int)n, msg, sig,
+           msg + n);
   kty_close(T);
   longjmp(*S->jb, 1);
+}
+
+/* "(i64, f32[:])": the specialization's argument types, for fail. */
+static void args_text(char *out, size_t size, const Type *a, int n) {
+  char tb[32];
+  size_t k = (size_t)snprintf(out, size, "(");
+  for (int i = 0; i < n && k < size; i++)
+    k += (size_t)snprintf(out + k, size - k, "%s%s", i ? ", " : "", kty_name(a[i], tb, sizeof tb));
+  if (k < size) snprintf(out + k, size - k, ")");
 }
 
 static char *dup(const char *s) {
@@ -173,20 +212,22 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   ** constant of this specialization */
   int nargs = in->nargs < KJIT_MAXARGS ? in->nargs : KJIT_MAXARGS;
   Type a[KJIT_MAXARGS];
+  char sig[400];
+  args_text(sig, sizeof sig, in->args, nargs);
   for (int i = 0; i < nargs; i++) {
     a[i] = in->args[i];
     if (a[i].kind != T_FUNC) continue;
-    if (in->argbase == 0) fail(S, &T, "function arguments cannot be given in a signature");
+    if (in->argbase == 0) fail(S, &T, sig, "function arguments cannot be given in a signature");
     a[i].ref = keep_value(&T, in->argbase + i);
   }
   KtySpec *root = kty_spec(&T, fidx, nargs, a);
-  if (root == NULL) fail(S, &T, T.err);
+  if (root == NULL) fail(S, &T, sig, T.err);
   const char *chunk = root->chunkname ? root->chunkname : "?";
   if (t->kernel && root->nret > 0) {
     char msg[sizeof S->errmsg];
     snprintf(msg, sizeof msg, "%s:%d: a kernel cannot return values (write the results into an array)",
              chunk, root->ir->proto->linedefined);
-    fail(S, &T, msg);
+    fail(S, &T, sig, msg);
   }
 
   /* the caller's look at the typed IR (the disk cache) */
@@ -195,13 +236,13 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   int have_code = 0;
   if (in->typed) {
     have_code = in->typed(in->typed_ud, &T, &C, &M);
-    if (have_code < 0) fail(S, &T, T.err);
+    if (have_code < 0) fail(S, &T, sig, T.err);
   }
 
   /* target lowering: code generator errors longjmp here */
   jmp_buf jb;
   T.jb = &jb;
-  if (setjmp(jb)) fail(S, &T, T.err);
+  if (setjmp(jb)) fail(S, &T, sig, T.err);
   KcgKernelInfo info;
   memset(&info, 0, sizeof info);
   if (have_code) {
@@ -242,4 +283,69 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     }
   }
   kty_close(&T);
+}
+
+/* The bytecode listing of every function a compile reaches, as luac -l
+** shows instructions (kbc_disasm), each with its pc and source line. */
+static void bytecode_text(KtySession *T, luaL_Buffer *b) {
+  lua_State *L = T->L;
+  char ib[128];
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->used) continue;
+    int dup = 0;   /* a function specialized twice is listed once */
+    for (int j = 0; j < i && !dup; j++) dup = T->specs[j]->used && T->specs[j]->ir->proto == sp->ir->proto;
+    if (dup) continue;
+    const KbcProto *p = sp->ir->proto;
+    lua_pushfstring(L, "function %s:%d (%d instructions, %d params, %d slots)\n",
+                    sp->chunkname ? sp->chunkname : "?", p->linedefined, p->ncode,
+                    (int)p->numparams, (int)p->maxstack);
+    luaL_addvalue(b);
+    for (int pc = 0; pc < p->ncode; pc++) {
+      kbc_disasm(p, pc, ib, sizeof ib);
+      int line = kbc_line(p, pc);
+      if (line >= 0) lua_pushfstring(L, "  %d\t[%d]\t%s\n", pc + 1, line, ib);
+      else lua_pushfstring(L, "  %d\t[-]\t%s\n", pc + 1, ib);
+      luaL_addvalue(b);
+    }
+  }
+}
+
+void kdrv_text(lua_State *L, int fidx, int nargs, const Type *args, int argbase, int kernel,
+               int what) {
+  fidx = lua_absindex(L, fidx);
+  Arena A;
+  ka_init(&A);
+  KtySession T;
+  kty_open(&T, L, &A);
+  T.kernel = kernel;
+  Type a[KJIT_MAXARGS];
+  if (nargs > KJIT_MAXARGS) nargs = KJIT_MAXARGS;
+  for (int i = 0; i < nargs; i++) {
+    a[i] = args[i];
+    if (a[i].kind == T_FUNC) a[i].ref = keep_value(&T, argbase + i);
+  }
+  KtySpec *root = kty_spec(&T, fidx, nargs, a);
+  if (root == NULL) {
+    lua_pushstring(L, T.err);
+    kty_close(&T);
+    ka_free(&A);
+    lua_error(L);
+  }
+  if (what == 0) {
+    char *s = NULL;
+    size_t n = 0, cap = 0;
+    kty_print(&T, &s, &n, &cap);
+    kty_close(&T);
+    ka_free(&A);
+    lua_pushlstring(L, s ? s : "", s ? n : 0);   /* (out of memory there leaks s) */
+    free(s);
+    return;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  bytecode_text(&T, &b);
+  luaL_pushresult(&b);
+  kty_close(&T);
+  ka_free(&A);
 }

@@ -72,4 +72,13 @@ typedef struct KdrvOutput {
 ** Otherwise the caller owns out->types and out->msgs. */
 void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out);
 
+/* f:inspect("ir") and ("bytecode"): the Lua function at fidx typed again
+** for args (a T_FUNC argument i is the function at stack index argbase +
+** i), without generating code: what = 0 gives kjit's SSA IR with a type
+** per value (every function compiled in), 1 the Lua bytecode of those
+** functions, one instruction a line with its source line. Pushes the text,
+** or raises the compile error. kernel: type as a cuda.jit kernel. */
+void kdrv_text(lua_State *L, int fidx, int nargs, const Type *args, int argbase, int kernel,
+               int what);
+
 #endif

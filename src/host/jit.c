@@ -325,6 +325,21 @@ static void free_spec(JitSpec *s) {
 
 /* ---- The disk cache ({cache = true}) ---------------------------------------- */
 
+/* A performance warning (Lua's warn: off until "@on" or lua5.4 -W): the
+** object asks for parallel = true, but no loop of the specialization just
+** compiled runs in parallel, so the option costs and gains nothing. */
+static void warn_not_parallel(lua_State *L, int objidx) {
+  lua_Debug ar;
+  lua_getiuservalue(L, objidx, 1);
+  lua_getinfo(L, ">S", &ar);
+  lua_pushfstring(L, "kjit: the function at %s:%d has parallel = true, but none of its "
+                  "loops runs in parallel (only for i in kjit.prange(a, b) loops do; "
+                  "f:inspect(\"parallel\") says why for each loop)", ar.short_src,
+                  ar.linedefined);
+  lua_warning(L, lua_tostring(L, -1), 0);
+  lua_pop(L, 1);
+}
+
 /* What compile_spec's driver hook (cache_typed) shares with it. */
 typedef struct CacheCtx {
   SessionBox *sb;
@@ -524,6 +539,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   js->next = o->specs;
   o->specs = js;
   o->nspecs++;
+  if (o->parallel && !want_text && js->parnotes && strstr(js->parnotes, "loop: parallel") == NULL)
+    warn_not_parallel(L, objidx);
   return js;
 }
 
@@ -1022,12 +1039,13 @@ static int jit_native(lua_State *L) {
   return 1;
 }
 
-/* f:inspect([what [, sig]]): "types", "llvm", "asm" or "parallel" of the
-** last (or the given) specialization. */
+/* f:inspect([what [, sig]]): "types", "llvm", "asm", "parallel", "ir" or
+** "bytecode" of the last (or the given) specialization. */
 static int jit_inspect(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
   if (o->dead) return dead_error(L);
-  static const char *const whats[] = { "types", "llvm", "asm", "parallel", NULL };
+  static const char *const whats[] = { "types", "llvm", "asm", "parallel", "ir", "bytecode",
+                                        NULL };
   int what = luaL_checkoption(L, 2, "types", whats);
   JitSpec *js = o->last;
   if (!lua_isnoneornil(L, 3)) {
@@ -1040,6 +1058,18 @@ static int jit_inspect(lua_State *L) {
   if (js == NULL) return luaL_error(L, "nothing compiled yet: call the function or use f:compile(sig) first");
   if (what == 0) { lua_pushstring(L, js->types ? js->types : ""); return 1; }
   if (what == 3) { lua_pushstring(L, js->parnotes ? js->parnotes : ""); return 1; }
+  if (what == 4 || what == 5) {   /* typed again from the bytecode: no code generated */
+    Type args[KJIT_MAXARGS];
+    lua_getiuservalue(L, 1, 1);
+    int fidx = lua_gettop(L);
+    for (int i = 0; i < js->nsig; i++) {
+      args[i] = sig_type(js->sig[i]);
+      if (js->sig[i] == SIG_FUNC) lua_rawgeti(L, LUA_REGISTRYINDEX, js->fnref[i]);
+      else lua_pushnil(L);
+    }
+    kdrv_text(L, fidx, js->nsig, args, fidx + 1, 0, what == 4 ? 0 : 1);
+    return 1;
+  }
   if (js->ir == NULL || js->asmtext == NULL) {
     /* recompile this signature, keeping the text this time */
     for (int i = 0; i < js->nsig; i++)
@@ -1136,6 +1166,9 @@ static int l_jit(lua_State *L) {
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
   }
+  if (lua_type(L, 1) == LUA_TTABLE)   /* Numba's decorator shape: @jit(parallel=True) */
+    return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got table; "
+                      "the options come second: kjit.jit(fn, {parallel = true}))");
   if (lua_type(L, 1) != LUA_TFUNCTION || lua_iscfunction(L, 1)) {
     return luaL_error(L, "bad argument #1 to 'jit' (Lua function expected, got %s)",
                       lua_iscfunction(L, 1) ? "C function" : luaL_typename(L, 1));

@@ -91,6 +91,8 @@ typedef struct KernSpec {
                                   types bind launches that fit it loosely */
   const void *owner;           /* the Lua state (main thread) that compiled it */
   struct KernSpec *pnext;      /* pending list */
+  int hostlaunches;            /* KT_NVPTX launches that copied host arrays
+                                  (the second one warns: warn_host_arrays) */
 } KernSpec;
 
 typedef struct Kernel {
@@ -1048,6 +1050,21 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   }
 }
 
+/* A performance warning (Lua's warn: off until "@on" or lua5.4 -W), once
+** per specialization, at its second launch with host arrays: every such
+** launch copies them to the device and back, which costs more than most
+** kernels. */
+static void warn_host_arrays(lua_State *L, int kidx) {
+  lua_Debug ar;
+  lua_getiuservalue(L, kidx, 1);
+  lua_getinfo(L, ">S", &ar);
+  lua_pushfstring(L, "kjit: the kernel at %s:%d is launched with host arrays again: each "
+                  "launch copies them to the GPU and back (copy them once with "
+                  "cuda.to_device and pass the device arrays)", ar.short_src, ar.linedefined);
+  lua_warning(L, lua_tostring(L, -1), 0);
+  lua_pop(L, 1);
+}
+
 /* launcher(args...) */
 static int launcher_call(lua_State *L) {
   Launcher *c = test_upmeta(L, 1, UP_LAUNCHER_MT);
@@ -1100,6 +1117,9 @@ static int launcher_call(lua_State *L) {
     lua_pop(L, 1);
   }
   run_gpu(L, s, c, 2, nargs, stream, &la);
+  int host = 0;
+  for (int i = 0; i < nargs && !host; i++) host = la.buf[i] != NULL;
+  if (host && ++s->hostlaunches == 2) warn_host_arrays(L, kidx);
   return 0;
 }
 
@@ -1308,6 +1328,9 @@ static int l_cuda_jit(lua_State *L) {
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
   }
+  if (lua_type(L, 1) == LUA_TTABLE)   /* Numba's decorator shape: @cuda.jit(fastmath=True) */
+    return luaL_argerror(L, 1, "Lua function expected, got table; the options come second: "
+                         "cuda.jit(fn, {fastmath = true})");
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
   lua_settop(L, 3);

@@ -18,6 +18,7 @@
 #include "host/kernel.h"
 #include "host/cudadrv.h"
 #include "host/lua_modules.h"
+#include "host/sysinfo.h"
 #include "runtime/parallel.h"
 #include "host/options.h"
 #include "host/signature.h"
@@ -130,6 +131,7 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_setfield(L, -2, "llvm_version");
   lua_pushcfunction(L, l_load_llvm);
   lua_setfield(L, -2, "load_llvm");
+  ksys_open(L);
   /* the Lua-written parts add their functions to the table */
   int kidx = lua_gettop(L);
   push_private_libs(L);

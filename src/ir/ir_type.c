@@ -207,6 +207,8 @@ static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, 
   longjmp(*S->jb, 1);
 }
 
+static const char *unusable_hint(const char *what);
+
 /* Reports only in the error pass; before, the caller waits (unknown). */
 /* Static shared memory per kernel (CUDA's limit without opt-in), and one
 ** cuda.local_array per thread (GPU local memory; the simulator's threads
@@ -227,7 +229,7 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
 /* Records that v raises this Lua error whenever it runs (the message
 ** without its position; argi: the operand Lua describes after it, or -1). */
 static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, const char *fmt, ...) {
-  char msg[200];
+  char msg[320];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -751,6 +753,13 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     KirInsn *bad = isnum(a) ? y : x;
     char tb[32], db[128];
     FROZEN_NIL(S, sp, v, bad);
+    /* arithmetic with an array: buffer.c's metamethods raise it
+    ** interpreted, without the variable's name, the array's with a hint */
+    int witharr = !isbitwise(v->op) && (a.kind == T_BUF || b.kind == T_BUF);
+    if (raises_on(sp->types[bad->id]) && witharr)
+      RAISE(S, sp, v, -1, "attempt to perform arithmetic on a %s value%s",
+            objtypename(sp->types[bad->id]),
+            sp->types[bad->id].kind == T_BUF ? KJIT_HINT_ARRAY_ARITH : "");
     if (raises_on(sp->types[bad->id]))
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a %s value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
@@ -820,6 +829,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_INT);
   }
   a = numview(a);
+  if (raises_on(a) && a.kind == T_BUF && v->op == KIR_UNM)   /* buffer.c's __unm */
+    RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
+          KJIT_HINT_ARRAY_ARITH);
   if (raises_on(a))
     RAISE(S, sp, v, 0, "attempt to %s a %s value", v->op == KIR_UNM ? "perform arithmetic on"
           : "perform bitwise operation on", objtypename(a));
@@ -1099,8 +1111,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN)
-      REFUSE(S, sp, v, "table element is %s: compiled code can use only numbers, booleans, "
-             "strings, functions and tables of them", k->str);
+      REFUSE(S, sp, v, "table element is %s: %s", k->str, unusable_hint(k->str));
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
@@ -1127,6 +1138,18 @@ static Type frozen_type(const KirInsn *v, const KtyConst *k) {
     }
   }
   return const_type(*k);
+}
+
+/* What to say after "global 'x' is <what>:" when compiled code cannot use
+** a frozen value: the remedy for a C function (the common case: print,
+** string.format, math.random ...), else what compiled code can use. */
+static const char *unusable_hint(const char *what) {
+  if (strcmp(what, "a C function") == 0)
+    return "compiled code cannot call C functions other than the ones kjit compiles (math, "
+           "print, io.write, os.clock, tostring, string.format ...: docs/guide/lua-library.md); "
+           "call it outside the compiled function and pass its result, or run with "
+           "KJIT_DISABLE_JIT=1 to debug";
+  return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
 
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
@@ -1169,9 +1192,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
     if (k->kind == T_UNKNOWN)
-      REFUSE(S, sp, v, "%s '%s' is %s: compiled code can use only numbers, booleans, strings, "
-             "functions and tables of them", is_env(sp->ir, obj) ? "global" : "field", name,
-             k->str);
+      REFUSE(S, sp, v, "%s '%s' is %s: %s", is_env(sp->ir, obj) ? "global" : "field", name,
+             k->str, unusable_hint(k->str));
     return frozen_type(v, k);
   }
   if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
@@ -1196,8 +1218,8 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   lua_pop(S->L, 1);
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
   if (k->kind == T_UNKNOWN)
-    REFUSE(S, sp, v, "upvalue '%s' is %s: compiled code can use only numbers, booleans, "
-           "strings, functions and tables of them", name[0] ? name : "?", k->str);
+    REFUSE(S, sp, v, "upvalue '%s' is %s: %s", name[0] ? name : "?", k->str,
+           unusable_hint(k->str));
   return frozen_type(v, k);
 }
 

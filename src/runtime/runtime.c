@@ -14,6 +14,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "common/compile.h"
+#include "common/karray.h"
 #include "runtime/runtime.h"
 
 /* Lua's exact integer/float comparisons for integers beyond 2^53.
@@ -86,9 +87,9 @@ void krt_push_error(lua_State *L, const KErr *e) {
     if (e->msg) lua_pushfstring(L, "%snumber%s has no integer representation", where, e->msg);
     else lua_pushfstring(L, "%snumber has no integer representation", where);
     break;
-  case KE_BOUNDS:
-    lua_pushfstring(L, "%sindex %I out of bounds [1, %I]", where, (lua_Integer)e->a,
-                    (lua_Integer)e->c);
+  case KE_BOUNDS:   /* index 0: the hint buffer.c's kb_bounds_error gives too */
+    lua_pushfstring(L, "%sindex %I out of bounds [1, %I]%s", where, (lua_Integer)e->a,
+                    (lua_Integer)e->c, e->a == 0 ? KJIT_HINT_1BASED : "");
     break;
   case KE_BOUNDSF:
     lua_pushfstring(L, "%sindex %f out of bounds [1, %I]", where, (lua_Number)e->f,

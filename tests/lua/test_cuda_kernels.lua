@@ -718,7 +718,7 @@ test("kernel misuse gives clear errors", function()
   raises("nothing compiled yet", function() cuda.jit(saxpy):inspect("ptx") end)
   local line = debug.getinfo(1, "l").currentline + 1
   local r = cuda.jit(function(a) return 1 end)
-  raises("test_cuda_kernels.lua:" .. line .. ": a kernel cannot return values", function() r:compile("void(f64[:])") end)
+  raises("test_cuda_kernels.lua:" .. line .. ": compile error for (f64[:]): a kernel cannot return values", function() r:compile("void(f64[:])") end)
   local j = kjit.jit(function(a) return cuda.grid(1) end)
   raises("cuda.grid can only be used in a kernel compiled by cuda.jit", j, 1)
   local bad = cuda.jit(function(a) cuda.atomic.add(a, 1, 1) end)

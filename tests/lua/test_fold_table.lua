@@ -63,7 +63,7 @@ local function fmt(ok, r)
   return table.concat(t, ", ")
 end
 
--- Documented differences (README "Differences"): none on this table so
+-- Documented differences (docs/reference/differences.md): none on this table so
 -- far; an entry would be  key = "reason"  with key "expr|a|b".
 local KNOWN = {}
 

@@ -472,7 +472,7 @@ test("very long functions compile and run", function()
   -- a compile error at the end of a long function names its line
   b[#b] = "return s .. 'x' end"
   fn = load(table.concat(b, "\n"))()
-  raises("]:1502: cannot return a string", kjit.jit(fn), 2, a)
+  raises("]:1502: compile error for (i64, i64[:]): cannot return a string", kjit.jit(fn), 2, a)
   usable()
 end)
 

@@ -366,7 +366,7 @@ end)
 
 test("recursion that changes an argument's subtype", function()
   -- documented: a result that is an integer on one path and a float on
-  -- another is a float (README, Differences #2)
+  -- another is a float (docs/reference/differences.md, #2)
   D.check_float_results(poly_rec, 3, 4)
   D.check_float_results(poly_rec, 3, 0)
   D.cases(poly_rec, {3.0, 0})

@@ -585,7 +585,7 @@ end)
 
 test("return paths with different subtypes", function()
   -- Lua returns the integer 1 or the float 2.5; compiled code unifies the
-  -- two paths to a float (documented: README, Differences #2)
+  -- two paths to a float (documented: docs/reference/differences.md, #2)
   D.check_float_results(mixed_return, 1)
   D.cases(mixed_return, {-1})
 end)

@@ -187,7 +187,7 @@ end)
 
 test("math.max/min mixed subtypes give the winner's value as a float", function()
   -- Lua returns the winning argument itself: max(3, 2.5) is the integer 3;
-  -- compiled code returns 3.0 (documented: README, Differences #4)
+  -- compiled code returns 3.0 (documented: docs/reference/differences.md, #4)
   for _, args in ipairs({ {3, 2.5}, {1, 2.5}, {2, 2.0}, {2.0, 2} }) do
     D.check_float_results(max2, args[1], args[2])
     D.check_float_results(min2, args[1], args[2])

@@ -52,15 +52,15 @@ local function method_table_arg(x) return T:m(x, T) end
 test("method call refusals count the arguments as the source shows them", function()
   local ok, err = pcall(kjit.jit(method_call), 3)
   truthy(not ok, "refused")
-  eq(err:match(":%d+: (.*)$"), "cannot pass a table to a compiled function (the object of " ..
+  eq(err:match(":%d+: compile error for %b(): (.*)$"), "cannot pass a table to a compiled function (the object of " ..
      "method call 'T:m(...)', its self)")
   ok, err = pcall(kjit.jit(method_table_arg), 3)
-  eq(err:match(":%d+: (.*)$"), "cannot pass a table to a compiled function (the object of " ..
+  eq(err:match(":%d+: compile error for %b(): (.*)$"), "cannot pass a table to a compiled function (the object of " ..
      "method call 'T:m(...)', its self)")
   ok, err = pcall(kjit.jit(plain_call), 3)
-  eq(err:match(":%d+: (.*)$"), "cannot pass a table to a compiled function (argument #1)")
+  eq(err:match(":%d+: compile error for %b(): (.*)$"), "cannot pass a table to a compiled function (argument #1)")
   ok, err = pcall(kjit.jit(method_str), 3)
-  eq(err:match(":%d+: (.*)$"), "cannot pass a string to a compiled function (argument #2)")
+  eq(err:match(":%d+: compile error for %b(): (.*)$"), "cannot pass a string to a compiled function (argument #2)")
 end)
 
 ---------------------------------------------------------------------------

@@ -1411,7 +1411,7 @@ repro("bitwise on (-k and x), which Lua folds to x",
   "return function(a, b) return (-64 and b) & a end", 1, 0.5)
 
 -- 5. NaN sign: Lua computes 0.5 % 0 at run time (x86 gives -nan); compiled
---    code folds it to +nan, visible only in messages. Documented (README,
+--    code folds it to +nan, visible only in messages. Documented (docs/reference/differences.md,
 --    Differences #12): the messages must agree apart from the NaN's sign.
 local function nan_sign_repro(name, src)
   test("fuzz repro: " .. name .. " (documented NaN sign)", function()

@@ -89,7 +89,7 @@ test("fib compiles to one recursive call (tail-recursion elimination)", function
   local f = kjit.jit(fib)
   f(3)
   local ir = f:inspect("llvm")
-  local name = ir:match("define internal [%w]* ?i64 @(kjit_f%d+_s%d+)")
+  local name = ir:match("define internal [%w]* ?i64 @(kjit_f%d+_s%d+_[%w_]+)")
   truthy(name, "the specialization in:\n" .. ir)
   local calls = 0
   for _ in ir:gmatch("call [%w ]*i64 @" .. name .. "%(") do calls = calls + 1 end

@@ -44,7 +44,7 @@ test("... and raises the interpreter's error where it runs", function()
   D.check_error("attempt to perform arithmetic on a nil value (local 'x')", never_assigned, 101)
   D.check_error("attempt to perform arithmetic on a nil value", tointeger_nil, 101)
   D.check_error("attempt to perform arithmetic on a nil value", callee_nothing, 101)
-  D.check_error("attempt to perform arithmetic on a kjit.array value (local 'B')", array_arith,
+  D.check_error("attempt to perform arithmetic on a kjit.array value (kjit arrays have no arithmetic operators", array_arith,
                 101, kjit.zeros(3, "u32"))
 end)
 
@@ -141,7 +141,7 @@ test("every operation kind: compiles when not run, Lua's error when run", functi
   end
   local B = kjit.zeros(2, "i32")
   D.cases(array_unm, {1, B})
-  D.check_error("arithmetic on a kjit.array value (local 'B')", array_unm, 101, B)
+  D.check_error("arithmetic on a kjit.array value (kjit arrays have no arithmetic operators", array_unm, 101, B)
   D.cases(cmp_arrays, {1, B})
   D.check_error("attempt to compare two kjit.array values", cmp_arrays, 101, B)
 end)

@@ -473,7 +473,7 @@ end
 test("prange: compile errors name the construct and the line", function()
   local x = kjit.arange(1, 11)
   local function line_of(fn) return debug.getinfo(fn, "S").linedefined end
-  raises("test_prange.lua:" .. line_of(assigns_outer) + 2 .. ": kjit.prange loop (line " ..
+  raises("test_prange.lua:" .. line_of(assigns_outer) + 2 .. ": compile error for (i64[:]): kjit.prange loop (line " ..
          line_of(assigns_outer) + 2 .. "): local 'last' is assigned in the loop but not as a reduction",
          function() kjit.jit(assigns_outer, P)(x) end)
   raises("local 's' is a reduction (s = s + e) and may appear in the loop only in its reduction statements",
@@ -481,7 +481,7 @@ test("prange: compile errors name the construct and the line", function()
   raises("local 's' is reduced as both s + e and s * e", function() kjit.jit(mixed_ops, P)(x) end)
   raises("local 's' is reduced as both math.min(s, e) and math.min(e, s)",
          function() kjit.jit(mixed_min_order, P)(x) end)
-  raises("test_prange.lua:" .. line_of(returns_inside) + 1 .. ": cannot return from inside a kjit.prange loop",
+  raises("test_prange.lua:" .. line_of(returns_inside) + 1 .. ": compile error for (i64[:]): cannot return from inside a kjit.prange loop",
          function() kjit.jit(returns_inside, P)(x) end)
   raises("cannot break out of a kjit.prange loop", function() kjit.jit(breaks_inside, P)(x) end)
   eq(kjit.jit(inner_break_is_fine, P)(x), inner_break_is_fine(x))

@@ -599,7 +599,7 @@ test("integer // and % by zero: the operator's line", function()
   -- Lua 5.4.0-5.4.4 report these at a stale line (the last instruction
   -- that saved its position: here the function's first line); 5.4.5 and
   -- later save the position first and report the operator's line.
-  -- Compiled code reports the operator's line with every release (README,
+  -- Compiled code reports the operator's line with every release (docs/reference/differences.md,
   -- Differences #13): the same message as 5.4.5+, and on 5.4.0-5.4.4 the
   -- same message but for the line number.
   local m = error_chunk("@assets/errors.lua")

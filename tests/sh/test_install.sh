@@ -105,6 +105,10 @@ host_pkgconfig() {  # host_pkgconfig <prefix> <exe>
   libdir=$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir kjit) || return 1
   # shellcheck disable=SC2086
   "$cc" -std=c11 $cflags host-examples/hello_embed.c -o "$2" $libs -Wl,-rpath,"$libdir" || return 1
+  # a host that uses libm itself links with the same line (Libs has -lm)
+  # shellcheck disable=SC2086
+  "$cc" -std=c11 $cflags host-examples/image_filter.c -o "$2-filter" $libs -Wl,-rpath,"$libdir" ||
+    return 1
   "$2" host-examples/hello_embed.lua
 }
 
@@ -117,6 +121,9 @@ project(kjit_host C)
 find_package(kjit $major_minor REQUIRED)
 add_executable(hello_embed "$root/host-examples/hello_embed.c")
 target_link_libraries(hello_embed PRIVATE kjit::kjit)
+# uses libm: kjit::kjit brings it
+add_executable(image_filter "$root/host-examples/image_filter.c")
+target_link_libraries(image_filter PRIVATE kjit::kjit)
 EOF
   cmake -S "$2" -B "$2/build" -DCMAKE_PREFIX_PATH="$1" >"$2/log" 2>&1 &&
     cmake --build "$2/build" >>"$2/log" 2>&1 || { cat "$2/log"; return 1; }

@@ -11,7 +11,7 @@
 #    Release), and must have compiled with that lua.h, not Debian's.
 # 3. That interpreter requires kjit and runs a few test files (buffers, the
 #    jit API, the call path with its direct stack reads, every example of
-#    the README); the C host example, linked
+#    the README and docs/); the C host example, linked
 #    with the static liblua.a (and no shared Lua), runs; tests/sh/test_install.sh
 #    on that build (C hosts linking the static Lua through kjit.pc and
 #    kjit::kjit).
