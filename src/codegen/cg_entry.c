@@ -72,6 +72,9 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     }
     case T_NIL: case T_FUNC: break;
+    case T_LUA:   /* the slot holds the argument's stack index (jit.c) */
+      av[n++] = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+      break;
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot take a %s argument from the caller", kty_name(t, tb, sizeof tb));
@@ -82,6 +85,21 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMValueRef rp[KJIT_MAXRETS][3];
   LLVMTypeRef rty[KJIT_MAXRETS][3];
   int pure = cg_is_pure(G, sp);   /* its result comes back in a register */
+  /* results of Lua type: slots reserved above the dispatcher's arguments,
+  ** which the callee fills and the dispatcher pushes (cg_lua.c) */
+  LLVMValueRef lbase = NULL;
+  int nlua = 0;
+  for (int r = 0; r < sp->nret; r++) nlua += sp->rets[r].kind == T_LUA;
+  if (nlua) {
+    LLVMValueRef e8 = LLVMBuildPointerCast(G->B, LLVMGetParam(fn, 2), G->i8p, "");
+    LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
+    LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
+    lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
+    LLVMTypeRef ps2[2] = { G->i8p, G->i32 };
+    LLVMValueRef as2[2] = { LLVMBuildLoad2(G->B, G->i8p, lp, "L"), cg_i32(G, nlua) };
+    lbase = cg_ccall(G, "kjit_lv_open", G->i32, ps2, as2, 2);
+  }
+  int luar = 0;
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
     int np = 0;
@@ -94,6 +112,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       rty[r][np++] = G->i1;
       break;
     case T_NIL: case T_UNKNOWN: break;   /* unknown: never produced */
+    case T_LUA: rty[r][np++] = G->i32; break;
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot return a %s value", kty_name(t, tb, sizeof tb));
@@ -103,6 +122,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       rp[r][k] = LLVMBuildAlloca(G->B, rty[r][k], "ret");
       if (!pure) av[n++] = rp[r][k];
     }
+    if (t.kind == T_LUA)
+      LLVMBuildStore(G->B, LLVMBuildAdd(G->B, lbase, cg_i32(G, luar++), ""), rp[r][0]);
   }
   if (G->target->poll) {   /* the poll countdown of this call (cg_func.c) */
     LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
@@ -130,6 +151,10 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
     LLVMValueRef fslot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &fidx, 1, "");
     LLVMValueRef v0 = LLVMBuildLoad2(G->B, rty[r][0], rp[r][0], "");
+    if (t.kind == T_LUA) {   /* the stack index of the result (jit.c pushes it) */
+      LLVMBuildStore(G->B, LLVMBuildSExt(G->B, v0, G->i64, ""), slot);
+      continue;
+    }
     CgVal x = cg_mk(t, v0);
     LLVMValueRef isf, flag = NULL;
     if (t.kind == T_NUMBER) x.isf = LLVMBuildLoad2(G->B, G->i1, rp[r][1], "");

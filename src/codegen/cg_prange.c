@@ -121,6 +121,13 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
                FP->errline, FP->errmsg);
       longjmp(*G->S->jb, 1);
     }
+    if (FP->parallel && cg_lua_loop_uses(G, fl->loop)) {   /* workers never touch L */
+      snprintf(G->S->err, sizeof G->S->err, "%s:%d: a parallel kjit.prange loop cannot use "
+               "tables or values read from them (its iterations run on other threads): "
+               "copy what it needs into kjit arrays before the loop, or use a plain for loop",
+               sp->chunkname ? sp->chunkname : "?", fl->loop->line);
+      longjmp(*G->S->jb, 1);
+    }
     if (FP->parallel)
       for (int b = 0; b < fl->loop->nblocks; b++) P->outl[fl->loop->blocks[b]->id] = fl;
   }

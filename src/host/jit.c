@@ -29,6 +29,7 @@
 #include "backend/llvm_load.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
+#include "runtime/luavalue.h"
 #include "runtime/parallel.h"
 #include "host/jit.h"
 #include "host/session.h"
@@ -42,6 +43,9 @@
 
 /* Argument classes in a signature (one byte per argument). */
 enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
+/* A table (any table: not keyed by identity); its slot holds its stack
+** index, and compiled code reaches it through the Lua API (cg_lua.c). */
+#define SIG_TABLE 15
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
 
 typedef struct JitSpec {
@@ -93,6 +97,7 @@ static Type sig_type(uint8_t c) {
   case SIG_INT: return TY(T_INT);
   case SIG_FLOAT: return TY(T_F64);
   case SIG_FUNC: return TY(T_FUNC);
+  case SIG_TABLE: { Type t = TY(T_LUA); t.sub = KTY_LUA_TABLE; return t; }
   default: {
     Type t = TY(T_BUF);
     t.dtype = (c - SIG_BUF) / 4;
@@ -128,10 +133,12 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
   case LUA_TFUNCTION:
     if (!lua_iscfunction(L, idx)) { *slot = (int64_t)(intptr_t)lua_topointer(L, idx); return SIG_FUNC; }
     break;
+  case LUA_TTABLE: *slot = lua_absindex(L, idx); return SIG_TABLE;
   default: break;
   }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
-                             "booleans, kjit arrays and Lua functions", argn, luaL_typename(L, idx));
+                             "booleans, tables, kjit arrays and Lua functions", argn,
+                             luaL_typename(L, idx));
 }
 
 /* The fast path: reads the arguments at stack indices base.. into slots if
@@ -170,6 +177,10 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
     case SIG_NIL:
       if (lua_type(L, idx) != LUA_TNIL) return 0;
       slots[i] = 0;
+      break;
+    case SIG_TABLE:
+      if (lua_type(L, idx) != LUA_TTABLE) return 0;
+      slots[i] = idx;
       break;
     default: {   /* an array */
       KBuffer *b = kb_fast(L, idx);
@@ -211,6 +222,7 @@ K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t
       if ((v->tt_ & 0x0f) != KLS_NIL) return 0;
       slots[i] = 0;
       break;
+    case SIG_TABLE: return 0;   /* read_args knows the stack index */
     default: {   /* an array */
       if (v->tt_ != KLS_UDATA) return 0;
       size_t len;
@@ -255,6 +267,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
   kc_register_symbol("kjit_rt_parallel_for", (void *)kjit_rt_parallel_for);
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
+  kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
 }
 
 /* Once per process: states in other threads may compile at the same time
@@ -482,6 +495,7 @@ static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
       kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
     }
     switch (kind) {
+    case T_LUA: lua_pushvalue(L, (int)rets[r]); break;   /* a slot (cg_entry.c) */
     case T_NIL: lua_pushnil(L); break;
     case T_INT: lua_pushinteger(L, rets[r]); break;
     case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;

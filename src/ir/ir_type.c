@@ -73,6 +73,7 @@ static int tyeq(Type a, Type b) {
   case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim;
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
+  case T_LUA: return a.sub == b.sub;
   case T_SHAPE: return a.ndim == b.ndim;
   case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR:
     return a.ref == b.ref && a.sub == b.sub;
@@ -169,6 +170,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_TABLE: return "table";
   case T_STR: return "string";
   case T_SHAPE: snprintf(buf, n, "shape(%d)", t.ndim); return buf;
+  case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : "value";
   default: return "conflict";
   }
 }
@@ -292,6 +294,38 @@ static const char *luaname(Type t, char *buf, size_t n) {
              "compiles: define it first)", x_->op == KIR_GETFIELD ? "global" : "upvalue", n_); \
     } \
   } while (0)
+
+/* ---- Lua values (T_LUA) ------------------------------------------------ */
+
+static int islua(Type t) { return t.kind == T_LUA; }
+
+/* Can a value of type t go into a Lua stack slot (a table key or value, an
+** operand of an operation on a Lua value)? Numbers, booleans, nil,
+** constant strings and Lua values can; arrays, functions and frozen
+** tables have no run-time Lua form in compiled code yet. */
+static int boxable(Type t, KtyConst k) {
+  switch (t.kind) {
+  case T_NIL: case T_BOOL: case T_INT: case T_F64: case T_F32: case T_NUMBER: case T_MAYBE:
+  case T_LUA:
+    return 1;
+  case T_STR: return k.kind == T_STR;
+  default: return 0;
+  }
+}
+
+/* Refuses (in the error pass) operand x of v that cannot become a Lua
+** value: what it is and what to write instead. */
+#define REFUSE_UNBOXABLE(S, sp, v, x, role) \
+  do { \
+    char tb_[32]; \
+    REFUSE(S, sp, v, "a %s cannot be %s in compiled code yet (only numbers, booleans, nil, " \
+           "constant strings and tables passed in or made here)", \
+           kty_name(sp->types[(x)->id], tb_, sizeof tb_), role); \
+  } while (0)
+
+/* A Lua value where a number is needed (a math function's argument, a
+** for loop's bound): checked at run time, then a number of either subtype. */
+static Type luanum(Type t) { return islua(t) ? number(T_F64, 0) : t; }
 
 /* ---- Reading a frozen table -------------------------------------------- */
 
@@ -458,7 +492,7 @@ static int truth(Type t, KtyConst k) {
   case T_UNKNOWN: return -1;
   case T_NIL: return 0;
   case T_BOOL: return k.kind == T_BOOL ? k.v.b != 0 : 2;
-  case T_MAYBE: case T_CONFLICT: return 2;
+  case T_MAYBE: case T_CONFLICT: case T_LUA: return 2;
   default: return 1;
   }
 }
@@ -578,6 +612,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
 /* The join of the values reaching a phi (or returned), numbers keeping
 ** their subtypes; a constant false or nil with numbers is a T_MAYBE. */
 typedef struct KtyJoin {
+  int lua, luasub;      /* a Lua value (T_LUA) joined: anything boxable joins it */
   int nil, fals, boolv;
   Type num, other;
   int conflict;
@@ -589,6 +624,10 @@ static void join_add(Join *J, Type t, KtyConst k) {
   if (J->first.kind == T_UNKNOWN) J->first = t;
   else if (J->second.kind == T_UNKNOWN && !tyeq(J->first, t)) J->second = t;
   switch (t.kind) {
+  case T_LUA:
+    J->luasub = J->lua ? (J->luasub == t.sub ? t.sub : 0) : t.sub;
+    J->lua = 1;
+    break;
   case T_NIL: J->nil = 1; break;
   case T_BOOL: if (k.kind == T_BOOL && !k.v.b) J->fals = 1; else J->boolv = 1; break;
   case T_MAYBE:
@@ -608,6 +647,15 @@ static void join_add(Join *J, Type t, KtyConst k) {
 
 static Type join_result(Join *J) {
   int falsy = J->nil || J->fals || J->boolv;
+  if (J->lua) {
+    /* a Lua value joined with numbers, booleans, nil or strings: each is
+    ** boxed into the phi's stack slot (codegen/cg_lua.c) */
+    Type r = ty(T_LUA);
+    int only = !falsy && J->num.kind == T_UNKNOWN && J->other.kind == T_UNKNOWN;
+    r.sub = (uint8_t)(only ? J->luasub : 0);
+    if (J->conflict || (J->other.kind != T_UNKNOWN && J->other.kind != T_STR)) return ty(T_CONFLICT);
+    return r;
+  }
   if (J->conflict) return ty(T_CONFLICT);
   if (J->other.kind != T_UNKNOWN)
     return (falsy || J->num.kind != T_UNKNOWN) ? ty(T_CONFLICT) : J->other;
@@ -700,6 +748,11 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0], *y = v->args[1];
   Type a = numview(sp->types[x->id]), b = numview(sp->types[y->id]);
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
+  if (islua(a) || islua(b)) {   /* Lua's arithmetic, metamethods included */
+    if (!boxable(a, sp->consts[x->id])) REFUSE_UNBOXABLE(S, sp, v, x, "an operand of arithmetic on a table value");
+    if (!boxable(b, sp->consts[y->id])) REFUSE_UNBOXABLE(S, sp, v, y, "an operand of arithmetic on a table value");
+    return ty(T_LUA);
+  }
   if (!isnum(a) || !isnum(b)) {
     KirInsn *bad = isnum(a) ? y : x;
     char tb[32], db[128];
@@ -732,6 +785,7 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (tr == 0 || tr == 1) { k->kind = T_BOOL; k->v.b = !tr; }
     return ty(T_BOOL);
   }
+  if (islua(a)) return ty(T_LUA);   /* #t, -t, ~t: Lua's, metamethods included */
   if (v->op == KIR_LEN) {
     if (ka.kind == T_STR) {   /* #"text": a constant, as Lua counts it (bytes) */
       k->kind = T_INT;
@@ -777,6 +831,11 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     /* an ordering of nil, a boolean or an array raises whatever the other
     ** operand turns out to be: its value is never produced */
     if (v->op != KIR_EQ && (raises_on(a) || raises_on(b))) return ty(T_UNKNOWN);
+    return ty(T_BOOL);
+  }
+  if (islua(a) || islua(b)) {   /* lua_compare: __eq, __lt, __le */
+    if (!boxable(a, ka)) REFUSE_UNBOXABLE(S, sp, v, v->args[0], "compared with a table value");
+    if (!boxable(b, kb)) REFUSE_UNBOXABLE(S, sp, v, v->args[1], "compared with a table value");
     return ty(T_BOOL);
   }
   if (v->op == KIR_EQ) {
@@ -850,6 +909,11 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KtyConst kk = sp->consts[key->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  if (islua(o)) {   /* t[k]: lua_gettable (__index included) */
+    if (kt.kind == T_UNKNOWN) return kt;
+    if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
+    return ty(T_LUA);
+  }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
@@ -919,6 +983,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   const char *name = v->k.str.s;
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  if (islua(o)) return ty(T_LUA);   /* t.x: lua_getfield (__index included) */
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
     if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return ty(T_INT);
@@ -1216,7 +1281,24 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     REFUSE(S, sp, v, GENERIC_FOR);
   }
-  if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  if (ft.kind == T_BUILTIN) {
+    /* a math function of a value read from a table: the value is checked
+    ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
+    const BuiltinRow *row = builtin_row(ft.ref);
+    for (int i = 0; i < n; i++) {
+      if (!islua(args[i])) continue;
+      if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
+                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
+        REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
+               "compiled code yet (argument #%d): copy it to a number first",
+               builtin_name(ft.ref), i + 1);
+      args[i] = luanum(args[i]);
+    }
+    return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  }
+  if (islua(ft))
+    REFUSE(S, sp, v, "calling a value read from a table is not supported in compiled code "
+           "yet%s", describe(sp, fn, db, sizeof db));
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -1249,6 +1331,13 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type val = sp->types[v->args[2]->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return ty(T_NIL);
+  if (islua(o)) {   /* t[k] = v: lua_settable (__newindex included) */
+    if (kt.kind != T_UNKNOWN && !boxable(kt, sp->consts[v->args[1]->id]))
+      REFUSE_UNBOXABLE(S, sp, v, v->args[1], "a table key");
+    if (val.kind != T_UNKNOWN && !boxable(val, sp->consts[v->args[2]->id]))
+      REFUSE_UNBOXABLE(S, sp, v, v->args[2], "stored in a table");
+    return ty(T_NIL);
+  }
   if (o.kind == T_NIL || o.kind == T_BOOL)
     RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
   if (o.kind != T_BUF)
@@ -1284,7 +1373,7 @@ static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type t[3];
   char tb[32];
   for (int i = 0; i < 3; i++) {
-    t[i] = numview(sp->types[v->args[i]->id]);
+    t[i] = luanum(numview(sp->types[v->args[i]->id]));   /* a Lua value: checked (cg_lua.c) */
     if (t[i].kind == T_UNKNOWN) return t[i];
     if (!isnum(t[i]))   /* Lua 5.4's luaG_forerror */
       REFUSE(S, sp, v, "bad 'for' %s (number expected, got %s)", which[i], luaname(t[i], tb, sizeof tb));
@@ -1320,8 +1409,48 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
 }
 
 /* The type (and constant, in *k) of value v from its operands. */
+/* t.x = v, {...}, and the constructor's list part, on Lua values. Returns
+** 1 with *r set when v is one of them on a Lua value, else 0 (the old
+** refusals apply). */
+static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  *r = ty(T_NIL);
+  if (v->op == KIR_NEWTABLE) {
+    if (S->kernel) { *r = ty(T_UNKNOWN); if (S->strict) fail(S, sp, v, "a kernel cannot make a table (cuda.jit code uses arrays only)"); return 1; }
+    *r = ty(T_LUA);
+    r->sub = KTY_LUA_TABLE;
+    return 1;
+  }
+  if (v->op != KIR_SETFIELD && v->op != KIR_SETLIST) return 0;
+  Type o = sp->types[v->args[0]->id];
+  if (o.kind == T_UNKNOWN) return 1;
+  if (!islua(o)) return 0;
+  if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN)) {
+    if (S->strict)
+      fail(S, sp, v, "a table constructor ending in a call or '...' ({f()}) is not supported "
+           "in compiled code yet: store the results one by one");
+    return 1;
+  }
+  for (int i = 1; i < v->nargs; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (t.kind == T_UNKNOWN) continue;
+    if (!boxable(t, sp->consts[v->args[i]->id])) {
+      *r = ty(T_UNKNOWN);
+      if (S->strict) {
+        char tb[32];
+        fail(S, sp, v, "a %s cannot be stored in a table in compiled code yet (only numbers, "
+             "booleans, nil, constant strings and tables passed in or made here)",
+             kty_name(t, tb, sizeof tb));
+      }
+      return 1;
+    }
+  }
+  return 1;
+}
+
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
+  Type lr;
+  if (t_luastore(S, sp, v, &lr)) return lr;
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {

@@ -79,6 +79,9 @@
 #include "ir/ir_builtins.h"
 #include "ir/ir.h"
 
+/* Type.sub of a T_LUA known to be a table (an argument, a constructor). */
+#define KTY_LUA_TABLE 1
+
 /* A compile-time constant (a literal, a frozen upvalue or field, a fold). */
 typedef struct KtyConst {
   uint8_t kind;           /* T_NIL, T_BOOL, T_INT, T_F64, T_STR, T_TABLE,
