@@ -25,7 +25,9 @@
 **     flag: i1 "holds a number" };
 **   T_BUF { v: element pointer, dims[0..ndim) }; T_SHAPE the same dims;
 **   T_NIL, T_STR, T_TABLE, T_FUNC, T_BUILTIN: nothing at run time (k: the
-**     compile-time constant, for error messages and math.type).
+**     compile-time constant, for error messages and math.type);
+**   T_LUA (cg_lua.c) { v: i32 stack slot, flag: i8 tag (0: the value is in
+**     the slot; 1: an integer, 2: a float, in dims[0]), dims[0]: i64 bits }.
 ** Parameters and results of the inner functions use the same parts in
 ** that order (v, isf, flag / v, dims).
 */
@@ -222,6 +224,9 @@ enum { CG_LT, CG_LE, CG_EQ };
 ** to rt, meet in phis. T_MAYBE operands are unwrapped first. */
 typedef CgVal (*CgConcrete)(CG *G, const KirInsn *v, CgVal *a, int n, Type rt);
 CgVal cg_split(CG *G, const KirInsn *v, CgVal *a, int n, Type rt, CgConcrete fn);
+/* cg_num.c, for cg_lua.c: v's arithmetic and comparison on numbers */
+CgVal cg_arith_on(CG *G, const KirInsn *v, CgVal *a, Type rt);
+LLVMValueRef cg_compare_on(CG *G, const KirInsn *v, CgVal a, CgVal b);
 
 /* cg_array.c */
 CgVal cg_index(CG *G, const KirInsn *v);
@@ -345,8 +350,10 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
 int cg_lua_has_phis(CG *G, const KirBlock *to);
-void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to);
-CgVal cg_lua_phi(CG *G, const KirInsn *p);
+void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+void cg_lua_make_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+CgVal cg_lua_to(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a Lua value in dst */
 int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
 
 /* The public entry (codegen/kcg.h) */

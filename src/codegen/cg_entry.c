@@ -72,8 +72,10 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     }
     case T_NIL: case T_FUNC: break;
-    case T_LUA:   /* the slot holds the argument's stack index (jit.c) */
+    case T_LUA:   /* the slot holds the argument's stack index (jit.c): a table */
       av[n++] = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+      av[n++] = LLVMConstInt(G->i8, 0, 0);
+      av[n++] = cg_i64(G, 0);
       break;
     default: {
       char tb[32];
@@ -112,7 +114,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       rty[r][np++] = G->i1;
       break;
     case T_NIL: case T_UNKNOWN: break;   /* unknown: never produced */
-    case T_LUA: rty[r][np++] = G->i32; break;
+    case T_LUA: rty[r][np++] = G->i32; rty[r][np++] = G->i8; rty[r][np++] = G->i64; break;
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot return a %s value", kty_name(t, tb, sizeof tb));
@@ -151,8 +153,12 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &idx, 1, "");
     LLVMValueRef fslot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &fidx, 1, "");
     LLVMValueRef v0 = LLVMBuildLoad2(G->B, rty[r][0], rp[r][0], "");
-    if (t.kind == T_LUA) {   /* the stack index of the result (jit.c pushes it) */
-      LLVMBuildStore(G->B, LLVMBuildSExt(G->B, v0, G->i64, ""), slot);
+    if (t.kind == T_LUA) {   /* a number (tag 1, 2) or the stack index of the result (jit.c) */
+      LLVMValueRef tag = LLVMBuildZExt(G->B, LLVMBuildLoad2(G->B, G->i8, rp[r][1], ""), G->i64, "");
+      LLVMValueRef bits = LLVMBuildLoad2(G->B, G->i64, rp[r][2], "");
+      LLVMValueRef isslot = LLVMBuildICmp(G->B, LLVMIntEQ, tag, cg_i64(G, 0), "");
+      LLVMBuildStore(G->B, LLVMBuildSelect(G->B, isslot, LLVMBuildSExt(G->B, v0, G->i64, ""), bits, ""), slot);
+      LLVMBuildStore(G->B, tag, fslot);
       continue;
     }
     CgVal x = cg_mk(t, v0);

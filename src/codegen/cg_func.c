@@ -117,7 +117,7 @@ static int parts(CG *G, Type t, LLVMTypeRef *tys) {
   case T_SHAPE:
     for (int d = 0; d < t.ndim; d++) tys[d] = G->i64;
     return t.ndim;
-  case T_LUA: tys[0] = G->i32; return 1;   /* its stack slot (cg_lua.c) */
+  case T_LUA: tys[0] = G->i32; tys[1] = G->i8; tys[2] = G->i64; return 3;   /* slot, tag, bits (cg_lua.c) */
   default: return 0;
   }
 }
@@ -138,7 +138,7 @@ static int pack(CgVal x, LLVMValueRef *out) {
   case T_SHAPE:
     for (int d = 0; d < x.t.ndim; d++) out[d] = x.dims[d];
     return x.t.ndim;
-  case T_LUA: out[0] = x.v; return 1;
+  case T_LUA: out[0] = x.v; out[1] = x.flag; out[2] = x.dims[0]; return 3;
   default: return 0;
   }
 }
@@ -159,7 +159,7 @@ static CgVal unpack(Type t, LLVMValueRef *p) {
   case T_SHAPE:
     for (int d = 0; d < t.ndim; d++) x.dims[d] = p[d];
     break;
-  case T_LUA: x.v = p[0]; break;
+  case T_LUA: x.v = p[0]; x.flag = p[1]; x.dims[0] = p[2]; break;
   default: break;
   }
   return x;
@@ -400,7 +400,8 @@ static void make_phis(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*t
     KirInsn *p = b->phis[i];
     Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
-    if (t.kind == T_LUA) continue;   /* a stack slot, written on each edge (cg_lua.c) */
+    if (t.kind == T_LUA) { cg_lua_make_phi(G, p, table); continue; }   /* tag, bits; the slot
+                                                                        is written on each edge */
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
     for (int j = 0; j < n; j++) table[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
@@ -413,7 +414,7 @@ static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]
     KirInsn *p = b->phis[i];
     Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
-    if (t.kind == T_LUA) { G->vals[p->id] = cg_lua_phi(G, p); continue; }
+    if (t.kind == T_LUA) { G->vals[p->id] = cg_lua_phi(G, p, table); continue; }
     G->vals[p->id] = unpack(t, table[p->id]);
     G->owntype[p->id] = G->phity[p->id];
   }
@@ -507,7 +508,7 @@ static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
     ** own: the other edge of a branch must not see the writes) */
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), land = cg_bb(G, "lvedge");
     LLVMPositionBuilderAtEnd(G->B, land);
-    cg_lua_edge(G, from, to);
+    cg_lua_edge(G, from, to, table);
     if (table != NULL) add_edge_tab(G, from, to, table);
     LLVMBuildBr(G->B, target);
     LLVMPositionBuilderAtEnd(G->B, here);
@@ -1137,8 +1138,10 @@ static void emit_ret(CG *G, KirInsn *v) {
   }
   for (int i = 0; i < sp->nret; i++) {
     CgVal x = i < n ? vals[i] : cg_mk(TY(T_NIL), NULL);
-    if (sp->rets[i].kind == T_LUA) {   /* into the slot the caller named */
-      cg_lua_box(G, x, LLVMBuildLoad2(G->B, G->i32, G->retptrs[i][0], ""), v);
+    if (sp->rets[i].kind == T_LUA) {   /* a number in registers, else into the caller's slot */
+      CgVal r = cg_lua_to(G, x, LLVMBuildLoad2(G->B, G->i32, G->retptrs[i][0], ""), v);
+      LLVMBuildStore(G->B, r.flag, G->retptrs[i][1]);
+      LLVMBuildStore(G->B, r.dims[0], G->retptrs[i][2]);
       continue;
     }
     x = cg_convert(G, x, sp->rets[i], v->line);
@@ -1434,7 +1437,7 @@ static void emit_peeled(CG *G, KirLoop *L) {
         KirInsn *p = h->phis[i];
         Type t = sp->types[p->id];
         if (t.kind == T_UNKNOWN || sp->consts[p->id].kind != T_UNKNOWN) continue;
-        if (t.kind == T_LUA) { G->vals[p->id] = cg_lua_phi(G, p); continue; }   /* (add_edge wrote it) */
+        if (t.kind == T_LUA) cg_error(G, p, "internal error: a peeled loop with Lua values");
         CgVal x = cg_val(G, p->args[ie]);
         if (G->phity[p->id].kind) {   /* the entry value as it is */
           G->vals[p->id] = x;

@@ -4,8 +4,13 @@
 ** helper (runtime/luavalue.c, whose head says how values are anchored and
 ** why the helpers may longjmp).
 **
-** A T_LUA CgVal's v is an i32: the absolute Lua stack index of the slot
-** holding the value. A specialization that has values of Lua type opens a
+** A T_LUA CgVal is { v: i32, the absolute Lua stack index of its slot;
+** flag: i8 tag; dims[0]: i64 bits } (cg.h). A number read from a table
+** stays in registers: tag 1 (an integer in bits) or 2 (a float's bits),
+** and its slot is then not written (stale); tag 0: the value is in the
+** slot. Arithmetic and comparisons on numbers run inline (cg_num.c's own
+** rules, the interpreter's); anything else calls the helpers with slots
+** (a number boxed into a scratch slot first). A specialization that has values of Lua type opens a
 ** frame on entry (cg_lua_begin): L is loaded from err (KErr.L, set by
 ** every dispatcher), base = kjit_lv_open(L, nslots). Slots, by IR value:
 **   - a parameter: the caller's slot (never written here);
@@ -152,9 +157,60 @@ LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call_insn, int r) {
 
 static LLVMValueRef scratch(CG *G, int i) { return slot_at(G, G->nlslots - NSCRATCH + i); }
 
-/* ---- Boxing --------------------------------------------------------------------- */
+/* ---- Values ------------------------------------------------------------------------ */
 
-static void box_number(CG *G, CgVal x, LLVMValueRef dst);
+static CgVal mk(Type t, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits) {
+  if (t.kind != T_LUA) t = TY(T_LUA);
+  CgVal x = cg_mk(t, slot);
+  x.flag = tag;
+  x.dims[0] = bits;
+  return x;
+}
+
+static LLVMValueRef i8c(CG *G, int v) { return LLVMConstInt(G->i8, (unsigned long long)v, 0); }
+
+/* A Lua value known to be in its slot (a table): tag 0 at compile time. */
+static int inslot(CgVal x) {
+  return x.t.kind == T_LUA && (x.t.sub == KTY_LUA_TABLE ||
+                               (x.flag && LLVMIsAConstantInt(x.flag) && LLVMConstIntGetZExtValue(x.flag) == 0));
+}
+
+static LLVMValueRef isnum_tag(CG *G, CgVal x) {
+  if (inslot(x)) return cg_i1(G, 0);
+  return LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
+}
+
+/* The T_NUMBER of a Lua value whose tag says number. */
+static CgVal numof(CG *G, CgVal x) {
+  Type t = TY(T_NUMBER);
+  t.fsub = T_F64;
+  CgVal n = cg_mk(t, x.dims[0]);
+  n.isf = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_FLT), "");
+  return n;
+}
+
+/* (tag, bits) of a number of any kind. */
+static void numtag(CG *G, CgVal x, LLVMValueRef *tag, LLVMValueRef *bits) {
+  switch (x.t.kind) {
+  case T_INT: *tag = i8c(G, KLV_INT); *bits = x.v; return;
+  case T_F64: *tag = i8c(G, KLV_FLT); *bits = LLVMBuildBitCast(G->B, x.v, G->i64, ""); return;
+  case T_F32:
+    *tag = i8c(G, KLV_FLT);
+    *bits = LLVMBuildBitCast(G->B, LLVMBuildFPExt(G->B, x.v, G->f64, ""), G->i64, "");
+    return;
+  default: {   /* T_NUMBER */
+    CgVal f = cg_number_side(G, x, 1);
+    LLVMValueRef fd = f.t.kind == T_F32 ? LLVMBuildFPExt(G->B, f.v, G->f64, "") : f.v;
+    *bits = LLVMBuildSelect(G->B, x.isf, LLVMBuildBitCast(G->B, fd, G->i64, ""), x.v, "");
+    *tag = LLVMBuildSelect(G->B, x.isf, i8c(G, KLV_FLT), i8c(G, KLV_INT), "");
+    return;
+  }
+  }
+}
+
+static int isnumkind(int k) { return k == T_INT || k == T_F64 || k == T_F32 || k == T_NUMBER; }
+
+/* ---- Boxing --------------------------------------------------------------------- */
 
 static void setv(CG *G, const char *name, LLVMTypeRef ty, LLVMValueRef v, LLVMValueRef dst) {
   LLVMTypeRef ps[3] = { G->i8p, G->i32, ty };
@@ -162,42 +218,52 @@ static void setv(CG *G, const char *name, LLVMTypeRef ty, LLVMValueRef v, LLVMVa
   call(G, name, NULL, ps, as, ty ? 3 : 2);
 }
 
-static void box_concrete(CG *G, CgVal x, LLVMValueRef dst) {
-  switch (x.t.kind) {
-  case T_INT: setv(G, "kjit_lv_setint", G->i64, x.v, dst); break;
-  case T_F64: setv(G, "kjit_lv_setnum", G->f64, x.v, dst); break;
-  case T_F32: setv(G, "kjit_lv_setnum", G->f64, LLVMBuildFPExt(G->B, x.v, G->f64, ""), dst); break;
-  default: box_number(G, x, dst); break;
-  }
-}
-
-/* A T_NUMBER: its integer or its float side, by the tag. */
-static void box_number(CG *G, CgVal x, LLVMValueRef dst) {
+/* Writes the number (tag 1 or 2, bits) into slot dst. */
+static void box_tagged(CG *G, LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef dst) {
   LLVMBasicBlockRef fb = cg_bb(G, "boxf"), ib = cg_bb(G, "boxi"), done = cg_bb(G, "boxed");
-  LLVMBuildCondBr(G->B, x.isf, fb, ib);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tag, i8c(G, KLV_FLT), ""), fb, ib);
   LLVMPositionBuilderAtEnd(G->B, fb);
-  box_concrete(G, cg_number_side(G, x, 1), dst);
+  setv(G, "kjit_lv_setnum", G->f64, LLVMBuildBitCast(G->B, bits, G->f64, ""), dst);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, ib);
-  box_concrete(G, cg_number_side(G, x, 0), dst);
+  setv(G, "kjit_lv_setint", G->i64, bits, dst);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) {
+  if (from == to) return;
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, from, to };
+  call(G, "kjit_lv_copy", NULL, ps, as, 3);
+}
+
+/* x (any boxable value) written into slot dst. */
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
   switch (x.t.kind) {
   case T_LUA: {
-    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
-    LLVMValueRef as[3] = { G->luaL, x.v, dst };
-    call(G, "kjit_lv_copy", NULL, ps, as, 3);
+    if (inslot(x)) { copy_slot(G, x.v, dst); break; }
+    LLVMBasicBlockRef sb = cg_bb(G, "boxslot"), nb = cg_bb(G, "boxnum"), done = cg_bb(G, "boxdone");
+    LLVMBuildCondBr(G->B, isnum_tag(G, x), nb, sb);
+    LLVMPositionBuilderAtEnd(G->B, sb);
+    copy_slot(G, x.v, dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, nb);
+    box_tagged(G, x.flag, x.dims[0], dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
     break;
   }
   case T_NIL: case T_UNKNOWN: setv(G, "kjit_lv_setnil", NULL, NULL, dst); break;
   case T_BOOL:
     setv(G, "kjit_lv_setbool", G->i32, LLVMBuildZExt(G->B, x.v, G->i32, ""), dst);
     break;
-  case T_INT: case T_F64: case T_F32: box_concrete(G, x, dst); break;
-  case T_NUMBER: box_number(G, x, dst); break;
+  case T_INT: case T_F64: case T_F32: case T_NUMBER: {
+    LLVMValueRef tag, bits;
+    numtag(G, x, &tag, &bits);
+    box_tagged(G, tag, bits, dst);
+    break;
+  }
   case T_MAYBE: {   /* a number, or nil/false */
     LLVMBasicBlockRef nb = cg_bb(G, "boxn"), fb = cg_bb(G, "boxfalsy"), done = cg_bb(G, "boxed");
     LLVMBuildCondBr(G->B, x.flag, nb, fb);
@@ -206,7 +272,7 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     nt.fsub = x.t.fsub;
     CgVal n = cg_mk(nt, x.v);
     n.isf = x.isf;
-    box_concrete(G, n, dst);
+    cg_lua_box(G, n, dst, at);
     LLVMBuildBr(G->B, done);
     LLVMPositionBuilderAtEnd(G->B, fb);
     if (x.t.dtype) setv(G, "kjit_lv_setnil", NULL, NULL, dst);
@@ -230,22 +296,58 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
   }
 }
 
-/* The slot holding x: its own for a Lua value, else scratch slot i. */
+/* The slot holding x: its own for a Lua value in its slot, else scratch
+** slot i with x boxed there. */
 static LLVMValueRef operand(CG *G, CgVal x, int i, const KirInsn *at) {
-  if (x.t.kind == T_LUA) return x.v;
+  if (x.t.kind == T_LUA && inslot(x)) return x.v;
   LLVMValueRef s = scratch(G, i);
-  cg_lua_box(G, x, s, at);
-  return s;
+  if (x.t.kind != T_LUA) { cg_lua_box(G, x, s, at); return s; }
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), nb = cg_bb(G, "opnum"), done = cg_bb(G, "opdone");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), nb, done);
+  LLVMPositionBuilderAtEnd(G->B, nb);
+  box_tagged(G, x.flag, x.dims[0], s);
+  LLVMBasicBlockRef nend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { x.v, s };
+  LLVMBasicBlockRef bs[2] = { here, nend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+/* x as (tag i32, bits, slot) for the store helpers: numbers in registers,
+** anything else in a slot (boxed into scratch i). */
+static void triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
+                   LLVMValueRef *slot) {
+  if (x.t.kind == T_LUA) {
+    *tag = inslot(x) ? cg_i32(G, 0) : LLVMBuildZExt(G->B, x.flag, G->i32, "");
+    *bits = inslot(x) ? cg_i64(G, 0) : x.dims[0];
+    *slot = x.v;
+    return;
+  }
+  if (isnumkind(x.t.kind)) {
+    LLVMValueRef t8;
+    numtag(G, x, &t8, bits);
+    *tag = LLVMBuildZExt(G->B, t8, G->i32, "");
+    *slot = cg_i32(G, 0);
+    return;
+  }
+  *tag = cg_i32(G, 0);
+  *bits = cg_i64(G, 0);
+  *slot = scratch(G, i);
+  cg_lua_box(G, x, *slot, at);
 }
 
 /* ---- Errors -------------------------------------------------------------------------- */
 
-/* if (rc != KLV_OK) raise: the cold path calls raise(G, rc) then ends. */
+/* if (rc is an error code) raise: the cold path calls raise(G, rc) then ends. */
 typedef void (*RaiseFn)(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud);
 
 static void check_rc(CG *G, const KirInsn *v, LLVMValueRef rc, RaiseFn raise, void *ud) {
   LLVMBasicBlockRef bad = cg_bb(G, "lvfail"), ok = cg_bb(G, "lvok");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_OK), ""), ok, bad));
+  LLVMValueRef good = LLVMBuildICmp(G->B, LLVMIntULT, rc, cg_i32(G, 0x10), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, good, ok, bad));
   LLVMPositionBuilderAtEnd(G->B, bad);
   raise(G, v, rc, ud);
   LLVMBuildUnreachable(G->B);
@@ -279,15 +381,15 @@ static const char *value_info(CG *G, const KirInsn *v, int argi, char *buf, size
   return buf;
 }
 
-typedef struct IndexErr { LLVMValueRef obj, key; int objarg; } IndexErr;
+typedef struct IndexErr { LLVMValueRef obj; } IndexErr;
 
 static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   IndexErr *e = ud;
-  char post[160];
+  char post[200];
   LLVMBasicBlockRef bad = cg_bb(G, "badobj"), other = cg_bb(G, "badkey");
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_BADA), ""), bad, other);
   LLVMPositionBuilderAtEnd(G->B, bad);
-  typeerror(G, v, e->obj, "attempt to index a ", value_info(G, v, e->objarg, post, sizeof post));
+  typeerror(G, v, e->obj, "attempt to index a ", value_info(G, v, 0, post, sizeof post));
   LLVMBuildUnreachable(G->B);
   LLVMPositionBuilderAtEnd(G->B, other);   /* t[nil] = v, t[0/0] = v */
   LLVMBasicBlockRef knil = cg_bb(G, "keynil"), knan = cg_bb(G, "keynan");
@@ -304,60 +406,77 @@ static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 /* A field name the helpers can take as a C string (no NUL inside). */
 static int cname(const KirInsn *v) { return strlen(v->k.str.s) == v->k.str.len; }
 
+static LLVMValueRef outp(CG *G) { return cg_alloca(G, G->i64, "lvout"); }
+
+/* The result of a helper that returned rc (a tag) and *out. */
+static CgVal got(CG *G, Type t, LLVMValueRef dst, LLVMValueRef rc, LLVMValueRef out) {
+  return mk(t, dst, LLVMBuildTrunc(G->B, rc, G->i8, ""), LLVMBuildLoad2(G->B, G->i64, out, ""));
+}
+
+/* The key of a string field as a slot (scratch 0), for a name with a NUL. */
+static LLVMValueRef strkey(CG *G, const KirInsn *v) {
+  LLVMValueRef k = scratch(G, 0);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i64 };
+  LLVMValueRef as[4] = { G->luaL, k, cstr(G, v->k.str.s, v->k.str.len), cg_i64(G, (int64_t)v->k.str.len) };
+  call(G, "kjit_lv_setstr", NULL, ps, as, 4);
+  return k;
+}
+
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
-  CgVal o = cg_val(G, v->args[0]);
-  LLVMValueRef dst = cg_lua_slot(G, v), rc;
-  IndexErr e = { o.v, NULL, 0 };
+  LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
+  LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
+  IndexErr e = { obj };
   if (v->op == KIR_GETFIELD && cname(v)) {
-    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i32 };
-    LLVMValueRef as[4] = { G->luaL, o.v, text(G, v->k.str.s), dst };
-    rc = call(G, "kjit_lv_getfield", G->i32, ps, as, 4);
+    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i8p, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[5] = { G->luaL, obj, text(G, v->k.str.s), dst, out };
+    rc = call(G, "kjit_lv_getfield", G->i32, ps, as, 5);
+  } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
+    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[5] = { G->luaL, obj, cg_val(G, v->args[1]).v, dst, out };
+    rc = call(G, "kjit_lv_geti", G->i32, ps, as, 5);
   } else {
-    LLVMValueRef k;
-    if (v->op == KIR_GETFIELD) {
-      k = scratch(G, 0);
-      LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i64 };
-      LLVMValueRef as[4] = { G->luaL, k, cstr(G, v->k.str.s, v->k.str.len), cg_i64(G, (int64_t)v->k.str.len) };
-      call(G, "kjit_lv_setstr", NULL, ps, as, 4);
-    } else {
-      k = operand(G, cg_val(G, v->args[1]), 0, v);
-    }
-    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-    LLVMValueRef as[4] = { G->luaL, o.v, k, dst };
-    rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 4);
+    LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
+    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
+    rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
   }
   check_rc(G, v, rc, raise_index, &e);
-  Type t = TY(T_LUA);
-  return cg_mk(t, dst);
+  return got(G, TY(T_LUA), dst, rc, out);
 }
 
 void cg_lua_store(CG *G, const KirInsn *v) {
-  CgVal o = cg_val(G, v->args[0]);
-  LLVMValueRef rc;
-  IndexErr e = { o.v, NULL, 0 };
+  LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
+  LLVMValueRef rc, tag, bits, val;
+  IndexErr e = { obj };
   if (v->op == KIR_SETFIELD) {
-    LLVMValueRef val = operand(G, cg_val(G, v->args[1]), 1, v);
+    triple(G, cg_val(G, v->args[1]), 1, v, &tag, &bits, &val);
     if (cname(v)) {
-      LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i32 };
-      LLVMValueRef as[4] = { G->luaL, o.v, text(G, v->k.str.s), val };
-      rc = call(G, "kjit_lv_setfield", G->i32, ps, as, 4);
+      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[6] = { G->luaL, obj, text(G, v->k.str.s), tag, bits, val };
+      rc = call(G, "kjit_lv_setfield", G->i32, ps, as, 6);
     } else {
-      LLVMValueRef k = scratch(G, 0);
-      LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i64 };
-      LLVMValueRef as[4] = { G->luaL, k, cstr(G, v->k.str.s, v->k.str.len), cg_i64(G, (int64_t)v->k.str.len) };
-      call(G, "kjit_lv_setstr", NULL, ps, as, 4);
-      LLVMTypeRef ps2[4] = { G->i8p, G->i32, G->i32, G->i32 };
-      LLVMValueRef as2[4] = { G->luaL, o.v, k, val };
-      rc = call(G, "kjit_lv_settable", G->i32, ps2, as2, 4);
+      LLVMValueRef k = strkey(G, v);
+      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
+      rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
     }
   } else {   /* SETINDEX */
-    LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
-    LLVMValueRef val = operand(G, cg_val(G, v->args[2]), 1, v);
-    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-    LLVMValueRef as[4] = { G->luaL, o.v, k, val };
-    rc = call(G, "kjit_lv_settable", G->i32, ps, as, 4);
+    triple(G, cg_val(G, v->args[2]), 1, v, &tag, &bits, &val);
+    if (G->sp->types[v->args[1]->id].kind == T_INT) {
+      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[6] = { G->luaL, obj, cg_val(G, v->args[1]).v, tag, bits, val };
+      rc = call(G, "kjit_lv_seti", G->i32, ps, as, 6);
+    } else {
+      LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
+      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
+      rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+    }
   }
-  check_rc(G, v, rc, raise_index, &e);
+  /* (stores return KLV_OK or an error code: the same test) */
+  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntNE, rc, cg_i32(G, KLV_OK), "");
+  LLVMValueRef code = LLVMBuildSelect(G->B, bad, rc, cg_i32(G, 0), "");
+  check_rc(G, v, code, raise_index, &e);
 }
 
 CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
@@ -367,23 +486,34 @@ CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   call(G, "kjit_lv_newtable", NULL, ps, as, 4);
   Type t = TY(T_LUA);
   t.sub = KTY_LUA_TABLE;
-  return cg_mk(t, dst);
+  return mk(t, dst, i8c(G, 0), cg_i64(G, 0));
 }
 
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   for (int i = 1; i < v->nargs; i++) {
-    LLVMValueRef val = operand(G, cg_val(G, v->args[i]), 0, v);
-    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i64, G->i32 };
-    LLVMValueRef as[4] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), val };
-    call(G, "kjit_lv_rawseti", NULL, ps, as, 4);
+    LLVMValueRef tag, bits, val;
+    triple(G, cg_val(G, v->args[i]), 0, v, &tag, &bits, &val);
+    LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
+    LLVMValueRef as[6] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
+    call(G, "kjit_lv_rawseti", NULL, ps, as, 6);
   }
 }
 
 static void raise_len(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   (void)rc;
-  char post[160];
+  char post[200];
   typeerror(G, v, *(LLVMValueRef *)ud, "attempt to get length of a ", value_info(G, v, 0, post, sizeof post));
+}
+
+CgVal cg_lua_len(CG *G, const KirInsn *v) {
+  LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
+  LLVMValueRef dst = cg_lua_slot(G, v), out = outp(G);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[4] = { G->luaL, obj, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 4);
+  check_rc(G, v, rc, raise_len, &obj);
+  return got(G, TY(T_LUA), dst, rc, out);
 }
 
 /* ---- Arithmetic and comparisons ------------------------------------------------------------ */
@@ -406,10 +536,8 @@ typedef struct ArithErr { LLVMValueRef a, b; int bitwise; } ArithErr;
 static void raise_arith(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   ArithErr *e = ud;
   static const int codes[] = { KLV_BADA, KLV_BADB, KLV_NOINTA, KLV_NOINTB, KLV_IDIV0 };
-  LLVMBasicBlockRef next = NULL;
   for (int c = 0; c < 5; c++) {
-    LLVMBasicBlockRef here = cg_bb(G, "arerr");
-    next = cg_bb(G, "arnext");
+    LLVMBasicBlockRef here = cg_bb(G, "arerr"), next = cg_bb(G, "arnext");
     LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, codes[c]), ""), here, next);
     LLVMPositionBuilderAtEnd(G->B, here);
     char post[200], info[128];
@@ -431,28 +559,65 @@ static void raise_arith(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   raise_msg(G, v, "attempt to perform 'n%0'");
 }
 
-CgVal cg_lua_arith(CG *G, const KirInsn *v) {
-  int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
-  LLVMValueRef a = operand(G, cg_val(G, v->args[0]), 0, v);
-  LLVMValueRef b = unary ? a : operand(G, cg_val(G, v->args[1]), 1, v);
-  LLVMValueRef dst = cg_lua_slot(G, v);
-  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, G->i32 };
-  LLVMValueRef as[5] = { G->luaL, cg_i32(G, lua_op(v->op)), a, b, dst };
-  LLVMValueRef rc = call(G, "kjit_lv_arith", G->i32, ps, as, 5);
-  int op = lua_op(v->op);
-  ArithErr e = { a, b, op >= LUA_OPBAND && op != LUA_OPUNM };
-  check_rc(G, v, rc, raise_arith, &e);
-  return cg_mk(TY(T_LUA), dst);
+/* Can x take the inline number path (when its tag says so)? */
+static int numcapable(CgVal x) {
+  return isnumkind(x.t.kind) || (x.t.kind == T_LUA && !inslot(x));
 }
 
-CgVal cg_lua_len(CG *G, const KirInsn *v) {
-  CgVal o = cg_val(G, v->args[0]);
+/* x is a number now (i1). */
+static LLVMValueRef isnumber(CG *G, CgVal x) {
+  return x.t.kind == T_LUA ? isnum_tag(G, x) : cg_i1(G, 1);
+}
+
+static CgVal asnum(CG *G, CgVal x) { return x.t.kind == T_LUA ? numof(G, x) : x; }
+
+CgVal cg_lua_arith(CG *G, const KirInsn *v) {
+  int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
+  int n = unary ? 1 : 2;
+  CgVal x[2];
+  for (int i = 0; i < n; i++) x[i] = cg_val(G, v->args[i]);
   LLVMValueRef dst = cg_lua_slot(G, v);
-  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
-  LLVMValueRef as[3] = { G->luaL, o.v, dst };
-  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 3);
-  check_rc(G, v, rc, raise_len, &o.v);
-  return cg_mk(TY(T_LUA), dst);
+  int fast = numcapable(x[0]) && (unary || numcapable(x[1]));
+  LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "arslow"), done = cg_bb(G, "ardone");
+  LLVMValueRef ftag = NULL, fbits = NULL;
+  if (fast) {   /* numbers: inline, as cg_num.c computes them */
+    fb = cg_bb(G, "arfast");
+    LLVMValueRef both = isnumber(G, x[0]);
+    if (!unary) both = LLVMBuildAnd(G->B, both, isnumber(G, x[1]), "");
+    LLVMBuildCondBr(G->B, both, fb, sb);
+    LLVMPositionBuilderAtEnd(G->B, fb);
+    CgVal a[2];
+    for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
+    Type rt = TY(T_NUMBER);
+    rt.fsub = T_F64;
+    CgVal r = cg_arith_on(G, v, a, rt);
+    numtag(G, r, &ftag, &fbits);
+    fb = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, done);
+  } else {
+    LLVMBuildBr(G->B, sb);
+  }
+  LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
+  LLVMValueRef pa = operand(G, x[0], 0, v);
+  LLVMValueRef pb = unary ? pa : operand(G, x[1], 1, v);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_arith", G->i32, ps, as, 6);
+  int op = lua_op(v->op);
+  ArithErr e = { pa, pb, op >= LUA_OPBAND && op != LUA_OPUNM };
+  check_rc(G, v, rc, raise_arith, &e);
+  LLVMValueRef stag = LLVMBuildTrunc(G->B, rc, G->i8, ""), sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  if (!fast) return mk(TY(T_LUA), dst, stag, sbits);
+  LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef tv[2] = { ftag, stag }, bv[2] = { fbits, sbits };
+  LLVMBasicBlockRef from[2] = { fb, send };
+  LLVMAddIncoming(tp, tv, from, 2);
+  LLVMAddIncoming(bp, bv, from, 2);
+  return mk(TY(T_LUA), dst, tp, bp);
 }
 
 static void raise_cmp(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
@@ -464,25 +629,61 @@ static void raise_cmp(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 }
 
 CgVal cg_lua_compare(CG *G, const KirInsn *v) {
+  CgVal x[2] = { cg_val(G, v->args[0]), cg_val(G, v->args[1]) };
+  int fast = numcapable(x[0]) && numcapable(x[1]);
+  LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "cmpslow"), done = cg_bb(G, "cmpdone");
+  LLVMValueRef fr = NULL;
+  if (fast) {
+    fb = cg_bb(G, "cmpfast");
+    LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), ""), fb, sb);
+    LLVMPositionBuilderAtEnd(G->B, fb);
+    fr = cg_compare_on(G, v, asnum(G, x[0]), asnum(G, x[1]));
+    fb = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, done);
+  } else {
+    LLVMBuildBr(G->B, sb);
+  }
+  LLVMPositionBuilderAtEnd(G->B, sb);
   LLVMValueRef ab[2];
-  ab[0] = operand(G, cg_val(G, v->args[0]), 0, v);
-  ab[1] = operand(G, cg_val(G, v->args[1]), 1, v);
+  ab[0] = operand(G, x[0], 0, v);
+  ab[1] = operand(G, x[1], 1, v);
   int op = v->op == KIR_EQ ? LUA_OPEQ : v->op == KIR_LT ? LUA_OPLT : LUA_OPLE;
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
   LLVMValueRef as[4] = { G->luaL, cg_i32(G, op), ab[0], ab[1] };
   LLVMValueRef r = call(G, "kjit_lv_compare", G->i32, ps, as, 4);
   if (op != LUA_OPEQ) {
     LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, KLV_CMP), "");
-    check_rc(G, v, LLVMBuildZExt(G->B, bad, G->i32, ""), raise_cmp, ab);
+    check_rc(G, v, LLVMBuildSelect(G->B, bad, cg_i32(G, KLV_CMP), cg_i32(G, 0), ""), raise_cmp, ab);
   }
-  return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), ""));
+  LLVMValueRef sr = LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  if (!fast) return cg_mk(TY(T_BOOL), sr);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vs[2] = { fr, sr };
+  LLVMBasicBlockRef from[2] = { fb, send };
+  LLVMAddIncoming(phi, vs, from, 2);
+  return cg_mk(TY(T_BOOL), phi);
 }
 
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
+  if (x.t.sub == KTY_LUA_TABLE) return cg_i1(G, 1);
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "truthslot"), done = cg_bb(G, "truthdone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, x.v };
-  LLVMValueRef r = call(G, "kjit_lv_truthy", G->i32, ps, as, 2);
-  return LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
+  LLVMValueRef r = LLVMBuildICmp(G->B, LLVMIntNE, call(G, "kjit_lv_truthy", G->i32, ps, as, 2), cg_i32(G, 0), "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vs[2] = { cg_i1(G, 1), r };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(phi, vs, from, 2);
+  return phi;
 }
 
 /* ---- Lua values where numbers are needed ----------------------------------------------------- */
@@ -496,19 +697,24 @@ static void raise_num(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 }
 
 /* x (a Lua value, operand argi of use) as a number (T_NUMBER, float side
-** f64), strings converted as luaL_checknumber does; anything else raises
-** the error Lua raises for that use (a math function's argument, a for
-** loop's bound). */
+** f64): a number as it is; a string converted as luaL_checknumber does;
+** anything else raises the error Lua raises for that use (a math
+** function's argument, a for loop's bound). */
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
-  LLVMValueRef out = cg_alloca(G, G->i64, "lvnum");
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "tonumslot"), done = cg_bb(G, "tonumdone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef out = outp(G);
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[4] = { G->luaL, x.v, cg_i32(G, 1), out };
   LLVMValueRef r = call(G, "kjit_lv_tonum", G->i32, ps, as, 4);
-  char pre[160];
+  char *pre = ka_alloc(G->S->A, 160);
+  if (pre == NULL) cg_error(G, use, "not enough memory");
   NumErr e = { x.v, pre, ")" };
   if (use->op == KIR_FORPREP) {
     static const char *const what[3] = { "initial value", "limit", "step" };
-    snprintf(pre, sizeof pre, "bad 'for' %s (number expected, got ", what[argi]);
+    snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
   } else {
     const char *name = "?";
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
@@ -516,18 +722,50 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
       const char *dot = strrchr(name, '.');
       if (dot) name = dot + 1;
     }
-    snprintf(pre, sizeof pre, "bad argument #%d to '%s' (number expected, got ", argi, name);
+    snprintf(pre, 160, "bad argument #%d to '%s' (number expected, got ", argi, name);
   }
   LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntSLT, r, cg_i32(G, 0), "");
-  check_rc(G, use, LLVMBuildZExt(G->B, bad, G->i32, ""), raise_num, &e);
-  Type t = TY(T_NUMBER);
-  t.fsub = T_F64;
-  CgVal n = cg_mk(t, LLVMBuildLoad2(G->B, G->i64, out, ""));
-  n.isf = LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 1), "");
-  return n;
+  check_rc(G, use, LLVMBuildSelect(G->B, bad, cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMValueRef stag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 1), ""),
+                                      i8c(G, KLV_FLT), i8c(G, KLV_INT), "");
+  LLVMValueRef sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef tv[2] = { inslot(x) ? i8c(G, 0) : x.flag, stag };
+  LLVMValueRef bv[2] = { inslot(x) ? cg_i64(G, 0) : x.dims[0], sbits };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(tp, tv, from, 2);
+  LLVMAddIncoming(bp, bv, from, 2);
+  return numof(G, mk(TY(T_LUA), x.v, tp, bp));
 }
 
 /* ---- Phis, calls and returns ----------------------------------------------------------------- */
+
+/* x (any boxable value) as a Lua value whose slot is dst: numbers stay in
+** registers, anything else is written to dst. */
+static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  if (x.t.kind == T_LUA) {
+    if (inslot(x)) { copy_slot(G, x.v, dst); return mk(x.t, dst, i8c(G, 0), cg_i64(G, 0)); }
+    LLVMBasicBlockRef sb = cg_bb(G, "tlslot"), done = cg_bb(G, "tldone");
+    LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+    LLVMPositionBuilderAtEnd(G->B, sb);
+    copy_slot(G, x.v, dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+    return mk(x.t, dst, x.flag, x.dims[0]);
+  }
+  if (isnumkind(x.t.kind)) {
+    LLVMValueRef tag, bits;
+    numtag(G, x, &tag, &bits);
+    return mk(TY(T_LUA), dst, tag, bits);
+  }
+  cg_lua_box(G, x, dst, at);
+  return mk(TY(T_LUA), dst, i8c(G, 0), cg_i64(G, 0));
+}
+
+CgVal cg_lua_to(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) { return to_lua(G, x, dst, at); }
 
 /* Has `to` Lua phis (in the function being emitted)? */
 int cg_lua_has_phis(CG *G, const KirBlock *to) {
@@ -539,42 +777,57 @@ int cg_lua_has_phis(CG *G, const KirBlock *to) {
 }
 
 /* The edge from -> to, emitted in the current block (its own: add_edge):
-** every Lua phi of `to` gets its incoming value boxed or copied into its
-** slot; phis reading other phis of `to` read their old values (saved in
-** the spares first). */
-void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to) {
+** every Lua phi of `to` gets its incoming value: a number as its tag and
+** bits (the LLVM phis in table), anything else written into the phi's
+** slot; phis reading other phis of `to` read their old values (the slot
+** saved in the spare first). */
+void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
   if (G->lslot == NULL) return;
   KtySpec *sp = G->sp;
   int i;
   for (i = 0; i < to->npreds; i++) if (to->preds[i] == from) break;
   if (i == to->npreds) cg_error(G, NULL, "internal error: edge without predecessor");
-  for (int pass = 0; pass < 2; pass++)
-    for (int j = 0; j < to->nphis; j++) {
-      KirInsn *p = to->phis[j];
-      if (sp->types[p->id].kind != T_LUA || G->lslot[p->id] < 0) continue;
-      KirInsn *a = p->args[i];
-      if (cg_never_produced(G, a)) continue;
-      int cyc = a->op == KIR_PHI && a->block == to && a != p;
-      if (pass == 0) {   /* the old value of a phi of `to`, to the spare */
-        if (cyc) cg_lua_box(G, cg_val(G, a), slot_at(G, G->lslot[p->id] + 1), p);
-        continue;
-      }
-      if (a == p) continue;   /* the value stays */
-      CgVal x;
-      if (cyc) {
-        Type lt = TY(T_LUA);
-        x = cg_mk(lt, slot_at(G, G->lslot[p->id] + 1));
-      } else {
-        x = cg_val(G, a);
-      }
-      if (x.t.kind == T_MAYBE && kty_edge_truth(a, to, i) == 0) x = cg_mk(TY(T_NIL), NULL);
-      cg_lua_box(G, x, slot_at(G, G->lslot[p->id]), p);
+  CgVal in[to->nphis + 1], saved[to->nphis + 1];
+  for (int j = 0; j < to->nphis; j++) {   /* old values of phis read by phis */
+    KirInsn *p = to->phis[j], *a = p->args[i];
+    if (sp->types[p->id].kind != T_LUA || G->lslot[p->id] < 0 || cg_never_produced(G, a)) continue;
+    if (a->op == KIR_PHI && a->block == to && a != p)
+      saved[j] = to_lua(G, cg_val(G, a), slot_at(G, G->lslot[p->id] + 1), p);
+  }
+  for (int j = 0; j < to->nphis; j++) {
+    KirInsn *p = to->phis[j], *a = p->args[i];
+    in[j].v = NULL;
+    if (sp->types[p->id].kind != T_LUA || G->lslot[p->id] < 0) continue;
+    LLVMValueRef dst = slot_at(G, G->lslot[p->id]);
+    if (cg_never_produced(G, a)) {
+      in[j] = mk(TY(T_LUA), dst, LLVMGetUndef(G->i8), LLVMGetUndef(G->i64));
+      continue;
     }
+    CgVal x = (a->op == KIR_PHI && a->block == to && a != p) ? saved[j] : cg_val(G, a);
+    if (x.t.kind == T_MAYBE && kty_edge_truth(a, to, i) == 0) x = cg_mk(TY(T_NIL), NULL);
+    in[j] = a == p ? x : to_lua(G, x, dst, p);
+  }
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  for (int j = 0; j < to->nphis; j++) {
+    KirInsn *p = to->phis[j];
+    if (in[j].v == NULL) continue;
+    LLVMValueRef tag = inslot(in[j]) ? i8c(G, 0) : in[j].flag;
+    LLVMValueRef bits = inslot(in[j]) ? cg_i64(G, 0) : in[j].dims[0];
+    LLVMAddIncoming(table[p->id][1], &tag, &here, 1);
+    LLVMAddIncoming(table[p->id][2], &bits, &here, 1);
+  }
 }
 
-/* The value of Lua phi p in its block: its slot. */
-CgVal cg_lua_phi(CG *G, const KirInsn *p) {
-  return cg_mk(G->sp->types[p->id], slot_at(G, G->lslot[p->id]));
+/* The value of Lua phi p in its block: its slot, and its phis' tag and bits. */
+CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  return mk(G->sp->types[p->id], slot_at(G, G->lslot[p->id]), table[p->id][1], table[p->id][2]);
+}
+
+/* The LLVM phis of Lua phi p (tag, bits) at the builder's block. */
+void cg_lua_make_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  table[p->id][0] = NULL;
+  table[p->id][1] = LLVMBuildPhi(G->B, G->i8, "tag");
+  table[p->id][2] = LLVMBuildPhi(G->B, G->i64, "bits");
 }
 
 int cg_lua_loop_uses(CG *G, const KirLoop *L) {

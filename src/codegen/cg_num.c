@@ -632,3 +632,18 @@ CgVal cg_compare(CG *G, const KirInsn *v) {
   if (a.t.kind == T_FUNC && b.t.kind == T_FUNC) return cg_mk(bt, cg_i1(G, a.t.ref == b.t.ref));
   return cg_mk(bt, cg_i1(G, 0));   /* different types are never equal */
 }
+
+/* ---- For cg_lua.c: numbers read from tables ----------------------------------------- */
+
+/* v's arithmetic (binary, or UNM/BNOT) on concrete or T_NUMBER operands a,
+** as cg_arith computes it, the result converted to rt. */
+CgVal cg_arith_on(CG *G, const KirInsn *v, CgVal *a, Type rt) {
+  if (v->op == KIR_UNM || v->op == KIR_BNOT) return cg_split(G, v, a, 1, rt, unary_concrete);
+  return cg_split(G, v, a, 2, rt, arith_concrete);
+}
+
+/* v's comparison (eq, lt, le) of two numbers. */
+LLVMValueRef cg_compare_on(CG *G, const KirInsn *v, CgVal a, CgVal b) {
+  CgVal ab[2] = { a, b };
+  return cg_split(G, v, ab, 2, TY(T_BOOL), cmp_concrete).v;
+}

@@ -495,7 +495,13 @@ static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
       kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
     }
     switch (kind) {
-    case T_LUA: lua_pushvalue(L, (int)rets[r]); break;   /* a slot (cg_entry.c) */
+    case T_LUA: {   /* a slot, or a number (cg_entry.c) */
+      int64_t tag = rets[KJIT_MAXRETS + r];
+      if (tag == 0) lua_pushvalue(L, (int)rets[r]);
+      else if (tag == 1) lua_pushinteger(L, rets[r]);
+      else { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); }
+      break;
+    }
     case T_NIL: lua_pushnil(L); break;
     case T_INT: lua_pushinteger(L, rets[r]); break;
     case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;

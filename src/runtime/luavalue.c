@@ -146,27 +146,59 @@ static const char *objtypename(lua_State *L, int idx) {
 
 /* ---- Tables ------------------------------------------------------------------- */
 
+/* Results of reads (and of arithmetic): a number comes back in *out with
+** its tag (KLV_INT, KLV_FLT) and is not written to the slot; anything else
+** goes to the slot dst (KLV_INSLOT). Compiled code keeps numbers in
+** registers that way (codegen/cg_lua.c). */
+static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    int32_t tag;
+    if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
+    else { double d = lua_tonumber(L, -1); memcpy(out, &d, 8); tag = KLV_FLT; }
+    lua_settop(L, -2);
+    return tag;
+  }
+  lua_replace(L, dst);
+  return KLV_INSLOT;
+}
+
+/* Pushes a value given as (tag, bits, slot). */
+static void pushv(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  if (tag == KLV_INT) lua_pushinteger(L, (lua_Integer)bits);
+  else if (tag == KLV_FLT) { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); }
+  else lua_pushvalue(L, slot);
+}
+
 /* Can the value at t be indexed (read: __index; write: __newindex)? */
 static int indexable(lua_State *L, int t, const char *event) {
   return lua_type(L, t) == LUA_TTABLE || hasmeta(L, t, event);
 }
 
-int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst) {
+int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out) {
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_pushvalue(L, k);
   lua_gettable(L, t);
-  lua_replace(L, dst);
-  return KLV_OK;
+  return result(L, dst, out);
 }
 
-int32_t kjit_lv_getfield(lua_State *L, int32_t t, const char *k, int32_t dst) {
+int32_t kjit_lv_geti(lua_State *L, int32_t t, int64_t i, int32_t dst, int64_t *out) {
+  int32_t tag;
+  if (kjit_lt_geti(L, t, i, out, &tag)) return tag;
+  if (!indexable(L, t, "__index")) return KLV_BADA;
+  lua_geti(L, t, (lua_Integer)i);
+  return result(L, dst, out);
+}
+
+int32_t kjit_lv_getfield(lua_State *L, int32_t t, const char *k, int32_t dst, int64_t *out) {
+  int32_t tag;
+  if (kjit_lt_getfield(L, t, k, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_getfield(L, t, k);
-  lua_replace(L, dst);
-  return KLV_OK;
+  return result(L, dst, out);
 }
 
-int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t v) {
+int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
+                         int32_t v) {
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
   if (lua_type(L, t) == LUA_TTABLE) {
     /* a nil or NaN key is never in the table: without __newindex, Lua
@@ -177,24 +209,33 @@ int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t v) {
       return kt == LUA_TNIL ? KLV_KEYNIL : KLV_KEYNAN;
   }
   lua_pushvalue(L, k);
-  lua_pushvalue(L, v);
+  pushv(L, vtag, vbits, v);
   lua_settable(L, t);
   return KLV_OK;
 }
 
-int32_t kjit_lv_setfield(lua_State *L, int32_t t, const char *k, int32_t v) {
+int32_t kjit_lv_seti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
+  if (kjit_lt_seti(L, t, i, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  lua_pushvalue(L, v);
+  pushv(L, vtag, vbits, v);
+  lua_seti(L, t, (lua_Integer)i);
+  return KLV_OK;
+}
+
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits,
+                         int32_t v) {
+  if (kjit_lt_setfield(L, t, k, vtag, vbits)) return KLV_OK;
+  if (!indexable(L, t, "__newindex")) return KLV_BADA;
+  pushv(L, vtag, vbits, v);
   lua_setfield(L, t, k);
   return KLV_OK;
 }
 
-int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst) {
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
   int tt = lua_type(L, t);
   if (tt != LUA_TTABLE && tt != LUA_TSTRING && !hasmeta(L, t, "__len")) return KLV_BADA;
   lua_len(L, t);
-  lua_replace(L, dst);
-  return KLV_OK;
+  return result(L, dst, out);
 }
 
 void kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
@@ -202,8 +243,8 @@ void kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
   lua_replace(L, dst);
 }
 
-void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t v) {
-  lua_pushvalue(L, v);
+void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
+  pushv(L, vtag, vbits, v);
   lua_rawseti(L, t, (lua_Integer)i);
 }
 
@@ -229,7 +270,7 @@ static int tointeger(lua_State *L, int idx) {
 
 /* Lua's op on a and b (b ignored for LUA_OPUNM, LUA_OPBNOT) into dst, or
 ** the code of the error Lua would raise, found before anything runs. */
-int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst) {
+int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out) {
   int unary = op == LUA_OPUNM || op == LUA_OPBNOT;
   if (unary) b = a;
   int na = lua_type(L, a) == LUA_TNUMBER, nb = lua_type(L, b) == LUA_TNUMBER;
@@ -247,8 +288,7 @@ int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t ds
   lua_pushvalue(L, a);
   if (!unary) lua_pushvalue(L, b);
   lua_arith(L, op);
-  lua_replace(L, dst);
-  return KLV_OK;
+  return result(L, dst, out);
 }
 
 /* a == b, a < b, a <= b (LUA_OPEQ, LUA_OPLT, LUA_OPLE) as Lua compares
@@ -333,6 +373,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
+  REG(kjit_lv_geti); REG(kjit_lv_seti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_raise); REG(kjit_lv_keyerror);

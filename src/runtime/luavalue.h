@@ -16,6 +16,9 @@
 ** with the user's file:line and Lua's description of the operand. */
 enum {
   KLV_OK = 0,
+  KLV_INSLOT = 0,      /* a read's result is in the slot (not a number) */
+  KLV_INT = 1,         /* ... an integer, in *out */
+  KLV_FLT = 2,         /* ... a float, its bits in *out */
   KLV_BADA = 0x11,     /* operand a has the wrong type (no metamethod) */
   KLV_BADB = 0x12,     /* operand b ... */
   KLV_NOINTA = 0x21,   /* bitwise: a has no integer representation */
@@ -38,20 +41,35 @@ void kjit_lv_setnil(lua_State *L, int32_t slot);
 void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len);
 int32_t kjit_lv_truthy(lua_State *L, int32_t slot);
 int32_t kjit_lv_tonum(lua_State *L, int32_t slot, int32_t strings, int64_t *out);
-int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst);
-int32_t kjit_lv_getfield(lua_State *L, int32_t t, const char *k, int32_t dst);
-int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t v);
-int32_t kjit_lv_setfield(lua_State *L, int32_t t, const char *k, int32_t v);
-int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst);
+int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out);
+int32_t kjit_lv_geti(lua_State *L, int32_t t, int64_t i, int32_t dst, int64_t *out);
+int32_t kjit_lv_getfield(lua_State *L, int32_t t, const char *k, int32_t dst, int64_t *out);
+int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
+                         int32_t v);
+int32_t kjit_lv_seti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits,
+                         int32_t v);
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 void kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
-void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t v);
-int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst);
+void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out);
 int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b);
 void kjit_lv_typeerror(lua_State *L, int32_t slot, const char *pre, const char *post,
                        const char *chunk, int32_t line);
 void kjit_lv_cmperror(lua_State *L, int32_t a, int32_t b, const char *chunk, int32_t line);
 void kjit_lv_raise(lua_State *L, const char *msg, const char *chunk, int32_t line);
 void kjit_lv_keyerror(lua_State *L, int32_t nan, const char *chunk, int32_t line);
+
+/* Fast paths over Lua 5.4's own table layout (runtime/luatable.c): each
+** returns 1 when it did the whole operation (a plain table, no metatable
+** in the way, the key present or the array slot in range), else 0 and the
+** caller takes the API path. */
+int kjit_lt_geti(lua_State *L, int32_t t, int64_t i, int64_t *out, int32_t *tag);
+int kjit_lt_getfield(lua_State *L, int32_t t, const char *k, int64_t *out, int32_t *tag);
+int kjit_lt_seti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits);
+int kjit_lt_setfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits);
+/* Whether the running Lua's layout matched (checked once, at load). */
+int kjit_lt_enabled(void);
 
 /* Registers the helpers' names for the JIT linker (once per process). */
 void kjit_lv_register(void);
