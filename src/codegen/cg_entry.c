@@ -44,6 +44,17 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMValueRef args = LLVMGetParam(fn, 0), rets = LLVMGetParam(fn, 1);
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
   int n = 0;
+  LLVMValueRef luaL = NULL;   /* KErr.L, where Lua values come or go */
+  int needL = 0;
+  for (int i = 0; i < sp->nargs; i++) needL |= sp->args[i].kind == T_LUA;
+  for (int r = 0; r < sp->nret; r++) needL |= sp->rets[r].kind == T_LUA;
+  if (needL) {
+    LLVMValueRef e8 = LLVMBuildPointerCast(G->B, LLVMGetParam(fn, 2), G->i8p, "");
+    LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
+    LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
+    lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
+    luaL = LLVMBuildLoad2(G->B, G->i8p, lp, "L");
+  }
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
     LLVMValueRef idx = cg_i64(G, i);
@@ -72,11 +83,15 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     }
     case T_NIL: case T_FUNC: break;
-    case T_LUA:   /* the slot holds the argument's stack index (jit.c): a table */
-      av[n++] = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+    case T_LUA: {   /* the slot holds the argument's stack index (jit.c): a table */
+      LLVMValueRef si = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+      LLVMTypeRef pt[2] = { G->i8p, G->i32 };
+      LLVMValueRef pa[2] = { luaL, si };
+      av[n++] = si;
       av[n++] = LLVMConstInt(G->i8, 0, 0);
-      av[n++] = cg_i64(G, 0);
+      av[n++] = cg_ccall(G, "kjit_lv_ptr", G->i64, pt, pa, 2);   /* its address: a hint */
       break;
+    }
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot take a %s argument from the caller", kty_name(t, tb, sizeof tb));
@@ -93,12 +108,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   int nlua = 0;
   for (int r = 0; r < sp->nret; r++) nlua += sp->rets[r].kind == T_LUA;
   if (nlua) {
-    LLVMValueRef e8 = LLVMBuildPointerCast(G->B, LLVMGetParam(fn, 2), G->i8p, "");
-    LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
-    LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
-    lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
     LLVMTypeRef ps2[2] = { G->i8p, G->i32 };
-    LLVMValueRef as2[2] = { LLVMBuildLoad2(G->B, G->i8p, lp, "L"), cg_i32(G, nlua) };
+    LLVMValueRef as2[2] = { luaL, cg_i32(G, nlua) };
     lbase = cg_ccall(G, "kjit_lv_open", G->i32, ps2, as2, 2);
   }
   int luar = 0;

@@ -403,6 +403,15 @@ static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 
 /* ---- Tables ----------------------------------------------------------------------------- */
 
+/* A call site's cache of its field name's interned string (luatable.c):
+** a pointer in the module's data, NULL until the first call. */
+static LLVMValueRef sitecache(CG *G) {
+  LLVMValueRef g = LLVMAddGlobal(G->M, G->i8p, "kcg.ks");
+  LLVMSetInitializer(g, LLVMConstNull(G->i8p));
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
 /* A field name the helpers can take as a C string (no NUL inside). */
 static int cname(const KirInsn *v) { return strlen(v->k.str.s) == v->k.str.len; }
 
@@ -422,18 +431,32 @@ static LLVMValueRef strkey(CG *G, const KirInsn *v) {
   return k;
 }
 
+/* The address of the table x holds, when compiled code knows it (its bits
+** while its tag is 0: a read's result, an argument, a constructor), else
+** NULL: the fast paths' hint (luatable.c). */
+static LLVMValueRef hint(CG *G, CgVal x) {
+  LLVMValueRef b;
+  if (x.t.kind != T_LUA || x.dims[0] == NULL) b = cg_i64(G, 0);
+  else if (inslot(x)) b = x.dims[0];
+  else b = LLVMBuildSelect(G->B, isnum_tag(G, x), cg_i64(G, 0), x.dims[0], "");
+  return LLVMBuildIntToPtr(G->B, b, G->i8p, "");
+}
+
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
-  LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
+  CgVal ox = cg_val(G, v->args[0]);
+  LLVMValueRef h = hint(G, ox);
+  LLVMValueRef obj = operand(G, ox, 2, v);
   LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
   IndexErr e = { obj };
   if (v->op == KIR_GETFIELD && cname(v)) {
-    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i8p, G->i32, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[5] = { G->luaL, obj, text(G, v->k.str.s), dst, out };
-    rc = call(G, "kjit_lv_getfield", G->i32, ps, as, 5);
+    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
+                          LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), sitecache(G), dst, out };
+    rc = call(G, "kjit_lv_getfield", G->i32, ps, as, 7);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
-    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[5] = { G->luaL, obj, cg_val(G, v->args[1]).v, dst, out };
-    rc = call(G, "kjit_lv_geti", G->i32, ps, as, 5);
+    LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[6] = { G->luaL, obj, h, cg_val(G, v->args[1]).v, dst, out };
+    rc = call(G, "kjit_lv_geti", G->i32, ps, as, 6);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
@@ -445,15 +468,18 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
 }
 
 void cg_lua_store(CG *G, const KirInsn *v) {
-  LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
+  CgVal ox = cg_val(G, v->args[0]);
+  LLVMValueRef h = hint(G, ox);
+  LLVMValueRef obj = operand(G, ox, 2, v);
   LLVMValueRef rc, tag, bits, val;
   IndexErr e = { obj };
   if (v->op == KIR_SETFIELD) {
     triple(G, cg_val(G, v->args[1]), 1, v, &tag, &bits, &val);
     if (cname(v)) {
-      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[6] = { G->luaL, obj, text(G, v->k.str.s), tag, bits, val };
-      rc = call(G, "kjit_lv_setfield", G->i32, ps, as, 6);
+      LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
+                            G->i64, G->i32 };
+      LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), sitecache(G), tag, bits, val };
+      rc = call(G, "kjit_lv_setfield", G->i32, ps, as, 8);
     } else {
       LLVMValueRef k = strkey(G, v);
       LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
@@ -463,9 +489,9 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   } else {   /* SETINDEX */
     triple(G, cg_val(G, v->args[2]), 1, v, &tag, &bits, &val);
     if (G->sp->types[v->args[1]->id].kind == T_INT) {
-      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[6] = { G->luaL, obj, cg_val(G, v->args[1]).v, tag, bits, val };
-      rc = call(G, "kjit_lv_seti", G->i32, ps, as, 6);
+      LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[7] = { G->luaL, obj, h, cg_val(G, v->args[1]).v, tag, bits, val };
+      rc = call(G, "kjit_lv_seti", G->i32, ps, as, 7);
     } else {
       LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
       LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
@@ -483,10 +509,10 @@ CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v);
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
   LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, 0), cg_i32(G, 0) };
-  call(G, "kjit_lv_newtable", NULL, ps, as, 4);
+  LLVMValueRef h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
   Type t = TY(T_LUA);
   t.sub = KTY_LUA_TABLE;
-  return mk(t, dst, i8c(G, 0), cg_i64(G, 0));
+  return mk(t, dst, i8c(G, 0), h);
 }
 
 void cg_lua_setlist(CG *G, const KirInsn *v) {
@@ -747,7 +773,7 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
 ** registers, anything else is written to dst. */
 static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
   if (x.t.kind == T_LUA) {
-    if (inslot(x)) { copy_slot(G, x.v, dst); return mk(x.t, dst, i8c(G, 0), cg_i64(G, 0)); }
+    if (inslot(x)) { copy_slot(G, x.v, dst); return mk(x.t, dst, i8c(G, 0), x.dims[0] ? x.dims[0] : cg_i64(G, 0)); }
     LLVMBasicBlockRef sb = cg_bb(G, "tlslot"), done = cg_bb(G, "tldone");
     LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
     LLVMPositionBuilderAtEnd(G->B, sb);

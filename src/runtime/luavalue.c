@@ -158,6 +158,9 @@ static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
     lua_settop(L, -2);
     return tag;
   }
+  /* a table's address, for the fast paths of later accesses (luatable.c):
+  ** valid while the slot holds it (tables do not move) */
+  *out = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
   lua_replace(L, dst);
   return KLV_INSLOT;
 }
@@ -181,17 +184,18 @@ int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_
   return result(L, dst, out);
 }
 
-int32_t kjit_lv_geti(lua_State *L, int32_t t, int64_t i, int32_t dst, int64_t *out) {
+int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out) {
   int32_t tag;
-  if (kjit_lt_geti(L, t, i, out, &tag)) return tag;
+  if (kjit_lt_geti(L, t, h, i, dst, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_geti(L, t, (lua_Integer)i);
   return result(L, dst, out);
 }
 
-int32_t kjit_lv_getfield(lua_State *L, int32_t t, const char *k, int32_t dst, int64_t *out) {
+int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t dst, int64_t *out) {
   int32_t tag;
-  if (kjit_lt_getfield(L, t, k, out, &tag)) return tag;
+  if (kjit_lt_getfield(L, t, h, k, ks, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_getfield(L, t, k);
   return result(L, dst, out);
@@ -214,17 +218,18 @@ int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64
   return KLV_OK;
 }
 
-int32_t kjit_lv_seti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
-  if (kjit_lt_seti(L, t, i, vtag, vbits)) return KLV_OK;
+int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits,
+                     int32_t v) {
+  if (kjit_lt_seti(L, t, h, i, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
   pushv(L, vtag, vbits, v);
   lua_seti(L, t, (lua_Integer)i);
   return KLV_OK;
 }
 
-int32_t kjit_lv_setfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits,
-                         int32_t v) {
-  if (kjit_lt_setfield(L, t, k, vtag, vbits)) return KLV_OK;
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t vtag, int64_t vbits, int32_t v) {
+  if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
   pushv(L, vtag, vbits, v);
   lua_setfield(L, t, k);
@@ -238,9 +243,16 @@ int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
   return result(L, dst, out);
 }
 
-void kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
+int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
   lua_createtable(L, narr, nrec);
+  int64_t h = (int64_t)(intptr_t)lua_topointer(L, -1);
   lua_replace(L, dst);
+  return h;
+}
+
+/* The address of the table in slot t (0 for anything else): see result. */
+int64_t kjit_lv_ptr(lua_State *L, int32_t t) {
+  return lua_type(L, t) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, t) : 0;
 }
 
 void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
@@ -373,7 +385,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
-  REG(kjit_lv_geti); REG(kjit_lv_seti);
+  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_raise); REG(kjit_lv_keyerror);

@@ -42,15 +42,22 @@ void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len);
 int32_t kjit_lv_truthy(lua_State *L, int32_t slot);
 int32_t kjit_lv_tonum(lua_State *L, int32_t slot, int32_t strings, int64_t *out);
 int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out);
-int32_t kjit_lv_geti(lua_State *L, int32_t t, int64_t i, int32_t dst, int64_t *out);
-int32_t kjit_lv_getfield(lua_State *L, int32_t t, const char *k, int32_t dst, int64_t *out);
+/* h: the address of the table in slot t when compiled code knows it (a
+** read's *out for a table), else NULL: the fast paths' hint. */
+int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out);
+/* getfield, setfield: ks is the call site's cache of the field name's
+** string (luatable.c), NULL at first. */
+int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t dst, int64_t *out);
 int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
                          int32_t v);
-int32_t kjit_lv_seti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
-int32_t kjit_lv_setfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits,
-                         int32_t v);
+int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits,
+                     int32_t v);
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
-void kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
+int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
+int64_t kjit_lv_ptr(lua_State *L, int32_t t);
 void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out);
 int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b);
@@ -64,10 +71,13 @@ void kjit_lv_keyerror(lua_State *L, int32_t nan, const char *chunk, int32_t line
 ** returns 1 when it did the whole operation (a plain table, no metatable
 ** in the way, the key present or the array slot in range), else 0 and the
 ** caller takes the API path. */
-int kjit_lt_geti(lua_State *L, int32_t t, int64_t i, int64_t *out, int32_t *tag);
-int kjit_lt_getfield(lua_State *L, int32_t t, const char *k, int64_t *out, int32_t *tag);
-int kjit_lt_seti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits);
-int kjit_lt_setfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits);
+int kjit_lt_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out,
+                 int32_t *tag);
+int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                     int64_t *out, int32_t *tag);
+int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
+int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                     int32_t vtag, int64_t vbits);
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 

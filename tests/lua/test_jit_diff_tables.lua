@@ -261,3 +261,35 @@ test("a parallel prange loop refuses tables; a serial one runs them", function()
          kjit.jit(body, { parallel = true }), {}, 4)
   T.check(body, function() return {}, 4 end)
 end)
+
+local function newindex_log(t, k, v) rawset(t, "log_" .. k, v) end
+test("the fast paths over the table layout agree with the API's", function()
+  -- a number written over a table, a float over an integer, an int over a string
+  T.check(function(t) t.a = 1; t.b = 2.5; t.c = 3; t[1] = 0.5; t[2] = 7; return t end,
+          function() return { a = {}, b = 1, c = "s", 10, "x" } end)
+  -- beyond the array part, holes, keys in the hash part
+  T.check(function(t, n) local s = 0 for i = 1, n do s = s + (t[i] or 0) end return s end,
+          function() local t = { 1, 2, 3 }; t[10] = 4.5; t[6] = 1; return t, 12 end)
+  -- __newindex runs for absent keys only; present keys are written in place
+  T.check(function(t) t.present = 2; t.absent = 3; t[1] = 4; t[5] = 6; return t end,
+          function() return setmetatable({ present = 1, 9 }, { __newindex = newindex_log }) end)
+  -- long field names (not short strings), and names shared by many sites
+  T.check(function(t) t.a_rather_long_field_name_longer_than_forty_bytes = t.a_rather_long_field_name_longer_than_forty_bytes + 1; return t end,
+          function() return { a_rather_long_field_name_longer_than_forty_bytes = 1 } end)
+  -- a local that holds a table on one path and a number on another
+  T.check(function(t, c)
+    local v = t.inner
+    if c then v = 5 end
+    if c then return v + 1 end
+    return v.x
+  end, function() return { inner = { x = 2 } }, false end)
+  T.check(function(t, c)
+    local v = t.inner
+    if c then v = 5 end
+    if c then return v + 1 end
+    return v.x
+  end, function() return { inner = { x = 2 } }, true end)
+  -- a list of records, nested tables read through the array part
+  T.check(function(ps) local s = 0 for i = 1, #ps do s = s + ps[i].p.x end return s end,
+          function() return { { p = { x = 1 } }, { p = { x = 2.5 } } } end)
+end)
