@@ -442,6 +442,24 @@ static LLVMValueRef hint(CG *G, CgVal x) {
   return LLVMBuildIntToPtr(G->B, b, G->i8p, "");
 }
 
+/* frc: what the shortest path gave (>= 0: done, that result; -1: not
+** taken); else the full helper `name` runs: the result either way. */
+static LLVMValueRef fast_or_full(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
+                                 LLVMValueRef *as, unsigned n) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
+  LLVMPositionBuilderAtEnd(G->B, full);
+  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { frc, rc };
+  LLVMBasicBlockRef bs[2] = { here, fend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   LLVMValueRef h = hint(G, ox);
@@ -449,14 +467,22 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
   IndexErr e = { obj };
   if (v->op == KIR_GETFIELD && cname(v)) {
+    LLVMValueRef ks = sitecache(G);
+    LLVMTypeRef fp[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
+    LLVMValueRef fa[3] = { h, ks, out };
+    LLVMValueRef frc = call(G, "kjit_lt_fgetfield", G->i32, fp, fa, 3);
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                           LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), sitecache(G), dst, out };
-    rc = call(G, "kjit_lv_getfield", G->i32, ps, as, 7);
+    LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
+    rc = fast_or_full(G, frc, "kjit_lv_getfield", ps, as, 7);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
+    LLVMValueRef key = cg_val(G, v->args[1]).v;
+    LLVMTypeRef fp[3] = { G->i8p, G->i64, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef fa[3] = { h, key, out };
+    LLVMValueRef frc = call(G, "kjit_lt_fgeti", G->i32, fp, fa, 3);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[6] = { G->luaL, obj, h, cg_val(G, v->args[1]).v, dst, out };
-    rc = call(G, "kjit_lv_geti", G->i32, ps, as, 6);
+    LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
+    rc = fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
@@ -476,10 +502,14 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   if (v->op == KIR_SETFIELD) {
     triple(G, cg_val(G, v->args[1]), 1, v, &tag, &bits, &val);
     if (cname(v)) {
+      LLVMValueRef ks = sitecache(G);
+      LLVMTypeRef fp[4] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64 };
+      LLVMValueRef fa[4] = { h, ks, tag, bits };
+      LLVMValueRef done = call(G, "kjit_lt_fsetfield", G->i32, fp, fa, 4);
       LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                             G->i64, G->i32 };
-      LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), sitecache(G), tag, bits, val };
-      rc = call(G, "kjit_lv_setfield", G->i32, ps, as, 8);
+      LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, tag, bits, val };
+      rc = fast_or_full(G, LLVMBuildSub(G->B, done, cg_i32(G, 1), ""), "kjit_lv_setfield", ps, as, 8);
     } else {
       LLVMValueRef k = strkey(G, v);
       LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
@@ -489,9 +519,13 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   } else {   /* SETINDEX */
     triple(G, cg_val(G, v->args[2]), 1, v, &tag, &bits, &val);
     if (G->sp->types[v->args[1]->id].kind == T_INT) {
+      LLVMValueRef key = cg_val(G, v->args[1]).v;
+      LLVMTypeRef fp[4] = { G->i8p, G->i64, G->i32, G->i64 };
+      LLVMValueRef fa[4] = { h, key, tag, bits };
+      LLVMValueRef done = call(G, "kjit_lt_fseti", G->i32, fp, fa, 4);
       LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[7] = { G->luaL, obj, h, cg_val(G, v->args[1]).v, tag, bits, val };
-      rc = call(G, "kjit_lv_seti", G->i32, ps, as, 7);
+      LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
+      rc = fast_or_full(G, LLVMBuildSub(G->B, done, cg_i32(G, 1), ""), "kjit_lv_seti", ps, as, 7);
     } else {
       LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
       LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };

@@ -227,3 +227,30 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **
   const LtString *s = shortstr(L, k, ks);
   return s && writenum((LtTValue *)field(h, s), vtag, vbits);
 }
+
+/* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */
+
+/* h: the table's address (compiled code's hint, or NULL); ks: the call
+** site's cached field name (NULL before its first full call). Each
+** answers -1 (or 0 for the stores) when the full helper must run. */
+int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out) {
+  int32_t tag;
+  if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return -1;
+  return readnum(field(h, *ks), out, &tag) ? tag : -1;
+}
+
+int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out) {
+  int32_t tag;
+  if (!enabled || h == NULL) return -1;
+  return readnum(arrayslot(h, i), out, &tag) ? tag : -1;
+}
+
+int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits) {
+  if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return 0;
+  return writenum((LtTValue *)field(h, *ks), vtag, vbits);
+}
+
+int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits) {
+  if (!enabled || h == NULL) return 0;
+  return writenum(arrayslot(h, i), vtag, vbits);
+}

@@ -78,6 +78,12 @@ int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
 int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                      int32_t vtag, int64_t vbits);
+/* The same without L, for compiled code to call first (-1 or 0: call the
+** full helper); h: the table's address or NULL, ks: the site's cache. */
+int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
+int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out);
+int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits);
+int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits);
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 
