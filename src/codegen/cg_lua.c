@@ -37,6 +37,7 @@
 */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "codegen/cg.h"
 #include "runtime/luavalue.h"
@@ -442,6 +443,162 @@ static LLVMValueRef hint(CG *G, CgVal x) {
   return LLVMBuildIntToPtr(G->B, b, G->i8p, "");
 }
 
+/* kjit_lt_on (luatable.c): the fast paths agreed with the running Lua. */
+static LLVMValueRef lt_on(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_on");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kjit_lt_on");
+  return g;
+}
+
+/* ---- Inline paths over the table layout (numbers only: luatable.c) -------------------- */
+
+static const KltLayout *layout(CG *G) {
+  static __thread const KltLayout *lay;
+  static __thread lua_State *for_L;
+  if (for_L != G->S->L) { lay = kjit_lt_layout(G->S->L); for_L = G->S->L; }
+  if (getenv("KJIT_NO_INLINE_TABLES")) return NULL;   /* (measuring: the C paths only) */
+  return lay;
+}
+
+static LLVMValueRef at(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
+  LLVMValueRef o = cg_i64(G, off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  return LLVMBuildLoad2(G->B, ty, LLVMBuildPointerCast(G->B, p, LLVMPointerType(ty, 0), ""), "");
+}
+
+static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
+  LLVMValueRef o = cg_i64(G, off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
+}
+
+/* The TValue of a present key: (its node or array element, i8*) in *tv;
+** the branch to miss is built when it is not found. Builder left in the
+** block where it was found. */
+static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef ks,
+                           LLVMValueRef key, LLVMBasicBlockRef miss) {
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
+  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
+                                 LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
+  LLVMValueRef s = NULL;
+  if (ks) {
+    s = LLVMBuildLoad2(G->B, G->i8p, ks, "");
+    LLVMValueRef sv = LLVMBuildPtrToInt(G->B, s, G->i64, "");
+    ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntUGT, sv, cg_i64(G, 1), ""), "");
+  }
+  LLVMBasicBlockRef probe = cg_bb(G, "ltprobe"), found = cg_bb(G, "ltfound");
+  LLVMBuildCondBr(G->B, ok, probe, miss);
+  LLVMPositionBuilderAtEnd(G->B, probe);
+  LLVMValueRef tv, hit;
+  if (ks) {   /* the main position of a short string key */
+    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i32, "");
+    LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i32(G, 1), lsz, ""), cg_i32(G, 1), "");
+    LLVMValueRef hash = at(G, s, y->s_hash, G->i32);
+    LLVMValueRef idx = LLVMBuildZExt(G->B, LLVMBuildAnd(G->B, hash, mask, ""), G->i64, "");
+    LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
+    LLVMValueRef off = LLVMBuildMul(G->B, idx, cg_i64(G, y->node_size), "");
+    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
+    LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
+    hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
+                       LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+  } else {    /* the array part, below alimit */
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+    hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
+    LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
+    LLVMValueRef off = LLVMBuildMul(G->B, LLVMBuildSelect(G->B, hit, k, cg_i64(G, 0), ""),
+                                    cg_i64(G, y->tv_size), "");
+    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, arr, &off, 1, "");
+  }
+  LLVMBuildCondBr(G->B, hit, found, miss);
+  LLVMPositionBuilderAtEnd(G->B, found);
+  return tv;
+}
+
+/* The type tag of a node's or an element's value. */
+static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode) {
+  return at(G, tv, isnode ? y->node_tt : y->tv_tt, G->i8);
+}
+
+/* An inline read of a number: the tag (1, 2; the bits stored in out), or
+** -1 where the C paths must run. ks: the site's name cache (a field), or
+** NULL with key (an integer index). */
+static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
+                               LLVMValueRef out) {
+  const KltLayout *y = layout(G);
+  if (y == NULL) return cg_i32(G, -1);
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), num = cg_bb(G, "ltnum");
+  LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
+  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
+  LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, miss);
+  LLVMPositionBuilderAtEnd(G->B, num);
+  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+  LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, miss);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { tag, cg_i32(G, -1) };
+  LLVMBasicBlockRef bs[2] = { num, miss };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+/* An inline write of a number (vtag 1, 2) over a present non-nil value:
+** 0 when done, -1 where the C paths must run. */
+static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
+                               LLVMValueRef vtag, LLVMValueRef vbits) {
+  const KltLayout *y = layout(G);
+  if (y == NULL) return cg_i32(G, -1);
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), wr = cg_bb(G, "ltwrite");
+  LLVMBasicBlockRef pre = cg_bb(G, "ltpre");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, vtag, cg_i32(G, 0), ""), pre, miss);
+  LLVMPositionBuilderAtEnd(G->B, pre);
+  LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
+  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                      LLVMConstInt(G->i8, 0, 0), "");
+  LLVMBuildCondBr(G->B, nonnil, wr, miss);
+  LLVMPositionBuilderAtEnd(G->B, wr);
+  put(G, tv, 0, vbits);
+  LLVMValueRef ntt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_INT), ""),
+                                     LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
+                                     LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  put(G, tv, ks ? y->node_tt : y->tv_tt, ntt);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, miss);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { cg_i32(G, 0), cg_i32(G, -1) };
+  LLVMBasicBlockRef bs[2] = { wr, miss };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+/* frc: what a shorter path gave (>= 0: done, that result; -1: not taken);
+** else `name` runs, its result plus adjust: the result either way. */
+static LLVMValueRef chain(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
+                          LLVMValueRef *as, unsigned n, int adjust) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
+  LLVMPositionBuilderAtEnd(G->B, full);
+  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
+  if (adjust) rc = LLVMBuildAdd(G->B, rc, cg_i32(G, adjust), "");
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { frc, rc };
+  LLVMBasicBlockRef bs[2] = { here, fend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
 /* frc: what the shortest path gave (>= 0: done, that result; -1: not
 ** taken); else the full helper `name` runs: the result either way. */
 static LLVMValueRef fast_or_full(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
@@ -470,7 +627,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef ks = sitecache(G);
     LLVMTypeRef fp[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
     LLVMValueRef fa[3] = { h, ks, out };
-    LLVMValueRef frc = call(G, "kjit_lt_fgetfield", G->i32, fp, fa, 3);
+    LLVMValueRef frc = chain(G, inline_get(G, h, ks, NULL, out), "kjit_lt_fgetfield", fp, fa, 3, 0);
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                           LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
@@ -479,7 +636,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef key = cg_val(G, v->args[1]).v;
     LLVMTypeRef fp[3] = { G->i8p, G->i64, LLVMPointerType(G->i64, 0) };
     LLVMValueRef fa[3] = { h, key, out };
-    LLVMValueRef frc = call(G, "kjit_lt_fgeti", G->i32, fp, fa, 3);
+    LLVMValueRef frc = chain(G, inline_get(G, h, NULL, key, out), "kjit_lt_fgeti", fp, fa, 3, 0);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
     rc = fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
@@ -505,11 +662,11 @@ void cg_lua_store(CG *G, const KirInsn *v) {
       LLVMValueRef ks = sitecache(G);
       LLVMTypeRef fp[4] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64 };
       LLVMValueRef fa[4] = { h, ks, tag, bits };
-      LLVMValueRef done = call(G, "kjit_lt_fsetfield", G->i32, fp, fa, 4);
+      LLVMValueRef done = chain(G, inline_set(G, h, ks, NULL, tag, bits), "kjit_lt_fsetfield", fp, fa, 4, -1);
       LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                             G->i64, G->i32 };
       LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, tag, bits, val };
-      rc = fast_or_full(G, LLVMBuildSub(G->B, done, cg_i32(G, 1), ""), "kjit_lv_setfield", ps, as, 8);
+      rc = fast_or_full(G, done, "kjit_lv_setfield", ps, as, 8);
     } else {
       LLVMValueRef k = strkey(G, v);
       LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
@@ -522,10 +679,10 @@ void cg_lua_store(CG *G, const KirInsn *v) {
       LLVMValueRef key = cg_val(G, v->args[1]).v;
       LLVMTypeRef fp[4] = { G->i8p, G->i64, G->i32, G->i64 };
       LLVMValueRef fa[4] = { h, key, tag, bits };
-      LLVMValueRef done = call(G, "kjit_lt_fseti", G->i32, fp, fa, 4);
+      LLVMValueRef done = chain(G, inline_set(G, h, NULL, key, tag, bits), "kjit_lt_fseti", fp, fa, 4, -1);
       LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
       LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
-      rc = fast_or_full(G, LLVMBuildSub(G->B, done, cg_i32(G, 1), ""), "kjit_lv_seti", ps, as, 7);
+      rc = fast_or_full(G, done, "kjit_lv_seti", ps, as, 7);
     } else {
       LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
       LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };

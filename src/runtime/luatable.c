@@ -31,6 +31,7 @@
 */
 #include "runtime/luavalue.h"
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include "lauxlib.h"
@@ -90,7 +91,10 @@ typedef struct LtString {
 
 /* ---- The check at load ------------------------------------------------------------ */
 
-static int enabled;
+/* 1 once the probe agreed: read by the helpers below and by compiled code
+** (its inline paths: kjit_lt_layout), which registers it by name. */
+int kjit_lt_on;
+#define enabled kjit_lt_on
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static lua_State *probe_L;
 
@@ -134,6 +138,21 @@ static void probe(void) {
 }
 
 int kjit_lt_enabled(void) { return enabled; }
+
+/* The layout, as numbers, for the code generator's inline paths (cg_lua.c),
+** after the probe ran with L; NULL when the fast paths are off. Compiled
+** code still tests kjit_lt_on before using them (code from the disk cache
+** may run in a process whose Lua disagrees). */
+const KltLayout *kjit_lt_layout(lua_State *L) {
+  static const KltLayout lay = {
+    offsetof(LtTable, alimit), offsetof(LtTable, array), offsetof(LtTable, node),
+    offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
+    offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
+    offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY
+  };
+  if (probe_L == NULL) { probe_L = L; pthread_once(&probe_once, probe); }
+  return enabled ? &lay : NULL;
+}
 
 /* The table in slot t (NULL if it is not a table, or the layout is off);
 ** h: its address when compiled code knows it (no API call then). */

@@ -84,6 +84,17 @@ int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
 int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out);
 int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits);
 int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits);
+/* The layout as numbers (luatable.c's kjit_lt_layout), for the code
+** generator's inline reads and writes; offsets in bytes. */
+typedef struct KltLayout {
+  int t_alimit, t_array, t_node, t_lsizenode;   /* in a Table */
+  int node_size, node_key_tt, node_key_val, node_tt;   /* in a Node (value first) */
+  int tv_size, tv_tt;                           /* a TValue (value first) */
+  int s_hash;                                   /* in a TString */
+  int tag_int, tag_flt, tag_shrkey;
+} KltLayout;
+const KltLayout *kjit_lt_layout(lua_State *L);
+extern int kjit_lt_on;
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 
