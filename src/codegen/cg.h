@@ -343,6 +343,7 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);
 CgVal cg_lua_index(CG *G, const KirInsn *v);    /* INDEX, GETFIELD */
 void cg_lua_store(CG *G, const KirInsn *v);     /* SETINDEX, SETFIELD */
 CgVal cg_lua_newtable(CG *G, const KirInsn *v);
+CgVal cg_lua_live(CG *G, const KirInsn *v);    /* a table upvalue/global written here */
 void cg_lua_setlist(CG *G, const KirInsn *v);
 CgVal cg_lua_arith(CG *G, const KirInsn *v);    /* binary and unary */
 CgVal cg_lua_len(CG *G, const KirInsn *v);

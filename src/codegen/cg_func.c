@@ -1200,6 +1200,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
                           (sp->types[v->args[0]->id].kind == T_LUA ||
                            sp->types[v->args[1]->id].kind == T_LUA))) {
+    if (sp->liveref && sp->liveref[v->id]) { G->vals[v->id] = cg_lua_live(G, v); return; }
     switch (v->op) {
     case KIR_GETFIELD: case KIR_INDEX: G->vals[v->id] = cg_lua_index(G, v); return;
     case KIR_NEWTABLE: G->vals[v->id] = cg_lua_newtable(G, v); return;

@@ -706,6 +706,18 @@ CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   return mk(t, dst, i8c(G, 0), h);
 }
 
+/* A table upvalue or global the function writes into (ir_type.c t_live):
+** the real table, through its registry reference. */
+CgVal cg_lua_live(CG *G, const KirInsn *v) {
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->liveref[v->id]), dst };
+  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   for (int i = 1; i < v->nargs; i++) {

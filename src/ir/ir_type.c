@@ -903,6 +903,75 @@ static int makes_tfor(const KirInsn *v) {
 #define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
                     "except 'for i in kjit.prange(a, b [, step])'"
 
+/* Is the table at slot ref one that compiled code of this session writes
+** into (t_live)? */
+static int is_live(KtySession *S, int ref) {
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  int live = 0;
+  if (lua_rawgeti(L, -1, 0) == LUA_TTABLE) {
+    lua_rawgeti(L, -2, ref);
+    live = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return live;
+}
+
+#define LIVE_FROZEN \
+  "this table is written by compiled code (t.x = v on an upvalue or a global) and read here " \
+  "as a constant frozen at compile time: pass the table as an argument instead"
+
+/* Does v (a getupval, or a getfield of _ENV: a global) read the same
+** upvalue or global as w? */
+static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
+  if (v->op != w->op) return 0;
+  if (v->op == KIR_GETUPVAL) return v->aux == w->aux;
+  return v->op == KIR_GETFIELD && is_env(f, v->args[0]) && is_env(f, w->args[0]) &&
+         v->k.str.len == w->k.str.len && memcmp(v->k.str.s, w->k.str.s, v->k.str.len) == 0;
+}
+
+/* A table read from an upvalue or a global that this function writes
+** into (t.x = v, t[i] = v, anywhere in it) is live: compiled code reads the
+** real table at run time (through a registry reference made here, kept as
+** long as the Lua state: the frozen table is the one compiled code sees),
+** so that its writes reach it and its reads see them. The table on top of
+** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  if (lua_type(S->L, -1) != LUA_TTABLE || S->kernel || is_env(sp->ir, v)) return 0;
+  KirFunc *f = sp->ir;
+  int stored = 0;
+  for (int b = 0; b < f->nblocks && !stored; b++) {
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns && !stored; i++) {
+      KirInsn *w = blk->insns[i];
+      if ((w->op == KIR_SETFIELD || w->op == KIR_SETINDEX) && same_var(f, w->args[0], v)) stored = 1;
+    }
+  }
+  if (!stored) return 0;
+  if (sp->liveref[v->id] == 0) {
+    lua_pushvalue(S->L, -1);
+    sp->liveref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  }
+  /* marked live for the session: a frozen read of it elsewhere would not
+  ** see the writes (is_live refuses those) */
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, 0);
+  }
+  lua_pushvalue(L, -3);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  *r = ty(T_LUA);
+  r->sub = KTY_LUA_TABLE;
+  return 1;
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -931,6 +1000,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return e;
   }
   if (o.kind == T_TABLE) {
+    if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
     if (kk.kind != T_INT && kk.kind != T_STR)
       REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
              "tables known at compile time)");
@@ -991,6 +1061,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
            name);
   }
   if (o.kind == T_TABLE) {
+    if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
     push_value(S, o.ref);
     lua_pushlstring(S->L, name, v->k.str.len);
     const char *err = table_get(S->L);
@@ -1001,6 +1072,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "reading %s '%s' raised an error: %s",
              is_env(sp->ir, obj) ? "global" : "field", name, eb);
     }
+    Type live;
+    if (is_env(sp->ir, obj) && t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1028,6 +1101,8 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   push_value(S, sp->ref);
   const char *name = lua_getupvalue(S->L, -1, v->aux + 1);
   if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", v->aux + 1); }
+  Type live;
+  if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
   *k = freeze(S);
   lua_pop(S->L, 1);
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1689,6 +1764,7 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->consts = alloc(S, sizeof(KtyConst) * (size_t)n);
   sp->callees = alloc(S, sizeof(KtySpec *) * (size_t)n);
   sp->raises = alloc(S, sizeof(KtyRaise) * (size_t)n);
+  sp->liveref = alloc(S, sizeof(int) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);

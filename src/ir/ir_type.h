@@ -120,6 +120,9 @@ struct KtySpec {
   KtyConst *consts;
   KtySpec **callees;      /* CALL of a Lua function: its specialization */
   KtyRaise *raises;       /* an operation that always raises when it runs */
+  int *liveref;           /* a table upvalue or global this function writes
+                             into (t_live in ir_type.c): the registry
+                             reference compiled code reads it through, else 0 */
   /* by block id */
   uint8_t *live;          /* some edge into it runs (the entry always) */
   uint8_t *edges;         /* bit s: the edge to succ[s] runs */

@@ -293,3 +293,32 @@ test("the fast paths over the table layout agree with the API's", function()
   T.check(function(ps) local s = 0 for i = 1, #ps do s = s + ps[i].p.x end return s end,
           function() return { { p = { x = 1 } }, { p = { x = 2.5 } } } end)
 end)
+
+-- writes to an upvalue table or a global table reach the real table
+local function counter_factory()
+  local counts = { n = 0, hits = {} }
+  local function bump(k)
+    counts.n = counts.n + k
+    counts.hits[#counts.hits + 1] = k
+    return counts.n
+  end
+  return bump, counts
+end
+
+test("writes to upvalue and global tables reach the real table", function()
+  local fi, ci = counter_factory()
+  local fc, cc = counter_factory()
+  local jc = kjit.jit(fc)
+  for _, k in ipairs({ 2, 3, 0.5 }) do eq(jc(k), fi(k)) end
+  local e = T.compare(ci, cc, {}, {}, "counts")
+  truthy(e == nil, e)
+  KJIT_TEST_TABLES_G = { v = 1 }
+  local g = kjit.jit(function() KJIT_TEST_TABLES_G.v = KJIT_TEST_TABLES_G.v * 2 return KJIT_TEST_TABLES_G.v end)
+  eq(g(), 2); eq(g(), 4); eq(KJIT_TEST_TABLES_G.v, 4)
+  -- a frozen read of a table that compiled code writes would not see the writes: refused
+  local helper = function() return ci.n end
+  raises("this table is written by compiled code", kjit.jit(function() ci.n = 1 return helper() end))
+  -- read-only upvalue tables stay frozen constants, as before
+  local CONFR = { scale = 2 }
+  eq(kjit.jit(function(x) return x * CONFR.scale end)(3), 6)
+end)
