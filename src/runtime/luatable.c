@@ -94,9 +94,11 @@ typedef struct LtString {
 /* 1 once the probe agreed: read by the helpers below and by compiled code
 ** (its inline paths: kjit_lt_layout), which registers it by name. */
 int kjit_lt_on;
-#define enabled kjit_lt_on
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static lua_State *probe_L;
+#define enabled __atomic_load_n(&kjit_lt_on, __ATOMIC_ACQUIRE)
+/* The probe runs once per process, with the calling thread's own state
+** (states of other threads are not ours to touch). */
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static int probed;
 
 static const LtTValue *field(const LtTable *h, const LtString *s) {
   const LtNode *n = &h->node[s->hash & ((1u << h->lsizenode) - 1)];
@@ -107,8 +109,7 @@ static const LtTValue *field(const LtTable *h, const LtString *s) {
   }
 }
 
-static void probe(void) {
-  lua_State *L = probe_L;
+static void probe(lua_State *L) {
   if (lua_version(L) != 504 || sizeof(LtTValue) != 16 || sizeof(LtNode) != 24) return;
   int top = lua_gettop(L);
   if (!lua_checkstack(L, 4)) return;
@@ -134,10 +135,20 @@ static void probe(void) {
          y->value_.n == 0.25 && (z == NULL || LT_ISNIL(z->tt_));
   }
   lua_settop(L, top);
-  enabled = ok;
+  __atomic_store_n(&kjit_lt_on, ok, __ATOMIC_RELEASE);
 }
 
 int kjit_lt_enabled(void) { return enabled; }
+
+static void ensure_probe(lua_State *L) {
+  if (__atomic_load_n(&probed, __ATOMIC_ACQUIRE)) return;
+  pthread_mutex_lock(&probe_mu);
+  if (!probed) {
+    probe(L);
+    __atomic_store_n(&probed, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&probe_mu);
+}
 
 /* The layout, as numbers, for the code generator's inline paths (cg_lua.c),
 ** after the probe ran with L; NULL when the fast paths are off. Compiled
@@ -150,7 +161,7 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
     offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY
   };
-  if (probe_L == NULL) { probe_L = L; pthread_once(&probe_once, probe); }
+  ensure_probe(L);
   return enabled ? &lay : NULL;
 }
 
@@ -158,10 +169,7 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
 ** h: its address when compiled code knows it (no API call then). */
 static LtTable *table_at(lua_State *L, int32_t t, void *h) {
   if (!enabled) {
-    if (probe_L == NULL) {   /* the first call: check the layout once */
-      probe_L = L;
-      pthread_once(&probe_once, probe);
-    }
+    ensure_probe(L);   /* the first call: check the layout once */
     if (!enabled) return NULL;
   }
   if (h) return h;
