@@ -1041,7 +1041,9 @@ void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + 
     KirInsn *p = to->phis[j];
     if (in[j].v == NULL) continue;
     LLVMValueRef tag = inslot(in[j]) ? i8c(G, 0) : in[j].flag;
-    LLVMValueRef bits = inslot(in[j]) ? cg_i64(G, 0) : in[j].dims[0];
+    LLVMValueRef bits = in[j].dims[0] ? in[j].dims[0] : cg_i64(G, 0);
+    LLVMValueRef slot = slot_at(G, G->lslot[p->id]);
+    LLVMAddIncoming(table[p->id][0], &slot, &here, 1);
     LLVMAddIncoming(table[p->id][1], &tag, &here, 1);
     LLVMAddIncoming(table[p->id][2], &bits, &here, 1);
   }
@@ -1054,7 +1056,9 @@ CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS
 
 /* The LLVM phis of Lua phi p (tag, bits) at the builder's block. */
 void cg_lua_make_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
-  table[p->id][0] = NULL;
+  /* the slot's phi only ever carries the phi's own slot: the generic code
+  ** that passes phis part by part (chunk heads, loop versions) then works */
+  table[p->id][0] = LLVMBuildPhi(G->B, G->i32, "slot");
   table[p->id][1] = LLVMBuildPhi(G->B, G->i8, "tag");
   table[p->id][2] = LLVMBuildPhi(G->B, G->i64, "bits");
 }

@@ -322,3 +322,9 @@ test("writes to upvalue and global tables reach the real table", function()
   local CONFR = { scale = 2 }
   eq(kjit.jit(function(x) return x * CONFR.scale end)(3), 6)
 end)
+
+test("a prange loop carrying a table value between iterations is refused, located", function()
+  raises("a kjit.prange loop cannot carry a table value",
+         kjit.jit(function(t, n) local v = t[1] for i in kjit.prange(1, n) do v = t[i] end return v end),
+         { 1, 2 }, 2)
+end)
