@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "codegen/kcg.h"
 #include "runtime/luavalue.h"
 #include "lua.h"
 
@@ -1105,3 +1106,5 @@ int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
     return 1;
   return 0;
 }
+
+int kcg_uses_lua(KtySession *S, KtySpec *root) { return cg_lua_spec_uses_deep(S, root); }

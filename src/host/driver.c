@@ -177,6 +177,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
     if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */
   }
   out->uses_sync = info.uses_sync;
+  out->lua = kcg_uses_lua(&T, root);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
   out->types = types_text(&T, t->kernel);
   if (info.nmsgs > 0) {

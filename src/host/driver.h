@@ -58,6 +58,8 @@ typedef struct KdrvOutput {
   char **msgs; int nmsgs;    /* malloc'd error texts by number (targets
                                 without string globals) */
   int uses_sync;             /* a kernel calling cuda.syncthreads */
+  int lua;                   /* holds Lua values (tables): calls the Lua API,
+                                may raise Lua errors (kcg_uses_lua) */
 } KdrvOutput;
 
 /* Compiles in->fidx into in->M. Compile errors are the user's located

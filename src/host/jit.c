@@ -57,6 +57,7 @@ typedef struct JitSpec {
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
   int calls;                     /* makes compiled calls: needs the stack limit */
+  int lua;                       /* holds Lua values: calls the Lua API (driver.h) */
   int fast;                      /* no function arguments: read_args may read them */
   KEntry entry;
   KCpuCode *code;
@@ -421,6 +422,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     if (sig[i] == SIG_FUNC) js->fast = 0;
   js->nret = bc.nret;
   js->calls = cc.hit ? cc.calls : bc.calls;
+  js->lua = bc.lua;
   for (int r = 0; r < js->nret; r++) {
     Type rt = bc.rets[r];
     js->rets[r] = rt.kind;
@@ -948,6 +950,9 @@ void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info)
   lua_pushstring(L, sig);
   lua_call(L, 2, 0);
   JitSpec *js = o->last;
+  if (js->lua)   /* kjit_call runs compiled code without Lua's protection */
+    luaL_error(L, "kjit_compile: this function uses tables (Lua values), which the C API "
+               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays");
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;

@@ -439,7 +439,11 @@ static void test_compile_errors(void) {
   CHECK(run_file(L, "capi_bad.lua",
                  "local M = {}\n"
                  "function M.tab(x)\n"
-                 "  local t = {}\n"                   /* 3: tables are not compiled */
+                 "  local g = function() return x end\n"   /* 3: closures are not compiled */
+                 "  return x\n"
+                 "end\n"
+                 "function M.usetab(x)\n"
+                 "  local t = {}\n"                   /* tables: not through the C API */
                  "  return x\n"
                  "end\n"
                  "function M.id(x) return x end\n"
@@ -450,6 +454,10 @@ static void test_compile_errors(void) {
   lua_getfield(L, M, "tab");
   CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRCOMPILE && fn == NULL, "table");
   CHECK(msg_has(L, "capi_bad.lua:3:"), "compile error with file:line");
+  lua_pop(L, 1);
+  lua_getfield(L, M, "usetab");
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRCOMPILE && fn == NULL &&
+        msg_has(L, "uses tables"), "a function using tables is refused by the C API");
   CHECK(kjit_compile(L, -1, "f64(f99[:])", &fn) == KJIT_ERRCOMPILE && msg_has(L, "bad signature"),
         "bad type in signature");
   CHECK(kjit_compile(L, -1, "f64 f64", &fn) == KJIT_ERRCOMPILE && msg_has(L, "bad signature"),
