@@ -77,3 +77,25 @@ test("the same, differential, with a collection forced by a metamethod at every 
     end, function() return setmetatable({ _val = 7 }, mt), 20 end)
   end)
 end)
+
+-- a chain anchored only by compiled code's local (a phi's stack slot)
+-- while garbage is made in between
+local function chain(n)
+  local head = nil
+  for i = 1, n do
+    head = { i = i, prev = head }
+    local junk = { i, { i } }
+    junk[1] = junk[2]
+  end
+  return head
+end
+
+test("a chain held only by a compiled local survives collections", function()
+  local jc = kjit.jit(chain)
+  with_gc("incremental", function()
+    local head = jc(2000)
+    local k = 2000
+    while head do eq(head.i, k, "head.i"); head = head.prev; k = k - 1 end
+    eq(k, 0, "links")
+  end)
+end)
