@@ -21,7 +21,12 @@
 ** the callee into a slot of its caller's frame (the caller says which),
 ** and the root's into a slot the entry wrapper reserves, which the
 ** dispatcher pushes. Numbers boxed for an API call (a key, a stored value)
-** go into a few scratch slots at the end of the frame.
+** go into a few scratch slots at the end of the frame. Numbers are not
+** collectable: a number read from a table is handed back to compiled code
+** as (tag, bits) and kept in registers, its slot left unwritten. Compiled
+** code may also keep the address of a table next to its slot (a hint for
+** luatable.c's fast paths): valid only while that slot holds the table,
+** which it does for as long as compiled code uses the value.
 **
 ** Why these helpers may longjmp
 ** -----------------------------
