@@ -328,3 +328,13 @@ test("a prange loop carrying a table value between iterations is refused, locate
          kjit.jit(function(t, n) local v = t[1] for i in kjit.prange(1, n) do v = t[i] end return v end),
          { 1, 2 }, 2)
 end)
+
+local function pick(t, k) return t[k] end
+local function fill(t, n) for i = 1, n do t[i] = i * 0.5 end return #t end
+test("values of every kind through calls and results", function()
+  T.check(function(t) return pick(t, 1), pick(t, 2), pick(t, 3), pick(t, 4), pick(t, 5) end,
+          function() return { true, 3, "str", 2.5 } end)
+  T.check(function(t) local n = fill(t, 4); return n, t[4] end, function() return {} end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'integer index')",
+                function(t) fill(t, 2); return t[1] + t[3] end, function() return {} end)
+end)
