@@ -524,17 +524,35 @@ static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode)
 
 /* An inline read of a number: the tag (1, 2; the bits stored in out), or
 ** -1 where the C paths must run. ks: the site's name cache (a field), or
-** NULL with key (an integer index). */
+** NULL with key (an integer index); then a table in the array part (ps[i])
+** is anchored in slot dst by one raw read (obj: the table's slot), tag 0
+** and its address in out. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
-                               LLVMValueRef out) {
+                               LLVMValueRef out, LLVMValueRef obj, LLVMValueRef dst) {
   const KltLayout *y = layout(G);
   if (y == NULL) return cg_i32(G, -1);
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), num = cg_bb(G, "ltnum");
+  LLVMBasicBlockRef other = cg_bb(G, "ltother"), tab = NULL;
   LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
   LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, miss);
+  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, other);
+  LLVMPositionBuilderAtEnd(G->B, other);
+  if (ks == NULL) {   /* a table in the array part */
+    tab = cg_bb(G, "lttable");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), ""),
+                    tab, miss);
+    LLVMPositionBuilderAtEnd(G->B, tab);
+    LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i64, G->i32 };
+    LLVMValueRef as[4] = { G->luaL, obj, key, dst };
+    call(G, "kjit_lv_anchori", NULL, ps, as, 4);
+    tab = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, join);
+  } else {
+    LLVMBuildBr(G->B, miss);
+  }
   LLVMPositionBuilderAtEnd(G->B, num);
   LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
@@ -543,9 +561,9 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
   LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { tag, cg_i32(G, -1) };
-  LLVMBasicBlockRef bs[2] = { num, miss };
-  LLVMAddIncoming(phi, vs, bs, 2);
+  LLVMValueRef vs[3] = { tag, cg_i32(G, -1), cg_i32(G, KLV_INSLOT) };
+  LLVMBasicBlockRef bs[3] = { num, miss, tab };
+  LLVMAddIncoming(phi, vs, bs, tab ? 3 : 2);
   return phi;
 }
 
@@ -628,7 +646,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef ks = sitecache(G);
     LLVMTypeRef fp[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
     LLVMValueRef fa[3] = { h, ks, out };
-    LLVMValueRef frc = chain(G, inline_get(G, h, ks, NULL, out), "kjit_lt_fgetfield", fp, fa, 3, 0);
+    LLVMValueRef frc = chain(G, inline_get(G, h, ks, NULL, out, obj, dst), "kjit_lt_fgetfield", fp, fa, 3, 0);
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                           LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
@@ -637,7 +655,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef key = cg_val(G, v->args[1]).v;
     LLVMTypeRef fp[3] = { G->i8p, G->i64, LLVMPointerType(G->i64, 0) };
     LLVMValueRef fa[3] = { h, key, out };
-    LLVMValueRef frc = chain(G, inline_get(G, h, NULL, key, out), "kjit_lt_fgeti", fp, fa, 3, 0);
+    LLVMValueRef frc = chain(G, inline_get(G, h, NULL, key, out, obj, dst), "kjit_lt_fgeti", fp, fa, 3, 0);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
     rc = fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);

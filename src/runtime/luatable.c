@@ -86,6 +86,7 @@ typedef struct LtString {
 #define LT_NUMINT 0x03
 #define LT_NUMFLT 0x13
 #define LT_SHRSTR_KEY 0x44   /* ctb(LUA_VSHRSTR): a short string key */
+#define LT_TABLE 0x45        /* ctb(LUA_VTABLE) */
 #define LT_MAXSHORTLEN 40    /* LUAI_MAXSHORTLEN */
 #define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
 
@@ -159,7 +160,8 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtTable, alimit), offsetof(LtTable, array), offsetof(LtTable, node),
     offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
-    offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY
+    offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
+    LT_TABLE
   };
   ensure_probe(L);
   return enabled ? &lay : NULL;
@@ -221,7 +223,6 @@ static LtTValue *arrayslot(LtTable *h, int64_t i) {
 
 /* A table in the array part (a list of records: ps[i]) is copied into the
 ** slot dst with two cheap API calls, its address given back as the hint. */
-#define LT_TABLE 0x45   /* ctb(LUA_VTABLE) */
 int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, int64_t *out,
                  int32_t *tag) {
   const LtTValue *v = arrayslot(table_at(L, t, hint), i);

@@ -59,6 +59,7 @@ int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ptr(lua_State *L, int32_t t);
 int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst);
+void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst);
 void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out);
 int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b);
@@ -93,6 +94,7 @@ typedef struct KltLayout {
   int tv_size, tv_tt;                           /* a TValue (value first) */
   int s_hash;                                   /* in a TString */
   int tag_int, tag_flt, tag_shrkey;
+  int tag_table;                                /* a table value's tag */
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
