@@ -25,7 +25,9 @@
 **     flag: i1 "holds a number" };
 **   T_BUF { v: element pointer, dims[0..ndim) }; T_SHAPE the same dims;
 **   T_NIL, T_STR, T_TABLE, T_FUNC, T_BUILTIN: nothing at run time (k: the
-**     compile-time constant, for error messages and math.type).
+**     compile-time constant, for error messages and math.type);
+**   T_LUA (cg_lua.c) { v: i32 stack slot, flag: i8 tag (0: the value is in
+**     the slot; 1: an integer, 2: a float, in dims[0]), dims[0]: i64 bits }.
 ** Parameters and results of the inner functions use the same parts in
 ** that order (v, isf, flag / v, dims).
 */
@@ -155,6 +157,13 @@ typedef struct CG {
   struct CgNest *nestcopy;  /* the nest whose checked copy is being emitted */
   KirLoop *nestloop;        /* its loop (edges leaving it use the outer tables) */
   uint8_t *nestoff;         /* by id: a check off in a nest's fast copy */
+  /* Lua values (cg_lua.c): the frame of the function being emitted */
+  int *lslot;               /* by id: its first stack slot in the frame, or -1
+                               (NULL: the function holds no Lua values) */
+  int nlslots;              /* slots in the frame, scratch included */
+  LLVMValueRef luaL;        /* lua_State* (i8*), from err */
+  LLVMValueRef lbase;       /* i32: the frame's first slot (kjit_lv_open) */
+  LLVMValueRef *lslotv;     /* by slot: its index (i32), made in the entry block */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -222,6 +231,9 @@ enum { CG_LT, CG_LE, CG_EQ };
 ** to rt, meet in phis. T_MAYBE operands are unwrapped first. */
 typedef CgVal (*CgConcrete)(CG *G, const KirInsn *v, CgVal *a, int n, Type rt);
 CgVal cg_split(CG *G, const KirInsn *v, CgVal *a, int n, Type rt, CgConcrete fn);
+/* cg_num.c, for cg_lua.c: v's arithmetic and comparison on numbers */
+CgVal cg_arith_on(CG *G, const KirInsn *v, CgVal *a, Type rt);
+LLVMValueRef cg_compare_on(CG *G, const KirInsn *v, CgVal a, CgVal b);
 
 /* cg_array.c */
 CgVal cg_index(CG *G, const KirInsn *v);
@@ -364,6 +376,32 @@ void cg_strip_tables(CG *G);                       /* G->strip_at and co., alloc
 void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter, here */
 LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
                                  LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);
+
+/* cg_lua.c: Lua values (T_LUA) in stack slots; see its head */
+int cg_lua_spec_uses(const KtySpec *sp);        /* sp holds Lua values */
+int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp);   /* it or a callee */
+int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v);
+void cg_lua_begin(CG *G, KtySpec *sp);          /* the frame, at the entry */
+void cg_lua_end(CG *G);                         /* closes it (a return) */
+LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
+LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);
+void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);
+CgVal cg_lua_index(CG *G, const KirInsn *v);    /* INDEX, GETFIELD */
+void cg_lua_store(CG *G, const KirInsn *v);     /* SETINDEX, SETFIELD */
+CgVal cg_lua_newtable(CG *G, const KirInsn *v);
+CgVal cg_lua_live(CG *G, const KirInsn *v);    /* a table upvalue/global written here */
+void cg_lua_setlist(CG *G, const KirInsn *v);
+CgVal cg_lua_arith(CG *G, const KirInsn *v);    /* binary and unary */
+CgVal cg_lua_len(CG *G, const KirInsn *v);
+CgVal cg_lua_compare(CG *G, const KirInsn *v);
+LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
+CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
+int cg_lua_has_phis(CG *G, const KirBlock *to);
+void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+void cg_lua_make_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
+CgVal cg_lua_to(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a Lua value in dst */
+int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
 
 /* The public entry (codegen/kcg.h) */
 #endif

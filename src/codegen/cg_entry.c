@@ -46,6 +46,17 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMValueRef args = LLVMGetParam(fn, 0), rets = LLVMGetParam(fn, 1);
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
   int n = 0;
+  LLVMValueRef luaL = NULL;   /* KErr.L, where Lua values come or go */
+  int needL = 0;
+  for (int i = 0; i < sp->nargs; i++) needL |= sp->args[i].kind == T_LUA;
+  for (int r = 0; r < sp->nret; r++) needL |= sp->rets[r].kind == T_LUA;
+  if (needL) {
+    LLVMValueRef e8 = LLVMBuildPointerCast(G->B, LLVMGetParam(fn, 2), G->i8p, "");
+    LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
+    LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
+    lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
+    luaL = LLVMBuildLoad2(G->B, G->i8p, lp, "L");
+  }
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
     LLVMValueRef idx = cg_i64(G, i);
@@ -74,6 +85,15 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     }
     case T_NIL: case T_FUNC: break;
+    case T_LUA: {   /* the slot holds the argument's stack index (jit.c): a table */
+      LLVMValueRef si = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+      LLVMTypeRef pt[2] = { G->i8p, G->i32 };
+      LLVMValueRef pa[2] = { luaL, si };
+      av[n++] = si;
+      av[n++] = LLVMConstInt(G->i8, 0, 0);
+      av[n++] = cg_ccall(G, "kjit_lv_ptr", G->i64, pt, pa, 2);   /* its address: a hint */
+      break;
+    }
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot take a %s argument from the caller", kty_name(t, tb, sizeof tb));
@@ -84,6 +104,17 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   LLVMTypeRef rty[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int pure = cg_is_pure(G, sp);   /* its result comes back in a register */
+  /* results of Lua type: slots reserved above the dispatcher's arguments,
+  ** which the callee fills and the dispatcher pushes (cg_lua.c) */
+  LLVMValueRef lbase = NULL;
+  int nlua = 0;
+  for (int r = 0; r < sp->nret; r++) nlua += sp->rets[r].kind == T_LUA;
+  if (nlua) {
+    LLVMTypeRef ps2[2] = { G->i8p, G->i32 };
+    LLVMValueRef as2[2] = { luaL, cg_i32(G, nlua) };
+    lbase = cg_ccall(G, "kjit_lv_open", G->i32, ps2, as2, 2);
+  }
+  int luar = 0;
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
     int np = 0;
@@ -97,6 +128,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     case T_BUF: np = cg_parts(G, t, rty[r]); break;   /* pointer, extents */
     case T_NIL: case T_UNKNOWN: break;   /* unknown: never produced */
+    case T_LUA: rty[r][np++] = G->i32; rty[r][np++] = G->i8; rty[r][np++] = G->i64; break;
     default: {
       char tb[32];
       cg_error(G, NULL, "cannot return a %s value", kty_name(t, tb, sizeof tb));
@@ -106,6 +138,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       rp[r][k] = LLVMBuildAlloca(G->B, rty[r][k], "ret");
       if (!pure) av[n++] = rp[r][k];
     }
+    if (t.kind == T_LUA)
+      LLVMBuildStore(G->B, LLVMBuildAdd(G->B, lbase, cg_i32(G, luar++), ""), rp[r][0]);
   }
   if (G->target->poll) {   /* the poll countdown of this call (cg_func.c) */
     LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
@@ -143,6 +177,14 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     }
     LLVMValueRef fslot = LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &fidx, 1, "");
     LLVMValueRef v0 = LLVMBuildLoad2(G->B, rty[r][0], rp[r][0], "");
+    if (t.kind == T_LUA) {   /* a number (tag 1, 2) or the stack index of the result (jit.c) */
+      LLVMValueRef tag = LLVMBuildZExt(G->B, LLVMBuildLoad2(G->B, G->i8, rp[r][1], ""), G->i64, "");
+      LLVMValueRef bits = LLVMBuildLoad2(G->B, G->i64, rp[r][2], "");
+      LLVMValueRef isslot = LLVMBuildICmp(G->B, LLVMIntEQ, tag, cg_i64(G, 0), "");
+      LLVMBuildStore(G->B, LLVMBuildSelect(G->B, isslot, LLVMBuildSExt(G->B, v0, G->i64, ""), bits, ""), slot);
+      LLVMBuildStore(G->B, tag, fslot);
+      continue;
+    }
     CgVal x = cg_mk(t, v0);
     LLVMValueRef isf, flag = NULL;
     if (t.kind == T_NUMBER) x.isf = LLVMBuildLoad2(G->B, G->i1, rp[r][1], "");

@@ -118,6 +118,7 @@ static int parts(CG *G, Type t, LLVMTypeRef *tys) {
   case T_SHAPE:
     for (int d = 0; d < t.ndim; d++) tys[d] = G->i64;
     return t.ndim;
+  case T_LUA: tys[0] = G->i32; tys[1] = G->i8; tys[2] = G->i64; return 3;   /* slot, tag, bits (cg_lua.c) */
   default: return 0;
   }
 }
@@ -138,6 +139,7 @@ static int pack(CgVal x, LLVMValueRef *out) {
   case T_SHAPE:
     for (int d = 0; d < x.t.ndim; d++) out[d] = x.dims[d];
     return x.t.ndim;
+  case T_LUA: out[0] = x.v; out[1] = x.flag; out[2] = x.dims[0]; return 3;
   default: return 0;
   }
 }
@@ -158,6 +160,7 @@ static CgVal unpack(Type t, LLVMValueRef *p) {
   case T_SHAPE:
     for (int d = 0; d < t.ndim; d++) x.dims[d] = p[d];
     break;
+  case T_LUA: x.v = p[0]; x.flag = p[1]; x.dims[0] = p[2]; break;
   default: break;
   }
   return x;
@@ -408,6 +411,8 @@ static void make_phis(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*t
     KirInsn *p = b->phis[i];
     Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    if (t.kind == T_LUA) { cg_lua_make_phi(G, p, table); continue; }   /* tag, bits; the slot
+                                                                        is written on each edge */
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
     for (int j = 0; j < n; j++) table[p->id][j] = LLVMBuildPhi(G->B, tys[j], p->name ? p->name : "");
@@ -420,6 +425,7 @@ static void use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]
     KirInsn *p = b->phis[i];
     Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    if (t.kind == T_LUA) { G->vals[p->id] = cg_lua_phi(G, p, table); continue; }
     G->vals[p->id] = unpack(t, table[p->id]);
     G->owntype[p->id] = G->phity[p->id];
   }
@@ -471,6 +477,7 @@ static void add_edge_tab(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*tab
     KirInsn *p = to->phis[j];
     Type t = phi_type(G, p);
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    if (t.kind == T_LUA) continue;   /* written by cg_lua_edge (add_edge) */
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
     if (n == 0) continue;
@@ -502,6 +509,17 @@ static LLVMBasicBlockRef add_edge(CG *G, KirBlock *from, KirBlock *to) {
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), land = cg_bb(G, "narrowexit");
     LLVMPositionBuilderAtEnd(G->B, land);
     cg_version_narrow_exit(G);
+    if (table != NULL) add_edge_tab(G, from, to, table);
+    LLVMBuildBr(G->B, target);
+    LLVMPositionBuilderAtEnd(G->B, here);
+    return land;
+  }
+  if (cg_lua_has_phis(G, to)) {
+    /* the Lua phis' slots are written on the edge itself (a block of its
+    ** own: the other edge of a branch must not see the writes) */
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), land = cg_bb(G, "lvedge");
+    LLVMPositionBuilderAtEnd(G->B, land);
+    cg_lua_edge(G, from, to, table);
     if (table != NULL) add_edge_tab(G, from, to, table);
     LLVMBuildBr(G->B, target);
     LLVMPositionBuilderAtEnd(G->B, here);
@@ -646,6 +664,7 @@ static void strip_plan(CG *G) {
     for (int b = 0; b < L->nblocks; b++) inner &= L->blocks[b]->loop == L;
     if (!inner) continue;
     if (stores_invariant(L)) continue;
+    if (cg_lua_loop_uses(G, L)) continue;   /* (Lua phis are written on edges) */
     cg_strip_tables(G);
     G->strip_at[h->id] = L;
     if (!cg_prange_owns(G, h)) cg_strip_begin(G, L);
@@ -990,6 +1009,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, callee->rets[r], tys);
     for (int k = 0; k < np; k++) av[na++] = rp[r][k] = cg_alloca(G, tys[k], "ret");
+    if (callee->rets[r].kind == T_LUA)   /* the callee fills this slot of ours */
+      LLVMBuildStore(G->B, cg_lua_result_slot(G, v, r), rp[r][0]);
   }
   if (G->pollctr) av[na++] = G->pollctr;
   av[na++] = G->err;
@@ -1131,11 +1152,19 @@ static void emit_ret(CG *G, KirInsn *v) {
   }
   cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
   for (int i = 0; i < sp->nret; i++) {
-    CgVal x = cg_convert(G, i < n ? vals[i] : cg_mk(TY(T_NIL), NULL), sp->rets[i], v->line);
+    CgVal x = i < n ? vals[i] : cg_mk(TY(T_NIL), NULL);
+    if (sp->rets[i].kind == T_LUA) {   /* a number in registers, else into the caller's slot */
+      CgVal r = cg_lua_to(G, x, LLVMBuildLoad2(G->B, G->i32, G->retptrs[i][0], ""), v);
+      LLVMBuildStore(G->B, r.flag, G->retptrs[i][1]);
+      LLVMBuildStore(G->B, r.dims[0], G->retptrs[i][2]);
+      continue;
+    }
+    x = cg_convert(G, x, sp->rets[i], v->line);
     LLVMValueRef pv[3 + KJIT_MAXDIMS];
     int np = pack(x, pv);
     for (int k = 0; k < np; k++) LLVMBuildStore(G->B, pv[k], G->retptrs[i][k]);
   }
+  cg_lua_end(G);
   LLVMBuildRet(G->B, cg_i32(G, 0));
 }
 
@@ -1177,9 +1206,30 @@ static void emit_insn(CG *G, KirInsn *v) {
     emit_call(G, v);
     return;
   }
+  if ((v->op == KIR_SETINDEX || v->op == KIR_SETFIELD || v->op == KIR_SETLIST) &&
+      sp->types[v->args[0]->id].kind == T_LUA) {
+    if (v->op == KIR_SETLIST) cg_lua_setlist(G, v); else cg_lua_store(G, v);
+    return;
+  }
   if (v->op == KIR_SETINDEX) { cg_setindex(G, v); return; }
   if (v->op == KIR_SETFIELD) { cg_rec_setfield(G, v); return; }   /* records only (the typer) */
   if (t.kind == T_UNKNOWN) return;   /* never produced */
+  if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
+                          (sp->types[v->args[0]->id].kind == T_LUA ||
+                           sp->types[v->args[1]->id].kind == T_LUA))) {
+    if (sp->liveref && sp->liveref[v->id]) { G->vals[v->id] = cg_lua_live(G, v); return; }
+    switch (v->op) {
+    case KIR_GETFIELD: case KIR_INDEX: G->vals[v->id] = cg_lua_index(G, v); return;
+    case KIR_NEWTABLE: G->vals[v->id] = cg_lua_newtable(G, v); return;
+    case KIR_LEN: G->vals[v->id] = cg_lua_len(G, v); return;
+    case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
+    case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
+    case KIR_PARAM: case KIR_PHI: case KIR_RESULT: break;
+    default:
+      if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }
+      cg_error(G, v, "internal error: '%s' of a Lua value", kir_opname[v->op]);
+    }
+  }
   if (sp->consts[v->id].kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return;
   switch (v->op) {
   case KIR_PARAM: case KIR_PHI: break;   /* set up front */
@@ -1420,6 +1470,7 @@ static void emit_peeled(CG *G, KirLoop *L) {
         KirInsn *p = h->phis[i];
         Type t = sp->types[p->id];
         if (t.kind == T_UNKNOWN || sp->consts[p->id].kind != T_UNKNOWN) continue;
+        if (t.kind == T_LUA) cg_error(G, p, "internal error: a peeled loop with Lua values");
         CgVal x = cg_val(G, p->args[ie]);
         if (G->phity[p->id].kind) {   /* the entry value as it is */
           G->vals[p->id] = x;
@@ -1501,6 +1552,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->pollctr = G->target->poll ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
   G->depth = cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
+  cg_lua_begin(G, sp);   /* the frame of stack slots, when it holds Lua values */
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
@@ -1606,6 +1658,7 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
   for (int i = 0; i < S->nspecs; i++) {
     TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
     if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;
+    if (cg_lua_spec_uses_deep(S, S->specs[i])) G->pure[i] = 0;   /* frames, L */
   }
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */

@@ -126,6 +126,7 @@ LLVMValueRef cg_tofloat(CG *G, CgVal x, int kind) { return cg_num_to(G, x, kind)
 CgVal cg_convert(CG *G, CgVal x, Type t, int line) {
   (void)line;
   int from = x.t.kind;
+  if (t.kind == T_LUA && from == T_LUA) { x.t = t; return x; }   /* a slot (cg_lua.c) */
   switch (t.kind) {
   case T_INT: case T_F64: case T_F32: {
     if (from == T_MAYBE) { CgVal n = cg_mk(numview(x.t), x.v); n.isf = x.isf; x = n; }
@@ -182,6 +183,7 @@ LLVMValueRef cg_truthy(CG *G, CgVal x) {
   case T_BOOL: return x.v;
   case T_MAYBE: return x.flag;
   case T_NIL: case T_UNKNOWN: return cg_i1(G, 0);
+  case T_LUA: return cg_lua_truthy(G, x);
   default: return cg_i1(G, 1);
   }
 }
@@ -223,6 +225,7 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
 /* x used as a number: a T_MAYBE raises Lua's error for use where it is nil
 ** (false) when it runs. */
 CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *use, int argi) {
+  if (x.t.kind == T_LUA && use) return cg_lua_tonumber(G, x, use, argi);   /* checked */
   if (x.t.kind != T_MAYBE) return x;
   char *msg = ka_alloc(G->S->A, 192);   /* lives as long as the module's messages */
   if (msg == NULL) cg_error(G, use, "not enough memory");
@@ -629,4 +632,19 @@ CgVal cg_compare(CG *G, const KirInsn *v) {
   }
   if (a.t.kind == T_FUNC && b.t.kind == T_FUNC) return cg_mk(bt, cg_i1(G, a.t.ref == b.t.ref));
   return cg_mk(bt, cg_i1(G, 0));   /* different types are never equal */
+}
+
+/* ---- For cg_lua.c: numbers read from tables ----------------------------------------- */
+
+/* v's arithmetic (binary, or UNM/BNOT) on concrete or T_NUMBER operands a,
+** as cg_arith computes it, the result converted to rt. */
+CgVal cg_arith_on(CG *G, const KirInsn *v, CgVal *a, Type rt) {
+  if (v->op == KIR_UNM || v->op == KIR_BNOT) return cg_split(G, v, a, 1, rt, unary_concrete);
+  return cg_split(G, v, a, 2, rt, arith_concrete);
+}
+
+/* v's comparison (eq, lt, le) of two numbers. */
+LLVMValueRef cg_compare_on(CG *G, const KirInsn *v, CgVal a, CgVal b) {
+  CgVal ab[2] = { a, b };
+  return cg_split(G, v, ab, 2, TY(T_BOOL), cmp_concrete).v;
 }

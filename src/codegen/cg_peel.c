@@ -84,6 +84,7 @@ static int peelable(CG *G, KirLoop *L) {
   ** every loop outlined with it */
   if (!sp->live[h->id] || L->entry == NULL || L->kind == KIR_LOOP_FORIN || cg_prange_owns(G, h))
     return 0;
+  if (cg_lua_loop_uses(G, L)) return 0;   /* Lua values: slots, no peeling */
   int outside = 0, size = 0;
   for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
   if (outside != 1) return 0;

@@ -123,6 +123,21 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
                FP->errline, FP->errmsg);
       longjmp(*G->S->jb, 1);
     }
+    for (int i = 0; i < fl->loop->header->nphis; i++)
+      if (sp->types[fl->loop->header->phis[i]->id].kind == T_LUA) {
+        snprintf(G->S->err, sizeof G->S->err, "%s:%d: a kjit.prange loop cannot carry a table "
+                 "value or a value read from a table from one iteration to the next (%s): use "
+                 "a plain for loop", sp->chunkname ? sp->chunkname : "?", fl->loop->line,
+                 fl->loop->header->phis[i]->name ? fl->loop->header->phis[i]->name : "a local");
+        longjmp(*G->S->jb, 1);
+      }
+    if (FP->parallel && cg_lua_loop_uses(G, fl->loop)) {   /* workers never touch L */
+      snprintf(G->S->err, sizeof G->S->err, "%s:%d: a parallel kjit.prange loop cannot use "
+               "tables or values read from them (its iterations run on other threads): "
+               "copy what it needs into kjit arrays before the loop, or use a plain for loop",
+               sp->chunkname ? sp->chunkname : "?", fl->loop->line);
+      longjmp(*G->S->jb, 1);
+    }
     if (FP->parallel)
       for (int b = 0; b < fl->loop->nblocks; b++) P->outl[fl->loop->blocks[b]->id] = fl;
   }

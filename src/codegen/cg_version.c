@@ -265,7 +265,7 @@ void cg_version_plan(CG *G) {
   ** their fast copies, where an inner loop is versioned only for the rest */
   for (int l = 0; l < f->nloops && G->boundscheck; l++) {
     KirLoop *O = f->loops[l];
-    if (!nest_candidate(G, F, O)) continue;
+    if (!nest_candidate(G, F, O) || cg_lua_loop_uses(G, O)) continue;   /* (Lua values: cg_lua.c) */
     const KfaLoop *fo = &F->loops[O->id];
     struct CgNest *N = cg_zalloc(G, sizeof *N);
     N->O = O;
@@ -290,6 +290,7 @@ void cg_version_plan(CG *G) {
   }
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
+    if (cg_lua_loop_uses(G, L)) continue;   /* Lua values (cg_lua.c): one copy of the loop */
     if ((G->boundscheck && versionable(G, F, L) && has_open_check(G, F, L)) || narrowable(G, F, L))
       plan_loop(G, L);
   }

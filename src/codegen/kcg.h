@@ -18,6 +18,10 @@
 ** entry_name for root. Compile errors longjmp through S->jb with the
 ** located message in S->err. *has_calls: a compiled call was emitted (the
 ** dispatcher then sets err->stack_limit). */
+/* Does root (or a function it calls) hold Lua values (tables: cg_lua.c)?
+** Such code calls the Lua API and may raise Lua errors (longjmp). */
+int kcg_uses_lua(KtySession *S, KtySpec *root);
+
 void kcg_emit(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
               const char *entry_name, const KcgTarget *t, int boundscheck, int fastmath,
               int *has_calls);

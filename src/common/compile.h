@@ -36,8 +36,11 @@ typedef enum TypeKind {
   T_STR,       /* a constant string (error messages, math.type results) */
   T_SHAPE,     /* a.shape: only indexable */
   T_CONFLICT,  /* result of joining incompatible types (an error) */
-  T_NUMBER     /* integer or float, Lua's subtype kept at run time: where an
+  T_NUMBER,    /* integer or float, Lua's subtype kept at run time: where an
                   integer and a float meet (fsub: the float's kind) */
+  T_LUA        /* a Lua value held in a stack slot (runtime/luavalue.c): a
+                  table argument, a table made here, anything read from a
+                  table (sub: KTY_LUA_TABLE when known to be a table) */
 } TypeKind;
 
 typedef struct Type {

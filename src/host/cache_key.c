@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "lua.h"
 #include "host/cache_key.h"
 #include "common/krecord.h"
@@ -89,6 +91,17 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
       if (sp->callees[id]) {
         put_i64(&b, -1 - id);
         put_i64(&b, sp->callees[id]->index);
+      }
+      if (sp->liveref && sp->liveref[id]) {
+        /* a registry reference compiled in (a table the code writes into):
+        ** valid in this process only, so the key is this process's */
+        static int64_t salt;
+        if (salt == 0)
+          salt = ((int64_t)(intptr_t)&salt) ^ (int64_t)(intptr_t)L ^ ((int64_t)getpid() << 32) ^
+                 (int64_t)time(NULL) ^ 0x6c697665;
+        put_i64(&b, INT64_MIN + 1);
+        put_i64(&b, sp->liveref[id]);
+        put_i64(&b, salt);
       }
     }
     /* the numbers of frozen tables indexed by computed keys (cg_frozen.c) */

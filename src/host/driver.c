@@ -273,6 +273,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   out->uses_sync = info.uses_sync;
   out->allocates = allocates(&T);
   result_views(root, out->rview);
+  out->lua = kcg_uses_lua(&T, root);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
   out->types = types_text(&T, t->kernel);
   if (info.nmsgs > 0) {

@@ -64,6 +64,8 @@ typedef struct KdrvOutput {
                                 function made (a:slice, a:reshape, m[i]):
                                 never the argument itself, even when it
                                 covers all of it (jit.c) */
+  int lua;                   /* holds Lua values (tables): calls the Lua API,
+                                may raise Lua errors (kcg_uses_lua) */
 } KdrvOutput;
 
 /* Compiles in->fidx into in->M. Compile errors are the user's located

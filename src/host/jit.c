@@ -32,6 +32,7 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
 #include "runtime/runtime_lib.h"
+#include "runtime/luavalue.h"
 #include "runtime/parallel.h"
 #include "runtime/alloc.h"
 #include "host/jit.h"
@@ -46,6 +47,9 @@
 
 /* Argument classes in a signature (one byte per argument). */
 enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
+/* A table (any table: not keyed by identity); its slot holds its stack
+** index, and compiled code reaches it through the Lua API (cg_lua.c). */
+#define SIG_TABLE 15
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
 /* Records (kjit.struct): SIG_REC + ndim (0: a record view, 1..4: arrays of
 ** records); the layout is the argument's key (JitSpec.fnkey), compared as
@@ -63,6 +67,7 @@ typedef struct JitSpec {
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
   int calls;                     /* makes compiled calls: needs the stack limit */
+  int lua;                       /* holds Lua values: calls the Lua API (driver.h) */
   int fast;                      /* no function arguments: read_args may read them */
   KEntry entry;
   KCpuCode *code;
@@ -108,6 +113,7 @@ static Type sig_type(uint8_t c) {
   case SIG_INT: return TY(T_INT);
   case SIG_FLOAT: return TY(T_F64);
   case SIG_FUNC: return TY(T_FUNC);
+  case SIG_TABLE: { Type t = TY(T_LUA); t.sub = KTY_LUA_TABLE; return t; }
   default: {
     Type t = TY(T_BUF);
     if (SIG_ISREC(c)) {   /* the layout: rec_types fills Type.ref */
@@ -165,10 +171,12 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
   case LUA_TFUNCTION:
     if (!lua_iscfunction(L, idx)) { *slot = (int64_t)(intptr_t)lua_topointer(L, idx); return SIG_FUNC; }
     break;
+  case LUA_TTABLE: *slot = lua_absindex(L, idx); return SIG_TABLE;
   default: break;
   }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
-                             "booleans, kjit arrays and Lua functions", argn, luaL_typename(L, idx));
+                             "booleans, tables, kjit arrays and Lua functions", argn,
+                             luaL_typename(L, idx));
 }
 
 /* The fast path: reads the arguments at stack indices base.. into slots if
@@ -207,6 +215,10 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
     case SIG_NIL:
       if (lua_type(L, idx) != LUA_TNIL) return 0;
       slots[i] = 0;
+      break;
+    case SIG_TABLE:
+      if (lua_type(L, idx) != LUA_TTABLE) return 0;
+      slots[i] = idx;
       break;
     default: {   /* an array (of records: its layout too) */
       KBuffer *b = kb_fast(L, idx);
@@ -252,6 +264,7 @@ K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t
       if ((v->tt_ & 0x0f) != KLS_NIL) return 0;
       slots[i] = 0;
       break;
+    case SIG_TABLE: return 0;   /* read_args knows the stack index */
     default: {   /* an array */
       if (v->tt_ != KLS_UDATA) return 0;
       size_t len;
@@ -306,6 +319,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_arange", (void *)kjit_rt_arange);
   kc_register_symbol("kjit_rt_linspace", (void *)kjit_rt_linspace);
   kc_register_symbol("kjit_rt_reshape_check", (void *)kjit_rt_reshape_check);
+  kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
 }
 
 /* Once per process: states in other threads may compile at the same time
@@ -478,6 +492,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     if (sig[i] == SIG_FUNC) js->fast = 0;
   js->nret = bc.nret;
   js->calls = cc.hit ? cc.calls : bc.calls;
+  js->lua = bc.lua;
   for (int r = 0; r < js->nret; r++) {
     Type rt = bc.rets[r];
     js->rets[r] = rt.kind;
@@ -561,6 +576,13 @@ static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
       kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
     }
     switch (kind) {
+    case T_LUA: {   /* a slot, or a number (cg_entry.c) */
+      int64_t tag = rets[KJIT_MAXRETS + r];
+      if (tag == 0) lua_pushvalue(L, (int)rets[r]);
+      else if (tag == 1) lua_pushinteger(L, rets[r]);
+      else { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); }
+      break;
+    }
     case T_NIL: lua_pushnil(L); break;
     case T_INT: lua_pushinteger(L, rets[r]); break;
     case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
@@ -1296,6 +1318,9 @@ void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRe
   }
   lua_call(L, 2 + nrecs, 0);
   JitSpec *js = o->last;
+  if (js->lua)   /* kjit_call runs compiled code without Lua's protection */
+    luaL_error(L, "kjit_compile: this function uses tables (Lua values), which the C API "
+               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays");
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;

@@ -76,6 +76,7 @@ static int tyeq(Type a, Type b) {
                      (a.dtype != KJIT_RECORD || a.ref == b.ref);   /* records: the layout */
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
+  case T_LUA: return a.sub == b.sub;
   case T_SHAPE: return a.ndim == b.ndim;
   case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR:
     return a.ref == b.ref && a.sub == b.sub;
@@ -184,6 +185,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_TABLE: return "table";
   case T_STR: return "string";
   case T_SHAPE: snprintf(buf, n, "shape(%d)", t.ndim); return buf;
+  case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : "value";
   default: return "conflict";
   }
 }
@@ -309,6 +311,38 @@ static const char *luaname(Type t, char *buf, size_t n) {
              "compiles: define it first)", x_->op == KIR_GETFIELD ? "global" : "upvalue", n_); \
     } \
   } while (0)
+
+/* ---- Lua values (T_LUA) ------------------------------------------------ */
+
+static int islua(Type t) { return t.kind == T_LUA; }
+
+/* Can a value of type t go into a Lua stack slot (a table key or value, an
+** operand of an operation on a Lua value)? Numbers, booleans, nil,
+** constant strings and Lua values can; arrays, functions and frozen
+** tables have no run-time Lua form in compiled code yet. */
+static int boxable(Type t, KtyConst k) {
+  switch (t.kind) {
+  case T_NIL: case T_BOOL: case T_INT: case T_F64: case T_F32: case T_NUMBER: case T_MAYBE:
+  case T_LUA:
+    return 1;
+  case T_STR: return k.kind == T_STR;
+  default: return 0;
+  }
+}
+
+/* Refuses (in the error pass) operand x of v that cannot become a Lua
+** value: what it is and what to write instead. */
+#define REFUSE_UNBOXABLE(S, sp, v, x, role) \
+  do { \
+    char tb_[32]; \
+    REFUSE(S, sp, v, "a %s cannot be %s in compiled code yet (only numbers, booleans, nil, " \
+           "constant strings and tables passed in or made here)", \
+           kty_name(sp->types[(x)->id], tb_, sizeof tb_), role); \
+  } while (0)
+
+/* A Lua value where a number is needed (a math function's argument, a
+** for loop's bound): checked at run time, then a number of either subtype. */
+static Type luanum(Type t) { return islua(t) ? number(T_F64, 0) : t; }
 
 /* ---- Reading a frozen table -------------------------------------------- */
 
@@ -482,7 +516,7 @@ static int truth(Type t, KtyConst k) {
   case T_UNKNOWN: return -1;
   case T_NIL: return 0;
   case T_BOOL: return k.kind == T_BOOL ? k.v.b != 0 : 2;
-  case T_MAYBE: case T_CONFLICT: return 2;
+  case T_MAYBE: case T_CONFLICT: case T_LUA: return 2;
   default: return 1;
   }
 }
@@ -627,6 +661,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
 /* The join of the values reaching a phi (or returned), numbers keeping
 ** their subtypes; a constant false or nil with numbers is a T_MAYBE. */
 typedef struct KtyJoin {
+  int lua, luasub;      /* a Lua value (T_LUA) joined: anything boxable joins it */
   int nil, fals, boolv;
   Type num, other;
   int conflict;
@@ -638,6 +673,10 @@ static void join_add(Join *J, Type t, KtyConst k) {
   if (J->first.kind == T_UNKNOWN) J->first = t;
   else if (J->second.kind == T_UNKNOWN && !tyeq(J->first, t)) J->second = t;
   switch (t.kind) {
+  case T_LUA:
+    J->luasub = J->lua ? (J->luasub == t.sub ? t.sub : 0) : t.sub;
+    J->lua = 1;
+    break;
   case T_NIL: J->nil = 1; break;
   case T_BOOL: if (k.kind == T_BOOL && !k.v.b) J->fals = 1; else J->boolv = 1; break;
   case T_MAYBE:
@@ -657,6 +696,15 @@ static void join_add(Join *J, Type t, KtyConst k) {
 
 static Type join_result(Join *J) {
   int falsy = J->nil || J->fals || J->boolv;
+  if (J->lua) {
+    /* a Lua value joined with numbers, booleans, nil or strings: each is
+    ** boxed into the phi's stack slot (codegen/cg_lua.c) */
+    Type r = ty(T_LUA);
+    int only = !falsy && J->num.kind == T_UNKNOWN && J->other.kind == T_UNKNOWN;
+    r.sub = (uint8_t)(only ? J->luasub : 0);
+    if (J->conflict || (J->other.kind != T_UNKNOWN && J->other.kind != T_STR)) return ty(T_CONFLICT);
+    return r;
+  }
   if (J->conflict) return ty(T_CONFLICT);
   if (J->other.kind != T_UNKNOWN)
     return (falsy || J->num.kind != T_UNKNOWN) ? ty(T_CONFLICT) : J->other;
@@ -749,6 +797,11 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0], *y = v->args[1];
   Type a = numview(sp->types[x->id]), b = numview(sp->types[y->id]);
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
+  if (islua(a) || islua(b)) {   /* Lua's arithmetic, metamethods included */
+    if (!boxable(a, sp->consts[x->id])) REFUSE_UNBOXABLE(S, sp, v, x, "an operand of arithmetic on a table value");
+    if (!boxable(b, sp->consts[y->id])) REFUSE_UNBOXABLE(S, sp, v, y, "an operand of arithmetic on a table value");
+    return ty(T_LUA);
+  }
   if (!isnum(a) || !isnum(b)) {
     KirInsn *bad = isnum(a) ? y : x;
     char tb[32], db[128];
@@ -810,6 +863,7 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (tr == 0 || tr == 1) { k->kind = T_BOOL; k->v.b = !tr; }
     return ty(T_BOOL);
   }
+  if (islua(a)) return ty(T_LUA);   /* #t, -t, ~t: Lua's, metamethods included */
   if (v->op == KIR_LEN) {
     if (ka.kind == T_STR) {   /* #"text": a constant, as Lua counts it (bytes) */
       k->kind = T_INT;
@@ -868,6 +922,11 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (is_built_str(a) || is_built_str(b))
     REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
            "(such strings can be printed, written or raised: print, io.write, error, assert)");
+  if (islua(a) || islua(b)) {   /* lua_compare: __eq, __lt, __le */
+    if (!boxable(a, ka)) REFUSE_UNBOXABLE(S, sp, v, v->args[0], "compared with a table value");
+    if (!boxable(b, kb)) REFUSE_UNBOXABLE(S, sp, v, v->args[1], "compared with a table value");
+    return ty(T_BOOL);
+  }
   if (v->op == KIR_EQ) {
     /* two records: equal fields (host/record.c's __eq); other layouts: false */
     if (a.kind == T_BUF && b.kind == T_BUF && a.dtype == KJIT_RECORD && b.dtype == KJIT_RECORD &&
@@ -1064,6 +1123,75 @@ static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
   return r;
 }
 
+/* Is the table at slot ref one that compiled code of this session writes
+** into (t_live)? */
+static int is_live(KtySession *S, int ref) {
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  int live = 0;
+  if (lua_rawgeti(L, -1, 0) == LUA_TTABLE) {
+    lua_rawgeti(L, -2, ref);
+    live = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return live;
+}
+
+#define LIVE_FROZEN \
+  "this table is written by compiled code (t.x = v on an upvalue or a global) and read here " \
+  "as a constant frozen at compile time: pass the table as an argument instead"
+
+/* Does v (a getupval, or a getfield of _ENV: a global) read the same
+** upvalue or global as w? */
+static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
+  if (v->op != w->op) return 0;
+  if (v->op == KIR_GETUPVAL) return v->aux == w->aux;
+  return v->op == KIR_GETFIELD && is_env(f, v->args[0]) && is_env(f, w->args[0]) &&
+         v->k.str.len == w->k.str.len && memcmp(v->k.str.s, w->k.str.s, v->k.str.len) == 0;
+}
+
+/* A table read from an upvalue or a global that this function writes
+** into (t.x = v, t[i] = v, anywhere in it) is live: compiled code reads the
+** real table at run time (through a registry reference made here, kept as
+** long as the Lua state: the frozen table is the one compiled code sees),
+** so that its writes reach it and its reads see them. The table on top of
+** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  if (lua_type(S->L, -1) != LUA_TTABLE || S->kernel || is_env(sp->ir, v)) return 0;
+  KirFunc *f = sp->ir;
+  int stored = 0;
+  for (int b = 0; b < f->nblocks && !stored; b++) {
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns && !stored; i++) {
+      KirInsn *w = blk->insns[i];
+      if ((w->op == KIR_SETFIELD || w->op == KIR_SETINDEX) && same_var(f, w->args[0], v)) stored = 1;
+    }
+  }
+  if (!stored) return 0;
+  if (sp->liveref[v->id] == 0) {
+    lua_pushvalue(S->L, -1);
+    sp->liveref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  }
+  /* marked live for the session: a frozen read of it elsewhere would not
+  ** see the writes (is_live refuses those) */
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, 0);
+  }
+  lua_pushvalue(L, -3);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  *r = ty(T_LUA);
+  r->sub = KTY_LUA_TABLE;
+  return 1;
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -1074,6 +1202,11 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (kt.kind == T_UNKNOWN) return kt;
     RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
           luaname(kt, tb, sizeof tb));
+  }
+  if (islua(o)) {   /* t[k]: lua_gettable (__index included) */
+    if (kt.kind == T_UNKNOWN) return kt;
+    if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
+    return ty(T_LUA);
   }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
@@ -1094,6 +1227,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return e;
   }
   if (o.kind == T_TABLE) {
+    if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
     if (kk.kind != T_INT && kk.kind != T_STR)
       REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
@@ -1159,6 +1293,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recfield(S, sp, v);
+  if (islua(o)) return ty(T_LUA);   /* t.x: lua_getfield (__index included) */
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
     if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0) return ty(T_INT);
@@ -1178,6 +1313,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
            "dtype, fill, copy, reshape, slice)", name);
   }
   if (o.kind == T_TABLE) {
+    if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
     push_value(S, o.ref);
     lua_pushlstring(S->L, name, v->k.str.len);
     const char *err = table_get(S->L);
@@ -1188,6 +1324,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "reading %s '%s' raised an error: %s",
              is_env(sp->ir, obj) ? "global" : "field", name, eb);
     }
+    Type live;
+    if (is_env(sp->ir, obj) && t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1214,6 +1352,8 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   push_value(S, sp->ref);
   const char *name = lua_getupvalue(S->L, -1, v->aux + 1);
   if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", v->aux + 1); }
+  Type live;
+  if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
   *k = freeze(S);
   lua_pop(S->L, 1);
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1974,7 +2114,24 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     REFUSE(S, sp, v, GENERIC_FOR);
   }
-  if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  if (ft.kind == T_BUILTIN) {
+    /* a math function of a value read from a table: the value is checked
+    ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
+    const BuiltinRow *row = builtin_row(ft.ref);
+    for (int i = 0; i < n; i++) {
+      if (!islua(args[i])) continue;
+      if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
+                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
+        REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
+               "compiled code yet (argument #%d): copy it to a number first",
+               builtin_name(ft.ref), i + 1);
+      args[i] = luanum(args[i]);
+    }
+    return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  }
+  if (islua(ft))
+    REFUSE(S, sp, v, "calling a value read from a table is not supported in compiled code "
+           "yet%s", describe(sp, fn, db, sizeof db));
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -2014,6 +2171,13 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type val = sp->types[v->args[2]->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return ty(T_NIL);
+  if (islua(o)) {   /* t[k] = v: lua_settable (__newindex included) */
+    if (kt.kind != T_UNKNOWN && !boxable(kt, sp->consts[v->args[1]->id]))
+      REFUSE_UNBOXABLE(S, sp, v, v->args[1], "a table key");
+    if (val.kind != T_UNKNOWN && !boxable(val, sp->consts[v->args[2]->id]))
+      REFUSE_UNBOXABLE(S, sp, v, v->args[2], "stored in a table");
+    return ty(T_NIL);
+  }
   if (o.kind == T_NIL || o.kind == T_BOOL)
     RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
   if (o.kind != T_BUF)
@@ -2089,7 +2253,7 @@ static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type t[3];
   char tb[32];
   for (int i = 0; i < 3; i++) {
-    t[i] = numview(sp->types[v->args[i]->id]);
+    t[i] = luanum(numview(sp->types[v->args[i]->id]));   /* a Lua value: checked (cg_lua.c) */
     if (t[i].kind == T_UNKNOWN) return t[i];
     if (!isnum(t[i]))   /* Lua 5.4's luaG_forerror */
       REFUSE(S, sp, v, "bad 'for' %s (number expected, got %s)", which[i], luaname(t[i], tb, sizeof tb));
@@ -2123,6 +2287,44 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
 }
 
 /* The type (and constant, in *k) of value v from its operands. */
+/* t.x = v, {...}, and the constructor's list part, on Lua values. Returns
+** 1 with *r set when v is one of them on a Lua value, else 0 (the old
+** refusals apply). */
+static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  *r = ty(T_NIL);
+  if (v->op == KIR_NEWTABLE) {
+    if (S->kernel) { *r = ty(T_UNKNOWN); if (S->strict) fail(S, sp, v, "a kernel cannot make a table (cuda.jit code uses arrays only)"); return 1; }
+    *r = ty(T_LUA);
+    r->sub = KTY_LUA_TABLE;
+    return 1;
+  }
+  if (v->op != KIR_SETFIELD && v->op != KIR_SETLIST) return 0;
+  Type o = sp->types[v->args[0]->id];
+  if (o.kind == T_UNKNOWN) return 1;
+  if (!islua(o)) return 0;
+  if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN)) {
+    if (S->strict)
+      fail(S, sp, v, "a table constructor ending in a call or '...' ({f()}) is not supported "
+           "in compiled code yet: store the results one by one");
+    return 1;
+  }
+  for (int i = 1; i < v->nargs; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (t.kind == T_UNKNOWN) continue;
+    if (!boxable(t, sp->consts[v->args[i]->id])) {
+      *r = ty(T_UNKNOWN);
+      if (S->strict) {
+        char tb[32];
+        fail(S, sp, v, "a %s cannot be stored in a table in compiled code yet (only numbers, "
+             "booleans, nil, constant strings and tables passed in or made here)",
+             kty_name(t, tb, sizeof tb));
+      }
+      return 1;
+    }
+  }
+  return 1;
+}
+
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
   if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) return t_ctor(S, sp, v);
@@ -2133,6 +2335,8 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
   }
+  Type lr;
+  if (t_luastore(S, sp, v, &lr)) return lr;
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -2377,6 +2581,7 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->consts = alloc(S, sizeof(KtyConst) * (size_t)n);
   sp->callees = alloc(S, sizeof(KtySpec *) * (size_t)n);
   sp->raises = alloc(S, sizeof(KtyRaise) * (size_t)n);
+  sp->liveref = alloc(S, sizeof(int) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);

@@ -79,6 +79,9 @@
 #include "ir/ir_builtins.h"
 #include "ir/ir.h"
 
+/* Type.sub of a T_LUA known to be a table (an argument, a constructor). */
+#define KTY_LUA_TABLE 1
+
 /* A compile-time constant (a literal, a frozen upvalue or field, a fold). */
 typedef struct KtyConst {
   uint8_t kind;           /* T_NIL, T_BOOL, T_INT, T_F64, T_STR, T_TABLE,
@@ -117,6 +120,9 @@ struct KtySpec {
   KtyConst *consts;
   KtySpec **callees;      /* CALL of a Lua function: its specialization */
   KtyRaise *raises;       /* an operation that always raises when it runs */
+  int *liveref;           /* a table upvalue or global this function writes
+                             into (t_live in ir_type.c): the registry
+                             reference compiled code reads it through, else 0 */
   /* by block id */
   uint8_t *live;          /* some edge into it runs (the entry always) */
   uint8_t *edges;         /* bit s: the edge to succ[s] runs */

@@ -278,7 +278,7 @@ static void test_compile_call(void) {
   lua_pop(L, 1);
   CHECK(kjit_nargs(dot) == 2 && kjit_nresults(dot) == 1, "dot arity");
   double x[5] = { 1, 2, 3, 4, 5 }, y[5] = { 2, 2, 2, 2, 2 };
-  kjit_array ax = { x, KJIT_F64, 1, { 5, 1, 1, 1 } }, ay = { y, KJIT_F64, 1, { 5, 1, 1, 1 } };
+  kjit_array ax = { x, KJIT_F64, 1, { 5, 1, 1, 1 }, NULL }, ay = { y, KJIT_F64, 1, { 5, 1, 1, 1 } };
   kjit_value args[2] = { kjit_arr(&ax), kjit_arr(&ay) }, r[3];
   int top = lua_gettop(L);
   CHECK(kjit_call(L, dot, args, 2, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT &&
@@ -291,7 +291,7 @@ static void test_compile_call(void) {
 
   /* a 2-D array of host memory, written in place */
   float m[2][3] = { { 1, 2, 3 }, { 4, 5, 6 } };
-  kjit_array am = { m, KJIT_F32, 2, { 2, 3, 1, 1 } };
+  kjit_array am = { m, KJIT_F32, 2, { 2, 3, 1, 1 }, NULL };
   lua_getfield(L, M, "scale");
   CHECK(kjit_compile(L, -1, "void(f32[:,:], f64)", &scale) == KJIT_OK, "compile scale");
   CHECK(kjit_nresults(scale) == 0, "void");
@@ -311,7 +311,7 @@ static void test_compile_call(void) {
 
   /* integer arrays, integer results */
   int16_t h[4] = { -5, 7, 300, -32768 };
-  kjit_array ah = { h, KJIT_I16, 1, { 4, 1, 1, 1 } };
+  kjit_array ah = { h, KJIT_I16, 1, { 4, 1, 1, 1 }, NULL };
   lua_getfield(L, M, "get");
   CHECK(kjit_compile(L, -1, "i64(i16[:], i64)", &get) == KJIT_OK, "compile get");
   kjit_value gargs[2] = { kjit_arr(&ah), kjit_int(4) };
@@ -323,7 +323,7 @@ static void test_compile_call(void) {
   CHECK(kjit_compile(L, -1, "f32(f32[:,:])", &fsum) == KJIT_ERRCOMPILE, "2-D sum is a compile error");
   CHECK(msg_has(L, "capi_ok.lua:21:"), "located at the source line");
   float fv[3] = { 0.1f, 0.2f, 0.3f };
-  kjit_array af = { fv, KJIT_F32, 1, { 3, 1, 1, 1 } };
+  kjit_array af = { fv, KJIT_F32, 1, { 3, 1, 1, 1 }, NULL };
   CHECK(kjit_compile(L, -1, "f32(f32[:])", &fsum) == KJIT_OK, "compile fsum");
   kjit_value fargs[1] = { kjit_arr(&af) };
   CHECK(kjit_call(L, fsum, fargs, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT &&
@@ -341,7 +341,7 @@ static void test_compile_call(void) {
   /* compiled code calling another Lua function */
   lua_getfield(L, M, "sumsq");
   int64_t iv[3] = { 1, 2, 3 };
-  kjit_array ai = { iv, KJIT_I64, 1, { 3, 1, 1, 1 } };
+  kjit_array ai = { iv, KJIT_I64, 1, { 3, 1, 1, 1 }, NULL };
   CHECK(kjit_compile(L, -1, "i64(i64[:])", &sumsq) == KJIT_OK, "compile sumsq");
   kjit_value iargs[1] = { kjit_arr(&ai) };
   CHECK(kjit_call(L, sumsq, iargs, 1, r, 1) == KJIT_OK && r[0].v.i == 14, "callee");
@@ -384,12 +384,12 @@ static void test_compile_call(void) {
 
   /* misuse of kjit_call: KJIT_ERRARG, one message, nothing run */
   kjit_value bad[3];
-  kjit_array wrongdt = { x, KJIT_F32, 1, { 5, 1, 1, 1 } };
-  kjit_array wrongnd = { x, KJIT_F64, 2, { 5, 1, 1, 1 } };
-  kjit_array negshape = { x, KJIT_F64, 1, { -1, 1, 1, 1 } };
-  kjit_array nulldata = { NULL, KJIT_F64, 1, { 5, 1, 1, 1 } };
-  kjit_array emptynull = { NULL, KJIT_F64, 1, { 0, 1, 1, 1 } };
-  kjit_array misal = { (char *)x + 4, KJIT_F64, 1, { 2, 1, 1, 1 } };
+  kjit_array wrongdt = { x, KJIT_F32, 1, { 5, 1, 1, 1 }, NULL };
+  kjit_array wrongnd = { x, KJIT_F64, 2, { 5, 1, 1, 1 }, NULL };
+  kjit_array negshape = { x, KJIT_F64, 1, { -1, 1, 1, 1 }, NULL };
+  kjit_array nulldata = { NULL, KJIT_F64, 1, { 5, 1, 1, 1 }, NULL };
+  kjit_array emptynull = { NULL, KJIT_F64, 1, { 0, 1, 1, 1 }, NULL };
+  kjit_array misal = { (char *)x + 4, KJIT_F64, 1, { 2, 1, 1, 1 }, NULL };
   top = lua_gettop(L);
   CHECK(kjit_call(L, dot, args, 1, r, 1) == KJIT_ERRARG &&
         msg_has(L, "1 argument given, the signature (f64[:], f64[:]) takes 2"), "too few");
@@ -442,6 +442,10 @@ static void test_compile_errors(void) {
                  "  local co = coroutine.running()\n" /* 3: coroutines are not compiled */
                  "  return x\n"
                  "end\n"
+                 "function M.usetab(x)\n"
+                 "  local t = {}\n"                   /* tables: not through the C API */
+                 "  return x\n"
+                 "end\n"
                  "function M.id(x) return x end\n"
                  "return M\n") == LUA_OK, "script");
   int M = lua_gettop(L);
@@ -450,6 +454,10 @@ static void test_compile_errors(void) {
   lua_getfield(L, M, "tab");
   CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRCOMPILE && fn == NULL, "table");
   CHECK(msg_has(L, "capi_bad.lua:3:"), "compile error with file:line");
+  lua_pop(L, 1);
+  lua_getfield(L, M, "usetab");
+  CHECK(kjit_compile(L, -1, "f64(f64)", &fn) == KJIT_ERRCOMPILE && fn == NULL &&
+        msg_has(L, "uses tables"), "a function using tables is refused by the C API");
   CHECK(kjit_compile(L, -1, "f64(f99[:])", &fn) == KJIT_ERRCOMPILE && msg_has(L, "bad signature"),
         "bad type in signature");
   CHECK(kjit_compile(L, -1, "f64 f64", &fn) == KJIT_ERRCOMPILE && msg_has(L, "bad signature"),
@@ -509,7 +517,7 @@ static void test_many(void) {
   for (int round = 0; round < 20; round++) {
     kjit_fn *fn;
     if (kjit_compile(L, f, "void(f64[:], i64)", &fn) != KJIT_OK) { ok = 0; lua_pop(L, 1); break; }
-    kjit_array a = { buf, KJIT_F64, 1, { 100, 1, 1, 1 } };
+    kjit_array a = { buf, KJIT_F64, 1, { 100, 1, 1, 1 }, NULL };
     kjit_value args[2] = { kjit_arr(&a), kjit_int(1) };
     for (int k = 0; k < 50; k++) ok &= kjit_call(L, fn, args, 2, NULL, 0) == KJIT_OK;
     lua_pop(L, 1);                         /* drop the handle's owner */
@@ -829,14 +837,14 @@ static void test_bool(void) {
   int flipobj = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);
   uint8_t in[5] = { 1, 0, 0, 3, 1 }, out[5] = { 7, 7, 7, 7, 7 };
-  kjit_array ain = { in, KJIT_BOOL, 1, { 5, 1, 1, 1 } }, aout = { out, KJIT_BOOL, 1, { 5, 1, 1, 1 } };
+  kjit_array ain = { in, KJIT_BOOL, 1, { 5, 1, 1, 1 }, NULL }, aout = { out, KJIT_BOOL, 1, { 5, 1, 1, 1 } };
   kjit_value args[2] = { kjit_arr(&ain), kjit_arr(&aout) }, r[2];
   CHECK(kjit_call(L, flip, args, 2, r, 2) == KJIT_OK && r[0].type == KJIT_TINT && r[0].v.i == 3 &&
         r[1].type == KJIT_TBOOL && r[1].v.b == 1, "flip: 3 trues, a[1] true");
   CHECK(out[0] == 0 && out[1] == 1 && out[2] == 1 && out[3] == 0 && out[4] == 0,
         "flip wrote 0/1 (%d %d %d %d %d)", out[0], out[1], out[2], out[3], out[4]);
   /* a u8 array is not a bool array */
-  kjit_array au8 = { in, KJIT_U8, 1, { 5, 1, 1, 1 } };
+  kjit_array au8 = { in, KJIT_U8, 1, { 5, 1, 1, 1 }, NULL };
   kjit_value uargs[2] = { kjit_arr(&au8), kjit_arr(&aout) };
   CHECK(kjit_call(L, flip, uargs, 2, r, 2) == KJIT_ERRARG && msg_has(L, "bool"), "u8 refused");
   /* the store error of compiled code, with the script's line */

@@ -1,0 +1,1128 @@
+/*
+** cg_lua.c: Lua values (T_LUA) in the code generator: frames of stack
+** slots, and every operation on a Lua value as a call of a run-time
+** helper (runtime/luavalue.c, whose head says how values are anchored and
+** why the helpers may longjmp).
+**
+** A T_LUA CgVal is { v: i32, the absolute Lua stack index of its slot;
+** flag: i8 tag; dims[0]: i64 bits } (cg.h). A number read from a table
+** stays in registers: tag 1 (an integer in bits) or 2 (a float's bits),
+** and its slot is then not written (stale); tag 0: the value is in the
+** slot. Arithmetic and comparisons on numbers run inline (cg_num.c's own
+** rules, the interpreter's); anything else calls the helpers with slots
+** (a number boxed into a scratch slot first). A specialization that has values of Lua type opens a
+** frame on entry (cg_lua_begin): L is loaded from err (KErr.L, set by
+** every dispatcher), base = kjit_lv_open(L, nslots). Slots, by IR value:
+**   - a parameter: the caller's slot (never written here);
+**   - an operation giving a Lua value (index, getfield, arithmetic on a
+**     Lua value, a constructor): a slot of its own, overwritten each time
+**     the operation runs (a loop reuses it, as the VM reuses a register);
+**   - a phi: a slot of its own plus a spare; each edge into its block
+**     boxes or copies the incoming value into it (the spare breaks cycles
+**     among the phis of one block: `a, b = b, a`);
+**   - a call of a compiled function giving Lua values: one slot per
+**     result, which the callee fills before it closes its own frame (the
+**     caller passes the slot index in the result pointer);
+**   - three scratch slots at the end, where numbers, booleans and
+**     constant strings are boxed for one API call.
+** The frame is closed when the function returns normally; on an error
+** return the dispatcher raises, which discards the whole stack above its
+** own frame.
+**
+** Errors kjit can foresee (indexing a nil, arithmetic on a table without
+** __add, ordering a table and a number, a non-number where a math
+** function wants one) come back from the helpers as a code; the cold path
+** raises Lua's message with this line and Lua's description of the
+** operand (cg_varinfo: "(field 'x')", "(local 't')").
+*/
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/cg.h"
+#include "codegen/kcg.h"
+#include "runtime/luavalue.h"
+#include "lua.h"
+
+#define NSCRATCH 3
+
+/* ---- Which specializations use Lua values ----------------------------------- */
+
+int cg_lua_spec_uses(const KtySpec *sp) {
+  for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
+  for (int b = 0; b < sp->ir->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = sp->ir->blocks[b];
+    for (int i = 0; i < blk->nphis; i++) if (sp->types[blk->phis[i]->id].kind == T_LUA) return 1;
+    for (int i = 0; i < blk->ninsns; i++) if (sp->types[blk->insns[i]->id].kind == T_LUA) return 1;
+  }
+  return 0;
+}
+
+/* ---- Helpers' calls ---------------------------------------------------------- */
+
+static LLVMValueRef call(CG *G, const char *name, LLVMTypeRef ret, LLVMTypeRef *ptys,
+                         LLVMValueRef *args, unsigned n) {
+  return cg_ccall(G, name, ret ? ret : LLVMVoidTypeInContext(G->C), ptys, args, n);
+}
+
+/* Slot k's stack index, computed once in the entry block (after
+** kjit_lv_open), so that it dominates every use. */
+static LLVMValueRef slot_at(CG *G, int k) {
+  if (k < 0 || k >= G->nlslots) cg_error(G, NULL, "internal error: Lua slot %d of %d", k, G->nlslots);
+  if (G->lslotv[k] == NULL) {
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
+    LLVMPositionBuilderAtEnd(b, G->allocas);
+    G->lslotv[k] = LLVMBuildAdd(b, G->lbase, cg_i32(G, k), "slot");
+    LLVMDisposeBuilder(b);
+  }
+  return G->lslotv[k];
+}
+
+/* A constant C string (len bytes and a NUL) for the helpers. */
+static LLVMValueRef cstr(CG *G, const char *s, size_t len) {
+  LLVMValueRef init = LLVMConstStringInContext(G->C, s, (unsigned)len, 0);
+  LLVMValueRef g = LLVMAddGlobal(G->M, LLVMTypeOf(init), "kcg.lstr");
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  return LLVMBuildPointerCast(G->B, g, G->i8p, "");
+}
+
+static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
+
+/* ---- Frames -------------------------------------------------------------------- */
+
+void cg_lua_begin(CG *G, KtySpec *sp) {
+  KirFunc *f = sp->ir;
+  G->lslot = NULL;
+  G->luaL = NULL;
+  G->lbase = NULL;
+  G->nlslots = 0;
+  if (!cg_lua_spec_uses(sp)) return;
+  G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
+  int n = 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->nphis; i++) {
+      KirInsn *p = blk->phis[i];
+      G->lslot[p->id] = -1;
+      if (sp->types[p->id].kind == T_LUA) { G->lslot[p->id] = n; n += 2; }
+    }
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *v = blk->insns[i];
+      G->lslot[v->id] = -1;
+      KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
+      if (c) {   /* a compiled callee's results of Lua type land here */
+        int any = 0;
+        for (int r = 0; r < c->nret; r++) any |= c->rets[r].kind == T_LUA;
+        if (any) { G->lslot[v->id] = n; n += c->nret; }
+        continue;
+      }
+      if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
+      if (sp->types[v->id].kind == T_LUA) G->lslot[v->id] = n++;
+    }
+  }
+  G->nlslots = n + NSCRATCH;
+  /* L from the dispatcher's KErr (a field the generators do not mirror) */
+  LLVMValueRef e8 = LLVMBuildPointerCast(G->B, G->err, G->i8p, "");
+  LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
+  LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
+  lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
+  G->luaL = LLVMBuildLoad2(G->B, G->i8p, lp, "L");
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
+  G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
+}
+
+void cg_lua_end(CG *G) {
+  if (G->lbase == NULL) return;
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, G->lbase };
+  call(G, "kjit_lv_close", NULL, ps, as, 2);
+}
+
+LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v) {
+  if (G->lslot == NULL || G->lslot[v->id] < 0)
+    cg_error(G, v, "internal error: a Lua value without a stack slot");
+  return slot_at(G, G->lslot[v->id]);
+}
+
+LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call_insn, int r) {
+  if (G->lslot == NULL || G->lslot[call_insn->id] < 0)
+    cg_error(G, call_insn, "internal error: a call's Lua results without stack slots");
+  return slot_at(G, G->lslot[call_insn->id] + r);
+}
+
+static LLVMValueRef scratch(CG *G, int i) { return slot_at(G, G->nlslots - NSCRATCH + i); }
+
+/* ---- Values ------------------------------------------------------------------------ */
+
+static CgVal mk(Type t, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits) {
+  if (t.kind != T_LUA) t = TY(T_LUA);
+  CgVal x = cg_mk(t, slot);
+  x.flag = tag;
+  x.dims[0] = bits;
+  return x;
+}
+
+static LLVMValueRef i8c(CG *G, int v) { return LLVMConstInt(G->i8, (unsigned long long)v, 0); }
+
+/* A Lua value known to be in its slot (a table): tag 0 at compile time. */
+static int inslot(CgVal x) {
+  return x.t.kind == T_LUA && (x.t.sub == KTY_LUA_TABLE ||
+                               (x.flag && LLVMIsAConstantInt(x.flag) && LLVMConstIntGetZExtValue(x.flag) == 0));
+}
+
+static LLVMValueRef isnum_tag(CG *G, CgVal x) {
+  if (inslot(x)) return cg_i1(G, 0);
+  return LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
+}
+
+/* The T_NUMBER of a Lua value whose tag says number. */
+static CgVal numof(CG *G, CgVal x) {
+  Type t = TY(T_NUMBER);
+  t.fsub = T_F64;
+  CgVal n = cg_mk(t, x.dims[0]);
+  n.isf = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_FLT), "");
+  return n;
+}
+
+/* (tag, bits) of a number of any kind. */
+static void numtag(CG *G, CgVal x, LLVMValueRef *tag, LLVMValueRef *bits) {
+  switch (x.t.kind) {
+  case T_INT: *tag = i8c(G, KLV_INT); *bits = x.v; return;
+  case T_F64: *tag = i8c(G, KLV_FLT); *bits = LLVMBuildBitCast(G->B, x.v, G->i64, ""); return;
+  case T_F32:
+    *tag = i8c(G, KLV_FLT);
+    *bits = LLVMBuildBitCast(G->B, LLVMBuildFPExt(G->B, x.v, G->f64, ""), G->i64, "");
+    return;
+  default: {   /* T_NUMBER */
+    CgVal f = cg_number_side(G, x, 1);
+    LLVMValueRef fd = f.t.kind == T_F32 ? LLVMBuildFPExt(G->B, f.v, G->f64, "") : f.v;
+    *bits = LLVMBuildSelect(G->B, x.isf, LLVMBuildBitCast(G->B, fd, G->i64, ""), x.v, "");
+    *tag = LLVMBuildSelect(G->B, x.isf, i8c(G, KLV_FLT), i8c(G, KLV_INT), "");
+    return;
+  }
+  }
+}
+
+static int isnumkind(int k) { return k == T_INT || k == T_F64 || k == T_F32 || k == T_NUMBER; }
+
+/* ---- Boxing --------------------------------------------------------------------- */
+
+static void setv(CG *G, const char *name, LLVMTypeRef ty, LLVMValueRef v, LLVMValueRef dst) {
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, ty };
+  LLVMValueRef as[3] = { G->luaL, dst, v };
+  call(G, name, NULL, ps, as, ty ? 3 : 2);
+}
+
+/* Writes the number (tag 1 or 2, bits) into slot dst. */
+static void box_tagged(CG *G, LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef dst) {
+  LLVMBasicBlockRef fb = cg_bb(G, "boxf"), ib = cg_bb(G, "boxi"), done = cg_bb(G, "boxed");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tag, i8c(G, KLV_FLT), ""), fb, ib);
+  LLVMPositionBuilderAtEnd(G->B, fb);
+  setv(G, "kjit_lv_setnum", G->f64, LLVMBuildBitCast(G->B, bits, G->f64, ""), dst);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, ib);
+  setv(G, "kjit_lv_setint", G->i64, bits, dst);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) {
+  if (from == to) return;
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, from, to };
+  call(G, "kjit_lv_copy", NULL, ps, as, 3);
+}
+
+/* x (any boxable value) written into slot dst. */
+void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  switch (x.t.kind) {
+  case T_LUA: {
+    if (inslot(x)) { copy_slot(G, x.v, dst); break; }
+    LLVMBasicBlockRef sb = cg_bb(G, "boxslot"), nb = cg_bb(G, "boxnum"), done = cg_bb(G, "boxdone");
+    LLVMBuildCondBr(G->B, isnum_tag(G, x), nb, sb);
+    LLVMPositionBuilderAtEnd(G->B, sb);
+    copy_slot(G, x.v, dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, nb);
+    box_tagged(G, x.flag, x.dims[0], dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+    break;
+  }
+  case T_NIL: case T_UNKNOWN: setv(G, "kjit_lv_setnil", NULL, NULL, dst); break;
+  case T_BOOL:
+    setv(G, "kjit_lv_setbool", G->i32, LLVMBuildZExt(G->B, x.v, G->i32, ""), dst);
+    break;
+  case T_INT: case T_F64: case T_F32: case T_NUMBER: {
+    LLVMValueRef tag, bits;
+    numtag(G, x, &tag, &bits);
+    box_tagged(G, tag, bits, dst);
+    break;
+  }
+  case T_MAYBE: {   /* a number, or nil/false */
+    LLVMBasicBlockRef nb = cg_bb(G, "boxn"), fb = cg_bb(G, "boxfalsy"), done = cg_bb(G, "boxed");
+    LLVMBuildCondBr(G->B, x.flag, nb, fb);
+    LLVMPositionBuilderAtEnd(G->B, nb);
+    Type nt = TY(x.t.sub);
+    nt.fsub = x.t.fsub;
+    CgVal n = cg_mk(nt, x.v);
+    n.isf = x.isf;
+    cg_lua_box(G, n, dst, at);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, fb);
+    if (x.t.dtype) setv(G, "kjit_lv_setnil", NULL, NULL, dst);
+    else setv(G, "kjit_lv_setbool", G->i32, cg_i32(G, 0), dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+    break;
+  }
+  case T_STR:
+    if (x.k && x.k->kind == T_STR) {
+      LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i64 };
+      LLVMValueRef as[4] = { G->luaL, dst, cstr(G, x.k->str, x.k->len), cg_i64(G, (int64_t)x.k->len) };
+      call(G, "kjit_lv_setstr", NULL, ps, as, 4);
+      break;
+    }
+    /* FALLTHROUGH */
+  default: {
+    char tb[32];
+    cg_error(G, at, "internal error: cannot make a Lua value of a %s", kty_name(x.t, tb, sizeof tb));
+  }
+  }
+}
+
+/* The slot holding x: its own for a Lua value in its slot, else scratch
+** slot i with x boxed there. */
+static LLVMValueRef operand(CG *G, CgVal x, int i, const KirInsn *at) {
+  if (x.t.kind == T_LUA && inslot(x)) return x.v;
+  LLVMValueRef s = scratch(G, i);
+  if (x.t.kind != T_LUA) { cg_lua_box(G, x, s, at); return s; }
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), nb = cg_bb(G, "opnum"), done = cg_bb(G, "opdone");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), nb, done);
+  LLVMPositionBuilderAtEnd(G->B, nb);
+  box_tagged(G, x.flag, x.dims[0], s);
+  LLVMBasicBlockRef nend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { x.v, s };
+  LLVMBasicBlockRef bs[2] = { here, nend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+/* x as (tag i32, bits, slot) for the store helpers: numbers in registers,
+** anything else in a slot (boxed into scratch i). */
+static void triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
+                   LLVMValueRef *slot) {
+  if (x.t.kind == T_LUA) {
+    *tag = inslot(x) ? cg_i32(G, 0) : LLVMBuildZExt(G->B, x.flag, G->i32, "");
+    *bits = inslot(x) ? cg_i64(G, 0) : x.dims[0];
+    *slot = x.v;
+    return;
+  }
+  if (isnumkind(x.t.kind)) {
+    LLVMValueRef t8;
+    numtag(G, x, &t8, bits);
+    *tag = LLVMBuildZExt(G->B, t8, G->i32, "");
+    *slot = cg_i32(G, 0);
+    return;
+  }
+  *tag = cg_i32(G, 0);
+  *bits = cg_i64(G, 0);
+  *slot = scratch(G, i);
+  cg_lua_box(G, x, *slot, at);
+}
+
+/* ---- Errors -------------------------------------------------------------------------- */
+
+/* if (rc is an error code) raise: the cold path calls raise(G, rc) then ends. */
+typedef void (*RaiseFn)(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud);
+
+static void check_rc(CG *G, const KirInsn *v, LLVMValueRef rc, RaiseFn raise, void *ud) {
+  LLVMBasicBlockRef bad = cg_bb(G, "lvfail"), ok = cg_bb(G, "lvok");
+  LLVMValueRef good = LLVMBuildICmp(G->B, LLVMIntULT, rc, cg_i32(G, 0x10), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, good, ok, bad));
+  LLVMPositionBuilderAtEnd(G->B, bad);
+  raise(G, v, rc, ud);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, ok);
+}
+
+/* Raises pre .. the type of the value in slot .. post at v's line. */
+static void typeerror(CG *G, const KirInsn *v, LLVMValueRef slot, const char *pre, const char *post) {
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i8p, G->i8p, G->i32 };
+  LLVMValueRef as[6] = { G->luaL, slot, text(G, pre), text(G, post), G->chunkname, cg_i32(G, v->line) };
+  call(G, "kjit_lv_typeerror", NULL, ps, as, 6);
+}
+
+static void raise_msg(CG *G, const KirInsn *v, const char *msg) {
+  LLVMTypeRef ps[4] = { G->i8p, G->i8p, G->i8p, G->i32 };
+  LLVMValueRef as[4] = { G->luaL, text(G, msg), G->chunkname, cg_i32(G, v->line) };
+  call(G, "kjit_lv_raise", NULL, ps, as, 4);
+}
+
+static void keyerror(CG *G, const KirInsn *v, int nan) {
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i32 };
+  LLVMValueRef as[4] = { G->luaL, cg_i32(G, nan), G->chunkname, cg_i32(G, v->line) };
+  call(G, "kjit_lv_keyerror", NULL, ps, as, 4);
+}
+
+/* " value" and Lua's description of operand argi of v. */
+static const char *value_info(CG *G, const KirInsn *v, int argi, char *buf, size_t n) {
+  char info[128];
+  cg_varinfo(G, v, argi, info, sizeof info);
+  snprintf(buf, n, " value%s", info);
+  return buf;
+}
+
+typedef struct IndexErr { LLVMValueRef obj; } IndexErr;
+
+static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
+  IndexErr *e = ud;
+  char post[200];
+  LLVMBasicBlockRef bad = cg_bb(G, "badobj"), other = cg_bb(G, "badkey");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_BADA), ""), bad, other);
+  LLVMPositionBuilderAtEnd(G->B, bad);
+  typeerror(G, v, e->obj, "attempt to index a ", value_info(G, v, 0, post, sizeof post));
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, other);   /* t[nil] = v, t[0/0] = v */
+  LLVMBasicBlockRef knil = cg_bb(G, "keynil"), knan = cg_bb(G, "keynan");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_KEYNIL), ""), knil, knan);
+  LLVMPositionBuilderAtEnd(G->B, knil);
+  keyerror(G, v, 0);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, knan);
+  keyerror(G, v, 1);
+}
+
+/* ---- Tables ----------------------------------------------------------------------------- */
+
+/* A call site's cache of its field name's interned string (luatable.c):
+** a pointer in the module's data, NULL until the first call. */
+static LLVMValueRef sitecache(CG *G) {
+  LLVMValueRef g = LLVMAddGlobal(G->M, G->i8p, "kcg.ks");
+  LLVMSetInitializer(g, LLVMConstNull(G->i8p));
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+/* A field name the helpers can take as a C string (no NUL inside). */
+static int cname(const KirInsn *v) { return strlen(v->k.str.s) == v->k.str.len; }
+
+static LLVMValueRef outp(CG *G) { return cg_alloca(G, G->i64, "lvout"); }
+
+/* The result of a helper that returned rc (a tag) and *out. */
+static CgVal got(CG *G, Type t, LLVMValueRef dst, LLVMValueRef rc, LLVMValueRef out) {
+  return mk(t, dst, LLVMBuildTrunc(G->B, rc, G->i8, ""), LLVMBuildLoad2(G->B, G->i64, out, ""));
+}
+
+/* The key of a string field as a slot (scratch 0), for a name with a NUL. */
+static LLVMValueRef strkey(CG *G, const KirInsn *v) {
+  LLVMValueRef k = scratch(G, 0);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i64 };
+  LLVMValueRef as[4] = { G->luaL, k, cstr(G, v->k.str.s, v->k.str.len), cg_i64(G, (int64_t)v->k.str.len) };
+  call(G, "kjit_lv_setstr", NULL, ps, as, 4);
+  return k;
+}
+
+/* The address of the table x holds, when compiled code knows it (its bits
+** while its tag is 0: a read's result, an argument, a constructor), else
+** NULL: the fast paths' hint (luatable.c). */
+static LLVMValueRef hint(CG *G, CgVal x) {
+  LLVMValueRef b;
+  if (x.t.kind != T_LUA || x.dims[0] == NULL) b = cg_i64(G, 0);
+  else if (inslot(x)) b = x.dims[0];
+  else b = LLVMBuildSelect(G->B, isnum_tag(G, x), cg_i64(G, 0), x.dims[0], "");
+  return LLVMBuildIntToPtr(G->B, b, G->i8p, "");
+}
+
+/* kjit_lt_on (luatable.c): the fast paths agreed with the running Lua. */
+static LLVMValueRef lt_on(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_on");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kjit_lt_on");
+  return g;
+}
+
+/* ---- Inline paths over the table layout (numbers only: luatable.c) -------------------- */
+
+static const KltLayout *layout(CG *G) {
+  static __thread const KltLayout *lay;
+  static __thread lua_State *for_L;
+  if (for_L != G->S->L) { lay = kjit_lt_layout(G->S->L); for_L = G->S->L; }
+  if (getenv("KJIT_NO_INLINE_TABLES")) return NULL;   /* (measuring: the C paths only) */
+  return lay;
+}
+
+static LLVMValueRef at(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
+  LLVMValueRef o = cg_i64(G, off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  return LLVMBuildLoad2(G->B, ty, LLVMBuildPointerCast(G->B, p, LLVMPointerType(ty, 0), ""), "");
+}
+
+static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
+  LLVMValueRef o = cg_i64(G, off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
+}
+
+/* The TValue of a present key: (its node or array element, i8*) in *tv;
+** the branch to miss is built when it is not found. Builder left in the
+** block where it was found. */
+static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef ks,
+                           LLVMValueRef key, LLVMBasicBlockRef miss) {
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
+  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
+                                 LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
+  LLVMValueRef s = NULL;
+  if (ks) {
+    s = LLVMBuildLoad2(G->B, G->i8p, ks, "");
+    LLVMValueRef sv = LLVMBuildPtrToInt(G->B, s, G->i64, "");
+    ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntUGT, sv, cg_i64(G, 1), ""), "");
+  }
+  LLVMBasicBlockRef probe = cg_bb(G, "ltprobe"), found = cg_bb(G, "ltfound");
+  LLVMBuildCondBr(G->B, ok, probe, miss);
+  LLVMPositionBuilderAtEnd(G->B, probe);
+  LLVMValueRef tv, hit;
+  if (ks) {   /* the main position of a short string key */
+    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i32, "");
+    LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i32(G, 1), lsz, ""), cg_i32(G, 1), "");
+    LLVMValueRef hash = at(G, s, y->s_hash, G->i32);
+    LLVMValueRef idx = LLVMBuildZExt(G->B, LLVMBuildAnd(G->B, hash, mask, ""), G->i64, "");
+    LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
+    LLVMValueRef off = LLVMBuildMul(G->B, idx, cg_i64(G, y->node_size), "");
+    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
+    LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
+    hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
+                       LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+  } else {    /* the array part, below alimit */
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+    hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
+    LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
+    LLVMValueRef off = LLVMBuildMul(G->B, LLVMBuildSelect(G->B, hit, k, cg_i64(G, 0), ""),
+                                    cg_i64(G, y->tv_size), "");
+    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, arr, &off, 1, "");
+  }
+  LLVMBuildCondBr(G->B, hit, found, miss);
+  LLVMPositionBuilderAtEnd(G->B, found);
+  return tv;
+}
+
+/* The type tag of a node's or an element's value. */
+static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode) {
+  return at(G, tv, isnode ? y->node_tt : y->tv_tt, G->i8);
+}
+
+/* An inline read of a number: the tag (1, 2; the bits stored in out), or
+** -1 where the C paths must run. ks: the site's name cache (a field), or
+** NULL with key (an integer index); then a table in the array part (ps[i])
+** is anchored in slot dst by one raw read (obj: the table's slot), tag 0
+** and its address in out. */
+static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
+                               LLVMValueRef out, LLVMValueRef obj, LLVMValueRef dst) {
+  const KltLayout *y = layout(G);
+  if (y == NULL) return cg_i32(G, -1);
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), num = cg_bb(G, "ltnum");
+  LLVMBasicBlockRef other = cg_bb(G, "ltother"), tab = NULL;
+  LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
+  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
+  LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, other);
+  LLVMPositionBuilderAtEnd(G->B, other);
+  if (ks == NULL) {   /* a table in the array part */
+    tab = cg_bb(G, "lttable");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), ""),
+                    tab, miss);
+    LLVMPositionBuilderAtEnd(G->B, tab);
+    LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i64, G->i32 };
+    LLVMValueRef as[4] = { G->luaL, obj, key, dst };
+    call(G, "kjit_lv_anchori", NULL, ps, as, 4);
+    tab = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, join);
+  } else {
+    LLVMBuildBr(G->B, miss);
+  }
+  LLVMPositionBuilderAtEnd(G->B, num);
+  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+  LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, miss);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[3] = { tag, cg_i32(G, -1), cg_i32(G, KLV_INSLOT) };
+  LLVMBasicBlockRef bs[3] = { num, miss, tab };
+  LLVMAddIncoming(phi, vs, bs, tab ? 3 : 2);
+  return phi;
+}
+
+/* An inline write of a number (vtag 1, 2) over a present non-nil value:
+** 0 when done, -1 where the C paths must run. */
+static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
+                               LLVMValueRef vtag, LLVMValueRef vbits) {
+  const KltLayout *y = layout(G);
+  if (y == NULL) return cg_i32(G, -1);
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), wr = cg_bb(G, "ltwrite");
+  LLVMBasicBlockRef pre = cg_bb(G, "ltpre");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, vtag, cg_i32(G, 0), ""), pre, miss);
+  LLVMPositionBuilderAtEnd(G->B, pre);
+  LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
+  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                      LLVMConstInt(G->i8, 0, 0), "");
+  LLVMBuildCondBr(G->B, nonnil, wr, miss);
+  LLVMPositionBuilderAtEnd(G->B, wr);
+  put(G, tv, 0, vbits);
+  LLVMValueRef ntt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_INT), ""),
+                                     LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
+                                     LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  put(G, tv, ks ? y->node_tt : y->tv_tt, ntt);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, miss);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { cg_i32(G, 0), cg_i32(G, -1) };
+  LLVMBasicBlockRef bs[2] = { wr, miss };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+/* frc: what a shorter path gave (>= 0: done, that result; -1: not taken);
+** else `name` runs, its result plus adjust: the result either way. */
+static LLVMValueRef chain(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
+                          LLVMValueRef *as, unsigned n, int adjust) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
+  LLVMPositionBuilderAtEnd(G->B, full);
+  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
+  if (adjust) rc = LLVMBuildAdd(G->B, rc, cg_i32(G, adjust), "");
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { frc, rc };
+  LLVMBasicBlockRef bs[2] = { here, fend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+/* frc: what the shortest path gave (>= 0: done, that result; -1: not
+** taken); else the full helper `name` runs: the result either way. */
+static LLVMValueRef fast_or_full(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
+                                 LLVMValueRef *as, unsigned n) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
+  LLVMPositionBuilderAtEnd(G->B, full);
+  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMValueRef vs[2] = { frc, rc };
+  LLVMBasicBlockRef bs[2] = { here, fend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
+CgVal cg_lua_index(CG *G, const KirInsn *v) {
+  CgVal ox = cg_val(G, v->args[0]);
+  LLVMValueRef h = hint(G, ox);
+  LLVMValueRef obj = operand(G, ox, 2, v);
+  LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
+  IndexErr e = { obj };
+  if (v->op == KIR_GETFIELD && cname(v)) {
+    LLVMValueRef ks = sitecache(G);
+    LLVMTypeRef fp[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
+    LLVMValueRef fa[3] = { h, ks, out };
+    LLVMValueRef frc = chain(G, inline_get(G, h, ks, NULL, out, obj, dst), "kjit_lt_fgetfield", fp, fa, 3, 0);
+    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
+                          LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
+    rc = fast_or_full(G, frc, "kjit_lv_getfield", ps, as, 7);
+  } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
+    LLVMValueRef key = cg_val(G, v->args[1]).v;
+    LLVMTypeRef fp[3] = { G->i8p, G->i64, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef fa[3] = { h, key, out };
+    LLVMValueRef frc = chain(G, inline_get(G, h, NULL, key, out, obj, dst), "kjit_lt_fgeti", fp, fa, 3, 0);
+    LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
+    rc = fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
+  } else {
+    LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
+    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
+    rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+  }
+  check_rc(G, v, rc, raise_index, &e);
+  return got(G, TY(T_LUA), dst, rc, out);
+}
+
+void cg_lua_store(CG *G, const KirInsn *v) {
+  CgVal ox = cg_val(G, v->args[0]);
+  LLVMValueRef h = hint(G, ox);
+  LLVMValueRef obj = operand(G, ox, 2, v);
+  LLVMValueRef rc, tag, bits, val;
+  IndexErr e = { obj };
+  if (v->op == KIR_SETFIELD) {
+    triple(G, cg_val(G, v->args[1]), 1, v, &tag, &bits, &val);
+    if (cname(v)) {
+      LLVMValueRef ks = sitecache(G);
+      LLVMTypeRef fp[4] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64 };
+      LLVMValueRef fa[4] = { h, ks, tag, bits };
+      LLVMValueRef done = chain(G, inline_set(G, h, ks, NULL, tag, bits), "kjit_lt_fsetfield", fp, fa, 4, -1);
+      LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
+                            G->i64, G->i32 };
+      LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, tag, bits, val };
+      rc = fast_or_full(G, done, "kjit_lv_setfield", ps, as, 8);
+    } else {
+      LLVMValueRef k = strkey(G, v);
+      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
+      rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+    }
+  } else {   /* SETINDEX */
+    triple(G, cg_val(G, v->args[2]), 1, v, &tag, &bits, &val);
+    if (G->sp->types[v->args[1]->id].kind == T_INT) {
+      LLVMValueRef key = cg_val(G, v->args[1]).v;
+      LLVMTypeRef fp[4] = { G->i8p, G->i64, G->i32, G->i64 };
+      LLVMValueRef fa[4] = { h, key, tag, bits };
+      LLVMValueRef done = chain(G, inline_set(G, h, NULL, key, tag, bits), "kjit_lt_fseti", fp, fa, 4, -1);
+      LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
+      rc = fast_or_full(G, done, "kjit_lv_seti", ps, as, 7);
+    } else {
+      LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
+      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+      LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
+      rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+    }
+  }
+  /* (stores return KLV_OK or an error code: the same test) */
+  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntNE, rc, cg_i32(G, KLV_OK), "");
+  LLVMValueRef code = LLVMBuildSelect(G->B, bad, rc, cg_i32(G, 0), "");
+  check_rc(G, v, code, raise_index, &e);
+}
+
+CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
+  LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, 0), cg_i32(G, 0) };
+  LLVMValueRef h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
+/* A table upvalue or global the function writes into (ir_type.c t_live):
+** the real table, through its registry reference. */
+CgVal cg_lua_live(CG *G, const KirInsn *v) {
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->liveref[v->id]), dst };
+  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
+void cg_lua_setlist(CG *G, const KirInsn *v) {
+  CgVal o = cg_val(G, v->args[0]);
+  for (int i = 1; i < v->nargs; i++) {
+    LLVMValueRef tag, bits, val;
+    triple(G, cg_val(G, v->args[i]), 0, v, &tag, &bits, &val);
+    LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
+    LLVMValueRef as[6] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
+    call(G, "kjit_lv_rawseti", NULL, ps, as, 6);
+  }
+}
+
+static void raise_len(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
+  (void)rc;
+  char post[200];
+  typeerror(G, v, *(LLVMValueRef *)ud, "attempt to get length of a ", value_info(G, v, 0, post, sizeof post));
+}
+
+CgVal cg_lua_len(CG *G, const KirInsn *v) {
+  LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
+  LLVMValueRef dst = cg_lua_slot(G, v), out = outp(G);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[4] = { G->luaL, obj, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 4);
+  check_rc(G, v, rc, raise_len, &obj);
+  return got(G, TY(T_LUA), dst, rc, out);
+}
+
+/* ---- Arithmetic and comparisons ------------------------------------------------------------ */
+
+static int lua_op(int kop) {
+  switch (kop) {
+  case KIR_ADD: return LUA_OPADD; case KIR_SUB: return LUA_OPSUB;
+  case KIR_MUL: return LUA_OPMUL; case KIR_MOD: return LUA_OPMOD;
+  case KIR_POW: return LUA_OPPOW; case KIR_DIV: return LUA_OPDIV;
+  case KIR_IDIV: return LUA_OPIDIV; case KIR_BAND: return LUA_OPBAND;
+  case KIR_BOR: return LUA_OPBOR; case KIR_BXOR: return LUA_OPBXOR;
+  case KIR_SHL: return LUA_OPSHL; case KIR_SHR: return LUA_OPSHR;
+  case KIR_UNM: return LUA_OPUNM; case KIR_BNOT: return LUA_OPBNOT;
+  default: return -1;
+  }
+}
+
+typedef struct ArithErr { LLVMValueRef a, b; int bitwise; } ArithErr;
+
+static void raise_arith(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
+  ArithErr *e = ud;
+  static const int codes[] = { KLV_BADA, KLV_BADB, KLV_NOINTA, KLV_NOINTB, KLV_IDIV0 };
+  for (int c = 0; c < 5; c++) {
+    LLVMBasicBlockRef here = cg_bb(G, "arerr"), next = cg_bb(G, "arnext");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, codes[c]), ""), here, next);
+    LLVMPositionBuilderAtEnd(G->B, here);
+    char post[200], info[128];
+    int argi = (codes[c] & 0xF) == 2 ? 1 : 0;
+    if (codes[c] == KLV_BADA || codes[c] == KLV_BADB) {
+      typeerror(G, v, argi ? e->b : e->a,
+                e->bitwise ? "attempt to perform bitwise operation on a " : "attempt to perform arithmetic on a ",
+                value_info(G, v, argi, post, sizeof post));
+    } else if (codes[c] == KLV_IDIV0) {
+      raise_msg(G, v, "attempt to divide by zero");
+    } else {
+      cg_varinfo(G, v, argi, info, sizeof info);
+      snprintf(post, sizeof post, "number%s has no integer representation", info);
+      raise_msg(G, v, post);
+    }
+    LLVMBuildUnreachable(G->B);
+    LLVMPositionBuilderAtEnd(G->B, next);
+  }
+  raise_msg(G, v, "attempt to perform 'n%0'");
+}
+
+/* Can x take the inline number path (when its tag says so)? */
+static int numcapable(CgVal x) {
+  return isnumkind(x.t.kind) || (x.t.kind == T_LUA && !inslot(x));
+}
+
+/* x is a number now (i1). */
+static LLVMValueRef isnumber(CG *G, CgVal x) {
+  return x.t.kind == T_LUA ? isnum_tag(G, x) : cg_i1(G, 1);
+}
+
+static CgVal asnum(CG *G, CgVal x) { return x.t.kind == T_LUA ? numof(G, x) : x; }
+
+CgVal cg_lua_arith(CG *G, const KirInsn *v) {
+  int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
+  int n = unary ? 1 : 2;
+  CgVal x[2];
+  for (int i = 0; i < n; i++) x[i] = cg_val(G, v->args[i]);
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  int fast = numcapable(x[0]) && (unary || numcapable(x[1]));
+  LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "arslow"), done = cg_bb(G, "ardone");
+  LLVMValueRef ftag = NULL, fbits = NULL;
+  if (fast) {   /* numbers: inline, as cg_num.c computes them */
+    fb = cg_bb(G, "arfast");
+    LLVMValueRef both = isnumber(G, x[0]);
+    if (!unary) both = LLVMBuildAnd(G->B, both, isnumber(G, x[1]), "");
+    LLVMBuildCondBr(G->B, both, fb, sb);
+    LLVMPositionBuilderAtEnd(G->B, fb);
+    CgVal a[2];
+    for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
+    Type rt = TY(T_NUMBER);
+    rt.fsub = T_F64;
+    CgVal r = cg_arith_on(G, v, a, rt);
+    numtag(G, r, &ftag, &fbits);
+    fb = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, done);
+  } else {
+    LLVMBuildBr(G->B, sb);
+  }
+  LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
+  LLVMValueRef pa = operand(G, x[0], 0, v);
+  LLVMValueRef pb = unary ? pa : operand(G, x[1], 1, v);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_arith", G->i32, ps, as, 6);
+  int op = lua_op(v->op);
+  ArithErr e = { pa, pb, op >= LUA_OPBAND && op != LUA_OPUNM };
+  check_rc(G, v, rc, raise_arith, &e);
+  LLVMValueRef stag = LLVMBuildTrunc(G->B, rc, G->i8, ""), sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  if (!fast) return mk(TY(T_LUA), dst, stag, sbits);
+  LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef tv[2] = { ftag, stag }, bv[2] = { fbits, sbits };
+  LLVMBasicBlockRef from[2] = { fb, send };
+  LLVMAddIncoming(tp, tv, from, 2);
+  LLVMAddIncoming(bp, bv, from, 2);
+  return mk(TY(T_LUA), dst, tp, bp);
+}
+
+static void raise_cmp(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
+  (void)rc;
+  LLVMValueRef *ab = ud;
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i8p, G->i32 };
+  LLVMValueRef as[5] = { G->luaL, ab[0], ab[1], G->chunkname, cg_i32(G, v->line) };
+  call(G, "kjit_lv_cmperror", NULL, ps, as, 5);
+}
+
+CgVal cg_lua_compare(CG *G, const KirInsn *v) {
+  CgVal x[2] = { cg_val(G, v->args[0]), cg_val(G, v->args[1]) };
+  int fast = numcapable(x[0]) && numcapable(x[1]);
+  LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "cmpslow"), done = cg_bb(G, "cmpdone");
+  LLVMValueRef fr = NULL;
+  if (fast) {
+    fb = cg_bb(G, "cmpfast");
+    LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), ""), fb, sb);
+    LLVMPositionBuilderAtEnd(G->B, fb);
+    fr = cg_compare_on(G, v, asnum(G, x[0]), asnum(G, x[1]));
+    fb = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, done);
+  } else {
+    LLVMBuildBr(G->B, sb);
+  }
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef ab[2];
+  ab[0] = operand(G, x[0], 0, v);
+  ab[1] = operand(G, x[1], 1, v);
+  int op = v->op == KIR_EQ ? LUA_OPEQ : v->op == KIR_LT ? LUA_OPLT : LUA_OPLE;
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
+  LLVMValueRef as[4] = { G->luaL, cg_i32(G, op), ab[0], ab[1] };
+  LLVMValueRef r = call(G, "kjit_lv_compare", G->i32, ps, as, 4);
+  if (op != LUA_OPEQ) {
+    LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, KLV_CMP), "");
+    check_rc(G, v, LLVMBuildSelect(G->B, bad, cg_i32(G, KLV_CMP), cg_i32(G, 0), ""), raise_cmp, ab);
+  }
+  LLVMValueRef sr = LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  if (!fast) return cg_mk(TY(T_BOOL), sr);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vs[2] = { fr, sr };
+  LLVMBasicBlockRef from[2] = { fb, send };
+  LLVMAddIncoming(phi, vs, from, 2);
+  return cg_mk(TY(T_BOOL), phi);
+}
+
+LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
+  if (x.t.sub == KTY_LUA_TABLE) return cg_i1(G, 1);
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "truthslot"), done = cg_bb(G, "truthdone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = LLVMBuildICmp(G->B, LLVMIntNE, call(G, "kjit_lv_truthy", G->i32, ps, as, 2), cg_i32(G, 0), "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vs[2] = { cg_i1(G, 1), r };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(phi, vs, from, 2);
+  return phi;
+}
+
+/* ---- Lua values where numbers are needed ----------------------------------------------------- */
+
+typedef struct NumErr { LLVMValueRef slot; const char *pre, *post; } NumErr;
+
+static void raise_num(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
+  (void)rc;
+  NumErr *e = ud;
+  typeerror(G, v, e->slot, e->pre, e->post);
+}
+
+/* x (a Lua value, operand argi of use) as a number (T_NUMBER, float side
+** f64): a number as it is; a string converted as luaL_checknumber does;
+** anything else raises the error Lua raises for that use (a math
+** function's argument, a for loop's bound). */
+CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "tonumslot"), done = cg_bb(G, "tonumdone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[4] = { G->luaL, x.v, cg_i32(G, 1), out };
+  LLVMValueRef r = call(G, "kjit_lv_tonum", G->i32, ps, as, 4);
+  char *pre = ka_alloc(G->S->A, 160);
+  if (pre == NULL) cg_error(G, use, "not enough memory");
+  NumErr e = { x.v, pre, ")" };
+  if (use->op == KIR_FORPREP) {
+    static const char *const what[3] = { "initial value", "limit", "step" };
+    snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
+  } else {
+    const char *name = "?";
+    if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
+      name = kir_builtin_name(G->sp->types[use->args[0]->id].ref);
+      const char *dot = strrchr(name, '.');
+      if (dot) name = dot + 1;
+    }
+    snprintf(pre, 160, "bad argument #%d to '%s' (number expected, got ", argi, name);
+  }
+  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntSLT, r, cg_i32(G, 0), "");
+  check_rc(G, use, LLVMBuildSelect(G->B, bad, cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMValueRef stag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 1), ""),
+                                      i8c(G, KLV_FLT), i8c(G, KLV_INT), "");
+  LLVMValueRef sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef tv[2] = { inslot(x) ? i8c(G, 0) : x.flag, stag };
+  LLVMValueRef bv[2] = { inslot(x) ? cg_i64(G, 0) : x.dims[0], sbits };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(tp, tv, from, 2);
+  LLVMAddIncoming(bp, bv, from, 2);
+  return numof(G, mk(TY(T_LUA), x.v, tp, bp));
+}
+
+/* ---- Phis, calls and returns ----------------------------------------------------------------- */
+
+/* x (any boxable value) as a Lua value whose slot is dst: numbers stay in
+** registers, anything else is written to dst. */
+static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  if (x.t.kind == T_LUA) {
+    if (inslot(x)) { copy_slot(G, x.v, dst); return mk(x.t, dst, i8c(G, 0), x.dims[0] ? x.dims[0] : cg_i64(G, 0)); }
+    LLVMBasicBlockRef sb = cg_bb(G, "tlslot"), done = cg_bb(G, "tldone");
+    LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+    LLVMPositionBuilderAtEnd(G->B, sb);
+    copy_slot(G, x.v, dst);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+    return mk(x.t, dst, x.flag, x.dims[0]);
+  }
+  if (isnumkind(x.t.kind)) {
+    LLVMValueRef tag, bits;
+    numtag(G, x, &tag, &bits);
+    return mk(TY(T_LUA), dst, tag, bits);
+  }
+  cg_lua_box(G, x, dst, at);
+  return mk(TY(T_LUA), dst, i8c(G, 0), cg_i64(G, 0));
+}
+
+CgVal cg_lua_to(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) { return to_lua(G, x, dst, at); }
+
+/* Has `to` Lua phis (in the function being emitted)? */
+int cg_lua_has_phis(CG *G, const KirBlock *to) {
+  if (G->lslot == NULL) return 0;
+  for (int j = 0; j < to->nphis; j++)
+    if (G->sp->types[to->phis[j]->id].kind == T_LUA && G->sp->consts[to->phis[j]->id].kind == T_UNKNOWN)
+      return 1;
+  return 0;
+}
+
+/* The edge from -> to, emitted in the current block (its own: add_edge):
+** every Lua phi of `to` gets its incoming value: a number as its tag and
+** bits (the LLVM phis in table), anything else written into the phi's
+** slot; phis reading other phis of `to` read their old values (the slot
+** saved in the spare first). */
+void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  if (G->lslot == NULL) return;
+  KtySpec *sp = G->sp;
+  int i;
+  for (i = 0; i < to->npreds; i++) if (to->preds[i] == from) break;
+  if (i == to->npreds) cg_error(G, NULL, "internal error: edge without predecessor");
+  CgVal in[to->nphis + 1], saved[to->nphis + 1];
+  for (int j = 0; j < to->nphis; j++) {   /* old values of phis read by phis */
+    KirInsn *p = to->phis[j], *a = p->args[i];
+    if (sp->types[p->id].kind != T_LUA || G->lslot[p->id] < 0 || cg_never_produced(G, a)) continue;
+    if (a->op == KIR_PHI && a->block == to && a != p)
+      saved[j] = to_lua(G, cg_val(G, a), slot_at(G, G->lslot[p->id] + 1), p);
+  }
+  for (int j = 0; j < to->nphis; j++) {
+    KirInsn *p = to->phis[j], *a = p->args[i];
+    in[j].v = NULL;
+    if (sp->types[p->id].kind != T_LUA || G->lslot[p->id] < 0) continue;
+    LLVMValueRef dst = slot_at(G, G->lslot[p->id]);
+    if (cg_never_produced(G, a)) {
+      in[j] = mk(TY(T_LUA), dst, LLVMGetUndef(G->i8), LLVMGetUndef(G->i64));
+      continue;
+    }
+    CgVal x = (a->op == KIR_PHI && a->block == to && a != p) ? saved[j] : cg_val(G, a);
+    if (x.t.kind == T_MAYBE && kty_edge_truth(a, to, i) == 0) x = cg_mk(TY(T_NIL), NULL);
+    in[j] = a == p ? x : to_lua(G, x, dst, p);
+  }
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  for (int j = 0; j < to->nphis; j++) {
+    KirInsn *p = to->phis[j];
+    if (in[j].v == NULL) continue;
+    LLVMValueRef tag = inslot(in[j]) ? i8c(G, 0) : in[j].flag;
+    LLVMValueRef bits = in[j].dims[0] ? in[j].dims[0] : cg_i64(G, 0);
+    LLVMValueRef slot = slot_at(G, G->lslot[p->id]);
+    LLVMAddIncoming(table[p->id][0], &slot, &here, 1);
+    LLVMAddIncoming(table[p->id][1], &tag, &here, 1);
+    LLVMAddIncoming(table[p->id][2], &bits, &here, 1);
+  }
+}
+
+/* The value of Lua phi p in its block: its slot, and its phis' tag and bits. */
+CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  return mk(G->sp->types[p->id], slot_at(G, G->lslot[p->id]), table[p->id][1], table[p->id][2]);
+}
+
+/* The LLVM phis of Lua phi p (tag, bits) at the builder's block. */
+void cg_lua_make_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
+  /* the slot's phi only ever carries the phi's own slot: the generic code
+  ** that passes phis part by part (chunk heads, loop versions) then works */
+  table[p->id][0] = LLVMBuildPhi(G->B, G->i32, "slot");
+  table[p->id][1] = LLVMBuildPhi(G->B, G->i8, "tag");
+  table[p->id][2] = LLVMBuildPhi(G->B, G->i64, "bits");
+}
+
+int cg_lua_loop_uses(CG *G, const KirLoop *L) {
+  KtySpec *sp = G->sp;
+  for (int b = 0; b < L->nblocks; b++) {
+    KirBlock *blk = L->blocks[b];
+    for (int i = 0; i < blk->nphis; i++) if (cg_lua_insn_uses(G->S, sp, blk->phis[i])) return 1;
+    for (int i = 0; i < blk->ninsns; i++) if (cg_lua_insn_uses(G->S, sp, blk->insns[i])) return 1;
+  }
+  return 0;
+}
+
+/* sp or a specialization it calls holds Lua values (needs L). */
+static int uses_deep(const KtySpec *sp, uint8_t *seen) {
+  if (seen[sp->index]) return 0;
+  seen[sp->index] = 1;
+  if (cg_lua_spec_uses(sp)) return 1;
+  KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *v = blk->insns[i];
+      KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
+      if (c && uses_deep(c, seen)) return 1;
+    }
+  }
+  return 0;
+}
+
+int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp) {
+  uint8_t seen[S->nspecs + 1];
+  memset(seen, 0, sizeof seen);
+  return uses_deep(sp, seen);
+}
+
+/* Does v hold, take or need Lua values (a callee that does included)? */
+int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
+  if (sp->types[v->id].kind == T_LUA) return 1;
+  for (int i = 0; i < v->nargs; i++) if (sp->types[v->args[i]->id].kind == T_LUA) return 1;
+  if (v->op == KIR_CALL && sp->callees[v->id] && cg_lua_spec_uses_deep(S, sp->callees[v->id]))
+    return 1;
+  return 0;
+}
+
+int kcg_uses_lua(KtySession *S, KtySpec *root) { return cg_lua_spec_uses_deep(S, root); }

@@ -1,0 +1,284 @@
+/*
+** runtime/luatable.c: fast paths for compiled code's table reads and writes
+** over Lua 5.4's own table layout. THE ONLY FILE of kjit that knows how a
+** Lua 5.4 table, its nodes and short strings are laid out (lobject.h,
+** ltable.c of 5.4.0 to 5.4.6, which agree on everything used here).
+**
+** What it does: t.x and t[i] on a table whose slot holds a number are read
+** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = n and t[i] = n,
+** where the key is present with a non-nil value, overwrite the number in
+** place (kjit_lt_setfield, kjit_lt_seti). Anything else (a missing key,
+** a value that is not a number, a table with its key absent where a
+** metamethod could run, a string key longer than short strings) answers 0
+** and the caller (luavalue.c) takes the Lua API path, which is always
+** right. Why these shortcuts are exact:
+**   - a read of a present non-nil value never consults __index;
+**   - a write over a present non-nil value never consults __newindex, and
+**     storing a number (not collectable) needs no GC barrier; the key's
+**     presence does not change, so the metamethod-absence cache (flags)
+**     stays valid;
+**   - an array index is used only below alimit (luaH_getint's first test).
+** Short strings are interned: a field name is compared by its TString
+** pointer, which compiled code caches per call site (ks) after anchoring
+** the string in the registry (so the pointer stays valid as long as the
+** Lua state lives).
+**
+** Checked at load: kjit_lt_probe builds a table through the API and reads
+** it back through these structures (an integer and a float in the array
+** part, fields in the hash part, a missing field); any disagreement, or a
+** Lua that is not 5.4, turns the fast paths off for the process
+** (kjit_lt_enabled) and every access takes the API path.
+*/
+#include "runtime/luavalue.h"
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "lauxlib.h"
+
+/* ---- Lua 5.4's layout (lobject.h) ---------------------------------------------- */
+
+typedef union LtValue {
+  void *gc;
+  void *p;
+  lua_CFunction f;
+  lua_Integer i;
+  lua_Number n;
+} LtValue;
+
+typedef struct LtTValue {
+  LtValue value_;
+  unsigned char tt_;
+} LtTValue;
+
+typedef union LtNode {
+  struct {
+    LtValue value_;
+    unsigned char tt_;
+    unsigned char key_tt;
+    int next;
+    LtValue key_val;
+  } u;
+  LtTValue i_val;
+} LtNode;
+
+typedef struct LtTable {
+  void *next; unsigned char tt; unsigned char marked;   /* CommonHeader */
+  unsigned char flags;
+  unsigned char lsizenode;
+  unsigned int alimit;
+  LtTValue *array;
+  LtNode *node;
+  LtNode *lastfree;
+  struct LtTable *metatable;
+  void *gclist;
+} LtTable;
+
+typedef struct LtString {
+  void *next; unsigned char tt; unsigned char marked;   /* CommonHeader */
+  unsigned char extra;
+  unsigned char shrlen;
+  unsigned int hash;
+  /* (the union and the contents follow) */
+} LtString;
+
+/* Type tags (lobject.h: makevariant, ctb). */
+#define LT_NUMINT 0x03
+#define LT_NUMFLT 0x13
+#define LT_SHRSTR_KEY 0x44   /* ctb(LUA_VSHRSTR): a short string key */
+#define LT_TABLE 0x45        /* ctb(LUA_VTABLE) */
+#define LT_MAXSHORTLEN 40    /* LUAI_MAXSHORTLEN */
+#define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
+
+/* ---- The check at load ------------------------------------------------------------ */
+
+/* 1 once the probe agreed: read by the helpers below and by compiled code
+** (its inline paths: kjit_lt_layout), which registers it by name. */
+int kjit_lt_on;
+#define enabled __atomic_load_n(&kjit_lt_on, __ATOMIC_ACQUIRE)
+/* The probe runs once per process, with the calling thread's own state
+** (states of other threads are not ours to touch). */
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static int probed;
+
+static const LtTValue *field(const LtTable *h, const LtString *s) {
+  const LtNode *n = &h->node[s->hash & ((1u << h->lsizenode) - 1)];
+  for (;;) {
+    if (n->u.key_tt == LT_SHRSTR_KEY && n->u.key_val.gc == (const void *)s) return &n->i_val;
+    if (n->u.next == 0) return NULL;
+    n += n->u.next;
+  }
+}
+
+static void probe(lua_State *L) {
+  if (lua_version(L) != 504 || sizeof(LtTValue) != 16 || sizeof(LtNode) != 24) return;
+  int top = lua_gettop(L);
+  if (!lua_checkstack(L, 4)) return;
+  lua_createtable(L, 2, 2);
+  lua_pushinteger(L, 10); lua_rawseti(L, -2, 1);
+  lua_pushnumber(L, 20.5); lua_rawseti(L, -2, 2);
+  lua_pushinteger(L, 7); lua_setfield(L, -2, "kjit_probe_x");
+  lua_pushnumber(L, 0.25); lua_setfield(L, -2, "kjit_probe_y");
+  const LtTable *h = lua_topointer(L, -1);
+  lua_pushstring(L, "kjit_probe_x");
+  const LtString *sx = lua_topointer(L, -1);
+  lua_pushstring(L, "kjit_probe_y");
+  const LtString *sy = lua_topointer(L, -1);
+  lua_pushstring(L, "kjit_probe_z");
+  const LtString *sz = lua_topointer(L, -1);
+  int ok = h && sx && sy && sz && h->alimit >= 2 && h->array && h->node &&
+           h->array[0].tt_ == LT_NUMINT && h->array[0].value_.i == 10 &&
+           h->array[1].tt_ == LT_NUMFLT && h->array[1].value_.n == 20.5 &&
+           sx->shrlen == 12 && sx->tt == 0x04;
+  if (ok) {
+    const LtTValue *x = field(h, sx), *y = field(h, sy), *z = field(h, sz);
+    ok = x && x->tt_ == LT_NUMINT && x->value_.i == 7 && y && y->tt_ == LT_NUMFLT &&
+         y->value_.n == 0.25 && (z == NULL || LT_ISNIL(z->tt_));
+  }
+  lua_settop(L, top);
+  __atomic_store_n(&kjit_lt_on, ok, __ATOMIC_RELEASE);
+}
+
+int kjit_lt_enabled(void) { return enabled; }
+
+static void ensure_probe(lua_State *L) {
+  if (__atomic_load_n(&probed, __ATOMIC_ACQUIRE)) return;
+  pthread_mutex_lock(&probe_mu);
+  if (!probed) {
+    probe(L);
+    __atomic_store_n(&probed, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&probe_mu);
+}
+
+/* The layout, as numbers, for the code generator's inline paths (cg_lua.c),
+** after the probe ran with L; NULL when the fast paths are off. Compiled
+** code still tests kjit_lt_on before using them (code from the disk cache
+** may run in a process whose Lua disagrees). */
+const KltLayout *kjit_lt_layout(lua_State *L) {
+  static const KltLayout lay = {
+    offsetof(LtTable, alimit), offsetof(LtTable, array), offsetof(LtTable, node),
+    offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
+    offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
+    offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
+    LT_TABLE
+  };
+  ensure_probe(L);
+  return enabled ? &lay : NULL;
+}
+
+/* The table in slot t (NULL if it is not a table, or the layout is off);
+** h: its address when compiled code knows it (no API call then). */
+static LtTable *table_at(lua_State *L, int32_t t, void *h) {
+  if (!enabled) {
+    ensure_probe(L);   /* the first call: check the layout once */
+    if (!enabled) return NULL;
+  }
+  if (h) return h;
+  if (lua_type(L, t) != LUA_TTABLE) return NULL;
+  return (LtTable *)lua_topointer(L, t);
+}
+
+/* The interned short string for field name k, cached per call site in *ks
+** (anchored in the registry first, so that the pointer stays valid);
+** NULL for a long one. */
+static const LtString *shortstr(lua_State *L, const char *k, void **ks) {
+  if (*ks) return *ks == (void *)1 ? NULL : *ks;
+  if (strlen(k) > LT_MAXSHORTLEN) { *ks = (void *)1; return NULL; }
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "kjit.fieldnames") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kjit.fieldnames");
+  }
+  lua_pushstring(L, k);
+  const LtString *s = lua_topointer(L, -1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  *ks = (void *)s;
+  return s;
+}
+
+/* ---- The fast paths ---------------------------------------------------------------- */
+
+static int readnum(const LtTValue *v, int64_t *out, int32_t *tag) {
+  if (v == NULL) return 0;
+  if (v->tt_ == LT_NUMINT) { *out = v->value_.i; *tag = KLV_INT; return 1; }
+  if (v->tt_ == LT_NUMFLT) { memcpy(out, &v->value_.n, 8); *tag = KLV_FLT; return 1; }
+  return 0;
+}
+
+static int writenum(LtTValue *v, int32_t vtag, int64_t vbits) {
+  if (v == NULL || LT_ISNIL(v->tt_) || (vtag != KLV_INT && vtag != KLV_FLT)) return 0;
+  if (vtag == KLV_INT) { v->value_.i = vbits; v->tt_ = LT_NUMINT; }
+  else { memcpy(&v->value_.n, &vbits, 8); v->tt_ = LT_NUMFLT; }
+  return 1;
+}
+
+static LtTValue *arrayslot(LtTable *h, int64_t i) {
+  if (h == NULL || (uint64_t)i - 1u >= h->alimit) return NULL;
+  return &h->array[i - 1];
+}
+
+/* A table in the array part (a list of records: ps[i]) is copied into the
+** slot dst with two cheap API calls, its address given back as the hint. */
+int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, int64_t *out,
+                 int32_t *tag) {
+  const LtTValue *v = arrayslot(table_at(L, t, hint), i);
+  if (v && v->tt_ == LT_TABLE) {
+    *out = (int64_t)(intptr_t)v->value_.gc;
+    lua_rawgeti(L, t, (lua_Integer)i);
+    lua_replace(L, dst);
+    *tag = KLV_INSLOT;
+    return 1;
+  }
+  return readnum(v, out, tag);
+}
+
+int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, int64_t vbits) {
+  return writenum(arrayslot(table_at(L, t, hint), i), vtag, vbits);
+}
+
+int kjit_lt_getfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
+                     int64_t *out, int32_t *tag) {
+  LtTable *h = table_at(L, t, hint);
+  if (h == NULL) return 0;
+  const LtString *s = shortstr(L, k, ks);
+  return s && readnum(field(h, s), out, tag);
+}
+
+int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
+                     int32_t vtag, int64_t vbits) {
+  LtTable *h = table_at(L, t, hint);
+  if (h == NULL) return 0;
+  const LtString *s = shortstr(L, k, ks);
+  return s && writenum((LtTValue *)field(h, s), vtag, vbits);
+}
+
+/* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */
+
+/* h: the table's address (compiled code's hint, or NULL); ks: the call
+** site's cached field name (NULL before its first full call). Each
+** answers -1 (or 0 for the stores) when the full helper must run. */
+int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out) {
+  int32_t tag;
+  if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return -1;
+  return readnum(field(h, *ks), out, &tag) ? tag : -1;
+}
+
+int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out) {
+  int32_t tag;
+  if (!enabled || h == NULL) return -1;
+  return readnum(arrayslot(h, i), out, &tag) ? tag : -1;
+}
+
+int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits) {
+  if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return 0;
+  return writenum((LtTValue *)field(h, *ks), vtag, vbits);
+}
+
+int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits) {
+  if (!enabled || h == NULL) return 0;
+  return writenum(arrayslot(h, i), vtag, vbits);
+}

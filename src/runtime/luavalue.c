@@ -1,0 +1,416 @@
+/*
+** runtime/luavalue.c: Lua values in compiled code (tables, and whatever
+** is read from a table until it is checked), through the Lua API.
+**
+** How values are anchored
+** -----------------------
+** Compiled code never holds a pointer to a collectable object. Every IR
+** value of Lua type (compile.h T_LUA) lives in a slot of the Lua stack,
+** and compiled code holds only the slot's absolute stack index (an i32).
+** A specialization that holds Lua values opens a frame on entry
+** (kjit_lv_open: base = lua_gettop(L) + 1, then lua_settop(L, base + n - 1))
+** and gives each such IR value a slot of its own, as the VM gives each
+** local a register: a loop overwrites the same slot each iteration. A phi
+** has a slot of its own too, written on every edge into its block (see
+** codegen/cg_lua.c). The frame is closed on return (kjit_lv_close). The
+** garbage collector therefore sees every value compiled code holds: it is
+** on the stack of the dispatcher's C function, between its arguments and
+** the top. Arguments of Lua type are the dispatcher's own stack slots (the
+** caller's arguments), and a compiled callee's are its caller's slots:
+** neither is ever written by the callee. A result of Lua type is copied by
+** the callee into a slot of its caller's frame (the caller says which),
+** and the root's into a slot the entry wrapper reserves, which the
+** dispatcher pushes. Numbers boxed for an API call (a key, a stored value)
+** go into a few scratch slots at the end of the frame. Numbers are not
+** collectable: a number read from a table is handed back to compiled code
+** as (tag, bits) and kept in registers, its slot left unwritten. Compiled
+** code may also keep the address of a table next to its slot (a hint for
+** luatable.c's fast paths): valid only while that slot holds the table,
+** which it does for as long as compiled code uses the value.
+**
+** Why these helpers may longjmp
+** -----------------------------
+** They call the Lua API: lua_gettable runs an __index metamethod, which
+** may raise; a table may fail to grow (memory). A Lua error raised inside
+** such a call longjmps through the compiled frames to the enclosing pcall,
+** as in Ravi. That is safe because compiled code holds nothing that needs
+** freeing across these calls: its stack frames are plain C frames, its
+** Lua values are on the Lua stack (discarded by the unwinding), and the
+** dispatcher has nothing to undo. Writes done before the error stay done,
+** as interpreted. Type errors kjit can foresee (indexing a nil, arithmetic
+** on a table without metamethods, comparing a table with a number) are
+** NOT raised here: the helper returns a KLV_* code and compiled code raises
+** the error through kjit_lv_typeerror and co. with the user's file:line
+** and Lua's description of the operand ("(field 'x')"), since an error
+** raised from inside the dispatcher's C function would get no position
+** from the VM.
+**
+** Every helper takes L: the dispatcher's KErr.L (krt_poll_begin). None is
+** ever called from a kjit.prange worker or a GPU kernel (the code
+** generator refuses Lua values there).
+*/
+#include "runtime/luavalue.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "lauxlib.h"
+#include "backend/cpu.h"
+
+/* ---- Frames --------------------------------------------------------------- */
+
+int32_t kjit_lv_open(lua_State *L, int32_t n) {
+  int first = lua_gettop(L) + 1;
+  /* room for the frame and for what the helpers push above it */
+  luaL_checkstack(L, n + LUA_MINSTACK, "kjit: too many values in compiled frames");
+  lua_settop(L, first + n - 1);
+  return first;
+}
+
+void kjit_lv_close(lua_State *L, int32_t first) { lua_settop(L, first - 1); }
+
+void kjit_lv_copy(lua_State *L, int32_t from, int32_t to) {
+  if (from != to) lua_copy(L, from, to);
+}
+
+/* ---- Boxing and unboxing --------------------------------------------------- */
+
+void kjit_lv_setint(lua_State *L, int32_t slot, int64_t i) {
+  lua_pushinteger(L, (lua_Integer)i);
+  lua_replace(L, slot);
+}
+
+void kjit_lv_setnum(lua_State *L, int32_t slot, double d) {
+  lua_pushnumber(L, d);
+  lua_replace(L, slot);
+}
+
+void kjit_lv_setbool(lua_State *L, int32_t slot, int32_t b) {
+  lua_pushboolean(L, b);
+  lua_replace(L, slot);
+}
+
+void kjit_lv_setnil(lua_State *L, int32_t slot) {
+  lua_pushnil(L);
+  lua_replace(L, slot);
+}
+
+void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len) {
+  lua_pushlstring(L, s, (size_t)len);
+  lua_replace(L, slot);
+}
+
+int32_t kjit_lv_truthy(lua_State *L, int32_t slot) { return lua_toboolean(L, slot); }
+
+/* The number in slot: 0 an integer, 1 a float (its bits in *out), -1 not
+** a number. With strings set, a string that converts is a float, as
+** luaL_checknumber and a numeric for's bounds read it. */
+int32_t kjit_lv_tonum(lua_State *L, int32_t slot, int32_t strings, int64_t *out) {
+  int t = lua_type(L, slot);
+  if (t == LUA_TNUMBER) {
+    if (lua_isinteger(L, slot)) { *out = (int64_t)lua_tointeger(L, slot); return 0; }
+    double d = lua_tonumber(L, slot);
+    memcpy(out, &d, 8);
+    return 1;
+  }
+  if (t == LUA_TSTRING && strings) {
+    int ok;
+    double d = (double)lua_tonumberx(L, slot, &ok);
+    if (!ok) return -1;
+    memcpy(out, &d, 8);
+    return 1;
+  }
+  return -1;
+}
+
+/* ---- Metamethods ------------------------------------------------------------ */
+
+/* Has the value at idx a metamethod `event` (luaT_gettmbyobj: its
+** metatable's raw field, strings' shared metatable included)? */
+static int hasmeta(lua_State *L, int idx, const char *event) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  lua_pushstring(L, event);
+  int t = lua_rawget(L, -2);
+  lua_pop(L, 2);
+  return t != LUA_TNIL;
+}
+
+/* luaT_objtypename: a table's or userdata's __name, else its type. The
+** name is left on the stack (a string the caller pops). */
+static const char *objtypename(lua_State *L, int idx) {
+  int t = lua_type(L, idx);
+  if ((t == LUA_TTABLE || t == LUA_TUSERDATA) && lua_getmetatable(L, idx)) {
+    lua_pushliteral(L, "__name");
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+    if (lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pushstring(L, lua_typename(L, t));
+  return lua_tostring(L, -1);
+}
+
+/* ---- Tables ------------------------------------------------------------------- */
+
+/* Results of reads (and of arithmetic): a number comes back in *out with
+** its tag (KLV_INT, KLV_FLT) and is not written to the slot; anything else
+** goes to the slot dst (KLV_INSLOT). Compiled code keeps numbers in
+** registers that way (codegen/cg_lua.c). */
+static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    int32_t tag;
+    if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
+    else { double d = lua_tonumber(L, -1); memcpy(out, &d, 8); tag = KLV_FLT; }
+    lua_settop(L, -2);
+    return tag;
+  }
+  /* a table's address, for the fast paths of later accesses (luatable.c):
+  ** valid while the slot holds it (tables do not move) */
+  *out = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
+  lua_replace(L, dst);
+  return KLV_INSLOT;
+}
+
+/* Pushes a value given as (tag, bits, slot). */
+static void pushv(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  if (tag == KLV_INT) lua_pushinteger(L, (lua_Integer)bits);
+  else if (tag == KLV_FLT) { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); }
+  else lua_pushvalue(L, slot);
+}
+
+/* Can the value at t be indexed (read: __index; write: __newindex)? */
+static int indexable(lua_State *L, int t, const char *event) {
+  return lua_type(L, t) == LUA_TTABLE || hasmeta(L, t, event);
+}
+
+int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out) {
+  if (!indexable(L, t, "__index")) return KLV_BADA;
+  lua_pushvalue(L, k);
+  lua_gettable(L, t);
+  return result(L, dst, out);
+}
+
+int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out) {
+  int32_t tag;
+  if (kjit_lt_geti(L, t, h, i, dst, out, &tag)) return tag;
+  if (!indexable(L, t, "__index")) return KLV_BADA;
+  lua_geti(L, t, (lua_Integer)i);
+  return result(L, dst, out);
+}
+
+int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t dst, int64_t *out) {
+  int32_t tag;
+  if (kjit_lt_getfield(L, t, h, k, ks, out, &tag)) return tag;
+  if (!indexable(L, t, "__index")) return KLV_BADA;
+  lua_getfield(L, t, k);
+  return result(L, dst, out);
+}
+
+int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
+                         int32_t v) {
+  if (!indexable(L, t, "__newindex")) return KLV_BADA;
+  if (lua_type(L, t) == LUA_TTABLE) {
+    /* a nil or NaN key is never in the table: without __newindex, Lua
+    ** raises (luaH_newkey) */
+    int kt = lua_type(L, k);
+    int nan = kt == LUA_TNUMBER && !lua_isinteger(L, k) && isnan(lua_tonumber(L, k));
+    if ((kt == LUA_TNIL || nan) && !hasmeta(L, t, "__newindex"))
+      return kt == LUA_TNIL ? KLV_KEYNIL : KLV_KEYNAN;
+  }
+  lua_pushvalue(L, k);
+  pushv(L, vtag, vbits, v);
+  lua_settable(L, t);
+  return KLV_OK;
+}
+
+int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits,
+                     int32_t v) {
+  if (kjit_lt_seti(L, t, h, i, vtag, vbits)) return KLV_OK;
+  if (!indexable(L, t, "__newindex")) return KLV_BADA;
+  pushv(L, vtag, vbits, v);
+  lua_seti(L, t, (lua_Integer)i);
+  return KLV_OK;
+}
+
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t vtag, int64_t vbits, int32_t v) {
+  if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
+  if (!indexable(L, t, "__newindex")) return KLV_BADA;
+  pushv(L, vtag, vbits, v);
+  lua_setfield(L, t, k);
+  return KLV_OK;
+}
+
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
+  int tt = lua_type(L, t);
+  if (tt != LUA_TTABLE && tt != LUA_TSTRING && !hasmeta(L, t, "__len")) return KLV_BADA;
+  lua_len(L, t);
+  return result(L, dst, out);
+}
+
+int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
+  lua_createtable(L, narr, nrec);
+  int64_t h = (int64_t)(intptr_t)lua_topointer(L, -1);
+  lua_replace(L, dst);
+  return h;
+}
+
+/* The table registered at ref (a live upvalue or global: ir_type.c) into
+** slot dst; its address. */
+int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  int64_t h = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
+  lua_replace(L, dst);
+  return h;
+}
+
+/* t[i], known to be a table in t's array part (cg_lua.c's inline read saw
+** it), into slot dst: a raw read, no metamethod can be involved. */
+void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst) {
+  lua_rawgeti(L, t, (lua_Integer)i);
+  lua_replace(L, dst);
+}
+
+/* The address of the table in slot t (0 for anything else): see result. */
+int64_t kjit_lv_ptr(lua_State *L, int32_t t) {
+  return lua_type(L, t) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, t) : 0;
+}
+
+void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
+  pushv(L, vtag, vbits, v);
+  lua_rawseti(L, t, (lua_Integer)i);
+}
+
+/* ---- Arithmetic and comparisons --------------------------------------------- */
+
+static const char *const arith_events[] = {
+  "__add", "__sub", "__mul", "__mod", "__pow", "__div", "__idiv",
+  "__band", "__bor", "__bxor", "__shl", "__shr", "__unm", "__bnot"
+};
+
+static int isbitop(int op) {
+  return op == LUA_OPBAND || op == LUA_OPBOR || op == LUA_OPBXOR || op == LUA_OPSHL ||
+         op == LUA_OPSHR || op == LUA_OPBNOT;
+}
+
+/* Converts to an integer as the VM's bitwise operators do (numbers and
+** strings, floats only when integral). */
+static int tointeger(lua_State *L, int idx) {
+  int ok;
+  lua_tointegerx(L, idx, &ok);
+  return ok;
+}
+
+/* Lua's op on a and b (b ignored for LUA_OPUNM, LUA_OPBNOT) into dst, or
+** the code of the error Lua would raise, found before anything runs. */
+int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out) {
+  int unary = op == LUA_OPUNM || op == LUA_OPBNOT;
+  if (unary) b = a;
+  int na = lua_type(L, a) == LUA_TNUMBER, nb = lua_type(L, b) == LUA_TNUMBER;
+  int raw;   /* luaO_rawarith succeeds: no metamethod is looked at */
+  if (isbitop(op)) raw = tointeger(L, a) && tointeger(L, b);
+  else raw = na && nb;
+  if (raw && (op == LUA_OPIDIV || op == LUA_OPMOD) && lua_isinteger(L, a) &&
+      lua_isinteger(L, b) && lua_tointeger(L, b) == 0)
+    return op == LUA_OPIDIV ? KLV_IDIV0 : KLV_MOD0;
+  if (!raw && !hasmeta(L, a, arith_events[op]) && (unary || !hasmeta(L, b, arith_events[op]))) {
+    if (isbitop(op) && na && nb)   /* luaG_tointerror */
+      return tointeger(L, a) ? KLV_NOINTB : KLV_NOINTA;
+    return na ? KLV_BADB : KLV_BADA;   /* luaG_opinterror */
+  }
+  lua_pushvalue(L, a);
+  if (!unary) lua_pushvalue(L, b);
+  lua_arith(L, op);
+  return result(L, dst, out);
+}
+
+/* a == b, a < b, a <= b (LUA_OPEQ, LUA_OPLT, LUA_OPLE) as Lua compares
+** them: 0 or 1, or KLV_CMP for an ordering Lua raises on. */
+int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b) {
+  if (op != LUA_OPEQ) {
+    int ta = lua_type(L, a), tb = lua_type(L, b);
+    int plain = (ta == LUA_TNUMBER && tb == LUA_TNUMBER) || (ta == LUA_TSTRING && tb == LUA_TSTRING);
+    if (!plain) {
+      const char *ev = op == LUA_OPLT ? "__lt" : "__le";
+      int mm = hasmeta(L, a, ev) || hasmeta(L, b, ev);
+      if (!mm && op == LUA_OPLE) mm = hasmeta(L, a, "__lt") || hasmeta(L, b, "__lt");
+      if (!mm) return KLV_CMP;
+    }
+  }
+  return lua_compare(L, a, b, op);
+}
+
+/* ---- Errors raised by compiled code --------------------------------------------- */
+
+/* "chunk:line: " then the message at the top, raised. */
+static void raise_at(lua_State *L, const char *chunk, int32_t line) {
+  lua_pushfstring(L, "%s:%d: ", chunk ? chunk : "?", (int)line);
+  lua_insert(L, -2);
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+/* pre, the Lua type name of the value in slot (luaT_objtypename), post:
+** "attempt to index a " nil " value (field 'x')", "bad argument #1 to
+** 'sqrt' (number expected, got " table ")", raised at chunk:line. */
+void kjit_lv_typeerror(lua_State *L, int32_t slot, const char *pre, const char *post,
+                       const char *chunk, int32_t line) {
+  const char *tn = objtypename(L, slot);
+  lua_pushfstring(L, "%s%s%s", pre, tn, post ? post : "");
+  lua_remove(L, -2);
+  raise_at(L, chunk, line);
+}
+
+/* luaG_ordererror. */
+void kjit_lv_cmperror(lua_State *L, int32_t a, int32_t b, const char *chunk, int32_t line) {
+  const char *t1 = objtypename(L, a);
+  const char *t2 = objtypename(L, b);
+  if (strcmp(t1, t2) == 0) lua_pushfstring(L, "attempt to compare two %s values", t1);
+  else lua_pushfstring(L, "attempt to compare %s with %s", t1, t2);
+  lua_remove(L, -2);
+  lua_remove(L, -2);
+  raise_at(L, chunk, line);
+}
+
+/* t[nil] = v and t[0/0] = v: the running Lua's own words (5.4.0-5.4.2
+** say "index is nil", later releases "table index is nil"), found by
+** making the same store on a fresh table, protected. */
+static int badkey_p(lua_State *L) {
+  lua_newtable(L);
+  if (lua_toboolean(L, 1)) lua_pushnumber(L, 0.0 / 0.0); else lua_pushnil(L);
+  lua_pushinteger(L, 1);
+  lua_rawset(L, -3);
+  return 0;
+}
+
+void kjit_lv_keyerror(lua_State *L, int32_t nan, const char *chunk, int32_t line) {
+  lua_pushcfunction(L, badkey_p);
+  lua_pushboolean(L, nan);
+  if (lua_pcall(L, 1, 0, 0) == LUA_OK || lua_type(L, -1) != LUA_TSTRING) {
+    lua_settop(L, lua_gettop(L) - 1);
+    lua_pushstring(L, nan ? "table index is NaN" : "table index is nil");
+  }
+  raise_at(L, chunk, line);
+}
+
+void kjit_lv_raise(lua_State *L, const char *msg, const char *chunk, int32_t line) {
+  lua_pushstring(L, msg);
+  raise_at(L, chunk, line);
+}
+
+/* ---- Names for the JIT linker ----------------------------------------------------- */
+
+void kjit_lv_register(void) {
+#define REG(f) kc_register_symbol(#f, (void *)f)
+  REG(kjit_lv_open); REG(kjit_lv_close); REG(kjit_lv_copy);
+  REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
+  REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
+  REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
+  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori);
+  kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
+  REG(kjit_lt_fgetfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
+  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
+  REG(kjit_lv_arith); REG(kjit_lv_compare);
+  REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
+#undef REG
+}

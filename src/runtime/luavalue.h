@@ -1,0 +1,107 @@
+/*
+** runtime/luavalue.h: the run-time helpers compiled code calls for Lua
+** values (tables and whatever is read from them): frames of stack slots,
+** reads and writes through the Lua API, arithmetic and comparisons with
+** metamethods. How values are anchored, and why these helpers may
+** longjmp, is said at the top of luavalue.c.
+*/
+#ifndef KJIT_RUNTIME_LUAVALUE_H
+#define KJIT_RUNTIME_LUAVALUE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "lua.h"
+
+/* Codes the checked helpers return (0: done). A type error kjit foresees
+** is raised by compiled code through kjit_lv_typeerror / kjit_lv_raise,
+** with the user's file:line and Lua's description of the operand. */
+enum {
+  KLV_OK = 0,
+  KLV_INSLOT = 0,      /* a read's result is in the slot (not a number) */
+  KLV_INT = 1,         /* ... an integer, in *out */
+  KLV_FLT = 2,         /* ... a float, its bits in *out */
+  KLV_BADA = 0x11,     /* operand a has the wrong type (no metamethod) */
+  KLV_BADB = 0x12,     /* operand b ... */
+  KLV_NOINTA = 0x21,   /* bitwise: a has no integer representation */
+  KLV_NOINTB = 0x22,
+  KLV_IDIV0 = 0x30,    /* integer // 0 */
+  KLV_MOD0 = 0x40,     /* integer % 0 */
+  KLV_KEYNIL = 0x50,   /* t[nil] = v on a table without __newindex */
+  KLV_KEYNAN = 0x60,   /* t[0/0] = v ... */
+  KLV_CMP = 0x70       /* an ordering without a metamethod */
+};
+
+/* Slots are absolute Lua stack indices (see luavalue.c). */
+int32_t kjit_lv_open(lua_State *L, int32_t n);
+void kjit_lv_close(lua_State *L, int32_t first);
+void kjit_lv_copy(lua_State *L, int32_t from, int32_t to);
+void kjit_lv_setint(lua_State *L, int32_t slot, int64_t i);
+void kjit_lv_setnum(lua_State *L, int32_t slot, double d);
+void kjit_lv_setbool(lua_State *L, int32_t slot, int32_t b);
+void kjit_lv_setnil(lua_State *L, int32_t slot);
+void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len);
+int32_t kjit_lv_truthy(lua_State *L, int32_t slot);
+int32_t kjit_lv_tonum(lua_State *L, int32_t slot, int32_t strings, int64_t *out);
+int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out);
+/* h: the address of the table in slot t when compiled code knows it (a
+** read's *out for a table), else NULL: the fast paths' hint. */
+int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out);
+/* getfield, setfield: ks is the call site's cache of the field name's
+** string (luatable.c), NULL at first. */
+int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t dst, int64_t *out);
+int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
+                         int32_t v);
+int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits,
+                     int32_t v);
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
+int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
+int64_t kjit_lv_ptr(lua_State *L, int32_t t);
+int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst);
+void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst);
+void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out);
+int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b);
+void kjit_lv_typeerror(lua_State *L, int32_t slot, const char *pre, const char *post,
+                       const char *chunk, int32_t line);
+void kjit_lv_cmperror(lua_State *L, int32_t a, int32_t b, const char *chunk, int32_t line);
+void kjit_lv_raise(lua_State *L, const char *msg, const char *chunk, int32_t line);
+void kjit_lv_keyerror(lua_State *L, int32_t nan, const char *chunk, int32_t line);
+
+/* Fast paths over Lua 5.4's own table layout (runtime/luatable.c): each
+** returns 1 when it did the whole operation (a plain table, no metatable
+** in the way, the key present or the array slot in range), else 0 and the
+** caller takes the API path. */
+int kjit_lt_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out,
+                 int32_t *tag);
+int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                     int64_t *out, int32_t *tag);
+int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
+int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                     int32_t vtag, int64_t vbits);
+/* The same without L, for compiled code to call first (-1 or 0: call the
+** full helper); h: the table's address or NULL, ks: the site's cache. */
+int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
+int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out);
+int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits);
+int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits);
+/* The layout as numbers (luatable.c's kjit_lt_layout), for the code
+** generator's inline reads and writes; offsets in bytes. */
+typedef struct KltLayout {
+  int t_alimit, t_array, t_node, t_lsizenode;   /* in a Table */
+  int node_size, node_key_tt, node_key_val, node_tt;   /* in a Node (value first) */
+  int tv_size, tv_tt;                           /* a TValue (value first) */
+  int s_hash;                                   /* in a TString */
+  int tag_int, tag_flt, tag_shrkey;
+  int tag_table;                                /* a table value's tag */
+} KltLayout;
+const KltLayout *kjit_lt_layout(lua_State *L);
+extern int kjit_lt_on;
+/* Whether the running Lua's layout matched (checked once, at load). */
+int kjit_lt_enabled(void);
+
+/* Registers the helpers' names for the JIT linker (once per process). */
+void kjit_lv_register(void);
+
+#endif
