@@ -152,6 +152,8 @@ typedef struct CG {
   struct CgNest *nestcopy;  /* the nest whose checked copy is being emitted */
   KirLoop *nestloop;        /* its loop (edges leaving it use the outer tables) */
   uint8_t *nestoff;         /* by id: a check off in a nest's fast copy */
+  CgVal *upvals;            /* a function literal's specialization: its
+                               upvalues, passed after its parameters */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's

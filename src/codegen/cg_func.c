@@ -884,7 +884,8 @@ static void emit_forloop(CG *G, KirInsn *v) {
 ** Lua function with a callee specialization). */
 static KtySpec *charged_callee(const KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR) || sp->callees == NULL) return NULL;
-  return sp->types[v->args[0]->id].kind == T_FUNC ? sp->callees[v->id] : NULL;
+  int k = sp->types[v->args[0]->id].kind;
+  return k == T_FUNC || k == T_CLOSURE ? sp->callees[v->id] : NULL;
 }
 
 /* Whether specialization `from` can reach `to` through calls (seen: one
@@ -960,6 +961,22 @@ static int sampled_levels(CG *G, int *span) {
   return skip;
 }
 
+/* Upvalue u of the function literal that call v runs (callee): the value
+** it captured (the typer's t_call_closure chose where it is). */
+static CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u) {
+  const KtyClosure *D = &G->S->clos[callee->clos - 1];
+  Type t = callee->args[callee->nparams + u];
+  if (G->sp->clos == callee->clos) return G->upvals[u];   /* it calls itself */
+  if (G->sp != D->parent || parts(G, t, (LLVMTypeRef[3 + KJIT_MAXDIMS]){0}) == 0)
+    return cg_mk(t, NULL);   /* nothing at run time */
+  const KbcProto *cp = D->ir->proto;
+  int k = 0;
+  for (int j = 0; j < u; j++) k += cp->up[j].instack != 0;
+  if (cp->up[u].instack) return cg_val(G, D->site->args[k]);
+  if (G->upvals == NULL) cg_error(G, v, "internal error: an upvalue of a function literal");
+  return G->upvals[cp->up[u].idx];   /* the maker's own upvalue, passed on */
+}
+
 static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int line = v->line;
   CgVal args[KJIT_MAXARGS + KJIT_MAXRETS];
@@ -967,12 +984,18 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
   int na = 0;
   G->has_calls = 1;
-  for (int i = 0; i < callee->nargs; i++) {
+  for (int i = 0; i < callee->nparams; i++) {
     Type pt = callee->args[i];
     CgVal x = i < n ? args[i] : cg_mk(TY(T_NIL), NULL);
     x = cg_convert(G, x, pt, line);
     na += pack(x, av + na);
   }
+  if (callee->clos)   /* a function literal: its upvalues follow */
+    for (int u = 0; callee->nparams + u < callee->nargs; u++) {
+      CgVal x = cg_clos_upval(G, v, callee, u);
+      x.t = callee->args[callee->nparams + u];
+      na += pack(x, av + na);
+    }
   LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
@@ -1104,7 +1127,8 @@ static void emit_call(CG *G, KirInsn *v) {
     return;
   }
   KtySpec *callee = G->sp->callees[v->id];
-  if (ft.kind != T_FUNC || callee == NULL) cg_error(G, v, "internal error: call without a callee");
+  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE) || callee == NULL)
+    cg_error(G, v, "internal error: call without a callee");
   emit_lua_call(G, v, callee);
 }
 
@@ -1172,6 +1196,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
+  case KIR_CLOSURE: break;   /* a compile-time value (its calls pass what it captures) */
   case KIR_NEWTABLE: case KIR_SETLIST: cg_ctor(G, v); break;   /* cg_alloc.c */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
   case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;
@@ -1275,7 +1300,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
   G->sp = sp;
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
-    if (t.kind == T_CONFLICT || t.kind == T_TABLE || t.kind == T_STR || t.kind == T_BUILTIN)
+    if (i < sp->nparams &&
+        (t.kind == T_CONFLICT || t.kind == T_TABLE || t.kind == T_STR || t.kind == T_BUILTIN))
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }
@@ -1473,12 +1499,20 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->pollctr = G->target->poll ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
   G->depth = cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
+  G->upvals = NULL;
+  if (sp->clos) {   /* a function literal: its upvalues after its parameters */
+    G->upvals = cg_zalloc(G, sizeof(CgVal) * (size_t)(sp->nargs - sp->nparams + 1));
+    memcpy(G->upvals, params + sp->nparams, sizeof(CgVal) * (size_t)(sp->nargs - sp->nparams));
+  }
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
-    for (int i = 0; i < blk->ninsns; i++)
-      if (blk->insns[i]->op == KIR_PARAM && blk->insns[i]->aux < sp->nargs)
-        G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *in = blk->insns[i];
+      if (in->op == KIR_PARAM && in->aux < sp->nparams) G->vals[in->id] = params[in->aux];
+      if (in->op == KIR_GETUPVAL && sp->clos && sp->nparams + in->aux < sp->nargs)
+        G->vals[in->id] = G->upvals[in->aux];
+    }
   }
   cg_prange_begin(G, sp);   /* loop facts, prange errors, notes: before the
                                plans, which leave outlined loops alone */

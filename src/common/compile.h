@@ -36,8 +36,11 @@ typedef enum TypeKind {
   T_STR,       /* a constant string (error messages, math.type results) */
   T_SHAPE,     /* a.shape: only indexable */
   T_CONFLICT,  /* result of joining incompatible types (an error) */
-  T_NUMBER     /* integer or float, Lua's subtype kept at run time: where an
+  T_NUMBER,    /* integer or float, Lua's subtype kept at run time: where an
                   integer and a float meet (fsub: the float's kind) */
+  T_CLOSURE    /* a function literal made by compiled code, known at compile
+                  time (no run-time object; ref: the typer's KtyClosure, see
+                  ir/ir_closure.c) */
 } TypeKind;
 
 typedef struct Type {

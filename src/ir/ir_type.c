@@ -14,6 +14,7 @@
 **     `local best` ... `best = i`.
 */
 #include "ir/ir_type.h"
+#include "ir/ir_closure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
 #include <math.h>
@@ -77,7 +78,7 @@ static int tyeq(Type a, Type b) {
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
   case T_SHAPE: return a.ndim == b.ndim;
-  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR:
+  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR: case T_CLOSURE:
     return a.ref == b.ref && a.sub == b.sub;
   default: return 1;
   }
@@ -176,7 +177,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
     snprintf(buf, n, "%s|%s", t.dtype ? "nil" : "false", num);
     return buf;
   }
-  case T_FUNC: return "function";
+  case T_FUNC: case T_CLOSURE: return "function";
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     return builtin_name(t.ref);
@@ -1097,9 +1098,21 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 }
 
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  int aux = v->aux;
+  if (sp->clos) {   /* a function literal's: a parameter, or the root's upvalue */
+    aux = kty_clos_frozen_upval(S, sp, v->aux);
+    if (aux < 0) {
+      Type t = sp->args[sp->nparams + v->aux];
+      if (t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN) {
+        k->kind = t.kind;
+        k->ref = t.ref;
+      }
+      return t;
+    }
+  }
   push_value(S, sp->ref);
-  const char *name = lua_getupvalue(S->L, -1, v->aux + 1);
-  if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", v->aux + 1); }
+  const char *name = lua_getupvalue(S->L, -1, aux + 1);
+  if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", aux + 1); }
   *k = freeze(S);
   lua_pop(S->L, 1);
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1789,6 +1802,9 @@ static const char *self_name(const KirFunc *f, const KirInsn *o) {
   return "?";
 }
 
+static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *args, int n);
+static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -1807,6 +1823,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
+  if (ft.kind == T_CLOSURE) return t_call_closure(S, sp, v, ft.ref, args, n);
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -1830,6 +1847,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   push_value(S, ft.ref);
   KtySpec *c = get_spec(S, -1, n, args, sp, v);
   lua_pop(S->L, 1);
+  return call_of(S, sp, v, c);
+}
+
+/* v calls specialization c: recorded, and c's results are v's. */
+static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c) {
   if (sp->callees[v->id] != c) {
     sp->callees[v->id] = c;
     push_users(sp, v);   /* the results past the first come from c now */
@@ -1954,6 +1976,8 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
   }
 }
 
+static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v);
+
 /* The type (and constant, in *k) of value v from its operands. */
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
@@ -1965,6 +1989,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
   }
+  if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -1999,6 +2024,14 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   char tb[32];
   for (int i = 0; i < n; i++) {
     Type t = vals[i];
+    if (t.kind == T_CLOSURE) {
+      if (S->strict)
+        fail(S, sp, v, "cannot return a function literal from compiled code (the closure "
+             "would escape: compiled closures are called where they are made, or passed to "
+             "compiled functions; return its results instead, or keep this function "
+             "interpreted)");
+      return -1;
+    }
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
         t.kind == T_FUNC) {
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
@@ -2147,6 +2180,9 @@ static void *alloc(KtySession *S, size_t n) {
 
 /* The specialization of the Lua function at fidx for these arguments,
 ** made (and queued) when new. from/at: the call, for messages. */
+static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
+                         const char *chunkname, int np, const Type *pargs);
+
 static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
                          KtySpec *from, const KirInsn *at) {
   lua_State *L = S->L;
@@ -2188,16 +2224,24 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
          "argument-type combinations reached from the compiled function: a call chain this "
          "deep, or recursion whose argument types keep changing; shorten the chain or call "
          "with fewer argument types)", KTY_MAXSPECS);
-  KtySpec *sp = alloc(S, sizeof *sp);
-  sp->index = S->nspecs;
-  sp->luaptr = ptr;
-  sp->ref = kty_keep_value(S, fidx);
   lua_Debug ar;
   lua_pushvalue(L, fidx);
   lua_getinfo(L, ">S", &ar);
-  sp->chunkname = ka_strndup(S->A, ar.short_src, strlen(ar.short_src));
+  return new_spec(S, ir, ptr, kty_keep_value(S, fidx),
+                  ka_strndup(S->A, ar.short_src, strlen(ar.short_src)), np, pargs);
+}
+
+/* A new specialization (queued) of ir for these np argument types. */
+static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
+                         const char *chunkname, int np, const Type *pargs) {
+  KtySpec *sp = alloc(S, sizeof *sp);
+  sp->index = S->nspecs;
+  sp->luaptr = ptr;
+  sp->ref = ref;
+  sp->chunkname = chunkname;
   sp->ir = ir;
   sp->nargs = np;
+  sp->nparams = np;
   memcpy(sp->args, pargs, sizeof(Type) * (size_t)np);
   int n = ir->ninsns;
   sp->types = alloc(S, sizeof(Type) * (size_t)n);
@@ -2221,6 +2265,139 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->live[0] = 1;
   push_block(sp, ir->blocks[0], 0);
   return sp;
+}
+
+/* ---- Function literals (design: ir_closure.c) ---------------------------- */
+
+int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u) {
+  const KtyClosure *D = &S->clos[sp->clos - 1];
+  const KbcUpval *up = &D->ir->proto->up[u];
+  if (up->instack) return -1;
+  if (D->parent->clos == 0) return up->idx;   /* the Lua function's own upvalue */
+  return kty_clos_frozen_upval(S, D->parent, up->idx);
+}
+
+/* A KIR_CLOSURE: the compile-time value naming this site of sp, when the
+** locals it captures keep one value (ir_closure.c). */
+static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
+  char buf[400];
+  const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
+  if (why) REFUSE(S, sp, v, "%s", why);
+  int di = -1;
+  for (int i = 0; i < S->nclos && di < 0; i++)
+    if (S->clos[i].parent == sp && S->clos[i].site == v) di = i;
+  if (di < 0) {
+    const KbcProto *cp = sp->ir->proto->p[v->aux];
+    KirFunc *ir = NULL;
+    for (int i = 0; i < S->nclos && !ir; i++)
+      if (S->clos[i].ir->proto == cp) ir = S->clos[i].ir;
+    if (ir == NULL) {
+      char e[256];
+      ir = kir_build(S->A, cp, e, sizeof e);
+      if (ir == NULL) fail(S, sp, v, "%s", e);
+    }
+    if (S->nclos == S->capclos) {
+      int cap = S->capclos ? S->capclos * 2 : 8;
+      KtyClosure *nc = alloc(S, sizeof *nc * (size_t)cap);
+      if (S->nclos) memcpy(nc, S->clos, sizeof *nc * (size_t)S->nclos);
+      S->clos = nc;
+      S->capclos = cap;
+    }
+    di = S->nclos++;
+    S->clos[di].parent = sp;
+    S->clos[di].site = v;
+    S->clos[di].ir = ir;
+  }
+  /* a captured value's type rose: the calls re-type (the closure's own
+  ** type, its site, stays the same) */
+  push_users(sp, v);
+  Type t = ty(T_CLOSURE);
+  t.ref = di;
+  return t;
+}
+
+/* Has a value of type t no run-time parts (a compile-time value)? */
+static int timeless(Type t) {
+  return t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN ||
+         t.kind == T_CLOSURE;
+}
+
+/* A call of function literal di from sp: its specialization for the
+** argument types and the types of what it captures (passed after them). */
+static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *args, int n) {
+  KtyClosure *D = &S->clos[di];
+  const KbcProto *cp = D->ir->proto;
+  KtySpec *P = D->parent;
+  char tb[32];
+  int np = cp->numparams;
+  Type all[KJIT_MAXARGS];
+  if (np + cp->nup > KJIT_MAXARGS)
+    REFUSE(S, sp, v, "cannot compile a function literal with more than %d parameters and "
+           "upvalues", KJIT_MAXARGS);
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind == T_UNKNOWN) return args[i];
+    if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
+        args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
+             kty_name(args[i], tb, sizeof tb), i + 1);
+  }
+  for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
+  if (sp->clos == di + 1) {
+    /* the literal calls itself (recursion through its own upvalue): the
+    ** same captured values */
+    for (int u = 0; u < cp->nup; u++) all[np + u] = sp->args[sp->nparams + u];
+  } else {
+    int dest = KBC_A(P->ir->proto->code[D->site->pc]);
+    for (int u = 0, k = 0; u < cp->nup; u++) {
+      const KbcUpval *up = &cp->up[u];
+      Type t;
+      const KirInsn *a = NULL;
+      if (up->instack) {
+        a = D->site->args[k++];
+        if (up->idx == dest) { t = ty(T_CLOSURE); t.ref = di; }   /* `local function f` */
+        else t = P->types[a->id];
+      } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
+        t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
+      } else {
+        t = P->args[P->nparams + up->idx];
+      }
+      if (t.kind == T_UNKNOWN) return t;
+      t.weak = 0;
+      if (t.kind == T_STR || t.kind == T_SHAPE || t.kind == T_CONFLICT)
+        REFUSE(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
+               "'%s', a %s (compiled closures capture numbers, booleans, arrays and "
+               "functions: pass it as an argument)", cp->linedefined,
+               up->name ? up->name : "?", kty_name(t, tb, sizeof tb));
+      if (sp != P && !timeless(t))
+        REFUSE(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
+               "local '%s' (%s) of the function that made it, and is called away from there "
+               "(not supported yet: pass '%s' as an argument instead of capturing it)",
+               cp->linedefined, up->name ? up->name : "?", kty_name(t, tb, sizeof tb),
+               up->name ? up->name : "?");
+      all[np + u] = t;
+    }
+    /* called where it is made: its captured values must be there */
+    if (sp == P && !kir_dominates(D->site->block, v->block))
+      REFUSE(S, sp, v, "cannot compile this call: the function literal it calls (line %d) "
+             "is not always made before it", cp->linedefined);
+  }
+  int na = np + cp->nup;
+  KtySpec *c = NULL;
+  for (int i = 0; i < S->nspecs && !c; i++) {
+    KtySpec *o = S->specs[i];
+    if (o->clos != di + 1) continue;
+    int same = 1;
+    for (int j = 0; j < na && same; j++) same = tyeq(o->args[j], all[j]);
+    if (same) c = o;
+  }
+  if (c == NULL) {
+    if (S->nspecs >= KTY_MAXSPECS)
+      fail(S, sp, v, "too many specializations in one compile (more than %d)", KTY_MAXSPECS);
+    c = new_spec(S, D->ir, cp, P->ref, P->chunkname, na, all);
+    c->nparams = np;
+    c->clos = di + 1;
+  }
+  return call_of(S, sp, v, c);
 }
 
 /* Runs every worklist dry; the stack of a spec's worklist is LIFO, which

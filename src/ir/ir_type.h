@@ -129,7 +129,20 @@ struct KtySpec {
                              printed (see mark_used) */
   /* the worklist */
   KirInsn **work; int nwork; uint8_t *queued;
+  /* a function literal's specialization (ir_closure.c): clos is 1 + its
+  ** KtyClosure's index (0: a Lua function value), its upvalues are the
+  ** parameters after the nparams declared ones (args[nparams + u]) */
+  int clos;
+  int nparams;
 };
+
+/* A function literal made by one specialization (T_CLOSURE's ref): its
+** KIR_CLOSURE site there, and the IR of its prototype. */
+typedef struct KtyClosure {
+  KtySpec *parent;
+  const KirInsn *site;
+  KirFunc *ir;
+} KtyClosure;
 
 typedef struct KtySession {
   lua_State *L;
@@ -145,7 +158,12 @@ typedef struct KtySession {
   char err[512];
   int64_t shared_bytes;   /* the error pass: static shared memory of the
                              kernel's cuda.shared.array sites so far */
+  KtyClosure *clos; int nclos, capclos;   /* function literals (T_CLOSURE) */
 } KtySession;
+
+/* Upvalue u of a function literal's specialization: the root function's
+** upvalue it is (frozen, >= 0), or -1 when it is passed as a parameter. */
+int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u);
 
 /* A session typing functions of L; everything in A. kty_close releases
 ** the values it kept. */
