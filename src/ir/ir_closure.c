@@ -17,10 +17,15 @@
 ** over it and the enclosing function see one value forever (a loop's fresh
 ** local per iteration is such a local: each iteration's closure sees its
 ** own). kcl_capture_problem checks exactly that on the bytecode: no
-** instruction in the local's scope writes its register (other than the
-** literal assigned to it, `local function f`), and no function literal
+** instruction in the local's scope writes its register after the literal
+** is made (other than the literal assigned to it, `local function f`),
+** and no function literal
 ** made in that scope assigns the upvalue (SETUPVAL, directly or from a
-** literal nested in it). Otherwise the literal is refused with the local's
+** literal nested in it). One later write is allowed, for mutual recursion
+** (`local even, odd; function even ... odd(n - 1) end; function odd ...`):
+** a single function literal assigned to the local, with nothing between
+** that can call the first literal (kcl_late_literal); it then captures
+** that literal. Otherwise the literal is refused with the local's
 ** name and line and what to write instead; shared mutable cells are the
 ** next step (they need the cell to live where both frames can reach it).
 */
@@ -76,6 +81,43 @@ static const KbcLocVar *local_at(const KbcProto *p, int reg, int pc) {
 
 static int line_of(const KbcProto *p, int pc) { return p->lines ? p->lines[pc] : -1; }
 
+/* Nothing between from and to (exclusive) can run Lua code or repeat:
+** no call, jump, loop or return (tables and their metamethods are refused
+** in compiled code for now). */
+static int straight(const KbcProto *p, int from, int to) {
+  for (int pc = from + 1; pc < to; pc++)
+    switch (KBC_OP(p->code[pc])) {
+    case KBC_CALL: case KBC_TAILCALL: case KBC_JMP: case KBC_FORPREP: case KBC_FORLOOP:
+    case KBC_TFORPREP: case KBC_TFORCALL: case KBC_TFORLOOP: case KBC_RETURN:
+    case KBC_RETURN0: case KBC_RETURN1:
+      return 0;
+    default: break;
+    }
+  return 1;
+}
+
+int kcl_late_literal(const KbcProto *p, int sitepc, int u) {
+  const KbcProto *c = p->p[KBC_BX(p->code[sitepc])];
+  if (!c->up[u].instack || c->up[u].idx == KBC_A(p->code[sitepc])) return -1;
+  int reg = c->up[u].idx;
+  const KbcLocVar *lv = local_at(p, reg, sitepc);
+  if (lv == NULL) return -1;
+  int late = -1, lit = -1;
+  for (int pc = sitepc + 1; pc < lv->endpc && pc < p->ncode; pc++)
+    if (writes_reg(p->code[pc], reg)) {
+      uint32_t i = p->code[pc];
+      if (late >= 0) return -1;
+      late = pc;
+      if (KBC_OP(i) == KBC_CLOSURE) lit = pc;
+      /* `function odd(n) ... end` on a declared local: a literal made in a
+      ** temporary, then moved */
+      else if (KBC_OP(i) == KBC_MOVE && KBC_OP(p->code[pc - 1]) == KBC_CLOSURE &&
+               KBC_A(p->code[pc - 1]) == KBC_B(i)) lit = pc - 1;
+      else return -1;
+    }
+  return lit >= 0 && straight(p, sitepc, lit) ? lit : -1;
+}
+
 const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t n) {
   uint32_t si = p->code[sitepc];
   const KbcProto *c = p->p[KBC_BX(si)];
@@ -91,9 +133,13 @@ const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t
                "information (the chunk is stripped)", name);
       return buf;
     }
+    int late = kcl_late_literal(p, sitepc, u);
     for (int pc = lv->startpc; pc < lv->endpc && pc < p->ncode; pc++) {
       uint32_t i = p->code[pc];
-      if (pc != sitepc && writes_reg(i, reg)) {
+      /* a write before the literal is made is the value it captures (a
+      ** loop cannot carry the literal to a later write: it does not
+      ** escape, and a local holding it across iterations does not type) */
+      if (pc > sitepc && (late < 0 || (pc != late && pc != late + 1)) && writes_reg(i, reg)) {
         snprintf(buf, n, "cannot compile this function literal: it captures local '%s', which "
                  "is assigned again at line %d (compiled closures capture locals that keep "
                  "one value: copy it into a new local before the function, or pass it as an "

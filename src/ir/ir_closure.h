@@ -13,4 +13,10 @@
 ** value is then Lua's semantics), else why not (in buf, without position). */
 const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t n);
 
+/* Mutual recursion: when upvalue u of the literal made at sitepc is a
+** local assigned once afterwards, by a function literal, with nothing
+** between that can run Lua code, that CLOSURE's pc (the value the literal
+** sees whenever it can run); else -1. */
+int kcl_late_literal(const KbcProto *p, int sitepc, int u);
+
 #endif

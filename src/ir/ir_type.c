@@ -2316,6 +2316,18 @@ static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
   return t;
 }
 
+/* The type of the function literal P makes at pc (unknown until typed). */
+static Type late_literal(KtySession *S, KtySpec *P, int pc) {
+  (void)S;
+  KirFunc *f = P->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      KirInsn *x = f->blocks[b]->insns[i];
+      if (x->op == KIR_CLOSURE && x->pc == pc) return P->types[x->id];
+    }
+  return ty(T_UNKNOWN);
+}
+
 /* Has a value of type t no run-time parts (a compile-time value)? */
 static int timeless(Type t) {
   return t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN ||
@@ -2354,7 +2366,9 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
       const KirInsn *a = NULL;
       if (up->instack) {
         a = D->site->args[k++];
+        int late = kcl_late_literal(P->ir->proto, D->site->pc, u);
         if (up->idx == dest) { t = ty(T_CLOSURE); t.ref = di; }   /* `local function f` */
+        else if (late >= 0) t = late_literal(S, P, late);   /* mutual recursion */
         else t = P->types[a->id];
       } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
         t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
