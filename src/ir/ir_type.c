@@ -299,7 +299,8 @@ static const char *luaname(Type t, char *buf, size_t n) {
   do { \
     const KirInsn *x_ = (x); \
     if ((sp)->consts[x_->id].kind == T_NIL && \
-        (x_->op == KIR_GETUPVAL || (x_->op == KIR_GETFIELD && is_env((sp)->ir, x_->args[0])))) { \
+        (x_->op == KIR_GETUPVAL || (x_->op == KIR_GETFIELD && is_env((sp)->ir, x_->args[0]))) && \
+        !(x_->op == KIR_GETUPVAL && (sp)->clos && kty_clos_frozen_upval((S), (sp), x_->aux) < 0)) { \
       const KbcProto *p_ = (sp)->ir->proto; \
       const char *n_ = x_->op == KIR_GETFIELD ? x_->k.str.s \
                      : x_->aux < p_->nup && p_->up[x_->aux].name ? p_->up[x_->aux].name : "?"; \
