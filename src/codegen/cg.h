@@ -306,6 +306,10 @@ int cg_is_pure(CG *G, const KtySpec *sp);
 int cg_parts(CG *G, Type t, LLVMTypeRef *tys);     /* run-time parts of a type t */
 int cg_pack(CgVal x, LLVMValueRef *out);
 CgVal cg_unpack(Type t, LLVMValueRef *p);
+/* cg_closure.c: a function literal's environment where it is made (KIR_CLOSURE);
+** upvalue u of the literal that call v runs (callee: its specialization) */
+void cg_closure_make(CG *G, KirInsn *v);
+CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u);
 void cg_make_phis(CG *G, KirBlock *b);
 /* phi operands, from here; returns where the edge lands */
 LLVMBasicBlockRef cg_add_edge(CG *G, KirBlock *from, KirBlock *to);

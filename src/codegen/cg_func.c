@@ -118,6 +118,10 @@ static int parts(CG *G, Type t, LLVMTypeRef *tys) {
   case T_SHAPE:
     for (int d = 0; d < t.ndim; d++) tys[d] = G->i64;
     return t.ndim;
+  case T_CLOSURE:   /* its environment's address, if any (cg_closure.c) */
+    if (!t.sub) return 0;
+    tys[0] = G->i8p;
+    return 1;
   default: return 0;
   }
 }
@@ -138,6 +142,10 @@ static int pack(CgVal x, LLVMValueRef *out) {
   case T_SHAPE:
     for (int d = 0; d < x.t.ndim; d++) out[d] = x.dims[d];
     return x.t.ndim;
+  case T_CLOSURE:
+    if (!x.t.sub) return 0;
+    out[0] = x.v;
+    return 1;
   default: return 0;
   }
 }
@@ -158,6 +166,7 @@ static CgVal unpack(Type t, LLVMValueRef *p) {
   case T_SHAPE:
     for (int d = 0; d < t.ndim; d++) x.dims[d] = p[d];
     break;
+  case T_CLOSURE: if (t.sub) x.v = p[0]; break;
   default: break;
   }
   return x;
@@ -961,22 +970,6 @@ static int sampled_levels(CG *G, int *span) {
   return skip;
 }
 
-/* Upvalue u of the function literal that call v runs (callee): the value
-** it captured (the typer's t_call_closure chose where it is). */
-static CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u) {
-  const KtyClosure *D = &G->S->clos[callee->clos - 1];
-  Type t = callee->args[callee->nparams + u];
-  if (G->sp->clos == callee->clos) return G->upvals[u];   /* it calls itself */
-  if (G->sp != D->parent || parts(G, t, (LLVMTypeRef[3 + KJIT_MAXDIMS]){0}) == 0)
-    return cg_mk(t, NULL);   /* nothing at run time */
-  const KbcProto *cp = D->ir->proto;
-  int k = 0;
-  for (int j = 0; j < u; j++) k += cp->up[j].instack != 0;
-  if (cp->up[u].instack) return cg_val(G, D->site->args[k]);
-  if (G->upvals == NULL) cg_error(G, v, "internal error: an upvalue of a function literal");
-  return G->upvals[cp->up[u].idx];   /* the maker's own upvalue, passed on */
-}
-
 static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int line = v->line;
   CgVal args[KJIT_MAXARGS + KJIT_MAXRETS];
@@ -1196,7 +1189,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
-  case KIR_CLOSURE: break;   /* a compile-time value (its calls pass what it captures) */
+  case KIR_CLOSURE: cg_closure_make(G, v); break;   /* cg_closure.c */
   case KIR_NEWTABLE: case KIR_SETLIST: cg_ctor(G, v); break;   /* cg_alloc.c */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
   case KIR_INDEX: G->vals[v->id] = cg_index(G, v); break;

@@ -1978,6 +1978,9 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
 }
 
 static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v);
+static Type late_literal(KtySession *S, KtySpec *P, int pc);
+static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site);
+static int timeless(Type t);
 
 /* The type (and constant, in *k) of value v from its operands. */
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
@@ -2309,11 +2312,27 @@ static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
     S->clos[di].site = v;
     S->clos[di].ir = ir;
   }
-  /* a captured value's type rose: the calls re-type (the closure's own
-  ** type, its site, stays the same) */
+  /* a captured value's type rose: the calls re-type */
   push_users(sp, v);
+  Type caps[KJIT_MAXARGS];
+  const KbcProto *cp = S->clos[di].ir->proto;
+  if (cp->nup > KJIT_MAXARGS)
+    REFUSE(S, sp, v, "cannot compile a function literal with more than %d upvalues", KJIT_MAXARGS);
   Type t = ty(T_CLOSURE);
   t.ref = di;
+  if (clos_captures(S, sp, v, di, caps, 1) < 0) return ty(T_UNKNOWN);
+  for (int u = 0; u < cp->nup; u++)
+    if (!kty_clos_self(S, di, u) && !timeless(caps[u])) t.sub = 1;
+  if (!tyeq(t, sp->types[v->id])) {
+    /* a literal made before this one may capture it (mutual recursion,
+    ** kcl_late_literal): those re-type */
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++)
+      for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+        KirInsn *x = f->blocks[b]->insns[i];
+        if (x->op == KIR_CLOSURE && x != v && x->pc < v->pc) push_users(sp, x);
+      }
+  }
   return t;
 }
 
@@ -2329,10 +2348,75 @@ static Type late_literal(KtySession *S, KtySpec *P, int pc) {
   return ty(T_UNKNOWN);
 }
 
-/* Has a value of type t no run-time parts (a compile-time value)? */
+/* Has a value of type t no run-time parts (a compile-time value)? A
+** literal that captures values with run-time parts (sub 1) is the address
+** of those values, kept in its maker's frame (the code generator's
+** "environment"): a literal never outlives the call that made it. */
 static int timeless(Type t) {
   return t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN ||
-         t.kind == T_CLOSURE;
+         (t.kind == T_CLOSURE && !t.sub);
+}
+
+int kty_clos_self(const KtySession *S, int di, int u) {
+  const KtyClosure *D = &S->clos[di];
+  const KbcUpval *up = &D->ir->proto->up[u];
+  return up->instack && up->idx == KBC_A(D->parent->ir->proto->code[D->site->pc]);
+}
+
+/* The types of what literal di captures, in its upvalues' order (the
+** parameters its specializations take after their own): -1 while one is
+** unknown, or refused (from sp's call v, for messages). A literal itself
+** (self) has sub 1 when some other capture has run-time parts. site: for
+** the literal's own type, literals assigned after it (mutual recursion,
+** never in its environment) left out, so that two such literals do not
+** wait for each other. */
+static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site) {
+  KtyClosure *D = &S->clos[di];
+  const KbcProto *cp = D->ir->proto;
+  KtySpec *P = D->parent;
+  char tb[32];
+  int env = 0;
+  for (int u = 0, k = 0; u < cp->nup; u++) {
+    const KbcUpval *up = &cp->up[u];
+    Type t;
+    if (up->instack) {
+      const KirInsn *a = D->site->args[k++];
+      int late = kcl_late_literal(P->ir->proto, D->site->pc, u);
+      if (kty_clos_self(S, di, u)) { t = ty(T_CLOSURE); t.ref = di; }   /* `local function f` */
+      else if (late >= 0 && site) t = ty(T_NIL);
+      else if (late >= 0) {   /* mutual recursion */
+        t = late_literal(S, P, late);
+        if (t.kind == T_CLOSURE && t.sub) {
+          if (S->strict)
+            fail(S, sp, v, "cannot compile this call: the function literal (line %d) calls "
+                 "'%s', a function literal made after it that captures values of the "
+                 "function that made both (not supported yet: pass them as arguments)",
+                 cp->linedefined, up->name ? up->name : "?");
+          return -1;
+        }
+      }
+      else t = P->types[a->id];
+    } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
+      t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
+    } else {
+      t = P->args[P->nparams + up->idx];
+    }
+    if (t.kind == T_UNKNOWN) return -1;
+    t.weak = 0;
+    if (t.kind == T_STR || t.kind == T_SHAPE || t.kind == T_CONFLICT) {
+      if (S->strict)
+        fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
+             "'%s', a %s (compiled closures capture numbers, booleans, arrays and "
+             "functions: pass it as an argument)", cp->linedefined,
+             up->name ? up->name : "?", kty_name(t, tb, sizeof tb));
+      return -1;
+    }
+    if (!kty_clos_self(S, di, u) && !timeless(t)) env = 1;
+    caps[u] = t;
+  }
+  for (int u = 0; u < cp->nup; u++)
+    if (kty_clos_self(S, di, u)) caps[u].sub = (uint8_t)env;
+  return cp->nup;
 }
 
 /* A call of function literal di from sp: its specialization for the
@@ -2355,47 +2439,11 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
              kty_name(args[i], tb, sizeof tb), i + 1);
   }
   for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
-  if (sp->clos == di + 1) {
-    /* the literal calls itself (recursion through its own upvalue): the
-    ** same captured values */
-    for (int u = 0; u < cp->nup; u++) all[np + u] = sp->args[sp->nparams + u];
-  } else {
-    int dest = KBC_A(P->ir->proto->code[D->site->pc]);
-    for (int u = 0, k = 0; u < cp->nup; u++) {
-      const KbcUpval *up = &cp->up[u];
-      Type t;
-      const KirInsn *a = NULL;
-      if (up->instack) {
-        a = D->site->args[k++];
-        int late = kcl_late_literal(P->ir->proto, D->site->pc, u);
-        if (up->idx == dest) { t = ty(T_CLOSURE); t.ref = di; }   /* `local function f` */
-        else if (late >= 0) t = late_literal(S, P, late);   /* mutual recursion */
-        else t = P->types[a->id];
-      } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
-        t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
-      } else {
-        t = P->args[P->nparams + up->idx];
-      }
-      if (t.kind == T_UNKNOWN) return t;
-      t.weak = 0;
-      if (t.kind == T_STR || t.kind == T_SHAPE || t.kind == T_CONFLICT)
-        REFUSE(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
-               "'%s', a %s (compiled closures capture numbers, booleans, arrays and "
-               "functions: pass it as an argument)", cp->linedefined,
-               up->name ? up->name : "?", kty_name(t, tb, sizeof tb));
-      if (sp != P && !timeless(t))
-        REFUSE(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
-               "local '%s' (%s) of the function that made it, and is called away from there "
-               "(not supported yet: pass '%s' as an argument instead of capturing it)",
-               cp->linedefined, up->name ? up->name : "?", kty_name(t, tb, sizeof tb),
-               up->name ? up->name : "?");
-      all[np + u] = t;
-    }
-    /* called where it is made: its captured values must be there */
-    if (sp == P && !kir_dominates(D->site->block, v->block))
-      REFUSE(S, sp, v, "cannot compile this call: the function literal it calls (line %d) "
-             "is not always made before it", cp->linedefined);
-  }
+  if (clos_captures(S, sp, v, di, all + np, 0) < 0) return ty(T_UNKNOWN);
+  /* called where it is made: its captured values are read there */
+  if (sp == P && !kir_dominates(D->site->block, v->block))
+    REFUSE(S, sp, v, "cannot compile this call: the function literal it calls (line %d) "
+           "is not always made before it", cp->linedefined);
   int na = np + cp->nup;
   KtySpec *c = NULL;
   for (int i = 0; i < S->nspecs && !c; i++) {
@@ -2413,6 +2461,11 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
     c->clos = di + 1;
   }
   return call_of(S, sp, v, c);
+}
+
+int kty_clos_captures(KtySession *S, int di, Type *caps) {
+  KtyClosure *D = &S->clos[di];
+  return clos_captures(S, D->parent, (KirInsn *)D->site, di, caps, 0);
 }
 
 /* Runs every worklist dry; the stack of a spec's worklist is LIFO, which

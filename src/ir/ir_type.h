@@ -139,7 +139,10 @@ struct KtySpec {
 /* A function literal made by one specialization (T_CLOSURE's ref): its
 ** KIR_CLOSURE site there, and the IR of its prototype. */
 typedef struct KtyClosure {
-  KtySpec *parent;
+  KtySpec *parent;        /* T_CLOSURE's sub: 1 when it captures values with
+                             run-time parts; its run-time value is then the
+                             address of those values in the maker's frame
+                             (cg_func.c, "environment") */
   const KirInsn *site;
   KirFunc *ir;
 } KtyClosure;
@@ -164,6 +167,12 @@ typedef struct KtySession {
 /* Upvalue u of a function literal's specialization: the root function's
 ** upvalue it is (frozen, >= 0), or -1 when it is passed as a parameter. */
 int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u);
+/* Is upvalue u of function literal di the literal itself (`local function
+** f` calling f)? */
+int kty_clos_self(const KtySession *S, int di, int u);
+/* The types of what function literal di captures, by upvalue (its
+** specializations' parameters after their own); its count, or -1. */
+int kty_clos_captures(KtySession *S, int di, Type *caps);
 
 /* A session typing functions of L; everything in A. kty_close releases
 ** the values it kept. */

@@ -95,6 +95,32 @@ local function pass_to_frozen(x)
   return apply_twice(function(y) return y * 3 end, x)
 end
 
+-- literals capturing numbers, called away from where they are made (their
+-- captured values travel with them)
+local function captured_and_passed(x)
+  local k = x + 1
+  local c = 0.5
+  local step = 2
+  local function down(n) if n <= 0 then return 0 end return 1 + down(n - step) end
+  local r = 0
+  for i = 1, 3 do
+    local m = i * k
+    r = r + apply_twice(function(y) return y * c + m end, i)
+  end
+  return apply_twice(function(y) return y * k end, x), r, down(x), apply_twice(down, x)
+end
+
+local function passed_down_nested(x)
+  local a = x
+  local function outer(g, y) return g(y) + a end
+  local function mk(z)
+    local b = z * 2
+    local function inner(w) return w * b + a end
+    return outer(inner, z) + outer(function(w) return inner(w) - b end, z)
+  end
+  return mk(x), mk(x / 2)
+end
+
 -- upvalues of the enclosing function passed through to nested literals
 local K = 7
 local function upvalue_through(x)
@@ -163,6 +189,11 @@ test("closures passed to compiled functions", function()
   D.cases(pass_to_frozen, {2}, {0.5})
 end)
 
+test("literals with captured values passed to compiled functions", function()
+  D.cases(captured_and_passed, {3}, {2.5}, {0})
+  D.cases(passed_down_nested, {4}, {1.5}, {-3})
+end)
+
 test("upvalues of the enclosing function", function()
   D.cases(upvalue_through, {2}, {1.25})
 end)
@@ -211,9 +242,11 @@ test("closures that cannot be followed are refused", function()
   end, "which the function literal at line", 1)
   refused(function(x)
     local k = x
-    local function f(y) return y + k end
-    return apply_twice(f, x)
-  end, "pass 'k' as an argument", 1)
+    local even, odd
+    function even(n) if n == 0 then return k end return odd(n - 1) end
+    function odd(n) if n == 0 then return -k end return even(n - 1) end
+    return even(x)
+  end, "a function literal made after it that captures values", 3)
   refused(function(x)
     local even, odd
     function even(n) if n == 0 then return 1 end return odd(n - 1) end
