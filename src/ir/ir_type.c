@@ -2360,7 +2360,11 @@ static int timeless(Type t) {
 int kty_clos_self(const KtySession *S, int di, int u) {
   const KtyClosure *D = &S->clos[di];
   const KbcUpval *up = &D->ir->proto->up[u];
-  return up->instack && up->idx == KBC_A(D->parent->ir->proto->code[D->site->pc]);
+  const KbcProto *p = D->parent->ir->proto;
+  if (!up->instack) return 0;
+  /* `local function f`, or `local f; function f() ... end` (made in a
+  ** temporary, then moved into f) */
+  return up->idx == KBC_A(p->code[D->site->pc]) || kcl_late_literal(p, D->site->pc, u) == D->site->pc;
 }
 
 /* The types of what literal di captures, in its upvalues' order (the

@@ -5,6 +5,8 @@
 local D = require "difftest"
 local kjit = D.kjit
 
+local function apply_twice(f, x) return f(f(x)) end
+
 -- recursion through a local function
 local function fib_root(x)
   local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
@@ -26,6 +28,16 @@ local function parity(x)
   function even(n) if n == 0 then return 1 end return odd(n - 1) end
   function odd(n) if n == 0 then return 0 end return even(n - 1) end
   return even(x) * 10 + odd(x)
+end
+
+-- a declared local assigned a literal that calls itself through it
+local function declared_self(x)
+  local k = x
+  local f
+  function f(n) if n <= 0 then return k end return f(n - 1) + k end
+  local g
+  function g(n) if n <= 0 then return 0 end return g(n - 1) + 1 end
+  return f(3), apply_twice(f, 2), g(x)
 end
 
 -- captured locals of several types, read by the closure
@@ -90,7 +102,6 @@ local function integrate_root(a, b, n)
          integrate(function(x) return 3 * x + 1 end, a, b, n)
 end
 
-local function apply_twice(f, x) return f(f(x)) end
 local function pass_to_frozen(x)
   return apply_twice(function(y) return y * 3 end, x)
 end
@@ -165,6 +176,10 @@ end)
 
 test("mutual recursion", function()
   D.cases(parity, {0}, {1}, {7}, {100})
+end)
+
+test("a declared local assigned a recursive literal", function()
+  D.cases(declared_self, {5}, {0}, {2.5})
 end)
 
 test("captured locals", function()
