@@ -1293,8 +1293,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
   G->sp = sp;
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
-    if (i < sp->nparams &&
-        (t.kind == T_CONFLICT || t.kind == T_TABLE || t.kind == T_STR || t.kind == T_BUILTIN))
+    if (i < sp->nparams && (t.kind == T_CONFLICT || t.kind == T_TABLE ||
+                            (t.kind == T_STR && t.ref == 0) || t.kind == T_BUILTIN))
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }

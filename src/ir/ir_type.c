@@ -1804,7 +1804,32 @@ static const char *self_name(const KirFunc *f, const KirInsn *o) {
 }
 
 static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *args, int n);
+static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k);
 static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
+
+/* A constant string passed to a Lua function (`pr("%.9f\n", x)`): the
+** callee is specialized on it (Type.ref: 1 + its index in S->strs), and
+** its parameter is that constant. Strings built at run time are not. */
+static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k) {
+  if (t->kind != T_STR || t->sub == KTY_STR_BUILT || k->kind != T_STR) return 0;
+  int id = -1;
+  for (int i = 0; i < S->nstrs && id < 0; i++)
+    if (consteq(S->strs[i], *k)) id = i;
+  if (id < 0) {
+    if (S->nstrs == S->capstrs) {
+      int cap = S->capstrs ? 2 * S->capstrs : 8;
+      KtyConst *ns = ka_alloc(S->A, sizeof *ns * (size_t)cap);
+      if (ns == NULL) fail(S, sp, v, "not enough memory");
+      if (S->nstrs) memcpy(ns, S->strs, sizeof *ns * (size_t)S->nstrs);
+      S->strs = ns;
+      S->capstrs = cap;
+    }
+    id = S->nstrs++;
+    S->strs[id] = *k;
+  }
+  t->ref = id + 1;
+  return 1;
+}
 
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
@@ -1824,7 +1849,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
-  if (ft.kind == T_CLOSURE) return t_call_closure(S, sp, v, ft.ref, args, n);
+  if (ft.kind == T_CLOSURE) {
+    for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+    return t_call_closure(S, sp, v, ft.ref, args, n);
+  }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -1833,6 +1861,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if (const_string_arg(S, sp, v, &args[i], &kargs[i])) continue;
     if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
          args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
@@ -1997,7 +2026,12 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
-  case KIR_PARAM: return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
+  case KIR_PARAM:
+    if (v->aux < sp->nargs && sp->args[v->aux].kind == T_STR && sp->args[v->aux].ref > 0) {
+      *k = S->strs[sp->args[v->aux].ref - 1];   /* a constant string argument */
+      return ty(T_STR);
+    }
+    return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
   case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);
   case KIR_TRUE: case KIR_FALSE:
     k->kind = T_BOOL; k->v.b = v->op == KIR_TRUE; return ty(T_BOOL);
@@ -2437,8 +2471,8 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
            "upvalues", KJIT_MAXARGS);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
-    if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
-        args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
+    if ((args[i].kind == T_STR && args[i].ref == 0) || args[i].kind == T_TABLE ||
+        args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
              kty_name(args[i], tb, sizeof tb), i + 1);
   }

@@ -162,6 +162,8 @@ typedef struct KtySession {
   int64_t shared_bytes;   /* the error pass: static shared memory of the
                              kernel's cuda.shared.array sites so far */
   KtyClosure *clos; int nclos, capclos;   /* function literals (T_CLOSURE) */
+  KtyConst *strs; int nstrs, capstrs;     /* constant strings passed to Lua
+                                             functions (T_STR's ref - 1) */
 } KtySession;
 
 /* Upvalue u of a function literal's specialization: the root function's

@@ -132,6 +132,23 @@ local function passed_down_nested(x)
   return mk(x), mk(x / 2)
 end
 
+-- constant strings passed to Lua functions (the callee is specialized on
+-- the string: partialsums' `pr("%.9f\t...", x)`)
+local function pick(name, v)
+  if name == "neg" then return -v end
+  if name == "twice" then return 2 * v end
+  return v
+end
+local function string_args(x)
+  local function label(name, v) return name == "a" and v + 1 or v - 1 end
+  return pick("neg", x) + pick("twice", x) + pick("id", x), label("a", x), label("b", x)
+end
+
+local function string_format_arg(x)
+  local function fail_with(f, v) if v > 2 then error(string.format(f, v)) end return v end
+  return fail_with("value %.2f too big", x) + fail_with("%d?", 1)
+end
+
 -- upvalues of the enclosing function passed through to nested literals
 local K = 7
 local function upvalue_through(x)
@@ -207,6 +224,12 @@ end)
 test("literals with captured values passed to compiled functions", function()
   D.cases(captured_and_passed, {3}, {2.5}, {0})
   D.cases(passed_down_nested, {4}, {1.5}, {-3})
+end)
+
+test("constant strings passed to local and frozen functions", function()
+  D.cases(string_args, {1.5}, {3})
+  D.cases(string_format_arg, {1.5})
+  D.cases_error("too big", string_format_arg, {3}, {2.5})
 end)
 
 test("upvalues of the enclosing function", function()
