@@ -844,6 +844,17 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (is_built_str(a) || is_built_str(b))
     REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
            "(such strings can be printed, written or raised: print, io.write, error, assert)");
+  if (v->op == KIR_EQ && (a.kind == T_CLOSURE || b.kind == T_CLOSURE)) {
+    /* function literals: one value is itself; literals of two sites, or a
+    ** literal and anything else, differ; two values of one site may be
+    ** two closures (made in two iterations) */
+    if (v->args[0] != v->args[1] && a.kind == b.kind && a.ref == b.ref)
+      REFUSE(S, sp, v, "comparing two function values made by the same function literal is "
+             "not supported in compiled code");
+    k->kind = T_BOOL;
+    k->v.b = v->args[0] == v->args[1];
+    return ty(T_BOOL);
+  }
   if (v->op == KIR_EQ) {
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
       REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
@@ -1190,7 +1201,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_BUF: r = "userdata"; break;
     case T_STR: r = "string"; break;
     case T_TABLE: r = "table"; break;
-    case T_FUNC: r = "function"; break;
+    case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "

@@ -166,6 +166,16 @@ local function writes_array(a, n)
   return a[n]
 end
 
+-- a literal as a value: truth, type, equality
+local function literal_values(x)
+  local g = function() return x end
+  local h = g
+  local other = function() return 1 end
+  return (g == h) and 1 or 0, (g == other) and 1 or 0, (g == nil) and 1 or 0,
+         (g ~= 1) and 1 or 0, g and 1 or 0, (not g) and 1 or 0,
+         type(g) == "function" and 1 or 0
+end
+
 -- errors inside closures, at their lines
 local function raise_in(x)
   local function check(y)
@@ -239,6 +249,10 @@ end)
 test("closures over arrays", function()
   D.check(writes_array, kjit.zeros(5), 5)
   D.check_error("out of bounds", writes_array, kjit.zeros(3), 4)
+end)
+
+test("a literal as a value", function()
+  D.cases(literal_values, {1}, {2.5})
 end)
 
 test("errors inside closures", function()
