@@ -164,6 +164,8 @@ typedef struct CG {
   LLVMValueRef luaL;        /* lua_State* (i8*), from err */
   LLVMValueRef lbase;       /* i32: the frame's first slot (kjit_lv_open) */
   LLVMValueRef *lslotv;     /* by slot: its index (i32), made in the entry block */
+  CgVal *upvals;            /* a function literal's specialization: its
+                               upvalues, passed after its parameters */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -331,6 +333,10 @@ int cg_is_pure(CG *G, const KtySpec *sp);
 int cg_parts(CG *G, Type t, LLVMTypeRef *tys);     /* run-time parts of a type t */
 int cg_pack(CgVal x, LLVMValueRef *out);
 CgVal cg_unpack(Type t, LLVMValueRef *p);
+/* cg_closure.c: a function literal's environment where it is made (KIR_CLOSURE);
+** upvalue u of the literal that call v runs (callee: its specialization) */
+void cg_closure_make(CG *G, KirInsn *v);
+CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u);
 void cg_make_phis(CG *G, KirBlock *b);
 /* phi operands, from here; returns where the edge lands */
 LLVMBasicBlockRef cg_add_edge(CG *G, KirBlock *from, KirBlock *to);

@@ -119,6 +119,10 @@ static int parts(CG *G, Type t, LLVMTypeRef *tys) {
     for (int d = 0; d < t.ndim; d++) tys[d] = G->i64;
     return t.ndim;
   case T_LUA: tys[0] = G->i32; tys[1] = G->i8; tys[2] = G->i64; return 3;   /* slot, tag, bits (cg_lua.c) */
+  case T_CLOSURE:   /* its environment's address, if any (cg_closure.c) */
+    if (!t.sub) return 0;
+    tys[0] = G->i8p;
+    return 1;
   default: return 0;
   }
 }
@@ -140,6 +144,10 @@ static int pack(CgVal x, LLVMValueRef *out) {
     for (int d = 0; d < x.t.ndim; d++) out[d] = x.dims[d];
     return x.t.ndim;
   case T_LUA: out[0] = x.v; out[1] = x.flag; out[2] = x.dims[0]; return 3;
+  case T_CLOSURE:
+    if (!x.t.sub) return 0;
+    out[0] = x.v;
+    return 1;
   default: return 0;
   }
 }
@@ -161,6 +169,7 @@ static CgVal unpack(Type t, LLVMValueRef *p) {
     for (int d = 0; d < t.ndim; d++) x.dims[d] = p[d];
     break;
   case T_LUA: x.v = p[0]; x.flag = p[1]; x.dims[0] = p[2]; break;
+  case T_CLOSURE: if (t.sub) x.v = p[0]; break;
   default: break;
   }
   return x;
@@ -913,7 +922,8 @@ static void emit_forloop(CG *G, KirInsn *v) {
 ** Lua function with a callee specialization). */
 static KtySpec *charged_callee(const KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR) || sp->callees == NULL) return NULL;
-  return sp->types[v->args[0]->id].kind == T_FUNC ? sp->callees[v->id] : NULL;
+  int k = sp->types[v->args[0]->id].kind;
+  return k == T_FUNC || k == T_CLOSURE ? sp->callees[v->id] : NULL;
 }
 
 /* Whether specialization `from` can reach `to` through calls (seen: one
@@ -996,12 +1006,18 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
   int na = 0;
   G->has_calls = 1;
-  for (int i = 0; i < callee->nargs; i++) {
+  for (int i = 0; i < callee->nparams; i++) {
     Type pt = callee->args[i];
     CgVal x = i < n ? args[i] : cg_mk(TY(T_NIL), NULL);
     x = cg_convert(G, x, pt, line);
     na += pack(x, av + na);
   }
+  if (callee->clos)   /* a function literal: its upvalues follow */
+    for (int u = 0; callee->nparams + u < callee->nargs; u++) {
+      CgVal x = cg_clos_upval(G, v, callee, u);
+      x.t = callee->args[callee->nparams + u];
+      na += pack(x, av + na);
+    }
   LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
@@ -1138,7 +1154,8 @@ static void emit_call(CG *G, KirInsn *v) {
     return;
   }
   KtySpec *callee = G->sp->callees[v->id];
-  if (ft.kind != T_FUNC || callee == NULL) cg_error(G, v, "internal error: call without a callee");
+  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE) || callee == NULL)
+    cg_error(G, v, "internal error: call without a callee");
   emit_lua_call(G, v, callee);
 }
 
@@ -1236,6 +1253,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
+  case KIR_CLOSURE: cg_closure_make(G, v); break;   /* cg_closure.c */
   case KIR_NEWTABLE: case KIR_SETLIST: cg_ctor(G, v); break;   /* cg_alloc.c */
   case KIR_GETFIELD: G->vals[v->id] = cg_getfield(G, v); break;
   case KIR_INDEX:   /* a frozen table's element by a computed key: cg_frozen.c */
@@ -1341,7 +1359,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
   G->sp = sp;
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
-    if (t.kind == T_CONFLICT || t.kind == T_TABLE || t.kind == T_STR || t.kind == T_BUILTIN)
+    if (i < sp->nparams && (t.kind == T_CONFLICT || t.kind == T_TABLE ||
+                            (t.kind == T_STR && t.ref == 0) || t.kind == T_BUILTIN))
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }
@@ -1553,12 +1572,20 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->err = LLVMGetParam(G->fn, p++);
   G->depth = cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
   cg_lua_begin(G, sp);   /* the frame of stack slots, when it holds Lua values */
+  G->upvals = NULL;
+  if (sp->clos) {   /* a function literal: its upvalues after its parameters */
+    G->upvals = cg_zalloc(G, sizeof(CgVal) * (size_t)(sp->nargs - sp->nparams + 1));
+    memcpy(G->upvals, params + sp->nparams, sizeof(CgVal) * (size_t)(sp->nargs - sp->nparams));
+  }
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
-    for (int i = 0; i < blk->ninsns; i++)
-      if (blk->insns[i]->op == KIR_PARAM && blk->insns[i]->aux < sp->nargs)
-        G->vals[blk->insns[i]->id] = params[blk->insns[i]->aux];
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *in = blk->insns[i];
+      if (in->op == KIR_PARAM && in->aux < sp->nparams) G->vals[in->id] = params[in->aux];
+      if (in->op == KIR_GETUPVAL && sp->clos && sp->nparams + in->aux < sp->nargs)
+        G->vals[in->id] = G->upvals[in->aux];
+    }
   }
   cg_prange_begin(G, sp);   /* loop facts, prange errors, notes: before the
                                plans, which leave outlined loops alone */

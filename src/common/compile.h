@@ -38,9 +38,12 @@ typedef enum TypeKind {
   T_CONFLICT,  /* result of joining incompatible types (an error) */
   T_NUMBER,    /* integer or float, Lua's subtype kept at run time: where an
                   integer and a float meet (fsub: the float's kind) */
-  T_LUA        /* a Lua value held in a stack slot (runtime/luavalue.c): a
+  T_LUA,       /* a Lua value held in a stack slot (runtime/luavalue.c): a
                   table argument, a table made here, anything read from a
                   table (sub: KTY_LUA_TABLE when known to be a table) */
+  T_CLOSURE    /* a function literal made by compiled code, known at compile
+                  time (no run-time object; ref: the typer's KtyClosure, see
+                  ir/ir_closure.c) */
 } TypeKind;
 
 typedef struct Type {

@@ -61,6 +61,8 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
     put_i64(&b, sp->ref);
     put_i64(&b, sp->root);
     put_i64(&b, sp->nargs);
+    put_i64(&b, sp->ir->proto->id);   /* a function literal's prototype */
+    put_i64(&b, sp->clos);
     for (int a = 0; a < sp->nargs; a++) put_type(&b, sp->args[a]);
     /* the function's bytecode (its own prototype and the ones nested in it) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, T->values_ref);

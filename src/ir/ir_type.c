@@ -14,6 +14,7 @@
 **     `local best` ... `best = i`.
 */
 #include "ir/ir_type.h"
+#include "ir/ir_closure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
 #include <math.h>
@@ -78,7 +79,7 @@ static int tyeq(Type a, Type b) {
   case T_NUMBER: return a.fsub == b.fsub;
   case T_LUA: return a.sub == b.sub;
   case T_SHAPE: return a.ndim == b.ndim;
-  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR:
+  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR: case T_CLOSURE:
     return a.ref == b.ref && a.sub == b.sub;
   default: return 1;
   }
@@ -177,7 +178,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
     snprintf(buf, n, "%s|%s", t.dtype ? "nil" : "false", num);
     return buf;
   }
-  case T_FUNC: return "function";
+  case T_FUNC: case T_CLOSURE: return "function";
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
@@ -303,7 +304,8 @@ static const char *luaname(Type t, char *buf, size_t n) {
   do { \
     const KirInsn *x_ = (x); \
     if ((sp)->consts[x_->id].kind == T_NIL && \
-        (x_->op == KIR_GETUPVAL || (x_->op == KIR_GETFIELD && is_env((sp)->ir, x_->args[0])))) { \
+        (x_->op == KIR_GETUPVAL || (x_->op == KIR_GETFIELD && is_env((sp)->ir, x_->args[0]))) && \
+        !(x_->op == KIR_GETUPVAL && (sp)->clos && kty_clos_frozen_upval((S), (sp), x_->aux) < 0)) { \
       const KbcProto *p_ = (sp)->ir->proto; \
       const char *n_ = x_->op == KIR_GETFIELD ? x_->k.str.s \
                      : x_->aux < p_->nup && p_->up[x_->aux].name ? p_->up[x_->aux].name : "?"; \
@@ -927,6 +929,17 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (!boxable(b, kb)) REFUSE_UNBOXABLE(S, sp, v, v->args[1], "compared with a table value");
     return ty(T_BOOL);
   }
+  if (v->op == KIR_EQ && (a.kind == T_CLOSURE || b.kind == T_CLOSURE)) {
+    /* function literals: one value is itself; literals of two sites, or a
+    ** literal and anything else, differ; two values of one site may be
+    ** two closures (made in two iterations) */
+    if (v->args[0] != v->args[1] && a.kind == b.kind && a.ref == b.ref)
+      REFUSE(S, sp, v, "comparing two function values made by the same function literal is "
+             "not supported in compiled code");
+    k->kind = T_BOOL;
+    k->v.b = v->args[0] == v->args[1];
+    return ty(T_BOOL);
+  }
   if (v->op == KIR_EQ) {
     /* two records: equal fields (host/record.c's __eq); other layouts: false */
     if (a.kind == T_BUF && b.kind == T_BUF && a.dtype == KJIT_RECORD && b.dtype == KJIT_RECORD &&
@@ -1349,9 +1362,21 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 }
 
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
+  int aux = v->aux;
+  if (sp->clos) {   /* a function literal's: a parameter, or the root's upvalue */
+    aux = kty_clos_frozen_upval(S, sp, v->aux);
+    if (aux < 0) {
+      Type t = sp->args[sp->nparams + v->aux];
+      if (t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN) {
+        k->kind = t.kind;
+        k->ref = t.ref;
+      }
+      return t;
+    }
+  }
   push_value(S, sp->ref);
-  const char *name = lua_getupvalue(S->L, -1, v->aux + 1);
-  if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", v->aux + 1); }
+  const char *name = lua_getupvalue(S->L, -1, aux + 1);
+  if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", aux + 1); }
   Type live;
   if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
   *k = freeze(S);
@@ -1430,7 +1455,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_BUF: r = "userdata"; break;
     case T_STR: r = "string"; break;
     case T_TABLE: r = "table"; break;
-    case T_FUNC: r = "function"; break;
+    case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
@@ -2093,6 +2118,34 @@ static const char *self_name(const KirFunc *f, const KirInsn *o) {
   return "?";
 }
 
+static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *args, int n);
+static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k);
+static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
+
+/* A constant string passed to a Lua function (`pr("%.9f\n", x)`): the
+** callee is specialized on it (Type.ref: 1 + its index in S->strs), and
+** its parameter is that constant. Strings built at run time are not. */
+static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k) {
+  if (t->kind != T_STR || t->sub == KTY_STR_BUILT || k->kind != T_STR) return 0;
+  int id = -1;
+  for (int i = 0; i < S->nstrs && id < 0; i++)
+    if (consteq(S->strs[i], *k)) id = i;
+  if (id < 0) {
+    if (S->nstrs == S->capstrs) {
+      int cap = S->capstrs ? 2 * S->capstrs : 8;
+      KtyConst *ns = ka_alloc(S->A, sizeof *ns * (size_t)cap);
+      if (ns == NULL) fail(S, sp, v, "not enough memory");
+      if (S->nstrs) memcpy(ns, S->strs, sizeof *ns * (size_t)S->nstrs);
+      S->strs = ns;
+      S->capstrs = cap;
+    }
+    id = S->nstrs++;
+    S->strs[id] = *k;
+  }
+  t->ref = id + 1;
+  return 1;
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -2129,6 +2182,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   }
+  if (ft.kind == T_CLOSURE) {
+    for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+    return t_call_closure(S, sp, v, ft.ref, args, n);
+  }
   if (islua(ft))
     REFUSE(S, sp, v, "calling a value read from a table is not supported in compiled code "
            "yet%s", describe(sp, fn, db, sizeof db));
@@ -2140,6 +2197,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if (const_string_arg(S, sp, v, &args[i], &kargs[i])) continue;
     if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
          args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
@@ -2155,6 +2213,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   push_value(S, ft.ref);
   KtySpec *c = get_spec(S, -1, n, args, sp, v);
   lua_pop(S->L, 1);
+  return call_of(S, sp, v, c);
+}
+
+/* v calls specialization c: recorded, and c's results are v's. */
+static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c) {
   if (sp->callees[v->id] != c) {
     sp->callees[v->id] = c;
     push_users(sp, v);   /* the results past the first come from c now */
@@ -2286,6 +2349,11 @@ static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, si
   }
 }
 
+static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v);
+static Type late_literal(KtySession *S, KtySpec *P, int pc);
+static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site);
+static int timeless(Type t);
+
 /* The type (and constant, in *k) of value v from its operands. */
 /* t.x = v, {...}, and the constructor's list part, on Lua values. Returns
 ** 1 with *r set when v is one of them on a Lua value, else 0 (the old
@@ -2335,12 +2403,18 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
   }
+  if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
   if (t_luastore(S, sp, v, &lr)) return lr;
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
-  case KIR_PARAM: return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
+  case KIR_PARAM:
+    if (v->aux < sp->nargs && sp->args[v->aux].kind == T_STR && sp->args[v->aux].ref > 0) {
+      *k = S->strs[sp->args[v->aux].ref - 1];   /* a constant string argument */
+      return ty(T_STR);
+    }
+    return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
   case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);
   case KIR_TRUE: case KIR_FALSE:
     k->kind = T_BOOL; k->v.b = v->op == KIR_TRUE; return ty(T_BOOL);
@@ -2371,6 +2445,14 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   char tb[32];
   for (int i = 0; i < n; i++) {
     Type t = vals[i];
+    if (t.kind == T_CLOSURE) {
+      if (S->strict)
+        fail(S, sp, v, "cannot return a function literal from compiled code (the closure "
+             "would escape: compiled closures are called where they are made, or passed to "
+             "compiled functions; return its results instead, or keep this function "
+             "interpreted)");
+      return -1;
+    }
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
         t.kind == T_FUNC) {
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
@@ -2524,6 +2606,9 @@ static void *alloc(KtySession *S, size_t n) {
 
 /* The specialization of the Lua function at fidx for these arguments,
 ** made (and queued) when new. from/at: the call, for messages. */
+static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
+                         const char *chunkname, int np, const Type *pargs);
+
 static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
                          KtySpec *from, const KirInsn *at) {
   lua_State *L = S->L;
@@ -2565,16 +2650,24 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
          "argument-type combinations reached from the compiled function: a call chain this "
          "deep, or recursion whose argument types keep changing; shorten the chain or call "
          "with fewer argument types)", KTY_MAXSPECS);
-  KtySpec *sp = alloc(S, sizeof *sp);
-  sp->index = S->nspecs;
-  sp->luaptr = ptr;
-  sp->ref = kty_keep_value(S, fidx);
   lua_Debug ar;
   lua_pushvalue(L, fidx);
   lua_getinfo(L, ">S", &ar);
-  sp->chunkname = ka_strndup(S->A, ar.short_src, strlen(ar.short_src));
+  return new_spec(S, ir, ptr, kty_keep_value(S, fidx),
+                  ka_strndup(S->A, ar.short_src, strlen(ar.short_src)), np, pargs);
+}
+
+/* A new specialization (queued) of ir for these np argument types. */
+static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
+                         const char *chunkname, int np, const Type *pargs) {
+  KtySpec *sp = alloc(S, sizeof *sp);
+  sp->index = S->nspecs;
+  sp->luaptr = ptr;
+  sp->ref = ref;
+  sp->chunkname = chunkname;
   sp->ir = ir;
   sp->nargs = np;
+  sp->nparams = np;
   memcpy(sp->args, pargs, sizeof(Type) * (size_t)np);
   int n = ir->ninsns;
   sp->types = alloc(S, sizeof(Type) * (size_t)n);
@@ -2599,6 +2692,207 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   sp->live[0] = 1;
   push_block(sp, ir->blocks[0], 0);
   return sp;
+}
+
+/* ---- Function literals (design: ir_closure.c) ---------------------------- */
+
+int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u) {
+  const KtyClosure *D = &S->clos[sp->clos - 1];
+  const KbcUpval *up = &D->ir->proto->up[u];
+  if (up->instack) return -1;
+  if (D->parent->clos == 0) return up->idx;   /* the Lua function's own upvalue */
+  return kty_clos_frozen_upval(S, D->parent, up->idx);
+}
+
+/* A KIR_CLOSURE: the compile-time value naming this site of sp, when the
+** locals it captures keep one value (ir_closure.c). */
+static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
+  char buf[400];
+  const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
+  if (why) REFUSE(S, sp, v, "%s", why);
+  int di = -1;
+  for (int i = 0; i < S->nclos && di < 0; i++)
+    if (S->clos[i].parent == sp && S->clos[i].site == v) di = i;
+  if (di < 0) {
+    const KbcProto *cp = sp->ir->proto->p[v->aux];
+    KirFunc *ir = NULL;
+    for (int i = 0; i < S->nclos && !ir; i++)
+      if (S->clos[i].ir->proto == cp) ir = S->clos[i].ir;
+    if (ir == NULL) {
+      char e[256];
+      ir = kir_build(S->A, cp, e, sizeof e);
+      if (ir == NULL) fail(S, sp, v, "%s", e);
+    }
+    if (S->nclos == S->capclos) {
+      int cap = S->capclos ? S->capclos * 2 : 8;
+      KtyClosure *nc = alloc(S, sizeof *nc * (size_t)cap);
+      if (S->nclos) memcpy(nc, S->clos, sizeof *nc * (size_t)S->nclos);
+      S->clos = nc;
+      S->capclos = cap;
+    }
+    di = S->nclos++;
+    S->clos[di].parent = sp;
+    S->clos[di].site = v;
+    S->clos[di].ir = ir;
+  }
+  /* a captured value's type rose: the calls re-type */
+  push_users(sp, v);
+  Type caps[KJIT_MAXARGS];
+  const KbcProto *cp = S->clos[di].ir->proto;
+  if (cp->nup > KJIT_MAXARGS)
+    REFUSE(S, sp, v, "cannot compile a function literal with more than %d upvalues", KJIT_MAXARGS);
+  Type t = ty(T_CLOSURE);
+  t.ref = di;
+  if (clos_captures(S, sp, v, di, caps, 1) < 0) return ty(T_UNKNOWN);
+  for (int u = 0; u < cp->nup; u++)
+    if (!kty_clos_self(S, di, u) && !timeless(caps[u])) t.sub = 1;
+  if (!tyeq(t, sp->types[v->id])) {
+    /* a literal made before this one may capture it (mutual recursion,
+    ** kcl_late_literal): those re-type */
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++)
+      for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+        KirInsn *x = f->blocks[b]->insns[i];
+        if (x->op == KIR_CLOSURE && x != v && x->pc < v->pc) push_users(sp, x);
+      }
+  }
+  return t;
+}
+
+/* The type of the function literal P makes at pc (unknown until typed). */
+static Type late_literal(KtySession *S, KtySpec *P, int pc) {
+  (void)S;
+  KirFunc *f = P->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      KirInsn *x = f->blocks[b]->insns[i];
+      if (x->op == KIR_CLOSURE && x->pc == pc) return P->types[x->id];
+    }
+  return ty(T_UNKNOWN);
+}
+
+/* Has a value of type t no run-time parts (a compile-time value)? A
+** literal that captures values with run-time parts (sub 1) is the address
+** of those values, kept in its maker's frame (the code generator's
+** "environment"): a literal never outlives the call that made it. */
+static int timeless(Type t) {
+  return t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN ||
+         (t.kind == T_CLOSURE && !t.sub);
+}
+
+int kty_clos_self(const KtySession *S, int di, int u) {
+  const KtyClosure *D = &S->clos[di];
+  const KbcUpval *up = &D->ir->proto->up[u];
+  const KbcProto *p = D->parent->ir->proto;
+  if (!up->instack) return 0;
+  /* `local function f`, or `local f; function f() ... end` (made in a
+  ** temporary, then moved into f) */
+  return up->idx == KBC_A(p->code[D->site->pc]) || kcl_late_literal(p, D->site->pc, u) == D->site->pc;
+}
+
+/* The types of what literal di captures, in its upvalues' order (the
+** parameters its specializations take after their own): -1 while one is
+** unknown, or refused (from sp's call v, for messages). A literal itself
+** (self) has sub 1 when some other capture has run-time parts. site: for
+** the literal's own type, literals assigned after it (mutual recursion,
+** never in its environment) left out, so that two such literals do not
+** wait for each other. */
+static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site) {
+  KtyClosure *D = &S->clos[di];
+  const KbcProto *cp = D->ir->proto;
+  KtySpec *P = D->parent;
+  char tb[32];
+  int env = 0;
+  for (int u = 0, k = 0; u < cp->nup; u++) {
+    const KbcUpval *up = &cp->up[u];
+    Type t;
+    if (up->instack) {
+      const KirInsn *a = D->site->args[k++];
+      int late = kcl_late_literal(P->ir->proto, D->site->pc, u);
+      if (kty_clos_self(S, di, u)) { t = ty(T_CLOSURE); t.ref = di; }   /* `local function f` */
+      else if (late >= 0 && site) t = ty(T_NIL);
+      else if (late >= 0) {   /* mutual recursion */
+        t = late_literal(S, P, late);
+        if (t.kind == T_CLOSURE && t.sub) {
+          if (S->strict)
+            fail(S, sp, v, "cannot compile this call: the function literal (line %d) calls "
+                 "'%s', a function literal made after it that captures values of the "
+                 "function that made both (not supported yet: pass them as arguments)",
+                 cp->linedefined, up->name ? up->name : "?");
+          return -1;
+        }
+      }
+      else t = P->types[a->id];
+    } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
+      t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
+    } else {
+      t = P->args[P->nparams + up->idx];
+    }
+    if (t.kind == T_UNKNOWN) return -1;
+    t.weak = 0;
+    if (t.kind == T_STR || t.kind == T_SHAPE || t.kind == T_CONFLICT) {
+      if (S->strict)
+        fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
+             "'%s', a %s (compiled closures capture numbers, booleans, arrays and "
+             "functions: pass it as an argument)", cp->linedefined,
+             up->name ? up->name : "?", kty_name(t, tb, sizeof tb));
+      return -1;
+    }
+    if (!kty_clos_self(S, di, u) && !timeless(t)) env = 1;
+    caps[u] = t;
+  }
+  for (int u = 0; u < cp->nup; u++)
+    if (kty_clos_self(S, di, u)) caps[u].sub = (uint8_t)env;
+  return cp->nup;
+}
+
+/* A call of function literal di from sp: its specialization for the
+** argument types and the types of what it captures (passed after them). */
+static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *args, int n) {
+  KtyClosure *D = &S->clos[di];
+  const KbcProto *cp = D->ir->proto;
+  KtySpec *P = D->parent;
+  char tb[32];
+  int np = cp->numparams;
+  Type all[KJIT_MAXARGS];
+  if (np + cp->nup > KJIT_MAXARGS)
+    REFUSE(S, sp, v, "cannot compile a function literal with more than %d parameters and "
+           "upvalues", KJIT_MAXARGS);
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind == T_UNKNOWN) return args[i];
+    if ((args[i].kind == T_STR && args[i].ref == 0) || args[i].kind == T_TABLE ||
+        args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
+             kty_name(args[i], tb, sizeof tb), i + 1);
+  }
+  for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
+  if (clos_captures(S, sp, v, di, all + np, 0) < 0) return ty(T_UNKNOWN);
+  /* called where it is made: its captured values are read there */
+  if (sp == P && !kir_dominates(D->site->block, v->block))
+    REFUSE(S, sp, v, "cannot compile this call: the function literal it calls (line %d) "
+           "is not always made before it", cp->linedefined);
+  int na = np + cp->nup;
+  KtySpec *c = NULL;
+  for (int i = 0; i < S->nspecs && !c; i++) {
+    KtySpec *o = S->specs[i];
+    if (o->clos != di + 1) continue;
+    int same = 1;
+    for (int j = 0; j < na && same; j++) same = tyeq(o->args[j], all[j]);
+    if (same) c = o;
+  }
+  if (c == NULL) {
+    if (S->nspecs >= KTY_MAXSPECS)
+      fail(S, sp, v, "too many specializations in one compile (more than %d)", KTY_MAXSPECS);
+    c = new_spec(S, D->ir, cp, P->ref, P->chunkname, na, all);
+    c->nparams = np;
+    c->clos = di + 1;
+  }
+  return call_of(S, sp, v, c);
+}
+
+int kty_clos_captures(KtySession *S, int di, Type *caps) {
+  KtyClosure *D = &S->clos[di];
+  return clos_captures(S, D->parent, (KirInsn *)D->site, di, caps, 0);
 }
 
 /* Runs every worklist dry; the stack of a spec's worklist is LIFO, which

@@ -135,6 +135,11 @@ struct KtySpec {
                              printed (see mark_used) */
   /* the worklist */
   KirInsn **work; int nwork; uint8_t *queued;
+  /* a function literal's specialization (ir_closure.c): clos is 1 + its
+  ** KtyClosure's index (0: a Lua function value), its upvalues are the
+  ** parameters after the nparams declared ones (args[nparams + u]) */
+  int clos;
+  int nparams;
 };
 
 /* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by
@@ -142,6 +147,16 @@ struct KtySpec {
 struct KtySession;
 int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
                      const char **why);
+/* A function literal made by one specialization (T_CLOSURE's ref): its
+** KIR_CLOSURE site there, and the IR of its prototype. */
+typedef struct KtyClosure {
+  KtySpec *parent;        /* T_CLOSURE's sub: 1 when it captures values with
+                             run-time parts; its run-time value is then the
+                             address of those values in the maker's frame
+                             (cg_func.c, "environment") */
+  const KirInsn *site;
+  KirFunc *ir;
+} KtyClosure;
 
 typedef struct KtySession {
   lua_State *L;
@@ -157,7 +172,20 @@ typedef struct KtySession {
   char err[512];
   int64_t shared_bytes;   /* the error pass: static shared memory of the
                              kernel's cuda.shared.array sites so far */
+  KtyClosure *clos; int nclos, capclos;   /* function literals (T_CLOSURE) */
+  KtyConst *strs; int nstrs, capstrs;     /* constant strings passed to Lua
+                                             functions (T_STR's ref - 1) */
 } KtySession;
+
+/* Upvalue u of a function literal's specialization: the root function's
+** upvalue it is (frozen, >= 0), or -1 when it is passed as a parameter. */
+int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u);
+/* Is upvalue u of function literal di the literal itself (`local function
+** f` calling f)? */
+int kty_clos_self(const KtySession *S, int di, int u);
+/* The types of what function literal di captures, by upvalue (its
+** specializations' parameters after their own); its count, or -1. */
+int kty_clos_captures(KtySession *S, int di, Type *caps);
 
 /* A session typing functions of L; everything in A. kty_close releases
 ** the values it kept. */

@@ -278,7 +278,7 @@ static void test_compile_call(void) {
   lua_pop(L, 1);
   CHECK(kjit_nargs(dot) == 2 && kjit_nresults(dot) == 1, "dot arity");
   double x[5] = { 1, 2, 3, 4, 5 }, y[5] = { 2, 2, 2, 2, 2 };
-  kjit_array ax = { x, KJIT_F64, 1, { 5, 1, 1, 1 }, NULL }, ay = { y, KJIT_F64, 1, { 5, 1, 1, 1 } };
+  kjit_array ax = { x, KJIT_F64, 1, { 5, 1, 1, 1 }, NULL }, ay = { y, KJIT_F64, 1, { 5, 1, 1, 1 }, NULL };
   kjit_value args[2] = { kjit_arr(&ax), kjit_arr(&ay) }, r[3];
   int top = lua_gettop(L);
   CHECK(kjit_call(L, dot, args, 2, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT &&
@@ -837,7 +837,7 @@ static void test_bool(void) {
   int flipobj = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);
   uint8_t in[5] = { 1, 0, 0, 3, 1 }, out[5] = { 7, 7, 7, 7, 7 };
-  kjit_array ain = { in, KJIT_BOOL, 1, { 5, 1, 1, 1 }, NULL }, aout = { out, KJIT_BOOL, 1, { 5, 1, 1, 1 } };
+  kjit_array ain = { in, KJIT_BOOL, 1, { 5, 1, 1, 1 }, NULL }, aout = { out, KJIT_BOOL, 1, { 5, 1, 1, 1 }, NULL };
   kjit_value args[2] = { kjit_arr(&ain), kjit_arr(&aout) }, r[2];
   CHECK(kjit_call(L, flip, args, 2, r, 2) == KJIT_OK && r[0].type == KJIT_TINT && r[0].v.i == 3 &&
         r[1].type == KJIT_TBOOL && r[1].v.b == 1, "flip: 3 trues, a[1] true");

@@ -45,7 +45,7 @@ local T = {}
 function T:m(x) return x + 1 end
 function T.f(a, b) return b end
 local function method_call(x) return T:m(x) end
-local function method_str(x) return T.m(x, "s") end
+local function method_str(x) return T.m(x, "s" .. x) end   -- (a constant string compiles)
 local function plain_call(x) return T.f(T, x) end
 local function method_table_arg(x) return T:m(x, T) end
 

@@ -1,0 +1,22 @@
+/*
+** ir_closure.h: can compiled code follow a function literal? (ir_closure.c
+** has the design of closures in compiled code.)
+*/
+#ifndef KJIT_IR_CLOSURE_H
+#define KJIT_IR_CLOSURE_H
+
+#include <stddef.h>
+#include "frontend/bytecode.h"
+
+/* The literal made by the CLOSURE at sitepc of p: NULL when every local
+** it captures keeps one value while the literal lives (passing upvalues by
+** value is then Lua's semantics), else why not (in buf, without position). */
+const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t n);
+
+/* Mutual recursion: when upvalue u of the literal made at sitepc is a
+** local assigned once afterwards, by a function literal, with nothing
+** between that can run Lua code, that CLOSURE's pc (the value the literal
+** sees whenever it can run); else -1. */
+int kcl_late_literal(const KbcProto *p, int sitepc, int u);
+
+#endif
