@@ -384,9 +384,9 @@ test("compile errors inside pcall, then successful compiles", function()
   eq(jt(2.5 and kjit.full(1, 7.5)), 7.5)
   truthy(#jt.signatures == 2, "only the good signatures are cached")
   -- a compile error in a callee, raised while compiling the caller
-  local function callee(x) return x .. "!" end
+  local function callee(x) return x + #os.getenv("HOME") end
   local function caller(x) return callee(x) + 1 end
-  err_at("not supported", line_in(callee, 0), kjit.jit(caller), 1)
+  err_at("is a C function", line_in(callee, 0), kjit.jit(caller), 1)
   -- run-time errors leave the function usable
   local idx = kjit.jit(function(a, i) return a[i] end)
   local a = kjit.arange(3)
