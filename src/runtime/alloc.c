@@ -41,7 +41,7 @@ _Static_assert(sizeof(KAllocBlock) <= KAL_HEADER && KAL_HEADER % 64 == 0, "KAL_H
 #define KAL_MAXBYTES ((int64_t)1 << 48)   /* as buffer.c's KB_MAXBYTES */
 
 #define X_SIZE(E, n, ct, isf, iss) [E] = sizeof(ct),
-static const unsigned char dt_sizes[KJIT_NDTYPES] = { KJIT_DTYPES(X_SIZE) };
+static const unsigned char dt_sizes[KJIT_NDTYPES] = { KJIT_ALLDTYPES(X_SIZE) };
 #undef X_SIZE
 
 static __thread KAllocList *current;
