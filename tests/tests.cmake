@@ -88,7 +88,11 @@ set_tests_properties(lua.test_jit_fuzz lua.test_prange c.test_alloc_fail
 # allocbool: compiled kjit.full(n, true) and a:fill(true) on a bool array
 # are compile errors ('number expected, got boolean'; interpreted they work):
 # tests/difffuzz/found/bool-full-compiled.lua, bool-fill-compiled.lua.
-set(KJIT_DIFFFUZZ_WITHOUT "allocbool")
+# nilable: a callee's comparison of an argument that is statically nil at a
+# call after an early return the run takes raises at compile time
+# (tests/difffuzz/found/static-nil-callee-compare.lua; seed 349 once the
+# families of branch fuzzext changed the programs).
+set(KJIT_DIFFFUZZ_WITHOUT "allocbool,nilable")
 if(KJIT_SANITIZE)
   set(KJIT_DIFFFUZZ_COUNT 300)
 else()
