@@ -564,6 +564,11 @@ static void cmp_check(CG *G, CgVal *ab, int line) {
   LLVMValueRef ok = cg_i1(G, 1), code[2];
   for (int i = 0; i < 2; i++) {
     code[i] = cg_i64(G, KE_CMP_NUMBER);
+    if (ab[i].t.kind == T_NIL || ab[i].t.kind == T_BOOL) {   /* always raises (the typer) */
+      code[i] = cg_i64(G, ab[i].t.kind == T_NIL ? KE_CMP_NIL : KE_CMP_BOOLEAN);
+      ok = cg_i1(G, 0);
+      continue;
+    }
     if (ab[i].t.kind != T_MAYBE) continue;
     ok = LLVMBuildAnd(G->B, ok, ab[i].flag, "");
     code[i] = LLVMBuildSelect(G->B, ab[i].flag, cg_i64(G, KE_CMP_NUMBER),
@@ -583,6 +588,8 @@ CgVal cg_compare(CG *G, const KirInsn *v) {
   if (v->op != KIR_EQ) {
     CgVal ab[2] = { a, b };
     cmp_check(G, ab, v->line);
+    if (!isnumk(ab[0].t.kind) || !isnumk(ab[1].t.kind))   /* nil or a boolean: raised above */
+      return cg_mk(bt, cg_i1(G, 0));
     return cg_split(G, v, ab, 2, bt, cmp_concrete);
   }
   if (a.t.kind == T_BUF && a.t.dtype == KJIT_RECORD) return cg_rec_eq(G, a, b);   /* the typer: records */

@@ -981,6 +981,12 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (strcmp(t1, t2) == 0) RAISE(S, sp, v, -1, "attempt to compare two %s values", t1);
     RAISE(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
   }
+  /* a number-or-nil (or -false) ordered with nil or a boolean raises
+  ** whatever it holds, when it runs, naming its run-time type (cg_num.c's
+  ** cmp_check): code that never runs compiles */
+  if ((ra.kind == T_MAYBE && (rb.kind == T_NIL || rb.kind == T_BOOL)) ||
+      (rb.kind == T_MAYBE && (ra.kind == T_NIL || ra.kind == T_BOOL)))
+    return ty(T_BOOL);
   if (!isnum(a) || !isnum(b))
     REFUSE(S, sp, v, "attempt to compare %s with %s", luaname(a, b1, sizeof b1),
            luaname(b, b2, sizeof b2));

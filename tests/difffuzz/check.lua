@@ -30,7 +30,17 @@ local C = {}
 
 C.TIME_LIMIT = 5   -- CPU seconds per run
 
+-- an array returned by a run: kept as a snapshot { arr = true, dtype,
+-- shape, flat } (C.snapshot), compared element by element
+local function same_snapshot(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  if a.dtype ~= b.dtype or a.shape ~= b.shape or #a.flat ~= #b.flat then return false end
+  for k = 1, #a.flat do if not C.same_value(a.flat[k], b.flat[k]) then return false end end
+  return true
+end
+
 function C.same_value(a, b)
+  if type(a) == "table" or type(b) == "table" then return same_snapshot(a, b) end
   if math.type(a) ~= math.type(b) then return false end
   if math.type(a) == "float" then
     if a ~= a then return b ~= b end
@@ -54,6 +64,11 @@ function C.same_error(im, cm)
 end
 
 function C.fmt(v)
+  if type(v) == "table" and v.arr then
+    local e = {}
+    for k, x in ipairs(v.flat) do e[k] = C.fmt(x) end
+    return "array(" .. v.dtype .. ", {" .. v.shape .. "}) [" .. table.concat(e, ", ") .. "]"
+  end
   local mt = math.type(v)
   if mt == "float" then
     if v ~= v then return "nan" end
@@ -65,11 +80,40 @@ function C.fmt(v)
 end
 
 -- Arguments: numbers as they are, arrays as specs {array=true, dtype, shape, vals}.
+-- The layout of a record spec (gen.lua's G.RECORD: { name, dtype [, count] }).
+function C.layout(kjit, v) return kjit.struct(v.record) end
+
+-- An array of records from its spec { record = fields, shape = {n}, vals = { {field = value, v = {...}} } }.
+local function make_records(kjit, v)
+  local a = kjit.zeros(v.shape[1], C.layout(kjit, v))
+  for i = 1, v.shape[1] do
+    for _, f in ipairs(v.record) do
+      local x = v.vals[i][f[1]]
+      if f[3] then for e = 1, f[3] do a[i][f[1]][e] = x[e] end else a[i][f[1]] = x end
+    end
+  end
+  return a
+end
+
+-- A record array flattened field by field, record by record.
+local function flatten_records(a, v)
+  local out = {}
+  for i = 1, #a do
+    for _, f in ipairs(v.record) do
+      if f[3] then for e = 1, f[3] do out[#out + 1] = a[i][f[1]][e] end
+      else out[#out + 1] = a[i][f[1]] end
+    end
+  end
+  return out
+end
+
 function C.make_args(kjit, spec)
   local t = { n = spec.n }
   for i = 1, spec.n do
     local v = spec[i]
-    if type(v) == "table" and v.array then
+    if type(v) == "table" and v.record then
+      v = make_records(kjit, v)
+    elseif type(v) == "table" and v.array then
       local a = kjit.zeros(#v.shape == 1 and v.shape[1] or v.shape, v.dtype)
       local k = 0
       local function fill(x, d)
@@ -89,7 +133,8 @@ function C.types(spec)
   local t = {}
   for i = 1, spec.n do
     local v = spec[i]
-    if type(v) == "table" then t[i] = v.dtype .. "[" .. string.rep(":", #v.shape, ",") .. "]"
+    if type(v) == "table" and v.record then t[i] = "record[:]"
+    elseif type(v) == "table" then t[i] = v.dtype .. "[" .. string.rep(":", #v.shape, ",") .. "]"
     elseif math.type(v) == "integer" then t[i] = "i64"
     elseif math.type(v) == "float" then t[i] = "f64"
     else t[i] = "bool" end
@@ -97,17 +142,40 @@ function C.types(spec)
   return "(" .. table.concat(t, ", ") .. ")"
 end
 
+-- The layouts f:compile takes after the signature, one per record[:].
+function C.layouts(kjit, spec)
+  local t = {}
+  for i = 1, spec.n do
+    if type(spec[i]) == "table" and spec[i].record then t[#t + 1] = C.layout(kjit, spec[i]) end
+  end
+  return t
+end
+
 local function flatten(a, out)
   for i = 1, #a do
     local x = a[i]
-    if type(x) == "number" then out[#out + 1] = x else flatten(x, out) end
+    if type(x) == "number" or type(x) == "boolean" then out[#out + 1] = x else flatten(x, out) end
   end
   return out
 end
 
+-- A returned kjit array as a snapshot (its elements copied now: a view of
+-- an argument would change with it); other values as they are.
+function C.snapshot(v)
+  if type(v) ~= "userdata" then return v end
+  local ok, shape = pcall(function() return v.shape end)
+  if not ok or type(shape) == "nil" then return v end
+  local dims = {}
+  for d = 1, v.ndim do dims[d] = tostring(shape[d]) end
+  return { arr = true, dtype = tostring(v.dtype), shape = table.concat(dims, ", "), flat = flatten(v, {}) }
+end
+
+C.SEED = 42   -- math.random is reseeded with it before every run
+
 -- Runs f on fresh arguments under a CPU-time limit.
 function C.run(kjit, f, spec)
   local args = C.make_args(kjit, spec)
+  math.randomseed(C.SEED)
   local deadline = os.clock() + C.TIME_LIMIT
   debug.sethook(function()
     if os.clock() > deadline then debug.sethook(); error("difffuzz: time limit", 0) end
@@ -115,10 +183,14 @@ function C.run(kjit, f, spec)
   local r = table.pack(pcall(f, table.unpack(args, 1, args.n)))
   debug.sethook()
   local o = { ok = r[1], arrays = {} }
-  if r[1] then o.vals = { n = r.n - 1, table.unpack(r, 2, r.n) } else o.err = tostring(r[2]) end
+  if r[1] then
+    o.vals = { n = r.n - 1 }
+    for k = 2, r.n do o.vals[k - 1] = C.snapshot(r[k]) end
+  else o.err = tostring(r[2]) end
   o.timeout = not r[1] and o.err == "difffuzz: time limit"
   for i = 1, args.n do
-    if type(args[i]) ~= "number" and type(args[i]) ~= "boolean" then o.arrays[#o.arrays + 1] = flatten(args[i], {}) end
+    if type(spec[i]) == "table" and spec[i].record then o.arrays[#o.arrays + 1] = flatten_records(args[i], spec[i])
+    elseif type(args[i]) ~= "number" and type(args[i]) ~= "boolean" then o.arrays[#o.arrays + 1] = flatten(args[i], {}) end
   end
   return o
 end
@@ -127,7 +199,10 @@ function C.show(o)
   local s
   if o.ok then
     local p = {}
-    for i = 1, o.vals.n do p[i] = C.fmt(o.vals[i]) .. " (" .. (math.type(o.vals[i]) or type(o.vals[i])) .. ")" end
+    for i = 1, o.vals.n do
+      local v = o.vals[i]
+      p[i] = C.fmt(v) .. ((type(v) == "table") and "" or (" (" .. (math.type(v) or type(v)) .. ")"))
+    end
     s = "returned " .. (#p > 0 and table.concat(p, ", ") or "nothing")
   else
     s = "raised: " .. o.err
@@ -184,7 +259,7 @@ end
 -- the kjit.jit object. Returns class, compiled outcome.
 function C.case(kjit, j, spec, io)
   if io.timeout then return "skip", io end
-  local okc, cerr = pcall(j.compile, j, C.types(spec))
+  local okc, cerr = pcall(j.compile, j, C.types(spec), table.unpack(C.layouts(kjit, spec)))
   if not okc then
     cerr = tostring(cerr)
     local co = { ok = false, err = cerr, arrays = {}, compile_error = true }

@@ -61,6 +61,11 @@ G.FAMILIES = {
   { "nilstatic", "a local that is always nil, used on a path that may not run" },
   { "errors", "error() and assert() with constant messages" },
   { "earlyret", "if c then return ... end" },
+  { "boolarr", "a bool array argument Q: reads as conditions, stores of comparisons, rare stores of a number (both raise 'boolean expected')" },
+  { "records", "a record array argument p (f64, i32, u8, bool and f64[3] fields): p[i].x reads and stores, local r = p[i], p[i] = p[j], p[i] == p[j]" },
+  { "alloc", "arrays made in the function (kjit.zeros/full/arange, a:copy/slice/reshape), a:fill, row stores m[i] = row, arrays returned" },
+  { "allocbool", "bool arrays made in the function (kjit.zeros/full with \"bool\") and a:fill on them" },
+  { "libcall", "error and assert with built messages (.., string.format, tostring), math.random after math.randomseed" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -113,7 +118,7 @@ end
 ---------------------------------------------------------------------------
 -- Expressions (text, fully parenthesised)
 ---------------------------------------------------------------------------
-local gen_num, gen_bool
+local gen_num, gen_bool, rec_field, ext_bool, gen_allocs
 
 local function num_lit(F)
   if chance(0.5) then return paren(pick(INT_LITS)) end
@@ -215,6 +220,7 @@ local function leaf_num(ctx, d)
     if s then return s end
   end
   if r < 0.73 and ctx.matrix then return m_read(ctx, d) end
+  if r < 0.79 and ctx.parr then return rec_field(ctx, d, "num") end
   return num_lit(F)
 end
 
@@ -269,8 +275,43 @@ end
 
 local CMPOPS = { "<", ">", "<=", ">=", "~=", "==" }
 
+-- The record layout of the records family (check.lua builds it with
+-- kjit.struct from this list): no f32 field (f32 arithmetic stays f32 in
+-- compiled code), an integer field whose stores of non-integral floats
+-- raise, a u8 field whose stores wrap, a bool field, an array field.
+G.RECORD = { { "x", "f64" }, { "k", "i32" }, { "c", "u8" }, { "b", "bool" }, { "v", "f64", 3 } }
+
+-- p[i] or a record view local r
+local function rec_ref(ctx, d)
+  if #ctx.rvars > 0 and chance(0.35) then return pick(ctx.rvars) end
+  return ctx.parr.name .. "[" .. gen_index(ctx, ctx.parr, d) .. "]"
+end
+
+-- a numeric field of a record: x, k, c or v[j]
+rec_field = function(ctx, d, _)
+  local f = pick({ "x", "k", "c", "v", "x" })
+  local s = rec_ref(ctx, d) .. "." .. f
+  if f == "v" then
+    if chance(0.1) then return "(#" .. s .. ")" end
+    s = s .. "[" .. (chance(0.9) and tostring(R(3)) or pick({ "0", "4" })) .. "]"
+  end
+  return s
+end
+
+-- a truth value from the new families: Q[i], p[i].b, p[i] == p[j]
+ext_bool = function(ctx, d)
+  local t = {}
+  if ctx.barr then t[#t + 1] = function() return ctx.barr.name .. "[" .. gen_index(ctx, ctx.barr, d) .. "]" end end
+  if ctx.parr then
+    t[#t + 1] = function() return rec_ref(ctx, d) .. ".b" end
+    t[#t + 1] = function() return "(" .. rec_ref(ctx, d) .. " " .. pick({ "==", "~=" }) .. " " .. rec_ref(ctx, d) .. ")" end
+  end
+  return pick(t)()
+end
+
 gen_bool = function(ctx, d)
   local F = ctx.F
+  if (ctx.barr or ctx.parr) and chance(0.15) then return ext_bool(ctx, d) end
   local r = R()
   if d <= 0 then
     if r < 0.15 and #ctx.bools > 0 then return pick(ctx.bools) end
@@ -302,10 +343,10 @@ local function emit(ctx, s) ctx.out[#ctx.out + 1] = ctx.ind .. s end
 local function newname(ctx, p) ctx.ids.n = ctx.ids.n + 1; return p .. ctx.ids.n end
 
 local function scope(ctx)
-  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables }
+  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables, #ctx.rvars }
 end
 local function unscope(ctx, sc)
-  local keys = { "nums", "bools", "locals", "loopvars", "nilables" }
+  local keys = { "nums", "bools", "locals", "loopvars", "nilables", "rvars" }
   for k, key in ipairs(keys) do
     local t = ctx[key]
     for i = #t, sc[k] + 1, -1 do t[i] = nil end
@@ -404,6 +445,9 @@ local function ret_values(ctx, nret)
     if chance(0.5) and #targets(ctx) > 0 then t[i] = pick(targets(ctx))
     else t[i] = "(" .. gen_num(ctx, R(3) - 1) .. ")" end
   end
+  -- every return of the function returns the same array first (calls in
+  -- the list could make the counts or types differ)
+  if ctx.main and ctx.retarr and nret >= 1 then t[1] = ctx.retarr; return t end
   if nret >= 1 then
     local hs = callable(ctx)
     local r = R()
@@ -424,8 +468,85 @@ local function ret_values(ctx, nret)
   return t
 end
 
+-- Statements of the families boolarr, records, alloc and libcall.
+local FORMATS = { "%d", "%g", "%.3f", "%5.1f", "%s", "%x", "%.14g" }
+local function ext_stmt(ctx, d)
+  local F = ctx.F
+  local t = {}
+  if ctx.barr then
+    t[#t + 1] = function()
+      local q = ctx.barr
+      -- a number stored into a bool array raises 'boolean expected' in both
+      local rhs = chance(0.05) and gen_num(ctx, d) or gen_bool(ctx, d)
+      emit(ctx, q.name .. "[" .. gen_index(ctx, q, 1) .. "] = " .. rhs)
+    end
+  end
+  if ctx.parr then
+    local p = ctx.parr
+    t[#t + 1] = function()
+      local f = pick({ "x", "k", "c", "b", "v", "x" })
+      local lhs = rec_ref(ctx, 1) .. "." .. f
+      if f == "v" then lhs = lhs .. "[" .. (chance(0.9) and tostring(R(3)) or "4") .. "]" end
+      local rhs
+      if f == "b" then rhs = chance(0.05) and gen_num(ctx, d) or gen_bool(ctx, d)
+      else rhs = chance(0.03) and gen_bool(ctx, 0) or gen_num(ctx, d) end
+      emit(ctx, lhs .. " = " .. rhs)
+    end
+    t[#t + 1] = function()
+      local v = newname(ctx, "r")
+      emit(ctx, "local " .. v .. " = " .. p.name .. "[" .. gen_index(ctx, p, 1) .. "]")
+      ctx.rvars[#ctx.rvars + 1] = v
+    end
+    t[#t + 1] = function()
+      emit(ctx, p.name .. "[" .. gen_index(ctx, p, 1) .. "] = " .. rec_ref(ctx, 1))
+    end
+  end
+  if ctx.allocs and #ctx.allocs > 0 then
+    t[#t + 1] = function()
+      local a = pick(ctx.allocs)
+      local v = (a.dtype == "bool") and gen_bool(ctx, d) or gen_num(ctx, d)
+      if chance(0.5) then emit(ctx, a.name .. ":fill(" .. v .. ")")
+      else emit(ctx, "local " .. newname(ctx, "_") .. " = #" .. a.name .. ":fill(" .. v .. ")") end
+    end
+    if ctx.matrix and ctx.rowsrc then
+      t[#t + 1] = function()
+        local m = ctx.matrix
+        local i = chance(0.9) and tostring(R(m.rows)) or tostring(m.rows + 1)
+        emit(ctx, m.name .. "[" .. i .. "] = " .. ctx.rowsrc)
+      end
+    end
+  end
+  if F.libcall then
+    t[#t + 1] = function()
+      local x = gen_num(ctx, 1)
+      local msg
+      local k = R(4)
+      if k == 1 then msg = "\"bad \" .. " .. x
+      elseif k == 2 then msg = "string.format(\"v=" .. pick(FORMATS) .. " at %d\", " .. x .. ", " .. tostring(R(9)) .. ")"
+      elseif k == 3 then msg = "\"t=\" .. tostring(" .. x .. ")"
+      else msg = "\"n=\" .. " .. x .. " .. \" m=\" .. " .. gen_num(ctx, 0) end
+      if chance(0.5) then
+        emit(ctx, "if " .. gen_bool(ctx, d) .. " then error(" .. msg .. (chance(0.3) and ", 0" or "") .. ") end")
+      else
+        emit(ctx, "assert(" .. gen_bool(ctx, d) .. ", " .. msg .. ")")
+      end
+    end
+    t[#t + 1] = function()
+      local v = newname(ctx, "x")
+      local k = R(3)
+      emit(ctx, "local " .. v .. " = " .. (k == 1 and "math.random()" or k == 2 and "math.random(1, 6)" or "math.random(10)"))
+      ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
+      observe(ctx, v)
+    end
+  end
+  if #t == 0 then return false end
+  pick(t)()
+  return true
+end
+
 local function gen_stmt(ctx, d)
   local F = ctx.F
+  if chance(0.15) and ext_stmt(ctx, R(3)) then return end
   local r = R()
   local ed = R(3)
   local inloop = #ctx.loops > 0
@@ -576,12 +697,14 @@ end
 local function new_ctx(prog, F, params, nret)
   local ctx = {
     F = F, out = prog.lines, ind = "  ", ids = prog.ids, nret = nret, cnt = "cnt",
-    nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {},
+    nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {}, rvars = {},
     params = {}, consts = prog.consts, ktable = prog.ktable, callees = prog.callees,
     arrays = {}, arrays1 = {}, rec = nil,
   }
   for _, p in ipairs(params) do
-    if type(p) == "table" then
+    if type(p) == "table" and p.kind == "bool" then ctx.barr = p
+    elseif type(p) == "table" and p.kind == "rec" then ctx.parr = p
+    elseif type(p) == "table" then
       ctx.arrays[#ctx.arrays + 1] = p
       if p.ndim == 1 then ctx.arrays1[#ctx.arrays1 + 1] = p else ctx.matrix = p end
     else
@@ -644,6 +767,67 @@ local function gen_rec(prog, F)
   prog.rec = { name = "r1" }
 end
 
+-- alloc: arrays made at the top of the main function (sizes are literals,
+-- so that indices can be drawn as for the arguments); one of them or an
+-- argument may be returned (ctx.retarr, by every return of the function so
+-- that all return the same types).
+local ALLOC_DT = { "i8", "u8", "i32", "i64", "u64", "f64", "f64", "bool" }
+local function alloc_dtype(F)
+  local dt = pick(ALLOC_DT)
+  if dt == "bool" and not F.allocbool then dt = "i32" end
+  return dt
+end
+gen_allocs = function(ctx)
+  ctx.allocs = {}
+  local src = ctx.arrays1
+  for k = 1, R(3) do
+    local name = "T" .. k
+    local a = { name = name, ndim = 1 }
+    local r = R()
+    local code
+    if r < 0.25 then
+      a.dtype, a.size = alloc_dtype(ctx.F), R(6) - 1
+      code = "kjit.zeros(" .. a.size .. ", \"" .. a.dtype .. "\")"
+    elseif r < 0.45 then
+      a.dtype, a.size = alloc_dtype(ctx.F), R(5)
+      local v = a.dtype == "bool" and pick({ "true", "false" }) or num_lit(ctx.F)
+      code = "kjit.full(" .. a.size .. ", " .. v .. ", \"" .. a.dtype .. "\")"
+    elseif r < 0.6 then
+      a.size = R(6)
+      if chance(0.5) then a.dtype = "i64"; code = "kjit.arange(" .. a.size .. ")"
+      else a.dtype = "f64"; code = "kjit.arange(0.5, " .. a.size .. ".5)" end
+    elseif #src > 0 then
+      local s = pick(src)
+      a.dtype = s.dtype
+      if r < 0.75 then a.size = s.size; code = s.name .. ":copy()"
+      elseif r < 0.9 and s.size > 0 then
+        local i = R(s.size)
+        local j = R(i, s.size)
+        a.size = j - i + 1
+        code = s.name .. ":slice(" .. i .. (chance(0.7) and (", " .. j) or "") .. ")"
+        if not code:find(",") then a.size = s.size - i + 1 end
+      else a.size = s.size; code = s.name .. ":copy():reshape({ " .. s.size .. " })" end
+    else
+      a.dtype, a.size = "f64", 2
+      code = "kjit.zeros(2)"
+    end
+    emit(ctx, "local " .. name .. " = " .. code)
+    ctx.allocs[#ctx.allocs + 1] = a
+    ctx.arrays[#ctx.arrays + 1] = a
+    if a.dtype ~= "bool" then ctx.arrays1[#ctx.arrays1 + 1] = a end
+  end
+  if ctx.matrix then
+    -- a row for m[i] = row: same dtype and extent (interpreted code also
+    -- converts dtypes; compiled code needs the same: documented)
+    local m = ctx.matrix
+    ctx.rowsrc = "T0"
+    emit(ctx, "local T0 = kjit.zeros(" .. m.cols .. ", \"" .. m.dtype .. "\")")
+    ctx.allocs[#ctx.allocs + 1] = { name = "T0", dtype = m.dtype, size = m.cols, ndim = 1 }
+    if chance(0.5) then emit(ctx, "T0:fill(" .. gen_num(ctx, 1) .. ")") end
+  end
+  if chance(0.6) then ctx.retarr = pick(ctx.allocs).name end
+end
+
 -- Initial values of an array of dtype dt (all representable).
 local INIT_INT = { 0, 1, -1, 3, 7, 100, -128, 127, 255, 2147483647, -5, 65535 }
 local INIT_FLT = { 0.5, -1.0, 2.0, 1e300, -0.0, 0 / 0, 3.0, math.huge, 0.1, 7.0 }
@@ -700,6 +884,8 @@ function G.generate(id, F)
       arrays[#arrays + 1] = m
     end
   end
+  -- kjit as an upvalue, for the constructors of the alloc family
+  if F.alloc then lines[#lines + 1] = "local kjit = require \"kjit\"" end
   -- upvalues: constants and a constant table
   if F.consts then
     for i = 1, R(3) - 1 do
@@ -729,6 +915,24 @@ function G.generate(id, F)
     for i, h in ipairs(prog.callees) do items[i] = h.name .. " = " .. h.name; h.via = "H." .. h.name end
     lines[#lines + 1] = "local H = { " .. table.concat(items, ", ") .. " }"
   end
+  -- a bool array and an array of records
+  if F.boolarr and chance(0.4) then
+    local size = R(5)
+    local vals = {}
+    for i = 1, size do vals[i] = chance(0.5) end
+    arrays[#arrays + 1] = { array = true, dtype = "bool", shape = { size }, vals = vals, name = "Q",
+                            kind = "bool", size = size, ndim = 1 }
+  end
+  if F.records and chance(0.4) then
+    local size = R(4)
+    local vals = {}
+    for i = 1, size do
+      vals[i] = { x = pick(INIT_FLT), k = pick(INIT_INT), c = math.abs(pick(INIT_INT)) % 256, b = chance(0.5),
+                  v = { pick(INIT_FLT), pick(INIT_FLT), pick(INIT_FLT) } }
+    end
+    arrays[#arrays + 1] = { record = G.RECORD, shape = { size }, vals = vals, name = "p", kind = "rec",
+                            size = size, ndim = 1 }
+  end
   -- the main function
   local params = { "a", "b", "n" }
   for _, a in ipairs(arrays) do params[#params + 1] = a end
@@ -737,6 +941,8 @@ function G.generate(id, F)
   local ctx = new_ctx(prog, F, params, nret)
   ctx.rec, ctx.main = prog.rec, true
   lines[#lines + 1] = "  local cnt = 0"
+  if F.libcall and chance(0.3) then lines[#lines + 1] = "  math.randomseed(" .. R(0, 99) .. ")" end
+  if F.alloc and chance(0.5) then gen_allocs(ctx) end
   gen_block(ctx, 3, R(5) + 2)
   if nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
   lines[#lines + 1] = "end"

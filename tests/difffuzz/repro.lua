@@ -18,6 +18,7 @@ local CHECK_TEXT = read(here .. "check.lua")
 
 -- Lua text of a number that reads back as the same value and subtype.
 local function num(v)
+  if type(v) == "boolean" then return tostring(v) end
   if math.type(v) == "integer" then
     if v == math.mininteger then return "math.mininteger" end
     return string.format("%d", v)
@@ -33,7 +34,28 @@ function P.spec_text(spec)
   local t = {}
   for i = 1, spec.n do
     local v = spec[i]
-    if type(v) == "table" then
+    if type(v) == "table" and v.record then
+      -- an array of records: the layout and one table of fields per record
+      local fields, recs = {}, {}
+      for k, f in ipairs(v.record) do
+        fields[k] = string.format("{ %q, %q%s }", f[1], f[2], f[3] and (", " .. f[3]) or "")
+      end
+      for k, r in ipairs(v.vals) do
+        local e = {}
+        for _, f in ipairs(v.record) do
+          local x = r[f[1]]
+          if f[3] then
+            local xs = {}
+            for m = 1, f[3] do xs[m] = num(x[m]) end
+            x = "{ " .. table.concat(xs, ", ") .. " }"
+          else x = num(x) end
+          e[#e + 1] = f[1] .. " = " .. x
+        end
+        recs[k] = "{ " .. table.concat(e, ", ") .. " }"
+      end
+      t[i] = string.format("{ record = { %s }, shape = { %d }, vals = { %s } }",
+        table.concat(fields, ", "), v.shape[1], table.concat(recs, ", "))
+    elseif type(v) == "table" then
       local vals, shape = {}, {}
       for k, x in ipairs(v.vals) do vals[k] = num(x) end
       for k, x in ipairs(v.shape) do shape[k] = tostring(x) end

@@ -51,6 +51,41 @@ test("arrays after the call", function()
   eq(class_of(store_raise(9), fake(store_raise(9)), spec), "same")
 end)
 
+test("bool arrays and arrays of records after the call", function()
+  local q = { n = 1, { array = true, dtype = "bool", shape = { 2 }, vals = { true, false } } }
+  local function setq(v) return function(Q) Q[2] = v end end
+  eq(class_of(setq(true), fake(setq(true)), q), "same")
+  eq(class_of(setq(true), fake(setq(false)), q), "wrong")
+  local rec = { n = 1, { record = G.RECORD, shape = { 2 },
+    vals = { { x = 1.5, k = 2, c = 3, b = true, v = { 1, 2, 3 } },
+             { x = -0.0, k = 0, c = 255, b = false, v = { 0.5, 0, 0 } } } } }
+  local function setv(e, v) return function(p) p[2].v[e] = v end end
+  eq(class_of(setv(3, 7), fake(setv(3, 7)), rec), "same")
+  eq(class_of(setv(3, 7), fake(setv(2, 7)), rec), "wrong")
+  local function setb(v) return function(p) p[1].b = v end end
+  eq(class_of(setb(false), fake(setb(true)), rec), "wrong")
+  -- the reproducer's text of a record spec reads back as the same spec
+  local P = require "repro"
+  local back = load("return " .. P.spec_text(rec))()
+  eq(C.show(C.run(kjit, function() end, back)), C.show(C.run(kjit, function() end, rec)))
+end)
+
+test("returned arrays: dtype, shape and elements", function()
+  local function mk(dt, shape, v) return function() return kjit.full(shape, v, dt) end end
+  eq(class_of(mk("i32", 3, 1), fake(mk("i32", 3, 1))), "same")
+  eq(class_of(mk("i32", 3, 1), fake(mk("i64", 3, 1))), "wrong")
+  eq(class_of(mk("i32", 3, 1), fake(mk("i32", 4, 1))), "wrong")
+  eq(class_of(mk("i32", { 2, 3 }, 1), fake(mk("i32", { 3, 2 }, 1))), "wrong")
+  eq(class_of(mk("f64", 3, 0.0), fake(mk("f64", 3, -0.0))), "wrong")
+  eq(class_of(mk("bool", 2, true), fake(mk("bool", 2, false))), "wrong")
+  eq(class_of(mk("f64", 2, 1.0), fake(one(1.0))), "wrong")
+end)
+
+test("math.random is reseeded before every run", function()
+  local function r() return math.random(1, 1000000) end
+  eq(class_of(r, fake(r)), "same")
+end)
+
 test("compile errors: documented refusal, internal, others", function()
   eq(class_of(one(1), fake(one(1), "x:1: closures (function literals) are not supported in compiled code")),
      "unsupported")

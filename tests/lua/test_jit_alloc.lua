@@ -144,6 +144,21 @@ test("kjit.zeros, empty, full: every dtype, 1 to 4 dimensions", function()
   D.check(mk_zeros1, 5, 10)
 end)
 
+-- bool arrays made by compiled code: the allocator's element sizes must
+-- cover bool (found by difffuzz, branch fuzzext: a division by a zero size,
+-- SIGFPE, killed the host)
+local function mk_bool(n) return kjit.zeros(n, "bool"), kjit.empty({2, n}, "bool") end
+local function mk_bool_store(n) local q = kjit.zeros(n, "bool"); q[n] = n > 1; return q end
+local function mk_bool_copy(q) local c = q:copy(); c[1] = not c[1]; return c, q end
+
+test("bool arrays made and returned by compiled code", function()
+  need()
+  D.check(mk_bool, 3)
+  D.check(mk_bool, 0)
+  D.check(mk_bool_store, 2)
+  D.check(mk_bool_copy, kjit.array({ true, false }))
+end)
+
 test("kjit.array from constructors and arrays, a:copy()", function()
   need()
   D.check(mk_array1, 3)

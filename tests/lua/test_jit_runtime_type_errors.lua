@@ -467,3 +467,33 @@ test("a number-or-nil found nil as an array index or a stored value", function()
     D.check_error(c[3], c[1], -1, c[2])
   end
 end)
+
+-- a number-or-nil ordered with a value that is nil (or a boolean) on every
+-- path raises when the comparison runs, naming what each operand holds
+-- then (difffuzz found/static-nil-callee-compare.lua: it was a compile
+-- error, also where the comparison never runs)
+local function cmp_maybe_nil(x, c)
+  local z = math.tointeger(x)   -- an integer, or nil
+  local w                       -- nil
+  if c == 1 then return z < w end
+  if c == 2 then return w <= z end
+  if c == 3 then return z < true end
+  return false
+end
+local function callee_cmp(p1, p2) local z = math.tointeger(p1) if z <= p2 then return 1 end return 2 end
+local function early_return(n)
+  local nothing = math.tointeger(0.5)   -- nil, folded
+  if n > -3 then return 3 end
+  return callee_cmp(n, nothing)
+end
+test("ordering a number-or-nil with nil or a boolean raises when it runs", function()
+  D.cases(cmp_maybe_nil, {2, 0}, {2.5, 0})
+  D.cases_error("attempt to compare number with nil", cmp_maybe_nil, {2, 1})
+  D.cases_error("attempt to compare two nil values", cmp_maybe_nil, {2.5, 1})
+  D.cases_error("attempt to compare nil with number", cmp_maybe_nil, {2, 2})
+  D.cases_error("attempt to compare number with boolean", cmp_maybe_nil, {2, 3})
+  D.cases_error("attempt to compare nil with boolean", cmp_maybe_nil, {2.5, 3})
+  D.cases(early_return, {0}, {5.5})
+  D.cases_error("attempt to compare number with nil", early_return, {-4})
+  D.cases_error("attempt to compare two nil values", early_return, {-4.5})
+end)
