@@ -810,11 +810,13 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     FROZEN_NIL(S, sp, v, bad);
     /* arithmetic with an array: buffer.c's metamethods raise it
     ** interpreted, without the variable's name, the array's with a hint */
-    int witharr = !isbitwise(v->op) && (a.kind == T_BUF || b.kind == T_BUF);
+    int witharr = !isbitwise(v->op) && ((a.kind == T_BUF && a.dtype != KJIT_RECORD) ||
+                                        (b.kind == T_BUF && b.dtype != KJIT_RECORD));
     if (raises_on(sp->types[bad->id]) && witharr)
       RAISE(S, sp, v, -1, "attempt to perform arithmetic on a %s value%s",
             objtypename(sp->types[bad->id]),
-            sp->types[bad->id].kind == T_BUF ? KJIT_HINT_ARRAY_ARITH : "");
+            sp->types[bad->id].kind == T_BUF && sp->types[bad->id].dtype != KJIT_RECORD
+            ? KJIT_HINT_ARRAY_ARITH : "");
     if (raises_on(sp->types[bad->id]))
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a %s value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
@@ -885,7 +887,7 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_INT);
   }
   a = numview(a);
-  if (raises_on(a) && a.kind == T_BUF && v->op == KIR_UNM)   /* buffer.c's __unm */
+  if (raises_on(a) && a.kind == T_BUF && a.dtype != KJIT_RECORD && v->op == KIR_UNM)   /* buffer.c's __unm */
     RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
           KJIT_HINT_ARRAY_ARITH);
   if (raises_on(a))
@@ -1606,14 +1608,18 @@ static int const_dtype(const KtyConst *k, int present, int def) {
 }
 
 /* v (a newtable) is a constructor that only setlist fills, with a known
-** number of items, and that a call or an enclosing constructor uses. */
+** number of items, and that a call or an enclosing constructor of the same
+** kind uses (else it is a Lua table: tables.md). */
 static int ctor_shape_ok(const KirInsn *v) {
   int calls = 0, inner = 0;
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
     if (u->op == KIR_SETLIST) {
       if (u->flags & KIR_F_OPEN) return 0;
-      inner += u->args[0] != v;   /* an item of an enclosing constructor */
+      if (u->args[0] != v) {   /* an item of an enclosing constructor */
+        if (u->args[0]->op != KIR_NEWTABLE || !ctor_shape_ok(u->args[0])) return 0;
+        inner++;
+      }
       continue;
     }
     if (u->op == KIR_CALL && u->args[0] != v) { calls++; continue; }
