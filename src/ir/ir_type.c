@@ -2556,10 +2556,10 @@ static void terminator(KtySession *S, KtySpec *sp, KirInsn *v) {
     KirInsn *c = v->args[0];
     Type t = sp->types[c->id];
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE) {
-      if (S->strict)
-        fail(S, sp, v, "a %s cannot be used as a condition in compiled code",
-             t.kind == T_STR ? "string" : "table");
-      return;
+      /* a string or a table is true, as in Lua (`arg and arg[1]`): only
+      ** the first edge runs; the code generator's cg_truthy agrees */
+      mark_edge(sp, b, 0);
+      break;
     }
     int tr = truth(t, sp->consts[c->id]);
     if (tr == 1 || tr == 2) mark_edge(sp, b, 0);

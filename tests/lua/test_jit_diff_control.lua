@@ -594,3 +594,17 @@ test("and/or with different subtypes", function()
   D.check_float_results(mixed_and_or, 1)
   D.cases(mixed_and_or, {-1})
 end)
+
+-- a table or a string as a condition is true, as in Lua (`arg and arg[1]`,
+-- `cfg and cfg.n or 1` over upvalue tables known when compiling)
+local cond_cfg = { n = 5, name = "x" }
+local function cond_tables(x)
+  local n = cond_cfg and cond_cfg.n or 1
+  if cond_cfg.name then x = x + 1 end
+  while cond_cfg do x = x + n; break end
+  if not cond_cfg then x = -1 end
+  return x, (cond_cfg and 2 or 3)
+end
+test("tables and strings known when compiling are true as conditions", function()
+  D.cases(cond_tables, {1}, {2.5})
+end)
