@@ -1611,11 +1611,12 @@ static int const_dtype(const KtyConst *k, int present, int def) {
 ** number of items, and that a call or an enclosing constructor of the same
 ** kind uses (else it is a Lua table: tables.md). */
 static int ctor_shape_ok(const KirInsn *v) {
-  int calls = 0, inner = 0;
+  int calls = 0, inner = 0, items = 0;
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
     if (u->op == KIR_SETLIST) {
       if (u->flags & KIR_F_OPEN) return 0;
+      items += u->args[0] == v;
       if (u->args[0] != v) {   /* an item of an enclosing constructor */
         if (u->args[0]->op != KIR_NEWTABLE || !ctor_shape_ok(u->args[0])) return 0;
         inner++;
@@ -1625,7 +1626,8 @@ static int ctor_shape_ok(const KirInsn *v) {
     if (u->op == KIR_CALL && u->args[0] != v) { calls++; continue; }
     return 0;
   }
-  return calls + inner == 1;
+  /* an empty {} is a Lua table (a shape has 1 to 4 extents) */
+  return items > 0 && calls + inner == 1;
 }
 
 /* Items of constructor v in order (nested constructors not expanded):
