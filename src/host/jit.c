@@ -561,34 +561,38 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
 
 /* ---- Calls -------------------------------------------------------------------------- */
 
-static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
-  for (int r = 0; r < js->nret; r++) {
-    int kind = js->rets[r];
-    if (kind == T_MAYBE) {
-      int64_t tag = rets[KJIT_MAXRETS + r];
-      if (tag == 0) {
-        if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
-        continue;
-      }
-      kind = js->rsub[r];
-      if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;   /* see cg_entry.c */
-    } else if (kind == T_NUMBER) {
-      kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
+/* Pushes result r of a call of js (anything but an array: those need the
+** call's allocation list, push_array_result). */
+static void push_result(lua_State *L, const JitSpec *js, const int64_t *rets, int r) {
+  int kind = js->rets[r];
+  if (kind == T_MAYBE) {
+    int64_t tag = rets[KJIT_MAXRETS + r];
+    if (tag == 0) {
+      if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
+      return;
     }
-    switch (kind) {
-    case T_LUA: {   /* a slot, or a number (cg_entry.c) */
-      int64_t tag = rets[KJIT_MAXRETS + r];
-      if (tag == 0) lua_pushvalue(L, (int)rets[r]);
-      else if (tag == 1) lua_pushinteger(L, rets[r]);
-      else { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); }
-      break;
-    }
-    case T_NIL: lua_pushnil(L); break;
-    case T_INT: lua_pushinteger(L, rets[r]); break;
-    case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
-    default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
-    }
+    kind = js->rsub[r];
+    if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;   /* see cg_entry.c */
+  } else if (kind == T_NUMBER) {
+    kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
   }
+  switch (kind) {
+  case T_LUA: {   /* a slot, or a number (cg_entry.c) */
+    int64_t tag = rets[KJIT_MAXRETS + r];
+    if (tag == 0) lua_pushvalue(L, (int)rets[r]);
+    else if (tag == 1) lua_pushinteger(L, rets[r]);
+    else { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); }
+    break;
+  }
+  case T_NIL: lua_pushnil(L); break;
+  case T_INT: lua_pushinteger(L, rets[r]); break;
+  case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
+  default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
+  }
+}
+
+static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
+  for (int r = 0; r < js->nret; r++) push_result(L, js, rets, r);
   return js->nret;
 }
 
@@ -779,23 +783,7 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
   for (int r = 0; r < js->nret; r++) {
     int kind = js->rets[r];
     if (kind == T_BUF) { push_array_result(L, js, slots, n, base, rets, r, ad, nad); continue; }
-    if (kind == T_MAYBE) {
-      int64_t tag = rets[KJIT_MAXRETS + r];
-      if (tag == 0) {
-        if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
-        continue;
-      }
-      kind = js->rsub[r];
-      if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;
-    } else if (kind == T_NUMBER) {
-      kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
-    }
-    switch (kind) {
-    case T_NIL: lua_pushnil(L); break;
-    case T_INT: lua_pushinteger(L, rets[r]); break;
-    case T_BOOL: lua_pushboolean(L, rets[r] != 0); break;
-    default: { double d; memcpy(&d, &rets[r], 8); lua_pushnumber(L, d); break; }
-    }
+    push_result(L, js, rets, r);
   }
   /* the results where the list and the adopted userdata were */
   for (int r = 0; r < js->nret; r++) lua_copy(L, first + r, top0 + 1 + r);

@@ -338,3 +338,18 @@ test("values of every kind through calls and results", function()
   T.check_error("attempt to perform arithmetic on a nil value (field 'integer index')",
                 function(t) fill(t, 2); return t[1] + t[3] end, function() return {} end)
 end)
+
+-- a function that makes or returns arrays returns through the array path
+-- (jit.c): its Lua values (tables, values read from tables) were pushed as
+-- floats there (found by the seam review)
+test("Lua-value results of functions that make or return arrays", function()
+  T.check(function(t) local a = kjit.zeros(2); return t.x end, function() return { x = 3 } end)
+  T.check(function(t) local a = kjit.zeros(2); return t.x, t.y end, function() return { x = 3.5, y = "s" } end)
+  T.check(function(n) local a = kjit.zeros(2); return { n } end, function() return 3 end)
+  T.check(function(t)
+    local a = kjit.zeros(1)
+    local v = t.x
+    if v then return a, 1 end
+    return a, v
+  end, function() return { x = false } end)
+end)
