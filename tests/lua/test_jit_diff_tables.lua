@@ -349,7 +349,7 @@ test("Lua-value results of functions that make or return arrays", function()
   T.check(function(t)
     local a = kjit.zeros(1)
     local v = t.x
-    if v then return a, 1 end
-    return a, v
+    if v then return #a, 1 end
+    return #a, v
   end, function() return { x = false } end)
 end)
