@@ -166,6 +166,9 @@ typedef struct CG {
   LLVMValueRef *lslotv;     /* by slot: its index (i32), made in the entry block */
   CgVal *upvals;            /* a function literal's specialization: its
                                upvalues, passed after its parameters */
+  int prbody;               /* emitting a kjit.prange body's own function
+                               (cg_prange.c): the maker's values are not
+                               in scope there (cg_closure.c) */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's

@@ -77,7 +77,10 @@ CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u) {
   if (cg_parts(G, t, pt) == 0) return cg_mk(t, NULL);   /* nothing at run time */
   CgVal fn = cg_val(G, v->args[0]);
   if (kty_clos_self(G->S, di, u)) { fn.t = t; return fn; }   /* the literal itself */
-  if (G->sp == D->parent) return made_value(G, v, di, u);
+  /* in the maker, from the captured values themselves; inside a prange
+  ** body's function they are out of scope: from the environment, as
+  ** elsewhere */
+  if (G->sp == D->parent && !G->prbody) return made_value(G, v, di, u);
   /* elsewhere: from the environment of the value called */
   Type caps[KJIT_MAXARGS];
   int first[KJIT_MAXARGS];

@@ -54,7 +54,14 @@ int cg_lua_spec_uses(const KtySpec *sp) {
     if (!sp->live[b]) continue;
     KirBlock *blk = sp->ir->blocks[b];
     for (int i = 0; i < blk->nphis; i++) if (sp->types[blk->phis[i]->id].kind == T_LUA) return 1;
-    for (int i = 0; i < blk->ninsns; i++) if (sp->types[blk->insns[i]->id].kind == T_LUA) return 1;
+    for (int i = 0; i < blk->ninsns; i++) {
+      const KirInsn *v = blk->insns[i];
+      if (sp->types[v->id].kind == T_LUA) return 1;
+      /* a callee's results of Lua type land in slots of this frame, also
+      ** where no value of this function shows their type (return f(x)) */
+      const KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
+      for (int r = 0; c && r < c->nret; r++) if (c->rets[r].kind == T_LUA) return 1;
+    }
   }
   return 0;
 }

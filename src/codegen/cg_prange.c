@@ -488,6 +488,8 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
   LLVMAddAttributeAtIndex(fn, 5, LLVMCreateEnumAttribute(G->C, noalias, 0));
   G->fn = fn;
+  int prbody0 = G->prbody;
+  G->prbody = 1;
   G->allocas = cg_bb(G, "entry");
   LLVMBasicBlockRef start = cg_bb(G, "start");
   LLVMPositionBuilderAtEnd(G->B, start);
@@ -633,6 +635,7 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
   LLVMBuildBr(G->B, start);
 
   G->fn = fn0; G->err = err0; G->allocas = allocas0; G->pollctr = pollctr0; G->depth = depth0;
+  G->prbody = prbody0;
   G->spill = spill0;
   G->curblock = curblock0;
   G->pollerr = NULL;

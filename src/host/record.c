@@ -540,10 +540,12 @@ static void addscalar(lua_State *L, luaL_Buffer *B, char *p, int t) {
     double d = t == KJIT_F32 ? (double)*(const float *)p : *(const double *)p;
     snprintf(buf, sizeof buf, "%.*g", t == KJIT_F32 ? 7 : 14, d);
     if (buf[strspn(buf, "-0123456789")] == '\0') strcat(buf, ".0");
+  } else if (t == KJIT_BOOL) {   /* any nonzero byte is true, as read */
+    snprintf(buf, sizeof buf, "%s", *(const uint8_t *)p ? "true" : "false");
   } else {
     KBuffer h = scalar(p, t);
     kb_push_element(L, &h, 0);
-    luaL_addvalue(B);   /* (integers, and dtypes added later: bool) */
+    luaL_addvalue(B);   /* integers */
     return;
   }
   luaL_addstring(B, buf);

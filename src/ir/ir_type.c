@@ -1375,6 +1375,10 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     aux = kty_clos_frozen_upval(S, sp, v->aux);
     if (aux < 0) {
       Type t = sp->args[sp->nparams + v->aux];
+      if (t.kind == T_LUA)   /* captured values are passed by value: no stack slot */
+        REFUSE(S, sp, v, "a function literal that captures a table (upvalue '%s') is not "
+               "supported in compiled code yet: pass the table to it as an argument",
+               sp->ir->proto->up[v->aux].name ? sp->ir->proto->up[v->aux].name : "?");
       if (t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN) {
         k->kind = t.kind;
         k->ref = t.ref;
@@ -1775,6 +1779,10 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     if (args[0].kind == T_BUF) {   /* a copy, in dtype (the array's by default) */
       dt = const_dtype(&kargs[1], n > 1, args[0].dtype);
       r.ndim = args[0].ndim;
+      /* booleans into numbers (or numbers into booleans): the interpreter
+      ** reads each element and stores it, which raises (buffer.c) */
+      if (dt >= 0 && args[0].dtype == KJIT_BOOL && dt != KJIT_BOOL && args[0].dtype != KJIT_RECORD)
+        RAISE(S, sp, v, -1, "number expected, got boolean");
       break;
     }
     int64_t shape[KJIT_MAXDIMS];

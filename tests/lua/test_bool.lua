@@ -415,3 +415,13 @@ test("ipairs over a bool array gives booleans, compiled as interpreted", functio
   D.check(first, a)
   D.check(first, kjit.array({false}, "bool"))
 end)
+
+test("kjit.array of a bool array in another dtype raises, compiled as interpreted", function()
+  for _, d in ipairs({ "f64", "u8", "i32" }) do
+    D.check_error("number expected, got boolean", function(a) return kjit.array(a, d) end,
+                  kjit.array({ true, false }, "bool"))
+  end
+  D.check(function(a) return kjit.array(a, "bool") end, kjit.array({ true, false }, "bool"))
+  D.check_error("boolean expected, got number", function(a) return kjit.array(a, "bool") end,
+                kjit.array({ 1.5 }))
+end)

@@ -307,3 +307,35 @@ test("closures that cannot be followed are refused", function()
     return r
   end, "captures local 'odd'", 3)
 end)
+
+-- seams found by the review after the merges: a closure called inside a
+-- kjit.prange body run in parallel reads its captures from its environment
+-- (the maker's values are out of the body function's scope); a closure that
+-- captures a table is refused, located
+test("closures called in kjit.prange bodies, serial and parallel", function()
+  for _, par in ipairs({ false, true }) do
+    local f = kjit.jit(function(a, k)
+      local function g(i) return i * k end
+      for i in kjit.prange(1, #a) do a[i] = g(i) end
+    end, { parallel = par })
+    local a = kjit.zeros(6)
+    f(a, 2)
+    for i = 1, 6 do eq(a[i], 2.0 * i) end
+    local h = kjit.jit(function(a, b)
+      local m = #b * 2
+      local function g(i) return b[i] + m end
+      for i in kjit.prange(1, #a) do a[i] = g(i) end
+    end, { parallel = par })
+    local a2 = kjit.zeros(4)
+    h(a2, kjit.arange(4))
+    for i = 1, 4 do eq(a2[i], (i - 1) + 8.0) end
+  end
+end)
+
+test("a closure capturing a table is refused, located", function()
+  local f = kjit.jit(function(t) local function c() return t.x end return c() end)
+  local ok, err = pcall(f, { x = 1 })
+  truthy(not ok and tostring(err):find("a function literal that captures a table (upvalue 't')", 1, true),
+         tostring(err))
+  truthy(tostring(err):find("test_jit_closures.lua:", 1, true), tostring(err))
+end)

@@ -353,3 +353,12 @@ test("Lua-value results of functions that make or return arrays", function()
     return #a, v
   end, function() return { x = false } end)
 end)
+
+-- `return f(x)` of a callee whose results include tables: the caller has no
+-- value of Lua type of its own, its frame still takes them (an internal
+-- error before)
+local function mk_pair(n) return { n = n }, n * 2 end
+test("return f(x) of a callee returning tables", function()
+  T.check(function(n) return mk_pair(n) end, function() return 3 end)
+  T.check(function(n) local a = kjit.zeros(n) return mk_pair(#a) end, function() return 2 end)
+end)

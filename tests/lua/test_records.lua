@@ -194,3 +194,10 @@ test("methods: copy, fill, slice, reshape, totable", function()
   raises("cannot reshape", function() return p:reshape(3) end)
   raises("out of bounds", function() return p:slice(2, 5) end)
 end)
+
+test("bool fields print as booleans", function()
+  local B = kjit.struct{ {"b", "bool"}, {"f", "bool", 3}, {"x", "i32"} }
+  local p = kjit.zeros(1, B)
+  p[1].b = true; p[1].f[2] = true; p[1].x = 7
+  eq(tostring(p[1]), "{b = true, f = [false, true, false], x = 7}")
+end)
