@@ -478,9 +478,9 @@ done:
     for (size_t i = 0; i < nthreads; i++) free(ts[i].line);
   free(ts);
   free(ps);
-  free(l.warps);
   *printed = l.out;
   for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_destroy(&l.warps[w].cv);
+  free(l.warps);   /* after its condition variables (a use after free before) */
   pthread_mutex_destroy(&l.mu);
   pthread_cond_destroy(&l.cv);
   pthread_cond_destroy(&l.alldone);
