@@ -76,7 +76,7 @@ __attribute__((constructor)) static void init_tag_key(void) {
 /* Raises an element-access error located at the Lua code doing the access
 ** (level 1: the caller of this metamethod or constructor), so messages read
 ** "file.lua:12: index 11 out of bounds [1, 10]", as compiled code reports. */
-static int where_error(lua_State *L, const char *fmt, ...) {
+int kb_where_error(lua_State *L, const char *fmt, ...) {
   va_list ap;
   luaL_where(L, 1);
   va_start(ap, fmt);
@@ -226,7 +226,7 @@ static void setnum(lua_State *L, kjit_dtype t, void *p, lua_Number d) {
   lua_Integer i = 0;   /* luaL_error is not declared noreturn */
   if (t == KJIT_F64) { *(double *)p = (double)d; return; }
   if (t == KJIT_F32) { *(float *)p = (float)d; return; }
-  if (!num2int(d, &i)) where_error(L, "number has no integer representation");
+  if (!num2int(d, &i)) kb_where_error(L, "number has no integer representation");
   setint(t, p, i);
 }
 
@@ -300,7 +300,7 @@ static void convertelem(lua_State *L, KBuffer *dst, int64_t dk,
 
 /* Raises the bounds error shared by the interpreter and compiled code. */
 int kb_bounds_error(lua_State *L, int64_t i, int64_t n) {
-  return where_error(L, "index %I out of bounds [1, %I]%s",
+  return kb_where_error(L, "index %I out of bounds [1, %I]%s",
                     (lua_Integer)i, (lua_Integer)n, i == 0 ? KJIT_HINT_1BASED : "");
 }
 
@@ -368,7 +368,7 @@ KBuffer *kb_push_new(lua_State *L, kjit_dtype t, int ndim,
     lua_pushlightuserdata(L, &total);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
       lua_pop(L, 1);
-      where_error(L, "not enough memory (a kjit array of %I bytes)", (lua_Integer)bytes);
+      kb_where_error(L, "not enough memory (a kjit array of %I bytes)", (lua_Integer)bytes);
     }
     b = (KBuffer *)lua_touserdata(L, -1);
   } else {
@@ -606,8 +606,8 @@ static lua_Integer floatindex(lua_State *L, const KBuffer *b, int idx) {
   lua_Integer i;
   if (num2int(d, &i)) return i;
   if (d == floor(d))   /* integral but beyond i64: out of bounds anyway */
-    where_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
-  where_error(L, "index %f is not an integer", d);
+    kb_where_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
+  kb_where_error(L, "index %f is not an integer", d);
   return 0;
 }
 
@@ -1204,11 +1204,11 @@ static int m_arith(lua_State *L) {
                 (lua_type(L, 1) == LUA_TSTRING && lua_stringtonumber(L, lua_tostring(L, 1)) != 0)))
     bad = 2;
   if ((bad == 1 ? arr1 : arr2))
-    return where_error(L, "attempt to perform arithmetic on a " KB_METATABLE " value"
+    return kb_where_error(L, "attempt to perform arithmetic on a " KB_METATABLE " value"
                        KJIT_HINT_ARRAY_ARITH);
   const char *tn = luaL_typename(L, bad);
   if (luaL_getmetafield(L, bad, "__name") == LUA_TSTRING) tn = lua_tostring(L, -1);
-  return where_error(L, "attempt to perform arithmetic on a %s value", tn);
+  return kb_where_error(L, "attempt to perform arithmetic on a %s value", tn);
 }
 
 static const char *const arith_events[] = {

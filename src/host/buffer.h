@@ -92,4 +92,8 @@ void kb_push_shape(lua_State *L, int ndim, const int64_t *shape);
 /* Raises "index i out of bounds [1, n]", the message compiled code uses too. */
 int kb_bounds_error(lua_State *L, int64_t i, int64_t n);
 
+/* Raises fmt located at the Lua code doing the access (level 1: the
+** caller of the metamethod or constructor), as compiled code reports. */
+int kb_where_error(lua_State *L, const char *fmt, ...);
+
 #endif

@@ -327,16 +327,6 @@ static KBuffer *self(lua_State *L) {
 
 /* ---- fields -------------------------------------------------------------- */
 
-static int where_error(lua_State *L, const char *fmt, ...) {
-  va_list ap;
-  luaL_where(L, 1);
-  va_start(ap, fmt);
-  lua_pushvfstring(L, fmt, ap);
-  va_end(ap);
-  lua_concat(L, 2);
-  return lua_error(L);
-}
-
 /* "x, y, pos" for messages. */
 static const char *pushnames(lua_State *L, const KRecord *r) {
   luaL_Buffer B;
@@ -351,12 +341,12 @@ static const char *pushnames(lua_State *L, const KRecord *r) {
 
 static const KRecField *checkfield(lua_State *L, const KRecord *r, int k) {
   if (lua_type(L, k) != LUA_TSTRING)
-    where_error(L, "a record is indexed by field names, not with a %s value",
+    kb_where_error(L, "a record is indexed by field names, not with a %s value",
                 luaL_typename(L, k));
   size_t len;
   const char *s = lua_tolstring(L, k, &len);
   const KRecField *f = krec_field(r, s, len);
-  if (f == NULL) where_error(L, "record has no field '%s' (fields: %s)", s, pushnames(L, r));
+  if (f == NULL) kb_where_error(L, "record has no field '%s' (fields: %s)", s, pushnames(L, r));
   return f;
 }
 
@@ -396,7 +386,7 @@ static void setrecord(lua_State *L, const KRecord *r, char *p, int idx);
 static void setfield(lua_State *L, char *p, const KRecField *f, int idx) {
   char *q = p + f->offset;
   if (f->count) {
-    where_error(L, "cannot assign to array field '%s' of a record: assign its elements "
+    kb_where_error(L, "cannot assign to array field '%s' of a record: assign its elements "
                 "(r.%s[i] = v)", f->name, f->name);
   } else if (f->dtype == (int)KJIT_RECORD) {
     setrecord(L, f->rec, q, idx);
@@ -436,7 +426,7 @@ static void setrecord(lua_State *L, const KRecord *r, char *p, int idx) {
   luaL_buffinit(L, &B);
   addlayout(&B, r);
   luaL_pushresult(&B);
-  where_error(L, "cannot assign %s to a record of %s (assign a record of that layout or a "
+  kb_where_error(L, "cannot assign %s to a record of %s (assign a record of that layout or a "
               "table of fields)", lua_tostring(L, -2), lua_tostring(L, -1));
 }
 
@@ -449,14 +439,14 @@ static int64_t rowrecords(const KBuffer *b) {
 static lua_Integer keyindex(lua_State *L, const KBuffer *b) {
   int ok;
   if (lua_type(L, 2) != LUA_TNUMBER)
-    where_error(L, "kjit.array cannot be indexed with a %s value (expected an integer "
+    kb_where_error(L, "kjit.array cannot be indexed with a %s value (expected an integer "
                 "index or a field name)", luaL_typename(L, 2));
   lua_Integer i = lua_tointegerx(L, 2, &ok);
   if (!ok) {   /* buffer.c's words */
     lua_Number d = lua_tonumber(L, 2);
     if (d == floor(d))
-      where_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
-    where_error(L, "index %f is not an integer", d);
+      kb_where_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
+    kb_where_error(L, "index %f is not an integer", d);
   }
   if (i < 1 || i > b->shape[0]) kb_bounds_error(L, i, b->shape[0]);
   return i;
@@ -484,9 +474,9 @@ static int m_newindex(lua_State *L) {
     return 0;
   }
   if (lua_type(L, 2) == LUA_TSTRING)
-    return where_error(L, "cannot assign to field '%s' of a kjit.array", lua_tostring(L, 2));
+    return kb_where_error(L, "cannot assign to field '%s' of a kjit.array", lua_tostring(L, 2));
   if (b->ndim > 1)
-    return where_error(L, "cannot assign a whole row of a %d-D kjit.array: index all %d "
+    return kb_where_error(L, "cannot assign a whole row of a %d-D kjit.array: index all %d "
                        "dimensions (a[i][j] = v)", b->ndim, b->ndim);
   lua_Integer i = keyindex(L, b);
   setrecord(L, b->record, b->data + (i - 1) * b->record->size, 3);
@@ -495,7 +485,7 @@ static int m_newindex(lua_State *L) {
 
 static int m_len(lua_State *L) {
   KBuffer *b = self(L);
-  if (b->ndim == 0) return where_error(L, "attempt to get length of a record");
+  if (b->ndim == 0) return kb_where_error(L, "attempt to get length of a record");
   lua_pushinteger(L, (lua_Integer)b->shape[0]);
   return 1;
 }
@@ -613,7 +603,7 @@ static int m_tostring(lua_State *L) {
 
 static KBuffer *checkarray(lua_State *L) {
   KBuffer *b = self(L);
-  if (b->ndim == 0) where_error(L, "a record view has no methods (only its fields)");
+  if (b->ndim == 0) kb_where_error(L, "a record view has no methods (only its fields)");
   return b;
 }
 

@@ -233,35 +233,6 @@ static int run_p(lua_State *L) {
   }
 }
 
-/* Keeps the error value (argument 1): a registry reference. */
-static int keep_p(lua_State *L) {
-  lua_settop(L, 1);
-  lua_pushinteger(L, luaL_ref(L, LUA_REGISTRYINDEX));
-  return 1;
-}
-
-static void set_err(KErr *err, int kind) {
-  err->kind = kind;
-  err->line = 0;
-  err->msg = NULL;
-  err->chunk = NULL;
-  err->a = err->b = err->c = 0;
-}
-
-/* The value on top, raised as is (KE_LUAERR); popped. */
-static void keep_value(lua_State *L, KErr *err) {
-  lua_pushcfunction(L, keep_p);
-  lua_insert(L, -2);
-  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
-    set_err(err, KE_LUAERR);
-    err->a = lua_tointeger(L, -1);
-  } else {
-    set_err(err, KE_USER_NOPOS);
-    err->msg = "not enough memory";
-  }
-  lua_pop(L, 1);
-}
-
 /* Messages of error() built here, until krt_push_error reads them. */
 static _Thread_local char *msgbuf;
 static _Thread_local size_t msgcap;
@@ -328,7 +299,7 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
     }
   }
   if (lua_pcall(L, lua_gettop(L) - top - 1, nres, 0) != LUA_OK) {
-    keep_value(L, err);
+    krt_keep_error(L, err);
     lua_settop(L, top);
     return 1;
   }
@@ -340,7 +311,7 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
       memcpy(&out[0], &d, sizeof d);
     } else {   /* (not called again: a second draw would be a difference) */
       lua_settop(L, top);
-      set_err(err, KE_USER_NOPOS);
+      krt_set_err(err, KE_USER_NOPOS);
       err->msg = "kjit: a library function called from compiled code returned another type "
                  "of value than compiled code expects (was it replaced after the code compiled?)";
       return 1;
@@ -392,18 +363,18 @@ static const char *in_job_message(const int64_t *p) {
 
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   if (krt_poll_here().stop != NULL) {   /* a kjit.prange job: err may be a copy without L */
-    set_err(err, KE_USER_NOPOS);
+    krt_set_err(err, KE_USER_NOPOS);
     err->msg = in_job_message(prog);
     return 1;
   }
   lua_State *L = err->L;
   if (L == NULL) {
-    set_err(err, KE_USER_NOPOS);
+    krt_set_err(err, KE_USER_NOPOS);
     err->msg = "kjit: a Lua library call ran without its Lua state (a kjit bug)";
     return 1;
   }
   if (!lua_checkstack(L, 8)) {
-    set_err(err, KE_USER_NOPOS);
+    krt_set_err(err, KE_USER_NOPOS);
     err->msg = "stack overflow (no room on the Lua stack for a library call)";
     return 1;
   }
@@ -418,7 +389,7 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   lua_pushlightuserdata(L, &c);
   int st = lua_pcall(L, 1, LUA_MULTRET, 0);
   if (st != LUA_OK) {
-    keep_value(L, err);
+    krt_keep_error(L, err);
     lua_settop(L, top);
     return 1;
   }
@@ -430,13 +401,13 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   if (lua_type(L, -1) == LUA_TSTRING && c.level > 0) {
     size_t n;
     const char *s = lua_tolstring(L, -1, &n);
-    set_err(err, KE_USER);
+    krt_set_err(err, KE_USER);
     err->msg = keep_message(s, n);
     err->line = c.line;
     err->chunk = c.chunk;
     err->c = c.level - 1;   /* how many callers up (cg_func.c moves it) */
   } else {
-    keep_value(L, err);
+    krt_keep_error(L, err);
   }
   lua_settop(L, top);
   return 1;

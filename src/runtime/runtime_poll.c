@@ -166,7 +166,7 @@ static int keep_p(lua_State *L) {
   return 1;
 }
 
-static void set_err(KErr *err, int kind) {
+void krt_set_err(KErr *err, int kind) {
   err->kind = kind;
   err->line = 0;
   err->msg = NULL;
@@ -184,32 +184,37 @@ static int32_t call_hook(lua_State *L, KErr *err) {
   kal_leave(al);
   tls_in_hook = 0;
   if (st == LUA_OK) return 0;     /* the hook returned: compiled code goes on */
-  lua_pushcfunction(L, keep_p);
-  lua_insert(L, -2);
-  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
-    set_err(err, KE_LUAERR);
-    err->a = lua_tointeger(L, -1);
-  } else {
-    set_err(err, KE_USER_NOPOS);
-    err->msg = "not enough memory";
-  }
+  krt_keep_error(L, err);
   lua_settop(L, top);
   return 1;
 }
 
 /* ---- The poll ----------------------------------------------------------------- */
 
+void krt_keep_error(lua_State *L, KErr *err) {
+  lua_pushcfunction(L, keep_p);
+  lua_insert(L, -2);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK) {
+    krt_set_err(err, KE_LUAERR);
+    err->a = lua_tointeger(L, -1);
+  } else {
+    krt_set_err(err, KE_USER_NOPOS);
+    err->msg = "not enough memory";
+  }
+  lua_pop(L, 1);
+}
+
 int32_t kjit_rt_poll(KErr *err) {
   const KStop *stop = tls_stop;
   for (const KStop *s = stop; s != NULL; s = s->up)
     if (atomic_load_explicit(&s->flag, memory_order_relaxed)) {
-      set_err(err, KE_STOPPED);
+      krt_set_err(err, KE_STOPPED);
       return 1;
     }
   lua_State *L = stop != NULL ? tls_L : err->L;
   if (L == NULL) return 0;   /* a worker thread: Lua is not ours to touch */
   if (atomic_load_explicit(&nslots, memory_order_relaxed) != 0 && take_interrupt(L)) {
-    set_err(err, KE_INTERRUPT);
+    krt_set_err(err, KE_INTERRUPT);
     return 1;
   }
   if (!tls_in_hook && (lua_gethookmask(L) & LUA_MASKCOUNT) && lua_gethook(L) != NULL)

@@ -78,6 +78,13 @@ lua_State *krt_poll_lua(const KErr *err);
 int krt_interrupt(lua_State *L);
 void krt_interrupt_clear(lua_State *L);
 
+/* err becomes a record of kind (every other field cleared). */
+void krt_set_err(KErr *err, int kind);
+
+/* The error value on top of L (popped) kept in the registry: err becomes
+** KE_LUAERR, raised as is by krt_push_error (or "not enough memory"). */
+void krt_keep_error(lua_State *L, KErr *err);
+
 /* KE_LUAERR: frees the kept error value of a record never raised. */
 void krt_err_discard(lua_State *L, KErr *e);
 
