@@ -362,8 +362,9 @@ void cg_rec_setfield(CG *G, const KirInsn *v) {
 }
 
 /* Field-by-field equality of the records at a and b (i8 pointers) of layout
-** r, and-ed into acc: numbers compare as Lua compares them (a NaN field is
-** never equal, 0.0 == -0.0), as host/record.c's __eq. */
+** r, and-ed into acc: numbers compare as Lua compares them (0.0 == -0.0),
+** except that NaN equals NaN, as host/record.c's __eq (equality stays
+** reflexive: Lua answers r == r for one view object without __eq). */
 static LLVMValueRef rec_eq(CG *G, const KRecord *r, LLVMValueRef a, LLVMValueRef b,
                            LLVMValueRef acc) {
   for (int i = 0; i < r->nfields; i++) {
@@ -379,7 +380,10 @@ static LLVMValueRef rec_eq(CG *G, const KRecord *r, LLVMValueRef a, LLVMValueRef
       CgVal y = load_elem(G, f->dtype, LLVMBuildBitCast(G->B, pb, pty, ""));
       LLVMValueRef eq = x.t.kind == T_INT || x.t.kind == T_BOOL
                         ? LLVMBuildICmp(G->B, LLVMIntEQ, x.v, y.v, "")
-                                          : LLVMBuildFCmp(G->B, LLVMRealOEQ, x.v, y.v, "");
+                                          : LLVMBuildOr(G->B, LLVMBuildFCmp(G->B, LLVMRealOEQ, x.v, y.v, ""),
+                                                        LLVMBuildAnd(G->B,
+                                                          LLVMBuildFCmp(G->B, LLVMRealUNO, x.v, x.v, ""),
+                                                          LLVMBuildFCmp(G->B, LLVMRealUNO, y.v, y.v, ""), ""), "");
       acc = LLVMBuildAnd(G->B, acc, eq, "");
     }
   }

@@ -209,9 +209,9 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
              dot ? dot + 1 : name, tname);
     return;
   }
-  if (use && (use->op == KIR_INDEX || use->op == KIR_SETINDEX) &&
-      G->sp->types[use->args[0]->id].kind == T_BUF) {   /* buffer.c's __index, __newindex */
-    if (argi == 2) snprintf(buf, n, "number expected, got %s", tname);
+  if (use && (use->op == KIR_INDEX || use->op == KIR_SETINDEX || use->op == KIR_SETFIELD) &&
+      G->sp->types[use->args[0]->id].kind == T_BUF) {   /* buffer.c's and record.c's __index, __newindex */
+    if (argi == 2 || use->op == KIR_SETFIELD) snprintf(buf, n, "number expected, got %s", tname);
     else snprintf(buf, n, "kjit.array cannot be indexed with a %s value (expected an integer "
                   "index or a field name)", tname);
     return;

@@ -490,7 +490,11 @@ static int m_len(lua_State *L) {
   return 1;
 }
 
-/* Field-by-field equality of two records of layout r. */
+/* Field-by-field equality of two records of layout r. Numbers compare as
+** Lua compares them (0.0 == -0.0), except that a NaN field equals a NaN
+** field: equality stays reflexive, as it must, because Lua answers `r == r`
+** for one view object without calling __eq (lvm.c's luaV_equalobj), and
+** compiled code cannot tell one view object from two views of a record. */
 static int receq(lua_State *L, const KRecord *r, char *a, char *b) {
   for (int i = 0; i < r->nfields; i++) {
     const KRecField *f = &r->fields[i];
@@ -505,6 +509,10 @@ static int receq(lua_State *L, const KRecord *r, char *a, char *b) {
       kb_push_element(L, &hp, 0);
       kb_push_element(L, &hq, 0);
       int eq = lua_rawequal(L, -1, -2);
+      if (!eq && lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1) && !lua_isinteger(L, -2)) {
+        lua_Number x = lua_tonumber(L, -1), y = lua_tonumber(L, -2);
+        eq = x != x && y != y;   /* both NaN */
+      }
       lua_pop(L, 2);
       if (!eq) return 0;
     }

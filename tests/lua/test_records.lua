@@ -132,7 +132,10 @@ test("== compares records by content; arrays by identity", function()
   p[2].y = -0.0
   truthy(p[1] == p[2], "0.0 == -0.0")
   p[2].y = 0 / 0
-  truthy(p[2] ~= p[2], "NaN is not equal to itself")
+  truthy(p[2] == p[2], "a NaN field equals itself (r == r is reflexive, as Lua's identity shortcut)")
+  truthy(p[1] ~= p[2], "NaN against a number differs")
+  p[1].y = 0 / 0
+  truthy(p[1] == p[2], "NaN fields in both")
   truthy(p ~= p:copy(), "arrays: identity")
   local O = kjit.struct{ {"x", "f32"}, {"y", "f32"}, {"vx", "f32"}, {"w", "f32"} }
   truthy(kjit.zeros(1, O)[1] ~= kjit.zeros(1, P)[1], "another layout")
