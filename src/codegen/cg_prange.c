@@ -55,6 +55,7 @@
 #include "codegen/cg.h"
 #include "codegen/kcg.h"
 #include "ir/ir_facts.h"
+#include "common/krecord.h"
 
 #define MAXRED 16      /* reductions per loop (as the old KJIT_PRANGE_MAXRED) */
 #define MAXPARTS (3 + KJIT_MAXDIMS)
@@ -238,7 +239,7 @@ void cg_prange_setup(CG *G, KirInsn *v) {
     if (n < 1 || a[0].t.kind != T_BUF) cg_error(G, v, "internal error: ipairs of a non-array");
     ip = zalloc(G, sizeof *ip);
     ip->arr = a[0];
-    if (a[0].t.ndim == 1) {
+    if (a[0].t.ndim == 1 && a[0].t.dtype != KJIT_RECORD) {
       ip->safe = cg_alloca(G, cg_dtype_llty(G, a[0].t.dtype), "ipairsend");
       LLVMBuildStore(G->B, LLVMConstNull(cg_dtype_llty(G, a[0].t.dtype)), ip->safe);
     }
@@ -299,8 +300,10 @@ void cg_prange_tfor(CG *G, KirInsn *v) {
     LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
     LLVMTypeRef ety = cg_dtype_llty(G, o.t.dtype);
     for (int d = 1; d < o.t.ndim; d++) off = LLVMBuildMul(G->B, off, o.dims[d], "");
+    if (o.t.dtype == KJIT_RECORD)   /* records: bytes; x is a record view, read by its fields only */
+      off = LLVMBuildMul(G->B, off, cg_i64(G, krec_byid(o.t.ref)->size), "");
     LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
-    if (o.t.ndim > 1) {
+    if (o.t.ndim > 1 || o.t.dtype == KJIT_RECORD) {
       x.t.ndim--;
       x.v = p;
       for (int d = 0; d + 1 < o.t.ndim; d++) x.dims[d] = o.dims[d + 1];

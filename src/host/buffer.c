@@ -636,17 +636,30 @@ static int getfield(lua_State *L, const KBuffer *b) {
   }
 }
 
-/* a[#a + 1] read by ipairs's iterator (upvalue 2 of __index): ipairs(a)
-** then ends after #a, as over a table; any other read there is out of
-** bounds. Only on the error path: the reads in bounds pay nothing. */
-static int from_ipairs(lua_State *L) {
+/* a[#a + 1] read by ipairs's iterator (upvalue `up` of __index, from
+** kb_push_ipairs_iter): ipairs(a) then ends after #a, as over a table; any
+** other read there is out of bounds. Only on the error path: the reads in
+** bounds pay nothing. */
+int kb_from_ipairs(lua_State *L, int up) {
   lua_Debug ar;
   int same;
-  if (lua_type(L, lua_upvalueindex(2)) != LUA_TFUNCTION || !lua_getstack(L, 1, &ar)) return 0;
+  if (lua_type(L, lua_upvalueindex(up)) != LUA_TFUNCTION || !lua_getstack(L, 1, &ar)) return 0;
   if (!lua_getinfo(L, "f", &ar)) return 0;
-  same = lua_rawequal(L, -1, lua_upvalueindex(2));
+  same = lua_rawequal(L, -1, lua_upvalueindex(up));
   lua_pop(L, 1);
   return same;
+}
+
+/* Pushes ipairs's iterator (ipairs({}) returns it), for kb_from_ipairs;
+** nil when the host has not opened the base library. */
+void kb_push_ipairs_iter(lua_State *L) {
+  if (lua_getglobal(L, "ipairs") == LUA_TFUNCTION) {
+    lua_newtable(L);
+    lua_call(L, 1, 1);
+  } else {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
 }
 
 /* __index: a[i] (element, or an (n-1)-D row view) and a.field. */
@@ -657,7 +670,7 @@ static int m_index(lua_State *L) {
   else if (lua_type(L, 2) == LUA_TSTRING) return getfield(L, b);
   else i = keyindex(L, b);
   if (i < 1 || i > b->shape[0]) {
-    if (i == b->shape[0] + 1 && from_ipairs(L)) { lua_pushnil(L); return 1; }
+    if (i == b->shape[0] + 1 && kb_from_ipairs(L, 2)) { lua_pushnil(L); return 1; }
     return kb_bounds_error(L, i, b->shape[0]);
   }
   if (b->ndim == 1) {
@@ -1254,15 +1267,7 @@ static void pushmeta(lua_State *L) {
     lua_setfield(L, -2, fields[k]);
   }
   lua_pushvalue(L, -1);
-  /* ipairs's iterator (ipairs({}) returns it), for from_ipairs; nil when
-  ** the host has not opened the base library */
-  if (lua_getglobal(L, "ipairs") == LUA_TFUNCTION) {
-    lua_newtable(L);
-    lua_call(L, 1, 1);
-  } else {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-  }
+  kb_push_ipairs_iter(L);
   lua_pushcclosure(L, m_index, 2);
   lua_setfield(L, -3, "__index");
   lua_pushcclosure(L, m_newindex, 1);               /* takes names */

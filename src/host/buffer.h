@@ -91,6 +91,11 @@ KBuffer *kb_push_view(lua_State *L, int base, char *data, int ndim,
 void kb_push_shape(lua_State *L, int ndim, const int64_t *shape);
 /* Raises "index i out of bounds [1, n]", the message compiled code uses too. */
 int kb_bounds_error(lua_State *L, int64_t i, int64_t n);
+/* An __index closure's upvalue `up` holds kb_push_ipairs_iter's value:
+** is ipairs's iterator reading one past the end (then __index gives nil,
+** so ipairs(a) ends after #a as over a table)? */
+int kb_from_ipairs(lua_State *L, int up);
+void kb_push_ipairs_iter(lua_State *L);
 
 /* Raises fmt located at the Lua code doing the access (level 1: the
 ** caller of the metamethod or constructor), as compiled code reports. */

@@ -436,7 +436,7 @@ static int64_t rowrecords(const KBuffer *b) {
   return b->shape[1] * b->shape[2] * b->shape[3];
 }
 
-static lua_Integer keyindex(lua_State *L, const KBuffer *b) {
+static lua_Integer keyindex(lua_State *L, const KBuffer *b, int ipairs_up) {
   int ok;
   if (lua_type(L, 2) != LUA_TNUMBER)
     kb_where_error(L, "kjit.array cannot be indexed with a %s value (expected an integer "
@@ -448,7 +448,10 @@ static lua_Integer keyindex(lua_State *L, const KBuffer *b) {
       kb_where_error(L, "index %f out of bounds [1, %I]", d, (lua_Integer)b->shape[0]);
     kb_where_error(L, "index %f is not an integer", d);
   }
-  if (i < 1 || i > b->shape[0]) kb_bounds_error(L, i, b->shape[0]);
+  if (i < 1 || i > b->shape[0]) {
+    if (ipairs_up && i == b->shape[0] + 1 && kb_from_ipairs(L, ipairs_up)) return 0;
+    kb_bounds_error(L, i, b->shape[0]);
+  }
   return i;
 }
 
@@ -461,7 +464,8 @@ static int m_index(lua_State *L) {
     return 1;
   }
   if (lua_type(L, 2) == LUA_TSTRING) return arrayfield(L, b);
-  lua_Integer i = keyindex(L, b);
+  lua_Integer i = keyindex(L, b, 1);
+  if (i == 0) { lua_pushnil(L); return 1; }   /* ipairs(p) ends after #p */
   char *p = b->data + (i - 1) * rowrecords(b) * b->record->size;
   pushrecview(L, 1, b, p, b->record, b->ndim - 1, b->shape + 1);
   return 1;
@@ -478,7 +482,7 @@ static int m_newindex(lua_State *L) {
   if (b->ndim > 1)
     return kb_where_error(L, "cannot assign a whole row of a %d-D kjit.array: index all %d "
                        "dimensions (a[i][j] = v)", b->ndim, b->ndim);
-  lua_Integer i = keyindex(L, b);
+  lua_Integer i = keyindex(L, b, 0);
   setrecord(L, b->record, b->data + (i - 1) * b->record->size, 3);
   return 0;
 }
@@ -726,10 +730,13 @@ static int arrayfield(lua_State *L, KBuffer *b) {
 static void pusharraymeta(lua_State *L) {
   if (!kb_newmeta(L, KREC_ARRAY_MT)) return;
   static const luaL_Reg mm[] = {
-    {"__index", m_index}, {"__newindex", m_newindex}, {"__len", m_len},
+    {"__newindex", m_newindex}, {"__len", m_len},
     {"__eq", m_eq}, {"__tostring", m_tostring}, {NULL, NULL}
   };
   luaL_setfuncs(L, mm, 0);
+  kb_push_ipairs_iter(L);   /* __index's upvalue 1: ipairs(p) ends after #p */
+  lua_pushcclosure(L, m_index, 1);
+  lua_setfield(L, -2, "__index");
   lua_pushliteral(L, KB_METATABLE);   /* getmetatable(p): as for other arrays */
   lua_setfield(L, -2, "__metatable");
   lua_pushliteral(L, KB_METATABLE);   /* Lua's messages name it as other arrays */

@@ -614,7 +614,7 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     if (it.kind == T_BUILTIN && it.ref == B_IPAIRS && it.sub && v->args[0]->nargs > 1) {
       Type o = sp->types[v->args[0]->args[1]->id];
       if (o.kind != T_BUF) return ty(T_UNKNOWN);
-      if (o.ndim > 1) { o.ndim--; return o; }
+      if (o.ndim > 1 || o.dtype == KJIT_RECORD) { o.ndim--; return o; }   /* a row or record view */
       return ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64
                 : o.dtype == KJIT_BOOL ? T_BOOL : T_INT);   /* as elem_of */
     }
@@ -1732,9 +1732,6 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     if (args[0].kind != T_BUF)
       REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array, not a %s",
              luaname(args[0], tb, sizeof tb));
-    if (args[0].dtype == KJIT_RECORD)
-      REFUSE(S, sp, v, "ipairs over an array of records is not supported in compiled code: "
-             "write 'for i = 1, #p do local r = p[i] ... end'");
     Type it = ty(T_BUILTIN);
     it.ref = B_IPAIRS;
     it.sub = 1;

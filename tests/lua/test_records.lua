@@ -204,3 +204,17 @@ test("bool fields print as booleans", function()
   p[1].b = true; p[1].f[2] = true; p[1].x = 7
   eq(tostring(p[1]), "{b = true, f = [false, true, false], x = 7}")
 end)
+
+test("ipairs over an array of records ends after #p, as over a table", function()
+  local p = kjit.zeros(3, P)
+  local n = 0
+  for i, r in ipairs(p) do n = n + i; r.x = i end
+  eq(n, 6)
+  eq(p[3].x, 3.0)
+  local ok, err = pcall(function() return p[4] end)
+  truthy(not ok and err:find("index 4 out of bounds [1, 3]", 1, true), err)
+  local m = kjit.zeros({2, 2}, P)
+  local c = 0
+  for _, row in ipairs(m) do for _ in ipairs(row) do c = c + 1 end end
+  eq(c, 4)
+end)
