@@ -27,8 +27,22 @@
 #include <string.h>
 #include "codegen/cg.h"
 #include "common/karray.h"
+#include "common/krecord.h"
+#include "runtime/alloc.h"
 
 static int dt_size(int d) { return kb_dtype_bytes(d); }   /* karray.h's table */
+
+/* An array type's element size: a record's from its layout. */
+static int64_t elem_size(Type t) {
+  return t.dtype == KJIT_RECORD ? krec_byid(t.ref)->size : dt_size(t.dtype);
+}
+
+/* The dtype as runtime/alloc.c takes it: a record's layout id above the
+** dtype's byte (KAL_DTYPE_RECORD), so the block knows its element size
+** and the dispatcher its layout. */
+static int32_t alloc_dtype(Type t) {
+  return t.dtype == KJIT_RECORD ? kal_record_dtype(t.ref) : t.dtype;
+}
 
 /* Fails the function when ok is false (a helper filled err). */
 static void fail_unless(CG *G, LLVMValueRef ok) {
@@ -136,7 +150,7 @@ static int64_t const_bytes(CG *G, const KirInsn *v) {
     return -1;
   }
   if (n < 1 || n > KCG_STACK_ARRAY) return -1;
-  n *= dt_size(rt.dtype);
+  n *= elem_size(rt);
   return n <= KCG_STACK_ARRAY ? n : -1;
 }
 
@@ -187,7 +201,7 @@ void cg_free_scratch(CG *G) {
 
 /* A new array of dtype, ndim extents dims (not zeroed unless zero): its
 ** elements' address (i8*). argn, fname: the interpreter's words. */
-static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, int dtype, int nd, LLVMValueRef *dims,
+static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, Type at, int nd, LLVMValueRef *dims,
                                int zero, int argn, const char *fname) {
   LLVMValueRef slot = site_slot(G, v);
   if (G->scratchkind && G->scratchkind[v->id] == 3) {   /* on the stack */
@@ -202,7 +216,7 @@ static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, int dtype, int nd, LLVMV
   LLVMTypeRef pt[13] = { G->i8p, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
                          G->i32, G->i8p, G->i32, G->i8p };
   LLVMValueRef av[13] = { slot ? LLVMBuildLoad2(G->B, G->i8p, slot, "") : NULL,
-                          cg_i32(G, dtype), cg_i32(G, nd), NULL, NULL, NULL, NULL,
+                          cg_i32(G, alloc_dtype(at)), cg_i32(G, nd), NULL, NULL, NULL, NULL,
                           cg_i32(G, zero), G->err, cg_i32(G, v->line), G->chunkname,
                           cg_i32(G, argn), cg_msg(G, fname) };
   for (int d = 0; d < KJIT_MAXDIMS; d++) av[3 + d] = d < nd ? dims[d] : cg_i64(G, 1);
@@ -316,7 +330,7 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   switch (id) {
   case B_KJIT_ZEROS: case B_KJIT_EMPTY: case B_KJIT_FULL: {
     int nd = shape_dims(a[0], dims);
-    LLVMValueRef p = emit_alloc(G, v, rt.dtype, nd, dims, id != B_KJIT_FULL, 1,
+    LLVMValueRef p = emit_alloc(G, v, rt, nd, dims, id != B_KJIT_FULL, 1,
                                 id == B_KJIT_ZEROS ? "zeros" : id == B_KJIT_EMPTY ? "empty" : "full");
     if (id == B_KJIT_FULL) fill(G, v, rt.dtype, p, product(G, dims, nd), a[1]);
     return mkbuf(G, rt, p, dims);
@@ -325,13 +339,18 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     if (a[0].t.kind == T_BUF) {
       int nd = a[0].t.ndim;
       for (int d = 0; d < nd; d++) dims[d] = a[0].dims[d];
-      LLVMValueRef p = emit_alloc(G, v, rt.dtype, nd, dims, 0, 1, id == B_ARR_COPY ? "copy" : "array");
+      LLVMValueRef p = emit_alloc(G, v, rt, nd, dims, 0, 1, id == B_ARR_COPY ? "copy" : "array");
       CgVal r = mkbuf(G, rt, p, dims);
+      if (rt.dtype == KJIT_RECORD) {   /* the same layout (the typer): the bytes */
+        LLVMValueRef bytes = LLVMBuildMul(G->B, product(G, dims, nd), cg_i64(G, elem_size(rt)), "");
+        LLVMBuildMemMove(G->B, r.v, 1, a[0].v, 1, bytes);
+        return r;
+      }
       copy_elems(G, v, r.v, rt.dtype, a[0].v, a[0].t.dtype, product(G, dims, nd));
       return r;
     }
     int nd = ctor_shape(G, v->args[1], dims);
-    LLVMValueRef p = emit_alloc(G, v, rt.dtype, nd, dims, 0, 1, "array");
+    LLVMValueRef p = emit_alloc(G, v, rt, nd, dims, 0, 1, "array");
     CgVal r = mkbuf(G, rt, p, dims);
     int64_t at = 0;
     store_ctor(G, v, v->args[1], rt.dtype, r.v, &at);
@@ -383,7 +402,7 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     int nd = shape_dims(a[1], dims);
     LLVMTypeRef pt[10] = { G->i64, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->errp,
                            G->i32, G->i8p };
-    LLVMValueRef av[10] = { product(G, a[0].dims, a[0].t.ndim), cg_i32(G, a[0].t.dtype),
+    LLVMValueRef av[10] = { product(G, a[0].dims, a[0].t.ndim), cg_i32(G, alloc_dtype(a[0].t)),
                             cg_i32(G, nd), NULL, NULL, NULL, NULL, G->err, cg_i32(G, line),
                             G->chunkname };
     for (int d = 0; d < KJIT_MAXDIMS; d++) av[3 + d] = d < nd ? dims[d] : cg_i64(G, 1);
@@ -408,6 +427,8 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     cg_check(G, LLVMBuildNot(G->B, bad, ""), KE_SLICE, line, first, last, ext, NULL);
     LLVMValueRef off = LLVMBuildSub(G->B, first, cg_i64(G, 1), "");
     for (int d = 1; d < o.t.ndim; d++) off = LLVMBuildMul(G->B, off, o.dims[d], "");
+    if (o.t.dtype == KJIT_RECORD)   /* records: i8, a byte offset */
+      off = LLVMBuildMul(G->B, off, cg_i64(G, elem_size(o.t)), "");
     CgVal r = o;
     r.v = LLVMBuildInBoundsGEP2(G->B, cg_dtype_llty(G, o.t.dtype), o.v, &off, 1, "");
     r.dims[0] = LLVMBuildAdd(G->B, LLVMBuildSub(G->B, last, first, ""), cg_i64(G, 1), "");

@@ -41,9 +41,11 @@ typedef enum TypeKind {
   T_LUA,       /* a Lua value held in a stack slot (runtime/luavalue.c): a
                   table argument, a table made here, anything read from a
                   table (sub: KTY_LUA_TABLE when known to be a table) */
-  T_CLOSURE    /* a function literal made by compiled code, known at compile
+  T_CLOSURE,   /* a function literal made by compiled code, known at compile
                   time (no run-time object; ref: the typer's KtyClosure, see
                   ir/ir_closure.c) */
+  T_LAYOUT     /* a kjit.struct record layout read at compile time (ref: its
+                  krec_byid id): only a dtype argument (kjit.zeros(n, P)) */
 } TypeKind;
 
 typedef struct Type {

@@ -67,6 +67,11 @@ const KRecord *krec_c_layout(const KRecField *fields, int n, char *err,
 /* The layout with this id, or NULL. */
 const KRecord *krec_byid(int32_t id);
 
+/* kjit.struct's values (host/record.c): full userdata of this metatable
+** holding the layout; the typer reads them as compile-time constants. */
+#define KREC_STRUCT_MT "kjit.struct"
+typedef struct KRecStructUD { const KRecord *r; } KRecStructUD;
+
 /* The field named name (len bytes), or NULL. */
 const KRecField *krec_field(const KRecord *r, const char *name, size_t len);
 

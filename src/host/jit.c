@@ -78,6 +78,7 @@ typedef struct JitSpec {
                                     T_BUF: the dtype */
   uint8_t rndim[KJIT_MAXRETS];   /* T_BUF: the rank */
   uint8_t rview[KJIT_MAXRETS];   /* T_BUF: a view the function made (driver.h) */
+  const KRecord *rrec[KJIT_MAXRETS];   /* T_BUF of records: the layout */
   int arrays;                    /* returns arrays or makes them: call_arrays */
   int allocates;                 /* makes arrays: an allocation list per call */
   char *ir, *asmtext, *types;
@@ -174,6 +175,10 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
   case LUA_TTABLE: *slot = lua_absindex(L, idx); return SIG_TABLE;
   default: break;
   }
+  if (krec_test(L, idx))
+    return (uint8_t)luaL_error(L, "argument #%d is a kjit.struct: compiled code takes a record "
+                               "layout as an upvalue or a global (read when it compiles), not as "
+                               "an argument", argn);
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
                              "booleans, tables, kjit arrays and Lua functions", argn,
                              luaL_typename(L, idx));
@@ -500,6 +505,7 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
     js->rnil[r] = rt.dtype;
     js->rndim[r] = rt.ndim;
     js->rview[r] = bc.rview[r];
+    js->rrec[r] = rt.kind == T_BUF && rt.dtype == KJIT_RECORD ? krec_byid(rt.ref) : NULL;
     if (rt.kind == T_BUF) js->arrays = 1;
   }
   js->allocates = bc.allocates;
@@ -677,7 +683,16 @@ typedef struct Adopted {
   int64_t shape[KJIT_MAXDIMS];
   char *base;
   int idx;
+  int records;   /* the userdata is an array of records (host/record.c) */
 } Adopted;
+
+/* Pushes a view over data, which lies in the memory of the array at idx
+** (records or numbers), of records of layout rec or numbers of dtype dt. */
+static void push_view_in(lua_State *L, int idx, int records, char *data, const KRecord *rec,
+                         kjit_dtype dt, int nd, const int64_t *shape) {
+  if (records) krec_push_view(L, idx, data, rec, (int)dt, nd, shape);
+  else kb_push_view(L, idx, data, nd, shape);
+}
 
 /* Pushes returned array r: the argument itself when it is one (f(a) == a,
 ** as interpreted), a view of an argument or of an adopted block, or the
@@ -692,29 +707,33 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
     shape[d] = d < nd ? rets[KJIT_RETDIMS + r * KJIT_MAXDIMS + d] : 1;
     size *= shape[d];
   }
-  int64_t bytes = size * (int64_t)kjit_dtype_size(dt);
+  const KRecord *rec = js->rrec[r];   /* records: their layout's size, record views */
+  int64_t es = rec ? rec->size : (int64_t)kjit_dtype_size(dt);
+  int64_t bytes = size * es;
   for (int k = 0; k < nad; k++) {   /* memory made by this call */
     const Adopted *a = &ad[k];
     if (data < a->old || data > a->old + a->bytes || bytes > a->old + a->bytes - data) continue;
-    int same = data == a->old && a->ndim == nd && !js->rview[r];
+    int same = data == a->old && a->ndim == nd && !js->rview[r] && a->records == (rec != NULL);
     for (int d = 0; same && d < nd; d++) same = a->shape[d] == shape[d];
     if (same) lua_pushvalue(L, a->idx);
-    else kb_push_view(L, a->idx, a->base + (data - a->old), nd, shape);
+    else push_view_in(L, a->idx, a->records, a->base + (data - a->old), rec, dt, nd, shape);
     return;
   }
   for (int pass = js->rview[r]; pass < 2; pass++)   /* an exact argument first, then one holding it */
     for (int i = 0; i < n; i++) {
-      if (js->sig[i] < SIG_BUF) continue;
+      if (js->sig[i] < SIG_BUF && !SIG_ISREC(js->sig[i])) continue;
       const KBuffer *b = (const KBuffer *)(intptr_t)slots[i];
-      if (b->dtype != dt) continue;
       if (pass == 0) {
+        if (b->dtype != dt || (rec && b->record != rec)) continue;
         int same = b->data == data && b->ndim == nd;
         for (int d = 0; same && d < nd; d++) same = b->shape[d] == shape[d];
         if (same) { lua_pushvalue(L, base + i); return; }
       } else {
-        int64_t have = b->size * (int64_t)kjit_dtype_size(dt);
+        /* (a record's fields are views of other dtypes in its memory) */
+        int64_t have = b->size * (b->record ? b->record->size : (int64_t)kjit_dtype_size(b->dtype));
+        if (b->record == NULL && b->dtype != dt) continue;
         if (data >= b->data && data <= b->data + have && bytes <= b->data + have - data) {
-          kb_push_view(L, base + i, data, nd, shape);
+          push_view_in(L, base + i, b->record != NULL, data, rec, dt, nd, shape);
           return;
         }
       }
@@ -765,13 +784,17 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
     a->bytes = b->bytes;
     a->ndim = b->ndim;
     memcpy(a->shape, b->shape, sizeof a->shape);
+    const KRecord *brec = kal_is_record(b->dtype) ? krec_byid(kal_record_id(b->dtype)) : NULL;
+    a->records = brec != NULL;
     if (b->bytes <= ADOPT_BYTES) {   /* raises before the block leaves the list */
-      KBuffer *nb = kb_push_new(L, (kjit_dtype)b->dtype, b->ndim, b->shape, 0);
+      KBuffer *nb = brec ? krec_push_new(L, brec, b->ndim, b->shape)
+                         : kb_push_new(L, (kjit_dtype)b->dtype, b->ndim, b->shape, 0);
       memcpy(nb->data, a->old, (size_t)b->bytes);
       a->base = nb->data;
       kjit_rt_free((char *)a->old);   /* (a->old is only compared from here on) */
     } else {
-      kb_push_borrowed(L, (char *)a->old, (kjit_dtype)b->dtype, b->ndim, b->shape, kal_release, b);
+      if (brec) krec_push_borrowed(L, (char *)a->old, brec, b->ndim, b->shape, kal_release, b);
+      else kb_push_borrowed(L, (char *)a->old, (kjit_dtype)b->dtype, b->ndim, b->shape, kal_release, b);
       kal_unlink(b);   /* the userdata's guard owns it now */
       a->base = (char *)a->old;
       adopted_bytes += b->bytes;

@@ -40,7 +40,7 @@
 #define EDGE 3                       /* tostring: records kept at each end */
 #define SUMMARIZE 10                 /* tostring: elide above this count */
 
-typedef struct StructUD { const KRecord *r; } StructUD;
+typedef KRecStructUD StructUD;   /* krecord.h: the typer reads them too */
 
 /* ---- kjit.struct values ------------------------------------------------- */
 
@@ -298,6 +298,18 @@ static KBuffer *pushrecview(lua_State *L, int base, const KBuffer *src, char *da
   v->released = src->released;
   pusharraymeta(L);
   lua_setmetatable(L, -2);
+  pushanchor(L, base);
+  lua_setiuservalue(L, -2, 1);
+  return v;
+}
+
+KBuffer *krec_push_view(lua_State *L, int base, char *data, const KRecord *r, int dtype,
+                        int ndim, const int64_t *shape) {
+  base = lua_absindex(L, base);
+  KBuffer *src = luaL_checkudata(L, base, KREC_ARRAY_MT);
+  if (r) return pushrecview(L, base, src, data, r, ndim, shape);
+  KBuffer *v = kb_push_borrowed(L, data, (kjit_dtype)dtype, ndim, shape, NULL, NULL);
+  v->released = src->released;   /* as pushnumview's */
   pushanchor(L, base);
   lua_setiuservalue(L, -2, 1);
   return v;

@@ -10,7 +10,6 @@
 #include "common/karray.h"
 #include "common/krecord.h"
 
-#define KREC_STRUCT_MT "kjit.struct"     /* the layouts (kjit.struct's values) */
 #define KREC_ARRAY_MT  "kjit.records"    /* arrays of records and record views */
 
 /* The layout of the kjit.struct at idx, or NULL. */
@@ -21,6 +20,13 @@ void krec_push_struct(lua_State *L, const KRecord *r);
 /* The array of records (or record view, ndim 0) at idx, or NULL; raises
 ** kb_released_error for released borrowed memory. */
 KBuffer *krec_test_array(lua_State *L, int idx);
+
+/* Pushes a view over data, which lies in the memory of the array of
+** records at base: of records of layout r (its layout or a nested
+** record's; ndim 0: one record), or with r NULL of numbers of dtype (an
+** array field). It keeps base alive. */
+KBuffer *krec_push_view(lua_State *L, int base, char *data, const KRecord *r, int dtype,
+                        int ndim, const int64_t *shape);
 
 /* Pushes a new owned array of records, zero-filled. */
 KBuffer *krec_push_new(lua_State *L, const KRecord *r, int ndim, const int64_t *shape);

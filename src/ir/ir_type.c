@@ -187,6 +187,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_STR: return "string";
   case T_SHAPE: snprintf(buf, n, "shape(%d)", t.ndim); return buf;
   case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : "value";
+  case T_LAYOUT: return "kjit.struct";
   default: return "conflict";
   }
 }
@@ -483,7 +484,10 @@ static KtyConst freeze(KtySession *S) {
       else k.str = "a userdata";
       lua_pop(L, 1);
     } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
-    else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
+    else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
+      k.kind = T_LAYOUT;
+      k.ref = ((KRecStructUD *)lua_touserdata(L, -1))->r->id;
+    } else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
                                                     : "a userdata";
     break;
   default: k.str = lua_typename(L, lua_type(L, -1)); break;
@@ -495,7 +499,7 @@ static KtyConst freeze(KtySession *S) {
 /* The type of a frozen constant (numbers are not weak: only literals are). */
 static Type const_type(KtyConst k) {
   Type t = ty(k.kind);
-  if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN) t.ref = k.ref;
+  if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN || k.kind == T_LAYOUT) t.ref = k.ref;
   return t;
 }
 
@@ -1605,6 +1609,7 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 /* The dtype argument: a constant name, or nil/absent for def; -1: bad. */
 static int const_dtype(const KtyConst *k, int present, int def) {
   if (!present || k->kind == T_NIL) return def;
+  if (k->kind == T_LAYOUT) return KJIT_RECORD;   /* the caller takes the layout (k->ref) */
   if (k->kind != T_STR) return -1;
   for (int d = 0; d < KJIT_NDTYPES; d++)
     if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) return d;
@@ -1743,7 +1748,8 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   /* arrays of records: the copies and views here move elements of a
   ** number's size; records have their layout's (host/record.c does these
   ** interpreted) */
-  if (n >= 1 && args[0].kind == T_BUF && args[0].dtype == KJIT_RECORD && id != B_ARR_FILL)
+  if (n >= 1 && args[0].kind == T_BUF && args[0].dtype == KJIT_RECORD && id != B_ARR_FILL &&
+      id != B_ARR_COPY && id != B_ARR_SLICE && id != B_ARR_RESHAPE)
     REFUSE(S, sp, v, "%s%s of an array of records is not supported in compiled code: call it "
            "outside the compiled function", id >= B_ARR_FILL ? "a:" : "", id >= B_ARR_FILL ? name : name + 5);
   Type r = ty(T_BUF);
@@ -1759,6 +1765,15 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     /* kjit.full(shape, true) is a bool array, as interpreted (buffer.c) */
     dt = const_dtype(&kargs[dtarg], n > dtarg,
                      id == B_KJIT_FULL && n >= 2 && args[1].kind == T_BOOL ? KJIT_BOOL : KJIT_F64);
+    if (dt == KJIT_RECORD) {   /* kjit.zeros(n, P): P a kjit.struct read when compiling */
+      if (id == B_KJIT_FULL)
+        REFUSE(S, sp, v, "kjit.full with a record dtype is not supported in compiled code: use "
+               "kjit.zeros(shape, P) and assign the fields");
+      r.ndim = (uint8_t)nd;
+      r.dtype = KJIT_RECORD;
+      r.ref = kargs[dtarg].ref;
+      return r;
+    }
     /* a bool array takes booleans; nil or a number raises "boolean
     ** expected" when the fill runs (cg_store_value), as buffer.c's storeval */
     int boolfill = id == B_KJIT_FULL && dt == KJIT_BOOL && n >= 2 &&
@@ -1858,9 +1873,12 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   default:
     REFUSE(S, sp, v, "a:%s() makes a Lua table: not supported in compiled code", name);
   }
+  if (dt == KJIT_RECORD)   /* kjit.array(list, P), arange, linspace: host/record.c's words */
+    REFUSE(S, sp, v, "kjit.%s with a record dtype is not supported in compiled code (make "
+           "records with kjit.zeros(n, P) and assign the fields)", name + 5);
   if (dt < 0)
     REFUSE(S, sp, v, "bad argument #%d to '%s' (in compiled code, the dtype is a constant "
-           "name such as \"f32\")", dtarg + 1, name + 5);
+           "name such as \"f32\" or a kjit.struct)", dtarg + 1, name + 5);
   if (dt == KJIT_BOOL && (id == B_KJIT_ARANGE || id == B_KJIT_LINSPACE))   /* buffer.c's words */
     RAISE(S, sp, v, -1, "bad argument #%d to '%s' (bool is not a numeric dtype)", dtarg + 1,
           name + 5);
@@ -2477,11 +2495,6 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
       if (S->strict) fail(S, sp, v, "cannot return a %s from compiled code", kty_name(t, tb, sizeof tb));
       return -1;
     }
-    /* to Lua (the compiled function's own results): arrays of records and
-    ** records are not returned yet (callees may return them) */
-    if (sp->root && t.kind == T_BUF && t.dtype == KJIT_RECORD && S->strict)
-      fail(S, sp, v, "cannot return %s from compiled code yet: return its index, or modify "
-           "it in place", t.ndim ? "an array of records" : "a record");
   }
   return n;
 }

@@ -35,14 +35,19 @@
 #include <string.h>
 #include <stdatomic.h>
 #include "common/karray.h"
+#include "common/krecord.h"
 #include "runtime/alloc.h"
 
 _Static_assert(sizeof(KAllocBlock) <= KAL_HEADER && KAL_HEADER % 64 == 0, "KAL_HEADER");
 
 #define KAL_MAXBYTES ((int64_t)1 << 48)   /* as buffer.c's KB_MAXBYTES */
 
-/* element sizes: karray.h's table (bool included) */
-#define dt_sizes_of(d) ((int64_t)kb_dtype_bytes(d))
+/* element sizes: karray.h's table (bool included); a record's from its
+** layout (alloc.h's kal_record_dtype) */
+static int64_t dt_sizes_of(int32_t d) {
+  if (kal_is_record(d)) return krec_byid(kal_record_id(d))->size;
+  return (int64_t)kb_dtype_bytes(d);
+}
 
 static __thread KAllocList *current;
 
@@ -165,7 +170,9 @@ static char *fail(KErr *err, int reason, int64_t a, int32_t argn, int32_t line,
 /* The checks of kjit_rt_alloc: the elements' bytes, or -1 with err filled. */
 static int64_t checked_bytes(int32_t dtype, int32_t ndim, const int64_t *shape, KErr *err,
                              int32_t line, const char *chunk, int32_t argn, const char *fname) {
-  if (dtype < 0 || dtype >= KJIT_NDTYPES || ndim < 1 || ndim > KJIT_MAXDIMS) {
+  int known = kal_is_record(dtype) ? krec_byid(kal_record_id(dtype)) != NULL
+                                   : dtype >= 0 && dtype < KJIT_NDTYPES;
+  if (!known || ndim < 1 || ndim > KJIT_MAXDIMS) {
     fail(err, KA_NOMEM, 0, argn, line, chunk, fname);
     return -1;
   }

@@ -9,8 +9,16 @@
 #include <stdint.h>
 #include <pthread.h>
 #include "common/compile.h"
+#include "common/karray.h"
 
 typedef struct KAllocList KAllocList;
+
+/* The dtype of an array of records in the helpers' dtype arguments and a
+** block's dtype: KJIT_RECORD in the low byte, the layout's id (krecord.h's
+** krec_byid) above it. */
+static inline int32_t kal_record_dtype(int32_t layout_id) { return (int32_t)KJIT_RECORD | layout_id << 8; }
+static inline int kal_is_record(int32_t dtype) { return (dtype & 0xff) == (int32_t)KJIT_RECORD; }
+static inline int32_t kal_record_id(int32_t dtype) { return dtype >> 8; }
 
 /* One allocation: its header sits in front of the elements (the elements
 ** start KAL_HEADER bytes after it, 64-byte aligned). */
