@@ -87,6 +87,13 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         case T_INT: put_i64(&b, (int64_t)k->v.i); break;
         case T_F64: put(&b, &k->v.f, sizeof k->v.f); break;   /* bit for bit */
         case T_STR: put_i64(&b, (int64_t)k->len); put(&b, k->str, k->len); break;
+        case T_LAYOUT: {   /* a kjit.struct: by its text (ids are this process's) */
+          const KRecord *r = krec_byid(k->ref);
+          const char *t = r ? r->key : "?";
+          put_i64(&b, (int64_t)strlen(t));
+          put(&b, t, strlen(t));
+          break;
+        }
         default: put_i64(&b, k->ref); break;   /* T_TABLE, T_FUNC, T_BUILTIN, T_NIL */
         }
       }

@@ -277,6 +277,25 @@ emit(kjit.jit(f, {cache = true})(10))
   r, s = go(2, 100, 1000); eq(r, "1120:integer", "back to the first"); stats_eq(s, { hits = 1 })
 end)
 
+test("a kjit.struct read when compiling is part of the key by its layout", function()
+  local d = fresh_dir()
+  -- layout ids are per process: A is made first in both runs, so P has
+  -- another layout under the same id when KJIT_TEST_W changes
+  local path = script(d, "layout.lua", [[
+local A = kjit.struct{ {"x", "f64"} }
+local B = kjit.struct{ {"a", "i8"}, {"x", "f64"} }
+local P = os.getenv("KJIT_TEST_W") == "a" and A or B
+local q = kjit.jit(function(n) local q = kjit.zeros(n, P) q[n].x = 5 return q end, {cache = true})(2)
+emit(q.dtype.size, q[2].x)
+]])
+  local function go(w)
+    return child(path, d, ("KJIT_CACHE_DIR=%s KJIT_TEST_W=%s"):format(sh_quote(d), w))
+  end
+  local r, s = go("a"); eq(r, "8:integer 5:float"); stats_eq(s, { misses = 1 })
+  r, s = go("b"); eq(r, "16:integer 5:float", "another layout"); stats_eq(s, { hits = 0, misses = 1 })
+  r, s = go("a"); eq(r, "8:integer 5:float"); stats_eq(s, { hits = 1 })
+end)
+
 -- Damages the only cache file in dir with fn(bytes) -> new bytes.
 local function damage(dir, fn)
   local files = cache_files(dir)
