@@ -250,6 +250,18 @@ static void fill(CG *G, const KirInsn *v, int d, LLVMValueRef p, LLVMValueRef n,
   cg_ccall(G, "kjit_rt_fill", LLVMVoidTypeInContext(G->C), pt, av, 4);
 }
 
+/* Every record of the array at p (layout of t, n records) set to a copy of
+** record x (the typer: same layout), read once first: x may be one of them. */
+static void fill_records(CG *G, Type t, LLVMValueRef p, LLVMValueRef n, CgVal x) {
+  int64_t es = elem_size(t);
+  LLVMValueRef tmp = cg_alloca(G, LLVMArrayType(G->i8, (unsigned)es), "fillrec");
+  tmp = LLVMBuildBitCast(G->B, tmp, G->i8p, "");
+  LLVMBuildMemCpy(G->B, tmp, 1, LLVMBuildBitCast(G->B, x.v, G->i8p, ""), 1, cg_i64(G, es));
+  LLVMTypeRef pt[4] = { G->i8p, G->i64, G->i64, G->i8p };
+  LLVMValueRef av[4] = { LLVMBuildBitCast(G->B, p, G->i8p, ""), cg_i64(G, es), n, tmp };
+  cg_ccall(G, "kjit_rt_fill", LLVMVoidTypeInContext(G->C), pt, av, 4);
+}
+
 /* for (j = 0; j < n; j++) body(j): the loop's index phi is returned with
 ** the builder in the body; loop_end closes it. */
 typedef struct Loop { LLVMBasicBlockRef head, body, done, pre; LLVMValueRef j; } Loop;
@@ -332,7 +344,8 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     int nd = shape_dims(a[0], dims);
     LLVMValueRef p = emit_alloc(G, v, rt, nd, dims, id != B_KJIT_FULL, 1,
                                 id == B_KJIT_ZEROS ? "zeros" : id == B_KJIT_EMPTY ? "empty" : "full");
-    if (id == B_KJIT_FULL) fill(G, v, rt.dtype, p, product(G, dims, nd), a[1]);
+    if (id == B_KJIT_FULL && rt.dtype == KJIT_RECORD) fill_records(G, rt, p, product(G, dims, nd), a[1]);
+    else if (id == B_KJIT_FULL) fill(G, v, rt.dtype, p, product(G, dims, nd), a[1]);
     return mkbuf(G, rt, p, dims);
   }
   case B_KJIT_ARRAY: case B_ARR_COPY: {
@@ -396,7 +409,10 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     return mkbuf(G, rt, p, dims);
   }
   case B_ARR_FILL:
-    fill(G, v, a[0].t.dtype, a[0].v, product(G, a[0].dims, a[0].t.ndim), a[1]);
+    if (a[0].t.dtype == KJIT_RECORD)
+      fill_records(G, a[0].t, a[0].v, product(G, a[0].dims, a[0].t.ndim), a[1]);
+    else
+      fill(G, v, a[0].t.dtype, a[0].v, product(G, a[0].dims, a[0].t.ndim), a[1]);
     return a[0];
   case B_ARR_RESHAPE: {
     int nd = shape_dims(a[1], dims);

@@ -193,3 +193,25 @@ const KRecord *krec_c_layout(const KRecField *fields, int n, char *err, size_t e
   }
   return krec_intern(f, n, (off + align - 1) / align * align, align, err, errlen);
 }
+
+/* ---- The text users read (tostring(P), messages) --------------------------- */
+
+static int addtext(Str *b, const KRecord *r) {
+  char tmp[64];
+  int ok = add(b, "struct{");
+  for (int i = 0; ok && i < r->nfields; i++) {
+    const KRecField *f = &r->fields[i];
+    ok = (i == 0 || add(b, ", ")) && add(b, f->name) && add(b, ": ") &&
+         (f->dtype == (int)KJIT_RECORD ? addtext(b, f->rec) : add(b, kjit_dtype_name((kjit_dtype)f->dtype)));
+    if (ok && f->count) { snprintf(tmp, sizeof tmp, "[%lld]", (long long)f->count); ok = add(b, tmp); }
+    if (ok) { snprintf(tmp, sizeof tmp, " @%lld", (long long)f->offset); ok = add(b, tmp); }
+  }
+  if (ok) { snprintf(tmp, sizeof tmp, "; size %lld}", (long long)r->size); ok = add(b, tmp); }
+  return ok;
+}
+
+char *krec_text(const KRecord *r) {
+  Str b = { NULL, 0, 0 };
+  if (!addtext(&b, r)) { free(b.s); return NULL; }
+  return b.s;
+}

@@ -67,6 +67,10 @@ const KRecord *krec_c_layout(const KRecField *fields, int n, char *err,
 /* The layout with this id, or NULL. */
 const KRecord *krec_byid(int32_t id);
 
+/* tostring(P)'s text, "struct{x: f32 @0, v: f64[3] @8; size 32}" (malloc'd;
+** NULL when out of memory). */
+char *krec_text(const KRecord *r);
+
 /* kjit.struct's values (host/record.c): full userdata of this metatable
 ** holding the layout; the typer reads them as compile-time constants. */
 #define KREC_STRUCT_MT "kjit.struct"

@@ -31,6 +31,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "host/buffer.h"
@@ -125,32 +126,13 @@ static int l_struct(lua_State *L) {
   return 1;
 }
 
-/* "f32", "f64[3]" or the nested record's text, for tostring. */
-static void addfieldtype(luaL_Buffer *B, const KRecField *f);
-
+/* The layout's text (krecord.c's krec_text: the typer's messages use it too). */
 static void addlayout(luaL_Buffer *B, const KRecord *r) {
-  char tmp[64];
-  luaL_addstring(B, "struct{");
-  for (int i = 0; i < r->nfields; i++) {
-    if (i) luaL_addstring(B, ", ");
-    luaL_addstring(B, r->fields[i].name);
-    luaL_addstring(B, ": ");
-    addfieldtype(B, &r->fields[i]);
-    snprintf(tmp, sizeof tmp, " @%lld", (long long)r->fields[i].offset);
-    luaL_addstring(B, tmp);
-  }
-  snprintf(tmp, sizeof tmp, "; size %lld}", (long long)r->size);
-  luaL_addstring(B, tmp);
-}
-
-static void addfieldtype(luaL_Buffer *B, const KRecField *f) {
-  char tmp[48];
-  if (f->dtype == (int)KJIT_RECORD) addlayout(B, f->rec);
-  else luaL_addstring(B, kjit_dtype_name((kjit_dtype)f->dtype));
-  if (f->count) {
-    snprintf(tmp, sizeof tmp, "[%lld]", (long long)f->count);
-    luaL_addstring(B, tmp);
-  }
+  char *t = krec_text(r);
+  if (t == NULL) luaL_error(B->L, "not enough memory");
+  lua_pushstring(B->L, t);
+  free(t);
+  luaL_addvalue(B);
 }
 
 static int s_tostring(lua_State *L) {
@@ -638,18 +620,24 @@ static int m_copy(lua_State *L) {
   return 1;
 }
 
-static int m_fill(lua_State *L) {
-  KBuffer *b = checkarray(L);
+/* Every record of b set to the value at vidx (a record or a table of
+** fields), in the caller's C frame: its errors name the Lua caller's line. */
+static void fillrecords(lua_State *L, KBuffer *b, int vidx) {
   int64_t rs = b->record->size;
-  lua_settop(L, 2);
   if (b->size == 0) {   /* still checks the value */
     KBuffer *t = krec_push_new(L, b->record, 1, (int64_t[1]){ 1 });
-    setrecord(L, b->record, t->data, 2);
-    lua_settop(L, 1);
-    return 1;
+    setrecord(L, b->record, t->data, vidx);
+    lua_pop(L, 1);
+    return;
   }
-  setrecord(L, b->record, b->data, 2);
+  setrecord(L, b->record, b->data, vidx);
   for (int64_t k = 1; k < b->size; k++) memcpy(b->data + k * rs, b->data, (size_t)rs);
+}
+
+static int m_fill(lua_State *L) {
+  KBuffer *b = checkarray(L);
+  lua_settop(L, 2);
+  fillrecords(L, b, 2);
   lua_settop(L, 1);
   return 1;
 }
@@ -801,11 +789,7 @@ int krec_construct(lua_State *L, const char *fn, int dt) {
     int ndim = kb_checkshape(L, 1, shape);
     lua_settop(L, 3);
     KBuffer *b = krec_push_new(L, r, ndim, shape);
-    lua_pushcfunction(L, m_fill);
-    lua_pushvalue(L, -2);
-    lua_pushvalue(L, 2);
-    lua_call(L, 2, 0);
-    (void)b;
+    fillrecords(L, b, 2);
     return 1;
   }
   if (strcmp(fn, "array") == 0) {

@@ -1725,6 +1725,30 @@ static int array_ctor_shape(KtySpec *sp, const KirInsn *v, int64_t *shape, int d
   return nd;
 }
 
+/* The value kjit.full(shape, x, P) or p:fill(x) gives every record of
+** layout id: a record of that layout (copied); a table of fields is Lua's
+** work (refused: compiled code has no record from a table yet); anything
+** else raises host/record.c's error when it runs. T_NIL: fine; else the
+** result type of v (unknown: refused or raising). */
+static Type record_fill_value(KtySession *S, KtySpec *sp, KirInsn *v, Type x, int id,
+                              const char *fn) {
+  char tb[32], text[200];
+  char *t = krec_text(krec_byid(id));
+  snprintf(text, sizeof text, "%s", t ? t : "?");
+  free(t);
+  if (x.kind == T_BUF && x.dtype == KJIT_RECORD && x.ndim == 0) {
+    if (x.ref != id)
+      RAISE(S, sp, v, -1, "cannot assign a record of another layout to a record of %s (assign a "
+            "record of that layout or a table of fields)", text);
+    return ty(T_NIL);
+  }
+  if (x.kind == T_LUA)
+    REFUSE(S, sp, v, "%s of records from a %s is not supported in compiled code: give it a "
+           "record (p[i]) of the layout, or assign the fields", fn, luaname(x, tb, sizeof tb));
+  RAISE(S, sp, v, -1, "cannot assign a %s value to a record of %s (assign a record of that "
+        "layout or a table of fields)", x.kind == T_BUF ? "kjit.array" : objtypename(x), text);
+}
+
 static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                             KtyConst *kargs, int n) {
   const char *name = kir_builtin_name(id);
@@ -1749,7 +1773,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   ** number's size; records have their layout's (host/record.c does these
   ** interpreted) */
   if (n >= 1 && args[0].kind == T_BUF && args[0].dtype == KJIT_RECORD && id != B_ARR_FILL &&
-      id != B_ARR_COPY && id != B_ARR_SLICE && id != B_ARR_RESHAPE)
+      id != B_ARR_COPY && id != B_ARR_SLICE && id != B_ARR_RESHAPE && id != B_KJIT_ARRAY)
     REFUSE(S, sp, v, "%s%s of an array of records is not supported in compiled code: call it "
            "outside the compiled function", id >= B_ARR_FILL ? "a:" : "", id >= B_ARR_FILL ? name : name + 5);
   Type r = ty(T_BUF);
@@ -1766,9 +1790,10 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     dt = const_dtype(&kargs[dtarg], n > dtarg,
                      id == B_KJIT_FULL && n >= 2 && args[1].kind == T_BOOL ? KJIT_BOOL : KJIT_F64);
     if (dt == KJIT_RECORD) {   /* kjit.zeros(n, P): P a kjit.struct read when compiling */
-      if (id == B_KJIT_FULL)
-        REFUSE(S, sp, v, "kjit.full with a record dtype is not supported in compiled code: use "
-               "kjit.zeros(shape, P) and assign the fields");
+      if (id == B_KJIT_FULL) {
+        Type e = record_fill_value(S, sp, v, args[1], kargs[dtarg].ref, "full");
+        if (e.kind != T_NIL) return e;
+      }
       r.ndim = (uint8_t)nd;
       r.dtype = KJIT_RECORD;
       r.ref = kargs[dtarg].ref;
@@ -1791,6 +1816,19 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     if (args[0].kind == T_BUF) {   /* a copy, in dtype (the array's by default) */
       dt = const_dtype(&kargs[1], n > 1, args[0].dtype);
       r.ndim = args[0].ndim;
+      if (args[0].dtype == KJIT_RECORD || dt == KJIT_RECORD) {   /* records: a copy, one layout */
+        if (args[0].ndim == 0)
+          REFUSE(S, sp, v, "bad argument #1 to 'array' (a record is not an array: kjit.full(1, r, P))");
+        if (args[0].dtype != KJIT_RECORD)   /* numbers into records: host/record.c's words */
+          RAISE(S, sp, v, -1, "kjit.array: a list of records (tables of fields) expected, got userdata");
+        if (dt != KJIT_RECORD)
+          RAISE(S, sp, v, -1, "bad argument #1 to 'kjit.array' (table or kjit.array expected, got kjit.array)");
+        if (n > 1 && kargs[1].kind == T_LAYOUT && kargs[1].ref != args[0].ref)
+          RAISE(S, sp, v, -1, "kjit.array: the records have another layout");
+        r.dtype = KJIT_RECORD;
+        r.ref = args[0].ref;
+        return r;
+      }
       /* booleans into numbers (or numbers into booleans): the interpreter
       ** reads each element and stores it, which raises (buffer.c) */
       if (dt >= 0 && args[0].dtype == KJIT_BOOL && dt != KJIT_BOOL && args[0].dtype != KJIT_RECORD)
@@ -1840,9 +1878,10 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     r.ndim = 1;
     break;
   case B_ARR_FILL:
-    if (args[0].dtype == KJIT_RECORD)
-      REFUSE(S, sp, v, "a:fill on an array of records is not supported in compiled code: "
-             "assign the fields in a loop");
+    if (args[0].dtype == KJIT_RECORD) {
+      Type e = record_fill_value(S, sp, v, args[1], args[0].ref, "fill");
+      return e.kind != T_NIL ? e : args[0];
+    }
     /* a bool array takes booleans; nil or a number raises "boolean
     ** expected" when the fill runs (cg_store_value), as interpreted */
     if (args[0].dtype == KJIT_BOOL &&
