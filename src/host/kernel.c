@@ -55,6 +55,7 @@
 #include "host/signature.h"
 #include "host/driver.h"
 #include "host/kernel_intrin.h"
+#include "host/export.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -1488,4 +1489,9 @@ void kk_open(lua_State *L) {
     lua_setfield(L, t, dims[i]);
   }
   lua_settop(L, t);
+}
+
+void kk_load(lua_State *L, int kind, const void *payload, size_t len) {
+  (void)kind; (void)payload; (void)len;
+  luaL_error(L, "kjit.load: kernels: not yet");
 }
