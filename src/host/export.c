@@ -49,6 +49,7 @@
 #include "backend/cache.h"
 #include "host/buffer.h"
 #include "host/export.h"
+#include "common/krecord.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -138,6 +139,50 @@ char *kexp_getstr(KexpR *r) {
   memcpy(c, s, n);
   c[n] = 0;
   return c;
+}
+
+/* A record layout, as its fields (nested layouts inline). */
+void kexp_record(KexpW *w, const KRecord *r) {
+  kexp_u32(w, (uint32_t)r->nfields);
+  kexp_put(w, &r->size, 8);
+  kexp_put(w, &r->align, 8);
+  for (int i = 0; i < r->nfields; i++) {
+    const KRecField *f = &r->fields[i];
+    kexp_str(w, f->name);
+    kexp_u32(w, (uint32_t)f->dtype);
+    kexp_put(w, &f->count, 8);
+    kexp_put(w, &f->offset, 8);
+    if (f->dtype == KJIT_RECORD) kexp_record(w, f->rec);
+  }
+}
+
+/* The layout put_record wrote, interned in this process (NULL: bad). */
+const KRecord *kexp_getrecord(KexpR *r, int depth) {
+  uint32_t n = kexp_getu32(r);
+  int64_t size = 0, align = 0;
+  const void *p;
+  if ((p = kexp_get(r, 8))) memcpy(&size, p, 8);
+  if ((p = kexp_get(r, 8))) memcpy(&align, p, 8);
+  if (r->bad || depth > 16 || n > 4096) { r->bad = 1; return NULL; }
+  KRecField *f = calloc(n ? n : 1, sizeof *f);
+  if (!f) { r->bad = 1; return NULL; }
+  const KRecord *res = NULL;
+  uint32_t i;
+  for (i = 0; i < n && !r->bad; i++) {
+    f[i].name = kexp_getstr(r);
+    f[i].dtype = (int)kexp_getu32(r);
+    if ((p = kexp_get(r, 8))) memcpy(&f[i].count, p, 8);
+    if ((p = kexp_get(r, 8))) memcpy(&f[i].offset, p, 8);
+    if (f[i].dtype == KJIT_RECORD && !r->bad) f[i].rec = kexp_getrecord(r, depth + 1);
+  }
+  if (!r->bad) {
+    char err[256];
+    res = krec_intern(f, (int)n, size, align, err, sizeof err);
+    if (!res) r->bad = 1;
+  }
+  for (uint32_t j = 0; j < i; j++) free((char *)f[j].name);
+  free(f);
+  return res;
 }
 
 /* ---- identity ------------------------------------------------------------ */

@@ -40,6 +40,12 @@ uint32_t kexp_getu32(KexpR *r);
 /* A malloc'd NUL-terminated copy of a kexp_str (NULL and bad on failure). */
 char *kexp_getstr(KexpR *r);
 
+/* A record layout as its fields (nested layouts inline), and back:
+** interned in this process (NULL and bad when damaged). */
+struct kjit_record;
+void kexp_record(KexpW *w, const struct kjit_record *r);
+const struct kjit_record *kexp_getrecord(KexpR *r, int depth);
+
 /* Registers kjit.load into the module table at the top of the stack. */
 void kexp_open(lua_State *L);
 

@@ -1331,50 +1331,6 @@ void kd_open(lua_State *L) {
 
 /* ---- Exported code: f:export(sig), kjit.load (host/export.h) ------------------------ */
 
-/* A record layout, as its fields (nested layouts inline). */
-static void put_record(KexpW *w, const KRecord *r) {
-  kexp_u32(w, (uint32_t)r->nfields);
-  kexp_put(w, &r->size, 8);
-  kexp_put(w, &r->align, 8);
-  for (int i = 0; i < r->nfields; i++) {
-    const KRecField *f = &r->fields[i];
-    kexp_str(w, f->name);
-    kexp_u32(w, (uint32_t)f->dtype);
-    kexp_put(w, &f->count, 8);
-    kexp_put(w, &f->offset, 8);
-    if (f->dtype == KJIT_RECORD) put_record(w, f->rec);
-  }
-}
-
-/* The layout put_record wrote, interned in this process (NULL: bad). */
-static const KRecord *get_record(KexpR *r, int depth) {
-  uint32_t n = kexp_getu32(r);
-  int64_t size = 0, align = 0;
-  const void *p;
-  if ((p = kexp_get(r, 8))) memcpy(&size, p, 8);
-  if ((p = kexp_get(r, 8))) memcpy(&align, p, 8);
-  if (r->bad || depth > 16 || n > 4096) { r->bad = 1; return NULL; }
-  KRecField *f = calloc(n ? n : 1, sizeof *f);
-  if (!f) { r->bad = 1; return NULL; }
-  const KRecord *res = NULL;
-  uint32_t i;
-  for (i = 0; i < n && !r->bad; i++) {
-    f[i].name = kexp_getstr(r);
-    f[i].dtype = (int)kexp_getu32(r);
-    if ((p = kexp_get(r, 8))) memcpy(&f[i].count, p, 8);
-    if ((p = kexp_get(r, 8))) memcpy(&f[i].offset, p, 8);
-    if (f[i].dtype == KJIT_RECORD && !r->bad) f[i].rec = get_record(r, depth + 1);
-  }
-  if (!r->bad) {
-    char err[256];
-    res = krec_intern(f, (int)n, size, align, err, sizeof err);
-    if (!res) r->bad = 1;
-  }
-  for (uint32_t j = 0; j < i; j++) free((char *)f[j].name);
-  free(f);
-  return res;
-}
-
 /* The extra bytes of an exported specialization: what the dispatcher
 ** keeps of a compile (JitSpec), the record layouts of its arguments, its
 ** types text, its parallel notes, and where the function was defined. */
@@ -1385,7 +1341,7 @@ static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const cha
   kexp_put(w, h, sizeof h);
   kexp_put(w, js->sig, (size_t)js->nsig);
   for (int i = 0; i < js->nsig; i++)
-    if (SIG_ISREC(js->sig[i])) put_record(w, (const KRecord *)(intptr_t)keys[i]);
+    if (SIG_ISREC(js->sig[i])) kexp_record(w, (const KRecord *)(intptr_t)keys[i]);
   kexp_put(w, js->rets, (size_t)js->nret);
   kexp_put(w, js->rsub, (size_t)js->nret);
   kexp_put(w, js->rnil, (size_t)js->nret);
@@ -1418,7 +1374,7 @@ static int get_spec(KexpR *r, JitSpec *js, char **where) {
     uint8_t c = js->sig[i];
     if (c == SIG_FUNC) return -1;
     if (SIG_ISREC(c)) {
-      const KRecord *rec = get_record(r, 0);
+      const KRecord *rec = kexp_getrecord(r, 0);
       if (!rec) return -1;
       js->fnkey[i] = (int64_t)(intptr_t)rec;
     }
