@@ -244,10 +244,12 @@ static void check_identity(lua_State *L, int kind, const char *theirs, const uin
   for (int i = 0; i < KCACHE_NFEAT; i++) any |= feat[i] != 0;
   if (byfeat && any) {
     for (int i = 0; i < KCACHE_NFEAT; i++)
-      if (feat[i] & ~here[i])
+      if (feat[i] & ~here[i]) {
+        char bits[16];
+        snprintf(bits, sizeof bits, "0x%x", (unsigned)(feat[i] & ~here[i]));
         luaL_error(L, "kjit.load: the code was compiled for a CPU with features this one lacks "
-                   "(cpuid %s bits 0x%x): export it on a CPU like this one",
-                   feature_word[i], (unsigned)(feat[i] & ~here[i]));
+                   "(cpuid %s bits %s): export it on a CPU like this one", feature_word[i], bits);
+      }
     return;
   }
   char a[512], b[512];
