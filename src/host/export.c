@@ -288,7 +288,7 @@ void kexp_push(lua_State *L, int kind, const void *payload, size_t len) {
 }
 
 /* kjit.load(bytes) */
-static int l_load(lua_State *L) {
+int kexp_l_load(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   if (n < HEADER || memcmp(s, MAGIC, 8) != 0)
@@ -330,6 +330,6 @@ static int l_load(lua_State *L) {
 }
 
 void kexp_open(lua_State *L) {
-  lua_pushcfunction(L, l_load);
+  lua_pushcfunction(L, kexp_l_load);
   lua_setfield(L, -2, "load");
 }

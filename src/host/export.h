@@ -46,6 +46,9 @@ struct kjit_record;
 void kexp_record(KexpW *w, const struct kjit_record *r);
 const struct kjit_record *kexp_getrecord(KexpR *r, int depth);
 
+/* kjit.load(bytes) itself (the C API's kjit_load calls it). */
+int kexp_l_load(lua_State *L);
+
 /* Registers kjit.load into the module table at the top of the stack. */
 void kexp_open(lua_State *L);
 

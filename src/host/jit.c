@@ -1521,7 +1521,7 @@ void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info)
 void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRecord *const *recs,
                             int nrecs, KdSpecInfo *info) {
   objidx = lua_absindex(L, objidx);
-  JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
+  luaL_checkudata(L, objidx, JIT_METATABLE);
   lua_pushcfunction(L, jit_compile);   /* same parsing and checks as f:compile */
   lua_pushvalue(L, objidx);
   lua_pushstring(L, sig);
@@ -1531,10 +1531,16 @@ void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRe
     krec_push_struct(L, recs[i]);
   }
   lua_call(L, 2 + nrecs, 0);
+  kd_spec_info(L, objidx, "kjit_compile", info);
+}
+
+void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info) {
+  JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
   JitSpec *js = o->last;
+  if (js == NULL) luaL_error(L, "%s: nothing compiled", who);
   if (js->lua)   /* kjit_call runs compiled code without Lua's protection */
-    luaL_error(L, "kjit_compile: this function uses tables (Lua values), which the C API "
-               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays");
+    luaL_error(L, "%s: this function uses tables (Lua values), which the C API "
+               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays", who);
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;
