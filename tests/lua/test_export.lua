@@ -376,4 +376,36 @@ end
   end
 end)
 
+test("a kernel's PTX loaded in a fresh process, launched through the mock driver", function()
+  local mock = moddir .. "/libmockcuda.so"
+  if not io.open(mock) then skip("no " .. mock .. " (build target mockcuda)") end
+  local k = cuda.jit(load([[
+return function(x, out)
+  local i = cuda.grid(1)
+  if i <= #x then
+    out[i] = x[i] * 2
+    if x[i] < 0 then error("negative input") end
+  end
+end]], "@ptx_src.lua", "t", { cuda = cuda, error = error })())
+  local ok, b = pcall(k.export, k, "void(f32[:], f32[:])", 80)
+  if not ok then skip("no PTX backend: " .. tostring(b)) end
+  write_file(root .. "/mock.kjx", b)
+  local report = root .. "/mock_report.txt"
+  -- the mock plays a thread that failed: kind 6 (error(msg)), line 5,
+  -- message 1, thread (17,0,0) of block (1,0,0)
+  local env = "KJIT_CUDASIM= KJIT_LIBCUDA=" .. sh_quote(mock) .. " MOCK_CUDA_REPORT=" ..
+    sh_quote(report) .. " MOCK_CUDA_ERRREC=6,5,0,0,0,1,0,17,0,0,1,0,0"
+  local got = lines_by_name(child([[
+local cuda = kjit.cuda
+local k = kjit.load(bytes("mock.kjx"))
+local dx, dout = cuda.to_device(kjit.arange(64, "f32")), cuda.device_array(64, "f32")
+print("err\t" .. select(2, pcall(function() k[{ 2, 32 }](dx, dout); cuda.synchronize() end)))
+]], env))
+  eq(got.err, "ptx_src.lua:5: negative input (in thread (17,0,0) of block (1,0,0))",
+     "the error site and message travel with the PTX")
+  local rep = read_file(report) or ""
+  eq(rep:match("launches=(%d+)"), "1", "one launch: " .. rep)
+  eq(rep:match("live_modules=(%d+)"), "0", "module unloaded at exit")
+end)
+
 os.execute("rm -rf " .. sh_quote(root))
