@@ -105,6 +105,11 @@ add("parallel", "(f64[:], f64[:])", function(a, b)
   for i in kjit.prange(1, #a) do b[i] = a[i] * 2 + 1 end
 end, function() return fill(1000, "f64", function(i) return i end), kjit.zeros(1000) end,
   { parallel = true })
+local inner = kjit.jit(function(x) return x * 2 + K end)   -- another jit function
+local W = { 0.5, 0.25, 0.125 }                               -- a table only read: frozen
+add("calls_jit_reads_table", "(i64)", function(i)
+  return inner(i) + 1, W[i] * i, #W
+end, function() return 3 end)
 add("nil_false", "(i64)", function(x)
   if x > 0 then return nil, false end
   return x, true
