@@ -1372,7 +1372,9 @@ static int get_spec(KexpR *r, JitSpec *js, char **where) {
   js->fast = 1;
   for (int i = 0; i < js->nsig && !r->bad; i++) {
     uint8_t c = js->sig[i];
-    if (c == SIG_FUNC) return -1;
+    int valid = (c >= SIG_NIL && c <= SIG_FLOAT) || c == SIG_TABLE || SIG_ISREC(c) ||
+                (c >= SIG_BUF && (c - SIG_BUF) / 4 < KJIT_NDTYPES);
+    if (!valid) return -1;
     if (SIG_ISREC(c)) {
       const KRecord *rec = kexp_getrecord(r, 0);
       if (!rec) return -1;
