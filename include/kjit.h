@@ -157,6 +157,22 @@ typedef struct kjit_fn kjit_fn;
 KJIT_API int kjit_compile(lua_State *L, int idx, const char *sig,
                           kjit_fn **out);
 
+/* Compiled code as bytes (Lua: f:export(sig), kjit.load(bytes); see
+** docs/guide/export.md). kjit_export compiles the value at idx (a Lua
+** function or a kjit.jit object) for sig, as kjit_compile, and pushes the
+** bytes as a Lua string (lua_tolstring gives them): KJIT_OK, or
+** KJIT_ERRARG / KJIT_ERRCOMPILE (compile errors, and code that cannot be
+** exported: writes into a table upvalue or global) with the message on
+** the stack. kjit_load loads such bytes (copied; made by this build of
+** kjit, possibly in another process or on another machine) without
+** compiling: KJIT_OK with *out set and an owner object pushed, as
+** kjit_compile; or KJIT_ERRARG with the reason on the stack (damaged
+** bytes, another build of kjit, LLVM or Lua, a CPU lacking features the
+** code uses, a kernel's bytes). */
+KJIT_API int kjit_export(lua_State *L, int idx, const char *sig);
+KJIT_API int kjit_load(lua_State *L, const void *bytes, size_t len,
+                       kjit_fn **out);
+
 /* Value types of call arguments and results. */
 typedef enum kjit_type {
   KJIT_TNIL, KJIT_TBOOL, KJIT_TINT, KJIT_TFLOAT, KJIT_TARRAY

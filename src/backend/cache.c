@@ -584,6 +584,39 @@ static void host_init(void) {
 }
 #endif
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+int kcache_host_features(uint32_t w[KCACHE_NFEAT]) {
+  unsigned a, b, c, d, max, maxext;
+  memset(w, 0, KCACHE_NFEAT * sizeof *w);
+  __cpuid(0, max, b, c, d);
+  if (max >= 1) {
+    __cpuid(1, a, b, c, d);
+    w[0] = c & ~(1u << 31);   /* less "running under a hypervisor" */
+    w[1] = d;
+  }
+  if (max >= 7) {
+    unsigned sub;
+    __cpuid_count(7, 0, sub, b, c, d);
+    w[2] = b; w[3] = c; w[4] = d;
+    if (sub >= 1) { __cpuid_count(7, 1, a, b, c, d); w[5] = a; }
+  }
+  if (max >= 0xd) { __cpuid_count(0xd, 1, a, b, c, d); w[6] = a; }
+  __cpuid(0x80000000, maxext, b, c, d);
+  if (maxext >= 0x80000001) { __cpuid(0x80000001, a, b, c, d); w[7] = c; w[8] = d; }
+  if (w[0] & (1u << 27)) {   /* OSXSAVE: xgetbv works */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    w[9] = lo;
+  }
+  return 1;
+}
+#else
+int kcache_host_features(uint32_t w[KCACHE_NFEAT]) {
+  memset(w, 0, KCACHE_NFEAT * sizeof *w);
+  return 0;
+}
+#endif
+
 const char *kcache_host_id(void) {
   pthread_once(&host_once, host_init);
   return host_id;
@@ -654,16 +687,33 @@ KCpuCode *kcache_cpu_load(const void *key, size_t keylen, void **addr,
 #endif
 }
 
-KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
-                             int opt, const char *entry, const void *key,
-                             size_t keylen, const void *extra, size_t extralen,
-                             void **addr, char **err) {
+KCpuCode *kcache_cpu_payload_load(const void *payload, size_t len, void **addr,
+                                  void **extra, size_t *extralen) {
+#ifdef KCACHE_ELF
+  /* a copy: the LLVM JIT's route renames the entry in place */
+  unsigned char *blob = malloc(len ? len : 1);
+  if (!blob) return NULL;
+  memcpy(blob, payload, len);
+  KCpuCode *c = cpu_load(blob, len, addr, extra, extralen);
+  free(blob);
+  return c;
+#else
+  (void)payload, (void)len, (void)addr, (void)extra, (void)extralen;
+  return NULL;
+#endif
+}
+
+KCpuCode *kcache_cpu_build(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M, int opt,
+                           const char *entry, const void *extra, size_t extralen,
+                           void **addr, void **payload, size_t *plen, char **err) {
   if (err) *err = NULL;
+  *payload = NULL;
+  *plen = 0;
   LLVMValueRef F = NULL;
 #ifdef KCACHE_ELF
   if (M && entry) F = LLVMGetNamedFunction(M, entry);
 #endif
-  if (!F || !key || extralen > UINT32_MAX) {   /* compile as without a cache */
+  if (!F || extralen > UINT32_MAX) {   /* compile as without a cache */
     KCpuOptions o = {opt, 0, 0};
     const char *names[1] = {entry};
     return kc_compile(ctx, M, &o, names, 1, addr, NULL, NULL, err);
@@ -679,8 +729,8 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
   KCpuCode *c =
       kc_compile_obj(ctx, M, opt, names, 1, addr, &obj, &objlen, err);
   if (c) {
-    size_t plen = 8 + ENTRY_LEN + extralen + objlen;
-    unsigned char *p = malloc(plen);
+    size_t n = 8 + ENTRY_LEN + extralen + objlen;
+    unsigned char *p = malloc(n);
     if (p) {
       uint32_t nl = ENTRY_LEN, xl = (uint32_t)extralen;
       memcpy(p, &nl, 4);
@@ -688,13 +738,32 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
       memcpy(p + 4 + ENTRY_LEN, &xl, 4);
       if (extralen) memcpy(p + 8 + ENTRY_LEN, extra, extralen);
       memcpy(p + 8 + ENTRY_LEN + extralen, obj, objlen);
-      kcache_store("cpu", key, keylen, p, plen);
-      free(p);
-    } else {
-      count(&stats.failures);
+      *payload = p;
+      *plen = n;
     }
   }
   free(obj);
+  return c;
+}
+
+KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
+                             int opt, const char *entry, const void *key,
+                             size_t keylen, const void *extra, size_t extralen,
+                             void **addr, char **err) {
+  if (!key) {   /* compile as without a cache */
+    if (err) *err = NULL;
+    KCpuOptions o = {opt, 0, 0};
+    const char *names[1] = {entry};
+    return kc_compile(ctx, M, &o, names, 1, addr, NULL, NULL, err);
+  }
+  void *p = NULL;
+  size_t plen = 0;
+  KCpuCode *c = kcache_cpu_build(ctx, M, opt, entry, extra, extralen, addr, &p, &plen, err);
+  if (c && p) kcache_store("cpu", key, keylen, p, plen);
+#ifdef KCACHE_ELF
+  else if (c) count(&stats.failures);   /* no memory for the payload */
+#endif
+  free(p);
   return c;
 }
 

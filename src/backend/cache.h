@@ -32,6 +32,7 @@
 #define KJIT_CACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "lua.h"
 #include "backend/cpu.h"
 
@@ -94,6 +95,15 @@ void kcache_stats(KCacheStats *s, int reset);
    LLVM; elsewhere LLVM's host description (which loads LLVM). Static. */
 const char *kcache_host_id(void);
 
+/* The host CPU's feature words, for code shipped to other hosts
+   (export.c): on x86-64 cpuid leaf 1 ecx (less the hypervisor bit) and edx,
+   leaf 7.0 ebx, ecx, edx, 7.1 eax, 0xd.1 eax, 0x80000001 ecx and edx, and
+   XCR0's low word; code compiled on a host runs on another whose words
+   hold every bit of its own. Returns 1, or 0 (all zero) where there is no
+   such test: there the whole kcache_host_id must match. */
+#define KCACHE_NFEAT 10
+int kcache_host_features(uint32_t w[KCACHE_NFEAT]);
+
 /* Looks key up for CPU code. On a hit returns the code (loaded by kjit's
    own loader, objload.h, or failing that by the LLVM JIT), with *addr its
    entry and *extra a malloc'd copy of the bytes stored with it (*extralen
@@ -109,6 +119,21 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
                              int opt, const char *entry, const void *key,
                              size_t keylen, const void *extra, size_t extralen,
                              void **addr, char **err);
+
+/* The CPU payload without the store (kjit's exported code, export.c):
+   kcache_cpu_compile's compile, which gives the payload (malloc'd, *plen
+   bytes: entry name, extra bytes, ELF object) in *payload instead of
+   saving it (NULL when it could not be made: no ELF, no memory; the code
+   is still returned). */
+KCpuCode *kcache_cpu_build(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M, int opt,
+                           const char *entry, const void *extra, size_t extralen,
+                           void **addr, void **payload, size_t *plen, char **err);
+
+/* Loads such a payload (not kept) as kcache_cpu_load loads a cache file's:
+   the code, *addr its entry, *extra a malloc'd copy of the extra bytes; or
+   NULL when it cannot be loaded. */
+KCpuCode *kcache_cpu_payload_load(const void *payload, size_t len, void **addr,
+                                  void **extra, size_t *extralen);
 
 /* Registers kjit.cache_clear, kjit.cache_stats and kjit.cache_dir into the
    module table at the top of the stack. */

@@ -141,3 +141,22 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
   *len = b.n;
   return b.p;
 }
+
+int kck_process_bound(KtySession *T, const char **chunk, int *line) {
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->liveref || !sp->used) continue;
+    for (int j = 0; j < sp->ir->nblocks; j++) {
+      KirBlock *bl = sp->ir->blocks[j];
+      for (int k = 0; k < bl->ninsns; k++) {
+        KirInsn *v = bl->insns[k];
+        if (sp->liveref[v->id]) {
+          *chunk = sp->chunkname;
+          *line = v->line;
+          return 1;
+        }
+      }
+    }
+  }
+  return 0;
+}

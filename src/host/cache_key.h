@@ -26,4 +26,10 @@
 ** malloc'd key of *len bytes, or NULL (out of memory). */
 char *kck_key(KtySession *T, const char *head, size_t *len);
 
+/* Does the typed IR hold a value of this process only (a table upvalue or
+** global the code writes into, compiled in as a registry reference)? Such
+** code cannot run in another process (f:export refuses it). Returns 1 with
+** the chunk name and line of the first such use, else 0. */
+int kck_process_bound(KtySession *T, const char **chunk, int *line);
+
 #endif

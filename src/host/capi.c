@@ -26,6 +26,7 @@
 #include "runtime/runtime.h"
 #include "runtime/runtime_poll.h"
 #include "host/jit.h"
+#include "host/export.h"
 
 #define CFN_METATABLE "kjit.cfn"
 
@@ -284,6 +285,91 @@ KJIT_API int kjit_compile_records(lua_State *L, int idx, const char *sig,
                 : out == NULL ? "out" : "recs");
   CompileCtx c = { sig, NULL, KJIT_ERRARG, recs, nrecs };
   int st = protect(L, compile_p, &c, idx, &c.code);
+  if (st == KJIT_OK) *out = c.fn;
+  return st;
+}
+
+/* ---- Exported code (host/export.c) ------------------------------------------------ */
+
+typedef struct ExportCtx { const char *sig; int code; } ExportCtx;
+
+/* (ctx, value): the value's export for sig, as f:export(sig) gives it. */
+static int export_p(lua_State *L) {
+  ExportCtx *c = (ExportCtx *)lua_touserdata(L, 1);
+  c->code = KJIT_ERRARG;
+  if (luaL_getmetatable(L, "kjit.jit") == LUA_TNIL) {
+    lua_pushcfunction(L, luaopen_kjit);
+    lua_call(L, 0, 0);
+  }
+  lua_pop(L, 1);
+  int isfn = lua_type(L, 2) == LUA_TFUNCTION && !lua_iscfunction(L, 2);
+  if (!isfn && !luaL_testudata(L, 2, "kjit.jit"))
+    return luaL_error(L, "kjit_export: expected a Lua function or a kjit.jit object, got %s",
+                      lua_iscfunction(L, 2) ? "a C function" : luaL_typename(L, 2));
+  c->code = KJIT_ERRCOMPILE;
+  kd_push_private(L, 2);                 /* 3: compiles privately */
+  lua_getfield(L, 3, "export");
+  lua_pushvalue(L, 3);
+  lua_pushstring(L, c->sig);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+KJIT_API int kjit_export(lua_State *L, int idx, const char *sig) {
+  if (sig == NULL) return fail(L, KJIT_ERRARG, "kjit_export: signature is NULL");
+  if (lua_type(L, idx) == LUA_TNONE)
+    return fail(L, KJIT_ERRARG, "kjit_export: no value at stack index %d", idx);
+  ExportCtx c = { sig, KJIT_ERRARG };
+  return protect(L, export_p, &c, idx, &c.code);
+}
+
+typedef struct LoadCtx { const void *bytes; size_t len; kjit_fn *fn; int code; } LoadCtx;
+
+static int load_p(lua_State *L) {
+  LoadCtx *c = (LoadCtx *)lua_touserdata(L, 1);
+  c->code = KJIT_ERRARG;
+  if (luaL_getmetatable(L, "kjit.jit") == LUA_TNIL) {
+    lua_pushcfunction(L, luaopen_kjit);
+    lua_call(L, 0, 0);
+  }
+  lua_pop(L, 1);
+  kjit_fn *fn = (kjit_fn *)lua_newuserdatauv(L, sizeof *fn, 1);   /* 2 */
+  memset(fn, 0, sizeof *fn);
+  if (kb_newmeta(L, CFN_METATABLE)) {
+    lua_pushliteral(L, CFN_METATABLE);
+    lua_setfield(L, -2, "__metatable");
+    kb_regmeta(L, CFN_METATABLE);
+  }
+  lua_setmetatable(L, 2);
+  lua_pushcfunction(L, kexp_l_load);
+  lua_pushlstring(L, (const char *)c->bytes, c->len);
+  lua_call(L, 1, 1);                                                /* 3 */
+  if (!luaL_testudata(L, 3, "kjit.jit"))
+    return luaL_error(L, "kjit_load: the bytes hold a kernel (load it with kjit.load from Lua)");
+  lua_pushvalue(L, 3);
+  lua_setiuservalue(L, 2, 1);
+  kd_spec_info(L, 3, "kjit_load", &fn->info);
+  size_t n = 0;
+  char tb[32];
+  fn->sigtext[n++] = '(';
+  for (int i = 0; i < fn->info.nsig; i++) {
+    const char *t = kty_name(fn->info.args[i], tb, sizeof tb);
+    n += snprintf(fn->sigtext + n, sizeof fn->sigtext - n, "%s%s", i ? ", " : "", t);
+    if (n >= sizeof fn->sigtext - 2) { n = sizeof fn->sigtext - 5; memcpy(fn->sigtext + n, "...", 3); n += 3; break; }
+  }
+  fn->sigtext[n++] = ')';
+  fn->sigtext[n] = '\0';
+  c->fn = fn;
+  lua_settop(L, 2);
+  return 1;
+}
+
+KJIT_API int kjit_load(lua_State *L, const void *bytes, size_t len, kjit_fn **out) {
+  if (out) *out = NULL;
+  if (bytes == NULL || out == NULL)
+    return fail(L, KJIT_ERRARG, "kjit_load: %s is NULL", bytes == NULL ? "bytes" : "out");
+  LoadCtx c = { bytes, len, NULL, KJIT_ERRARG };
+  int st = protect(L, load_p, &c, 0, &c.code);
   if (st == KJIT_OK) *out = c.fn;
   return st;
 }

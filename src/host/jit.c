@@ -42,6 +42,7 @@
 #include "host/driver.h"
 #include "ir/ir_type.h"
 #include "host/cache_key.h"
+#include "host/export.h"
 
 #define JIT_METATABLE "kjit.jit"
 
@@ -96,6 +97,8 @@ typedef struct JitObj {
   int parallel;                  /* {parallel = true}: kjit.prange loops on the pool */
   int dead;                      /* __gc ran: the code is freed; a resurrected
                                     object refuses calls and compiles */
+  int loaded;                    /* made by kjit.load: one specialization, no
+                                    Lua function to compile others from */
 } JitObj;
 
 /* Keyed like the arrays' tags (buffer.h), distinct from them. */
@@ -368,6 +371,7 @@ typedef struct CacheCtx {
   size_t keylen;
   void *addr;           /* a hit's entry */
   int hit, calls;
+  int exporting;        /* f:export: no disk cache, refuse process-bound code */
 } CacheCtx;
 
 /* A new module for the CPU target, owned by the session. Returns 0, or -1
@@ -403,6 +407,18 @@ static int new_cpu_module(SessionBox *sb, int fastmath, char *errbuf, size_t err
 static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef *M) {
   CacheCtx *cc = ud;
   Session *S = &cc->sb->S;
+  if (cc->exporting) {
+    const char *chunk;
+    int line;
+    if (kck_process_bound(T, &chunk, &line)) {
+      snprintf(T->err, sizeof T->err,
+               "%s:%d: f:export: this function writes into a table upvalue or global, a value of "
+               "this process that exported code cannot take along (pass the table as an "
+               "argument, or use arrays)", chunk ? chunk : "?", line);
+      return -1;
+    }
+    goto make_module;
+  }
   char head[1536];
   snprintf(head, sizeof head, "%s\nhost %s\nopt %d\nboundscheck=%d fastmath=%d parallel=%d nopoll=%d",
            kcache_build_id(), kcache_host_id(), cc->o->opt, cc->o->boundscheck,
@@ -434,17 +450,45 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
     kc_free(code);
     free(extra);
   }
+make_module:
   if (new_cpu_module(cc->sb, cc->o->fastmath, T->err, sizeof T->err)) return -1;
   *C = LLVMOrcThreadSafeContextGetContext(cc->sb->ctx);
   *M = cc->sb->M;
   return 0;
 }
 
+/* f:export's output: the payload (backend/cache.h's CPU payload whose
+** extra bytes describe the specialization: put_spec), owned by a userdata
+** on the stack so that an error leaks nothing. */
+typedef struct ExportBox { void *p; size_t n; } ExportBox;
+static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const char *where);
+
+static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
+                                int nsig, int argbase, int want_text, const int64_t *reckeys,
+                                ExportBox *ex);
+
 /* Compiles the function (jit object at 1, Lua function in its user value)
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
 ** the object's list). Raises Lua errors. */
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
                              int nsig, int argbase, int want_text, const int64_t *reckeys) {
+  return compile_spec_ex(L, o, objidx, sig, nsig, argbase, want_text, reckeys, NULL);
+}
+
+/* "(f64[:], i64)" of a dispatcher signature, pushed. */
+static void push_sig_text(lua_State *L, const uint8_t *sig, const int64_t *keys, int n);
+
+/* The same; with ex (f:export), compiled for export: no disk cache, the
+** payload in ex. */
+static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
+                                int nsig, int argbase, int want_text, const int64_t *reckeys,
+                                ExportBox *ex) {
+  if (o->loaded) {   /* kjit.load's: nothing to compile from */
+    push_sig_text(L, sig, reckeys, nsig);
+    push_sig_text(L, o->specs->sig, o->specs->fnkey, o->specs->nsig);
+    luaL_error(L, "kjit: this function was loaded from exported code, compiled for %s only: "
+               "it cannot compile for %s", lua_tostring(L, -1), lua_tostring(L, -2));
+  }
   double t0 = k_now_ms();
   register_runtime();
   objidx = lua_absindex(L, objidx);
@@ -472,8 +516,8 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   /* the disk cache looks at the typed IR first (cache_typed): a hit
   ** makes no LLVM module at all; inspect's recompiles want text, which the
   ** disk cache does not keep */
-  int cached = o->cache && !want_text;
-  CacheCtx cc = { sb, o, js, NULL, 0, NULL, 0, 0 };
+  int cached = (o->cache && !want_text) || ex;
+  CacheCtx cc = { sb, o, js, NULL, 0, NULL, 0, 0, ex != NULL };
   if (!cached && new_cpu_module(sb, S->fastmath, S->errmsg, sizeof S->errmsg)) longjmp(jb, 1);
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
@@ -520,6 +564,22 @@ static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t 
   sb->M = NULL; sb->ctx = NULL;     /* kc_compile owns them now */
   if (cc.hit) {
     /* loaded by cache_typed */
+  } else if (ex) {
+    KexpW w = { NULL, 0, 0, 0 };
+    lua_getiuservalue(L, objidx, 1);
+    lua_Debug ar;
+    lua_getinfo(L, ">S", &ar);
+    char where[LUA_IDSIZE + 32];
+    snprintf(where, sizeof where, "%s:%d", ar.short_src, ar.linedefined);
+    put_spec(&w, js, keys, where);
+    if (w.oom) { free(w.p); snprintf(S->errmsg, sizeof S->errmsg, "not enough memory"); longjmp(jb, 1); }
+    js->code = kcache_cpu_build(ctx, M, o->opt, entry_name, w.p, w.n, &addr, &ex->p, &ex->n, &err);
+    free(w.p);
+    if (js->code && ex->p == NULL) {
+      snprintf(S->errmsg, sizeof S->errmsg, "f:export: no object code could be made for this "
+               "platform (kjit exports ELF objects only)");
+      longjmp(jb, 1);
+    }
   } else if (cached) {
     /* stored with the code: calls, then the parallel notes */
     size_t nl = (size_t)S->nparnotes < sizeof S->parnotes ? strlen(S->parnotes) : 0;
@@ -904,7 +964,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   JitSpec *js = o->last;   /* NULL once finalized */
   if (js != NULL && n == js->nsig && !jit_disabled && read_args(L, js, 2, slots))
     return call_spec(L, js, slots, n, 2);
-  if (jit_disabled) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
+  if (jit_disabled && !o->loaded) {   /* KJIT_DISABLE_JIT: the Lua function itself runs */
     if (o->dead) return dead_error(L);
     lua_getiuservalue(L, 1, 1);
     lua_replace(L, 1);
@@ -1089,6 +1149,8 @@ static int jit_inspect(lua_State *L) {
     js = o->last;
   }
   if (js == NULL) return luaL_error(L, "nothing compiled yet: call the function or use f:compile(sig) first");
+  if (o->loaded && what != 0 && what != 3)
+    return luaL_error(L, "inspect: exported code keeps only \"types\" and \"parallel\"");
   if (what == 0) { lua_pushstring(L, js->types ? js->types : ""); return 1; }
   if (what == 3) { lua_pushstring(L, js->parnotes ? js->parnotes : ""); return 1; }
   if (what == 4 || what == 5) {   /* typed again from the bytecode: no code generated */
@@ -1135,6 +1197,7 @@ static int jit_gc(lua_State *L) {
   return 0;
 }
 
+static int jit_export(lua_State *L);
 static int jit_index(lua_State *L) {
   luaL_checkudata(L, 1, JIT_METATABLE);
   const char *k = luaL_checkstring(L, 2);
@@ -1142,6 +1205,7 @@ static int jit_index(lua_State *L) {
   if (strcmp(k, "inspect") == 0) { lua_pushcfunction(L, jit_inspect); return 1; }
   if (strcmp(k, "compile") == 0) { lua_pushcfunction(L, jit_compile); return 1; }
   if (strcmp(k, "native") == 0) { lua_pushcfunction(L, jit_native); return 1; }
+  if (strcmp(k, "export") == 0) { lua_pushcfunction(L, jit_export); return 1; }
   if (strcmp(k, "compile_ms") == 0) {   /* of the last specialization used */
     JitObj *o = lua_touserdata(L, 1);
     JitSpec *s = o->last ? o->last : o->specs;
@@ -1169,7 +1233,13 @@ static int jit_index(lua_State *L) {
 }
 
 static int jit_tostring(lua_State *L) {
-  luaL_checkudata(L, 1, JIT_METATABLE);
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  if (o->loaded && o->specs) {
+    lua_getiuservalue(L, 1, 2);
+    push_sig_text(L, o->specs->sig, o->specs->fnkey, o->specs->nsig);
+    lua_pushfstring(L, "kjit.jit(loaded: %s for %s)", lua_tostring(L, -2), lua_tostring(L, -1));
+    return 1;
+  }
   lua_getiuservalue(L, 1, 1);
   lua_pushfstring(L, "kjit.jit(%s)", luaL_tolstring(L, -1, NULL));
   return 1;
@@ -1278,6 +1348,164 @@ void kd_open(lua_State *L) {
   lua_pushcfunction(L, l_alloc_stats);
   lua_setfield(L, -2, "_alloc_stats");
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */
+  kexp_open(L);     /* kjit.load */
+}
+
+
+/* ---- Exported code: f:export(sig), kjit.load (host/export.h) ------------------------ */
+
+/* The extra bytes of an exported specialization: what the dispatcher
+** keeps of a compile (JitSpec), the record layouts of its arguments, its
+** types text, its parallel notes, and where the function was defined. */
+static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const char *where) {
+  uint32_t h[8] = { (uint32_t)js->nargs, (uint32_t)js->nsig, (uint32_t)js->nret,
+                    (uint32_t)js->calls, (uint32_t)js->lua, (uint32_t)js->allocates,
+                    (uint32_t)js->arrays, 0 };
+  kexp_put(w, h, sizeof h);
+  kexp_put(w, js->sig, (size_t)js->nsig);
+  for (int i = 0; i < js->nsig; i++)
+    if (SIG_ISREC(js->sig[i])) kexp_record(w, (const KRecord *)(intptr_t)keys[i]);
+  kexp_put(w, js->rets, (size_t)js->nret);
+  kexp_put(w, js->rsub, (size_t)js->nret);
+  kexp_put(w, js->rnil, (size_t)js->nret);
+  kexp_put(w, js->rndim, (size_t)js->nret);
+  kexp_put(w, js->rview, (size_t)js->nret);
+  kexp_str(w, js->types);
+  kexp_str(w, js->parnotes);
+  kexp_str(w, where);
+}
+
+/* Reads put_spec's bytes into js (malloc'd texts); *where malloc'd.
+** Returns 0, or -1 (damaged). */
+static int get_spec(KexpR *r, JitSpec *js, char **where) {
+  const uint32_t *hp = kexp_get(r, 8 * 4);
+  if (!hp) return -1;
+  uint32_t h[8];
+  memcpy(h, hp, sizeof h);
+  if (h[0] > KJIT_MAXARGS || h[1] > KJIT_MAXARGS || h[2] > KJIT_MAXRETS) return -1;
+  js->nargs = (int)h[0];
+  js->nsig = (int)h[1];
+  js->nret = (int)h[2];
+  js->calls = (int)h[3];
+  js->lua = (int)h[4];
+  js->allocates = (int)h[5];
+  js->arrays = (int)h[6];
+  const void *p = kexp_get(r, (size_t)js->nsig);
+  if (p) memcpy(js->sig, p, (size_t)js->nsig);
+  js->fast = 1;
+  for (int i = 0; i < js->nsig && !r->bad; i++) {
+    uint8_t c = js->sig[i];
+    int valid = (c >= SIG_NIL && c <= SIG_FLOAT) || c == SIG_TABLE || SIG_ISREC(c) ||
+                (c >= SIG_BUF && (c - SIG_BUF) / 4 < KJIT_NDTYPES);
+    if (!valid) return -1;
+    if (SIG_ISREC(c)) {
+      const KRecord *rec = kexp_getrecord(r, 0);
+      if (!rec) return -1;
+      js->fnkey[i] = (int64_t)(intptr_t)rec;
+    }
+  }
+  uint8_t *dst[5] = { js->rets, js->rsub, js->rnil, js->rndim, js->rview };
+  for (int k = 0; k < 5; k++)
+    if ((p = kexp_get(r, (size_t)js->nret))) memcpy(dst[k], p, (size_t)js->nret);
+  js->types = kexp_getstr(r);
+  js->parnotes = kexp_getstr(r);
+  *where = kexp_getstr(r);
+  return r->bad || r->at != r->n ? -1 : 0;
+}
+
+static void push_sig_text(lua_State *L, const uint8_t *sig, const int64_t *keys, int n) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  Type t[KJIT_MAXARGS];
+  for (int a = 0; a < n; a++) t[a] = sig_type(sig[a]);
+  if (keys) rec_types(t, sig, keys, n);
+  sig_text(&b, t, n);
+  luaL_pushresult(&b);
+}
+
+#define EXPORT_BOX_MT "kjit.exportbox"
+static int exportbox_gc(lua_State *L) {
+  ExportBox *b = lua_touserdata(L, 1);
+  free(b->p);
+  b->p = NULL;
+  return 0;
+}
+
+/* f:export([sig [, layouts...]]): the bytes of one specialization (the
+** given signature's, compiled first if new; else the last one used). */
+static int jit_export(lua_State *L) {
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  if (o->dead) return dead_error(L);
+  if (o->loaded)
+    return luaL_error(L, "f:export: this function was loaded from exported code: export the "
+                      "original, or pass these bytes on");
+  JitSpec *js = lua_isnoneornil(L, 2) ? o->last : spec_for_text(L);
+  if (js == NULL)
+    return luaL_error(L, "f:export: nothing compiled yet: give a signature, f:export(\"f64(f64[:])\")");
+  for (int i = 0; i < js->nsig; i++) {
+    if (js->sig[i] == SIG_FUNC)
+      return luaL_error(L, "f:export: argument #%d of this specialization is a function: code "
+                        "that takes functions cannot be exported (a function is a value of "
+                        "this process); call it from a function that names it", i + 1);
+  }
+  lua_settop(L, 1);
+  ExportBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+  box->p = NULL;
+  box->n = 0;
+  if (kb_newmeta(L, EXPORT_BOX_MT)) {
+    lua_pushcfunction(L, exportbox_gc);
+    lua_setfield(L, -2, "__gc");
+    kb_regmeta(L, EXPORT_BOX_MT);
+  }
+  lua_setmetatable(L, -2);
+  JitSpec *nj = compile_spec_ex(L, o, 1, js->sig, js->nsig, 0, 0, js->fnkey, box);
+  /* the export's own compile is not kept: it is first in the list */
+  o->specs = nj->next;
+  o->nspecs--;
+  free_spec(nj);
+  kexp_push(L, KEXP_JIT, box->p, box->n);
+  free(box->p);
+  box->p = NULL;
+  return 1;
+}
+
+/* kjit.load's loader for KEXP_JIT (export.h): a jit object with the one
+** specialization. */
+void kd_load(lua_State *L, const void *payload, size_t len) {
+  register_runtime();
+  JitObj *o = lua_newuserdatauv(L, sizeof *o, 2);   /* its __gc frees what is attached */
+  memset(o, 0, sizeof *o);
+  o->loaded = 1;
+  o->tag = JIT_TAG(o);
+  luaL_setmetatable(L, JIT_METATABLE);
+  JitSpec *js = calloc(1, sizeof *js);
+  if (!js) luaL_error(L, "not enough memory");
+  void *addr = NULL, *extra = NULL;
+  size_t xl = 0;
+  js->code = kcache_cpu_payload_load(payload, len, &addr, &extra, &xl);
+  if (js->code == NULL) {
+    free(js);
+    luaL_error(L, "kjit.load: the object code could not be loaded in this process");
+  }
+  KexpR r = { extra, xl, 0, 0 };
+  char *where = NULL;
+  int bad = get_spec(&r, js, &where);
+  free(extra);
+  if (bad) {
+    free(where);
+    free_unlinked_spec(js);
+    luaL_error(L, "kjit.load: damaged exported code (the specialization's description)");
+  }
+  js->entry = (KEntry)addr;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  js->L = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  o->specs = o->last = js;
+  o->nspecs = 1;
+  /* user value 2: where the function was defined, for tostring */
+  lua_pushstring(L, where ? where : "?");
+  free(where);
+  lua_setiuservalue(L, -2, 2);
 }
 
 /* ---- For the C API (capi.c) ------------------------------------------------------- */
@@ -1318,7 +1546,7 @@ void kd_compile_sig(lua_State *L, int objidx, const char *sig, KdSpecInfo *info)
 void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRecord *const *recs,
                             int nrecs, KdSpecInfo *info) {
   objidx = lua_absindex(L, objidx);
-  JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
+  luaL_checkudata(L, objidx, JIT_METATABLE);
   lua_pushcfunction(L, jit_compile);   /* same parsing and checks as f:compile */
   lua_pushvalue(L, objidx);
   lua_pushstring(L, sig);
@@ -1328,10 +1556,16 @@ void kd_compile_sig_records(lua_State *L, int objidx, const char *sig, const KRe
     krec_push_struct(L, recs[i]);
   }
   lua_call(L, 2 + nrecs, 0);
+  kd_spec_info(L, objidx, "kjit_compile", info);
+}
+
+void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info) {
+  JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
   JitSpec *js = o->last;
+  if (js == NULL) luaL_error(L, "%s: nothing compiled", who);
   if (js->lua)   /* kjit_call runs compiled code without Lua's protection */
-    luaL_error(L, "kjit_compile: this function uses tables (Lua values), which the C API "
-               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays");
+    luaL_error(L, "%s: this function uses tables (Lua values), which the C API "
+               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays", who);
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;

@@ -44,4 +44,9 @@ struct kjit_record;
 void kd_compile_sig_records(lua_State *L, int objidx, const char *sig,
                             const struct kjit_record *const *recs, int nrecs, KdSpecInfo *info);
 
+/* Describes the last specialization of the jit object at objidx (for
+** kjit_load: its only one) in *info; raises "who: ..." when the C API
+** cannot call it. */
+void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info);
+
 #endif

@@ -55,6 +55,7 @@
 #include "host/signature.h"
 #include "host/driver.h"
 #include "host/kernel_intrin.h"
+#include "host/export.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -104,6 +105,8 @@ typedef struct Kernel {
   int cache;                   /* keep PTX in the disk cache (cache.c) */
   int dead;                    /* __gc ran: specs freed; a resurrected
                                   kernel refuses to compile or launch */
+  int loaded;                  /* made by kjit.load: one spec, no Lua
+                                  function to compile others from */
 } Kernel;
 
 typedef struct Launcher {
@@ -214,13 +217,28 @@ static int kn_flags(const Kernel *k) {
          (k->lineinfo ? KN_LINEINFO : 0);
 }
 
+/* k:export's output (export.h): a KT_SIM spec's CPU payload
+** (backend/cache.h), owned by a userdata on the stack. */
+typedef struct KExportBox { void *p; size_t n; } KExportBox;
+
+static void refuse_loaded(lua_State *L, const Kernel *k, const Type *args, int nargs,
+                          int target);
+
 /* Compiles the kernel at kidx for args, for target (KT_NVPTX for compute
 ** capability cc, or KT_SIM); links the spec into the kernel. Raises Lua
-** errors (compile errors carry the user's file:line). */
+** errors (compile errors carry the user's file:line). With ex (k:export,
+** KT_SIM only), the object code is made for export, into ex. */
+static KernSpec *compile_kernel_ex(lua_State *L, int kidx_, const Type *args, int nargs,
+                                   int target, int cc, KExportBox *ex);
 static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int nargs,
                                 int target, int cc) {
+  return compile_kernel_ex(L, kidx_, args, nargs, target, cc, NULL);
+}
+static KernSpec *compile_kernel_ex(lua_State *L, int kidx_, const Type *args, int nargs,
+                                   int target, int cc, KExportBox *ex) {
   Kernel *k = luaL_checkudata(L, kidx_, KERNEL_MT);
   if (k->dead) luaL_error(L, "kernel used after it was finalized");
+  if (k->loaded) refuse_loaded(L, k, args, nargs, target);
   volatile int kidx = lua_absindex(L, kidx_);   /* used after setjmp */
   double t0 = k_now_ms();
   SessionBox *sb = ks_push_session(L, k->boundscheck, k->fastmath, k->opt);
@@ -319,6 +337,12 @@ static KernSpec *compile_kernel(lua_State *L, int kidx_, const Type *args, int n
     LLVMModuleRef M = sb->M;
     LLVMOrcThreadSafeContextRef ctx = sb->ctx;
     sb->M = NULL; sb->ctx = NULL;
+    if (ex) {
+      ks->code = kcache_cpu_build(ctx, M, k->opt, ks->name, NULL, 0, &addr, &ex->p, &ex->n, &err);
+      if (ks->code && ex->p == NULL)
+        sess_fail(sb, "k:export", xstrdup("no object code could be made for this platform "
+                                          "(kjit exports ELF objects only)"));
+    } else
     ks->code = kc_compile(ctx, M, &co, names, 1, &addr, &ks->llvm, NULL, &err);
     if (ks->code == NULL) sess_fail(sb, "LLVM failed to compile the simulated kernel", err);
     ks->entry = (KEntry)addr;
@@ -412,7 +436,9 @@ static int spec_fits(const KernSpec *s, const Type *t, int n, int loose) {
 static KernSpec *find_kspec(Kernel *k, const Type *t, int n, int target, int cc) {
   for (int loose = 0; loose < 2; loose++)
     for (KernSpec *s = k->specs; s; s = s->next)
-      if (s->target == target && (target != KT_NVPTX || s->cc == cc) && spec_fits(s, t, n, loose))
+      /* loaded PTX runs on its device and newer ones (the driver compiles it) */
+      if (s->target == target && (target != KT_NVPTX || s->cc == cc || (k->loaded && s->cc <= cc)) &&
+          spec_fits(s, t, n, loose))
         return s;
   return NULL;
 }
@@ -1056,6 +1082,7 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
 ** kernels. */
 static void warn_host_arrays(lua_State *L, int kidx) {
   lua_Debug ar;
+  if (((Kernel *)lua_touserdata(L, kidx))->loaded) return;   /* no Lua function */
   lua_getiuservalue(L, kidx, 1);
   lua_getinfo(L, ">S", &ar);
   lua_pushfstring(L, "kjit: the kernel at %s:%d is launched with host arrays again: each "
@@ -1079,6 +1106,9 @@ static int launcher_call(lua_State *L) {
   Kernel *k = lua_touserdata(L, kidx);
   if (k->dead) return luaL_error(L, "kernel used after it was finalized");
   int mode = kcu_sim_mode();
+  if (mode == 2 && k->loaded)
+    return luaL_error(L, "kjit: a kernel loaded from exported code has no Lua function for the "
+                      "interpreted simulator (KJIT_CUDASIM=2): use KJIT_CUDASIM=1");
   if (mode == 2) {
     /* the plain Lua function; device arrays become views of their memory */
     for (int i = 0; i < nargs; i++) {
@@ -1224,6 +1254,7 @@ static int kernel_forall(lua_State *L) {
   return push_launcher(L, 1, lua_gettop(L));
 }
 
+static int kernel_export(lua_State *L);
 static int kernel_index(lua_State *L) {
   luaL_checkudata(L, 1, KERNEL_MT);
   if (lua_istable(L, 2)) return push_launcher(L, 1, 2);
@@ -1232,6 +1263,7 @@ static int kernel_index(lua_State *L) {
   if (key && strcmp(key, "compile") == 0) { lua_pushcfunction(L, kernel_compile); return 1; }
   if (key && strcmp(key, "inspect") == 0) { lua_pushcfunction(L, kernel_inspect); return 1; }
   if (key && strcmp(key, "forall") == 0) { lua_pushcfunction(L, kernel_forall); return 1; }
+  if (key && strcmp(key, "export") == 0) { lua_pushcfunction(L, kernel_export); return 1; }
   if (key && strcmp(key, "compile_ms") == 0) {
     Kernel *k = lua_touserdata(L, 1);
     if (k->specs) lua_pushnumber(L, k->specs->compile_ms);
@@ -1488,4 +1520,199 @@ void kk_open(lua_State *L) {
     lua_setfield(L, t, dims[i]);
   }
   lua_settop(L, t);
+}
+
+/* ---- Exported kernels: k:export(sig), kjit.load (host/export.h) ------------------- */
+
+/* Refuses a compile of a loaded kernel (compile_kernel). */
+static void refuse_loaded(lua_State *L, const Kernel *k, const Type *args, int nargs,
+                          int target) {
+  const KernSpec *s = k->specs;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  type_list(&b, args, nargs);
+  luaL_pushresult(&b);
+  luaL_buffinit(L, &b);
+  if (s) type_list(&b, s->args, s->nargs);
+  luaL_pushresult(&b);
+  const char *had = s == NULL ? "nothing" : s->target == KT_SIM ? "the simulator" : "the GPU";
+  const char *want = target == KT_SIM ? "the simulator" : "the GPU";
+  if (s && s->target == KT_NVPTX && target == KT_NVPTX)
+    luaL_error(L, "kjit: this kernel was loaded from exported code, PTX for compute capability "
+               "%d and %s only: it cannot compile for %s on this device", s->cc,
+               lua_tostring(L, -1), lua_tostring(L, -2));
+  luaL_error(L, "kjit: this kernel was loaded from exported code, compiled for %s and %s "
+             "only: it cannot compile for %s and %s", had, lua_tostring(L, -1), want,
+             lua_tostring(L, -2));
+}
+
+/* What a loaded spec needs besides its code: argument types (records as
+** layouts), messages, chunk, types text; then the PTX (KT_NVPTX). */
+static void put_kspec(KexpW *w, const Kernel *k, const KernSpec *s) {
+  uint32_t h[6] = { (uint32_t)s->nargs, (uint32_t)s->uses_sync, (uint32_t)s->cc,
+                    (uint32_t)s->nmsgs, (uint32_t)k->maxtpb, 0 };
+  kexp_put(w, h, sizeof h);
+  for (int i = 0; i < s->nargs; i++) {
+    Type t = s->args[i];
+    uint8_t f[6] = { t.kind, t.weak, t.dtype, t.ndim, t.sub, t.fsub };
+    kexp_put(w, f, sizeof f);
+    if (t.kind == T_BUF && t.dtype == KJIT_RECORD) kexp_record(w, krec_byid(t.ref));
+  }
+  for (int i = 0; i < s->nmsgs; i++) kexp_str(w, s->msgs[i]);
+  kexp_str(w, s->chunk);
+  kexp_str(w, s->types);
+  if (s->target == KT_NVPTX) {
+    kexp_str(w, s->name);
+    kexp_str(w, s->ptx);
+  }
+}
+
+/* put_kspec's bytes into s; returns 0 or -1 (damaged). */
+static int get_kspec(KexpR *r, Kernel *k, KernSpec *s) {
+  const void *p = kexp_get(r, 6 * 4);
+  if (!p) return -1;
+  uint32_t h[6];
+  memcpy(h, p, sizeof h);
+  if (h[0] > KJIT_MAXARGS || h[3] > 100000 || h[4] > 1024) return -1;
+  s->nargs = (int)h[0];
+  s->uses_sync = (int)h[1];
+  s->cc = (int)h[2];
+  k->maxtpb = (int)h[4];
+  for (int i = 0; i < s->nargs && !r->bad; i++) {
+    const uint8_t *f = kexp_get(r, 6);
+    if (!f) return -1;
+    Type t = TY(f[0]);
+    t.weak = f[1]; t.dtype = f[2]; t.ndim = f[3]; t.sub = f[4]; t.fsub = f[5];
+    if (t.kind == T_BUF && t.dtype == KJIT_RECORD) {
+      const KRecord *rec = kexp_getrecord(r, 0);
+      if (!rec) return -1;
+      t.ref = rec->id;
+    }
+    s->args[i] = t;
+  }
+  if (h[3]) {
+    s->msgs = calloc(h[3], sizeof *s->msgs);
+    if (!s->msgs) return -1;
+    s->nmsgs = (int)h[3];
+    for (uint32_t i = 0; i < h[3]; i++) s->msgs[i] = kexp_getstr(r);
+  }
+  s->chunk = kexp_getstr(r);
+  s->types = kexp_getstr(r);
+  if (s->target == KT_NVPTX) {
+    char *name = kexp_getstr(r);
+    if (name && strlen(name) < sizeof s->name) snprintf(s->name, sizeof s->name, "%s", name);
+    else r->bad = 1;
+    free(name);
+    s->ptx = kexp_getstr(r);
+  }
+  return r->bad || r->at != r->n ? -1 : 0;
+}
+
+#define KEXPORT_BOX_MT "kjit.kexportbox"
+static int kexportbox_gc(lua_State *L) {
+  KExportBox *b = lua_touserdata(L, 1);
+  free(b->p);
+  b->p = NULL;
+  return 0;
+}
+
+/* k:export(sig [, layouts...] [, cc]): the bytes of the kernel compiled
+** for sig: for the simulator when one is on (CPU code), else PTX for
+** compute capability cc (default: the device's, or 90 without one). */
+static int kernel_export(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  if (k->dead) return luaL_error(L, "kernel used after it was finalized");
+  if (k->loaded)
+    return luaL_error(L, "k:export: this kernel was loaded from exported code: export the "
+                      "original, or pass these bytes on");
+  const char *sig = luaL_checkstring(L, 2);
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  int next = 3;
+  sig_layouts(L, sig, t, n, &next);
+  KexpW w = { NULL, 0, 0, 0 };
+  if (kcu_sim_mode() != 0) {
+    lua_settop(L, next - 1);
+    KExportBox *box = lua_newuserdatauv(L, sizeof *box, 0);
+    box->p = NULL;
+    box->n = 0;
+    if (kb_newmeta(L, KEXPORT_BOX_MT)) {
+      lua_pushcfunction(L, kexportbox_gc);
+      lua_setfield(L, -2, "__gc");
+      kb_regmeta(L, KEXPORT_BOX_MT);
+    }
+    lua_setmetatable(L, -2);
+    int boxidx = lua_gettop(L);
+    KernSpec *s = compile_kernel_ex(L, 1, t, n, KT_SIM, 0, box);
+    /* the export's own compile is not kept (first in the list) */
+    k->specs = s->next;
+    /* the cache payload, then the spec's description */
+    kexp_put(&w, &box->n, sizeof box->n);
+    kexp_put(&w, box->p, box->n);
+    put_kspec(&w, k, s);
+    free_kspec(s);
+    free(box->p);
+    box->p = NULL;
+    if (w.oom) { free(w.p); return luaL_error(L, "not enough memory"); }
+    kexp_push(L, KEXP_KERNEL_SIM, w.p, w.n);
+    free(w.p);
+    lua_replace(L, boxidx);
+    lua_settop(L, boxidx);
+    return 1;
+  }
+  int cc = default_cc(L, next);
+  KernSpec *s = NULL;
+  for (s = k->specs; s; s = s->next)
+    if (s->target == KT_NVPTX && s->cc == cc && spec_fits(s, t, n, 0)) break;
+  if (s == NULL) {
+    s = compile_kernel(L, 1, t, n, KT_NVPTX, cc);
+    s->declared = 1;
+  }
+  put_kspec(&w, k, s);
+  if (w.oom) { free(w.p); return luaL_error(L, "not enough memory"); }
+  kexp_push(L, KEXP_KERNEL_PTX, w.p, w.n);
+  free(w.p);
+  return 1;
+}
+
+void kk_load(lua_State *L, int kind, const void *payload, size_t len) {
+  Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);   /* its __gc frees the spec */
+  memset(k, 0, sizeof *k);
+  k->loaded = 1;
+  luaL_setmetatable(L, KERNEL_MT);
+  lua_newtable(L);   /* user value 2: the launchers by config (push_launcher) */
+  lua_setiuservalue(L, -2, 2);
+  KernSpec *s = calloc(1, sizeof *s);
+  if (!s) luaL_error(L, "not enough memory");
+  s->target = kind == KEXP_KERNEL_SIM ? KT_SIM : KT_NVPTX;
+  s->owner = main_thread(L);
+  s->declared = 1;
+  KexpR r = { payload, len, 0, 0 };
+  if (kind == KEXP_KERNEL_SIM) {
+    size_t plen = 0;
+    const void *p = kexp_get(&r, sizeof plen);
+    if (p) memcpy(&plen, p, sizeof plen);
+    const void *code = kexp_get(&r, plen);
+    if (code == NULL) {
+      free_kspec(s);
+      luaL_error(L, "kjit.load: damaged exported code (the kernel's code)");
+    }
+    ksim_register_symbols();
+    kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
+    kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
+    void *addr = NULL, *extra = NULL;
+    size_t xl = 0;
+    s->code = kcache_cpu_payload_load(code, plen, &addr, &extra, &xl);
+    free(extra);
+    if (s->code == NULL) {
+      free_kspec(s);
+      luaL_error(L, "kjit.load: the kernel's object code could not be loaded in this process");
+    }
+    s->entry = (KEntry)addr;
+  }
+  if (get_kspec(&r, k, s) != 0) {
+    free_kspec(s);
+    luaL_error(L, "kjit.load: damaged exported code (the kernel's description)");
+  }
+  k->specs = s;
 }

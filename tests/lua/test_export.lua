@@ -1,0 +1,416 @@
+-- test_export.lua: compiled code as bytes, f:export(sig) / k:export(sig)
+-- and kjit.load(bytes) (src/host/export.c).
+--
+-- Each function is exported here and loaded in a fresh lua5.4 process,
+-- which runs it and prints what it returned (values with their Lua
+-- subtypes, arrays element by element, the arguments' arrays after the
+-- call, error messages); that must equal what the interpreted function
+-- gives here. The functions and their arguments come from one chunk of
+-- source (CASES) that both processes load, so the child builds the same
+-- arguments; the code's file:line in errors is that chunk's.
+local kjit = require "kjit"
+local cuda = kjit.cuda
+
+local moddir = arg and arg[1] or "build"
+local lua_exe = "lua5.4"
+
+local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function run(cmd)
+  local p = assert(io.popen(cmd .. " 2>&1", "r"))
+  local out = p:read("a")
+  local ok = p:close()
+  return out, ok
+end
+
+local root = os.tmpname()
+os.remove(root)
+assert(os.execute("mkdir -p " .. sh_quote(root)))
+
+-- The cases: name, signature (and record layouts), options, the function,
+-- and its arguments (made anew for each call). `show` writes results.
+local CASES = [=[
+local kjit = ...
+local C = {}
+local P = kjit.struct{ { "x", "f32" }, { "y", "f64" }, { "n", "i32" } }
+local K, SCALE = 3, 0.25                -- upvalues: frozen into the code
+local function poly(x) return K * x * x - 2 * x + 1 end   -- a callee
+local function add(name, sig, fn, args, opts, layouts)
+  C[#C + 1] = { name = name, sig = sig, fn = fn, args = args, opts = opts, layouts = layouts }
+end
+local function fill(n, dt, f)
+  local a = kjit.zeros(n, dt)
+  for i = 1, n do a[i] = f(i) end
+  return a
+end
+
+add("arith", "(i64, f64)", function(a, b)
+  return a // 3, a % -5, a / 2, b * a, b // 1, math.floor(b), -a, a == 17, b < 0
+end, function() return 17, -2.5 end)
+add("intwrap", "(i64)", function(a) return a * a * a * a, a << 62, a >> 1 end,
+  function() return 123456789 end)
+add("sum", "f64(f64[:], i64)", function(a, n)
+  local s = 0.0
+  for i = 1, n do s = s + a[i] * SCALE end
+  return s
+end, function() return fill(10, "f64", function(i) return i * 1.5 end), 10 end)
+add("sum_oob", "f64(f64[:], i64)", function(a, n)
+  local s = 0.0
+  for i = 1, n do s = s + a[i] end
+  return s
+end, function() return fill(10, "f64", function(i) return i end), 11 end)
+add("user_error", "(i64)", function(n)
+  if n > 2 then error("n is too big: " .. n) end
+  return n
+end, function() return 5 end)
+add("callee_upvalues", "(f64)", function(x) return poly(x) + poly(x + 1) * SCALE end,
+  function() return 1.25 end)
+add("closure", "(i64)", function(n)
+  local acc = 0
+  local function step(i) return i * K + n end   -- a function literal capturing n
+  for i = 1, n do acc = acc + step(i) end
+  return acc
+end, function() return 10 end)
+add("writes_i32", "(i32[:], i64)", function(a, k)
+  for i = 1, #a do a[i] = a[i] * k + i end
+  return #a
+end, function() return fill(6, "i32", function(i) return i - 3 end), 1000 end)
+add("makes_arrays", "(i64)", function(n)
+  local a = kjit.zeros(n)
+  for i = 1, n do a[i] = i / 4 end
+  return a, a:slice(2, 3), n
+end, function() return 5 end)
+add("matrix", "(f32[:,:])", function(m)
+  local s = 0.0
+  for i = 1, #m do for j = 1, #m[i] do s = s + m[i][j] * (i - j) end end
+  return s
+end, function()
+  local m = kjit.zeros({ 3, 4 }, "f32")
+  for i = 1, 3 do for j = 1, 4 do m[i][j] = i * 10 + j + 0.5 end end
+  return m
+end)
+add("records", "f64(record[:], f64)", function(p, w)
+  local s = 0.0
+  for i = 1, #p do
+    p[i].y = p[i].x * w
+    s = s + p[i].y + p[i].n
+  end
+  return s
+end, function()
+  local p = kjit.zeros(4, P)
+  for i = 1, 4 do p[i].x = i + 0.5; p[i].n = -i end
+  return p, 2.0
+end, nil, function() return P end)
+add("parallel", "(f64[:], f64[:])", function(a, b)
+  for i in kjit.prange(1, #a) do b[i] = a[i] * 2 + 1 end
+end, function() return fill(1000, "f64", function(i) return i end), kjit.zeros(1000) end,
+  { parallel = true })
+local inner = kjit.jit(function(x) return x * 2 + K end)   -- another jit function
+local W = { 0.5, 0.25, 0.125 }                               -- a table only read: frozen
+add("calls_jit_reads_table", "(i64)", function(i)
+  return inner(i) + 1, W[i] * i, #W
+end, function() return 3 end)
+add("nil_false", "(i64)", function(x)
+  if x > 0 then return nil, false end
+  return x, true
+end, function() return 3 end)
+
+-- Results as text: values with subtypes, arrays (with dtype and shape),
+-- then the arrays among the arguments after the call.
+function C.show(args, ok, ...)
+  local out = { tostring(ok) }
+  local function one(v)
+    if kjit.isarray(v) then
+      local flat = v.ndim == 0 and v or v:copy():reshape({ v.size })
+      local t = {}
+      if type(v.dtype) == "string" then
+        for i = 1, #flat do t[#t + 1] = string.format("%.17g", flat[i]) end
+      else
+        for i = 1, #flat do
+          t[#t + 1] = string.format("%.17g/%.17g/%d", flat[i].x, flat[i].y, flat[i].n)
+        end
+      end
+      return "array(" .. tostring(v.dtype) .. "," .. table.concat(v.shape, "x") .. "){" ..
+        table.concat(t, ",") .. "}"
+    end
+    if math.type(v) == "float" then return string.format("%.17g:float", v) end
+    return tostring(v) .. ":" .. (math.type(v) or type(v))
+  end
+  for i = 1, select("#", ...) do out[#out + 1] = one((select(i, ...))) end
+  out[#out + 1] = "|"
+  for i = 1, args.n do
+    if kjit.isarray(args[i]) then out[#out + 1] = one(args[i]) end
+  end
+  return table.concat(out, " ")
+end
+
+-- Calls fn on the case's arguments; the text of what happened.
+function C.try(case, fn)
+  local args = table.pack(case.args())
+  return C.show(args, pcall(fn, table.unpack(args, 1, args.n)))
+end
+return C
+]=]
+
+local CHUNK = "@export_cases.lua"
+local C = assert(load(CASES, CHUNK))(kjit)
+write_file(root .. "/cases.lua", CASES)
+
+-- A child: loads kjit from the build, the cases, and runs body.
+local PROLOGUE = ([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local kjit = require "kjit"
+local C = assert(load(io.open(%q, "rb"):read("a"), %q))(kjit)
+local function bytes(name) local f = assert(io.open(%q .. "/" .. name, "rb")); local s = f:read("a"); f:close(); return s end
+local function llvm_mapped()
+  local f = io.open("/proc/self/maps")
+  if not f then return "unknown" end
+  local m = f:read("a"):find("libLLVM", 1, true) ~= nil
+  f:close()
+  return m
+end
+]]):format(moddir, root .. "/cases.lua", CHUNK, root)
+
+local function child(body, env)
+  local path = root .. "/child.lua"
+  write_file(path, PROLOGUE .. body)
+  local out, ok = run((env or "") .. " " .. lua_exe .. " " .. sh_quote(path))
+  if not ok then error("child failed:\n" .. out, 2) end
+  return out
+end
+
+-- Lines "name\ttext" of a child's output, by name.
+local function lines_by_name(out)
+  local t = {}
+  for name, text in out:gmatch("([^\t\n]+)\t([^\n]*)") do t[name] = text end
+  return t
+end
+
+test("exported specializations run in a fresh process as interpreted", function()
+  local compiled = {}
+  for _, c in ipairs(C) do
+    local f = kjit.jit(c.fn, c.opts)
+    local b
+    if c.layouts then b = f:export(c.sig, c.layouts()) else b = f:export(c.sig) end
+    truthy(type(b) == "string" and #b > 0, c.name .. ": bytes")
+    write_file(root .. "/" .. c.name .. ".kjx", b)
+    compiled[c.name] = f
+  end
+  local out = child([[
+local llvm0 = llvm_mapped()
+for _, c in ipairs(C) do
+  local g = kjit.load(bytes(c.name .. ".kjx"))
+  print(c.name .. "\t" .. C.try(c, g))
+end
+print("llvm\t" .. tostring(llvm0) .. " " .. tostring(llvm_mapped()))
+]])
+  local got = lines_by_name(out)
+  for _, c in ipairs(C) do
+    local want = C.try(c, c.fn)                 -- the interpreter
+    eq(C.try(c, compiled[c.name]), want, c.name .. ": compiled here")
+    eq(got[c.name], want, c.name .. ": loaded in a fresh process")
+  end
+  -- run-time errors from loaded code name the original chunk and line
+  truthy(got.sum_oob:find("export_cases.lua:%d+: index 11 out of bounds"), got.sum_oob)
+  truthy(got.user_error:find("export_cases.lua:%d+: n is too big: 5"), got.user_error)
+  -- the loading process never needed LLVM (where kjit loads it lazily)
+  if os.getenv("KJIT_TEST_LLVM_DLOPEN") == "1" then
+    eq(got.llvm, "false false", "LLVM mapped in the loading process (before, after)")
+  end
+end)
+
+test("a loaded function: its one signature only; tostring, inspect", function()
+  local f = kjit.jit(C[3].fn)
+  local g = kjit.load(f:export("f64(f64[:], i64)"))
+  eq(g(kjit.full(4, 2.0), 4), f(kjit.full(4, 2.0), 4), "same result")
+  raises("loaded from exported code, compiled for (f64[:], i64) only: it cannot compile for (f32[:], i64)",
+         g, kjit.full(4, 2.0, "f32"), 4)
+  raises("cannot compile for (f64[:], f64)", g, kjit.full(4, 2.0), 4.0)
+  truthy(tostring(g):find("kjit.jit(loaded: export_cases.lua:", 1, true), tostring(g))
+  truthy(g:inspect("types"):find("-> (f64)", 1, true), "types kept")
+  raises('exported code keeps only "types" and "parallel"', g.inspect, g, "asm")
+  raises("this function was loaded from exported code: export the original", g.export, g)
+  eq(g.lua, nil, "no Lua function")
+  -- f:export() with no signature: the last one used
+  f(kjit.full(3, 1.0), 3)
+  eq(kjit.load(f:export())(kjit.full(3, 1.0), 3), f(kjit.full(3, 1.0), 3), "last spec")
+  raises("nothing compiled yet", kjit.jit(function() end).export, kjit.jit(function() end))
+end)
+
+test("what cannot be exported is refused at export, saying why", function()
+  -- a global (or table upvalue) the code writes into: a value of this process
+  local T = { n = 0 }
+  local w = kjit.jit(function(x) T.n = T.n + x; return T.n end)
+  raises("writes into a table upvalue or global", w.export, w, "(i64)")
+  -- a function argument
+  local h = kjit.jit(function(g, x) return g(x) end)
+  h(function(x) return x + 1 end, 2)
+  raises("argument #1 of this specialization is a function", h.export, h)
+  -- a signature that does not compile: the compile error
+  local bad = kjit.jit(function(a) return a.nope end)
+  raises("compile error", bad.export, bad, "(f64[:])")
+  -- a table argument (read through the Lua API) is fine
+  local tab = kjit.jit(function(t) return t.x + t[1] end)
+  tab({ x = 1, 2 })
+  eq(kjit.load(tab:export())({ x = 5, 7 }), 12, "table argument")
+end)
+
+-- FNV-1a, 64 bits (export.c's checksum), to make bytes that pass it.
+local function fnv(s)
+  local h = -3750763034362895579   -- 0xcbf29ce484222325
+  for i = 1, #s do h = (h ~ s:byte(i)) * 0x100000001b3 end
+  return h
+end
+-- The bytes with their body replaced (header's length and checksum made
+-- right again).
+local function reseal(b, body)
+  return b:sub(1, 16) .. string.pack("=I8i8", #body, fnv(body)) .. body
+end
+
+test("damaged or foreign bytes are refused with a clear error", function()
+  local f = kjit.jit(function(a, b) return a * b + 1 end)
+  local b = f:export("(i64, i64)")
+  eq(kjit.load(b)(6, 7), 43, "intact")
+  local mid = #b // 2
+  local flipped = b:sub(1, mid - 1) .. string.char(b:byte(mid) ~ 0x10) .. b:sub(mid + 1)
+  raises("kjit.load: damaged exported code (checksum mismatch)", kjit.load, flipped)
+  local last = b:sub(1, -2) .. string.char(b:byte(#b) ~ 1)
+  raises("checksum mismatch", kjit.load, last)
+  raises("kjit.load: damaged exported code: truncated", kjit.load, b:sub(1, #b - 1))
+  raises("truncated", kjit.load, b:sub(1, 40))
+  raises("bytes after its end", kjit.load, b .. "x")
+  raises("not code exported by kjit", kjit.load, b:sub(1, 20))
+  raises("not code exported by kjit", kjit.load, "X" .. b:sub(2))
+  raises("not code exported by kjit", kjit.load, "")
+  raises("string expected", kjit.load, {})
+  -- another format of the envelope
+  local fmt = b:sub(1, 8) .. string.pack("=I4", 99) .. b:sub(13)
+  raises("exported in format 99, this kjit reads format 1", kjit.load, fmt)
+  -- another build: the kjit version in the identity (checksum made right)
+  local body = b:sub(33)
+  local ver = body:match("kjit ([^\n]+)\n")
+  truthy(ver, "identity names kjit's version")
+  local other = reseal(b, (body:gsub("kjit " .. ver:gsub("%p", "%%%0") .. "\n", "kjit 9.9.9\n", 1)))
+  -- (a different length: the identity's own length must follow)
+  local idlen = string.unpack("=I4", body)
+  local newid = body:sub(5, 4 + idlen):gsub("kjit [^\n]+\n", "kjit 9.9.9\n", 1)
+  other = reseal(b, string.pack("=I4", #newid) .. newid .. body:sub(5 + idlen))
+  raises("incompatible build: it was made by 'kjit 9.9.9', this is 'kjit " .. ver .. "'",
+         kjit.load, other)
+  -- another LLVM, another Lua number layout
+  for _, what in ipairs({ "llvm", "lua" }) do
+    local id = body:sub(5, 4 + idlen):gsub(what .. " ([^\n]+)\n", what .. " 0 other\n", 1)
+    raises("incompatible build: it was made by '" .. what .. " 0 other'", kjit.load,
+           reseal(b, string.pack("=I4", #id) .. id .. body:sub(5 + idlen)))
+  end
+  -- a CPU with a feature this one lacks: every bit of a feature word set
+  local feats = body:sub(5 + idlen, 4 + idlen + 40)
+  local w = { string.unpack("=" .. string.rep("I4", 10), feats) }
+  if w[3] ~= 0 then   -- x86-64 (cpuid leaf 7 ebx): compared by features
+    w[3] = 0xffffffff
+    local nf = string.pack("=" .. string.rep("I4", 10), table.unpack(w, 1, 10))
+    raises("compiled for a CPU with features this one lacks (cpuid 7.0.ebx", kjit.load,
+           reseal(b, body:sub(1, 4 + idlen) .. nf .. body:sub(5 + idlen + 40)))
+  end
+  -- a damaged payload that passes the checksum: refused, not run
+  local bad = reseal(b, body:sub(1, #body - 200))
+  raises("kjit.load:", kjit.load, bad)
+  -- the intact bytes still load after all that
+  eq(kjit.load(b)(2, 3), 7, "intact again")
+end)
+
+test("a kernel exported, loaded in a fresh process and run in the simulator", function()
+  local was = cuda.simulating()
+  cuda.simulate(true)
+  local k = cuda.jit(load([[
+return function(a, x, out, n)
+  local i = cuda.grid(1)
+  if i <= n then
+    local s = cuda.shared.array(32, "f64")
+    s[cuda.threadIdx.x + 1] = a * x[i]
+    cuda.syncthreads()
+    out[i] = s[cuda.threadIdx.x + 1] + 1
+    if x[i] < 0 then error("negative input") end
+  end
+end]], "@kernel_src.lua", "t", { cuda = cuda, error = error })())
+  local sig = "void(f64, f64[:], f64[:], i64)"
+  write_file(root .. "/kernel.kjx", k:export(sig))
+  local x, out = kjit.arange(100, "f64"), kjit.zeros(100)
+  k[{ 4, 32 }](2.5, x, out, 100)
+  local want = {}
+  for i = 1, 100 do want[#want + 1] = string.format("%.17g", out[i]) end
+  x[50] = -1
+  local ok, werr = pcall(function() k[{ 4, 32 }](2.5, x, out, 100) end)
+  truthy(not ok, "the kernel raises here")
+  -- PTX, for a GPU (libNVVM or LLVM's NVPTX backend: no GPU needed)
+  cuda.simulate(false)
+  local okp, ptxbytes = pcall(k.export, k, sig, 80)
+  cuda.simulate(was)
+  if okp then write_file(root .. "/kernel_ptx.kjx", ptxbytes) end
+  local got = lines_by_name(child([[
+local cuda = kjit.cuda
+cuda.simulate(true)
+local k = kjit.load(bytes("kernel.kjx"))
+local x, out = kjit.arange(100, "f64"), kjit.zeros(100)
+k[{ 4, 32 }](2.5, x, out, 100)
+local t = {}
+for i = 1, 100 do t[#t + 1] = string.format("%.17g", out[i]) end
+print("out\t" .. table.concat(t, " "))
+x[50] = -1
+print("err\t" .. select(2, pcall(function() k[{ 4, 32 }](2.5, x, out, 100) end)))
+print("other\t" .. select(2, pcall(function() k[{ 4, 32 }](2.5, x, out, 1.5) end)))
+local dx, dout = cuda.to_device(kjit.arange(64, "f64")), cuda.device_array(64, "f64")
+k[{ 2, 32 }](1.0, dx, dout, 64)
+print("device\t" .. dout:copy_to_host()[64])
+if io.open(]] .. string.format("%q", root .. "/kernel_ptx.kjx") .. [[) then
+  local kp = kjit.load(bytes("kernel_ptx.kjx"))
+  print("ptx\t" .. select(2, pcall(function() kp[{ 4, 32 }](2.5, x, out, 100) end)))
+  print("ptxtext\t" .. tostring(kp:inspect("ptx"):find(".target sm_80", 1, true) ~= nil))
+end
+]]))
+  eq(got.out, table.concat(want, " "), "loaded kernel's results")
+  eq(got.err, werr, "the same error, file:line and thread")
+  truthy(got.err:find("kernel_src.lua:8: negative input (in thread", 1, true), got.err)
+  truthy(got.other:find("loaded from exported code, compiled for the simulator and " ..
+    "(f64, f64[:], f64[:], i64) only", 1, true), got.other)
+  eq(got.device, "64.0", "device arrays in the simulator")
+  if okp then
+    truthy(got.ptx:find("compiled for the GPU and (f64, f64[:], f64[:], i64) only: it cannot " ..
+      "compile for the simulator", 1, true), got.ptx)
+    eq(got.ptxtext, "true", "PTX for the compute capability asked")
+  end
+end)
+
+test("a kernel's PTX loaded in a fresh process, launched through the mock driver", function()
+  local mock = moddir .. "/libmockcuda.so"
+  if not io.open(mock) then skip("no " .. mock .. " (build target mockcuda)") end
+  local k = cuda.jit(load([[
+return function(x, out)
+  local i = cuda.grid(1)
+  if i <= #x then
+    out[i] = x[i] * 2
+    if x[i] < 0 then error("negative input") end
+  end
+end]], "@ptx_src.lua", "t", { cuda = cuda, error = error })())
+  local ok, b = pcall(k.export, k, "void(f32[:], f32[:])", 80)
+  if not ok then skip("no PTX backend: " .. tostring(b)) end
+  write_file(root .. "/mock.kjx", b)
+  local report = root .. "/mock_report.txt"
+  -- the mock plays a thread that failed: kind 6 (error(msg)), line 5,
+  -- message 1, thread (17,0,0) of block (1,0,0)
+  local env = "KJIT_CUDASIM= KJIT_LIBCUDA=" .. sh_quote(mock) .. " MOCK_CUDA_REPORT=" ..
+    sh_quote(report) .. " MOCK_CUDA_ERRREC=6,5,0,0,0,1,0,17,0,0,1,0,0"
+  local got = lines_by_name(child([[
+local cuda = kjit.cuda
+local k = kjit.load(bytes("mock.kjx"))
+local dx, dout = cuda.to_device(kjit.arange(64, "f32")), cuda.device_array(64, "f32")
+print("err\t" .. select(2, pcall(function() k[{ 2, 32 }](dx, dout); cuda.synchronize() end)))
+]], env))
+  eq(got.err, "ptx_src.lua:5: negative input (in thread (17,0,0) of block (1,0,0))",
+     "the error site and message travel with the PTX")
+  local rep = read_file(report) or ""
+  eq(rep:match("launches=(%d+)"), "1", "one launch: " .. rep)
+  eq(rep:match("live_modules=(%d+)"), "0", "module unloaded at exit")
+end)
+
+os.execute("rm -rf " .. sh_quote(root))
