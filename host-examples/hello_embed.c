@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   /* 2. Straight from C: compile for a signature, call the native code. */
   kjit_fn *f;
   if (kjit_compile(L, -1, "f64(f64[:])", &f) != KJIT_OK) return fail(L);
-  kjit_array a = { x, KJIT_F64, 1, { 1000 } };
+  kjit_array a = { x, KJIT_F64, 1, { 1000 }, NULL };   /* NULL: no record layout */
   kjit_value arg = kjit_arr(&a), result;
   if (kjit_call(L, f, &arg, 1, &result, 1) != KJIT_OK) return fail(L);
 

@@ -212,7 +212,7 @@ static void c_run(lua_State *L, const kjit_fn *fn, const Arg *args, int nargs, i
   for (int i = 0; i < nargs; i++) {
     if (args[i].isarr) {
       memcpy(out->arrays[na], args[i].data, sizeof out->arrays[na]);
-      kjit_array a = { out->arrays[na], KJIT_F64, 1, { NPART, 1, 1, 1 } };
+      kjit_array a = { out->arrays[na], KJIT_F64, 1, { NPART, 1, 1, 1 }, NULL };
       ka[na] = a;
       kv[i] = kjit_arr(&ka[na]);
       na++;

@@ -136,7 +136,7 @@ static void work(lua_State *L, int K, int round, int tid) {
         tid, lua_tostring(L, -1));
   int64_t n = N;
   CHECK(kjit_pusharray(L, a, KJIT_I32, 1, &n, NULL, NULL, NULL) == KJIT_OK, "push");
-  kjit_array aa, ab = { b, KJIT_F64, 1, { N, 1, 1, 1 } };
+  kjit_array aa, ab = { b, KJIT_F64, 1, { N, 1, 1, 1 }, NULL };
   CHECK(kjit_toarray(L, -1, &aa) == KJIT_OK && aa.data == a, "toarray");
   kjit_value args[3] = { kjit_arr(&aa), kjit_arr(&ab), kjit_int(k) }, r;
   CHECK(kjit_call(L, axpy, args, 3, &r, 1) == KJIT_OK && r.v.f == (double)N * K + k,
@@ -188,7 +188,7 @@ static void two_states(void) {
   luaL_ref(L1, LUA_REGISTRYINDEX);
   luaL_ref(L2, LUA_REGISTRYINDEX);
   double a[3] = { 1, 2, 3 }, b[3];
-  kjit_array aa = { a, KJIT_F64, 1, { 3, 1, 1, 1 } }, ab = { b, KJIT_F64, 1, { 3, 1, 1, 1 } };
+  kjit_array aa = { a, KJIT_F64, 1, { 3, 1, 1, 1 }, NULL }, ab = { b, KJIT_F64, 1, { 3, 1, 1, 1 }, NULL };
   kjit_value args[3] = { kjit_arr(&aa), kjit_arr(&ab), kjit_int(1) }, r;
   CHECK(kjit_call(L1, f1, args, 3, &r, 1) == KJIT_OK && r.v.f == 22, "L1: 3*7+1 (%g)", r.v.f);
   CHECK(kjit_call(L2, f2, args, 3, &r, 1) == KJIT_OK && r.v.f == 34, "L2: 3*11+1 (%g)", r.v.f);
