@@ -302,16 +302,16 @@ static int l_gemv(lua_State *L) {
   if (A.ndim != 2) cx_error(&cx, "A must be a matrix (2-D), got %s", shape_str(&A, sa, sizeof sa));
   int64_t rows = o.ta ? A.shape[1] : A.shape[0], cols = o.ta ? A.shape[0] : A.shape[1];
   if (x.ndim != 1 || x.shape[0] != cols)
-    cx_error(&cx, "shapes do not match: %s is %s and x is %s (x needs %lld elements)",
+    cx_error(&cx, "shapes do not match: %s is %s and x is %s (x needs %I elements)",
              o.ta ? "A (transposed)" : "A", shape_str(&A, sa, sizeof sa), shape_str(&x, sx, sizeof sx),
-             (long long)cols);
+             (lua_Integer)cols);
   operand y;
   if (has_y) {
     y = get_array(&cx, 3, "y");
     same_dtype(&cx, &A, "A", &y, "y");
     if (y.ndim != 1 || y.shape[0] != rows)
-      cx_error(&cx, "y is %s, expected %lld (A is %s%s)", shape_str(&y, sy, sizeof sy),
-               (long long)rows, shape_str(&A, sa, sizeof sa), o.ta ? ", transposed" : "");
+      cx_error(&cx, "y is %s, expected %I (A is %s%s)", shape_str(&y, sy, sizeof sy),
+               (lua_Integer)rows, shape_str(&A, sa, sizeof sa), o.ta ? ", transposed" : "");
     no_overlap(&cx, &y, "y", &A, "A");
     no_overlap(&cx, &y, "y", &x, "x");
     lua_pushvalue(L, 3);
@@ -467,8 +467,8 @@ static int l_trsm(lua_State *L) {
   if (A.ndim != 2 || A.shape[0] != A.shape[1])
     cx_error(&cx, "A must be a square matrix, got %s", shape_str(&A, sa, sizeof sa));
   if (B.ndim > 2 || B.shape[0] != A.shape[0])
-    cx_error(&cx, "shapes do not match: A is %s and B is %s (B needs %lld rows)",
-             shape_str(&A, sa, sizeof sa), shape_str(&B, sb, sizeof sb), (long long)A.shape[0]);
+    cx_error(&cx, "shapes do not match: A is %s and B is %s (B needs %I rows)",
+             shape_str(&A, sa, sizeof sa), shape_str(&B, sb, sizeof sb), (lua_Integer)A.shape[0]);
   no_overlap(&cx, &B, "B", &A, "A");
   int64_t n = B.ndim == 2 ? B.shape[1] : 1;   /* a vector is one column */
   kbl_call c = { .op = KBL_TRSM, .dt = A.dt, .ta = o.ta, .lower = o.lower, .unit = o.unit,

@@ -19,7 +19,8 @@
 **   MOCK_CUBLAS_LOG=path       one line per call: name and arguments
 **   MOCK_CUBLAS_REPORT=path    at exit: calls=, bad_handles=, bad_contexts=,
 **                              bad_ranges=, bad_streams=, live_handles=,
-**                              stream_calls= (calls on a non-default stream)
+**                              stream_calls= (calls on a non-default stream),
+**                              driver_checks=1 (the mock driver's checks were found)
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -55,8 +56,9 @@ static void report(void) {
   if (log_file) fclose(log_file);
   if (!path || !*path || !(f = fopen(path, "w"))) return;
   fprintf(f, "calls=%ld\nbad_handles=%ld\nbad_contexts=%ld\nbad_ranges=%ld\nbad_streams=%ld\n"
-          "live_handles=%ld\nstream_calls=%ld\n", st.calls, st.bad_handles, st.bad_contexts,
-          st.bad_ranges, st.bad_streams, st.live_handles, st.stream_calls);
+          "live_handles=%ld\nstream_calls=%ld\ndriver_checks=%d\n", st.calls, st.bad_handles, st.bad_contexts,
+          st.bad_ranges, st.bad_streams, st.live_handles, st.stream_calls,
+          cur_dev && valid_range && stream_ok);
   fclose(f);
 }
 
