@@ -174,6 +174,7 @@ static void get_opts(call_ctx *cx, int idx, int allowed, opts *o) {
       cx_error(cx, "option 'stream' is for kjit.cuda.blas (kjit.blas runs on the host, "
                    "synchronously)");
     if (!(bit & allowed)) {
+      if (k == NULL) k = luaL_tolstring(L, -2, NULL);   /* {true}: option '1' */
       luaL_Buffer b;
       luaL_buffinit(L, &b);
       for (size_t i = 0; i < sizeof opt_names / sizeof opt_names[0]; i++)
@@ -182,8 +183,7 @@ static void get_opts(call_ctx *cx, int idx, int allowed, opts *o) {
           luaL_addstring(&b, opt_names[i].name);
         }
       luaL_pushresult(&b);
-      cx_error(cx, "unknown option '%s' (options: %s)", k ? k : luaL_tolstring(L, -3, NULL),
-               lua_tostring(L, -1));
+      cx_error(cx, "unknown option '%s' (options: %s)", k, lua_tostring(L, -1));
     }
     switch (bit) {
     case O_ALPHA: case O_BETA:

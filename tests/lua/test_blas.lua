@@ -322,6 +322,7 @@ local function suite(prefix, kindname)
       K.to(kjit.zeros({ 2, 2 }, "f32")), B32)
     raises(mod .. ".gemm: unknown option 'transa' (options: alpha, beta, trans_a, trans_b"
       .. (kindname == "host" and ")" or ", stream)"), blas.gemm, A32, A32, { transa = true })
+    raises(mod .. ".gemm: unknown option '1' (options: alpha", blas.gemm, A32, A32, { true })
     raises(mod .. ".gemm: option 'trans_a' must be a boolean, got number", blas.gemm, A32, A32,
       { trans_a = 1 })
     raises(mod .. ".gemm: option 'alpha' must be a number, got string", blas.gemm, A32, A32,
