@@ -8,7 +8,8 @@
 -- tests/c/mock_libcublas.c (a column-major cuBLAS that checks its handle,
 -- the current context, streams and memory ranges), in child processes
 -- (KJIT_TEST_BLAS_CHILD=<suite>) whose results and mock reports are checked
--- here. The mock's log checks the row-major to column-major mapping.
+-- here. The mock's log checks the row-major to column-major mapping. On a
+-- machine with a GPU the suite also runs against the real cuBLAS.
 local kjit = require "kjit"
 local cuda = kjit.cuda
 
@@ -508,6 +509,18 @@ else
     truthy(host_why:find("libopenblas", 1, true), host_why)
     raises("libopenblas", kjit.blas.gemm, kjit.zeros({ 2, 2 }), kjit.zeros({ 2, 2 }))
   end)
+end
+
+-- On a GPU machine: the same suite against the real cuBLAS.
+if cuda.is_available() then
+  local prev = cuda.simulate(false)
+  test("gpu: backend() names cuBLAS", function()
+    truthy(tostring(cuda.blas.backend()):match("^cuBLAS %d+%.%d+%.%d+$"), tostring(cuda.blas.backend()))
+  end)
+  suite("gpu: ", "device")
+  cuda.simulate(prev)
+else
+  test("gpu: the suite against the real cuBLAS", function() skip("no GPU") end)
 end
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
