@@ -48,7 +48,7 @@ static int (*cur_dev)(void);
 static int (*valid_range)(uint64_t, size_t);
 static int (*stream_ok)(void *);
 static struct { long calls, bad_handles, bad_contexts, bad_ranges, bad_streams, live_handles,
-                stream_calls; } st;
+                stream_calls, creates; } st;
 
 static void report(void) {
   const char *path = getenv("MOCK_CUBLAS_REPORT");
@@ -110,11 +110,16 @@ static st_t enter(const char *name, Handle *h) {
   pthread_mutex_lock(&mu);
   st.calls++;
   pthread_mutex_unlock(&mu);
-  if (h == NULL || h->magic != MAGIC) { st.bad_handles++; return NOT_INITIALIZED; }
-  if (cur_dev && cur_dev() != h->dev) { st.bad_contexts++; return EXECUTION_FAILED; }
-  if (stream_ok && !stream_ok(h->stream)) { st.bad_streams++; return EXECUTION_FAILED; }
-  if (h->stream) st.stream_calls++;
-  return OK;
+  st_t r = OK;
+  long *bad = NULL;
+  if (h == NULL || h->magic != MAGIC) bad = &st.bad_handles, r = NOT_INITIALIZED;
+  else if (cur_dev && cur_dev() != h->dev) bad = &st.bad_contexts, r = EXECUTION_FAILED;
+  else if (stream_ok && !stream_ok(h->stream)) bad = &st.bad_streams, r = EXECUTION_FAILED;
+  pthread_mutex_lock(&mu);
+  if (bad) ++*bad;
+  else if (h->stream) st.stream_calls++;
+  pthread_mutex_unlock(&mu);
+  return r;
 }
 
 /* A column-major rows x cols matrix with leading dimension ld (batch
@@ -123,7 +128,12 @@ static int in_memory(const void *p, int64_t rows, int64_t cols, int64_t ld, int6
                      int64_t stride, size_t es) {
   if (rows == 0 || cols == 0 || batch == 0) return 1;
   size_t n = ((size_t)(cols - 1) * (size_t)ld + (size_t)rows + (size_t)((batch - 1) * stride)) * es;
-  if (valid_range && !valid_range((uint64_t)(uintptr_t)p, n)) { st.bad_ranges++; return 0; }
+  if (valid_range && !valid_range((uint64_t)(uintptr_t)p, n)) {
+    pthread_mutex_lock(&mu);
+    st.bad_ranges++;
+    pthread_mutex_unlock(&mu);
+    return 0;
+  }
   return 1;
 }
 
@@ -140,13 +150,21 @@ API st_t cublasCreate_v2(Handle **h) {
   *h = x;
   pthread_mutex_lock(&mu);
   st.live_handles++;
+  st.creates++;
   pthread_mutex_unlock(&mu);
   logline("cublasCreate_v2 dev=%d", x->dev);
   return OK;
 }
 
+static st_t bad_handle(void) {
+  pthread_mutex_lock(&mu);
+  st.bad_handles++;
+  pthread_mutex_unlock(&mu);
+  return NOT_INITIALIZED;
+}
+
 API st_t cublasDestroy_v2(Handle *h) {
-  if (h == NULL || h->magic != MAGIC) { st.bad_handles++; return NOT_INITIALIZED; }
+  if (h == NULL || h->magic != MAGIC) return bad_handle();
   h->magic = 0;
   free(h);
   pthread_mutex_lock(&mu);
@@ -158,9 +176,30 @@ API st_t cublasDestroy_v2(Handle *h) {
 API st_t cublasSetStream_v2(Handle *h, void *s) {
   st_t f = injected("cublasSetStream_v2");
   if (f) return f;
-  if (h == NULL || h->magic != MAGIC) { st.bad_handles++; return NOT_INITIALIZED; }
+  if (h == NULL || h->magic != MAGIC) return bad_handle();
   h->stream = s;
   return OK;
+}
+
+/* For tests/c/test_blas_threads.c (dlsym): the handles alive now, and the
+** calls refused so far for a bad handle, context, stream or range. */
+API long mock_cublas_live_handles(void) {
+  pthread_mutex_lock(&mu);
+  long n = st.live_handles;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+API long mock_cublas_bad_calls(void) {
+  pthread_mutex_lock(&mu);
+  long n = st.bad_handles + st.bad_contexts + st.bad_streams + st.bad_ranges;
+  pthread_mutex_unlock(&mu);
+  return n;
+}
+API long mock_cublas_creates(void) {
+  pthread_mutex_lock(&mu);
+  long n = st.creates;
+  pthread_mutex_unlock(&mu);
+  return n;
 }
 
 API st_t cublasGetProperty(int type, int *v) {
