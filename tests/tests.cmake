@@ -73,6 +73,18 @@ if(KJIT_SANITIZE)
   target_link_options(mockcuda PRIVATE ${KJIT_SAN_FLAGS})
 endif()
 
+# A fake cuBLAS over the fake driver's memory (libmockcublas.so):
+# tests/lua/test_blas.lua loads it through KJIT_CUBLAS in a subprocess, so
+# src/libs/blas_cuda.c's argument mapping is checked without a GPU.
+add_library(mockcublas SHARED ${CMAKE_SOURCE_DIR}/tests/c/mock_libcublas.c)
+target_compile_options(mockcublas PRIVATE -Wall -Wextra)
+target_link_libraries(mockcublas PRIVATE pthread m dl)
+set_target_properties(mockcublas PROPERTIES C_VISIBILITY_PRESET hidden)
+if(KJIT_SANITIZE)
+  target_compile_options(mockcublas PRIVATE ${KJIT_SAN_FLAGS})
+  target_link_options(mockcublas PRIVATE ${KJIT_SAN_FLAGS})
+endif()
+
 # The longest tests start first (ctest learns costs from earlier runs in
 # the same build dir; a fresh build has none), so that -j keeps every core
 # busy to the end instead of waiting on one long test started last.

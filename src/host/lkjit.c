@@ -19,6 +19,7 @@
 #include "host/cudadrv.h"
 #include "host/lua_modules.h"
 #include "host/sysinfo.h"
+#include "libs/lblas.h"
 #include "runtime/parallel.h"
 #include "host/options.h"
 #include "host/signature.h"
@@ -125,6 +126,7 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   kd_open(L);
   kp_open(L);
   lua_newtable(L); kcu_open(L); kk_open(L); lua_setfield(L, -2, "cuda");
+  kbl_open(L);   /* kjit.blas, kjit.cuda.blas */
   lua_pushliteral(L, KJIT_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushliteral(L, KJIT_LLVM_VERSION);

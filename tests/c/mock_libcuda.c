@@ -557,3 +557,24 @@ static CUresult lookup(CUresult e, const char **s, int text) {
 
 API CUresult cuGetErrorName(CUresult e, const char **s) { return lookup(e, s, 0); }
 API CUresult cuGetErrorString(CUresult e, const char **s) { return lookup(e, s, 1); }
+
+/* ------------------------------------------------------------------ */
+/* for tests/c/mock_libcublas.c, which finds these with dlsym: it checks  */
+/* that kjit calls cuBLAS with the right context current and with        */
+/* device memory and streams of that context's device                   */
+/* ------------------------------------------------------------------ */
+
+/* The device of the context current on this thread, -1 if none. */
+API int mock_cuda_current_device(void) { return current ? current->dev : -1; }
+
+/* 1 if [p, p+n) lies inside one live allocation of the current device. */
+API int mock_cuda_valid_range(CUdeviceptr p, size_t n) {
+  int ok;
+  pthread_mutex_lock(&mu);
+  ok = n == 0 || find(p, n) != NULL;
+  pthread_mutex_unlock(&mu);
+  return ok;
+}
+
+/* 1 if s is NULL (the default stream) or a live stream of the current device. */
+API int mock_cuda_stream_ok(void *s) { return stream_ok(s); }
