@@ -185,6 +185,7 @@ static int check_rank(lua_State *L, int idx) {
 }
 
 static int impl_send(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int dest = check_rank(L, a + 1), tag = opt_tag(L, a + 2);
   if (lm_isarray(L, a)) {
     LBuf b;
@@ -226,6 +227,7 @@ static int do_recv(lua_State *L, MPI_Comm c, int a, int source, int tag, const c
     char *p = lua_newuserdatauv(L, n ? (size_t)n : 1, 0);
     LM_CHECK(L, MPI_Mrecv(p, n, MPI_BYTE, &msg, &st), fname);
     lm_unpack(L, p, (size_t)n, fname);
+    lua_remove(L, -2);   /* the bytes */
   }
   lua_pushinteger(L, st.MPI_SOURCE);
   lua_pushinteger(L, st.MPI_TAG);
@@ -233,6 +235,7 @@ static int do_recv(lua_State *L, MPI_Comm c, int a, int source, int tag, const c
 }
 
 static int impl_recv(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int source = check_rank(L, a + 1);
   int tag = lua_isnoneornil(L, a + 2) ? MPI_ANY_TAG : opt_tag(L, a + 2);
   return do_recv(L, c, a, source, tag, "recv");
@@ -240,6 +243,7 @@ static int impl_recv(lua_State *L, MPI_Comm c, int a) {
 
 /* sendrecv(sendbuf, dest, recvbuf, source [, sendtag [, recvtag]]) */
 static int impl_sendrecv(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 5);   /* staging memory goes above the arguments */
   int dest = check_rank(L, a + 1), source = check_rank(L, a + 3);
   int stag = opt_tag(L, a + 4);
   int rtag = lua_isnoneornil(L, a + 5) ? stag : opt_tag(L, a + 5);
@@ -326,6 +330,7 @@ static LReq *push_req(lua_State *L, int bufidx) {
 }
 
 static int impl_isend(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int dest = check_rank(L, a + 1), tag = opt_tag(L, a + 2);
   reap(L, 0);
   if (lm_isarray(L, a)) {
@@ -350,6 +355,7 @@ static int impl_isend(lua_State *L, MPI_Comm c, int a) {
 }
 
 static int impl_irecv(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int source = check_rank(L, a + 1);
   int tag = lua_isnoneornil(L, a + 2) ? MPI_ANY_TAG : opt_tag(L, a + 2);
   if (!lm_isarray(L, a))

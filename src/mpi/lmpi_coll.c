@@ -78,6 +78,7 @@ static int same_subtype(lua_State *L, MPI_Comm c, int idx, const char *fname) {
 }
 
 int lm_allreduce(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   if (lua_type(L, a) == LUA_TNUMBER) {
     int isint = same_subtype(L, c, a, "allreduce");
     MPI_Op op = lm_checkop(L, a + 1, isint ? KJIT_I64 : KJIT_F64, "allreduce");
@@ -111,6 +112,7 @@ int lm_allreduce(lua_State *L, MPI_Comm c, int a) {
 
 /* reduce(x, op, root [, out]) */
 int lm_reduce(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 3);   /* staging memory goes above the arguments */
   int root = check_root(L, a + 2, c), me = comm_rank(L, c);
   if (lua_type(L, a) == LUA_TNUMBER) {
     int isint = same_subtype(L, c, a, "reduce");
@@ -151,6 +153,7 @@ int lm_reduce(lua_State *L, MPI_Comm c, int a) {
 /* ---- bcast(x, root) ---------------------------------------------------------------- */
 
 int lm_bcast(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 1);   /* staging memory goes above the arguments */
   int root = check_root(L, a + 1, c), me = comm_rank(L, c);
   if (lm_isarray(L, a)) {
     LBuf x;
@@ -175,6 +178,7 @@ int lm_bcast(lua_State *L, MPI_Comm c, int a) {
 /* ---- gather(send, recv, root), allgather(send, recv) --------------------------------- */
 
 int lm_gather(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int root = check_root(L, a + 2, c), me = comm_rank(L, c), n = comm_size(L, c);
   if (lm_isarray(L, a)) {
     LBuf s, r;
@@ -211,6 +215,7 @@ int lm_gather(lua_State *L, MPI_Comm c, int a) {
 }
 
 int lm_allgather(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 1);   /* staging memory goes above the arguments */
   int n = comm_size(L, c);
   if (lm_isarray(L, a)) {
     LBuf s, r;
@@ -259,6 +264,7 @@ static LPack *pack_seq(lua_State *L, int idx, int n, int *counts, const char *fn
 }
 
 int lm_scatter(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int root = check_root(L, a + 2, c), me = comm_rank(L, c), n = comm_size(L, c);
   if (lm_isarray(L, a + 1)) {
     LBuf s, r;
@@ -293,6 +299,7 @@ int lm_scatter(lua_State *L, MPI_Comm c, int a) {
 }
 
 int lm_alltoall(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 1);   /* staging memory goes above the arguments */
   int n = comm_size(L, c);
   if (lm_isarray(L, a)) {
     LBuf s, r;
