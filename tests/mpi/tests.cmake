@@ -36,9 +36,22 @@ foreach(np 1 2 3 4)
            COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/mpi/check_failure.lua ${CMAKE_BINARY_DIR}
                    ${np} run ${KJIT_MPI_OPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(mpi.calls.np${np} mpi.heat.np${np} mpi.failure.np${np} PROPERTIES
-                       ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
-  set_tests_properties(mpi.heat.np${np} PROPERTIES PASS_REGULAR_EXPRESSION "bit-identical")
+  # the GPU variant (device arrays, cuda.jit stencil; the simulator here)
+  add_test(NAME mpi.heat_gpu.np${np}
+           COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
+                   ${CMAKE_SOURCE_DIR}/examples/heat_mpi.lua 23 19 6 --check --gpu
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  # device arrays of the driver path (the mock driver), staged through host memory
+  add_test(NAME mpi.device_mock.np${np}
+           COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
+                   ${CMAKE_SOURCE_DIR}/tests/mpi/test_device_mock.lua
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(mpi.calls.np${np} mpi.heat.np${np} mpi.failure.np${np}
+                       mpi.heat_gpu.np${np} PROPERTIES ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
+  set_tests_properties(mpi.device_mock.np${np} PROPERTIES TIMEOUT 180 ENVIRONMENT
+                       "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so")
+  set_tests_properties(mpi.heat.np${np} mpi.heat_gpu.np${np} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "bit-identical")
 endforeach()
 # the same through the kjit-mpirun script
 add_test(NAME mpi.failure.kjit-mpirun
