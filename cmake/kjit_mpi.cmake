@@ -28,6 +28,9 @@ else()
   target_include_directories(kjit_mpi PRIVATE ${CMAKE_SOURCE_DIR}/include ${LUA_INCLUDE_DIRS})
   target_link_libraries(kjit_mpi PRIVATE MPI::MPI_C)
   target_compile_options(kjit_mpi PRIVATE -Wall -Wextra)
+  # never unloaded (lua_close dlcloses C modules): MPI is finalized at
+  # exit, by code of this module (src/mpi/lmpi.c, exit_handler)
+  target_link_options(kjit_mpi PRIVATE -Wl,-z,nodelete)
   set_target_properties(kjit_mpi PROPERTIES OUTPUT_NAME mpi PREFIX ""
                         LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/kjit
                         C_VISIBILITY_PRESET hidden)

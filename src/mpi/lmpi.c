@@ -26,8 +26,11 @@
 **   completed later, so a full collection never frees memory MPI is
 **   still writing to.
 ** - MPI is initialized by require (unless the host did it) and finalized
-**   by mpi.finalize() or when the Lua state closes.
+**   by mpi.finalize() or at a successful exit; a process that exits with a
+**   failure status leaves it unfinalized, so that mpirun ends the job
+**   (exit_handler).
 */
+#define _GNU_SOURCE   /* on_exit */
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -536,12 +539,28 @@ static int l_finalize(lua_State *L) {
   return 0;
 }
 
-/* The sentinel's __gc: at lua_close, MPI ends with the state that began it. */
+/* The sentinel's __gc, at lua_close: the requests left are given up. MPI
+** itself is finalized at exit (exit_handler), not here: lua5.4 closes the
+** state after an uncaught error too, and only the exit status tells the
+** two apart. */
 static int sentinel_gc(lua_State *L) {
   int fin = 0;
   MPI_Finalized(&fin);
-  if (we_initialized && !fin) { reap(L, 1); MPI_Finalize(); }
+  if (we_initialized && !fin) reap(L, 1);
   return 0;
+}
+
+/* At exit (glibc's on_exit, which sees the status): a process that exits
+** with 0 finalizes MPI. One that fails (lua5.4 after an uncaught error,
+** os.exit(1)) leaves MPI unfinalized, which mpirun (Open MPI's, MPICH's
+** Hydra) takes as an abnormal end: it ends the other ranks, instead of
+** letting them wait in a collective for this one forever. Nothing is
+** aborted from here. */
+static void exit_handler(int status, void *ud) {
+  (void)ud;
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (!fin && status == 0) MPI_Finalize();
 }
 
 static int l_load_only(lua_State *L) {
@@ -600,6 +619,7 @@ __attribute__((visibility("default"))) int luaopen_kjit_mpi(lua_State *L) {
     int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) return lm_error(L, rc, "MPI_Init");
     we_initialized = 1;
+    on_exit(exit_handler, NULL);
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT

@@ -58,4 +58,11 @@ add_test(NAME mpi.failure.kjit-mpirun
          COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/mpi/check_failure.lua ${CMAKE_BINARY_DIR}
                  3 script ${KJIT_MPI_OPTS}
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(mpi.failure.kjit-mpirun PROPERTIES ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
+# and without the launcher: the failed rank exits with status 1 without
+# finalizing MPI, and mpirun ends the job
+add_test(NAME mpi.failure.plain
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/mpi/check_failure.lua ${CMAKE_BINARY_DIR}
+                 3 plain ${KJIT_MPI_OPTS}
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mpi.failure.kjit-mpirun mpi.failure.plain PROPERTIES
+                     ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
