@@ -14,6 +14,7 @@
 #include "host/buffer.h"
 #include "host/cudadrv.h"
 #include "host/jit.h"
+#include "host/record.h"
 #include "host/capi_registry.h"
 #include "common/krecord.h"
 
@@ -41,9 +42,15 @@ static void fill(kjit_ext_buffer *out, void *data, kjit_dtype t, int ndim,
 
 static int ext_toarray(lua_State *L, int idx, kjit_ext_buffer *out) {
   KBuffer *b = kb_test(L, idx);   /* raises for released borrowed memory */
+  if (b == NULL) b = krec_test_array(L, idx);   /* arrays of records (record.c) */
   if (b == NULL) return 0;
   size_t isz = b->record ? (size_t)b->record->size : (size_t)kb_dtype_bytes(b->dtype);
-  fill(out, b->data, b->dtype, b->ndim, b->shape, b->size, isz);
+  if (b->ndim == 0) {   /* one record, a[i] of a 1-D array: an array of one */
+    int64_t one = 1;
+    fill(out, b->data, b->dtype, 1, &one, 1, isz);
+  } else {
+    fill(out, b->data, b->dtype, b->ndim, b->shape, b->size, isz);
+  }
   return 1;
 }
 

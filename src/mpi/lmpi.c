@@ -205,11 +205,12 @@ static int impl_send(lua_State *L, MPI_Comm c, int a) {
 
 /* Receives into the array at a (nil: a Lua value) from source/tag; pushes
 ** the array or value, the source and the tag. */
-static int do_recv(lua_State *L, MPI_Comm c, int a, int source, int tag, const char *fname) {
+static int do_recv(lua_State *L, MPI_Comm c, int a, int argn, int source, int tag,
+                   const char *fname) {
   MPI_Status st;
   if (lm_isarray(L, a)) {
     LBuf b;
-    lm_getbuf(L, a, &b, 0, fname, 1);
+    lm_getbuf(L, a, &b, 0, fname, argn);
     LM_CHECK(L, MPI_Recv(b.ptr, b.count, b.type, source, tag, c, &st), fname);
     int n = 0;
     MPI_Get_count(&st, b.type, &n);
@@ -220,8 +221,8 @@ static int do_recv(lua_State *L, MPI_Comm c, int a, int source, int tag, const c
     lua_pushvalue(L, a);
   } else {
     if (!lua_isnil(L, a))
-      luaL_error(L, "bad argument #1 to '%s' (kjit array, or nil to receive a Lua value, "
-                 "expected, got %s)", fname, luaL_typename(L, a));
+      luaL_error(L, "bad argument #%d to '%s' (kjit array, or nil to receive a Lua value, "
+                 "expected, got %s)", argn, fname, luaL_typename(L, a));
     if (source == MPI_PROC_NULL) { lua_pushnil(L); lua_pushinteger(L, MPI_PROC_NULL); lua_pushinteger(L, MPI_ANY_TAG); return 3; }
     MPI_Message msg;
     LM_CHECK(L, MPI_Mprobe(source, tag, c, &msg, &st), fname);
@@ -241,7 +242,7 @@ static int impl_recv(lua_State *L, MPI_Comm c, int a) {
   lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int source = check_rank(L, a + 1);
   int tag = lua_isnoneornil(L, a + 2) ? MPI_ANY_TAG : opt_tag(L, a + 2);
-  return do_recv(L, c, a, source, tag, "recv");
+  return do_recv(L, c, a, 1, source, tag, "recv");
 }
 
 /* sendrecv(sendbuf, dest, recvbuf, source [, sendtag [, recvtag]]) */
@@ -282,7 +283,7 @@ static int impl_sendrecv(lua_State *L, MPI_Comm c, int a) {
     LM_CHECK(L, MPI_Isend(p->p, (int)p->n, MPI_BYTE, dest, stag, c, &req), "sendrecv");
   }
   int top = lua_gettop(L);   /* the send's buffer (staging or pack) stays below */
-  do_recv(L, c, a + 2, source, rtag, "sendrecv");
+  do_recv(L, c, a + 2, 3, source, rtag, "sendrecv");
   LM_CHECK(L, MPI_Wait(&req, MPI_STATUS_IGNORE), "sendrecv");
   return lua_gettop(L) - top;
 }
@@ -304,12 +305,13 @@ static int norphans, caporphans;
 static void reap(lua_State *L, int all) {
   for (int i = 0; i < norphans;) {
     int done = 0;
-    if (all) {
-      MPI_Cancel(&orphans[i].r);   /* a receive nobody sends to */
-      MPI_Wait(&orphans[i].r, MPI_STATUS_IGNORE);
+    MPI_Test(&orphans[i].r, &done, MPI_STATUS_IGNORE);
+    if (!done && all) {
+      /* the state is closing: a receive nobody sends to, or a send nobody
+      ** receives, is given up (never waited for: that could hang) */
+      MPI_Cancel(&orphans[i].r);
+      MPI_Request_free(&orphans[i].r);
       done = 1;
-    } else {
-      MPI_Test(&orphans[i].r, &done, MPI_STATUS_IGNORE);
     }
     if (done) {
       luaL_unref(L, LUA_REGISTRYINDEX, orphans[i].ref1);

@@ -180,6 +180,22 @@ for _, dt in ipairs(DTYPES) do
   end
 end
 
+-- Arrays of records travel as their bytes; they cannot be reduced
+do
+  local P = kjit.struct{ { "x", "f64" }, { "n", "i32" } }
+  local a, got = kjit.zeros(3, P), kjit.zeros(3, P)
+  for i = 1, 3 do a[i].x = r + i / 4; a[i].n = r * 10 + i end
+  mpi.sendrecv(a, right, got, left)
+  for i = 1, 3 do
+    same(got[i].x, left + i / 4, "record field x")
+    same(got[i].n, left * 10 + i, "record field n")
+  end
+  local all = kjit.zeros(3 * n, P)
+  mpi.allgather(a, all)
+  same(all[3 * n].n, (n - 1) * 10 + 3, "allgather of records")
+  raises(function() mpi.allreduce(a, "sum") end, "arrays of records cannot be reduced", "record reduce")
+end
+
 -- Integers stay exact (never through doubles): 2^53 + 1 + rank
 do
   local big = (1 << 53) + 1
