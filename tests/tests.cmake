@@ -114,3 +114,4 @@ add_test(NAME difffuzz
                  --results ${CMAKE_BINARY_DIR}/test-results/difffuzz.txt
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(difffuzz PROPERTIES ENVIRONMENT "${KJIT_TEST_ENV}" TIMEOUT 1800 COST 1000)
+include(${CMAKE_SOURCE_DIR}/tests/mpi/tests.cmake)

@@ -30,6 +30,7 @@ packages+=(valgrind libclang-rt-14-dev)   # tests/sh/test_valgrind.sh, libFuzzer
 packages+=(lua5.3)   # tests/sh/test_wrong_lua.sh: kjit refuses to load into Lua 5.3
 packages+=(libopenblas-dev)   # kjit.blas (src/libs/blas_host.c; optional at build time)
 packages+=(zip unzip)   # tests/sh/test_luarocks.sh: luarocks pack and installing a .src.rock
+packages+=(openmpi-bin libopenmpi-dev)   # kjit.mpi (src/mpi/) and its tests under mpirun
 
 missing=()
 for p in "${packages[@]}"; do

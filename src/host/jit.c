@@ -362,6 +362,24 @@ static void warn_not_parallel(lua_State *L, int objidx) {
   lua_pop(L, 1);
 }
 
+/* Load only (kd_cache_load_only; kjit_ext.h's cache_load_only, set by
+** kjit.mpi's compile_once on the ranks that must not compile): a compile
+** that finds no code in the disk cache raises instead of compiling. */
+static int cache_load_only;
+
+int kd_cache_load_only(int on) {
+  int was = __atomic_exchange_n(&cache_load_only, on != 0, __ATOMIC_ACQ_REL);
+  return was;
+}
+
+/* The message of a load-only compile that would have to compile. */
+static void load_only_error(char *buf, size_t n, const char *why) {
+  char *dir = kcache_dir();
+  snprintf(buf, n, "kjit: no compiled code for this signature in the disk cache (%s): %s",
+           dir ? dir : "no cache directory", why);
+  free(dir);
+}
+
 /* What compile_spec's driver hook (cache_typed) shares with it. */
 typedef struct CacheCtx {
   SessionBox *sb;
@@ -450,7 +468,12 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
     kc_free(code);
     free(extra);
   }
-make_module:
+  if (__atomic_load_n(&cache_load_only, __ATOMIC_ACQUIRE)) {
+    load_only_error(T->err, sizeof T->err, "the process that compiles it must use the same "
+                    "cache directory (a file system every process sees) and the same kjit build");
+    return -1;
+  }
+make_module:   /* (f:export compiles even where loading only: its bytes are the point) */
   if (new_cpu_module(cc->sb, cc->o->fastmath, T->err, sizeof T->err)) return -1;
   *C = LLVMOrcThreadSafeContextGetContext(cc->sb->ctx);
   *M = cc->sb->M;
@@ -517,6 +540,11 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   ** makes no LLVM module at all; inspect's recompiles want text, which the
   ** disk cache does not keep */
   int cached = (o->cache && !want_text) || ex;
+  if (!want_text && !o->cache && !ex && __atomic_load_n(&cache_load_only, __ATOMIC_ACQUIRE)) {
+    load_only_error(S->errmsg, sizeof S->errmsg,
+                    "the function was made without {cache = true}");
+    longjmp(jb, 1);
+  }
   CacheCtx cc = { sb, o, js, NULL, 0, NULL, 0, 0, ex != NULL };
   if (!cached && new_cpu_module(sb, S->fastmath, S->errmsg, sizeof S->errmsg)) longjmp(jb, 1);
   char entry_name[64];

@@ -9,6 +9,11 @@
 /* Registers kjit.jit and friends into the module table at the top. */
 void kd_open(lua_State *L);
 
+/* Disk cache, load only (process-wide): while on, a compile that finds no
+** code in the disk cache raises instead of compiling. Returns the old
+** setting. (kjit_ext.h's cache_load_only.) */
+int kd_cache_load_only(int on);
+
 /* ---- For the C API (capi.c) ------------------------------------------ */
 #include "common/compile.h"
 

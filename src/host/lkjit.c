@@ -20,6 +20,7 @@
 #include "host/lua_modules.h"
 #include "host/sysinfo.h"
 #include "libs/lblas.h"
+#include "host/capi_registry.h"
 #include "runtime/parallel.h"
 #include "host/options.h"
 #include "host/signature.h"
@@ -134,6 +135,7 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   lua_pushcfunction(L, l_load_llvm);
   lua_setfield(L, -2, "load_llvm");
   ksys_open(L);
+  kext_open(L);   /* the C API of extension modules (kjit_ext.h) */
   /* the Lua-written parts add their functions to the table */
   int kidx = lua_gettop(L);
   push_private_libs(L);

@@ -37,9 +37,13 @@ installed() { cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>
 # The exact listing ("-> target" for links); the targets file of the CMake
 # package is named after the build type.
 listing() {
-  local want got
-  want=$(printf '%s\n' \
+  local want got extra=()
+  # kjit.mpi, where an MPI was found (cmake/kjit_mpi.cmake)
+  [[ -f "$build/kjit/mpi.so" ]] &&
+    extra=("bin/kjit-mpirun" "lib/lua/5.4/kjit/mpi.so" "share/lua/5.4/kjit/mpi/run.lua")
+  want=$(printf '%s\n' "${extra[@]}" \
     "include/kjit.h" \
+    "include/kjit_ext.h" \
     "lib/cmake/kjit/kjitConfig.cmake" \
     "lib/cmake/kjit/kjitConfigVersion.cmake" \
     "lib/cmake/kjit/kjitTargets-BUILD.cmake" \
