@@ -27,6 +27,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include "backend/nvvm.h"
+#include "libs/libfind.h"
 
 #define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define NVPTX_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
@@ -98,16 +99,9 @@ static char *read_file(const char *path, size_t *n) {
   return buf;
 }
 
-/* CUDA_HOME, then /usr/local/cuda. */
-static const char *cuda_home(int i) {
-  const char *h = getenv("CUDA_HOME");
-  if (i == 0) return h && *h ? h : NULL;
-  return i == 1 ? "/usr/local/cuda" : NULL;
-}
-
 static void find_libdevice(void) {
   for (int i = 0; i < 2; i++) {
-    const char *h = cuda_home(i);
+    const char *h = kl_cuda_home(i);
     if (h == NULL) continue;
     snprintf(nv.libdevice_path, sizeof nv.libdevice_path, "%s/nvvm/libdevice/libdevice.10.bc", h);
     nv.libdevice = read_file(nv.libdevice_path, &nv.libdevice_size);
@@ -134,25 +128,14 @@ static void load_nvvm(void) {
 
 static void load_nvvm_lib(void) {
   find_libdevice();
-  const char *env = getenv("KJIT_LIBNVVM");
-  char path[512];
-  if (env && *env) nv.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-  else {
-    /* the loader path first, then the CUDA trees (the GPU machine keeps
-    ** libNVVM in nvvm/lib64 only) */
-    nv.lib = dlopen("libnvvm.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (nv.lib == NULL) nv.lib = dlopen("libnvvm.so", RTLD_NOW | RTLD_LOCAL);
-    static const char *const sub[] = { "nvvm/lib64/libnvvm.so.4", "nvvm/lib64/libnvvm.so",
-                                       "lib64/libnvvm.so.4", "lib/libnvvm.so.4" };
-    for (int i = 0; nv.lib == NULL && i < 2; i++) {
-      const char *h = cuda_home(i);
-      for (size_t k = 0; h && nv.lib == NULL && k < sizeof sub / sizeof sub[0]; k++) {
-        snprintf(path, sizeof path, "%s/%s", h, sub[k]);
-        nv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-      }
-    }
-  }
-  if (nv.lib == NULL) { nv.why = "libNVVM not found (set CUDA_HOME or KJIT_LIBNVVM)"; return; }
+  /* the loader path first, then the CUDA trees (the GPU machine keeps
+  ** libNVVM in nvvm/lib64 only), then pip's wheels (libs/libfind.c) */
+  static const char *const sonames[] = { "libnvvm.so.4", "libnvvm.so", NULL };
+  static const char *const subdirs[] = { "nvvm/lib64", "lib64", "lib", NULL };
+  static const kl_spec spec = { "libNVVM", "KJIT_LIBNVVM", sonames, subdirs };
+  static char why[384];
+  nv.lib = kl_open(&spec, NULL, 0, why, sizeof why);
+  if (nv.lib == NULL) { nv.why = why; return; }
 #define SYM(field, name) nv.field = (void *)dlsym(nv.lib, name)
   SYM(create, "nvvmCreateProgram");
   SYM(destroy, "nvvmDestroyProgram");
