@@ -29,6 +29,7 @@ packages=(lua5.4 liblua5.4-dev llvm-14-dev clang-14 cmake pkg-config luarocks
 packages+=(valgrind libclang-rt-14-dev)   # tests/sh/test_valgrind.sh, libFuzzer (tests/fuzz)
 packages+=(lua5.3)   # tests/sh/test_wrong_lua.sh: kjit refuses to load into Lua 5.3
 packages+=(zip unzip)   # tests/sh/test_luarocks.sh: luarocks pack and installing a .src.rock
+packages+=(libfftw3-dev)   # kjit.fft (src/libs/fft_host.c; optional, found by cmake/fftw.cmake)
 
 missing=()
 for p in "${packages[@]}"; do
