@@ -82,9 +82,18 @@ static void load(void) {
   cf.GetVersion(&v);
   snprintf(backend, sizeof backend, "cuFFT %d.%d.%d (%s)", v / 1000, v / 100 % 10, v % 100, path);
   loaded = 1;
+}
+
+/* The driver's cuMemcpy2DAsync_v2, once cudadrv.c has loaded the driver
+** (RTLD_NOLOAD: the same library, never a second one). */
+static void find_memcpy2d(void) {
+  if (memcpy2d) return;
   const char *drvpath = getenv("KJIT_LIBCUDA");
   void *d = dlopen(drvpath && *drvpath ? drvpath : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (d) *(void **)&memcpy2d = dlsym(d, "cuMemcpy2DAsync_v2");
+  if (d) {
+    *(void **)&memcpy2d = dlsym(d, "cuMemcpy2DAsync_v2");
+    dlclose(d);   /* drops the reference NOLOAD added; cudadrv.c keeps its own */
+  }
 }
 
 int kcufft_available(const char **w) {
@@ -264,6 +273,7 @@ static void copy2d(lua_State *L, KCuDevPtr dst, size_t dpitch, KCuDevPtr src, si
                    size_t width, size_t height, KCuStream st, const char *what) {
   CopyDesc c;
   if (width == 0 || height == 0) return;
+  find_memcpy2d();
   if (memcpy2d == NULL)
     luaL_error(L, "%s: the CUDA driver has no cuMemcpy2DAsync_v2 (needed by the n and s "
                "options and by irfft)", what);

@@ -219,8 +219,8 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
   }
   for (int k = 0; k < naxes; k++)
     if (len[k] < 1)
-      luaL_error(L, "%s: a transform of length %lld along axis %d (give n%s)", what,
-                 (long long)len[k], axes[k] + 1, which == W_IRFFT ? ", the output's length" : "");
+      luaL_error(L, "%s: a transform of length %I along axis %d (give n%s)", what,
+                 (lua_Integer)len[k], axes[k] + 1, which == W_IRFFT ? ", the output's length" : "");
   /* the descriptor */
   KFftDesc *d = &p->d;
   memset(d, 0, sizeof *d);   /* compared bytewise (plan caches) */
@@ -312,11 +312,11 @@ static void run(lua_State *L, Plan *p, int xi, int oi, int si, const char *what)
   Arr x, o;
   char a[96], b[96];
   int top = lua_gettop(L);
-  get_arr(L, xi, p->gpu, what, "argument #1", &x);
   if (p->gpu && ((kcu_sim_mode() != 0) != p->sim || (!p->sim && kcu_device() != p->device)))
     luaL_error(L, "%s: this plan was made %s and cannot be used %s", what,
                p->sim ? "in simulator mode" : "for a device",
                p->sim ? "with the simulator off" : "on another device or in simulator mode");
+  get_arr(L, xi, p->gpu, what, "argument #1", &x);
   int same = x.dtype == p->dtype && x.ndim == p->in_ndim;
   for (int k = 0; same && k < x.ndim; k++) same = x.shape[k] == p->in_shape[k];
   if (!same) {
@@ -350,7 +350,12 @@ static void run(lua_State *L, Plan *p, int xi, int oi, int si, const char *what)
   }
   int res = lua_gettop(L);
   int64_t nout = count(p->out_ndim, p->out_shape);
-  if (nout == 0) { lua_settop(L, res); lua_replace(L, top + 1); lua_settop(L, top + 1); return; }
+  if (nout == 0) {
+    lua_pushvalue(L, res);
+    lua_replace(L, top + 1);
+    lua_settop(L, top + 1);
+    return;
+  }
   /* the input, through a scratch copy if needed */
   char *in = x.ptr;
   size_t es = (size_t)kb_dtype_bytes(p->dtype);

@@ -177,7 +177,10 @@ static int dtod(KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s) {
   if (fn == NULL) {
     const char *p = getenv("KJIT_LIBCUDA");
     void *h = dlopen(p && *p ? p : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (h) *(void **)&fn = dlsym(h, "cuMemcpyDtoDAsync_v2");
+    if (h) {
+      *(void **)&fn = dlsym(h, "cuMemcpyDtoDAsync_v2");
+      dlclose(h);   /* cudadrv.c keeps the driver loaded */
+    }
     if (fn == NULL) return -1;
   }
   return fn(dst, src, n, s);
