@@ -1,4 +1,5 @@
--- bench/fft.lua: kjit.fft against FFTW called from C (bench/c/fft.c) and
+-- bench/fft.lua: kjit.fft against FFTW called from C (bench/c/fft.c), NumPy
+-- (bench/fft_numpy.py, when python3 has numpy) and
 -- against a direct DFT compiled by kjit.jit; kjit.cuda.fft against the same
 -- transforms when a GPU is there (else it says so).
 --
@@ -9,7 +10,8 @@
 -- (fft.fft(x): argument checks, a plan-cache lookup and a new result array
 -- each time) and a kept plan into a kept array (p:exec(x, out)), which is
 -- what the C peer does (fftw_execute on a plan made once with
--- FFTW_ESTIMATE, kjit.fft's planner flag). Run it on an idle machine.
+-- FFTW_ESTIMATE, kjit.fft's default planner flag); then both with
+-- FFTW_MEASURE (kjit: planner = "measure"). Run it on an idle machine.
 local build = arg[1] or "build"
 package.cpath = build .. "/?.so;" .. package.cpath
 local kjit = require "kjit"
@@ -32,19 +34,34 @@ end
 
 -- the C peer
 local cfile, exe = "bench/c/fft.c", os.tmpname()
-local peer = {}
+local peer, peer_m = {}, {}
 local ok = os.execute(string.format("cc -O2 %s -lfftw3 -lfftw3f -lm -o %s 2>/dev/null", cfile, exe))
 if ok then
-  local p = io.popen(exe)
-  for line in p:lines() do
-    local name, us = line:match("^(.-)\t([%d.]+)$")
-    if name then peer[name] = tonumber(us) end
+  for _, run in ipairs { { peer, "" }, { peer_m, " measure" } } do
+    local p = io.popen(exe .. run[2])
+    for line in p:lines() do
+      local name, us = line:match("^(.-)\t([%d.]+)$")
+      if name then run[1][name] = tonumber(us) end
+    end
+    p:close()
   end
-  p:close()
 else
   print("(no C peer: cc with FFTW's headers and libraries failed; install libfftw3-dev)")
 end
 os.remove(exe)
+
+-- NumPy (numpy.fft; NumPy 2 computes f32 transforms in f32), when python3
+-- has it
+local numpy = {}
+do
+  local p = io.popen("python3 bench/fft_numpy.py 2>/dev/null")
+  for line in p:lines() do
+    local name, us = line:match("^(.-)\t([%d.]+)$")
+    if name then numpy[name] = tonumber(us) end
+  end
+  p:close()
+  if not next(numpy) then print("(no NumPy peer: python3 with numpy not found)") end
+end
 
 local function signal(shape, dtype)
   local a = kjit.empty(shape, dtype)
@@ -82,8 +99,10 @@ local cases = {
 
 print(string.format("kjit %s, %s; FFTW from C: %s", kjit.version, fft.backend(),
   next(peer) and "bench/c/fft.c" or "none"))
-print(string.format("%-20s %12s %12s %12s %8s %8s %14s", "transform", "fft.fft(x)", "p:exec(x,o)",
-  "C FFTW", "call/C", "exec/C", "direct DFT"))
+print("microseconds per transform (ratios: kjit's time over the peer's)")
+print(string.format("%-20s %10s %10s %10s %7s %7s | %10s %10s %7s | %9s %7s | %s", "transform",
+  "fft.fft(x)", "p:exec", "C FFTW", "call/C", "exec/C", "exec meas.", "C measure", "ratio",
+  "NumPy", "call/np", "direct DFT (kjit.jit)"))
 for _, c in ipairs(cases) do
   local name, fname, shape, dt = c[1], c[2], c[3], c[4]
   local x = signal(shape, dt)
@@ -100,9 +119,13 @@ for _, c in ipairs(cases) do
     local d = median_us(function() dft(flat, y, n) end)
     dtext = string.format("%9.1f (%.0fx)", d, d / ex)
   end
-  print(string.format("%-20s %12.2f %12.2f %12s %8s %8s %14s", name, one, ex,
-    cus and string.format("%.2f", cus) or "-", cus and string.format("%.2f", one / cus) or "-",
-    cus and string.format("%.2f", ex / cus) or "-", dtext))
+  local pm = fft.plan(fname, x, { planner = "measure" })
+  local exm = median_us(function() pm:exec(x, out) end)
+  local np, cm = numpy[name], peer_m[name]
+  local function r(a, b) return b and string.format("%.2f", a / b) or "-" end
+  local function v(a) return a and string.format("%.2f", a) or "-" end
+  print(string.format("%-20s %10.2f %10.2f %10s %7s %7s | %10.2f %10s %7s | %9s %7s | %s", name,
+    one, ex, v(cus), r(one, cus), r(ex, cus), exm, v(cm), r(exm, cm), v(np), r(one, np), dtext))
 end
 
 local gpu, why = cuda.is_available()

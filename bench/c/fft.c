@@ -4,7 +4,9 @@
 ** kjit.fft does) and prints "name microseconds-per-transform", the median
 ** of 5 batches of at least 0.2 s of process CPU time (the machine may be
 ** busy) of fftw_execute into a preallocated output.
-**   cc -O2 bench/c/fft.c -lfftw3 -lfftw3f -lm -o fft_c && ./fft_c
+** With the argument "measure", plans with FFTW_MEASURE instead (kjit.fft's
+** planner = "measure").
+**   cc -O2 bench/c/fft.c -lfftw3 -lfftw3f -lm -o fft_c && ./fft_c [measure]
 */
 #define _GNU_SOURCE
 #include <fftw3.h>
@@ -37,7 +39,8 @@ static int cmp(const void *a, const void *b) {
 typedef struct Case { const char *name; int kind, dbl, rank; int n[2]; } Case;
 enum { C2C, R2C };
 
-int main(void) {
+int main(int argc, char **argv) {
+  unsigned flags = argc > 1 && strcmp(argv[1], "measure") == 0 ? FFTW_MEASURE : FFTW_ESTIMATE;
   static const Case cases[] = {
     { "fft f64 n=64", C2C, 1, 1, { 64 } }, { "fft f64 n=1024", C2C, 1, 1, { 1024 } },
     { "fft f64 n=65536", C2C, 1, 1, { 65536 } }, { "fft f64 n=1048576", C2C, 1, 1, { 1048576 } },
@@ -49,16 +52,17 @@ int main(void) {
     size_t n = (size_t)k->n[0] * (k->rank > 1 ? (size_t)k->n[1] : 1);
     size_t es = k->dbl ? 8 : 4;
     char *in = alloc(2 * n * es), *out = alloc(2 * n * es);
+    void *p;
+    if (k->dbl)
+      p = k->kind == R2C ? (void *)fftw_plan_dft_r2c(k->rank, k->n, (double *)in, (fftw_complex *)out, flags)
+                         : (void *)fftw_plan_dft(k->rank, k->n, (fftw_complex *)in, (fftw_complex *)out, FFTW_FORWARD, flags);
+    else
+      p = fftwf_plan_dft(k->rank, k->n, (fftwf_complex *)in, (fftwf_complex *)out, FFTW_FORWARD, flags);
+    /* the signal, written after planning (FFTW_MEASURE overwrites the arrays) */
     for (size_t i = 0; i < 2 * n; i++) {
       double v = (double)((i * 7919) % 1000) / 1000.0;
       if (k->dbl) ((double *)in)[i] = v; else ((float *)in)[i] = (float)v;
     }
-    void *p;
-    if (k->dbl)
-      p = k->kind == R2C ? (void *)fftw_plan_dft_r2c(k->rank, k->n, (double *)in, (fftw_complex *)out, FFTW_ESTIMATE)
-                         : (void *)fftw_plan_dft(k->rank, k->n, (fftw_complex *)in, (fftw_complex *)out, FFTW_FORWARD, FFTW_ESTIMATE);
-    else
-      p = fftwf_plan_dft(k->rank, k->n, (fftwf_complex *)in, (fftwf_complex *)out, FFTW_FORWARD, FFTW_ESTIMATE);
     double t[5];
     for (int b = 0; b < 5; b++) {
       long reps = 0;

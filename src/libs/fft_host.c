@@ -5,7 +5,9 @@
 ** every other axis a howmany dim, each with its own stride, so any set of
 ** axes of a C-contiguous array is one plan and one pass (no transposes).
 **
-** Plans are made with FFTW_ESTIMATE, which never touches the arrays, and are
+** Plans are made with FFTW_ESTIMATE by default, which never touches the
+** arrays (FFTW_MEASURE and FFTW_PATIENT, asked for with the planner option,
+** time candidate plans on scratch arrays of the same alignment), and are
 ** cached for the process by (descriptor, precision, FFTW's alignment of
 ** both pointers): a cached plan then runs on new arrays through
 ** fftw_execute_dft & co. (FFTW's "new-array execute", which needs the same
@@ -21,6 +23,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "libs/fft_host.h"
 
@@ -96,10 +99,21 @@ static void geometry(const KFftDesc *d, fftw_iodim64 *dims, int *rank,
   }
 }
 
+/* Bytes of each side of d, in reals of its precision. */
+static void side_bytes(const KFftDesc *d, size_t *ib, size_t *ob) {
+  int64_t in[3], out[3];
+  size_t es = d->dbl ? 8 : 4, ni = 1, no = 1;
+  kfft_sides(d, in, out);
+  for (int k = 0; k < d->rank; k++) { ni *= (size_t)in[k]; no *= (size_t)out[k]; }
+  *ib = ni * es * (d->kind == KFFT_R2C ? 1 : 2);
+  *ob = no * es * (d->kind == KFFT_C2R ? 1 : 2);
+}
+
 static void *make(const KFftDesc *d, void *in, void *out) {
   fftw_iodim64 dims[3], loops[3];
   int rank, hm;
-  unsigned flags = FFTW_ESTIMATE;
+  static const unsigned efforts[] = { FFTW_ESTIMATE, FFTW_MEASURE, FFTW_PATIENT };
+  unsigned flags = efforts[d->effort];
   geometry(d, dims, &rank, loops, &hm);
   if (d->dbl) {
     switch (d->kind) {
@@ -149,7 +163,17 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
     for (k = 0; k < n; k++)
       if (same(&cache[k], d, ai, ao)) { p = cache[k].plan; break; }
     if (p == NULL) {
-      p = make(d, in, out);
+      if (d->effort == 0) {
+        p = make(d, in, out);
+      } else {   /* the planner writes its arrays: scratch ones, same alignment */
+        size_t ib, ob;
+        side_bytes(d, &ib, &ob);
+        char *si = aligned_alloc(64, (ib + 64 + 63) / 64 * 64);
+        char *so = aligned_alloc(64, (ob + 64 + 63) / 64 * 64);
+        if (si && so) p = make(d, si + ((uintptr_t)in & 63), so + ((uintptr_t)out & 63));
+        free(si);
+        free(so);
+      }
       if (p && n < CACHE_MAX) {
         cache[n].d = *d;
         cache[n].align_in = ai;

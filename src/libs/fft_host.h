@@ -26,6 +26,8 @@ typedef struct KFftDesc {
                         n[axis]/2 + 1 there) */
   int naxes;         /* transformed axes: 1..rank (r2c, c2r: 1) */
   int axes[3];       /* 0-based, increasing */
+  int effort;        /* FFTW's planner: 0 FFTW_ESTIMATE, 1 FFTW_MEASURE,
+                        2 FFTW_PATIENT (cuFFT ignores it) */
 } KFftDesc;
 
 /* The element shapes of the input and output of d (complex elements on a
@@ -37,9 +39,10 @@ int kfft_host_available(const char **why);
 
 /* Runs d on host memory, out of place (in and out must not overlap). A c2r
 ** transform may overwrite its input. Plans are made once per transform,
-** alignment and precision (FFTW_ESTIMATE, cached for the process; the
-** planner runs under a lock, execution does not). Returns 0, or -1 with a
-** message in err. */
+** alignment and precision (with d->effort's planner flag; cached for the
+** process; the planner runs under a lock, execution does not; FFTW_MEASURE
+** and FFTW_PATIENT plan on scratch arrays, never on in and out). Returns 0,
+** or -1 with a message in err. */
 int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t errn);
 
 /* x[0..count) *= s, reals of the precision dbl. */

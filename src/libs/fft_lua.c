@@ -9,7 +9,8 @@
 **         n (1-D: length the input is cut or zero-padded to; irfft: the
 **         output's length, default 2*(m-1)), s (fft2, fftn: one n per axis),
 **         norm ("backward" default, "ortho", "forward": as NumPy),
-**         out (the result array), stream (kjit.cuda.fft).
+**         out (the result array), stream (kjit.cuda.fft), planner
+**         (FFTW's effort: "estimate" default, "measure", "patient").
 **   plan(name, x [, opts]) -> p; p:exec(x [, out [, stream]])
 **   backend() -> the library in use, as text
 **
@@ -265,6 +266,20 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
     }
     lua_pop(L, 1);
   }
+  if (opts) {   /* FFTW's planner effort */
+    static const char *const efforts[] = { "estimate", "measure", "patient", NULL };
+    lua_getfield(L, opts, "planner");
+    if (!lua_isnil(L, -1)) {
+      const char *s = lua_tostring(L, -1);
+      int e;
+      for (e = 0; s && efforts[e] && strcmp(efforts[e], s) != 0; e++) {}
+      if (s == NULL || efforts[e] == NULL)
+        luaL_error(L, "%s: option planner: \"estimate\", \"measure\" or \"patient\" expected, "
+                   "got %s", what, s ? s : luaL_typename(L, -1));
+      d->effort = e;
+    }
+    lua_pop(L, 1);
+  }
   int inverse = d->kind == KFFT_INV || d->kind == KFFT_C2R;
   p->scale = norm == 1 ? 1 / sqrt(N) : (norm == 2) != inverse ? 1 / N : 1;
   if (gpu) {
@@ -409,6 +424,7 @@ static KCufft *cached_cufft(lua_State *L, Plan *p, const char *what) {
   struct { KFftDesc d; int device; } key;
   memset(&key, 0, sizeof key);
   key.d = p->d;
+  key.d.effort = 0;   /* FFTW's alone */
   key.device = p->device;
   int top = lua_gettop(L);
   if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) != LUA_TTABLE) {

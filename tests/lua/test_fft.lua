@@ -307,6 +307,25 @@ each_place("out= and explicit plans", function(P)
   near(pr.scale, 1 / 9, 1e-15, "irfft plan scale")
 end)
 
+each_place("planner = \"measure\": plans on scratch arrays, same results", function(P)
+  for _, dt in ipairs { "f64", "f32" } do
+    local x = random_array({ 6, 10, 2 }, dt)
+    local keep = x:copy()
+    local want = to_complex(P.get(P.lib.fft2(P.put(x))))
+    local dx = P.put(x)
+    local o = P.put(kjit.zeros({ 6, 10, 2 }, dt))
+    P.lib.fft2(dx, { planner = "measure", out = o })
+    check_complex(P.get(o), want, 60, dt, "measure")
+    local p = P.lib.plan("fft2", dx, { planner = "patient" })
+    check_complex(P.get(p:exec(dx)), want, 60, dt, "patient")
+    local back = P.get(dx):reshape({ x.size })
+    local k = keep:reshape({ x.size })
+    for i = 1, x.size do eq(back[i], k[i], "input untouched by the planner") end
+  end
+  raises("option planner: \"estimate\", \"measure\" or \"patient\" expected, got exhaustive",
+    function() P.lib.fft(P.put(kjit.zeros({ 4, 2 })), { planner = "exhaustive" }) end)
+end)
+
 each_place("empty batches and length-1 transforms", function(P)
   local z = P.get(P.lib.fft(P.put(kjit.zeros({ 0, 4, 2 })), { axis = 2 }))
   shape_eq(z.shape, { 0, 4, 2 }, "empty batch")
