@@ -464,8 +464,7 @@ static KCufft *cached_cufft(lua_State *L, Plan *p, const char *what) {
 /* p:exec(x [, out [, stream]]) */
 static int plan_exec(lua_State *L) {
   Plan *p = luaL_checkudata(L, 1, PLAN_MT);
-  char what[48];
-  snprintf(what, sizeof what, "kjit.%sfft.plan:exec", p->gpu ? "cuda." : "");
+  const char *what = p->gpu ? "kjit.cuda.fft.plan:exec" : "kjit.fft.plan:exec";
   lua_settop(L, 4);   /* the plan stays at 1: referenced while it runs */
   run(L, p, 2, lua_isnil(L, 3) ? 0 : 3, lua_isnil(L, 4) ? 0 : 4, what);
   return 1;
@@ -505,9 +504,14 @@ static int opts_at(lua_State *L, int idx, const char *what) {
 }
 
 static int call(lua_State *L, int which, int gpu) {
-  char what[48];
+  /* the call's name for messages (static: no formatting on every call) */
+  static const char *const names[2][6] = {
+    { "kjit.fft.fft", "kjit.fft.ifft", "kjit.fft.rfft", "kjit.fft.irfft", "kjit.fft.fft2",
+      "kjit.fft.fftn" },
+    { "kjit.cuda.fft.fft", "kjit.cuda.fft.ifft", "kjit.cuda.fft.rfft", "kjit.cuda.fft.irfft",
+      "kjit.cuda.fft.fft2", "kjit.cuda.fft.fftn" } };
+  const char *what = names[gpu][which];
   Plan p;
-  snprintf(what, sizeof what, "kjit.%sfft.%s", gpu ? "cuda." : "", wnames[which]);
   lua_settop(L, 2);
   int opts = opts_at(L, 2, what);
   build(L, &p, which, gpu, 1, opts, what);

@@ -36,7 +36,6 @@
 #define GEN_MT "kjit.random.generator"
 
 static const char *const kinds[] = { "philox", "xorwow", "mrg32k3a", "sobol32", NULL };
-static const char *const draws[] = { "bits", "uniform", "normal", "lognormal", "poisson" };
 
 typedef struct Gen {
   int gpu, sim, device;   /* gpu: made by kjit.cuda.random (sim: in the simulator) */
@@ -188,8 +187,14 @@ static int dtod(KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s) {
 
 static int draw(lua_State *L, int which) {
   Gen *g = check_gen(L);
-  char what[64];
-  snprintf(what, sizeof what, "kjit.%srandom.generator:%s", g->gpu ? "cuda." : "", draws[which]);
+  static const char *const names[2][5] = {
+    { "kjit.random.generator:bits", "kjit.random.generator:uniform",
+      "kjit.random.generator:normal", "kjit.random.generator:lognormal",
+      "kjit.random.generator:poisson" },
+    { "kjit.cuda.random.generator:bits", "kjit.cuda.random.generator:uniform",
+      "kjit.cuda.random.generator:normal", "kjit.cuda.random.generator:lognormal",
+      "kjit.cuda.random.generator:poisson" } };
+  const char *what = names[g->gpu][which];
   char *ptr;
   kjit_dtype t;
   int64_t n;
