@@ -397,6 +397,43 @@ test("kjit.cuda.fft without a GPU or the simulator is a clear error", function()
   cuda.simulate(prev)
 end)
 
+test("GPU: cuFFT against FFTW (runs where a GPU is)", function()
+  local prev = cuda.simulate(false)
+  local ok, why = cuda.is_available()
+  if not ok then cuda.simulate(prev); skip("no GPU: " .. tostring(why)) end
+  if not have_fftw then cuda.simulate(prev); skip("no FFTW") end
+  local s = cuda.stream()
+  for _, dt in ipairs { "f64", "f32" } do
+    local x = random_array({ 6, 8, 10, 2 }, dt)
+    for _, c in ipairs {
+      { "fft", {} }, { "ifft", {} }, { "fft", { axis = 2, norm = "ortho" } }, { "fft2", {} },
+      { "fftn", {} }, { "fftn", { axes = { 1, 3 }, inverse = true } }, { "fft", { n = 13 } },
+      { "fftn", { axes = { 2, 3 }, s = { 5, 12 } } },
+    } do
+      local want = fft[c[1]](x, c[2])
+      local o = {}
+      for k, v in pairs(c[2]) do o[k] = v end
+      o.stream = s
+      local got = cuda.fft[c[1]](cuda.to_device(x), o):copy_to_host(nil, s)
+      s:synchronize()
+      shape_eq(got.shape, want.shape, c[1] .. " shape")
+      check_complex(got, to_complex(want), 480, dt, "GPU " .. dt .. " " .. c[1])
+    end
+    local r = random_array({ 6, 10 }, dt)
+    for _, ax in ipairs { 1, 2 } do
+      local X = fft.rfft(r, { axis = ax })
+      check_complex(cuda.fft.rfft(cuda.to_device(r), { axis = ax }):copy_to_host(), to_complex(X), 10, dt, "GPU rfft")
+      local want = fft.irfft(X, { axis = ax, n = r.shape[ax] })
+      local got = cuda.fft.irfft(cuda.to_device(X), { axis = ax, n = r.shape[ax] }):copy_to_host()
+      local t = {}
+      local wf = want:reshape({ want.size })
+      for i = 1, want.size do t[i] = wf[i] end
+      check_real(got, t, 10, dt, "GPU irfft")
+    end
+  end
+  cuda.simulate(prev)
+end)
+
 -- the cuFFT path: a child process with the mock driver and the mock cuFFT
 local MOCK, MOCKFFT = MODDIR .. "/libmockcuda.so", MODDIR .. "/libmockcufft.so"
 local function file_exists(p) local f = io.open(p) if f then f:close() return true end return false end

@@ -212,6 +212,30 @@ test("errors name the call and the user's line", function()
   cuda.simulate(prev)
 end)
 
+test("GPU: the device generators give the host generators' numbers (runs where a GPU is)", function()
+  local prev = cuda.simulate(false)
+  local ok, why = cuda.is_available()
+  if not ok then cuda.simulate(prev); skip("no GPU: " .. tostring(why)) end
+  if not have_curand then cuda.simulate(prev); skip("no libcurand") end
+  for _, k in ipairs { "philox", "xorwow", "mrg32k3a", "sobol32" } do
+    local opts = { kind = k, seed = 77, offset = 3 }
+    local h = random.generator(opts)
+    local d = cuda.random.generator(opts)
+    eq(d.backend, "cuRAND (device)", "backend")
+    for _, n in ipairs { 1000, 65536 * 4 + 10 } do
+      local a, b = h:bits(kjit.zeros(n, "u32")), d:bits(cuda.device_array(n, "u32")):copy_to_host()
+      for i = 1, n do if a[i] ~= b[i] then eq(b[i], a[i], k .. " bits " .. i) end end
+      a, b = h:uniform(kjit.zeros(n, "f32")), d:uniform(cuda.device_array(n, "f32")):copy_to_host()
+      for i = 1, n do if a[i] ~= b[i] then eq(b[i], a[i], k .. " uniform " .. i) end end
+      a, b = h:normal(kjit.zeros(n, "f32")), d:normal(cuda.device_array(n, "f32")):copy_to_host()
+      local err = 0
+      for i = 1, n do err = math.max(err, math.abs(a[i] - b[i])) end
+      truthy(err <= 1e-5, k .. " normals within 1e-5: " .. err)
+    end
+  end
+  cuda.simulate(prev)
+end)
+
 local MOCK = MODDIR .. "/libmockcuda.so"
 local function file_exists(p) local f = io.open(p) if f then f:close() return true end return false end
 local function child(suite, env, need_curand)
