@@ -450,7 +450,7 @@ local function child(suite, env)
     if out:find(" 0 passed") then error("child ran nothing:\n" .. out, 0) end
   end)
 end
-child("main", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = MOCKFFT, MOCK_CUFFT_REPORT = os.tmpname() })
+child("main", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = MOCKFFT })
 child("execfail", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = MOCKFFT, MOCK_CUFFT_FAIL = "exec" })
 child("missing", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = "/nonexistent/libcufft.so.12" })
 
