@@ -115,3 +115,15 @@ add_test(NAME difffuzz
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(difffuzz PROPERTIES ENVIRONMENT "${KJIT_TEST_ENV}" TIMEOUT 1800 COST 1000)
 include(${CMAKE_SOURCE_DIR}/tests/mpi/tests.cmake)
+
+# A fake cuFFT over the fake driver's memory (libmockcufft.so): a direct DFT
+# over cuFFT's advanced layout, so tests/lua/test_fft.lua checks how
+# kjit.cuda.fft maps a transform onto cuFFT plans without a GPU.
+add_library(mockcufft SHARED ${CMAKE_SOURCE_DIR}/tests/c/mock_libcufft.c)
+target_compile_options(mockcufft PRIVATE -Wall -Wextra)
+target_link_libraries(mockcufft PRIVATE m)
+set_target_properties(mockcufft PROPERTIES C_VISIBILITY_PRESET hidden)
+if(KJIT_SANITIZE)
+  target_compile_options(mockcufft PRIVATE ${KJIT_SAN_FLAGS})
+  target_link_options(mockcufft PRIVATE ${KJIT_SAN_FLAGS})
+endif()

@@ -31,6 +31,7 @@ packages+=(lua5.3)   # tests/sh/test_wrong_lua.sh: kjit refuses to load into Lua
 packages+=(libopenblas-dev)   # kjit.blas (src/libs/blas_host.c; optional at build time)
 packages+=(zip unzip)   # tests/sh/test_luarocks.sh: luarocks pack and installing a .src.rock
 packages+=(openmpi-bin libopenmpi-dev)   # kjit.mpi (src/mpi/) and its tests under mpirun
+packages+=(libfftw3-dev)   # kjit.fft (src/libs/fft_host.c; optional, found by cmake/fftw.cmake)
 
 missing=()
 for p in "${packages[@]}"; do

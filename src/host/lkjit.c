@@ -26,6 +26,7 @@
 #include "host/signature.h"
 #include "backend/llvm_load.h"
 #include "common/clock.h"
+#include "libs/libs.h"
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -128,6 +129,8 @@ KJIT_API int luaopen_kjit(lua_State *L) {
   kp_open(L);
   lua_newtable(L); kcu_open(L); kk_open(L); lua_setfield(L, -2, "cuda");
   kbl_open(L);   /* kjit.blas, kjit.cuda.blas */
+  klib_fft_open(L);    /* kjit.fft, kjit.cuda.fft */
+  klib_rand_open(L);   /* kjit.random, kjit.cuda.random */
   lua_pushliteral(L, KJIT_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushliteral(L, KJIT_LLVM_VERSION);

@@ -345,6 +345,54 @@ API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s)
   return dtoh(dst, src, n, s);
 }
 
+/* Device-to-device copies (kjit.cuda.fft's resizing, kjit.cuda.random's odd
+** counts): both ranges inside live allocations of the current device. */
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
+  Alloc *a, *b;
+  ENTER("cuMemcpyDtoDAsync_v2", E_INVALID_VALUE);
+  NEED_CTX();
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  pthread_mutex_lock(&mu);
+  a = find(dst, n);
+  b = find(src, n);
+  if (a && b) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a && b ? OK : E_INVALID_VALUE;
+}
+
+typedef struct {   /* CUDA_MEMCPY2D */
+  size_t srcXInBytes, srcY; int srcMemoryType; const void *srcHost;
+  CUdeviceptr srcDevice; void *srcArray; size_t srcPitch;
+  size_t dstXInBytes, dstY; int dstMemoryType; void *dstHost;
+  CUdeviceptr dstDevice; void *dstArray; size_t dstPitch;
+  size_t WidthInBytes, Height;
+} Copy2D;
+
+/* Device to device only (memory type 2), as kjit uses it. */
+API CUresult cuMemcpy2DAsync_v2(const Copy2D *c, void *s) {
+  ENTER("cuMemcpy2DAsync_v2", E_INVALID_VALUE);
+  NEED_CTX();
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (c->srcMemoryType != 2 || c->dstMemoryType != 2 || c->WidthInBytes > c->srcPitch ||
+      c->WidthInBytes > c->dstPitch)
+    return E_INVALID_VALUE;
+  if (c->Height == 0 || c->WidthInBytes == 0) return OK;
+  CUdeviceptr src = c->srcDevice + c->srcY * c->srcPitch + c->srcXInBytes;
+  CUdeviceptr dst = c->dstDevice + c->dstY * c->dstPitch + c->dstXInBytes;
+  size_t sspan = (c->Height - 1) * c->srcPitch + c->WidthInBytes;
+  size_t dspan = (c->Height - 1) * c->dstPitch + c->WidthInBytes;
+  pthread_mutex_lock(&mu);
+  int ok = find(src, sspan) && find(dst, dspan);
+  if (ok)
+    for (size_t r = 0; r < c->Height; r++)
+      memmove((void *)(uintptr_t)(dst + r * c->dstPitch),
+              (const void *)(uintptr_t)(src + r * c->srcPitch), c->WidthInBytes);
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return ok ? OK : E_INVALID_VALUE;
+}
+
 /* ------------------------------------------------------------------ */
 /* streams and events                                                  */
 /* ------------------------------------------------------------------ */

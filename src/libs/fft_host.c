@@ -1,0 +1,202 @@
+/*
+** fft_host.c: KFftDesc (fft_host.h) executed with FFTW 3 on host memory.
+**
+** One FFTW "guru64" plan per transform: the transformed axes are its dims,
+** every other axis a howmany dim, each with its own stride, so any set of
+** axes of a C-contiguous array is one plan and one pass (no transposes).
+**
+** Plans are made with FFTW_ESTIMATE by default, which never touches the
+** arrays (FFTW_MEASURE and FFTW_PATIENT, asked for with the planner option,
+** time candidate plans on scratch arrays of the same alignment), and are
+** cached for the process by (descriptor, precision, FFTW's alignment of
+** both pointers): a cached plan then runs on new arrays through
+** fftw_execute_dft & co. (FFTW's "new-array execute", which needs the same
+** alignment, and out of place like the plan). FFTW's planner is not
+** thread-safe, so planning (and nothing else) holds plan_mu; the cache only
+** grows (up to CACHE_MAX plans; after that a plan is made, used and
+** destroyed per call), so a plan found in it stays valid without a lock.
+**
+** Built without FFTW (cmake/fftw.cmake did not find it), every call
+** reports what to install.
+*/
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "libs/fft_host.h"
+
+void kfft_sides(const KFftDesc *d, int64_t in[3], int64_t out[3]) {
+  for (int k = 0; k < 3; k++) in[k] = out[k] = k < d->rank ? d->n[k] : 1;
+  if (d->kind == KFFT_R2C) out[d->axes[0]] = d->n[d->axes[0]] / 2 + 1;
+  if (d->kind == KFFT_C2R) in[d->axes[0]] = d->n[d->axes[0]] / 2 + 1;
+}
+
+void kfft_host_scale(void *x, int64_t count, int dbl, double s) {
+  if (dbl) { double *p = x; for (int64_t i = 0; i < count; i++) p[i] *= s; }
+  else { float *p = x; float f = (float)s; for (int64_t i = 0; i < count; i++) p[i] *= f; }
+}
+
+#ifndef KJIT_HAVE_FFTW
+
+int kfft_host_available(const char **why) {
+  if (why) *why = "kjit was built without FFTW (install it: Debian/Ubuntu "
+                  "sudo apt-get install libfftw3-dev, then rebuild kjit)";
+  return 0;
+}
+
+int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t errn) {
+  const char *why;
+  (void)d; (void)in; (void)out;
+  kfft_host_available(&why);
+  snprintf(err, errn, "%s", why);
+  return -1;
+}
+
+#else
+#include <fftw3.h>
+
+#define CACHE_MAX 256
+
+typedef struct Entry {
+  KFftDesc d;
+  int align_in, align_out;
+  void *plan;          /* fftw_plan or fftwf_plan */
+} Entry;
+
+static pthread_mutex_t plan_mu = PTHREAD_MUTEX_INITIALIZER;
+static Entry cache[CACHE_MAX];
+static _Atomic int ncache;     /* entries [0, ncache) are complete */
+
+int kfft_host_available(const char **why) {
+  (void)why;
+  return 1;
+}
+
+static int same(const Entry *e, const KFftDesc *d, int ai, int ao) {
+  return e->align_in == ai && e->align_out == ao && memcmp(&e->d, d, sizeof *d) == 0;
+}
+
+/* The guru dims: the transformed axes (dims) and the others (loops), with
+** the strides of each side in its own units (reals or complex numbers). */
+static void geometry(const KFftDesc *d, fftw_iodim64 *dims, int *rank,
+                     fftw_iodim64 *loops, int *hm) {
+  int64_t in[3], out[3], is = 1, os = 1, istr[3], ostr[3];
+  kfft_sides(d, in, out);
+  for (int k = d->rank - 1; k >= 0; k--) {
+    istr[k] = is; ostr[k] = os;
+    is *= in[k]; os *= out[k];
+  }
+  *rank = *hm = 0;
+  for (int k = 0; k < d->rank; k++) {
+    int t = 0;
+    for (int a = 0; a < d->naxes; a++) t |= d->axes[a] == k;
+    /* a transformed axis has the logical length (the real one for r2c/c2r) */
+    fftw_iodim64 io = { t ? d->n[k] : in[k], istr[k], ostr[k] };
+    if (t) dims[(*rank)++] = io;
+    else loops[(*hm)++] = io;
+  }
+}
+
+/* Bytes of each side of d, in reals of its precision. */
+static void side_bytes(const KFftDesc *d, size_t *ib, size_t *ob) {
+  int64_t in[3], out[3];
+  size_t es = d->dbl ? 8 : 4, ni = 1, no = 1;
+  kfft_sides(d, in, out);
+  for (int k = 0; k < d->rank; k++) { ni *= (size_t)in[k]; no *= (size_t)out[k]; }
+  *ib = ni * es * (d->kind == KFFT_R2C ? 1 : 2);
+  *ob = no * es * (d->kind == KFFT_C2R ? 1 : 2);
+}
+
+static void *make(const KFftDesc *d, void *in, void *out) {
+  fftw_iodim64 dims[3], loops[3];
+  int rank, hm;
+  static const unsigned efforts[] = { FFTW_ESTIMATE, FFTW_MEASURE, FFTW_PATIENT };
+  unsigned flags = efforts[d->effort];
+  geometry(d, dims, &rank, loops, &hm);
+  if (d->dbl) {
+    switch (d->kind) {
+      case KFFT_FWD: case KFFT_INV:
+        return fftw_plan_guru64_dft(rank, dims, hm, loops, in, out,
+                                    d->kind == KFFT_FWD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+      case KFFT_R2C: return fftw_plan_guru64_dft_r2c(rank, dims, hm, loops, in, out, flags);
+      default: return fftw_plan_guru64_dft_c2r(rank, dims, hm, loops, in, out, flags);
+    }
+  }
+  switch (d->kind) {
+    case KFFT_FWD: case KFFT_INV:
+      return fftwf_plan_guru64_dft(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
+                                   in, out, d->kind == KFFT_FWD ? FFTW_FORWARD : FFTW_BACKWARD,
+                                   flags);
+    case KFFT_R2C:
+      return fftwf_plan_guru64_dft_r2c(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
+                                       in, out, flags);
+    default:
+      return fftwf_plan_guru64_dft_c2r(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
+                                       in, out, flags);
+  }
+}
+
+static void run(const KFftDesc *d, void *p, void *in, void *out) {
+  if (d->dbl) {
+    if (d->kind == KFFT_R2C) fftw_execute_dft_r2c(p, in, out);
+    else if (d->kind == KFFT_C2R) fftw_execute_dft_c2r(p, in, out);
+    else fftw_execute_dft(p, in, out);
+  } else {
+    if (d->kind == KFFT_R2C) fftwf_execute_dft_r2c(p, in, out);
+    else if (d->kind == KFFT_C2R) fftwf_execute_dft_c2r(p, in, out);
+    else fftwf_execute_dft(p, in, out);
+  }
+}
+
+int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t errn) {
+  int ai = d->dbl ? fftw_alignment_of(in) : fftwf_alignment_of(in);
+  int ao = d->dbl ? fftw_alignment_of(out) : fftwf_alignment_of(out);
+  int n = ncache, k, cached = 1;
+  void *p = NULL;
+  for (k = 0; k < n; k++)
+    if (same(&cache[k], d, ai, ao)) { p = cache[k].plan; break; }
+  if (p == NULL) {
+    pthread_mutex_lock(&plan_mu);
+    n = ncache;   /* another thread may have made it meanwhile */
+    for (k = 0; k < n; k++)
+      if (same(&cache[k], d, ai, ao)) { p = cache[k].plan; break; }
+    if (p == NULL) {
+      if (d->effort == 0) {
+        p = make(d, in, out);
+      } else {   /* the planner writes its arrays: scratch ones, same alignment */
+        size_t ib, ob;
+        side_bytes(d, &ib, &ob);
+        char *si = aligned_alloc(64, (ib + 64 + 63) / 64 * 64);
+        char *so = aligned_alloc(64, (ob + 64 + 63) / 64 * 64);
+        if (si && so) p = make(d, si + ((uintptr_t)in & 63), so + ((uintptr_t)out & 63));
+        free(si);
+        free(so);
+      }
+      if (p && n < CACHE_MAX) {
+        cache[n].d = *d;
+        cache[n].align_in = ai;
+        cache[n].align_out = ao;
+        cache[n].plan = p;
+        ncache = n + 1;
+      } else {
+        cached = 0;
+      }
+    }
+    pthread_mutex_unlock(&plan_mu);
+  }
+  if (p == NULL) {
+    snprintf(err, errn, "FFTW could not plan this transform");
+    return -1;
+  }
+  run(d, p, in, out);
+  if (!cached) {
+    pthread_mutex_lock(&plan_mu);
+    if (d->dbl) fftw_destroy_plan(p); else fftwf_destroy_plan(p);
+    pthread_mutex_unlock(&plan_mu);
+  }
+  return 0;
+}
+
+#endif
