@@ -18,7 +18,7 @@
 #define KJIT_FIBER_H
 #include <stddef.h>
 
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__linux__) && !defined(KFIB_NO_ASM)
 #define KFIB_ASM 1
 #else
 #include <ucontext.h>
