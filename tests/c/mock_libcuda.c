@@ -335,6 +335,42 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   return dtoh(dst, src, n, NULL);
 }
 
+/* device to device: both ranges inside allocations of the current device */
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
+  Alloc *a, *b;
+  NEED_CTX();
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  pthread_mutex_lock(&mu);
+  a = find(dst, n);
+  b = find(src, n);
+  if (a && b) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a && b ? OK : E_INVALID_VALUE;
+}
+
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  ENTER("cuMemcpyDtoD_v2", E_INVALID_VALUE);
+  return dtod(dst, src, n, NULL);
+}
+
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
+  ENTER("cuMemcpyDtoDAsync_v2", E_INVALID_VALUE);
+  return dtod(dst, src, n, s);
+}
+
+API CUresult cuProfilerStart(void) {
+  ENTER("cuProfilerStart", E_INVALID_VALUE);
+  NEED_CTX();
+  return OK;
+}
+
+API CUresult cuProfilerStop(void) {
+  ENTER("cuProfilerStop", E_INVALID_VALUE);
+  NEED_CTX();
+  return OK;
+}
+
 API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s) {
   ENTER("cuMemcpyHtoDAsync_v2", E_INVALID_VALUE);
   return htod(dst, src, n, s);
