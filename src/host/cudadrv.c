@@ -121,7 +121,14 @@ enum {   /* CUjit_option */
   X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL, 0, \
     (KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s)) \
   X(ProfilerStart, "cuProfilerStart", NULL, 0, (void)) \
-  X(ProfilerStop, "cuProfilerStop", NULL, 0, (void))
+  X(ProfilerStop, "cuProfilerStop", NULL, 0, (void)) \
+  X(MemHostAlloc, "cuMemHostAlloc", NULL, 0, (void **p, size_t n, unsigned flags)) \
+  X(MemFreeHost, "cuMemFreeHost", NULL, 0, (void *p)) \
+  X(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", NULL, 0, \
+    (KCuDevPtr *d, void *p, unsigned flags)) \
+  X(MemAllocManaged, "cuMemAllocManaged", NULL, 0, (KCuDevPtr *d, size_t n, unsigned flags)) \
+  X(MemHostRegister, "cuMemHostRegister_v2", NULL, 0, (void *p, size_t n, unsigned flags)) \
+  X(MemHostUnregister, "cuMemHostUnregister", NULL, 0, (void *p))
 
 #define X_FIELD(f, sym, old, req, params) CUresult (*f) params;
 struct CuApi { CU_API(X_FIELD) };
@@ -495,6 +502,48 @@ void kcu_memcpy_dtod(lua_State *L, KCuDevPtr dst, KCuDevPtr src, size_t n, KCuSt
     luaL_error(L, "kjit.cuda: the CUDA driver has no cuMemcpyDtoD");
   if (s) CHECK(L, cu.MemcpyDtoDAsync(dst, src, n, s), "cuMemcpyDtoDAsync");
   else CHECK(L, cu.MemcpyDtoD(dst, src, n), "cuMemcpyDtoD");
+}
+
+/* Host memory the driver manages (host/hostmem.c). */
+static void need(lua_State *L, const void *fn, const char *name) {
+  if (fn == NULL) luaL_error(L, "kjit.cuda: the CUDA driver has no %s", name);
+}
+
+void *kcu_host_alloc(lua_State *L, size_t n, unsigned flags) {
+  void *p = NULL;
+  kcu_ensure(L);
+  need(L, (const void *)cu.MemHostAlloc, "cuMemHostAlloc");
+  CHECK(L, cu.MemHostAlloc(&p, n ? n : 1, flags), "cuMemHostAlloc");
+  return p;
+}
+
+void kcu_host_free(void *p) {
+  if (p && cu.MemFreeHost) cu.MemFreeHost(p);
+}
+
+KCuDevPtr kcu_host_devptr(lua_State *L, void *p) {
+  KCuDevPtr d = 0;
+  need(L, (const void *)cu.MemHostGetDevicePointer, "cuMemHostGetDevicePointer");
+  CHECK(L, cu.MemHostGetDevicePointer(&d, p, 0), "cuMemHostGetDevicePointer");
+  return d;
+}
+
+KCuDevPtr kcu_alloc_managed(lua_State *L, size_t n) {
+  KCuDevPtr d = 0;
+  kcu_ensure(L);
+  need(L, (const void *)cu.MemAllocManaged, "cuMemAllocManaged");
+  CHECK(L, cu.MemAllocManaged(&d, n ? n : 1, 1 /* CU_MEM_ATTACH_GLOBAL */), "cuMemAllocManaged");
+  return d;
+}
+
+void kcu_host_register(lua_State *L, void *p, size_t n) {
+  kcu_ensure(L);
+  need(L, (const void *)cu.MemHostRegister, "cuMemHostRegister");
+  CHECK(L, cu.MemHostRegister(p, n, 0), "cuMemHostRegister");
+}
+
+void kcu_host_unregister(void *p) {
+  if (p && cu.MemHostUnregister) cu.MemHostUnregister(p);
 }
 
 void kcu_profile(lua_State *L, int start) {

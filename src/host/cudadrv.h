@@ -120,6 +120,23 @@ void kcu_dev_read(lua_State *L, const KDevArray *d, size_t off, void *dst, size_
 void kcu_dev_write(lua_State *L, const KDevArray *d, size_t off, const void *src, size_t n,
                    KCuStream s);
 void kcu_memcpy_dtod(lua_State *L, KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s);
+/* Host memory the driver manages (host/hostmem.c): page-locked
+** (cuMemHostAlloc, flags as the driver's), its device address, managed
+** memory (cuMemAllocManaged, attached globally; freed with kcu_free_on),
+** registration of existing memory. The allocating ones raise; the others
+** never do. */
+void *kcu_host_alloc(lua_State *L, size_t n, unsigned flags);
+void kcu_host_free(void *p);
+KCuDevPtr kcu_host_devptr(lua_State *L, void *p);
+KCuDevPtr kcu_alloc_managed(lua_State *L, size_t n);
+void kcu_host_register(lua_State *L, void *p, size_t n);
+void kcu_host_unregister(void *p);
+/* 1 when [p, p + n) lies in a mapped or managed array of the current
+** device (hostmem.c); *dev is its device address. Kernels then take the
+** host array without copies. */
+int kcu_host_mapped(const void *p, size_t n, KCuDevPtr *dev);
+void kcu_open_hostmem(lua_State *L);
+
 /* cuProfilerStart/Stop (nothing in the simulator or without them) */
 void kcu_profile(lua_State *L, int start);
 /* d[k] and d[k] = v for integer keys (the metamethods' non-string keys) */

@@ -192,4 +192,5 @@ void kcu_open_extra(lua_State *L) {
     {"profile_start", c_profile_start}, {"profile_stop", c_profile_stop}, {NULL, NULL}
   };
   luaL_setfuncs(L, fns, 0);
+  kcu_open_hostmem(L);
 }

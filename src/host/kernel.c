@@ -997,15 +997,17 @@ static void gpu_prepare(lua_State *L, KernSpec *s, int dev) {
 ** their memory to the GC. */
 typedef struct HostCopy { KBuffer *b; KCuDevPtr d; size_t bytes; } HostCopy;
 
-static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream,
-                    const LaunchArrays *la) {
+/* Returns the number of host arrays copied (mapped and managed arrays are
+** passed by their device address: not copied, not counted). */
+static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream,
+                   const LaunchArrays *la) {
   luaL_checkstack(L, KJIT_MAXARGS + 8, "kernel arguments");
   int dev = kcu_device();
   gpu_prepare(L, s, dev);
   uint64_t vals[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
   void *params[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
   HostCopy hc[KJIT_MAXARGS];
-  int nh = 0, np = 0;
+  int nh = 0, np = 0, inplace = 0;
   for (int i = 0; i < s->nargs; i++) {
     int idx = argbase + i;
     Type p = s->args[i];
@@ -1018,9 +1020,12 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
       KBuffer *b = la->buf[i];
       const int64_t *shape;
       KCuDevPtr ptr;
-      if (b) {
-        size_t bytes = (size_t)b->size * (b->record ? (size_t)b->record->size
-                                                    : kjit_dtype_size(b->dtype));
+      size_t bytes = b ? (size_t)b->size * (b->record ? (size_t)b->record->size
+                                                      : kjit_dtype_size(b->dtype)) : 0;
+      if (b && kcu_host_mapped(b->data, bytes, &ptr)) {   /* hostmem.c: in place */
+        inplace = 1;
+        shape = b->shape;
+      } else if (b) {
         KDevArray *tmp = b->record ? kcu_push_devrecords(L, b->record, b->ndim, b->shape)
                                    : kcu_push_devarray(L, b->dtype, b->ndim, b->shape);
         ptr = tmp->ptr;
@@ -1044,10 +1049,11 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   vals[np] = c->shared; params[np] = &vals[np]; np++;
   kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
   pending_add(s);
-  if (nh > 0) {
+  if (nh > 0 || inplace) {
     for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);
     kcu_sync(L, stream);   /* raises a kernel error through the sync hook */
   }
+  return nh;
 }
 
 /* A performance warning (Lua's warn: off until "@on" or lua5.4 -W), once
@@ -1116,9 +1122,7 @@ static int launcher_call(lua_State *L) {
     stream = kcu_check_stream(L, -1);
     lua_pop(L, 1);
   }
-  run_gpu(L, s, c, 2, nargs, stream, &la);
-  int host = 0;
-  for (int i = 0; i < nargs && !host; i++) host = la.buf[i] != NULL;
+  int host = run_gpu(L, s, c, 2, nargs, stream, &la) > 0;
   if (host && ++s->hostlaunches == 2) warn_host_arrays(L, kidx);
   return 0;
 }

@@ -259,6 +259,31 @@ local function host_indexing()
   eq(d[1][1], -1, "arrays stay valid after cuda.close()")
 end
 
+-- pinned, mapped and managed arrays are kjit arrays (the model: kjit.zeros
+-- used the same way); cuda.pinned registers a host array until closed
+local function host_memory()
+  for _, make in ipairs{ cuda.pinned_array, cuda.mapped_array, cuda.managed_array } do
+    local a = make({ 2, 3 }, "f32")
+    truthy(kjit.isarray(a), "a kjit array")
+    same_shape(a.shape, { 2, 3 }, "shape"); eq(a.dtype, "f32")
+    same_array(a, kjit.zeros({ 2, 3 }, "f32"), "zeroed")
+    a[2][3] = 0.1
+    eq(a[2][3], kjit.array({ 0.1 }, "f32")[1], "store rules")
+    local d = cuda.to_device(a)
+    same_array(d:copy_to_host(), a, "copies")
+  end
+  eq(#cuda.pinned_array(5), 5); eq(cuda.pinned_array(5).dtype, "f64")
+  raises("negative dimension", function() cuda.mapped_array(-1) end)
+  local h = kjit.arange(10)
+  do
+    local p <close> = cuda.pinned(h)
+    local d = cuda.to_device(h)
+    same_array(d:copy_to_host(), h, "copy of pinned memory")
+  end
+  local p = cuda.pinned(h); p:close(); p:close()   -- closing twice is harmless
+  raises("kjit.array expected", function() cuda.pinned(42) end)
+end
+
 local function copy_to_device_works()
   local d = cuda.device_array(4, "i16")
   eq(d:copy_to_device(kjit.array({ 1, -2, 3, -4 }, "i16")), d, "returns self")
@@ -331,6 +356,10 @@ SUITES.main = function()
   test("fields and tostring", function() fields_and_tostring("on device 0") end)
   test("copy_to_device", copy_to_device_works)
   test("device arrays indexed and viewed on the host", host_indexing)
+  test("pinned, mapped and managed arrays", function()
+    host_memory()
+    collectgarbage(); collectgarbage(); cuda.synchronize()
+  end)
   test("external_stream wraps a handle made elsewhere, never destroys it", function()
     local s = cuda.stream()
     local xs = cuda.external_stream(s:handle())
@@ -509,6 +538,29 @@ local function kernel_or_skip()
   return cuda.jit(function(x, out)
     local i = cuda.grid(1)
     if i <= #x then out[i] = 2 * x[i] end
+  end)
+end
+
+-- kernel.c passes mapped and managed arrays by their device address:
+-- a launch allocates no temporary device arrays for them, where host
+-- arrays are copied through some (the differential)
+SUITES.inplace = function()
+  test("kernels take mapped and managed arrays in place", function()
+    local k = kernel_or_skip()
+    for _, make in ipairs{ cuda.mapped_array, cuda.managed_array } do
+      local x, out = make(3, "f32"), make(3, "f32")
+      k[{ 1, 32 }](x, out)
+      collectgarbage(); cuda.synchronize()
+      local free0 = cuda.mem_info()
+      k[{ 1, 32 }](x, out)
+      eq(cuda.mem_info(), free0, "no temporary device arrays")
+    end
+    local hx, hout = kjit.zeros(3, "f32"), kjit.zeros(3, "f32")
+    k[{ 1, 32 }](hx, hout)
+    collectgarbage(); cuda.synchronize()
+    local free0 = cuda.mem_info()
+    k[{ 1, 32 }](hx, hout)
+    truthy(cuda.mem_info() < free0, "host arrays go through device arrays")
   end)
 end
 
@@ -822,6 +874,7 @@ sim_test("simulator: device_array is zero-filled", zeros_all)
 sim_test("simulator: fields and tostring", function() fields_and_tostring("in the simulator") end)
 sim_test("simulator: copy_to_device", copy_to_device_works)
 sim_test("simulator: device arrays indexed and viewed on the host", host_indexing)
+sim_test("simulator: pinned, mapped and managed arrays", host_memory)
 sim_test("simulator: views copy like arrays", views_copy)
 sim_test("simulator: errors", common_errors)
 sim_test("simulator: streams and events", streams_and_events)
@@ -884,12 +937,13 @@ end)
 ----------------------------------------------------------------------
 
 local CLEAN = { live_allocs = 0, bad_frees = 0, bad_copies = 0, bad_handles = 0,
-  live_streams = 0, live_events = 0 }
+  live_streams = 0, live_events = 0, registered = 0 }
 
 if not file_exists(MOCK) then
   test("mock driver tests", function() skip("no " .. MOCK .. " (build target mockcuda)") end)
 else
   child("main", { KJIT_LIBCUDA = MOCK }, CLEAN)
+  child("inplace", { KJIT_LIBCUDA = MOCK }, CLEAN)
   child("allocfail", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_FAIL = "cuMemAlloc_v2" },
     { live_allocs = 0, allocs = 0, bad_copies = 0 })
   child("memsetfail", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_FAIL = "cuMemsetD8_v2=700" }, CLEAN)
