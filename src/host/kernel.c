@@ -571,24 +571,45 @@ static kjit_dtype arr_dtype(lua_State *L, int idx) {
   return kb_checkdtype(L, idx, KJIT_F64);
 }
 
+/* A size n, or a shape {n, m, ...} (numba's (n, m)), at 1: its ndim. */
+static int arr_shape(lua_State *L, int64_t shape[KJIT_MAXDIMS], int minlen) {
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, n >= minlen && n <= (1 << 24), 1, "size out of range");
+    shape[0] = n;
+    shape[1] = shape[2] = shape[3] = 1;
+    return 1;
+  }
+  int nd = kb_checkshape(L, 1, shape);
+  int64_t cnt = 1;
+  for (int k = 0; k < nd; k++) {
+    luaL_argcheck(L, shape[k] >= 1 && shape[k] <= (1 << 24), 1, "extent out of range");
+    cnt *= shape[k];
+    luaL_argcheck(L, cnt <= (1 << 24), 1, "size out of range");
+  }
+  return nd;
+}
+
 static int l_shared_array(lua_State *L) {
   Interp *t = need_kernel(L, "cuda.shared.array");
-  lua_Integer n = luaL_checkinteger(L, 1);
+  int64_t shape[KJIT_MAXDIMS];
+  int nd = arr_shape(L, shape, 0);
+  lua_Integer n = shape[0];
   kjit_dtype d = arr_dtype(L, 2);
-  luaL_argcheck(L, n >= 0 && n <= (1 << 24), 1, "size out of range");
-  if (n == 0) n = (lua_Integer)(t->dynbytes / kjit_dtype_size(d));
+  if (nd == 1 && n == 0) n = (lua_Integer)(t->dynbytes / kjit_dtype_size(d));
   /* one array per call site and block, as on the GPU */
   lua_Debug ar;
   const char *site = "?";
   int line = 0;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) { site = ar.source; line = ar.currentline; }
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->shared_ref);
-  lua_pushfstring(L, "%s:%d:%d:%s", site, line, (int)luaL_checkinteger(L, 1), kjit_dtype_name(d));
+  lua_pushfstring(L, "%s:%d:%d:%d:%d:%s", site, line, (int)shape[0], (int)shape[1] * nd,
+                  (int)(shape[2] * shape[3]), kjit_dtype_name(d));
   lua_pushvalue(L, -1);
   if (lua_rawget(L, -3) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  int64_t shape[KJIT_MAXDIMS] = { n, 1, 1, 1 };
-  kb_push_new(L, d, 1, shape, 1);
+  shape[0] = n;
+  kb_push_new(L, d, nd, shape, 1);
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_rawset(L, -5);
@@ -597,11 +618,10 @@ static int l_shared_array(lua_State *L) {
 
 static int l_local_array(lua_State *L) {
   need_kernel(L, "cuda.local_array");
-  lua_Integer n = luaL_checkinteger(L, 1);
+  int64_t shape[KJIT_MAXDIMS];
+  int nd = arr_shape(L, shape, 1);
   kjit_dtype d = arr_dtype(L, 2);
-  luaL_argcheck(L, n >= 1 && n <= (1 << 24), 1, "size out of range");
-  int64_t shape[KJIT_MAXDIMS] = { n, 1, 1, 1 };
-  kb_push_new(L, d, 1, shape, 1);
+  kb_push_new(L, d, nd, shape, 1);
   return 1;
 }
 
