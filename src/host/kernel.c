@@ -437,6 +437,17 @@ static int launch_types(const Kernel *k, const Type *t, int n, Type *out) {
 
 /* Reads "void(f32, f32[:], i64)" (the "void" and even the parentheses
 ** may be left out) with the one signature grammar (host/signature.c). */
+/* numba-cuda's xoroshiro128p_type: the layout of cuda.random's states
+** (lua/kjit/random.lua's kjit.struct{{"s0", "u64"}, {"s1", "u64"}}; equal
+** declarations are one layout). */
+static int32_t xoro_layout(lua_State *L) {
+  KRecField f[2] = { { "s0", KJIT_U64, NULL, 0, 0 }, { "s1", KJIT_U64, NULL, 0, 0 } };
+  char err[128];
+  const KRecord *r = krec_c_layout(f, 2, err, sizeof err);
+  if (r == NULL) luaL_error(L, "kjit.cuda: %s", err);
+  return r->id;
+}
+
 static int parse_sig(lua_State *L, const char *s, Type *out) {
   KSig ks;
   Type ret;
@@ -445,6 +456,11 @@ static int parse_sig(lua_State *L, const char *s, Type *out) {
   if (ksig_parse(s, KSIG_KERNEL, &ks, err, sizeof err) != 0 ||
       ksig_types(&ks, KSIG_KERNEL, out, &ret, &has_ret, err, sizeof err) != 0)
     return luaL_error(L, "bad kernel signature '%s': %s", s, err);
+  for (int i = 0; i < ks.nargs; i++)   /* a record whose layout the name gives */
+    if (strcmp(ks.args[i].name, KSIG_XORO) == 0) {
+      out[i].ref = xoro_layout(L);
+      out[i].sub = 1;   /* (sig_layouts: known; cleared there) */
+    }
   return ks.nargs;
 }
 
@@ -454,6 +470,13 @@ static int parse_sig(lua_State *L, const char *s, Type *out) {
 static void sig_layouts(lua_State *L, const char *sig, Type *t, int n, int *idx) {
   for (int i = 0; i < n; i++) {
     if (t[i].kind != T_BUF || t[i].dtype != KJIT_RECORD) continue;
+    if (t[i].sub == 1) {   /* xoroshiro128p_type (parse_sig) */
+      t[i].sub = 0;
+      if (t[i].ndim == 0)
+        luaL_error(L, "bad kernel signature '%s': argument #%d: kernels take arrays of records "
+                   "(xoroshiro128p_type[:]), not one record", sig, i + 1);
+      continue;
+    }
     const KRecord *r = krec_test(L, *idx);
     if (r == NULL)
       luaL_error(L, "bad kernel signature '%s': argument #%d is a record: give its layout (a "
@@ -1311,6 +1334,8 @@ static void compile_eager(lua_State *L, int kidx, const char *sig) {
   }
   Type t[KJIT_MAXARGS];
   int n = parse_sig(L, sig, t);
+  int past = lua_gettop(L) + 1;   /* no layouts here: only xoroshiro128p_type */
+  sig_layouts(L, sig, t, n, &past);
   compile_kernel(L, kidx, t, n, KT_SIM, 0)->declared = 1;
 }
 

@@ -192,3 +192,29 @@ test("argument errors", function()
   eq(ok, false)
   truthy(err:find("n: an integer expected, got string", 1, true), err)
 end)
+
+test("numba's eager signature: xoroshiro128p_type[:] is the states' layout", function()
+  local function draw(rng, out)
+    local i = cuda.grid(1)
+    if i <= #out then out[i] = R.xoroshiro128p_uniform_float32(rng, i) end
+  end
+  local SIG = "void(xoroshiro128p_type[:], float32[:])"
+  local prev = cuda.simulate(true)
+  local ok, err = pcall(function()
+    local k = cuda.jit(draw, SIG)
+    truthy(k.signatures[1]:find("record", 1, true), k.signatures[1])
+    local states = R.create_xoroshiro128p_states(40, 5)
+    local out = kjit.zeros(40, "f32")
+    k:forall(40)(states, out)
+    local model = kjit.zeros(40, R.xoroshiro128p_dtype)
+    R.init_xoroshiro128p_states(model, 5)
+    for i = 1, 40 do eq(out[i], R.xoroshiro128p_uniform_float32(model, i), "out[" .. i .. "]") end
+    raises("not one record", function() cuda.jit(draw, "void(xoroshiro128p_type, float32[:])") end)
+    raises("give its layout", function() cuda.jit(draw, "void(record[:], float32[:])") end)
+  end)
+  cuda.simulate(prev)
+  if not ok then error(err, 0) end
+  local k = cuda.jit(draw)
+  k:compile(SIG, 80)
+  ptxas.check(k:inspect("ptx"), "xoroshiro128p_type signature", 80)
+end)
