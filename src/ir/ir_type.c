@@ -1740,7 +1740,9 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     it.sub = 1;
     return it;
   }
-  if (S->kernel)
+  /* a:slice is a view (a pointer and extents, codegen/cg_alloc.c): no
+  ** allocation, so kernels take it, as numba-cuda's a[i:j] */
+  if (S->kernel && id != B_ARR_SLICE)
     REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
            "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
   /* arrays of records: the copies and views here move elements of a

@@ -687,3 +687,48 @@ test("3-D shared and 2-D local arrays agree in both simulators; PTX for ptxas", 
       :compile("void(float64[:])")
   end)
 end)
+
+-- ---- slices in kernels (issue 25, item 3): a:slice is a view, no allocation ------------
+
+local function slices(a, m, out)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array(64, "f64")
+  s[i] = i
+  cuda.syncthreads()
+  local v = a:slice(3, 6)          -- numba: a[2:6]
+  local w = s:slice(10)            -- s[9:]
+  local rows = m:slice(2)          -- rows 2.. of a 2-D array
+  local r = m[2]:slice(2, 3)       -- a slice of a row view
+  if i <= #v then out[i] = v[i] * 100 + w[i] + #w * 10000 + rows[1][i % 3 + 1] * 1000000 + r[2] end
+end
+
+test("a:slice in kernels: views in both simulators, bounds errors alike, PTX for ptxas", function()
+  local a = kjit.arange(1, 11, "f64")
+  local m = kjit.zeros({ 3, 3 }, "f64")
+  for i = 1, 3 do for j = 1, 3 do m[i][j] = i * 10 + j end end
+  local k = cuda.jit(slices)
+  local _, got = both("slices", k, function(kk) return kk[{ 1, 64 }] end, { a, m, kjit.zeros(64, "f64") })
+  for i = 1, 4 do
+    eq(got[3][i], 1.0 * ((i + 2) * 100 + (i + 9) + 55 * 10000 + (20 + i % 3 + 1) * 1000000 + 23), "out[" .. i .. "]")
+  end
+  eq(got[3][5], 0.0)
+  ptx_ok(slices, "void(float64[:], float64[:, :], float64[:])")
+  local bad = cuda.jit(function(x, out)
+    local i = cuda.grid(1)
+    local v = x:slice(5, 20)
+    out[i] = v[1]
+  end)
+  local msgs = {}
+  for _, mode in ipairs{ "interpret", true } do
+    local prev = cuda.simulate(mode)
+    local ok, err = pcall(bad[{ 1, 2 }], a, kjit.zeros(2, "f64"))
+    cuda.simulate(prev)
+    eq(ok, false)
+    msgs[#msgs + 1] = err
+  end
+  truthy(msgs[1]:find("slice 5..20 out of bounds [1, 10]", 1, true), msgs[1])
+  eq(msgs[2], msgs[1])
+  raises("a:reshape cannot be used in a kernel", function()
+    cuda.jit(function(x) local y = x:reshape({ 2, 5 }); y[1][1] = 0 end):compile("void(float64[:])")
+  end)
+end)
