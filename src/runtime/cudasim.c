@@ -20,6 +20,7 @@
 ** barrier counts threads that left as arrived), no later block starts,
 ** and the launch raises the stop's error.
 */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,11 +318,12 @@ static void run_thread(SimThread *t, lua_State *L, int job) {
   Launch *l = t->l;
   jmp_buf jb;
   KPollCtx saved;
+  SimThread *outer = cur;   /* a launch from a Lua hook a kernel's poll called */
   if (job) saved = krt_poll_job(L, &l->stop);
   cur = t;
   t->oom = &jb;
   if (setjmp(jb)) {   /* out of memory in kjit_sim_shared: l->oom set */
-    cur = NULL;
+    cur = outer;
     if (job) krt_poll_job_end(saved);
     return;
   }
@@ -343,7 +345,7 @@ static void run_thread(SimThread *t, lua_State *L, int job) {
     }
     if (stop) atomic_store(&l->stop.flag, 1);
   }
-  cur = NULL;
+  cur = outer;
   if (job) krt_poll_job_end(saved);
 }
 
@@ -371,6 +373,7 @@ static int run_fibers(Launch *l, SimThread *ts, size_t n, char *stacks) {
     kfib_start(&ts[i].fib, lo, FIBER_STACK, fiber_main, &ts[i]);
   }
   KPollCtx saved = krt_poll_job(l->L, &l->stop);
+  SimThread *outer = cur;   /* (see run_thread) */
   size_t left = n;
   int rc = 0;
   while (left > 0) {
@@ -393,7 +396,7 @@ static int run_fibers(Launch *l, SimThread *ts, size_t n, char *stacks) {
       t->state = FS_READY;
       cur = t;
       kfib_switch(&l->sched, &t->fib);
-      cur = NULL;
+      cur = outer;
       resumed++;
       if (t->state == FS_DONE) {
         kfib_done(&t->fib);
@@ -404,6 +407,47 @@ static int run_fibers(Launch *l, SimThread *ts, size_t n, char *stacks) {
   }
   krt_poll_job_end(saved);
   return rc;
+}
+
+/* Fiber stacks are kept per OS thread from launch to launch (mapping a
+** block's stacks and their guard pages and faulting their pages in took
+** about 2 ms per launch of 256 threads); freed when the thread exits. */
+typedef struct StackCache { char *stacks; size_t n; int busy; } StackCache;
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+
+static void stack_cache_free(void *p) {
+  StackCache *c = p;
+  kfib_stacks_free(c->stacks, c->n, FIBER_STACK);
+  free(c);
+}
+
+static void stack_key_make(void) { pthread_key_create(&stack_key, stack_cache_free); }
+
+/* Stacks for at least n fibers, or NULL without memory; *own: they are
+** the caller's to free (a launch made while the cached ones are in use,
+** from a Lua hook a kernel's poll called), else release_stacks. */
+static char *block_stacks(size_t n, int *own) {
+  pthread_once(&stack_once, stack_key_make);
+  StackCache *c = pthread_getspecific(stack_key);
+  *own = 0;
+  if (c && c->busy) { *own = 1; return kfib_stacks(n, FIBER_STACK); }
+  if (c == NULL || c->n < n) {
+    if (c == NULL && (c = calloc(1, sizeof *c)) == NULL) return NULL;
+    kfib_stacks_free(c->stacks, c->n, FIBER_STACK);
+    c->stacks = kfib_stacks(n, FIBER_STACK);
+    c->n = c->stacks ? n : 0;
+    pthread_setspecific(stack_key, c);
+  }
+  if (c->stacks) c->busy = 1;
+  return c->stacks;
+}
+
+static void release_stacks(char *stacks, size_t n, int own) {
+  if (stacks == NULL) return;
+  if (own) { kfib_stacks_free(stacks, n, FIBER_STACK); return; }
+  StackCache *c = pthread_getspecific(stack_key);
+  if (c) c->busy = 0;
 }
 
 static void free_block(Launch *l) {
@@ -436,7 +480,8 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   SimThread *ts = calloc(nthreads, sizeof *ts);
   l.nwarps = (int)((nthreads + 31) / 32);
   l.warps = calloc((size_t)l.nwarps, sizeof *l.warps);
-  char *stacks = threaded ? kfib_stacks(nthreads, FIBER_STACK) : NULL;
+  int own_stacks = 0;
+  char *stacks = threaded ? block_stacks(nthreads, &own_stacks) : NULL;
   int rc = 0, stuck = 0;
   memset(err, 0, sizeof *err);
   krt_poll_begin(l.L, err);
@@ -503,7 +548,7 @@ done:
   if (ts)
     for (size_t i = 0; i < nthreads; i++) free(ts[i].line);
   free(ts);
-  kfib_stacks_free(stacks, nthreads, FIBER_STACK);
+  release_stacks(stacks, nthreads, own_stacks);
   *printed = l.out;
   free(l.warps);
   return rc;

@@ -144,3 +144,52 @@ test("a thread failing before a barrier does not leave the others waiting", func
     eq(out[64], 1.0)   -- the others passed the barrier and finished
   end)
 end)
+
+test("small launches reuse the fiber stacks (no mapping per launch)", function()
+  in_mode(true, function()
+    local k = cuda.jit(function(x)
+      local s = cuda.shared.array(256, "f64")
+      local t = cuda.threadIdx.x + 1
+      s[t] = t
+      cuda.syncthreads()
+      x[t] = s[257 - t]
+    end)
+    local x = cuda.device_array(256, "f64")
+    k[{ 1, 256 }](x)
+    local t0 = os.clock()
+    for _ = 1, 200 do k[{ 1, 256 }](x) end
+    local dt = os.clock() - t0
+    eq(x:copy_to_host()[1], 256.0)
+    -- about 40 us a launch; mapping the stacks each time took 2.5 ms
+    truthy(dt < 0.25, string.format("200 launches took %.3f s of CPU", dt))
+  end)
+end)
+
+test("a kernel launched by a Lua hook while a fibered kernel runs", function()
+  in_mode(true, function()
+    local inner = cuda.jit(function(y)
+      local t = cuda.threadIdx.x + 1
+      cuda.syncthreads()
+      y[t] = y[t] + 1
+    end)
+    local outer = cuda.jit(function(x, n)
+      local t = cuda.threadIdx.x + 1
+      local s = 0
+      for i = 1, n do s = s + i end   -- polls: the hook runs from here
+      cuda.syncthreads()
+      x[t] = s + cuda.threadIdx.x
+    end)
+    local y, x = kjit.zeros(32, "f64"), kjit.zeros(64, "f64")
+    local calls = 0
+    debug.sethook(function()
+      calls = calls + 1
+      if calls <= 3 then inner[{ 1, 32 }](y) end
+    end, "", 1000)
+    local ok, err = pcall(outer[{ 1, 64 }], x, 200000)
+    debug.sethook()
+    if not ok then error(err, 0) end
+    truthy(calls >= 3, "the hook ran")
+    eq(y[1], 3.0); eq(y[32], 3.0)
+    eq(x[1], 20000100000.0); eq(x[64], 20000100063.0)
+  end)
+end)
