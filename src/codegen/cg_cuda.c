@@ -53,9 +53,22 @@ static CgVal grid(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
 ** over per-block shared memory or per-thread memory. */
 static CgVal array_alloc(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   Type rt = G->sp->types[v->id];
-  if (rt.kind != T_BUF || n < 1 || a[0].v == NULL || !LLVMIsAConstantInt(a[0].v))
-    cg_error(G, v, "internal error: an array allocation without a constant size");
-  long long cnt = LLVMConstIntGetSExtValue(a[0].v);
+  long long cnt = 1;
+  LLVMValueRef ext[KJIT_MAXDIMS];
+  if (rt.kind == T_BUF && n >= 1 && a[0].t.kind == T_SHAPE) {
+    /* {n, m, ...}: constant extents (the typer), an n-D array, C order */
+    for (int k = 0; k < rt.ndim; k++) {
+      ext[k] = a[0].dims[k];
+      if (ext[k] == NULL || !LLVMIsAConstantInt(ext[k]))
+        cg_error(G, v, "internal error: an array shape without constant extents");
+      cnt *= LLVMConstIntGetSExtValue(ext[k]);
+    }
+  } else {
+    if (rt.kind != T_BUF || n < 1 || a[0].v == NULL || !LLVMIsAConstantInt(a[0].v))
+      cg_error(G, v, "internal error: an array allocation without a constant size");
+    cnt = LLVMConstIntGetSExtValue(a[0].v);
+    ext[0] = cg_i64(G, cnt);
+  }
   LLVMTypeRef ety = cg_dtype_llty(G, rt.dtype);
   long long esize = (long long)kjit_dtype_size((kjit_dtype)rt.dtype);
   CgVal r = cg_mk(rt, NULL);
@@ -71,7 +84,7 @@ static CgVal array_alloc(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
       LLVMBuildMemSet(G->B, LLVMBuildBitCast(G->B, arr, G->i8p, ""), LLVMConstInt(G->i8, 0, 0),
                       cg_i64(G, cnt * esize), 16);
     r.v = LLVMBuildBitCast(G->B, arr, ep, "");
-    r.dims[0] = cg_i64(G, cnt);
+    for (int k = 0; k < rt.ndim; k++) r.dims[k] = ext[k];
     return r;
   }
   if (G->target->shared_array == NULL)
@@ -79,7 +92,8 @@ static CgVal array_alloc(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   LLVMValueRef len = NULL;
   long long site = ((long long)G->sp->index << 24) | v->id;
   r.v = G->target->shared_array(G, ety, cnt > 0 ? cnt : 0, esize, site, &len);
-  r.dims[0] = cnt > 0 ? cg_i64(G, cnt) : len;
+  if (cnt > 0) for (int k = 0; k < rt.ndim; k++) r.dims[k] = ext[k];
+  else r.dims[0] = len;
   return r;
 }
 

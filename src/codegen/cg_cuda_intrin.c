@@ -162,7 +162,7 @@ CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_CUDA_LANEID: return cg_mk(TY(T_INT), hook(G, v, KI_LANEID, NULL, NULL, NULL, 1));
   case B_CUDA_LANEMASK_LT: return cg_mk(TY(T_INT), hook(G, v, KI_LANEMASK_LT, NULL, NULL, NULL, 1));
   case B_CUDA_ACTIVEMASK:
-    G->uses_sync = 1;   /* the simulator: the warp's lanes meet (OS threads) */
+    G->uses_sync = 1;   /* the simulator: the warp's lanes meet (fibers) */
     return cg_mk(TY(T_INT), hook(G, v, KI_ACTIVEMASK, NULL, NULL, NULL, 1));
   case B_CUDA_SYNCWARP:
     G->uses_sync = 1;

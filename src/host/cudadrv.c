@@ -116,7 +116,19 @@ enum {   /* CUjit_option */
      unsigned by, unsigned bz, unsigned shared, KCuStream s, void **params, \
      void **extra)) \
   X(GetErrorName, "cuGetErrorName", NULL, 0, (CUresult e, const char **s)) \
-  X(GetErrorString, "cuGetErrorString", NULL, 0, (CUresult e, const char **s))
+  X(GetErrorString, "cuGetErrorString", NULL, 0, (CUresult e, const char **s)) \
+  X(MemcpyDtoD, "cuMemcpyDtoD_v2", NULL, 0, (KCuDevPtr dst, KCuDevPtr src, size_t n)) \
+  X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL, 0, \
+    (KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s)) \
+  X(ProfilerStart, "cuProfilerStart", NULL, 0, (void)) \
+  X(ProfilerStop, "cuProfilerStop", NULL, 0, (void)) \
+  X(MemHostAlloc, "cuMemHostAlloc", NULL, 0, (void **p, size_t n, unsigned flags)) \
+  X(MemFreeHost, "cuMemFreeHost", NULL, 0, (void *p)) \
+  X(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", NULL, 0, \
+    (KCuDevPtr *d, void *p, unsigned flags)) \
+  X(MemAllocManaged, "cuMemAllocManaged", NULL, 0, (KCuDevPtr *d, size_t n, unsigned flags)) \
+  X(MemHostRegister, "cuMemHostRegister_v2", NULL, 0, (void *p, size_t n, unsigned flags)) \
+  X(MemHostUnregister, "cuMemHostUnregister", NULL, 0, (void *p))
 
 #define X_FIELD(f, sym, old, req, params) CUresult (*f) params;
 struct CuApi { CU_API(X_FIELD) };
@@ -484,6 +496,63 @@ void kcu_memcpy_dtoh(lua_State *L, void *dst, KCuDevPtr src, size_t n,
   else CHECK(L, cu.MemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
 }
 
+void kcu_memcpy_dtod(lua_State *L, KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s) {
+  if (n == 0) return;
+  if (cu.MemcpyDtoD == NULL || cu.MemcpyDtoDAsync == NULL)
+    luaL_error(L, "kjit.cuda: the CUDA driver has no cuMemcpyDtoD");
+  if (s) CHECK(L, cu.MemcpyDtoDAsync(dst, src, n, s), "cuMemcpyDtoDAsync");
+  else CHECK(L, cu.MemcpyDtoD(dst, src, n), "cuMemcpyDtoD");
+}
+
+/* Host memory the driver manages (host/hostmem.c). */
+static void need(lua_State *L, const void *fn, const char *name) {
+  if (fn == NULL) luaL_error(L, "kjit.cuda: the CUDA driver has no %s", name);
+}
+
+void *kcu_host_alloc(lua_State *L, size_t n, unsigned flags) {
+  void *p = NULL;
+  kcu_ensure(L);
+  need(L, (const void *)cu.MemHostAlloc, "cuMemHostAlloc");
+  CHECK(L, cu.MemHostAlloc(&p, n ? n : 1, flags), "cuMemHostAlloc");
+  return p;
+}
+
+void kcu_host_free(void *p) {
+  if (p && cu.MemFreeHost) cu.MemFreeHost(p);
+}
+
+KCuDevPtr kcu_host_devptr(lua_State *L, void *p) {
+  KCuDevPtr d = 0;
+  need(L, (const void *)cu.MemHostGetDevicePointer, "cuMemHostGetDevicePointer");
+  CHECK(L, cu.MemHostGetDevicePointer(&d, p, 0), "cuMemHostGetDevicePointer");
+  return d;
+}
+
+KCuDevPtr kcu_alloc_managed(lua_State *L, size_t n) {
+  KCuDevPtr d = 0;
+  kcu_ensure(L);
+  need(L, (const void *)cu.MemAllocManaged, "cuMemAllocManaged");
+  CHECK(L, cu.MemAllocManaged(&d, n ? n : 1, 1 /* CU_MEM_ATTACH_GLOBAL */), "cuMemAllocManaged");
+  return d;
+}
+
+void kcu_host_register(lua_State *L, void *p, size_t n) {
+  kcu_ensure(L);
+  need(L, (const void *)cu.MemHostRegister, "cuMemHostRegister");
+  CHECK(L, cu.MemHostRegister(p, n, 0), "cuMemHostRegister");
+}
+
+void kcu_host_unregister(void *p) {
+  if (p && cu.MemHostUnregister) cu.MemHostUnregister(p);
+}
+
+void kcu_profile(lua_State *L, int start) {
+  if (kcu_sim_mode()) return;
+  kcu_ensure(L);
+  CUresult (*f)(void) = start ? cu.ProfilerStart : cu.ProfilerStop;
+  if (f) CHECK(L, f(), start ? "cuProfilerStart" : "cuProfilerStop");
+}
+
 void kcu_set_sync_hook(void (*hook)(lua_State *L, int complete)) {
   /* every luaopen_kjit sets it (same value), maybe from several threads */
   __atomic_store_n(&sync_hook, hook, __ATOMIC_RELEASE);
@@ -572,7 +641,11 @@ void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
 #define KCU_CLOSER  "kjit.cuda.closer"
 #define MAXBYTES    ((int64_t)1 << 48)     /* as kjit arrays */
 
-typedef struct KStream { KCuStream h; int device, sim, released; } KStream;
+typedef struct KStream {
+  KCuStream h;                   /* NULL: the default stream */
+  int device, sim, released;
+  int borrowed;                  /* default_stream/external_stream: not ours to destroy */
+} KStream;
 typedef struct KEvent {
   CUevent h; int device, sim;
   int recorded; double t_ms;   /* simulator: time of the last record */
@@ -605,7 +678,7 @@ static void check_usable(lua_State *L, const char *what, int sim, int device,
 }
 
 void kcu_check_usable(lua_State *L, const KDevArray *d, int arg) {
-  if (d->released) kb_released_error(L);
+  if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
   check_usable(L, "device array", d->sim, d->device, arg);
 }
 
@@ -702,6 +775,49 @@ static KDevArray *pushdev_rec(lua_State *L, const KRecord *r, int ndim, const in
 
 KDevArray *kcu_push_devrecords(lua_State *L, const KRecord *r, int ndim, const int64_t *shape) {
   return pushdev_rec(L, r, ndim, shape, 1);
+}
+
+size_t kcu_elem_size(const KDevArray *d) {
+  return d->record ? (size_t)d->record->size : kjit_dtype_size(d->dtype);
+}
+
+KDevArray *kcu_push_devview(lua_State *L, int base, size_t off, int ndim, const int64_t *shape) {
+  base = lua_absindex(L, base);
+  KDevArray *b = kcu_check_devarray(L, base);
+  KDevArray *d = (KDevArray *)lua_newuserdatauv(L, sizeof *d, 1);
+  memset(d, 0, sizeof *d);
+  int64_t n = 1;
+  for (int k = 0; k < KJIT_MAXDIMS; k++) {
+    d->shape[k] = k < ndim ? shape[k] : 1;
+    if (k < ndim) n *= shape[k];
+  }
+  d->ndim = ndim;
+  d->size = n;
+  d->dtype = b->dtype;
+  d->record = b->record;
+  d->device = b->device;
+  d->sim = b->sim;
+  d->bytes = (size_t)n * kcu_elem_size(b);
+  d->ptr = b->ptr ? b->ptr + off : 0;
+  d->owner = b->owner ? b->owner : b;
+  if (b->owner) lua_getiuservalue(L, base, 1);   /* the owner itself */
+  else lua_pushvalue(L, base);
+  lua_setiuservalue(L, -2, 1);                    /* keeps the memory alive */
+  pushmeta_devarray(L);
+  lua_setmetatable(L, -2);
+  return d;
+}
+
+void kcu_dev_read(lua_State *L, const KDevArray *d, size_t off, void *dst, size_t n) {
+  if (d->sim) memcpy(dst, (const char *)(uintptr_t)d->ptr + off, n);
+  else kcu_memcpy_dtoh(L, dst, d->ptr + off, n, NULL);
+  synced(L, 1);   /* a copy on the legacy default stream waits for all */
+}
+
+void kcu_dev_write(lua_State *L, const KDevArray *d, size_t off, const void *src, size_t n,
+                   KCuStream s) {
+  if (d->sim) memcpy((char *)(uintptr_t)d->ptr + off, src, n);
+  else kcu_memcpy_htod(L, d->ptr + off, src, n, s);
 }
 
 /* Host to device and back, in the array's mode. */
@@ -822,6 +938,18 @@ static int d_copy_to_host(lua_State *L) {
 /* d:copy_to_device(buf [, stream]): overwrites d with buf. */
 static int d_copy_to_device(lua_State *L) {
   KDevArray *d = checkself(L);
+  KDevArray *src = kcu_test_devarray(L, 2);
+  if (src) {   /* device to device, as numba-cuda's copy_to_device(devary) */
+    KCuStream s = kcu_check_stream(L, 3);
+    kcu_check_usable(L, src, 2);
+    int same = src->ndim == d->ndim && src->dtype == d->dtype && src->record == d->record;
+    for (int k = 0; same && k < d->ndim; k++) same = src->shape[k] == d->shape[k];
+    if (!same) luaL_argerror(L, 2, "a device array of the same dtype and shape expected");
+    if (d->sim) { if (d->bytes) memmove((void *)(uintptr_t)d->ptr, (void *)(uintptr_t)src->ptr, d->bytes); }
+    else kcu_memcpy_dtod(L, d->ptr, src->ptr, d->bytes, s);
+    lua_settop(L, 1);
+    return 1;
+  }
   KBuffer *b = krec_test_array(L, 2);   /* records */
   if (b == NULL) b = kb_check(L, 2);
   KCuStream s = kcu_check_stream(L, 3);
@@ -844,9 +972,7 @@ static KDevArray *selfdev(lua_State *L) {
 /* __index: methods and fields; elements live on the device. */
 static int d_index(lua_State *L) {
   KDevArray *d = selfdev(L);
-  if (lua_type(L, 2) != LUA_TSTRING)
-    return luaL_error(L, "kjit.cuda: a device array cannot be indexed on the "
-                      "host (use d:copy_to_host() or a kernel)");
+  if (lua_type(L, 2) != LUA_TSTRING) return kcu_devarray_index(L, d);
   lua_pushvalue(L, 2);
   switch (lua_rawget(L, lua_upvalueindex(1))) {
     case LUA_TFUNCTION: return 1;
@@ -869,9 +995,10 @@ static int d_index(lua_State *L) {
 }
 
 static int d_newindex(lua_State *L) {
-  selfdev(L);
-  return luaL_error(L, "kjit.cuda: a device array cannot be modified on the "
-                    "host (use d:copy_to_device(buf) or a kernel)");
+  KDevArray *d = selfdev(L);
+  if (lua_type(L, 2) != LUA_TSTRING) return kcu_devarray_newindex(L, d);
+  return luaL_error(L, "kjit.cuda: cannot assign to field '%s' of a device array",
+                    lua_tostring(L, 2));
 }
 
 static int d_len(lua_State *L) {
@@ -901,7 +1028,7 @@ static int d_tostring(lua_State *L) {
 static int d_gc(lua_State *L) {
   KDevArray *d = selfdev(L);
   d->released = 1;
-  if (!d->sim && d->ptr) defer_free(d->device, d->ptr, d->bytes);
+  if (!d->sim && d->ptr && !d->owner) defer_free(d->device, d->ptr, d->bytes);
   if (!d->sim) d->ptr = 0;   /* simulator memory is the userdata's own */
   return 0;
 }
@@ -918,11 +1045,20 @@ static void pushmeta_devarray(lua_State *L) {
   kb_newmeta(L, KCU_DEVARRAY);   /* registered once complete (out of memory midway) */
   lua_newtable(L);
   luaL_setfuncs(L, dev_methods, 0);
+  luaL_setfuncs(L, kcu_devarray_methods, 0);   /* devarray.c: views */
   for (k = 0; dev_fields[k]; k++) {
     lua_pushinteger(L, k + F_SHAPE);
     lua_setfield(L, -2, dev_fields[k]);
   }
-  lua_pushcclosure(L, d_index, 1);
+  /* ipairs's iterator (ipairs({}) returns it): d[#d + 1] is nil for it */
+  if (lua_getglobal(L, "ipairs") == LUA_TFUNCTION) {
+    lua_newtable(L);
+    lua_call(L, 1, 1);
+  } else {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+  lua_pushcclosure(L, d_index, 2);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, d_newindex);
   lua_setfield(L, -2, "__newindex");
@@ -997,7 +1133,7 @@ static int s_gc(lua_State *L) {
   KStream *s = (KStream *)luaL_checkudata(L, 1, KCU_STREAM);
   /* cuStreamDestroy returns at once; the driver releases the stream when
   ** its queued work is done. */
-  if (!s->sim && s->h) cu.StreamDestroy(s->h);
+  if (!s->sim && s->h && !s->borrowed) cu.StreamDestroy(s->h);
   s->h = NULL;
   s->released = 1;
   return 0;
@@ -1010,8 +1146,16 @@ static int s_tostring(lua_State *L) {
   return 1;
 }
 
+/* s:handle(): the CUstream as an integer (0: the default stream), for
+** CUDA C code in the same process or cuda.external_stream */
+static int s_handle(lua_State *L) {
+  KStream *s = checkstream(L, 1);
+  lua_pushinteger(L, s->sim ? (lua_Integer)(uintptr_t)s : (lua_Integer)(uintptr_t)s->h);
+  return 1;
+}
+
 static const luaL_Reg stream_methods[] = {
-  {"synchronize", s_synchronize}, {NULL, NULL}
+  {"synchronize", s_synchronize}, {"handle", s_handle}, {NULL, NULL}
 };
 
 /* cuda.stream() */
@@ -1024,10 +1168,39 @@ static int c_stream(lua_State *L) {
   s->device = kcu_device();
   s->sim = sim;
   s->released = 0;
+  s->borrowed = 0;
   pushmeta(L, KCU_STREAM, stream_methods, s_gc, s_tostring);
   lua_setmetatable(L, -2);
   if (!sim) CHECK(L, cu.StreamCreate(&s->h, 0), "cuStreamCreate");
   return 1;
+}
+
+/* A stream object over handle h (NULL: the default stream), not destroyed
+** by its __gc. */
+static int push_borrowed_stream(lua_State *L, KCuStream h) {
+  int sim = kcu_sim_mode() != 0;
+  if (!sim) kcu_ensure(L);
+  KStream *s = (KStream *)lua_newuserdatauv(L, sizeof *s, 0);
+  s->h = sim ? NULL : h;
+  s->device = kcu_device();
+  s->sim = sim;
+  s->released = 0;
+  s->borrowed = 1;
+  pushmeta(L, KCU_STREAM, stream_methods, s_gc, s_tostring);
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+/* cuda.default_stream(): the legacy default stream (numba-cuda's) */
+static int c_default_stream(lua_State *L) { return push_borrowed_stream(L, NULL); }
+
+/* cuda.external_stream(ptr): a CUstream made by other code (an integer
+** handle, e.g. from CUDA C or a C host), used as a kjit stream and never
+** destroyed by kjit. */
+static int c_external_stream(lua_State *L) {
+  lua_Integer h = luaL_checkinteger(L, 1);
+  if (h == 0) luaL_argerror(L, 1, "a non-null CUstream handle expected (cuda.default_stream() is the default one)");
+  return push_borrowed_stream(L, (KCuStream)(uintptr_t)h);
 }
 
 /* arg: the argument number for messages, 0 for the receiver. */
@@ -1328,11 +1501,14 @@ static const luaL_Reg functions[] = {
   {"is_device_array", c_is_device_array}, {"synchronize", c_synchronize},
   {"stream", c_stream}, {"event", c_event},
   {"event_elapsed_time", c_event_elapsed_time}, {"mem_info", c_mem_info},
-  {"simulate", c_simulate}, {"simulating", c_simulating}, {NULL, NULL}
+  {"simulate", c_simulate}, {"simulating", c_simulating},
+  {"default_stream", c_default_stream}, {"external_stream", c_external_stream},
+  {"list_devices", c_devices}, {NULL, NULL}
 };
 
 void kcu_open(lua_State *L) {
   luaL_setfuncs(L, functions, 0);
+  kcu_open_extra(L);
   pushmeta_devarray(L);
   lua_pop(L, 1);
   /* One finalized sentinel per state: it is created before any device

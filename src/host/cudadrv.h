@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lua.h"
+#include "lauxlib.h"
 #include "kjit.h"
 
 typedef uint64_t KCuDevPtr;          /* CUdeviceptr */
@@ -86,6 +87,10 @@ typedef struct KDevArray {
                                      resurrected array is unusable */
   const struct kjit_record *record;  /* dtype KJIT_RECORD: the layout (size
                                      counts records); NULL otherwise */
+  const struct KDevArray *owner;  /* a view (d[i], slice, reshape ...): the
+                                     array whose memory this is (kept alive
+                                     by the view's user value); NULL when
+                                     the memory is this array's own */
 } KDevArray;
 
 KDevArray *kcu_test_devarray(lua_State *L, int idx);   /* NULL if not one */
@@ -103,6 +108,43 @@ KDevArray *kcu_check_devarray(lua_State *L, int idx);
 ** memory in simulator mode). Raises on a bad shape or out of memory. */
 KDevArray *kcu_push_devarray(lua_State *L, kjit_dtype t, int ndim,
                              const int64_t *shape);
+
+/* Views and elements (host/devarray.c). A view is a device array over
+** [off, off + its bytes) of the array at base (contiguous: rows, slices
+** along the first dimension, reshapes). */
+size_t kcu_elem_size(const KDevArray *d);
+KDevArray *kcu_push_devview(lua_State *L, int base, size_t off, int ndim, const int64_t *shape);
+/* n bytes at byte offset off, to or from the host; a read waits for the
+** device as a copy on the default stream does (and raises kernel errors). */
+void kcu_dev_read(lua_State *L, const KDevArray *d, size_t off, void *dst, size_t n);
+void kcu_dev_write(lua_State *L, const KDevArray *d, size_t off, const void *src, size_t n,
+                   KCuStream s);
+void kcu_memcpy_dtod(lua_State *L, KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s);
+/* Host memory the driver manages (host/hostmem.c): page-locked
+** (cuMemHostAlloc, flags as the driver's), its device address, managed
+** memory (cuMemAllocManaged, attached globally; freed with kcu_free_on),
+** registration of existing memory. The allocating ones raise; the others
+** never do. */
+void *kcu_host_alloc(lua_State *L, size_t n, unsigned flags);
+void kcu_host_free(void *p);
+KCuDevPtr kcu_host_devptr(lua_State *L, void *p);
+KCuDevPtr kcu_alloc_managed(lua_State *L, size_t n);
+void kcu_host_register(lua_State *L, void *p, size_t n);
+void kcu_host_unregister(void *p);
+/* 1 when [p, p + n) lies in a mapped or managed array of the current
+** device (hostmem.c); *dev is its device address. Kernels then take the
+** host array without copies. */
+int kcu_host_mapped(const void *p, size_t n, KCuDevPtr *dev);
+void kcu_open_hostmem(lua_State *L);
+
+/* cuProfilerStart/Stop (nothing in the simulator or without them) */
+void kcu_profile(lua_State *L, int start);
+/* d[k] and d[k] = v for integer keys (the metamethods' non-string keys) */
+int kcu_devarray_index(lua_State *L, KDevArray *d);
+int kcu_devarray_newindex(lua_State *L, KDevArray *d);
+extern const luaL_Reg kcu_devarray_methods[];
+/* host functions of kjit.cuda in devarray.c (streams, devices, profiling) */
+void kcu_open_extra(lua_State *L);
 
 /* nil/none/0 -> NULL (the default stream); else a kjit.cuda stream usable
 ** now (same mode, same device), whose handle is returned. In simulator mode

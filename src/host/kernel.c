@@ -463,6 +463,17 @@ static int launch_types(const Kernel *k, const Type *t, int n, Type *out) {
 
 /* Reads "void(f32, f32[:], i64)" (the "void" and even the parentheses
 ** may be left out) with the one signature grammar (host/signature.c). */
+/* numba-cuda's xoroshiro128p_type: the layout of cuda.random's states
+** (lua/kjit/random.lua's kjit.struct{{"s0", "u64"}, {"s1", "u64"}}; equal
+** declarations are one layout). */
+static int32_t xoro_layout(lua_State *L) {
+  KRecField f[2] = { { "s0", KJIT_U64, NULL, 0, 0 }, { "s1", KJIT_U64, NULL, 0, 0 } };
+  char err[128];
+  const KRecord *r = krec_c_layout(f, 2, err, sizeof err);
+  if (r == NULL) luaL_error(L, "kjit.cuda: %s", err);
+  return r->id;
+}
+
 static int parse_sig(lua_State *L, const char *s, Type *out) {
   KSig ks;
   Type ret;
@@ -471,6 +482,11 @@ static int parse_sig(lua_State *L, const char *s, Type *out) {
   if (ksig_parse(s, KSIG_KERNEL, &ks, err, sizeof err) != 0 ||
       ksig_types(&ks, KSIG_KERNEL, out, &ret, &has_ret, err, sizeof err) != 0)
     return luaL_error(L, "bad kernel signature '%s': %s", s, err);
+  for (int i = 0; i < ks.nargs; i++)   /* a record whose layout the name gives */
+    if (strcmp(ks.args[i].name, KSIG_XORO) == 0) {
+      out[i].ref = xoro_layout(L);
+      out[i].sub = 1;   /* (sig_layouts: known; cleared there) */
+    }
   return ks.nargs;
 }
 
@@ -480,6 +496,13 @@ static int parse_sig(lua_State *L, const char *s, Type *out) {
 static void sig_layouts(lua_State *L, const char *sig, Type *t, int n, int *idx) {
   for (int i = 0; i < n; i++) {
     if (t[i].kind != T_BUF || t[i].dtype != KJIT_RECORD) continue;
+    if (t[i].sub == 1) {   /* xoroshiro128p_type (parse_sig) */
+      t[i].sub = 0;
+      if (t[i].ndim == 0)
+        luaL_error(L, "bad kernel signature '%s': argument #%d: kernels take arrays of records "
+                   "(xoroshiro128p_type[:]), not one record", sig, i + 1);
+      continue;
+    }
     const KRecord *r = krec_test(L, *idx);
     if (r == NULL)
       luaL_error(L, "bad kernel signature '%s': argument #%d is a record: give its layout (a "
@@ -597,24 +620,45 @@ static kjit_dtype arr_dtype(lua_State *L, int idx) {
   return kb_checkdtype(L, idx, KJIT_F64);
 }
 
+/* A size n, or a shape {n, m, ...} (numba's (n, m)), at 1: its ndim. */
+static int arr_shape(lua_State *L, int64_t shape[KJIT_MAXDIMS], int minlen) {
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    luaL_argcheck(L, n >= minlen && n <= (1 << 24), 1, "size out of range");
+    shape[0] = n;
+    shape[1] = shape[2] = shape[3] = 1;
+    return 1;
+  }
+  int nd = kb_checkshape(L, 1, shape);
+  int64_t cnt = 1;
+  for (int k = 0; k < nd; k++) {
+    luaL_argcheck(L, shape[k] >= 1 && shape[k] <= (1 << 24), 1, "extent out of range");
+    cnt *= shape[k];
+    luaL_argcheck(L, cnt <= (1 << 24), 1, "size out of range");
+  }
+  return nd;
+}
+
 static int l_shared_array(lua_State *L) {
   Interp *t = need_kernel(L, "cuda.shared.array");
-  lua_Integer n = luaL_checkinteger(L, 1);
+  int64_t shape[KJIT_MAXDIMS];
+  int nd = arr_shape(L, shape, 0);
+  lua_Integer n = shape[0];
   kjit_dtype d = arr_dtype(L, 2);
-  luaL_argcheck(L, n >= 0 && n <= (1 << 24), 1, "size out of range");
-  if (n == 0) n = (lua_Integer)(t->dynbytes / kjit_dtype_size(d));
+  if (nd == 1 && n == 0) n = (lua_Integer)(t->dynbytes / kjit_dtype_size(d));
   /* one array per call site and block, as on the GPU */
   lua_Debug ar;
   const char *site = "?";
   int line = 0;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) { site = ar.source; line = ar.currentline; }
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->shared_ref);
-  lua_pushfstring(L, "%s:%d:%d:%s", site, line, (int)luaL_checkinteger(L, 1), kjit_dtype_name(d));
+  lua_pushfstring(L, "%s:%d:%d:%d:%d:%s", site, line, (int)shape[0], (int)shape[1] * nd,
+                  (int)(shape[2] * shape[3]), kjit_dtype_name(d));
   lua_pushvalue(L, -1);
   if (lua_rawget(L, -3) != LUA_TNIL) return 1;
   lua_pop(L, 1);
-  int64_t shape[KJIT_MAXDIMS] = { n, 1, 1, 1 };
-  kb_push_new(L, d, 1, shape, 1);
+  shape[0] = n;
+  kb_push_new(L, d, nd, shape, 1);
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_rawset(L, -5);
@@ -623,11 +667,10 @@ static int l_shared_array(lua_State *L) {
 
 static int l_local_array(lua_State *L) {
   need_kernel(L, "cuda.local_array");
-  lua_Integer n = luaL_checkinteger(L, 1);
+  int64_t shape[KJIT_MAXDIMS];
+  int nd = arr_shape(L, shape, 1);
   kjit_dtype d = arr_dtype(L, 2);
-  luaL_argcheck(L, n >= 1 && n <= (1 << 24), 1, "size out of range");
-  int64_t shape[KJIT_MAXDIMS] = { n, 1, 1, 1 };
-  kb_push_new(L, d, 1, shape, 1);
+  kb_push_new(L, d, nd, shape, 1);
   return 1;
 }
 
@@ -1023,15 +1066,17 @@ static void gpu_prepare(lua_State *L, KernSpec *s, int dev) {
 ** their memory to the GC. */
 typedef struct HostCopy { KBuffer *b; KCuDevPtr d; size_t bytes; } HostCopy;
 
-static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream,
-                    const LaunchArrays *la) {
+/* Returns the number of host arrays copied (mapped and managed arrays are
+** passed by their device address: not copied, not counted). */
+static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, int nargs, KCuStream stream,
+                   const LaunchArrays *la) {
   luaL_checkstack(L, KJIT_MAXARGS + 8, "kernel arguments");
   int dev = kcu_device();
   gpu_prepare(L, s, dev);
   uint64_t vals[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
   void *params[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
   HostCopy hc[KJIT_MAXARGS];
-  int nh = 0, np = 0;
+  int nh = 0, np = 0, inplace = 0;
   for (int i = 0; i < s->nargs; i++) {
     int idx = argbase + i;
     Type p = s->args[i];
@@ -1044,9 +1089,12 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
       KBuffer *b = la->buf[i];
       const int64_t *shape;
       KCuDevPtr ptr;
-      if (b) {
-        size_t bytes = (size_t)b->size * (b->record ? (size_t)b->record->size
-                                                    : kjit_dtype_size(b->dtype));
+      size_t bytes = b ? (size_t)b->size * (b->record ? (size_t)b->record->size
+                                                      : kjit_dtype_size(b->dtype)) : 0;
+      if (b && kcu_host_mapped(b->data, bytes, &ptr)) {   /* hostmem.c: in place */
+        inplace = 1;
+        shape = b->shape;
+      } else if (b) {
         KDevArray *tmp = b->record ? kcu_push_devrecords(L, b->record, b->ndim, b->shape)
                                    : kcu_push_devarray(L, b->dtype, b->ndim, b->shape);
         ptr = tmp->ptr;
@@ -1070,10 +1118,11 @@ static void run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   vals[np] = c->shared; params[np] = &vals[np]; np++;
   kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
   pending_add(s);
-  if (nh > 0) {
+  if (nh > 0 || inplace) {
     for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);
     kcu_sync(L, stream);   /* raises a kernel error through the sync hook */
   }
+  return nh;
 }
 
 /* A performance warning (Lua's warn: off until "@on" or lua5.4 -W), once
@@ -1146,9 +1195,7 @@ static int launcher_call(lua_State *L) {
     stream = kcu_check_stream(L, -1);
     lua_pop(L, 1);
   }
-  run_gpu(L, s, c, 2, nargs, stream, &la);
-  int host = 0;
-  for (int i = 0; i < nargs && !host; i++) host = la.buf[i] != NULL;
+  int host = run_gpu(L, s, c, 2, nargs, stream, &la) > 0;
   if (host && ++s->hostlaunches == 2) warn_host_arrays(L, kidx);
   return 0;
 }
@@ -1319,6 +1366,8 @@ static void compile_eager(lua_State *L, int kidx, const char *sig) {
   }
   Type t[KJIT_MAXARGS];
   int n = parse_sig(L, sig, t);
+  int past = lua_gettop(L) + 1;   /* no layouts here: only xoroshiro128p_type */
+  sig_layouts(L, sig, t, n, &past);
   compile_kernel(L, kidx, t, n, KT_SIM, 0)->declared = 1;
 }
 

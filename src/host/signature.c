@@ -26,6 +26,8 @@ static const struct { const char *alias, *dtype; } dtype_aliases[] = {
 static int dtype_of(const char *name) {
   /* a record: kjit.jit and kernels (its layout given apart: f:compile(sig, P)) */
   if (strcmp(name, "record") == 0) return (int)KJIT_RECORD;
+  /* numba-cuda's random states (kernel.c gives the layout: cuda.random's) */
+  if (strcmp(name, KSIG_XORO) == 0) return (int)KJIT_RECORD;
   for (int t = 0; t < KJIT_NDTYPES; t++)
     if (strcmp(kjit_dtype_name((kjit_dtype)t), name) == 0) return t;
   for (size_t i = 0; i < sizeof dtype_aliases / sizeof dtype_aliases[0]; i++)
@@ -90,6 +92,10 @@ static int read_item(Reader *R, KSigItem *it, const char *what) {
   const char *s = R->p;
   while (name_char((unsigned char)*R->p)) R->p++;
   size_t len = (size_t)(R->p - s);
+  /* numba-cuda's random states, longer than any other type name: kept
+  ** under a short internal name */
+  static const char XORO[] = "xoroshiro128p_type";
+  if (len == sizeof XORO - 1 && memcmp(s, XORO, len) == 0) { s = KSIG_XORO; len = strlen(KSIG_XORO); }
   if (len >= KSIG_NAMELEN)
     return fail(R, "cannot read %s: '%.12s...' at column %d is not a type (names are at most %d characters)",
                 what, s, it->column, KSIG_NAMELEN - 1);

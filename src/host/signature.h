@@ -30,6 +30,8 @@
 #include "common/compile.h"
 
 #define KSIG_NAMELEN 16
+/* numba-cuda's xoroshiro128p_type as read (the name is longer than others) */
+#define KSIG_XORO "xoroshiro128p"
 
 typedef struct KSigItem {
   char name[KSIG_NAMELEN];  /* as written, e.g. "float32" ("" if absent) */

@@ -1766,7 +1766,9 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     it.sub = 1;
     return it;
   }
-  if (S->kernel)
+  /* a:slice is a view (a pointer and extents, codegen/cg_alloc.c): no
+  ** allocation, so kernels take it, as numba-cuda's a[i:j] */
+  if (S->kernel && id != B_ARR_SLICE)
     REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
            "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
   /* arrays of records: the copies and views here move elements of a
@@ -1975,6 +1977,24 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   }
   if (row->rule == KTY_R_NEWARRAY) {
     int minlen = id == B_CUDA_SHARED_ARRAY ? 0 : 1;
+    /* a shape {n, m [, ...]} of constant extents: numba's
+    ** cuda.shared.array((n, m), dtype), indexed s[i][j] */
+    int nd = 1;
+    if (n == 2 && args[0].kind == T_SHAPE && args[0].sub == 1 && v->args[1]->op == KIR_NEWTABLE) {
+      const KirInsn *items[KJIT_MAXDIMS + 1];
+      int m = kty_ctor_items(v->args[1], items, KJIT_MAXDIMS + 1);
+      int64_t cnt = 1;
+      for (int i = 0; i < m && m <= KJIT_MAXDIMS && cnt > 0; i++) {
+        const KtyConst *ki = &sp->consts[items[i]->id];
+        cnt = ki->kind == T_INT && ki->v.i >= 1 && ki->v.i <= ((int64_t)1 << 31) ? cnt * ki->v.i : -1;
+      }
+      if (m < 1 || m > KJIT_MAXDIMS || cnt < 1)
+        REFUSE(S, sp, v, "bad argument #1 to '%s' (a shape of 1 to %d constant extents of at "
+               "least 1 expected, as in %s({16, 16}, \"f32\"))", name, KJIT_MAXDIMS, name);
+      nd = m;
+      kargs[0].kind = T_INT;   /* the element count, checked below as a size */
+      kargs[0].v.i = cnt;
+    }
     int ok = n == 2 && kargs[0].kind == T_INT;
     if (!ok || kargs[0].v.i < minlen)
       REFUSE(S, sp, v, "bad argument #1 to '%s' (a constant size %s expected%s)", name,
@@ -2007,7 +2027,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
                (long long)cnt, kjit_dtype_name((kjit_dtype)dt), (long long)S->shared_bytes,
                (long long)bytes, (long long)limit);
     }
-    Type r = ty(T_BUF); r.dtype = (uint8_t)dt; r.ndim = 1;
+    Type r = ty(T_BUF); r.dtype = (uint8_t)dt; r.ndim = (uint8_t)nd;
     return r;
   }
   if (row->rule == KTY_R_ATOMIC) {

@@ -1,15 +1,24 @@
 /*
 ** cudasim.c: runs KT_SIM kernels on the CPU (see cudasim.h).
 **
-** Stopping (runtime_poll.c). Threads that run one after another run on
-** the Lua thread and poll with it: an interrupt or a hook's error fails
-** that thread, sets the launch's stop flag, and no later thread or block
-** starts. Threads that are OS threads (kernels with syncthreads) never
-** touch Lua: their polls read the stop flag, which the launching thread
-** sets when its own polls, made every WAIT_POLL_MS while it waits for the
-** block, see an interrupt or a hook's error; stopped threads leave the
-** kernel (a barrier counts them as arrived), and the launch raises the
-** stop's error.
+** A block's threads. Kernels without barriers or warp collectives run
+** their threads one after another on the launching thread. The others
+** run each GPU thread as a fiber (fiber.h) on the launching thread: a
+** thread that reaches cuda.syncthreads or a warp collective it must wait
+** at switches to the block's scheduler (run_fibers), which resumes the
+** threads whose wait is over, in thread order. No OS threads, no locks:
+** 256 blocks of 256 threads with a few barriers take a fraction of a
+** second where one OS thread per GPU thread took seconds (futex round
+** trips and thread creation). Results do not depend on the schedule:
+** barriers and warp meetings are resolved by the same rules (cudasim.h);
+** the schedule is deterministic, which makes races in a kernel
+** reproducible in the simulator (they are not on a GPU).
+**
+** Stopping (runtime_poll.c). Every thread runs on the Lua thread and polls
+** with it: an interrupt or a hook's error fails that thread and sets the
+** launch's stop flag; the other threads' polls then fail with it (a
+** barrier counts threads that left as arrived), no later block starts,
+** and the launch raises the stop's error.
 */
 #include <pthread.h>
 #include <setjmp.h>
@@ -22,14 +31,19 @@
 #include "runtime/cudasim.h"
 #include "common/cuda_intrin.h"
 #include "runtime/runtime_poll.h"
+#include "runtime/fiber.h"
 
-#define WAIT_POLL_MS 1
 /* The launching thread polls between blocks after this many threads. */
 #define BLOCK_POLL_THREADS 4096
+/* A fiber's stack (reserved, committed as touched; the OS threads had as
+** much) and the part of it kept for the C code between compiled code's
+** stack checks (runtime helpers, libm, a Lua hook called by a poll). */
+#define FIBER_STACK ((size_t)1 << 20)
+#define FIBER_MARGIN ((size_t)256 << 10)
 
 typedef struct SharedArr { int64_t site; char *mem; struct SharedArr *next; } SharedArr;
 
-/* A warp's meeting point (cudasim.h), under the launch's mutex. */
+/* A warp's meeting point (cudasim.h). */
 typedef struct SimWarp {
   uint32_t live;                 /* lanes still in the kernel */
   uint32_t atbar;                /* lanes waiting at cuda.syncthreads */
@@ -38,7 +52,6 @@ typedef struct SimWarp {
   uint32_t mask[32];
   int32_t b[32];
   int64_t val[32], res[32];
-  pthread_cond_t cv;             /* a meeting of this warp resolved */
 } SimWarp;
 
 typedef struct Launch {
@@ -48,9 +61,8 @@ typedef struct Launch {
   size_t dynbytes;
   char *dynmem;                  /* this block's dynamic shared memory */
   SharedArr *shared;             /* this block's static shared arrays */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  pthread_cond_t alldone;        /* live reached 0 (threaded blocks) */
+  KFiber sched;                  /* the launching context: the scheduler */
+  int restart;                   /* a barrier was released: resume from thread 0 */
   KStop stop;                    /* polls of the kernel's threads fail */
   lua_State *L;                  /* the launching Lua thread, if any */
   int live, waiting;             /* barrier: threads not exited, threads waiting */
@@ -73,7 +85,19 @@ typedef struct SimThread {
   int items;
   jmp_buf *oom;                  /* run_thread's: leaves the kernel when its
                                     shared memory cannot be allocated */
+  KFiber fib;                    /* fibered blocks: the thread's fiber */
+  int state;                     /* FS_* */
+  unsigned long wgen;            /* FS_BAR: the barrier's gen */
+  uint64_t stack_limit;          /* fibered: the fiber stack's own */
 } SimThread;
+
+enum { FS_NEW, FS_READY, FS_BAR, FS_WARP, FS_DONE };
+
+/* A waiting thread gives its OS thread back to the scheduler. */
+static void yield_wait(SimThread *t, int state) {
+  t->state = state;
+  kfib_switch(&t->fib, &t->l->sched);
+}
 
 static __thread SimThread *cur;
 
@@ -93,17 +117,17 @@ int64_t kjit_sim_sreg(int32_t which) {
   }
 }
 
-static int warp_resolve(SimWarp *w);
+static void warp_resolve(SimWarp *w);
 
 /* Every live thread reached the barrier: all pass it. No lane is at the
-** barrier any more from here (a lane woken late must not look absent to
-** the warp meetings of the lanes woken first). Under the mutex. */
+** barrier any more from here (a lane resumed late must not look absent to
+** the warp meetings of the lanes resumed first). */
 static void barrier_release(Launch *l) {
   l->waiting = 0;
   l->gen++;
   l->rcount[l->gen & 1] = l->rarrived[l->gen & 1] = 0;   /* the next barrier's */
   for (int i = 0; i < l->nwarps; i++) l->warps[i].atbar = 0;
-  pthread_cond_broadcast(&l->cv);
+  l->restart = 1;   /* the scheduler resumes the threads in order */
 }
 
 /* Waits until every live thread of the block has arrived; with a
@@ -114,32 +138,37 @@ static unsigned long block_barrier(int pred) {
   Launch *l = cur->l;
   SimWarp *w = &l->warps[cur->lin / 32];
   uint32_t bit = 1u << (cur->lin % 32);
-  pthread_mutex_lock(&l->mu);
   unsigned long gen = l->gen;
   if (pred >= 0) { l->rcount[gen & 1] += pred; l->rarrived[gen & 1]++; }
   w->atbar |= bit;
-  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&w->cv);
-  if (++l->waiting >= l->live) barrier_release(l);
-  else while (gen == l->gen) pthread_cond_wait(&l->cv, &l->mu);
-  pthread_mutex_unlock(&l->mu);
+  if (w->waiting) warp_resolve(w);
+  SimThread *t = cur;
+  if (++l->waiting >= l->live) {
+    /* the last to arrive waits its turn too: the threads pass the barrier
+    ** in thread order, as in the interpreted simulator (so the first
+    ** failing thread after it is the same) */
+    barrier_release(l);
+    yield_wait(t, FS_READY);
+  } else {
+    t->wgen = gen;
+    while (gen == l->gen) yield_wait(t, FS_BAR);
+  }
   return gen;
 }
 
 void kjit_sim_syncthreads(void) { block_barrier(-1); }
 
-/* Resolves the lanes of w whose meeting is complete (cudasim.h); returns
-** whether any was. Under the launch's mutex. */
-static int warp_resolve(SimWarp *w) {
+/* Resolves the lanes of w whose meeting is complete (cudasim.h). */
+static void warp_resolve(SimWarp *w) {
   uint32_t here = w->waiting, absent = ~w->live | w->atbar, ready = 0;
   for (unsigned i = 0; i < 32; i++)
     if ((here >> i & 1u) && ((w->mask[i] & ~absent) & ~here) == 0) ready |= 1u << i;
-  if (ready == 0) return 0;
+  if (ready == 0) return;
   for (unsigned i = 0; i < 32; i++)
     if (ready >> i & 1u)
       w->res[i] = ksim_warp_op(w->op[i], i, (w->mask[i] & here) | (1u << i), w->val, w->b[i]);
   w->waiting &= ~ready;
   w->done |= ready;
-  return 1;
 }
 
 /* The calling lane's part in a warp collective. */
@@ -148,15 +177,12 @@ static int64_t warp_meet(int op, uint32_t mask, int64_t v, int32_t b) {
   SimWarp *w = &l->warps[cur->lin / 32];
   unsigned lane = cur->lin % 32;
   uint32_t bit = 1u << lane;
-  pthread_mutex_lock(&l->mu);
   w->op[lane] = op; w->mask[lane] = mask; w->val[lane] = v; w->b[lane] = b;
   w->waiting |= bit;
-  if (warp_resolve(w)) pthread_cond_broadcast(&w->cv);
-  while (!(w->done & bit)) pthread_cond_wait(&w->cv, &l->mu);
+  warp_resolve(w);
+  while (!(w->done & bit)) yield_wait(cur, FS_WARP);
   w->done &= ~bit;
-  int64_t r = w->res[lane];
-  pthread_mutex_unlock(&l->mu);
-  return r;
+  return w->res[lane];
 }
 
 /* Appends n bytes to a growing buffer; drops them without memory. */
@@ -184,9 +210,7 @@ void kjit_sim_print(int32_t kind, int64_t bits, const char *s) {
   if (kind == 4) {
     grow_append(&t->line, &t->len, &t->cap, "\n", 1);
     Launch *l = t->l;
-    pthread_mutex_lock(&l->mu);
     if (t->line) grow_append(&l->out, &l->outlen, &l->outcap, t->line, t->len);
-    pthread_mutex_unlock(&l->mu);
     t->len = 0;
     t->items = 0;
     return;
@@ -220,9 +244,7 @@ int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b) {
     unsigned long gen = block_barrier(v != 0);
     /* read before the barrier after next can reset this parity: every
     ** thread must pass that one first */
-    pthread_mutex_lock(&l->mu);
     int64_t c = l->rcount[gen & 1], n = l->rarrived[gen & 1];
-    pthread_mutex_unlock(&l->mu);
     return op == KI_BAR_POPC ? c : op == KI_BAR_AND ? c == n : c > 0;
   }
   case KI_FENCE_BLOCK: case KI_FENCE_SYSTEM: __atomic_thread_fence(__ATOMIC_SEQ_CST); return 0;
@@ -234,14 +256,11 @@ int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b) {
 /* Thread idx left the kernel: it no longer counts at barriers and warp
 ** meetings. */
 static void thread_exit(Launch *l, size_t idx) {
-  pthread_mutex_lock(&l->mu);
   SimWarp *w = &l->warps[idx / 32];
   w->live &= ~(1u << (idx % 32));
-  if (w->waiting && warp_resolve(w)) pthread_cond_broadcast(&w->cv);
+  if (w->waiting) warp_resolve(w);
   l->live--;
-  if (l->live == 0) pthread_cond_signal(&l->alldone);
   if (l->waiting > 0 && l->waiting >= l->live) barrier_release(l);
-  pthread_mutex_unlock(&l->mu);
 }
 
 static char *zalloc(size_t n) {
@@ -259,7 +278,6 @@ static char *zalloc(size_t n) {
 ** written by every failing thread at once, and NULL above its 64 KiB). */
 char *kjit_sim_shared(int64_t site, int64_t bytes) {
   Launch *l = cur->l;
-  pthread_mutex_lock(&l->mu);
   SharedArr *a;
   for (a = l->shared; a; a = a->next)
     if (a->site == site) break;
@@ -270,9 +288,10 @@ char *kjit_sim_shared(int64_t site, int64_t bytes) {
     else { a->next = l->shared; l->shared = a; }
   }
   char *m = a ? a->mem : NULL;
-  if (m == NULL) l->oom = 1;
-  pthread_mutex_unlock(&l->mu);
-  if (m == NULL) longjmp(*cur->oom, 1);
+  if (m == NULL) {
+    l->oom = 1;
+    longjmp(*cur->oom, 1);
+  }
   return m;
 }
 
@@ -292,26 +311,29 @@ void ksim_register_symbols(void) {
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
 }
 
-/* L: the Lua thread when the thread runs on it, NULL on an OS thread. */
-static void run_thread(SimThread *t, lua_State *L) {
+/* Runs thread t's kernel on the Lua thread L. job: set the poll context
+** here (threads run one after another); fibered blocks set it once around
+** the block (a fiber's switches would interleave the saves and restores). */
+static void run_thread(SimThread *t, lua_State *L, int job) {
   Launch *l = t->l;
   jmp_buf jb;
-  KPollCtx saved = krt_poll_job(L, &l->stop);
+  KPollCtx saved;
+  SimThread *outer = cur;   /* a launch from a Lua hook a kernel's poll called */
+  if (job) saved = krt_poll_job(L, &l->stop);
   cur = t;
   t->oom = &jb;
   if (setjmp(jb)) {   /* out of memory in kjit_sim_shared: l->oom set */
-    cur = NULL;
-    krt_poll_job_end(saved);
+    cur = outer;
+    if (job) krt_poll_job_end(saved);
     return;
   }
   KErr e;
   memset(&e, 0, sizeof e);
-  e.stack_limit = krt_stack_limit();
+  e.stack_limit = job ? krt_stack_limit() : t->stack_limit;
   krt_poll_begin(L, &e);   /* inside the job, polls read the thread's context */
   int64_t rets[KJIT_RETSLOTS];
   if (l->entry(l->args, rets, &e) != 0) {
     int stop = e.kind == KE_INTERRUPT || e.kind == KE_LUAERR;
-    pthread_mutex_lock(&l->mu);
     if (!l->failed || (stop && l->err.kind != KE_INTERRUPT && l->err.kind != KE_LUAERR)) {
       /* the first failure; a stop outranks the errors of threads before */
       l->failed = 1;
@@ -319,53 +341,113 @@ static void run_thread(SimThread *t, lua_State *L) {
       memcpy(l->ftid, t->tid, sizeof l->ftid);
       memcpy(l->fbid, l->bid, sizeof l->fbid);
     } else if (e.kind == KE_LUAERR) {
-      krt_err_discard(L, &e);   /* on the Lua thread: a second stop, dropped */
+      krt_err_discard(L, &e);   /* a second stop, dropped */
     }
-    pthread_mutex_unlock(&l->mu);
     if (stop) atomic_store(&l->stop.flag, 1);
   }
-  cur = NULL;
-  krt_poll_job_end(saved);
+  cur = outer;
+  if (job) krt_poll_job_end(saved);
 }
 
-/* Waits for the block's OS threads to leave the kernel, polling for an
-** interrupt or a hook every WAIT_POLL_MS; a stop is recorded as the
-** launch's failure and stops the threads at their next poll. */
-static void wait_block(Launch *l) {
-  pthread_mutex_lock(&l->mu);
-  while (l->live > 0) {
-    if ((l->L == NULL && l->stop.up == NULL) || atomic_load(&l->stop.flag)) {
-      pthread_cond_wait(&l->alldone, &l->mu);
-      continue;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += WAIT_POLL_MS * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-    pthread_cond_timedwait(&l->alldone, &l->mu, &ts);
-    if (l->live == 0) break;
-    pthread_mutex_unlock(&l->mu);
-    KErr e;
-    memset(&e, 0, sizeof e);
-    krt_poll_begin(l->L, &e);
-    int st = kjit_rt_poll(&e);   /* may run the host's hook: not under l->mu */
-    pthread_mutex_lock(&l->mu);
-    if (st != 0) {   /* outranks a thread's error (OS threads keep no Lua values) */
-      l->failed = 1;
-      l->err = e;
-      memset(l->ftid, 0, sizeof l->ftid);
-      memcpy(l->fbid, l->bid, sizeof l->fbid);
-      atomic_store(&l->stop.flag, 1);
-    }
-  }
-  pthread_mutex_unlock(&l->mu);
-}
-
-static void *thread_main(void *p) {
+/* A fibered thread's whole life: the kernel, then out of the block's
+** barriers and meetings, then back to the scheduler for good. */
+static void fiber_main(void *p) {
   SimThread *t = p;
-  run_thread(t, NULL);
+  run_thread(t, t->l->L, 0);
   thread_exit(t->l, t->lin);
-  return NULL;
+  t->state = FS_DONE;
+  t->fib.dying = 1;
+  kfib_switch(&t->fib, &t->l->sched);
+}
+
+/* Runs one block's threads as fibers until every one has left the kernel:
+** passes over the threads in order, resuming each that can go on (not
+** started, its barrier released, its warp meeting resolved). Returns -1
+** when no thread can go on (the simulator's own fault: the rules of
+** barriers and meetings always let some thread on). */
+static int run_fibers(Launch *l, SimThread *ts, size_t n, char *stacks) {
+  for (size_t i = 0; i < n; i++) {
+    ts[i].state = FS_NEW;
+    char *lo = kfib_stack_of(stacks, i, FIBER_STACK);
+    ts[i].stack_limit = (uint64_t)(uintptr_t)lo + FIBER_MARGIN;
+    kfib_start(&ts[i].fib, lo, FIBER_STACK, fiber_main, &ts[i]);
+  }
+  KPollCtx saved = krt_poll_job(l->L, &l->stop);
+  SimThread *outer = cur;   /* (see run_thread) */
+  size_t left = n;
+  int rc = 0;
+  while (left > 0) {
+    size_t resumed = 0;
+    l->restart = 0;
+    for (size_t i = 0; i < n && !l->restart; i++) {
+      SimThread *t = &ts[i];
+      if (t->state == FS_DONE) continue;
+      if (t->state == FS_BAR && t->wgen == l->gen) continue;
+      if (t->state == FS_WARP && !(l->warps[t->lin / 32].done >> (t->lin % 32) & 1u)) continue;
+      if (t->state == FS_NEW && atomic_load(&l->stop.flag)) {
+        /* stopped: the threads not started never start (they count as left) */
+        thread_exit(l, t->lin);
+        t->state = FS_DONE;
+        kfib_done(&t->fib);
+        left--;
+        resumed++;
+        continue;
+      }
+      t->state = FS_READY;
+      cur = t;
+      kfib_switch(&l->sched, &t->fib);
+      cur = outer;
+      resumed++;
+      if (t->state == FS_DONE) {
+        kfib_done(&t->fib);
+        left--;
+      }
+    }
+    if (resumed == 0) { rc = -1; break; }
+  }
+  krt_poll_job_end(saved);
+  return rc;
+}
+
+/* Fiber stacks are kept per OS thread from launch to launch (mapping a
+** block's stacks and their guard pages and faulting their pages in took
+** about 2 ms per launch of 256 threads); freed when the thread exits. */
+typedef struct StackCache { char *stacks; size_t n; int busy; } StackCache;
+static pthread_key_t stack_key;
+static pthread_once_t stack_once = PTHREAD_ONCE_INIT;
+
+static void stack_cache_free(void *p) {
+  StackCache *c = p;
+  kfib_stacks_free(c->stacks, c->n, FIBER_STACK);
+  free(c);
+}
+
+static void stack_key_make(void) { pthread_key_create(&stack_key, stack_cache_free); }
+
+/* Stacks for at least n fibers, or NULL without memory; *own: they are
+** the caller's to free (a launch made while the cached ones are in use,
+** from a Lua hook a kernel's poll called), else release_stacks. */
+static char *block_stacks(size_t n, int *own) {
+  pthread_once(&stack_once, stack_key_make);
+  StackCache *c = pthread_getspecific(stack_key);
+  *own = 0;
+  if (c && c->busy) { *own = 1; return kfib_stacks(n, FIBER_STACK); }
+  if (c == NULL || c->n < n) {
+    if (c == NULL && (c = calloc(1, sizeof *c)) == NULL) return NULL;
+    kfib_stacks_free(c->stacks, c->n, FIBER_STACK);
+    c->stacks = kfib_stacks(n, FIBER_STACK);
+    c->n = c->stacks ? n : 0;
+    pthread_setspecific(stack_key, c);
+  }
+  if (c->stacks) c->busy = 1;
+  return c->stacks;
+}
+
+static void release_stacks(char *stacks, size_t n, int own) {
+  if (stacks == NULL) return;
+  if (own) { kfib_stacks_free(stacks, n, FIBER_STACK); return; }
+  StackCache *c = pthread_getspecific(stack_key);
+  if (c) c->busy = 0;
 }
 
 static void free_block(Launch *l) {
@@ -389,9 +471,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   memcpy(l.grid, grid, sizeof l.grid);
   memcpy(l.block, block, sizeof l.block);
   l.dynbytes = dynbytes;
-  pthread_mutex_init(&l.mu, NULL);
-  pthread_cond_init(&l.cv, NULL);
-  pthread_cond_init(&l.alldone, NULL);
+  kfib_self(&l.sched);
   size_t since_poll = 0;
   atomic_init(&l.stop.flag, 0);
   l.stop.up = krt_poll_here().stop;
@@ -400,12 +480,12 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   SimThread *ts = calloc(nthreads, sizeof *ts);
   l.nwarps = (int)((nthreads + 31) / 32);
   l.warps = calloc((size_t)l.nwarps, sizeof *l.warps);
-  for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_init(&l.warps[w].cv, NULL);
-  pthread_t *ps = threaded ? calloc(nthreads, sizeof *ps) : NULL;
-  int rc = 0;
+  int own_stacks = 0;
+  char *stacks = threaded ? block_stacks(nthreads, &own_stacks) : NULL;
+  int rc = 0, stuck = 0;
   memset(err, 0, sizeof *err);
   krt_poll_begin(l.L, err);
-  if (ts == NULL || l.warps == NULL || (threaded && ps == NULL)) goto nomem;
+  if (ts == NULL || l.warps == NULL || (threaded && stacks == NULL)) goto nomem;
   size_t k = 0;
   for (unsigned z = 0; z < block[2]; z++)
     for (unsigned y = 0; y < block[1]; y++)
@@ -414,12 +494,9 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         ts[k].tid[0] = x; ts[k].tid[1] = y; ts[k].tid[2] = z;
         ts[k].lin = (unsigned)k;
       }
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 1 << 20);
-  for (unsigned bz = 0; bz < grid[2] && !l.failed && !l.oom; bz++)
-    for (unsigned by = 0; by < grid[1] && !l.failed && !l.oom; by++)
-      for (unsigned bx = 0; bx < grid[0] && !l.failed && !l.oom; bx++) {
+  for (unsigned bz = 0; bz < grid[2] && !l.failed && !l.oom && !stuck; bz++)
+    for (unsigned by = 0; by < grid[1] && !l.failed && !l.oom && !stuck; by++)
+      for (unsigned bx = 0; bx < grid[0] && !l.failed && !l.oom && !stuck; bx++) {
         /* between blocks too: threads without loops may never poll */
         since_poll += nthreads;
         if (l.L != NULL && since_poll >= BLOCK_POLL_THREADS &&
@@ -431,37 +508,31 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
         }
         l.bid[0] = bx; l.bid[1] = by; l.bid[2] = bz;
         l.dynmem = zalloc(dynbytes);
-        if (l.dynmem == NULL) { pthread_attr_destroy(&attr); goto nomem; }
+        if (l.dynmem == NULL) goto nomem;
         l.live = (int)nthreads;
         l.waiting = 0;
         l.rcount[0] = l.rcount[1] = l.rarrived[0] = l.rarrived[1] = 0;
         for (size_t w = 0; w < (nthreads + 31) / 32; w++) {
-          SimWarp *sw = &l.warps[w];   /* (its cv lives across blocks) */
+          SimWarp *sw = &l.warps[w];
           sw->atbar = sw->waiting = sw->done = 0;
           size_t lanes = nthreads - w * 32 < 32 ? nthreads - w * 32 : 32;
           l.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
         }
         if (!threaded) {
           for (size_t i = 0; i < nthreads && !atomic_load(&l.stop.flag); i++)
-            run_thread(&ts[i], l.L);
-        } else {
-          size_t started = 0;
-          for (; started < nthreads; started++)
-            if (pthread_create(&ps[started], &attr, thread_main, &ts[started]) != 0) break;
-          if (started < nthreads) {
-            /* the threads never started count as exited, so the started
-            ** ones are not left waiting at a barrier */
-            for (size_t i = started; i < nthreads; i++) thread_exit(&l, i);
-            l.oom = 2;
-          }
-          wait_block(&l);
-          for (size_t i = 0; i < started; i++) pthread_join(ps[i], NULL);
+            run_thread(&ts[i], l.L, 1);
+        } else if (run_fibers(&l, ts, nthreads, stacks) != 0) {
+          stuck = 1;
         }
         free_block(&l);
         if (l.oom) break;
       }
-  pthread_attr_destroy(&attr);
   if (l.oom) goto nomem;
+  if (stuck) {
+    err->msg = "the simulator found every thread of a block waiting (an internal error)";
+    rc = -1;
+    goto done;
+  }
   if (l.failed) {
     *err = l.err;
     memcpy(tid, l.ftid, sizeof l.ftid);
@@ -471,18 +542,14 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   goto done;
 nomem:
   free_block(&l);
-  err->msg = l.oom == 2 ? "cannot start the simulator's threads" : "not enough memory";
+  err->msg = "not enough memory";
   rc = -1;
 done:
   if (ts)
     for (size_t i = 0; i < nthreads; i++) free(ts[i].line);
   free(ts);
-  free(ps);
+  release_stacks(stacks, nthreads, own_stacks);
   *printed = l.out;
-  for (int w = 0; l.warps && w < l.nwarps; w++) pthread_cond_destroy(&l.warps[w].cv);
-  free(l.warps);   /* after its condition variables (a use after free before) */
-  pthread_mutex_destroy(&l.mu);
-  pthread_cond_destroy(&l.cv);
-  pthread_cond_destroy(&l.alldone);
+  free(l.warps);
   return rc;
 }

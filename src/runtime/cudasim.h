@@ -1,9 +1,10 @@
 /*
 ** cudasim.h: the compiled CUDA simulator. A kernel compiled for the CPU
-** (codegen/target_sim.c) runs block after block; within a block every
-** thread is an OS thread when the kernel calls cuda.syncthreads (a
-** barrier that counts exited threads as arrived, as Volta and later GPUs
-** do), else the threads run one after another on the calling thread.
+** (codegen/target_sim.c) runs block after block on the calling thread;
+** within a block every thread is a fiber (fiber.h) when the kernel calls
+** cuda.syncthreads (a barrier that counts exited threads as arrived, as
+** Volta and later GPUs do) or a warp collective, else the threads run one
+** after another.
 ** Shared memory is per block and zeroed; atomics are real CPU atomics.
 */
 #ifndef KJIT_CUDASIM_H

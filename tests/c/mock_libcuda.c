@@ -61,7 +61,7 @@ static size_t nalloc, capalloc;
 static const char *failspec;
 static struct {
   long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
-       live_events, live_modules, syncs, launches, memsets;
+       live_events, live_modules, syncs, launches, memsets, registered;
 } st;
 
 /* ------------------------------------------------------------------ */
@@ -75,9 +75,9 @@ static void report(void) {
   fprintf(f, "live_allocs=%zu\nlive_bytes=%zu\nallocs=%ld\nfrees=%ld\n"
           "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
           "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
-          "memsets=%ld\n", nalloc, bytes, st.allocs, st.frees, st.bad_frees,
+          "memsets=%ld\nregistered=%ld\n", nalloc, bytes, st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
-          st.live_modules, st.syncs, st.launches, st.memsets);
+          st.live_modules, st.syncs, st.launches, st.memsets, st.registered);
   fclose(f);
 }
 
@@ -333,6 +333,100 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
 API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   ENTER("cuMemcpyDtoH_v2", E_INVALID_VALUE);
   return dtoh(dst, src, n, NULL);
+}
+
+/* Host memory the driver manages: the mock's host and device memory are
+** one, so page-locked, mapped and managed blocks are ordinary allocations
+** (counted and checked for leaks as device memory is); a mapped block's
+** device address is its host address. */
+API CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+  CUdeviceptr d;
+  CUresult r;
+  ENTER("cuMemHostAlloc", E_OUT_OF_MEMORY);
+  if (flags & ~0x7u) return E_INVALID_VALUE;
+  r = cuMemAlloc_v2(&d, n);
+  if (r == OK) *p = (void *)(uintptr_t)d;
+  return r;
+}
+
+API CUresult cuMemFreeHost(void *p) {
+  ENTER("cuMemFreeHost", E_INVALID_VALUE);
+  return cuMemFree_v2((CUdeviceptr)(uintptr_t)p);
+}
+
+API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
+  Alloc *a;
+  ENTER("cuMemHostGetDevicePointer_v2", E_INVALID_VALUE);
+  NEED_CTX();
+  if (flags != 0) return E_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  a = find((CUdeviceptr)(uintptr_t)p, 1);
+  pthread_mutex_unlock(&mu);
+  if (!a) return E_INVALID_VALUE;
+  *d = (CUdeviceptr)(uintptr_t)p;
+  return OK;
+}
+
+API CUresult cuMemAllocManaged(CUdeviceptr *d, size_t n, unsigned flags) {
+  ENTER("cuMemAllocManaged", E_OUT_OF_MEMORY);
+  if (flags != 1 && flags != 2) return E_INVALID_VALUE;
+  return cuMemAlloc_v2(d, n);
+}
+
+API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
+  ENTER("cuMemHostRegister_v2", E_INVALID_VALUE);
+  NEED_CTX();
+  if (p == NULL || n == 0 || flags != 0) return E_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  st.registered++;
+  pthread_mutex_unlock(&mu);
+  return OK;
+}
+
+API CUresult cuMemHostUnregister(void *p) {
+  ENTER("cuMemHostUnregister", E_INVALID_VALUE);
+  NEED_CTX();
+  if (p == NULL) return E_INVALID_VALUE;
+  pthread_mutex_lock(&mu);
+  st.registered--;
+  pthread_mutex_unlock(&mu);
+  return OK;
+}
+
+/* device to device: both ranges inside allocations of the current device */
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
+  Alloc *a, *b;
+  NEED_CTX();
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  pthread_mutex_lock(&mu);
+  a = find(dst, n);
+  b = find(src, n);
+  if (a && b) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a && b ? OK : E_INVALID_VALUE;
+}
+
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  ENTER("cuMemcpyDtoD_v2", E_INVALID_VALUE);
+  return dtod(dst, src, n, NULL);
+}
+
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
+  ENTER("cuMemcpyDtoDAsync_v2", E_INVALID_VALUE);
+  return dtod(dst, src, n, s);
+}
+
+API CUresult cuProfilerStart(void) {
+  ENTER("cuProfilerStart", E_INVALID_VALUE);
+  NEED_CTX();
+  return OK;
+}
+
+API CUresult cuProfilerStop(void) {
+  ENTER("cuProfilerStop", E_INVALID_VALUE);
+  NEED_CTX();
+  return OK;
 }
 
 API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s) {

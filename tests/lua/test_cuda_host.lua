@@ -112,9 +112,19 @@ local function common_errors()
   raises("negative dimension", function() cuda.device_array(-1) end)
   raises("too many dimensions", function() cuda.device_array({ 1, 1, 1, 1, 1 }) end)
   raises("unknown dtype 'f16'", function() cuda.device_array(3, "f16") end)
-  m = raises("cannot be indexed on the host", function() return d[1] end)
+  m = raises("index 4 out of bounds [1, 3]", function() return d[4] end)
   truthy(m:find(here, 1, true), "location in: " .. m)
-  raises("cannot be modified on the host", function() d[1] = 2 end)
+  raises("index 1.5 is not an integer", function() return d[1.5] end)
+  raises("cannot be indexed with a boolean value", function() return d[true] end)
+  raises("cannot assign to field 'shape' of a device array", function() d.shape = 2 end)
+  raises("cannot assign a number to a row of a 2-D device array",
+    function() cuda.device_array({ 2, 2 })[1] = 5 end)
+  raises("cannot reshape a device array of size 3 into a shape of size 4",
+    function() d:reshape({ 2, 2 }) end)
+  raises("slice(2, 5) out of bounds for a device array of length 3", function() d:slice(2, 5) end)
+  raises("works on 1-D device arrays only", function() cuda.device_array({ 2, 2 }):split(1) end)
+  raises("a device array of the same dtype and shape expected",
+    function() d:copy_to_device(cuda.device_array(4, "f32")) end)
   raises("device array has no field 'foo'", function() return d.foo end)
   raises("event #2 was never recorded", function()
     local e1 = cuda.event():record()
@@ -184,6 +194,94 @@ local function views_copy()
   same_array(into[2], m[2], "into a row view")
   same_array(into[1], kjit.zeros(4, "i32"), "other row untouched")
   same_array(cuda.to_device(m:reshape({ 12 })):copy_to_host(), m:reshape({ 12 }), "reshape")
+end
+
+-- Device arrays on the host as numba-cuda's (issue 25, item 8): each
+-- d[i] read or write copies one element; row views, slices, reshape,
+-- ravel and split are views (writes through them reach the array);
+-- copy_to_device from a device array; ipairs. The model: the same
+-- operations on a kjit array.
+local function host_indexing()
+  local h = sample("i32", { 3, 4 })
+  local d = cuda.to_device(h)
+  for i = 1, 3 do for j = 1, 4 do eq(d[i][j], h[i][j], "d[" .. i .. "][" .. j .. "]") end end
+  d[2][3] = 300; h[2][3] = 300
+  d[3] = kjit.array({ 7, 8, 9, 10 }, "i32"); h[3] = kjit.array({ 7, 8, 9, 10 }, "i32")
+  same_array(d:copy_to_host(), h, "after element and row writes")
+  d[1] = cuda.to_device(kjit.array({ -1, -2, -3, -4 }, "i32")); h[1] = kjit.array({ -1, -2, -3, -4 }, "i32")
+  same_array(d:copy_to_host(), h, "a row from a device array")
+  local r = d:ravel()
+  eq(r.ndim, 1); eq(#r, 12)
+  local hr = h:reshape({ 12 })
+  local seen = {}
+  for i, v in ipairs(r) do seen[i] = v end
+  eq(#seen, 12, "ipairs ends after #r")
+  for i = 1, 12 do eq(seen[i], hr[i], "ipairs value " .. i) end
+  local v = d:reshape({ 4, 3 })
+  same_array(v:copy_to_host(), h:reshape({ 4, 3 }), "reshape")
+  v[4][3] = 55; hr[12] = 55
+  local s = d:slice(2, 3)
+  same_array(s:copy_to_host(), h:slice(2, 3), "slice")
+  eq(#d:slice(2, 1), 0, "an empty slice")
+  s[1][1] = 66; h[2][1] = 66
+  same_array(d:copy_to_host(), h, "writes through views")
+  local parts = r:split(5)
+  eq(#parts, 3); eq(#parts[1], 5); eq(#parts[3], 2)
+  same_array(parts[3]:copy_to_host(), hr:slice(11, 12), "split's last part")
+  -- elements follow the store rules of kjit arrays
+  local u = cuda.device_array(2, "u8")
+  u[1] = 300; eq(u[1], 44)
+  local f = cuda.device_array(1, "f32")
+  f[1] = 0.1; eq(f[1], kjit.array({ 0.1 }, "f32")[1])
+  raises("number has no integer representation", function() u[2] = 1.5 end)
+  -- a view outlives its array's variable
+  local keep = cuda.to_device(kjit.arange(1, 11, "f64")):slice(9)
+  collectgarbage(); collectgarbage()
+  eq(keep[2], 10.0, "view of a collected variable")
+  -- device to device
+  local e = cuda.device_array_like(d)
+  eq(e:copy_to_device(d), e, "returns self")
+  same_array(e:copy_to_host(), h, "copy_to_device(device array)")
+  local st = cuda.stream()
+  e:copy_to_device(cuda.device_array_like(d), st); st:synchronize()
+  same_array(e:copy_to_host(), kjit.zeros({ 3, 4 }, "i32"), "on a stream")
+  -- the default stream, and profiling calls that do nothing harmful
+  local ds = cuda.default_stream()
+  d:copy_to_host(nil, ds); ds:synchronize()
+  cuda.profile_start(); cuda.profile_stop()
+  truthy(#cuda.list_devices() >= 1, "list_devices")
+  eq(#cuda.gpus, #cuda.list_devices(), "#cuda.gpus")
+  eq(cuda.gpus[0].id, 0, "cuda.gpus[0] is device 0")
+  eq(cuda.gpus.current.id, cuda.current_device(), "cuda.gpus.current")
+  raises("no such device", function() return cuda.gpus[#cuda.gpus] end)
+  raises("cuda.gpus is read-only", function() cuda.gpus[0] = 1 end)
+  cuda.close()
+  eq(d[1][1], -1, "arrays stay valid after cuda.close()")
+end
+
+-- pinned, mapped and managed arrays are kjit arrays (the model: kjit.zeros
+-- used the same way); cuda.pinned registers a host array until closed
+local function host_memory()
+  for _, make in ipairs{ cuda.pinned_array, cuda.mapped_array, cuda.managed_array } do
+    local a = make({ 2, 3 }, "f32")
+    truthy(kjit.isarray(a), "a kjit array")
+    same_shape(a.shape, { 2, 3 }, "shape"); eq(a.dtype, "f32")
+    same_array(a, kjit.zeros({ 2, 3 }, "f32"), "zeroed")
+    a[2][3] = 0.1
+    eq(a[2][3], kjit.array({ 0.1 }, "f32")[1], "store rules")
+    local d = cuda.to_device(a)
+    same_array(d:copy_to_host(), a, "copies")
+  end
+  eq(#cuda.pinned_array(5), 5); eq(cuda.pinned_array(5).dtype, "f64")
+  raises("negative dimension", function() cuda.mapped_array(-1) end)
+  local h = kjit.arange(10)
+  do
+    local p <close> = cuda.pinned(h)
+    local d = cuda.to_device(h)
+    same_array(d:copy_to_host(), h, "copy of pinned memory")
+  end
+  local p = cuda.pinned(h); p:close(); p:close()   -- closing twice is harmless
+  raises("kjit.array expected", function() cuda.pinned(42) end)
 end
 
 local function copy_to_device_works()
@@ -257,6 +355,21 @@ SUITES.main = function()
   test("device_array is zero-filled (the mock fills new memory with 0xA5)", zeros_all)
   test("fields and tostring", function() fields_and_tostring("on device 0") end)
   test("copy_to_device", copy_to_device_works)
+  test("device arrays indexed and viewed on the host", host_indexing)
+  test("pinned, mapped and managed arrays", function()
+    host_memory()
+    collectgarbage(); collectgarbage(); cuda.synchronize()
+  end)
+  test("external_stream wraps a handle made elsewhere, never destroys it", function()
+    local s = cuda.stream()
+    local xs = cuda.external_stream(s:handle())
+    local d = cuda.to_device(kjit.arange(4), xs)
+    xs:synchronize()
+    same_array(d:copy_to_host(), kjit.arange(4), "copied on it")
+    xs = nil; collectgarbage()   -- the mock counts a second destroy as a bad handle
+    s:synchronize()
+    raises("a non-null CUstream handle expected", function() cuda.external_stream(0) end)
+  end)
   test("views copy like arrays", views_copy)
   test("errors", common_errors)
   test("streams and events", streams_and_events)
@@ -425,6 +538,29 @@ local function kernel_or_skip()
   return cuda.jit(function(x, out)
     local i = cuda.grid(1)
     if i <= #x then out[i] = 2 * x[i] end
+  end)
+end
+
+-- kernel.c passes mapped and managed arrays by their device address:
+-- a launch allocates no temporary device arrays for them, where host
+-- arrays are copied through some (the differential)
+SUITES.inplace = function()
+  test("kernels take mapped and managed arrays in place", function()
+    local k = kernel_or_skip()
+    for _, make in ipairs{ cuda.mapped_array, cuda.managed_array } do
+      local x, out = make(3, "f32"), make(3, "f32")
+      k[{ 1, 32 }](x, out)
+      collectgarbage(); cuda.synchronize()
+      local free0 = cuda.mem_info()
+      k[{ 1, 32 }](x, out)
+      eq(cuda.mem_info(), free0, "no temporary device arrays")
+    end
+    local hx, hout = kjit.zeros(3, "f32"), kjit.zeros(3, "f32")
+    k[{ 1, 32 }](hx, hout)
+    collectgarbage(); cuda.synchronize()
+    local free0 = cuda.mem_info()
+    k[{ 1, 32 }](hx, hout)
+    truthy(cuda.mem_info() < free0, "host arrays go through device arrays")
   end)
 end
 
@@ -737,6 +873,8 @@ sim_test("simulator: round trip on a stream", function() roundtrip_all(cuda.stre
 sim_test("simulator: device_array is zero-filled", zeros_all)
 sim_test("simulator: fields and tostring", function() fields_and_tostring("in the simulator") end)
 sim_test("simulator: copy_to_device", copy_to_device_works)
+sim_test("simulator: device arrays indexed and viewed on the host", host_indexing)
+sim_test("simulator: pinned, mapped and managed arrays", host_memory)
 sim_test("simulator: views copy like arrays", views_copy)
 sim_test("simulator: errors", common_errors)
 sim_test("simulator: streams and events", streams_and_events)
@@ -799,12 +937,13 @@ end)
 ----------------------------------------------------------------------
 
 local CLEAN = { live_allocs = 0, bad_frees = 0, bad_copies = 0, bad_handles = 0,
-  live_streams = 0, live_events = 0 }
+  live_streams = 0, live_events = 0, registered = 0 }
 
 if not file_exists(MOCK) then
   test("mock driver tests", function() skip("no " .. MOCK .. " (build target mockcuda)") end)
 else
   child("main", { KJIT_LIBCUDA = MOCK }, CLEAN)
+  child("inplace", { KJIT_LIBCUDA = MOCK }, CLEAN)
   child("allocfail", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_FAIL = "cuMemAlloc_v2" },
     { live_allocs = 0, allocs = 0, bad_copies = 0 })
   child("memsetfail", { KJIT_LIBCUDA = MOCK, MOCK_CUDA_FAIL = "cuMemsetD8_v2=700" }, CLEAN)

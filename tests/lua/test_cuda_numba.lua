@@ -611,3 +611,124 @@ test("print in kernels compiles to vprintf that ptxas accepts", function()
     cuda.jit(function(a) print(a) end):compile("void(float64[:])")
   end)
 end)
+
+-- ---- n-D shared and local arrays (issue 25, item 3) ------------------------------------
+
+-- numba-cuda's fast_matmul example (its shared-memory tiling), ported with
+-- the index change only: sA = cuda.shared.array(shape=(TPB, TPB)) is
+-- cuda.shared.array({TPB, TPB}, "f32") indexed sA[ty][tx]
+local TPB = 8
+local function fast_matmul(A, B, C)
+  local sA = cuda.shared.array({ TPB, TPB }, "f32")
+  local sB = cuda.shared.array({ TPB, TPB }, "f32")
+  local x, y = cuda.grid(2)
+  local tx, ty = cuda.threadIdx.x + 1, cuda.threadIdx.y + 1
+  local bpg = cuda.gridDim.x
+  local tmp = cuda.float32(0.0)
+  for i = 0, bpg - 1 do
+    sA[ty][tx] = 0
+    sB[ty][tx] = 0
+    if y <= A.shape[1] and tx + i * TPB <= A.shape[2] then sA[ty][tx] = A[y][tx + i * TPB] end
+    if x <= B.shape[2] and ty + i * TPB <= B.shape[1] then sB[ty][tx] = B[ty + i * TPB][x] end
+    cuda.syncthreads()
+    for j = 1, TPB do tmp = tmp + sA[ty][j] * sB[j][tx] end
+    cuda.syncthreads()
+  end
+  if y <= C.shape[1] and x <= C.shape[2] then C[y][x] = tmp end
+end
+
+test("2-D shared arrays: numba-cuda's fast_matmul in both simulators, against a Lua model", function()
+  local n = 20
+  local A, B = kjit.zeros({ n, n }, "f32"), kjit.zeros({ n, n }, "f32")
+  for i = 1, n do for j = 1, n do A[i][j] = (i * 3 + j) % 7 - 3; B[i][j] = (i + 2 * j) % 5 - 2 end end
+  local k = cuda.jit(fast_matmul)
+  local bpg = (n + TPB - 1) // TPB
+  local _, got = both("fast_matmul", k, function(kk) return kk[{ { bpg, bpg }, { TPB, TPB } }] end,
+                      { A, B, kjit.zeros({ n, n }, "f32") })
+  for i = 1, n do
+    for j = 1, n do
+      local s = 0
+      for m = 1, n do s = s + A[i][m] * B[m][j] end   -- small integers: exact in f32
+      eq(got[3][i][j], s, "C[" .. i .. "][" .. j .. "]")
+    end
+  end
+  local ptx = ptx_ok(fast_matmul, "void(float32[:, :], float32[:, :], float32[:, :])")
+  truthy(ptx:find(".shared", 1, true), "shared memory in the PTX")
+end)
+
+local function nd_arrays(out)
+  local i = cuda.grid(1)
+  local t = cuda.threadIdx.x
+  local s = cuda.shared.array({ 2, 3, 4 }, "i32")
+  local l = cuda.local_array({ 3, 2 }, "f64")
+  s[t // 12 + 1][t // 4 % 3 + 1][t % 4 + 1] = t
+  cuda.syncthreads()
+  for a = 1, 3 do for b = 1, 2 do l[a][b] = a * 10 + b + t end end
+  local r = 23 - t
+  out[i] = s[r // 12 + 1][r // 4 % 3 + 1][r % 4 + 1] * 1000 + l[3][2] + #s * 100 + #s[1][1] * 1000000
+    + l.size * 100000000
+end
+
+test("3-D shared and 2-D local arrays agree in both simulators; PTX for ptxas", function()
+  local k = cuda.jit(nd_arrays)
+  local _, got = both("nd arrays", k, function(kk) return kk[{ 1, 24 }] end, { kjit.zeros(24, "i64") })
+  eq(got[1][1], 23 * 1000 + 32 + 200 + 4000000 + 600000000)
+  ptx_ok(nd_arrays, "void(int64[:])")
+  raises("a shape of 1 to 4 constant extents", function()
+    cuda.jit(function(out, n) local s = cuda.shared.array({ 2, n }, "f32"); out[1] = s[1][1] end)
+      :compile("void(float32[:], int64)")
+  end)
+  raises("a shape of 1 to 4 constant extents", function()
+    cuda.jit(function(out) local s = cuda.local_array({ 2, 0 }, "f32"); out[1] = s[1][1] end)
+      :compile("void(float32[:])")
+  end)
+  raises("above the limit of 49152 bytes", function()
+    cuda.jit(function(out) local s = cuda.shared.array({ 128, 128 }, "f64"); out[1] = s[1][1] end)
+      :compile("void(float64[:])")
+  end)
+end)
+
+-- ---- slices in kernels (issue 25, item 3): a:slice is a view, no allocation ------------
+
+local function slices(a, m, out)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array(64, "f64")
+  s[i] = i
+  cuda.syncthreads()
+  local v = a:slice(3, 6)          -- numba: a[2:6]
+  local w = s:slice(10)            -- s[9:]
+  local rows = m:slice(2)          -- rows 2.. of a 2-D array
+  local r = m[2]:slice(2, 3)       -- a slice of a row view
+  if i <= #v then out[i] = v[i] * 100 + w[i] + #w * 10000 + rows[1][i % 3 + 1] * 1000000 + r[2] end
+end
+
+test("a:slice in kernels: views in both simulators, bounds errors alike, PTX for ptxas", function()
+  local a = kjit.arange(1, 11, "f64")
+  local m = kjit.zeros({ 3, 3 }, "f64")
+  for i = 1, 3 do for j = 1, 3 do m[i][j] = i * 10 + j end end
+  local k = cuda.jit(slices)
+  local _, got = both("slices", k, function(kk) return kk[{ 1, 64 }] end, { a, m, kjit.zeros(64, "f64") })
+  for i = 1, 4 do
+    eq(got[3][i], 1.0 * ((i + 2) * 100 + (i + 9) + 55 * 10000 + (20 + i % 3 + 1) * 1000000 + 23), "out[" .. i .. "]")
+  end
+  eq(got[3][5], 0.0)
+  ptx_ok(slices, "void(float64[:], float64[:, :], float64[:])")
+  local bad = cuda.jit(function(x, out)
+    local i = cuda.grid(1)
+    local v = x:slice(5, 20)
+    out[i] = v[1]
+  end)
+  local msgs = {}
+  for _, mode in ipairs{ "interpret", true } do
+    local prev = cuda.simulate(mode)
+    local ok, err = pcall(bad[{ 1, 2 }], a, kjit.zeros(2, "f64"))
+    cuda.simulate(prev)
+    eq(ok, false)
+    msgs[#msgs + 1] = err
+  end
+  truthy(msgs[1]:find("slice 5..20 out of bounds [1, 10]", 1, true), msgs[1])
+  eq(msgs[2], msgs[1])
+  raises("a:reshape cannot be used in a kernel", function()
+    cuda.jit(function(x) local y = x:reshape({ 2, 5 }); y[1][1] = 0 end):compile("void(float64[:])")
+  end)
+end)

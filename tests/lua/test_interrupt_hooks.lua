@@ -354,7 +354,7 @@ ptest("prange chunks, inner loops of prange bodies, short inner loops: polls eve
 end)
 
 -- Simulated kernels: threads in turn run on the Lua thread; with
--- syncthreads they are OS threads and the launching thread polls.
+-- syncthreads they are fibers on the launching thread, which poll.
 local function kseq(a)
   local s = 0
   while s >= 0 do s = (s + 1) % 1000 end
@@ -367,7 +367,7 @@ local function ksync(a)
   a[1] = s
 end
 
-for _, c in ipairs({ { "threads in turn", kseq }, { "OS threads (syncthreads)", ksync } }) do
+for _, c in ipairs({ { "threads in turn", kseq }, { "fibers (syncthreads)", ksync } }) do
   ptest("simulated kernel, " .. c[1] .. ": a raising hook stops it", function()
     local prev = cuda.simulate(true)
     local k = cuda.jit(c[2])
@@ -385,7 +385,7 @@ end
 local function kmark(a) a[cuda.grid(1)] = 1 end
 local function ksmark(a) cuda.syncthreads(); a[cuda.grid(1)] = 1 end
 
-for _, c in ipairs({ { "threads in turn", kmark }, { "OS threads (syncthreads)", ksmark } }) do
+for _, c in ipairs({ { "threads in turn", kmark }, { "fibers (syncthreads)", ksmark } }) do
   test("simulated kernel without loops, " .. c[1] .. ": a raising hook stops it between blocks",
        function()
     local prev = cuda.simulate(true)

@@ -1,0 +1,33 @@
+-- kjit/cuda_devices.lua: numba-cuda's device list and context calls in
+-- kjit.cuda: cuda.gpus (#cuda.gpus, cuda.gpus[i] with i the 0-based device
+-- id as cuda.select_device takes it, cuda.gpus.current) and cuda.close().
+-- The list is read when asked (simulator mode shows its one device).
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lkjit.c)
+local cuda = kjit.cuda
+local error, setmetatable, tostring = error, setmetatable, tostring
+local math, string = std.math, std.string
+
+cuda.gpus = setmetatable({}, {
+  __len = function() return #cuda.list_devices() end,
+  __index = function(_, k)
+    if k == "current" then return cuda.list_devices()[cuda.current_device() + 1] end
+    if math.type(k) == "integer" then
+      local d = cuda.list_devices()[k + 1]
+      if d == nil then
+        error(string.format("cuda.gpus[%d]: no such device (%d devices; ids count from 0)", k,
+          #cuda.list_devices()), 2)
+      end
+      return d
+    end
+    error("cuda.gpus has no field '" .. tostring(k) .. "' (index it with a device id, or .current)", 2)
+  end,
+  __newindex = function() error("cuda.gpus is read-only", 2) end,
+})
+
+-- numba-cuda's cuda.close(): kjit keeps one primary context per device for
+-- the life of the process (device arrays stay valid); close waits for the
+-- device and frees the memory of collected arrays now, which is what a
+-- program calling it at its end needs. Without a GPU it does nothing.
+function cuda.close()
+  if cuda.simulating() or cuda.is_available() then cuda.synchronize() end
+end
