@@ -393,7 +393,9 @@ API CUresult cuMemHostUnregister(void *p) {
   return OK;
 }
 
-/* device to device: both ranges inside allocations of the current device */
+/* device to device (d:copy_to_device, kjit.cuda.fft's resizing,
+** kjit.cuda.random's odd counts): both ranges inside allocations of the
+** current device */
 static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
   Alloc *a, *b;
   NEED_CTX();
@@ -437,22 +439,6 @@ API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, vo
 API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
   ENTER("cuMemcpyDtoHAsync_v2", E_INVALID_VALUE);
   return dtoh(dst, src, n, s);
-}
-
-/* Device-to-device copies (kjit.cuda.fft's resizing, kjit.cuda.random's odd
-** counts): both ranges inside live allocations of the current device. */
-API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s) {
-  Alloc *a, *b;
-  ENTER("cuMemcpyDtoDAsync_v2", E_INVALID_VALUE);
-  NEED_CTX();
-  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
-  pthread_mutex_lock(&mu);
-  a = find(dst, n);
-  b = find(src, n);
-  if (a && b) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
-  else st.bad_copies++;
-  pthread_mutex_unlock(&mu);
-  return a && b ? OK : E_INVALID_VALUE;
 }
 
 typedef struct {   /* CUDA_MEMCPY2D */
