@@ -248,6 +248,39 @@ ptest("a returning hook: recursion polls and gives the same results", function()
   truthy(calls >= 10, "the hook was called " .. calls .. " times")
 end)
 
+-- A pure function without loops (fib) keeps its countdown in the
+-- dispatcher's error record instead of taking a pointer to its caller's
+-- (codegen/cg_func.c, cg_poll_in_err): called from a loop of a pure
+-- function, from a function that is not pure, and from a parallel loop's
+-- body (whose record starts at zero: it polls at once, then as usual), it
+-- still polls and gives the interpreter's results.
+local function fibsum(n, m) local s = 0 for i = 1, m do s = s + fib(n - i % 2) end return s end
+local function fibfill(a, n) for i = 1, #a do a[i] = fib(n - i % 3) end end
+local function fibforever(n) local s = 0 while s >= 0 do s = (s + fib(n)) % 1000 end return s end
+local jfibsum, jfibfill, jfibforever = kjit.jit(fibsum), kjit.jit(fibfill), kjit.jit(fibforever)
+local pfibfill = kjit.jit(function(a, n)
+  for i in kjit.prange(1, #a) do a[i] = fib(n - i % 3) end
+end, { parallel = true })
+
+ptest("a pure callee without loops: its own countdown, polled, same results", function()
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local got = jfibsum(22, 9)
+  local a, b, c = kjit.zeros(7, "i64"), kjit.zeros(7, "i64"), kjit.zeros(7, "i64")
+  jfibfill(a, 21)
+  pfibfill(b, 21)
+  debug.sethook()
+  eq(got, fibsum(22, 9), "fibsum")
+  fibfill(c, 21)
+  for i = 1, 7 do
+    eq(a[i], c[i], "fibfill " .. i)
+    eq(b[i], c[i], "parallel fibfill " .. i)
+  end
+  truthy(calls >= 5, "the hook was called " .. calls .. " times")
+  debug.sethook(raise_on(2, "fib loop stopped"), "", HUGE)
+  raises("fib loop stopped", jfibforever, 12)
+end)
+
 -- A self-recursive pure function charges its calls at one depth in a few
 -- (codegen/cg_func.c, sampled_levels), each for the calls below it: three
 -- and five call sites per call (fewer charging depths than fib's).
