@@ -330,6 +330,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
 
 /* cg_func.c: is sp pure (see CG.pure)? */
 int cg_is_pure(CG *G, const KtySpec *sp);
+int cg_poll_in_err(CG *G, const KtySpec *sp);   /* its countdown: KErr.poll_left */
 #define CG_PURE_MAXDEPTH 1000000   /* pure calls nested (as KJIT_PURE_MAXDEPTH) */
 
 /* cg_func.c: the driver's pieces, for cg_prange.c */

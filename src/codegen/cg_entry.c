@@ -141,7 +141,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     if (t.kind == T_LUA)
       LLVMBuildStore(G->B, LLVMBuildAdd(G->B, lbase, cg_i32(G, luar++), ""), rp[r][0]);
   }
-  if (G->target->poll) {   /* the poll countdown of this call (cg_func.c) */
+  if (G->target->poll && !cg_poll_in_err(G, sp)) {   /* the poll countdown of this call
+                                    ** (cg_func.c; else the dispatcher's, in err) */
     LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
     LLVMBuildStore(G->B, cg_i64(G, 65536), ctr);
     av[n++] = ctr;

@@ -142,6 +142,58 @@ ptest("strip-mined loops: the interpreter's iterations, with hooks polled", func
   truthy(calls >= 16, "polls in two 2^20-iteration inner loops: " .. calls)
 end)
 
+-- A loop that only carries float recurrences (no memory, no calls) is not
+-- strip-mined: LLVM vectorizes nothing there, so it charges each
+-- iteration instead (codegen/cg_func.c, float_recurrence). It still polls
+-- at the same rate (one poll per 65536 iterations), computes the
+-- interpreter's sums, and a raising hook stops it. Loops that carry an
+-- integer (an integer reduction may vectorize) stay strip-mined.
+local function fsum(x, n) local s = 0.0 for i = 1, n do s = s + x * i end return s end
+local function fpair(x, n)
+  local s, p = 0.0, 1.0
+  for i = 1, n do
+    if i % 3 == 0 then s = s - x / i else s = s + x * i end
+    p = p * 1.0000001
+  end
+  return s, p
+end
+local function fendless(x) local s = 0.0 for i = 1, math.maxinteger do s = s + x * i end return s end
+local jfsum, jfpair, jfendless = kjit.jit(fsum), kjit.jit(fpair), kjit.jit(fendless)
+
+ptest("float-recurrence loops: the interpreter's results, polled at the usual rate", function()
+  for _, n in ipairs({ 0, 1, 5, 65535, 65536, 65537, 300001 }) do
+    eq(jfsum(1.5, n), fsum(1.5, n), "fsum(1.5, " .. n .. ")")
+    local s1, p1 = fpair(0.25, n)
+    local s2, p2 = jfpair(0.25, n)
+    eq(s2, s1, "fpair s, n = " .. n)
+    eq(p2, p1, "fpair p, n = " .. n)
+  end
+  eq(math.type(jfsum(1.5, 0)), "float", "a float when the loop does not run")
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local n = 1 << 22
+  local got = jfsum(0.5, n)
+  debug.sethook()
+  eq(got, fsum(0.5, n), "sum under a hook")
+  -- 2^22 iterations charge 64 periods; the call's entry starts a fresh one
+  truthy(calls >= 60 and calls <= 70, "one poll per 65536 iterations: " .. calls)
+end)
+
+test("float-recurrence loops are not strip-mined; integer sums are (the IR)", function()
+  jfsum(1.0, 10)
+  local fir = jfsum:inspect("llvm")
+  truthy(not fir:find("chunk", 1, true), "no chunk blocks in the float loop:\n" .. fir)
+  truthy(fir:find("kjit_rt_poll", 1, true), "but a poll:\n" .. fir)
+  jsum(10)
+  local iir = jsum:inspect("llvm")
+  truthy(iir:find("chunk", 1, true), "the integer loop runs in chunks:\n" .. iir)
+end)
+
+ptest("a raising hook stops an endless float-recurrence loop", function()
+  debug.sethook(raise_on(3, "float loop stopped"), "", HUGE)
+  raises("float loop stopped", jfendless, 1.0)
+end)
+
 -- Recursion without loops: recursive calls charge the countdown (calls
 -- outside recursion cycles do not: their callees end or poll on their own).
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
@@ -194,6 +246,39 @@ ptest("a returning hook: recursion polls and gives the same results", function()
   walk(b, 24)
   eq(a[1], b[1], "walk's leaves")
   truthy(calls >= 10, "the hook was called " .. calls .. " times")
+end)
+
+-- A pure function without loops (fib) keeps its countdown in the
+-- dispatcher's error record instead of taking a pointer to its caller's
+-- (codegen/cg_func.c, cg_poll_in_err): called from a loop of a pure
+-- function, from a function that is not pure, and from a parallel loop's
+-- body (whose record starts at zero: it polls at once, then as usual), it
+-- still polls and gives the interpreter's results.
+local function fibsum(n, m) local s = 0 for i = 1, m do s = s + fib(n - i % 2) end return s end
+local function fibfill(a, n) for i = 1, #a do a[i] = fib(n - i % 3) end end
+local function fibforever(n) local s = 0 while s >= 0 do s = (s + fib(n)) % 1000 end return s end
+local jfibsum, jfibfill, jfibforever = kjit.jit(fibsum), kjit.jit(fibfill), kjit.jit(fibforever)
+local pfibfill = kjit.jit(function(a, n)
+  for i in kjit.prange(1, #a) do a[i] = fib(n - i % 3) end
+end, { parallel = true })
+
+ptest("a pure callee without loops: its own countdown, polled, same results", function()
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local got = jfibsum(22, 9)
+  local a, b, c = kjit.zeros(7, "i64"), kjit.zeros(7, "i64"), kjit.zeros(7, "i64")
+  jfibfill(a, 21)
+  pfibfill(b, 21)
+  debug.sethook()
+  eq(got, fibsum(22, 9), "fibsum")
+  fibfill(c, 21)
+  for i = 1, 7 do
+    eq(a[i], c[i], "fibfill " .. i)
+    eq(b[i], c[i], "parallel fibfill " .. i)
+  end
+  truthy(calls >= 5, "the hook was called " .. calls .. " times")
+  debug.sethook(raise_on(2, "fib loop stopped"), "", HUGE)
+  raises("fib loop stopped", jfibforever, 12)
 end)
 
 -- A self-recursive pure function charges its calls at one depth in a few
