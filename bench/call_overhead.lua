@@ -1,5 +1,5 @@
 -- bench/call_overhead.lua: the cost of calling a kjit function from Lua,
--- against an empty lua_CFunction (kjit._nop) called with the same
+-- against an empty lua_CFunction (require "kjit.testing".nop) called with the same
 -- arguments, and the first-compile time of a small function.
 --   LUA_CPATH="build/?.so;;" lua5.4 bench/call_overhead.lua [--raw]
 -- --raw prints "name value" lines for bench/bench.lua instead of sentences.
@@ -10,7 +10,7 @@
 -- Three argument lists: none; four numbers (1, 2.5, 3, 4.5: two integers,
 -- two floats); four f64 arrays. Each is called four ways: the empty C
 -- function (the targets' peer), a C function that reads its arguments as
--- a hand-written binding does (kjit._reads: luaL_checknumber,
+-- a hand-written binding does (require "kjit.testing".reads: luaL_checknumber,
 -- luaL_checkudata; what any C code taking arguments pays), the jit object
 -- f(...) (its __call), and f:native(sig), the plain C function bound to
 -- one specialization. Every time is a median of
@@ -34,7 +34,8 @@ local second_ms = (clock() - t0) * 1e3
 local N = 2000000
 local ROUNDS = 9
 local x, y, z, w = kjit.zeros(16), kjit.zeros(16), kjit.zeros(16), kjit.zeros(16)
-local nop, reads = kjit._nop, kjit._reads
+local testing = require "kjit.testing"   -- kjit's own benchmark helpers
+local nop, reads = testing.nop, testing.reads
 local f0 = kjit.jit(function() end)
 local f4 = kjit.jit(function(a, b, c, d) end)
 local fa = kjit.jit(function(a, b, c, d) end)

@@ -1366,15 +1366,20 @@ void kd_open(lua_State *L) {
                    !jit_disabled, __ATOMIC_RELAXED);
   lua_pushstring(L, __atomic_load_n(&kls_status, __ATOMIC_RELAXED));
   lua_setfield(L, -2, "stack_reads");
-  /* an empty C function: the peer in call-overhead benchmarks */
-  lua_pushcfunction(L, l_nop);
-  lua_setfield(L, -2, "_nop");
+  /* helpers for kjit's own benchmarks and tests, kept off the public
+  ** table: require "kjit.testing" (package.loaded, no file) */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_newtable(L);
+  lua_pushcfunction(L, l_nop);   /* an empty C function: the call benchmarks' peer */
+  lua_setfield(L, -2, "nop");
   lua_pushcfunction(L, l_reads);
-  lua_setfield(L, -2, "_reads");
+  lua_setfield(L, -2, "reads");
   lua_pushcfunction(L, l_test_alloc_fail);
-  lua_setfield(L, -2, "_test_alloc_fail");
+  lua_setfield(L, -2, "alloc_fail_after");
   lua_pushcfunction(L, l_alloc_stats);
-  lua_setfield(L, -2, "_alloc_stats");
+  lua_setfield(L, -2, "alloc_stats");
+  lua_setfield(L, -2, "kjit.testing");
+  lua_pop(L, 1);
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */
   kexp_open(L);     /* kjit.load */
 }

@@ -10,8 +10,10 @@ local kjit = D.kjit
 
 local DTYPES = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
 
+local testing = package.loaded["kjit.testing"]   -- kjit's own test helpers (require "kjit" made it)
+
 local function need()
-  if not (kjit and kjit.jit and kjit._alloc_stats) then skip("needs kjit.jit with allocation") end
+  if not (kjit and kjit.jit and testing) then skip("needs kjit.jit with allocation") end
 end
 
 ---------------------------------------------------------------------------
@@ -301,16 +303,16 @@ test("an allocation that fails (injected) raises at the user's line and leaks no
   local f = kjit.jit(caller)
   f(3)   -- compiled
   collectgarbage(); collectgarbage()
-  local live0 = kjit._alloc_stats()
+  local live0 = testing.alloc_stats()
   for k = 1, 5 do   -- caller(3) makes 5 arrays
-    kjit._test_alloc_fail(k)
+    testing.alloc_fail_after(k)
     local ok, e = pcall(f, 3)
-    kjit._test_alloc_fail(0)
+    testing.alloc_fail_after(0)
     assert(not ok, "allocation " .. k .. " should have failed")
     assert(e:find("test_jit_alloc.lua:%d+: not enough memory %(a kjit array of %d+ bytes%)"), e)
   end
   collectgarbage(); collectgarbage()
-  eq(kjit._alloc_stats(), live0, "blocks alive after the failures")
+  eq(testing.alloc_stats(), live0, "blocks alive after the failures")
   local u = f(3)   -- and it still works
   eq(u[1], 1.5, "after")
 end)
@@ -351,17 +353,17 @@ test("a scratch array per iteration is freed when its site runs again", function
   local f = kjit.jit(scratch_loop)
   f(1)
   collectgarbage(); collectgarbage()
-  local live0 = kjit._alloc_stats(true)
+  local live0 = testing.alloc_stats(true)
   f(1000)
-  local live, peak = kjit._alloc_stats()
+  local live, peak = testing.alloc_stats()
   eq(live, live0, "nothing left after the call")
   assert(peak <= live0 + 3, "peak " .. peak .. " with " .. live0 .. " alive before: the loop kept its arrays")
   D.check(grow_loop, 100)
   local h = kjit.jit(grow_loop)
   h(1)
-  kjit._alloc_stats(true)
+  testing.alloc_stats(true)
   h(500)
-  local _, peak2 = kjit._alloc_stats()
+  local _, peak2 = testing.alloc_stats()
   assert(peak2 <= live0 + 2, "peak " .. peak2 .. ": a growing scratch array was kept")
   -- a site whose array is kept past its iteration frees nothing early
   D.check(keep_loop, 20)
@@ -387,9 +389,9 @@ test("small scratch arrays of constant shape live on the stack, zeroed each time
   local f = kjit.jit(small_scratch)
   f(1)
   collectgarbage(); collectgarbage()
-  local live0 = kjit._alloc_stats(true)
+  local live0 = testing.alloc_stats(true)
   eq(f(1000), small_scratch(1000), "sum")
-  local live, peak = kjit._alloc_stats()
+  local live, peak = testing.alloc_stats()
   eq(peak, live0, "no block allocated")
 end)
 
@@ -406,7 +408,7 @@ test("GC pressure while compiled code allocates", function()
     eq(t[7][2], 1.5, "t[7][2]")
   end
   collectgarbage(); collectgarbage()
-  local live = kjit._alloc_stats()
+  local live = testing.alloc_stats()
   assert(live < 50, live .. " blocks still alive after collecting: returned arrays leak")
 end)
 
@@ -596,10 +598,10 @@ test("an error after allocations frees them; a non-number value is the interpret
   local f = kjit.jit(fail_after_alloc)
   f(3, 1)
   collectgarbage(); collectgarbage()
-  local live0 = kjit._alloc_stats()
+  local live0 = testing.alloc_stats()
   D.check_error("index 9 out of bounds [1, 5]", fail_after_alloc, 5, 9)
   for _ = 1, 10 do pcall(f, 50, 99) end
-  eq(kjit._alloc_stats(), live0, "blocks alive after the errors")
+  eq(testing.alloc_stats(), live0, "blocks alive after the errors")
   D.check_error("number expected, got boolean", function(n) return kjit.full(n, true, "f64") end, 3)
   D.check_error("number expected, got nil", function(a) return a:fill(nil) end, kjit.zeros(2))
 end)

@@ -102,6 +102,14 @@ test("kjit.sysinfo(): versions, CPU, threads, cache, CUDA", function()
   os.remove(dir)
 end)
 
+test("the kjit table is public API only: its helpers for kjit's own tests are in kjit.testing", function()
+  for k in pairs(kjit) do
+    truthy(type(k) ~= "string" or k:sub(1, 1) ~= "_", "kjit." .. tostring(k) .. " is private")
+  end
+  local t = require "kjit.testing"
+  truthy(type(t.nop) == "function" and type(t.alloc_stats) == "function", "kjit.testing's helpers")
+end)
+
 test("lua5.4 -l kjit -e 'kjit.sysinfo(true)' prints the report", function()
   local out = child("", "-l kjit -e 'kjit.sysinfo(true)'", "")
   truthy(out:find("kjit%s+" .. kjit.version:gsub("%.", "%%.")), out)
