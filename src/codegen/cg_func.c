@@ -1218,6 +1218,8 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
+  if (v->op == KIR_CALL && sp->types[v->args[0]->id].kind == T_LUA) { cg_fn_call(G, v); return; }
+  if (v->op == KIR_SETUPVAL) { cg_fn_setupval(G, v); return; }   /* cg_callvalue.c */
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
     emit_call(G, v);
@@ -1234,6 +1236,10 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
                           (sp->types[v->args[0]->id].kind == T_LUA ||
                            sp->types[v->args[1]->id].kind == T_LUA))) {
+    if (v->op == KIR_GETUPVAL && sp->upvref && sp->upvref[v->id]) {
+      G->vals[v->id] = cg_fn_getupval(G, v);   /* an upvalue compiled code assigns */
+      return;
+    }
     if (sp->liveref && sp->liveref[v->id]) { G->vals[v->id] = cg_lua_live(G, v); return; }
     switch (v->op) {
     case KIR_GETFIELD: case KIR_INDEX: G->vals[v->id] = cg_lua_index(G, v); return;

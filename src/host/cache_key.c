@@ -105,6 +105,14 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, sp->liveref[id]);
         put_i64(&b, salt);
       }
+      if (sp->upvref && sp->upvref[id]) {
+        /* an upvalue compiled code assigns: its closure's registry
+        ** reference, valid in this process only (as liveref above) */
+        put_i64(&b, INT64_MIN + 2);
+        put_i64(&b, sp->upvref[id]);
+        put_i64(&b, sp->upvidx[id]);
+        put_i64(&b, (int64_t)getpid() ^ ((int64_t)(intptr_t)L << 7) ^ (int64_t)time(NULL));
+      }
     }
     /* the numbers of frozen tables indexed by computed keys (cg_frozen.c) */
     for (int j = 0; j < sp->ir->nblocks; j++) {

@@ -590,6 +590,9 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
+  if (islua(sp->types[v->args[0]->id]) && !(v->flags & KIR_F_TFOR))   /* lua_call's */
+    return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
+           : k < (v->aux < 0 ? 1 : v->aux) ? ty(T_LUA) : ty(T_NIL);
   KtySpec *c = sp->callees[v->id];
   if (c) {
     if (c->nret < 0) return ty(T_UNKNOWN);
@@ -1369,8 +1372,15 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
          describe(sp, obj, db, sizeof db));
 }
 
+static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
+static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v);
+static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+                      const KtyConst *kargs, int n);
+
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int aux = v->aux;
+  Type lv;
+  if (t_live_upval(S, sp, v, &lv)) return lv;   /* assigned by compiled code: read live */
   if (sp->clos) {   /* a function literal's: a parameter, or the root's upvalue */
     aux = kty_clos_frozen_upval(S, sp, v->aux);
     if (aux < 0) {
@@ -2208,9 +2218,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
-  if (islua(ft))
-    REFUSE(S, sp, v, "calling a value read from a table is not supported in compiled code "
-           "yet%s", describe(sp, fn, db, sizeof db));
+  if (islua(ft)) return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -2428,6 +2436,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
   if (t_luastore(S, sp, v, &lr)) return lr;
+  if (v->op == KIR_SETUPVAL) return t_setupval(S, sp, v);   /* written through */
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -2697,6 +2706,8 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->callees = alloc(S, sizeof(KtySpec *) * (size_t)n);
   sp->raises = alloc(S, sizeof(KtyRaise) * (size_t)n);
   sp->liveref = alloc(S, sizeof(int) * (size_t)n);
+  sp->upvref = alloc(S, sizeof(int) * (size_t)n);
+  sp->upvidx = alloc(S, sizeof(int) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);
@@ -3076,4 +3087,160 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
     NoteCtx nc = { sp, {0} };
     kir_print_noted(sp->ir, note, &nc, buf, len, cap);
   }
+}
+
+/* ---- Functions as values (issue 29 item 2; runtime/luacall.c) -------------
+**
+** Upvalues compiled code assigns. An upvalue that a compiled function
+** assigns (SETUPVAL), or that a literal nested in it assigns, or that
+** another function compiled in this session assigns, is not frozen: every
+** read and write of it goes to the real upvalue of the real closure at
+** run time (sp->upvref: a registry reference to the closure, kept as long
+** as the Lua state, like live tables' liveref; sp->upvidx: the upvalue's
+** 1-based index). Its reads are Lua values (T_LUA): a number read is
+** checked and then runs native. An upvalue is identified by
+** lua_upvalueid, so closures sharing one agree; the session's live set
+** (values[0], beside the live tables) holds the ones assigned, and a new
+** one re-types every upvalue read, so a reader typed before the writer
+** turns live too. Upvalues nothing compiled assigns stay frozen.
+**
+** Calls of Lua values. A function read from a table, passed in, or read
+** from a live upvalue (T_LUA) is called through lua_call (cg_callvalue.c),
+** its results Lua values like reads from a table. A call whose results are
+** all passed on (`return t.f(x)`, `g(t.f(x))`) passes on one value: the
+** callee must return exactly one, else a located error says so (compiled
+** code has one number of results per return: differences.md 3). */
+
+/* The closure whose upvalue v (a getupval or setupval of sp) reads, pushed,
+** and the upvalue's 1-based index; 0 and nothing pushed for a literal's
+** captured local (passed by value: ir_closure.c). */
+static int upv_owner(KtySession *S, KtySpec *sp, const KirInsn *v) {
+  int aux = v->aux;
+  if (sp->clos) {
+    aux = kty_clos_frozen_upval(S, sp, v->aux);
+    if (aux < 0) return 0;
+  }
+  push_value(S, sp->ref);
+  if (lua_type(S->L, -1) != LUA_TFUNCTION || lua_iscfunction(S->L, -1)) { lua_pop(S->L, 1); return 0; }
+  return aux + 1;
+}
+
+/* Is upvalue n of the closure on top in the session's live set? With
+** mark, it is put there; returns whether it was. */
+static int upv_marked(KtySession *S, int n, int mark) {
+  lua_State *L = S->L;
+  void *id = lua_upvalueid(L, -1, n);
+  if (id == NULL) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    if (!mark) { lua_pop(L, 1); return 0; }
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, 0);
+  }
+  lua_pushlightuserdata(L, id);
+  int was = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (mark && !was) {
+    lua_pushlightuserdata(L, id);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 2);
+  return was;
+}
+
+/* v reaches upvalue n of the closure on top at run time. */
+static void upv_ref(KtySession *S, KtySpec *sp, const KirInsn *v, int n) {
+  if (sp->upvref[v->id] == 0) {
+    lua_pushvalue(S->L, -1);
+    sp->upvref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  }
+  sp->upvidx[v->id] = n;
+}
+
+/* Does sp, or a literal nested in its function, assign the upvalue v reads? */
+static int upv_assigned_here(const KtySpec *sp, const KirInsn *v) {
+  const KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      const KirInsn *w = f->blocks[b]->insns[i];
+      if (w->op == KIR_SETUPVAL && w->aux == v->aux) return 1;
+    }
+  return kcl_sets_upvalue(f->proto, v->aux);
+}
+
+/* t_getupval's first question: is the upvalue v reads assigned by compiled
+** code? Then *r is a Lua value read at run time, and 1; else 0. */
+static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  if (S->kernel) return 0;
+  int n = upv_owner(S, sp, v);
+  if (n == 0) return 0;
+  int live = upv_assigned_here(sp, v) || upv_marked(S, n, 0);
+  if (live) upv_ref(S, sp, v, n);
+  lua_pop(S->L, 1);
+  if (!live) return 0;
+  *r = ty(T_LUA);
+  return 1;
+}
+
+/* A new upvalue became live: every upvalue read is typed again. */
+static void upv_retype(KtySession *S) {
+  for (int i = 0; i < S->nspecs; i++) {
+    KtySpec *sp = S->specs[i];
+    for (int b = 0; b < sp->ir->nblocks; b++) {
+      if (!sp->live[b]) continue;
+      KirBlock *blk = sp->ir->blocks[b];
+      for (int j = 0; j < blk->ninsns; j++)
+        if (blk->insns[j]->op == KIR_GETUPVAL) push(sp, blk->insns[j]);
+    }
+  }
+}
+
+/* upvalue = x: written through to the real upvalue. */
+static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KbcProto *p = sp->ir->proto;
+  const char *name = v->aux < p->nup && p->up[v->aux].name ? p->up[v->aux].name : "?";
+  if (S->kernel) REFUSE(S, sp, v, "a kernel cannot assign upvalue '%s' (cuda.jit code has no Lua "
+                        "state): pass an array and store into it", name);
+  Type t = sp->types[v->args[0]->id];
+  if (t.kind == T_UNKNOWN) return ty(T_NIL);
+  if (!boxable(t, sp->consts[v->args[0]->id])) {
+    char tb[32];
+    REFUSE(S, sp, v, "a %s cannot be assigned to upvalue '%s' in compiled code yet (only "
+           "numbers, booleans, nil, constant strings and tables passed in or made here)",
+           kty_name(t, tb, sizeof tb), name);
+  }
+  int n = upv_owner(S, sp, v);
+  if (n == 0) REFUSE(S, sp, v, "cannot assign to upvalue '%s' in compiled code here", name);
+  upv_ref(S, sp, v, n);
+  int was = upv_marked(S, n, 1);
+  lua_pop(S->L, 1);
+  if (!was) upv_retype(S);
+  return ty(T_NIL);
+}
+
+/* f(...) where f is a Lua value: lua_call, its results Lua values. */
+static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+                      const KtyConst *kargs, int n) {
+  if (S->kernel) REFUSE(S, sp, v, "a kernel cannot call a function value (cuda.jit code has no "
+                        "Lua state)");
+  if (v->aux > KJIT_MAXRETS)
+    REFUSE(S, sp, v, "a call of a function value for more than %d results", KJIT_MAXRETS);
+  int strs = 0;
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind == T_UNKNOWN) return args[i];
+    if (!boxable(args[i], kargs[i])) {
+      char tb[32];
+      REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
+             "(argument #%d; only numbers, booleans, nil, constant strings and tables passed "
+             "in or made here)", kty_name(args[i], tb, sizeof tb), i + 1);
+    }
+    strs += args[i].kind == T_STR || args[i].kind == T_MAYBE;
+  }
+  if (strs > 3)
+    REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
+           "arguments is not supported in compiled code yet");
+  return ty(T_LUA);
 }

@@ -140,6 +140,11 @@ struct KtySpec {
   ** parameters after the nparams declared ones (args[nparams + u]) */
   int clos;
   int nparams;
+  /* by instruction id: an upvalue compiled code assigns (ir_type.c,
+  ** "Functions as values"): a getupval or setupval reaching it at run time
+  ** through the registry reference upvref of its closure (else 0), upvalue
+  ** upvidx (1-based) */
+  int *upvref, *upvidx;
 };
 
 /* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by

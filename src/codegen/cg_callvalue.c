@@ -1,0 +1,130 @@
+/*
+** cg_callvalue.c: functions as values in compiled code (issue 29 item 2),
+** the generator's side of runtime/luacall.c:
+**   - a read of an upvalue compiled code assigns (the typer's
+**     sp->upvref/upvidx, ir_type.c "Functions as values"): the real
+**     upvalue, read at run time into the value's slot, a number kept in
+**     registers as a read from a table is (cg_lua.c);
+**   - an assignment to such an upvalue: written through to the closure;
+**   - a call of a Lua value (a function read from a table or passed in,
+**     a callable table): lua_call with the arguments as (tag, bits, slot)
+**     triples, the results into the call's slots (cg_lua_begin gives the
+**     call one slot per result), each a Lua value.
+** A call of a value that is neither a function nor has __call raises
+** Lua's "attempt to call a nil value (field 'f')" at the call's line.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "codegen/cg.h"
+#include "runtime/luavalue.h"
+#include "runtime/luacall.h"
+
+/* A Lua value in slot dst, tag and bits from a helper (0: in the slot). */
+static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bits) {
+  CgVal x = cg_mk(TY(T_LUA), dst);
+  x.flag = LLVMBuildTrunc(G->B, tag32, G->i8, "");
+  x.dims[0] = bits;
+  return x;
+}
+
+CgVal cg_fn_getupval(CG *G, const KirInsn *v) {
+  LLVMValueRef dst = cg_lua_slot(G, v), out = cg_alloca(G, G->i64, "upvout");
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[5] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
+                         dst, out };
+  LLVMValueRef rc = cg_ccall(G, "kjit_lc_getupv", G->i32, ps, as, 5);
+  return luaval(G, dst, rc, LLVMBuildLoad2(G->B, G->i64, out, ""));
+}
+
+void cg_fn_setupval(CG *G, const KirInsn *v) {
+  if (G->sp->upvref[v->id] == 0) cg_error(G, v, "internal error: an upvalue assigned without its closure");
+  LLVMValueRef tag, bits, slot;
+  cg_lua_triple(G, cg_val(G, v->args[0]), 0, v, &tag, &bits, &slot);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+  LLVMValueRef as[6] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
+                         tag, bits, slot };
+  cg_ccall(G, "kjit_lc_setupv", LLVMVoidTypeInContext(G->C), ps, as, 6);
+}
+
+/* The address of element i of array alloca a (element type ety). */
+static LLVMValueRef elem(CG *G, LLVMTypeRef aty, LLVMValueRef a, int i) {
+  LLVMValueRef idx[2] = { cg_i32(G, 0), cg_i32(G, i) };
+  return LLVMBuildInBoundsGEP2(G->B, aty, a, idx, 2, "");
+}
+
+void cg_fn_call(CG *G, const KirInsn *v) {
+  enum { N = KJIT_MAXARGS > KJIT_MAXRETS ? KJIT_MAXARGS : KJIT_MAXRETS };
+  CgVal args[KJIT_MAXARGS];
+  int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
+  int nres = v->aux < 0 ? 1 : v->aux;   /* an open call passes on one value (checked) */
+  LLVMTypeRef t32 = LLVMArrayType(G->i32, N), t64 = LLVMArrayType(G->i64, N);
+  LLVMValueRef tags = cg_alloca(G, t32, "ctags"), bits = cg_alloca(G, t64, "cbits"),
+               slots = cg_alloca(G, t32, "cslots");
+  int scratch = 0;
+  for (int i = 0; i < n; i++) {
+    CgVal x = args[i];
+    LLVMValueRef tg, bt, sl = cg_i32(G, 0);
+    if (x.t.kind == T_BOOL) {
+      tg = cg_i32(G, KLC_BOOL);
+      bt = LLVMBuildZExt(G->B, x.v, G->i64, "");
+    } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
+      tg = cg_i32(G, KLC_NIL);
+      bt = cg_i64(G, 0);
+    } else {
+      int uses = x.t.kind == T_STR || x.t.kind == T_MAYBE;   /* boxed into a scratch slot */
+      if (uses && scratch >= 3) cg_error(G, v, "internal error: too many boxed arguments");
+      cg_lua_triple(G, x, uses ? scratch++ : 0, v, &tg, &bt, &sl);
+    }
+    LLVMBuildStore(G->B, tg, elem(G, t32, tags, i));
+    LLVMBuildStore(G->B, bt, elem(G, t64, bits, i));
+    LLVMBuildStore(G->B, sl, elem(G, t32, slots, i));
+  }
+  CgVal fx = cg_val(G, v->args[0]);
+  LLVMValueRef fslot = cg_lua_operand(G, fx, 2, v);
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  LLVMValueRef p32 = LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), "");
+  LLVMValueRef p64 = LLVMBuildPointerCast(G->B, bits, LLVMPointerType(G->i64, 0), "");
+  LLVMValueRef ps32 = LLVMBuildPointerCast(G->B, slots, LLVMPointerType(G->i32, 0), "");
+  LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i32, 0),
+                        LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
+  LLVMValueRef as[8] = { G->luaL, fslot, cg_i32(G, n), p32, p64, ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+  LLVMValueRef rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 8);
+  /* not callable: Lua's message, at this line, naming the value; an open
+  ** call that gave other than one value: kjit's */
+  LLVMBasicBlockRef bad = cg_bb(G, "callbad"), ok = cg_bb(G, "callok"), nr = cg_bb(G, "callnres");
+  LLVMBasicBlockRef bada = cg_bb(G, "callbada");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_OK), ""), ok, bad));
+  LLVMPositionBuilderAtEnd(G->B, bad);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_BADA), ""), bada, nr);
+  LLVMPositionBuilderAtEnd(G->B, nr);
+  {
+    LLVMTypeRef rps[4] = { G->i8p, G->i8p, G->i8p, G->i32 };
+    LLVMValueRef ras[4] = { G->luaL, LLVMBuildGlobalStringPtr(G->B,
+        "a function value called as `return f(...)` or as a last argument returned other than "
+        "one value, where compiled code passes on exactly one: take its results into locals "
+        "(`local r = f(x)`)", ""), G->chunkname, cg_i32(G, v->line) };
+    cg_ccall(G, "kjit_lv_raise", LLVMVoidTypeInContext(G->C), rps, ras, 4);
+    LLVMBuildUnreachable(G->B);
+  }
+  LLVMPositionBuilderAtEnd(G->B, bada);
+  char info[160], post[200];
+  cg_varinfo(G, v, 0, info, sizeof info);
+  snprintf(post, sizeof post, " value%s", info);
+  LLVMTypeRef tps[6] = { G->i8p, G->i32, G->i8p, G->i8p, G->i8p, G->i32 };
+  LLVMValueRef tas[6] = { G->luaL, fslot, LLVMBuildGlobalStringPtr(G->B, "attempt to call a ", ""),
+                          LLVMBuildGlobalStringPtr(G->B, post, ""), G->chunkname, cg_i32(G, v->line) };
+  cg_ccall(G, "kjit_lv_typeerror", LLVMVoidTypeInContext(G->C), tps, tas, 6);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, ok);
+  /* the results: slot dst + r, or a number in (tags[r], bits[r]) */
+  CgVal *res = cg_zalloc(G, sizeof(CgVal) * (size_t)(nres > 0 ? nres : 1));
+  for (int r = 0; r < nres; r++) {
+    LLVMValueRef s = LLVMBuildAdd(G->B, dst, cg_i32(G, r), "");
+    res[r] = luaval(G, s, LLVMBuildLoad2(G->B, G->i32, elem(G, t32, tags, r), ""),
+                    LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, r), ""));
+  }
+  if (nres == 0) res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
+  G->results[v->id] = res;
+  G->nresults[v->id] = nres;
+  G->vals[v->id] = res[0];
+}
