@@ -418,6 +418,7 @@ LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
 CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);
 void cg_fn_call(CG *G, const KirInsn *v);
+void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a function constant */
 
 /* The public entry (codegen/kcg.h) */
 #endif

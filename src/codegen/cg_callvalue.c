@@ -18,6 +18,7 @@
 #include "codegen/cg.h"
 #include "runtime/luavalue.h"
 #include "runtime/luacall.h"
+#include "lauxlib.h"
 
 /* A Lua value in slot dst, tag and bits from a helper (0: in the slot). */
 static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bits) {
@@ -127,4 +128,33 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   G->results[v->id] = res;
   G->nresults[v->id] = nres;
   G->vals[v->id] = res[0];
+}
+
+/* A function known when compiling, made a Lua value in slot dst (stored in
+** a table, passed to a function value, compared with a Lua value): a Lua
+** function through a registry reference made here (kept as long as the
+** Lua state; host/cache_key.c keys such code to this process), a library
+** built-in by its name, read when this runs as library calls are. */
+void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  if (x.t.kind == T_BUILTIN) {
+    const char *name = kty_builtin_libname(x.t.ref);
+    if (name == NULL) cg_error(G, at, "internal error: a kjit built-in as a Lua value");
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i8p };
+    LLVMValueRef as[3] = { G->luaL, dst, LLVMBuildGlobalStringPtr(G->B, name, "") };
+    cg_ccall(G, "kjit_lc_setbuiltin", LLVMVoidTypeInContext(G->C), ps, as, 3);
+    return;
+  }
+  lua_State *L = G->S->L;
+  if (x.t.ref <= 0) cg_error(G, at, "internal error: a function value without its reference");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, G->S->values_ref);
+  lua_rawgeti(L, -1, x.t.ref);
+  lua_remove(L, -2);
+  if (lua_type(L, -1) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    cg_error(G, at, "internal error: a function constant that is not a function");
+  }
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
+  cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);
 }

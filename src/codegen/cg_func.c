@@ -1366,7 +1366,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
     if (i < sp->nparams && (t.kind == T_CONFLICT || t.kind == T_TABLE ||
-                            (t.kind == T_STR && t.ref == 0) || t.kind == T_BUILTIN))
+                            (t.kind == T_STR && t.ref == 0) ||
+                            (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) == NULL)))
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }

@@ -50,6 +50,7 @@
 
 int cg_lua_spec_uses(const KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
+  for (int r = 0; r < sp->nret; r++) if (sp->rets[r].kind == T_LUA) return 1;   /* a boxed result */
   for (int b = 0; b < sp->ir->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = sp->ir->blocks[b];
@@ -270,6 +271,7 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     break;
   }
   case T_NIL: case T_UNKNOWN: setv(G, "kjit_lv_setnil", NULL, NULL, dst); break;
+  case T_FUNC: case T_BUILTIN: cg_fn_boxconst(G, x, dst, at); break;   /* cg_callvalue.c */
   case T_BOOL:
     setv(G, "kjit_lv_setbool", G->i32, LLVMBuildZExt(G->B, x.v, G->i32, ""), dst);
     break;

@@ -114,6 +114,22 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, (int64_t)getpid() ^ ((int64_t)(intptr_t)L << 7) ^ (int64_t)time(NULL));
       }
     }
+    /* a Lua function known here used as a value other than by a call
+    ** (stored, passed to a function value, compared): cg_callvalue.c
+    ** compiles in a registry reference to it, valid in this process only */
+    for (int j = 0; j < sp->ir->nblocks; j++) {
+      KirBlock *bl = sp->ir->blocks[j];
+      for (int i = 0; i < bl->ninsns; i++) {
+        KirInsn *v = bl->insns[i];
+        if (v->op == KIR_CALL && sp->callees[v->id]) continue;   /* compiled directly */
+        for (int a = 0; a < v->nargs; a++)
+          if (sp->types[v->args[a]->id].kind == T_FUNC && v->op != KIR_PHI &&
+              !(v->op == KIR_CALL && a == 0)) {
+            put_i64(&b, INT64_MIN + 3);
+            put_i64(&b, (int64_t)getpid() ^ ((int64_t)(intptr_t)L << 7) ^ (int64_t)time(NULL));
+          }
+      }
+    }
     /* the numbers of frozen tables indexed by computed keys (cg_frozen.c) */
     for (int j = 0; j < sp->ir->nblocks; j++) {
       KirBlock *bl = sp->ir->blocks[j];

@@ -327,6 +327,8 @@ static int boxable(Type t, KtyConst k) {
   case T_NIL: case T_BOOL: case T_INT: case T_F64: case T_F32: case T_NUMBER: case T_MAYBE:
   case T_LUA:
     return 1;
+  case T_FUNC: return t.ref > 0;   /* a Lua function known here (cg_callvalue.c) */
+  case T_BUILTIN: return t.sub == 0 && kty_builtin_libname(t.ref) != NULL;   /* math.cos */
   case T_STR: return k.kind == T_STR;
   default: return 0;
   }
@@ -2233,6 +2235,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
              "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
              self_name(sp->ir, fn->args[0]), fn->k.str.s);
+    if (args[i].kind == T_BUILTIN && args[i].sub == 0 && kty_builtin_libname(args[i].ref)) {
+      args[i].weak = 0;   /* a library function: the callee is specialized on it */
+      continue;
+    }
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
@@ -2445,6 +2451,10 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       *k = S->strs[sp->args[v->aux].ref - 1];   /* a constant string argument */
       return ty(T_STR);
     }
+    if (v->aux < sp->nargs && sp->args[v->aux].kind == T_BUILTIN) {   /* apply(math.cos, x) */
+      k->kind = T_BUILTIN;
+      k->ref = sp->args[v->aux].ref;
+    }
     return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
   case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);
   case KIR_TRUE: case KIR_FALSE:
@@ -2483,6 +2493,11 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
              "compiled functions; return its results instead, or keep this function "
              "interpreted)");
       return -1;
+    }
+    if ((t.kind == T_FUNC || t.kind == T_BUILTIN) && boxable(t, ks[i])) {
+      vals[i] = ty(T_LUA);   /* a function known here, returned as the Lua value */
+      memset(&ks[i], 0, sizeof ks[i]);
+      continue;
     }
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
         t.kind == T_FUNC) {
@@ -3110,6 +3125,26 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
 ** all passed on (`return t.f(x)`, `g(t.f(x))`) passes on one value: the
 ** callee must return exactly one, else a located error says so (compiled
 ** code has one number of results per return: differences.md 3). */
+
+/* The name by which a library built-in is found at run time ("math.cos":
+** package.loaded.math.cos; "print": _G.print), or NULL for kjit's own
+** (prange, the array methods, cuda). A built-in boxed as a Lua value (stored
+** in a table, passed to a function value) is read there when that runs, as
+** library calls are (differences.md 7). */
+const char *kty_builtin_libname(int id) {
+  static const char *const libs[] = { "math.", "io.", "os.", "string.", "table.", "utf8." };
+  static const char *const globals[] = { "print", "error", "assert", "type", "tostring",
+                                          "tonumber", "ipairs", "pairs", "next", "select",
+                                          "rawget", "rawset", "rawequal", "rawlen",
+                                          "setmetatable", "getmetatable", "pcall" };
+  if (id < 0 || B_IS_CUDA(id)) return NULL;
+  const char *n = builtin_name(id);
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+    if (strncmp(n, libs[i], strlen(libs[i])) == 0) return n;
+  for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
+    if (strcmp(n, globals[i]) == 0) return n;
+  return NULL;
+}
 
 /* The closure whose upvalue v (a getupval or setupval of sp) reads, pushed,
 ** and the upvalue's 1-based index; 0 and nothing pushed for a literal's

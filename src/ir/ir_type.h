@@ -150,6 +150,8 @@ struct KtySpec {
 /* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by
 ** a computed key. */
 struct KtySession;
+/* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
+const char *kty_builtin_libname(int id);
 int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
                      const char **why);
 /* A function literal made by one specialization (T_CLOSURE's ref): its

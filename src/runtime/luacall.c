@@ -102,8 +102,25 @@ int32_t kjit_lc_call(lua_State *L, int32_t f, int32_t nargs, int32_t *tags, int6
   return KLV_OK;
 }
 
+/* The library function named name ("math.cos": package.loaded.math.cos;
+** "print": the global) into slot dst. */
+void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
+  const char *dot = strchr(name, '.');
+  if (dot) {
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushlstring(L, name, (size_t)(dot - name));
+    if (lua_rawget(L, -2) == LUA_TTABLE) lua_getfield(L, -1, dot + 1);
+    else lua_pushnil(L);
+    lua_replace(L, dst);
+    lua_pop(L, 2);
+  } else {
+    lua_getglobal(L, name);
+    lua_replace(L, dst);
+  }
+}
+
 void kjit_lc_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
-  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call);
+  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_setbuiltin);
 #undef REG
 }

@@ -204,3 +204,28 @@ test("an open call that gives other than one value: a located kjit error", funct
   raises("test_lang_functions.lua:", f, { f = function() return 1, 2 end })
   raises("passes on exactly one", f, { f = function() end })
 end)
+
+test("functions known when compiling, as values: stored, passed, compared, returned", function()
+  local function sq(x) return x * x end
+  local function apply(f, x) return f(x) + 1 end
+  T.check(function(t) t.f = sq; t.g = math.floor; t[1] = print; t.h = t.f end, function() return {} end)
+  T.check(function(t, x) local r = t.apply(sq, x) + t.apply(math.abs, -x); return r end,
+          function() return { apply = apply }, 3 end)
+  T.check(function(t) return t.f == sq, t.f == math.cos, t.g == math.cos, t.g ~= sq end,
+          function() return { f = sq, g = math.cos } end)
+  T.check(function(x) local t = { sq, math.sin, f = sq }; return t[1](x) + t[2](0) + t.f(1), t end,
+          function() return 3 end)
+  T.check(function(k) if k > 0 then return sq end return math.cos end, function() return 1 end)
+  T.check(function(k) if k > 0 then return sq end return math.cos end, function() return 0 end)
+  -- a library function passed to a compiled Lua function: compiled for it
+  local function integrate(fn, a, b, n)
+    local h, s = (b - a) / n, 0
+    for i = 0, n - 1 do s = s + fn(a + (i + 0.5) * h) end
+    return s * h
+  end
+  T.check(function(n) return integrate(math.sin, 0, math.pi, n), integrate(math.exp, 0, 1, n) end,
+          function() return 100 end)
+  -- C functions as arguments of the compiled function itself
+  T.check(function(f, x) return f(x), f(x + 1) end, function() return math.cos, 0.25 end)
+  T.check(function(f, t) local r = f(t); return r end, function() return rawlen, { 1, 2, 3 } end)
+end)
