@@ -30,6 +30,12 @@ static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bi
 
 CgVal cg_fn_getupval(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v), out = cg_alloca(G, G->i64, "upvout");
+  if (G->sp->upvidx[v->id] == 0) {   /* a C function known when compiling */
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+    LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), dst };
+    cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);
+    return luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
+  }
   LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[5] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
                          dst, out };
@@ -86,10 +92,12 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   LLVMValueRef p32 = LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), "");
   LLVMValueRef p64 = LLVMBuildPointerCast(G->B, bits, LLVMPointerType(G->i64, 0), "");
   LLVMValueRef ps32 = LLVMBuildPointerCast(G->B, slots, LLVMPointerType(G->i32, 0), "");
-  LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i32, 0),
+  if (G->sp->upvref[v->id] == 0) cg_error(G, v, "internal error: a call without its trampoline");
+  LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
                         LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
-  LLVMValueRef as[8] = { G->luaL, fslot, cg_i32(G, n), p32, p64, ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
-  LLVMValueRef rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 8);
+  LLVMValueRef as[9] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), fslot, cg_i32(G, n), p32, p64,
+                         ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+  LLVMValueRef rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 9);
   /* not callable: Lua's message, at this line, naming the value; an open
   ** call that gave other than one value: kjit's */
   LLVMBasicBlockRef bad = cg_bb(G, "callbad"), ok = cg_bb(G, "callok"), nr = cg_bb(G, "callnres");

@@ -17,6 +17,7 @@
 #include "ir/ir_closure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1305,12 +1306,13 @@ static Type frozen_type(const KirInsn *v, const KtyConst *k) {
 ** string.format, math.random ...), else what compiled code can use. */
 static const char *unusable_hint(const char *what) {
   if (strcmp(what, "a C function") == 0)
-    return "compiled code cannot call C functions other than the ones kjit compiles (math, "
-           "print, io.write, os.clock, tostring, string.format ...: docs/guide/lua-library.md); "
-           "call it outside the compiled function and pass its result, or run with "
-           "KJIT_DISABLE_JIT=1 to debug";
+    return "compiled code cannot call the coroutine and debug functions (they work on the "
+           "interpreter's own call stack, which compiled code does not have); call it outside "
+           "the compiled function and pass its result, or run with KJIT_DISABLE_JIT=1 to debug";
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
+
+static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
 
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0];
@@ -1352,6 +1354,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     Type live;
     if (is_env(sp->ir, obj) && t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
+    if (t_cfunc_value(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1403,6 +1406,7 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", aux + 1); }
   Type live;
   if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
+  if (t_cfunc_value(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
   *k = freeze(S);
   lua_pop(S->L, 1);
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -3256,6 +3260,78 @@ static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v) {
   return ty(T_NIL);
 }
 
+/* The name Lua's messages give the function v calls (luaL_argerror's "bad
+** argument #1 to 'concat'"): its local, upvalue or field name; "f" where
+** the interpreter would say '?' (ops[i](a, b)). */
+static const char *callee_name(const KtySpec *sp, const KirInsn *v) {
+  const KirInsn *fn = v->args[0];
+  const KbcProto *p = sp->ir->proto;
+  const char *n = NULL;
+  if (fn->name) n = fn->name;
+  else if (fn->op == KIR_GETUPVAL && fn->aux < p->nup) n = p->up[fn->aux].name;
+  else if (fn->op == KIR_GETFIELD && strlen(fn->k.str.s) == fn->k.str.len) n = fn->k.str.s;
+  if (n == NULL || !(isalpha((unsigned char)n[0]) || n[0] == '_')) return "f";
+  for (const char *c = n; *c; c++) if (!isalnum((unsigned char)*c) && *c != '_') return "f";
+  static const char *const kw[] = { "and", "break", "do", "else", "elseif", "end", "false",
+    "for", "function", "goto", "if", "in", "local", "nil", "not", "or", "repeat", "return",
+    "then", "true", "until", "while" };
+  for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) if (strcmp(n, kw[i]) == 0) return "f";
+  return n;
+}
+
+/* The trampoline through which call v runs (runtime/luacall.c says why): a
+** Lua function loaded with the caller's chunk name whose call of the
+** function value stands at v's line and names it as the source does, so
+** that what the callee raises says what it says interpreted (luaL_where's
+** position, luaL_argerror's name, error(msg, 2)'s level). Its registry
+** reference (sp->upvref of the call). */
+static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
+  lua_State *L = S->L;
+  push_value(S, sp->ref);
+  lua_Debug ar;
+  if (!lua_isfunction(L, -1) || !lua_getinfo(L, ">S", &ar))
+    fail(S, sp, v, "internal error: no source for a call");
+  const char *name = callee_name(sp, v);
+  int line = v->line > 0 ? v->line : 1, nres = v->aux;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
+  luaL_addstring(&b, name);
+  luaL_addstring(&b, ", ...) ");
+  for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+  char head[64];
+  if (nres < 0) luaL_addstring(&b, "return __kjit_n(");
+  else if (nres > 0) {
+    luaL_addstring(&b, "local ");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " = ");
+  }
+  luaL_addstring(&b, name);
+  luaL_addstring(&b, nres < 0 ? "(...)) end" : "(...) ");
+  if (nres >= 0) {
+    luaL_addstring(&b, "return");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " end");
+  }
+  luaL_pushresult(&b);
+  size_t len;
+  const char *src = lua_tolstring(L, -1, &len);
+  if (luaL_loadbuffer(L, src, len, ar.source) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    char eb[200];
+    snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+    fail(S, sp, v, "internal error: a call's trampoline: %s", eb);
+  }
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 2);
+  return ref;
+}
+
 /* f(...) where f is a Lua value: lua_call, its results Lua values. */
 static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                       const KtyConst *kargs, int n) {
@@ -3277,5 +3353,43 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   if (strs > 3)
     REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
            "arguments is not supported in compiled code yet");
+  if (sp->upvref[v->id] == 0) sp->upvref[v->id] = trampoline(S, sp, v);
   return ty(T_LUA);
+}
+
+/* A frozen value that is a C function kjit does not compile (unpack,
+** require, os.getenv, a host's function): a Lua value, the function itself,
+** reached at run time through a registry reference (sp->upvref, upvidx 0)
+** and called through lua_call. The value on top of the stack (kept). */
+static int in_lib(lua_State *L, lua_CFunction cf, const char *lib);
+static int in_lib(lua_State *L, lua_CFunction cf, const char *lib) {
+  int found = 0;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, lib) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (!found && lua_next(L, -2)) {
+      found = lua_tocfunction(L, -1) == cf;
+      lua_pop(L, 1);
+    }
+    if (found) lua_pop(L, 1);   /* the key lua_next left */
+  }
+  lua_pop(L, 2);
+  return found;
+}
+
+static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  lua_State *L = S->L;
+  if (S->kernel || !lua_iscfunction(L, -1) || builtin_of(L, -1) >= 0) return 0;
+  /* the coroutine and debug functions see the interpreter's call stack
+  ** (a yield across compiled frames, debug.getinfo's levels): refused */
+  lua_CFunction cf = lua_tocfunction(L, -1);
+  if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
+  if (makes_tfor(v)) return 0;   /* for ... in pairs(t): the generic for's refusal */
+  if (sp->upvref[v->id] == 0) {
+    lua_pushvalue(L, -1);
+    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  sp->upvidx[v->id] = 0;
+  *r = ty(T_LUA);
+  return 1;
 }

@@ -18,7 +18,13 @@
 ** T_LUA: its slot on the Lua stack, luavalue.c) is called with lua_call:
 ** the function and its arguments are pushed, the results come back like
 ** values read from a table (numbers as (tag, bits), anything else into
-** the caller's result slots). A Lua error raised by the callee longjmps
+** the caller's result slots). The call goes through a trampoline made for
+** its call site when it compiled (ir_type.c's trampoline: a Lua function
+** of the caller's chunk whose call instruction stands at the call's line
+** and names the callee as the source does), so that the level above the
+** callee is a Lua frame at the user's line: luaL_error's position,
+** luaL_argerror's "bad argument #1 to 'concat'" and error(msg, 2) say
+** what they say interpreted, where a call from C would give none. A Lua error raised by the callee longjmps
 ** through the compiled frames as any helper's may (luavalue.c's head says
 ** why that is safe). Calling a value that is not a function and has no
 ** __call is foreseen: KLV_BADA comes back, and compiled code raises Lua's
@@ -78,8 +84,8 @@ void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t 
 ** number, into (tags[r], bits[r]) as a read's result. nres -1: an open
 ** call, which must give exactly one value. Returns KLV_OK, KLV_BADA when f
 ** is neither a function nor has a __call, or KLC_NRES. */
-int32_t kjit_lc_call(lua_State *L, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
-                     int32_t *slots, int32_t nres, int32_t dst) {
+int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
+                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
   int t = lua_type(L, f);
   if (t != LUA_TFUNCTION) {
     int callable = 0;
@@ -91,13 +97,15 @@ int32_t kjit_lc_call(lua_State *L, int32_t f, int32_t nargs, int32_t *tags, int6
   }
   luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
   for (int i = 0; i < nargs; i++) push_arg(L, tags[i], bits[i], slots[i]);
-  if (nres < 0) {   /* an open call: exactly one value passed on */
-    lua_call(L, nargs, LUA_MULTRET);
-    if (lua_gettop(L) - base != 1) { lua_settop(L, base); return KLC_NRES; }
+  if (nres < 0) {   /* an open call: exactly one value passed on (after the count) */
+    lua_call(L, nargs + 1, LUA_MULTRET);
+    if (lua_gettop(L) - base != 2) { lua_settop(L, base); return KLC_NRES; }
+    lua_remove(L, base + 1);
     nres = 1;
-  } else lua_call(L, nargs, nres);
+  } else lua_call(L, nargs + 1, nres);
   for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
   return KLV_OK;
 }

@@ -196,6 +196,19 @@ test("errors: calling nil and non-functions, errors raised by the callee", funct
                 function() return { f = boom }, 3 end)
   T.check_error("attempt to perform arithmetic", function(t, x) local r = t.f(x) + 1; return r end,
                 function() return { f = tbl }, 3 end)
+  -- error(msg, 2) in the callee names the compiled caller's line; a C
+  -- function's luaL_error and luaL_argerror carry the position and the name
+  local function check(x) if x < 0 then error("negative", 2) end return x end
+  T.check_error("negative", function(t, x) local r = t.check(x); return r end,
+                function() return { check = check }, -1 end)
+  T.check_error("bad argument #2 to 'rep'", function(t, x)
+    local r = t.rep("a", x)
+    return r
+  end, function() return { rep = string.rep }, {} end)
+  T.check_error("in table for 'concat'", function(t, u)
+    local s = t.concat(u)
+    return s
+  end, function() return { concat = table.concat }, { {} } end)
 end)
 
 test("an open call that gives other than one value: a located kjit error", function()
@@ -228,4 +241,42 @@ test("functions known when compiling, as values: stored, passed, compared, retur
   -- C functions as arguments of the compiled function itself
   T.check(function(f, x) return f(x), f(x + 1) end, function() return math.cos, 0.25 end)
   T.check(function(f, t) local r = f(t); return r end, function() return rawlen, { 1, 2, 3 } end)
+end)
+
+test("collections during calls of function values and upvalue writes lose nothing", function()
+  local function mk(i) collectgarbage("collect"); return { v = i, w = { i * 2 } } end
+  local last
+  local function keep(t) last = t; return t end   -- a table kept in an upvalue compiled code assigns
+  local f = kjit.jit(function(t, n)
+    local out = {}
+    for i = 1, n do
+      local r = t.mk(i)          -- lua_call: a full collection inside
+      out[i] = keep(r)
+      out[i].sum = r.w[1] + last.v
+    end
+    return out
+  end)
+  collectgarbage("generational", 0, 0)
+  local ok, out = pcall(f, { mk = mk }, 30)
+  collectgarbage("incremental", 200, 100, 13)
+  truthy(ok, tostring(out))
+  for i = 1, 30 do eq(out[i].v, i); eq(out[i].w[1], 2 * i); eq(out[i].sum, 3 * i) end
+  truthy(last == out[30], "the upvalue holds the last table")
+end)
+
+test("C functions kjit does not compile are called through the Lua API", function()
+  local unpack, concat, getenv = table.unpack, table.concat, os.getenv
+  T.check(function(t) local a, b, c = unpack(t); return a + b + c end, function() return { 1, 2.5, 3 } end)
+  T.check(function(t) local s = concat(t, ","); return s end, function() return { 1, 2, 3 } end)
+  T.check(function(x) return x + #getenv("HOME") end, function() return 1 end)
+  T.check(function(t, u) local r = rawequal(t, u); return r end, function() local t = {}; return t, t end)
+  T.check(function(t) local mt = getmetatable(t); return mt.k end,
+          function() return setmetatable({}, { k = 4 }) end)
+  -- their errors are the interpreter's
+  T.check_error("bad argument #1 to 'concat'", function(t) local s = concat(t); return s end,
+                function() return 5 end)
+  -- the coroutine and debug functions stay refused, located
+  raises("field 'getinfo' is a C function: compiled code cannot call the coroutine and debug functions",
+         kjit.jit(function(x) return x + debug.getinfo(1).currentline end), 1)
+  raises("field 'yield' is a C function", kjit.jit(function(x) coroutine.yield(x); return x end), 1)
 end)
