@@ -131,7 +131,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
         continue;
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
-      if (v->op == KIR_CALL && sp->types[v->args[0]->id].kind == T_LUA && v->aux > 1) {
+      if (kty_calls_value(sp, v) && v->aux > 1) {
         G->lslot[v->id] = n;   /* lua_call's results (cg_callvalue.c) */
         n += v->aux;
         continue;

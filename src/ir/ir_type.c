@@ -590,10 +590,19 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
   return n.kind == T_INT && n.v.i >= 1 && n.v.i <= 3 ? (int)n.v.i : 0;
 }
 
+/* Is call v one of a Lua value through lua_call (cg_callvalue.c): a
+** function value, or a library built-in given Lua values (string.format
+** of a value read from a table), called as the Lua function it is? */
+int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR)) return 0;
+  Type ft = sp->types[v->args[0]->id];
+  return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
+}
+
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
-  if (islua(sp->types[v->args[0]->id]) && !(v->flags & KIR_F_TFOR))   /* lua_call's */
+  if (kty_calls_value(sp, v))   /* lua_call's */
     return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
            : k < (v->aux < 0 ? 1 : v->aux) ? ty(T_LUA) : ty(T_NIL);
   KtySpec *c = sp->callees[v->id];
@@ -2211,6 +2220,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     const BuiltinRow *row = builtin_row(ft.ref);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
+      if ((row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
+                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
+          kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
+        return t_luacall(S, sp, v, args, kargs, n);   /* the library function, called */
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
@@ -3288,7 +3301,7 @@ static const char *callee_name(const KtySpec *sp, const KirInsn *v) {
 static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   lua_State *L = S->L;
   push_value(S, sp->ref);
-  lua_Debug ar;
+  lua_Debug ar;   /* (lua_getinfo pops the function) */
   if (!lua_isfunction(L, -1) || !lua_getinfo(L, ">S", &ar))
     fail(S, sp, v, "internal error: no source for a call");
   const char *name = callee_name(sp, v);
@@ -3328,7 +3341,7 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     fail(S, sp, v, "internal error: a call's trampoline: %s", eb);
   }
   int ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pop(L, 2);
+  lua_pop(L, 1);   /* the source */
   return ref;
 }
 

@@ -152,6 +152,9 @@ struct KtySpec {
 struct KtySession;
 /* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
 const char *kty_builtin_libname(int id);
+/* Call v calls a Lua value through lua_call (a function value, or a library
+** built-in given Lua values): cg_callvalue.c. */
+int kty_calls_value(const KtySpec *sp, const KirInsn *v);
 int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
                      const char **why);
 /* A function literal made by one specialization (T_CLOSURE's ref): its
