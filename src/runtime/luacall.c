@@ -79,35 +79,69 @@ void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t 
   lua_pop(L, 1);
 }
 
+/* Is the value at f callable (a function, or __call)? */
+static int callable(lua_State *L, int32_t f) {
+  if (lua_type(L, f) == LUA_TFUNCTION) return 1;
+  int yes = 0;
+  if (lua_getmetatable(L, f)) {
+    yes = lua_getfield(L, -1, "__call") != LUA_TNIL;
+    lua_pop(L, 2);
+  }
+  return yes;
+}
+
+/* Calls what stands above base (trampoline, function, n arguments) for
+** nres results (-1: an open call, exactly one value) and takes them. */
+static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags, int64_t *bits,
+                      int32_t dst) {
+  if (nres < 0) {   /* an open call: exactly one value passed on (after the count) */
+    lua_call(L, n + 1, LUA_MULTRET);
+    if (lua_gettop(L) - base != 2) { lua_settop(L, base); return KLC_NRES; }
+    lua_remove(L, base + 1);
+    nres = 1;
+  } else lua_call(L, n + 1, nres);
+  for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+  return KLV_OK;
+}
+
 /* Calls the value in slot f with nargs arguments (tags[i], bits[i],
-** slots[i]) for nres results: result r goes to slot dst + r, or, a
-** number, into (tags[r], bits[r]) as a read's result. nres -1: an open
-** call, which must give exactly one value. Returns KLV_OK, KLV_BADA when f
-** is neither a function nor has a __call, or KLC_NRES. */
+** slots[i]) for nres results, through trampoline tramp: result r goes to
+** slot dst + r, or, a number, into (tags[r], bits[r]) as a read's result.
+** nres -1: an open call, which must give exactly one value. Returns
+** KLV_OK, KLV_BADA when f is neither a function nor has a __call, or
+** KLC_NRES. */
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
-  int t = lua_type(L, f);
-  if (t != LUA_TFUNCTION) {
-    int callable = 0;
-    if (lua_getmetatable(L, f)) {
-      callable = lua_getfield(L, -1, "__call") != LUA_TNIL;
-      lua_pop(L, 2);
-    }
-    if (!callable) return KLV_BADA;
-  }
+  if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
   for (int i = 0; i < nargs; i++) push_arg(L, tags[i], bits[i], slots[i]);
-  if (nres < 0) {   /* an open call: exactly one value passed on (after the count) */
-    lua_call(L, nargs + 1, LUA_MULTRET);
-    if (lua_gettop(L) - base != 2) { lua_settop(L, base); return KLC_NRES; }
-    lua_remove(L, base + 1);
-    nres = 1;
-  } else lua_call(L, nargs + 1, nres);
-  for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
-  return KLV_OK;
+  return finish(L, base, nargs, nres, tags, bits, dst);
+}
+
+/* f(a, b, g(c, ...)) where g's values all go to f (both Lua values): the
+** arguments of f are tags[0 .. n), g's tags[n .. n + ni); g runs first,
+** its results left on the stack as f's last arguments, as many as it
+** gives. Returns kjit_lc_call's codes for f, or KLC_INNER + the code for g. */
+int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
+                            int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
+                            int32_t nres, int32_t dst) {
+  if (!callable(L, g)) return KLC_INNER + KLV_BADA;
+  luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
+  int base = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  lua_pushvalue(L, f);
+  for (int i = 0; i < n; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  int mid = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
+  lua_pushvalue(L, g);
+  for (int i = 0; i < ni; i++) push_arg(L, tags[n + i], bits[n + i], slots[n + i]);
+  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  lua_remove(L, mid + 1);
+  if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
+  return finish(L, base, lua_gettop(L) - base - 2, nres, tags, bits, dst);
 }
 
 /* The library function named name ("math.cos": package.loaded.math.cos;
@@ -129,6 +163,7 @@ void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
 
 void kjit_lc_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
-  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_setbuiltin);
+  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread);
+  REG(kjit_lc_setbuiltin);
 #undef REG
 }

@@ -280,3 +280,23 @@ test("C functions kjit does not compile are called through the Lua API", functio
          kjit.jit(function(x) return x + debug.getinfo(1).currentline end), 1)
   raises("field 'yield' is a C function", kjit.jit(function(x) coroutine.yield(x); return x end), 1)
 end)
+
+test("all the values of an open call passed on to a function value", function()
+  local unpack, char, write = table.unpack, string.char, io.write
+  local function count(...) return select('#', ...), ... end
+  local three = function(x) return x, x + 1, x + 2 end
+  T.check(function(t, k) local n, a, b, c = k.count(unpack(t)); return n, a, b, c end,
+          function() return { 1, 2.5, 3 }, { count = count } end)
+  T.check(function(t, n) local s = char(unpack(t, 1, n)); return s end, function() return { 72, 105, 33 }, 3 end)
+  T.check(function(t, n) local s = char(unpack(t, 1, n)); return s end, function() return { 72, 105, 33 }, 0 end)
+  T.check(function(t) local n = t.count(t.three(5)); return n end,
+          function() return { count = count, three = three } end)
+  T.check(function(t) local m = math.max(unpack(t)); return m end, function() return { 4, 9.5, 2 } end)
+  T.check_error("attempt to call a nil value (field 'nope')",
+                function(t) local r = t.count(t.nope(1)); return r end, function() return { count = count } end)
+  -- two levels: the inner one's single value is checked
+  T.check(function(t, k) local n = k.count(char(unpack(t))); return n end,
+          function() return { 65, 66 }, { count = count } end)
+  local f = kjit.jit(function(t) write(unpack(t)) end)
+  f({})   -- (nothing written: no values)
+end)
