@@ -30,6 +30,14 @@ static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bi
 
 CgVal cg_fn_getupval(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v), out = cg_alloca(G, G->i64, "upvout");
+  if (G->sp->upvidx[v->id] < 0) {   /* t[k] of a table known when compiling, at run time */
+    LLVMValueRef tag, bits, slot;
+    cg_lua_triple(G, cg_val(G, v->args[1]), 0, v, &tag, &bits, &slot);
+    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[7] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), tag, bits, slot, dst, out };
+    LLVMValueRef rc = cg_ccall(G, "kjit_lc_refindex", G->i32, ps, as, 7);
+    return luaval(G, dst, rc, LLVMBuildLoad2(G->B, G->i64, out, ""));
+  }
   if (G->sp->upvidx[v->id] == 0) {   /* a C function known when compiling */
     LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
     LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), dst };

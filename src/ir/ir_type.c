@@ -1143,6 +1143,9 @@ int kty_frozen_array(KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t
 /* P[k] of a frozen table P with an integer k: an element (numbers of the
 ** table as it was when the function compiled, like its constant fields),
 ** nil outside 1..#P: a number-or-nil (issue 29, item 1's last point). */
+static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type kt, KtyConst kk,
+                           Type *r);
+
 static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
   int64_t n, *vals;
   uint8_t *isf;
@@ -1264,6 +1267,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (o.kind == T_TABLE) {
     if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
+    Type rv;
+    if (kk.kind == T_UNKNOWN && t_frozen_values(S, sp, v, o, kt, kk, &rv)) return rv;   /* ops[i] */
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
     if (kk.kind != T_INT && kk.kind != T_STR)
       REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
@@ -3403,6 +3408,37 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
     sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   sp->upvidx[v->id] = 0;
+  *r = ty(T_LUA);
+  return 1;
+}
+
+/* t[k] with t a table known when compiling (an upvalue, a global) and k
+** computed, where t is not an array of numbers (cg_frozen.c's case): a
+** table of functions (`ops[i](a, b)`), of tables, of strings. The real
+** table is indexed when this runs (a registry reference: sp->upvref,
+** upvidx -1), its element a Lua value. Returns 0 for an array of numbers
+** or a key that cannot be a Lua value (the old paths and refusals). */
+static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type kt, KtyConst kk,
+                           Type *r) {
+  if (S->kernel || kt.kind == T_UNKNOWN || !boxable(kt, kk)) return 0;
+  lua_State *L = S->L;
+  push_value(S, o.ref);
+  int numbers = 1;
+  if (kt.kind == T_INT) {   /* an array of numbers stays cg_frozen.c's */
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = 1; i <= n && numbers; i++) {
+      numbers = lua_rawgeti(L, -1, i) == LUA_TNUMBER;
+      lua_pop(L, 1);
+    }
+    if (n == 0) numbers = 0;
+  } else numbers = 0;
+  if (numbers) { lua_pop(L, 1); return 0; }
+  if (sp->upvref[v->id] == 0) {
+    lua_pushvalue(L, -1);
+    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  sp->upvidx[v->id] = -1;
+  lua_pop(L, 1);
   *r = ty(T_LUA);
   return 1;
 }

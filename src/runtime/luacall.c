@@ -144,6 +144,18 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   return finish(L, base, lua_gettop(L) - base - 2, nres, tags, bits, dst);
 }
 
+/* t[k] of the table at registry reference ref (a table known when
+** compiling, indexed by a computed key: ir_type.c t_frozen_values), Lua's
+** read with __index, as a read's result. */
+int32_t kjit_lc_refindex(lua_State *L, int32_t ref, int32_t ktag, int64_t kbits, int32_t kslot,
+                         int32_t dst, int64_t *out) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  push_arg(L, ktag, kbits, kslot);
+  lua_gettable(L, -2);
+  lua_remove(L, -2);
+  return take(L, dst, out);
+}
+
 /* The library function named name ("math.cos": package.loaded.math.cos;
 ** "print": the global) into slot dst. */
 void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
@@ -164,6 +176,6 @@ void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
 void kjit_lc_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
   REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread);
-  REG(kjit_lc_setbuiltin);
+  REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
 }

@@ -300,3 +300,18 @@ test("all the values of an open call passed on to a function value", function()
   local f = kjit.jit(function(t) write(unpack(t)) end)
   f({})   -- (nothing written: no values)
 end)
+
+test("a table of functions known when compiling, indexed at run time", function()
+  local add, mul = function(a, b) return a + b end, function(a, b) return a * b end
+  local ops = { add, mul, math.max, function(a, b) return b - a end }
+  T.check(function(a, b)
+    local s = 0
+    for i = 1, #ops do s = s + ops[i](a, b) end
+    return s
+  end, function() return 6, 4.5 end)
+  T.check(function(i, a, b) local r = ops[i](a, b); return r end, function() return 3, 2, 9 end)
+  T.check_error("attempt to call a nil value (field '?')", function(i, a, b) local r = ops[i](a, b); return r end,
+                function() return 5, 2, 9 end)
+  local names = { "x", "y", k = "z" }
+  T.check(function(i, t) local a, b = names[i], names[t.k]; return a, b end, function() return 2, { k = "k" } end)
+end)
