@@ -3230,8 +3230,13 @@ static int upv_assigned_here(const KtySpec *sp, const KirInsn *v) {
 
 /* t_getupval's first question: is the upvalue v reads assigned by compiled
 ** code? Then *r is a Lua value read at run time, and 1; else 0. */
+static int is_envname(const KtySpec *sp, const KirInsn *v) {
+  const KbcProto *p = sp->ir->proto;
+  return v->aux < p->nup && p->up[v->aux].name && strcmp(p->up[v->aux].name, "_ENV") == 0;
+}
+
 static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
-  if (S->kernel) return 0;
+  if (S->kernel || is_envname(sp, v)) return 0;   /* (every global's read: never assigned) */
   int n = upv_owner(S, sp, v);
   if (n == 0) return 0;
   int live = upv_assigned_here(sp, v) || upv_marked(S, n, 0);
@@ -3261,6 +3266,8 @@ static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v) {
   const char *name = v->aux < p->nup && p->up[v->aux].name ? p->up[v->aux].name : "?";
   if (S->kernel) REFUSE(S, sp, v, "a kernel cannot assign upvalue '%s' (cuda.jit code has no Lua "
                         "state): pass an array and store into it", name);
+  if (is_envname(sp, v))
+    REFUSE(S, sp, v, "cannot assign _ENV in compiled code (globals are frozen when it compiles)");
   Type t = sp->types[v->args[0]->id];
   if (t.kind == T_UNKNOWN) return ty(T_NIL);
   if (!boxable(t, sp->consts[v->args[0]->id])) {
@@ -3422,17 +3429,13 @@ static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type 
                            Type *r) {
   if (S->kernel || kt.kind == T_UNKNOWN || !boxable(kt, kk)) return 0;
   lua_State *L = S->L;
-  push_value(S, o.ref);
-  int numbers = 1;
   if (kt.kind == T_INT) {   /* an array of numbers stays cg_frozen.c's */
-    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
-    for (lua_Integer i = 1; i <= n && numbers; i++) {
-      numbers = lua_rawgeti(L, -1, i) == LUA_TNUMBER;
-      lua_pop(L, 1);
-    }
-    if (n == 0) numbers = 0;
-  } else numbers = 0;
-  if (numbers) { lua_pop(L, 1); return 0; }
+    int64_t n, *vals;
+    uint8_t *isf;
+    const char *why = "";
+    if (kty_frozen_array(S, o.ref, &n, &vals, &isf, &why)) return 0;
+  }
+  push_value(S, o.ref);
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);
     sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
