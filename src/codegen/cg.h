@@ -412,6 +412,14 @@ CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS
 void cg_lua_make_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 CgVal cg_lua_to(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a Lua value in dst */
 int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
+void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
+                   LLVMValueRef *slot);
+LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
+/* cg_callvalue.c: upvalues compiled code assigns, calls of function values */
+CgVal cg_fn_getupval(CG *G, const KirInsn *v);
+void cg_fn_setupval(CG *G, const KirInsn *v);
+void cg_fn_call(CG *G, const KirInsn *v);
+void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a function constant */
 
 /* The public entry (codegen/kcg.h) */
 #endif

@@ -1271,6 +1271,8 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
+  if (kty_calls_value(sp, v)) { cg_fn_call(G, v); return; }   /* cg_callvalue.c */
+  if (v->op == KIR_SETUPVAL) { cg_fn_setupval(G, v); return; }   /* cg_callvalue.c */
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
     emit_call(G, v);
@@ -1287,6 +1289,11 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
                           (sp->types[v->args[0]->id].kind == T_LUA ||
                            sp->types[v->args[1]->id].kind == T_LUA))) {
+    if ((v->op == KIR_GETUPVAL || v->op == KIR_GETFIELD || v->op == KIR_INDEX) && sp->upvref &&
+        sp->upvref[v->id]) {
+      G->vals[v->id] = cg_fn_getupval(G, v);   /* an upvalue compiled code assigns */
+      return;
+    }
     if (sp->liveref && sp->liveref[v->id]) { G->vals[v->id] = cg_lua_live(G, v); return; }
     switch (v->op) {
     case KIR_GETFIELD: case KIR_INDEX: G->vals[v->id] = cg_lua_index(G, v); return;
@@ -1413,7 +1420,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) {
     Type t = sp->args[i];
     if (i < sp->nparams && (t.kind == T_CONFLICT || t.kind == T_TABLE ||
-                            (t.kind == T_STR && t.ref == 0) || t.kind == T_BUILTIN))
+                            (t.kind == T_STR && t.ref == 0) ||
+                            (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) == NULL)))
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }

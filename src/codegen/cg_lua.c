@@ -50,6 +50,7 @@
 
 int cg_lua_spec_uses(const KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
+  for (int r = 0; r < sp->nret; r++) if (sp->rets[r].kind == T_LUA) return 1;   /* a boxed result */
   for (int b = 0; b < sp->ir->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = sp->ir->blocks[b];
@@ -57,6 +58,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
     for (int i = 0; i < blk->ninsns; i++) {
       const KirInsn *v = blk->insns[i];
       if (sp->types[v->id].kind == T_LUA) return 1;
+      if (v->op == KIR_SETUPVAL) return 1;   /* written through (cg_callvalue.c) */
       /* a callee's results of Lua type land in slots of this frame, also
       ** where no value of this function shows their type (return f(x)) */
       const KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
@@ -129,6 +131,11 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
         continue;
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
+      if (kty_calls_value(sp, v) && v->aux > 1) {
+        G->lslot[v->id] = n;   /* lua_call's results (cg_callvalue.c) */
+        n += v->aux;
+        continue;
+      }
       if (sp->types[v->id].kind == T_LUA) G->lslot[v->id] = n++;
     }
   }
@@ -264,6 +271,7 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     break;
   }
   case T_NIL: case T_UNKNOWN: setv(G, "kjit_lv_setnil", NULL, NULL, dst); break;
+  case T_FUNC: case T_BUILTIN: cg_fn_boxconst(G, x, dst, at); break;   /* cg_callvalue.c */
   case T_BOOL:
     setv(G, "kjit_lv_setbool", G->i32, LLVMBuildZExt(G->B, x.v, G->i32, ""), dst);
     break;
@@ -1126,6 +1134,7 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp) {
 /* Does v hold, take or need Lua values (a callee that does included)? */
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
   if (sp->types[v->id].kind == T_LUA) return 1;
+  if (v->op == KIR_SETUPVAL) return 1;   /* an upvalue written through */
   for (int i = 0; i < v->nargs; i++) if (sp->types[v->args[i]->id].kind == T_LUA) return 1;
   if (v->op == KIR_CALL && sp->callees[v->id] && cg_lua_spec_uses_deep(S, sp->callees[v->id]))
     return 1;
@@ -1133,3 +1142,12 @@ int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
 }
 
 int kcg_uses_lua(KtySession *S, KtySpec *root) { return cg_lua_spec_uses_deep(S, root); }
+
+/* For cg_callvalue.c: x as a (tag, bits, slot) triple (scratch i when it
+** must be boxed), and the slot holding x (boxed into scratch i). */
+void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
+                   LLVMValueRef *slot) {
+  triple(G, x, i, at, tag, bits, slot);
+}
+
+LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at) { return operand(G, x, i, at); }

@@ -49,6 +49,17 @@ static int writer(lua_State *L, const void *p, size_t n, void *ud) {
   return ((Buf *)ud)->oom;
 }
 
+/* A salt for keys of code that compiles in registry references (valid in
+** this process only): the same for the whole process, so that such code is
+** found again in this process and never in another. */
+static int64_t process_salt(lua_State *L) {
+  static int64_t salt;
+  if (salt == 0)
+    salt = ((int64_t)(intptr_t)&salt) ^ (int64_t)(intptr_t)L ^ ((int64_t)getpid() << 32) ^
+           (int64_t)time(NULL) ^ 0x75707672;
+  return salt ^ ((int64_t)(intptr_t)L * 31);   /* another state has other references */
+}
+
 char *kck_key(KtySession *T, const char *head, size_t *len) {
   lua_State *L = T->L;
   Buf b = { NULL, 0, 0, 0 };
@@ -111,6 +122,30 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, INT64_MIN + 1);
         put_i64(&b, sp->liveref[id]);
         put_i64(&b, salt);
+      }
+      if (sp->upvref && sp->upvref[id]) {
+        /* an upvalue compiled code assigns: its closure's registry
+        ** reference, valid in this process only (as liveref above) */
+        put_i64(&b, INT64_MIN + 2);
+        put_i64(&b, sp->upvref[id]);
+        put_i64(&b, sp->upvidx[id]);
+        put_i64(&b, process_salt(L));
+      }
+    }
+    /* a Lua function known here used as a value other than by a call
+    ** (stored, passed to a function value, compared): cg_callvalue.c
+    ** compiles in a registry reference to it, valid in this process only */
+    for (int j = 0; j < sp->ir->nblocks; j++) {
+      KirBlock *bl = sp->ir->blocks[j];
+      for (int i = 0; i < bl->ninsns; i++) {
+        KirInsn *v = bl->insns[i];
+        if (v->op == KIR_CALL && sp->callees[v->id]) continue;   /* compiled directly */
+        for (int a = 0; a < v->nargs; a++)
+          if (sp->types[v->args[a]->id].kind == T_FUNC && v->op != KIR_PHI &&
+              !(v->op == KIR_CALL && a == 0)) {
+            put_i64(&b, INT64_MIN + 3);
+            put_i64(&b, process_salt(L));
+          }
       }
     }
     /* the numbers of frozen tables indexed by computed keys (cg_frozen.c) */

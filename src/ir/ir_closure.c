@@ -52,6 +52,8 @@ static int writes_reg(uint32_t i, int reg) {
 }
 
 /* Does p (or a literal nested in it) assign its upvalue u? */
+static int sets_upvalue(const KbcProto *p, int u);
+int kcl_sets_upvalue(const KbcProto *p, int u) { return sets_upvalue(p, u); }
 static int sets_upvalue(const KbcProto *p, int u) {
   for (int pc = 0; pc < p->ncode; pc++) {
     uint32_t i = p->code[pc];

@@ -19,4 +19,7 @@ const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t
 ** sees whenever it can run); else -1. */
 int kcl_late_literal(const KbcProto *p, int sitepc, int u);
 
+/* Does p, or a literal nested in it, assign p's upvalue u (SETUPVAL)? */
+int kcl_sets_upvalue(const KbcProto *p, int u);
+
 #endif

@@ -17,6 +17,7 @@
 #include "ir/ir_closure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -328,6 +329,8 @@ static int boxable(Type t, KtyConst k) {
   case T_NIL: case T_BOOL: case T_INT: case T_F64: case T_F32: case T_NUMBER: case T_MAYBE:
   case T_LUA:
     return 1;
+  case T_FUNC: return t.ref > 0;   /* a Lua function known here (cg_callvalue.c) */
+  case T_BUILTIN: return t.sub == 0 && kty_builtin_libname(t.ref) != NULL;   /* math.cos */
   case T_STR: return k.kind == T_STR;
   default: return 0;
   }
@@ -591,9 +594,21 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
   return n.kind == T_INT && n.v.i >= 1 && n.v.i <= 3 ? (int)n.v.i : 0;
 }
 
+/* Is call v one of a Lua value through lua_call (cg_callvalue.c): a
+** function value, or a library built-in given Lua values (string.format
+** of a value read from a table), called as the Lua function it is? */
+int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR)) return 0;
+  Type ft = sp->types[v->args[0]->id];
+  return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
+}
+
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
+  if (kty_calls_value(sp, v))   /* lua_call's */
+    return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
+           : k < (v->aux < 0 ? 1 : v->aux) ? ty(T_LUA) : ty(T_NIL);
   KtySpec *c = sp->callees[v->id];
   if (c) {
     if (c->nret < 0) return ty(T_UNKNOWN);
@@ -1132,6 +1147,9 @@ int kty_frozen_array(KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t
 /* P[k] of a frozen table P with an integer k: an element (numbers of the
 ** table as it was when the function compiled, like its constant fields),
 ** nil outside 1..#P: a number-or-nil (issue 29, item 1's last point). */
+static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type kt, KtyConst kk,
+                           Type *r);
+
 static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
   int64_t n, *vals;
   uint8_t *isf;
@@ -1253,6 +1271,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (o.kind == T_TABLE) {
     if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
+    Type rv;
+    if (kk.kind == T_UNKNOWN && t_frozen_values(S, sp, v, o, kt, kk, &rv)) return rv;   /* ops[i] */
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
     if (kk.kind != T_INT && kk.kind != T_STR)
       REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
@@ -1304,12 +1324,13 @@ static Type frozen_type(const KirInsn *v, const KtyConst *k) {
 ** string.format, math.random ...), else what compiled code can use. */
 static const char *unusable_hint(const char *what) {
   if (strcmp(what, "a C function") == 0)
-    return "compiled code cannot call C functions other than the ones kjit compiles (math, "
-           "print, io.write, os.clock, tostring, string.format ...: docs/guide/lua-library.md); "
-           "call it outside the compiled function and pass its result, or run with "
-           "KJIT_DISABLE_JIT=1 to debug";
+    return "compiled code cannot call the coroutine and debug functions (they work on the "
+           "interpreter's own call stack, which compiled code does not have); call it outside "
+           "the compiled function and pass its result, or run with KJIT_DISABLE_JIT=1 to debug";
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
+
+static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
 
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0];
@@ -1351,6 +1372,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     Type live;
     if (is_env(sp->ir, obj) && t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
+    if (t_cfunc_value(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -1373,8 +1395,15 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
          describe(sp, obj, db, sizeof db));
 }
 
+static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
+static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v);
+static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+                      const KtyConst *kargs, int n);
+
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int aux = v->aux;
+  Type lv;
+  if (t_live_upval(S, sp, v, &lv)) return lv;   /* assigned by compiled code: read live */
   if (sp->clos) {   /* a function literal's: a parameter, or the root's upvalue */
     aux = kty_clos_frozen_upval(S, sp, v->aux);
     if (aux < 0) {
@@ -1395,6 +1424,7 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (name == NULL) { lua_pop(S->L, 1); REFUSE(S, sp, v, "internal error: no upvalue %d", aux + 1); }
   Type live;
   if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
+  if (t_cfunc_value(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
   *k = freeze(S);
   lua_pop(S->L, 1);
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
@@ -2269,6 +2299,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     const BuiltinRow *row = builtin_row(ft.ref);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
+      if ((row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
+                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
+          kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
+        return t_luacall(S, sp, v, args, kargs, n);   /* the library function, called */
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
@@ -2282,9 +2316,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
-  if (islua(ft))
-    REFUSE(S, sp, v, "calling a value read from a table is not supported in compiled code "
-           "yet%s", describe(sp, fn, db, sizeof db));
+  if (islua(ft)) return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -2299,6 +2331,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
              "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
              self_name(sp->ir, fn->args[0]), fn->k.str.s);
+    if (args[i].kind == T_BUILTIN && args[i].sub == 0 && kty_builtin_libname(args[i].ref)) {
+      args[i].weak = 0;   /* a library function: the callee is specialized on it */
+      continue;
+    }
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
@@ -2502,6 +2538,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
   if (t_luastore(S, sp, v, &lr)) return lr;
+  if (v->op == KIR_SETUPVAL) return t_setupval(S, sp, v);   /* written through */
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -2509,6 +2546,10 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (v->aux < sp->nargs && sp->args[v->aux].kind == T_STR && sp->args[v->aux].ref > 0) {
       *k = S->strs[sp->args[v->aux].ref - 1];   /* a constant string argument */
       return ty(T_STR);
+    }
+    if (v->aux < sp->nargs && sp->args[v->aux].kind == T_BUILTIN) {   /* apply(math.cos, x) */
+      k->kind = T_BUILTIN;
+      k->ref = sp->args[v->aux].ref;
     }
     return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
   case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);
@@ -2548,6 +2589,11 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
              "compiled functions; return its results instead, or keep this function "
              "interpreted)");
       return -1;
+    }
+    if ((t.kind == T_FUNC || t.kind == T_BUILTIN) && boxable(t, ks[i])) {
+      vals[i] = ty(T_LUA);   /* a function known here, returned as the Lua value */
+      memset(&ks[i], 0, sizeof ks[i]);
+      continue;
     }
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
         t.kind == T_FUNC) {
@@ -2766,6 +2812,8 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->callees = alloc(S, sizeof(KtySpec *) * (size_t)n);
   sp->raises = alloc(S, sizeof(KtyRaise) * (size_t)n);
   sp->liveref = alloc(S, sizeof(int) * (size_t)n);
+  sp->upvref = alloc(S, sizeof(int) * (size_t)n);
+  sp->upvidx = alloc(S, sizeof(int) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);
@@ -3145,4 +3193,324 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
     NoteCtx nc = { sp, {0} };
     kir_print_noted(sp->ir, note, &nc, buf, len, cap);
   }
+}
+
+/* ---- Functions as values (issue 29 item 2; runtime/luacall.c) -------------
+**
+** Upvalues compiled code assigns. An upvalue that a compiled function
+** assigns (SETUPVAL), or that a literal nested in it assigns, or that
+** another function compiled in this session assigns, is not frozen: every
+** read and write of it goes to the real upvalue of the real closure at
+** run time (sp->upvref: a registry reference to the closure, kept as long
+** as the Lua state, like live tables' liveref; sp->upvidx: the upvalue's
+** 1-based index). Its reads are Lua values (T_LUA): a number read is
+** checked and then runs native. An upvalue is identified by
+** lua_upvalueid, so closures sharing one agree; the session's live set
+** (values[0], beside the live tables) holds the ones assigned, and a new
+** one re-types every upvalue read, so a reader typed before the writer
+** turns live too. Upvalues nothing compiled assigns stay frozen.
+**
+** Calls of Lua values. A function read from a table, passed in, or read
+** from a live upvalue (T_LUA) is called through lua_call (cg_callvalue.c),
+** its results Lua values like reads from a table. A call whose results are
+** all passed on (`return t.f(x)`, `g(t.f(x))`) passes on one value: the
+** callee must return exactly one, else a located error says so (compiled
+** code has one number of results per return: differences.md 3). */
+
+/* The name by which a library built-in is found at run time ("math.cos":
+** package.loaded.math.cos; "print": _G.print), or NULL for kjit's own
+** (prange, the array methods, cuda). A built-in boxed as a Lua value (stored
+** in a table, passed to a function value) is read there when that runs, as
+** library calls are (differences.md 7). */
+const char *kty_builtin_libname(int id) {
+  static const char *const libs[] = { "math.", "io.", "os.", "string.", "table.", "utf8." };
+  static const char *const globals[] = { "print", "error", "assert", "type", "tostring",
+                                          "tonumber", "ipairs", "pairs", "next", "select",
+                                          "rawget", "rawset", "rawequal", "rawlen",
+                                          "setmetatable", "getmetatable", "pcall" };
+  if (id < 0 || B_IS_CUDA(id)) return NULL;
+  const char *n = builtin_name(id);
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+    if (strncmp(n, libs[i], strlen(libs[i])) == 0) return n;
+  for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
+    if (strcmp(n, globals[i]) == 0) return n;
+  return NULL;
+}
+
+/* The closure whose upvalue v (a getupval or setupval of sp) reads, pushed,
+** and the upvalue's 1-based index; 0 and nothing pushed for a literal's
+** captured local (passed by value: ir_closure.c). */
+static int upv_owner(KtySession *S, KtySpec *sp, const KirInsn *v) {
+  int aux = v->aux;
+  if (sp->clos) {
+    aux = kty_clos_frozen_upval(S, sp, v->aux);
+    if (aux < 0) return 0;
+  }
+  push_value(S, sp->ref);
+  if (lua_type(S->L, -1) != LUA_TFUNCTION || lua_iscfunction(S->L, -1)) { lua_pop(S->L, 1); return 0; }
+  return aux + 1;
+}
+
+/* Is upvalue n of the closure on top in the session's live set? With
+** mark, it is put there; returns whether it was. */
+static int upv_marked(KtySession *S, int n, int mark) {
+  lua_State *L = S->L;
+  void *id = lua_upvalueid(L, -1, n);
+  if (id == NULL) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    if (!mark) { lua_pop(L, 1); return 0; }
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, 0);
+  }
+  lua_pushlightuserdata(L, id);
+  int was = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (mark && !was) {
+    lua_pushlightuserdata(L, id);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 2);
+  return was;
+}
+
+/* v reaches upvalue n of the closure on top at run time. */
+static void upv_ref(KtySession *S, KtySpec *sp, const KirInsn *v, int n) {
+  if (sp->upvref[v->id] == 0) {
+    lua_pushvalue(S->L, -1);
+    sp->upvref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  }
+  sp->upvidx[v->id] = n;
+}
+
+/* Does sp, or a literal nested in its function, assign the upvalue v reads? */
+static int upv_assigned_here(const KtySpec *sp, const KirInsn *v) {
+  const KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      const KirInsn *w = f->blocks[b]->insns[i];
+      if (w->op == KIR_SETUPVAL && w->aux == v->aux) return 1;
+    }
+  return kcl_sets_upvalue(f->proto, v->aux);
+}
+
+/* t_getupval's first question: is the upvalue v reads assigned by compiled
+** code? Then *r is a Lua value read at run time, and 1; else 0. */
+static int is_envname(const KtySpec *sp, const KirInsn *v) {
+  const KbcProto *p = sp->ir->proto;
+  return v->aux < p->nup && p->up[v->aux].name && strcmp(p->up[v->aux].name, "_ENV") == 0;
+}
+
+static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  if (S->kernel || is_envname(sp, v)) return 0;   /* (every global's read: never assigned) */
+  int n = upv_owner(S, sp, v);
+  if (n == 0) return 0;
+  int live = upv_assigned_here(sp, v) || upv_marked(S, n, 0);
+  if (live) upv_ref(S, sp, v, n);
+  lua_pop(S->L, 1);
+  if (!live) return 0;
+  *r = ty(T_LUA);
+  return 1;
+}
+
+/* A new upvalue became live: every upvalue read is typed again. */
+static void upv_retype(KtySession *S) {
+  for (int i = 0; i < S->nspecs; i++) {
+    KtySpec *sp = S->specs[i];
+    for (int b = 0; b < sp->ir->nblocks; b++) {
+      if (!sp->live[b]) continue;
+      KirBlock *blk = sp->ir->blocks[b];
+      for (int j = 0; j < blk->ninsns; j++)
+        if (blk->insns[j]->op == KIR_GETUPVAL) push(sp, blk->insns[j]);
+    }
+  }
+}
+
+/* upvalue = x: written through to the real upvalue. */
+static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KbcProto *p = sp->ir->proto;
+  const char *name = v->aux < p->nup && p->up[v->aux].name ? p->up[v->aux].name : "?";
+  if (S->kernel) REFUSE(S, sp, v, "a kernel cannot assign upvalue '%s' (cuda.jit code has no Lua "
+                        "state): pass an array and store into it", name);
+  if (is_envname(sp, v))
+    REFUSE(S, sp, v, "cannot assign _ENV in compiled code (globals are frozen when it compiles)");
+  Type t = sp->types[v->args[0]->id];
+  if (t.kind == T_UNKNOWN) return ty(T_NIL);
+  if (!boxable(t, sp->consts[v->args[0]->id])) {
+    char tb[32];
+    REFUSE(S, sp, v, "a %s cannot be assigned to upvalue '%s' in compiled code yet (only "
+           "numbers, booleans, nil, constant strings and tables passed in or made here)",
+           kty_name(t, tb, sizeof tb), name);
+  }
+  int n = upv_owner(S, sp, v);
+  if (n == 0) REFUSE(S, sp, v, "cannot assign to upvalue '%s' in compiled code here", name);
+  upv_ref(S, sp, v, n);
+  int was = upv_marked(S, n, 1);
+  lua_pop(S->L, 1);
+  if (!was) upv_retype(S);
+  return ty(T_NIL);
+}
+
+/* The name Lua's messages give the function v calls (luaL_argerror's "bad
+** argument #1 to 'concat'"): its local, upvalue or field name; "f" where
+** the interpreter would say '?' (ops[i](a, b)). */
+static const char *callee_name(const KtySpec *sp, const KirInsn *v) {
+  const KirInsn *fn = v->args[0];
+  const KbcProto *p = sp->ir->proto;
+  const char *n = NULL;
+  if (fn->name) n = fn->name;
+  else if (fn->op == KIR_GETUPVAL && fn->aux < p->nup) n = p->up[fn->aux].name;
+  else if (fn->op == KIR_GETFIELD && strlen(fn->k.str.s) == fn->k.str.len) n = fn->k.str.s;
+  if (n == NULL || !(isalpha((unsigned char)n[0]) || n[0] == '_')) return "f";
+  for (const char *c = n; *c; c++) if (!isalnum((unsigned char)*c) && *c != '_') return "f";
+  static const char *const kw[] = { "and", "break", "do", "else", "elseif", "end", "false",
+    "for", "function", "goto", "if", "in", "local", "nil", "not", "or", "repeat", "return",
+    "then", "true", "until", "while" };
+  for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) if (strcmp(n, kw[i]) == 0) return "f";
+  return n;
+}
+
+/* The trampoline through which call v runs (runtime/luacall.c says why): a
+** Lua function loaded with the caller's chunk name whose call of the
+** function value stands at v's line and names it as the source does, so
+** that what the callee raises says what it says interpreted (luaL_where's
+** position, luaL_argerror's name, error(msg, 2)'s level). Its registry
+** reference (sp->upvref of the call). */
+static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
+  lua_State *L = S->L;
+  push_value(S, sp->ref);
+  lua_Debug ar;   /* (lua_getinfo pops the function) */
+  if (!lua_isfunction(L, -1) || !lua_getinfo(L, ">S", &ar))
+    fail(S, sp, v, "internal error: no source for a call");
+  const char *name = callee_name(sp, v);
+  int line = v->line > 0 ? v->line : 1, nres = v->aux;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
+  luaL_addstring(&b, name);
+  luaL_addstring(&b, ", ...) ");
+  for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+  char head[64];
+  if (nres < 0) luaL_addstring(&b, "return __kjit_n(");
+  else if (nres > 0) {
+    luaL_addstring(&b, "local ");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " = ");
+  }
+  luaL_addstring(&b, name);
+  luaL_addstring(&b, nres < 0 ? "(...)) end" : "(...) ");
+  if (nres >= 0) {
+    luaL_addstring(&b, "return");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " end");
+  }
+  luaL_pushresult(&b);
+  size_t len;
+  const char *src = lua_tolstring(L, -1, &len);
+  if (luaL_loadbuffer(L, src, len, ar.source) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    char eb[200];
+    snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+    fail(S, sp, v, "internal error: a call's trampoline: %s", eb);
+  }
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 1);   /* the source */
+  return ref;
+}
+
+/* f(...) where f is a Lua value: lua_call, its results Lua values. */
+static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+                      const KtyConst *kargs, int n) {
+  if (S->kernel) REFUSE(S, sp, v, "a kernel cannot call a function value (cuda.jit code has no "
+                        "Lua state)");
+  if (v->aux > KJIT_MAXRETS)
+    REFUSE(S, sp, v, "a call of a function value for more than %d results", KJIT_MAXRETS);
+  int strs = 0;
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind == T_UNKNOWN) return args[i];
+    if (!boxable(args[i], kargs[i])) {
+      char tb[32];
+      REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
+             "(argument #%d; only numbers, booleans, nil, constant strings and tables passed "
+             "in or made here)", kty_name(args[i], tb, sizeof tb), i + 1);
+    }
+    strs += args[i].kind == T_STR || args[i].kind == T_MAYBE;
+  }
+  if (strs > 3)
+    REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
+           "arguments is not supported in compiled code yet");
+  if (sp->upvref[v->id] == 0) sp->upvref[v->id] = trampoline(S, sp, v);
+  return ty(T_LUA);
+}
+
+/* A frozen value that is a C function kjit does not compile (unpack,
+** require, os.getenv, a host's function): a Lua value, the function itself,
+** reached at run time through a registry reference (sp->upvref, upvidx 0)
+** and called through lua_call. The value on top of the stack (kept). */
+static int in_lib(lua_State *L, lua_CFunction cf, const char *lib);
+static int in_lib(lua_State *L, lua_CFunction cf, const char *lib) {
+  int found = 0;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, lib) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (!found && lua_next(L, -2)) {
+      found = lua_tocfunction(L, -1) == cf;
+      lua_pop(L, 1);
+    }
+    if (found) lua_pop(L, 1);   /* the key lua_next left */
+  }
+  lua_pop(L, 2);
+  return found;
+}
+
+static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
+  lua_State *L = S->L;
+  if (S->kernel || !lua_iscfunction(L, -1) || builtin_of(L, -1) >= 0) return 0;
+  /* the coroutine and debug functions see the interpreter's call stack
+  ** (a yield across compiled frames, debug.getinfo's levels): refused */
+  lua_CFunction cf = lua_tocfunction(L, -1);
+  if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
+  if (makes_tfor(v)) return 0;   /* for ... in pairs(t): the generic for's refusal */
+  if (sp->upvref[v->id] == 0) {
+    lua_pushvalue(L, -1);
+    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  sp->upvidx[v->id] = 0;
+  *r = ty(T_LUA);
+  return 1;
+}
+
+/* t[k] with t a table known when compiling (an upvalue, a global) and k
+** computed, where t is not an array of numbers (cg_frozen.c's case): a
+** table of functions (`ops[i](a, b)`), of tables, of strings. The real
+** table is indexed when this runs (a registry reference: sp->upvref,
+** upvidx -1), its element a Lua value. Returns 0 for an array of numbers
+** or a key that cannot be a Lua value (the old paths and refusals). */
+static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type kt, KtyConst kk,
+                           Type *r) {
+  if (S->kernel || kt.kind == T_UNKNOWN || !boxable(kt, kk)) return 0;
+  lua_State *L = S->L;
+  if (kt.kind == T_INT) {   /* an array of numbers stays cg_frozen.c's */
+    int64_t n, *vals;
+    uint8_t *isf;
+    const char *why = "";
+    if (kty_frozen_array(S, o.ref, &n, &vals, &isf, &why)) return 0;
+  }
+  push_value(S, o.ref);
+  if (sp->upvref[v->id] == 0) {
+    lua_pushvalue(L, -1);
+    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  sp->upvidx[v->id] = -1;
+  lua_pop(L, 1);
+  *r = ty(T_LUA);
+  return 1;
 }

@@ -140,11 +140,21 @@ struct KtySpec {
   ** parameters after the nparams declared ones (args[nparams + u]) */
   int clos;
   int nparams;
+  /* by instruction id: an upvalue compiled code assigns (ir_type.c,
+  ** "Functions as values"): a getupval or setupval reaching it at run time
+  ** through the registry reference upvref of its closure (else 0), upvalue
+  ** upvidx (1-based) */
+  int *upvref, *upvidx;
 };
 
 /* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by
 ** a computed key. */
 struct KtySession;
+/* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
+const char *kty_builtin_libname(int id);
+/* Call v calls a Lua value through lua_call (a function value, or a library
+** built-in given Lua values): cg_callvalue.c. */
+int kty_calls_value(const KtySpec *sp, const KirInsn *v);
 int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
                      const char **why);
 /* A function literal made by one specialization (T_CLOSURE's ref): its

@@ -66,6 +66,7 @@ G.FAMILIES = {
   { "alloc", "arrays made in the function (kjit.zeros/full/arange, a:copy/slice/reshape), a:fill, row stores m[i] = row, arrays returned" },
   { "allocbool", "bool arrays made in the function (kjit.zeros/full with \"bool\") and a:fill on them" },
   { "libcall", "error and assert with built messages (.., string.format, tostring), math.random after math.randomseed" },
+  { "fnvalue", "a generator g1 keeping its state in an upvalue it assigns (s1), and a table of functions FV (Lua and C) called by index: FV[k](x, y)" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -269,6 +270,11 @@ gen_num = function(ctx, d)
     return pick({ "math.max", "math.min" }) .. "(" .. a() .. ", " .. call_expr(ctx, d, h) .. ")"
   elseif r < 0.82 and F.recursion and ctx.rec then
     return rec_call(ctx, d)
+  elseif r < 0.86 and F.fnvalue and ctx.fv then
+    -- the upvalue generator, or a function value read from a table
+    if chance(0.4) then return "g1(" .. a() .. ")" end
+    local k = chance(0.8) and tostring(R(4)) or "((n // 1) % 5 + 1)"   -- 5: nil, an error
+    return "FV[" .. k .. "](" .. a() .. ", " .. a() .. ")"
   end
   return leaf_num(ctx, d)
 end
@@ -699,7 +705,7 @@ local function new_ctx(prog, F, params, nret)
     F = F, out = prog.lines, ind = "  ", ids = prog.ids, nret = nret, cnt = "cnt",
     nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {}, rvars = {},
     params = {}, consts = prog.consts, ktable = prog.ktable, callees = prog.callees,
-    arrays = {}, arrays1 = {}, rec = nil,
+    arrays = {}, arrays1 = {}, rec = nil, fv = prog.fv,
   }
   for _, p in ipairs(params) do
     if type(p) == "table" and p.kind == "bool" then ctx.barr = p
@@ -906,6 +912,16 @@ function G.generate(id, F)
     lines[#lines + 1] = "local K = { " .. table.concat(items, ", ") .. " }"
     prog.ktable = fields
   end
+  -- a generator whose state is an upvalue it assigns, and a table of
+  -- function values (issue 29 item 2)
+  if F.fnvalue and chance(0.5) then
+    prog.fvseed = R(0, 1000)
+    lines[#lines + 1] = "local s1 = " .. prog.fvseed
+    lines[#lines + 1] = "local function g1(x) s1 = (s1 * 75 + 74 + x // 1) % 65537; return s1 end"
+    lines[#lines + 1] = "local FV = { function(x, y) return x + y end, function(x, y) return x * y end, "
+                        .. "math.max, function(x, y) return y - x end }"
+    prog.fv = true
+  end
   if F.callee or F.multret or F.callmid or F.expand then
     for k = 1, R(3) - 1 do gen_callee(prog, F, k) end
   end
@@ -941,6 +957,9 @@ function G.generate(id, F)
   local ctx = new_ctx(prog, F, params, nret)
   ctx.rec, ctx.main = prog.rec, true
   lines[#lines + 1] = "  local cnt = 0"
+  -- (every run starts the generator afresh: the checker calls the same
+  -- closure interpreted and compiled)
+  if prog.fv then lines[#lines + 1] = "  s1 = " .. prog.fvseed end
   if F.libcall and chance(0.3) then lines[#lines + 1] = "  math.randomseed(" .. R(0, 99) .. ")" end
   if F.alloc and chance(0.5) then gen_allocs(ctx) end
   gen_block(ctx, 3, R(5) + 2)

@@ -349,10 +349,10 @@ test("a frozen table indexed by a computed integer key", function()
   D.cases_error("attempt to perform arithmetic on a nil value", perm_plus, {11}, {0})
   D.cases(perm_loop, {0}, {1}, {1000})
   D.cases(perm_nil_test, {1}, {11})
+  -- a table that is not an array of numbers is read when the code runs
+  -- (a Lua value: issue 29 item 2, test_lang_functions.lua)
   for _, t in ipairs{HOLES, NAMED, BOOLS} do
-    local ok, err = pcall(kjit.jit(function(i) return t[i] end), 1)
-    truthy(not ok and err:find("indexed by a computed key only when it is an array of numbers",
-                               1, true), tostring(err))
+    D.cases(function(i) local v = t[i]; return v end, {1}, {2}, {3}, {0})
   end
 end)
 

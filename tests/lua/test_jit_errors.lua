@@ -117,7 +117,7 @@ local function uses_string_global(x)
 end
 
 local function uses_c_function(x)
-  collectgarbage(x)
+  debug.sethook(x)
   return x
 end
 
@@ -125,6 +125,12 @@ local UPV = 3
 local function assigns_upvalue(x)
   UPV = x
   return x
+end
+
+local UPVA
+local function assigns_upvalue_array(a)
+  UPVA = a
+  return a[1]
 end
 
 local function assigns_global(x)
@@ -215,12 +221,15 @@ end)
 
 test("C function global is a compile error", function()
   need_compiler()
-  expect(line_of(uses_c_function, 1), { "'collectgarbage'", "C function" }, jit_call, uses_c_function, 1)
+  expect(line_of(uses_c_function, 1), { "'sethook'", "C function" }, jit_call, uses_c_function, 1)
 end)
 
-test("assigning to an upvalue is a compile error (frozen)", function()
+test("assigning to an upvalue writes the real upvalue; an array cannot be assigned", function()
   need_compiler()
-  expect(line_of(assigns_upvalue, 1), { "cannot assign to", "'UPV'" }, jit_call, assigns_upvalue, 1)
+  eq(jit_call(assigns_upvalue, 7), 7)
+  eq(UPV, 7, "the upvalue after the compiled assignment")
+  expect(line_of(assigns_upvalue_array, 1), { "cannot be assigned to upvalue 'UPVA'" }, jit_call,
+         assigns_upvalue_array, kjit.zeros(2))
 end)
 
 test("assigning to a global is a compile error (frozen)", function()

@@ -1,0 +1,258 @@
+/*
+** cg_callvalue.c: functions as values in compiled code (issue 29 item 2),
+** the generator's side of runtime/luacall.c:
+**   - a read of an upvalue compiled code assigns (the typer's
+**     sp->upvref/upvidx, ir_type.c "Functions as values"): the real
+**     upvalue, read at run time into the value's slot, a number kept in
+**     registers as a read from a table is (cg_lua.c);
+**   - an assignment to such an upvalue: written through to the closure;
+**   - a call of a Lua value (a function read from a table or passed in,
+**     a callable table): lua_call with the arguments as (tag, bits, slot)
+**     triples, the results into the call's slots (cg_lua_begin gives the
+**     call one slot per result), each a Lua value.
+** A call of a value that is neither a function nor has __call raises
+** Lua's "attempt to call a nil value (field 'f')" at the call's line.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "codegen/cg.h"
+#include "runtime/luavalue.h"
+#include "runtime/luacall.h"
+#include "lauxlib.h"
+
+/* A Lua value in slot dst, tag and bits from a helper (0: in the slot). */
+static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bits) {
+  CgVal x = cg_mk(TY(T_LUA), dst);
+  x.flag = LLVMBuildTrunc(G->B, tag32, G->i8, "");
+  x.dims[0] = bits;
+  return x;
+}
+
+CgVal cg_fn_getupval(CG *G, const KirInsn *v) {
+  LLVMValueRef dst = cg_lua_slot(G, v), out = cg_alloca(G, G->i64, "upvout");
+  if (G->sp->upvidx[v->id] < 0) {   /* t[k] of a table known when compiling, at run time */
+    LLVMValueRef tag, bits, slot;
+    cg_lua_triple(G, cg_val(G, v->args[1]), 0, v, &tag, &bits, &slot);
+    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[7] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), tag, bits, slot, dst, out };
+    LLVMValueRef rc = cg_ccall(G, "kjit_lc_refindex", G->i32, ps, as, 7);
+    return luaval(G, dst, rc, LLVMBuildLoad2(G->B, G->i64, out, ""));
+  }
+  if (G->sp->upvidx[v->id] == 0) {   /* a C function known when compiling */
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+    LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), dst };
+    cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);
+    return luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
+  }
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[5] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
+                         dst, out };
+  LLVMValueRef rc = cg_ccall(G, "kjit_lc_getupv", G->i32, ps, as, 5);
+  return luaval(G, dst, rc, LLVMBuildLoad2(G->B, G->i64, out, ""));
+}
+
+void cg_fn_setupval(CG *G, const KirInsn *v) {
+  if (G->sp->upvref[v->id] == 0) cg_error(G, v, "internal error: an upvalue assigned without its closure");
+  LLVMValueRef tag, bits, slot;
+  cg_lua_triple(G, cg_val(G, v->args[0]), 0, v, &tag, &bits, &slot);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+  LLVMValueRef as[6] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
+                         tag, bits, slot };
+  cg_ccall(G, "kjit_lc_setupv", LLVMVoidTypeInContext(G->C), ps, as, 6);
+}
+
+/* The address of element i of array alloca a (element type ety). */
+static LLVMValueRef elem(CG *G, LLVMTypeRef aty, LLVMValueRef a, int i) {
+  LLVMValueRef idx[2] = { cg_i32(G, 0), cg_i32(G, i) };
+  return LLVMBuildInBoundsGEP2(G->B, aty, a, idx, 2, "");
+}
+
+/* Call v's arguments as (tag, bits, slot) into the arrays at element
+** `at` on; those that must be boxed use scratch slots from *scratch on.
+** Returns how many, or -1 when the scratch slots do not suffice. */
+static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32, LLVMTypeRef t64,
+                    LLVMValueRef tags, LLVMValueRef bits, LLVMValueRef slots, int at, int *scratch) {
+  for (int i = 0; i < n; i++) {
+    CgVal x = args[i];
+    LLVMValueRef tg, bt, sl = cg_i32(G, 0);
+    if (x.t.kind == T_BOOL) {
+      tg = cg_i32(G, KLC_BOOL);
+      bt = LLVMBuildZExt(G->B, x.v, G->i64, "");
+    } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
+      tg = cg_i32(G, KLC_NIL);
+      bt = cg_i64(G, 0);
+    } else {
+      int uses = x.t.kind == T_STR || x.t.kind == T_MAYBE || x.t.kind == T_FUNC ||
+                 x.t.kind == T_BUILTIN;   /* boxed into a scratch slot */
+      if (uses && *scratch >= 3) return -1;
+      cg_lua_triple(G, x, uses ? (*scratch)++ : 0, v, &tg, &bt, &sl);
+    }
+    LLVMBuildStore(G->B, tg, elem(G, t32, tags, at + i));
+    LLVMBuildStore(G->B, bt, elem(G, t64, bits, at + i));
+    LLVMBuildStore(G->B, sl, elem(G, t32, slots, at + i));
+  }
+  return n;
+}
+
+/* The slot of the function call v calls: its own, or (a function known
+** here, boxed) the call's first result slot, free until the call returns. */
+static LLVMValueRef callee_slot(CG *G, const KirInsn *v) {
+  CgVal fx = cg_val(G, v->args[0]);
+  if (fx.t.kind == T_LUA) return cg_lua_operand(G, fx, 2, v);
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  cg_lua_box(G, fx, dst, v);
+  return dst;
+}
+
+/* An open call of a Lua value whose values all go to another such call
+** (`io.write(unpack(t))`, `write(char(unpack(buf, 1, p)))`): it runs with
+** that call, its results passed on the Lua stack, as many as it gives. */
+static int spread_from(const KtySpec *sp, const KirInsn *v);
+
+static const KirInsn *spread_into(const KtySpec *sp, const KirInsn *v) {
+  /* (one level: an open call that spreads from its own inner call runs
+  ** itself, its one value checked) */
+  if (v->aux >= 0 || v->nusers != 1 || spread_from(sp, v)) return NULL;
+  const KirInsn *u = v->users[0];
+  if (!(u->flags & KIR_F_OPEN) || u->args[u->nargs - 1] != v || !kty_calls_value(sp, u)) return NULL;
+  return u;
+}
+
+static int spread_from(const KtySpec *sp, const KirInsn *v) {
+  if (!(v->flags & KIR_F_OPEN)) return 0;
+  const KirInsn *c = v->args[v->nargs - 1];
+  if (c->op != KIR_CALL || !kty_calls_value(sp, c) || c->aux >= 0 || c->nusers != 1) return 0;
+  return !spread_from(sp, c);   /* c runs with v unless it spreads itself */
+}
+
+/* Raises, at v's line, when rc says the call failed: not callable (Lua's
+** message naming the value in fslot), or an open call that gave other
+** than one value (kjit's). */
+static void call_check(CG *G, const KirInsn *v, LLVMValueRef rc, LLVMValueRef fslot, int argi) {
+  LLVMBasicBlockRef bad = cg_bb(G, "callbad"), ok = cg_bb(G, "callok"), nr = cg_bb(G, "callnres");
+  LLVMBasicBlockRef bada = cg_bb(G, "callbada");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_OK), ""), ok, bad));
+  LLVMPositionBuilderAtEnd(G->B, bad);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_BADA), ""), bada, nr);
+  LLVMPositionBuilderAtEnd(G->B, nr);
+  {
+    LLVMTypeRef rps[4] = { G->i8p, G->i8p, G->i8p, G->i32 };
+    LLVMValueRef ras[4] = { G->luaL, LLVMBuildGlobalStringPtr(G->B,
+        "a function value called as `return f(...)` or as a last argument returned other than "
+        "one value, where compiled code passes on exactly one: take its results into locals "
+        "(`local r = f(x)`)", ""), G->chunkname, cg_i32(G, v->line) };
+    cg_ccall(G, "kjit_lv_raise", LLVMVoidTypeInContext(G->C), rps, ras, 4);
+    LLVMBuildUnreachable(G->B);
+  }
+  LLVMPositionBuilderAtEnd(G->B, bada);
+  char info[160], post[200];
+  cg_varinfo(G, v, argi, info, sizeof info);
+  snprintf(post, sizeof post, " value%s", info);
+  LLVMTypeRef tps[6] = { G->i8p, G->i32, G->i8p, G->i8p, G->i8p, G->i32 };
+  LLVMValueRef tas[6] = { G->luaL, fslot, LLVMBuildGlobalStringPtr(G->B, "attempt to call a ", ""),
+                          LLVMBuildGlobalStringPtr(G->B, post, ""), G->chunkname, cg_i32(G, v->line) };
+  cg_ccall(G, "kjit_lv_typeerror", LLVMVoidTypeInContext(G->C), tps, tas, 6);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, ok);
+}
+
+void cg_fn_call(CG *G, const KirInsn *v) {
+  enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
+  KtySpec *sp = G->sp;
+  int nres = v->aux < 0 ? 1 : v->aux;   /* an open call passes on one value (checked) */
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  CgVal *res = cg_zalloc(G, sizeof(CgVal) * (size_t)(nres > 0 ? nres : 1));
+  if (spread_into(sp, v)) {   /* runs with its consumer (below) */
+    res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
+    G->results[v->id] = res;
+    G->nresults[v->id] = 1;
+    G->vals[v->id] = res[0];
+    return;
+  }
+  CgVal args[KJIT_MAXARGS], iargs[KJIT_MAXARGS];
+  int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
+  const KirInsn *in = spread_from(sp, v) ? v->args[v->nargs - 1] : NULL;
+  if (in) n--;   /* not the inner call's first value: all of them, on the stack */
+  LLVMTypeRef t32 = LLVMArrayType(G->i32, N), t64 = LLVMArrayType(G->i64, N);
+  LLVMValueRef tags = cg_alloca(G, t32, "ctags"), bits = cg_alloca(G, t64, "cbits"),
+               slots = cg_alloca(G, t32, "cslots");
+  int scratch = 0, ni = 0;
+  if (put_args(G, v, args, n, t32, t64, tags, bits, slots, 0, &scratch) < 0)
+    cg_error(G, v, "too many string arguments in a call of a function value");
+  LLVMValueRef fslot = callee_slot(G, v), ifslot = NULL;
+  if (in) {
+    ni = cg_operands(G, in, 1, iargs, KJIT_MAXARGS);
+    if (put_args(G, in, iargs, ni, t32, t64, tags, bits, slots, n, &scratch) < 0)
+      cg_error(G, v, "too many string arguments in a call of a function value");
+    ifslot = callee_slot(G, in);
+  }
+  LLVMValueRef p32 = LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), "");
+  LLVMValueRef p64 = LLVMBuildPointerCast(G->B, bits, LLVMPointerType(G->i64, 0), "");
+  LLVMValueRef ps32 = LLVMBuildPointerCast(G->B, slots, LLVMPointerType(G->i32, 0), "");
+  if (sp->upvref[v->id] == 0 || (in && sp->upvref[in->id] == 0))
+    cg_error(G, v, "internal error: a call without its trampoline");
+  LLVMValueRef rc;
+  if (in) {
+    LLVMTypeRef ps[12] = { G->i8p, G->i32, G->i32, G->i32, G->i32, G->i32, G->i32,
+                           LLVMPointerType(G->i32, 0), LLVMPointerType(G->i64, 0),
+                           LLVMPointerType(G->i32, 0), G->i32, G->i32 };
+    LLVMValueRef as[12] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n),
+                            cg_i32(G, sp->upvref[in->id]), ifslot, cg_i32(G, ni), p32, p64, ps32,
+                            cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+    rc = cg_ccall(G, "kjit_lc_call_spread", G->i32, ps, as, 12);
+    /* the inner call not callable: its own message (KLC_INNER + code) */
+    LLVMValueRef inner = LLVMBuildICmp(G->B, LLVMIntUGE, rc, cg_i32(G, KLC_INNER), "");
+    LLVMBasicBlockRef ib = cg_bb(G, "innerbad"), ob = cg_bb(G, "innerok");
+    cg_cold_false(G, LLVMBuildCondBr(G->B, inner, ib, ob));
+    LLVMPositionBuilderAtEnd(G->B, ib);
+    call_check(G, in, LLVMBuildSub(G->B, rc, cg_i32(G, KLC_INNER), ""), ifslot, 0);
+    LLVMBuildUnreachable(G->B);
+    LLVMPositionBuilderAtEnd(G->B, ob);
+  } else {
+    LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
+                          LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
+    LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n), p32, p64,
+                           ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+    rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 9);
+  }
+  call_check(G, v, rc, fslot, 0);
+  /* the results: slot dst + r, or a number in (tags[r], bits[r]) */
+  for (int r = 0; r < nres; r++) {
+    LLVMValueRef s = LLVMBuildAdd(G->B, dst, cg_i32(G, r), "");
+    res[r] = luaval(G, s, LLVMBuildLoad2(G->B, G->i32, elem(G, t32, tags, r), ""),
+                    LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, r), ""));
+  }
+  if (nres == 0) res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
+  G->results[v->id] = res;
+  G->nresults[v->id] = nres;
+  G->vals[v->id] = res[0];
+}
+
+/* A function known when compiling, made a Lua value in slot dst (stored in
+** a table, passed to a function value, compared with a Lua value): a Lua
+** function through a registry reference made here (kept as long as the
+** Lua state; host/cache_key.c keys such code to this process), a library
+** built-in by its name, read when this runs as library calls are. */
+void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  if (x.t.kind == T_BUILTIN) {
+    const char *name = kty_builtin_libname(x.t.ref);
+    if (name == NULL) cg_error(G, at, "internal error: a kjit built-in as a Lua value");
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i8p };
+    LLVMValueRef as[3] = { G->luaL, dst, LLVMBuildGlobalStringPtr(G->B, name, "") };
+    cg_ccall(G, "kjit_lc_setbuiltin", LLVMVoidTypeInContext(G->C), ps, as, 3);
+    return;
+  }
+  lua_State *L = G->S->L;
+  if (x.t.ref <= 0) cg_error(G, at, "internal error: a function value without its reference");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, G->S->values_ref);
+  lua_rawgeti(L, -1, x.t.ref);
+  lua_remove(L, -2);
+  if (lua_type(L, -1) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    cg_error(G, at, "internal error: a function constant that is not a function");
+  }
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
+  cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);
+}

@@ -1,0 +1,181 @@
+/*
+** runtime/luacall.c: functions as values in compiled code (issue 29 item
+** 2): upvalues that compiled code assigns, and calls of function values
+** known only at run time, through the Lua API.
+**
+** Upvalues compiled code assigns. An upvalue that compiled code writes
+** (`seed = (seed * a + c) % m` in a function compiled code calls) is not
+** frozen: compiled code reads and writes the real upvalue of the real
+** closure at every use, through lua_getupvalue / lua_setupvalue on the
+** closure, which the typer keeps in the registry (ir_type.c's live
+** upvalues: a reference made when the function compiles, kept as long as
+** the Lua state, like live tables). Since the upvalue itself is shared by
+** every closure over it, interpreted and compiled code see each other's
+** writes in any order, as Lua's semantics say.
+**
+** Calls of function values. A function read from a table, passed as an
+** argument, or held by an upvalue compiled code assigns (a Lua value,
+** T_LUA: its slot on the Lua stack, luavalue.c) is called with lua_call:
+** the function and its arguments are pushed, the results come back like
+** values read from a table (numbers as (tag, bits), anything else into
+** the caller's result slots). The call goes through a trampoline made for
+** its call site when it compiled (ir_type.c's trampoline: a Lua function
+** of the caller's chunk whose call instruction stands at the call's line
+** and names the callee as the source does), so that the level above the
+** callee is a Lua frame at the user's line: luaL_error's position,
+** luaL_argerror's "bad argument #1 to 'concat'" and error(msg, 2) say
+** what they say interpreted, where a call from C would give none. A Lua error raised by the callee longjmps
+** through the compiled frames as any helper's may (luavalue.c's head says
+** why that is safe). Calling a value that is not a function and has no
+** __call is foreseen: KLV_BADA comes back, and compiled code raises Lua's
+** "attempt to call a nil value (field 'f')" at the user's line.
+*/
+#include "runtime/luacall.h"
+#include <string.h>
+#include "runtime/luavalue.h"
+#include "lauxlib.h"
+#include "backend/cpu.h"
+
+/* Argument tags: luavalue.h's (KLV_INSLOT 0: in the slot; KLV_INT,
+** KLV_FLT: a number's bits) and luacall.h's KLC_BOOL, KLC_NIL. */
+static void push_arg(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  switch (tag) {
+  case KLV_INT: lua_pushinteger(L, (lua_Integer)bits); break;
+  case KLV_FLT: { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); break; }
+  case KLC_BOOL: lua_pushboolean(L, bits != 0); break;
+  case KLC_NIL: lua_pushnil(L); break;
+  default: lua_pushvalue(L, slot); break;
+  }
+}
+
+/* The value on top as a read's result (luavalue.c's rule), popped: a
+** number's tag and bits in *out, anything else into slot dst. */
+static int32_t take(lua_State *L, int32_t dst, int64_t *out) {
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    int32_t tag;
+    if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
+    else { double d = lua_tonumber(L, -1); memcpy(out, &d, 8); tag = KLV_FLT; }
+    lua_settop(L, -2);
+    return tag;
+  }
+  *out = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
+  lua_replace(L, dst);
+  return KLV_INSLOT;
+}
+
+/* Upvalue n (1-based) of the closure at registry reference ref. */
+int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  if (lua_getupvalue(L, -1, n) == NULL) lua_pushnil(L);   /* (cannot happen) */
+  lua_remove(L, -2);
+  return take(L, dst, out);
+}
+
+void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits,
+                    int32_t v) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  push_arg(L, vtag, vbits, v);
+  if (lua_setupvalue(L, -2, n) == NULL) lua_pop(L, 1);
+  lua_pop(L, 1);
+}
+
+/* Is the value at f callable (a function, or __call)? */
+static int callable(lua_State *L, int32_t f) {
+  if (lua_type(L, f) == LUA_TFUNCTION) return 1;
+  int yes = 0;
+  if (lua_getmetatable(L, f)) {
+    yes = lua_getfield(L, -1, "__call") != LUA_TNIL;
+    lua_pop(L, 2);
+  }
+  return yes;
+}
+
+/* Calls what stands above base (trampoline, function, n arguments) for
+** nres results (-1: an open call, exactly one value) and takes them. */
+static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags, int64_t *bits,
+                      int32_t dst) {
+  if (nres < 0) {   /* an open call: exactly one value passed on (after the count) */
+    lua_call(L, n + 1, LUA_MULTRET);
+    if (lua_gettop(L) - base != 2) { lua_settop(L, base); return KLC_NRES; }
+    lua_remove(L, base + 1);
+    nres = 1;
+  } else lua_call(L, n + 1, nres);
+  for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+  return KLV_OK;
+}
+
+/* Calls the value in slot f with nargs arguments (tags[i], bits[i],
+** slots[i]) for nres results, through trampoline tramp: result r goes to
+** slot dst + r, or, a number, into (tags[r], bits[r]) as a read's result.
+** nres -1: an open call, which must give exactly one value. Returns
+** KLV_OK, KLV_BADA when f is neither a function nor has a __call, or
+** KLC_NRES. */
+int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
+                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+  if (!callable(L, f)) return KLV_BADA;
+  luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many arguments in a call");
+  int base = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  lua_pushvalue(L, f);
+  for (int i = 0; i < nargs; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  return finish(L, base, nargs, nres, tags, bits, dst);
+}
+
+/* f(a, b, g(c, ...)) where g's values all go to f (both Lua values): the
+** arguments of f are tags[0 .. n), g's tags[n .. n + ni); g runs first,
+** its results left on the stack as f's last arguments, as many as it
+** gives. Returns kjit_lc_call's codes for f, or KLC_INNER + the code for g. */
+int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
+                            int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
+                            int32_t nres, int32_t dst) {
+  if (!callable(L, g)) return KLC_INNER + KLV_BADA;
+  luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
+  int base = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  lua_pushvalue(L, f);
+  for (int i = 0; i < n; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  int mid = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
+  lua_pushvalue(L, g);
+  for (int i = 0; i < ni; i++) push_arg(L, tags[n + i], bits[n + i], slots[n + i]);
+  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  lua_remove(L, mid + 1);
+  if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
+  return finish(L, base, lua_gettop(L) - base - 2, nres, tags, bits, dst);
+}
+
+/* t[k] of the table at registry reference ref (a table known when
+** compiling, indexed by a computed key: ir_type.c t_frozen_values), Lua's
+** read with __index, as a read's result. */
+int32_t kjit_lc_refindex(lua_State *L, int32_t ref, int32_t ktag, int64_t kbits, int32_t kslot,
+                         int32_t dst, int64_t *out) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  push_arg(L, ktag, kbits, kslot);
+  lua_gettable(L, -2);
+  lua_remove(L, -2);
+  return take(L, dst, out);
+}
+
+/* The library function named name ("math.cos": package.loaded.math.cos;
+** "print": the global) into slot dst. */
+void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
+  const char *dot = strchr(name, '.');
+  if (dot) {
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushlstring(L, name, (size_t)(dot - name));
+    if (lua_rawget(L, -2) == LUA_TTABLE) lua_getfield(L, -1, dot + 1);
+    else lua_pushnil(L);
+    lua_replace(L, dst);
+    lua_pop(L, 2);
+  } else {
+    lua_getglobal(L, name);
+    lua_replace(L, dst);
+  }
+}
+
+void kjit_lc_register(void) {
+#define REG(f) kc_register_symbol(#f, (void *)f)
+  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread);
+  REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
+#undef REG
+}

@@ -1,0 +1,25 @@
+/*
+** runtime/luacall.h: upvalues compiled code assigns, and calls of function
+** values, through the Lua API (luacall.c says how and why).
+*/
+#ifndef KJIT_RUNTIME_LUACALL_H
+#define KJIT_RUNTIME_LUACALL_H
+#include <stdint.h>
+#include "lua.h"
+
+enum { KLC_BOOL = 3, KLC_NIL = 4 };   /* argument tags past KLV_FLT */
+enum { KLC_NRES = 0x90 };             /* an open call gave other than one value */
+enum { KLC_INNER = 0x100 };           /* kjit_lc_call_spread: the inner call's code + this */
+
+int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out);
+void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
+                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst);
+int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
+                            int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
+                            int32_t nres, int32_t dst);
+int32_t kjit_lc_refindex(lua_State *L, int32_t ref, int32_t ktag, int64_t kbits, int32_t kslot,
+                         int32_t dst, int64_t *out);
+void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name);
+void kjit_lc_register(void);
+#endif
