@@ -405,6 +405,10 @@ CgVal cg_lua_len(CG *G, const KirInsn *v);
 CgVal cg_lua_compare(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
+/* a Lua value stored into a kjit array's element or a record field, with
+** the array's __newindex rules and words (cg_lua.c) */
+CgVal cg_lua_store_number(CG *G, CgVal x, const KirInsn *use);
+LLVMValueRef cg_lua_store_bool(CG *G, CgVal x, const KirInsn *use);
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);

@@ -955,18 +955,12 @@ static void raise_num(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 ** f64): a number as it is; a string converted as luaL_checknumber does;
 ** anything else raises the error Lua raises for that use (a math
 ** function's argument, a for loop's bound). */
+static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const char *pre,
+                      const char *post);
+
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
-  LLVMValueRef isn = isnum_tag(G, x);
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "tonumslot"), done = cg_bb(G, "tonumdone");
-  LLVMBuildCondBr(G->B, isn, done, sb);
-  LLVMPositionBuilderAtEnd(G->B, sb);
-  LLVMValueRef out = outp(G);
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[4] = { G->luaL, x.v, cg_i32(G, 1), out };
-  LLVMValueRef r = call(G, "kjit_lv_tonum", G->i32, ps, as, 4);
   char *pre = ka_alloc(G->S->A, 160);
   if (pre == NULL) cg_error(G, use, "not enough memory");
-  NumErr e = { x.v, pre, ")" };
   if (use->op == KIR_FORPREP) {
     static const char *const what[3] = { "initial value", "limit", "step" };
     snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
@@ -979,6 +973,48 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
     }
     snprintf(pre, 160, "bad argument #%d to '%s' (number expected, got ", argi, name);
   }
+  return tonumber(G, x, use, 1, pre, ")");
+}
+
+/* x (a Lua value) stored into a kjit array's element or a record field of
+** a number dtype: a number as it is, anything else (strings included: the
+** array's __newindex is strict, buffer.c storeval) raises its words. */
+CgVal cg_lua_store_number(CG *G, CgVal x, const KirInsn *use) {
+  return tonumber(G, x, use, 0, "number expected, got ", "");
+}
+
+/* x (a Lua value) stored into a bool array's element or field: a boolean
+** as 0/1 (i1), anything else raises buffer.c's KB_BOOL_EXPECTED words. */
+LLVMValueRef cg_lua_store_bool(CG *G, CgVal x, const KirInsn *use) {
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef nb = cg_bb(G, "tobnum"), sb = cg_bb(G, "tobslot");
+  LLVMBuildCondBr(G->B, isn, nb, sb);
+  LLVMPositionBuilderAtEnd(G->B, nb);
+  raise_msg(G, use, "boolean expected, got number");
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_tobool", G->i32, ps, as, 2);
+  NumErr e = { x.v, "boolean expected, got ", "" };
+  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntSLT, r, cg_i32(G, 0), "");
+  check_rc(G, use, LLVMBuildSelect(G->B, bad, cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  return LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
+}
+
+/* x as a number, else raises pre <Lua's type name of x> post at use's
+** line; strings converted (luaL_checknumber) when `strings`. */
+static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const char *pre,
+                      const char *post) {
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "tonumslot"), done = cg_bb(G, "tonumdone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[4] = { G->luaL, x.v, cg_i32(G, strings), out };
+  LLVMValueRef r = call(G, "kjit_lv_tonum", G->i32, ps, as, 4);
+  NumErr e = { x.v, pre, post };
   LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntSLT, r, cg_i32(G, 0), "");
   check_rc(G, use, LLVMBuildSelect(G->B, bad, cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
   LLVMValueRef stag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 1), ""),

@@ -33,6 +33,7 @@
 #include "runtime/runtime_poll.h"
 #include "runtime/runtime_lib.h"
 #include "runtime/luavalue.h"
+#include "runtime/luastring.h"
 #include "runtime/parallel.h"
 #include "runtime/alloc.h"
 #include "host/jit.h"
@@ -320,6 +321,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_linspace", (void *)kjit_rt_linspace);
   kc_register_symbol("kjit_rt_reshape_check", (void *)kjit_rt_reshape_check);
   kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
+  kjit_ls_register();   /* conversions, strings (runtime/luastring.c) */
 }
 
 /* Once per process: states in other threads may compile at the same time

@@ -295,6 +295,7 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
 static const char *luaname(Type t, char *buf, size_t n) {
   if (isnum(t)) return "number";
   if (t.kind == T_BUF) return "kjit.array";
+  if (t.kind == T_LUA && t.sub != KTY_LUA_TABLE) return "Lua";   /* not "a value value" */
   return kty_name(t, buf, n);
 }
 
@@ -1075,6 +1076,7 @@ static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (f->dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
                                 val.kind == T_MAYBE || isnum(numview(val))))
     return ty(T_NIL);
+  if (islua(val)) return ty(T_NIL);   /* converted when it runs (cg_lua_store_number) */
   if (!isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a record field", luaname(val, tb, sizeof tb));
   return ty(T_NIL);
@@ -2313,6 +2315,9 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (o.dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
                                isnum(numview(val))))
     return ty(T_NIL);
+  /* a value read from a table (a[i] = t.x): converted when it runs with
+  ** the array's __newindex rules, its errors included (cg_lua_store_number) */
+  if (islua(val)) return ty(T_NIL);
   if (val.kind != T_UNKNOWN && !isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
   return ty(T_NIL);

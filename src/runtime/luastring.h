@@ -1,0 +1,14 @@
+/*
+** runtime/luastring.h: helpers for Lua values other than table access
+** (runtime/luastring.c).
+*/
+#ifndef KJIT_RUNTIME_LUASTRING_H
+#define KJIT_RUNTIME_LUASTRING_H
+#include <stdint.h>
+#include "lua.h"
+
+int32_t kjit_ls_tobool(lua_State *L, int32_t slot);
+/* Registers the helpers' names for the JIT linker (once per process). */
+void kjit_ls_register(void);
+
+#endif
