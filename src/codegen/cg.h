@@ -409,6 +409,7 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
 ** the array's __newindex rules and words (cg_lua.c) */
 CgVal cg_lua_store_number(CG *G, CgVal x, const KirInsn *use);
 LLVMValueRef cg_lua_store_bool(CG *G, CgVal x, const KirInsn *use);
+CgVal cg_lua_array_key(CG *G, CgVal k, const KirInsn *use, int store);
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);

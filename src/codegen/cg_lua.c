@@ -1002,6 +1002,32 @@ LLVMValueRef cg_lua_store_bool(CG *G, CgVal x, const KirInsn *use) {
   return LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
 }
 
+/* k (a Lua value) as a kjit array's index (a[t.i]): a number (T_NUMBER,
+** checked then as any index); anything else raises the array's words
+** (runtime/luastring.c kjit_ls_arraykey). */
+CgVal cg_lua_array_key(CG *G, CgVal k, const KirInsn *use, int store) {
+  LLVMValueRef isn = isnum_tag(G, k);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "keyslot"), done = cg_bb(G, "keydone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i8p, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, k.v, cg_i32(G, store), G->chunkname, cg_i32(G, use->line), out };
+  LLVMValueRef r = call(G, "kjit_ls_arraykey", G->i32, ps, as, 6);
+  LLVMValueRef stag = LLVMBuildTrunc(G->B, r, G->i8, "");
+  LLVMValueRef sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef tv[2] = { inslot(k) ? i8c(G, 0) : k.flag, stag };
+  LLVMValueRef bv[2] = { inslot(k) ? cg_i64(G, 0) : k.dims[0], sbits };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(tp, tv, from, 2);
+  LLVMAddIncoming(bp, bv, from, 2);
+  return numof(G, mk(TY(T_LUA), k.v, tp, bp));
+}
+
 /* x as a number, else raises pre <Lua's type name of x> post at use's
 ** line; strings converted (luaL_checknumber) when `strings`. */
 static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const char *pre,

@@ -1232,7 +1232,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_LUA);
   }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
-    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    /* a[t.i]: a key read from a table is checked when it runs (cg_lua_array_key) */
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !(islua(kt) && o.kind == T_BUF))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD) { Type r = o; r.ndim--; return r; }   /* rows, records */
     if (o.kind == T_SHAPE) {   /* a.shape[k] is nil outside 1..ndim, as for the table */
@@ -2279,7 +2280,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array of records in compiled code: "
            "index all %d dimensions", o.ndim, o.ndim);
   if (o.ndim > 1 && val.kind == T_BUF) {   /* m[i] = row: copies the elements */
-    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (val.ndim != o.ndim - 1)   /* buffer.c's message, when it runs */
       RAISE(S, sp, v, -1, "cannot assign a %d-D kjit.array to a row of a %d-D kjit.array "
@@ -2299,7 +2300,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions "
            "(or assign a kjit array of the row's shape)", o.ndim, o.ndim);
   if (o.dtype == KJIT_RECORD) {   /* p[i] = r: a copy of a record of the same layout */
-    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (val.kind == T_UNKNOWN || (val.kind == T_BUF && val.dtype == KJIT_RECORD &&
                                   val.ndim == 0 && val.ref == o.ref))
@@ -2307,7 +2308,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
            "(p[i] = q[j]), not a %s value", luaname(val, tb, sizeof tb));
   }
-  if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+  if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   /* a bool array takes booleans; any other value with a run-time form
   ** raises KB_BOOL_EXPECTED when the store runs, after the index checks

@@ -8,6 +8,8 @@
 #include "lua.h"
 
 int32_t kjit_ls_tobool(lua_State *L, int32_t slot);
+int32_t kjit_ls_arraykey(lua_State *L, int32_t slot, int32_t store, const char *chunk,
+                         int32_t line, int64_t *out);
 /* Registers the helpers' names for the JIT linker (once per process). */
 void kjit_ls_register(void);
 
