@@ -856,9 +856,12 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   LLVMValueRef pa = operand(G, x[0], 0, v);
   LLVMValueRef pb = unary ? pa : operand(G, x[1], 1, v);
   LLVMValueRef out = outp(G);
-  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[6] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out };
-  LLVMValueRef rc = call(G, "kjit_lv_arith", G->i32, ps, as, 6);
+  LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0),
+                        G->i8p, G->i32 };
+  LLVMValueRef as[8] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out, G->chunkname,
+                         cg_i32(G, v->line) };
+  /* kjit_lv_arith, a string operand's errors located (runtime/luastring.c) */
+  LLVMValueRef rc = call(G, "kjit_ls_arith", G->i32, ps, as, 8);
   int op = lua_op(v->op);
   ArithErr e = { pa, pb, op >= LUA_OPBAND && op != LUA_OPUNM };
   check_rc(G, v, rc, raise_arith, &e);
@@ -1026,6 +1029,46 @@ CgVal cg_lua_array_key(CG *G, CgVal k, const KirInsn *use, int store) {
   LLVMAddIncoming(tp, tv, from, 2);
   LLVMAddIncoming(bp, bv, from, 2);
   return numof(G, mk(TY(T_LUA), k.v, tp, bp));
+}
+
+/* The Lua value just written into v's own slot (a library call's
+** result: cg_lib.c). */
+CgVal cg_lua_inslot(CG *G, const KirInsn *v) {
+  return mk(TY(T_LUA), cg_lua_slot(G, v), i8c(G, 0), cg_i64(G, 0));
+}
+
+/* x (a Lua value) as a recipe's value (cg_lib.c): *op KRL_SLOT and the
+** slot, or a number kept in registers (tag 1: KRL_INT, 2: KRL_FLT) and
+** its bits. */
+void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kflt,
+                         LLVMValueRef *op, LLVMValueRef *word) {
+  LLVMValueRef slot = LLVMBuildSExt(G->B, x.v, G->i64, "");
+  if (inslot(x)) { *op = cg_i64(G, kslot); *word = slot; return; }
+  LLVMValueRef num = isnum_tag(G, x);
+  LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_FLT), "");
+  *op = LLVMBuildSelect(G->B, num, LLVMBuildSelect(G->B, isf, cg_i64(G, kflt), cg_i64(G, kint), ""),
+                        cg_i64(G, kslot), "");
+  *word = LLVMBuildSelect(G->B, num, x.dims[0], slot, "");
+}
+
+/* Before `..` runs on the Lua value x (operand argi of v): anything but a
+** string, a number or a value with a __concat metamethod raises Lua's
+** "attempt to concatenate a <type> value (local 'x')" at v's line, as the
+** VM words it (lua_concat, called from C, would give neither). */
+void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi) {
+  LLVMBasicBlockRef sb = cg_bb(G, "catslot"), done = cg_bb(G, "catok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_concatok", G->i32, ps, as, 2);
+  char *post = ka_alloc(G->S->A, 200);
+  if (post == NULL) cg_error(G, v, "not enough memory");
+  NumErr e = { x.v, "attempt to concatenate a ", value_info(G, v, argi, post, 200) };
+  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
+                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
 }
 
 /* x as a number, else raises pre <Lua's type name of x> post at use's

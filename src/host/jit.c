@@ -51,6 +51,8 @@ enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
 /* A table (any table: not keyed by identity); its slot holds its stack
 ** index, and compiled code reaches it through the Lua API (cg_lua.c). */
 #define SIG_TABLE 15
+/* A string: a Lua value as a table is (its slot holds its stack index). */
+#define SIG_STRING 14
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
 /* Records (kjit.struct): SIG_REC + ndim (0: a record view, 1..4: arrays of
 ** records); the layout is the argument's key (JitSpec.fnkey), compared as
@@ -115,6 +117,7 @@ static Type sig_type(uint8_t c) {
   case SIG_FLOAT: return TY(T_F64);
   case SIG_FUNC: return TY(T_FUNC);
   case SIG_TABLE: { Type t = TY(T_LUA); t.sub = KTY_LUA_TABLE; return t; }
+  case SIG_STRING: return TY(T_LUA);
   default: {
     Type t = TY(T_BUF);
     if (SIG_ISREC(c)) {   /* the layout: rec_types fills Type.ref */
@@ -173,10 +176,11 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     if (!lua_iscfunction(L, idx)) { *slot = (int64_t)(intptr_t)lua_topointer(L, idx); return SIG_FUNC; }
     break;
   case LUA_TTABLE: *slot = lua_absindex(L, idx); return SIG_TABLE;
+  case LUA_TSTRING: *slot = lua_absindex(L, idx); return SIG_STRING;
   default: break;
   }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
-                             "booleans, tables, kjit arrays and Lua functions", argn,
+                             "booleans, strings, tables, kjit arrays and Lua functions", argn,
                              luaL_typename(L, idx));
 }
 
@@ -219,6 +223,10 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
       break;
     case SIG_TABLE:
       if (lua_type(L, idx) != LUA_TTABLE) return 0;
+      slots[i] = idx;
+      break;
+    case SIG_STRING:
+      if (lua_type(L, idx) != LUA_TSTRING) return 0;
       slots[i] = idx;
       break;
     default: {   /* an array (of records: its layout too) */
@@ -265,7 +273,7 @@ K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t
       if ((v->tt_ & 0x0f) != KLS_NIL) return 0;
       slots[i] = 0;
       break;
-    case SIG_TABLE: return 0;   /* read_args knows the stack index */
+    case SIG_TABLE: case SIG_STRING: return 0;   /* read_args knows the stack index */
     default: {   /* an array */
       if (v->tt_ != KLS_UDATA) return 0;
       size_t len;

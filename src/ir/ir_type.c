@@ -776,12 +776,19 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   Type r = join_result(&J);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
-  /* strings are compile-time constants in compiled code: one that differs
-  ** between paths has no run-time form (it would compare unequal to all) */
+  /* a string that differs between paths becomes a Lua value (below);
+  ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
   if (nk > 0 && k->kind != T_STR &&
-      ((r.kind == T_STR) || (r.kind == T_CONFLICT && J.first.kind == T_STR && J.second.kind == T_STR)))
+      ((r.kind == T_STR) || (r.kind == T_CONFLICT && J.first.kind == T_STR && J.second.kind == T_STR))) {
+    /* constant strings that differ between paths (`s = s .. "x"` in a
+    ** loop): the phi holds a Lua value, each constant boxed on its edge */
+    if (J.first.sub != T_NUMBER && (J.second.kind == T_UNKNOWN || J.second.sub != T_NUMBER)) {
+      memset(k, 0, sizeof *k);
+      return ty(T_LUA);
+    }
     REFUSE(S, sp, v, "a string that differs between paths (%s) is not supported in compiled "
            "code: strings must be constants here", v->name ? v->name : "a value");
+  }
   if (r.kind == T_CONFLICT && S->strict) {
     char b1[32], b2[32];
     /* at the assignment that brought the second type, as Lua reports it */
@@ -1440,7 +1447,7 @@ static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn
                         const char *fname) {
   char tb[32];
   if (isnum(t) || t.kind == T_BOOL || t.kind == T_NIL || t.kind == T_MAYBE ||
-      (t.kind == T_STR && t.sub != T_NUMBER))
+      (t.kind == T_STR && t.sub != T_NUMBER) || islua(t))   /* a Lua value: its slot */
     return 1;
   if (S->strict)
     fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): only numbers, "
@@ -1472,6 +1479,10 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
+    case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
+      if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
+      if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");
+      return ty(T_LUA);
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
              "in compiled code (test it with 'if x then' or math.type)");
@@ -1483,6 +1494,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     if (n >= 2)
       REFUSE(S, sp, v, "tonumber with a base is not supported in compiled code");
     if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
+    if (islua(args[0])) return ty(T_LUA);   /* tonumber(t.s): called when it runs */
     if (args[0].kind == T_NIL || args[0].kind == T_BOOL) { k->kind = T_NIL; return ty(T_NIL); }
     if (kargs[0].kind == T_STR) {   /* folded as Lua converts it */
       lua_State *L = S->L;
@@ -1498,15 +1510,19 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     }
     REFUSE(S, sp, v, "tonumber of a %s is not supported in compiled code",
            kty_name(args[0], tb, sizeof tb));
-  case B_TOSTRING: case B_STRING_FORMAT: {
-    if (id == B_STRING_FORMAT && args[0].kind != T_STR)
+  case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
+  case B_STRING_BYTE: case B_STRING_CHAR: case B_STRING_UPPER: case B_STRING_LOWER:
+  case B_STRING_LEN: {
+    /* strings are Lua values (T_LUA): made by the real function when the
+    ** call runs (runtime_lib.c), into a slot of the compiled frame; its
+    ** errors are the library's, at the call's line (the trampolines) */
+    if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
     for (int i = 0; i < n; i++)
       if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
-    Type r = ty(T_STR);
-    r.sub = KTY_STR_BUILT;
-    return r;
+    if (id == B_STRING_LEN) return ty(T_INT);
+    return ty(T_LUA);
   }
   default: break;
   }
@@ -1571,7 +1587,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
     }
-    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL)
+    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
+        !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
              "strings)", kty_name(t, tb, sizeof tb));
     KtyConst c = sp->consts[v->args[i]->id];
@@ -1591,9 +1608,7 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     *k = freeze(S);
     return ty(T_STR);
   }
-  Type r = ty(T_STR);
-  r.sub = KTY_STR_BUILT;
-  return r;
+  return ty(T_LUA);   /* a string made when it runs (cg_lib.c), a value in a slot */
 }
 
 
@@ -2198,6 +2213,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     const BuiltinRow *row = builtin_row(ft.ref);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
+      /* the library takes any value: passed as it is (cg_lib.c) */
+      if (row && (row->rule == KTY_R_LIB || row->rule == KTY_R_STRING ||
+                  row->rule == KTY_R_LUATYPE || row->rule == KTY_R_TONUMBER ||
+                  row->rule == KTY_R_ERROR || row->rule == KTY_R_ASSERT) &&
+          ft.ref != B_MATH_RANDOM && ft.ref != B_MATH_RANDOMSEED)
+        continue;
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
@@ -2480,6 +2501,11 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
              "compiled functions; return its results instead, or keep this function "
              "interpreted)");
       return -1;
+    }
+    if (t.kind == T_STR && ks[i].kind == T_STR && t.sub != T_NUMBER) {
+      vals[i] = ty(T_LUA);   /* a constant string returned: a Lua value (boxed there) */
+      memset(&ks[i], 0, sizeof ks[i]);
+      continue;
     }
     if (t.kind == T_STR || t.kind == T_TABLE || t.kind == T_SHAPE || t.kind == T_BUILTIN ||
         t.kind == T_FUNC) {
