@@ -112,7 +112,13 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   const KirInsn *fn = call->args[0];
   const KbcProto *p = G->sp->ir->proto;
   const char *alias = fn->name;
-  if (alias == NULL && fn->op == KIR_GETUPVAL && fn->aux < p->nup && p->up[fn->aux].name &&
+  char method[64];
+  if (fn->op == KIR_GETFIELD && (G->sp->types[fn->args[0]->id].kind == T_LUA ||
+                                 G->sp->types[fn->args[0]->id].kind == T_STR)) {
+    /* s:sub(i, j): called as a method (luaL_argerror counts as the source) */
+    snprintf(method, sizeof method, ":%s", fn->k.str.s);
+    alias = method;
+  } else if (alias == NULL && fn->op == KIR_GETUPVAL && fn->aux < p->nup && p->up[fn->aux].name &&
       strcmp(p->up[fn->aux].name, "_ENV") != 0)
     alias = p->up[fn->aux].name;
   const char *path = kir_builtin_name(id);

@@ -117,7 +117,7 @@ static Type sig_type(uint8_t c) {
   case SIG_FLOAT: return TY(T_F64);
   case SIG_FUNC: return TY(T_FUNC);
   case SIG_TABLE: { Type t = TY(T_LUA); t.sub = KTY_LUA_TABLE; return t; }
-  case SIG_STRING: return TY(T_LUA);
+  case SIG_STRING: { Type t = TY(T_LUA); t.sub = KTY_LUA_STRING; return t; }
   default: {
     Type t = TY(T_BUF);
     if (SIG_ISREC(c)) {   /* the layout: rec_types fills Type.ref */

@@ -186,7 +186,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_TABLE: return "table";
   case T_STR: return "string";
   case T_SHAPE: snprintf(buf, n, "shape(%d)", t.ndim); return buf;
-  case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : "value";
+  case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : t.sub == KTY_LUA_STRING ? "string" : "value";
   default: return "conflict";
   }
 }
@@ -295,7 +295,7 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
 static const char *luaname(Type t, char *buf, size_t n) {
   if (isnum(t)) return "number";
   if (t.kind == T_BUF) return "kjit.array";
-  if (t.kind == T_LUA && t.sub != KTY_LUA_TABLE) return "Lua";   /* not "a value value" */
+  if (t.kind == T_LUA && t.sub == 0) return "Lua";   /* not "a value value" */
   return kty_name(t, buf, n);
 }
 
@@ -703,7 +703,9 @@ static Type join_result(Join *J) {
     /* a Lua value joined with numbers, booleans, nil or strings: each is
     ** boxed into the phi's stack slot (codegen/cg_lua.c) */
     Type r = ty(T_LUA);
-    int only = !falsy && J->num.kind == T_UNKNOWN && J->other.kind == T_UNKNOWN;
+    int only = !falsy && J->num.kind == T_UNKNOWN &&
+               (J->other.kind == T_UNKNOWN ||   /* strings with constant strings */
+                (J->other.kind == T_STR && J->other.sub != T_NUMBER && J->luasub == KTY_LUA_STRING));
     r.sub = (uint8_t)(only ? J->luasub : 0);
     if (J->conflict || (J->other.kind != T_UNKNOWN && J->other.kind != T_STR)) return ty(T_CONFLICT);
     return r;
@@ -784,7 +786,9 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** loop): the phi holds a Lua value, each constant boxed on its edge */
     if (J.first.sub != T_NUMBER && (J.second.kind == T_UNKNOWN || J.second.sub != T_NUMBER)) {
       memset(k, 0, sizeof *k);
-      return ty(T_LUA);
+      Type r = ty(T_LUA);
+      r.sub = KTY_LUA_STRING;
+      return r;
     }
     REFUSE(S, sp, v, "a string that differs between paths (%s) is not supported in compiled "
            "code: strings must be constants here", v->name ? v->name : "a value");
@@ -1317,6 +1321,24 @@ static const char *unusable_hint(const char *what) {
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
 
+/* The built-in a string's method `name` is (s:sub: strings' metatable's
+** __index, read when the function compiles, as globals are), or -1. */
+static int string_method(KtySession *S, const char *name) {
+  lua_State *L = S->L;
+  int id = -1;
+  lua_pushliteral(L, "");
+  if (lua_getmetatable(L, -1)) {
+    if (lua_getfield(L, -1, "__index") == LUA_TTABLE) {
+      lua_getfield(L, -1, name);
+      id = builtin_of(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+  return id >= B_STRING_FORMAT && id <= B_STRING_LEN ? id : -1;
+}
+
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0];
   Type o = sp->types[obj->id];
@@ -1324,6 +1346,11 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recfield(S, sp, v);
+  if ((islua(o) && o.sub == KTY_LUA_STRING) || (o.kind == T_STR && o.sub != T_NUMBER)) {
+    /* s:sub(i, j), ("%d"):format(n): the string library */
+    int id = string_method(S, name);
+    if (id >= 0) { k->kind = T_BUILTIN; k->ref = id; return const_type(*k); }
+  }
   if (islua(o)) return ty(T_LUA);   /* t.x: lua_getfield (__index included) */
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
@@ -1482,7 +1509,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
       if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
       if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");
-      return ty(T_LUA);
+      { Type s = ty(T_LUA); s.sub = KTY_LUA_STRING; return s; }
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
              "in compiled code (test it with 'if x then' or math.type)");
@@ -1522,7 +1549,9 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     for (int i = 0; i < n; i++)
       if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
     if (id == B_STRING_LEN) return ty(T_INT);
-    return ty(T_LUA);
+    Type r = ty(T_LUA);   /* string.byte: a number or nothing */
+    if (id != B_STRING_BYTE) r.sub = KTY_LUA_STRING;
+    return r;
   }
   default: break;
   }
@@ -1608,7 +1637,13 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     *k = freeze(S);
     return ty(T_STR);
   }
-  return ty(T_LUA);   /* a string made when it runs (cg_lib.c), a value in a slot */
+  /* a string made when it runs (cg_lib.c), a value in a slot. (A __concat
+  ** metamethod of a Lua operand may make another value: typed a string
+  ** all the same; a method call on it, (a .. b):m(), still dispatches on
+  ** the value itself (runtime_lib.c's method trampolines), with one result.) */
+  Type r = ty(T_LUA);
+  r.sub = KTY_LUA_STRING;
+  return r;
 }
 
 
@@ -2504,6 +2539,7 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
     }
     if (t.kind == T_STR && ks[i].kind == T_STR && t.sub != T_NUMBER) {
       vals[i] = ty(T_LUA);   /* a constant string returned: a Lua value (boxed there) */
+      vals[i].sub = KTY_LUA_STRING;
       memset(&ks[i], 0, sizeof ks[i]);
       continue;
     }

@@ -125,18 +125,28 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   luaL_buffinit(L, &b);
   for (int i = 1; i < line && i < 1000000; i++) luaL_addchar(&b, '\n');
   int alias = name[0] != '\0';   /* spelled through a local of that name */
-  luaL_addstring(&b, "return function(...) ");
-  if (alias) {   /* local NAME = path */
+  if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
+    luaL_addstring(&b, "return function(self, ...) ");
+    if (nres) luaL_addstring(&b, "return (");
+    luaL_addstring(&b, "self");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+    alias = -1;
+  }
+  if (alias >= 0) luaL_addstring(&b, "return function(...) ");
+  if (alias > 0) {   /* local NAME = path */
     luaL_addstring(&b, "local ");
     luaL_addstring(&b, name);
     luaL_addstring(&b, " = ");
     luaL_addlstring(&b, path, (size_t)plen);
     luaL_addstring(&b, " ");
   }
-  if (nres) luaL_addstring(&b, "return (");
-  if (alias) luaL_addstring(&b, name);
-  else luaL_addlstring(&b, path, (size_t)plen);
-  luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+  if (alias >= 0) {
+    if (nres) luaL_addstring(&b, "return (");
+    if (alias) luaL_addstring(&b, name);
+    else luaL_addlstring(&b, path, (size_t)plen);
+    luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+  }
   luaL_pushresult(&b);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);

@@ -134,3 +134,20 @@ test("strings built in compiled code survive collections", function()
   collectgarbage("incremental", 200, 100, 13)
   if not ok then error(err, 0) end
 end)
+
+test("string methods: s:sub(i, j), s:upper(), (\"%d\"):format(n), on built strings", function()
+  T.check(function(s, i) return s:sub(i, i + 1), s:upper(), s:len(), s:byte(i), s:rep(2, "-") end,
+          function() return "abc", 1 end)
+  -- a value read from a table is not known to be a string: (t.s .. ""):lower()
+  T.check(function(t) return (t.s .. "X"):lower(), tostring(t.s):sub(-2) end,
+          function() return { s = "HeLLo" } end)
+  T.check(function(n) local f = "%d-%d"; return f:format(n, n + 1), ("x"):rep(n) end,
+          function() return 3 end)
+  T.check(function(n)
+    local s = ""
+    for i = 1, n do s = s .. string.char(64 + i) end
+    return s:lower(), #s
+  end, function() return 5 end)
+  -- luaL_argerror counts arguments as the method call shows them
+  T.check_error("bad argument #1 to 'sub'", function(s) return s:sub() end, function() return "abc" end)
+end)
