@@ -398,6 +398,7 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
       ** barriers give none */
       Type ft = G->sp->types[c->args[0]->id];
       int none = ft.kind != T_BUILTIN || ft.ref == B_PRINT || ft.ref == B_ERROR ||
+                 ft.ref == B_TABLE_INSERT ||
                  B_IS_CUDA(ft.ref) || ft.ref == B_MATH_RANDOMSEED || ft.ref == B_IO_WRITE;
       if (!none) out[n++] = cg_mk(TY(T_NIL), NULL);
     }

@@ -52,6 +52,9 @@
   X(STRING_UPPER, "string.upper", 1, 1, STRING) \
   X(STRING_LOWER, "string.lower", 1, 1, STRING) \
   X(STRING_LEN, "string.len", 1, 1, STRING) \
+  X(TABLE_INSERT, "table.insert", 2, 3, LIB) \
+  X(TABLE_REMOVE, "table.remove", 1, 2, STRING) \
+  X(TABLE_CONCAT, "table.concat", 1, 4, STRING) \
   X(TYPE, "type", 1, 1, LUATYPE) \
   X(TONUMBER, "tonumber", 1, 2, TONUMBER) \
   X(KJIT_ZEROS, "kjit.zeros", 1, 2, ALLOC) \
@@ -232,7 +235,7 @@ typedef enum BuiltinId {
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 /* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
 ** refused in kernels and kjit.prange bodies */
-#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_STRING_LEN)
+#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_TABLE_CONCAT)
 
 /* Type.sub of a T_STR built at run time (rule STRING, '..') */
 #define KTY_STR_BUILT 1

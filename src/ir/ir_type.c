@@ -436,8 +436,8 @@ static int builtin_of(lua_State *L, int idx) {
   }
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   int found = -1;
-  static const char *const libs[] = { "math", "io", "os", "string" };
-  for (int l = 0; l < 4 && found < 0; l++) {
+  static const char *const libs[] = { "math", "io", "os", "string", "table" };
+  for (int l = 0; l < 5 && found < 0; l++) {
     size_t ln = strlen(libs[l]);
     lua_getfield(L, -1, libs[l]);
     if (lua_istable(L, -1))
@@ -631,7 +631,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (c) return c->nret;
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
   Type ft = sp->types[v->args[0]->id];
-  if (ft.kind == T_BUILTIN && ft.ref == B_PRINT) return 0;   /* print returns no value */
+  if (ft.kind == T_BUILTIN && (ft.ref == B_PRINT || ft.ref == B_TABLE_INSERT))
+    return 0;   /* print and table.insert return no value */
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
@@ -1539,7 +1540,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
            kty_name(args[0], tb, sizeof tb));
   case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
   case B_STRING_BYTE: case B_STRING_CHAR: case B_STRING_UPPER: case B_STRING_LOWER:
-  case B_STRING_LEN: {
+  case B_STRING_LEN: case B_TABLE_REMOVE: case B_TABLE_CONCAT: {
     /* strings are Lua values (T_LUA): made by the real function when the
     ** call runs (runtime_lib.c), into a slot of the compiled frame; its
     ** errors are the library's, at the call's line (the trampolines) */
@@ -1549,8 +1550,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     for (int i = 0; i < n; i++)
       if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
     if (id == B_STRING_LEN) return ty(T_INT);
-    Type r = ty(T_LUA);   /* string.byte: a number or nothing */
-    if (id != B_STRING_BYTE) r.sub = KTY_LUA_STRING;
+    Type r = ty(T_LUA);   /* string.byte: a number or nothing; table.remove: any value */
+    if (id != B_STRING_BYTE && id != B_TABLE_REMOVE) r.sub = KTY_LUA_STRING;
     return r;
   }
   default: break;
@@ -1559,6 +1560,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
   switch (id) {
   case B_PRINT: return ty(T_NIL);
+  case B_TABLE_INSERT: return ty(T_NIL);   /* the real table.insert: its checks, its errors */
   case B_IO_WRITE:
     if (v->aux != 0)
       REFUSE(S, sp, v, "the file io.write returns is not supported in compiled code (call it "
