@@ -983,6 +983,16 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     return ty(T_BOOL);
   }
+  if (a.kind == T_STR && b.kind == T_STR && ka.kind == T_STR && kb.kind == T_STR &&
+      a.sub != T_NUMBER && b.sub != T_NUMBER) {   /* two constants: Lua's order (strcoll) */
+    lua_State *L = S->L;
+    lua_pushlstring(L, ka.str, ka.len);
+    lua_pushlstring(L, kb.str, kb.len);
+    k->kind = T_BOOL;
+    k->v.b = lua_compare(L, -2, -1, v->op == KIR_LT ? LUA_OPLT : LUA_OPLE);
+    lua_pop(L, 2);
+    return ty(T_BOOL);
+  }
   if (a.kind == T_STR && b.kind == T_STR)
     REFUSE(S, sp, v, "ordering strings ('<', '<=', '>', '>=') is not supported in compiled code");
   a = numview(a); b = numview(b);
