@@ -346,6 +346,51 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
   return 0;
 }
 
+/* a .. b .. c into a slot (cg_lib.c cg_lib_concat: values, KRL_CONCAT n,
+** a KRL_K_SLOT result) without a protected call: compiled code checked
+** the Lua operands first (the VM's type errors, located), so lua_concat
+** here fails only for memory or in a __concat metamethod, and such an
+** error unwinds through compiled frames as luavalue.c's helpers' do (its
+** head says why that is safe). Returns -1 when the recipe is not one. */
+static int32_t fast_concat(lua_State *L, const int64_t *prog) {
+  const int64_t *p = prog;
+  int n = 0;
+  for (;; n++) {
+    int op = (int)(*p & 0xff);
+    if (op == KRL_NIL || op == KRL_FALSE || op == KRL_TRUE) p += 1;
+    else if (op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1 ||
+             op == KRL_SLOT) p += 2;
+    else if (op == KRL_STR) p += 3;
+    else break;
+  }
+  if ((*p & 0xff) != KRL_CONCAT || (int)(*p >> 8) != n || n < 1 ||
+      (p[1] & 0xff) != KRL_RESULT || (int)(p[1] >> 8) != KRL_K_SLOT || (p[3] & 0xff) != KRL_END)
+    return -1;
+  int dst = (int)p[2];
+  if (!lua_checkstack(L, n + 4)) return -1;
+  for (p = prog; n-- > 0; ) {
+    switch ((int)(*p & 0xff)) {
+    case KRL_NIL: lua_pushnil(L); p += 1; break;
+    case KRL_FALSE: lua_pushboolean(L, 0); p += 1; break;
+    case KRL_TRUE: lua_pushboolean(L, 1); p += 1; break;
+    case KRL_NIL1: lua_pushnil(L); p += 2; break;
+    case KRL_FALSE1: lua_pushboolean(L, 0); p += 2; break;
+    case KRL_INT: lua_pushinteger(L, (lua_Integer)p[1]); p += 2; break;
+    case KRL_SLOT: lua_pushvalue(L, (int)p[1]); p += 2; break;
+    case KRL_STR: lua_pushlstring(L, (const char *)(intptr_t)p[1], (size_t)p[2]); p += 3; break;
+    default: {
+      double d;
+      memcpy(&d, &p[1], sizeof d);
+      lua_pushnumber(L, d);
+      p += 2;
+    }
+    }
+  }
+  lua_concat(L, (int)((*p >> 8) & 0xffffff));
+  lua_replace(L, dst);
+  return 0;
+}
+
 /* The refusal of a library call in a kjit.prange job, at the position of
 ** the call (the recipe's first call, error or assert). */
 static const char *in_job_message(const int64_t *p) {
@@ -405,6 +450,7 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   }
   int32_t fast = fast_call(L, err, prog, out);
   if (fast >= 0) return fast;
+  if (fast_concat(L, prog) == 0) return 0;
   int top = lua_gettop(L);
   Ctx c;
   memset(&c, 0, sizeof c);
