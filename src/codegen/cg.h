@@ -406,6 +406,17 @@ CgVal cg_lua_len(CG *G, const KirInsn *v);
 CgVal cg_lua_compare(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
+/* a Lua value stored into a kjit array's element or a record field, with
+** the array's __newindex rules and words (cg_lua.c) */
+CgVal cg_lua_store_number(CG *G, CgVal x, const KirInsn *use);
+LLVMValueRef cg_lua_store_bool(CG *G, CgVal x, const KirInsn *use);
+CgVal cg_lua_array_key(CG *G, CgVal k, const KirInsn *use, int store);
+/* strings as Lua values (cg_lua.c, for cg_lib.c) */
+CgVal cg_lua_inslot(CG *G, const KirInsn *v);
+void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kflt,
+                         LLVMValueRef *op, LLVMValueRef *word);
+void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi);
+CgVal cg_lib_concat(CG *G, const KirInsn *v);   /* a .. b as a Lua value (cg_lib.c) */
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);

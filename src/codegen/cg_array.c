@@ -85,6 +85,7 @@ static LLVMValueRef row_stride(CG *G, CgVal b) {
 ** in *elem (1-D). */
 static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRef *elem) {
   int line = v->line;
+  if (k.t.kind == T_LUA) k = cg_lua_array_key(G, k, v, v->op == KIR_SETINDEX);   /* a[t.i] */
   LLVMValueRef i = index_int(G, k, line, o.dims[0], v, 1);
   LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
   if (G->boundscheck && !cg_version_unchecked(G, v)) {   /* hoisted: cg_version.c */
@@ -194,6 +195,7 @@ static LLVMValueRef shape_key(CG *G, CgVal k, LLVMValueRef *present) {
 static void store_bool(CG *G, const KirInsn *v, CgVal x, LLVMValueRef elem);
 void cg_store_value(CG *G, const KirInsn *v, int d, LLVMValueRef p, CgVal x) {
   if (d == KJIT_BOOL) { store_bool(G, v, x, p); return; }   /* booleans only */
+  if (x.t.kind == T_LUA) x = cg_lua_store_number(G, x, v);
   x = cg_unwrap(G, x, v->line, v, 2);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };
   Type rt = TY(T_NIL);
@@ -250,6 +252,7 @@ static void bool_store_error(CG *G, const KirInsn *v, LLVMValueRef ok, const cha
 ** typer let every value with a run-time form through: ir_type.c). */
 static void store_bool(CG *G, const KirInsn *v, CgVal x, LLVMValueRef elem) {
   LLVMValueRef b;
+  if (x.t.kind == T_LUA) x = cg_mk(TY(T_BOOL), cg_lua_store_bool(G, x, v));   /* a[i] = t.flag */
   if (x.t.kind == T_BOOL) {
     b = LLVMBuildZExt(G->B, x.v, G->i8, "");
   } else if (x.t.kind == T_MAYBE) {   /* flag: holds a number */
@@ -283,6 +286,7 @@ void cg_setindex(CG *G, const KirInsn *v) {
   }
   index_buffer(G, v, o, k, &elem);
   if (o.t.dtype == KJIT_BOOL) { store_bool(G, v, x, elem); return; }
+  if (x.t.kind == T_LUA) x = cg_lua_store_number(G, x, v);   /* a[i] = t.x */
   x = cg_unwrap(G, x, v->line, v, 2);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), elem) };   /* a[1]: the element pointer, never split */
   Type rt = TY(T_NIL);
@@ -354,6 +358,7 @@ void cg_rec_setfield(CG *G, const KirInsn *v) {
   LLVMValueRef p = field_ptr(G, o, f);
   if (f->dtype == KJIT_RECORD) { cg_rec_copy(G, p, x.v, f->rec->size); return; }
   if (f->dtype == KJIT_BOOL) { store_bool(G, v, x, p); return; }   /* booleans only */
+  if (x.t.kind == T_LUA) x = cg_lua_store_number(G, x, v);   /* r.x = t.x */
   x = cg_unwrap(G, x, v->line, v, 1);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };
   Type rt = TY(T_NIL);

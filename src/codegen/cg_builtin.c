@@ -244,6 +244,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   int line = v->line;
   if (id == B_PRINT && G->target->print) return cg_print(G, v, a, n);   /* kernels: cg_print.c */
   if (B_NEEDS_L(id)) return cg_lib_call(G, v, id, a, n);   /* cg_lib.c */
+  if ((id == B_TYPE || id == B_TONUMBER) && rt.kind == T_LUA)   /* of a Lua value: called */
+    return cg_lib_call(G, v, id, a, n);
   if (id == B_TONUMBER) return cg_convert(G, a[0], rt, line);   /* of a number: itself */
   if (id == B_ERROR) {
     int level = 1;

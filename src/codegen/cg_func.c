@@ -413,6 +413,7 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
       ** barriers give none */
       Type ft = G->sp->types[c->args[0]->id];
       int none = ft.kind != T_BUILTIN || ft.ref == B_PRINT || ft.ref == B_ERROR ||
+                 ft.ref == B_TABLE_INSERT ||
                  B_IS_CUDA(ft.ref) || ft.ref == B_MATH_RANDOMSEED || ft.ref == B_IO_WRITE;
       if (!none) out[n++] = cg_mk(TY(T_NIL), NULL);
     }
@@ -1301,6 +1302,7 @@ static void emit_insn(CG *G, KirInsn *v) {
     case KIR_LEN: G->vals[v->id] = cg_lua_len(G, v); return;
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
     case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
+    case KIR_CONCAT: G->vals[v->id] = cg_lib_concat(G, v); return;   /* cg_lib.c */
     case KIR_PARAM: case KIR_PHI: case KIR_RESULT: break;
     default:
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }
@@ -1322,7 +1324,9 @@ static void emit_insn(CG *G, KirInsn *v) {
   case KIR_LEN: G->vals[v->id] = cg_len(G, v); break;
   case KIR_UNM: case KIR_BNOT: case KIR_NOT: G->vals[v->id] = cg_unary(G, v); break;
   case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_compare(G, v); break;
-  case KIR_CONCAT: G->vals[v->id] = cg_mk(t, NULL); break;   /* built where used: cg_lib.c */
+  case KIR_CONCAT:   /* a Lua value (a string made when it runs), or a constant */
+    G->vals[v->id] = t.kind == T_LUA ? cg_lib_concat(G, v) : cg_mk(t, NULL);
+    break;
   case KIR_RESULT: {
     const KirInsn *c = v->args[0];
     if (G->results[c->id] && v->aux < G->nresults[c->id]) G->vals[v->id] = G->results[c->id][v->aux];

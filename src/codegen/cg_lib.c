@@ -81,6 +81,13 @@ static void put_val(CG *G, Recipe *R, CgVal x, const KirInsn *at) {
     put(G, R, LLVMBuildSelect(G->B, x.v, cg_i64(G, KRL_TRUE), cg_i64(G, KRL_FALSE), ""));
     return;
   case T_INT: case T_F64: case T_F32: case T_NUMBER: put_number(G, R, x); return;
+  case T_LUA: {   /* a value in its slot, or a number kept in registers */
+    LLVMValueRef op, word;
+    cg_lua_recipe_value(G, x, KRL_SLOT, KRL_INT, KRL_FLT, &op, &word);
+    put(G, R, op);
+    put(G, R, word);
+    return;
+  }
   case T_MAYBE: {   /* a number where flag, else nil (dtype 1) or false */
     Type nt = TY(x.t.sub);
     nt.fsub = x.t.fsub;
@@ -105,7 +112,13 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   const KirInsn *fn = call->args[0];
   const KbcProto *p = G->sp->ir->proto;
   const char *alias = fn->name;
-  if (alias == NULL && fn->op == KIR_GETUPVAL && fn->aux < p->nup && p->up[fn->aux].name &&
+  char method[64];
+  if (fn->op == KIR_GETFIELD && (G->sp->types[fn->args[0]->id].kind == T_LUA ||
+                                 G->sp->types[fn->args[0]->id].kind == T_STR)) {
+    /* s:sub(i, j): called as a method (luaL_argerror counts as the source) */
+    snprintf(method, sizeof method, ":%s", fn->k.str.s);
+    alias = method;
+  } else if (alias == NULL && fn->op == KIR_GETUPVAL && fn->aux < p->nup && p->up[fn->aux].name &&
       strcmp(p->up[fn->aux].name, "_ENV") != 0)
     alias = p->up[fn->aux].name;
   const char *path = kir_builtin_name(id);
@@ -193,12 +206,26 @@ static LLVMValueRef chunk_word(CG *G) {
   return LLVMBuildPtrToInt(G->B, G->chunkname, G->i64, "");
 }
 
+/* The recipe's end for a result that is a Lua value: into v's slot. */
+static CgVal slot_result(CG *G, Recipe *R, const KirInsn *v) {
+  CgVal r = cg_lua_inslot(G, v);
+  putk(G, R, KRL_RESULT | (int64_t)KRL_K_SLOT << 8);
+  put(G, R, LLVMBuildSExt(G->B, r.v, G->i64, ""));
+  run(G, R, NULL);
+  return r;
+}
+
 CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   Type rt = G->sp->types[v->id];
-  if (id == B_TOSTRING || id == B_STRING_FORMAT) return cg_mk(rt, NULL);   /* built where used */
+  if (rt.kind == T_STR && (id == B_TOSTRING || id == B_STRING_FORMAT))
+    return cg_mk(rt, NULL);   /* built where used (no longer typed so: ir_type.c) */
   Recipe R;
   memset(&R, 0, sizeof R);
   put_args(G, &R, v, a, n);
+  if (rt.kind == T_LUA) {   /* a string (or any value) made by the library */
+    put_call(G, &R, v, id, n, 1);
+    return slot_result(G, &R, v);
+  }
   int nres = rt.kind == T_INT || rt.kind == T_F64;
   put_call(G, &R, v, id, n, nres);
   if (!nres) {
@@ -212,6 +239,36 @@ CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   run(G, &R, outp);
   LLVMValueRef w = LLVMBuildLoad2(G->B, G->i64, outp, "");
   return cg_mk(rt, rt.kind == T_INT ? w : LLVMBuildBitCast(G->B, w, G->f64, ""));
+}
+
+/* a .. b .. c with a Lua value among the operands, or operands known only
+** when it runs: Lua's own concatenation (lua_concat) into v's slot; a Lua
+** operand that cannot be concatenated raises the VM's error first, in
+** the VM's order (the last two operands, then leftwards). */
+CgVal cg_lib_concat(CG *G, const KirInsn *v) {
+  CgVal a[KJIT_MAXARGS];
+  int n = v->nargs < KJIT_MAXARGS ? v->nargs : KJIT_MAXARGS;
+  for (int i = 0; i < n; i++) {
+    const KtyConst *k = &G->sp->consts[v->args[i]->id];
+    Type t = G->sp->types[v->args[i]->id];
+    if (k->kind == T_STR || k->kind == T_INT || k->kind == T_F64) {
+      a[i] = cg_mk(t, NULL);
+      a[i].k = k;
+      if (k->kind == T_INT) { a[i] = cg_mk(TY(T_INT), cg_i64(G, k->v.i)); }
+      else if (k->kind == T_F64) { a[i] = cg_mk(TY(T_F64), LLVMConstReal(G->f64, k->v.f)); }
+    } else {
+      a[i] = cg_val(G, v->args[i]);
+    }
+  }
+  for (int j = 0; j < n; j++) {   /* the order: n-2, n-1, n-3, n-4 ... 0 */
+    int i = j == 0 ? n - 2 : j == 1 ? n - 1 : n - 1 - j;
+    if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
+  }
+  Recipe R;
+  memset(&R, 0, sizeof R);
+  for (int i = 0; i < n; i++) put_val(G, &R, a[i], v);
+  putk(G, &R, KRL_CONCAT | (int64_t)n << 8);
+  return slot_result(G, &R, v);
 }
 
 int cg_lib_message(CG *G, const CgVal *m) {

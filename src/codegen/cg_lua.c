@@ -864,9 +864,12 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   LLVMValueRef pa = operand(G, x[0], 0, v);
   LLVMValueRef pb = unary ? pa : operand(G, x[1], 1, v);
   LLVMValueRef out = outp(G);
-  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[6] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out };
-  LLVMValueRef rc = call(G, "kjit_lv_arith", G->i32, ps, as, 6);
+  LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0),
+                        G->i8p, G->i32 };
+  LLVMValueRef as[8] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out, G->chunkname,
+                         cg_i32(G, v->line) };
+  /* kjit_lv_arith, a string operand's errors located (runtime/luastring.c) */
+  LLVMValueRef rc = call(G, "kjit_ls_arith", G->i32, ps, as, 8);
   int op = lua_op(v->op);
   ArithErr e = { pa, pb, op >= LUA_OPBAND && op != LUA_OPUNM };
   check_rc(G, v, rc, raise_arith, &e);
@@ -963,18 +966,12 @@ static void raise_num(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 ** f64): a number as it is; a string converted as luaL_checknumber does;
 ** anything else raises the error Lua raises for that use (a math
 ** function's argument, a for loop's bound). */
+static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const char *pre,
+                      const char *post);
+
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
-  LLVMValueRef isn = isnum_tag(G, x);
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "tonumslot"), done = cg_bb(G, "tonumdone");
-  LLVMBuildCondBr(G->B, isn, done, sb);
-  LLVMPositionBuilderAtEnd(G->B, sb);
-  LLVMValueRef out = outp(G);
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[4] = { G->luaL, x.v, cg_i32(G, 1), out };
-  LLVMValueRef r = call(G, "kjit_lv_tonum", G->i32, ps, as, 4);
   char *pre = ka_alloc(G->S->A, 160);
   if (pre == NULL) cg_error(G, use, "not enough memory");
-  NumErr e = { x.v, pre, ")" };
   if (use->op == KIR_FORPREP) {
     static const char *const what[3] = { "initial value", "limit", "step" };
     snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
@@ -987,6 +984,114 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
     }
     snprintf(pre, 160, "bad argument #%d to '%s' (number expected, got ", argi, name);
   }
+  return tonumber(G, x, use, 1, pre, ")");
+}
+
+/* x (a Lua value) stored into a kjit array's element or a record field of
+** a number dtype: a number as it is, anything else (strings included: the
+** array's __newindex is strict, buffer.c storeval) raises its words. */
+CgVal cg_lua_store_number(CG *G, CgVal x, const KirInsn *use) {
+  return tonumber(G, x, use, 0, "number expected, got ", "");
+}
+
+/* x (a Lua value) stored into a bool array's element or field: a boolean
+** as 0/1 (i1), anything else raises buffer.c's KB_BOOL_EXPECTED words. */
+LLVMValueRef cg_lua_store_bool(CG *G, CgVal x, const KirInsn *use) {
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef nb = cg_bb(G, "tobnum"), sb = cg_bb(G, "tobslot");
+  LLVMBuildCondBr(G->B, isn, nb, sb);
+  LLVMPositionBuilderAtEnd(G->B, nb);
+  raise_msg(G, use, "boolean expected, got number");
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_tobool", G->i32, ps, as, 2);
+  NumErr e = { x.v, "boolean expected, got ", "" };
+  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntSLT, r, cg_i32(G, 0), "");
+  check_rc(G, use, LLVMBuildSelect(G->B, bad, cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  return LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
+}
+
+/* k (a Lua value) as a kjit array's index (a[t.i]): a number (T_NUMBER,
+** checked then as any index); anything else raises the array's words
+** (runtime/luastring.c kjit_ls_arraykey). */
+CgVal cg_lua_array_key(CG *G, CgVal k, const KirInsn *use, int store) {
+  LLVMValueRef isn = isnum_tag(G, k);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "keyslot"), done = cg_bb(G, "keydone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i8p, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, k.v, cg_i32(G, store), G->chunkname, cg_i32(G, use->line), out };
+  LLVMValueRef r = call(G, "kjit_ls_arraykey", G->i32, ps, as, 6);
+  LLVMValueRef stag = LLVMBuildTrunc(G->B, r, G->i8, "");
+  LLVMValueRef sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef tv[2] = { inslot(k) ? i8c(G, 0) : k.flag, stag };
+  LLVMValueRef bv[2] = { inslot(k) ? cg_i64(G, 0) : k.dims[0], sbits };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(tp, tv, from, 2);
+  LLVMAddIncoming(bp, bv, from, 2);
+  return numof(G, mk(TY(T_LUA), k.v, tp, bp));
+}
+
+/* The Lua value just written into v's own slot (a library call's
+** result: cg_lib.c). */
+CgVal cg_lua_inslot(CG *G, const KirInsn *v) {
+  return mk(TY(T_LUA), cg_lua_slot(G, v), i8c(G, 0), cg_i64(G, 0));
+}
+
+/* x (a Lua value) as a recipe's value (cg_lib.c): *op KRL_SLOT and the
+** slot, or a number kept in registers (tag 1: KRL_INT, 2: KRL_FLT) and
+** its bits. */
+void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kflt,
+                         LLVMValueRef *op, LLVMValueRef *word) {
+  LLVMValueRef slot = LLVMBuildSExt(G->B, x.v, G->i64, "");
+  if (inslot(x)) { *op = cg_i64(G, kslot); *word = slot; return; }
+  LLVMValueRef num = isnum_tag(G, x);
+  LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_FLT), "");
+  *op = LLVMBuildSelect(G->B, num, LLVMBuildSelect(G->B, isf, cg_i64(G, kflt), cg_i64(G, kint), ""),
+                        cg_i64(G, kslot), "");
+  *word = LLVMBuildSelect(G->B, num, x.dims[0], slot, "");
+}
+
+/* Before `..` runs on the Lua value x (operand argi of v): anything but a
+** string, a number or a value with a __concat metamethod raises Lua's
+** "attempt to concatenate a <type> value (local 'x')" at v's line, as the
+** VM words it (lua_concat, called from C, would give neither). */
+void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi) {
+  LLVMBasicBlockRef sb = cg_bb(G, "catslot"), done = cg_bb(G, "catok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_concatok", G->i32, ps, as, 2);
+  char *post = ka_alloc(G->S->A, 200);
+  if (post == NULL) cg_error(G, v, "not enough memory");
+  NumErr e = { x.v, "attempt to concatenate a ", value_info(G, v, argi, post, 200) };
+  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
+                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+/* x as a number, else raises pre <Lua's type name of x> post at use's
+** line; strings converted (luaL_checknumber) when `strings`. */
+static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const char *pre,
+                      const char *post) {
+  LLVMValueRef isn = isnum_tag(G, x);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "tonumslot"), done = cg_bb(G, "tonumdone");
+  LLVMBuildCondBr(G->B, isn, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef out = outp(G);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[4] = { G->luaL, x.v, cg_i32(G, strings), out };
+  LLVMValueRef r = call(G, "kjit_lv_tonum", G->i32, ps, as, 4);
+  NumErr e = { x.v, pre, post };
   LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntSLT, r, cg_i32(G, 0), "");
   check_rc(G, use, LLVMBuildSelect(G->B, bad, cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
   LLVMValueRef stag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 1), ""),

@@ -34,6 +34,7 @@
 #include "runtime/runtime_lib.h"
 #include "runtime/luavalue.h"
 #include "runtime/luacall.h"
+#include "runtime/luastring.h"
 #include "runtime/parallel.h"
 #include "runtime/alloc.h"
 #include "host/jit.h"
@@ -55,6 +56,8 @@ enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
 /* A C function (math.cos, a host's function): a Lua value in its slot like
 ** a table, called through lua_call (runtime/luacall.c). */
 #define SIG_CFUNC 13
+/* A string: a Lua value as a table is (its slot holds its stack index). */
+#define SIG_STRING 14
 #define SIG_BUFCODE(dt, nd) (SIG_BUF + (dt) * 4 + ((nd) - 1))
 /* Records (kjit.struct): SIG_REC + ndim (0: a record view, 1..4: arrays of
 ** records); the layout is the argument's key (JitSpec.fnkey), compared as
@@ -123,6 +126,7 @@ static Type sig_type(uint8_t c) {
   case SIG_FUNC: return TY(T_FUNC);
   case SIG_TABLE: { Type t = TY(T_LUA); t.sub = KTY_LUA_TABLE; return t; }
   case SIG_CFUNC: return TY(T_LUA);
+  case SIG_STRING: { Type t = TY(T_LUA); t.sub = KTY_LUA_STRING; return t; }
   default: {
     Type t = TY(T_BUF);
     if (SIG_ISREC(c)) {   /* the layout: rec_types fills Type.ref */
@@ -182,6 +186,7 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     *slot = lua_absindex(L, idx);
     return SIG_CFUNC;
   case LUA_TTABLE: *slot = lua_absindex(L, idx); return SIG_TABLE;
+  case LUA_TSTRING: *slot = lua_absindex(L, idx); return SIG_STRING;
   default: break;
   }
   if (krec_test(L, idx))
@@ -189,7 +194,7 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
                                "layout as an upvalue or a global (read when it compiles), not as "
                                "an argument", argn);
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
-                             "booleans, tables, kjit arrays and Lua functions", argn,
+                             "booleans, strings, tables, kjit arrays and Lua functions", argn,
                              luaL_typename(L, idx));
 }
 
@@ -238,6 +243,10 @@ K_INLINE int read_args(lua_State *L, const JitSpec *js, int base, int64_t *slots
       if (!lua_iscfunction(L, idx)) return 0;
       slots[i] = idx;
       break;
+    case SIG_STRING:
+      if (lua_type(L, idx) != LUA_TSTRING) return 0;
+      slots[i] = idx;
+      break;
     default: {   /* an array (of records: its layout too) */
       KBuffer *b = kb_fast(L, idx);
       if (b == NULL || kb_released(b)) return 0;
@@ -282,7 +291,7 @@ K_INLINE int read_args_direct(const JitSpec *js, const KlsStackValue *a, int64_t
       if ((v->tt_ & 0x0f) != KLS_NIL) return 0;
       slots[i] = 0;
       break;
-    case SIG_TABLE: case SIG_CFUNC: return 0;   /* read_args knows the stack index */
+    case SIG_TABLE: case SIG_CFUNC: case SIG_STRING: return 0;   /* read_args knows the stack index */
     default: {   /* an array */
       if (v->tt_ != KLS_UDATA) return 0;
       size_t len;
@@ -339,6 +348,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_reshape_check", (void *)kjit_rt_reshape_check);
   kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
   kjit_lc_register();   /* function values, assigned upvalues (runtime/luacall.c) */
+  kjit_ls_register();   /* conversions, strings (runtime/luastring.c) */
 }
 
 /* Once per process: states in other threads may compile at the same time

@@ -45,6 +45,16 @@
   X(MATH_RANDOMSEED, "math.randomseed", 0, 2, LIB) \
   X(TOSTRING, "tostring", 1, 1, STRING) \
   X(STRING_FORMAT, "string.format", 1, -1, STRING) \
+  X(STRING_SUB, "string.sub", 1, 3, STRING) \
+  X(STRING_REP, "string.rep", 1, 3, STRING) \
+  X(STRING_BYTE, "string.byte", 1, 2, STRING) \
+  X(STRING_CHAR, "string.char", 0, -1, STRING) \
+  X(STRING_UPPER, "string.upper", 1, 1, STRING) \
+  X(STRING_LOWER, "string.lower", 1, 1, STRING) \
+  X(STRING_LEN, "string.len", 1, 1, STRING) \
+  X(TABLE_INSERT, "table.insert", 2, 3, LIB) \
+  X(TABLE_REMOVE, "table.remove", 1, 2, STRING) \
+  X(TABLE_CONCAT, "table.concat", 1, 4, STRING) \
   X(TYPE, "type", 1, 1, LUATYPE) \
   X(TONUMBER, "tonumber", 1, 2, TONUMBER) \
   X(KJIT_ZEROS, "kjit.zeros", 1, 2, ALLOC) \
@@ -169,10 +179,12 @@
 **              built): print, io.write (no result), os.clock (float),
 **              os.time() (integer), math.random (a float without
 **              arguments, else an integer), math.randomseed (no result)
-**   STRING     a string built at run time (tostring, string.format; '..'
-**              likewise): typed T_STR with sub KTY_STR_BUILT, usable only as
-**              an argument of print, io.write, error, assert's message and
-**              of other built strings (runtime_lib.c builds it there)
+**   STRING     a string made at run time by the library (tostring,
+**              string.format, string.sub/rep/byte/char/upper/lower; '..'
+**              likewise): a Lua value (T_LUA) in a slot of the compiled
+**              frame, made by the real function (runtime_lib.c), usable
+**              wherever a value read from a table is; string.len: an
+**              integer. (KTY_STR_BUILT is no longer produced.)
 **   LUATYPE    type(x) of a native value: a constant string
 **   TONUMBER   tonumber(x) of a number: x; of a constant string: folded
 **   ALLOC      kjit.zeros ...: a new array (cg_alloc.c); the dtype a
@@ -223,7 +235,7 @@ typedef enum BuiltinId {
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 /* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
 ** refused in kernels and kjit.prange bodies */
-#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_STRING_FORMAT)
+#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_TABLE_CONCAT)
 
 /* Type.sub of a T_STR built at run time (rule STRING, '..') */
 #define KTY_STR_BUILT 1

@@ -187,7 +187,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_TABLE: return "table";
   case T_STR: return "string";
   case T_SHAPE: snprintf(buf, n, "shape(%d)", t.ndim); return buf;
-  case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : "value";
+  case T_LUA: return t.sub == KTY_LUA_TABLE ? "table" : t.sub == KTY_LUA_STRING ? "string" : "value";
   case T_LAYOUT: return "kjit.struct";
   default: return "conflict";
   }
@@ -297,6 +297,7 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
 static const char *luaname(Type t, char *buf, size_t n) {
   if (isnum(t)) return "number";
   if (t.kind == T_BUF) return "kjit.array";
+  if (t.kind == T_LUA && t.sub == 0) return "Lua";   /* not "a value value" */
   return kty_name(t, buf, n);
 }
 
@@ -439,8 +440,8 @@ static int builtin_of(lua_State *L, int idx) {
   }
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   int found = -1;
-  static const char *const libs[] = { "math", "io", "os", "string" };
-  for (int l = 0; l < 4 && found < 0; l++) {
+  static const char *const libs[] = { "math", "io", "os", "string", "table" };
+  for (int l = 0; l < 5 && found < 0; l++) {
     size_t ln = strlen(libs[l]);
     lua_getfield(L, -1, libs[l]);
     if (lua_istable(L, -1))
@@ -649,7 +650,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (c) return c->nret;
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
   Type ft = sp->types[v->args[0]->id];
-  if (ft.kind == T_BUILTIN && ft.ref == B_PRINT) return 0;   /* print returns no value */
+  if (ft.kind == T_BUILTIN && (ft.ref == B_PRINT || ft.ref == B_TABLE_INSERT))
+    return 0;   /* print and table.insert return no value */
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
@@ -721,7 +723,9 @@ static Type join_result(Join *J) {
     /* a Lua value joined with numbers, booleans, nil or strings: each is
     ** boxed into the phi's stack slot (codegen/cg_lua.c) */
     Type r = ty(T_LUA);
-    int only = !falsy && J->num.kind == T_UNKNOWN && J->other.kind == T_UNKNOWN;
+    int only = !falsy && J->num.kind == T_UNKNOWN &&
+               (J->other.kind == T_UNKNOWN ||   /* strings with constant strings */
+                (J->other.kind == T_STR && J->other.sub != T_NUMBER && J->luasub == KTY_LUA_STRING));
     r.sub = (uint8_t)(only ? J->luasub : 0);
     if (J->conflict || (J->other.kind != T_UNKNOWN && J->other.kind != T_STR)) return ty(T_CONFLICT);
     return r;
@@ -794,12 +798,21 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   Type r = join_result(&J);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
-  /* strings are compile-time constants in compiled code: one that differs
-  ** between paths has no run-time form (it would compare unequal to all) */
+  /* a string that differs between paths becomes a Lua value (below);
+  ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
   if (nk > 0 && k->kind != T_STR &&
-      ((r.kind == T_STR) || (r.kind == T_CONFLICT && J.first.kind == T_STR && J.second.kind == T_STR)))
+      ((r.kind == T_STR) || (r.kind == T_CONFLICT && J.first.kind == T_STR && J.second.kind == T_STR))) {
+    /* constant strings that differ between paths (`s = s .. "x"` in a
+    ** loop): the phi holds a Lua value, each constant boxed on its edge */
+    if (J.first.sub != T_NUMBER && (J.second.kind == T_UNKNOWN || J.second.sub != T_NUMBER)) {
+      memset(k, 0, sizeof *k);
+      Type r = ty(T_LUA);
+      r.sub = KTY_LUA_STRING;
+      return r;
+    }
     REFUSE(S, sp, v, "a string that differs between paths (%s) is not supported in compiled "
            "code: strings must be constants here", v->name ? v->name : "a value");
+  }
   if (r.kind == T_CONFLICT && S->strict) {
     char b1[32], b2[32];
     /* at the assignment that brought the second type, as Lua reports it */
@@ -989,6 +1002,16 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     return ty(T_BOOL);
   }
+  if (a.kind == T_STR && b.kind == T_STR && ka.kind == T_STR && kb.kind == T_STR &&
+      a.sub != T_NUMBER && b.sub != T_NUMBER) {   /* two constants: Lua's order (strcoll) */
+    lua_State *L = S->L;
+    lua_pushlstring(L, ka.str, ka.len);
+    lua_pushlstring(L, kb.str, kb.len);
+    k->kind = T_BOOL;
+    k->v.b = lua_compare(L, -2, -1, v->op == KIR_LT ? LUA_OPLT : LUA_OPLE);
+    lua_pop(L, 2);
+    return ty(T_BOOL);
+  }
   if (a.kind == T_STR && b.kind == T_STR)
     REFUSE(S, sp, v, "ordering strings ('<', '<=', '>', '>=') is not supported in compiled code");
   a = numview(a); b = numview(b);
@@ -1094,6 +1117,7 @@ static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (f->dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
                                 val.kind == T_MAYBE || isnum(numview(val))))
     return ty(T_NIL);
+  if (islua(val)) return ty(T_NIL);   /* converted when it runs (cg_lua_store_number) */
   if (!isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a record field", luaname(val, tb, sizeof tb));
   return ty(T_NIL);
@@ -1252,7 +1276,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_LUA);
   }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
-    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    /* a[t.i]: a key read from a table is checked when it runs (cg_lua_array_key) */
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !(islua(kt) && o.kind == T_BUF))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD) { Type r = o; r.ndim--; return r; }   /* rows, records */
     if (o.kind == T_SHAPE) {   /* a.shape[k] is nil outside 1..ndim, as for the table */
@@ -1331,6 +1356,23 @@ static const char *unusable_hint(const char *what) {
 }
 
 static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
+/* The built-in a string's method `name` is (s:sub: strings' metatable's
+** __index, read when the function compiles, as globals are), or -1. */
+static int string_method(KtySession *S, const char *name) {
+  lua_State *L = S->L;
+  int id = -1;
+  lua_pushliteral(L, "");
+  if (lua_getmetatable(L, -1)) {
+    if (lua_getfield(L, -1, "__index") == LUA_TTABLE) {
+      lua_getfield(L, -1, name);
+      id = builtin_of(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+  return id >= B_STRING_FORMAT && id <= B_STRING_LEN ? id : -1;
+}
 
 static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0];
@@ -1339,6 +1381,11 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recfield(S, sp, v);
+  if ((islua(o) && o.sub == KTY_LUA_STRING) || (o.kind == T_STR && o.sub != T_NUMBER)) {
+    /* s:sub(i, j), ("%d"):format(n): the string library */
+    int id = string_method(S, name);
+    if (id >= 0) { k->kind = T_BUILTIN; k->ref = id; return const_type(*k); }
+  }
   if (islua(o)) return ty(T_LUA);   /* t.x: lua_getfield (__index included) */
   if (o.kind == T_BUF) {
     if (strcmp(name, "shape") == 0) { Type r = ty(T_SHAPE); r.ndim = o.ndim; return r; }
@@ -1471,7 +1518,7 @@ static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn
                         const char *fname) {
   char tb[32];
   if (isnum(t) || t.kind == T_BOOL || t.kind == T_NIL || t.kind == T_MAYBE ||
-      (t.kind == T_STR && t.sub != T_NUMBER))
+      (t.kind == T_STR && t.sub != T_NUMBER) || islua(t))   /* a Lua value: its slot */
     return 1;
   if (S->strict)
     fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): only numbers, "
@@ -1503,6 +1550,10 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
+    case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
+      if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
+      if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");
+      { Type s = ty(T_LUA); s.sub = KTY_LUA_STRING; return s; }
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
              "in compiled code (test it with 'if x then' or math.type)");
@@ -1514,6 +1565,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     if (n >= 2)
       REFUSE(S, sp, v, "tonumber with a base is not supported in compiled code");
     if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
+    if (islua(args[0])) return ty(T_LUA);   /* tonumber(t.s): called when it runs */
     if (args[0].kind == T_NIL || args[0].kind == T_BOOL) { k->kind = T_NIL; return ty(T_NIL); }
     if (kargs[0].kind == T_STR) {   /* folded as Lua converts it */
       lua_State *L = S->L;
@@ -1529,14 +1581,20 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     }
     REFUSE(S, sp, v, "tonumber of a %s is not supported in compiled code",
            kty_name(args[0], tb, sizeof tb));
-  case B_TOSTRING: case B_STRING_FORMAT: {
-    if (id == B_STRING_FORMAT && args[0].kind != T_STR)
+  case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
+  case B_STRING_BYTE: case B_STRING_CHAR: case B_STRING_UPPER: case B_STRING_LOWER:
+  case B_STRING_LEN: case B_TABLE_REMOVE: case B_TABLE_CONCAT: {
+    /* strings are Lua values (T_LUA): made by the real function when the
+    ** call runs (runtime_lib.c), into a slot of the compiled frame; its
+    ** errors are the library's, at the call's line (the trampolines) */
+    if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
     for (int i = 0; i < n; i++)
       if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
-    Type r = ty(T_STR);
-    r.sub = KTY_STR_BUILT;
+    if (id == B_STRING_LEN) return ty(T_INT);
+    Type r = ty(T_LUA);   /* string.byte: a number or nothing; table.remove: any value */
+    if (id != B_STRING_BYTE && id != B_TABLE_REMOVE) r.sub = KTY_LUA_STRING;
     return r;
   }
   default: break;
@@ -1545,6 +1603,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
   switch (id) {
   case B_PRINT: return ty(T_NIL);
+  case B_TABLE_INSERT: return ty(T_NIL);   /* the real table.insert: its checks, its errors */
   case B_IO_WRITE:
     if (v->aux != 0)
       REFUSE(S, sp, v, "the file io.write returns is not supported in compiled code (call it "
@@ -1602,7 +1661,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
     }
-    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL)
+    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
+        !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
              "strings)", kty_name(t, tb, sizeof tb));
     KtyConst c = sp->consts[v->args[i]->id];
@@ -1622,8 +1682,12 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     *k = freeze(S);
     return ty(T_STR);
   }
-  Type r = ty(T_STR);
-  r.sub = KTY_STR_BUILT;
+  /* a string made when it runs (cg_lib.c), a value in a slot. (A __concat
+  ** metamethod of a Lua operand may make another value: typed a string
+  ** all the same; a method call on it, (a .. b):m(), still dispatches on
+  ** the value itself (runtime_lib.c's method trampolines), with one result.) */
+  Type r = ty(T_LUA);
+  r.sub = KTY_LUA_STRING;
   return r;
 }
 
@@ -2299,6 +2363,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     const BuiltinRow *row = builtin_row(ft.ref);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
+      /* the library takes any value: passed as it is (cg_lib.c) */
+      if (row && (row->rule == KTY_R_LIB || row->rule == KTY_R_STRING ||
+                  row->rule == KTY_R_LUATYPE || row->rule == KTY_R_TONUMBER ||
+                  row->rule == KTY_R_ERROR || row->rule == KTY_R_ASSERT) &&
+          ft.ref != B_MATH_RANDOM && ft.ref != B_MATH_RANDOMSEED)
+        continue;
       if ((row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                             row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
           kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
@@ -2387,7 +2457,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array of records in compiled code: "
            "index all %d dimensions", o.ndim, o.ndim);
   if (o.ndim > 1 && val.kind == T_BUF) {   /* m[i] = row: copies the elements */
-    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (val.ndim != o.ndim - 1)   /* buffer.c's message, when it runs */
       RAISE(S, sp, v, -1, "cannot assign a %d-D kjit.array to a row of a %d-D kjit.array "
@@ -2407,7 +2477,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "cannot assign to a row of a %d-D array: index all %d dimensions "
            "(or assign a kjit array of the row's shape)", o.ndim, o.ndim);
   if (o.dtype == KJIT_RECORD) {   /* p[i] = r: a copy of a record of the same layout */
-    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+    if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (val.kind == T_UNKNOWN || (val.kind == T_BUF && val.dtype == KJIT_RECORD &&
                                   val.ndim == 0 && val.ref == o.ref))
@@ -2415,7 +2485,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
            "(p[i] = q[j]), not a %s value", luaname(val, tb, sizeof tb));
   }
-  if (kt.kind != T_UNKNOWN && !isnum(numview(kt)))
+  if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   /* a bool array takes booleans; any other value with a run-time form
   ** raises KB_BOOL_EXPECTED when the store runs, after the index checks
@@ -2423,6 +2493,9 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (o.dtype == KJIT_BOOL && (val.kind == T_BOOL || val.kind == T_NIL || val.kind == T_BUF ||
                                isnum(numview(val))))
     return ty(T_NIL);
+  /* a value read from a table (a[i] = t.x): converted when it runs with
+  ** the array's __newindex rules, its errors included (cg_lua_store_number) */
+  if (islua(val)) return ty(T_NIL);
   if (val.kind != T_UNKNOWN && !isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
   return ty(T_NIL);
@@ -2592,6 +2665,12 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
     }
     if ((t.kind == T_FUNC || t.kind == T_BUILTIN) && boxable(t, ks[i])) {
       vals[i] = ty(T_LUA);   /* a function known here, returned as the Lua value */
+      memset(&ks[i], 0, sizeof ks[i]);
+      continue;
+    }
+    if (t.kind == T_STR && ks[i].kind == T_STR && t.sub != T_NUMBER) {
+      vals[i] = ty(T_LUA);   /* a constant string returned: a Lua value (boxed there) */
+      vals[i].sub = KTY_LUA_STRING;
       memset(&ks[i], 0, sizeof ks[i]);
       continue;
     }

@@ -81,6 +81,9 @@
 
 /* Type.sub of a T_LUA known to be a table (an argument, a constructor). */
 #define KTY_LUA_TABLE 1
+/* ... known to be a string (a string argument, a string the library or
+** '..' made): `s:sub(i, j)` then calls the string library (ir_type.c) */
+#define KTY_LUA_STRING 2
 
 /* A compile-time constant (a literal, a frozen upvalue or field, a fold). */
 typedef struct KtyConst {

@@ -59,6 +59,9 @@ typedef struct Ctx {
   int level;
   const char *chunk;
   int line;
+  int nslot;            /* KRL_SLOT values pushed so far (run_p's arguments 2...) */
+  int result;           /* 1: a KRL_K_SLOT result is on top, for slot `dst` */
+  int dst;
 } Ctx;
 
 typedef struct DumpBuf { char *p; size_t n, cap; } DumpBuf;
@@ -122,18 +125,28 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   luaL_buffinit(L, &b);
   for (int i = 1; i < line && i < 1000000; i++) luaL_addchar(&b, '\n');
   int alias = name[0] != '\0';   /* spelled through a local of that name */
-  luaL_addstring(&b, "return function(...) ");
-  if (alias) {   /* local NAME = path */
+  if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
+    luaL_addstring(&b, "return function(self, ...) ");
+    if (nres) luaL_addstring(&b, "return (");
+    luaL_addstring(&b, "self");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+    alias = -1;
+  }
+  if (alias >= 0) luaL_addstring(&b, "return function(...) ");
+  if (alias > 0) {   /* local NAME = path */
     luaL_addstring(&b, "local ");
     luaL_addstring(&b, name);
     luaL_addstring(&b, " = ");
     luaL_addlstring(&b, path, (size_t)plen);
     luaL_addstring(&b, " ");
   }
-  if (nres) luaL_addstring(&b, "return (");
-  if (alias) luaL_addstring(&b, name);
-  else luaL_addlstring(&b, path, (size_t)plen);
-  luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+  if (alias >= 0) {
+    if (nres) luaL_addstring(&b, "return (");
+    if (alias) luaL_addstring(&b, name);
+    else luaL_addlstring(&b, path, (size_t)plen);
+    luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+  }
   luaL_pushresult(&b);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
@@ -156,7 +169,8 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
 
 static int run_p(lua_State *L) {
   Ctx *c = lua_touserdata(L, 1);
-  lua_settop(L, 0);
+  /* arguments 2...: the values of the recipe's KRL_SLOTs, in order (the
+  ** compiled frame's slots are not addressable from this frame) */
   const int64_t *p = c->prog;
   for (;;) {
     int64_t w = *p++;
@@ -176,6 +190,7 @@ static int run_p(lua_State *L) {
       lua_pushnumber(L, d);
       break;
     }
+    case KRL_SLOT: lua_pushvalue(L, 2 + c->nslot++); p++; break;
     case KRL_STR: {
       const char *s = (const char *)(intptr_t)p[0];
       lua_pushlstring(L, s, (size_t)p[1]);
@@ -207,6 +222,11 @@ static int run_p(lua_State *L) {
       return 1;   /* the value */
     case KRL_RESULT: {
       int kind = (int)(w >> 8), isnum = lua_type(L, -1) == LUA_TNUMBER;
+      if (kind == KRL_K_SLOT) {   /* the value, returned; stored by kjit_rt_lib */
+        c->result = 1;
+        c->dst = (int)*p;
+        return 1;
+      }
       if (kind == KRL_K_INT && isnum && lua_isinteger(L, -1)) {
         c->out[0] = (int64_t)lua_tointeger(L, -1);
       } else if (kind == KRL_K_FLT && isnum && !lua_isinteger(L, -1)) {
@@ -260,7 +280,8 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
   for (;; nvals++) {
     int op = (int)(*p & 0xff);
     if (op == KRL_NIL || op == KRL_FALSE || op == KRL_TRUE) p += 1;
-    else if (op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1) p += 2;
+    else if (op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1 ||
+             op == KRL_SLOT) p += 2;
     else break;
   }
   if ((*p & 0xff) != KRL_CALL || (int)((*p >> 8) & 0xff) != nvals) return -1;
@@ -268,7 +289,8 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
   const char *site = (const char *)(intptr_t)p[1];
   const int64_t *after = p + 2;
   int kind = 0;
-  if ((*after & 0xff) == KRL_RESULT) { kind = (int)(*after >> 8); after += 2; }
+  int dst = 0;
+  if ((*after & 0xff) == KRL_RESULT) { kind = (int)(*after >> 8); dst = (int)after[1]; after += 2; }
   if ((*after & 0xff) != KRL_END || (nres != 0) != (kind != 0)) return -1;
   if (!lua_checkstack(L, nvals + 8)) return -1;
   int top = lua_gettop(L);
@@ -290,6 +312,7 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
     case KRL_NIL1: lua_pushnil(L); p += 2; break;
     case KRL_FALSE1: lua_pushboolean(L, 0); p += 2; break;
     case KRL_INT: lua_pushinteger(L, (lua_Integer)p[1]); p += 2; break;
+    case KRL_SLOT: lua_pushvalue(L, (int)p[1]); p += 2; break;   /* this frame's slot */
     default: {
       double d;
       memcpy(&d, &p[1], sizeof d);
@@ -303,7 +326,9 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
     lua_settop(L, top);
     return 1;
   }
-  if (kind) {
+  if (kind == KRL_K_SLOT) {
+    lua_replace(L, dst);   /* a slot of the compiled frame, below top */
+  } else if (kind) {
     int isnum = lua_type(L, -1) == LUA_TNUMBER, isint = isnum && lua_isinteger(L, -1);
     if (kind == KRL_K_INT && isint) out[0] = (int64_t)lua_tointeger(L, -1);
     else if (kind == KRL_K_FLT && isnum && !isint) {
@@ -318,6 +343,51 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
     }
   }
   lua_settop(L, top);
+  return 0;
+}
+
+/* a .. b .. c into a slot (cg_lib.c cg_lib_concat: values, KRL_CONCAT n,
+** a KRL_K_SLOT result) without a protected call: compiled code checked
+** the Lua operands first (the VM's type errors, located), so lua_concat
+** here fails only for memory or in a __concat metamethod, and such an
+** error unwinds through compiled frames as luavalue.c's helpers' do (its
+** head says why that is safe). Returns -1 when the recipe is not one. */
+static int32_t fast_concat(lua_State *L, const int64_t *prog) {
+  const int64_t *p = prog;
+  int n = 0;
+  for (;; n++) {
+    int op = (int)(*p & 0xff);
+    if (op == KRL_NIL || op == KRL_FALSE || op == KRL_TRUE) p += 1;
+    else if (op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1 ||
+             op == KRL_SLOT) p += 2;
+    else if (op == KRL_STR) p += 3;
+    else break;
+  }
+  if ((*p & 0xff) != KRL_CONCAT || (int)(*p >> 8) != n || n < 1 ||
+      (p[1] & 0xff) != KRL_RESULT || (int)(p[1] >> 8) != KRL_K_SLOT || (p[3] & 0xff) != KRL_END)
+    return -1;
+  int dst = (int)p[2];
+  if (!lua_checkstack(L, n + 4)) return -1;
+  for (p = prog; n-- > 0; ) {
+    switch ((int)(*p & 0xff)) {
+    case KRL_NIL: lua_pushnil(L); p += 1; break;
+    case KRL_FALSE: lua_pushboolean(L, 0); p += 1; break;
+    case KRL_TRUE: lua_pushboolean(L, 1); p += 1; break;
+    case KRL_NIL1: lua_pushnil(L); p += 2; break;
+    case KRL_FALSE1: lua_pushboolean(L, 0); p += 2; break;
+    case KRL_INT: lua_pushinteger(L, (lua_Integer)p[1]); p += 2; break;
+    case KRL_SLOT: lua_pushvalue(L, (int)p[1]); p += 2; break;
+    case KRL_STR: lua_pushlstring(L, (const char *)(intptr_t)p[1], (size_t)p[2]); p += 3; break;
+    default: {
+      double d;
+      memcpy(&d, &p[1], sizeof d);
+      lua_pushnumber(L, d);
+      p += 2;
+    }
+    }
+  }
+  lua_concat(L, (int)((*p >> 8) & 0xffffff));
+  lua_replace(L, dst);
   return 0;
 }
 
@@ -346,7 +416,7 @@ static const char *in_job_message(const int64_t *p) {
       break;
     }
     p += op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
-         op == KRL_FALSE1 || op == KRL_RESULT ? 2 : 1;
+         op == KRL_FALSE1 || op == KRL_RESULT || op == KRL_SLOT ? 2 : 1;
   }
   if (chunk == NULL || line <= 0) return what;
   char head[LUA_IDSIZE + 32];
@@ -380,6 +450,7 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   }
   int32_t fast = fast_call(L, err, prog, out);
   if (fast >= 0) return fast;
+  if (fast_concat(L, prog) == 0) return 0;
   int top = lua_gettop(L);
   Ctx c;
   memset(&c, 0, sizeof c);
@@ -387,13 +458,31 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   c.out = out;
   lua_pushcfunction(L, run_p);
   lua_pushlightuserdata(L, &c);
-  int st = lua_pcall(L, 1, LUA_MULTRET, 0);
+  int nslots = 0;   /* the KRL_SLOTs' values, as run_p's arguments */
+  for (const int64_t *q = prog; (*q & 0xff) != KRL_END; ) {
+    int op = (int)(*q & 0xff);
+    if (op == KRL_SLOT) {
+      if (!lua_checkstack(L, 4)) {
+        lua_settop(L, top);
+        krt_set_err(err, KE_USER_NOPOS);
+        err->msg = "stack overflow (no room on the Lua stack for a library call)";
+        return 1;
+      }
+      lua_pushvalue(L, (int)q[1]);
+      nslots++;
+    }
+    q += op == KRL_STR || op == KRL_ERROR || op == KRL_ASSERT ? 3
+       : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1 ||
+         op == KRL_RESULT || op == KRL_SLOT || op == KRL_CALL ? 2 : 1;
+  }
+  int st = lua_pcall(L, 1 + nslots, LUA_MULTRET, 0);
   if (st != LUA_OK) {
     krt_keep_error(L, err);
     lua_settop(L, top);
     return 1;
   }
   if (!c.raise) {
+    if (c.result) lua_replace(L, c.dst);   /* the KRL_K_SLOT result */
     lua_settop(L, top);
     return 0;
   }

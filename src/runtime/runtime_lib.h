@@ -25,6 +25,10 @@
 **   KRL_RESULT | kind << 8                pop the top into out[0..1] (kind:
 **                                         KRL_K_INT or KRL_K_FLT; anything
 **                                         else there is an error)
+**   KRL_SLOT  k                           push the value in slot k of the
+**                                         compiled frame (absolute stack index;
+**                                         runtime/luavalue.c's frames)
+**   KRL_RESULT | KRL_K_SLOT << 8, k       pop the top into slot k (any value)
 **   KRL_END
 ** Returns 0, or nonzero with *err filled: the compiled code fail-returns
 ** as for any run-time error and the dispatcher raises it (KE_LUAERR: the
@@ -37,9 +41,9 @@
 
 enum {
   KRL_END, KRL_NIL, KRL_FALSE, KRL_TRUE, KRL_INT, KRL_FLT, KRL_STR, KRL_CONCAT, KRL_CALL,
-  KRL_ERROR, KRL_ASSERT, KRL_RESULT, KRL_NIL1, KRL_FALSE1
+  KRL_ERROR, KRL_ASSERT, KRL_RESULT, KRL_NIL1, KRL_FALSE1, KRL_SLOT
 };
-enum { KRL_K_INT = 1, KRL_K_FLT = 2 };
+enum { KRL_K_INT = 1, KRL_K_FLT = 2, KRL_K_SLOT = 3 };
 
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out);
 

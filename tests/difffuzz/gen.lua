@@ -67,6 +67,7 @@ G.FAMILIES = {
   { "allocbool", "bool arrays made in the function (kjit.zeros/full with \"bool\") and a:fill on them" },
   { "libcall", "error and assert with built messages (.., string.format, tostring), math.random after math.randomseed" },
   { "fnvalue", "a generator g1 keeping its state in an upvalue it assigns (s1), and a table of functions FV (Lua and C) called by index: FV[k](x, y)" },
+  { "strings", "string values: a local built with .., string.format, tostring, string.rep/sub/upper/char, compared and measured (#s, string.byte) into a number" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -541,6 +542,33 @@ local function ext_stmt(ctx, d)
       local v = newname(ctx, "x")
       local k = R(3)
       emit(ctx, "local " .. v .. " = " .. (k == 1 and "math.random()" or k == 2 and "math.random(1, 6)" or "math.random(10)"))
+      ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
+      observe(ctx, v)
+    end
+  end
+  if F.strings then
+    t[#t + 1] = function()
+      -- a string value from numbers, then a number from it (math.floor
+      -- keeps the observed locals numeric)
+      local function str(k)
+        local x = gen_num(ctx, 0)
+        if k == 1 then return "\"k\" .. " .. x
+        elseif k == 2 then return "string.format(\"" .. pick(FORMATS) .. "\", " .. x .. ")"
+        elseif k == 3 then return "tostring(" .. x .. ")"
+        elseif k == 4 then return "string.rep(\"ab\", " .. R(0, 3) .. ", \",\")"
+        else return "string.char(" .. (64 + R(26)) .. ", " .. (96 + R(26)) .. ")" end
+      end
+      local sv = newname(ctx, "s")
+      local e = str(R(5))
+      local m = R(4)
+      if m == 1 then e = "(" .. e .. "):upper()"
+      elseif m == 2 then e = "(" .. e .. "):sub(" .. R(-3, 3) .. ", " .. R(-2, 4) .. ")"
+      elseif m == 3 then e = e .. " .. " .. str(R(5)) end
+      emit(ctx, "local " .. sv .. " = " .. e)
+      local v = newname(ctx, "x")
+      local lit = pick({ "\"k1\"", "\"\"", "\"ab\"", "\"K\"", "\"1.5\"" })
+      emit(ctx, "local " .. v .. " = math.floor(#" .. sv .. " + (" .. sv .. " " .. pick({ "<", "<=", "==", "~=" }) ..
+                " " .. lit .. " and 1 or 0) + (string.byte(" .. sv .. ", " .. R(-2, 3) .. ") or 0))")
       ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
       observe(ctx, v)
     end

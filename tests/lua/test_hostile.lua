@@ -320,7 +320,7 @@ test("jit objects: bad calls, signatures, inspect, fields", function()
   local f = kjit.jit(function(x) return x end)
   local t = {}
   truthy(f(t) == t, "a table argument comes back as the same table (issue 29)")
-  err("argument #1 is a string", function() return f("1") end)
+  truthy(f("1") == "1", "a string argument is a value (issue 29)")
   err("argument #1 is a thread", function() return f(coroutine.create(print)) end)
   err("argument #1 is a userdata", function() return f(io.stdout) end)
   truthy(f(print) == print, "a C function argument comes back as the same function (issue 29)")
@@ -372,11 +372,11 @@ test("operators and assignments on arrays and jit objects", function()
 end)
 
 test("compile errors inside pcall, then successful compiles", function()
-  local function bad(x) return x .. "!" end
+  local function bad(x) return math end
   local function typed(x) return x[1] end
   local jb, jt = kjit.jit(bad), kjit.jit(typed)
   for _ = 1, 3 do
-    err_at("cannot return a string from compiled code", line_in(bad, 0), jb, 1)
+    err_at("cannot return a table from compiled code", line_in(bad, 0), jb, 1)
     err_at("cannot index a number", line_in(typed, 0), jt, 2.5)
   end
   -- the same jit object compiles fine for another signature
@@ -471,9 +471,9 @@ test("very long functions compile and run", function()
   local a = kjit.arange(1, 6)
   eq(kjit.jit(fn)(2, a), fn(2, a))
   -- a compile error at the end of a long function names its line
-  b[#b] = "return s .. 'x' end"
+  b[#b] = "return math end"
   fn = load(table.concat(b, "\n"))()
-  raises("]:1502: compile error for (i64, i64[:]): cannot return a string", kjit.jit(fn), 2, a)
+  raises("]:1502: compile error for (i64, i64[:]): cannot return a table", kjit.jit(fn), 2, a)
   usable()
 end)
 

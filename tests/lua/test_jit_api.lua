@@ -115,16 +115,18 @@ test("a function stays usable after run-time errors", function()
 end)
 
 test("compile errors inside pcall, then compiling again", function()
-  local function bad(x) return x .. "s" end
+  local function bad(x) return math end
   local f = kjit.jit(bad)
-  for _ = 1, 3 do raises("cannot return a string from compiled code", f, 1) end
+  for _ = 1, 3 do raises("cannot return a table from compiled code", f, 1) end
   local g = kjit.jit(add)
   eq(g(1, 2), 3)
 end)
 
 test("argument errors", function()
   local f = kjit.jit(add)
-  raises("argument #1 is a string", f, "1", 2)
+  -- a string is a Lua value now (issue 29): Lua's own coercion
+  truthy(same_value(f("1", 2), add("1", 2)), "string arithmetic as interpreted")
+  eq(select(2, pcall(f, "x", 2)), select(2, pcall(add, "x", 2)))
   -- a table is a Lua value now (issue 29): the interpreter's own error
   eq(select(2, pcall(f, 1, {})), select(2, pcall(add, 1, {})))
   local many = {}
