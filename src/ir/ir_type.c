@@ -2361,6 +2361,14 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     /* a math function of a value read from a table: the value is checked
     ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
     const BuiltinRow *row = builtin_row(ft.ref);
+    /* the values of an open call of a function value (char(unpack(t))):
+    ** however many there are at run time, passed on by the library
+    ** function called through lua_call (runtime/luacall.c) */
+    if ((v->flags & KIR_F_OPEN) && !(v->flags & KIR_F_TFOR) && v->nargs > 1 &&
+        islua(sp->types[v->args[v->nargs - 1]->id]) && kty_builtin_libname(ft.ref) &&
+        (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
+                          row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)))
+      return t_luacall(S, sp, v, args, kargs, n);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
       /* the library takes any value: passed as it is (cg_lib.c) */
