@@ -247,6 +247,21 @@ static void bool_store_error(CG *G, const KirInsn *v, LLVMValueRef ok, const cha
   else cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, m);
 }
 
+/* Raises buffer.c's error for a store of x (a boolean, nil, an array or a
+** string: ir_type.c's stores_raise) into a number element or field, where
+** the store runs (after the index checks). */
+static int store_type_error(CG *G, const KirInsn *v, CgVal x) {
+  const char *t = x.t.kind == T_BOOL ? "boolean" : x.t.kind == T_NIL ? "nil"
+                : x.t.kind == T_BUF ? "kjit.array" : x.t.kind == T_STR ? "string" : NULL;
+  if (t == NULL) return 0;
+  char msg[64];
+  snprintf(msg, sizeof msg, "number expected, got %s", t);
+  char *m = ka_strndup(G->S->A, msg, strlen(msg));
+  if (m == NULL) cg_error(G, v, "not enough memory");
+  cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, m);
+  return 1;
+}
+
 /* x stored at elem of a bool array: a boolean as 0 or 1; false from a
 ** false-or-number; anything else raises, after the index checks (the
 ** typer let every value with a run-time form through: ir_type.c). */
@@ -286,6 +301,7 @@ void cg_setindex(CG *G, const KirInsn *v) {
   }
   index_buffer(G, v, o, k, &elem);
   if (o.t.dtype == KJIT_BOOL) { store_bool(G, v, x, elem); return; }
+  if (store_type_error(G, v, x)) return;
   if (x.t.kind == T_LUA) x = cg_lua_store_number(G, x, v);   /* a[i] = t.x */
   x = cg_unwrap(G, x, v->line, v, 2);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), elem) };   /* a[1]: the element pointer, never split */
@@ -358,6 +374,7 @@ void cg_rec_setfield(CG *G, const KirInsn *v) {
   LLVMValueRef p = field_ptr(G, o, f);
   if (f->dtype == KJIT_RECORD) { cg_rec_copy(G, p, x.v, f->rec->size); return; }
   if (f->dtype == KJIT_BOOL) { store_bool(G, v, x, p); return; }   /* booleans only */
+  if (store_type_error(G, v, x)) return;
   if (x.t.kind == T_LUA) x = cg_lua_store_number(G, x, v);   /* r.x = t.x */
   x = cg_unwrap(G, x, v->line, v, 1);
   CgVal a[2] = { x, cg_mk(TY(T_NIL), p) };

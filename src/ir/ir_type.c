@@ -1096,6 +1096,12 @@ static Type t_recfield(KtySession *S, KtySpec *sp, KirInsn *v) {
   return t;
 }
 
+/* Values a number element or field refuses when the store runs, with
+** buffer.c's "number expected, got <type>" (cg_array.c's store_type_error). */
+static int stores_raise(Type t) {
+  return t.kind == T_BOOL || t.kind == T_NIL || t.kind == T_BUF || t.kind == T_STR;
+}
+
 static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type val = sp->types[v->args[1]->id];
   char tb[32];
@@ -1118,6 +1124,9 @@ static Type t_recsetfield(KtySession *S, KtySpec *sp, KirInsn *v) {
                                 val.kind == T_MAYBE || isnum(numview(val))))
     return ty(T_NIL);
   if (islua(val)) return ty(T_NIL);   /* converted when it runs (cg_lua_store_number) */
+  /* a boolean, nil, an array or a constant string: the store raises the
+  ** interpreter's "number expected, got ..." when it runs (cg_array.c) */
+  if (stores_raise(val)) return ty(T_NIL);
   if (!isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a record field", luaname(val, tb, sizeof tb));
   return ty(T_NIL);
@@ -2504,6 +2513,10 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   /* a value read from a table (a[i] = t.x): converted when it runs with
   ** the array's __newindex rules, its errors included (cg_lua_store_number) */
   if (islua(val)) return ty(T_NIL);
+  /* a boolean, nil, an array or a constant string: the store raises the
+  ** interpreter's "number expected, got ..." when it runs, after the index
+  ** checks (cg_array.c), as __newindex does */
+  if (stores_raise(val)) return ty(T_NIL);
   if (val.kind != T_UNKNOWN && !isnum(numview(val)))
     REFUSE(S, sp, v, "cannot store a %s value in a kjit array", luaname(val, tb, sizeof tb));
   return ty(T_NIL);

@@ -497,3 +497,24 @@ test("ordering a number-or-nil with nil or a boolean raises when it runs", funct
   D.cases_error("attempt to compare number with nil", early_return, {-4})
   D.cases_error("attempt to compare two nil values", early_return, {-4.5})
 end)
+
+-- A boolean, nil, an array or a string stored into a number element or a
+-- record field: buffer.c's "number expected, got ..." when the store runs,
+-- after the index checks; a path that does not run compiles (difffuzz: it
+-- was a compile-time refusal)
+test("stores of non-numbers into number arrays and fields raise when they run", function()
+  local P = kjit.struct{ {"x", "f64"}, {"k", "i32"} }
+  local function f(A, p, w, i)
+    local b, s = w > 10, "1"
+    A[2] = 7
+    if w == 1 then A[i] = b elseif w == 2 then p[i].x = b
+    elseif w == 3 then A[i] = nil elseif w == 4 then p[i].k = nil
+    elseif w == 5 then A[i] = A elseif w == 6 then p[i].x = s
+    elseif w == 7 then A[i] = s end
+    return A[2]
+  end
+  for w = 0, 7 do
+    D.check(f, kjit.zeros(3), kjit.zeros(3, P), w, 1)
+    D.check(f, kjit.zeros(3, "u8"), kjit.zeros(3, P), w, 9)   -- the index error first
+  end
+end)

@@ -353,7 +353,7 @@ end)
 test("a result that is not a number is an error at the function's line", function()
   local line = debug.getinfo(1, "l").currentline + 1
   local vf = kjit.vectorize(function(x) return x > 1 end, "f64(f64)")
-  local msg = raises("cannot store a boolean value", vf, kjit.zeros(3))
+  local msg = raises("number expected, got boolean", vf, kjit.zeros(3))
   truthy(msg:find(THIS .. ":" .. line .. ":", 1, true) == 1, "at fn's line: " .. msg)
 end)
 
