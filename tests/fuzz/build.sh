@@ -46,6 +46,7 @@ lua5.4 tools/embed_lua.lua "$out/lua_modules.c" "$srcroot"/lua/kjit/*.lua
 shopt -u nullglob
 for s in "$srcroot"/src/*.c "$srcroot"/src/*/*.c "$out/lua_modules.c"; do
   [[ -f "$s" ]] || continue
+  [[ "$s" == "$srcroot"/src/mpi/* ]] && continue   # kjit.mpi: a module of its own (MPI's flags)
   rel=${s#"$srcroot"/}; rel=${rel#"$out"/}
   o=$out/obj/$(printf '%s' "${rel%.c}" | tr '/' '_').o
   objs+=("$o")

@@ -38,9 +38,12 @@ installed() { cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>
 # package is named after the build type.
 listing() {
   local want got extra=()
-  # kjit.mpi, where an MPI was found (cmake/kjit_mpi.cmake)
-  [[ -f "$build/kjit/mpi.so" ]] &&
-    extra=("bin/kjit-mpirun" "lib/lua/5.4/kjit/mpi.so" "share/lua/5.4/kjit/mpi/run.lua")
+  # kjit.mpi, where an MPI was found (cmake/kjit_mpi.cmake): its scripts,
+  # and the module where it was built (a build of some targets only, as
+  # tests/sh/test_other_lua.sh makes, installs no mpi.so)
+  grep -q "kjit-mpirun" "$build/cmake_install.cmake" 2>/dev/null &&
+    extra=("bin/kjit-mpirun" "share/lua/5.4/kjit/mpi/run.lua")
+  [[ -f "$build/kjit/mpi.so" ]] && extra+=("lib/lua/5.4/kjit/mpi.so")
   want=$(printf '%s\n' "${extra[@]}" \
     "include/kjit.h" \
     "include/kjit_ext.h" \
