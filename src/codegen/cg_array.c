@@ -85,7 +85,8 @@ static LLVMValueRef row_stride(CG *G, CgVal b) {
 ** in *elem (1-D). */
 static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRef *elem) {
   int line = v->line;
-  if (k.t.kind == T_LUA) k = cg_lua_array_key(G, k, v, v->op == KIR_SETINDEX);   /* a[t.i] */
+  if (k.t.kind == T_LUA)   /* a[t.i]; 2: an array of records (its own messages) */
+    k = cg_lua_array_key(G, k, v, (v->op == KIR_SETINDEX) | (o.t.dtype == KJIT_RECORD) << 1);
   LLVMValueRef i = index_int(G, k, line, o.dims[0], v, 1);
   LLVMValueRef off = LLVMBuildSub(G->B, i, cg_i64(G, 1), "");
   if (G->boundscheck && !cg_version_unchecked(G, v)) {   /* hoisted: cg_version.c */

@@ -1268,6 +1268,18 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   return 1;
 }
 
+/* r[k] with k a string value (not a constant field name): interpreted it
+** reads or writes the field named k, so compiled code must not raise
+** buffer.c's "indexed by field names" (that is for numbers, booleans, ...);
+** the field's offset is compiled in, so a key known only when it runs is
+** refused instead. */
+static int may_be_string(Type t) {
+  return t.kind == T_STR || (t.kind == T_LUA && t.sub != KTY_LUA_TABLE);
+}
+#define RECORD_STRING_KEY \
+  "a record field is named by a string value here: compiled code needs the field's " \
+  "name in the source (r.x or r[\"x\"])"
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -1276,6 +1288,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (o.kind == T_UNKNOWN) return o;
   if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) {   /* a record: r[k] */
     if (kt.kind == T_UNKNOWN) return kt;
+    if (may_be_string(kt)) REFUSE(S, sp, v, RECORD_STRING_KEY);
     RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
           luaname(kt, tb, sizeof tb));
   }
@@ -2467,6 +2480,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
            describe(sp, v->args[0], db, sizeof db));
   if (o.dtype == KJIT_RECORD && o.ndim == 0) {
     if (kt.kind == T_UNKNOWN) return ty(T_NIL);
+    if (may_be_string(kt)) REFUSE(S, sp, v, RECORD_STRING_KEY);
     RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
           luaname(kt, tb, sizeof tb));
   }

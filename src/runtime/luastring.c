@@ -38,7 +38,8 @@ static const char *tname(lua_State *L, int idx) {
 ** __newindex (buffer.c) raises for it. A string naming a field or method
 ** (a.shape, a:copy) is read interpreted; compiled code types arrays'
 ** fields by their constant names only, so such a read raises a kjit
-** message saying so instead of a silent difference. */
+** message saying so instead of a silent difference. store: 1 for a store,
+** | 2 for an array of records (record.c's messages). */
 int32_t kjit_ls_arraykey(lua_State *L, int32_t slot, int32_t store, const char *chunk,
                          int32_t line, int64_t *out) {
   int t = lua_type(L, slot);
@@ -57,7 +58,14 @@ int32_t kjit_ls_arraykey(lua_State *L, int32_t slot, int32_t store, const char *
       lua_pushvalue(L, slot);
       known = lua_rawget(L, -2) != LUA_TNIL;
     }
-    if (!known) lua_pushfstring(L, "kjit.array has no field '%s'", k);
+    int record = store & 2;
+    store &= 1;
+    if (record && store)   /* record.c m_newindex: any name */
+      lua_pushfstring(L, "cannot assign to field '%s' of a kjit.array", k);
+    else if (!known && record)   /* record.c arrayfield */
+      lua_pushfstring(L, "kjit.array has no field '%s' (an array of records: index it, "
+                      "p[i].%s)", k, k);
+    else if (!known) lua_pushfstring(L, "kjit.array has no field '%s'", k);
     else if (store) lua_pushfstring(L, "cannot assign to field '%s' of a kjit.array", k);
     else lua_pushfstring(L, "compiled code reads field '%s' of a kjit.array by its name only "
                          "(a.%s), not through a key held in a variable", k, k);

@@ -1,0 +1,33 @@
+-- test_seams.lua: differential tests where separately built features meet
+-- (records with strings as Lua values, function values, made arrays,
+-- export, the libraries). The interpreted function is the specification.
+local D = require "difftest"
+local kjit = D.kjit
+local P = kjit.struct{ {"x", "f64"}, {"v", "f64"} }
+
+test("a record indexed with a string value: refused at compile time, not raised", function()
+  -- interpreted, r[k] with k == "x" reads the field; compiled code needs
+  -- the name in the source, so it refuses (a compile error), never raises
+  -- buffer.c's "indexed by field names" at a call that would succeed
+  for _, f in ipairs{
+    function(p, k) return p[1][k] end,
+    function(p, k) p[1][k] = 1 end,
+    function(p, t) return p[1][t.k] end,
+  } do
+    local ok, e = pcall(kjit.jit(f), kjit.zeros(3, P), "x")
+    assert(not ok and e:find("compile error", 1, true) and e:find("named by a string value", 1, true), e)
+  end
+  -- keys that are not strings still raise as interpreted
+  D.check_error("indexed by field names, not with a number", function(p, k) return p[1][k] end,
+                kjit.zeros(3, P), 1)
+  D.check_error("indexed by field names, not with a boolean", function(p, k) p[1][k] = 2 end,
+                kjit.zeros(3, P), true)
+end)
+
+test("an array of records indexed with a string value raises record.c's words", function()
+  D.check_error("has no field", function(p, k) return p[k] end, kjit.zeros(3, P), "x")
+  D.check_error("has no field", function(p, t) return p[t.k] end, kjit.zeros(3, P), { k = "x" })
+  D.check_error("cannot assign", function(p, t) p[t.k] = p[1] end, kjit.zeros(3, P), { k = "x" })
+  D.check_error("cannot assign", function(p, t) p[t.k] = p[1] end, kjit.zeros(3, P), { k = "shape" })
+  D.check_error("has no field", function(p, t) return p[t.k] end, kjit.zeros(3), { k = "x" })
+end)
