@@ -9,6 +9,7 @@
 #include "lua.h"
 #include "host/cache_key.h"
 #include "common/krecord.h"
+#include "ir/ir_builtins.h"
 
 typedef struct Buf { char *p; size_t n, cap; int oom; } Buf;
 
@@ -59,6 +60,8 @@ static int64_t process_salt(lua_State *L) {
            (int64_t)time(NULL) ^ 0x75707672;
   return salt ^ ((int64_t)(intptr_t)L * 31);   /* another state has other references */
 }
+
+static int bakes_layout(const KtySpec *sp, const KirInsn *v);
 
 char *kck_key(KtySession *T, const char *head, size_t *len) {
   lua_State *L = T->L;
@@ -139,6 +142,10 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
       KirBlock *bl = sp->ir->blocks[j];
       for (int i = 0; i < bl->ninsns; i++) {
         KirInsn *v = bl->insns[i];
+        if (bakes_layout(sp, v)) {   /* a layout id of this process (below) */
+          put_i64(&b, INT64_MIN + 4);
+          put_i64(&b, process_salt(L));
+        }
         if (v->op == KIR_CALL && sp->callees[v->id]) continue;   /* compiled directly */
         for (int a = 0; a < v->nargs; a++)
           if (sp->types[v->args[a]->id].kind == T_FUNC && v->op != KIR_PHI &&
@@ -177,18 +184,41 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
   return b.p;
 }
 
+/* Does v make or reshape an array of records? cg_alloc.c then compiles in
+** the layout's id (runtime/alloc.c's kal_record_dtype), a number of this
+** process's interning (krecord.c): another process may have no layout of
+** that id, or another one. */
+static int bakes_layout(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_CALL || v->nargs < 1) return 0;
+  Type ft = sp->types[v->args[0]->id], rt = sp->types[v->id];
+  if (ft.kind != T_BUILTIN || rt.kind != T_BUF || rt.dtype != KJIT_RECORD) return 0;
+  switch (ft.ref) {
+  case B_KJIT_ZEROS: case B_KJIT_EMPTY: case B_KJIT_FULL: case B_KJIT_ARRAY:
+  case B_ARR_COPY: case B_ARR_RESHAPE: return 1;
+  default: return 0;
+  }
+}
+
 int kck_process_bound(KtySession *T, const char **chunk, int *line) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
-    if (!sp->liveref || !sp->used) continue;
+    if (!sp->used) continue;
     for (int j = 0; j < sp->ir->nblocks; j++) {
       KirBlock *bl = sp->ir->blocks[j];
       for (int k = 0; k < bl->ninsns; k++) {
         KirInsn *v = bl->insns[k];
-        if (sp->liveref[v->id]) {
+        int why = 0;
+        if (sp->liveref && sp->liveref[v->id]) why = KCK_LIVE_TABLE;
+        else if (sp->upvref && sp->upvref[v->id]) why = KCK_UPVALUE;
+        else if (bakes_layout(sp, v)) why = KCK_LAYOUT;
+        else if (!(v->op == KIR_CALL && sp->callees[v->id]) && v->op != KIR_PHI)
+          for (int a = 0; a < v->nargs && !why; a++)   /* kck_key's INT64_MIN + 3 */
+            if (sp->types[v->args[a]->id].kind == T_FUNC && !(v->op == KIR_CALL && a == 0))
+              why = KCK_FUNCTION;
+        if (why) {
           *chunk = sp->chunkname;
           *line = v->line;
-          return 1;
+          return why;
         }
       }
     }

@@ -26,10 +26,15 @@
 ** malloc'd key of *len bytes, or NULL (out of memory). */
 char *kck_key(KtySession *T, const char *head, size_t *len);
 
-/* Does the typed IR hold a value of this process only (a table upvalue or
-** global the code writes into, compiled in as a registry reference)? Such
-** code cannot run in another process (f:export refuses it). Returns 1 with
+/* Does the typed IR hold a value of this process only? Such code cannot
+** run in another process (f:export refuses it). Returns why (KCK_*) with
 ** the chunk name and line of the first such use, else 0. */
+enum {
+  KCK_LIVE_TABLE = 1,   /* a table upvalue or global the code writes into (a registry reference) */
+  KCK_UPVALUE,          /* an upvalue the code assigns (its closure's registry reference) */
+  KCK_FUNCTION,         /* a Lua function used as a value (a registry reference) */
+  KCK_LAYOUT            /* an array of records made here (the layout's id in this process) */
+};
 int kck_process_bound(KtySession *T, const char **chunk, int *line);
 
 #endif

@@ -59,7 +59,7 @@
 #endif
 
 #define MAGIC "KJITCODE"
-#define KEXP_FORMAT 1
+#define KEXP_FORMAT 2   /* 2: returned arrays of records carry their layouts */
 #define HEADER 32
 
 #if defined(__x86_64__)

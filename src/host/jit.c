@@ -449,11 +449,21 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
   if (cc->exporting) {
     const char *chunk;
     int line;
-    if (kck_process_bound(T, &chunk, &line)) {
-      snprintf(T->err, sizeof T->err,
-               "%s:%d: f:export: this function writes into a table upvalue or global, a value of "
-               "this process that exported code cannot take along (pass the table as an "
-               "argument, or use arrays)", chunk ? chunk : "?", line);
+    int why = kck_process_bound(T, &chunk, &line);
+    if (why) {
+      static const char *const whys[] = {
+        [KCK_LIVE_TABLE] = "writes into a table upvalue or global, a value of this process that "
+                           "exported code cannot take along (pass the table as an argument, or "
+                           "use arrays)",
+        [KCK_UPVALUE] = "assigns an upvalue, a variable of this process that exported code "
+                        "cannot take along (pass the value in and return the new one)",
+        [KCK_FUNCTION] = "uses a Lua function as a value (not only calls it), a value of this "
+                         "process that exported code cannot take along",
+        [KCK_LAYOUT] = "makes an array of records, whose layout compiled code knows by this "
+                       "process's number for it (make the array outside and pass it in)",
+      };
+      snprintf(T->err, sizeof T->err, "%s:%d: f:export: this function %s",
+               chunk ? chunk : "?", line, whys[why]);
       return -1;
     }
     goto make_module;
@@ -1424,6 +1434,8 @@ static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const cha
   kexp_put(w, js->rnil, (size_t)js->nret);
   kexp_put(w, js->rndim, (size_t)js->nret);
   kexp_put(w, js->rview, (size_t)js->nret);
+  for (int r = 0; r < js->nret; r++)   /* returned arrays of records: their layouts */
+    if (js->rrec[r]) kexp_record(w, js->rrec[r]);
   kexp_str(w, js->types);
   kexp_str(w, js->parnotes);
   kexp_str(w, where);
@@ -1461,6 +1473,9 @@ static int get_spec(KexpR *r, JitSpec *js, char **where) {
   uint8_t *dst[5] = { js->rets, js->rsub, js->rnil, js->rndim, js->rview };
   for (int k = 0; k < 5; k++)
     if ((p = kexp_get(r, (size_t)js->nret))) memcpy(dst[k], p, (size_t)js->nret);
+  for (int k = 0; k < js->nret && !r->bad; k++)   /* put_spec: returned records' layouts */
+    if (js->rets[k] == T_BUF && js->rnil[k] == KJIT_RECORD && !(js->rrec[k] = kexp_getrecord(r, 0)))
+      return -1;
   js->types = kexp_getstr(r);
   js->parnotes = kexp_getstr(r);
   *where = kexp_getstr(r);

@@ -101,6 +101,14 @@ end, function()
   for i = 1, 4 do p[i].x = i + 0.5; p[i].n = -i end
   return p, 2.0
 end, nil, function() return P end)
+add("records_views", "(record[:])", function(p)   -- returned arrays of records: their layouts travel
+  p[3].n = 7
+  return p:slice(2, 3), p, #p
+end, function()
+  local p = kjit.zeros(4, P)
+  for i = 1, 4 do p[i].x = i + 0.5; p[i].n = -i end
+  return p
+end, nil, function() return P end)
 add("parallel", "(f64[:], f64[:])", function(a, b)
   for i in kjit.prange(1, #a) do b[i] = a[i] * 2 + 1 end
 end, function() return fill(1000, "f64", function(i) return i end), kjit.zeros(1000) end,
@@ -285,7 +293,7 @@ test("damaged or foreign bytes are refused with a clear error", function()
   raises("string expected", kjit.load, {})
   -- another format of the envelope
   local fmt = b:sub(1, 8) .. string.pack("=I4", 99) .. b:sub(13)
-  raises("exported in format 99, this kjit reads format 1", kjit.load, fmt)
+  raises("exported in format 99, this kjit reads format 2", kjit.load, fmt)
   -- another build: the kjit version in the identity (checksum made right)
   local body = b:sub(33)
   local ver = body:match("kjit ([^\n]+)\n")

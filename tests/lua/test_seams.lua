@@ -31,3 +31,28 @@ test("an array of records indexed with a string value raises record.c's words", 
   D.check_error("cannot assign", function(p, t) p[t.k] = p[1] end, kjit.zeros(3, P), { k = "shape" })
   D.check_error("has no field", function(p, t) return p[t.k] end, kjit.zeros(3), { k = "x" })
 end)
+
+test("f:export refuses code bound to this process: made record arrays, assigned upvalues", function()
+  -- a made array of records carries its layout's id in this process
+  -- (another process has another numbering): refused, not "invalid dtype"
+  -- or another layout when loaded elsewhere
+  local mk = kjit.jit(function(n) local p = kjit.zeros(n, P); p[1].x = 2; return p end)
+  eq(mk(3)[1].x, 2.0)
+  local ok, e = pcall(mk.export, mk, "(i64)")
+  assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function makes an array of records"), e)
+  local cp = kjit.jit(function(p) return p:copy() end)
+  ok, e = pcall(cp.export, cp, "(record[:])", P)
+  assert(not ok and e:find("makes an array of records", 1, true), e)
+  -- an assigned upvalue is a variable of this process: the loaded code
+  -- had no upvalue to write (it raised "arithmetic on a nil value")
+  local cnt = 0
+  local bump = kjit.jit(function(n) cnt = cnt + n; return cnt end)
+  eq(bump(2), 2)
+  ok, e = pcall(bump.export, bump, "(i64)")
+  assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function assigns an upvalue"), e)
+  -- views of the arguments return with their layout (kjit.load'ed here)
+  local v = kjit.load(kjit.jit(function(p) return p[2], p:slice(2, 3) end):export("(record[:])", P))
+  local p = kjit.zeros(3, P); p[2].x = 5
+  local r, s = v(p)
+  eq(r.x, 5.0); eq(#s, 2); eq(s[1].x, 5.0); truthy(s.dtype == P)
+end)
