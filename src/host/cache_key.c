@@ -142,9 +142,9 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
       KirBlock *bl = sp->ir->blocks[j];
       for (int i = 0; i < bl->ninsns; i++) {
         KirInsn *v = bl->insns[i];
-        if (bakes_layout(sp, v)) {   /* a layout id of this process (below) */
-          put_i64(&b, INT64_MIN + 4);
-          put_i64(&b, process_salt(L));
+        if (bakes_layout(sp, v)) {   /* the code holds the layout's id (below): the */
+          put_i64(&b, INT64_MIN + 4);  /* same layout under another id must miss */
+          put_i64(&b, sp->types[v->id].ref);
         }
         if (v->op == KIR_CALL && sp->callees[v->id]) continue;   /* compiled directly */
         for (int a = 0; a < v->nargs; a++)

@@ -296,6 +296,24 @@ emit(q.dtype.size, q[2].x)
   r, s = go("a"); eq(r, "8:integer 5:float"); stats_eq(s, { hits = 1 })
 end)
 
+test("code that makes arrays of records holds the layout's id: the same layout under another id misses", function()
+  local d = fresh_dir()
+  -- KJIT_TEST_W=b interns another layout first, so P (the same text) gets
+  -- another id; the code allocates by that id (runtime/alloc.c)
+  local path = script(d, "layout_id.lua", [[
+if os.getenv("KJIT_TEST_W") == "b" then kjit.struct{ {"a", "i8"}, {"y", "f64"}, {"z", "f64"} } end
+local P = kjit.struct{ {"x", "f64"} }
+local q = kjit.jit(function(n) local q = kjit.zeros(n, P) q[n].x = 5 return q end, {cache = true})(2)
+emit(q.dtype.size, q[2].x, #q)
+]])
+  local function go(w)
+    return child(path, d, ("KJIT_CACHE_DIR=%s KJIT_TEST_W=%s"):format(sh_quote(d), w))
+  end
+  local r, s = go("a"); eq(r, "8:integer 5:float 2:integer"); stats_eq(s, { misses = 1 })
+  r, s = go("b"); eq(r, "8:integer 5:float 2:integer", "another id"); stats_eq(s, { hits = 0, misses = 1 })
+  r, s = go("a"); eq(r, "8:integer 5:float 2:integer"); stats_eq(s, { hits = 1 })
+end)
+
 -- Damages the only cache file in dir with fn(bytes) -> new bytes.
 local function damage(dir, fn)
   local files = cache_files(dir)
