@@ -28,6 +28,7 @@
 #include "lauxlib.h"
 #include "host/buffer.h"
 #include "host/cudadrv.h"
+#include "host/record.h"
 #include "libs/fft_cuda.h"
 #include "libs/fft_host.h"
 #include "libs/libs.h"
@@ -94,6 +95,8 @@ static void get_arr(lua_State *L, int idx, int gpu, const char *what, const char
       if (kcu_test_devarray(L, idx))
         luaL_error(L, "%s: %s: a kjit array expected, got a device array (use kjit.cuda.fft)",
                    what, arg);
+      if (krec_test_array(L, idx))   /* (kb_test takes numeric arrays only) */
+        luaL_error(L, "%s: %s: a kjit array of numbers expected, got an array of records", what, arg);
       luaL_error(L, "%s: %s: a kjit array expected, got %s", what, arg, luaL_typename(L, idx));
     }
     if (b->record) luaL_error(L, "%s: %s: an f32 or f64 array expected, got records", what, arg);

@@ -29,6 +29,7 @@
 #include "lauxlib.h"
 #include "host/buffer.h"
 #include "host/cudadrv.h"
+#include "host/record.h"
 #include "libs/blas.h"
 #include "libs/lblas.h"
 
@@ -105,6 +106,8 @@ static operand get_array(call_ctx *cx, int idx, const char *what) {
     o.bytes = d->bytes;
   } else {
     KBuffer *b = kb_test(L, idx);
+    if (b == NULL && krec_test_array(L, idx))   /* (kb_test takes numeric arrays only) */
+      cx_error(cx, "%s is an array of records; BLAS takes f32 or f64 arrays", what);
     if (b == NULL)
       cx_error(cx, "%s must be a kjit array, got %s%s", what, type_name(L, idx),
                kcu_test_devarray(L, idx) ? " (use kjit.cuda.blas for device arrays)" : "");

@@ -56,3 +56,17 @@ test("f:export refuses code bound to this process: made record arrays, assigned 
   local r, s = v(p)
   eq(r.x, 5.0); eq(#s, 2); eq(s[1].x, 5.0); truthy(s.dtype == P)
 end)
+
+test("an array of records made by compiled code, given to kjit.blas / kjit.fft: a clear refusal", function()
+  local mk = kjit.jit(function(n) return kjit.zeros(n, P) end)
+  local p = mk(4)
+  -- (was: "x must be a kjit array, got kjit.array" / "a kjit array expected, got userdata")
+  raises("kjit.blas.dot: x is an array of records; BLAS takes f32 or f64 arrays", kjit.blas.dot, p, p)
+  raises("kjit.blas.axpy: x is an array of records", kjit.blas.axpy, 1.0, p, kjit.zeros(4))
+  if kjit.fft then
+    raises("a kjit array of numbers expected, got an array of records", kjit.fft.fft, p)
+  end
+  -- in compiled code the call is refused when it compiles
+  local ok, e = pcall(kjit.jit(function(q) return kjit.blas.dot(q, q) end), p)
+  assert(not ok and e:find("compile error", 1, true), e)
+end)
