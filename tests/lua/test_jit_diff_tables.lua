@@ -258,7 +258,7 @@ test("a parallel prange loop refuses tables; a serial one runs them", function()
     for i in kjit.prange(1, n) do t[i] = i * 2 end
     return t
   end
-  raises("a parallel kjit.prange loop cannot use tables",
+  raises("a parallel kjit.prange loop cannot use Lua values: tables",
          kjit.jit(body, { parallel = true }), {}, 4)
   T.check(body, function() return {}, 4 end)
 end)

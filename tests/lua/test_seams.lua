@@ -70,3 +70,24 @@ test("an array of records made by compiled code, given to kjit.blas / kjit.fft: 
   local ok, e = pcall(kjit.jit(function(q) return kjit.blas.dot(q, q) end), p)
   assert(not ok and e:find("compile error", 1, true), e)
 end)
+
+test("a parallel prange body that assigns an upvalue or calls a function value: refused, saying why", function()
+  local cnt = 0
+  local inc = function() cnt = cnt + 1 end
+  for _, f in ipairs{
+    function(n) for _ in kjit.prange(1, n) do cnt = cnt + 1 end return cnt end,
+    function(n) for _ in kjit.prange(1, n) do inc() end return cnt end,
+  } do
+    local ok, e = pcall(kjit.jit(f, { parallel = true }), 1000)
+    assert(not ok and e:find("test_seams.lua:%d+: .*prange loop cannot use Lua values: .*upvalues it assigns"), e)
+    eq(cnt, 0, "nothing ran")
+  end
+  -- without parallel = true the loop runs in order, as interpreted
+  local function make()
+    local s = 0
+    local g = function(i) s = s + i * i end
+    return function(n) for i in kjit.prange(1, n) do g(i) end; s = s + 1; return s end
+  end
+  local fi, fc = make(), kjit.jit(make())
+  eq(fc(100), fi(100)); eq(fc(7), fi(7))
+end)
