@@ -209,7 +209,11 @@ int kck_process_bound(KtySession *T, const char **chunk, int *line) {
         KirInsn *v = bl->insns[k];
         int why = 0;
         if (sp->liveref && sp->liveref[v->id]) why = KCK_LIVE_TABLE;
-        else if (sp->upvref && sp->upvref[v->id]) why = KCK_UPVALUE;
+        else if (sp->upvref && sp->upvref[v->id])   /* ir_type.c's uses of upvref */
+          why = sp->upvidx[v->id] > 0 ? KCK_UPVALUE         /* an upvalue assigned */
+              : v->op == KIR_CALL ? KCK_CALLVALUE          /* a call's trampoline */
+              : sp->upvidx[v->id] == 0 ? KCK_CFUNCTION     /* a C function called */
+              : KCK_FROZEN_TABLE;                          /* t[k], k computed */
         else if (bakes_layout(sp, v)) why = KCK_LAYOUT;
         else if (!(v->op == KIR_CALL && sp->callees[v->id]) && v->op != KIR_PHI)
           for (int a = 0; a < v->nargs && !why; a++)   /* kck_key's INT64_MIN + 3 */

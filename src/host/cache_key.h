@@ -33,7 +33,10 @@ enum {
   KCK_LIVE_TABLE = 1,   /* a table upvalue or global the code writes into (a registry reference) */
   KCK_UPVALUE,          /* an upvalue the code assigns (its closure's registry reference) */
   KCK_FUNCTION,         /* a Lua function used as a value (a registry reference) */
-  KCK_LAYOUT            /* an array of records made here (the layout's id in this process) */
+  KCK_LAYOUT,           /* an array of records made here (the layout's id in this process) */
+  KCK_CALLVALUE,        /* a function value called (a trampoline: a registry reference) */
+  KCK_CFUNCTION,        /* a C function kjit does not compile, called (a registry reference) */
+  KCK_FROZEN_TABLE      /* a table upvalue or global indexed by a computed key (a registry reference) */
 };
 int kck_process_bound(KtySession *T, const char **chunk, int *line);
 

@@ -461,6 +461,14 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
                          "process that exported code cannot take along",
         [KCK_LAYOUT] = "makes an array of records, whose layout compiled code knows by this "
                        "process's number for it (make the array outside and pass it in)",
+        [KCK_CALLVALUE] = "calls a function value through a Lua function of this process "
+                          "that exported code cannot take along (call functions it can "
+                          "compile, by name)",
+        [KCK_CFUNCTION] = "calls a C function that kjit does not compile, a value of this "
+                          "process that exported code cannot take along",
+        [KCK_FROZEN_TABLE] = "indexes a table upvalue or global with a computed key, a value "
+                             "of this process that exported code cannot take along (pass the "
+                             "table as an argument)",
       };
       snprintf(T->err, sizeof T->err, "%s:%d: f:export: this function %s",
                chunk ? chunk : "?", line, whys[why]);

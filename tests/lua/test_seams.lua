@@ -50,6 +50,21 @@ test("f:export refuses code bound to this process: made record arrays, assigned 
   eq(bump(2), 2)
   ok, e = pcall(bump.export, bump, "(i64)")
   assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function assigns an upvalue"), e)
+  -- registry references of this process: a frozen C function called, a
+  -- table of non-numbers indexed by a computed key, a function value's
+  -- trampoline (exported, they named whatever the loading process held
+  -- under the same number)
+  local sel, W = select, { "a", "bb", "ccc" }
+  for _, c in ipairs{
+    { function(n) return sel("#", n, n) end, "(i64)", "calls a C function that kjit does not compile" },
+    { function(n) return #W[n] end, "(i64)", "indexes a table upvalue or global with a computed key" },
+    { function(t, n) return t.f(n) end, nil, "calls a function value through a Lua function" },
+  } do
+    local f = kjit.jit(c[1])
+    if c[2] then eq(f(2), c[1](2)) else eq(f({ f = math.abs }, -2), 2) end
+    ok, e = pcall(f.export, f, c[2])   -- (no signature: the last one used)
+    assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function " .. c[3]), e)
+  end
   -- views of the arguments return with their layout (kjit.load'ed here)
   local v = kjit.load(kjit.jit(function(p) return p[2], p:slice(2, 3) end):export("(record[:])", P))
   local p = kjit.zeros(3, P); p[2].x = 5
