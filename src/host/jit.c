@@ -464,8 +464,9 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
         [KCK_CALLVALUE] = "calls a function value through a Lua function of this process "
                           "that exported code cannot take along (call functions it can "
                           "compile, by name)",
-        [KCK_CFUNCTION] = "calls a C function that kjit does not compile, a value of this "
-                          "process that exported code cannot take along",
+        [KCK_CFUNCTION] = "calls a C function that kjit does not compile (or a table with "
+                          "__call), a value of this process that exported code cannot take "
+                          "along",
         [KCK_FROZEN_TABLE] = "indexes a table upvalue or global with a computed key, a value "
                              "of this process that exported code cannot take along (pass the "
                              "table as an argument)",

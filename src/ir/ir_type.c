@@ -3587,12 +3587,21 @@ static int in_lib(lua_State *L, lua_CFunction cf, const char *lib) {
 
 static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   lua_State *L = S->L;
+  /* a table with __call (a callable object) is reached the same way: frozen
+  ** as a table, a call of it was refused as "attempt to call a table value"
+  ** where the interpreter calls its __call */
+  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) &&
+      luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    lua_pop(L, 1);
+    goto live;
+  }
   if (S->kernel || !lua_iscfunction(L, -1) || builtin_of(L, -1) >= 0) return 0;
   /* the coroutine and debug functions see the interpreter's call stack
   ** (a yield across compiled frames, debug.getinfo's levels): refused */
   lua_CFunction cf = lua_tocfunction(L, -1);
   if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
   if (makes_tfor(v)) return 0;   /* for ... in pairs(t): the generic for's refusal */
+live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);
     sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -106,3 +106,18 @@ test("a parallel prange body that assigns an upvalue or calls a function value: 
   local fi, fc = make(), kjit.jit(make())
   eq(fc(100), fi(100)); eq(fc(7), fi(7))
 end)
+
+test("a callable table (__call) read from an upvalue or a global is called, as interpreted", function()
+  local acc = { n = 2 }
+  local scale = setmetatable({ k = 10 }, { __call = function(self, x) return x * self.k, "s" end })
+  CALLABLE_G = setmetatable({}, { __call = function(_, a, b) return a - b end })
+  D.check(function(n) local a = scale(n); return a end, 3)
+  D.check(function(n) local s = 0; for i = 1, n do s = s + scale(i) + CALLABLE_G(i, 1) end; return s end, 5)
+  D.check(function(n) local a, b = scale(n); return b, a + scale.k + acc.n end, 4)   -- its fields too
+  local bad = setmetatable({}, { __call = function(_, x) if x > 2 then error("too big: " .. x) end return x end })
+  D.check_error("too big: 3", function(n) local s = 0; for i = 1, n do s = s + bad(i) end; return s end, 3)
+  -- a table without __call still raises as interpreted
+  local plain = {}
+  D.check_error("attempt to call a table value", function(n) return plain(n) end, 3)
+  CALLABLE_G = nil
+end)
