@@ -29,6 +29,7 @@
 #include "lauxlib.h"
 #include "host/buffer.h"
 #include "host/cudadrv.h"
+#include "host/record.h"
 #include "libs/libs.h"
 #include "libs/rand_cuda.h"
 #include "libs/rand_host.h"
@@ -207,6 +208,9 @@ static int draw(lua_State *L, int which) {
     ptr = (char *)(uintptr_t)d->ptr; t = d->record ? KJIT_RECORD : d->dtype; n = d->size;
   } else {
     KBuffer *b = kb_test(L, 2);
+    if (b == NULL && krec_test_array(L, 2))   /* (kb_test takes numeric arrays only) */
+      luaL_error(L, "%s: argument #1: a kjit array of numbers expected, got an array of records",
+                 what);
     if (b == NULL)
       luaL_error(L, "%s: argument #1: a kjit array expected, got %s", what,
                  kcu_test_devarray(L, 2) ? "a device array (kjit.cuda.random fills those)"

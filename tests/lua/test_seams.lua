@@ -81,6 +81,9 @@ test("an array of records made by compiled code, given to kjit.blas / kjit.fft: 
   if kjit.fft then
     raises("a kjit array of numbers expected, got an array of records", kjit.fft.fft, p)
   end
+  local g = kjit.random.generator{ seed = 1 }
+  raises("uniform: argument #1: a kjit array of numbers expected, got an array of records",
+         g.uniform, g, p)
   -- in compiled code the call is refused when it compiles
   local ok, e = pcall(kjit.jit(function(q) return kjit.blas.dot(q, q) end), p)
   assert(not ok and e:find("compile error", 1, true), e)
