@@ -2403,6 +2403,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
                             row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
           kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
         return t_luacall(S, sp, v, args, kargs, n);   /* the library function, called */
+      /* the dtype of an array made here (a name or a kjit.struct): its
+      ** layout is compiled in, so it cannot come from a table at run time */
+      if (((ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY) && i == 1) ||
+          (ft.ref == B_KJIT_FULL && i == 2))
+        REFUSE(S, sp, v, "%s: the dtype (argument #%d) must be known when compiling: a "
+               "constant name or a kjit.struct in an upvalue or global, not a value read from "
+               "a table", builtin_name(ft.ref), i + 1);
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "

@@ -124,3 +124,16 @@ test("a callable table (__call) read from an upvalue or a global is called, as i
   D.check_error("attempt to call a table value", function(n) return plain(n) end, 3)
   CALLABLE_G = nil
 end)
+
+test("a dtype read from a table argument: refused, saying the dtype must be known", function()
+  local t = { P = P, d = "f32" }
+  for _, f in ipairs{
+    function(tt, n) return kjit.zeros(n, tt.P) end,
+    function(tt, n) return kjit.empty(n, tt.d) end,
+    function(tt, n) return kjit.full(n, 1, tt.d) end,
+  } do
+    eq(#f(t, 2), 2)   -- interpreted
+    local ok, e = pcall(kjit.jit(f), t, 2)
+    assert(not ok and e:find("test_seams.lua:%d+: compile error .*the dtype %(argument #%d%) must be known when compiling"), e)
+  end
+end)
