@@ -3592,12 +3592,20 @@ static int in_lib(lua_State *L, lua_CFunction cf, const char *lib) {
   return found;
 }
 
+/* Is v called (the function of a call)? A callable table only read from
+** (fields of a configuration object) stays frozen, as other tables. */
+static int is_called(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++)
+    if (v->users[i]->op == KIR_CALL && v->users[i]->args[0] == v) return 1;
+  return 0;
+}
+
 static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   lua_State *L = S->L;
   /* a table with __call (a callable object) is reached the same way: frozen
   ** as a table, a call of it was refused as "attempt to call a table value"
   ** where the interpreter calls its __call */
-  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) &&
+  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) && is_called(v) &&
       luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
     lua_pop(L, 1);
     goto live;

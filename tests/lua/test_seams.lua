@@ -119,6 +119,10 @@ test("a callable table (__call) read from an upvalue or a global is called, as i
   D.check(function(n) local a, b = scale(n); return b, a + scale.k + acc.n end, 4)   -- its fields too
   local bad = setmetatable({}, { __call = function(_, x) if x > 2 then error("too big: " .. x) end return x end })
   D.check_error("too big: 3", function(n) local s = 0; for i = 1, n do s = s + bad(i) end; return s end, 3)
+  -- only read (never called), it stays frozen: a parallel loop may read it
+  local cfg = setmetatable({ k = 3 }, { __call = function() end })
+  D.check_opts({ parallel = true }, function(a) for i in kjit.prange(1, #a) do a[i] = cfg.k * i end end,
+               kjit.zeros(100))
   -- a table without __call still raises as interpreted
   local plain = {}
   D.check_error("attempt to call a table value", function(n) return plain(n) end, 3)
