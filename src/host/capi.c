@@ -220,11 +220,10 @@ typedef struct CompileCtx {
   int nrecs;
 } CompileCtx;
 
-static int compile_p(lua_State *L) {
-  CompileCtx *c = (CompileCtx *)lua_touserdata(L, 1);
-  c->code = KJIT_ERRARG;
-  /* a host may compile before (or without) require "kjit": the jit
-  ** metatables must exist */
+/* Opens kjit when the host has not (a host may compile before, or without,
+** require "kjit": the jit metatables must exist), then checks that the
+** value at 2 is a Lua function or a kjit.jit object; raises naming api. */
+static void check_function_arg(lua_State *L, const char *api) {
   if (luaL_getmetatable(L, "kjit.jit") == LUA_TNIL) {
     lua_pushcfunction(L, luaopen_kjit);
     lua_call(L, 0, 0);
@@ -232,8 +231,14 @@ static int compile_p(lua_State *L) {
   lua_pop(L, 1);
   int isfn = lua_type(L, 2) == LUA_TFUNCTION && !lua_iscfunction(L, 2);
   if (!isfn && !luaL_testudata(L, 2, "kjit.jit"))
-    return luaL_error(L, "kjit_compile: expected a Lua function or a kjit.jit object, got %s",
-                      lua_iscfunction(L, 2) ? "a C function" : luaL_typename(L, 2));
+    luaL_error(L, "%s: expected a Lua function or a kjit.jit object, got %s", api,
+               lua_iscfunction(L, 2) ? "a C function" : luaL_typename(L, 2));
+}
+
+static int compile_p(lua_State *L) {
+  CompileCtx *c = (CompileCtx *)lua_touserdata(L, 1);
+  c->code = KJIT_ERRARG;
+  check_function_arg(L, "kjit_compile");
   c->code = KJIT_ERRCOMPILE;
   kjit_fn *fn = (kjit_fn *)lua_newuserdatauv(L, sizeof *fn, 1);   /* 3 */
   memset(fn, 0, sizeof *fn);
@@ -297,15 +302,7 @@ typedef struct ExportCtx { const char *sig; int code; } ExportCtx;
 static int export_p(lua_State *L) {
   ExportCtx *c = (ExportCtx *)lua_touserdata(L, 1);
   c->code = KJIT_ERRARG;
-  if (luaL_getmetatable(L, "kjit.jit") == LUA_TNIL) {
-    lua_pushcfunction(L, luaopen_kjit);
-    lua_call(L, 0, 0);
-  }
-  lua_pop(L, 1);
-  int isfn = lua_type(L, 2) == LUA_TFUNCTION && !lua_iscfunction(L, 2);
-  if (!isfn && !luaL_testudata(L, 2, "kjit.jit"))
-    return luaL_error(L, "kjit_export: expected a Lua function or a kjit.jit object, got %s",
-                      lua_iscfunction(L, 2) ? "a C function" : luaL_typename(L, 2));
+  check_function_arg(L, "kjit_export");
   c->code = KJIT_ERRCOMPILE;
   kd_push_private(L, 2);                 /* 3: compiles privately */
   lua_getfield(L, 3, "export");
