@@ -977,6 +977,10 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
     snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
   } else {
     const char *name = "?";
+    if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN && argi == 2 &&
+        G->sp->types[use->args[0]->id].ref == B_ARR_FILL)
+      /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
+      return tonumber(G, x, use, 0, "number expected, got ", "");
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
       name = kir_builtin_name(G->sp->types[use->args[0]->id].ref);
       const char *dot = strrchr(name, '.');

@@ -203,8 +203,15 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
   }
   if (use && use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
     /* a C function names itself as the call names it: math.sqrt -> 'sqrt' */
-    const char *name = kir_builtin_name(G->sp->types[use->args[0]->id].ref);
+    int b = G->sp->types[use->args[0]->id].ref;
+    const char *name = kir_builtin_name(b);
     const char *dot = strrchr(name, '.');
+    if ((b == B_ARR_FILL || b == B_KJIT_FULL) && argi == 2) {
+      /* the fill value of a:fill(v) and kjit.full(shape, v): buffer.c's
+      ** storeval raises without naming the argument */
+      snprintf(buf, n, "number expected, got %s", tname);
+      return;
+    }
     snprintf(buf, n, "bad argument #%d to '%s' (number expected, got %s)", argi,
              dot ? dot + 1 : name, tname);
     return;

@@ -2410,6 +2410,14 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         REFUSE(S, sp, v, "%s: the dtype (argument #%d) must be known when compiling: a "
                "constant name or a kjit.struct in an upvalue or global, not a value read from "
                "a table", builtin_name(ft.ref), i + 1);
+      /* the fill value of a:fill(v) on a number array: checked strictly when
+      ** the call runs, as buffer.c's storeval does (cg_lua_tonumber). Not
+      ** kjit.full's: its dtype follows the value (a boolean makes a bool array) */
+      if (i == 1 && ft.ref == B_ARR_FILL && args[0].kind == T_BUF &&
+          args[0].dtype != KJIT_BOOL && args[0].dtype != KJIT_RECORD) {
+        args[i] = luanum(args[i]);
+        continue;
+      }
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "

@@ -122,3 +122,18 @@ test("a refusal naming a value read from a table says 'a Lua value', not 'a valu
   local ok, e = pcall(f, kjit.zeros(2), { x = 1 })
   assert(not ok and not tostring(e):find("value value", 1, true), tostring(e))
 end)
+
+test("a:fill(t.x) and a:fill(number-or-nil) raise the interpreter's words", function()
+  for _, dt in ipairs({ "f64", "i32", "u8" }) do
+    for k = 1, #values + 1 do   -- k = #values + 1: t.x is nil
+      local v = values[k]
+      if v ~= true and v ~= false then   -- a number array refuses booleans (checked below)
+        check(function(a, t) a:fill(t.x); return a[1] end, dt, 3, function() return { x = v } end)
+      end
+    end
+    check(function(a, t) a:fill(t.x) end, dt, 3, function() return { x = true } end)
+    -- number or nil (math.tointeger's result): nil raises the fill's own message
+    check(function(a, t, x) a:fill(math.tointeger(x)); return a[2] end, dt, 2, function() return {} end, 1.5)
+    check(function(a, t, x) a:fill(math.tointeger(x)); return a[2] end, dt, 2, function() return {} end, 4.0)
+  end
+end)
