@@ -317,11 +317,15 @@ static int impl_sendrecv(lua_State *L, MPI_Comm c, int a) {
 
 /* ---- Requests ----------------------------------------------------------------- */
 
-/* User values: 1 the array (or the packed value), 2 its staging memory. */
+/* User values: 1 the array (or the packed value; for a receive of a Lua
+** value, the communicator's userdata, or nil for COMM_WORLD), 2 its
+** staging memory. */
 typedef struct LReq {
   MPI_Request r;
-  int active, isrecv;
+  int active, isrecv;   /* isrecv 2: a Lua value (no MPI request posted) */
   LBuf b;
+  MPI_Comm comm;        /* isrecv 2: where, from whom, which tag */
+  int source, tag;
 } LReq;
 
 /* Dropped active requests, completed later (see the top of the file). */
@@ -391,9 +395,21 @@ static int impl_irecv(lua_State *L, MPI_Comm c, int a) {
   lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int source = check_rank(L, a + 1);
   int tag = lua_isnoneornil(L, a + 2) ? MPI_ANY_TAG : opt_tag(L, a + 2);
-  if (!lm_isarray(L, a))
-    luaL_error(L, "bad argument #1 to 'irecv' (kjit array expected, got %s: receive Lua "
-               "values with recv)", luaL_typename(L, a));
+  if (!lm_isarray(L, a)) {
+    if (!lua_isnil(L, a))
+      luaL_error(L, "bad argument #1 to 'irecv' (kjit array, or nil to receive a Lua value, "
+                 "expected, got %s)", luaL_typename(L, a));
+    /* a Lua value: its size is known only when its message has come, so
+    ** nothing is posted now; wait/test match it (MPI_Mprobe/MPI_Improbe)
+    ** and receive it into memory of that size (MPI_Mrecv) */
+    LReq *q = push_req(L, a > 1 ? 1 : a);   /* keeps the communicator alive */
+    q->isrecv = 2;
+    q->comm = c;
+    q->source = source;
+    q->tag = tag;
+    q->active = 1;
+    return 1;
+  }
   reap(L, 0);
   LBuf b;
   int top = lua_gettop(L);
@@ -430,10 +446,45 @@ static int completed(lua_State *L, LReq *q, MPI_Status *st) {
   return 1;
 }
 
+/* A receive of a Lua value (isrecv 2): matches its message (blocking: wait,
+** or not: test) and receives it; pushes what wait returns (value, source,
+** tag), or nothing when test found no message. Returns the count. */
+static int value_recv(lua_State *L, LReq *q, int block, const char *fname) {
+  lua_getiuservalue(L, 1, 1);
+  LComm *lc = luaL_testudata(L, -1, LM_COMM);
+  lua_pop(L, 1);
+  if (lc && lc->c == MPI_COMM_NULL)
+    luaL_error(L, "kjit.mpi: %s: its communicator was freed (comm:free())", fname);
+  if (q->source == MPI_PROC_NULL) {
+    q->active = 0;
+    lua_pushnil(L);
+    lua_pushinteger(L, MPI_PROC_NULL);
+    lua_pushinteger(L, MPI_ANY_TAG);
+    return 3;
+  }
+  MPI_Message msg;
+  MPI_Status st;
+  int flag = 1;
+  if (block) LM_CHECK(L, MPI_Mprobe(q->source, q->tag, q->comm, &msg, &st), fname);
+  else LM_CHECK(L, MPI_Improbe(q->source, q->tag, q->comm, &flag, &msg, &st), fname);
+  if (!flag) return 0;
+  q->active = 0;   /* matched: the message is this request's */
+  int n = 0;
+  MPI_Get_count(&st, MPI_BYTE, &n);
+  char *p = lua_newuserdatauv(L, n ? (size_t)n : 1, 0);
+  LM_CHECK(L, MPI_Mrecv(p, n, MPI_BYTE, &msg, &st), fname);
+  lm_unpack(L, p, (size_t)n, fname);
+  lua_remove(L, -2);   /* the bytes */
+  lua_pushinteger(L, st.MPI_SOURCE);
+  lua_pushinteger(L, st.MPI_TAG);
+  return 3;
+}
+
 static int req_wait(lua_State *L) {
   LReq *q = luaL_checkudata(L, 1, LM_REQ);
   if (!q->active) luaL_error(L, "kjit.mpi: request already completed");
   check_ready(L);
+  if (q->isrecv == 2) return value_recv(L, q, 1, "wait");
   MPI_Status st;
   LM_CHECK(L, MPI_Wait(&q->r, &st), "wait");
   return completed(L, q, &st);
@@ -443,6 +494,12 @@ static int req_test(lua_State *L) {
   LReq *q = luaL_checkudata(L, 1, LM_REQ);
   if (!q->active) luaL_error(L, "kjit.mpi: request already completed");
   check_ready(L);
+  if (q->isrecv == 2) {
+    lua_pushboolean(L, 1);
+    int k = value_recv(L, q, 0, "test");
+    if (k == 0) lua_pushboolean(L, 0);
+    return k ? 1 + k : 1;
+  }
   MPI_Status st;
   int flag = 0;
   LM_CHECK(L, MPI_Test(&q->r, &flag, &st), "test");
@@ -456,6 +513,9 @@ static int req_gc(lua_State *L) {
   int fin = 0;
   MPI_Finalized(&fin);
   if (!q->active || fin) return 0;
+  /* a receive of a Lua value posted nothing: its message (if it comes)
+  ** stays for a later receive */
+  if (q->isrecv == 2) { q->active = 0; return 0; }
   int done = 0;
   MPI_Test(&q->r, &done, MPI_STATUS_IGNORE);
   if (done) { q->active = 0; return 0; }
@@ -482,7 +542,8 @@ static int req_gc(lua_State *L) {
 
 static int req_tostring(lua_State *L) {
   LReq *q = luaL_checkudata(L, 1, LM_REQ);
-  lua_pushfstring(L, "kjit.mpi request (%s, %s)", q->isrecv ? "irecv" : "isend",
+  lua_pushfstring(L, "kjit.mpi request (%s, %s)",
+                  q->isrecv == 2 ? "irecv of a Lua value" : q->isrecv ? "irecv" : "isend",
                   q->active ? "active" : "completed");
   return 1;
 }
