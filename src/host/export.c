@@ -13,7 +13,9 @@
 **                 feature words, then the payload (jit.c, kernel.c)
 **
 ** The identity is text, one "name value" per line, so that a refusal can
-** say what differs: kjit's version, the ABI between compiled code and the
+** say what differs: kjit's version, the build (a hash of the sources, the
+** compiler and the flags, made by cmake/build_hash.cmake: two builds of one
+** version may differ in the run-time functions compiled code calls), the ABI between compiled code and the
 ** run time (sizes of the structures it reads, argument and result slots),
 ** the LLVM version, Lua's version and number sizes, the target (CPU
 ** architecture, OS, byte order), and the host's CPU description. kjit.load
@@ -50,6 +52,7 @@
 #include "host/buffer.h"
 #include "host/export.h"
 #include "common/krecord.h"
+#include "kjit_build_hash.h"   /* KJIT_BUILD_HASH (cmake/build_hash.cmake) */
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -192,12 +195,13 @@ static void identity(lua_State *L, int kind, char *out, size_t n) {
   int cpu = kind != KEXP_KERNEL_PTX;
   snprintf(out, n,
            "kjit %s\n"
+           "build %s\n"
            "abi args %d rets %d buffer %d err %d dims %d\n"
            "llvm %s\n"
            "lua %d integer %d float %d pointer %d\n"
            "target %s-%s-%s\n"
            "host %s\n",
-           KJIT_VERSION, KJIT_MAXARGS, KJIT_RETSLOTS, (int)sizeof(KBuffer), (int)sizeof(KErr),
+           KJIT_VERSION, KJIT_BUILD_HASH, KJIT_MAXARGS, KJIT_RETSLOTS, (int)sizeof(KBuffer), (int)sizeof(KErr),
            KJIT_MAXDIMS, cpu ? KJIT_LLVM_VERSION : "-", (int)lua_version(L),
            (int)sizeof(lua_Integer), (int)sizeof(lua_Number), (int)sizeof(void *), ARCH, OS,
            ENDIAN, cpu ? kcache_host_id() : "-");
@@ -226,13 +230,18 @@ static const char *const feature_word[KCACHE_NFEAT] = {
 static void check_identity(lua_State *L, int kind, const char *theirs, const uint32_t *feat) {
   char ours[1024];
   identity(L, kind, ours, sizeof ours);
-  static const char *const names[] = { "kjit", "abi", "llvm", "lua", "target" };
+  static const char *const names[] = { "kjit", "abi", "llvm", "lua", "target", "build" };
   int cpu = kind != KEXP_KERNEL_PTX;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     if (!cpu && (i == 2 || i == 3 || i == 4)) continue;
     char a[512], b[512];
     line_of(theirs, names[i], a, sizeof a);
     line_of(ours, names[i], b, sizeof b);
+    if (strcmp(a, b) == 0) continue;
+    if (i == 5)   /* the same version, another build: sources, compiler or flags differ */
+      luaL_error(L, "kjit.load: the code comes from another build of kjit %s ('%s', this is "
+                 "'%s': other sources, compiler or flags; export it again with this build)",
+                 KJIT_VERSION, a[0] ? a : "build ?", b);
     if (strcmp(a, b) != 0)
       luaL_error(L, "kjit.load: the code comes from an incompatible build: it was made by "
                  "'%s', this is '%s' (export it again with this kjit)", a[0] ? a : "?", b);

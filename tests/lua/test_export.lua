@@ -311,6 +311,19 @@ test("damaged or foreign bytes are refused with a clear error", function()
     raises("incompatible build: it was made by '" .. what .. " 0 other'", kjit.load,
            reseal(b, string.pack("=I4", #id) .. id .. body:sub(5 + idlen)))
   end
+  -- another build of the same version (other sources, compiler or flags:
+  -- cmake/build_hash.cmake's hash differs)
+  local hash = body:sub(5, 4 + idlen):match("\nbuild (%x+)\n")
+  truthy(hash and #hash == 16, "identity carries the build hash")
+  local other_hash = hash:sub(1, 15) .. (hash:sub(16) == "0" and "1" or "0")
+  local bid = body:sub(5, 4 + idlen):gsub("\nbuild %x+\n", "\nbuild " .. other_hash .. "\n", 1)
+  raises("kjit.load: the code comes from another build of kjit " .. ver .. " ('build " ..
+         other_hash .. "', this is 'build " .. hash .. "': other sources, compiler or flags",
+         kjit.load, reseal(b, string.pack("=I4", #bid) .. bid .. body:sub(5 + idlen)))
+  -- bytes from before builds were told apart (no build line): refused too
+  local nob = body:sub(5, 4 + idlen):gsub("\nbuild %x+\n", "\n", 1)
+  raises("another build of kjit " .. ver .. " ('build ?'", kjit.load,
+         reseal(b, string.pack("=I4", #nob) .. nob .. body:sub(5 + idlen)))
   -- a CPU with a feature this one lacks: every bit of a feature word set
   local feats = body:sub(5 + idlen, 4 + idlen + 40)
   local w = { string.unpack("=" .. string.rep("I4", 10), feats) }
