@@ -31,7 +31,9 @@
 **    export (as f:inspect("asm") does), with everything in the object:
 **    callees and function literals are compiled into it, upvalues are
 **    frozen into it as at any compile, record layouts travel as their
-**    fields (interned again at load). A specialization that holds a live
+**    fields (interned again at load), those of arrays the code makes too
+**    (their ids in the code are named globals, given this process's ids
+**    at load: kexp_layout_symbol). A specialization that holds a live
 **    Lua value of this process (a table upvalue or global it writes into:
 **    a registry reference) or takes a function argument is refused at
 **    export with a message saying why.
@@ -52,6 +54,7 @@
 #include "host/buffer.h"
 #include "host/export.h"
 #include "common/krecord.h"
+#include "runtime/alloc.h"
 #include "kjit_build_hash.h"   /* KJIT_BUILD_HASH (cmake/build_hash.cmake) */
 
 #ifndef KJIT_VERSION
@@ -62,7 +65,8 @@
 #endif
 
 #define MAGIC "KJITCODE"
-#define KEXP_FORMAT 2   /* 2: returned arrays of records carry their layouts */
+#define KEXP_FORMAT 3   /* 2: returned arrays of records carry their layouts; 3: and the
+                           layouts of the arrays of records the code makes */
 #define HEADER 32
 
 #if defined(__x86_64__)
@@ -186,6 +190,52 @@ const KRecord *kexp_getrecord(KexpR *r, int depth) {
   for (uint32_t j = 0; j < i; j++) free((char *)f[j].name);
   free(f);
   return res;
+}
+
+/* ---- layouts of arrays of records made by the code ------------------------------ */
+
+#define KEXP_MAXLAYOUTS 64
+static __thread int32_t map_from[KEXP_MAXLAYOUTS], map_to[KEXP_MAXLAYOUTS];
+static __thread int map_n;
+
+void kexp_put_layouts(KexpW *w, const int32_t *ids, int n) {
+  kexp_u32(w, (uint32_t)n);
+  for (int i = 0; i < n; i++) {
+    kexp_put(w, &ids[i], 4);
+    kexp_record(w, krec_byid(ids[i]));
+  }
+}
+
+int kexp_get_layouts(KexpR *r) {
+  uint32_t n = kexp_getu32(r);
+  if (n > KEXP_MAXLAYOUTS) r->bad = 1;
+  map_n = 0;
+  for (uint32_t i = 0; i < n && !r->bad; i++) {
+    int32_t id = 0;
+    const void *p = kexp_get(r, 4);
+    if (p) memcpy(&id, p, 4);
+    const KRecord *rec = kexp_getrecord(r, 0);
+    if (r->bad || rec == NULL) break;
+    map_from[i] = id;
+    map_to[i] = rec->id;
+  }
+  if (r->bad) return 0;
+  map_n = (int)n;
+  return 1;
+}
+
+void kexp_clear_layouts(void) { map_n = 0; }
+
+void *kexp_layout_symbol(const char *name) {
+  size_t pl = strlen(KAL_LAYOUT_SYM);
+  if (strncmp(name, KAL_LAYOUT_SYM, pl) != 0) return NULL;
+  char *end;
+  long id = strtol(name + pl, &end, 10);
+  if (*end || end == name + pl || id < 0 || id > INT32_MAX) return NULL;
+  for (int i = 0; i < map_n; i++)   /* exported code being loaded: this process's id */
+    if (map_from[i] == id) return (void *)kal_record_cell(map_to[i]);
+  /* the disk cache's code of this process (its key has the id), or the JIT's */
+  return krec_byid((int32_t)id) ? (void *)kal_record_cell((int32_t)id) : NULL;
 }
 
 /* ---- identity ------------------------------------------------------------ */
