@@ -69,9 +69,13 @@ foreach(np 2 3)
            COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
                    ${CMAKE_SOURCE_DIR}/tests/mpi/test_nccl_mock.lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(mpi.nccl_mock.np${np} PROPERTIES TIMEOUT 180 ENVIRONMENT
+  set_tests_properties(mpi.nccl_mock.np${np} PROPERTIES FIXTURES_REQUIRED mock_nccl TIMEOUT 180 ENVIRONMENT
                        "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=${CMAKE_BINARY_DIR}/libmocknccl.so;MOCK_NCCL_DIR=${CMAKE_BINARY_DIR}/mock-nccl;MOCK_NCCL_LOG=${CMAKE_BINARY_DIR}/mock-nccl/log.np${np};MOCK_NCCL_TIMEOUT=60")
 endforeach()
+# the mock's files (a folder per NCCL communicator), once both have run
+add_test(NAME mpi.nccl_mock.cleanup
+         COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/mock-nccl'/mocknccl.*")
+set_tests_properties(mpi.nccl_mock.cleanup PROPERTIES FIXTURES_CLEANUP mock_nccl)
 # the same through the kjit-mpirun script
 add_test(NAME mpi.failure.kjit-mpirun
          COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/mpi/check_failure.lua ${CMAKE_BINARY_DIR}
