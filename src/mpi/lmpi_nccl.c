@@ -66,6 +66,7 @@ static struct {
 
 static int on, opened, version;
 static char path[512], why[1024];
+static char fellback[600];   /* the last communicator that could not be made */
 
 /* The NCCL communicator of an MPI communicator. */
 typedef struct NComm { MPI_Comm c; void *comm; int dev; int failed; } NComm;
@@ -202,11 +203,11 @@ static NComm *make(lua_State *L, MPI_Comm c, int dev) {
     n->comm = NULL;
     n->failed = 1;
     if (r != 0)
-      snprintf(why, sizeof why, "NCCL could not make a communicator (%s): device arrays go "
-               "through MPI", rank == 0 && msg.rc ? "ncclGetUniqueId" : errstr(r));
+      snprintf(fellback, sizeof fellback, "NCCL could not make a communicator (%s): its device "
+               "arrays go through MPI", rank == 0 && msg.rc ? "ncclGetUniqueId" : errstr(r));
     else
-      snprintf(why, sizeof why, "NCCL could not make a communicator on rank %d: device arrays "
-               "go through MPI", first - 1);
+      snprintf(fellback, sizeof fellback, "NCCL could not make a communicator on rank %d: its "
+               "device arrays go through MPI", first - 1);
     return NULL;
   }
   return n;
@@ -268,9 +269,10 @@ int lm_nccl_info(lua_State *L) {
   lua_pushboolean(L, on);
   if (on) {
     int big = version >= 10000;
-    lua_pushfstring(L, "NCCL %d.%d.%d (%s): collectives on device arrays go through NCCL",
+    lua_pushfstring(L, "NCCL %d.%d.%d (%s): collectives on device arrays go through NCCL%s%s",
                     big ? version / 10000 : version / 1000,
-                    big ? version / 100 % 100 : version / 100 % 10, version % 100, path);
+                    big ? version / 100 % 100 : version / 100 % 10, version % 100, path,
+                    fellback[0] ? "; " : "", fellback);
   } else {
     lua_pushstring(L, why[0] ? why : "NCCL not loaded");
   }

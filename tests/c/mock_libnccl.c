@@ -26,6 +26,7 @@
 **   MOCK_NCCL_LOG=prefix   one line per call, in <prefix>.<world rank>
 **                          (OMPI_COMM_WORLD_RANK / PMI_RANK, else the pid)
 **   MOCK_NCCL_FAIL=a,b     entry points that fail (ncclInternalError)
+**   MOCK_NCCL_FAIL_COUNT=k collectives of k elements fail (ncclInternalError)
 **   MOCK_NCCL_DIR, MOCK_NCCL_TIMEOUT  as above
 */
 #define _GNU_SOURCE
@@ -289,8 +290,15 @@ static nres destroy(const char *name, Comm *c) {
 API nres ncclCommDestroy(Comm *c) { ENTER("ncclCommDestroy"); return destroy("ncclCommDestroy", c); }
 API nres ncclCommAbort(Comm *c) { ENTER("ncclCommAbort"); return destroy("ncclCommAbort", c); }
 
+/* MOCK_NCCL_FAIL_COUNT: a collective of that many elements fails */
+static int fails_count(size_t count) {
+  const char *e = getenv("MOCK_NCCL_FAIL_COUNT");
+  return e && *e && strtoull(e, NULL, 10) == count;
+}
+
 API nres ncclAllReduce(const void *sb, void *rb, size_t count, int t, int op, Comm *c, void *stream) {
   ENTER("ncclAllReduce");
+  if (fails_count(count)) { logf_("ncclAllReduce injected failure (count)"); return INTERNAL_ERROR; }
   if (!type_ok(t) || !op_ok(op)) return INVALID_ARGUMENT;
   size_t bytes = count * tsize(t);
   nres r = check("ncclAllReduce", c, sb, bytes, rb, bytes, stream);

@@ -16,6 +16,28 @@ assert(on == true, "NCCL not on: " .. tostring(why))
 assert(why:find("libmocknccl", 1, true), why)
 
 local logname = os.getenv("MOCK_NCCL_LOG") .. "." .. r
+
+-- MOCK_NCCL_FAIL=ncclCommInitRank (tests/mpi/tests.cmake): NCCL loads but
+-- no communicator can be made: every rank falls back to MPI for it (and
+-- says why); a collective that NCCL fails is a Lua error at its line
+if os.getenv("MOCK_NCCL_FAIL") then
+  local d = cuda.to_device(kjit.array({ 1, 2, 3 }, "i64"))
+  mpi.allreduce(d, "sum")
+  local h = d:copy_to_host()
+  for i = 1, 3 do assert(h[i] == i * n, "fallback allreduce") end
+  local on2, why2 = mpi.nccl()
+  assert(on2 == true, "still on for other communicators")
+  assert(why2:find("NCCL could not make a communicator", 1, true), tostring(why2))
+  local sub = mpi.comm_split(0, r)
+  sub:allreduce(d, "max")   -- a new communicator: its init fails too, MPI again
+  h = d:copy_to_host()
+  for i = 1, 3 do assert(h[i] == i * n, "fallback allreduce on a communicator") end
+  for line in io.lines(logname) do
+    assert(not line:find("^ncclAllReduce"), "no NCCL collective ran: " .. line)
+  end
+  if r == 0 then print("test_nccl_mock (ncclCommInitRank failing): fallback to MPI, " .. n .. " ranks") end
+  return
+end
 local function calls(name)      -- lines of the mock's log that start with name
   local k = 0
   for line in io.lines(logname) do
@@ -114,6 +136,41 @@ same(calls("ncclBroadcast"), 8, "bcast went through NCCL")
 same(calls("ncclAllGather"), 8, "allgather went through NCCL")
 same(calls("ncclReduceScatter"), 8, "reduce_scatter went through NCCL")
 same(calls("ncclCommInitRank"), 1, "one NCCL communicator for COMM_WORLD")
+
+-- records: bcast and allgather move their bytes
+do
+  local Pt = kjit.struct{ { "x", "f64" }, { "k", "i16" } }
+  local h = kjit.zeros(2, Pt)
+  for i = 1, 2 do h[i].x = r * 10 + i + 0.5; h[i].k = -r - i end
+  local d = cuda.to_device(h)
+  local b0 = calls("ncclBroadcast")
+  mpi.bcast(d, n - 1)
+  local got = d:copy_to_host()
+  for i = 1, 2 do
+    same(got[i].x, (n - 1) * 10 + i + 0.5, "record bcast x")
+    same(got[i].k, -(n - 1) - i, "record bcast k")
+  end
+  same(calls("ncclBroadcast"), b0 + 1, "record bcast went through NCCL")
+  local all = cuda.device_array(2 * n, Pt)
+  mpi.allgather(cuda.to_device(h), all)
+  local ah = all:copy_to_host()
+  for q = 0, n - 1 do
+    for i = 1, 2 do same(ah[q * 2 + i].x, q * 10 + i + 0.5, "record allgather") end
+  end
+end
+
+-- a collective NCCL fails (the mock: MOCK_NCCL_FAIL_COUNT elements): a Lua
+-- error at the calling line, on every rank (each rank's NCCL fails)
+do
+  local k = tonumber(os.getenv("MOCK_NCCL_FAIL_COUNT"))
+  local d = cuda.to_device(kjit.zeros(k, "f64"))
+  local ok, e = pcall(function() mpi.allreduce(d, "sum") end)
+  same(ok, false, "NCCL's failure raised")
+  same(e:find("kjit.mpi: allreduce: NCCL: internal error (mock: injected)", 1, true) ~= nil, true,
+       "NCCL's message: " .. e)
+  same(e:find("test_nccl_mock.lua:%d+:") ~= nil, true, "at the calling line: " .. e)
+  mpi.allreduce(cuda.to_device(kjit.zeros(k + 1, "f64")), "sum")   -- and the next one runs
+end
 
 -- bool: max is "or", min is "and"
 do

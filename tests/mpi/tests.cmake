@@ -70,8 +70,15 @@ foreach(np 2 3)
                    ${CMAKE_SOURCE_DIR}/tests/mpi/test_nccl_mock.lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(mpi.nccl_mock.np${np} PROPERTIES FIXTURES_REQUIRED mock_nccl TIMEOUT 180 ENVIRONMENT
-                       "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=${CMAKE_BINARY_DIR}/libmocknccl.so;MOCK_NCCL_DIR=${CMAKE_BINARY_DIR}/mock-nccl;MOCK_NCCL_LOG=${CMAKE_BINARY_DIR}/mock-nccl/log.np${np};MOCK_NCCL_TIMEOUT=60")
+                       "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=${CMAKE_BINARY_DIR}/libmocknccl.so;MOCK_NCCL_DIR=${CMAKE_BINARY_DIR}/mock-nccl;MOCK_NCCL_LOG=${CMAKE_BINARY_DIR}/mock-nccl/log.np${np};MOCK_NCCL_TIMEOUT=60;MOCK_NCCL_FAIL_COUNT=7777")
 endforeach()
+# NCCL that loads but cannot make a communicator: MPI instead, on every rank
+add_test(NAME mpi.nccl_mock_initfail.np2
+         COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np 2 ${LUA_EXE} -l kjit.mpi.run
+                 ${CMAKE_SOURCE_DIR}/tests/mpi/test_nccl_mock.lua
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mpi.nccl_mock_initfail.np2 PROPERTIES FIXTURES_REQUIRED mock_nccl TIMEOUT 180 ENVIRONMENT
+                     "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=${CMAKE_BINARY_DIR}/libmocknccl.so;MOCK_NCCL_DIR=${CMAKE_BINARY_DIR}/mock-nccl;MOCK_NCCL_LOG=${CMAKE_BINARY_DIR}/mock-nccl/log.initfail;MOCK_NCCL_FAIL=ncclCommInitRank")
 # the mock's files (a folder per NCCL communicator), once both have run
 add_test(NAME mpi.nccl_mock.cleanup
          COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/mock-nccl'/mocknccl.*")
