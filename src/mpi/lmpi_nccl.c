@@ -231,6 +231,10 @@ int lm_nccl_coll(lua_State *L, MPI_Comm c, int kind, LBuf *send, LBuf *recv, int
   int t = ndtype(send, &count);
   void *sp = send->eb.data, *rp = recv ? recv->eb.data : sp;
   nres r = 0;
+  /* without a stream, as an MPI call: after every kernel that writes the
+  ** arrays, on whatever stream (kjit's streams need not wait for the
+  ** default one) */
+  if (stream == NULL) lm_api->synchronize(L, NULL);
   switch (kind) {
   case LM_NC_ALLREDUCE: r = nc.AllReduce(sp, rp, count, t, ops[op], n->comm, stream); break;
   case LM_NC_REDUCE: r = nc.Reduce(sp, rp, count, t, ops[op], root, n->comm, stream); break;
