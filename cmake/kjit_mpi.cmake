@@ -24,9 +24,14 @@ else()
   find_program(KJIT_MPIEXEC NAMES ${MPIEXEC_EXECUTABLE} mpiexec mpirun)
   add_library(kjit_mpi MODULE ${CMAKE_SOURCE_DIR}/src/mpi/lmpi.c
               ${CMAKE_SOURCE_DIR}/src/mpi/lmpi_coll.c ${CMAKE_SOURCE_DIR}/src/mpi/lmpi_pack.c
-              ${CMAKE_SOURCE_DIR}/src/mpi/lmpi_lua.c)
-  target_include_directories(kjit_mpi PRIVATE ${CMAKE_SOURCE_DIR}/include ${LUA_INCLUDE_DIRS})
-  target_link_libraries(kjit_mpi PRIVATE MPI::MPI_C)
+              ${CMAKE_SOURCE_DIR}/src/mpi/lmpi_lua.c ${CMAKE_SOURCE_DIR}/src/mpi/lmpi_stage.c
+              ${CMAKE_SOURCE_DIR}/src/mpi/lmpi_nccl.c
+              # kjit's one search for CUDA libraries (stateless C): NCCL is found as
+              # cuBLAS is (KJIT_NCCL, CUDA_HOME, /usr/local/cuda, pip's nvidia/nccl)
+              ${CMAKE_SOURCE_DIR}/src/libs/libfind.c)
+  target_include_directories(kjit_mpi PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
+                             ${LUA_INCLUDE_DIRS})
+  target_link_libraries(kjit_mpi PRIVATE MPI::MPI_C dl)
   target_compile_options(kjit_mpi PRIVATE -Wall -Wextra)
   # never unloaded (lua_close dlcloses C modules): MPI is finalized at
   # exit, by code of this module (src/mpi/lmpi.c, exit_handler)

@@ -27,7 +27,7 @@
 #include "kjit.h"
 
 #define KJIT_EXT_REGISTRY_KEY "kjit.ext_api"
-#define KJIT_EXT_VERSION 1
+#define KJIT_EXT_VERSION 2
 
 /* What an extension needs of an array, host or device. kjit arrays, their
 ** row views a[i] and slices a:slice(i, j) are always C-contiguous (kjit
@@ -81,6 +81,18 @@ typedef struct kjit_ext_api {
   ** instead of compiling (used by kjit.mpi's compile_once). Returns the
   ** previous setting. */
   int (*cache_load_only)(int on);
+
+  /* ---- version 2 ---- */
+  /* Page-locked host memory of n bytes (cuMemHostAlloc, portable: usable
+  ** with every device), for staging device arrays: copies from and to it
+  ** go at the bus's full speed. NULL when there is none to give (the
+  ** simulator, no driver, or the driver refused): the caller then uses
+  ** ordinary memory. Never raises. */
+  void *(*host_alloc)(lua_State *L, size_t n);
+  void (*host_free)(void *p);   /* of host_alloc's memory; NULL is ignored */
+  /* 1 when device arrays are the CUDA driver's (a driver with a device
+  ** loaded, and the simulator off): loads the driver (cuInit) if needed. */
+  int (*cuda_driver)(void);
 } kjit_ext_api;
 
 #endif

@@ -85,6 +85,13 @@ if(KJIT_SANITIZE)
   target_link_options(mockcublas PRIVATE ${KJIT_SAN_FLAGS})
 endif()
 
+# A fake NCCL over the fake driver's memory (libmocknccl.so): the kjit.mpi
+# tests under mpirun (tests/mpi/tests.cmake) load it through KJIT_NCCL.
+add_library(mocknccl SHARED ${CMAKE_SOURCE_DIR}/tests/c/mock_libnccl.c)
+target_compile_options(mocknccl PRIVATE -Wall -Wextra)
+target_link_libraries(mocknccl PRIVATE pthread dl)
+set_target_properties(mocknccl PROPERTIES C_VISIBILITY_PRESET hidden)
+
 # The longest tests start first (ctest learns costs from earlier runs in
 # the same build dir; a fresh build has none), so that -j keeps every core
 # busy to the end instead of waiting on one long test started last.

@@ -1145,9 +1145,14 @@ done:
 
 /* objload.c's resolver: what the JIT's main JITDylib would give (the
    registered symbols, then the process). */
+static void *(*kc_name_hook)(const char *name);
+
+void kc_set_name_hook(void *(*hook)(const char *name)) { kc_name_hook = hook; }
+
 static void *kc_resolve(const char *name) {
   void *a = NULL;
   int found = 0;
+  if (kc_name_hook && (a = kc_name_hook(name)) != NULL) return a;
   pthread_mutex_lock(&kc_lock);
   for (int i = 0; i < kc_nsyms && !found; i++)
     if (strcmp(kc_syms[i].name, name) == 0) {

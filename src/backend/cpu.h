@@ -45,6 +45,10 @@ int kc_prepare_module(LLVMModuleRef M, char **err);
    Returns 0, or -1 when the name is already registered with another
    address (the first address stays). */
 int kc_register_symbol(const char *name, void *addr);
+/* A resolver that kjit's object loader (objload.c) asks first, for names
+** whose address depends on the load (host/export.c: record layouts of
+** exported code): NULL from it falls through to the registered symbols. */
+void kc_set_name_hook(void *(*hook)(const char *name));
 
 /* Verifies M (error text returned, never aborts), optimizes it for the host
    CPU (new pass manager; at opt 3 LLVM's O3 pipeline without non-trivial

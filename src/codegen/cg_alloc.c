@@ -24,11 +24,13 @@
 ** the allocation helpers fill err and return NULL (or 1), and the code
 ** here fails the function as cg_raise does.
 */
+#include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
 #include "common/karray.h"
 #include "common/krecord.h"
 #include "runtime/alloc.h"
+#include "backend/cpu.h"   /* kc_register_symbol */
 
 static int dt_size(int d) { return kb_dtype_bytes(d); }   /* karray.h's table */
 
@@ -39,9 +41,23 @@ static int64_t elem_size(Type t) {
 
 /* The dtype as runtime/alloc.c takes it: a record's layout id above the
 ** dtype's byte (KAL_DTYPE_RECORD), so the block knows its element size
-** and the dispatcher its layout. */
-static int32_t alloc_dtype(Type t) {
-  return t.dtype == KJIT_RECORD ? kal_record_dtype(t.ref) : t.dtype;
+** and the dispatcher its layout. A record's is read from the layout's
+** global (alloc.h's kal_record_cell), not compiled in: the layout's id is
+** this process's, and exported code is given the loading process's. */
+static LLVMValueRef alloc_dtype(CG *G, Type t) {
+  if (t.dtype != KJIT_RECORD) return cg_i32(G, t.dtype);
+  char name[48];
+  snprintf(name, sizeof name, KAL_LAYOUT_SYM "%d", (int)t.ref);
+  kc_register_symbol(name, (void *)kal_record_cell(t.ref));   /* for the JIT's linker */
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, name);
+  if (g == NULL) {
+    g = LLVMAddGlobal(G->M, G->i32, name);
+    LLVMSetGlobalConstant(g, 1);
+  }
+  LLVMValueRef d = LLVMBuildLoad2(G->B, G->i32, g, "layout");
+  LLVMSetMetadata(d, LLVMGetMDKindIDInContext(G->C, "invariant.load", 14),
+                  LLVMMDNodeInContext(G->C, NULL, 0));
+  return d;
 }
 
 /* Fails the function when ok is false (a helper filled err). */
@@ -216,7 +232,7 @@ static LLVMValueRef emit_alloc(CG *G, const KirInsn *v, Type at, int nd, LLVMVal
   LLVMTypeRef pt[13] = { G->i8p, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->i32, G->errp,
                          G->i32, G->i8p, G->i32, G->i8p };
   LLVMValueRef av[13] = { slot ? LLVMBuildLoad2(G->B, G->i8p, slot, "") : NULL,
-                          cg_i32(G, alloc_dtype(at)), cg_i32(G, nd), NULL, NULL, NULL, NULL,
+                          alloc_dtype(G, at), cg_i32(G, nd), NULL, NULL, NULL, NULL,
                           cg_i32(G, zero), G->err, cg_i32(G, v->line), G->chunkname,
                           cg_i32(G, argn), cg_msg(G, fname) };
   for (int d = 0; d < KJIT_MAXDIMS; d++) av[3 + d] = d < nd ? dims[d] : cg_i64(G, 1);
@@ -418,7 +434,7 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     int nd = shape_dims(a[1], dims);
     LLVMTypeRef pt[10] = { G->i64, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->errp,
                            G->i32, G->i8p };
-    LLVMValueRef av[10] = { product(G, a[0].dims, a[0].t.ndim), cg_i32(G, alloc_dtype(a[0].t)),
+    LLVMValueRef av[10] = { product(G, a[0].dims, a[0].t.ndim), alloc_dtype(G, a[0].t),
                             cg_i32(G, nd), NULL, NULL, NULL, NULL, G->err, cg_i32(G, line),
                             G->chunkname };
     for (int d = 0; d < KJIT_MAXDIMS; d++) av[3 + d] = d < nd ? dims[d] : cg_i64(G, 1);

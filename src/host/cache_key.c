@@ -199,6 +199,28 @@ static int bakes_layout(const KtySpec *sp, const KirInsn *v) {
   }
 }
 
+int kck_layouts(KtySession *T, int32_t *ids, int max) {
+  int n = 0;
+  for (int i = 0; i < T->nspecs; i++) {
+    KtySpec *sp = T->specs[i];
+    if (!sp->used) continue;
+    for (int j = 0; j < sp->ir->nblocks; j++) {
+      KirBlock *bl = sp->ir->blocks[j];
+      for (int k = 0; k < bl->ninsns; k++) {
+        KirInsn *v = bl->insns[k];
+        if (!bakes_layout(sp, v)) continue;
+        int32_t id = sp->types[v->id].ref, seen = 0;
+        for (int q = 0; q < n && q < max; q++) seen |= ids[q] == id;
+        if (!seen) {
+          if (n < max) ids[n] = id;
+          n++;
+        }
+      }
+    }
+  }
+  return n;
+}
+
 int kck_process_bound(KtySession *T, const char **chunk, int *line) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
@@ -214,7 +236,7 @@ int kck_process_bound(KtySession *T, const char **chunk, int *line) {
               : v->op == KIR_CALL ? KCK_CALLVALUE          /* a call's trampoline */
               : sp->upvidx[v->id] == 0 ? KCK_CFUNCTION     /* a C function called */
               : KCK_FROZEN_TABLE;                          /* t[k], k computed */
-        else if (bakes_layout(sp, v)) why = KCK_LAYOUT;
+        /* (an array of records made here: exported with its layout, kck_layouts) */
         else if (!(v->op == KIR_CALL && sp->callees[v->id]) && v->op != KIR_PHI)
           for (int a = 0; a < v->nargs && !why; a++)   /* kck_key's INT64_MIN + 3 */
             if (sp->types[v->args[a]->id].kind == T_FUNC && !(v->op == KIR_CALL && a == 0))

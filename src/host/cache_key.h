@@ -33,11 +33,16 @@ enum {
   KCK_LIVE_TABLE = 1,   /* a table upvalue or global the code writes into (a registry reference) */
   KCK_UPVALUE,          /* an upvalue the code assigns (its closure's registry reference) */
   KCK_FUNCTION,         /* a Lua function used as a value (a registry reference) */
-  KCK_LAYOUT,           /* an array of records made here (the layout's id in this process) */
+  KCK_LAYOUT,           /* (not returned since arrays of records made carry their layouts) */
   KCK_CALLVALUE,        /* a function value called (a trampoline: a registry reference) */
   KCK_CFUNCTION,        /* a C function kjit does not compile, called (a registry reference) */
   KCK_FROZEN_TABLE      /* a table upvalue or global indexed by a computed key (a registry reference) */
 };
 int kck_process_bound(KtySession *T, const char **chunk, int *line);
+/* The layouts (ids) of the arrays of records the typed code makes or
+** reshapes: compiled code reads their dtypes from globals named by these
+** ids (cg_alloc.c), which exported code carries (f:export). Writes up to
+** max into ids; returns how many there are. */
+int kck_layouts(KtySession *T, int32_t *ids, int max);
 
 #endif

@@ -92,10 +92,35 @@ static int ext_keep(lua_State *L, int idx) {
 
 static void ext_unkeep(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
 
+/* host_alloc: kcu_host_alloc raises (no driver, out of memory); here the
+** caller wants NULL instead, so it runs protected. */
+static int host_alloc_p(lua_State *L) {
+  size_t *n = lua_touserdata(L, 1);
+  void **out = lua_touserdata(L, 2);
+  *out = kcu_host_alloc(L, *n, 1 /* CU_MEMHOSTALLOC_PORTABLE */);
+  return 0;
+}
+
+static void *ext_host_alloc(lua_State *L, size_t n) {
+  void *p = NULL;
+  if (kcu_sim_mode() || !kcu_available(NULL)) return NULL;
+  lua_pushcfunction(L, host_alloc_p);
+  lua_pushlightuserdata(L, &n);
+  lua_pushlightuserdata(L, &p);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  return p;
+}
+
+static int ext_cuda_driver(void) { return !kcu_sim_mode() && kcu_available(NULL); }
+
 static const kjit_ext_api api = {
   KJIT_EXT_VERSION, sizeof(kjit_ext_api), KJIT_VERSION,
   ext_toarray, ext_todevarray, ext_dev_to_host, ext_host_to_dev, ext_tostream,
   ext_synchronize, ext_keep, ext_unkeep, kd_cache_load_only,
+  ext_host_alloc, kcu_host_free, ext_cuda_driver,
 };
 
 void kext_open(lua_State *L) {

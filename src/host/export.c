@@ -13,7 +13,9 @@
 **                 feature words, then the payload (jit.c, kernel.c)
 **
 ** The identity is text, one "name value" per line, so that a refusal can
-** say what differs: kjit's version, the ABI between compiled code and the
+** say what differs: kjit's version, the build (a hash of the sources, the
+** compiler and the flags, made by cmake/build_hash.cmake: two builds of one
+** version may differ in the run-time functions compiled code calls), the ABI between compiled code and the
 ** run time (sizes of the structures it reads, argument and result slots),
 ** the LLVM version, Lua's version and number sizes, the target (CPU
 ** architecture, OS, byte order), and the host's CPU description. kjit.load
@@ -29,7 +31,9 @@
 **    export (as f:inspect("asm") does), with everything in the object:
 **    callees and function literals are compiled into it, upvalues are
 **    frozen into it as at any compile, record layouts travel as their
-**    fields (interned again at load). A specialization that holds a live
+**    fields (interned again at load), those of arrays the code makes too
+**    (their ids in the code are named globals, given this process's ids
+**    at load: kexp_layout_symbol). A specialization that holds a live
 **    Lua value of this process (a table upvalue or global it writes into:
 **    a registry reference) or takes a function argument is refused at
 **    export with a message saying why.
@@ -50,6 +54,8 @@
 #include "host/buffer.h"
 #include "host/export.h"
 #include "common/krecord.h"
+#include "runtime/alloc.h"
+#include "kjit_build_hash.h"   /* KJIT_BUILD_HASH (cmake/build_hash.cmake) */
 
 #ifndef KJIT_VERSION
 #define KJIT_VERSION "0.0.0"
@@ -59,7 +65,8 @@
 #endif
 
 #define MAGIC "KJITCODE"
-#define KEXP_FORMAT 2   /* 2: returned arrays of records carry their layouts */
+#define KEXP_FORMAT 3   /* 2: returned arrays of records carry their layouts; 3: and the
+                           layouts of the arrays of records the code makes */
 #define HEADER 32
 
 #if defined(__x86_64__)
@@ -185,6 +192,52 @@ const KRecord *kexp_getrecord(KexpR *r, int depth) {
   return res;
 }
 
+/* ---- layouts of arrays of records made by the code ------------------------------ */
+
+#define KEXP_MAXLAYOUTS 64
+static __thread int32_t map_from[KEXP_MAXLAYOUTS], map_to[KEXP_MAXLAYOUTS];
+static __thread int map_n;
+
+void kexp_put_layouts(KexpW *w, const int32_t *ids, int n) {
+  kexp_u32(w, (uint32_t)n);
+  for (int i = 0; i < n; i++) {
+    kexp_put(w, &ids[i], 4);
+    kexp_record(w, krec_byid(ids[i]));
+  }
+}
+
+int kexp_get_layouts(KexpR *r) {
+  uint32_t n = kexp_getu32(r);
+  if (n > KEXP_MAXLAYOUTS) r->bad = 1;
+  map_n = 0;
+  for (uint32_t i = 0; i < n && !r->bad; i++) {
+    int32_t id = 0;
+    const void *p = kexp_get(r, 4);
+    if (p) memcpy(&id, p, 4);
+    const KRecord *rec = kexp_getrecord(r, 0);
+    if (r->bad || rec == NULL) break;
+    map_from[i] = id;
+    map_to[i] = rec->id;
+  }
+  if (r->bad) return 0;
+  map_n = (int)n;
+  return 1;
+}
+
+void kexp_clear_layouts(void) { map_n = 0; }
+
+void *kexp_layout_symbol(const char *name) {
+  size_t pl = strlen(KAL_LAYOUT_SYM);
+  if (strncmp(name, KAL_LAYOUT_SYM, pl) != 0) return NULL;
+  char *end;
+  long id = strtol(name + pl, &end, 10);
+  if (*end || end == name + pl || id < 0 || id > INT32_MAX) return NULL;
+  for (int i = 0; i < map_n; i++)   /* exported code being loaded: this process's id */
+    if (map_from[i] == id) return (void *)kal_record_cell(map_to[i]);
+  /* the disk cache's code of this process (its key has the id), or the JIT's */
+  return krec_byid((int32_t)id) ? (void *)kal_record_cell((int32_t)id) : NULL;
+}
+
 /* ---- identity ------------------------------------------------------------ */
 
 /* This build's identity text for a kind (L for Lua's version). */
@@ -192,12 +245,13 @@ static void identity(lua_State *L, int kind, char *out, size_t n) {
   int cpu = kind != KEXP_KERNEL_PTX;
   snprintf(out, n,
            "kjit %s\n"
+           "build %s\n"
            "abi args %d rets %d buffer %d err %d dims %d\n"
            "llvm %s\n"
            "lua %d integer %d float %d pointer %d\n"
            "target %s-%s-%s\n"
            "host %s\n",
-           KJIT_VERSION, KJIT_MAXARGS, KJIT_RETSLOTS, (int)sizeof(KBuffer), (int)sizeof(KErr),
+           KJIT_VERSION, KJIT_BUILD_HASH, KJIT_MAXARGS, KJIT_RETSLOTS, (int)sizeof(KBuffer), (int)sizeof(KErr),
            KJIT_MAXDIMS, cpu ? KJIT_LLVM_VERSION : "-", (int)lua_version(L),
            (int)sizeof(lua_Integer), (int)sizeof(lua_Number), (int)sizeof(void *), ARCH, OS,
            ENDIAN, cpu ? kcache_host_id() : "-");
@@ -226,13 +280,18 @@ static const char *const feature_word[KCACHE_NFEAT] = {
 static void check_identity(lua_State *L, int kind, const char *theirs, const uint32_t *feat) {
   char ours[1024];
   identity(L, kind, ours, sizeof ours);
-  static const char *const names[] = { "kjit", "abi", "llvm", "lua", "target" };
+  static const char *const names[] = { "kjit", "abi", "llvm", "lua", "target", "build" };
   int cpu = kind != KEXP_KERNEL_PTX;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     if (!cpu && (i == 2 || i == 3 || i == 4)) continue;
     char a[512], b[512];
     line_of(theirs, names[i], a, sizeof a);
     line_of(ours, names[i], b, sizeof b);
+    if (strcmp(a, b) == 0) continue;
+    if (i == 5)   /* the same version, another build: sources, compiler or flags differ */
+      luaL_error(L, "kjit.load: the code comes from another build of kjit %s ('%s', this is "
+                 "'%s': other sources, compiler or flags; export it again with this build)",
+                 KJIT_VERSION, a[0] ? a : "build ?", b);
     if (strcmp(a, b) != 0)
       luaL_error(L, "kjit.load: the code comes from an incompatible build: it was made by "
                  "'%s', this is '%s' (export it again with this kjit)", a[0] ? a : "?", b);

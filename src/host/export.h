@@ -46,6 +46,19 @@ struct kjit_record;
 void kexp_record(KexpW *w, const struct kjit_record *r);
 const struct kjit_record *kexp_getrecord(KexpR *r, int depth);
 
+/* Layouts of arrays of records that exported code makes: compiled code
+** reads a layout's dtype from the global "kjit.layout.<id>" (runtime/
+** alloc.h), the id being the exporting process's. The payload carries
+** each id with its layout (kexp_put_layouts); the loader interns the
+** layouts here and maps the ids (kexp_get_layouts), and the object
+** loader's resolver (kexp_layout_symbol, the backend's name hook) gives
+** each global the cell of this process's id while that map is set. */
+void kexp_put_layouts(KexpW *w, const int32_t *ids, int n);
+/* Reads them and sets this thread's map (0 and nothing set when damaged). */
+int kexp_get_layouts(KexpR *r);
+void kexp_clear_layouts(void);
+void *kexp_layout_symbol(const char *name);
+
 /* kjit.load(bytes) itself (the C API's kjit_load calls it). */
 int kexp_l_load(lua_State *L);
 

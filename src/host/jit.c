@@ -334,6 +334,8 @@ static void free_unlinked_spec(void *p) {
 }
 
 static void register_runtime_once(void) {
+  /* layouts of arrays of records: exported code loaded gets this process's */
+  kc_set_name_hook(kexp_layout_symbol);
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
   kc_register_symbol("kjit_rt_forlimit", (void *)kjit_rt_forlimit);
   kc_register_symbol("kjit_rt_lib", (void *)kjit_rt_lib);
@@ -411,6 +413,8 @@ typedef struct CacheCtx {
   void *addr;           /* a hit's entry */
   int hit, calls;
   int exporting;        /* f:export: no disk cache, refuse process-bound code */
+  int32_t layouts[16];  /* exporting: the layouts of arrays of records it makes */
+  int nlayouts;
 } CacheCtx;
 
 /* A new module for the CPU target, owned by the session. Returns 0, or -1
@@ -473,6 +477,12 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
       };
       snprintf(T->err, sizeof T->err, "%s:%d: f:export: this function %s",
                chunk ? chunk : "?", line, whys[why]);
+      return -1;
+    }
+    cc->nlayouts = kck_layouts(T, cc->layouts, 16);
+    if (cc->nlayouts > 16) {
+      snprintf(T->err, sizeof T->err, "f:export: this function makes arrays of %d record "
+               "layouts; exported code carries 16 at most", cc->nlayouts);
       return -1;
     }
     goto make_module;
@@ -585,7 +595,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
                     "the function was made without {cache = true}");
     longjmp(jb, 1);
   }
-  CacheCtx cc = { sb, o, js, NULL, 0, NULL, 0, 0, ex != NULL };
+  CacheCtx cc = { sb, o, js, NULL, 0, NULL, 0, 0, ex != NULL, { 0 }, 0 };
   if (!cached && new_cpu_module(sb, S->fastmath, S->errmsg, sizeof S->errmsg)) longjmp(jb, 1);
   char entry_name[64];
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
@@ -647,6 +657,20 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
       snprintf(S->errmsg, sizeof S->errmsg, "f:export: no object code could be made for this "
                "platform (kjit exports ELF objects only)");
       longjmp(jb, 1);
+    }
+    if (js->code) {   /* the layouts first: the loader needs them to link the object */
+      KexpW lw = { NULL, 0, 0, 0 };
+      kexp_put_layouts(&lw, cc.layouts, cc.nlayouts);
+      kexp_put(&lw, ex->p, ex->n);
+      free(ex->p);
+      ex->p = lw.p;
+      ex->n = lw.n;
+      if (lw.oom) {
+        free(lw.p);
+        ex->p = NULL;
+        snprintf(S->errmsg, sizeof S->errmsg, "not enough memory");
+        longjmp(jb, 1);
+      }
     }
   } else if (cached) {
     /* stored with the code: calls, then the parallel notes */
@@ -1560,7 +1584,15 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
   if (!js) luaL_error(L, "not enough memory");
   void *addr = NULL, *extra = NULL;
   size_t xl = 0;
-  js->code = kcache_cpu_payload_load(payload, len, &addr, &extra, &xl);
+  /* the layouts of the arrays of records it makes: interned here, and their
+  ** globals given this process's ids while the object is linked */
+  KexpR lr = { payload, len, 0, 0 };
+  if (!kexp_get_layouts(&lr)) {
+    free(js);
+    luaL_error(L, "kjit.load: damaged exported code (record layouts)");
+  }
+  js->code = kcache_cpu_payload_load((const char *)payload + lr.at, len - lr.at, &addr, &extra, &xl);
+  kexp_clear_layouts();
   if (js->code == NULL) {
     free(js);
     luaL_error(L, "kjit.load: the object code could not be loaded in this process");

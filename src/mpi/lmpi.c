@@ -13,7 +13,9 @@
 ** - Arrays (and their row views and slices, which kjit keeps contiguous)
 **   are passed to MPI in place: no copy. Device arrays go to MPI directly
 **   when the MPI is CUDA-aware; otherwise (and always in the simulator)
-**   they are staged through host memory.
+**   they are staged through host memory, page-locked and reused
+**   (lmpi_stage.c). Collectives on device arrays go through NCCL when it
+**   loads (lmpi_nccl.c).
 ** - Lua values (numbers, strings, booleans, tables of them) travel as
 **   packed bytes (lmpi_pack.c); a receive of a Lua value passes nil as
 **   its buffer and gets the value back.
@@ -84,14 +86,13 @@ int lm_isarray(lua_State *L, int idx) {
          (lm_api->toarray(L, idx, &eb) || lm_api->todevarray(L, idx, &eb));
 }
 
-void lm_getbuf(lua_State *L, int idx, LBuf *b, int in, const char *fname, int argn) {
+void lm_describe(lua_State *L, int idx, LBuf *b, const char *fname, int argn) {
   memset(b, 0, sizeof *b);
-  int dev = 0;
   if (!lm_api->toarray(L, idx, &b->eb)) {
     if (!lm_api->todevarray(L, idx, &b->eb))
       luaL_error(L, "bad argument #%d to '%s' (kjit array expected, got %s)", argn, fname,
                  luaL_typename(L, idx));
-    dev = 1;
+    b->dev = 1;
   }
   kjit_ext_buffer *eb = &b->eb;
   b->type = dtype_mpi(eb->dtype);
@@ -101,17 +102,38 @@ void lm_getbuf(lua_State *L, int idx, LBuf *b, int in, const char *fname, int ar
                "send it in parts", fname, (lua_Integer)count);
   b->count = (int)count;
   b->ptr = eb->data;
-  if (dev && (eb->sim || !lm_cuda_aware)) {
+}
+
+void lm_getbuf_s(lua_State *L, int idx, LBuf *b, int in, const char *fname, int argn,
+                 void *stream) {
+  lm_describe(L, idx, b, fname, argn);
+  kjit_ext_buffer *eb = &b->eb;
+  b->stream = stream;
+  if (b->dev && (eb->sim || !lm_cuda_aware)) {
+    /* staged: page-locked memory from the pool (lmpi_stage.c); the copy in
+    ** goes on the stream, after the work queued there, and is waited for */
     b->staged = 1;
-    b->ptr = lua_newuserdatauv(L, eb->nbytes ? eb->nbytes : 1, 0);
-    if (in) lm_api->dev_to_host(L, b->ptr, eb, NULL);
-  } else if (dev) {
-    lm_api->synchronize(L, NULL);   /* kernels that write it have finished */
+    b->stage = lm_stage(L, eb->nbytes ? eb->nbytes : 1, !eb->sim);
+    b->ptr = b->stage->p;
+    if (in) {
+      lm_api->dev_to_host(L, b->ptr, eb, stream);
+      if (stream) lm_api->synchronize(L, stream);
+    }
+  } else if (b->dev) {
+    lm_api->synchronize(L, stream);   /* kernels that write it have finished */
   }
 }
 
+void lm_getbuf(lua_State *L, int idx, LBuf *b, int in, const char *fname, int argn) {
+  lm_getbuf_s(L, idx, b, in, fname, argn, NULL);
+}
+
 void lm_putbuf(lua_State *L, LBuf *b) {
-  if (b->staged) lm_api->host_to_dev(L, &b->eb, b->ptr, NULL);
+  if (!b->staged) return;
+  lm_api->host_to_dev(L, &b->eb, b->ptr, b->stream);
+  /* the staging memory goes back to the pool when the call returns: the
+  ** copy from it must have finished */
+  if (b->stream) lm_api->synchronize(L, b->stream);
 }
 
 void lm_samekind(lua_State *L, const LBuf *a, const LBuf *b, int n, const char *fname,
@@ -123,15 +145,19 @@ void lm_samekind(lua_State *L, const LBuf *a, const LBuf *b, int n, const char *
                a->count * n, n, a->count);
 }
 
-MPI_Op lm_checkop(lua_State *L, int idx, kjit_dtype t, const char *fname) {
+int lm_checkop_index(lua_State *L, int idx, kjit_dtype t, const char *fname) {
   static const char *const names[] = { "sum", "max", "min", "prod", NULL };
   int k = luaL_checkoption(L, idx, NULL, names);
   if (t == KJIT_BOOL && (k == 0 || k == 3))
     luaL_error(L, "%s: \"%s\" on a bool array: use \"max\" (or) or \"min\" (and)", fname, names[k]);
   if (t != KJIT_BOOL && dtype_mpi(t) == MPI_BYTE)
     luaL_error(L, "%s: arrays of records cannot be reduced", fname);
+  return k;
+}
+
+MPI_Op lm_checkop(lua_State *L, int idx, kjit_dtype t, const char *fname) {
   MPI_Op ops[] = { MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD };
-  return ops[k];
+  return ops[lm_checkop_index(L, idx, t, fname)];
 }
 
 /* ---- Communicators ------------------------------------------------------------ */
@@ -160,6 +186,7 @@ static int comm_gc(lua_State *L) {
   LComm *lc = luaL_checkudata(L, 1, LM_COMM);
   int fin = 0;
   MPI_Finalized(&fin);
+  if (lc->owned && lc->c != MPI_COMM_NULL) lm_nccl_forget(lc->c);
   if (lc->owned && lc->c != MPI_COMM_NULL && !fin) MPI_Comm_free(&lc->c);
   lc->c = MPI_COMM_NULL;
   return 0;
@@ -290,11 +317,15 @@ static int impl_sendrecv(lua_State *L, MPI_Comm c, int a) {
 
 /* ---- Requests ----------------------------------------------------------------- */
 
-/* User values: 1 the array (or the packed value), 2 its staging memory. */
+/* User values: 1 the array (or the packed value; for a receive of a Lua
+** value, the communicator's userdata, or nil for COMM_WORLD), 2 its
+** staging memory. */
 typedef struct LReq {
   MPI_Request r;
-  int active, isrecv;
+  int active, isrecv;   /* isrecv 2: a Lua value (no MPI request posted) */
   LBuf b;
+  MPI_Comm comm;        /* isrecv 2: where, from whom, which tag */
+  int source, tag;
 } LReq;
 
 /* Dropped active requests, completed later (see the top of the file). */
@@ -346,6 +377,7 @@ static int impl_isend(lua_State *L, MPI_Comm c, int a) {
     LReq *q = push_req(L, a);
     q->b = b;
     if (stage) { lua_pushvalue(L, stage); lua_setiuservalue(L, -2, 2); }
+    if (b.stage) b.stage->held = 1;   /* given back when the request completes */
     LM_CHECK(L, MPI_Isend(b.ptr, b.count, b.type, dest, tag, c, &q->r), "isend");
   } else {
     LPack *p = lm_pack_new(L);
@@ -363,9 +395,21 @@ static int impl_irecv(lua_State *L, MPI_Comm c, int a) {
   lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int source = check_rank(L, a + 1);
   int tag = lua_isnoneornil(L, a + 2) ? MPI_ANY_TAG : opt_tag(L, a + 2);
-  if (!lm_isarray(L, a))
-    luaL_error(L, "bad argument #1 to 'irecv' (kjit array expected, got %s: receive Lua "
-               "values with recv)", luaL_typename(L, a));
+  if (!lm_isarray(L, a)) {
+    if (!lua_isnil(L, a))
+      luaL_error(L, "bad argument #1 to 'irecv' (kjit array, or nil to receive a Lua value, "
+                 "expected, got %s)", luaL_typename(L, a));
+    /* a Lua value: its size is known only when its message has come, so
+    ** nothing is posted now; wait/test match it (MPI_Mprobe/MPI_Improbe)
+    ** and receive it into memory of that size (MPI_Mrecv) */
+    LReq *q = push_req(L, a > 1 ? 1 : a);   /* keeps the communicator alive */
+    q->isrecv = 2;
+    q->comm = c;
+    q->source = source;
+    q->tag = tag;
+    q->active = 1;
+    return 1;
+  }
   reap(L, 0);
   LBuf b;
   int top = lua_gettop(L);
@@ -375,6 +419,7 @@ static int impl_irecv(lua_State *L, MPI_Comm c, int a) {
   q->b = b;
   q->isrecv = 1;
   if (stage) { lua_pushvalue(L, stage); lua_setiuservalue(L, -2, 2); }
+  if (b.stage) b.stage->held = 1;   /* given back when the request completes */
   LM_CHECK(L, MPI_Irecv(b.ptr, b.count, b.type, source, tag, c, &q->r), "irecv");
   q->active = 1;
   return 1;
@@ -390,19 +435,56 @@ static int completed(lua_State *L, LReq *q, MPI_Status *st) {
       luaL_error(L, "wait: received %d elements into an array of %d (from rank %d)", n,
                  q->b.count, st->MPI_SOURCE);
     lm_putbuf(L, &q->b);
+    if (q->b.stage) lm_stage_release(q->b.stage);
     lua_getiuservalue(L, 1, 1);
     lua_pushinteger(L, st->MPI_SOURCE);
     lua_pushinteger(L, st->MPI_TAG);
     return 3;
   }
+  if (q->b.stage) lm_stage_release(q->b.stage);
   lua_pushboolean(L, 1);
   return 1;
+}
+
+/* A receive of a Lua value (isrecv 2): matches its message (blocking: wait,
+** or not: test) and receives it; pushes what wait returns (value, source,
+** tag), or nothing when test found no message. Returns the count. */
+static int value_recv(lua_State *L, LReq *q, int block, const char *fname) {
+  lua_getiuservalue(L, 1, 1);
+  LComm *lc = luaL_testudata(L, -1, LM_COMM);
+  lua_pop(L, 1);
+  if (lc && lc->c == MPI_COMM_NULL)
+    luaL_error(L, "kjit.mpi: %s: its communicator was freed (comm:free())", fname);
+  if (q->source == MPI_PROC_NULL) {
+    q->active = 0;
+    lua_pushnil(L);
+    lua_pushinteger(L, MPI_PROC_NULL);
+    lua_pushinteger(L, MPI_ANY_TAG);
+    return 3;
+  }
+  MPI_Message msg;
+  MPI_Status st;
+  int flag = 1;
+  if (block) LM_CHECK(L, MPI_Mprobe(q->source, q->tag, q->comm, &msg, &st), fname);
+  else LM_CHECK(L, MPI_Improbe(q->source, q->tag, q->comm, &flag, &msg, &st), fname);
+  if (!flag) return 0;
+  q->active = 0;   /* matched: the message is this request's */
+  int n = 0;
+  MPI_Get_count(&st, MPI_BYTE, &n);
+  char *p = lua_newuserdatauv(L, n ? (size_t)n : 1, 0);
+  LM_CHECK(L, MPI_Mrecv(p, n, MPI_BYTE, &msg, &st), fname);
+  lm_unpack(L, p, (size_t)n, fname);
+  lua_remove(L, -2);   /* the bytes */
+  lua_pushinteger(L, st.MPI_SOURCE);
+  lua_pushinteger(L, st.MPI_TAG);
+  return 3;
 }
 
 static int req_wait(lua_State *L) {
   LReq *q = luaL_checkudata(L, 1, LM_REQ);
   if (!q->active) luaL_error(L, "kjit.mpi: request already completed");
   check_ready(L);
+  if (q->isrecv == 2) return value_recv(L, q, 1, "wait");
   MPI_Status st;
   LM_CHECK(L, MPI_Wait(&q->r, &st), "wait");
   return completed(L, q, &st);
@@ -412,6 +494,12 @@ static int req_test(lua_State *L) {
   LReq *q = luaL_checkudata(L, 1, LM_REQ);
   if (!q->active) luaL_error(L, "kjit.mpi: request already completed");
   check_ready(L);
+  if (q->isrecv == 2) {
+    lua_pushboolean(L, 1);
+    int k = value_recv(L, q, 0, "test");
+    if (k == 0) lua_pushboolean(L, 0);
+    return k ? 1 + k : 1;
+  }
   MPI_Status st;
   int flag = 0;
   LM_CHECK(L, MPI_Test(&q->r, &flag, &st), "test");
@@ -425,6 +513,9 @@ static int req_gc(lua_State *L) {
   int fin = 0;
   MPI_Finalized(&fin);
   if (!q->active || fin) return 0;
+  /* a receive of a Lua value posted nothing: its message (if it comes)
+  ** stays for a later receive */
+  if (q->isrecv == 2) { q->active = 0; return 0; }
   int done = 0;
   MPI_Test(&q->r, &done, MPI_STATUS_IGNORE);
   if (done) { q->active = 0; return 0; }
@@ -451,7 +542,8 @@ static int req_gc(lua_State *L) {
 
 static int req_tostring(lua_State *L) {
   LReq *q = luaL_checkudata(L, 1, LM_REQ);
-  lua_pushfstring(L, "kjit.mpi request (%s, %s)", q->isrecv ? "irecv" : "isend",
+  lua_pushfstring(L, "kjit.mpi request (%s, %s)",
+                  q->isrecv == 2 ? "irecv of a Lua value" : q->isrecv ? "irecv" : "isend",
                   q->active ? "active" : "completed");
   return 1;
 }
@@ -523,10 +615,10 @@ static int l_cuda_aware(lua_State *L) {
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   lua_pushstring(L, lm_cuda_aware ? "CUDA-aware MPI: device arrays are passed directly"
                  : "this MPI was built CUDA-aware but has no CUDA support at run time: "
-                   "device arrays are staged through host memory");
+                   "device arrays are staged through page-locked host memory (reused)");
 #else
   lua_pushstring(L, "this MPI was built without CUDA support: device arrays are staged "
-                 "through host memory");
+                 "through page-locked host memory (reused)");
 #endif
   return 2;
 }
@@ -536,6 +628,7 @@ static int l_finalize(lua_State *L) {
   MPI_Finalized(&fin);
   if (!fin) {
     reap(L, 1);
+    lm_nccl_forget(MPI_COMM_NULL);
     MPI_Finalize();
   }
   return 0;
@@ -549,6 +642,8 @@ static int sentinel_gc(lua_State *L) {
   int fin = 0;
   MPI_Finalized(&fin);
   if (we_initialized && !fin) reap(L, 1);
+  lm_nccl_forget(MPI_COMM_NULL);
+  lm_stage_close();
   return 0;
 }
 
@@ -575,7 +670,8 @@ static int l_load_only(lua_State *L) {
 /* Each implementation twice: on COMM_WORLD (mpi.f) and as a method (comm:f). */
 #define BOTH(X) X(send) X(recv) X(sendrecv) X(isend) X(irecv) X(rank) X(size) \
   X(barrier) X(split) X(dup) X(allreduce) X(reduce) X(bcast) X(gather) X(allgather) \
-  X(scatter) X(alltoall)
+  X(scatter) X(alltoall) X(reduce_scatter)
+#define impl_reduce_scatter lm_reduce_scatter
 #define impl_allreduce lm_allreduce
 #define impl_reduce lm_reduce
 #define impl_bcast lm_bcast
@@ -583,9 +679,20 @@ static int l_load_only(lua_State *L) {
 #define impl_allgather lm_allgather
 #define impl_scatter lm_scatter
 #define impl_alltoall lm_alltoall
+/* Both give back the staging memory the call took (lmpi_stage.c): it lies
+** on the stack between the arguments and the results. */
 #define WRAP(n) \
-  static int w_##n(lua_State *L) { return impl_##n(L, world(L), 1); } \
-  static int m_##n(lua_State *L) { MPI_Comm c = check_comm(L, 1); return impl_##n(L, c, 2); }
+  static int w_##n(lua_State *L) { \
+    int r = impl_##n(L, world(L), 1); \
+    lm_release_stack(L, 1, lua_gettop(L) - r); \
+    return r; \
+  } \
+  static int m_##n(lua_State *L) { \
+    MPI_Comm c = check_comm(L, 1); \
+    int r = impl_##n(L, c, 2); \
+    lm_release_stack(L, 1, lua_gettop(L) - r); \
+    return r; \
+  }
 BOTH(WRAP)
 #define MOD_ENTRY(n) { #n, w_##n },
 #define METH_ENTRY(n) { #n, m_##n },
@@ -594,6 +701,7 @@ static const luaL_Reg mod_fns[] = {
   BOTH(MOD_ENTRY)
   { "wtime", l_wtime }, { "local_rank", l_local_rank }, { "abort", l_abort },
   { "cuda_aware", l_cuda_aware }, { "finalize", l_finalize }, { "_load_only", l_load_only },
+  { "nccl", lm_nccl_info }, { "_staging", lm_staging_stats },
   { NULL, NULL }
 };
 static const luaL_Reg comm_methods[] = {
@@ -689,6 +797,7 @@ __attribute__((visibility("default"))) int luaopen_kjit_mpi(lua_State *L) {
     lua_pushlstring(L, v, nl ? (size_t)(nl - v) : (size_t)len);
     lua_setfield(L, mod, "library");
   }
+  lm_nccl_open(L);
   lm_open_lua(L, mod);
   lua_settop(L, mod);
   return 1;

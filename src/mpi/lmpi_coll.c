@@ -60,6 +60,12 @@ static void unpack_all(lua_State *L, const char *buf, const int *counts, const i
   }
 }
 
+/* An optional stream argument (device arrays: their copies, or NCCL's
+** collective, go on it). */
+static void *opt_stream(lua_State *L, int idx) {
+  return lua_isnoneornil(L, idx) ? NULL : lm_api->tostream(L, idx);
+}
+
 static int *int_array(lua_State *L, int n) {
   return lua_newuserdatauv(L, (size_t)n * sizeof(int) + 1, 0);
 }
@@ -77,8 +83,9 @@ static int same_subtype(lua_State *L, MPI_Comm c, int idx, const char *fname) {
   return isint;
 }
 
+/* allreduce(x, op [, out [, stream]]) */
 int lm_allreduce(lua_State *L, MPI_Comm c, int a) {
-  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
+  lua_settop(L, a + 3);   /* staging memory goes above the arguments */
   if (lua_type(L, a) == LUA_TNUMBER) {
     int isint = same_subtype(L, c, a, "allreduce");
     MPI_Op op = lm_checkop(L, a + 1, isint ? KJIT_I64 : KJIT_F64, "allreduce");
@@ -94,15 +101,29 @@ int lm_allreduce(lua_State *L, MPI_Comm c, int a) {
     return 1;
   }
   LBuf x, o;
-  lm_getbuf(L, a, &x, 1, "allreduce", 1);
+  void *stream = opt_stream(L, a + 3);
+  int has_out = !lua_isnoneornil(L, a + 2);
+  if (lm_nccl_on()) {
+    lm_describe(L, a, &x, "allreduce", 1);
+    int k = lm_checkop_index(L, a + 1, x.eb.dtype, "allreduce");
+    if (has_out) {
+      lm_describe(L, a + 2, &o, "allreduce", 3);
+      lm_samekind(L, &x, &o, 1, "allreduce", "the result array");
+    }
+    if (lm_nccl_coll(L, c, LM_NC_ALLREDUCE, &x, has_out ? &o : NULL, k, 0, stream, "allreduce")) {
+      lua_pushvalue(L, has_out ? a + 2 : a);
+      return 1;
+    }
+  }
+  lm_getbuf_s(L, a, &x, 1, "allreduce", 1, stream);
   MPI_Op op = lm_checkop(L, a + 1, x.eb.dtype, "allreduce");
-  if (lua_isnoneornil(L, a + 2)) {
+  if (!has_out) {
     LM_CHECK(L, MPI_Allreduce(MPI_IN_PLACE, x.ptr, x.count, x.type, op, c), "allreduce");
     lm_putbuf(L, &x);
     lua_pushvalue(L, a);
     return 1;
   }
-  lm_getbuf(L, a + 2, &o, 0, "allreduce", 3);
+  lm_getbuf_s(L, a + 2, &o, 0, "allreduce", 3, stream);
   lm_samekind(L, &x, &o, 1, "allreduce", "the result array");
   LM_CHECK(L, MPI_Allreduce(x.ptr, o.ptr, x.count, x.type, op, c), "allreduce");
   lm_putbuf(L, &o);
@@ -110,9 +131,9 @@ int lm_allreduce(lua_State *L, MPI_Comm c, int a) {
   return 1;
 }
 
-/* reduce(x, op, root [, out]) */
+/* reduce(x, op, root [, out [, stream]]) */
 int lm_reduce(lua_State *L, MPI_Comm c, int a) {
-  lua_settop(L, a + 3);   /* staging memory goes above the arguments */
+  lua_settop(L, a + 4);   /* staging memory goes above the arguments */
   int root = check_root(L, a + 2, c), me = comm_rank(L, c);
   if (lua_type(L, a) == LUA_TNUMBER) {
     int isint = same_subtype(L, c, a, "reduce");
@@ -129,7 +150,22 @@ int lm_reduce(lua_State *L, MPI_Comm c, int a) {
     return 1;
   }
   LBuf x, o;
-  lm_getbuf(L, a, &x, 1, "reduce", 1);
+  void *stream = opt_stream(L, a + 4);
+  int has_out = me == root && !lua_isnoneornil(L, a + 3);
+  if (lm_nccl_on()) {
+    lm_describe(L, a, &x, "reduce", 1);
+    int k = lm_checkop_index(L, a + 1, x.eb.dtype, "reduce");
+    if (has_out) {
+      lm_describe(L, a + 3, &o, "reduce", 4);
+      lm_samekind(L, &x, &o, 1, "reduce", "the result array");
+    }
+    if (lm_nccl_coll(L, c, LM_NC_REDUCE, &x, has_out ? &o : NULL, k, root, stream, "reduce")) {
+      if (me != root) lua_pushnil(L);
+      else lua_pushvalue(L, has_out ? a + 3 : a);
+      return 1;
+    }
+  }
+  lm_getbuf_s(L, a, &x, 1, "reduce", 1, stream);
   MPI_Op op = lm_checkop(L, a + 1, x.eb.dtype, "reduce");
   if (me != root) {
     LM_CHECK(L, MPI_Reduce(x.ptr, NULL, x.count, x.type, op, root, c), "reduce");
@@ -142,7 +178,7 @@ int lm_reduce(lua_State *L, MPI_Comm c, int a) {
     lua_pushvalue(L, a);
     return 1;
   }
-  lm_getbuf(L, a + 3, &o, 0, "reduce", 4);
+  lm_getbuf_s(L, a + 3, &o, 0, "reduce", 4, stream);
   lm_samekind(L, &x, &o, 1, "reduce", "the result array");
   LM_CHECK(L, MPI_Reduce(x.ptr, o.ptr, x.count, x.type, op, root, c), "reduce");
   lm_putbuf(L, &o);
@@ -152,12 +188,21 @@ int lm_reduce(lua_State *L, MPI_Comm c, int a) {
 
 /* ---- bcast(x, root) ---------------------------------------------------------------- */
 
+/* bcast(x, root [, stream]) */
 int lm_bcast(lua_State *L, MPI_Comm c, int a) {
-  lua_settop(L, a + 1);   /* staging memory goes above the arguments */
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int root = check_root(L, a + 1, c), me = comm_rank(L, c);
   if (lm_isarray(L, a)) {
     LBuf x;
-    lm_getbuf(L, a, &x, me == root, "bcast", 1);
+    void *stream = opt_stream(L, a + 2);
+    if (lm_nccl_on()) {
+      lm_describe(L, a, &x, "bcast", 1);
+      if (lm_nccl_coll(L, c, LM_NC_BCAST, &x, NULL, 0, root, stream, "bcast")) {
+        lua_pushvalue(L, a);
+        return 1;
+      }
+    }
+    lm_getbuf_s(L, a, &x, me == root, "bcast", 1, stream);
     LM_CHECK(L, MPI_Bcast(x.ptr, x.count, x.type, root, c), "bcast");
     if (me != root) lm_putbuf(L, &x);
     lua_pushvalue(L, a);
@@ -214,13 +259,24 @@ int lm_gather(lua_State *L, MPI_Comm c, int a) {
   return 1;
 }
 
+/* allgather(send, recv [, stream]) */
 int lm_allgather(lua_State *L, MPI_Comm c, int a) {
-  lua_settop(L, a + 1);   /* staging memory goes above the arguments */
+  lua_settop(L, a + 2);   /* staging memory goes above the arguments */
   int n = comm_size(L, c);
   if (lm_isarray(L, a)) {
     LBuf s, r;
-    lm_getbuf(L, a, &s, 1, "allgather", 1);
-    lm_getbuf(L, a + 1, &r, 0, "allgather", 2);
+    void *stream = opt_stream(L, a + 2);
+    if (lm_nccl_on()) {
+      lm_describe(L, a, &s, "allgather", 1);
+      lm_describe(L, a + 1, &r, "allgather", 2);
+      lm_samekind(L, &s, &r, n, "allgather", "the receiving array");
+      if (lm_nccl_coll(L, c, LM_NC_ALLGATHER, &s, &r, 0, 0, stream, "allgather")) {
+        lua_pushvalue(L, a + 1);
+        return 1;
+      }
+    }
+    lm_getbuf_s(L, a, &s, 1, "allgather", 1, stream);
+    lm_getbuf_s(L, a + 1, &r, 0, "allgather", 2, stream);
     lm_samekind(L, &s, &r, n, "allgather", "the receiving array");
     LM_CHECK(L, MPI_Allgather(s.ptr, s.count, s.type, r.ptr, s.count, r.type, c), "allgather");
     lm_putbuf(L, &r);
@@ -325,5 +381,34 @@ int lm_alltoall(lua_State *L, MPI_Comm c, int a) {
   char *buf = lua_newuserdatauv(L, (size_t)rd[n - 1] + (size_t)rc[n - 1] + 1, 0);
   LM_CHECK(L, MPI_Alltoallv(p->p, sc, sd, MPI_BYTE, buf, rc, rd, MPI_BYTE, c), "alltoall");
   unpack_all(L, buf, rc, rd, n, "alltoall");
+  return 1;
+}
+
+/* ---- reduce_scatter(send, recv, op [, stream]) ---------------------------------------- */
+
+/* MPI_Reduce_scatter_block: send holds size x recv's elements; rank i gets
+** the reduction of block i. Arrays only. */
+int lm_reduce_scatter(lua_State *L, MPI_Comm c, int a) {
+  lua_settop(L, a + 3);   /* staging memory goes above the arguments */
+  int n = comm_size(L, c);
+  if (!lm_isarray(L, a) || !lm_isarray(L, a + 1))
+    luaL_error(L, "reduce_scatter: kjit arrays expected (send and receive)");
+  LBuf s, r;
+  void *stream = opt_stream(L, a + 3);
+  lm_describe(L, a, &s, "reduce_scatter", 1);
+  lm_describe(L, a + 1, &r, "reduce_scatter", 2);
+  int k = lm_checkop_index(L, a + 2, s.eb.dtype, "reduce_scatter");
+  lm_samekind(L, &r, &s, n, "reduce_scatter", "the array sent");
+  if (lm_nccl_on() &&
+      lm_nccl_coll(L, c, LM_NC_REDUCE_SCATTER, &s, &r, k, 0, stream, "reduce_scatter")) {
+    lua_pushvalue(L, a + 1);
+    return 1;
+  }
+  lm_getbuf_s(L, a, &s, 1, "reduce_scatter", 1, stream);
+  lm_getbuf_s(L, a + 1, &r, 0, "reduce_scatter", 2, stream);
+  MPI_Op op = lm_checkop(L, a + 2, s.eb.dtype, "reduce_scatter");
+  LM_CHECK(L, MPI_Reduce_scatter_block(s.ptr, r.ptr, r.count, s.type, op, c), "reduce_scatter");
+  lm_putbuf(L, &r);
+  lua_pushvalue(L, a + 1);
   return 1;
 }

@@ -49,6 +49,33 @@ static int64_t dt_sizes_of(int32_t d) {
   return (int64_t)kb_dtype_bytes(d);
 }
 
+static pthread_mutex_t cells_mu = PTHREAD_MUTEX_INITIALIZER;
+static int32_t **cells;   /* by layout id */
+static int32_t ncells;
+
+const int32_t *kal_record_cell(int32_t id) {
+  int32_t *c = NULL;
+  if (id < 0) return NULL;
+  pthread_mutex_lock(&cells_mu);
+  if (id >= ncells) {
+    int32_t n = ncells ? ncells : 16;
+    while (n <= id) n *= 2;
+    int32_t **m = realloc(cells, (size_t)n * sizeof *m);
+    if (m) {
+      memset(m + ncells, 0, (size_t)(n - ncells) * sizeof *m);
+      cells = m;
+      ncells = n;
+    }
+  }
+  if (id < ncells) {
+    if (cells[id] == NULL && (cells[id] = malloc(sizeof(int32_t))) != NULL)
+      *cells[id] = kal_record_dtype(id);
+    c = cells[id];
+  }
+  pthread_mutex_unlock(&cells_mu);
+  return c;
+}
+
 static __thread KAllocList *current;
 
 /* Blocks alive now and the most alive at once since the last reset, in

@@ -20,6 +20,14 @@ static inline int32_t kal_record_dtype(int32_t layout_id) { return (int32_t)KJIT
 static inline int kal_is_record(int32_t dtype) { return (dtype & 0xff) == (int32_t)KJIT_RECORD; }
 static inline int32_t kal_record_id(int32_t dtype) { return dtype >> 8; }
 
+/* Compiled code does not hold a layout's dtype as a constant: it reads it
+** from the global KAL_LAYOUT_SYM "<id>" (cg_alloc.c), whose address is
+** this cell, kal_record_dtype(id), made once per layout and never freed.
+** Code exported from one process and loaded in another (host/export.c)
+** then gets the cell of the loading process's id for the same layout. */
+#define KAL_LAYOUT_SYM "kjit.layout."
+const int32_t *kal_record_cell(int32_t layout_id);
+
 /* One allocation: its header sits in front of the elements (the elements
 ** start KAL_HEADER bytes after it, 64-byte aligned). */
 typedef struct KAllocBlock {

@@ -109,6 +109,13 @@ end, function()
   for i = 1, 4 do p[i].x = i + 0.5; p[i].n = -i end
   return p
 end, nil, function() return P end)
+add("records_made", "(i64)", function(n)   -- arrays of records made: their layouts travel
+  local p = kjit.zeros(n, P)
+  for i = 1, n do p[i].x = i + 0.5; p[i].y = i * 2; p[i].n = -i end
+  local q = p:copy()
+  q[1].n = 99
+  return p, q:reshape({ 1, n }), kjit.full(2, p[2], P)
+end, function() return 3 end)
 add("parallel", "(f64[:], f64[:])", function(a, b)
   for i in kjit.prange(1, #a) do b[i] = a[i] * 2 + 1 end
 end, function() return fill(1000, "f64", function(i) return i end), kjit.zeros(1000) end,
@@ -227,6 +234,50 @@ print("llvm\t" .. tostring(llvm0) .. " " .. tostring(llvm_mapped()))
   end
 end)
 
+test("arrays of records made by exported code get the loading process's layout", function()
+  -- layouts are numbered per process: here R comes after several others,
+  -- and the child numbers other layouts first, so R's number there is
+  -- another layout's (code holding the number would make arrays of it)
+  for i = 1, 6 do kjit.struct{ { "pad" .. i, "i16" }, { "w", "f32" } } end
+  local R = kjit.struct{ { "x", "f64" }, { "tag", "i32" }, { "v", "f32", 3 } }
+  local mk = kjit.jit(function(n)
+    local p = kjit.zeros(n, R)
+    for i = 1, n do p[i].x = i * 1.5; p[i].tag = -i; p[i].v[2] = i + 0.25 end
+    return p, p:copy():reshape({ n, 1 })
+  end)
+  write_file(root .. "/made_records.kjx", mk:export("(i64)"))
+  local function show(p, q)
+    local t = { tostring(#p), tostring(q.shape[1]) .. "x" .. tostring(q.shape[2]) }
+    for i = 1, #p do
+      t[#t + 1] = ("%s %s %s %s"):format(p[i].x, p[i].tag, p[i].v[2], q[i][1].tag)
+    end
+    return table.concat(t, ";")
+  end
+  local want = show(mk(3))
+  eq(want, show(mk.lua(3)), "compiled here as interpreted")
+  local out = child([[
+for i = 1, 12 do kjit.struct{ { "q" .. i, "u8" } } end   -- other layouts take the small numbers
+local g = kjit.load(bytes("made_records.kjx"))
+local p, q = g(3)
+local function show(p, q)
+  local t = { tostring(#p), tostring(q.shape[1]) .. "x" .. tostring(q.shape[2]) }
+  for i = 1, #p do
+    t[#t + 1] = ("%s %s %s %s"):format(p[i].x, p[i].tag, p[i].v[2], q[i][1].tag)
+  end
+  return table.concat(t, ";")
+end
+print("made	" .. show(p, q))
+-- the layout is an equal kjit.struct here: arrays of it pass to other code
+local R2 = kjit.struct{ { "x", "f64" }, { "tag", "i32" }, { "v", "f32", 3 } }
+local a = kjit.zeros(2, R2)
+a[1] = p[3]
+print("same	" .. tostring(a[1].tag) .. " " .. tostring(p.dtype == R2 or p.dtype == a.dtype))
+]])
+  local got = lines_by_name(out)
+  eq(got.made, want, "loaded in a fresh process")
+  eq(got.same, "-3 true", "the loaded layout is this process's equal layout")
+end)
+
 test("a loaded function: its one signature only; tostring, inspect", function()
   local f = kjit.jit(C[3].fn)
   local g = kjit.load(f:export("f64(f64[:], i64)"))
@@ -293,7 +344,7 @@ test("damaged or foreign bytes are refused with a clear error", function()
   raises("string expected", kjit.load, {})
   -- another format of the envelope
   local fmt = b:sub(1, 8) .. string.pack("=I4", 99) .. b:sub(13)
-  raises("exported in format 99, this kjit reads format 2", kjit.load, fmt)
+  raises("exported in format 99, this kjit reads format 3", kjit.load, fmt)
   -- another build: the kjit version in the identity (checksum made right)
   local body = b:sub(33)
   local ver = body:match("kjit ([^\n]+)\n")
@@ -311,6 +362,19 @@ test("damaged or foreign bytes are refused with a clear error", function()
     raises("incompatible build: it was made by '" .. what .. " 0 other'", kjit.load,
            reseal(b, string.pack("=I4", #id) .. id .. body:sub(5 + idlen)))
   end
+  -- another build of the same version (other sources, compiler or flags:
+  -- cmake/build_hash.cmake's hash differs)
+  local hash = body:sub(5, 4 + idlen):match("\nbuild (%x+)\n")
+  truthy(hash and #hash == 16, "identity carries the build hash")
+  local other_hash = hash:sub(1, 15) .. (hash:sub(16) == "0" and "1" or "0")
+  local bid = body:sub(5, 4 + idlen):gsub("\nbuild %x+\n", "\nbuild " .. other_hash .. "\n", 1)
+  raises("kjit.load: the code comes from another build of kjit " .. ver .. " ('build " ..
+         other_hash .. "', this is 'build " .. hash .. "': other sources, compiler or flags",
+         kjit.load, reseal(b, string.pack("=I4", #bid) .. bid .. body:sub(5 + idlen)))
+  -- bytes from before builds were told apart (no build line): refused too
+  local nob = body:sub(5, 4 + idlen):gsub("\nbuild %x+\n", "\n", 1)
+  raises("another build of kjit " .. ver .. " ('build ?'", kjit.load,
+         reseal(b, string.pack("=I4", #nob) .. nob .. body:sub(5 + idlen)))
   -- a CPU with a feature this one lacks: every bit of a feature word set
   local feats = body:sub(5 + idlen, 4 + idlen + 40)
   local w = { string.unpack("=" .. string.rep("I4", 10), feats) }

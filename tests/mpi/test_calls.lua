@@ -177,6 +177,17 @@ for _, dt in ipairs(DTYPES) do
       local q, k = (i - 1) // 2, (i - 1) % 2 + 1
       return val(dt, q, r * 2 + k)
     end, dt .. " alltoall")
+    -- reduce_scatter: rank r gets block r of every rank's array, reduced
+    local op = dt == "bool" and "max" or "sum"
+    local part = kjit.zeros(2, dt)
+    same(mpi.reduce_scatter(filled(dt, r, n * 2), part, op), part, "reduce_scatter returns the array")
+    check(part, dt, function(k)
+      local acc = val(dt, 0, r * 2 + k)
+      for q = 1, n - 1 do acc = fold(op, acc, val(dt, q, r * 2 + k)) end
+      return acc
+    end, dt .. " reduce_scatter")
+    raises(function() mpi.reduce_scatter(filled(dt, r, n * 2 + 1), part, op) end,
+           "elements", dt .. " reduce_scatter size mismatch")
   end
 end
 
@@ -270,8 +281,54 @@ do
   end
   raises(function() mpi.allreduce(kjit.zeros(2), "avg") end, "invalid option 'avg'", "bad op")
   raises(function() mpi.allreduce(kjit.zeros(2), "sum", kjit.zeros(3)) end, "3 elements, 2 expected", "size mismatch")
-  raises(function() mpi.irecv(nil, 0) end, "receive Lua values with recv", "irecv of a value")
+  raises(function() mpi.irecv("x", 0) end, "or nil to receive a Lua value", "irecv of a string buffer")
   raises(function() mpi.bcast(kjit.zeros(1), n) end, "root is not a rank", "bad root")
+end
+
+-- irecv of Lua values: strings, numbers (both subtypes), tables, through a
+-- full collection, with wait and with test, on COMM_WORLD and a communicator
+do
+  local values = { "str" .. r, r * 10, r + 0.5, { r, "t", { deep = r }, [2.5] = true } }
+  local reqs = {}
+  for k = 1, #values do reqs[k] = mpi.irecv(nil, left, 50 + k) end
+  collectgarbage("collect")
+  for k = 1, #values do mpi.send(values[k], right, 50 + k) end
+  collectgarbage("collect")
+  local function want(k, q)
+    if k == 1 then return "str" .. q elseif k == 2 then return q * 10 else return q + 0.5 end
+  end
+  for k = 1, 3 do
+    local v, from, t = reqs[k]:wait()
+    same(v, want(k, left), "irecv value " .. k)
+    same(from, left, "irecv value source")
+    same(t, 50 + k, "irecv value tag")
+  end
+  local done, v, from = false, nil, nil
+  repeat done, v, from = reqs[4]:test() until done
+  same(v[1], left, "irecv table [1]"); same(v[2], "t", "irecv table [2]")
+  same(v[3].deep, left, "irecv nested table"); same(v[2.5], true, "irecv float key")
+  same(from, left, "test() source")
+  raises(function() reqs[4]:wait() end, "already completed", "value request waited twice")
+  same(tostring(reqs[1]):find("irecv of a Lua value", 1, true) ~= nil, true, "tostring")
+  -- ANY_SOURCE, PROC_NULL, and a communicator of its own
+  local q = mpi.irecv(nil, mpi.ANY_SOURCE, 60)
+  mpi.send(r, right, 60)
+  local v2, from2 = q:wait()
+  same(v2, left, "irecv ANY_SOURCE value"); same(from2, left, "ANY_SOURCE source")
+  local pn, ps = mpi.irecv(nil, mpi.PROC_NULL):wait()
+  same(pn, nil, "PROC_NULL value"); same(ps, mpi.PROC_NULL, "PROC_NULL source")
+  local sub = mpi.comm_split(0, r)
+  local sq = sub:irecv(nil, left, 61)
+  sub:send({ from = r }, right, 61)
+  same(sq:wait().from, left, "irecv value on a communicator")
+  local dead = sub:irecv(nil, left, 62)
+  sub:free()
+  raises(function() dead:wait() end, "communicator was freed", "irecv after comm:free")
+  -- a value request dropped unmatched: its message stays for a later recv
+  mpi.irecv(nil, left, 63)
+  collectgarbage("collect")
+  mpi.send("kept", right, 63)
+  same((mpi.recv(nil, left, 63)), "kept", "message of a dropped value request")
 end
 
 -- a request dropped while active: its buffers stay alive until it completes

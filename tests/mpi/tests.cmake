@@ -48,11 +48,41 @@ foreach(np 1 2 3 4)
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(mpi.calls.np${np} mpi.heat.np${np} mpi.failure.np${np}
                        mpi.heat_gpu.np${np} PROPERTIES ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
+  # (KJIT_NCCL=0: without NCCL, whatever this machine has: the fallback)
   set_tests_properties(mpi.device_mock.np${np} PROPERTIES TIMEOUT 180 ENVIRONMENT
-                       "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so")
+                       "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=0")
   set_tests_properties(mpi.heat.np${np} mpi.heat_gpu.np${np} PROPERTIES
                        PASS_REGULAR_EXPRESSION "bit-identical")
 endforeach()
+# the same when the driver gives no page-locked memory: ordinary memory
+add_test(NAME mpi.device_mock_nopin.np2
+         COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np 2 ${LUA_EXE} -l kjit.mpi.run
+                 ${CMAKE_SOURCE_DIR}/tests/mpi/test_device_mock.lua
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mpi.device_mock_nopin.np2 PROPERTIES TIMEOUT 180 ENVIRONMENT
+                     "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=0;MOCK_CUDA_FAIL=cuMemHostAlloc")
+# NCCL collectives on device arrays: the mock driver and the mock NCCL
+# (tests/c/mock_libnccl.c: files as its transport, in build/mock-nccl)
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/mock-nccl)
+foreach(np 2 3)
+  add_test(NAME mpi.nccl_mock.np${np}
+           COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
+                   ${CMAKE_SOURCE_DIR}/tests/mpi/test_nccl_mock.lua
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(mpi.nccl_mock.np${np} PROPERTIES FIXTURES_REQUIRED mock_nccl TIMEOUT 180 ENVIRONMENT
+                       "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=${CMAKE_BINARY_DIR}/libmocknccl.so;MOCK_NCCL_DIR=${CMAKE_BINARY_DIR}/mock-nccl;MOCK_NCCL_LOG=${CMAKE_BINARY_DIR}/mock-nccl/log.np${np};MOCK_NCCL_TIMEOUT=60;MOCK_NCCL_FAIL_COUNT=7777")
+endforeach()
+# NCCL that loads but cannot make a communicator: MPI instead, on every rank
+add_test(NAME mpi.nccl_mock_initfail.np2
+         COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np 2 ${LUA_EXE} -l kjit.mpi.run
+                 ${CMAKE_SOURCE_DIR}/tests/mpi/test_nccl_mock.lua
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mpi.nccl_mock_initfail.np2 PROPERTIES FIXTURES_REQUIRED mock_nccl TIMEOUT 180 ENVIRONMENT
+                     "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=${CMAKE_BINARY_DIR}/libmocknccl.so;MOCK_NCCL_DIR=${CMAKE_BINARY_DIR}/mock-nccl;MOCK_NCCL_LOG=${CMAKE_BINARY_DIR}/mock-nccl/log.initfail;MOCK_NCCL_FAIL=ncclCommInitRank")
+# the mock's files (a folder per NCCL communicator), once both have run
+add_test(NAME mpi.nccl_mock.cleanup
+         COMMAND sh -c "rm -rf '${CMAKE_BINARY_DIR}/mock-nccl'/mocknccl.*")
+set_tests_properties(mpi.nccl_mock.cleanup PROPERTIES FIXTURES_CLEANUP mock_nccl)
 # the same through the kjit-mpirun script
 add_test(NAME mpi.failure.kjit-mpirun
          COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/mpi/check_failure.lua ${CMAKE_BINARY_DIR}
