@@ -5,8 +5,11 @@
 -- warm-up) of CUDA events around REPS calls, divided by REPS. gemm: C = A B,
 -- square, row-major, into a kept C; FFTs: forward (no scaling kernel), into
 -- a kept output (the out option), the plan from kjit's cache, and again
--- through an explicit plan (p:exec, "_plan" lines). KJIT_BENCH_SIM=1: tiny
--- sizes in the simulator, to check the script without a GPU.
+-- through an explicit plan (p:exec, "_plan" lines). Each result is checked
+-- against kjit.blas / kjit.fft on the host (gemm up to n = 1024), printing
+-- "# MISMATCH name: ..." when it differs. KJIT_BENCH_SIM=1: tiny sizes in
+-- the simulator, to check the script without a GPU
+-- (tests/lua/test_bench_gpu.lua).
 local kjit = require "kjit"
 local cuda = kjit.cuda
 local SIM = os.getenv("KJIT_BENCH_SIM") == "1"
@@ -32,6 +35,20 @@ local function time(fn)
   return median(ts)
 end
 
+-- the largest difference relative to the largest magnitude of want
+local function check(name, got, want, tol)
+  local g, w = got:reshape({ got.size }), want:reshape({ want.size })
+  local err, mag = 0, 0
+  for i = 1, w.size do
+    mag = math.max(mag, math.abs(w[i]))
+    err = math.max(err, math.abs(g[i] - w[i]))
+  end
+  if got.size ~= want.size or err > tol * math.max(mag, 1e-30) then
+    print(string.format("# MISMATCH %s: relative error %.3g (tolerance %.3g)", name, err / mag, tol))
+  end
+end
+local TOL = { f32 = 1e-4, f64 = 1e-10 }
+
 local function filled(shape, dt)
   local a = kjit.empty(shape, dt)
   local f = a:reshape({ a.size })
@@ -43,7 +60,11 @@ print("# kjit.cuda.blas: " .. cuda.blas.backend() .. "; kjit.cuda.fft: " .. cuda
 for _, dt in ipairs { "f32", "f64" } do
   for _, n in ipairs(SIM and { 16 } or { 1024, 2048, 4096 }) do
     local a, b, c = filled({ n, n }, dt), filled({ n, n }, dt), cuda.device_array({ n, n }, dt)
-    emit(string.format("gemm_%s_%d", dt, n), time(function() cuda.blas.gemm(a, b, c) end))
+    local name = string.format("gemm_%s_%d", dt, n)
+    emit(name, time(function() cuda.blas.gemm(a, b, c) end))
+    if n <= 1024 then
+      check(name, c:copy_to_host(), kjit.blas.gemm(a:copy_to_host(), b:copy_to_host()), TOL[dt])
+    end
   end
 end
 
@@ -66,5 +87,6 @@ for _, c in ipairs(cases) do
   local p = cuda.fft.plan(fname, x)
   local out = cuda.device_array(p.out_shape, dt)
   emit(name, time(function() cuda.fft[fname](x, { out = out }) end))
+  check(name, out:copy_to_host(), kjit.fft[fname](x:copy_to_host()), TOL[dt])
   emit(name .. "_plan", time(function() p:exec(x, out) end))
 end
