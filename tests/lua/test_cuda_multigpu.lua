@@ -215,7 +215,8 @@ SUITES.errrec = function()
 end
 
 -- Library handles follow the current device (cuBLAS's: one per thread and
--- device, made with that device's context current)
+-- device, made with that device's context current; cuFFT's plans: per
+-- device)
 SUITES.blas = function()
   test("kjit.cuda.blas runs on the current device of the thread", function()
     local a = kjit.array({ { 1, 2 }, { 3, 4 } })
@@ -230,6 +231,26 @@ SUITES.blas = function()
     local d0 = cuda.to_device(a)
     local _ <close> = cuda.use_device(1)
     raises("this device array is on device 0", function() cuda.blas.gemm(d0, d0) end)
+  end)
+
+  test("kjit.cuda.fft: plans per device; a plan of device 0 is refused on device 1", function()
+    local x = kjit.zeros({ 8, 2 })
+    for i = 1, 8 do x[i][1] = i; x[i][2] = -i end
+    local want = kjit.fft.fft(x)
+    local p
+    for _, dev in ipairs({ 0, 1, 0, 1 }) do
+      local _ <close> = cuda.use_device(dev)
+      local X = cuda.fft.fft(cuda.to_device(x)):copy_to_host()
+      for i = 1, 8 do
+        -- the mock cuFFT is a direct DFT: FFTW's numbers up to rounding
+        near(X[i][1], want[i][1], 1e-12, "re " .. i .. " on device " .. dev)
+        near(X[i][2], want[i][2], 1e-12, "im " .. i .. " on device " .. dev)
+      end
+      if dev == 0 then p = cuda.fft.plan("fft", cuda.to_device(x)) end
+    end
+    local _ <close> = cuda.use_device(1)
+    raises("this plan was made for a device and cannot be used on another device",
+      function() p:exec(cuda.to_device(x)) end)
   end)
 end
 
@@ -366,7 +387,8 @@ else
     eq(launches[1], 4, "launches in device 1's context")
   end)
   child("errrec", { MOCK_CUDA_ERRREC = "5,12,9,0,8,0,0,3,0,0,1,0,0" })
-  child("blas", { KJIT_CUBLAS = MODDIR .. "/libmockcublas.so" }, CLEAN)
+  child("blas", { KJIT_CUBLAS = MODDIR .. "/libmockcublas.so",
+    KJIT_CUFFT = MODDIR .. "/libmockcufft.so" }, CLEAN)
 end
 
 ----------------------------------------------------------------------
