@@ -1,5 +1,7 @@
--- bench/blas.lua: kjit.blas.gemm against OpenBLAS called from C and against
--- a plain C triple loop (and the same loop as a kjit.jit function).
+-- bench/blas.lua: kjit.blas.gemm against OpenBLAS called from C, against
+-- NumPy's matmul (bench/blas_numpy.py, when python3 has numpy; its own
+-- OpenBLAS build) and against a plain C triple loop (and the same loop as a
+-- kjit.jit function).
 --
 --   lua5.4 bench/blas.lua [RUNS [SIZES]]      e.g. lua5.4 bench/blas.lua 7 64,256,512
 --
@@ -39,6 +41,17 @@ local exe = os.tmpname()
 local inc = "/usr/include/x86_64-linux-gnu/openblas-pthread"
 assert(os.execute(("clang-14 -O3 -march=native -I%s bench/c/blas.c -lopenblas -o %s"):format(inc, exe)),
   "clang-14 failed (bench/c/blas.c needs libopenblas-dev)")
+
+-- NumPy, when python3 has it: "dtype n ms checksum" lines
+local numpy = {}
+do
+  local p = io.popen(("python3 bench/blas_numpy.py %d %s 2>/dev/null"):format(RUNS, table.concat(SIZES, ",")))
+  for line in p:lines() do
+    local dt, n, ms, sum = line:match("^(%S+) (%d+) (%S+) (%S+)$")
+    if dt then numpy[dt .. n] = { ms = tonumber(ms), sum = tonumber(sum) } end
+  end
+  p:close()
+end
 
 local function now() return os.clock() * 1e3 end
 
@@ -91,8 +104,9 @@ end
 print(("kjit.blas: %s (%s), OPENBLAS_NUM_THREADS=%s, median of %d runs"):format(backend, config or "",
   threads, RUNS))
 print("times in ms; ratios: the other / kjit.blas (> 1: kjit.blas is faster)")
-print(("%-4s %5s %10s %10s %7s %10s %7s %10s %7s %8s"):format("type", "n", "kjit.blas", "C+OpenBLAS",
-  "ratio", "C loop", "ratio", "kjit loop", "ratio", "GFLOP/s"))
+if not next(numpy) then print("(no NumPy peer: python3 with numpy not found)") end
+print(("%-4s %5s %10s %10s %7s %10s %7s %10s %7s %10s %7s %8s"):format("type", "n", "kjit.blas",
+  "C+OpenBLAS", "ratio", "NumPy", "ratio", "C loop", "ratio", "kjit loop", "ratio", "GFLOP/s"))
 for _, dt in ipairs({ "f64", "f32" }) do
   for _, n in ipairs(SIZES) do
     local a, b = fill(n, dt)
@@ -115,10 +129,13 @@ for _, dt in ipairs({ "f64", "f32" }) do
       tl = time(RUNS, function() for _ = 1, reps do loop(n, a, b, c2) end end) / reps
       assert(checksum(c2) == sum, "the kjit loop's checksum differs")
     end
+    local np = numpy[dt .. n]
+    if np then assert(np.sum == sum, ("checksums differ: NumPy %s, kjit.blas %s"):format(np.sum, sum)) end
+    local tnp = np and np.ms or -1
     local function r(x) return x > 0 and ("%7.2f"):format(x / tk) or "      -" end
     local function ms(x) return x > 0 and ("%10.4f"):format(x) or "         -" end
-    print(("%-4s %5d %10.4f %s %s %s %s %s %s %8.1f"):format(dt, n, tk, ms(tb), r(tb), ms(tn), r(tn),
-      ms(tl), r(tl), 2 * n ^ 3 / tk / 1e6))
+    print(("%-4s %5d %10.4f %s %s %s %s %s %s %s %s %8.1f"):format(dt, n, tk, ms(tb), r(tb), ms(tnp),
+      r(tnp), ms(tn), r(tn), ms(tl), r(tl), 2 * n ^ 3 / tk / 1e6))
   end
 end
 os.remove(exe)

@@ -95,6 +95,7 @@ local cases = {
   { "fft f32 n=65536", "fft", { 65536, 2 }, "f32" },
   { "fft2 f64 512x512", "fft2", { 512, 512, 2 }, "f64" },
   { "rfft f64 n=1048576", "rfft", { 1048576 }, "f64" },
+  { "rfftn f64 64x64x64", "rfftn", { 64, 64, 64 }, "f64" },   -- no C peer (bench/c/fft.c)
 }
 
 print(string.format("kjit %s, %s; FFTW from C: %s", kjit.version, fft.backend(),

@@ -34,6 +34,7 @@ cases = [
     ("fft f32 n=65536", lambda: cplx(65536, np.float32, np.complex64), np.fft.fft),
     ("fft2 f64 512x512", lambda: cplx(512 * 512, np.float64, np.complex128).reshape(512, 512), np.fft.fft2),
     ("rfft f64 n=1048576", lambda: signal(1048576, np.float64), np.fft.rfft),
+    ("rfftn f64 64x64x64", lambda: signal(64 ** 3, np.float64).reshape(64, 64, 64), np.fft.rfftn),
 ]
 for name, make, f in cases:
     x = make()

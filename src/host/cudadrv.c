@@ -14,8 +14,17 @@
 ** Contexts. A device's primary context is retained on first use, as the
 ** CUDA runtime does, and made current on the calling thread when it is not
 ** (cuCtxGetCurrent is a thread-local read in the driver: cheap, and right
-** even if the host application switched contexts behind our back). The
-** selected device (cuda.select_device) is process-wide.
+** even if the host application switched contexts behind our back).
+**
+** Several GPUs. The current device (cuda.select_device, cuda.use_device)
+** is per OS thread, as cudaSetDevice's: a thread starts on device 0, and a
+** host running one lua_State per GPU on its own thread sets each thread's
+** device once. Primary contexts, peer access and the deferred frees are
+** per device and process-wide. An array belongs to the device it was made
+** on: it is used with that device current, except that a kernel may take
+** an array of a device the current one has peer access to
+** (cuda.enable_peer_access), and d:copy_to_device(src) copies between any
+** two devices (cuMemcpyPeer).
 **
 ** Device memory. A device array owns one cuMemAlloc block. Its __gc does
 ** not call cuMemFree, which stalls until the device is idle and could run
@@ -128,7 +137,13 @@ enum {   /* CUjit_option */
     (KCuDevPtr *d, void *p, unsigned flags)) \
   X(MemAllocManaged, "cuMemAllocManaged", NULL, 0, (KCuDevPtr *d, size_t n, unsigned flags)) \
   X(MemHostRegister, "cuMemHostRegister_v2", NULL, 0, (void *p, size_t n, unsigned flags)) \
-  X(MemHostUnregister, "cuMemHostUnregister", NULL, 0, (void *p))
+  X(MemHostUnregister, "cuMemHostUnregister", NULL, 0, (void *p)) \
+  X(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL, 0, (int *can, CUdevice d, CUdevice peer)) \
+  X(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL, 0, (CUcontext peer, unsigned flags)) \
+  X(MemcpyPeer, "cuMemcpyPeer", NULL, 0, \
+    (KCuDevPtr dst, CUcontext dctx, KCuDevPtr src, CUcontext sctx, size_t n)) \
+  X(MemcpyPeerAsync, "cuMemcpyPeerAsync", NULL, 0, \
+    (KCuDevPtr dst, CUcontext dctx, KCuDevPtr src, CUcontext sctx, size_t n, KCuStream s))
 
 #define X_FIELD(f, sym, old, req, params) CUresult (*f) params;
 struct CuApi { CU_API(X_FIELD) };
@@ -160,6 +175,7 @@ static const struct { CUresult code; const char *name, *text; } cu_errors[] = {
   {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
   {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
   {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+  {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
   {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
   {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
   {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
@@ -199,7 +215,12 @@ static size_t dev_mem[KCU_MAXDEV];          /* total memory, 0 if unknown */
 static int dev_cc[KCU_MAXDEV];              /* major*10+minor */
 static DeferList deferred[KCU_MAXDEV];
 
-static atomic_int cur_dev;                  /* cuda.select_device */
+/* cuda.select_device / use_device: this OS thread's device, as
+** cudaSetDevice's (a new thread starts on device 0) */
+static __thread int cur_dev;
+/* peer[a][b]: device a's context may use b's memory (enable_peer_access);
+** written under drv_mu, read without it (a stale 0 only refuses) */
+static _Atomic(unsigned char) peer_on[KCU_MAXDEV][KCU_MAXDEV];
 static void (*sync_hook)(lua_State *L, int complete);     /* kcu_set_sync_hook */
 static atomic_int sim_mode;
 
@@ -315,7 +336,7 @@ void kcu_set_sim_mode(int mode) {
 }
 
 int kcu_device(void) {
-  return kcu_sim_mode() ? 0 : atomic_load(&cur_dev);
+  return kcu_sim_mode() ? 0 : cur_dev;
 }
 
 /* Raises the "no driver" error with the reason and the way out. */
@@ -368,7 +389,7 @@ void kcu_ensure(lua_State *L) {
   CUresult r;
   int dev;
   if (!kcu_available(NULL)) nodriver(L);
-  dev = atomic_load(&cur_dev);
+  dev = cur_dev;
   if ((r = make_current(dev)) != CUDA_SUCCESS) {
     char extra[64];
     snprintf(extra, sizeof extra, " (device %d)", dev);
@@ -389,7 +410,9 @@ int kcu_compute_capability(lua_State *L) {
 /* Releases dev's deferred blocks: synchronizes dev's context (unless the
 ** caller just did), then cuMemFree each. Returns the synchronize result;
 ** the blocks are freed either way (after a failed synchronize the context
-** is unusable and the driver reclaims them). Leaves dev's context current. */
+** is unusable and the driver reclaims them). The context current on this
+** thread before is current again after (a block of another device than the
+** thread's is freed in its own context). */
 static CUresult flush_deferred(int dev, int synced) {
   DeferList l;
   CUresult r = CUDA_SUCCESS;
@@ -399,9 +422,12 @@ static CUresult flush_deferred(int dev, int synced) {
   memset(&deferred[dev], 0, sizeof l);
   pthread_mutex_unlock(&drv_mu);
   if (l.n > 0) {
+    CUcontext before = NULL;
+    if (cu.CtxGetCurrent(&before) != CUDA_SUCCESS) before = NULL;
     r = make_current(dev);
     if (r == CUDA_SUCCESS && !synced) r = cu.CtxSynchronize();
     for (k = 0; k < l.n; k++) cu.MemFree(l.v[k].p);
+    if (before != NULL && before != atomic_load(&dev_ctx[dev])) cu.CtxSetCurrent(before);
   }
   free(l.v);
   return r;
@@ -428,9 +454,14 @@ static void defer_free(int dev, KCuDevPtr p, size_t bytes) {
     now = 1;
   }
   pthread_mutex_unlock(&drv_mu);
-  if (now && make_current(dev) == CUDA_SUCCESS) {
-    cu.CtxSynchronize();
-    cu.MemFree(p);
+  if (now) {
+    CUcontext before = NULL;
+    if (cu.CtxGetCurrent(&before) != CUDA_SUCCESS) before = NULL;
+    if (make_current(dev) == CUDA_SUCCESS) {
+      cu.CtxSynchronize();
+      cu.MemFree(p);
+    }
+    if (before != NULL) cu.CtxSetCurrent(before);
   }
 }
 
@@ -479,7 +510,7 @@ void kcu_free_on(int device, KCuDevPtr p) {
 }
 
 void kcu_free(KCuDevPtr p) {
-  kcu_free_on(atomic_load(&cur_dev), p);
+  kcu_free_on(cur_dev, p);
 }
 
 void kcu_memcpy_htod(lua_State *L, KCuDevPtr dst, const void *src, size_t n,
@@ -494,6 +525,21 @@ void kcu_memcpy_dtoh(lua_State *L, void *dst, KCuDevPtr src, size_t n,
   if (n == 0) return;
   if (s) CHECK(L, cu.MemcpyDtoHAsync(dst, src, n, s), "cuMemcpyDtoHAsync");
   else CHECK(L, cu.MemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
+}
+
+/* Between the memory of two devices' contexts (cuMemcpyPeer), from any
+** current device; s (a stream of the current device) or synchronous. */
+static void memcpy_peer(lua_State *L, KCuDevPtr dst, int ddev, KCuDevPtr src, int sdev, size_t n,
+                        KCuStream s) {
+  CUcontext dc, sc;
+  CUresult r;
+  if (n == 0) return;
+  if (cu.MemcpyPeer == NULL || cu.MemcpyPeerAsync == NULL)
+    luaL_error(L, "kjit.cuda: the CUDA driver has no cuMemcpyPeer");
+  if ((r = retain(ddev, &dc)) != CUDA_SUCCESS || (r = retain(sdev, &sc)) != CUDA_SUCCESS)
+    cuerror(L, r, "cuDevicePrimaryCtxRetain", NULL);
+  if (s) CHECK(L, cu.MemcpyPeerAsync(dst, dc, src, sc, n, s), "cuMemcpyPeerAsync");
+  else CHECK(L, cu.MemcpyPeer(dst, dc, src, sc, n), "cuMemcpyPeer");
 }
 
 void kcu_memcpy_dtod(lua_State *L, KCuDevPtr dst, KCuDevPtr src, size_t n, KCuStream s) {
@@ -607,6 +653,19 @@ void kcu_module_unload(KCuModule m) {
   }
 }
 
+void kcu_module_unload_on(int dev, KCuModule m) {
+  if (m == NULL) return;
+  pthread_once(&drv_once, load_driver);
+  if (!drv.loaded) return;
+  /* cuModuleUnload works in the module's context: make it current here
+  ** for the call, then give the thread its context back */
+  CUcontext before = NULL, c = dev >= 0 && dev < KCU_MAXDEV ? atomic_load(&dev_ctx[dev]) : NULL;
+  if (cu.CtxGetCurrent(&before) != CUDA_SUCCESS) before = NULL;
+  if (c && c != before) cu.CtxSetCurrent(c);
+  cu.ModuleUnload(m);
+  if (c && c != before && before) cu.CtxSetCurrent(before);
+}
+
 KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name) {
   KCuFunction f = NULL;
   CUresult r = cu.ModuleGetFunction(&f, m, name);
@@ -668,18 +727,39 @@ static void check_usable(lua_State *L, const char *what, int sim, int device,
                          int arg) {
   int now = kcu_sim_mode() != 0;
   if (sim != now) wrongmode(L, what, sim, arg);
-  if (!sim && device != atomic_load(&cur_dev)) {
+  if (!sim && device != cur_dev) {
     char pre[32] = "";
     if (arg > 0) snprintf(pre, sizeof pre, "argument #%d: ", arg);
     luaL_error(L, "kjit.cuda: %sthis %s is on device %d but the current device "
-               "is %d (cuda.select_device(%d) selects it)", pre, what, device,
-               atomic_load(&cur_dev), device);
+               "is %d (cuda.use_device(%d) or cuda.select_device(%d) selects it)", pre, what,
+               device, cur_dev, device, device);
   }
 }
 
 void kcu_check_usable(lua_State *L, const KDevArray *d, int arg) {
   if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
   check_usable(L, "device array", d->sim, d->device, arg);
+}
+
+void kcu_check_live(lua_State *L, const KDevArray *d, int arg) {
+  if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
+  if (d->sim != (kcu_sim_mode() != 0)) wrongmode(L, "device array", d->sim, arg);
+}
+
+int kcu_peer_enabled(int dev, int peer) {
+  if (dev == peer) return 1;
+  if (dev < 0 || peer < 0 || dev >= KCU_MAXDEV || peer >= KCU_MAXDEV) return 0;
+  return atomic_load_explicit(&peer_on[dev][peer], memory_order_acquire) != 0;
+}
+
+void kcu_check_usable_kernel(lua_State *L, const KDevArray *d, int arg) {
+  if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
+  if (d->sim != (kcu_sim_mode() != 0)) wrongmode(L, "device array", d->sim, arg);
+  if (d->sim || d->device == cur_dev || kcu_peer_enabled(cur_dev, d->device)) return;
+  luaL_error(L, "kjit.cuda: argument #%d: this device array is on device %d but the kernel "
+             "runs on device %d, which has no peer access to it (copy it with "
+             "d:copy_to_device(src), or call cuda.enable_peer_access(%d) with device %d "
+             "current)", arg, d->device, cur_dev, d->device, cur_dev);
 }
 
 KDevArray *kcu_test_devarray(lua_State *L, int idx) {
@@ -783,7 +863,9 @@ size_t kcu_elem_size(const KDevArray *d) {
 
 KDevArray *kcu_push_devview(lua_State *L, int base, size_t off, int ndim, const int64_t *shape) {
   base = lua_absindex(L, base);
-  KDevArray *b = kcu_check_devarray(L, base);
+  KDevArray *b = kcu_test_devarray(L, base);
+  if (b == NULL) luaL_typeerror(L, base, "device array");
+  kcu_check_live(L, b, base);   /* a view of any device's array: no memory touched */
   KDevArray *d = (KDevArray *)lua_newuserdatauv(L, sizeof *d, 1);
   memset(d, 0, sizeof *d);
   int64_t n = 1;
@@ -941,12 +1023,20 @@ static int d_copy_to_device(lua_State *L) {
   KDevArray *src = kcu_test_devarray(L, 2);
   if (src) {   /* device to device, as numba-cuda's copy_to_device(devary) */
     KCuStream s = kcu_check_stream(L, 3);
-    kcu_check_usable(L, src, 2);
     int same = src->ndim == d->ndim && src->dtype == d->dtype && src->record == d->record;
     for (int k = 0; same && k < d->ndim; k++) same = src->shape[k] == d->shape[k];
     if (!same) luaL_argerror(L, 2, "a device array of the same dtype and shape expected");
-    if (d->sim) { if (d->bytes) memmove((void *)(uintptr_t)d->ptr, (void *)(uintptr_t)src->ptr, d->bytes); }
-    else kcu_memcpy_dtod(L, d->ptr, src->ptr, d->bytes, s);
+    if (d->sim) {
+      kcu_check_usable(L, src, 2);
+      if (d->bytes) memmove((void *)(uintptr_t)d->ptr, (void *)(uintptr_t)src->ptr, d->bytes);
+    } else if (src->device != d->device) {   /* across devices: cuMemcpyPeer */
+      if (src->released || (src->owner && src->owner->released)) kb_released_error(L);
+      if (src->sim) wrongmode(L, "device array", 1, 2);
+      memcpy_peer(L, d->ptr, d->device, src->ptr, src->device, d->bytes, s);
+    } else {
+      kcu_check_usable(L, src, 2);
+      kcu_memcpy_dtod(L, d->ptr, src->ptr, d->bytes, s);
+    }
     lua_settop(L, 1);
     return 1;
   }
@@ -1397,7 +1487,7 @@ static int c_detect(lua_State *L) {
       snprintf(line, sizeof line, "  id %d  %s  compute capability %d.%d  %d SMs  "
                "%.1f GiB%s\n", i, lua_tostring(L, -1), (int)major, (int)minor,
                (int)sms, (double)mem / (1 << 30),
-               i == atomic_load(&cur_dev) ? "  (current)" : "");
+               i == cur_dev ? "  (current)" : "");
     lua_pop(L, 4);
     luaL_addstring(&B, line);
   }
@@ -1409,34 +1499,149 @@ static int c_detect(lua_State *L) {
   return 2;
 }
 
-/* cuda.select_device(i): 0-based; returns the previously selected device. */
-static int c_select_device(lua_State *L) {
-  lua_Integer i = luaL_checkinteger(L, 1);
-  int prev = kcu_device();
+/* Makes device i this thread's current device; raises naming `what`
+** when i is out of range or its context cannot be made current. */
+static void set_device(lua_State *L, lua_Integer i, const char *what) {
   CUresult r;
   if (kcu_sim_mode()) {
     if (i != 0)
-      return luaL_error(L, "kjit.cuda: select_device: device %I out of range "
-                        "(the simulator has one device, 0)", i);
-    lua_pushinteger(L, prev);
-    return 1;
+      luaL_error(L, "kjit.cuda: %s: device %I out of range (the simulator has one device, 0)",
+                 what, i);
+    return;
   }
   if (!kcu_available(NULL)) nodriver(L);
   if (i < 0 || i >= drv.ndev)
-    return luaL_error(L, "kjit.cuda: select_device: device %I out of range "
-                      "(%d CUDA device%s: 0 to %d)", i, drv.ndev,
-                      drv.ndev == 1 ? "" : "s", drv.ndev - 1);
-  if ((r = make_current((int)i)) != CUDA_SUCCESS)
-    cuerror(L, r, "select_device", NULL);
-  atomic_store(&cur_dev, (int)i);
+    luaL_error(L, "kjit.cuda: %s: device %I out of range (%d CUDA device%s: 0 to %d)", what, i,
+               drv.ndev, drv.ndev == 1 ? "" : "s", drv.ndev - 1);
+  if ((r = make_current((int)i)) != CUDA_SUCCESS) cuerror(L, r, what, NULL);
+  cur_dev = (int)i;
+}
+
+/* cuda.select_device(i): 0-based; this thread's device from now on;
+** returns the previously selected device. */
+static int c_select_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  int prev = kcu_device();
+  set_device(L, i, "select_device");
   lua_pushinteger(L, prev);
   return 1;
 }
 
-/* cuda.current_device() */
+/* cuda.use_device(i): selects device i until the returned scope closes
+** (local _ <close> = cuda.use_device(1)), then the device current before
+** is current again: at the end of the block, on a return, a break or an
+** error. The scope remembers the thread's previous device; closing it on
+** another thread than the one that opened it selects that device there. */
+#define KCU_DEVSCOPE "kjit.cuda.device_scope"
+typedef struct DevScope { int prev, dev, closed; } DevScope;
+
+static int scope_close(lua_State *L) {
+  DevScope *sc = (DevScope *)luaL_checkudata(L, 1, KCU_DEVSCOPE);
+  if (sc->closed) return 0;
+  sc->closed = 1;
+  /* a failure to make the old context current shows at the next call
+  ** (kcu_ensure); a __close that raised would hide the block's error */
+  if (!kcu_sim_mode() && kcu_available(NULL)) make_current(sc->prev);
+  cur_dev = sc->prev;
+  return 0;
+}
+
+static int scope_tostring(lua_State *L) {
+  DevScope *sc = (DevScope *)luaL_checkudata(L, 1, KCU_DEVSCOPE);
+  lua_pushfstring(L, KCU_DEVSCOPE ": device %d%s (then %d)", sc->dev,
+                  sc->closed ? ", closed" : "", sc->prev);
+  return 1;
+}
+
+static int c_use_device(lua_State *L) {
+  lua_Integer i = luaL_checkinteger(L, 1);
+  int prev = kcu_device();
+  set_device(L, i, "use_device");
+  DevScope *sc = (DevScope *)lua_newuserdatauv(L, sizeof *sc, 0);
+  sc->prev = prev;
+  sc->dev = (int)i;
+  sc->closed = 0;
+  if (luaL_newmetatable(L, KCU_DEVSCOPE)) {
+    lua_pushcfunction(L, scope_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, scope_close);
+    lua_setfield(L, -2, "close");      /* sc:close() without <close> */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, scope_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+/* cuda.current_device(): this thread's device id */
 static int c_current_device(lua_State *L) {
   lua_pushinteger(L, kcu_device());
   return 1;
+}
+
+/* cuda.get_current_device(): numba-cuda's: the current device's table
+** (as cuda.devices() lists it: id, name, compute_capability ...) */
+static int c_get_current_device(lua_State *L) {
+  int sim = kcu_sim_mode() != 0;
+  if (!sim) kcu_ensure(L);
+  pushdevice(L, kcu_device(), sim);
+  return 1;
+}
+
+static lua_Integer check_ordinal(lua_State *L, int arg, const char *what) {
+  lua_Integer i = luaL_checkinteger(L, arg);
+  int n = kcu_sim_mode() ? 1 : drv.ndev;
+  if (i < 0 || i >= n)
+    luaL_error(L, "kjit.cuda: %s: device %I out of range (%d device%s: 0 to %d)", what, i, n,
+               n == 1 ? "" : "s", n - 1);
+  return i;
+}
+
+/* cuda.can_access_peer(i, j): whether device i can use device j's memory
+** (cuDeviceCanAccessPeer); a device can use its own (true for i == j). */
+static int c_can_access_peer(lua_State *L) {
+  if (!kcu_sim_mode() && !kcu_available(NULL)) nodriver(L);
+  lua_Integer i = check_ordinal(L, 1, "can_access_peer");
+  lua_Integer j = check_ordinal(L, 2, "can_access_peer");
+  int can = 0;
+  if (i == j) can = 1;
+  else if (cu.DeviceCanAccessPeer) {
+    CUdevice a, b;
+    CHECK(L, cu.DeviceGet(&a, (int)i), "cuDeviceGet");
+    CHECK(L, cu.DeviceGet(&b, (int)j), "cuDeviceGet");
+    CHECK(L, cu.DeviceCanAccessPeer(&can, a, b), "cuDeviceCanAccessPeer");
+  }
+  lua_pushboolean(L, can != 0);
+  return 1;
+}
+
+/* cuda.enable_peer_access(j): the current device's kernels may then take
+** arrays of device j (cuCtxEnablePeerAccess; enabling it twice is no
+** error). Process-wide, as the contexts are; one direction only. */
+static int c_enable_peer_access(lua_State *L) {
+  if (!kcu_sim_mode() && !kcu_available(NULL)) nodriver(L);
+  lua_Integer j = check_ordinal(L, 1, "enable_peer_access");
+  int i = kcu_device();
+  if (kcu_sim_mode() || j == i) return 0;
+  kcu_ensure(L);
+  if (cu.CtxEnablePeerAccess == NULL)
+    return luaL_error(L, "kjit.cuda: the CUDA driver has no cuCtxEnablePeerAccess");
+  CUcontext pc;
+  CUresult r = retain((int)j, &pc);
+  if (r != CUDA_SUCCESS) cuerror(L, r, "cuDevicePrimaryCtxRetain", NULL);
+  make_current(i);
+  r = cu.CtxEnablePeerAccess(pc, 0);
+  if (r != CUDA_SUCCESS && r != 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */) {
+    char extra[64];
+    snprintf(extra, sizeof extra, " (device %d to device %d)", i, (int)j);
+    cuerror(L, r, "cuCtxEnablePeerAccess", extra);
+  }
+  pthread_mutex_lock(&drv_mu);
+  atomic_store_explicit(&peer_on[i][j], 1, memory_order_release);
+  pthread_mutex_unlock(&drv_mu);
+  return 0;
 }
 
 /* cuda.synchronize() */
@@ -1503,7 +1708,9 @@ static const luaL_Reg functions[] = {
   {"event_elapsed_time", c_event_elapsed_time}, {"mem_info", c_mem_info},
   {"simulate", c_simulate}, {"simulating", c_simulating},
   {"default_stream", c_default_stream}, {"external_stream", c_external_stream},
-  {"list_devices", c_devices}, {NULL, NULL}
+  {"list_devices", c_devices}, {"use_device", c_use_device},
+  {"get_current_device", c_get_current_device}, {"can_access_peer", c_can_access_peer},
+  {"enable_peer_access", c_enable_peer_access}, {NULL, NULL}
 };
 
 void kcu_open(lua_State *L) {

@@ -5,8 +5,9 @@
 **
 ** Every function that takes a lua_State raises a Lua error located at the
 ** caller's Lua line ("file.lua:12: kjit.cuda: cuMemAlloc: CUDA_ERROR_...");
-** none aborts. The driver state is process-wide (loaded once, pthread_once);
-** the selected device and the simulator mode are process-wide too.
+** none aborts. The driver state is process-wide (loaded once, pthread_once),
+** and so is the simulator mode; the current device is per OS thread (as
+** cudaSetDevice's: cuda.select_device, cuda.use_device).
 */
 #ifndef KJIT_CUDADRV_H
 #define KJIT_CUDADRV_H
@@ -37,7 +38,7 @@ void kcu_set_sim_mode(int mode);
 ** driver's error name and text). Not needed in simulator mode. */
 void kcu_ensure(lua_State *L);
 
-/* Current device ordinal (0-based; 0 in simulator mode). */
+/* This thread's current device ordinal (0-based; 0 in simulator mode). */
 int kcu_device(void);
 /* Compute capability of the current device as major*10+minor (e.g. 90);
 ** 90 in simulator mode. Raises like kcu_ensure. */
@@ -48,6 +49,7 @@ int kcu_compute_capability(lua_State *L);
 ** kcu_ensure (they use the context current on this thread). */
 KCuModule kcu_module_load(lua_State *L, const char *ptx);  /* cuModuleLoadDataEx; JIT error log in the message */
 void kcu_module_unload(KCuModule m);                       /* never raises */
+void kcu_module_unload_on(int dev, KCuModule m);           /* in dev's context; never raises */
 KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name);
 void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, KCuStream s,
@@ -102,6 +104,14 @@ KDevArray *kcu_push_devrecords(lua_State *L, const struct kjit_record *r, int nd
 ** memory was released"), created in the current mode (simulator or
 ** driver) and on the current device. arg > 0 names the argument. */
 void kcu_check_usable(lua_State *L, const KDevArray *d, int arg);
+/* As kcu_check_usable without the device: d is alive and of the current
+** mode (views of another device's array: metadata only). */
+void kcu_check_live(lua_State *L, const KDevArray *d, int arg);
+/* As kcu_check_usable for a kernel's argument: d may also be on a device
+** the current one has peer access to (cuda.enable_peer_access). */
+void kcu_check_usable_kernel(lua_State *L, const KDevArray *d, int arg);
+/* 1 when dev's context may use peer's memory (dev == peer, or enabled). */
+int kcu_peer_enabled(int dev, int peer);
 /* kcu_test_devarray + kcu_check_usable; argument error if not a devarray. */
 KDevArray *kcu_check_devarray(lua_State *L, int idx);
 /* Pushes a new zero-filled device array on the current device (simulator

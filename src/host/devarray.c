@@ -113,10 +113,12 @@ int kcu_devarray_newindex(lua_State *L, KDevArray *d) {
   return 0;
 }
 
+/* The receiver of a view method: views of any device's array (a view
+** touches no memory; using it is checked as the array's own). */
 static KDevArray *checkself(lua_State *L) {
   KDevArray *d = kcu_test_devarray(L, 1);
   if (d == NULL) luaL_typeerror(L, 1, "device array");
-  kcu_check_usable(L, d, 0);
+  kcu_check_live(L, d, 0);
   return d;
 }
 

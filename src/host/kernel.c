@@ -67,6 +67,15 @@
 ** kernel compiled for the CPU, run by cudasim.c). */
 enum { KT_NVPTX = 1, KT_SIM };
 
+/* A spec's module on one device, with its error record there. */
+typedef struct KDevMod {
+  KCuModule mod;
+  KCuFunction func;
+  KCuDevPtr errrec;
+  int ready;                   /* errrec allocated and zeroed */
+  int launched;                /* launched since its record was last read */
+} KDevMod;
+
 typedef struct KernSpec {
   struct KernSpec *next;
   int nargs;
@@ -82,12 +91,11 @@ typedef struct KernSpec {
   /* KT_SIM */
   KCpuCode *code;
   KEntry entry;
-  /* KT_NVPTX, loaded on first launch */
-  KCuModule mod;
-  KCuFunction func;
-  int moddev;
-  KCuDevPtr errrec;
-  int pending;                 /* launched since its record was last read */
+  /* KT_NVPTX: one loaded module per device, loaded at the first launch
+  ** there and kept (launches alternating devices reload nothing) */
+  struct KDevMod *dm;          /* dm[dev], ndm entries (0 .. highest dev used) */
+  int ndm;
+  int pending;                 /* on the pending list: dm[d].launched for some d */
   int declared;                /* compiled by k:compile(sig): its argument
                                   types bind launches that fit it loosely */
   const void *owner;           /* the Lua state (main thread) that compiled it */
@@ -151,10 +159,19 @@ static void pending_remove(KernSpec *s) {
   pthread_mutex_unlock(&pending_mu);
 }
 
+static int any_launched(const KernSpec *s) {
+  for (int d = 0; d < s->ndm; d++)
+    if (s->dm[d].launched) return 1;
+  return 0;
+}
+
 static void free_kspec(KernSpec *s) {
   pending_remove(s);
-  if (s->mod) kcu_module_unload(s->mod);
-  if (s->errrec) kcu_free_on(s->moddev, s->errrec);
+  for (int d = 0; d < s->ndm; d++) {
+    if (s->dm[d].mod) kcu_module_unload_on(d, s->dm[d].mod);
+    if (s->dm[d].errrec) kcu_free_on(d, s->dm[d].errrec);
+  }
+  free(s->dm);
   kc_free(s->code);
   for (int i = 0; i < s->nmsgs; i++) free(s->msgs[i]);
   free(s->msgs);
@@ -530,17 +547,28 @@ static void push_kernel_error(lua_State *L, const KErr *e, const unsigned tid[3]
 /* Reads a spec's device error record; raises if a thread failed. A clean
 ** record stays pending unless complete. */
 static void check_record(lua_State *L, KernSpec *s, int complete) {
-  if (!s->errrec || s->moddev != kcu_device()) { pending_remove(s); return; }
-  int64_t w[KJIT_KERR_WORDS];
-  kcu_memcpy_dtoh(L, w, s->errrec, sizeof w, NULL);
-  if (w[KERR_W_CLAIMED] == 0) {
-    if (complete) pending_remove(s);
+  /* the current device's record: the other devices' launches stay pending
+  ** until a synchronize there */
+  int dev = kcu_device();
+  KDevMod *m = dev < s->ndm ? &s->dm[dev] : NULL;
+  if (m == NULL || !m->errrec || !m->launched) {
+    if (!any_launched(s)) pending_remove(s);
     return;
   }
-  pending_remove(s);
+  int64_t w[KJIT_KERR_WORDS];
+  kcu_memcpy_dtoh(L, w, m->errrec, sizeof w, NULL);
+  if (w[KERR_W_CLAIMED] == 0) {
+    if (complete) {
+      m->launched = 0;
+      if (!any_launched(s)) pending_remove(s);
+    }
+    return;
+  }
+  m->launched = 0;
+  if (!any_launched(s)) pending_remove(s);
   int64_t zero[KJIT_KERR_WORDS];
   memset(zero, 0, sizeof zero);
-  kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
+  kcu_memcpy_htod(L, m->errrec, zero, sizeof zero, NULL);
   KErr e;
   memset(&e, 0, sizeof e);
   e.kind = (int32_t)w[KERR_W_KIND];
@@ -564,8 +592,11 @@ void kk_check_errors(lua_State *L, int complete) {
   int n = 0;
   const void *owner = main_thread(L);
   pthread_mutex_lock(&pending_mu);
+  int dev = kcu_device();
+  /* this Lua state's launches on this device only (dm is written by the
+  ** owner's thread: this one) */
   for (KernSpec *s = pending_specs; s && n < 64; s = s->pnext)
-    if (s->owner == owner) todo[n++] = s;   /* this Lua state's launches only */
+    if (s->owner == owner && dev < s->ndm && s->dm[dev].launched) todo[n++] = s;
   pthread_mutex_unlock(&pending_mu);
   for (int i = 0; i < n; i++) check_record(L, todo[i], complete);
 }
@@ -1045,20 +1076,28 @@ static void run_sim(lua_State *L, KernSpec *s, const Launcher *c, int argbase, i
   if (rc > 0) { push_kernel_error(L, &e, tid, bid); lua_error(L); }
 }
 
-/* Loads the spec's module on device dev (once per device change). Each
-** step can raise: a half-prepared spec (func or errrec still 0) is
-** prepared again at the next launch. */
-static void gpu_prepare(lua_State *L, KernSpec *s, int dev) {
-  if (s->mod && s->func && s->errrec && s->moddev == dev) return;
-  if (s->mod) { kcu_module_unload(s->mod); s->mod = NULL; s->func = NULL; }
-  if (s->errrec) { kcu_free_on(s->moddev, s->errrec); s->errrec = 0; }
-  s->moddev = dev;
-  s->mod = kcu_module_load(L, s->ptx);
-  s->func = kcu_get_function(L, s->mod, s->name);
-  s->errrec = kcu_alloc(L, KJIT_KERR_WORDS * 8);
+/* The spec's module on device dev, loaded there at its first launch and
+** kept for the spec's life: a kernel launched on devices 0, 1, 0, 1 loads
+** two modules. Each step can raise: a half-prepared entry (func or errrec
+** still 0) is prepared again at the next launch. */
+static KDevMod *gpu_prepare(lua_State *L, KernSpec *s, int dev) {
+  if (dev >= s->ndm) {
+    KDevMod *v = realloc(s->dm, (size_t)(dev + 1) * sizeof *v);
+    if (v == NULL) luaL_error(L, "not enough memory");
+    memset(v + s->ndm, 0, (size_t)(dev + 1 - s->ndm) * sizeof *v);
+    s->dm = v;
+    s->ndm = dev + 1;
+  }
+  KDevMod *m = &s->dm[dev];
+  if (m->mod && m->func && m->ready) return m;
+  if (m->mod == NULL) m->mod = kcu_module_load(L, s->ptx);
+  if (m->func == NULL) m->func = kcu_get_function(L, m->mod, s->name);
+  if (m->errrec == 0) m->errrec = kcu_alloc(L, KJIT_KERR_WORDS * 8);
   int64_t zero[KJIT_KERR_WORDS];
   memset(zero, 0, sizeof zero);
-  kcu_memcpy_htod(L, s->errrec, zero, sizeof zero, NULL);
+  kcu_memcpy_htod(L, m->errrec, zero, sizeof zero, NULL);
+  m->ready = 1;
+  return m;
 }
 
 /* Host buffers passed to a GPU kernel: copied in before, out after,
@@ -1072,7 +1111,7 @@ static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, in
                    const LaunchArrays *la) {
   luaL_checkstack(L, KJIT_MAXARGS + 8, "kernel arguments");
   int dev = kcu_device();
-  gpu_prepare(L, s, dev);
+  KDevMod *dm = gpu_prepare(L, s, dev);
   uint64_t vals[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
   void *params[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 2];
   HostCopy hc[KJIT_MAXARGS];
@@ -1103,7 +1142,7 @@ static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, in
         shape = b->shape;
       } else {
         KDevArray *d = la->dev[i];
-        kcu_check_usable(L, d, i + 1);
+        kcu_check_usable_kernel(L, d, i + 1);
         ptr = d->ptr;
         shape = d->shape;
       }
@@ -1114,9 +1153,10 @@ static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, in
     default: break;
     }
   }
-  vals[np] = s->errrec; params[np] = &vals[np]; np++;
+  vals[np] = dm->errrec; params[np] = &vals[np]; np++;
   vals[np] = c->shared; params[np] = &vals[np]; np++;
-  kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
+  kcu_launch(L, dm->func, c->grid, c->block, c->shared, stream, params);
+  dm->launched = 1;
   pending_add(s);
   if (nh > 0 || inplace) {
     for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);

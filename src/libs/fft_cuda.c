@@ -10,7 +10,8 @@
 **   - for a run, the axes after it (T elements) are the batch: stride T,
 **     distance 1; the axes before it (L) are a loop over pointer offsets,
 **     or folded into the batch when T is 1 (distance: the run's size).
-** Real transforms (rfft, irfft) have one axis, so one plan.
+** Real transforms (rfft, irfft, rfftn, irfftn): the real transform along
+** the last axis is one plan, the other axes c2c runs (kcufft_make).
 **
 ** Scaling (norm) is a two-line PTX kernel, loaded once per device; resizing
 ** (the n and s options, irfft's copy of its input that c2r may overwrite)
@@ -125,17 +126,21 @@ static void need(lua_State *L, const char *what) {
   if (!kcufft_available(NULL)) luaL_error(L, "%s: cuFFT is not available: %s", what, why);
 }
 
+/* Which buffers a sub-plan reads and writes. */
+enum { IN_OUT, OUT_OUT, IN_IN };
+
 typedef struct Sub {
   cufftHandle h;
+  int type, dir;             /* CUFFT_* type; CUFFT_FORWARD or _INVERSE (c2c) */
   int64_t loops;             /* executions, at these byte steps */
   int64_t in_step, out_step;
-  int in_place;              /* runs after the first: out -> out */
+  int mode;                  /* IN_OUT, OUT_OUT or IN_IN */
 } Sub;
 
 struct KCufft {
   KFftDesc d;
   int nsub;
-  Sub sub[3];
+  Sub sub[4];
 };
 
 void kcufft_destroy(KCufft *p) {
@@ -144,74 +149,105 @@ void kcufft_destroy(KCufft *p) {
   free(p);
 }
 
+/* Adds the plan of axes a0..a1 (consecutive) to p: the source side has
+** shape in[], the destination out[] (elements of ies and oes bytes). */
+static void add_sub(lua_State *L, KCufft *p, int a0, int a1, const int64_t *in,
+                    const int64_t *out, size_t ies, size_t oes, int type, int dir, int mode,
+                    const char *what) {
+  const KFftDesc *d = &p->d;
+  long long n[3], inembed[3], onembed[3], L0 = 1, T = 1, isz = 1, osz = 1;
+  int rank = a1 - a0 + 1;
+  for (int k = 0; k < a0; k++) L0 *= in[k];
+  for (int k = a1 + 1; k < d->rank; k++) T *= in[k];
+  for (int k = a0; k <= a1; k++) {
+    n[k - a0] = d->n[k];
+    inembed[k - a0] = in[k];
+    onembed[k - a0] = out[k];
+    isz *= in[k];
+    osz *= out[k];
+  }
+  Sub *s = &p->sub[p->nsub];
+  long long batch, idist, odist;
+  if (T == 1) { batch = L0; idist = isz; odist = osz; s->loops = 1; }
+  else { batch = T; idist = odist = 1; s->loops = L0; }
+  s->in_step = (int64_t)(isz * T * (long long)ies);
+  s->out_step = (int64_t)(osz * T * (long long)oes);
+  s->type = type;
+  s->dir = dir;
+  s->mode = mode;
+  size_t work = 0;
+  cufftResult r = cf.Create(&s->h);
+  if (r != 0) { kcufft_destroy(p); check(L, r, what, "cufftCreate"); }
+  p->nsub++;
+  r = cf.MakePlanMany64(s->h, rank, n, inembed, T, idist, onembed, T, odist, type, batch, &work);
+  if (r != 0) { kcufft_destroy(p); check(L, r, what, "cufftMakePlanMany64"); }
+}
+
+/* The runs of consecutive axes among d->axes[from..to), each one plan. */
+static void add_runs(lua_State *L, KCufft *p, int from, int to, const int64_t *shape, size_t es,
+                     int type, int dir, int mode, const char *what) {
+  const KFftDesc *d = &p->d;
+  for (int a = from; a < to;) {
+    int a0 = d->axes[a], a1 = a0;
+    while (a + 1 < to && d->axes[a + 1] == a1 + 1) { a++; a1++; }
+    a++;
+    add_sub(L, p, a0, a1, shape, shape, es, es, type, dir, mode, what);
+    mode = mode == IN_OUT ? OUT_OUT : mode;   /* the runs after the first: in place */
+  }
+}
+
+/* c2c: one plan per run of consecutive axes, the first in -> out, the
+** others in place on out. r2c (rfft, rfftn): the real transform along the
+** last axis alone (in -> out), then the other axes as c2c forward runs in
+** place on out; c2r: the other axes first, c2c inverse in place on in
+** (always kjit's scratch copy: fft_lua.c), then the real transform in ->
+** out. (A multi-axis r2c plan would be one pass less; this keeps the real
+** transform rank 1, the one layout every cuFFT and the mock handle.) */
 KCufft *kcufft_make(lua_State *L, const KFftDesc *d, const char *what) {
   int64_t in[3], out[3];
   size_t es = d->dbl ? 8 : 4;
-  size_t ies = d->kind == KFFT_R2C ? es : 2 * es, oes = d->kind == KFFT_C2R ? es : 2 * es;
-  int type;
   need(L, what);
   kfft_sides(d, in, out);
-  if (d->kind == KFFT_R2C) type = d->dbl ? CUFFT_D2Z : CUFFT_R2C;
-  else if (d->kind == KFFT_C2R) type = d->dbl ? CUFFT_Z2D : CUFFT_C2R;
-  else type = d->dbl ? CUFFT_Z2Z : CUFFT_C2C;
+  int c2c = d->dbl ? CUFFT_Z2Z : CUFFT_C2C;
   KCufft *p = calloc(1, sizeof *p);
   if (p == NULL) luaL_error(L, "%s: not enough memory", what);
   p->d = *d;
-  for (int a = 0; a < d->naxes;) {
-    int a0 = d->axes[a], a1 = a0;
-    while (a + 1 < d->naxes && d->axes[a + 1] == a1 + 1) { a++; a1++; }
-    a++;
-    long long n[3], inembed[3], onembed[3], L0 = 1, T = 1, isz = 1, osz = 1;
-    int rank = a1 - a0 + 1;
-    for (int k = 0; k < a0; k++) L0 *= in[k];
-    for (int k = a1 + 1; k < d->rank; k++) T *= in[k];
-    for (int k = a0; k <= a1; k++) {
-      n[k - a0] = d->n[k];
-      inembed[k - a0] = in[k];
-      onembed[k - a0] = out[k];
-      isz *= in[k];
-      osz *= out[k];
-    }
-    Sub *s = &p->sub[p->nsub];
-    long long batch, idist, odist;
-    if (T == 1) { batch = L0; idist = isz; odist = osz; s->loops = 1; }
-    else { batch = T; idist = odist = 1; s->loops = L0; }
-    s->in_step = (int64_t)(isz * T * ies);
-    s->out_step = (int64_t)(osz * T * oes);
-    s->in_place = p->nsub > 0;
-    size_t work = 0;
-    cufftResult r = cf.Create(&s->h);
-    if (r != 0) { kcufft_destroy(p); check(L, r, what, "cufftCreate"); }
-    p->nsub++;
-    r = cf.MakePlanMany64(s->h, rank, n, inembed, T, idist, onembed, T, odist, type, batch, &work);
-    if (r != 0) { kcufft_destroy(p); check(L, r, what, "cufftMakePlanMany64"); }
+  int last = d->axes[d->naxes - 1];
+  if (d->kind == KFFT_R2C) {
+    add_sub(L, p, last, last, in, out, es, 2 * es, d->dbl ? CUFFT_D2Z : CUFFT_R2C, 0, IN_OUT,
+            what);
+    add_runs(L, p, 0, d->naxes - 1, out, 2 * es, c2c, CUFFT_FORWARD, OUT_OUT, what);
+  } else if (d->kind == KFFT_C2R) {
+    add_runs(L, p, 0, d->naxes - 1, in, 2 * es, c2c, CUFFT_INVERSE, IN_IN, what);
+    add_sub(L, p, last, last, in, out, 2 * es, es, d->dbl ? CUFFT_Z2D : CUFFT_C2R, 0, IN_OUT,
+            what);
+  } else {
+    add_runs(L, p, 0, d->naxes, in, 2 * es, c2c,
+             d->kind == KFFT_INV ? CUFFT_INVERSE : CUFFT_FORWARD, IN_OUT, what);
   }
   return p;
 }
 
 void kcufft_exec(lua_State *L, KCufft *p, KCuDevPtr in, KCuDevPtr out, KCuStream st,
                  const char *what) {
-  const KFftDesc *d = &p->d;
   for (int k = 0; k < p->nsub; k++) {
     Sub *s = &p->sub[k];
     check(L, cf.SetStream(s->h, st), what, "cufftSetStream");
-    KCuDevPtr src = s->in_place ? out : in;
-    int64_t step_in = s->in_place ? s->out_step : s->in_step;
+    KCuDevPtr src = s->mode == OUT_OUT ? out : in, dst = s->mode == IN_IN ? in : out;
+    int64_t step_in = s->mode == OUT_OUT ? s->out_step : s->in_step;
+    int64_t step_out = s->mode == IN_IN ? s->in_step : s->out_step;
     for (int64_t i = 0; i < s->loops; i++) {
       void *a = (void *)(uintptr_t)(src + (KCuDevPtr)(i * step_in));
-      void *b = (void *)(uintptr_t)(out + (KCuDevPtr)(i * s->out_step));
+      void *b = (void *)(uintptr_t)(dst + (KCuDevPtr)(i * step_out));
       cufftResult r;
       const char *call;
-      int dir = d->kind == KFFT_INV ? CUFFT_INVERSE : CUFFT_FORWARD;
-      if (d->kind == KFFT_R2C) {
-        call = d->dbl ? "cufftExecD2Z" : "cufftExecR2C";
-        r = d->dbl ? cf.ExecD2Z(s->h, a, b) : cf.ExecR2C(s->h, a, b);
-      } else if (d->kind == KFFT_C2R) {
-        call = d->dbl ? "cufftExecZ2D" : "cufftExecC2R";
-        r = d->dbl ? cf.ExecZ2D(s->h, a, b) : cf.ExecC2R(s->h, a, b);
-      } else {
-        call = d->dbl ? "cufftExecZ2Z" : "cufftExecC2C";
-        r = d->dbl ? cf.ExecZ2Z(s->h, a, b, dir) : cf.ExecC2C(s->h, a, b, dir);
+      switch (s->type) {
+        case CUFFT_R2C: call = "cufftExecR2C"; r = cf.ExecR2C(s->h, a, b); break;
+        case CUFFT_D2Z: call = "cufftExecD2Z"; r = cf.ExecD2Z(s->h, a, b); break;
+        case CUFFT_C2R: call = "cufftExecC2R"; r = cf.ExecC2R(s->h, a, b); break;
+        case CUFFT_Z2D: call = "cufftExecZ2D"; r = cf.ExecZ2D(s->h, a, b); break;
+        case CUFFT_C2C: call = "cufftExecC2C"; r = cf.ExecC2C(s->h, a, b, s->dir); break;
+        default: call = "cufftExecZ2Z"; r = cf.ExecZ2Z(s->h, a, b, s->dir); break;
       }
       check(L, r, what, call);
     }

@@ -11,7 +11,8 @@
 ** cached for the process by (descriptor, precision, FFTW's alignment of
 ** both pointers): a cached plan then runs on new arrays through
 ** fftw_execute_dft & co. (FFTW's "new-array execute", which needs the same
-** alignment, and out of place like the plan). FFTW's planner is not
+** alignment, and in or out of place like the plan: in == out, c2c only,
+** is another cache entry). FFTW's planner is not
 ** thread-safe, so planning (and nothing else) holds plan_mu; the cache only
 ** grows (up to CACHE_MAX plans; after that a plan is made, used and
 ** destroyed per call), so a plan found in it stays valid without a lock.
@@ -27,10 +28,13 @@
 #include <string.h>
 #include "libs/fft_host.h"
 
+/* r2c and c2r halve the last transformed axis (NumPy's rfftn; FFTW's guru
+** r2c halves the last of its dims, which are the axes in order) */
 void kfft_sides(const KFftDesc *d, int64_t in[3], int64_t out[3]) {
+  int h = d->axes[d->naxes > 0 ? d->naxes - 1 : 0];
   for (int k = 0; k < 3; k++) in[k] = out[k] = k < d->rank ? d->n[k] : 1;
-  if (d->kind == KFFT_R2C) out[d->axes[0]] = d->n[d->axes[0]] / 2 + 1;
-  if (d->kind == KFFT_C2R) in[d->axes[0]] = d->n[d->axes[0]] / 2 + 1;
+  if (d->kind == KFFT_R2C) out[h] = d->n[h] / 2 + 1;
+  if (d->kind == KFFT_C2R) in[h] = d->n[h] / 2 + 1;
 }
 
 void kfft_host_scale(void *x, int64_t count, int dbl, double s) {
@@ -62,6 +66,7 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
 typedef struct Entry {
   KFftDesc d;
   int align_in, align_out;
+  int inplace;         /* planned with in == out */
   void *plan;          /* fftw_plan or fftwf_plan */
 } Entry;
 
@@ -74,8 +79,9 @@ int kfft_host_available(const char **why) {
   return 1;
 }
 
-static int same(const Entry *e, const KFftDesc *d, int ai, int ao) {
-  return e->align_in == ai && e->align_out == ao && memcmp(&e->d, d, sizeof *d) == 0;
+static int same(const Entry *e, const KFftDesc *d, int ai, int ao, int ip) {
+  return e->align_in == ai && e->align_out == ao && e->inplace == ip &&
+         memcmp(&e->d, d, sizeof *d) == 0;
 }
 
 /* The guru dims: the transformed axes (dims) and the others (loops), with
@@ -153,15 +159,15 @@ static void run(const KFftDesc *d, void *p, void *in, void *out) {
 int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t errn) {
   int ai = d->dbl ? fftw_alignment_of(in) : fftwf_alignment_of(in);
   int ao = d->dbl ? fftw_alignment_of(out) : fftwf_alignment_of(out);
-  int n = ncache, k, cached = 1;
+  int n = ncache, k, cached = 1, ip = in == out;
   void *p = NULL;
   for (k = 0; k < n; k++)
-    if (same(&cache[k], d, ai, ao)) { p = cache[k].plan; break; }
+    if (same(&cache[k], d, ai, ao, ip)) { p = cache[k].plan; break; }
   if (p == NULL) {
     pthread_mutex_lock(&plan_mu);
     n = ncache;   /* another thread may have made it meanwhile */
     for (k = 0; k < n; k++)
-      if (same(&cache[k], d, ai, ao)) { p = cache[k].plan; break; }
+      if (same(&cache[k], d, ai, ao, ip)) { p = cache[k].plan; break; }
     if (p == NULL) {
       if (d->effort == 0) {
         p = make(d, in, out);
@@ -170,7 +176,8 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
         side_bytes(d, &ib, &ob);
         char *si = aligned_alloc(64, (ib + 64 + 63) / 64 * 64);
         char *so = aligned_alloc(64, (ob + 64 + 63) / 64 * 64);
-        if (si && so) p = make(d, si + ((uintptr_t)in & 63), so + ((uintptr_t)out & 63));
+        if (si && so) p = make(d, si + ((uintptr_t)in & 63), ip ? si + ((uintptr_t)in & 63)
+                                                                  : so + ((uintptr_t)out & 63));
         free(si);
         free(so);
       }
@@ -178,6 +185,7 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
         cache[n].d = *d;
         cache[n].align_in = ai;
         cache[n].align_out = ao;
+        cache[n].inplace = ip;
         cache[n].plan = p;
         ncache = n + 1;
       } else {

@@ -23,8 +23,8 @@ typedef struct KFftDesc {
                         elements for c2c), 1..3 */
   int64_t n[3];      /* the data's shape: for c2c the complex shape; for
                         r2c and c2r the real shape (the complex side has
-                        n[axis]/2 + 1 there) */
-  int naxes;         /* transformed axes: 1..rank (r2c, c2r: 1) */
+                        n[h]/2 + 1 there, h the last transformed axis) */
+  int naxes;         /* transformed axes: 1..rank */
   int axes[3];       /* 0-based, increasing */
   int effort;        /* FFTW's planner: 0 FFTW_ESTIMATE, 1 FFTW_MEASURE,
                         2 FFTW_PATIENT (cuFFT ignores it) */
@@ -37,7 +37,8 @@ void kfft_sides(const KFftDesc *d, int64_t in[3], int64_t out[3]);
 /* 1 if FFTW was built in; else 0 and *why says what to install. */
 int kfft_host_available(const char **why);
 
-/* Runs d on host memory, out of place (in and out must not overlap). A c2r
+/* Runs d on host memory, out of place (in and out must not overlap), or in
+** place for c2c (in == out). A c2r
 ** transform may overwrite its input. Plans are made once per transform,
 ** alignment and precision (with d->effort's planner flag; cached for the
 ** process; the planner runs under a lock, execution does not; FFTW_MEASURE

@@ -3,13 +3,16 @@
 ** (device arrays: cuFFT on a GPU, FFTW on the simulator's memory).
 **
 **   fft(x [, opts])   ifft   fft2   fftn      complex -> complex
-**   rfft(x [, opts])                           real -> complex (n/2+1 kept)
-**   irfft(x [, opts])                          complex (n/2+1) -> real
+**   rfft(x [, opts])   rfftn                   real -> complex (n/2+1 kept
+**                                              along the last axis)
+**   irfft(x [, opts])  irfftn                  complex (n/2+1) -> real
 **   opts: axis (1-based or negative, the 1-D calls), axes (fft2, fftn),
 **         n (1-D: length the input is cut or zero-padded to; irfft: the
 **         output's length, default 2*(m-1)), s (fft2, fftn: one n per axis),
 **         norm ("backward" default, "ortho", "forward": as NumPy),
-**         out (the result array), stream (kjit.cuda.fft), planner
+**         out (the result array; out = x transforms a complex array in
+**         place: fft, ifft, fft2, fftn without n or s), stream
+**         (kjit.cuda.fft), planner
 **         (FFTW's effort: "estimate" default, "measure", "patient").
 **   plan(name, x [, opts]) -> p; p:exec(x [, out [, stream]])
 **   backend() -> the library in use, as text
@@ -40,8 +43,12 @@
 #define CACHE_KEY "kjit.cuda.fft.cache"
 #define CACHE_MAX 64
 
-enum { W_FFT, W_IFFT, W_RFFT, W_IRFFT, W_FFT2, W_FFTN };
-static const char *const wnames[] = { "fft", "ifft", "rfft", "irfft", "fft2", "fftn", NULL };
+/* W_FFT..W_IRFFT transform one axis (axis, n), the others several (axes, s) */
+enum { W_FFT, W_IFFT, W_RFFT, W_IRFFT, W_FFT2, W_FFTN, W_RFFTN, W_IRFFTN, W_COUNT };
+static const char *const wnames[] = { "fft", "ifft", "rfft", "irfft", "fft2", "fftn", "rfftn",
+                                      "irfftn", NULL };
+#define REAL_IN(w)  ((w) == W_RFFT || (w) == W_RFFTN)
+#define REAL_OUT(w) ((w) == W_IRFFT || (w) == W_IRFFTN)
 
 typedef struct Plan {
   int which, gpu, sim, device;
@@ -146,7 +153,7 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
   p->dtype = x.dtype;
   p->in_ndim = x.ndim;
   memcpy(p->in_shape, x.shape, sizeof x.shape);
-  int cin = which != W_RFFT, rank = cin ? x.ndim - 1 : x.ndim;
+  int cin = !REAL_IN(which), rank = cin ? x.ndim - 1 : x.ndim;
   if (cin && (x.ndim < 2 || x.shape[x.ndim - 1] != 2)) {
     shape_text(sh, sizeof sh, x.ndim, x.shape);
     luaL_error(L, "%s: argument #1: a complex array expected (its last dimension 2: re, "
@@ -156,7 +163,7 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
     luaL_error(L, "%s: argument #1: at most 3 %sdimensions, got %d", what, cin ? "complex " : "",
                rank);
   /* axes */
-  int nd = which == W_FFT2 ? 2 : which == W_FFTN ? rank : 1;
+  int nd = which == W_FFT2 ? 2 : which > W_FFT2 ? rank : 1;
   if (which == W_FFT2 && rank < 2)
     luaL_error(L, "%s: argument #1: fft2 needs 2 complex dimensions, got %d", what, rank);
   int has_axes = 0;
@@ -179,6 +186,11 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
         if (!ok) luaL_error(L, "%s: option axes: integers expected", what);
         axes[k] = norm_axis(L, a, rank, what);
         lua_pop(L, 1);
+        /* NumPy halves the last axis given; kjit's transforms take the axes
+        ** in increasing order, so rfftn and irfftn ask for them so */
+        if (k > 0 && (REAL_IN(which) || REAL_OUT(which)) && axes[k] <= axes[k - 1])
+          luaL_error(L, "%s: option axes: increasing axes expected (the last one is the "
+                     "halved one), got axis %d after axis %d", what, axes[k] + 1, axes[k - 1] + 1);
       }
     }
     lua_pop(L, 1);
@@ -198,7 +210,8 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
     if (axes[i] == axes[i - 1]) luaL_error(L, "%s: option axes: axis %d given twice", what, axes[i] + 1);
   /* lengths */
   for (int k = 0; k < naxes; k++) len[k] = x.shape[axes[k]];
-  if (which == W_IRFFT) len[0] = 2 * (x.shape[axes[0]] - 1);
+  /* irfft, irfftn: the last axis's output length 2 (m - 1) by default */
+  if (REAL_OUT(which)) len[naxes - 1] = 2 * (x.shape[axes[naxes - 1]] - 1);
   if (which <= W_IRFFT) {
     lua_Integer n = opt_int(L, opts, "n", -1, what);
     if (n != -1) {
@@ -224,11 +237,12 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
   for (int k = 0; k < naxes; k++)
     if (len[k] < 1)
       luaL_error(L, "%s: a transform of length %I along axis %d (give n%s)", what,
-                 (lua_Integer)len[k], axes[k] + 1, which == W_IRFFT ? ", the output's length" : "");
+                 (lua_Integer)len[k], axes[k] + 1,
+                 which == W_IRFFT ? ", the output's length" : which == W_IRFFTN ? " in s" : "");
   /* the descriptor */
   KFftDesc *d = &p->d;
   memset(d, 0, sizeof *d);   /* compared bytewise (plan caches) */
-  d->kind = which == W_RFFT ? KFFT_R2C : which == W_IRFFT ? KFFT_C2R
+  d->kind = REAL_IN(which) ? KFFT_R2C : REAL_OUT(which) ? KFFT_C2R
           : which == W_IFFT ? KFFT_INV : KFFT_FWD;
   if (opts && which == W_FFTN) {   /* fftn(x, {inverse = true}) is ifftn */
     lua_getfield(L, opts, "inverse");
@@ -248,7 +262,7 @@ static void build(lua_State *L, Plan *p, int which, int gpu, int xi, int opts, c
   if (cin) p->rs_shape[rank] = 2;
   p->copy = d->kind == KFFT_C2R;   /* c2r may overwrite its input */
   for (int k = 0; k < p->rs_ndim; k++) p->copy |= p->rs_shape[k] != x.shape[k];
-  int cout = which != W_IRFFT;
+  int cout = !REAL_OUT(which);
   p->out_ndim = cout ? rank + 1 : rank;
   for (int k = 0; k < KJIT_MAXDIMS; k++) p->out_shape[k] = 1;
   for (int k = 0; k < rank; k++) p->out_shape[k] = out[k];
@@ -357,8 +371,13 @@ static void run(lua_State *L, Plan *p, int xi, int oi, int si, const char *what)
       luaL_error(L, "%s: out: %s array of shape %s, but the result is %s %s", what,
                  kjit_dtype_name(o.dtype), a, kjit_dtype_name(p->dtype), b);
     }
-    if (o.ptr < x.ptr + x.bytes && x.ptr < o.ptr + o.bytes)
-      luaL_error(L, "%s: out overlaps the input (kjit.fft transforms out of place)", what);
+    /* out = x: in place, for a complex transform whose input is x itself
+    ** (not a resized copy: then the shapes differ anyway) */
+    int inplace = o.ptr == x.ptr && o.bytes == x.bytes && !p->copy &&
+                  (p->d.kind == KFFT_FWD || p->d.kind == KFFT_INV);
+    if (!inplace && o.ptr < x.ptr + x.bytes && x.ptr < o.ptr + o.bytes)
+      luaL_error(L, "%s: out overlaps the input (only fft, ifft, fft2 and fftn transform in "
+                 "place, with out = x itself)", what);
     lua_pushvalue(L, oi);
   } else if (p->gpu) {
     KDevArray *d = kcu_push_devarray(L, p->dtype, p->out_ndim, p->out_shape);
@@ -508,11 +527,12 @@ static int opts_at(lua_State *L, int idx, const char *what) {
 
 static int call(lua_State *L, int which, int gpu) {
   /* the call's name for messages (static: no formatting on every call) */
-  static const char *const names[2][6] = {
+  static const char *const names[2][W_COUNT] = {
     { "kjit.fft.fft", "kjit.fft.ifft", "kjit.fft.rfft", "kjit.fft.irfft", "kjit.fft.fft2",
-      "kjit.fft.fftn" },
+      "kjit.fft.fftn", "kjit.fft.rfftn", "kjit.fft.irfftn" },
     { "kjit.cuda.fft.fft", "kjit.cuda.fft.ifft", "kjit.cuda.fft.rfft", "kjit.cuda.fft.irfft",
-      "kjit.cuda.fft.fft2", "kjit.cuda.fft.fftn" } };
+      "kjit.cuda.fft.fft2", "kjit.cuda.fft.fftn", "kjit.cuda.fft.rfftn",
+      "kjit.cuda.fft.irfftn" } };
   const char *what = names[gpu][which];
   Plan p;
   lua_settop(L, 2);
@@ -537,7 +557,7 @@ static int call(lua_State *L, int which, int gpu) {
   static int h_##name(lua_State *L) { return call(L, W, 0); } \
   static int g_##name(lua_State *L) { return call(L, W, 1); }
 WRAP(fft, W_FFT) WRAP(ifft, W_IFFT) WRAP(rfft, W_RFFT) WRAP(irfft, W_IRFFT)
-WRAP(fft2, W_FFT2) WRAP(fftn, W_FFTN)
+WRAP(fft2, W_FFT2) WRAP(fftn, W_FFTN) WRAP(rfftn, W_RFFTN) WRAP(irfftn, W_IRFFTN)
 
 static int plan_new(lua_State *L, int gpu) {
   char what[48];
@@ -582,11 +602,13 @@ static int g_backend(lua_State *L) {
 
 static const luaL_Reg host_fns[] = {
   {"fft", h_fft}, {"ifft", h_ifft}, {"rfft", h_rfft}, {"irfft", h_irfft},
-  {"fft2", h_fft2}, {"fftn", h_fftn}, {"plan", h_plan}, {"backend", h_backend}, {NULL, NULL}
+  {"fft2", h_fft2}, {"fftn", h_fftn}, {"rfftn", h_rfftn}, {"irfftn", h_irfftn},
+  {"plan", h_plan}, {"backend", h_backend}, {NULL, NULL}
 };
 static const luaL_Reg gpu_fns[] = {
   {"fft", g_fft}, {"ifft", g_ifft}, {"rfft", g_rfft}, {"irfft", g_irfft},
-  {"fft2", g_fft2}, {"fftn", g_fftn}, {"plan", g_plan}, {"backend", g_backend}, {NULL, NULL}
+  {"fft2", g_fft2}, {"fftn", g_fftn}, {"rfftn", g_rfftn}, {"irfftn", g_irfftn},
+  {"plan", g_plan}, {"backend", g_backend}, {NULL, NULL}
 };
 
 void klib_fft_open(lua_State *L) {

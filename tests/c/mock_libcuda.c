@@ -14,6 +14,18 @@
 **                            plausible one (cuMemAlloc_v2: out of memory)
 **   MOCK_CUDA_REPORT=path    at exit, write "key=value" counters there
 **                            (live_allocs, bad_frees, bad_copies, ...)
+**   MOCK_CUDA_LOG=path       one line per call of the entry points that run
+**                            in a context: "name dev=D thread=T" (D: the
+**                            device of the context current on the calling
+**                            thread, -1 for none; T: the thread, numbered
+**                            from 1 in the order threads first log)
+**   MOCK_CUDA_PEER=0         cuDeviceCanAccessPeer says no (default: yes)
+** Multi-GPU: each device has its own primary context; the current context
+** is per thread (as the driver's); a module, stream, event or allocation
+** belongs to the device of the context it was made in, and a launch of a
+** module's function in another device's context fails (bad_handles).
+** cuCtxEnablePeerAccess records peer pairs; cuMemcpyPeer checks each range
+** in its own context's device.
 ** Modules accept any text; one containing "MOCK_PTX_ERROR" (or an injected
 ** failure) fails with CUDA_ERROR_INVALID_PTX and a JIT error log; cuModuleGetFunction fails for the
 ** name "missing". cuLaunchKernel checks its arguments and runs nothing.
@@ -61,8 +73,23 @@ static size_t nalloc, capalloc;
 static const char *failspec;
 static struct {
   long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
-       live_events, live_modules, syncs, launches, memsets, registered;
+       live_events, live_modules, syncs, launches, memsets, registered,
+       module_loads, peer_copies, peer_enables;
 } st;
+static int peer_on[MAXDEV][MAXDEV];
+static FILE *logf;
+static int nthreads_logged;
+static __thread int thread_no;
+
+/* MOCK_CUDA_LOG: "name dev=D thread=T" */
+static void logcall(const char *name) {
+  if (!logf) return;
+  pthread_mutex_lock(&mu);
+  if (thread_no == 0) thread_no = ++nthreads_logged;
+  fprintf(logf, "%s dev=%d thread=%d\n", name, current ? current->dev : -1, thread_no);
+  fflush(logf);
+  pthread_mutex_unlock(&mu);
+}
 
 /* ------------------------------------------------------------------ */
 
@@ -75,9 +102,11 @@ static void report(void) {
   fprintf(f, "live_allocs=%zu\nlive_bytes=%zu\nallocs=%ld\nfrees=%ld\n"
           "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
           "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
-          "memsets=%ld\nregistered=%ld\n", nalloc, bytes, st.allocs, st.frees, st.bad_frees,
+          "memsets=%ld\nregistered=%ld\nmodule_loads=%ld\npeer_copies=%ld\npeer_enables=%ld\n",
+          nalloc, bytes, st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
-          st.live_modules, st.syncs, st.launches, st.memsets, st.registered);
+          st.live_modules, st.syncs, st.launches, st.memsets, st.registered,
+          st.module_loads, st.peer_copies, st.peer_enables);
   fclose(f);
 }
 
@@ -89,6 +118,7 @@ static void setup(void) {
   if (ndev < 0) ndev = 0;
   if ((e = getenv("MOCK_CUDA_MEM")) && *e) devmem = (size_t)strtoull(e, NULL, 0);
   failspec = getenv("MOCK_CUDA_FAIL");
+  if ((e = getenv("MOCK_CUDA_LOG")) && *e) logf = fopen(e, "w");
   for (k = 0; k < MAXDEV; k++) ctxs[k].dev = k;
   atexit(report);
 }
@@ -109,7 +139,7 @@ static CUresult fail(const char *name, CUresult dflt) {
 }
 
 #define ENTER(name, dflt) \
-  do { CUresult f_ = fail(name, dflt); if (f_) return f_; \
+  do { CUresult f_ = fail(name, dflt); logcall(name); if (f_) return f_; \
        if (!inited) return E_NOT_INITIALIZED; } while (0)
 #define NEED_CTX() do { if (!current) return E_INVALID_CONTEXT; } while (0)
 
@@ -441,6 +471,67 @@ API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s)
   return dtoh(dst, src, n, s);
 }
 
+/* peers: every pair of distinct devices may (MOCK_CUDA_PEER=0: none) */
+API CUresult cuDeviceCanAccessPeer(int *can, int d, int peer) {
+  const char *e = getenv("MOCK_CUDA_PEER");
+  ENTER("cuDeviceCanAccessPeer", E_INVALID_DEVICE);
+  if (d < 0 || d >= ndev || peer < 0 || peer >= ndev) return E_INVALID_DEVICE;
+  *can = d != peer && !(e && strcmp(e, "0") == 0);
+  return OK;
+}
+
+API CUresult cuCtxEnablePeerAccess(void *peer, unsigned flags) {
+  Ctx *x = (Ctx *)peer;
+  const char *e = getenv("MOCK_CUDA_PEER");
+  ENTER("cuCtxEnablePeerAccess", E_INVALID_VALUE);
+  NEED_CTX();
+  if (flags != 0) return E_INVALID_VALUE;
+  if (x == NULL || x < ctxs || x >= ctxs + ndev || !retained[x->dev]) return E_INVALID_CONTEXT;
+  if (x == current || (e && strcmp(e, "0") == 0)) return 217;   /* PEER_ACCESS_UNSUPPORTED */
+  pthread_mutex_lock(&mu);
+  int was = peer_on[current->dev][x->dev];
+  peer_on[current->dev][x->dev] = 1;
+  if (!was) st.peer_enables++;
+  pthread_mutex_unlock(&mu);
+  return was ? 704 : OK;   /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+}
+
+/* The allocation holding [p, p+n) on device dev (any thread's context). */
+static Alloc *find_on(int dev, CUdeviceptr p, size_t n) {
+  for (size_t k = 0; k < nalloc; k++)
+    if (p >= allocs[k].p && n <= allocs[k].n && p - allocs[k].p <= allocs[k].n - n)
+      return allocs[k].dev == dev ? &allocs[k] : NULL;
+  return NULL;
+}
+
+/* Each range must lie in an allocation of its own context's device; the
+** stream (if any) is one of the current context's. */
+static CUresult peer_copy(CUdeviceptr dst, void *dctx, CUdeviceptr src, void *sctx, size_t n,
+                          void *s) {
+  Ctx *dc = (Ctx *)dctx, *sc = (Ctx *)sctx;
+  NEED_CTX();
+  if (!dc || !sc || dc < ctxs || dc >= ctxs + ndev || sc < ctxs || sc >= ctxs + ndev)
+    return E_INVALID_CONTEXT;
+  if (!stream_ok(s)) { st.bad_handles++; return E_INVALID_HANDLE; }
+  pthread_mutex_lock(&mu);
+  Alloc *a = find_on(dc->dev, dst, n), *b = find_on(sc->dev, src, n);
+  if (a && b) { memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n); st.peer_copies++; }
+  else st.bad_copies++;
+  pthread_mutex_unlock(&mu);
+  return a && b ? OK : E_INVALID_VALUE;
+}
+
+API CUresult cuMemcpyPeer(CUdeviceptr dst, void *dctx, CUdeviceptr src, void *sctx, size_t n) {
+  ENTER("cuMemcpyPeer", E_INVALID_VALUE);
+  return peer_copy(dst, dctx, src, sctx, n, NULL);
+}
+
+API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, void *dctx, CUdeviceptr src, void *sctx, size_t n,
+                               void *s) {
+  ENTER("cuMemcpyPeerAsync", E_INVALID_VALUE);
+  return peer_copy(dst, dctx, src, sctx, n, s);
+}
+
 typedef struct {   /* CUDA_MEMCPY2D */
   size_t srcXInBytes, srcY; int srcMemoryType; const void *srcHost;
   CUdeviceptr srcDevice; void *srcArray; size_t srcPitch;
@@ -576,6 +667,7 @@ API CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n,
   Module *x;
   unsigned k;
   CUresult r = fail("cuModuleLoadDataEx", E_INVALID_PTX);
+  logcall("cuModuleLoadDataEx");
   if (!r && !inited) return E_NOT_INITIALIZED;
   NEED_CTX();
   if (!image) return E_INVALID_VALUE;
@@ -594,6 +686,7 @@ API CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n,
   if (!(x = (Module *)malloc(sizeof *x))) return E_OUT_OF_MEMORY;
   x->magic = MAGIC_MODULE;
   x->dev = current->dev;
+  st.module_loads++;
   /* the kernel's parameters, counted in its PTX (see cuLaunchKernel) */
   x->nparams = 0;
   for (const char *p = image; (p = strstr(p, ".param ")) != NULL; p++) x->nparams++;
@@ -629,6 +722,10 @@ API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
   if (!f || ((Module *)f)->magic != MAGIC_MODULE || !stream_ok(s)) {
     st.bad_handles++;
     return E_INVALID_HANDLE;
+  }
+  if (((Module *)f)->dev != current->dev) {   /* a function of another context */
+    st.bad_handles++;
+    return E_INVALID_CONTEXT;
   }
   if (!gx || !gy || !gz || !bx || !by || !bz ||
       (uint64_t)bx * by * bz > 1024 || shared > 48 * 1024)
@@ -668,6 +765,8 @@ static const struct { CUresult code; const char *name, *text; } names[] = {
   {E_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
   {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
   {E_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+  {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
+  {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
   {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
   {E_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };

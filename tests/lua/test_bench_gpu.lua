@@ -29,3 +29,19 @@ test("every GPU benchmark kernel's result is checked and right", function()
     truthy(out:find("\n" .. name:gsub("%^", "%%^") .. "\t"), name .. " was measured; output:\n" .. out)
   end
 end)
+
+-- bench/gpu/libs.lua (run_libs.sh's kjit side): gemm and the FFTs checked
+-- against kjit.blas and kjit.fft on the host, in the simulator
+test("the GPU library benchmark runs and its results are right in the simulator", function()
+  local cmd = string.format("KJIT_BENCH_SIM=1 LUA_CPATH=%q lua5.4 bench/gpu/libs.lua 2>&1; echo \"exit $?\"",
+    moddir .. "/?.so;;")
+  local p = assert(io.popen(cmd))
+  local o = p:read("a")
+  p:close()
+  truthy(o:find("\nexit 0\n$"), "exit status 0; output:\n" .. o)
+  truthy(not o:find("# MISMATCH"), "no mismatch; output:\n" .. o)
+  for _, name in ipairs{ "gemm_f32_16", "gemm_f64_16", "fft_f32_1d_64", "rfft_f32_1d_64_plan",
+                         "rfftn_f32_3d_8" } do
+    truthy(o:find("\n" .. name .. "\t"), name .. " was measured; output:\n" .. o)
+  end
+end)

@@ -435,7 +435,7 @@ SUITES.main = function()
     eq(cuda.select_device(1), 0, "returns the previous device")
     eq(cuda.current_device(), 1, "current")
     local msg = "this device array is on device 0 but the current device is 1 " ..
-      "(cuda.select_device(0) selects it)"
+      "(cuda.use_device(0) or cuda.select_device(0) selects it)"
     local m = raises(msg, function() d0:copy_to_host() end)
     truthy(m:find("test_cuda_host.lua:", 1, true), "location in: " .. m)
     raises(msg, function() d0:copy_to_device(kjit.zeros(3, "i32")) end)

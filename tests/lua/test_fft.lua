@@ -307,6 +307,103 @@ each_place("out= and explicit plans", function(P)
   near(pr.scale, 1 / 9, 1e-15, "irfft plan scale")
 end)
 
+-- real data over several axes: the DFT along every axis, then the last
+-- transformed axis cut to n//2 + 1 (NumPy's rfftn)
+local function cut_last(t, cs, ax)
+  local ns = {}
+  for k = 1, #cs do ns[k] = cs[k] end
+  ns[ax] = cs[ax] // 2 + 1
+  local ist, ost = strides(cs), strides(ns)
+  local out = {}
+  for o = 0, prod(ns) - 1 do
+    local base, r = 0, o
+    for k = 1, #ns do base = base + (r // ost[k]) * ist[k]; r = r % ost[k] end
+    out[o + 1] = t[base + 1]
+  end
+  return out, ns
+end
+
+each_place("rfftn and irfftn: against the direct DFT, axes, s, round trips", function(P)
+  for _, dt in ipairs { "f64", "f32" } do
+    for _, shape in ipairs { { 3, 4, 5 }, { 6, 7 }, { 4, 2, 6 } } do
+      local x = random_array(shape, dt)
+      local t = to_real(x)
+      local function rdft(axes, lens)
+        local cur, s = t, shape
+        for i, ax in ipairs(axes) do cur, s = dft_axis(cur, s, ax, lens and lens[i] or s[ax], -1) end
+        return cut_last(cur, s, axes[#axes])
+      end
+      local all = {}
+      for k = 1, #shape do all[k] = k end
+      local axsets = { all, { #shape }, { 1, #shape }, { 1 } }
+      if #shape == 3 then axsets[#axsets + 1] = { 1, 2 } end
+      for _, axes in ipairs(axsets) do
+        local want, ws = rdft(axes)
+        local X = P.get(P.lib.rfftn(P.put(x), { axes = axes }))
+        ws[#ws + 1] = 2
+        shape_eq(X.shape, ws, "rfftn shape")
+        local n = 1
+        for _, ax in ipairs(axes) do n = n * shape[ax] end
+        check_complex(X, want, n, dt, dt .. " rfftn axes {" .. table.concat(axes, ",") .. "}")
+        -- irfftn back, with s the lengths of the axes (odd last lengths need it)
+        local lens = {}
+        for i, ax in ipairs(axes) do lens[i] = shape[ax] end
+        local back = P.get(P.lib.irfftn(P.put(X), { axes = axes, s = lens }))
+        shape_eq(back.shape, shape, "irfftn shape")
+        local xs = x:reshape({ x.size })
+        local wx = {}
+        for i = 1, x.size do wx[i] = xs[i] end
+        check_real(back, wx, n, dt, dt .. " irfftn(rfftn(x)) axes {" .. table.concat(axes, ",") .. "}")
+      end
+      -- the default axes are all of them, the default s from the shape
+      local X = P.lib.rfftn(P.put(x))
+      check_complex(P.get(X), (rdft(all)), prod(shape), dt, "rfftn default axes")
+      if shape[#shape] % 2 == 0 then
+        local xs = x:reshape({ x.size })
+        local wx = {}
+        for i = 1, x.size do wx[i] = xs[i] end
+        check_real(P.get(P.lib.irfftn(X)), wx, prod(shape), dt, "irfftn default s")
+      end
+      -- s cuts and pads before the transform
+      local lens = { 2 }
+      for k = 2, #shape do lens[k] = shape[k] + 1 end
+      local got = P.get(P.lib.rfftn(P.put(x), { s = lens }))
+      local want, ws = rdft(all, lens)
+      ws[#ws + 1] = 2
+      shape_eq(got.shape, ws, "rfftn s shape")
+      check_complex(got, want, prod(lens), dt, dt .. " rfftn s")
+    end
+  end
+end)
+
+each_place("in place: out = x for fft, ifft, fft2, fftn and plans", function(P)
+  for _, dt in ipairs { "f64", "f32" } do
+    local x = random_array({ 4, 6, 2 }, dt)
+    local t = to_complex(x)
+    for _, c in ipairs {
+      { "fft", {}, dft_axis(t, { 4, 6 }, 2, 6, -1), 6 },
+      { "fft", { axis = 1 }, dft_axis(t, { 4, 6 }, 1, 4, -1), 4 },
+      { "ifft", { norm = "forward" }, dft_axis(t, { 4, 6 }, 2, 6, 1), 6 },
+      { "fft2", {}, (dft_axis(dft_axis(t, { 4, 6 }, 1, 4, -1), { 4, 6 }, 2, 6, -1)), 24 },
+      { "fftn", { inverse = true, norm = "forward" },
+        (dft_axis(dft_axis(t, { 4, 6 }, 1, 4, 1), { 4, 6 }, 2, 6, 1)), 24 },
+    } do
+      local d = P.put(x:copy())
+      c[2].out = d
+      local r = P.lib[c[1]](d, c[2])
+      eq(rawequal(r, d), true, c[1] .. " returns x")
+      check_complex(P.get(d), c[3], c[4], dt, dt .. " " .. c[1] .. " in place")
+    end
+    local d = P.put(x:copy())
+    local p = P.lib.plan("fft", d)
+    eq(rawequal(p:exec(d, d), d), true, "plan:exec(x, x) returns x")
+    check_complex(P.get(d), dft_axis(t, { 4, 6 }, 2, 6, -1), 6, dt, dt .. " plan in place")
+    -- the same plan out of place again: still right
+    local y = P.put(x:copy())
+    check_complex(P.get(p:exec(y)), dft_axis(t, { 4, 6 }, 2, 6, -1), 6, dt, dt .. " plan out of place")
+  end
+end)
+
 each_place("planner = \"measure\": plans on scratch arrays, same results", function(P)
   for _, dt in ipairs { "f64", "f32" } do
     local x = random_array({ 6, 10, 2 }, dt)
@@ -349,7 +446,12 @@ each_place("errors name the call and the user's line", function(P)
   raises(pre .. "fft: option norm: \"backward\", \"ortho\" or \"forward\" expected, got unit", function() L.fft(P.put(kjit.zeros({ 4, 2 })), { norm = "unit" }) end)
   raises(pre .. "fft: out: f64 array of shape {3, 2}, but the result is f64 {4, 2}", function() L.fft(P.put(kjit.zeros({ 4, 2 })), { out = P.put(kjit.zeros({ 3, 2 })) }) end)
   local x = P.put(kjit.zeros({ 4, 2 }))
-  raises(pre .. "fft: out overlaps the input", function() L.fft(x, { out = x }) end)
+  local y = P.put(kjit.zeros({ 5, 2 }))
+  raises(pre .. "fft: out overlaps the input (only fft, ifft, fft2 and fftn transform in place, with out = x itself)",
+    function() L.fft(y:slice(1, 4), { out = y:slice(2, 5) }) end)
+  raises(pre .. "rfftn: option axes: increasing axes expected (the last one is the halved one), got axis 1 after axis 2",
+    function() L.rfftn(P.put(kjit.zeros({ 4, 4 })), { axes = { 2, 1 } }) end)
+  raises(pre .. "irfftn: option axis: irfftn takes axes", function() L.irfftn(x, { axis = 1 }) end)
   raises(pre .. "rfft: argument #1: at most 3 dimensions, got 4", function() L.rfft(P.put(kjit.zeros({ 2, 2, 2, 2 }))) end)
   raises(pre .. "fft: argument #2: an options table expected, got number", function() L.fft(x, 4) end)
   local p = L.plan("fft", x)
@@ -481,6 +583,37 @@ if CHILD == "main" then
         shape_eq(got.shape, want.shape, "rfft shape")
         check_complex(got, to_complex(want), 6, dt, dt .. " rfft axis " .. ax)
       end
+    end
+  end)
+  mock_test("rfftn and irfftn on device arrays match FFTW", function()
+    for _, dt in ipairs { "f64", "f32" } do
+      local r = random_array({ 4, 6, 5 }, dt)
+      for _, axes in ipairs { { 1, 2, 3 }, { 1, 3 }, { 2, 3 }, { 1, 2 }, { 3 } } do
+        local want = fft.rfftn(r, { axes = axes })
+        local got = cuda.fft.rfftn(cuda.to_device(r), { axes = axes }):copy_to_host()
+        shape_eq(got.shape, want.shape, "rfftn shape")
+        check_complex(got, to_complex(want), 120, dt, dt .. " rfftn axes {" .. table.concat(axes, ",") .. "}")
+        -- irfftn unnormalized (norm = forward: the mock runs no scaling kernel)
+        local lens = {}
+        for i, ax in ipairs(axes) do lens[i] = r.shape[ax] end
+        local wb = fft.irfftn(want, { axes = axes, s = lens, norm = "forward" })
+        local gb = cuda.fft.irfftn(cuda.to_device(want), { axes = axes, s = lens, norm = "forward" }):copy_to_host()
+        shape_eq(gb.shape, wb.shape, "irfftn shape")
+        local wt = {}
+        local wf = wb:reshape({ wb.size })
+        for i = 1, wb.size do wt[i] = wf[i] end
+        check_real(gb, wt, 120, dt, dt .. " irfftn axes {" .. table.concat(axes, ",") .. "}")
+      end
+    end
+  end)
+  mock_test("in place on device arrays (out = x)", function()
+    local x = random_array({ 3, 4, 2 }, "f64")
+    for _, c in ipairs { { "fft", {} }, { "fft2", {} }, { "fftn", { axes = { 1 } } } } do
+      local d = cuda.to_device(x)
+      c[2].out = d
+      cuda.fft[c[1]](d, c[2])
+      c[2].out = nil
+      check_complex(d:copy_to_host(), to_complex(fft[c[1]](x, c[2])), 12, "f64", c[1] .. " in place")
     end
   end)
   mock_test("plans, streams, and the normalization kernel launch", function()
