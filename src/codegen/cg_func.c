@@ -1207,6 +1207,7 @@ static void emit_call(CG *G, KirInsn *v) {
     G->vals[v->id] = cg_builtin(G, v, ft.ref, args, n);
     return;
   }
+  if (ft.kind == T_EXTERN) { cg_cuda_extern_call(G, v); return; }   /* cg_cuda.c */
   KtySpec *callee = G->sp->callees[v->id];
   if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE) || callee == NULL)
     cg_error(G, v, "internal error: call without a callee");
