@@ -206,10 +206,10 @@ static kjit_dtype check_dtype(lua_State *L, int idx) {
   const char *s = luaL_checkstring(L, idx);
   const char *canon = ksig_dtype_name(s);
   if (canon) s = canon;
-  if ((s[0] == '<' || s[0] == '|' || s[0] == '=') && s[1] && s[2]) {
+  if ((s[0] == '<' || s[0] == '|' || s[0] == '=' || s[0] == '>') && s[1] && s[2]) {
     static const char *const ts[] = { "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8",
                                       "b1" };
-    for (int t = 0; t < KJIT_NDTYPES; t++)
+    for (int t = 0; t < KJIT_NDTYPES && s[0] != '>'; t++)   /* not big-endian */
       if (strcmp(s + 1, ts[t]) == 0) return (kjit_dtype)t;
     luaL_error(L, "kjit.cuda: unsupported typestr '%s' (little-endian integers, floats, bool)", s);
   }
