@@ -91,10 +91,9 @@ char *knr_compile(const char *src, const char *name, int cc, char **err) {
   opts[nopt++] = arch;
   opts[nopt++] = "-rdc=true";
   const char *slash = strrchr(name, '/');
-  if (slash) {
-    snprintf(inc_here, sizeof inc_here, "-I%.*s", (int)(slash - name), name);
-    opts[nopt++] = inc_here;
-  }
+  if (slash) snprintf(inc_here, sizeof inc_here, "-I%.*s", (int)(slash - name), name);
+  else snprintf(inc_here, sizeof inc_here, "-I.");
+  opts[nopt++] = inc_here;
   for (int i = 0; i < 2; i++) {
     const char *home = kl_cuda_home(i);
     struct stat st;
