@@ -18,8 +18,8 @@
 ** Where the code does not run on the GPU (the simulator, kjit.jit, the
 ** interpreter) the call runs the declaration's `sim` function instead: a
 ** plain Lua function, compiled like any function a kernel calls; without
-** one, such a call is a compile error (or, interpreted, a run-time error)
-** saying so.
+** one, such a call raises a Lua error when it runs (compiled as
+** interpreted), saying so.
 */
 #ifndef KJIT_CUDA_EXTERN_H
 #define KJIT_CUDA_EXTERN_H

@@ -19,8 +19,9 @@
 **    Lua function doing what the device code does. Wherever the code does
 **    not run on the GPU (the simulators, kjit.jit, the interpreter) a call
 **    runs `sim`, compiled like any function a kernel calls; without one the
-**    call is refused there (at compile time, located; interpreted, when it
-**    runs), with a message saying how to give one.
+**    call raises there when it runs (compiled as interpreted: the same
+**    message at the same line, and code that never makes the call never
+**    fails), saying how to give one.
 **  - Foreign pointers in the simulator: simulator "device" memory is host
 **    memory, so a simulator device pointer is a host address; from Lua,
 **    cuda.from_device_ptr accepts one only inside a simulator device array

@@ -491,19 +491,13 @@ static KtyConst freeze(KtySession *S) {
       lua_pop(L, 1);
     } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
     else if (luaL_testudata(L, -1, KEXT_MT)) {   /* cuda.declare_device */
-      if (S->gpu) { k.kind = T_EXTERN; k.ref = kty_keep_value(S, -1); }
-      else if (lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) {   /* its sim implementation */
-        k.kind = T_FUNC;
-        k.ref = kty_keep_value(S, -1);
-        lua_pop(L, 1);
-      } else {
-        lua_pop(L, 1);
-        const KExtern *e = lua_touserdata(L, -1);
-        size_t n = strlen(e->name) + 80;
-        char *m = ka_alloc(S->A, n);
-        if (m) snprintf(m, n, "the external device function '%s' (cuda.declare_device)", e->name);
-        k.str = m ? m : "an external device function";
-      }
+      /* off the GPU: its sim implementation, a Lua function; without one,
+      ** its calls raise when they run, as interpreted (t_call_extern) */
+      int sim = !S->gpu && lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION;
+      if (sim) k.ref = kty_keep_value(S, -1);
+      if (!S->gpu) lua_pop(L, 1);
+      if (!sim) k.ref = kty_keep_value(S, -1);
+      k.kind = sim ? T_FUNC : T_EXTERN;
     } else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
       k.kind = T_LAYOUT;
       k.ref = ((KRecStructUD *)lua_touserdata(L, -1))->r->id;
@@ -1388,10 +1382,6 @@ static Type frozen_type(const KirInsn *v, const KtyConst *k) {
 ** a frozen value: the remedy for a C function (the common case: print,
 ** string.format, math.random ...), else what compiled code can use. */
 static const char *unusable_hint(const char *what) {
-  if (strstr(what, "(cuda.declare_device)"))
-    return "external device code runs only in kernels compiled for the GPU; give the "
-           "declaration a Lua implementation to run it in the simulator and on the CPU: "
-           "cuda.declare_device(name, signature, {sim = function(...) ... end})";
   if (strcmp(what, "a C function") == 0)
     return "compiled code cannot call the coroutine and debug functions (they work on the "
            "interpreter's own call stack, which compiled code does not have); call it outside "
@@ -2390,7 +2380,7 @@ const KExtern *kty_extern(KtySession *S, int ref) {
 }
 
 /* A call of an external device function (cuda.declare_device) in a GPU
-** kernel: the declared parameters take numbers (an integer parameter an
+** kernel (elsewhere, one without a sim implementation raises): the declared parameters take numbers (an integer parameter an
 ** integer: a float would need Lua's conversion, which may fail, so it is
 ** written out) or arrays of the declared dtype (passed as the address of
 ** their first element); the result has the declared type, integers
@@ -2399,6 +2389,11 @@ static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type 
   const KExtern *e = kty_extern(S, ref);
   char tb[32];
   if (e == NULL) REFUSE(S, sp, v, "internal error: not an external device function");
+  if (!S->gpu)   /* no sim implementation (else it is that): interop.c's extern_call's error */
+    RAISE(S, sp, v, -1, "external device function '%s' (cuda.declare_device) runs only in "
+          "kernels compiled for the GPU; give the declaration a Lua implementation to run it "
+          "in the simulator and on the CPU: cuda.declare_device(name, signature, {sim = "
+          "function(...) ... end})", e->name);
   if (n != e->nargs)
     REFUSE(S, sp, v, "external device function '%s' (%s) takes %d argument%s, got %d", e->name,
            e->sig, e->nargs, e->nargs == 1 ? "" : "s", n);

@@ -149,19 +149,28 @@ for _, mode in ipairs({ true, "interpret" }) do
   end)
 end
 
-test("simulator: a declaration without sim is refused, located, saying how to give one", function()
-  with_sim(true, function()
-    local r, x = cuda.device_array(4, "f32"), cuda.to_device(kjit.ones and kjit.full(4, 1, "f32") or kjit.full(4, 1, "f32"))
-    local m = raises("upvalue 'nosim' is the external device function 'mul_f32_f32' "
-      .. "(cuda.declare_device): external device code runs only in kernels compiled for the GPU",
-      function() cuda.jit(k_nosim, { link = { CU } })[{ 1, 4 }](r, x, x) end)
-    truthy(m:find("test_cuda_interop.lua:%d+:"), "located: " .. m)
-  end)
-  with_sim("interpret", function()
-    local r, x = cuda.device_array(4, "f32"), cuda.to_device(kjit.full(4, 1, "f32"))
-    raises("runs only in kernels compiled for the GPU",
-      function() cuda.jit(k_nosim)[{ 1, 4 }](r, x, x) end)
-  end)
+local function k_nosim_dead(r, x, y)
+  local i = cuda.grid(1)
+  if i <= #r then r[i] = x[i] + y[i] end
+  if i > 1000 then r[1] = nosim(x[1], y[1]) end   -- never runs here
+end
+
+test("simulator: a call without a sim implementation raises when it runs, as interpreted", function()
+  local msgs = {}
+  for _, mode in ipairs({ true, "interpret" }) do
+    with_sim(mode, function()
+      local r, x = cuda.device_array(4, "f32"), cuda.to_device(kjit.full(4, 1, "f32"))
+      local m = raises("external device function 'mul_f32_f32' (cuda.declare_device) runs only in "
+        .. "kernels compiled for the GPU; give the declaration a Lua implementation to run it in "
+        .. "the simulator and on the CPU: cuda.declare_device(name, signature, {sim = "
+        .. "function(...) ... end})", function() cuda.jit(k_nosim, { link = { CU } })[{ 1, 4 }](r, x, x) end)
+      msgs[#msgs + 1] = m:match("test_cuda_interop.lua:%d+:")
+      truthy(msgs[#msgs], "located: " .. m)
+      cuda.jit(k_nosim_dead)[{ 1, 4 }](r, x, x)   -- the call never runs: no error
+      eq(r:copy_to_host()[4], 2.0, "the rest ran")
+    end)
+  end
+  eq(msgs[1], msgs[2], "compiled and interpreted simulators: the same line")
 end)
 
 test("kjit.jit calls the sim implementation, as the interpreter does", function()
@@ -172,8 +181,12 @@ test("kjit.jit calls the sim implementation, as the interpreter does", function(
   end
   local x, y = kjit.arange(9, "f32"), kjit.full(9, 0.5, "f32")
   eq(kjit.jit(f)(x, y, 9), f(x, y, 9), "compiled = interpreted")
-  local g = function() return nosim(1.0, 2.0) end
-  raises("upvalue 'nosim' is the external device function 'mul_f32_f32'", kjit.jit(g))
+  local g = function(n) if n > 0 then return nosim(1.0, 2.0) end return n end
+  eq(kjit.jit(g)(0), 0, "the call never runs: no error")
+  local ok1, e1 = pcall(g, 1)
+  local ok2, e2 = pcall(kjit.jit(g), 1)
+  eq(ok1, false, "interpreted raises"); eq(ok2, false, "compiled raises")
+  eq(e2, e1, "the same message at the same line")
 end)
 
 test("kernels: wrong argument counts and types are compile errors naming the declaration", function()
