@@ -22,7 +22,8 @@
 ** (other than the CUDA runtime's vprintf/malloc/free) must be defined
 ** (.visible .func) by another, else "Undefined reference" in the error log;
 ** its image is the first input's text, which cuModuleLoadDataEx accepts.
-** MOCK_CUDA_REPORT also counts links and their inputs (links, link_inputs).
+** MOCK_CUDA_REPORT also counts links and their inputs (links, link_inputs);
+** MOCK_CUDA_LINK_DUMP=dir writes the inputs of each link there (link<i>.ptx).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -748,6 +749,15 @@ API CUresult cuLinkComplete(void *state, void **cubin, size_t *size) {
       }
     }
   st.links++;
+  /* MOCK_CUDA_LINK_DUMP=dir: the inputs of the last link, as dir/link<i>.ptx,
+  ** for a test to hand them to the real ptxas and nvlink */
+  const char *dump = getenv("MOCK_CUDA_LINK_DUMP");
+  for (int i = 0; dump && *dump && i < l->n; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/link%d.ptx", dump, i);
+    FILE *f = fopen(path, "w");
+    if (f) { fputs(l->texts[i], f); fclose(f); }
+  }
   *cubin = l->texts[0];
   *size = strlen(l->texts[0]) + 1;
   return OK;

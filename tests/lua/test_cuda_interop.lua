@@ -385,6 +385,38 @@ else
     eq(got.live_modules, 0, "modules unloaded"); eq(got.bad_handles, 0, "bad handles")
   end)
 
+  if PTXAS and NVLINK then
+    test("mock driver: what kjit hands the driver's linker (NVRTC's PTX too) links with nvlink", function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      assert(sh("mkdir -p " .. q(dir)))
+      local _, out, ok = run_script([[
+        local x = cuda.to_device(kjit.arange(8, "f32"))
+        sum_reduce = cuda.declare_device("sum_reduce", "float32(float32[:], int32)")
+        mix = cuda.declare_device("mix_ints", "int64(int32, int64, uint8)")
+        local k = cuda.jit(function(r, x, ri)
+          local i = cuda.grid(1)
+          if i <= #r then r[i] = sum_reduce(x, i); ri[i] = mix(i, i, i) end
+        end, { link = "]] .. CU .. [[" })
+        k[{ 1, 8 }](cuda.device_array(8, "f32"), x, cuda.device_array(8, "i64"))
+        print("done")
+      ]], { KJIT_LIBCUDA = MOCK, MOCK_CUDA_LINK_DUMP = dir })
+      if out:find("NVRTC not found", 1, true) then sh("rm -rf " .. q(dir)); skip("no NVRTC") end
+      truthy(ok and out:find("done", 1, true), "output: " .. out)
+      local objs = {}
+      for i = 0, 1 do   -- the mock's device is sm_90
+        local p, o = dir .. "/link" .. i .. ".ptx", dir .. "/link" .. i .. ".o"
+        local ok2, out2 = sh(q(PTXAS) .. " -c -arch=sm_90 " .. q(p) .. " -o " .. q(o))
+        truthy(ok2, "ptxas " .. p .. ": " .. out2)
+        objs[#objs + 1] = q(o)
+      end
+      local ok3, out3 = sh(q(NVLINK) .. " -arch=sm_90 " .. table.concat(objs, " ") .. " -o "
+        .. q(dir .. "/linked.cubin"))
+      truthy(ok3, "nvlink: " .. out3)
+      sh("rm -rf " .. q(dir))
+    end)
+  end
+
   test("mock driver: a .ptx link file; an undefined function is the linker's error", function()
     local dir = os.tmpname()
     write_file(dir .. ".ptx", ".version 8.0\n.target sm_90\n.address_size 64\n"
