@@ -85,6 +85,9 @@ static int l_declare_device(lua_State *L) {
   if (!valid_symbol(name) || strlen(name) >= KEXT_NAMELEN)
     return luaL_error(L, "cuda.declare_device: bad function name '%s' (the device function's "
                       "symbol: letters, digits and '_', as declared extern \"C\")", name);
+  if (strncmp(name, "kjit_", 5) == 0 || strncmp(name, "__nv_", 5) == 0)
+    return luaL_error(L, "cuda.declare_device: the name '%s' is reserved (kjit's own and "
+                      "libdevice's functions start with kjit_ and __nv_)", name);
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     lua_pushnil(L);
@@ -238,6 +241,11 @@ static int wrap(lua_State *L, lua_Integer ptr, int shape_idx, kjit_dtype t, int 
     owner = lua_gettop(L);
   }
   if (ptr < 0) return luaL_error(L, "kjit.cuda: negative device pointer");
+  if (ptr == 0) {   /* NULL: only for an empty array */
+    int64_t n = 1;
+    for (int k = 0; k < ndim; k++) n *= shape[k];
+    if (n != 0) return luaL_error(L, "kjit.cuda: null device pointer for a non-empty array");
+  }
   KDevArray *d = kcu_push_devwrap(L, (KCuDevPtr)ptr, t, ndim, shape);
   if (d->sim && d->bytes > 0) {   /* a host address: only inside its owner's memory */
     KDevArray *o = owner ? kcu_test_devarray(L, owner) : NULL;
@@ -345,11 +353,18 @@ KJIT_API int kjit_push_device_array_wrap(lua_State *L, uint64_t ptr, kjit_dtype 
     lua_pushstring(L, "kjit_push_device_array_wrap: bad dtype, ndim or shape");
     return KJIT_ERRARG;
   }
-  for (int k = 0; k < ndim; k++)
+  int empty = 0;
+  for (int k = 0; k < ndim; k++) {
     if (shape[k] < 0) {
       lua_pushstring(L, "kjit_push_device_array_wrap: negative extent");
       return KJIT_ERRARG;
     }
+    empty |= shape[k] == 0;
+  }
+  if (ptr == 0 && !empty) {
+    lua_pushstring(L, "kjit_push_device_array_wrap: null pointer for a non-empty array");
+    return KJIT_ERRARG;
+  }
   WrapArgs a = { ptr, dtype, ndim, shape };
   lua_pushcfunction(L, wrap_protected);
   lua_pushlightuserdata(L, &a);

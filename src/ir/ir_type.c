@@ -2380,11 +2380,12 @@ const KExtern *kty_extern(KtySession *S, int ref) {
 }
 
 /* A call of an external device function (cuda.declare_device) in a GPU
-** kernel (elsewhere, one without a sim implementation raises): the declared parameters take numbers (an integer parameter an
-** integer: a float would need Lua's conversion, which may fail, so it is
-** written out) or arrays of the declared dtype (passed as the address of
-** their first element); the result has the declared type, integers
-** widened to Lua's i64. */
+** kernel (elsewhere, a declaration without a sim implementation: the call
+** raises when it runs). The declared parameters take numbers (an integer
+** parameter an integer: a float would need Lua's conversion, which may
+** fail, so it is written out) or arrays of the declared dtype (passed as
+** the address of their first element); the result has the declared type,
+** integers widened to Lua's i64. */
 static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type *args, int n) {
   const KExtern *e = kty_extern(S, ref);
   char tb[32];

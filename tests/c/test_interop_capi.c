@@ -75,6 +75,11 @@ static void test_sim(void) {
   lua_pop(L, 1);
   CHECK(kjit_push_device_array_wrap(L, 0, (kjit_dtype)99, 1, shape) == KJIT_ERRARG, "dtype");
   lua_pop(L, 1);
+  CHECK(kjit_push_device_array_wrap(L, 0, KJIT_F32, 2, shape) == KJIT_ERRARG, "NULL, not empty");
+  lua_pop(L, 1);
+  int64_t zero[1] = { 0 };
+  CHECK(kjit_push_device_array_wrap(L, 0, KJIT_F32, 1, zero) == KJIT_OK, "NULL, empty");
+  lua_pop(L, 1);
   int64_t neg[1] = { -1 };
   CHECK(kjit_push_device_array_wrap(L, 0, KJIT_F32, 1, neg) == KJIT_ERRARG, "negative");
   lua_pop(L, 1);
