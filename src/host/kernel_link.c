@@ -9,7 +9,8 @@
 ** again each time a GPU specialization compiles (a .cu through NVRTC for
 ** the specialization's compute capability: libs/nvrtc.c), and handed with
 ** the kernel's PTX to the driver's linker when the module loads
-** (cudadrv.c's kcu_module_link). The simulator ignores them: it runs the
+** (cudadrv.c's kcu_module_link). NVRTC's output is kept for the process,
+** by source text and cc. The simulator ignores the files: it runs the
 ** declarations' sim functions.
 **
 ** Why the driver's linker and not one PTX text: two PTX modules cannot be
@@ -20,6 +21,7 @@
 ** files is refused when its module loads, naming the function.
 */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,47 @@ void klink_option(lua_State *L, int opts) {
   lua_replace(L, opts);
 }
 
+/* NVRTC's PTX by (source text, cc), for the process: each kernel and each
+** specialization links the same files, and NVRTC takes tens of ms where
+** the kernel itself compiles in a few. Sources are compared whole. */
+typedef struct CuMemo { struct CuMemo *next; char *src; int cc; char *ptx; } CuMemo;
+static CuMemo *cu_memo;
+static pthread_mutex_t cu_memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* A malloc'd copy of the PTX of src for cc, compiled once. */
+static char *cu_to_ptx(const char *src, const char *name, int cc, char **err) {
+  pthread_mutex_lock(&cu_memo_mu);
+  for (CuMemo *m = cu_memo; m; m = m->next)
+    if (m->cc == cc && strcmp(m->src, src) == 0) {
+      char *r = dup_str(m->ptx);
+      pthread_mutex_unlock(&cu_memo_mu);
+      if (r == NULL) *err = dup_str("not enough memory");
+      return r;
+    }
+  pthread_mutex_unlock(&cu_memo_mu);
+  char *ptx = knr_compile(src, name, cc, err);
+  if (ptx == NULL) return NULL;
+  CuMemo *m = malloc(sizeof *m);
+  if (m && (m->src = dup_str(src)) != NULL && (m->ptx = dup_str(ptx)) != NULL) {
+    m->cc = cc;
+    pthread_mutex_lock(&cu_memo_mu);
+    m->next = cu_memo;
+    cu_memo = m;
+    pthread_mutex_unlock(&cu_memo_mu);
+  } else if (m) {
+    free(m->src);
+    free(m);
+  }
+  return ptx;
+}
+
 static char *read_file(const char *path, char **err) {
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
@@ -132,7 +175,7 @@ int klink_sources(lua_State *L, int list, int cc, char ***ptx, char ***names, ch
     if (text == NULL) goto failed;
     if (has_suffix((*names)[i], ".cu")) {
       char *e2 = NULL;
-      (*ptx)[i] = knr_compile(text, (*names)[i], cc, &e2);
+      (*ptx)[i] = cu_to_ptx(text, (*names)[i], cc, &e2);
       free(text);
       if ((*ptx)[i] == NULL) {
         size_t m = strlen((*names)[i]) + (e2 ? strlen(e2) : 0) + 32;

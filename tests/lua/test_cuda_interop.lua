@@ -379,13 +379,15 @@ else
     local got, out, ok = run_script(DECL .. [[
       local kk = cuda.jit(k, { link = { "]] .. CU .. [[" } })
       kk[{ 1, 8 }](r, x, x); kk[{ 1, 8 }](r, x, x)
+      -- another kernel, the same file (NVRTC's PTX is kept for the process)
+      cuda.jit(k, { link = { "]] .. CU .. [[" } })[{ 1, 8 }](r, x, x)
       cuda.synchronize()
       print("done")
     ]], { KJIT_LIBCUDA = MOCK })
     if out:find("NVRTC not found", 1, true) then skip("no NVRTC on this machine") end
     truthy(ok and out:find("done", 1, true), "output: " .. out)
-    eq(got.links, 1, "one link (the module is kept)"); eq(got.link_inputs, 2, "kernel + .cu")
-    eq(got.launches, 2, "launches"); eq(got.live_links, 0, "link states destroyed")
+    eq(got.links, 2, "one link per module"); eq(got.link_inputs, 4, "kernel + .cu, twice")
+    eq(got.launches, 3, "launches"); eq(got.live_links, 0, "link states destroyed")
     eq(got.live_modules, 0, "modules unloaded"); eq(got.bad_handles, 0, "bad handles")
   end)
 
