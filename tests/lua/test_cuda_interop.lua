@@ -19,15 +19,19 @@ local CUDA_BIN = (os.getenv("CUDA_HOME") or "/usr/local/cuda") .. "/bin/"
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 local function file_exists(p) local f = io.open(p) if f then f:close() return true end return false end
 local function write_file(p, s) local f = assert(io.open(p, "w")); f:write(s); f:close() end
+-- (the toolkit's programs without the sanitizer build's LD_PRELOAD: nvcc
+-- crashes under libasan)
 local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
+  local p = io.popen("env -u LD_PRELOAD " .. cmd .. " 2>&1")
   local out = p:read("a")
   return p:close(), out
 end
 local function tool(name)
   if file_exists(CUDA_BIN .. name) then return CUDA_BIN .. name end
-  local ok = sh("command -v " .. name)
-  return ok and name or nil
+  local p = io.popen("command -v " .. name .. " 2>/dev/null")
+  local found = p:read("a")
+  p:close()
+  return found ~= "" and name or nil
 end
 
 local function with_sim(mode, fn)
