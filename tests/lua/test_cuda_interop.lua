@@ -310,9 +310,15 @@ test("simulator: device_ptr, cuda_array_interface, from_device_ptr inside its ow
     eq(tostring(w), "kjit.devarray(f32, {2, 3}) in the simulator", "tostring")
     local h = w:copy_to_host()
     eq(h[1][1], 2.0, "w[1][1]"); eq(h[2][3], 7.0, "w[2][3]")
-    -- a kernel writes through the wrap; the owner sees it
-    cuda.jit(function(a) local i, j = cuda.grid(2); if i <= 2 and j <= 3 then a[i][j] = -a[i][j] end end)
-      [{ 1, { 2, 3 } }](w)
+    -- a kernel writes through the wrap (compiled, then interpreted: twice
+    -- negated is the same); the owner sees it
+    local neg = function(a) local i, j = cuda.grid(2); if i <= 2 and j <= 3 then a[i][j] = -a[i][j] end end
+    cuda.jit(neg)[{ 1, { 2, 3 } }](w)
+    cuda.simulate("interpret")
+    cuda.jit(neg)[{ 1, { 2, 3 } }](w)
+    eq(d:copy_to_host()[3], 2.0, "interpreted simulator through the wrap")
+    cuda.simulate(true)
+    cuda.jit(neg)[{ 1, { 2, 3 } }](w)
     local back = d:copy_to_host()
     for i = 1, 10 do eq(back[i], (i >= 3 and i <= 8) and -(i - 1.0) or i - 1.0, "owner[" .. i .. "]") end
     local v = cuda.from_cuda_array_interface(cai, { owner = d })
