@@ -1207,9 +1207,10 @@ static void emit_call(CG *G, KirInsn *v) {
     G->vals[v->id] = cg_builtin(G, v, ft.ref, args, n);
     return;
   }
-  if (ft.kind == T_EXTERN) { cg_cuda_extern_call(G, v); return; }   /* cg_cuda.c */
   KtySpec *callee = G->sp->callees[v->id];
-  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE) || callee == NULL)
+  if (ft.kind == T_EXTERN && callee == NULL) { cg_cuda_extern_call(G, v); return; }   /* cg_cuda.c */
+  /* (a T_EXTERN with a callee: its sim implementation, off the GPU) */
+  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE && ft.kind != T_EXTERN) || callee == NULL)
     cg_error(G, v, "internal error: call without a callee");
   emit_lua_call(G, v, callee);
 }

@@ -490,14 +490,9 @@ static KtyConst freeze(KtySession *S) {
       else k.str = "a userdata";
       lua_pop(L, 1);
     } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
-    else if (luaL_testudata(L, -1, KEXT_MT)) {   /* cuda.declare_device */
-      /* off the GPU: its sim implementation, a Lua function; without one,
-      ** its calls raise when they run, as interpreted (t_call_extern) */
-      int sim = !S->gpu && lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION;
-      if (sim) k.ref = kty_keep_value(S, -1);
-      if (!S->gpu) lua_pop(L, 1);
-      if (!sim) k.ref = kty_keep_value(S, -1);
-      k.kind = sim ? T_FUNC : T_EXTERN;
+    else if (luaL_testudata(L, -1, KEXT_MT)) {   /* cuda.declare_device (t_call_extern) */
+      k.kind = T_EXTERN;
+      k.ref = kty_keep_value(S, -1);
     } else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
       k.kind = T_LAYOUT;
       k.ref = ((KRecStructUD *)lua_touserdata(L, -1))->r->id;
@@ -2490,7 +2485,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
-  if (ft.kind == T_EXTERN) return t_call_extern(S, sp, v, ft.ref, args, n);
+  if (ft.kind == T_EXTERN) {
+    /* off the GPU, a declaration's sim implementation is called instead, as
+    ** any Lua function (the value stays the declaration: type() is
+    ** "userdata", as interpreted) */
+    int simref = 0;
+    if (!S->gpu) {
+      push_value(S, ft.ref);
+      if (lua_getiuservalue(S->L, -1, 1) == LUA_TFUNCTION) simref = kty_keep_value(S, -1);
+      lua_pop(S->L, 2);
+    }
+    if (simref == 0) return t_call_extern(S, sp, v, ft.ref, args, n);
+    ft = ty(T_FUNC);
+    ft.ref = simref;
+  }
   if (islua(ft)) return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));

@@ -187,6 +187,12 @@ test("kjit.jit calls the sim implementation, as the interpreter does", function(
   end
   local x, y = kjit.arange(9, "f32"), kjit.full(9, 0.5, "f32")
   eq(kjit.jit(f)(x, y, 9), f(x, y, 9), "compiled = interpreted")
+  -- the value stays the declaration (a userdata), passed around as one
+  local function call(fn, a, b) return fn(a, b) end
+  local function h(a, b) return type(mul), type(nosim), call(mul, a, b) end
+  local t1, t2, v = kjit.jit(h)(3.0, 4.0)
+  eq(t1, "userdata", "type(mul)"); eq(t2, "userdata", "type(nosim)"); eq(v, 12.0, "through a parameter")
+  eq(select(3, h(3.0, 4.0)), v, "interpreted")
   local g = function(n) if n > 0 then return nosim(1.0, 2.0) end return n end
   eq(kjit.jit(g)(0), 0, "the call never runs: no error")
   local ok1, e1 = pcall(g, 1)
