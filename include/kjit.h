@@ -135,6 +135,27 @@ KJIT_API int kjit_pusharray(lua_State *L, void *data, kjit_dtype dtype,
 ** array is reachable from Lua (on the stack, in a table, the registry). */
 KJIT_API int kjit_toarray(lua_State *L, int idx, kjit_array *out);
 
+/* ---- Device memory shared with CUDA C code ------------------------------- */
+
+/* The device address of the first element of the kjit.cuda device array
+** at idx (a CUdeviceptr of the current context; in the simulator, a host
+** address) and its size in bytes (bytes may be NULL). The memory stays
+** kjit's: valid while the array is reachable from Lua. Returns KJIT_OK, or
+** KJIT_ERRARG (not a device array, or one already released, or ptr NULL);
+** pushes nothing. */
+KJIT_API int kjit_device_array_ptr(lua_State *L, int idx, uint64_t *ptr, size_t *bytes);
+
+/* Pushes a kjit.cuda device array over device memory the host allocated
+** (cuMemAlloc, cudaMalloc ...: a CUdeviceptr on the current device; in the
+** simulator, KJIT_CUDASIM=1, host memory), C-contiguous, of the given
+** dtype, ndim (1..KJIT_MAXDIMS) and shape. kjit never frees it: the host
+** keeps it alive as long as Lua may use the array. Kernels and copies use
+** it like any device array. Returns KJIT_OK with the array on the stack,
+** or KJIT_ERRARG/KJIT_ERRMEM with a message on the stack (bad arguments,
+** no CUDA driver outside the simulator). */
+KJIT_API int kjit_push_device_array_wrap(lua_State *L, uint64_t ptr, kjit_dtype dtype, int ndim,
+                                         const int64_t *shape);
+
 /* ---- Compiling and calling from C ---------------------------------------- */
 
 /* A compiled specialization: native code for one argument signature. */

@@ -285,6 +285,7 @@ LLVMValueRef cg_elem_ptr(CG *G, const KirInsn *v, CgVal o, CgVal k);
 ** cuda.threadIdx.x ... (getfield v of a dim3 built-in) */
 CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 CgVal cg_cuda_dim3(CG *G, const KirInsn *v, int id);
+void cg_cuda_extern_call(CG *G, KirInsn *v);   /* cuda.declare_device functions */
 /* cg_cuda_intrin.c: numba-cuda's intrinsics (the INTRIN rows) */
 CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 /* cg_debug.c: Lua lines as debug locations (lineinfo); no-ops without */

@@ -9,6 +9,8 @@
 #include "codegen/cg.h"
 #include "ir/ir_builtins.h"
 #include "common/karray.h"
+#include "common/cuda_extern.h"
+#include "ir/ir_type.h"
 
 /* A special register (0 threadIdx, 1 blockIdx, 2 blockDim, 3 gridDim). */
 static LLVMValueRef sreg(CG *G, const KirInsn *v, int group, int axis) {
@@ -219,5 +221,60 @@ CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   default:
     if (B_IS_INTRIN(id)) return cg_cuda_intrin(G, v, id, a, n);   /* cg_cuda_intrin.c */
     cg_error(G, v, "'%s' is not supported in compiled code", kir_builtin_name(id));
+  }
+}
+
+/* A call of an external device function (cuda.declare_device; typed by
+** ir_type.c's t_call_extern) in numba-cuda's convention (cuda_extern.h):
+**     %slot = alloca T;  %st = call i32 @name(T* %slot, args...);  load %slot
+** The status is ignored, as numba does for foreign functions. The module
+** keeps the declaration external: the kernel's PTX then has an .extern
+** .func, resolved when the link files are linked (host/kernel.c). */
+void cg_cuda_extern_call(CG *G, KirInsn *v) {
+  const KExtern *e = kty_extern(G->S, G->sp->types[v->args[0]->id].ref);
+  if (e == NULL) cg_error(G, v, "internal error: not an external device function");
+  CgVal a[KJIT_MAXARGS];
+  int n = cg_operands(G, v, 1, a, KJIT_MAXARGS);
+  if (n != e->nargs) cg_error(G, v, "internal error: external call with %d arguments", n);
+  LLVMTypeRef rty = e->ret < 0 ? G->i32 : cg_dtype_llty(G, e->ret);
+  LLVMTypeRef ps[KJIT_MAXARGS + 1];
+  LLVMValueRef xs[KJIT_MAXARGS + 1];
+  ps[0] = LLVMPointerType(rty, 0);
+  LLVMValueRef slot = cg_alloca(G, rty, "extret");
+  xs[0] = slot;
+  for (int i = 0; i < n; i++) {
+    LLVMTypeRef ety = cg_dtype_llty(G, e->args[i]);
+    if (e->ptr[i]) {   /* the address of the first element, generic */
+      ps[i + 1] = LLVMPointerType(ety, 0);
+      LLVMValueRef p = a[i].v;
+      if (LLVMGetPointerAddressSpace(LLVMTypeOf(p)) != 0)
+        p = LLVMBuildAddrSpaceCast(G->B, p, LLVMPointerType(LLVMGetElementType(LLVMTypeOf(p)), 0), "");
+      xs[i + 1] = LLVMBuildBitCast(G->B, p, ps[i + 1], "");
+      continue;
+    }
+    ps[i + 1] = ety;
+    if (e->args[i] == KJIT_F32 || e->args[i] == KJIT_F64) {
+      xs[i + 1] = cg_num_to(G, a[i], e->args[i] == KJIT_F32 ? T_F32 : T_F64);
+    } else {   /* an integer (the typer): its low bits, as C converts */
+      LLVMValueRef x = cg_num_to(G, a[i], T_INT);
+      xs[i + 1] = ety == G->i64 ? x : LLVMBuildTrunc(G->B, x, ety, "");
+    }
+  }
+  LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, (unsigned)n + 1, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(G->M, e->name);
+  if (f == NULL) f = LLVMAddFunction(G->M, e->name, fty);
+  else if (LLVMGlobalGetValueType(f) != fty)
+    cg_error(G, v, "external device function '%s' is declared twice with different signatures "
+             "(%s here)", e->name, e->sig);
+  LLVMBuildCall2(G->B, fty, f, xs, (unsigned)n + 1, "");
+  if (e->ret < 0) { G->vals[v->id] = cg_mk(TY(T_NIL), NULL); return; }
+  LLVMValueRef r = LLVMBuildLoad2(G->B, rty, slot, "");
+  switch (e->ret) {
+  case KJIT_F32: G->vals[v->id] = cg_mk(TY(T_F32), r); return;
+  case KJIT_F64: G->vals[v->id] = cg_mk(TY(T_F64), r); return;
+  case KJIT_U8: case KJIT_U16: case KJIT_U32:
+    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildZExt(G->B, r, G->i64, "")); return;
+  case KJIT_I64: case KJIT_U64: G->vals[v->id] = cg_mk(TY(T_INT), r); return;
+  default: G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildSExt(G->B, r, G->i64, "")); return;
   }
 }

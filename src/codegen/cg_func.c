@@ -1208,7 +1208,9 @@ static void emit_call(CG *G, KirInsn *v) {
     return;
   }
   KtySpec *callee = G->sp->callees[v->id];
-  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE) || callee == NULL)
+  if (ft.kind == T_EXTERN && callee == NULL) { cg_cuda_extern_call(G, v); return; }   /* cg_cuda.c */
+  /* (a T_EXTERN with a callee: its sim implementation, off the GPU) */
+  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE && ft.kind != T_EXTERN) || callee == NULL)
     cg_error(G, v, "internal error: call without a callee");
   emit_lua_call(G, v, callee);
 }

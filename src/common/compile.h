@@ -44,8 +44,11 @@ typedef enum TypeKind {
   T_CLOSURE,   /* a function literal made by compiled code, known at compile
                   time (no run-time object; ref: the typer's KtyClosure, see
                   ir/ir_closure.c) */
-  T_LAYOUT     /* a kjit.struct record layout read at compile time (ref: its
+  T_LAYOUT,    /* a kjit.struct record layout read at compile time (ref: its
                   krec_byid id): only a dtype argument (kjit.zeros(n, P)) */
+  T_EXTERN     /* an external device function (cuda.declare_device) in a
+                  kernel compiled for the GPU (ref: the typer's slot of its
+                  userdata, common/cuda_extern.h): only called */
 } TypeKind;
 
 typedef struct Type {

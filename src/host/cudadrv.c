@@ -143,7 +143,14 @@ enum {   /* CUjit_option */
   X(MemcpyPeer, "cuMemcpyPeer", NULL, 0, \
     (KCuDevPtr dst, CUcontext dctx, KCuDevPtr src, CUcontext sctx, size_t n)) \
   X(MemcpyPeerAsync, "cuMemcpyPeerAsync", NULL, 0, \
-    (KCuDevPtr dst, CUcontext dctx, KCuDevPtr src, CUcontext sctx, size_t n, KCuStream s))
+    (KCuDevPtr dst, CUcontext dctx, KCuDevPtr src, CUcontext sctx, size_t n, KCuStream s)) \
+  X(LinkCreate, "cuLinkCreate_v2", "cuLinkCreate", 0, \
+    (unsigned n, int *opts, void **vals, void **state)) \
+  X(LinkAddData, "cuLinkAddData_v2", "cuLinkAddData", 0, \
+    (void *state, int type, void *data, size_t size, const char *name, unsigned n, \
+     int *opts, void **vals)) \
+  X(LinkComplete, "cuLinkComplete", NULL, 0, (void *state, void **cubin, size_t *size)) \
+  X(LinkDestroy, "cuLinkDestroy", NULL, 0, (void *state))
 
 #define X_FIELD(f, sym, old, req, params) CUresult (*f) params;
 struct CuApi { CU_API(X_FIELD) };
@@ -646,6 +653,50 @@ KCuModule kcu_module_load(lua_State *L, const char *ptx) {
   return m;
 }
 
+/* The kernel's PTX and the link files' (host/kernel.c) through the
+** driver's linker (cuLinkCreate ... cuLinkComplete), then loaded from the
+** image it made (which lives in the link state until cuLinkDestroy). */
+KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *const *ptxs,
+                          const char *const *names) {
+  enum { CU_JIT_INPUT_PTX = 1 };
+  char log[8192], extra[sizeof log + 300];
+  int opts[2] = { JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+  void *vals[2] = { log, (void *)(uintptr_t)sizeof log };
+  void *st = NULL, *image = NULL;
+  size_t size = 0;
+  KCuModule m = NULL;
+  const char *what = "cuLinkCreate";
+  kcu_ensure(L);
+  if (cu.LinkCreate == NULL || cu.LinkAddData == NULL || cu.LinkComplete == NULL ||
+      cu.LinkDestroy == NULL)
+    luaL_error(L, "kjit.cuda: this CUDA driver has no linker (cuLinkCreate): cannot link the "
+               "kernel's link files");
+  log[0] = '\0';
+  CUresult r = cu.LinkCreate(2, opts, vals, &st);
+  for (int i = -1; r == CUDA_SUCCESS && i < n; i++) {
+    const char *p = i < 0 ? ptx : ptxs[i];
+    what = i < 0 ? "cuLinkAddData (the kernel)" : names[i];
+    r = cu.LinkAddData(st, CU_JIT_INPUT_PTX, (void *)p, strlen(p) + 1,
+                       i < 0 ? "kjit_kernel.ptx" : names[i], 0, NULL, NULL);
+  }
+  if (r == CUDA_SUCCESS) { what = "cuLinkComplete"; r = cu.LinkComplete(st, &image, &size); }
+  if (r == CUDA_SUCCESS) {
+    what = "cuModuleLoadDataEx";
+    r = cu.ModuleLoadDataEx(&m, image, 0, NULL, NULL);
+  }
+  if (st) cu.LinkDestroy(st);
+  if (r != CUDA_SUCCESS) {
+    char w[300];
+    log[sizeof log - 1] = '\0';
+    extra[0] = '\0';
+    if (log[0]) snprintf(extra, sizeof extra, "\n%s", log);
+    if (strncmp(what, "cu", 2) == 0) snprintf(w, sizeof w, "%s", what);
+    else snprintf(w, sizeof w, "cuLinkAddData ('%.250s')", what);
+    cuerror(L, r, w, extra);
+  }
+  return m;
+}
+
 void kcu_module_unload(KCuModule m) {
   if (m) {
     pthread_once(&drv_once, load_driver);
@@ -828,6 +879,27 @@ static KDevArray *pushdev(lua_State *L, kjit_dtype t, int ndim,
 KDevArray *kcu_push_devarray(lua_State *L, kjit_dtype t, int ndim,
                              const int64_t *shape) {
   return pushdev(L, t, ndim, shape, 1);
+}
+
+KDevArray *kcu_push_devwrap(lua_State *L, KCuDevPtr ptr, kjit_dtype t, int ndim,
+                            const int64_t *shape) {
+  int64_t size = checkshape(L, t, ndim, shape);
+  int sim = kcu_sim_mode() != 0;
+  if (!sim) kcu_ensure(L);
+  KDevArray *d = (KDevArray *)lua_newuserdatauv(L, sizeof *d, 1);
+  memset(d, 0, sizeof *d);
+  for (int k = 0; k < KJIT_MAXDIMS; k++) d->shape[k] = k < ndim ? shape[k] : 1;
+  d->size = size;
+  d->ndim = ndim;
+  d->dtype = t;
+  d->device = kcu_device();
+  d->sim = sim;
+  d->bytes = (size_t)size * kjit_dtype_size(t);
+  d->ptr = size ? ptr : 0;
+  d->foreign = 1;
+  pushmeta_devarray(L);
+  lua_setmetatable(L, -2);
+  return d;
 }
 
 /* Records (kjit.struct): a device array of bytes, retyped as records of
@@ -1118,7 +1190,7 @@ static int d_tostring(lua_State *L) {
 static int d_gc(lua_State *L) {
   KDevArray *d = selfdev(L);
   d->released = 1;
-  if (!d->sim && d->ptr && !d->owner) defer_free(d->device, d->ptr, d->bytes);
+  if (!d->sim && d->ptr && !d->owner && !d->foreign) defer_free(d->device, d->ptr, d->bytes);
   if (!d->sim) d->ptr = 0;   /* simulator memory is the userdata's own */
   return 0;
 }
@@ -1136,6 +1208,7 @@ static void pushmeta_devarray(lua_State *L) {
   lua_newtable(L);
   luaL_setfuncs(L, dev_methods, 0);
   luaL_setfuncs(L, kcu_devarray_methods, 0);   /* devarray.c: views */
+  luaL_setfuncs(L, kcu_interop_methods, 0);    /* interop.c: raw pointers */
   for (k = 0; dev_fields[k]; k++) {
     lua_pushinteger(L, k + F_SHAPE);
     lua_setfield(L, -2, dev_fields[k]);

@@ -50,6 +50,11 @@ int kcu_compute_capability(lua_State *L);
 KCuModule kcu_module_load(lua_State *L, const char *ptx);  /* cuModuleLoadDataEx; JIT error log in the message */
 void kcu_module_unload(KCuModule m);                       /* never raises */
 void kcu_module_unload_on(int dev, KCuModule m);           /* in dev's context; never raises */
+/* The kernel's PTX linked with n more PTX texts (names[i]: for messages)
+** by the driver's linker, loaded as one module; the linker's log in the
+** error message. */
+KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *const *ptxs,
+                          const char *const *names);
 KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name);
 void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, KCuStream s,
@@ -89,6 +94,10 @@ typedef struct KDevArray {
                                      resurrected array is unusable */
   const struct kjit_record *record;  /* dtype KJIT_RECORD: the layout (size
                                      counts records); NULL otherwise */
+  int foreign;                    /* cuda.from_device_ptr, kjit_push_device_array_wrap:
+                                     memory kjit did not allocate and never
+                                     frees (its owner, if any, is kept
+                                     alive by the array's user value) */
   const struct KDevArray *owner;  /* a view (d[i], slice, reshape ...): the
                                      array whose memory this is (kept alive
                                      by the view's user value); NULL when
@@ -118,6 +127,13 @@ KDevArray *kcu_check_devarray(lua_State *L, int idx);
 ** memory in simulator mode). Raises on a bad shape or out of memory. */
 KDevArray *kcu_push_devarray(lua_State *L, kjit_dtype t, int ndim,
                              const int64_t *shape);
+
+/* A device array over memory kjit did not allocate (a foreign device
+** pointer; in simulator mode a host address), on the current device and
+** mode, never freed by kjit; the userdata has one user value (the owner to
+** keep alive). Raises on a bad shape. */
+KDevArray *kcu_push_devwrap(lua_State *L, KCuDevPtr ptr, kjit_dtype t, int ndim,
+                            const int64_t *shape);
 
 /* Views and elements (host/devarray.c). A view is a device array over
 ** [off, off + its bytes) of the array at base (contiguous: rows, slices
@@ -153,6 +169,11 @@ void kcu_profile(lua_State *L, int start);
 int kcu_devarray_index(lua_State *L, KDevArray *d);
 int kcu_devarray_newindex(lua_State *L, KDevArray *d);
 extern const luaL_Reg kcu_devarray_methods[];
+/* interop.c: d:device_ptr(), d:cuda_array_interface(); cuda.declare_device,
+** cuda.from_device_ptr, cuda.from_cuda_array_interface (into the table at
+** the top of the stack) */
+extern const luaL_Reg kcu_interop_methods[];
+void kcu_open_interop(lua_State *L);
 /* host functions of kjit.cuda in devarray.c (streams, devices, profiling) */
 void kcu_open_extra(lua_State *L);
 

@@ -195,4 +195,5 @@ void kcu_open_extra(lua_State *L) {
   };
   luaL_setfuncs(L, fns, 0);
   kcu_open_hostmem(L);
+  kcu_open_interop(L);
 }

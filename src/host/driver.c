@@ -207,6 +207,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   KtySession T;
   kty_open(&T, L, &S->arena);
   T.kernel = t->kernel;
+  T.gpu = t->kernel_entry;   /* NVPTX: external device functions are called as such */
 
   /* types: the parameters from the arguments, a function argument a
   ** constant of this specialization */

@@ -56,6 +56,7 @@
 #include "host/driver.h"
 #include "host/kernel_intrin.h"
 #include "host/export.h"
+#include "host/kernel_link.h"
 
 #define KERNEL_MT "kjit.kernel"
 #define LAUNCHER_MT "kjit.launcher"
@@ -102,6 +103,8 @@ typedef struct KernSpec {
   struct KernSpec *pnext;      /* pending list */
   int hostlaunches;            /* KT_NVPTX launches that copied host arrays
                                   (the second one warns: warn_host_arrays) */
+  char **lptx, **lname;        /* KT_NVPTX: the link files' PTX and names */
+  int nlink;                   /* (kernel_link.c), linked when it loads */
 } KernSpec;
 
 typedef struct Kernel {
@@ -176,6 +179,7 @@ static void free_kspec(KernSpec *s) {
   for (int i = 0; i < s->nmsgs; i++) free(s->msgs[i]);
   free(s->msgs);
   free(s->chunk); free(s->ptx); free(s->llvm); free(s->types);
+  klink_free(s->lptx, s->lname, s->nlink);
   free(s);
 }
 
@@ -338,6 +342,18 @@ static KernSpec *compile_kernel_ex(lua_State *L, int kidx_, const Type *args, in
       if (key) kcache_store("ptx", key, keylen, ks->ptx, strlen(ks->ptx) + 1);
     }
     free(key);
+    /* the link files (kernel_link.c), compiled for this cc */
+    lua_getiuservalue(L, kidx, 3);
+    ks->nlink = klink_sources(L, -1, cc, &ks->lptx, &ks->lname, &err);
+    lua_pop(L, 1);
+    if (ks->nlink < 0) {   /* located at the launch (or k:compile) that compiles */
+      ks->nlink = 0;
+      luaL_where(L, 1);
+      snprintf(S->errmsg, sizeof S->errmsg, "%skjit.cuda: link: %s", lua_tostring(L, -1),
+               err ? err : "not enough memory");
+      free(err);
+      longjmp(*S->jb, 1);
+    }
   } else {
     ksim_register_symbols();
     kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
@@ -1090,7 +1106,18 @@ static KDevMod *gpu_prepare(lua_State *L, KernSpec *s, int dev) {
   }
   KDevMod *m = &s->dm[dev];
   if (m->mod && m->func && m->ready) return m;
-  if (m->mod == NULL) m->mod = kcu_module_load(L, s->ptx);
+  if (m->mod == NULL) {
+    char ext[128];
+    if (s->nlink > 0)   /* external device functions: the driver's linker (kernel_link.c) */
+      m->mod = kcu_module_link(L, s->ptx, s->nlink, (const char *const *)s->lptx,
+                               (const char *const *)s->lname);
+    else if (klink_first_extern(s->ptx, ext, sizeof ext))
+      luaL_error(L, "kjit.cuda: the kernel calls the external device function '%s' "
+                 "(cuda.declare_device) but has no link files to find it in: "
+                 "cuda.jit(fn, {link = {\"functions.cu\"}})", ext);
+    else
+      m->mod = kcu_module_load(L, s->ptx);
+  }
   if (m->func == NULL) m->func = kcu_get_function(L, m->mod, s->name);
   if (m->errrec == 0) m->errrec = kcu_alloc(L, KJIT_KERR_WORDS * 8);
   int64_t zero[KJIT_KERR_WORDS];
@@ -1469,6 +1496,8 @@ static int l_cuda_jit(lua_State *L) {
     lua_copy(L, 2, 3);
   }
   lua_remove(L, 2);   /* opts at 2 */
+  klink_option(L, 2);   /* the link files, or nil (kernel_link.c); 2 without them */
+  int linkidx = lua_gettop(L);
   int v[KO_CUDA_N];
   kopt_read(L, 2, &kopt_cuda_jit, v);   /* host/options.c: names, types, defaults */
   if (v[KO_CUDA_LAUNCH_BOUNDS] && v[KO_CUDA_MAXTPB] && v[KO_CUDA_LAUNCH_BOUNDS] != v[KO_CUDA_MAXTPB])
@@ -1484,7 +1513,7 @@ static int l_cuda_jit(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  Kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
+  Kernel *k = lua_newuserdatauv(L, sizeof *k, 3);
   memset(k, 0, sizeof *k);
   k->boundscheck = v[KO_CUDA_BOUNDSCHECK];
   k->fastmath = v[KO_CUDA_FASTMATH];
@@ -1499,6 +1528,8 @@ static int l_cuda_jit(lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   lua_newtable(L);
   lua_setiuservalue(L, -2, 2);
+  lua_pushvalue(L, linkidx);
+  lua_setiuservalue(L, -2, 3);
   if (sig) compile_eager(L, lua_gettop(L), sig);
   if (siglist) {   /* each, the first one last (the newest spec is the one inspected) */
     int kidx = lua_gettop(L);

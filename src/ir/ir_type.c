@@ -14,6 +14,7 @@
 **     `local best` ... `best = i`.
 */
 #include "ir/ir_type.h"
+#include "common/cuda_extern.h"
 #include "ir/ir_closure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
@@ -80,7 +81,7 @@ static int tyeq(Type a, Type b) {
   case T_NUMBER: return a.fsub == b.fsub;
   case T_LUA: return a.sub == b.sub;
   case T_SHAPE: return a.ndim == b.ndim;
-  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR: case T_CLOSURE:
+  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR: case T_CLOSURE: case T_EXTERN:
     return a.ref == b.ref && a.sub == b.sub;
   default: return 1;
   }
@@ -180,6 +181,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
     return buf;
   }
   case T_FUNC: case T_CLOSURE: return "function";
+  case T_EXTERN: return "external device function";
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
@@ -488,7 +490,10 @@ static KtyConst freeze(KtySession *S) {
       else k.str = "a userdata";
       lua_pop(L, 1);
     } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
-    else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
+    else if (luaL_testudata(L, -1, KEXT_MT)) {   /* cuda.declare_device (t_call_extern) */
+      k.kind = T_EXTERN;
+      k.ref = kty_keep_value(S, -1);
+    } else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
       k.kind = T_LAYOUT;
       k.ref = ((KRecStructUD *)lua_touserdata(L, -1))->r->id;
     } else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
@@ -503,7 +508,9 @@ static KtyConst freeze(KtySession *S) {
 /* The type of a frozen constant (numbers are not weak: only literals are). */
 static Type const_type(KtyConst k) {
   Type t = ty(k.kind);
-  if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN || k.kind == T_LAYOUT) t.ref = k.ref;
+  if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN || k.kind == T_LAYOUT ||
+      k.kind == T_EXTERN)
+    t.ref = k.ref;
   return t;
 }
 
@@ -1571,6 +1578,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_STR: r = "string"; break;
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
+    case T_EXTERN: r = "userdata"; break;
     case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
     case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
       if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
@@ -2331,6 +2339,7 @@ static const char *self_name(const KirFunc *f, const KirInsn *o) {
 }
 
 static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *args, int n);
+static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type *args, int n);
 static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k);
 static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
 
@@ -2356,6 +2365,59 @@ static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, Kty
   }
   t->ref = id + 1;
   return 1;
+}
+
+const KExtern *kty_extern(KtySession *S, int ref) {
+  push_value(S, ref);
+  const KExtern *e = luaL_testudata(S->L, -1, KEXT_MT);
+  lua_pop(S->L, 1);   /* kept alive by the session's values table */
+  return e;
+}
+
+/* A call of an external device function (cuda.declare_device) in a GPU
+** kernel (elsewhere, a declaration without a sim implementation: the call
+** raises when it runs). The declared parameters take numbers (an integer
+** parameter an integer: a float would need Lua's conversion, which may
+** fail, so it is written out) or arrays of the declared dtype (passed as
+** the address of their first element); the result has the declared type,
+** integers widened to Lua's i64. */
+static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type *args, int n) {
+  const KExtern *e = kty_extern(S, ref);
+  char tb[32];
+  if (e == NULL) REFUSE(S, sp, v, "internal error: not an external device function");
+  if (!S->gpu)   /* no sim implementation (else it is that): interop.c's extern_call's error */
+    RAISE(S, sp, v, -1, "external device function '%s' (cuda.declare_device) runs only in "
+          "kernels compiled for the GPU; give the declaration a Lua implementation to run it "
+          "in the simulator and on the CPU: cuda.declare_device(name, signature, {sim = "
+          "function(...) ... end})", e->name);
+  if (n != e->nargs)
+    REFUSE(S, sp, v, "external device function '%s' (%s) takes %d argument%s, got %d", e->name,
+           e->sig, e->nargs, e->nargs == 1 ? "" : "s", n);
+  for (int i = 0; i < n; i++) {
+    Type a = args[i];
+    if (a.kind == T_UNKNOWN) return a;
+    const char *dn = kjit_dtype_name((kjit_dtype)e->args[i]);
+    if (e->ptr[i]) {
+      if (a.kind != T_BUF || a.dtype != e->args[i])
+        REFUSE(S, sp, v, "argument #%d of external device function '%s' (%s) is a pointer to "
+               "%s: pass a %s array, not %s", i + 1, e->name, e->sig, dn, dn,
+               kty_name(a, tb, sizeof tb));
+      continue;
+    }
+    int isint = e->args[i] != KJIT_F32 && e->args[i] != KJIT_F64;
+    if (!(a.kind == T_INT ||
+          (!isint && (a.kind == T_F64 || a.kind == T_F32 || a.kind == T_NUMBER))))
+      REFUSE(S, sp, v, "argument #%d of external device function '%s' (%s) is %s: pass %s, "
+             "not %s", i + 1, e->name, e->sig, dn,
+             isint ? "an integer (math.floor(x) converts a float)" : "a number",
+             kty_name(a, tb, sizeof tb));
+  }
+  switch (e->ret) {
+  case -1: return ty(T_NIL);
+  case KJIT_F32: return ty(T_F32);
+  case KJIT_F64: return ty(T_F64);
+  default: return ty(T_INT);
+  }
 }
 
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
@@ -2430,6 +2492,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind == T_CLOSURE) {
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
+  }
+  if (ft.kind == T_EXTERN) {
+    /* off the GPU, a declaration's sim implementation is called instead, as
+    ** any Lua function (the value stays the declaration: type() is
+    ** "userdata", as interpreted) */
+    int simref = 0;
+    if (!S->gpu) {
+      push_value(S, ft.ref);
+      if (lua_getiuservalue(S->L, -1, 1) == LUA_TFUNCTION) simref = kty_keep_value(S, -1);
+      lua_pop(S->L, 2);
+    }
+    if (simref == 0) return t_call_extern(S, sp, v, ft.ref, args, n);
+    ft = ty(T_FUNC);
+    ft.ref = simref;
   }
   if (islua(ft)) return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
@@ -3045,6 +3121,7 @@ static Type late_literal(KtySession *S, KtySpec *P, int pc) {
 ** "environment"): a literal never outlives the call that made it. */
 static int timeless(Type t) {
   return t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN ||
+         t.kind == T_EXTERN ||
          (t.kind == T_CLOSURE && !t.sub);
 }
 

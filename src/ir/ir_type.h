@@ -181,6 +181,9 @@ typedef struct KtySession {
   int kernel;             /* typing a cuda.jit kernel: the kjit.cuda
                              built-ins, and an integer operand of an f32
                              operation computes in f32 (as CUDA C) */
+  int gpu;                /* ...for the GPU: a cuda.declare_device function
+                             is called as itself (T_EXTERN); elsewhere it
+                             is its sim implementation (a Lua function) */
   jmp_buf *jb;
   char err[512];
   int64_t shared_bytes;   /* the error pass: static shared memory of the
@@ -231,5 +234,10 @@ int kty_edge_truth(const KirInsn *a, const KirBlock *to, int i);
 ** newtable of `kjit.zeros({n, m})` or `kjit.array({1, 2})`), in order,
 ** nested constructors not expanded: their count (max + 1 when more), or -1. */
 int kty_ctor_items(const KirInsn *v, const KirInsn **out, int max);
+
+/* The declaration a T_EXTERN's ref names (valid while the session keeps
+** its userdata: the whole compile). */
+struct KExtern;
+const struct KExtern *kty_extern(KtySession *S, int ref);
 
 #endif

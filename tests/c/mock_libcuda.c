@@ -29,6 +29,13 @@
 ** Modules accept any text; one containing "MOCK_PTX_ERROR" (or an injected
 ** failure) fails with CUDA_ERROR_INVALID_PTX and a JIT error log; cuModuleGetFunction fails for the
 ** name "missing". cuLaunchKernel checks its arguments and runs nothing.
+** The linker (cuLinkCreate_v2 ... cuLinkComplete) takes PTX inputs only and
+** checks what a real link would: every function one input declares .extern
+** (other than the CUDA runtime's vprintf/malloc/free) must be defined
+** (.visible .func) by another, else "Undefined reference" in the error log;
+** its image is the first input's text, which cuModuleLoadDataEx accepts.
+** MOCK_CUDA_REPORT also counts links and their inputs (links, link_inputs);
+** MOCK_CUDA_LINK_DUMP=dir writes the inputs of each link there (link<i>.ptx).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -74,7 +81,7 @@ static const char *failspec;
 static struct {
   long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
        live_events, live_modules, syncs, launches, memsets, registered,
-       module_loads, peer_copies, peer_enables;
+       module_loads, peer_copies, peer_enables, links, link_inputs, live_links;
 } st;
 static int peer_on[MAXDEV][MAXDEV];
 static FILE *logf;
@@ -102,11 +109,13 @@ static void report(void) {
   fprintf(f, "live_allocs=%zu\nlive_bytes=%zu\nallocs=%ld\nfrees=%ld\n"
           "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
           "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
-          "memsets=%ld\nregistered=%ld\nmodule_loads=%ld\npeer_copies=%ld\npeer_enables=%ld\n",
+          "memsets=%ld\nregistered=%ld\nmodule_loads=%ld\npeer_copies=%ld\npeer_enables=%ld\n"
+          "links=%ld\nlink_inputs=%ld\nlive_links=%ld\n",
           nalloc, bytes, st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
           st.live_modules, st.syncs, st.launches, st.memsets, st.registered,
-          st.module_loads, st.peer_copies, st.peer_enables);
+          st.module_loads, st.peer_copies, st.peer_enables, st.links, st.link_inputs,
+          st.live_links);
   fclose(f);
 }
 
@@ -751,6 +760,116 @@ API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
 }
 
 /* ------------------------------------------------------------------ */
+/* the linker                                                          */
+/* ------------------------------------------------------------------ */
+
+#define MAGIC_LINK 0x4c494e4bU
+typedef struct Link {
+  unsigned magic;
+  char *log; size_t logsize;
+  char *texts[16]; char names[16][64]; int n;
+} Link;
+
+static void link_log(Link *l, const char *fmt, const char *a, const char *b) {
+  if (l->log && l->logsize) snprintf(l->log, l->logsize, fmt, a, b);
+}
+
+API CUresult cuLinkCreate_v2(unsigned n, int *opts, void **vals, void **state) {
+  ENTER("cuLinkCreate_v2", E_OUT_OF_MEMORY);
+  NEED_CTX();
+  Link *l = (Link *)calloc(1, sizeof *l);
+  if (!l) return E_OUT_OF_MEMORY;
+  l->magic = MAGIC_LINK;
+  for (unsigned k = 0; k < n; k++) {
+    if (opts[k] == 5) l->log = (char *)vals[k];
+    if (opts[k] == 6) l->logsize = (size_t)(uintptr_t)vals[k];
+  }
+  st.live_links++;
+  *state = l;
+  return OK;
+}
+
+API CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name,
+                              unsigned n, int *opts, void **vals) {
+  Link *l = (Link *)state;
+  (void)n; (void)opts; (void)vals;
+  ENTER("cuLinkAddData_v2", E_INVALID_PTX);
+  if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (type != 1 || !data || size == 0 || ((char *)data)[size - 1] != 0 || l->n == 16)
+    return E_INVALID_VALUE;   /* PTX, NUL-terminated, counted */
+  if (strstr((const char *)data, "MOCK_PTX_ERROR") || !strstr((const char *)data, ".version")) {
+    link_log(l, "ptxas application ptx input, line 1; error   : mock syntax error in '%s'%s",
+             name ? name : "?", "");
+    return E_INVALID_PTX;
+  }
+  l->texts[l->n] = strdup((const char *)data);
+  snprintf(l->names[l->n], sizeof l->names[0], "%s", name ? name : "?");
+  l->n++;
+  st.link_inputs++;
+  return OK;
+}
+
+/* Is function name (k bytes) defined (.visible .func or .func with a body)
+** by one of the inputs? */
+static int link_defined(Link *l, const char *name, size_t k) {
+  for (int i = 0; i < l->n; i++)
+    for (const char *p = l->texts[i]; (p = strstr(p, ".func")) != NULL; p += 5) {
+      const char *q = p;
+      while (q > l->texts[i] && q[-1] != '\n') q--;
+      if (strncmp(q, ".extern", 7) == 0) continue;
+      const char *r = p + 5;
+      while (*r == ' ') r++;
+      if (*r == '(') { r = strchr(r, ')'); if (!r) break; r++; while (*r == ' ') r++; }
+      if (strncmp(r, name, k) == 0 && (r[k] == '(' || r[k] == ' ' || r[k] == '\n')) return 1;
+    }
+  return 0;
+}
+
+API CUresult cuLinkComplete(void *state, void **cubin, size_t *size) {
+  Link *l = (Link *)state;
+  ENTER("cuLinkComplete", E_INVALID_PTX);
+  if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (l->n == 0) return E_INVALID_VALUE;
+  for (int i = 0; i < l->n; i++)
+    for (const char *p = l->texts[i]; (p = strstr(p, ".extern .func")) != NULL; ) {
+      p += 13;
+      while (*p == ' ') p++;
+      if (*p == '(') { p = strchr(p, ')'); if (!p) break; p++; while (*p == ' ') p++; }
+      size_t k = strcspn(p, "( \n;");
+      char nm[128];
+      snprintf(nm, sizeof nm, "%.*s", (int)(k < 127 ? k : 127), p);
+      if (strcmp(nm, "vprintf") && strcmp(nm, "malloc") && strcmp(nm, "free") &&
+          !link_defined(l, p, k)) {
+        link_log(l, "error   : Undefined reference to '%s' in '%s'", nm, l->names[i]);
+        return 200;   /* CUDA_ERROR_INVALID_IMAGE */
+      }
+    }
+  st.links++;
+  /* MOCK_CUDA_LINK_DUMP=dir: the inputs of the last link, as dir/link<i>.ptx,
+  ** for a test to hand them to the real ptxas and nvlink */
+  const char *dump = getenv("MOCK_CUDA_LINK_DUMP");
+  for (int i = 0; dump && *dump && i < l->n; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/link%d.ptx", dump, i);
+    FILE *f = fopen(path, "w");
+    if (f) { fputs(l->texts[i], f); fclose(f); }
+  }
+  *cubin = l->texts[0];
+  *size = strlen(l->texts[0]) + 1;
+  return OK;
+}
+
+API CUresult cuLinkDestroy(void *state) {
+  Link *l = (Link *)state;
+  if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
+  for (int i = 0; i < l->n; i++) free(l->texts[i]);
+  l->magic = 0;
+  free(l);
+  st.live_links--;
+  return OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* error names                                                         */
 /* ------------------------------------------------------------------ */
 
@@ -763,6 +882,7 @@ static const struct { CUresult code; const char *name, *text; } names[] = {
   {E_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
   {E_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
   {E_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+  {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
   {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
   {E_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
   {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
