@@ -580,6 +580,12 @@ typedef struct Interp {
 
 static __thread Interp *icur;
 
+/* The simulators' messages for grid-synchronized kernels (cudasim.c's too). */
+#define GRID_TOO_LARGE "a kernel that syncs the grid (cuda.cg) runs all its blocks at once, " \
+  "and the simulator runs at most " KSIM_GRID_MAX_THREADS_S " threads at once"
+#define GRID_DEADLOCK "kernel deadlock: threads wait at cuda.syncthreads or a warp collective " \
+  "while others of their block wait at the grid barrier (cuda.cg.this_grid():sync())"
+
 static Interp *need_kernel(lua_State *L, const char *what) {
   if (icur == NULL)
     luaL_error(L, "%s can only be called inside a kernel (launch it with k[{grid, block}](...))", what);
@@ -614,6 +620,79 @@ static int l_syncthreads(lua_State *L) {
 static int l_threadfence(lua_State *L) {
   need_kernel(L, "cuda.threadfence");
   return 0;
+}
+
+/* cuda.cg.this_grid(): the grid group, one object (upvalue 1) whose
+** methods are the functions below; compiled kernels never make it (the
+** typer knows the calls, ir_type_cuda.c). */
+#define GRIDGROUP_MT "kjit.cuda.grid_group"
+
+static int l_this_grid(lua_State *L) {
+  need_kernel(L, "cuda.cg.this_grid");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return 1;
+}
+
+static void check_group(lua_State *L, const char *m) {
+  if (luaL_testudata(L, 1, GRIDGROUP_MT) == NULL)
+    luaL_error(L, "bad argument #1 to '%s' (a grid group expected: call it as g:%s() with "
+               "g = cuda.cg.this_grid())", m, m);
+}
+
+/* g:sync(): waits for every thread of the grid (interp_launch). */
+static int l_grid_sync(lua_State *L) {
+  check_group(L, "sync");
+  need_kernel(L, "sync");
+  kki_cur->th[kki_cur->cur].op = KI_GRID_SYNC;
+  if (!lua_isyieldable(L))
+    return luaL_error(L, "sync cannot be called here (inside a metamethod or C call)");
+  return lua_yield(L, 0);
+}
+
+/* g:thread_rank(), g:size(): as cg_cuda_intrin.c's grid_rank */
+static int l_grid_rank(lua_State *L) {
+  check_group(L, "thread_rank");
+  Interp *t = need_kernel(L, "thread_rank");
+  lua_Integer nb = (lua_Integer)t->block[0] * t->block[1] * t->block[2];
+  lua_Integer blk = ((lua_Integer)t->bid[2] * t->grid[1] + t->bid[1]) * t->grid[0] + t->bid[0];
+  lua_Integer tid = ((lua_Integer)t->tid[2] * t->block[1] + t->tid[1]) * t->block[0] + t->tid[0];
+  lua_pushinteger(L, blk * nb + tid);
+  return 1;
+}
+
+static int l_grid_size(lua_State *L) {
+  check_group(L, "size");
+  Interp *t = need_kernel(L, "size");
+  lua_pushinteger(L, (lua_Integer)t->block[0] * t->block[1] * t->block[2] * t->grid[0] *
+                     t->grid[1] * t->grid[2]);
+  return 1;
+}
+
+/* Puts cuda.cg (this_grid) into the cuda table at idx. */
+static void open_cg(lua_State *L, int idx) {
+  static const struct { lua_CFunction f; int id; } methods[] = {
+    { l_grid_sync, B_CUDA_CG_SYNC }, { l_grid_rank, B_CUDA_CG_THREAD_RANK },
+    { l_grid_size, B_CUDA_CG_SIZE },
+  };
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);   /* cuda.cg */
+  lua_newuserdatauv(L, 1, 0);   /* the group */
+  if (luaL_newmetatable(L, GRIDGROUP_MT)) {
+    lua_newtable(L);
+    for (int i = 0; i < 3; i++) {
+      lua_pushcfunction(L, methods[i].f);
+      kir_builtin_register(L, -1, methods[i].id);
+      lua_setfield(L, -2, kir_builtin_name(methods[i].id));
+    }
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "kjit.cuda grid group");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_setmetatable(L, -2);
+  lua_pushcclosure(L, l_this_grid, 1);
+  kir_builtin_register(L, -1, B_CUDA_CG_THIS_GRID);
+  lua_setfield(L, -2, "this_grid");
+  lua_setfield(L, idx, "cg");
 }
 
 static kjit_dtype arr_dtype(lua_State *L, int idx) {
@@ -781,93 +860,180 @@ static int dim3_tostring(lua_State *L) {
   return 1;
 }
 
+/* One block of an interpreted launch: its threads' coroutines (a table
+** at stack index co), their states (KKI_*), whether each started. */
+typedef struct IBlock {
+  unsigned bid[3];
+  int shared_ref;              /* registry: its shared arrays */
+  int co;                      /* stack index of its coroutines */
+  char *state, *started;
+  KIBlock kb;
+  size_t done;                 /* threads that returned */
+} IBlock;
+
+/* The blocks running (at most one unless they wait at the grid barrier). */
+typedef struct ILaunch { IBlock *act; size_t nact; } ILaunch;
+
+/* Raises the message on the stack top after releasing the blocks'
+** shared arrays. */
+static void ilaunch_fail(lua_State *L, ILaunch *il) {
+  for (size_t b = 0; b < il->nact; b++) luaL_unref(L, LUA_REGISTRYINDEX, il->act[b].shared_ref);
+  il->nact = 0;
+  lua_error(L);
+}
+
+/* Starts block bid: a coroutine per thread, on the stack (a table, a
+** state array and a KIThread array) until the blocks running finish. */
+static void iblock_start(lua_State *L, IBlock *b, const unsigned bid[3], size_t nthreads,
+                         int fidx, int argbase, int nargs) {
+  memset(b, 0, sizeof *b);
+  memcpy(b->bid, bid, sizeof b->bid);
+  b->shared_ref = LUA_NOREF;
+  b->state = lua_newuserdatauv(L, 2 * nthreads, 0);
+  b->started = b->state + nthreads;
+  b->kb.th = lua_newuserdatauv(L, nthreads * sizeof(KIThread), 0);
+  b->kb.n = nthreads;
+  lua_createtable(L, (int)nthreads, 0);
+  b->co = lua_gettop(L);
+  for (size_t i = 0; i < nthreads; i++) {
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, fidx);
+    for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
+    lua_xmove(L, co, nargs + 1);
+    lua_rawseti(L, b->co, (lua_Integer)i + 1);
+    b->state[i] = KKI_RUN;
+    b->started[i] = 0;
+  }
+  lua_newtable(L);
+  b->shared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* Runs block b until every thread returned (1) or its live threads all
+** wait at the grid barrier (0): runs every runnable thread until it waits
+** or ends; then completes the warp meetings that can be (kernel_intrin.h),
+** else, when every live thread waits at a block barrier, releases it (a
+** thread passes a barrier after every thread reached it or ended). Raises
+** a thread's error and the deadlocks (ilaunch_fail). */
+static int iblock_run(lua_State *L, ILaunch *il, IBlock *b, Interp *it, const Launcher *c,
+                      int nargs) {
+  size_t n = b->kb.n;
+  memcpy(it->bid, b->bid, sizeof it->bid);
+  it->shared_ref = b->shared_ref;
+  for (;;) {
+    for (size_t i = 0; i < n; i++) {
+      if (b->state[i] != KKI_RUN) continue;
+      lua_rawgeti(L, b->co, (lua_Integer)i + 1);
+      lua_State *co = lua_tothread(L, -1);
+      lua_pop(L, 1);   /* the table keeps it */
+      it->tid[0] = (unsigned)(i % c->block[0]);
+      it->tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
+      it->tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
+      int nres;
+      icur = it;
+      kki_cur = &b->kb;
+      b->kb.cur = i;
+      b->kb.th[i].op = -1;   /* a yield from elsewhere is a barrier, as before */
+      int st = lua_resume(co, L, b->started[i] ? 0 : nargs, &nres);
+      b->started[i] = 1;
+      icur = NULL;
+      kki_cur = NULL;
+      if (st == LUA_YIELD) {
+        lua_pop(co, nres);
+        int op = b->kb.th[i].op;
+        b->state[i] = KI_IS_WARP(op) ? KKI_WARP : op == KI_GRID_SYNC ? KKI_GRID : KKI_BAR;
+        continue;
+      }
+      b->state[i] = KKI_DONE;
+      b->done++;
+      if (st != LUA_OK) {
+        const char *msg = lua_tostring(co, -1);
+        lua_pushfstring(L, "%s (in thread (%d,%d,%d) of block (%d,%d,%d))",
+                        msg ? msg : "error object is not a string", (int)it->tid[0],
+                        (int)it->tid[1], (int)it->tid[2], (int)b->bid[0], (int)b->bid[1],
+                        (int)b->bid[2]);
+        ilaunch_fail(L, il);
+      }
+    }
+    if (b->done == n) return 1;
+    if (kki_resolve(&b->kb, b->state) > 0) continue;
+    size_t atbar = 0, atgrid = 0;
+    for (size_t i = 0; i < n; i++) {
+      atbar += b->state[i] == KKI_BAR;
+      atgrid += b->state[i] == KKI_GRID;
+    }
+    if (atgrid + b->done == n) return 0;
+    if (atgrid > 0) {
+      lua_pushstring(L, "kjit.cuda simulator: " GRID_DEADLOCK);
+      ilaunch_fail(L, il);
+    }
+    if (atbar + b->done < n) {
+      lua_pushfstring(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
+                      "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
+                      "cuda.syncthreads", (int)b->bid[0], (int)b->bid[1], (int)b->bid[2]);
+      ilaunch_fail(L, il);
+    }
+    kki_release(&b->kb, b->state);
+  }
+}
+
 /* Runs fn (at fidx) for every thread of the grid, one coroutine per thread
-** of a block, each resumed until it reaches cuda.syncthreads or returns:
-** every thread reaches a barrier before any passes it. Arguments: the
-** nargs values at argbase (device arrays already replaced by views). */
+** of a block (iblock_run). Blocks run one after another; a block whose
+** threads wait at the grid barrier (cuda.cg) stays, and the next starts;
+** when every block has started and every live thread of the grid waits
+** there, all pass it and the blocks waiting run again, in order (the
+** compiled simulator, cudasim.c, runs them all at once from the start).
+** Arguments: the nargs values at argbase (device arrays already replaced
+** by views). */
 static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase, int nargs) {
   size_t nthreads = (size_t)c->block[0] * c->block[1] * c->block[2];
   if (nthreads > 1024) luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)nthreads);
+  size_t nblocks = (size_t)c->grid[0] * c->grid[1] * c->grid[2];
   Interp it;
   memset(&it, 0, sizeof it);
   memcpy(it.block, c->block, sizeof it.block);
   memcpy(it.grid, c->grid, sizeof it.grid);
   it.dynbytes = c->shared;
   if (icur) luaL_error(L, "cannot launch a kernel from inside a kernel");
-  luaL_checkstack(L, (int)nthreads + nargs + 20, "too many threads");
+  luaL_checkstack(L, nargs + 40, "too many threads");
   int base = lua_gettop(L);
-  /* per thread: its state (KKI_*), whether it started, what it waits at */
-  char *state = lua_newuserdatauv(L, 2 * nthreads, 0), *started = state + nthreads;
-  KIBlock kb;
-  kb.th = lua_newuserdatauv(L, nthreads * sizeof(KIThread), 0);
-  kb.n = nthreads;
-  kb.cur = 0;
-  for (unsigned bz = 0; bz < c->grid[2]; bz++)
-    for (unsigned by = 0; by < c->grid[1]; by++)
-      for (unsigned bx = 0; bx < c->grid[0]; bx++) {
-        it.bid[0] = bx; it.bid[1] = by; it.bid[2] = bz;
-        lua_newtable(L);
-        it.shared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        int cobase = lua_gettop(L);
-        for (size_t i = 0; i < nthreads; i++) {
-          lua_State *co = lua_newthread(L);
-          lua_pushvalue(L, fidx);
-          for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
-          lua_xmove(L, co, nargs + 1);
-          state[i] = KKI_RUN;
-          started[i] = 0;
-        }
-        /* Runs every runnable thread until it waits or ends; then completes
-        ** the warp meetings that can be (kernel_intrin.h), else, when every
-        ** live thread waits at a barrier, releases it: a thread passes a
-        ** barrier after every thread reached it or ended. */
-        size_t done = 0;
-        while (done < nthreads) {
-          for (size_t i = 0; i < nthreads; i++) {
-            if (state[i] != KKI_RUN) continue;
-            lua_State *co = lua_tothread(L, cobase + 1 + (int)i);
-            it.tid[0] = (unsigned)(i % c->block[0]);
-            it.tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
-            it.tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
-            int nres;
-            icur = &it;
-            kki_cur = &kb;
-            kb.cur = i;
-            kb.th[i].op = -1;   /* a yield from elsewhere is a barrier, as before */
-            int st = lua_resume(co, L, started[i] ? 0 : nargs, &nres);
-            started[i] = 1;
-            icur = NULL;
-            kki_cur = NULL;
-            if (st == LUA_YIELD) {
-              lua_pop(co, nres);
-              state[i] = KI_IS_WARP(kb.th[i].op) ? KKI_WARP : KKI_BAR;
-              continue;
-            }
-            state[i] = KKI_DONE;
-            done++;
-            if (st != LUA_OK) {
-              const char *msg = lua_tostring(co, -1);
-              lua_pushfstring(L, "%s (in thread (%d,%d,%d) of block (%d,%d,%d))",
-                              msg ? msg : "error object is not a string", (int)it.tid[0],
-                              (int)it.tid[1], (int)it.tid[2], (int)bx, (int)by, (int)bz);
-              luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
-              lua_error(L);
-            }
-          }
-          if (done == nthreads || kki_resolve(&kb, state) > 0) continue;
-          size_t atbar = 0;
-          for (size_t i = 0; i < nthreads; i++) atbar += state[i] == KKI_BAR;
-          if (atbar + done < nthreads) {
-            luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
-            luaL_error(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
-                       "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
-                       "cuda.syncthreads", (int)bx, (int)by, (int)bz);
-          }
-          kki_release(&kb, state);
-        }
-        luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
-        lua_settop(L, cobase);
+  /* at most as many blocks wait at the grid barrier as the limit allows */
+  size_t cap = KSIM_GRID_MAX_THREADS / nthreads + 1;
+  ILaunch il = { lua_newuserdatauv(L, cap * sizeof(IBlock), 0), 0 };
+  int actbase = lua_gettop(L);
+  size_t next = 0;
+  while (il.nact > 0 || next < nblocks) {
+    size_t from;
+    if (next < nblocks) {
+      if (il.nact > 0 && (uint64_t)nblocks * nthreads > KSIM_GRID_MAX_THREADS) {
+        lua_pushstring(L, "kjit.cuda simulator: " GRID_TOO_LARGE);
+        ilaunch_fail(L, &il);
       }
+      unsigned bid[3] = { (unsigned)(next % c->grid[0]),
+                          (unsigned)((next / c->grid[0]) % c->grid[1]),
+                          (unsigned)(next / ((size_t)c->grid[0] * c->grid[1])) };
+      luaL_checkstack(L, 8, "too many blocks");
+      iblock_start(L, &il.act[il.nact], bid, nthreads, fidx, argbase, nargs);
+      from = il.nact++;
+      next++;
+    } else {
+      /* every block started, every live thread at the grid barrier: all pass */
+      for (size_t b = 0; b < il.nact; b++)
+        for (size_t i = 0; i < nthreads; i++)
+          if (il.act[b].state[i] == KKI_GRID) il.act[b].state[i] = KKI_RUN;
+      from = 0;
+    }
+    size_t keep = from;
+    for (size_t b = from; b < il.nact; b++) {
+      if (iblock_run(L, &il, &il.act[b], &it, c, nargs)) {
+        luaL_unref(L, LUA_REGISTRYINDEX, il.act[b].shared_ref);
+        il.act[b].shared_ref = LUA_NOREF;
+      } else {
+        il.act[keep++] = il.act[b];
+      }
+    }
+    il.nact = keep;
+    if (il.nact == 0) lua_settop(L, actbase);   /* the finished blocks' coroutines */
+  }
   lua_settop(L, base);
 }
 
@@ -1116,7 +1282,10 @@ static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, in
   }
   vals[np] = s->errrec; params[np] = &vals[np]; np++;
   vals[np] = c->shared; params[np] = &vals[np]; np++;
-  kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
+  if (s->uses_sync & KI_USES_GRID)   /* cuda.cg's grid sync: every block resident */
+    kcu_launch_cooperative(L, s->func, c->grid, c->block, c->shared, stream, params);
+  else
+    kcu_launch(L, s->func, c->grid, c->block, c->shared, stream, params);
   pending_add(s);
   if (nh > 0 || inplace) {
     for (int i = 0; i < nh; i++) kcu_memcpy_dtoh(L, hc[i].b->data, hc[i].d, hc[i].bytes, stream);
@@ -1301,6 +1470,35 @@ static int kernel_forall(lua_State *L) {
   return push_launcher(L, 1, lua_gettop(L));
 }
 
+/* k:max_cooperative_grid_blocks(blockdim [, shared_bytes]): numba-cuda's
+** limit on the blocks of a launch of a kernel that syncs the grid (cuda.cg):
+** on the GPU the occupancy calculator's blocks per SM for the kernel's
+** newest PTX specialization times the SMs; in the simulator what its limit
+** on threads allows. */
+static int kernel_max_coop(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  unsigned block[3];
+  read_dim3(L, 2, block, "blockdim");
+  lua_Integer sh = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, sh >= 0 && sh <= 48 * 1024, 3, "shared bytes from 0 to 49152 expected");
+  uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+  if (threads > 1024) return luaL_error(L, "blockdim: %I threads per block (at most 1024)", (lua_Integer)threads);
+  if (kcu_sim_mode()) {
+    lua_pushinteger(L, (lua_Integer)(KSIM_GRID_MAX_THREADS / threads));
+    return 1;
+  }
+  int cc = kcu_compute_capability(L);
+  KernSpec *s;
+  for (s = k->specs; s; s = s->next)
+    if (s->target == KT_NVPTX && s->cc == cc) break;
+  if (s == NULL)
+    return luaL_error(L, "k:max_cooperative_grid_blocks: the kernel has no code for this GPU "
+                      "yet (compile it first: k:compile(signature) or a launch)");
+  gpu_prepare(L, s, kcu_device());
+  lua_pushinteger(L, (lua_Integer)kcu_max_cooperative_blocks(L, s->func, (int)threads, (unsigned)sh));
+  return 1;
+}
+
 static int kernel_export(lua_State *L);
 static int kernel_index(lua_State *L) {
   luaL_checkudata(L, 1, KERNEL_MT);
@@ -1311,6 +1509,10 @@ static int kernel_index(lua_State *L) {
   if (key && strcmp(key, "inspect") == 0) { lua_pushcfunction(L, kernel_inspect); return 1; }
   if (key && strcmp(key, "forall") == 0) { lua_pushcfunction(L, kernel_forall); return 1; }
   if (key && strcmp(key, "export") == 0) { lua_pushcfunction(L, kernel_export); return 1; }
+  if (key && strcmp(key, "max_cooperative_grid_blocks") == 0) {
+    lua_pushcfunction(L, kernel_max_coop);
+    return 1;
+  }
   if (key && strcmp(key, "compile_ms") == 0) {
     Kernel *k = lua_touserdata(L, 1);
     if (k->specs) lua_pushnumber(L, k->specs->compile_ms);
@@ -1341,7 +1543,7 @@ static int kernel_index(lua_State *L) {
   }
   if (lua_type(L, 2) == LUA_TNUMBER || key == NULL)
     return luaL_error(L, "launch a kernel with a config table: k[{grid, block}](...)");
-  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, forall, compile_ms, signatures; launch with k[{grid, block}])", key);
+  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, forall, compile_ms, signatures, max_cooperative_grid_blocks; launch with k[{grid, block}])", key);
 }
 
 static int kernel_call(lua_State *L) {
@@ -1560,6 +1762,7 @@ void kk_open(lua_State *L) {
   lua_newtable(L);
   kki_open(L, t, -1);
   lua_setfield(L, t - 1, "math");
+  open_cg(L, t);
   static const char *const dims[] = { "threadIdx", "blockIdx", "blockDim", "gridDim" };
   for (int i = 0; i < 4; i++) {
     Dim3 *d = lua_newuserdatauv(L, sizeof *d, 0);

@@ -259,7 +259,8 @@ size_t kki_resolve(KIBlock *b, char *state) {
     memset(vals, 0, sizeof vals);
     for (unsigned i = 0; i < 32; i++) {
       size_t t = w0 + i;
-      if (t >= b->n || state[t] == KKI_DONE || state[t] == KKI_BAR) absent |= 1u << i;
+      if (t >= b->n || state[t] == KKI_DONE || state[t] == KKI_BAR || state[t] == KKI_GRID)
+        absent |= 1u << i;
       else if (state[t] == KKI_WARP) { here |= 1u << i; vals[i] = b->th[t].val; }
     }
     if (here == 0) continue;
@@ -315,6 +316,7 @@ void kki_open(lua_State *L, int cuda_idx, int math_idx) {
   lua_getfield(L, cuda_idx, "atomic");
   int at = lua_gettop(L);
   for (int id = B_CUDA_LANEID; id < B__COUNT; id++) {
+    if (B_IS_CG(id)) continue;   /* cuda.cg: kernel.c (it reads the launch's grid) */
     if (id >= B_CUDA_ATOMIC_AND && id <= B_CUDA_ATOMIC_COMPARE_AND_SWAP) reg(L, at, l_atomic, id);
     else reg(L, cuda_idx, l_intrin, id);
   }

@@ -183,6 +183,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
+    if (t.ref == B_CUDA_CG_THIS_GRID && t.sub) return "grid group";
     return builtin_name(t.ref);
   case T_TABLE: return "table";
   case T_STR: return "string";
@@ -1450,6 +1451,17 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              k->str, unusable_hint(k->str));
     return frozen_type(v, k);
   }
+  if (o.kind == T_BUILTIN && o.ref == B_CUDA_CG_THIS_GRID && o.sub) {
+    /* a grid group (cuda.cg.this_grid()): its methods, g:sync() ... */
+    for (int id = B_CUDA_CG_SYNC; id <= B_CUDA_CG_SIZE; id++)
+      if (strcmp(name, kir_builtin_name(id)) == 0) {
+        k->kind = T_BUILTIN;
+        k->ref = id;
+        return const_type(*k);
+      }
+    REFUSE(S, sp, v, "a grid group (cuda.cg.this_grid()) has no field '%s' (sync, thread_rank, "
+           "size)", name);
+  }
   if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
     if (!S->kernel)
       REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit",
@@ -1571,7 +1583,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_STR: r = "string"; break;
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
-    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
+    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE || (a.ref == B_CUDA_CG_THIS_GRID && a.sub)
+                      ? "userdata" : "function"; break;
     case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
       if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
       if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");

@@ -16,7 +16,9 @@
 **                            (live_allocs, bad_frees, bad_copies, ...)
 ** Modules accept any text; one containing "MOCK_PTX_ERROR" (or an injected
 ** failure) fails with CUDA_ERROR_INVALID_PTX and a JIT error log; cuModuleGetFunction fails for the
-** name "missing". cuLaunchKernel checks its arguments and runs nothing.
+** name "missing". cuLaunchKernel checks its arguments and runs nothing;
+** cuLaunchCooperativeKernel too, after the co-residency limit
+** (MOCK_CUDA_OCCUPANCY=n: n blocks per SM, whatever their size).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -61,7 +63,8 @@ static size_t nalloc, capalloc;
 static const char *failspec;
 static struct {
   long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
-       live_events, live_modules, syncs, launches, memsets, registered;
+       live_events, live_modules, syncs, launches, memsets, registered,
+       coop_launches, coop_blocks;
 } st;
 
 /* ------------------------------------------------------------------ */
@@ -75,9 +78,11 @@ static void report(void) {
   fprintf(f, "live_allocs=%zu\nlive_bytes=%zu\nallocs=%ld\nfrees=%ld\n"
           "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
           "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
-          "memsets=%ld\nregistered=%ld\n", nalloc, bytes, st.allocs, st.frees, st.bad_frees,
+          "memsets=%ld\nregistered=%ld\ncoop_launches=%ld\ncoop_blocks=%ld\n", nalloc, bytes,
+          st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
-          st.live_modules, st.syncs, st.launches, st.memsets, st.registered);
+          st.live_modules, st.syncs, st.launches, st.memsets, st.registered,
+          st.coop_launches, st.coop_blocks);
   fclose(f);
 }
 
@@ -180,6 +185,7 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
     case 16: *v = 132; break;    /* SMs */
     case 1: *v = 1024; break;    /* threads per block */
     case 10: *v = 32; break;     /* warp size */
+    case 95: *v = 1; break;      /* cooperative launch */
     default: *v = 0; break;
   }
   return OK;
@@ -620,12 +626,56 @@ API CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   return OK;
 }
 
+/* Blocks of `threads` threads one SM holds at once: MOCK_CUDA_OCCUPANCY
+** when set, else 2048 threads per SM, at most 32 blocks. */
+static int occupancy(int threads) {
+  const char *e = getenv("MOCK_CUDA_OCCUPANCY");
+  if (e && *e) return atoi(e);
+  int n = threads > 0 ? 2048 / threads : 0;
+  return n > 32 ? 32 : n;
+}
+
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int threads,
+                                                         size_t shared) {
+  ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessor", E_INVALID_VALUE);
+  NEED_CTX();
+  if (!f || ((Module *)f)->magic != MAGIC_MODULE) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (!n || threads < 1 || threads > 1024 || shared > 48 * 1024) return E_INVALID_VALUE;
+  *n = occupancy(threads);
+  return OK;
+}
+
+static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, void *s, void **params);
+
 API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, void *s, void **params, void **extra) {
   ENTER("cuLaunchKernel", E_UNKNOWN);
   NEED_CTX();
   (void)extra;
+  CUresult r = launch(f, gx, gy, gz, bx, by, bz, shared, s, params);
+  if (r == OK) st.launches++;
+  return r;
+}
+
+/* A cooperative launch: as the driver, refused with
+** CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE past the co-residency limit (the
+** occupancy above times the 132 SMs). */
+API CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
+                                       unsigned bx, unsigned by, unsigned bz,
+                                       unsigned shared, void *s, void **params) {
+  ENTER("cuLaunchCooperativeKernel", E_UNKNOWN);
+  NEED_CTX();
+  uint64_t blocks = (uint64_t)gx * gy * gz;
+  if (blocks > (uint64_t)occupancy((int)(bx * by * bz)) * 132) return 720;
+  CUresult r = launch(f, gx, gy, gz, bx, by, bz, shared, s, params);
+  if (r == OK) { st.coop_launches++; st.coop_blocks += (long)blocks; }
+  return r;
+}
+
+static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, void *s, void **params) {
   if (!f || ((Module *)f)->magic != MAGIC_MODULE || !stream_ok(s)) {
     st.bad_handles++;
     return E_INVALID_HANDLE;
@@ -633,7 +683,6 @@ API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
   if (!gx || !gy || !gz || !bx || !by || !bz ||
       (uint64_t)bx * by * bz > 1024 || shared > 48 * 1024)
     return E_INVALID_VALUE;
-  st.launches++;
   /* MOCK_CUDA_ERRREC="w1,w2,...": play a kjit kernel that failed: write
   ** word 0 = 1 and the given words 1.. into its error record, the
   ** next-to-last parameter (a device pointer, here a host address) */
@@ -669,6 +718,7 @@ static const struct { CUresult code; const char *name, *text; } names[] = {
   {E_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
   {E_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
   {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+  {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch"},
   {E_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
