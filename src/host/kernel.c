@@ -963,13 +963,17 @@ static int iblock_run(lua_State *L, ILaunch *il, IBlock *b, Interp *it, const La
     }
     if (atgrid + b->done == n) return 0;
     if (atgrid > 0) {
+      luaL_where(L, 1);
       lua_pushstring(L, "kjit.cuda simulator: " GRID_DEADLOCK);
+      lua_concat(L, 2);
       ilaunch_fail(L, il);
     }
     if (atbar + b->done < n) {
+      luaL_where(L, 1);
       lua_pushfstring(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
                       "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
                       "cuda.syncthreads", (int)b->bid[0], (int)b->bid[1], (int)b->bid[2]);
+      lua_concat(L, 2);
       ilaunch_fail(L, il);
     }
     kki_release(&b->kb, b->state);
@@ -1005,7 +1009,9 @@ static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase
     size_t from;
     if (next < nblocks) {
       if (il.nact > 0 && (uint64_t)nblocks * nthreads > KSIM_GRID_MAX_THREADS) {
-        lua_pushstring(L, "kjit.cuda simulator: " GRID_TOO_LARGE);
+        luaL_where(L, 1);
+      lua_pushstring(L, "kjit.cuda simulator: " GRID_TOO_LARGE);
+      lua_concat(L, 2);
         ilaunch_fail(L, &il);
       }
       unsigned bid[3] = { (unsigned)(next % c->grid[0]),
