@@ -400,6 +400,7 @@ const KcgTarget kcg_target_nvptx = {
   .pure_calls = 0,
   .kernel = 1,
   .kernel_entry = 1,
+  .const_addrspace = 4,       /* .const */
   .barrier = barrier,
   .fence = fence,
   .shared_array = shared_array,

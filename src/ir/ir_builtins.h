@@ -162,7 +162,8 @@
   X(CUDA_CG_THIS_GRID, "cuda.cg.this_grid", 0, 0, INTRIN) \
   X(CUDA_CG_SYNC, "sync", 1, 1, INTRIN) \
   X(CUDA_CG_THREAD_RANK, "thread_rank", 1, 1, INTRIN) \
-  X(CUDA_CG_SIZE, "size", 1, 1, INTRIN)
+  X(CUDA_CG_SIZE, "size", 1, 1, INTRIN) \
+  X(CUDA_CONST_ARRAY_LIKE, "cuda.const.array_like", 1, 1, INTRIN)
 
 /* The typing rules:
 **   ROUND      integer -> integer; float -> number (Lua: an integer when
