@@ -1564,19 +1564,30 @@ static int kernel_tostring(lua_State *L) {
 /* Compiles the kernel at kidx for signature sig now (cuda.jit's eager
 ** form): for the simulator when one is on, else PTX for the current
 ** device (sm_90 without one), as k:compile(sig) does. */
-static void compile_eager(lua_State *L, int kidx, const char *sig) {
-  if (kcu_sim_mode() == 0) {
+/* Compiles sig now (cuda.jit's signature); its records take the layouts
+** in the list at lays (0: none), as k:compile takes them after sig. */
+static void compile_eager(lua_State *L, int kidx, const char *sig, int lays) {
+  int top = lua_gettop(L);
+  int nl = lays ? (int)luaL_len(L, lays) : 0;
+  luaL_checkstack(L, nl + 4, "layouts");
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  int past = lua_gettop(L) + 1;
+  for (int i = 1; i <= nl; i++) lua_geti(L, lays, i);
+  sig_layouts(L, sig, t, n, &past);
+  if (past <= lua_gettop(L))
+    luaL_error(L, "bad kernel signature '%s': more layouts than records (%d)", sig, nl);
+  if (kcu_sim_mode() == 0) {   /* PTX (k:compile), for the current GPU or sm_90 */
+    lua_settop(L, top);
     lua_pushcfunction(L, kernel_compile);
     lua_pushvalue(L, kidx);
     lua_pushstring(L, sig);
-    lua_call(L, 2, 0);
+    for (int i = 1; i <= nl; i++) lua_geti(L, lays, i);
+    lua_call(L, 2 + nl, 0);
     return;
   }
-  Type t[KJIT_MAXARGS];
-  int n = parse_sig(L, sig, t);
-  int past = lua_gettop(L) + 1;   /* no layouts here: only xoroshiro128p_type */
-  sig_layouts(L, sig, t, n, &past);
   compile_kernel(L, kidx, t, n, KT_SIM, 0)->declared = 1;
+  lua_settop(L, top);
 }
 
 /* cuda.jit(fn [, signature] [, opts]): numba-cuda's cuda.jit. With a
@@ -1622,7 +1633,25 @@ static int l_cuda_jit(lua_State *L) {
                          "cuda.jit(fn, {fastmath = true})");
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
-  lua_settop(L, 3);
+  /* cuda.jit(fn, "void(record[:], f64)", P [, ...] [, opts]): the records'
+  ** layouts (kjit.struct) follow the signature, as in k:compile; they go
+  ** into a list, which the eager compile reads */
+  int nl = 0;
+  if (lua_type(L, 2) == LUA_TSTRING)
+    while (lua_gettop(L) >= 3 + nl && krec_test(L, 3 + nl)) nl++;
+  int lays = 0;
+  if (nl > 0) {   /* (fn, sig, P..., opts) -> (fn, sig, opts, list) */
+    int top0 = lua_gettop(L), hasopts = top0 >= 3 + nl;
+    lua_createtable(L, nl, 0);
+    for (int i = 1; i <= nl; i++) { lua_pushvalue(L, 2 + i); lua_rawseti(L, -2, i); }
+    if (hasopts) lua_pushvalue(L, 3 + nl); else lua_pushnil(L);
+    lua_copy(L, top0 + 2, 3);
+    lua_copy(L, top0 + 1, 4);
+    lua_settop(L, 4);
+    lays = 4;
+  } else {
+    lua_settop(L, 3);
+  }
   const char *sig = NULL;
   int siglist = 0;   /* a list of signatures: kept at 3 below */
   if (lua_type(L, 2) == LUA_TSTRING) sig = lua_tostring(L, 2);
@@ -1637,6 +1666,7 @@ static int l_cuda_jit(lua_State *L) {
     lua_copy(L, 2, 3);
   }
   lua_remove(L, 2);   /* opts at 2 */
+  if (lays) lays--;
   int v[KO_CUDA_N];
   kopt_read(L, 2, &kopt_cuda_jit, v);   /* host/options.c: names, types, defaults */
   if (v[KO_CUDA_LAUNCH_BOUNDS] && v[KO_CUDA_MAXTPB] && v[KO_CUDA_LAUNCH_BOUNDS] != v[KO_CUDA_MAXTPB])
@@ -1667,14 +1697,14 @@ static int l_cuda_jit(lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   lua_newtable(L);
   lua_setiuservalue(L, -2, 2);
-  if (sig) compile_eager(L, lua_gettop(L), sig);
+  if (sig) compile_eager(L, lua_gettop(L), sig, lays);
   if (siglist) {   /* each, the first one last (the newest spec is the one inspected) */
     int kidx = lua_gettop(L);
     lua_pushvalue(L, 3);
     for (lua_Integer i = luaL_len(L, -1); i >= 1; i--) {
       if (lua_geti(L, kidx + 1, i) != LUA_TSTRING)
         return luaL_error(L, "cuda.jit: signature %d of the list is not a string", (int)i);
-      compile_eager(L, kidx, lua_tostring(L, -1));
+      compile_eager(L, kidx, lua_tostring(L, -1), 0);
       lua_pop(L, 1);
     }
     lua_settop(L, kidx);

@@ -201,3 +201,35 @@ test("a:reshape in kernels: views of global and shared arrays, errors alike", fu
   eq(b, a)
   ptx_ok(k, "void(float64[:], float64[:], int64)")
 end)
+
+-- ---- eager signatures with records -----------------------------------------------------------
+
+test("cuda.jit(fn, sig, layouts...) compiles records eagerly, in both targets", function()
+  local P = kjit.struct{ { "x", "f64" }, { "n", "i32" } }
+  local Q = kjit.struct{ { "w", "f32" } }
+  local function body(ps, qs, s)
+    local i = cuda.grid(1)
+    if i <= #ps then ps[i].x = ps[i].x * s + ps[i].n + qs[i].w end
+  end
+  local ps = kjit.zeros(4, P)
+  local qs = kjit.zeros(4, Q)
+  for i = 1, 4 do ps[i].x = i; ps[i].n = 10 * i; qs[i].w = 0.5 * i end
+  for _, mode in ipairs{ "interpret", true, false } do
+    local prev = cuda.simulate(mode)
+    local k = cuda.jit(body, "void(record[:], record[:], float64)", P, Q, { fastmath = false })
+    cuda.simulate(prev)
+    eq(k.signatures[1], "(record{x,n}[:], record{w}[:], f64)", tostring(mode))
+  end
+  local prev = cuda.simulate(true)
+  local k = cuda.jit(body, "void(record[:], record[:], float64)", P, Q)
+  local out = ps:copy()
+  k[{ 1, 32 }](out, qs, 2)
+  cuda.simulate(prev)
+  for i = 1, 4 do eq(out[i].x, 2.0 * i + 10 * i + 0.5 * i, "x[" .. i .. "]") end
+  raises("argument #1 is a record: give its layout (a kjit.struct) after the signature", function()
+    cuda.jit(body, "void(record[:], record[:], float64)")
+  end)
+  raises("bad kernel signature 'void(f64[:])': more layouts than records (1)", function()
+    cuda.jit(function(x) end, "void(f64[:])", P)
+  end)
+end)
