@@ -120,7 +120,9 @@ static LLVMValueRef match32(CG *G, int op, LLVMValueRef mask, LLVMValueRef v) {
 ** 0x80000000 - (blocks - 1): once every block has added, the top bit has
 ** flipped (and the low bits are back where they were, so the barrier
 ** needs no reset between syncs or launches); each waits for the flip with
-** volatile loads, between fences, and a block barrier lets its threads on. */
+** volatile loads, between fences, and a block barrier lets its threads on.
+** (The CUDA toolkit's cooperative_groups/details/driver_abi.h and sync.h:
+** this is their path for GPUs before sm_70, also right on later ones.) */
 static void grid_sync(CG *G) {
   LLVMTypeRef v0 = LLVMVoidTypeInContext(G->C);
   LLVMValueRef z = cg_i64(G, 0);
