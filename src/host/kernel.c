@@ -7,6 +7,8 @@
 **       launches allocate nothing), whose call classifies the arguments,
 **       finds or compiles the specialization and launches it:
 **         GPU:        PTX (nvvm.c) -> cuModuleLoadData -> cuLaunchKernel
+**                     (cuLaunchCooperativeKernel for a kernel that syncs
+**                     the grid, cuda.cg: cudadrv.c checks co-residency)
 **         simulate 1: the kernel compiled for the CPU (target_sim.c),
 **                     run by cudasim.c
 **         simulate 2: the Lua function itself, one coroutine per thread
@@ -77,7 +79,7 @@ typedef struct KernSpec {
   char *chunk;                 /* chunk name of the kernel, for messages */
   char *ptx, *llvm, *types;
   char **msgs; int nmsgs;      /* error()/assert() texts (KT_NVPTX) */
-  int uses_sync;
+  int uses_sync;               /* KI_USES_* (cuda_intrin.h): waits, grid sync */
   double compile_ms;
   /* KT_SIM */
   KCpuCode *code;
