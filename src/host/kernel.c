@@ -635,8 +635,9 @@ static int l_this_grid(lua_State *L) {
   return 1;
 }
 
+/* g:m() or numba-cuda's g.m() (no self: there is one grid). */
 static void check_group(lua_State *L, const char *m) {
-  if (luaL_testudata(L, 1, GRIDGROUP_MT) == NULL)
+  if (!lua_isnone(L, 1) && luaL_testudata(L, 1, GRIDGROUP_MT) == NULL)
     luaL_error(L, "bad argument #1 to '%s' (a grid group expected: call it as g:%s() with "
                "g = cuda.cg.this_grid())", m, m);
 }

@@ -160,9 +160,9 @@
   X(CUDA_ATOMIC_NANMIN, "cuda.atomic.nanmin", 3, 3, INTRIN) \
   X(CUDA_ATOMIC_COMPARE_AND_SWAP, "cuda.atomic.compare_and_swap", 3, 3, INTRIN) \
   X(CUDA_CG_THIS_GRID, "cuda.cg.this_grid", 0, 0, INTRIN) \
-  X(CUDA_CG_SYNC, "sync", 1, 1, INTRIN) \
-  X(CUDA_CG_THREAD_RANK, "thread_rank", 1, 1, INTRIN) \
-  X(CUDA_CG_SIZE, "size", 1, 1, INTRIN) \
+  X(CUDA_CG_SYNC, "sync", 0, 1, INTRIN) \
+  X(CUDA_CG_THREAD_RANK, "thread_rank", 0, 1, INTRIN) \
+  X(CUDA_CG_SIZE, "size", 0, 1, INTRIN) \
   X(CUDA_CONST_ARRAY_LIKE, "cuda.const.array_like", 1, 1, INTRIN)
 
 /* The typing rules:

@@ -71,13 +71,11 @@ Type kty_cuda_intrin(int id, const Type *args, const KtyConst *kargs, int n, cha
     return g;
   }
   case B_CUDA_CG_SYNC: case B_CUDA_CG_THREAD_RANK: case B_CUDA_CG_SIZE:
-    if (n < 1) {
-      snprintf(err, errlen, "bad argument #1 to '%s' (a grid group expected: call it as g:%s() "
-               "with g = cuda.cg.this_grid())", name, name);
-      return mk(T_UNKNOWN);
-    }
-    WANT(args[0].kind == T_BUILTIN && args[0].ref == B_CUDA_CG_THIS_GRID && args[0].sub, 0,
-         "a grid group (call it as g:sync() with g = cuda.cg.this_grid())");
+    /* g:sync(), or numba-cuda's g.sync() as written in Python (no self:
+    ** there is one grid) */
+    if (n >= 1)
+      WANT(args[0].kind == T_BUILTIN && args[0].ref == B_CUDA_CG_THIS_GRID && args[0].sub, 0,
+           "a grid group (call it as g:sync() with g = cuda.cg.this_grid())");
     return mk(id == B_CUDA_CG_SYNC ? T_NIL : T_INT);
   case B_CUDA_POPC: case B_CUDA_CLZ: case B_CUDA_FFS: case B_CUDA_BREV:
     WANT(args[0].kind == T_INT, 0, "an integer");

@@ -270,16 +270,28 @@ test("grid groups: what the typer refuses, and outside kernels", function()
     kjit.jit(function(x) local g = cuda.cg.this_grid(); return x end)(1)
   end)
   raises("cuda.cg.this_grid can only be called inside a kernel", function() cuda.cg.this_grid() end)
-  -- numba-cuda's way: g.sync() without the colon passes no group
+  -- a value that is not the group, as self
   local prev = cuda.simulate("interpret")
-  local ok, err = pcall(cuda.jit(function(x) local g = cuda.cg.this_grid(); g.sync() end)[{ 1, 1 }],
+  local ok, err = pcall(cuda.jit(function(x) local g = cuda.cg.this_grid(); g.sync(x) end)[{ 1, 1 }],
                         kjit.zeros(1))
   cuda.simulate(prev)
   eq(ok, false)
   truthy(err:find("bad argument #1 to 'sync' (a grid group expected", 1, true), err)
   raises("bad argument #1 to 'sync' (a grid group", function()
-    cuda.jit(function(x) local g = cuda.cg.this_grid(); g.sync() end):compile("void(float64[:])")
+    cuda.jit(function(x) local g = cuda.cg.this_grid(); g.sync(x) end):compile("void(float64[:])")
   end)
+end)
+
+test("numba-cuda's spelling g.sync() (no colon) works alike", function()
+  local k = cuda.jit(function(x, out)
+    local g = cuda.cg.this_grid()
+    local i = g.thread_rank() + 1
+    x[i] = i
+    g.sync()
+    out[i] = x[g.size() - i + 1]
+  end)
+  local out = both("g.sync()", k, function(kk) return kk[{ 3, 32 }] end, { kjit.zeros(96, "i64"), kjit.zeros(96, "i64") })
+  for i = 1, 96 do eq(out[2][i], 97 - i) end
 end)
 
 test("k:max_cooperative_grid_blocks in the simulator: its thread limit", function()
