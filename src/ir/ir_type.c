@@ -75,7 +75,8 @@ static int tyeq(Type a, Type b) {
   if (a.kind != b.kind || a.weak != b.weak) return 0;
   switch (a.kind) {
   case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim &&
-                     (a.dtype != KJIT_RECORD || a.ref == b.ref);   /* records: the layout */
+                     (a.dtype != KJIT_RECORD || a.ref == b.ref) &&   /* records: the layout */
+                     a.sub == b.sub;   /* a kernel's constant array is not another array */
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
   case T_LUA: return a.sub == b.sub;
@@ -171,7 +172,8 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_NUMBER: return t.fsub == T_F32 ? "number(f32)" : "number";
   case T_BUF:
     if (t.dtype == KJIT_RECORD) return rec_name(t, buf, n);
-    snprintf(buf, n, "%s[%s]", kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
+    snprintf(buf, n, "%s%s[%s]", t.sub == KTY_BUF_CONST ? "constant " : "",
+             kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
     return buf;
   case T_MAYBE: {
     const char *num = t.sub == T_INT ? "i64" : t.sub == T_F64 ? "f64" : t.sub == T_F32 ? "f32"

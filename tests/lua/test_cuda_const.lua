@@ -144,6 +144,14 @@ test("constant arrays are read-only; the limits are compile errors", function()
   refused(function(x) cuda.atomic.xor(KJIT_TEST_GLOBAL_CONST, 1, 1) end)
   local function poke(w) w[1] = 0 end
   refused(function(x) poke(WEIGHTS) end)
+  -- a local holding a constant array or an argument has no one type
+  raises("local 'a' holds both f64[:] and constant f64[:] values", function()
+    cuda.jit(function(x, c)
+      local a
+      if c > 0 then a = x else a = WEIGHTS end
+      x[1] = a[1]
+    end):compile("void(float64[:], int64)")
+  end)
   local big = kjit.zeros(8193)
   raises("a kjit array larger than the GPU's 64 KiB of constant memory", function()
     cuda.jit(function(x) x[1] = big[1] end):compile("void(float64[:])")
