@@ -145,7 +145,7 @@ test("constant arrays are read-only; the limits are compile errors", function()
   local function poke(w) w[1] = 0 end
   refused(function(x) poke(WEIGHTS) end)
   -- a local holding a constant array or an argument has no one type
-  raises("local 'a' holds both f64[:] and constant f64[:] values", function()
+  raises("local 'a' holds both constant f64[:] and f64[:] values", function()
     cuda.jit(function(x, c)
       local a
       if c > 0 then a = x else a = WEIGHTS end
