@@ -1668,6 +1668,10 @@ static int l_cuda_jit(lua_State *L) {
       return luaL_argerror(L, 2, "signature string expected (cuda.jit(fn, sig, opts))");
     lua_copy(L, 2, 3);
   }
+  /* the signature stays on the stack (at the top, above the list) while
+  ** sig points into it: a string made by the caller (a concatenation)
+  ** has no other reference, and compiling can run the GC */
+  if (sig) lua_pushvalue(L, 2);
   lua_remove(L, 2);   /* opts at 2 */
   if (lays) lays--;
   int v[KO_CUDA_N];
