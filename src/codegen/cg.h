@@ -92,6 +92,7 @@ typedef struct CG {
   ** (err->msg holds the 1-based number), and whether syncthreads ran */
   const char **msgs; int nmsgs, capmsgs;
   int uses_sync;
+  int64_t const_bytes;           /* the constant arrays' bytes (cg_frozen.c) */
   /* kernels: bounds checks of array reads waiting for one branch
   ** (cg_defer.c) */
   struct CgDefer { LLVMValueRef ok, index, extent; int line; } defer[16];
@@ -266,6 +267,8 @@ void cg_setrow(CG *G, const KirInsn *v, CgVal o, CgVal k, CgVal x);
 void cg_free_scratch(CG *G);                      /* before a return */
 
 /* cg_builtin.c */
+/* A kernel's constant array, insn v (cg_frozen.c). */
+CgVal cg_const_array(CG *G, const KirInsn *v);
 CgVal cg_frozen_index(CG *G, const KirInsn *v);   /* cg_frozen.c */
 /* cg_lib.c: calls into the Lua library (runtime_lib.c) */
 CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n);

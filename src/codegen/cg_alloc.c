@@ -432,6 +432,22 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     return a[0];
   case B_ARR_RESHAPE: {
     int nd = shape_dims(a[1], dims);
+    if (G->target->kernel) {
+      /* a kernel (GPU and simulator alike): kjit_rt_reshape_check's checks
+      ** inline (the extents' product is not checked against the
+      ** allocation limit: no array a kernel sees is that large) */
+      for (int d = 0; d < nd; d++)
+        cg_check(G, LLVMBuildICmp(G->B, LLVMIntSGE, dims[d], cg_i64(G, 0), ""), KE_ALLOC, line,
+                 dims[d], cg_i64(G, KA_NEGDIM), cg_i64(G, 1), "reshape");
+      LLVMValueRef size = product(G, a[0].dims, a[0].t.ndim);
+      LLVMValueRef nz = nd > 0 ? product(G, dims, nd) : cg_i64(G, 1);
+      cg_check(G, LLVMBuildICmp(G->B, LLVMIntEQ, nz, size, ""), KE_RESHAPE, line, size, nz,
+               NULL, NULL);
+      CgVal r = a[0];
+      r.t = rt;
+      for (int d = 0; d < KJIT_MAXDIMS; d++) r.dims[d] = d < nd ? dims[d] : NULL;
+      return r;
+    }
     LLVMTypeRef pt[10] = { G->i64, G->i32, G->i32, G->i64, G->i64, G->i64, G->i64, G->errp,
                            G->i32, G->i8p };
     LLVMValueRef av[10] = { product(G, a[0].dims, a[0].t.ndim), alloc_dtype(G, a[0].t),

@@ -207,7 +207,7 @@ CgVal cg_cuda(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_CUDA_SYNCTHREADS:
     if (G->target->barrier == NULL)
       cg_error(G, v, "cuda.syncthreads can only be used in a kernel compiled by cuda.jit");
-    G->uses_sync = 1;
+    G->uses_sync |= KI_USES_WAIT;
     G->target->barrier(G);
     return cg_mk(TY(T_NIL), NULL);
   case B_CUDA_THREADFENCE:

@@ -154,6 +154,32 @@ static CgVal atomic(CG *G, const KirInsn *v, int id, CgVal *a) {
 
 /* ---- The rest ------------------------------------------------------------------ */
 
+/* A special register (0 threadIdx, 1 blockIdx, 2 blockDim, 3 gridDim), an i64. */
+static LLVMValueRef sreg(CG *G, const KirInsn *v, int group, int axis) {
+  if (G->target->special_reg == NULL)
+    cg_error(G, v, "cuda.cg can only be used in a kernel compiled by cuda.jit");
+  return G->target->special_reg(G->M, G->B, group, axis);
+}
+
+/* g:thread_rank(): the thread's 0-based rank in the grid, as CUDA's
+** grid_group::thread_rank() (blocks in x-fastest order, then the threads
+** of the block, x fastest); g:size(): the grid's thread count. */
+static CgVal grid_rank(CG *G, const KirInsn *v, int id) {
+  LLVMValueRef bx = sreg(G, v, 2, 0), by = sreg(G, v, 2, 1), bz = sreg(G, v, 2, 2);
+  LLVMValueRef gx = sreg(G, v, 3, 0), gy = sreg(G, v, 3, 1), gz = sreg(G, v, 3, 2);
+  LLVMValueRef nblock = LLVMBuildMul(G->B, LLVMBuildMul(G->B, bx, by, ""), bz, "");
+  if (id == B_CUDA_CG_SIZE)
+    return cg_mk(TY(T_INT), LLVMBuildMul(G->B, nblock,
+                                         LLVMBuildMul(G->B, LLVMBuildMul(G->B, gx, gy, ""), gz, ""), ""));
+  LLVMValueRef blk = LLVMBuildAdd(G->B, LLVMBuildMul(G->B, LLVMBuildAdd(G->B,
+                       LLVMBuildMul(G->B, sreg(G, v, 1, 2), gy, ""), sreg(G, v, 1, 1), ""), gx, ""),
+                       sreg(G, v, 1, 0), "");
+  LLVMValueRef tid = LLVMBuildAdd(G->B, LLVMBuildMul(G->B, LLVMBuildAdd(G->B,
+                       LLVMBuildMul(G->B, sreg(G, v, 0, 2), by, ""), sreg(G, v, 0, 1), ""), bx, ""),
+                       sreg(G, v, 0, 0), "");
+  return cg_mk(TY(T_INT), LLVMBuildAdd(G->B, LLVMBuildMul(G->B, blk, nblock, ""), tid, ""));
+}
+
 CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], v->line, v, i + 1);
   int is64 = 1;
@@ -162,25 +188,25 @@ CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_CUDA_LANEID: return cg_mk(TY(T_INT), hook(G, v, KI_LANEID, NULL, NULL, NULL, 1));
   case B_CUDA_LANEMASK_LT: return cg_mk(TY(T_INT), hook(G, v, KI_LANEMASK_LT, NULL, NULL, NULL, 1));
   case B_CUDA_ACTIVEMASK:
-    G->uses_sync = 1;   /* the simulator: the warp's lanes meet (fibers) */
+    G->uses_sync |= KI_USES_WAIT;   /* the simulator: the warp's lanes meet (fibers) */
     return cg_mk(TY(T_INT), hook(G, v, KI_ACTIVEMASK, NULL, NULL, NULL, 1));
   case B_CUDA_SYNCWARP:
-    G->uses_sync = 1;
+    G->uses_sync |= KI_USES_WAIT;
     hook(G, v, KI_SYNCWARP, n >= 1 ? i32_of(G, a[0]) : NULL, NULL, NULL, 1);
     return cg_mk(TY(T_NIL), NULL);
   case B_CUDA_SHFL_SYNC: case B_CUDA_SHFL_UP_SYNC: case B_CUDA_SHFL_DOWN_SYNC:
   case B_CUDA_SHFL_XOR_SYNC: {
-    G->uses_sync = 1;
+    G->uses_sync |= KI_USES_WAIT;
     LLVMValueRef x = bits_of(G, a[1], &is64);
     r = hook(G, v, KI_SHFL_IDX + (id - B_CUDA_SHFL_SYNC), i32_of(G, a[0]), x, i32_of(G, a[2]), is64);
     return from_bits(G, a[1].t, r);
   }
   case B_CUDA_ALL_SYNC: case B_CUDA_ANY_SYNC: case B_CUDA_EQ_SYNC: case B_CUDA_BALLOT_SYNC:
-    G->uses_sync = 1;
+    G->uses_sync |= KI_USES_WAIT;
     r = hook(G, v, KI_VOTE_ALL + (id - B_CUDA_ALL_SYNC), i32_of(G, a[0]), pred_of(G, a[1]), NULL, 1);
     return id == B_CUDA_BALLOT_SYNC ? cg_mk(TY(T_INT), r) : boolean(G, r);
   case B_CUDA_MATCH_ANY_SYNC: case B_CUDA_MATCH_ALL_SYNC: {
-    G->uses_sync = 1;
+    G->uses_sync |= KI_USES_WAIT;
     LLVMValueRef x = bits_of(G, a[1], &is64);
     r = hook(G, v, id == B_CUDA_MATCH_ANY_SYNC ? KI_MATCH_ANY : KI_MATCH_ALL, i32_of(G, a[0]), x, NULL, is64);
     if (id == B_CUDA_MATCH_ANY_SYNC) return cg_mk(TY(T_INT), r);
@@ -193,7 +219,7 @@ CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     return res[0];
   }
   case B_CUDA_SYNCTHREADS_COUNT: case B_CUDA_SYNCTHREADS_AND: case B_CUDA_SYNCTHREADS_OR:
-    G->uses_sync = 1;
+    G->uses_sync |= KI_USES_WAIT;
     r = hook(G, v, KI_BAR_POPC + (id - B_CUDA_SYNCTHREADS_COUNT), NULL, pred_of(G, a[0]), NULL, 1);
     return id == B_CUDA_SYNCTHREADS_COUNT ? cg_mk(TY(T_INT), r) : boolean(G, r);
   case B_CUDA_THREADFENCE_BLOCK: case B_CUDA_THREADFENCE_SYSTEM:
@@ -202,6 +228,13 @@ CgVal cg_cuda_intrin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_CUDA_NANOSLEEP:
     hook(G, v, KI_NANOSLEEP, NULL, a[0].v, NULL, 1);
     return cg_mk(TY(T_NIL), NULL);
+  case B_CUDA_CG_THIS_GRID: return cg_mk(G->sp->types[v->id], NULL);   /* no run-time content */
+  case B_CUDA_CG_SYNC:
+    /* launched cooperatively (kernel.c); in the simulator every block runs at once */
+    G->uses_sync |= KI_USES_WAIT | KI_USES_GRID;
+    hook(G, v, KI_GRID_SYNC, NULL, NULL, NULL, 1);
+    return cg_mk(TY(T_NIL), NULL);
+  case B_CUDA_CG_THREAD_RANK: case B_CUDA_CG_SIZE: return grid_rank(G, v, id);
   case B_CUDA_POPC: return cg_mk(TY(T_INT), cg_intrinsic(G, "llvm.ctpop", G->i64, &a[0].v, 1));
   case B_CUDA_BREV: return cg_mk(TY(T_INT), cg_intrinsic(G, "llvm.bitreverse", G->i64, &a[0].v, 1));
   case B_CUDA_CLZ: case B_CUDA_FFS: {

@@ -4,7 +4,15 @@
 ** constant array in the module, and the read is a load, nil outside
 ** 1..#P (the typer's number-or-nil: ir_type.c's t_frozen_index). The
 ** table's contents enter the disk cache's key (host/cache_key.c).
+**
+** A kernel's constant array (ir_type.h's KTY_BUF_CONST: a kjit array read
+** from an upvalue or global, or cuda.const.array_like of one): its bytes
+** become a constant global in the target's constant address space (the
+** GPU's 64 KiB of .const memory), one per array and module, and the value
+** is an array over it with constant extents. The bytes are in the LLVM
+** module, so they key the PTX disk cache too.
 */
+#include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
 
@@ -47,5 +55,42 @@ CgVal cg_frozen_index(CG *G, const KirInsn *v) {
     LLVMValueRef f = LLVMBuildLoad2(G->B, G->i8, LLVMBuildGEP2(G->B, fty, farr, idx, 2, ""), "");
     r.isf = LLVMBuildICmp(G->B, LLVMIntNE, f, LLVMConstInt(G->i8, 0, 0), "");
   }
+  return r;
+}
+
+CgVal cg_const_array(CG *G, const KirInsn *v) {
+  Type t = G->sp->types[v->id];
+  const KtyConst *k = &G->sp->consts[v->id];
+  const char *data;
+  size_t bytes;
+  int dtype, ndim;
+  int64_t shape[4];
+  if (!kty_const_array(G->S, k->ref, &data, &bytes, &dtype, &ndim, shape) || dtype != t.dtype ||
+      ndim != t.ndim)
+    cg_error(G, v, "internal error: a kernel's constant array changed");
+  char name[48];
+  snprintf(name, sizeof name, "kjit_const_%d", k->ref);
+  unsigned as = G->target->const_addrspace;
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, name);
+  size_t n = bytes > 0 ? bytes : 1;
+  LLVMTypeRef aty = LLVMArrayType(G->i8, (unsigned)n);
+  if (g == NULL) {
+    G->const_bytes += (int64_t)n;
+    if (G->const_bytes > 65536)
+      cg_error(G, v, "the kernel's constant arrays total %lld bytes, above the GPU's 64 KiB of "
+               "constant memory: pass some as arguments", (long long)G->const_bytes);
+    g = LLVMAddGlobalInAddressSpace(G->M, aty, name, as);
+    char zero = 0;
+    LLVMSetInitializer(g, LLVMConstStringInContext(G->C, bytes > 0 ? data : &zero, (unsigned)n, 1));
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 16);
+  }
+  LLVMTypeRef ety = cg_dtype_llty(G, dtype);
+  LLVMValueRef p = LLVMBuildBitCast(G->B, g, LLVMPointerType(ety, as), "");
+  if (as != G->target->data_addrspace)
+    p = LLVMBuildAddrSpaceCast(G->B, p, LLVMPointerType(ety, G->target->data_addrspace), "");
+  CgVal r = cg_mk(t, p);
+  for (int d = 0; d < ndim; d++) r.dims[d] = cg_i64(G, shape[d]);
   return r;
 }

@@ -1276,6 +1276,10 @@ static void emit_insn(CG *G, KirInsn *v) {
   /* a call folded by the typer (math.max of constants) is its constant */
   if (kty_calls_value(sp, v)) { cg_fn_call(G, v); return; }   /* cg_callvalue.c */
   if (v->op == KIR_SETUPVAL) { cg_fn_setupval(G, v); return; }   /* cg_callvalue.c */
+  if (sp->consts[v->id].kind == T_BUF && sp->types[v->id].kind == T_BUF) {
+    G->vals[v->id] = cg_const_array(G, v);   /* a kernel's constant array: cg_frozen.c */
+    return;
+  }
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
     emit_call(G, v);

@@ -47,7 +47,7 @@ void kcg_emit_par(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *roo
 typedef struct KcgKernelInfo {
   const char **msgs; int nmsgs;   /* error texts by number (targets
                                      without string globals; in S's arena) */
-  int uses_sync;                  /* calls cuda.syncthreads */
+  int uses_sync;                  /* KI_USES_* bits (cuda_intrin.h) */
 } KcgKernelInfo;
 
 /* kcg_emit for a cuda.jit kernel (t: kcg_target_nvptx or kcg_target_sim):

@@ -61,6 +61,8 @@ typedef struct KcgTarget {
                                     kernel's array parameters (cg_defer.c)
                                     lives here: global memory, so that the
                                     reads stay global loads */
+  unsigned const_addrspace;      /* a kernel's constant arrays (cg_frozen.c):
+                                    4, the GPU's constant memory; 0 elsewhere */
   int zero_by_store;             /* zero local arrays with a store of a null
                                     aggregate, not llvm.memset (whose
                                     attributes LLVM 7 NVVM cannot read) */

@@ -111,6 +111,59 @@ static LLVMValueRef match32(CG *G, int op, LLVMValueRef mask, LLVMValueRef v) {
   return LLVMBuildExtractValue(G->B, pair, 0, "");
 }
 
+/* cuda.cg.this_grid():sync(), as CUDA's cooperative groups do it (libNVVM
+** has no intrinsic; numba-cuda calls cudadevrt's cudaCGSynchronizeGrid,
+** which does the same): a cooperative launch gives the kernel a grid
+** workspace from the driver, its address in %envreg1 (low 32 bits) and
+** %envreg2 (high), whose second u32 is the grid barrier. After a block
+** barrier, thread (0,0,0) of each block adds 1 to it, block (0,0,0)'s adds
+** 0x80000000 - (blocks - 1): once every block has added, the top bit has
+** flipped (and the low bits are back where they were, so the barrier
+** needs no reset between syncs or launches); each waits for the flip with
+** volatile loads, between fences, and a block barrier lets its threads on.
+** (The CUDA toolkit's cooperative_groups/details/driver_abi.h and sync.h:
+** this is their path for GPUs before sm_70, also right on later ones.) */
+static void grid_sync(CG *G) {
+  LLVMTypeRef v0 = LLVMVoidTypeInContext(G->C);
+  LLVMValueRef z = cg_i64(G, 0);
+  barrier(G);
+  LLVMValueRef tsum = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, special_reg(G->M, G->B, 0, 0),
+                        special_reg(G->M, G->B, 0, 1), ""), special_reg(G->M, G->B, 0, 2), "");
+  LLVMBasicBlockRef master = cg_bb(G, "gridsync.master"), spin = cg_bb(G, "gridsync.spin"),
+                    out = cg_bb(G, "gridsync.out"), done = cg_bb(G, "gridsync.done");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tsum, z, ""), master, done);
+  LLVMPositionBuilderAtEnd(G->B, master);
+  LLVMValueRef bsum = LLVMBuildAdd(G->B, LLVMBuildAdd(G->B, special_reg(G->M, G->B, 1, 0),
+                        special_reg(G->M, G->B, 1, 1), ""), special_reg(G->M, G->B, 1, 2), "");
+  LLVMValueRef nblocks = LLVMBuildTrunc(G->B, LLVMBuildMul(G->B, LLVMBuildMul(G->B,
+                           special_reg(G->M, G->B, 3, 0), special_reg(G->M, G->B, 3, 1), ""),
+                           special_reg(G->M, G->B, 3, 2), ""), G->i32, "");
+  LLVMValueRef first = LLVMBuildSub(G->B, cg_i32(G, (int)0x80000000u),
+                                    LLVMBuildSub(G->B, nblocks, cg_i32(G, 1), ""), "");
+  LLVMValueRef nb = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, bsum, z, ""), first,
+                                    cg_i32(G, 1), "");
+  LLVMValueRef lo = LLVMBuildZExt(G->B, inline_asm(G, "mov.u32 $0, %envreg1;", NULL), G->i64, "");
+  LLVMValueRef hi = LLVMBuildZExt(G->B, inline_asm(G, "mov.u32 $0, %envreg2;", NULL), G->i64, "");
+  LLVMValueRef ws = LLVMBuildOr(G->B, lo, LLVMBuildShl(G->B, hi, cg_i64(G, 32), ""), "");
+  LLVMValueRef bar = LLVMBuildIntToPtr(G->B, LLVMBuildAdd(G->B, ws, cg_i64(G, 4), ""),
+                                       LLVMPointerType(G->i32, 0), "gridbar");
+  call0(G->M, G->B, "llvm.nvvm.membar.gl", v0);
+  LLVMValueRef old = LLVMBuildAtomicRMW(G->B, LLVMAtomicRMWBinOpAdd, bar, nb,
+                                        LLVMAtomicOrderingMonotonic, 0);
+  LLVMBuildBr(G->B, spin);
+  LLVMPositionBuilderAtEnd(G->B, spin);
+  LLVMValueRef cur = LLVMBuildLoad2(G->B, G->i32, bar, "");
+  LLVMSetVolatile(cur, 1);
+  LLVMValueRef flipped = LLVMBuildAnd(G->B, LLVMBuildXor(G->B, old, cur, ""),
+                                      cg_i32(G, (int)0x80000000u), "");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, flipped, cg_i32(G, 0), ""), out, spin);
+  LLVMPositionBuilderAtEnd(G->B, out);
+  call0(G->M, G->B, "llvm.nvvm.membar.gl", v0);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  barrier(G);
+}
+
 /* numba-cuda's intrinsics (target.h) as NVVM intrinsics and inline PTX,
 ** as numba-cuda itself lowers them. */
 static LLVMValueRef intrin(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef b,
@@ -161,6 +214,7 @@ static LLVMValueRef intrin(CG *G, int op, LLVMValueRef mask, LLVMValueRef v, LLV
   case KI_FENCE_BLOCK: call0(G->M, G->B, "llvm.nvvm.membar.cta", v0); return cg_i64(G, 0);
   case KI_FENCE_SYSTEM: call0(G->M, G->B, "llvm.nvvm.membar.sys", v0); return cg_i64(G, 0);
   case KI_NANOSLEEP: inline_asm(G, "nanosleep.u32 $0;", LLVMBuildTrunc(G->B, v, i32, "")); return cg_i64(G, 0);
+  case KI_GRID_SYNC: grid_sync(G); return cg_i64(G, 0);
   default: return cg_i64(G, 0);
   }
   return LLVMBuildZExt(G->B, r, i64, "");
@@ -348,6 +402,7 @@ const KcgTarget kcg_target_nvptx = {
   .pure_calls = 0,
   .kernel = 1,
   .kernel_entry = 1,
+  .const_addrspace = 4,       /* .const */
   .barrier = barrier,
   .fence = fence,
   .shared_array = shared_array,

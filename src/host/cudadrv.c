@@ -70,7 +70,7 @@ enum {
   CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NOT_READY = 600
 };
 enum {   /* CUdevice_attribute */
-  ATTR_MAX_THREADS_PER_BLOCK = 1, ATTR_MULTIPROCESSOR_COUNT = 16,
+  ATTR_MAX_THREADS_PER_BLOCK = 1, ATTR_MULTIPROCESSOR_COUNT = 16, ATTR_COOPERATIVE_LAUNCH = 95,
   ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76
 };
 enum {   /* CUjit_option */
@@ -150,7 +150,12 @@ enum {   /* CUjit_option */
     (void *state, int type, void *data, size_t size, const char *name, unsigned n, \
      int *opts, void **vals)) \
   X(LinkComplete, "cuLinkComplete", NULL, 0, (void *state, void **cubin, size_t *size)) \
-  X(LinkDestroy, "cuLinkDestroy", NULL, 0, (void *state))
+  X(LinkDestroy, "cuLinkDestroy", NULL, 0, (void *state)) \
+  X(LaunchCooperativeKernel, "cuLaunchCooperativeKernel", NULL, 0, \
+    (KCuFunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
+     unsigned by, unsigned bz, unsigned shared, KCuStream s, void **params)) \
+  X(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", \
+    NULL, 0, (int *nblocks, KCuFunction f, int block_size, size_t shared))
 
 #define X_FIELD(f, sym, old, req, params) CUresult (*f) params;
 struct CuApi { CU_API(X_FIELD) };
@@ -187,6 +192,8 @@ static const struct { CUresult code; const char *name, *text; } cu_errors[] = {
   {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
   {702, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
   {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+  {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+   "too many blocks in cooperative launch"},
   {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
   {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
@@ -740,6 +747,61 @@ void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
              block[2], shared_bytes);
     cuerror(L, r, "cuLaunchKernel", extra);
   }
+}
+
+/* A launch of a kernel that syncs the grid (cuda.cg): every block must be
+** resident at once, so the driver's cooperative launch runs it (and gives
+** it the grid workspace its barrier lives in, target_nvptx.c). The
+** co-residency limit, the blocks per SM the occupancy calculator allows
+** for this kernel, block size and shared memory times the SMs, is checked
+** first, so that a grid too large fails with the numbers rather than the
+** driver's CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. */
+void kcu_launch_cooperative(lua_State *L, KCuFunction f, const unsigned grid[3],
+                            const unsigned block[3], unsigned shared_bytes, KCuStream s,
+                            void **params) {
+  if (cu.LaunchCooperativeKernel == NULL || cu.OccupancyMaxActiveBlocksPerMultiprocessor == NULL)
+    luaL_error(L, "kjit.cuda: this CUDA driver has no cooperative launch "
+               "(cuLaunchCooperativeKernel), which a kernel that syncs the grid (cuda.cg) needs");
+  CUdevice d;
+  int coop = 0, sms = 0, per_sm = 0;
+  CHECK(L, cu.DeviceGet(&d, kcu_device()), "cuDeviceGet");
+  CHECK(L, cu.DeviceGetAttribute(&coop, ATTR_COOPERATIVE_LAUNCH, d), "cuDeviceGetAttribute");
+  if (!coop)
+    luaL_error(L, "kjit.cuda: device %d cannot launch cooperatively, which a kernel that syncs "
+               "the grid (cuda.cg) needs", kcu_device());
+  CHECK(L, cu.DeviceGetAttribute(&sms, ATTR_MULTIPROCESSOR_COUNT, d), "cuDeviceGetAttribute");
+  int threads = (int)(block[0] * block[1] * block[2]);
+  CHECK(L, cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, threads, shared_bytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2], most = (uint64_t)per_sm * (uint64_t)sms;
+  if (blocks > most)
+    luaL_error(L, "kernel launch: a kernel that syncs the grid (cuda.cg) needs all its blocks on "
+               "the GPU at once: %I blocks of %d threads, but at most %I fit (%d per SM x %d SMs; "
+               "k:max_cooperative_grid_blocks(%d) tells)", (lua_Integer)blocks, threads,
+               (lua_Integer)most, per_sm, sms, threads);
+  CUresult r = cu.LaunchCooperativeKernel(f, grid[0], grid[1], grid[2], block[0], block[1],
+                                          block[2], shared_bytes, s, params);
+  if (r != CUDA_SUCCESS) {
+    char extra[160];
+    snprintf(extra, sizeof extra, " (grid {%u, %u, %u}, block {%u, %u, %u}, "
+             "%u shared bytes)", grid[0], grid[1], grid[2], block[0], block[1],
+             block[2], shared_bytes);
+    cuerror(L, r, "cuLaunchCooperativeKernel", extra);
+  }
+}
+
+/* The most blocks of `threads` threads (and shared_bytes of dynamic
+** shared memory) a cooperative launch of f may have on the current device. */
+long long kcu_max_cooperative_blocks(lua_State *L, KCuFunction f, int threads, unsigned shared_bytes) {
+  if (cu.OccupancyMaxActiveBlocksPerMultiprocessor == NULL)
+    luaL_error(L, "kjit.cuda: this CUDA driver has no cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  CUdevice d;
+  int sms = 0, per_sm = 0;
+  CHECK(L, cu.DeviceGet(&d, kcu_device()), "cuDeviceGet");
+  CHECK(L, cu.DeviceGetAttribute(&sms, ATTR_MULTIPROCESSOR_COUNT, d), "cuDeviceGetAttribute");
+  CHECK(L, cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, threads, shared_bytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return (long long)per_sm * sms;
 }
 
 /* ------------------------------------------------------------------ */

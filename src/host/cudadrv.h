@@ -59,6 +59,17 @@ KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name);
 void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, KCuStream s,
                 void **params);
+/* The same as a cooperative launch (cuLaunchCooperativeKernel), for a
+** kernel that syncs the grid: raises a Lua error naming the limit when the
+** grid has more blocks than the device can hold at once (the occupancy
+** calculator's blocks per SM times the SMs). */
+void kcu_launch_cooperative(lua_State *L, KCuFunction f, const unsigned grid[3],
+                            const unsigned block[3], unsigned shared_bytes, KCuStream s,
+                            void **params);
+/* That limit: the most blocks of `threads` threads a cooperative launch
+** of f may have on the current device. */
+long long kcu_max_cooperative_blocks(lua_State *L, KCuFunction f, int threads,
+                                     unsigned shared_bytes);
 /* Allocates on the current device; 0 bytes gives 0. On out-of-memory it
 ** frees the deferred blocks, runs a full Lua GC and retries before raising
 ** "CUDA_ERROR_OUT_OF_MEMORY: out of memory (allocating N bytes on device d)".

@@ -7,6 +7,8 @@
 **       launches allocate nothing), whose call classifies the arguments,
 **       finds or compiles the specialization and launches it:
 **         GPU:        PTX (nvvm.c) -> cuModuleLoadData -> cuLaunchKernel
+**                     (cuLaunchCooperativeKernel for a kernel that syncs
+**                     the grid, cuda.cg: cudadrv.c checks co-residency)
 **         simulate 1: the kernel compiled for the CPU (target_sim.c),
 **                     run by cudasim.c
 **         simulate 2: the Lua function itself, one coroutine per thread
@@ -87,7 +89,7 @@ typedef struct KernSpec {
   char *chunk;                 /* chunk name of the kernel, for messages */
   char *ptx, *llvm, *types;
   char **msgs; int nmsgs;      /* error()/assert() texts (KT_NVPTX) */
-  int uses_sync;
+  int uses_sync;               /* KI_USES_* (cuda_intrin.h): waits, grid sync */
   double compile_ms;
   /* KT_SIM */
   KCpuCode *code;
@@ -627,6 +629,12 @@ typedef struct Interp {
 
 static __thread Interp *icur;
 
+/* The simulators' messages for grid-synchronized kernels (cudasim.c's too). */
+#define GRID_TOO_LARGE "a kernel that syncs the grid (cuda.cg) runs all its blocks at once, " \
+  "and the simulator runs at most " KSIM_GRID_MAX_THREADS_S " threads at once"
+#define GRID_DEADLOCK "kernel deadlock: threads wait at cuda.syncthreads or a warp collective " \
+  "while others of their block wait at the grid barrier (cuda.cg.this_grid():sync())"
+
 static Interp *need_kernel(lua_State *L, const char *what) {
   if (icur == NULL)
     luaL_error(L, "%s can only be called inside a kernel (launch it with k[{grid, block}](...))", what);
@@ -661,6 +669,80 @@ static int l_syncthreads(lua_State *L) {
 static int l_threadfence(lua_State *L) {
   need_kernel(L, "cuda.threadfence");
   return 0;
+}
+
+/* cuda.cg.this_grid(): the grid group, one object (upvalue 1) whose
+** methods are the functions below; compiled kernels never make it (the
+** typer knows the calls, ir_type_cuda.c). */
+#define GRIDGROUP_MT "kjit.cuda.grid_group"
+
+static int l_this_grid(lua_State *L) {
+  need_kernel(L, "cuda.cg.this_grid");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return 1;
+}
+
+/* g:m() or numba-cuda's g.m() (no self: there is one grid). */
+static void check_group(lua_State *L, const char *m) {
+  if (!lua_isnone(L, 1) && luaL_testudata(L, 1, GRIDGROUP_MT) == NULL)
+    luaL_error(L, "bad argument #1 to '%s' (a grid group expected: call it as g:%s() with "
+               "g = cuda.cg.this_grid())", m, m);
+}
+
+/* g:sync(): waits for every thread of the grid (interp_launch). */
+static int l_grid_sync(lua_State *L) {
+  check_group(L, "sync");
+  need_kernel(L, "sync");
+  kki_cur->th[kki_cur->cur].op = KI_GRID_SYNC;
+  if (!lua_isyieldable(L))
+    return luaL_error(L, "sync cannot be called here (inside a metamethod or C call)");
+  return lua_yield(L, 0);
+}
+
+/* g:thread_rank(), g:size(): as cg_cuda_intrin.c's grid_rank */
+static int l_grid_rank(lua_State *L) {
+  check_group(L, "thread_rank");
+  Interp *t = need_kernel(L, "thread_rank");
+  lua_Integer nb = (lua_Integer)t->block[0] * t->block[1] * t->block[2];
+  lua_Integer blk = ((lua_Integer)t->bid[2] * t->grid[1] + t->bid[1]) * t->grid[0] + t->bid[0];
+  lua_Integer tid = ((lua_Integer)t->tid[2] * t->block[1] + t->tid[1]) * t->block[0] + t->tid[0];
+  lua_pushinteger(L, blk * nb + tid);
+  return 1;
+}
+
+static int l_grid_size(lua_State *L) {
+  check_group(L, "size");
+  Interp *t = need_kernel(L, "size");
+  lua_pushinteger(L, (lua_Integer)t->block[0] * t->block[1] * t->block[2] * t->grid[0] *
+                     t->grid[1] * t->grid[2]);
+  return 1;
+}
+
+/* Puts cuda.cg (this_grid) into the cuda table at idx. */
+static void open_cg(lua_State *L, int idx) {
+  static const struct { lua_CFunction f; int id; } methods[] = {
+    { l_grid_sync, B_CUDA_CG_SYNC }, { l_grid_rank, B_CUDA_CG_THREAD_RANK },
+    { l_grid_size, B_CUDA_CG_SIZE },
+  };
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);   /* cuda.cg */
+  lua_newuserdatauv(L, 1, 0);   /* the group */
+  if (luaL_newmetatable(L, GRIDGROUP_MT)) {
+    lua_newtable(L);
+    for (int i = 0; i < 3; i++) {
+      lua_pushcfunction(L, methods[i].f);
+      kir_builtin_register(L, -1, methods[i].id);
+      lua_setfield(L, -2, kir_builtin_name(methods[i].id));
+    }
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "kjit.cuda grid group");
+    lua_setfield(L, -2, "__name");
+  }
+  lua_setmetatable(L, -2);
+  lua_pushcclosure(L, l_this_grid, 1);
+  kir_builtin_register(L, -1, B_CUDA_CG_THIS_GRID);
+  lua_setfield(L, -2, "this_grid");
+  lua_setfield(L, idx, "cg");
 }
 
 static kjit_dtype arr_dtype(lua_State *L, int idx) {
@@ -828,93 +910,186 @@ static int dim3_tostring(lua_State *L) {
   return 1;
 }
 
+/* One block of an interpreted launch: its threads' coroutines (a table
+** at stack index co), their states (KKI_*), whether each started. */
+typedef struct IBlock {
+  unsigned bid[3];
+  int shared_ref;              /* registry: its shared arrays */
+  int co;                      /* stack index of its coroutines */
+  char *state, *started;
+  KIBlock kb;
+  size_t done;                 /* threads that returned */
+} IBlock;
+
+/* The blocks running (at most one unless they wait at the grid barrier). */
+typedef struct ILaunch { IBlock *act; size_t nact; } ILaunch;
+
+/* Raises the message on the stack top after releasing the blocks'
+** shared arrays. */
+static void ilaunch_fail(lua_State *L, ILaunch *il) {
+  for (size_t b = 0; b < il->nact; b++) luaL_unref(L, LUA_REGISTRYINDEX, il->act[b].shared_ref);
+  il->nact = 0;
+  lua_error(L);
+}
+
+/* Starts block bid: a coroutine per thread, on the stack (a table, a
+** state array and a KIThread array) until the blocks running finish. */
+static void iblock_start(lua_State *L, IBlock *b, const unsigned bid[3], size_t nthreads,
+                         int fidx, int argbase, int nargs) {
+  memset(b, 0, sizeof *b);
+  memcpy(b->bid, bid, sizeof b->bid);
+  b->shared_ref = LUA_NOREF;
+  b->state = lua_newuserdatauv(L, 2 * nthreads, 0);
+  b->started = b->state + nthreads;
+  b->kb.th = lua_newuserdatauv(L, nthreads * sizeof(KIThread), 0);
+  b->kb.n = nthreads;
+  lua_createtable(L, (int)nthreads, 0);
+  b->co = lua_gettop(L);
+  for (size_t i = 0; i < nthreads; i++) {
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, fidx);
+    for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
+    lua_xmove(L, co, nargs + 1);
+    lua_rawseti(L, b->co, (lua_Integer)i + 1);
+    b->state[i] = KKI_RUN;
+    b->started[i] = 0;
+  }
+  lua_newtable(L);
+  b->shared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* Runs block b until every thread returned (1) or its live threads all
+** wait at the grid barrier (0): runs every runnable thread until it waits
+** or ends; then completes the warp meetings that can be (kernel_intrin.h),
+** else, when every live thread waits at a block barrier, releases it (a
+** thread passes a barrier after every thread reached it or ended). Raises
+** a thread's error and the deadlocks (ilaunch_fail). */
+static int iblock_run(lua_State *L, ILaunch *il, IBlock *b, Interp *it, const Launcher *c,
+                      int nargs) {
+  size_t n = b->kb.n;
+  memcpy(it->bid, b->bid, sizeof it->bid);
+  it->shared_ref = b->shared_ref;
+  for (;;) {
+    for (size_t i = 0; i < n; i++) {
+      if (b->state[i] != KKI_RUN) continue;
+      lua_rawgeti(L, b->co, (lua_Integer)i + 1);
+      lua_State *co = lua_tothread(L, -1);
+      lua_pop(L, 1);   /* the table keeps it */
+      it->tid[0] = (unsigned)(i % c->block[0]);
+      it->tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
+      it->tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
+      int nres;
+      icur = it;
+      kki_cur = &b->kb;
+      b->kb.cur = i;
+      b->kb.th[i].op = -1;   /* a yield from elsewhere is a barrier, as before */
+      int st = lua_resume(co, L, b->started[i] ? 0 : nargs, &nres);
+      b->started[i] = 1;
+      icur = NULL;
+      kki_cur = NULL;
+      if (st == LUA_YIELD) {
+        lua_pop(co, nres);
+        int op = b->kb.th[i].op;
+        b->state[i] = KI_IS_WARP(op) ? KKI_WARP : op == KI_GRID_SYNC ? KKI_GRID : KKI_BAR;
+        continue;
+      }
+      b->state[i] = KKI_DONE;
+      b->done++;
+      if (st != LUA_OK) {
+        const char *msg = lua_tostring(co, -1);
+        lua_pushfstring(L, "%s (in thread (%d,%d,%d) of block (%d,%d,%d))",
+                        msg ? msg : "error object is not a string", (int)it->tid[0],
+                        (int)it->tid[1], (int)it->tid[2], (int)b->bid[0], (int)b->bid[1],
+                        (int)b->bid[2]);
+        ilaunch_fail(L, il);
+      }
+    }
+    if (b->done == n) return 1;
+    if (kki_resolve(&b->kb, b->state) > 0) continue;
+    size_t atbar = 0, atgrid = 0;
+    for (size_t i = 0; i < n; i++) {
+      atbar += b->state[i] == KKI_BAR;
+      atgrid += b->state[i] == KKI_GRID;
+    }
+    if (atgrid + b->done == n) return 0;
+    if (atgrid > 0) {
+      luaL_where(L, 1);
+      lua_pushstring(L, "kjit.cuda simulator: " GRID_DEADLOCK);
+      lua_concat(L, 2);
+      ilaunch_fail(L, il);
+    }
+    if (atbar + b->done < n) {
+      luaL_where(L, 1);
+      lua_pushfstring(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
+                      "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
+                      "cuda.syncthreads", (int)b->bid[0], (int)b->bid[1], (int)b->bid[2]);
+      lua_concat(L, 2);
+      ilaunch_fail(L, il);
+    }
+    kki_release(&b->kb, b->state);
+  }
+}
+
 /* Runs fn (at fidx) for every thread of the grid, one coroutine per thread
-** of a block, each resumed until it reaches cuda.syncthreads or returns:
-** every thread reaches a barrier before any passes it. Arguments: the
-** nargs values at argbase (device arrays already replaced by views). */
+** of a block (iblock_run). Blocks run one after another; a block whose
+** threads wait at the grid barrier (cuda.cg) stays, and the next starts;
+** when every block has started and every live thread of the grid waits
+** there, all pass it and the blocks waiting run again, in order (the
+** compiled simulator, cudasim.c, runs them all at once from the start).
+** Arguments: the nargs values at argbase (device arrays already replaced
+** by views). */
 static void interp_launch(lua_State *L, int fidx, const Launcher *c, int argbase, int nargs) {
   size_t nthreads = (size_t)c->block[0] * c->block[1] * c->block[2];
   if (nthreads > 1024) luaL_error(L, "kernel launch: %I threads per block (at most 1024)", (lua_Integer)nthreads);
+  size_t nblocks = (size_t)c->grid[0] * c->grid[1] * c->grid[2];
   Interp it;
   memset(&it, 0, sizeof it);
   memcpy(it.block, c->block, sizeof it.block);
   memcpy(it.grid, c->grid, sizeof it.grid);
   it.dynbytes = c->shared;
   if (icur) luaL_error(L, "cannot launch a kernel from inside a kernel");
-  luaL_checkstack(L, (int)nthreads + nargs + 20, "too many threads");
+  luaL_checkstack(L, nargs + 40, "too many threads");
   int base = lua_gettop(L);
-  /* per thread: its state (KKI_*), whether it started, what it waits at */
-  char *state = lua_newuserdatauv(L, 2 * nthreads, 0), *started = state + nthreads;
-  KIBlock kb;
-  kb.th = lua_newuserdatauv(L, nthreads * sizeof(KIThread), 0);
-  kb.n = nthreads;
-  kb.cur = 0;
-  for (unsigned bz = 0; bz < c->grid[2]; bz++)
-    for (unsigned by = 0; by < c->grid[1]; by++)
-      for (unsigned bx = 0; bx < c->grid[0]; bx++) {
-        it.bid[0] = bx; it.bid[1] = by; it.bid[2] = bz;
-        lua_newtable(L);
-        it.shared_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        int cobase = lua_gettop(L);
-        for (size_t i = 0; i < nthreads; i++) {
-          lua_State *co = lua_newthread(L);
-          lua_pushvalue(L, fidx);
-          for (int a = 0; a < nargs; a++) lua_pushvalue(L, argbase + a);
-          lua_xmove(L, co, nargs + 1);
-          state[i] = KKI_RUN;
-          started[i] = 0;
-        }
-        /* Runs every runnable thread until it waits or ends; then completes
-        ** the warp meetings that can be (kernel_intrin.h), else, when every
-        ** live thread waits at a barrier, releases it: a thread passes a
-        ** barrier after every thread reached it or ended. */
-        size_t done = 0;
-        while (done < nthreads) {
-          for (size_t i = 0; i < nthreads; i++) {
-            if (state[i] != KKI_RUN) continue;
-            lua_State *co = lua_tothread(L, cobase + 1 + (int)i);
-            it.tid[0] = (unsigned)(i % c->block[0]);
-            it.tid[1] = (unsigned)((i / c->block[0]) % c->block[1]);
-            it.tid[2] = (unsigned)(i / ((size_t)c->block[0] * c->block[1]));
-            int nres;
-            icur = &it;
-            kki_cur = &kb;
-            kb.cur = i;
-            kb.th[i].op = -1;   /* a yield from elsewhere is a barrier, as before */
-            int st = lua_resume(co, L, started[i] ? 0 : nargs, &nres);
-            started[i] = 1;
-            icur = NULL;
-            kki_cur = NULL;
-            if (st == LUA_YIELD) {
-              lua_pop(co, nres);
-              state[i] = KI_IS_WARP(kb.th[i].op) ? KKI_WARP : KKI_BAR;
-              continue;
-            }
-            state[i] = KKI_DONE;
-            done++;
-            if (st != LUA_OK) {
-              const char *msg = lua_tostring(co, -1);
-              lua_pushfstring(L, "%s (in thread (%d,%d,%d) of block (%d,%d,%d))",
-                              msg ? msg : "error object is not a string", (int)it.tid[0],
-                              (int)it.tid[1], (int)it.tid[2], (int)bx, (int)by, (int)bz);
-              luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
-              lua_error(L);
-            }
-          }
-          if (done == nthreads || kki_resolve(&kb, state) > 0) continue;
-          size_t atbar = 0;
-          for (size_t i = 0; i < nthreads; i++) atbar += state[i] == KKI_BAR;
-          if (atbar + done < nthreads) {
-            luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
-            luaL_error(L, "kernel deadlock in block (%d,%d,%d): threads wait at a warp collective "
-                       "(shfl_sync, ballot_sync ...) for lanes of its mask that wait at "
-                       "cuda.syncthreads", (int)bx, (int)by, (int)bz);
-          }
-          kki_release(&kb, state);
-        }
-        luaL_unref(L, LUA_REGISTRYINDEX, it.shared_ref);
-        lua_settop(L, cobase);
+  /* at most as many blocks wait at the grid barrier as the limit allows */
+  size_t cap = KSIM_GRID_MAX_THREADS / nthreads + 1;
+  ILaunch il = { lua_newuserdatauv(L, cap * sizeof(IBlock), 0), 0 };
+  int actbase = lua_gettop(L);
+  size_t next = 0;
+  while (il.nact > 0 || next < nblocks) {
+    size_t from;
+    if (next < nblocks) {
+      if (il.nact > 0 && (uint64_t)nblocks * nthreads > KSIM_GRID_MAX_THREADS) {
+        luaL_where(L, 1);
+      lua_pushstring(L, "kjit.cuda simulator: " GRID_TOO_LARGE);
+      lua_concat(L, 2);
+        ilaunch_fail(L, &il);
       }
+      unsigned bid[3] = { (unsigned)(next % c->grid[0]),
+                          (unsigned)((next / c->grid[0]) % c->grid[1]),
+                          (unsigned)(next / ((size_t)c->grid[0] * c->grid[1])) };
+      luaL_checkstack(L, 8, "too many blocks");
+      iblock_start(L, &il.act[il.nact], bid, nthreads, fidx, argbase, nargs);
+      from = il.nact++;
+      next++;
+    } else {
+      /* every block started, every live thread at the grid barrier: all pass */
+      for (size_t b = 0; b < il.nact; b++)
+        for (size_t i = 0; i < nthreads; i++)
+          if (il.act[b].state[i] == KKI_GRID) il.act[b].state[i] = KKI_RUN;
+      from = 0;
+    }
+    size_t keep = from;
+    for (size_t b = from; b < il.nact; b++) {
+      if (iblock_run(L, &il, &il.act[b], &it, c, nargs)) {
+        luaL_unref(L, LUA_REGISTRYINDEX, il.act[b].shared_ref);
+        il.act[b].shared_ref = LUA_NOREF;
+      } else {
+        il.act[keep++] = il.act[b];
+      }
+    }
+    il.nact = keep;
+    if (il.nact == 0) lua_settop(L, actbase);   /* the finished blocks' coroutines */
+  }
   lua_settop(L, base);
 }
 
@@ -1182,7 +1357,10 @@ static int run_gpu(lua_State *L, KernSpec *s, const Launcher *c, int argbase, in
   }
   vals[np] = dm->errrec; params[np] = &vals[np]; np++;
   vals[np] = c->shared; params[np] = &vals[np]; np++;
-  kcu_launch(L, dm->func, c->grid, c->block, c->shared, stream, params);
+  if (s->uses_sync & KI_USES_GRID)   /* cuda.cg's grid sync: every block resident */
+    kcu_launch_cooperative(L, dm->func, c->grid, c->block, c->shared, stream, params);
+  else
+    kcu_launch(L, dm->func, c->grid, c->block, c->shared, stream, params);
   dm->launched = 1;
   pending_add(s);
   if (nh > 0 || inplace) {
@@ -1368,6 +1546,35 @@ static int kernel_forall(lua_State *L) {
   return push_launcher(L, 1, lua_gettop(L));
 }
 
+/* k:max_cooperative_grid_blocks(blockdim [, shared_bytes]): numba-cuda's
+** limit on the blocks of a launch of a kernel that syncs the grid (cuda.cg):
+** on the GPU the occupancy calculator's blocks per SM for the kernel's
+** newest PTX specialization times the SMs; in the simulator what its limit
+** on threads allows. */
+static int kernel_max_coop(lua_State *L) {
+  Kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+  unsigned block[3];
+  read_dim3(L, 2, block, "blockdim");
+  lua_Integer sh = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, sh >= 0 && sh <= 48 * 1024, 3, "shared bytes from 0 to 49152 expected");
+  uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+  if (threads > 1024) return luaL_error(L, "blockdim: %I threads per block (at most 1024)", (lua_Integer)threads);
+  if (kcu_sim_mode()) {
+    lua_pushinteger(L, (lua_Integer)(KSIM_GRID_MAX_THREADS / threads));
+    return 1;
+  }
+  int cc = kcu_compute_capability(L);
+  KernSpec *s;
+  for (s = k->specs; s; s = s->next)
+    if (s->target == KT_NVPTX && s->cc == cc) break;
+  if (s == NULL)
+    return luaL_error(L, "k:max_cooperative_grid_blocks: the kernel has no code for this GPU "
+                      "yet (compile it first: k:compile(signature) or a launch)");
+  KDevMod *dm = gpu_prepare(L, s, kcu_device());
+  lua_pushinteger(L, (lua_Integer)kcu_max_cooperative_blocks(L, dm->func, (int)threads, (unsigned)sh));
+  return 1;
+}
+
 static int kernel_export(lua_State *L);
 static int kernel_index(lua_State *L) {
   luaL_checkudata(L, 1, KERNEL_MT);
@@ -1378,6 +1585,10 @@ static int kernel_index(lua_State *L) {
   if (key && strcmp(key, "inspect") == 0) { lua_pushcfunction(L, kernel_inspect); return 1; }
   if (key && strcmp(key, "forall") == 0) { lua_pushcfunction(L, kernel_forall); return 1; }
   if (key && strcmp(key, "export") == 0) { lua_pushcfunction(L, kernel_export); return 1; }
+  if (key && strcmp(key, "max_cooperative_grid_blocks") == 0) {
+    lua_pushcfunction(L, kernel_max_coop);
+    return 1;
+  }
   if (key && strcmp(key, "compile_ms") == 0) {
     Kernel *k = lua_touserdata(L, 1);
     if (k->specs) lua_pushnumber(L, k->specs->compile_ms);
@@ -1408,7 +1619,7 @@ static int kernel_index(lua_State *L) {
   }
   if (lua_type(L, 2) == LUA_TNUMBER || key == NULL)
     return luaL_error(L, "launch a kernel with a config table: k[{grid, block}](...)");
-  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, forall, compile_ms, signatures; launch with k[{grid, block}])", key);
+  return luaL_error(L, "kernel has no field '%s' (lua, compile, inspect, forall, compile_ms, signatures, max_cooperative_grid_blocks; launch with k[{grid, block}])", key);
 }
 
 static int kernel_call(lua_State *L) {
@@ -1423,19 +1634,30 @@ static int kernel_tostring(lua_State *L) {
 /* Compiles the kernel at kidx for signature sig now (cuda.jit's eager
 ** form): for the simulator when one is on, else PTX for the current
 ** device (sm_90 without one), as k:compile(sig) does. */
-static void compile_eager(lua_State *L, int kidx, const char *sig) {
-  if (kcu_sim_mode() == 0) {
+/* Compiles sig now (cuda.jit's signature); its records take the layouts
+** in the list at lays (0: none), as k:compile takes them after sig. */
+static void compile_eager(lua_State *L, int kidx, const char *sig, int lays) {
+  int top = lua_gettop(L);
+  int nl = lays ? (int)luaL_len(L, lays) : 0;
+  luaL_checkstack(L, nl + 4, "layouts");
+  Type t[KJIT_MAXARGS];
+  int n = parse_sig(L, sig, t);
+  int past = lua_gettop(L) + 1;
+  for (int i = 1; i <= nl; i++) lua_geti(L, lays, i);
+  sig_layouts(L, sig, t, n, &past);
+  if (past <= lua_gettop(L))
+    luaL_error(L, "bad kernel signature '%s': more layouts than records (%d)", sig, nl);
+  if (kcu_sim_mode() == 0) {   /* PTX (k:compile), for the current GPU or sm_90 */
+    lua_settop(L, top);
     lua_pushcfunction(L, kernel_compile);
     lua_pushvalue(L, kidx);
     lua_pushstring(L, sig);
-    lua_call(L, 2, 0);
+    for (int i = 1; i <= nl; i++) lua_geti(L, lays, i);
+    lua_call(L, 2 + nl, 0);
     return;
   }
-  Type t[KJIT_MAXARGS];
-  int n = parse_sig(L, sig, t);
-  int past = lua_gettop(L) + 1;   /* no layouts here: only xoroshiro128p_type */
-  sig_layouts(L, sig, t, n, &past);
   compile_kernel(L, kidx, t, n, KT_SIM, 0)->declared = 1;
+  lua_settop(L, top);
 }
 
 /* cuda.jit(fn [, signature] [, opts]): numba-cuda's cuda.jit. With a
@@ -1481,7 +1703,25 @@ static int l_cuda_jit(lua_State *L) {
                          "cuda.jit(fn, {fastmath = true})");
   luaL_checktype(L, 1, LUA_TFUNCTION);
   if (lua_iscfunction(L, 1)) return luaL_argerror(L, 1, "a Lua function expected, got a C function");
-  lua_settop(L, 3);
+  /* cuda.jit(fn, "void(record[:], f64)", P [, ...] [, opts]): the records'
+  ** layouts (kjit.struct) follow the signature, as in k:compile; they go
+  ** into a list, which the eager compile reads */
+  int nl = 0;
+  if (lua_type(L, 2) == LUA_TSTRING)
+    while (lua_gettop(L) >= 3 + nl && krec_test(L, 3 + nl)) nl++;
+  int lays = 0;
+  if (nl > 0) {   /* (fn, sig, P..., opts) -> (fn, sig, opts, list) */
+    int top0 = lua_gettop(L), hasopts = top0 >= 3 + nl;
+    lua_createtable(L, nl, 0);
+    for (int i = 1; i <= nl; i++) { lua_pushvalue(L, 2 + i); lua_rawseti(L, -2, i); }
+    if (hasopts) lua_pushvalue(L, 3 + nl); else lua_pushnil(L);
+    lua_copy(L, top0 + 2, 3);
+    lua_copy(L, top0 + 1, 4);
+    lua_settop(L, 4);
+    lays = 4;
+  } else {
+    lua_settop(L, 3);
+  }
   const char *sig = NULL;
   int siglist = 0;   /* a list of signatures: kept at 3 below */
   if (lua_type(L, 2) == LUA_TSTRING) sig = lua_tostring(L, 2);
@@ -1495,7 +1735,12 @@ static int l_cuda_jit(lua_State *L) {
       return luaL_argerror(L, 2, "signature string expected (cuda.jit(fn, sig, opts))");
     lua_copy(L, 2, 3);
   }
+  /* the signature stays on the stack (at the top, above the list) while
+  ** sig points into it: a string made by the caller (a concatenation)
+  ** has no other reference, and compiling can run the GC */
+  if (sig) lua_pushvalue(L, 2);
   lua_remove(L, 2);   /* opts at 2 */
+  if (lays) lays--;
   klink_option(L, 2);   /* the link files, or nil (kernel_link.c); 2 without them */
   int linkidx = lua_gettop(L);
   int v[KO_CUDA_N];
@@ -1530,14 +1775,14 @@ static int l_cuda_jit(lua_State *L) {
   lua_setiuservalue(L, -2, 2);
   lua_pushvalue(L, linkidx);
   lua_setiuservalue(L, -2, 3);
-  if (sig) compile_eager(L, lua_gettop(L), sig);
+  if (sig) compile_eager(L, lua_gettop(L), sig, lays);
   if (siglist) {   /* each, the first one last (the newest spec is the one inspected) */
     int kidx = lua_gettop(L);
     lua_pushvalue(L, 3);
     for (lua_Integer i = luaL_len(L, -1); i >= 1; i--) {
       if (lua_geti(L, kidx + 1, i) != LUA_TSTRING)
         return luaL_error(L, "cuda.jit: signature %d of the list is not a string", (int)i);
-      compile_eager(L, kidx, lua_tostring(L, -1));
+      compile_eager(L, kidx, lua_tostring(L, -1), 0);
       lua_pop(L, 1);
     }
     lua_settop(L, kidx);
@@ -1631,6 +1876,7 @@ void kk_open(lua_State *L) {
   lua_newtable(L);
   kki_open(L, t, -1);
   lua_setfield(L, t - 1, "math");
+  open_cg(L, t);
   static const char *const dims[] = { "threadIdx", "blockIdx", "blockDim", "gridDim" };
   for (int i = 0; i < 4; i++) {
     Dim3 *d = lua_newuserdatauv(L, sizeof *d, 0);

@@ -187,6 +187,10 @@ static int l_intrin(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)r);
     return 1;
   }
+  case B_CUDA_CONST_ARRAY_LIKE:   /* interpreted: the array itself (read it, never write) */
+    kb_check(L, 1);
+    lua_settop(L, 1);
+    return 1;
   case B_CUDA_SELP:
     luaL_checkany(L, 3);
     lua_pushvalue(L, truth(L, 1) ? 2 : 3);
@@ -259,7 +263,8 @@ size_t kki_resolve(KIBlock *b, char *state) {
     memset(vals, 0, sizeof vals);
     for (unsigned i = 0; i < 32; i++) {
       size_t t = w0 + i;
-      if (t >= b->n || state[t] == KKI_DONE || state[t] == KKI_BAR) absent |= 1u << i;
+      if (t >= b->n || state[t] == KKI_DONE || state[t] == KKI_BAR || state[t] == KKI_GRID)
+        absent |= 1u << i;
       else if (state[t] == KKI_WARP) { here |= 1u << i; vals[i] = b->th[t].val; }
     }
     if (here == 0) continue;
@@ -315,6 +320,13 @@ void kki_open(lua_State *L, int cuda_idx, int math_idx) {
   lua_getfield(L, cuda_idx, "atomic");
   int at = lua_gettop(L);
   for (int id = B_CUDA_LANEID; id < B__COUNT; id++) {
+    if (B_IS_CG(id)) continue;   /* cuda.cg: kernel.c (it reads the launch's grid) */
+    if (id == B_CUDA_CONST_ARRAY_LIKE) {   /* in cuda.const */
+      lua_newtable(L);
+      reg(L, lua_gettop(L), l_intrin, id);
+      lua_setfield(L, cuda_idx, "const");
+      continue;
+    }
     if (id >= B_CUDA_ATOMIC_AND && id <= B_CUDA_ATOMIC_COMPARE_AND_SWAP) reg(L, at, l_atomic, id);
     else reg(L, cuda_idx, l_intrin, id);
   }

@@ -33,7 +33,7 @@ typedef struct KIBlock {
 extern __thread KIBlock *kki_cur;
 
 /* Thread states of kernel.c's scheduler. */
-enum { KKI_RUN, KKI_BAR, KKI_DONE, KKI_WARP };
+enum { KKI_RUN, KKI_BAR, KKI_DONE, KKI_WARP, KKI_GRID };
 
 /* Completes the warp meetings that can be (lanes KKI_WARP -> KKI_RUN);
 ** returns how many lanes it released. */

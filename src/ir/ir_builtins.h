@@ -158,7 +158,12 @@
   X(CUDA_ATOMIC_DEC, "cuda.atomic.dec", 3, 3, INTRIN) \
   X(CUDA_ATOMIC_NANMAX, "cuda.atomic.nanmax", 3, 3, INTRIN) \
   X(CUDA_ATOMIC_NANMIN, "cuda.atomic.nanmin", 3, 3, INTRIN) \
-  X(CUDA_ATOMIC_COMPARE_AND_SWAP, "cuda.atomic.compare_and_swap", 3, 3, INTRIN)
+  X(CUDA_ATOMIC_COMPARE_AND_SWAP, "cuda.atomic.compare_and_swap", 3, 3, INTRIN) \
+  X(CUDA_CG_THIS_GRID, "cuda.cg.this_grid", 0, 0, INTRIN) \
+  X(CUDA_CG_SYNC, "sync", 0, 1, INTRIN) \
+  X(CUDA_CG_THREAD_RANK, "thread_rank", 0, 1, INTRIN) \
+  X(CUDA_CG_SIZE, "size", 0, 1, INTRIN) \
+  X(CUDA_CONST_ARRAY_LIKE, "cuda.const.array_like", 1, 1, INTRIN)
 
 /* The typing rules:
 **   ROUND      integer -> integer; float -> number (Lua: an integer when
@@ -241,6 +246,10 @@ typedef enum BuiltinId {
 #define KTY_STR_BUILT 1
 #define B_IS_KMATH(id) ((id) >= B_CUDA_INT8 && (id) <= B_KMATH_ISFINITE)
 #define B_IS_INTRIN(id) ((id) >= B_CUDA_LANEID && (id) < B__COUNT)
+/* cooperative groups: cuda.cg.this_grid() gives a grid group (a T_BUILTIN
+** value of id B_CUDA_CG_THIS_GRID, sub 1), whose methods g:sync(),
+** g:thread_rank() and g:size() are the other three rows */
+#define B_IS_CG(id) ((id) >= B_CUDA_CG_THIS_GRID && (id) <= B_CUDA_CG_SIZE)
 
 struct lua_State;
 

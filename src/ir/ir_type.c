@@ -76,7 +76,8 @@ static int tyeq(Type a, Type b) {
   if (a.kind != b.kind || a.weak != b.weak) return 0;
   switch (a.kind) {
   case T_BUF: return a.dtype == b.dtype && a.ndim == b.ndim &&
-                     (a.dtype != KJIT_RECORD || a.ref == b.ref);   /* records: the layout */
+                     (a.dtype != KJIT_RECORD || a.ref == b.ref) &&   /* records: the layout */
+                     a.sub == b.sub;   /* a kernel's constant array is not another array */
   case T_MAYBE: return a.sub == b.sub && a.dtype == b.dtype && a.fsub == b.fsub;
   case T_NUMBER: return a.fsub == b.fsub;
   case T_LUA: return a.sub == b.sub;
@@ -172,7 +173,8 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_NUMBER: return t.fsub == T_F32 ? "number(f32)" : "number";
   case T_BUF:
     if (t.dtype == KJIT_RECORD) return rec_name(t, buf, n);
-    snprintf(buf, n, "%s[%s]", kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
+    snprintf(buf, n, "%s%s[%s]", t.sub == KTY_BUF_CONST ? "constant " : "",
+             kjit_dtype_name((kjit_dtype)t.dtype), dimstr(t.ndim));
     return buf;
   case T_MAYBE: {
     const char *num = t.sub == T_INT ? "i64" : t.sub == T_F64 ? "f64" : t.sub == T_F32 ? "f32"
@@ -185,6 +187,7 @@ const char *kty_name(Type t, char *buf, size_t n) {
   case T_BUILTIN:
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
+    if (t.ref == B_CUDA_CG_THIS_GRID && t.sub) return "grid group";
     return builtin_name(t.ref);
   case T_TABLE: return "table";
   case T_STR: return "string";
@@ -461,6 +464,28 @@ static int builtin_of(lua_State *L, int idx) {
 
 /* Freezes the value on top of the stack (popped) into a constant; an
 ** unsupported value gets kind T_UNKNOWN and str saying what it is. */
+/* A kernel's constant arrays are read-only (KTY_BUF_CONST). */
+#define CONST_ARRAY_WRITE "cannot write to a constant array in a kernel (a kjit array read " \
+  "from an upvalue or global is frozen into the kernel when it compiles, in constant memory " \
+  "on the GPU): pass the array as an argument to write it"
+
+/* The most bytes of constant memory a kernel has on the GPU. */
+#define KTY_CONST_BYTES 65536
+
+int kty_const_array(KtySession *S, int ref, const char **data, size_t *bytes, int *dtype,
+                    int *ndim, int64_t shape[4]) {
+  push_value(S, ref);
+  KBuffer *b = luaL_testudata(S->L, -1, KB_METATABLE);
+  lua_pop(S->L, 1);   /* the values table keeps it alive */
+  if (b == NULL || b->record) return 0;
+  *data = b->data;
+  *bytes = (size_t)b->size * kjit_dtype_size(b->dtype);
+  *dtype = b->dtype;
+  *ndim = b->ndim;
+  for (int k = 0; k < 4; k++) shape[k] = k < b->ndim ? b->shape[k] : 1;
+  return 1;
+}
+
 static KtyConst freeze(KtySession *S) {
   lua_State *L = S->L;
   KtyConst k;
@@ -496,6 +521,19 @@ static KtyConst freeze(KtySession *S) {
     } else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
       k.kind = T_LAYOUT;
       k.ref = ((KRecStructUD *)lua_touserdata(L, -1))->r->id;
+    } else if (S->kernel && luaL_testudata(L, -1, KB_METATABLE)) {
+      /* a kernel's constant array (KTY_BUF_CONST), numba-cuda's frozen globals */
+      KBuffer *b = lua_touserdata(L, -1);
+      size_t bytes = b->record ? 0 : (size_t)b->size * kjit_dtype_size(b->dtype);
+      if (b->record) k.str = "an array of records (pass it as an argument)";
+      else if (bytes > KTY_CONST_BYTES)
+        k.str = "a kjit array larger than the GPU's 64 KiB of constant memory (pass it as an "
+                "argument)";
+      else {
+        k.kind = T_BUF;
+        k.ref = kty_keep_value(S, -1);
+        k.v.i = b->dtype | b->ndim << 8;
+      }
     } else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
                                                     : "a userdata";
     break;
@@ -511,6 +549,12 @@ static Type const_type(KtyConst k) {
   if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN || k.kind == T_LAYOUT ||
       k.kind == T_EXTERN)
     t.ref = k.ref;
+  if (k.kind == T_BUF) {   /* a kernel's constant array */
+    t.dtype = (uint8_t)(k.v.i & 0xff);
+    t.ndim = (uint8_t)(k.v.i >> 8);
+    t.sub = KTY_BUF_CONST;
+    t.ref = k.ref;
+  }
   return t;
 }
 
@@ -1457,6 +1501,17 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              k->str, unusable_hint(k->str));
     return frozen_type(v, k);
   }
+  if (o.kind == T_BUILTIN && o.ref == B_CUDA_CG_THIS_GRID && o.sub) {
+    /* a grid group (cuda.cg.this_grid()): its methods, g:sync() ... */
+    for (int id = B_CUDA_CG_SYNC; id <= B_CUDA_CG_SIZE; id++)
+      if (strcmp(name, kir_builtin_name(id)) == 0) {
+        k->kind = T_BUILTIN;
+        k->ref = id;
+        return const_type(*k);
+      }
+    REFUSE(S, sp, v, "a grid group (cuda.cg.this_grid()) has no field '%s' (sync, thread_rank, "
+           "size)", name);
+  }
   if (o.kind == T_BUILTIN && B_IS_DIM3(o.ref)) {
     if (!S->kernel)
       REFUSE(S, sp, v, "%s can only be used in a kernel compiled by cuda.jit",
@@ -1579,7 +1634,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_EXTERN: r = "userdata"; break;
-    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE ? "userdata" : "function"; break;
+    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE || (a.ref == B_CUDA_CG_THIS_GRID && a.sub)
+                      ? "userdata" : "function"; break;
     case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
       if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
       if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");
@@ -1890,9 +1946,10 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     it.sub = 1;
     return it;
   }
-  /* a:slice is a view (a pointer and extents, codegen/cg_alloc.c): no
-  ** allocation, so kernels take it, as numba-cuda's a[i:j] */
-  if (S->kernel && id != B_ARR_SLICE)
+  /* a:slice and a:reshape are views (a pointer and extents,
+  ** codegen/cg_alloc.c): no allocation, so kernels take them, as
+  ** numba-cuda's a[i:j] and a.reshape */
+  if (S->kernel && id != B_ARR_SLICE && id != B_ARR_RESHAPE)
     REFUSE(S, sp, v, "%s%s cannot be used in a kernel: kernels do not allocate (use "
            "cuda.local_array or cuda.shared.array)", id >= B_ARR_FILL ? "a:" : "", name);
   /* arrays of records: the copies and views here move elements of a
@@ -2004,6 +2061,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     r.ndim = 1;
     break;
   case B_ARR_FILL:
+    if (args[0].sub == KTY_BUF_CONST) REFUSE(S, sp, v, CONST_ARRAY_WRITE);
     if (args[0].dtype == KJIT_RECORD) {
       Type e = record_fill_value(S, sp, v, args[1], args[0].ref, "fill");
       return e.kind != T_NIL ? e : args[0];
@@ -2082,6 +2140,17 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
                "(argument #%d is %s)", i + 1, luaname(args[i], tb, sizeof tb));
     }
     return ty(T_NIL);
+  }
+  if ((row->rule == KTY_R_ATOMIC || (row->rule == KTY_R_INTRIN && id >= B_CUDA_ATOMIC_AND &&
+                                      id <= B_CUDA_ATOMIC_COMPARE_AND_SWAP)) &&
+      n >= 1 && args[0].kind == T_BUF && args[0].sub == KTY_BUF_CONST)
+    REFUSE(S, sp, v, CONST_ARRAY_WRITE);
+  if (id == B_CUDA_CONST_ARRAY_LIKE) {   /* numba-cuda's: the constant array itself */
+    if (n < 1 || kargs[0].kind != T_BUF)
+      REFUSE(S, sp, v, "cuda.const.array_like takes a kjit array known when the kernel compiles "
+             "(an upvalue or a global; got %s)", n < 1 ? "no value" : kty_name(args[0], tb, sizeof tb));
+    *k = kargs[0];
+    return args[0];
   }
   if (row->rule == KTY_R_INTRIN) {   /* numba-cuda's intrinsics: ir_type_cuda.c */
     for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
@@ -2557,6 +2626,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type val = sp->types[v->args[2]->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return ty(T_NIL);
+  if (o.kind == T_BUF && o.sub == KTY_BUF_CONST) REFUSE(S, sp, v, CONST_ARRAY_WRITE);
   if (islua(o)) {   /* t[k] = v: lua_settable (__newindex included) */
     if (kt.kind != T_UNKNOWN && !boxable(kt, sp->consts[v->args[1]->id]))
       REFUSE_UNBOXABLE(S, sp, v, v->args[1], "a table key");

@@ -85,10 +85,23 @@
 ** '..' made): `s:sub(i, j)` then calls the string library (ir_type.c) */
 #define KTY_LUA_STRING 2
 
+/* Type.sub of a T_BUF that is a constant array: a kjit array a kernel reads
+** from an upvalue or a global (or cuda.const.array_like of one), whose
+** elements are frozen into the module when it compiles (constant memory on
+** the GPU), its KtyConst T_BUF with ref the value's slot; read-only. */
+#define KTY_BUF_CONST 1
+/* The constant array of slot ref: its elements (contiguous), their bytes,
+** dtype, rank and extents. Returns 0 when the value is no longer such an
+** array (a kjit bug). */
+struct KtySession;
+int kty_const_array(struct KtySession *S, int ref, const char **data, size_t *bytes, int *dtype,
+                    int *ndim, int64_t shape[4]);
+
 /* A compile-time constant (a literal, a frozen upvalue or field, a fold). */
 typedef struct KtyConst {
   uint8_t kind;           /* T_NIL, T_BOOL, T_INT, T_F64, T_STR, T_TABLE,
-                             T_FUNC, T_BUILTIN; T_UNKNOWN: not a constant */
+                             T_FUNC, T_BUILTIN, T_BUF (KTY_BUF_CONST: v.i is
+                             dtype | ndim << 8); T_UNKNOWN: not a constant */
   union { lua_Integer i; lua_Number f; int b; } v;
   const char *str; size_t len;   /* T_STR */
   int ref;                /* T_TABLE, T_FUNC: slot of the Lua value;

@@ -64,6 +64,19 @@ Type kty_cuda_intrin(int id, const Type *args, const KtyConst *kargs, int n, cha
   case B_CUDA_SYNCTHREADS_COUNT: case B_CUDA_SYNCTHREADS_AND: case B_CUDA_SYNCTHREADS_OR:
     WANT(args[0].kind == T_BOOL || is_number(args[0]), 0, "a boolean or number predicate");
     return mk(id == B_CUDA_SYNCTHREADS_COUNT ? T_INT : T_BOOL);
+  case B_CUDA_CG_THIS_GRID: {   /* a grid group: a value of no run-time content */
+    Type g = mk(T_BUILTIN);
+    g.ref = B_CUDA_CG_THIS_GRID;
+    g.sub = 1;
+    return g;
+  }
+  case B_CUDA_CG_SYNC: case B_CUDA_CG_THREAD_RANK: case B_CUDA_CG_SIZE:
+    /* g:sync(), or numba-cuda's g.sync() as written in Python (no self:
+    ** there is one grid) */
+    if (n >= 1)
+      WANT(args[0].kind == T_BUILTIN && args[0].ref == B_CUDA_CG_THIS_GRID && args[0].sub, 0,
+           "a grid group (call it as g:sync() with g = cuda.cg.this_grid())");
+    return mk(id == B_CUDA_CG_SYNC ? T_NIL : T_INT);
   case B_CUDA_POPC: case B_CUDA_CLZ: case B_CUDA_FFS: case B_CUDA_BREV:
     WANT(args[0].kind == T_INT, 0, "an integer");
     return mk(T_INT);

@@ -54,31 +54,42 @@ typedef struct SimWarp {
   int64_t val[32], res[32];
 } SimWarp;
 
+/* A block running: its shared memory, barrier and warps. */
+typedef struct SimBlock {
+  unsigned bid[3];
+  char *dynmem;                  /* this block's dynamic shared memory */
+  SharedArr *shared;             /* this block's static shared arrays */
+  int restart;                   /* a barrier was released: resume from thread 0 */
+  int live, waiting;             /* barrier: threads not exited, threads waiting */
+  unsigned long gen;
+  SimWarp *warps;                /* this block's warps */
+  int nwarps;
+  int64_t rcount[2], rarrived[2];  /* syncthreads_count/and/or by barrier parity */
+} SimBlock;
+
 typedef struct Launch {
   KEntry entry;
   int64_t *args;
-  unsigned grid[3], block[3], bid[3];
+  unsigned grid[3], block[3];
   size_t dynbytes;
-  char *dynmem;                  /* this block's dynamic shared memory */
-  SharedArr *shared;             /* this block's static shared arrays */
   KFiber sched;                  /* the launching context: the scheduler */
-  int restart;                   /* a barrier was released: resume from thread 0 */
   KStop stop;                    /* polls of the kernel's threads fail */
   lua_State *L;                  /* the launching Lua thread, if any */
-  int live, waiting;             /* barrier: threads not exited, threads waiting */
-  unsigned long gen;
   int failed;                    /* a thread failed: first one recorded */
   KErr err;
   unsigned ftid[3], fbid[3];
   int oom;
-  SimWarp *warps;                /* this block's warps */
-  int nwarps;
-  int64_t rcount[2], rarrived[2];  /* syncthreads_count/and/or by barrier parity */
+  /* the grid barrier (cuda.cg.this_grid():sync()): every block runs at
+  ** once; threads not exited, threads waiting, its generation */
+  size_t glive, gwaiting;
+  unsigned long ggen;
+  SimBlock *blocks; size_t nblocks;  /* the blocks running */
   char *out; size_t outlen, outcap;  /* print's lines, for the launcher to write */
 } Launch;
 
 typedef struct SimThread {
   Launch *l;
+  SimBlock *b;
   unsigned tid[3];
   unsigned lin;                  /* linear index in the block: warp lin / 32 */
   char *line; size_t len, cap;   /* print's line being made */
@@ -91,7 +102,7 @@ typedef struct SimThread {
   uint64_t stack_limit;          /* fibered: the fiber stack's own */
 } SimThread;
 
-enum { FS_NEW, FS_READY, FS_BAR, FS_WARP, FS_DONE };
+enum { FS_NEW, FS_READY, FS_BAR, FS_WARP, FS_GRID, FS_DONE };
 
 /* A waiting thread gives its OS thread back to the scheduler. */
 static void yield_wait(SimThread *t, int state) {
@@ -111,7 +122,7 @@ int64_t kjit_sim_sreg(int32_t which) {
   int axis = which % 3;
   switch (which / 3) {
   case 0: return t->tid[axis];
-  case 1: return t->l->bid[axis];
+  case 1: return t->b->bid[axis];
   case 2: return t->l->block[axis];
   default: return t->l->grid[axis];
   }
@@ -122,7 +133,7 @@ static void warp_resolve(SimWarp *w);
 /* Every live thread reached the barrier: all pass it. No lane is at the
 ** barrier any more from here (a lane resumed late must not look absent to
 ** the warp meetings of the lanes resumed first). */
-static void barrier_release(Launch *l) {
+static void barrier_release(SimBlock *l) {
   l->waiting = 0;
   l->gen++;
   l->rcount[l->gen & 1] = l->rarrived[l->gen & 1] = 0;   /* the next barrier's */
@@ -135,7 +146,7 @@ static void barrier_release(Launch *l) {
 ** l->rcount/rarrived of this barrier's parity and returns the barrier's
 ** gen. A lane waiting here leaves its warp's meetings (cudasim.h). */
 static unsigned long block_barrier(int pred) {
-  Launch *l = cur->l;
+  SimBlock *l = cur->b;
   SimWarp *w = &l->warps[cur->lin / 32];
   uint32_t bit = 1u << (cur->lin % 32);
   unsigned long gen = l->gen;
@@ -158,6 +169,37 @@ static unsigned long block_barrier(int pred) {
 
 void kjit_sim_syncthreads(void) { block_barrier(-1); }
 
+/* Every live thread of the grid reached the grid barrier: all pass it
+** (its lanes are back in their warps' meetings). */
+static void grid_release(Launch *l) {
+  l->gwaiting = 0;
+  l->ggen++;
+  for (size_t b = 0; b < l->nblocks; b++) {
+    SimBlock *sb = &l->blocks[b];
+    for (int i = 0; i < sb->nwarps; i++) sb->warps[i].atbar = 0;
+  }
+}
+
+/* cuda.cg.this_grid():sync(): waits until every thread of the grid that
+** has not exited has arrived (exited threads count as arrived, as at
+** cuda.syncthreads). While it waits, a lane is absent from its warp's
+** meetings, as at a block barrier. */
+static void grid_barrier(void) {
+  SimThread *t = cur;
+  Launch *l = t->l;
+  SimWarp *w = &t->b->warps[t->lin / 32];
+  w->atbar |= 1u << (t->lin % 32);
+  if (w->waiting) warp_resolve(w);
+  unsigned long gen = l->ggen;
+  if (++l->gwaiting >= l->glive) {
+    grid_release(l);
+    yield_wait(t, FS_READY);
+  } else {
+    t->wgen = gen;
+    while (gen == l->ggen) yield_wait(t, FS_GRID);
+  }
+}
+
 /* Resolves the lanes of w whose meeting is complete (cudasim.h). */
 static void warp_resolve(SimWarp *w) {
   uint32_t here = w->waiting, absent = ~w->live | w->atbar, ready = 0;
@@ -173,7 +215,7 @@ static void warp_resolve(SimWarp *w) {
 
 /* The calling lane's part in a warp collective. */
 static int64_t warp_meet(int op, uint32_t mask, int64_t v, int32_t b) {
-  Launch *l = cur->l;
+  SimBlock *l = cur->b;
   SimWarp *w = &l->warps[cur->lin / 32];
   unsigned lane = cur->lin % 32;
   uint32_t bit = 1u << lane;
@@ -240,7 +282,7 @@ int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b) {
   case KI_LANEMASK_LT: return (int64_t)((1u << lane) - 1u);
   case KI_ACTIVEMASK: return warp_meet(op, 0xffffffffu, 0, 0);
   case KI_BAR_POPC: case KI_BAR_AND: case KI_BAR_OR: {
-    Launch *l = cur->l;
+    SimBlock *l = cur->b;
     unsigned long gen = block_barrier(v != 0);
     /* read before the barrier after next can reset this parity: every
     ** thread must pass that one first */
@@ -249,18 +291,21 @@ int64_t kjit_sim_intrin(int32_t op, int32_t mask, int64_t v, int32_t b) {
   }
   case KI_FENCE_BLOCK: case KI_FENCE_SYSTEM: __atomic_thread_fence(__ATOMIC_SEQ_CST); return 0;
   case KI_NANOSLEEP: return 0;
+  case KI_GRID_SYNC: grid_barrier(); return 0;
   default: return warp_meet(op, (uint32_t)mask, v, b);
   }
 }
 
 /* Thread idx left the kernel: it no longer counts at barriers and warp
 ** meetings. */
-static void thread_exit(Launch *l, size_t idx) {
+static void thread_exit(Launch *gl, SimBlock *l, size_t idx) {
   SimWarp *w = &l->warps[idx / 32];
   w->live &= ~(1u << (idx % 32));
   if (w->waiting) warp_resolve(w);
   l->live--;
   if (l->waiting > 0 && l->waiting >= l->live) barrier_release(l);
+  gl->glive--;
+  if (gl->gwaiting > 0 && gl->gwaiting >= gl->glive) grid_release(gl);
 }
 
 static char *zalloc(size_t n) {
@@ -277,7 +322,7 @@ static char *zalloc(size_t n) {
 ** pointer it may not use (a shared static scratch used to be returned,
 ** written by every failing thread at once, and NULL above its 64 KiB). */
 char *kjit_sim_shared(int64_t site, int64_t bytes) {
-  Launch *l = cur->l;
+  SimBlock *l = cur->b;
   SharedArr *a;
   for (a = l->shared; a; a = a->next)
     if (a->site == site) break;
@@ -289,16 +334,15 @@ char *kjit_sim_shared(int64_t site, int64_t bytes) {
   }
   char *m = a ? a->mem : NULL;
   if (m == NULL) {
-    l->oom = 1;
+    cur->l->oom = 1;
     longjmp(*cur->oom, 1);
   }
   return m;
 }
 
 char *kjit_sim_dynshared(int64_t *bytes) {
-  Launch *l = cur->l;
-  *bytes = (int64_t)l->dynbytes;
-  return l->dynmem;
+  *bytes = (int64_t)cur->l->dynbytes;
+  return cur->b->dynmem;
 }
 
 void ksim_register_symbols(void) {
@@ -339,7 +383,7 @@ static void run_thread(SimThread *t, lua_State *L, int job) {
       l->failed = 1;
       l->err = e;
       memcpy(l->ftid, t->tid, sizeof l->ftid);
-      memcpy(l->fbid, l->bid, sizeof l->fbid);
+      memcpy(l->fbid, t->b->bid, sizeof l->fbid);
     } else if (e.kind == KE_LUAERR) {
       krt_err_discard(L, &e);   /* a second stop, dropped */
     }
@@ -354,55 +398,68 @@ static void run_thread(SimThread *t, lua_State *L, int job) {
 static void fiber_main(void *p) {
   SimThread *t = p;
   run_thread(t, t->l->L, 0);
-  thread_exit(t->l, t->lin);
+  thread_exit(t->l, t->b, t->lin);
   t->state = FS_DONE;
   t->fib.dying = 1;
   kfib_switch(&t->fib, &t->l->sched);
 }
 
-/* Runs one block's threads as fibers until every one has left the kernel:
-** passes over the threads in order, resuming each that can go on (not
-** started, its barrier released, its warp meeting resolved). Returns -1
-** when no thread can go on (the simulator's own fault: the rules of
-** barriers and meetings always let some thread on). */
-static int run_fibers(Launch *l, SimThread *ts, size_t n, char *stacks) {
-  for (size_t i = 0; i < n; i++) {
+/* One pass of the scheduler over a block's threads, in order, resuming
+** each that can go on (not started, its barrier released, its warp
+** meeting resolved); stops early when a block barrier was released (the
+** next pass resumes the block from thread 0). Counts the threads that
+** left into *left; returns how many it resumed. */
+static size_t pass_block(Launch *l, SimBlock *b, SimThread *ts, size_t n, size_t *left) {
+  SimThread *outer = cur;   /* (see run_thread) */
+  size_t resumed = 0;
+  b->restart = 0;
+  for (size_t i = 0; i < n && !b->restart; i++) {
+    SimThread *t = &ts[i];
+    if (t->state == FS_DONE) continue;
+    if (t->state == FS_BAR && t->wgen == b->gen) continue;
+    if (t->state == FS_GRID && t->wgen == l->ggen) continue;
+    if (t->state == FS_WARP && !(b->warps[t->lin / 32].done >> (t->lin % 32) & 1u)) continue;
+    if (t->state == FS_NEW && atomic_load(&l->stop.flag)) {
+      /* stopped: the threads not started never start (they count as left) */
+      thread_exit(l, b, t->lin);
+      t->state = FS_DONE;
+      kfib_done(&t->fib);
+      (*left)--;
+      resumed++;
+      continue;
+    }
+    t->state = FS_READY;
+    cur = t;
+    kfib_switch(&l->sched, &t->fib);
+    cur = outer;
+    resumed++;
+    if (t->state == FS_DONE) {
+      kfib_done(&t->fib);
+      (*left)--;
+    }
+  }
+  return resumed;
+}
+
+/* Runs the threads of nb blocks (n each, ts block after block) as fibers
+** until every one has left the kernel: passes over the blocks in order.
+** Returns -1 when no thread can go on: with one block the simulator's own
+** fault (the rules of barriers and meetings always let some thread on),
+** with a grid barrier a kernel whose threads wait at cuda.syncthreads
+** while others of their block wait at the grid barrier. */
+static int run_fibers(Launch *l, SimBlock *bs, size_t nb, SimThread *ts, size_t n, char *stacks) {
+  for (size_t i = 0; i < nb * n; i++) {
     ts[i].state = FS_NEW;
     char *lo = kfib_stack_of(stacks, i, FIBER_STACK);
     ts[i].stack_limit = (uint64_t)(uintptr_t)lo + FIBER_MARGIN;
     kfib_start(&ts[i].fib, lo, FIBER_STACK, fiber_main, &ts[i]);
   }
   KPollCtx saved = krt_poll_job(l->L, &l->stop);
-  SimThread *outer = cur;   /* (see run_thread) */
-  size_t left = n;
+  size_t left = nb * n;
   int rc = 0;
   while (left > 0) {
     size_t resumed = 0;
-    l->restart = 0;
-    for (size_t i = 0; i < n && !l->restart; i++) {
-      SimThread *t = &ts[i];
-      if (t->state == FS_DONE) continue;
-      if (t->state == FS_BAR && t->wgen == l->gen) continue;
-      if (t->state == FS_WARP && !(l->warps[t->lin / 32].done >> (t->lin % 32) & 1u)) continue;
-      if (t->state == FS_NEW && atomic_load(&l->stop.flag)) {
-        /* stopped: the threads not started never start (they count as left) */
-        thread_exit(l, t->lin);
-        t->state = FS_DONE;
-        kfib_done(&t->fib);
-        left--;
-        resumed++;
-        continue;
-      }
-      t->state = FS_READY;
-      cur = t;
-      kfib_switch(&l->sched, &t->fib);
-      cur = outer;
-      resumed++;
-      if (t->state == FS_DONE) {
-        kfib_done(&t->fib);
-        left--;
-      }
-    }
+    for (size_t b = 0; b < nb; b++) resumed += pass_block(l, &bs[b], ts + b * n, n, &left);
     if (resumed == 0) { rc = -1; break; }
   }
   krt_poll_job_end(saved);
@@ -450,7 +507,7 @@ static void release_stacks(char *stacks, size_t n, int own) {
   if (c) c->busy = 0;
 }
 
-static void free_block(Launch *l) {
+static void free_block(SimBlock *l) {
   while (l->shared) {
     SharedArr *n = l->shared->next;
     free(l->shared->mem);
@@ -459,6 +516,80 @@ static void free_block(Launch *l) {
   }
   free(l->dynmem);
   l->dynmem = NULL;
+}
+
+/* Sets up block b (bid) of a launch: zeroed dynamic shared memory, every
+** thread live. Returns -1 without memory. */
+static int start_block(Launch *l, SimBlock *b, const unsigned bid[3], size_t nthreads) {
+  memcpy(b->bid, bid, sizeof b->bid);
+  b->dynmem = zalloc(l->dynbytes);
+  if (b->dynmem == NULL) return -1;
+  b->live = (int)nthreads;
+  b->waiting = 0;
+  b->restart = 0;
+  b->rcount[0] = b->rcount[1] = b->rarrived[0] = b->rarrived[1] = 0;
+  for (int w = 0; w < b->nwarps; w++) {
+    SimWarp *sw = &b->warps[w];
+    sw->atbar = sw->waiting = sw->done = 0;
+    size_t lanes = nthreads - (size_t)w * 32 < 32 ? nthreads - (size_t)w * 32 : 32;
+    sw->live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
+  }
+  return 0;
+}
+
+/* Threads of a block, their linear index and ids (x fastest). */
+static void init_threads(Launch *l, SimBlock *b, SimThread *ts, const unsigned block[3]) {
+  size_t k = 0;
+  for (unsigned z = 0; z < block[2]; z++)
+    for (unsigned y = 0; y < block[1]; y++)
+      for (unsigned x = 0; x < block[0]; x++, k++) {
+        ts[k].l = l;
+        ts[k].b = b;
+        ts[k].tid[0] = x; ts[k].tid[1] = y; ts[k].tid[2] = z;
+        ts[k].lin = (unsigned)k;
+      }
+}
+
+/* A grid-synchronized kernel: every block at once (the grid barrier
+** needs every thread of the grid), all blocks' threads fibers. */
+static int run_grid(Launch *l, size_t nthreads, const char **why) {
+  size_t nb = (size_t)l->grid[0] * l->grid[1] * l->grid[2];
+  size_t total = nb * nthreads;
+  int rc = 0, nw = (int)((nthreads + 31) / 32);
+  SimThread *ts = calloc(total, sizeof *ts);
+  SimWarp *warps = calloc(nb * (size_t)nw, sizeof *warps);
+  l->blocks = calloc(nb, sizeof *l->blocks);
+  char *stacks = kfib_stacks(total, FIBER_STACK);
+  if (ts == NULL || warps == NULL || l->blocks == NULL || stacks == NULL) { rc = -1; goto done; }
+  l->nblocks = nb;
+  size_t i = 0;
+  for (unsigned bz = 0; bz < l->grid[2]; bz++)
+    for (unsigned by = 0; by < l->grid[1]; by++)
+      for (unsigned bx = 0; bx < l->grid[0]; bx++, i++) {
+        SimBlock *b = &l->blocks[i];
+        unsigned bid[3] = { bx, by, bz };
+        b->warps = warps + i * (size_t)nw;
+        b->nwarps = nw;
+        if (start_block(l, b, bid, nthreads) != 0) { rc = -1; goto done; }
+        init_threads(l, b, ts + i * nthreads, l->block);
+      }
+  if (run_fibers(l, l->blocks, nb, ts, nthreads, stacks) != 0) {
+    rc = -2;
+    *why = "kernel deadlock: threads wait at cuda.syncthreads or a warp collective while others "
+           "of their block wait at the grid barrier (cuda.cg.this_grid():sync())";
+  }
+done:
+  if (l->oom) rc = -1;
+  if (l->blocks)
+    for (size_t b = 0; b < l->nblocks; b++) free_block(&l->blocks[b]);
+  if (ts)
+    for (size_t t = 0; t < total; t++) free(ts[t].line);
+  free(ts);
+  free(warps);
+  free(l->blocks);
+  l->blocks = NULL;
+  if (stacks) kfib_stacks_free(stacks, total, FIBER_STACK);
+  return rc;
 }
 
 int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned block[3],
@@ -477,23 +608,40 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   l.stop.up = krt_poll_here().stop;
   l.L = krt_poll_lua(err);   /* the launching dispatcher's (kernel.c) */
   size_t nthreads = (size_t)block[0] * block[1] * block[2];
+  l.glive = nthreads * grid[0] * grid[1] * grid[2];
+  memset(err, 0, sizeof *err);
+  krt_poll_begin(l.L, err);
+  if (threaded & KI_USES_GRID) {
+    if (l.glive > KSIM_GRID_MAX_THREADS) {
+      err->msg = "a kernel that syncs the grid (cuda.cg) runs all its blocks at once, and the "
+                 "simulator runs at most " KSIM_GRID_MAX_THREADS_S " threads at once";
+      return -1;
+    }
+    const char *why = NULL;
+    int rc = run_grid(&l, nthreads, &why);
+    *printed = l.out;
+    if (rc == -1) { err->msg = "not enough memory"; return -1; }
+    if (rc == -2 && !l.failed) { err->msg = why; return -1; }
+    if (l.failed) {
+      *err = l.err;
+      memcpy(tid, l.ftid, sizeof l.ftid);
+      memcpy(bid, l.fbid, sizeof l.fbid);
+      return 1;
+    }
+    return 0;
+  }
+  SimBlock blk;
+  memset(&blk, 0, sizeof blk);
+  l.blocks = &blk;
+  l.nblocks = 1;
   SimThread *ts = calloc(nthreads, sizeof *ts);
-  l.nwarps = (int)((nthreads + 31) / 32);
-  l.warps = calloc((size_t)l.nwarps, sizeof *l.warps);
+  blk.nwarps = (int)((nthreads + 31) / 32);
+  blk.warps = calloc((size_t)blk.nwarps, sizeof *blk.warps);
   int own_stacks = 0;
   char *stacks = threaded ? block_stacks(nthreads, &own_stacks) : NULL;
   int rc = 0, stuck = 0;
-  memset(err, 0, sizeof *err);
-  krt_poll_begin(l.L, err);
-  if (ts == NULL || l.warps == NULL || (threaded && stacks == NULL)) goto nomem;
-  size_t k = 0;
-  for (unsigned z = 0; z < block[2]; z++)
-    for (unsigned y = 0; y < block[1]; y++)
-      for (unsigned x = 0; x < block[0]; x++, k++) {
-        ts[k].l = &l;
-        ts[k].tid[0] = x; ts[k].tid[1] = y; ts[k].tid[2] = z;
-        ts[k].lin = (unsigned)k;
-      }
+  if (ts == NULL || blk.warps == NULL || (threaded && stacks == NULL)) goto nomem;
+  init_threads(&l, &blk, ts, block);
   for (unsigned bz = 0; bz < grid[2] && !l.failed && !l.oom && !stuck; bz++)
     for (unsigned by = 0; by < grid[1] && !l.failed && !l.oom && !stuck; by++)
       for (unsigned bx = 0; bx < grid[0] && !l.failed && !l.oom && !stuck; bx++) {
@@ -506,25 +654,15 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
           l.fbid[0] = bx; l.fbid[1] = by; l.fbid[2] = bz;
           break;
         }
-        l.bid[0] = bx; l.bid[1] = by; l.bid[2] = bz;
-        l.dynmem = zalloc(dynbytes);
-        if (l.dynmem == NULL) goto nomem;
-        l.live = (int)nthreads;
-        l.waiting = 0;
-        l.rcount[0] = l.rcount[1] = l.rarrived[0] = l.rarrived[1] = 0;
-        for (size_t w = 0; w < (nthreads + 31) / 32; w++) {
-          SimWarp *sw = &l.warps[w];
-          sw->atbar = sw->waiting = sw->done = 0;
-          size_t lanes = nthreads - w * 32 < 32 ? nthreads - w * 32 : 32;
-          l.warps[w].live = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u;
-        }
+        unsigned b3[3] = { bx, by, bz };
+        if (start_block(&l, &blk, b3, nthreads) != 0) goto nomem;
         if (!threaded) {
           for (size_t i = 0; i < nthreads && !atomic_load(&l.stop.flag); i++)
             run_thread(&ts[i], l.L, 1);
-        } else if (run_fibers(&l, ts, nthreads, stacks) != 0) {
+        } else if (run_fibers(&l, &blk, 1, ts, nthreads, stacks) != 0) {
           stuck = 1;
         }
-        free_block(&l);
+        free_block(&blk);
         if (l.oom) break;
       }
   if (l.oom) goto nomem;
@@ -541,7 +679,7 @@ int ksim_run(KEntry entry, int64_t *args, const unsigned grid[3], const unsigned
   }
   goto done;
 nomem:
-  free_block(&l);
+  free_block(&blk);
   err->msg = "not enough memory";
   rc = -1;
 done:
@@ -550,6 +688,6 @@ done:
   free(ts);
   release_stacks(stacks, nthreads, own_stacks);
   *printed = l.out;
-  free(l.warps);
+  free(blk.warps);
   return rc;
 }

@@ -4,7 +4,10 @@
 ** within a block every thread is a fiber (fiber.h) when the kernel calls
 ** cuda.syncthreads (a barrier that counts exited threads as arrived, as
 ** Volta and later GPUs do) or a warp collective, else the threads run one
-** after another.
+** after another. A kernel that syncs the grid (threaded & KI_USES_GRID,
+** cuda_intrin.h) runs all its blocks at once, each thread a fiber, passes
+** over the blocks in order; its grid barrier waits for every thread of the
+** grid that has not exited.
 ** Shared memory is per block and zeroed; atomics are real CPU atomics.
 */
 #ifndef KJIT_CUDASIM_H
@@ -14,6 +17,12 @@
 
 /* Registers the kjit_sim_* routines the KT_SIM code calls. */
 void ksim_register_symbols(void);
+
+/* A kernel that syncs the grid (cuda.cg.this_grid():sync()) runs every
+** block at once, every thread a fiber: at most this many threads (the
+** simulator's co-residency limit; both simulators refuse more). */
+#define KSIM_GRID_MAX_THREADS 16384
+#define KSIM_GRID_MAX_THREADS_S "16384"
 
 /* Runs entry over the grid. args: the entry's argument slots. Returns 0;
 ** 1 when a thread failed (*err holds the first failure, tid/bid its

@@ -36,6 +36,8 @@
 ** its image is the first input's text, which cuModuleLoadDataEx accepts.
 ** MOCK_CUDA_REPORT also counts links and their inputs (links, link_inputs);
 ** MOCK_CUDA_LINK_DUMP=dir writes the inputs of each link there (link<i>.ptx).
+** cuLaunchCooperativeKernel checks like cuLaunchKernel, after the co-residency
+** limit (MOCK_CUDA_OCCUPANCY=n: n blocks per SM, whatever their size).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -81,7 +83,8 @@ static const char *failspec;
 static struct {
   long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
        live_events, live_modules, syncs, launches, memsets, registered,
-       module_loads, peer_copies, peer_enables, links, link_inputs, live_links;
+       module_loads, peer_copies, peer_enables, links, link_inputs, live_links,
+       coop_launches, coop_blocks;
 } st;
 static int peer_on[MAXDEV][MAXDEV];
 static FILE *logf;
@@ -110,12 +113,12 @@ static void report(void) {
           "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
           "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
           "memsets=%ld\nregistered=%ld\nmodule_loads=%ld\npeer_copies=%ld\npeer_enables=%ld\n"
-          "links=%ld\nlink_inputs=%ld\nlive_links=%ld\n",
+          "links=%ld\nlink_inputs=%ld\nlive_links=%ld\ncoop_launches=%ld\ncoop_blocks=%ld\n",
           nalloc, bytes, st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
           st.live_modules, st.syncs, st.launches, st.memsets, st.registered,
           st.module_loads, st.peer_copies, st.peer_enables, st.links, st.link_inputs,
-          st.live_links);
+          st.live_links, st.coop_launches, st.coop_blocks);
   fclose(f);
 }
 
@@ -219,6 +222,7 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
     case 16: *v = 132; break;    /* SMs */
     case 1: *v = 1024; break;    /* threads per block */
     case 10: *v = 32; break;     /* warp size */
+    case 95: *v = 1; break;      /* cooperative launch */
     default: *v = 0; break;
   }
   return OK;
@@ -722,12 +726,56 @@ API CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   return OK;
 }
 
+/* Blocks of `threads` threads one SM holds at once: MOCK_CUDA_OCCUPANCY
+** when set, else 2048 threads per SM, at most 32 blocks. */
+static int occupancy(int threads) {
+  const char *e = getenv("MOCK_CUDA_OCCUPANCY");
+  if (e && *e) return atoi(e);
+  int n = threads > 0 ? 2048 / threads : 0;
+  return n > 32 ? 32 : n;
+}
+
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int threads,
+                                                         size_t shared) {
+  ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessor", E_INVALID_VALUE);
+  NEED_CTX();
+  if (!f || ((Module *)f)->magic != MAGIC_MODULE) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (!n || threads < 1 || threads > 1024 || shared > 48 * 1024) return E_INVALID_VALUE;
+  *n = occupancy(threads);
+  return OK;
+}
+
+static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, void *s, void **params);
+
 API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, void *s, void **params, void **extra) {
   ENTER("cuLaunchKernel", E_UNKNOWN);
   NEED_CTX();
   (void)extra;
+  CUresult r = launch(f, gx, gy, gz, bx, by, bz, shared, s, params);
+  if (r == OK) st.launches++;
+  return r;
+}
+
+/* A cooperative launch: as the driver, refused with
+** CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE past the co-residency limit (the
+** occupancy above times the 132 SMs). */
+API CUresult cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
+                                       unsigned bx, unsigned by, unsigned bz,
+                                       unsigned shared, void *s, void **params) {
+  ENTER("cuLaunchCooperativeKernel", E_UNKNOWN);
+  NEED_CTX();
+  uint64_t blocks = (uint64_t)gx * gy * gz;
+  if (blocks > (uint64_t)occupancy((int)(bx * by * bz)) * 132) return 720;
+  CUresult r = launch(f, gx, gy, gz, bx, by, bz, shared, s, params);
+  if (r == OK) { st.coop_launches++; st.coop_blocks += (long)blocks; }
+  return r;
+}
+
+static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shared, void *s, void **params) {
   if (!f || ((Module *)f)->magic != MAGIC_MODULE || !stream_ok(s)) {
     st.bad_handles++;
     return E_INVALID_HANDLE;
@@ -739,7 +787,6 @@ API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
   if (!gx || !gy || !gz || !bx || !by || !bz ||
       (uint64_t)bx * by * bz > 1024 || shared > 48 * 1024)
     return E_INVALID_VALUE;
-  st.launches++;
   /* MOCK_CUDA_ERRREC="w1,w2,...": play a kjit kernel that failed: write
   ** word 0 = 1 and the given words 1.. into its error record, the
   ** next-to-last parameter (a device pointer, here a host address) */
@@ -888,6 +935,7 @@ static const struct { CUresult code; const char *name, *text; } names[] = {
   {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
   {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
   {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+  {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch"},
   {E_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
