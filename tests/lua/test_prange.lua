@@ -592,20 +592,40 @@ local function inner_fit_f(m, out)
 end
 
 test("prange: a parallel body's inner loop in one chunk or in several", function()
+  -- compiled once, against the interpreted function (each row interpreted
+  -- once per size: the rows are long); the arrays are compared whole
   local C = 65536
-  local n0 = kjit.get_num_threads()
-  local ok, err = pcall(function()
-  for _, threads in ipairs({ 1, n0 }) do
-    kjit.set_num_threads(threads)
-    for _, cols in ipairs({ C - 1, C, C + 1, 0, 7 }) do
-      for _, lim in ipairs({ 1 << 40, 3 * C + 2 }) do
-        local m = cols == 0 and kjit.zeros({ 3, 0 }, "i64") or kjit.arange(3 * cols, "i64"):reshape({ 3, cols })
-        D.check_opts({ parallel = true }, inner_fit, m, kjit.zeros(3, "i64"), lim)
-      end
-      D.check_opts({ parallel = true }, inner_fit_f, cols == 0 and kjit.zeros({ 2, 0 }) or kjit.full({ 2, cols }, 1.5),
-                   kjit.zeros(2))
+  local fi, ff = kjit.jit(inner_fit, { parallel = true }), kjit.jit(inner_fit_f, { parallel = true })
+  local function same(a, b, what)
+    eq(a.size, b.size, what .. ": size")
+    local fa, fb = a:reshape(a.size), b:reshape(b.size)
+    for i = 1, a.size do
+      if fa[i] ~= fb[i] then eq(fb[i], fa[i], what .. ": element " .. i) end
     end
   end
+  local n0 = kjit.get_num_threads()
+  local ok, err = pcall(function()
+    for _, cols in ipairs({ C - 1, C, C + 1, 0, 7 }) do
+      local function mat() return cols == 0 and kjit.zeros({ 2, 0 }, "i64") or kjit.arange(2 * cols, "i64"):reshape({ 2, cols }) end
+      local function fmat() return cols == 0 and kjit.zeros({ 2, 0 }) or kjit.full({ 2, cols }, 1.5) end
+      for _, lim in ipairs({ 1 << 40, 2 * C + 2 }) do
+        local m, out = mat(), kjit.zeros(2, "i64")
+        inner_fit(m, out, lim)
+        local mf, outf = fmat(), kjit.zeros(2)
+        inner_fit_f(mf, outf)
+        for _, threads in ipairs({ 1, n0 }) do
+          kjit.set_num_threads(threads)
+          local what = cols .. " columns, limit " .. lim .. ", " .. threads .. " threads"
+          local m2, out2 = mat(), kjit.zeros(2, "i64")
+          fi(m2, out2, lim)
+          same(m, m2, what .. ": the rows")
+          same(out, out2, what .. ": the sums")
+          local mf2, outf2 = fmat(), kjit.zeros(2)
+          ff(mf2, outf2)
+          same(outf, outf2, what .. ": the float sums")
+        end
+      end
+    end
   end)
   kjit.set_num_threads(n0)
   if not ok then error(err, 0) end
