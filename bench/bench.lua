@@ -7,7 +7,7 @@
 -- implementation (bench/run_lua.lua, bench/c/kernels.c, bench/numba_kernels.py):
 -- one warm-up call, then N timed calls (median; process CPU time). Prints the
 -- machine, the times, the ratios against each peer with their targets
--- (DESIGN.md section 7), call and compile overheads; writes
+-- (the project's speed goals), call and compile overheads; writes
 -- <out>/latest.json and <out>/latest.svg (bench/svg.lua).
 local here = arg[0]:match("^(.*[/\\])") or "./"
 local W = dofile(here .. "workload.lua")
@@ -339,7 +339,7 @@ end
 if nmis == 0 then print("  all agree to 1e-9") end
 
 if overhead.call0_jit_ns then
-  print("\nOverheads (kjit; DESIGN.md section 7 targets)")
+  print("\nOverheads (kjit, each against its target)")
   for _, c in ipairs({ { "0", "0 arguments", 1.5 }, { "4", "4 numbers", 2 }, { "a", "4 arrays", 3 } }) do
     local j, n, cc = overhead["call" .. c[1] .. "_jit_ns"], overhead["call" .. c[1] .. "_native_ns"],
       overhead["call" .. c[1] .. "_c_ns"]

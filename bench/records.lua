@@ -9,7 +9,7 @@
 -- checks on, timed in process (median of RUNS runs of STEPS steps, after a
 -- warm-up), against bench/c/records.c: the same loop on the same C struct,
 -- compiled here with clang-14 -O3 -march=native -ffp-contract=off (the
--- fair peer of DESIGN.md section 7). Both print a checksum, which must
+-- fair peer: kjit keeps Lua's rounding). Both print a checksum, which must
 -- agree (same arithmetic: doubles rounded to float on each store).
 package.cpath = "build/?.so;" .. package.cpath
 local kjit = require "kjit"

@@ -18,7 +18,7 @@
 # 4. runs bench/bench.lua: every kernel of bench/kernels.lua with kjit, C,
 #    Numba, LuaJIT (FFI arrays) and the Lua 5.4 interpreter, each in its own
 #    process; median of N runs (default 7) after a warm-up; prints the machine,
-#    times, ratios against each peer and the targets of DESIGN.md section 7,
+#    times, ratios against each peer and the project's speed targets,
 #    call and compile overheads; writes bench/results/latest.json and
 #    bench/results/latest.svg.
 # Takes a few minutes. Timings are noisy on a loaded machine: run it alone.

@@ -771,7 +771,11 @@ static int kc_fp_chain(LLVMValueRef V, LLVMValueRef phi, int depth) {
 ** cannot shorten, and the loop's own increment, compare and branch run
 ** beside it. Loops with loads are left to LLVM: not unrolled, matmul's
 ** inner loop ran 4% slower and a prefix sum 6% (unrolling keeps more
-** iterations' loads in flight). */
+** iterations' loads in flight). Compiled with interrupt polls, such a
+** loop is no longer one block: it charges each iteration at its header and
+** calls kjit_rt_poll in a cold block (cg_func.c, float_recurrence), and
+** LLVM does not unroll it at run time anyway; this test then matters for
+** code compiled without polls (KJIT_BENCH_NOPOLL=1). */
 static int kc_fp_recurrence(LLVMValueRef br) {
   LLVMBasicBlockRef bb = LLVMGetInstructionParent(br);
   unsigned ns = LLVMGetNumSuccessors(br), s = 0;

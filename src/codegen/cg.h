@@ -130,6 +130,9 @@ typedef struct CG {
   LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
   LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */
   LLVMValueRef *chunk;      /* by forprep id: alloca i64, iterations left in the chunk */
+  KirLoop **fit_at;         /* by header block id: a strip-mined loop of a prange
+                               body with a single-chunk copy (cg_version.c) */
+  int plaincopy;            /* emitting that copy (G->versioning: the loop) */
   /* pure specializations (ir_facts.h 6.): by KtySpec.index; the result
   ** in a register, a failure in err->kind alone, an i32 call depth after
   ** err (LLVM may turn their recursion into loops) */
@@ -382,6 +385,8 @@ int cg_version_narrow_insn(CG *G, const KirInsn *v); /* 1: v emitted in 32 bits 
 LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x);  /* an i64 that fits, as an i32 */
 void cg_version_narrow_exit(CG *G);           /* leaving the i32 copy: the counter back */
 void cg_version_swap(CG *G);                  /* the nest copy's tables <-> the outer ones */
+void cg_fit_begin(CG *G, KirLoop *L);         /* L's single-chunk copy: blocks, here */
+void cg_fit_emit(CG *G, KirLoop *L);          /* its test (count fits a chunk) and copy */
 /* cg_func.c: the chunk head of a strip-mined loop, for cg_version.c */
 void cg_emit_chunk_head(CG *G, KirLoop *L);
 /* cg_func.c: polls and strip-mining, for cg_prange.c */

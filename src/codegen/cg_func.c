@@ -480,6 +480,8 @@ LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
   if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
   L = G->ver_at ? G->ver_at[to->id] : NULL;   /* a versioned loop's entry: its test */
   if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
+  L = G->fit_at ? G->fit_at[to->id] : NULL;   /* its test: one chunk or more */
+  if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
   L = G->strip_at ? G->strip_at[to->id] : NULL;
   if (L && !kir_inloop(L, from)) { *table = G->ophis; return G->chunkbb[to->id]; }
   if (G->peeling && kir_inloop(G->peeling, to) && to != G->peeling->header) {
@@ -730,7 +732,12 @@ static void strip_plan(CG *G) {
     if (cg_lua_loop_uses(G, L)) continue;   /* (Lua phis are written on edges) */
     cg_strip_tables(G);
     G->strip_at[h->id] = L;
-    if (!cg_prange_owns(G, h)) cg_strip_begin(G, L);
+    if (!cg_prange_owns(G, h)) {
+      cg_strip_begin(G, L);
+    } else {   /* in a parallel body: a single-chunk copy too (cg_version.c) */
+      if (G->fit_at == NULL) G->fit_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
+      G->fit_at[h->id] = L;
+    }
   }
 }
 
@@ -956,7 +963,8 @@ static void emit_forloop(CG *G, KirInsn *v) {
   if (F->kind == T_INT) {
     G->vals[v->id] = cg_mk(TY(T_INT), inext);
     branch(G, b, imore);
-    if (!G->versioning) cg_loop_hints(G, b->loop, LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B)));
+    if (!G->versioning || G->plaincopy)
+      cg_loop_hints(G, b->loop, LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B)));
   } else if (F->kind == T_F64) {
     G->vals[v->id] = cg_mk(TY(T_F64), fnext);
     branch(G, b, fmore);
@@ -1525,7 +1533,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   /* an iteration of a loop that is not strip-mined (calls charge at the
   ** call site: a leaf function's entry stays free, see poll_charge) */
   if (blk->loop && blk->loop->header == blk &&
-      !(G->strip_at && G->strip_at[blk->id] && !G->versioning))
+      !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)))
     cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {
@@ -1606,6 +1614,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->spill = NULL;
   G->curblock = NULL;
   G->strip_at = NULL;
+  G->fit_at = NULL;
+  G->plaincopy = 0;
   G->chunk = NULL;
   G->chunkbb = NULL;
   G->ophis = NULL;

@@ -563,6 +563,7 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
       if (!sp->live[b->id] || G->strip_at[b->id] == NULL) continue;
       cg_strip_begin(G, G->strip_at[b->id]);
       cg_make_phis_at(G, b, G->chunkbb[b->id], G->ophis);
+      if (G->fit_at && G->fit_at[b->id]) cg_fit_begin(G, G->fit_at[b->id]);
     }
     chunks_begin(G, pl, l);
   }
@@ -598,6 +599,7 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
   for (int bi = 0; bi < l->nblocks; bi++) {
     KirBlock *b = l->blocks[bi];
     if (!sp->live[b->id]) continue;
+    if (bi > 0 && G->fit_at && G->fit_at[b->id]) cg_fit_emit(G, G->fit_at[b->id]);
     if (bi > 0 && G->strip_at && G->strip_at[b->id]) cg_emit_chunk_head(G, G->strip_at[b->id]);
     cg_emit_block(G, b);
   }

@@ -749,3 +749,63 @@ static void emit_copy(CG *G, KirLoop *L) {
   }
   G->versioning = NULL;
 }
+
+/* ---- Single-chunk copies (interrupt polls) -----------------------------------
+** A strip-mined loop (cg_func.c) runs in chunks of at most KCG_POLL_PERIOD
+** iterations; each entry sets up a chunk, whose length is a value of the
+** chunk loop, so LLVM computes the vector loop's trip count, its
+** remainder and its alias tests at every entry. In a parallel body (a
+** kjit.prange worker, where no loop is versioned for bounds checks) the
+** inner loops are entered again and again (matmul's `for j = 1, p` once
+** per k): there the set-up cost 7-10% of the body against polls off. Such
+** a loop gets a second copy, entered when its iterations fit one chunk
+** (its count at most KCG_POLL_PERIOD - 1), charged them all at its entry
+** and run as written: its trip count is forprep's, invariant where the
+** bounds are, and LLVM hoists the set-up out of the enclosing loops as it
+** does without polls. A longer run takes the chunks. Outside parallel
+** bodies the copy is not made: there it would be a third copy of a
+** versioned loop (a 2-D stencil's compile: 37 -> 50 ms). */
+
+/* L's test and copy, made in the function being emitted (the worker). */
+void cg_fit_begin(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  alloc_ver(G);
+  G->vselbb[h->id] = cg_bb(G, "fitsel");
+  cg_make_phis_at(G, h, G->vselbb[h->id], G->vsphis);
+  for (int b = 0; b < L->nblocks; b++)
+    if (sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "onechunk");
+  for (int b = 0; b < L->nblocks; b++)
+    if (sp->live[L->blocks[b]->id])
+      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  cg_peel_spills(G, L);   /* values used after L: both copies write them */
+}
+
+void cg_fit_emit(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirBlock *h = L->header;
+  CgFor *F = &G->fors[L->prep->id];
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  cg_before_loop(G, L);
+  /* forprep's count (the iterations - 1, unsigned) */
+  LLVMValueRef count = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
+  LLVMValueRef fits = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  LLVMBasicBlockRef one = cg_bb(G, "fits");
+  LLVMBuildCondBr(G->B, fits, one, G->chunkbb[h->id]);
+  pass_phis(G, h, G->ophis);
+  LLVMPositionBuilderAtEnd(G->B, one);
+  cg_poll_charge(G, LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""));
+  LLVMBuildBr(G->B, G->vbbs[h->id]);
+  pass_phis(G, h, G->vphis);
+  G->versioning = L;
+  G->plaincopy = 1;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    cg_use_phis(G, blk, G->vphis);
+    cg_emit_block_at(G, blk, G->vbbs[b]);
+  }
+  G->plaincopy = 0;
+  G->versioning = NULL;
+}

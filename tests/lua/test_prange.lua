@@ -566,6 +566,71 @@ test("prange: chunks of the poll countdown, at their boundaries", function()
   if not ok then error(err, 0) end
 end)
 
+-- A parallel body's inner loop has a single-chunk copy (src/codegen/
+-- cg_version.c), entered when its iterations fit one chunk: rows of 65535,
+-- 65536 (the largest that fits) and 65537 (two chunks) columns, a row
+-- left early (break: a value made in the loop read after it), a row
+-- that does not run, and a float row whose step is not one.
+local function inner_fit(m, out, lim)
+  for i in kjit.prange(1, m.shape[1]) do
+    local row, acc, at = m[i], 0, 0
+    for j = 1, m.shape[2] do
+      local x = row[j] * 3 + j
+      row[j] = x
+      acc = acc + x
+      if x > lim then at = j break end
+    end
+    out[i] = acc * 1000000 + at
+  end
+end
+local function inner_fit_f(m, out)
+  for i in kjit.prange(1, m.shape[1]) do
+    local row, s = m[i], 0.0
+    for j = m.shape[2], 1, -2 do s = s + row[j] * 0.5 end
+    out[i] = s
+  end
+end
+
+test("prange: a parallel body's inner loop in one chunk or in several", function()
+  -- compiled once, against the interpreted function (each row interpreted
+  -- once per size: the rows are long); the arrays are compared whole
+  local C = 65536
+  local fi, ff = kjit.jit(inner_fit, { parallel = true }), kjit.jit(inner_fit_f, { parallel = true })
+  local function same(a, b, what)
+    eq(a.size, b.size, what .. ": size")
+    local fa, fb = a:reshape(a.size), b:reshape(b.size)
+    for i = 1, a.size do
+      if fa[i] ~= fb[i] then eq(fb[i], fa[i], what .. ": element " .. i) end
+    end
+  end
+  local n0 = kjit.get_num_threads()
+  local ok, err = pcall(function()
+    for _, cols in ipairs({ C - 1, C, C + 1, 0, 7 }) do
+      local function mat() return cols == 0 and kjit.zeros({ 2, 0 }, "i64") or kjit.arange(2 * cols, "i64"):reshape({ 2, cols }) end
+      local function fmat() return cols == 0 and kjit.zeros({ 2, 0 }) or kjit.full({ 2, cols }, 1.5) end
+      for _, lim in ipairs({ 1 << 40, 2 * C + 2 }) do
+        local m, out = mat(), kjit.zeros(2, "i64")
+        inner_fit(m, out, lim)
+        local mf, outf = fmat(), kjit.zeros(2)
+        inner_fit_f(mf, outf)
+        for _, threads in ipairs({ 1, n0 }) do
+          kjit.set_num_threads(threads)
+          local what = cols .. " columns, limit " .. lim .. ", " .. threads .. " threads"
+          local m2, out2 = mat(), kjit.zeros(2, "i64")
+          fi(m2, out2, lim)
+          same(m, m2, what .. ": the rows")
+          same(out, out2, what .. ": the sums")
+          local mf2, outf2 = fmat(), kjit.zeros(2)
+          ff(mf2, outf2)
+          same(outf, outf2, what .. ": the float sums")
+        end
+      end
+    end
+  end)
+  kjit.set_num_threads(n0)
+  if not ok then error(err, 0) end
+end)
+
 -- The polls leave the loops LLVM vectorizes without them vectorized: the
 -- optimized IR of a prange body (parallel and serial), of its inner loops
 -- and of a plain numeric loop holds vector arithmetic (<k x double>,
@@ -609,6 +674,16 @@ test("prange: polls keep loops vectorized (the IR's vector types)", function()
     vector_ir(saxpy, { parallel = par }, { 2.0, x, y, o }, "float", tag .. " prange body")
     vector_ir(matmul, { parallel = par }, { a, b, c }, "double", tag .. " prange's inner loops")
   end
+  -- the parallel body's inner loops: each has a single-chunk copy
+  -- (cg_version.c), and that copy is the one vectorized as without polls
+  -- (its scalar remainder's preheader follows a vector loop); the chunked
+  -- copy stays for longer rows
+  local pm = kjit.jit(matmul, { parallel = true })
+  pm(a, b, c)
+  local ir, n = pm:inspect("llvm"), 0
+  for _ in ir:gmatch("\nonechunk%d*%.preheader:[^\n]*%%vector%.body") do n = n + 1 end
+  eq(n, 2, "vectorized single-chunk copies of matmul's two inner loops:\n" .. ir)
+  truthy(ir:find("\nchunk%d*:"), "and chunked copies:\n" .. ir)
   vector_ir(plain_axpy, nil, { 2.0, kjit.full(64, 1.0), kjit.full(64, 1.0) }, "double", "a plain loop")
   vector_ir(short_rows, nil, { kjit.full({ 8, 16 }, 1.0), kjit.full(16, 1.0) }, "double",
             "a short inner loop")
