@@ -25,7 +25,8 @@
 **
 ** Checked at load: kjit_lt_probe builds a table through the API and reads
 ** it back through these structures (an integer and a float in the array
-** part, fields in the hash part, a missing field); any disagreement, or a
+** part, fields in the hash part, a missing field, booleans' tags, the
+** metatable's place); any disagreement, or a
 ** Lua that is not 5.4, turns the fast paths off for the process
 ** (kjit_lt_enabled) and every access takes the API path.
 */
@@ -87,6 +88,8 @@ typedef struct LtString {
 #define LT_NUMFLT 0x13
 #define LT_SHRSTR_KEY 0x44   /* ctb(LUA_VSHRSTR): a short string key */
 #define LT_TABLE 0x45        /* ctb(LUA_VTABLE) */
+#define LT_FALSE 0x01        /* LUA_VFALSE */
+#define LT_TRUE 0x11         /* LUA_VTRUE */
 #define LT_MAXSHORTLEN 40    /* LUAI_MAXSHORTLEN */
 #define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
 
@@ -135,6 +138,15 @@ static void probe(lua_State *L) {
     ok = x && x->tt_ == LT_NUMINT && x->value_.i == 7 && y && y->tt_ == LT_NUMFLT &&
          y->value_.n == 0.25 && (z == NULL || LT_ISNIL(z->tt_));
   }
+  if (ok) {   /* booleans' tags, and the metatable's place */
+    lua_pushboolean(L, 1); lua_rawseti(L, -5, 1);
+    lua_pushboolean(L, 0); lua_rawseti(L, -5, 2);
+    ok = h->metatable == NULL && h->array[0].tt_ == LT_TRUE && h->array[1].tt_ == LT_FALSE;
+    lua_newtable(L);
+    const void *mt = lua_topointer(L, -1);
+    lua_setmetatable(L, -5);
+    ok = ok && (const void *)h->metatable == mt;
+  }
   lua_settop(L, top);
   __atomic_store_n(&kjit_lt_on, ok, __ATOMIC_RELEASE);
 }
@@ -161,7 +173,7 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
     offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
-    LT_TABLE
+    LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE
   };
   ensure_probe(L);
   return enabled ? &lay : NULL;
@@ -209,10 +221,19 @@ static int readnum(const LtTValue *v, int64_t *out, int32_t *tag) {
   return 0;
 }
 
-static int writenum(LtTValue *v, int32_t vtag, int64_t vbits) {
-  if (v == NULL || LT_ISNIL(v->tt_) || (vtag != KLV_INT && vtag != KLV_FLT)) return 0;
+/* A number or a boolean (vtag KLV_INT, KLV_FLT, KLV_BOOL: none is
+** collectable, so no GC barrier) written over v: a present non-nil value,
+** or, with nil_ok (an element of the array part of a table without a
+** metatable), an empty one: luaV_finishset then stores into that same
+** slot (luaH_finishset) with no metamethod to consult; its only other
+** effect, clearing the table's cache of absent metamethods, concerns
+** string keys, and an integer key cannot name a metamethod. */
+static int writenum(LtTValue *v, int32_t vtag, int64_t vbits, int nil_ok) {
+  if (v == NULL || (LT_ISNIL(v->tt_) && !nil_ok)) return 0;
   if (vtag == KLV_INT) { v->value_.i = vbits; v->tt_ = LT_NUMINT; }
-  else { memcpy(&v->value_.n, &vbits, 8); v->tt_ = LT_NUMFLT; }
+  else if (vtag == KLV_FLT) { memcpy(&v->value_.n, &vbits, 8); v->tt_ = LT_NUMFLT; }
+  else if (vtag == KLV_BOOL) v->tt_ = vbits ? LT_TRUE : LT_FALSE;
+  else return 0;
   return 1;
 }
 
@@ -237,7 +258,8 @@ int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, in
 }
 
 int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, int64_t vbits) {
-  return writenum(arrayslot(table_at(L, t, hint), i), vtag, vbits);
+  LtTable *h = table_at(L, t, hint);
+  return writenum(arrayslot(h, i), vtag, vbits, h && h->metatable == NULL);
 }
 
 int kjit_lt_getfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
@@ -253,7 +275,7 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **
   LtTable *h = table_at(L, t, hint);
   if (h == NULL) return 0;
   const LtString *s = shortstr(L, k, ks);
-  return s && writenum((LtTValue *)field(h, s), vtag, vbits);
+  return s && writenum((LtTValue *)field(h, s), vtag, vbits, 0);
 }
 
 /* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */
@@ -275,10 +297,10 @@ int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out) {
 
 int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits) {
   if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return 0;
-  return writenum((LtTValue *)field(h, *ks), vtag, vbits);
+  return writenum((LtTValue *)field(h, *ks), vtag, vbits, 0);
 }
 
 int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits) {
   if (!enabled || h == NULL) return 0;
-  return writenum(arrayslot(h, i), vtag, vbits);
+  return writenum(arrayslot(h, i), vtag, vbits, ((LtTable *)h)->metatable == NULL);
 }

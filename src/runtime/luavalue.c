@@ -84,6 +84,18 @@ void kjit_lv_setnum(lua_State *L, int32_t slot, double d) {
   lua_replace(L, slot);
 }
 
+/* A number given as (tag KLV_INT or KLV_FLT, bits) into slot. */
+void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits) {
+  if (tag == KLV_FLT) {
+    double d;
+    memcpy(&d, &bits, 8);
+    lua_pushnumber(L, d);
+  } else {
+    lua_pushinteger(L, (lua_Integer)bits);
+  }
+  lua_replace(L, slot);
+}
+
 void kjit_lv_setbool(lua_State *L, int32_t slot, int32_t b) {
   lua_pushboolean(L, b);
   lua_replace(L, slot);
@@ -174,6 +186,7 @@ static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
 static void pushv(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
   if (tag == KLV_INT) lua_pushinteger(L, (lua_Integer)bits);
   else if (tag == KLV_FLT) { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); }
+  else if (tag == KLV_BOOL) lua_pushboolean(L, bits != 0);
   else lua_pushvalue(L, slot);
 }
 
@@ -268,6 +281,15 @@ int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst) {
 ** it), into slot dst: a raw read, no metamethod can be involved. */
 void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst) {
   lua_rawgeti(L, t, (lua_Integer)i);
+  lua_replace(L, dst);
+}
+
+/* t.k, known to be present with a value that is not a number (cg_lua.c's
+** inline read saw it in t's node), into slot dst: a raw read, as t.k is
+** when present. */
+void kjit_lv_anchorf(lua_State *L, int32_t t, const char *k, int32_t dst) {
+  lua_pushstring(L, k);
+  lua_rawget(L, t);
   lua_replace(L, dst);
 }
 
@@ -398,6 +420,37 @@ void kjit_lv_raise(lua_State *L, const char *msg, const char *chunk, int32_t lin
   raise_at(L, chunk, line);
 }
 
+/* The cold paths of compiled code, one call each (so that an access or an
+** operation costs one call site for all its errors, not a block per
+** message): rc is the code the helper returned; info, infob: cg_varinfo's
+** description of the operands (" (field 'x')", or ""). */
+void kjit_lv_indexerror(lua_State *L, int32_t rc, int32_t obj, const char *info,
+                        const char *chunk, int32_t line) {
+  if (rc == KLV_KEYNIL || rc == KLV_KEYNAN) kjit_lv_keyerror(L, rc == KLV_KEYNAN, chunk, line);
+  lua_pushfstring(L, " value%s", info);
+  kjit_lv_typeerror(L, obj, "attempt to index a ", lua_tostring(L, -1), chunk, line);
+}
+
+void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t bitwise,
+                        const char *infoa, const char *infob, const char *chunk, int32_t line) {
+  const char *info = (rc & 0xF) == 2 ? infob : infoa;
+  switch (rc) {
+  case KLV_BADA: case KLV_BADB:
+    lua_pushfstring(L, " value%s", info);
+    kjit_lv_typeerror(L, rc == KLV_BADB ? b : a,
+                      bitwise ? "attempt to perform bitwise operation on a "
+                              : "attempt to perform arithmetic on a ",
+                      lua_tostring(L, -1), chunk, line);
+    break;
+  case KLV_NOINTA: case KLV_NOINTB:
+    lua_pushfstring(L, "number%s has no integer representation", info);
+    raise_at(L, chunk, line);
+    break;
+  case KLV_IDIV0: kjit_lv_raise(L, "attempt to divide by zero", chunk, line); break;
+  default: kjit_lv_raise(L, "attempt to perform 'n%0'", chunk, line); break;   /* KLV_MOD0 */
+  }
+}
+
 /* ---- Names for the JIT linker ----------------------------------------------------- */
 
 void kjit_lv_register(void) {
@@ -406,11 +459,12 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
-  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori);
+  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   REG(kjit_lt_fgetfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
-  REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
+  REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
+  REG(kjit_lv_settagged); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
 #undef REG
 }
