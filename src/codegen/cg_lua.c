@@ -495,11 +495,28 @@ static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueR
     LLVMValueRef idx = LLVMBuildZExt(G->B, LLVMBuildAnd(G->B, hash, mask, ""), G->i64, "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
     LLVMValueRef off = LLVMBuildMul(G->B, idx, cg_i64(G, y->node_size), "");
-    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    LLVMValueRef n0 = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    /* the collision chain from there (ltable.c luaH_getshortstr): a key
+    ** off its main position is found too */
+    LLVMBasicBlockRef walk = cg_bb(G, "ltwalk"), next = cg_bb(G, "ltnext");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, walk);
+    LLVMPositionBuilderAtEnd(G->B, walk);
+    tv = LLVMBuildPhi(G->B, G->i8p, "node");
+    LLVMAddIncoming(tv, &n0, &from, 1);
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
     hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+    LLVMBuildCondBr(G->B, hit, found, next);
+    LLVMPositionBuilderAtEnd(G->B, next);
+    LLVMValueRef nx = at(G, tv, y->node_next, G->i32);
+    LLVMValueRef step = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, nx, G->i64, ""), cg_i64(G, y->node_size), "");
+    LLVMValueRef n1 = LLVMBuildGEP2(G->B, G->i8, tv, &step, 1, "");
+    LLVMAddIncoming(tv, &n1, &next, 1);
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, nx, cg_i32(G, 0), ""), miss, walk);
+    LLVMPositionBuilderAtEnd(G->B, found);
+    return tv;
   } else {    /* the array part, below alimit */
     LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
     LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
@@ -612,25 +629,6 @@ static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
   return phi;
 }
 
-/* frc: what a shorter path gave (>= 0: done, that result; -1: not taken);
-** else `name` runs, its result plus adjust: the result either way. */
-static LLVMValueRef chain(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
-                          LLVMValueRef *as, unsigned n, int adjust) {
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
-  LLVMPositionBuilderAtEnd(G->B, full);
-  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
-  if (adjust) rc = LLVMBuildAdd(G->B, rc, cg_i32(G, adjust), "");
-  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { frc, rc };
-  LLVMBasicBlockRef bs[2] = { here, fend };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
-}
-
 /* frc: what the shortest path gave (>= 0: done, that result; -1: not
 ** taken); else the full helper `name` runs: the result either way. */
 static LLVMValueRef fast_or_full(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
@@ -682,9 +680,8 @@ static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
 /* t[i] read with an integer key: inline, then the C paths. */
 static LLVMValueRef geti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
                             LLVMValueRef dst, LLVMValueRef out) {
-  LLVMTypeRef fp[3] = { G->i8p, G->i64, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef fa[3] = { h, key, out };
-  LLVMValueRef frc = chain(G, inline_get(G, h, NULL, key, out, obj, dst, NULL), "kjit_lt_fgeti", fp, fa, 3, 0);
+  /* (the inline path does what luatable.c's kjit_lt_fgeti would) */
+  LLVMValueRef frc = inline_get(G, h, NULL, key, out, obj, dst, NULL);
   LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
   return fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
@@ -707,9 +704,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
   LLVMValueRef isint = NULL, ikey = NULL;
   if (v->op == KIR_GETFIELD && cname(v)) {
     LLVMValueRef ks = sitecache(G);
-    LLVMTypeRef fp[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
-    LLVMValueRef fa[3] = { h, ks, out };
-    LLVMValueRef frc = chain(G, inline_get(G, h, ks, NULL, out, obj, dst, v), "kjit_lt_fgetfield", fp, fa, 3, 0);
+    LLVMValueRef frc = inline_get(G, h, ks, NULL, out, obj, dst, v);
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                           LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
@@ -739,9 +734,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
 /* t[i] = (tag, bits, val) with an integer key: inline, then the C paths. */
 static LLVMValueRef seti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
                             LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef val) {
-  LLVMTypeRef fp[4] = { G->i8p, G->i64, G->i32, G->i64 };
-  LLVMValueRef fa[4] = { h, key, tag, bits };
-  LLVMValueRef done = chain(G, inline_set(G, h, NULL, key, tag, bits), "kjit_lt_fseti", fp, fa, 4, -1);
+  LLVMValueRef done = inline_set(G, h, NULL, key, tag, bits);
   LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
   LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
   return fast_or_full(G, done, "kjit_lv_seti", ps, as, 7);
@@ -777,9 +770,7 @@ void cg_lua_store(CG *G, const KirInsn *v) {
     stored(G, cg_val(G, v->args[1]), v, &tag, &bits, &val);
     if (cname(v)) {
       LLVMValueRef ks = sitecache(G);
-      LLVMTypeRef fp[4] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64 };
-      LLVMValueRef fa[4] = { h, ks, tag, bits };
-      LLVMValueRef done = chain(G, inline_set(G, h, ks, NULL, tag, bits), "kjit_lt_fsetfield", fp, fa, 4, -1);
+      LLVMValueRef done = inline_set(G, h, ks, NULL, tag, bits);
       LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                             G->i64, G->i32 };
       LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, tag, bits, val };
@@ -879,21 +870,6 @@ static int lua_op(int kop) {
   }
 }
 
-typedef struct ArithErr { LLVMValueRef a, b; int bitwise; } ArithErr;
-
-/* The cold path of arithmetic: one call (luavalue.c kjit_lv_aritherror)
-** raises the error rc names, with the operands' descriptions. */
-static void raise_arith(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
-  ArithErr *e = ud;
-  char ia[128], ib[128] = "";
-  cg_varinfo(G, v, 0, ia, sizeof ia);
-  if (v->nargs > 1) cg_varinfo(G, v, 1, ib, sizeof ib);
-  LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i32, G->i32, G->i32, G->i8p, G->i8p, G->i8p, G->i32 };
-  LLVMValueRef as[9] = { G->luaL, rc, e->a, e->b, cg_i32(G, e->bitwise), text(G, ia), text(G, ib),
-                         G->chunkname, cg_i32(G, v->line) };
-  call(G, "kjit_lv_aritherror", NULL, ps, as, 9);
-}
-
 /* Can x take the inline number path (when its tag says so)? */
 static int numcapable(CgVal x) {
   return isnumkind(x.t.kind) || (x.t.kind == T_LUA && !inslot(x));
@@ -933,18 +909,20 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     LLVMBuildBr(G->B, sb);
   }
   LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
-  LLVMValueRef pa = operand(G, x[0], 0, v);
-  LLVMValueRef pb = unary ? pa : operand(G, x[1], 1, v);
+  /* one call (luavalue.c kjit_lv_arithx) boxes, runs and raises */
+  LLVMValueRef ta, ba, sa, tb, bb, sb2;
+  triple(G, x[0], 0, v, &ta, &ba, &sa);
+  if (unary) { tb = ta; bb = ba; sb2 = sa; }
+  else triple(G, x[1], 1, v, &tb, &bb, &sb2);
   LLVMValueRef out = outp(G);
-  LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0),
-                        G->i8p, G->i32 };
-  LLVMValueRef as[8] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out, G->chunkname,
-                         cg_i32(G, v->line) };
-  /* kjit_lv_arith, a string operand's errors located (runtime/luastring.c) */
-  LLVMValueRef rc = call(G, "kjit_ls_arith", G->i32, ps, as, 8);
-  int op = lua_op(v->op);
-  ArithErr e = { pa, pb, op >= LUA_OPBAND && op != LUA_OPUNM };
-  check_rc(G, v, rc, raise_arith, &e);
+  char ia[128], ib[128] = "";
+  cg_varinfo(G, v, 0, ia, sizeof ia);
+  if (!unary) cg_varinfo(G, v, 1, ib, sizeof ib);
+  LLVMTypeRef ps[14] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i32,
+                         LLVMPointerType(G->i64, 0), G->i8p, G->i32, G->i8p, G->i8p };
+  LLVMValueRef as[14] = { G->luaL, cg_i32(G, lua_op(v->op)), ta, ba, sa, tb, bb, sb2, dst, out,
+                          G->chunkname, cg_i32(G, v->line), text(G, ia), text(G, ib) };
+  LLVMValueRef rc = call(G, "kjit_lv_arithx", G->i32, ps, as, 14);
   LLVMValueRef stag = LLVMBuildTrunc(G->B, rc, G->i8, ""), sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
@@ -956,14 +934,6 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   LLVMAddIncoming(tp, tv, from, 2);
   LLVMAddIncoming(bp, bv, from, 2);
   return mk(TY(T_LUA), dst, tp, bp);
-}
-
-static void raise_cmp(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
-  (void)rc;
-  LLVMValueRef *ab = ud;
-  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i8p, G->i32 };
-  LLVMValueRef as[5] = { G->luaL, ab[0], ab[1], G->chunkname, cg_i32(G, v->line) };
-  call(G, "kjit_lv_cmperror", NULL, ps, as, 5);
 }
 
 CgVal cg_lua_compare(CG *G, const KirInsn *v) {
@@ -981,18 +951,15 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   } else {
     LLVMBuildBr(G->B, sb);
   }
-  LLVMPositionBuilderAtEnd(G->B, sb);
-  LLVMValueRef ab[2];
-  ab[0] = operand(G, x[0], 0, v);
-  ab[1] = operand(G, x[1], 1, v);
+  LLVMPositionBuilderAtEnd(G->B, sb);   /* one call: luavalue.c kjit_lv_comparex */
+  LLVMValueRef ta, ba, sa, tb, bb, sb2;
+  triple(G, x[0], 0, v, &ta, &ba, &sa);
+  triple(G, x[1], 1, v, &tb, &bb, &sb2);
   int op = v->op == KIR_EQ ? LUA_OPEQ : v->op == KIR_LT ? LUA_OPLT : LUA_OPLE;
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-  LLVMValueRef as[4] = { G->luaL, cg_i32(G, op), ab[0], ab[1] };
-  LLVMValueRef r = call(G, "kjit_lv_compare", G->i32, ps, as, 4);
-  if (op != LUA_OPEQ) {
-    LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, KLV_CMP), "");
-    check_rc(G, v, LLVMBuildSelect(G->B, bad, cg_i32(G, KLV_CMP), cg_i32(G, 0), ""), raise_cmp, ab);
-  }
+  LLVMTypeRef ps[10] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i8p, G->i32 };
+  LLVMValueRef as[10] = { G->luaL, cg_i32(G, op), ta, ba, sa, tb, bb, sb2, G->chunkname,
+                          cg_i32(G, v->line) };
+  LLVMValueRef r = call(G, "kjit_lv_comparex", G->i32, ps, as, 10);
   LLVMValueRef sr = LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);

@@ -55,6 +55,7 @@
 #include <string.h>
 #include "lauxlib.h"
 #include "backend/cpu.h"
+#include "runtime/luastring.h"
 
 /* ---- Frames --------------------------------------------------------------- */
 
@@ -451,6 +452,48 @@ void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t 
   }
 }
 
+/* ---- Slow paths, whole ------------------------------------------------------------- */
+
+/* Pushes an operand given as (tag, bits, slot); its absolute index. */
+static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  pushv(L, tag, bits, slot);
+  return lua_gettop(L);
+}
+
+/* Arithmetic that is not on two numbers (metamethods, strings, errors),
+** its operands as compiled code holds them: the result as kjit_lv_arith
+** gives it (a tag, a number in *out, anything else in dst); an error is
+** raised here, located, with the operands' descriptions. One call per
+** operation, so the operation's cold path is small code. */
+int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
+                       const char *chunk, int32_t line, const char *infoa, const char *infob) {
+  int top = lua_gettop(L);
+  int32_t a = pushop(L, atag, abits, aslot);
+  int32_t b = op == LUA_OPUNM || op == LUA_OPBNOT ? a : pushop(L, btag, bbits, bslot);
+  int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
+  if (rc >= 0x10) {
+    int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
+    kjit_lv_aritherror(L, rc, a, b, bitwise, infoa, infob, chunk, line);
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
+/* A comparison that is not of two numbers: 0 or 1, or the ordering error
+** raised here, located. */
+int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                         int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                         int32_t line) {
+  int top = lua_gettop(L);
+  int32_t a = pushop(L, atag, abits, aslot);
+  int32_t b = pushop(L, btag, bbits, bslot);
+  int32_t r = kjit_lv_compare(L, op, a, b);
+  if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
+  lua_settop(L, top);
+  return r;
+}
+
 /* ---- Names for the JIT linker ----------------------------------------------------- */
 
 void kjit_lv_register(void) {
@@ -465,6 +508,6 @@ void kjit_lv_register(void) {
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
-  REG(kjit_lv_settagged); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
+  REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
 #undef REG
 }

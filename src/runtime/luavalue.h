@@ -75,6 +75,13 @@ void kjit_lv_indexerror(lua_State *L, int32_t rc, int32_t obj, const char *info,
 void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t bitwise,
                         const char *infoa, const char *infob, const char *chunk, int32_t line);
 void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits);
+/* Whole slow paths (operands as (tag, bits, slot)), raising their errors. */
+int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
+                       const char *chunk, int32_t line, const char *infoa, const char *infob);
+int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                         int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                         int32_t line);
 
 /* Fast paths over Lua 5.4's own table layout (runtime/luatable.c): each
 ** returns 1 when it did the whole operation (a plain table, no metatable
@@ -104,6 +111,7 @@ typedef struct KltLayout {
   int tag_table;                                /* a table value's tag */
   int t_metatable;                              /* in a Table */
   int tag_false, tag_true;                      /* booleans' tags */
+  int node_next;                                /* a Node's chain link (int) */
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;

@@ -148,3 +148,51 @@ test("a collection at every allocation while compiled code holds what it read", 
   collectgarbage("setstepmul", stepmul)
   if not ok then error(err, 0) end
 end)
+
+test("fields off their main position (collision chains) read and written inline", function()
+  -- many fields in one hash part: some keys sit away from their main
+  -- position; every one must be found, and a missing one must not be
+  local function make()
+    local t = {}
+    for i = 1, 40 do t["f" .. i] = i * 1.5 end
+    t.x, t.y, t.z, t.vx, t.vy, t.vz, t.mass = 1, 2, 3, 4, 5, 6, 7
+    return t
+  end
+  T.check(function(t)
+    local s = t.x + t.y + t.z + t.vx + t.vy + t.vz + t.mass + t.f1 + t.f17 + t.f40
+    t.vx = t.vx + 1; t.mass = t.mass * 2; t.f33 = -1
+    return s, t.missing, t.f41
+  end, function() return make() end)
+end)
+
+test("arithmetic and comparisons off the number path: metamethods, strings, errors", function()
+  local V = {}
+  V.__index = V
+  V.__add = function(a, b) return setmetatable({ x = a.x + b.x }, V) end
+  V.__lt = function(a, b) return a.x < b.x end
+  V.__le = function(a, b) return a.x <= b.x end
+  V.__unm = function(a) return setmetatable({ x = -a.x }, V) end
+  local function vec(x) return setmetatable({ x = x }, V) end
+  T.check(function(t) local c = t.a + t.b; local d = -t.a; return c.x, d.x, t.a < t.b, t.b <= t.a end,
+          function() return { a = vec(1), b = vec(2.5) } end)
+  T.check(function(t) return t.s + 1, t.s * t.n, t.n .. "", t.i // t.j, t.i % t.j end,
+          function() return { s = "10", n = 3, i = 7, j = 2 } end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'missing')",
+                function(t) return t.x + t.missing end, function() return { x = 1 } end)
+  T.check_error("attempt to perform arithmetic on a table value",
+                function(t) return t.x * t.sub end, function() return { x = 1, sub = {} } end)
+  T.check_error("attempt to perform bitwise operation on a boolean value",
+                function(t) return t.x & t.b end, function() return { x = 1, b = true } end)
+  T.check_error("has no integer representation", function(t) return t.x | t.f end,
+                function() return { x = 1, f = 1.5 } end)
+  T.check_error("attempt to divide by zero", function(t) return t.x // t.z end,
+                function() return { x = 1, z = 0 } end)
+  T.check_error("attempt to perform 'n%0'", function(t) return t.x % t.z end,
+                function() return { x = 1, z = 0 } end)
+  T.check_error("attempt to compare number with nil", function(t) return t.x < t.missing end,
+                function() return { x = 1 } end)
+  T.check_error("attempt to compare two table values", function(t) return t.a <= t.b end,
+                function() return { a = {}, b = {} } end)
+  T.check_error("attempt to add a 'string' with a 'number'", function(t) return t.s + 1 end,
+                function() return { s = "abc" } end)
+end)
