@@ -488,34 +488,39 @@ static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueR
   LLVMBuildCondBr(G->B, ok, probe, miss);
   LLVMPositionBuilderAtEnd(G->B, probe);
   LLVMValueRef tv, hit;
-  if (ks) {   /* the main position of a short string key */
-    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i32, "");
-    LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i32(G, 1), lsz, ""), cg_i32(G, 1), "");
-    LLVMValueRef hash = at(G, s, y->s_hash, G->i32);
-    LLVMValueRef idx = LLVMBuildZExt(G->B, LLVMBuildAnd(G->B, hash, mask, ""), G->i64, "");
+  if (ks) {
+    /* the node where this site found its key last time (a byte offset in
+    ** the node array, kept per site: objects made alike put a key in the
+    ** same node), checked inline; else luatable.c walks the chain and
+    ** tells the offset for next time (no loop in the code: smaller, and
+    ** LLVM's loop passes have nothing to do) */
+    LLVMValueRef kn = LLVMAddGlobal(G->M, G->i64, "kcg.kn");
+    LLVMSetInitializer(kn, cg_i64(G, 0));
+    LLVMSetLinkage(kn, LLVMPrivateLinkage);
+    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
+    LLVMValueRef lim = LLVMBuildMul(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, y->node_size), "");
+    LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, kn, "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
-    LLVMValueRef off = LLVMBuildMul(G->B, idx, cg_i64(G, y->node_size), "");
+    LLVMBasicBlockRef cached = cg_bb(G, "ltcached"), slow = cg_bb(G, "ltfind");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), cached, slow);
+    LLVMPositionBuilderAtEnd(G->B, cached);
     LLVMValueRef n0 = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
-    /* the collision chain from there (ltable.c luaH_getshortstr): a key
-    ** off its main position is found too */
-    LLVMBasicBlockRef walk = cg_bb(G, "ltwalk"), next = cg_bb(G, "ltnext");
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(G->B);
-    LLVMBuildBr(G->B, walk);
-    LLVMPositionBuilderAtEnd(G->B, walk);
-    tv = LLVMBuildPhi(G->B, G->i8p, "node");
-    LLVMAddIncoming(tv, &n0, &from, 1);
-    LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
-    LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
+    LLVMValueRef ktt = at(G, n0, y->node_key_tt, G->i8);
+    LLVMValueRef kv = at(G, n0, y->node_key_val, G->i8p);
     hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
-    LLVMBuildCondBr(G->B, hit, found, next);
-    LLVMPositionBuilderAtEnd(G->B, next);
-    LLVMValueRef nx = at(G, tv, y->node_next, G->i32);
-    LLVMValueRef step = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, nx, G->i64, ""), cg_i64(G, y->node_size), "");
-    LLVMValueRef n1 = LLVMBuildGEP2(G->B, G->i8, tv, &step, 1, "");
-    LLVMAddIncoming(tv, &n1, &next, 1);
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, nx, cg_i32(G, 0), ""), miss, walk);
+    LLVMBuildCondBr(G->B, hit, found, slow);
+    LLVMPositionBuilderAtEnd(G->B, slow);
+    LLVMTypeRef ps[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[3] = { h, ks, kn };
+    LLVMValueRef n1 = call(G, "kjit_lt_findfield", G->i8p, ps, as, 3);
+    LLVMBasicBlockRef slowend = LLVMGetInsertBlock(G->B);
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, n1, LLVMConstNull(G->i8p), ""), found, miss);
     LLVMPositionBuilderAtEnd(G->B, found);
+    tv = LLVMBuildPhi(G->B, G->i8p, "node");
+    LLVMValueRef vs[2] = { n0, n1 };
+    LLVMBasicBlockRef bs[2] = { cached, slowend };
+    LLVMAddIncoming(tv, vs, bs, 2);
     return tv;
   } else {    /* the array part, below alimit */
     LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");

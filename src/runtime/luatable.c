@@ -280,6 +280,18 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **
 
 /* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */
 
+/* The node holding short string key *ks in table h (NULL when absent, the
+** layout is off or the site has no key yet); its byte offset in the node
+** array is left in *kn, where compiled code looks first next time
+** (cg_lua.c lookup). */
+void *kjit_lt_findfield(void *h, void **ks, int64_t *kn) {
+  if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return NULL;
+  const LtTValue *v = field(h, *ks);   /* the node itself: its value comes first */
+  if (v == NULL) return NULL;
+  *kn = (int64_t)((const char *)v - (const char *)((LtTable *)h)->node);
+  return (void *)v;
+}
+
 /* h: the table's address (compiled code's hint, or NULL); ks: the call
 ** site's cached field name (NULL before its first full call). Each
 ** answers -1 (or 0 for the stores) when the full helper must run. */

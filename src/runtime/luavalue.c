@@ -504,7 +504,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
-  REG(kjit_lt_fgetfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
+  REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);

@@ -99,6 +99,7 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
 int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
 int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out);
 int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits);
+void *kjit_lt_findfield(void *h, void **ks, int64_t *kn);
 int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits);
 /* The layout as numbers (luatable.c's kjit_lt_layout), for the code
 ** generator's inline reads and writes; offsets in bytes. */

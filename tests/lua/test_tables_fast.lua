@@ -196,3 +196,20 @@ test("arithmetic and comparisons off the number path: metamethods, strings, erro
   T.check_error("attempt to add a 'string' with a 'number'", function(t) return t.s + 1 end,
                 function() return { s = "abc" } end)
 end)
+
+test("a site's remembered node: other shapes, resized tables, deleted fields", function()
+  -- one read site over objects whose key x sits in different nodes, a
+  -- table that grows between reads (its nodes move), a field set to nil
+  T.check(function(list)
+    local s = 0
+    for i = 1, #list do s = s + (list[i].x or 0) end
+    local t = list[1]
+    for k = 1, 30 do t["g" .. k] = k end   -- rehash: x moves
+    s = s + t.x
+    t.x = nil
+    return s, t.x, list[2].x
+  end, function()
+    return { { x = 1, y = 2 }, { a = 1, b = 2, c = 3, x = 4 }, { y = 5, x = 6.5 }, { z = 1 },
+             setmetatable({}, { __index = { x = 100 } }) }
+  end)
+end)
