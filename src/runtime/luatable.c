@@ -5,18 +5,23 @@
 ** ltable.c of 5.4.0 to 5.4.6, which agree on everything used here).
 **
 ** What it does: t.x and t[i] on a table whose slot holds a number are read
-** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = n and t[i] = n,
-** where the key is present with a non-nil value, overwrite the number in
-** place (kjit_lt_setfield, kjit_lt_seti). Anything else (a missing key,
-** a value that is not a number, a table with its key absent where a
-** metamethod could run, a string key longer than short strings) answers 0
-** and the caller (luavalue.c) takes the Lua API path, which is always
-** right. Why these shortcuts are exact:
+** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = v and t[i] = v,
+** v a number or a boolean, where the key is present with a non-nil value,
+** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
+** into an empty element of the array part of a table without a metatable
+** (writenum says why that is exact). Compiled code does the same inline
+** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives), and for a
+** field looks first in the node where its site found the key last time
+** (kjit_lt_findfield walks the chain and remembers the node). Anything
+** else (a missing key, a table with its key absent where a metamethod
+** could run, a string key longer than short strings) answers 0 and the
+** caller (luavalue.c) takes the Lua API path, which is always right. Why
+** these shortcuts are exact:
 **   - a read of a present non-nil value never consults __index;
 **   - a write over a present non-nil value never consults __newindex, and
-**     storing a number (not collectable) needs no GC barrier; the key's
-**     presence does not change, so the metamethod-absence cache (flags)
-**     stays valid;
+**     storing a number or a boolean (not collectable) needs no GC barrier;
+**     the key's presence does not change, so the metamethod-absence cache
+**     (flags) stays valid;
 **   - an array index is used only below alimit (luaH_getint's first test).
 ** Short strings are interned: a field name is compared by its TString
 ** pointer, which compiled code caches per call site (ks) after anchoring
