@@ -234,17 +234,11 @@ static void setv(CG *G, const char *name, LLVMTypeRef ty, LLVMValueRef v, LLVMVa
   call(G, name, NULL, ps, as, ty ? 3 : 2);
 }
 
-/* Writes the number (tag 1 or 2, bits) into slot dst. */
+/* Writes the number (tag 1 or 2, bits) into slot dst: one call. */
 static void box_tagged(CG *G, LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef dst) {
-  LLVMBasicBlockRef fb = cg_bb(G, "boxf"), ib = cg_bb(G, "boxi"), done = cg_bb(G, "boxed");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tag, i8c(G, KLV_FLT), ""), fb, ib);
-  LLVMPositionBuilderAtEnd(G->B, fb);
-  setv(G, "kjit_lv_setnum", G->f64, LLVMBuildBitCast(G->B, bits, G->f64, ""), dst);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, ib);
-  setv(G, "kjit_lv_setint", G->i64, bits, dst);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i64 };
+  LLVMValueRef as[4] = { G->luaL, dst, LLVMBuildZExt(G->B, tag, G->i32, ""), bits };
+  call(G, "kjit_lv_settagged", NULL, ps, as, 4);
 }
 
 static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) {
@@ -384,12 +378,6 @@ static void raise_msg(CG *G, const KirInsn *v, const char *msg) {
   call(G, "kjit_lv_raise", NULL, ps, as, 4);
 }
 
-static void keyerror(CG *G, const KirInsn *v, int nan) {
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i32 };
-  LLVMValueRef as[4] = { G->luaL, cg_i32(G, nan), G->chunkname, cg_i32(G, v->line) };
-  call(G, "kjit_lv_keyerror", NULL, ps, as, 4);
-}
-
 /* " value" and Lua's description of operand argi of v. */
 static const char *value_info(CG *G, const KirInsn *v, int argi, char *buf, size_t n) {
   char info[128];
@@ -400,22 +388,16 @@ static const char *value_info(CG *G, const KirInsn *v, int argi, char *buf, size
 
 typedef struct IndexErr { LLVMValueRef obj; } IndexErr;
 
+/* The cold path of a read or a write: one call (luavalue.c
+** kjit_lv_indexerror) raises "attempt to index a ... value" or the key's
+** error, whichever rc says. */
 static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   IndexErr *e = ud;
-  char post[200];
-  LLVMBasicBlockRef bad = cg_bb(G, "badobj"), other = cg_bb(G, "badkey");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_BADA), ""), bad, other);
-  LLVMPositionBuilderAtEnd(G->B, bad);
-  typeerror(G, v, e->obj, "attempt to index a ", value_info(G, v, 0, post, sizeof post));
-  LLVMBuildUnreachable(G->B);
-  LLVMPositionBuilderAtEnd(G->B, other);   /* t[nil] = v, t[0/0] = v */
-  LLVMBasicBlockRef knil = cg_bb(G, "keynil"), knan = cg_bb(G, "keynan");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_KEYNIL), ""), knil, knan);
-  LLVMPositionBuilderAtEnd(G->B, knil);
-  keyerror(G, v, 0);
-  LLVMBuildUnreachable(G->B);
-  LLVMPositionBuilderAtEnd(G->B, knan);
-  keyerror(G, v, 1);
+  char info[128];
+  cg_varinfo(G, v, 0, info, sizeof info);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i8p, G->i8p, G->i32 };
+  LLVMValueRef as[6] = { G->luaL, rc, e->obj, text(G, info), G->chunkname, cg_i32(G, v->line) };
+  call(G, "kjit_lv_indexerror", NULL, ps, as, 6);
 }
 
 /* ---- Tables ----------------------------------------------------------------------------- */
@@ -496,28 +478,48 @@ static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueR
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
   LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
                                  LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
-  LLVMValueRef s = NULL;
-  if (ks) {
-    s = LLVMBuildLoad2(G->B, G->i8p, ks, "");
-    LLVMValueRef sv = LLVMBuildPtrToInt(G->B, s, G->i64, "");
-    ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntUGT, sv, cg_i64(G, 1), ""), "");
-  }
+  /* the site's name (NULL before its first full call, 1 for a long name):
+  ** neither is ever a node's key, so the key test fails for them and
+  ** kjit_lt_findfield, which checks, answers NULL */
+  LLVMValueRef s = ks ? LLVMBuildLoad2(G->B, G->i8p, ks, "") : NULL;
   LLVMBasicBlockRef probe = cg_bb(G, "ltprobe"), found = cg_bb(G, "ltfound");
   LLVMBuildCondBr(G->B, ok, probe, miss);
   LLVMPositionBuilderAtEnd(G->B, probe);
   LLVMValueRef tv, hit;
-  if (ks) {   /* the main position of a short string key */
-    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i32, "");
-    LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i32(G, 1), lsz, ""), cg_i32(G, 1), "");
-    LLVMValueRef hash = at(G, s, y->s_hash, G->i32);
-    LLVMValueRef idx = LLVMBuildZExt(G->B, LLVMBuildAnd(G->B, hash, mask, ""), G->i64, "");
+  if (ks) {
+    /* the node where this site found its key last time (a byte offset in
+    ** the node array, kept per site: objects made alike put a key in the
+    ** same node), checked inline; else luatable.c walks the chain and
+    ** tells the offset for next time (no loop in the code: smaller, and
+    ** LLVM's loop passes have nothing to do) */
+    LLVMValueRef kn = LLVMAddGlobal(G->M, G->i64, "kcg.kn");
+    LLVMSetInitializer(kn, cg_i64(G, 0));
+    LLVMSetLinkage(kn, LLVMPrivateLinkage);
+    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
+    LLVMValueRef lim = LLVMBuildMul(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, y->node_size), "");
+    LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, kn, "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
-    LLVMValueRef off = LLVMBuildMul(G->B, idx, cg_i64(G, y->node_size), "");
-    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
-    LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
-    LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
+    LLVMBasicBlockRef cached = cg_bb(G, "ltcached"), slow = cg_bb(G, "ltfind");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), cached, slow);
+    LLVMPositionBuilderAtEnd(G->B, cached);
+    LLVMValueRef n0 = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    LLVMValueRef ktt = at(G, n0, y->node_key_tt, G->i8);
+    LLVMValueRef kv = at(G, n0, y->node_key_val, G->i8p);
     hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+    LLVMBuildCondBr(G->B, hit, found, slow);
+    LLVMPositionBuilderAtEnd(G->B, slow);
+    LLVMTypeRef ps[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[3] = { h, ks, kn };
+    LLVMValueRef n1 = call(G, "kjit_lt_findfield", G->i8p, ps, as, 3);
+    LLVMBasicBlockRef slowend = LLVMGetInsertBlock(G->B);
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, n1, LLVMConstNull(G->i8p), ""), found, miss);
+    LLVMPositionBuilderAtEnd(G->B, found);
+    tv = LLVMBuildPhi(G->B, G->i8p, "node");
+    LLVMValueRef vs[2] = { n0, n1 };
+    LLVMBasicBlockRef bs[2] = { cached, slowend };
+    LLVMAddIncoming(tv, vs, bs, 2);
+    return tv;
   } else {    /* the array part, below alimit */
     LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
     LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
@@ -539,35 +541,41 @@ static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode)
 
 /* An inline read of a number: the tag (1, 2; the bits stored in out), or
 ** -1 where the C paths must run. ks: the site's name cache (a field), or
-** NULL with key (an integer index); then a table in the array part (ps[i])
-** is anchored in slot dst by one raw read (obj: the table's slot), tag 0
-** and its address in out. */
+** NULL with key (an integer index). Any other present non-nil value (a
+** table: ps[i], self.pos; a boolean, a string) is anchored in slot dst by
+** one raw read (obj: the table's slot; a present value never consults
+** __index): tag 0, and in out a table's address (the hint of later
+** accesses) or 0. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
-                               LLVMValueRef out, LLVMValueRef obj, LLVMValueRef dst) {
+                               LLVMValueRef out, LLVMValueRef obj, LLVMValueRef dst,
+                               const KirInsn *v) {
   const KltLayout *y = layout(G);
   if (y == NULL) return cg_i32(G, -1);
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), num = cg_bb(G, "ltnum");
-  LLVMBasicBlockRef other = cg_bb(G, "ltother"), tab = NULL;
+  LLVMBasicBlockRef other = cg_bb(G, "ltother"), tab = cg_bb(G, "ltanchor");
   LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
   LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
   LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, other);
   LLVMPositionBuilderAtEnd(G->B, other);
-  if (ks == NULL) {   /* a table in the array part */
-    tab = cg_bb(G, "lttable");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), ""),
-                    tab, miss);
-    LLVMPositionBuilderAtEnd(G->B, tab);
-    LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+  LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                      LLVMConstInt(G->i8, 0, 0), "");
+  LLVMBuildCondBr(G->B, nonnil, tab, miss);
+  LLVMPositionBuilderAtEnd(G->B, tab);
+  LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
+  LLVMBuildStore(G->B, LLVMBuildSelect(G->B, istab, at(G, tv, 0, G->i64), cg_i64(G, 0), ""), out);
+  if (ks == NULL) {
     LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i64, G->i32 };
     LLVMValueRef as[4] = { G->luaL, obj, key, dst };
     call(G, "kjit_lv_anchori", NULL, ps, as, 4);
-    tab = LLVMGetInsertBlock(G->B);
-    LLVMBuildBr(G->B, join);
   } else {
-    LLVMBuildBr(G->B, miss);
+    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i32 };
+    LLVMValueRef as[4] = { G->luaL, obj, text(G, v->k.str.s), dst };
+    call(G, "kjit_lv_anchorf", NULL, ps, as, 4);
   }
+  tab = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, num);
   LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
@@ -578,12 +586,14 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
   LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
   LLVMValueRef vs[3] = { tag, cg_i32(G, -1), cg_i32(G, KLV_INSLOT) };
   LLVMBasicBlockRef bs[3] = { num, miss, tab };
-  LLVMAddIncoming(phi, vs, bs, tab ? 3 : 2);
+  LLVMAddIncoming(phi, vs, bs, 3);
   return phi;
 }
 
-/* An inline write of a number (vtag 1, 2) over a present non-nil value:
-** 0 when done, -1 where the C paths must run. */
+/* An inline write of a number or a boolean (vtag 1, 2, 3; luatable.c
+** writenum says why it is exact) over a present non-nil value, or an empty
+** element of the array part of a table without a metatable: 0 when done,
+** -1 where the C paths must run. */
 static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
                                LLVMValueRef vtag, LLVMValueRef vbits) {
   const KltLayout *y = layout(G);
@@ -596,13 +606,21 @@ static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
   LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
+  if (ks == NULL) {   /* an empty element: fine without a metatable */
+    LLVMValueRef mt = at(G, h, y->t_metatable, G->i8p);
+    nonnil = LLVMBuildOr(G->B, nonnil, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");
+  }
   LLVMBuildCondBr(G->B, nonnil, wr, miss);
   LLVMPositionBuilderAtEnd(G->B, wr);
   put(G, tv, 0, vbits);
+  LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_BOOL), "");
+  LLVMValueRef btt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntNE, vbits, cg_i64(G, 0), ""),
+                                     LLVMConstInt(G->i8, (unsigned)y->tag_true, 0),
+                                     LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), "");
   LLVMValueRef ntt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_INT), ""),
                                      LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
                                      LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  put(G, tv, ks ? y->node_tt : y->tv_tt, ntt);
+  put(G, tv, ks ? y->node_tt : y->tv_tt, LLVMBuildSelect(G->B, isb, btt, ntt, ""));
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, miss);
   LLVMBuildBr(G->B, join);
@@ -610,25 +628,6 @@ static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
   LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
   LLVMValueRef vs[2] = { cg_i32(G, 0), cg_i32(G, -1) };
   LLVMBasicBlockRef bs[2] = { wr, miss };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
-}
-
-/* frc: what a shorter path gave (>= 0: done, that result; -1: not taken);
-** else `name` runs, its result plus adjust: the result either way. */
-static LLVMValueRef chain(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
-                          LLVMValueRef *as, unsigned n, int adjust) {
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
-  LLVMPositionBuilderAtEnd(G->B, full);
-  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
-  if (adjust) rc = LLVMBuildAdd(G->B, rc, cg_i32(G, adjust), "");
-  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { frc, rc };
-  LLVMBasicBlockRef bs[2] = { here, fend };
   LLVMAddIncoming(phi, vs, bs, 2);
   return phi;
 }
@@ -651,37 +650,117 @@ static LLVMValueRef fast_or_full(CG *G, LLVMValueRef frc, const char *name, LLVM
   return phi;
 }
 
+/* A key that is an integer at run time though not typed so (a number read
+** from a table, q[q1]; a T_NUMBER): *isint (i1) says when, and the
+** integer's bits are returned; NULL for a key that never is. A float key
+** (even an integral one, which Lua normalizes) takes the generic path. */
+static LLVMValueRef dyn_intkey(CG *G, CgVal k, LLVMValueRef *isint) {
+  if (k.t.kind == T_LUA && !inslot(k) && k.dims[0]) {
+    *isint = LLVMBuildICmp(G->B, LLVMIntEQ, k.flag, i8c(G, KLV_INT), "");
+    return k.dims[0];
+  }
+  if (k.t.kind == T_NUMBER && k.isf) {
+    *isint = LLVMBuildNot(G->B, k.isf, "");
+    return k.v;
+  }
+  return NULL;
+}
+
+/* Joins the rc of two paths (the builder in each path's last block is
+** given as from[]) at a new block. */
+static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
+  LLVMBasicBlockRef done = cg_bb(G, "lvkjoin");
+  LLVMPositionBuilderAtEnd(G->B, from[0]);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, from[1]);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
+  LLVMAddIncoming(phi, rcs, from, 2);
+  return phi;
+}
+
+/* t[i] read with an integer key: inline, then the C paths. */
+static LLVMValueRef geti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
+                            LLVMValueRef dst, LLVMValueRef out) {
+  /* (the inline path does what luatable.c's kjit_lt_fgeti would) */
+  LLVMValueRef frc = inline_get(G, h, NULL, key, out, obj, dst, NULL);
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
+  return fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
+}
+
+/* t[k] read with a key of any type (in slot k). */
+static LLVMValueRef gettable_rc(CG *G, LLVMValueRef obj, LLVMValueRef k, LLVMValueRef dst,
+                                LLVMValueRef out) {
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
+  return call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+}
+
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   LLVMValueRef h = hint(G, ox);
   LLVMValueRef obj = operand(G, ox, 2, v);
   LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
   IndexErr e = { obj };
+  LLVMValueRef isint = NULL, ikey = NULL;
   if (v->op == KIR_GETFIELD && cname(v)) {
     LLVMValueRef ks = sitecache(G);
-    LLVMTypeRef fp[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
-    LLVMValueRef fa[3] = { h, ks, out };
-    LLVMValueRef frc = chain(G, inline_get(G, h, ks, NULL, out, obj, dst), "kjit_lt_fgetfield", fp, fa, 3, 0);
+    LLVMValueRef frc = inline_get(G, h, ks, NULL, out, obj, dst, v);
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                           LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
     rc = fast_or_full(G, frc, "kjit_lv_getfield", ps, as, 7);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
-    LLVMValueRef key = cg_val(G, v->args[1]).v;
-    LLVMTypeRef fp[3] = { G->i8p, G->i64, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef fa[3] = { h, key, out };
-    LLVMValueRef frc = chain(G, inline_get(G, h, NULL, key, out, obj, dst), "kjit_lt_fgeti", fp, fa, 3, 0);
-    LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
-    rc = fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
+    rc = geti_rc(G, h, obj, cg_val(G, v->args[1]).v, dst, out);
+  } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
+    /* an integer at run time: the integer paths; anything else: generic */
+    LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
+    LLVMBuildCondBr(G->B, isint, ib, gb);
+    LLVMPositionBuilderAtEnd(G->B, ib);
+    LLVMValueRef rcs[2];
+    rcs[0] = geti_rc(G, h, obj, ikey, dst, out);
+    from[0] = LLVMGetInsertBlock(G->B);
+    LLVMPositionBuilderAtEnd(G->B, gb);
+    rcs[1] = gettable_rc(G, obj, operand(G, cg_val(G, v->args[1]), 0, v), dst, out);
+    from[1] = LLVMGetInsertBlock(G->B);
+    rc = join_rc(G, rcs, from);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
-    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
-    rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+    rc = gettable_rc(G, obj, k, dst, out);
   }
   check_rc(G, v, rc, raise_index, &e);
   return got(G, TY(T_LUA), dst, rc, out);
+}
+
+/* t[i] = (tag, bits, val) with an integer key: inline, then the C paths. */
+static LLVMValueRef seti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
+                            LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef val) {
+  LLVMValueRef done = inline_set(G, h, NULL, key, tag, bits);
+  LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
+  LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
+  return fast_or_full(G, done, "kjit_lv_seti", ps, as, 7);
+}
+
+static LLVMValueRef settable_rc(CG *G, LLVMValueRef obj, LLVMValueRef k, LLVMValueRef tag,
+                                LLVMValueRef bits, LLVMValueRef val) {
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
+  LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
+  return call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+}
+
+/* A stored value as (tag, bits, slot): triple's, except that a boolean
+** travels in registers (KLV_BOOL), for the inline writes. */
+static void stored(CG *G, CgVal x, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
+                   LLVMValueRef *slot) {
+  if (x.t.kind == T_BOOL && x.v && LLVMTypeOf(x.v) == G->i1) {
+    *tag = cg_i32(G, KLV_BOOL);
+    *bits = LLVMBuildZExt(G->B, x.v, G->i64, "");
+    *slot = cg_i32(G, 0);
+    return;
+  }
+  triple(G, x, 1, at, tag, bits, slot);
 }
 
 void cg_lua_store(CG *G, const KirInsn *v) {
@@ -691,37 +770,35 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   LLVMValueRef rc, tag, bits, val;
   IndexErr e = { obj };
   if (v->op == KIR_SETFIELD) {
-    triple(G, cg_val(G, v->args[1]), 1, v, &tag, &bits, &val);
+    stored(G, cg_val(G, v->args[1]), v, &tag, &bits, &val);
     if (cname(v)) {
       LLVMValueRef ks = sitecache(G);
-      LLVMTypeRef fp[4] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64 };
-      LLVMValueRef fa[4] = { h, ks, tag, bits };
-      LLVMValueRef done = chain(G, inline_set(G, h, ks, NULL, tag, bits), "kjit_lt_fsetfield", fp, fa, 4, -1);
+      LLVMValueRef done = inline_set(G, h, ks, NULL, tag, bits);
       LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
                             G->i64, G->i32 };
       LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, tag, bits, val };
       rc = fast_or_full(G, done, "kjit_lv_setfield", ps, as, 8);
     } else {
-      LLVMValueRef k = strkey(G, v);
-      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
-      rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+      rc = settable_rc(G, obj, strkey(G, v), tag, bits, val);
     }
   } else {   /* SETINDEX */
-    triple(G, cg_val(G, v->args[2]), 1, v, &tag, &bits, &val);
+    stored(G, cg_val(G, v->args[2]), v, &tag, &bits, &val);
+    LLVMValueRef isint = NULL, ikey = NULL;
     if (G->sp->types[v->args[1]->id].kind == T_INT) {
-      LLVMValueRef key = cg_val(G, v->args[1]).v;
-      LLVMTypeRef fp[4] = { G->i8p, G->i64, G->i32, G->i64 };
-      LLVMValueRef fa[4] = { h, key, tag, bits };
-      LLVMValueRef done = chain(G, inline_set(G, h, NULL, key, tag, bits), "kjit_lt_fseti", fp, fa, 4, -1);
-      LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
-      rc = fast_or_full(G, done, "kjit_lv_seti", ps, as, 7);
+      rc = seti_rc(G, h, obj, cg_val(G, v->args[1]).v, tag, bits, val);
+    } else if ((ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
+      LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
+      LLVMBuildCondBr(G->B, isint, ib, gb);
+      LLVMPositionBuilderAtEnd(G->B, ib);
+      LLVMValueRef rcs[2];
+      rcs[0] = seti_rc(G, h, obj, ikey, tag, bits, val);
+      from[0] = LLVMGetInsertBlock(G->B);
+      LLVMPositionBuilderAtEnd(G->B, gb);
+      rcs[1] = settable_rc(G, obj, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
+      from[1] = LLVMGetInsertBlock(G->B);
+      rc = join_rc(G, rcs, from);
     } else {
-      LLVMValueRef k = operand(G, cg_val(G, v->args[1]), 0, v);
-      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
-      rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+      rc = settable_rc(G, obj, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
     }
   }
   /* (stores return KLV_OK or an error code: the same test) */
@@ -733,7 +810,9 @@ void cg_lua_store(CG *G, const KirInsn *v) {
 CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v);
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-  LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, 0), cg_i32(G, 0) };
+  /* the sizes the constructor asks for (ir_build.c), as the VM sizes it */
+  int b = v->aux & 0xFF, narr = v->aux >> 8, nrec = b > 0 ? 1 << (b - 1) : 0;
+  LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, narr), cg_i32(G, nrec) };
   LLVMValueRef h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
   Type t = TY(T_LUA);
   t.sub = KTY_LUA_TABLE;
@@ -794,34 +873,6 @@ static int lua_op(int kop) {
   }
 }
 
-typedef struct ArithErr { LLVMValueRef a, b; int bitwise; } ArithErr;
-
-static void raise_arith(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
-  ArithErr *e = ud;
-  static const int codes[] = { KLV_BADA, KLV_BADB, KLV_NOINTA, KLV_NOINTB, KLV_IDIV0 };
-  for (int c = 0; c < 5; c++) {
-    LLVMBasicBlockRef here = cg_bb(G, "arerr"), next = cg_bb(G, "arnext");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, codes[c]), ""), here, next);
-    LLVMPositionBuilderAtEnd(G->B, here);
-    char post[200], info[128];
-    int argi = (codes[c] & 0xF) == 2 ? 1 : 0;
-    if (codes[c] == KLV_BADA || codes[c] == KLV_BADB) {
-      typeerror(G, v, argi ? e->b : e->a,
-                e->bitwise ? "attempt to perform bitwise operation on a " : "attempt to perform arithmetic on a ",
-                value_info(G, v, argi, post, sizeof post));
-    } else if (codes[c] == KLV_IDIV0) {
-      raise_msg(G, v, "attempt to divide by zero");
-    } else {
-      cg_varinfo(G, v, argi, info, sizeof info);
-      snprintf(post, sizeof post, "number%s has no integer representation", info);
-      raise_msg(G, v, post);
-    }
-    LLVMBuildUnreachable(G->B);
-    LLVMPositionBuilderAtEnd(G->B, next);
-  }
-  raise_msg(G, v, "attempt to perform 'n%0'");
-}
-
 /* Can x take the inline number path (when its tag says so)? */
 static int numcapable(CgVal x) {
   return isnumkind(x.t.kind) || (x.t.kind == T_LUA && !inslot(x));
@@ -861,18 +912,20 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     LLVMBuildBr(G->B, sb);
   }
   LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
-  LLVMValueRef pa = operand(G, x[0], 0, v);
-  LLVMValueRef pb = unary ? pa : operand(G, x[1], 1, v);
+  /* one call (luavalue.c kjit_lv_arithx) boxes, runs and raises */
+  LLVMValueRef ta, ba, sa, tb, bb, sb2;
+  triple(G, x[0], 0, v, &ta, &ba, &sa);
+  if (unary) { tb = ta; bb = ba; sb2 = sa; }
+  else triple(G, x[1], 1, v, &tb, &bb, &sb2);
   LLVMValueRef out = outp(G);
-  LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0),
-                        G->i8p, G->i32 };
-  LLVMValueRef as[8] = { G->luaL, cg_i32(G, lua_op(v->op)), pa, pb, dst, out, G->chunkname,
-                         cg_i32(G, v->line) };
-  /* kjit_lv_arith, a string operand's errors located (runtime/luastring.c) */
-  LLVMValueRef rc = call(G, "kjit_ls_arith", G->i32, ps, as, 8);
-  int op = lua_op(v->op);
-  ArithErr e = { pa, pb, op >= LUA_OPBAND && op != LUA_OPUNM };
-  check_rc(G, v, rc, raise_arith, &e);
+  char ia[128], ib[128] = "";
+  cg_varinfo(G, v, 0, ia, sizeof ia);
+  if (!unary) cg_varinfo(G, v, 1, ib, sizeof ib);
+  LLVMTypeRef ps[14] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i32,
+                         LLVMPointerType(G->i64, 0), G->i8p, G->i32, G->i8p, G->i8p };
+  LLVMValueRef as[14] = { G->luaL, cg_i32(G, lua_op(v->op)), ta, ba, sa, tb, bb, sb2, dst, out,
+                          G->chunkname, cg_i32(G, v->line), text(G, ia), text(G, ib) };
+  LLVMValueRef rc = call(G, "kjit_lv_arithx", G->i32, ps, as, 14);
   LLVMValueRef stag = LLVMBuildTrunc(G->B, rc, G->i8, ""), sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
@@ -884,14 +937,6 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   LLVMAddIncoming(tp, tv, from, 2);
   LLVMAddIncoming(bp, bv, from, 2);
   return mk(TY(T_LUA), dst, tp, bp);
-}
-
-static void raise_cmp(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
-  (void)rc;
-  LLVMValueRef *ab = ud;
-  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i8p, G->i32 };
-  LLVMValueRef as[5] = { G->luaL, ab[0], ab[1], G->chunkname, cg_i32(G, v->line) };
-  call(G, "kjit_lv_cmperror", NULL, ps, as, 5);
 }
 
 CgVal cg_lua_compare(CG *G, const KirInsn *v) {
@@ -909,18 +954,15 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   } else {
     LLVMBuildBr(G->B, sb);
   }
-  LLVMPositionBuilderAtEnd(G->B, sb);
-  LLVMValueRef ab[2];
-  ab[0] = operand(G, x[0], 0, v);
-  ab[1] = operand(G, x[1], 1, v);
+  LLVMPositionBuilderAtEnd(G->B, sb);   /* one call: luavalue.c kjit_lv_comparex */
+  LLVMValueRef ta, ba, sa, tb, bb, sb2;
+  triple(G, x[0], 0, v, &ta, &ba, &sa);
+  triple(G, x[1], 1, v, &tb, &bb, &sb2);
   int op = v->op == KIR_EQ ? LUA_OPEQ : v->op == KIR_LT ? LUA_OPLT : LUA_OPLE;
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-  LLVMValueRef as[4] = { G->luaL, cg_i32(G, op), ab[0], ab[1] };
-  LLVMValueRef r = call(G, "kjit_lv_compare", G->i32, ps, as, 4);
-  if (op != LUA_OPEQ) {
-    LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, KLV_CMP), "");
-    check_rc(G, v, LLVMBuildSelect(G->B, bad, cg_i32(G, KLV_CMP), cg_i32(G, 0), ""), raise_cmp, ab);
-  }
+  LLVMTypeRef ps[10] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i8p, G->i32 };
+  LLVMValueRef as[10] = { G->luaL, cg_i32(G, op), ta, ba, sa, tb, bb, sb2, G->chunkname,
+                          cg_i32(G, v->line) };
+  LLVMValueRef r = call(G, "kjit_lv_comparex", G->i32, ps, as, 10);
   LLVMValueRef sr = LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);

@@ -5,18 +5,23 @@
 ** ltable.c of 5.4.0 to 5.4.6, which agree on everything used here).
 **
 ** What it does: t.x and t[i] on a table whose slot holds a number are read
-** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = n and t[i] = n,
-** where the key is present with a non-nil value, overwrite the number in
-** place (kjit_lt_setfield, kjit_lt_seti). Anything else (a missing key,
-** a value that is not a number, a table with its key absent where a
-** metamethod could run, a string key longer than short strings) answers 0
-** and the caller (luavalue.c) takes the Lua API path, which is always
-** right. Why these shortcuts are exact:
+** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = v and t[i] = v,
+** v a number or a boolean, where the key is present with a non-nil value,
+** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
+** into an empty element of the array part of a table without a metatable
+** (writenum says why that is exact). Compiled code does the same inline
+** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives), and for a
+** field looks first in the node where its site found the key last time
+** (kjit_lt_findfield walks the chain and remembers the node). Anything
+** else (a missing key, a table with its key absent where a metamethod
+** could run, a string key longer than short strings) answers 0 and the
+** caller (luavalue.c) takes the Lua API path, which is always right. Why
+** these shortcuts are exact:
 **   - a read of a present non-nil value never consults __index;
 **   - a write over a present non-nil value never consults __newindex, and
-**     storing a number (not collectable) needs no GC barrier; the key's
-**     presence does not change, so the metamethod-absence cache (flags)
-**     stays valid;
+**     storing a number or a boolean (not collectable) needs no GC barrier;
+**     the key's presence does not change, so the metamethod-absence cache
+**     (flags) stays valid;
 **   - an array index is used only below alimit (luaH_getint's first test).
 ** Short strings are interned: a field name is compared by its TString
 ** pointer, which compiled code caches per call site (ks) after anchoring
@@ -25,7 +30,8 @@
 **
 ** Checked at load: kjit_lt_probe builds a table through the API and reads
 ** it back through these structures (an integer and a float in the array
-** part, fields in the hash part, a missing field); any disagreement, or a
+** part, fields in the hash part, a missing field, booleans' tags, the
+** metatable's place); any disagreement, or a
 ** Lua that is not 5.4, turns the fast paths off for the process
 ** (kjit_lt_enabled) and every access takes the API path.
 */
@@ -87,6 +93,8 @@ typedef struct LtString {
 #define LT_NUMFLT 0x13
 #define LT_SHRSTR_KEY 0x44   /* ctb(LUA_VSHRSTR): a short string key */
 #define LT_TABLE 0x45        /* ctb(LUA_VTABLE) */
+#define LT_FALSE 0x01        /* LUA_VFALSE */
+#define LT_TRUE 0x11         /* LUA_VTRUE */
 #define LT_MAXSHORTLEN 40    /* LUAI_MAXSHORTLEN */
 #define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
 
@@ -135,6 +143,15 @@ static void probe(lua_State *L) {
     ok = x && x->tt_ == LT_NUMINT && x->value_.i == 7 && y && y->tt_ == LT_NUMFLT &&
          y->value_.n == 0.25 && (z == NULL || LT_ISNIL(z->tt_));
   }
+  if (ok) {   /* booleans' tags, and the metatable's place */
+    lua_pushboolean(L, 1); lua_rawseti(L, -5, 1);
+    lua_pushboolean(L, 0); lua_rawseti(L, -5, 2);
+    ok = h->metatable == NULL && h->array[0].tt_ == LT_TRUE && h->array[1].tt_ == LT_FALSE;
+    lua_newtable(L);
+    const void *mt = lua_topointer(L, -1);
+    lua_setmetatable(L, -5);
+    ok = ok && (const void *)h->metatable == mt;
+  }
   lua_settop(L, top);
   __atomic_store_n(&kjit_lt_on, ok, __ATOMIC_RELEASE);
 }
@@ -161,7 +178,7 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
     offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
-    LT_TABLE
+    LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE, offsetof(LtNode, u.next)
   };
   ensure_probe(L);
   return enabled ? &lay : NULL;
@@ -209,10 +226,19 @@ static int readnum(const LtTValue *v, int64_t *out, int32_t *tag) {
   return 0;
 }
 
-static int writenum(LtTValue *v, int32_t vtag, int64_t vbits) {
-  if (v == NULL || LT_ISNIL(v->tt_) || (vtag != KLV_INT && vtag != KLV_FLT)) return 0;
+/* A number or a boolean (vtag KLV_INT, KLV_FLT, KLV_BOOL: none is
+** collectable, so no GC barrier) written over v: a present non-nil value,
+** or, with nil_ok (an element of the array part of a table without a
+** metatable), an empty one: luaV_finishset then stores into that same
+** slot (luaH_finishset) with no metamethod to consult; its only other
+** effect, clearing the table's cache of absent metamethods, concerns
+** string keys, and an integer key cannot name a metamethod. */
+static int writenum(LtTValue *v, int32_t vtag, int64_t vbits, int nil_ok) {
+  if (v == NULL || (LT_ISNIL(v->tt_) && !nil_ok)) return 0;
   if (vtag == KLV_INT) { v->value_.i = vbits; v->tt_ = LT_NUMINT; }
-  else { memcpy(&v->value_.n, &vbits, 8); v->tt_ = LT_NUMFLT; }
+  else if (vtag == KLV_FLT) { memcpy(&v->value_.n, &vbits, 8); v->tt_ = LT_NUMFLT; }
+  else if (vtag == KLV_BOOL) v->tt_ = vbits ? LT_TRUE : LT_FALSE;
+  else return 0;
   return 1;
 }
 
@@ -237,7 +263,8 @@ int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, in
 }
 
 int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, int64_t vbits) {
-  return writenum(arrayslot(table_at(L, t, hint), i), vtag, vbits);
+  LtTable *h = table_at(L, t, hint);
+  return writenum(arrayslot(h, i), vtag, vbits, h && h->metatable == NULL);
 }
 
 int kjit_lt_getfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
@@ -253,10 +280,22 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **
   LtTable *h = table_at(L, t, hint);
   if (h == NULL) return 0;
   const LtString *s = shortstr(L, k, ks);
-  return s && writenum((LtTValue *)field(h, s), vtag, vbits);
+  return s && writenum((LtTValue *)field(h, s), vtag, vbits, 0);
 }
 
 /* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */
+
+/* The node holding short string key *ks in table h (NULL when absent, the
+** layout is off or the site has no key yet); its byte offset in the node
+** array is left in *kn, where compiled code looks first next time
+** (cg_lua.c lookup). */
+void *kjit_lt_findfield(void *h, void **ks, int64_t *kn) {
+  if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return NULL;
+  const LtTValue *v = field(h, *ks);   /* the node itself: its value comes first */
+  if (v == NULL) return NULL;
+  *kn = (int64_t)((const char *)v - (const char *)((LtTable *)h)->node);
+  return (void *)v;
+}
 
 /* h: the table's address (compiled code's hint, or NULL); ks: the call
 ** site's cached field name (NULL before its first full call). Each
@@ -275,10 +314,10 @@ int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out) {
 
 int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits) {
   if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return 0;
-  return writenum((LtTValue *)field(h, *ks), vtag, vbits);
+  return writenum((LtTValue *)field(h, *ks), vtag, vbits, 0);
 }
 
 int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits) {
   if (!enabled || h == NULL) return 0;
-  return writenum(arrayslot(h, i), vtag, vbits);
+  return writenum(arrayslot(h, i), vtag, vbits, ((LtTable *)h)->metatable == NULL);
 }

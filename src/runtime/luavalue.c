@@ -55,6 +55,7 @@
 #include <string.h>
 #include "lauxlib.h"
 #include "backend/cpu.h"
+#include "runtime/luastring.h"
 
 /* ---- Frames --------------------------------------------------------------- */
 
@@ -81,6 +82,18 @@ void kjit_lv_setint(lua_State *L, int32_t slot, int64_t i) {
 
 void kjit_lv_setnum(lua_State *L, int32_t slot, double d) {
   lua_pushnumber(L, d);
+  lua_replace(L, slot);
+}
+
+/* A number given as (tag KLV_INT or KLV_FLT, bits) into slot. */
+void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits) {
+  if (tag == KLV_FLT) {
+    double d;
+    memcpy(&d, &bits, 8);
+    lua_pushnumber(L, d);
+  } else {
+    lua_pushinteger(L, (lua_Integer)bits);
+  }
   lua_replace(L, slot);
 }
 
@@ -174,6 +187,7 @@ static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
 static void pushv(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
   if (tag == KLV_INT) lua_pushinteger(L, (lua_Integer)bits);
   else if (tag == KLV_FLT) { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); }
+  else if (tag == KLV_BOOL) lua_pushboolean(L, bits != 0);
   else lua_pushvalue(L, slot);
 }
 
@@ -268,6 +282,15 @@ int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst) {
 ** it), into slot dst: a raw read, no metamethod can be involved. */
 void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst) {
   lua_rawgeti(L, t, (lua_Integer)i);
+  lua_replace(L, dst);
+}
+
+/* t.k, known to be present with a value that is not a number (cg_lua.c's
+** inline read saw it in t's node), into slot dst: a raw read, as t.k is
+** when present. */
+void kjit_lv_anchorf(lua_State *L, int32_t t, const char *k, int32_t dst) {
+  lua_pushstring(L, k);
+  lua_rawget(L, t);
   lua_replace(L, dst);
 }
 
@@ -398,6 +421,79 @@ void kjit_lv_raise(lua_State *L, const char *msg, const char *chunk, int32_t lin
   raise_at(L, chunk, line);
 }
 
+/* The cold paths of compiled code, one call each (so that an access or an
+** operation costs one call site for all its errors, not a block per
+** message): rc is the code the helper returned; info, infob: cg_varinfo's
+** description of the operands (" (field 'x')", or ""). */
+void kjit_lv_indexerror(lua_State *L, int32_t rc, int32_t obj, const char *info,
+                        const char *chunk, int32_t line) {
+  if (rc == KLV_KEYNIL || rc == KLV_KEYNAN) kjit_lv_keyerror(L, rc == KLV_KEYNAN, chunk, line);
+  lua_pushfstring(L, " value%s", info);
+  kjit_lv_typeerror(L, obj, "attempt to index a ", lua_tostring(L, -1), chunk, line);
+}
+
+void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t bitwise,
+                        const char *infoa, const char *infob, const char *chunk, int32_t line) {
+  const char *info = (rc & 0xF) == 2 ? infob : infoa;
+  switch (rc) {
+  case KLV_BADA: case KLV_BADB:
+    lua_pushfstring(L, " value%s", info);
+    kjit_lv_typeerror(L, rc == KLV_BADB ? b : a,
+                      bitwise ? "attempt to perform bitwise operation on a "
+                              : "attempt to perform arithmetic on a ",
+                      lua_tostring(L, -1), chunk, line);
+    break;
+  case KLV_NOINTA: case KLV_NOINTB:
+    lua_pushfstring(L, "number%s has no integer representation", info);
+    raise_at(L, chunk, line);
+    break;
+  case KLV_IDIV0: kjit_lv_raise(L, "attempt to divide by zero", chunk, line); break;
+  default: kjit_lv_raise(L, "attempt to perform 'n%0'", chunk, line); break;   /* KLV_MOD0 */
+  }
+}
+
+/* ---- Slow paths, whole ------------------------------------------------------------- */
+
+/* Pushes an operand given as (tag, bits, slot); its absolute index. */
+static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  pushv(L, tag, bits, slot);
+  return lua_gettop(L);
+}
+
+/* Arithmetic that is not on two numbers (metamethods, strings, errors),
+** its operands as compiled code holds them: the result as kjit_lv_arith
+** gives it (a tag, a number in *out, anything else in dst); an error is
+** raised here, located, with the operands' descriptions. One call per
+** operation, so the operation's cold path is small code. */
+int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
+                       const char *chunk, int32_t line, const char *infoa, const char *infob) {
+  int top = lua_gettop(L);
+  int32_t a = pushop(L, atag, abits, aslot);
+  int32_t b = op == LUA_OPUNM || op == LUA_OPBNOT ? a : pushop(L, btag, bbits, bslot);
+  int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
+  if (rc >= 0x10) {
+    int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
+    kjit_lv_aritherror(L, rc, a, b, bitwise, infoa, infob, chunk, line);
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
+/* A comparison that is not of two numbers: 0 or 1, or the ordering error
+** raised here, located. */
+int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                         int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                         int32_t line) {
+  int top = lua_gettop(L);
+  int32_t a = pushop(L, atag, abits, aslot);
+  int32_t b = pushop(L, btag, bbits, bslot);
+  int32_t r = kjit_lv_compare(L, op, a, b);
+  if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
+  lua_settop(L, top);
+  return r;
+}
+
 /* ---- Names for the JIT linker ----------------------------------------------------- */
 
 void kjit_lv_register(void) {
@@ -406,11 +502,12 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
-  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori);
+  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
-  REG(kjit_lt_fgetfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
+  REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
-  REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
+  REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
+  REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
 #undef REG
 }

@@ -19,6 +19,7 @@ enum {
   KLV_INSLOT = 0,      /* a read's result is in the slot (not a number) */
   KLV_INT = 1,         /* ... an integer, in *out */
   KLV_FLT = 2,         /* ... a float, its bits in *out */
+  KLV_BOOL = 3,        /* a stored value only: a boolean, 0 or 1 in bits */
   KLV_BADA = 0x11,     /* operand a has the wrong type (no metamethod) */
   KLV_BADB = 0x12,     /* operand b ... */
   KLV_NOINTA = 0x21,   /* bitwise: a has no integer representation */
@@ -60,6 +61,7 @@ int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ptr(lua_State *L, int32_t t);
 int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst);
 void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst);
+void kjit_lv_anchorf(lua_State *L, int32_t t, const char *k, int32_t dst);
 void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out);
 int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b);
@@ -68,6 +70,18 @@ void kjit_lv_typeerror(lua_State *L, int32_t slot, const char *pre, const char *
 void kjit_lv_cmperror(lua_State *L, int32_t a, int32_t b, const char *chunk, int32_t line);
 void kjit_lv_raise(lua_State *L, const char *msg, const char *chunk, int32_t line);
 void kjit_lv_keyerror(lua_State *L, int32_t nan, const char *chunk, int32_t line);
+void kjit_lv_indexerror(lua_State *L, int32_t rc, int32_t obj, const char *info,
+                        const char *chunk, int32_t line);
+void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t bitwise,
+                        const char *infoa, const char *infob, const char *chunk, int32_t line);
+void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits);
+/* Whole slow paths (operands as (tag, bits, slot)), raising their errors. */
+int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
+                       const char *chunk, int32_t line, const char *infoa, const char *infob);
+int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                         int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                         int32_t line);
 
 /* Fast paths over Lua 5.4's own table layout (runtime/luatable.c): each
 ** returns 1 when it did the whole operation (a plain table, no metatable
@@ -85,6 +99,7 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
 int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
 int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out);
 int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits);
+void *kjit_lt_findfield(void *h, void **ks, int64_t *kn);
 int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits);
 /* The layout as numbers (luatable.c's kjit_lt_layout), for the code
 ** generator's inline reads and writes; offsets in bytes. */
@@ -95,6 +110,9 @@ typedef struct KltLayout {
   int s_hash;                                   /* in a TString */
   int tag_int, tag_flt, tag_shrkey;
   int tag_table;                                /* a table value's tag */
+  int t_metatable;                              /* in a Table */
+  int tag_false, tag_true;                      /* booleans' tags */
+  int node_next;                                /* a Node's chain link (int) */
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
