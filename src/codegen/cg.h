@@ -431,6 +431,8 @@ CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);
 void cg_fn_call(CG *G, const KirInsn *v);
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a function constant */
+/* cg_vararg.c: select(i, ...) done by compiled code (the typer's sp->varop) */
+void cg_select(CG *G, const KirInsn *v);
 
 /* The public entry (codegen/kcg.h) */
 #endif

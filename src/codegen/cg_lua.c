@@ -754,9 +754,13 @@ CgVal cg_lua_live(CG *G, const KirInsn *v) {
 
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
-  for (int i = 1; i < v->nargs; i++) {
+  /* the items, an open last one ({...}, {f()}) expanded: as many as the
+  ** typer knows there are */
+  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
+  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  for (int i = 1; i <= n; i++) {
     LLVMValueRef tag, bits, val;
-    triple(G, cg_val(G, v->args[i]), 0, v, &tag, &bits, &val);
+    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
     LLVMValueRef as[6] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
     call(G, "kjit_lv_rawseti", NULL, ps, as, 6);

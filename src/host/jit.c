@@ -998,6 +998,16 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, i
 ** them once (read_args); any other classifies them, finds or compiles the
 ** specialization, and makes it the last one. */
 static int jit_call_slow(lua_State *L);
+
+/* Is the Lua function of the jit object at idx a vararg one? */
+static int takes_varargs(lua_State *L, int idx) {
+  lua_Debug ar;
+  lua_getiuservalue(L, idx, 1);
+  if (lua_type(L, -1) != LUA_TFUNCTION) { lua_pop(L, 1); return 0; }
+  lua_getinfo(L, ">u", &ar);
+  return ar.isvararg;
+}
+
 static int jit_call(lua_State *L) {
   if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {   /* the arguments read in place (lua_stack.h) */
     int n;
@@ -1042,8 +1052,10 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   uint8_t sig[KJIT_MAXARGS];
   for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);
-  /* trailing nils do not change the specialization */
-  while (n > 0 && sig[n - 1] == SIG_NIL) n--;
+  /* trailing nils do not change the specialization, except of a vararg
+  ** function, where select('#', ...) counts them */
+  if (n > 0 && sig[n - 1] == SIG_NIL && !o->loaded && !takes_varargs(L, 1))
+    while (n > 0 && sig[n - 1] == SIG_NIL) n--;
   if (js == NULL || !spec_matches(js, sig, n, slots)) {
     js = find_spec(o, sig, n, slots);
     if (js == NULL) {

@@ -600,12 +600,64 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
 ** of a value read from a table), called as the Lua function it is? */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR)) return 0;
+  if (sp->varop && sp->varop[v->id]) return 0;   /* select, done here ("Varargs") */
   Type ft = sp->types[v->args[0]->id];
   return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
 }
 
+/* ---- Varargs (issue 29 item 4) ------------------------------------------
+** A vararg function is specialized on how many values '...' holds and on
+** their types, as on its parameters' (Numba's *args): they are its last
+** sp->nvar arguments (get_spec, t_call_closure), passed by the caller as
+** more parameters. So '...' costs nothing at run time: `local a, b = ...`
+** reads parameters, `f(...)`, `return ...` and `{...}` pass on a known
+** number of values, and `select('#', ...)` is a constant. A value of
+** '...' past the last is nil, as interpreted. */
+static Type vararg_type(const KtySpec *sp, int j) {
+  if (j >= sp->nvar) return ty(T_NIL);
+  Type t = sp->args[KTY_VARBASE(sp) + j];
+  if (t.kind == T_STR && t.ref > 0) return ty(T_STR);   /* a constant string (vararg_const) */
+  return t;
+}
+
+/* Value j of '...' and its constant in *k (a constant string passed in, a
+** library built-in, nil past the last), as a parameter's (eval's PARAM). */
+static Type vararg_const(KtySession *S, const KtySpec *sp, int j, KtyConst *k) {
+  if (j >= sp->nvar) { k->kind = T_NIL; return ty(T_NIL); }
+  Type t = sp->args[KTY_VARBASE(sp) + j];
+  if (t.kind == T_STR && t.ref > 0) { *k = S->strs[t.ref - 1]; return ty(T_STR); }
+  if (t.kind == T_BUILTIN) { k->kind = T_BUILTIN; k->ref = t.ref; }
+  return t;
+}
+
+static int nresults(KtySpec *sp, const KirInsn *v);
+static Type result_of(KtySpec *sp, const KirInsn *v, int k);
+
+/* select's list (the operands of call v after its first): its length, or
+** -1 while an open call's count is pending; its j-th value's type. */
+static int select_count(KtySpec *sp, const KirInsn *v) {
+  int fixed = v->nargs - 2 - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (!(v->flags & KIR_F_OPEN)) return fixed;
+  int m = nresults(sp, v->args[v->nargs - 1]);
+  return m < 0 ? -1 : fixed + m;
+}
+
+static Type select_type(KtySpec *sp, const KirInsn *v, int j) {
+  int fixed = v->nargs - 2 - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (j < fixed) return sp->types[v->args[2 + j]->id];
+  if (!(v->flags & KIR_F_OPEN)) return ty(T_NIL);
+  return result_of(sp, v->args[v->nargs - 1], j - fixed);
+}
+
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
+  if (v->op == KIR_VARARG) return vararg_type(sp, k);
+  if (v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT) return k == 0 ? ty(T_INT) : ty(T_NIL);
+  if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM) {
+    int s = sp->varop[v->id] - KTY_SELECT_FROM, m = select_count(sp, v);
+    if (m < 0) return ty(T_UNKNOWN);
+    return s + k < m ? select_type(sp, v, s + k) : ty(T_NIL);
+  }
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
   if (kty_calls_value(sp, v))   /* lua_call's */
     return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
@@ -645,7 +697,13 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
 
 /* How many results the open call v gives: -1 while pending. */
 static int nresults(KtySpec *sp, const KirInsn *v) {
+  if (v->op == KIR_VARARG) return sp->nvar;
   if (v->op != KIR_CALL) return -1;
+  if (sp->varop[v->id] == KTY_SELECT_COUNT) return 1;
+  if (sp->varop[v->id] >= KTY_SELECT_FROM) {
+    int m = select_count(sp, v);
+    return m < 0 ? -1 : m - (sp->varop[v->id] - KTY_SELECT_FROM);
+  }
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
@@ -659,6 +717,7 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
 ** their count, or -1 while an open call's count is pending. */
 static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type *out,
                     KtyConst *kout, int max) {
+  KtyConst kv;
   int n = 0;
   int last = v->nargs - ((v->flags & KIR_F_OPEN) ? 1 : 0);
   for (int i = from; i < last; i++) {
@@ -672,6 +731,13 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     if (m < 0) return -1;
     for (int j = 0; j < m; j++) {
       if (n >= max) fail(S, sp, v, "too many values (at most %d)", max);
+      if (c->op == KIR_VARARG) {   /* f(...): each value with its constant */
+        memset(&kv, 0, sizeof kv);
+        out[n] = vararg_const(S, sp, j, &kv);
+        if (kout) kout[n] = kv;
+        n++;
+        continue;
+      }
       if (kout) { memset(&kout[n], 0, sizeof kout[n]); if (j == 0) kout[n] = sp->consts[c->id]; }
       out[n++] = result_of(sp, c, j);
     }
@@ -2358,6 +2424,53 @@ static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, Kty
   return 1;
 }
 
+/* select(i, ...) with i '#' or a constant integer, over a list of known
+** length (the values of '...' in this specialization, a compiled call's):
+** done by compiled code itself, as Lua's luaB_select does, the values
+** passed on as they are (sp->varop). Any other select is called through
+** lua_call (0 returned). */
+static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+                    const KtyConst *kargs, int n, KtyConst *k, Type *r) {
+  sp->varop[v->id] = 0;
+  KirInsn *fn = v->args[0];
+  if (S->kernel || n < 1 || (v->flags & KIR_F_TFOR) || !sp->upvref[fn->id] || sp->upvidx[fn->id] != 0)
+    return 0;
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, sp->upvref[fn->id]);
+  lua_CFunction cf = lua_tocfunction(L, -1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "_G");
+  int is_select = 0;
+  if (cf != NULL && lua_istable(L, -1)) {
+    is_select = lua_getfield(L, -1, "select") == LUA_TFUNCTION && lua_tocfunction(L, -1) == cf;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 3);
+  if (!is_select) return 0;
+  int m = n - 1;   /* the list's length */
+  if (kargs[0].kind == T_STR && kargs[0].len > 0 && kargs[0].str[0] == '#') {
+    sp->varop[v->id] = KTY_SELECT_COUNT;
+    k->kind = T_INT;
+    k->v.i = m;
+    *r = ty(T_INT);
+    return 1;
+  }
+  if (args[0].kind != T_INT || kargs[0].kind != T_INT) return 0;
+  lua_Integer i = kargs[0].v.i, top = m + 1;   /* luaB_select's n and top */
+  if (i < 0) i = top + i;
+  else if (i > top) i = top;
+  sp->varop[v->id] = KTY_SELECT_FROM;   /* (typed: not a lua_call) */
+  if (i < 1) {
+    *r = ty(T_UNKNOWN);
+    if (S->strict) raise_at(S, sp, v, -1, "bad argument #1 to 'select' (index out of range)");
+    return 1;
+  }
+  sp->varop[v->id] = KTY_SELECT_FROM + (int)(i - 1);
+  *r = result_of(sp, v, 0);
+  if (i - 1 >= m) k->kind = T_NIL;
+  return 1;
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -2423,7 +2536,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
-  if (islua(ft)) return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
+  if (islua(ft)) {
+    Type r;
+    if (t_select(S, sp, v, args, kargs, n, k, &r)) return r;   /* select, done here */
+    return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
+  }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -2575,7 +2692,6 @@ static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
 
 static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, size_t n) {
   switch (v->op) {
-  case KIR_VARARG: return "varargs ('...') are not supported in compiled code";
   case KIR_NEWTABLE: case KIR_SETLIST:
     return "table constructors are not supported in compiled code";
   case KIR_CLOSURE: return "closures (function literals) are not supported in compiled code";
@@ -2617,16 +2733,24 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   Type o = sp->types[v->args[0]->id];
   if (o.kind == T_UNKNOWN) return 1;
   if (!islua(o)) return 0;
-  if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN)) {
+  /* {...}, {f()}: the values of '...' or of a compiled call, as many as
+  ** this specialization knows there are ("Varargs"); a function value's,
+  ** which are known only when it runs, are not */
+  Type items[KJIT_MAXARGS + KJIT_MAXRETS];
+  KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
+  if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
+      kty_calls_value(sp, v->args[v->nargs - 1])) {
     if (S->strict)
-      fail(S, sp, v, "a table constructor ending in a call or '...' ({f()}) is not supported "
-           "in compiled code yet: store the results one by one");
+      fail(S, sp, v, "a table constructor ending in a call of a function value or of a "
+           "library function ({t.f()}, {table.unpack(t)}) is not supported in compiled code "
+           "yet: store the results one by one (`local a, b = t.f(); local r = {a, b}`)");
     return 1;
   }
-  for (int i = 1; i < v->nargs; i++) {
-    Type t = sp->types[v->args[i]->id];
+  int nitems = operands(S, sp, v, 1, items, kitems, KJIT_MAXARGS + KJIT_MAXRETS);
+  for (int i = 0; i < nitems; i++) {
+    Type t = items[i];
     if (t.kind == T_UNKNOWN) continue;
-    if (!boxable(t, sp->consts[v->args[i]->id])) {
+    if (!boxable(t, kitems[i])) {
       *r = ty(T_UNKNOWN);
       if (S->strict) {
         char tb[32];
@@ -2680,7 +2804,10 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_EQ: case KIR_LT: case KIR_LE: return t_compare(S, sp, v, k);
   case KIR_CALL: return t_call(S, sp, v, k);
   case KIR_CONCAT: return t_concat(S, sp, v, k);
-  case KIR_RESULT: return result_of(sp, v->args[0], v->aux);
+  case KIR_VARARG: return vararg_const(S, sp, 0, k);
+  case KIR_RESULT:
+    if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
+    return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
   default:
@@ -2895,11 +3022,18 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
     fail(S, from, at, "cannot compile a function with more than %d parameters", KJIT_MAXARGS);
   }
   for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : ty(T_NIL);
+  /* a vararg function: the values of '...' after the parameters */
+  int nvar = ir->proto->is_vararg && nargs > np ? nargs - np : 0;
+  if (nvar > 0) {
+    if (nargs > KJIT_MAXARGS) fail(S, from, at, "too many values passed to '...' (at most %d "
+                                   "arguments in all)", KJIT_MAXARGS);
+    for (int i = np; i < nargs; i++) pargs[i] = args[i];
+  }
   for (int i = 0; i < S->nspecs; i++) {
     KtySpec *sp = S->specs[i];
-    if (sp->luaptr != ptr) continue;
+    if (sp->luaptr != ptr || sp->clos || sp->nvar != nvar) continue;
     int same = 1;
-    for (int j = 0; j < np && same; j++) same = tyeq(sp->args[j], pargs[j]);
+    for (int j = 0; j < np + nvar && same; j++) same = tyeq(sp->args[j], pargs[j]);
     if (same) return sp;
   }
   /* (the old pipeline's limit too: a chain of 250 callees compiles) */
@@ -2911,8 +3045,12 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   lua_Debug ar;
   lua_pushvalue(L, fidx);
   lua_getinfo(L, ">S", &ar);
-  return new_spec(S, ir, ptr, kty_keep_value(S, fidx),
-                  ka_strndup(S->A, ar.short_src, strlen(ar.short_src)), np, pargs);
+  KtySpec *sp = new_spec(S, ir, ptr, kty_keep_value(S, fidx),
+                         ka_strndup(S->A, ar.short_src, strlen(ar.short_src)), np + nvar, pargs);
+  sp->nparams = np;
+  sp->vararg = ir->proto->is_vararg;
+  sp->nvar = nvar;
+  return sp;
 }
 
 /* A new specialization (queued) of ir for these np argument types. */
@@ -2935,6 +3073,7 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->liveref = alloc(S, sizeof(int) * (size_t)n);
   sp->upvref = alloc(S, sizeof(int) * (size_t)n);
   sp->upvidx = alloc(S, sizeof(int) * (size_t)n);
+  sp->varop = alloc(S, sizeof(int) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);
@@ -3127,15 +3266,21 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
   }
   for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
   if (clos_captures(S, sp, v, di, all + np, 0) < 0) return ty(T_UNKNOWN);
+  /* a vararg literal: the values of '...' after its captures ("Varargs") */
+  int nvar = cp->is_vararg && n > np ? n - np : 0;
+  if (np + cp->nup + nvar > KJIT_MAXARGS)
+    REFUSE(S, sp, v, "too many values passed to '...' (at most %d arguments and upvalues in "
+           "all)", KJIT_MAXARGS);
+  for (int i = 0; i < nvar; i++) { all[np + cp->nup + i] = args[np + i]; all[np + cp->nup + i].weak = 0; }
   /* called where it is made: its captured values are read there */
   if (sp == P && !kir_dominates(D->site->block, v->block))
     REFUSE(S, sp, v, "cannot compile this call: the function literal it calls (line %d) "
            "is not always made before it", cp->linedefined);
-  int na = np + cp->nup;
+  int na = np + cp->nup + nvar;
   KtySpec *c = NULL;
   for (int i = 0; i < S->nspecs && !c; i++) {
     KtySpec *o = S->specs[i];
-    if (o->clos != di + 1) continue;
+    if (o->clos != di + 1 || o->nvar != nvar) continue;
     int same = 1;
     for (int j = 0; j < na && same; j++) same = tyeq(o->args[j], all[j]);
     if (same) c = o;
@@ -3146,6 +3291,8 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
     c = new_spec(S, D->ir, cp, P->ref, P->chunkname, na, all);
     c->nparams = np;
     c->clos = di + 1;
+    c->vararg = cp->is_vararg;
+    c->nvar = nvar;
   }
   return call_of(S, sp, v, c);
 }

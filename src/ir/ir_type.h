@@ -148,7 +148,23 @@ struct KtySpec {
   ** through the registry reference upvref of its closure (else 0), upvalue
   ** upvidx (1-based) */
   int *upvref, *upvidx;
+  /* a vararg function (ir_type.c, "Varargs"): specialized on how many
+  ** values '...' holds and their types, which are its last nvar
+  ** arguments (after the declared parameters and a literal's captures) */
+  int vararg, nvar;
+  /* by instruction id: a call of select done by compiled code itself
+  ** (ir_type.c, "Varargs"): 0 not one, KTY_SELECT_COUNT select('#', ...),
+  ** else KTY_SELECT_FROM + s: the values of select's list from the
+  ** (0-based) s-th on */
+  int *varop;
 };
+#define KTY_SELECT_COUNT 1
+#define KTY_SELECT_FROM 2
+/* The first argument of sp that is a value of '...'. */
+#define KTY_VARBASE(sp) ((sp)->nargs - (sp)->nvar)
+/* How many captured upvalues a function literal's specialization takes
+** after its parameters. */
+#define KTY_NCAPS(sp) ((sp)->nargs - (sp)->nparams - (sp)->nvar)
 
 /* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by
 ** a computed key. */

@@ -1,0 +1,169 @@
+-- Differential tests: varargs and multiple values in compiled code (issue
+-- 29 item 4): '...' in compiled functions and in the Lua functions they
+-- call, select('#', ...) and select(i, ...) (negative i, its errors),
+-- table.pack and {...}, passing all values on (f(...), return ...), and
+-- functions whose returns give values of different kinds. The interpreted
+-- function is the specification: results with their subtypes and their
+-- count, tables key by key, errors with file:line (tablediff.lua).
+local T = require "tablediff"
+local kjit = require "kjit"
+
+-- check(fn, ...): fn(...) interpreted and compiled, every result and its
+-- count compared (tables key by key).
+local function check(fn, ...)
+  local args = table.pack(...)
+  return T.check(fn, function() return table.unpack(args, 1, args.n) end)
+end
+local function check_error(phrase, fn, ...)
+  local args = table.pack(...)
+  return T.check_error(phrase, fn, function() return table.unpack(args, 1, args.n) end)
+end
+-- cases(fn, {args}, ...): check on each argument list (its n when given).
+local function cases(fn, ...)
+  for _, a in ipairs({...}) do check(fn, table.unpack(a, 1, a.n or #a)) end
+end
+
+---------------------------------------------------------------------------
+-- '...' in the compiled function itself (an entry point called with any
+-- number of arguments)
+---------------------------------------------------------------------------
+local function count(...) return select('#', ...) end
+local function firsts(...) local a, b, c = ... return c, b, a end
+local function all(...) return ... end
+local function after(x, ...) return x, ... end
+local function pack(...) local t = table.pack(...) return t, t.n end
+local function ctor(...) local t = {...} return #t, t end
+local function ctor_mixed(a, ...) return {a, ..., n = select('#', ...)}, {..., a} end
+
+test("select('#', ...) counts every value, trailing nils included", function()
+  cases(count, {}, {1}, {1, 2.5, true}, {n = 2, 1, nil}, {n = 3, nil, nil, nil}, {n = 1})
+end)
+
+test("local a, b, c = ... (missing values are nil)", function()
+  cases(firsts, {}, {1}, {1, 2}, {1, 2.5, false, 4}, {n = 2, nil, 7})
+end)
+
+test("return ... gives every value, with subtypes", function()
+  cases(all, {}, {1}, {1, 2.0, -0.0}, {n = 3, 1, nil, nil}, {true, false, "s"})
+  cases(after, {}, {1}, {1, 2, 3}, {n = 3, 1, nil, nil})
+end)
+
+test("table.pack(...) and {...}", function()
+  cases(pack, {}, {1, 2.5}, {n = 3, 1, nil, 3})
+  cases(ctor, {}, {1, 2, 3}, {4.5, true, "x"})
+  cases(ctor_mixed, {1}, {1, 2, 3}, {n = 3, 1, nil, 3.5})
+end)
+
+test("'...' holding tables, strings, arrays and functions", function()
+  local function f(...)
+    local t, s = ...
+    t.k = s
+    return select('#', ...), ...
+  end
+  T.check(f, function() return {1, 2}, "str", 3.5 end)
+  local g = function(...) local a, b = ... return #a + b, a[1] end
+  local a = kjit.array({1.5, 2})
+  local n1, x1 = g(a, 3)
+  local n2, x2 = kjit.jit(g)(a, 3)
+  eq(n2, n1, "#a + b"); eq(x2, x1, "a[1]")
+end)
+
+---------------------------------------------------------------------------
+-- select
+---------------------------------------------------------------------------
+local function sel1(...) return select(1, ...) end
+local function sel2(...) return select(2, ...) end
+local function selneg(...) return select(-1, ...) end
+local function selneg2(...) return select(-2, ...) end
+local function selpast(...) return select(5, ...) end
+local function selone(...) local x = select(2, ...) return x end
+local function selconst(a, b) return select(2, a, b, a + b), select('#', a, b) end
+local function selzero(...) return select(0, ...) end
+local function selneg_far(...) return select(-3, ...) end
+local function selstr(...) return select("2", ...) end
+local function selbad(...) return select("x", ...) end
+local function seldyn(i, ...) local x, y = select(i, ...) return x, y end
+
+test("select(i, ...) with constant i, negative i, past the end", function()
+  cases(sel1, {}, {1}, {1, 2, 3})
+  cases(sel2, {}, {1}, {1, 2.5, 3}, {n = 3, 1, nil, nil})
+  cases(selneg, {1}, {1, 2, 3.5})
+  cases(selneg2, {1, 2}, {1, 2, 3})
+  cases(selpast, {}, {1, 2}, {1, 2, 3, 4, 5, 6})
+  cases(selone, {1}, {1, 2}, {1, true, 3})
+  cases(selconst, {1, 2}, {1.5, 2})
+end)
+
+test("select's errors at the caller's line", function()
+  check_error("index out of range", selzero, 1, 2)
+  check_error("index out of range", selneg_far, 1, 2)
+  check_error("index out of range", selneg)
+  cases(selneg, {n = 1, nil})
+  check_error("number expected, got string", selbad, 1, 2)
+  cases(selstr, {1, 2, 3})
+end)
+
+test("select(i, ...) with i known when it runs", function()
+  cases(seldyn, {1, 10, 20}, {2, 10, 20}, {3, 10, 20}, {-1, 10, 20.5})
+  check_error("index out of range", seldyn, 0, 1)
+end)
+
+---------------------------------------------------------------------------
+-- vararg callees (specialized on how many values and their types)
+---------------------------------------------------------------------------
+local function vsum(...)
+  local s = 0
+  for i = 1, select('#', ...) do s = s + (select(i, ...)) end
+  return s
+end
+local function vmax(first, ...)
+  local m = first
+  local t = {...}
+  for i = 1, #t do if t[i] > m then m = t[i] end end
+  return m, #t
+end
+local function fwd(...) return vsum(...), vmax(...) end
+local function fwd2(a, ...) return count(a, ...), count(...), count(..., a) end
+local function chain(...) return all(all(...)) end
+local function tail(...) return after(1, ...) end
+
+test("vararg callees with any number of values", function()
+  cases(fwd, {1}, {1, 2, 3}, {1.5, 2, 3}, {3, 2, 1, 4.5, 0})
+  cases(fwd2, {1}, {1, 2}, {n = 3, 1, nil, nil})
+  cases(chain, {}, {1, 2.5}, {n = 2, nil, 1})
+  cases(tail, {}, {2, 3})
+end)
+
+test("a vararg callee called with a different count at each call", function()
+  local function f(x)
+    return count(), count(x), count(x, x), vsum(x, x, x), vsum(x, 1.5)
+  end
+  cases(f, {1}, {2.5})
+end)
+
+test("a vararg function literal in compiled code", function()
+  local function f(a, b)
+    local function g(...) return select('#', ...) + a, ... end
+    return g(b, b * 2)
+  end
+  cases(f, {1, 2}, {1.5, 2})
+end)
+
+test("a vararg callee's error is located in the callee", function()
+  local function bad(...) local a = ... return a + 1 end
+  local function f(...) return bad(...) end
+  check_error("attempt to perform arithmetic on a nil value", f)
+  check_error("attempt to perform arithmetic on a nil value", f, nil, 2)
+end)
+
+---------------------------------------------------------------------------
+-- open calls pass on every value
+---------------------------------------------------------------------------
+local function two(a, b) return b, a end
+local function opencalls(a, b)
+  return {two(a, b)}, count(two(a, b)), count(two(a, b), 5), select('#', two(a, b))
+end
+
+test("{f()}, count(f()), select('#', f()) pass every result", function()
+  cases(opencalls, {1, 2}, {1.5, true})
+end)
