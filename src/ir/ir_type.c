@@ -2429,8 +2429,9 @@ static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, Kty
 ** done by compiled code itself, as Lua's luaB_select does, the values
 ** passed on as they are (sp->varop). Any other select is called through
 ** lua_call (0 returned). */
-static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args_unused,
                     const KtyConst *kargs, int n, KtyConst *k, Type *r) {
+  (void)args_unused;   /* (the constant in kargs says it all) */
   sp->varop[v->id] = 0;
   KirInsn *fn = v->args[0];
   if (S->kernel || n < 1 || (v->flags & KIR_F_TFOR) || !sp->upvref[fn->id] || sp->upvidx[fn->id] != 0)
@@ -2455,8 +2456,27 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     *r = ty(T_INT);
     return 1;
   }
-  if (args[0].kind != T_INT || kargs[0].kind != T_INT) return 0;
-  lua_Integer i = kargs[0].v.i, top = m + 1;   /* luaB_select's n and top */
+  /* i as luaL_checkinteger reads it: an integer, a float with an integer
+  ** value, a string that converts to one */
+  lua_Integer i;
+  const char *bad = NULL;
+  if (kargs[0].kind == T_INT) i = kargs[0].v.i;
+  else if (kargs[0].kind == T_F64 || kargs[0].kind == T_STR) {
+    if (kargs[0].kind == T_F64) lua_pushnumber(L, kargs[0].v.f);
+    else lua_pushlstring(L, kargs[0].str, kargs[0].len);
+    int isint;
+    i = lua_tointegerx(L, -1, &isint);
+    if (!isint) bad = lua_isnumber(L, -1) ? "number has no integer representation"
+                                          : "number expected, got string";
+    lua_pop(L, 1);
+  } else return 0;
+  if (bad) {
+    sp->varop[v->id] = KTY_SELECT_FROM;   /* (typed: not a lua_call) */
+    *r = ty(T_UNKNOWN);
+    if (S->strict) raise_at(S, sp, v, -1, "bad argument #1 to 'select' (%s)", bad);
+    return 1;
+  }
+  lua_Integer top = m + 1;   /* luaB_select's n and top */
   if (i < 0) i = top + i;
   else if (i > top) i = top;
   sp->varop[v->id] = KTY_SELECT_FROM;   /* (typed: not a lua_call) */
@@ -2852,6 +2872,18 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   return n;
 }
 
+/* What a function's returns give at result #i: their join, or, where the
+** returns give values of kinds that have no native type in common (nil
+** on one path and a boolean on another, true and a number), a Lua value
+** (T_LUA): each return boxes its value into the caller's result slot, as
+** interpreted code would hold it (issue 29 item 4). Arrays still need one
+** type. */
+static Type ret_join(Join *J) {
+  Type j = join_result(J);
+  if (j.kind == T_CONFLICT && !J->conflict && J->other.kind == T_UNKNOWN) j = ty(T_LUA);
+  return j;
+}
+
 /* A return, while types rise: its values join what the function returned
 ** so far (each return costs O(1), so that functions of thousands of
 ** returns type in linear time); exact_rets recomputes the join afterwards. */
@@ -2866,7 +2898,7 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
   else if (n != sp->nret) return;   /* reported by exact_rets */
   for (int i = 0; i < n; i++) {
     join_add(&sp->retjoin[i], vals[i], ks[i]);
-    Type j = join_result(&sp->retjoin[i]);
+    Type j = ret_join(&sp->retjoin[i]);
     j.weak = 0;
     if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
@@ -2899,7 +2931,7 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     }
     for (int i = 0; i < n; i++) {
       join_add(&J[i], vals[i], ks[i]);
-      if (S->strict && join_result(&J[i]).kind == T_CONFLICT) {
+      if (S->strict && ret_join(&J[i]).kind == T_CONFLICT) {
         char b1[32], b2[32];
         fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
              "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
@@ -2912,7 +2944,7 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
   sp->nret = nret;
   for (int i = 0; i < nret; i++) {
     sp->retjoin[i] = J[i];
-    Type j = join_result(&J[i]);
+    Type j = ret_join(&J[i]);
     j.weak = 0;
     if (j.kind == T_CONFLICT) continue;
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }

@@ -167,3 +167,53 @@ end
 test("{f()}, count(f()), select('#', f()) pass every result", function()
   cases(opencalls, {1, 2}, {1.5, true})
 end)
+
+test("select with a float or string index reads it as luaL_checkinteger does", function()
+  local function f(...) return select(2.0, ...) end
+  local function g(...) return select(" 3 ", ...) end
+  local function h(...) return select(1.5, ...) end
+  local function k(...) return select("1.5", ...) end
+  local function c(...) return select("#x", ...) end
+  cases(f, {1, 2, 3}); cases(g, {1, 2, 3, 4}); cases(c, {1, 2})
+  check_error("number has no integer representation", h, 1, 2)
+  check_error("number has no integer representation", k, 1, 2)
+end)
+
+---------------------------------------------------------------------------
+-- results of different kinds on different paths: Lua values
+---------------------------------------------------------------------------
+local function tri(x)
+  if x > 0 then return true elseif x < 0 then return nil end
+  return x
+end
+local function kinds(x)
+  if x > 1 then return "big" end
+  if x > 0 then return false end
+  if x < -1 then return {x} end
+  return x * 2
+end
+local function uses(x)
+  local a = tri(x)
+  local b = kinds(x)
+  if a then return a, b, tri(x) end
+  return tri(x), b, a == nil
+end
+
+test("a result that is nil, a boolean, a number, a string or a table by path", function()
+  cases(tri, {1}, {-1}, {0}, {0.0}, {2.5})
+  cases(kinds, {2}, {1}, {-2}, {0}, {-0.5}, {0.5})
+  cases(uses, {2}, {1}, {-2}, {0}, {-0.5}, {0.5})
+end)
+
+test("a mixed result used as a number checks it when it runs", function()
+  local function f(x) return kinds(x) + 1 end
+  cases(f, {0}, {-0.5})
+  check_error("attempt to perform arithmetic on a boolean value", f, 0.5)
+end)
+
+test("different numbers of results on different paths: refused where compiled, located", function()
+  local function f(x) if x > 0 then return x end end
+  local ok, err = pcall(kjit.jit(f), 1)
+  truthy(not ok and err:find("test_varargs.lua:%d+: .*must return the same number of values on every path"),
+         "located refusal: " .. tostring(err))
+end)
