@@ -211,8 +211,9 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   } else {
     LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
                           LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
-    LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n), p32, p64,
-                           ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+    /* (fewer when an open call's function gave fewer: cg_vararg.c) */
+    LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
+                           p32, p64, ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
     rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 9);
   }
   call_check(G, v, rc, fslot, 0);

@@ -1088,6 +1088,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     if (callee->rets[r].kind == T_LUA)   /* the callee fills this slot of ours */
       LLVMBuildStore(G->B, cg_lua_result_slot(G, v, r), rp[r][0]);
   }
+  LLVMValueRef cntp = NULL;   /* a callee whose returns differ in length: how many */
+  if (callee->dyncount && !pure) av[na++] = cntp = cg_alloca(G, G->i32, "nres");
   if (G->pollctr && !cg_poll_in_err(G, callee)) av[na++] = G->pollctr;
   av[na++] = G->err;
   if (pure) {
@@ -1180,6 +1182,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   if (mepure) cg_fail_ret(G);
   else LLVMBuildRet(G->B, st);
   LLVMPositionBuilderAtEnd(G->B, cont);
+  if (cntp) G->ncount[v->id] = LLVMBuildLoad2(G->B, G->i32, cntp, "");
   G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
   if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
   G->nresults[v->id] = nr;
@@ -1228,6 +1231,7 @@ static void emit_ret(CG *G, KirInsn *v) {
     return;
   }
   cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
+  if (G->retcount) cg_store_retcount(G, v, n);   /* cg_vararg.c */
   for (int i = 0; i < sp->nret; i++) {
     CgVal x = i < n ? vals[i] : cg_mk(TY(T_NIL), NULL);
     if (sp->rets[i].kind == T_LUA) {   /* a number in registers, else into the caller's slot */
@@ -1442,6 +1446,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
   }
+  if (sp->dyncount && !pure) ps[n++] = LLVMPointerType(G->i32, 0);   /* how many it gave */
   int ctrparam = G->target->poll && !cg_poll_in_err(G, sp);
   if (ctrparam) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
   ps[n++] = G->errp;
@@ -1641,6 +1646,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
   }
+  G->retcount = sp->dyncount && !cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
+  G->ncount = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
   int inerr = cg_poll_in_err(G, sp);
   G->pollctr = G->target->poll && !inerr ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
@@ -1769,6 +1776,7 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
     TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
     if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;
     if (cg_lua_spec_uses_deep(S, S->specs[i])) G->pure[i] = 0;   /* frames, L */
+    if (S->specs[i]->dyncount) G->pure[i] = 0;   /* and how many it gave */
   }
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */

@@ -758,12 +758,26 @@ void cg_lua_setlist(CG *G, const KirInsn *v) {
   ** typer knows there are */
   CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
   int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  /* an open call of a function whose returns differ in length: the items
+  ** it did not give are not stored (cg_vararg.c) */
+  LLVMValueRef have = cg_open_count(G, v, n);
   for (int i = 1; i <= n; i++) {
+    LLVMBasicBlockRef skip = NULL;
+    if (!LLVMIsConstant(have)) {
+      LLVMBasicBlockRef st = cg_bb(G, "setitem");
+      skip = cg_bb(G, "setdone");
+      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, cg_i32(G, i - 1), have, ""), st, skip);
+      LLVMPositionBuilderAtEnd(G->B, st);
+    }
     LLVMValueRef tag, bits, val;
     triple(G, items[i - 1], 0, v, &tag, &bits, &val);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
     LLVMValueRef as[6] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
     call(G, "kjit_lv_rawseti", NULL, ps, as, 6);
+    if (skip) {
+      LLVMBuildBr(G->B, skip);
+      LLVMPositionBuilderAtEnd(G->B, skip);
+    }
   }
 }
 

@@ -24,3 +24,31 @@ void cg_select(CG *G, const KirInsn *v) {
   G->nresults[v->id] = m - s;
   G->vals[v->id] = m - s > 0 ? list[s] : cg_mk(TY(T_NIL), NULL);
 }
+
+/* How many of the n operands of v (cg_operands') there are when it runs:
+** n, less what an open call of a function whose returns differ in length
+** did not give. */
+LLVMValueRef cg_open_count(CG *G, const KirInsn *v, int n) {
+  if (!(v->flags & KIR_F_OPEN)) return cg_i32(G, n);
+  const KirInsn *c = v->args[v->nargs - 1];
+  KtySpec *cs = c->op == KIR_CALL ? G->sp->callees[c->id] : NULL;
+  if (!cs || !cs->dyncount || !G->ncount[c->id]) return cg_i32(G, n);
+  return LLVMBuildAdd(G->B, cg_i32(G, n - cs->nret), G->ncount[c->id], "");
+}
+
+/* A function whose returns give different numbers of values (the typer's
+** dyncount) says how many this return v gave (n of them, counting an open
+** call's as the typer's most): the caller's count out-parameter. A return
+** ending in a call of such a function passes on that call's count. */
+void cg_store_retcount(CG *G, const KirInsn *v, int n) {
+  LLVMValueRef cnt = cg_i32(G, n);
+  if (v->flags & KIR_F_OPEN) {
+    const KirInsn *c = v->args[v->nargs - 1];
+    KtySpec *cs = c->op == KIR_CALL ? G->sp->callees[c->id] : NULL;
+    if (cs && cs->dyncount && G->ncount[c->id]) {
+      int fixed = v->nargs - 1;
+      cnt = LLVMBuildAdd(G->B, cg_i32(G, fixed), G->ncount[c->id], "");
+    }
+  }
+  LLVMBuildStore(G->B, cnt, G->retcount);
+}

@@ -92,6 +92,8 @@ typedef struct JitSpec {
   char *ir, *asmtext, *types;
   double compile_ms;             /* wall time of the compile (f.compile_ms) */
   char *parnotes;                /* f:inspect("parallel") */
+  int dyncount;                  /* returns of different lengths: the count
+                                    in rets[KJIT_RETCOUNT] (cg_entry.c) */
 } JitSpec;
 
 typedef struct JitObj {
@@ -608,6 +610,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   for (int i = 0; i < nsig; i++)
     if (sig[i] == SIG_FUNC) js->fast = 0;
   js->nret = bc.nret;
+  js->dyncount = bc.dyncount;
   js->calls = cc.hit ? cc.calls : bc.calls;
   js->lua = bc.lua;
   for (int r = 0; r < js->nret; r++) {
@@ -725,9 +728,18 @@ static void push_result(lua_State *L, const JitSpec *js, const int64_t *rets, in
   }
 }
 
+/* How many results a call of js gave: its returns' one count, or the
+** count the call said (returns of different lengths). */
+static int nresults_of(const JitSpec *js, const int64_t *rets) {
+  if (!js->dyncount) return js->nret;
+  int64_t n = rets[KJIT_RETCOUNT];
+  return n < 0 ? 0 : n > js->nret ? js->nret : (int)n;
+}
+
 static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
-  for (int r = 0; r < js->nret; r++) push_result(L, js, rets, r);
-  return js->nret;
+  int n = nresults_of(js, rets);
+  for (int r = 0; r < n; r++) push_result(L, js, rets, r);
+  return n;
 }
 
 /* ---- Calls that make or return arrays ------------------------------------------------ */
@@ -937,13 +949,14 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
     push_result(L, js, rets, r);
   }
   /* the results where the list and the adopted userdata were */
-  for (int r = 0; r < js->nret; r++) lua_copy(L, first + r, top0 + 1 + r);
-  lua_settop(L, top0 + js->nret);
+  int nres = nresults_of(js, rets);
+  for (int r = 0; r < nres; r++) lua_copy(L, first + r, top0 + 1 + r);
+  lua_settop(L, top0 + nres);
   /* the GC does not see malloc'd bytes: it is told, so that it paces
   ** itself as for arrays made by kjit.zeros in Lua */
   if (adopted_bytes >= 1024 && lua_gc(L, LUA_GCISRUNNING))   /* (a step runs even when stopped) */
     lua_gc(L, LUA_GCSTEP, (int)(adopted_bytes >> 10 > 1 << 30 ? 1 << 30 : adopted_bytes >> 10));
-  return js->nret;
+  return nres;
 }
 
 /* Same signature; function arguments must also be the same functions. */
@@ -1445,7 +1458,7 @@ void kd_open(lua_State *L) {
 static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const char *where) {
   uint32_t h[8] = { (uint32_t)js->nargs, (uint32_t)js->nsig, (uint32_t)js->nret,
                     (uint32_t)js->calls, (uint32_t)js->lua, (uint32_t)js->allocates,
-                    (uint32_t)js->arrays, 0 };
+                    (uint32_t)js->arrays, (uint32_t)js->dyncount };
   kexp_put(w, h, sizeof h);
   kexp_put(w, js->sig, (size_t)js->nsig);
   for (int i = 0; i < js->nsig; i++)
@@ -1477,6 +1490,7 @@ static int get_spec(KexpR *r, JitSpec *js, char **where) {
   js->lua = (int)h[4];
   js->allocates = (int)h[5];
   js->arrays = (int)h[6];
+  js->dyncount = h[7] != 0;   /* (0 in code exported before it existed) */
   const void *p = kexp_get(r, (size_t)js->nsig);
   if (p) memcpy(js->sig, p, (size_t)js->nsig);
   js->fast = 1;

@@ -729,6 +729,22 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     const KirInsn *c = v->args[v->nargs - 1];
     int m = nresults(sp, c);
     if (m < 0) return -1;
+    KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
+    if (S->strict && cs && cs->dyncount && v->op != KIR_RET && v->op != KIR_SETLIST &&
+        !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
+        !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR))) {
+      /* how many values it gave is known when it runs: passed on where
+      ** the code generator uses that count (a return, a table
+      ** constructor, a function value's arguments: cg_vararg.c) or where
+      ** the count does not show (a compiled function's parameters, which
+      ** are nil when missing) */
+      const char *what = v->op == KIR_SETLIST ? "in a table constructor" :
+                         v->op == KIR_CALL ? "as the last argument of this call" : "here";
+      fail(S, sp, v, "the function called here returns different numbers of values on "
+           "different paths (up to %d); compiled code cannot pass all of them on %s: take "
+           "them into locals first (`local a, b = f(x)`) or return the same number on "
+           "every path", m, what);
+    }
     for (int j = 0; j < m; j++) {
       if (n >= max) fail(S, sp, v, "too many values (at most %d)", max);
       if (c->op == KIR_VARARG) {   /* f(...): each value with its constant */
@@ -2887,17 +2903,39 @@ static Type ret_join(Join *J) {
 /* A return, while types rise: its values join what the function returned
 ** so far (each return costs O(1), so that functions of thousands of
 ** returns type in linear time); exact_rets recomputes the join afterwards. */
+/* Returns of different lengths (issue 29 item 4): the function returns
+** as many values as its longest return (sp->nret), a shorter return nil
+** in the others, and how many it gave at run time (sp->dyncount: the
+** code generator's count out-parameter), which the dispatcher pushes and
+** `return f(x)` passes on. Returns v's own count, which may vary when it
+** ends in a call of such a function: then the values from fixed on may be
+** nil (*fixed set; else -1). */
+static int ret_open_dyn(KtySpec *sp, const KirInsn *v) {
+  if (!(v->flags & KIR_F_OPEN)) return -1;
+  const KirInsn *c = v->args[v->nargs - 1];
+  KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
+  return cs && cs->dyncount ? v->nargs - 1 : -1;
+}
+
 static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
+  KtyConst knil;
+  memset(&knil, 0, sizeof knil);
+  knil.kind = T_NIL;
   if (S->strict) return;   /* exact_rets checks the returns */
   int n = ret_values(S, sp, v, vals, ks);
   if (n < 0) return;
-  int changed = 0;
+  int changed = 0, fixed = ret_open_dyn(sp, v);
   if (sp->nret < 0) { sp->nret = n; changed = 1; }
-  else if (n != sp->nret) return;   /* reported by exact_rets */
-  for (int i = 0; i < n; i++) {
-    join_add(&sp->retjoin[i], vals[i], ks[i]);
+  if (n != sp->nret || fixed >= 0) {   /* returns of different lengths */
+    if (!sp->dyncount) { sp->dyncount = 1; changed = 1; }
+    for (int i = sp->nret; i < n; i++) join_add(&sp->retjoin[i], ty(T_NIL), knil);
+    if (n > sp->nret) { sp->nret = n; changed = 1; }
+  }
+  for (int i = 0; i < sp->nret; i++) {
+    if (i < n) join_add(&sp->retjoin[i], vals[i], ks[i]);
+    if (i >= n || (fixed >= 0 && i >= fixed)) join_add(&sp->retjoin[i], ty(T_NIL), knil);
     Type j = ret_join(&sp->retjoin[i]);
     j.weak = 0;
     if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
@@ -2914,22 +2952,39 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
   Join J[KJIT_MAXRETS];
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
-  int nret = -1;
+  int nret = -1, dyn = 0;
   KirFunc *f = sp->ir;
+  KtyConst knil;
+  memset(&knil, 0, sizeof knil);
+  knil.kind = T_NIL;
   memset(J, 0, sizeof J);
+  /* the longest return first (the others give nil past their length) */
   for (int b = 0; b < f->nblocks; b++) {
     KirInsn *r = f->blocks[b]->term;
     if (!sp->live[b] || r == NULL || r->op != KIR_RET) continue;
     int n = ret_values(S, sp, r, vals, ks);
     if (n < 0) continue;
-    if (nret < 0) nret = n;
-    else if (n != nret) {
-      if (S->strict)
-        fail(S, sp, r, "compiled functions must return the same number of values on every "
-             "path (%d here, %d elsewhere)", n, nret);
-      continue;
+    if (nret >= 0 && n != nret) dyn = 1;
+    if (ret_open_dyn(sp, r) >= 0) dyn = 1;
+    if (n > nret) nret = n;
+  }
+  if (dyn && nret >= KJIT_MAXRETS) {   /* (the count's slot is the last flag's: jit.c) */
+    for (int b = 0; b < f->nblocks; b++) {
+      KirInsn *r = f->blocks[b]->term;
+      if (S->strict && sp->live[b] && r && r->op == KIR_RET)
+        fail(S, sp, r, "a function whose returns give different numbers of values returns "
+             "at most %d in compiled code", KJIT_MAXRETS - 1);
     }
+  }
+  for (int b = 0; b < f->nblocks; b++) {
+    KirInsn *r = f->blocks[b]->term;
+    if (!sp->live[b] || r == NULL || r->op != KIR_RET) continue;
+    int n = ret_values(S, sp, r, vals, ks);
+    if (n < 0) continue;
+    int fixed = ret_open_dyn(sp, r);
+    for (int i = n; i < nret; i++) join_add(&J[i], ty(T_NIL), knil);
     for (int i = 0; i < n; i++) {
+      if (fixed >= 0 && i >= fixed) join_add(&J[i], ty(T_NIL), knil);
       join_add(&J[i], vals[i], ks[i]);
       if (S->strict && ret_join(&J[i]).kind == T_CONFLICT) {
         char b1[32], b2[32];
@@ -2940,8 +2995,9 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     }
   }
   if (nret < 0) return 0;
-  int changed = nret != sp->nret;
+  int changed = nret != sp->nret || dyn != sp->dyncount;
   sp->nret = nret;
+  sp->dyncount = dyn;
   for (int i = 0; i < nret; i++) {
     sp->retjoin[i] = J[i];
     Type j = ret_join(&J[i]);

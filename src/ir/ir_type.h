@@ -157,6 +157,10 @@ struct KtySpec {
   ** else KTY_SELECT_FROM + s: the values of select's list from the
   ** (0-based) s-th on */
   int *varop;
+  /* its returns give different numbers of values (ir_type.c's
+  ** ret_open_dyn): nret is the most, and how many a call gave comes back
+  ** at run time (the code generator's count out-parameter) */
+  int dyncount;
 };
 #define KTY_SELECT_COUNT 1
 #define KTY_SELECT_FROM 2
