@@ -438,6 +438,8 @@ void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a
 void cg_select(CG *G, const KirInsn *v);
 /* ... and how many values a return gives, stored for the caller */
 void cg_store_retcount(CG *G, const KirInsn *v, int n);
+/* v is the select function that only calls done here use: not loaded */
+int cg_select_only(CG *G, const KirInsn *v);
 /* how many of v's n operands there are when it runs */
 LLVMValueRef cg_open_count(CG *G, const KirInsn *v, int n);
 

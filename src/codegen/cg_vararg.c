@@ -10,14 +10,66 @@
 ** the typer's constant, select(i, ...) the list's values from the i-th on,
 ** passed on as they are (no boxing, no Lua API). Its "index out of range"
 ** error is the typer's (raises[]), raised at the call's line.
+** `local x = select(i, ...)` with i known when it runs (the loop over
+** '...') picks value i among the parameters (select_at).
 */
 #include "codegen/cg.h"
+
+int cg_select_only(CG *G, const KirInsn *v) {
+  if (v->nusers == 0 || (v->op != KIR_GETUPVAL && v->op != KIR_GETFIELD)) return 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_CALL || !G->sp->varop[u->id] || u->args[0] != v) return 0;
+    for (int j = 1; j < u->nargs; j++) if (u->args[j] == v) return 0;
+  }
+  return 1;
+}
+
+/* `local x = select(i, ...)` with i known when it runs: luaB_select's
+** index (negative from the end, past the end nil, "index out of range"
+** below 1), then value i of the list, converted to the typer's join of
+** them all and nil (a switch over the list's values). */
+static void select_at(CG *G, const KirInsn *v, CgVal *list, int m) {
+  Type rt = G->sp->types[v->id];
+  LLVMValueRef i = cg_convert(G, cg_val(G, v->args[1]), TY(T_INT), v->line).v;
+  LLVMValueRef top = cg_i64(G, m + 1);
+  LLVMValueRef neg = LLVMBuildICmp(G->B, LLVMIntSLT, i, cg_i64(G, 0), "");
+  LLVMValueRef past = LLVMBuildICmp(G->B, LLVMIntSGT, i, top, "");
+  LLVMValueRef n = LLVMBuildSelect(G->B, neg, LLVMBuildAdd(G->B, top, i, ""),
+                                   LLVMBuildSelect(G->B, past, top, i, ""), "");
+  cg_check(G, LLVMBuildICmp(G->B, LLVMIntSGE, n, cg_i64(G, 1), ""), KE_TYPEERR, v->line,
+           cg_i64(G, 0), NULL, NULL, "bad argument #1 to 'select' (index out of range)");
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int np = cg_parts(G, rt, tys);
+  LLVMValueRef at[3 + KJIT_MAXDIMS];
+  for (int k = 0; k < np; k++) at[k] = cg_alloca(G, tys[k], "selv");
+  LLVMBasicBlockRef done = cg_bb(G, "seldone"), none = cg_bb(G, "selnil");
+  LLVMValueRef sw = LLVMBuildSwitch(G->B, n, none, (unsigned)m);
+  for (int j = 0; j <= m; j++) {
+    LLVMBasicBlockRef b = j < m ? cg_bb(G, "selcase") : none;
+    if (j < m) LLVMAddCase(sw, cg_i64(G, j + 1), b);
+    LLVMPositionBuilderAtEnd(G->B, b);
+    CgVal x = cg_convert(G, j < m ? list[j] : cg_mk(TY(T_NIL), NULL), rt, v->line);
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    int nk = cg_pack(x, pv);
+    for (int k = 0; k < nk && k < np; k++) LLVMBuildStore(G->B, pv[k], at[k]);
+    LLVMBuildBr(G->B, done);
+  }
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef pv[3 + KJIT_MAXDIMS];
+  for (int k = 0; k < np; k++) pv[k] = LLVMBuildLoad2(G->B, tys[k], at[k], "");
+  CgVal r = cg_unpack(rt, pv);
+  G->results[v->id] = cg_zalloc(G, sizeof(CgVal));
+  G->results[v->id][0] = G->vals[v->id] = r;
+  G->nresults[v->id] = 1;
+}
 
 void cg_select(CG *G, const KirInsn *v) {
   int op = G->sp->varop[v->id];
   if (op == KTY_SELECT_COUNT) return;   /* a constant (the typer's) */
   CgVal *list = cg_zalloc(G, sizeof(CgVal) * (KJIT_MAXARGS + KJIT_MAXRETS));
   int m = cg_operands(G, v, 2, list, KJIT_MAXARGS + KJIT_MAXRETS);
+  if (op == KTY_SELECT_AT) { select_at(G, v, list, m); return; }
   int s = op - KTY_SELECT_FROM;
   if (s > m) s = m;
   G->results[v->id] = list + s;

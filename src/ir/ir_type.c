@@ -653,6 +653,8 @@ static Type select_type(KtySpec *sp, const KirInsn *v, int j) {
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
   if (v->op == KIR_VARARG) return vararg_type(sp, k);
   if (v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT) return k == 0 ? ty(T_INT) : ty(T_NIL);
+  if (v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_AT)
+    return k == 0 ? sp->types[v->id] : ty(T_NIL);
   if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM) {
     int s = sp->varop[v->id] - KTY_SELECT_FROM, m = select_count(sp, v);
     if (m < 0) return ty(T_UNKNOWN);
@@ -699,7 +701,7 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
 static int nresults(KtySpec *sp, const KirInsn *v) {
   if (v->op == KIR_VARARG) return sp->nvar;
   if (v->op != KIR_CALL) return -1;
-  if (sp->varop[v->id] == KTY_SELECT_COUNT) return 1;
+  if (sp->varop[v->id] == KTY_SELECT_COUNT || sp->varop[v->id] == KTY_SELECT_AT) return 1;
   if (sp->varop[v->id] >= KTY_SELECT_FROM) {
     int m = select_count(sp, v);
     return m < 0 ? -1 : m - (sp->varop[v->id] - KTY_SELECT_FROM);
@@ -2445,9 +2447,8 @@ static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, Kty
 ** done by compiled code itself, as Lua's luaB_select does, the values
 ** passed on as they are (sp->varop). Any other select is called through
 ** lua_call (0 returned). */
-static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args_unused,
+static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                     const KtyConst *kargs, int n, KtyConst *k, Type *r) {
-  (void)args_unused;   /* (the constant in kargs says it all) */
   sp->varop[v->id] = 0;
   KirInsn *fn = v->args[0];
   if (S->kernel || n < 1 || (v->flags & KIR_F_TFOR) || !sp->upvref[fn->id] || sp->upvidx[fn->id] != 0)
@@ -2485,6 +2486,23 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args_unu
     if (!isint) bad = lua_isnumber(L, -1) ? "number has no integer representation"
                                           : "number expected, got string";
     lua_pop(L, 1);
+  } else if (args[0].kind == T_INT && v->aux == 1 && m >= 1) {
+    /* `local x = select(i, ...)` (a loop over '...'): value i of the list,
+    ** chosen when it runs, where the list's values and nil have a native
+    ** type in common (numbers); the rest is lua_call's */
+    Join J;
+    memset(&J, 0, sizeof J);
+    KtyConst knil;
+    memset(&knil, 0, sizeof knil);
+    knil.kind = T_NIL;
+    for (int j = 1; j < n; j++) join_add(&J, args[j], kargs[j]);
+    join_add(&J, ty(T_NIL), knil);
+    Type t = join_result(&J);
+    if (t.kind == T_CONFLICT || t.kind == T_LUA || t.kind == T_UNKNOWN) return 0;
+    t.weak = 0;
+    sp->varop[v->id] = KTY_SELECT_AT;
+    *r = t;
+    return 1;
   } else return 0;
   if (bad) {
     sp->varop[v->id] = KTY_SELECT_FROM;   /* (typed: not a lua_call) */

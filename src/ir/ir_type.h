@@ -164,6 +164,7 @@ struct KtySpec {
 };
 #define KTY_SELECT_COUNT 1
 #define KTY_SELECT_FROM 2
+#define KTY_SELECT_AT (-1)   /* `local x = select(i, ...)`, i known when it runs */
 /* The first argument of sp that is a value of '...'. */
 #define KTY_VARBASE(sp) ((sp)->nargs - (sp)->nvar)
 /* How many captured upvalues a function literal's specialization takes

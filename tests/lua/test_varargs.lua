@@ -103,6 +103,20 @@ test("select's errors at the caller's line", function()
   cases(selstr, {1, 2, 3})
 end)
 
+local function selat(i, ...) local x = select(i, ...) return x end
+local function selat_mixed(i, ...) return (select(i, ...)) end
+
+test("local x = select(i, ...) with i known when it runs (compiled in place)", function()
+  for _, i in ipairs({1, 2, 3, 4, 9, -1, -3}) do
+    check(selat, i, 10, 20.5, 30)
+    check(selat_mixed, i, 1, 2.5, nil)
+  end
+  check_error("index out of range", selat, 0, 1)
+  check_error("index out of range", selat, -4, 1, 2, 3)
+  check_error("index out of range", selat_mixed, -2, 1)
+  check(selat, 1)
+end)
+
 test("select(i, ...) with i known when it runs", function()
   cases(seldyn, {1, 10, 20}, {2, 10, 20}, {3, 10, 20}, {-1, 10, 20.5})
   check_error("index out of range", seldyn, 0, 1)
