@@ -732,8 +732,18 @@ void cg_lua_store(CG *G, const KirInsn *v) {
 
 CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v);
+  /* the sizes the VM gives it (`#` finds its border by them: {a, nil, c}
+  ** has length 3), its array part grown to what its list part stores
+  ** ({...}: luaV_execute's SETLIST resizes to the last index) */
+  int narr = v->aux, nrec = (int)v->k.i;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_SETLIST || u->args[0] != v) continue;
+    int last = u->aux + kty_noperands(G->sp, u, 1);
+    if (last > narr) narr = last;
+  }
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-  LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, 0), cg_i32(G, 0) };
+  LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, narr), cg_i32(G, nrec) };
   LLVMValueRef h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
   Type t = TY(T_LUA);
   t.sub = KTY_LUA_TABLE;
@@ -758,26 +768,12 @@ void cg_lua_setlist(CG *G, const KirInsn *v) {
   ** typer knows there are */
   CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
   int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
-  /* an open call of a function whose returns differ in length: the items
-  ** it did not give are not stored (cg_vararg.c) */
-  LLVMValueRef have = cg_open_count(G, v, n);
   for (int i = 1; i <= n; i++) {
-    LLVMBasicBlockRef skip = NULL;
-    if (!LLVMIsConstant(have)) {
-      LLVMBasicBlockRef st = cg_bb(G, "setitem");
-      skip = cg_bb(G, "setdone");
-      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLT, cg_i32(G, i - 1), have, ""), st, skip);
-      LLVMPositionBuilderAtEnd(G->B, st);
-    }
     LLVMValueRef tag, bits, val;
     triple(G, items[i - 1], 0, v, &tag, &bits, &val);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
     LLVMValueRef as[6] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
     call(G, "kjit_lv_rawseti", NULL, ps, as, 6);
-    if (skip) {
-      LLVMBuildBr(G->B, skip);
-      LLVMPositionBuilderAtEnd(G->B, skip);
-    }
   }
 }
 

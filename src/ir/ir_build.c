@@ -446,7 +446,14 @@ static void step(Builder *B, int pc) {
     append(B, s);
     break;
   }
-  case KBC_NEWTABLE: W(B, a, emit(B, KIR_NEWTABLE, 0)); break;
+  case KBC_NEWTABLE: {   /* its sizes, as the VM makes it: aux the array
+                         ** part's, k.i the hash part's */
+    KirInsn *t = emit(B, KIR_NEWTABLE, 0);
+    t->aux = c + (KBC_K(i) ? KBC_AX(CODE(pc + 1)) * 256 : 0);
+    t->k.i = b > 0 ? (lua_Integer)1 << (b - 1) : 0;
+    W(B, a, t);
+    break;
+  }
   case KBC_SELF: {   /* R[A+1] := R[B]; R[A] := R[B][RK(C)] */
     KirInsn *o = R(B, b), *m;
     if (KBC_K(i) && B->p->k[c].kind == KBC_KSTR)

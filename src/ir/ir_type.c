@@ -715,6 +715,15 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
+int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
+  int n = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (v->flags & KIR_F_OPEN) {
+    int m = nresults(sp, v->args[v->nargs - 1]);
+    if (m > 0) n += m;
+  }
+  return n < 0 ? 0 : n;
+}
+
 /* The values of v's operands from `from` on, an open last one expanded:
 ** their count, or -1 while an open call's count is pending. */
 static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type *out,
@@ -732,14 +741,15 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     int m = nresults(sp, c);
     if (m < 0) return -1;
     KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
-    if (S->strict && cs && cs->dyncount && v->op != KIR_RET && v->op != KIR_SETLIST &&
+    if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR))) {
       /* how many values it gave is known when it runs: passed on where
-      ** the code generator uses that count (a return, a table
-      ** constructor, a function value's arguments: cg_vararg.c) or where
-      ** the count does not show (a compiled function's parameters, which
-      ** are nil when missing) */
+      ** the code generator uses that count (a return, a function value's
+      ** arguments: cg_vararg.c) or where the count does not show (a
+      ** compiled function's parameters, which are nil when missing); not
+      ** into a table constructor, whose array part the VM sizes by that
+      ** count (`#` of it would differ) */
       const char *what = v->op == KIR_SETLIST ? "in a table constructor" :
                          v->op == KIR_CALL ? "as the last argument of this call" : "here";
       fail(S, sp, v, "the function called here returns different numbers of values on "

@@ -179,6 +179,9 @@ const char *kty_builtin_libname(int id);
 /* Call v calls a Lua value through lua_call (a function value, or a library
 ** built-in given Lua values): cg_callvalue.c. */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v);
+/* How many values v's operands from `from` on are, an open last one
+** expanded (as the typer counts them; 0 for one still unknown). */
+int kty_noperands(KtySpec *sp, const KirInsn *v, int from);
 int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
                      const char **why);
 /* A function literal made by one specialization (T_CLOSURE's ref): its
