@@ -131,9 +131,10 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
         continue;
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
-      if (kty_calls_value(sp, v) && v->aux > 1) {
+      int toret = kty_callvalue_toret(sp, v);   /* `return t.f(x)`: up to this many */
+      if (kty_calls_value(sp, v) && (v->aux > 1 || toret > 1)) {
         G->lslot[v->id] = n;   /* lua_call's results (cg_callvalue.c) */
-        n += v->aux;
+        n += toret > v->aux ? toret : v->aux;
         continue;
       }
       if (sp->types[v->id].kind == T_LUA) G->lslot[v->id] = n++;

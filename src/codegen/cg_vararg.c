@@ -97,7 +97,7 @@ void cg_store_retcount(CG *G, const KirInsn *v, int n) {
   if (v->flags & KIR_F_OPEN) {
     const KirInsn *c = v->args[v->nargs - 1];
     KtySpec *cs = c->op == KIR_CALL ? G->sp->callees[c->id] : NULL;
-    if (cs && cs->dyncount && G->ncount[c->id]) {
+    if (((cs && cs->dyncount) || kty_callvalue_toret(G->sp, c)) && G->ncount[c->id]) {
       int fixed = v->nargs - 1;
       cnt = LLVMBuildAdd(G->B, cg_i32(G, fixed), G->ncount[c->id], "");
     }

@@ -661,9 +661,11 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     return s + k < m ? select_type(sp, v, s + k) : ty(T_NIL);
   }
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
-  if (kty_calls_value(sp, v))   /* lua_call's */
+  if (kty_calls_value(sp, v)) {   /* lua_call's */
+    int cap = kty_callvalue_toret(sp, v);
     return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
-           : k < (v->aux < 0 ? 1 : v->aux) ? ty(T_LUA) : ty(T_NIL);
+           : k < (v->aux < 0 ? (cap ? cap : 1) : v->aux) ? ty(T_LUA) : ty(T_NIL);
+  }
   KtySpec *c = sp->callees[v->id];
   if (c) {
     if (c->nret < 0) return ty(T_UNKNOWN);
@@ -702,6 +704,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (v->op == KIR_VARARG) return sp->nvar;
   if (v->op != KIR_CALL) return -1;
   if (sp->varop[v->id] == KTY_SELECT_COUNT || sp->varop[v->id] == KTY_SELECT_AT) return 1;
+  if (kty_callvalue_toret(sp, v) && sp->types[v->id].kind != T_UNKNOWN)
+    return kty_callvalue_toret(sp, v);
   if (sp->varop[v->id] >= KTY_SELECT_FROM) {
     int m = select_count(sp, v);
     return m < 0 ? -1 : m - (sp->varop[v->id] - KTY_SELECT_FROM);
@@ -713,6 +717,16 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (ft.kind == T_BUILTIN && (ft.ref == B_PRINT || ft.ref == B_TABLE_INSERT))
     return 0;   /* print and table.insert return no value */
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
+}
+
+int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v) {
+  if (!kty_calls_value(sp, v) || v->aux >= 0 || v->nusers != 1) return 0;
+  const KirInsn *u = v->users[0];
+  if (u->op != KIR_RET || !(u->flags & KIR_F_OPEN) || u->args[u->nargs - 1] != v) return 0;
+  /* (half the results a function may have, so that its callers may pass
+  ** them on after values of their own) */
+  int cap = KJIT_MAXRETS / 2 - (u->nargs - 1);
+  return cap > 0 ? cap : 0;
 }
 
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
@@ -2942,7 +2956,7 @@ static int ret_open_dyn(KtySpec *sp, const KirInsn *v) {
   if (!(v->flags & KIR_F_OPEN)) return -1;
   const KirInsn *c = v->args[v->nargs - 1];
   KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
-  return cs && cs->dyncount ? v->nargs - 1 : -1;
+  return (cs && cs->dyncount) || kty_callvalue_toret(sp, c) ? v->nargs - 1 : -1;
 }
 
 static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
@@ -3016,9 +3030,13 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
       join_add(&J[i], vals[i], ks[i]);
       if (S->strict && ret_join(&J[i]).kind == T_CONFLICT) {
         char b1[32], b2[32];
+        /* (an array among Lua values, nil and numbers: name the array) */
+        Type one = J[i].first, two = J[i].second;
+        if (J[i].other.kind != T_UNKNOWN && !tyeq(J[i].other, one) && !tyeq(J[i].other, two))
+          two = J[i].other;
         fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
-             "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
-             kty_name(J[i].second, b2, sizeof b2));
+             "code needs one type", i + 1, kty_name(one, b1, sizeof b1),
+             kty_name(two, b2, sizeof b2));
       }
     }
   }

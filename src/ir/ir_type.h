@@ -179,6 +179,10 @@ const char *kty_builtin_libname(int id);
 /* Call v calls a Lua value through lua_call (a function value, or a library
 ** built-in given Lua values): cg_callvalue.c. */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v);
+/* Call v of a function value whose values all go to a return (`return
+** t.f(x)`, `return 1, table.unpack(t)`): how many values it may pass on
+** (the function returns as many as it gave: dyncount), else 0. */
+int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v);
 /* How many values v's operands from `from` on are, an open last one
 ** expanded (as the typer counts them; 0 for one still unknown). */
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from);

@@ -286,3 +286,51 @@ test("values of such a call where their count would show are refused, located", 
   truthy(not ok and err:find("test_varargs.lua:%d+: .*take them into locals first"),
          "located refusal: " .. tostring(err))
 end)
+
+---------------------------------------------------------------------------
+-- return t.f(x), return table.unpack(t): every value a function value gives
+---------------------------------------------------------------------------
+local Obj = {}
+Obj.__index = Obj
+function Obj.get(self, x)
+  if x > 0 then return x, self.name, true end
+  if x < 0 then return nil, "neg" end
+end
+local obj = setmetatable({ name = "o" }, Obj)
+
+test("return obj:method(x) passes on every value it gives", function()
+  local function f(o, x) return o:get(x) end
+  local function g(o, x) return x, o:get(x) end
+  for _, x in ipairs({1, -1, 0, 2.5}) do
+    T.check(f, function() return obj, x end)
+    T.check(g, function() return obj, x end)
+  end
+end)
+
+test("return table.unpack(t [, i [, j]])", function()
+  local function f(t) return table.unpack(t) end
+  local function g(t, i, j) return table.unpack(t, i, j) end
+  T.check(f, function() return {} end)
+  T.check(f, function() return {1, 2.5, "x", true} end)
+  T.check(f, function() return {1, nil, 3} end)
+  T.check(g, function() return {1, 2, 3, 4}, 2, 3 end)
+  T.check(g, function() return {1, 2}, 1, 5 end)
+  T.check(g, function() return {1, 2}, 3, 1 end)
+end)
+
+test("a compiled function returning a function value's values, called by compiled code", function()
+  local function inner(t) return table.unpack(t) end
+  local function f(t) local a, b = inner(t) return b, a, inner(t) end
+  T.check(f, function() return {5, 6, 7} end)
+  T.check(f, function() return {} end)
+end)
+
+test("more values than compiled code passes on: a located error saying what to do", function()
+  local function f(t) return table.unpack(t) end
+  local big = {}
+  for i = 1, 20 do big[i] = i end
+  local ok, err = pcall(kjit.jit(f), big)
+  truthy(not ok and err:find("test_varargs.lua:%d+: .*returned more than %d+ values.*into locals"),
+         "located error: " .. tostring(err))
+  eq(select('#', f(big)), 20, "interpreted")
+end)
