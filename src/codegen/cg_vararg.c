@@ -66,9 +66,16 @@ static void select_at(CG *G, const KirInsn *v, CgVal *list, int m) {
 
 void cg_select(CG *G, const KirInsn *v) {
   int op = G->sp->varop[v->id];
-  if (op == KTY_SELECT_COUNT) return;   /* a constant (the typer's) */
+  if (op == KTY_SELECT_COUNT && G->sp->consts[v->id].kind != T_UNKNOWN) return;   /* the typer's */
   CgVal *list = cg_zalloc(G, sizeof(CgVal) * (KJIT_MAXARGS + KJIT_MAXRETS));
   int m = cg_operands(G, v, 2, list, KJIT_MAXARGS + KJIT_MAXRETS);
+  if (op == KTY_SELECT_COUNT) {   /* select('#', ..., f(x)) with f's count known when it runs */
+    G->vals[v->id] = cg_mk(TY(T_INT), LLVMBuildSExt(G->B, cg_open_count(G, v, m), G->i64, ""));
+    G->results[v->id] = cg_zalloc(G, sizeof(CgVal));
+    G->results[v->id][0] = G->vals[v->id];
+    G->nresults[v->id] = 1;
+    return;
+  }
   if (op == KTY_SELECT_AT) { select_at(G, v, list, m); return; }
   int s = op - KTY_SELECT_FROM;
   if (s > m) s = m;

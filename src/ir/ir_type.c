@@ -757,7 +757,8 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
     if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
-        !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR))) {
+        !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
+        !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
       ** arguments: cg_vararg.c) or where the count does not show (a
@@ -2492,8 +2493,11 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   int m = n - 1;   /* the list's length */
   if (kargs[0].kind == T_STR && kargs[0].len > 0 && kargs[0].str[0] == '#') {
     sp->varop[v->id] = KTY_SELECT_COUNT;
-    k->kind = T_INT;
-    k->v.i = m;
+    /* a constant, but where the list ends in a call whose count varies
+    ** (cg_vararg.c counts it when it runs) */
+    const KirInsn *c = (v->flags & KIR_F_OPEN) ? v->args[v->nargs - 1] : NULL;
+    KtySpec *cs = c && c->op == KIR_CALL ? sp->callees[c->id] : NULL;
+    if (!(cs && cs->dyncount)) { k->kind = T_INT; k->v.i = m; }
     *r = ty(T_INT);
     return 1;
   }

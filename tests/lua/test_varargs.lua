@@ -281,10 +281,15 @@ test("values of such a call where their count would show are refused, located", 
   ok, err = pcall(kjit.jit(t), 1)
   truthy(not ok and err:find("test_varargs.lua:%d+: .*in a table constructor: take them into locals first"),
          "located refusal: " .. tostring(err))
-  local function g(x) return select('#', uneven(x)) end
-  ok, err = pcall(kjit.jit(g), 1)
+  local function p(x) print(uneven(x)) end
+  ok, err = pcall(kjit.jit(p), 1)
   truthy(not ok and err:find("test_varargs.lua:%d+: .*take them into locals first"),
          "located refusal: " .. tostring(err))
+end)
+
+test("select('#', f(x)) counts what f gave when it ran", function()
+  local function g(x) return select('#', uneven(x)), select('#', 1, uneven(x)) end
+  cases(g, {1}, {-1}, {0})
 end)
 
 ---------------------------------------------------------------------------
