@@ -440,6 +440,9 @@ void cg_select(CG *G, const KirInsn *v);
 void cg_store_retcount(CG *G, const KirInsn *v, int n);
 /* v is the select function that only calls done here use: not loaded */
 int cg_select_only(CG *G, const KirInsn *v);
+/* a parallel prange loop l reading '...' is refused (its worker sees no
+** parameters of the function): a located compile error */
+void cg_vararg_prange_check(CG *G, const KirLoop *l);
 /* how many of v's n operands there are when it runs */
 LLVMValueRef cg_open_count(CG *G, const KirInsn *v, int n);
 

@@ -13,6 +13,8 @@
 ** `local x = select(i, ...)` with i known when it runs (the loop over
 ** '...') picks value i among the parameters (select_at).
 */
+#include <setjmp.h>
+#include <stdio.h>
 #include "codegen/cg.h"
 
 int cg_select_only(CG *G, const KirInsn *v) {
@@ -110,4 +112,25 @@ void cg_store_retcount(CG *G, const KirInsn *v, int n) {
     }
   }
   LLVMBuildStore(G->B, cnt, G->retcount);
+}
+
+void cg_vararg_prange_check(CG *G, const KirLoop *l) {
+  for (int bi = 0; bi < l->nblocks; bi++) {
+    const KirBlock *b = l->blocks[bi];
+    if (!G->sp->live[b->id]) continue;
+    for (int i = 0; i < b->ninsns; i++) {
+      const KirInsn *v = b->insns[i];
+      int reads = v->op == KIR_VARARG;
+      if (v->op == KIR_CALL && G->sp->varop[v->id]) {   /* select(k, ...) in the loop */
+        const KirInsn *c = (v->flags & KIR_F_OPEN) ? v->args[v->nargs - 1] : NULL;
+        reads = c && c->op == KIR_VARARG;
+      }
+      if (!reads) continue;
+      snprintf(G->S->err, sizeof G->S->err, "%s:%d: a parallel kjit.prange loop cannot read "
+               "'...' (its iterations run in a worker of their own): take the values into "
+               "locals before the loop (`local a, b = ...`, `local n = select('#', ...)`)",
+               G->sp->chunkname ? G->sp->chunkname : "?", v->line);
+      longjmp(*G->S->jb, 1);
+    }
+  }
 }

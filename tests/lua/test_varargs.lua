@@ -339,3 +339,25 @@ test("more values than compiled code passes on: a located error saying what to d
          "located error: " .. tostring(err))
   eq(select('#', f(big)), 20, "interpreted")
 end)
+
+test("'...' and kjit.prange: read before a parallel loop, refused inside it (located)", function()
+  local function f(out, ...)
+    local a, b = ...
+    local n = select('#', ...)
+    for i in kjit.prange(1, #out) do out[i] = i * n + a * b end
+    return out[#out]
+  end
+  local o1, o2 = kjit.zeros(8), kjit.zeros(8)
+  eq(kjit.jit(f, { parallel = true })(o1, 10, 2.5), f(o2, 10, 2.5), "result")
+  for i = 1, 8 do eq(o1[i], o2[i], "out[" .. i .. "]") end
+  local function g(out, ...)
+    for i in kjit.prange(1, #out) do out[i] = i + select(1, ...) end
+  end
+  local ok, err = pcall(kjit.jit(g, { parallel = true }), kjit.zeros(4), 1)
+  truthy(not ok and err:find("test_varargs.lua:%d+: .*a parallel kjit.prange loop cannot read '...'"),
+         "located refusal: " .. tostring(err))
+  -- serially (no parallel option) the same loop compiles and runs
+  local o3, o4 = kjit.zeros(4), kjit.zeros(4)
+  kjit.jit(g)(o3, 1.5); g(o4, 1.5)
+  for i = 1, 4 do eq(o3[i], o4[i], "serial out[" .. i .. "]") end
+end)
