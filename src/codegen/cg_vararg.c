@@ -17,15 +17,7 @@
 #include <stdio.h>
 #include "codegen/cg.h"
 
-int cg_select_only(CG *G, const KirInsn *v) {
-  if (v->nusers == 0 || (v->op != KIR_GETUPVAL && v->op != KIR_GETFIELD)) return 0;
-  for (int i = 0; i < v->nusers; i++) {
-    const KirInsn *u = v->users[i];
-    if (u->op != KIR_CALL || !G->sp->varop[u->id] || u->args[0] != v) return 0;
-    for (int j = 1; j < u->nargs; j++) if (u->args[j] == v) return 0;
-  }
-  return 1;
-}
+int cg_select_only(CG *G, const KirInsn *v) { return kty_select_only(G->sp, v); }
 
 /* `local x = select(i, ...)` with i known when it runs: luaB_select's
 ** index (negative from the end, past the end nil, "index out of range"

@@ -719,6 +719,16 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
+int kty_select_only(const KtySpec *sp, const KirInsn *v) {
+  if (v->nusers == 0 || (v->op != KIR_GETUPVAL && v->op != KIR_GETFIELD)) return 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_CALL || !sp->varop[u->id] || u->args[0] != v) return 0;
+    for (int j = 1; j < u->nargs; j++) if (u->args[j] == v) return 0;
+  }
+  return 1;
+}
+
 int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v) {
   if (!kty_calls_value(sp, v) || v->aux >= 0 || v->nusers != 1) return 0;
   const KirInsn *u = v->users[0];

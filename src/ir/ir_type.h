@@ -179,6 +179,10 @@ const char *kty_builtin_libname(int id);
 /* Call v calls a Lua value through lua_call (a function value, or a library
 ** built-in given Lua values): cg_callvalue.c. */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v);
+/* v is the select function that only calls done by compiled code itself
+** use (sp->varop): never loaded at run time, so its registry reference
+** binds nothing to this process (host/cache_key.c). */
+int kty_select_only(const KtySpec *sp, const KirInsn *v);
 /* Call v of a function value whose values all go to a return (`return
 ** t.f(x)`, `return 1, table.unpack(t)`): how many values it may pass on
 ** (the function returns as many as it gave: dyncount), else 0. */
