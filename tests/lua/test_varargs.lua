@@ -361,3 +361,13 @@ test("'...' and kjit.prange: read before a parallel loop, refused inside it (loc
   kjit.jit(g)(o3, 1.5); g(o4, 1.5)
   for i = 1, 4 do eq(o3[i], o4[i], "serial out[" .. i .. "]") end
 end)
+
+test("select on '...' compiles to code that exports and caches like any other", function()
+  local f = kjit.jit(function(...) return select('#', ...), select(2, ...) end)
+  local g = kjit.load(f:export("(i64, f64, i64)"))
+  local a = table.pack(g(1, 2.5, 3))
+  eq(a.n, 3, "count"); eq(a[1], 3, "select('#')"); eq(a[2], 2.5, "select(2)"); eq(a[3], 3, "third")
+  local function uneven(x) if x > 0 then return x, x * 2 elseif x < 0 then return end return x end
+  local h = kjit.load(kjit.jit(function(x) return uneven(x) end):export("(i64)"))
+  eq(select('#', h(1)), 2, "two"); eq(select('#', h(-1)), 0, "none"); eq(select('#', h(0)), 1, "one")
+end)
