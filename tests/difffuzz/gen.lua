@@ -1043,8 +1043,9 @@ function G.generate(id, F)
   if F.libcall and chance(0.3) then lines[#lines + 1] = "  math.randomseed(" .. R(0, 99) .. ")" end
   if F.alloc and chance(0.5) then gen_allocs(ctx) end
   gen_block(ctx, 3, R(5) + 2)
-  if prog.va and chance(0.25) then
-    -- every value of a vararg helper, as many as its path gives
+  if prog.va and not ctx.retarr and chance(0.25) then
+    -- every value of a vararg helper, as many as its path gives (not where
+    -- the other returns give an array: arrays do not mix with nil)
     lines[#lines + 1] = "  return " .. pick({ "v1", "w1" }) .. "(" ..
                         table.concat({ "a", "b", "n" }, ", ", 1, R(0, 3)) .. ")"
   elseif nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
