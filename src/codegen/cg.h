@@ -173,6 +173,9 @@ typedef struct CG {
   int prbody;               /* emitting a kjit.prange body's own function
                                (cg_prange.c): the maker's values are not
                                in scope there (cg_closure.c) */
+  /* returns of different lengths (ir_type.h's dyncount, cg_vararg.c) */
+  LLVMValueRef retcount;    /* i32*: where this function says how many it gave */
+  LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -440,6 +443,17 @@ CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);
 void cg_fn_call(CG *G, const KirInsn *v);
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a function constant */
+/* cg_vararg.c: select(i, ...) done by compiled code (the typer's sp->varop) */
+void cg_select(CG *G, const KirInsn *v);
+/* ... and how many values a return gives, stored for the caller */
+void cg_store_retcount(CG *G, const KirInsn *v, int n);
+/* v is the select function that only calls done here use: not loaded */
+int cg_select_only(CG *G, const KirInsn *v);
+/* a parallel prange loop l reading '...' is refused (its worker sees no
+** parameters of the function): a located compile error */
+void cg_vararg_prange_check(CG *G, const KirLoop *l);
+/* how many of v's n operands there are when it runs */
+LLVMValueRef cg_open_count(CG *G, const KirInsn *v, int n);
 
 /* The public entry (codegen/kcg.h) */
 #endif

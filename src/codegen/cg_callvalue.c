@@ -136,10 +136,14 @@ static void call_check(CG *G, const KirInsn *v, LLVMValueRef rc, LLVMValueRef fs
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rc, cg_i32(G, KLV_BADA), ""), bada, nr);
   LLVMPositionBuilderAtEnd(G->B, nr);
   {
+    char toomany[200];
+    snprintf(toomany, sizeof toomany, "a function value called as `return f(...)` returned more "
+             "than %d values, where compiled code passes on at most %d: take its results into "
+             "locals (`local a, b = f(x)`)", kty_callvalue_toret(G->sp, v), kty_callvalue_toret(G->sp, v));
     LLVMTypeRef rps[4] = { G->i8p, G->i8p, G->i8p, G->i32 };
-    LLVMValueRef ras[4] = { G->luaL, LLVMBuildGlobalStringPtr(G->B,
-        "a function value called as `return f(...)` or as a last argument returned other than "
-        "one value, where compiled code passes on exactly one: take its results into locals "
+    LLVMValueRef ras[4] = { G->luaL, LLVMBuildGlobalStringPtr(G->B, kty_callvalue_toret(G->sp, v) ? toomany :
+        "a function value called as the last argument of a call returned other than one value, "
+        "where compiled code passes on exactly one: take its results into locals "
         "(`local r = f(x)`)", ""), G->chunkname, cg_i32(G, v->line) };
     cg_ccall(G, "kjit_lv_raise", LLVMVoidTypeInContext(G->C), rps, ras, 4);
     LLVMBuildUnreachable(G->B);
@@ -160,6 +164,10 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
   KtySpec *sp = G->sp;
   int nres = v->aux < 0 ? 1 : v->aux;   /* an open call passes on one value (checked) */
+  /* ... except to a return, which passes on as many as it gave, up to
+  ** toret (cg_vararg.c's count; luacall.c's finish puts it in bits[toret]) */
+  int toret = kty_callvalue_toret(sp, v);
+  if (toret) nres = toret;
   LLVMValueRef dst = cg_lua_slot(G, v);
   CgVal *res = cg_zalloc(G, sizeof(CgVal) * (size_t)(nres > 0 ? nres : 1));
   if (spread_into(sp, v)) {   /* runs with its consumer (below) */
@@ -198,7 +206,7 @@ void cg_fn_call(CG *G, const KirInsn *v) {
                            LLVMPointerType(G->i32, 0), G->i32, G->i32 };
     LLVMValueRef as[12] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n),
                             cg_i32(G, sp->upvref[in->id]), ifslot, cg_i32(G, ni), p32, p64, ps32,
-                            cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+                            cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst };
     rc = cg_ccall(G, "kjit_lc_call_spread", G->i32, ps, as, 12);
     /* the inner call not callable: its own message (KLC_INNER + code) */
     LLVMValueRef inner = LLVMBuildICmp(G->B, LLVMIntUGE, rc, cg_i32(G, KLC_INNER), "");
@@ -211,8 +219,9 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   } else {
     LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
                           LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
-    LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n), p32, p64,
-                           ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
+    /* (fewer when an open call's function gave fewer: cg_vararg.c) */
+    LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
+                           p32, p64, ps32, cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst };
     rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 9);
   }
   call_check(G, v, rc, fslot, 0);
@@ -223,6 +232,9 @@ void cg_fn_call(CG *G, const KirInsn *v) {
                     LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, r), ""));
   }
   if (nres == 0) res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
+  if (toret)
+    G->ncount[v->id] = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, toret), ""),
+                                      G->i32, "");
   G->results[v->id] = res;
   G->nresults[v->id] = nres;
   G->vals[v->id] = res[0];

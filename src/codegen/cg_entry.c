@@ -141,6 +141,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     if (t.kind == T_LUA)
       LLVMBuildStore(G->B, LLVMBuildAdd(G->B, lbase, cg_i32(G, luar++), ""), rp[r][0]);
   }
+  LLVMValueRef cntp = NULL;   /* returns of different lengths: how many (KJIT_RETCOUNT) */
+  if (sp->dyncount && !pure) av[n++] = cntp = LLVMBuildAlloca(G->B, G->i32, "nres");
   if (G->target->poll && !cg_poll_in_err(G, sp)) {   /* the poll countdown of this call
                                     ** (cg_func.c; else the dispatcher's, in err) */
     LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
@@ -161,6 +163,11 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMPositionBuilderAtEnd(G->B, fail);
   LLVMBuildRet(G->B, st);
   LLVMPositionBuilderAtEnd(G->B, ok);
+  if (cntp) {
+    LLVMValueRef ci = cg_i64(G, KJIT_RETCOUNT);
+    LLVMBuildStore(G->B, LLVMBuildSExt(G->B, LLVMBuildLoad2(G->B, G->i32, cntp, ""), G->i64, ""),
+                   LLVMBuildInBoundsGEP2(G->B, G->i64, rets, &ci, 1, ""));
+  }
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];
     if (t.kind == T_NIL || t.kind == T_UNKNOWN) continue;

@@ -402,8 +402,9 @@ int cg_operands(CG *G, const KirInsn *v, int from, CgVal *out, int max) {
   for (int i = from; i < last && n < max; i++) out[n++] = cg_val(G, v->args[i]);
   if (v->flags & KIR_F_OPEN) {
     const KirInsn *c = v->args[v->nargs - 1];
-    if (c->op != KIR_CALL) cg_error(G, v, "varargs ('...') are not supported in compiled code");
-    if (G->results[c->id]) {
+    if (c->op != KIR_CALL && c->op != KIR_VARARG)
+      cg_error(G, v, "internal error: an open operand that is not a call");
+    if (G->results[c->id] || c->op == KIR_VARARG) {
       for (int j = 0; j < G->nresults[c->id] && n < max; j++) out[n++] = G->results[c->id][j];
     } else if (G->sp->types[c->id].kind != T_NIL && G->sp->types[c->id].kind != T_UNKNOWN && n < max) {
       out[n++] = cg_val(G, c);
@@ -1075,11 +1076,16 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     na += pack(x, av + na);
   }
   if (callee->clos)   /* a function literal: its upvalues follow */
-    for (int u = 0; callee->nparams + u < callee->nargs; u++) {
+    for (int u = 0; u < KTY_NCAPS(callee); u++) {
       CgVal x = cg_clos_upval(G, v, callee, u);
       x.t = callee->args[callee->nparams + u];
       na += pack(x, av + na);
     }
+  for (int j = 0; j < callee->nvar; j++) {   /* a vararg callee: the values of its '...' */
+    Type pt = callee->args[KTY_VARBASE(callee) + j];
+    CgVal x = callee->nparams + j < n ? args[callee->nparams + j] : cg_mk(TY(T_NIL), NULL);
+    na += pack(cg_convert(G, x, pt, line), av + na);
+  }
   LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
@@ -1090,6 +1096,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     if (callee->rets[r].kind == T_LUA)   /* the callee fills this slot of ours */
       LLVMBuildStore(G->B, cg_lua_result_slot(G, v, r), rp[r][0]);
   }
+  LLVMValueRef cntp = NULL;   /* a callee whose returns differ in length: how many */
+  if (callee->dyncount && !pure) av[na++] = cntp = cg_alloca(G, G->i32, "nres");
   if (G->pollctr && !cg_poll_in_err(G, callee)) av[na++] = G->pollctr;
   av[na++] = G->err;
   if (pure) {
@@ -1182,6 +1190,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   if (mepure) cg_fail_ret(G);
   else LLVMBuildRet(G->B, st);
   LLVMPositionBuilderAtEnd(G->B, cont);
+  if (cntp) G->ncount[v->id] = LLVMBuildLoad2(G->B, G->i32, cntp, "");
   G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
   if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
   G->nresults[v->id] = nr;
@@ -1232,6 +1241,7 @@ static void emit_ret(CG *G, KirInsn *v) {
     return;
   }
   cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
+  if (G->retcount) cg_store_retcount(G, v, n);   /* cg_vararg.c */
   for (int i = 0; i < sp->nret; i++) {
     CgVal x = i < n ? vals[i] : cg_mk(TY(T_NIL), NULL);
     if (sp->rets[i].kind == T_LUA) {   /* a number in registers, else into the caller's slot */
@@ -1282,6 +1292,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
+  if (v->op == KIR_CALL && sp->varop[v->id]) { cg_select(G, v); return; }   /* cg_vararg.c */
   if (kty_calls_value(sp, v)) { cg_fn_call(G, v); return; }   /* cg_callvalue.c */
   if (v->op == KIR_SETUPVAL) { cg_fn_setupval(G, v); return; }   /* cg_callvalue.c */
   if (sp->consts[v->id].kind == T_BUF && sp->types[v->id].kind == T_BUF) {
@@ -1304,6 +1315,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
                           (sp->types[v->args[0]->id].kind == T_LUA ||
                            sp->types[v->args[1]->id].kind == T_LUA))) {
+    if (cg_select_only(G, v)) return;   /* select, not loaded: cg_vararg.c */
     if ((v->op == KIR_GETUPVAL || v->op == KIR_GETFIELD || v->op == KIR_INDEX) && sp->upvref &&
         sp->upvref[v->id]) {
       G->vals[v->id] = cg_fn_getupval(G, v);   /* an upvalue compiled code assigns */
@@ -1317,7 +1329,7 @@ static void emit_insn(CG *G, KirInsn *v) {
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
     case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
     case KIR_CONCAT: G->vals[v->id] = cg_lib_concat(G, v); return;   /* cg_lib.c */
-    case KIR_PARAM: case KIR_PHI: case KIR_RESULT: break;
+    case KIR_PARAM: case KIR_PHI: case KIR_RESULT: case KIR_VARARG: break;
     default:
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }
       cg_error(G, v, "internal error: '%s' of a Lua value", kir_opname[v->op]);
@@ -1325,7 +1337,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   }
   if (sp->consts[v->id].kind != T_UNKNOWN && t.kind != T_BUF && t.kind != T_SHAPE) return;
   switch (v->op) {
-  case KIR_PARAM: case KIR_PHI: break;   /* set up front */
+  case KIR_PARAM: case KIR_PHI: case KIR_VARARG: break;   /* set up front */
   case KIR_UNDEF: case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT:
   case KIR_STR: case KIR_GETUPVAL:
     break;   /* constants */
@@ -1449,6 +1461,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) ps[n++] = LLVMPointerType(tys[k], 0);
   }
+  if (sp->dyncount && !pure) ps[n++] = LLVMPointerType(G->i32, 0);   /* how many it gave */
   int ctrparam = G->target->poll && !cg_poll_in_err(G, sp);
   if (ctrparam) ps[n++] = LLVMPointerType(G->i64, 0);   /* the poll countdown */
   ps[n++] = G->errp;
@@ -1650,6 +1663,8 @@ static void emit_spec(CG *G, KtySpec *sp) {
     int np = parts(G, sp->rets[r], tys);
     for (int k = 0; k < np; k++) G->retptrs[r][k] = LLVMGetParam(G->fn, p++);
   }
+  G->retcount = sp->dyncount && !cg_is_pure(G, sp) ? LLVMGetParam(G->fn, p++) : NULL;
+  G->ncount = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)f->ninsns);
   int inerr = cg_poll_in_err(G, sp);
   G->pollctr = G->target->poll && !inerr ? LLVMGetParam(G->fn, p++) : NULL;
   G->err = LLVMGetParam(G->fn, p++);
@@ -1658,17 +1673,23 @@ static void emit_spec(CG *G, KtySpec *sp) {
   cg_lua_begin(G, sp);   /* the frame of stack slots, when it holds Lua values */
   G->upvals = NULL;
   if (sp->clos) {   /* a function literal: its upvalues after its parameters */
-    G->upvals = cg_zalloc(G, sizeof(CgVal) * (size_t)(sp->nargs - sp->nparams + 1));
-    memcpy(G->upvals, params + sp->nparams, sizeof(CgVal) * (size_t)(sp->nargs - sp->nparams));
+    G->upvals = cg_zalloc(G, sizeof(CgVal) * (size_t)(KTY_NCAPS(sp) + 1));
+    memcpy(G->upvals, params + sp->nparams, sizeof(CgVal) * (size_t)KTY_NCAPS(sp));
   }
+  CgVal *varargs = params + KTY_VARBASE(sp);   /* '...': the last parameters (ir_type.c) */
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
     for (int i = 0; i < blk->ninsns; i++) {
       KirInsn *in = blk->insns[i];
       if (in->op == KIR_PARAM && in->aux < sp->nparams) G->vals[in->id] = params[in->aux];
-      if (in->op == KIR_GETUPVAL && sp->clos && sp->nparams + in->aux < sp->nargs)
+      if (in->op == KIR_GETUPVAL && sp->clos && in->aux < KTY_NCAPS(sp))
         G->vals[in->id] = G->upvals[in->aux];
+      if (in->op == KIR_VARARG) {   /* its values, as a call's results */
+        G->results[in->id] = varargs;
+        G->nresults[in->id] = sp->nvar;
+        G->vals[in->id] = sp->nvar > 0 ? varargs[0] : cg_mk(TY(T_NIL), NULL);
+      }
     }
   }
   cg_prange_begin(G, sp);   /* loop facts, prange errors, notes: before the
@@ -1772,6 +1793,7 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
     TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
     if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;
     if (cg_lua_spec_uses_deep(S, S->specs[i])) G->pure[i] = 0;   /* frames, L */
+    if (S->specs[i]->dyncount) G->pure[i] = 0;   /* and how many it gave */
   }
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */

@@ -131,9 +131,10 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
         continue;
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
-      if (kty_calls_value(sp, v) && v->aux > 1) {
+      int toret = kty_callvalue_toret(sp, v);   /* `return t.f(x)`: up to this many */
+      if (kty_calls_value(sp, v) && (v->aux > 1 || toret > 1)) {
         G->lslot[v->id] = n;   /* lua_call's results (cg_callvalue.c) */
-        n += v->aux;
+        n += toret > v->aux ? toret : v->aux;
         continue;
       }
       if (sp->types[v->id].kind == T_LUA) G->lslot[v->id] = n++;
@@ -809,9 +810,17 @@ void cg_lua_store(CG *G, const KirInsn *v) {
 
 CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v);
+  /* the sizes the VM gives it (`#` finds its border by them: {a, nil, c}
+  ** has length 3), its array part grown to what its list part stores
+  ** ({...}: luaV_execute's SETLIST resizes to the last index) */
+  int narr = v->aux, nrec = (int)v->k.i;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_SETLIST || u->args[0] != v) continue;
+    int last = u->aux + kty_noperands(G->sp, u, 1);
+    if (last > narr) narr = last;
+  }
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
-  /* the sizes the constructor asks for (ir_build.c), as the VM sizes it */
-  int b = v->aux & 0xFF, narr = v->aux >> 8, nrec = b > 0 ? 1 << (b - 1) : 0;
   LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, narr), cg_i32(G, nrec) };
   LLVMValueRef h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
   Type t = TY(T_LUA);
@@ -833,9 +842,13 @@ CgVal cg_lua_live(CG *G, const KirInsn *v) {
 
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
-  for (int i = 1; i < v->nargs; i++) {
+  /* the items, an open last one ({...}, {f()}) expanded: as many as the
+  ** typer knows there are */
+  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
+  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  for (int i = 1; i <= n; i++) {
     LLVMValueRef tag, bits, val;
-    triple(G, cg_val(G, v->args[i]), 0, v, &tag, &bits, &val);
+    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
     LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
     LLVMValueRef as[6] = { G->luaL, o.v, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
     call(G, "kjit_lv_rawseti", NULL, ps, as, 6);

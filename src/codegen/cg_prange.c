@@ -132,6 +132,7 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
                  fl->loop->header->phis[i]->name ? fl->loop->header->phis[i]->name : "a local");
         longjmp(*G->S->jb, 1);
       }
+    if (FP->parallel) cg_vararg_prange_check(G, fl->loop);   /* cg_vararg.c */
     if (FP->parallel && cg_lua_loop_uses(G, fl->loop)) {   /* workers never touch L */
       snprintf(G->S->err, sizeof G->S->err, "%s:%d: a parallel kjit.prange loop cannot use "
                "Lua values: tables or values read from them, functions called as values, "

@@ -72,6 +72,9 @@ typedef struct Type {
 /* the entry's result slots (see KEntry below) */
 #define KJIT_RETDIMS (2 * KJIT_MAXRETS)
 #define KJIT_RETSLOTS (KJIT_RETDIMS + KJIT_MAXRETS * KJIT_MAXDIMS)
+/* A function whose returns give different numbers of values (at most
+** KJIT_MAXRETS - 1) says how many in the last result's flag slot */
+#define KJIT_RETCOUNT (2 * KJIT_MAXRETS - 1)
 /* A kjit.prange loop runs in at most this many chunks (parallel.c); the
 ** compiled caller keeps one partial result per chunk for each reduction. */
 #define KJIT_PRANGE_MAXCHUNKS 256

@@ -63,6 +63,8 @@ static int64_t process_salt(lua_State *L) {
 
 static int bakes_layout(const KtySpec *sp, const KirInsn *v);
 
+static int select_only(const KtySpec *sp, int id);
+
 char *kck_key(KtySession *T, const char *head, size_t *len) {
   lua_State *L = T->L;
   Buf b = { NULL, 0, 0, 0 };
@@ -126,7 +128,7 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, sp->liveref[id]);
         put_i64(&b, salt);
       }
-      if (sp->upvref && sp->upvref[id]) {
+      if (sp->upvref && sp->upvref[id] && !select_only(sp, id)) {
         /* an upvalue compiled code assigns: its closure's registry
         ** reference, valid in this process only (as liveref above) */
         put_i64(&b, INT64_MIN + 2);
@@ -221,6 +223,19 @@ int kck_layouts(KtySession *T, int32_t *ids, int max) {
   return n;
 }
 
+/* Is instruction id of sp the select function that only calls compiled
+** code does itself use (ir_type.h kty_select_only)? Its registry
+** reference is never read at run time. (Asked only of the rare values
+** with a reference: a scan.) */
+static int select_only(const KtySpec *sp, int id) {
+  for (int j = 0; j < sp->ir->nblocks; j++) {
+    const KirBlock *bl = sp->ir->blocks[j];
+    for (int k = 0; k < bl->ninsns; k++)
+      if (bl->insns[k]->id == id) return kty_select_only(sp, bl->insns[k]);
+  }
+  return 0;
+}
+
 int kck_process_bound(KtySession *T, const char **chunk, int *line) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
@@ -231,7 +246,7 @@ int kck_process_bound(KtySession *T, const char **chunk, int *line) {
         KirInsn *v = bl->insns[k];
         int why = 0;
         if (sp->liveref && sp->liveref[v->id]) why = KCK_LIVE_TABLE;
-        else if (sp->upvref && sp->upvref[v->id])   /* ir_type.c's uses of upvref */
+        else if (sp->upvref && sp->upvref[v->id] && !kty_select_only(sp, v))   /* ir_type.c's uses of upvref */
           why = sp->upvidx[v->id] > 0 ? KCK_UPVALUE         /* an upvalue assigned */
               : v->op == KIR_CALL ? KCK_CALLVALUE          /* a call's trampoline */
               : sp->upvidx[v->id] == 0 ? KCK_CFUNCTION     /* a C function called */

@@ -267,6 +267,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   out->nargs = root->nargs;
   memcpy(out->args, root->args, sizeof(Type) * (size_t)root->nargs);
   out->nret = root->nret < 0 ? 0 : root->nret;
+  out->dyncount = root->dyncount;
   for (int r = 0; r < out->nret; r++) {
     out->rets[r] = root->rets[r];
     if (out->rets[r].kind == T_UNKNOWN) out->rets[r] = TY(T_NIL);   /* never produced */

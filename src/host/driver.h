@@ -66,6 +66,8 @@ typedef struct KdrvOutput {
                                 covers all of it (jit.c) */
   int lua;                   /* holds Lua values (tables): calls the Lua API,
                                 may raise Lua errors (kcg_uses_lua) */
+  int dyncount;              /* returns give different numbers of values: how
+                                many comes back in rets[KJIT_RETCOUNT] */
 } KdrvOutput;
 
 /* Compiles in->fidx into in->M. Compile errors are the user's located

@@ -92,6 +92,8 @@ typedef struct JitSpec {
   char *ir, *asmtext, *types;
   double compile_ms;             /* wall time of the compile (f.compile_ms) */
   char *parnotes;                /* f:inspect("parallel") */
+  int dyncount;                  /* returns of different lengths: the count
+                                    in rets[KJIT_RETCOUNT] (cg_entry.c) */
 } JitSpec;
 
 typedef struct JitObj {
@@ -618,6 +620,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   for (int i = 0; i < nsig; i++)
     if (sig[i] == SIG_FUNC) js->fast = 0;
   js->nret = bc.nret;
+  js->dyncount = bc.dyncount;
   js->calls = cc.hit ? cc.calls : bc.calls;
   js->lua = bc.lua;
   for (int r = 0; r < js->nret; r++) {
@@ -749,9 +752,18 @@ static void push_result(lua_State *L, const JitSpec *js, const int64_t *rets, in
   }
 }
 
+/* How many results a call of js gave: its returns' one count, or the
+** count the call said (returns of different lengths). */
+static int nresults_of(const JitSpec *js, const int64_t *rets) {
+  if (!js->dyncount) return js->nret;
+  int64_t n = rets[KJIT_RETCOUNT];
+  return n < 0 ? 0 : n > js->nret ? js->nret : (int)n;
+}
+
 static int push_results(lua_State *L, const JitSpec *js, const int64_t *rets) {
-  for (int r = 0; r < js->nret; r++) push_result(L, js, rets, r);
-  return js->nret;
+  int n = nresults_of(js, rets);
+  for (int r = 0; r < n; r++) push_result(L, js, rets, r);
+  return n;
 }
 
 /* ---- Calls that make or return arrays ------------------------------------------------ */
@@ -961,13 +973,14 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
     push_result(L, js, rets, r);
   }
   /* the results where the list and the adopted userdata were */
-  for (int r = 0; r < js->nret; r++) lua_copy(L, first + r, top0 + 1 + r);
-  lua_settop(L, top0 + js->nret);
+  int nres = nresults_of(js, rets);
+  for (int r = 0; r < nres; r++) lua_copy(L, first + r, top0 + 1 + r);
+  lua_settop(L, top0 + nres);
   /* the GC does not see malloc'd bytes: it is told, so that it paces
   ** itself as for arrays made by kjit.zeros in Lua */
   if (adopted_bytes >= 1024 && lua_gc(L, LUA_GCISRUNNING))   /* (a step runs even when stopped) */
     lua_gc(L, LUA_GCSTEP, (int)(adopted_bytes >> 10 > 1 << 30 ? 1 << 30 : adopted_bytes >> 10));
-  return js->nret;
+  return nres;
 }
 
 /* Same signature; function arguments must also be the same functions. */
@@ -1022,6 +1035,16 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, i
 ** them once (read_args); any other classifies them, finds or compiles the
 ** specialization, and makes it the last one. */
 static int jit_call_slow(lua_State *L);
+
+/* Is the Lua function of the jit object at idx a vararg one? */
+static int takes_varargs(lua_State *L, int idx) {
+  lua_Debug ar;
+  lua_getiuservalue(L, idx, 1);
+  if (lua_type(L, -1) != LUA_TFUNCTION) { lua_pop(L, 1); return 0; }
+  lua_getinfo(L, ">u", &ar);
+  return ar.isvararg;
+}
+
 static int jit_call(lua_State *L) {
   if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {   /* the arguments read in place (lua_stack.h) */
     int n;
@@ -1066,8 +1089,10 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   uint8_t sig[KJIT_MAXARGS];
   for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);
-  /* trailing nils do not change the specialization */
-  while (n > 0 && sig[n - 1] == SIG_NIL) n--;
+  /* trailing nils do not change the specialization, except of a vararg
+  ** function, where select('#', ...) counts them */
+  if (n > 0 && sig[n - 1] == SIG_NIL && !o->loaded && !takes_varargs(L, 1))
+    while (n > 0 && sig[n - 1] == SIG_NIL) n--;
   if (js == NULL || !spec_matches(js, sig, n, slots)) {
     js = find_spec(o, sig, n, slots);
     if (js == NULL) {
@@ -1457,7 +1482,7 @@ void kd_open(lua_State *L) {
 static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const char *where) {
   uint32_t h[8] = { (uint32_t)js->nargs, (uint32_t)js->nsig, (uint32_t)js->nret,
                     (uint32_t)js->calls, (uint32_t)js->lua, (uint32_t)js->allocates,
-                    (uint32_t)js->arrays, 0 };
+                    (uint32_t)js->arrays, (uint32_t)js->dyncount };
   kexp_put(w, h, sizeof h);
   kexp_put(w, js->sig, (size_t)js->nsig);
   for (int i = 0; i < js->nsig; i++)
@@ -1489,6 +1514,7 @@ static int get_spec(KexpR *r, JitSpec *js, char **where) {
   js->lua = (int)h[4];
   js->allocates = (int)h[5];
   js->arrays = (int)h[6];
+  js->dyncount = h[7] != 0;   /* (0 in code exported before it existed) */
   const void *p = kexp_get(r, (size_t)js->nsig);
   if (p) memcpy(js->sig, p, (size_t)js->nsig);
   js->fast = 1;

@@ -137,7 +137,8 @@ struct KirInsn {
   int aux;                /* PARAM: index; PHI, UNDEF: register;
                              GETUPVAL/SETUPVAL: upvalue;
                              CLOSURE: prototype; CALL/VARARG: results
-                             (-1 all); RESULT: k; SETLIST: first index */
+                             (-1 all); RESULT: k; SETLIST: first index;
+                             NEWTABLE: array size (k.i: hash size) */
   union {
     lua_Integer i;        /* INT */
     lua_Number f;         /* FLT */

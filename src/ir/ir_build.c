@@ -446,15 +446,12 @@ static void step(Builder *B, int pc) {
     append(B, s);
     break;
   }
-  case KBC_NEWTABLE: {
-    /* aux: the sizes the constructor asks for (lvm.c OP_NEWTABLE: B the
-    ** hash part's log2 + 1, C the array part, plus EXTRAARG's * 256 with
-    ** k), as narr << 8 | B, for lua_createtable (cg_lua.c) */
-    KirInsn *v = emit(B, KIR_NEWTABLE, 0);
-    int64_t narr = c + (KBC_K(i) ? (int64_t)KBC_AX(CODE(pc + 1)) * 256 : 0);
-    if (narr > (1 << 20)) narr = 1 << 20;
-    v->aux = (int)(narr << 8) | b;
-    W(B, a, v);
+  case KBC_NEWTABLE: {   /* its sizes, as the VM makes it: aux the array
+                         ** part's, k.i the hash part's */
+    KirInsn *t = emit(B, KIR_NEWTABLE, 0);
+    t->aux = c + (KBC_K(i) ? KBC_AX(CODE(pc + 1)) * 256 : 0);
+    t->k.i = b > 0 ? (lua_Integer)1 << (b - 1) : 0;
+    W(B, a, t);
     break;
   }
   case KBC_SELF: {   /* R[A+1] := R[B]; R[A] := R[B][RK(C)] */

@@ -651,16 +651,72 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
 ** of a value read from a table), called as the Lua function it is? */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR)) return 0;
+  if (sp->varop && sp->varop[v->id]) return 0;   /* select, done here ("Varargs") */
   Type ft = sp->types[v->args[0]->id];
   return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
 }
 
+/* ---- Varargs (issue 29 item 4) ------------------------------------------
+** A vararg function is specialized on how many values '...' holds and on
+** their types, as on its parameters' (Numba's *args): they are its last
+** sp->nvar arguments (get_spec, t_call_closure), passed by the caller as
+** more parameters. So '...' costs nothing at run time: `local a, b = ...`
+** reads parameters, `f(...)`, `return ...` and `{...}` pass on a known
+** number of values, and `select('#', ...)` is a constant. A value of
+** '...' past the last is nil, as interpreted. */
+static Type vararg_type(const KtySpec *sp, int j) {
+  if (j >= sp->nvar) return ty(T_NIL);
+  Type t = sp->args[KTY_VARBASE(sp) + j];
+  if (t.kind == T_STR && t.ref > 0) return ty(T_STR);   /* a constant string (vararg_const) */
+  return t;
+}
+
+/* Value j of '...' and its constant in *k (a constant string passed in, a
+** library built-in, nil past the last), as a parameter's (eval's PARAM). */
+static Type vararg_const(KtySession *S, const KtySpec *sp, int j, KtyConst *k) {
+  if (j >= sp->nvar) { k->kind = T_NIL; return ty(T_NIL); }
+  Type t = sp->args[KTY_VARBASE(sp) + j];
+  if (t.kind == T_STR && t.ref > 0) { *k = S->strs[t.ref - 1]; return ty(T_STR); }
+  if (t.kind == T_BUILTIN) { k->kind = T_BUILTIN; k->ref = t.ref; }
+  return t;
+}
+
+static int nresults(KtySpec *sp, const KirInsn *v);
+static Type result_of(KtySpec *sp, const KirInsn *v, int k);
+
+/* select's list (the operands of call v after its first): its length, or
+** -1 while an open call's count is pending; its j-th value's type. */
+static int select_count(KtySpec *sp, const KirInsn *v) {
+  int fixed = v->nargs - 2 - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (!(v->flags & KIR_F_OPEN)) return fixed;
+  int m = nresults(sp, v->args[v->nargs - 1]);
+  return m < 0 ? -1 : fixed + m;
+}
+
+static Type select_type(KtySpec *sp, const KirInsn *v, int j) {
+  int fixed = v->nargs - 2 - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (j < fixed) return sp->types[v->args[2 + j]->id];
+  if (!(v->flags & KIR_F_OPEN)) return ty(T_NIL);
+  return result_of(sp, v->args[v->nargs - 1], j - fixed);
+}
+
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
 static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
+  if (v->op == KIR_VARARG) return vararg_type(sp, k);
+  if (v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT) return k == 0 ? ty(T_INT) : ty(T_NIL);
+  if (v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_AT)
+    return k == 0 ? sp->types[v->id] : ty(T_NIL);
+  if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM) {
+    int s = sp->varop[v->id] - KTY_SELECT_FROM, m = select_count(sp, v);
+    if (m < 0) return ty(T_UNKNOWN);
+    return s + k < m ? select_type(sp, v, s + k) : ty(T_NIL);
+  }
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
-  if (kty_calls_value(sp, v))   /* lua_call's */
+  if (kty_calls_value(sp, v)) {   /* lua_call's */
+    int cap = kty_callvalue_toret(sp, v);
     return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
-           : k < (v->aux < 0 ? 1 : v->aux) ? ty(T_LUA) : ty(T_NIL);
+           : k < (v->aux < 0 ? (cap ? cap : 1) : v->aux) ? ty(T_LUA) : ty(T_NIL);
+  }
   KtySpec *c = sp->callees[v->id];
   if (c) {
     if (c->nret < 0) return ty(T_UNKNOWN);
@@ -696,7 +752,15 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
 
 /* How many results the open call v gives: -1 while pending. */
 static int nresults(KtySpec *sp, const KirInsn *v) {
+  if (v->op == KIR_VARARG) return sp->nvar;
   if (v->op != KIR_CALL) return -1;
+  if (sp->varop[v->id] == KTY_SELECT_COUNT || sp->varop[v->id] == KTY_SELECT_AT) return 1;
+  if (kty_callvalue_toret(sp, v) && sp->types[v->id].kind != T_UNKNOWN)
+    return kty_callvalue_toret(sp, v);
+  if (sp->varop[v->id] >= KTY_SELECT_FROM) {
+    int m = select_count(sp, v);
+    return m < 0 ? -1 : m - (sp->varop[v->id] - KTY_SELECT_FROM);
+  }
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
@@ -706,10 +770,40 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   return sp->types[v->id].kind == T_UNKNOWN ? -1 : 1;
 }
 
+int kty_select_only(const KtySpec *sp, const KirInsn *v) {
+  if (v->nusers == 0 || (v->op != KIR_GETUPVAL && v->op != KIR_GETFIELD)) return 0;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_CALL || !sp->varop[u->id] || u->args[0] != v) return 0;
+    for (int j = 1; j < u->nargs; j++) if (u->args[j] == v) return 0;
+  }
+  return 1;
+}
+
+int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v) {
+  if (!kty_calls_value(sp, v) || v->aux >= 0 || v->nusers != 1) return 0;
+  const KirInsn *u = v->users[0];
+  if (u->op != KIR_RET || !(u->flags & KIR_F_OPEN) || u->args[u->nargs - 1] != v) return 0;
+  /* (half the results a function may have, so that its callers may pass
+  ** them on after values of their own) */
+  int cap = KJIT_MAXRETS / 2 - (u->nargs - 1);
+  return cap > 0 ? cap : 0;
+}
+
+int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
+  int n = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (v->flags & KIR_F_OPEN) {
+    int m = nresults(sp, v->args[v->nargs - 1]);
+    if (m > 0) n += m;
+  }
+  return n < 0 ? 0 : n;
+}
+
 /* The values of v's operands from `from` on, an open last one expanded:
 ** their count, or -1 while an open call's count is pending. */
 static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type *out,
                     KtyConst *kout, int max) {
+  KtyConst kv;
   int n = 0;
   int last = v->nargs - ((v->flags & KIR_F_OPEN) ? 1 : 0);
   for (int i = from; i < last; i++) {
@@ -721,8 +815,33 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     const KirInsn *c = v->args[v->nargs - 1];
     int m = nresults(sp, c);
     if (m < 0) return -1;
+    KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
+    if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
+        !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
+        !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
+        !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
+      /* how many values it gave is known when it runs: passed on where
+      ** the code generator uses that count (a return, a function value's
+      ** arguments: cg_vararg.c) or where the count does not show (a
+      ** compiled function's parameters, which are nil when missing); not
+      ** into a table constructor, whose array part the VM sizes by that
+      ** count (`#` of it would differ) */
+      const char *what = v->op == KIR_SETLIST ? "in a table constructor" :
+                         v->op == KIR_CALL ? "as the last argument of this call" : "here";
+      fail(S, sp, v, "the function called here returns different numbers of values on "
+           "different paths (up to %d); compiled code cannot pass all of them on %s: take "
+           "them into locals first (`local a, b = f(x)`) or return the same number on "
+           "every path", m, what);
+    }
     for (int j = 0; j < m; j++) {
       if (n >= max) fail(S, sp, v, "too many values (at most %d)", max);
+      if (c->op == KIR_VARARG) {   /* f(...): each value with its constant */
+        memset(&kv, 0, sizeof kv);
+        out[n] = vararg_const(S, sp, j, &kv);
+        if (kout) kout[n] = kv;
+        n++;
+        continue;
+      }
       if (kout) { memset(&kout[n], 0, sizeof kout[n]); if (j == 0) kout[n] = sp->consts[c->id]; }
       out[n++] = result_of(sp, c, j);
     }
@@ -2489,6 +2608,92 @@ static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type 
   }
 }
 
+/* select(i, ...) with i '#' or a constant integer, over a list of known
+** length (the values of '...' in this specialization, a compiled call's):
+** done by compiled code itself, as Lua's luaB_select does, the values
+** passed on as they are (sp->varop). Any other select is called through
+** lua_call (0 returned). */
+static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
+                    const KtyConst *kargs, int n, KtyConst *k, Type *r) {
+  sp->varop[v->id] = 0;
+  KirInsn *fn = v->args[0];
+  if (S->kernel || n < 1 || (v->flags & KIR_F_TFOR) || !sp->upvref[fn->id] || sp->upvidx[fn->id] != 0)
+    return 0;
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, sp->upvref[fn->id]);
+  lua_CFunction cf = lua_tocfunction(L, -1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "_G");
+  int is_select = 0;
+  if (cf != NULL && lua_istable(L, -1)) {
+    is_select = lua_getfield(L, -1, "select") == LUA_TFUNCTION && lua_tocfunction(L, -1) == cf;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 3);
+  if (!is_select) return 0;
+  int m = n - 1;   /* the list's length */
+  if (kargs[0].kind == T_STR && kargs[0].len > 0 && kargs[0].str[0] == '#') {
+    sp->varop[v->id] = KTY_SELECT_COUNT;
+    /* a constant, but where the list ends in a call whose count varies
+    ** (cg_vararg.c counts it when it runs) */
+    const KirInsn *c = (v->flags & KIR_F_OPEN) ? v->args[v->nargs - 1] : NULL;
+    KtySpec *cs = c && c->op == KIR_CALL ? sp->callees[c->id] : NULL;
+    if (!(cs && cs->dyncount)) { k->kind = T_INT; k->v.i = m; }
+    *r = ty(T_INT);
+    return 1;
+  }
+  /* i as luaL_checkinteger reads it: an integer, a float with an integer
+  ** value, a string that converts to one */
+  lua_Integer i;
+  const char *bad = NULL;
+  if (kargs[0].kind == T_INT) i = kargs[0].v.i;
+  else if (kargs[0].kind == T_F64 || kargs[0].kind == T_STR) {
+    if (kargs[0].kind == T_F64) lua_pushnumber(L, kargs[0].v.f);
+    else lua_pushlstring(L, kargs[0].str, kargs[0].len);
+    int isint;
+    i = lua_tointegerx(L, -1, &isint);
+    if (!isint) bad = lua_isnumber(L, -1) ? "number has no integer representation"
+                                          : "number expected, got string";
+    lua_pop(L, 1);
+  } else if (args[0].kind == T_INT && v->aux == 1 && m >= 1) {
+    /* `local x = select(i, ...)` (a loop over '...'): value i of the list,
+    ** chosen when it runs, where the list's values and nil have a native
+    ** type in common (numbers); the rest is lua_call's */
+    Join J;
+    memset(&J, 0, sizeof J);
+    KtyConst knil;
+    memset(&knil, 0, sizeof knil);
+    knil.kind = T_NIL;
+    for (int j = 1; j < n; j++) join_add(&J, args[j], kargs[j]);
+    join_add(&J, ty(T_NIL), knil);
+    Type t = join_result(&J);
+    if (t.kind == T_CONFLICT || t.kind == T_LUA || t.kind == T_UNKNOWN) return 0;
+    t.weak = 0;
+    sp->varop[v->id] = KTY_SELECT_AT;
+    *r = t;
+    return 1;
+  } else return 0;
+  if (bad) {
+    sp->varop[v->id] = KTY_SELECT_FROM;   /* (typed: not a lua_call) */
+    *r = ty(T_UNKNOWN);
+    if (S->strict) raise_at(S, sp, v, -1, "bad argument #1 to 'select' (%s)", bad);
+    return 1;
+  }
+  lua_Integer top = m + 1;   /* luaB_select's n and top */
+  if (i < 0) i = top + i;
+  else if (i > top) i = top;
+  sp->varop[v->id] = KTY_SELECT_FROM;   /* (typed: not a lua_call) */
+  if (i < 1) {
+    *r = ty(T_UNKNOWN);
+    if (S->strict) raise_at(S, sp, v, -1, "bad argument #1 to 'select' (index out of range)");
+    return 1;
+  }
+  sp->varop[v->id] = KTY_SELECT_FROM + (int)(i - 1);
+  *r = result_of(sp, v, 0);
+  if (i - 1 >= m) k->kind = T_NIL;
+  return 1;
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -2576,7 +2781,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ft = ty(T_FUNC);
     ft.ref = simref;
   }
-  if (islua(ft)) return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
+  if (islua(ft)) {
+    Type r;
+    if (t_select(S, sp, v, args, kargs, n, k, &r)) return r;   /* select, done here */
+    return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
+  }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
   if (ft.kind != T_FUNC)
@@ -2729,7 +2938,6 @@ static Type t_for(KtySession *S, KtySpec *sp, KirInsn *v) {
 
 static const char *unsupported(const KirFunc *f, const KirInsn *v, char *buf, size_t n) {
   switch (v->op) {
-  case KIR_VARARG: return "varargs ('...') are not supported in compiled code";
   case KIR_NEWTABLE: case KIR_SETLIST:
     return "table constructors are not supported in compiled code";
   case KIR_CLOSURE: return "closures (function literals) are not supported in compiled code";
@@ -2771,16 +2979,24 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   Type o = sp->types[v->args[0]->id];
   if (o.kind == T_UNKNOWN) return 1;
   if (!islua(o)) return 0;
-  if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN)) {
+  /* {...}, {f()}: the values of '...' or of a compiled call, as many as
+  ** this specialization knows there are ("Varargs"); a function value's,
+  ** which are known only when it runs, are not */
+  Type items[KJIT_MAXARGS + KJIT_MAXRETS];
+  KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
+  if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
+      kty_calls_value(sp, v->args[v->nargs - 1])) {
     if (S->strict)
-      fail(S, sp, v, "a table constructor ending in a call or '...' ({f()}) is not supported "
-           "in compiled code yet: store the results one by one");
+      fail(S, sp, v, "a table constructor ending in a call of a function value or of a "
+           "library function ({t.f()}, {table.unpack(t)}) is not supported in compiled code "
+           "yet: store the results one by one (`local a, b = t.f(); local r = {a, b}`)");
     return 1;
   }
-  for (int i = 1; i < v->nargs; i++) {
-    Type t = sp->types[v->args[i]->id];
+  int nitems = operands(S, sp, v, 1, items, kitems, KJIT_MAXARGS + KJIT_MAXRETS);
+  for (int i = 0; i < nitems; i++) {
+    Type t = items[i];
     if (t.kind == T_UNKNOWN) continue;
-    if (!boxable(t, sp->consts[v->args[i]->id])) {
+    if (!boxable(t, kitems[i])) {
       *r = ty(T_UNKNOWN);
       if (S->strict) {
         char tb[32];
@@ -2834,7 +3050,10 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_EQ: case KIR_LT: case KIR_LE: return t_compare(S, sp, v, k);
   case KIR_CALL: return t_call(S, sp, v, k);
   case KIR_CONCAT: return t_concat(S, sp, v, k);
-  case KIR_RESULT: return result_of(sp, v->args[0], v->aux);
+  case KIR_VARARG: return vararg_const(S, sp, 0, k);
+  case KIR_RESULT:
+    if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
+    return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
   default:
@@ -2879,21 +3098,55 @@ static int ret_values(KtySession *S, KtySpec *sp, KirInsn *v, Type *vals, KtyCon
   return n;
 }
 
+/* What a function's returns give at result #i: their join, or, where the
+** returns give values of kinds that have no native type in common (nil
+** on one path and a boolean on another, true and a number), a Lua value
+** (T_LUA): each return boxes its value into the caller's result slot, as
+** interpreted code would hold it (issue 29 item 4). Arrays still need one
+** type. */
+static Type ret_join(Join *J) {
+  Type j = join_result(J);
+  if (j.kind == T_CONFLICT && !J->conflict && J->other.kind == T_UNKNOWN) j = ty(T_LUA);
+  return j;
+}
+
 /* A return, while types rise: its values join what the function returned
 ** so far (each return costs O(1), so that functions of thousands of
 ** returns type in linear time); exact_rets recomputes the join afterwards. */
+/* Returns of different lengths (issue 29 item 4): the function returns
+** as many values as its longest return (sp->nret), a shorter return nil
+** in the others, and how many it gave at run time (sp->dyncount: the
+** code generator's count out-parameter), which the dispatcher pushes and
+** `return f(x)` passes on. Returns v's own count, which may vary when it
+** ends in a call of such a function: then the values from fixed on may be
+** nil (*fixed set; else -1). */
+static int ret_open_dyn(KtySpec *sp, const KirInsn *v) {
+  if (!(v->flags & KIR_F_OPEN)) return -1;
+  const KirInsn *c = v->args[v->nargs - 1];
+  KtySpec *cs = c->op == KIR_CALL ? sp->callees[c->id] : NULL;
+  return (cs && cs->dyncount) || kty_callvalue_toret(sp, c) ? v->nargs - 1 : -1;
+}
+
 static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
+  KtyConst knil;
+  memset(&knil, 0, sizeof knil);
+  knil.kind = T_NIL;
   if (S->strict) return;   /* exact_rets checks the returns */
   int n = ret_values(S, sp, v, vals, ks);
   if (n < 0) return;
-  int changed = 0;
+  int changed = 0, fixed = ret_open_dyn(sp, v);
   if (sp->nret < 0) { sp->nret = n; changed = 1; }
-  else if (n != sp->nret) return;   /* reported by exact_rets */
-  for (int i = 0; i < n; i++) {
-    join_add(&sp->retjoin[i], vals[i], ks[i]);
-    Type j = join_result(&sp->retjoin[i]);
+  if (n != sp->nret || fixed >= 0) {   /* returns of different lengths */
+    if (!sp->dyncount) { sp->dyncount = 1; changed = 1; }
+    for (int i = sp->nret; i < n; i++) join_add(&sp->retjoin[i], ty(T_NIL), knil);
+    if (n > sp->nret) { sp->nret = n; changed = 1; }
+  }
+  for (int i = 0; i < sp->nret; i++) {
+    if (i < n) join_add(&sp->retjoin[i], vals[i], ks[i]);
+    if (i >= n || (fixed >= 0 && i >= fixed)) join_add(&sp->retjoin[i], ty(T_NIL), knil);
+    Type j = ret_join(&sp->retjoin[i]);
     j.weak = 0;
     if (j.kind != T_CONFLICT && !tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
   }
@@ -2909,37 +3162,59 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
   Join J[KJIT_MAXRETS];
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
-  int nret = -1;
+  int nret = -1, dyn = 0;
   KirFunc *f = sp->ir;
+  KtyConst knil;
+  memset(&knil, 0, sizeof knil);
+  knil.kind = T_NIL;
   memset(J, 0, sizeof J);
+  /* the longest return first (the others give nil past their length) */
   for (int b = 0; b < f->nblocks; b++) {
     KirInsn *r = f->blocks[b]->term;
     if (!sp->live[b] || r == NULL || r->op != KIR_RET) continue;
     int n = ret_values(S, sp, r, vals, ks);
     if (n < 0) continue;
-    if (nret < 0) nret = n;
-    else if (n != nret) {
-      if (S->strict)
-        fail(S, sp, r, "compiled functions must return the same number of values on every "
-             "path (%d here, %d elsewhere)", n, nret);
-      continue;
+    if (nret >= 0 && n != nret) dyn = 1;
+    if (ret_open_dyn(sp, r) >= 0) dyn = 1;
+    if (n > nret) nret = n;
+  }
+  if (dyn && nret >= KJIT_MAXRETS) {   /* (the count's slot is the last flag's: jit.c) */
+    for (int b = 0; b < f->nblocks; b++) {
+      KirInsn *r = f->blocks[b]->term;
+      if (S->strict && sp->live[b] && r && r->op == KIR_RET)
+        fail(S, sp, r, "a function whose returns give different numbers of values returns "
+             "at most %d in compiled code", KJIT_MAXRETS - 1);
     }
+  }
+  for (int b = 0; b < f->nblocks; b++) {
+    KirInsn *r = f->blocks[b]->term;
+    if (!sp->live[b] || r == NULL || r->op != KIR_RET) continue;
+    int n = ret_values(S, sp, r, vals, ks);
+    if (n < 0) continue;
+    int fixed = ret_open_dyn(sp, r);
+    for (int i = n; i < nret; i++) join_add(&J[i], ty(T_NIL), knil);
     for (int i = 0; i < n; i++) {
+      if (fixed >= 0 && i >= fixed) join_add(&J[i], ty(T_NIL), knil);
       join_add(&J[i], vals[i], ks[i]);
-      if (S->strict && join_result(&J[i]).kind == T_CONFLICT) {
+      if (S->strict && ret_join(&J[i]).kind == T_CONFLICT) {
         char b1[32], b2[32];
+        /* (an array among Lua values, nil and numbers: name the array) */
+        Type one = J[i].first, two = J[i].second;
+        if (J[i].other.kind != T_UNKNOWN && !tyeq(J[i].other, one) && !tyeq(J[i].other, two))
+          two = J[i].other;
         fail(S, sp, r, "return value #%d is %s on one path and %s on another; compiled "
-             "code needs one type", i + 1, kty_name(J[i].first, b1, sizeof b1),
-             kty_name(J[i].second, b2, sizeof b2));
+             "code needs one type", i + 1, kty_name(one, b1, sizeof b1),
+             kty_name(two, b2, sizeof b2));
       }
     }
   }
   if (nret < 0) return 0;
-  int changed = nret != sp->nret;
+  int changed = nret != sp->nret || dyn != sp->dyncount;
   sp->nret = nret;
+  sp->dyncount = dyn;
   for (int i = 0; i < nret; i++) {
     sp->retjoin[i] = J[i];
-    Type j = join_result(&J[i]);
+    Type j = ret_join(&J[i]);
     j.weak = 0;
     if (j.kind == T_CONFLICT) continue;
     if (!tyeq(j, sp->rets[i])) { sp->rets[i] = j; changed = 1; }
@@ -3049,11 +3324,18 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
     fail(S, from, at, "cannot compile a function with more than %d parameters", KJIT_MAXARGS);
   }
   for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : ty(T_NIL);
+  /* a vararg function: the values of '...' after the parameters */
+  int nvar = ir->proto->is_vararg && nargs > np ? nargs - np : 0;
+  if (nvar > 0) {
+    if (nargs > KJIT_MAXARGS) fail(S, from, at, "too many values passed to '...' (at most %d "
+                                   "arguments in all)", KJIT_MAXARGS);
+    for (int i = np; i < nargs; i++) pargs[i] = args[i];
+  }
   for (int i = 0; i < S->nspecs; i++) {
     KtySpec *sp = S->specs[i];
-    if (sp->luaptr != ptr) continue;
+    if (sp->luaptr != ptr || sp->clos || sp->nvar != nvar) continue;
     int same = 1;
-    for (int j = 0; j < np && same; j++) same = tyeq(sp->args[j], pargs[j]);
+    for (int j = 0; j < np + nvar && same; j++) same = tyeq(sp->args[j], pargs[j]);
     if (same) return sp;
   }
   /* (the old pipeline's limit too: a chain of 250 callees compiles) */
@@ -3065,8 +3347,12 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
   lua_Debug ar;
   lua_pushvalue(L, fidx);
   lua_getinfo(L, ">S", &ar);
-  return new_spec(S, ir, ptr, kty_keep_value(S, fidx),
-                  ka_strndup(S->A, ar.short_src, strlen(ar.short_src)), np, pargs);
+  KtySpec *sp = new_spec(S, ir, ptr, kty_keep_value(S, fidx),
+                         ka_strndup(S->A, ar.short_src, strlen(ar.short_src)), np + nvar, pargs);
+  sp->nparams = np;
+  sp->vararg = ir->proto->is_vararg;
+  sp->nvar = nvar;
+  return sp;
 }
 
 /* A new specialization (queued) of ir for these np argument types. */
@@ -3089,6 +3375,7 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->liveref = alloc(S, sizeof(int) * (size_t)n);
   sp->upvref = alloc(S, sizeof(int) * (size_t)n);
   sp->upvidx = alloc(S, sizeof(int) * (size_t)n);
+  sp->varop = alloc(S, sizeof(int) * (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);
@@ -3282,15 +3569,21 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
   }
   for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
   if (clos_captures(S, sp, v, di, all + np, 0) < 0) return ty(T_UNKNOWN);
+  /* a vararg literal: the values of '...' after its captures ("Varargs") */
+  int nvar = cp->is_vararg && n > np ? n - np : 0;
+  if (np + cp->nup + nvar > KJIT_MAXARGS)
+    REFUSE(S, sp, v, "too many values passed to '...' (at most %d arguments and upvalues in "
+           "all)", KJIT_MAXARGS);
+  for (int i = 0; i < nvar; i++) { all[np + cp->nup + i] = args[np + i]; all[np + cp->nup + i].weak = 0; }
   /* called where it is made: its captured values are read there */
   if (sp == P && !kir_dominates(D->site->block, v->block))
     REFUSE(S, sp, v, "cannot compile this call: the function literal it calls (line %d) "
            "is not always made before it", cp->linedefined);
-  int na = np + cp->nup;
+  int na = np + cp->nup + nvar;
   KtySpec *c = NULL;
   for (int i = 0; i < S->nspecs && !c; i++) {
     KtySpec *o = S->specs[i];
-    if (o->clos != di + 1) continue;
+    if (o->clos != di + 1 || o->nvar != nvar) continue;
     int same = 1;
     for (int j = 0; j < na && same; j++) same = tyeq(o->args[j], all[j]);
     if (same) c = o;
@@ -3301,6 +3594,8 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
     c = new_spec(S, D->ir, cp, P->ref, P->chunkname, na, all);
     c->nparams = np;
     c->clos = di + 1;
+    c->vararg = cp->is_vararg;
+    c->nvar = nvar;
   }
   return call_of(S, sp, v, c);
 }

@@ -161,7 +161,28 @@ struct KtySpec {
   ** through the registry reference upvref of its closure (else 0), upvalue
   ** upvidx (1-based) */
   int *upvref, *upvidx;
+  /* a vararg function (ir_type.c, "Varargs"): specialized on how many
+  ** values '...' holds and their types, which are its last nvar
+  ** arguments (after the declared parameters and a literal's captures) */
+  int vararg, nvar;
+  /* by instruction id: a call of select done by compiled code itself
+  ** (ir_type.c, "Varargs"): 0 not one, KTY_SELECT_COUNT select('#', ...),
+  ** else KTY_SELECT_FROM + s: the values of select's list from the
+  ** (0-based) s-th on */
+  int *varop;
+  /* its returns give different numbers of values (ir_type.c's
+  ** ret_open_dyn): nret is the most, and how many a call gave comes back
+  ** at run time (the code generator's count out-parameter) */
+  int dyncount;
 };
+#define KTY_SELECT_COUNT 1
+#define KTY_SELECT_FROM 2
+#define KTY_SELECT_AT (-1)   /* `local x = select(i, ...)`, i known when it runs */
+/* The first argument of sp that is a value of '...'. */
+#define KTY_VARBASE(sp) ((sp)->nargs - (sp)->nvar)
+/* How many captured upvalues a function literal's specialization takes
+** after its parameters. */
+#define KTY_NCAPS(sp) ((sp)->nargs - (sp)->nparams - (sp)->nvar)
 
 /* kty_frozen_array (ir_type.c): the numbers of a frozen table indexed by
 ** a computed key. */
@@ -171,6 +192,17 @@ const char *kty_builtin_libname(int id);
 /* Call v calls a Lua value through lua_call (a function value, or a library
 ** built-in given Lua values): cg_callvalue.c. */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v);
+/* v is the select function that only calls done by compiled code itself
+** use (sp->varop): never loaded at run time, so its registry reference
+** binds nothing to this process (host/cache_key.c). */
+int kty_select_only(const KtySpec *sp, const KirInsn *v);
+/* Call v of a function value whose values all go to a return (`return
+** t.f(x)`, `return 1, table.unpack(t)`): how many values it may pass on
+** (the function returns as many as it gave: dyncount), else 0. */
+int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v);
+/* How many values v's operands from `from` on are, an open last one
+** expanded (as the typer counts them; 0 for one still unknown). */
+int kty_noperands(KtySpec *sp, const KirInsn *v, int from);
 int kty_frozen_array(struct KtySession *S, int ref, int64_t *n, int64_t **vals, uint8_t **isf,
                      const char **why);
 /* A function literal made by one specialization (T_CLOSURE's ref): its

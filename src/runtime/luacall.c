@@ -94,6 +94,18 @@ static int callable(lua_State *L, int32_t f) {
 ** nres results (-1: an open call, exactly one value) and takes them. */
 static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags, int64_t *bits,
                       int32_t dst) {
+  if (nres < -1) {   /* to a return: up to -nres - 1 values, nil after them, how many in
+                     ** bits[that] (cg_vararg.c) */
+    int cap = -nres - 1;
+    lua_call(L, n + 1, LUA_MULTRET);
+    int got = lua_gettop(L) - base - 1;
+    if (got > cap) { lua_settop(L, base); return KLC_NRES; }
+    lua_settop(L, base + 1 + cap);
+    lua_remove(L, base + 1);
+    for (int r = cap - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+    bits[cap] = got;
+    return KLV_OK;
+  }
   if (nres < 0) {   /* an open call: exactly one value passed on (after the count) */
     lua_call(L, n + 1, LUA_MULTRET);
     if (lua_gettop(L) - base != 2) { lua_settop(L, base); return KLC_NRES; }

@@ -68,6 +68,7 @@ G.FAMILIES = {
   { "libcall", "error and assert with built messages (.., string.format, tostring), math.random after math.randomseed" },
   { "fnvalue", "a generator g1 keeping its state in an upvalue it assigns (s1), and a table of functions FV (Lua and C) called by index: FV[k](x, y)" },
   { "strings", "string values: a local built with .., string.format, tostring, string.rep/sub/upper/char, compared and measured (#s, string.byte) into a number" },
+  { "varargs", "vararg helpers v1/w1 (local q1, q2 = ..., select('#', ...), select(i, ...) in a loop, {...} and #, returns of different lengths, w1 passing ... on), called with 0-4 values (numbers, nil), their results taken into locals, or returned by the main function" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -508,6 +509,23 @@ local function ext_stmt(ctx, d)
       emit(ctx, p.name .. "[" .. gen_index(ctx, p, 1) .. "] = " .. rec_ref(ctx, 1))
     end
   end
+  if F.varargs and ctx.va then
+    -- a call of a vararg helper with 0-4 values; its results (how many
+    -- varies by path) into locals, made numbers
+    t[#t + 1] = function()
+      local args = {}
+      for i = 1, R(0, 4) do args[i] = chance(0.15) and "nil" or gen_num(ctx, 0) end
+      local f = pick({ "v1", "w1" })
+      local u, w = newname(ctx, "x"), newname(ctx, "x")
+      emit(ctx, "local " .. u .. ", " .. w .. " = " .. f .. "(" .. table.concat(args, ", ") .. ")")
+      emit(ctx, u .. " = " .. u .. " or " .. num_lit(F))
+      emit(ctx, w .. " = " .. w .. " or " .. num_lit(F))
+      for _, v in ipairs({ u, w }) do
+        ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
+        observe(ctx, v)
+      end
+    end
+  end
   if ctx.allocs and #ctx.allocs > 0 then
     t[#t + 1] = function()
       local a = pick(ctx.allocs)
@@ -780,6 +798,39 @@ local function gen_callee(prog, F, k)
   prog.callees[#prog.callees + 1] = h
 end
 
+-- The varargs family: v1(...) reads its values every way (their count, a
+-- loop of select(i, ...), {...} and its length, the first two) and
+-- returns a different number of values by path; w1(...) passes its values
+-- on with one more in front. Numbers and nil reach them (ext_stmt).
+local function gen_varargs(prog, F)
+  local lines = prog.lines
+  local ctx = new_ctx(prog, F, { "q1", "q2", "s" }, 1)
+  local lit = function() return num_lit(F) end
+  lines[#lines + 1] = "local function v1(...)"
+  lines[#lines + 1] = "  local cnt = 0"
+  lines[#lines + 1] = "  local q1, q2 = ..."
+  lines[#lines + 1] = "  local s = select('#', ...)"
+  lines[#lines + 1] = "  for i = 1, select('#', ...) do"
+  lines[#lines + 1] = "    cnt = cnt + 1; if cnt > " .. LIMIT .. " then break end"
+  lines[#lines + 1] = "    local x = select(i, ...)"
+  lines[#lines + 1] = "    s = s + (x or " .. lit() .. ") * " .. lit()
+  lines[#lines + 1] = "  end"
+  if chance(0.5) then
+    lines[#lines + 1] = "  local t = {...}"
+    lines[#lines + 1] = "  s = s + #t"
+  end
+  lines[#lines + 1] = "  if (q1 or 0) > " .. lit() .. " then return s, ... end"
+  lines[#lines + 1] = "  if (q2 or 0) < " .. lit() .. " then return end"
+  local k = pick({ "1", "2", "-1", "'#'" })
+  if chance(0.3) then lines[#lines + 1] = "  return " .. gen_num(ctx, 1) .. ", select(" .. k .. ", ...)"
+  else lines[#lines + 1] = "  return select(" .. k .. ", ...)" end
+  lines[#lines + 1] = "end"
+  lines[#lines + 1] = "local function w1(...)"
+  lines[#lines + 1] = "  return v1(" .. lit() .. ", ...)"
+  lines[#lines + 1] = "end"
+  prog.va = true
+end
+
 local function gen_rec(prog, F)
   local lines = prog.lines
   -- expressions inside r1 never call r1 (only the calls below, which go
@@ -954,6 +1005,7 @@ function G.generate(id, F)
     for k = 1, R(3) - 1 do gen_callee(prog, F, k) end
   end
   if F.recursion and chance(0.35) then gen_rec(prog, F) end
+  if F.varargs and chance(0.6) then gen_varargs(prog, F) end
   if F.calltable and #prog.callees > 0 and chance(0.4) then
     local items = {}
     for i, h in ipairs(prog.callees) do items[i] = h.name .. " = " .. h.name; h.via = "H." .. h.name end
@@ -983,7 +1035,7 @@ function G.generate(id, F)
   local nret = ({ 0, 1, 1, 1, 2, 2, 3 })[R(7)]
   lines[#lines + 1] = "return function(" .. param_names(params) .. ")"
   local ctx = new_ctx(prog, F, params, nret)
-  ctx.rec, ctx.main = prog.rec, true
+  ctx.rec, ctx.main, ctx.va = prog.rec, true, prog.va
   lines[#lines + 1] = "  local cnt = 0"
   -- (every run starts the generator afresh: the checker calls the same
   -- closure interpreted and compiled)
@@ -991,7 +1043,12 @@ function G.generate(id, F)
   if F.libcall and chance(0.3) then lines[#lines + 1] = "  math.randomseed(" .. R(0, 99) .. ")" end
   if F.alloc and chance(0.5) then gen_allocs(ctx) end
   gen_block(ctx, 3, R(5) + 2)
-  if nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
+  if prog.va and not ctx.retarr and chance(0.25) then
+    -- every value of a vararg helper, as many as its path gives (not where
+    -- the other returns give an array: arrays do not mix with nil)
+    lines[#lines + 1] = "  return " .. pick({ "v1", "w1" }) .. "(" ..
+                        table.concat({ "a", "b", "n" }, ", ", 1, R(0, 3)) .. ")"
+  elseif nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
   lines[#lines + 1] = "end"
   -- argument tuples: the first four of the same types (one specialization:
   -- more values cost little, compiling is what takes time), the last two
