@@ -213,9 +213,14 @@ void cg_fn_call(CG *G, const KirInsn *v) {
                           LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
     LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n), p32, p64,
                            ps32, cg_i32(G, v->aux < 0 ? -1 : nres), dst };
-    rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 9);
+    /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
+    ** what is not callable itself, with the interpreter's words) */
+    int tfor = (v->flags & KIR_F_TFOR) != 0;
+    rc = cg_ccall(G, tfor ? "kjit_lc_tforcall" : "kjit_lc_call", G->i32, ps, as, 9);
+    if (tfor) goto results;
   }
   call_check(G, v, rc, fslot, 0);
+results:
   /* the results: slot dst + r, or a number in (tags[r], bits[r]) */
   for (int r = 0; r < nres; r++) {
     LLVMValueRef s = LLVMBuildAdd(G->B, dst, cg_i32(G, r), "");

@@ -1190,6 +1190,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
 static void emit_call(CG *G, KirInsn *v) {
   Type ft = G->sp->types[v->args[0]->id];
   /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
+  if ((v->flags & KIR_F_TFOR) && kty_calls_value(G->sp, v)) { cg_fn_call(G, v); return; }
   if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
   if (ft.kind == T_BUILTIN && (ft.ref == B_KJIT_PRANGE || ft.ref == B_IPAIRS)) {
     cg_prange_setup(G, v);   /* ipairs(a): a serial loop over 1..#a */

@@ -599,8 +599,10 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
 ** function value, or a library built-in given Lua values (string.format
 ** of a value read from a table), called as the Lua function it is? */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
-  if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR)) return 0;
+  if (v->op != KIR_CALL) return 0;
   Type ft = sp->types[v->args[0]->id];
+  if (v->flags & KIR_F_TFOR)   /* for ... in pairs(t): runtime/luatfor.c */
+    return ft.kind == T_LUA || ft.kind == T_FUNC;
   return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
 }
 
@@ -1058,9 +1060,9 @@ static int makes_tfor(const KirInsn *v) {
 /* the interpreter's words (buffer.c's keyindex) */
 #define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
 
-#define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
-                    "except 'for i in kjit.prange(a, b [, step])' and 'for i, x in ipairs(a)' " \
-                    "over a kjit array"
+#define GENERIC_FOR "this generic for ('for ... in') is not supported in compiled code: " \
+                    "its iterator must be pairs(t), ipairs(t), next or a function value, or " \
+                    "'for i in kjit.prange(a, b [, step])', 'for i, x in ipairs(a)' over a kjit array"
 
 /* ---- Records (kjit.struct): r.x, r.pos, r.inner on a record view ---------- */
 
@@ -2377,6 +2379,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if (v->aux > 2) REFUSE(S, sp, v, "ipairs gives two loop variables, not %d", v->aux);
       return ty(T_INT);
     }
+    /* any other iterator is a Lua value (pairs(t)'s next, ipairs(t)'s, a
+    ** function returned by a call): called through lua_call each turn */
+    if (islua(ft) || ft.kind == T_FUNC) return t_luacall(S, sp, v, args, kargs, n);
+    if (ft.kind == T_CLOSURE)
+      REFUSE(S, sp, v, "a generic for whose iterator is a function literal made in compiled "
+             "code is not supported yet: define the iterator outside the compiled function "
+             "(an upvalue or an argument), or use a numeric for");
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) {
@@ -3510,6 +3519,25 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   int line = v->line > 0 ? v->line : 1, nres = v->aux;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
+  if (v->flags & KIR_F_TFOR) {
+    /* a generic for's iterator call: a generic for itself, so that the
+    ** iterator's errors name it 'for iterator' as interpreted */
+    char head[64];
+    luaL_addstring(&b, "return function(f, s, c) ");
+    for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+    luaL_addstring(&b, "for ");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " in f, s, c do return");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " end end");
+    goto load;
+  }
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
   luaL_addstring(&b, ", ...) ");
@@ -3534,6 +3562,7 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     luaL_addstring(&b, " end");
   }
+load:
   luaL_pushresult(&b);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
@@ -3615,7 +3644,6 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   ** (a yield across compiled frames, debug.getinfo's levels): refused */
   lua_CFunction cf = lua_tocfunction(L, -1);
   if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
-  if (makes_tfor(v)) return 0;   /* for ... in pairs(t): the generic for's refusal */
 live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);

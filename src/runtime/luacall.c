@@ -33,6 +33,7 @@
 #include "runtime/luacall.h"
 #include <string.h>
 #include "runtime/luavalue.h"
+#include "runtime/luatfor.h"
 #include "lauxlib.h"
 #include "backend/cpu.h"
 
@@ -178,4 +179,5 @@ void kjit_lc_register(void) {
   REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread);
   REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
+  kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */
 }
