@@ -340,6 +340,9 @@ CgVal cg_unpack(Type t, LLVMValueRef *p);
 /* cg_closure.c: a function literal's environment where it is made (KIR_CLOSURE);
 ** upvalue u of the literal that call v runs (callee: its specialization) */
 void cg_closure_make(CG *G, KirInsn *v);
+/* A function literal that escapes (ir_escape.c): a real Lua closure made
+** into v's slot by its maker (runtime/luaclosure.c). */
+void cg_closure_box(CG *G, KirInsn *v);
 CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u);
 void cg_make_phis(CG *G, KirBlock *b);
 /* phi operands, from here; returns where the edge lands */

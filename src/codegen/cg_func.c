@@ -1304,6 +1304,11 @@ static void emit_insn(CG *G, KirInsn *v) {
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
     case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
     case KIR_CONCAT: G->vals[v->id] = cg_lib_concat(G, v); return;   /* cg_lib.c */
+    case KIR_CLOSURE: cg_closure_box(G, v); return;   /* it escapes: cg_closure.c */
+    case KIR_GETUPVAL:   /* a literal's captured Lua value: set up front */
+      if (sp->clos && sp->nparams + v->aux < sp->nargs) break;
+      cg_error(G, v, "internal error: 'getupval' of a Lua value");
+      break;
     case KIR_PARAM: case KIR_PHI: case KIR_RESULT: break;
     default:
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }

@@ -15,6 +15,7 @@
 */
 #include "ir/ir_type.h"
 #include "ir/ir_closure.h"
+#include "runtime/luaclosure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
 #include <ctype.h>
@@ -1478,11 +1479,9 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (sp->clos) {   /* a function literal's: a parameter, or the root's upvalue */
     aux = kty_clos_frozen_upval(S, sp, v->aux);
     if (aux < 0) {
+      /* (a Lua value is captured as its maker's slot: clos_captures
+      ** checks that the slot keeps that value while the literal lives) */
       Type t = sp->args[sp->nparams + v->aux];
-      if (t.kind == T_LUA)   /* captured values are passed by value: no stack slot */
-        REFUSE(S, sp, v, "a function literal that captures a table (upvalue '%s') is not "
-               "supported in compiled code yet: pass the table to it as an argument",
-               sp->ir->proto->up[v->aux].name ? sp->ir->proto->up[v->aux].name : "?");
       if (t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN) {
         k->kind = t.kind;
         k->ref = t.ref;
@@ -2973,12 +2972,93 @@ int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u) {
   return kty_clos_frozen_upval(S, D->parent, up->idx);
 }
 
+/* The specialization whose function value was dumped for sp's code (the
+** root of sp's chain of literals). */
+static KtySpec *clos_root(KtySession *S, KtySpec *sp) {
+  while (sp->clos) sp = S->clos[sp->clos - 1].parent;
+  return sp;
+}
+
+/* How a boxed literal (site v of sp) gets its upvalue u: 0 its value
+** (pushed by compiled code), 0xff itself (`local function f`), k > 0 the
+** root function's real upvalue k (joined). The same rule for the code
+** generator (cg_closure.c). */
+int kty_box_how(KtySession *S, const KtySpec *sp, const KirInsn *v, int u) {
+  const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
+  const KbcUpval *up = &cp->up[u];
+  if (up->instack)
+    return up->idx == KBC_A(p->code[v->pc]) || kcl_late_literal(p, v->pc, u) == v->pc ? 0xff : 0;
+  if (sp->clos == 0) return up->idx + 1;
+  int fa = kty_clos_frozen_upval(S, sp, up->idx);
+  return fa >= 0 ? fa + 1 : 0;
+}
+
+/* A literal that escapes (ir_escape.c): a real Lua closure, made where
+** the literal is made by its maker (runtime/luaclosure.c: reference in
+** sp->upvref, the root function's in sp->upvidx for the joins). */
+static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
+  char tb[32];
+  if (cp->nup > 250) REFUSE(S, sp, v, "cannot compile a function literal with so many upvalues");
+  for (int u = 0, k = 0; u < cp->nup; u++) {
+    const KbcUpval *up = &cp->up[u];
+    const char *name = up->name ? up->name : "?";
+    Type t;
+    KtyConst kc = { 0 };
+    if (up->instack) {
+      const KirInsn *a = v->args[k++];
+      if (kty_box_how(S, sp, v, u) == 0xff) continue;
+      if (kcl_late_literal(p, v->pc, u) >= 0)
+        REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture "
+               "'%s', assigned after it, in compiled code yet: define '%s' first", name, name);
+      t = sp->types[a->id];
+      kc = sp->consts[a->id];
+    } else {
+      if (kty_box_how(S, sp, v, u) > 0) continue;
+      t = sp->args[sp->nparams + up->idx];
+    }
+    if (t.kind == T_UNKNOWN) return t;
+    if (!boxable(t, kc))
+      REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
+             "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "
+             "functions): pass it to the function as an argument", name,
+             kty_name(t, tb, sizeof tb));
+  }
+  if (sp->upvref[v->id] == 0) {
+    /* the path from the dumped function's prototype to the literal's */
+    KtySpec *R = clos_root(S, sp);
+    int path[64], depth = 0;
+    const KbcProto *x = cp;
+    while (x->parent && depth < 64) {
+      const KbcProto *pp = x->parent;
+      int i = 0;
+      while (i < pp->np && pp->p[i] != x) i++;
+      path[depth++] = i;
+      x = pp;
+    }
+    if (x != R->ir->proto || depth == 0 || depth >= 64)
+      fail(S, sp, v, "internal error: a function literal outside its function's dump");
+    for (int i = 0; i < depth / 2; i++) {
+      int t = path[i]; path[i] = path[depth - 1 - i]; path[depth - 1 - i] = t;
+    }
+    char err[200];
+    push_value(S, R->ref);
+    int ref = kjit_lc_maker(S->L, path, depth, err, sizeof err);
+    if (ref == 0) { lua_pop(S->L, 1); fail(S, sp, v, "%s", err); }
+    sp->upvidx[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);   /* the root closure */
+    sp->upvref[v->id] = ref;
+  }
+  return ty(T_LUA);
+}
+
 /* A KIR_CLOSURE: the compile-time value naming this site of sp, when the
 ** locals it captures keep one value (ir_closure.c). */
 static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
   char buf[400];
   const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
   if (why) REFUSE(S, sp, v, "%s", why);
+  if (!S->kernel && kcl_literal_escapes(S->A, sp->ir->proto, v))
+    return t_closure_boxed(S, sp, v);
   int di = -1;
   for (int i = 0; i < S->nclos && di < 0; i++)
     if (S->clos[i].parent == sp && S->clos[i].site == v) di = i;
@@ -3091,7 +3171,19 @@ static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *c
           return -1;
         }
       }
-      else t = P->types[a->id];
+      else {
+        t = P->types[a->id];
+        /* a Lua value is passed as its slot in the maker's frame, which
+        ** holds it as long as the literal lives when nothing writes the
+        ** slot again: a value made outside every loop of the maker */
+        if (t.kind == T_LUA && a->block->loop != NULL) {
+          if (S->strict)
+            fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
+                 "'%s', a table or Lua value made inside a loop (not supported yet in compiled "
+                 "closures: pass it as an argument)", cp->linedefined, up->name ? up->name : "?");
+          return -1;
+        }
+      }
     } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
       t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
     } else {

@@ -34,6 +34,7 @@
 #include <string.h>
 #include "runtime/luavalue.h"
 #include "runtime/luatfor.h"
+#include "runtime/luaclosure.h"
 #include "lauxlib.h"
 #include "backend/cpu.h"
 
@@ -180,4 +181,5 @@ void kjit_lc_register(void) {
   REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
   kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */
+  kjit_lc_closure_register();   /* closures of literals that escape (luaclosure.c) */
 }
