@@ -1471,6 +1471,7 @@ static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
 static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v);
 static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                       const KtyConst *kargs, int n);
+static int escape_closure(KtySession *S, Type t);
 
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int aux = v->aux;
@@ -2485,7 +2486,10 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     if (kt.kind != T_UNKNOWN && !boxable(kt, sp->consts[v->args[1]->id]))
       REFUSE_UNBOXABLE(S, sp, v, v->args[1], "a table key");
     if (val.kind != T_UNKNOWN && !boxable(val, sp->consts[v->args[2]->id]))
+    {
+      if (escape_closure(S, val)) return ty(T_UNKNOWN);
       REFUSE_UNBOXABLE(S, sp, v, v->args[2], "stored in a table");
+    }
     return ty(T_NIL);
   }
   if (o.kind == T_NIL || o.kind == T_BOOL)
@@ -2609,6 +2613,23 @@ static Type late_literal(KtySession *S, KtySpec *P, int pc);
 static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site);
 static int timeless(Type t);
 
+/* A function literal value (T_CLOSURE) that reaches a library function or a
+** function value (pcall(function() ... end)), or a table through a
+** parameter: its site is marked to escape (a real Lua closure from now on,
+** upvidx -1 until its maker is made) and typed again. Returns 1 when t is
+** such a literal (the caller then waits: T_UNKNOWN). */
+static int escape_closure(KtySession *S, Type t) {
+  if (t.kind != T_CLOSURE || S->kernel || t.ref < 0 || t.ref >= S->nclos) return 0;
+  KtyClosure *D = &S->clos[t.ref];
+  KtySpec *P = D->parent;
+  KirInsn *site = (KirInsn *)D->site;
+  if (P->upvref[site->id] == 0 && P->upvidx[site->id] != -1) {
+    P->upvidx[site->id] = -1;
+    push(P, site);
+  }
+  return 1;
+}
+
 /* The type (and constant, in *k) of value v from its operands. */
 /* t.x = v, {...}, and the constructor's list part, on Lua values. Returns
 ** 1 with *r set when v is one of them on a Lua value, else 0 (the old
@@ -2634,6 +2655,7 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   for (int i = 1; i < v->nargs; i++) {
     Type t = sp->types[v->args[i]->id];
     if (t.kind == T_UNKNOWN) continue;
+    if (escape_closure(S, t)) { *r = ty(T_UNKNOWN); return 1; }
     if (!boxable(t, sp->consts[v->args[i]->id])) {
       *r = ty(T_UNKNOWN);
       if (S->strict) {
@@ -3018,6 +3040,7 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
       t = sp->args[sp->nparams + up->idx];
     }
     if (t.kind == T_UNKNOWN) return t;
+    if (escape_closure(S, t)) return ty(T_UNKNOWN);   /* a literal it captures escapes too */
     if (!boxable(t, kc))
       REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
              "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "
@@ -3057,7 +3080,8 @@ static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
   char buf[400];
   const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
   if (why) REFUSE(S, sp, v, "%s", why);
-  if (!S->kernel && kcl_literal_escapes(S->A, sp->ir->proto, v))
+  if (!S->kernel && (sp->upvref[v->id] != 0 || sp->upvidx[v->id] == -1 ||
+                     kcl_literal_escapes(S->A, sp->ir->proto, v)))
     return t_closure_boxed(S, sp, v);
   int di = -1;
   for (int i = 0; i < S->nclos && di < 0; i++)
@@ -3678,6 +3702,7 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   int strs = 0;
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if (escape_closure(S, args[i])) return ty(T_UNKNOWN);
     if (!boxable(args[i], kargs[i])) {
       char tb[32];
       REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
