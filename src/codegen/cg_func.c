@@ -360,6 +360,9 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     if (v->args[0]->op == KIR_GETUPVAL && v->args[0]->aux < p->nup && p->up[v->args[0]->aux].name &&
         strcmp(p->up[v->args[0]->aux].name, "_ENV") == 0)
       snprintf(buf, n, " (global '%s')", v->k.str.s);
+    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_GETTABLE &&
+             kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
+      snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
     else snprintf(buf, n, " (field '%s')", v->k.str.s);
     break;
   case KIR_INDEX: {

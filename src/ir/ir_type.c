@@ -287,6 +287,9 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
     snprintf(buf, n, " (local '%s' is %s)", v->name, kty_name(t, tb, sizeof tb));
   else if (v->op == KIR_GETUPVAL && v->aux < p->nup && p->up[v->aux].name)
     snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
+  else if (v->op == KIR_GETFIELD && v->pc >= 0 && v->pc < p->ncode &&
+           KBC_OP(p->code[v->pc]) == KBC_GETTABLE && kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
+    snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
   else if (v->op == KIR_GETFIELD)
     snprintf(buf, n, " (%s '%s')", is_env(sp->ir, v->args[0]) ? "global" : "field", v->k.str.s);
   else buf[0] = '\0';
@@ -2204,6 +2207,10 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row->rule == KTY_R_LIB || row->rule == KTY_R_STRING || row->rule == KTY_R_LUATYPE ||
       row->rule == KTY_R_TONUMBER)
     return t_lib(S, sp, v, id, args, kargs, n, k);
+  /* math.type of a number-or-nil: the library function, called (its
+  ** result is nil or a string, a Lua value) */
+  if (row->rule == KTY_R_TYPE && args[0].kind == T_MAYBE && !S->kernel)
+    return t_luacall(S, sp, v, args, kargs, n);
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
     /* lmathlib.c compares nothing: the argument itself, whatever it is */
