@@ -3207,7 +3207,8 @@ static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *c
         /* a Lua value is passed as its slot in the maker's frame, which
         ** holds it as long as the literal lives when nothing writes the
         ** slot again: a value made outside every loop of the maker */
-        if (t.kind == T_LUA && a->block->loop != NULL) {
+        if (t.kind == T_LUA && a->block->loop != NULL && !site) {   /* (checked at its calls: a
+                                                                   literal that escapes never is) */
           if (S->strict)
             fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
                  "'%s', a table or Lua value made inside a loop (not supported yet in compiled "
