@@ -1664,6 +1664,19 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
 ** strings; constants fold here as Lua converts them. nil and booleans raise
 ** Lua's error, naming the operand Lua's concatenation meets first (it
 ** joins the last two, then goes left). */
+/* May a number-or-nil (false) operand of concatenation v be checked when
+** it runs (cg_lib.c: Lua's "attempt to concatenate a nil value (local
+** 'v')")? Not beside a Lua value, whose __concat Lua would call with it,
+** nor beside a nil or boolean known here (the VM's choice of the operand
+** it names depends on both). */
+static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
+  for (int i = 0; i < v->nargs; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (islua(t) || t.kind == T_NIL || t.kind == T_BOOL) return 0;
+  }
+  return 1;
+}
+
 static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = v->nargs, allk = 1;
   char tb[32];
@@ -1688,6 +1701,7 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
     }
+    if (t.kind == T_MAYBE && maybe_concat_ok(sp, v)) t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
         !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
@@ -3723,6 +3737,9 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
            "arguments is not supported in compiled code yet");
   if (sp->upvref[v->id] == 0) sp->upvref[v->id] = trampoline(S, sp, v);
+  /* (a literal first called compiled, then made a real closure because
+  ** it escapes: no compiled callee is left behind for this call) */
+  sp->callees[v->id] = NULL;
   return ty(T_LUA);
 }
 

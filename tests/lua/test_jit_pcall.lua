@@ -101,3 +101,12 @@ test("collections at every allocation inside pcall", function()
   collectgarbage("collect")
   if not ok then error(err, 0) end
 end)
+
+test("a literal called directly and given to pcall", function()
+  T.check(function(t, x)
+    local function g(y) t.n = (t.n or 0) + 1; return y * 2 end
+    local a = g(x)
+    local ok, b = pcall(g, x + 1)
+    return a, ok, b, g(3)
+  end, function() return {}, 5 end)
+end)

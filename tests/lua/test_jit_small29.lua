@@ -67,3 +67,17 @@ test("a method call on a string read from a table", function()
   T.check(function(t) return t.s:upper(), t.s:rep(2, "-"), t.s:sub(2) end,
           function() return { s = "abc" } end)
 end)
+
+test("concatenating a number-or-nil", function()
+  local function cat(c, x)
+    local v
+    if c then v = x end
+    return "v=" .. v
+  end
+  T.check(cat, function() return true, 2 end)
+  T.check(cat, function() return true, 2.5 end)
+  T.check_error("attempt to concatenate a nil value (local 'v')", cat, function() return false, 1 end)
+  local function cat2(c, x) return (c and x) .. "!" .. x end
+  T.check(cat2, function() return true, 3 end)
+  T.check_error("attempt to concatenate a boolean value", cat2, function() return false, 3 end)
+end)
