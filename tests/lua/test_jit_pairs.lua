@@ -194,3 +194,12 @@ test("collections at every allocation while traversing", function()
   collectgarbage("collect")
   if not ok then error(err, 0) end
 end)
+
+test("a C iterator: string.gmatch, as a method and as a library call", function()
+  T.check(function(s)
+    local n, out = 0, {}
+    for w in s:gmatch("%a+") do n = n + 1; out[n] = w:upper() end
+    for k, v in string.gmatch("a=1, b=2", "(%w+)=(%w+)") do out[k] = tonumber(v) end
+    return n, out
+  end, function() return "hello big world" end)
+end)
