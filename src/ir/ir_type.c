@@ -1774,6 +1774,25 @@ static int ctor_shape_ok(const KirInsn *v) {
   return items > 0 && calls + inner == 1;
 }
 
+/* A constructor of numbers that ctor_shape_ok takes for a shape, given to
+** a library function, a function value or a compiled function
+** (ipairs({a, b}), print({1}), f({x, y, z})): a Lua table, as interpreted. *wait when the callee's type is not known yet
+** (the call pushes the constructor again: t_call). */
+static int ctor_lua_use(KtySpec *sp, const KirInsn *v, int *wait) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CALL && u->args[0] != v) {
+      Type ft = sp->types[u->args[0]->id];
+      if (ft.kind == T_UNKNOWN) { *wait = 1; return 0; }
+      /* only kjit's own functions take shapes (kjit.zeros({n, m}), kjit.array) */
+      return !(ft.kind == T_BUILTIN && kty_builtin_libname(ft.ref) == NULL);
+    }
+    if (u->op == KIR_SETLIST && u->args[0] != v && u->args[0]->op == KIR_NEWTABLE)
+      return ctor_lua_use(sp, u->args[0], wait);   /* an item of an enclosing constructor */
+  }
+  return 0;
+}
+
 /* Items of constructor v in order (nested constructors not expanded):
 ** their count, or -1 when setlist left gaps. */
 static int ctor_items(const KirInsn *v, const KirInsn **out, int max) {
@@ -2388,6 +2407,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KtyConst kargs[KJIT_MAXARGS];
   char tb[32], db[128];
   if (ft.kind == T_UNKNOWN) return ft;
+  for (int i = 1; i < v->nargs; i++)   /* a constructor waiting for its callee (ctor_lua_use) */
+    if (v->args[i]->op == KIR_NEWTABLE && sp->types[v->args[i]->id].kind == T_UNKNOWN)
+      push(sp, v->args[i]);
   int n = operands(S, sp, v, 1, args, kargs, KJIT_MAXARGS);
   if (n < 0) return ty(T_UNKNOWN);
   if (v->flags & KIR_F_TFOR) {
@@ -2693,8 +2715,13 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
 
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
-  if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) return t_ctor(S, sp, v);
-  if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]))
+  if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) {
+    int wait = 0;
+    if (!ctor_lua_use(sp, v, &wait)) return wait ? ty(T_UNKNOWN) : t_ctor(S, sp, v);
+    /* (given to a library function or a function value: a Lua table) */
+  }
+  if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]) &&
+      sp->types[v->args[0]->id].kind != T_LUA)
     return t_ctor(S, sp, v);
   if (v->op == KIR_SETFIELD && !is_env(sp->ir, v->args[0])) {   /* r.x = v on a record */
     Type o = sp->types[v->args[0]->id];

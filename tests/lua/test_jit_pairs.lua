@@ -203,3 +203,20 @@ test("a C iterator: string.gmatch, as a method and as a library call", function(
     return n, out
   end, function() return "hello big world" end)
 end)
+
+test("a constructor of numbers given to ipairs or a library function is a table", function()
+  T.check(function(a)
+    local t3 = { 1.5, 3, a }
+    local s = 0
+    for k, v in ipairs(t3) do s = s + k * v end
+    return s, table.concat({ 1, 2, a }, ","), #{ { 1 }, { 2 } }, #kjit.zeros({ 2, 3 })
+  end, function() return 5 end)
+end)
+
+test("a constructor of numbers given to a compiled function is a table", function()
+  local function norm(v) return math.sqrt(v[1] * v[1] + v[2] * v[2] + v[3] * v[3]), #v end
+  T.check(function(x, y)
+    local a, n = norm({ x, y, 2 })
+    return a, n
+  end, function() return 3, 6 end)
+end)
