@@ -350,6 +350,9 @@ CgVal cg_unpack(Type t, LLVMValueRef *p);
 /* cg_closure.c: a function literal's environment where it is made (KIR_CLOSURE);
 ** upvalue u of the literal that call v runs (callee: its specialization) */
 void cg_closure_make(CG *G, KirInsn *v);
+/* A function literal that escapes (ir_escape.c): a real Lua closure made
+** into v's slot by its maker (runtime/luaclosure.c). */
+void cg_closure_box(CG *G, KirInsn *v);
 CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u);
 void cg_make_phis(CG *G, KirBlock *b);
 /* phi operands, from here; returns where the edge lands */
@@ -428,6 +431,7 @@ CgVal cg_lua_inslot(CG *G, const KirInsn *v);
 void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kflt,
                          LLVMValueRef *op, LLVMValueRef *word);
 void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi);
+void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v, int argi);
 CgVal cg_lib_concat(CG *G, const KirInsn *v);   /* a .. b as a Lua value (cg_lib.c) */
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);

@@ -222,9 +222,14 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     /* (fewer when an open call's function gave fewer: cg_vararg.c) */
     LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
                            p32, p64, ps32, cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst };
-    rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 9);
+    /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
+    ** what is not callable itself, with the interpreter's words) */
+    int tfor = (v->flags & KIR_F_TFOR) != 0;
+    rc = cg_ccall(G, tfor ? "kjit_lc_tforcall" : "kjit_lc_call", G->i32, ps, as, 9);
+    if (tfor) goto results;
   }
   call_check(G, v, rc, fslot, 0);
+results:
   /* the results: slot dst + r, or a number in (tags[r], bits[r]) */
   for (int r = 0; r < nres; r++) {
     LLVMValueRef s = LLVMBuildAdd(G->B, dst, cg_i32(G, r), "");

@@ -16,6 +16,7 @@
 */
 #include "codegen/cg.h"
 #include <string.h>
+#include "runtime/luacall.h"
 
 /* The layout of literal di's environment: its part types (returns their
 ** count) and, for each upvalue, its first part's index (-1 if none). */
@@ -95,4 +96,59 @@ CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u) {
   for (int k = 0; k < np; k++)
     pv[k] = LLVMBuildLoad2(G->B, pt[k], LLVMBuildStructGEP2(G->B, st, env, (unsigned)(first[u] + k), ""), "");
   return cg_unpack(t, pv);
+}
+
+/* ---- Literals that escape: real Lua closures (ir/ir_escape.c) ------------- */
+
+void cg_closure_box(CG *G, KirInsn *v) {
+  KtySpec *sp = G->sp;
+  const KbcProto *cp = sp->ir->proto->p[v->aux];
+  if (sp->upvref[v->id] == 0) cg_error(G, v, "internal error: a closure without its maker");
+  LLVMValueRef dst = cg_lua_slot(G, v);
+  LLVMTypeRef bp[2] = { G->i8p, G->i32 };
+  LLVMValueRef ba[2] = { G->luaL, cg_i32(G, sp->upvref[v->id]) };
+  cg_ccall(G, "kjit_lc_mkbegin", LLVMVoidTypeInContext(G->C), bp, ba, 2);
+  char how[256];
+  for (int u = 0, k = 0; u < cp->nup; u++) {
+    const KbcUpval *up = &cp->up[u];
+    int h = kty_box_how(G->S, sp, v, u);
+    how[u] = (char)h;
+    CgVal x = cg_mk(TY(T_NIL), NULL);
+    if (up->instack) {
+      const KirInsn *a = v->args[k++];
+      if (h == 0) x = cg_val(G, a);
+    } else if (h == 0) {
+      if (G->upvals == NULL) cg_error(G, v, "internal error: an upvalue of a function literal");
+      x = G->upvals[up->idx];
+    }
+    LLVMValueRef tag, bits, slot = cg_i32(G, 0);
+    if (x.t.kind == T_BOOL) {
+      tag = cg_i32(G, KLC_BOOL);
+      bits = LLVMBuildZExt(G->B, x.v, G->i64, "");
+    } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
+      tag = cg_i32(G, KLC_NIL);
+      bits = cg_i64(G, 0);
+    } else {
+      cg_lua_triple(G, x, 0, v, &tag, &bits, &slot);   /* pushed at once: one scratch slot */
+    }
+    LLVMTypeRef pp[4] = { G->i8p, G->i32, G->i64, G->i32 };
+    LLVMValueRef pa[4] = { G->luaL, tag, bits, slot };
+    cg_ccall(G, "kjit_lc_mkpush", LLVMVoidTypeInContext(G->C), pp, pa, 4);
+  }
+  LLVMValueRef hv = LLVMBuildGlobalStringPtr(G->B, "", "");
+  if (cp->nup > 0) {
+    LLVMValueRef init = LLVMConstStringInContext(G->C, how, (unsigned)cp->nup, 1);
+    LLVMValueRef g = LLVMAddGlobal(G->M, LLVMTypeOf(init), "kcg.how");
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    hv = LLVMBuildPointerCast(G->B, g, G->i8p, "");
+  }
+  LLVMTypeRef ep[5] = { G->i8p, G->i32, G->i8p, G->i32, G->i32 };
+  LLVMValueRef ea[5] = { G->luaL, cg_i32(G, cp->nup), hv, cg_i32(G, sp->upvidx[v->id]), dst };
+  cg_ccall(G, "kjit_lc_mkend", LLVMVoidTypeInContext(G->C), ep, ea, 5);
+  CgVal r = cg_mk(TY(T_LUA), dst);
+  r.flag = LLVMConstInt(G->i8, 0, 0);
+  r.dims[0] = cg_i64(G, 0);
+  G->vals[v->id] = r;
 }

@@ -360,6 +360,9 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     if (v->args[0]->op == KIR_GETUPVAL && v->args[0]->aux < p->nup && p->up[v->args[0]->aux].name &&
         strcmp(p->up[v->args[0]->aux].name, "_ENV") == 0)
       snprintf(buf, n, " (global '%s')", v->k.str.s);
+    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_GETTABLE &&
+             kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
+      snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
     else snprintf(buf, n, " (field '%s')", v->k.str.s);
     break;
   case KIR_INDEX: {
@@ -1207,6 +1210,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
 static void emit_call(CG *G, KirInsn *v) {
   Type ft = G->sp->types[v->args[0]->id];
   /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
+  if ((v->flags & KIR_F_TFOR) && kty_calls_value(G->sp, v)) { cg_fn_call(G, v); return; }
   if (v->flags & KIR_F_TFOR) { cg_prange_tfor(G, v); return; }
   if (ft.kind == T_BUILTIN && (ft.ref == B_KJIT_PRANGE || ft.ref == B_IPAIRS)) {
     cg_prange_setup(G, v);   /* ipairs(a): a serial loop over 1..#a */
@@ -1329,6 +1333,11 @@ static void emit_insn(CG *G, KirInsn *v) {
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
     case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
     case KIR_CONCAT: G->vals[v->id] = cg_lib_concat(G, v); return;   /* cg_lib.c */
+    case KIR_CLOSURE: cg_closure_box(G, v); return;   /* it escapes: cg_closure.c */
+    case KIR_GETUPVAL:   /* a literal's captured Lua value: set up front */
+      if (sp->clos && sp->nparams + v->aux < sp->nargs) break;
+      cg_error(G, v, "internal error: 'getupval' of a Lua value");
+      break;
     case KIR_PARAM: case KIR_PHI: case KIR_RESULT: case KIR_VARARG: break;
     default:
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }

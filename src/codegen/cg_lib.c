@@ -262,7 +262,18 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
   }
   for (int j = 0; j < n; j++) {   /* the order: n-2, n-1, n-3, n-4 ... 0 */
     int i = j == 0 ? n - 2 : j == 1 ? n - 1 : n - 1 - j;
-    if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
+    /* the last pair: either operand's __concat serves (the VM's rule) */
+    if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
+      cg_lua_concat_check2(G, a[i], &a[j == 0 ? n - 1 : n - 2], v, i);
+    else if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
+    else if (a[i].t.kind == T_MAYBE) {   /* a number-or-nil: the VM's error where it is nil */
+      char info[160];
+      char *msg = ka_alloc(G->S->A, 240);
+      if (msg == NULL) cg_error(G, v, "not enough memory");
+      cg_varinfo(G, v, i, info, sizeof info);
+      snprintf(msg, 240, "attempt to concatenate a %s value%s", a[i].t.dtype ? "nil" : "boolean", info);
+      cg_check(G, a[i].flag, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
+    }
   }
   Recipe R;
   memset(&R, 0, sizeof R);

@@ -1123,12 +1123,22 @@ void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kf
 ** "attempt to concatenate a <type> value (local 'x')" at v's line, as the
 ** VM words it (lua_concat, called from C, would give neither). */
 void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi) {
+  cg_lua_concat_check2(G, x, NULL, v, argi);
+}
+
+/* The same, for an operand of the last pair (a .. b), whose partner may
+** hold the __concat metamethod that Lua calls (luaT_tryconcatTM tries the
+** first operand's, then the second's): no error then. */
+void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v, int argi) {
   LLVMBasicBlockRef sb = cg_bb(G, "catslot"), done = cg_bb(G, "catok");
   LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
   LLVMPositionBuilderAtEnd(G->B, sb);
-  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-  LLVMValueRef as[2] = { G->luaL, x.v };
-  LLVMValueRef r = call(G, "kjit_ls_concatok", G->i32, ps, as, 2);
+  LLVMValueRef pslot = cg_i32(G, 0);   /* 0: no partner that may have __concat */
+  if (partner && partner->t.kind == T_LUA)
+    pslot = LLVMBuildSelect(G->B, isnum_tag(G, *partner), cg_i32(G, 0), partner->v, "");
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, x.v, pslot };
+  LLVMValueRef r = call(G, "kjit_ls_concatok2", G->i32, ps, as, 3);
   char *post = ka_alloc(G->S->A, 200);
   if (post == NULL) cg_error(G, v, "not enough memory");
   NumErr e = { x.v, "attempt to concatenate a ", value_info(G, v, argi, post, 200) };

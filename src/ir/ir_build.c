@@ -413,6 +413,13 @@ static void step(Builder *B, int pc) {
   case KBC_GETTABUP: W(B, a, append(B, field(B, KIR_GETFIELD, getupval(B, b), c, 1))); break;
   case KBC_GETTABLE: {
     KirInsn *o = R(B, b), *k = R(B, c);
+    if (k->op == KIR_STR) {   /* `local k = "x"; r[k]` is r.x (a record's field too) */
+      KirInsn *f = newinsn(B, KIR_GETFIELD, 1);
+      f->args[0] = o;
+      f->k.str = k->k.str;
+      W(B, a, append(B, f));
+      break;
+    }
     W(B, a, emit(B, KIR_INDEX, 2, o, k));
     break;
   }
@@ -431,6 +438,14 @@ static void step(Builder *B, int pc) {
   }
   case KBC_SETTABLE: {
     KirInsn *o = R(B, a), *k = R(B, b), *v = RK(B, i);
+    if (k->op == KIR_STR) {   /* r[k] = v with k a constant string: r.k = v */
+      KirInsn *s = newinsn(B, KIR_SETFIELD, 2);
+      s->args[0] = o;
+      s->args[1] = v;
+      s->k.str = k->k.str;
+      append(B, s);
+      break;
+    }
     emit(B, KIR_SETINDEX, 3, o, k, v);
     break;
   }

@@ -22,4 +22,11 @@ int kcl_late_literal(const KbcProto *p, int sitepc, int u);
 /* Does p, or a literal nested in it, assign p's upvalue u (SETUPVAL)? */
 int kcl_sets_upvalue(const KbcProto *p, int u);
 
+/* Does the function literal made at site (a KIR_CLOSURE of p's IR) escape
+** compiled code: stored in a table, returned, or captured by a literal
+** that lets it escape? (ir_escape.c: it is then a real Lua closure.) */
+#include "common/arena.h"
+struct KirInsn;
+int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site);
+
 #endif

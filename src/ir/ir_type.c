@@ -16,6 +16,7 @@
 #include "ir/ir_type.h"
 #include "common/cuda_extern.h"
 #include "ir/ir_closure.h"
+#include "runtime/luaclosure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
 #include <ctype.h>
@@ -291,6 +292,9 @@ static const char *describe(KtySpec *sp, const KirInsn *v, char *buf, size_t n) 
     snprintf(buf, n, " (local '%s' is %s)", v->name, kty_name(t, tb, sizeof tb));
   else if (v->op == KIR_GETUPVAL && v->aux < p->nup && p->up[v->aux].name)
     snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
+  else if (v->op == KIR_GETFIELD && v->pc >= 0 && v->pc < p->ncode &&
+           KBC_OP(p->code[v->pc]) == KBC_GETTABLE && kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
+    snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
   else if (v->op == KIR_GETFIELD)
     snprintf(buf, n, " (%s '%s')", is_env(sp->ir, v->args[0]) ? "global" : "field", v->k.str.s);
   else buf[0] = '\0';
@@ -650,9 +654,11 @@ static int grid_results(KtySpec *sp, const KirInsn *v) {
 ** function value, or a library built-in given Lua values (string.format
 ** of a value read from a table), called as the Lua function it is? */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
-  if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR)) return 0;
+  if (v->op != KIR_CALL) return 0;
   if (sp->varop && sp->varop[v->id]) return 0;   /* select, done here ("Varargs") */
   Type ft = sp->types[v->args[0]->id];
+  if (v->flags & KIR_F_TFOR)   /* for ... in pairs(t): runtime/luatfor.c */
+    return ft.kind == T_LUA || ft.kind == T_FUNC;
   return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
 }
 
@@ -1228,9 +1234,9 @@ static int makes_tfor(const KirInsn *v) {
 /* the interpreter's words (buffer.c's keyindex) */
 #define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
 
-#define GENERIC_FOR "generic for ('for ... in') is not supported in compiled code, " \
-                    "except 'for i in kjit.prange(a, b [, step])' and 'for i, x in ipairs(a)' " \
-                    "over a kjit array"
+#define GENERIC_FOR "this generic for ('for ... in') is not supported in compiled code: " \
+                    "its iterator must be pairs(t), ipairs(t), next or a function value, or " \
+                    "'for i in kjit.prange(a, b [, step])', 'for i, x in ipairs(a)' over a kjit array"
 
 /* ---- Records (kjit.struct): r.x, r.pos, r.inner on a record view ---------- */
 
@@ -1649,6 +1655,7 @@ static int t_live_upval(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
 static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v);
 static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                       const KtyConst *kargs, int n);
+static int escape_closure(KtySession *S, Type t);
 
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int aux = v->aux;
@@ -1657,11 +1664,9 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (sp->clos) {   /* a function literal's: a parameter, or the root's upvalue */
     aux = kty_clos_frozen_upval(S, sp, v->aux);
     if (aux < 0) {
+      /* (a Lua value is captured as its maker's slot: clos_captures
+      ** checks that the slot keeps that value while the literal lives) */
       Type t = sp->args[sp->nparams + v->aux];
-      if (t.kind == T_LUA)   /* captured values are passed by value: no stack slot */
-        REFUSE(S, sp, v, "a function literal that captures a table (upvalue '%s') is not "
-               "supported in compiled code yet: pass the table to it as an argument",
-               sp->ir->proto->up[v->aux].name ? sp->ir->proto->up[v->aux].name : "?");
       if (t.kind == T_NIL || t.kind == T_FUNC || t.kind == T_TABLE || t.kind == T_BUILTIN) {
         k->kind = t.kind;
         k->ref = t.ref;
@@ -1842,6 +1847,19 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
 ** strings; constants fold here as Lua converts them. nil and booleans raise
 ** Lua's error, naming the operand Lua's concatenation meets first (it
 ** joins the last two, then goes left). */
+/* May a number-or-nil (false) operand of concatenation v be checked when
+** it runs (cg_lib.c: Lua's "attempt to concatenate a nil value (local
+** 'v')")? Not beside a Lua value, whose __concat Lua would call with it,
+** nor beside a nil or boolean known here (the VM's choice of the operand
+** it names depends on both). */
+static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
+  for (int i = 0; i < v->nargs; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (islua(t) || t.kind == T_NIL || t.kind == T_BOOL) return 0;
+  }
+  return 1;
+}
+
 static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = v->nargs, allk = 1;
   char tb[32];
@@ -1866,6 +1884,7 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
     }
+    if (t.kind == T_MAYBE && maybe_concat_ok(sp, v)) t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
         !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
@@ -1936,6 +1955,25 @@ static int ctor_shape_ok(const KirInsn *v) {
   }
   /* an empty {} is a Lua table (a shape has 1 to 4 extents) */
   return items > 0 && calls + inner == 1;
+}
+
+/* A constructor of numbers that ctor_shape_ok takes for a shape, given to
+** a library function, a function value or a compiled function
+** (ipairs({a, b}), print({1}), f({x, y, z})): a Lua table, as interpreted. *wait when the callee's type is not known yet
+** (the call pushes the constructor again: t_call). */
+static int ctor_lua_use(KtySpec *sp, const KirInsn *v, int *wait) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CALL && u->args[0] != v) {
+      Type ft = sp->types[u->args[0]->id];
+      if (ft.kind == T_UNKNOWN) { *wait = 1; return 0; }
+      /* only kjit's own functions take shapes (kjit.zeros({n, m}), kjit.array) */
+      return !(ft.kind == T_BUILTIN && kty_builtin_libname(ft.ref) == NULL);
+    }
+    if (u->op == KIR_SETLIST && u->args[0] != v && u->args[0]->op == KIR_NEWTABLE)
+      return ctor_lua_use(sp, u->args[0], wait);   /* an item of an enclosing constructor */
+  }
+  return 0;
 }
 
 /* Items of constructor v in order (nested constructors not expanded):
@@ -2398,6 +2436,10 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row->rule == KTY_R_LIB || row->rule == KTY_R_STRING || row->rule == KTY_R_LUATYPE ||
       row->rule == KTY_R_TONUMBER)
     return t_lib(S, sp, v, id, args, kargs, n, k);
+  /* math.type of a number-or-nil: the library function, called (its
+  ** result is nil or a string, a Lua value) */
+  if (row->rule == KTY_R_TYPE && args[0].kind == T_MAYBE && !S->kernel)
+    return t_luacall(S, sp, v, args, kargs, n);
   if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
     /* lmathlib.c compares nothing: the argument itself, whatever it is */
@@ -2701,6 +2743,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KtyConst kargs[KJIT_MAXARGS];
   char tb[32], db[128];
   if (ft.kind == T_UNKNOWN) return ft;
+  for (int i = 1; i < v->nargs; i++)   /* a constructor waiting for its callee (ctor_lua_use) */
+    if (v->args[i]->op == KIR_NEWTABLE && sp->types[v->args[i]->id].kind == T_UNKNOWN)
+      push(sp, v->args[i]);
   int n = operands(S, sp, v, 1, args, kargs, KJIT_MAXARGS);
   if (n < 0) return ty(T_UNKNOWN);
   if (v->flags & KIR_F_TFOR) {
@@ -2713,6 +2758,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if (v->aux > 2) REFUSE(S, sp, v, "ipairs gives two loop variables, not %d", v->aux);
       return ty(T_INT);
     }
+    /* any other iterator is a Lua value (pairs(t)'s next, ipairs(t)'s, a
+    ** function returned by a call): called through lua_call each turn */
+    if (islua(ft) || ft.kind == T_FUNC) return t_luacall(S, sp, v, args, kargs, n);
+    if (ft.kind == T_CLOSURE)
+      REFUSE(S, sp, v, "a generic for whose iterator is a function literal made in compiled "
+             "code is not supported yet: define the iterator outside the compiled function "
+             "(an upvalue or an argument), or use a numeric for");
     REFUSE(S, sp, v, GENERIC_FOR);
   }
   if (ft.kind == T_BUILTIN) {
@@ -2840,7 +2892,10 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     if (kt.kind != T_UNKNOWN && !boxable(kt, sp->consts[v->args[1]->id]))
       REFUSE_UNBOXABLE(S, sp, v, v->args[1], "a table key");
     if (val.kind != T_UNKNOWN && !boxable(val, sp->consts[v->args[2]->id]))
+    {
+      if (escape_closure(S, val)) return ty(T_UNKNOWN);
       REFUSE_UNBOXABLE(S, sp, v, v->args[2], "stored in a table");
+    }
     return ty(T_NIL);
   }
   if (o.kind == T_NIL || o.kind == T_BOOL)
@@ -2963,6 +3018,23 @@ static Type late_literal(KtySession *S, KtySpec *P, int pc);
 static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site);
 static int timeless(Type t);
 
+/* A function literal value (T_CLOSURE) that reaches a library function or a
+** function value (pcall(function() ... end)), or a table through a
+** parameter: its site is marked to escape (a real Lua closure from now on,
+** upvidx -1 until its maker is made) and typed again. Returns 1 when t is
+** such a literal (the caller then waits: T_UNKNOWN). */
+static int escape_closure(KtySession *S, Type t) {
+  if (t.kind != T_CLOSURE || S->kernel || t.ref < 0 || t.ref >= S->nclos) return 0;
+  KtyClosure *D = &S->clos[t.ref];
+  KtySpec *P = D->parent;
+  KirInsn *site = (KirInsn *)D->site;
+  if (P->upvref[site->id] == 0 && P->upvidx[site->id] != -1) {
+    P->upvidx[site->id] = -1;
+    push(P, site);
+  }
+  return 1;
+}
+
 /* The type (and constant, in *k) of value v from its operands. */
 /* t.x = v, {...}, and the constructor's list part, on Lua values. Returns
 ** 1 with *r set when v is one of them on a Lua value, else 0 (the old
@@ -2996,6 +3068,7 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   for (int i = 0; i < nitems; i++) {
     Type t = items[i];
     if (t.kind == T_UNKNOWN) continue;
+    if (escape_closure(S, t)) { *r = ty(T_UNKNOWN); return 1; }
     if (!boxable(t, kitems[i])) {
       *r = ty(T_UNKNOWN);
       if (S->strict) {
@@ -3012,8 +3085,13 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
 
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
-  if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) return t_ctor(S, sp, v);
-  if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]))
+  if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) {
+    int wait = 0;
+    if (!ctor_lua_use(sp, v, &wait)) return wait ? ty(T_UNKNOWN) : t_ctor(S, sp, v);
+    /* (given to a library function or a function value: a Lua table) */
+  }
+  if (v->op == KIR_SETLIST && v->args[0]->op == KIR_NEWTABLE && ctor_shape_ok(v->args[0]) &&
+      sp->types[v->args[0]->id].kind != T_LUA)
     return t_ctor(S, sp, v);
   if (v->op == KIR_SETFIELD && !is_env(sp->ir, v->args[0])) {   /* r.x = v on a record */
     Type o = sp->types[v->args[0]->id];
@@ -3405,12 +3483,95 @@ int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u) {
   return kty_clos_frozen_upval(S, D->parent, up->idx);
 }
 
+/* The specialization whose function value was dumped for sp's code (the
+** root of sp's chain of literals). */
+static KtySpec *clos_root(KtySession *S, KtySpec *sp) {
+  while (sp->clos) sp = S->clos[sp->clos - 1].parent;
+  return sp;
+}
+
+/* How a boxed literal (site v of sp) gets its upvalue u: 0 its value
+** (pushed by compiled code), 0xff itself (`local function f`), k > 0 the
+** root function's real upvalue k (joined). The same rule for the code
+** generator (cg_closure.c). */
+int kty_box_how(KtySession *S, const KtySpec *sp, const KirInsn *v, int u) {
+  const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
+  const KbcUpval *up = &cp->up[u];
+  if (up->instack)
+    return up->idx == KBC_A(p->code[v->pc]) || kcl_late_literal(p, v->pc, u) == v->pc ? 0xff : 0;
+  if (sp->clos == 0) return up->idx + 1;
+  int fa = kty_clos_frozen_upval(S, sp, up->idx);
+  return fa >= 0 ? fa + 1 : 0;
+}
+
+/* A literal that escapes (ir_escape.c): a real Lua closure, made where
+** the literal is made by its maker (runtime/luaclosure.c: reference in
+** sp->upvref, the root function's in sp->upvidx for the joins). */
+static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
+  char tb[32];
+  if (cp->nup > 250) REFUSE(S, sp, v, "cannot compile a function literal with so many upvalues");
+  for (int u = 0, k = 0; u < cp->nup; u++) {
+    const KbcUpval *up = &cp->up[u];
+    const char *name = up->name ? up->name : "?";
+    Type t;
+    KtyConst kc = { 0 };
+    if (up->instack) {
+      const KirInsn *a = v->args[k++];
+      if (kty_box_how(S, sp, v, u) == 0xff) continue;
+      if (kcl_late_literal(p, v->pc, u) >= 0)
+        REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture "
+               "'%s', assigned after it, in compiled code yet: define '%s' first", name, name);
+      t = sp->types[a->id];
+      kc = sp->consts[a->id];
+    } else {
+      if (kty_box_how(S, sp, v, u) > 0) continue;
+      t = sp->args[sp->nparams + up->idx];
+    }
+    if (t.kind == T_UNKNOWN) return t;
+    if (escape_closure(S, t)) return ty(T_UNKNOWN);   /* a literal it captures escapes too */
+    if (!boxable(t, kc))
+      REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
+             "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "
+             "functions): pass it to the function as an argument", name,
+             kty_name(t, tb, sizeof tb));
+  }
+  if (sp->upvref[v->id] == 0) {
+    /* the path from the dumped function's prototype to the literal's */
+    KtySpec *R = clos_root(S, sp);
+    int path[64], depth = 0;
+    const KbcProto *x = cp;
+    while (x->parent && depth < 64) {
+      const KbcProto *pp = x->parent;
+      int i = 0;
+      while (i < pp->np && pp->p[i] != x) i++;
+      path[depth++] = i;
+      x = pp;
+    }
+    if (x != R->ir->proto || depth == 0 || depth >= 64)
+      fail(S, sp, v, "internal error: a function literal outside its function's dump");
+    for (int i = 0; i < depth / 2; i++) {
+      int t = path[i]; path[i] = path[depth - 1 - i]; path[depth - 1 - i] = t;
+    }
+    char err[200];
+    push_value(S, R->ref);
+    int ref = kjit_lc_maker(S->L, path, depth, err, sizeof err);
+    if (ref == 0) { lua_pop(S->L, 1); fail(S, sp, v, "%s", err); }
+    sp->upvidx[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);   /* the root closure */
+    sp->upvref[v->id] = ref;
+  }
+  return ty(T_LUA);
+}
+
 /* A KIR_CLOSURE: the compile-time value naming this site of sp, when the
 ** locals it captures keep one value (ir_closure.c). */
 static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
   char buf[400];
   const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
   if (why) REFUSE(S, sp, v, "%s", why);
+  if (!S->kernel && (sp->upvref[v->id] != 0 || sp->upvidx[v->id] == -1 ||
+                     kcl_literal_escapes(S->A, sp->ir->proto, v)))
+    return t_closure_boxed(S, sp, v);
   int di = -1;
   for (int i = 0; i < S->nclos && di < 0; i++)
     if (S->clos[i].parent == sp && S->clos[i].site == v) di = i;
@@ -3524,7 +3685,20 @@ static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *c
           return -1;
         }
       }
-      else t = P->types[a->id];
+      else {
+        t = P->types[a->id];
+        /* a Lua value is passed as its slot in the maker's frame, which
+        ** holds it as long as the literal lives when nothing writes the
+        ** slot again: a value made outside every loop of the maker */
+        if (t.kind == T_LUA && a->block->loop != NULL && !site) {   /* (checked at its calls: a
+                                                                   literal that escapes never is) */
+          if (S->strict)
+            fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
+                 "'%s', a table or Lua value made inside a loop (not supported yet in compiled "
+                 "closures: pass it as an argument)", cp->linedefined, up->name ? up->name : "?");
+          return -1;
+        }
+      }
     } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
       t = ty(T_NIL);   /* frozen: the literal reads the root function's upvalue */
     } else {
@@ -3960,6 +4134,25 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   int line = v->line > 0 ? v->line : 1, nres = v->aux;
   luaL_Buffer b;
   luaL_buffinit(L, &b);
+  if (v->flags & KIR_F_TFOR) {
+    /* a generic for's iterator call: a generic for itself, so that the
+    ** iterator's errors name it 'for iterator' as interpreted */
+    char head[64];
+    luaL_addstring(&b, "return function(f, s, c) ");
+    for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+    luaL_addstring(&b, "for ");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " in f, s, c do return");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
+      luaL_addstring(&b, head);
+    }
+    luaL_addstring(&b, " end end");
+    goto load;
+  }
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
   luaL_addstring(&b, ", ...) ");
@@ -3984,6 +4177,7 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     luaL_addstring(&b, " end");
   }
+load:
   luaL_pushresult(&b);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
@@ -4007,6 +4201,7 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   int strs = 0;
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
+    if (escape_closure(S, args[i])) return ty(T_UNKNOWN);
     if (!boxable(args[i], kargs[i])) {
       char tb[32];
       REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
@@ -4019,6 +4214,9 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
            "arguments is not supported in compiled code yet");
   if (sp->upvref[v->id] == 0) sp->upvref[v->id] = trampoline(S, sp, v);
+  /* (a literal first called compiled, then made a real closure because
+  ** it escapes: no compiled callee is left behind for this call) */
+  sp->callees[v->id] = NULL;
   return ty(T_LUA);
 }
 
@@ -4065,7 +4263,6 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   ** (a yield across compiled frames, debug.getinfo's levels): refused */
   lua_CFunction cf = lua_tocfunction(L, -1);
   if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
-  if (makes_tfor(v)) return 0;   /* for ... in pairs(t): the generic for's refusal */
 live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);

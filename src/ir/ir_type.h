@@ -241,6 +241,9 @@ typedef struct KtySession {
 /* Upvalue u of a function literal's specialization: the root function's
 ** upvalue it is (frozen, >= 0), or -1 when it is passed as a parameter. */
 int kty_clos_frozen_upval(KtySession *S, const KtySpec *sp, int u);
+/* How a function literal that escapes (site v of sp) gets upvalue u
+** (ir_type.c t_closure_boxed, runtime/luaclosure.c's how). */
+int kty_box_how(KtySession *S, const KtySpec *sp, const KirInsn *v, int u);
 /* Is upvalue u of function literal di the literal itself (`local function
 ** f` calling f)? */
 int kty_clos_self(const KtySession *S, int di, int u);

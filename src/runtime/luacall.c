@@ -33,6 +33,8 @@
 #include "runtime/luacall.h"
 #include <string.h>
 #include "runtime/luavalue.h"
+#include "runtime/luatfor.h"
+#include "runtime/luaclosure.h"
 #include "lauxlib.h"
 #include "backend/cpu.h"
 
@@ -190,4 +192,6 @@ void kjit_lc_register(void) {
   REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread);
   REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
+  kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */
+  kjit_lc_closure_register();   /* closures of literals that escape (luaclosure.c) */
 }

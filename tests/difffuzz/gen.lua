@@ -69,6 +69,8 @@ G.FAMILIES = {
   { "fnvalue", "a generator g1 keeping its state in an upvalue it assigns (s1), and a table of functions FV (Lua and C) called by index: FV[k](x, y)" },
   { "strings", "string values: a local built with .., string.format, tostring, string.rep/sub/upper/char, compared and measured (#s, string.byte) into a number" },
   { "varargs", "vararg helpers v1/w1 (local q1, q2 = ..., select('#', ...), select(i, ...) in a loop, {...} and #, returns of different lengths, w1 passing ... on), called with 0-4 values (numbers, nil), their results taken into locals, or returned by the main function" },
+  { "pairs", "a table made in the function, traversed by pairs, next or ipairs into a number" },
+  { "closures", "function literals stored in a table and called through it, and pcall of a literal that may raise" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -589,6 +591,52 @@ local function ext_stmt(ctx, d)
                 " " .. lit .. " and 1 or 0) + (string.byte(" .. sv .. ", " .. R(-2, 3) .. ") or 0))")
       ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
       observe(ctx, v)
+    end
+  end
+  if F.pairs then
+    t[#t + 1] = function()
+      -- a table of numbers traversed into a number (the order is the
+      -- table's own: the same interpreted and compiled)
+      local tv, x = newname(ctx, "t"), newname(ctx, "x")
+      local items = {}
+      for _ = 1, R(0, 3) do items[#items + 1] = gen_num(ctx, 0) end
+      -- (a string key always: a constructor of numbers only is a shape)
+      items[#items + 1] = "k" .. R(3) .. " = " .. gen_num(ctx, 0)
+      if chance(0.3) then items[#items + 1] = "[" .. R(6) .. "] = " .. gen_num(ctx, 0) end
+      emit(ctx, "local " .. tv .. " = { " .. table.concat(items, ", ") .. " }")
+      emit(ctx, "local " .. x .. " = 0")
+      local k = R(4)
+      local body = x .. " = " .. x .. " + v * " .. pick({ "1", "0.5", "2" }) ..
+                   " + (math.type(k) and k or #k)"
+      if k == 1 then emit(ctx, "for k, v in pairs(" .. tv .. ") do " .. body .. " end")
+      elseif k == 2 then emit(ctx, "for k, v in next, " .. tv .. " do " .. body .. " end")
+      elseif k == 3 then emit(ctx, "for k, v in ipairs(" .. tv .. ") do " .. body .. " end")
+      else
+        emit(ctx, "do local k, v = next(" .. tv .. ") while k ~= nil do " .. body ..
+                  "; k, v = next(" .. tv .. ", k) end end")
+      end
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
+    end
+  end
+  if F.closures then
+    t[#t + 1] = function()
+      -- a literal capturing a fresh local, stored in a table, called through it
+      local cv, ov, x = newname(ctx, "c"), newname(ctx, "o"), newname(ctx, "x")
+      emit(ctx, "local " .. cv .. " = " .. gen_num(ctx, 0))
+      local op = pick({ "+", "-", "*" })
+      emit(ctx, "local " .. ov .. " = { f = function(a) return a " .. op .. " " .. cv .. " end }")
+      if chance(0.5) then
+        emit(ctx, "local " .. x .. " = " .. ov .. ".f(" .. gen_num(ctx, 0) .. ")")
+      else   -- pcall of a literal that may raise: false and the message, or true and a number
+        local ok = newname(ctx, "ok")
+        emit(ctx, "local " .. ok .. ", " .. x .. " = pcall(function(a) if a " .. pick({ "<", ">" }) ..
+                  " " .. R(-3, 3) .. " then error(\"neg\") end return " .. ov .. ".f(a) end, " ..
+                  gen_num(ctx, 0) .. ")")
+        emit(ctx, x .. " = " .. ok .. " and " .. x .. " or #" .. x)
+      end
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
     end
   end
   if #t == 0 then return false end

@@ -1,0 +1,99 @@
+/*
+** ir_escape.c: which function literals escape the compiled code that
+** makes them (issue 29 item 2, escaping closures; the rest of the closure
+** design is in ir_closure.c).
+**
+** A literal that only compiled code calls stays a compile-time value
+** (T_CLOSURE: no run-time object, its calls compiled). One that escapes
+** must be a real Lua closure, made where the literal is made (the typer
+** types it T_LUA; runtime/luaclosure.c makes it from its own prototype),
+** so that its identity, its upvalues and everything the interpreter can do
+** with it are Lua's. "Escapes" is decided on the IR alone, the same for
+** every specialization, where the value (through phis) is:
+**   - stored into a table (t.f = fn, {f = fn}, {fn}) or a global,
+**   - returned, or assigned to an upvalue,
+**   - captured by another literal that escapes, or whose code (or a
+**     literal nested in it) lets that upvalue escape in these same ways
+**     (`local function set() end; local function new() return {set = set} end`).
+** Passing a literal to a call does not make it escape here: a compiled
+** callee takes it as a compile-time value, and a callee that is a Lua
+** value is refused by the typer with a message, as before.
+*/
+#include "ir/ir.h"
+#include "ir/ir_closure.h"
+
+#define MAXDEPTH 8
+
+static int value_escapes(Arena *A, const KirInsn *v, int depth, int steps);
+
+/* Does literal w (a KIR_CLOSURE) let its upvalue u escape? */
+static int upvalue_escapes(Arena *A, const KbcProto *p, int u, int depth) {
+  if (depth > MAXDEPTH) return 1;   /* (deep nesting: say it escapes) */
+  char err[200];
+  KirFunc *f = kir_build(A, p, err, sizeof err);
+  if (f == NULL) return 1;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *x = blk->insns[i];
+      if (x->op == KIR_GETUPVAL && x->aux == u && value_escapes(A, x, depth + 1, 0)) return 1;
+      if (x->op == KIR_CLOSURE) {   /* a nested literal capturing upvalue u */
+        const KbcProto *c = p->p[x->aux];
+        for (int j = 0; j < c->nup; j++)
+          if (!c->up[j].instack && c->up[j].idx == u &&
+              (value_escapes(A, x, depth + 1, 0) || upvalue_escapes(A, c, j, depth + 1)))
+            return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static int value_escapes(Arena *A, const KirInsn *v, int depth, int steps) {
+  if (steps > 64) return 1;
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    switch (u->op) {
+    case KIR_SETFIELD: if (u->args[1] == v) return 1; break;
+    case KIR_SETINDEX: if (u->args[2] == v) return 1; break;
+    case KIR_SETLIST:
+      for (int k = 1; k < u->nargs; k++) if (u->args[k] == v) return 1;
+      break;
+    case KIR_RET: case KIR_SETUPVAL: return 1;
+    case KIR_PHI:
+      if (u != v && value_escapes(A, u, depth, steps + 1)) return 1;
+      break;
+    default: break;
+    }
+  }
+  return 0;
+}
+
+/* The upvalue indices of literal site w (in maker p) that capture operand
+** v: w's instack upvalues take w's operands in order. */
+static int captures_escape(Arena *A, const KbcProto *p, const KirInsn *v, int depth) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *w = v->users[i];
+    if (w->op == KIR_PHI && w != v) {
+      if (captures_escape(A, p, w, depth)) return 1;
+      continue;
+    }
+    if (w->op != KIR_CLOSURE) continue;
+    const KbcProto *c = p->p[w->aux];
+    for (int u = 0, k = 0; u < c->nup; u++) {
+      if (!c->up[u].instack) continue;
+      if (w->args[k++] != v) continue;
+      if (kcl_literal_escapes(A, p, w) || upvalue_escapes(A, c, u, depth + 1)) return 1;
+    }
+  }
+  return 0;
+}
+
+int kcl_literal_escapes(Arena *A, const KbcProto *p, const KirInsn *site) {
+  static int depth;
+  if (depth > MAXDEPTH) return 1;
+  depth++;
+  int r = value_escapes(A, site, 0, 0) || captures_escape(A, p, site, 0);
+  depth--;
+  return r;
+}

@@ -1,0 +1,115 @@
+/*
+** runtime/luatfor.c: the iterator call of a generic for whose iterator is
+** a Lua value (`for k, v in pairs(t)`, `for i, x in ipairs(t)` over a
+** table, `for k in next, t`, `for x in it`), issue 29 item 5.
+**
+** The typer treats such a for's call like any call of a function value
+** (ir_type.c t_luacall, codegen cg_callvalue.c): each turn calls the
+** iterator with (state, control) and takes the loop variables as values
+** read from a table (a number's tag and bits, anything else into the
+** call's result slots); the loop ends when the first is nil (the IR's
+** tfor test). pairs(t) and ipairs(t) themselves are ordinary calls of the
+** library functions, so __pairs is honoured and their errors are Lua's.
+**
+** The call goes through a trampoline that is itself a generic for at the
+** user's line (ir_type.c's trampoline for KIR_F_TFOR), so what the
+** iterator raises, and calling a value that is not callable, say what the
+** interpreter says ("bad argument #1 to 'for iterator'", "attempt to call
+** a nil value (for iterator 'for iterator')"), in every 5.4 release.
+**
+** Two fast paths skip the trampoline: the base library's own `next` and
+** ipairs's iterator (told apart by their C function pointers, read once
+** from a fresh state, so a program that replaced the global `next`
+** changes nothing) run lua_next / lua_geti directly, which is what those C
+** functions do; their errors ("invalid key to 'next'", an __index's) carry
+** no position either way, since they are raised inside a C function.
+*/
+#include "runtime/luatfor.h"
+#include <string.h>
+#include "runtime/luavalue.h"
+#include "runtime/luacall.h"
+#include "lauxlib.h"
+#include "lualib.h"
+#include "backend/cpu.h"
+
+static lua_CFunction base_next, base_ipairsaux;
+static int looked;
+
+/* The base library's next and ipairs iterator, from a state of our own. */
+static void look_up(void) {
+  looked = 1;
+  lua_State *S = luaL_newstate();
+  if (S == NULL) return;
+  luaL_requiref(S, "_G", luaopen_base, 1);
+  lua_getglobal(S, "next");
+  base_next = lua_tocfunction(S, -1);
+  lua_getglobal(S, "ipairs");
+  lua_newtable(S);
+  lua_call(S, 1, 1);
+  base_ipairsaux = lua_tocfunction(S, -1);
+  lua_close(S);
+}
+
+/* The value on top as a read's result (luacall.c's take), popped. */
+static int32_t take(lua_State *L, int32_t dst, int64_t *out) {
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    int32_t tag;
+    if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
+    else { double d = lua_tonumber(L, -1); memcpy(out, &d, 8); tag = KLV_FLT; }
+    lua_settop(L, -2);
+    return tag;
+  }
+  *out = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
+  lua_replace(L, dst);
+  return KLV_INSLOT;
+}
+
+static void push_arg(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  switch (tag) {
+  case KLV_INT: lua_pushinteger(L, (lua_Integer)bits); break;
+  case KLV_FLT: { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); break; }
+  case KLC_BOOL: lua_pushboolean(L, bits != 0); break;
+  case KLC_NIL: lua_pushnil(L); break;
+  default: lua_pushvalue(L, slot); break;
+  }
+}
+
+/* nres values pushed above base (padded with nils, extra ones dropped),
+** taken into the results. */
+static int32_t finish(lua_State *L, int base, int32_t nres, int32_t *tags, int64_t *bits,
+                      int32_t dst) {
+  lua_settop(L, base + nres);
+  for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+  return KLV_OK;
+}
+
+/* Calls the iterator in slot f with (state, control) = arguments 0 and 1
+** (tags, bits, slots as kjit_lc_call's) for nres loop variables. */
+int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
+                         int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+  if (!looked) look_up();
+  luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many values in a for");
+  int base = lua_gettop(L);
+  lua_CFunction cf = nargs == 2 ? lua_tocfunction(L, f) : NULL;
+  if (cf != NULL && cf == base_next && tags[0] == KLV_INSLOT &&
+      lua_type(L, slots[0]) == LUA_TTABLE) {
+    push_arg(L, tags[1], bits[1], slots[1]);   /* the key */
+    if (lua_next(L, slots[0]) == 0) lua_pushnil(L);
+    return finish(L, base, nres, tags, bits, dst);
+  }
+  if (cf != NULL && cf == base_ipairsaux && tags[1] == KLV_INT && tags[0] == KLV_INSLOT) {
+    lua_Integer i = (lua_Integer)((uint64_t)bits[1] + 1);
+    lua_pushinteger(L, i);
+    if (lua_geti(L, slots[0], i) == LUA_TNIL) { lua_settop(L, base); lua_pushnil(L); }
+    return finish(L, base, nres, tags, bits, dst);
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  lua_pushvalue(L, f);
+  for (int i = 0; i < nargs; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  lua_call(L, nargs + 1, nres);
+  return finish(L, base, nres, tags, bits, dst);
+}
+
+void kjit_lc_tfor_register(void) {
+  kc_register_symbol("kjit_lc_tforcall", (void *)kjit_lc_tforcall);
+}
