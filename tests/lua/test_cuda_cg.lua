@@ -11,50 +11,14 @@
 --     co-residency limit is checked before it, others use cuLaunchKernel.
 local kjit = require "kjit"
 local cuda = kjit.cuda
+local both, errors = require("simboth").both, require("simboth").errors
 local ptxas = require "ptxas"
 
 local MODDIR, LUA = arg[1], arg[-1]
 local MOCK = MODDIR .. "/libmockcuda.so"
 
-local function copy(b) return type(b) == "userdata" and b:copy() or b end
 
--- Runs cfg(k)(args) in both simulators on fresh copies of args; checks that
--- every array agrees exactly; returns the compiled simulator's copies.
-local function both(name, k, cfg, args)
-  local results = {}
-  for _, mode in ipairs{ "interpret", true } do
-    local prev = cuda.simulate(mode)
-    local a = {}
-    for i = 1, #args do a[i] = copy(args[i]) end
-    local ok, err = pcall(function() cfg(k)(table.unpack(a, 1, #args)) end)
-    cuda.simulate(prev)
-    if not ok then error(err, 0) end
-    results[#results + 1] = a
-  end
-  for i = 1, #args do
-    if type(args[i]) == "userdata" then
-      local g, w = results[2][i], results[1][i]
-      g, w = g:reshape(g.size), w:reshape(w.size)
-      for j = 1, w.size do eq(g[j], w[j], name .. ": argument " .. i .. "[" .. j .. "]") end
-    end
-  end
-  return results[2]
-end
 
--- The error of cfg(k)(args) in each simulator (interpreted first).
-local function errors(k, cfg, args)
-  local msgs = {}
-  for _, mode in ipairs{ "interpret", true } do
-    local prev = cuda.simulate(mode)
-    local a = {}
-    for i = 1, #args do a[i] = copy(args[i]) end
-    local ok, err = pcall(function() cfg(k)(table.unpack(a, 1, #args)) end)
-    cuda.simulate(prev)
-    eq(ok, false, "the launch fails")
-    msgs[#msgs + 1] = err
-  end
-  return msgs[1], msgs[2]
-end
 
 -- ---- numba-cuda's Laplace example (docs: ex_laplace), ported ------------------------
 
@@ -236,7 +200,7 @@ test("a grid too large for the simulator and a deadlock are errors in both simul
     x[cuda.grid(1)] = 1
   end)
   local a, b = errors(k, function(kk) return kk[{ 65, 256 }] end, { kjit.zeros(65 * 256, "u8") })
-  truthy(a:find("test_cuda_cg.lua:%d+: kjit.cuda simulator: a kernel that syncs the grid %(cuda.cg%) "
+  truthy(a:find("simboth.lua:%d+: kjit.cuda simulator: a kernel that syncs the grid %(cuda.cg%) "
      .. "runs all its blocks at once, and the simulator runs at most 16384 threads at once$"), a)
   eq(b, a)
   -- at the limit it runs
@@ -252,7 +216,7 @@ test("a grid too large for the simulator and a deadlock are errors in both simul
     x[cuda.grid(1)] = 1
   end)
   a, b = errors(dl, function(kk) return kk[{ 2, 32 }] end, { kjit.zeros(64, "u8") })
-  truthy(a:find("test_cuda_cg.lua:%d+: kjit.cuda simulator: kernel deadlock: threads wait at "
+  truthy(a:find("simboth.lua:%d+: kjit.cuda simulator: kernel deadlock: threads wait at "
      .. "cuda.syncthreads or a warp collective while others of their block wait at the grid "
      .. "barrier %(cuda.cg.this_grid%(%):sync%(%)%)$"), a)
   eq(b, a)

@@ -6,47 +6,11 @@
 -- and with plain Lua; PTX is checked by ptxas for sm_75, sm_80 and sm_90.
 local kjit = require "kjit"
 local cuda = kjit.cuda
+local both, errors = require("simboth").both, require("simboth").errors
 local ptxas = require "ptxas"
 
-local function copy(b) return type(b) == "userdata" and b:copy() or b end
 
--- Runs cfg(k)(args) in both simulators on fresh copies of args; checks that
--- every array agrees exactly; returns the compiled simulator's copies.
-local function both(name, k, cfg, args)
-  local results = {}
-  for _, mode in ipairs{ "interpret", true } do
-    local prev = cuda.simulate(mode)
-    local a = {}
-    for i = 1, #args do a[i] = copy(args[i]) end
-    local ok, err = pcall(function() cfg(k)(table.unpack(a, 1, #args)) end)
-    cuda.simulate(prev)
-    if not ok then error(err, 0) end
-    results[#results + 1] = a
-  end
-  for i = 1, #args do
-    if type(args[i]) == "userdata" then
-      local g, w = results[2][i], results[1][i]
-      g, w = g:reshape(g.size), w:reshape(w.size)
-      for j = 1, w.size do eq(g[j], w[j], name .. ": argument " .. i .. "[" .. j .. "]") end
-    end
-  end
-  return results[2]
-end
 
--- The error of cfg(k)(args) in each simulator (interpreted first).
-local function errors(k, cfg, args)
-  local msgs = {}
-  for _, mode in ipairs{ "interpret", true } do
-    local prev = cuda.simulate(mode)
-    local a = {}
-    for i = 1, #args do a[i] = copy(args[i]) end
-    local ok, err = pcall(function() cfg(k)(table.unpack(a, 1, #args)) end)
-    cuda.simulate(prev)
-    eq(ok, false, "the launch fails")
-    msgs[#msgs + 1] = err
-  end
-  return msgs[1], msgs[2]
-end
 
 local function ptx_ok(k, sig)
   local ptx

@@ -7,36 +7,8 @@
 -- libNVVM have no sm_70).
 local kjit = require "kjit"
 local cuda = kjit.cuda
+local both = require("simboth").both
 local ptxas = require "ptxas"
-
-local function copy(b)
-  if type(b) ~= "userdata" then return b end
-  return b:copy()
-end
-
--- Runs k (a kernel) with launcher maker cfg(k) in both simulators on fresh
--- copies of args; returns the copies of each mode (interpreted first) after
--- checking that every array argument agrees exactly.
-local function both(name, k, cfg, args)
-  local results = {}
-  for _, mode in ipairs{ "interpret", true } do
-    local prev = cuda.simulate(mode)
-    local a = {}
-    for i = 1, #args do a[i] = copy(args[i]) end
-    local ok, err = pcall(function() cfg(k)(table.unpack(a, 1, #args)) end)
-    cuda.simulate(prev)
-    if not ok then error(err, 0) end
-    results[#results + 1] = a
-  end
-  for i = 1, #args do
-    if type(args[i]) == "userdata" then
-      local g, w = results[2][i], results[1][i]
-      g, w = g:reshape(g.size), w:reshape(w.size)
-      for j = 1, w.size do eq(g[j], w[j], name .. ": argument " .. i .. "[" .. j .. "]") end
-    end
-  end
-  return results[1], results[2]
-end
 
 -- PTX for sig checked by ptxas for sm_75, sm_80 and sm_90; returns sm_90's.
 local function ptx_ok(fn, sig, opts)
@@ -88,7 +60,7 @@ end)
 test("an eager f32 signature binds launches in both simulators", function()
   local k = cuda.jit(scale, "void(float32, float32[:])")
   local x = kjit.full(100, 1.1, "f32")
-  local _, b = both("scale", k, function(kk) return kk[{1, 128}] end, { 1.0 / 3.0, x })
+  local b = both("scale", k, function(kk) return kk[{1, 128}] end, { 1.0 / 3.0, x })
   near(b[2][1], 1.1 / 3.0, 1e-6)
 end)
 
@@ -98,10 +70,10 @@ test("k:forall(n) launches enough threads for n elements", function()
     if i <= #x then x[i] = x[i] + i end
   end)
   for _, n in ipairs{ 1, 31, 256, 257, 1000 } do
-    local _, b = both("forall " .. n, k, function(kk) return kk:forall(n) end, { kjit.zeros(n, "i64") })
+    local b = both("forall " .. n, k, function(kk) return kk:forall(n) end, { kjit.zeros(n, "i64") })
     for i = 1, n do eq(b[1][i], i) end
   end
-  local _, b = both("forall tpb", k, function(kk) return kk:forall(100, 32) end, { kjit.zeros(100, "i64") })
+  local b = both("forall tpb", k, function(kk) return kk:forall(100, 32) end, { kjit.zeros(100, "i64") })
   eq(b[1][100], 100)
   raises("at least 1 element", function() k:forall(0) end)
   raises("threads per block", function() k:forall(10, 2000) end)
@@ -126,7 +98,7 @@ test("cuda.jit options: device, launch_bounds, max_registers, fastmath, opt", fu
     local i = cuda.grid(1)
     if i <= #x then x[i] = dev(x[i]) end
   end)
-  local _, b = both("device fn", k, function(kk) return kk:forall(10) end, { kjit.full(10, 3, "f64") })
+  local b = both("device fn", k, function(kk) return kk:forall(10) end, { kjit.full(10, 3, "f64") })
   eq(b[1][10], 6.0)
   local ptx = ptx_ok(scale, "void(float32, float32[:])", { launch_bounds = 128, max_registers = 40 })
   truthy(ptx:find(".maxntid 128, 1, 1", 1, true), ".maxntid")
@@ -294,7 +266,7 @@ local function check_model(name, fn, bs, nblocks, n, model, x, sig)
   test(name, function()
     x = x or kjit.arange(bs * nblocks, "f64")
     local out = kjit.zeros(bs * nblocks * n, "f64")
-    local _, b = both(name, cuda.jit(fn), function(k) return k[{nblocks, bs}] end, { out, x })
+    local b = both(name, cuda.jit(fn), function(k) return k[{nblocks, bs}] end, { out, x })
     local res = b[1]
     for t = 0, bs * nblocks - 1 do
       local want = { model(t, x, bs) }
@@ -364,7 +336,7 @@ test("shfl_sync keeps f32 and integer subtypes", function()
     out[i] = cuda.shfl_down_sync(FULL, x[i], 1) * 3
   end
   local x = kjit.linspace(0.1, 0.9, 32, "f32")
-  local _, b = both("shfl f32", cuda.jit(k), function(kk) return kk[{1, 32}] end, { kjit.zeros(32, "f32"), x })
+  local b = both("shfl f32", cuda.jit(k), function(kk) return kk[{1, 32}] end, { kjit.zeros(32, "f32"), x })
   eq(b[1][1], kjit.array({ x[2] * 3 }, "f32")[1])
   ptx_ok(k, "void(float32[:], float32[:])")
   ptx_ok(k, "void(int64[:], int64[:])")
@@ -509,7 +481,7 @@ test("atomic and_, or_, xor, nanmax, nanmin, inc, dec on global and shared array
   local u = kjit.zeros(3, "u32")
   local f = kjit.array({ 0 / 0, 0 / 0 }, "f64")
   local x = kjit.arange(n, "f64")
-  local _, b = both("atomics", cuda.jit(atomics), function(k) return k[{(n + bs - 1) // bs, bs}] end,
+  local b = both("atomics", cuda.jit(atomics), function(k) return k[{(n + bs - 1) // bs, bs}] end,
                     { acc, u, f, x })
   -- the model
   local a1, a2, a3, mx, mn = -1, 0, 12345, math.mininteger, math.maxinteger
@@ -536,7 +508,7 @@ test("atomic.compare_and_swap: exactly one thread wins; cas types checked", func
     local i = cuda.grid(1)
     if cuda.atomic.compare_and_swap(lock, 0, i) == 0 then cuda.atomic.add(won, 1, 1) end
   end
-  local _, b = both("cas", cuda.jit(k), function(kk) return kk[{2, 64}] end,
+  local b = both("cas", cuda.jit(k), function(kk) return kk[{2, 64}] end,
                     { kjit.zeros(1, "i32"), kjit.zeros(1, "i64") })
   eq(b[2][1], 1)
   truthy(b[1][1] >= 1 and b[1][1] <= 128)
@@ -643,7 +615,7 @@ test("2-D shared arrays: numba-cuda's fast_matmul in both simulators, against a 
   for i = 1, n do for j = 1, n do A[i][j] = (i * 3 + j) % 7 - 3; B[i][j] = (i + 2 * j) % 5 - 2 end end
   local k = cuda.jit(fast_matmul)
   local bpg = (n + TPB - 1) // TPB
-  local _, got = both("fast_matmul", k, function(kk) return kk[{ { bpg, bpg }, { TPB, TPB } }] end,
+  local got = both("fast_matmul", k, function(kk) return kk[{ { bpg, bpg }, { TPB, TPB } }] end,
                       { A, B, kjit.zeros({ n, n }, "f32") })
   for i = 1, n do
     for j = 1, n do
@@ -671,7 +643,7 @@ end
 
 test("3-D shared and 2-D local arrays agree in both simulators; PTX for ptxas", function()
   local k = cuda.jit(nd_arrays)
-  local _, got = both("nd arrays", k, function(kk) return kk[{ 1, 24 }] end, { kjit.zeros(24, "i64") })
+  local got = both("nd arrays", k, function(kk) return kk[{ 1, 24 }] end, { kjit.zeros(24, "i64") })
   eq(got[1][1], 23 * 1000 + 32 + 200 + 4000000 + 600000000)
   ptx_ok(nd_arrays, "void(int64[:])")
   raises("a shape of 1 to 4 constant extents", function()
@@ -707,7 +679,7 @@ test("a:slice in kernels: views in both simulators, bounds errors alike, PTX for
   local m = kjit.zeros({ 3, 3 }, "f64")
   for i = 1, 3 do for j = 1, 3 do m[i][j] = i * 10 + j end end
   local k = cuda.jit(slices)
-  local _, got = both("slices", k, function(kk) return kk[{ 1, 64 }] end, { a, m, kjit.zeros(64, "f64") })
+  local got = both("slices", k, function(kk) return kk[{ 1, 64 }] end, { a, m, kjit.zeros(64, "f64") })
   for i = 1, 4 do
     eq(got[3][i], 1.0 * ((i + 2) * 100 + (i + 9) + 55 * 10000 + (20 + i % 3 + 1) * 1000000 + 23), "out[" .. i .. "]")
   end
