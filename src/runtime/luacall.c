@@ -38,45 +38,22 @@
 #include "lauxlib.h"
 #include "backend/cpu.h"
 
-/* Argument tags: luavalue.h's (KLV_INSLOT 0: in the slot; KLV_INT,
-** KLV_FLT: a number's bits) and luacall.h's KLC_BOOL, KLC_NIL. */
-static void push_arg(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
-  switch (tag) {
-  case KLV_INT: lua_pushinteger(L, (lua_Integer)bits); break;
-  case KLV_FLT: { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); break; }
-  case KLC_BOOL: lua_pushboolean(L, bits != 0); break;
-  case KLC_NIL: lua_pushnil(L); break;
-  default: lua_pushvalue(L, slot); break;
-  }
-}
-
-/* The value on top as a read's result (luavalue.c's rule), popped: a
-** number's tag and bits in *out, anything else into slot dst. */
-static int32_t take(lua_State *L, int32_t dst, int64_t *out) {
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    int32_t tag;
-    if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
-    else { double d = lua_tonumber(L, -1); memcpy(out, &d, 8); tag = KLV_FLT; }
-    lua_settop(L, -2);
-    return tag;
-  }
-  *out = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
-  lua_replace(L, dst);
-  return KLV_INSLOT;
-}
+/* Arguments are (tag, bits, slot) triples (luavalue.h's KLV_INSLOT, KLV_INT,
+** KLV_FLT; luacall.h's KLC_BOOL, KLC_NIL), pushed by kjit_lv_push; results
+** are taken by kjit_lv_take (luavalue.c's rule). */
 
 /* Upvalue n (1-based) of the closure at registry reference ref. */
 int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   if (lua_getupvalue(L, -1, n) == NULL) lua_pushnil(L);   /* (cannot happen) */
   lua_remove(L, -2);
-  return take(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits,
                     int32_t v) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  push_arg(L, vtag, vbits, v);
+  kjit_lv_push(L, vtag, vbits, v);
   if (lua_setupvalue(L, -2, n) == NULL) lua_pop(L, 1);
   lua_pop(L, 1);
 }
@@ -104,7 +81,7 @@ static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags
     if (got > cap) { lua_settop(L, base); return KLC_NRES; }
     lua_settop(L, base + 1 + cap);
     lua_remove(L, base + 1);
-    for (int r = cap - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+    for (int r = cap - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
     bits[cap] = got;
     return KLV_OK;
   }
@@ -114,7 +91,7 @@ static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags
     lua_remove(L, base + 1);
     nres = 1;
   } else lua_call(L, n + 1, nres);
-  for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+  for (int r = nres - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
   return KLV_OK;
 }
 
@@ -131,7 +108,7 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
   int base = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
-  for (int i = 0; i < nargs; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
   return finish(L, base, nargs, nres, tags, bits, dst);
 }
 
@@ -147,11 +124,11 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   int base = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
-  for (int i = 0; i < n; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
   int mid = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
   lua_pushvalue(L, g);
-  for (int i = 0; i < ni; i++) push_arg(L, tags[n + i], bits[n + i], slots[n + i]);
+  for (int i = 0; i < ni; i++) kjit_lv_push(L, tags[n + i], bits[n + i], slots[n + i]);
   lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
   lua_remove(L, mid + 1);
   if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
@@ -164,10 +141,10 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
 int32_t kjit_lc_refindex(lua_State *L, int32_t ref, int32_t ktag, int64_t kbits, int32_t kslot,
                          int32_t dst, int64_t *out) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  push_arg(L, ktag, kbits, kslot);
+  kjit_lv_push(L, ktag, kbits, kslot);
   lua_gettable(L, -2);
   lua_remove(L, -2);
-  return take(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 /* The library function named name ("math.cos": package.loaded.math.cos;

@@ -6,8 +6,9 @@
 #define KJIT_RUNTIME_LUACALL_H
 #include <stdint.h>
 #include "lua.h"
+#include "runtime/luavalue.h"
 
-enum { KLC_BOOL = 3, KLC_NIL = 4 };   /* argument tags past KLV_FLT */
+enum { KLC_BOOL = KLV_BOOL, KLC_NIL = KLV_NIL };   /* argument tags past KLV_FLT (luavalue.h) */
 enum { KLC_NRES = 0x90 };             /* an open call gave other than one value */
 enum { KLC_INNER = 0x100 };           /* kjit_lc_call_spread: the inner call's code + this */
 

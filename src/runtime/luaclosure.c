@@ -195,13 +195,7 @@ void kjit_lc_mkbegin(lua_State *L, int32_t maker) {
 }
 
 void kjit_lc_mkpush(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
-  switch (tag) {
-  case KLV_INT: lua_pushinteger(L, (lua_Integer)bits); break;
-  case KLV_FLT: { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); break; }
-  case KLC_BOOL: lua_pushboolean(L, bits != 0); break;
-  case KLC_NIL: lua_pushnil(L); break;
-  default: lua_pushvalue(L, slot); break;
-  }
+  kjit_lv_push(L, tag, bits, slot);
 }
 
 void kjit_lc_mkend(lua_State *L, int32_t nup, const char *how, int32_t root, int32_t dst) {

@@ -50,36 +50,13 @@ static void look_up(void) {
   lua_close(S);
 }
 
-/* The value on top as a read's result (luacall.c's take), popped. */
-static int32_t take(lua_State *L, int32_t dst, int64_t *out) {
-  if (lua_type(L, -1) == LUA_TNUMBER) {
-    int32_t tag;
-    if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
-    else { double d = lua_tonumber(L, -1); memcpy(out, &d, 8); tag = KLV_FLT; }
-    lua_settop(L, -2);
-    return tag;
-  }
-  *out = lua_type(L, -1) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, -1) : 0;
-  lua_replace(L, dst);
-  return KLV_INSLOT;
-}
-
-static void push_arg(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
-  switch (tag) {
-  case KLV_INT: lua_pushinteger(L, (lua_Integer)bits); break;
-  case KLV_FLT: { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); break; }
-  case KLC_BOOL: lua_pushboolean(L, bits != 0); break;
-  case KLC_NIL: lua_pushnil(L); break;
-  default: lua_pushvalue(L, slot); break;
-  }
-}
 
 /* nres values pushed above base (padded with nils, extra ones dropped),
 ** taken into the results. */
 static int32_t finish(lua_State *L, int base, int32_t nres, int32_t *tags, int64_t *bits,
                       int32_t dst) {
   lua_settop(L, base + nres);
-  for (int r = nres - 1; r >= 0; r--) tags[r] = take(L, dst + r, &bits[r]);
+  for (int r = nres - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
   return KLV_OK;
 }
 
@@ -93,7 +70,7 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
   lua_CFunction cf = nargs == 2 ? lua_tocfunction(L, f) : NULL;
   if (cf != NULL && cf == base_next && tags[0] == KLV_INSLOT &&
       lua_type(L, slots[0]) == LUA_TTABLE) {
-    push_arg(L, tags[1], bits[1], slots[1]);   /* the key */
+    kjit_lv_push(L, tags[1], bits[1], slots[1]);   /* the key */
     if (lua_next(L, slots[0]) == 0) lua_pushnil(L);
     return finish(L, base, nres, tags, bits, dst);
   }
@@ -105,7 +82,7 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
-  for (int i = 0; i < nargs; i++) push_arg(L, tags[i], bits[i], slots[i]);
+  for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
   lua_call(L, nargs + 1, nres);
   return finish(L, base, nres, tags, bits, dst);
 }

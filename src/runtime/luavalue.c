@@ -168,7 +168,7 @@ static const char *objtypename(lua_State *L, int idx) {
 ** its tag (KLV_INT, KLV_FLT) and is not written to the slot; anything else
 ** goes to the slot dst (KLV_INSLOT). Compiled code keeps numbers in
 ** registers that way (codegen/cg_lua.c). */
-static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
+int32_t kjit_lv_take(lua_State *L, int32_t dst, int64_t *out) {
   if (lua_type(L, -1) == LUA_TNUMBER) {
     int32_t tag;
     if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
@@ -184,11 +184,14 @@ static int32_t result(lua_State *L, int32_t dst, int64_t *out) {
 }
 
 /* Pushes a value given as (tag, bits, slot). */
-static void pushv(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
-  if (tag == KLV_INT) lua_pushinteger(L, (lua_Integer)bits);
-  else if (tag == KLV_FLT) { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); }
-  else if (tag == KLV_BOOL) lua_pushboolean(L, bits != 0);
-  else lua_pushvalue(L, slot);
+void kjit_lv_push(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
+  switch (tag) {
+  case KLV_INT: lua_pushinteger(L, (lua_Integer)bits); break;
+  case KLV_FLT: { double d; memcpy(&d, &bits, 8); lua_pushnumber(L, d); break; }
+  case KLV_BOOL: lua_pushboolean(L, bits != 0); break;
+  case KLV_NIL: lua_pushnil(L); break;
+  default: lua_pushvalue(L, slot); break;
+  }
 }
 
 /* Can the value at t be indexed (read: __index; write: __newindex)? */
@@ -200,7 +203,7 @@ int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_pushvalue(L, k);
   lua_gettable(L, t);
-  return result(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out) {
@@ -208,7 +211,7 @@ int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, i
   if (kjit_lt_geti(L, t, h, i, dst, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_geti(L, t, (lua_Integer)i);
-  return result(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
@@ -217,7 +220,7 @@ int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void *
   if (kjit_lt_getfield(L, t, h, k, ks, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_getfield(L, t, k);
-  return result(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
@@ -232,7 +235,7 @@ int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64
       return kt == LUA_TNIL ? KLV_KEYNIL : KLV_KEYNAN;
   }
   lua_pushvalue(L, k);
-  pushv(L, vtag, vbits, v);
+  kjit_lv_push(L, vtag, vbits, v);
   lua_settable(L, t);
   return KLV_OK;
 }
@@ -241,7 +244,7 @@ int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, 
                      int32_t v) {
   if (kjit_lt_seti(L, t, h, i, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  pushv(L, vtag, vbits, v);
+  kjit_lv_push(L, vtag, vbits, v);
   lua_seti(L, t, (lua_Integer)i);
   return KLV_OK;
 }
@@ -250,7 +253,7 @@ int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void *
                          int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  pushv(L, vtag, vbits, v);
+  kjit_lv_push(L, vtag, vbits, v);
   lua_setfield(L, t, k);
   return KLV_OK;
 }
@@ -259,7 +262,7 @@ int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
   int tt = lua_type(L, t);
   if (tt != LUA_TTABLE && tt != LUA_TSTRING && !hasmeta(L, t, "__len")) return KLV_BADA;
   lua_len(L, t);
-  return result(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
@@ -300,7 +303,7 @@ int64_t kjit_lv_ptr(lua_State *L, int32_t t) {
 }
 
 void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
-  pushv(L, vtag, vbits, v);
+  kjit_lv_push(L, vtag, vbits, v);
   lua_rawseti(L, t, (lua_Integer)i);
 }
 
@@ -344,7 +347,7 @@ int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t ds
   lua_pushvalue(L, a);
   if (!unary) lua_pushvalue(L, b);
   lua_arith(L, op);
-  return result(L, dst, out);
+  return kjit_lv_take(L, dst, out);
 }
 
 /* a == b, a < b, a <= b (LUA_OPEQ, LUA_OPLT, LUA_OPLE) as Lua compares
@@ -456,7 +459,7 @@ void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t 
 
 /* Pushes an operand given as (tag, bits, slot); its absolute index. */
 static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
-  pushv(L, tag, bits, slot);
+  kjit_lv_push(L, tag, bits, slot);
   return lua_gettop(L);
 }
 

@@ -19,7 +19,8 @@ enum {
   KLV_INSLOT = 0,      /* a read's result is in the slot (not a number) */
   KLV_INT = 1,         /* ... an integer, in *out */
   KLV_FLT = 2,         /* ... a float, its bits in *out */
-  KLV_BOOL = 3,        /* a stored value only: a boolean, 0 or 1 in bits */
+  KLV_BOOL = 3,        /* a stored value or an argument: a boolean, 0 or 1 in bits */
+  KLV_NIL = 4,         /* an argument only: nil */
   KLV_BADA = 0x11,     /* operand a has the wrong type (no metamethod) */
   KLV_BADB = 0x12,     /* operand b ... */
   KLV_NOINTA = 0x21,   /* bitwise: a has no integer representation */
@@ -30,6 +31,14 @@ enum {
   KLV_KEYNAN = 0x60,   /* t[0/0] = v ... */
   KLV_CMP = 0x70       /* an ordering without a metamethod */
 };
+
+/* For the run-time files that call Lua for compiled code (luacall.c,
+** luatfor.c, luaclosure.c), not called by compiled code: the value on top
+** as a read's result, popped (a number's tag and bits in *out, anything
+** else into slot dst: KLV_INSLOT), and a value given as (tag, bits, slot)
+** pushed (KLV_INT, KLV_FLT, KLV_BOOL, KLV_NIL, else the slot's value). */
+int32_t kjit_lv_take(lua_State *L, int32_t dst, int64_t *out);
+void kjit_lv_push(lua_State *L, int32_t tag, int64_t bits, int32_t slot);
 
 /* Slots are absolute Lua stack indices (see luavalue.c). */
 int32_t kjit_lv_open(lua_State *L, int32_t n);
