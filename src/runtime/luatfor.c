@@ -50,7 +50,6 @@ static void look_up(void) {
   lua_close(S);
 }
 
-
 /* nres values pushed above base (padded with nils, extra ones dropped),
 ** taken into the results. */
 static int32_t finish(lua_State *L, int base, int32_t nres, int32_t *tags, int64_t *bits,
