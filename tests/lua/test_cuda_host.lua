@@ -802,25 +802,7 @@ end
 
 -- Runs a plain script (no harness, so lua.c closes the state at the end)
 -- against the mock and returns the mock's report as a table.
-local function run_script(code, env)
-  local report = os.tmpname()
-  local parts = { "MOCK_CUDA_REPORT=" .. q(report), "KJIT_CUDASIM=" }
-  for k, v in pairs(env) do parts[#parts + 1] = k .. "=" .. q(v) end
-  local prelude = "package.cpath = " .. string.format("%q", MODDIR .. "/?.so;")
-    .. " .. package.cpath; kjit = require 'kjit'; cuda = kjit.cuda; "
-  local cmd = table.concat(parts, " ") .. " " .. q(LUA) .. " -e " .. q(prelude .. code) .. " 2>&1"
-  local p = io.popen(cmd)
-  local out = p:read("a")
-  local ok = p:close()
-  local got = {}
-  local f = io.open(report)
-  if f then
-    for k, v in f:read("a"):gmatch("([%w_]+)=(%d+)") do got[k] = tonumber(v) end
-    f:close()
-  end
-  os.remove(report)
-  return got, out, ok
-end
+local function run_script(code, env) return require("mockcuda").run_script(MODDIR, LUA, code, env) end
 
 ----------------------------------------------------------------------
 -- this process: the real driver state, and the simulator

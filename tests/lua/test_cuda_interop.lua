@@ -362,25 +362,7 @@ end)
 -- the mock driver: the link step, NVRTC, pointers (child processes)
 ----------------------------------------------------------------------
 
-local function run_script(code, env)
-  local report = os.tmpname()
-  local parts = { "MOCK_CUDA_REPORT=" .. q(report), "KJIT_CUDASIM=" }
-  for k, v in pairs(env) do parts[#parts + 1] = k .. "=" .. q(v) end
-  local prelude = "package.cpath = " .. string.format("%q", MODDIR .. "/?.so;")
-    .. " .. package.cpath; kjit = require 'kjit'; cuda = kjit.cuda; "
-  local cmd = table.concat(parts, " ") .. " " .. q(LUA) .. " -e " .. q(prelude .. code) .. " 2>&1"
-  local p = io.popen(cmd)
-  local out = p:read("a")
-  local ok = p:close()
-  local got = {}
-  local f = io.open(report)
-  if f then
-    for k, v in f:read("a"):gmatch("([%w_]+)=(%d+)") do got[k] = tonumber(v) end
-    f:close()
-  end
-  os.remove(report)
-  return got, out, ok
-end
+local function run_script(code, env) return require("mockcuda").run_script(MODDIR, LUA, code, env) end
 
 local DECL = [[
   mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
