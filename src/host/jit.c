@@ -1717,4 +1717,5 @@ void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info) {
   info->calls = js->calls;
   info->dead = &o->dead;
   info->arrays = js->arrays;
+  info->dyncount = js->dyncount;
 }
