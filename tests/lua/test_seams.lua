@@ -143,3 +143,19 @@ test("a dtype read from a table argument: refused, saying the dtype must be know
     assert(not ok and e:find("test_seams.lua:%d+: compile error .*the dtype %(argument #%d%) must be known when compiling"), e)
   end
 end)
+
+test("f:export of a function making an escaping closure: refused as such, not as an assigned upvalue", function()
+  -- (luatab's closures hold their maker's registry reference in the
+  -- instruction's upvidx: read as an assigned upvalue, the message named
+  -- one the function does not have)
+  for _, c in ipairs{
+    { function(k) return function(x) return x * k end end, function(f) return f(2) end },
+    { function(k) local t = { f = function(x) return x + k end } return t end, function(t) return t.f(2) end },
+    { function(...) local n = select('#', ...) return function() return n end end, function(f) return f() end },
+  } do
+    local f = kjit.jit(c[1])
+    eq(c[2](f(3)), c[2](c[1](3)))
+    local ok, e = pcall(f.export, f)
+    assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function makes a function literal that escapes"), e)
+  end
+end)
