@@ -159,3 +159,11 @@ test("f:export of a function making an escaping closure: refused as such, not as
     assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function makes a function literal that escapes"), e)
   end
 end)
+
+test("a prange reduction over values read from a table: refused naming them, not 'it is value'", function()
+  local f = function(a, t) local s = 0 for i in kjit.prange(1, #a) do s = s + a[i] * t.w end return s end
+  eq(f(kjit.full(4, 1.0), { w = 2 }), 8.0)   -- interpreted
+  local ok, e = pcall(kjit.jit(f, { parallel = true }), kjit.full(4, 1.0), { w = 2 })
+  assert(not ok and e:find("test_seams.lua:%d+: compile error .*reduction variable 's' must be a number, but it takes Lua values"), e)
+  assert(not e:find("it is value", 1, true), e)
+end)
