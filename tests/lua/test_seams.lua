@@ -167,3 +167,16 @@ test("a prange reduction over values read from a table: refused naming them, not
   assert(not ok and e:find("test_seams.lua:%d+: compile error .*reduction variable 's' must be a number, but it takes Lua values"), e)
   assert(not e:find("it is value", 1, true), e)
 end)
+
+test("select in a function a kernel calls: refused saying kernels call no C function of Lua", function()
+  -- (the message was the CPU's, about the coroutine and debug functions)
+  local function sum(...) local s = 0 for i = 1, select('#', ...) do s = s + select(i, ...) end return s end
+  local k = function(r, x) local i = kjit.cuda.grid(1) if i <= #r then r[i] = sum(x[i], 1.0) end end
+  local ok, e = pcall(kjit.cuda.compile_ptx, k, "(f32[:], f32[:])")
+  assert(not ok and e:find("test_seams.lua:%d+: compile error .*global 'select' is a C function: a cuda.jit kernel has no Lua state"), e)
+  assert(not e:find("coroutine", 1, true), e)
+  -- '...' itself works there (taken into locals), on the CPU as interpreted
+  local function sum2(...) local a, b = ... return a + b end
+  local k2 = function(r, x) local i = kjit.cuda.grid(1) if i <= #r then r[i] = sum2(x[i], 1.0) end end
+  truthy(type((kjit.cuda.compile_ptx(k2, "(f32[:], f32[:])"))) == "string")
+end)
