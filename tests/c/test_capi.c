@@ -329,6 +329,17 @@ static void test_compile_call(void) {
     CHECK(r[1].type == KJIT_TINT && r[1].v.i == 4, "vr: the second vararg");
     CHECK(r[2].type == KJIT_TNIL, "vr: two results");
     lua_pop(L, 2);   /* the function and vr's owner */
+    kjit_fn *nr = NULL;   /* an integer or a float, one result */
+    CHECK(luaL_loadstring(L, "return function(x) if x > 1 then return 1 end return 2.5 end")
+          == LUA_OK, "load nr");
+    lua_call(L, 0, 1);
+    CHECK(kjit_compile(L, -1, "(i64)", &nr) == KJIT_OK, "compile nr");
+    CHECK(kjit_call(L, nr, vargs, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TINT && r[0].v.i == 1,
+          "nr: the integer (type %d)", r[0].type);
+    vargs[0] = kjit_int(0);
+    CHECK(kjit_call(L, nr, vargs, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT && r[0].v.f == 2.5,
+          "nr: the float");
+    lua_pop(L, 2);
   }
 
   /* integer arrays, integer results */
