@@ -247,7 +247,10 @@ int kck_process_bound(KtySession *T, const char **chunk, int *line) {
         int why = 0;
         if (sp->liveref && sp->liveref[v->id]) why = KCK_LIVE_TABLE;
         else if (sp->upvref && sp->upvref[v->id] && !kty_select_only(sp, v))   /* ir_type.c's uses of upvref */
-          why = sp->upvidx[v->id] > 0 ? KCK_UPVALUE         /* an upvalue assigned */
+          why = v->op == KIR_CLOSURE ? KCK_CLOSURE          /* a literal that escapes: its
+                                                            ** upvidx is its root closure's
+                                                            ** reference, not an upvalue */
+              : sp->upvidx[v->id] > 0 ? KCK_UPVALUE         /* an upvalue assigned */
               : v->op == KIR_CALL ? KCK_CALLVALUE          /* a call's trampoline */
               : sp->upvidx[v->id] == 0 ? KCK_CFUNCTION     /* a C function called */
               : KCK_FROZEN_TABLE;                          /* t[k], k computed */

@@ -36,7 +36,9 @@ enum {
   KCK_LAYOUT,           /* (not returned since arrays of records made carry their layouts) */
   KCK_CALLVALUE,        /* a function value called (a trampoline: a registry reference) */
   KCK_CFUNCTION,        /* a C function kjit does not compile, called (a registry reference) */
-  KCK_FROZEN_TABLE      /* a table upvalue or global indexed by a computed key (a registry reference) */
+  KCK_FROZEN_TABLE,     /* a table upvalue or global indexed by a computed key (a registry reference) */
+  KCK_CLOSURE           /* a function literal that escapes: made as a real Lua closure of
+                           this process's function (its maker: a registry reference) */
 };
 int kck_process_bound(KtySession *T, const char **chunk, int *line);
 /* The layouts (ids) of the arrays of records the typed code makes or

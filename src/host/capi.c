@@ -482,17 +482,32 @@ KJIT_API int kjit_call(lua_State *L, const kjit_fn *fn, const kjit_value *args, 
     int st = protect(L, pusherr_p, &err, 0, NULL);
     return st == KJIT_OK ? KJIT_ERRRUN : st;
   }
+  /* returns of different lengths: the call says how many (as jit.c's
+  ** nresults_of); the rest are nil, as lua_call adjusts */
+  int given = in->nret;
+  if (in->dyncount) {
+    int64_t c = rets[KJIT_RETCOUNT];
+    given = c < 0 ? 0 : c > in->nret ? in->nret : (int)c;
+  }
   for (int r = 0; r < nresults; r++) {
     kjit_value *o = &results[r];
-    if (r >= in->nret) { o->type = KJIT_TNIL; o->v.i = 0; continue; }
+    if (r >= given) { o->type = KJIT_TNIL; o->v.i = 0; continue; }
     int kind = in->rets[r].kind;
     if (kind == T_MAYBE) {
-      if (rets[KJIT_MAXRETS + r] == 0) {
+      int64_t tag = rets[KJIT_MAXRETS + r];
+      if (tag == 0) {
         if (in->rets[r].dtype) { o->type = KJIT_TNIL; o->v.i = 0; }
         else { o->type = KJIT_TBOOL; o->v.b = 0; }
         continue;
       }
       kind = in->rets[r].sub;
+      if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;   /* cg_entry.c, jit.c's push_result */
+    } else if (kind == T_NUMBER) {   /* an integer or a float: the flag says which */
+      kind = rets[KJIT_MAXRETS + r] ? T_F64 : T_INT;
+    } else if (kind == T_LUA) {   /* a number (tag 1 integer, 2 float); a Lua
+                                  ** value (tag 0) needs Lua, refused at compile */
+      int64_t tag = rets[KJIT_MAXRETS + r];
+      kind = tag == 1 ? T_INT : tag == 2 ? T_F64 : T_NIL;
     }
     switch (kind) {
     case T_NIL: o->type = KJIT_TNIL; o->v.i = 0; break;

@@ -476,6 +476,9 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
         [KCK_FROZEN_TABLE] = "indexes a table upvalue or global with a computed key, a value "
                              "of this process that exported code cannot take along (pass the "
                              "table as an argument)",
+        [KCK_CLOSURE] = "makes a function literal that escapes (stored in a table, returned "
+                        "or passed on): a real Lua closure of this process's function, which "
+                        "exported code cannot take along",
       };
       snprintf(T->err, sizeof T->err, "%s:%d: f:export: this function %s",
                chunk ? chunk : "?", line, whys[why]);
@@ -1717,4 +1720,5 @@ void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info) {
   info->calls = js->calls;
   info->dead = &o->dead;
   info->arrays = js->arrays;
+  info->dyncount = js->dyncount;
 }

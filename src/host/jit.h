@@ -31,6 +31,8 @@ typedef struct KdSpecInfo {
                                    (the entry's code is freed then) */
   int arrays;                   /* makes or returns arrays: only Lua calls it
                                    (jit.c's call_arrays) */
+  int dyncount;                 /* returns give different numbers of values:
+                                   the call's count is rets[KJIT_RETCOUNT] */
 } KdSpecInfo;
 
 /* Pushes a new kjit.jit object for the value at idx: a Lua function (with

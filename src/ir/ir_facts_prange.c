@@ -326,7 +326,13 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
     ** chunk 0's first s + e converts the entry value as Lua does) */
     if (t.kind == T_NUMBER)
       rv->number = C->F->peel[phi->id] && (rv->red == KFA_RED_ADD || rv->red == KFA_RED_MUL) ? 2 : 1;
-    if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32 && t.kind != T_NUMBER) {
+    if (t.kind == T_LUA) {   /* (kty_name says "value": name what it reads instead) */
+      snprintf(msg, sizeof msg, "kjit.prange loop (line %d): the reduction variable '%s' must be a "
+               "number, but it takes Lua values (read from a table, or results of a function "
+               "value), which the loop's iterations cannot read on other threads: copy what it "
+               "needs into kjit arrays before the loop, or use a plain for loop", ln, name);
+      set_err(err, late, ln, msg);
+    } else if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32 && t.kind != T_NUMBER) {
       snprintf(msg, sizeof msg, "kjit.prange loop (line %d): the reduction variable '%s' must be a "
                "number (it is %s)", ln, name, kty_name(t, tb, sizeof tb));
       set_err(err, late, ln, msg);

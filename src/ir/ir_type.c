@@ -218,7 +218,7 @@ static void fail(KtySession *S, KtySpec *sp, const KirInsn *v, const char *fmt, 
   longjmp(*S->jb, 1);
 }
 
-static const char *unusable_hint(const char *what);
+static const char *unusable_hint(const KtySession *S, const char *what);
 
 /* Reports only in the error pass; before, the caller waits (unknown). */
 /* Static shared memory per kernel (CUDA's limit without opt-in), and one
@@ -1513,7 +1513,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN)
-      REFUSE(S, sp, v, "table element is %s: %s", k->str, unusable_hint(k->str));
+      REFUSE(S, sp, v, "table element is %s: %s", k->str, unusable_hint(S, k->str));
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
@@ -1545,7 +1545,11 @@ static Type frozen_type(const KirInsn *v, const KtyConst *k) {
 /* What to say after "global 'x' is <what>:" when compiled code cannot use
 ** a frozen value: the remedy for a C function (the common case: print,
 ** string.format, math.random ...), else what compiled code can use. */
-static const char *unusable_hint(const char *what) {
+static const char *unusable_hint(const KtySession *S, const char *what) {
+  if (strcmp(what, "a C function") == 0 && S->kernel)   /* (select too: varargs.md) */
+    return "a cuda.jit kernel has no Lua state and calls no C function of Lua (select, "
+           "print, string.format ...): compute the value before the launch and pass it in "
+           "(for '...', take the values into locals: local a, b = ...)";
   if (strcmp(what, "a C function") == 0)
     return "compiled code cannot call the coroutine and debug functions (they work on the "
            "interpreter's own call stack, which compiled code does not have); call it outside "
@@ -1623,7 +1627,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
     if (k->kind == T_UNKNOWN)
       REFUSE(S, sp, v, "%s '%s' is %s: %s", is_env(sp->ir, obj) ? "global" : "field", name,
-             k->str, unusable_hint(k->str));
+             k->str, unusable_hint(S, k->str));
     return frozen_type(v, k);
   }
   if (o.kind == T_BUILTIN && o.ref == B_CUDA_CG_THIS_GRID && o.sub) {
@@ -1685,7 +1689,7 @@ static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (k->kind == T_UNKNOWN && makes_tfor(v)) REFUSE(S, sp, v, GENERIC_FOR);
   if (k->kind == T_UNKNOWN)
     REFUSE(S, sp, v, "upvalue '%s' is %s: %s", name[0] ? name : "?", k->str,
-           unusable_hint(k->str));
+           unusable_hint(S, k->str));
   return frozen_type(v, k);
 }
 

@@ -309,6 +309,39 @@ static void test_compile_call(void) {
   CHECK(r[2].type == KJIT_TBOOL && r[2].v.b == 1, "bool result");
   CHECK(kjit_call(L, multi, margs, 3, r, 1) == KJIT_OK && r[0].v.i == 42, "fewer results");
 
+  /* results whose kind or count differs between returns (an integer or a
+  ** float; a vararg function's `return ...` or one value): the call says
+  ** which, as a Lua call of the function would (a float read as the
+  ** integer's bits, or a stale second result, before) */
+  {
+    kjit_fn *vr = NULL;
+    CHECK(luaL_loadstring(L, "return function(x, ...) if x > 5 then return ... end return x end")
+          == LUA_OK, "load vr");
+    lua_call(L, 0, 1);
+    CHECK(kjit_compile(L, -1, "(i64, f64, i64)", &vr) == KJIT_OK, "compile vr");
+    kjit_value vargs[3] = { kjit_int(2), kjit_float(3.5), kjit_int(4) };
+    CHECK(kjit_call(L, vr, vargs, 3, r, 3) == KJIT_OK, "vr small");
+    CHECK(r[0].type == KJIT_TINT && r[0].v.i == 2, "vr: the integer x (type %d)", r[0].type);
+    CHECK(r[1].type == KJIT_TNIL && r[2].type == KJIT_TNIL, "vr: one result only");
+    vargs[0] = kjit_int(9);
+    CHECK(kjit_call(L, vr, vargs, 3, r, 3) == KJIT_OK, "vr big");
+    CHECK(r[0].type == KJIT_TFLOAT && r[0].v.f == 3.5, "vr: the float vararg (type %d)", r[0].type);
+    CHECK(r[1].type == KJIT_TINT && r[1].v.i == 4, "vr: the second vararg");
+    CHECK(r[2].type == KJIT_TNIL, "vr: two results");
+    lua_pop(L, 2);   /* the function and vr's owner */
+    kjit_fn *nr = NULL;   /* an integer or a float, one result */
+    CHECK(luaL_loadstring(L, "return function(x) if x > 1 then return 1 end return 2.5 end")
+          == LUA_OK, "load nr");
+    lua_call(L, 0, 1);
+    CHECK(kjit_compile(L, -1, "(i64)", &nr) == KJIT_OK, "compile nr");
+    CHECK(kjit_call(L, nr, vargs, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TINT && r[0].v.i == 1,
+          "nr: the integer (type %d)", r[0].type);
+    vargs[0] = kjit_int(0);
+    CHECK(kjit_call(L, nr, vargs, 1, r, 1) == KJIT_OK && r[0].type == KJIT_TFLOAT && r[0].v.f == 2.5,
+          "nr: the float");
+    lua_pop(L, 2);
+  }
+
   /* integer arrays, integer results */
   int16_t h[4] = { -5, 7, 300, -32768 };
   kjit_array ah = { h, KJIT_I16, 1, { 4, 1, 1, 1 }, NULL };

@@ -143,3 +143,40 @@ test("a dtype read from a table argument: refused, saying the dtype must be know
     assert(not ok and e:find("test_seams.lua:%d+: compile error .*the dtype %(argument #%d%) must be known when compiling"), e)
   end
 end)
+
+test("f:export of a function making an escaping closure: refused as such, not as an assigned upvalue", function()
+  -- (luatab's closures hold their maker's registry reference in the
+  -- instruction's upvidx: read as an assigned upvalue, the message named
+  -- one the function does not have)
+  for _, c in ipairs{
+    { function(k) return function(x) return x * k end end, function(f) return f(2) end },
+    { function(k) local t = { f = function(x) return x + k end } return t end, function(t) return t.f(2) end },
+    { function(...) local n = select('#', ...) return function() return n end end, function(f) return f() end },
+  } do
+    local f = kjit.jit(c[1])
+    eq(c[2](f(3)), c[2](c[1](3)))
+    local ok, e = pcall(f.export, f)
+    assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function makes a function literal that escapes"), e)
+  end
+end)
+
+test("a prange reduction over values read from a table: refused naming them, not 'it is value'", function()
+  local f = function(a, t) local s = 0 for i in kjit.prange(1, #a) do s = s + a[i] * t.w end return s end
+  eq(f(kjit.full(4, 1.0), { w = 2 }), 8.0)   -- interpreted
+  local ok, e = pcall(kjit.jit(f, { parallel = true }), kjit.full(4, 1.0), { w = 2 })
+  assert(not ok and e:find("test_seams.lua:%d+: compile error .*reduction variable 's' must be a number, but it takes Lua values"), e)
+  assert(not e:find("it is value", 1, true), e)
+end)
+
+test("select in a function a kernel calls: refused saying kernels call no C function of Lua", function()
+  -- (the message was the CPU's, about the coroutine and debug functions)
+  local function sum(...) local s = 0 for i = 1, select('#', ...) do s = s + select(i, ...) end return s end
+  local k = function(r, x) local i = kjit.cuda.grid(1) if i <= #r then r[i] = sum(x[i], 1.0) end end
+  local ok, e = pcall(kjit.cuda.compile_ptx, k, "(f32[:], f32[:])")
+  assert(not ok and e:find("test_seams.lua:%d+: compile error .*global 'select' is a C function: a cuda.jit kernel has no Lua state"), e)
+  assert(not e:find("coroutine", 1, true), e)
+  -- '...' itself works there (taken into locals), on the CPU as interpreted
+  local function sum2(...) local a, b = ... return a + b end
+  local k2 = function(r, x) local i = kjit.cuda.grid(1) if i <= #r then r[i] = sum2(x[i], 1.0) end end
+  truthy(type((kjit.cuda.compile_ptx(k2, "(f32[:], f32[:])"))) == "string")
+end)
