@@ -24,6 +24,7 @@
 #endif
 
 #ifdef KFIB_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #ifdef KFIB_TSAN
@@ -55,7 +56,14 @@ char *kfib_stacks(size_t n, size_t each) {
 }
 
 void kfib_stacks_free(char *stacks, size_t n, size_t each) {
-  if (stacks) munmap(stacks, n * (each + page_size()));
+  if (stacks == NULL) return;
+#ifdef KFIB_ASAN
+  /* the redzones instrumented frames left on these stacks stay in ASan's
+  ** shadow after munmap: a library mapped here later (libNVVM's data)
+  ** would read as poisoned stack */
+  __asan_unpoison_memory_region(stacks, n * (each + page_size()));
+#endif
+  munmap(stacks, n * (each + page_size()));
 }
 
 char *kfib_stack_of(char *stacks, size_t i, size_t each) {
