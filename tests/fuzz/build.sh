@@ -37,8 +37,11 @@ lua_libs=$(pkg-config --libs lua5.4)
 
 san=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 cflags=(-std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DKJIT_VERSION=\"fuzz\"
-        -DKJIT_LLVM_VERSION=\"$llvm_ver\" -I"$srcroot/include" -I"$srcroot/src" $lua_cflags -isystem "$llvm_inc")
+        -DKJIT_LLVM_VERSION=\"$llvm_ver\" -I"$srcroot/include" -I"$srcroot/src" -I"$out" $lua_cflags -isystem "$llvm_inc")
 mkdir -p "$out/obj"
+# this build's identity, as CMake makes it (cmake/build_hash.cmake; export.c)
+cmake -DSRC="$(cd "$srcroot" && pwd)" -DOUT="$out/kjit_build_hash.h" -DCONFIG=fuzz \
+  -P cmake/build_hash.cmake
 objs=()
 # the Lua-written modules, compiled in as strings (as CMake does)
 shopt -s nullglob
