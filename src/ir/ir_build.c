@@ -464,8 +464,11 @@ static void step(Builder *B, int pc) {
   case KBC_NEWTABLE: {   /* its sizes, as the VM makes it: aux the array
                          ** part's, k.i the hash part's */
     KirInsn *t = emit(B, KIR_NEWTABLE, 0);
-    t->aux = c + (KBC_K(i) ? KBC_AX(CODE(pc + 1)) * 256 : 0);
-    t->k.i = b > 0 ? (lua_Integer)1 << (b - 1) : 0;
+    /* sizes only preallocate: a damaged chunk's are capped (1 << 20
+    ** elements) rather than shifted or multiplied past their types */
+    int64_t narr = c + (KBC_K(i) ? (int64_t)KBC_AX(CODE(pc + 1)) * 256 : 0);
+    t->aux = (int)(narr < (1 << 20) ? narr : (1 << 20));
+    t->k.i = b > 0 ? (lua_Integer)1 << (b - 1 < 20 ? b - 1 : 20) : 0;
     W(B, a, t);
     break;
   }
