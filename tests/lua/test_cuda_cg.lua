@@ -289,26 +289,11 @@ end)
 
 -- ---- the driver path, against the mock driver ------------------------------------------------
 
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
 -- Runs code in a child lua with the mock driver; returns its report, output, success.
 local function run_mock(code, env)
-  local report = os.tmpname()
-  local parts = { "MOCK_CUDA_REPORT=" .. q(report), "KJIT_CUDASIM=", "KJIT_LIBCUDA=" .. q(MOCK) }
-  for k, v in pairs(env or {}) do parts[#parts + 1] = k .. "=" .. q(v) end
-  local prelude = "package.cpath = " .. string.format("%q", MODDIR .. "/?.so;")
-    .. " .. package.cpath; kjit = require 'kjit'; cuda = kjit.cuda; "
-  local p = io.popen(table.concat(parts, " ") .. " " .. q(LUA) .. " -e " .. q(prelude .. code) .. " 2>&1")
-  local out = p:read("a")
-  local ok = p:close()
-  local got = {}
-  local f = io.open(report)
-  if f then
-    for key, v in f:read("a"):gmatch("([%w_]+)=(%d+)") do got[key] = tonumber(v) end
-    f:close()
-  end
-  os.remove(report)
-  return got, out, ok
+  local e = { KJIT_LIBCUDA = MOCK }
+  for k, v in pairs(env or {}) do e[k] = tostring(v) end
+  return require("mockcuda").run_script(MODDIR, LUA, code, e)
 end
 
 local GRID_KERNEL = [[
