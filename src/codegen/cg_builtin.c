@@ -100,6 +100,16 @@ static CgVal abs_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   return cg_mk(a[0].t, cg_math(G, "fabs", LLVMTypeOf(a[0].v), &a[0].v, 1));
 }
 
+/* Which argument of math.fmod the running Lua names when neither is a
+** number: lmathlib.c checks both (luaL_checknumber(L, 1), (L, 2)) as the
+** arguments of one C call, whose evaluation order C leaves open (Debian's
+** GCC-built lua5.4 names #2, a clang build #1). The host probes it when
+** kjit is opened (lkjit.c); every state of a process shares one lmathlib,
+** so one value serves them all. Not in the disk cache's key: a cached
+** object used by a differently built Lua of the same version names the
+** other argument in this one message. */
+int kjit_fmod_checks_arg2_first;
+
 static CgVal fmod_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   (void)n; (void)rt;
   if (a[0].t.kind == T_INT && a[1].t.kind == T_INT) {
@@ -302,6 +312,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     a[0] = cg_unwrap(G, a[0], line, 1 < v->nargs ? v : NULL, 1);
     a[0] = cg_split(G, v, a, 1, TY(T_INT), ult_first_concrete);
   }
+  if (id == B_MATH_FMOD && n >= 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
+    a[1] = cg_unwrap(G, a[1], line, 2 < v->nargs ? v : NULL, 2);   /* named first, as this Lua does */
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);

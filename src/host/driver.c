@@ -199,9 +199,31 @@ static void result_views(KtySpec *root, uint8_t *rview) {
   }
 }
 
+/* Which argument math.fmod names first when neither is a number
+** (cg_builtin.c's kjit_fmod_checks_arg2_first): asked of this process's
+** lmathlib once, through the library's own table (a script may have
+** replaced the global). */
+static void probe_fmod_order(lua_State *L) {
+  static int probed;
+  if (__atomic_load_n(&probed, __ATOMIC_RELAXED) || !lua_checkstack(L, 4)) return;
+  int top = lua_gettop(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "math") == LUA_TTABLE && lua_getfield(L, -1, "fmod") == LUA_TFUNCTION &&
+      lua_iscfunction(L, -1)) {
+    lua_pushnil(L);
+    lua_pushnil(L);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK && lua_type(L, -1) == LUA_TSTRING &&
+        strstr(lua_tostring(L, -1), "#2") != NULL)
+      __atomic_store_n(&kjit_fmod_checks_arg2_first, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&probed, 1, __ATOMIC_RELAXED);
+  }
+  lua_settop(L, top);
+}
+
 void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   lua_State *L = S->L;
   const KcgTarget *t = in->target;
+  probe_fmod_order(L);
   int fidx = lua_absindex(L, in->fidx);
   memset(out, 0, sizeof *out);
   KtySession T;
