@@ -40,6 +40,22 @@ void kcu_ensure(lua_State *L);
 
 /* This thread's current device ordinal (0-based; 0 in simulator mode). */
 int kcu_device(void);
+/* cuda.close() (kcu_close): a context generation per device (sim: the
+** simulator's), bumped each time kjit releases the device's primary
+** context. An object made in an older generation is dead: its handles went
+** with the context, so using it is an error and its __gc calls nothing. */
+unsigned kcu_gen(int sim, int dev);
+static inline int kcu_stale(int sim, int dev, unsigned gen) { return gen != kcu_gen(sim, dev); }
+/* Registers fn(dev), run by kcu_close with dev's context current, before
+** the context is released (library handles, host memory blocks). */
+void kcu_on_close(void (*fn)(int dev));
+/* cuda.close(): waits for every device kjit uses, frees what kjit holds
+** there, releases the primary contexts (cuDevicePrimaryCtxRelease: the
+** driver destroys one when no other code in the process retains it) and
+** bumps the generations; the next use retains a fresh context. In the
+** simulator only the generation moves. Returns the contexts released. */
+int kcu_close(lua_State *L);
+
 /* Compute capability of the current device as major*10+minor (e.g. 90);
 ** 90 in simulator mode. Raises like kcu_ensure. */
 int kcu_compute_capability(lua_State *L);
@@ -79,6 +95,8 @@ KCuDevPtr kcu_alloc(lua_State *L, size_t bytes);
 ** and released with cuMemFree after that context is synchronized (at
 ** cuda.synchronize(), when the queue is large, or when an allocation fails). */
 void kcu_free(KCuDevPtr p);
+/* cuMemFree now, in the current context (cuda.close(), after a synchronize). */
+void kcu_free_now(KCuDevPtr p);
 /* The same for a block allocated on `device` (which may no longer be the
 ** current one: the block must go back to its own context). */
 void kcu_free_on(int device, KCuDevPtr p);
@@ -113,6 +131,8 @@ typedef struct KDevArray {
                                      array whose memory this is (kept alive
                                      by the view's user value); NULL when
                                      the memory is this array's own */
+  unsigned gen;                   /* kcu_gen when made: an older one means
+                                     cuda.close() took its memory */
 } KDevArray;
 
 KDevArray *kcu_test_devarray(lua_State *L, int idx);   /* NULL if not one */

@@ -77,6 +77,7 @@ typedef struct KDevMod {
   KCuDevPtr errrec;
   int ready;                   /* errrec allocated and zeroed */
   int launched;                /* launched since its record was last read */
+  unsigned gen;                /* kcu_gen of the context mod was loaded in */
 } KDevMod;
 
 typedef struct KernSpec {
@@ -164,15 +165,28 @@ static void pending_remove(KernSpec *s) {
   pthread_mutex_unlock(&pending_mu);
 }
 
-static int any_launched(const KernSpec *s) {
+static KDevMod *devmod(KernSpec *s, int dev);
+
+static int any_launched(KernSpec *s) {
   for (int d = 0; d < s->ndm; d++)
-    if (s->dm[d].launched) return 1;
+    if (devmod(s, d)->launched) return 1;
   return 0;
+}
+
+/* dm[dev] if it belongs to dev's current context; an entry of a context
+** cuda.close() released is forgotten (its module and error record went
+** with the context: nothing to unload or free). NULL past ndm. */
+static KDevMod *devmod(KernSpec *s, int dev) {
+  if (dev < 0 || dev >= s->ndm) return NULL;
+  KDevMod *m = &s->dm[dev];
+  if ((m->mod || m->errrec) && kcu_stale(0, dev, m->gen)) memset(m, 0, sizeof *m);
+  return m;
 }
 
 static void free_kspec(KernSpec *s) {
   pending_remove(s);
   for (int d = 0; d < s->ndm; d++) {
+    devmod(s, d);
     if (s->dm[d].mod) kcu_module_unload_on(d, s->dm[d].mod);
     if (s->dm[d].errrec) kcu_free_on(d, s->dm[d].errrec);
   }
@@ -568,7 +582,7 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   /* the current device's record: the other devices' launches stay pending
   ** until a synchronize there */
   int dev = kcu_device();
-  KDevMod *m = dev < s->ndm ? &s->dm[dev] : NULL;
+  KDevMod *m = devmod(s, dev);
   if (m == NULL || !m->errrec || !m->launched) {
     if (!any_launched(s)) pending_remove(s);
     return;
@@ -614,7 +628,8 @@ void kk_check_errors(lua_State *L, int complete) {
   /* this Lua state's launches on this device only (dm is written by the
   ** owner's thread: this one) */
   for (KernSpec *s = pending_specs; s && n < 64; s = s->pnext)
-    if (s->owner == owner && dev < s->ndm && s->dm[dev].launched) todo[n++] = s;
+    if (s->owner == owner && dev < s->ndm && s->dm[dev].launched &&
+        !kcu_stale(0, dev, s->dm[dev].gen)) todo[n++] = s;
   pthread_mutex_unlock(&pending_mu);
   for (int i = 0; i < n; i++) check_record(L, todo[i], complete);
 }
@@ -1279,8 +1294,9 @@ static KDevMod *gpu_prepare(lua_State *L, KernSpec *s, int dev) {
     s->dm = v;
     s->ndm = dev + 1;
   }
-  KDevMod *m = &s->dm[dev];
+  KDevMod *m = devmod(s, dev);   /* forgotten if cuda.close() released its context */
   if (m->mod && m->func && m->ready) return m;
+  m->gen = kcu_gen(0, dev);     /* the context current now (run_gpu's caller ensured it) */
   if (m->mod == NULL) {
     char ext[128];
     if (s->nlink > 0)   /* external device functions: the driver's linker (kernel_link.c) */
