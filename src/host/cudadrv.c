@@ -738,9 +738,7 @@ KCuModule kcu_module_load(lua_State *L, const char *ptx) {
 /* The kernel's PTX and the link files' (host/kernel.c) through the
 ** driver's linker (cuLinkCreate ... cuLinkComplete), then loaded from the
 ** image it made (which lives in the link state until cuLinkDestroy). */
-KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *const *ptxs,
-                          const char *const *names) {
-  enum { CU_JIT_INPUT_PTX = 1 };
+KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const KCuLinkInput *in) {
   char log[8192], extra[sizeof log + 300];
   int opts[2] = { JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
   void *vals[2] = { log, (void *)(uintptr_t)sizeof log };
@@ -756,10 +754,12 @@ KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *cons
   log[0] = '\0';
   CUresult r = cu.LinkCreate(2, opts, vals, &st);
   for (int i = -1; r == CUDA_SUCCESS && i < n; i++) {
-    const char *p = i < 0 ? ptx : ptxs[i];
-    what = i < 0 ? "cuLinkAddData (the kernel)" : names[i];
-    r = cu.LinkAddData(st, CU_JIT_INPUT_PTX, (void *)p, strlen(p) + 1,
-                       i < 0 ? "kjit_kernel.ptx" : names[i], 0, NULL, NULL);
+    what = i < 0 ? "cuLinkAddData (the kernel)" : in[i].name;
+    if (i < 0)
+      r = cu.LinkAddData(st, KCU_LINK_PTX, (void *)ptx, strlen(ptx) + 1, "kjit_kernel.ptx", 0,
+                         NULL, NULL);
+    else
+      r = cu.LinkAddData(st, in[i].type, in[i].data, in[i].size, in[i].name, 0, NULL, NULL);
   }
   if (r == CUDA_SUCCESS) { what = "cuLinkComplete"; r = cu.LinkComplete(st, &image, &size); }
   if (r == CUDA_SUCCESS) {

@@ -66,11 +66,15 @@ int kcu_compute_capability(lua_State *L);
 KCuModule kcu_module_load(lua_State *L, const char *ptx);  /* cuModuleLoadDataEx; JIT error log in the message */
 void kcu_module_unload(KCuModule m);                       /* never raises */
 void kcu_module_unload_on(int dev, KCuModule m);           /* in dev's context; never raises */
-/* The kernel's PTX linked with n more PTX texts (names[i]: for messages)
-** by the driver's linker, loaded as one module; the linker's log in the
-** error message. */
-KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *const *ptxs,
-                          const char *const *names);
+/* A link input: bytes of one of the driver linker's CUjitInputType kinds
+** (KCU_LINK_PTX: text, size counts the terminating 0). */
+enum { KCU_LINK_CUBIN = 0, KCU_LINK_PTX = 1, KCU_LINK_FATBIN = 2, KCU_LINK_OBJECT = 3,
+       KCU_LINK_LIBRARY = 4 };
+typedef struct KCuLinkInput { char *name; char *data; size_t size; int type; } KCuLinkInput;
+/* The kernel's PTX linked with n more inputs (cuLinkAddData, each with its
+** type; names for messages) by the driver's linker, loaded as one module;
+** the linker's log in the error message. */
+KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const KCuLinkInput *in);
 KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name);
 void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, KCuStream s,

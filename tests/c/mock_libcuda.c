@@ -29,11 +29,16 @@
 ** Modules accept any text; one containing "MOCK_PTX_ERROR" (or an injected
 ** failure) fails with CUDA_ERROR_INVALID_PTX and a JIT error log; cuModuleGetFunction fails for the
 ** name "missing". cuLaunchKernel checks its arguments and runs nothing.
-** The linker (cuLinkCreate_v2 ... cuLinkComplete) takes PTX inputs only and
+** The linker (cuLinkCreate_v2 ... cuLinkComplete) takes PTX inputs and
 ** checks what a real link would: every function one input declares .extern
 ** (other than the CUDA runtime's vprintf/malloc/free) must be defined
 ** (.visible .func) by another, else "Undefined reference" in the error log;
 ** its image is the first input's text, which cuModuleLoadDataEx accepts.
+** Binary inputs (CUjitInputType cubin 0, fatbin 2, object 3, library 4)
+** must start with their format's magic bytes (else CUDA_ERROR_INVALID_IMAGE,
+** counted in bad_link_inputs); the mock cannot read what they define, so a
+** link with one skips the undefined-reference check. link_binary_inputs
+** counts them, link_types the types seen (bit i: type i).
 ** MOCK_CUDA_REPORT also counts links and their inputs (links, link_inputs);
 ** MOCK_CUDA_LINK_DUMP=dir writes the inputs of each link there (link<i>.ptx).
 ** cuLaunchCooperativeKernel checks like cuLaunchKernel, after the co-residency
@@ -95,7 +100,7 @@ static struct {
        live_events, live_modules, syncs, launches, memsets, registered,
        module_loads, peer_copies, peer_enables, links, link_inputs, live_links,
        coop_launches, coop_blocks, ctx_destroys, ctx_freed, dead_handles, dead_ctx_calls,
-       ctx_releases;
+       ctx_releases, link_binary_inputs, bad_link_inputs, link_types;
 } st;
 static int peer_on[MAXDEV][MAXDEV];
 static FILE *logf;
@@ -126,13 +131,14 @@ static void report(void) {
           "memsets=%ld\nregistered=%ld\nmodule_loads=%ld\npeer_copies=%ld\npeer_enables=%ld\n"
           "links=%ld\nlink_inputs=%ld\nlive_links=%ld\ncoop_launches=%ld\ncoop_blocks=%ld\n"
           "ctx_destroys=%ld\nctx_freed=%ld\ndead_handles=%ld\ndead_ctx_calls=%ld\n"
-          "ctx_releases=%ld\n",
+          "ctx_releases=%ld\nlink_binary_inputs=%ld\nbad_link_inputs=%ld\nlink_types=%ld\n",
           nalloc, bytes, st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
           st.live_modules, st.syncs, st.launches, st.memsets, st.registered,
           st.module_loads, st.peer_copies, st.peer_enables, st.links, st.link_inputs,
           st.live_links, st.coop_launches, st.coop_blocks, st.ctx_destroys, st.ctx_freed,
-          st.dead_handles, st.dead_ctx_calls, st.ctx_releases);
+          st.dead_handles, st.dead_ctx_calls, st.ctx_releases, st.link_binary_inputs,
+          st.bad_link_inputs, st.link_types);
   fclose(f);
 }
 
@@ -885,6 +891,7 @@ typedef struct Link {
   unsigned magic;
   char *log; size_t logsize;
   char *texts[16]; char names[16][64]; int n;
+  int binary;             /* a binary input was added */
 } Link;
 
 static void link_log(Link *l, const char *fmt, const char *a, const char *b) {
@@ -912,8 +919,26 @@ API CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, co
   (void)n; (void)opts; (void)vals;
   ENTER("cuLinkAddData_v2", E_INVALID_PTX);
   if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (type == 0 || type == 2 || type == 3 || type == 4) {   /* cubin, fatbin, object, library */
+    static const char *const magic[5] = { "\x7f" "ELF", NULL, "\x50\xed\x55\xba", "\x7f" "ELF",
+                                          "!<arch>\n" };
+    size_t m = strlen(magic[type]);
+    if (!data || size < m || memcmp(data, magic[type], m) != 0 || l->n == 16) {
+      st.bad_link_inputs++;
+      return 200;   /* CUDA_ERROR_INVALID_IMAGE */
+    }
+    l->texts[l->n] = strdup("");
+    snprintf(l->names[l->n], sizeof l->names[0], "%s", name ? name : "?");
+    l->n++;
+    l->binary = 1;
+    st.link_inputs++;
+    st.link_binary_inputs++;
+    st.link_types |= 1L << type;
+    return OK;
+  }
   if (type != 1 || !data || size == 0 || ((char *)data)[size - 1] != 0 || l->n == 16)
     return E_INVALID_VALUE;   /* PTX, NUL-terminated, counted */
+  st.link_types |= 1L << type;
   if (strstr((const char *)data, "MOCK_PTX_ERROR") || !strstr((const char *)data, ".version")) {
     link_log(l, "ptxas application ptx input, line 1; error   : mock syntax error in '%s'%s",
              name ? name : "?", "");
@@ -947,7 +972,7 @@ API CUresult cuLinkComplete(void *state, void **cubin, size_t *size) {
   ENTER("cuLinkComplete", E_INVALID_PTX);
   if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
   if (l->n == 0) return E_INVALID_VALUE;
-  for (int i = 0; i < l->n; i++)
+  for (int i = 0; i < l->n && !l->binary; i++)
     for (const char *p = l->texts[i]; (p = strstr(p, ".extern .func")) != NULL; ) {
       p += 13;
       while (*p == ' ') p++;
