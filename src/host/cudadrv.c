@@ -243,6 +243,7 @@ static atomic_int sim_mode;
 ** go of the device's primary context (kcu_close); [KCU_MAXDEV] is the
 ** simulator's. Objects remember the generation they were made in. */
 static _Atomic(unsigned) dev_gen[KCU_MAXDEV + 1];
+static _Atomic(unsigned) close_count;     /* kcu_close_count */
 /* kcu_on_close: what other files release before a context goes */
 #define MAX_CLOSE_HOOKS 8
 static void (*close_hooks[MAX_CLOSE_HOOKS])(int dev);
@@ -433,6 +434,8 @@ unsigned kcu_gen(int sim, int dev) {
   return atomic_load_explicit(&dev_gen[dev], memory_order_acquire);
 }
 
+unsigned kcu_close_count(void) { return atomic_load(&close_count); }
+
 void kcu_on_close(void (*fn)(int dev)) {
   pthread_mutex_lock(&drv_mu);
   int known = 0;
@@ -485,6 +488,7 @@ int kcu_close(lua_State *L) {
       cu.DevicePrimaryCtxRelease(d);
     released++;
   }
+  if (released) atomic_fetch_add(&close_count, 1);
   return released;
 }
 

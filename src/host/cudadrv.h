@@ -55,6 +55,9 @@ void kcu_on_close(void (*fn)(int dev));
 ** bumps the generations; the next use retains a fresh context. In the
 ** simulator only the generation moves. Returns the contexts released. */
 int kcu_close(lua_State *L);
+/* How many times kcu_close released contexts (the driver's, not the
+** simulator's): kjit's extension API gives it to extensions. */
+unsigned kcu_close_count(void);
 
 /* Compute capability of the current device as major*10+minor (e.g. 90);
 ** 90 in simulator mode. Raises like kcu_ensure. */
