@@ -35,6 +35,23 @@
 ** allocation fails (then a full Lua GC and a retry), and when the Lua state
 ** closes. So a block is never freed while a kernel may still use it.
 **
+** Closing (cuda.close(), kcu_close), numba-cuda's semantics. For each
+** device with a context: synchronize, free the deferred blocks, run the
+** close hooks (other files' releases: hostmem.c's page-locked and managed
+** arrays, blas_cuda.c's handle of this thread), bump the device's
+** generation, forget the context and cuDevicePrimaryCtxRelease it (the
+** driver destroys it when no other code in the process retains it; Reset
+** would destroy it under a host's CUDA C code too). Every object records
+** the generation it was made in (arrays, streams, events, kernel modules,
+** cuFFT plans, cuRAND generators): one of an older generation is dead, so
+** using it is a located Lua error, caches (modules, plans, handles) make it
+** again, and no finalizer passes its handle to the driver. The next call
+** retains a fresh context. Generations, not a registry of live objects:
+** nothing to walk at close, no lock on the allocation path. The cost: the
+** blocks of arrays still alive at the close are left to the context's
+** destruction (if another user keeps the context alive, they stay
+** allocated until it goes).
+**
 ** Simulator (kcu_sim_mode() != 0). Device arrays keep their elements in
 ** the userdata (host memory, 64-byte aligned, counted by Lua's GC), copies
 ** are memcpy, synchronize is a no-op, streams are plain objects and events
