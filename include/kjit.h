@@ -141,7 +141,8 @@ KJIT_API int kjit_toarray(lua_State *L, int idx, kjit_array *out);
 ** at idx (a CUdeviceptr of the current context; in the simulator, a host
 ** address) and its size in bytes (bytes may be NULL). The memory stays
 ** kjit's: valid while the array is reachable from Lua. Returns KJIT_OK, or
-** KJIT_ERRARG (not a device array, or one already released, or ptr NULL);
+** KJIT_ERRARG (not a device array, one already released or made before
+** cuda.close(), or ptr NULL);
 ** pushes nothing. */
 KJIT_API int kjit_device_array_ptr(lua_State *L, int idx, uint64_t *ptr, size_t *bytes);
 

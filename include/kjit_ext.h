@@ -27,7 +27,7 @@
 #include "kjit.h"
 
 #define KJIT_EXT_REGISTRY_KEY "kjit.ext_api"
-#define KJIT_EXT_VERSION 2
+#define KJIT_EXT_VERSION 3
 
 /* What an extension needs of an array, host or device. kjit arrays, their
 ** row views a[i] and slices a:slice(i, j) are always C-contiguous (kjit
@@ -93,6 +93,14 @@ typedef struct kjit_ext_api {
   /* 1 when device arrays are the CUDA driver's (a driver with a device
   ** loaded, and the simulator off): loads the driver (cuInit) if needed. */
   int (*cuda_driver)(void);
+
+  /* ---- version 3 ---- */
+  /* A count bumped by every kjit.cuda.close() with the driver: it releases
+  ** the devices' contexts, and with them host_alloc's memory and every
+  ** device address, stream and library handle made before. An extension
+  ** that keeps any of them notes the count when it makes one and, once the
+  ** count has moved, forgets it (never frees it, never uses it). */
+  unsigned (*close_count)(void);
 } kjit_ext_api;
 
 #endif

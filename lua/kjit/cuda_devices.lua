@@ -1,6 +1,7 @@
 -- kjit/cuda_devices.lua: numba-cuda's device list and context calls in
 -- kjit.cuda: cuda.gpus (#cuda.gpus, cuda.gpus[i] with i the 0-based device
--- id as cuda.select_device takes it, cuda.gpus.current) and cuda.close().
+-- id as cuda.select_device takes it, cuda.gpus.current); cuda.close() is
+-- src/host/cudadrv.c's.
 -- The list is read when asked (simulator mode shows its one device).
 local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lkjit.c)
 local cuda = kjit.cuda
@@ -23,11 +24,3 @@ cuda.gpus = setmetatable({}, {
   end,
   __newindex = function() error("cuda.gpus is read-only", 2) end,
 })
-
--- numba-cuda's cuda.close(): kjit keeps one primary context per device for
--- the life of the process (device arrays stay valid); close waits for the
--- device and frees the memory of collected arrays now, which is what a
--- program calling it at its end needs. Without a GPU it does nothing.
-function cuda.close()
-  if cuda.simulating() or cuda.is_available() then cuda.synchronize() end
-end

@@ -120,6 +120,10 @@ static CgVal kmath_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   case B_KMATH_EXPM1: base = "expm1"; break;
   case B_KMATH_GAMMA: base = "tgamma"; break;
   case B_KMATH_LGAMMA: base = "lgamma"; break;
+  case B_KMATH_ASINH: base = "asinh"; break;
+  case B_KMATH_ACOSH: base = "acosh"; break;
+  case B_KMATH_ATANH: base = "atanh"; break;
+  case B_KMATH_REMAINDER: base = "remainder"; break;
   case B_KMATH_COPYSIGN: base = "copysign"; break;
   case B_KMATH_TRUNC: base = "trunc"; break;
   default: cg_error(G, v, "'%s' is not supported in compiled code", kir_builtin_name(id));

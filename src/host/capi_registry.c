@@ -121,6 +121,7 @@ static const kjit_ext_api api = {
   ext_toarray, ext_todevarray, ext_dev_to_host, ext_host_to_dev, ext_tostream,
   ext_synchronize, ext_keep, ext_unkeep, kd_cache_load_only,
   ext_host_alloc, kcu_host_free, ext_cuda_driver,
+  kcu_close_count,
 };
 
 void kext_open(lua_State *L) {

@@ -35,6 +35,23 @@
 ** allocation fails (then a full Lua GC and a retry), and when the Lua state
 ** closes. So a block is never freed while a kernel may still use it.
 **
+** Closing (cuda.close(), kcu_close), numba-cuda's semantics. For each
+** device with a context: synchronize, free the deferred blocks, run the
+** close hooks (other files' releases: hostmem.c's page-locked and managed
+** arrays, blas_cuda.c's handle of this thread), bump the device's
+** generation, forget the context and cuDevicePrimaryCtxRelease it (the
+** driver destroys it when no other code in the process retains it; Reset
+** would destroy it under a host's CUDA C code too). Every object records
+** the generation it was made in (arrays, streams, events, kernel modules,
+** cuFFT plans, cuRAND generators): one of an older generation is dead, so
+** using it is a located Lua error, caches (modules, plans, handles) make it
+** again, and no finalizer passes its handle to the driver. The next call
+** retains a fresh context. Generations, not a registry of live objects:
+** nothing to walk at close, no lock on the allocation path. The cost: the
+** blocks of arrays still alive at the close are left to the context's
+** destruction (if another user keeps the context alive, they stay
+** allocated until it goes).
+**
 ** Simulator (kcu_sim_mode() != 0). Device arrays keep their elements in
 ** the userdata (host memory, 64-byte aligned, counted by Lua's GC), copies
 ** are memcpy, synchronize is a no-op, streams are plain objects and events
@@ -91,6 +108,8 @@ enum {   /* CUjit_option */
   X(DeviceTotalMem, "cuDeviceTotalMem_v2", NULL, 1, (size_t *n, CUdevice d)) \
   X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL, 1, \
     (CUcontext *c, CUdevice d)) \
+  X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", 0, \
+    (CUdevice d)) \
   X(CtxGetCurrent, "cuCtxGetCurrent", NULL, 1, (CUcontext *c)) \
   X(CtxSetCurrent, "cuCtxSetCurrent", NULL, 1, (CUcontext c)) \
   X(CtxSynchronize, "cuCtxSynchronize", NULL, 1, (void)) \
@@ -237,6 +256,15 @@ static __thread int cur_dev;
 static _Atomic(unsigned char) peer_on[KCU_MAXDEV][KCU_MAXDEV];
 static void (*sync_hook)(lua_State *L, int complete);     /* kcu_set_sync_hook */
 static atomic_int sim_mode;
+/* cuda.close(): each device's context generation, bumped when kjit lets
+** go of the device's primary context (kcu_close); [KCU_MAXDEV] is the
+** simulator's. Objects remember the generation they were made in. */
+static _Atomic(unsigned) dev_gen[KCU_MAXDEV + 1];
+static _Atomic(unsigned) close_count;     /* kcu_close_count */
+/* kcu_on_close: what other files release before a context goes */
+#define MAX_CLOSE_HOOKS 8
+static void (*close_hooks[MAX_CLOSE_HOOKS])(int dev);
+static int nclose_hooks;
 
 /* ------------------------------------------------------------------ */
 /* errors                                                              */
@@ -417,6 +445,70 @@ int kcu_compute_capability(lua_State *L) {
   return dev_cc[kcu_device()];
 }
 
+unsigned kcu_gen(int sim, int dev) {
+  if (sim) dev = KCU_MAXDEV;
+  else if (dev < 0 || dev >= KCU_MAXDEV) return 0;
+  return atomic_load_explicit(&dev_gen[dev], memory_order_acquire);
+}
+
+unsigned kcu_close_count(void) { return atomic_load(&close_count); }
+
+void kcu_on_close(void (*fn)(int dev)) {
+  pthread_mutex_lock(&drv_mu);
+  int known = 0;
+  for (int i = 0; i < nclose_hooks; i++) known |= close_hooks[i] == fn;
+  if (!known && nclose_hooks < MAX_CLOSE_HOOKS) close_hooks[nclose_hooks++] = fn;
+  pthread_mutex_unlock(&drv_mu);
+}
+
+static CUresult flush_deferred(int dev, int synced);
+
+/* The order matters: the queued frees and the hooks' releases need the
+** context; the generation moves before the release, so that nothing made
+** in the old context is used or freed after it. Errors are ignored: a
+** context that failed (a kernel's illegal address) is released all the
+** same, which is how a program recovers from a sticky CUDA error. */
+int kcu_close(lua_State *L) {
+  (void)L;
+  if (kcu_sim_mode()) {
+    atomic_fetch_add(&dev_gen[KCU_MAXDEV], 1);
+    return 0;
+  }
+  if (!kcu_available(NULL)) return 0;
+  int released = 0;
+  for (int dev = 0; dev < drv.ndev; dev++) {
+    CUcontext c = atomic_load(&dev_ctx[dev]);
+    if (c == NULL) continue;
+    if (cu.CtxSetCurrent(c) == CUDA_SUCCESS) {
+      cu.CtxSynchronize();
+      flush_deferred(dev, 1);
+      void (*hooks[MAX_CLOSE_HOOKS])(int);
+      pthread_mutex_lock(&drv_mu);
+      int nh = nclose_hooks;
+      memcpy(hooks, close_hooks, sizeof hooks);
+      pthread_mutex_unlock(&drv_mu);
+      for (int i = 0; i < nh; i++) hooks[i](dev);
+      cu.CtxSetCurrent(NULL);
+    }
+    pthread_mutex_lock(&drv_mu);
+    atomic_fetch_add(&dev_gen[dev], 1);
+    atomic_store(&dev_ctx[dev], NULL);
+    for (int k = 0; k < KCU_MAXDEV; k++) {
+      atomic_store(&peer_on[dev][k], 0);
+      atomic_store(&peer_on[k][dev], 0);
+    }
+    free(deferred[dev].v);
+    memset(&deferred[dev], 0, sizeof deferred[dev]);
+    pthread_mutex_unlock(&drv_mu);
+    CUdevice d;
+    if (cu.DevicePrimaryCtxRelease && cu.DeviceGet(&d, dev) == CUDA_SUCCESS)
+      cu.DevicePrimaryCtxRelease(d);
+    released++;
+  }
+  if (released) atomic_fetch_add(&close_count, 1);
+  return released;
+}
+
 /* ------------------------------------------------------------------ */
 /* memory, with deferred frees                                         */
 /* ------------------------------------------------------------------ */
@@ -521,6 +613,10 @@ KCuDevPtr kcu_alloc(lua_State *L, size_t bytes) {
 void kcu_free_on(int device, KCuDevPtr p) {
   if (p && kcu_available(NULL) && device >= 0 && device < drv.ndev)
     defer_free(device, p, 0);
+}
+
+void kcu_free_now(KCuDevPtr p) {
+  if (p && kcu_available(NULL)) cu.MemFree(p);
 }
 
 void kcu_free(KCuDevPtr p) {
@@ -663,9 +759,7 @@ KCuModule kcu_module_load(lua_State *L, const char *ptx) {
 /* The kernel's PTX and the link files' (host/kernel.c) through the
 ** driver's linker (cuLinkCreate ... cuLinkComplete), then loaded from the
 ** image it made (which lives in the link state until cuLinkDestroy). */
-KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *const *ptxs,
-                          const char *const *names) {
-  enum { CU_JIT_INPUT_PTX = 1 };
+KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const KCuLinkInput *in) {
   char log[8192], extra[sizeof log + 300];
   int opts[2] = { JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
   void *vals[2] = { log, (void *)(uintptr_t)sizeof log };
@@ -681,10 +775,12 @@ KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *cons
   log[0] = '\0';
   CUresult r = cu.LinkCreate(2, opts, vals, &st);
   for (int i = -1; r == CUDA_SUCCESS && i < n; i++) {
-    const char *p = i < 0 ? ptx : ptxs[i];
-    what = i < 0 ? "cuLinkAddData (the kernel)" : names[i];
-    r = cu.LinkAddData(st, CU_JIT_INPUT_PTX, (void *)p, strlen(p) + 1,
-                       i < 0 ? "kjit_kernel.ptx" : names[i], 0, NULL, NULL);
+    what = i < 0 ? "cuLinkAddData (the kernel)" : in[i].name;
+    if (i < 0)
+      r = cu.LinkAddData(st, KCU_LINK_PTX, (void *)ptx, strlen(ptx) + 1, "kjit_kernel.ptx", 0,
+                         NULL, NULL);
+    else
+      r = cu.LinkAddData(st, in[i].type, in[i].data, in[i].size, in[i].name, 0, NULL, NULL);
   }
   if (r == CUDA_SUCCESS) { what = "cuLinkComplete"; r = cu.LinkComplete(st, &image, &size); }
   if (r == CUDA_SUCCESS) {
@@ -816,12 +912,14 @@ long long kcu_max_cooperative_blocks(lua_State *L, KCuFunction f, int threads, u
 typedef struct KStream {
   KCuStream h;                   /* NULL: the default stream */
   int device, sim, released;
+  unsigned gen;                  /* kcu_gen when made */
   int borrowed;                  /* default_stream/external_stream: not ours to destroy */
 } KStream;
 typedef struct KEvent {
   CUevent h; int device, sim;
   int recorded; double t_ms;   /* simulator: time of the last record */
   int released;                /* __gc ran (the handle is destroyed) */
+  unsigned gen;                /* kcu_gen when made */
 } KEvent;
 
 /* "device array", "stream" or "event": for messages. */
@@ -849,13 +947,30 @@ static void check_usable(lua_State *L, const char *what, int sim, int device,
   }
 }
 
+/* Raises for an object made before cuda.close(). */
+static void check_gen(lua_State *L, const char *what, int sim, int device, unsigned gen, int arg) {
+  if (!kcu_stale(sim, device, gen)) return;
+  char pre[32] = "";
+  if (arg > 0) snprintf(pre, sizeof pre, "argument #%d: ", arg);
+  luaL_error(L, "kjit.cuda: %sthis %s was made before cuda.close(), which released it with the "
+             "device's context: make it again", pre, what);
+}
+
+/* A device array's memory went with its context (foreign memory is not
+** kjit's: it is left to its owner). */
+static void check_devgen(lua_State *L, const KDevArray *d, int arg) {
+  if (!d->foreign) check_gen(L, "device array", d->sim, d->device, d->gen, arg);
+}
+
 void kcu_check_usable(lua_State *L, const KDevArray *d, int arg) {
   if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
+  check_devgen(L, d, arg);
   check_usable(L, "device array", d->sim, d->device, arg);
 }
 
 void kcu_check_live(lua_State *L, const KDevArray *d, int arg) {
   if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
+  check_devgen(L, d, arg);
   if (d->sim != (kcu_sim_mode() != 0)) wrongmode(L, "device array", d->sim, arg);
 }
 
@@ -867,6 +982,7 @@ int kcu_peer_enabled(int dev, int peer) {
 
 void kcu_check_usable_kernel(lua_State *L, const KDevArray *d, int arg) {
   if (d->released || (d->owner && d->owner->released)) kb_released_error(L);
+  check_devgen(L, d, arg);
   if (d->sim != (kcu_sim_mode() != 0)) wrongmode(L, "device array", d->sim, arg);
   if (d->sim || d->device == cur_dev || kcu_peer_enabled(cur_dev, d->device)) return;
   luaL_error(L, "kjit.cuda: argument #%d: this device array is on device %d but the kernel "
@@ -924,6 +1040,7 @@ static KDevArray *pushdev(lua_State *L, kjit_dtype t, int ndim,
   d->dtype = t;
   d->device = kcu_device();
   d->sim = sim;
+  d->gen = kcu_gen(sim, d->device);
   d->bytes = bytes;
   pushmeta_devarray(L);
   lua_setmetatable(L, -2);   /* from here on __gc owns d->ptr */
@@ -959,6 +1076,7 @@ KDevArray *kcu_push_devwrap(lua_State *L, KCuDevPtr ptr, kjit_dtype t, int ndim,
   d->bytes = (size_t)size * kjit_dtype_size(t);
   d->ptr = size ? ptr : 0;
   d->foreign = 1;
+  d->gen = kcu_gen(sim, d->device);
   pushmeta_devarray(L);
   lua_setmetatable(L, -2);
   return d;
@@ -1016,6 +1134,8 @@ KDevArray *kcu_push_devview(lua_State *L, int base, size_t off, int ndim, const 
   d->bytes = (size_t)n * kcu_elem_size(b);
   d->ptr = b->ptr ? b->ptr + off : 0;
   d->owner = b->owner ? b->owner : b;
+  d->gen = b->gen;
+  d->foreign = b->foreign;
   if (b->owner) lua_getiuservalue(L, base, 1);   /* the owner itself */
   else lua_pushvalue(L, base);
   lua_setiuservalue(L, -2, 1);                    /* keeps the memory alive */
@@ -1252,7 +1372,9 @@ static int d_tostring(lua_State *L) {
 static int d_gc(lua_State *L) {
   KDevArray *d = selfdev(L);
   d->released = 1;
-  if (!d->sim && d->ptr && !d->owner && !d->foreign) defer_free(d->device, d->ptr, d->bytes);
+  /* after cuda.close() the memory went with the context */
+  if (!d->sim && d->ptr && !d->owner && !d->foreign && !kcu_stale(0, d->device, d->gen))
+    defer_free(d->device, d->ptr, d->bytes);
   if (!d->sim) d->ptr = 0;   /* simulator memory is the userdata's own */
   return 0;
 }
@@ -1330,6 +1452,7 @@ static KStream *checkstream(lua_State *L, int idx) {
   KStream *s = (KStream *)luaL_checkudata(L, idx, KCU_STREAM);
   if (s->released) finalized(L, "stream");
   check_usable(L, "stream", s->sim, s->device, 0);
+  if (!s->borrowed) check_gen(L, "stream", s->sim, s->device, s->gen, 0);
   return s;
 }
 
@@ -1344,6 +1467,7 @@ KCuStream kcu_check_stream(lua_State *L, int idx) {
   }
   if (s->released) finalized(L, "stream");
   check_usable(L, "stream", s->sim, s->device, 0);
+  if (!s->borrowed) check_gen(L, "stream", s->sim, s->device, s->gen, 0);
   return s->sim ? (KCuStream)s : s->h;
 }
 
@@ -1358,7 +1482,7 @@ static int s_gc(lua_State *L) {
   KStream *s = (KStream *)luaL_checkudata(L, 1, KCU_STREAM);
   /* cuStreamDestroy returns at once; the driver releases the stream when
   ** its queued work is done. */
-  if (!s->sim && s->h && !s->borrowed) cu.StreamDestroy(s->h);
+  if (!s->sim && s->h && !s->borrowed && !kcu_stale(0, s->device, s->gen)) cu.StreamDestroy(s->h);
   s->h = NULL;
   s->released = 1;
   return 0;
@@ -1392,6 +1516,7 @@ static int c_stream(lua_State *L) {
   s->h = NULL;
   s->device = kcu_device();
   s->sim = sim;
+  s->gen = kcu_gen(sim, s->device);
   s->released = 0;
   s->borrowed = 0;
   pushmeta(L, KCU_STREAM, stream_methods, s_gc, s_tostring);
@@ -1409,6 +1534,7 @@ static int push_borrowed_stream(lua_State *L, KCuStream h) {
   s->h = sim ? NULL : h;
   s->device = kcu_device();
   s->sim = sim;
+  s->gen = kcu_gen(sim, s->device);
   s->released = 0;
   s->borrowed = 1;
   pushmeta(L, KCU_STREAM, stream_methods, s_gc, s_tostring);
@@ -1433,6 +1559,7 @@ static KEvent *checkevent(lua_State *L, int idx, int arg) {
   KEvent *e = (KEvent *)luaL_checkudata(L, idx, KCU_EVENT);
   if (e->released) finalized(L, "event");
   check_usable(L, "event", e->sim, e->device, arg);
+  check_gen(L, "event", e->sim, e->device, e->gen, arg);
   return e;
 }
 
@@ -1484,7 +1611,7 @@ static int c_event_elapsed_time(lua_State *L) {
 
 static int e_gc(lua_State *L) {
   KEvent *e = (KEvent *)luaL_checkudata(L, 1, KCU_EVENT);
-  if (!e->sim && e->h) cu.EventDestroy(e->h);
+  if (!e->sim && e->h && !kcu_stale(0, e->device, e->gen)) cu.EventDestroy(e->h);
   e->h = NULL;
   e->released = 1;
   return 0;
@@ -1511,6 +1638,7 @@ static int c_event(lua_State *L) {
   memset(e, 0, sizeof *e);
   e->device = kcu_device();
   e->sim = sim;
+  e->gen = kcu_gen(sim, e->device);
   pushmeta(L, KCU_EVENT, event_methods, e_gc, e_tostring);
   lua_setmetatable(L, -2);
   if (!sim) CHECK(L, cu.EventCreate(&e->h, 0), "cuEventCreate");
@@ -1785,6 +1913,25 @@ static int c_synchronize(lua_State *L) {
   return 0;
 }
 
+/* cuda.close(): numba-cuda's. The launches' errors are read first (as
+** cuda.synchronize() reads them) and raised after the close, which
+** happens either way: a program recovers from a sticky CUDA error (an
+** illegal address) by closing. Without a GPU (and not simulating) it does
+** nothing. */
+static int c_close(lua_State *L) {
+  if (!kcu_sim_mode() && !kcu_available(NULL)) return 0;
+  luaL_where(L, 1);                       /* the caller's line, for driver errors */
+  lua_pushcfunction(L, c_synchronize);
+  int rc = lua_pcall(L, 0, 0, 0);
+  kcu_close(L);
+  if (rc != LUA_OK) {
+    if (lua_type(L, -1) == LUA_TSTRING && strncmp(lua_tostring(L, -1), "kjit.cuda:", 10) == 0)
+      lua_concat(L, 2);                   /* where .. message */
+    return lua_error(L);
+  }
+  return 0;
+}
+
 /* cuda.mem_info(): free and total bytes of the current device. */
 static int c_mem_info(lua_State *L) {
   size_t fr = 0, total = 0;
@@ -1845,7 +1992,7 @@ static const luaL_Reg functions[] = {
   {"default_stream", c_default_stream}, {"external_stream", c_external_stream},
   {"list_devices", c_devices}, {"use_device", c_use_device},
   {"get_current_device", c_get_current_device}, {"can_access_peer", c_can_access_peer},
-  {"enable_peer_access", c_enable_peer_access}, {NULL, NULL}
+  {"enable_peer_access", c_enable_peer_access}, {"close", c_close}, {NULL, NULL}
 };
 
 void kcu_open(lua_State *L) {

@@ -40,6 +40,25 @@ void kcu_ensure(lua_State *L);
 
 /* This thread's current device ordinal (0-based; 0 in simulator mode). */
 int kcu_device(void);
+/* cuda.close() (kcu_close): a context generation per device (sim: the
+** simulator's), bumped each time kjit releases the device's primary
+** context. An object made in an older generation is dead: its handles went
+** with the context, so using it is an error and its __gc calls nothing. */
+unsigned kcu_gen(int sim, int dev);
+static inline int kcu_stale(int sim, int dev, unsigned gen) { return gen != kcu_gen(sim, dev); }
+/* Registers fn(dev), run by kcu_close with dev's context current, before
+** the context is released (library handles, host memory blocks). */
+void kcu_on_close(void (*fn)(int dev));
+/* cuda.close(): waits for every device kjit uses, frees what kjit holds
+** there, releases the primary contexts (cuDevicePrimaryCtxRelease: the
+** driver destroys one when no other code in the process retains it) and
+** bumps the generations; the next use retains a fresh context. In the
+** simulator only the generation moves. Returns the contexts released. */
+int kcu_close(lua_State *L);
+/* How many times kcu_close released contexts (the driver's, not the
+** simulator's): kjit's extension API gives it to extensions. */
+unsigned kcu_close_count(void);
+
 /* Compute capability of the current device as major*10+minor (e.g. 90);
 ** 90 in simulator mode. Raises like kcu_ensure. */
 int kcu_compute_capability(lua_State *L);
@@ -50,11 +69,15 @@ int kcu_compute_capability(lua_State *L);
 KCuModule kcu_module_load(lua_State *L, const char *ptx);  /* cuModuleLoadDataEx; JIT error log in the message */
 void kcu_module_unload(KCuModule m);                       /* never raises */
 void kcu_module_unload_on(int dev, KCuModule m);           /* in dev's context; never raises */
-/* The kernel's PTX linked with n more PTX texts (names[i]: for messages)
-** by the driver's linker, loaded as one module; the linker's log in the
-** error message. */
-KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const char *const *ptxs,
-                          const char *const *names);
+/* A link input: bytes of one of the driver linker's CUjitInputType kinds
+** (KCU_LINK_PTX: text, size counts the terminating 0). */
+enum { KCU_LINK_CUBIN = 0, KCU_LINK_PTX = 1, KCU_LINK_FATBIN = 2, KCU_LINK_OBJECT = 3,
+       KCU_LINK_LIBRARY = 4 };
+typedef struct KCuLinkInput { char *name; char *data; size_t size; int type; } KCuLinkInput;
+/* The kernel's PTX linked with n more inputs (cuLinkAddData, each with its
+** type; names for messages) by the driver's linker, loaded as one module;
+** the linker's log in the error message. */
+KCuModule kcu_module_link(lua_State *L, const char *ptx, int n, const KCuLinkInput *in);
 KCuFunction kcu_get_function(lua_State *L, KCuModule m, const char *name);
 void kcu_launch(lua_State *L, KCuFunction f, const unsigned grid[3],
                 const unsigned block[3], unsigned shared_bytes, KCuStream s,
@@ -79,6 +102,8 @@ KCuDevPtr kcu_alloc(lua_State *L, size_t bytes);
 ** and released with cuMemFree after that context is synchronized (at
 ** cuda.synchronize(), when the queue is large, or when an allocation fails). */
 void kcu_free(KCuDevPtr p);
+/* cuMemFree now, in the current context (cuda.close(), after a synchronize). */
+void kcu_free_now(KCuDevPtr p);
 /* The same for a block allocated on `device` (which may no longer be the
 ** current one: the block must go back to its own context). */
 void kcu_free_on(int device, KCuDevPtr p);
@@ -113,6 +138,8 @@ typedef struct KDevArray {
                                      array whose memory this is (kept alive
                                      by the view's user value); NULL when
                                      the memory is this array's own */
+  unsigned gen;                   /* kcu_gen when made: an older one means
+                                     cuda.close() took its memory */
 } KDevArray;
 
 KDevArray *kcu_test_devarray(lua_State *L, int idx);   /* NULL if not one */

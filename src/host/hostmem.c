@@ -20,6 +20,13 @@
 **
 ** In the simulator every one of them is a plain kjit array (host memory is
 ** the simulated device's), and cuda.pinned does nothing.
+**
+** cuda.close() (cudadrv.c's kcu_close) runs close_blocks for each device:
+** the memory of every live array of the device goes back to the driver
+** before the context does (page-locked and managed memory belong to the
+** context), and the arrays' guard flag is set, so that they, and their
+** views, raise "array used after its memory was released" from then on,
+** in Lua and in compiled code. Their later __gc frees nothing more.
 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,10 +43,12 @@ typedef struct HostBlock {
   size_t bytes;
   KCuDevPtr dev;          /* mapped/managed: the device address */
   int device, kind;
+  int *released;          /* the array's guard flag (buffer.c) */
+  int closed;             /* cuda.close() freed the memory already */
 } HostBlock;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static HostBlock *blocks;   /* the live mapped and managed arrays */
+static HostBlock **blocks;  /* the live arrays (the blocks' owners: their release) */
 static size_t nblocks, capblocks;
 
 int kcu_host_mapped(const void *p, size_t n, KCuDevPtr *dev) {
@@ -47,9 +56,10 @@ int kcu_host_mapped(const void *p, size_t n, KCuDevPtr *dev) {
   uintptr_t a = (uintptr_t)p;
   pthread_mutex_lock(&mu);
   for (size_t k = 0; k < nblocks && !found; k++) {
-    uintptr_t b = (uintptr_t)blocks[k].host;
-    if (blocks[k].device == cur && a >= b && n <= blocks[k].bytes && a - b <= blocks[k].bytes - n) {
-      *dev = blocks[k].dev + (a - b);
+    const HostBlock *h = blocks[k];
+    uintptr_t b = (uintptr_t)h->host;
+    if (h->kind != K_PINNED && h->device == cur && a >= b && n <= h->bytes && a - b <= h->bytes - n) {
+      *dev = h->dev + (a - b);
       found = 1;
     }
   }
@@ -57,12 +67,12 @@ int kcu_host_mapped(const void *p, size_t n, KCuDevPtr *dev) {
   return found;
 }
 
-static int add_block(HostBlock hb) {
+static int add_block(HostBlock *hb) {
   int ok = 1;
   pthread_mutex_lock(&mu);
   if (nblocks == capblocks) {
     size_t nc = capblocks ? capblocks * 2 : 16;
-    HostBlock *nb = realloc(blocks, nc * sizeof *nb);
+    HostBlock **nb = realloc(blocks, nc * sizeof *nb);
     if (nb) { blocks = nb; capblocks = nc; } else ok = 0;
   }
   if (ok) blocks[nblocks++] = hb;
@@ -70,29 +80,48 @@ static int add_block(HostBlock hb) {
   return ok;
 }
 
-/* Drops the entry of host (if any); returns it in *out. */
-static int take_block(void *host, HostBlock *out) {
-  int found = 0;
+/* Drops hb's entry (if any). */
+static void take_block(HostBlock *hb) {
   pthread_mutex_lock(&mu);
   for (size_t k = 0; k < nblocks; k++)
-    if (blocks[k].host == host) {
-      *out = blocks[k];
+    if (blocks[k] == hb) {
       blocks[k] = blocks[--nblocks];
-      found = 1;
       break;
     }
   pthread_mutex_unlock(&mu);
-  return found;
 }
 
-/* The release function of the arrays (ud: a HostBlock copy, malloc'd). */
-static void release(void *ud, void *data) {
-  HostBlock *hb = ud, dummy;
-  (void)data;
-  take_block(hb->host, &dummy);
+/* The memory itself, in the driver; once. */
+static void free_block(HostBlock *hb) {
+  if (hb->closed) return;
+  hb->closed = 1;
   if (hb->kind == K_MANAGED) kcu_free_on(hb->device, (KCuDevPtr)(uintptr_t)hb->host);
   else kcu_host_free(hb->host);
+}
+
+/* The release function of the arrays (ud: their HostBlock, malloc'd). */
+static void release(void *ud, void *data) {
+  HostBlock *hb = ud;
+  (void)data;
+  take_block(hb);
+  free_block(hb);
   free(hb);
+}
+
+/* cuda.close() (kcu_on_close), with dev's context current: every live
+** array of dev refuses access from now on and its memory goes back now. */
+static void close_blocks(int dev) {
+  pthread_mutex_lock(&mu);
+  for (size_t k = 0; k < nblocks; ) {
+    HostBlock *hb = blocks[k];
+    if (hb->device != dev) { k++; continue; }
+    if (hb->released) *hb->released = 1;
+    hb->closed = 1;
+    if (hb->kind == K_MANAGED) kcu_free_now((KCuDevPtr)(uintptr_t)hb->host);
+    else kcu_host_free(hb->host);
+    blocks[k] = blocks[--nblocks];
+  }
+  pthread_mutex_unlock(&mu);
 }
 
 /* shape and dtype at 1, 2; returns the byte size (checked as kjit arrays'). */
@@ -134,11 +163,15 @@ static int push_host(lua_State *L, int kind) {
     if (kind == K_MAPPED) hb->dev = kcu_host_devptr(L, hb->host);
   }
   memset(hb->host, 0, bytes ? bytes : 1);
-  if (kind != K_PINNED && !add_block(*hb)) {
-    release(hb, NULL);
+  KBuffer *b = kb_push_borrowed(L, hb->host, t, ndim, shape, release, hb);
+  hb->released = (int *)b->released;   /* the guard's flag (never NULL: release given) */
+  if (!add_block(hb)) {
+    /* the array's __gc will free it; it is only missing from the list */
+    free_block(hb);
+    *hb->released = 1;
     return luaL_error(L, "not enough memory");
   }
-  kb_push_borrowed(L, hb->host, t, ndim, shape, release, hb);
+  kcu_on_close(close_blocks);
   return 1;
 }
 
@@ -149,11 +182,12 @@ static int c_managed_array(lua_State *L) { return push_host(L, K_MANAGED); }
 /* cuda.pinned(a): a registration object; closing it (or its __gc)
 ** unregisters the memory. Its user value keeps a alive. */
 #define KCU_PINNED "kjit.cuda.pinned"
-typedef struct Pinned { void *p; int live; } Pinned;
+typedef struct Pinned { void *p; int live, device; unsigned gen; } Pinned;
 
 static int p_close(lua_State *L) {
   Pinned *g = (Pinned *)luaL_checkudata(L, 1, KCU_PINNED);
-  if (g->live) kcu_host_unregister(g->p);
+  /* after cuda.close() the registration went with the context */
+  if (g->live && !kcu_stale(0, g->device, g->gen)) kcu_host_unregister(g->p);
   g->live = 0;
   return 0;
 }
@@ -179,6 +213,8 @@ static int c_pinned(lua_State *L) {
   size_t bytes = (size_t)b->size * kjit_dtype_size(b->dtype);
   if (!kcu_sim_mode() && bytes > 0) {
     kcu_host_register(L, b->data, bytes);
+    g->device = kcu_device();
+    g->gen = kcu_gen(0, g->device);
     g->live = 1;
   }
   return 1;

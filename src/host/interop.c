@@ -332,6 +332,8 @@ KJIT_API int kjit_device_array_ptr(lua_State *L, int idx, uint64_t *ptr, size_t 
   KDevArray *d = kcu_test_devarray(L, idx);
   if (d == NULL || ptr == NULL || d->released || (d->owner && d->owner->released))
     return KJIT_ERRARG;
+  /* made before cuda.close(): its memory went with the context */
+  if (!d->foreign && kcu_stale(d->sim, d->device, d->gen)) return KJIT_ERRARG;
   *ptr = d->ptr;
   if (bytes) *bytes = d->bytes;
   return KJIT_OK;

@@ -77,6 +77,7 @@ typedef struct KDevMod {
   KCuDevPtr errrec;
   int ready;                   /* errrec allocated and zeroed */
   int launched;                /* launched since its record was last read */
+  unsigned gen;                /* kcu_gen of the context mod was loaded in */
 } KDevMod;
 
 typedef struct KernSpec {
@@ -105,7 +106,7 @@ typedef struct KernSpec {
   struct KernSpec *pnext;      /* pending list */
   int hostlaunches;            /* KT_NVPTX launches that copied host arrays
                                   (the second one warns: warn_host_arrays) */
-  char **lptx, **lname;        /* KT_NVPTX: the link files' PTX and names */
+  KCuLinkInput *link;          /* KT_NVPTX: the link files' linker inputs */
   int nlink;                   /* (kernel_link.c), linked when it loads */
 } KernSpec;
 
@@ -164,15 +165,28 @@ static void pending_remove(KernSpec *s) {
   pthread_mutex_unlock(&pending_mu);
 }
 
-static int any_launched(const KernSpec *s) {
+static KDevMod *devmod(KernSpec *s, int dev);
+
+static int any_launched(KernSpec *s) {
   for (int d = 0; d < s->ndm; d++)
-    if (s->dm[d].launched) return 1;
+    if (devmod(s, d)->launched) return 1;
   return 0;
+}
+
+/* dm[dev] if it belongs to dev's current context; an entry of a context
+** cuda.close() released is forgotten (its module and error record went
+** with the context: nothing to unload or free). NULL past ndm. */
+static KDevMod *devmod(KernSpec *s, int dev) {
+  if (dev < 0 || dev >= s->ndm) return NULL;
+  KDevMod *m = &s->dm[dev];
+  if ((m->mod || m->errrec) && kcu_stale(0, dev, m->gen)) memset(m, 0, sizeof *m);
+  return m;
 }
 
 static void free_kspec(KernSpec *s) {
   pending_remove(s);
   for (int d = 0; d < s->ndm; d++) {
+    devmod(s, d);
     if (s->dm[d].mod) kcu_module_unload_on(d, s->dm[d].mod);
     if (s->dm[d].errrec) kcu_free_on(d, s->dm[d].errrec);
   }
@@ -181,7 +195,7 @@ static void free_kspec(KernSpec *s) {
   for (int i = 0; i < s->nmsgs; i++) free(s->msgs[i]);
   free(s->msgs);
   free(s->chunk); free(s->ptx); free(s->llvm); free(s->types);
-  klink_free(s->lptx, s->lname, s->nlink);
+  klink_free(s->link, s->nlink);
   free(s);
 }
 
@@ -346,7 +360,7 @@ static KernSpec *compile_kernel_ex(lua_State *L, int kidx_, const Type *args, in
     free(key);
     /* the link files (kernel_link.c), compiled for this cc */
     lua_getiuservalue(L, kidx, 3);
-    ks->nlink = klink_sources(L, -1, cc, &ks->lptx, &ks->lname, &err);
+    ks->nlink = klink_sources(L, -1, cc, &ks->link, &err);
     lua_pop(L, 1);
     if (ks->nlink < 0) {   /* located at the launch (or k:compile) that compiles */
       ks->nlink = 0;
@@ -568,7 +582,7 @@ static void check_record(lua_State *L, KernSpec *s, int complete) {
   /* the current device's record: the other devices' launches stay pending
   ** until a synchronize there */
   int dev = kcu_device();
-  KDevMod *m = dev < s->ndm ? &s->dm[dev] : NULL;
+  KDevMod *m = devmod(s, dev);
   if (m == NULL || !m->errrec || !m->launched) {
     if (!any_launched(s)) pending_remove(s);
     return;
@@ -614,7 +628,8 @@ void kk_check_errors(lua_State *L, int complete) {
   /* this Lua state's launches on this device only (dm is written by the
   ** owner's thread: this one) */
   for (KernSpec *s = pending_specs; s && n < 64; s = s->pnext)
-    if (s->owner == owner && dev < s->ndm && s->dm[dev].launched) todo[n++] = s;
+    if (s->owner == owner && dev < s->ndm && s->dm[dev].launched &&
+        !kcu_stale(0, dev, s->dm[dev].gen)) todo[n++] = s;
   pthread_mutex_unlock(&pending_mu);
   for (int i = 0; i < n; i++) check_record(L, todo[i], complete);
 }
@@ -1279,13 +1294,13 @@ static KDevMod *gpu_prepare(lua_State *L, KernSpec *s, int dev) {
     s->dm = v;
     s->ndm = dev + 1;
   }
-  KDevMod *m = &s->dm[dev];
+  KDevMod *m = devmod(s, dev);   /* forgotten if cuda.close() released its context */
   if (m->mod && m->func && m->ready) return m;
+  m->gen = kcu_gen(0, dev);     /* the context current now (run_gpu's caller ensured it) */
   if (m->mod == NULL) {
     char ext[128];
     if (s->nlink > 0)   /* external device functions: the driver's linker (kernel_link.c) */
-      m->mod = kcu_module_link(L, s->ptx, s->nlink, (const char *const *)s->lptx,
-                               (const char *const *)s->lname);
+      m->mod = kcu_module_link(L, s->ptx, s->nlink, s->link);
     else if (klink_first_extern(s->ptx, ext, sizeof ext))
       luaL_error(L, "kjit.cuda: the kernel calls the external device function '%s' "
                  "(cuda.declare_device) but has no link files to find it in: "
@@ -1790,7 +1805,13 @@ static int l_cuda_jit(lua_State *L) {
   return 1;
 }
 
-/* cuda.compile_ptx(fn, sig [, cc]) -> ptx, kernel name */
+/* cuda.compile_ptx(fn, sig [, layouts...] [, cc | opts]) -> ptx, kernel name.
+** opts: cuda.jit's options (fastmath, lineinfo, max_registers ...) and cc,
+** as numba-cuda's keyword arguments. Option `link` is refused: the PTX is
+** the kernel's own, its external functions declared .extern; the files are
+** linked by the driver when a kernel made by cuda.jit(fn, {link = ...})
+** loads (a linked image needs the driver, hence a GPU, which compile_ptx
+** does not). */
 static int l_compile_ptx(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
   const char *sig = luaL_checkstring(L, 2);
@@ -1798,10 +1819,35 @@ static int l_compile_ptx(lua_State *L) {
   int n = parse_sig(L, sig, t);
   int next = 3;
   sig_layouts(L, sig, t, n, &next);   /* records: their layouts, then cc */
+  int opts = 0;
+  if (lua_istable(L, next)) {
+    opts = next;
+    if (lua_getfield(L, opts, "link") != LUA_TNIL)
+      return luaL_error(L, "cuda.compile_ptx: option 'link' is not supported: the PTX is the "
+                        "kernel's own, with its external device functions declared .extern; "
+                        "the driver links the files when a kernel made by cuda.jit(fn, {link = "
+                        "...}) loads (k:inspect(\"ptx\") shows its PTX)");
+    lua_pop(L, 1);
+    lua_getfield(L, opts, "cc");
+    next = lua_gettop(L);
+  }
   int cc = default_cc(L, next);
   lua_pushcfunction(L, l_cuda_jit);
   lua_pushvalue(L, 1);
-  lua_call(L, 1, 1);
+  if (opts) {   /* cuda.jit's options: the table without cc */
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, opts)) {
+      if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "cc") == 0) {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+  }
+  lua_call(L, opts ? 2 : 1, 1);
   int kidx = lua_gettop(L);
   KernSpec *s = compile_kernel(L, kidx, t, n, KT_NVPTX, cc);
   lua_pushstring(L, s->ptx);
@@ -1913,10 +1959,13 @@ static void refuse_loaded(lua_State *L, const Kernel *k, const Type *args, int n
 }
 
 /* What a loaded spec needs besides its code: argument types (records as
-** layouts), messages, chunk, types text; then the PTX (KT_NVPTX). */
+** layouts), messages, chunk, types text; then the PTX and the link files'
+** linker inputs (KT_NVPTX: name, type, bytes each), so that kjit.load
+** links what the kernel was compiled with, where the files are absent. */
 static void put_kspec(KexpW *w, const Kernel *k, const KernSpec *s) {
   uint32_t h[6] = { (uint32_t)s->nargs, (uint32_t)s->uses_sync, (uint32_t)s->cc,
-                    (uint32_t)s->nmsgs, (uint32_t)k->maxtpb, 0 };
+                    (uint32_t)s->nmsgs, (uint32_t)k->maxtpb,
+                    s->target == KT_NVPTX ? (uint32_t)s->nlink : 0 };
   kexp_put(w, h, sizeof h);
   for (int i = 0; i < s->nargs; i++) {
     Type t = s->args[i];
@@ -1930,6 +1979,12 @@ static void put_kspec(KexpW *w, const Kernel *k, const KernSpec *s) {
   if (s->target == KT_NVPTX) {
     kexp_str(w, s->name);
     kexp_str(w, s->ptx);
+    for (int i = 0; i < s->nlink; i++) {
+      uint64_t t[2] = { (uint64_t)s->link[i].type, (uint64_t)s->link[i].size };
+      kexp_str(w, s->link[i].name);
+      kexp_put(w, t, sizeof t);
+      kexp_put(w, s->link[i].data, s->link[i].size);
+    }
   }
 }
 
@@ -1939,7 +1994,7 @@ static int get_kspec(KexpR *r, Kernel *k, KernSpec *s) {
   if (!p) return -1;
   uint32_t h[6];
   memcpy(h, p, sizeof h);
-  if (h[0] > KJIT_MAXARGS || h[3] > 100000 || h[4] > 1024) return -1;
+  if (h[0] > KJIT_MAXARGS || h[3] > 100000 || h[4] > 1024 || h[5] > 1000) return -1;
   s->nargs = (int)h[0];
   s->uses_sync = (int)h[1];
   s->cc = (int)h[2];
@@ -1970,6 +2025,23 @@ static int get_kspec(KexpR *r, Kernel *k, KernSpec *s) {
     else r->bad = 1;
     free(name);
     s->ptx = kexp_getstr(r);
+    if (h[5] && (s->link = calloc(h[5], sizeof *s->link)) == NULL) return -1;
+    for (uint32_t i = 0; i < h[5] && !r->bad; i++) {
+      KCuLinkInput *in = &s->link[s->nlink++];
+      in->name = kexp_getstr(r);
+      const void *t = kexp_get(r, 2 * sizeof(uint64_t));
+      if (!t || !in->name) return -1;
+      uint64_t tv[2];
+      memcpy(tv, t, sizeof tv);
+      if (tv[0] > KCU_LINK_LIBRARY || tv[1] > r->n) return -1;
+      const void *d = kexp_get(r, (size_t)tv[1]);
+      if (!d || (in->data = malloc((size_t)tv[1] + 1)) == NULL) return -1;
+      memcpy(in->data, d, (size_t)tv[1]);
+      in->data[tv[1]] = 0;
+      in->type = (int)tv[0];
+      in->size = (size_t)tv[1];
+      if (in->type == KCU_LINK_PTX && (in->size == 0 || in->data[in->size - 1] != 0)) return -1;
+    }
   }
   return r->bad || r->at != r->n ? -1 : 0;
 }

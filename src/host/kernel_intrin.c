@@ -84,6 +84,10 @@ static int l_math(lua_State *L) {
   case B_KMATH_EXPM1: r = expm1(x); break;
   case B_KMATH_GAMMA: r = tgamma(x); break;
   case B_KMATH_LGAMMA: r = lgamma(x); break;
+  case B_KMATH_ASINH: r = asinh(x); break;
+  case B_KMATH_ACOSH: r = acosh(x); break;
+  case B_KMATH_ATANH: r = atanh(x); break;
+  case B_KMATH_REMAINDER: r = remainder(x, luaL_checknumber(L, 2)); break;
   default: r = trunc(x); break;
   }
   lua_pushnumber(L, r);

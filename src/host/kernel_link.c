@@ -5,13 +5,22 @@
 **
 ** The files define the external device functions the kernel calls
 ** (cuda.declare_device, common/cuda_extern.h). They are checked when the
-** kernel is made (each must be a .ptx or .cu file that can be read), read
-** again each time a GPU specialization compiles (a .cu through NVRTC for
-** the specialization's compute capability: libs/nvrtc.c), and handed with
-** the kernel's PTX to the driver's linker when the module loads
-** (cudadrv.c's kcu_module_link). NVRTC's output is kept for the process,
-** by source text and cc. The simulator ignores the files: it runs the
-** declarations' sim functions.
+** kernel is made (each must be a file that can be read: .ptx or .cu
+** source, or a .cubin, .fatbin, .o or .a as nvcc makes them, with its
+** format's magic bytes), read again each time a GPU specialization
+** compiles (a .cu through NVRTC for the specialization's compute
+** capability: libs/nvrtc.c), and handed with the kernel's PTX to the
+** driver's linker when the module loads (cudadrv.c's kcu_module_link),
+** each with its CUjitInputType (numba-cuda's list: cubin, fatbin, object,
+** library, ptx). NVRTC's output is kept for the process, by source text
+** and cc. The simulator ignores the files: it runs the declarations' sim
+** functions.
+**
+** The bytes go to cuLinkAddData, not cuLinkAddFile: they are read when
+** the specialization compiles, as the sources are, so that a module
+** loaded later (another device, a context made again after cuda.close())
+** links what the kernel was compiled with, and so that k:export carries
+** them (kjit.load links them where the files do not exist).
 **
 ** Why the driver's linker and not one PTX text: two PTX modules cannot be
 ** pasted together (each has its own .version/.target header, and the
@@ -35,6 +44,26 @@ static int has_suffix(const char *s, const char *suf) {
   return n > m && strcmp(s + n - m, suf) == 0;
 }
 
+/* The kinds of link files, by suffix: the linker's input type, and the
+** magic bytes a binary one starts with (what nvcc writes; a wrong file is
+** refused at cuda.jit rather than by the driver at the first launch). */
+static const struct { const char *suffix; int type; const char *magic; size_t nmagic;
+                      const char *what; } kinds[] = {
+  { ".ptx", KCU_LINK_PTX, NULL, 0, "PTX" },
+  { ".cu", KCU_LINK_PTX, NULL, 0, "CUDA C++" },
+  { ".cubin", KCU_LINK_CUBIN, "\x7f" "ELF", 4, "an ELF cubin (nvcc -cubin)" },
+  { ".fatbin", KCU_LINK_FATBIN, "\x50\xed\x55\xba", 4, "a fat binary (nvcc -fatbin)" },
+  { ".o", KCU_LINK_OBJECT, "\x7f" "ELF", 4, "an ELF object (nvcc -rdc=true -c)" },
+  { ".a", KCU_LINK_LIBRARY, "!<arch>\n", 8, "an ar archive (nvcc -lib)" },
+};
+#define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
+
+static int kind_of(const char *f) {
+  for (int i = 0; i < NKINDS; i++)
+    if (has_suffix(f, kinds[i].suffix)) return i;
+  return -1;
+}
+
 void klink_option(lua_State *L, int opts) {
   opts = lua_absindex(L, opts);
   if (!lua_istable(L, opts) || lua_getfield(L, opts, "link") == LUA_TNIL) {
@@ -50,8 +79,8 @@ void klink_option(lua_State *L, int opts) {
     lua_replace(L, v);
   }
   if (!lua_istable(L, v))
-    luaL_error(L, "cuda.jit: option 'link' must be a list of .ptx and .cu files, got %s",
-               luaL_typename(L, v));
+    luaL_error(L, "cuda.jit: option 'link' must be a list of files (.ptx, .cu, .cubin, .fatbin, "
+               ".o, .a), got %s", luaL_typename(L, v));
   lua_Integer n = luaL_len(L, v);
   lua_createtable(L, (int)n, 0);   /* the checked list */
   for (lua_Integer i = 1; i <= n; i++) {
@@ -59,12 +88,17 @@ void klink_option(lua_State *L, int opts) {
       luaL_error(L, "cuda.jit: link[%d] must be a file name (a string), got %s", (int)i,
                  luaL_typename(L, -1));
     const char *f = lua_tostring(L, -1);
-    if (!has_suffix(f, ".ptx") && !has_suffix(f, ".cu"))
-      luaL_error(L, "cuda.jit: link[%d] '%s': kjit links .ptx and .cu files (compile other "
-                 "sources to PTX first: nvcc -ptx -rdc=true)", (int)i, f);
+    int kd = kind_of(f);
+    if (kd < 0)
+      luaL_error(L, "cuda.jit: link[%d] '%s': kjit links .ptx, .cu, .cubin, .fatbin, .o and .a "
+                 "files (name the file by its kind)", (int)i, f);
     FILE *fp = fopen(f, "rb");
     if (fp == NULL) luaL_error(L, "cuda.jit: link[%d]: cannot open '%s': %s", (int)i, f, strerror(errno));
+    char head[8];
+    size_t got = kinds[kd].nmagic ? fread(head, 1, kinds[kd].nmagic, fp) : 0;
     fclose(fp);
+    if (kinds[kd].nmagic && (got != kinds[kd].nmagic || memcmp(head, kinds[kd].magic, got) != 0))
+      luaL_error(L, "cuda.jit: link[%d] '%s' is not %s", (int)i, f, kinds[kd].what);
     lua_rawseti(L, -2, i);
   }
   lua_replace(L, v);
@@ -124,7 +158,8 @@ static char *cu_to_ptx(const char *src, const char *name, int cc, char **err) {
   return ptx;
 }
 
-static char *read_file(const char *path, char **err) {
+/* The file's bytes and a terminating 0 (not counted in *len). */
+static char *read_file(const char *path, size_t *len, char **err) {
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
   size_t n = 0, cap = 0;
@@ -143,6 +178,7 @@ static char *read_file(const char *path, char **err) {
   fclose(f);
   if (bad) { free(buf); errno = EIO; goto fail; }
   buf[n] = 0;
+  *len = n;
   return buf;
 fail: {
     const char *e = strerror(errno);
@@ -153,39 +189,43 @@ fail: {
   }
 }
 
-int klink_sources(lua_State *L, int list, int cc, char ***ptx, char ***names, char **err) {
-  *ptx = *names = NULL;
+int klink_sources(lua_State *L, int list, int cc, KCuLinkInput **in, char **err) {
+  *in = NULL;
   *err = NULL;
   list = lua_absindex(L, list);
   if (!lua_istable(L, list)) return 0;
   int n = (int)luaL_len(L, list);
   if (n == 0) return 0;
-  *ptx = calloc((size_t)n, sizeof **ptx);
-  *names = calloc((size_t)n, sizeof **names);
-  if (*ptx == NULL || *names == NULL) goto oom;
+  KCuLinkInput *v = *in = calloc((size_t)n, sizeof *v);
+  if (v == NULL) goto oom;
   for (int i = 0; i < n; i++) {
     lua_geti(L, list, i + 1);
     const char *f = lua_tostring(L, -1);
     size_t fl = strlen(f) + 1;
-    (*names)[i] = malloc(fl);
-    if ((*names)[i] == NULL) { lua_pop(L, 1); goto oom; }
-    memcpy((*names)[i], f, fl);
+    v[i].name = malloc(fl);
+    if (v[i].name == NULL) { lua_pop(L, 1); goto oom; }
+    memcpy(v[i].name, f, fl);
     lua_pop(L, 1);
-    char *text = read_file((*names)[i], err);
+    size_t len = 0;
+    char *text = read_file(v[i].name, &len, err);
     if (text == NULL) goto failed;
-    if (has_suffix((*names)[i], ".cu")) {
+    int kd = kind_of(v[i].name);
+    v[i].type = kd >= 0 ? kinds[kd].type : KCU_LINK_PTX;
+    if (has_suffix(v[i].name, ".cu")) {
       char *e2 = NULL;
-      (*ptx)[i] = cu_to_ptx(text, (*names)[i], cc, &e2);
+      v[i].data = cu_to_ptx(text, v[i].name, cc, &e2);
       free(text);
-      if ((*ptx)[i] == NULL) {
-        size_t m = strlen((*names)[i]) + (e2 ? strlen(e2) : 0) + 32;
+      if (v[i].data == NULL) {
+        size_t m = strlen(v[i].name) + (e2 ? strlen(e2) : 0) + 32;
         *err = malloc(m);
-        if (*err) snprintf(*err, m, "'%s': %s", (*names)[i], e2 ? e2 : "NVRTC failed");
+        if (*err) snprintf(*err, m, "'%s': %s", v[i].name, e2 ? e2 : "NVRTC failed");
         free(e2);
         goto failed;
       }
+      v[i].size = strlen(v[i].data) + 1;
     } else {
-      (*ptx)[i] = text;
+      v[i].data = text;
+      v[i].size = v[i].type == KCU_LINK_PTX ? strlen(text) + 1 : len;
     }
   }
   return n;
@@ -193,18 +233,17 @@ oom:
   *err = malloc(32);
   if (*err) snprintf(*err, 32, "not enough memory");
 failed:
-  klink_free(*ptx, *names, n);
-  *ptx = *names = NULL;
+  klink_free(v, n);
+  *in = NULL;
   return -1;
 }
 
-void klink_free(char **ptx, char **names, int n) {
-  for (int i = 0; i < n; i++) {
-    if (ptx) free(ptx[i]);
-    if (names) free(names[i]);
+void klink_free(KCuLinkInput *in, int n) {
+  for (int i = 0; in && i < n; i++) {
+    free(in[i].data);
+    free(in[i].name);
   }
-  free(ptx);
-  free(names);
+  free(in);
 }
 
 /* The first function the PTX declares .extern that kjit's own code does not

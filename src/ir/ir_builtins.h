@@ -116,6 +116,10 @@
   X(KMATH_EXPM1, "kjit.math.expm1", 1, 1, KMATH) \
   X(KMATH_GAMMA, "kjit.math.gamma", 1, 1, KMATH) \
   X(KMATH_LGAMMA, "kjit.math.lgamma", 1, 1, KMATH) \
+  X(KMATH_ASINH, "kjit.math.asinh", 1, 1, KMATH) \
+  X(KMATH_ACOSH, "kjit.math.acosh", 1, 1, KMATH) \
+  X(KMATH_ATANH, "kjit.math.atanh", 1, 1, KMATH) \
+  X(KMATH_REMAINDER, "kjit.math.remainder", 2, 2, KMATH) \
   X(KMATH_COPYSIGN, "kjit.math.copysign", 2, 2, KMATH) \
   X(KMATH_TRUNC, "kjit.math.trunc", 1, 1, KMATH) \
   X(KMATH_ISNAN, "kjit.math.isnan", 1, 1, KMATH) \

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "host/cudadrv.h"
 #include "libs/blas.h"
 #include "libs/libfind.h"
 
@@ -85,13 +86,22 @@ static struct {
 
 /* this thread's handles, by device (cudadrv.c's KCU_MAXDEV) */
 #define MAXDEV 64
-typedef struct { hnd_t h[MAXDEV]; } handles_t;
+typedef struct { hnd_t h[MAXDEV]; unsigned gen[MAXDEV]; } handles_t;
 
 static void destroy_handles(void *p) {
   handles_t *t = p;
   for (int i = 0; i < MAXDEV; i++)
-    if (t->h[i]) cb.destroy(t->h[i]);
+    if (t->h[i] && !kcu_stale(0, i, t->gen[i])) cb.destroy(t->h[i]);
   free(t);
+}
+
+/* cuda.close() (kcu_on_close): the closing thread's handle goes before its
+** context; other threads' handles are forgotten by handle_for (their
+** context is gone: nothing left to destroy them in). */
+static void close_handle(int dev) {
+  handles_t *t = pthread_getspecific(cb.key);
+  if (t && dev < MAXDEV && t->h[dev] && !kcu_stale(0, dev, t->gen[dev])) cb.destroy(t->h[dev]);
+  if (t && dev < MAXDEV) t->h[dev] = NULL;
 }
 
 static void load_cublas(void) {
@@ -175,7 +185,10 @@ static hnd_t handle_for(int device, char *err, size_t errsize) {
       return NULL;
     }
   }
+  if (t->h[device] && kcu_stale(0, device, t->gen[device])) t->h[device] = NULL;
   if (t->h[device] == NULL) {
+    kcu_on_close(close_handle);
+    t->gen[device] = kcu_gen(0, device);
     st_t s = cb.create(&t->h[device]);
     if (s != 0) { t->h[device] = NULL; fail("cublasCreate_v2", s, err, errsize); return NULL; }
   }

@@ -274,6 +274,7 @@ static const char scale_ptx[] =
 #define MAXDEV 64
 static pthread_mutex_t scale_mu = PTHREAD_MUTEX_INITIALIZER;
 static KCuFunction scale_fn[MAXDEV][2];
+static unsigned scale_gen[MAXDEV][2];   /* kcu_gen when loaded: cuda.close() drops them */
 
 void kcufft_scale(lua_State *L, KCuDevPtr x, int64_t count, int dbl, double s, KCuStream st,
                   const char *what) {
@@ -281,7 +282,7 @@ void kcufft_scale(lua_State *L, KCuDevPtr x, int64_t count, int dbl, double s, K
   if (count == 0 || s == 1.0) return;
   int dev = kcu_device() % MAXDEV;
   pthread_mutex_lock(&scale_mu);
-  KCuFunction f = scale_fn[dev][dbl];
+  KCuFunction f = kcu_stale(0, dev, scale_gen[dev][dbl]) ? NULL : scale_fn[dev][dbl];
   pthread_mutex_unlock(&scale_mu);
   if (f == NULL) {
     char ptx[2048];
@@ -292,6 +293,7 @@ void kcufft_scale(lua_State *L, KCuDevPtr x, int64_t count, int dbl, double s, K
     f = kcu_get_function(L, m, "kjit_fft_scale");
     pthread_mutex_lock(&scale_mu);
     scale_fn[dev][dbl] = f;
+    scale_gen[dev][dbl] = kcu_gen(0, dev);
     pthread_mutex_unlock(&scale_mu);
   }
   uint64_t n = (uint64_t)count;

@@ -61,7 +61,19 @@ typedef struct Plan {
   KFftDesc d;
   double scale;
   KCufft *cu;                        /* gpu: owned by this userdata (or the cache's) */
+  unsigned cugen;                    /* kcu_gen of the context cu was made in */
 } Plan;
+
+/* cu, made again if cuda.close() released the context it was made in (the
+** old plans went with it: forgotten, not destroyed). */
+static KCufft *live_cufft(lua_State *L, Plan *p, const char *what) {
+  if (p->cu == NULL || kcu_stale(0, p->device, p->cugen)) {
+    p->cu = NULL;
+    p->cu = kcufft_make(L, &p->d, what);
+    p->cugen = kcu_gen(0, p->device);
+  }
+  return p->cu;
+}
 
 /* An array argument, host or device. */
 typedef struct Arr {
@@ -417,7 +429,7 @@ static void run(lua_State *L, Plan *p, int xi, int oi, int si, const char *what)
     }
     if (p->scale != 1) kfft_host_scale(o.ptr, nout, p->d.dbl, p->scale);
   } else {
-    KCufft *cu = p->cu ? p->cu : cached_cufft(L, p, what);
+    KCufft *cu = p->cu ? live_cufft(L, p, what) : cached_cufft(L, p, what);
     kcufft_exec(L, cu, (KCuDevPtr)(uintptr_t)in, (KCuDevPtr)(uintptr_t)o.ptr, st, what);
     if (p->scale != 1) kcufft_scale(L, (KCuDevPtr)(uintptr_t)o.ptr, nout, p->d.dbl, p->scale, st, what);
   }
@@ -430,7 +442,7 @@ static void run(lua_State *L, Plan *p, int xi, int oi, int si, const char *what)
 
 static int plan_gc(lua_State *L) {
   Plan *p = luaL_checkudata(L, 1, PLAN_MT);
-  kcufft_destroy(p->cu);
+  if (!kcu_stale(0, p->device, p->cugen)) kcufft_destroy(p->cu);
   p->cu = NULL;
   return 0;
 }
@@ -458,7 +470,7 @@ static KCufft *cached_cufft(lua_State *L, Plan *p, const char *what) {
   int cache = lua_gettop(L);
   lua_pushlstring(L, (const char *)&key, sizeof key);
   if (lua_rawget(L, cache) == LUA_TUSERDATA) {
-    KCufft *cu = ((Plan *)lua_touserdata(L, -1))->cu;
+    KCufft *cu = live_cufft(L, (Plan *)lua_touserdata(L, -1), what);
     lua_settop(L, top);
     return cu;
   }
@@ -469,7 +481,7 @@ static KCufft *cached_cufft(lua_State *L, Plan *p, const char *what) {
   Plan *h = push_plan(L);   /* holds the cuFFT plans */
   *h = *p;
   h->cu = NULL;
-  h->cu = kcufft_make(L, &p->d, what);
+  live_cufft(L, h, what);
   if (n < CACHE_MAX) {
     lua_pushlstring(L, (const char *)&key, sizeof key);
     lua_pushvalue(L, -2);
@@ -571,7 +583,7 @@ static int plan_new(lua_State *L, int gpu) {
   *p = tmp;
   if (gpu && !p->sim) {
     kcu_ensure(L);
-    p->cu = kcufft_make(L, &p->d, what);
+    live_cufft(L, p, what);
   }
   return 1;
 }

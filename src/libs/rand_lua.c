@@ -44,6 +44,7 @@ typedef struct Gen {
   int own;                /* kjit's Philox, else cuRAND */
   int on_device;          /* a cuRAND device generator */
   void *cu;
+  unsigned cugen;         /* on_device: kcu_gen of the context cu was made in */
   KPhilox ph;
   uint64_t seed;
 } Gen;
@@ -54,7 +55,8 @@ static void rerr(lua_State *L, const char *what, const char *call, int status) {
 
 static int gen_gc(lua_State *L) {
   Gen *g = luaL_checkudata(L, 1, GEN_MT);
-  kcurand_destroy(g->cu);
+  /* after cuda.close() a device generator went with its context */
+  if (!g->on_device || !kcu_stale(0, g->device, g->cugen)) kcurand_destroy(g->cu);
   g->cu = NULL;
   return 0;
 }
@@ -66,6 +68,9 @@ static Gen *check_gen(lua_State *L) {
     luaL_error(L, "kjit.cuda.random: this generator was made %s and cannot be used %s",
                g->sim ? "in simulator mode" : "for a device",
                g->sim ? "with the simulator off" : "on another device or in simulator mode");
+  if (g->on_device && kcu_stale(0, g->device, g->cugen))
+    luaL_error(L, "kjit.cuda.random: this generator was made before cuda.close(), which released "
+               "it with the device's context: make it again");
   if (g->on_device) kcu_ensure(L);
   return g;
 }
@@ -154,6 +159,7 @@ static int new_gen(lua_State *L, int gpu) {
   } else {
     const char *call;
     if (g->on_device) kcu_ensure(L);
+    g->cugen = kcu_gen(0, g->device);
     int r = kcurand_create(&g->cu, kind, !g->on_device, seed, offset, (unsigned)dims, &call);
     if (r) rerr(L, what, call, r);
   }

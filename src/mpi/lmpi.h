@@ -30,6 +30,7 @@ typedef struct LStage {
   size_t cap;
   int pinned;       /* page-locked (cuMemHostAlloc) */
   int held;         /* by a request: not given back when the call returns */
+  unsigned gen;     /* the extension API's close_count when made */
 } LStage;
 /* Pushes staging memory of at least n bytes; device: for a device array of
 ** the driver (page-locked when the driver gives it). */

@@ -69,7 +69,12 @@ static char path[512], why[1024];
 static char fellback[600];   /* the last communicator that could not be made */
 
 /* The NCCL communicator of an MPI communicator. */
-typedef struct NComm { MPI_Comm c; void *comm; int dev; int failed; } NComm;
+/* gen: the extension API's close_count when made: a communicator made
+** before a kjit.cuda.close() died with its context (made again, never
+** destroyed) */
+typedef struct NComm { MPI_Comm c; void *comm; int dev; int failed; unsigned gen; } NComm;
+
+static unsigned close_count(void) { return lm_api->close_count ? lm_api->close_count() : 0; }
 static NComm *comms;
 static int ncomms, capcomms;
 
@@ -132,7 +137,7 @@ static NComm *find(MPI_Comm c) {
 }
 
 static void drop(NComm *n, int abort) {
-  if (n->comm) {
+  if (n->comm && n->gen == close_count()) {
     if (abort) nc.CommAbort(n->comm);
     else nc.CommDestroy(n->comm);
   }
@@ -187,6 +192,7 @@ static NComm *make(lua_State *L, MPI_Comm c, int dev) {
   memset(n, 0, sizeof *n);
   n->c = c;
   n->dev = dev;
+  n->gen = close_count();
   int rank, size;
   MPI_Comm_rank(c, &rank);
   MPI_Comm_size(c, &size);
@@ -220,9 +226,10 @@ int lm_nccl_coll(lua_State *L, MPI_Comm c, int kind, LBuf *send, LBuf *recv, int
                   kind == LM_NC_REDUCE_SCATTER;
   NComm *n = find(c);
   int dev = send->eb.device;
+  int stale = n && n->gen != close_count();   /* made before a cuda.close() */
   int fits = lm_nccl_fits(send, reduction) && (recv == NULL || lm_nccl_fits(recv, reduction)) &&
-             !(n && n->failed);
-  int in[2] = { -fits, fits && (n == NULL || n->dev != dev) }, out[2];
+             !(n && n->failed && !stale);
+  int in[2] = { -fits, fits && (n == NULL || n->dev != dev || stale) }, out[2];
   LM_CHECK(L, MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, c), fname);
   if (out[0] != -1) return 0;   /* some rank cannot */
   if (out[1] && (n = make(L, c, dev)) == NULL) return 0;

@@ -17,6 +17,9 @@
 ** - The pool holds at most POOL_MAX buffers; more are freed. Sizes are
 **   rounded up to powers of two (at least 4 KiB) so that calls of nearby
 **   sizes share buffers. It is emptied when the Lua state closes.
+** - kjit.cuda.close() frees page-locked memory with the contexts: a block
+**   made before one (the extension API's close_count moved) is forgotten,
+**   never reused or freed.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,11 @@
 #define LM_STAGE "kjit.mpi.stage"
 #define POOL_MAX 8
 
-typedef struct Block { void *p; size_t cap; int pinned; } Block;
+typedef struct Block { void *p; size_t cap; int pinned; unsigned gen; } Block;
+
+static unsigned close_count(void) { return lm_api->close_count ? lm_api->close_count() : 0; }
+/* page-locked memory a cuda.close() took */
+static int gone(const Block *b) { return b->pinned && b->gen != close_count(); }
 static Block pool[POOL_MAX];
 static int npool, closing;
 static int pin_refused;   /* the driver gave no page-locked memory: reuse ordinary */
@@ -33,6 +40,7 @@ static struct { long pinned_allocs, pageable_allocs, reuses, frees; } counts;
 
 static void block_free(Block *b) {
   if (b->p == NULL) return;
+  if (gone(b)) { b->p = NULL; return; }
   if (b->pinned) lm_api->host_free(b->p);
   else free(b->p);
   b->p = NULL;
@@ -41,7 +49,7 @@ static void block_free(Block *b) {
 
 /* Gives the block of s back to the pool (or frees it); s is then empty. */
 static void give_back(LStage *s) {
-  Block b = { s->p, s->cap, s->pinned };
+  Block b = { s->p, s->cap, s->pinned, s->gen };
   s->p = NULL;
   s->held = 0;
   if (b.p == NULL) return;
@@ -73,6 +81,9 @@ LStage *lm_stage(lua_State *L, size_t n, int device) {
   }
   lua_setmetatable(L, -2);
   int best = -1;
+  for (int i = 0; i < npool; )   /* drop what a cuda.close() took */
+    if (gone(&pool[i])) pool[i] = pool[--npool];
+    else i++;
   for (int i = 0; i < npool; i++)
     if (pool[i].cap >= n && (pool[i].pinned || !device || pin_refused) &&
         (best < 0 || pool[i].cap < pool[best].cap)) best = i;
@@ -80,6 +91,7 @@ LStage *lm_stage(lua_State *L, size_t n, int device) {
     s->p = pool[best].p;
     s->cap = pool[best].cap;
     s->pinned = pool[best].pinned;
+    s->gen = pool[best].gen;
     pool[best] = pool[--npool];
     counts.reuses++;
     return s;
@@ -87,6 +99,7 @@ LStage *lm_stage(lua_State *L, size_t n, int device) {
   size_t cap = 4096;
   while (cap < n) cap *= 2;
   void *p = NULL;
+  s->gen = close_count();
   if (device && lm_api->version >= 2) p = lm_api->host_alloc(L, cap);
   if (p != NULL) {
     s->pinned = 1;

@@ -38,7 +38,9 @@ typedef int st_t;
 enum { OK = 0, NOT_INITIALIZED = 1, INVALID_VALUE = 7, EXECUTION_FAILED = 13 };
 #define MAGIC 0x43424c53U
 
-typedef struct Handle { unsigned magic; int dev; void *stream; } Handle;
+/* gen: the mock driver's context generation when made (a handle of a
+** context cuda.close() destroyed is a bad context, used or destroyed) */
+typedef struct Handle { unsigned magic; int dev; void *stream; unsigned gen; } Handle;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -62,6 +64,9 @@ static void report(void) {
   fclose(f);
 }
 
+static unsigned (*ctx_gen)(int dev);
+#define GEN(dev) (ctx_gen ? ctx_gen(dev) : 0u)
+
 static void setup(void) {
   const char *e = getenv("MOCK_CUBLAS_LOG");
   failspec = getenv("MOCK_CUBLAS_FAIL");
@@ -73,6 +78,7 @@ static void setup(void) {
     *(void **)&cur_dev = dlsym(drv, "mock_cuda_current_device");
     *(void **)&valid_range = dlsym(drv, "mock_cuda_valid_range");
     *(void **)&stream_ok = dlsym(drv, "mock_cuda_stream_ok");
+    *(void **)&ctx_gen = dlsym(drv, "mock_cuda_ctx_gen");
   }
   atexit(report);
 }
@@ -113,7 +119,8 @@ static st_t enter(const char *name, Handle *h) {
   st_t r = OK;
   long *bad = NULL;
   if (h == NULL || h->magic != MAGIC) bad = &st.bad_handles, r = NOT_INITIALIZED;
-  else if (cur_dev && cur_dev() != h->dev) bad = &st.bad_contexts, r = EXECUTION_FAILED;
+  else if ((cur_dev && cur_dev() != h->dev) || h->gen != GEN(h->dev))
+    bad = &st.bad_contexts, r = EXECUTION_FAILED;
   else if (stream_ok && !stream_ok(h->stream)) bad = &st.bad_streams, r = EXECUTION_FAILED;
   pthread_mutex_lock(&mu);
   if (bad) ++*bad;
@@ -147,6 +154,7 @@ API st_t cublasCreate_v2(Handle **h) {
   if (!x) return 3;
   x->magic = MAGIC;
   x->dev = cur_dev ? cur_dev() : 0;
+  x->gen = GEN(x->dev);
   *h = x;
   pthread_mutex_lock(&mu);
   st.live_handles++;
@@ -165,6 +173,11 @@ static st_t bad_handle(void) {
 
 API st_t cublasDestroy_v2(Handle *h) {
   if (h == NULL || h->magic != MAGIC) return bad_handle();
+  if (h->gen != GEN(h->dev)) {   /* its context is gone */
+    pthread_mutex_lock(&mu);
+    st.bad_contexts++;
+    pthread_mutex_unlock(&mu);
+  }
   h->magic = 0;
   free(h);
   pthread_mutex_lock(&mu);

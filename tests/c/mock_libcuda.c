@@ -29,15 +29,26 @@
 ** Modules accept any text; one containing "MOCK_PTX_ERROR" (or an injected
 ** failure) fails with CUDA_ERROR_INVALID_PTX and a JIT error log; cuModuleGetFunction fails for the
 ** name "missing". cuLaunchKernel checks its arguments and runs nothing.
-** The linker (cuLinkCreate_v2 ... cuLinkComplete) takes PTX inputs only and
+** The linker (cuLinkCreate_v2 ... cuLinkComplete) takes PTX inputs and
 ** checks what a real link would: every function one input declares .extern
 ** (other than the CUDA runtime's vprintf/malloc/free) must be defined
 ** (.visible .func) by another, else "Undefined reference" in the error log;
 ** its image is the first input's text, which cuModuleLoadDataEx accepts.
+** Binary inputs (CUjitInputType cubin 0, fatbin 2, object 3, library 4)
+** must start with their format's magic bytes (else CUDA_ERROR_INVALID_IMAGE,
+** counted in bad_link_inputs); the mock cannot read what they define, so a
+** link with one skips the undefined-reference check. link_binary_inputs
+** counts them, link_types the types seen (bit i: type i).
 ** MOCK_CUDA_REPORT also counts links and their inputs (links, link_inputs);
 ** MOCK_CUDA_LINK_DUMP=dir writes the inputs of each link there (link<i>.ptx).
 ** cuLaunchCooperativeKernel checks like cuLaunchKernel, after the co-residency
 ** limit (MOCK_CUDA_OCCUPANCY=n: n blocks per SM, whatever their size).
+** cuDevicePrimaryCtxRelease_v2 destroys the device's context when its
+** retain count reaches 0, as the driver does: its allocations are freed
+** (ctx_freed counts them; a later cuMemFree of one is a bad free), its
+** streams, events and modules die (a later use or destroy of one counts in
+** dead_handles and bad_handles), and a thread still calling in it fails
+** (dead_ctx_calls). ctx_destroys counts the destructions.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -66,9 +77,9 @@ enum {
 
 typedef struct Ctx { int dev; } Ctx;
 typedef struct Alloc { CUdeviceptr p; size_t n; int dev; void *mem; } Alloc;
-typedef struct Stream { unsigned magic; int dev; } Stream;
-typedef struct Event { unsigned magic; int dev; int recorded; double t; } Event;
-typedef struct Module { unsigned magic; int dev; int nparams; } Module;
+typedef struct Stream { unsigned magic; int dev; unsigned gen; } Stream;
+typedef struct Event { unsigned magic; int dev; int recorded; double t; unsigned gen; } Event;
+typedef struct Module { unsigned magic; int dev; int nparams; unsigned gen; } Module;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -76,6 +87,10 @@ static int inited, ndev = 2;
 static size_t devmem = (size_t)256 << 20, used[MAXDEV];
 static Ctx ctxs[MAXDEV];
 static int retained[MAXDEV];
+/* a context's generation: bumped when it is destroyed; each stream, event
+** and module remembers its own (dev_live: per device, for the counters) */
+static unsigned ctxgen[MAXDEV];
+static long dev_streams[MAXDEV], dev_events[MAXDEV], dev_modules[MAXDEV], dev_registered[MAXDEV];
 static __thread Ctx *current;
 static Alloc *allocs;
 static size_t nalloc, capalloc;
@@ -84,7 +99,8 @@ static struct {
   long allocs, frees, bad_frees, bad_copies, bad_handles, live_streams,
        live_events, live_modules, syncs, launches, memsets, registered,
        module_loads, peer_copies, peer_enables, links, link_inputs, live_links,
-       coop_launches, coop_blocks;
+       coop_launches, coop_blocks, ctx_destroys, ctx_freed, dead_handles, dead_ctx_calls,
+       ctx_releases, link_binary_inputs, bad_link_inputs, link_types;
 } st;
 static int peer_on[MAXDEV][MAXDEV];
 static FILE *logf;
@@ -113,12 +129,16 @@ static void report(void) {
           "bad_frees=%ld\nbad_copies=%ld\nbad_handles=%ld\nlive_streams=%ld\n"
           "live_events=%ld\nlive_modules=%ld\nsyncs=%ld\nlaunches=%ld\n"
           "memsets=%ld\nregistered=%ld\nmodule_loads=%ld\npeer_copies=%ld\npeer_enables=%ld\n"
-          "links=%ld\nlink_inputs=%ld\nlive_links=%ld\ncoop_launches=%ld\ncoop_blocks=%ld\n",
+          "links=%ld\nlink_inputs=%ld\nlive_links=%ld\ncoop_launches=%ld\ncoop_blocks=%ld\n"
+          "ctx_destroys=%ld\nctx_freed=%ld\ndead_handles=%ld\ndead_ctx_calls=%ld\n"
+          "ctx_releases=%ld\nlink_binary_inputs=%ld\nbad_link_inputs=%ld\nlink_types=%ld\n",
           nalloc, bytes, st.allocs, st.frees, st.bad_frees,
           st.bad_copies, st.bad_handles, st.live_streams, st.live_events,
           st.live_modules, st.syncs, st.launches, st.memsets, st.registered,
           st.module_loads, st.peer_copies, st.peer_enables, st.links, st.link_inputs,
-          st.live_links, st.coop_launches, st.coop_blocks);
+          st.live_links, st.coop_launches, st.coop_blocks, st.ctx_destroys, st.ctx_freed,
+          st.dead_handles, st.dead_ctx_calls, st.ctx_releases, st.link_binary_inputs,
+          st.bad_link_inputs, st.link_types);
   fclose(f);
 }
 
@@ -153,7 +173,13 @@ static CUresult fail(const char *name, CUresult dflt) {
 #define ENTER(name, dflt) \
   do { CUresult f_ = fail(name, dflt); logcall(name); if (f_) return f_; \
        if (!inited) return E_NOT_INITIALIZED; } while (0)
-#define NEED_CTX() do { if (!current) return E_INVALID_CONTEXT; } while (0)
+#define E_CONTEXT_IS_DESTROYED 709
+#define NEED_CTX() do { if (!current) return E_INVALID_CONTEXT; \
+    if (!retained[current->dev]) { st.dead_ctx_calls++; return E_CONTEXT_IS_DESTROYED; } } while (0)
+/* a stream, event or module of a destroyed context */
+#define DEAD(x) ((x)->gen != ctxgen[(x)->dev])
+#define CHECK_LIVE(x) do { if (DEAD(x)) { st.dead_handles++; st.bad_handles++; \
+    return E_CONTEXT_IS_DESTROYED; } } while (0)
 
 static double now_ms(void) {
   struct timespec ts;
@@ -172,7 +198,8 @@ static Alloc *find(CUdeviceptr p, size_t n) {
 
 static int stream_ok(void *s) {
   Stream *x = (Stream *)s;
-  return s == NULL || (x->magic == MAGIC_STREAM && current && x->dev == current->dev);
+  if (s && x->magic == MAGIC_STREAM && DEAD(x)) st.dead_handles++;
+  return s == NULL || (x->magic == MAGIC_STREAM && current && x->dev == current->dev && !DEAD(x));
 }
 
 /* ------------------------------------------------------------------ */
@@ -242,6 +269,35 @@ API CUresult cuDevicePrimaryCtxRetain(void **c, int d) {
   retained[d]++;
   pthread_mutex_unlock(&mu);
   *c = &ctxs[d];
+  return OK;
+}
+
+/* The driver's rule: the context lives while anyone retains it. */
+API CUresult cuDevicePrimaryCtxRelease_v2(int d) {
+  size_t k;
+  ENTER("cuDevicePrimaryCtxRelease_v2", E_UNKNOWN);
+  if (d < 0 || d >= ndev) return E_INVALID_DEVICE;
+  pthread_mutex_lock(&mu);
+  st.ctx_releases++;
+  if (retained[d] <= 0) { pthread_mutex_unlock(&mu); return E_INVALID_CONTEXT; }
+  if (--retained[d] == 0) {   /* destroyed: everything made in it goes */
+    for (k = 0; k < nalloc; )
+      if (allocs[k].dev == d) {
+        used[d] -= allocs[k].n;
+        free(allocs[k].mem);
+        allocs[k] = allocs[--nalloc];
+        st.ctx_freed++;
+      } else {
+        k++;
+      }
+    ctxgen[d]++;
+    st.live_streams -= dev_streams[d]; dev_streams[d] = 0;
+    st.live_events -= dev_events[d]; dev_events[d] = 0;
+    st.live_modules -= dev_modules[d]; dev_modules[d] = 0;
+    st.registered -= dev_registered[d]; dev_registered[d] = 0;
+    st.ctx_destroys++;
+  }
+  pthread_mutex_unlock(&mu);
   return OK;
 }
 
@@ -422,6 +478,7 @@ API CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
   if (p == NULL || n == 0 || flags != 0) return E_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   st.registered++;
+  dev_registered[current->dev]++;
   pthread_mutex_unlock(&mu);
   return OK;
 }
@@ -432,6 +489,7 @@ API CUresult cuMemHostUnregister(void *p) {
   if (p == NULL) return E_INVALID_VALUE;
   pthread_mutex_lock(&mu);
   st.registered--;
+  dev_registered[current->dev]--;
   pthread_mutex_unlock(&mu);
   return OK;
 }
@@ -589,7 +647,9 @@ API CUresult cuStreamCreate(void **s, unsigned flags) {
   if (!(x = (Stream *)malloc(sizeof *x))) return E_OUT_OF_MEMORY;
   x->magic = MAGIC_STREAM;
   x->dev = current->dev;
+  x->gen = ctxgen[x->dev];
   st.live_streams++;
+  dev_streams[x->dev]++;
   *s = x;
   return OK;
 }
@@ -598,15 +658,18 @@ API CUresult cuStreamDestroy_v2(void *s) {
   Stream *x = (Stream *)s;
   ENTER("cuStreamDestroy_v2", E_INVALID_HANDLE);
   if (!x || x->magic != MAGIC_STREAM) { st.bad_handles++; return E_INVALID_HANDLE; }
+  CHECK_LIVE(x);
   x->magic = 0;
-  free(x);
   st.live_streams--;
+  dev_streams[x->dev]--;
+  free(x);
   return OK;
 }
 
 API CUresult cuStreamSynchronize(void *s) {
   ENTER("cuStreamSynchronize", E_UNKNOWN);
   if (s && ((Stream *)s)->magic != MAGIC_STREAM) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (s) CHECK_LIVE((Stream *)s);
   st.syncs++;
   return OK;
 }
@@ -619,12 +682,18 @@ API CUresult cuEventCreate(void **e, unsigned flags) {
   if (!(x = (Event *)calloc(1, sizeof *x))) return E_OUT_OF_MEMORY;
   x->magic = MAGIC_EVENT;
   x->dev = current->dev;
+  x->gen = ctxgen[x->dev];
   st.live_events++;
+  dev_events[x->dev]++;
   *e = x;
   return OK;
 }
 
 static int event_ok(void *e) {
+  if (e && ((Event *)e)->magic == MAGIC_EVENT && DEAD((Event *)e)) {
+    st.dead_handles++;
+    return 0;
+  }
   return e && ((Event *)e)->magic == MAGIC_EVENT;
 }
 
@@ -666,8 +735,9 @@ API CUresult cuEventDestroy_v2(void *e) {
   ENTER("cuEventDestroy_v2", E_INVALID_HANDLE);
   if (!event_ok(e)) { st.bad_handles++; return E_INVALID_HANDLE; }
   ((Event *)e)->magic = 0;
-  free(e);
   st.live_events--;
+  dev_events[((Event *)e)->dev]--;
+  free(e);
   return OK;
 }
 
@@ -699,6 +769,8 @@ API CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n,
   if (!(x = (Module *)malloc(sizeof *x))) return E_OUT_OF_MEMORY;
   x->magic = MAGIC_MODULE;
   x->dev = current->dev;
+  x->gen = ctxgen[x->dev];
+  dev_modules[x->dev]++;
   st.module_loads++;
   /* the kernel's parameters, counted in its PTX (see cuLaunchKernel) */
   x->nparams = 0;
@@ -711,9 +783,11 @@ API CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n,
 API CUresult cuModuleUnload(void *m) {
   ENTER("cuModuleUnload", E_INVALID_HANDLE);
   if (!m || ((Module *)m)->magic != MAGIC_MODULE) { st.bad_handles++; return E_INVALID_HANDLE; }
+  CHECK_LIVE((Module *)m);
   ((Module *)m)->magic = 0;
-  free(m);
   st.live_modules--;
+  dev_modules[((Module *)m)->dev]--;
+  free(m);
   return OK;
 }
 
@@ -721,6 +795,7 @@ API CUresult cuModuleUnload(void *m) {
 API CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   ENTER("cuModuleGetFunction", E_NOT_FOUND);
   if (!m || ((Module *)m)->magic != MAGIC_MODULE) { st.bad_handles++; return E_INVALID_HANDLE; }
+  CHECK_LIVE((Module *)m);
   if (strcmp(name, "missing") == 0) return E_NOT_FOUND;
   *f = m;
   return OK;
@@ -780,6 +855,7 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     st.bad_handles++;
     return E_INVALID_HANDLE;
   }
+  CHECK_LIVE((Module *)f);
   if (((Module *)f)->dev != current->dev) {   /* a function of another context */
     st.bad_handles++;
     return E_INVALID_CONTEXT;
@@ -815,6 +891,7 @@ typedef struct Link {
   unsigned magic;
   char *log; size_t logsize;
   char *texts[16]; char names[16][64]; int n;
+  int binary;             /* a binary input was added */
 } Link;
 
 static void link_log(Link *l, const char *fmt, const char *a, const char *b) {
@@ -842,8 +919,26 @@ API CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, co
   (void)n; (void)opts; (void)vals;
   ENTER("cuLinkAddData_v2", E_INVALID_PTX);
   if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
+  if (type == 0 || type == 2 || type == 3 || type == 4) {   /* cubin, fatbin, object, library */
+    static const char *const magic[5] = { "\x7f" "ELF", NULL, "\x50\xed\x55\xba", "\x7f" "ELF",
+                                          "!<arch>\n" };
+    size_t m = strlen(magic[type]);
+    if (!data || size < m || memcmp(data, magic[type], m) != 0 || l->n == 16) {
+      st.bad_link_inputs++;
+      return 200;   /* CUDA_ERROR_INVALID_IMAGE */
+    }
+    l->texts[l->n] = strdup("");
+    snprintf(l->names[l->n], sizeof l->names[0], "%s", name ? name : "?");
+    l->n++;
+    l->binary = 1;
+    st.link_inputs++;
+    st.link_binary_inputs++;
+    st.link_types |= 1L << type;
+    return OK;
+  }
   if (type != 1 || !data || size == 0 || ((char *)data)[size - 1] != 0 || l->n == 16)
     return E_INVALID_VALUE;   /* PTX, NUL-terminated, counted */
+  st.link_types |= 1L << type;
   if (strstr((const char *)data, "MOCK_PTX_ERROR") || !strstr((const char *)data, ".version")) {
     link_log(l, "ptxas application ptx input, line 1; error   : mock syntax error in '%s'%s",
              name ? name : "?", "");
@@ -877,7 +972,7 @@ API CUresult cuLinkComplete(void *state, void **cubin, size_t *size) {
   ENTER("cuLinkComplete", E_INVALID_PTX);
   if (!l || l->magic != MAGIC_LINK) { st.bad_handles++; return E_INVALID_HANDLE; }
   if (l->n == 0) return E_INVALID_VALUE;
-  for (int i = 0; i < l->n; i++)
+  for (int i = 0; i < l->n && !l->binary; i++)
     for (const char *p = l->texts[i]; (p = strstr(p, ".extern .func")) != NULL; ) {
       p += 13;
       while (*p == ' ') p++;
@@ -961,6 +1056,8 @@ API CUresult cuGetErrorString(CUresult e, const char **s) { return lookup(e, s, 
 
 /* The device of the context current on this thread, -1 if none. */
 API int mock_cuda_current_device(void) { return current ? current->dev : -1; }
+/* The context generation of device d (bumped when its context is destroyed). */
+API unsigned mock_cuda_ctx_gen(int d) { return d >= 0 && d < MAXDEV ? ctxgen[d] : 0u; }
 
 /* 1 if [p, p+n) lies inside one live allocation of the current device. */
 API int mock_cuda_valid_range(CUdeviceptr p, size_t n) {

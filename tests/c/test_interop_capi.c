@@ -71,6 +71,11 @@ static void test_sim(void) {
   lua_pushinteger(L, 3);
   CHECK(kjit_device_array_ptr(L, -1, &p, NULL) == KJIT_ERRARG, "not a device array");
   lua_pop(L, 1);
+  /* an array made before cuda.close(): its memory is gone */
+  CHECK(luaL_dostring(L, "local a = kjit.cuda.device_array(3); kjit.cuda.close(); return a") == LUA_OK,
+        "close: %s", lua_tostring(L, -1));
+  CHECK(kjit_device_array_ptr(L, -1, &p, NULL) == KJIT_ERRARG, "made before cuda.close()");
+  lua_pop(L, 1);
   CHECK(kjit_push_device_array_wrap(L, 0, KJIT_F32, 0, shape) == KJIT_ERRARG, "ndim 0");
   lua_pop(L, 1);
   CHECK(kjit_push_device_array_wrap(L, 0, (kjit_dtype)99, 1, shape) == KJIT_ERRARG, "dtype");

@@ -255,8 +255,63 @@ local function host_indexing()
   eq(cuda.gpus.current.id, cuda.current_device(), "cuda.gpus.current")
   raises("no such device", function() return cuda.gpus[#cuda.gpus] end)
   raises("cuda.gpus is read-only", function() cuda.gpus[0] = 1 end)
+end
+
+-- cuda.close(): numba-cuda's semantics. Every object made before it is
+-- dead (its memory or handle went with the context): using it raises,
+-- and its __gc calls nothing (the mock counts a free or destroy of a dead
+-- handle); the next call makes a fresh context. The model of the kernel's
+-- results is plain Lua on a copy.
+local function close_semantics()
+  local h = kjit.arange(1, 9, "f64")
+  local d = cuda.to_device(h)
+  local row = d:reshape({ 2, 4 })[2]
+  local s, e = cuda.stream(), cuda.event()
+  local twice = cuda.jit and cuda.jit(function(a)
+    local i = cuda.grid(1)
+    if i <= #a then a[i] = 2 * a[i] end
+  end)
+  local want = kjit.zeros(8)
+  for i = 1, 8 do want[i] = 2 * h[i] end
+  -- (the mock driver runs no kernel: results are checked in the simulators)
+  local runs = twice and cuda.simulating()
+  if twice then twice[{ 1, 8 }](d) end
+  if runs then same_array(d:copy_to_host(), want, "before close") end
+  local pinned, managed = cuda.pinned_array(4), cuda.managed_array(4, "f32")
+  local mapped = cuda.mapped_array(4)
+  local reg = cuda.pinned(kjit.zeros(8))
+  pinned[1] = 5
   cuda.close()
-  eq(d[1][1], -1, "arrays stay valid after cuda.close()")
+  local dead = "was made before cuda.close(), which released it with the device's context"
+  local m = raises("device array " .. dead, function() return d:copy_to_host() end)
+  truthy(m:find("test_cuda_host.lua:%d+:"), "located: " .. m)
+  raises(dead, function() return d[1] end)
+  raises(dead, function() d[1] = 1 end)
+  raises(dead, function() return row[1] end)
+  raises(dead, function() return d:reshape({ 4, 2 }) end)
+  raises(dead, function() d:copy_to_device(h) end)
+  raises("stream " .. dead, function() s:synchronize() end)
+  raises("event " .. dead, function() e:record() end)
+  raises(dead, function() cuda.device_array(8):copy_to_device(d) end)
+  if twice then raises("argument #1: this device array " .. dead, function() twice[{ 1, 8 }](d) end) end
+  if not cuda.simulating() then   -- the simulator's are plain kjit arrays
+    for _, a in ipairs({ pinned, managed, mapped }) do
+      raises("array used after its memory was released", function() return a[1] end)
+    end
+  end
+  reg:close()
+  -- a fresh context: the same kernel on new arrays, the default stream
+  local d2 = cuda.to_device(h)
+  if twice then twice[{ 1, 8 }](d2) end
+  if runs then same_array(d2:copy_to_host(), want, "after close") end
+  local s2 = cuda.stream()
+  d2:copy_to_host(nil, s2); s2:synchronize()
+  d2:copy_to_host(nil, cuda.default_stream())
+  cuda.close(); cuda.close()      -- twice, then collect the dead objects
+  d, row, s, e, pinned, managed, mapped, reg, d2, s2 = nil
+  collectgarbage(); collectgarbage()
+  local d3 = cuda.to_device(h)
+  same_array(d3:copy_to_host(), h, "a third context")
 end
 
 -- pinned, mapped and managed arrays are kjit arrays (the model: kjit.zeros
@@ -356,6 +411,7 @@ SUITES.main = function()
   test("fields and tostring", function() fields_and_tostring("on device 0") end)
   test("copy_to_device", copy_to_device_works)
   test("device arrays indexed and viewed on the host", host_indexing)
+  test("cuda.close() releases the context; a later call makes a new one", close_semantics)
   test("pinned, mapped and managed arrays", function()
     host_memory()
     collectgarbage(); collectgarbage(); cuda.synchronize()
@@ -856,6 +912,8 @@ sim_test("simulator: device_array is zero-filled", zeros_all)
 sim_test("simulator: fields and tostring", function() fields_and_tostring("in the simulator") end)
 sim_test("simulator: copy_to_device", copy_to_device_works)
 sim_test("simulator: device arrays indexed and viewed on the host", host_indexing)
+sim_test("simulator: cuda.close()", close_semantics)
+test("interpreted simulator: cuda.close()", function() with_sim("interpret", close_semantics) end)
 sim_test("simulator: pinned, mapped and managed arrays", host_memory)
 sim_test("simulator: views copy like arrays", views_copy)
 sim_test("simulator: errors", common_errors)
@@ -919,7 +977,7 @@ end)
 ----------------------------------------------------------------------
 
 local CLEAN = { live_allocs = 0, bad_frees = 0, bad_copies = 0, bad_handles = 0,
-  live_streams = 0, live_events = 0, registered = 0 }
+  live_streams = 0, live_events = 0, registered = 0, dead_handles = 0, dead_ctx_calls = 0 }
 
 if not file_exists(MOCK) then
   test("mock driver tests", function() skip("no " .. MOCK .. " (build target mockcuda)") end)
@@ -950,6 +1008,101 @@ else
   child("simdriver", { KJIT_LIBCUDA = MOCK, KJIT_CUDASIM = "1" }, { allocs = 0 })
 end
 if file_exists(MOCK) then
+  -- the driver's log of cuda.close(): everything kjit holds is freed once in
+  -- the context, the context is released (and, retained by nobody else,
+  -- destroyed), nothing dead is touched afterwards, and a new context serves
+  test("cuda.close() against the mock driver: freed once, destroyed, re-made", function()
+    local log = os.tmpname()
+    local got, out, ok = run_script([[
+      local a, b = cuda.device_array(10), cuda.device_array(3, "i32")
+      local s, e = cuda.stream(), cuda.event()
+      local p, m = cuda.pinned_array(4), cuda.managed_array(4)
+      local reg = cuda.pinned(kjit.zeros(8))
+      local k = cuda.jit(function(x) local i = cuda.grid(1); if i <= #x then x[i] = i end end)
+      k[{1, 32}](a)
+      cuda.device_array(7)                  -- garbage, collected before the close
+      collectgarbage(); collectgarbage()
+      cuda.close()
+      print(pcall(k[{1, 32}], a))
+      local c = cuda.device_array(5)        -- a new context
+      k[{1, 32}](c)
+      a, b, s, e, p, m, reg = nil
+      collectgarbage(); collectgarbage()    -- the dead objects' __gc: no driver call
+      print("done")
+    ]], { KJIT_LIBCUDA = MOCK, MOCK_CUDA_LOG = log })
+    truthy(ok and out:find("done"), out)
+    truthy(out:find("was made before cuda.close()", 1, true), out)
+    local calls = {}
+    for line in io.lines(log) do calls[#calls + 1] = line:match("^(%S+)") end
+    os.remove(log)
+    local first_release
+    for i, c in ipairs(calls) do
+      if c == "cuDevicePrimaryCtxRelease_v2" then first_release = first_release or i end
+    end
+    truthy(first_release, "cuDevicePrimaryCtxRelease_v2 called")
+    -- before the release: a synchronize, the pinned and managed memory freed
+    local seen = {}
+    for i = 1, first_release - 1 do seen[calls[i]] = (seen[calls[i]] or 0) + 1 end
+    truthy(seen.cuCtxSynchronize, "synchronized first")
+    eq(seen.cuMemFreeHost, 1, "the pinned array's memory, before the release")
+    -- after it: a fresh retain before any other call needing a context
+    local after = {}
+    for i = first_release + 1, #calls do after[#after + 1] = calls[i] end
+    local retain
+    for i, c in ipairs(after) do if c == "cuDevicePrimaryCtxRetain" then retain = i; break end end
+    truthy(retain, "the context is retained again")
+    for i = 1, retain - 1 do
+      truthy(after[i] ~= "cuMemFree_v2" and after[i] ~= "cuStreamDestroy_v2" and
+        after[i] ~= "cuEventDestroy_v2" and after[i] ~= "cuModuleUnload", after[i] .. " after close")
+    end
+    eq(got.ctx_destroys, 1, "destroyed at the close (the second lives to the exit)")
+    eq(got.ctx_releases, 1, "released once")
+    for k, v in pairs(CLEAN) do eq(got[k], v, "report " .. k) end
+    eq(got.live_modules, 0, "modules")
+    eq(got.frees + got.ctx_freed, got.allocs, "every block freed once")
+  end)
+
+  -- library handles: cuBLAS's and cuFFT's, made in the first context, are
+  -- not used or destroyed in the second (the mock cuBLAS counts a handle of
+  -- a destroyed context as a bad context); the results are the same
+  local MOCK_CUBLAS, MOCK_CUFFT = MODDIR .. "/libmockcublas.so", MODDIR .. "/libmockcufft.so"
+  test("cuda.close() with cuBLAS handles and cuFFT plans alive", function()
+    if not (file_exists(MOCK_CUBLAS) and file_exists(MOCK_CUFFT)) then skip("no mock cuBLAS/cuFFT") end
+    local creport = os.tmpname()
+    local got, out, ok = run_script([[
+      local function run()
+        local A = cuda.to_device(kjit.array({ { 1, 2 }, { 3, 4 } }, "f32"))
+        local C = cuda.blas.gemm(A, A):copy_to_host()
+        local x = cuda.to_device(kjit.array({ 1, 2, 3, 4 }))
+        local X = cuda.fft.rfft(x):copy_to_host()
+        return C[2][2], X[1][1]
+      end
+      local plan = cuda.fft.plan("rfft", cuda.to_device(kjit.zeros(4)))
+      local before = table.pack(run())
+      cuda.close()
+      local after = table.pack(run())
+      print("same", before[1] == after[1], before[2] == after[2], before[1], before[2])
+      local y = plan:exec(cuda.to_device(kjit.array({ 1, 2, 3, 4 }))):copy_to_host()
+      print("plan", y[1][1])
+      plan = nil; collectgarbage()
+      cuda.close()
+      print("done")
+    ]], { KJIT_LIBCUDA = MOCK, KJIT_CUBLAS = MOCK_CUBLAS, KJIT_CUFFT = MOCK_CUFFT,
+          MOCK_CUBLAS_REPORT = creport })
+    truthy(ok and out:find("done"), out)
+    truthy(out:find("same\ttrue\ttrue\t22.0\t10.0"), out)
+    truthy(out:find("plan\t10.0"), out)
+    for k, v in pairs(CLEAN) do eq(got[k], v, "report " .. k) end
+    eq(got.ctx_destroys, 2, "two closes")
+    local f = io.open(creport)
+    local cb = {}
+    for k, v in f:read("a"):gmatch("([%w_]+)=(%d+)") do cb[k] = tonumber(v) end
+    f:close(); os.remove(creport)
+    eq(cb.bad_contexts, 0, "cuBLAS: no handle of a dead context used or destroyed")
+    eq(cb.bad_handles, 0, "cuBLAS: bad handles")
+    eq(cb.live_handles, 0, "cuBLAS: each handle destroyed before its context")
+  end)
+
   test("closing the Lua state frees device memory, streams and events", function()
     local got, out, ok = run_script([[
       keep = { cuda.device_array(10), cuda.to_device(kjit.zeros({ 2, 3 }, "u8")) }

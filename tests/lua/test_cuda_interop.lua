@@ -276,6 +276,30 @@ else
   end)
 end
 
+if PTXAS and NVLINK and NVCC then
+  test("PTX: the kernel links with nvcc's .cubin, .fatbin, .o and .a of the .cu (nvlink)", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(sh("mkdir -p " .. q(dir)))
+    local make = {
+      cubin = "-cubin", fatbin = "-fatbin", o = "-c", a = "-lib",
+    }
+    local kp, ko = dir .. "/k.ptx", dir .. "/k.o"
+    write_file(kp, cuda.compile_ptx(k_mul, "void(float32[:], float32[:], float32[:])", 90))
+    local ok, out = sh(q(PTXAS) .. " -c -arch=sm_90 " .. q(kp) .. " -o " .. q(ko))
+    truthy(ok, "ptxas: " .. out)
+    for ext, flag in pairs(make) do
+      local f = dir .. "/functions." .. ext
+      ok, out = sh(q(NVCC) .. " " .. flag .. " -rdc=true -arch=sm_90 " .. q(CU) .. " -o " .. q(f))
+      truthy(ok, "nvcc " .. flag .. ": " .. out)
+      truthy(cuda.jit(k_mul, { link = f }), "cuda.jit takes the ." .. ext)
+      ok, out = sh(q(NVLINK) .. " -arch=sm_90 " .. q(ko) .. " " .. q(f) .. " -o " .. q(dir .. "/l.cubin"))
+      truthy(ok, "nvlink with the ." .. ext .. ": " .. out)
+    end
+    sh("rm -rf " .. q(dir))
+  end)
+end
+
 ----------------------------------------------------------------------
 -- link files: checked when the kernel is made
 ----------------------------------------------------------------------
@@ -284,16 +308,42 @@ test("cuda.jit link: missing files and other kinds are refused at cuda.jit, loca
   local m = raises("cuda.jit: link[1]: cannot open 'tests/cuda/nothere.cu': No such file",
     function() return cuda.jit(k_mul, { link = { "tests/cuda/nothere.cu" } }) end)
   truthy(m:find("test_cuda_interop.lua:%d+:"), "located: " .. m)
-  raises("cuda.jit: link[2] 'functions.o': kjit links .ptx and .cu files",
-    cuda.jit, k_mul, { link = { CU, "functions.o" } })
-  raises("cuda.jit: option 'link' must be a list of .ptx and .cu files, got number",
+  raises("cuda.jit: link[2] 'functions.so': kjit links .ptx, .cu, .cubin, .fatbin, .o and .a files",
+    cuda.jit, k_mul, { link = { CU, "functions.so" } })
+  raises("cuda.jit: link[2]: cannot open 'functions.o'", cuda.jit, k_mul, { link = { CU, "functions.o" } })
+  raises("cuda.jit: option 'link' must be a list of files (.ptx, .cu, .cubin, .fatbin, .o, .a), got number",
     cuda.jit, k_mul, { link = 3 })
+  -- binary files must be what their name says (the format's magic bytes)
+  local base = os.tmpname()
+  for ext, what in pairs({ cubin = "an ELF cubin", fatbin = "a fat binary", o = "an ELF object",
+                           a = "an ar archive" }) do
+    write_file(base .. "." .. ext, "not a binary at all\n")
+    m = raises("cuda.jit: link[1] '" .. base .. "." .. ext .. "' is not " .. what,
+      function() return cuda.jit(k_mul, { link = base .. "." .. ext }) end)
+    truthy(m:find("test_cuda_interop.lua:%d+:"), "located: " .. m)
+    os.remove(base .. "." .. ext)
+  end
+  os.remove(base)
   raises("cuda.jit: link[1] must be a file name (a string), got boolean",
     cuda.jit, k_mul, { link = { true } })
   raises("unknown option 'links' to 'cuda.jit'", cuda.jit, k_mul, { links = { CU } })
   -- a single name is a list of one; the other options still read
   truthy(cuda.jit(k_mul, { link = CU, fastmath = true }), "link = 'file.cu'")
   raises("bad option 'fastmath' to 'cuda.jit'", cuda.jit, k_mul, { link = CU, fastmath = 1 })
+end)
+
+test("cuda.compile_ptx: cuda.jit's options and cc in a table; link is refused, located", function()
+  local f = function(x) local i = cuda.grid(1); if i <= #x then x[i] = x[i] / 3 end end
+  local sig = "void(float32[:])"
+  local m = raises("cuda.compile_ptx: option 'link' is not supported: the PTX is the kernel's own",
+    function() return cuda.compile_ptx(k_mul, "void(float32[:], float32[:], float32[:])", { link = CU }) end)
+  truthy(m:find("test_cuda_interop.lua:%d+:"), "located: " .. m)
+  truthy(m:find("cuda.jit(fn, {link = ...})", 1, true), m)
+  local plain, fast = cuda.compile_ptx(f, sig, 80), cuda.compile_ptx(f, sig, { cc = 80, fastmath = true })
+  eq(fast:match("%.target (%S+)"), "sm_80", "cc from the table")
+  truthy(plain:find("div.rn.f32", 1, true) and fast:find(".ftz.f32", 1, true), "fastmath reached libNVVM")
+  truthy(cuda.compile_ptx(f, sig, { lineinfo = true }):find(".loc", 1, true), "lineinfo")
+  eq(cuda.compile_ptx(f, sig, { cc = 80 }), plain, "the same PTX as the cc argument")
 end)
 
 ----------------------------------------------------------------------
@@ -445,6 +495,46 @@ else
       .. "%(cuda.declare_device%) but has no link files to find it in"), "no link files: " .. out)
     eq(got.links, 1, "links"); eq(got.live_links, 0, "link states destroyed")
     eq(got.live_modules, 0, "modules")
+  end)
+
+  -- binary link files go to the linker with their CUjitInputType (the mock
+  -- checks each one's magic bytes); k:export carries every link file's
+  -- bytes, so kjit.load links them where the files are gone
+  test("mock driver: .cubin, .fatbin, .o and .a link files; k:export carries them", function()
+    local base = os.tmpname()
+    local files = {
+      cubin = "\127ELF\2\1\1A" .. string.rep("\0", 56),
+      fatbin = "\x50\xed\x55\xba\1\0\16\0" .. string.rep("\0", 24),
+      o = "\127ELF\2\1\1\0" .. string.rep("\0", 56),
+      a = "!<arch>\n",
+      ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .func (.param .b32 func_retval0) "
+        .. "mul_f32_f32(.param .b64 p, .param .b32 x, .param .b32 y)\n{\n\tret;\n}\n",
+    }
+    local list = {}
+    for _, ext in ipairs({ "cubin", "fatbin", "o", "a" }) do
+      write_file(base .. "." .. ext, files[ext]); list[#list + 1] = string.format("%q", base .. "." .. ext)
+    end
+    write_file(base .. ".ptx", files.ptx)
+    local got, out, ok = run_script(DECL .. [[
+      local kk = cuda.jit(k, { link = { ]] .. table.concat(list, ", ") .. [[ } })
+      kk[{ 1, 8 }](r, x, x)
+      local kp = cuda.jit(k, { link = "]] .. base .. [[.ptx" })
+      local bytes = kp:export("void(float32[:], float32[:], float32[:])")
+      os.remove("]] .. base .. [[.ptx")     -- gone: the export has its bytes
+      local loaded = kjit.load(bytes)
+      loaded[{ 1, 8 }](r, x, x)
+      local bad = cuda.jit(k, { link = "]] .. base .. [[.ptx" })   -- checked at cuda.jit
+      print("done")
+    ]], { KJIT_LIBCUDA = MOCK })
+    for _, ext in ipairs({ "cubin", "fatbin", "o", "a", "ptx" }) do os.remove(base .. "." .. ext) end
+    os.remove(base)
+    truthy(not ok and out:find("cannot open '" .. base .. ".ptx'", 1, true) and not out:find("done"),
+      "the file is gone, the export linked: " .. out)
+    eq(got.links, 2, "two links"); eq(got.link_binary_inputs, 4, "binary inputs")
+    eq(got.link_inputs, 7, "kernel + 4, loaded kernel + its .ptx")
+    eq(got.link_types, 31, "types cubin 0, ptx 1, fatbin 2, object 3, library 4")
+    eq(got.bad_link_inputs, 0, "magic bytes as the driver wants")
+    eq(got.launches, 2, "launches"); eq(got.bad_handles, 0, "bad handles")
   end)
 
   test("mock driver: NVRTC missing (KJIT_NVRTC pointing nowhere) or a .cu that does not compile", function()

@@ -270,5 +270,25 @@ do
   same(st.pageable_allocs, 0, "no pageable staging with the driver")
 end
 
+-- cuda.close() on every rank: the NCCL communicator and the page-locked
+-- staging memory went with the context; both are made again (the old
+-- communicator is never destroyed: its context is gone)
+do
+  local inits, destroys = calls("ncclCommInitRank"), calls("ncclCommDestroy")
+  local st0 = mpi._staging()
+  cuda.close()
+  local d = cuda.to_device(host("i64", 4, function(i) return i + r end))
+  mpi.allreduce(d, "sum")
+  check_dev(d, host("i64", 4, function(i) return n * i + n * (n - 1) // 2 end), "allreduce after cuda.close()")
+  same(calls("ncclCommInitRank"), inits + 1, "a new communicator after cuda.close()")
+  same(calls("ncclCommDestroy"), destroys, "the dead one is not destroyed")
+  mpi.nccl(false)
+  local e = cuda.to_device(host("i16", 100, function(i) return i end))
+  mpi.allreduce(e, "sum")   -- staged through new page-locked memory
+  check_dev(e, host("i16", 100, function(i) return n * i end), "staged after cuda.close()")
+  same(mpi._staging().pinned_allocs, st0.pinned_allocs + 1, "the old staging block forgotten")
+  mpi.nccl(true)
+end
+
 local total = mpi.allreduce(checks, "sum")
 if r == 0 then print(("test_nccl_mock: %d ranks, %d checks passed"):format(n, total)) end
