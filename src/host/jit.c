@@ -1615,10 +1615,10 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
   size_t xl = 0;
   /* the layouts of the arrays of records it makes: interned here, and their
   ** globals given this process's ids while the object is linked */
-  KexpR lr = { payload, len, 0, 0 };
+  KexpR lr = { payload, len, 0, 0, "" };
   if (!kexp_get_layouts(&lr)) {
     free(js);
-    luaL_error(L, "kjit.load: damaged exported code (record layouts)");
+    kexp_damaged(L, &lr, "the layouts of the arrays of records it makes");
   }
   js->code = kcache_cpu_payload_load((const char *)payload + lr.at, len - lr.at, &addr, &extra, &xl);
   kexp_clear_layouts();
@@ -1626,14 +1626,14 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
     free(js);
     luaL_error(L, "kjit.load: the object code could not be loaded in this process");
   }
-  KexpR r = { extra, xl, 0, 0 };
+  KexpR r = { extra, xl, 0, 0, "" };
   char *where = NULL;
   int bad = get_spec(&r, js, &where);
   free(extra);
   if (bad) {
     free(where);
     free_unlinked_spec(js);
-    luaL_error(L, "kjit.load: damaged exported code (the specialization's description)");
+    kexp_damaged(L, &r, "the specialization's description");
   }
   js->entry = (KEntry)addr;
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);

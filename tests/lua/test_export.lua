@@ -469,6 +469,113 @@ print("again\t" .. g2(2)[2].tag .. " " .. other(2))
   eq(got["again"], "-2 75", "loaded twice")
 end)
 
+-- A record layout as export.c writes it (kexp_record): u32 field count,
+-- i64 size, i64 alignment, then per field u32 name length, name, u32
+-- dtype, i64 count, i64 offset (non-nested fields only, here).
+local function record_bytes(L)
+  local t = { string.pack("=I4i8i8", L.n or #L.fields, L.size, L.align) }
+  for _, f in ipairs(L.fields) do
+    t[#t + 1] = string.pack("=s4I4i8i8", f.name, f.dtype, f.count, f.offset)
+  end
+  return table.concat(t)
+end
+
+test("forged record layouts in exported bytes (checksum made right) are refused, saying what is wrong", function()
+  local R = kjit.struct{ { "x", "f64" }, { "tag", "i32" } }
+  eq(R.size, 16); eq(R.align, 8)
+  local get = kjit.jit(function(p) return p[1].x + p[2].tag end)
+  local mk = kjit.jit(function(n) local p = kjit.zeros(n, R); p[1].tag = 7; return p end)
+  local sources = {
+    { bytes = get:export("(record[:])", R), what = "the specialization's description" },
+    { bytes = mk:export("(i64)"), what = "the layouts of the arrays of records it makes" },
+  }
+  local function layout(b)   -- R's bytes in b: where, and its fields
+    local head = string.pack("=I4i8i8I4", 2, 16, 8, 1) .. "x"
+    local at = assert(b:find(head, 33, true), "R's layout in the bytes")
+    local n, size, align, pos = string.unpack("=I4i8i8", b, at)
+    local L = { size = size, align = align, fields = {} }
+    for i = 1, n do
+      local f = {}
+      f.name, f.dtype, f.count, f.offset, pos = string.unpack("=s4I4i8i8", b, pos)
+      L.fields[i] = f
+    end
+    return at, pos, L
+  end
+  local dt_f64 = select(3, layout(sources[1].bytes)).fields[1].dtype
+  local forged = {
+    { "size 8: a field past the end", function(L) L.size = 8 end,
+      "field 'tag' (4 bytes at offset 8) does not fit in a record of 8 bytes" },
+    { "size 2^62", function(L) L.size = 1 << 62 end, "record size 4611686018427387904 is out of range" },
+    { "size 0", function(L) L.size = 0 end, "record size 0 is out of range" },
+    { "size -16", function(L) L.size = -16 end, "record size -16 is out of range" },
+    { "size 24 (padding after the fields)", function(L) L.size = 24 end, nil },   -- valid: loads
+    { "size 20", function(L) L.size = 20 end, "record size 20 is not a multiple of its alignment 8" },
+    { "alignment 0", function(L) L.align = 0 end, "record alignment 0 is not its largest field alignment 8" },
+    { "alignment 3", function(L) L.align = 3 end, "record alignment 3 is not its largest field alignment 8" },
+    { "alignment 4", function(L) L.align = 4 end, "record alignment 4 is not its largest field alignment 8" },
+    { "alignment 16", function(L) L.align = 16 end, "record alignment 16 is not its largest field alignment 8" },
+    { "alignment -8", function(L) L.align = -8 end, "record alignment -8 is not its largest field alignment 8" },
+    { "dtype 99", function(L) L.fields[1].dtype = 99 end, "field 'x': invalid dtype 99" },
+    { "dtype 2^32-1", function(L) L.fields[1].dtype = 0xffffffff end, "field 'x': invalid dtype -1" },
+    { "tag's dtype f64 (8 bytes at 8 of 16: fits)", function(L) L.fields[2].dtype = dt_f64 end, nil },
+    { "offset 4: overlaps x", function(L) L.fields[2].offset = 4 end, "fields 'x' and 'tag' overlap" },
+    { "offset 6: misaligned", function(L) L.fields[2].offset = 6 end,
+      "field 'tag' at offset 6 is not aligned to 4 bytes" },
+    { "offset 14", function(L) L.fields[2].offset = 14 end, "field 'tag' (4 bytes at offset 14) does not fit" },
+    { "offset -8", function(L) L.fields[2].offset = -8 end, "field 'tag' (4 bytes at offset -8) does not fit" },
+    { "offset 2^62", function(L) L.fields[2].offset = 1 << 62 end, "does not fit in a record of 16 bytes" },
+    { "count -1", function(L) L.fields[1].count = -1 end, "field 'x': bad element count -1" },
+    { "count 3", function(L) L.fields[1].count = 3 end, "field 'x' (3 elements of 8 bytes) does not fit" },
+    { "count 2^32", function(L) L.fields[1].count = 1 << 32 end,
+      "field 'x' (4294967296 elements of 8 bytes) does not fit in a record of 16 bytes" },
+    { "count 2^32, size 2^40", function(L) L.fields[1].count = 1 << 32; L.size = 1 << 40 end,
+      "fields 'x' and 'tag' overlap" },
+    { "count 2^32 + 1", function(L) L.fields[1].count = (1 << 32) + 1 end, "field 'x': bad element count 4294967297" },
+    { "a name not an identifier", function(L) L.fields[2].name = "t-g" end, "name 't-g' is not a Lua identifier" },
+    { "a name twice", function(L) L.fields[2].name = "x" end, "field 'x' is declared twice" },
+    { "no fields", function(L) L.n = 0; L.fields = {} end, "a record needs at least one field" },
+    { "5000 fields", function(L) L.n = 5000 end, "with more than 4096 fields" },
+  }
+  for _, src in ipairs(sources) do
+    local b = src.bytes
+    local at, stop, L0 = layout(b)
+    local function with(change)
+      local L = { size = L0.size, align = L0.align, fields = {} }
+      for i, f in ipairs(L0.fields) do
+        L.fields[i] = { name = f.name, dtype = f.dtype, count = f.count, offset = f.offset }
+      end
+      change(L)
+      local rec = record_bytes(L)
+      local nb = b:sub(1, at - 1) .. rec .. b:sub(stop)
+      -- in the specialization's description, which the object's payload
+      -- holds as extra bytes after their length (cache.c's CPU payload)
+      local e = assert(b:find("kjit_c_", 33, true), "the entry's name")
+      if at > e then
+        local xl = string.unpack("=I4", b, e + 23)
+        nb = nb:sub(1, e + 22) .. string.pack("=I4", xl + #rec - (stop - at)) .. nb:sub(e + 27)
+      end
+      return reseal(b, nb:sub(33))
+    end
+    truthy(pcall(kjit.load, with(function() end)), src.what .. ": the same bytes written again load")
+    for _, c in ipairs(forged) do
+      local ok, err = pcall(kjit.load, with(c[2]))
+      if c[3] == nil then
+        truthy(ok, src.what .. ": " .. c[1] .. " is a valid layout: " .. tostring(err))
+      else
+        truthy(not ok and type(err) == "string", src.what .. ": " .. c[1] .. " refused")
+        local want = "kjit.load: damaged exported code (" .. src.what .. ": a record layout"
+        truthy(err:find(want, 1, true) and err:find(c[3], 1, true),
+               src.what .. ": " .. c[1] .. ": want '" .. c[3] .. "', got: " .. err)
+      end
+    end
+  end
+  -- the intact bytes, after all that (a valid forged layout interned no
+  -- other R): the results of compiled code
+  local p = kjit.zeros(2, R); p[1].x = 1.5; p[2].tag = 2
+  eq(kjit.load(sources[1].bytes)(p), 3.5)
+  eq(kjit.load(sources[2].bytes)(2)[1].tag, 7)
+end)
+
 test("a kernel exported, loaded in a fresh process and run in the simulator", function()
   local was = cuda.simulating()
   cuda.simulate(true)
