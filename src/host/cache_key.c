@@ -65,9 +65,10 @@ static int bakes_layout(const KtySpec *sp, const KirInsn *v);
 
 static int select_only(const KtySpec *sp, int id);
 
-char *kck_key(KtySession *T, const char *head, size_t *len) {
+char *kck_key(KtySession *T, const char *head, size_t *len, int *local) {
   lua_State *L = T->L;
   Buf b = { NULL, 0, 0, 0 };
+  *local = 0;
   put(&b, head, strlen(head));
   put(&b, "\ntyped ir\n", 10);
   for (int i = 0; i < T->nspecs; i++) {
@@ -127,6 +128,7 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, INT64_MIN + 1);
         put_i64(&b, sp->liveref[id]);
         put_i64(&b, salt);
+        *local = 1;
       }
       if (sp->upvref && sp->upvref[id] && !select_only(sp, id)) {
         /* an upvalue compiled code assigns: its closure's registry
@@ -135,6 +137,7 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, sp->upvref[id]);
         put_i64(&b, sp->upvidx[id]);
         put_i64(&b, process_salt(L));
+        *local = 1;
       }
     }
     /* a Lua function known here used as a value other than by a call
@@ -154,6 +157,7 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
               !(v->op == KIR_CALL && a == 0)) {
             put_i64(&b, INT64_MIN + 3);
             put_i64(&b, process_salt(L));
+            *local = 1;
           }
       }
     }
@@ -236,7 +240,7 @@ static int select_only(const KtySpec *sp, int id) {
   return 0;
 }
 
-int kck_process_bound(KtySession *T, const char **chunk, int *line) {
+int kck_process_bound(KtySession *T, const char **chunk, int *line, int *ref) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
     if (!sp->used) continue;
@@ -262,6 +266,7 @@ int kck_process_bound(KtySession *T, const char **chunk, int *line) {
         if (why) {
           *chunk = sp->chunkname;
           *line = v->line;
+          *ref = why == KCK_CFUNCTION ? sp->upvref[v->id] : 0;
           return why;
         }
       }
