@@ -489,6 +489,14 @@ test("forged record layouts in exported bytes (checksum made right) are refused,
     { bytes = get:export("(record[:])", R), what = "the specialization's description" },
     { bytes = mk:export("(i64)"), what = "the layouts of the arrays of records it makes" },
   }
+  -- a kernel for the simulator: its description (after its code) too
+  local was = cuda.simulating()
+  cuda.simulate(true)
+  local kern = cuda.jit(function(p, out)
+    local i = cuda.grid(1)
+    if i <= #p then out[i] = p[i].x + p[i].tag end
+  end)
+  sources[3] = { bytes = kern:export("void(record[:], f64[:])", R), what = "the kernel's description" }
   local function layout(b)   -- R's bytes in b: where, and its fields
     local head = string.pack("=I4i8i8I4", 2, 16, 8, 1) .. "x"
     local at = assert(b:find(head, 33, true), "R's layout in the bytes")
@@ -550,8 +558,8 @@ test("forged record layouts in exported bytes (checksum made right) are refused,
       -- in the specialization's description, which the object's payload
       -- holds as extra bytes after their length (cache.c's CPU payload)
       local e = assert(b:find("kjit_c_", 33, true), "the entry's name")
-      if at > e then
-        local xl = string.unpack("=I4", b, e + 23)
+      local xl = string.unpack("=I4", b, e + 23)
+      if at > e and at < e + 27 + xl then
         nb = nb:sub(1, e + 22) .. string.pack("=I4", xl + #rec - (stop - at)) .. nb:sub(e + 27)
       end
       return reseal(b, nb:sub(33))
@@ -574,6 +582,10 @@ test("forged record layouts in exported bytes (checksum made right) are refused,
   local p = kjit.zeros(2, R); p[1].x = 1.5; p[2].tag = 2
   eq(kjit.load(sources[1].bytes)(p), 3.5)
   eq(kjit.load(sources[2].bytes)(2)[1].tag, 7)
+  local out = kjit.zeros(2)
+  kjit.load(sources[3].bytes)[{ 1, 32 }](p, out)
+  eq(out[2], 2.0)
+  cuda.simulate(was)
 end)
 
 test("a kernel exported, loaded in a fresh process and run in the simulator", function()
