@@ -21,10 +21,11 @@ local mpi = require "kjit.mpi"
 local solve_gpu   -- (defined below)
 
 local rank, size = mpi.rank(), mpi.size()
-local nums, weak, check, gpu = {}, false, false, false
+local nums, weak, check, gpu, profile, overlap = {}, false, false, false, false, false
 for _, a in ipairs(arg or {}) do
   if a == "--weak" then weak = true elseif a == "--check" then check = true
-  elseif a == "--gpu" then gpu = true
+  elseif a == "--gpu" then gpu = true elseif a == "--profile" then profile = true
+  elseif a == "--overlap" then overlap = true
   else nums[#nums + 1] = assert(math.tointeger(tonumber(a)), "integer arguments expected") end
 end
 local NX, NY, STEPS = nums[1] or 256, nums[2] or 256, nums[3] or 100
@@ -131,15 +132,42 @@ local function solve(comm, me, nranks)
   if gpu then return solve_gpu(comm, u, v, n, up, down, ifirst, ilast, lo, hi) end
   if comm then comm:barrier() end
   local t0, c0 = mpi.wtime(), os.clock()
+  local xc, xw = 0.0, 0.0   -- --profile: CPU and wall time in the exchanges
+  -- rows that read no halo row: computed while the halos are on their way
+  local inner1, inner2 = math.max(ifirst, 3), math.min(ilast, n)
   for _ = 1, STEPS do
-    if comm then
-      comm:sendrecv(u[2], up, u[n + 2], down, 1)       -- first row up, bottom halo from below
-      comm:sendrecv(u[n + 1], down, u[1], up, 2)       -- last row down, top halo from above
+    if comm and overlap then
+      local c1, w1
+      if profile then c1, w1 = os.clock(), mpi.wtime() end
+      local r1, r2 = comm:irecv(u[n + 2], down, 1), comm:irecv(u[1], up, 2)
+      local s1, s2 = comm:isend(u[2], up, 1), comm:isend(u[n + 1], down, 2)
+      if profile then xc, xw = xc + os.clock() - c1, xw + mpi.wtime() - w1 end
+      step(u, v, inner1, inner2, ALPHA)
+      if profile then c1, w1 = os.clock(), mpi.wtime() end
+      r1:wait(); r2:wait(); s1:wait(); s2:wait()
+      if profile then xc, xw = xc + os.clock() - c1, xw + mpi.wtime() - w1 end
+      if ifirst <= 2 and 2 <= ilast then step(u, v, 2, 2, ALPHA) end
+      if n + 1 > 2 and ifirst <= n + 1 and n + 1 <= ilast then step(u, v, n + 1, n + 1, ALPHA) end
+    else
+      if comm then
+        local c1, w1
+        if profile then c1, w1 = os.clock(), mpi.wtime() end
+        comm:sendrecv(u[2], up, u[n + 2], down, 1)       -- first row up, bottom halo from below
+        comm:sendrecv(u[n + 1], down, u[1], up, 2)       -- last row down, top halo from above
+        if profile then xc, xw = xc + os.clock() - c1, xw + mpi.wtime() - w1 end
+      end
+      step(u, v, ifirst, ilast, ALPHA)
     end
-    step(u, v, ifirst, ilast, ALPHA)
     u, v = v, u
   end
   local t, c = mpi.wtime() - t0, os.clock() - c0
+  if profile and comm then
+    -- per rank: the loop's CPU time, that of the exchanges (MPI's polling
+    -- included), the rest (the stencil); wall time of the exchanges
+    local all = comm:gather(("rank %d: cpu %.3f s = exchange %.3f + stencil %.3f; wall %.3f s, exchange %.3f")
+                            :format(me, c, xc, c - xc, t, xw), nil, 0)
+    if me == 0 then for _, line in ipairs(all) do print("heat_mpi --profile " .. line) end end
+  end
   return u:slice(2, n + 1), t, lo, hi, c
 end
 

@@ -22,7 +22,9 @@
 ** object where it can, with no LLVM in the process; otherwise the LLVM
 ** JIT does, after the symbol is renamed in the object's string table to a
 ** fresh name of the same length (kc_unique_id), so that loaded copies
-** never clash in the JIT's one JITDylib.
+** never clash in the JIT's one JITDylib, and the names whose address only
+** the loader's name hook knows (exported code's record layouts) are bound
+** to names of their own (elf_bind_hooked).
 **
 ** The key of CPU code (host/cache_key.c) is computed after typing, before
 ** any LLVM IR is made, from the inputs of the typed IR (bytecode, frozen
@@ -494,11 +496,101 @@ static int elf_rename(unsigned char *obj, size_t len, const char *from,
   memcpy(obj + strtab.sh_offset + at, to, nlen);
   return 0;
 }
+
+/* The LLVM JIT resolves an object's undefined names in its one JITDylib
+   (the registered symbols, then the process): it never asks the name hook
+   (cpu.h kc_hooked_name), whose answers depend on the load (exported
+   code's record layouts: host/export.c maps the exporting process's ids
+   to this one's). So before the JIT takes an object, each undefined name
+   the hook answers is renamed to one made from its address,
+   "kjit.abs.<16 hex digits>", registered for the JIT with that address:
+   the same address always gets the same name, so the registrations never
+   clash, and they are few (one per layout cell, which lives as long as
+   the process). The new names do not fit in place: the symbol string
+   table is copied to the end of a new object with the names appended
+   (section names, which may share that table, keep their offsets).
+   Returns the new object (malloc'd, *outlen bytes), NULL with *outlen 0
+   when no name needed binding, or NULL with *outlen 1 when the object
+   cannot be rewritten (not one this host's JIT takes, or out of memory). */
+static unsigned char *elf_bind_hooked(const unsigned char *obj, size_t len, size_t *outlen) {
+  Elf64_Ehdr eh;
+  *outlen = 1;
+  if (len < sizeof eh) return NULL;
+  memcpy(&eh, obj, sizeof eh);
+  if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > len ||
+      (len - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+    return NULL;
+  Elf64_Shdr symtab, strtab;
+  unsigned si = 0;
+  int found = 0;
+  for (; si < eh.e_shnum && !found; si++) {
+    memcpy(&symtab, obj + eh.e_shoff + si * sizeof symtab, sizeof symtab);
+    found = symtab.sh_type == SHT_SYMTAB;
+  }
+  if (!found || symtab.sh_link >= eh.e_shnum || symtab.sh_entsize != sizeof(Elf64_Sym) ||
+      symtab.sh_offset > len || symtab.sh_size > len - symtab.sh_offset)
+    return NULL;
+  size_t stri = eh.e_shoff + symtab.sh_link * sizeof strtab;
+  memcpy(&strtab, obj + stri, sizeof strtab);
+  if (strtab.sh_type != SHT_STRTAB || strtab.sh_offset > len ||
+      strtab.sh_size > len - strtab.sh_offset || strtab.sh_size == 0 ||
+      obj[strtab.sh_offset + strtab.sh_size - 1] != 0)
+    return NULL;
+  const char *str = (const char *)obj + strtab.sh_offset;
+  size_t nsym = symtab.sh_size / sizeof(Elf64_Sym), nbind = 0;
+  for (size_t i = 1; i < nsym; i++) {   /* how many: the new table's size */
+    Elf64_Sym s;
+    memcpy(&s, obj + symtab.sh_offset + i * sizeof s, sizeof s);
+    if (s.st_shndx == SHN_UNDEF && s.st_name != 0 && s.st_name < strtab.sh_size &&
+        kc_hooked_name(str + s.st_name) != NULL)
+      nbind++;
+  }
+  if (nbind == 0) {
+    *outlen = 0;
+    return NULL;
+  }
+  enum { BOUND = sizeof "kjit.abs." - 1 + 16 + 1 };
+  size_t newstr = strtab.sh_size + nbind * BOUND, n = len + newstr;
+  unsigned char *out = malloc(n);
+  if (!out) return NULL;
+  memcpy(out, obj, len);
+  memcpy(out + len, str, strtab.sh_size);
+  size_t at = strtab.sh_size;
+  for (size_t i = 1; i < nsym && at < newstr; i++) {
+    Elf64_Sym s;
+    size_t so = symtab.sh_offset + i * sizeof s;
+    memcpy(&s, obj + so, sizeof s);
+    void *addr;
+    if (s.st_shndx != SHN_UNDEF || s.st_name == 0 || s.st_name >= strtab.sh_size ||
+        (addr = kc_hooked_name(str + s.st_name)) == NULL)
+      continue;
+    char *name = (char *)out + len + at;
+    snprintf(name, BOUND, "kjit.abs.%016llx", (unsigned long long)(uintptr_t)addr);
+    if (kc_register_symbol(name, addr) != 0) {
+      free(out);
+      return NULL;
+    }
+    s.st_name = (Elf64_Word)at;
+    memcpy(out + so, &s, sizeof s);
+    at += BOUND;
+  }
+  strtab.sh_offset = len;
+  strtab.sh_size = newstr;
+  memcpy(out + stri, &strtab, sizeof strtab);
+  *outlen = n;
+  return out;
+}
 #else
 static int elf_rename(unsigned char *obj, size_t len, const char *from,
                       const char *to) {
   (void)obj, (void)len, (void)from, (void)to;
   return -1;
+}
+static unsigned char *elf_bind_hooked(const unsigned char *obj, size_t len, size_t *outlen) {
+  (void)obj, (void)len;
+  *outlen = 1;
+  return NULL;
 }
 #endif
 
@@ -648,8 +740,12 @@ static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr,
     /* objload.c refused it: the LLVM JIT (its names are process-wide) */
     snprintf(to, sizeof to, ENTRY_PREFIX "%016lx", kc_unique_id());
     if (elf_rename(obj, objlen, from, to) != 0) return NULL;
+    size_t boundlen;   /* names only the hook knows, bound for the JIT */
+    unsigned char *bound = elf_bind_hooked(obj, objlen, &boundlen);
+    if (!bound && boundlen) return NULL;
     const char *names[1] = {to};
-    c = kc_load_object(obj, objlen, names, 1, addr, &err);
+    c = kc_load_object(bound ? bound : obj, bound ? boundlen : objlen, names, 1, addr, &err);
+    free(bound);
     free(err); /* an unloadable file is a miss, not an error */
   }
   if (!c) return NULL;

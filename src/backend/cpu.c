@@ -1153,6 +1153,8 @@ static void *(*kc_name_hook)(const char *name);
 
 void kc_set_name_hook(void *(*hook)(const char *name)) { kc_name_hook = hook; }
 
+void *kc_hooked_name(const char *name) { return kc_name_hook ? kc_name_hook(name) : NULL; }
+
 static void *kc_resolve(const char *name) {
   void *a = NULL;
   int found = 0;

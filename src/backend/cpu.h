@@ -49,6 +49,10 @@ int kc_register_symbol(const char *name, void *addr);
 ** whose address depends on the load (host/export.c: record layouts of
 ** exported code): NULL from it falls through to the registered symbols. */
 void kc_set_name_hook(void *(*hook)(const char *name));
+/* The hook's address for name (NULL: no hook, or a name it does not give).
+** The LLVM JIT does not ask the hook: cache.c binds such names in an
+** object before the JIT loads it (elf_bind_hooked). */
+void *kc_hooked_name(const char *name);
 
 /* Verifies M (error text returned, never aborts), optimizes it for the host
    CPU (new pass manager; at opt 3 LLVM's O3 pipeline without non-trivial

@@ -19,6 +19,7 @@
 #include "common/krecord.h"
 
 #define KREC_MAX 4096
+#define KREC_MAXSIZE ((int64_t)1 << 40)   /* bytes in one record */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const KRecord *table[KREC_MAX];
@@ -70,8 +71,18 @@ static int add(Str *b, const char *t) {
 }
 
 /* The layout's checks (krecord.h); 0 with a message if it is not valid. */
+/* Layouts also come from bytes (kjit.load's, host/export.c, which a
+** checksum guards against damage, not a forger): every number code reads
+** from a layout is checked here, before arithmetic on it, so no bytes can
+** make an element size that overflows an allocation's size, an alignment
+** of 0, or a field that reaches past its record. */
 static int check(const KRecField *f, int n, int64_t size, int64_t align, char *err, size_t errlen) {
   if (n < 1) { snprintf(err, errlen, "a record needs at least one field"); return 0; }
+  if (size < 1 || size > KREC_MAXSIZE) {
+    snprintf(err, errlen, "record size %lld is out of range (1 to 2^40 bytes)", (long long)size);
+    return 0;
+  }
+  int64_t maxalign = 1;
   for (int i = 0; i < n; i++) {
     const char *nm = f[i].name;
     if (!isident(nm)) {
@@ -92,7 +103,14 @@ static int check(const KRecField *f, int n, int64_t size, int64_t align, char *e
       return 0;
     }
     int64_t es = krec_elemsize(&f[i]), ea = krec_elemalign(&f[i]);
+    if ((f[i].count ? f[i].count : 1) > size / es) {   /* (before es * count can overflow) */
+      snprintf(err, errlen, "field '%s' (%lld elements of %lld bytes) does not fit in a record "
+               "of %lld bytes", nm, (long long)(f[i].count ? f[i].count : 1), (long long)es,
+               (long long)size);
+      return 0;
+    }
     int64_t bytes = es * (f[i].count ? f[i].count : 1);
+    if (ea > maxalign) maxalign = ea;
     if (f[i].offset < 0 || f[i].offset > size || bytes > size - f[i].offset) {
       snprintf(err, errlen, "field '%s' (%lld bytes at offset %lld) does not fit in a record "
                "of %lld bytes", nm, (long long)bytes, (long long)f[i].offset, (long long)size);
@@ -111,7 +129,12 @@ static int check(const KRecField *f, int n, int64_t size, int64_t align, char *e
       }
     }
   }
-  if (size < 1 || size % align != 0) {
+  if (align != maxalign) {   /* what every layout maker computes: kjit.struct, kjit_record_new */
+    snprintf(err, errlen, "record alignment %lld is not its largest field alignment %lld",
+             (long long)align, (long long)maxalign);
+    return 0;
+  }
+  if (size % align != 0) {
     snprintf(err, errlen, "record size %lld is not a multiple of its alignment %lld",
              (long long)size, (long long)align);
     return 0;

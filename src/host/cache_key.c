@@ -61,13 +61,22 @@ static int64_t process_salt(lua_State *L) {
   return salt ^ ((int64_t)(intptr_t)L * 31);   /* another state has other references */
 }
 
+/* The instructions v of sp, block by block: EACH_INSN(sp, v) { ... }. The
+** body may continue or return, not break. */
+#define EACH_INSN(sp, v)                                                 \
+  for (int eb_ = 0; eb_ < (sp)->ir->nblocks; eb_++)                      \
+    for (int ei_ = 0; ei_ < (sp)->ir->blocks[eb_]->ninsns; ei_++)        \
+      for (KirInsn *v = (sp)->ir->blocks[eb_]->insns[ei_]; v; v = NULL)
+
 static int bakes_layout(const KtySpec *sp, const KirInsn *v);
+static int uses_function_value(const KtySpec *sp, const KirInsn *v);
 
 static int select_only(const KtySpec *sp, int id);
 
-char *kck_key(KtySession *T, const char *head, size_t *len) {
+char *kck_key(KtySession *T, const char *head, size_t *len, int *local) {
   lua_State *L = T->L;
   Buf b = { NULL, 0, 0, 0 };
+  *local = 0;
   put(&b, head, strlen(head));
   put(&b, "\ntyped ir\n", 10);
   for (int i = 0; i < T->nspecs; i++) {
@@ -127,6 +136,7 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, INT64_MIN + 1);
         put_i64(&b, sp->liveref[id]);
         put_i64(&b, salt);
+        *local = 1;
       }
       if (sp->upvref && sp->upvref[id] && !select_only(sp, id)) {
         /* an upvalue compiled code assigns: its closure's registry
@@ -135,45 +145,35 @@ char *kck_key(KtySession *T, const char *head, size_t *len) {
         put_i64(&b, sp->upvref[id]);
         put_i64(&b, sp->upvidx[id]);
         put_i64(&b, process_salt(L));
+        *local = 1;
       }
     }
-    /* a Lua function known here used as a value other than by a call
-    ** (stored, passed to a function value, compared): cg_callvalue.c
-    ** compiles in a registry reference to it, valid in this process only */
-    for (int j = 0; j < sp->ir->nblocks; j++) {
-      KirBlock *bl = sp->ir->blocks[j];
-      for (int i = 0; i < bl->ninsns; i++) {
-        KirInsn *v = bl->insns[i];
-        if (bakes_layout(sp, v)) {   /* the code holds the layout's id (below): the */
-          put_i64(&b, INT64_MIN + 4);  /* same layout under another id must miss */
-          put_i64(&b, sp->types[v->id].ref);
-        }
-        if (v->op == KIR_CALL && sp->callees[v->id]) continue;   /* compiled directly */
-        for (int a = 0; a < v->nargs; a++)
-          if (sp->types[v->args[a]->id].kind == T_FUNC && v->op != KIR_PHI &&
-              !(v->op == KIR_CALL && a == 0)) {
-            put_i64(&b, INT64_MIN + 3);
-            put_i64(&b, process_salt(L));
-          }
+    EACH_INSN(sp, v) {
+      if (bakes_layout(sp, v)) {   /* the code holds the layout's id (below): the */
+        put_i64(&b, INT64_MIN + 4);  /* same layout under another id must miss */
+        put_i64(&b, sp->types[v->id].ref);
       }
-    }
-    /* the numbers of frozen tables indexed by computed keys (cg_frozen.c) */
-    for (int j = 0; j < sp->ir->nblocks; j++) {
-      KirBlock *bl = sp->ir->blocks[j];
-      for (int i = 0; i < bl->ninsns; i++) {
-        KirInsn *v = bl->insns[i];
-        if (v->op != KIR_INDEX || sp->types[v->args[0]->id].kind != T_TABLE ||
-            sp->consts[v->id].kind != T_UNKNOWN)
-          continue;
+      /* a Lua function known here used as a value other than by a call
+      ** (stored, passed to a function value, compared): cg_callvalue.c
+      ** compiles in a registry reference to it, valid in this process only */
+      if (uses_function_value(sp, v)) {
+        put_i64(&b, INT64_MIN + 3);
+        put_i64(&b, process_salt(L));
+        *local = 1;
+      }
+      /* the numbers of a frozen table indexed by a computed key (cg_frozen.c) */
+      if (v->op == KIR_INDEX && sp->types[v->args[0]->id].kind == T_TABLE &&
+          sp->consts[v->id].kind == T_UNKNOWN) {
         int64_t fn, *vals;
         uint8_t *isf;
         const char *why;
         put_i64(&b, INT64_MIN + 1);
         put_i64(&b, v->id);
-        if (!kty_frozen_array(T, sp->types[v->args[0]->id].ref, &fn, &vals, &isf, &why)) continue;
-        put_i64(&b, fn);
-        put(&b, vals, sizeof *vals * (size_t)fn);
-        put(&b, isf, (size_t)fn);
+        if (kty_frozen_array(T, sp->types[v->args[0]->id].ref, &fn, &vals, &isf, &why)) {
+          put_i64(&b, fn);
+          put(&b, vals, sizeof *vals * (size_t)fn);
+          put(&b, isf, (size_t)fn);
+        }
       }
     }
     put_i64(&b, INT64_MIN);   /* end of the specialization */
@@ -201,22 +201,28 @@ static int bakes_layout(const KtySpec *sp, const KirInsn *v) {
   }
 }
 
+/* Does v use a Lua function known here as a value other than by a call
+** (stored, passed to a function value, compared)? cg_callvalue.c compiles
+** in a registry reference to it. */
+static int uses_function_value(const KtySpec *sp, const KirInsn *v) {
+  if ((v->op == KIR_CALL && sp->callees[v->id]) || v->op == KIR_PHI) return 0;   /* compiled directly */
+  for (int a = 0; a < v->nargs; a++)
+    if (sp->types[v->args[a]->id].kind == T_FUNC && !(v->op == KIR_CALL && a == 0)) return 1;
+  return 0;
+}
+
 int kck_layouts(KtySession *T, int32_t *ids, int max) {
   int n = 0;
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
     if (!sp->used) continue;
-    for (int j = 0; j < sp->ir->nblocks; j++) {
-      KirBlock *bl = sp->ir->blocks[j];
-      for (int k = 0; k < bl->ninsns; k++) {
-        KirInsn *v = bl->insns[k];
-        if (!bakes_layout(sp, v)) continue;
-        int32_t id = sp->types[v->id].ref, seen = 0;
-        for (int q = 0; q < n && q < max; q++) seen |= ids[q] == id;
-        if (!seen) {
-          if (n < max) ids[n] = id;
-          n++;
-        }
+    EACH_INSN(sp, v) {
+      if (!bakes_layout(sp, v)) continue;
+      int32_t id = sp->types[v->id].ref, seen = 0;
+      for (int q = 0; q < n && q < max; q++) seen |= ids[q] == id;
+      if (!seen) {
+        if (n < max) ids[n] = id;
+        n++;
       }
     }
   }
@@ -228,42 +234,33 @@ int kck_layouts(KtySession *T, int32_t *ids, int max) {
 ** reference is never read at run time. (Asked only of the rare values
 ** with a reference: a scan.) */
 static int select_only(const KtySpec *sp, int id) {
-  for (int j = 0; j < sp->ir->nblocks; j++) {
-    const KirBlock *bl = sp->ir->blocks[j];
-    for (int k = 0; k < bl->ninsns; k++)
-      if (bl->insns[k]->id == id) return kty_select_only(sp, bl->insns[k]);
-  }
+  EACH_INSN(sp, v)
+    if (v->id == id) return kty_select_only(sp, v);
   return 0;
 }
 
-int kck_process_bound(KtySession *T, const char **chunk, int *line) {
+int kck_process_bound(KtySession *T, const char **chunk, int *line, int *ref) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
     if (!sp->used) continue;
-    for (int j = 0; j < sp->ir->nblocks; j++) {
-      KirBlock *bl = sp->ir->blocks[j];
-      for (int k = 0; k < bl->ninsns; k++) {
-        KirInsn *v = bl->insns[k];
-        int why = 0;
-        if (sp->liveref && sp->liveref[v->id]) why = KCK_LIVE_TABLE;
-        else if (sp->upvref && sp->upvref[v->id] && !kty_select_only(sp, v))   /* ir_type.c's uses of upvref */
-          why = v->op == KIR_CLOSURE ? KCK_CLOSURE          /* a literal that escapes: its
-                                                            ** upvidx is its root closure's
-                                                            ** reference, not an upvalue */
-              : sp->upvidx[v->id] > 0 ? KCK_UPVALUE         /* an upvalue assigned */
-              : v->op == KIR_CALL ? KCK_CALLVALUE          /* a call's trampoline */
-              : sp->upvidx[v->id] == 0 ? KCK_CFUNCTION     /* a C function called */
-              : KCK_FROZEN_TABLE;                          /* t[k], k computed */
-        /* (an array of records made here: exported with its layout, kck_layouts) */
-        else if (!(v->op == KIR_CALL && sp->callees[v->id]) && v->op != KIR_PHI)
-          for (int a = 0; a < v->nargs && !why; a++)   /* kck_key's INT64_MIN + 3 */
-            if (sp->types[v->args[a]->id].kind == T_FUNC && !(v->op == KIR_CALL && a == 0))
-              why = KCK_FUNCTION;
-        if (why) {
-          *chunk = sp->chunkname;
-          *line = v->line;
-          return why;
-        }
+    EACH_INSN(sp, v) {
+      int why = 0;
+      if (sp->liveref && sp->liveref[v->id]) why = KCK_LIVE_TABLE;
+      else if (sp->upvref && sp->upvref[v->id] && !kty_select_only(sp, v))   /* ir_type.c's uses of upvref */
+        why = v->op == KIR_CLOSURE ? KCK_CLOSURE          /* a literal that escapes: its
+                                                          ** upvidx is its root closure's
+                                                          ** reference, not an upvalue */
+            : sp->upvidx[v->id] > 0 ? KCK_UPVALUE         /* an upvalue assigned */
+            : v->op == KIR_CALL ? KCK_CALLVALUE          /* a call's trampoline */
+            : sp->upvidx[v->id] == 0 ? KCK_CFUNCTION     /* a C function called */
+            : KCK_FROZEN_TABLE;                          /* t[k], k computed */
+      /* (an array of records made here: exported with its layout, kck_layouts) */
+      else if (uses_function_value(sp, v)) why = KCK_FUNCTION;   /* kck_key's INT64_MIN + 3 */
+      if (why) {
+        *chunk = sp->chunkname;
+        *line = v->line;
+        *ref = why == KCK_CFUNCTION ? sp->upvref[v->id] : 0;
+        return why;
       }
     }
   }

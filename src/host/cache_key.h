@@ -23,8 +23,11 @@
 #include "ir/ir_type.h"
 
 /* head, then the typed IR's inputs of every specialization in use. A
-** malloc'd key of *len bytes, or NULL (out of memory). */
-char *kck_key(KtySession *T, const char *head, size_t *len);
+** malloc'd key of *len bytes, or NULL (out of memory). *local is set to 1
+** when the key holds a salt of this process (code that compiles in a
+** registry reference of this process: it can never be found by another
+** process, so the caller keeps it off the disk), else 0. */
+char *kck_key(KtySession *T, const char *head, size_t *len, int *local);
 
 /* Does the typed IR hold a value of this process only? Such code cannot
 ** run in another process (f:export refuses it). Returns why (KCK_*) with
@@ -40,7 +43,9 @@ enum {
   KCK_CLOSURE           /* a function literal that escapes: made as a real Lua closure of
                            this process's function (its maker: a registry reference) */
 };
-int kck_process_bound(KtySession *T, const char **chunk, int *line);
+/* *ref: the registry reference of the value the code holds (its C function
+** for KCK_CFUNCTION), 0 where there is none. */
+int kck_process_bound(KtySession *T, const char **chunk, int *line, int *ref);
 /* The layouts (ids) of the arrays of records the typed code makes or
 ** reshapes: compiled code reads their dtypes from globals named by these
 ** ids (cg_alloc.c), which exported code carries (f:export). Writes up to

@@ -170,7 +170,13 @@ const KRecord *kexp_getrecord(KexpR *r, int depth) {
   const void *p;
   if ((p = kexp_get(r, 8))) memcpy(&size, p, 8);
   if ((p = kexp_get(r, 8))) memcpy(&align, p, 8);
-  if (r->bad || depth > 16 || n > 4096) { r->bad = 1; return NULL; }
+  if (r->bad) return NULL;
+  if (depth > 16 || n > 4096) {
+    snprintf(r->why, sizeof r->why, "a record layout %s", depth > 16 ? "nested more than 16 deep"
+                                                                     : "with more than 4096 fields");
+    r->bad = 1;
+    return NULL;
+  }
   KRecField *f = calloc(n ? n : 1, sizeof *f);
   if (!f) { r->bad = 1; return NULL; }
   const KRecord *res = NULL;
@@ -184,12 +190,20 @@ const KRecord *kexp_getrecord(KexpR *r, int depth) {
   }
   if (!r->bad) {
     char err[256];
-    res = krec_intern(f, (int)n, size, align, err, sizeof err);
-    if (!res) r->bad = 1;
+    res = krec_intern(f, (int)n, size, align, err, sizeof err);   /* checks every number */
+    if (!res) {
+      snprintf(r->why, sizeof r->why, "a record layout: %s", err);
+      r->bad = 1;
+    }
   }
   for (uint32_t j = 0; j < i; j++) free((char *)f[j].name);
   free(f);
   return res;
+}
+
+void kexp_damaged(lua_State *L, const KexpR *r, const char *what) {
+  if (r && r->why[0]) luaL_error(L, "kjit.load: damaged exported code (%s: %s)", what, r->why);
+  luaL_error(L, "kjit.load: damaged exported code (%s)", what);
 }
 
 /* ---- layouts of arrays of records made by the code ------------------------------ */
@@ -370,7 +384,7 @@ int kexp_l_load(lua_State *L) {
     return luaL_error(L, "kjit.load: damaged exported code (checksum mismatch)");
   if (kind < KEXP_JIT || kind > KEXP_KERNEL_PTX)
     return luaL_error(L, "kjit.load: unknown kind of exported code (%d)", (int)kind);
-  KexpR r = { (const unsigned char *)b, (size_t)bl, 0, 0 };
+  KexpR r = { (const unsigned char *)b, (size_t)bl, 0, 0, "" };
   uint32_t idl = kexp_getu32(&r);
   const char *id = kexp_get(&r, idl);
   const uint32_t *fp = kexp_get(&r, KCACHE_NFEAT * 4);

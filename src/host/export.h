@@ -33,7 +33,12 @@ void kexp_put(KexpW *w, const void *s, size_t n);
 void kexp_u32(KexpW *w, uint32_t v);
 void kexp_str(KexpW *w, const char *s);   /* u32 length, bytes (NULL: empty) */
 
-typedef struct KexpR { const unsigned char *p; size_t n, at; int bad; } KexpR;
+typedef struct KexpR {
+  const unsigned char *p;
+  size_t n, at;
+  int bad;
+  char why[300];   /* what is wrong, where a reader knows more than "damaged" ("" if not) */
+} KexpR;
 /* Each read past the end sets bad and gives zeros / NULL. */
 const void *kexp_get(KexpR *r, size_t n);
 uint32_t kexp_getu32(KexpR *r);
@@ -58,6 +63,10 @@ void kexp_put_layouts(KexpW *w, const int32_t *ids, int n);
 int kexp_get_layouts(KexpR *r);
 void kexp_clear_layouts(void);
 void *kexp_layout_symbol(const char *name);
+
+/* Raises "kjit.load: damaged exported code (what)", with r's why after
+** what when a reader set one (a record layout that fails its checks). */
+void kexp_damaged(lua_State *L, const KexpR *r, const char *what);
 
 /* kjit.load(bytes) itself (the C API's kjit_load calls it). */
 int kexp_l_load(lua_State *L);

@@ -444,6 +444,88 @@ static int new_cpu_module(SessionBox *sb, int fastmath, char *errbuf, size_t err
   return 0;
 }
 
+/* "name" or "lib.name" of the C function at idx, as a script reaches it
+** (a global, or a field of a loaded library), or NULL. For messages. */
+static const char *cfunc_name(lua_State *L, int idx, char *buf, size_t n) {
+  idx = lua_absindex(L, idx);
+  int found = 0;
+  luaL_checkstack(L, 6, NULL);
+  /* (each loop's step pops the value: a found one leaves its key on the stack) */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  for (lua_pushnil(L); !found && lua_next(L, -2); lua_pop(L, 1))
+    if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, idx)) {
+      snprintf(buf, n, "%s", lua_tostring(L, -2));
+      found = 1;
+    }
+  lua_pop(L, found ? 2 : 1);
+  if (found) return buf;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  for (lua_pushnil(L); !found && lua_next(L, -2); lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TTABLE) continue;
+    for (lua_pushnil(L); !found && lua_next(L, -2); lua_pop(L, 1))
+      if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, idx)) {
+        snprintf(buf, n, "%s.%s", lua_tostring(L, -4), lua_tostring(L, -2));
+        found = 1;
+      }
+    if (found) lua_pop(L, 1);   /* the library's key in it */
+  }
+  lua_pop(L, found ? 2 : 1);
+  return found ? buf : NULL;
+}
+
+/* Why code bound to this process (kck_process_bound's why) cannot leave it,
+** as the end of a sentence "this function ..."; ref: the C function's
+** registry reference (KCK_CFUNCTION), to name it. */
+static void process_bound_text(lua_State *L, int why, int ref, char *out, size_t n) {
+  static const char *const whys[] = {
+    [KCK_LIVE_TABLE] = "writes into a table upvalue or global, a value of this process that "
+                       "exported code cannot take along (pass the table as an argument, or "
+                       "use arrays)",
+    [KCK_UPVALUE] = "assigns an upvalue, a variable of this process that exported code "
+                    "cannot take along (pass the value in and return the new one)",
+    [KCK_FUNCTION] = "uses a Lua function as a value (not only calls it), a value of this "
+                     "process that exported code cannot take along",
+    [KCK_LAYOUT] = "makes an array of records, whose layout compiled code knows by this "
+                   "process's number for it (make the array outside and pass it in)",
+    [KCK_CALLVALUE] = "calls a function value through a Lua function of this process "
+                      "that exported code cannot take along (call functions it can "
+                      "compile, by name)",
+    [KCK_CFUNCTION] = NULL,   /* below: it names the function */
+    [KCK_FROZEN_TABLE] = "indexes a table upvalue or global with a computed key, a value "
+                         "of this process that exported code cannot take along (pass the "
+                         "table as an argument)",
+    [KCK_CLOSURE] = "makes a function literal that escapes (stored in a table, returned "
+                    "or passed on): a real Lua closure of this process's function, which "
+                    "exported code cannot take along",
+  };
+  if (why != KCK_CFUNCTION) {
+    snprintf(out, n, "%s", why > 0 && why <= KCK_CLOSURE && whys[why] ? whys[why]
+                                                                     : "holds a value of this process");
+    return;
+  }
+  /* pairs, next, pcall, setmetatable, utf8.char...: compiled code calls them
+  ** through the Lua state, holding a reference to this process's function */
+  char name[96];
+  const char *nm = NULL;
+  int tab = 0;
+  if (ref) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    tab = lua_istable(L, -1);
+    if (lua_iscfunction(L, -1)) nm = cfunc_name(L, -1, name, sizeof name);
+    lua_pop(L, 1);
+  }
+  if (tab)
+    snprintf(out, n, "calls a table with __call: its metamethod runs in this process's Lua "
+             "state, which exported code cannot take along (call a function it can compile)");
+  else
+    snprintf(out, n, "calls %s%s, which kjit does not compile: compiled code calls it through "
+             "this process's Lua state, which exported code cannot take along (call it outside "
+             "the exported function and pass in what it gives%s)",
+             nm ? nm : "a C function", nm ? " (a C function)" : "",
+             nm && (!strcmp(nm, "pairs") || !strcmp(nm, "next"))
+                 ? ", or loop over arrays with a numeric for" : "");
+}
+
 /* The driver's hook once typing is done (driver.h): the key from the
 ** typed IR (host/cache_key.c), then the cache; a hit loads the code
 ** without LLVM and restores what the code generator would have told the
@@ -454,34 +536,13 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
   Session *S = &cc->sb->S;
   if (cc->exporting) {
     const char *chunk;
-    int line;
-    int why = kck_process_bound(T, &chunk, &line);
+    int line, ref;
+    int why = kck_process_bound(T, &chunk, &line, &ref);
     if (why) {
-      static const char *const whys[] = {
-        [KCK_LIVE_TABLE] = "writes into a table upvalue or global, a value of this process that "
-                           "exported code cannot take along (pass the table as an argument, or "
-                           "use arrays)",
-        [KCK_UPVALUE] = "assigns an upvalue, a variable of this process that exported code "
-                        "cannot take along (pass the value in and return the new one)",
-        [KCK_FUNCTION] = "uses a Lua function as a value (not only calls it), a value of this "
-                         "process that exported code cannot take along",
-        [KCK_LAYOUT] = "makes an array of records, whose layout compiled code knows by this "
-                       "process's number for it (make the array outside and pass it in)",
-        [KCK_CALLVALUE] = "calls a function value through a Lua function of this process "
-                          "that exported code cannot take along (call functions it can "
-                          "compile, by name)",
-        [KCK_CFUNCTION] = "calls a C function that kjit does not compile (or a table with "
-                          "__call), a value of this process that exported code cannot take "
-                          "along",
-        [KCK_FROZEN_TABLE] = "indexes a table upvalue or global with a computed key, a value "
-                             "of this process that exported code cannot take along (pass the "
-                             "table as an argument)",
-        [KCK_CLOSURE] = "makes a function literal that escapes (stored in a table, returned "
-                        "or passed on): a real Lua closure of this process's function, which "
-                        "exported code cannot take along",
-      };
-      snprintf(T->err, sizeof T->err, "%s:%d: f:export: this function %s",
-               chunk ? chunk : "?", line, whys[why]);
+      char text[400];
+      process_bound_text(T->L, why, ref, text, sizeof text);
+      snprintf(T->err, sizeof T->err, "%.60s:%d: f:export: this function %s",
+               chunk ? chunk : "?", line, text);
       return -1;
     }
     cc->nlayouts = kck_layouts(T, cc->layouts, 16);
@@ -497,7 +558,28 @@ static int cache_typed(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef
            kcache_build_id(), kcache_host_id(), cc->o->opt, cc->o->boundscheck,
            cc->o->fastmath, cc->o->parallel, getenv("KJIT_BENCH_NOPOLL") != NULL);
   size_t len = 0;
-  char *key = kck_key(T, head, &len);
+  int local = 0;
+  char *key = kck_key(T, head, &len, &local);
+  if (local) {
+    /* code holding a reference of this process (pairs, pcall, a closure
+    ** that escapes, a table it writes into...): its key has this process's
+    ** salt, so no other process can ever hit it. It stays off the disk
+    ** (a file per run otherwise: the directory grew without end) */
+    free(key);
+    key = NULL;
+    if (__atomic_load_n(&cache_load_only, __ATOMIC_ACQUIRE)) {
+      const char *chunk;
+      int line = 0, ref;
+      chunk = NULL;
+      kck_process_bound(T, &chunk, &line, &ref);
+      char because[256];
+      snprintf(because, sizeof because, "%.60s:%d: the code holds a value of this process (a C "
+               "function such as pairs or pcall, a closure...), so it is compiled in each process, "
+               "never kept on disk", chunk ? chunk : "?", line);
+      load_only_error(T->err, sizeof T->err, because);
+      return -1;
+    }
+  }
   if (key) {
     cc->key = ka_alloc(&S->arena, len);
     if (cc->key) memcpy(cc->key, key, len);
@@ -1615,10 +1697,10 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
   size_t xl = 0;
   /* the layouts of the arrays of records it makes: interned here, and their
   ** globals given this process's ids while the object is linked */
-  KexpR lr = { payload, len, 0, 0 };
+  KexpR lr = { payload, len, 0, 0, "" };
   if (!kexp_get_layouts(&lr)) {
     free(js);
-    luaL_error(L, "kjit.load: damaged exported code (record layouts)");
+    kexp_damaged(L, &lr, "the layouts of the arrays of records it makes");
   }
   js->code = kcache_cpu_payload_load((const char *)payload + lr.at, len - lr.at, &addr, &extra, &xl);
   kexp_clear_layouts();
@@ -1626,14 +1708,14 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
     free(js);
     luaL_error(L, "kjit.load: the object code could not be loaded in this process");
   }
-  KexpR r = { extra, xl, 0, 0 };
+  KexpR r = { extra, xl, 0, 0, "" };
   char *where = NULL;
   int bad = get_spec(&r, js, &where);
   free(extra);
   if (bad) {
     free(where);
     free_unlinked_spec(js);
-    luaL_error(L, "kjit.load: damaged exported code (the specialization's description)");
+    kexp_damaged(L, &r, "the specialization's description");
   }
   js->entry = (KEntry)addr;
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
@@ -1703,8 +1785,10 @@ void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info) {
   JitSpec *js = o->last;
   if (js == NULL) luaL_error(L, "%s: nothing compiled", who);
   if (js->lua)   /* kjit_call runs compiled code without Lua's protection */
-    luaL_error(L, "%s: this function uses tables (Lua values), which the C API "
-               "(kjit_call makes no Lua calls) cannot run: call it through Lua, or use arrays", who);
+    luaL_error(L, "%s: this function uses Lua values at run time (tables, function literals it "
+               "makes, or C functions such as pairs or pcall, which compiled code calls through "
+               "the Lua state), and kjit_call makes no Lua calls: call it through Lua, or use "
+               "arrays", who);
   memset(info, 0, sizeof *info);
   info->entry = js->entry;
   info->nargs = js->nargs;

@@ -2125,7 +2125,7 @@ void kk_load(lua_State *L, int kind, const void *payload, size_t len) {
   s->target = kind == KEXP_KERNEL_SIM ? KT_SIM : KT_NVPTX;
   s->owner = main_thread(L);
   s->declared = 1;
-  KexpR r = { payload, len, 0, 0 };
+  KexpR r = { payload, len, 0, 0, "" };
   if (kind == KEXP_KERNEL_SIM) {
     size_t plen = 0;
     const void *p = kexp_get(&r, sizeof plen);
@@ -2150,7 +2150,7 @@ void kk_load(lua_State *L, int kind, const void *payload, size_t len) {
   }
   if (get_kspec(&r, k, s) != 0) {
     free_kspec(s);
-    luaL_error(L, "kjit.load: damaged exported code (the kernel's description)");
+    kexp_damaged(L, &r, "the kernel's description");
   }
   k->specs = s;
 }

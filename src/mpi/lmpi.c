@@ -425,25 +425,37 @@ static int impl_irecv(lua_State *L, MPI_Comm c, int a) {
   return 1;
 }
 
+/* A request MPI is done with (completed, or never posted): inactive, its
+** staging memory back to the pool. (One MPI still uses is orphaned
+** instead: req_gc.) */
+static void req_done(LReq *q) {
+  q->active = 0;
+  if (q->b.stage) lm_stage_release(q->b.stage);
+  q->b.stage = NULL;
+}
+
 /* A completed request (at 1): pushes what wait/test return. */
 static int completed(lua_State *L, LReq *q, MPI_Status *st) {
   q->active = 0;
   if (q->isrecv) {
     int n = 0;
     MPI_Get_count(st, q->b.type, &n);
-    if (n != q->b.count && st->MPI_SOURCE != MPI_PROC_NULL)
+    if (n != q->b.count && st->MPI_SOURCE != MPI_PROC_NULL) {
+      req_done(q);
       luaL_error(L, "wait: received %d elements into an array of %d (from rank %d)", n,
                  q->b.count, st->MPI_SOURCE);
-    lm_putbuf(L, &q->b);
-    if (q->b.stage) lm_stage_release(q->b.stage);
-    lua_getiuservalue(L, 1, 1);
-    lua_pushinteger(L, st->MPI_SOURCE);
-    lua_pushinteger(L, st->MPI_TAG);
-    return 3;
+    }
+    lm_putbuf(L, &q->b);   /* (from the staging memory, for a device array) */
   }
-  if (q->b.stage) lm_stage_release(q->b.stage);
-  lua_pushboolean(L, 1);
-  return 1;
+  req_done(q);
+  if (!q->isrecv) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_getiuservalue(L, 1, 1);
+  lua_pushinteger(L, st->MPI_SOURCE);
+  lua_pushinteger(L, st->MPI_TAG);
+  return 3;
 }
 
 /* A receive of a Lua value (isrecv 2): matches its message (blocking: wait,
@@ -515,20 +527,22 @@ static int req_gc(lua_State *L) {
   if (!q->active || fin) return 0;
   /* a receive of a Lua value posted nothing: its message (if it comes)
   ** stays for a later receive */
-  if (q->isrecv == 2) { q->active = 0; return 0; }
-  int done = 0;
-  MPI_Test(&q->r, &done, MPI_STATUS_IGNORE);
-  if (done) { q->active = 0; return 0; }
-  if (norphans == caporphans) {
+  int done = q->isrecv == 2;
+  if (!done) MPI_Test(&q->r, &done, MPI_STATUS_IGNORE);
+  if (!done && norphans == caporphans) {
     int cap = caporphans ? 2 * caporphans : 16;
     Orphan *o = realloc(orphans, (size_t)cap * sizeof *o);
     if (o == NULL) {   /* cannot keep the buffers: wait for the request here */
       MPI_Wait(&q->r, MPI_STATUS_IGNORE);
-      q->active = 0;
-      return 0;
+      done = 1;
+    } else {
+      orphans = o;
+      caporphans = cap;
     }
-    orphans = o;
-    caporphans = cap;
+  }
+  if (done) {
+    req_done(q);
+    return 0;
   }
   Orphan *o = &orphans[norphans++];
   o->r = q->r;

@@ -26,25 +26,10 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include "kjit.h"
+#include "check_threads.h"
 
 #define NTHREADS 3
 
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-static int npass, nfail;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    int ok_ = (cond) != 0;                                                     \
-    pthread_mutex_lock(&count_lock);                                           \
-    if (ok_) npass++;                                                          \
-    else {                                                                     \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-    pthread_mutex_unlock(&count_lock);                                         \
-  } while (0)
 
 /* K differs per thread: C = (K I) B = K B, on the thread's own stream;
 ** kjit.blas checks the same on the host. Returns true or false, why. */
@@ -71,35 +56,17 @@ static const char *script =
 
 static void *worker(void *arg) {
   int k = (int)(intptr_t)arg;
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  luaL_requiref(L, "kjit", luaopen_kjit, 0);
-  lua_pop(L, 1);
-  int ok = luaL_loadstring(L, script) == LUA_OK;
-  if (ok) {
-    lua_pushinteger(L, k + 1);
-    ok = lua_pcall(L, 1, 2, 0) == LUA_OK;
-  }
-  CHECK(ok && lua_toboolean(L, -2), "thread %d: %s", k,
-        lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
-  lua_close(L);
+  kt_check_script(kt_state(), script, k + 1, k);
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  char build[1024] = "build", path[1200];
-  if (argc > 1) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", argv[1]);
-    snprintf(build, sizeof build, "%s", dirname(dirname(tmp)));
-  }
+  char build[1024], path[1200];
+  kt_build_dir(argc, argv, build, sizeof build);
   snprintf(path, sizeof path, "%s/libmockcuda.so", build);
   if (access(path, R_OK) != 0) {
     printf("SKIP test_blas_threads: no %s (build target mockcuda)\n", path);
-    if (argc > 1) {
-      FILE *f = fopen(argv[1], "w");
-      if (f) { fprintf(f, "0 0 1\n"); fclose(f); }
-    }
+    kt_result(argc, argv, 0, 0, 1);
     return 0;
   }
   setenv("KJIT_LIBCUDA", path, 1);
@@ -109,9 +76,7 @@ int main(int argc, char **argv) {
   unsetenv("MOCK_CUBLAS_FAIL");
   unsetenv("MOCK_CUDA_FAIL");
 
-  pthread_t t[NTHREADS];
-  for (int i = 0; i < NTHREADS; i++) pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
-  for (int i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+  kt_run_threads(NTHREADS, worker);
 
   /* kjit opened the mock cuBLAS: ask it */
   void *cb = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
@@ -128,10 +93,5 @@ int main(int argc, char **argv) {
     }
   }
 
-  printf("test_blas_threads: %d passed, %d failed\n", npass, nfail);
-  if (argc > 1) {
-    FILE *f = fopen(argv[1], "w");
-    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
-  }
-  return nfail != 0;
+  return kt_finish("test_blas_threads", argc, argv);
 }

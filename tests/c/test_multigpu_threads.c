@@ -28,27 +28,13 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include "kjit.h"
+#include "check_threads.h"
 
 #define NTHREADS 2
 
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t barrier;
-static int npass, nfail;
 static int (*mock_current_device)(void);
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    int ok_ = (cond) != 0;                                                     \
-    pthread_mutex_lock(&count_lock);                                           \
-    if (ok_) npass++;                                                          \
-    else {                                                                     \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-    pthread_mutex_unlock(&count_lock);                                         \
-  } while (0)
 
 /* barrier(): both threads meet (a Lua global in each state) */
 static int l_barrier(lua_State *L) {
@@ -103,40 +89,22 @@ static const char *script =
 
 static void *worker(void *arg) {
   int k = (int)(intptr_t)arg;
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  luaL_requiref(L, "kjit", luaopen_kjit, 0);
-  lua_pop(L, 1);
-  lua_register(L, "barrier", l_barrier);
-  lua_register(L, "driver_device", l_driver_device);
-  int ok = luaL_loadstring(L, script) == LUA_OK;
-  if (ok) {
-    lua_pushinteger(L, k);
-    ok = lua_pcall(L, 1, 2, 0) == LUA_OK;
+  lua_State *L = kt_state();
+  if (L) {
+    lua_register(L, "barrier", l_barrier);
+    lua_register(L, "driver_device", l_driver_device);
   }
-  CHECK(ok && lua_toboolean(L, -2), "thread %d: %s", k,
-        lua_tostring(L, -1) ? lua_tostring(L, -1) : "(no message)");
-  lua_close(L);
+  kt_check_script(L, script, k, k);
   return NULL;
 }
 
-static void result(const char *file, int pass, int fail, int skip) {
-  if (!file) return;
-  FILE *f = fopen(file, "w");
-  if (f) { fprintf(f, "%d %d %d\n", pass, fail, skip); fclose(f); }
-}
-
 int main(int argc, char **argv) {
-  char build[1024] = "build", path[1200], logpath[] = "/tmp/kjit_mgpu_log_XXXXXX";
-  if (argc > 1) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", argv[1]);
-    snprintf(build, sizeof build, "%s", dirname(dirname(tmp)));
-  }
+  char build[1024], path[1200], logpath[] = "/tmp/kjit_mgpu_log_XXXXXX";
+  kt_build_dir(argc, argv, build, sizeof build);
   snprintf(path, sizeof path, "%s/libmockcuda.so", build);
   if (access(path, R_OK) != 0) {
     printf("SKIP test_multigpu_threads: no %s (build target mockcuda)\n", path);
-    result(argc > 1 ? argv[1] : NULL, 0, 0, 1);
+    kt_result(argc, argv, 0, 0, 1);
     return 0;
   }
   int fd = mkstemp(logpath);
@@ -155,9 +123,7 @@ int main(int argc, char **argv) {
   setenv("KJIT_CUBLAS", path, 1);
 
   pthread_barrier_init(&barrier, NULL, NTHREADS);
-  pthread_t t[NTHREADS];
-  for (int i = 0; i < NTHREADS; i++) pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
-  for (int i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+  kt_run_threads(NTHREADS, worker);
   pthread_barrier_destroy(&barrier);
 
   /* the log: "name dev=D thread=T"; allocations and launches of one mock
@@ -188,7 +154,5 @@ int main(int argc, char **argv) {
   CHECK(loads[0] == 1 && loads[1] == 1, "modules loaded: %d on device 0, %d on device 1",
         loads[0], loads[1]);
 
-  printf("test_multigpu_threads: %d passed, %d failed\n", npass, nfail);
-  result(argc > 1 ? argv[1] : NULL, npass, nfail, 0);
-  return nfail != 0;
+  return kt_finish("test_multigpu_threads", argc, argv);
 }

@@ -23,27 +23,12 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include "kjit.h"
+#include "check_threads.h"
 
 #define NTHREADS 4
 #define NROUNDS 5
 #define N 1000
 
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-static int npass, nfail;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    int ok_ = (cond) != 0;                                                     \
-    pthread_mutex_lock(&count_lock);                                           \
-    if (ok_) npass++;                                                          \
-    else {                                                                     \
-      nfail++;                                                                 \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-    }                                                                          \
-    pthread_mutex_unlock(&count_lock);                                         \
-  } while (0)
 
 /* Each state's script freezes its own constant K into its compiled code,
 ** so states that shared code by mistake would compute wrong values. */
@@ -94,11 +79,8 @@ static const char *script_fmt =
   "return M\n";
 
 static lua_State *open_state(int K) {
-  lua_State *L = luaL_newstate();
+  lua_State *L = kt_state();
   if (L == NULL) return NULL;
-  luaL_openlibs(L);
-  luaL_requiref(L, "kjit", luaopen_kjit, 0);
-  lua_pop(L, 1);
   char src[4096];
   snprintf(src, sizeof src, script_fmt, K);
   /* the chunk's source is its text, so that kjit can read it back */
@@ -207,20 +189,9 @@ int main(int argc, char **argv) {
   setenv("KJIT_CUDASIM", "1", 1);
   /* the threads come first: the process's first compile (creating the
   ** LLJIT, registering runtime symbols) happens in all of them at once */
-  pthread_t th[NTHREADS];
   pthread_barrier_init(&start, NULL, NTHREADS);
-  for (int t = 0; t < NTHREADS; t++)
-    if (pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t) != 0) {
-      printf("FAIL: pthread_create\n");
-      return 1;
-    }
-  for (int t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
+  if (kt_run_threads(NTHREADS, thread_main) != 0) return 1;   /* (the others wait at the barrier) */
   pthread_barrier_destroy(&start);
   two_states();
-  printf("test_threads: %d passed, %d failed\n", npass, nfail);
-  if (argc > 1) {
-    FILE *f = fopen(argv[1], "w");
-    if (f) { fprintf(f, "%d %d 0\n", npass, nfail); fclose(f); }
-  }
-  return nfail != 0;
+  return kt_finish("test_threads", argc, argv);
 }

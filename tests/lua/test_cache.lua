@@ -642,6 +642,35 @@ emit(kjit.jit(f, {cache = true})(kjit.linspace(0, 1, 11), 3), llvm_mapped())
   end
 end)
 
+test("code bound to its process (pairs, pcall, next, closures, setmetatable) stays off the disk", function()
+  -- its key holds a salt of the process (the code holds registry
+  -- references), so no later process could hit it: it was written anew
+  -- on every run, and the directory grew without end
+  local d = fresh_dir()
+  local path = script(d, "local.lua", [[
+local function f1(t) local s = 0 for _, v in pairs(t) do s = s + v end return s end
+local function f2(t) local k, v = next(t) return v end
+local function f3(x) local ok = pcall(error, "no") return ok and x or -x end
+local function f4(x) local g = function() return x * 2 end return g end
+local function f5(t) local m = setmetatable({}, t) return m.k end
+local function plain(x) return x * 3 + 1 end
+local t = { 4, 5, 6 }
+emit(kjit.jit(f1, {cache = true})(t), kjit.jit(f2, {cache = true})(t), kjit.jit(f3, {cache = true})(7))
+emit(kjit.jit(f4, {cache = true})(2.5)(), kjit.jit(f5, {cache = true})({ __index = { k = "idx" } }))
+emit(kjit.jit(plain, {cache = true})(4))
+]])
+  local r1, s1 = child(path, d)
+  eq(r1, "15:integer 4:integer -7:integer 5:float idx:string 13:integer", "results as interpreted")
+  eq(#cache_files(d), 1, "only the plain function's code is on disk")
+  stats_eq(s1, { hits = 0, stores = 1 }, "first run")
+  local r2, s2 = child(path, d)
+  eq(r2, r1, "the same results")
+  eq(#cache_files(d), 1, "the directory did not grow")
+  stats_eq(s2, { hits = 1, stores = 0 }, "second run: the plain function from the disk")
+  child(path, d)
+  eq(#cache_files(d), 1, "nor after a third run")
+end)
+
 -- How long a warm-cache first call takes in a fresh process, against a
 -- compile: printed only (speeds live in the benchmarks); what is checked is
 -- that the warm runs were cache hits and the others compiled.

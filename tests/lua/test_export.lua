@@ -391,6 +391,203 @@ test("damaged or foreign bytes are refused with a clear error", function()
   eq(kjit.load(b)(2, 3), 7, "intact again")
 end)
 
+-- The bytes with the object's entry symbol made STT_NOTYPE (checksum made
+-- right again): kjit's own object loader refuses such an object ("no entry
+-- function"), the LLVM JIT does not care, so kjit.load takes the fallback.
+local function entry_to_notype(b)
+  local body = b:sub(33)
+  local o = assert(body:find("\127ELF\2\1\1", 1, true), "an ELF object in the bytes") - 1
+  local function u(fmt, at) return string.unpack(fmt, body, o + at + 1) end
+  local shoff, shentsize, shnum = u("<I8", 0x28), u("<I2", 0x3a), u("<I2", 0x3c)
+  local patched = 0
+  for i = 0, shnum - 1 do
+    local sh = shoff + i * shentsize
+    if u("<I4", sh + 4) == 2 then   -- SHT_SYMTAB
+      local off, size, link = u("<I8", sh + 0x18), u("<I8", sh + 0x20), u("<I4", sh + 0x28)
+      local stroff = u("<I8", shoff + link * shentsize + 0x18)
+      for s = off, off + size - 24, 24 do
+        local name = string.unpack("z", body, o + stroff + u("<I4", s) + 1)
+        local info = u("B", s + 4)
+        if name:match("^kjit_c_") and info & 15 == 2 then
+          local at = o + s + 4
+          body = body:sub(1, at) .. string.char(info & ~15) .. body:sub(at + 2)
+          patched = patched + 1
+        end
+      end
+    end
+  end
+  eq(patched, 1, "the entry symbol patched")
+  return reseal(b, body)
+end
+
+test("exported code that kjit's object loader refuses: the LLVM JIT links its record layouts", function()
+  -- (was: "the object code could not be loaded in this process": the
+  -- LLVM JIT never asked for the layouts' globals of the loading process)
+  for i = 1, 5 do kjit.struct{ { "pad" .. i, "i8" }, { "w", "f64" } } end
+  local R = kjit.struct{ { "x", "f64" }, { "tag", "i32" } }
+  local mk = kjit.jit(function(n)
+    local p = kjit.zeros(n, R)
+    for i = 1, n do p[i].x = i * 0.5; p[i].tag = -i end
+    return p, p:copy()
+  end)
+  local function show(p, q)
+    local t = {}
+    for i = 1, #p do t[#t + 1] = ("%s %s %s"):format(p[i].x, p[i].tag, q[i].tag) end
+    return table.concat(t, ";")
+  end
+  local want = show(mk.lua(3))
+  eq(show(mk(3)), want, "compiled here as interpreted")
+  local b = mk:export("(i64)")
+  write_file(root .. "/fallback.kjx", entry_to_notype(b))
+  local out = child([[
+-- this process numbers other layouts first, and compiles code that makes
+-- arrays of them: the JIT holds their globals under the numbers that the
+-- exported code's layouts had where they were exported
+local Q = {}
+for i = 1, 10 do Q[i] = kjit.struct{ { "q" .. i, "u8" }, { "r", "i16" } } end
+local src = { "local kjit, Q = ..." }
+for i = 1, 10 do src[#src + 1] = ("local Q%d = Q[%d]"):format(i, i) end
+src[#src + 1] = "return function(n) local s = 0"
+for i = 1, 10 do src[#src + 1] = ("s = s + #kjit.zeros(n + %d, Q%d)"):format(i, i) end
+src[#src + 1] = "return s end"
+local other = kjit.jit(load(table.concat(src, "\n"))(kjit, Q))
+print("other\t" .. other(1))
+local g = kjit.load(bytes("fallback.kjx"))
+local p, q = g(3)
+local t = {}
+for i = 1, #p do t[#t + 1] = ("%s %s %s"):format(p[i].x, p[i].tag, q[i].tag) end
+print("made\t" .. table.concat(t, ";"))
+local R2 = kjit.struct{ { "x", "f64" }, { "tag", "i32" } }
+print("same\t" .. tostring(p.dtype == R2) .. " " .. tostring(q.dtype == R2))
+local g2 = kjit.load(bytes("fallback.kjx"))   -- a second load: the same names, bound again
+print("again\t" .. g2(2)[2].tag .. " " .. other(2))
+]])
+  local got = lines_by_name(out)
+  eq(got.other, "65", "the child's own code")
+  eq(got.made, want, "loaded by the LLVM JIT in a fresh process")
+  eq(got.same, "true true", "arrays of the loading process's equal layout")
+  eq(got["again"], "-2 75", "loaded twice")
+end)
+
+-- A record layout as export.c writes it (kexp_record): u32 field count,
+-- i64 size, i64 alignment, then per field u32 name length, name, u32
+-- dtype, i64 count, i64 offset (non-nested fields only, here).
+local function record_bytes(L)
+  local t = { string.pack("=I4i8i8", L.n or #L.fields, L.size, L.align) }
+  for _, f in ipairs(L.fields) do
+    t[#t + 1] = string.pack("=s4I4i8i8", f.name, f.dtype, f.count, f.offset)
+  end
+  return table.concat(t)
+end
+
+test("forged record layouts in exported bytes (checksum made right) are refused, saying what is wrong", function()
+  local R = kjit.struct{ { "x", "f64" }, { "tag", "i32" } }
+  eq(R.size, 16); eq(R.align, 8)
+  local get = kjit.jit(function(p) return p[1].x + p[2].tag end)
+  local mk = kjit.jit(function(n) local p = kjit.zeros(n, R); p[1].tag = 7; return p end)
+  local sources = {
+    { bytes = get:export("(record[:])", R), what = "the specialization's description" },
+    { bytes = mk:export("(i64)"), what = "the layouts of the arrays of records it makes" },
+  }
+  -- a kernel for the simulator: its description (after its code) too
+  local was = cuda.simulating()
+  cuda.simulate(true)
+  local kern = cuda.jit(function(p, out)
+    local i = cuda.grid(1)
+    if i <= #p then out[i] = p[i].x + p[i].tag end
+  end)
+  sources[3] = { bytes = kern:export("void(record[:], f64[:])", R), what = "the kernel's description" }
+  local function layout(b)   -- R's bytes in b: where, and its fields
+    local head = string.pack("=I4i8i8I4", 2, 16, 8, 1) .. "x"
+    local at = assert(b:find(head, 33, true), "R's layout in the bytes")
+    local n, size, align, pos = string.unpack("=I4i8i8", b, at)
+    local L = { size = size, align = align, fields = {} }
+    for i = 1, n do
+      local f = {}
+      f.name, f.dtype, f.count, f.offset, pos = string.unpack("=s4I4i8i8", b, pos)
+      L.fields[i] = f
+    end
+    return at, pos, L
+  end
+  local dt_f64 = select(3, layout(sources[1].bytes)).fields[1].dtype
+  local forged = {
+    { "size 8: a field past the end", function(L) L.size = 8 end,
+      "field 'tag' (4 bytes at offset 8) does not fit in a record of 8 bytes" },
+    { "size 2^62", function(L) L.size = 1 << 62 end, "record size 4611686018427387904 is out of range" },
+    { "size 0", function(L) L.size = 0 end, "record size 0 is out of range" },
+    { "size -16", function(L) L.size = -16 end, "record size -16 is out of range" },
+    { "size 24 (padding after the fields)", function(L) L.size = 24 end, nil },   -- valid: loads
+    { "size 20", function(L) L.size = 20 end, "record size 20 is not a multiple of its alignment 8" },
+    { "alignment 0", function(L) L.align = 0 end, "record alignment 0 is not its largest field alignment 8" },
+    { "alignment 3", function(L) L.align = 3 end, "record alignment 3 is not its largest field alignment 8" },
+    { "alignment 4", function(L) L.align = 4 end, "record alignment 4 is not its largest field alignment 8" },
+    { "alignment 16", function(L) L.align = 16 end, "record alignment 16 is not its largest field alignment 8" },
+    { "alignment -8", function(L) L.align = -8 end, "record alignment -8 is not its largest field alignment 8" },
+    { "dtype 99", function(L) L.fields[1].dtype = 99 end, "field 'x': invalid dtype 99" },
+    { "dtype 2^32-1", function(L) L.fields[1].dtype = 0xffffffff end, "field 'x': invalid dtype -1" },
+    { "tag's dtype f64 (8 bytes at 8 of 16: fits)", function(L) L.fields[2].dtype = dt_f64 end, nil },
+    { "offset 4: overlaps x", function(L) L.fields[2].offset = 4 end, "fields 'x' and 'tag' overlap" },
+    { "offset 6: misaligned", function(L) L.fields[2].offset = 6 end,
+      "field 'tag' at offset 6 is not aligned to 4 bytes" },
+    { "offset 14", function(L) L.fields[2].offset = 14 end, "field 'tag' (4 bytes at offset 14) does not fit" },
+    { "offset -8", function(L) L.fields[2].offset = -8 end, "field 'tag' (4 bytes at offset -8) does not fit" },
+    { "offset 2^62", function(L) L.fields[2].offset = 1 << 62 end, "does not fit in a record of 16 bytes" },
+    { "count -1", function(L) L.fields[1].count = -1 end, "field 'x': bad element count -1" },
+    { "count 3", function(L) L.fields[1].count = 3 end, "field 'x' (3 elements of 8 bytes) does not fit" },
+    { "count 2^32", function(L) L.fields[1].count = 1 << 32 end,
+      "field 'x' (4294967296 elements of 8 bytes) does not fit in a record of 16 bytes" },
+    { "count 2^32, size 2^40", function(L) L.fields[1].count = 1 << 32; L.size = 1 << 40 end,
+      "fields 'x' and 'tag' overlap" },
+    { "count 2^32 + 1", function(L) L.fields[1].count = (1 << 32) + 1 end, "field 'x': bad element count 4294967297" },
+    { "a name not an identifier", function(L) L.fields[2].name = "t-g" end, "name 't-g' is not a Lua identifier" },
+    { "a name twice", function(L) L.fields[2].name = "x" end, "field 'x' is declared twice" },
+    { "no fields", function(L) L.n = 0; L.fields = {} end, "a record needs at least one field" },
+    { "5000 fields", function(L) L.n = 5000 end, "with more than 4096 fields" },
+  }
+  for _, src in ipairs(sources) do
+    local b = src.bytes
+    local at, stop, L0 = layout(b)
+    local function with(change)
+      local L = { size = L0.size, align = L0.align, fields = {} }
+      for i, f in ipairs(L0.fields) do
+        L.fields[i] = { name = f.name, dtype = f.dtype, count = f.count, offset = f.offset }
+      end
+      change(L)
+      local rec = record_bytes(L)
+      local nb = b:sub(1, at - 1) .. rec .. b:sub(stop)
+      -- in the specialization's description, which the object's payload
+      -- holds as extra bytes after their length (cache.c's CPU payload)
+      local e = assert(b:find("kjit_c_", 33, true), "the entry's name")
+      local xl = string.unpack("=I4", b, e + 23)
+      if at > e and at < e + 27 + xl then
+        nb = nb:sub(1, e + 22) .. string.pack("=I4", xl + #rec - (stop - at)) .. nb:sub(e + 27)
+      end
+      return reseal(b, nb:sub(33))
+    end
+    truthy(pcall(kjit.load, with(function() end)), src.what .. ": the same bytes written again load")
+    for _, c in ipairs(forged) do
+      local ok, err = pcall(kjit.load, with(c[2]))
+      if c[3] == nil then
+        truthy(ok, src.what .. ": " .. c[1] .. " is a valid layout: " .. tostring(err))
+      else
+        truthy(not ok and type(err) == "string", src.what .. ": " .. c[1] .. " refused")
+        local want = "kjit.load: damaged exported code (" .. src.what .. ": a record layout"
+        truthy(err:find(want, 1, true) and err:find(c[3], 1, true),
+               src.what .. ": " .. c[1] .. ": want '" .. c[3] .. "', got: " .. err)
+      end
+    end
+  end
+  -- the intact bytes, after all that (a valid forged layout interned no
+  -- other R): the results of compiled code
+  local p = kjit.zeros(2, R); p[1].x = 1.5; p[2].tag = 2
+  eq(kjit.load(sources[1].bytes)(p), 3.5)
+  eq(kjit.load(sources[2].bytes)(2)[1].tag, 7)
+  local out = kjit.zeros(2)
+  kjit.load(sources[3].bytes)[{ 1, 32 }](p, out)
+  eq(out[2], 2.0)
+  cuda.simulate(was)
+end)
+
 test("a kernel exported, loaded in a fresh process and run in the simulator", function()
   local was = cuda.simulating()
   cuda.simulate(true)

@@ -58,7 +58,7 @@ test("f:export refuses code bound to this process: assigned upvalues, ...", func
   -- (select('#', ...) is compiled in place now: utf8.char is not)
   local sel, W = utf8.char, { "a", "bb", "ccc" }
   for _, c in ipairs{
-    { function(n) return sel(n + 64) end, "(i64)", "calls a C function that kjit does not compile" },
+    { function(n) return sel(n + 64) end, "(i64)", "calls utf8.char %(a C function%), which kjit does not compile" },
     { function(n) return #W[n] end, "(i64)", "indexes a table upvalue or global with a computed key" },
     { function(t, n) return t.f(n) end, nil, "calls a function value through a Lua function" },
   } do
@@ -66,6 +66,24 @@ test("f:export refuses code bound to this process: assigned upvalues, ...", func
     if c[2] then eq(f(2), c[1](2)) else eq(f({ f = math.abs }, -2), 2) end
     ok, e = pcall(f.export, f, c[2])   -- (no signature: the last one used)
     assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function " .. c[3]), e)
+  end
+  -- C functions of Lua that compiled code calls through the Lua state:
+  -- the message names them and what to do (was: "calls a C function that
+  -- kjit does not compile")
+  for _, c in ipairs{
+    { function(t) local s = 0 for _, v in pairs(t) do s = s + v end return s end, "pairs",
+      "or loop over arrays with a numeric for" },
+    { function(t) local _, v = next(t) return v end, "next", "or loop over arrays with a numeric for" },
+    { function(t) local ok = pcall(error, "x") return ok end, "pcall", "pass in what it gives%)" },
+    { function(t) local m = setmetatable({}, t) return #m end, "setmetatable", "pass in what it gives%)" },
+  } do
+    local f = kjit.jit(c[1])
+    eq(f({ 5 }), c[1]({ 5 }), c[2] .. " runs compiled")
+    ok, e = pcall(f.export, f)
+    assert(not ok and e:find("test_seams.lua:%d+: .*f:export: this function calls " .. c[2] ..
+      " %(a C function%), which kjit does not compile: compiled code calls it through this " ..
+      "process's Lua state, which exported code cannot take along %(call it outside the " ..
+      "exported function and .*" .. c[3]), e)
   end
   -- views of the arguments return with their layout (kjit.load'ed here)
   local v = kjit.load(kjit.jit(function(p) return p[2], p:slice(2, 3) end):export("(record[:])", P))

@@ -31,6 +31,12 @@ foreach(np 1 2 3 4)
            COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
                    ${CMAKE_SOURCE_DIR}/examples/heat_mpi.lua 61 37 40 --check
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  # the same with the exchange overlapped (isend/irecv while the inner rows
+  # are computed) and the time split printed (--profile)
+  add_test(NAME mpi.heat_overlap.np${np}
+           COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
+                   ${CMAKE_SOURCE_DIR}/examples/heat_mpi.lua 61 37 40 --check --overlap --profile
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   # an error on one rank ends the job with the rank and the message
   add_test(NAME mpi.failure.np${np}
            COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/mpi/check_failure.lua ${CMAKE_BINARY_DIR}
@@ -46,14 +52,25 @@ foreach(np 1 2 3 4)
            COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np ${np} ${LUA_EXE} -l kjit.mpi.run
                    ${CMAKE_SOURCE_DIR}/tests/mpi/test_device_mock.lua
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-  set_tests_properties(mpi.calls.np${np} mpi.heat.np${np} mpi.failure.np${np}
-                       mpi.heat_gpu.np${np} PROPERTIES ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
+  set_tests_properties(mpi.calls.np${np} mpi.heat.np${np} mpi.heat_overlap.np${np}
+                       mpi.failure.np${np} mpi.heat_gpu.np${np}
+                       PROPERTIES ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180)
   # (KJIT_NCCL=0: without NCCL, whatever this machine has: the fallback)
   set_tests_properties(mpi.device_mock.np${np} PROPERTIES TIMEOUT 180 ENVIRONMENT
                        "${KJIT_MPI_ENV};KJIT_LIBCUDA=${CMAKE_BINARY_DIR}/libmockcuda.so;KJIT_NCCL=0")
   set_tests_properties(mpi.heat.np${np} mpi.heat_gpu.np${np} PROPERTIES
                        PASS_REGULAR_EXPRESSION "bit-identical")
+  set_tests_properties(mpi.heat_overlap.np${np} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "bit-identical")
 endforeach()
+# overlapped with one or two rows per rank: no inner rows, the edge rows
+# of the grid on the first and last ranks
+add_test(NAME mpi.heat_overlap_thin.np4
+         COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np 4 ${LUA_EXE} -l kjit.mpi.run
+                 ${CMAKE_SOURCE_DIR}/examples/heat_mpi.lua 6 9 12 --check --overlap
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(mpi.heat_overlap_thin.np4 PROPERTIES ENVIRONMENT "${KJIT_MPI_ENV}" TIMEOUT 180
+                     PASS_REGULAR_EXPRESSION "bit-identical")
 # the same when the driver gives no page-locked memory: ordinary memory
 add_test(NAME mpi.device_mock_nopin.np2
          COMMAND ${KJIT_MPIEXEC} ${KJIT_MPI_OPTS} -np 2 ${LUA_EXE} -l kjit.mpi.run
