@@ -446,6 +446,7 @@ LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
 CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);
 void cg_fn_call(CG *G, const KirInsn *v);
+LLVMValueRef cg_fn_ctor_spread(CG *G, const KirInsn *setlist, LLVMValueRef dst);   /* {f(x)} */
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a function constant */
 /* cg_vararg.c: select(i, ...) done by compiled code (the typer's sp->varop) */
 void cg_select(CG *G, const KirInsn *v);

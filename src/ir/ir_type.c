@@ -659,7 +659,10 @@ int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   Type ft = sp->types[v->args[0]->id];
   if (v->flags & KIR_F_TFOR)   /* for ... in pairs(t): runtime/luatfor.c */
     return ft.kind == T_LUA || ft.kind == T_FUNC;
-  return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
+  /* (a known Lua function with a trampoline: given values whose count is
+  ** known only when it runs, t_call) */
+  return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC) &&
+                              sp->upvref && sp->upvref[v->id]);
 }
 
 /* ---- Varargs (issue 29 item 4) ------------------------------------------
@@ -825,6 +828,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
+        !kty_ctor_deferred(sp, v) &&
         !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
@@ -2677,6 +2681,13 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   }
   lua_pop(L, 3);
   if (!is_select) return 0;
+  /* a list ending in a function value's values (`select('#', pcall(g))`),
+  ** or in a compiled call's whose count varies by path other than under
+  ** '#': the library's select, given as many as there are (lua_call) */
+  int dyn = kty_open_dyn(sp, v);
+  if (dyn == 2 || (dyn == 1 && !(kargs[0].kind == T_STR && kargs[0].len > 0 &&
+                                 kargs[0].str[0] == '#')))
+    return 0;
   int m = n - 1;   /* the list's length */
   if (kargs[0].kind == T_STR && kargs[0].len > 0 && kargs[0].str[0] == '#') {
     sp->varop[v->id] = KTY_SELECT_COUNT;
@@ -2740,6 +2751,48 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   return 1;
 }
 
+/* Does call or constructor v end in values whose number is known only
+** when it runs (issue 29: `print(g(x))`, `{g(x)}`, `f(table.unpack(t))`)?
+** 1: a compiled function whose returns differ in length (its count comes
+** back with its values, cg_vararg.c); 2: an open call of a function value
+** (lua_call's, as many as it gives). 0 otherwise. */
+/* Is the Lua function at value reference ref a vararg one? */
+static int lua_func_is_vararg(KtySession *S, int ref) {
+  lua_Debug ar;
+  push_value(S, ref);
+  if (!lua_isfunction(S->L, -1)) { lua_pop(S->L, 1); return 0; }
+  return lua_getinfo(S->L, ">u", &ar) && ar.isvararg;   /* (pops the function) */
+}
+
+int kty_open_dyn(const KtySpec *sp, const KirInsn *v) {
+  if (!(v->flags & KIR_F_OPEN) || v->nargs < 2) return 0;
+  const KirInsn *c = v->args[v->nargs - 1];
+  if (c->op != KIR_CALL || (v->op == KIR_CALL && (v->flags & KIR_F_TFOR))) return 0;
+  const KtySpec *cs = sp->callees[c->id];
+  if (cs && cs->dyncount) return 1;
+  if (kty_calls_value(sp, c) && c->aux < 0 && !(c->flags & KIR_F_TFOR)) return 2;
+  return 0;
+}
+
+/* A constructor whose list ends in values counted only when it runs
+** (`{g(x)}`, `{a, f(...)}`, `{table.unpack(t)}`): the VM sizes its array
+** part by that count (luaV_execute's SETLIST), which `#` and later
+** stores see, so compiled code makes the table only there, at the SETLIST
+** v, with the VM's sizes (cg_lua.c cg_lua_setlist). That needs nothing
+** to have touched it before: the constructor is its list alone (no
+** `x = 1` fields, one flush, all in one block). kty_open_dyn's kind, or 0. */
+int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_SETLIST || v->args[0]->op != KIR_NEWTABLE) return 0;
+  int dyn = kty_open_dyn(sp, v);
+  const KirInsn *t = v->args[0];
+  if (!dyn || t->block != v->block || v->aux != 0) return 0;
+  for (int i = 0; i < t->nusers; i++) {
+    const KirInsn *u = t->users[i];
+    if (u != v && u->block == v->block && u->pc <= v->pc) return 0;
+  }
+  return dyn;
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -2775,6 +2828,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     /* a math function of a value read from a table: the value is checked
     ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
     const BuiltinRow *row = builtin_row(ft.ref);
+    /* the values of a compiled call whose count varies by path
+    ** (`print(g(x))`, `string.format("%d %d", g(x))`, `math.max(g(x))`):
+    ** the library function itself, called through lua_call with as many
+    ** as g gave (cg_callvalue.c, cg_open_count), so that what it prints,
+    ** returns and raises is the interpreter's */
+    if (kty_open_dyn(sp, v) == 1 && kty_builtin_libname(ft.ref) && !S->kernel)
+      return t_luacall(S, sp, v, args, kargs, n);
     /* the values of an open call of a function value (char(unpack(t))):
     ** however many there are at run time, passed on by the library
     ** function called through lua_call (runtime/luacall.c) */
@@ -2847,6 +2907,16 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
+  /* a Lua function given values whose count is known only when it runs:
+  ** a vararg function (specialized on that count) given a compiled call's
+  ** values that vary by path (`sum(g(x))`), or any function given a
+  ** function value's (`f(table.unpack(t, 1, t.n))`), is called as the
+  ** Lua value it is, through lua_call, with as many as there are */
+  {
+    int dyn = kty_open_dyn(sp, v);
+    if (!S->kernel && (dyn == 2 || (dyn == 1 && lua_func_is_vararg(S, ft.ref))))
+      return t_luacall(S, sp, v, args, kargs, n);
+  }
   int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
@@ -3061,7 +3131,7 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   Type items[KJIT_MAXARGS + KJIT_MAXRETS];
   KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
   if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
-      kty_calls_value(sp, v->args[v->nargs - 1])) {
+      kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v)) {
     if (S->strict)
       fail(S, sp, v, "a table constructor ending in a call of a function value or of a "
            "library function ({t.f()}, {table.unpack(t)}) is not supported in compiled code "
