@@ -977,6 +977,14 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
   Type r = join_result(&J);
+  /* numbers, booleans and nil with no native type in common (`local v = c
+  ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
+  ** value, as ret_join makes of such returns; each edge boxes its value
+  ** into the phi's slot, and uses go through Lua's rules (truthiness, ==,
+  ** arithmetic with its "attempt to perform arithmetic on a boolean
+  ** value"). Kernels have no Lua values: the conflict stays theirs. */
+  if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_UNKNOWN && !S->kernel)
+    r = ty(T_LUA);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
   ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
