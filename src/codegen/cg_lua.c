@@ -1084,7 +1084,8 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
   } else {
     const char *name = "?";
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN && argi == 2 &&
-        G->sp->types[use->args[0]->id].ref == B_ARR_FILL)
+        (G->sp->types[use->args[0]->id].ref == B_ARR_FILL ||
+         G->sp->types[use->args[0]->id].ref == B_KJIT_FULL))
       /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
       return tonumber(G, x, use, 0, "number expected, got ", "");
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
@@ -1196,6 +1197,31 @@ void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v
   check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
                                  cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
   LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+/* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
+** the last pair beside the Lua value partner: Lua calls the partner's
+** __concat (luaT_tryconcatTM) if it has one, else raises "attempt to
+** concatenate a nil value" naming this operand (luaG_concaterror: the
+** partner, a string or a number, is never the one named, and a partner
+** that is neither was checked first, cg_lib_concat's order). */
+void cg_lua_concat_nilpair(CG *G, int isnil, CgVal partner, const KirInsn *v, int argi) {
+  if (partner.t.kind != T_LUA) cg_error(G, v, "internal error: a nil concatenated beside no Lua value");
+  LLVMBasicBlockRef sb = cg_bb(G, "catpslot"), bad = cg_bb(G, "catbad"), done = cg_bb(G, "catok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, partner), bad, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, partner.v };
+  LLVMValueRef r = call(G, "kjit_ls_hasconcat", G->i32, ps, as, 2);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), ""), done, bad);
+  LLVMPositionBuilderAtEnd(G->B, bad);
+  char info[160];
+  char *msg = ka_alloc(G->S->A, 240);
+  if (msg == NULL) cg_error(G, v, "not enough memory");
+  cg_varinfo(G, v, argi, info, sizeof info);
+  snprintf(msg, 240, "attempt to concatenate a %s value%s", isnil ? "nil" : "boolean", info);
+  cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 

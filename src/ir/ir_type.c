@@ -1884,7 +1884,20 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (t.kind == T_UNKNOWN) return t;
   }
   int bad = -1;
-  for (int i = n - 2; i >= 0 && bad < 0; i--) {
+  /* nil or a boolean beside a Lua value in the last pair (`nil .. t`):
+  ** the Lua value's __concat may take it (luaT_tryconcatTM), so whether
+  ** it raises is known when it runs (cg_lib.c cg_lib_concat) */
+  int pairlua = 0;
+  if (n >= 2) {
+    Type a = sp->types[v->args[n - 2]->id], b = sp->types[v->args[n - 1]->id];
+    pairlua = ((a.kind == T_NIL || a.kind == T_BOOL) && islua(b)) ||
+              ((b.kind == T_NIL || b.kind == T_BOOL) && islua(a));
+    for (int i = 0; i < n - 2 && pairlua; i++) {
+      Type t = sp->types[v->args[i]->id];
+      if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) pairlua = 0;
+    }
+  }
+  for (int i = n - 2; i >= 0 && bad < 0 && !pairlua; i--) {
     if (i == n - 2) {
       Type a = sp->types[v->args[i]->id], b = sp->types[v->args[i + 1]->id];
       if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
@@ -2158,7 +2171,8 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     /* a bool array takes booleans; nil or a number raises "boolean
     ** expected" when the fill runs (cg_store_value), as buffer.c's storeval */
     int boolfill = id == B_KJIT_FULL && dt == KJIT_BOOL && n >= 2 &&
-                   (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])));
+                   (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])) ||
+                    islua(args[1]));
     if (id == B_KJIT_FULL && !boolfill && n >= 2 && raises_on(args[1]))   /* buffer.c's storeval */
       RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (id == B_KJIT_FULL && !boolfill && (n < 2 || !isnum(numview(args[1]))))
@@ -2242,7 +2256,8 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     /* a bool array takes booleans; nil or a number raises "boolean
     ** expected" when the fill runs (cg_store_value), as interpreted */
     if (args[0].dtype == KJIT_BOOL &&
-        (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1]))))
+        (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])) ||
+         islua(args[1])))
       return args[0];
     if (raises_on(args[1])) RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (!isnum(numview(args[1])))
@@ -2876,6 +2891,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if (i == 1 && ft.ref == B_ARR_FILL && args[0].kind == T_BUF &&
           args[0].dtype != KJIT_BOOL && args[0].dtype != KJIT_RECORD) {
         args[i] = luanum(args[i]);
+        continue;
+      }
+      /* ... on a bool array: checked to be a boolean (cg_array.c store_bool) */
+      if (i == 1 && ft.ref == B_ARR_FILL && args[0].kind == T_BUF && args[0].dtype == KJIT_BOOL)
+        continue;
+      /* kjit.full(shape, v) with v a Lua value: the dtype follows v
+      ** (buffer.c: a boolean makes a bool array, any number an f64 one) but
+      ** compiled code fixes it when compiling. Given (kjit.full(n, v, "bool")),
+      ** v is checked against it when the fill runs; not given, the array is
+      ** f64, the dtype of every number, and v is checked to be a number
+      ** ("number expected, got boolean" for a boolean: lua-library.md) */
+      if (i == 1 && ft.ref == B_KJIT_FULL) {
+        int dt = n > 2 ? const_dtype(&kargs[2], 1, KJIT_F64) : KJIT_F64;
+        if (dt != KJIT_BOOL && dt != KJIT_RECORD) args[i] = luanum(args[i]);
         continue;
       }
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||

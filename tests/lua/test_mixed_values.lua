@@ -111,3 +111,90 @@ test("a kernel still refuses it at compile time, located", function()
   truthy(not ok, "the kernel compiled")
   truthy(tostring(err):find("test_mixed_values.lua:%d+:"), "located: " .. tostring(err))
 end)
+
+---------------------------------------------------------------------------
+-- nil or a boolean concatenated with a Lua value: its __concat decides
+---------------------------------------------------------------------------
+local Cat = { __concat = function(a, b)
+  return "cat(" .. (type(a) == "table" and "t" or tostring(a)) .. "," ..
+         (type(b) == "table" and "t" or tostring(b)) .. ")"
+end }
+
+test("nil .. t and t .. false call t's __concat; without one, Lua's error", function()
+  local function nl(t) return nil .. t end
+  local function nr(t) return t .. nil end
+  local function bl(t) return true .. t end
+  local function inner(t) return "a" .. (t .. false) end
+  local function loc(t) local z = nil return z .. t end
+  local function field(t) return nil .. t.s end
+  for _, f in ipairs({ nl, nr, bl, inner, loc }) do
+    T.check(f, function() return setmetatable({}, Cat) end)
+  end
+  check_error("attempt to concatenate a nil value", nl, {})
+  check_error("attempt to concatenate a table value (local 't')", nr, {})
+  check_error("attempt to concatenate a nil value (local 'z')", loc, {})
+  check_error("attempt to concatenate a nil value", field, { s = "x" })
+  check_error("attempt to concatenate a nil value", field, { s = 3 })
+end)
+
+---------------------------------------------------------------------------
+-- kjit.full and a:fill with a Lua value (read from a table or an upvalue
+-- the function assigns)
+---------------------------------------------------------------------------
+local function arr_result(f, ...)
+  local ok, a = pcall(f, ...)
+  if not ok then return false, a end
+  local vals = {}
+  for i = 1, #a do vals[i] = a[i] end
+  return true, a.dtype, vals
+end
+local function same_arrays(f, make)
+  local wi = table.pack(arr_result(f, make()))
+  local wc = table.pack(arr_result(kjit.jit(f), make()))
+  eq(wc[1], wi[1], "both ran or both raised: " .. tostring(wi[2]) .. " / " .. tostring(wc[2]))
+  eq(wc[2], wi[2], "dtype or error")
+  if wi[1] then
+    eq(#wc[3], #wi[3], "length")
+    for i = 1, #wi[3] do eq(wc[3][i], wi[3][i], "element " .. i) end
+  end
+end
+
+test("kjit.full(n, t.x): an f64 array of any number, checked when it runs", function()
+  local full = function(t) return kjit.full(3, t.x) end
+  local typed = function(t) return kjit.full(2, t.x, "i32") end
+  local bools = function(t) return kjit.full(2, t.x, "bool") end
+  for _, x in ipairs({ 2.5, 2, -0.0 }) do same_arrays(full, function() return { x = x } end) end
+  same_arrays(full, function() return { x = "s" } end)   -- number expected, got string
+  same_arrays(full, function() return {} end)            -- number expected, got nil
+  same_arrays(typed, function() return { x = 7 } end)
+  same_arrays(typed, function() return { x = 7.5 } end)  -- no integer representation
+  same_arrays(bools, function() return { x = true } end)
+  same_arrays(bools, function() return { x = 1 } end)    -- boolean expected, got number
+  -- a boolean without a dtype: interpreted, a bool array; compiled, the
+  -- array is f64 and the boolean a located error (lua-library.md)
+  local ok, err = pcall(kjit.jit(full), { x = true })
+  truthy(not ok and err:find("test_mixed_values.lua:%d+: number expected, got boolean"), tostring(err))
+end)
+
+test("a:fill(v) with v read from a table or a live upvalue, on bool and number arrays", function()
+  local fb = function(a, t) a:fill(t.b) return a end
+  same_arrays(fb, function() return kjit.zeros(3, "bool"), { b = true } end)
+  same_arrays(fb, function() return kjit.zeros(3, "bool"), { b = 1 } end)
+  same_arrays(fb, function() return kjit.zeros(3, "bool"), {} end)
+  same_arrays(fb, function() return kjit.zeros(3), { b = 1.5 } end)
+  same_arrays(fb, function() return kjit.zeros(3, "i64"), { b = false } end)
+  local B, N = true, 3
+  local fu = function(a) a:fill(B) B = not B return a end
+  local fn = function(a) a:fill(N) N = N * 2 return a end
+  -- (the upvalue is state: each run, interpreted then compiled, sees the
+  -- value the one before left, as two interpreted runs would)
+  local seq = {}
+  for _, f in ipairs({ fu, kjit.jit(fu), fu, kjit.jit(fu) }) do seq[#seq + 1] = f(kjit.zeros(2, "bool"))[2] end
+  eq(table.concat({ tostring(seq[1]), tostring(seq[2]), tostring(seq[3]), tostring(seq[4]) }, " "),
+     "true false true false", "fills alternate")
+  eq(B, true, "the upvalue written through (flipped four times)")
+  local a = fn(kjit.zeros(2, "f32"))
+  local b = kjit.jit(fn)(kjit.zeros(2, "f32"))
+  eq(a[1], 3.0, "interpreted"); eq(b[1], 6.0, "compiled, after")
+  eq(N, 12, "the upvalue written through")
+end)
