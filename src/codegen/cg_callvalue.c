@@ -168,6 +168,10 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   ** toret (cg_vararg.c's count; luacall.c's finish puts it in bits[toret]) */
   int toret = kty_callvalue_toret(sp, v);
   if (toret) nres = toret;
+  /* ... and to a compiled function without '...', as many as its
+  ** parameters after the ones before (lua_call adjusts the count) */
+  int toc = kty_callvalue_tocallee(sp, v);
+  if (toc >= 0) nres = toc;
   LLVMValueRef dst = cg_lua_slot(G, v);
   CgVal *res = cg_zalloc(G, sizeof(CgVal) * (size_t)(nres > 0 ? nres : 1));
   if (spread_into(sp, v) ||
@@ -223,7 +227,8 @@ void cg_fn_call(CG *G, const KirInsn *v) {
                           LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
     /* (fewer when an open call's function gave fewer: cg_vararg.c) */
     LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
-                           p32, p64, ps32, cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst };
+                           p32, p64, ps32, cg_i32(G, toret ? -1 - toret : toc >= 0 ? KLC_ADJUST - toc :
+                                                  v->aux < 0 ? -1 : nres), dst };
     /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
     ** what is not callable itself, with the interpreter's words) */
     int tfor = (v->flags & KIR_F_TFOR) != 0;

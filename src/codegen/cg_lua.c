@@ -132,6 +132,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
       int toret = kty_callvalue_toret(sp, v);   /* `return t.f(x)`: up to this many */
+      int toc = kty_callvalue_tocallee(sp, v);   /* g(t.f(x)): g's parameters */
+      if (toc > toret) toret = toc;
       if (kty_calls_value(sp, v) && (v->aux > 1 || toret > 1)) {
         G->lslot[v->id] = n;   /* lua_call's results (cg_callvalue.c) */
         n += toret > v->aux ? toret : v->aux;

@@ -721,6 +721,9 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     return s + k < m ? select_type(sp, v, s + k) : ty(T_NIL);
   }
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
+  if (kty_calls_value(sp, v) && kty_callvalue_tocallee(sp, v) >= 0)
+    return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
+           : k < kty_callvalue_tocallee(sp, v) ? ty(T_LUA) : ty(T_NIL);
   if (kty_calls_value(sp, v)) {   /* lua_call's */
     int cap = kty_callvalue_toret(sp, v);
     return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
@@ -766,6 +769,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (sp->varop[v->id] == KTY_SELECT_COUNT || sp->varop[v->id] == KTY_SELECT_AT) return 1;
   if (kty_callvalue_toret(sp, v) && sp->types[v->id].kind != T_UNKNOWN)
     return kty_callvalue_toret(sp, v);
+  if (kty_callvalue_tocallee(sp, v) >= 0 && sp->types[v->id].kind != T_UNKNOWN)
+    return kty_callvalue_tocallee(sp, v);
   if (sp->varop[v->id] >= KTY_SELECT_FROM) {
     int m = select_count(sp, v);
     return m < 0 ? -1 : m - (sp->varop[v->id] - KTY_SELECT_FROM);
@@ -797,6 +802,24 @@ int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v) {
   ** them on after values of their own) */
   int cap = KJIT_MAXRETS / 2 - (u->nargs - 1);
   return cap > 0 ? cap : 0;
+}
+
+/* An open call v of a function value whose values all go to a compiled
+** Lua function without '...' (`g(t.f())`, `local function g(a, b)`): it
+** gives that function's parameters past the ones before it, as many as
+** there are (lua_call adjusts: missing ones nil, extra ones dropped, as
+** the interpreter's call does): their number, -1 when v is not such a call. */
+int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v) {
+  if (!kty_calls_value(sp, v) || v->aux >= 0 || v->nusers != 1 || (v->flags & KIR_F_TFOR)) return -1;
+  const KirInsn *u = v->users[0];
+  if (u->op != KIR_CALL || !(u->flags & KIR_F_OPEN) || u->args[u->nargs - 1] != v ||
+      (u->flags & KIR_F_TFOR) || kty_calls_value(sp, u) || (sp->varop && sp->varop[u->id]))
+    return -1;
+  const KtySpec *c = sp->callees[u->id];
+  if (c == NULL || c->vararg || c->ir == NULL) return -1;
+  for (int i = 1; i < u->nargs - 1; i++) if (u->args[i] == v) return -1;
+  int k = c->ir->proto->numparams - (u->nargs - 2);
+  return k < 0 ? 0 : k;
 }
 
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
@@ -2816,6 +2839,17 @@ int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v) {
   return dyn;
 }
 
+/* g(t.f()) with g a compiled Lua function of np parameters, no '...'
+** (kty_callvalue_tocallee): f's values fill g's parameters after the ones
+** before, each a Lua value, as many as g has; *n becomes that count, so
+** that g is specialized on what the call passes. */
+static void pad_callvalue_args(const KtySpec *sp, const KirInsn *v, int np, Type *args, int *n) {
+  if (kty_open_dyn(sp, v) != 2) return;
+  int fixed = v->nargs - 2, want = np > fixed ? np : fixed;
+  for (int i = fixed; i < want && i < KJIT_MAXARGS; i++) args[i] = ty(T_LUA);
+  *n = want < KJIT_MAXARGS ? want : KJIT_MAXARGS;
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -2917,6 +2951,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   }
   if (ft.kind == T_CLOSURE) {
+    if (!S->clos[ft.ref].ir->proto->is_vararg)
+      pad_callvalue_args(sp, v, S->clos[ft.ref].ir->proto->numparams, args, &n);
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
@@ -2944,15 +2980,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
-  /* a Lua function given values whose count is known only when it runs:
-  ** a vararg function (specialized on that count) given a compiled call's
-  ** values that vary by path (`sum(g(x))`), or any function given a
-  ** function value's (`f(table.unpack(t, 1, t.n))`), is called as the
-  ** Lua value it is, through lua_call, with as many as there are */
+  /* a vararg Lua function given values whose count is known only when it
+  ** runs (`sum(g(x))`, `sum(table.unpack(t, 1, t.n))`): it is specialized
+  ** on that count, so it is called as the Lua value it is, through
+  ** lua_call, with as many as there are; a function without '...' is
+  ** compiled for its parameters, which a function value's values fill */
   {
     int dyn = kty_open_dyn(sp, v);
-    if (!S->kernel && (dyn == 2 || (dyn == 1 && lua_func_is_vararg(S, ft.ref))))
+    if (!S->kernel && dyn && lua_func_is_vararg(S, ft.ref))
       return t_luacall(S, sp, v, args, kargs, n);
+    if (dyn == 2) {   /* no '...': as many as its parameters (kty_callvalue_tocallee) */
+      lua_Debug ar;
+      push_value(S, ft.ref);
+      if (lua_getinfo(S->L, ">u", &ar)) pad_callvalue_args(sp, v, ar.nparams, args, &n);
+    }
   }
   int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {

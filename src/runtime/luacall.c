@@ -73,6 +73,13 @@ static int callable(lua_State *L, int32_t f) {
 ** nres results (-1: an open call, exactly one value) and takes them. */
 static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags, int64_t *bits,
                       int32_t dst) {
+  if (nres <= KLC_ADJUST) {   /* to a compiled function's parameters: exactly that many */
+    int k = KLC_ADJUST - nres;
+    lua_call(L, n + 1, k + 1);   /* (the trampoline of an open call: count first) */
+    lua_remove(L, base + 1);
+    for (int r = k - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
+    return KLV_OK;
+  }
   if (nres < -1) {   /* to a return: up to -nres - 1 values, nil after them, how many in
                      ** bits[that] (cg_vararg.c) */
     int cap = -nres - 1;
@@ -104,7 +111,7 @@ static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
   if (!callable(L, f)) return KLV_BADA;
-  luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many arguments in a call");
+  luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);

@@ -10,7 +10,10 @@
 
 enum { KLC_BOOL = KLV_BOOL, KLC_NIL = KLV_NIL };   /* argument tags past KLV_FLT (luavalue.h) */
 enum { KLC_NRES = 0x90 };             /* an open call gave other than one value */
-enum { KLC_INNER = 0x100 };           /* kjit_lc_call_spread: the inner call's code + this */
+enum { KLC_INNER = 0x100 };
+/* kjit_lc_call's nres for an open call whose values go to a compiled
+** function's k parameters (ir_type.c kty_callvalue_tocallee): KLC_ADJUST - k */
+enum { KLC_ADJUST = -1000 };           /* kjit_lc_call_spread: the inner call's code + this */
 
 int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out);
 void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v);

@@ -104,6 +104,25 @@ test("f(table.unpack(t, 1, t.n)) and f(t.g()) with f a function value or a Lua f
   check(method, {get = function() end})
 end)
 
+test("a function literal or local function without '...' given a function value's values", function()
+  local function lit(t, x) local h = function(a, b, c) return c, b, a end return h(x, t.f()) end
+  local function loc(t)
+    local function h(a, b) return (a or 0) + (b or 0) end
+    return h(t.f())
+  end
+  local function none(t) local h = function() return 7 end return h(t.f()) end
+  local vals = { function() end, function() return 1 end, function() return 1, 2.5 end,
+                 function() return 1, 2, 3, 4 end }
+  for _, f in ipairs(vals) do
+    T.check(lit, function() return { f = f }, 9 end)
+    T.check(loc, function() return { f = f } end)
+    T.check(none, function() return { f = f } end)
+  end
+  local bad = function() return 1, {} end
+  T.check_error("attempt to perform arithmetic on a table value", loc,
+                function() return { f = bad } end)
+end)
+
 test("select('#', pcall(g)) counts what pcall gave", function()
   local function ok3(x) return x, x + 1 end
   local function bad() error("boom") end
