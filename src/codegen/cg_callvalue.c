@@ -81,8 +81,18 @@ static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32
     } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
       tg = cg_i32(G, KLC_NIL);
       bt = cg_i64(G, 0);
+    } else if (x.t.kind == T_MAYBE) {   /* a number where flag, else nil or false: no slot */
+      Type nt = TY(x.t.sub);
+      nt.fsub = x.t.fsub;
+      CgVal nx = cg_mk(nt, x.v);
+      nx.isf = x.isf;
+      LLVMValueRef ntg, nbt;
+      cg_lua_triple(G, nx, 0, v, &ntg, &nbt, &sl);
+      tg = LLVMBuildSelect(G->B, x.flag, ntg, cg_i32(G, x.t.dtype ? KLC_NIL : KLC_BOOL), "");
+      bt = LLVMBuildSelect(G->B, x.flag, nbt, cg_i64(G, 0), "");
+      sl = cg_i32(G, 0);
     } else {
-      int uses = x.t.kind == T_STR || x.t.kind == T_MAYBE || x.t.kind == T_FUNC ||
+      int uses = x.t.kind == T_STR || x.t.kind == T_FUNC ||
                  x.t.kind == T_BUILTIN;   /* boxed into a scratch slot */
       if (uses && *scratch >= 3) return -1;
       cg_lua_triple(G, x, uses ? (*scratch)++ : 0, v, &tg, &bt, &sl);

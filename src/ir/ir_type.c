@@ -4360,11 +4360,11 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
              "(argument #%d; only numbers, booleans, nil, constant strings and tables passed "
              "in or made here)", kty_name(args[i], tb, sizeof tb), i + 1);
     }
-    strs += args[i].kind == T_STR || args[i].kind == T_MAYBE;
+    strs += args[i].kind == T_STR;   /* (a maybe-nil number needs no slot: cg_callvalue.c) */
   }
   if (strs > 3)
-    REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
-           "arguments is not supported in compiled code yet");
+    REFUSE(S, sp, v, "a call of a function value with more than 3 string arguments is not "
+           "supported in compiled code yet");
   if (sp->upvref[v->id] == 0) sp->upvref[v->id] = trampoline(S, sp, v);
   /* (a literal first called compiled, then made a real closure because
   ** it escapes: no compiled callee is left behind for this call) */
