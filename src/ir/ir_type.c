@@ -2989,6 +2989,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     int dyn = kty_open_dyn(sp, v);
     if (!S->kernel && dyn && lua_func_is_vararg(S, ft.ref))
       return t_luacall(S, sp, v, args, kargs, n);
+    /* (compiled from here on: no trampoline, which kty_calls_value reads
+    ** as "called through lua_call", left from an earlier round) */
+    sp->upvref[v->id] = 0;
     if (dyn == 2) {   /* no '...': as many as its parameters (kty_callvalue_tocallee) */
       lua_Debug ar;
       push_value(S, ft.ref);

@@ -165,6 +165,11 @@ test("{...}-style constructors ending in a function value's values", function()
   check(un2, {n = 2, 1, nil})
   check(m, obj, 1)
   check(m, obj, -1)
+  local function fwd(f, ...) local t = {f(...)} return #t, t end   -- t = {f(...)}
+  local function two(a, b) return b, a end
+  check(fwd, two, 1, 2)
+  check(fwd, two)
+  check(fwd, table.pack, 1, nil, 3)
   T.check_error("attempt to call a nil value (method 'get')", m, function() return {}, 1 end)
 end)
 
