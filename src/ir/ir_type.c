@@ -2953,6 +2953,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind == T_CLOSURE) {
     if (!S->clos[ft.ref].ir->proto->is_vararg)
       pad_callvalue_args(sp, v, S->clos[ft.ref].ir->proto->numparams, args, &n);
+    else if (kty_open_dyn(sp, v) == 2)   /* (specialized on a count known only when it runs) */
+      REFUSE(S, sp, v, "a vararg function literal made in compiled code cannot take the values "
+             "of a function value, whose number is known only when it runs: define the "
+             "function outside the compiled function, or take the values into locals "
+             "(`local a, b = t.f(x)`)");
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }

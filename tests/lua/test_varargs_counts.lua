@@ -190,3 +190,21 @@ test("such constructors built in a loop survive a collection at every step", fun
   collectgarbage("collect")
   if not ok then error(err, 0) end
 end)
+
+test("what is still refused says so at its line, saying what to write", function()
+  local function lit_dyn(x) local h = function(...) return select('#', ...) end return h(uneven(x)) end
+  local function lit_val(t) local h = function(...) return select('#', ...) end return h(t.f()) end
+  local function fields(x) local r = {n = 1, uneven(x)} return #r end
+  local function fields_val(t) local r = {n = 1, t.f()} return #r end
+  local cases = {
+    { lit_dyn, 1, "take them into locals first" },
+    { lit_val, { f = uneven }, "define the function outside the compiled function" },
+    { fields, 1, "in a table constructor: take them into locals first" },
+    { fields_val, { f = uneven }, "store the results one by one" },
+  }
+  for _, c in ipairs(cases) do
+    local ok, err = pcall(kjit.jit(c[1]), c[2])
+    truthy(not ok and err:find("test_varargs_counts.lua:%d+: compile error") and
+           err:find(c[3], 1, true), "located refusal: " .. tostring(err))
+  end
+end)
