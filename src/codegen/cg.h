@@ -432,6 +432,7 @@ void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kf
                          LLVMValueRef *op, LLVMValueRef *word);
 void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi);
 void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v, int argi);
+void cg_lua_concat_nilpair(CG *G, int isnil, CgVal partner, const KirInsn *v, int argi);
 CgVal cg_lib_concat(CG *G, const KirInsn *v);   /* a .. b as a Lua value (cg_lib.c) */
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
@@ -446,6 +447,7 @@ LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
 CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);
 void cg_fn_call(CG *G, const KirInsn *v);
+LLVMValueRef cg_fn_ctor_spread(CG *G, const KirInsn *setlist, LLVMValueRef dst);   /* {f(x)} */
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);   /* a function constant */
 /* cg_vararg.c: select(i, ...) done by compiled code (the typer's sp->varop) */
 void cg_select(CG *G, const KirInsn *v);

@@ -81,8 +81,18 @@ static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32
     } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
       tg = cg_i32(G, KLC_NIL);
       bt = cg_i64(G, 0);
+    } else if (x.t.kind == T_MAYBE) {   /* a number where flag, else nil or false: no slot */
+      Type nt = TY(x.t.sub);
+      nt.fsub = x.t.fsub;
+      CgVal nx = cg_mk(nt, x.v);
+      nx.isf = x.isf;
+      LLVMValueRef ntg, nbt;
+      cg_lua_triple(G, nx, 0, v, &ntg, &nbt, &sl);
+      tg = LLVMBuildSelect(G->B, x.flag, ntg, cg_i32(G, x.t.dtype ? KLC_NIL : KLC_BOOL), "");
+      bt = LLVMBuildSelect(G->B, x.flag, nbt, cg_i64(G, 0), "");
+      sl = cg_i32(G, 0);
     } else {
-      int uses = x.t.kind == T_STR || x.t.kind == T_MAYBE || x.t.kind == T_FUNC ||
+      int uses = x.t.kind == T_STR || x.t.kind == T_FUNC ||
                  x.t.kind == T_BUILTIN;   /* boxed into a scratch slot */
       if (uses && *scratch >= 3) return -1;
       cg_lua_triple(G, x, uses ? (*scratch)++ : 0, v, &tg, &bt, &sl);
@@ -168,9 +178,15 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   ** toret (cg_vararg.c's count; luacall.c's finish puts it in bits[toret]) */
   int toret = kty_callvalue_toret(sp, v);
   if (toret) nres = toret;
+  /* ... and to a compiled function without '...', as many as its
+  ** parameters after the ones before (lua_call adjusts the count) */
+  int toc = kty_callvalue_tocallee(sp, v);
+  if (toc >= 0) nres = toc;
   LLVMValueRef dst = cg_lua_slot(G, v);
   CgVal *res = cg_zalloc(G, sizeof(CgVal) * (size_t)(nres > 0 ? nres : 1));
-  if (spread_into(sp, v)) {   /* runs with its consumer (below) */
+  if (spread_into(sp, v) ||
+      (v->nusers == 1 && kty_ctor_deferred(sp, v->users[0]) == 2 &&
+       v->users[0]->args[v->users[0]->nargs - 1] == v)) {   /* runs with its consumer */
     res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
     G->results[v->id] = res;
     G->nresults[v->id] = 1;
@@ -221,7 +237,8 @@ void cg_fn_call(CG *G, const KirInsn *v) {
                           LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
     /* (fewer when an open call's function gave fewer: cg_vararg.c) */
     LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
-                           p32, p64, ps32, cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst };
+                           p32, p64, ps32, cg_i32(G, toret ? -1 - toret : toc >= 0 ? KLC_ADJUST - toc :
+                                                  v->aux < 0 ? -1 : nres), dst };
     /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
     ** what is not callable itself, with the interpreter's words) */
     int tfor = (v->flags & KIR_F_TFOR) != 0;
@@ -272,4 +289,39 @@ void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
   cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);
+}
+
+/* {a, b, f(x)} with f a function value (kty_ctor_deferred 2): f runs here
+** with the constructor, all it gives on the Lua stack, and the table is
+** made with the VM's sizes (runtime/luacall.c kjit_lc_ctor_spread) into
+** slot dst. Returns the table's address. */
+LLVMValueRef cg_fn_ctor_spread(CG *G, const KirInsn *v, LLVMValueRef dst) {
+  enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
+  const KirInsn *in = v->args[v->nargs - 1], *t = v->args[0];
+  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS], iargs[KJIT_MAXARGS];
+  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS) - 1;   /* not in's value */
+  LLVMTypeRef t32 = LLVMArrayType(G->i32, N), t64 = LLVMArrayType(G->i64, N);
+  LLVMValueRef tags = cg_alloca(G, t32, "ktags"), bits = cg_alloca(G, t64, "kbits"),
+               slots = cg_alloca(G, t32, "kslots");
+  int scratch = 0;
+  if (n + KJIT_MAXARGS > N || put_args(G, v, items, n, t32, t64, tags, bits, slots, 0, &scratch) < 0)
+    cg_error(G, v, "too many string items in a table constructor ending in a call");
+  int ni = cg_operands(G, in, 1, iargs, KJIT_MAXARGS);
+  if (put_args(G, in, iargs, ni, t32, t64, tags, bits, slots, n, &scratch) < 0)
+    cg_error(G, in, "too many string arguments in a call of a function value");
+  LLVMValueRef ifslot = callee_slot(G, in);
+  if (G->sp->upvref[in->id] == 0) cg_error(G, v, "internal error: a call without its trampoline");
+  LLVMValueRef out = cg_alloca(G, G->i64, "ctorh");
+  LLVMTypeRef ps[12] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
+                         LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32,
+                         G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[12] = { G->luaL, cg_i32(G, G->sp->upvref[in->id]), ifslot, cg_i32(G, n),
+                          cg_i32(G, ni),
+                          LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), ""),
+                          LLVMBuildPointerCast(G->B, bits, LLVMPointerType(G->i64, 0), ""),
+                          LLVMBuildPointerCast(G->B, slots, LLVMPointerType(G->i32, 0), ""),
+                          cg_i32(G, t->aux), cg_i32(G, (int)t->k.i), dst, out };
+  LLVMValueRef rc = cg_ccall(G, "kjit_lc_ctor_spread", G->i32, ps, as, 12);
+  call_check(G, in, rc, ifslot, 0);
+  return LLVMBuildLoad2(G->B, G->i64, out, "");
 }

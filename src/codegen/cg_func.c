@@ -363,6 +363,8 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_GETTABLE &&
              kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
       snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
+    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_SELF)
+      snprintf(buf, n, " (method '%s')", v->k.str.s);   /* o:m(): getobjname's OP_SELF */
     else snprintf(buf, n, " (field '%s')", v->k.str.s);
     break;
   case KIR_INDEX: {

@@ -266,6 +266,9 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
     if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
       cg_lua_concat_check2(G, a[i], &a[j == 0 ? n - 1 : n - 2], v, i);
     else if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
+    else if ((a[i].t.kind == T_NIL || a[i].t.kind == T_BOOL) && j < 2 && n >= 2)
+      /* `nil .. t`: only t's __concat takes it (the typer's pairlua) */
+      cg_lua_concat_nilpair(G, a[i].t.kind == T_NIL, a[j == 0 ? n - 1 : n - 2], v, i);
     else if (a[i].t.kind == T_MAYBE) {   /* a number-or-nil: the VM's error where it is nil */
       char info[160];
       char *msg = ka_alloc(G->S->A, 240);

@@ -132,6 +132,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
       int toret = kty_callvalue_toret(sp, v);   /* `return t.f(x)`: up to this many */
+      int toc = kty_callvalue_tocallee(sp, v);   /* g(t.f(x)): g's parameters */
+      if (toc > toret) toret = toc;
       if (kty_calls_value(sp, v) && (v->aux > 1 || toret > 1)) {
         G->lslot[v->id] = n;   /* lua_call's results (cg_callvalue.c) */
         n += toret > v->aux ? toret : v->aux;
@@ -810,6 +812,14 @@ void cg_lua_store(CG *G, const KirInsn *v) {
 
 CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v);
+  /* a constructor whose list's length is known only when it runs: made
+  ** at its SETLIST (cg_lua_setlist), nothing here */
+  for (int i = 0; i < v->nusers; i++)
+    if (kty_ctor_deferred(G->sp, v->users[i])) {
+      Type t = TY(T_LUA);
+      t.sub = KTY_LUA_TABLE;
+      return mk(t, dst, i8c(G, 0), cg_i64(G, 0));
+    }
   /* the sizes the VM gives it (`#` finds its border by them: {a, nil, c}
   ** has length 3), its array part grown to what its list part stores
   ** ({...}: luaV_execute's SETLIST resizes to the last index) */
@@ -840,7 +850,50 @@ CgVal cg_lua_live(CG *G, const KirInsn *v) {
   return mk(t, dst, i8c(G, 0), h);
 }
 
+/* {a, g(x)} with g's count known when it runs (kty_ctor_deferred): the
+** table made here with the array part the VM's SETLIST gives it (the
+** items before and all g gave: luaV_execute resizes to the last index),
+** and each item stored, those past g's count not (the table is the
+** constructor's value from here on). */
+static void setlist_deferred(CG *G, const KirInsn *v) {
+  const KirInsn *t = v->args[0];
+  LLVMValueRef dst = cg_lua_slot(G, t), h;
+  Type tt = TY(T_LUA);
+  tt.sub = KTY_LUA_TABLE;
+  if (kty_ctor_deferred(G->sp, v) == 2) {   /* a function value's: runtime/luacall.c */
+    h = cg_fn_ctor_spread(G, v, dst);
+    G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
+    return;
+  }
+  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
+  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  int fixed = v->nargs - 2;
+  LLVMValueRef cnt = cg_open_count(G, v, n);
+  LLVMValueRef narr = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, cnt, cg_i32(G, t->aux), ""),
+                                      cnt, cg_i32(G, t->aux), "");
+  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
+  LLVMValueRef as[4] = { G->luaL, dst, narr, cg_i32(G, (int)t->k.i) };
+  h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
+  for (int i = 1; i <= n; i++) {
+    LLVMBasicBlockRef next = NULL;
+    if (i > fixed) {   /* given only when g gave it */
+      LLVMBasicBlockRef put = cg_bb(G, "ctorput");
+      next = cg_bb(G, "ctornext");
+      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, i), cnt, ""), put, next);
+      LLVMPositionBuilderAtEnd(G->B, put);
+    }
+    LLVMValueRef tag, bits, val;
+    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
+    LLVMTypeRef rps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
+    LLVMValueRef ras[6] = { G->luaL, dst, cg_i64(G, i), tag, bits, val };
+    call(G, "kjit_lv_rawseti", NULL, rps, ras, 6);
+    if (next) { LLVMBuildBr(G->B, next); LLVMPositionBuilderAtEnd(G->B, next); }
+  }
+  G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
+}
+
 void cg_lua_setlist(CG *G, const KirInsn *v) {
+  if (kty_ctor_deferred(G->sp, v)) { setlist_deferred(G, v); return; }
   CgVal o = cg_val(G, v->args[0]);
   /* the items, an open last one ({...}, {f()}) expanded: as many as the
   ** typer knows there are */
@@ -1033,7 +1086,8 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
   } else {
     const char *name = "?";
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN && argi == 2 &&
-        G->sp->types[use->args[0]->id].ref == B_ARR_FILL)
+        (G->sp->types[use->args[0]->id].ref == B_ARR_FILL ||
+         G->sp->types[use->args[0]->id].ref == B_KJIT_FULL))
       /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
       return tonumber(G, x, use, 0, "number expected, got ", "");
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
@@ -1145,6 +1199,31 @@ void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v
   check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
                                  cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
   LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+/* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
+** the last pair beside the Lua value partner: Lua calls the partner's
+** __concat (luaT_tryconcatTM) if it has one, else raises "attempt to
+** concatenate a nil value" naming this operand (luaG_concaterror: the
+** partner, a string or a number, is never the one named, and a partner
+** that is neither was checked first, cg_lib_concat's order). */
+void cg_lua_concat_nilpair(CG *G, int isnil, CgVal partner, const KirInsn *v, int argi) {
+  if (partner.t.kind != T_LUA) cg_error(G, v, "internal error: a nil concatenated beside no Lua value");
+  LLVMBasicBlockRef sb = cg_bb(G, "catpslot"), bad = cg_bb(G, "catbad"), done = cg_bb(G, "catok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, partner), bad, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, partner.v };
+  LLVMValueRef r = call(G, "kjit_ls_hasconcat", G->i32, ps, as, 2);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), ""), done, bad);
+  LLVMPositionBuilderAtEnd(G->B, bad);
+  char info[160];
+  char *msg = ka_alloc(G->S->A, 240);
+  if (msg == NULL) cg_error(G, v, "not enough memory");
+  cg_varinfo(G, v, argi, info, sizeof info);
+  snprintf(msg, 240, "attempt to concatenate a %s value%s", isnil ? "nil" : "boolean", info);
+  cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 

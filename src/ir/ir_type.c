@@ -659,7 +659,10 @@ int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   Type ft = sp->types[v->args[0]->id];
   if (v->flags & KIR_F_TFOR)   /* for ... in pairs(t): runtime/luatfor.c */
     return ft.kind == T_LUA || ft.kind == T_FUNC;
-  return ft.kind == T_LUA || (ft.kind == T_BUILTIN && sp->upvref && sp->upvref[v->id]);
+  /* (a known Lua function with a trampoline: given values whose count is
+  ** known only when it runs, t_call) */
+  return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC) &&
+                              sp->upvref && sp->upvref[v->id]);
 }
 
 /* ---- Varargs (issue 29 item 4) ------------------------------------------
@@ -718,6 +721,9 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     return s + k < m ? select_type(sp, v, s + k) : ty(T_NIL);
   }
   if (v->op != KIR_CALL) return ty(T_UNKNOWN);
+  if (kty_calls_value(sp, v) && kty_callvalue_tocallee(sp, v) >= 0)
+    return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
+           : k < kty_callvalue_tocallee(sp, v) ? ty(T_LUA) : ty(T_NIL);
   if (kty_calls_value(sp, v)) {   /* lua_call's */
     int cap = kty_callvalue_toret(sp, v);
     return sp->types[v->id].kind == T_UNKNOWN ? ty(T_UNKNOWN)
@@ -763,6 +769,8 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   if (sp->varop[v->id] == KTY_SELECT_COUNT || sp->varop[v->id] == KTY_SELECT_AT) return 1;
   if (kty_callvalue_toret(sp, v) && sp->types[v->id].kind != T_UNKNOWN)
     return kty_callvalue_toret(sp, v);
+  if (kty_callvalue_tocallee(sp, v) >= 0 && sp->types[v->id].kind != T_UNKNOWN)
+    return kty_callvalue_tocallee(sp, v);
   if (sp->varop[v->id] >= KTY_SELECT_FROM) {
     int m = select_count(sp, v);
     return m < 0 ? -1 : m - (sp->varop[v->id] - KTY_SELECT_FROM);
@@ -796,6 +804,24 @@ int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v) {
   return cap > 0 ? cap : 0;
 }
 
+/* An open call v of a function value whose values all go to a compiled
+** Lua function without '...' (`g(t.f())`, `local function g(a, b)`): it
+** gives that function's parameters past the ones before it, as many as
+** there are (lua_call adjusts: missing ones nil, extra ones dropped, as
+** the interpreter's call does): their number, -1 when v is not such a call. */
+int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v) {
+  if (!kty_calls_value(sp, v) || v->aux >= 0 || v->nusers != 1 || (v->flags & KIR_F_TFOR)) return -1;
+  const KirInsn *u = v->users[0];
+  if (u->op != KIR_CALL || !(u->flags & KIR_F_OPEN) || u->args[u->nargs - 1] != v ||
+      (u->flags & KIR_F_TFOR) || kty_calls_value(sp, u) || (sp->varop && sp->varop[u->id]))
+    return -1;
+  const KtySpec *c = sp->callees[u->id];
+  if (c == NULL || c->vararg || c->ir == NULL) return -1;
+  for (int i = 1; i < u->nargs - 1; i++) if (u->args[i] == v) return -1;
+  int k = c->ir->proto->numparams - (u->nargs - 2);
+  return k < 0 ? 0 : k;
+}
+
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
   int n = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
   if (v->flags & KIR_F_OPEN) {
@@ -825,6 +851,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
+        !kty_ctor_deferred(sp, v) &&
         !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
@@ -973,6 +1000,14 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
   Type r = join_result(&J);
+  /* numbers, booleans and nil with no native type in common (`local v = c
+  ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
+  ** value, as ret_join makes of such returns; each edge boxes its value
+  ** into the phi's slot, and uses go through Lua's rules (truthiness, ==,
+  ** arithmetic with its "attempt to perform arithmetic on a boolean
+  ** value"). Kernels have no Lua values: the conflict stays theirs. */
+  if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_UNKNOWN && !S->kernel)
+    r = ty(T_LUA);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
   ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
@@ -1872,7 +1907,20 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (t.kind == T_UNKNOWN) return t;
   }
   int bad = -1;
-  for (int i = n - 2; i >= 0 && bad < 0; i--) {
+  /* nil or a boolean beside a Lua value in the last pair (`nil .. t`):
+  ** the Lua value's __concat may take it (luaT_tryconcatTM), so whether
+  ** it raises is known when it runs (cg_lib.c cg_lib_concat) */
+  int pairlua = 0;
+  if (n >= 2) {
+    Type a = sp->types[v->args[n - 2]->id], b = sp->types[v->args[n - 1]->id];
+    pairlua = ((a.kind == T_NIL || a.kind == T_BOOL) && islua(b)) ||
+              ((b.kind == T_NIL || b.kind == T_BOOL) && islua(a));
+    for (int i = 0; i < n - 2 && pairlua; i++) {
+      Type t = sp->types[v->args[i]->id];
+      if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) pairlua = 0;
+    }
+  }
+  for (int i = n - 2; i >= 0 && bad < 0 && !pairlua; i--) {
     if (i == n - 2) {
       Type a = sp->types[v->args[i]->id], b = sp->types[v->args[i + 1]->id];
       if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
@@ -2146,7 +2194,8 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     /* a bool array takes booleans; nil or a number raises "boolean
     ** expected" when the fill runs (cg_store_value), as buffer.c's storeval */
     int boolfill = id == B_KJIT_FULL && dt == KJIT_BOOL && n >= 2 &&
-                   (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])));
+                   (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])) ||
+                    islua(args[1]));
     if (id == B_KJIT_FULL && !boolfill && n >= 2 && raises_on(args[1]))   /* buffer.c's storeval */
       RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (id == B_KJIT_FULL && !boolfill && (n < 2 || !isnum(numview(args[1]))))
@@ -2230,7 +2279,8 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
     /* a bool array takes booleans; nil or a number raises "boolean
     ** expected" when the fill runs (cg_store_value), as interpreted */
     if (args[0].dtype == KJIT_BOOL &&
-        (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1]))))
+        (args[1].kind == T_BOOL || args[1].kind == T_NIL || isnum(numview(args[1])) ||
+         islua(args[1])))
       return args[0];
     if (raises_on(args[1])) RAISE(S, sp, v, -1, "number expected, got %s", objtypename(args[1]));
     if (!isnum(numview(args[1])))
@@ -2677,6 +2727,13 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   }
   lua_pop(L, 3);
   if (!is_select) return 0;
+  /* a list ending in a function value's values (`select('#', pcall(g))`),
+  ** or in a compiled call's whose count varies by path other than under
+  ** '#': the library's select, given as many as there are (lua_call) */
+  int dyn = kty_open_dyn(sp, v);
+  if (dyn == 2 || (dyn == 1 && !(kargs[0].kind == T_STR && kargs[0].len > 0 &&
+                                 kargs[0].str[0] == '#')))
+    return 0;
   int m = n - 1;   /* the list's length */
   if (kargs[0].kind == T_STR && kargs[0].len > 0 && kargs[0].str[0] == '#') {
     sp->varop[v->id] = KTY_SELECT_COUNT;
@@ -2740,6 +2797,59 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   return 1;
 }
 
+/* Does call or constructor v end in values whose number is known only
+** when it runs (issue 29: `print(g(x))`, `{g(x)}`, `f(table.unpack(t))`)?
+** 1: a compiled function whose returns differ in length (its count comes
+** back with its values, cg_vararg.c); 2: an open call of a function value
+** (lua_call's, as many as it gives). 0 otherwise. */
+/* Is the Lua function at value reference ref a vararg one? */
+static int lua_func_is_vararg(KtySession *S, int ref) {
+  lua_Debug ar;
+  push_value(S, ref);
+  if (!lua_isfunction(S->L, -1)) { lua_pop(S->L, 1); return 0; }
+  return lua_getinfo(S->L, ">u", &ar) && ar.isvararg;   /* (pops the function) */
+}
+
+int kty_open_dyn(const KtySpec *sp, const KirInsn *v) {
+  if (!(v->flags & KIR_F_OPEN) || v->nargs < 2) return 0;
+  const KirInsn *c = v->args[v->nargs - 1];
+  if (c->op != KIR_CALL || (v->op == KIR_CALL && (v->flags & KIR_F_TFOR))) return 0;
+  const KtySpec *cs = sp->callees[c->id];
+  if (cs && cs->dyncount) return 1;
+  if (kty_calls_value(sp, c) && c->aux < 0 && !(c->flags & KIR_F_TFOR)) return 2;
+  return 0;
+}
+
+/* A constructor whose list ends in values counted only when it runs
+** (`{g(x)}`, `{a, f(...)}`, `{table.unpack(t)}`): the VM sizes its array
+** part by that count (luaV_execute's SETLIST), which `#` and later
+** stores see, so compiled code makes the table only there, at the SETLIST
+** v, with the VM's sizes (cg_lua.c cg_lua_setlist). That needs nothing
+** to have touched it before: the constructor is its list alone (no
+** `x = 1` fields, one flush, all in one block). kty_open_dyn's kind, or 0. */
+int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_SETLIST || v->args[0]->op != KIR_NEWTABLE) return 0;
+  int dyn = kty_open_dyn(sp, v);
+  const KirInsn *t = v->args[0];
+  if (!dyn || t->block != v->block || v->aux != 0) return 0;
+  for (int i = 0; i < t->nusers; i++) {
+    const KirInsn *u = t->users[i];
+    if (u != v && u->block == v->block && u->pc <= v->pc) return 0;
+  }
+  return dyn;
+}
+
+/* g(t.f()) with g a compiled Lua function of np parameters, no '...'
+** (kty_callvalue_tocallee): f's values fill g's parameters after the ones
+** before, each a Lua value, as many as g has; *n becomes that count, so
+** that g is specialized on what the call passes. */
+static void pad_callvalue_args(const KtySpec *sp, const KirInsn *v, int np, Type *args, int *n) {
+  if (kty_open_dyn(sp, v) != 2) return;
+  int fixed = v->nargs - 2, want = np > fixed ? np : fixed;
+  for (int i = fixed; i < want && i < KJIT_MAXARGS; i++) args[i] = ty(T_LUA);
+  *n = want < KJIT_MAXARGS ? want : KJIT_MAXARGS;
+}
+
 static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *fn = v->args[0];
   Type ft = sp->types[fn->id];
@@ -2775,6 +2885,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     /* a math function of a value read from a table: the value is checked
     ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
     const BuiltinRow *row = builtin_row(ft.ref);
+    /* the values of a compiled call whose count varies by path
+    ** (`print(g(x))`, `string.format("%d %d", g(x))`, `math.max(g(x))`):
+    ** the library function itself, called through lua_call with as many
+    ** as g gave (cg_callvalue.c, cg_open_count), so that what it prints,
+    ** returns and raises is the interpreter's */
+    if (kty_open_dyn(sp, v) == 1 && kty_builtin_libname(ft.ref) && !S->kernel)
+      return t_luacall(S, sp, v, args, kargs, n);
     /* the values of an open call of a function value (char(unpack(t))):
     ** however many there are at run time, passed on by the library
     ** function called through lua_call (runtime/luacall.c) */
@@ -2810,6 +2927,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         args[i] = luanum(args[i]);
         continue;
       }
+      /* ... on a bool array: checked to be a boolean (cg_array.c store_bool) */
+      if (i == 1 && ft.ref == B_ARR_FILL && args[0].kind == T_BUF && args[0].dtype == KJIT_BOOL)
+        continue;
+      /* kjit.full(shape, v) with v a Lua value: the dtype follows v
+      ** (buffer.c: a boolean makes a bool array, any number an f64 one) but
+      ** compiled code fixes it when compiling. Given (kjit.full(n, v, "bool")),
+      ** v is checked against it when the fill runs; not given, the array is
+      ** f64, the dtype of every number, and v is checked to be a number
+      ** ("number expected, got boolean" for a boolean: lua-library.md) */
+      if (i == 1 && ft.ref == B_KJIT_FULL) {
+        int dt = n > 2 ? const_dtype(&kargs[2], 1, KJIT_F64) : KJIT_F64;
+        if (dt != KJIT_BOOL && dt != KJIT_RECORD) args[i] = luanum(args[i]);
+        continue;
+      }
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
@@ -2820,6 +2951,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   }
   if (ft.kind == T_CLOSURE) {
+    if (!S->clos[ft.ref].ir->proto->is_vararg)
+      pad_callvalue_args(sp, v, S->clos[ft.ref].ir->proto->numparams, args, &n);
+    else if (kty_open_dyn(sp, v) == 2)   /* (specialized on a count known only when it runs) */
+      REFUSE(S, sp, v, "a vararg function literal made in compiled code cannot take the values "
+             "of a function value, whose number is known only when it runs: define the "
+             "function outside the compiled function, or take the values into locals "
+             "(`local a, b = t.f(x)`)");
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
@@ -2847,6 +2985,24 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
+  /* a vararg Lua function given values whose count is known only when it
+  ** runs (`sum(g(x))`, `sum(table.unpack(t, 1, t.n))`): it is specialized
+  ** on that count, so it is called as the Lua value it is, through
+  ** lua_call, with as many as there are; a function without '...' is
+  ** compiled for its parameters, which a function value's values fill */
+  {
+    int dyn = kty_open_dyn(sp, v);
+    if (!S->kernel && dyn && lua_func_is_vararg(S, ft.ref))
+      return t_luacall(S, sp, v, args, kargs, n);
+    /* (compiled from here on: no trampoline, which kty_calls_value reads
+    ** as "called through lua_call", left from an earlier round) */
+    sp->upvref[v->id] = 0;
+    if (dyn == 2) {   /* no '...': as many as its parameters (kty_callvalue_tocallee) */
+      lua_Debug ar;
+      push_value(S, ft.ref);
+      if (lua_getinfo(S->L, ">u", &ar)) pad_callvalue_args(sp, v, ar.nparams, args, &n);
+    }
+  }
   int self = is_method_call(sp->ir, v);
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
@@ -3061,7 +3217,7 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   Type items[KJIT_MAXARGS + KJIT_MAXRETS];
   KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
   if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
-      kty_calls_value(sp, v->args[v->nargs - 1])) {
+      kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v)) {
     if (S->strict)
       fail(S, sp, v, "a table constructor ending in a call of a function value or of a "
            "library function ({t.f()}, {table.unpack(t)}) is not supported in compiled code "
@@ -4212,11 +4368,11 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
              "(argument #%d; only numbers, booleans, nil, constant strings and tables passed "
              "in or made here)", kty_name(args[i], tb, sizeof tb), i + 1);
     }
-    strs += args[i].kind == T_STR || args[i].kind == T_MAYBE;
+    strs += args[i].kind == T_STR;   /* (a maybe-nil number needs no slot: cg_callvalue.c) */
   }
   if (strs > 3)
-    REFUSE(S, sp, v, "a call of a function value with more than 3 string or maybe-nil "
-           "arguments is not supported in compiled code yet");
+    REFUSE(S, sp, v, "a call of a function value with more than 3 string arguments is not "
+           "supported in compiled code yet");
   if (sp->upvref[v->id] == 0) sp->upvref[v->id] = trampoline(S, sp, v);
   /* (a literal first called compiled, then made a real closure because
   ** it escapes: no compiled callee is left behind for this call) */

@@ -200,6 +200,9 @@ int kty_select_only(const KtySpec *sp, const KirInsn *v);
 ** t.f(x)`, `return 1, table.unpack(t)`): how many values it may pass on
 ** (the function returns as many as it gave: dyncount), else 0. */
 int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v);
+int kty_open_dyn(const KtySpec *sp, const KirInsn *v);
+int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v);
+int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v);
 /* How many values v's operands from `from` on are, an open last one
 ** expanded (as the typer counts them; 0 for one still unknown). */
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from);

@@ -73,6 +73,13 @@ static int callable(lua_State *L, int32_t f) {
 ** nres results (-1: an open call, exactly one value) and takes them. */
 static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags, int64_t *bits,
                       int32_t dst) {
+  if (nres <= KLC_ADJUST) {   /* to a compiled function's parameters: exactly that many */
+    int k = KLC_ADJUST - nres;
+    lua_call(L, n + 1, k + 1);   /* (the trampoline of an open call: count first) */
+    lua_remove(L, base + 1);
+    for (int r = k - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
+    return KLV_OK;
+  }
   if (nres < -1) {   /* to a return: up to -nres - 1 values, nil after them, how many in
                      ** bits[that] (cg_vararg.c) */
     int cap = -nres - 1;
@@ -104,7 +111,7 @@ static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
   if (!callable(L, f)) return KLV_BADA;
-  luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many arguments in a call");
+  luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
@@ -133,6 +140,37 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   lua_remove(L, mid + 1);
   if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
   return finish(L, base, lua_gettop(L) - base - 2, nres, tags, bits, dst);
+}
+
+/* {a, b, g(c, ...)} (codegen/cg_callvalue.c cg_fn_ctor_spread): the n
+** items tags[0 .. n), then g, a function value, called with tags[n .. n +
+** ni) and all its results; the table is made with the sizes the VM gives
+** it (NEWTABLE's narr and nrec, the array part grown to the last item by
+** luaV_execute's SETLIST) into slot dst, its address in *h. Returns KLV_OK
+** or KLV_BADA (g not callable). */
+int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, int32_t ni,
+                            int32_t *tags, int64_t *bits, int32_t *slots, int32_t narr,
+                            int32_t nrec, int32_t dst, int64_t *h) {
+  if (!callable(L, g)) return KLV_BADA;
+  luaL_checkstack(L, n + ni + 2 * LUA_MINSTACK, "kjit: too many items in a table constructor");
+  int base = lua_gettop(L);
+  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+  int mid = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
+  lua_pushvalue(L, g);
+  for (int i = 0; i < ni; i++) kjit_lv_push(L, tags[n + i], bits[n + i], slots[n + i]);
+  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  lua_remove(L, mid + 1);
+  int cnt = lua_gettop(L) - base;
+  lua_createtable(L, cnt > narr ? cnt : narr, nrec);
+  for (int i = 1; i <= cnt; i++) {
+    lua_pushvalue(L, base + i);
+    lua_rawseti(L, -2, i);
+  }
+  *h = (int64_t)(intptr_t)lua_topointer(L, -1);
+  lua_replace(L, dst);
+  lua_settop(L, base);
+  return KLV_OK;
 }
 
 /* t[k] of the table at registry reference ref (a table known when
@@ -166,7 +204,7 @@ void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
 
 void kjit_lc_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
-  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread);
+  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread); REG(kjit_lc_ctor_spread);
   REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
   kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */

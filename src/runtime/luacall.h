@@ -10,12 +10,18 @@
 
 enum { KLC_BOOL = KLV_BOOL, KLC_NIL = KLV_NIL };   /* argument tags past KLV_FLT (luavalue.h) */
 enum { KLC_NRES = 0x90 };             /* an open call gave other than one value */
-enum { KLC_INNER = 0x100 };           /* kjit_lc_call_spread: the inner call's code + this */
+enum { KLC_INNER = 0x100 };
+/* kjit_lc_call's nres for an open call whose values go to a compiled
+** function's k parameters (ir_type.c kty_callvalue_tocallee): KLC_ADJUST - k */
+enum { KLC_ADJUST = -1000 };           /* kjit_lc_call_spread: the inner call's code + this */
 
 int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out);
 void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst);
+int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, int32_t ni,
+                            int32_t *tags, int64_t *bits, int32_t *slots, int32_t narr,
+                            int32_t nrec, int32_t dst, int64_t *h);
 int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
                             int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
                             int32_t nres, int32_t dst);

@@ -96,6 +96,15 @@ int32_t kjit_ls_concatok2(lua_State *L, int32_t slot, int32_t p) {
   return 1;
 }
 
+/* Has the value in slot a __concat metamethod (strings' and numbers'
+** concatenation is not one)? */
+int32_t kjit_ls_hasconcat(lua_State *L, int32_t slot) {
+  if (lua_type(L, slot) == LUA_TSTRING || lua_type(L, slot) == LUA_TNUMBER) return 0;
+  if (luaL_getmetafield(L, slot, "__concat") == LUA_TNIL) return 0;
+  lua_pop(L, 1);
+  return 1;
+}
+
 /* lua_arith of the two values on top, protected (a string operand's
 ** metamethod raises from C: luaL_where there names no line). */
 static int arith_p(lua_State *L) {
@@ -134,6 +143,6 @@ int32_t kjit_ls_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t ds
 void kjit_ls_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
   REG(kjit_ls_tobool); REG(kjit_ls_arraykey); REG(kjit_ls_concatok); REG(kjit_ls_arith);
-  REG(kjit_ls_concatok2);
+  REG(kjit_ls_concatok2); REG(kjit_ls_hasconcat);
 #undef REG
 }

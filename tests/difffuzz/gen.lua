@@ -71,6 +71,8 @@ G.FAMILIES = {
   { "varargs", "vararg helpers v1/w1 (local q1, q2 = ..., select('#', ...), select(i, ...) in a loop, {...} and #, returns of different lengths, w1 passing ... on), called with 0-4 values (numbers, nil), their results taken into locals, or returned by the main function" },
   { "pairs", "a table made in the function, traversed by pairs, next or ipairs into a number" },
   { "closures", "function literals stored in a table and called through it, and pcall of a literal that may raise" },
+  { "counted", "values counted only when the code runs passed on where the count shows (with varargs): {v1(...)} and #, select('#', w1(...)), math.max(k, v1(...)), string.format of them, select('#', pcall(v1, ...))" },
+  { "mixed", "a local that is a number on one path and a boolean (or nil) on another (local m = c and x or (y > z)): truthiness, ==, arithmetic that may raise" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -526,6 +528,49 @@ local function ext_stmt(ctx, d)
         ctx.nums[#ctx.nums + 1] = v; ctx.locals[#ctx.locals + 1] = v
         observe(ctx, v)
       end
+    end
+  end
+  if F.counted and F.varargs and ctx.va then
+    -- v1's values (their count varies by path) where the count shows
+    t[#t + 1] = function()
+      local args = {}
+      for i = 1, R(0, 4) do args[i] = chance(0.15) and "nil" or gen_num(ctx, 0) end
+      local call = pick({ "v1", "w1" }) .. "(" .. table.concat(args, ", ") .. ")"
+      local x = newname(ctx, "x")
+      local k = R(5)
+      if k == 1 then
+        local tv = newname(ctx, "t")
+        emit(ctx, "local " .. tv .. " = {" .. (chance(0.3) and (gen_num(ctx, 0) .. ", ") or "") .. call .. "}")
+        emit(ctx, "local " .. x .. " = #" .. tv .. " + (" .. tv .. "[1] or " .. num_lit(F) .. ")")
+      elseif k == 2 then
+        emit(ctx, "local " .. x .. " = select('#', " .. call .. ")")
+      elseif k == 3 then   -- (raises for a nil among them, both ways)
+        emit(ctx, "local " .. x .. " = math." .. pick({ "max", "min" }) .. "(" .. num_lit(F) .. ", " .. call .. ")")
+      elseif k == 4 then
+        emit(ctx, "local " .. x .. " = #string.format(" .. string.format("%q", string.rep("%s ", R(0, 3))) ..
+             ", " .. call .. ")")
+      else
+        emit(ctx, "local " .. x .. " = select('#', pcall(" .. pick({ "v1", "w1" }) ..
+             (#args > 0 and ", " or "") .. table.concat(args, ", ") .. "))")
+      end
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
+    end
+  end
+  if F.mixed then
+    -- a number on one path, a boolean or nil on another
+    t[#t + 1] = function()
+      local m, x = newname(ctx, "m"), newname(ctx, "x")
+      local other = pick({ gen_bool(ctx, 0), "nil", "false", "true" })
+      emit(ctx, "local " .. m .. " = " .. gen_bool(ctx, 0) .. " and " .. gen_num(ctx, 0) .. " or " .. other)
+      if chance(0.3) then emit(ctx, "if " .. gen_bool(ctx, 0) .. " then " .. m .. " = " .. pick({ "true", "false", "nil" }) .. " end") end
+      local k = R(4)
+      if k == 1 then emit(ctx, "local " .. x .. " = " .. m .. " and 1 or 2")
+      elseif k == 2 then emit(ctx, "local " .. x .. " = (" .. m .. " == true) and 3 or ((" .. m .. " == " .. num_lit(F) .. ") and 4 or 5)")
+      elseif k == 3 then emit(ctx, "local " .. x .. " = 0; if " .. m .. " then " .. x .. " = " .. m .. " == true and 7 or " .. m .. " end")
+      else emit(ctx, "local " .. x .. " = " .. m .. " + " .. gen_num(ctx, 0)) end   -- raises unless a number
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
     end
   end
   if ctx.allocs and #ctx.allocs > 0 then
