@@ -213,3 +213,57 @@ test("a site's remembered node: other shapes, resized tables, deleted fields", f
              setmetatable({}, { __index = { x = 100 } }) }
   end)
 end)
+
+test("one read site over every kind of value (the C path after an inline miss)", function()
+  -- ps[i] and p.v at one site each, over integers, floats, booleans,
+  -- strings, tables, holes (nil, or __index answering) and a field moved
+  -- to another node: the inline check takes only numbers at the
+  -- remembered node, the C helper everything else
+  local function f(ps)
+    local out, n = {}, 0
+    for i = 1, #ps + 2 do
+      local e = ps[i]
+      n = n + 1; out[n] = e
+      if type(e) == "table" then
+        local v = e.v
+        n = n + 1; out[n] = v == nil and "nil" or v
+        e.v = i            -- a number over whatever was there (or a new key)
+        n = n + 1; out[n] = e.v
+      end
+    end
+    return out, n
+  end
+  local function args()
+    local mtv = setmetatable({}, { __index = { v = 7.5 } })
+    return { { v = 1 }, { a = 1, b = 2, v = 2.5 }, true, "s", false, { v = "str" },
+             { v = { 1 } }, { v = true }, mtv, { w = 1 }, 3, 4.25,
+             setmetatable({ v = 1 }, { __newindex = error }) }
+  end
+  T.check(f, args)
+  -- holes of the array part with __index
+  local ten = function(_, k) return k * 10 end
+  T.check(function(p) return p[1], p[2], p[3] end,
+          function() return setmetatable({ 1, nil, "x" }, { __index = ten }) end)
+  local pause = collectgarbage("setpause", 0)
+  local stepmul = collectgarbage("setstepmul", 1000)
+  local ok, err = pcall(T.check, f, args)
+  collectgarbage("setpause", pause)
+  collectgarbage("setstepmul", stepmul)
+  if not ok then error(err, 0) end
+end)
+
+test("one write site over tables whose field sits in different nodes", function()
+  T.check(function(list, dv)
+    for r = 1, 3 do
+      for i = 1, #list do
+        local t = list[i]
+        t.x = t.x + dv * r
+        t.y = (t.y or 0) + 1
+      end
+    end
+    return list
+  end, function()
+    return { { x = 1, y = 2 }, { a = 1, b = 2, c = 3, x = 4 }, { y = 5, x = 6.5 },
+             { x = 0, z = 1 } }, 0.5
+  end)
+end)
