@@ -864,6 +864,62 @@ static LLVMValueRef isnumber(CG *G, CgVal x) {
 
 static CgVal asnum(CG *G, CgVal x) { return x.t.kind == T_LUA ? numof(G, x) : x; }
 
+/* x as (is an integer: i1, its i64, its value as a double) for flat_arith;
+** 0 for a kind it does not take. */
+static int flat_operand(CG *G, CgVal x, LLVMValueRef *isint, LLVMValueRef *iv, LLVMValueRef *fv) {
+  switch (x.t.kind) {
+  case T_INT:
+    *isint = cg_i1(G, 1); *iv = x.v; *fv = LLVMBuildSIToFP(G->B, x.v, G->f64, "");
+    return 1;
+  case T_F64:
+    *isint = cg_i1(G, 0); *iv = cg_i64(G, 0); *fv = x.v;
+    return 1;
+  case T_NUMBER:
+    if (x.t.fsub && x.t.fsub != T_F64) return 0;
+    *isint = LLVMBuildNot(G->B, x.isf, "");
+    *iv = x.v;
+    *fv = LLVMBuildSelect(G->B, x.isf, LLVMBuildBitCast(G->B, x.v, G->f64, ""),
+                          LLVMBuildSIToFP(G->B, x.v, G->f64, ""), "");
+    return 1;
+  default: return 0;
+  }
+}
+
+/* a + b, a - b, a * b and a / b on two numbers either of which may be an
+** integer or a float at run time (values read from tables), without
+** branches: both the integer result (wrapping, as Lua's) and the float
+** result (each operand converted as luaV's tonumber does, an exact
+** sitofp) are computed, and the operands' kinds pick one. cg_split's
+** four-way branch per operation made the bulk of nbody's code: 9 blocks
+** per operation, 1 now. / is a float either way. Not with fastmath
+** (cg_num.c's flags on float operations stay its own). Returns 0 when it
+** does not apply. */
+static int flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits) {
+  int op = v->op;
+  if (G->fastmath || (op != KIR_ADD && op != KIR_SUB && op != KIR_MUL && op != KIR_DIV)) return 0;
+  if (a[0].t.kind != T_NUMBER && a[1].t.kind != T_NUMBER) return 0;
+  LLVMValueRef ii[2], iv[2], fv[2];
+  for (int i = 0; i < 2; i++)
+    if (!flat_operand(G, a[i], &ii[i], &iv[i], &fv[i])) return 0;
+  LLVMValueRef fr, ir = NULL;
+  switch (op) {
+  case KIR_ADD: fr = LLVMBuildFAdd(G->B, fv[0], fv[1], ""); ir = LLVMBuildAdd(G->B, iv[0], iv[1], ""); break;
+  case KIR_SUB: fr = LLVMBuildFSub(G->B, fv[0], fv[1], ""); ir = LLVMBuildSub(G->B, iv[0], iv[1], ""); break;
+  case KIR_MUL: fr = LLVMBuildFMul(G->B, fv[0], fv[1], ""); ir = LLVMBuildMul(G->B, iv[0], iv[1], ""); break;
+  default: fr = LLVMBuildFDiv(G->B, fv[0], fv[1], ""); break;
+  }
+  LLVMValueRef fb = LLVMBuildBitCast(G->B, fr, G->i64, "");
+  if (ir == NULL) {
+    *tag = i8c(G, KLV_FLT);
+    *bits = fb;
+    return 1;
+  }
+  LLVMValueRef both = LLVMBuildAnd(G->B, ii[0], ii[1], "");
+  *tag = LLVMBuildSelect(G->B, both, i8c(G, KLV_INT), i8c(G, KLV_FLT), "");
+  *bits = LLVMBuildSelect(G->B, both, ir, fb, "");
+  return 1;
+}
+
 CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
   int n = unary ? 1 : 2;
@@ -881,10 +937,12 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     LLVMPositionBuilderAtEnd(G->B, fb);
     CgVal a[2];
     for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
-    Type rt = TY(T_NUMBER);
-    rt.fsub = T_F64;
-    CgVal r = cg_arith_on(G, v, a, rt);
-    numtag(G, r, &ftag, &fbits);
+    if (unary || !flat_arith(G, v, a, &ftag, &fbits)) {
+      Type rt = TY(T_NUMBER);
+      rt.fsub = T_F64;
+      CgVal r = cg_arith_on(G, v, a, rt);
+      numtag(G, r, &ftag, &fbits);
+    }
     fb = LLVMGetInsertBlock(G->B);
     LLVMBuildBr(G->B, done);
   } else {

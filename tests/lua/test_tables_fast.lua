@@ -267,3 +267,34 @@ test("one write site over tables whose field sits in different nodes", function(
              { x = 0, z = 1 } }, 0.5
   end)
 end)
+
+test("+ - * / on values read from tables: every mix of integers and floats", function()
+  -- one compiled site per operator, run over pairs of each kind: the
+  -- integer result wraps, a float operand makes a float (an integer
+  -- converted as Lua converts it, 2^53 + 1 rounding), / is a float
+  local vals = { 3, -7, 0, math.maxinteger, math.mininteger, (1 << 53) + 1, 2.5, -0.0, 0.0,
+                 1 / 0, -1 / 0, 1e308, 3.0 }
+  local function f(t, u)
+    local out = {}
+    for i = 1, #t do
+      local a, b = t[i], u[i]
+      out[#out + 1] = a + b
+      out[#out + 1] = a - b
+      out[#out + 1] = a * b
+      out[#out + 1] = a / b
+      out[#out + 1] = a * 2 + b / 4 - 1.5 * a
+      out[#out + 1] = math.type(a - b)
+    end
+    return out
+  end
+  T.check(f, function()
+    local t, u = {}, {}
+    for i = 1, #vals do
+      for j = 1, #vals do t[#t + 1] = vals[i]; u[#u + 1] = vals[j] end
+    end
+    return t, u
+  end)
+  -- NaN: compared by the harness as NaN
+  T.check(function(t) local x = t.a - t.b; return x ~= x, t.n * 0 end,
+          function() return { a = 1 / 0, b = 1 / 0, n = 0 / 0 } end)
+end)
