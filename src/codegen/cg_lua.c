@@ -473,56 +473,55 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
 }
 
-/* The TValue of a present key: (its node or array element, i8*) in *tv;
-** the branch to miss is built when it is not found. Builder left in the
-** block where it was found. */
+/* A call site's remembered node for its field (luatable.c
+** kjit_lt_findfield): a byte offset in the node array, 0 until the C path
+** has found the key once. */
+static LLVMValueRef sitenode(CG *G) {
+  LLVMValueRef kn = LLVMAddGlobal(G->M, G->i64, "kcg.kn");
+  LLVMSetInitializer(kn, cg_i64(G, 0));
+  LLVMSetLinkage(kn, LLVMPrivateLinkage);
+  return kn;
+}
+
+/* The TValue of a present key (its node or array element, i8*); the
+** branch to miss is built when it is not where the inline check looks.
+** Builder left in the block where it was found.
+**
+** Only the hit is inline: everything else (the key elsewhere in the
+** table, absent, a table without a hint, the layout off) is one branch to
+** miss, where the caller calls one C helper (kjit_lv_getfieldk and the
+** like), which finds the key, remembers its node for next time and does
+** what Lua does. The inline code per access is then four blocks; it was
+** twelve with the node search, the anchoring of non-numbers and the
+** helper's call each in its own block, and LLVM's code generator took
+** most of a table-heavy compile over them (nbody: 440 ms). */
 static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef ks,
-                           LLVMValueRef key, LLVMBasicBlockRef miss) {
+                           LLVMValueRef kn, LLVMValueRef key, LLVMBasicBlockRef miss) {
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
   LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
                                  LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
-  /* the site's name (NULL before its first full call, 1 for a long name):
-  ** neither is ever a node's key, so the key test fails for them and
-  ** kjit_lt_findfield, which checks, answers NULL */
-  LLVMValueRef s = ks ? LLVMBuildLoad2(G->B, G->i8p, ks, "") : NULL;
   LLVMBasicBlockRef probe = cg_bb(G, "ltprobe"), found = cg_bb(G, "ltfound");
   LLVMBuildCondBr(G->B, ok, probe, miss);
   LLVMPositionBuilderAtEnd(G->B, probe);
   LLVMValueRef tv, hit;
   if (ks) {
-    /* the node where this site found its key last time (a byte offset in
-    ** the node array, kept per site: objects made alike put a key in the
-    ** same node), checked inline; else luatable.c walks the chain and
-    ** tells the offset for next time (no loop in the code: smaller, and
-    ** LLVM's loop passes have nothing to do) */
-    LLVMValueRef kn = LLVMAddGlobal(G->M, G->i64, "kcg.kn");
-    LLVMSetInitializer(kn, cg_i64(G, 0));
-    LLVMSetLinkage(kn, LLVMPrivateLinkage);
+    /* the node where this site found its key last time (kept per site:
+    ** objects made alike put a key in the same node), inside the node
+    ** array, holding the site's name (NULL before its first C call, 1
+    ** for a long name: neither is ever a node's key) */
+    LLVMValueRef s = LLVMBuildLoad2(G->B, G->i8p, ks, "");
     LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
     LLVMValueRef lim = LLVMBuildMul(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, y->node_size), "");
     LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, kn, "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
-    LLVMBasicBlockRef cached = cg_bb(G, "ltcached"), slow = cg_bb(G, "ltfind");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), cached, slow);
+    LLVMBasicBlockRef cached = cg_bb(G, "ltcached");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), cached, miss);
     LLVMPositionBuilderAtEnd(G->B, cached);
-    LLVMValueRef n0 = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
-    LLVMValueRef ktt = at(G, n0, y->node_key_tt, G->i8);
-    LLVMValueRef kv = at(G, n0, y->node_key_val, G->i8p);
+    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
+    LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
     hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
-    LLVMBuildCondBr(G->B, hit, found, slow);
-    LLVMPositionBuilderAtEnd(G->B, slow);
-    LLVMTypeRef ps[3] = { G->i8p, LLVMPointerType(G->i8p, 0), LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[3] = { h, ks, kn };
-    LLVMValueRef n1 = call(G, "kjit_lt_findfield", G->i8p, ps, as, 3);
-    LLVMBasicBlockRef slowend = LLVMGetInsertBlock(G->B);
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, n1, LLVMConstNull(G->i8p), ""), found, miss);
-    LLVMPositionBuilderAtEnd(G->B, found);
-    tv = LLVMBuildPhi(G->B, G->i8p, "node");
-    LLVMValueRef vs[2] = { n0, n1 };
-    LLVMBasicBlockRef bs[2] = { cached, slowend };
-    LLVMAddIncoming(tv, vs, bs, 2);
-    return tv;
   } else {    /* the array part, below alimit */
     LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
     LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
@@ -542,70 +541,63 @@ static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode)
   return at(G, tv, isnode ? y->node_tt : y->tv_tt, G->i8);
 }
 
-/* An inline read of a number: the tag (1, 2; the bits stored in out), or
-** -1 where the C paths must run. ks: the site's name cache (a field), or
-** NULL with key (an integer index). Any other present non-nil value (a
-** table: ps[i], self.pos; a boolean, a string) is anchored in slot dst by
-** one raw read (obj: the table's slot; a present value never consults
-** __index): tag 0, and in out a table's address (the hint of later
-** accesses) or 0. */
-static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
-                               LLVMValueRef out, LLVMValueRef obj, LLVMValueRef dst,
-                               const KirInsn *v) {
-  const KltLayout *y = layout(G);
-  if (y == NULL) return cg_i32(G, -1);
-  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), num = cg_bb(G, "ltnum");
-  LLVMBasicBlockRef other = cg_bb(G, "ltother"), tab = cg_bb(G, "ltanchor");
-  LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
-  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
-  LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
-  LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, other);
-  LLVMPositionBuilderAtEnd(G->B, other);
-  LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
-                                      LLVMConstInt(G->i8, 0, 0), "");
-  LLVMBuildCondBr(G->B, nonnil, tab, miss);
-  LLVMPositionBuilderAtEnd(G->B, tab);
-  LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
-  LLVMBuildStore(G->B, LLVMBuildSelect(G->B, istab, at(G, tv, 0, G->i64), cg_i64(G, 0), ""), out);
-  if (ks == NULL) {
-    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i64, G->i32 };
-    LLVMValueRef as[4] = { G->luaL, obj, key, dst };
-    call(G, "kjit_lv_anchori", NULL, ps, as, 4);
-  } else {
-    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i32 };
-    LLVMValueRef as[4] = { G->luaL, obj, text(G, v->k.str.s), dst };
-    call(G, "kjit_lv_anchorf", NULL, ps, as, 4);
-  }
-  tab = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, num);
-  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
-  LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+/* The C helper of an access (luavalue.c), called where its inline path
+** misses: the name, the parameters' types and the arguments. */
+typedef struct Full { const char *name; LLVMTypeRef *ps; LLVMValueRef *as; unsigned n; } Full;
+
+/* Builds the miss block's call of f, then joins it with the inline result
+** r (from block rb) at a new block: the helper's result or r. */
+static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVMValueRef r,
+                              LLVMBasicBlockRef rb) {
+  LLVMBasicBlockRef join = cg_bb(G, "ltjoin");
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, miss);
+  LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
+  LLVMBasicBlockRef mend = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
   LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[3] = { tag, cg_i32(G, -1), cg_i32(G, KLV_INSLOT) };
-  LLVMBasicBlockRef bs[3] = { num, miss, tab };
-  LLVMAddIncoming(phi, vs, bs, 3);
+  LLVMValueRef vs[2] = { r, rc };
+  LLVMBasicBlockRef bs[2] = { rb, mend };
+  LLVMAddIncoming(phi, vs, bs, 2);
   return phi;
+}
+
+/* An inline read of a number: the tag (1, 2; the bits stored in out), or
+** where it misses, what the C helper f gives (ks, kn: the site's name and node caches
+** for a field, or NULL with key, an integer index). A present value that
+** is not a number (a table: ps[i], self.pos; a string, a boolean) takes
+** the helper too, which anchors it in its slot. */
+static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef kn,
+                               LLVMValueRef key, LLVMValueRef out, const Full *f) {
+  const KltLayout *y = layout(G);
+  if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), num = cg_bb(G, "ltnum");
+  LLVMValueRef tv = lookup(G, y, h, ks, kn, key, miss);
+  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
+  LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, miss);
+  LLVMPositionBuilderAtEnd(G->B, num);
+  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+  LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+  return miss_call(G, miss, f, tag, num);
 }
 
 /* An inline write of a number or a boolean (vtag 1, 2, 3; luatable.c
 ** writenum says why it is exact) over a present non-nil value, or an empty
-** element of the array part of a table without a metatable: 0 when done,
-** -1 where the C paths must run. */
-static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef key,
-                               LLVMValueRef vtag, LLVMValueRef vbits) {
+** element of the array part of a table without a metatable: KLV_OK when
+** done; where it misses, what the C helper f gives. */
+static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef kn,
+                               LLVMValueRef key, LLVMValueRef vtag, LLVMValueRef vbits,
+                               const Full *f) {
   const KltLayout *y = layout(G);
-  if (y == NULL) return cg_i32(G, -1);
-  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = cg_bb(G, "ltjoin"), wr = cg_bb(G, "ltwrite");
+  if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), wr = cg_bb(G, "ltwrite");
   LLVMBasicBlockRef pre = cg_bb(G, "ltpre");
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, vtag, cg_i32(G, 0), ""), pre, miss);
   LLVMPositionBuilderAtEnd(G->B, pre);
-  LLVMValueRef tv = lookup(G, y, h, ks, key, miss);
+  LLVMValueRef tv = lookup(G, y, h, ks, kn, key, miss);
   LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
@@ -624,33 +616,7 @@ static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
                                      LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
                                      LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
   put(G, tv, ks ? y->node_tt : y->tv_tt, LLVMBuildSelect(G->B, isb, btt, ntt, ""));
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, miss);
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { cg_i32(G, 0), cg_i32(G, -1) };
-  LLVMBasicBlockRef bs[2] = { wr, miss };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
-}
-
-/* frc: what the shortest path gave (>= 0: done, that result; -1: not
-** taken); else the full helper `name` runs: the result either way. */
-static LLVMValueRef fast_or_full(CG *G, LLVMValueRef frc, const char *name, LLVMTypeRef *ps,
-                                 LLVMValueRef *as, unsigned n) {
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), full = cg_bb(G, "lvfull"), done = cg_bb(G, "lvdone");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, frc, cg_i32(G, 0), ""), done, full);
-  LLVMPositionBuilderAtEnd(G->B, full);
-  LLVMValueRef rc = call(G, name, G->i32, ps, as, n);
-  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { frc, rc };
-  LLVMBasicBlockRef bs[2] = { here, fend };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return miss_call(G, miss, f, cg_i32(G, KLV_OK), wr);
 }
 
 /* A key that is an integer at run time though not typed so (a number read
@@ -687,10 +653,10 @@ static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
 static LLVMValueRef geti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
                             LLVMValueRef dst, LLVMValueRef out) {
   /* (the inline path does what luatable.c's kjit_lt_fgeti would) */
-  LLVMValueRef frc = inline_get(G, h, NULL, key, out, obj, dst, NULL);
   LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
-  return fast_or_full(G, frc, "kjit_lv_geti", ps, as, 6);
+  Full f = { "kjit_lv_geti", ps, as, 6 };
+  return inline_get(G, h, NULL, NULL, key, out, &f);
 }
 
 /* t[k] read with a key of any type (in slot k). */
@@ -709,12 +675,12 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
   IndexErr e = { obj };
   LLVMValueRef isint = NULL, ikey = NULL;
   if (v->op == KIR_GETFIELD && cname(v)) {
-    LLVMValueRef ks = sitecache(G);
-    LLVMValueRef frc = inline_get(G, h, ks, NULL, out, obj, dst, v);
-    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
-                          LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[7] = { G->luaL, obj, h, text(G, v->k.str.s), ks, dst, out };
-    rc = fast_or_full(G, frc, "kjit_lv_getfield", ps, as, 7);
+    LLVMValueRef ks = sitecache(G), kn = sitenode(G);
+    LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0),
+                          LLVMPointerType(G->i64, 0), G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, kn, dst, out };
+    Full f = { "kjit_lv_getfieldk", ps, as, 8 };
+    rc = inline_get(G, h, ks, kn, NULL, out, &f);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, h, obj, cg_val(G, v->args[1]).v, dst, out);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -740,10 +706,10 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
 /* t[i] = (tag, bits, val) with an integer key: inline, then the C paths. */
 static LLVMValueRef seti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
                             LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef val) {
-  LLVMValueRef done = inline_set(G, h, NULL, key, tag, bits);
   LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
   LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
-  return fast_or_full(G, done, "kjit_lv_seti", ps, as, 7);
+  Full f = { "kjit_lv_seti", ps, as, 7 };
+  return inline_set(G, h, NULL, NULL, key, tag, bits, &f);
 }
 
 static LLVMValueRef settable_rc(CG *G, LLVMValueRef obj, LLVMValueRef k, LLVMValueRef tag,
@@ -775,12 +741,12 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   if (v->op == KIR_SETFIELD) {
     stored(G, cg_val(G, v->args[1]), v, &tag, &bits, &val);
     if (cname(v)) {
-      LLVMValueRef ks = sitecache(G);
-      LLVMValueRef done = inline_set(G, h, ks, NULL, tag, bits);
-      LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32,
-                            G->i64, G->i32 };
-      LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, tag, bits, val };
-      rc = fast_or_full(G, done, "kjit_lv_setfield", ps, as, 8);
+      LLVMValueRef ks = sitecache(G), kn = sitenode(G);
+      LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0),
+                            LLVMPointerType(G->i64, 0), G->i32, G->i64, G->i32 };
+      LLVMValueRef as[9] = { G->luaL, obj, h, text(G, v->k.str.s), ks, kn, tag, bits, val };
+      Full f = { "kjit_lv_setfieldk", ps, as, 9 };
+      rc = inline_set(G, h, ks, kn, NULL, tag, bits, &f);
     } else {
       rc = settable_rc(G, obj, strkey(G, v), tag, bits, val);
     }
@@ -951,6 +917,62 @@ static LLVMValueRef isnumber(CG *G, CgVal x) {
 
 static CgVal asnum(CG *G, CgVal x) { return x.t.kind == T_LUA ? numof(G, x) : x; }
 
+/* x as (is an integer: i1, its i64, its value as a double) for flat_arith;
+** 0 for a kind it does not take. */
+static int flat_operand(CG *G, CgVal x, LLVMValueRef *isint, LLVMValueRef *iv, LLVMValueRef *fv) {
+  switch (x.t.kind) {
+  case T_INT:
+    *isint = cg_i1(G, 1); *iv = x.v; *fv = LLVMBuildSIToFP(G->B, x.v, G->f64, "");
+    return 1;
+  case T_F64:
+    *isint = cg_i1(G, 0); *iv = cg_i64(G, 0); *fv = x.v;
+    return 1;
+  case T_NUMBER:
+    if (x.t.fsub && x.t.fsub != T_F64) return 0;
+    *isint = LLVMBuildNot(G->B, x.isf, "");
+    *iv = x.v;
+    *fv = LLVMBuildSelect(G->B, x.isf, LLVMBuildBitCast(G->B, x.v, G->f64, ""),
+                          LLVMBuildSIToFP(G->B, x.v, G->f64, ""), "");
+    return 1;
+  default: return 0;
+  }
+}
+
+/* a + b, a - b, a * b and a / b on two numbers either of which may be an
+** integer or a float at run time (values read from tables), without
+** branches: both the integer result (wrapping, as Lua's) and the float
+** result (each operand converted as luaV's tonumber does, an exact
+** sitofp) are computed, and the operands' kinds pick one. cg_split's
+** four-way branch per operation made the bulk of nbody's code: 9 blocks
+** per operation, 1 now. / is a float either way. Not with fastmath
+** (cg_num.c's flags on float operations stay its own). Returns 0 when it
+** does not apply. */
+static int flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits) {
+  int op = v->op;
+  if (G->fastmath || (op != KIR_ADD && op != KIR_SUB && op != KIR_MUL && op != KIR_DIV)) return 0;
+  if (a[0].t.kind != T_NUMBER && a[1].t.kind != T_NUMBER) return 0;
+  LLVMValueRef ii[2], iv[2], fv[2];
+  for (int i = 0; i < 2; i++)
+    if (!flat_operand(G, a[i], &ii[i], &iv[i], &fv[i])) return 0;
+  LLVMValueRef fr, ir = NULL;
+  switch (op) {
+  case KIR_ADD: fr = LLVMBuildFAdd(G->B, fv[0], fv[1], ""); ir = LLVMBuildAdd(G->B, iv[0], iv[1], ""); break;
+  case KIR_SUB: fr = LLVMBuildFSub(G->B, fv[0], fv[1], ""); ir = LLVMBuildSub(G->B, iv[0], iv[1], ""); break;
+  case KIR_MUL: fr = LLVMBuildFMul(G->B, fv[0], fv[1], ""); ir = LLVMBuildMul(G->B, iv[0], iv[1], ""); break;
+  default: fr = LLVMBuildFDiv(G->B, fv[0], fv[1], ""); break;
+  }
+  LLVMValueRef fb = LLVMBuildBitCast(G->B, fr, G->i64, "");
+  if (ir == NULL) {
+    *tag = i8c(G, KLV_FLT);
+    *bits = fb;
+    return 1;
+  }
+  LLVMValueRef both = LLVMBuildAnd(G->B, ii[0], ii[1], "");
+  *tag = LLVMBuildSelect(G->B, both, i8c(G, KLV_INT), i8c(G, KLV_FLT), "");
+  *bits = LLVMBuildSelect(G->B, both, ir, fb, "");
+  return 1;
+}
+
 CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
   int n = unary ? 1 : 2;
@@ -968,10 +990,12 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     LLVMPositionBuilderAtEnd(G->B, fb);
     CgVal a[2];
     for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
-    Type rt = TY(T_NUMBER);
-    rt.fsub = T_F64;
-    CgVal r = cg_arith_on(G, v, a, rt);
-    numtag(G, r, &ftag, &fbits);
+    if (unary || !flat_arith(G, v, a, &ftag, &fbits)) {
+      Type rt = TY(T_NUMBER);
+      rt.fsub = T_F64;
+      CgVal r = cg_arith_on(G, v, a, rt);
+      numtag(G, r, &ftag, &fbits);
+    }
     fb = LLVMGetInsertBlock(G->B);
     LLVMBuildBr(G->B, done);
   } else {

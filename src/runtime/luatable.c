@@ -247,13 +247,15 @@ static LtTValue *arrayslot(LtTable *h, int64_t i) {
   return &h->array[i - 1];
 }
 
-/* A table in the array part (a list of records: ps[i]) is copied into the
-** slot dst with two cheap API calls, its address given back as the hint. */
+/* A present value of the array part that is not a number (a list of
+** records: ps[i]; a boolean: nsieve's flags[i]; a string) is copied into
+** the slot dst with two cheap API calls (a present value never consults
+** __index), a table's address given back as the hint. */
 int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, int64_t *out,
                  int32_t *tag) {
   const LtTValue *v = arrayslot(table_at(L, t, hint), i);
-  if (v && v->tt_ == LT_TABLE) {
-    *out = (int64_t)(intptr_t)v->value_.gc;
+  if (v && !LT_ISNIL(v->tt_) && v->tt_ != LT_NUMINT && v->tt_ != LT_NUMFLT) {
+    *out = v->tt_ == LT_TABLE ? (int64_t)(intptr_t)v->value_.gc : 0;
     lua_rawgeti(L, t, (lua_Integer)i);
     lua_replace(L, dst);
     *tag = KLV_INSLOT;

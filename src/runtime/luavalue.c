@@ -223,6 +223,15 @@ int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void *
   return kjit_lv_take(L, dst, out);
 }
 
+/* t.k where compiled code's inline check missed (cg_lua.c lookup): the
+** key's node is remembered in the site's *kn for the next inline check
+** (luatable.c kjit_lt_findfield), then t.k as kjit_lv_getfield. */
+int32_t kjit_lv_getfieldk(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                          int64_t *kn, int32_t dst, int64_t *out) {
+  kjit_lt_findfield(h, ks, kn);
+  return kjit_lv_getfield(L, t, h, k, ks, dst, out);
+}
+
 int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
                          int32_t v) {
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
@@ -256,6 +265,13 @@ int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void *
   kjit_lv_push(L, vtag, vbits, v);
   lua_setfield(L, t, k);
   return KLV_OK;
+}
+
+/* t.k = v where the inline write missed: as kjit_lv_getfieldk. */
+int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                          int64_t *kn, int32_t vtag, int64_t vbits, int32_t v) {
+  kjit_lt_findfield(h, ks, kn);
+  return kjit_lv_setfield(L, t, h, k, ks, vtag, vbits, v);
 }
 
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
@@ -505,7 +521,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
-  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
+  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);

@@ -213,3 +213,88 @@ test("a site's remembered node: other shapes, resized tables, deleted fields", f
              setmetatable({}, { __index = { x = 100 } }) }
   end)
 end)
+
+test("one read site over every kind of value (the C path after an inline miss)", function()
+  -- ps[i] and p.v at one site each, over integers, floats, booleans,
+  -- strings, tables, holes (nil, or __index answering) and a field moved
+  -- to another node: the inline check takes only numbers at the
+  -- remembered node, the C helper everything else
+  local function f(ps)
+    local out, n = {}, 0
+    for i = 1, #ps + 2 do
+      local e = ps[i]
+      n = n + 1; out[n] = e
+      if type(e) == "table" then
+        local v = e.v
+        n = n + 1; out[n] = v == nil and "nil" or v
+        e.v = i            -- a number over whatever was there (or a new key)
+        n = n + 1; out[n] = e.v
+      end
+    end
+    return out, n
+  end
+  local function args()
+    local mtv = setmetatable({}, { __index = { v = 7.5 } })
+    return { { v = 1 }, { a = 1, b = 2, v = 2.5 }, true, "s", false, { v = "str" },
+             { v = { 1 } }, { v = true }, mtv, { w = 1 }, 3, 4.25,
+             setmetatable({ v = 1 }, { __newindex = error }) }
+  end
+  T.check(f, args)
+  -- holes of the array part with __index
+  local ten = function(_, k) return k * 10 end
+  T.check(function(p) return p[1], p[2], p[3] end,
+          function() return setmetatable({ 1, nil, "x" }, { __index = ten }) end)
+  local pause = collectgarbage("setpause", 0)
+  local stepmul = collectgarbage("setstepmul", 1000)
+  local ok, err = pcall(T.check, f, args)
+  collectgarbage("setpause", pause)
+  collectgarbage("setstepmul", stepmul)
+  if not ok then error(err, 0) end
+end)
+
+test("one write site over tables whose field sits in different nodes", function()
+  T.check(function(list, dv)
+    for r = 1, 3 do
+      for i = 1, #list do
+        local t = list[i]
+        t.x = t.x + dv * r
+        t.y = (t.y or 0) + 1
+      end
+    end
+    return list
+  end, function()
+    return { { x = 1, y = 2 }, { a = 1, b = 2, c = 3, x = 4 }, { y = 5, x = 6.5 },
+             { x = 0, z = 1 } }, 0.5
+  end)
+end)
+
+test("+ - * / on values read from tables: every mix of integers and floats", function()
+  -- one compiled site per operator, run over pairs of each kind: the
+  -- integer result wraps, a float operand makes a float (an integer
+  -- converted as Lua converts it, 2^53 + 1 rounding), / is a float
+  local vals = { 3, -7, 0, math.maxinteger, math.mininteger, (1 << 53) + 1, 2.5, -0.0, 0.0,
+                 1 / 0, -1 / 0, 1e308, 3.0 }
+  local function f(t, u)
+    local out = {}
+    for i = 1, #t do
+      local a, b = t[i], u[i]
+      out[#out + 1] = a + b
+      out[#out + 1] = a - b
+      out[#out + 1] = a * b
+      out[#out + 1] = a / b
+      out[#out + 1] = a * 2 + b / 4 - 1.5 * a
+      out[#out + 1] = math.type(a - b)
+    end
+    return out
+  end
+  T.check(f, function()
+    local t, u = {}, {}
+    for i = 1, #vals do
+      for j = 1, #vals do t[#t + 1] = vals[i]; u[#u + 1] = vals[j] end
+    end
+    return t, u
+  end)
+  -- NaN: compared by the harness as NaN
+  T.check(function(t) local x = t.a - t.b; return x ~= x, t.n * 0 end,
+          function() return { a = 1 / 0, b = 1 / 0, n = 0 / 0 } end)
+end)
