@@ -53,7 +53,7 @@ static int dt_call(lua_State *L) {
   int d = self_dtype(L, 1);
   const char *name = kjit_dtype_name((kjit_dtype)d);
   if (d == (int)KJIT_BOOL)
-    return kb_where_error(L, KDT_BOOL_NOT_CALLABLE);
+    return kb_where_error(L, KIR_BOOL_NOT_CALLABLE);
   if (!lua_isnumber(L, 2))
     return kb_where_error(L, "bad argument #1 to '%s' (number expected, got %s)", name,
                           lua_isnone(L, 2) ? "no value" : typename_of(L, 2));

@@ -274,6 +274,9 @@ int kir_builtin_of(struct lua_State *L, int idx);
 ** kjit.f32(x) compiles as cuda.float32(x). kir_dtype_of returns the dtype
 ** of the dtype object at idx, or -1 for any other value. */
 #define KIR_DTYPE_FIELD "__kjit_dtype"
+/* The error of kjit.bool(x), interpreted (host/dtype.c) and compiled (ir_type.c). */
+#define KIR_BOOL_NOT_CALLABLE "kjit.bool is a dtype, not a cast (Lua counts every number " \
+  "as true, numba 0 as false: write x ~= 0, or not not x)"
 int kir_dtype_of(struct lua_State *L, int idx);
 /* The cast built-in of dtype d, and back (-1: none); kjit.h names KJIT_BOOL. */
 #define KIR_DTYPE_CAST(d) ((d) == KJIT_BOOL ? B_KJIT_BOOL : B_CUDA_INT8 + (d))

@@ -31,7 +31,6 @@
 #include "ir/ir_type_cuda.h"
 #include "frontend/bytecode.h"
 #include "common/karray.h"
-#include "host/dtype.h"   /* KDT_BOOL_NOT_CALLABLE */
 
 /* ---- The built-in table ---------------------------------------------- */
 
@@ -2299,7 +2298,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
   const char *name = call_name(sp, v, id);
-  if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KDT_BOOL_NOT_CALLABLE);
+  if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KIR_BOOL_NOT_CALLABLE);
   if (B_IS_ARRAY(id)) {
     if (n < row->minargs)
       REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
