@@ -441,6 +441,7 @@ function cuda.reduce(fn, opts)
   -- r:kernel(dtype [, ndim]): the cuda.jit kernel used for arrays of that
   -- element dtype (to compile or inspect it: r:kernel("f32"):compile(...)).
   function r.kernel(_, dtype, nd)
+    if type(dtype) == "userdata" then dtype = tostring(dtype) end   -- kjit.f32
     if not ACC[dtype] then error("kernel: unknown dtype '" .. tostring(dtype) .. "'", 2) end
     return kernel(ACC[dtype], nd or 1)
   end

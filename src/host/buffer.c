@@ -50,6 +50,7 @@
 #include "host/buffer.h"
 #include "ir/ir_builtins.h"
 #include "host/record.h"
+#include "host/dtype.h"
 
 /* The key of the buffers' tags (KBuffer.tag, kb_fast): random per
 ** process, set when the library is loaded, before any buffer exists, and
@@ -153,12 +154,14 @@ int kb_dtype_issigned(kjit_dtype t) {
   return validdtype(t) ? dt_signed[t] : 0;
 }
 
-/* Parses a dtype string; strict: only the exact names are accepted. */
+/* Parses a dtype: a dtype object (kjit.f32, dtype.c) or a name string;
+** strict: only the exact names are accepted. */
 kjit_dtype kb_checkdtype(lua_State *L, int idx, kjit_dtype def) {
   size_t len;
   const char *s;
   int t;
   if (lua_isnoneornil(L, idx)) return def;
+  if ((t = kir_dtype_of(L, idx)) >= 0) return (kjit_dtype)t;
   if (lua_type(L, idx) != LUA_TSTRING) {
     luaL_typeerror(L, idx, "dtype string");
     return def;
@@ -1294,7 +1297,7 @@ static const luaL_Reg functions[] = {
   {"isarray", b_isarray}, {NULL, NULL}
 };
 
-/* Registers the constructors, kjit.dtypes and the constants kjit.f32 etc. */
+/* Registers the constructors, kjit.dtypes and the dtype objects kjit.f32 etc. */
 void kb_open(lua_State *L) {
   int t;
   pushmeta(L);
@@ -1311,12 +1314,11 @@ void kb_open(lua_State *L) {
       lua_pop(L, 1);
     }
   }
-  lua_createtable(L, KJIT_NDTYPES, 0);
+  lua_createtable(L, KJIT_NDTYPES, 0);   /* kjit.dtypes: the names, strings */
   for (t = 0; t < KJIT_NDTYPES; t++) {
     lua_pushstring(L, dt_names[t]);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -4, dt_names[t]);
     lua_rawseti(L, -2, t + 1);
   }
   lua_setfield(L, -2, "dtypes");
+  kdt_open(L, -1);   /* kjit.f32 ...: dtype objects (dtype.c) */
 }

@@ -22,7 +22,7 @@ int kb_released_error(lua_State *L);
 
 int kb_dtype_isfloat(kjit_dtype t);
 int kb_dtype_issigned(kjit_dtype t);
-/* Parses a dtype argument (string like "f32"); def if none/nil; Lua error if bad. */
+/* Parses a dtype argument (kjit.f32 or a string like "f32"); def if none/nil; Lua error if bad. */
 kjit_dtype kb_checkdtype(lua_State *L, int idx, kjit_dtype def);
 
 /* Returns the buffer at idx, or NULL if it is not a kjit array; raises

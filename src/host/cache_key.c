@@ -119,7 +119,8 @@ char *kck_key(KtySession *T, const char *head, size_t *len, int *local) {
           put(&b, t, strlen(t));
           break;
         }
-        default: put_i64(&b, k->ref); break;   /* T_TABLE, T_FUNC, T_BUILTIN, T_NIL */
+        case T_BUILTIN: put_i64(&b, k->ref); put_i64(&b, (int64_t)k->v.i); break;   /* v.i: kjit.f32 */
+        default: put_i64(&b, k->ref); break;   /* T_TABLE, T_FUNC, T_NIL */
         }
       }
       if (sp->callees[id]) {

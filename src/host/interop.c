@@ -38,6 +38,7 @@
 #include "kjit.h"
 #include "common/cuda_extern.h"
 #include "host/buffer.h"
+#include "ir/ir_builtins.h"
 #include "host/cudadrv.h"
 #include "host/signature.h"
 
@@ -207,6 +208,8 @@ static int d_cai(lua_State *L) {
 
 /* The dtype at idx: "f32", an alias such as "float32", or a typestr "<f4". */
 static kjit_dtype check_dtype(lua_State *L, int idx) {
+  int d = kir_dtype_of(L, idx);   /* kjit.f32 ... (host/dtype.c) */
+  if (d >= 0) return (kjit_dtype)d;
   const char *s = luaL_checkstring(L, idx);
   const char *canon = ksig_dtype_name(s);
   if (canon) s = canon;

@@ -35,19 +35,17 @@ static lua_Integer sat_trunc(lua_Number x) {
   return (lua_Integer)x;
 }
 
-static int l_cast(lua_State *L) {
-  int id = upid(L);
-  luaL_checknumber(L, 1);
-  int isint = lua_isinteger(L, 1);
+void kki_cast(lua_State *L, int id, int idx) {
+  int isint = lua_isinteger(L, idx);
   if (id == B_CUDA_FLOAT32) {
-    lua_pushnumber(L, isint ? (lua_Number)(float)lua_tointeger(L, 1) : (lua_Number)(float)lua_tonumber(L, 1));
-    return 1;
+    lua_pushnumber(L, isint ? (lua_Number)(float)lua_tointeger(L, idx) : (lua_Number)(float)lua_tonumber(L, idx));
+    return;
   }
   if (id == B_CUDA_FLOAT64) {
-    lua_pushnumber(L, isint ? (lua_Number)lua_tointeger(L, 1) : lua_tonumber(L, 1));
-    return 1;
+    lua_pushnumber(L, isint ? (lua_Number)lua_tointeger(L, idx) : lua_tonumber(L, idx));
+    return;
   }
-  lua_Integer i = isint ? lua_tointeger(L, 1) : sat_trunc(lua_tonumber(L, 1));
+  lua_Integer i = isint ? lua_tointeger(L, idx) : sat_trunc(lua_tonumber(L, idx));
   uint64_t u = (uint64_t)i;
   switch (id) {
   case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
@@ -59,6 +57,11 @@ static int l_cast(lua_State *L) {
   default: break;
   }
   lua_pushinteger(L, i);
+}
+
+static int l_cast(lua_State *L) {
+  luaL_checknumber(L, 1);
+  kki_cast(L, upid(L), 1);
   return 1;
 }
 

@@ -14,6 +14,10 @@
 #include <stdint.h>
 #include "lua.h"
 
+/* Pushes cast id (B_CUDA_INT8 ... B_CUDA_FLOAT64) of the number at idx
+** (checked by the caller): numba's wrapping casts, as cg_kmath.c. */
+void kki_cast(lua_State *L, int id, int idx);
+
 /* One thread of the interpreted block: what it waits at. */
 typedef struct KIThread {
   int op;              /* KI_* (a warp op, or a barrier with predicate); -1: plain syncthreads */

@@ -36,6 +36,7 @@
 #include "lauxlib.h"
 #include "host/buffer.h"
 #include "host/record.h"
+#include "ir/ir_builtins.h"
 
 #define STRUCTS_KEY "kjit.structs"   /* registry: layout (light) -> value, weak */
 #define EDGE 3                       /* tostring: records kept at each end */
@@ -77,6 +78,8 @@ void krec_push_struct(lua_State *L, const KRecord *r) {
 static void fielddtype(lua_State *L, int idx, int i, KRecField *f) {
   const KRecord *r = krec_test(L, idx);
   if (r) { f->dtype = (int)KJIT_RECORD; f->rec = r; return; }
+  int d = kir_dtype_of(L, idx);   /* kjit.f32 ... (host/dtype.c) */
+  if (d >= 0) { f->dtype = d; f->rec = NULL; return; }
   if (lua_type(L, idx) == LUA_TSTRING) {
     const char *s = lua_tostring(L, idx);
     for (int t = 0; t < KJIT_NDTYPES; t++)

@@ -41,3 +41,11 @@ int kir_builtin_of(lua_State *L, int idx) {
   lua_pop(L, 2);
   return id;
 }
+
+int kir_dtype_of(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return -1;
+  lua_pushstring(L, KIR_DTYPE_FIELD);
+  int d = lua_rawget(L, -2) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : -1;
+  lua_pop(L, 2);
+  return d;
+}

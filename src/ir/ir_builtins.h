@@ -102,6 +102,7 @@
   X(CUDA_UINT64, "cuda.uint64", 1, 1, CAST) \
   X(CUDA_FLOAT32, "cuda.float32", 1, 1, CAST) \
   X(CUDA_FLOAT64, "cuda.float64", 1, 1, CAST) \
+  X(KJIT_BOOL, "kjit.bool", 1, 1, CAST) \
   X(KMATH_FMA, "kjit.math.fma", 3, 3, KMATH) \
   X(KMATH_CBRT, "kjit.math.cbrt", 1, 1, KMATH) \
   X(KMATH_ERF, "kjit.math.erf", 1, 1, KMATH) \
@@ -269,5 +270,21 @@ const char *kir_builtin_name(int id);
 ** error and assert are found in the state's own libraries, not here). */
 void kir_builtin_register(struct lua_State *L, int idx, int id);
 int kir_builtin_of(struct lua_State *L, int idx);
+
+/* kjit.f32 and the other dtype objects (host/dtype.c): full userdata whose
+** metatable holds KIR_DTYPE_FIELD = the dtype (a kjit_dtype). They are
+** registered as the cast built-in of their dtype (the B_CUDA_INT8 ...
+** B_CUDA_FLOAT64 rows, in the dtypes' order; kjit.bool: B_KJIT_BOOL), so
+** kjit.f32(x) compiles as cuda.float32(x). kir_dtype_of returns the dtype
+** of the dtype object at idx, or -1 for any other value. */
+#define KIR_DTYPE_FIELD "__kjit_dtype"
+/* The error of kjit.bool(x), interpreted (host/dtype.c) and compiled (ir_type.c). */
+#define KIR_BOOL_NOT_CALLABLE "kjit.bool is a dtype, not a cast (Lua counts every number " \
+  "as true, numba 0 as false: write x ~= 0, or not not x)"
+int kir_dtype_of(struct lua_State *L, int idx);
+/* The cast built-in of dtype d, and back (-1: none); kjit.h names KJIT_BOOL. */
+#define KIR_DTYPE_CAST(d) ((d) == KJIT_BOOL ? B_KJIT_BOOL : B_CUDA_INT8 + (d))
+#define KIR_CAST_DTYPE(id) ((id) == B_KJIT_BOOL ? (int)KJIT_BOOL \
+  : (id) >= B_CUDA_INT8 && (id) <= B_CUDA_FLOAT64 ? (id) - B_CUDA_INT8 : -1)
 
 #endif

@@ -518,8 +518,10 @@ static KtyConst freeze(KtySession *S) {
       if (lua_getiuservalue(L, -1, 1) == LUA_TFUNCTION) { k.kind = T_FUNC; k.ref = kty_keep_value(S, -1); }
       else k.str = "a userdata";
       lua_pop(L, 1);
-    } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) k.kind = T_BUILTIN;
-    else if (luaL_testudata(L, -1, KEXT_MT)) {   /* cuda.declare_device (t_call_extern) */
+    } else if ((k.ref = kir_builtin_of(L, -1)) >= 0) {
+      k.kind = T_BUILTIN;
+      k.v.i = kir_dtype_of(L, -1) >= 0;   /* kjit.f32 ...: a dtype, and a cast (const_dtype) */
+    } else if (luaL_testudata(L, -1, KEXT_MT)) {   /* cuda.declare_device (t_call_extern) */
       k.kind = T_EXTERN;
       k.ref = kty_keep_value(S, -1);
     } else if (luaL_testudata(L, -1, KREC_STRUCT_MT)) {   /* a record layout: a dtype */
@@ -570,6 +572,7 @@ static int consteq(KtyConst a, KtyConst b) {
   case T_INT: return a.v.i == b.v.i;
   case T_F64: return memcmp(&a.v.f, &b.v.f, sizeof a.v.f) == 0;
   case T_STR: return a.len == b.len && memcmp(a.str, b.str, a.len) == 0;
+  case T_BUILTIN: return a.ref == b.ref && a.v.i == b.v.i;   /* kjit.f32 is not cuda.float32 */
   default: return a.ref == b.ref;
   }
 }
@@ -1976,10 +1979,12 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 ** constructor is typed T_SHAPE with sub 1 (ndim its length, 0 when longer
 ** than 4) and may only be filled by setlist and passed to those calls. */
 
-/* The dtype argument: a constant name, or nil/absent for def; -1: bad. */
+/* The dtype argument: a constant name or dtype object (kjit.f32), or
+** nil/absent for def; -1: bad. */
 static int const_dtype(const KtyConst *k, int present, int def) {
   if (!present || k->kind == T_NIL) return def;
   if (k->kind == T_LAYOUT) return KJIT_RECORD;   /* the caller takes the layout (k->ref) */
+  if (k->kind == T_BUILTIN && k->v.i == 1) return KIR_CAST_DTYPE(k->ref);   /* kjit.f32 */
   if (k->kind != T_STR) return -1;
   for (int d = 0; d < KJIT_NDTYPES; d++)
     if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) return d;
@@ -2320,13 +2325,30 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
   return r;
 }
 
+/* The name of built-in id called by v: its row's, but kjit.f32(x) (a dtype
+** object, host/dtype.c, calling cuda.float32's built-in) is "kjit.f32". */
+static const char *call_name(const KtySpec *sp, const KirInsn *v, int id) {
+  int d = KIR_CAST_DTYPE(id);
+  if (d >= 0 && d < KJIT_NDTYPES && v->op == KIR_CALL &&
+      sp->consts[v->args[0]->id].kind == T_BUILTIN && sp->consts[v->args[0]->id].v.i == 1) {
+    static const char *const dtnames[] = {
+#define KTY_DTNAME(E, n, ct, isf, iss) "kjit." n,
+      KJIT_ALLDTYPES(KTY_DTNAME)
+#undef KTY_DTNAME
+    };
+    return dtnames[d];
+  }
+  return builtin_name(id);
+}
+
 static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args,
                       KtyConst *kargs, int n, KtyConst *k) {
   const BuiltinRow *row = builtin_row(id);
   char tb[32];
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
-  const char *name = row->name;
+  const char *name = call_name(sp, v, id);
+  if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KIR_BOOL_NOT_CALLABLE);
   if (B_IS_ARRAY(id)) {
     if (n < row->minargs)
       REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
@@ -2404,10 +2426,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       REFUSE(S, sp, v, "bad argument #1 to '%s' (a constant size %s expected%s)", name,
              minlen ? "of at least 1" : "(0: dynamic shared memory)",
              ok ? "" : ", as in cuda.shared.array(256, \"f32\")");
-    int dt = -1;
-    if (kargs[1].kind == T_STR)
-      for (int d = 0; d < KJIT_NDTYPES; d++)
-        if (strcmp(kargs[1].str, kjit_dtype_name((kjit_dtype)d)) == 0) dt = d;
+    int dt = kargs[1].kind == T_STR || kargs[1].kind == T_BUILTIN ? const_dtype(&kargs[1], 1, -1)
+                                                                   : -1;
     if (dt < 0)
       REFUSE(S, sp, v, "bad argument #2 to '%s' (a constant dtype name such as \"f32\" "
              "expected)", name);
@@ -2945,7 +2965,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
                "compiled code yet (argument #%d): copy it to a number first",
-               builtin_name(ft.ref), i + 1);
+               call_name(sp, v, ft.ref), i + 1);
       args[i] = luanum(args[i]);
     }
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);

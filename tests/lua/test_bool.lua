@@ -49,7 +49,7 @@ test("constructors take bool and read booleans", function()
   eq(rows[1][1], true); eq(rows[2][1], false)
   eq(kjit.array({kjit.zeros(2, "u8")}).dtype, "f64", "rows of numbers: f64, as before")
   eq(B({false, true})[2], true)
-  eq(kjit.bool, "bool", "the constant kjit.bool")
+  eq(tostring(kjit.bool), "bool", "the dtype object kjit.bool")
   eq(kjit.dtypes[#kjit.dtypes], "bool", "appended after the numbers")
 end)
 

@@ -23,8 +23,11 @@ end
 -- dtypes and module fields
 ----------------------------------------------------------------------
 
-test("dtype constants equal their names", function()
-  for _, t in ipairs(ALL) do eq(kjit[t], t, "kjit." .. t) end
+test("dtype objects print as their names (test_dtype_objects.lua)", function()
+  for _, t in ipairs(ALL) do
+    eq(tostring(kjit[t]), t, "kjit." .. t)
+    eq(kjit[t] == t, false, "kjit." .. t .. " is not the string")
+  end
 end)
 
 test("kjit.dtypes lists every dtype in order", function()

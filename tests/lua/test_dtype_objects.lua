@@ -1,0 +1,170 @@
+-- test_dtype_objects.lua: kjit.i8 ... kjit.f64 and kjit.bool are dtype
+-- objects (src/host/dtype.c): accepted wherever a dtype name is, callable as
+-- numba's casts (the same as cuda.int8 ... cuda.float64), interpreted and
+-- compiled (kjit.jit, and kernels in both simulators) giving the same
+-- values, subtypes and errors.
+local kjit = require "kjit"
+local cuda = kjit.cuda
+local both = require("simboth").both
+
+local NAMES = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "bool" }
+local CAST = { i8 = "int8", u8 = "uint8", i16 = "int16", u16 = "uint16", i32 = "int32",
+  u32 = "uint32", i64 = "int64", u64 = "uint64", f32 = "float32", f64 = "float64" }
+local SAMPLES = { 0, 1, -1, 127, 128, 255, 256, 300, -300, 65535, 65536, 2^31, -2^31 - 1,
+  0xffffffff, math.maxinteger, math.mininteger, 0.0, -0.0, 0.1, 0.5, -0.5, 3.7, -3.7, 255.9,
+  1e10, -1e10, 2^63, -2^63, 1e300, 1/0, -1/0, 0/0, 2^53 + 1.0 }
+
+test("the dtype objects name their dtype (tostring, __name, '..')", function()
+  for _, n in ipairs(NAMES) do
+    local d = kjit[n]
+    eq(type(d), "userdata", n)
+    eq(tostring(d), n, n .. " tostring")
+    eq("x" .. d, "x" .. n, n .. " concat right")
+    eq(d .. "[:]", n .. "[:]", n .. " concat left")
+    eq(d .. 1, n .. "1", n .. " concat a number")
+    eq(d == n, false, n .. " is not the string")
+    eq(kjit.zeros(2, d).dtype, tostring(d), n .. " a.dtype == tostring(kjit." .. n .. ")")
+  end
+  -- kjit.dtypes stays the list of names
+  for i, n in ipairs(NAMES) do eq(kjit.dtypes[i], n, "kjit.dtypes[" .. i .. "]") end
+  raises("attempt to perform arithmetic on a f32 value", function() return kjit.f32 + 1 end)
+  raises("attempt to concatenate a table value", function() return kjit.f32 .. {} end)
+  eq(getmetatable(kjit.f32), false, "the metatable is protected")
+end)
+
+test("calling one casts as the cuda cast of its dtype", function()
+  eq(kjit.u8(300), 44)
+  eq(kjit.i32(2^31), -2147483648)
+  eq(kjit.f32(0.1), 0.100000001490116119384765625)
+  eq(math.type(kjit.f64(3)), "float")
+  eq(kjit.i64(-3.9), -3)
+  for n, c in pairs(CAST) do
+    for _, x in ipairs(SAMPLES) do
+      local a, b = kjit[n](x), cuda[c](x)
+      eq(a, b, n .. "(" .. tostring(x) .. ")")
+      eq(math.type(a), math.type(b), n .. "(" .. tostring(x) .. ") subtype")
+    end
+  end
+  eq(kjit.i32("12"), 12, "a numeric string, as cuda.int32")
+end)
+
+test("casts: compiled agrees with interpreted (values and subtypes)", function()
+  for n in pairs(CAST) do
+    local fn = load("local kjit = ...; return function(x) return kjit." .. n .. "(x) end")(kjit)
+    local jf = kjit.jit(fn)
+    for _, x in ipairs(SAMPLES) do
+      local a, b = jf(x), fn(x)
+      eq(a, b, n .. "(" .. tostring(x) .. ") compiled")
+      eq(math.type(a), math.type(b), n .. "(" .. tostring(x) .. ") compiled subtype")
+    end
+  end
+  -- the same built-in as cuda.float32: compiled, the same results
+  local fn = function(x) local y = kjit.f32(x); return y * y end
+  local fc = function(x) local y = cuda.float32(x); return y * y end
+  for _, x in ipairs{ 0.1, 3, 1e20 } do eq(kjit.jit(fn)(x), kjit.jit(fc)(x), "f32 product") end
+end)
+
+-- the error of a call with a non-number, located at the call, both ways
+local function same_error(fn, want)
+  local ok1, e1 = pcall(fn)
+  local ok2, e2 = pcall(kjit.jit(fn))
+  eq(ok1, false, "interpreted raises"); eq(ok2, false, "compiled raises")
+  truthy(e1:find(want, 1, true), "interpreted message: " .. e1)
+  truthy(e1:match("^[^:]*test_dtype_objects%.lua:%d+: "), "located at the call: " .. e1)
+  eq(e2, e1, "compiled message")
+end
+
+test("a cast of a non-number raises Lua's located error", function()
+  same_error(function() return kjit.f32(nil) end, "bad argument #1 to 'f32' (number expected, got nil)")
+  same_error(function() return kjit.u8(true) end, "bad argument #1 to 'u8' (number expected, got boolean)")
+  -- a table: interpreted, the cast's error; compiled code refuses a table
+  -- there as it does for cuda.int32 (a compile error naming the call)
+  local tf = function() local t = {}; return kjit.i32(t) end
+  raises("bad argument #1 to 'i32' (number expected, got table)", tf)
+  raises("kjit.i32 cannot take a table value", kjit.jit(tf))
+  raises("bad argument #1 to 'f32' (number expected, got string)", function() return kjit.f32("x") end)
+  raises("bad argument #1 to 'i16' (number expected, got no value)", function() return kjit.i16() end)
+end)
+
+test("kjit.bool is a dtype, not a cast (both ways)", function()
+  same_error(function() return kjit.bool(1) end, "kjit.bool is a dtype, not a cast")
+  eq(kjit.zeros(2, kjit.bool)[1], false)
+end)
+
+test("every constructor takes a dtype object (interpreted)", function()
+  local prev = cuda.simulate(true)   -- device arrays without a GPU
+  for _, n in ipairs(NAMES) do
+    local d = kjit[n]
+    eq(kjit.zeros({ 2, 2 }, d).dtype, n, "zeros " .. n)
+    eq(kjit.empty(3, d).dtype, n, "empty " .. n)
+    eq(kjit.full(3, n == "bool" and true or 1, d).dtype, n, "full " .. n)
+    eq(kjit.array(n == "bool" and { true } or { 1, 2 }, d).dtype, n, "array " .. n)
+    eq(kjit.zeros(2):copy(d) and true, true)
+    if n ~= "bool" then
+      eq(kjit.arange(3, d).dtype, n, "arange " .. n)
+      eq(kjit.linspace(0, 2, 3, d).dtype, n ~= "bool" and n, "linspace " .. n)
+    end
+    eq(cuda.device_array(3, d).dtype, n, "device_array " .. n)
+    eq(cuda.pinned_array({ 2 }, d).dtype, n, "pinned_array " .. n)
+    eq(cuda.mapped_array(2, d).dtype, n, "mapped_array " .. n)
+    eq(cuda.managed_array(2, d).dtype, n, "managed_array " .. n)
+  end
+  local P = kjit.struct{ { "x", kjit.f32 }, { "n", kjit.i32, 2 } }
+  local a = kjit.zeros(2, P)
+  a[1].x = 0.1; a[1].n[2] = 2^31
+  eq(a[1].x, kjit.f32(0.1), "struct field f32"); eq(a[1].n[2], -2147483648, "struct field i32")
+  eq(P == kjit.struct{ { "x", "f32" }, { "n", "i32", 2 } }, true, "the same layout as with names")
+  local d = cuda.to_device(kjit.arange(6, kjit.f32))
+  local w = cuda.from_device_ptr(d:device_ptr(), { 2, 3 }, kjit.f32, { owner = d })
+  eq(w.dtype, "f32", "from_device_ptr")
+  cuda.simulate(prev)
+  raises("unknown dtype 'f33'", function() kjit.zeros(2, "f33") end)
+end)
+
+test("compiled code takes dtype objects as constant dtypes", function()
+  local function mk(n)
+    local a = kjit.zeros(n, kjit.u16)
+    local b = kjit.full(n, 0.1, kjit.f32)
+    local c = kjit.empty(n, kjit.i8)
+    local r = kjit.arange(n, kjit.i32)
+    local z = kjit.zeros({ n, 2 }, kjit.bool)
+    for i = 1, n do a[i] = 70000 + i; c[i] = 300 end
+    return a[1], b[2], c[1], r[n], a.dtype, b.dtype, z.dtype, z[1][1]
+  end
+  local jmk = kjit.jit(mk)
+  local g, w = { jmk(3) }, { mk(3) }
+  for i = 1, 8 do eq(g[i], w[i], "value " .. i); eq(math.type(g[i]), math.type(w[i]), "subtype " .. i) end
+  local P = kjit.struct{ { "x", kjit.f64 } }
+  local mkrec = function(n) local r = kjit.zeros(n, P); r[n].x = 2.5; return r[n].x end
+  eq(kjit.jit(mkrec)(4), mkrec(4), "a struct made with a dtype object")
+end)
+
+-- kernels: the casts and shared/local arrays by dtype object, both simulators
+local function castkernel(out, x)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array(32, kjit.f32)
+  local l = cuda.local_array({ 2, 2 }, kjit.i16)
+  if i <= #x then
+    local v = x[i]
+    s[cuda.threadIdx.x + 1] = v
+    l[1][2] = kjit.i32(v)
+    local k = (i - 1) * 8
+    out[k + 1] = kjit.i8(v); out[k + 2] = kjit.u8(v); out[k + 3] = kjit.u16(v)
+    out[k + 4] = kjit.i32(v); out[k + 5] = kjit.u64(v); out[k + 6] = kjit.f32(v)
+    out[k + 7] = s[cuda.threadIdx.x + 1]; out[k + 8] = l[1][2]
+  end
+end
+
+test("casts and shared/local arrays by dtype object in kernels: both simulators agree", function()
+  local x = kjit.array{ 0.5, -0.75, 3.7, -3.7, 255.9, 300, 0.1, 7.0, -300.25, 1e5 }
+  local out = kjit.zeros(8 * #x, "f64")
+  local g = both("castkernel", cuda.jit(castkernel), function(k) return k[{ 1, 32 }] end, { out, x })
+  eq(g[1][2], 0.0, "u8(0.5)"); eq(g[1][6 * 8 + 6], kjit.f32(0.1), "f32(0.1)")
+  eq(g[1][5 * 8 + 2], 44.0, "u8(300)"); eq(g[1][9 * 8 + 8], kjit.i16(1e5) + 0.0, "i16 local store wraps")
+end)
+
+test("reduce's r:kernel takes a dtype object", function()
+  local ok, reduce = pcall(function() return cuda.reduce(function(a, b) return a + b end) end)
+  if not ok then skip("cuda.reduce: " .. tostring(reduce)) end
+  eq(reduce:kernel(kjit.f32), reduce:kernel("f32"), "the same kernel")
+end)
