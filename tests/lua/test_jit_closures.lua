@@ -269,25 +269,15 @@ local function refused(fn, phrase, ...)
   local jf = D.jit(fn)
   if jf == fn then skip("no compiler") end
   local ok, err = pcall(jf, ...)
-  truthy(pcall(fn, ...) or phrase == "captures local 'odd'", "the interpreter runs it")
+  truthy(pcall(fn, ...), "the interpreter runs it")
   truthy(not ok, "compiled run must be refused")
   truthy(tostring(err):find("test_jit_closures.lua:%d+:") ~= nil, "located: " .. tostring(err))
   truthy(tostring(err):find(phrase, 1, true) ~= nil, "message: " .. tostring(err))
 end
 
 test("closures that cannot be followed are refused", function()
-  refused(function(x)
-    local k = 1
-    local function f(y) return y + k end
-    k = 2
-    return f(x)
-  end, "captures local 'k', which is assigned again", 1)
-  refused(function(x)
-    local n = 0
-    local function inc() n = n + 1 end
-    inc()
-    return n
-  end, "which the function literal at line", 1)
+  -- (a captured local assigned afterwards is shared through a cell:
+  -- test_jit_cells.lua)
   refused(function(x)
     local k = x
     local even, odd
@@ -295,13 +285,6 @@ test("closures that cannot be followed are refused", function()
     function odd(n) if n == 0 then return -k end return even(n - 1) end
     return even(x)
   end, "a function literal made after it that captures values", 3)
-  refused(function(x)
-    local even, odd
-    function even(n) if n == 0 then return 1 end return odd(n - 1) end
-    local r = even(x)
-    function odd(n) if n == 0 then return 0 end return even(n - 1) end
-    return r
-  end, "captures local 'odd'", 3)
 end)
 
 -- seams found by the review after the merges: a closure called inside a
