@@ -25,9 +25,10 @@
 ** (`local even, odd; function even ... odd(n - 1) end; function odd ...`):
 ** a single function literal assigned to the local, with nothing between
 ** that can call the first literal (kcl_late_literal); it then captures
-** that literal. Otherwise the literal is refused with the local's
-** name and line and what to write instead; shared mutable cells are the
-** next step (they need the cell to live where both frames can reach it).
+** that literal. Any other such local is kept in a cell (below: one
+** variable shared by the function and its closures, compiled or real);
+** only a `local function f` that captures itself and is assigned again is
+** refused, with the local's name and line and what to write instead.
 */
 #include <stdio.h>
 #include "ir/ir_closure.h"
