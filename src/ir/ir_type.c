@@ -3757,13 +3757,13 @@ int kty_clos_self(const KtySession *S, int di, int u) {
 ** the literal's own type, literals assigned after it (mutual recursion,
 ** never in its environment) left out, so that two such literals do not
 ** wait for each other. */
-/* A cell (ir_closure.c) made in a loop and captured by a literal made in
-** the same iteration (the literal inside the cell's loop): each iteration
-** makes both again, and a literal, which no phi carries to a later
-** iteration (its value does not type through one), only runs in the
-** iteration whose cell its slot holds. */
-static int cell_in_iteration(const KirInsn *a, const KirInsn *site) {
-  if (a->op != KIR_NEWCELL) return 0;
+/* A Lua value (a table, a cell: ir_closure.c) made in a loop and captured
+** by a literal made in the same iteration (the literal inside the value's
+** innermost loop): each iteration makes both again, and a literal that
+** compiled code calls is never carried to a later iteration (one that
+** reaches a phi escapes: a real Lua closure, holding its own copies), so
+** the value's slot holds the literal's value whenever the literal runs. */
+static int made_in_iteration(const KirInsn *a, const KirInsn *site) {
   for (const KirLoop *l = site->block->loop; l; l = l->parent)
     if (l == a->block->loop) return 1;
   return 0;
@@ -3800,7 +3800,7 @@ static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *c
         ** holds it as long as the literal lives when nothing writes the
         ** slot again: a value made outside every loop of the maker */
         if (t.kind == T_LUA && a->block->loop != NULL && !site &&
-            !cell_in_iteration(a, D->site)) {   /* (checked at its calls: a literal that
+            !made_in_iteration(a, D->site)) {   /* (checked at its calls: a literal that
                                                    escapes never is) */
           if (S->strict)
             fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "

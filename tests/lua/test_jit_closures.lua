@@ -311,13 +311,25 @@ test("closures called in kjit.prange bodies, serial and parallel", function()
   end
 end)
 
-test("a closure capturing a table compiles; one made inside a loop is refused, located", function()
+test("a closure capturing a table compiles, also one made in the loop that makes the table; a table from an inner loop is refused, located", function()
   local f = kjit.jit(function(t) local function c() return t.x end return c() end)
   eq(f({ x = 1 }), 1)
-  local g = kjit.jit(function(n)
+  local function inloop(n)
     local s = 0
     for i = 1, n do
       local t = { v = i }
+      local function c() t.v = t.v + 1; return t.v end
+      s = s + c() + c()
+    end
+    return s
+  end
+  eq(kjit.jit(inloop)(3), inloop(3))
+  eq(kjit.jit(inloop)(3), 21)
+  local g = kjit.jit(function(n)
+    local s = 0
+    for i = 1, n do
+      local t
+      for j = 1, 2 do t = { v = i + j } end
       local function c() return t.v end
       s = s + c()
     end
