@@ -238,3 +238,38 @@ test("what stays refused says what to write instead", function()
   truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
   truthy(tostring(err):find("copy it into a new local", 1, true) ~= nil, "message: " .. tostring(err))
 end)
+
+test("a generic for over a function literal or a local iterator factory", function()
+  both(function(n)   -- a factory whose closure assigns its captured local
+    local function range(m) local i = 0; return function() i = i + 1; if i <= m then return i end end end
+    local s = 0
+    for x in range(n) do s = s + x end
+    return s
+  end, args(5))
+  both(function(n)   -- a literal written in the for, sharing the function's local
+    local i = 0
+    local s = 0
+    for x in function() i = i + 1; if i <= n then return i * 2 end end do s = s + x end
+    return s, i
+  end, args(5))
+  both(function(n)   -- a stateless literal iterator
+    local s = 0
+    for x, y in function(st, c) if c < st then return c + 1, c * 0.5 end end, n, 0 do s = s + x + y end
+    return s
+  end, args(5))
+  both(function(n)   -- an error raised by the iterator, at its line
+    for x in function() error("stop at " .. n) end do return x end
+  end, args(2))
+end)
+
+test("an escaping literal capturing a kjit array is refused, saying what to write", function()
+  local f = kjit.jit(function(a)
+    local t = {}
+    t.f = function() return a[1] end
+    return t.f()
+  end)
+  local ok, err = pcall(f, kjit.zeros(3))
+  truthy(not ok, "refused")
+  truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
+  truthy(tostring(err):find("pass it to the function as an argument", 1, true) ~= nil, "message: " .. tostring(err))
+end)
