@@ -3109,8 +3109,9 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
 static Type t_cell(KtySession *S, KtySpec *sp, KirInsn *v) {
   const char *name = v->op == KIR_NEWCELL ? v->name : v->args[0]->name;
   if (S->kernel)
-    REFUSE(S, sp, v, "a kernel cannot share local '%s' with a function literal that is assigned "
-           "after the literal is made (cuda.jit code has no Lua state): copy it into a new local",
+    REFUSE(S, sp, v, "a kernel cannot share local '%s' with a function literal that captures "
+           "it when either assigns it after the literal is made (cuda.jit code has no Lua "
+           "state): pass the value as an argument and return the new value instead",
            name ? name : "?");
   Type c = v->op == KIR_NEWCELL ? ty(T_LUA) : sp->types[v->args[0]->id];
   if (c.kind == T_UNKNOWN) return v->op == KIR_SETCELL ? ty(T_NIL) : c;

@@ -273,3 +273,30 @@ test("an escaping literal capturing a kjit array is refused, saying what to writ
   truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
   truthy(tostring(err):find("pass it to the function as an argument", 1, true) ~= nil, "message: " .. tostring(err))
 end)
+
+test("a kernel or a parallel prange refuses a shared, assigned local, located", function()
+  local cuda = kjit.cuda
+  local k = cuda.jit(function(a)
+    local i = cuda.grid(1)
+    local c = 1
+    local function g() c = c + 1 end
+    g()
+    a[i] = c
+  end)
+  local prev = cuda.simulate(true)
+  local ok, err = pcall(function() k[{ 1, 4 }](kjit.zeros(4)) end)
+  cuda.simulate(prev)
+  truthy(not ok, "refused")
+  truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
+  truthy(tostring(err):find("a kernel cannot share local 'c'", 1, true) ~= nil, "message: " .. tostring(err))
+  local f = kjit.jit(function(a)
+    local total = 0
+    local function add(v) total = total + v end
+    for i in kjit.prange(1, #a) do a[i] = i; add(i) end
+    return total
+  end, { parallel = true })
+  ok, err = pcall(f, kjit.zeros(4))
+  truthy(not ok, "refused")
+  truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
+  truthy(tostring(err):find("use a plain for loop", 1, true) ~= nil, "message: " .. tostring(err))
+end)
