@@ -300,3 +300,24 @@ test("a kernel or a parallel prange refuses a shared, assigned local, located", 
   truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
   truthy(tostring(err):find("use a plain for loop", 1, true) ~= nil, "message: " .. tostring(err))
 end)
+
+-- bench/programs/ray.lua, unedited: its `ilight` is captured by ray_trace
+-- and assigned afterwards (a cell), `{ unitise(...) }` calls an escaping
+-- literal directly; compiled whole, it prints what the interpreter prints
+test("ray.lua compiles whole and prints what the interpreter prints", function()
+  local function run(mode)
+    local out = os.tmpname()
+    local cmd = string.format("LUA_CPATH=%q lua5.4 bench/programs/run1.lua %s bench/programs/ray.lua 3 12 >%s 2>&1",
+                              package.cpath, mode, out)
+    os.execute(cmd)
+    local f = assert(io.open(out, "rb"))
+    local s = f:read("a")
+    f:close()
+    os.remove(out)
+    return (s:gsub("time [%d.]+\n$", ""))
+  end
+  local i, c = run("lua"), run("kjit")
+  truthy(not c:find("refused", 1, true), "compiled: " .. c:sub(-300))
+  truthy(#i > 100, "the program printed its image")
+  eq(c, i, "output")
+end)
