@@ -32,6 +32,7 @@ typedef struct BState {
   int copy_a, copy_b;     /* edge block of TESTSET: R[a] := R[b]; else -1 */
   int entry;              /* the synthetic entry (params only) */
   int reached;
+  int done;               /* filled */
 } BState;
 
 typedef struct Builder {
@@ -710,20 +711,57 @@ static void last(Builder *B, int pc) {
 
 /* The cells of the locals in cells whose scope begins at pc, each made
 ** holding the value its register has then (nil for `local function f`,
-** whose literal is made at pc and written through the cell). */
-static void newcells(Builder *B, int pc) {
-  for (int i = 0; i < B->p->nlocvars; i++) {
-    if (!B->boxed[i] || B->p->locvars[i].startpc != pc) continue;
+** whose literal is made at pc and written through the cell). Where pc
+** begins a block that a loop inside the scope jumps back to (`local i = 0`
+** just before a `repeat` or `while`), the cell is made at the end of each block that
+** enters the scope from outside instead: once per entry, not per turn. */
+/* Does block q jump within lv's scope (its last instruction in it)? A
+** numeric for's FORLOOP stands at the end of its variables' scope: each
+** turn enters the scope anew (Lua's fresh variable per iteration). */
+static int inscope(Builder *B, KirBlock *q, const KbcLocVar *lv) {
+  if (BS(q)->entry) return 0;
+  int at = q->lastpc >= q->pc ? q->lastpc : q->pc;
+  return at >= lv->startpc && at < lv->endpc;
+}
+
+static void newcells(Builder *B, KirBlock *b, int pc) {
+  const KbcProto *p = B->p;
+  for (int i = 0; i < p->nlocvars; i++) {
+    const KbcLocVar *lv = &p->locvars[i];
+    if (!B->boxed[i] || lv->startpc != pc) continue;
     B->pc = pc;
     int reg = -1;
     for (int r = 0; r < B->nbreg && reg < 0; r++) if (cellvar(B, r) == i) reg = r;
     if (reg < 0) fail(B, "internal error: a local in a cell without its register");
     uint32_t in = CODE(pc);
-    KirInsn *init = KBC_OP(in) == KBC_CLOSURE && KBC_A(in) == reg ? emit(B, KIR_NIL, 0)
-                                                                  : readvar(B, reg, B->cur);
-    KirInsn *c = emit(B, KIR_NEWCELL, 1, init);
-    c->name = B->p->locvars[i].name;
-    BS(B->cur)->defs[B->nbreg + i] = c;
+    int self = KBC_OP(in) == KBC_CLOSURE && KBC_A(in) == reg;
+    int back = 0;
+    if (pc == b->pc)
+      for (int k = 0; k < b->npreds; k++) {
+        KirBlock *q = b->preds[k];
+        back |= inscope(B, q, lv);
+      }
+    if (!back) {
+      KirInsn *init = self ? emit(B, KIR_NIL, 0) : readvar(B, reg, B->cur);
+      KirInsn *c = emit(B, KIR_NEWCELL, 1, init);
+      c->name = lv->name;
+      BS(B->cur)->defs[B->nbreg + i] = c;
+      continue;
+    }
+    KirBlock *save = B->cur;
+    for (int k = 0; k < b->npreds; k++) {
+      KirBlock *q = b->preds[k];
+      if (inscope(B, q, lv)) continue;
+      if (!BS(q)->done) fail(B, "internal error: a cell's scope entered from a later block");
+      B->cur = q;
+      B->pc = BS(q)->entry ? -1 : q->lastpc >= q->pc ? q->lastpc : q->pc;
+      KirInsn *init = self ? emit(B, KIR_NIL, 0) : readvar(B, reg, q);
+      KirInsn *c = emit(B, KIR_NEWCELL, 1, init);
+      c->name = lv->name;
+      BS(q)->defs[B->nbreg + i] = c;
+    }
+    B->cur = save;
+    B->pc = pc;
   }
 }
 
@@ -731,6 +769,7 @@ static void fill(Builder *B, KirBlock *b) {
   BState *s = BS(b);
   B->cur = b;
   B->open = NULL;
+  s->done = 1;   /* (newcells: a block filled, or being filled, before those it enters) */
   if (b == B->entry) {   /* parameters */
     B->pc = -1;
     for (int r = 0; r < B->p->numparams; r++) {
@@ -753,7 +792,7 @@ static void fill(Builder *B, KirBlock *b) {
   else if (OPAT(end) == KBC_JMP && end - 1 >= b->pc && is_test(OPAT(end - 1)))
     test = end - 1;
   for (int pc = b->pc; pc <= end; pc++) {
-    if (B->boxed) newcells(B, pc);
+    if (B->boxed) newcells(B, b, pc);
     if (pc == test) { branch(B, pc); break; }
     if (pc == end) last(B, pc);
     else step(B, pc);

@@ -132,6 +132,60 @@ test("a local made in a loop is a fresh variable each iteration", function()
   end, args(3), function(fs) return fs[1](), fs[1](), fs[2](), fs[3](), fs[3]() end)
 end)
 
+test("loop variables and locals before a loop: one variable per entry", function()
+  both(function(n)   -- a numeric for's variable: fresh each turn
+    local fs = {}
+    for i = 1, n do fs[i] = function() i = i + 1; return i end end
+    return fs
+  end, args(3), function(fs) return fs[1](), fs[1](), fs[3]() end)
+  both(function(n)
+    local s = 0
+    for i = 1, n do
+      local function bump() i = i * 2 end
+      bump()
+      s = s + i
+    end
+    return s
+  end, args(4))
+  both(function(t)   -- a generic for's variables
+    local s = 0
+    for _, v in ipairs(t) do
+      local function f() v = v + 1 end
+      f(); f()
+      s = s + v
+    end
+    return s
+  end, function() return { 1, 2, 3 } end)
+  both(function(n)   -- declared just before a repeat whose body starts a block
+    local i = 0
+    repeat
+      local done = false
+      local function check() i = i + 1; done = i >= n end
+      check()
+    until done
+    return i
+  end, args(4))
+  both(function(n)   -- and before a while
+    local k = 0
+    while k < n do
+      local function step() k = k + 1.5 end
+      step()
+    end
+    return k
+  end, args(4))
+  both(function(n)   -- a goto back before the declaration: a new variable each time
+    local s, k = 0, 0
+    ::top::
+    local x = k
+    local function f() x = x + 10 end
+    f()
+    s = s + x
+    k = k + 1
+    if k < n then goto top end
+    return s
+  end, args(3))
+end)
+
 test("closures that escape share the variable with compiled code", function()
   both(function(t)
     local n = 0
