@@ -709,12 +709,6 @@ static void last(Builder *B, int pc) {
   (void)b;
 }
 
-/* The cells of the locals in cells whose scope begins at pc, each made
-** holding the value its register has then (nil for `local function f`,
-** whose literal is made at pc and written through the cell). Where pc
-** begins a block that a loop inside the scope jumps back to (`local i = 0`
-** just before a `repeat` or `while`), the cell is made at the end of each block that
-** enters the scope from outside instead: once per entry, not per turn. */
 /* Does block q jump within lv's scope (its last instruction in it)? A
 ** numeric for's FORLOOP stands at the end of its variables' scope: each
 ** turn enters the scope anew (Lua's fresh variable per iteration). */
@@ -724,6 +718,13 @@ static int inscope(Builder *B, KirBlock *q, const KbcLocVar *lv) {
   return at >= lv->startpc && at < lv->endpc;
 }
 
+/* The cells of the locals in cells whose scope begins at pc, each made
+** holding the value its register has then (nil for `local function f`,
+** whose literal is made at pc and written through the cell). Where pc
+** begins a block that a loop inside the scope jumps back to (`local i = 0`
+** just before a `repeat` or `while`), the cell is made at the end of each
+** block that enters the scope from outside instead: once per entry, not
+** per turn. */
 static void newcells(Builder *B, KirBlock *b, int pc) {
   const KbcProto *p = B->p;
   for (int i = 0; i < p->nlocvars; i++) {

@@ -2769,8 +2769,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** function returned by a call): called through lua_call each turn */
     if (islua(ft) || ft.kind == T_FUNC) return t_luacall(S, sp, v, args, kargs, n);
     /* a literal made here: it escapes (a real Lua closure, called as any
-    ** iterator; its captured locals shared through cells: ir_closure.c) */
-    if (escape_closure(S, ft)) return ty(T_UNKNOWN);
+    ** iterator; its captured locals shared through cells: ir_closure.c),
+    ** where what it is given has a Lua form */
+    int given = 1;
+    for (int i = 0; i < n; i++)
+      given &= boxable(args[i], kargs[i]) || args[i].kind == T_CLOSURE;
+    if (given && escape_closure(S, ft)) return ty(T_UNKNOWN);
     if (ft.kind == T_CLOSURE)
       REFUSE(S, sp, v, "a generic for whose iterator is a function literal made in compiled "
              "code is not supported yet: define the iterator outside the compiled function "

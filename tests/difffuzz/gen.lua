@@ -644,7 +644,20 @@ local function ext_stmt(ctx, d)
       local cv, gv, x = newname(ctx, "c"), newname(ctx, "g"), newname(ctx, "x")
       emit(ctx, "local " .. cv .. " = " .. gen_num(ctx, 0))
       local op = pick({ "+", "-", "*" })
-      local k = R(3)
+      local k = R(4)
+      if k == 4 then   -- declared just before a loop whose closure assigns it each turn
+        local kv = newname(ctx, "k")
+        emit(ctx, "local " .. x .. ", " .. kv .. " = 0, 0")
+        emit(ctx, "local " .. cv .. "2 = " .. cv)
+        emit(ctx, "repeat")
+        emit(ctx, "  local function " .. gv .. "(a) " .. cv .. "2 = " .. cv .. "2 " .. op .. " a; return " .. cv .. "2 end")
+        emit(ctx, "  " .. x .. " = " .. x .. " + " .. gv .. "(" .. gen_num(ctx, 0) .. "); " .. kv .. " = " .. kv .. " + 1")
+        emit(ctx, "until " .. kv .. " >= " .. R(3))
+        emit(ctx, x .. " = " .. x .. " + " .. cv .. "2")
+        ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+        observe(ctx, x)
+        return
+      end
       if k == 1 then   -- the closure assigns it
         emit(ctx, "local function " .. gv .. "(a) " .. cv .. " = " .. cv .. " " .. op .. " a; return " .. cv .. " end")
       elseif k == 2 then   -- the closure only reads it
