@@ -353,6 +353,7 @@ void cg_closure_make(CG *G, KirInsn *v);
 /* A function literal that escapes (ir_escape.c): a real Lua closure made
 ** into v's slot by its maker (runtime/luaclosure.c). */
 void cg_closure_box(CG *G, KirInsn *v);
+void cg_cell(CG *G, KirInsn *v);   /* newcell, getcell, setcell (cg_closure.c) */
 CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u);
 void cg_make_phis(CG *G, KirBlock *b);
 /* phi operands, from here; returns where the edge lands */

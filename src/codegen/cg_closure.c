@@ -100,6 +100,22 @@ CgVal cg_clos_upval(CG *G, const KirInsn *v, const KtySpec *callee, int u) {
 
 /* ---- Literals that escape: real Lua closures (ir/ir_escape.c) ------------- */
 
+/* x as a (tag, bits, slot) triple for a helper that pushes it at once
+** (scratch slot 0 where it must be boxed). */
+static void triple(CG *G, CgVal x, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
+                   LLVMValueRef *slot) {
+  *slot = cg_i32(G, 0);
+  if (x.t.kind == T_BOOL) {
+    *tag = cg_i32(G, KLC_BOOL);
+    *bits = LLVMBuildZExt(G->B, x.v, G->i64, "");
+  } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
+    *tag = cg_i32(G, KLC_NIL);
+    *bits = cg_i64(G, 0);
+  } else {
+    cg_lua_triple(G, x, 0, at, tag, bits, slot);
+  }
+}
+
 void cg_closure_box(CG *G, KirInsn *v) {
   KtySpec *sp = G->sp;
   const KbcProto *cp = sp->ir->proto->p[v->aux];
@@ -116,21 +132,13 @@ void cg_closure_box(CG *G, KirInsn *v) {
     CgVal x = cg_mk(TY(T_NIL), NULL);
     if (up->instack) {
       const KirInsn *a = v->args[k++];
-      if (h == 0) x = cg_val(G, a);
-    } else if (h == 0) {
+      if (h == 0 || h == 0xfe) x = cg_val(G, a);   /* (0xfe: its cell) */
+    } else if (h == 0 || h == 0xfe) {
       if (G->upvals == NULL) cg_error(G, v, "internal error: an upvalue of a function literal");
       x = G->upvals[up->idx];
     }
-    LLVMValueRef tag, bits, slot = cg_i32(G, 0);
-    if (x.t.kind == T_BOOL) {
-      tag = cg_i32(G, KLC_BOOL);
-      bits = LLVMBuildZExt(G->B, x.v, G->i64, "");
-    } else if (x.t.kind == T_NIL || x.t.kind == T_UNKNOWN) {
-      tag = cg_i32(G, KLC_NIL);
-      bits = cg_i64(G, 0);
-    } else {
-      cg_lua_triple(G, x, 0, v, &tag, &bits, &slot);   /* pushed at once: one scratch slot */
-    }
+    LLVMValueRef tag, bits, slot;
+    triple(G, x, v, &tag, &bits, &slot);   /* pushed at once: one scratch slot */
     LLVMTypeRef pp[4] = { G->i8p, G->i32, G->i64, G->i32 };
     LLVMValueRef pa[4] = { G->luaL, tag, bits, slot };
     cg_ccall(G, "kjit_lc_mkpush", LLVMVoidTypeInContext(G->C), pp, pa, 4);
@@ -151,4 +159,41 @@ void cg_closure_box(CG *G, KirInsn *v) {
   r.flag = LLVMConstInt(G->i8, 0, 0);
   r.dims[0] = cg_i64(G, 0);
   G->vals[v->id] = r;
+}
+
+/* ---- Locals shared with literals and assigned afterwards: cells ----------
+** (ir/ir_closure.c; runtime/luacell.c). A cell is a Lua value in its own
+** slot; what is read from it a Lua value, like a read from a table. */
+
+void cg_cell(CG *G, KirInsn *v) {
+  LLVMTypeRef vt = LLVMVoidTypeInContext(G->C);
+  LLVMValueRef tag, bits, slot;
+  if (v->op == KIR_NEWCELL) {
+    LLVMValueRef dst = cg_lua_slot(G, v);
+    triple(G, cg_val(G, v->args[0]), v, &tag, &bits, &slot);
+    LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i64, G->i32, G->i32 };
+    LLVMValueRef as[5] = { G->luaL, tag, bits, slot, dst };
+    cg_ccall(G, "kjit_lc_newcell", vt, ps, as, 5);
+    CgVal r = cg_mk(TY(T_LUA), dst);
+    r.flag = LLVMConstInt(G->i8, 0, 0);
+    r.dims[0] = cg_i64(G, 0);
+    G->vals[v->id] = r;
+    return;
+  }
+  LLVMValueRef cell = cg_lua_operand(G, cg_val(G, v->args[0]), 1, v);
+  if (v->op == KIR_GETCELL) {
+    LLVMValueRef dst = cg_lua_slot(G, v), out = cg_alloca(G, G->i64, "cellout");
+    LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[4] = { G->luaL, cell, dst, out };
+    LLVMValueRef rc = cg_ccall(G, "kjit_lc_getcell", G->i32, ps, as, 4);
+    CgVal r = cg_mk(TY(T_LUA), dst);
+    r.flag = LLVMBuildTrunc(G->B, rc, G->i8, "");
+    r.dims[0] = LLVMBuildLoad2(G->B, G->i64, out, "");
+    G->vals[v->id] = r;
+    return;
+  }
+  triple(G, cg_val(G, v->args[1]), v, &tag, &bits, &slot);
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i64, G->i32 };
+  LLVMValueRef as[5] = { G->luaL, cell, tag, bits, slot };
+  cg_ccall(G, "kjit_lc_setcell", vt, ps, as, 5);
 }

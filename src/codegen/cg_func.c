@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "ir/ir_closure.h"
 #include "codegen/kcg.h"
 #include "ir/ir_facts.h"
 
@@ -348,7 +349,9 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     if (name == NULL && reg >= 0) name = moved_local(p, use->pc, reg);
     if (name) { snprintf(buf, n, " (local '%s')", name); return; }
     if (KIR_ISCONST(v->op)) return;
-    if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL) return;
+    if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL &&
+        !(v->op == KIR_GETCELL && v->args[0]->op == KIR_GETUPVAL))
+      return;
   } else if (KIR_ISCONST(v->op)) {
     return;
   } else if (v->name) {
@@ -373,6 +376,10 @@ void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
     snprintf(buf, n, " (field '%s')", geti ? "integer index" : "?");
     break;
   }
+  case KIR_GETCELL:   /* a cell upvalue's variable (ir_closure.c) */
+    if (v->args[0]->op != KIR_GETUPVAL) break;
+    v = v->args[0];
+    /* fall through */
   case KIR_GETUPVAL:
     if (v->aux < p->nup && p->up[v->aux].name) snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
     break;
@@ -991,7 +998,8 @@ static void emit_forloop(CG *G, KirInsn *v) {
 static KtySpec *charged_callee(const KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_CALL || (v->flags & KIR_F_TFOR) || sp->callees == NULL) return NULL;
   int k = sp->types[v->args[0]->id].kind;
-  return k == T_FUNC || k == T_CLOSURE ? sp->callees[v->id] : NULL;
+  return k == T_FUNC || k == T_CLOSURE || (k == T_LUA && sp->direct && sp->direct[v->id])
+         ? sp->callees[v->id] : NULL;
 }
 
 /* Whether specialization `from` can reach `to` through calls (seen: one
@@ -1233,7 +1241,8 @@ static void emit_call(CG *G, KirInsn *v) {
   KtySpec *callee = G->sp->callees[v->id];
   if (ft.kind == T_EXTERN && callee == NULL) { cg_cuda_extern_call(G, v); return; }   /* cg_cuda.c */
   /* (a T_EXTERN with a callee: its sim implementation, off the GPU) */
-  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE && ft.kind != T_EXTERN) || callee == NULL)
+  if ((ft.kind != T_FUNC && ft.kind != T_CLOSURE && ft.kind != T_EXTERN &&
+       !(ft.kind == T_LUA && callee && callee->clos)) || callee == NULL)   /* (kcl_direct_call) */
     cg_error(G, v, "internal error: call without a callee");
   emit_lua_call(G, v, callee);
 }
@@ -1301,6 +1310,10 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (v->op == KIR_CALL && sp->varop[v->id]) { cg_select(G, v); return; }   /* cg_vararg.c */
   if (kty_calls_value(sp, v)) { cg_fn_call(G, v); return; }   /* cg_callvalue.c */
   if (v->op == KIR_SETUPVAL) { cg_fn_setupval(G, v); return; }   /* cg_callvalue.c */
+  if (v->op == KIR_NEWCELL || v->op == KIR_GETCELL || v->op == KIR_SETCELL) {
+    cg_cell(G, v);   /* a local shared with literals: cg_closure.c */
+    return;
+  }
   if (sp->consts[v->id].kind == T_BUF && sp->types[v->id].kind == T_BUF) {
     G->vals[v->id] = cg_const_array(G, v);   /* a kernel's constant array: cg_frozen.c */
     return;

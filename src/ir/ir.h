@@ -98,7 +98,9 @@
   X(CONCAT, "concat") \
   X(EQ, "eq") X(LT, "lt") X(LE, "le") \
   X(CALL, "call") X(RESULT, "result") \
+  X(NEWCELL, "newcell") X(GETCELL, "getcell") \
   X(SETFIELD, "setfield") X(SETINDEX, "setindex") X(SETUPVAL, "setupval") \
+  X(SETCELL, "setcell") \
   X(SETLIST, "setlist") X(TBC, "tbc") \
   X(JMP, "jmp") X(BR, "br") X(RET, "ret") X(FORPREP, "forprep") \
   X(FORLOOP, "forloop")

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ir/ir.h"
+#include "ir/ir_closure.h"
 
 int kir_loops(Arena *A, KirFunc *f);   /* ir_loop.c: 0 when out of memory */
 
@@ -31,6 +32,7 @@ typedef struct BState {
   int copy_a, copy_b;     /* edge block of TESTSET: R[a] := R[b]; else -1 */
   int entry;              /* the synthetic entry (params only) */
   int reached;
+  int done;               /* filled */
 } BState;
 
 typedef struct Builder {
@@ -50,6 +52,11 @@ typedef struct Builder {
   KirInsn **phis; int nphis, capphis;  /* every phi made */
   KirBlock *entry;
   int depth;                           /* of readvar_join's recursion */
+  /* cells (ir_closure.c): nbreg bytecode registers; the cell of local
+  ** variable i is register nbreg + i; boxed[i]: is local i in a cell
+  ** (NULL when none is) */
+  int nbreg;
+  uint8_t *boxed;
 } Builder;
 
 /* Each level takes three small C frames (readvar, readvar_join,
@@ -250,8 +257,26 @@ static void seal(Builder *B, KirBlock *b) {
   s->sealed = 1;
 }
 
+/* The local variable in a cell that reg holds at the current pc, or -1. */
+static int cellvar(Builder *B, int reg) {
+  if (B->boxed == NULL || B->pc < 0) return -1;
+  int n = 0;
+  for (int i = 0; i < B->p->nlocvars; i++) {
+    const KbcLocVar *lv = &B->p->locvars[i];
+    if (lv->startpc <= B->pc && B->pc < lv->endpc) {
+      if (n == reg) return B->boxed[i] ? i : -1;
+      n++;
+    }
+  }
+  return -1;
+}
+
+static KirInsn *getcell(Builder *B, KirInsn *cell, const char *name);
+
 static KirInsn *R(Builder *B, int reg) {
-  if (reg < 0 || reg >= B->nreg) fail(B, "bad bytecode (register %d)", reg);
+  if (reg < 0 || reg >= B->nbreg) fail(B, "bad bytecode (register %d)", reg);
+  int lv = cellvar(B, reg);
+  if (lv >= 0) return getcell(B, readvar(B, B->nbreg + lv, B->cur), B->p->locvars[lv].name);
   return readvar(B, reg, B->cur);
 }
 
@@ -304,7 +329,12 @@ static const char *localof(Builder *B, int reg, int pc) {
 }
 
 static void W(Builder *B, int reg, KirInsn *v) {
-  if (reg < 0 || reg >= B->nreg) fail(B, "bad bytecode (register %d)", reg);
+  if (reg < 0 || reg >= B->nbreg) fail(B, "bad bytecode (register %d)", reg);
+  int lv = cellvar(B, reg);
+  if (lv >= 0) {   /* a local in a cell: written through */
+    emit(B, KIR_SETCELL, 2, readvar(B, B->nbreg + lv, B->cur), v);
+    return;
+  }
   BS(B->cur)->defs[reg] = v;
   if (v->name == NULL && B->pc >= 0) v->name = localof(B, reg, B->pc);
 }
@@ -331,9 +361,17 @@ static KirInsn *field(Builder *B, int op, KirInsn *obj, int kidx, int nargs) {
   return v;
 }
 
+static KirInsn *getcell(Builder *B, KirInsn *cell, const char *name) {
+  KirInsn *v = emit(B, KIR_GETCELL, 1, cell);
+  v->name = name;
+  return v;
+}
+
+/* An upvalue's value; a cell upvalue's (ir_closure.c) is read through. */
 static KirInsn *getupval(Builder *B, int idx) {
   KirInsn *v = emit(B, KIR_GETUPVAL, 0);
   v->aux = idx;
+  if (kcl_cell_upvalue(B->p, idx)) return getcell(B, v, NULL);
   return v;
 }
 
@@ -409,7 +447,13 @@ static void step(Builder *B, int pc) {
     break;
   }
   case KBC_GETUPVAL: W(B, a, getupval(B, b)); break;
-  case KBC_SETUPVAL: emit(B, KIR_SETUPVAL, 1, R(B, a))->aux = b; break;
+  case KBC_SETUPVAL:
+    if (kcl_cell_upvalue(B->p, b)) {   /* written through its cell */
+      KirInsn *u = emit(B, KIR_GETUPVAL, 0);
+      u->aux = b;
+      emit(B, KIR_SETCELL, 2, u, R(B, a));
+    } else emit(B, KIR_SETUPVAL, 1, R(B, a))->aux = b;
+    break;
   case KBC_GETTABUP: W(B, a, append(B, field(B, KIR_GETFIELD, getupval(B, b), c, 1))); break;
   case KBC_GETTABLE: {
     KirInsn *o = R(B, b), *k = R(B, c);
@@ -551,7 +595,10 @@ static void step(Builder *B, int pc) {
     KirInsn *v = newinsn(B, KIR_CLOSURE, n);
     v->aux = KBC_BX(i);
     for (int u = 0, j = 0; u < np->nup; u++)
-      if (np->up[u].instack) v->args[j++] = R(B, np->up[u].idx);
+      if (np->up[u].instack) {   /* a local in a cell is captured as its cell */
+        int lv = cellvar(B, np->up[u].idx);
+        v->args[j++] = lv >= 0 ? readvar(B, B->nbreg + lv, B->cur) : R(B, np->up[u].idx);
+      }
     W(B, a, append(B, v));
     break;
   }
@@ -662,10 +709,68 @@ static void last(Builder *B, int pc) {
   (void)b;
 }
 
+/* Does block q jump within lv's scope (its last instruction in it)? A
+** numeric for's FORLOOP stands at the end of its variables' scope: each
+** turn enters the scope anew (Lua's fresh variable per iteration). */
+static int inscope(Builder *B, KirBlock *q, const KbcLocVar *lv) {
+  if (BS(q)->entry) return 0;
+  int at = q->lastpc >= q->pc ? q->lastpc : q->pc;
+  return at >= lv->startpc && at < lv->endpc;
+}
+
+/* The cells of the locals in cells whose scope begins at pc, each made
+** holding the value its register has then (nil for `local function f`,
+** whose literal is made at pc and written through the cell). Where pc
+** begins a block that a loop inside the scope jumps back to (`local i = 0`
+** just before a `repeat` or `while`), the cell is made at the end of each
+** block that enters the scope from outside instead: once per entry, not
+** per turn. */
+static void newcells(Builder *B, KirBlock *b, int pc) {
+  const KbcProto *p = B->p;
+  for (int i = 0; i < p->nlocvars; i++) {
+    const KbcLocVar *lv = &p->locvars[i];
+    if (!B->boxed[i] || lv->startpc != pc) continue;
+    B->pc = pc;
+    int reg = -1;
+    for (int r = 0; r < B->nbreg && reg < 0; r++) if (cellvar(B, r) == i) reg = r;
+    if (reg < 0) fail(B, "internal error: a local in a cell without its register");
+    uint32_t in = CODE(pc);
+    int self = KBC_OP(in) == KBC_CLOSURE && KBC_A(in) == reg;
+    int back = 0;
+    if (pc == b->pc)
+      for (int k = 0; k < b->npreds; k++) {
+        KirBlock *q = b->preds[k];
+        back |= inscope(B, q, lv);
+      }
+    if (!back) {
+      KirInsn *init = self ? emit(B, KIR_NIL, 0) : readvar(B, reg, B->cur);
+      KirInsn *c = emit(B, KIR_NEWCELL, 1, init);
+      c->name = lv->name;
+      BS(B->cur)->defs[B->nbreg + i] = c;
+      continue;
+    }
+    KirBlock *save = B->cur;
+    for (int k = 0; k < b->npreds; k++) {
+      KirBlock *q = b->preds[k];
+      if (inscope(B, q, lv)) continue;
+      if (!BS(q)->done) fail(B, "internal error: a cell's scope entered from a later block");
+      B->cur = q;
+      B->pc = BS(q)->entry ? -1 : q->lastpc >= q->pc ? q->lastpc : q->pc;
+      KirInsn *init = self ? emit(B, KIR_NIL, 0) : readvar(B, reg, q);
+      KirInsn *c = emit(B, KIR_NEWCELL, 1, init);
+      c->name = lv->name;
+      BS(q)->defs[B->nbreg + i] = c;
+    }
+    B->cur = save;
+    B->pc = pc;
+  }
+}
+
 static void fill(Builder *B, KirBlock *b) {
   BState *s = BS(b);
   B->cur = b;
   B->open = NULL;
+  s->done = 1;   /* (newcells: a block filled, or being filled, before those it enters) */
   if (b == B->entry) {   /* parameters */
     B->pc = -1;
     for (int r = 0; r < B->p->numparams; r++) {
@@ -688,6 +793,7 @@ static void fill(Builder *B, KirBlock *b) {
   else if (OPAT(end) == KBC_JMP && end - 1 >= b->pc && is_test(OPAT(end - 1)))
     test = end - 1;
   for (int pc = b->pc; pc <= end; pc++) {
+    if (B->boxed) newcells(B, b, pc);
     if (pc == test) { branch(B, pc); break; }
     if (pc == end) last(B, pc);
     else step(B, pc);
@@ -958,7 +1064,13 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
   if (errsz) err[0] = '\0';
   if (setjmp(B.jb)) return NULL;
   if (p->ncode <= 0) fail(&B, "bad bytecode (no instructions)");
-  B.nreg = p->maxstack;
+  B.nreg = B.nbreg = p->maxstack;
+  for (int i = 0; i < p->nlocvars; i++)
+    if (kcl_boxed_local(p, i)) {
+      if (B.boxed == NULL) B.boxed = alloc(&B, (size_t)p->nlocvars);
+      B.boxed[i] = 1;
+    }
+  if (B.boxed) B.nreg = p->maxstack + p->nlocvars;
   B.f = alloc(&B, sizeof *B.f);
   B.f->proto = p;
   B.at = alloc(&B, (size_t)p->ncode * sizeof *B.at);

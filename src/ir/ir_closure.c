@@ -25,12 +25,14 @@
 ** (`local even, odd; function even ... odd(n - 1) end; function odd ...`):
 ** a single function literal assigned to the local, with nothing between
 ** that can call the first literal (kcl_late_literal); it then captures
-** that literal. Otherwise the literal is refused with the local's
-** name and line and what to write instead; shared mutable cells are the
-** next step (they need the cell to live where both frames can reach it).
+** that literal. Any other such local is kept in a cell (below: one
+** variable shared by the function and its closures, compiled or real);
+** only a `local function f` that captures itself and is assigned again is
+** refused, with the local's name and line and what to write instead.
 */
 #include <stdio.h>
 #include "ir/ir_closure.h"
+#include "ir/ir.h"
 
 /* Does instruction i (at pc) write register reg? (lopcodes.c's A mode,
 ** as Lua's findsetreg reads it.) */
@@ -98,7 +100,18 @@ static int straight(const KbcProto *p, int from, int to) {
   return 1;
 }
 
+static int late_literal(const KbcProto *p, int sitepc, int u);
+
 int kcl_late_literal(const KbcProto *p, int sitepc, int u) {
+  const KbcProto *c = p->p[KBC_BX(p->code[sitepc])];
+  /* (a local in a cell is no compile-time value: the cell is captured) */
+  if (c->up[u].instack && c->up[u].idx != KBC_A(p->code[sitepc]) &&
+      kcl_boxed_at(p, c->up[u].idx, sitepc) >= 0)
+    return -1;
+  return late_literal(p, sitepc, u);
+}
+
+static int late_literal(const KbcProto *p, int sitepc, int u) {
   const KbcProto *c = p->p[KBC_BX(p->code[sitepc])];
   if (!c->up[u].instack || c->up[u].idx == KBC_A(p->code[sitepc])) return -1;
   int reg = c->up[u].idx;
@@ -120,46 +133,152 @@ int kcl_late_literal(const KbcProto *p, int sitepc, int u) {
   return lit >= 0 && straight(p, sitepc, lit) ? lit : -1;
 }
 
-const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t n) {
+/* Why upvalue u of the literal made at sitepc cannot take its captured
+** local by value (that local assigned after the literal is made, or by a
+** literal), in buf; NULL when it can. */
+static const char *upvalue_problem(const KbcProto *p, int sitepc, int u, char *buf, size_t n) {
   uint32_t si = p->code[sitepc];
   const KbcProto *c = p->p[KBC_BX(si)];
-  int dest = KBC_A(si);
-  for (int u = 0; u < c->nup; u++) {
-    if (!c->up[u].instack) continue;
-    int reg = c->up[u].idx, self = reg == dest;
-    const char *name = c->up[u].name ? c->up[u].name : "?";
-    /* `local function f`: f's scope starts after the literal */
-    const KbcLocVar *lv = local_at(p, reg, self ? sitepc + 1 : sitepc);
-    if (lv == NULL) {
-      snprintf(buf, n, "cannot compile this function literal: its upvalue '%s' needs debug "
-               "information (the chunk is stripped)", name);
+  int reg = c->up[u].idx, self = reg == KBC_A(si);
+  const char *name = c->up[u].name ? c->up[u].name : "?";
+  /* `local function f`: f's scope starts after the literal */
+  const KbcLocVar *lv = local_at(p, reg, self ? sitepc + 1 : sitepc);
+  if (lv == NULL) {
+    snprintf(buf, n, "cannot compile this function literal: its upvalue '%s' needs debug "
+             "information (the chunk is stripped)", name);
+    return buf;
+  }
+  int late = late_literal(p, sitepc, u);
+  for (int pc = lv->startpc; pc < lv->endpc && pc < p->ncode; pc++) {
+    uint32_t i = p->code[pc];
+    /* a write before the literal is made is the value it captures (a
+    ** loop cannot carry the literal to a later write: it does not
+    ** escape, and a local holding it across iterations does not type) */
+    if (pc > sitepc && (late < 0 || (pc != late && pc != late + 1)) && writes_reg(i, reg)) {
+      snprintf(buf, n, "cannot compile this function literal: it captures local '%s', which "
+               "is assigned again at line %d (a local function that captures itself and is "
+               "assigned again is not supported in compiled code: assign another local)",
+               name, line_of(p, pc));
       return buf;
     }
-    int late = kcl_late_literal(p, sitepc, u);
-    for (int pc = lv->startpc; pc < lv->endpc && pc < p->ncode; pc++) {
-      uint32_t i = p->code[pc];
-      /* a write before the literal is made is the value it captures (a
-      ** loop cannot carry the literal to a later write: it does not
-      ** escape, and a local holding it across iterations does not type) */
-      if (pc > sitepc && (late < 0 || (pc != late && pc != late + 1)) && writes_reg(i, reg)) {
-        snprintf(buf, n, "cannot compile this function literal: it captures local '%s', which "
-                 "is assigned again at line %d (compiled closures capture locals that keep "
-                 "one value: copy it into a new local before the function, or pass it as an "
-                 "argument)", name, line_of(p, pc));
-        return buf;
-      }
-      if (KBC_OP(i) == KBC_CLOSURE) {
-        const KbcProto *o = p->p[KBC_BX(i)];
-        for (int j = 0; j < o->nup; j++)
-          if (o->up[j].instack && o->up[j].idx == reg && sets_upvalue(o, j)) {
-            snprintf(buf, n, "cannot compile this function literal: it captures local '%s', "
-                     "which the function literal at line %d assigns (shared, assigned "
-                     "upvalues are not supported yet in compiled closures: return the new "
-                     "value instead)", name, o->linedefined);
-            return buf;
-          }
-      }
+    if (KBC_OP(i) == KBC_CLOSURE) {
+      const KbcProto *o = p->p[KBC_BX(i)];
+      for (int j = 0; j < o->nup; j++)
+        if (o->up[j].instack && o->up[j].idx == reg && sets_upvalue(o, j)) {
+          snprintf(buf, n, "cannot compile this function literal: it captures local '%s', "
+                   "which the function literal at line %d assigns (a local function that "
+                   "captures itself and is assigned by a closure is not supported in compiled "
+                   "code: assign another local)", name, o->linedefined);
+          return buf;
+        }
     }
   }
   return NULL;
+}
+
+/* ---- Shared, assigned captured locals: cells ------------------------------
+**
+** A local that a literal captures (other than `local function f` capturing
+** f) and that is assigned after the literal is made, or by a literal, is
+** one variable shared by the function and its closures. The IR keeps it in
+** a cell (KIR_NEWCELL where its scope begins: a fresh cell each time, so a
+** loop's local is one variable per iteration; KIR_GETCELL / KIR_SETCELL for
+** each read and write in its scope, ir_build.c). The cell is a Lua closure
+** whose one upvalue is the variable (runtime/luacell.c), so that a literal
+** that becomes a real Lua closure shares it with lua_upvaluejoin, and a
+** literal compiled with its caller takes the cell as its captured value and
+** reads and writes through it (its upvalue is a "cell upvalue"). */
+
+/* The register of local variable lvi (Lua's rule: the n-th active local is
+** register n). */
+static int reg_of(const KbcProto *p, int lvi) {
+  const KbcLocVar *lv = &p->locvars[lvi];
+  int n = 0;
+  for (int i = 0; i < lvi; i++)
+    if (p->locvars[i].startpc <= lv->startpc && lv->startpc < p->locvars[i].endpc) n++;
+  return n;
+}
+
+int kcl_boxed_local(const KbcProto *p, int lvi) {
+  if (lvi < 0 || lvi >= p->nlocvars) return 0;
+  const KbcLocVar *lv = &p->locvars[lvi];
+  int reg = reg_of(p, lvi);
+  char buf[300];
+  for (int pc = lv->startpc; pc < lv->endpc && pc < p->ncode; pc++) {
+    uint32_t i = p->code[pc];
+    if (KBC_OP(i) != KBC_CLOSURE) continue;
+    const KbcProto *c = p->p[KBC_BX(i)];
+    if (KBC_A(i) == reg) continue;   /* `f = function` on f itself (`local function f`) */
+    for (int u = 0; u < c->nup; u++)
+      if (c->up[u].instack && c->up[u].idx == reg && upvalue_problem(p, pc, u, buf, sizeof buf))
+        return 1;
+  }
+  return 0;
+}
+
+int kcl_boxed_at(const KbcProto *p, int reg, int pc) {
+  int n = 0;
+  for (int i = 0; i < p->nlocvars; i++) {
+    const KbcLocVar *lv = &p->locvars[i];
+    if (lv->startpc <= pc && pc < lv->endpc) {
+      if (n == reg) return kcl_boxed_local(p, i) ? i : -1;
+      n++;
+    }
+  }
+  return -1;
+}
+
+int kcl_cell_upvalue(const KbcProto *p, int u) {
+  for (int depth = 0; p->parent != NULL && depth < 200; depth++) {
+    const KbcProto *q = p->parent;
+    if (u < 0 || u >= p->nup) return 0;
+    int idx = -1;
+    for (int k = 0; k < q->np; k++) if (q->p[k] == p) idx = k;
+    int site = -1;
+    for (int pc = 0; pc < q->ncode && site < 0; pc++)
+      if (KBC_OP(q->code[pc]) == KBC_CLOSURE && KBC_BX(q->code[pc]) == idx) site = pc;
+    if (site < 0) return 0;
+    if (p->up[u].instack)
+      return p->up[u].idx != KBC_A(q->code[site]) && kcl_boxed_at(q, p->up[u].idx, site) >= 0;
+    u = p->up[u].idx;   /* the maker's own upvalue: a cell if it is one */
+    p = q;
+  }
+  return 0;
+}
+
+const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t n) {
+  uint32_t si = p->code[sitepc];
+  const KbcProto *c = p->p[KBC_BX(si)];
+  for (int u = 0; u < c->nup; u++) {
+    if (!c->up[u].instack) continue;
+    int reg = c->up[u].idx;
+    if (reg != KBC_A(si) && kcl_boxed_at(p, reg, sitepc) >= 0) continue;   /* a cell */
+    const char *why = upvalue_problem(p, sitepc, u, buf, n);
+    if (why) return why;
+  }
+  return NULL;
+}
+
+/* ---- Calls of escaping literals where they are made ---------------------
+**
+** A literal that escapes is a real Lua closure (ir_escape.c), but where the
+** call's callee is the literal itself (`local function f` stored in a
+** table and also called by the function that made it), the closure's
+** upvalues are exactly what compiled code would pass it: locals that keep
+** one value, cells, and the root function's own upvalues (joined). So the
+** call goes to its compiled code directly, as a literal that does not
+** escape, with those values; not through lua_call. Left out: a literal
+** that captures itself or a literal made after it (those are passed as
+** compile-time values, which an escaping literal has no form for), and a
+** generic for's iterator. */
+int kcl_direct_call(const KbcProto *p, const struct KirInsn *call) {
+  const KirInsn *fn = call->args[0];
+  if (fn->op != KIR_CLOSURE || (call->flags & KIR_F_TFOR) || fn->pc < 0 || fn->pc >= p->ncode)
+    return 0;
+  const KbcProto *c = p->p[fn->aux];
+  for (int u = 0; u < c->nup; u++)
+    if (c->up[u].instack && (c->up[u].idx == KBC_A(p->code[fn->pc]) ||
+                             kcl_late_literal(p, fn->pc, u) >= 0))
+      return 0;
+  return 1;
 }

@@ -19,6 +19,15 @@ const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t
 ** sees whenever it can run); else -1. */
 int kcl_late_literal(const KbcProto *p, int sitepc, int u);
 
+/* Cells (ir_closure.c): is local variable lvi of p (an index into
+** p->locvars) shared with a literal and assigned afterwards, so kept in a
+** cell? kcl_boxed_at: the local that register reg holds at pc, when it is
+** kept in a cell (its locvars index), else -1. kcl_cell_upvalue: is
+** upvalue u of p (a literal nested in the compiled function) such a cell? */
+int kcl_boxed_local(const KbcProto *p, int lvi);
+int kcl_boxed_at(const KbcProto *p, int reg, int pc);
+int kcl_cell_upvalue(const KbcProto *p, int u);
+
 /* Does p, or a literal nested in it, assign p's upvalue u (SETUPVAL)? */
 int kcl_sets_upvalue(const KbcProto *p, int u);
 
@@ -28,5 +37,9 @@ int kcl_sets_upvalue(const KbcProto *p, int u);
 #include "common/arena.h"
 struct KirInsn;
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site);
+
+/* Is call (a KIR_CALL of p's IR) a call of an escaping literal where it is
+** made, compiled as a direct call (ir_closure.c)? */
+int kcl_direct_call(const KbcProto *p, const struct KirInsn *call);
 
 #endif

@@ -11,7 +11,8 @@
 ** with it are Lua's. "Escapes" is decided on the IR alone, the same for
 ** every specialization, where the value (through phis) is:
 **   - stored into a table (t.f = fn, {f = fn}, {fn}) or a global,
-**   - returned, or assigned to an upvalue,
+**   - returned, or assigned to an upvalue or to a local kept in a cell
+**     (ir_closure.c: a captured local assigned afterwards),
 **   - captured by another literal that escapes, or whose code (or a
 **     literal nested in it) lets that upvalue escape in these same ways
 **     (`local function set() end; local function new() return {set = set} end`).
@@ -59,7 +60,8 @@ static int value_escapes(Arena *A, const KirInsn *v, int depth, int steps) {
     case KIR_SETLIST:
       for (int k = 1; k < u->nargs; k++) if (u->args[k] == v) return 1;
       break;
-    case KIR_RET: case KIR_SETUPVAL: return 1;
+    case KIR_RET: case KIR_SETUPVAL: case KIR_NEWCELL: return 1;
+    case KIR_SETCELL: if (u->args[1] == v) return 1; break;   /* a Lua value from then on */
     case KIR_PHI:
       if (u != v && value_escapes(A, u, depth, steps + 1)) return 1;
       break;

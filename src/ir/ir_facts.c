@@ -435,6 +435,7 @@ static int pure_spec(KtySession *S, KtySpec *sp, const uint8_t *pure) {
       KirInsn *v = b->insns[i];
       switch (v->op) {
       case KIR_SETFIELD: case KIR_SETINDEX: case KIR_SETUPVAL: case KIR_SETLIST: case KIR_TBC:
+      case KIR_NEWCELL: case KIR_SETCELL: case KIR_GETCELL:
       case KIR_NEWTABLE: case KIR_CLOSURE: case KIR_VARARG: case KIR_CONCAT:
         return 0;
       case KIR_CALL: {

@@ -85,7 +85,8 @@ static void insn(Out *o, const KirFunc *f, const KirInsn *v) {
   else put(o, "%5s  ", "-");
   int isval = !(v->op == KIR_JMP || v->op == KIR_BR || v->op == KIR_RET ||
                 v->op == KIR_SETFIELD || v->op == KIR_SETINDEX ||
-                v->op == KIR_SETUPVAL || v->op == KIR_SETLIST || v->op == KIR_TBC);
+                v->op == KIR_SETUPVAL || v->op == KIR_SETLIST || v->op == KIR_TBC ||
+                v->op == KIR_SETCELL);
   if (isval) {
     const char *n = o->note ? o->note(o->ud, NULL, v) : NULL;
     put(o, "%%%d%s%s = ", v->id, n ? ":" : "", n ? n : "");

@@ -662,6 +662,7 @@ int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   Type ft = sp->types[v->args[0]->id];
   if (v->flags & KIR_F_TFOR)   /* for ... in pairs(t): runtime/luatfor.c */
     return ft.kind == T_LUA || ft.kind == T_FUNC;
+  if (ft.kind == T_LUA && sp->direct && sp->direct[v->id]) return 0;   /* compiled: t_call */
   /* (a known Lua function with a trampoline: given values whose count is
   ** known only when it runs, t_call) */
   return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC) &&
@@ -1698,6 +1699,8 @@ static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v);
 static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                       const KtyConst *kargs, int n);
 static int escape_closure(KtySession *S, Type t);
+static int clos_desc(KtySession *S, KtySpec *sp, KirInsn *v);
+static int direct_literal(KtySession *S, KtySpec *sp, KirInsn *v);
 
 static Type t_getupval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int aux = v->aux;
@@ -2895,6 +2898,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     /* any other iterator is a Lua value (pairs(t)'s next, ipairs(t)'s, a
     ** function returned by a call): called through lua_call each turn */
     if (islua(ft) || ft.kind == T_FUNC) return t_luacall(S, sp, v, args, kargs, n);
+    /* a literal made here: it escapes (a real Lua closure, called as any
+    ** iterator; its captured locals shared through cells: ir_closure.c),
+    ** where what it is given has a Lua form */
+    int given = 1;
+    for (int i = 0; i < n; i++)
+      given &= boxable(args[i], kargs[i]) || args[i].kind == T_CLOSURE;
+    if (given && escape_closure(S, ft)) return ty(T_UNKNOWN);
     if (ft.kind == T_CLOSURE)
       REFUSE(S, sp, v, "a generic for whose iterator is a function literal made in compiled "
              "code is not supported yet: define the iterator outside the compiled function "
@@ -2980,6 +2990,14 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              "(`local a, b = t.f(x)`)");
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
+  }
+  if (ft.kind == T_LUA && !S->kernel) {
+    int di = direct_literal(S, sp, v);
+    if (di >= 0) {   /* an escaping literal known here: compiled directly */
+      sp->direct[v->id] = 1;
+      for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+      return t_call_closure(S, sp, v, di, args, n);
+    }
   }
   if (ft.kind == T_EXTERN) {
     /* off the GPU, a declaration's sim implementation is called instead, as
@@ -3263,6 +3281,35 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   return 1;
 }
 
+/* Locals shared with a literal and assigned afterwards live in cells
+** (ir_closure.c): a cell is a Lua value (a closure whose upvalue is the
+** variable), what is read from it a Lua value like a read from a table,
+** and what is written into it must have a Lua form (a literal written
+** there escapes: a real Lua closure). */
+static Type t_cell(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const char *name = v->op == KIR_NEWCELL ? v->name : v->args[0]->name;
+  if (S->kernel)
+    REFUSE(S, sp, v, "a kernel cannot share local '%s' with a function literal that captures "
+           "it when either assigns it after the literal is made (cuda.jit code has no Lua "
+           "state): pass the value as an argument and return the new value instead",
+           name ? name : "?");
+  Type c = v->op == KIR_NEWCELL ? ty(T_LUA) : sp->types[v->args[0]->id];
+  if (c.kind == T_UNKNOWN) return v->op == KIR_SETCELL ? ty(T_NIL) : c;
+  if (v->op == KIR_GETCELL) return ty(T_LUA);
+  const KirInsn *x = v->args[v->op == KIR_SETCELL];
+  Type t = sp->types[x->id];
+  if (t.kind == T_UNKNOWN) return v->op == KIR_SETCELL ? ty(T_NIL) : t;
+  if (escape_closure(S, t)) return ty(T_UNKNOWN);
+  if (!boxable(t, sp->consts[x->id])) {
+    char tb[32];
+    REFUSE(S, sp, v, "a %s cannot be kept in a local that a function literal captures and that "
+           "is assigned after the literal is made, in compiled code yet (only numbers, booleans, "
+           "nil, strings, tables and functions): copy it into a new local instead",
+           kty_name(t, tb, sizeof tb));
+  }
+  return v->op == KIR_SETCELL ? ty(T_NIL) : ty(T_LUA);
+}
+
 static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   char ub[200];
   if (v->op == KIR_NEWTABLE && ctor_shape_ok(v)) {
@@ -3282,6 +3329,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type lr;
   if (t_luastore(S, sp, v, &lr)) return lr;
   if (v->op == KIR_SETUPVAL) return t_setupval(S, sp, v);   /* written through */
+  if (v->op == KIR_NEWCELL || v->op == KIR_GETCELL || v->op == KIR_SETCELL) return t_cell(S, sp, v);
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
   switch (v->op) {
@@ -3634,6 +3682,7 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->upvref = alloc(S, sizeof(int) * (size_t)n);
   sp->upvidx = alloc(S, sizeof(int) * (size_t)n);
   sp->varop = alloc(S, sizeof(int) * (size_t)n);
+  sp->direct = alloc(S, (size_t)n);
   sp->queued = alloc(S, (size_t)n);
   sp->work = alloc(S, sizeof(KirInsn *) * (size_t)n);
   sp->live = alloc(S, (size_t)ir->nblocks);
@@ -3677,6 +3726,7 @@ static KtySpec *clos_root(KtySession *S, KtySpec *sp) {
 int kty_box_how(KtySession *S, const KtySpec *sp, const KirInsn *v, int u) {
   const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
   const KbcUpval *up = &cp->up[u];
+  if (kcl_cell_upvalue(cp, u)) return 0xfe;   /* a cell: joined (ir_closure.c) */
   if (up->instack)
     return up->idx == KBC_A(p->code[v->pc]) || kcl_late_literal(p, v->pc, u) == v->pc ? 0xff : 0;
   if (sp->clos == 0) return up->idx + 1;
@@ -3745,13 +3795,8 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
 
 /* A KIR_CLOSURE: the compile-time value naming this site of sp, when the
 ** locals it captures keep one value (ir_closure.c). */
-static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
-  char buf[400];
-  const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
-  if (why) REFUSE(S, sp, v, "%s", why);
-  if (!S->kernel && (sp->upvref[v->id] != 0 || sp->upvidx[v->id] == -1 ||
-                     kcl_literal_escapes(S->A, sp->ir->proto, v)))
-    return t_closure_boxed(S, sp, v);
+/* The descriptor of the literal sp makes at site v (made the first time). */
+static int clos_desc(KtySession *S, KtySpec *sp, KirInsn *v) {
   int di = -1;
   for (int i = 0; i < S->nclos && di < 0; i++)
     if (S->clos[i].parent == sp && S->clos[i].site == v) di = i;
@@ -3777,6 +3822,62 @@ static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
     S->clos[di].site = v;
     S->clos[di].ir = ir;
   }
+  return di;
+}
+
+/* Call v of a Lua value that is an escaping literal known when compiling
+** (ir_closure.c's kcl_direct_call): the literal's descriptor, else -1.
+** Either the literal made by sp itself (its captured values are read
+** where it is made), or one that the literal sp is captured, as its
+** maker made it, whose own captures have no run-time parts (functions and
+** constants known here: nothing to pass). The closure's upvalues are those
+** values (ir_closure.c), so its compiled code computes what it does. */
+static int direct_literal(KtySession *S, KtySpec *sp, KirInsn *v) {
+  KirInsn *fn = v->args[0];
+  if (v->flags & KIR_F_TFOR) return -1;
+  if (fn->op == KIR_CLOSURE) {
+    if (!kcl_direct_call(sp->ir->proto, v)) return -1;
+    /* (a Lua value captured from inside a loop: clos_captures refuses it) */
+    for (int j = 0; j < fn->nargs; j++)
+      if (sp->types[fn->args[j]->id].kind == T_LUA && fn->args[j]->block->loop != NULL) return -1;
+    return clos_desc(S, sp, fn);
+  }
+  if (fn->op != KIR_GETUPVAL || sp->clos == 0) return -1;
+  KtyClosure *D = &S->clos[sp->clos - 1];
+  KtySpec *P = D->parent;
+  const KbcProto *lp = sp->ir->proto, *pp = P->ir->proto;
+  if (fn->aux >= lp->nup || !lp->up[fn->aux].instack || kcl_cell_upvalue(lp, fn->aux)) return -1;
+  int k = 0;
+  for (int u = 0; u < fn->aux; u++) k += lp->up[u].instack != 0;
+  KirInsn *x = D->site->args[k];
+  if (x->op != KIR_CLOSURE || P->types[x->id].kind != T_LUA) return -1;
+  const KbcProto *xp = pp->p[x->aux];
+  for (int u = 0, j = 0; u < xp->nup; u++) {
+    const KbcUpval *up = &xp->up[u];
+    Type t;
+    if (up->instack) {
+      if (up->idx == KBC_A(pp->code[x->pc]) || kcl_late_literal(pp, x->pc, u) >= 0) return -1;
+      t = P->types[x->args[j++]->id];
+    } else if (P->clos == 0 || kty_clos_frozen_upval(S, P, up->idx) >= 0) {
+      continue;   /* the root function's upvalue: read as the literal reads it */
+    } else {
+      t = P->args[P->nparams + up->idx];
+    }
+    if (!timeless(t) || t.kind == T_CLOSURE) return -1;
+  }
+  return clos_desc(S, P, x);
+}
+
+static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
+  char buf[400];
+  const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
+  if (why) REFUSE(S, sp, v, "%s", why);
+  if (!S->kernel && (sp->upvref[v->id] != 0 || sp->upvidx[v->id] == -1 ||
+                     kcl_literal_escapes(S->A, sp->ir->proto, v))) {
+    push_users(sp, v);   /* (its direct calls: kcl_direct_call) */
+    return t_closure_boxed(S, sp, v);
+  }
+  int di = clos_desc(S, sp, v);
   /* a captured value's type rose: the calls re-type */
   push_users(sp, v);
   Type caps[KJIT_MAXARGS];
@@ -3827,7 +3928,7 @@ int kty_clos_self(const KtySession *S, int di, int u) {
   const KtyClosure *D = &S->clos[di];
   const KbcUpval *up = &D->ir->proto->up[u];
   const KbcProto *p = D->parent->ir->proto;
-  if (!up->instack) return 0;
+  if (!up->instack || kcl_cell_upvalue(D->ir->proto, u)) return 0;
   /* `local function f`, or `local f; function f() ... end` (made in a
   ** temporary, then moved into f) */
   return up->idx == KBC_A(p->code[D->site->pc]) || kcl_late_literal(p, D->site->pc, u) == D->site->pc;
@@ -3840,6 +3941,18 @@ int kty_clos_self(const KtySession *S, int di, int u) {
 ** the literal's own type, literals assigned after it (mutual recursion,
 ** never in its environment) left out, so that two such literals do not
 ** wait for each other. */
+/* A Lua value (a table, a cell: ir_closure.c) made in a loop and captured
+** by a literal made in the same iteration (the literal inside the value's
+** innermost loop): each iteration makes both again, and a literal that
+** compiled code calls is never carried to a later iteration (one that
+** reaches a phi escapes: a real Lua closure, holding its own copies), so
+** the value's slot holds the literal's value whenever the literal runs. */
+static int made_in_iteration(const KirInsn *a, const KirInsn *site) {
+  for (const KirLoop *l = site->block->loop; l; l = l->parent)
+    if (l == a->block->loop) return 1;
+  return 0;
+}
+
 static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *caps, int site) {
   KtyClosure *D = &S->clos[di];
   const KbcProto *cp = D->ir->proto;
@@ -3870,8 +3983,9 @@ static int clos_captures(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type *c
         /* a Lua value is passed as its slot in the maker's frame, which
         ** holds it as long as the literal lives when nothing writes the
         ** slot again: a value made outside every loop of the maker */
-        if (t.kind == T_LUA && a->block->loop != NULL && !site) {   /* (checked at its calls: a
-                                                                   literal that escapes never is) */
+        if (t.kind == T_LUA && a->block->loop != NULL && !site &&
+            !made_in_iteration(a, D->site)) {   /* (checked at its calls: a literal that
+                                                   escapes never is) */
           if (S->strict)
             fail(S, sp, v, "cannot compile this call: the function literal (line %d) captures "
                  "'%s', a table or Lua value made inside a loop (not supported yet in compiled "

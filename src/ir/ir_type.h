@@ -174,6 +174,10 @@ struct KtySpec {
   ** ret_open_dyn): nret is the most, and how many a call gave comes back
   ** at run time (the code generator's count out-parameter) */
   int dyncount;
+  /* by instruction id: a call of a Lua value that is an escaping function
+  ** literal, compiled as a direct call of that literal (ir_type.c's
+  ** direct_literal) */
+  uint8_t *direct;
 };
 #define KTY_SELECT_COUNT 1
 #define KTY_SELECT_FROM 2

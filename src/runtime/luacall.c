@@ -35,6 +35,7 @@
 #include "runtime/luavalue.h"
 #include "runtime/luatfor.h"
 #include "runtime/luaclosure.h"
+#include "runtime/luacell.h"
 #include "lauxlib.h"
 #include "backend/cpu.h"
 
@@ -209,4 +210,5 @@ void kjit_lc_register(void) {
 #undef REG
   kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */
   kjit_lc_closure_register();   /* closures of literals that escape (luaclosure.c) */
+  kjit_lc_cell_register();   /* shared, assigned captured locals (luacell.c) */
 }

@@ -205,6 +205,10 @@ void kjit_lc_mkend(lua_State *L, int32_t nup, const char *how, int32_t root, int
     if (h == 0xff) {   /* `local function f`: f itself */
       lua_pushvalue(L, -1);
       lua_setupvalue(L, -2, u + 1);
+    } else if (h == 0xfe) {   /* a cell (luacell.c) was pushed: share its variable */
+      lua_getupvalue(L, -1, u + 1);
+      lua_upvaluejoin(L, -2, u + 1, -1, 1);
+      lua_pop(L, 1);
     } else if (h > 0) {
       lua_rawgeti(L, LUA_REGISTRYINDEX, root);
       lua_upvaluejoin(L, -2, u + 1, -1, (int)h);

@@ -15,7 +15,8 @@ int kjit_lc_maker(lua_State *L, const int *path, int depth, char *err, size_t er
 
 /* Run time (compiled code): push the maker, push each upvalue's value,
 ** then make the closure into slot dst. how[u]: 0 the value pushed, 0xff
-** the closure itself (pushed nil), k > 0 upvalue k of the closure at
+** the closure itself (pushed nil), 0xfe a cell (pushed; the upvalue joined
+** to the cell's variable: luacell.c), k > 0 upvalue k of the closure at
 ** registry reference root (pushed nil, then joined). */
 void kjit_lc_mkbegin(lua_State *L, int32_t maker);
 void kjit_lc_mkpush(lua_State *L, int32_t tag, int64_t bits, int32_t slot);

@@ -70,7 +70,7 @@ G.FAMILIES = {
   { "strings", "string values: a local built with .., string.format, tostring, string.rep/sub/upper/char, compared and measured (#s, string.byte) into a number" },
   { "varargs", "vararg helpers v1/w1 (local q1, q2 = ..., select('#', ...), select(i, ...) in a loop, {...} and #, returns of different lengths, w1 passing ... on), called with 0-4 values (numbers, nil), their results taken into locals, or returned by the main function" },
   { "pairs", "a table made in the function, traversed by pairs, next or ipairs into a number" },
-  { "closures", "function literals stored in a table and called through it, and pcall of a literal that may raise" },
+  { "closures", "function literals stored in a table and called through it, pcall of a literal that may raise, and captured locals assigned after the literal is made (shared cells), by the function, by the closure, or both" },
   { "counted", "values counted only when the code runs passed on where the count shows (with varargs): {v1(...)} and #, select('#', w1(...)), math.max(k, v1(...)), string.format of them, select('#', pcall(v1, ...))" },
   { "mixed", "a local that is a number on one path and a boolean (or nil) on another (local m = c and x or (y > z)): truthiness, ==, arithmetic that may raise" },
 }
@@ -681,6 +681,44 @@ local function ext_stmt(ctx, d)
         emit(ctx, x .. " = " .. ok .. " and " .. x .. " or #" .. x)
       end
       ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
+    end
+    t[#t + 1] = function()
+      -- a captured local assigned after the literal is made: one variable
+      -- shared by the function and the closure (compiled through a cell)
+      local cv, gv, x = newname(ctx, "c"), newname(ctx, "g"), newname(ctx, "x")
+      emit(ctx, "local " .. cv .. " = " .. gen_num(ctx, 0))
+      local op = pick({ "+", "-", "*" })
+      local k = R(4)
+      if k == 4 then   -- declared just before a loop whose closure assigns it each turn
+        local kv = newname(ctx, "k")
+        emit(ctx, "local " .. x .. ", " .. kv .. " = 0, 0")
+        emit(ctx, "local " .. cv .. "2 = " .. cv)
+        emit(ctx, "repeat")
+        emit(ctx, "  local function " .. gv .. "(a) " .. cv .. "2 = " .. cv .. "2 " .. op .. " a; return " .. cv .. "2 end")
+        emit(ctx, "  " .. x .. " = " .. x .. " + " .. gv .. "(" .. gen_num(ctx, 0) .. "); " .. kv .. " = " .. kv .. " + 1")
+        emit(ctx, "until " .. kv .. " >= " .. R(3))
+        emit(ctx, x .. " = " .. x .. " + " .. cv .. "2")
+        ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+        observe(ctx, x)
+        return
+      end
+      if k == 1 then   -- the closure assigns it
+        emit(ctx, "local function " .. gv .. "(a) " .. cv .. " = " .. cv .. " " .. op .. " a; return " .. cv .. " end")
+      elseif k == 2 then   -- the closure only reads it
+        emit(ctx, "local function " .. gv .. "(a) return " .. cv .. " " .. op .. " a end")
+      else   -- an escaping closure, stored in a table and called through it
+        local ov = newname(ctx, "o")
+        emit(ctx, "local " .. ov .. " = {}")
+        emit(ctx, ov .. ".f = function(a) " .. cv .. " = " .. cv .. " " .. op .. " a; return " .. cv .. " end")
+        emit(ctx, "local function " .. gv .. "(a) return " .. ov .. ".f(a) end")
+      end
+      emit(ctx, "local " .. x .. " = " .. gv .. "(" .. gen_num(ctx, 0) .. ")")
+      emit(ctx, cv .. " = " .. pick({ cv .. " + 1", cv .. " * 0.5", gen_num(ctx, 0), "-" .. cv }))
+      emit(ctx, x .. " = " .. x .. " + " .. gv .. "(" .. pick({ "1", "2", "0.5", x }) .. ")")
+      ctx.nums[#ctx.nums + 1] = cv; ctx.locals[#ctx.locals + 1] = cv
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, cv)
       observe(ctx, x)
     end
   end
