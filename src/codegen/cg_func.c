@@ -598,7 +598,7 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** one at each call that can recur (charged by the caller, see call_charge:
 ** at a function's entry it would cost every leaf call its full prologue,
 ** fib ran 1.8x slower) and each loop iteration, and the poll runs
-** when it reaches zero (a nonzero answer fails the call, err filled).
+** when it goes below zero (cg_poll_charge; a nonzero answer fails the call, err filled).
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
 ** still vectorize), each chunk charging its length at its start.
@@ -615,12 +615,20 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** per-iteration charges in every loop that stores to an invariant
 ** element, small bodies too: up to 2x slower (see stores_invariant). */
 
+/* Charges amount (at least 1) to the countdown; the poll runs when it goes
+** below zero. Why below zero and not at zero: the test is then the sign of
+** the subtraction, which x86 reads from the flags the subtraction sets
+** (`dec; js`: two instructions, where `c > 0` took `dec; test; jle`), and
+** a loop charging each iteration gets that branch as its latch (LLVM
+** rotated the parallel mandelbrot's `while` loop around it: 15
+** instructions an iteration against 17, 13 with polls off). A countdown of
+** 0 (a prange worker's zeroed record) still polls at the first charge. */
 void cg_poll_charge(CG *G, LLVMValueRef amount) {
   if (G->pollctr == NULL) return;
   LLVMValueRef c = LLVMBuildSub(G->B, LLVMBuildLoad2(G->B, G->i64, G->pollctr, ""), amount, "");
   LLVMBuildStore(G->B, c, G->pollctr);
   LLVMBasicBlockRef slow = cg_bb(G, "poll"), cont = cg_bb(G, "polled");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, c, cg_i64(G, 0), ""), cont, slow));
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, c, cg_i64(G, 0), ""), cont, slow));
   LLVMPositionBuilderAtEnd(G->B, slow);
   LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
   LLVMTypeRef pt[1] = { G->errp };

@@ -689,6 +689,43 @@ test("prange: polls keep loops vectorized (the IR's vector types)", function()
             "a short inner loop")
 end)
 
+-- A loop charging the poll countdown each iteration (a while loop, here
+-- the parallel mandelbrot's) tests the countdown's sign after the
+-- subtraction (src/codegen/cg_func.c, cg_poll_charge): on x86 one
+-- decrement and a branch on its sign flag, no separate compare; and LLVM
+-- makes that branch the loop's latch.
+local function escape_rows(img, maxit)
+  local h, w = img.shape[1], img.shape[2]
+  for r in kjit.prange(1, h) do
+    local row = img[r]
+    for c = 1, w do
+      local cx, cy = -2.0 + (c - 1) * 3.0 / w, -1.5 + (r - 1) * 3.0 / h
+      local x, y, n = 0.0, 0.0, 0
+      while n < maxit and x * x + y * y <= 4.0 do
+        x, y = x * x - y * y + cx, 2.0 * x * y + cy
+        n = n + 1
+      end
+      row[c] = n
+    end
+  end
+end
+
+test("prange: a per-iteration poll charge is a decrement and a sign branch (x86)", function()
+  for _, par in ipairs({ true, false }) do
+    local f = kjit.jit(escape_rows, { parallel = par })
+    local img, want = kjit.zeros({ 6, 7 }, "i32"), kjit.zeros({ 6, 7 }, "i32")
+    f(img, 50)
+    escape_rows(want, 50)
+    for i = 1, 6 do for j = 1, 7 do eq(img[i][j], want[i][j], "pixel " .. i .. "," .. j) end end
+    local asm = f:inspect("asm")
+    if asm:find("%rsp", 1, true) then   -- x86-64
+      truthy(asm:find("kjit_rt_poll", 1, true), "polls")
+      truthy(asm:find("\n%s*decq%s+%%%w+\n%s*jns?%s"),
+             (par and "parallel" or "serial") .. ": a decrement and a sign branch:\n" .. asm)
+    end
+  end
+end)
+
 test("prange: the parallel benchmark's kernels agree with the plain loops", function()
   local p = assert(io.popen(string.format("lua5.4 bench/parallel.lua %q --check 2>&1", arg[1])))
   local out = p:read("a")

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench/poll_cost.sh: what interrupt polls cost, in instructions (callgrind),
+# polls on against KJIT_BENCH_NOPOLL=1 (compiled without polls), kernel by
+# kernel: the CPU kernels of bench/kernels.lua (through bench/run_lua.lua)
+# and bench/parallel.lua's on one thread (bench/poll_cost_par.lua). Each
+# figure is the difference between two runs of different call counts
+# divided by the extra calls, so start-up, compiling and filling the inputs
+# cancel out. Instruction counts, unlike times, do not move with the load
+# of a shared machine; they do not see cache misses or a stall on a long
+# dependency chain, so a time comparison (interleaved runs) belongs beside
+# them.
+#   bash bench/poll_cost.sh [kjit.so dir (default build)]
+# Prints one line a kernel: instructions a call with polls and without,
+# and their ratio; then the geometric mean of the parallel kernels'
+# ratios. Needs valgrind. Takes several minutes (callgrind runs code about
+# 50 times slower).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+dir=${1:-build}
+command -v valgrind >/dev/null || { echo "poll_cost.sh: needs valgrind" >&2; exit 2; }
+
+count() {   # count [NOPOLL] command...: the instructions callgrind counts
+  local env=()
+  if [ "$1" = off ]; then env=(KJIT_BENCH_NOPOLL=1); fi
+  shift
+  env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
+    sed -n 's/.*refs: *//p' | tr -d ,
+}
+per_call() {   # per_call on|off lo hi command-with-CALLS...: instructions a call
+  local m=$1 lo=$2 hi=$3; shift 3
+  local a b
+  a=$(count "$m" "${@//CALLS/$lo}")
+  b=$(count "$m" "${@//CALLS/$hi}")
+  echo $(( (b - a) / (hi - lo) ))
+}
+report() {   # report name on off
+  awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%-22s %14d %14d %8.3f\n", n, a, b, a / b }'
+}
+
+printf "%-22s %14s %14s %8s\n" "kernel" "polls on" "polls off" "on/off"
+# the CPU kernels, sizes that callgrind runs in seconds (one timed call
+# against three)
+while read -r name params; do
+  on=$(per_call on 1 3 env LUA_CPATH="$dir/?.so;;" lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  off=$(per_call off 1 3 env LUA_CPATH="$dir/?.so;;" lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  report "$name" "$on" "$off"
+done <<'KERNELS'
+saxpy 1000000
+dot 1000000
+mandelbrot 120 80 64
+nbody 2000
+matmul 64
+jacobi 100 4
+convolve 20000 64
+histogram 1000000 256
+prefix_sum 1000000
+fib 20
+KERNELS
+# bench/parallel.lua's kernels on one thread (two calls against twelve)
+logsum=0 nk=0
+while read -r name size; do
+  on=$(per_call on 2 12 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
+  off=$(per_call off 2 12 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
+  report "parallel $name" "$on" "$off"
+  logsum=$(awk -v s="$logsum" -v a="$on" -v b="$off" 'BEGIN { print s + log(a / b) }')
+  nk=$((nk + 1))
+done <<'KERNELS'
+saxpy 1000000
+dot 1000000
+mandelbrot 128
+matmul 128
+vectorize 1000000
+reduce 1000000
+KERNELS
+awk -v s="$logsum" -v n="$nk" 'BEGIN { printf "parallel geomean on/off %.3f\n", exp(s / n) }'
