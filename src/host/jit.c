@@ -216,7 +216,8 @@ static void spec_reads(JitSpec *js) {
     js->tags[i] = c == SIG_INT ? KLS_INT : c == SIG_FLOAT ? KLS_FLT : 0;
     if (js->tags[i] == 0) js->plain = 0;
   }
-  if (!js->fast) js->plain = 0;
+  /* (none: read_args_direct's general loop is as short) */
+  if (!js->fast || js->nsig == 0) js->plain = 0;
 }
 
 /* The fast path: reads the arguments at stack indices base.. into slots if
