@@ -132,4 +132,23 @@ KLS_INLINE void *kls_upvalue1_udata(lua_State *L, size_t min) {
   return len >= min ? p : NULL;
 }
 
+/* kls_upvalue1_udata for a function known to be a C closure with at least
+** one upvalue (made by lua_pushcclosure with n >= 1 and never pushed as a
+** light C function: the running function's slot holds that closure, and
+** no API changes a closure's number of upvalues), without those checks. */
+KLS_INLINE void *kls_closure_upvalue1_udata(lua_State *L, size_t min) {
+  const KlsState *s = (const KlsState *)(void *)L;
+  const KlsCClosure *c = (const KlsCClosure *)s->ci->func->val.value_.gc;
+  if (c->upvalue[0].tt_ != KLS_UDATA) return NULL;
+  size_t len;
+  void *p = kls_udata(&c->upvalue[0], &len);
+  return len >= min ? p : NULL;
+}
+
+/* Whether the running C function was called with no arguments. */
+KLS_INLINE int kls_noargs(lua_State *L) {
+  const KlsState *s = (const KlsState *)(void *)L;
+  return s->top == s->ci->func + 1;
+}
+
 #endif

@@ -201,6 +201,77 @@ test("native: the specialization survives inspect's recompile", function()
   eq(#f.signatures, 2)
 end)
 
+-- f:native("()") of a specialization that takes no argument and makes no
+-- array is a C function of its own (host/jit.c native_call0): the same
+-- answers as the interpreted function, with extra arguments, errors,
+-- several results, nested calls, vararg functions and arrays made
+test("native without arguments: what the interpreted function gives", function()
+  local function boom() error("boom") end
+  local function fib(k) if k < 2 then return k end return fib(k - 1) + fib(k - 2) end
+  local cases = {
+    function() end,
+    function() return 42 end,
+    function() return 2.5, -0.0, 7, 0/0 end,
+    function() return nil, false, true end,
+    boom,
+    function() local s = 0 for i = 1, 10 do s = s + i end return s end,
+    function() return fib(15) end,
+    function(...) return select("#", ...) end,
+    function(a) return a end,
+  }
+  for i, fn in ipairs(cases) do
+    local f = kjit.jit(fn)
+    local n = f:native("()")
+    for round = 1, 2 do
+      local what = "case " .. i .. " round " .. round
+      agree(n, fn, what)
+      agree(n, fn, what .. " an extra argument", 1.5)
+      agree(n, fn, what .. " an extra nil", nil)
+      agree(n, fn, what .. " again")
+      agree(f, fn, what .. " through f")
+    end
+  end
+  -- one that makes an array: native_call's route
+  local z = kjit.jit(function() local a = kjit.zeros(3) a[2] = 1.5 return a end):native("()")
+  for _ = 1, 2 do
+    local a = z()
+    eq(#a, 3); eq(a[1], 0.0); eq(a[2], 1.5)
+  end
+  local m = raises("boom", function() return kjit.jit(boom):native("()")() end)
+  truthy(m:find(THIS, 1, true), "the error's line in: " .. m)
+end)
+
+test("native without arguments: boxes swapped with the debug library, finalized objects", function()
+  local f0 = kjit.jit(function() return 1 end)
+  local f2 = kjit.jit(add)
+  -- a box of the other kind: runs the box's own specialization (its
+  -- arity checked), never the closure's assumptions
+  local n0, n2 = f0:native("()"), f2:native("(i64, i64)")
+  debug.setupvalue(n0, 1, select(2, debug.getupvalue(f2:native("(i64, i64)"), 1)))
+  eq(n0(5, 3), 8, "a two-argument box in the zero-argument function")
+  local ok, err = pcall(n0)
+  eq(ok, false, "its arity is the box's")
+  truthy(tostring(err):find("number", 1, true) or tostring(err):find("nil", 1, true), tostring(err))
+  debug.setupvalue(n2, 1, select(2, debug.getupvalue(f0:native("()"), 1)))
+  eq(n2(), 1, "a zero-argument box in the two-argument function")
+  eq(n2(7), 1, "an extra argument: f0's own route")
+  for _, v in ipairs({ io.stdout, kjit.zeros(8), f0, 42, debug.upvalueid(n2, 1) }) do
+    local m = f0:native("()")
+    debug.setupvalue(m, 1, v)
+    local ok2, r = pcall(m)
+    eq(ok2, false, "a replaced upvalue " .. tostring(v))
+    truthy(tostring(r):find("upvalue was replaced", 1, true), tostring(r))
+  end
+  local g, n = resurrected(function()
+    local h = kjit.jit(function() return 2 end)
+    h()
+    return h, h:native("()")
+  end)
+  raises("kjit function used after it was finalized", function() return g() end)
+  raises("kjit function used after it was finalized", function() return n() end)
+  raises("kjit function used after it was finalized", function() return n(1) end)
+end)
+
 test("native: signatures are checked like f:compile's", function()
   local f = kjit.jit(add)
   raises("bad signature", function() f:native("(i64") end)
