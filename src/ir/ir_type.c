@@ -2330,7 +2330,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
 
 /* The name of built-in id called by v: its row's, but kjit.f32(x) (a dtype
 ** object, host/dtype.c, calling cuda.float32's built-in) is "kjit.f32". */
-static const char *call_name(const KtySpec *sp, const KirInsn *v, int id) {
+const char *kty_call_name(const KtySpec *sp, const KirInsn *v, int id) {
   int d = KIR_CAST_DTYPE(id);
   if (d >= 0 && d < KJIT_NDTYPES && v->op == KIR_CALL &&
       sp->consts[v->args[0]->id].kind == T_BUILTIN && sp->consts[v->args[0]->id].v.i == 1) {
@@ -2350,7 +2350,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   char tb[32];
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
-  const char *name = call_name(sp, v, id);
+  const char *name = kty_call_name(sp, v, id);
   if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KIR_BOOL_NOT_CALLABLE);
   if (B_IS_ARRAY(id)) {
     if (n < row->minargs)
@@ -2975,7 +2975,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
                "compiled code yet (argument #%d): copy it to a number first",
-               call_name(sp, v, ft.ref), i + 1);
+               kty_call_name(sp, v, ft.ref), i + 1);
       args[i] = luanum(args[i]);
     }
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);

@@ -86,6 +86,22 @@ test("a cast of a non-number raises Lua's located error", function()
   raises("bad argument #1 to 'i16' (number expected, got no value)", function() return kjit.i16() end)
 end)
 
+test("a cast of a number-or-nil names the dtype object when it is nil", function()
+  -- the run-time check of a value that may be nil (seam of dtypes and
+  -- luamv): 'u8' as the call names it, not the built-in's 'uint8'
+  local fn = function(x) local v = x > 0 and x or nil; return kjit.u8(v) end
+  local ff = function(x) local v; if x > 1 then v = x * 0.5 end; return kjit.f32(v) + 1 end
+  for _, f in ipairs{ fn, ff } do
+    local jf = kjit.jit(f)
+    for _, x in ipairs{ 300, 2.5, 0, -7 } do
+      local ok1, r1 = pcall(f, x)
+      local ok2, r2 = pcall(jf, x)
+      eq(ok2, ok1, "raises for " .. x); eq(r2, r1, "result or message for " .. x)
+      if ok1 then eq(math.type(r2), math.type(r1), "subtype for " .. x) end
+    end
+  end
+end)
+
 test("kjit.bool is a dtype, not a cast (both ways)", function()
   same_error(function() return kjit.bool(1) end, "kjit.bool is a dtype, not a cast")
   eq(kjit.zeros(2, kjit.bool)[1], false)
