@@ -2993,6 +2993,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (ft.kind == T_LUA && !S->kernel) {
     int di = direct_literal(S, sp, v);
+    /* A vararg literal given values counted only when the call runs (`h(t.f(x))`,
+    ** `h(table.unpack(t))`, `h(g(x))` with g's returns of varying number) is
+    ** called as the Lua value it is, through lua_call, which passes them all:
+    ** compiled directly it would be specialized on one count (T_CLOSURE's
+    ** refusal above). */
+    if (di >= 0 && S->clos[di].ir->proto->is_vararg && kty_open_dyn(sp, v)) di = -1;
     if (di >= 0) {   /* an escaping literal known here: compiled directly */
       sp->direct[v->id] = 1;
       for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
