@@ -2999,8 +2999,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** compiled directly it would be specialized on one count (T_CLOSURE's
     ** refusal above). */
     if (di >= 0 && S->clos[di].ir->proto->is_vararg && kty_open_dyn(sp, v)) di = -1;
+    /* (set on every visit: kty_open_dyn may see the count's call as a
+    ** function value's only once that call is typed) */
+    sp->direct[v->id] = di >= 0;
     if (di >= 0) {   /* an escaping literal known here: compiled directly */
-      sp->direct[v->id] = 1;
       for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
       return t_call_closure(S, sp, v, di, args, n);
     }
