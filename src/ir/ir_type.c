@@ -189,6 +189,18 @@ const char *kty_name(Type t, char *buf, size_t n) {
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
     if (t.ref == B_CUDA_CG_THIS_GRID && t.sub) return "grid group";
+    if (KIR_CAST_DTYPE(t.ref) >= 0 && t.ref != B_KJIT_BOOL) {
+      /* kjit.f32 is the built-in cuda.float32 (ir_builtins.h): a message
+      ** about the value names both, the user having written either */
+      int d = KIR_CAST_DTYPE(t.ref);
+      static const char *const dtnames[] = {
+#define KTY_DTNAME(E, nm, ct, isf, iss) nm,
+        KJIT_ALLDTYPES(KTY_DTNAME)
+#undef KTY_DTNAME
+      };
+      snprintf(buf, n, "kjit.%s (%s)", dtnames[d], builtin_name(t.ref));
+      return buf;
+    }
     return builtin_name(t.ref);
   case T_TABLE: return "table";
   case T_STR: return "string";

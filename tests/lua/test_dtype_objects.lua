@@ -102,6 +102,22 @@ test("a cast of a number-or-nil names the dtype object when it is nil", function
   end
 end)
 
+test("a refusal about a dtype object's value names it as kjit.f32 too", function()
+  -- (kjit.f32 compiles as the built-in cuda.float32: a refusal naming only
+  -- cuda.float32 spoke of something the user did not write)
+  for _, c in ipairs{
+    { function(x) return tostring(kjit.f32) .. x end, "kjit.f32 (cuda.float32)" },
+    { function(x) local t = { d = kjit.u8 }; return t.d == kjit.u8 end, "kjit.u8 (cuda.uint8)" },
+    { function(x) local D = kjit.i16; local h = function(y) return D(y) end; D = kjit.u8; return h(x) end,
+      "kjit.i16 (cuda.int16)" },
+  } do
+    c[1](1)   -- interpreted, it runs
+    local ok, e = pcall(kjit.jit(c[1]), 1)
+    eq(ok, false, "refused")
+    truthy(e:find("test_dtype_objects%.lua:%d+: compile error") and e:find(c[2], 1, true), e)
+  end
+end)
+
 test("kjit.bool is a dtype, not a cast (both ways)", function()
   same_error(function() return kjit.bool(1) end, "kjit.bool is a dtype, not a cast")
   eq(kjit.zeros(2, kjit.bool)[1], false)
