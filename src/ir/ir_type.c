@@ -2984,7 +2984,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         continue;
       }
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
-                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
+                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD ||
+                           row->rule == KTY_R_CAST))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
                "compiled code yet (argument #%d): copy it to a number first",
                kty_call_name(sp, v, ft.ref), i + 1);
