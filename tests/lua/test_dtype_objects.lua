@@ -124,6 +124,16 @@ test("casts of values read from tables, of number-or-boolean locals, in closures
   end
 end)
 
+test("a dtype object passed as an argument: refused saying it is a dtype", function()
+  -- (was "argument #1 is a userdata": the user passed kjit.f32)
+  local f = kjit.jit(function(d, n) return kjit.zeros(n, d).dtype end)
+  eq(f.lua(kjit.f32, 2), "f32")   -- interpreted
+  raises("argument #1 is the dtype kjit.f32: compiled code reads a dtype when it compiles", f, kjit.f32, 2)
+  raises("argument #2 is the dtype kjit.bool", function() return f(1, kjit.bool) end)
+  local D = kjit.u16   -- an upvalue holding it: read when compiling
+  eq(kjit.jit(function(n) return kjit.zeros(n, D).dtype end)(2), "u16")
+end)
+
 test("a refusal about a dtype object's value names it as kjit.f32 too", function()
   -- (kjit.f32 compiles as the built-in cuda.float32: a refusal naming only
   -- cuda.float32 spoke of something the user did not write)
