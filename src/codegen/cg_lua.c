@@ -1115,7 +1115,7 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
       /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
       return tonumber(G, x, use, 0, "number expected, got ", "");
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
-      name = kir_builtin_name(G->sp->types[use->args[0]->id].ref);
+      name = kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref);   /* kjit.f32: 'f32' */
       const char *dot = strrchr(name, '.');
       if (dot) name = dot + 1;
     }

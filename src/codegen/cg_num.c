@@ -204,7 +204,7 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
   if (use && use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
     /* a C function names itself as the call names it: math.sqrt -> 'sqrt' */
     int b = G->sp->types[use->args[0]->id].ref;
-    const char *name = kir_builtin_name(b);
+    const char *name = kty_call_name(G->sp, use, b);   /* kjit.u8(v): 'u8' */
     const char *dot = strrchr(name, '.');
     if ((b == B_ARR_FILL || b == B_KJIT_FULL) && argi == 2) {
       /* the fill value of a:fill(v) and kjit.full(shape, v): buffer.c's

@@ -42,6 +42,7 @@
 #include "host/options.h"
 #include "host/signature.h"
 #include "host/driver.h"
+#include "ir/ir_builtins.h"
 #include "ir/ir_type.h"
 #include "host/cache_key.h"
 #include "host/export.h"
@@ -198,6 +199,12 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     return (uint8_t)luaL_error(L, "argument #%d is a kjit.struct: compiled code takes a record "
                                "layout as an upvalue or a global (read when it compiles), not as "
                                "an argument", argn);
+  if (kir_dtype_of(L, idx) >= 0) {   /* kjit.f32 ...: a userdata, but one the user means as a dtype */
+    const char *dn = luaL_tolstring(L, idx, NULL);   /* "f32" */
+    return (uint8_t)luaL_error(L, "argument #%d is the dtype kjit.%s: compiled code reads a dtype "
+                               "when it compiles (kjit.%s or \"%s\" written in the function, or an "
+                               "upvalue or global holding it), not from an argument", argn, dn, dn, dn);
+  }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
                              "booleans, strings, tables, kjit arrays and Lua functions", argn,
                              luaL_typename(L, idx));

@@ -189,6 +189,18 @@ const char *kty_name(Type t, char *buf, size_t n) {
     if (t.ref == B_KJIT_PRANGE && t.sub) return "prange iterator";
     if (t.ref == B_IPAIRS && t.sub) return "ipairs iterator";
     if (t.ref == B_CUDA_CG_THIS_GRID && t.sub) return "grid group";
+    if (KIR_CAST_DTYPE(t.ref) >= 0 && t.ref != B_KJIT_BOOL) {
+      /* kjit.f32 is the built-in cuda.float32 (ir_builtins.h): a message
+      ** about the value names both, the user having written either */
+      int d = KIR_CAST_DTYPE(t.ref);
+      static const char *const dtnames[] = {
+#define KTY_DTNAME(E, nm, ct, isf, iss) nm,
+        KJIT_ALLDTYPES(KTY_DTNAME)
+#undef KTY_DTNAME
+      };
+      snprintf(buf, n, "kjit.%s (%s)", dtnames[d], builtin_name(t.ref));
+      return buf;
+    }
     return builtin_name(t.ref);
   case T_TABLE: return "table";
   case T_STR: return "string";
@@ -2330,7 +2342,7 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
 
 /* The name of built-in id called by v: its row's, but kjit.f32(x) (a dtype
 ** object, host/dtype.c, calling cuda.float32's built-in) is "kjit.f32". */
-static const char *call_name(const KtySpec *sp, const KirInsn *v, int id) {
+const char *kty_call_name(const KtySpec *sp, const KirInsn *v, int id) {
   int d = KIR_CAST_DTYPE(id);
   if (d >= 0 && d < KJIT_NDTYPES && v->op == KIR_CALL &&
       sp->consts[v->args[0]->id].kind == T_BUILTIN && sp->consts[v->args[0]->id].v.i == 1) {
@@ -2350,7 +2362,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   char tb[32];
   if (row == NULL)
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
-  const char *name = call_name(sp, v, id);
+  const char *name = kty_call_name(sp, v, id);
   if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KIR_BOOL_NOT_CALLABLE);
   if (B_IS_ARRAY(id)) {
     if (n < row->minargs)
@@ -2972,10 +2984,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         continue;
       }
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
-                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD))
+                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD ||
+                           row->rule == KTY_R_CAST))
         REFUSE(S, sp, v, "%s cannot take a table value or a value read from a table in "
                "compiled code yet (argument #%d): copy it to a number first",
-               call_name(sp, v, ft.ref), i + 1);
+               kty_call_name(sp, v, ft.ref), i + 1);
       args[i] = luanum(args[i]);
     }
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
@@ -2993,8 +3006,16 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (ft.kind == T_LUA && !S->kernel) {
     int di = direct_literal(S, sp, v);
+    /* A vararg literal given values counted only when the call runs (`h(t.f(x))`,
+    ** `h(table.unpack(t))`, `h(g(x))` with g's returns of varying number) is
+    ** called as the Lua value it is, through lua_call, which passes them all:
+    ** compiled directly it would be specialized on one count (T_CLOSURE's
+    ** refusal above). */
+    if (di >= 0 && S->clos[di].ir->proto->is_vararg && kty_open_dyn(sp, v)) di = -1;
+    /* (set on every visit: kty_open_dyn may see the count's call as a
+    ** function value's only once that call is typed) */
+    sp->direct[v->id] = di >= 0;
     if (di >= 0) {   /* an escaping literal known here: compiled directly */
-      sp->direct[v->id] = 1;
       for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
       return t_call_closure(S, sp, v, di, args, n);
     }

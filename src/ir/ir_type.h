@@ -193,6 +193,10 @@ struct KtySpec {
 struct KtySession;
 /* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
 const char *kty_builtin_libname(int id);
+/* The name call v gives built-in id in its messages: "kjit.f32" where the
+** callee is a dtype object (kjit.f32 compiles as cuda.float32), else the
+** built-in's own name. */
+const char *kty_call_name(const KtySpec *sp, const KirInsn *v, int id);
 /* Call v calls a Lua value through lua_call (a function value, or a library
 ** built-in given Lua values): cg_callvalue.c. */
 int kty_calls_value(const KtySpec *sp, const KirInsn *v);

@@ -77,13 +77,77 @@ end
 test("a cast of a non-number raises Lua's located error", function()
   same_error(function() return kjit.f32(nil) end, "bad argument #1 to 'f32' (number expected, got nil)")
   same_error(function() return kjit.u8(true) end, "bad argument #1 to 'u8' (number expected, got boolean)")
-  -- a table: interpreted, the cast's error; compiled code refuses a table
-  -- there as it does for cuda.int32 (a compile error naming the call)
-  local tf = function() local t = {}; return kjit.i32(t) end
-  raises("bad argument #1 to 'i32' (number expected, got table)", tf)
-  raises("kjit.i32 cannot take a table value", kjit.jit(tf))
+  -- a table: the cast's error, compiled too (a table is a Lua value there,
+  -- checked to be a number when the call runs)
+  same_error(function() local t = {}; return kjit.i32(t) end, "bad argument #1 to 'i32' (number expected, got table)")
   raises("bad argument #1 to 'f32' (number expected, got string)", function() return kjit.f32("x") end)
   raises("bad argument #1 to 'i16' (number expected, got no value)", function() return kjit.i16() end)
+end)
+
+test("a cast of a number-or-nil names the dtype object when it is nil", function()
+  -- the run-time check of a value that may be nil (seam of dtypes and
+  -- luamv): 'u8' as the call names it, not the built-in's 'uint8'
+  local fn = function(x) local v = x > 0 and x or nil; return kjit.u8(v) end
+  local ff = function(x) local v; if x > 1 then v = x * 0.5 end; return kjit.f32(v) + 1 end
+  for _, f in ipairs{ fn, ff } do
+    local jf = kjit.jit(f)
+    for _, x in ipairs{ 300, 2.5, 0, -7 } do
+      local ok1, r1 = pcall(f, x)
+      local ok2, r2 = pcall(jf, x)
+      eq(ok2, ok1, "raises for " .. x); eq(r2, r1, "result or message for " .. x)
+      if ok1 then eq(math.type(r2), math.type(r1), "subtype for " .. x) end
+    end
+  end
+end)
+
+test("casts of values read from tables, of number-or-boolean locals, in closures", function()
+  -- (dtype objects meet Lua values: a cast of a value read from a table
+  -- was refused; it converts as luaL_checknumber does, strings included,
+  -- and raises the cast's own error at the call)
+  local T = require "tablediff"
+  local VALUES = { 3, 2.5, 0.1, -1.5, 300, 2^40, 1e300, -0.0, 0/0, math.maxinteger, math.mininteger,
+    "12", "0x10", "1e3", " 5 ", "9007199254740993", "abc", true, false, {}, kjit.zeros(1) }
+  for _, n in ipairs{ "i8", "u8", "i16", "u32", "i64", "u64", "f32", "f64" } do
+    local env = { kjit = kjit }
+    local fns = {
+      load("return function(t) return kjit." .. n .. "(t.x) end", "=casts", "t", env)(),
+      load("return function(t) local r = 0; local h = function() r = kjit." .. n .. "(t.x) end; h(); return r end",
+           "=casts", "t", env)(),
+      load("return function(t) t.y = kjit." .. n .. "(t.x); return t.y end", "=casts", "t", env)(),
+    }
+    for i = 1, #VALUES do
+      for _, f in ipairs(fns) do T.check(f, function() return { x = VALUES[i] } end) end
+    end
+    local mixed = load("return function(x) local v = x > 0 and x or (x < -5); return kjit." .. n .. "(v) end",
+                       "=casts", "t", env)()
+    for _, x in ipairs{ 3, 2.5, -7, 0 } do T.check(mixed, function() return x end) end
+  end
+end)
+
+test("a dtype object passed as an argument: refused saying it is a dtype", function()
+  -- (was "argument #1 is a userdata": the user passed kjit.f32)
+  local f = kjit.jit(function(d, n) return kjit.zeros(n, d).dtype end)
+  eq(f.lua(kjit.f32, 2), "f32")   -- interpreted
+  raises("argument #1 is the dtype kjit.f32: compiled code reads a dtype when it compiles", f, kjit.f32, 2)
+  raises("argument #2 is the dtype kjit.bool", function() return f(1, kjit.bool) end)
+  local D = kjit.u16   -- an upvalue holding it: read when compiling
+  eq(kjit.jit(function(n) return kjit.zeros(n, D).dtype end)(2), "u16")
+end)
+
+test("a refusal about a dtype object's value names it as kjit.f32 too", function()
+  -- (kjit.f32 compiles as the built-in cuda.float32: a refusal naming only
+  -- cuda.float32 spoke of something the user did not write)
+  for _, c in ipairs{
+    { function(x) return tostring(kjit.f32) .. x end, "kjit.f32 (cuda.float32)" },
+    { function(x) local t = { d = kjit.u8 }; return t.d == kjit.u8 end, "kjit.u8 (cuda.uint8)" },
+    { function(x) local D = kjit.i16; local h = function(y) return D(y) end; D = kjit.u8; return h(x) end,
+      "kjit.i16 (cuda.int16)" },
+  } do
+    c[1](1)   -- interpreted, it runs
+    local ok, e = pcall(kjit.jit(c[1]), 1)
+    eq(ok, false, "refused")
+    truthy(e:find("test_dtype_objects%.lua:%d+: compile error") and e:find(c[2], 1, true), e)
+  end
 end)
 
 test("kjit.bool is a dtype, not a cast (both ways)", function()

@@ -198,3 +198,28 @@ test("select in a function a kernel calls: refused saying kernels call no C func
   local k2 = function(r, x) local i = kjit.cuda.grid(1) if i <= #r then r[i] = sum2(x[i], 1.0) end end
   truthy(type((kjit.cuda.compile_ptx(k2, "(f32[:], f32[:])"))) == "string")
 end)
+
+test("an escaping vararg literal given values counted when the call runs gets them all", function()
+  -- (closures2's direct call of an escaping literal meets luamv's values of
+  -- varying number: compiled directly, the literal was specialized on one
+  -- value and the call raised "returned other than one value")
+  local T = require "tablediff"
+  local function g(x) if x > 0 then return x, x + 1 end if x < -1 then return end return x end
+  local fns = {
+    function(x) local t = table.pack(x, nil, x); local s = 0
+      local h = function(...) s = s + select('#', ...) end
+      local keep = { h }; h(table.unpack(t, 1, t.n)); return s, #keep end,
+    function(x) local h = function(...) return select('#', ...), ... end
+      local keep = { h }; local t = { f = g }; return h(t.f(x)) end,
+    function(x) local h = function(...) return select('#', ...) end
+      local keep = { h }; return h(pcall(g, x)) end,
+    function(x) local s = 0; local h = function(...) s = s + select('#', ...); return ... end
+      local keep = { h }; return s, h(g(x)) end,
+    function(x) local h = function(...) return select('#', ...) end
+      local keep = { h }; local k = function(y) local t = { f = g }; return h(t.f(y)) end
+      return k(x) end,
+  }
+  for _, f in ipairs(fns) do
+    for _, x in ipairs{ 3, -7, 0, 2.5 } do T.check(f, function() return x end) end
+  end
+end)
