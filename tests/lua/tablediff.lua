@@ -119,5 +119,16 @@ end
 
 function T.check(fn, make, opts) return core(nil, fn, make, opts) end
 function T.check_error(phrase, fn, make, opts) return core(phrase, fn, make, opts) end
+-- T.check_args(fn, ...), T.check_error_args(phrase, fn, ...): the same
+-- with the arguments given directly (the same values to both runs: pass
+-- tables through make when each run needs its own)
+function T.check_args(fn, ...)
+  local args = table.pack(...)
+  return core(nil, fn, function() return table.unpack(args, 1, args.n) end)
+end
+function T.check_error_args(phrase, fn, ...)
+  local args = table.pack(...)
+  return core(phrase, fn, function() return table.unpack(args, 1, args.n) end)
+end
 
 return T

@@ -7,14 +7,8 @@
 local T = require "tablediff"
 local kjit = require "kjit"
 
-local function check(fn, ...)
-  local args = table.pack(...)
-  return T.check(fn, function() return table.unpack(args, 1, args.n) end)
-end
-local function check_error(phrase, fn, ...)
-  local args = table.pack(...)
-  return T.check_error(phrase, fn, function() return table.unpack(args, 1, args.n) end)
-end
+local check = T.check_args
+local check_error = T.check_error_args
 local XS = { 3, -7, 0, 2.5, -0.5 }
 
 -- v: x (a number) when x > 0, else a boolean (x < -5)

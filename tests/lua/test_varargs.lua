@@ -10,14 +10,8 @@ local kjit = require "kjit"
 
 -- check(fn, ...): fn(...) interpreted and compiled, every result and its
 -- count compared (tables key by key).
-local function check(fn, ...)
-  local args = table.pack(...)
-  return T.check(fn, function() return table.unpack(args, 1, args.n) end)
-end
-local function check_error(phrase, fn, ...)
-  local args = table.pack(...)
-  return T.check_error(phrase, fn, function() return table.unpack(args, 1, args.n) end)
-end
+local check = T.check_args
+local check_error = T.check_error_args
 -- cases(fn, {args}, ...): check on each argument list (its n when given).
 local function cases(fn, ...)
   for _, a in ipairs({...}) do check(fn, table.unpack(a, 1, a.n or #a)) end

@@ -15,10 +15,7 @@
 local T = require "tablediff"
 local kjit = require "kjit"
 
-local function check(fn, ...)
-  local args = table.pack(...)
-  return T.check(fn, function() return table.unpack(args, 1, args.n) end)
-end
+local check = T.check_args
 local function cases(fn, ...)
   for _, a in ipairs({...}) do check(fn, table.unpack(a, 1, a.n or #a)) end
 end
