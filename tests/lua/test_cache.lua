@@ -600,25 +600,8 @@ local function entry_to_notype(b)
   local keylen = string.unpack("<i8", b, 33)
   local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 1)
   local o = 56 + keylen + 4 + 23 + 4 + xl      -- the object's offset (0-based)
-  local function u(fmt, at) return string.unpack(fmt, b, o + at + 1) end
-  local shoff, shentsize, shnum = u("<I8", 0x28), u("<I2", 0x3a), u("<I2", 0x3c)
-  local patched = 0
-  for i = 0, shnum - 1 do
-    local sh = shoff + i * shentsize
-    if u("<I4", sh + 4) == 2 then   -- SHT_SYMTAB
-      local off, size, link = u("<I8", sh + 0x18), u("<I8", sh + 0x20), u("<I4", sh + 0x28)
-      local stroff = u("<I8", shoff + link * shentsize + 0x18)
-      for s = off, off + size - 24, 24 do
-        local name = string.unpack("z", b, o + stroff + u("<I4", s) + 1)
-        local info = u("B", s + 4)
-        if name:match("^kjit_c_") and info & 15 == 2 then
-          local at = o + s + 4
-          b = b:sub(1, at) .. string.char(info & ~15) .. b:sub(at + 2)
-          patched = patched + 1
-        end
-      end
-    end
-  end
+  local patched
+  b, patched = require("elfpatch").entry_to_notype(b, o)
   eq(patched, 1, "the entry symbol patched")
   local h = -3750763034362895579             -- 0xcbf29ce484222325
   for i = 57, #b do h = (h ~ b:byte(i)) * 0x100000001b3 end

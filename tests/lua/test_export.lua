@@ -397,25 +397,8 @@ end)
 local function entry_to_notype(b)
   local body = b:sub(33)
   local o = assert(body:find("\127ELF\2\1\1", 1, true), "an ELF object in the bytes") - 1
-  local function u(fmt, at) return string.unpack(fmt, body, o + at + 1) end
-  local shoff, shentsize, shnum = u("<I8", 0x28), u("<I2", 0x3a), u("<I2", 0x3c)
-  local patched = 0
-  for i = 0, shnum - 1 do
-    local sh = shoff + i * shentsize
-    if u("<I4", sh + 4) == 2 then   -- SHT_SYMTAB
-      local off, size, link = u("<I8", sh + 0x18), u("<I8", sh + 0x20), u("<I4", sh + 0x28)
-      local stroff = u("<I8", shoff + link * shentsize + 0x18)
-      for s = off, off + size - 24, 24 do
-        local name = string.unpack("z", body, o + stroff + u("<I4", s) + 1)
-        local info = u("B", s + 4)
-        if name:match("^kjit_c_") and info & 15 == 2 then
-          local at = o + s + 4
-          body = body:sub(1, at) .. string.char(info & ~15) .. body:sub(at + 2)
-          patched = patched + 1
-        end
-      end
-    end
-  end
+  local patched
+  body, patched = require("elfpatch").entry_to_notype(body, o)
   eq(patched, 1, "the entry symbol patched")
   return reseal(b, body)
 end
