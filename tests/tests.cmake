@@ -43,6 +43,10 @@ set_tests_properties(lua.test_call_path_api PROPERTIES
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)
+  # Both kinds write test-results/<name>.txt: one name, two tests, one file.
+  if(TEST lua.${n})
+    message(FATAL_ERROR "tests/c/${n}.c and tests/lua/${n}.lua share a name (and a results file): rename one")
+  endif()
   # C tests link the objects directly, so they can test internal stages.
   # (and libLLVM, which tests such as test_cpu.c call themselves; kjit's
   # own calls still go through its stubs, KJIT_LLVM_DLOPEN)

@@ -2,7 +2,7 @@ local kjit = require "kjit"
 
 -- test_records.lua: record dtypes (kjit.struct) in the interpreter: layouts,
 -- arrays of records, record views, fields, errors, comparison, printing,
--- lifetimes. (Layouts against the C compiler: tests/c/test_records.c;
+-- lifetimes. (Layouts against the C compiler: tests/c/test_records_layout.c;
 -- compiled code: test_records_jit.lua.)
 
 local NUMERIC = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }

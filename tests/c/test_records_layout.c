@@ -1,5 +1,5 @@
 /*
-** test_records.c: record dtypes against the C compiler. kjit.struct's
+** test_records_layout.c: record dtypes against the C compiler. kjit.struct's
 ** layouts (offsets, size, alignment) are checked against offsetof/sizeof/
 ** _Alignof of the same structs as this compiler lays them out; layouts
 ** are interned (equal declarations give the same object); and the C API
