@@ -22,7 +22,9 @@
 ** sqrt are done in f32 explicitly everywhere (correctly rounded; the GPU
 ** has no f16 divide), fma in f64 on the CPU (exact: khalf.h) and fma.rn.f16
 ** on the GPU. exp, log, sin, cos: the f32 routine (libdevice's on the
-** GPU, the C library's on the CPU) rounded to half; the two f32 results
+** GPU, the C library's on the CPU) rounded to half, and so exp2, exp10,
+** log2, log10 (rcp and rsqrt: IEEE f32 division and square root, the
+** same everywhere; ceil, floor, rint, trunc: exact); the two f32 results
 ** may differ in their last bit, which rounding to half hides except next
 ** to a half-way point. neg and abs flip or clear the sign bit (NaN too).
 ** hmax / hmin follow CUDA's __hmax / __hmin: a NaN operand gives the
@@ -62,12 +64,17 @@ static LLVMValueRef hval(CG *G, LLVMValueRef b) { return LLVMBuildBitCast(G->B, 
 
 static int on_gpu(CG *G) { return strcmp(G->target->name, "nvptx") == 0; }
 
-/* f(x) in f32, rounded to half. */
+/* f(x) in f32, rounded to half; base NULL: x / y; "rcp": 1 / x; "rsqrt":
+** 1 / sqrt(x), two IEEE f32 operations (not the GPU's approximate rsqrt),
+** so every target gives the same f32. */
 static LLVMValueRef via_f32(CG *G, const char *base, LLVMValueRef *h, unsigned n) {
   LLVMValueRef f[2];
   for (unsigned i = 0; i < n; i++) f[i] = LLVMBuildFPExt(G->B, h[i], G->f32, "");
-  LLVMValueRef r;
+  LLVMValueRef r, one = LLVMConstReal(G->f32, 1.0);
   if (base == NULL) r = LLVMBuildFDiv(G->B, f[0], f[1], "");
+  else if (strcmp(base, "rcp") == 0) r = LLVMBuildFDiv(G->B, one, f[0], "");
+  else if (strcmp(base, "rsqrt") == 0)
+    r = LLVMBuildFDiv(G->B, one, cg_math(G, "sqrt", G->f32, f, 1), "");
   else r = cg_math(G, base, G->f32, f, n);
   return LLVMBuildFPTrunc(G->B, r, half_ty(G), "");
 }
@@ -105,6 +112,17 @@ CgVal cg_half_op(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   case B_FP16_HLOG: return from_half(G, via_f32(G, "log", h, 1));
   case B_FP16_HSIN: return from_half(G, via_f32(G, "sin", h, 1));
   case B_FP16_HCOS: return from_half(G, via_f32(G, "cos", h, 1));
+  case B_FP16_HEXP2: return from_half(G, via_f32(G, "exp2", h, 1));
+  case B_FP16_HEXP10: return from_half(G, via_f32(G, "exp10", h, 1));
+  case B_FP16_HLOG2: return from_half(G, via_f32(G, "log2", h, 1));
+  case B_FP16_HLOG10: return from_half(G, via_f32(G, "log10", h, 1));
+  case B_FP16_HRCP: return from_half(G, via_f32(G, "rcp", h, 1));
+  case B_FP16_HRSQRT: return from_half(G, via_f32(G, "rsqrt", h, 1));
+  /* exact on halves: in f32 (the C library's or libdevice's) */
+  case B_FP16_HCEIL: return from_half(G, via_f32(G, "ceil", h, 1));
+  case B_FP16_HFLOOR: return from_half(G, via_f32(G, "floor", h, 1));
+  case B_FP16_HRINT: return from_half(G, via_f32(G, "rint", h, 1));
+  case B_FP16_HTRUNC: return from_half(G, via_f32(G, "trunc", h, 1));
   case B_FP16_HNEG:
     return from_half(G, hval(G, LLVMBuildXor(B, hbits(G, h[0]), LLVMConstInt(G->i16, 0x8000, 0), "")));
   case B_FP16_HABS:

@@ -73,11 +73,11 @@ static int l_cast(lua_State *L) {
 /* cuda.fp16.*: as cg_half.c (each argument rounded to half, the result
 ** rounded once; double arithmetic on halves rounds as the f16 hardware:
 ** common/khalf.h). */
+float exp10f(float);   /* a GNU extension (glibc, musl): the C library compiled code calls */
 static int l_fp16(lua_State *L) {
   int id = upid(L);
   int n = id == B_FP16_HFMA ? 3 : (id == B_FP16_HNEG || id == B_FP16_HABS || id == B_FP16_HSQRT ||
-                                   id == B_FP16_HEXP || id == B_FP16_HLOG || id == B_FP16_HSIN ||
-                                   id == B_FP16_HCOS) ? 1 : 2;
+                                   (id >= B_FP16_HEXP && id <= B_FP16_HTRUNC)) ? 1 : 2;
   double x[3];
   uint16_t h[3];
   for (int i = 0; i < n; i++) { h[i] = kh_from_double(luaL_checknumber(L, i + 1)); x[i] = kh_to_double(h[i]); }
@@ -93,6 +93,16 @@ static int l_fp16(lua_State *L) {
   case B_FP16_HLOG: r = logf((float)x[0]); break;
   case B_FP16_HSIN: r = sinf((float)x[0]); break;
   case B_FP16_HCOS: r = cosf((float)x[0]); break;
+  case B_FP16_HEXP2: r = exp2f((float)x[0]); break;
+  case B_FP16_HEXP10: r = exp10f((float)x[0]); break;
+  case B_FP16_HLOG2: r = log2f((float)x[0]); break;
+  case B_FP16_HLOG10: r = log10f((float)x[0]); break;
+  case B_FP16_HRCP: r = 1.0f / (float)x[0]; break;
+  case B_FP16_HRSQRT: r = 1.0f / sqrtf((float)x[0]); break;
+  case B_FP16_HCEIL: r = ceil(x[0]); break;
+  case B_FP16_HFLOOR: r = floor(x[0]); break;
+  case B_FP16_HRINT: r = nearbyint(x[0]); break;   /* ties to even */
+  case B_FP16_HTRUNC: r = trunc(x[0]); break;
   case B_FP16_HNEG: lua_pushnumber(L, kh_to_double(h[0] ^ 0x8000)); return 1;
   case B_FP16_HABS: lua_pushnumber(L, kh_to_double(h[0] & 0x7fff)); return 1;
   case B_FP16_HMAX: case B_FP16_HMIN: {

@@ -149,6 +149,16 @@
   X(FP16_HLOG, "cuda.fp16.hlog", 1, 1, KMATH) \
   X(FP16_HSIN, "cuda.fp16.hsin", 1, 1, KMATH) \
   X(FP16_HCOS, "cuda.fp16.hcos", 1, 1, KMATH) \
+  X(FP16_HEXP2, "cuda.fp16.hexp2", 1, 1, KMATH) \
+  X(FP16_HEXP10, "cuda.fp16.hexp10", 1, 1, KMATH) \
+  X(FP16_HLOG2, "cuda.fp16.hlog2", 1, 1, KMATH) \
+  X(FP16_HLOG10, "cuda.fp16.hlog10", 1, 1, KMATH) \
+  X(FP16_HRCP, "cuda.fp16.hrcp", 1, 1, KMATH) \
+  X(FP16_HRSQRT, "cuda.fp16.hrsqrt", 1, 1, KMATH) \
+  X(FP16_HCEIL, "cuda.fp16.hceil", 1, 1, KMATH) \
+  X(FP16_HFLOOR, "cuda.fp16.hfloor", 1, 1, KMATH) \
+  X(FP16_HRINT, "cuda.fp16.hrint", 1, 1, KMATH) \
+  X(FP16_HTRUNC, "cuda.fp16.htrunc", 1, 1, KMATH) \
   X(FP16_HMAX, "cuda.fp16.hmax", 2, 2, KMATH) \
   X(FP16_HMIN, "cuda.fp16.hmin", 2, 2, KMATH) \
   X(FP16_HEQ, "cuda.fp16.heq", 2, 2, KMATH) \

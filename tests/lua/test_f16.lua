@@ -230,16 +230,87 @@ test("compiled kjit.f16 and cuda.fp16 match the interpreter and the model", func
   end
   -- exp, log, sin, cos: f32 routines rounded to half: the interpreter
   -- and compiled code agree exactly; the model within one half ulp
-  local function tr(a) return fp.hexp(a), fp.hlog(a), fp.hsin(a), fp.hcos(a) end
+  local function tr(a)
+    return fp.hexp(a), fp.hlog(a), fp.hsin(a), fp.hcos(a), fp.hexp2(a), fp.hexp10(a), fp.hlog2(a),
+           fp.hlog10(a), fp.hrsqrt(a)
+  end
   for _, a in ipairs({ 0.1, 0.5, 1, 2.5, 3, 7.25, 10, 0.001 }) do
     local got = { D.check(tr, a) }
-    local want = { math.exp(R(a)), math.log(R(a)), math.sin(R(a)), math.cos(R(a)) }
-    for k = 1, 4 do
+    local h = R(a)
+    local want = { math.exp(h), math.log(h), math.sin(h), math.cos(h), 2 ^ h, 10 ^ h, math.log(h, 2),
+                   math.log(h, 10), 1 / math.sqrt(h) }
+    for k = 1, #want do
       local w = R(want[k])
-      near(got[k], w, 2 ^ -10 * math.max(1, math.abs(w)), "transcendental " .. k .. " of " .. a)
+      -- at most one half ulp away: 2^-10 relative (2^-24 absolute for subnormals)
+      truthy(got[k] == w or math.abs(got[k] - w) <= 2 ^ -10 * math.abs(w) + 2 ^ -24,
+             "transcendental " .. k .. " of " .. a .. ": got " .. got[k] .. ", want " .. w)
       eq(R(got[k]), got[k], "a half")
     end
   end
+end)
+
+test("cuda.fp16 rounding functions and the reciprocal, exact", function()
+  local fp = cuda.fp16
+  local function rf(a) return fp.hceil(a), fp.hfloor(a), fp.hrint(a), fp.htrunc(a), fp.hrcp(a) end
+  local function rint(x)   -- nearest integer, ties to even
+    if x ~= x or math.abs(x) == INF then return x end
+    local f = math.floor(x)
+    local d = x - f
+    if d > 0.5 or (d == 0.5 and f % 2 == 1) then f = f + 1 end
+    return f
+  end
+  local function signed(r, x)   -- C's zero keeps the argument's sign
+    r = r + 0.0
+    if r == 0 then return (x < 0 or 1 / x < 0) and -0.0 or 0.0 end
+    return r
+  end
+  for _, a in ipairs({ 0.3, -0.3, 2.5, 3.5, -2.5, 1000.7, -0.0, 65504, 0.5, -1.5, 1 / 3, INF, 0 / 0,
+                       2 ^ -24, 7 }) do
+    local h = R(a)
+    local got = { D.check(rf, a) }
+    local want = { signed(math.ceil(h), h), signed(math.floor(h), h), signed(rint(h), h),
+                   signed(h < 0 and math.ceil(h) or math.floor(h), h), R(1 / h) }
+    for k = 1, #want do same(got[k], want[k], "rounding op " .. k .. " of " .. a) end
+  end
+end)
+
+test("records with f16 fields, compiled and interpreted", function()
+  local P = kjit.struct{ {"h", "f16"}, {"w", "f32"}, {"v", "f16", 2} }
+  eq(P.size, 12); eq(P.offset.w, 4); eq(P.offset.v, 8)
+  local a = kjit.zeros(3, P)
+  for i = 1, 3 do a[i].h = VALUES[i + 5]; a[i].v[2] = VALUES[i + 20] end
+  for i = 1, 3 do same(a[i].h, R(VALUES[i + 5]), "field store") end
+  local function f(a)
+    for i = 1, #a do a[i].v[1] = a[i].h * 7 + a[i].v[2] end
+    return a[1].v[1]
+  end
+  D.check(f, a)
+end)
+
+test("vectorize and cuda.reduce over f16 arrays", function()
+  local xs = { 0.1, 0.2, 0.3, 1000.3, -7.5, 65504, 2 ^ -24 }
+  local x = filled(xs)
+  local v = kjit.vectorize(function(a, b) return a * b + 0.1 end, "f16(f16, f16)")
+  local r = v(x, x)
+  eq(r.dtype, "f16")
+  for i, a in ipairs(xs) do same(r[i], R(R(a) * R(a) + 0.1), "vectorize [" .. i .. "]") end
+  local r2 = v(x, 2.5)
+  for i, a in ipairs(xs) do same(r2[i], R(R(a) * 2.5 + 0.1), "vectorize, a scalar [" .. i .. "]") end
+  local s = 0.0
+  for i = 1, #xs do s = s + R(xs[i]) end
+  local prev = cuda.simulate(true)
+  local red = cuda.reduce(function(a, b) return a + b end)
+  same(red(x), s, "reduce (f64 accumulator)")
+  same(red(cuda.to_device(x)), s, "reduce on the device array")
+  cuda.simulate(prev)
+end)
+
+test("export and load of an f16 function", function()
+  local f = kjit.jit(function(x, y) for i = 1, #x do y[i] = x[i] / 3 end end)
+  local g = kjit.load(f:export("(f16[:], f16[:])"))
+  local x, y = filled(VALUES), kjit.zeros(#VALUES, "f16")
+  g(x, y)
+  for i = 1, #VALUES do same(y[i], R(x[i] / 3), "loaded [" .. i .. "]") end
 end)
 
 ---------------------------------------------------------------------------
@@ -317,6 +388,26 @@ test("f16 kernels through ptxas: sm_75, sm_80, sm_90", function()
     truthy(ptx:find("fma.rn.f16", 1, true), "half fma")
     ptxas.check(ptx, "kfp16", sm)
   end
-  local function tr(x) local i = cuda.grid(1); x[i] = cuda.fp16.hexp(x[i]) + cuda.fp16.hsin(x[i]) end
-  ptxas.check(cuda.compile_ptx(tr, "void(f16[:])", 80), "transcendental", 80)
+  local function tr(x)
+    local i, fp = cuda.grid(1), cuda.fp16
+    local v = x[i]
+    x[i] = fp.hexp(v) + fp.hsin(v) + fp.hcos(v) + fp.hlog(v) + fp.hexp2(v) + fp.hexp10(v)
+           + fp.hlog2(v) + fp.hlog10(v) + fp.hrcp(v) + fp.hrsqrt(v) + fp.hceil(v) + fp.hfloor(v)
+           + fp.hrint(v) + fp.htrunc(v)
+  end
+  for _, sm in ipairs({ 75, 90 }) do
+    ptxas.check(cuda.compile_ptx(tr, "void(f16[:])", sm), "transcendental", sm)
+  end
+  local prev = cuda.simulate(true)
+  local k = cuda.jit(tr, "void(f16[:])")
+  local d = cuda.to_device(kjit.array({ 0.5, 2.25 }, "f16"))
+  k[{1, 2}](d)
+  local h = d:copy_to_host()
+  cuda.simulate("interpret")
+  local k2 = cuda.jit(tr, "void(f16[:])")
+  local d2 = cuda.to_device(kjit.array({ 0.5, 2.25 }, "f16"))
+  k2[{1, 2}](d2)
+  local h2 = d2:copy_to_host()
+  for i = 1, 2 do same(h[i], h2[i], "both simulators") end
+  cuda.simulate(prev)
 end)
