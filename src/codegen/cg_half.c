@@ -9,10 +9,11 @@
 ** cuda.float16 or cuda.fp16.* is an f64 holding a half. Conversions are
 ** LLVM's fpext / fptrunc on `half`: the GPU's cvt.f64.f16 / cvt.rn.f16.f64;
 ** on x86 F16C's vcvtph2ps, or the libcalls __extendhfsf2 / __gnu_h2f_ieee /
-** __truncdfhf2 ..., which runtime.c registers with our own C code
+** __truncsfhf2 ..., which runtime/halfrt.c registers with our own C code
 ** (common/khalf.h) so the JIT never depends on the compiler runtime. A
 ** store rounds once from the double (not through an f32): numpy's
-** float16(x), buffer.c's kh_from_double.
+** float16(x), buffer.c's kh_from_double; on the CPU in inline integer
+** code (f64_to_half_bits), as x86 has no instruction for it.
 **
 ** cuda.fp16.*: each argument rounded to half, the operation on halves,
 ** the result rounded to half once. add, sub, mul and the comparisons are
@@ -41,8 +42,48 @@ LLVMValueRef cg_half_to_f64(CG *G, LLVMValueRef bits) {
   return LLVMBuildFPExt(G->B, h, G->f64, "");
 }
 
+static int on_gpu(CG *G) { return strcmp(G->target->name, "nvptx") == 0; }
+
+/* d rounded to half in integer and f64 operations, without a branch or a
+** call, so that loops of stores vectorize (x86 has no f64 -> f16
+** instruction, and LLVM 14 calls __truncdfhf2 per element: 10x slower
+** than an f32 store). common/khalf.h's kh_from_double, as a select of:
+** NaN (quieted, payload's top bits), +-inf past 65520, the normal halves
+** (the exponent rebiased, the dropped 42 bits rounded to nearest even:
+** a carry into the exponent is right), and below 2^-14 the subnormals:
+** |d| * 2^24 rounded to an integer by adding 2^52 (exact scaling; the
+** addition rounds to nearest even). */
+static LLVMValueRef f64_to_half_bits(CG *G, LLVMValueRef d) {
+  LLVMBuilderRef B = G->B;
+  LLVMTypeRef i64 = G->i64;
+#define K(v) LLVMConstInt(i64, (unsigned long long)(v), 0)
+  LLVMValueRef u = LLVMBuildBitCast(B, d, i64, "");
+  LLVMValueRef sign = LLVMBuildAnd(B, LLVMBuildLShr(B, u, K(48), ""), K(0x8000), "");
+  LLVMValueRef a = LLVMBuildAnd(B, u, K(0x7fffffffffffffffULL), "");
+  LLVMValueRef q = LLVMBuildLShr(B, a, K(42), "");
+  LLVMValueRef rem = LLVMBuildAnd(B, a, K((1ULL << 42) - 1), "");
+  LLVMValueRef above = LLVMBuildICmp(B, LLVMIntUGT, rem, K(1ULL << 41), "");
+  LLVMValueRef tie = LLVMBuildICmp(B, LLVMIntEQ, rem, K(1ULL << 41), "");
+  LLVMValueRef odd = LLVMBuildTrunc(B, q, G->i1, "");
+  LLVMValueRef up = LLVMBuildOr(B, above, LLVMBuildAnd(B, tie, odd, ""), "");
+  LLVMValueRef normal = LLVMBuildSub(B, LLVMBuildAdd(B, q, LLVMBuildZExt(B, up, i64, ""), ""),
+                                     K(1008ULL << 10), "");   /* 1023 - 15 */
+  LLVMValueRef ad = LLVMBuildBitCast(B, a, G->f64, "");
+  LLVMValueRef t = LLVMBuildFAdd(B, LLVMBuildFMul(B, ad, cg_f64(G, 0x1p24), ""), cg_f64(G, 0x1p52), "");
+  LLVMValueRef sub = LLVMBuildAnd(B, LLVMBuildBitCast(B, t, i64, ""), K(0x7ff), "");
+  LLVMValueRef r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntULT, a, K(0x3f10000000000000ULL), ""),
+                                   sub, normal, "");   /* below 2^-14 */
+  r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGE, a, K(0x40effe0000000000ULL), ""),
+                      K(0x7c00), r, "");               /* 65520 and past: inf */
+  LLVMValueRef nan = LLVMBuildOr(B, K(0x7e00), LLVMBuildAnd(B, q, K(0x3ff), ""), "");
+  r = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGT, a, K(0x7ff0000000000000ULL), ""), nan, r, "");
+  return LLVMBuildTrunc(B, LLVMBuildOr(B, r, sign, ""), G->i16, "");
+#undef K
+}
+
 LLVMValueRef cg_f64_to_half(CG *G, LLVMValueRef d) {
-  LLVMValueRef h = LLVMBuildFPTrunc(G->B, d, half_ty(G), "");
+  if (!on_gpu(G)) return f64_to_half_bits(G, d);
+  LLVMValueRef h = LLVMBuildFPTrunc(G->B, d, half_ty(G), "");   /* cvt.rn.f16.f64 */
   return LLVMBuildBitCast(G->B, h, G->i16, "");
 }
 
@@ -50,9 +91,9 @@ LLVMValueRef cg_f64_to_half(CG *G, LLVMValueRef d) {
 static LLVMValueRef to_half(CG *G, CgVal x) {
   LLVMValueRef f;
   if (x.t.kind == T_INT) f = LLVMBuildSIToFP(G->B, x.v, G->f64, "");   /* exact below 2^53 */
-  else if (x.t.kind == T_F32) f = x.v;
+  else if (x.t.kind == T_F32) return LLVMBuildFPTrunc(G->B, x.v, half_ty(G), "");
   else f = cg_num_to(G, x, T_F64);
-  return LLVMBuildFPTrunc(G->B, f, half_ty(G), "");
+  return LLVMBuildBitCast(G->B, cg_f64_to_half(G, f), half_ty(G), "");
 }
 
 static CgVal from_half(CG *G, LLVMValueRef h) {
@@ -61,8 +102,6 @@ static CgVal from_half(CG *G, LLVMValueRef h) {
 
 static LLVMValueRef hbits(CG *G, LLVMValueRef h) { return LLVMBuildBitCast(G->B, h, G->i16, ""); }
 static LLVMValueRef hval(CG *G, LLVMValueRef b) { return LLVMBuildBitCast(G->B, b, half_ty(G), ""); }
-
-static int on_gpu(CG *G) { return strcmp(G->target->name, "nvptx") == 0; }
 
 /* f(x) in f32, rounded to half; base NULL: x / y; "rcp": 1 / x; "rsqrt":
 ** 1 / sqrt(x), two IEEE f32 operations (not the GPU's approximate rsqrt),
