@@ -47,6 +47,8 @@ typedef enum kjit_dtype {
   KJIT_I64, KJIT_U64, KJIT_F32, KJIT_F64,
   KJIT_BOOL,      /* one byte: 0 is false, anything else true (Lua
                      booleans in scripts; kjit writes 0 or 1) */
+  KJIT_F16,       /* IEEE 754 binary16 (half), two bytes; read as a Lua
+                     float, stores round to nearest even */
   KJIT_NDTYPES
 } kjit_dtype;
 

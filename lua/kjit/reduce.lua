@@ -24,6 +24,7 @@ local assert, error, pairs, pcall, setmetatable, tostring, type =
 local ACC = {
   i8 = "i64", u8 = "i64", i16 = "i64", u16 = "i64", i32 = "i64", u32 = "i64",
   i64 = "i64", u64 = "i64", f32 = "f32", f64 = "f64",
+  f16 = "f64",     -- elements read as Lua floats (f64), folded as Lua folds them
   bool = "bool",   -- any/all: fn takes and returns booleans
 }
 

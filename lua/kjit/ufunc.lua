@@ -55,11 +55,12 @@ local DTYPE_LIST = table.concat(kjit.dtypes, ", ")
 -- NumPy's 'safe' casting: from -> set of dtypes that hold every value
 local SAFE = {}
 for from, tos in pairs{
-  i8 = "i8 i16 i32 i64 f32 f64",  u8 = "u8 u16 i16 u32 i32 u64 i64 f32 f64",
+  i8 = "i8 i16 i32 i64 f16 f32 f64",  u8 = "u8 u16 i16 u32 i32 u64 i64 f16 f32 f64",
   i16 = "i16 i32 i64 f32 f64",    u16 = "u16 u32 i32 u64 i64 f32 f64",
   i32 = "i32 i64 f64",            u32 = "u32 u64 i64 f64",
   i64 = "i64 f64",                u64 = "u64 f64",
   f32 = "f32 f64",                f64 = "f64",
+  f16 = "f16 f32 f64",
   bool = "bool",   -- booleans are not numbers (kjit's store rules)
 } do
   SAFE[from] = {}
@@ -164,11 +165,11 @@ local function classify(self, args)
   return ins
 end
 
--- A Lua integer fits any numeric dtype, a Lua float fits f32 and f64, a
+-- A Lua integer fits any numeric dtype, a Lua float fits f16, f32 and f64, a
 -- Lua boolean fits bool only.
 local function scalar_fits(lua_type, dt)
   if lua_type == "boolean" or dt == "bool" then return lua_type == "boolean" and dt == "bool" end
-  return lua_type == "integer" or dt == "f32" or dt == "f64"
+  return lua_type == "integer" or dt == "f32" or dt == "f64" or dt == "f16"
 end
 
 local function describe_types(ins)

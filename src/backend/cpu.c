@@ -178,6 +178,19 @@ static void kc_host_init(void) {
   char *c = LLVMGetHostCPUName(), *f = LLVMGetHostCPUFeatures();
   kc_cpu = kc_strdup(c);
   kc_features = kc_strdup(f);
+  /* Tests only: compile as for a CPU without F16C, so f16 conversions go
+  ** through the libcalls runtime/halfrt.c provides. Last in the list, so
+  ** LLVM also clears the features that imply F16C (AVX-512). The cache
+  ** key has the features, so such code is never mixed with the rest. */
+  if (getenv("KJIT_TEST_NO_F16C") && kc_features) {
+    size_t fl = strlen(kc_features);
+    char *nf = malloc(fl + 8);
+    if (nf) {
+      snprintf(nf, fl + 8, "%s%s-f16c", kc_features, fl ? "," : "");
+      free(kc_features);
+      kc_features = nf;
+    }
+  }
   LLVMDisposeMessage(c);
   LLVMDisposeMessage(f);
 

@@ -263,6 +263,11 @@ CgVal cg_rec_eq(CG *G, CgVal a, CgVal b);
 /* cg_array.c: an element stored with the store rules, or loaded */
 void cg_store_value(CG *G, const KirInsn *v, int dtype, LLVMValueRef p, CgVal x);
 CgVal cg_load_elem(CG *G, int dtype, LLVMValueRef p);
+/* f16 (cg_half.c): bits (i16) -> f64, exact; f64 -> bits, rounded once;
+** cuda.float16(x) and cuda.fp16.* (id) on concrete arguments. */
+LLVMValueRef cg_half_to_f64(CG *G, LLVMValueRef bits);
+LLVMValueRef cg_f64_to_half(CG *G, LLVMValueRef d);
+CgVal cg_half_op(CG *G, const KirInsn *v, int id, CgVal *a, int n);
 
 /* cg_alloc.c: arrays made in compiled code and the array methods
 ** (B_IS_ARRAY built-ins), table constructors of shapes and elements,

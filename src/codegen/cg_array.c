@@ -134,6 +134,7 @@ static CgVal load_elem(CG *G, int d, LLVMValueRef p) {
   case KJIT_U8: case KJIT_U16: case KJIT_U32: return cg_mk(TY(T_INT), LLVMBuildZExt(G->B, x, G->i64, ""));
   case KJIT_I64: case KJIT_U64: return cg_mk(TY(T_INT), x);
   case KJIT_F32: return cg_mk(TY(T_F32), x);
+  case KJIT_F16: return cg_mk(TY(T_F64), cg_half_to_f64(G, x));   /* exact, as Lua reads it */
   case KJIT_BOOL:   /* any nonzero byte is true, as buffer.c reads it */
     return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntNE, x, LLVMConstInt(G->i8, 0, 0), ""));
   default: return cg_mk(TY(T_F64), x);
@@ -149,6 +150,9 @@ static CgVal concrete_elem(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   if (d == KJIT_F32)   /* an integer rounds once, as buffer.c's (float)i */
     r = x.t.kind == T_INT ? LLVMBuildSIToFP(G->B, x.v, G->f32, "") : cg_num_to(G, x, T_F32);
   else if (d == KJIT_F64) r = cg_num_to(G, x, T_F64);
+  else if (d == KJIT_F16)   /* one rounding, from the double (buffer.c's kh_from_double) */
+    r = cg_f64_to_half(G, x.t.kind == T_INT ? LLVMBuildSIToFP(G->B, x.v, G->f64, "")
+                                            : cg_num_to(G, x, T_F64));
   else {
     /* the array's __newindex raises this (buffer.c, luaL_error: no
     ** position in a stripped chunk, unlike the VM's conversions) */

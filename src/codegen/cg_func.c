@@ -78,7 +78,7 @@ LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args
 LLVMTypeRef cg_dtype_llty(CG *G, int d) {
   switch (d) {
   case KJIT_I8: case KJIT_U8: case KJIT_BOOL: return G->i8;
-  case KJIT_I16: case KJIT_U16: return G->i16;
+  case KJIT_I16: case KJIT_U16: case KJIT_F16: return G->i16;   /* f16: its bits (cg_half_*) */
   case KJIT_I32: case KJIT_U32: return G->i32;
   case KJIT_I64: case KJIT_U64: return G->i64;
   case KJIT_F32: return G->f32;

@@ -82,6 +82,7 @@ static CgVal modf2(CG *G, const KirInsn *v, CgVal x, Type rt) {
 static CgVal kmath_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   int id = builtin_id(G, v);
   if (id >= B_CUDA_INT8 && id <= B_CUDA_FLOAT64) return cast(G, id, a[0]);
+  if (id == B_CUDA_FLOAT16 || B_IS_FP16(id)) return cg_half_op(G, v, id, a, n);   /* cg_half.c */
   if (id == B_MATH_MODF) return modf2(G, v, a[0], rt);
   if (id == B_KMATH_ISNAN || id == B_KMATH_ISINF || id == B_KMATH_ISFINITE) {
     if (a[0].t.kind == T_INT) return cg_mk(TY(T_BOOL), cg_i1(G, id == B_KMATH_ISFINITE));

@@ -35,6 +35,7 @@
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -47,6 +48,7 @@
 
 #include "lua.h"
 #include "lauxlib.h"
+#include "common/khalf.h"
 #include "host/buffer.h"
 #include "ir/ir_builtins.h"
 #include "host/record.h"
@@ -219,6 +221,9 @@ static void setint(kjit_dtype t, void *p, lua_Integer i) {
             break;
     KJIT_DTYPES(X_SETI)
 #undef X_SETI
+    /* an integer is exact in the double for |i| <= 2^53; past it the
+    ** half is inf anyway (65504 is the largest), so one rounding */
+    case KJIT_F16: *(uint16_t *)p = kh_from_double((double)i); break;
     default: break;
   }
 }
@@ -229,6 +234,7 @@ static void setnum(lua_State *L, kjit_dtype t, void *p, lua_Number d) {
   lua_Integer i = 0;   /* luaL_error is not declared noreturn */
   if (t == KJIT_F64) { *(double *)p = (double)d; return; }
   if (t == KJIT_F32) { *(float *)p = (float)d; return; }
+  if (t == KJIT_F16) { *(uint16_t *)p = kh_from_double(d); return; }
   if (!num2int(d, &i)) kb_where_error(L, "number has no integer representation");
   setint(t, p, i);
 }
@@ -258,6 +264,7 @@ static int getval(const KBuffer *b, int64_t k, lua_Integer *i, lua_Number *d) {
       *i = (lua_Integer)((const ct *)b->data)[k]; return 1;
     KJIT_DTYPES(X_GET)
 #undef X_GET
+    case KJIT_F16: *d = kh_to_double(((const uint16_t *)b->data)[k]); return 0;
     default: *i = 0; return 1;
   }
 }
@@ -759,7 +766,17 @@ static void fmtelem(char *buf, size_t sz, const KBuffer *b, int64_t k) {
     snprintf(buf, sz, "%s", ((const uint8_t *)b->data)[k] ? "true" : "false");
   else if (b->dtype == KJIT_U64)
     snprintf(buf, sz, "%" PRIu64, ((const uint64_t *)b->data)[k]);
-  else if (!getval(b, k, &i, &d))
+  else if (b->dtype == KJIT_F16) {   /* the shortest that reads back, as numpy prints */
+    uint16_t h = ((const uint16_t *)b->data)[k];
+    d = kh_to_double(h);
+    /* at least the integer digits: 65504 prints so, not as 6.55e+04 */
+    int prec = 1;
+    for (double m = 10; prec < 5 && fabs(d) >= m; m *= 10) prec++;
+    for (; prec <= 5; prec++) {
+      fmtfloat(buf, sz, prec, d);
+      if (d != d || kh_from_double(strtod(buf, NULL)) == h) break;
+    }
+  } else if (!getval(b, k, &i, &d))
     fmtfloat(buf, sz, b->dtype == KJIT_F32 ? 7 : 14, d);
   else
     snprintf(buf, sz, "%" PRId64, (int64_t)i);

@@ -31,7 +31,8 @@
 #include "host/kernel_intrin.h"
 #include "ir/ir_builtins.h"
 
-/* The casts' rows follow the dtypes' order (KIR_DTYPE_CAST). */
+/* The casts' rows follow the dtypes' order (KIR_DTYPE_CAST; bool and f16,
+** after them in kjit.h, have rows of their own). */
 _Static_assert(B_CUDA_FLOAT64 - B_CUDA_INT8 == KJIT_F64 - KJIT_I8 && KJIT_I8 == 0,
                "the cast rows of ir_builtins.h follow karray.h's dtypes");
 

@@ -76,7 +76,8 @@ static void rewrite_cpointer(const char *in, char *out, size_t n) {
 }
 
 static int extern_dtype(const KSigItem *it) {
-  return it->dtype >= 0 && it->dtype != KJIT_BOOL && it->dtype < KJIT_NDTYPES ? it->dtype : -1;
+  return it->dtype >= 0 && it->dtype != KJIT_BOOL && it->dtype != KJIT_F16 &&
+         it->dtype < KJIT_NDTYPES ? it->dtype : -1;
 }
 
 /* cuda.declare_device(name, signature [, {sim = fn}]) */
@@ -181,7 +182,7 @@ static int d_device_ptr(lua_State *L) {
 /* NumPy's typestr of a dtype ("<f4"); records: "|V<size>". */
 static void push_typestr(lua_State *L, const KDevArray *d) {
   if (d->record) { lua_pushfstring(L, "|V%d", (int)kcu_elem_size(d)); return; }
-  static const char kind[] = { 'i', 'u', 'i', 'u', 'i', 'u', 'i', 'u', 'f', 'f', 'b' };
+  static const char kind[] = { 'i', 'u', 'i', 'u', 'i', 'u', 'i', 'u', 'f', 'f', 'b', 'f' };
   size_t sz = kjit_dtype_size(d->dtype);
   lua_pushfstring(L, "%c%c%d", sz == 1 ? '|' : '<', kind[d->dtype], (int)sz);
 }
@@ -215,7 +216,7 @@ static kjit_dtype check_dtype(lua_State *L, int idx) {
   if (canon) s = canon;
   if ((s[0] == '<' || s[0] == '|' || s[0] == '=' || s[0] == '>') && s[1] && s[2]) {
     static const char *const ts[] = { "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8",
-                                      "b1" };
+                                      "b1", "f2" };   /* kjit.h's order */
     for (int t = 0; t < KJIT_NDTYPES && s[0] != '>'; t++)   /* not big-endian */
       if (strcmp(s + 1, ts[t]) == 0) return (kjit_dtype)t;
     luaL_error(L, "kjit.cuda: unsupported typestr '%s' (little-endian integers, floats, bool)", s);

@@ -34,6 +34,7 @@
 #include "runtime/runtime_lib.h"
 #include "runtime/luavalue.h"
 #include "runtime/luacall.h"
+#include "runtime/halfrt.h"
 #include "runtime/luastring.h"
 #include "runtime/parallel.h"
 #include "runtime/alloc.h"
@@ -387,6 +388,7 @@ static void register_runtime_once(void) {
   kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
   kjit_lc_register();   /* function values, assigned upvalues (runtime/luacall.c) */
   kjit_ls_register();   /* conversions, strings (runtime/luastring.c) */
+  kjit_half_register();   /* f16 conversion libcalls (runtime/halfrt.c) */
 }
 
 /* Once per process: states in other threads may compile at the same time

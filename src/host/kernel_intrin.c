@@ -13,6 +13,7 @@
 #include "ir/ir_builtins.h"
 #include "common/cuda_intrin.h"
 #include "runtime/cudasim.h"
+#include "common/khalf.h"
 
 __thread KIBlock *kki_cur;
 
@@ -41,6 +42,10 @@ void kki_cast(lua_State *L, int id, int idx) {
     lua_pushnumber(L, isint ? (lua_Number)(float)lua_tointeger(L, idx) : (lua_Number)(float)lua_tonumber(L, idx));
     return;
   }
+  if (id == B_CUDA_FLOAT16) {   /* one rounding from the double: numpy.float16(x) */
+    lua_pushnumber(L, kh_round(isint ? (lua_Number)lua_tointeger(L, idx) : lua_tonumber(L, idx)));
+    return;
+  }
   if (id == B_CUDA_FLOAT64) {
     lua_pushnumber(L, isint ? (lua_Number)lua_tointeger(L, idx) : lua_tonumber(L, idx));
     return;
@@ -62,6 +67,62 @@ void kki_cast(lua_State *L, int id, int idx) {
 static int l_cast(lua_State *L) {
   luaL_checknumber(L, 1);
   kki_cast(L, upid(L), 1);
+  return 1;
+}
+
+/* cuda.fp16.*: as cg_half.c (each argument rounded to half, the result
+** rounded once; double arithmetic on halves rounds as the f16 hardware:
+** common/khalf.h). */
+float exp10f(float);   /* a GNU extension (glibc, musl): the C library compiled code calls */
+static int l_fp16(lua_State *L) {
+  int id = upid(L);
+  int n = id == B_FP16_HFMA ? 3 : (id == B_FP16_HNEG || id == B_FP16_HABS || id == B_FP16_HSQRT ||
+                                   (id >= B_FP16_HEXP && id <= B_FP16_HTRUNC)) ? 1 : 2;
+  double x[3];
+  uint16_t h[3];
+  for (int i = 0; i < n; i++) { h[i] = kh_from_double(luaL_checknumber(L, i + 1)); x[i] = kh_to_double(h[i]); }
+  double r;
+  switch (id) {
+  case B_FP16_HADD: r = x[0] + x[1]; break;
+  case B_FP16_HSUB: r = x[0] - x[1]; break;
+  case B_FP16_HMUL: r = x[0] * x[1]; break;
+  case B_FP16_HDIV: r = x[0] / x[1]; break;
+  case B_FP16_HSQRT: r = sqrt(x[0]); break;
+  case B_FP16_HFMA: r = x[0] * x[1] + x[2]; break;   /* exact below overflow */
+  case B_FP16_HEXP: r = expf((float)x[0]); break;
+  case B_FP16_HLOG: r = logf((float)x[0]); break;
+  case B_FP16_HSIN: r = sinf((float)x[0]); break;
+  case B_FP16_HCOS: r = cosf((float)x[0]); break;
+  case B_FP16_HEXP2: r = exp2f((float)x[0]); break;
+  case B_FP16_HEXP10: r = exp10f((float)x[0]); break;
+  case B_FP16_HLOG2: r = log2f((float)x[0]); break;
+  case B_FP16_HLOG10: r = log10f((float)x[0]); break;
+  case B_FP16_HRCP: r = 1.0f / (float)x[0]; break;
+  case B_FP16_HRSQRT: r = 1.0f / sqrtf((float)x[0]); break;
+  case B_FP16_HCEIL: r = ceil(x[0]); break;
+  case B_FP16_HFLOOR: r = floor(x[0]); break;
+  case B_FP16_HRINT: r = nearbyint(x[0]); break;   /* ties to even */
+  case B_FP16_HTRUNC: r = trunc(x[0]); break;
+  case B_FP16_HNEG: lua_pushnumber(L, kh_to_double(h[0] ^ 0x8000)); return 1;
+  case B_FP16_HABS: lua_pushnumber(L, kh_to_double(h[0] & 0x7fff)); return 1;
+  case B_FP16_HMAX: case B_FP16_HMIN: {
+    int max = id == B_FP16_HMAX;
+    uint16_t b;
+    if (x[0] != x[0] && x[1] != x[1]) b = 0x7fff;
+    else if (x[0] == x[1]) b = max ? h[0] & h[1] : h[0] | h[1];   /* +0 > -0 */
+    else b = (max ? x[0] > x[1] : x[0] < x[1]) || x[1] != x[1] ? h[0] : h[1];
+    lua_pushnumber(L, kh_to_double(b));
+    return 1;
+  }
+  case B_FP16_HEQ: lua_pushboolean(L, x[0] == x[1]); return 1;
+  case B_FP16_HNE: lua_pushboolean(L, x[0] < x[1] || x[0] > x[1]); return 1;   /* ordered */
+  case B_FP16_HGT: lua_pushboolean(L, x[0] > x[1]); return 1;
+  case B_FP16_HGE: lua_pushboolean(L, x[0] >= x[1]); return 1;
+  case B_FP16_HLT: lua_pushboolean(L, x[0] < x[1]); return 1;
+  case B_FP16_HLE: lua_pushboolean(L, x[0] <= x[1]); return 1;
+  default: return luaL_error(L, "%s: unknown", kir_builtin_name(id));
+  }
+  lua_pushnumber(L, kh_round(r));
   return 1;
 }
 
@@ -316,6 +377,10 @@ void kki_open(lua_State *L, int cuda_idx, int math_idx) {
   cuda_idx = lua_absindex(L, cuda_idx);
   math_idx = lua_absindex(L, math_idx);
   for (int id = B_CUDA_INT8; id <= B_CUDA_FLOAT64; id++) reg(L, cuda_idx, l_cast, id);
+  reg(L, cuda_idx, l_cast, B_CUDA_FLOAT16);
+  lua_newtable(L);   /* cuda.fp16: numba-cuda's half-precision functions */
+  for (int id = B_FP16_HADD; id <= B_FP16_HLE; id++) reg(L, lua_gettop(L), l_fp16, id);
+  lua_setfield(L, cuda_idx, "fp16");
   for (int id = B_KMATH_FMA; id <= B_KMATH_ISFINITE; id++) {
     reg(L, math_idx, l_math, id);
     /* the same function in kjit.cuda (numba-cuda's cuda.fma, cuda.cbrt; its

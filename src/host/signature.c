@@ -20,7 +20,7 @@ static const struct { const char *alias, *dtype; } dtype_aliases[] = {
   { "boolean", "bool" }, { "b1", "bool" },   /* the scalar words' spellings (scalar_type) */
   /* the rest of numba's names */
   { "int8", "i8" }, { "int16", "i16" }, { "uint8", "u8" }, { "uint16", "u16" },
-  { "uint32", "u32" }, { "uint64", "u64" }, { "double", "f64" },
+  { "uint32", "u32" }, { "uint64", "u64" }, { "double", "f64" }, { "float16", "f16" },
 };
 
 static int dtype_of(const char *name) {
@@ -218,6 +218,9 @@ static Type scalar_type(const KSigItem *it, KSigApi api) {
   };
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     if (strcmp(words[i].name, it->name) == 0) return TY(words[i].kind);
+  /* f16 scalars: no Lua value is one (kernels take f32 and round with
+  ** cuda.float16(x); f16 arrays are the way to pass halves) */
+  if (it->dtype == KJIT_F16) return TY(T_NIL);
   if (api == KSIG_KERNEL && it->dtype >= 0)   /* f32, and integer dtypes (Lua integers) */
     return TY(it->dtype == KJIT_F32 ? T_F32 : it->dtype == KJIT_F64 ? T_F64 : T_INT);
   return TY(T_NIL);
@@ -249,7 +252,11 @@ static int type_of(const KSigItem *it, KSigApi api, const char *what, Type *out,
   }
   *out = scalar_type(it, api);
   if (out->kind != T_NIL) return 0;
-  if (it->dtype >= 0)   /* kjit.jit: a dtype no Lua value has */
+  if (it->dtype == KJIT_F16)
+    snprintf(err, n, "cannot read %s: '%s' at column %d: f16 is an array dtype only (%s[:]); "
+             "pass an f32 or f64 scalar and round it with kjit.f16(x)", what, it->name, it->column,
+             it->name);
+  else if (it->dtype >= 0)   /* kjit.jit: a dtype no Lua value has */
     snprintf(err, n, "cannot read %s: '%s' at column %d: kjit.jit functions take i64, f64 and bool "
              "scalars (the Lua values), or arrays such as %s[:]", what, it->name, it->column, it->name);
   else

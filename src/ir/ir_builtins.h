@@ -103,6 +103,7 @@
   X(CUDA_FLOAT32, "cuda.float32", 1, 1, CAST) \
   X(CUDA_FLOAT64, "cuda.float64", 1, 1, CAST) \
   X(KJIT_BOOL, "kjit.bool", 1, 1, CAST) \
+  X(CUDA_FLOAT16, "cuda.float16", 1, 1, CAST) \
   X(KMATH_FMA, "kjit.math.fma", 3, 3, KMATH) \
   X(KMATH_CBRT, "kjit.math.cbrt", 1, 1, KMATH) \
   X(KMATH_ERF, "kjit.math.erf", 1, 1, KMATH) \
@@ -125,7 +126,47 @@
   X(KMATH_TRUNC, "kjit.math.trunc", 1, 1, KMATH) \
   X(KMATH_ISNAN, "kjit.math.isnan", 1, 1, KMATH) \
   X(KMATH_ISINF, "kjit.math.isinf", 1, 1, KMATH) \
-  X(KMATH_ISFINITE, "kjit.math.isfinite", 1, 1, KMATH)
+  X(KMATH_ISFINITE, "kjit.math.isfinite", 1, 1, KMATH) \
+  KTY_FP16_BUILTINS(X)
+
+/* numba-cuda's cuda.fp16 (codegen/cg_half.c, host/kernel_intrin.c): each
+** argument is rounded to f16 first (as numba converts to its float16
+** parameters), the result is rounded to f16 once (computed exactly or in
+** a precision where rounding twice is rounding once: common/khalf.h) and
+** typed as an f64, a Lua float holding a half (as f16 elements are read:
+** ir_type.c's elem_of); the comparisons give
+** booleans. Usable anywhere, as kjit.math is (numba-cuda: kernels only). */
+#define KTY_FP16_BUILTINS(X) \
+  X(FP16_HADD, "cuda.fp16.hadd", 2, 2, KMATH) \
+  X(FP16_HSUB, "cuda.fp16.hsub", 2, 2, KMATH) \
+  X(FP16_HMUL, "cuda.fp16.hmul", 2, 2, KMATH) \
+  X(FP16_HDIV, "cuda.fp16.hdiv", 2, 2, KMATH) \
+  X(FP16_HNEG, "cuda.fp16.hneg", 1, 1, KMATH) \
+  X(FP16_HABS, "cuda.fp16.habs", 1, 1, KMATH) \
+  X(FP16_HFMA, "cuda.fp16.hfma", 3, 3, KMATH) \
+  X(FP16_HSQRT, "cuda.fp16.hsqrt", 1, 1, KMATH) \
+  X(FP16_HEXP, "cuda.fp16.hexp", 1, 1, KMATH) \
+  X(FP16_HLOG, "cuda.fp16.hlog", 1, 1, KMATH) \
+  X(FP16_HSIN, "cuda.fp16.hsin", 1, 1, KMATH) \
+  X(FP16_HCOS, "cuda.fp16.hcos", 1, 1, KMATH) \
+  X(FP16_HEXP2, "cuda.fp16.hexp2", 1, 1, KMATH) \
+  X(FP16_HEXP10, "cuda.fp16.hexp10", 1, 1, KMATH) \
+  X(FP16_HLOG2, "cuda.fp16.hlog2", 1, 1, KMATH) \
+  X(FP16_HLOG10, "cuda.fp16.hlog10", 1, 1, KMATH) \
+  X(FP16_HRCP, "cuda.fp16.hrcp", 1, 1, KMATH) \
+  X(FP16_HRSQRT, "cuda.fp16.hrsqrt", 1, 1, KMATH) \
+  X(FP16_HCEIL, "cuda.fp16.hceil", 1, 1, KMATH) \
+  X(FP16_HFLOOR, "cuda.fp16.hfloor", 1, 1, KMATH) \
+  X(FP16_HRINT, "cuda.fp16.hrint", 1, 1, KMATH) \
+  X(FP16_HTRUNC, "cuda.fp16.htrunc", 1, 1, KMATH) \
+  X(FP16_HMAX, "cuda.fp16.hmax", 2, 2, KMATH) \
+  X(FP16_HMIN, "cuda.fp16.hmin", 2, 2, KMATH) \
+  X(FP16_HEQ, "cuda.fp16.heq", 2, 2, KMATH) \
+  X(FP16_HNE, "cuda.fp16.hne", 2, 2, KMATH) \
+  X(FP16_HGT, "cuda.fp16.hgt", 2, 2, KMATH) \
+  X(FP16_HGE, "cuda.fp16.hge", 2, 2, KMATH) \
+  X(FP16_HLT, "cuda.fp16.hlt", 2, 2, KMATH) \
+  X(FP16_HLE, "cuda.fp16.hle", 2, 2, KMATH)
 
 /* numba-cuda's intrinsics, kernels only: typed by ir_type_cuda.c, compiled
 ** by cg_cuda_intrin.c (through the target's intrin hook), run interpreted
@@ -249,7 +290,9 @@ typedef enum BuiltinId {
 
 /* Type.sub of a T_STR built at run time (rule STRING, '..') */
 #define KTY_STR_BUILT 1
-#define B_IS_KMATH(id) ((id) >= B_CUDA_INT8 && (id) <= B_KMATH_ISFINITE)
+#define B_IS_KMATH(id) ((id) >= B_CUDA_INT8 && (id) <= B_FP16_HLE)
+#define B_IS_FP16(id) ((id) >= B_FP16_HADD && (id) <= B_FP16_HLE)
+#define B_IS_FP16_CMP(id) ((id) >= B_FP16_HEQ && (id) <= B_FP16_HLE)
 #define B_IS_INTRIN(id) ((id) >= B_CUDA_LANEID && (id) < B__COUNT)
 /* cooperative groups: cuda.cg.this_grid() gives a grid group (a T_BUILTIN
 ** value of id B_CUDA_CG_THIS_GRID, sub 1), whose methods g:sync(),
@@ -274,7 +317,8 @@ int kir_builtin_of(struct lua_State *L, int idx);
 /* kjit.f32 and the other dtype objects (host/dtype.c): full userdata whose
 ** metatable holds KIR_DTYPE_FIELD = the dtype (a kjit_dtype). They are
 ** registered as the cast built-in of their dtype (the B_CUDA_INT8 ...
-** B_CUDA_FLOAT64 rows, in the dtypes' order; kjit.bool: B_KJIT_BOOL), so
+** B_CUDA_FLOAT64 rows, in the dtypes' order; kjit.bool: B_KJIT_BOOL;
+** kjit.f16: B_CUDA_FLOAT16), so
 ** kjit.f32(x) compiles as cuda.float32(x). kir_dtype_of returns the dtype
 ** of the dtype object at idx, or -1 for any other value. */
 #define KIR_DTYPE_FIELD "__kjit_dtype"
@@ -283,8 +327,10 @@ int kir_builtin_of(struct lua_State *L, int idx);
   "as true, numba 0 as false: write x ~= 0, or not not x)"
 int kir_dtype_of(struct lua_State *L, int idx);
 /* The cast built-in of dtype d, and back (-1: none); kjit.h names KJIT_BOOL. */
-#define KIR_DTYPE_CAST(d) ((d) == KJIT_BOOL ? B_KJIT_BOOL : B_CUDA_INT8 + (d))
+#define KIR_DTYPE_CAST(d) ((d) == KJIT_BOOL ? B_KJIT_BOOL : (d) == KJIT_F16 ? B_CUDA_FLOAT16 \
+  : B_CUDA_INT8 + (d))
 #define KIR_CAST_DTYPE(id) ((id) == B_KJIT_BOOL ? (int)KJIT_BOOL \
+  : (id) == B_CUDA_FLOAT16 ? (int)KJIT_F16 \
   : (id) >= B_CUDA_INT8 && (id) <= B_CUDA_FLOAT64 ? (id) - B_CUDA_INT8 : -1)
 
 #endif

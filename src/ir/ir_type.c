@@ -63,6 +63,16 @@ static Type weakty(int kind, int weak) { Type t = ty(kind); t.weak = (uint8_t)we
 
 static int isfloat(Type t) { return t.kind == T_F64 || t.kind == T_F32; }
 static int isnum(Type t) { return t.kind == T_INT || isfloat(t) || t.kind == T_NUMBER; }
+/* The type a load of a number of dtype d gives (as an array element). An
+** f16 element is read as the interpreter reads it, a Lua float (exact),
+** on the CPU and in kernels alike: arithmetic on it is Lua's, in f64, so
+** compiled code, both simulators and the GPU compute the same bits (f32
+** arithmetic would round differently from the interpreted function);
+** rounding to half happens at stores, kjit.f16(x) and in cuda.fp16.* */
+static Type elem_of(int d) {
+  return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 || d == KJIT_F16 ? T_F64
+            : d == KJIT_BOOL ? T_BOOL : T_INT);
+}
 
 /* A false-or-number used as a number: its number (compiled code checks
 ** at run time that it is not false or nil, failing as Lua would). */
@@ -770,8 +780,7 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
       Type o = sp->types[v->args[0]->args[1]->id];
       if (o.kind != T_BUF) return ty(T_UNKNOWN);
       if (o.ndim > 1 || o.dtype == KJIT_RECORD) { o.ndim--; return o; }   /* a row or record view */
-      return ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64
-                : o.dtype == KJIT_BOOL ? T_BOOL : T_INT);   /* as elem_of */
+      return elem_of(o.dtype);
     }
   }
   if (t.kind == T_UNKNOWN) return t;
@@ -1292,9 +1301,7 @@ static int makes_tfor(const KirInsn *v) {
 /* ---- Records (kjit.struct): r.x, r.pos, r.inner on a record view ---------- */
 
 /* The type a load of a number of dtype d gives (as an array element). */
-static Type elem_of(int d) {
-  return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : d == KJIT_BOOL ? T_BOOL : T_INT);
-}
+
 
 /* The field v names on the record (operand 0), or NULL after recording the
 ** interpreter's error ("record has no field ..."), raised when v runs. */
@@ -1539,9 +1546,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       return r;
     }
     if (o.ndim > 1) { Type r = o; r.ndim--; return r; }
-    Type e = ty(o.dtype == KJIT_F32 ? T_F32 : o.dtype == KJIT_F64 ? T_F64 :
-                o.dtype == KJIT_BOOL ? T_BOOL : T_INT);
-    return e;
+    return elem_of(o.dtype);
   }
   if (o.kind == T_TABLE) {
     if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
@@ -2609,10 +2614,12 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return r;
   }
   case KTY_R_ULT: return ty(T_BOOL);
-  case KTY_R_CAST:   /* cuda.float32(x) ...: the cast's type */
-    return ty(id == B_CUDA_FLOAT32 ? T_F32 : id == B_CUDA_FLOAT64 ? T_F64 : T_INT);
+  case KTY_R_CAST:   /* cuda.float32(x) ...: the cast's type; float16: a half held by an f64 */
+    return ty(id == B_CUDA_FLOAT32 ? T_F32 : id == B_CUDA_FLOAT64 || id == B_CUDA_FLOAT16 ? T_F64
+              : T_INT);
   case KTY_R_KMATH: {   /* kjit.math.*: the float of every argument */
     if (id == B_KMATH_ISNAN || id == B_KMATH_ISINF || id == B_KMATH_ISFINITE) return ty(T_BOOL);
+    if (B_IS_FP16(id)) return ty(B_IS_FP16_CMP(id) ? T_BOOL : T_F64);   /* cg_half.c */
     Type r = float_fn(a);
     for (int i = 1; i < nnum; i++) r = float_of(r, float_fn(args[i]));
     return r;

@@ -150,6 +150,8 @@ int lm_checkop_index(lua_State *L, int idx, kjit_dtype t, const char *fname) {
   int k = luaL_checkoption(L, idx, NULL, names);
   if (t == KJIT_BOOL && (k == 0 || k == 3))
     luaL_error(L, "%s: \"%s\" on a bool array: use \"max\" (or) or \"min\" (and)", fname, names[k]);
+  if (t == KJIT_F16)   /* sent as bytes: MPI has no half type to add */
+    luaL_error(L, "%s: f16 arrays cannot be reduced (MPI has no half type): reduce an f32 copy", fname);
   if (t != KJIT_BOOL && dtype_mpi(t) == MPI_BYTE)
     luaL_error(L, "%s: arrays of records cannot be reduced", fname);
   return k;

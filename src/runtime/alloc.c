@@ -36,6 +36,7 @@
 #include <stdatomic.h>
 #include "common/karray.h"
 #include "common/krecord.h"
+#include "common/khalf.h"
 #include "runtime/alloc.h"
 
 _Static_assert(sizeof(KAllocBlock) <= KAL_HEADER && KAL_HEADER % 64 == 0, "KAL_HEADER");
@@ -296,6 +297,7 @@ static void store_int(int32_t t, void *p, int64_t i) {
     case E: if (isf) *(ct *)p = (ct)i; else { uint64_t u = (uint64_t)i; memcpy(p, &u, sizeof(ct)); } break;
     KJIT_DTYPES(X_SETI)
 #undef X_SETI
+    case KJIT_F16: { uint16_t h = kh_from_double((double)i); memcpy(p, &h, 2); break; }
     default: break;
   }
 }
@@ -305,6 +307,7 @@ static void store_int(int32_t t, void *p, int64_t i) {
 static int store_num(int32_t t, void *p, double d) {
   if (t == KJIT_F64) { *(double *)p = d; return 1; }
   if (t == KJIT_F32) { *(float *)p = (float)d; return 1; }
+  if (t == KJIT_F16) { uint16_t h = kh_from_double(d); memcpy(p, &h, 2); return 1; }
   if (!(d >= -0x1p63 && d < 0x1p63) || (double)(int64_t)d != d) return 0;
   store_int(t, p, (int64_t)d);
   return 1;

@@ -32,6 +32,7 @@
 #include "common/cuda_intrin.h"
 #include "runtime/runtime_poll.h"
 #include "runtime/fiber.h"
+#include "runtime/halfrt.h"
 
 /* The launching thread polls between blocks after this many threads. */
 #define BLOCK_POLL_THREADS 4096
@@ -353,6 +354,7 @@ void ksim_register_symbols(void) {
   kc_register_symbol("kjit_sim_shared", (void *)kjit_sim_shared);
   kc_register_symbol("kjit_sim_dynshared", (void *)kjit_sim_dynshared);
   kc_register_symbol("kjit_rt_poll", (void *)kjit_rt_poll);
+  kjit_half_register();   /* f16 conversions without F16C (halfrt.c) */
 }
 
 /* Runs thread t's kernel on the Lua thread L. job: set the poll context

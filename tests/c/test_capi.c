@@ -894,6 +894,32 @@ static void test_bool(void) {
   lua_close(L);
 }
 
+/* f16: the ABI's values kept (KJIT_F16 after KJIT_BOOL), 2-byte IEEE
+** halves from the host, a compiled function over them. */
+static void test_f16(void) {
+  CHECK(KJIT_BOOL == 10 && KJIT_F16 == 11 && KJIT_NDTYPES == 12, "the enum's values");
+  CHECK(kjit_dtype_size(KJIT_F16) == 2 && strcmp(kjit_dtype_name(KJIT_F16), "f16") == 0,
+        "f16 dtype: size 2, named f16");
+  lua_State *L = newstate();
+  uint16_t h[3] = { 0x3c00, 0xc000, 0x7bff };   /* 1.0, -2.0, 65504 */
+  int64_t n3[1] = { 3 };
+  CHECK(kjit_pusharray(L, h, KJIT_F16, 1, n3, NULL, NULL, NULL) == KJIT_OK, "push f16");
+  lua_setglobal(L, "a");
+  CHECK(lua_true(L, "return a.dtype == 'f16' and a[1] == 1.0 and a[2] == -2.0 and a[3] == 65504 "
+                    "and math.type(a[1]) == 'float'"), "read as floats");
+  CHECK(lua_true(L, "a[1] = 0.1; a[2] = 1e9; return true"), "stores");
+  CHECK(h[0] == 0x2e66 && h[1] == 0x7c00, "rounded to half (%04x %04x)", h[0], h[1]);
+  CHECK(lua_true(L, "local f = require('kjit').jit(function(x) x[3] = x[3] / 3 end) f(a) return true"),
+        "compiled store");
+  CHECK(h[2] == 0x7555, "65504 / 3 rounded (%04x)", h[2]);
+  kjit_array arr;
+  lua_getglobal(L, "a");
+  CHECK(kjit_toarray(L, -1, &arr) == KJIT_OK && arr.dtype == KJIT_F16 && arr.data == (void *)h,
+        "toarray reports f16");
+  lua_pop(L, 1);
+  lua_close(L);
+}
+
 int main(int argc, char **argv) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/kjit-capi-XXXXXX");
   if (mkdtemp(tmpdir) == NULL) { perror("mkdtemp"); return 1; }
@@ -909,6 +935,7 @@ int main(int argc, char **argv) {
   test_error_objects();
   test_fibers();
   test_bool();
+  test_f16();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) printf("could not remove %s\n", tmpdir);

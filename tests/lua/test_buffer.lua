@@ -3,7 +3,7 @@ local kjit = require "kjit"
 -- test_buffer.lua: typed buffers (kjit.array), DESIGN.md section 2.
 
 local NUMERIC = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64" }
-local ALL = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "bool" }   -- (bool: test_bool.lua)
+local ALL = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64", "bool", "f16" }   -- (bool: test_bool.lua)
 local INTS = { "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64" }
 
 local function f32(x) return (string.unpack("f", string.pack("f", x))) end
@@ -239,8 +239,8 @@ test("bad shapes", function()
 end)
 
 test("unknown dtype names the valid ones", function()
-  raises("unknown dtype 'f16' (expected one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, bool)",
-         kjit.zeros, 3, "f16")
+  raises("unknown dtype 'c64' (expected one of i8, u8, i16, u16, i32, u32, i64, u64, f32, f64, bool, f16)",
+         kjit.zeros, 3, "c64")
   raises("unknown dtype 'F32'", kjit.empty, 3, "F32")
   raises("dtype string expected, got number", kjit.zeros, 3, 32)
   raises("unknown dtype 'float'", kjit.array, {1}, "float")
