@@ -2565,6 +2565,30 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       return r;
     }
   }
+  if (row->rule == KTY_R_CAST && args[0].kind == T_STR && kargs[0].kind == T_STR) {
+    /* kjit.i32("12"), cuda.float32("1.5") of a constant string. A kernel
+    ** is typed: it converts no strings. Elsewhere the cast converts it as
+    ** the interpreter's does (luaL_checknumber: Lua's string conversion,
+    ** then the float's cast, even for "12"), folded here; a string that is
+    ** not a number raises luaL_checknumber's error when the call runs. A
+    ** string known only at run time is a Lua value: cg_lua_tonumber */
+    if (S->kernel)
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (number expected, got string): a kernel "
+             "converts no strings (write the number)", name);
+    lua_State *L = S->L;
+    lua_pushlstring(L, kargs[0].str, kargs[0].len);
+    int ok = strlen(lua_tostring(L, -1)) == kargs[0].len &&
+             lua_stringtonumber(L, lua_tostring(L, -1)) != 0;
+    lua_Number x = ok ? lua_tonumber(L, -1) : 0;
+    lua_pop(L, ok ? 2 : 1);
+    if (!ok) {
+      const char *dot = strrchr(name, '.');
+      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
+            dot ? dot + 1 : name);
+    }
+    kty_fold_cast(id, x, k);
+    return const_type(*k);
+  }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {

@@ -124,6 +124,46 @@ test("casts of values read from tables, of number-or-boolean locals, in closures
   end
 end)
 
+test("casts of constant strings: compiled converts them as interpreted; kernels refuse", function()
+  -- kjit.i32("12") written in the function (a literal, an upvalue): was
+  -- refused when compiling; it converts as luaL_checknumber does (to a
+  -- float first, so "9007199254740993" is 2^53), and a string that is not
+  -- a number raises the cast's own error when the call runs
+  local T = require "tablediff"
+  local STRINGS = { "12", "300", "-3.9", "0x10", "1e3", " 5 ", "9007199254740993", "1e300",
+    "-0", "inf", "nan", "abc", "", "1\0" }
+  for _, n in ipairs{ "i8", "u8", "i16", "u32", "i64", "u64", "f32", "f64" } do
+    for _, str in ipairs(STRINGS) do
+      local lit = string.format("%q", str)
+      local env = { kjit = kjit, cuda = cuda }
+      local lit_fn = load("return function() return kjit." .. n .. "(" .. lit .. ") end",
+                          "=casts", "t", env)()
+      local up_fn = load("local s = " .. lit .. "; return function(x) return kjit." .. n ..
+                         "(s), cuda." .. CAST[n] .. "(s) + x end", "=casts", "t", env)()
+      T.check_args(lit_fn)
+      T.check_args(up_fn, 1)
+    end
+  end
+  -- the error, located at the call, compiled as interpreted
+  same_error(function() return kjit.u8("x1") end, "bad argument #1 to 'u8' (number expected, got string)")
+  same_error(function() return cuda.float32("1.5.") end,
+             "bad argument #1 to 'float32' (number expected, got string)")
+  -- kernels are typed: a string is refused when the kernel compiles, at its line
+  local line = debug.getinfo(1, "l").currentline + 2
+  local k = cuda.jit(function(x)
+    x[1] = cuda.float32("1.5")
+  end)
+  local ok, err = pcall(k.compile, k, "void(float32[:])")
+  eq(ok, false)
+  truthy(err:find("test_dtype_objects.lua:" .. line .. ": compile error", 1, true), err)
+  truthy(err:find("bad argument #1 to 'cuda.float32' (number expected, got string): a kernel " ..
+                  "converts no strings", 1, true), err)
+  local k2 = cuda.jit(function(x) x[1] = kjit.i32("12") end)
+  raises("bad argument #1 to 'kjit.i32' (number expected, got string)", function()
+    k2:compile("void(int32[:])")
+  end)
+end)
+
 test("a dtype object passed as an argument: refused saying it is a dtype", function()
   -- (was "argument #1 is a userdata": the user passed kjit.f32)
   local f = kjit.jit(function(d, n) return kjit.zeros(n, d).dtype end)
