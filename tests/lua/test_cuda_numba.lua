@@ -112,6 +112,15 @@ test("cuda.jit options: device, launch_bounds, max_registers, fastmath, opt", fu
   local exact = ptx_ok(sq, "void(float32[:])")
   truthy(fast:find("sqrt.approx", 1, true) and not exact:find("sqrt.approx", 1, true), "fastmath sqrt")
   ptx_ok(sq, "void(float32[:])", { opt = 0 })
+  -- numba-cuda's inlining requests are taken (no effect: the same PTX)
+  for _, v in ipairs{ true, false, "always", "never" } do
+    eq(cuda.jit(dev, "float64(float64)", { device = true, inline = v }), dev)
+    eq(ptx_ok(sq, "void(float32[:])", { inline = v, forceinline = true }), exact, "inline = " .. tostring(v))
+  end
+  raises([[cuda.jit: unknown inline 'sometimes' (inline must be a boolean, "never" or "always")]],
+         function() cuda.jit(dev, { device = true, inline = "sometimes" }) end)
+  raises("bad option 'forceinline' to 'cuda.jit' (boolean expected, got number)",
+         function() cuda.jit(dev, { device = true, forceinline = 1 }) end)
 end)
 
 test("lineinfo: .loc lines name the kernel's Lua lines", function()
