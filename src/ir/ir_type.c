@@ -1999,7 +1999,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 static int const_dtype(const KtyConst *k, int present, int def) {
   if (!present || k->kind == T_NIL) return def;
   if (k->kind == T_LAYOUT) return KJIT_RECORD;   /* the caller takes the layout (k->ref) */
-  if (k->kind == T_BUILTIN && k->v.i == 1) return KIR_CAST_DTYPE(k->ref);   /* kjit.f32 */
+  /* kjit.f32, and the casts as numba's types: cuda.float32 (kir_dtype_or_cast_of) */
+  if (k->kind == T_BUILTIN && KIR_CAST_DTYPE(k->ref) >= 0) return KIR_CAST_DTYPE(k->ref);
   if (k->kind != T_STR) return -1;
   for (int d = 0; d < KJIT_NDTYPES; d++)
     if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) return d;

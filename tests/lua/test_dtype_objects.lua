@@ -267,6 +267,42 @@ test("casts and shared/local arrays by dtype object in kernels: both simulators 
   eq(g[1][5 * 8 + 2], 44.0, "u8(300)"); eq(g[1][9 * 8 + 8], kjit.i16(1e5) + 0.0, "i16 local store wraps")
 end)
 
+-- numba's float32 is a type and a cast: `from numba import int32` ported as
+-- `local int32 = cuda.int32` names the dtype too (numba-cuda's reduction
+-- example: cuda.shared.array(nelem, int32))
+local function numbacast(out, x)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array(32, cuda.int32)
+  local l = cuda.local_array({ 2, 2 }, cuda.float32)
+  if i <= #x then
+    s[cuda.threadIdx.x + 1] = x[i]   -- an i32 element: wraps
+    l[2][1] = x[i] / 10              -- an f32 element: rounds
+    out[2 * i - 1] = s[cuda.threadIdx.x + 1]
+    out[2 * i] = l[2][1]
+  end
+end
+
+test("numba's casts name their dtype too: cuda.int32 as a dtype, in kernels and on the host", function()
+  local x = kjit.array{ 3, 2^31 + 3, -2^31 - 2, 1, 1e10 }
+  local g = both("numbacast", cuda.jit(numbacast), function(k) return k[{ 1, 32 }] end,
+                 { kjit.zeros(2 * #x), x })
+  for i = 1, #x do
+    eq(g[1][2 * i - 1], kjit.i32(kjit.i64(x[i])) + 0.0, "i32 element " .. i)
+    eq(g[1][2 * i], kjit.f32(x[i] / 10), "f32 element " .. i)
+  end
+  local names = { int8 = "i8", uint8 = "u8", int16 = "i16", uint16 = "u16", int32 = "i32",
+                  uint32 = "u32", int64 = "i64", uint64 = "u64", float32 = "f32", float64 = "f64" }
+  for c, d in pairs(names) do
+    eq(kjit.zeros(2, cuda[c]).dtype, d, "kjit.zeros(2, cuda." .. c .. ")")
+    eq(kjit.jit(function() return kjit.zeros(2, cuda[c]).dtype end)(), d, "compiled, cuda." .. c)
+  end
+  -- still casts, named as called
+  eq(cuda.int32(2^31), -2147483648)
+  raises("bad argument #1 to 'int32' (number expected, got nil)", function() return cuda.int32(nil) end)
+  raises("bad argument #2 to 'zeros' (dtype string expected, got function)",
+         function() return kjit.zeros(2, math.floor) end)
+end)
+
 test("reduce's r:kernel takes a dtype object", function()
   local ok, reduce = pcall(function() return cuda.reduce(function(a, b) return a + b end) end)
   if not ok then skip("cuda.reduce: " .. tostring(reduce)) end
