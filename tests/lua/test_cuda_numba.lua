@@ -545,6 +545,64 @@ test("atomic.compare_and_swap: exactly one thread wins; cas types checked", func
   raises("cuda.laneid can only be called inside a kernel", function() cuda.laneid() end)
 end)
 
+-- the same atomics on shared arrays (each block its own), then compare_and_swap
+-- and inc/dec there; thread 0 of each block copies its block's results out
+local function shared_atomics(out, x)
+  local i = cuda.grid(1)
+  local sh = cuda.shared.array(5, "i64")
+  local su = cuda.shared.array(2, "u32")
+  local sf = cuda.shared.array(2, "f64")
+  local lock = cuda.shared.array(1, "i32")
+  local won = cuda.shared.array(1, "i32")
+  local t = cuda.threadIdx.x
+  if t == 0 then
+    sh[1] = -1; sh[2] = 0; sh[3] = 12345; sh[4] = math.mininteger; sh[5] = math.maxinteger
+    su[1] = 0; su[2] = 0; sf[1] = 0 / 0; sf[2] = 0 / 0; lock[1] = 0; won[1] = 0
+  end
+  cuda.syncthreads()
+  local v = math.tointeger(x[i])
+  cuda.atomic.and_(sh, 1, ~(1 << (v % 40)))
+  cuda.atomic.or_(sh, 2, 1 << (v % 50))
+  cuda.atomic.xor(sh, 3, v * 7919)
+  cuda.atomic.nanmax(sh, 4, v * 3 - 50)
+  cuda.atomic.nanmin(sh, 5, v * 3 - 50)
+  cuda.atomic.inc(su, 1, 9)
+  cuda.atomic.dec(su, 2, 6)
+  cuda.atomic.nanmax(sf, 1, (v % 7 == 3) and 0 / 0 or v + 0.5)
+  cuda.atomic.nanmin(sf, 2, (v % 7 == 5) and 0 / 0 or v + 0.5)
+  if cuda.atomic.compare_and_swap(lock, 0, t + 1) == 0 then cuda.atomic.add(won, 1, 1) end
+  cuda.syncthreads()
+  if t == 0 then
+    local o = cuda.blockIdx.x * 11
+    for k = 1, 5 do out[o + k] = sh[k] end
+    out[o + 6] = su[1]; out[o + 7] = su[2]; out[o + 8] = sf[1]; out[o + 9] = sf[2]
+    out[o + 10] = won[1]; out[o + 11] = lock[1] >= 1 and lock[1] <= cuda.blockDim.x and 1 or 0
+  end
+end
+
+test("atomics on shared arrays: and_, or_, xor, nanmax, nanmin, inc, dec, compare_and_swap", function()
+  local bs, nb = 64, 3
+  local x = kjit.arange(bs * nb, "f64")
+  local b = both("shared atomics", cuda.jit(shared_atomics), function(k) return k[{nb, bs}] end,
+                 { kjit.zeros(11 * nb, "f64"), x })
+  for blk = 0, nb - 1 do
+    local a1, a2, a3, mx, mn, fmx, fmn = -1, 0, 12345, math.mininteger, math.maxinteger, -1 / 0, 1 / 0
+    local inc, dec = 0, 0
+    for t = 0, bs - 1 do
+      local v = blk * bs + t
+      a1 = a1 & ~(1 << (v % 40)); a2 = a2 | (1 << (v % 50)); a3 = a3 ~ (v * 7919)
+      mx = math.max(mx, v * 3 - 50); mn = math.min(mn, v * 3 - 50)
+      inc = inc >= 9 and 0 or inc + 1
+      dec = (dec == 0 or dec > 6) and 6 or dec - 1
+      if v % 7 ~= 3 then fmx = math.max(fmx, v + 0.5) end
+      if v % 7 ~= 5 then fmn = math.min(fmn, v + 0.5) end
+    end
+    local want = { a1, a2, a3, mx, mn, inc, dec, fmx, fmn, 1, 1 }
+    for k = 1, 11 do eq(b[1][blk * 11 + k], want[k] + 0.0, "block " .. blk .. " result " .. k) end
+  end
+  ptx_ok(shared_atomics, "void(float64[:], float64[:])")
+end)
+
 -- ---- print in kernels --------------------------------------------------------------------
 
 local MODDIR, LUA = arg[1], arg[-1]
