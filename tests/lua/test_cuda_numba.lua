@@ -735,6 +735,41 @@ test("3-D shared and 2-D local arrays agree in both simulators; PTX for ptxas", 
   end)
 end)
 
+-- dynamic shared memory: every cuda.shared.array(0, dtype) of a block views
+-- the same bytes, whatever its dtype (numba-cuda: they start at the same
+-- address), and slices place several arrays in it
+local function dynamic_shared(out, n)
+  local t = cuda.threadIdx.x + 1
+  local a = cuda.shared.array(0, "f32"):slice(1, n)
+  local b = cuda.shared.array(0, "f32"):slice(n + 1, 2 * n)
+  local d = cuda.shared.array(0, "f64"):slice(n + 1, 2 * n)   -- after a and b
+  local c = cuda.shared.array(0, "i32")                     -- aliases a
+  a[t] = t * 0.5
+  b[t] = t * 2
+  d[t] = t / 3
+  cuda.syncthreads()
+  local o = 4 * (cuda.blockIdx.x * n + t - 1)
+  out[o + 1] = a[n - t + 1]
+  out[o + 2] = b[n - t + 1]
+  out[o + 3] = c[t]
+  out[o + 4] = d[n - t + 1]
+end
+
+test("dynamic shared arrays of any dtype alias one block of bytes; slices place them", function()
+  local n, nb = 16, 2
+  local g = both("dynamic shared", cuda.jit(dynamic_shared),
+                 function(k) return k[{ nb, n, 0, 2 * n * 4 + n * 8 }] end, { kjit.zeros(4 * n * nb), n })
+  for blk = 0, nb - 1 do
+    for t = 1, n do
+      local o = 4 * (blk * n + t - 1)
+      eq(g[1][o + 1], (n - t + 1) * 0.5, "a"); eq(g[1][o + 2], (n - t + 1) * 2.0, "b")
+      eq(g[1][o + 3], string.unpack("<i4", string.pack("<f", t * 0.5)) + 0.0, "c: the bits of a[t]")
+      eq(g[1][o + 4], (n - t + 1) / 3, "d")
+    end
+  end
+  ptx_ok(dynamic_shared, "void(float64[:], int64)")
+end)
+
 -- ---- slices in kernels (issue 25, item 3): a:slice is a view, no allocation ------------
 
 local function slices(a, m, out)
