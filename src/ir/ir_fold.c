@@ -109,8 +109,7 @@ static int num_lt(KtyConst a, KtyConst b) {
 /* cuda.int32(x) ... of a float x, as host/kernel_intrin.c's kki_cast
 ** computes it for a float (and cg_kmath.c's cast): truncated toward zero
 ** into [-2^63, 2^63 - 1] (NaN 0), then wrapped to the width; float32
-** rounds (its result an f64 constant of the f32 value: on the CPU, where
-** this fold is used, an f32 computes as the f64 it converts to). */
+** rounds (an f64 constant of the f32 value). */
 void kty_fold_cast(int id, lua_Number x, KtyConst *r) {
   memset(r, 0, sizeof *r);
   if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64) {

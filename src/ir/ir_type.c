@@ -2587,6 +2587,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
             dot ? dot + 1 : name);
     }
+    /* a constant (float32's: the f32 value as an f64 constant, which
+    ** folds in double with other constants, as the interpreter computes) */
     kty_fold_cast(id, x, k);
     return const_type(*k);
   }
