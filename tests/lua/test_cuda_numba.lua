@@ -38,6 +38,12 @@ test("cuda.jit with a numba signature compiles eagerly", function()
     local kk = cuda.jit(scale, "void(float64, " .. t .. "[:])")
     truthy(kk.signatures[1]:find("[:]", 1, true), t)
   end
+  -- numba's short names and index types (its i8/u8 are kjit's int8/uint8)
+  eq(cuda.jit(scale, "void(f4, f8[:])").signatures[1], "(f32, f64[:])")
+  eq(cuda.jit(scale, "void(intp, i4[::1])").signatures[1], "(i64, i32[:])")
+  for short, long in pairs{ i1 = "i8", i2 = "i16", u1 = "u8", u2 = "u16", u4 = "u32", uintp = "u64" } do
+    eq(cuda.jit(scale, "void(float64, " .. short .. "[:])").signatures[1], "(f64, " .. long .. "[:])", short)
+  end
   raises("bad kernel signature", function() cuda.jit(scale, "void(float33, float32[:])") end)
   raises("signature string expected", function() cuda.jit(scale, {}, {}) end)
 end)
