@@ -609,6 +609,39 @@ test("atomics on shared arrays: and_, or_, xor, nanmax, nanmin, inc, dec, compar
   ptx_ok(shared_atomics, "void(float64[:], float64[:])")
 end)
 
+-- numba's cuda.atomic.add(a, (i, j), v) on an n-D array: a[i] is a row
+-- view (1-D), so it ports as cuda.atomic.add(a[i], j, v), global and shared
+local function atomic_rows(h, x)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array({ 3, 4 }, "i32")
+  local v = math.tointeger(x[i])
+  cuda.atomic.add(h[v % 3 + 1], v % 4 + 1, v)
+  cuda.atomic.max(s[v % 3 + 1], v % 4 + 1, v)
+  cuda.syncthreads()
+  if cuda.threadIdx.x < 12 then
+    local r, c = cuda.threadIdx.x // 4 + 1, cuda.threadIdx.x % 4 + 1
+    cuda.atomic.add(h[r + 3], c, s[r][c])
+  end
+end
+
+test("atomics on rows of n-D arrays (numba's tuple index), global and shared", function()
+  local x = kjit.arange(0, 64 * 2, "f64")
+  local b = both("atomic rows", cuda.jit(atomic_rows), function(k) return k[{2, 64}] end,
+                 { kjit.zeros({ 6, 4 }, "i64"), x })
+  local want = kjit.zeros({ 6, 4 }, "i64")
+  for blk = 0, 1 do
+    local mx = kjit.zeros({ 3, 4 }, "i64")
+    for t = 0, 63 do
+      local v = blk * 64 + t
+      want[v % 3 + 1][v % 4 + 1] = want[v % 3 + 1][v % 4 + 1] + v
+      mx[v % 3 + 1][v % 4 + 1] = math.max(mx[v % 3 + 1][v % 4 + 1], v)
+    end
+    for r = 1, 3 do for c = 1, 4 do want[r + 3][c] = want[r + 3][c] + mx[r][c] end end
+  end
+  for r = 1, 6 do for c = 1, 4 do eq(b[1][r][c], want[r][c], "h[" .. r .. "][" .. c .. "]") end end
+  ptx_ok(atomic_rows, "void(int64[:, :], float64[:])")
+end)
+
 -- ---- print in kernels --------------------------------------------------------------------
 
 local MODDIR, LUA = arg[1], arg[-1]
