@@ -148,3 +148,17 @@ if(KJIT_SANITIZE)
   target_compile_options(mockcufft PRIVATE ${KJIT_SAN_FLAGS})
   target_link_options(mockcufft PRIVATE ${KJIT_SAN_FLAGS})
 endif()
+
+# A fake cuRAND over the fake driver's memory (libmockcurand.so): its
+# numbers are a hash of seed and position, the same for host and device
+# generators, and it checks each call's context, stream and output range,
+# so tests/lua/test_random.lua runs kjit.cuda.random.generator's device
+# path, and cuda.close() under it, without a GPU.
+add_library(mockcurand SHARED ${CMAKE_SOURCE_DIR}/tests/c/mock_libcurand.c)
+target_compile_options(mockcurand PRIVATE -Wall -Wextra)
+target_link_libraries(mockcurand PRIVATE pthread m dl)
+set_target_properties(mockcurand PROPERTIES C_VISIBILITY_PRESET hidden)
+if(KJIT_SANITIZE)
+  target_compile_options(mockcurand PRIVATE ${KJIT_SAN_FLAGS})
+  target_link_options(mockcurand PRIVATE ${KJIT_SAN_FLAGS})
+endif()

@@ -156,14 +156,15 @@ int kb_dtype_issigned(kjit_dtype t) {
   return validdtype(t) ? dt_signed[t] : 0;
 }
 
-/* Parses a dtype: a dtype object (kjit.f32, dtype.c) or a name string;
-** strict: only the exact names are accepted. */
+/* Parses a dtype: a dtype object (kjit.f32, dtype.c), a cast naming its
+** dtype (cuda.float32, as numba's float32) or a name string; strict: only
+** the exact names are accepted. */
 kjit_dtype kb_checkdtype(lua_State *L, int idx, kjit_dtype def) {
   size_t len;
   const char *s;
   int t;
   if (lua_isnoneornil(L, idx)) return def;
-  if ((t = kir_dtype_of(L, idx)) >= 0) return (kjit_dtype)t;
+  if ((t = kir_dtype_or_cast_of(L, idx)) >= 0) return (kjit_dtype)t;
   if (lua_type(L, idx) != LUA_TSTRING) {
     luaL_typeerror(L, idx, "dtype string");
     return def;

@@ -802,7 +802,26 @@ static int l_shared_array(lua_State *L) {
   if (lua_rawget(L, -3) != LUA_TNIL) return 1;
   lua_pop(L, 1);
   shape[0] = n;
-  kb_push_new(L, d, nd, shape, 1);
+  if (nd == 1 && shape[0] > 0 && n * (lua_Integer)kjit_dtype_size(d) <= (lua_Integer)t->dynbytes &&
+      lua_type(L, 1) == LUA_TNUMBER && lua_tointeger(L, 1) == 0) {
+    /* dynamic shared memory (size 0): one block of bytes per block, which
+    ** every dynamic array of the block views whatever its dtype or call
+    ** site, as on the GPU (numba-cuda: they all start at the same address;
+    ** slices place several arrays in it) */
+    if (lua_getfield(L, -2, "dynamic memory") == LUA_TNIL) {
+      lua_pop(L, 1);
+      int64_t bytes[KJIT_MAXDIMS] = { (int64_t)t->dynbytes, 1, 1, 1 };
+      kb_push_new(L, KJIT_U8, 1, bytes, 1);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, -4, "dynamic memory");
+    }
+    KBuffer *base = kb_check(L, -1);
+    kb_push_borrowed(L, base->data, d, 1, shape, NULL, NULL);
+    lua_insert(L, -2);
+    lua_setiuservalue(L, -2, 1);   /* the view keeps the block's bytes alive */
+  } else {
+    kb_push_new(L, d, nd, shape, 1);
+  }
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_rawset(L, -5);

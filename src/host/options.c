@@ -10,6 +10,7 @@
 
 static const char *const targets_ufunc[] = { "cpu", "parallel", "cuda", NULL };
 static const char *const targets_reduce[] = { "cpu", "parallel", NULL };
+static const char *const inline_choices[] = { "never", "always", NULL };
 
 #define OPT_BOOL(n, d) { n, KOPT_BOOL, d, 0, 1, NULL }
 #define OPT_LEVEL { "opt", KOPT_INT, 3, 0, 3, NULL }
@@ -24,7 +25,13 @@ static const KOpt cuda_opts[] = {     /* order: KO_CUDA_* */
   ** (0: none; launch_bounds and maxThreadsPerBlock are one limit) */
   OPT_BOOL("device", 0), OPT_BOOL("lineinfo", 0), OPT_BOOL("debug", 0),
   { "max_registers", KOPT_INT, 0, 0, 255, NULL }, { "launch_bounds", KOPT_INT, 0, 0, 1024, NULL },
-  { "maxThreadsPerBlock", KOPT_INT, 0, 0, 1024, NULL }, { NULL, 0, 0, 0, 0, NULL } };
+  { "maxThreadsPerBlock", KOPT_INT, 0, 0, 1024, NULL },
+  /* numba-cuda's inlining requests (inline = True | False | "always" |
+  ** "never", forceinline): taken so that its kernels port unchanged, with
+  ** no effect: a device function is a Lua function compiled into each
+  ** kernel that calls it, and LLVM/libNVVM decide its inlining */
+  { "inline", KOPT_CHOICE, 0, 1, 0, inline_choices }, OPT_BOOL("forceinline", 0),
+  { NULL, 0, 0, 0, 0, NULL } };
 static const KOpt ufunc_opts[] = {
   { "target", KOPT_CHOICE, 0, 0, 0, targets_ufunc }, OPT_BOOL("fastmath", 0),
   OPT_BOOL("boundscheck", 1), OPT_BOOL("cache", 0), { NULL, 0, 0, 0, 0, NULL } };
@@ -79,7 +86,8 @@ static void push_bad_value(lua_State *L, const KOptApi *a, const KOpt *o, int vi
   if (o->kind == KOPT_CHOICE) {
     const char *v = push_desc(L, vidx);
     const char *list = push_list(L, o->choices, sizeof *o->choices, 1);
-    lua_pushfstring(L, "%s: unknown %s '%s' (%s must be %s)", a->api, o->name, v, o->name, list);
+    lua_pushfstring(L, "%s: unknown %s '%s' (%s must be %s%s)", a->api, o->name, v, o->name,
+                    o->lo ? "a boolean, " : "", list);
     lua_insert(L, -3);
     lua_pop(L, 2);
     return;
@@ -118,6 +126,7 @@ static int read_value(lua_State *L, const KOptApi *a, const KOpt *o, int vidx, i
     }
     return 0;
   case KOPT_CHOICE:
+    if (o->lo && lua_isboolean(L, vidx)) { *v = lua_toboolean(L, vidx); return 0; }
     if (lua_type(L, vidx) != LUA_TSTRING) break;
     for (int i = 0; o->choices[i]; i++)
       if (strcmp(o->choices[i], lua_tostring(L, vidx)) == 0) { *v = i; return 0; }

@@ -24,7 +24,8 @@ typedef struct KOpt {
   const char *name;
   KOptKind kind;
   int def;                       /* BOOL: 0/1; INT: the value; CHOICE: index */
-  int lo, hi;                    /* KOPT_INT: the range */
+  int lo, hi;                    /* KOPT_INT: the range; KOPT_CHOICE: lo 1 takes
+                                    booleans too (false: choice 0, true: 1) */
   const char *const *choices;    /* KOPT_CHOICE: NULL-terminated */
 } KOpt;
 
@@ -44,7 +45,7 @@ extern const KOptApi kopt_jit, kopt_cuda_jit, kopt_vectorize, kopt_guvectorize,
 enum { KO_JIT_BOUNDSCHECK, KO_JIT_FASTMATH, KO_JIT_OPT, KO_JIT_CACHE, KO_JIT_PARALLEL, KO_JIT_N };
 enum { KO_CUDA_BOUNDSCHECK, KO_CUDA_FASTMATH, KO_CUDA_FMA, KO_CUDA_OPT, KO_CUDA_CACHE,
        KO_CUDA_DEVICE, KO_CUDA_LINEINFO, KO_CUDA_DEBUG, KO_CUDA_MAXREG, KO_CUDA_LAUNCH_BOUNDS,
-       KO_CUDA_MAXTPB, KO_CUDA_N };
+       KO_CUDA_MAXTPB, KO_CUDA_INLINE, KO_CUDA_FORCEINLINE, KO_CUDA_N };
 #define KOPT_MAX 16
 
 /* Reads the options table at idx (none or nil: every default) into

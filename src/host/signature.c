@@ -21,6 +21,10 @@ static const struct { const char *alias, *dtype; } dtype_aliases[] = {
   /* the rest of numba's names */
   { "int8", "i8" }, { "int16", "i16" }, { "uint8", "u8" }, { "uint16", "u16" },
   { "uint32", "u32" }, { "uint64", "u64" }, { "double", "f64" }, { "float16", "f16" },
+  /* numba's short names and index types. Its i8 and u8 (64-bit) are not
+  ** here: those are kjit's int8 and uint8 (coming-from-numba-cuda.md) */
+  { "f2", "f16" }, { "f4", "f32" }, { "f8", "f64" }, { "i1", "i8" }, { "i2", "i16" }, { "i4", "i32" },
+  { "u1", "u8" }, { "u2", "u16" }, { "u4", "u32" }, { "intp", "i64" }, { "uintp", "u64" },
 };
 
 static int dtype_of(const char *name) {

@@ -49,3 +49,10 @@ int kir_dtype_of(lua_State *L, int idx) {
   lua_pop(L, 2);
   return d;
 }
+
+int kir_dtype_or_cast_of(lua_State *L, int idx) {
+  int d = kir_dtype_of(L, idx);
+  if (d >= 0 || lua_type(L, idx) != LUA_TFUNCTION) return d;
+  int id = kir_builtin_of(L, idx);
+  return id >= B_CUDA_INT8 && id <= B_CUDA_FLOAT64 ? id - B_CUDA_INT8 : -1;
+}

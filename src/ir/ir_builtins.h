@@ -326,6 +326,11 @@ int kir_builtin_of(struct lua_State *L, int idx);
 #define KIR_BOOL_NOT_CALLABLE "kjit.bool is a dtype, not a cast (Lua counts every number " \
   "as true, numba 0 as false: write x ~= 0, or not not x)"
 int kir_dtype_of(struct lua_State *L, int idx);
+/* As kir_dtype_of, and numba's casts name their dtype too (cuda.float32 is
+** f32, as numba's float32 is a type and a cast): for the arguments that
+** take a dtype (kb_checkdtype; the typer's const_dtype). kir_dtype_of alone
+** tells a dtype object from the cast functions. */
+int kir_dtype_or_cast_of(struct lua_State *L, int idx);
 /* The cast built-in of dtype d, and back (-1: none); kjit.h names KJIT_BOOL. */
 #define KIR_DTYPE_CAST(d) ((d) == KJIT_BOOL ? B_KJIT_BOOL : (d) == KJIT_F16 ? B_CUDA_FLOAT16 \
   : B_CUDA_INT8 + (d))

@@ -106,6 +106,33 @@ static int num_lt(KtyConst a, KtyConst b) {
   return f < 0;
 }
 
+/* cuda.int32(x) ... of a float x, as host/kernel_intrin.c's kki_cast
+** computes it for a float (and cg_kmath.c's cast): truncated toward zero
+** into [-2^63, 2^63 - 1] (NaN 0), then wrapped to the width; float32
+** rounds (an f64 constant of the f32 value). */
+void kty_fold_cast(int id, lua_Number x, KtyConst *r) {
+  memset(r, 0, sizeof *r);
+  if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64) {
+    r->kind = T_F64;
+    r->v.f = id == B_CUDA_FLOAT32 ? (lua_Number)(float)x : x;
+    return;
+  }
+  lua_Integer i = x != x ? 0 : x >= 0x1p63 ? LUA_MAXINTEGER : x < -0x1p63 ? LUA_MININTEGER
+                                                                          : (lua_Integer)x;
+  uint64_t u = (uint64_t)i;
+  switch (id) {
+  case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
+  case B_CUDA_UINT8: i = (uint8_t)u; break;
+  case B_CUDA_INT16: i = (int16_t)(uint16_t)u; break;
+  case B_CUDA_UINT16: i = (uint16_t)u; break;
+  case B_CUDA_INT32: i = (int32_t)(uint32_t)u; break;
+  case B_CUDA_UINT32: i = (uint32_t)u; break;
+  default: break;   /* int64, uint64: the 64 bits */
+  }
+  r->kind = T_INT;
+  r->v.i = i;
+}
+
 /* A built-in of constants, computed as Lua's lmathlib.c does: 0 when it
 ** raises (math.fmod(1, 0)) or is not folded. */
 int kty_fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r) {

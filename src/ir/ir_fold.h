@@ -17,5 +17,8 @@ int kty_fold_arith(int op, KtyConst a, KtyConst b, KtyConst *r);
 /* The built-in id (typing rule rule) of n constants into r; 0 when it
 ** raises or is not folded. */
 int kty_fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r);
+/* The cast built-in id (cuda.int32 ... cuda.float64, kjit.i32 ...) of the
+** float x into r, as the interpreter casts a float. */
+void kty_fold_cast(int id, lua_Number x, KtyConst *r);
 
 #endif

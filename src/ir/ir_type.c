@@ -2004,7 +2004,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 static int const_dtype(const KtyConst *k, int present, int def) {
   if (!present || k->kind == T_NIL) return def;
   if (k->kind == T_LAYOUT) return KJIT_RECORD;   /* the caller takes the layout (k->ref) */
-  if (k->kind == T_BUILTIN && k->v.i == 1) return KIR_CAST_DTYPE(k->ref);   /* kjit.f32 */
+  /* kjit.f32, and the casts as numba's types: cuda.float32 (kir_dtype_or_cast_of) */
+  if (k->kind == T_BUILTIN && KIR_CAST_DTYPE(k->ref) >= 0) return KIR_CAST_DTYPE(k->ref);
   if (k->kind != T_STR) return -1;
   for (int d = 0; d < KJIT_NDTYPES; d++)
     if (strcmp(k->str, kjit_dtype_name((kjit_dtype)d)) == 0) return d;
@@ -2569,6 +2570,32 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       Type r = ty(T_MAYBE); r.sub = T_INT; r.dtype = 1;
       return r;
     }
+  }
+  if (row->rule == KTY_R_CAST && args[0].kind == T_STR && kargs[0].kind == T_STR) {
+    /* kjit.i32("12"), cuda.float32("1.5") of a constant string. A kernel
+    ** is typed: it converts no strings. Elsewhere the cast converts it as
+    ** the interpreter's does (luaL_checknumber: Lua's string conversion,
+    ** then the float's cast, even for "12"), folded here; a string that is
+    ** not a number raises luaL_checknumber's error when the call runs. A
+    ** string known only at run time is a Lua value: cg_lua_tonumber */
+    if (S->kernel)
+      REFUSE(S, sp, v, "bad argument #1 to '%s' (number expected, got string): a kernel "
+             "converts no strings (write the number)", name);
+    lua_State *L = S->L;
+    lua_pushlstring(L, kargs[0].str, kargs[0].len);
+    int ok = strlen(lua_tostring(L, -1)) == kargs[0].len &&
+             lua_stringtonumber(L, lua_tostring(L, -1)) != 0;
+    lua_Number x = ok ? lua_tonumber(L, -1) : 0;
+    lua_pop(L, ok ? 2 : 1);
+    if (!ok) {
+      const char *dot = strrchr(name, '.');
+      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
+            dot ? dot + 1 : name);
+    }
+    /* a constant (float32's: the f32 value as an f64 constant, which
+    ** folds in double with other constants, as the interpreter computes) */
+    kty_fold_cast(id, x, k);
+    return const_type(*k);
   }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
   for (int i = 0; i < nnum; i++) {

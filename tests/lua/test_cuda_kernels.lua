@@ -51,13 +51,16 @@ local function check_kernel(name, fn, cfg, args, tol)
   end)
 end
 
+-- for sm_75, sm_80 and sm_90 (CUDA 13's ptxas and libNVVM have no sm_70)
 local function ptx_check(name, fn, sig)
   test(name .. " compiles to PTX that ptxas accepts", function()
     local k = cuda.jit(fn)
-    k:compile(sig, 90)
-    local ptx = k:inspect("ptx")
-    truthy(ptx:find(".entry", 1, true), "PTX has an .entry")
-    ptxas.check(ptx)
+    for _, cc in ipairs{ 75, 80, 90 } do
+      k:compile(sig, cc)
+      local ptx = k:inspect("ptx")
+      truthy(ptx:find(".entry", 1, true), "PTX has an .entry")
+      ptxas.check(ptx, name, cc)
+    end
   end)
 end
 

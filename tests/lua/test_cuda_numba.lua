@@ -38,6 +38,12 @@ test("cuda.jit with a numba signature compiles eagerly", function()
     local kk = cuda.jit(scale, "void(float64, " .. t .. "[:])")
     truthy(kk.signatures[1]:find("[:]", 1, true), t)
   end
+  -- numba's short names and index types (its i8/u8 are kjit's int8/uint8)
+  eq(cuda.jit(scale, "void(f4, f8[:])").signatures[1], "(f32, f64[:])")
+  eq(cuda.jit(scale, "void(intp, i4[::1])").signatures[1], "(i64, i32[:])")
+  for short, long in pairs{ i1 = "i8", i2 = "i16", u1 = "u8", u2 = "u16", u4 = "u32", uintp = "u64" } do
+    eq(cuda.jit(scale, "void(float64, " .. short .. "[:])").signatures[1], "(f64, " .. long .. "[:])", short)
+  end
   raises("bad kernel signature", function() cuda.jit(scale, "void(float33, float32[:])") end)
   raises("signature string expected", function() cuda.jit(scale, {}, {}) end)
 end)
@@ -112,6 +118,15 @@ test("cuda.jit options: device, launch_bounds, max_registers, fastmath, opt", fu
   local exact = ptx_ok(sq, "void(float32[:])")
   truthy(fast:find("sqrt.approx", 1, true) and not exact:find("sqrt.approx", 1, true), "fastmath sqrt")
   ptx_ok(sq, "void(float32[:])", { opt = 0 })
+  -- numba-cuda's inlining requests are taken (no effect: the same PTX)
+  for _, v in ipairs{ true, false, "always", "never" } do
+    eq(cuda.jit(dev, "float64(float64)", { device = true, inline = v }), dev)
+    eq(ptx_ok(sq, "void(float32[:])", { inline = v, forceinline = true }), exact, "inline = " .. tostring(v))
+  end
+  raises([[cuda.jit: unknown inline 'sometimes' (inline must be a boolean, "never" or "always")]],
+         function() cuda.jit(dev, { device = true, inline = "sometimes" }) end)
+  raises("bad option 'forceinline' to 'cuda.jit' (boolean expected, got number)",
+         function() cuda.jit(dev, { device = true, forceinline = 1 }) end)
 end)
 
 test("lineinfo: .loc lines name the kernel's Lua lines", function()
@@ -536,6 +551,97 @@ test("atomic.compare_and_swap: exactly one thread wins; cas types checked", func
   raises("cuda.laneid can only be called inside a kernel", function() cuda.laneid() end)
 end)
 
+-- the same atomics on shared arrays (each block its own), then compare_and_swap
+-- and inc/dec there; thread 0 of each block copies its block's results out
+local function shared_atomics(out, x)
+  local i = cuda.grid(1)
+  local sh = cuda.shared.array(5, "i64")
+  local su = cuda.shared.array(2, "u32")
+  local sf = cuda.shared.array(2, "f64")
+  local lock = cuda.shared.array(1, "i32")
+  local won = cuda.shared.array(1, "i32")
+  local t = cuda.threadIdx.x
+  if t == 0 then
+    sh[1] = -1; sh[2] = 0; sh[3] = 12345; sh[4] = math.mininteger; sh[5] = math.maxinteger
+    su[1] = 0; su[2] = 0; sf[1] = 0 / 0; sf[2] = 0 / 0; lock[1] = 0; won[1] = 0
+  end
+  cuda.syncthreads()
+  local v = math.tointeger(x[i])
+  cuda.atomic.and_(sh, 1, ~(1 << (v % 40)))
+  cuda.atomic.or_(sh, 2, 1 << (v % 50))
+  cuda.atomic.xor(sh, 3, v * 7919)
+  cuda.atomic.nanmax(sh, 4, v * 3 - 50)
+  cuda.atomic.nanmin(sh, 5, v * 3 - 50)
+  cuda.atomic.inc(su, 1, 9)
+  cuda.atomic.dec(su, 2, 6)
+  cuda.atomic.nanmax(sf, 1, (v % 7 == 3) and 0 / 0 or v + 0.5)
+  cuda.atomic.nanmin(sf, 2, (v % 7 == 5) and 0 / 0 or v + 0.5)
+  if cuda.atomic.compare_and_swap(lock, 0, t + 1) == 0 then cuda.atomic.add(won, 1, 1) end
+  cuda.syncthreads()
+  if t == 0 then
+    local o = cuda.blockIdx.x * 11
+    for k = 1, 5 do out[o + k] = sh[k] end
+    out[o + 6] = su[1]; out[o + 7] = su[2]; out[o + 8] = sf[1]; out[o + 9] = sf[2]
+    out[o + 10] = won[1]; out[o + 11] = lock[1] >= 1 and lock[1] <= cuda.blockDim.x and 1 or 0
+  end
+end
+
+test("atomics on shared arrays: and_, or_, xor, nanmax, nanmin, inc, dec, compare_and_swap", function()
+  local bs, nb = 64, 3
+  local x = kjit.arange(bs * nb, "f64")
+  local b = both("shared atomics", cuda.jit(shared_atomics), function(k) return k[{nb, bs}] end,
+                 { kjit.zeros(11 * nb, "f64"), x })
+  for blk = 0, nb - 1 do
+    local a1, a2, a3, mx, mn, fmx, fmn = -1, 0, 12345, math.mininteger, math.maxinteger, -1 / 0, 1 / 0
+    local inc, dec = 0, 0
+    for t = 0, bs - 1 do
+      local v = blk * bs + t
+      a1 = a1 & ~(1 << (v % 40)); a2 = a2 | (1 << (v % 50)); a3 = a3 ~ (v * 7919)
+      mx = math.max(mx, v * 3 - 50); mn = math.min(mn, v * 3 - 50)
+      inc = inc >= 9 and 0 or inc + 1
+      dec = (dec == 0 or dec > 6) and 6 or dec - 1
+      if v % 7 ~= 3 then fmx = math.max(fmx, v + 0.5) end
+      if v % 7 ~= 5 then fmn = math.min(fmn, v + 0.5) end
+    end
+    local want = { a1, a2, a3, mx, mn, inc, dec, fmx, fmn, 1, 1 }
+    for k = 1, 11 do eq(b[1][blk * 11 + k], want[k] + 0.0, "block " .. blk .. " result " .. k) end
+  end
+  ptx_ok(shared_atomics, "void(float64[:], float64[:])")
+end)
+
+-- numba's cuda.atomic.add(a, (i, j), v) on an n-D array: a[i] is a row
+-- view (1-D), so it ports as cuda.atomic.add(a[i], j, v), global and shared
+local function atomic_rows(h, x)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array({ 3, 4 }, "i32")
+  local v = math.tointeger(x[i])
+  cuda.atomic.add(h[v % 3 + 1], v % 4 + 1, v)
+  cuda.atomic.max(s[v % 3 + 1], v % 4 + 1, v)
+  cuda.syncthreads()
+  if cuda.threadIdx.x < 12 then
+    local r, c = cuda.threadIdx.x // 4 + 1, cuda.threadIdx.x % 4 + 1
+    cuda.atomic.add(h[r + 3], c, s[r][c])
+  end
+end
+
+test("atomics on rows of n-D arrays (numba's tuple index), global and shared", function()
+  local x = kjit.arange(0, 64 * 2, "f64")
+  local b = both("atomic rows", cuda.jit(atomic_rows), function(k) return k[{2, 64}] end,
+                 { kjit.zeros({ 6, 4 }, "i64"), x })
+  local want = kjit.zeros({ 6, 4 }, "i64")
+  for blk = 0, 1 do
+    local mx = kjit.zeros({ 3, 4 }, "i64")
+    for t = 0, 63 do
+      local v = blk * 64 + t
+      want[v % 3 + 1][v % 4 + 1] = want[v % 3 + 1][v % 4 + 1] + v
+      mx[v % 3 + 1][v % 4 + 1] = math.max(mx[v % 3 + 1][v % 4 + 1], v)
+    end
+    for r = 1, 3 do for c = 1, 4 do want[r + 3][c] = want[r + 3][c] + mx[r][c] end end
+  end
+  for r = 1, 6 do for c = 1, 4 do eq(b[1][r][c], want[r][c], "h[" .. r .. "][" .. c .. "]") end end
+  ptx_ok(atomic_rows, "void(int64[:, :], float64[:])")
+end)
+
 -- ---- print in kernels --------------------------------------------------------------------
 
 local MODDIR, LUA = arg[1], arg[-1]
@@ -666,6 +772,41 @@ test("3-D shared and 2-D local arrays agree in both simulators; PTX for ptxas", 
     cuda.jit(function(out) local s = cuda.shared.array({ 128, 128 }, "f64"); out[1] = s[1][1] end)
       :compile("void(float64[:])")
   end)
+end)
+
+-- dynamic shared memory: every cuda.shared.array(0, dtype) of a block views
+-- the same bytes, whatever its dtype (numba-cuda: they start at the same
+-- address), and slices place several arrays in it
+local function dynamic_shared(out, n)
+  local t = cuda.threadIdx.x + 1
+  local a = cuda.shared.array(0, "f32"):slice(1, n)
+  local b = cuda.shared.array(0, "f32"):slice(n + 1, 2 * n)
+  local d = cuda.shared.array(0, "f64"):slice(n + 1, 2 * n)   -- after a and b
+  local c = cuda.shared.array(0, "i32")                     -- aliases a
+  a[t] = t * 0.5
+  b[t] = t * 2
+  d[t] = t / 3
+  cuda.syncthreads()
+  local o = 4 * (cuda.blockIdx.x * n + t - 1)
+  out[o + 1] = a[n - t + 1]
+  out[o + 2] = b[n - t + 1]
+  out[o + 3] = c[t]
+  out[o + 4] = d[n - t + 1]
+end
+
+test("dynamic shared arrays of any dtype alias one block of bytes; slices place them", function()
+  local n, nb = 16, 2
+  local g = both("dynamic shared", cuda.jit(dynamic_shared),
+                 function(k) return k[{ nb, n, 0, 2 * n * 4 + n * 8 }] end, { kjit.zeros(4 * n * nb), n })
+  for blk = 0, nb - 1 do
+    for t = 1, n do
+      local o = 4 * (blk * n + t - 1)
+      eq(g[1][o + 1], (n - t + 1) * 0.5, "a"); eq(g[1][o + 2], (n - t + 1) * 2.0, "b")
+      eq(g[1][o + 3], string.unpack("<i4", string.pack("<f", t * 0.5)) + 0.0, "c: the bits of a[t]")
+      eq(g[1][o + 4], (n - t + 1) / 3, "d")
+    end
+  end
+  ptx_ok(dynamic_shared, "void(float64[:], int64)")
 end)
 
 -- ---- slices in kernels (issue 25, item 3): a:slice is a view, no allocation ------------

@@ -124,6 +124,46 @@ test("casts of values read from tables, of number-or-boolean locals, in closures
   end
 end)
 
+test("casts of constant strings: compiled converts them as interpreted; kernels refuse", function()
+  -- kjit.i32("12") written in the function (a literal, an upvalue): was
+  -- refused when compiling; it converts as luaL_checknumber does (to a
+  -- float first, so "9007199254740993" is 2^53), and a string that is not
+  -- a number raises the cast's own error when the call runs
+  local T = require "tablediff"
+  local STRINGS = { "12", "300", "-3.9", "0x10", "1e3", " 5 ", "9007199254740993", "1e300",
+    "-0", "inf", "nan", "abc", "", "1\0" }
+  for _, n in ipairs{ "i8", "u8", "i16", "u32", "i64", "u64", "f32", "f64" } do
+    for _, str in ipairs(STRINGS) do
+      local lit = string.format("%q", str)
+      local env = { kjit = kjit, cuda = cuda }
+      local lit_fn = load("return function() return kjit." .. n .. "(" .. lit .. ") end",
+                          "=casts", "t", env)()
+      local up_fn = load("local s = " .. lit .. "; return function(x) return kjit." .. n ..
+                         "(s), cuda." .. CAST[n] .. "(s) + x end", "=casts", "t", env)()
+      T.check_args(lit_fn)
+      T.check_args(up_fn, 1)
+    end
+  end
+  -- the error, located at the call, compiled as interpreted
+  same_error(function() return kjit.u8("x1") end, "bad argument #1 to 'u8' (number expected, got string)")
+  same_error(function() return cuda.float32("1.5.") end,
+             "bad argument #1 to 'float32' (number expected, got string)")
+  -- kernels are typed: a string is refused when the kernel compiles, at its line
+  local line = debug.getinfo(1, "l").currentline + 2
+  local k = cuda.jit(function(x)
+    x[1] = cuda.float32("1.5")
+  end)
+  local ok, err = pcall(k.compile, k, "void(float32[:])")
+  eq(ok, false)
+  truthy(err:find("test_dtype_objects.lua:" .. line .. ": compile error", 1, true), err)
+  truthy(err:find("bad argument #1 to 'cuda.float32' (number expected, got string): a kernel " ..
+                  "converts no strings", 1, true), err)
+  local k2 = cuda.jit(function(x) x[1] = kjit.i32("12") end)
+  raises("bad argument #1 to 'kjit.i32' (number expected, got string)", function()
+    k2:compile("void(int32[:])")
+  end)
+end)
+
 test("a dtype object passed as an argument: refused saying it is a dtype", function()
   -- (was "argument #1 is a userdata": the user passed kjit.f32)
   local f = kjit.jit(function(d, n) return kjit.zeros(n, d).dtype end)
@@ -225,6 +265,42 @@ test("casts and shared/local arrays by dtype object in kernels: both simulators 
   local g = both("castkernel", cuda.jit(castkernel), function(k) return k[{ 1, 32 }] end, { out, x })
   eq(g[1][2], 0.0, "u8(0.5)"); eq(g[1][6 * 8 + 6], kjit.f32(0.1), "f32(0.1)")
   eq(g[1][5 * 8 + 2], 44.0, "u8(300)"); eq(g[1][9 * 8 + 8], kjit.i16(1e5) + 0.0, "i16 local store wraps")
+end)
+
+-- numba's float32 is a type and a cast: `from numba import int32` ported as
+-- `local int32 = cuda.int32` names the dtype too (numba-cuda's reduction
+-- example: cuda.shared.array(nelem, int32))
+local function numbacast(out, x)
+  local i = cuda.grid(1)
+  local s = cuda.shared.array(32, cuda.int32)
+  local l = cuda.local_array({ 2, 2 }, cuda.float32)
+  if i <= #x then
+    s[cuda.threadIdx.x + 1] = x[i]   -- an i32 element: wraps
+    l[2][1] = x[i] / 10              -- an f32 element: rounds
+    out[2 * i - 1] = s[cuda.threadIdx.x + 1]
+    out[2 * i] = l[2][1]
+  end
+end
+
+test("numba's casts name their dtype too: cuda.int32 as a dtype, in kernels and on the host", function()
+  local x = kjit.array{ 3, 2^31 + 3, -2^31 - 2, 1, 1e10 }
+  local g = both("numbacast", cuda.jit(numbacast), function(k) return k[{ 1, 32 }] end,
+                 { kjit.zeros(2 * #x), x })
+  for i = 1, #x do
+    eq(g[1][2 * i - 1], kjit.i32(kjit.i64(x[i])) + 0.0, "i32 element " .. i)
+    eq(g[1][2 * i], kjit.f32(x[i] / 10), "f32 element " .. i)
+  end
+  local names = { int8 = "i8", uint8 = "u8", int16 = "i16", uint16 = "u16", int32 = "i32",
+                  uint32 = "u32", int64 = "i64", uint64 = "u64", float32 = "f32", float64 = "f64" }
+  for c, d in pairs(names) do
+    eq(kjit.zeros(2, cuda[c]).dtype, d, "kjit.zeros(2, cuda." .. c .. ")")
+    eq(kjit.jit(function() return kjit.zeros(2, cuda[c]).dtype end)(), d, "compiled, cuda." .. c)
+  end
+  -- still casts, named as called
+  eq(cuda.int32(2^31), -2147483648)
+  raises("bad argument #1 to 'int32' (number expected, got nil)", function() return cuda.int32(nil) end)
+  raises("bad argument #2 to 'zeros' (dtype string expected, got function)",
+         function() return kjit.zeros(2, math.floor) end)
 end)
 
 test("reduce's r:kernel takes a dtype object", function()

@@ -6,8 +6,10 @@
 -- Philox must reproduce without libcurand; sobol32's first points. Moments:
 -- means and variances within 5 standard errors (a false alarm about once in
 -- 3 million runs; the seeds are fixed, so a run is reproducible anyway).
--- Child processes run without libcurand (KJIT_CURAND pointing nowhere) and
--- with the mock driver (a device generator then fails in cuRAND).
+-- Child processes run without libcurand (KJIT_CURAND pointing nowhere),
+-- with the mock driver (a device generator then fails in cuRAND), and with
+-- the mock driver and the mock cuRAND (tests/c/mock_libcurand.c: device
+-- generators, and cuda.close() under them).
 local kjit = require "kjit"
 local cuda = kjit.cuda
 local random = kjit.random
@@ -253,6 +255,34 @@ end
 child("nocurand", { KJIT_CURAND = "/nonexistent/libcurand.so.10" })
 child("mockdriver", { KJIT_LIBCUDA = MOCK }, true)
 
+-- the device path with the mock driver and the mock cuRAND
+-- (tests/c/mock_libcurand.c), which counts every call on a generator whose
+-- context is not the current one (cuda.close() destroyed it), out of range,
+-- or on a dead stream: none may happen, the finalizers' included
+local MOCKRAND = MODDIR .. "/libmockcurand.so"
+test("child: mockcurand (device generators and cuda.close, mock driver and mock cuRAND)", function()
+  if not (file_exists(MOCK) and file_exists(MOCKRAND)) then skip("no mock libraries") end
+  local report = os.tmpname()
+  local e = { "KJIT_TEST_RANDOM_CHILD=mockcurand", "KJIT_CUDASIM=0", "KJIT_LIBCUDA=" .. MOCK,
+              "KJIT_CURAND=" .. MOCKRAND, "MOCK_CURAND_REPORT=" .. report }
+  local p = io.popen(string.format("env %s %s %s %s %s 2>&1", table.concat(e, " "), LUA, HARNESS, MODDIR, THIS))
+  local out = p:read("a")
+  local ok = p:close()
+  local got = {}
+  local f = io.open(report)
+  if f then
+    for k, v in f:read("a"):gmatch("([%w_]+)=(%d+)") do got[k] = tonumber(v) end
+    f:close()
+  end
+  os.remove(report)
+  if not ok or not out:find(", 0 failed") or out:find(" 0 passed") then error("child failed:\n" .. out, 0) end
+  eq(got.driver_checks, 1, "the mock cuRAND found the mock driver's checks")
+  for _, k in ipairs{ "bad_handles", "bad_contexts", "bad_ranges", "bad_streams" } do
+    eq(got[k], 0, "mock cuRAND: " .. k)
+  end
+  truthy(got.device_creates >= 5 and got.calls > 20, "device generators were made and used")
+end)
+
 elseif CHILD == "nocurand" then
   test("without libcurand: kjit's Philox, and clear errors for the rest", function()
     truthy(random.backend():find("kjit philox4x32-10 (no cuRAND: KJIT_CURAND=/nonexistent/libcurand.so.10 could not be loaded", 1, true), random.backend())
@@ -264,6 +294,66 @@ elseif CHILD == "nocurand" then
       function() random.generator { kind = "xorwow" } end)
     raises("kjit.random.generator: cuRAND is not available: KJIT_CURAND=",
       function() random.generator { backend = "curand" } end)
+  end)
+elseif CHILD == "mockcurand" then
+  test("the mock cuRAND is the backend", function()
+    truthy(random.backend():find("libmockcurand.so", 1, true), random.backend())
+    eq(cuda.random.generator { seed = 1 }.backend, "cuRAND (device)")
+  end)
+
+  -- a device fill against a host fill of the same kind, seed and offset
+  -- (the mock, as cuRAND, gives both the same numbers)
+  local function same(dev, host, what)
+    local d = dev:copy_to_host()
+    eq(d.size, host.size, what .. " size")
+    for i = 1, host.size do if d[i] ~= host[i] then eq(d[i], host[i], what .. " " .. i) end end
+  end
+
+  test("device generators fill device arrays with the host generator's numbers", function()
+    for _, kind in ipairs{ "philox", "xorwow", "mrg32k3a" } do
+      local d = cuda.random.generator { kind = kind, seed = 7, offset = 3 }
+      local h = random.generator { kind = kind, seed = 7, offset = 3, backend = "curand" }
+      same(d:bits(cuda.device_array(33, "u32")), h:bits(kjit.zeros(33, "u32")), kind .. " bits")
+      same(d:uniform(cuda.device_array(10, "f32")), h:uniform(kjit.zeros(10, "f32")), kind .. " uniform f32")
+      same(d:uniform(cuda.device_array(10)), h:uniform(kjit.zeros(10)), kind .. " uniform f64")
+      -- an odd count: the first n of n + 1 draws (through a device scratch array)
+      same(d:normal(cuda.device_array(7, "f32"), 1, 2), h:normal(kjit.zeros(7, "f32"), 1, 2), kind .. " normal")
+      same(d:lognormal(cuda.device_array(8)), h:lognormal(kjit.zeros(8)), kind .. " lognormal")
+      same(d:poisson(cuda.device_array(9, "u32"), 3), h:poisson(kjit.zeros(9, "u32"), 3), kind .. " poisson")
+    end
+    local s = cuda.stream()
+    local d = cuda.random.generator { seed = 5, stream = s }
+    local out = d:uniform(cuda.device_array(64, "f32"))
+    s:synchronize()
+    same(out, random.generator { seed = 5, backend = "curand" }:uniform(kjit.zeros(64, "f32")), "on a stream")
+  end)
+
+  test("cuda.close(): generators made before raise the documented error; fresh ones work", function()
+    local before = cuda.random.generator { seed = 11 }
+    local streamed = cuda.random.generator { seed = 12, stream = cuda.stream() }
+    local first = before:uniform(cuda.device_array(16, "f32")):copy_to_host()
+    local host = random.generator { seed = 11, backend = "curand" }   -- the host's own
+    cuda.close()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ok, err = pcall(function() return before:uniform(cuda.device_array(16, "f32")) end)
+    eq(ok, false, "a generator made before cuda.close() is dead")
+    truthy(err:find("test_random.lua:" .. line .. ": kjit.cuda.random: this generator was made before "
+                    .. "cuda.close(), which released it with the device's context: make it again", 1, true), err)
+    raises("was made before cuda.close()", function() streamed:set_stream(cuda.stream()) end)
+    raises("was made before cuda.close()", function() streamed:bits(cuda.device_array(4, "u32")) end)
+    -- made again, the same numbers; the host generator made before still works
+    local again = cuda.random.generator { seed = 11 }
+    same(again:uniform(cuda.device_array(16, "f32")), first, "a fresh generator after the close")
+    local h = host:uniform(kjit.zeros(16, "f32"))
+    for i = 1, 16 do eq(h[i], first[i], "the host generator " .. i) end
+    -- their finalizers must not call cuRAND on the dead context (the
+    -- parent reads the mock's count of such calls)
+    before, streamed = nil, nil
+    collectgarbage(); collectgarbage()
+    same(again:uniform(cuda.device_array(16, "f32")), host:uniform(kjit.zeros(16, "f32")), "after the finalizers")
+    -- and a second close: the fresh one dies in turn
+    cuda.close()
+    raises("was made before cuda.close()", function() again:normal(cuda.device_array(4)) end)
   end)
 elseif CHILD == "mockdriver" then
   test("a device generator's cuRAND failure names the call and the status", function()

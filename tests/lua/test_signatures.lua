@@ -186,7 +186,7 @@ test("options: one parser, each API named", function()
   has(msg(kjit.jit, f, { opt = 3.0 }), "kjit.jit: option 'opt' must be an integer from 0 to 3, got 3.0")
   has(msg(kjit.jit, f, { opt = 4 }), "kjit.jit: option 'opt' must be an integer from 0 to 3, got 4")
   has(msg(kjit.jit, f, "fast"), "bad argument #2 to 'jit' (options table expected, got string)")
-  has(msg(cuda.jit, f, { bogus = 1 }), "unknown option 'bogus' to 'cuda.jit' (known: boundscheck, fastmath, fma, opt, cache, device, lineinfo, debug, max_registers, launch_bounds, maxThreadsPerBlock)")
+  has(msg(cuda.jit, f, { bogus = 1 }), "unknown option 'bogus' to 'cuda.jit' (known: boundscheck, fastmath, fma, opt, cache, device, lineinfo, debug, max_registers, launch_bounds, maxThreadsPerBlock, inline, forceinline)")
   has(msg(cuda.jit, f, { cache = "yes" }), "bad option 'cache' to 'cuda.jit' (boolean expected, got string)")
   has(msg(cuda.jit, f, { opt = -1 }), "bad option 'opt' to 'cuda.jit' (an integer from 0 to 3 expected, got -1)")
   has(msg(kjit.vectorize, f, "f64(f64)", { target = "gpu" }),
