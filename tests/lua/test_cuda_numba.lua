@@ -41,7 +41,7 @@ test("cuda.jit with a numba signature compiles eagerly", function()
   -- numba's short names and index types (its i8/u8 are kjit's int8/uint8)
   eq(cuda.jit(scale, "void(f4, f8[:])").signatures[1], "(f32, f64[:])")
   eq(cuda.jit(scale, "void(intp, i4[::1])").signatures[1], "(i64, i32[:])")
-  for short, long in pairs{ i1 = "i8", i2 = "i16", u1 = "u8", u2 = "u16", u4 = "u32", uintp = "u64" } do
+  for short, long in pairs{ f2 = "f16", i1 = "i8", i2 = "i16", u1 = "u8", u2 = "u16", u4 = "u32", uintp = "u64" } do
     eq(cuda.jit(scale, "void(float64, " .. short .. "[:])").signatures[1], "(f64, " .. long .. "[:])", short)
   end
   raises("bad kernel signature", function() cuda.jit(scale, "void(float33, float32[:])") end)
