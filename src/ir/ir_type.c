@@ -867,7 +867,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
-        !kty_ctor_deferred(sp, v) &&
+        !kty_ctor_deferred(sp, v) && !kty_ctor_grows(sp, v) &&
         !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
@@ -995,6 +995,17 @@ static void narrow(Type *t, KtyConst *k, int truthy) {
   }
 }
 
+/* Every string reaching phi v is a constant (each edge can box it). */
+static int phi_strs_boxable(KtySpec *sp, const KirInsn *v) {
+  for (int i = 0; i < v->nargs; i++) {
+    if (!edge_runs(sp, v->block, i)) continue;
+    const KirInsn *a = v->args[i];
+    Type t = sp->types[a->id];
+    if (t.kind == T_STR && (t.sub == T_NUMBER || sp->consts[a->id].kind != T_STR)) return 0;
+  }
+  return 1;
+}
+
 static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Join J;
   memset(&J, 0, sizeof J);
@@ -1023,6 +1034,12 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** arithmetic with its "attempt to perform arithmetic on a boolean
   ** value"). Kernels have no Lua values: the conflict stays theirs. */
   if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_UNKNOWN && !S->kernel)
+    r = ty(T_LUA);
+  /* ... and a constant string with numbers, booleans or nil (`local v; if
+  ** x > 0 then v = "pos" else v = x end`): the same, each string boxed on
+  ** its edge (math.type's integer-or-float strings have no value to box) */
+  if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_STR && J.other.sub != T_NUMBER &&
+      !S->kernel && phi_strs_boxable(sp, v))
     r = ty(T_LUA);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
@@ -2874,6 +2891,17 @@ int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v) {
   return dyn;
 }
 
+/* A constructor whose list ends in values counted only when it runs and
+** that is not kty_ctor_deferred (`{x = 1, g(x)}`, more than 50 items, a
+** field computed in blocks of its own): the table is made at its NEWTABLE
+** with the VM's sizes, its fields stored as the VM stores them, and its
+** SETLIST grows the array part to the last index as luaV_execute's does
+** (cg_lua.c setlist_grow, runtime/luactor.c). kty_open_dyn's kind, or 0. */
+int kty_ctor_grows(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_SETLIST || v->args[0]->op != KIR_NEWTABLE || kty_ctor_deferred(sp, v)) return 0;
+  return kty_open_dyn(sp, v);
+}
+
 /* g(t.f()) with g a compiled Lua function of np parameters, no '...'
 ** (kty_callvalue_tocallee): f's values fill g's parameters after the ones
 ** before, each a Lua value, as many as g has; *n becomes that count, so
@@ -2996,11 +3024,13 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (ft.kind == T_CLOSURE) {
     if (!S->clos[ft.ref].ir->proto->is_vararg)
       pad_callvalue_args(sp, v, S->clos[ft.ref].ir->proto->numparams, args, &n);
-    else if (kty_open_dyn(sp, v) == 2)   /* (specialized on a count known only when it runs) */
-      REFUSE(S, sp, v, "a vararg function literal made in compiled code cannot take the values "
-             "of a function value, whose number is known only when it runs: define the "
-             "function outside the compiled function, or take the values into locals "
-             "(`local a, b = t.f(x)`)");
+    else if (kty_open_dyn(sp, v) && escape_closure(S, ft))
+      /* given values counted only when the call runs (`h(t.f(x))`, `h(g(x))`
+      ** with g's returns of varying number): compiled, it would be
+      ** specialized on one count; made as the real closure instead (as an
+      ** escaping literal is) and called as that Lua value, through
+      ** lua_call, which passes them all (the T_LUA case below) */
+      return ty(T_UNKNOWN);
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
@@ -3276,7 +3306,8 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   Type items[KJIT_MAXARGS + KJIT_MAXRETS];
   KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
   if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
-      kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v)) {
+      kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v) &&
+      !kty_ctor_grows(sp, v)) {
     if (S->strict)
       fail(S, sp, v, "a table constructor ending in a call of a function value or of a "
            "library function ({t.f()}, {table.unpack(t)}) is not supported in compiled code "

@@ -211,6 +211,7 @@ int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v);
 int kty_open_dyn(const KtySpec *sp, const KirInsn *v);
 int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v);
 int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v);
+int kty_ctor_grows(const KtySpec *sp, const KirInsn *v);
 /* How many values v's operands from `from` on are, an open last one
 ** expanded (as the typer counts them; 0 for one still unknown). */
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from);
