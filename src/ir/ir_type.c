@@ -1934,6 +1934,19 @@ static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
   return 1;
 }
 
+/* ... or, in the last pair beside a Lua value (`v .. t`, v a number-or-nil),
+** with no nil, boolean or number-or-nil before: where it is nil the Lua
+** value's __concat takes it, as for `nil .. t` (cg_lib.c) */
+static int maybe_concat_pair(KtySpec *sp, const KirInsn *v, int i) {
+  int n = v->nargs;
+  if (n < 2 || i < n - 2 || !islua(sp->types[v->args[i == n - 1 ? n - 2 : n - 1]->id])) return 0;
+  for (int j = 0; j < n - 2; j++) {
+    Type t = sp->types[v->args[j]->id];
+    if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) return 0;
+  }
+  return 1;
+}
+
 static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = v->nargs, allk = 1;
   char tb[32];
@@ -1971,7 +1984,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
     }
-    if (t.kind == T_MAYBE && maybe_concat_ok(sp, v)) t = ty(T_INT);   /* checked when it runs */
+    if (t.kind == T_MAYBE && (maybe_concat_ok(sp, v) || maybe_concat_pair(sp, v, i)))
+      t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
         !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "

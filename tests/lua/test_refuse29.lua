@@ -143,3 +143,32 @@ test("with a collection at every step", function()
   collectgarbage("collect")
   if not ok then error(err, 0) end
 end)
+
+---------------------------------------------------------------------------
+-- a number-or-nil concatenated with a table that has __concat
+---------------------------------------------------------------------------
+local Cat = { __concat = function(a, b)
+  return "cat(" .. (type(a) == "table" and "t" or tostring(a)) .. "," ..
+         (type(b) == "table" and "t" or tostring(b)) .. ")"
+end }
+
+test("v .. t and t .. v with v a number-or-nil (or -false)", function()
+  local function l(x, t) local v = nil if x > 0 then v = x end return v .. t end
+  local function r(x, t) local v = x > 0 and x or nil return t .. v end
+  local function f(x, t) local v = x > 0 and x return "a" .. (v .. t), t .. v end
+  local function s(x, t) local v = x > 0 and x or nil return t.s .. v end
+  local function pre(x, t) local v = x > 0 and x or nil return "p" .. 2 .. v .. t end
+  for _, x in ipairs({ 1, 2.5, 0, -1 }) do
+    for _, fn in ipairs({ l, r, f, pre }) do
+      T.check(fn, function() return x, setmetatable({}, Cat) end)
+    end
+    T.check(s, function() return x, { s = setmetatable({}, Cat) } end)
+    T.check(s, function() return x, { s = "str" } end)
+  end
+  -- no __concat: Lua's error, naming the operand the VM names
+  check_error("attempt to concatenate a nil value (local 'v')", l, 0, {})
+  check_error("attempt to concatenate a table value (local 't')", l, 1, {})
+  check_error("attempt to concatenate a table value (local 't')", r, 0, {})
+  check_error("attempt to concatenate a boolean value (local 'v')", f, 0, { s = 1 })
+  T.check_error("attempt to concatenate a nil value (local 'v')", s, function() return 0, { s = "str" } end)
+end)
