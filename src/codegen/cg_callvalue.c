@@ -269,6 +269,17 @@ results:
 ** Lua state; host/cache_key.c keys such code to this process), a library
 ** built-in by its name, read when this runs as library calls are. */
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  if (x.t.kind == T_BUILTIN && x.k && kty_dtype_obj_name(x.k)) {
+    /* a dtype object (kjit.f32): the module's field, read when it runs as
+    ** a library function is (no registry reference: the code stays
+    ** cacheable) */
+    char name[32];
+    snprintf(name, sizeof name, "kjit.%s", kty_dtype_obj_name(x.k));
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i8p };
+    LLVMValueRef as[3] = { G->luaL, dst, LLVMBuildGlobalStringPtr(G->B, name, "") };
+    cg_ccall(G, "kjit_lc_setbuiltin", LLVMVoidTypeInContext(G->C), ps, as, 3);
+    return;
+  }
   if (x.t.kind == T_BUILTIN) {
     const char *name = kty_builtin_libname(x.t.ref);
     if (name == NULL) cg_error(G, at, "internal error: a kjit built-in as a Lua value");

@@ -251,7 +251,15 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
   for (int i = 0; i < n; i++) {
     const KtyConst *k = &G->sp->consts[v->args[i]->id];
     Type t = G->sp->types[v->args[i]->id];
-    if (k->kind == T_STR || k->kind == T_INT || k->kind == T_F64) {
+    const char *dn = kty_dtype_obj_name(k);
+    if (dn) {   /* a dtype object: its name (the typer's t_concat) */
+      KtyConst *sk = ka_alloc(G->S->A, sizeof *sk);
+      if (sk == NULL) cg_error(G, v, "not enough memory");
+      memset(sk, 0, sizeof *sk);
+      sk->kind = T_STR; sk->str = dn; sk->len = strlen(dn);
+      a[i] = cg_mk(TY(T_STR), NULL);
+      a[i].k = sk;
+    } else if (k->kind == T_STR || k->kind == T_INT || k->kind == T_F64) {
       a[i] = cg_mk(t, NULL);
       a[i].k = k;
       if (k->kind == T_INT) { a[i] = cg_mk(TY(T_INT), cg_i64(G, k->v.i)); }

@@ -56,6 +56,23 @@ static const char *builtin_name(int id) {
   return r ? r->name : kir_builtin_name(id);
 }
 
+/* The name of the dtype object constant k is (kjit.f32, kjit.bool: a
+** T_BUILTIN constant with v.i 1, the object itself rather than the cast
+** function cuda.float32), else NULL. tostring gives it, and `..` with
+** strings and numbers concatenates it (host/dtype.c's __tostring and
+** __concat), so compiled code folds both to this constant. */
+const char *kty_dtype_obj_name(const KtyConst *k) {
+  static const char *const names[] = {
+#define KTY_DTOBJ(E, nm, ct, isf, iss) nm,
+    KJIT_ALLDTYPES(KTY_DTOBJ)
+#undef KTY_DTOBJ
+  };
+  if (k == NULL || k->kind != T_BUILTIN || k->v.i != 1) return NULL;
+  int d = KIR_CAST_DTYPE(k->ref);
+  if (d < 0 || d >= (int)(sizeof names / sizeof names[0])) return NULL;
+  return names[d];
+}
+
 /* ---- Types --------------------------------------------------------------- */
 
 static Type ty(int kind) { Type t; memset(&t, 0, sizeof t); t.kind = (uint8_t)kind; return t; }
@@ -352,7 +369,8 @@ static int boxable(Type t, KtyConst k) {
   case T_LUA:
     return 1;
   case T_FUNC: return t.ref > 0;   /* a Lua function known here (cg_callvalue.c) */
-  case T_BUILTIN: return t.sub == 0 && kty_builtin_libname(t.ref) != NULL;   /* math.cos */
+  case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
+    return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;
   default: return 0;
   }
@@ -1868,6 +1886,11 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
   case B_STRING_BYTE: case B_STRING_CHAR: case B_STRING_UPPER: case B_STRING_LOWER:
   case B_STRING_LEN: case B_TABLE_REMOVE: case B_TABLE_CONCAT: {
+    if (id == B_TOSTRING && n >= 1 && kty_dtype_obj_name(&kargs[0])) {   /* tostring(kjit.f32) */
+      const char *dn = kty_dtype_obj_name(&kargs[0]);
+      k->kind = T_STR; k->str = dn; k->len = strlen(dn);
+      return ty(T_STR);
+    }
     /* strings are Lua values (T_LUA): made by the real function when the
     ** call runs (runtime_lib.c), into a slot of the compiled frame; its
     ** errors are the library's, at the call's line (the trampolines) */
@@ -1978,8 +2001,21 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
     }
   }
+  /* a dtype object among numbers and constant strings (`"void(" ..
+  ** kjit.f32 .. "[:])"`): its __concat gives its name with them, so it is
+  ** that constant string (kty_dtype_obj_name; cg_lib.c the same) */
+  int dtobj = 0, plain = 1;
   for (int i = 0; i < n; i++) {
     Type t = sp->types[v->args[i]->id];
+    if (kty_dtype_obj_name(&sp->consts[v->args[i]->id])) dtobj = 1;
+    else if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER)) plain = 0;
+  }
+  if (dtobj && !plain)
+    REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a value that may not be a "
+           "number or a string is not supported in compiled code: write tostring(kjit.f32)");
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (dtobj && kty_dtype_obj_name(&sp->consts[v->args[i]->id])) continue;
     if (i == bad) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
@@ -1991,7 +2027,7 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
              "strings)", kty_name(t, tb, sizeof tb));
     KtyConst c = sp->consts[v->args[i]->id];
-    if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64) allk = 0;
+    if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64 && !kty_dtype_obj_name(&c)) allk = 0;
   }
   if (S->kernel)
     REFUSE(S, sp, v, "concatenation ('..') is not supported in kernels (strings need the Lua state)");
@@ -1999,7 +2035,9 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     lua_State *L = S->L;
     for (int i = 0; i < n; i++) {
       KtyConst c = sp->consts[v->args[i]->id];
-      if (c.kind == T_STR) lua_pushlstring(L, c.str, c.len);
+      const char *dn = kty_dtype_obj_name(&c);
+      if (dn) lua_pushstring(L, dn);
+      else if (c.kind == T_STR) lua_pushlstring(L, c.str, c.len);
       else if (c.kind == T_INT) lua_pushinteger(L, c.v.i);
       else lua_pushnumber(L, c.v.f);
     }
@@ -2597,6 +2635,47 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     }
   }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
+  /* kjit.i32("42"): a cast converts a string as luaL_checknumber does
+  ** (host/dtype.c); a constant one converts here and the call folds, one
+  ** that does not convert raises the cast's error, naming it as called */
+  if (row->rule == KTY_R_CAST && nnum == 1 && kargs[0].kind == T_STR && args[0].kind == T_STR &&
+      args[0].sub != T_NUMBER && strncmp(name, "kjit.", 5) == 0) {
+    lua_State *L = S->L;
+    lua_pushlstring(L, kargs[0].str, kargs[0].len);
+    int ok = strlen(lua_tostring(L, -1)) == kargs[0].len && lua_stringtonumber(L, lua_tostring(L, -1));
+    lua_remove(L, ok ? -2 : -1);   /* the number, or nothing */
+    if (!ok) RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", name + 5);
+    kargs[0] = freeze(S);   /* (pops it) */
+    /* the cast of that number, as host/kernel_intrin.c's kki_cast computes
+    ** it (a float truncated toward zero, saturated, NaN 0; then wrapped) */
+    KtyConst x = kargs[0];
+    memset(k, 0, sizeof *k);
+    if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64) {
+      double f = x.kind == T_INT ? (double)x.v.i : x.v.f;
+      k->kind = T_F64;
+      k->v.f = id == B_CUDA_FLOAT32 ? (double)(float)f : f;
+      return ty(id == B_CUDA_FLOAT32 ? T_F32 : T_F64);
+    }
+    lua_Integer i = x.v.i;
+    if (x.kind == T_F64) {
+      double f = x.v.f;
+      i = f != f ? 0 : f >= 0x1p63 ? LUA_MAXINTEGER : f < -0x1p63 ? LUA_MININTEGER : (lua_Integer)f;
+    }
+    uint64_t u = (uint64_t)i;
+    switch (id) {
+    case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
+    case B_CUDA_UINT8: i = (uint8_t)u; break;
+    case B_CUDA_INT16: i = (int16_t)(uint16_t)u; break;
+    case B_CUDA_UINT16: i = (uint16_t)u; break;
+    case B_CUDA_INT32: i = (int32_t)(uint32_t)u; break;
+    case B_CUDA_UINT32: i = (uint32_t)u; break;
+    default: break;
+    }
+    k->kind = T_INT;
+    k->v.i = i;
+    return ty(T_INT);
+    args[0] = const_type(kargs[0]);
+  }
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
       /* luaL_checknumber's error, the function named as the call names it

@@ -172,3 +172,34 @@ test("v .. t and t .. v with v a number-or-nil (or -false)", function()
   check_error("attempt to concatenate a boolean value (local 'v')", f, 0, { s = 1 })
   T.check_error("attempt to concatenate a nil value (local 'v')", s, function() return 0, { s = "str" } end)
 end)
+
+---------------------------------------------------------------------------
+-- dtype objects (kjit.f32 ...) as values; casts of strings
+---------------------------------------------------------------------------
+test("tostring, .. and == of a dtype object", function()
+  local function f(n) return tostring(kjit.f32), tostring(kjit.bool), "void(" .. kjit.f32 .. "[:])", kjit.i32 .. n, n .. kjit.u8 end
+  local function g(t) return kjit.f32 == t.d, t.d == kjit.f32, kjit.f32 ~= t.d, kjit.i64 == kjit.i64, kjit.i64 == kjit.u64 end
+  local function a(arr) return arr.dtype == kjit.f32, arr.dtype == tostring(kjit.f32) end
+  for _, n in ipairs({ 3, 2.5, -1 }) do check(f, n) end
+  for _, d in ipairs({ kjit.f32, kjit.f64, "f32", 1 }) do T.check(g, function() return { d = d } end) end
+  check(a, kjit.zeros(2, "f32"))
+  check(a, kjit.zeros(2))
+end)
+
+test("a dtype object stored, returned, passed on", function()
+  local function st(t) t.d = kjit.f32; t[1] = kjit.bool; return t end
+  local function ret(x) if x > 0 then return kjit.u8 end return kjit.i8, x end
+  local function pass(t) return t.f(kjit.f32) end
+  local function show(d) return tostring(d) .. "!" end
+  T.check(st, function() return {} end)
+  check(ret, 1); check(ret, -1)
+  T.check(pass, function() return { f = show } end)
+end)
+
+test("a cast of a constant string converts it, as interpreted", function()
+  local function f() return kjit.i32("42"), kjit.f32("0.1"), kjit.u8(" 300 "), kjit.i64("1e3"), kjit.f64("0x10"), kjit.i8("-129") end
+  local function bad(x) if x > 0 then return kjit.i32("4x") end return x end
+  check(f)
+  check(bad, 0)
+  check_error("bad argument #1 to 'i32' (number expected, got string)", bad, 1)
+end)
