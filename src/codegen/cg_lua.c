@@ -831,8 +831,8 @@ static void setlist_deferred(CG *G, const KirInsn *v) {
     G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
     return;
   }
-  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
-  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  CgVal items[KTY_CTOR_MAX];
+  int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
   int fixed = v->nargs - 2;
   LLVMValueRef cnt = cg_open_count(G, v, n);
   LLVMValueRef narr = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, cnt, cg_i32(G, t->aux), ""),
@@ -874,8 +874,8 @@ static void setlist_grow(CG *G, const KirInsn *v) {
     G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
     return;
   }
-  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
-  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  CgVal items[KTY_CTOR_MAX];
+  int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
   int fixed = v->nargs - 2;
   LLVMValueRef cnt = cg_open_count(G, v, n);
   LLVMValueRef last = LLVMBuildAdd(G->B, cnt, cg_i32(G, v->aux), "");
@@ -906,8 +906,8 @@ void cg_lua_setlist(CG *G, const KirInsn *v) {
   CgVal o = cg_val(G, v->args[0]);
   /* the items, an open last one ({...}, {f()}) expanded: as many as the
   ** typer knows there are */
-  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
-  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  CgVal items[KTY_CTOR_MAX];
+  int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
   for (int i = 1; i <= n; i++) {
     LLVMValueRef tag, bits, val;
     triple(G, items[i - 1], 0, v, &tag, &bits, &val);

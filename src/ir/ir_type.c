@@ -3079,9 +3079,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       ** layout is compiled in, so it cannot come from a table at run time */
       if (((ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY) && i == 1) ||
           (ft.ref == B_KJIT_FULL && i == 2))
+      {
+        /* kjit.struct{...} called in the compiled function: kjit.struct
+        ** returns the same dtype for the same fields, so making it outside
+        ** changes nothing (docs/guide/lua-library.md) */
+        const KirInsn *d = v->args[i + 1];
+        if (d->op == KIR_CALL)
+          REFUSE(S, sp, v, "%s: the dtype (argument #%d) must be known when compiling, not "
+                 "made when the code runs: make the kjit.struct outside the compiled function "
+                 "(`local P = kjit.struct{...}` beside it; it is the same dtype for the same "
+                 "fields) and use it as an upvalue", builtin_name(ft.ref), i + 1);
         REFUSE(S, sp, v, "%s: the dtype (argument #%d) must be known when compiling: a "
                "constant name or a kjit.struct in an upvalue or global, not a value read from "
                "a table", builtin_name(ft.ref), i + 1);
+      }
       /* the fill value of a:fill(v) on a number array: checked strictly when
       ** the call runs, as buffer.c's storeval does (cg_lua_tonumber). Not
       ** kjit.full's: its dtype follows the value (a boolean makes a bool array) */
@@ -3396,8 +3407,8 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   /* {...}, {f()}: the values of '...' or of a compiled call, as many as
   ** this specialization knows there are ("Varargs"); a function value's,
   ** which are known only when it runs, are not */
-  Type items[KJIT_MAXARGS + KJIT_MAXRETS];
-  KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
+  Type items[KTY_CTOR_MAX];
+  KtyConst kitems[KTY_CTOR_MAX];
   if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
       kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v) &&
       !kty_ctor_grows(sp, v)) {
@@ -3407,7 +3418,7 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
            "yet: store the results one by one (`local a, b = t.f(); local r = {a, b}`)");
     return 1;
   }
-  int nitems = operands(S, sp, v, 1, items, kitems, KJIT_MAXARGS + KJIT_MAXRETS);
+  int nitems = operands(S, sp, v, 1, items, kitems, KTY_CTOR_MAX);
   for (int i = 0; i < nitems; i++) {
     Type t = items[i];
     if (t.kind == T_UNKNOWN) continue;

@@ -213,6 +213,9 @@ int kty_open_dyn(const KtySpec *sp, const KirInsn *v);
 int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v);
 int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v);
 int kty_ctor_grows(const KtySpec *sp, const KirInsn *v);
+/* The most items one SETLIST of a Lua table constructor stores: the VM's
+** LFIELDS_PER_FLUSH (50) before it, then an open call's or '...''s values. */
+#define KTY_CTOR_MAX (50 + KJIT_MAXARGS + KJIT_MAXRETS)
 /* How many values v's operands from `from` on are, an open last one
 ** expanded (as the typer counts them; 0 for one still unknown). */
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from);

@@ -203,3 +203,42 @@ test("a cast of a constant string converts it, as interpreted", function()
   check(bad, 0)
   check_error("bad argument #1 to 'i32' (number expected, got string)", bad, 1)
 end)
+
+---------------------------------------------------------------------------
+-- kjit.struct inside compiled code
+---------------------------------------------------------------------------
+test("kjit.struct called in compiled code: a value as interpreted", function()
+  local Q = kjit.struct{{"x", "f64"}}
+  local function f(n)
+    local P = kjit.struct{{"x", "f64"}, {"y", "i32"}}
+    return tostring(P), kjit.struct{{"x", "f64"}} == kjit.struct{{"x", "f64"}}, type(P)
+  end
+  local function bad() return kjit.struct{} end
+  check(f, 1)
+  check_error("a record needs at least one field", bad)
+  -- as an array's dtype it must be known when compiling: located, saying
+  -- what to write (kjit.struct gives the same dtype for the same fields)
+  local function mk(n) local P = kjit.struct{{"x", "f64"}} local a = kjit.zeros(n, P) return #a end
+  eq(mk(2), 2, "interpreted")
+  local ok, err = pcall(kjit.jit(mk), 2)
+  truthy(not ok and err:find("test_refuse29.lua:%d+: compile error") and
+         err:find("make the kjit.struct outside the compiled function", 1, true), tostring(err))
+  local function outside(n) local a = kjit.zeros(n, Q) a[1].x = 2.5 return a[1].x, #a end
+  check(outside, 3)
+end)
+
+---------------------------------------------------------------------------
+-- constructors of more than 48 items (were "too many values")
+---------------------------------------------------------------------------
+test("a constructor of many items, with and without a varying tail", function()
+  local env = { some = some }
+  local big = load("return function(x) return {" .. string.rep("x, ", 60) .. "x * 2} end", "=big", "t", env)()
+  local perm = load("return function(i) local P = {" .. string.rep("151, 160, 137, 91, 90, 15, ", 20) ..
+                    "} return P[i], #P end", "=perm", "t", env)()
+  local tail = load("return function(x) local r = {" .. string.rep("x, ", 55) .. "some(x)} return r, #r end",
+                    "=tail", "t", env)()
+  local fields = load("return function(x) local r = {k = 1, " .. string.rep("x, ", 70) .. "some(x)} return r, #r end",
+                      "=fields", "t", env)()
+  for _, x in ipairs({ 0, 1, 2, 2.5 }) do check(big, x); check(tail, x); check(fields, x) end
+  for _, i in ipairs({ 1, 77, 120, 121 }) do check(perm, i) end
+end)
