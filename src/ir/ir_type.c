@@ -1089,10 +1089,40 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return r;
 }
 
+/* Does the running Lua convert a numeric string in a bitwise operation
+** ("3" | 0)? (A build with LUA_NOCVTS2N does not.) */
+static int bor_probe(lua_State *L) {
+  lua_pushliteral(L, "3");
+  lua_pushinteger(L, 0);
+  lua_arith(L, LUA_OPBOR);
+  return 1;
+}
+static int bitwise_converts_strings(lua_State *L) {
+  lua_pushcfunction(L, bor_probe);
+  int ok = lua_pcall(L, 0, 1, 0) == LUA_OK;
+  lua_pop(L, 1);
+  return ok;
+}
+
 static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0], *y = v->args[1];
   Type a = numview(sp->types[x->id]), b = numview(sp->types[y->id]);
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
+  /* a constant string with a number or a string (`s + 1` with s "0x10" on
+  ** the path that runs): Lua converts it (the string library's
+  ** metamethods, the VM's coercion for bitwise operators) or raises its
+  ** own error; Lua's arithmetic does both, as for a Lua value */
+  int stra = a.kind == T_STR && a.sub != T_NUMBER && sp->consts[x->id].kind == T_STR,
+      strb = b.kind == T_STR && b.sub != T_NUMBER && sp->consts[y->id].kind == T_STR;
+  if ((stra || strb) && v->nargs == 2 && !S->kernel && (stra || isnum(a) || islua(a)) &&
+      (strb || isnum(b) || islua(b))) {
+    if (!isbitwise(v->op)) return ty(T_LUA);
+    /* bitwise: the VM converts a string only where the running Lua was
+    ** built to (cvt2num); where it does not, Lua's error, named, when the
+    ** operation runs */
+    if (!bitwise_converts_strings(S->L))
+      RAISE(S, sp, v, stra ? 0 : 1, "attempt to perform bitwise operation on a string value");
+  }
   if (islua(a) || islua(b)) {   /* Lua's arithmetic, metamethods included */
     if (!boxable(a, sp->consts[x->id])) REFUSE_UNBOXABLE(S, sp, v, x, "an operand of arithmetic on a table value");
     if (!boxable(b, sp->consts[y->id])) REFUSE_UNBOXABLE(S, sp, v, y, "an operand of arithmetic on a table value");
@@ -1180,6 +1210,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.dtype == KJIT_RECORD && a.ndim == 0) RAISE(S, sp, v, -1, "attempt to get length of a record");
     return ty(T_INT);
   }
+  /* -"1": a constant string converted as Lua converts it (t_arith) */
+  if (v->op == KIR_UNM && a.kind == T_STR && a.sub != T_NUMBER && ka.kind == T_STR && !S->kernel)
+    return ty(T_LUA);
   a = numview(a);
   if (raises_on(a) && a.kind == T_BUF && a.dtype != KJIT_RECORD && v->op == KIR_UNM)   /* buffer.c's __unm */
     RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
@@ -1850,12 +1883,16 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_EXTERN: r = "userdata"; break;
-    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE || (a.ref == B_CUDA_CG_THIS_GRID && a.sub)
+    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE || (a.ref == B_CUDA_CG_THIS_GRID && a.sub) ||
+                        kty_dtype_obj_name(&kargs[0])   /* kjit.f32, the object, not cuda.float32 */
                       ? "userdata" : "function"; break;
     case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
       if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
       if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");
       { Type s = ty(T_LUA); s.sub = KTY_LUA_STRING; return s; }
+    case T_MAYBE:   /* a number or nil (false): the same, the value passed as it is */
+      if (!S->kernel) { Type s = ty(T_LUA); s.sub = KTY_LUA_STRING; return s; }
+      /* fall through */
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
              "in compiled code (test it with 'if x then' or math.type)");
@@ -1864,6 +1901,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     return ty(T_STR);
   }
   case B_TONUMBER:
+    if (n >= 2 && !S->kernel)   /* the library's, called (its conversions, its errors) */
+      return t_luacall(S, sp, v, args, kargs, n);
     if (n >= 2)
       REFUSE(S, sp, v, "tonumber with a base is not supported in compiled code");
     if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
@@ -1894,6 +1933,11 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     /* strings are Lua values (T_LUA): made by the real function when the
     ** call runs (runtime_lib.c), into a slot of the compiled frame; its
     ** errors are the library's, at the call's line (the trampolines) */
+    /* string.byte gives as many values as the range holds (none past the
+    ** end): where more than one, or all of them, are taken, the library's
+    ** own, called, its count known when it runs (cg_vararg.c) */
+    if (id == B_STRING_BYTE && !S->kernel && (v->aux < 0 || v->aux > 1))
+      return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
@@ -1918,6 +1962,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     return ty(T_NIL);
   case B_OS_CLOCK: return ty(T_F64);
   case B_OS_TIME:
+    if (n > 0 && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);   /* os.time(t): called */
     if (n > 0) REFUSE(S, sp, v, "os.time with a table is not supported in compiled code");
     return ty(T_INT);
   case B_MATH_RANDOM:

@@ -242,3 +242,45 @@ test("a constructor of many items, with and without a varying tail", function()
   for _, x in ipairs({ 0, 1, 2, 2.5 }) do check(big, x); check(tail, x); check(fields, x) end
   for _, i in ipairs({ 1, 77, 120, 121 }) do check(perm, i) end
 end)
+
+---------------------------------------------------------------------------
+-- library calls that were refused: type of a number-or-nil, tonumber with
+-- a base, os.time with a table (the library's own, called)
+---------------------------------------------------------------------------
+test("type(v) of a number-or-nil, type(kjit.f32)", function()
+  local function f(x) local v = x > 0 and x or nil return type(v), type(x > 1 and x), type(kjit.f32) end
+  for _, x in ipairs({ 2, 0.5, -1 }) do check(f, x) end
+end)
+
+test("tonumber(s, base) and os.time(t): the library's results and errors", function()
+  local function tn(s, b) return tonumber(s, b) end
+  check(tn, "ff", 16); check(tn, "zz", 36); check(tn, "12", 2)
+  check_error("base out of range", tn, "1", 99)
+  check_error("bad argument #1 to 'tonumber' (string expected, got number)", tn, 5, 10)
+  local function ot(y) return os.time({ year = y, month = 1, day = 1, hour = 12 }) end
+  check(ot, 2020)
+  check_error("field 'month' missing in date table", function(y) return os.time({ year = y }) end, 2020)
+end)
+
+---------------------------------------------------------------------------
+-- arithmetic on a constant string (difffuzz 'lifted' 5153, 5183: was a
+-- compile error "attempt to perform arithmetic on a string value")
+---------------------------------------------------------------------------
+test("a constant string in arithmetic converts as Lua converts it", function()
+  local function f(x) local s = true and "0x10" or x return s + 4, s * 2.5, "3" + x, 2 ^ "2", -("1") end
+  local function bw(x) local s = "12" return s | x end   -- converted or not: the running Lua's rule
+  local function idiv(x) local s = "12" return s // 5, s % x, s - x end
+  local function bad(x) local s = true and "ab" or x if x > 0 then return s + x end return 0 end
+  for _, x in ipairs({ 1, 2.5, -3 }) do check(f, x) end
+  check(bw, 3); check(idiv, 5); check(idiv, 2.5)
+  check(bad, 0)
+  check_error("attempt to add a 'string' with a 'number'", bad, 1)
+end)
+
+test("string.byte gives as many values as the interpreter's (none past the end)", function()
+  local function all(s) return s:byte(1, -1) end
+  local function past(s) return s:byte(10) end
+  local function one(s) local a = s:byte(10) return a, s:byte(2) end
+  local function ctor(s) local t = {s:byte(1, 3)} return #t, select('#', s:byte(2, 9)) end
+  for _, s in ipairs({ "", "a", "xyz", "hello" }) do check(all, s); check(past, s); check(one, s); check(ctor, s) end
+end)
