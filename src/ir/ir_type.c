@@ -3935,6 +3935,19 @@ int kty_box_how(KtySession *S, const KtySpec *sp, const KirInsn *v, int u) {
   return fa >= 0 ? fa + 1 : 0;
 }
 
+/* Captured value a of a literal that escapes is a kjit array that is an
+** argument of the function kjit.jit was given, called only by the
+** dispatcher (a root specialization no compiled code calls): the closure
+** captures that argument's own userdata, found on the dispatcher's stack
+** when the closure is made (cg_closure.c, runtime/luaclosure.c
+** kjit_lc_mkpush_arg). An array made in compiled code, or one a compiled
+** caller passes, has no userdata yet: still refused. */
+int kty_capture_argarray(const KtySpec *sp, const KirInsn *a) {
+  Type t = sp->types[a->id];
+  return t.kind == T_BUF && a->op == KIR_PARAM && a->aux < sp->nparams && sp->root &&
+         sp->clos == 0 && sp->callers == NULL;
+}
+
 /* A literal that escapes (ir_escape.c): a real Lua closure, made where
 ** the literal is made by its maker (runtime/luaclosure.c: reference in
 ** sp->upvref, the root function's in sp->upvidx for the joins). */
@@ -3961,6 +3974,7 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     if (t.kind == T_UNKNOWN) return t;
     if (escape_closure(S, t)) return ty(T_UNKNOWN);   /* a literal it captures escapes too */
+    if (up->instack && kty_capture_argarray(sp, v->args[k - 1])) continue;
     if (!boxable(t, kc))
       REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
              "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "

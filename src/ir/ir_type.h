@@ -213,6 +213,7 @@ int kty_open_dyn(const KtySpec *sp, const KirInsn *v);
 int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v);
 int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v);
 int kty_ctor_grows(const KtySpec *sp, const KirInsn *v);
+int kty_capture_argarray(const KtySpec *sp, const KirInsn *a);
 /* The most items one SETLIST of a Lua table constructor stores: the VM's
 ** LFIELDS_PER_FLUSH (50) before it, then an open call's or '...''s values. */
 #define KTY_CTOR_MAX (50 + KJIT_MAXARGS + KJIT_MAXRETS)
