@@ -3168,6 +3168,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
                kty_call_name(sp, v, ft.ref), i + 1);
       args[i] = luanum(args[i]);
     }
+    /* (compiled from here on: no trampoline left from an earlier round,
+    ** when an argument was a Lua value and the library was called, which
+    ** kty_calls_value would read as "called through lua_call": difffuzz
+    ** 1554, math.min(3, x) with x typed a Lua value, then a number-or-false) */
+    sp->upvref[v->id] = 0;
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   }
   if (ft.kind == T_CLOSURE) {

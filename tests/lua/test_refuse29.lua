@@ -320,3 +320,19 @@ test("a returned or stored closure capturing an array argument: the argument its
            err:find("pass it to the function as an argument", 1, true), tostring(err))
   end
 end)
+
+test("a library call typed through lua_call on an earlier round, native at the end (difffuzz 1554)", function()
+  -- math.min(3, x1): x1 a Lua value on one round of typing, a number-or-false
+  -- at the end; the call kept its trampoline and had no stack slot
+  local function f(a, n, A)
+    local m2 = n
+    if (A[3] == a) then m2 = false end
+    local x1 = 0; if m2 then x1 = m2 == true and 7 or m2 end
+    for i = 1, 2 do
+      if 1 <= math.min(3, x1) then break end
+    end
+    return x1
+  end
+  local A = kjit.array({5, 1, 3}, "u64")
+  check(f, 1, 2, A); check(f, 3, 2, A)
+end)
