@@ -185,7 +185,8 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   LLVMValueRef dst = cg_lua_slot(G, v);
   CgVal *res = cg_zalloc(G, sizeof(CgVal) * (size_t)(nres > 0 ? nres : 1));
   if (spread_into(sp, v) ||
-      (v->nusers == 1 && kty_ctor_deferred(sp, v->users[0]) == 2 &&
+      (v->nusers == 1 && (kty_ctor_deferred(sp, v->users[0]) == 2 ||
+                          kty_ctor_grows(sp, v->users[0]) == 2) &&
        v->users[0]->args[v->users[0]->nargs - 1] == v)) {   /* runs with its consumer */
     res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
     G->results[v->id] = res;
@@ -268,6 +269,17 @@ results:
 ** Lua state; host/cache_key.c keys such code to this process), a library
 ** built-in by its name, read when this runs as library calls are. */
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  if (x.t.kind == T_BUILTIN && x.k && kty_dtype_obj_name(x.k)) {
+    /* a dtype object (kjit.f32): the module's field, read when it runs as
+    ** a library function is (no registry reference: the code stays
+    ** cacheable) */
+    char name[32];
+    snprintf(name, sizeof name, "kjit.%s", kty_dtype_obj_name(x.k));
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i8p };
+    LLVMValueRef as[3] = { G->luaL, dst, LLVMBuildGlobalStringPtr(G->B, name, "") };
+    cg_ccall(G, "kjit_lc_setbuiltin", LLVMVoidTypeInContext(G->C), ps, as, 3);
+    return;
+  }
   if (x.t.kind == T_BUILTIN) {
     const char *name = kty_builtin_libname(x.t.ref);
     if (name == NULL) cg_error(G, at, "internal error: a kjit built-in as a Lua value");
@@ -312,16 +324,21 @@ LLVMValueRef cg_fn_ctor_spread(CG *G, const KirInsn *v, LLVMValueRef dst) {
   LLVMValueRef ifslot = callee_slot(G, in);
   if (G->sp->upvref[in->id] == 0) cg_error(G, v, "internal error: a call without its trampoline");
   LLVMValueRef out = cg_alloca(G, G->i64, "ctorh");
-  LLVMTypeRef ps[12] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
+  LLVMTypeRef ps[13] = { G->i8p, G->i32, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
                          LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32,
-                         G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[12] = { G->luaL, cg_i32(G, G->sp->upvref[in->id]), ifslot, cg_i32(G, n),
+                         G->i32, LLVMPointerType(G->i64, 0), G->i32 };
+  LLVMValueRef as[13] = { G->luaL, cg_i32(G, G->sp->upvref[in->id]), ifslot, cg_i32(G, n),
                           cg_i32(G, ni),
                           LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), ""),
                           LLVMBuildPointerCast(G->B, bits, LLVMPointerType(G->i64, 0), ""),
                           LLVMBuildPointerCast(G->B, slots, LLVMPointerType(G->i32, 0), ""),
-                          cg_i32(G, t->aux), cg_i32(G, (int)t->k.i), dst, out };
-  LLVMValueRef rc = cg_ccall(G, "kjit_lc_ctor_spread", G->i32, ps, as, 12);
+                          cg_i32(G, t->aux), cg_i32(G, (int)t->k.i), dst, out,
+                          cg_i32(G, v->aux) };
+  /* a constructor with fields (kty_ctor_grows): its table exists, grown
+  ** there; else made there */
+  int grow = kty_ctor_grows(G->sp, v) != 0;
+  LLVMValueRef rc = cg_ccall(G, grow ? "kjit_lc_ctor_spread_grow" : "kjit_lc_ctor_spread",
+                             G->i32, ps, as, grow ? 13 : 12);
   call_check(G, in, rc, ifslot, 0);
   return LLVMBuildLoad2(G->B, G->i64, out, "");
 }

@@ -137,6 +137,14 @@ void cg_closure_box(CG *G, KirInsn *v) {
       if (G->upvals == NULL) cg_error(G, v, "internal error: an upvalue of a function literal");
       x = G->upvals[up->idx];
     }
+    if (up->instack && x.t.kind == T_BUF && kty_capture_argarray(sp, v->args[k - 1])) {
+      /* an argument array: its own userdata (ir_type.c kty_capture_argarray) */
+      LLVMTypeRef ap[3] = { G->i8p, G->i32, G->i64 };
+      LLVMValueRef aa[3] = { G->luaL, cg_i32(G, v->args[k - 1]->aux),
+                             LLVMBuildPtrToInt(G->B, x.v, G->i64, "") };
+      cg_ccall(G, "kjit_lc_mkpush_arg", LLVMVoidTypeInContext(G->C), ap, aa, 3);
+      continue;
+    }
     LLVMValueRef tag, bits, slot;
     triple(G, x, v, &tag, &bits, &slot);   /* pushed at once: one scratch slot */
     LLVMTypeRef pp[4] = { G->i8p, G->i32, G->i64, G->i32 };

@@ -251,7 +251,15 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
   for (int i = 0; i < n; i++) {
     const KtyConst *k = &G->sp->consts[v->args[i]->id];
     Type t = G->sp->types[v->args[i]->id];
-    if (k->kind == T_STR || k->kind == T_INT || k->kind == T_F64) {
+    const char *dn = kty_dtype_obj_name(k);
+    if (dn) {   /* a dtype object: its name (the typer's t_concat) */
+      KtyConst *sk = ka_alloc(G->S->A, sizeof *sk);
+      if (sk == NULL) cg_error(G, v, "not enough memory");
+      memset(sk, 0, sizeof *sk);
+      sk->kind = T_STR; sk->str = dn; sk->len = strlen(dn);
+      a[i] = cg_mk(TY(T_STR), NULL);
+      a[i].k = sk;
+    } else if (k->kind == T_STR || k->kind == T_INT || k->kind == T_F64) {
       a[i] = cg_mk(t, NULL);
       a[i].k = k;
       if (k->kind == T_INT) { a[i] = cg_mk(TY(T_INT), cg_i64(G, k->v.i)); }
@@ -269,7 +277,15 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
     else if ((a[i].t.kind == T_NIL || a[i].t.kind == T_BOOL) && j < 2 && n >= 2)
       /* `nil .. t`: only t's __concat takes it (the typer's pairlua) */
       cg_lua_concat_nilpair(G, a[i].t.kind == T_NIL, a[j == 0 ? n - 1 : n - 2], v, i);
-    else if (a[i].t.kind == T_MAYBE) {   /* a number-or-nil: the VM's error where it is nil */
+    else if (a[i].t.kind == T_MAYBE && j < 2 && n >= 2 && a[j == 0 ? n - 1 : n - 2].t.kind == T_LUA) {
+      /* `v .. t` with v a number-or-nil: where it is nil (or false), as `nil .. t` */
+      LLVMBasicBlockRef nb = cg_bb(G, "catmaybe"), done = cg_bb(G, "catmaybeok");
+      LLVMBuildCondBr(G->B, a[i].flag, done, nb);
+      LLVMPositionBuilderAtEnd(G->B, nb);
+      cg_lua_concat_nilpair(G, a[i].t.dtype, a[j == 0 ? n - 1 : n - 2], v, i);
+      LLVMBuildBr(G->B, done);
+      LLVMPositionBuilderAtEnd(G->B, done);
+    } else if (a[i].t.kind == T_MAYBE) {   /* a number-or-nil: the VM's error where it is nil */
       char info[160];
       char *msg = ka_alloc(G->S->A, 240);
       if (msg == NULL) cg_error(G, v, "not enough memory");

@@ -792,7 +792,7 @@ CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   int narr = v->aux, nrec = (int)v->k.i;
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
-    if (u->op != KIR_SETLIST || u->args[0] != v) continue;
+    if (u->op != KIR_SETLIST || u->args[0] != v || kty_ctor_grows(G->sp, u)) continue;
     int last = u->aux + kty_noperands(G->sp, u, 1);
     if (last > narr) narr = last;
   }
@@ -831,8 +831,8 @@ static void setlist_deferred(CG *G, const KirInsn *v) {
     G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
     return;
   }
-  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
-  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  CgVal items[KTY_CTOR_MAX];
+  int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
   int fixed = v->nargs - 2;
   LLVMValueRef cnt = cg_open_count(G, v, n);
   LLVMValueRef narr = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntSGT, cnt, cg_i32(G, t->aux), ""),
@@ -858,13 +858,56 @@ static void setlist_deferred(CG *G, const KirInsn *v) {
   G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
 }
 
+/* {x = 1, g(x)}, {x = 1, t.f()}, a list past 50 items ending so
+** (kty_ctor_grows): the table made at its NEWTABLE with the VM's sizes
+** holds its fields; here its array part grows to the last index as the
+** VM's SETLIST grows it (runtime kjit_lv_ctor_grow: a new table with the
+** same entries, in this slot from here on), and the items are stored
+** from v->aux + 1 on, those past g's count not. */
+static void setlist_grow(CG *G, const KirInsn *v) {
+  const KirInsn *t = v->args[0];
+  LLVMValueRef dst = cg_lua_slot(G, t), h;
+  Type tt = TY(T_LUA);
+  tt.sub = KTY_LUA_TABLE;
+  if (kty_ctor_grows(G->sp, v) == 2) {   /* a function value's: runtime/luacall.c */
+    h = cg_fn_ctor_spread(G, v, dst);
+    G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
+    return;
+  }
+  CgVal items[KTY_CTOR_MAX];
+  int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
+  int fixed = v->nargs - 2;
+  LLVMValueRef cnt = cg_open_count(G, v, n);
+  LLVMValueRef last = LLVMBuildAdd(G->B, cnt, cg_i32(G, v->aux), "");
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, G->i32 };
+  LLVMValueRef as[5] = { G->luaL, dst, last, cg_i32(G, t->aux), cg_i32(G, (int)t->k.i) };
+  h = call(G, "kjit_lv_ctor_grow", G->i64, ps, as, 5);
+  for (int i = 1; i <= n; i++) {
+    LLVMBasicBlockRef next = NULL;
+    if (i > fixed) {   /* given only when g gave it */
+      LLVMBasicBlockRef put = cg_bb(G, "ctorput");
+      next = cg_bb(G, "ctornext");
+      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, i), cnt, ""), put, next);
+      LLVMPositionBuilderAtEnd(G->B, put);
+    }
+    LLVMValueRef tag, bits, val;
+    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
+    LLVMTypeRef rps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
+    LLVMValueRef ras[6] = { G->luaL, dst, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
+    call(G, "kjit_lv_rawseti", NULL, rps, ras, 6);
+    if (next) { LLVMBuildBr(G->B, next); LLVMPositionBuilderAtEnd(G->B, next); }
+  }
+  G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
+}
+
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   if (kty_ctor_deferred(G->sp, v)) { setlist_deferred(G, v); return; }
+  if (kty_ctor_grows(G->sp, v)) { setlist_grow(G, v); return; }
   CgVal o = cg_val(G, v->args[0]);
   /* the items, an open last one ({...}, {f()}) expanded: as many as the
   ** typer knows there are */
-  CgVal items[KJIT_MAXARGS + KJIT_MAXRETS];
-  int n = cg_operands(G, v, 1, items, KJIT_MAXARGS + KJIT_MAXRETS);
+  CgVal items[KTY_CTOR_MAX];
+  int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
   for (int i = 1; i <= n; i++) {
     LLVMValueRef tag, bits, val;
     triple(G, items[i - 1], 0, v, &tag, &bits, &val);

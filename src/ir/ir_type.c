@@ -56,6 +56,23 @@ static const char *builtin_name(int id) {
   return r ? r->name : kir_builtin_name(id);
 }
 
+/* The name of the dtype object constant k is (kjit.f32, kjit.bool: a
+** T_BUILTIN constant with v.i 1, the object itself rather than the cast
+** function cuda.float32), else NULL. tostring gives it, and `..` with
+** strings and numbers concatenates it (host/dtype.c's __tostring and
+** __concat), so compiled code folds both to this constant. */
+const char *kty_dtype_obj_name(const KtyConst *k) {
+  static const char *const names[] = {
+#define KTY_DTOBJ(E, nm, ct, isf, iss) nm,
+    KJIT_ALLDTYPES(KTY_DTOBJ)
+#undef KTY_DTOBJ
+  };
+  if (k == NULL || k->kind != T_BUILTIN || k->v.i != 1) return NULL;
+  int d = KIR_CAST_DTYPE(k->ref);
+  if (d < 0 || d >= (int)(sizeof names / sizeof names[0])) return NULL;
+  return names[d];
+}
+
 /* ---- Types --------------------------------------------------------------- */
 
 static Type ty(int kind) { Type t; memset(&t, 0, sizeof t); t.kind = (uint8_t)kind; return t; }
@@ -362,7 +379,8 @@ static int boxable(Type t, KtyConst k) {
   case T_LUA:
     return 1;
   case T_FUNC: return t.ref > 0;   /* a Lua function known here (cg_callvalue.c) */
-  case T_BUILTIN: return t.sub == 0 && kty_builtin_libname(t.ref) != NULL;   /* math.cos */
+  case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
+    return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;
   default: return 0;
   }
@@ -876,7 +894,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
     if (S->strict && cs && cs->dyncount && v->op != KIR_RET &&
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
-        !kty_ctor_deferred(sp, v) &&
+        !kty_ctor_deferred(sp, v) && !kty_ctor_grows(sp, v) &&
         !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
@@ -1004,6 +1022,17 @@ static void narrow(Type *t, KtyConst *k, int truthy) {
   }
 }
 
+/* Every string reaching phi v is a constant (each edge can box it). */
+static int phi_strs_boxable(KtySpec *sp, const KirInsn *v) {
+  for (int i = 0; i < v->nargs; i++) {
+    if (!edge_runs(sp, v->block, i)) continue;
+    const KirInsn *a = v->args[i];
+    Type t = sp->types[a->id];
+    if (t.kind == T_STR && (t.sub == T_NUMBER || sp->consts[a->id].kind != T_STR)) return 0;
+  }
+  return 1;
+}
+
 static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Join J;
   memset(&J, 0, sizeof J);
@@ -1032,6 +1061,12 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** arithmetic with its "attempt to perform arithmetic on a boolean
   ** value"). Kernels have no Lua values: the conflict stays theirs. */
   if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_UNKNOWN && !S->kernel)
+    r = ty(T_LUA);
+  /* ... and a constant string with numbers, booleans or nil (`local v; if
+  ** x > 0 then v = "pos" else v = x end`): the same, each string boxed on
+  ** its edge (math.type's integer-or-float strings have no value to box) */
+  if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_STR && J.other.sub != T_NUMBER &&
+      !S->kernel && phi_strs_boxable(sp, v))
     r = ty(T_LUA);
   if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
@@ -1063,10 +1098,40 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   return r;
 }
 
+/* Does the running Lua convert a numeric string in a bitwise operation
+** ("3" | 0)? (A build with LUA_NOCVTS2N does not.) */
+static int bor_probe(lua_State *L) {
+  lua_pushliteral(L, "3");
+  lua_pushinteger(L, 0);
+  lua_arith(L, LUA_OPBOR);
+  return 1;
+}
+static int bitwise_converts_strings(lua_State *L) {
+  lua_pushcfunction(L, bor_probe);
+  int ok = lua_pcall(L, 0, 1, 0) == LUA_OK;
+  lua_pop(L, 1);
+  return ok;
+}
+
 static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *x = v->args[0], *y = v->args[1];
   Type a = numview(sp->types[x->id]), b = numview(sp->types[y->id]);
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
+  /* a constant string with a number or a string (`s + 1` with s "0x10" on
+  ** the path that runs): Lua converts it (the string library's
+  ** metamethods, the VM's coercion for bitwise operators) or raises its
+  ** own error; Lua's arithmetic does both, as for a Lua value */
+  int stra = a.kind == T_STR && a.sub != T_NUMBER && sp->consts[x->id].kind == T_STR,
+      strb = b.kind == T_STR && b.sub != T_NUMBER && sp->consts[y->id].kind == T_STR;
+  if ((stra || strb) && v->nargs == 2 && !S->kernel && (stra || isnum(a) || islua(a)) &&
+      (strb || isnum(b) || islua(b))) {
+    if (!isbitwise(v->op)) return ty(T_LUA);
+    /* bitwise: the VM converts a string only where the running Lua was
+    ** built to (cvt2num); where it does not, Lua's error, named, when the
+    ** operation runs */
+    if (!bitwise_converts_strings(S->L))
+      RAISE(S, sp, v, stra ? 0 : 1, "attempt to perform bitwise operation on a string value");
+  }
   if (islua(a) || islua(b)) {   /* Lua's arithmetic, metamethods included */
     if (!boxable(a, sp->consts[x->id])) REFUSE_UNBOXABLE(S, sp, v, x, "an operand of arithmetic on a table value");
     if (!boxable(b, sp->consts[y->id])) REFUSE_UNBOXABLE(S, sp, v, y, "an operand of arithmetic on a table value");
@@ -1154,6 +1219,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.dtype == KJIT_RECORD && a.ndim == 0) RAISE(S, sp, v, -1, "attempt to get length of a record");
     return ty(T_INT);
   }
+  /* -"1": a constant string converted as Lua converts it (t_arith) */
+  if (v->op == KIR_UNM && a.kind == T_STR && a.sub != T_NUMBER && ka.kind == T_STR && !S->kernel)
+    return ty(T_LUA);
   a = numview(a);
   if (raises_on(a) && a.kind == T_BUF && a.dtype != KJIT_RECORD && v->op == KIR_UNM)   /* buffer.c's __unm */
     RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
@@ -1820,12 +1888,16 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     case T_TABLE: r = "table"; break;
     case T_FUNC: case T_CLOSURE: r = "function"; break;
     case T_EXTERN: r = "userdata"; break;
-    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE || (a.ref == B_CUDA_CG_THIS_GRID && a.sub)
+    case T_BUILTIN: r = B_IS_DIM3(a.ref) || a.ref == B_KJIT_PRANGE || (a.ref == B_CUDA_CG_THIS_GRID && a.sub) ||
+                        kty_dtype_obj_name(&kargs[0])   /* kjit.f32, the object, not cuda.float32 */
                       ? "userdata" : "function"; break;
     case T_LUA:   /* a value: type() called when it runs (cg_lib.c), its result a value */
       if (a.sub == KTY_LUA_TABLE) { r = "table"; break; }
       if (S->kernel) REFUSE(S, sp, v, "type() of a Lua value in a kernel");
       { Type s = ty(T_LUA); s.sub = KTY_LUA_STRING; return s; }
+    case T_MAYBE:   /* a number or nil (false): the same, the value passed as it is */
+      if (!S->kernel) { Type s = ty(T_LUA); s.sub = KTY_LUA_STRING; return s; }
+      /* fall through */
     default:
       REFUSE(S, sp, v, "type() of a value that may be nil, false or a number is not supported "
              "in compiled code (test it with 'if x then' or math.type)");
@@ -1834,6 +1906,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     return ty(T_STR);
   }
   case B_TONUMBER:
+    if (n >= 2 && !S->kernel)   /* the library's, called (its conversions, its errors) */
+      return t_luacall(S, sp, v, args, kargs, n);
     if (n >= 2)
       REFUSE(S, sp, v, "tonumber with a base is not supported in compiled code");
     if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
@@ -1856,9 +1930,19 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
   case B_STRING_BYTE: case B_STRING_CHAR: case B_STRING_UPPER: case B_STRING_LOWER:
   case B_STRING_LEN: case B_TABLE_REMOVE: case B_TABLE_CONCAT: {
+    if (id == B_TOSTRING && n >= 1 && kty_dtype_obj_name(&kargs[0])) {   /* tostring(kjit.f32) */
+      const char *dn = kty_dtype_obj_name(&kargs[0]);
+      k->kind = T_STR; k->str = dn; k->len = strlen(dn);
+      return ty(T_STR);
+    }
     /* strings are Lua values (T_LUA): made by the real function when the
     ** call runs (runtime_lib.c), into a slot of the compiled frame; its
     ** errors are the library's, at the call's line (the trampolines) */
+    /* string.byte gives as many values as the range holds (none past the
+    ** end): where more than one, or all of them, are taken, the library's
+    ** own, called, its count known when it runs (cg_vararg.c) */
+    if (id == B_STRING_BYTE && !S->kernel && (v->aux < 0 || v->aux > 1))
+      return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
@@ -1883,6 +1967,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     return ty(T_NIL);
   case B_OS_CLOCK: return ty(T_F64);
   case B_OS_TIME:
+    if (n > 0 && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);   /* os.time(t): called */
     if (n > 0) REFUSE(S, sp, v, "os.time with a table is not supported in compiled code");
     return ty(T_INT);
   case B_MATH_RANDOM:
@@ -1922,6 +2007,19 @@ static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
   return 1;
 }
 
+/* ... or, in the last pair beside a Lua value (`v .. t`, v a number-or-nil),
+** with no nil, boolean or number-or-nil before: where it is nil the Lua
+** value's __concat takes it, as for `nil .. t` (cg_lib.c) */
+static int maybe_concat_pair(KtySpec *sp, const KirInsn *v, int i) {
+  int n = v->nargs;
+  if (n < 2 || i < n - 2 || !islua(sp->types[v->args[i == n - 1 ? n - 2 : n - 1]->id])) return 0;
+  for (int j = 0; j < n - 2; j++) {
+    Type t = sp->types[v->args[j]->id];
+    if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) return 0;
+  }
+  return 1;
+}
+
 static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = v->nargs, allk = 1;
   char tb[32];
@@ -1953,19 +2051,33 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if (a.kind == T_NIL || a.kind == T_BOOL) bad = i;
     }
   }
+  /* a dtype object among numbers and constant strings (`"void(" ..
+  ** kjit.f32 .. "[:])"`): its __concat gives its name with them, so it is
+  ** that constant string (kty_dtype_obj_name; cg_lib.c the same) */
+  int dtobj = 0, plain = 1;
   for (int i = 0; i < n; i++) {
     Type t = sp->types[v->args[i]->id];
+    if (kty_dtype_obj_name(&sp->consts[v->args[i]->id])) dtobj = 1;
+    else if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER)) plain = 0;
+  }
+  if (dtobj && !plain)
+    REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a value that may not be a "
+           "number or a string is not supported in compiled code: write tostring(kjit.f32)");
+  for (int i = 0; i < n; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (dtobj && kty_dtype_obj_name(&sp->consts[v->args[i]->id])) continue;
     if (i == bad) {
       FROZEN_NIL(S, sp, v, v->args[i]);
       RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
     }
-    if (t.kind == T_MAYBE && maybe_concat_ok(sp, v)) t = ty(T_INT);   /* checked when it runs */
+    if (t.kind == T_MAYBE && (maybe_concat_ok(sp, v) || maybe_concat_pair(sp, v, i)))
+      t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
         !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
       REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
              "strings)", kty_name(t, tb, sizeof tb));
     KtyConst c = sp->consts[v->args[i]->id];
-    if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64) allk = 0;
+    if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64 && !kty_dtype_obj_name(&c)) allk = 0;
   }
   if (S->kernel)
     REFUSE(S, sp, v, "concatenation ('..') is not supported in kernels (strings need the Lua state)");
@@ -1973,7 +2085,9 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     lua_State *L = S->L;
     for (int i = 0; i < n; i++) {
       KtyConst c = sp->consts[v->args[i]->id];
-      if (c.kind == T_STR) lua_pushlstring(L, c.str, c.len);
+      const char *dn = kty_dtype_obj_name(&c);
+      if (dn) lua_pushstring(L, dn);
+      else if (c.kind == T_STR) lua_pushlstring(L, c.str, c.len);
       else if (c.kind == T_INT) lua_pushinteger(L, c.v.i);
       else lua_pushnumber(L, c.v.f);
     }
@@ -2598,6 +2712,47 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return const_type(*k);
   }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
+  /* kjit.i32("42"): a cast converts a string as luaL_checknumber does
+  ** (host/dtype.c); a constant one converts here and the call folds, one
+  ** that does not convert raises the cast's error, naming it as called */
+  if (row->rule == KTY_R_CAST && nnum == 1 && kargs[0].kind == T_STR && args[0].kind == T_STR &&
+      args[0].sub != T_NUMBER && strncmp(name, "kjit.", 5) == 0) {
+    lua_State *L = S->L;
+    lua_pushlstring(L, kargs[0].str, kargs[0].len);
+    int ok = strlen(lua_tostring(L, -1)) == kargs[0].len && lua_stringtonumber(L, lua_tostring(L, -1));
+    lua_remove(L, ok ? -2 : -1);   /* the number, or nothing */
+    if (!ok) RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", name + 5);
+    kargs[0] = freeze(S);   /* (pops it) */
+    /* the cast of that number, as host/kernel_intrin.c's kki_cast computes
+    ** it (a float truncated toward zero, saturated, NaN 0; then wrapped) */
+    KtyConst x = kargs[0];
+    memset(k, 0, sizeof *k);
+    if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64) {
+      double f = x.kind == T_INT ? (double)x.v.i : x.v.f;
+      k->kind = T_F64;
+      k->v.f = id == B_CUDA_FLOAT32 ? (double)(float)f : f;
+      return ty(id == B_CUDA_FLOAT32 ? T_F32 : T_F64);
+    }
+    lua_Integer i = x.v.i;
+    if (x.kind == T_F64) {
+      double f = x.v.f;
+      i = f != f ? 0 : f >= 0x1p63 ? LUA_MAXINTEGER : f < -0x1p63 ? LUA_MININTEGER : (lua_Integer)f;
+    }
+    uint64_t u = (uint64_t)i;
+    switch (id) {
+    case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
+    case B_CUDA_UINT8: i = (uint8_t)u; break;
+    case B_CUDA_INT16: i = (int16_t)(uint16_t)u; break;
+    case B_CUDA_UINT16: i = (uint16_t)u; break;
+    case B_CUDA_INT32: i = (int32_t)(uint32_t)u; break;
+    case B_CUDA_UINT32: i = (uint32_t)u; break;
+    default: break;
+    }
+    k->kind = T_INT;
+    k->v.i = i;
+    return ty(T_INT);
+    args[0] = const_type(kargs[0]);
+  }
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
       /* luaL_checknumber's error, the function named as the call names it
@@ -2908,6 +3063,17 @@ int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v) {
   return dyn;
 }
 
+/* A constructor whose list ends in values counted only when it runs and
+** that is not kty_ctor_deferred (`{x = 1, g(x)}`, more than 50 items, a
+** field computed in blocks of its own): the table is made at its NEWTABLE
+** with the VM's sizes, its fields stored as the VM stores them, and its
+** SETLIST grows the array part to the last index as luaV_execute's does
+** (cg_lua.c setlist_grow, runtime/luactor.c). kty_open_dyn's kind, or 0. */
+int kty_ctor_grows(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_SETLIST || v->args[0]->op != KIR_NEWTABLE || kty_ctor_deferred(sp, v)) return 0;
+  return kty_open_dyn(sp, v);
+}
+
 /* g(t.f()) with g a compiled Lua function of np parameters, no '...'
 ** (kty_callvalue_tocallee): f's values fill g's parameters after the ones
 ** before, each a Lua value, as many as g has; *n becomes that count, so
@@ -2992,9 +3158,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       ** layout is compiled in, so it cannot come from a table at run time */
       if (((ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY) && i == 1) ||
           (ft.ref == B_KJIT_FULL && i == 2))
+      {
+        /* kjit.struct{...} called in the compiled function: kjit.struct
+        ** returns the same dtype for the same fields, so making it outside
+        ** changes nothing (docs/guide/lua-library.md) */
+        const KirInsn *d = v->args[i + 1];
+        if (d->op == KIR_CALL)
+          REFUSE(S, sp, v, "%s: the dtype (argument #%d) must be known when compiling, not "
+                 "made when the code runs: make the kjit.struct outside the compiled function "
+                 "(`local P = kjit.struct{...}` beside it; it is the same dtype for the same "
+                 "fields) and use it as an upvalue", builtin_name(ft.ref), i + 1);
         REFUSE(S, sp, v, "%s: the dtype (argument #%d) must be known when compiling: a "
                "constant name or a kjit.struct in an upvalue or global, not a value read from "
                "a table", builtin_name(ft.ref), i + 1);
+      }
       /* the fill value of a:fill(v) on a number array: checked strictly when
       ** the call runs, as buffer.c's storeval does (cg_lua_tonumber). Not
       ** kjit.full's: its dtype follows the value (a boolean makes a bool array) */
@@ -3025,16 +3202,23 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
                kty_call_name(sp, v, ft.ref), i + 1);
       args[i] = luanum(args[i]);
     }
+    /* (compiled from here on: no trampoline left from an earlier round,
+    ** when an argument was a Lua value and the library was called, which
+    ** kty_calls_value would read as "called through lua_call": difffuzz
+    ** 1554, math.min(3, x) with x typed a Lua value, then a number-or-false) */
+    sp->upvref[v->id] = 0;
     return t_builtin(S, sp, v, ft.ref, args, kargs, n, k);
   }
   if (ft.kind == T_CLOSURE) {
     if (!S->clos[ft.ref].ir->proto->is_vararg)
       pad_callvalue_args(sp, v, S->clos[ft.ref].ir->proto->numparams, args, &n);
-    else if (kty_open_dyn(sp, v) == 2)   /* (specialized on a count known only when it runs) */
-      REFUSE(S, sp, v, "a vararg function literal made in compiled code cannot take the values "
-             "of a function value, whose number is known only when it runs: define the "
-             "function outside the compiled function, or take the values into locals "
-             "(`local a, b = t.f(x)`)");
+    else if (kty_open_dyn(sp, v) && escape_closure(S, ft))
+      /* given values counted only when the call runs (`h(t.f(x))`, `h(g(x))`
+      ** with g's returns of varying number): compiled, it would be
+      ** specialized on one count; made as the real closure instead (as an
+      ** escaping literal is) and called as that Lua value, through
+      ** lua_call, which passes them all (the T_LUA case below) */
+      return ty(T_UNKNOWN);
     for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
@@ -3307,17 +3491,18 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   /* {...}, {f()}: the values of '...' or of a compiled call, as many as
   ** this specialization knows there are ("Varargs"); a function value's,
   ** which are known only when it runs, are not */
-  Type items[KJIT_MAXARGS + KJIT_MAXRETS];
-  KtyConst kitems[KJIT_MAXARGS + KJIT_MAXRETS];
+  Type items[KTY_CTOR_MAX];
+  KtyConst kitems[KTY_CTOR_MAX];
   if (v->op == KIR_SETLIST && (v->flags & KIR_F_OPEN) &&
-      kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v)) {
+      kty_calls_value(sp, v->args[v->nargs - 1]) && !kty_ctor_deferred(sp, v) &&
+      !kty_ctor_grows(sp, v)) {
     if (S->strict)
       fail(S, sp, v, "a table constructor ending in a call of a function value or of a "
            "library function ({t.f()}, {table.unpack(t)}) is not supported in compiled code "
            "yet: store the results one by one (`local a, b = t.f(); local r = {a, b}`)");
     return 1;
   }
-  int nitems = operands(S, sp, v, 1, items, kitems, KJIT_MAXARGS + KJIT_MAXRETS);
+  int nitems = operands(S, sp, v, 1, items, kitems, KTY_CTOR_MAX);
   for (int i = 0; i < nitems; i++) {
     Type t = items[i];
     if (t.kind == T_UNKNOWN) continue;
@@ -3789,6 +3974,19 @@ int kty_box_how(KtySession *S, const KtySpec *sp, const KirInsn *v, int u) {
   return fa >= 0 ? fa + 1 : 0;
 }
 
+/* Captured value a of a literal that escapes is a kjit array that is an
+** argument of the function kjit.jit was given, called only by the
+** dispatcher (a root specialization no compiled code calls): the closure
+** captures that argument's own userdata, found on the dispatcher's stack
+** when the closure is made (cg_closure.c, runtime/luaclosure.c
+** kjit_lc_mkpush_arg). An array made in compiled code, or one a compiled
+** caller passes, has no userdata yet: still refused. */
+int kty_capture_argarray(const KtySpec *sp, const KirInsn *a) {
+  Type t = sp->types[a->id];
+  return t.kind == T_BUF && a->op == KIR_PARAM && a->aux < sp->nparams && sp->root &&
+         sp->clos == 0 && sp->callers == NULL;
+}
+
 /* A literal that escapes (ir_escape.c): a real Lua closure, made where
 ** the literal is made by its maker (runtime/luaclosure.c: reference in
 ** sp->upvref, the root function's in sp->upvidx for the joins). */
@@ -3815,6 +4013,7 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     if (t.kind == T_UNKNOWN) return t;
     if (escape_closure(S, t)) return ty(T_UNKNOWN);   /* a literal it captures escapes too */
+    if (up->instack && kty_capture_argarray(sp, v->args[k - 1])) continue;
     if (!boxable(t, kc))
       REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
              "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "

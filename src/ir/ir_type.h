@@ -193,6 +193,7 @@ struct KtySpec {
 struct KtySession;
 /* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
 const char *kty_builtin_libname(int id);
+const char *kty_dtype_obj_name(const KtyConst *k);
 /* The name call v gives built-in id in its messages: "kjit.f32" where the
 ** callee is a dtype object (kjit.f32 compiles as cuda.float32), else the
 ** built-in's own name. */
@@ -211,6 +212,11 @@ int kty_callvalue_toret(const KtySpec *sp, const KirInsn *v);
 int kty_open_dyn(const KtySpec *sp, const KirInsn *v);
 int kty_callvalue_tocallee(const KtySpec *sp, const KirInsn *v);
 int kty_ctor_deferred(const KtySpec *sp, const KirInsn *v);
+int kty_ctor_grows(const KtySpec *sp, const KirInsn *v);
+int kty_capture_argarray(const KtySpec *sp, const KirInsn *a);
+/* The most items one SETLIST of a Lua table constructor stores: the VM's
+** LFIELDS_PER_FLUSH (50) before it, then an open call's or '...''s values. */
+#define KTY_CTOR_MAX (50 + KJIT_MAXARGS + KJIT_MAXRETS)
 /* How many values v's operands from `from` on are, an open last one
 ** expanded (as the typer counts them; 0 for one still unknown). */
 int kty_noperands(KtySpec *sp, const KirInsn *v, int from);

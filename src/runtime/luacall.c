@@ -174,6 +174,34 @@ int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, 
   return KLV_OK;
 }
 
+/* The same for a constructor that is not deferred (`{x = 1, t.f()}`:
+** ir_type.c kty_ctor_grows): its table, made at its NEWTABLE with narr
+** array slots and given its fields, is in slot dst; the n items before
+** and all g gives go from index off + 1 on, the array part grown first as
+** the VM's SETLIST grows it (kjit_lv_ctor_grow). */
+int32_t kjit_lc_ctor_spread_grow(lua_State *L, int32_t itramp, int32_t g, int32_t n, int32_t ni,
+                                 int32_t *tags, int64_t *bits, int32_t *slots, int32_t narr,
+                                 int32_t nrec, int32_t dst, int64_t *h, int32_t off) {
+  if (!callable(L, g)) return KLV_BADA;
+  luaL_checkstack(L, n + ni + 2 * LUA_MINSTACK, "kjit: too many items in a table constructor");
+  int base = lua_gettop(L);
+  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+  int mid = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
+  lua_pushvalue(L, g);
+  for (int i = 0; i < ni; i++) kjit_lv_push(L, tags[n + i], bits[n + i], slots[n + i]);
+  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  lua_remove(L, mid + 1);
+  int cnt = lua_gettop(L) - base;
+  *h = kjit_lv_ctor_grow(L, dst, off + cnt, narr, nrec);
+  for (int i = 1; i <= cnt; i++) {
+    lua_pushvalue(L, base + i);
+    lua_rawseti(L, dst, off + i);
+  }
+  lua_settop(L, base);
+  return KLV_OK;
+}
+
 /* t[k] of the table at registry reference ref (a table known when
 ** compiling, indexed by a computed key: ir_type.c t_frozen_values), Lua's
 ** read with __index, as a read's result. */
@@ -205,7 +233,7 @@ void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
 
 void kjit_lc_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
-  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread); REG(kjit_lc_ctor_spread);
+  REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread); REG(kjit_lc_ctor_spread); REG(kjit_lc_ctor_spread_grow);
   REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
   kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */

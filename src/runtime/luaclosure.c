@@ -26,6 +26,7 @@
 #include "runtime/luacall.h"
 #include "lauxlib.h"
 #include "backend/cpu.h"
+#include "common/karray.h"
 
 /* ---- Reading a dump (ldump.c's format) ------------------------------------ */
 
@@ -198,6 +199,23 @@ void kjit_lc_mkpush(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
   kjit_lv_push(L, tag, bits, slot);
 }
 
+/* Argument i of the dispatcher's call, a kjit array whose data is at data
+** (ir_type.c kty_capture_argarray): its userdata. The dispatcher's
+** arguments start at stack index 2 (jit.c's __call); failing that, the
+** one array below the compiled frames with that data. */
+void kjit_lc_mkpush_arg(lua_State *L, int32_t i, int64_t data) {
+  int top = lua_gettop(L) - 1;   /* (the maker is on top) */
+  for (int pass = 0; pass < 2; pass++)
+    for (int idx = pass == 0 ? 2 + i : 1; idx <= (pass == 0 ? 2 + i : top) && idx <= top; idx++) {
+      const KBuffer *b = luaL_testudata(L, idx, KB_METATABLE);
+      if (b && (int64_t)(intptr_t)b->data == data) {
+        lua_pushvalue(L, idx);
+        return;
+      }
+    }
+  luaL_error(L, "kjit: internal error: a captured array argument not found");
+}
+
 void kjit_lc_mkend(lua_State *L, int32_t nup, const char *how, int32_t root, int32_t dst) {
   lua_call(L, nup, 1);
   for (int u = 0; u < nup; u++) {
@@ -222,4 +240,5 @@ void kjit_lc_closure_register(void) {
   kc_register_symbol("kjit_lc_mkbegin", (void *)kjit_lc_mkbegin);
   kc_register_symbol("kjit_lc_mkpush", (void *)kjit_lc_mkpush);
   kc_register_symbol("kjit_lc_mkend", (void *)kjit_lc_mkend);
+  kc_register_symbol("kjit_lc_mkpush_arg", (void *)kjit_lc_mkpush_arg);
 }

@@ -20,6 +20,7 @@ int kjit_lc_maker(lua_State *L, const int *path, int depth, char *err, size_t er
 ** registry reference root (pushed nil, then joined). */
 void kjit_lc_mkbegin(lua_State *L, int32_t maker);
 void kjit_lc_mkpush(lua_State *L, int32_t tag, int64_t bits, int32_t slot);
+void kjit_lc_mkpush_arg(lua_State *L, int32_t i, int64_t data);
 void kjit_lc_mkend(lua_State *L, int32_t nup, const char *how, int32_t root, int32_t dst);
 void kjit_lc_closure_register(void);
 #endif

@@ -288,6 +288,32 @@ int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) 
   return h;
 }
 
+/* The constructor's table in slot dst, made with narr array and nrec hash
+** slots, its list about to end at index last (`{x = 1, g(x)}` with g's
+** count known only now: ir_type.c kty_ctor_grows): grown as luaV_execute's
+** OP_SETLIST grows it, luaH_resizearray(t, last) when last passes narr.
+** The API cannot resize a table in place, so the grown table is a new one
+** with the same hash size (nrec gives the one the VM's OP_NEWTABLE gave:
+** the constructor's fields never outgrow it) and T's entries reinserted
+** in lua_next's order, the array part's then the nodes' in index order,
+** as luaH_resize's reinsert does: the same array, the same node layout.
+** Nothing else can hold the old table yet (a constructor is reachable
+** only when it ends). Returns the table's address. */
+int64_t kjit_lv_ctor_grow(lua_State *L, int32_t dst, int32_t last, int32_t narr, int32_t nrec) {
+  if (last > narr) {
+    luaL_checkstack(L, 4, "kjit: table constructor");
+    lua_createtable(L, last, nrec);
+    lua_pushnil(L);
+    while (lua_next(L, dst)) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+    lua_replace(L, dst);
+  }
+  return (int64_t)(intptr_t)lua_topointer(L, dst);
+}
+
 /* The table registered at ref (a live upvalue or global: ir_type.c) into
 ** slot dst; its address. */
 int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst) {
@@ -524,7 +550,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
-  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
+  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
   REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);

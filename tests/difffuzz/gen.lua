@@ -73,6 +73,7 @@ G.FAMILIES = {
   { "closures", "function literals stored in a table and called through it, pcall of a literal that may raise, and captured locals assigned after the literal is made (shared cells), by the function, by the closure, or both" },
   { "counted", "values counted only when the code runs passed on where the count shows (with varargs): {v1(...)} and #, select('#', w1(...)), math.max(k, v1(...)), string.format of them, select('#', pcall(v1, ...))" },
   { "mixed", "a local that is a number on one path and a boolean (or nil) on another (local m = c and x or (y > z)): truthiness, ==, arithmetic that may raise" },
+  { "lifted", "what issue 29 refused until branch refuse: a constructor with fields before v1(...)'s values, a local vararg literal given them, a local that is a string or a number, a number-or-nil .. a table with __concat, dtype objects (tostring, .., ==, a cast of a string)" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -569,6 +570,54 @@ local function ext_stmt(ctx, d)
       elseif k == 2 then emit(ctx, "local " .. x .. " = (" .. m .. " == true) and 3 or ((" .. m .. " == " .. num_lit(F) .. ") and 4 or 5)")
       elseif k == 3 then emit(ctx, "local " .. x .. " = 0; if " .. m .. " then " .. x .. " = " .. m .. " == true and 7 or " .. m .. " end")
       else emit(ctx, "local " .. x .. " = " .. m .. " + " .. gen_num(ctx, 0)) end   -- raises unless a number
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
+    end
+  end
+  if F.lifted then
+    -- constructs compiled since branch refuse (issue 29), each made a number
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      local k = R(F.varargs and ctx.va and 6 or 4)
+      if k == 1 then   -- a string on one path, a number on another
+        local s = newname(ctx, "s")
+        emit(ctx, "local " .. s .. " = " .. gen_bool(ctx, 0) .. " and " ..
+             pick({ "\"ab\"", "\"12\"", "\"0x10\"", "\" 3.5 \"" }) .. " or " .. gen_num(ctx, 0))
+        local u = R(3)
+        if u == 1 then emit(ctx, "local " .. x .. " = #(" .. s .. " .. \"\")")
+        elseif u == 2 then emit(ctx, "local " .. x .. " = " .. s .. " + " .. gen_num(ctx, 0))   -- "ab" raises
+        else emit(ctx, "local " .. x .. " = (type(" .. s .. ") == \"string\") and #" .. s .. " or " .. s) end
+      elseif k == 2 then   -- a number-or-nil .. a table with __concat
+        local z, c = newname(ctx, "z"), newname(ctx, "t")
+        emit(ctx, "local " .. z .. " = " .. gen_bool(ctx, 0) .. " and " .. gen_num(ctx, 0) .. " or nil")
+        emit(ctx, "local " .. c .. " = setmetatable({}, {__concat = function(a, b) return \"c\" .. tostring(a) .. tostring(b) end})")
+        emit(ctx, "local " .. x .. " = #(" .. (chance(0.5) and (z .. " .. " .. c) or (c .. " .. " .. z)) .. ")")
+      elseif k == 3 then   -- dtype objects
+        local d = pick({ "f32", "i32", "u8", "f64", "bool" })
+        local u = R(3)
+        if u == 1 then emit(ctx, "local " .. x .. " = #(tostring(kjit." .. d .. ") .. \"[\" .. kjit." .. d .. " .. " .. gen_num(ctx, 0) .. ")")
+        elseif u == 2 then emit(ctx, "local " .. x .. " = (kjit." .. d .. " == kjit.f32) and 1 or 2")
+        else emit(ctx, "local " .. x .. " = kjit." .. pick({ "i32", "u8", "f64" }) .. "(" .. pick({ "\"42\"", "\"300\"", "\"2.5\"", "\"1e3\"" }) .. ")") end
+      elseif k == 4 then   -- a constructor of many items
+        local tv = newname(ctx, "t")
+        local items = {}
+        for i = 1, R(45, 60) do items[i] = tostring(R(9)) end
+        emit(ctx, "local " .. tv .. " = {" .. table.concat(items, ", ") .. "}")
+        emit(ctx, "local " .. x .. " = #" .. tv .. " + " .. tv .. "[" .. R(#items) .. "]")
+      else
+        local args = {}
+        for i = 1, R(0, 4) do args[i] = chance(0.15) and "nil" or gen_num(ctx, 0) end
+        local call = pick({ "v1", "w1" }) .. "(" .. table.concat(args, ", ") .. ")"
+        if k == 5 then   -- fields before the values
+          local tv = newname(ctx, "t")
+          emit(ctx, "local " .. tv .. " = {k = " .. gen_num(ctx, 0) .. ", " .. (chance(0.3) and (gen_num(ctx, 0) .. ", ") or "") .. call .. "}")
+          emit(ctx, "local " .. x .. " = #" .. tv .. " + " .. tv .. ".k + (" .. tv .. "[2] or " .. num_lit(F) .. ")")
+        else   -- a local vararg literal given them
+          local h = newname(ctx, "h")
+          emit(ctx, "local " .. h .. " = function(...) local a = ... return select('#', ...) + (a or 0) end")
+          emit(ctx, "local " .. x .. " = " .. h .. "(" .. call .. ")")
+        end
+      end
       ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
       observe(ctx, x)
     end
@@ -1101,7 +1150,7 @@ function G.generate(id, F)
     end
   end
   -- kjit as an upvalue, for the constructors of the alloc family
-  if F.alloc then lines[#lines + 1] = "local kjit = require \"kjit\"" end
+  if F.alloc or F.lifted then lines[#lines + 1] = "local kjit = require \"kjit\"" end
   -- upvalues: constants and a constant table
   if F.consts then
     for i = 1, R(3) - 1 do
