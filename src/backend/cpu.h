@@ -10,9 +10,11 @@
 ** context from kc_new_context needs no lock (one context per compile).
 ** Errors never abort: they come back as malloc'd text.
 **
-** Symbol names: all modules share the JIT's main JITDylib, so each
-** externally visible function name must be unique across live modules
-** (kc_unique_id helps); a clash is a compile error, not a crash.
+** Symbol names: modules the LLVM JIT loads (several entry points, an
+** object kjit's own loader refuses, KJIT_GDB) share its main JITDylib, so
+** each externally visible function name must be unique across live modules
+** (kc_unique_id helps); a clash is a compile error, not a crash. A module
+** with one entry point is loaded by objload.c, which keeps no names.
 */
 #ifndef KJIT_CPU_H
 #define KJIT_CPU_H
@@ -110,7 +112,8 @@ int kc_link_ir(LLVMModuleRef M, const char *ir_text, char **err);
 unsigned long kc_unique_id(void);
 
 /* Disposes of the JIT (for leak checkers at exit). Refuses and returns -1
-   while any KCpuCode is alive; a later compile makes a new JIT. */
+   while any KCpuCode the JIT loaded is alive (objload.c's code needs no
+   JIT); a later compile makes a new JIT. */
 int kc_shutdown(void);
 
 /* Milliseconds the first LLJIT creation took (0 before it happened). */

@@ -1030,6 +1030,18 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
 ** the block: kal_release). */
 #define ADOPT_BYTES ((int64_t)64 << 10)
 
+/* The error record every dispatcher hands compiled code (call_arrays,
+** call_spec, native_call0): no error yet, the C stack limit when the code
+** makes compiled calls (calls), and kjit_rt_poll's context
+** (runtime_poll.c). */
+static inline void kerr_begin(lua_State *L, KErr *err, int calls) {
+  err->kind = 0;
+  err->stack_limit = calls ? krt_stack_limit() : 0;
+  err->c = 0;
+  err->msg = NULL;
+  krt_poll_begin(L, err);
+}
+
 /* call_spec for a specialization that makes or returns arrays. */
 static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js, int64_t *slots,
                                                  int n, int base) {
@@ -1040,11 +1052,7 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
   AllocBox *box = js->allocates ? take_allocbox(L, rets) : NULL;
   KAllocList *l = box ? &box->list : NULL;
   KErr err;
-  err.kind = 0;
-  err.stack_limit = js->calls ? krt_stack_limit() : 0;
-  err.c = 0;
-  err.msg = NULL;
-  krt_poll_begin(L, &err);
+  kerr_begin(L, &err, js->calls);
   KAllocList *prev = kal_enter(l);
   int32_t st = js->entry(slots, rets, &err);
   kal_leave(prev);
@@ -1136,11 +1144,7 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, i
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
-  err.kind = 0;
-  err.stack_limit = js->calls ? krt_stack_limit() : 0;
-  err.c = 0;
-  err.msg = NULL;
-  krt_poll_begin(L, &err);   /* kjit_rt_poll's context (runtime_poll.c) */
+  kerr_begin(L, &err, js->calls);
   if (js->entry(slots, rets, &err) != 0) {
     krt_push_error(L, &err);
     return lua_error(L);
@@ -1296,11 +1300,7 @@ static int native_call0(lua_State *L) {
       const JitSpec *js = nb->js;
       int64_t rets[2 * KJIT_MAXRETS];
       KErr err;
-      err.kind = 0;
-      err.stack_limit = js->calls ? krt_stack_limit() : 0;
-      err.c = 0;
-      err.msg = NULL;
-      krt_poll_begin(L, &err);
+      kerr_begin(L, &err, js->calls);
       /* (the entry reads no slot: it is given rets, not read either) */
       if (js->entry(rets, rets, &err) != 0) return raise_err(L, &err);
       if (js->nret == 0) return 0;

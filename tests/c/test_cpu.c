@@ -465,7 +465,24 @@ static void test_errors(void) {
   free(err);
   err = NULL;
 
-  /* Two live modules defining the same name. */
+  /* Two live modules defining the same name: kjit's own loader (objload.c,
+  ** what kc_compile uses for one entry point) keeps no process-wide names,
+  ** so both load and each runs its own code. */
+  M = new_module(&ctx, "own1");
+  build_add(M, "kc_own", 1);
+  KCpuCode *o1 = compile1(ctx, M, 1, "kc_own", &addr, NULL, NULL);
+  void *addr1 = addr;
+  M = new_module(&ctx, "own2");
+  build_add(M, "kc_own", 2);
+  KCpuCode *o2 = compile1(ctx, M, 1, "kc_own", &addr, NULL, NULL);
+  CHECK(o1 && o2 && ((long long (*)(long long, long long))addr1)(2, 1) == 3 &&
+            ((long long (*)(long long, long long))addr)(2, 1) == 5,
+        "same name in two modules loaded by objload.c");
+  kc_free(o1);
+  kc_free(o2);
+  /* The LLVM JIT (what KJIT_GDB selects, and where objects objload.c
+  ** refuses go) shares one namespace: a clash is an error. */
+  setenv("KJIT_GDB", "1", 1);
   M = new_module(&ctx, "dup1");
   build_add(M, "kc_dup", 1);
   KCpuCode *c1 = compile1(ctx, M, 1, "kc_dup", &addr, NULL, NULL);
@@ -487,6 +504,7 @@ static void test_errors(void) {
   CHECK(c1 && ((long long (*)(long long, long long))addr)(2, 1) == 7,
         "kc_dup redefined after free");
   kc_free(c1);
+  unsetenv("KJIT_GDB");
 
   /* NULL arguments. */
   c = kc_compile(NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, &err);
@@ -510,13 +528,16 @@ static void test_symbols(void) {
   CHECK(c && p && ((double (*)(double))p)(2.0) == 7.0, "runtime call");
   kc_free(c);
 
-  /* Registering a name that live JIT code defines fails cleanly. */
+  /* Registering a name that live JIT code defines fails cleanly (code
+  ** loaded by objload.c, the default, defines no process-wide name). */
+  setenv("KJIT_GDB", "1", 1);
   M = new_module(&ctx, "defd");
   build_add(M, "kc_defined_here", 1);
   c = compile1(ctx, M, 1, "kc_defined_here", &p, NULL, NULL);
   CHECK(c && kc_register_symbol("kc_defined_here", (void *)rt_triple) == -1,
         "register over JIT code");
   kc_free(c);
+  unsetenv("KJIT_GDB");
 
   M = new_module(&ctx, "sin");
   build_call(M, "kc_call_sin", "sin");
@@ -593,8 +614,10 @@ static void test_threads(void) {
   CHECK(bad == 0, "threads: %ld bad compiles", bad);
 }
 
-/* Shutdown refuses while code lives, then the JIT can be made again. */
+/* Shutdown refuses while code lives, then the JIT can be made again.
+** Code in the JIT: KJIT_GDB (objload.c's code needs no JIT). */
 static void test_shutdown(void) {
+  setenv("KJIT_GDB", "1", 1);
   LLVMOrcThreadSafeContextRef ctx;
   LLVMModuleRef M = new_module(&ctx, "live");
   build_add(M, "kc_live", 2);
@@ -610,6 +633,7 @@ static void test_shutdown(void) {
         "new JIT keeps registered symbols");
   kc_free(c);
   CHECK(kc_shutdown() == 0, "final shutdown");
+  unsetenv("KJIT_GDB");
 }
 
 int main(int argc, char **argv) {
