@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/poll_cost.sh: what interrupt polls cost, in instructions (callgrind),
+# bench/poll_cost.sh: what interrupt polls cost, in instructions (valgrind),
 # polls on against KJIT_BENCH_NOPOLL=1 (compiled without polls), kernel by
 # kernel: the CPU kernels of bench/kernels.lua (through bench/run_lua.lua)
 # and bench/parallel.lua's on one thread (bench/poll_cost_par.lua). Each
@@ -12,18 +12,23 @@
 #   bash bench/poll_cost.sh [kjit.so dir (default build)]
 # Prints one line a kernel: instructions a call with polls and without,
 # and their ratio; then the geometric mean of the parallel kernels'
-# ratios. Needs valgrind. Takes several minutes (callgrind runs code about
-# 50 times slower).
+# ratios. Needs valgrind. Takes several minutes (valgrind runs code about
+# 20-50 times slower; an hour under a load of 10 on two cores).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${1:-build}
+# (in the environment, not through `env`: valgrind would count env itself,
+# which execs lua5.4 untraced)
+export LUA_CPATH="$dir/?.so;;"
 command -v valgrind >/dev/null || { echo "poll_cost.sh: needs valgrind" >&2; exit 2; }
 
-count() {   # count [NOPOLL] command...: the instructions callgrind counts
+count() {   # count on|off command...: the instructions valgrind counts
+  # (cachegrind without its cache simulation: the same count as callgrind's,
+  # about twice as fast)
   local env=()
   if [ "$1" = off ]; then env=(KJIT_BENCH_NOPOLL=1); fi
   shift
-  env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
+  env "${env[@]}" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 |
     sed -n 's/.*refs: *//p' | tr -d ,
 }
 per_call() {   # per_call on|off lo hi command-with-CALLS...: instructions a call
@@ -38,11 +43,11 @@ report() {   # report name on off
 }
 
 printf "%-22s %14s %14s %8s\n" "kernel" "polls on" "polls off" "on/off"
-# the CPU kernels, sizes that callgrind runs in seconds (one timed call
+# the CPU kernels, sizes that valgrind runs in seconds (one timed call
 # against three)
 while read -r name params; do
-  on=$(per_call on 1 3 env LUA_CPATH="$dir/?.so;;" lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
-  off=$(per_call off 1 3 env LUA_CPATH="$dir/?.so;;" lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  on=$(per_call on 1 3 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  off=$(per_call off 1 3 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
   report "$name" "$on" "$off"
 done <<'KERNELS'
 saxpy 1000000
