@@ -10,7 +10,8 @@
 # dependency chain, so a time comparison (interleaved runs) belongs beside
 # them.
 #   bash bench/poll_cost.sh [kjit.so dir (default build)]
-# Prints one line a kernel: instructions a call with polls and without,
+# Prints one line a kernel: instructions a call with polls and without
+# (the two runs of each side by side, as two processes),
 # and their ratio; then the geometric mean of the parallel kernels'
 # ratios. Needs valgrind. Takes several minutes (valgrind runs code about
 # 20-50 times slower; an hour under a load of 10 on two cores).
@@ -43,11 +44,22 @@ report() {   # report name on off
 }
 
 printf "%-22s %14s %14s %8s\n" "kernel" "polls on" "polls off" "on/off"
+both() {   # both lo hi command...: "on off", the two measured side by side
+  local t
+  t=$(mktemp)
+  per_call off "$@" > "$t" &
+  local on
+  on=$(per_call on "$@")
+  wait
+  echo "$on $(cat "$t")"
+  rm -f "$t"
+}
 # the CPU kernels, sizes that valgrind runs in seconds (one timed call
-# against three)
+# against eleven: a whole process's count moves by some 100k instructions
+# from run to run, LLVM's and Lua's hashing of addresses, so the calls
+# between the two runs must outweigh that)
 while read -r name params; do
-  on=$(per_call on 1 3 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
-  off=$(per_call off 1 3 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  read -r on off < <(both 1 11 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
   report "$name" "$on" "$off"
 done <<'KERNELS'
 saxpy 1000000
@@ -61,11 +73,10 @@ histogram 1000000 256
 prefix_sum 1000000
 fib 20
 KERNELS
-# bench/parallel.lua's kernels on one thread (two calls against twelve)
+# bench/parallel.lua's kernels on one thread (two calls against 22)
 logsum=0 nk=0
 while read -r name size; do
-  on=$(per_call on 2 12 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
-  off=$(per_call off 2 12 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
+  read -r on off < <(both 2 22 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
   report "parallel $name" "$on" "$off"
   logsum=$(awk -v s="$logsum" -v a="$on" -v b="$off" 'BEGIN { print s + log(a / b) }')
   nk=$((nk + 1))

@@ -404,7 +404,8 @@ void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter
 KirInsn *cg_count_var(CG *G, const KirLoop *L);    /* its counter's phi, or NULL: not one */
 void cg_count_head(CG *G, KirLoop *L);             /* its chunk head's charge */
 int cg_count_br(CG *G, KirBlock *b);               /* 1: b's test, emitted (a header) */
-void cg_rechunk(CG *G, KirBlock *h);               /* cg_func.c: to h's chunk head again */
+int cg_count_covers(CG *G, const KirLoop *P);      /* 1: each P iteration enters one */
+void cg_reenter_header(CG *G, KirBlock *h);        /* cg_func.c: to h again, its phis as they are */
 LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
                                  LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);
 

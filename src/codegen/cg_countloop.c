@@ -20,8 +20,8 @@
 ** k, KCG_COUNT_CHUNK) and charges those iterations whole; the header then
 ** tests `k < kstop` instead of `k < e` (the loop's own compare: nothing is
 ** added to an iteration). Where that fails and k < e still holds, the
-** chunk was whole: the chunk head runs again with the header's values (the
-** poll runs there when the countdown runs out).
+** chunk was whole: the next one is charged (the poll runs when the
+** countdown runs out) and the header's test runs again.
 **
 ** A chunk is charged before it runs, so a loop that leaves early (an
 ** escape after 3 of 200 iterations) has paid for iterations it did not
@@ -86,9 +86,8 @@ static LLVMValueRef chunk_len(CG *G, LLVMValueRef k, LLVMValueRef e) {
   return LLVMBuildSelect(G->B, big, cg_i64(G, KCG_COUNT_CHUNK), n, "");
 }
 
-/* The chunk head of counted loop L (at G->chunkbb, its phis' values in
-** G->ophis: the entry's, or the header's where a chunk ended): the
-** chunk's end, its iterations charged. */
+/* The chunk head of counted loop L (at G->chunkbb, its phis' entry values
+** in G->ophis): the first chunk's end, its iterations charged. */
 void cg_count_head(CG *G, KirLoop *L) {
   KirInsn *k = cg_count_var(G, L);
   KirBlock *h = L->header;
@@ -103,13 +102,14 @@ void cg_count_head(CG *G, KirLoop *L) {
 
 /* The header's test of counted loop L, when b is its header and the loop
 ** runs in chunks here (as emit_block decides: not in a copy without
-** chunks). Where the chunk ends and k < e, the chunk head runs again with
-** the header's values (its instructions are constants and the test: see
-** cg_count_var) and charges the next chunk: a loop around the loop, as
-** strip-mined for loops have, which leaves the loop proper as LLVM has it
-** without polls (an edge from there straight into the body had LLVM
-** compute the next chunk's length in every iteration; one back to the
-** header, a register copy an iteration). Returns 0 when b is not such a
+** chunks). Where the chunk ends and k < e, the next chunk is charged and
+** the header runs again with the same values (its instructions are
+** constants and the test: see cg_count_var). So the chunk head runs only
+** at the loop's entry, where its chunk's length is invariant when k's and
+** e's entry values are (mandelbrot's 0 and maxit: taken out of the pixel
+** loops), and the body keeps the header as its one entry (an edge from
+** the chunk's end straight into the body had LLVM compute the next
+** chunk's length in every iteration). Returns 0 when b is not such a
 ** header. */
 int cg_count_br(CG *G, KirBlock *b) {
   KirLoop *L = b->loop;
@@ -119,13 +119,36 @@ int cg_count_br(CG *G, KirBlock *b) {
   KirInsn *k = cg_count_var(G, L);
   if (k == NULL) return 0;
   KirInsn *c = b->term->args[0];
+  LLVMValueRef kv = cg_val(G, k).v, e = cg_val(G, c->args[1]).v;
   LLVMValueRef kstop = LLVMBuildLoad2(G->B, G->i64, G->chunk[k->id], "kstop");
-  LLVMBasicBlockRef stop = cg_bb(G, "countend"), again = cg_bb(G, "nextcount");
-  LLVMValueRef inchunk = LLVMBuildICmp(G->B, LLVMIntNE, cg_val(G, k).v, kstop, "");
+  LLVMBasicBlockRef stop = cg_bb(G, "countend"), more = cg_bb(G, "nextcount");
+  LLVMValueRef inchunk = LLVMBuildICmp(G->B, LLVMIntSLT, kv, kstop, "");
   LLVMBuildCondBr(G->B, inchunk, cg_add_edge(G, b, b->succ[0]), stop);
   LLVMPositionBuilderAtEnd(G->B, stop);   /* k < e: the next chunk, else the exit */
-  LLVMBuildCondBr(G->B, cg_truthy(G, cg_val(G, c)), again, cg_add_edge(G, b, b->succ[1]));
-  LLVMPositionBuilderAtEnd(G->B, again);
-  cg_rechunk(G, b);
+  LLVMBuildCondBr(G->B, cg_truthy(G, cg_val(G, c)), more, cg_add_edge(G, b, b->succ[1]));
+  LLVMPositionBuilderAtEnd(G->B, more);
+  LLVMValueRef take = chunk_len(G, kv, e);
+  LLVMBuildStore(G->B, LLVMBuildAdd(G->B, kv, take, ""), G->chunk[k->id]);
+  cg_poll_charge(G, take);
+  cg_reenter_header(G, b);
   return 1;
+}
+
+/* Does every iteration of loop P enter a counted loop that runs in chunks
+** here (its entry block dominates each of P's latches)? Its chunk head
+** then charges at least one for that iteration, and P's own charge at its
+** header is left out (mandelbrot's pixel loops: two instructions a pixel). */
+int cg_count_covers(CG *G, const KirLoop *P) {
+  if (G->strip_at == NULL || G->versioning || P->nlatches == 0) return 0;
+  KirFunc *f = G->sp->ir;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (L->parent != P || G->strip_at[L->header->id] != L || L->entry == NULL ||
+        L->entry->loop != P || cg_count_var(G, L) == NULL)
+      continue;
+    int all = 1;
+    for (int i = 0; i < P->nlatches && all; i++) all = kir_dominates(L->entry, P->latches[i]);
+    if (all) return 1;
+  }
+  return 0;
 }

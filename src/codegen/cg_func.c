@@ -815,9 +815,9 @@ static void chunk_enter(CG *G, KirBlock *h) {
   LLVMBuildBr(G->B, G->bbs[h->id]);
 }
 
-/* From the current block (in the loop) to header h's chunk head again,
-** with the values h's phis have (cg_countloop.c: where a chunk ended). */
-void cg_rechunk(CG *G, KirBlock *h) {
+/* From the current block back into header h with the values its phis
+** have (cg_countloop.c: the header's test again after a chunk). */
+void cg_reenter_header(CG *G, KirBlock *h) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
   for (int i = 0; i < h->nphis; i++) {
     KirInsn *p = h->phis[i];
@@ -825,9 +825,9 @@ void cg_rechunk(CG *G, KirBlock *h) {
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
-    for (int k = 0; k < n; k++) LLVMAddIncoming(G->ophis[p->id][k], &G->phis[p->id][k], &here, 1);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->phis[p->id][k], &here, 1);
   }
-  LLVMBuildBr(G->B, G->chunkbb[h->id]);
+  LLVMBuildBr(G->B, G->bbs[h->id]);
 }
 
 /* The latch of a strip-mined loop: the next iteration in this chunk, else
@@ -1614,7 +1614,8 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   /* an iteration of a loop that is not strip-mined (calls charge at the
   ** call site: a leaf function's entry stays free, see poll_charge) */
   if (blk->loop && blk->loop->header == blk &&
-      !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)))
+      !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)) &&
+      !cg_count_covers(G, blk->loop))   /* (charged by a counted loop inside) */
     cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {

@@ -533,6 +533,15 @@ local function counted_par(img, maxit)   -- as a kjit.prange body (bench/paralle
     end
   end
 end
+local function counted_inside(n)   -- an endless loop charged by the counted loop it enters
+  local s = 0
+  while s >= 0 do
+    local k = 0
+    while k < n do k = k + 1 end
+    s = (s + 1 + k) % 1000
+  end
+  return s
+end
 local function counted_endless(a)
   local k, s = math.mininteger, 0
   while k < math.maxinteger do s = (s + a[(k & 7) + 1]) % 1000; k = k + 1 end
@@ -586,7 +595,8 @@ end)
 ptest("counted while loops: endless ones stop", function()
   local a = kjit.arange(8, "i64")
   local cases = { { counted_endless, a }, { counted, 0, math.maxinteger, a },
-                  { escape, 0.0, 0.0, math.maxinteger } }
+                  { escape, 0.0, 0.0, math.maxinteger }, { counted_inside, 0 },
+                  { counted_inside, 3 } }
   for k, c in ipairs(cases) do
     local f = kjit.jit(c[1])
     debug.sethook(raise_on(2, "counted " .. k), "", HUGE)
