@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/poll_cost.sh: what interrupt polls cost, in instructions (callgrind),
+# bench/poll_cost.sh: what interrupt polls cost, in instructions (valgrind),
 # polls on against KJIT_BENCH_NOPOLL=1 (compiled without polls), kernel by
 # kernel: the CPU kernels of bench/kernels.lua (through bench/run_lua.lua)
 # and bench/parallel.lua's on one thread (bench/poll_cost_par.lua). Each
@@ -10,20 +10,26 @@
 # dependency chain, so a time comparison (interleaved runs) belongs beside
 # them.
 #   bash bench/poll_cost.sh [kjit.so dir (default build)]
-# Prints one line a kernel: instructions a call with polls and without,
+# Prints one line a kernel: instructions a call with polls and without
+# (the two runs of each side by side, as two processes),
 # and their ratio; then the geometric mean of the parallel kernels'
-# ratios. Needs valgrind. Takes several minutes (callgrind runs code about
-# 50 times slower).
+# ratios. Needs valgrind. Takes several minutes (valgrind runs code about
+# 20-50 times slower; an hour under a load of 10 on two cores).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${1:-build}
+# (in the environment, not through `env`: valgrind would count env itself,
+# which execs lua5.4 untraced)
+export LUA_CPATH="$dir/?.so;;"
 command -v valgrind >/dev/null || { echo "poll_cost.sh: needs valgrind" >&2; exit 2; }
 
-count() {   # count [NOPOLL] command...: the instructions callgrind counts
+count() {   # count on|off command...: the instructions valgrind counts
+  # (cachegrind without its cache simulation: the same count as callgrind's,
+  # about twice as fast)
   local env=()
   if [ "$1" = off ]; then env=(KJIT_BENCH_NOPOLL=1); fi
   shift
-  env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 |
+  env "${env[@]}" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 |
     sed -n 's/.*refs: *//p' | tr -d ,
 }
 per_call() {   # per_call on|off lo hi command-with-CALLS...: instructions a call
@@ -38,11 +44,22 @@ report() {   # report name on off
 }
 
 printf "%-22s %14s %14s %8s\n" "kernel" "polls on" "polls off" "on/off"
-# the CPU kernels, sizes that callgrind runs in seconds (one timed call
-# against three)
+both() {   # both lo hi command...: "on off", the two measured side by side
+  local t
+  t=$(mktemp)
+  per_call off "$@" > "$t" &
+  local on
+  on=$(per_call on "$@")
+  wait
+  echo "$on $(cat "$t")"
+  rm -f "$t"
+}
+# the CPU kernels, sizes that valgrind runs in seconds (one timed call
+# against eleven: a whole process's count moves by some 100k instructions
+# from run to run, LLVM's and Lua's hashing of addresses, so the calls
+# between the two runs must outweigh that)
 while read -r name params; do
-  on=$(per_call on 1 3 env LUA_CPATH="$dir/?.so;;" lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
-  off=$(per_call off 1 3 env LUA_CPATH="$dir/?.so;;" lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  read -r on off < <(both 1 11 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
   report "$name" "$on" "$off"
 done <<'KERNELS'
 saxpy 1000000
@@ -56,11 +73,10 @@ histogram 1000000 256
 prefix_sum 1000000
 fib 20
 KERNELS
-# bench/parallel.lua's kernels on one thread (two calls against twelve)
+# bench/parallel.lua's kernels on one thread (two calls against 22)
 logsum=0 nk=0
 while read -r name size; do
-  on=$(per_call on 2 12 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
-  off=$(per_call off 2 12 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
+  read -r on off < <(both 2 22 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
   report "parallel $name" "$on" "$off"
   logsum=$(awk -v s="$logsum" -v a="$on" -v b="$off" 'BEGIN { print s + log(a / b) }')
   nk=$((nk + 1))

@@ -405,6 +405,12 @@ void cg_emit_chunk_head(CG *G, KirLoop *L);
 void cg_poll_charge(CG *G, LLVMValueRef amount);   /* the countdown loses amount (> 0 or 0) */
 void cg_strip_tables(CG *G);                       /* G->strip_at and co., allocated */
 void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter, here */
+/* cg_countloop.c: while loops counted by an integer, in chunks of its values */
+KirInsn *cg_count_var(CG *G, const KirLoop *L);    /* its counter's phi, or NULL: not one */
+void cg_count_head(CG *G, KirLoop *L);             /* its chunk head's charge */
+int cg_count_br(CG *G, KirBlock *b);               /* 1: b's test, emitted (a header) */
+int cg_count_covers(CG *G, const KirLoop *P);      /* 1: each P iteration enters one */
+void cg_reenter_header(CG *G, KirBlock *h);        /* cg_func.c: to h again, its phis as they are */
 LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
                                  LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);
 

@@ -729,7 +729,9 @@ void cg_strip_tables(CG *G) {
 void cg_strip_begin(CG *G, KirLoop *L) {
   KirBlock *h = L->header;
   G->chunkbb[h->id] = cg_bb(G, "chunk");
-  G->chunk[L->prep->id] = cg_alloca(G, G->i64, "chunk");
+  /* a counted while loop (cg_countloop.c): its chunk's end, by its counter */
+  KirInsn *key = L->kind == KIR_LOOP_FORNUM ? L->prep : cg_count_var(G, L);
+  G->chunk[key->id] = cg_alloca(G, G->i64, "chunk");
 }
 
 /* Which loops are strip-mined: innermost integer for loops (not peeled),
@@ -742,6 +744,12 @@ static void strip_plan(CG *G) {
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
     KirBlock *h = L->header;
+    if (cg_count_var(G, L) && !(G->peel_at && G->peel_at[h->id]) && !cg_lua_loop_uses(G, L)) {
+      cg_strip_tables(G);   /* a while loop counted by an integer (cg_countloop.c) */
+      G->strip_at[h->id] = L;
+      if (!cg_prange_owns(G, h)) cg_strip_begin(G, L);
+      continue;
+    }
     if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || !sp->live[h->id] ||
         sp->types[L->prep->id].kind != T_INT || (G->peel_at && G->peel_at[h->id]) ||
         L->prep->block->succ[0] != h)
@@ -766,8 +774,14 @@ static void strip_plan(CG *G) {
 ** from what remains and charged; then the loop's header. F->rem keeps
 ** what remained at the chunk's start; the latch moves it on by a whole
 ** chunk (see strip_latch). */
+static void chunk_enter(CG *G, KirBlock *h);
 static void emit_chunk_head(CG *G, KirLoop *L) {
   KirBlock *h = L->header;
+  if (L->kind != KIR_LOOP_FORNUM && cg_count_var(G, L)) {   /* cg_countloop.c */
+    cg_count_head(G, L);
+    chunk_enter(G, h);
+    return;
+  }
   if (L->kind != KIR_LOOP_FORNUM) return;   /* a prange loop: cg_prange.c */
   CgFor *F = &G->fors[L->prep->id];
   LLVMValueRef chunk = G->chunk[L->prep->id];
@@ -783,6 +797,12 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
       G->B, LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, ""), "");
   LLVMBuildStore(G->B, take, chunk);
   cg_poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
+  chunk_enter(G, h);
+}
+
+/* From a chunk head (the current block) into header h: its phis take the
+** chunk head's. */
+static void chunk_enter(CG *G, KirBlock *h) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
   for (int i = 0; i < h->nphis; i++) {
     KirInsn *p = h->phis[i];
@@ -791,6 +811,21 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
     for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->ophis[p->id][k], &here, 1);
+  }
+  LLVMBuildBr(G->B, G->bbs[h->id]);
+}
+
+/* From the current block back into header h with the values its phis
+** have (cg_countloop.c: the header's test again after a chunk). */
+void cg_reenter_header(CG *G, KirBlock *h) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  for (int i = 0; i < h->nphis; i++) {
+    KirInsn *p = h->phis[i];
+    Type t = phi_type(G, p);
+    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
+    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+    int n = parts(G, t, tys);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->phis[p->id][k], &here, 1);
   }
   LLVMBuildBr(G->B, G->bbs[h->id]);
 }
@@ -1451,6 +1486,7 @@ static void emit_term(CG *G, KirBlock *b) {
       break;
     }
     if (cg_prange_br(G, b, v)) break;   /* a prange loop's header test */
+    if (cg_count_br(G, b)) break;       /* a counted while loop's (cg_countloop.c) */
     if (fuse_branch(G, b)) break;
     branch(G, b, cg_truthy(G, cg_val(G, v->args[0])));
     break;
@@ -1578,7 +1614,8 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   /* an iteration of a loop that is not strip-mined (calls charge at the
   ** call site: a leaf function's entry stays free, see poll_charge) */
   if (blk->loop && blk->loop->header == blk &&
-      !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)))
+      !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)) &&
+      !cg_count_covers(G, blk->loop))   /* (charged by a counted loop inside) */
     cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {

@@ -464,6 +464,175 @@ for _, c in ipairs({ { "threads in turn", kseq }, { "fibers (syncthreads)", ksyn
   end)
 end
 
+-- While loops counted by an integer (src/codegen/cg_countloop.c): a loop
+-- whose header tests `k < e` (e unchanged in the loop, k stepped by one
+-- `k + 1` on every back edge) runs in chunks of at most 1024 values of k,
+-- each charged whole at its start; the header tests k against the chunk's
+-- end instead of e, so nothing is added to an iteration. The interpreter's
+-- results for entries before, at and after e, runs of several chunks,
+-- bounds whose difference overflows, early exits by the other test, by
+-- break and by return; endless ones stop; long ones poll at the usual rate.
+local D = require "difftest"
+local function escape(cr, ci, maxit)
+  local x, y, k = 0.0, 0.0, 0
+  while k < maxit and x * x + y * y <= 4.0 do
+    x, y = x * x - y * y + cr, 2.0 * x * y + ci
+    k = k + 1
+  end
+  return k, x, y
+end
+local function counted(k, e, a)
+  local s = 0
+  while k < e do
+    s = s + a[(k % #a) + 1]
+    k = k + 1
+  end
+  return k, s
+end
+local function counted_break(k, e, a, stop)
+  local s = 0
+  while k < e do
+    if a[(k % #a) + 1] == stop then break end
+    s = s + k
+    k = 1 + k
+  end
+  return k, s
+end
+local function counted_return(k, e, a, v)
+  while k < e do
+    if a[(k % #a) + 1] == v then return k end
+    k = k + 1
+  end
+  return -1
+end
+local function counted_const(a)
+  local k, s = 3, 0.0
+  while k < 3000 do s = s + a[k % #a + 1] * k; k = k + 1 end
+  return s, k
+end
+local function counted_rows(a, rows, cols)   -- a counted loop inside a for loop
+  local t = 0
+  for r = 1, rows do
+    local c = r
+    while c < cols do t = t + a[(c + r) % #a + 1]; c = c + 1 end
+  end
+  return t
+end
+local function counted_par(img, maxit)   -- as a kjit.prange body (bench/parallel.lua's mandelbrot)
+  local h, w = img.shape[1], img.shape[2]
+  for r in kjit.prange(1, h) do
+    local row = img[r]
+    for c = 1, w do
+      local cx, cy = -2.0 + (c - 1) * 3.0 / w, -1.5 + (r - 1) * 3.0 / h
+      local x, y, k = 0.0, 0.0, 0
+      while k < maxit and x * x + y * y <= 4.0 do
+        x, y = x * x - y * y + cx, 2.0 * x * y + cy
+        k = k + 1
+      end
+      row[c] = k
+    end
+  end
+end
+local function counted_inside(n)   -- an endless loop charged by the counted loop it enters
+  local s = 0
+  while s >= 0 do
+    local k = 0
+    while k < n do k = k + 1 end
+    s = (s + 1 + k) % 1000
+  end
+  return s
+end
+local function counted_endless(a)
+  local k, s = math.mininteger, 0
+  while k < math.maxinteger do s = (s + a[(k & 7) + 1]) % 1000; k = k + 1 end
+  return s
+end
+
+test("counted while loops: the interpreter's results", function()
+  local a = kjit.arange(37, "i64")
+  for _, c in ipairs({ { 0.25, 0.5, 200 }, { -0.75, 0.1, 1000 }, { -0.1, 0.65, 5000 },
+                       { 2.0, 2.0, 50 }, { 0.0, 0.0, 0 }, { 0.0, 0.0, -5 } }) do
+    D.check(escape, c[1], c[2], c[3])
+  end
+  local MAXI, MINI = math.maxinteger, math.mininteger
+  for _, r in ipairs({ { 0, 0 }, { 5, 4 }, { 4, 5 }, { 0, 1023 }, { 0, 1024 }, { 0, 1025 },
+                       { -7, 3000 }, { 10, 70000 }, { MAXI - 3, MAXI }, { MAXI, MAXI },
+                       { MINI, MINI + 2049 }, { MAXI - 1500, MINI } }) do
+    D.check(counted, r[1], r[2], a)
+    D.check(counted_break, r[1], r[2], a, 30)
+    D.check(counted_return, r[1], r[2], a, 36)
+  end
+  D.check(counted_break, -5000, 5000, a, -1)
+  D.check(counted_const, a)
+  D.check(counted_rows, a, 40, 1500)
+  D.check(counted_rows, a, 3, 0)
+  D.check_error("attempt to get length of a nil value", counted, 0, 10, nil)
+end)
+
+test("counted while loops: a prange body's, the interpreter's image", function()
+  for _, par in ipairs({ true, false }) do
+    D.check_opts({ parallel = par }, counted_par, kjit.zeros({ 24, 40 }, "i32"), 300)
+    D.check_opts({ parallel = par }, counted_par, kjit.zeros({ 3, 5 }, "i32"), 0)
+  end
+end)
+
+test("counted while loops run in chunks of their counter (the IR)", function()
+  local f = kjit.jit(counted)
+  f(0, 10, kjit.arange(4, "i64"))
+  local ir = f:inspect("llvm")
+  truthy(ir:find("countend", 1, true), "the chunk's end tested at the header:\n" .. ir)
+  local m = kjit.jit(counted_par, { parallel = true })
+  m(kjit.zeros({ 4, 4 }, "i32"), 10)
+  ir = m:inspect("llvm")
+  truthy(ir:find("countend", 1, true), "in a parallel body too:\n" .. ir)
+  -- a loop that also changes k otherwise is not counted
+  local function skip(k, e) while k < e do if k % 3 == 0 then k = k + 2 end k = k + 1 end return k end
+  local g = kjit.jit(skip)
+  eq(g(0, 100), skip(0, 100))
+  truthy(not g:inspect("llvm"):find("countend", 1, true), "k + 3: charged each iteration")
+end)
+
+ptest("counted while loops: endless ones stop", function()
+  local a = kjit.arange(8, "i64")
+  local cases = { { counted_endless, a }, { counted, 0, math.maxinteger, a },
+                  { escape, 0.0, 0.0, math.maxinteger }, { counted_inside, 0 },
+                  { counted_inside, 3 } }
+  for k, c in ipairs(cases) do
+    local f = kjit.jit(c[1])
+    debug.sethook(raise_on(2, "counted " .. k), "", HUGE)
+    raises("counted " .. k, f, table.unpack(c, 2))
+  end
+  for _, par in ipairs({ true, false }) do
+    local f = kjit.jit(counted_par, { parallel = par })
+    f(kjit.zeros({ 2, 2 }, "i32"), 5)
+    debug.sethook(raise_on(1, "counted prange body"), "", HUGE)
+    raises("counted prange body", f, kjit.zeros({ 2, 2 }, "i32"), math.maxinteger)
+  end
+end)
+
+ptest("counted while loops: polls every ~65536 iterations", function()
+  local a = kjit.arange(8, "i64")
+  local f = kjit.jit(counted)
+  f(0, 10, a)
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local n = 1 << 22
+  local k = f(0, n, a)
+  debug.sethook()
+  eq(k, n, "k")
+  -- 2^22 iterations in chunks of 1024, each charged one more: 64 periods
+  truthy(calls >= 60 and calls <= 70, "one poll per 65536 iterations: " .. calls)
+  -- an escape loop entered many times, each entry charged its bound (at most 1024)
+  local rows = kjit.jit(counted_rows)
+  rows(a, 2, 3)
+  calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  eq(rows(a, 2000, 2000), counted_rows(a, 2000, 2000), "rows")
+  debug.sethook()
+  -- sum over r of (2000 - r) iterations: about 2e6, 30 periods
+  truthy(calls >= 15 and calls <= 40, "rows: " .. calls)
+end)
+
 -- Between blocks the launching thread polls too (every 4096 simulated
 -- threads): a kernel without loops on a large grid stops there even with
 -- a generator that emits no polls.

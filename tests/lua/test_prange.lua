@@ -690,10 +690,11 @@ test("prange: polls keep loops vectorized (the IR's vector types)", function()
 end)
 
 -- A loop charging the poll countdown each iteration (a while loop, here
--- the parallel mandelbrot's) tests the countdown's sign after the
--- subtraction (src/codegen/cg_func.c, cg_poll_charge): on x86 one
--- decrement and a branch on its sign flag, no separate compare; and LLVM
--- makes that branch the loop's latch.
+-- the parallel mandelbrot's with its tests swapped: `n < maxit` first
+-- would make it a counted loop, charged by chunks, cg_countloop.c) tests
+-- the countdown's sign after the subtraction (src/codegen/cg_func.c,
+-- cg_poll_charge): on x86 one decrement and a branch on its sign flag, no
+-- separate compare; and LLVM makes that branch the loop's latch.
 local function escape_rows(img, maxit)
   local h, w = img.shape[1], img.shape[2]
   for r in kjit.prange(1, h) do
@@ -701,7 +702,7 @@ local function escape_rows(img, maxit)
     for c = 1, w do
       local cx, cy = -2.0 + (c - 1) * 3.0 / w, -1.5 + (r - 1) * 3.0 / h
       local x, y, n = 0.0, 0.0, 0
-      while n < maxit and x * x + y * y <= 4.0 do
+      while x * x + y * y <= 4.0 and n < maxit do
         x, y = x * x - y * y + cx, 2.0 * x * y + cy
         n = n + 1
       end
