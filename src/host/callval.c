@@ -57,9 +57,8 @@
 **     KJIT_CALLEES=all in the environment.
 */
 #include "host/callval.h"
-#include <string.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "common/compile.h"
@@ -100,6 +99,7 @@ static uint32_t epoch = 1;      /* bumped when a Lua state closes */
 enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL };
 static int callees = CALLEES_LOOPS;   /* (kjit.testing.callees) */
 static const char *const callee_modes[] = { "none", "loops", "all", NULL };
+static long ncompiled;                /* callee specializations made (tests) */
 
 int kcv_l_callees(lua_State *L) {
   int old = callees;
@@ -110,7 +110,8 @@ int kcv_l_callees(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
   }
   lua_pushstring(L, callee_modes[old]);
-  return 1;
+  lua_pushinteger(L, ncompiled);
+  return 2;
 }
 
 /* Is one of the loops of the Lua function at idx (a for, or a backward
@@ -270,12 +271,11 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
     lua_pushcfunction(L, resolve_p);
     lua_pushvalue(L, rec);
     for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-    int st = lua_pcall(L, nargs + 1, 2, 0);
-    if (getenv("KCV_TRACE")) fprintf(stderr, "kcv resolve %s: %s\n", st ? "refused" : "ok", st ? lua_tostring(L, -1) : "");
-    if (st != LUA_OK || lua_type(L, -2) != LUA_TFUNCTION) {
+    if (lua_pcall(L, nargs + 1, 2, 0) != LUA_OK || lua_type(L, -2) != LUA_TFUNCTION) {
       lua_settop(L, key);
       lua_pushboolean(L, 0);   /* refused: remembered */
     } else {
+      ncompiled++;
       lua_createtable(L, 2, 0);   /* {native, count} */
       lua_insert(L, -3);
       lua_rawseti(L, -3, 2);

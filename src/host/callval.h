@@ -7,7 +7,8 @@
 /* Installs the hook of runtime/luacall.c (once per process; idempotent). */
 void kcv_init(void);
 /* kjit.testing.callees([mode]): "none", "loops" (the default) or "all":
-** which Lua callees of function values compile; returns the old mode. */
+** which Lua callees of function values compile; returns the old mode and
+** how many callee specializations this process has made. */
 #include "lua.h"
 int kcv_l_callees(lua_State *L);
 #endif
