@@ -93,7 +93,8 @@ typedef struct Entry {
   const void *spec;             /* its specialization, when run directly */
 } Entry;
 
-static _Thread_local Entry ic[KCV_WAYS];
+/* (the inline cache: luacall.c's per-thread block for the hook) */
+_Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
 static uint32_t epoch = 1;      /* bumped when a Lua state closes */
 
 enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL };
@@ -295,17 +296,21 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
 }
 
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
-                        const int64_t *bits, const int32_t *slots, const void **spec) {
+                        const int64_t *bits, const int32_t *slots, const void **spec, void *tls) {
   if (nargs > KJIT_MAXARGS) return -1;
   const void *fn, *reg;
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (lua_stack.h) */
     const KlsState *st = (const KlsState *)(void *)L;
-    fn = st->ci->func[f].val.value_.gc;   /* (f: an index of this C function's frame) */
+    const KlsTValue *v = &st->ci->func[f].val;   /* (f: an index of this C function's frame) */
+    if (v->tt_ != KLS_LCL) return -1;            /* a Lua function only */
+    fn = v->value_.gc;
     reg = st->l_G;
   } else {
+    if (lua_type(L, f) != LUA_TFUNCTION || lua_iscfunction(L, f)) return -1;
     fn = lua_topointer(L, f);
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
+  Entry *ic = tls;
   uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
   uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
   Entry *e = &ic[(h >> 20) % KCV_WAYS];

@@ -103,19 +103,30 @@ void kjit_lc_set_compiled(KlcCompiledHook fn, KlcRunDirect run) {
 }
 
 enum { KLC_MAXNEST = 120 };   /* well under LUAI_MAXCCALLS (200): see the head */
-static _Thread_local const char *nest[KLC_MAXNEST];
-static _Thread_local int nnest;
 
-/* Opens a call at C frame `here`: its depth, or -1 when too deep (call
-** the callee interpreted). */
-static int nest_open(const char *here) {
-  while (nnest > 0 && nest[nnest - 1] <= here) nnest--;   /* left by a longjmp */
-  if (nnest >= KLC_MAXNEST) return -1;
-  nest[nnest] = here;
-  return nnest++;
+/* This thread's open calls, and the hook's own per-thread memory (its
+** inline cache): one thread-local block, reached once per call. */
+typedef struct KlcThread {
+  int nnest;
+  const char *nest[KLC_MAXNEST];
+  _Alignas(16) unsigned char hook[KLC_HOOK_TLS];
+} KlcThread;
+static _Thread_local KlcThread thr;
+
+/* Opens call c at C frame `here`: its depth (-1 when too deep: the callee
+** runs interpreted) and this thread's block into c. */
+static void nest_open(KlcCall *c, const char *here) {
+  KlcThread *t = &thr;
+  c->thread = t;
+  while (t->nnest > 0 && t->nest[t->nnest - 1] <= here) t->nnest--;   /* left by a longjmp */
+  if (t->nnest >= KLC_MAXNEST) { c->depth = -1; return; }
+  t->nest[t->nnest] = here;
+  c->depth = t->nnest++;
 }
 
-static void nest_close(int at) { if (at >= 0) nnest = at; }
+static void nest_close(const KlcCall *c) {
+  if (c->depth >= 0) ((KlcThread *)c->thread)->nnest = c->depth;
+}
 
 /* Runs call c for nresults values (lua_call's count), which it leaves from
 ** base + 1 on (base: the top now) as its trampoline leaves them: an open
@@ -126,9 +137,9 @@ static void nest_close(int at) { if (at >= 0) nnest = at; }
 static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
   int n = -1;
   const void *spec = NULL;
-  if (c->depth >= 0 && compiled_hook != NULL && lua_type(L, c->f) == LUA_TFUNCTION &&
-      !lua_iscfunction(L, c->f))
-    n = compiled_hook(L, c->tramp, c->f, c->nargs, c->tags, c->bits, c->slots, &spec);
+  if (c->depth >= 0 && compiled_hook != NULL)
+    n = compiled_hook(L, c->tramp, c->f, c->nargs, c->tags, c->bits, c->slots, &spec,
+                      ((KlcThread *)c->thread)->hook);
   if (n >= 0 && spec != NULL) {
     int got = run_direct(L, spec, c->tramp, c->tags, c->bits, c->slots);
     if (c->open) {
@@ -150,9 +161,9 @@ static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
 
 int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults) {
   int base = lua_gettop(L);
-  c->depth = nest_open(__builtin_frame_address(0));
+  nest_open(c, __builtin_frame_address(0));
   run_call(L, base, c, nresults);
-  nest_close(c->depth);
+  nest_close(c);
   return lua_gettop(L) - base;
 }
 
@@ -203,10 +214,10 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
   if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0 };
-  c.depth = nest_open(__builtin_frame_address(0));
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0, NULL };
+  nest_open(&c, __builtin_frame_address(0));
   int32_t rc = finish(L, base, &c, nres, tags, bits, dst);
-  nest_close(c.depth);
+  nest_close(&c);
   return rc;
 }
 
@@ -220,19 +231,19 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  int depth = nest_open(__builtin_frame_address(0));
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
+  nest_open(&gc, __builtin_frame_address(0));
   /* f, under its trampoline, with its own arguments; g's values after them */
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
   int mid = lua_gettop(L);
-  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, depth, 0 };
   run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);
-  if (!callable(L, f)) { lua_settop(L, base); nest_close(depth); return KLV_BADA; }
-  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, depth, 1 };
+  if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
+  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL };
   int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);
-  nest_close(depth);
+  nest_close(&gc);
   return rc;
 }
 
@@ -249,7 +260,7 @@ int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, 
   luaL_checkstack(L, n + ni + 2 * LUA_MINSTACK, "kjit: too many items in a table constructor");
   int base = lua_gettop(L);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0 };
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
   int mid = lua_gettop(L);
   kjit_lc_run_call(L, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);

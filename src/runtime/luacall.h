@@ -20,9 +20,12 @@ enum { KLC_ADJUST = -1000 };           /* kjit_lc_call_spread: the inner call's 
 ** with either *spec set (to run by the KlcRunDirect function, nothing
 ** pushed) or a function pushed (to call in f's place); or -1, nothing
 ** pushed: call f itself. site: the call's trampoline reference. */
+/* f may hold any value. tls: KLC_HOOK_TLS bytes of the hook's own, one
+** block per thread (zeroed at first). */
+enum { KLC_HOOK_TLS = 40960 };
 typedef int (*KlcCompiledHook)(lua_State *L, int32_t site, int32_t f, int32_t nargs,
                                const int32_t *tags, const int64_t *bits, const int32_t *slots,
-                               const void **spec);
+                               const void **spec, void *tls);
 /* Runs *spec with those arguments; pushes its results, returns how many. */
 typedef int (*KlcRunDirect)(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
                             const int64_t *bits, const int32_t *slots);
@@ -37,6 +40,7 @@ typedef struct KlcCall {
   int open;      /* the trampoline of an open call: gives the count first */
   int depth;     /* (set by the call: its nesting, -1 too deep) */
   int pushed;    /* (luacall.c only) */
+  void *thread;  /* (luacall.c only) */
 } KlcCall;
 /* Runs c (any Lua value: the callee compiled where it can be) for
 ** nresults values (lua_call's), left on the stack; returns how many. */
