@@ -11,8 +11,7 @@
 ** luacall.c runs directly (jit.c kd_run_direct: no Lua frame, no
 ** lua_call), or, for one that makes arrays, its native function (jit.c's
 ** f:native) standing in the callee's place under the trampoline. What it
-** computes is what
-** kjit.jit(callee) computes called with those arguments: compiled as a
+** computes is what kjit.jit(callee) computes called with those arguments: compiled as a
 ** root function when first called (the upvalues and globals it does not
 ** assign frozen then, as every compiled function's; those it assigns
 ** live, read and written on this closure), errors with the callee's
@@ -20,7 +19,15 @@
 **
 ** Design decisions:
 **   - Keyed on the closure, not its prototype: a closure's frozen
-**     upvalues and its live ones belong to it. A prototype whose closures
+**     upvalues and its live ones belong to it.
+**   - Upvalues stay the interpreter's: those the callee assigns are live
+**     (the typer's rule); those it only reads are frozen into its code, so
+**     each call first checks that they still hold the values they held
+**     when it compiled (guard_holds: one lua_getupvalue and one raw
+**     comparison each). If one changed (a setting another function
+**     assigns), the closure compiles anew, at most KCV_MAXRECOMPILES times,
+**     then runs interpreted. (Fields of a table held by such an upvalue are
+**     frozen as in every compiled function: the documented rule.) A prototype whose closures
 **     keep coming (an iterator factory called in a loop) compiles only its
 **     first KCV_MAXCLOSURES closures; later ones run interpreted, rather
 **     than compile each time.
@@ -30,13 +37,14 @@
 **   - Arguments whose types say too little to key on cheaply (functions,
 **     userdata other than plain kjit arrays, records) make the call run
 **     interpreted; so do calls once too deep (luacall.c's nesting rule).
-**   - Per call site, an inline cache: a small per-thread table hashed by
-**     (site, closure), each entry the closure's address, the argument kinds
-**     and registry references to the closure (kept alive, so its address
-**     is not reused while the entry names it) and to its native function.
-**     A hit costs a few compares and one registry read. A Lua state
-**     closing (the registry table's address and the epoch, bumped by a
-**     sentinel's __gc) invalidates every entry. A miss goes to the
+**   - Per call site, an inline cache: a small table hashed by (site,
+**     closure), in luacall.c's per-thread block, each entry the closure's
+**     address, the argument kinds, the specialization, and registry
+**     references to the closure (kept alive, so that its address is not
+**     reused while the entry names it) and to its native function (which
+**     keeps the code alive). A hit costs a few compares. Entries name their
+**     Lua state (its global state's address); one closing bumps an epoch
+**     (a sentinel's __gc) that invalidates every entry. A miss goes to the
 **     per-state cache (a registry table, weak in its keys: closure -> a
 **     table of the closure's jit object and, per argument kinds, its
 **     native function or false), compiling there when new.
@@ -73,7 +81,8 @@
 enum {
   KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
   KCV_MAXSPECS = 8,      /* specializations of one closure */
-  KCV_WAYS = 512         /* inline cache entries (per thread) */
+  KCV_WAYS = 512,        /* inline cache entries (per thread) */
+  KCV_MAXRECOMPILES = 3  /* compiles of one closure whose frozen upvalues changed */
 };
 
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
@@ -91,6 +100,8 @@ typedef struct Entry {
   int npush;                    /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
   const void *spec;             /* its specialization, when run directly */
+  uint64_t guard;               /* frozen upvalues to check (guard_holds) */
+  int snapref;                  /* ... against this table of their values */
 } Entry;
 
 /* (the inline cache: luacall.c's per-thread block for the hook) */
@@ -150,6 +161,33 @@ static int has_arith_loop(lua_State *L, int idx) {
   }
   ka_free(&A);
   return yes;
+}
+
+/* The upvalues (bit n - 1 for upvalue n, the first 64) of the Lua function
+** at idx that its compiled code freezes: all but those it assigns itself
+** (SETUPVAL: live, read and written on the closure) and those a function
+** literal inside it captures (which may assign them: the typer makes them
+** live then). *all: whether the mask covers every upvalue. */
+static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  const KbcProto *p = c ? c->main : NULL;
+  uint64_t mask = 0;
+  *all = p != NULL && p->nup <= 64;
+  for (int u = 0; p && u < p->nup && u < 64; u++) mask |= (uint64_t)1 << u;
+  for (int pc = 0; p && pc < p->ncode; pc++)
+    if (KBC_OP(p->code[pc]) == KBC_SETUPVAL) {
+      int b = (int)((p->code[pc] >> 16) & 0xff);   /* SETUPVAL A B: UpValue[B] := R[A] */
+      if (b < 64) mask &= ~((uint64_t)1 << b);
+    }
+  for (int k = 0; p && k < p->np; k++)
+    for (int u = 0; u < p->p[k]->nup; u++)
+      if (!p->p[k]->up[u].instack && p->p[k]->up[u].idx < 64)
+        mask &= ~((uint64_t)1 << p->p[k]->up[u].idx);
+  ka_free(&A);
+  return mask;
 }
 
 static int worth_compiling(lua_State *L, int idx) {
@@ -242,25 +280,72 @@ static int resolve_p(lua_State *L) {
   return 2;
 }
 
+/* Do the upvalues of the closure at f named by mask still hold the values
+** of the table at snap (their values when its code compiled)? */
+static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
+  for (int n = 1; mask != 0; n++, mask >>= 1) {
+    if (!(mask & 1)) continue;
+    if (lua_getupvalue(L, f, n) == NULL) return 0;
+    lua_rawgeti(L, snap, n);
+    int eq = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (!eq) return 0;
+  }
+  return 1;
+}
+
+/* A new record for the closure at f (redo: how many records it had
+** before), pushed and stored in the cache at index cache: its jit object
+** (none: never compiled), the mask of its frozen upvalues and their
+** values now. */
+static void new_record(lua_State *L, int cache, int f, int redo) {
+  lua_createtable(L, 0, 4);
+  int all;
+  uint64_t mask = frozen_upvalues(L, f, &all);
+  if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f) && proto_allows(L, f)) {
+    kd_push_private(L, f);
+    lua_setfield(L, -2, "obj");
+    lua_pushinteger(L, (lua_Integer)mask);
+    lua_setfield(L, -2, "guard");
+    lua_newtable(L);
+    for (int n = 1; n <= 64 && lua_getupvalue(L, f, n) != NULL; n++) lua_rawseti(L, -2, n);
+    lua_setfield(L, -2, "snap");
+  }
+  lua_pushinteger(L, redo);
+  lua_setfield(L, -2, "redo");
+  lua_pushvalue(L, f);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, cache);
+}
+
 /* The slow path: the per-state cache, compiling when new. Pushes the
 ** native function and returns its argument count, or returns -1 (not for
-** these arguments) or -2 (the closure never compiles). */
+** these arguments) or -2 (the closure never compiles). On success, the
+** record's guard mask in *guard and its snapshot's reference in *snapref
+** (0: no guard). */
 static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, const int64_t *bits,
-                  const int32_t *slots, const uint8_t *kinds) {
+                  const int32_t *slots, const uint8_t *kinds, uint64_t *guard, int *snapref) {
   int top = lua_gettop(L);
   push_cache(L);
+  int cache = lua_gettop(L);
   lua_pushvalue(L, f);
-  if (lua_rawget(L, -2) != LUA_TTABLE) {   /* a closure seen for the first time */
+  if (lua_rawget(L, cache) != LUA_TTABLE) {   /* a closure seen for the first time */
     lua_pop(L, 1);
-    lua_createtable(L, 0, 2);
-    if (worth_compiling(L, f) && proto_allows(L, f)) {
-      kd_push_private(L, f);
-      lua_setfield(L, -2, "obj");
+    new_record(L, cache, f, 0);
+  } else if (lua_getfield(L, -1, "snap") == LUA_TTABLE) {
+    /* compiled while its frozen upvalues held other values: compile anew */
+    lua_getfield(L, -2, "guard");
+    uint64_t mask = (uint64_t)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    int holds = guard_holds(L, f, mask, lua_gettop(L));
+    lua_pop(L, 1);
+    if (!holds) {
+      lua_getfield(L, -1, "redo");
+      int redo = (int)lua_tointeger(L, -1) + 1;
+      lua_pop(L, 2);
+      new_record(L, cache, f, redo);
     }
-    lua_pushvalue(L, f);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, -4);
-  }
+  } else lua_pop(L, 1);
   int rec = lua_gettop(L);
   if (lua_getfield(L, rec, "obj") == LUA_TNIL) { lua_settop(L, top); return -2; }   /* never */
   lua_pop(L, 1);
@@ -289,10 +374,26 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
   if (lua_type(L, -1) != LUA_TTABLE) { lua_settop(L, top); return -1; }
   lua_rawgeti(L, -1, 2);
   int np = (int)lua_tointeger(L, -1);
-  lua_rawgeti(L, -2, 1);
+  lua_getfield(L, rec, "guard");
+  *guard = (uint64_t)lua_tointeger(L, -1);
+  *snapref = 0;
+  if (*guard != 0) {
+    lua_getfield(L, rec, "snap");
+    *snapref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, -3, 1);
   lua_replace(L, top + 1);
   lua_settop(L, top + 1);
   return np;
+}
+
+/* The guard of entry e for the closure at f (its frozen upvalues hold
+** the values its code was compiled with). */
+static __attribute__((noinline)) int guard_ok(lua_State *L, int f, const Entry *e) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
+  int ok = guard_holds(L, f, e->guard, lua_gettop(L));
+  lua_pop(L, 1);
+  return ok;
 }
 
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
@@ -319,19 +420,25 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   uint8_t kinds[KJIT_MAXARGS];
   for (int i = 0; i < nargs; i++)
     if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0) return -1;
-  if (same && e->nkind == nargs && memcmp(e->kinds, kinds, (size_t)nargs) == 0) {
+  if (same && e->nkind == nargs && memcmp(e->kinds, kinds, (size_t)nargs) == 0 &&
+      (e->guard == 0 || guard_ok(L, f, e))) {
     if (e->npush < 0) return -1;
     if (e->spec != NULL) *spec = e->spec;
     else lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
     return e->npush;
   }
-  int np = lookup(L, f, nargs, tags, bits, slots, kinds);
+  uint64_t guard = 0;
+  int snapref = 0;
+  int np = lookup(L, f, nargs, tags, bits, slots, kinds, &guard, &snapref);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
   if (e->reg == reg && e->epoch == ep) {
     if (e->fnref) luaL_unref(L, LUA_REGISTRYINDEX, e->fnref);
     if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
+    if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
   }
+  e->guard = guard;
+  e->snapref = snapref;
   e->site = site;
   e->epoch = ep;
   e->reg = reg;

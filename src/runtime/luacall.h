@@ -22,7 +22,7 @@ enum { KLC_ADJUST = -1000 };           /* kjit_lc_call_spread: the inner call's 
 ** pushed: call f itself. site: the call's trampoline reference. */
 /* f may hold any value. tls: KLC_HOOK_TLS bytes of the hook's own, one
 ** block per thread (zeroed at first). */
-enum { KLC_HOOK_TLS = 40960 };
+enum { KLC_HOOK_TLS = 49152 };
 typedef int (*KlcCompiledHook)(lua_State *L, int32_t site, int32_t f, int32_t nargs,
                                const int32_t *tags, const int64_t *bits, const int32_t *slots,
                                const void **spec, void *tls);

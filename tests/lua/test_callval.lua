@@ -225,3 +225,17 @@ test("strings as arguments of a compiled callee", function()
             function() return t, "hello" end)
   end)
 end)
+
+test("an upvalue the callee only reads, changed by the interpreter: seen, as interpreted", function()
+  with_callees("all", 2, function()
+    local scale = 2
+    local t = { f = function(n) local s = 0 for i = 1, n do s = s + i * scale end return s end }
+    local g = kjit.jit(function(t, n) return t.f(n) end)
+    eq(g(t, 3), 12, "first value")
+    scale = 10   -- the interpreter assigns it: the callee compiles anew
+    eq(g(t, 3), 60, "changed value")
+    eq(g(t, 2), 30, "again")
+    -- one that keeps changing: after a few compiles, it runs interpreted
+    for k = 1, 8 do scale = k; eq(g(t, 2), 3 * k, "scale " .. k) end
+  end)
+end)
