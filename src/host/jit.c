@@ -39,6 +39,7 @@
 #include "runtime/parallel.h"
 #include "runtime/alloc.h"
 #include "host/jit.h"
+#include "host/callval.h"
 #include "host/session.h"
 #include "host/options.h"
 #include "host/signature.h"
@@ -387,6 +388,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_reshape_check", (void *)kjit_rt_reshape_check);
   kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
   kjit_lc_register();   /* function values, assigned upvalues (runtime/luacall.c) */
+  kcv_init();           /* ... whose Lua callees run compiled (host/callval.c) */
   kjit_ls_register();   /* conversions, strings (runtime/luastring.c) */
   kjit_half_register();   /* f16 conversion libcalls (runtime/halfrt.c) */
 }
@@ -1405,17 +1407,125 @@ static int jit_compile(lua_State *L) {
   return 1;
 }
 
+/* The native function of specialization js of the jit object at objidx. */
+static void push_native(lua_State *L, int objidx, JitSpec *js) {
+  objidx = lua_absindex(L, objidx);
+  NativeBox *nb = lua_newuserdatauv(L, sizeof *nb, 1);
+  nb->o = lua_touserdata(L, objidx);
+  nb->js = js;
+  nb->tag = native0_ok(js) ? NATIVE0_TAG(nb) : NATIVE_TAG(nb);
+  lua_pushvalue(L, objidx);
+  lua_setiuservalue(L, -2, 1);
+  lua_pushcclosure(L, native0_ok(js) ? native_call0 : native_call, 1);
+}
+
 /* f:native(sig): a C function bound to that specialization (native_call). */
 static int jit_native(lua_State *L) {
   JitSpec *js = spec_for_text(L);
-  NativeBox *nb = lua_newuserdatauv(L, sizeof *nb, 1);
-  nb->o = lua_touserdata(L, 1);
-  nb->js = js;
-  nb->tag = native0_ok(js) ? NATIVE0_TAG(nb) : NATIVE_TAG(nb);
-  lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, 1);
-  lua_pushcclosure(L, native0_ok(js) ? native_call0 : native_call, 1);
+  push_native(L, 1, js);
   return 1;
+}
+
+/* For host/callval.c (jit.h says what). */
+const void *kd_native_direct(lua_State *L, int idx) {
+  if (lua_tocfunction(L, idx) != native_call && lua_tocfunction(L, idx) != native_call0) return NULL;
+  lua_getupvalue(L, idx, 1);
+  const NativeBox *nb = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (nb == NULL || (nb->tag != NATIVE_TAG(nb) && nb->tag != NATIVE0_TAG(nb))) return NULL;
+  const JitSpec *js = nb->js;
+  /* what makes or returns arrays needs call_arrays' list; functions as
+  ** arguments are keyed by identity (callval.c does not key on them) */
+  if (js->arrays || !js->fast) return NULL;
+  for (int i = 0; i < js->nsig; i++) if (js->sig[i] == SIG_CFUNC || SIG_ISREC(js->sig[i])) return NULL;
+  return js;
+}
+
+/* The position of the call at site (a trampoline: its call stands on its
+** last active line), as luaL_where gives it, pushed. */
+static void push_site_where(lua_State *L, int32_t site) {
+  lua_Debug ar;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, site);
+  if (lua_type(L, -1) != LUA_TFUNCTION || !lua_getinfo(L, ">SL", &ar)) {
+    lua_pushliteral(L, "");
+    return;
+  }
+  lua_Integer line = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > line) line = lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
+  if (line > 0) lua_pushfstring(L, "%s:%d: ", ar.short_src, (int)line);
+  else lua_pushliteral(L, "");
+}
+
+static __attribute__((noinline)) int direct_error(lua_State *L, const KErr *err, int32_t site) {
+  if (err->kind == KE_USER && err->c > 0) {
+    /* error(msg, level): level 2 is the call's own line (no Lua frame
+    ** stands for it here); higher ones the frames above this C function */
+    if (err->c == 1) push_site_where(L, site);
+    else luaL_where(L, (int)err->c - 1);
+    lua_pushstring(L, err->msg ? err->msg : "");
+    lua_concat(L, 2);
+  } else krt_push_error(L, err);
+  return lua_error(L);
+}
+
+int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
+                  const int64_t *bits, const int32_t *slotsin) {
+  const JitSpec *js = spec;
+  int64_t slots[KJIT_MAXARGS + 1];
+  for (int i = 0; i < js->nsig; i++) {
+    if (tags[i] != KLV_INSLOT) { slots[i] = tags[i] == KLV_NIL ? 0 : bits[i]; continue; }
+    int idx = slotsin[i];
+    switch (js->sig[i]) {
+    case SIG_INT: slots[i] = lua_tointegerx(L, idx, NULL); break;
+    case SIG_FLOAT: { double d = lua_tonumberx(L, idx, NULL); memcpy(&slots[i], &d, 8); break; }
+    case SIG_BOOL: slots[i] = lua_toboolean(L, idx); break;
+    case SIG_NIL: slots[i] = 0; break;
+    case SIG_TABLE: case SIG_STRING: slots[i] = idx; break;
+    default: slots[i] = (int64_t)(intptr_t)kb_fast(L, idx); break;   /* an array (callval.c checked) */
+    }
+  }
+  for (int i = js->nsig; i < js->nargs; i++) slots[i] = 0;
+  int64_t rets[2 * KJIT_MAXRETS];
+  KErr err;
+  err.kind = 0;
+  err.stack_limit = js->calls ? krt_stack_limit() : 0;
+  err.c = 0;
+  err.msg = NULL;
+  int top = lua_gettop(L);
+  krt_poll_begin(L, &err);
+  if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
+  if (js->nret == 0) { lua_settop(L, top); return 0; }
+  /* (a result of Lua type is in a slot the entry left above top) */
+  int n = nresults_of(js, rets), first = lua_gettop(L) + 1;
+  luaL_checkstack(L, n + LUA_MINSTACK, "kjit: too many results");
+  for (int r = 0; r < n; r++) push_result(L, js, rets, r);
+  for (int r = 0; r < n; r++) lua_copy(L, first + r, top + 1 + r);
+  lua_settop(L, top + n);
+  return n;
+}
+int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs) {
+  objidx = lua_absindex(L, objidx);
+  argbase = lua_absindex(L, argbase);
+  JitObj *o = luaL_checkudata(L, objidx, JIT_METATABLE);
+  if (jit_disabled || o->dead || o->loaded || n > KJIT_MAXARGS) return -1;
+  uint8_t sig[KJIT_MAXARGS];
+  int64_t slots[KJIT_MAXARGS + 1];
+  for (int i = 0; i < n; i++) sig[i] = classify(L, argbase + i, i + 1, &slots[i]);
+  if (n > 0 && sig[n - 1] == SIG_NIL && !takes_varargs(L, objidx))   /* as jit_call_slow */
+    while (n > 0 && sig[n - 1] == SIG_NIL) n--;
+  JitSpec *js = find_spec(o, sig, n, slots);
+  if (js == NULL) {
+    if (o->nspecs >= maxspecs) return -1;
+    js = compile_spec(L, o, objidx, sig, n, argbase, 0, NULL);
+  }
+  o->last = js;
+  push_native(L, objidx, js);
+  return n;
 }
 
 /* f:inspect([what [, sig]]): "types", "llvm", "asm", "parallel", "ir" or
@@ -1636,6 +1746,8 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "alloc_fail_after");
   lua_pushcfunction(L, l_alloc_stats);
   lua_setfield(L, -2, "alloc_stats");
+  lua_pushcfunction(L, kcv_l_callees);   /* which Lua callees compile (host/callval.c) */
+  lua_setfield(L, -2, "callees");
   lua_setfield(L, -2, "kjit.testing");
   lua_pop(L, 1);
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */

@@ -56,4 +56,23 @@ void kd_compile_sig_records(lua_State *L, int objidx, const char *sig,
 ** cannot call it. */
 void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info);
 
+/* For host/callval.c (a Lua function value called from compiled code): the
+** specialization of the jit object at objidx for the n values at argbase
+** (found, or compiled now: a refusal raises, as a call would), pushed as
+** f:native's function. Returns how many of the values it takes (trailing
+** nils left out, as a call does), or -1 with nothing pushed when nothing
+** may be compiled: KJIT_DISABLE_JIT, a finalized or loaded object, or one
+** that has maxspecs specializations already. */
+int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs);
+/* The specialization of the native function at idx when kd_run_direct can
+** run it (no arrays made or returned, no function or record arguments),
+** else NULL. */
+const void *kd_native_direct(lua_State *L, int idx);
+/* Runs that specialization on arguments given as (tag, bits, slot)
+** (runtime/luavalue.h; those of its signature, of its types), for the call
+** whose trampoline is site (where error(msg, 2) points); pushes its
+** results and returns how many, or raises its error. */
+int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
+                  const int64_t *bits, const int32_t *slots);
+
 #endif

@@ -56,6 +56,9 @@ static int agrees(lua_State *L, int i, const KlsTValue *v) {
     void *p = kls_udata(v, &len);
     return p == lua_touserdata(L, i) && len == lua_rawlen(L, i);
   }
+  case LUA_TFUNCTION:   /* a Lua closure: its tag and object (host/callval.c) */
+    if (!lua_iscfunction(L, i)) return tt == KLS_LCL && v->value_.gc == lua_topointer(L, i);
+    return tt != KLS_LCL && tt != KLS_INT && tt != KLS_FLT && tt != KLS_UDATA;
   default:   /* must not look like anything the call path takes */
     return tt != KLS_INT && tt != KLS_FLT && tt != KLS_UDATA &&
            tt != KLS_TRUE && tt != KLS_FALSE && (tt & 0x0f) != KLS_NIL;
@@ -96,7 +99,8 @@ static int push_args(lua_State *L) {
   lua_pushliteral(L, "2.5");
   lua_newtable(L);
   lua_pushcfunction(L, probe_fn);
-  return 18;
+  luaL_loadstring(L, "return 1");   /* a Lua closure */
+  return 19;
 }
 
 static int run_probe(lua_State *L) {

@@ -29,6 +29,28 @@
 ** why that is safe). Calling a value that is not a function and has no
 ** __call is foreseen: KLV_BADA comes back, and compiled code raises Lua's
 ** "attempt to call a nil value (field 'f')" at the user's line.
+**
+** Lua functions called through values run compiled. run_call asks
+** host/callval.c (through a hook, since the run time does not include the
+** compiler) for the compiled form of a Lua function about to be called:
+** a specialization for the arguments' types, run directly from here (no
+** Lua frame: error(msg, 2) is pointed at the call's line by the
+** trampoline's position, host/jit.c kd_run_direct), or, where it makes
+** arrays, its native function in the function's place under the same
+** trampoline. C functions, callables with __call, and callees kjit
+** refuses are called as they are, under the trampoline.
+**
+** Nesting. Each call from compiled code into Lua is a C call the VM
+** counts toward its C-stack limit (LUAI_MAXCCALLS, 200 in every 5.4
+** release), where an interpreted Lua-to-Lua call is not: a recursion
+** through compiled callees would fail with "C stack overflow" where the
+** interpreter goes on. So once KLC_MAXNEST such calls are open on this
+** thread, the callee runs interpreted (its own calls nest as the
+** interpreter's do, to Lua's "stack overflow"). The open calls are kept as
+** their C frame addresses: a Lua error longjmps past a call without
+** closing it, so an entry whose frame lies below the current one is dead
+** and dropped (the C stack grows down; a coroutine runs on its resumer's
+** C stack in 5.4).
 */
 #include "runtime/luacall.h"
 #include <string.h>
@@ -70,13 +92,90 @@ static int callable(lua_State *L, int32_t f) {
   return yes;
 }
 
-/* Calls what stands above base (trampoline, function, n arguments) for
-** nres results (-1: an open call, exactly one value) and takes them. */
-static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags, int64_t *bits,
-                      int32_t dst) {
+/* ---- The callee: compiled where it can be --------------------------------- */
+
+static KlcCompiledHook compiled_hook;
+static KlcRunDirect run_direct;
+
+void kjit_lc_set_compiled(KlcCompiledHook fn, KlcRunDirect run) {
+  compiled_hook = fn;
+  run_direct = run;
+}
+
+enum { KLC_MAXNEST = 120 };   /* well under LUAI_MAXCCALLS (200): see the head */
+
+/* This thread's open calls, and the hook's own per-thread memory (its
+** inline cache): one thread-local block, reached once per call. */
+typedef struct KlcThread {
+  int nnest;
+  const char *nest[KLC_MAXNEST];
+  _Alignas(16) unsigned char hook[KLC_HOOK_TLS];
+} KlcThread;
+static _Thread_local KlcThread thr;
+
+/* Opens call c at C frame `here`: its depth (-1 when too deep: the callee
+** runs interpreted) and this thread's block into c. */
+static void nest_open(KlcCall *c, const char *here) {
+  KlcThread *t = &thr;
+  c->thread = t;
+  while (t->nnest > 0 && t->nest[t->nnest - 1] <= here) t->nnest--;   /* left by a longjmp */
+  if (t->nnest >= KLC_MAXNEST) { c->depth = -1; return; }
+  t->nest[t->nnest] = here;
+  c->depth = t->nnest++;
+}
+
+static void nest_close(const KlcCall *c) {
+  if (c->depth >= 0) ((KlcThread *)c->thread)->nnest = c->depth;
+}
+
+/* Runs call c for nresults values (lua_call's count), which it leaves from
+** base + 1 on (base: the top now) as its trampoline leaves them: an open
+** call's count first. The one place a call is pushed: the callee runs compiled when
+** the hook gives its compiled form (directly, no Lua frame of its own, or
+** a native function under the trampoline), else the value itself under
+** the trampoline. */
+static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
+  int n = -1;
+  const void *spec = NULL;
+  if (c->depth >= 0 && compiled_hook != NULL)
+    n = compiled_hook(L, c->tramp, c->f, c->nargs, c->tags, c->bits, c->slots, &spec,
+                      ((KlcThread *)c->thread)->hook);
+  if (n >= 0 && spec != NULL) {
+    int got = run_direct(L, spec, c->tramp, c->tags, c->bits, c->slots);
+    if (c->open) {
+      lua_pushinteger(L, got);
+      lua_insert(L, base + 1);
+    }
+    if (nresults != LUA_MULTRET) lua_settop(L, base + nresults);
+    return;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->tramp);
+  if (n >= 0) lua_insert(L, -2);   /* under the native function the hook pushed */
+  else {
+    lua_pushvalue(L, c->f);
+    n = c->nargs;
+  }
+  for (int i = 0; i < n; i++) kjit_lv_push(L, c->tags[i], c->bits[i], c->slots[i]);
+  lua_call(L, n + 1, nresults);
+}
+
+int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults) {
+  int base = lua_gettop(L);
+  nest_open(c, __builtin_frame_address(0));
+  run_call(L, base, c, nresults);
+  nest_close(c);
+  return lua_gettop(L) - base;
+}
+
+/* Calls c for nres results (-1: an open call, exactly one value) and
+** takes them; c->pushed: trampoline, function and c->nargs arguments stand
+** above base already. */
+static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, int32_t *tags,
+                      int64_t *bits, int32_t dst) {
+#define CALL(nr) (c->pushed ? lua_call(L, c->nargs + 1, (nr)) : run_call(L, base, c, (nr)))
   if (nres <= KLC_ADJUST) {   /* to a compiled function's parameters: exactly that many */
     int k = KLC_ADJUST - nres;
-    lua_call(L, n + 1, k + 1);   /* (the trampoline of an open call: count first) */
+    CALL(k + 1);   /* (the trampoline of an open call: count first) */
     lua_remove(L, base + 1);
     for (int r = k - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
     return KLV_OK;
@@ -84,7 +183,7 @@ static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags
   if (nres < -1) {   /* to a return: up to -nres - 1 values, nil after them, how many in
                      ** bits[that] (cg_vararg.c) */
     int cap = -nres - 1;
-    lua_call(L, n + 1, LUA_MULTRET);
+    CALL(LUA_MULTRET);
     int got = lua_gettop(L) - base - 1;
     if (got > cap) { lua_settop(L, base); return KLC_NRES; }
     lua_settop(L, base + 1 + cap);
@@ -94,11 +193,12 @@ static int32_t finish(lua_State *L, int base, int n, int32_t nres, int32_t *tags
     return KLV_OK;
   }
   if (nres < 0) {   /* an open call: exactly one value passed on (after the count) */
-    lua_call(L, n + 1, LUA_MULTRET);
+    CALL(LUA_MULTRET);
     if (lua_gettop(L) - base != 2) { lua_settop(L, base); return KLC_NRES; }
     lua_remove(L, base + 1);
     nres = 1;
-  } else lua_call(L, n + 1, nres);
+  } else CALL(nres);
+#undef CALL
   for (int r = nres - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
   return KLV_OK;
 }
@@ -114,10 +214,11 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
   if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
-  lua_pushvalue(L, f);
-  for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  return finish(L, base, nargs, nres, tags, bits, dst);
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0, NULL };
+  nest_open(&c, __builtin_frame_address(0));
+  int32_t rc = finish(L, base, &c, nres, tags, bits, dst);
+  nest_close(&c);
+  return rc;
 }
 
 /* f(a, b, g(c, ...)) where g's values all go to f (both Lua values): the
@@ -130,17 +231,20 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
+  nest_open(&gc, __builtin_frame_address(0));
+  /* f, under its trampoline, with its own arguments; g's values after them */
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
   int mid = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
-  lua_pushvalue(L, g);
-  for (int i = 0; i < ni; i++) kjit_lv_push(L, tags[n + i], bits[n + i], slots[n + i]);
-  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);
-  if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
-  return finish(L, base, lua_gettop(L) - base - 2, nres, tags, bits, dst);
+  if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
+  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL };
+  int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);
+  nest_close(&gc);
+  return rc;
 }
 
 /* {a, b, g(c, ...)} (codegen/cg_callvalue.c cg_fn_ctor_spread): the n
@@ -156,11 +260,9 @@ int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, 
   luaL_checkstack(L, n + ni + 2 * LUA_MINSTACK, "kjit: too many items in a table constructor");
   int base = lua_gettop(L);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
   int mid = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
-  lua_pushvalue(L, g);
-  for (int i = 0; i < ni; i++) kjit_lv_push(L, tags[n + i], bits[n + i], slots[n + i]);
-  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  kjit_lc_run_call(L, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);
   int cnt = lua_gettop(L) - base;
   lua_createtable(L, cnt > narr ? cnt : narr, nrec);

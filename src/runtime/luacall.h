@@ -15,6 +15,37 @@ enum { KLC_INNER = 0x100 };
 ** function's k parameters (ir_type.c kty_callvalue_tocallee): KLC_ADJUST - k */
 enum { KLC_ADJUST = -1000 };           /* kjit_lc_call_spread: the inner call's code + this */
 
+/* The compiled form of the Lua function in slot f called with these
+** arguments (host/callval.c): returns how many of the arguments it takes,
+** with either *spec set (to run by the KlcRunDirect function, nothing
+** pushed) or a function pushed (to call in f's place); or -1, nothing
+** pushed: call f itself. site: the call's trampoline reference. */
+/* f may hold any value. tls: KLC_HOOK_TLS bytes of the hook's own, one
+** block per thread (zeroed at first). */
+enum { KLC_HOOK_TLS = 49152 };
+typedef int (*KlcCompiledHook)(lua_State *L, int32_t site, int32_t f, int32_t nargs,
+                               const int32_t *tags, const int64_t *bits, const int32_t *slots,
+                               const void **spec, void *tls);
+/* Runs *spec with those arguments; pushes its results, returns how many. */
+typedef int (*KlcRunDirect)(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
+                            const int64_t *bits, const int32_t *slots);
+void kjit_lc_set_compiled(KlcCompiledHook fn, KlcRunDirect run);
+
+/* One call of a function value through its trampoline (luacall.c). */
+typedef struct KlcCall {
+  int32_t tramp, f, nargs;
+  const int32_t *tags;
+  const int64_t *bits;
+  const int32_t *slots;
+  int open;      /* the trampoline of an open call: gives the count first */
+  int depth;     /* (set by the call: its nesting, -1 too deep) */
+  int pushed;    /* (luacall.c only) */
+  void *thread;  /* (luacall.c only) */
+} KlcCall;
+/* Runs c (any Lua value: the callee compiled where it can be) for
+** nresults values (lua_call's), left on the stack; returns how many. */
+int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults);
+
 int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out);
 void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,

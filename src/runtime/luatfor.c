@@ -79,10 +79,9 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
     if (lua_geti(L, slots[0], i) == LUA_TNIL) { lua_settop(L, base); lua_pushnil(L); }
     return finish(L, base, nres, tags, bits, dst);
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
-  lua_pushvalue(L, f);
-  for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  lua_call(L, nargs + 1, nres);
+  /* a Lua iterator runs compiled where it can (luacall.c's run_call) */
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
+  kjit_lc_run_call(L, &c, nres);
   return finish(L, base, nres, tags, bits, dst);
 }
 

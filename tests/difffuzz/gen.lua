@@ -66,7 +66,7 @@ G.FAMILIES = {
   { "alloc", "arrays made in the function (kjit.zeros/full/arange, a:copy/slice/reshape), a:fill, row stores m[i] = row, arrays returned" },
   { "allocbool", "bool arrays made in the function (kjit.zeros/full with \"bool\") and a:fill on them" },
   { "libcall", "error and assert with built messages (.., string.format, tostring), math.random after math.randomseed" },
-  { "fnvalue", "a generator g1 keeping its state in an upvalue it assigns (s1), and a table of functions FV (Lua and C) called by index: FV[k](x, y)" },
+  { "fnvalue", "a generator g1 keeping its state in an upvalue it assigns (s1), and a table of functions FV (Lua and C; two with arithmetic loops, which run compiled) called by index: FV[k](x, y)" },
   { "strings", "string values: a local built with .., string.format, tostring, string.rep/sub/upper/char, compared and measured (#s, string.byte) into a number" },
   { "varargs", "vararg helpers v1/w1 (local q1, q2 = ..., select('#', ...), select(i, ...) in a loop, {...} and #, returns of different lengths, w1 passing ... on), called with 0-4 values (numbers, nil), their results taken into locals, or returned by the main function" },
   { "pairs", "a table made in the function, traversed by pairs, next or ipairs into a number" },
@@ -280,7 +280,7 @@ gen_num = function(ctx, d)
   elseif r < 0.86 and F.fnvalue and ctx.fv then
     -- the upvalue generator, or a function value read from a table
     if chance(0.4) then return "g1(" .. a() .. ")" end
-    local k = chance(0.8) and tostring(R(4)) or "((n // 1) % 5 + 1)"   -- 5: nil, an error
+    local k = chance(0.8) and tostring(R(6)) or "((n // 1) % 7 + 1)"   -- 7: nil, an error
     return "FV[" .. k .. "](" .. a() .. ", " .. a() .. ")"
   end
   return leaf_num(ctx, d)
@@ -1177,8 +1177,13 @@ function G.generate(id, F)
     prog.fvseed = R(0, 1000)
     lines[#lines + 1] = "local s1 = " .. prog.fvseed
     lines[#lines + 1] = "local function g1(x) s1 = (s1 * 75 + 74 + x // 1) % 65537; return s1 end"
+    -- (5 and 6: a mostly arithmetic loop, so that they run compiled when
+    -- called through the table: host/callval.c; 6 raises for some x)
     lines[#lines + 1] = "local FV = { function(x, y) return x + y end, function(x, y) return x * y end, "
-                        .. "math.max, function(x, y) return y - x end }"
+                        .. "math.max, function(x, y) return y - x end, "
+                        .. "function(x, y) local s = 0 for i = 1, 3 do s = s + x * i - y end return s end, "
+                        .. "function(x, y) local s = y while s < x + 3 do s = s + 1.5 end "
+                        .. "if s > 1e15 then error('big ' .. s) end return s // 1 end }"
     prog.fv = true
   end
   if F.callee or F.multret or F.callmid or F.expand then

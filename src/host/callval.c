@@ -1,0 +1,471 @@
+/*
+** host/callval.c: Lua functions that compiled code calls through values
+** (a method found through __index, a function read from a table, passed
+** in, or made by compiled code as a real closure) run compiled (issue 29).
+**
+** runtime/luacall.c calls every function value through a trampoline made
+** for its call site (so that errors say what they say interpreted). Just
+** before the call, its hook (kcv_compiled, here) is asked for the compiled
+** form of a Lua function callee: the specialization of a private
+** kjit.jit object of that very closure for the arguments' types, which
+** luacall.c runs directly (jit.c kd_run_direct: no Lua frame, no
+** lua_call), or, for one that makes arrays, its native function (jit.c's
+** f:native) standing in the callee's place under the trampoline. What it
+** computes is what kjit.jit(callee) computes called with those arguments: compiled as a
+** root function when first called (the upvalues and globals it does not
+** assign frozen then, as every compiled function's; those it assigns
+** live, read and written on this closure), errors with the callee's
+** file:line.
+**
+** Design decisions:
+**   - Keyed on the closure, not its prototype: a closure's frozen
+**     upvalues and its live ones belong to it.
+**   - Upvalues stay the interpreter's: those the callee assigns are live
+**     (the typer's rule); those it only reads are frozen into its code, so
+**     each call first checks that they still hold the values they held
+**     when it compiled (guard_holds: one lua_getupvalue and one raw
+**     comparison each). If one changed (a setting another function
+**     assigns), the closure compiles anew, at most KCV_MAXRECOMPILES times,
+**     then runs interpreted. (Fields of a table held by such an upvalue are
+**     frozen as in every compiled function: the documented rule.) A prototype whose closures
+**     keep coming (an iterator factory called in a loop) compiles only its
+**     first KCV_MAXCLOSURES closures; later ones run interpreted, rather
+**     than compile each time.
+**   - A refusal (kjit will not compile the callee, or not for these
+**     argument types) is remembered for the closure and types: the callee
+**     then always runs interpreted, tried once.
+**   - Arguments whose types say too little to key on cheaply (functions,
+**     userdata other than plain kjit arrays, records) make the call run
+**     interpreted; so do calls once too deep (luacall.c's nesting rule).
+**   - Per call site, an inline cache: a small table hashed by (site,
+**     closure), in luacall.c's per-thread block, each entry the closure's
+**     address, the argument kinds, the specialization, and registry
+**     references to the closure (kept alive, so that its address is not
+**     reused while the entry names it) and to its native function (which
+**     keeps the code alive). A hit costs a few compares. Entries name their
+**     Lua state (its global state's address); one closing bumps an epoch
+**     (a sentinel's __gc) that invalidates every entry. A miss goes to the
+**     per-state cache (a registry table, weak in its keys: closure -> a
+**     table of the closure's jit object and, per argument kinds, its
+**     native function or false), compiling there when new.
+**   - The compiled callee gets kjit.jit's default options.
+**   - Which callees compile (worth_compiling): those with a mostly
+**     arithmetic loop of their own (has_arith_loop). Today a table read
+**     or write, a method call or a library call in compiled code costs
+**     several times the interpreter's (each goes through the Lua API;
+**     setmetatable through a trampoline), so a loop-free method (an
+**     accessor, Vec:add) or a loop over tables runs slower compiled than
+**     interpreted: compiling every callee made bench/lua_programs.lua's
+**     ray, array3d and vectors 1.2 to 2.3 times slower, and a method
+**     `for i = #self.c, 1, -1 do s = s * x + self.c[i] end` 2.3 times
+**     slower, where `for i = 1, n do s = s + i * i * self.k end` runs 1.7
+**     times faster. The count of instructions is a crude cost model; widen
+**     it as table access gets faster. kjit.testing.callees("all")
+**     compiles every Lua callee (the tests; measuring), and so does
+**     KJIT_CALLEES=all in the environment.
+*/
+#include "host/callval.h"
+#include <stdlib.h>
+#include <string.h>
+#include "lua.h"
+#include "lauxlib.h"
+#include "common/compile.h"
+#include "host/buffer.h"
+#include "host/lua_stack.h"
+#include "host/jit.h"
+#include "common/arena.h"
+#include "frontend/bytecode.h"
+#include "runtime/luacall.h"
+#include "runtime/luavalue.h"
+
+enum {
+  KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
+  KCV_MAXSPECS = 8,      /* specializations of one closure */
+  KCV_WAYS = 512,        /* inline cache entries (per thread) */
+  KCV_MAXRECOMPILES = 3  /* compiles of one closure whose frozen upvalues changed */
+};
+
+static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
+static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closures compiled */
+static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
+
+typedef struct Entry {
+  int32_t site;
+  uint32_t epoch;
+  const void *reg;              /* the Lua state (its global state, or registry) */
+  const void *fn;               /* the closure */
+  int nkind;
+  uint8_t kinds[KJIT_MAXARGS];
+  int fnref, natref;            /* registry references (natref 0: refused) */
+  int npush;                    /* arguments the native function takes; -1
+                                   refused for these kinds, -2 for all */
+  const void *spec;             /* its specialization, when run directly */
+  uint64_t guard;               /* frozen upvalues to check (guard_holds) */
+  int snapref;                  /* ... against this table of their values */
+} Entry;
+
+/* (the inline cache: luacall.c's per-thread block for the hook) */
+_Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
+static uint32_t epoch = 1;      /* bumped when a Lua state closes */
+
+enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL };
+static int callees = CALLEES_LOOPS;   /* (kjit.testing.callees) */
+static const char *const callee_modes[] = { "none", "loops", "all", NULL };
+static long ncompiled;                /* callee specializations made (tests) */
+
+int kcv_l_callees(lua_State *L) {
+  int old = callees;
+  if (!lua_isnoneornil(L, 1)) {
+    callees = luaL_checkoption(L, 1, NULL, callee_modes);
+    __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
+  }
+  lua_pushstring(L, callee_modes[old]);
+  lua_pushinteger(L, ncompiled);
+  return 2;
+}
+
+/* Is one of the loops of the Lua function at idx (a for, or a backward
+** jump: while, repeat) mostly arithmetic: at least twice as many
+** arithmetic instructions in its body as table reads and writes, calls and
+** other operations that go through the Lua API in compiled code? */
+static int is_arith(int op) {
+  return (op >= KBC_ADDI && op <= KBC_SHR) || op == KBC_UNM || op == KBC_BNOT ||
+         op == KBC_LT || op == KBC_LE || op == KBC_LTI || op == KBC_LEI || op == KBC_GTI ||
+         op == KBC_GEI;
+}
+static int is_heavy(int op) {
+  return op == KBC_GETTABLE || op == KBC_GETI || op == KBC_GETFIELD || op == KBC_SETTABLE ||
+         op == KBC_SETI || op == KBC_SETFIELD || op == KBC_SELF || op == KBC_CALL ||
+         op == KBC_TAILCALL || op == KBC_TFORCALL || op == KBC_NEWTABLE || op == KBC_CONCAT ||
+         op == KBC_LEN || op == KBC_CLOSURE || op == KBC_SETTABUP;
+}
+static int has_arith_loop(lua_State *L, int idx) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  int yes = 0;
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  const KbcProto *p = c ? c->main : NULL;
+  for (int pc = 0; p && pc < p->ncode && !yes; pc++) {
+    int op = KBC_OP(p->code[pc]), to = kbc_jumpdest(p, pc);
+    if (!(op == KBC_FORLOOP || op == KBC_TFORLOOP || op == KBC_JMP) || to < 0 || to > pc) continue;
+    int arith = 0, heavy = 0;
+    for (int i = to; i < pc; i++) {
+      int o = KBC_OP(p->code[i]);
+      arith += is_arith(o);
+      heavy += is_heavy(o);
+    }
+    yes = arith > 0 && arith >= 2 * heavy;
+  }
+  ka_free(&A);
+  return yes;
+}
+
+/* The upvalues (bit n - 1 for upvalue n, the first 64) of the Lua function
+** at idx that its compiled code freezes: all but those it assigns itself
+** (SETUPVAL: live, read and written on the closure) and those a function
+** literal inside it captures (which may assign them: the typer makes them
+** live then). *all: whether the mask covers every upvalue. */
+static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  const KbcProto *p = c ? c->main : NULL;
+  uint64_t mask = 0;
+  *all = p != NULL && p->nup <= 64;
+  for (int u = 0; p && u < p->nup && u < 64; u++) mask |= (uint64_t)1 << u;
+  for (int pc = 0; p && pc < p->ncode; pc++)
+    if (KBC_OP(p->code[pc]) == KBC_SETUPVAL) {
+      int b = (int)((p->code[pc] >> 16) & 0xff);   /* SETUPVAL A B: UpValue[B] := R[A] */
+      if (b < 64) mask &= ~((uint64_t)1 << b);
+    }
+  for (int k = 0; p && k < p->np; k++)
+    for (int u = 0; u < p->p[k]->nup; u++)
+      if (!p->p[k]->up[u].instack && p->p[k]->up[u].idx < 64)
+        mask &= ~((uint64_t)1 << p->p[k]->up[u].idx);
+  ka_free(&A);
+  return mask;
+}
+
+static int worth_compiling(lua_State *L, int idx) {
+  return callees == CALLEES_ALL || (callees == CALLEES_LOOPS && has_arith_loop(L, idx));
+}
+
+/* The kind of argument i, a byte that decides its specialization with
+** the closure (jit.c classify's signature), or 0: not keyed here. */
+static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
+  switch (tag) {
+  case KLV_INT: return 1;
+  case KLV_FLT: return 2;
+  case KLV_BOOL: return 3;
+  case KLV_NIL: return 4;
+  default: break;
+  }
+  switch (lua_type(L, slot)) {
+  case LUA_TNUMBER: return lua_isinteger(L, slot) ? 1 : 2;
+  case LUA_TBOOLEAN: return 3;
+  case LUA_TNIL: return 4;
+  case LUA_TTABLE: return 5;
+  case LUA_TSTRING: return 6;
+  case LUA_TUSERDATA: {
+    KBuffer *b = kb_fast(L, slot);
+    if (b == NULL || b->record != NULL || kb_released(b)) return 0;
+    return (uint8_t)(16 + (int)b->dtype * 8 + b->ndim);   /* (dtype < 29: fits) */
+  }
+  default: return 0;   /* functions (keyed by identity), threads, other userdata */
+  }
+}
+
+static int sentinel_gc(lua_State *L) {
+  (void)L;
+  __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
+/* The per-state cache (made with its sentinel on first use) pushed. */
+static void push_cache(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
+  lua_newuserdatauv(L, 1, 0);   /* closed with the state: the entries die */
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, sentinel_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+}
+
+/* May one more closure of the prototype of the function at idx compile?
+** (Counts it.) The prototype is named by its source and lines. */
+static int proto_allows(lua_State *L, int idx) {
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  if (!lua_getinfo(L, ">S", &ar)) return 0;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, PROTOS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, PROTOS_KEY);
+  }
+  lua_pushfstring(L, "%s:%d:%d", ar.source, ar.linedefined, ar.lastlinedefined);
+  lua_pushvalue(L, -1);
+  lua_Integer n = (lua_rawget(L, -3) == LUA_TNUMBER) ? lua_tointeger(L, -1) : 0;
+  lua_pop(L, 1);
+  int ok = n < KCV_MAXCLOSURES;
+  if (ok) {
+    lua_pushinteger(L, n + 1);
+    lua_rawset(L, -3);
+  } else lua_pop(L, 1);
+  lua_pop(L, 1);
+  return ok;
+}
+
+/* Protected: (record, n arguments); pushes the native function and how
+** many arguments it takes, or false. */
+static int resolve_p(lua_State *L) {
+  int n = lua_gettop(L) - 1;
+  lua_getfield(L, 1, "obj");
+  int np = kd_native_for(L, -1, 2, n, KCV_MAXSPECS);
+  if (np < 0) { lua_pushboolean(L, 0); return 1; }
+  lua_pushinteger(L, np);
+  return 2;
+}
+
+/* Do the upvalues of the closure at f named by mask still hold the values
+** of the table at snap (their values when its code compiled)? */
+static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
+  for (int n = 1; mask != 0; n++, mask >>= 1) {
+    if (!(mask & 1)) continue;
+    if (lua_getupvalue(L, f, n) == NULL) return 0;
+    lua_rawgeti(L, snap, n);
+    int eq = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (!eq) return 0;
+  }
+  return 1;
+}
+
+/* A new record for the closure at f (redo: how many records it had
+** before), pushed and stored in the cache at index cache: its jit object
+** (none: never compiled), the mask of its frozen upvalues and their
+** values now. */
+static void new_record(lua_State *L, int cache, int f, int redo) {
+  lua_createtable(L, 0, 4);
+  int all;
+  uint64_t mask = frozen_upvalues(L, f, &all);
+  if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f) && proto_allows(L, f)) {
+    kd_push_private(L, f);
+    lua_setfield(L, -2, "obj");
+    lua_pushinteger(L, (lua_Integer)mask);
+    lua_setfield(L, -2, "guard");
+    lua_newtable(L);
+    for (int n = 1; n <= 64 && lua_getupvalue(L, f, n) != NULL; n++) lua_rawseti(L, -2, n);
+    lua_setfield(L, -2, "snap");
+  }
+  lua_pushinteger(L, redo);
+  lua_setfield(L, -2, "redo");
+  lua_pushvalue(L, f);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, cache);
+}
+
+/* The slow path: the per-state cache, compiling when new. Pushes the
+** native function and returns its argument count, or returns -1 (not for
+** these arguments) or -2 (the closure never compiles). On success, the
+** record's guard mask in *guard and its snapshot's reference in *snapref
+** (0: no guard). */
+static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, const int64_t *bits,
+                  const int32_t *slots, const uint8_t *kinds, uint64_t *guard, int *snapref) {
+  int top = lua_gettop(L);
+  push_cache(L);
+  int cache = lua_gettop(L);
+  lua_pushvalue(L, f);
+  if (lua_rawget(L, cache) != LUA_TTABLE) {   /* a closure seen for the first time */
+    lua_pop(L, 1);
+    new_record(L, cache, f, 0);
+  } else if (lua_getfield(L, -1, "snap") == LUA_TTABLE) {
+    /* compiled while its frozen upvalues held other values: compile anew */
+    lua_getfield(L, -2, "guard");
+    uint64_t mask = (uint64_t)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    int holds = guard_holds(L, f, mask, lua_gettop(L));
+    lua_pop(L, 1);
+    if (!holds) {
+      lua_getfield(L, -1, "redo");
+      int redo = (int)lua_tointeger(L, -1) + 1;
+      lua_pop(L, 2);
+      new_record(L, cache, f, redo);
+    }
+  } else lua_pop(L, 1);
+  int rec = lua_gettop(L);
+  if (lua_getfield(L, rec, "obj") == LUA_TNIL) { lua_settop(L, top); return -2; }   /* never */
+  lua_pop(L, 1);
+  lua_pushlstring(L, (const char *)kinds, (size_t)nargs);
+  int key = lua_gettop(L);
+  lua_pushvalue(L, key);
+  if (lua_rawget(L, rec) == LUA_TNIL) {   /* new argument kinds: compile (protected) */
+    lua_pop(L, 1);
+    lua_pushcfunction(L, resolve_p);
+    lua_pushvalue(L, rec);
+    for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+    if (lua_pcall(L, nargs + 1, 2, 0) != LUA_OK || lua_type(L, -2) != LUA_TFUNCTION) {
+      lua_settop(L, key);
+      lua_pushboolean(L, 0);   /* refused: remembered */
+    } else {
+      ncompiled++;
+      lua_createtable(L, 2, 0);   /* {native, count} */
+      lua_insert(L, -3);
+      lua_rawseti(L, -3, 2);
+      lua_rawseti(L, -2, 1);
+    }
+    lua_pushvalue(L, key);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, rec);
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) { lua_settop(L, top); return -1; }
+  lua_rawgeti(L, -1, 2);
+  int np = (int)lua_tointeger(L, -1);
+  lua_getfield(L, rec, "guard");
+  *guard = (uint64_t)lua_tointeger(L, -1);
+  *snapref = 0;
+  if (*guard != 0) {
+    lua_getfield(L, rec, "snap");
+    *snapref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, -3, 1);
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+  return np;
+}
+
+/* The guard of entry e for the closure at f (its frozen upvalues hold
+** the values its code was compiled with). */
+static __attribute__((noinline)) int guard_ok(lua_State *L, int f, const Entry *e) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
+  int ok = guard_holds(L, f, e->guard, lua_gettop(L));
+  lua_pop(L, 1);
+  return ok;
+}
+
+static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+                        const int64_t *bits, const int32_t *slots, const void **spec, void *tls) {
+  if (nargs > KJIT_MAXARGS) return -1;
+  const void *fn, *reg;
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (lua_stack.h) */
+    const KlsState *st = (const KlsState *)(void *)L;
+    const KlsTValue *v = &st->ci->func[f].val;   /* (f: an index of this C function's frame) */
+    if (v->tt_ != KLS_LCL) return -1;            /* a Lua function only */
+    fn = v->value_.gc;
+    reg = st->l_G;
+  } else {
+    if (lua_type(L, f) != LUA_TFUNCTION || lua_iscfunction(L, f)) return -1;
+    fn = lua_topointer(L, f);
+    reg = lua_topointer(L, LUA_REGISTRYINDEX);
+  }
+  Entry *ic = tls;
+  uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+  uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
+  Entry *e = &ic[(h >> 20) % KCV_WAYS];
+  int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
+  if (same && e->npush == -2) return -1;   /* a closure that never compiles */
+  uint8_t kinds[KJIT_MAXARGS];
+  for (int i = 0; i < nargs; i++)
+    if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0) return -1;
+  if (same && e->nkind == nargs && memcmp(e->kinds, kinds, (size_t)nargs) == 0 &&
+      (e->guard == 0 || guard_ok(L, f, e))) {
+    if (e->npush < 0) return -1;
+    if (e->spec != NULL) *spec = e->spec;
+    else lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
+    return e->npush;
+  }
+  uint64_t guard = 0;
+  int snapref = 0;
+  int np = lookup(L, f, nargs, tags, bits, slots, kinds, &guard, &snapref);
+  /* the entry, replaced (references of another state, or of a closed
+  ** one, are not ours to free: left) */
+  if (e->reg == reg && e->epoch == ep) {
+    if (e->fnref) luaL_unref(L, LUA_REGISTRYINDEX, e->fnref);
+    if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
+    if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
+  }
+  e->guard = guard;
+  e->snapref = snapref;
+  e->site = site;
+  e->epoch = ep;
+  e->reg = reg;
+  e->fn = fn;
+  e->nkind = nargs;
+  memcpy(e->kinds, kinds, (size_t)nargs);
+  lua_pushvalue(L, f);
+  e->fnref = luaL_ref(L, LUA_REGISTRYINDEX);
+  e->npush = np;
+  e->natref = 0;
+  e->spec = NULL;
+  if (np >= 0) {
+    lua_pushvalue(L, -1);
+    e->natref = luaL_ref(L, LUA_REGISTRYINDEX);
+    e->spec = kd_native_direct(L, -1);
+    if (e->spec != NULL) {   /* run directly: nothing pushed */
+      lua_pop(L, 1);
+      *spec = e->spec;
+    }
+  }
+  return np < 0 ? -1 : np;
+}
+
+void kcv_init(void) {
+  /* KJIT_CALLEES=none|loops|all: kjit.testing.callees's mode from the
+  ** start (measuring whole programs) */
+  const char *e = getenv("KJIT_CALLEES");
+  for (int m = 0; e && callee_modes[m]; m++) if (strcmp(e, callee_modes[m]) == 0) callees = m;
+  kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
+}

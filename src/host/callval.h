@@ -1,0 +1,14 @@
+/*
+** host/callval.h: Lua functions called through values from compiled code
+** run compiled (callval.c says how).
+*/
+#ifndef KJIT_HOST_CALLVAL_H
+#define KJIT_HOST_CALLVAL_H
+/* Installs the hook of runtime/luacall.c (once per process; idempotent). */
+void kcv_init(void);
+/* kjit.testing.callees([mode]): "none", "loops" (the default) or "all":
+** which Lua callees of function values compile; returns the old mode and
+** how many callee specializations this process has made. */
+#include "lua.h"
+int kcv_l_callees(lua_State *L);
+#endif
