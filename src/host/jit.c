@@ -689,7 +689,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   }
   double t0 = k_now_ms();
   register_runtime();
-  objidx = lua_absindex(L, objidx);
+  const int obj = lua_absindex(L, objidx);   /* (a new name: a parameter assigned before setjmp draws -Wclobbered) */
   SessionBox *sb = ks_push_session(L, o->boundscheck, o->fastmath, o->opt);
   int sbidx = lua_gettop(L);
   Session *S = &sb->S;
@@ -726,7 +726,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   snprintf(entry_name, sizeof entry_name, "kjit_entry_%lu", kc_unique_id());
   /* the driver (host/driver.c): bytecode -> IR -> types -> LLVM IR */
   KdrvOutput bc;
-  lua_getiuservalue(L, objidx, 1);
+  lua_getiuservalue(L, obj, 1);
   KdrvInput in = { -1, nsig, args, argbase, &kcg_target_cpu,
                    sb->ctx ? LLVMOrcThreadSafeContextGetContext(sb->ctx) : NULL, sb->M,
                    entry_name, cached ? cache_typed : NULL, &cc };
@@ -768,7 +768,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
     /* loaded by cache_typed */
   } else if (ex) {
     KexpW w = { NULL, 0, 0, 0 };
-    lua_getiuservalue(L, objidx, 1);
+    lua_getiuservalue(L, obj, 1);
     lua_Debug ar;
     lua_getinfo(L, ">S", &ar);
     char where[LUA_IDSIZE + 32];
@@ -837,7 +837,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   o->specs = js;
   o->nspecs++;
   if (o->parallel && !want_text && js->parnotes && strstr(js->parnotes, "loop: parallel") == NULL)
-    warn_not_parallel(L, objidx);
+    warn_not_parallel(L, obj);
   return js;
 }
 
