@@ -33,6 +33,15 @@
 ** kjit_rt_parallel_for and the combination; the header phis of the
 ** reductions then stand for the combined values on the exit edge.
 **
+** Bounds checks: with them on and nest checks to test (ir_facts.h 2.),
+** the worker is made twice. The first keeps every check; the second
+** (the one the pool calls) tests at entry, for its chunk of i and the
+** inner loops' whole ranges, every check the nest test proves
+** (cg_version_worker_test), runs its body without them, and calls the
+** first (not inlined) for the chunk when the test fails: that one raises
+** at the exact iteration. Inner loops whose bounds vary with i keep their
+** checks in both.
+**
 ** The worker reports into a KErr of its own frame (LLVM can then keep
 ** err's fields in registers) and copies it to the runtime's on a failing
 ** return; the runtime raises the lowest failing chunk's error.

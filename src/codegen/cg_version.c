@@ -55,6 +55,13 @@
 ** for no gain on the fast path; where a guard fails the nest test, it
 ** mostly failed the inner loop's too (x[i][j - 1] behind `if j > 1`).
 **
+** Parallel kjit.prange bodies (cg_prange.c): no loop of a body is
+** versioned here; the worker is made twice, the second one testing at
+** entry the prange loop's nest checks for the chunk it was given
+** (cg_version_worker_test: nest_test with the prange variable's range
+** given) and running its body with those checks off, or calling the
+** first, every check on, when the test fails.
+**
 ** Narrow while counters (kernels; ir_facts.h 3., narrowk, the old
 ** emit_while's): a while loop with a counter k < e (k <= e) that it steps
 ** by one gets a test that k's entry value and e fit [INT32_MIN,
