@@ -214,6 +214,34 @@ test("prange hoist: writing bodies", function()
   end)
 end)
 
+-- random ranges, steps and offsets around the arrays' ends (a fixed seed):
+-- whatever the interpreter does, in range or raising, the compiled
+-- parallel loop does
+local function stepped(x, z, a, b, c, off, k)
+  local s = 0
+  for i in kjit.prange(a, b, c) do s = s + (x[i + off] - z[k - i]) end
+  return s
+end
+
+test("prange hoist: random ranges, steps and offsets", function()
+  local x, z = ramp(30, "i64"), ramp(20, "i64")
+  local seed = 12345
+  local function rnd(lo, hi)   -- a small LCG: the same cases on every run
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    return lo + seed % (hi - lo + 1)
+  end
+  every_threads(function()
+    local raised = 0
+    for _ = 1, 60 do
+      local c = rnd(1, 4) * (rnd(0, 1) == 0 and -1 or 1)
+      local a, b = rnd(-3, 33), rnd(-3, 33)
+      local r, msg = D.check_opts(P, stepped, x, z, a, b, c, rnd(-3, 3), rnd(15, 35))
+      if r == nil and msg then raised = raised + 1 end
+    end
+    truthy(not D.jit_available() or (raised > 5 and raised < 55), "both kinds of case: " .. raised .. " raised")
+  end)
+end)
+
 -- a worker's optimized IR: its bounds checks branch to blocks that
 -- cg_check names ok (in range) and fail (raise)
 local function worker_ir(ir, k)
