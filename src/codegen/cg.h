@@ -397,6 +397,9 @@ int cg_version_narrow_insn(CG *G, const KirInsn *v); /* 1: v emitted in 32 bits 
 LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x);  /* an i64 that fits, as an i32 */
 void cg_version_narrow_exit(CG *G);           /* leaving the i32 copy: the counter back */
 void cg_version_swap(CG *G);                  /* the nest copy's tables <-> the outer ones */
+/* the nest test at a prange worker's start, O's variable in [lo, hi]
+** (i128); *off: the checks it proves, by id (NULL, and no test: none) */
+LLVMValueRef cg_version_worker_test(CG *G, KirLoop *O, LLVMValueRef lo, LLVMValueRef hi, uint8_t **off);
 void cg_fit_begin(CG *G, KirLoop *L);         /* L's single-chunk copy: blocks, here */
 void cg_fit_emit(CG *G, KirLoop *L);          /* its test (count fits a chunk) and copy */
 /* cg_func.c: the chunk head of a strip-mined loop, for cg_version.c */

@@ -33,6 +33,15 @@
 ** kjit_rt_parallel_for and the combination; the header phis of the
 ** reductions then stand for the combined values on the exit edge.
 **
+** Bounds checks: with them on and nest checks to test (ir_facts.h 2.),
+** the worker is made twice. The first keeps every check; the second
+** (the one the pool calls) tests at entry, for its chunk of i and the
+** inner loops' whole ranges, every check the nest test proves
+** (cg_version_worker_test), runs its body without them, and calls the
+** first (not inlined) for the chunk when the test fails: that one raises
+** at the exact iteration. Inner loops whose bounds vary with i keep their
+** checks in both.
+**
 ** The worker reports into a KErr of its own frame (LLVM can then keep
 ** err's fields in registers) and copies it to the runtime's on a failing
 ** return; the runtime raises the lowest failing chunk's error.
@@ -452,7 +461,11 @@ static LLVMValueRef env_ptr(CG *G, LLVMValueRef env, int k, LLVMTypeRef ty) {
   return LLVMBuildBitCast(G->B, p, LLVMPointerType(ty, 0), "");
 }
 
-static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, PLoop *pl) {
+/* The worker; checked: NULL, or the worker with every check (made first),
+** which this one calls when its test at entry fails (the fast worker: the
+** checks that test proves are off in its body). */
+static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, PLoop *pl,
+                                LLVMValueRef checked) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
   KirLoop *l = fl->loop;
@@ -569,6 +582,34 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
     chunks_begin(G, pl, l);
   }
   LLVMPositionBuilderAtEnd(G->B, start);   /* make_phis moved it */
+  /* bounds checks hoisted (cg_version.c): one test for this call's chunk
+  ** of i and the inner loops' ranges; when it fails, the checked worker
+  ** runs the chunk (its result and error are this call's) */
+  uint8_t *nestoff0 = G->nestoff;
+  LLVMBasicBlockRef tocheck = NULL;
+  if (checked) {
+    LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
+    LLVMValueRef i0 = LLVMBuildAdd(G->B, first, LLVMBuildMul(G->B, kb, step, ""), "");
+    LLVMValueRef kl = LLVMBuildSub(G->B, ke, cg_i64(G, 1), "");
+    LLVMValueRef il = LLVMBuildAdd(G->B, first, LLVMBuildMul(G->B, kl, step, ""), "");
+    LLVMValueRef up = LLVMBuildICmp(G->B, LLVMIntSGT, step, cg_i64(G, 0), "");
+    LLVMValueRef lo = LLVMBuildSExt(G->B, LLVMBuildSelect(G->B, up, i0, il, ""), i128, "");
+    LLVMValueRef hi = LLVMBuildSExt(G->B, LLVMBuildSelect(G->B, up, il, i0, ""), i128, "");
+    uint8_t *off;
+    LLVMValueRef ok = cg_version_worker_test(G, l, lo, hi, &off);
+    if (ok) {
+      LLVMBasicBlockRef fast = cg_bb(G, "pfast");
+      tocheck = cg_bb(G, "pchecked");
+      LLVMBuildCondBr(G->B, ok, fast, tocheck);
+      LLVMPositionBuilderAtEnd(G->B, tocheck);
+      LLVMValueRef av[5] = { env, kb, ke, chunk, perr };
+      LLVMValueRef r = LLVMBuildCall2(G->B, fty, checked, av, 5, "");
+      LLVMSetTailCall(r, 1);
+      LLVMBuildRet(G->B, r);
+      LLVMPositionBuilderAtEnd(G->B, fast);
+      G->nestoff = off;
+    }
+  }
   /* the header's phis enter from here: the reductions from the variable's
   ** value (chunk 0) or their identity */
   LLVMValueRef is0 = LLVMBuildICmp(G->B, LLVMIntEQ, chunk, cg_i64(G, 0), "");
@@ -623,8 +664,9 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
     }
   }
   LLVMBuildRet(G->B, cg_i32(G, 0));
+  G->nestoff = nestoff0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
-    if (bb == G->allocas) continue;
+    if (bb == G->allocas || bb == tocheck) continue;   /* (the checked worker filled perr) */
     LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
     if (term == NULL) {
       LLVMPositionBuilderAtEnd(G->B, bb);
@@ -711,7 +753,20 @@ static void emit_parallel(CG *G, KfaLoop *fl) {
     LLVMBuildStore(G->B, LLVMBuildBitCast(G->B, entries[q], G->i8p, ""),
                    LLVMBuildInBoundsGEP2(G->B, G->i8p, env, &idx, 1, ""));
   }
-  LLVMValueRef worker = emit_worker(G, fl, outs, nouts, pl);
+  LLVMValueRef worker = emit_worker(G, fl, outs, nouts, pl, NULL);
+  if (G->boundscheck && fl->nnestchecks) {   /* the fast worker, calling that one */
+    /* not inlined there: the fast body alone is what LLVM optimizes in
+    ** it; and optimized for size, as the checked copy of a versioned loop
+    ** is not vectorized (cg_version.c): it runs only for the chunks whose
+    ** test fails (the one holding i = 1 of a body guarded by `if i > 1`),
+    ** and the compile costs about a third less */
+    static const char *const attrs[] = { "noinline", "optsize" };
+    for (int a = 0; a < 2; a++) {
+      unsigned kind = LLVMGetEnumAttributeKindForName(attrs[a], strlen(attrs[a]));
+      LLVMAddAttributeAtIndex(worker, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, kind, 0));
+    }
+    worker = emit_worker(G, fl, outs, nouts, pl, worker);
+  }
   LLVMValueRef anch = cg_alloca(G, G->i64, "nchunks");
   LLVMTypeRef pt[5] = { G->i8p, LLVMPointerType(G->i8p, 0), G->i64, G->errp, LLVMPointerType(G->i64, 0) };
   LLVMValueRef av[5] = { LLVMBuildBitCast(G->B, worker, G->i8p, ""), env, pl->count, G->err, anch };

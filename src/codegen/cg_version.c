@@ -55,6 +55,13 @@
 ** for no gain on the fast path; where a guard fails the nest test, it
 ** mostly failed the inner loop's too (x[i][j - 1] behind `if j > 1`).
 **
+** Parallel kjit.prange bodies (cg_prange.c): no loop of a body is
+** versioned here; the worker is made twice, the second one testing at
+** entry the prange loop's nest checks for the chunk it was given
+** (cg_version_worker_test: nest_test with the prange variable's range
+** given) and running its body with those checks off, or calling the
+** first, every check on, when the test fails.
+**
 ** Narrow while counters (kernels; ir_facts.h 3., narrowk, the old
 ** emit_while's): a while loop with a counter k < e (k <= e) that it steps
 ** by one gets a test that k's entry value and e fit [INT32_MIN,
@@ -150,10 +157,10 @@ static int range_known(CG *G, const KfaFacts *F, const KirLoop *m) {
 /* A nest check in several variables (KfaCheck.vterms) can be tested: the
 ** range of each loop is known, and the target is the CPU (the test
 ** multiplies in 128 bits, which the NVPTX back ends are not asked to do). */
-static int vterms_known(CG *G, const KfaFacts *F, const KfaCheck *c) {
+static int vterms_known(CG *G, const KfaFacts *F, const KfaCheck *c, const KirLoop *O) {
   if (G->S->kernel) return 0;
   for (int i = 0; i < c->nvterms; i++)
-    if (!range_known(G, F, c->vterms[i].loop)) return 0;
+    if (c->vterms[i].loop != O && !range_known(G, F, c->vterms[i].loop)) return 0;
   return 1;
 }
 
@@ -273,7 +280,7 @@ void cg_version_plan(CG *G) {
     for (int i = 0; i < fo->nnestchecks; i++) {
       const KfaCheck *c = &fo->nestchecks[i];
       if (c->affine && !range_known(G, F, c->vloop)) continue;
-      if (c->nvterms && !vterms_known(G, F, c)) continue;
+      if (c->nvterms && !vterms_known(G, F, c, NULL)) continue;
       N->checks[N->nchecks++] = *c;
     }
     if (N->nchecks == 0) continue;
@@ -606,12 +613,11 @@ static LLVMValueRef nest_linear_test(CG *G, struct CgNest *N, const KfaCheck *c,
 }
 
 /* Every check of nest N in bounds: an access affine in the variable of
-** loop M of the nest holds over M's whole range, unless M never runs. */
-static LLVMValueRef nest_test(CG *G, struct CgNest *N) {
+** loop M of the nest holds over M's whole range, unless M never runs.
+** rs: the ranges known already (nrs of them; room for 16). */
+static LLVMValueRef nest_test(CG *G, struct CgNest *N, NestRange *rs, int nrs) {
   LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
   LLVMValueRef all = cg_i1(G, 1), one = LLVMConstInt(i128, 1, 0);
-  NestRange rs[16];
-  int nrs = 0;
   for (int i = 0; i < N->nchecks; i++) {
     const KfaCheck *c = &N->checks[i];
     LLVMValueRef dim = sext128(G, cg_val(G, c->base).dims[c->dim]), klo, khi, skip = NULL;
@@ -658,7 +664,8 @@ static void emit_nest(CG *G, struct CgNest *N) {
   G->nestcopy = NULL;
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
   cg_before_loop(G, O);
-  LLVMValueRef ok = nest_test(G, N);
+  NestRange rs[16];
+  LLVMValueRef ok = nest_test(G, N, rs, 0);
   LLVMBuildCondBr(G->B, ok, G->bbs[h->id], N->tabs.bbs[h->id]);
   pass_phis(G, h, G->phis);
   pass_phis(G, h, N->tabs.phis);
@@ -684,6 +691,35 @@ static void emit_nest(CG *G, struct CgNest *N) {
   G->nestloop = NULL;
   swap_tabs(G, &N->tabs);
   G->nestcopy = NULL;
+}
+
+/* The test at the start of a parallel kjit.prange worker (cg_prange.c):
+** the nest checks of prange loop O (ir_facts.h 2.) in bounds while O's
+** control variable runs over [lo, hi] (i128: the chunk of this call, never
+** empty) and each inner loop over its whole range. *off: by instruction
+** id, the checks the test proves (off in the worker's fast body), or NULL
+** when there is none to test (then no test is made, the result is NULL). */
+LLVMValueRef cg_version_worker_test(CG *G, KirLoop *O, LLVMValueRef lo, LLVMValueRef hi, uint8_t **off) {
+  const KfaFacts *F = cg_prange_facts(G);
+  const KfaLoop *fo = &F->loops[O->id];
+  struct CgNest N;
+  memset(&N, 0, sizeof N);
+  N.O = O;
+  *off = NULL;
+  if (!G->boundscheck || fo->nnestchecks == 0) return NULL;
+  N.checks = cg_zalloc(G, sizeof(KfaCheck) * (size_t)fo->nnestchecks);
+  for (int i = 0; i < fo->nnestchecks; i++) {
+    const KfaCheck *c = &fo->nestchecks[i];
+    if (c->affine && c->vloop != O && !range_known(G, F, c->vloop)) continue;
+    if (c->nvterms && !vterms_known(G, F, c, O)) continue;
+    N.checks[N.nchecks++] = *c;
+  }
+  if (N.nchecks == 0) return NULL;
+  *off = cg_zalloc(G, (size_t)G->sp->ir->ninsns);
+  for (int i = 0; i < N.nchecks; i++) (*off)[N.checks[i].insn->id] = 1;
+  NestRange rs[16];
+  rs[0] = (NestRange){ O, lo, hi, cg_i1(G, 0) };
+  return nest_test(G, &N, rs, 1);
 }
 
 void cg_version_emit(CG *G, KirLoop *L) {

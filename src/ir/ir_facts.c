@@ -220,6 +220,30 @@ static int spans(KfaCtx *C, KirLoop *m, KirLoop *o) {
   return m == o || n == o || (n != m && kir_inloop(n, o->header) && n != o);
 }
 
+/* o is a parallel kjit.prange loop whose control variable is an integer
+** (its worker tests the nest checks at each call, ir_facts.h 2.). */
+static int prange_head(KfaCtx *C, const KirLoop *o) {
+  const KfaPrange *P = C->F->loops[o->id].prange;
+  return P && P->parallel && o->var && C->sp->types[o->var->id].kind == T_INT;
+}
+
+/* Loop m (o itself, or inside it) is a loop of nest o whose range the test
+** before o computes: an integer for whose nest reaches o (spans), every
+** loop from m up to a prange head o integer fors with operands invariant
+** in o (nest_of stops below a prange loop, which is no for), or the
+** prange head itself (its range: the worker's chunk). */
+static int nest_loop(KfaCtx *C, KirLoop *m, KirLoop *o) {
+  if (m == o && o->kind != KIR_LOOP_FORNUM) return prange_head(C, o);
+  if (!isfornum_int(C->sp, m)) return 0;
+  if (o->kind == KIR_LOOP_FORNUM) return spans(C, m, o);
+  for (KirLoop *k = m; k != o; k = k->parent) {
+    if (k == NULL || !isfornum_int(C->sp, k)) return 0;
+    for (int a = 0; a < 3; a++)
+      if (!invariant_in(C->sp, o, k->prep->args[a])) return 0;
+  }
+  return 1;
+}
+
 /* The checks one test before nest head o proves (every access inside o). */
 static void nest_checks(KfaCtx *C, KfaLoop *fo) {
   KtySpec *sp = C->sp;
@@ -243,16 +267,14 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
       int ok = invariant_int(sp, o, key);
       /* affine in the variable of a loop of the nest containing v */
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
-        if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
-          ok = kfa_affine_(sp, m, o, key, &h);
+        if (nest_loop(C, m, o)) ok = kfa_affine_(sp, m, o, key, &h);
       for (KirLoop *m = b->loop; m && !ok && kir_inloop(o, m->header); m = m->parent)
-        if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o))
-          ok = kfa_linear_(C, m, o, key, &h);   /* the general form (ir_facts_affine.c) */
+        if (nest_loop(C, m, o)) ok = kfa_linear_(C, m, o, key, &h);   /* the general form (ir_facts_affine.c) */
       if (!ok) {   /* several variables, scaled: `(i - 1) * n + j` */
         KirLoop *ms[KFA_MAXTERMS];
         int nms = 0;
         for (KirLoop *m = b->loop; m && kir_inloop(o, m->header) && nms < KFA_MAXTERMS; m = m->parent)
-          if (m->kind == KIR_LOOP_FORNUM && isfornum_int(sp, m) && spans(C, m, o)) ms[nms++] = m;
+          if (nest_loop(C, m, o)) ms[nms++] = m;
         ok = kfa_nest_linear_(C, o, ms, nms, key, &h);
       }
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
@@ -418,6 +440,10 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel) {
   for (int i = 0; i < f->nloops; i++)
     for (int c = 0; c < F->loops[i].nchecks; c++) F->hoisted[F->loops[i].checks[c].insn->id] = &F->loops[i];
   kfa_prange_facts_(&C);
+  /* parallel prange loops: what one test at each call of the worker
+  ** proves (its chunk's range of i, the inner loops' ranges) */
+  for (int i = 0; i < f->nloops; i++)
+    if (sp->live[f->loops[i]->header->id] && prange_head(&C, f->loops[i])) nest_checks(&C, &F->loops[i]);
   return F;
 }
 

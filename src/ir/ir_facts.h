@@ -94,6 +94,12 @@
 **    (vloop: M, the offset invariant in O). M's range is computed before O
 **    from M's forprep operands. (New: the old generator re-tested at each
 **    entry of the innermost loop.)
+**    A parallel kjit.prange loop (5.) whose control variable is an integer
+**    is a nest head too: its worker tests the nest checks at each call,
+**    its own variable over the call's chunk, M any integer for inside it
+**    such that every for from M up to the prange loop has operands
+**    invariant there (nest_loop; a for's nest field stops below the
+**    prange loop, which is no for).
 **
 ** 3. While loops (KfaNarrow, KfaLoop.narrowk): the old narrow_find on the
 **    IR: among the tests of the loop's condition (the header's branch and
