@@ -69,6 +69,31 @@ int32_t kjit_lv_getfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
                           int64_t *kn, int32_t dst, int64_t *out);
 int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                           int64_t *kn, int32_t vtag, int64_t vbits, int32_t v);
+/* A table access's site in compiled code (codegen/cg_lua.c makes one
+** private global per t.k or t[i] it reads or writes inline): the caches
+** of the inline path, and what the access's errors say. */
+typedef struct KlvSite {
+  void *ks;            /* the field name's interned string (luatable.c); NULL at first */
+  int64_t kn;          /* byte offset of the node where the site found its key last */
+  const char *name;    /* the field name (no NUL inside); NULL for t[i] */
+  const char *info;    /* Lua's description of the indexed value: " (local 't')", "" */
+  const char *chunk;   /* the function's chunkname */
+  int32_t line;
+} KlvSite;
+/* The whole access where the inline path missed, raising its own errors
+** with the site's file:line (so compiled code has no error block per
+** access). The indexed value is (otag, obits) when it is a number
+** (boxed into slot t first, which is then a scratch slot), else it is in
+** slot t (otag 0). Reads return the result's tag (the value in *out or
+** in slot dst), writes KLV_OK. */
+int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                          void *h, int32_t dst, int64_t *out);
+int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int64_t i, int32_t dst, int64_t *out);
+int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                          void *h, int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ptr(lua_State *L, int32_t t);
@@ -129,6 +154,11 @@ typedef struct KltLayout {
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
+/* A table with nothing in it, in the running Lua's layout (luatable.c):
+** compiled code's inline paths look into it where they have no table
+** they may read (none known, or the layout off), by the name
+** "kjit_lt_null". */
+void *kjit_lt_nulltable(void);
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 

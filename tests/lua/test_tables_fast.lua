@@ -298,3 +298,41 @@ test("+ - * / on values read from tables: every mix of integers and floats", fun
   T.check(function(t) local x = t.a - t.b; return x ~= x, t.n * 0 end,
           function() return { a = 1 / 0, b = 1 / 0, n = 0 / 0 } end)
 end)
+
+test("a number indexed where a table was expected: the site's helper boxes it", function()
+  -- the inline path looks into kjit_lt_null for a value that is not a
+  -- table it knows; the site's helper then does what Lua does with the
+  -- number, and raises the access's error itself at its line
+  T.check_error("attempt to index a number value (field 'n')",
+                function(t) return t.n.x end, function() return { n = 3 } end)
+  T.check_error("attempt to index a number value (local 'p')",
+                function(t) local p = t[1]; return p[2] end, function() return { 2.5 } end)
+  T.check_error("attempt to index a number value (field 'n')",
+                function(t) t.n.x = 1 end, function() return { n = 3 } end)
+  T.check_error("attempt to index a number value (local 'p')",
+                function(t) local p = t[1]; p[2] = true end, function() return { 7 } end)
+  T.check_error("attempt to index a nil value (field 'missing')",
+                function(t) return t.missing[1] end, function() return {} end)
+  -- one site seeing a table, then a number, then a table again
+  T.check(function(ps)
+    local s = 0
+    for i = 1, #ps do
+      local ok, v = pcall(function() return ps[i].x end)
+      s = s + (ok and v or 100)
+    end
+    return s
+  end, function() return { { x = 1 }, 5, { x = 2.5 }, {} and { x = 4 } } end)
+  -- numbers with a metatable (debug.setmetatable): __index and __newindex
+  -- run for a number read from a table
+  local old = debug.getmetatable(0)
+  local log = {}
+  debug.setmetatable(0, { __index = function(n, k) return n * 10 + #k end,
+                          __newindex = function(n, k, v) log[#log + 1] = n + v end })
+  local ok, err = pcall(function()
+    T.check(function(t) local a = t.n.abc; t.n.zz = 5; t[1][1] = 2; return a, t[1].q end,
+            function() return { n = 4, 1.5 } end)
+  end)
+  debug.setmetatable(0, old)
+  assert(ok, err)
+  assert(#log == 4 and log[1] == 9 and log[2] == 3.5, "__newindex ran for both runs")
+end)
