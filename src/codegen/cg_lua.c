@@ -162,19 +162,30 @@ void cg_lua_end(CG *G) {
   call(G, "kjit_lv_close", NULL, ps, as, 2);
 }
 
+/* Slot k's stack index computed where it is used (base + k), for the
+** slots of operations and the scratch slots: an index computed once in
+** the entry block is a value live across the whole function, and LLVM's
+** register allocator's liveness work grows with such values times the
+** blocks they cross (most of a table-heavy function's compile). Phis'
+** slots (cg_lua_edge, cg_lua_phi) keep slot_at's. */
+static LLVMValueRef slot_here(CG *G, int k) {
+  if (k < 0 || k >= G->nlslots) cg_error(G, NULL, "internal error: Lua slot %d of %d", k, G->nlslots);
+  return LLVMBuildAdd(G->B, G->lbase, cg_i32(G, k), "slot");
+}
+
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v) {
   if (G->lslot == NULL || G->lslot[v->id] < 0)
     cg_error(G, v, "internal error: a Lua value without a stack slot");
-  return slot_at(G, G->lslot[v->id]);
+  return slot_here(G, G->lslot[v->id]);
 }
 
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call_insn, int r) {
   if (G->lslot == NULL || G->lslot[call_insn->id] < 0)
     cg_error(G, call_insn, "internal error: a call's Lua results without stack slots");
-  return slot_at(G, G->lslot[call_insn->id] + r);
+  return slot_here(G, G->lslot[call_insn->id] + r);
 }
 
-static LLVMValueRef scratch(CG *G, int i) { return slot_at(G, G->nlslots - NSCRATCH + i); }
+static LLVMValueRef scratch(CG *G, int i) { return slot_here(G, G->nlslots - NSCRATCH + i); }
 
 /* ---- Values ------------------------------------------------------------------------ */
 
