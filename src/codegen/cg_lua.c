@@ -1059,7 +1059,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     LLVMBuildBr(G->B, sb);
   }
   LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
-  /* one call (luavalue.c kjit_lv_arithx) boxes, runs and raises */
+  /* one call (luavalue.c kjit_lv_sarith) boxes, runs and raises */
   LLVMValueRef ta, ba, sa, tb, bb, sb2;
   triple(G, x[0], 0, v, &ta, &ba, &sa);
   if (unary) { tb = ta; bb = ba; sb2 = sa; }
@@ -1068,11 +1068,17 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   char ia[128], ib[128] = "";
   cg_varinfo(G, v, 0, ia, sizeof ia);
   if (!unary) cg_varinfo(G, v, 1, ib, sizeof ib);
-  LLVMTypeRef ps[14] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i32,
-                         LLVMPointerType(G->i64, 0), G->i8p, G->i32, G->i8p, G->i8p };
-  LLVMValueRef as[14] = { G->luaL, cg_i32(G, lua_op(v->op)), ta, ba, sa, tb, bb, sb2, dst, out,
-                          G->chunkname, cg_i32(G, v->line), text(G, ia), text(G, ib) };
-  LLVMValueRef rc = call(G, "kjit_lv_arithx", G->i32, ps, as, 14);
+  /* the operation's constants in one record (luavalue.h KlvArith) */
+  LLVMTypeRef sf[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
+  LLVMValueRef si[5] = { cg_i32(G, lua_op(v->op)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
+  LLVMValueRef site = LLVMAddGlobal(G->M, LLVMStructTypeInContext(G->C, sf, 5, 0), "kcg.arith");
+  LLVMSetInitializer(site, LLVMConstStructInContext(G->C, si, 5, 0));
+  LLVMSetLinkage(site, LLVMPrivateLinkage);
+  LLVMSetGlobalConstant(site, 1);
+  LLVMTypeRef ps[10] = { G->i8p, LLVMTypeOf(site), G->i32, G->i64, G->i32, G->i32, G->i64, G->i32,
+                         G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[10] = { G->luaL, site, ta, ba, sa, tb, bb, sb2, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_sarith", G->i32, ps, as, 10);
   LLVMValueRef stag = LLVMBuildTrunc(G->B, rc, G->i8, ""), sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);

@@ -543,6 +543,12 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
   return rc;
 }
 
+int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out) {
+  return kjit_lv_arithx(L, s->op, atag, abits, aslot, btag, bbits, bslot, dst, out, s->chunk,
+                        s->line, s->infoa, s->infob);
+}
+
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error
 ** raised here, located. */
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
@@ -568,7 +574,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   kc_register_symbol("kjit_lt_null", kjit_lt_nulltable());
-  REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
+  REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
