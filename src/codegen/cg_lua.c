@@ -1130,7 +1130,13 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
 
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
   if (x.t.sub == KTY_LUA_TABLE) return cg_i1(G, 1);
+  /* a number, or a table whose address compiled code holds (bits while
+  ** the tag is 0: hint's rule), is true without a call (`if t[2] then`) */
   LLVMValueRef isn = isnum_tag(G, x);
+  if (x.dims[0] && !inslot(x))
+    isn = LLVMBuildOr(G->B, isn, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""), "");
+  else if (x.dims[0])
+    isn = LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), "");
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "truthslot"), done = cg_bb(G, "truthdone");
   LLVMBuildCondBr(G->B, isn, done, sb);
   LLVMPositionBuilderAtEnd(G->B, sb);

@@ -336,3 +336,23 @@ test("a number indexed where a table was expected: the site's helper boxes it", 
   assert(ok, err)
   assert(#log == 4 and log[1] == 9 and log[2] == 3.5, "__newindex ran for both runs")
 end)
+
+test("truth of values read from tables: tables without a call, the rest as Lua says", function()
+  -- `if t[2]` on a table read is true from its address; false, nil, 0,
+  -- strings and functions keep Lua's truth
+  T.check(function(xs)
+    local n = 0
+    for i = 1, 8 do
+      local v = xs[i]
+      if v then n = n + i end
+      if xs[i] then n = n + 100 * i end
+    end
+    return n
+  end, function() return { {}, false, 0, "s", print, setmetatable({}, {}), 0.0, nil } end)
+  -- binary-trees' ItemCheck: leaves hold one element, nodes three
+  local function tree(d) if d == 0 then return { 1 } end return { d, tree(d - 1), tree(d - 1) } end
+  T.check(function(t)
+    local function check(n) if n[2] then return n[1] + check(n[2]) - check(n[3]) end return n[1] end
+    return check(t)
+  end, function() return tree(5) end)
+end)
