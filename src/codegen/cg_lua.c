@@ -755,6 +755,15 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
   return got(G, TY(T_LUA), dst, rc, out);
 }
 
+/* A write into a table made in the same block (a constructor's fields,
+** `local t = {}; t.x = 1`): the key is absent (or was just written by
+** the same code), the inline path would miss, so the site's helper is
+** called directly: fewer blocks to compile in code that often runs once
+** (a program's set-up). */
+static int fresh(const KirInsn *v) {
+  return v->args[0]->op == KIR_NEWTABLE && v->args[0]->block == v->block;
+}
+
 /* t[i] = (tag, bits, val) with an integer key: inline, then the site's
 ** helper. */
 static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
@@ -765,6 +774,7 @@ static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                          G->i64, G->i32, G->i64, G->i32 };
   LLVMValueRef as[10] = { G->luaL, site, otag, obits, t, h, key, tag, bits, val };
   Full f = { "kjit_lv_sseti", ps, as, 10 };
+  if (fresh(v)) return call(G, f.name, G->i32, ps, as, 10);
   return inline_set(G, h, site, key, tag, bits, &f);
 }
 
@@ -807,7 +817,8 @@ void cg_lua_store(CG *G, const KirInsn *v) {
                             G->i32, G->i64, G->i32 };
       LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, tag, bits, val };
       Full f = { "kjit_lv_ssetfield", ps, as, 9 };
-      inline_set(G, h, site, NULL, tag, bits, &f);
+      if (fresh(v)) call(G, f.name, G->i32, ps, as, 9);
+      else inline_set(G, h, site, NULL, tag, bits, &f);
     } else {
       settable_rc(G, v, ox, strkey(G, v), tag, bits, val);
     }

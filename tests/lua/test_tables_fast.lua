@@ -356,3 +356,26 @@ test("truth of values read from tables: tables without a call, the rest as Lua s
     return check(t)
   end, function() return tree(5) end)
 end)
+
+test("writes into a table made in the same block call the site's helper directly", function()
+  -- constructors with fields, duplicate keys, fields written twice, an
+  -- index written into a fresh table, all in one block; then read back
+  T.check(function(a, b)
+    local t = { x = a, y = b, x = b, [1] = a, [2.0] = b, z = { a, b } }
+    t.x = t.x + 1; t.w = "s"; t.w = false; t[3] = a; t[3] = t[3] * 2
+    local u = {}
+    u.k = t; u[1] = u; u.k.y = 0.5
+    return t, u, t.x, t[2], #t
+  end, function() return 3, 4.5 end)
+  -- the same under a collection at every allocation
+  local pause = collectgarbage("setpause", 0)
+  local stepmul = collectgarbage("setstepmul", 1000)
+  local ok, err = pcall(T.check, function(n)
+    local list = {}
+    for i = 1, n do list[i] = { i = i, name = "p" .. i, sub = { v = i * 0.5 } } end
+    return list
+  end, function() return 40 end)
+  collectgarbage("setpause", pause)
+  collectgarbage("setstepmul", stepmul)
+  assert(ok, err)
+end)
