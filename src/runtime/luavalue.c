@@ -217,7 +217,7 @@ int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, i
 int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                          int32_t dst, int64_t *out) {
   int32_t tag;
-  if (kjit_lt_getfield(L, t, h, k, ks, out, &tag)) return tag;
+  if (kjit_lt_getfield(L, t, h, k, ks, dst, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_getfield(L, t, k);
   return kjit_lv_take(L, dst, out);

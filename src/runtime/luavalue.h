@@ -137,7 +137,7 @@ int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, 
 int kjit_lt_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out,
                  int32_t *tag);
 int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
-                     int64_t *out, int32_t *tag);
+                     int32_t dst, int64_t *out, int32_t *tag);
 int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                      int32_t vtag, int64_t vbits);
