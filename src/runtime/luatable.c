@@ -99,18 +99,6 @@ typedef struct LtString {
 #define LT_MAXSHORTLEN 40    /* LUAI_MAXSHORTLEN */
 #define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
 
-/* ---- The empty table -------------------------------------------------------------- */
-
-/* kjit_lt_null (luavalue.h): a table in this layout with nothing in it,
-** one node whose key is nil (as ltable.c's dummynode) and no array part.
-** Compiled code's inline paths (cg_lua.c lookup) read from it in place of
-** a table they cannot read (none known, or the layout off), so that a
-** lookup is loads and compares with no branch before them: every lookup
-** in it misses. Never written (a write needs a hit). */
-static LtNode null_node;
-static LtTable null_table = { .lsizenode = 0, .alimit = 0, .array = NULL, .node = &null_node };
-void *kjit_lt_nulltable(void) { return &null_table; }
-
 /* ---- The check at load ------------------------------------------------------------ */
 
 /* 1 once the probe agreed: read by the helpers below and by compiled code

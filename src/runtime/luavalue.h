@@ -163,11 +163,6 @@ typedef struct KltLayout {
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
-/* A table with nothing in it, in the running Lua's layout (luatable.c):
-** compiled code's inline paths look into it where they have no table
-** they may read (none known, or the layout off), by the name
-** "kjit_lt_null". */
-void *kjit_lt_nulltable(void);
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 

@@ -300,9 +300,9 @@ test("+ - * / on values read from tables: every mix of integers and floats", fun
 end)
 
 test("a number indexed where a table was expected: the site's helper boxes it", function()
-  -- the inline path looks into kjit_lt_null for a value that is not a
-  -- table it knows; the site's helper then does what Lua does with the
-  -- number, and raises the access's error itself at its line
+  -- the inline path gives way for a value that is not a table it knows;
+  -- the site's helper then does what Lua does with the number, and raises
+  -- the access's error itself at its line
   T.check_error("attempt to index a number value (field 'n')",
                 function(t) return t.n.x end, function() return { n = 3 } end)
   T.check_error("attempt to index a number value (local 'p')",
