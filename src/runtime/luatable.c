@@ -5,7 +5,9 @@
 ** ltable.c of 5.4.0 to 5.4.6, which agree on everything used here).
 **
 ** What it does: t.x and t[i] on a table whose slot holds a number are read
-** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = v and t[i] = v,
+** without the API (kjit_lt_getfield, kjit_lt_geti), and any other present
+** value is copied into compiled code's stack slot (copy_to_slot, through
+** host/lua_stack.h's checked mirrors of the stack); t.x = v and t[i] = v,
 ** v a number or a boolean, where the key is present with a non-nil value,
 ** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
 ** into an empty element of the array part of a table without a metatable
