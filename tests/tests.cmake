@@ -50,6 +50,16 @@ add_test(NAME lua.test_f16_nof16c
 set_tests_properties(lua.test_f16_nof16c PROPERTIES
                      ENVIRONMENT "${KJIT_TEST_ENV};KJIT_TEST_NO_F16C=1" TIMEOUT 900)
 
+# The table fast paths again with compiled code's slots written through
+# the Lua API only (no direct stack writes: runtime/luatable.c copy_to_slot)
+add_test(NAME lua.test_tables_fast_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_tables_fast.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_tables_fast_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_tables_fast_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)

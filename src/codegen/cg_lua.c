@@ -162,19 +162,30 @@ void cg_lua_end(CG *G) {
   call(G, "kjit_lv_close", NULL, ps, as, 2);
 }
 
+/* Slot k's stack index computed where it is used (base + k), for the
+** slots of operations and the scratch slots: an index computed once in
+** the entry block is a value live across the whole function, and LLVM's
+** register allocator's liveness work grows with such values times the
+** blocks they cross (most of a table-heavy function's compile). Phis'
+** slots (cg_lua_edge, cg_lua_phi) keep slot_at's. */
+static LLVMValueRef slot_here(CG *G, int k) {
+  if (k < 0 || k >= G->nlslots) cg_error(G, NULL, "internal error: Lua slot %d of %d", k, G->nlslots);
+  return LLVMBuildAdd(G->B, G->lbase, cg_i32(G, k), "slot");
+}
+
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v) {
   if (G->lslot == NULL || G->lslot[v->id] < 0)
     cg_error(G, v, "internal error: a Lua value without a stack slot");
-  return slot_at(G, G->lslot[v->id]);
+  return slot_here(G, G->lslot[v->id]);
 }
 
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call_insn, int r) {
   if (G->lslot == NULL || G->lslot[call_insn->id] < 0)
     cg_error(G, call_insn, "internal error: a call's Lua results without stack slots");
-  return slot_at(G, G->lslot[call_insn->id] + r);
+  return slot_here(G, G->lslot[call_insn->id] + r);
 }
 
-static LLVMValueRef scratch(CG *G, int i) { return slot_at(G, G->nlslots - NSCRATCH + i); }
+static LLVMValueRef scratch(CG *G, int i) { return slot_here(G, G->nlslots - NSCRATCH + i); }
 
 /* ---- Values ------------------------------------------------------------------------ */
 
@@ -405,15 +416,6 @@ static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 
 /* ---- Tables ----------------------------------------------------------------------------- */
 
-/* A call site's cache of its field name's interned string (luatable.c):
-** a pointer in the module's data, NULL until the first call. */
-static LLVMValueRef sitecache(CG *G) {
-  LLVMValueRef g = LLVMAddGlobal(G->M, G->i8p, "kcg.ks");
-  LLVMSetInitializer(g, LLVMConstNull(G->i8p));
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  return g;
-}
-
 /* A field name the helpers can take as a C string (no NUL inside). */
 static int cname(const KirInsn *v) { return strlen(v->k.str.s) == v->k.str.len; }
 
@@ -451,6 +453,50 @@ static LLVMValueRef lt_on(CG *G) {
   return g;
 }
 
+/* ---- Sites ---------------------------------------------------------------------------- */
+
+/* luavalue.h's KlvSite: { ks, kn, name, info, chunk, line }. */
+static LLVMTypeRef site_type(CG *G) {
+  LLVMTypeRef f[6] = { G->i8p, G->i64, G->i8p, G->i8p, G->i8p, G->i32 };
+  return LLVMStructTypeInContext(G->C, f, 6, 0);
+}
+
+/* A site of its own for access v (a private global: the inline path's
+** caches, written by the helpers, and what its errors say); name: its
+** field name, or NULL for t[i]. */
+static LLVMValueRef mksite(CG *G, const KirInsn *v, const char *name) {
+  char info[128];
+  cg_varinfo(G, v, 0, info, sizeof info);
+  LLVMValueRef init[6] = { LLVMConstNull(G->i8p), cg_i64(G, 0),
+                           name ? text(G, name) : LLVMConstNull(G->i8p), text(G, info),
+                           G->chunkname, cg_i32(G, v->line) };
+  LLVMValueRef g = LLVMAddGlobal(G->M, site_type(G), "kcg.site");
+  LLVMSetInitializer(g, LLVMConstStructInContext(G->C, init, 6, 0));
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return g;
+}
+
+static LLVMValueRef site_field(CG *G, LLVMValueRef site, unsigned i) {
+  return LLVMBuildStructGEP2(G->B, site_type(G), site, i, "");
+}
+
+/* The indexed value of an access as the site helpers take it: (otag,
+** obits) when it is a number (the helper boxes it into t, then scratch
+** slot 2), else its slot t and otag 0. A Lua value's test is a select, no
+** block. */
+static void objof(CG *G, CgVal ox, const KirInsn *v, LLVMValueRef *otag, LLVMValueRef *obits,
+                  LLVMValueRef *t) {
+  if (ox.t.kind == T_LUA && !inslot(ox)) {
+    *otag = LLVMBuildZExt(G->B, ox.flag, G->i32, "");
+    *obits = ox.dims[0] ? ox.dims[0] : cg_i64(G, 0);
+    *t = LLVMBuildSelect(G->B, isnum_tag(G, ox), scratch(G, 2), ox.v, "");
+    return;
+  }
+  *otag = cg_i32(G, 0);
+  *obits = cg_i64(G, 0);
+  *t = operand(G, ox, 2, v);
+}
+
 /* ---- Inline paths over the table layout (numbers only: luatable.c) -------------------- */
 
 static const KltLayout *layout(CG *G) {
@@ -473,67 +519,60 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
 }
 
-/* A call site's remembered node for its field (luatable.c
-** kjit_lt_findfield): a byte offset in the node array, 0 until the C path
-** has found the key once. */
-static LLVMValueRef sitenode(CG *G) {
-  LLVMValueRef kn = LLVMAddGlobal(G->M, G->i64, "kcg.kn");
-  LLVMSetInitializer(kn, cg_i64(G, 0));
-  LLVMSetLinkage(kn, LLVMPrivateLinkage);
-  return kn;
-}
-
-/* The TValue of a present key (its node or array element, i8*); the
-** branch to miss is built when it is not where the inline check looks.
-** Builder left in the block where it was found.
+/* Where the inline check looks (i8*: a node or an element of the array
+** part), the branch to miss built for each check that fails: no table to
+** look into (no hint, or kjit_lt_on says the layout is off: code from the
+** disk cache in another Lua), a field's remembered node out of this
+** table's node array, an index past alimit. *hit (i1): what is left to
+** test where it is (a field's node holding the site's name); the caller
+** then branches once more, to its inline write or its helper's call.
+**
+** A field is looked for in the node where this site found it last time
+** (the site's kn, kept by kjit_lt_findfield: objects made alike put a key
+** in the same node), holding the site's name (ks: NULL before its first C
+** call, 1 for a long name, neither ever a node's key). An index is looked
+** for below alimit.
 **
 ** Only the hit is inline: everything else (the key elsewhere in the
-** table, absent, a table without a hint, the layout off) is one branch to
-** miss, where the caller calls one C helper (kjit_lv_getfieldk and the
-** like), which finds the key, remembers its node for next time and does
-** what Lua does. The inline code per access is then four blocks; it was
-** twelve with the node search, the anchoring of non-numbers and the
-** helper's call each in its own block, and LLVM's code generator took
-** most of a table-heavy compile over them (nbody: 440 ms). */
-static LLVMValueRef lookup(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef ks,
-                           LLVMValueRef kn, LLVMValueRef key, LLVMBasicBlockRef miss) {
+** table, absent, a table without a hint, the layout off) is one call to
+** the site's helper (kjit_lv_sgetfield and the like), which finds the
+** key, remembers its node for next time, does what Lua does and raises
+** the access's errors itself, so an access has no error block of its own.
+** Branches, not selects, for the checks: a select chain (tried) puts each
+** load behind the compare before it, where a predicted branch lets them
+** run ahead (fannkuch's run 14% slower, nbody's 6%), and it compiled no
+** faster. */
+static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
+                          LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss) {
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
   LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
                                  LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
-  LLVMBasicBlockRef probe = cg_bb(G, "ltprobe"), found = cg_bb(G, "ltfound");
-  LLVMBuildCondBr(G->B, ok, probe, miss);
-  LLVMPositionBuilderAtEnd(G->B, probe);
-  LLVMValueRef tv, hit;
-  if (ks) {
-    /* the node where this site found its key last time (kept per site:
-    ** objects made alike put a key in the same node), inside the node
-    ** array, holding the site's name (NULL before its first C call, 1
-    ** for a long name: neither is ever a node's key) */
-    LLVMValueRef s = LLVMBuildLoad2(G->B, G->i8p, ks, "");
+  LLVMBasicBlockRef pb = cg_bb(G, "ltprobe"), fb = cg_bb(G, "ltfound");
+  LLVMBuildCondBr(G->B, ok, pb, miss);
+  LLVMPositionBuilderAtEnd(G->B, pb);
+  if (key == NULL) {
+    LLVMValueRef s = LLVMBuildLoad2(G->B, G->i8p, site_field(G, site, 0), "");
+    LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, site_field(G, site, 1), "");
     LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
     LLVMValueRef lim = LLVMBuildMul(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, y->node_size), "");
-    LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, kn, "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
-    LLVMBasicBlockRef cached = cg_bb(G, "ltcached");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), cached, miss);
-    LLVMPositionBuilderAtEnd(G->B, cached);
-    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), fb, miss);
+    LLVMPositionBuilderAtEnd(G->B, fb);
+    LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
-    hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
-                       LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
-  } else {    /* the array part, below alimit */
-    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
-    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
-    hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
-    LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
-    LLVMValueRef off = LLVMBuildMul(G->B, LLVMBuildSelect(G->B, hit, k, cg_i64(G, 0), ""),
-                                    cg_i64(G, y->tv_size), "");
-    tv = LLVMBuildInBoundsGEP2(G->B, G->i8, arr, &off, 1, "");
+    *hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
+                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+    return tv;
   }
-  LLVMBuildCondBr(G->B, hit, found, miss);
-  LLVMPositionBuilderAtEnd(G->B, found);
-  return tv;
+  LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+  LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), fb, miss);
+  LLVMPositionBuilderAtEnd(G->B, fb);
+  LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
+  *hit = cg_i1(G, 1);
+  return LLVMBuildInBoundsGEP2(G->B, G->i8, arr, &o, 1, "");
 }
 
 /* The type tag of a node's or an element's value. */
@@ -545,12 +584,11 @@ static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode)
 ** misses: the name, the parameters' types and the arguments. */
 typedef struct Full { const char *name; LLVMTypeRef *ps; LLVMValueRef *as; unsigned n; } Full;
 
-/* Builds the miss block's call of f, then joins it with the inline result
-** r (from block rb) at a new block: the helper's result or r. */
+/* The miss block's call of f (the builder's block must already branch to
+** miss and to join), then join's phi: r (from block rb, the inline path)
+** or the helper's result. */
 static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVMValueRef r,
-                              LLVMBasicBlockRef rb) {
-  LLVMBasicBlockRef join = cg_bb(G, "ltjoin");
-  LLVMBuildBr(G->B, join);
+                              LLVMBasicBlockRef rb, LLVMBasicBlockRef join) {
   LLVMPositionBuilderAtEnd(G->B, miss);
   LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMBasicBlockRef mend = LLVMGetInsertBlock(G->B);
@@ -564,48 +602,49 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
 }
 
 /* An inline read of a number: the tag (1, 2; the bits stored in out), or
-** where it misses, what the C helper f gives (ks, kn: the site's name and node caches
-** for a field, or NULL with key, an integer index). A present value that
-** is not a number (a table: ps[i], self.pos; a string, a boolean) takes
-** the helper too, which anchors it in its slot. */
-static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef kn,
-                               LLVMValueRef key, LLVMValueRef out, const Full *f) {
+** where it misses, what the site's helper f gives (site: a field's, with
+** key NULL; or key, an integer index). A present value that is not a
+** number (a table: ps[i], self.pos; a string, a boolean) takes the helper
+** too, which anchors it in its slot. */
+static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
+                               LLVMValueRef out, const Full *f) {
   const KltLayout *y = layout(G);
   if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
-  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), num = cg_bb(G, "ltnum");
-  LLVMValueRef tv = lookup(G, y, h, ks, kn, key, miss);
-  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef hit;
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
+  LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isi, isf, ""), num, miss);
-  LLVMPositionBuilderAtEnd(G->B, num);
-  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);
+  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);   /* (the helper overwrites it on a miss) */
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
-  return miss_call(G, miss, f, tag, num);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");
+  LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), ""), join, miss);
+  return miss_call(G, miss, f, tag, here, join);
 }
 
 /* An inline write of a number or a boolean (vtag 1, 2, 3; luatable.c
 ** writenum says why it is exact) over a present non-nil value, or an empty
 ** element of the array part of a table without a metatable: KLV_OK when
-** done; where it misses, what the C helper f gives. */
-static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValueRef kn,
-                               LLVMValueRef key, LLVMValueRef vtag, LLVMValueRef vbits,
-                               const Full *f) {
+** done; where it misses, what the site's helper f gives. */
+static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
+                               LLVMValueRef vtag, LLVMValueRef vbits, const Full *f) {
   const KltLayout *y = layout(G);
   if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
-  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), wr = cg_bb(G, "ltwrite");
-  LLVMBasicBlockRef pre = cg_bb(G, "ltpre");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, vtag, cg_i32(G, 0), ""), pre, miss);
-  LLVMPositionBuilderAtEnd(G->B, pre);
-  LLVMValueRef tv = lookup(G, y, h, ks, kn, key, miss);
-  LLVMValueRef tt = ttof(G, y, tv, ks != NULL);
+  LLVMValueRef hit;
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
+  LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
-  if (ks == NULL) {   /* an empty element: fine without a metatable */
+  if (key) {   /* an empty element: fine without a metatable */
     LLVMValueRef mt = at(G, h, y->t_metatable, G->i8p);
     nonnil = LLVMBuildOr(G->B, nonnil, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");
   }
-  LLVMBuildCondBr(G->B, nonnil, wr, miss);
+  LLVMValueRef good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, nonnil, ""),
+                                   LLVMBuildICmp(G->B, LLVMIntNE, vtag, cg_i32(G, 0), ""), "");
+  LLVMBasicBlockRef wr = cg_bb(G, "ltwrite"), join = cg_bb(G, "ltjoin");
+  LLVMBuildCondBr(G->B, good, wr, miss);
   LLVMPositionBuilderAtEnd(G->B, wr);
   put(G, tv, 0, vbits);
   LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_BOOL), "");
@@ -615,8 +654,9 @@ static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef ks, LLVMValue
   LLVMValueRef ntt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_INT), ""),
                                      LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
                                      LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  put(G, tv, ks ? y->node_tt : y->tv_tt, LLVMBuildSelect(G->B, isb, btt, ntt, ""));
-  return miss_call(G, miss, f, cg_i32(G, KLV_OK), wr);
+  put(G, tv, key ? y->tv_tt : y->node_tt, LLVMBuildSelect(G->B, isb, btt, ntt, ""));
+  LLVMBuildBr(G->B, join);
+  return miss_call(G, miss, f, cg_i32(G, KLV_OK), wr, join);
 }
 
 /* A key that is an integer at run time though not typed so (a number read
@@ -649,74 +689,100 @@ static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
   return phi;
 }
 
-/* t[i] read with an integer key: inline, then the C paths. */
-static LLVMValueRef geti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
+/* t[i] read with an integer key: inline, then the site's helper (which
+** raises the access's errors). */
+static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
                             LLVMValueRef dst, LLVMValueRef out) {
   /* (the inline path does what luatable.c's kjit_lt_fgeti would) */
-  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[6] = { G->luaL, obj, h, key, dst, out };
-  Full f = { "kjit_lv_geti", ps, as, 6 };
-  return inline_get(G, h, NULL, NULL, key, out, &f);
+  LLVMValueRef site = mksite(G, v, NULL), otag, obits, t;
+  objof(G, ox, v, &otag, &obits, &t);
+  LLVMTypeRef ps[9] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                        G->i64, G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
+  Full f = { "kjit_lv_sgeti", ps, as, 9 };
+  return inline_get(G, h, site, key, out, &f);
 }
 
-/* t[k] read with a key of any type (in slot k). */
-static LLVMValueRef gettable_rc(CG *G, LLVMValueRef obj, LLVMValueRef k, LLVMValueRef dst,
+/* t[k] read with a key of any type (its own check of the result). */
+static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef k, LLVMValueRef dst,
                                 LLVMValueRef out) {
+  LLVMValueRef obj = operand(G, ox, 2, v);
   LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
-  return call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+  LLVMValueRef rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+  IndexErr e = { obj };
+  check_rc(G, v, rc, raise_index, &e);
+  return rc;
 }
 
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   LLVMValueRef h = hint(G, ox);
-  LLVMValueRef obj = operand(G, ox, 2, v);
   LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
-  IndexErr e = { obj };
   LLVMValueRef isint = NULL, ikey = NULL;
   if (v->op == KIR_GETFIELD && cname(v)) {
-    LLVMValueRef ks = sitecache(G), kn = sitenode(G);
-    LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0),
-                          LLVMPointerType(G->i64, 0), G->i32, LLVMPointerType(G->i64, 0) };
-    LLVMValueRef as[8] = { G->luaL, obj, h, text(G, v->k.str.s), ks, kn, dst, out };
-    Full f = { "kjit_lv_getfieldk", ps, as, 8 };
-    rc = inline_get(G, h, ks, kn, NULL, out, &f);
+    LLVMValueRef site = mksite(G, v, v->k.str.s), otag, obits, t;
+    objof(G, ox, v, &otag, &obits, &t);
+    LLVMTypeRef ps[8] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                          G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
+    Full f = { "kjit_lv_sgetfield", ps, as, 8 };
+    rc = inline_get(G, h, site, NULL, out, &f);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
-    rc = geti_rc(G, h, obj, cg_val(G, v->args[1]).v, dst, out);
+    rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
     /* an integer at run time: the integer paths; anything else: generic */
     LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
     LLVMBuildCondBr(G->B, isint, ib, gb);
     LLVMPositionBuilderAtEnd(G->B, ib);
     LLVMValueRef rcs[2];
-    rcs[0] = geti_rc(G, h, obj, ikey, dst, out);
+    rcs[0] = geti_rc(G, v, ox, h, ikey, dst, out);
     from[0] = LLVMGetInsertBlock(G->B);
     LLVMPositionBuilderAtEnd(G->B, gb);
-    rcs[1] = gettable_rc(G, obj, operand(G, cg_val(G, v->args[1]), 0, v), dst, out);
+    rcs[1] = gettable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), dst, out);
     from[1] = LLVMGetInsertBlock(G->B);
     rc = join_rc(G, rcs, from);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
-    rc = gettable_rc(G, obj, k, dst, out);
+    rc = gettable_rc(G, v, ox, k, dst, out);
   }
-  check_rc(G, v, rc, raise_index, &e);
   return got(G, TY(T_LUA), dst, rc, out);
 }
 
-/* t[i] = (tag, bits, val) with an integer key: inline, then the C paths. */
-static LLVMValueRef seti_rc(CG *G, LLVMValueRef h, LLVMValueRef obj, LLVMValueRef key,
-                            LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef val) {
-  LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i64, G->i32 };
-  LLVMValueRef as[7] = { G->luaL, obj, h, key, tag, bits, val };
-  Full f = { "kjit_lv_seti", ps, as, 7 };
-  return inline_set(G, h, NULL, NULL, key, tag, bits, &f);
+/* A write into a table made in the same block (a constructor's fields,
+** `local t = {}; t.x = 1`): the key is absent (or was just written by
+** the same code), the inline path would miss, so the site's helper is
+** called directly: fewer blocks to compile in code that often runs once
+** (a program's set-up). */
+static int fresh(const KirInsn *v) {
+  return v->args[0]->op == KIR_NEWTABLE && v->args[0]->block == v->block;
 }
 
-static LLVMValueRef settable_rc(CG *G, LLVMValueRef obj, LLVMValueRef k, LLVMValueRef tag,
-                                LLVMValueRef bits, LLVMValueRef val) {
+/* t[i] = (tag, bits, val) with an integer key: inline, then the site's
+** helper. */
+static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
+                            LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef val) {
+  LLVMValueRef site = mksite(G, v, NULL), otag, obits, t;
+  objof(G, ox, v, &otag, &obits, &t);
+  LLVMTypeRef ps[10] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                         G->i64, G->i32, G->i64, G->i32 };
+  LLVMValueRef as[10] = { G->luaL, site, otag, obits, t, h, key, tag, bits, val };
+  Full f = { "kjit_lv_sseti", ps, as, 10 };
+  if (fresh(v)) return call(G, f.name, G->i32, ps, as, 10);
+  return inline_set(G, h, site, key, tag, bits, &f);
+}
+
+/* t[k] = v with a key of any type (its own check). */
+static void settable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef k, LLVMValueRef tag,
+                        LLVMValueRef bits, LLVMValueRef val) {
+  LLVMValueRef obj = operand(G, ox, 2, v);
   LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
   LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
-  return call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+  LLVMValueRef rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+  /* (stores return KLV_OK or an error code: the same test) */
+  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntNE, rc, cg_i32(G, KLV_OK), "");
+  IndexErr e = { obj };
+  check_rc(G, v, LLVMBuildSelect(G->B, bad, rc, cg_i32(G, 0), ""), raise_index, &e);
 }
 
 /* A stored value as (tag, bits, slot): triple's, except that a boolean
@@ -735,45 +801,41 @@ static void stored(CG *G, CgVal x, const KirInsn *at, LLVMValueRef *tag, LLVMVal
 void cg_lua_store(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   LLVMValueRef h = hint(G, ox);
-  LLVMValueRef obj = operand(G, ox, 2, v);
-  LLVMValueRef rc, tag, bits, val;
-  IndexErr e = { obj };
+  LLVMValueRef tag, bits, val;
   if (v->op == KIR_SETFIELD) {
     stored(G, cg_val(G, v->args[1]), v, &tag, &bits, &val);
     if (cname(v)) {
-      LLVMValueRef ks = sitecache(G), kn = sitenode(G);
-      LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0),
-                            LLVMPointerType(G->i64, 0), G->i32, G->i64, G->i32 };
-      LLVMValueRef as[9] = { G->luaL, obj, h, text(G, v->k.str.s), ks, kn, tag, bits, val };
-      Full f = { "kjit_lv_setfieldk", ps, as, 9 };
-      rc = inline_set(G, h, ks, kn, NULL, tag, bits, &f);
+      LLVMValueRef site = mksite(G, v, v->k.str.s), otag, obits, t;
+      objof(G, ox, v, &otag, &obits, &t);
+      LLVMTypeRef ps[9] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                            G->i32, G->i64, G->i32 };
+      LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, tag, bits, val };
+      Full f = { "kjit_lv_ssetfield", ps, as, 9 };
+      if (fresh(v)) call(G, f.name, G->i32, ps, as, 9);
+      else inline_set(G, h, site, NULL, tag, bits, &f);
     } else {
-      rc = settable_rc(G, obj, strkey(G, v), tag, bits, val);
+      settable_rc(G, v, ox, strkey(G, v), tag, bits, val);
     }
-  } else {   /* SETINDEX */
-    stored(G, cg_val(G, v->args[2]), v, &tag, &bits, &val);
-    LLVMValueRef isint = NULL, ikey = NULL;
-    if (G->sp->types[v->args[1]->id].kind == T_INT) {
-      rc = seti_rc(G, h, obj, cg_val(G, v->args[1]).v, tag, bits, val);
-    } else if ((ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
-      LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
-      LLVMBuildCondBr(G->B, isint, ib, gb);
-      LLVMPositionBuilderAtEnd(G->B, ib);
-      LLVMValueRef rcs[2];
-      rcs[0] = seti_rc(G, h, obj, ikey, tag, bits, val);
-      from[0] = LLVMGetInsertBlock(G->B);
-      LLVMPositionBuilderAtEnd(G->B, gb);
-      rcs[1] = settable_rc(G, obj, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
-      from[1] = LLVMGetInsertBlock(G->B);
-      rc = join_rc(G, rcs, from);
-    } else {
-      rc = settable_rc(G, obj, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
-    }
+    return;
   }
-  /* (stores return KLV_OK or an error code: the same test) */
-  LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntNE, rc, cg_i32(G, KLV_OK), "");
-  LLVMValueRef code = LLVMBuildSelect(G->B, bad, rc, cg_i32(G, 0), "");
-  check_rc(G, v, code, raise_index, &e);
+  /* SETINDEX */
+  stored(G, cg_val(G, v->args[2]), v, &tag, &bits, &val);
+  LLVMValueRef isint = NULL, ikey = NULL;
+  if (G->sp->types[v->args[1]->id].kind == T_INT) {
+    seti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, tag, bits, val);
+  } else if ((ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
+    LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), done = cg_bb(G, "lvkjoin");
+    LLVMBuildCondBr(G->B, isint, ib, gb);
+    LLVMPositionBuilderAtEnd(G->B, ib);
+    seti_rc(G, v, ox, h, ikey, tag, bits, val);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, gb);
+    settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+  } else {
+    settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
+  }
 }
 
 CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
@@ -1025,13 +1087,28 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   int fast = numcapable(x[0]) && (unary || numcapable(x[1]));
   LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "arslow"), done = cg_bb(G, "ardone");
   LLVMValueRef ftag = NULL, fbits = NULL;
-  if (fast) {   /* numbers: inline, as cg_num.c computes them */
+  CgVal a[2];
+  if (fast && !unary) {
+    /* + - * / without a block of their own: flat_arith's result computed
+    ** before the test (on anything but numbers it is meaningless and
+    ** unused: these operations never trap), the test then picks it or
+    ** the slow path's. One block fewer per operation of table code. */
+    for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
+    if (flat_arith(G, v, a, &ftag, &fbits)) {
+      LLVMValueRef both = LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), "");
+      fb = LLVMGetInsertBlock(G->B);
+      LLVMBuildCondBr(G->B, both, done, sb);
+      fast = 2;
+    }
+  }
+  if (fast == 2) {
+    /* (done above) */
+  } else if (fast) {   /* numbers: inline, as cg_num.c computes them */
     fb = cg_bb(G, "arfast");
     LLVMValueRef both = isnumber(G, x[0]);
     if (!unary) both = LLVMBuildAnd(G->B, both, isnumber(G, x[1]), "");
     LLVMBuildCondBr(G->B, both, fb, sb);
     LLVMPositionBuilderAtEnd(G->B, fb);
-    CgVal a[2];
     for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
     if (unary || !flat_arith(G, v, a, &ftag, &fbits)) {
       Type rt = TY(T_NUMBER);
@@ -1045,7 +1122,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     LLVMBuildBr(G->B, sb);
   }
   LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
-  /* one call (luavalue.c kjit_lv_arithx) boxes, runs and raises */
+  /* one call (luavalue.c kjit_lv_sarith) boxes, runs and raises */
   LLVMValueRef ta, ba, sa, tb, bb, sb2;
   triple(G, x[0], 0, v, &ta, &ba, &sa);
   if (unary) { tb = ta; bb = ba; sb2 = sa; }
@@ -1054,11 +1131,17 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   char ia[128], ib[128] = "";
   cg_varinfo(G, v, 0, ia, sizeof ia);
   if (!unary) cg_varinfo(G, v, 1, ib, sizeof ib);
-  LLVMTypeRef ps[14] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i32,
-                         LLVMPointerType(G->i64, 0), G->i8p, G->i32, G->i8p, G->i8p };
-  LLVMValueRef as[14] = { G->luaL, cg_i32(G, lua_op(v->op)), ta, ba, sa, tb, bb, sb2, dst, out,
-                          G->chunkname, cg_i32(G, v->line), text(G, ia), text(G, ib) };
-  LLVMValueRef rc = call(G, "kjit_lv_arithx", G->i32, ps, as, 14);
+  /* the operation's constants in one record (luavalue.h KlvArith) */
+  LLVMTypeRef sf[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
+  LLVMValueRef si[5] = { cg_i32(G, lua_op(v->op)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
+  LLVMValueRef site = LLVMAddGlobal(G->M, LLVMStructTypeInContext(G->C, sf, 5, 0), "kcg.arith");
+  LLVMSetInitializer(site, LLVMConstStructInContext(G->C, si, 5, 0));
+  LLVMSetLinkage(site, LLVMPrivateLinkage);
+  LLVMSetGlobalConstant(site, 1);
+  LLVMTypeRef ps[10] = { G->i8p, LLVMTypeOf(site), G->i32, G->i64, G->i32, G->i32, G->i64, G->i32,
+                         G->i32, LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[10] = { G->luaL, site, ta, ba, sa, tb, bb, sb2, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_sarith", G->i32, ps, as, 10);
   LLVMValueRef stag = LLVMBuildTrunc(G->B, rc, G->i8, ""), sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
@@ -1110,7 +1193,13 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
 
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
   if (x.t.sub == KTY_LUA_TABLE) return cg_i1(G, 1);
+  /* a number, or a table whose address compiled code holds (bits while
+  ** the tag is 0: hint's rule), is true without a call (`if t[2] then`) */
   LLVMValueRef isn = isnum_tag(G, x);
+  if (x.dims[0] && !inslot(x))
+    isn = LLVMBuildOr(G->B, isn, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""), "");
+  else if (x.dims[0])
+    isn = LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), "");
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "truthslot"), done = cg_bb(G, "truthdone");
   LLVMBuildCondBr(G->B, isn, done, sb);
   LLVMPositionBuilderAtEnd(G->B, sb);

@@ -33,7 +33,9 @@
 ** reads known arguments both ways and finds every one equal; otherwise,
 ** for a Lua whose lua_version is not 504, or with KJIT_NO_STACK_READS=1,
 ** kls_on stays 0 and the call path uses the API. Nothing here writes to
-** the stack.
+** the stack; runtime/luatable.c (copy_to_slot) writes compiled code's own
+** frame slots (indices of the running C function, below top) through
+** these mirrors when kls_on.
 */
 #ifndef KJIT_LUA_STACK_H
 #define KJIT_LUA_STACK_H

@@ -5,7 +5,9 @@
 ** ltable.c of 5.4.0 to 5.4.6, which agree on everything used here).
 **
 ** What it does: t.x and t[i] on a table whose slot holds a number are read
-** without the API (kjit_lt_getfield, kjit_lt_geti); t.x = v and t[i] = v,
+** without the API (kjit_lt_getfield, kjit_lt_geti), and any other present
+** value is copied into compiled code's stack slot (copy_to_slot, through
+** host/lua_stack.h's checked mirrors of the stack); t.x = v and t[i] = v,
 ** v a number or a boolean, where the key is present with a non-nil value,
 ** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
 ** into an empty element of the array part of a table without a metatable
@@ -41,6 +43,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "lauxlib.h"
+#include "host/lua_stack.h"
 
 /* ---- Lua 5.4's layout (lobject.h) ---------------------------------------------- */
 
@@ -247,18 +250,35 @@ static LtTValue *arrayslot(LtTable *h, int64_t i) {
   return &h->array[i - 1];
 }
 
+/* Copies the present value v (not a number) into slot dst of the running
+** C function (the dispatcher's: compiled code's frame), a table's address
+** given back in *out as the hint. The slot's address comes from
+** host/lua_stack.h, the one place that knows (and checks, kls_on) how a
+** lua_State finds its C function's stack slots. A stack slot needs no GC
+** barrier (the collector traverses a thread's stack again in its atomic
+** phase: lapi.c's setobj2s has none). Without kls_on: 0, and the caller
+** goes through the API (two cheap calls). */
+static int copy_to_slot(lua_State *L, const LtTValue *v, int32_t dst, int64_t *out, int32_t *tag) {
+  *out = v->tt_ == LT_TABLE ? (int64_t)(intptr_t)v->value_.gc : 0;
+  *tag = KLV_INSLOT;
+  if (!__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return 0;
+  KlsStackValue *d = ((KlsState *)L)->ci->func + dst;
+  memcpy(&d->val.value_, &v->value_, sizeof v->value_);
+  d->val.tt_ = v->tt_;
+  return 1;
+}
+
 /* A present value of the array part that is not a number (a list of
 ** records: ps[i]; a boolean: nsieve's flags[i]; a string) is copied into
-** the slot dst with two cheap API calls (a present value never consults
-** __index), a table's address given back as the hint. */
+** the slot dst (copy_to_slot, else two cheap API calls: a present value
+** never consults __index), a table's address given back as the hint. */
 int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, int64_t *out,
                  int32_t *tag) {
   const LtTValue *v = arrayslot(table_at(L, t, hint), i);
   if (v && !LT_ISNIL(v->tt_) && v->tt_ != LT_NUMINT && v->tt_ != LT_NUMFLT) {
-    *out = v->tt_ == LT_TABLE ? (int64_t)(intptr_t)v->value_.gc : 0;
+    if (copy_to_slot(L, v, dst, out, tag)) return 1;
     lua_rawgeti(L, t, (lua_Integer)i);
     lua_replace(L, dst);
-    *tag = KLV_INSLOT;
     return 1;
   }
   return readnum(v, out, tag);
@@ -269,12 +289,18 @@ int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, i
   return writenum(arrayslot(h, i), vtag, vbits, h && h->metatable == NULL);
 }
 
+/* t.k: a number, or (with the probe's word on the stack) any other
+** present value copied into slot dst: self.pos, a method's table. */
 int kjit_lt_getfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
-                     int64_t *out, int32_t *tag) {
+                     int32_t dst, int64_t *out, int32_t *tag) {
   LtTable *h = table_at(L, t, hint);
   if (h == NULL) return 0;
   const LtString *s = shortstr(L, k, ks);
-  return s && readnum(field(h, s), out, tag);
+  if (s == NULL) return 0;
+  const LtTValue *v = field(h, s);
+  if (v && !LT_ISNIL(v->tt_) && v->tt_ != LT_NUMINT && v->tt_ != LT_NUMFLT)
+    return copy_to_slot(L, v, dst, out, tag);
+  return readnum(v, out, tag);
 }
 
 int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,

@@ -217,7 +217,7 @@ int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, i
 int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                          int32_t dst, int64_t *out) {
   int32_t tag;
-  if (kjit_lt_getfield(L, t, h, k, ks, out, &tag)) return tag;
+  if (kjit_lt_getfield(L, t, h, k, ks, dst, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_getfield(L, t, k);
   return kjit_lv_take(L, dst, out);
@@ -272,6 +272,50 @@ int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
                           int64_t *kn, int32_t vtag, int64_t vbits, int32_t v) {
   kjit_lt_findfield(h, ks, kn);
   return kjit_lv_setfield(L, t, h, k, ks, vtag, vbits, v);
+}
+
+/* The accesses of a site (luavalue.h KlvSite): a number indexed is boxed
+** into t (a scratch slot) first, where Lua looks for its metatable's
+** __index (debug.setmetatable on numbers) or raises "attempt to index a
+** number value" naming it. */
+static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, void **h) {
+  if (otag != KLV_INSLOT) {
+    kjit_lv_settagged(L, t, otag, obits);
+    *h = NULL;
+  }
+  return t;
+}
+
+int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                          void *h, int32_t dst, int64_t *out) {
+  t = site_obj(L, otag, obits, t, &h);
+  int32_t rc = kjit_lv_getfieldk(L, t, h, s->name, &s->ks, &s->kn, dst, out);
+  if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
+int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int64_t i, int32_t dst, int64_t *out) {
+  t = site_obj(L, otag, obits, t, &h);
+  int32_t rc = kjit_lv_geti(L, t, h, i, dst, out);
+  if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
+int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                          void *h, int32_t vtag, int64_t vbits, int32_t v) {
+  t = site_obj(L, otag, obits, t, &h);
+  int32_t rc = kjit_lv_setfieldk(L, t, h, s->name, &s->ks, &s->kn, vtag, vbits, v);
+  if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
+int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
+  t = site_obj(L, otag, obits, t, &h);
+  int32_t rc = kjit_lv_seti(L, t, h, i, vtag, vbits, v);
+  if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
 }
 
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
@@ -525,6 +569,12 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
   return rc;
 }
 
+int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out) {
+  return kjit_lv_arithx(L, s->op, atag, abits, aslot, btag, bbits, bslot, dst, out, s->chunk,
+                        s->line, s->infoa, s->infob);
+}
+
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error
 ** raised here, located. */
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
@@ -549,6 +599,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
+  REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);

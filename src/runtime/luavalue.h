@@ -69,6 +69,31 @@ int32_t kjit_lv_getfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
                           int64_t *kn, int32_t dst, int64_t *out);
 int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                           int64_t *kn, int32_t vtag, int64_t vbits, int32_t v);
+/* A table access's site in compiled code (codegen/cg_lua.c makes one
+** private global per t.k or t[i] it reads or writes inline): the caches
+** of the inline path, and what the access's errors say. */
+typedef struct KlvSite {
+  void *ks;            /* the field name's interned string (luatable.c); NULL at first */
+  int64_t kn;          /* byte offset of the node where the site found its key last */
+  const char *name;    /* the field name (no NUL inside); NULL for t[i] */
+  const char *info;    /* Lua's description of the indexed value: " (local 't')", "" */
+  const char *chunk;   /* the function's chunkname */
+  int32_t line;
+} KlvSite;
+/* The whole access where the inline path missed, raising its own errors
+** with the site's file:line (so compiled code has no error block per
+** access). The indexed value is (otag, obits) when it is a number
+** (boxed into slot t first, which is then a scratch slot), else it is in
+** slot t (otag 0). Reads return the result's tag (the value in *out or
+** in slot dst), writes KLV_OK. */
+int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                          void *h, int32_t dst, int64_t *out);
+int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int64_t i, int32_t dst, int64_t *out);
+int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                          void *h, int32_t vtag, int64_t vbits, int32_t v);
+int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ctor_grow(lua_State *L, int32_t dst, int32_t last, int32_t narr, int32_t nrec);
@@ -93,6 +118,15 @@ void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits);
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
                        const char *chunk, int32_t line, const char *infoa, const char *infob);
+/* kjit_lv_arithx with what does not change per call in one constant
+** record per operation (codegen/cg_lua.c): four arguments fewer to set
+** up at each of the many arithmetic sites of table code. */
+typedef struct KlvArith {
+  int32_t op, line;
+  const char *chunk, *infoa, *infob;
+} KlvArith;
+int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t abits, int32_t aslot,
+                       int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out);
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                          int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
                          int32_t line);
@@ -104,7 +138,7 @@ int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, 
 int kjit_lt_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out,
                  int32_t *tag);
 int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
-                     int64_t *out, int32_t *tag);
+                     int32_t dst, int64_t *out, int32_t *tag);
 int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                      int32_t vtag, int64_t vbits);

@@ -298,3 +298,84 @@ test("+ - * / on values read from tables: every mix of integers and floats", fun
   T.check(function(t) local x = t.a - t.b; return x ~= x, t.n * 0 end,
           function() return { a = 1 / 0, b = 1 / 0, n = 0 / 0 } end)
 end)
+
+test("a number indexed where a table was expected: the site's helper boxes it", function()
+  -- the inline path gives way for a value that is not a table it knows;
+  -- the site's helper then does what Lua does with the number, and raises
+  -- the access's error itself at its line
+  T.check_error("attempt to index a number value (field 'n')",
+                function(t) return t.n.x end, function() return { n = 3 } end)
+  T.check_error("attempt to index a number value (local 'p')",
+                function(t) local p = t[1]; return p[2] end, function() return { 2.5 } end)
+  T.check_error("attempt to index a number value (field 'n')",
+                function(t) t.n.x = 1 end, function() return { n = 3 } end)
+  T.check_error("attempt to index a number value (local 'p')",
+                function(t) local p = t[1]; p[2] = true end, function() return { 7 } end)
+  T.check_error("attempt to index a nil value (field 'missing')",
+                function(t) return t.missing[1] end, function() return {} end)
+  -- one site seeing a table, then a number, then a table again
+  T.check(function(ps)
+    local s = 0
+    for i = 1, #ps do
+      local ok, v = pcall(function() return ps[i].x end)
+      s = s + (ok and v or 100)
+    end
+    return s
+  end, function() return { { x = 1 }, 5, { x = 2.5 }, {} and { x = 4 } } end)
+  -- numbers with a metatable (debug.setmetatable): __index and __newindex
+  -- run for a number read from a table
+  local old = debug.getmetatable(0)
+  local log = {}
+  debug.setmetatable(0, { __index = function(n, k) return n * 10 + #k end,
+                          __newindex = function(n, k, v) log[#log + 1] = n + v end })
+  local ok, err = pcall(function()
+    T.check(function(t) local a = t.n.abc; t.n.zz = 5; t[1][1] = 2; return a, t[1].q end,
+            function() return { n = 4, 1.5 } end)
+  end)
+  debug.setmetatable(0, old)
+  assert(ok, err)
+  assert(#log == 4 and log[1] == 9 and log[2] == 3.5, "__newindex ran for both runs")
+end)
+
+test("truth of values read from tables: tables without a call, the rest as Lua says", function()
+  -- `if t[2]` on a table read is true from its address; false, nil, 0,
+  -- strings and functions keep Lua's truth
+  T.check(function(xs)
+    local n = 0
+    for i = 1, 8 do
+      local v = xs[i]
+      if v then n = n + i end
+      if xs[i] then n = n + 100 * i end
+    end
+    return n
+  end, function() return { {}, false, 0, "s", print, setmetatable({}, {}), 0.0, nil } end)
+  -- binary-trees' ItemCheck: leaves hold one element, nodes three
+  local function tree(d) if d == 0 then return { 1 } end return { d, tree(d - 1), tree(d - 1) } end
+  T.check(function(t)
+    local function check(n) if n[2] then return n[1] + check(n[2]) - check(n[3]) end return n[1] end
+    return check(t)
+  end, function() return tree(5) end)
+end)
+
+test("writes into a table made in the same block call the site's helper directly", function()
+  -- constructors with fields, duplicate keys, fields written twice, an
+  -- index written into a fresh table, all in one block; then read back
+  T.check(function(a, b)
+    local t = { x = a, y = b, x = b, [1] = a, [2.0] = b, z = { a, b } }
+    t.x = t.x + 1; t.w = "s"; t.w = false; t[3] = a; t[3] = t[3] * 2
+    local u = {}
+    u.k = t; u[1] = u; u.k.y = 0.5
+    return t, u, t.x, t[2], #t
+  end, function() return 3, 4.5 end)
+  -- the same under a collection at every allocation
+  local pause = collectgarbage("setpause", 0)
+  local stepmul = collectgarbage("setstepmul", 1000)
+  local ok, err = pcall(T.check, function(n)
+    local list = {}
+    for i = 1, n do list[i] = { i = i, name = "p" .. i, sub = { v = i * 0.5 } } end
+    return list
+  end, function() return 40 end)
+  collectgarbage("setpause", pause)
+  collectgarbage("setstepmul", stepmul)
+  assert(ok, err)
+end)
