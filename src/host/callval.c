@@ -129,7 +129,8 @@ int kcv_l_callees(lua_State *L) {
 /* Is one of the loops of the Lua function at idx (a for, or a backward
 ** jump: while, repeat) mostly arithmetic: at least twice as many
 ** arithmetic instructions in its body as table reads and writes, calls and
-** other operations that go through the Lua API in compiled code? */
+** other operations that go through the Lua API in compiled code, and no
+** method call? */
 static int is_arith(int op) {
   return (op >= KBC_ADDI && op <= KBC_SHR) || op == KBC_UNM || op == KBC_BNOT ||
          op == KBC_LT || op == KBC_LE || op == KBC_LTI || op == KBC_LEI || op == KBC_GTI ||
@@ -151,13 +152,17 @@ static int has_arith_loop(lua_State *L, int idx) {
   for (int pc = 0; p && pc < p->ncode && !yes; pc++) {
     int op = KBC_OP(p->code[pc]), to = kbc_jumpdest(p, pc);
     if (!(op == KBC_FORLOOP || op == KBC_TFORLOOP || op == KBC_JMP) || to < 0 || to > pc) continue;
-    int arith = 0, heavy = 0;
+    int arith = 0, heavy = 0, method = 0;
     for (int i = to; i < pc; i++) {
       int o = KBC_OP(p->code[i]);
       arith += is_arith(o);
       heavy += is_heavy(o);
+      method |= o == KBC_SELF;
     }
-    yes = arith > 0 && arith >= 2 * heavy;
+    /* a loop that calls a method spends its time in that callee, which
+    ** runs as a function value either way (perlin's fbm: compiling it
+    ** cost more than it saved, bench/lua_programs.lua perlin 0.85 -> 0.69) */
+    yes = arith > 0 && arith >= 2 * heavy && !method;
   }
   ka_free(&A);
   return yes;

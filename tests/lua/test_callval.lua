@@ -193,6 +193,13 @@ test("by default only callees with a mostly arithmetic loop compile", function()
     eq(compiled_count(), before, "an accessor stays interpreted")
     T.check(function(o, n) return o:sumsq(n) end, function() return o, 10 end)
     eq(compiled_count(), before + 1, "the arithmetic loop compiled")
+    function P:octaves(n)   -- arithmetic around a method call: the call decides
+      local s, a = 0, 1
+      for i = 1, n do s = s + a * self:get() * i; a = a * 0.5 end
+      return s
+    end
+    T.check(function(o, n) return o:octaves(n) end, function() return o, 6 end)
+    eq(compiled_count(), before + 1, "a loop calling a method stays interpreted")
   end)
 end)
 
