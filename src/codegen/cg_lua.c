@@ -878,6 +878,28 @@ CgVal cg_lua_live(CG *G, const KirInsn *v) {
   return mk(t, dst, i8c(G, 0), h);
 }
 
+/* The constructor's items stored at base + 1 ... base + n of the table
+** in slot dst, those past the fixed ones only while the open tail's count
+** cnt reaches them (the rest were not given). */
+static void store_ctor_items(CG *G, const KirInsn *v, const CgVal *items, int n, int fixed,
+                             LLVMValueRef cnt, LLVMValueRef dst, int64_t base) {
+  for (int i = 1; i <= n; i++) {
+    LLVMBasicBlockRef next = NULL;
+    if (i > fixed) {   /* given only when g gave it */
+      LLVMBasicBlockRef put = cg_bb(G, "ctorput");
+      next = cg_bb(G, "ctornext");
+      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, i), cnt, ""), put, next);
+      LLVMPositionBuilderAtEnd(G->B, put);
+    }
+    LLVMValueRef tag, bits, val;
+    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
+    LLVMTypeRef rps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
+    LLVMValueRef ras[6] = { G->luaL, dst, cg_i64(G, base + i), tag, bits, val };
+    call(G, "kjit_lv_rawseti", NULL, rps, ras, 6);
+    if (next) { LLVMBuildBr(G->B, next); LLVMPositionBuilderAtEnd(G->B, next); }
+  }
+}
+
 /* {a, g(x)} with g's count known when it runs (kty_ctor_deferred): the
 ** table made here with the array part the VM's SETLIST gives it (the
 ** items before and all g gave: luaV_execute resizes to the last index),
@@ -902,21 +924,7 @@ static void setlist_deferred(CG *G, const KirInsn *v) {
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
   LLVMValueRef as[4] = { G->luaL, dst, narr, cg_i32(G, (int)t->k.i) };
   h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
-  for (int i = 1; i <= n; i++) {
-    LLVMBasicBlockRef next = NULL;
-    if (i > fixed) {   /* given only when g gave it */
-      LLVMBasicBlockRef put = cg_bb(G, "ctorput");
-      next = cg_bb(G, "ctornext");
-      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, i), cnt, ""), put, next);
-      LLVMPositionBuilderAtEnd(G->B, put);
-    }
-    LLVMValueRef tag, bits, val;
-    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
-    LLVMTypeRef rps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
-    LLVMValueRef ras[6] = { G->luaL, dst, cg_i64(G, i), tag, bits, val };
-    call(G, "kjit_lv_rawseti", NULL, rps, ras, 6);
-    if (next) { LLVMBuildBr(G->B, next); LLVMPositionBuilderAtEnd(G->B, next); }
-  }
+  store_ctor_items(G, v, items, n, fixed, cnt, dst, 0);
   G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
 }
 
@@ -944,21 +952,7 @@ static void setlist_grow(CG *G, const KirInsn *v) {
   LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, G->i32 };
   LLVMValueRef as[5] = { G->luaL, dst, last, cg_i32(G, t->aux), cg_i32(G, (int)t->k.i) };
   h = call(G, "kjit_lv_ctor_grow", G->i64, ps, as, 5);
-  for (int i = 1; i <= n; i++) {
-    LLVMBasicBlockRef next = NULL;
-    if (i > fixed) {   /* given only when g gave it */
-      LLVMBasicBlockRef put = cg_bb(G, "ctorput");
-      next = cg_bb(G, "ctornext");
-      LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, i), cnt, ""), put, next);
-      LLVMPositionBuilderAtEnd(G->B, put);
-    }
-    LLVMValueRef tag, bits, val;
-    triple(G, items[i - 1], 0, v, &tag, &bits, &val);
-    LLVMTypeRef rps[6] = { G->i8p, G->i32, G->i64, G->i32, G->i64, G->i32 };
-    LLVMValueRef ras[6] = { G->luaL, dst, cg_i64(G, (int64_t)v->aux + i), tag, bits, val };
-    call(G, "kjit_lv_rawseti", NULL, rps, ras, 6);
-    if (next) { LLVMBuildBr(G->B, next); LLVMPositionBuilderAtEnd(G->B, next); }
-  }
+  store_ctor_items(G, v, items, n, fixed, cnt, dst, v->aux);
   G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
 }
 
