@@ -729,8 +729,11 @@ void cg_strip_tables(CG *G) {
 void cg_strip_begin(CG *G, KirLoop *L) {
   KirBlock *h = L->header;
   G->chunkbb[h->id] = cg_bb(G, "chunk");
-  /* a counted while loop (cg_countloop.c): its chunk's end, by its counter */
-  KirInsn *key = L->kind == KIR_LOOP_FORNUM ? L->prep : cg_count_var(G, L);
+  /* a counted while loop (cg_countloop.c): its chunk's end, by its
+  ** counter; a for loop, or a prange loop (a generic for: cg_prange.c),
+  ** by its prep */
+  KirInsn *key = L->kind == KIR_LOOP_FORNUM || L->kind == KIR_LOOP_FORIN ? L->prep
+                                                                        : cg_count_var(G, L);
   G->chunk[key->id] = cg_alloca(G, G->i64, "chunk");
 }
 
@@ -800,9 +803,9 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   chunk_enter(G, h);
 }
 
-/* From a chunk head (the current block) into header h: its phis take the
-** chunk head's. */
-static void chunk_enter(CG *G, KirBlock *h) {
+/* From the current block into header h, its phis taking the values
+** in from[] (per part of each phi). */
+static void enter_header(CG *G, KirBlock *h, LLVMValueRef (*from)[3 + KJIT_MAXDIMS]) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
   for (int i = 0; i < h->nphis; i++) {
     KirInsn *p = h->phis[i];
@@ -810,25 +813,18 @@ static void chunk_enter(CG *G, KirBlock *h) {
     if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int n = parts(G, t, tys);
-    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->ophis[p->id][k], &here, 1);
+    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &from[p->id][k], &here, 1);
   }
   LLVMBuildBr(G->B, G->bbs[h->id]);
 }
 
+/* From a chunk head (the current block) into header h: its phis take the
+** chunk head's. */
+static void chunk_enter(CG *G, KirBlock *h) { enter_header(G, h, G->ophis); }
+
 /* From the current block back into header h with the values its phis
 ** have (cg_countloop.c: the header's test again after a chunk). */
-void cg_reenter_header(CG *G, KirBlock *h) {
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
-  for (int i = 0; i < h->nphis; i++) {
-    KirInsn *p = h->phis[i];
-    Type t = phi_type(G, p);
-    if (t.kind == T_UNKNOWN || G->sp->consts[p->id].kind != T_UNKNOWN) continue;
-    LLVMTypeRef tys[3 + KJIT_MAXDIMS];
-    int n = parts(G, t, tys);
-    for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &G->phis[p->id][k], &here, 1);
-  }
-  LLVMBuildBr(G->B, G->bbs[h->id]);
-}
+void cg_reenter_header(CG *G, KirBlock *h) { enter_header(G, h, G->phis); }
 
 /* The latch of a strip-mined loop: the next iteration in this chunk, else
 ** the next chunk (when more than a chunk remained at this one's start:
