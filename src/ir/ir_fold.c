@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 #include "ir/ir.h"
+#include "common/khalf.h"
 
 int kty_float_to_int(lua_Number f, lua_Integer *out) {
   if (floor(f) != f || !(f >= -9223372036854775808.0 && f < 9223372036854775808.0)) return 0;
@@ -112,9 +113,9 @@ static int num_lt(KtyConst a, KtyConst b) {
 ** rounds (an f64 constant of the f32 value). */
 void kty_fold_cast(int id, lua_Number x, KtyConst *r) {
   memset(r, 0, sizeof *r);
-  if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64) {
-    r->kind = T_F64;
-    r->v.f = id == B_CUDA_FLOAT32 ? (lua_Number)(float)x : x;
+  if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64 || id == B_CUDA_FLOAT16) {
+    r->kind = T_F64;   /* float16: one rounding from the double (numpy.float16) */
+    r->v.f = id == B_CUDA_FLOAT32 ? (lua_Number)(float)x : id == B_CUDA_FLOAT16 ? kh_round(x) : x;
     return;
   }
   lua_Integer i = x != x ? 0 : x >= 0x1p63 ? LUA_MAXINTEGER : x < -0x1p63 ? LUA_MININTEGER

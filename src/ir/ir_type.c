@@ -2712,47 +2712,6 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return const_type(*k);
   }
   int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
-  /* kjit.i32("42"): a cast converts a string as luaL_checknumber does
-  ** (host/dtype.c); a constant one converts here and the call folds, one
-  ** that does not convert raises the cast's error, naming it as called */
-  if (row->rule == KTY_R_CAST && nnum == 1 && kargs[0].kind == T_STR && args[0].kind == T_STR &&
-      args[0].sub != T_NUMBER && strncmp(name, "kjit.", 5) == 0) {
-    lua_State *L = S->L;
-    lua_pushlstring(L, kargs[0].str, kargs[0].len);
-    int ok = strlen(lua_tostring(L, -1)) == kargs[0].len && lua_stringtonumber(L, lua_tostring(L, -1));
-    lua_remove(L, ok ? -2 : -1);   /* the number, or nothing */
-    if (!ok) RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", name + 5);
-    kargs[0] = freeze(S);   /* (pops it) */
-    /* the cast of that number, as host/kernel_intrin.c's kki_cast computes
-    ** it (a float truncated toward zero, saturated, NaN 0; then wrapped) */
-    KtyConst x = kargs[0];
-    memset(k, 0, sizeof *k);
-    if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64) {
-      double f = x.kind == T_INT ? (double)x.v.i : x.v.f;
-      k->kind = T_F64;
-      k->v.f = id == B_CUDA_FLOAT32 ? (double)(float)f : f;
-      return ty(id == B_CUDA_FLOAT32 ? T_F32 : T_F64);
-    }
-    lua_Integer i = x.v.i;
-    if (x.kind == T_F64) {
-      double f = x.v.f;
-      i = f != f ? 0 : f >= 0x1p63 ? LUA_MAXINTEGER : f < -0x1p63 ? LUA_MININTEGER : (lua_Integer)f;
-    }
-    uint64_t u = (uint64_t)i;
-    switch (id) {
-    case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
-    case B_CUDA_UINT8: i = (uint8_t)u; break;
-    case B_CUDA_INT16: i = (int16_t)(uint16_t)u; break;
-    case B_CUDA_UINT16: i = (uint16_t)u; break;
-    case B_CUDA_INT32: i = (int32_t)(uint32_t)u; break;
-    case B_CUDA_UINT32: i = (uint32_t)u; break;
-    default: break;
-    }
-    k->kind = T_INT;
-    k->v.i = i;
-    return ty(T_INT);
-    args[0] = const_type(kargs[0]);
-  }
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
       /* luaL_checknumber's error, the function named as the call names it
