@@ -367,22 +367,6 @@ int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst) {
   return h;
 }
 
-/* t[i], known to be a table in t's array part (cg_lua.c's inline read saw
-** it), into slot dst: a raw read, no metamethod can be involved. */
-void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst) {
-  lua_rawgeti(L, t, (lua_Integer)i);
-  lua_replace(L, dst);
-}
-
-/* t.k, known to be present with a value that is not a number (cg_lua.c's
-** inline read saw it in t's node), into slot dst: a raw read, as t.k is
-** when present. */
-void kjit_lv_anchorf(lua_State *L, int32_t t, const char *k, int32_t dst) {
-  lua_pushstring(L, k);
-  lua_rawget(L, t);
-  lua_replace(L, dst);
-}
-
 /* The address of the table in slot t (0 for anything else): see result. */
 int64_t kjit_lv_ptr(lua_State *L, int32_t t) {
   return lua_type(L, t) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, t) : 0;
@@ -597,7 +581,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
-  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref); REG(kjit_lv_anchori); REG(kjit_lv_anchorf);
+  REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);

@@ -99,8 +99,6 @@ int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ctor_grow(lua_State *L, int32_t dst, int32_t last, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ptr(lua_State *L, int32_t t);
 int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst);
-void kjit_lv_anchori(lua_State *L, int32_t t, int64_t i, int32_t dst);
-void kjit_lv_anchorf(lua_State *L, int32_t t, const char *k, int32_t dst);
 void kjit_lv_rawseti(lua_State *L, int32_t t, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out);
 int32_t kjit_lv_compare(lua_State *L, int32_t op, int32_t a, int32_t b);
