@@ -11,6 +11,7 @@
 #include "host/buffer.h"
 #include "host/kernel_intrin.h"
 #include "ir/ir_builtins.h"
+#include "ir/ir_fold.h"
 #include "common/cuda_intrin.h"
 #include "runtime/cudasim.h"
 #include "common/khalf.h"
@@ -28,14 +29,6 @@ static int upid(lua_State *L) { return (int)lua_tointeger(L, lua_upvalueindex(1)
 
 /* ---- Casts and math (anywhere) ------------------------------------------------------ */
 
-/* A float truncated toward zero into [-2^63, 2^63 - 1], NaN 0 (cg_kmath.c). */
-static lua_Integer sat_trunc(lua_Number x) {
-  if (x != x) return 0;
-  if (x >= 0x1p63) return LUA_MAXINTEGER;
-  if (x < -0x1p63) return LUA_MININTEGER;
-  return (lua_Integer)x;
-}
-
 void kki_cast(lua_State *L, int id, int idx) {
   int isint = lua_isinteger(L, idx);
   if (id == B_CUDA_FLOAT32) {
@@ -50,17 +43,8 @@ void kki_cast(lua_State *L, int id, int idx) {
     lua_pushnumber(L, isint ? (lua_Number)lua_tointeger(L, idx) : lua_tonumber(L, idx));
     return;
   }
-  lua_Integer i = isint ? lua_tointeger(L, idx) : sat_trunc(lua_tonumber(L, idx));
-  uint64_t u = (uint64_t)i;
-  switch (id) {
-  case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
-  case B_CUDA_UINT8: i = (uint8_t)u; break;
-  case B_CUDA_INT16: i = (int16_t)(uint16_t)u; break;
-  case B_CUDA_UINT16: i = (uint16_t)u; break;
-  case B_CUDA_INT32: i = (int32_t)(uint32_t)u; break;
-  case B_CUDA_UINT32: i = (uint32_t)u; break;
-  default: break;
-  }
+  lua_Integer i = isint ? lua_tointeger(L, idx) : kty_sat_trunc(lua_tonumber(L, idx));
+  i = kty_cast_int(id, i);
   lua_pushinteger(L, i);
 }
 

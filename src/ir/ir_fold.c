@@ -107,10 +107,33 @@ static int num_lt(KtyConst a, KtyConst b) {
   return f < 0;
 }
 
+/* A float truncated toward zero into [-2^63, 2^63 - 1], NaN 0: how every
+** integer cast takes a float (cg_kmath.c computes the same in code). */
+lua_Integer kty_sat_trunc(lua_Number x) {
+  if (x != x) return 0;
+  if (x >= 0x1p63) return LUA_MAXINTEGER;
+  if (x < -0x1p63) return LUA_MININTEGER;
+  return (lua_Integer)x;
+}
+
+/* The integer cast id of i: wrapped to its width (int64 and uint64 keep
+** the 64 bits). */
+lua_Integer kty_cast_int(int id, lua_Integer i) {
+  uint64_t u = (uint64_t)i;
+  switch (id) {
+  case B_CUDA_INT8: return (int8_t)(uint8_t)u;
+  case B_CUDA_UINT8: return (uint8_t)u;
+  case B_CUDA_INT16: return (int16_t)(uint16_t)u;
+  case B_CUDA_UINT16: return (uint16_t)u;
+  case B_CUDA_INT32: return (int32_t)(uint32_t)u;
+  case B_CUDA_UINT32: return (uint32_t)u;
+  default: return i;
+  }
+}
+
 /* cuda.int32(x) ... of a float x, as host/kernel_intrin.c's kki_cast
-** computes it for a float (and cg_kmath.c's cast): truncated toward zero
-** into [-2^63, 2^63 - 1] (NaN 0), then wrapped to the width; float32
-** rounds (an f64 constant of the f32 value). */
+** computes it for a float (and cg_kmath.c's cast); float32 rounds (an f64
+** constant of the f32 value). */
 void kty_fold_cast(int id, lua_Number x, KtyConst *r) {
   memset(r, 0, sizeof *r);
   if (id == B_CUDA_FLOAT32 || id == B_CUDA_FLOAT64 || id == B_CUDA_FLOAT16) {
@@ -118,20 +141,8 @@ void kty_fold_cast(int id, lua_Number x, KtyConst *r) {
     r->v.f = id == B_CUDA_FLOAT32 ? (lua_Number)(float)x : id == B_CUDA_FLOAT16 ? kh_round(x) : x;
     return;
   }
-  lua_Integer i = x != x ? 0 : x >= 0x1p63 ? LUA_MAXINTEGER : x < -0x1p63 ? LUA_MININTEGER
-                                                                          : (lua_Integer)x;
-  uint64_t u = (uint64_t)i;
-  switch (id) {
-  case B_CUDA_INT8: i = (int8_t)(uint8_t)u; break;
-  case B_CUDA_UINT8: i = (uint8_t)u; break;
-  case B_CUDA_INT16: i = (int16_t)(uint16_t)u; break;
-  case B_CUDA_UINT16: i = (uint16_t)u; break;
-  case B_CUDA_INT32: i = (int32_t)(uint32_t)u; break;
-  case B_CUDA_UINT32: i = (uint32_t)u; break;
-  default: break;   /* int64, uint64: the 64 bits */
-  }
   r->kind = T_INT;
-  r->v.i = i;
+  r->v.i = kty_cast_int(id, kty_sat_trunc(x));
 }
 
 /* A built-in of constants, computed as Lua's lmathlib.c does: 0 when it

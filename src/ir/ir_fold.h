@@ -20,5 +20,9 @@ int kty_fold_builtin(KtyRule rule, int id, const KtyConst *a, int n, KtyConst *r
 /* The cast built-in id (cuda.int32 ... cuda.float64, kjit.i32 ...) of the
 ** float x into r, as the interpreter casts a float. */
 void kty_fold_cast(int id, lua_Number x, KtyConst *r);
+/* A float truncated toward zero into [-2^63, 2^63 - 1], NaN 0. */
+lua_Integer kty_sat_trunc(lua_Number x);
+/* The integer cast id (cuda.int8 ... cuda.uint64) of i, wrapped to its width. */
+lua_Integer kty_cast_int(int id, lua_Integer i);
 
 #endif
