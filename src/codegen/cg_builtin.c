@@ -247,6 +247,15 @@ static CgVal math_modf(CG *G, const KirInsn *v, CgVal x) {
   return r[0];
 }
 
+/* The use cg_unwrap names argument i of the call v by: v where the
+** argument is one of v's operands, none for a value of an open call's
+** results (`math.atan(g(x))`: no operand to name), except a Lua value,
+** which is always checked to be a number (cg_lua_tonumber needs the call
+** for its "bad argument #i to 'atan'"). */
+static const KirInsn *arg_use(const KirInsn *v, const CgVal *a, int i) {
+  return i + 1 < v->nargs || a[i].t.kind == T_LUA ? v : NULL;
+}
+
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
@@ -309,12 +318,12 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     ** argument 2: a non-integral first argument is named even where the
     ** second is nil, so argument 1's check comes before argument 2's
     ** unwrap below */
-    a[0] = cg_unwrap(G, a[0], line, 1 < v->nargs ? v : NULL, 1);
+    a[0] = cg_unwrap(G, a[0], line, arg_use(v, a, 0), 1);
     a[0] = cg_split(G, v, a, 1, TY(T_INT), ult_first_concrete);
   }
   if (id == B_MATH_FMOD && n >= 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
-    a[1] = cg_unwrap(G, a[1], line, 2 < v->nargs ? v : NULL, 2);   /* named first, as this Lua does */
-  for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, i + 1 < v->nargs ? v : NULL, i + 1);
+    a[1] = cg_unwrap(G, a[1], line, arg_use(v, a, 1), 2);   /* named first, as this Lua does */
+  for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, arg_use(v, a, i), i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);
   case B_MATH_ABS: return cg_split(G, v, a, 1, rt, abs_concrete);

@@ -192,3 +192,30 @@ test("a:fill(v) with v read from a table or a live upvalue, on bool and number a
   eq(a[1], 3.0, "interpreted"); eq(b[1], 6.0, "compiled, after")
   eq(N, 12, "the upvalue written through")
 end)
+
+-- A Lua value (here a string on one path) among the results of a call
+-- spread into a math function's arguments, `math.atan(h(5, s))`: checked to
+-- be a number as a direct argument is (the fuzzer's program 140021: the
+-- slot was passed to atan2 as if it were the number).
+test("a Lua value spread from a call's results into math functions", function()
+  local function h(p, q) return p, q end
+  local function one(q) return q end
+  local S = { 2, 0, -1, 1.5, 7 }
+  local fs = {
+    function(a) local s = (a > 1) and " 3.5 " or a return math.atan(h(5, s)) end,
+    function(a) local s = (a > 1) and " 3.5 " or a return math.fmod(h(5, s)) end,
+    function(a) local s = (a > 1) and " 3.5 " or a return math.floor(h(s, 5)) end,
+    function(a) local s = (a > 1) and " 3.5 " or a return math.ult(h(5, s)) end,
+    function(a) local s = (a > 1) and "4" or a return math.ult(h(5, s)) end,
+    function(a) local s = (a > 1) and " 3.5 " or a return math.sqrt(one(s)) end,
+    function(a) local s = (a > 1) and "abc" or a return math.atan(h(5, s)) end,
+    function(a) local s = (a > 1) and "abc" or a return math.fmod(h(s, 5)) end,
+    function(a) local s = (a > 1) and {} or a return math.exp(one(s)) end,
+    function(a) local s = (a > 1) and "9" or a return math.log(h(s, 3)) end,
+  }
+  for _, f in ipairs(fs) do
+    for _, a in ipairs(S) do check(f, a) end   -- results, or the same error
+  end
+  check_error("bad argument #2 to 'atan' (number expected, got string)", fs[7], 2)
+  check_error("bad argument #1 to 'exp' (number expected, got table)", fs[9], 2)
+end)
