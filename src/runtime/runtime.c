@@ -111,8 +111,8 @@ void krt_push_error(lua_State *L, const KErr *e) {
     break;
   case KE_USER_NOPOS: lua_pushstring(L, e->msg ? e->msg : ""); break;
   case KE_FMOD0: lua_pushfstring(L, "%sbad argument #2 to 'fmod' (zero)", where); break;
-  case KE_STACK:
-    lua_pushfstring(L, "%sstack overflow (compiled calls nested too deep for the C stack)", where);
+  case KE_STACK:   /* compiled calls nested past the C stack's room: the interpreter's words */
+    lua_pushfstring(L, "%sstack overflow", where);
     break;
   case KE_ARGNOINT:
     lua_pushfstring(L, "%sbad argument #%d to '%s' (number has no integer representation)",

@@ -410,6 +410,9 @@ test("deep recursion in compiled code: a stack overflow error, not a crash", fun
   err_at("stack overflow", line_in(rec_depth, 0), r, 100000000)
   eq(r(1000), 1000)
   err_at("stack overflow", line_in(forever, 0), kjit.jit(forever), 1)
+  local _, im = pcall(forever, 1)   -- the interpreter's words exactly, nothing added
+  local _, cm = pcall(kjit.jit(forever), 1)
+  eq(cm, im, "the message of a compiled stack overflow")
   local m = kjit.jit(mutual_a)
   eq(m(100), 100)
   raises("stack overflow", m, 100000000)
