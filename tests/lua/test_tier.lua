@@ -156,7 +156,7 @@ test("loop work (interrupt polls) in one call tiers up the next call", function(
   local f = kjit.jit(loop_sum)
   eq(f(1.5, 3), loop_sum(1.5, 3), "a short call")
   eq(f.tier, 1, "first tier")
-  local n = 4 * 1000 * 1000   -- about 60 polls: 3900 units of work
+  local n = 400 * 1000   -- 6 polls (one per 65536 iterations): 1501 units of work
   eq(f(1.5, n), loop_sum(1.5, n), "one long call")
   eq(f.tier, 1, "a long call stays at the first tier")
   eq(f(1.5, 3), loop_sum(1.5, 3), "the next call")
