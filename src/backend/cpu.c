@@ -17,7 +17,9 @@
 ** calls, kc_pipeline_simple; "default<On>" otherwise; always with a target
 ** machine for the host CPU name and features so that the cost models see
 ** AVX2 or AVX-512; then LCSSA form, against an LLVM 14 code generator
-** bug: see kc_optimize), optionally print IR and assembly, generate the object
+** bug: see kc_optimize; or, for a tiered compile's first tier, a short
+** list and optnone, keeping the unoptimized module for kc_tier_up: see
+** "the first tier"), optionally print IR and assembly, generate the object
 ** code with that same target machine, add it under a fresh ResourceTracker
 ** and look the entry points up. kc_free removes the tracker, which frees
 ** the code memory.
