@@ -1000,16 +1000,54 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
 **    is short already and their code generation cheap;
 **  - Lua-value code (kc_is_luacode): its IR list is short already, and
 **    optnone made bench/programs/nbody.lua's code 2.4 times slower for a
-**    compile a third shorter, a loss at any run length.
+**    compile a third shorter, a loss at any run length;
+**  - recursive code (kc_has_recursion): the depth at which it overflows
+**    would differ.
 */
 static const char kc_pipeline_tier1[] =
   "function(sroa,early-cse<>,instcombine,simplifycfg,lcssa)";
 static const char kc_pipeline_tier1_inline[] =
   "always-inline,function(sroa,early-cse<>,instcombine,simplifycfg,lcssa)";
 
-/* Whether M gets a first-tier compile (see above). */
+#define KC_TIER1_MAXFUNCS 64
+
+/* Whether the functions defined in M call each other in a cycle (a
+** recursion, direct or through others), or are too many to tell. */
+static int kc_has_recursion(LLVMModuleRef M) {
+  LLVMValueRef fs[KC_TIER1_MAXFUNCS];
+  int n = 0;
+  for (LLVMValueRef F = LLVMGetFirstFunction(M); F; F = LLVMGetNextFunction(F)) {
+    if (LLVMIsDeclaration(F)) continue;
+    if (n == KC_TIER1_MAXFUNCS) return 1;
+    fs[n++] = F;
+  }
+  /* calls[i] bit j: fs[i] calls fs[j]; then the transitive closure */
+  uint64_t calls[KC_TIER1_MAXFUNCS] = {0};
+  for (int i = 0; i < n; i++)
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fs[i]); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef I = LLVMGetFirstInstruction(bb); I; I = LLVMGetNextInstruction(I)) {
+        if (LLVMGetInstructionOpcode(I) != LLVMCall) continue;
+        LLVMValueRef c = LLVMGetCalledValue(I);
+        for (int j = 0; j < n; j++)
+          if (c == fs[j]) calls[i] |= (uint64_t)1 << j;
+      }
+  for (int k = 0; k < n; k++)
+    for (int i = 0; i < n; i++)
+      if (calls[i] >> k & 1) calls[i] |= calls[k];
+  for (int i = 0; i < n; i++)
+    if (calls[i] >> i & 1) return 1;
+  return 0;
+}
+
+/* Whether M gets a first-tier compile (see above). Not where a function
+** recurses: at full tier LLVM turns accumulator recursion (`return 1 +
+** count(n - 1)`) into a loop, which then runs to the depth limit of
+** compiled calls without using the C stack; the first tier's real calls
+** overflowed the C stack at half that depth (tests/lua/test_jit_pure.lua),
+** and its bigger frames would reach any C-stack limit sooner. Both tiers
+** must raise the same errors, so recursive code is full tier at once. */
 static int kc_tier1_pays(LLVMModuleRef M, const char *entry) {
-  return !kc_is_simple(M, entry) && !kc_is_luacode(M);
+  return !kc_is_simple(M, entry) && !kc_is_luacode(M) && !kc_has_recursion(M);
 }
 
 /* The first tier's IR passes, then optnone (which needs noinline) on every

@@ -211,6 +211,17 @@ test("what is never first tier", function()
   local g = kjit.jit(function(a, b) return a * b + 1 end)
   eq(g(3, 4), 13, "small")
   eq(g.tier, 2, "small: full tier at once")
+  -- recursion: the full tier turns accumulator recursion into a loop, so
+  -- the depth where it overflows would differ between tiers
+  local function count(n) if n == 0 then return 0 end return 1 + count(n - 1) end
+  local r = kjit.jit(count)
+  eq(r(300000), 300000, "deep accumulator recursion")
+  eq(r.tier, 2, "recursive: full tier at once")
+  local function outer(n) local s = 0 for i = 1, n do s = s + i end return s end
+  local function uses(n) local s = 0 for i = 1, n do s = s + outer(i) end return s end
+  local u = kjit.jit(uses)
+  eq(u(10), uses(10), "a loop calling a compiled callee")
+  eq(u.tier, 1, "a callee without recursion: first tier")
   -- {tiered = false}
   local f = kjit.jit(loop_sum, { tiered = false })
   eq(f(1.5, 10), loop_sum(1.5, 10), "tiered = false")
