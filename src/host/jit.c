@@ -132,8 +132,9 @@ typedef struct JitObj {
 ** tier (backend/cpu.c: a short IR list and LLVM's fast code generator;
 ** bench/compile_time.lua's small loop 5.2 against 8.3 ms, Mandelbrot 11
 ** against 25 ms, the stencil 11 against 41; its code ran Mandelbrot as
-** fast, matmul 1.5 times, fib and a saxpy (not vectorized) twice as
-** slow: docs/performance.md), keeping the unoptimized LLVM module. The
+** fast, matmul 1.5 times and a saxpy (not vectorized) twice as slow, a
+** small Jacobi sweep with 9.7 times the instructions:
+** docs/performance.md), keeping the unoptimized LLVM module. The
 ** dispatcher counts the work done in first-tier code: each call, and each
 ** interrupt poll made during a call (a poll stands for KRT_POLL_INTERVAL
 ** loop iterations or compiled calls). At the first call after that work
@@ -161,9 +162,9 @@ typedef struct JitObj {
 **   - f:compile, f:native, the C API, f:export and callees compiled for
 **     calls through values are full tier, at once (a first-tier
 **     specialization they name is tiered up then).
-**   - Modules where the first tier does not pay (small ones without
-**     loops, Lua-value code: cpu.c's kc_tier1_pays) compile at full tier
-**     at once.
+**   - Modules where the first tier does not pay or would behave
+**     differently (small ones without loops, Lua-value code, recursive
+**     code: cpu.c's kc_tier1_pays) compile at full tier at once.
 **   - The first tier's code is freed with the specialization, not at the
 **     tier-up: a frame below (a callback calling f again) may still run it.
 **   - KJIT_TIER=0 (or {tiered = false}) turns it off: every compile is
