@@ -60,6 +60,22 @@ add_test(NAME lua.test_tables_fast_api
 set_tests_properties(lua.test_tables_fast_api PROPERTIES
                      ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
 
+# Tiered compiles (host/jit.c): by default most test functions run their
+# first tier (few calls each); these files again with the tier forced each
+# way: KJIT_TIER=0 (every compile full tier) and KJIT_TIER=first (every
+# compile the first tier, f:compile's included, never tiered up).
+foreach(n test_jit_diff_loops test_jit_diff_buffers test_jit_errors test_jit_regress_loops)
+  foreach(tier 0 first)
+    add_test(NAME lua.${n}_tier${tier}
+             COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                     ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/${n}.lua
+                     ${CMAKE_BINARY_DIR}/test-results/${n}_tier${tier}.txt
+             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(lua.${n}_tier${tier} PROPERTIES
+                         ENVIRONMENT "${KJIT_TEST_ENV};KJIT_TIER=${tier}" TIMEOUT 900)
+  endforeach()
+endforeach()
+
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)

@@ -810,7 +810,7 @@ KCpuCode *kcache_cpu_build(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M, int
   if (M && entry) F = LLVMGetNamedFunction(M, entry);
 #endif
   if (!F || extralen > UINT32_MAX) {   /* compile as without a cache */
-    KCpuOptions o = {opt, 0, 0};
+    KCpuOptions o = {opt, 0, 0, NULL};
     const char *names[1] = {entry};
     return kc_compile(ctx, M, &o, names, 1, addr, NULL, NULL, err);
   }
@@ -848,7 +848,7 @@ KCpuCode *kcache_cpu_compile(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
                              void **addr, char **err) {
   if (!key) {   /* compile as without a cache */
     if (err) *err = NULL;
-    KCpuOptions o = {opt, 0, 0};
+    KCpuOptions o = {opt, 0, 0, NULL};
     const char *names[1] = {entry};
     return kc_compile(ctx, M, &o, names, 1, addr, NULL, NULL, err);
   }

@@ -17,7 +17,9 @@
 ** calls, kc_pipeline_simple; "default<On>" otherwise; always with a target
 ** machine for the host CPU name and features so that the cost models see
 ** AVX2 or AVX-512; then LCSSA form, against an LLVM 14 code generator
-** bug: see kc_optimize), optionally print IR and assembly, generate the object
+** bug: see kc_optimize; or, for a tiered compile's first tier, a short
+** list and optnone, keeping the unoptimized module for kc_tier_up: see
+** "the first tier"), optionally print IR and assembly, generate the object
 ** code with that same target machine, add it under a fresh ResourceTracker
 ** and look the entry points up. kc_free removes the tracker, which frees
 ** the code memory.
@@ -62,6 +64,14 @@ struct KCpuCode {
   unsigned long gen; /* JIT generation the tracker belongs to */
   void *map;         /* code loaded by objload.c instead (rt NULL) */
   size_t maplen;
+};
+
+/* A first-tier compile's unoptimized module (kc_tier_up). */
+struct KCpuSaved {
+  LLVMOrcThreadSafeContextRef ctx;
+  LLVMModuleRef M;       /* in ctx: the module as verified, before any pass */
+  char *entry;           /* its entry point's name */
+  int opt;               /* the level asked for (2 or 3) */
 };
 
 /* --- process-wide state ------------------------------------------------ */
@@ -970,6 +980,111 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
   return 0;
 }
 
+/* --- the first tier ------------------------------------------------------
+**
+** A specialization compiles first at a cheap tier and again at the full
+** one when the dispatcher finds it hot (host/jit.c: tier_up). The first
+** tier runs a short IR list (the specialization inlined into its entry
+** wrapper, then sroa, early-cse, instcombine, simplifycfg: the locals in
+** registers, the code generator's input small) and marks every function
+** optnone, so that the code generator takes its fast path for them: fast
+** instruction selection and none of its machine-level optimizations (the
+** register allocator stays the default one: LLVM's -O0 allocator kept
+** loop-carried values in memory, 7 times slower). Measured on
+** bench/compile_time.lua's small loop (callgrind, first compile in a
+** process): 18.5M instructions at full tier, 12.3M at the first; the loop
+** ran 10% slower.
+**
+** Where it does not pay, the first compile is the full one at once:
+**  - small modules without loops or calls (kc_is_simple): their pipeline
+**    is short already and their code generation cheap;
+**  - Lua-value code (kc_is_luacode): its IR list is short already, and
+**    optnone made bench/programs/nbody.lua's code 2.4 times slower for a
+**    compile a third shorter, a loss at any run length;
+**  - recursive code (kc_has_recursion): the depth at which it overflows
+**    would differ.
+*/
+static const char kc_pipeline_tier1[] =
+  "function(sroa,early-cse<>,instcombine,simplifycfg,lcssa)";
+static const char kc_pipeline_tier1_inline[] =
+  "always-inline,function(sroa,early-cse<>,instcombine,simplifycfg,lcssa)";
+
+#define KC_TIER1_MAXFUNCS 64
+
+/* Whether the functions defined in M call each other in a cycle (a
+** recursion, direct or through others), or are too many to tell. */
+static int kc_has_recursion(LLVMModuleRef M) {
+  LLVMValueRef fs[KC_TIER1_MAXFUNCS];
+  int n = 0;
+  for (LLVMValueRef F = LLVMGetFirstFunction(M); F; F = LLVMGetNextFunction(F)) {
+    if (LLVMIsDeclaration(F)) continue;
+    if (n == KC_TIER1_MAXFUNCS) return 1;
+    fs[n++] = F;
+  }
+  /* calls[i] bit j: fs[i] calls fs[j]; then the transitive closure */
+  uint64_t calls[KC_TIER1_MAXFUNCS] = {0};
+  for (int i = 0; i < n; i++)
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fs[i]); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef I = LLVMGetFirstInstruction(bb); I; I = LLVMGetNextInstruction(I)) {
+        if (LLVMGetInstructionOpcode(I) != LLVMCall) continue;
+        LLVMValueRef c = LLVMGetCalledValue(I);
+        for (int j = 0; j < n; j++)
+          if (c == fs[j]) calls[i] |= (uint64_t)1 << j;
+      }
+  for (int k = 0; k < n; k++)
+    for (int i = 0; i < n; i++)
+      if (calls[i] >> k & 1) calls[i] |= calls[k];
+  for (int i = 0; i < n; i++)
+    if (calls[i] >> i & 1) return 1;
+  return 0;
+}
+
+/* Whether M gets a first-tier compile (see above). Not where a function
+** recurses: at full tier LLVM turns accumulator recursion (`return 1 +
+** count(n - 1)`) into a loop, which then runs to the depth limit of
+** compiled calls without using the C stack; the first tier's real calls
+** overflowed the C stack at half that depth (tests/lua/test_jit_pure.lua),
+** and its bigger frames would reach any C-stack limit sooner. Both tiers
+** must raise the same errors, so recursive code is full tier at once. */
+static int kc_tier1_pays(LLVMModuleRef M, const char *entry) {
+  return !kc_is_simple(M, entry) && !kc_is_luacode(M) && !kc_has_recursion(M);
+}
+
+/* The first tier's IR passes, then optnone (which needs noinline) on every
+** function defined, for the code generator. Locked. Returns 0 or -1. */
+static int kc_optimize_tier1(LLVMModuleRef M, const char *entry, char **err) {
+  if (!kc_get_tm(err)) return -1;
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  const char *p = kc_mark_entry_callees(M, entry) ? kc_pipeline_tier1_inline : kc_pipeline_tier1;
+  LLVMErrorRef e = LLVMRunPasses(M, p, kc_tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    char *m = kc_errmsg(e);
+    kc_seterr(err, "LLVM optimizer: %s", m ? m : "?");
+    free(m);
+    return -1;
+  }
+  LLVMContextRef C = LLVMGetModuleContext(M);
+  unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  unsigned ni = LLVMGetEnumAttributeKindForName("noinline", 8);
+  unsigned on = LLVMGetEnumAttributeKindForName("optnone", 7);
+  for (LLVMValueRef F = LLVMGetFirstFunction(M); F; F = LLVMGetNextFunction(F)) {
+    if (LLVMIsDeclaration(F) || LLVMGetEnumAttributeAtIndex(F, LLVMAttributeFunctionIndex, ai))
+      continue;   /* (alwaysinline and noinline may not meet) */
+    LLVMAddAttributeAtIndex(F, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(C, ni, 0));
+    LLVMAddAttributeAtIndex(F, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(C, on, 0));
+  }
+  return 0;
+}
+
+void kc_saved_free(KCpuSaved *s) {
+  if (!s) return;
+  if (s->M) LLVMDisposeModule(s->M);
+  if (s->ctx) LLVMOrcDisposeThreadSafeContext(s->ctx);
+  free(s->entry);
+  free(s);
+}
+
 /* Removes and releases a tracker. Locked. */
 static void kc_drop_tracker(LLVMOrcResourceTrackerRef rt) {
   LLVMErrorRef e = LLVMOrcResourceTrackerRemove(rt);
@@ -1042,7 +1157,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
     if (ctx) LLVMOrcDisposeThreadSafeContext(ctx);
     return NULL;
   }
-  KCpuOptions dflt = {3, 0, 0};
+  KCpuOptions dflt = {3, 0, 0, NULL};
   if (!o) o = &dflt;
   int opt = o->opt < 0 ? 0 : o->opt > 3 ? 3 : o->opt;
   KCpuCode *code = NULL;
@@ -1050,6 +1165,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   char *ir = NULL, *as = NULL;
   void *pobj = NULL;   /* a copy of the object for the perf map (perfmap.c) */
   size_t plen = 0;
+  KCpuSaved *keep = NULL;   /* a first-tier compile's module, for kc_tier_up */
 
   if (kc_host(err)) goto fail_module;
   pthread_mutex_lock(&kc_lock);
@@ -1070,7 +1186,21 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   if (strcmp(LLVMGetDataLayoutStr(M), jdl) != 0) LLVMSetDataLayout(M, jdl);
   if (!*LLVMGetTarget(M)) LLVMSetTarget(M, kc_triple);
 
-  if (kc_optimize(M, opt, n > 0 ? names[0] : NULL, err)) goto fail_locked;
+  /* the first tier (o->tier1): the module as it is now is kept for the
+  ** full-tier compile (kc_tier_up), with its context */
+  if (o->tier1) *o->tier1 = NULL;
+  int tier1 = o->tier1 && opt >= 2 && n == 1 && !obj && !(o->want_ir && ir_out) &&
+              !(o->want_asm && asm_out) && kc_tier1_pays(M, names[0]);
+  if (tier1 && !(keep = calloc(1, sizeof *keep))) tier1 = 0;
+  if (tier1) keep->opt = opt;
+  if (tier1 && (!(keep->M = LLVMCloneModule(M)) || !(keep->entry = kc_strdup(names[0])))) {
+    kc_saved_free(keep);
+    keep = NULL;
+    tier1 = 0;
+  }
+  if (tier1 ? kc_optimize_tier1(M, names[0], err)
+            : kc_optimize(M, opt, n > 0 ? names[0] : NULL, err))
+    goto fail_locked;
   if (kc_diag[0]) {
     kc_seterr(err, "LLVM optimizer: %s", kc_diag);
     goto fail_locked;
@@ -1172,7 +1302,12 @@ loaded:
   if (ir_out) *ir_out = ir; else free(ir);
   if (asm_out) *asm_out = as; else free(as);
   if (M) LLVMDisposeModule(M);
-  if (ctx) LLVMOrcDisposeThreadSafeContext(ctx);
+  if (keep) {   /* the context stays, with the kept module */
+    keep->ctx = ctx;
+    *o->tier1 = keep;
+  } else if (ctx) {
+    LLVMOrcDisposeThreadSafeContext(ctx);
+  }
   return code;
 
 fail_locked:
@@ -1188,6 +1323,7 @@ fail_module:
     *objlen = 0;
   }
   if (M) LLVMDisposeModule(M);
+  kc_saved_free(keep);   /* (its module before its context, which is ctx) */
   if (ctx) LLVMOrcDisposeThreadSafeContext(ctx);
   return NULL;
 }
@@ -1203,7 +1339,7 @@ KCpuCode *kc_compile_obj(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
                          int opt, const char *const *names, int n,
                          void **addrs, void **obj, size_t *objlen,
                          char **err) {
-  KCpuOptions o = {opt, 0, 0};
+  KCpuOptions o = {opt, 0, 0, NULL};
   if (!obj || !objlen) {
     kc_seterr(err, "kc_compile_obj: no output for the object code");
     if (M) LLVMDisposeModule(M);
@@ -1212,6 +1348,32 @@ KCpuCode *kc_compile_obj(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
   }
   return kc_compile_impl(ctx, M, &o, names, n, addrs, NULL, NULL, obj, objlen,
                          err);
+}
+
+KCpuCode *kc_tier_up(KCpuSaved *s, const char *const *names, int n, void **addrs,
+                     char **err) {
+  if (err) *err = NULL;
+  if (!s || !s->M || !s->ctx || n != 1) {
+    kc_seterr(err, "kc_tier_up: no module kept");
+    kc_saved_free(s);
+    return NULL;
+  }
+  /* The entry under a new name: where the first tier's code went to the
+  ** LLVM JIT (an object objload.c refused), its name is taken there. */
+  LLVMValueRef E = LLVMGetNamedFunction(s->M, s->entry);
+  if (!E) {
+    kc_seterr(err, "kc_tier_up: no function %s", s->entry);
+    kc_saved_free(s);
+    return NULL;
+  }
+  LLVMSetValueName2(E, names[0], strlen(names[0]));
+  KCpuOptions o = {s->opt, 0, 0, NULL};
+  LLVMOrcThreadSafeContextRef ctx = s->ctx;
+  LLVMModuleRef M = s->M;
+  s->ctx = NULL;
+  s->M = NULL;
+  kc_saved_free(s);
+  return kc_compile_impl(ctx, M, &o, names, n, addrs, NULL, NULL, NULL, NULL, err);
 }
 
 KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,

@@ -24,10 +24,19 @@
 /* One compiled module living in the JIT. */
 typedef struct KCpuCode KCpuCode;
 
+/* A module kept by a first-tier compile for its full-tier one
+   (kc_tier_up): the unoptimized module and its context. */
+typedef struct KCpuSaved KCpuSaved;
+
 typedef struct KCpuOptions {
   int opt;      /* LLVM optimization level 0..3 (clamped) */
   int want_ir;  /* fill *ir_out with the optimized IR */
   int want_asm; /* fill *asm_out with the host assembly */
+  /* Non-NULL: compile the cheap first tier where it pays (opt >= 2, no
+     text wanted, a module with loops that is not Lua-value code: see
+     cpu.c's kc_tier1_pays) and keep the unoptimized module in *tier1 for
+     kc_tier_up; *tier1 is NULL when the code is full tier already. */
+  KCpuSaved **tier1;
 } KCpuOptions;
 
 /* A new thread-safe context for building one module. The code generator
@@ -95,6 +104,16 @@ KCpuCode *kc_load_object(const void *obj, size_t len, const char *const *names,
    refuses the object (then kc_load_object can still load it). */
 KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
                                 void **addr, char **err);
+
+/* The full-tier compile (at the level the first tier was asked for) of a
+   module a first-tier kc_compile kept (consumed, whatever the result):
+   its entry point renamed names[0] (n = 1; a new unique name), its
+   address in addrs[0]. The first-tier code stays valid until kc_free. */
+KCpuCode *kc_tier_up(KCpuSaved *s, const char *const *names, int n, void **addrs,
+                     char **err);
+
+/* Frees a kept module (NULL: no-op). */
+void kc_saved_free(KCpuSaved *s);
 
 /* Removes the code from the JIT (ResourceTracker remove) and frees it.
    NULL is a no-op. No pointer obtained from c may be used afterwards. */

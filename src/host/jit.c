@@ -100,6 +100,14 @@ typedef struct JitSpec {
   char *parnotes;                /* f:inspect("parallel") */
   int dyncount;                  /* returns of different lengths: the count
                                     in rets[KJIT_RETCOUNT] (cg_entry.c) */
+  /* Tiered compiles (tier_up): */
+  KCpuSaved *warm;               /* first tier: the module kept for the full
+                                    tier (NULL: full tier, or staying first) */
+  int64_t work;                  /* first tier: calls + TIER_POLL_WORK x polls */
+  int tier1;                     /* the code running is the first tier's */
+  KCpuCode *code1;               /* after tier-up: the first tier's code, kept
+                                    while the spec lives (a frame below may
+                                    still run it) */
 } JitSpec;
 
 typedef struct JitObj {
@@ -114,7 +122,58 @@ typedef struct JitObj {
                                     object refuses calls and compiles */
   int loaded;                    /* made by kjit.load: one specialization, no
                                     Lua function to compile others from */
+  int tiered;                    /* {tiered = true}: first compiles at the cheap
+                                    tier (tier_up) */
 } JitObj;
+
+/* ---- Tiered compiles -----------------------------------------------------------
+**
+** A call that compiles a new specialization compiles it at a cheap first
+** tier (backend/cpu.c: a short IR list and LLVM's fast code generator;
+** bench/compile_time.lua's small loop 5.2 against 8.3 ms, Mandelbrot 11
+** against 25 ms, the stencil 11 against 41; its code ran Mandelbrot as
+** fast, matmul 1.5 times and a saxpy (not vectorized) twice as slow, a
+** small Jacobi sweep with 9.7 times the instructions:
+** docs/performance.md), keeping the unoptimized LLVM module. The
+** dispatcher counts the work done in first-tier code: each call, and each
+** interrupt poll made during a call (a poll stands for KRT_POLL_INTERVAL
+** loop iterations or compiled calls). At the first call after that work
+** reaches tier_after units, the kept module is compiled at full tier
+** (synchronously, at that call boundary) and its entry replaces the
+** specialization's for every later call: f(...), f:native, callees run
+** through values. Both tiers compile the same LLVM module, made once, so
+** they compute the same thing: upvalues and globals stay frozen as they
+** were at the first compile, and errors are the same (run-time errors are
+** generated into the module before any pass).
+**
+** Rules (design decisions):
+**   - A single long call stays at the first tier (no on-stack
+**     replacement): a kernel called once runs its first-tier code to the
+**     end. Its second call is full tier when the first made 4 polls or
+**     more (about 260,000 loop iterations): so the kernels of a benchmark,
+**     called repeatedly, run at full speed after one call. (At 64 units a
+**     poll, a saxpy over 10^6 elements, 15 polls, took three first-tier
+**     calls: the first tier runs it with 7.4 times the instructions.)
+**   - 1000 calls of a loop-free function tier it up (a call is one unit,
+**     a poll TIER_POLL_WORK units).
+**   - The disk cache holds full-tier code only: {cache = true} compiles the
+**     full tier at once (the compile is paid once for every later
+**     process), and a cache hit runs at full speed at once.
+**   - f:compile, f:native, the C API, f:export and callees compiled for
+**     calls through values are full tier, at once (a first-tier
+**     specialization they name is tiered up then).
+**   - Modules where the first tier does not pay or would behave
+**     differently (small ones without loops, Lua-value code, recursive
+**     code: cpu.c's kc_tier1_pays) compile at full tier at once.
+**   - The first tier's code is freed with the specialization, not at the
+**     tier-up: a frame below (a callback calling f again) may still run it.
+**   - KJIT_TIER=0 (or {tiered = false}) turns it off: every compile is
+**     full tier; KJIT_TIER=first keeps the first tier forever (tests, and
+**     measuring the first tier's code). */
+enum { TIER_OFF, TIER_ON, TIER_FIRST };
+static int tier_mode = TIER_ON;             /* KJIT_TIER, read once (kd_open) */
+static int64_t tier_after = 1000;           /* kjit.testing.tier_after */
+#define TIER_POLL_WORK 250
 
 /* Keyed like the arrays' tags (buffer.h), distinct from them. */
 #define JIT_TAG(o) (KB_TAG(o) ^ 0x6a69746f626a0000u)
@@ -366,6 +425,7 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 ** (no registry references taken yet): the session's free_result. */
 static void free_unlinked_spec(void *p) {
   JitSpec *js = p;
+  kc_saved_free(js->warm);
   kc_free(js->code);
   free(js->ir); free(js->asmtext); free(js->types); free(js->parnotes);
   free(js);
@@ -403,7 +463,9 @@ static void register_runtime(void) {
 static void free_spec(JitSpec *s) {
   for (int i = 0; i < s->nsig; i++)
     if (s->sig[i] == SIG_FUNC && s->L) luaL_unref(s->L, LUA_REGISTRYINDEX, s->fnref[i]);
+  kc_saved_free(s->warm);
   kc_free(s->code);
+  kc_free(s->code1);
   free(s->ir); free(s->asmtext); free(s->types); free(s->parnotes);
   free(s);
 }
@@ -663,14 +725,17 @@ static void put_spec(KexpW *w, const JitSpec *js, const int64_t *keys, const cha
 
 static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
                                 int nsig, int argbase, int want_text, const int64_t *reckeys,
-                                ExportBox *ex);
+                                ExportBox *ex, int tiered);
 
 /* Compiles the function (jit object at 1, Lua function in its user value)
 ** for the signature sig[0..nsig). Returns the new spec (already linked in
-** the object's list). Raises Lua errors. */
+** the object's list). Raises Lua errors. tiered: a call's compile, which
+** may start at the first tier (tier_up); the others (f:compile, f:native,
+** the C API, callees run through values, inspect's text) are full tier. */
 static JitSpec *compile_spec(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
-                             int nsig, int argbase, int want_text, const int64_t *reckeys) {
-  return compile_spec_ex(L, o, objidx, sig, nsig, argbase, want_text, reckeys, NULL);
+                             int nsig, int argbase, int want_text, const int64_t *reckeys,
+                             int tiered) {
+  return compile_spec_ex(L, o, objidx, sig, nsig, argbase, want_text, reckeys, NULL, tiered);
 }
 
 /* "(f64[:], i64)" of a dispatcher signature, pushed. */
@@ -680,7 +745,7 @@ static void push_sig_text(lua_State *L, const uint8_t *sig, const int64_t *keys,
 ** payload in ex. */
 static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8_t *sig,
                                 int nsig, int argbase, int want_text, const int64_t *reckeys,
-                                ExportBox *ex) {
+                                ExportBox *ex, int tiered) {
   if (o->loaded) {   /* kjit.load's: nothing to compile from */
     push_sig_text(L, sig, reckeys, nsig);
     push_sig_text(L, o->specs->sig, o->specs->fnkey, o->specs->nsig);
@@ -757,7 +822,11 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   js->allocates = bc.allocates;
   if (js->allocates) js->arrays = 1;
 
-  KCpuOptions co = { o->opt, want_text, want_text };
+  /* the first tier: a call's compile, not for the disk cache (which holds
+  ** full-tier code only: {cache = true} compiles the full tier at once) */
+  int first = !want_text && (tier_mode == TIER_FIRST ||
+                             (tiered && o->tiered && tier_mode == TIER_ON));
+  KCpuOptions co = { o->opt, want_text, want_text, first ? &js->warm : NULL };
   const char *names[1] = { entry_name };
   void *addr = cc.addr;
   char *err = NULL;
@@ -808,6 +877,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   } else {
     js->code = kc_compile(ctx, M, &co, names, 1, &addr, want_text ? &js->ir : NULL,
                           want_text ? &js->asmtext : NULL, &err);
+    js->tier1 = js->warm != NULL;
   }
   if (js->code == NULL) {
     snprintf(S->errmsg, sizeof S->errmsg, "kjit: LLVM failed to compile %s: %s",
@@ -1141,7 +1211,29 @@ static int direct_reads;
 ** KJIT_MAXARGS + 1); pushes its results or raises its error. */
 static int call_arrays(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base);
 
-K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base) {
+/* The full-tier compile of js's kept module (see "Tiered compiles"): its
+** entry replaces js's. If it fails (LLVM out of memory), js stays at the
+** first tier, which computes the same. */
+static void tier_up(JitSpec *js) {
+  if (tier_mode == TIER_FIRST) return;
+  KCpuSaved *s = js->warm;
+  js->warm = NULL;
+  char name[64];
+  snprintf(name, sizeof name, "kjit_entry_%lu", kc_unique_id());
+  const char *names[1] = { name };
+  void *addr = NULL;
+  char *err = NULL;
+  KCpuCode *c = kc_tier_up(s, names, 1, &addr, &err);
+  free(err);
+  if (c == NULL) return;
+  js->code1 = js->code;
+  js->code = c;
+  js->entry = (KEntry)addr;
+  js->tier1 = 0;
+}
+
+/* call_spec without the tier's test. */
+K_INLINE int call_now(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base) {
   if (js->arrays) return call_arrays(L, js, slots, n, base);   /* out of line */
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
   int64_t rets[2 * KJIT_MAXRETS];
@@ -1153,6 +1245,24 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, i
   }
   if (js->nret == 0) return 0;
   return push_results(L, js, rets);
+}
+
+/* call_spec for a first-tier specialization: tiers it up once its work
+** is done, else runs it, counting the call and the polls it makes. */
+static __attribute__((noinline)) int call_warm(lua_State *L, JitSpec *js, int64_t *slots, int n,
+                                               int base) {
+  if (js->work >= tier_after && tier_mode == TIER_ON) tier_up(js);
+  if (js->warm == NULL) return call_now(L, js, slots, n, base);
+  uint64_t p0 = krt_npolls;
+  js->work++;   /* (a call that raises counts as one) */
+  int r = call_now(L, js, slots, n, base);
+  js->work += (int64_t)(krt_npolls - p0) * TIER_POLL_WORK;
+  return r;
+}
+
+K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base) {
+  if (__builtin_expect(js->warm != NULL, 0)) return call_warm(L, (JitSpec *)js, slots, n, base);
+  return call_now(L, js, slots, n, base);
 }
 
 /* f(...): the object's __call. Arguments start at stack index 2. A call
@@ -1223,7 +1333,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
     if (js == NULL) {
       /* a finalized object has no specializations left: it ends here */
       if (o->dead) return dead_error(L);
-      js = compile_spec(L, o, 1, sig, n, 2, 0, NULL);
+      js = compile_spec(L, o, 1, sig, n, 2, 0, NULL, 1);
     }
     o->last = js;
   }
@@ -1384,7 +1494,8 @@ static JitSpec *spec_for_text(lua_State *L) {
     for (int i = 0; same && i < n; i++) same = !SIG_ISREC(sig[i]) || s->fnkey[i] == keys[i];
     if (same) js = s;
   }
-  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0, keys);
+  if (js == NULL) js = compile_spec(L, o, 1, sig, n, 0, 0, keys, 0);
+  else if (js->warm) tier_up(js);   /* f:native and the C API run the full tier */
   /* check the declared return type, if any */
   if (has_ret) {
     if (ret.kind == T_NIL) {
@@ -1521,7 +1632,9 @@ int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs) {
   JitSpec *js = find_spec(o, sig, n, slots);
   if (js == NULL) {
     if (o->nspecs >= maxspecs) return -1;
-    js = compile_spec(L, o, objidx, sig, n, argbase, 0, NULL);
+    js = compile_spec(L, o, objidx, sig, n, argbase, 0, NULL, 0);
+  } else if (js->warm) {
+    tier_up(js);
   }
   o->last = js;
   push_native(L, objidx, js);
@@ -1566,7 +1679,7 @@ static int jit_inspect(lua_State *L) {
     for (int i = 0; i < js->nsig; i++)
       if (js->sig[i] == SIG_FUNC)
         return luaL_error(L, "inspect: cannot recompile a specialization that takes functions");
-    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1, js->fnkey);
+    JitSpec *nj = compile_spec(L, o, 1, js->sig, js->nsig, 0, 1, js->fnkey, 0);
     /* the old one takes the new code and text, keeping its address (a
     ** native closure holds it: f:native); the new one, holding the old
     ** code now, goes (it is first in the list) */
@@ -1575,6 +1688,7 @@ static int jit_inspect(lua_State *L) {
 #define SWAP(f) do { __typeof__(js->f) t_ = js->f; js->f = nj->f; nj->f = t_; } while (0)
     SWAP(entry); SWAP(code); SWAP(ir); SWAP(asmtext); SWAP(types); SWAP(parnotes);
     SWAP(compile_ms);
+    SWAP(warm); SWAP(code1); SWAP(tier1); SWAP(work);   /* js: full tier now */
 #undef SWAP
     free_spec(nj);
     o->last = js;
@@ -1606,6 +1720,13 @@ static int jit_index(lua_State *L) {
     JitObj *o = lua_touserdata(L, 1);
     JitSpec *s = o->last ? o->last : o->specs;
     if (s) lua_pushnumber(L, s->compile_ms);
+    else lua_pushnil(L);
+    return 1;
+  }
+  if (strcmp(k, "tier") == 0) {   /* of the last specialization used: 1 or 2 */
+    JitObj *o = lua_touserdata(L, 1);
+    JitSpec *s = o->last ? o->last : o->specs;
+    if (s) lua_pushinteger(L, s->tier1 ? 1 : 2);
     else lua_pushnil(L);
     return 1;
   }
@@ -1681,6 +1802,7 @@ static int l_jit(lua_State *L) {
   o->opt = v[KO_JIT_OPT];
   o->cache = v[KO_JIT_CACHE];
   o->parallel = v[KO_JIT_PARALLEL];
+  o->tiered = v[KO_JIT_TIERED];
   o->tag = JIT_TAG(o);
   luaL_setmetatable(L, JIT_METATABLE);
   lua_pushvalue(L, 1);
@@ -1709,6 +1831,19 @@ static int l_alloc_stats(lua_State *L) {
 static void read_disable_jit(void) {
   const char *e = getenv("KJIT_DISABLE_JIT");
   jit_disabled = e && *e && strcmp(e, "0") != 0;
+  e = getenv("KJIT_TIER");   /* 0: full tier only; first: first tier only */
+  if (e && strcmp(e, "0") == 0) tier_mode = TIER_OFF;
+  else if (e && strcmp(e, "first") == 0) tier_mode = TIER_FIRST;
+}
+
+/* kjit.testing.tier_after([n]): the work (calls, polls x TIER_POLL_WORK)
+** after which first-tier code is compiled at full tier; returns the old
+** value. Tests only. */
+static int l_tier_after(lua_State *L) {
+  int64_t old = tier_after;
+  if (!lua_isnoneornil(L, 1)) tier_after = luaL_checkinteger(L, 1);
+  lua_pushinteger(L, old);
+  return 1;
 }
 
 void kd_open(lua_State *L) {
@@ -1748,6 +1883,8 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "alloc_stats");
   lua_pushcfunction(L, kcv_l_callees);   /* which Lua callees compile (host/callval.c) */
   lua_setfield(L, -2, "callees");
+  lua_pushcfunction(L, l_tier_after);
+  lua_setfield(L, -2, "tier_after");
   lua_setfield(L, -2, "kjit.testing");
   lua_pop(L, 1);
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */
@@ -1867,7 +2004,7 @@ static int jit_export(lua_State *L) {
     kb_regmeta(L, EXPORT_BOX_MT);
   }
   lua_setmetatable(L, -2);
-  JitSpec *nj = compile_spec_ex(L, o, 1, js->sig, js->nsig, 0, 0, js->fnkey, box);
+  JitSpec *nj = compile_spec_ex(L, o, 1, js->sig, js->nsig, 0, 0, js->fnkey, box, 0);
   /* the export's own compile is not kept: it is first in the list */
   o->specs = nj->next;
   o->nspecs--;
@@ -1948,6 +2085,7 @@ void kd_push_private(lua_State *L, int idx) {
     o->opt = v[KO_JIT_OPT];
     o->cache = v[KO_JIT_CACHE];
     o->parallel = v[KO_JIT_PARALLEL];
+    o->tiered = v[KO_JIT_TIERED];
   }
   o->tag = JIT_TAG(o);   /* its own address: not the copied one */
   luaL_setmetatable(L, JIT_METATABLE);

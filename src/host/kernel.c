@@ -380,7 +380,7 @@ static KernSpec *compile_kernel_ex(lua_State *L, int kidx_, const Type *args, in
     if (kc_prepare_module(sb->M, &err) != 0) sess_fail(sb, "LLVM", err);
     if (S->fastmath && kc_link_ir(sb->M, KC_FASTMATH_IR, &err) != 0) sess_fail(sb, "LLVM", err);
     bc_emit(L, S, kidx, args, nargs, ks, &kcg_target_sim, C, sb->M);
-    KCpuOptions co = { k->opt, 1, 0 };
+    KCpuOptions co = { k->opt, 1, 0, NULL };
     const char *names[1] = { ks->name };
     void *addr = NULL;
     LLVMModuleRef M = sb->M;

@@ -17,7 +17,7 @@ static const char *const inline_choices[] = { "never", "always", NULL };
 
 static const KOpt jit_opts[] = {      /* order: KO_JIT_* */
   OPT_BOOL("boundscheck", 1), OPT_BOOL("fastmath", 0), OPT_LEVEL, OPT_BOOL("cache", 0),
-  OPT_BOOL("parallel", 0), { NULL, 0, 0, 0, 0, NULL } };
+  OPT_BOOL("parallel", 0), OPT_BOOL("tiered", 1), { NULL, 0, 0, 0, 0, NULL } };
 static const KOpt cuda_opts[] = {     /* order: KO_CUDA_* */
   OPT_BOOL("boundscheck", 1), OPT_BOOL("fastmath", 0), OPT_BOOL("fma", 1), OPT_LEVEL,
   OPT_BOOL("cache", 0),

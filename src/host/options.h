@@ -42,7 +42,8 @@ typedef struct KOptApi {
 /* The APIs' tables. The value indices (KO_*) follow each table's order. */
 extern const KOptApi kopt_jit, kopt_cuda_jit, kopt_vectorize, kopt_guvectorize,
   kopt_reduce, kopt_cuda_reduce;
-enum { KO_JIT_BOUNDSCHECK, KO_JIT_FASTMATH, KO_JIT_OPT, KO_JIT_CACHE, KO_JIT_PARALLEL, KO_JIT_N };
+enum { KO_JIT_BOUNDSCHECK, KO_JIT_FASTMATH, KO_JIT_OPT, KO_JIT_CACHE, KO_JIT_PARALLEL,
+       KO_JIT_TIERED, KO_JIT_N };
 enum { KO_CUDA_BOUNDSCHECK, KO_CUDA_FASTMATH, KO_CUDA_FMA, KO_CUDA_OPT, KO_CUDA_CACHE,
        KO_CUDA_DEVICE, KO_CUDA_LINEINFO, KO_CUDA_DEBUG, KO_CUDA_MAXREG, KO_CUDA_LAUNCH_BOUNDS,
        KO_CUDA_MAXTPB, KO_CUDA_INLINE, KO_CUDA_FORCEINLINE, KO_CUDA_N };

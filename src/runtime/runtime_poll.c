@@ -204,7 +204,10 @@ void krt_keep_error(lua_State *L, KErr *err) {
   lua_pop(L, 1);
 }
 
+_Thread_local uint64_t krt_npolls;
+
 int32_t kjit_rt_poll(KErr *err) {
+  krt_npolls++;
   const KStop *stop = tls_stop;
   for (const KStop *s = stop; s != NULL; s = s->up)
     if (atomic_load_explicit(&s->flag, memory_order_relaxed)) {

@@ -43,6 +43,10 @@
 ** KE_STOPPED), return failure now. Registered with the JIT by name. */
 int32_t kjit_rt_poll(KErr *err);
 
+/* Polls made on this thread so far: loop work, which the dispatcher
+** measures around calls of first-tier code (host/jit.c, tiered compiles). */
+extern _Thread_local uint64_t krt_npolls;
+
 /* A parallel job's stop flag; up: the flag of the job the creating
 ** thread was working for (nested jobs), NULL at the top. */
 typedef struct KStop {

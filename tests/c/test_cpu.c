@@ -79,7 +79,7 @@ static void build_add(LLVMModuleRef M, const char *name, long long k) {
 static KCpuCode *compile1(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
                           int opt, const char *name, void **addr, char **ir,
                           char **as) {
-  KCpuOptions o = {opt, ir != NULL, as != NULL};
+  KCpuOptions o = {opt, ir != NULL, as != NULL, NULL};
   char *err = NULL;
   const char *names[1] = {name};
   KCpuCode *c = kc_compile(ctx, M, &o, names, 1, addr, ir, as, &err);
@@ -385,7 +385,7 @@ static void test_link_order(void) {
   LLVMDisposeBuilder(B);
   void *pp[2] = {NULL, NULL};
   char *ir = NULL;
-  KCpuOptions o = {0, 1, 0};
+  KCpuOptions o = {0, 1, 0, NULL};
   const char *names[2] = {"kc_mul_fast", "kc_rem_fast"};
   KCpuCode *c = rem ? kc_compile(ctx, M, &o, names, 2, pp, &ir, NULL, &err)
                     : NULL;
@@ -416,7 +416,7 @@ static void test_errors(void) {
   LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(C, f, "entry"));
   LLVMBuildAdd(B, LLVMGetParam(f, 0), LLVMGetParam(f, 0), "x");
   LLVMDisposeBuilder(B);
-  KCpuOptions o = {2, 0, 0};
+  KCpuOptions o = {2, 0, 0, NULL};
   const char *nm[1] = {"kc_bad"};
   void *addr = NULL;
   KCpuCode *c = kc_compile(ctx, M, &o, nm, 1, &addr, NULL, NULL, &err);

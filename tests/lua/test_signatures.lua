@@ -181,7 +181,7 @@ end)
 test("options: one parser, each API named", function()
   local f = function(x) return x end
   local function msg(fn, ...) local ok, m = pcall(fn, ...); truthy(not ok, "raised"); return m end
-  has(msg(kjit.jit, f, { bogus = 1 }), "kjit.jit: unknown option 'bogus' (known: boundscheck, fastmath, opt, cache, parallel)")
+  has(msg(kjit.jit, f, { bogus = 1 }), "kjit.jit: unknown option 'bogus' (known: boundscheck, fastmath, opt, cache, parallel, tiered)")
   has(msg(kjit.jit, f, { fastmath = 1 }), "kjit.jit: option 'fastmath' must be a boolean, got number")
   has(msg(kjit.jit, f, { opt = 3.0 }), "kjit.jit: option 'opt' must be an integer from 0 to 3, got 3.0")
   has(msg(kjit.jit, f, { opt = 4 }), "kjit.jit: option 'opt' must be an integer from 0 to 3, got 4")
