@@ -1232,6 +1232,28 @@ static void tier_up(JitSpec *js) {
   js->tier1 = 0;
 }
 
+/* A first call that will likely run long compiles at full tier at once
+** (see "Tiered compiles"): one given arrays of TIER_BIG_CALL elements or
+** more in all, or an integer argument that large (a loop's bound). The
+** first tier has no on-stack replacement, so such a call would run its
+** first-tier code to the end: for a vectorizable loop 2 to 10 times the
+** instructions (bench/tier_cost.sh), which outweighs the compile time the
+** first tier saves (3 to 30 ms) from about a million elements on, and a
+** loop over n elements may do n^2 work. Calls on small data (a warm-up, a
+** test, a frame of a game) keep the cheap compile. */
+#define TIER_BIG_CALL (1 << 16)
+static int call_looks_long(const uint8_t *sig, const int64_t *slots, int n) {
+  int64_t elems = 0;
+  for (int i = 0; i < n; i++) {
+    if (sig[i] == SIG_INT && (slots[i] >= TIER_BIG_CALL || slots[i] <= -TIER_BIG_CALL)) return 1;
+    if (sig[i] >= SIG_BUF || SIG_ISREC(sig[i])) {
+      const KBuffer *b = (const KBuffer *)(intptr_t)slots[i];
+      if (b && (elems += b->size) >= TIER_BIG_CALL) return 1;
+    }
+  }
+  return 0;
+}
+
 /* call_spec without the tier's test. */
 K_INLINE int call_now(lua_State *L, const JitSpec *js, int64_t *slots, int n, int base) {
   if (js->arrays) return call_arrays(L, js, slots, n, base);   /* out of line */
@@ -1333,7 +1355,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
     if (js == NULL) {
       /* a finalized object has no specializations left: it ends here */
       if (o->dead) return dead_error(L);
-      js = compile_spec(L, o, 1, sig, n, 2, 0, NULL, 1);
+      js = compile_spec(L, o, 1, sig, n, 2, 0, NULL, !call_looks_long(sig, slots, n));
     }
     o->last = js;
   }

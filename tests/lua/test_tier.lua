@@ -163,6 +163,32 @@ test("loop work (interrupt polls) in one call tiers up the next call", function(
   eq(f.tier, 2, "full tier")
 end)
 
+test("a first call on large data compiles at full tier at once", function()
+  tiering_on()
+  local big = 1 << 16   -- jit.c TIER_BIG_CALL
+  local f = kjit.jit(loop_sum)
+  eq(f(1.5, big), loop_sum(1.5, big), "a loop bound of 2^16")
+  eq(f.tier, 2, "an integer argument of 2^16: full tier")
+  f = kjit.jit(loop_sum)
+  eq(f(1.5, -big), loop_sum(1.5, -big), "-2^16")
+  eq(f.tier, 2, "-2^16: full tier")
+  f = kjit.jit(loop_sum)
+  f(1.5, big - 1)
+  eq(f.tier, 1, "2^16 - 1: first tier")
+  f = kjit.jit(loop_sum)
+  f(big + 0.0, 10)
+  eq(f.tier, 1, "a float argument is not a bound")
+  local s = kjit.jit(saxpy)
+  local h = big // 2
+  s(2.0, kjit.full(h, 1.0), kjit.full(h, 2.0), kjit.zeros(h))
+  eq(s.tier, 2, "three arrays of 2^15: 2^16 elements or more in all, full tier")
+  s = kjit.jit(saxpy)
+  local x, y, o = kjit.full(100, 1.0), kjit.full(100, 2.0), kjit.zeros(100)
+  s(2.0, x, y, o)
+  eq(s.tier, 1, "small arrays: first tier")
+  eq(o[100], 4.0, "computed")
+end)
+
 test("upvalues stay frozen as at the first compile across the tier-up", function()
   tiering_on()
   local k = 2
