@@ -101,6 +101,8 @@ static LLVMValueRef cstr(CG *G, const char *s, size_t len) {
 
 static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 
+static LLVMValueRef lt_on(CG *G);
+
 /* ---- Frames -------------------------------------------------------------------- */
 
 void cg_lua_begin(CG *G, KtySpec *sp) {
@@ -108,6 +110,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lslot = NULL;
   G->luaL = NULL;
   G->lbase = NULL;
+  G->lton = NULL;
   G->nlslots = 0;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
@@ -152,6 +155,11 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
   G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  /* kjit_lt_on once per call: it only ever goes from 0 to 1 (luatable.c's
+  ** probe, at most once per process), and a call that saw 0 just takes
+  ** the helpers throughout */
+  G->lton = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, lt_on(G), "lton"),
+                          cg_i32(G, 0), "");
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
 }
 
@@ -435,22 +443,41 @@ static LLVMValueRef strkey(CG *G, const KirInsn *v) {
   return k;
 }
 
-/* The address of the table x holds, when compiled code knows it (its bits
-** while its tag is 0: a read's result, an argument, a constructor), else
-** NULL: the fast paths' hint (luatable.c). */
-static LLVMValueRef hint(CG *G, CgVal x) {
-  LLVMValueRef b;
-  if (x.t.kind != T_LUA || x.dims[0] == NULL) b = cg_i64(G, 0);
-  else if (inslot(x)) b = x.dims[0];
-  else b = LLVMBuildSelect(G->B, isnum_tag(G, x), cg_i64(G, 0), x.dims[0], "");
-  return LLVMBuildIntToPtr(G->B, b, G->i8p, "");
-}
-
 /* kjit_lt_on (luatable.c): the fast paths agreed with the running Lua. */
 static LLVMValueRef lt_on(CG *G) {
   LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_on");
   if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kjit_lt_on");
   return g;
+}
+
+/* kjit_lt_none (luatable.c): the table every inline check misses in. */
+static LLVMValueRef lt_none(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_none");
+  if (g == NULL) {
+    g = LLVMAddGlobal(G->M, G->i8, "kjit_lt_none");
+    LLVMSetGlobalConstant(g, 1);
+  }
+  return LLVMConstPtrToInt(g, G->i64);
+}
+
+/* The address of the table x holds, when compiled code knows it (its bits
+** while its tag is 0 and they are not 0: a read's result, an argument, a
+** constructor), else kjit_lt_none's: the fast paths' hint (luatable.c),
+** also where the layout is off (kjit_lt_on, read once per call). The
+** inline checks then need no branch for "no table": they miss in
+** kjit_lt_none by themselves. Selects only; for one value the same ones
+** each time, which LLVM's CSE keeps once. */
+static LLVMValueRef hint(CG *G, CgVal x) {
+  LLVMValueRef none = lt_none(G);
+  if (x.t.kind != T_LUA || x.dims[0] == NULL) return LLVMBuildIntToPtr(G->B, none, G->i8p, "");
+  LLVMValueRef b = x.dims[0];
+  LLVMValueRef no = LLVMBuildICmp(G->B, LLVMIntEQ, b, cg_i64(G, 0), "");   /* not a table */
+  if (!inslot(x)) no = LLVMBuildOr(G->B, no, isnum_tag(G, x), "");
+  LLVMValueRef on = G->lton ? G->lton
+                            : LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, lt_on(G), ""),
+                                            cg_i32(G, 0), "");
+  no = LLVMBuildOr(G->B, no, LLVMBuildNot(G->B, on, ""), "");
+  return LLVMBuildIntToPtr(G->B, LLVMBuildSelect(G->B, no, none, b, ""), G->i8p, "");
 }
 
 /* ---- Sites ---------------------------------------------------------------------------- */
@@ -520,18 +547,20 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 }
 
 /* Where the inline check looks (i8*: a node or an element of the array
-** part), the branch to miss built for each check that fails: no table to
-** look into (no hint, or kjit_lt_on says the layout is off: code from the
-** disk cache in another Lua), a field's remembered node out of this
-** table's node array, an index past alimit. *hit (i1): what is left to
-** test where it is (a field's node holding the site's name); the caller
-** then branches once more, to its inline write or its helper's call.
+** part), and for an index the branch to miss when it is past alimit.
+** No table to look into (no hint, or kjit_lt_on says the layout is off:
+** code from the disk cache in another Lua) needs no check of its own:
+** h is then kjit_lt_none, where every check misses. *hit (i1): what is
+** left to test where it is (a field's node holding the site's name); the
+** caller then branches once, to its inline read or write or its helper's
+** call.
 **
 ** A field is looked for in the node where this site found it last time
 ** (the site's kn, kept by kjit_lt_findfield: objects made alike put a key
-** in the same node), holding the site's name (ks: NULL before its first C
-** call, 1 for a long name, neither ever a node's key). An index is looked
-** for below alimit.
+** in the same node), its index masked by the node array's size, holding
+** the site's name (ks: NULL before its first C call, 1 for a long name,
+** neither ever a node's key): one branch per field access. An index is
+** looked for below alimit.
 **
 ** Only the hit is inline: everything else (the key elsewhere in the
 ** table, absent, a table without a hint, the layout off) is one call to
@@ -544,20 +573,19 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 ** faster. */
 static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
                           LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss) {
-  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
-  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
-                                 LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
-  LLVMBasicBlockRef pb = cg_bb(G, "ltprobe"), fb = cg_bb(G, "ltfound");
-  LLVMBuildCondBr(G->B, ok, pb, miss);
-  LLVMPositionBuilderAtEnd(G->B, pb);
+  /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
+  ** checks below miss) */
   if (key == NULL) {
+    /* the remembered node's index masked by the node array's size (a
+    ** power of two, at least one node: Lua's dummynode, kjit_lt_none's):
+    ** a node of this table whatever the site remembers, so no branch; a
+    ** node that does not hold the name misses below */
     LLVMValueRef s = LLVMBuildLoad2(G->B, G->i8p, site_field(G, site, 0), "");
-    LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, site_field(G, site, 1), "");
+    LLVMValueRef kn = LLVMBuildLoad2(G->B, G->i64, site_field(G, site, 1), "");
     LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
-    LLVMValueRef lim = LLVMBuildMul(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, y->node_size), "");
+    LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, 1), "");
+    LLVMValueRef off = LLVMBuildMul(G->B, LLVMBuildAnd(G->B, kn, mask, ""), cg_i64(G, y->node_size), "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), fb, miss);
-    LLVMPositionBuilderAtEnd(G->B, fb);
     LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
@@ -565,6 +593,7 @@ static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRe
                         LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
     return tv;
   }
+  LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
   LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
   LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
   LLVMValueRef arr = at(G, h, y->t_array, G->i8p);

@@ -279,6 +279,7 @@ int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
 ** __index (debug.setmetatable on numbers) or raises "attempt to index a
 ** number value" naming it. */
 static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, void **h) {
+  if (*h == (void *)&kjit_lt_none) *h = NULL;   /* (no table known: cg_lua.c hint) */
   if (otag != KLV_INSLOT) {
     kjit_lv_settagged(L, t, otag, obits);
     *h = NULL;
@@ -583,6 +584,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
+  kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);

@@ -74,7 +74,7 @@ int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
 ** of the inline path, and what the access's errors say. */
 typedef struct KlvSite {
   void *ks;            /* the field name's interned string (luatable.c); NULL at first */
-  int64_t kn;          /* byte offset of the node where the site found its key last */
+  int64_t kn;          /* index of the node where the site found its key last */
   const char *name;    /* the field name (no NUL inside); NULL for t[i] */
   const char *info;    /* Lua's description of the indexed value: " (local 't')", "" */
   const char *chunk;   /* the function's chunkname */
@@ -162,6 +162,8 @@ typedef struct KltLayout {
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
+/* The no-table table of the inline checks (luatable.c; an LtTable). */
+extern const struct LtTable kjit_lt_none;
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 
