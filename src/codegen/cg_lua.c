@@ -630,26 +630,42 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
   return phi;
 }
 
-/* An inline read of a number: the tag (1, 2; the bits stored in out), or
-** where it misses, what the site's helper f gives (site: a field's, with
-** key NULL; or key, an integer index). A present value that is not a
-** number (a table: ps[i], self.pos; a string, a boolean) takes the helper
-** too, which anchors it in its slot. */
+/* An inline read of a number: the tag (1, 2; *bits the value's bits), or
+** where it misses, what the site's helper f gives (its bits left in out;
+** site: a field's, with key NULL; or key, an integer index). A present
+** value that is not a number (a table: ps[i], self.pos; a string, a
+** boolean) takes the helper too, which anchors it in its slot. The hit's
+** bits reach the join as a phi, not through out: no store and reload on
+** the inline path. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
-                               LLVMValueRef out, const Full *f) {
+                               LLVMValueRef out, const Full *f, LLVMValueRef *bits) {
   const KltLayout *y = layout(G);
-  if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
+  if (y == NULL) {
+    LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
+    *bits = LLVMBuildLoad2(G->B, G->i64, out, "");
+    return rc;
+  }
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
   LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);   /* (the helper overwrites it on a miss) */
+  LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");
   LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), ""), join, miss);
-  return miss_call(G, miss, f, tag, here, join);
+  LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
+  /* (miss_call left the builder at the start of join, after its phi) */
+  LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
+  LLVMPositionBuilderBefore(G->B, LLVMGetBasicBlockTerminator(mend));
+  LLVMValueRef mb = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMPositionBuilderAtEnd(G->B, join);
+  *bits = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef vs[2] = { hb, mb };
+  LLVMBasicBlockRef bs[2] = { here, mend };
+  LLVMAddIncoming(*bits, vs, bs, 2);
+  return rc;
 }
 
 /* An inline write of a number or a boolean (vtag 1, 2, 3; luatable.c
@@ -721,7 +737,7 @@ static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
 /* t[i] read with an integer key: inline, then the site's helper (which
 ** raises the access's errors). */
 static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
-                            LLVMValueRef dst, LLVMValueRef out) {
+                            LLVMValueRef dst, LLVMValueRef out, LLVMValueRef *bits) {
   /* (the inline path does what luatable.c's kjit_lt_fgeti would) */
   LLVMValueRef site = mksite(G, v, NULL), otag, obits, t;
   objof(G, ox, v, &otag, &obits, &t);
@@ -729,7 +745,7 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                         G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
-  return inline_get(G, h, site, key, out, &f);
+  return inline_get(G, h, site, key, out, &f, bits);
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -747,7 +763,7 @@ static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef 
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   LLVMValueRef h = hint(G, ox);
-  LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
+  LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G), bits = NULL;
   LLVMValueRef isint = NULL, ikey = NULL;
   if (v->op == KIR_GETFIELD && cname(v)) {
     LLVMValueRef site = mksite(G, v, v->k.str.s), otag, obits, t;
@@ -756,26 +772,30 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, h, site, NULL, out, &f);
+    rc = inline_get(G, h, site, NULL, out, &f, &bits);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
-    rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out);
+    rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
     /* an integer at run time: the integer paths; anything else: generic */
     LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
     LLVMBuildCondBr(G->B, isint, ib, gb);
     LLVMPositionBuilderAtEnd(G->B, ib);
-    LLVMValueRef rcs[2];
-    rcs[0] = geti_rc(G, v, ox, h, ikey, dst, out);
+    LLVMValueRef rcs[2], bs[2];
+    rcs[0] = geti_rc(G, v, ox, h, ikey, dst, out, &bs[0]);
     from[0] = LLVMGetInsertBlock(G->B);
     LLVMPositionBuilderAtEnd(G->B, gb);
     rcs[1] = gettable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), dst, out);
+    bs[1] = LLVMBuildLoad2(G->B, G->i64, out, "");
     from[1] = LLVMGetInsertBlock(G->B);
     rc = join_rc(G, rcs, from);
+    bits = LLVMBuildPhi(G->B, G->i64, "");
+    LLVMAddIncoming(bits, bs, from, 2);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
   }
-  return got(G, TY(T_LUA), dst, rc, out);
+  if (bits == NULL) return got(G, TY(T_LUA), dst, rc, out);
+  return mk(TY(T_LUA), dst, LLVMBuildTrunc(G->B, rc, G->i8, ""), bits);
 }
 
 /* A write into a table made in the same block (a constructor's fields,
