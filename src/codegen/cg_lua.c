@@ -450,6 +450,13 @@ static LLVMValueRef lt_on(CG *G) {
   return g;
 }
 
+/* kls_on (host/lua_stack.h): compiled code may write its frame's slots. */
+static LLVMValueRef kls_on(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kls_on");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kls_on");
+  return g;
+}
+
 /* kjit_lt_none (luatable.c): the table every inline check misses in. */
 static LLVMValueRef lt_none(CG *G) {
   LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_none");
@@ -638,7 +645,8 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
 ** bits reach the join as a phi, not through out: no store and reload on
 ** the inline path. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
-                               LLVMValueRef out, const Full *f, LLVMValueRef *bits) {
+                               LLVMValueRef out, const Full *f, LLVMValueRef *bits,
+                               LLVMValueRef tdst) {
   const KltLayout *y = layout(G);
   if (y == NULL) {
     LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
@@ -653,8 +661,33 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
   LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+  LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
+  if (tdst) {
+    /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos):
+    ** a table found there is copied into the slot tdst inline, as
+    ** luatable.c copy_to_slot copies it (the slot at L->ci->func + tdst:
+    ** host/lua_stack.h, while kls_on; a stack slot needs no GC barrier),
+    ** and its address is the hint; a number is copied too (the slot is
+    ** this value's own), which saves a branch. */
+    LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on(G), "");
+    LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
+    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), istab, ""), ""),
+                        LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
+    tag = LLVMBuildSelect(G->B, istab, cg_i32(G, KLV_INSLOT), tag, "");
+    LLVMBasicBlockRef cb = cg_bb(G, "ltcopy");
+    LLVMBuildCondBr(G->B, good, cb, miss);
+    LLVMPositionBuilderAtEnd(G->B, cb);
+    LLVMValueRef ci = at(G, G->luaL, y->s_ci, G->i8p);
+    LLVMValueRef fn = at(G, ci, y->ci_func, G->i8p);
+    LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, tdst, G->i64, ""), cg_i64(G, y->sv_size), "");
+    LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, fn, &o, 1, "");
+    put(G, sv, 0, hb);
+    put(G, sv, y->tv_tt, tt);
+    good = cg_i1(G, 1);
+  }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");
-  LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), ""), join, miss);
+  if (tdst) LLVMBuildBr(G->B, join);
+  else LLVMBuildCondBr(G->B, good, join, miss);
   LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
   /* (miss_call left the builder at the start of join, after its phi) */
   LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
@@ -734,6 +767,19 @@ static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
   return phi;
 }
 
+/* Whether the value v reads is indexed in turn (bj.x after bj =
+** bodies[j]; self.pos.x): then expected to be a table, which its inline
+** read copies into its slot (inline_get). */
+static int indexed_next(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if ((u->op == KIR_GETFIELD || u->op == KIR_INDEX || u->op == KIR_SETFIELD || u->op == KIR_SETINDEX) &&
+        u->nargs > 0 && u->args[0] == v)
+      return 1;
+  }
+  return 0;
+}
+
 /* t[i] read with an integer key: inline, then the site's helper (which
 ** raises the access's errors). */
 static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
@@ -745,7 +791,7 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                         G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
-  return inline_get(G, h, site, key, out, &f, bits);
+  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL);
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -772,7 +818,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, h, site, NULL, out, &f, &bits);
+    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -1121,6 +1167,10 @@ static int flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVM
   return 1;
 }
 
+/* The slow paths of arithmetic and comparisons on values that may be
+** numbers (lua_arith, metamethods) are weighted cold: numeric code over
+** tables meets numbers there, and the weights put the calls out of the
+** loop's straight line and their spills where they run. */
 CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
   int n = unary ? 1 : 2;
@@ -1140,7 +1190,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     if (flat_arith(G, v, a, &ftag, &fbits)) {
       LLVMValueRef both = LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), "");
       fb = LLVMGetInsertBlock(G->B);
-      LLVMBuildCondBr(G->B, both, done, sb);
+      cg_cold_false(G, LLVMBuildCondBr(G->B, both, done, sb));   /* (cold: above) */
       fast = 2;
     }
   }
@@ -1150,7 +1200,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     fb = cg_bb(G, "arfast");
     LLVMValueRef both = isnumber(G, x[0]);
     if (!unary) both = LLVMBuildAnd(G->B, both, isnumber(G, x[1]), "");
-    LLVMBuildCondBr(G->B, both, fb, sb);
+    cg_cold_false(G, LLVMBuildCondBr(G->B, both, fb, sb));
     LLVMPositionBuilderAtEnd(G->B, fb);
     for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
     if (unary || !flat_arith(G, v, a, &ftag, &fbits)) {
@@ -1205,7 +1255,7 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   LLVMValueRef fr = NULL;
   if (fast) {
     fb = cg_bb(G, "cmpfast");
-    LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), ""), fb, sb);
+    cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), ""), fb, sb));
     LLVMPositionBuilderAtEnd(G->B, fb);
     fr = cg_compare_on(G, v, asnum(G, x[0]), asnum(G, x[1]));
     fb = LLVMGetInsertBlock(G->B);

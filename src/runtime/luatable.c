@@ -191,7 +191,8 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
     offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
-    LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE, offsetof(LtNode, u.next)
+    LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE, offsetof(LtNode, u.next),
+    offsetof(KlsState, ci), offsetof(KlsCallInfo, func), sizeof(KlsStackValue)
   };
   ensure_probe(L);
   return enabled ? &lay : NULL;

@@ -50,6 +50,7 @@
 ** generator refuses Lua values there).
 */
 #include "runtime/luavalue.h"
+#include "host/lua_stack.h"   /* kls_on, for the JIT linker */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -585,6 +586,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);
+  kc_register_symbol("kls_on", (void *)&kls_on);
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);

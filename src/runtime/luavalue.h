@@ -159,6 +159,9 @@ typedef struct KltLayout {
   int t_metatable;                              /* in a Table */
   int tag_false, tag_true;                      /* booleans' tags */
   int node_next;                                /* a Node's chain link (int) */
+  /* the running C function's stack slots (host/lua_stack.h, valid only
+  ** while kls_on): L->ci at s_ci, ci->func at ci_func, a slot's size */
+  int s_ci, ci_func, sv_size;
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
