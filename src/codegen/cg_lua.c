@@ -753,20 +753,6 @@ static LLVMValueRef dyn_intkey(CG *G, CgVal k, LLVMValueRef *isint) {
   return NULL;
 }
 
-/* Joins the rc of two paths (the builder in each path's last block is
-** given as from[]) at a new block. */
-static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
-  LLVMBasicBlockRef done = cg_bb(G, "lvkjoin");
-  LLVMPositionBuilderAtEnd(G->B, from[0]);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, from[1]);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMAddIncoming(phi, rcs, from, 2);
-  return phi;
-}
-
 /* Whether the value v reads is indexed in turn (bj.x after bj =
 ** bodies[j]; self.pos.x): then expected to be a table, which its inline
 ** read copies into its slot (inline_get). */
@@ -822,20 +808,19 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
-    /* an integer at run time: the integer paths; anything else: generic */
-    LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
-    LLVMBuildCondBr(G->B, isint, ib, gb);
-    LLVMPositionBuilderAtEnd(G->B, ib);
-    LLVMValueRef rcs[2], bs[2];
-    rcs[0] = geti_rc(G, v, ox, h, ikey, dst, out, &bs[0]);
-    from[0] = LLVMGetInsertBlock(G->B);
-    LLVMPositionBuilderAtEnd(G->B, gb);
-    rcs[1] = gettable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), dst, out);
-    bs[1] = LLVMBuildLoad2(G->B, G->i64, out, "");
-    from[1] = LLVMGetInsertBlock(G->B);
-    rc = join_rc(G, rcs, from);
-    bits = LLVMBuildPhi(G->B, G->i64, "");
-    LLVMAddIncoming(bits, bs, from, 2);
+    /* an integer at run time: the inline integer path (a key that is not
+    ** one is 0 there, which misses); the miss, whatever the key, is one
+    ** call (luavalue.c kjit_lv_sgetk): no block of its own for the key's
+    ** kind, nor an error block */
+    LLVMValueRef site = mksite(G, v, NULL), otag, obits, t, ktag, kbits, kslot;
+    objof(G, ox, v, &otag, &obits, &t);
+    triple(G, cg_val(G, v->args[1]), 0, v, &ktag, &kbits, &kslot);
+    LLVMTypeRef ps[11] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                           G->i32, G->i64, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[11] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, dst, out };
+    Full f = { "kjit_lv_sgetk", ps, as, 11 };
+    LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
+    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
@@ -919,15 +904,17 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   if (G->sp->types[v->args[1]->id].kind == T_INT) {
     seti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, tag, bits, val);
   } else if ((ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
-    LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), done = cg_bb(G, "lvkjoin");
-    LLVMBuildCondBr(G->B, isint, ib, gb);
-    LLVMPositionBuilderAtEnd(G->B, ib);
-    seti_rc(G, v, ox, h, ikey, tag, bits, val);
-    LLVMBuildBr(G->B, done);
-    LLVMPositionBuilderAtEnd(G->B, gb);
-    settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
-    LLVMBuildBr(G->B, done);
-    LLVMPositionBuilderAtEnd(G->B, done);
+    /* as cg_lua_index's: the inline integer path, one call for the rest */
+    LLVMValueRef site = mksite(G, v, NULL), otag, obits, t, ktag, kbits, kslot;
+    objof(G, ox, v, &otag, &obits, &t);
+    triple(G, cg_val(G, v->args[1]), 0, v, &ktag, &kbits, &kslot);
+    LLVMTypeRef ps[12] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                           G->i32, G->i64, G->i32, G->i32, G->i64, G->i32 };
+    LLVMValueRef as[12] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, tag, bits, val };
+    Full f = { "kjit_lv_ssetk", ps, as, 12 };
+    LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
+    if (fresh(v)) call(G, f.name, G->i32, ps, as, 12);
+    else inline_set(G, h, site, pk, tag, bits, &f);
   } else {
     settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
   }

@@ -320,6 +320,29 @@ int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
   return rc;
 }
 
+int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t dst, int64_t *out) {
+  if (ktag == KLV_INT) return kjit_lv_sgeti(L, s, otag, obits, t, h, kbits, dst, out);
+  t = site_obj(L, otag, obits, t, &h);
+  kjit_lv_push(L, ktag, kbits, kslot);
+  int32_t rc = kjit_lv_gettable(L, t, lua_gettop(L), dst, out);
+  lua_pop(L, 1);   /* the key (gettable's result went to dst) */
+  if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
+int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t vtag,
+                      int64_t vbits, int32_t v) {
+  if (ktag == KLV_INT) return kjit_lv_sseti(L, s, otag, obits, t, h, kbits, vtag, vbits, v);
+  t = site_obj(L, otag, obits, t, &h);
+  kjit_lv_push(L, ktag, kbits, kslot);
+  int32_t rc = kjit_lv_settable(L, t, lua_gettop(L), vtag, vbits, v);
+  lua_pop(L, 1);
+  if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
   int tt = lua_type(L, t);
   if (tt != LUA_TTABLE && tt != LUA_TSTRING && !hasmeta(L, t, "__len")) return KLV_BADA;
@@ -588,6 +611,7 @@ void kjit_lv_register(void) {
   kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);
   kc_register_symbol("kls_on", (void *)&kls_on);
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
+  REG(kjit_lv_sgetk); REG(kjit_lv_ssetk);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);

@@ -94,6 +94,15 @@ int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits,
                           void *h, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
+/* t[k] with a key known only at run time (ktag, kbits; in slot kslot when
+** ktag is 0, KLV_INSLOT): an integer as sgeti/sseti, anything else
+** through the API (a float, a string, nil: the key pushed above the frame
+** for the call), so compiled code has one miss path for both. */
+int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t dst, int64_t *out);
+int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t vtag,
+                      int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ctor_grow(lua_State *L, int32_t dst, int32_t last, int32_t narr, int32_t nrec);

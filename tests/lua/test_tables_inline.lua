@@ -175,3 +175,34 @@ test("IR facts: kjit_lt_on is read once per call; a field read is one branch", f
   local _, nmiss = ir:gsub("call i32 @kjit_lv_sgetfield", "")
   eq(nmiss, 3, "field reads' helper calls")
 end)
+
+test("keys known only at run time: one miss path for every kind of key", function()
+  -- q[k] with k read from a table: an integer inline, anything else through
+  -- the same call (kjit_lv_sgetk / kjit_lv_ssetk)
+  T.check(function(p, q)
+    local r = {}
+    for i = 1, #p do
+      local k = p[i]
+      q[k] = (q[k] or 0) + i
+      r[i] = q[k]
+    end
+    return r
+  end, function() return { 1, 2.0, "s", true, 3, 2.5, 1, -1, 2 ^ 63 }, { 10, 20 } end)
+  T.check_error("index is nil", function(p, q) for i = 1, 3 do q[p[i]] = i end end,
+                function() return { 1, 2 }, {} end)
+  T.check_error("attempt to index a number value", function(p, q)
+    local n = q.n
+    return n[p[1]]
+  end, function() return { "x" }, { n = 1 } end)
+  T.check_error("attempt to index a number value", function(p, q)
+    local n = q.n
+    n[p[1]] = 1
+  end, function() return { 2 }, { n = 1 } end)
+  local mt = { __index = function(_, k) return type(k) end,
+               __newindex = function(t, k, v) rawset(t, tostring(k), v) end }
+  T.check(function(p, q)
+    local a, b = q[p[1]], q[p[2]]
+    q[p[1]] = 1; q[p[2]] = 2; q[p[3]] = 3
+    return a, b
+  end, function() return { 1.5, "k", 7 }, setmetatable({}, mt) end)
+end)
