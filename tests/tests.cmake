@@ -188,3 +188,14 @@ if(KJIT_SANITIZE)
   target_compile_options(mockcurand PRIVATE ${KJIT_SAN_FLAGS})
   target_link_options(mockcurand PRIVATE ${KJIT_SAN_FLAGS})
 endif()
+
+# The inline table paths again without direct stack writes (kls_on 0): a
+# table read where it is indexed next then takes its helper, not the
+# inline copy (codegen/cg_lua.c inline_get)
+add_test(NAME lua.test_tables_inline_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_tables_inline.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_tables_inline_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_tables_inline_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)

@@ -176,6 +176,8 @@ typedef struct CG {
   /* returns of different lengths (ir_type.h's dyncount, cg_vararg.c) */
   LLVMValueRef retcount;    /* i32*: where this function says how many it gave */
   LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
+  LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
+                               (cg_lua.c hint), or NULL */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's

@@ -101,6 +101,8 @@ static LLVMValueRef cstr(CG *G, const char *s, size_t len) {
 
 static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 
+static LLVMValueRef lt_on(CG *G);
+
 /* ---- Frames -------------------------------------------------------------------- */
 
 void cg_lua_begin(CG *G, KtySpec *sp) {
@@ -108,6 +110,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lslot = NULL;
   G->luaL = NULL;
   G->lbase = NULL;
+  G->lton = NULL;
   G->nlslots = 0;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
@@ -152,6 +155,11 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
   G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  /* kjit_lt_on once per call: it only ever goes from 0 to 1 (luatable.c's
+  ** probe, at most once per process), and a call that saw 0 just takes
+  ** the helpers throughout */
+  G->lton = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, lt_on(G), "lton"),
+                          cg_i32(G, 0), "");
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
 }
 
@@ -435,22 +443,48 @@ static LLVMValueRef strkey(CG *G, const KirInsn *v) {
   return k;
 }
 
-/* The address of the table x holds, when compiled code knows it (its bits
-** while its tag is 0: a read's result, an argument, a constructor), else
-** NULL: the fast paths' hint (luatable.c). */
-static LLVMValueRef hint(CG *G, CgVal x) {
-  LLVMValueRef b;
-  if (x.t.kind != T_LUA || x.dims[0] == NULL) b = cg_i64(G, 0);
-  else if (inslot(x)) b = x.dims[0];
-  else b = LLVMBuildSelect(G->B, isnum_tag(G, x), cg_i64(G, 0), x.dims[0], "");
-  return LLVMBuildIntToPtr(G->B, b, G->i8p, "");
-}
-
 /* kjit_lt_on (luatable.c): the fast paths agreed with the running Lua. */
 static LLVMValueRef lt_on(CG *G) {
   LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_on");
   if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kjit_lt_on");
   return g;
+}
+
+/* kls_on (host/lua_stack.h): compiled code may write its frame's slots. */
+static LLVMValueRef kls_on(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kls_on");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kls_on");
+  return g;
+}
+
+/* kjit_lt_none (luatable.c): the table every inline check misses in. */
+static LLVMValueRef lt_none(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_none");
+  if (g == NULL) {
+    g = LLVMAddGlobal(G->M, G->i8, "kjit_lt_none");
+    LLVMSetGlobalConstant(g, 1);
+  }
+  return LLVMConstPtrToInt(g, G->i64);
+}
+
+/* The address of the table x holds, when compiled code knows it (its bits
+** while its tag is 0 and they are not 0: a read's result, an argument, a
+** constructor), else kjit_lt_none's: the fast paths' hint (luatable.c),
+** also where the layout is off (kjit_lt_on, read once per call). The
+** inline checks then need no branch for "no table": they miss in
+** kjit_lt_none by themselves. Selects only; for one value the same ones
+** each time, which LLVM's CSE keeps once. */
+static LLVMValueRef hint(CG *G, CgVal x) {
+  LLVMValueRef none = lt_none(G);
+  if (x.t.kind != T_LUA || x.dims[0] == NULL) return LLVMBuildIntToPtr(G->B, none, G->i8p, "");
+  LLVMValueRef b = x.dims[0];
+  LLVMValueRef no = LLVMBuildICmp(G->B, LLVMIntEQ, b, cg_i64(G, 0), "");   /* not a table */
+  if (!inslot(x)) no = LLVMBuildOr(G->B, no, isnum_tag(G, x), "");
+  LLVMValueRef on = G->lton ? G->lton
+                            : LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, lt_on(G), ""),
+                                            cg_i32(G, 0), "");
+  no = LLVMBuildOr(G->B, no, LLVMBuildNot(G->B, on, ""), "");
+  return LLVMBuildIntToPtr(G->B, LLVMBuildSelect(G->B, no, none, b, ""), G->i8p, "");
 }
 
 /* ---- Sites ---------------------------------------------------------------------------- */
@@ -520,18 +554,20 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 }
 
 /* Where the inline check looks (i8*: a node or an element of the array
-** part), the branch to miss built for each check that fails: no table to
-** look into (no hint, or kjit_lt_on says the layout is off: code from the
-** disk cache in another Lua), a field's remembered node out of this
-** table's node array, an index past alimit. *hit (i1): what is left to
-** test where it is (a field's node holding the site's name); the caller
-** then branches once more, to its inline write or its helper's call.
+** part), and for an index the branch to miss when it is past alimit.
+** No table to look into (no hint, or kjit_lt_on says the layout is off:
+** code from the disk cache in another Lua) needs no check of its own:
+** h is then kjit_lt_none, where every check misses. *hit (i1): what is
+** left to test where it is (a field's node holding the site's name); the
+** caller then branches once, to its inline read or write or its helper's
+** call.
 **
 ** A field is looked for in the node where this site found it last time
 ** (the site's kn, kept by kjit_lt_findfield: objects made alike put a key
-** in the same node), holding the site's name (ks: NULL before its first C
-** call, 1 for a long name, neither ever a node's key). An index is looked
-** for below alimit.
+** in the same node), its index masked by the node array's size, holding
+** the site's name (ks: NULL before its first C call, 1 for a long name,
+** neither ever a node's key): one branch per field access. An index is
+** looked for below alimit.
 **
 ** Only the hit is inline: everything else (the key elsewhere in the
 ** table, absent, a table without a hint, the layout off) is one call to
@@ -544,20 +580,19 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 ** faster. */
 static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
                           LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss) {
-  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, lt_on(G), "");
-  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
-                                 LLVMBuildICmp(G->B, LLVMIntNE, h, LLVMConstNull(G->i8p), ""), "");
-  LLVMBasicBlockRef pb = cg_bb(G, "ltprobe"), fb = cg_bb(G, "ltfound");
-  LLVMBuildCondBr(G->B, ok, pb, miss);
-  LLVMPositionBuilderAtEnd(G->B, pb);
+  /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
+  ** checks below miss) */
   if (key == NULL) {
+    /* the remembered node's index masked by the node array's size (a
+    ** power of two, at least one node: Lua's dummynode, kjit_lt_none's):
+    ** a node of this table whatever the site remembers, so no branch; a
+    ** node that does not hold the name misses below */
     LLVMValueRef s = LLVMBuildLoad2(G->B, G->i8p, site_field(G, site, 0), "");
-    LLVMValueRef off = LLVMBuildLoad2(G->B, G->i64, site_field(G, site, 1), "");
+    LLVMValueRef kn = LLVMBuildLoad2(G->B, G->i64, site_field(G, site, 1), "");
     LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
-    LLVMValueRef lim = LLVMBuildMul(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, y->node_size), "");
+    LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, 1), "");
+    LLVMValueRef off = LLVMBuildMul(G->B, LLVMBuildAnd(G->B, kn, mask, ""), cg_i64(G, y->node_size), "");
     LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, off, lim, ""), fb, miss);
-    LLVMPositionBuilderAtEnd(G->B, fb);
     LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
@@ -565,6 +600,7 @@ static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRe
                         LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
     return tv;
   }
+  LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
   LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
   LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
   LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
@@ -601,26 +637,68 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
   return phi;
 }
 
-/* An inline read of a number: the tag (1, 2; the bits stored in out), or
-** where it misses, what the site's helper f gives (site: a field's, with
-** key NULL; or key, an integer index). A present value that is not a
-** number (a table: ps[i], self.pos; a string, a boolean) takes the helper
-** too, which anchors it in its slot. */
+/* An inline read of a number: the tag (1, 2; *bits the value's bits), or
+** where it misses, what the site's helper f gives (its bits left in out;
+** site: a field's, with key NULL; or key, an integer index). A present
+** value that is not a number (a table: ps[i], self.pos; a string, a
+** boolean) takes the helper too, which anchors it in its slot. The hit's
+** bits reach the join as a phi, not through out: no store and reload on
+** the inline path. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
-                               LLVMValueRef out, const Full *f) {
+                               LLVMValueRef out, const Full *f, LLVMValueRef *bits,
+                               LLVMValueRef tdst) {
   const KltLayout *y = layout(G);
-  if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
+  if (y == NULL) {
+    LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
+    *bits = LLVMBuildLoad2(G->B, G->i64, out, "");
+    return rc;
+  }
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
   LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  LLVMBuildStore(G->B, at(G, tv, 0, G->i64), out);   /* (the helper overwrites it on a miss) */
+  LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+  LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
+  if (tdst) {
+    /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos):
+    ** a table found there is copied into the slot tdst inline, as
+    ** luatable.c copy_to_slot copies it (the slot at L->ci->func + tdst:
+    ** host/lua_stack.h, while kls_on; a stack slot needs no GC barrier),
+    ** and its address is the hint; a number is copied too (the slot is
+    ** this value's own), which saves a branch. */
+    LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on(G), "");
+    LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
+    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), istab, ""), ""),
+                        LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
+    tag = LLVMBuildSelect(G->B, istab, cg_i32(G, KLV_INSLOT), tag, "");
+    LLVMBasicBlockRef cb = cg_bb(G, "ltcopy");
+    LLVMBuildCondBr(G->B, good, cb, miss);
+    LLVMPositionBuilderAtEnd(G->B, cb);
+    LLVMValueRef ci = at(G, G->luaL, y->s_ci, G->i8p);
+    LLVMValueRef fn = at(G, ci, y->ci_func, G->i8p);
+    LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, tdst, G->i64, ""), cg_i64(G, y->sv_size), "");
+    LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, fn, &o, 1, "");
+    put(G, sv, 0, hb);
+    put(G, sv, y->tv_tt, tt);
+    good = cg_i1(G, 1);
+  }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");
-  LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), ""), join, miss);
-  return miss_call(G, miss, f, tag, here, join);
+  if (tdst) LLVMBuildBr(G->B, join);
+  else LLVMBuildCondBr(G->B, good, join, miss);
+  LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
+  /* (miss_call left the builder at the start of join, after its phi) */
+  LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
+  LLVMPositionBuilderBefore(G->B, LLVMGetBasicBlockTerminator(mend));
+  LLVMValueRef mb = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMPositionBuilderAtEnd(G->B, join);
+  *bits = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef vs[2] = { hb, mb };
+  LLVMBasicBlockRef bs[2] = { here, mend };
+  LLVMAddIncoming(*bits, vs, bs, 2);
+  return rc;
 }
 
 /* An inline write of a number or a boolean (vtag 1, 2, 3; luatable.c
@@ -675,24 +753,23 @@ static LLVMValueRef dyn_intkey(CG *G, CgVal k, LLVMValueRef *isint) {
   return NULL;
 }
 
-/* Joins the rc of two paths (the builder in each path's last block is
-** given as from[]) at a new block. */
-static LLVMValueRef join_rc(CG *G, LLVMValueRef *rcs, LLVMBasicBlockRef *from) {
-  LLVMBasicBlockRef done = cg_bb(G, "lvkjoin");
-  LLVMPositionBuilderAtEnd(G->B, from[0]);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, from[1]);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMAddIncoming(phi, rcs, from, 2);
-  return phi;
+/* Whether the value v reads is indexed in turn (bj.x after bj =
+** bodies[j]; self.pos.x): then expected to be a table, which its inline
+** read copies into its slot (inline_get). */
+static int indexed_next(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if ((u->op == KIR_GETFIELD || u->op == KIR_INDEX || u->op == KIR_SETFIELD || u->op == KIR_SETINDEX) &&
+        u->nargs > 0 && u->args[0] == v)
+      return 1;
+  }
+  return 0;
 }
 
 /* t[i] read with an integer key: inline, then the site's helper (which
 ** raises the access's errors). */
 static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
-                            LLVMValueRef dst, LLVMValueRef out) {
+                            LLVMValueRef dst, LLVMValueRef out, LLVMValueRef *bits) {
   /* (the inline path does what luatable.c's kjit_lt_fgeti would) */
   LLVMValueRef site = mksite(G, v, NULL), otag, obits, t;
   objof(G, ox, v, &otag, &obits, &t);
@@ -700,7 +777,7 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                         G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
-  return inline_get(G, h, site, key, out, &f);
+  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL);
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -718,7 +795,7 @@ static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef 
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   LLVMValueRef h = hint(G, ox);
-  LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
+  LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G), bits = NULL;
   LLVMValueRef isint = NULL, ikey = NULL;
   if (v->op == KIR_GETFIELD && cname(v)) {
     LLVMValueRef site = mksite(G, v, v->k.str.s), otag, obits, t;
@@ -727,26 +804,29 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, h, site, NULL, out, &f);
+    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
-    rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out);
+    rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
-    /* an integer at run time: the integer paths; anything else: generic */
-    LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), from[2];
-    LLVMBuildCondBr(G->B, isint, ib, gb);
-    LLVMPositionBuilderAtEnd(G->B, ib);
-    LLVMValueRef rcs[2];
-    rcs[0] = geti_rc(G, v, ox, h, ikey, dst, out);
-    from[0] = LLVMGetInsertBlock(G->B);
-    LLVMPositionBuilderAtEnd(G->B, gb);
-    rcs[1] = gettable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), dst, out);
-    from[1] = LLVMGetInsertBlock(G->B);
-    rc = join_rc(G, rcs, from);
+    /* an integer at run time: the inline integer path (a key that is not
+    ** one is 0 there, which misses); the miss, whatever the key, is one
+    ** call (luavalue.c kjit_lv_sgetk): no block of its own for the key's
+    ** kind, nor an error block */
+    LLVMValueRef site = mksite(G, v, NULL), otag, obits, t, ktag, kbits, kslot;
+    objof(G, ox, v, &otag, &obits, &t);
+    triple(G, cg_val(G, v->args[1]), 0, v, &ktag, &kbits, &kslot);
+    LLVMTypeRef ps[11] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                           G->i32, G->i64, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef as[11] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, dst, out };
+    Full f = { "kjit_lv_sgetk", ps, as, 11 };
+    LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
+    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
   }
-  return got(G, TY(T_LUA), dst, rc, out);
+  if (bits == NULL) return got(G, TY(T_LUA), dst, rc, out);
+  return mk(TY(T_LUA), dst, LLVMBuildTrunc(G->B, rc, G->i8, ""), bits);
 }
 
 /* A write into a table made in the same block (a constructor's fields,
@@ -824,15 +904,17 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   if (G->sp->types[v->args[1]->id].kind == T_INT) {
     seti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, tag, bits, val);
   } else if ((ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
-    LLVMBasicBlockRef ib = cg_bb(G, "lvikey"), gb = cg_bb(G, "lvgkey"), done = cg_bb(G, "lvkjoin");
-    LLVMBuildCondBr(G->B, isint, ib, gb);
-    LLVMPositionBuilderAtEnd(G->B, ib);
-    seti_rc(G, v, ox, h, ikey, tag, bits, val);
-    LLVMBuildBr(G->B, done);
-    LLVMPositionBuilderAtEnd(G->B, gb);
-    settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
-    LLVMBuildBr(G->B, done);
-    LLVMPositionBuilderAtEnd(G->B, done);
+    /* as cg_lua_index's: the inline integer path, one call for the rest */
+    LLVMValueRef site = mksite(G, v, NULL), otag, obits, t, ktag, kbits, kslot;
+    objof(G, ox, v, &otag, &obits, &t);
+    triple(G, cg_val(G, v->args[1]), 0, v, &ktag, &kbits, &kslot);
+    LLVMTypeRef ps[12] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i64, G->i32, G->i8p,
+                           G->i32, G->i64, G->i32, G->i32, G->i64, G->i32 };
+    LLVMValueRef as[12] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, tag, bits, val };
+    Full f = { "kjit_lv_ssetk", ps, as, 12 };
+    LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
+    if (fresh(v)) call(G, f.name, G->i32, ps, as, 12);
+    else inline_set(G, h, site, pk, tag, bits, &f);
   } else {
     settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
   }
@@ -1072,6 +1154,10 @@ static int flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVM
   return 1;
 }
 
+/* The slow paths of arithmetic and comparisons on values that may be
+** numbers (lua_arith, metamethods) are weighted cold: numeric code over
+** tables meets numbers there, and the weights put the calls out of the
+** loop's straight line and their spills where they run. */
 CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   int unary = v->op == KIR_UNM || v->op == KIR_BNOT;
   int n = unary ? 1 : 2;
@@ -1091,7 +1177,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     if (flat_arith(G, v, a, &ftag, &fbits)) {
       LLVMValueRef both = LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), "");
       fb = LLVMGetInsertBlock(G->B);
-      LLVMBuildCondBr(G->B, both, done, sb);
+      cg_cold_false(G, LLVMBuildCondBr(G->B, both, done, sb));   /* (cold: above) */
       fast = 2;
     }
   }
@@ -1101,7 +1187,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
     fb = cg_bb(G, "arfast");
     LLVMValueRef both = isnumber(G, x[0]);
     if (!unary) both = LLVMBuildAnd(G->B, both, isnumber(G, x[1]), "");
-    LLVMBuildCondBr(G->B, both, fb, sb);
+    cg_cold_false(G, LLVMBuildCondBr(G->B, both, fb, sb));
     LLVMPositionBuilderAtEnd(G->B, fb);
     for (int i = 0; i < n; i++) a[i] = asnum(G, x[i]);
     if (unary || !flat_arith(G, v, a, &ftag, &fbits)) {
@@ -1156,7 +1242,7 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   LLVMValueRef fr = NULL;
   if (fast) {
     fb = cg_bb(G, "cmpfast");
-    LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), ""), fb, sb);
+    cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, isnumber(G, x[0]), isnumber(G, x[1]), ""), fb, sb));
     LLVMPositionBuilderAtEnd(G->B, fb);
     fr = cg_compare_on(G, v, asnum(G, x[0]), asnum(G, x[1]));
     fb = LLVMGetInsertBlock(G->B);

@@ -107,6 +107,16 @@ typedef struct LtString {
 ** (its inline paths: kjit_lt_layout), which registers it by name. */
 int kjit_lt_on;
 #define enabled __atomic_load_n(&kjit_lt_on, __ATOMIC_ACQUIRE)
+
+/* The table compiled code's inline checks look into when it has no table
+** to look into (no hint, or the layout off: cg_lua.c hint): alimit 0 and
+** one node with no key, so that every check misses by itself, and an
+** access needs no branch of its own to test for "no table". Laid out by
+** kjit's own LtTable, which is the layout the generated code's offsets
+** come from (kjit_lt_layout), whatever Lua runs. Read-only; the site
+** helpers take it for NULL (luavalue.c site_obj). */
+static const LtNode none_node;
+const LtTable kjit_lt_none = { .node = (LtNode *)&none_node };
 /* The probe runs once per process, with the calling thread's own state
 ** (states of other threads are not ours to touch). */
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -181,7 +191,8 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtTable, lsizenode), sizeof(LtNode), offsetof(LtNode, u.key_tt),
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
     offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
-    LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE, offsetof(LtNode, u.next)
+    LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE, offsetof(LtNode, u.next),
+    offsetof(KlsState, ci), offsetof(KlsCallInfo, func), sizeof(KlsStackValue)
   };
   ensure_probe(L);
   return enabled ? &lay : NULL;
@@ -314,14 +325,14 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **
 /* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */
 
 /* The node holding short string key *ks in table h (NULL when absent, the
-** layout is off or the site has no key yet); its byte offset in the node
-** array is left in *kn, where compiled code looks first next time
-** (cg_lua.c lookup). */
+** layout is off or the site has no key yet); its index in the node array
+** is left in *kn, where compiled code looks first next time (cg_lua.c
+** probe: masked by the node array's size there, so any kn is safe). */
 void *kjit_lt_findfield(void *h, void **ks, int64_t *kn) {
   if (!enabled || h == NULL || *ks == NULL || *ks == (void *)1) return NULL;
   const LtTValue *v = field(h, *ks);   /* the node itself: its value comes first */
   if (v == NULL) return NULL;
-  *kn = (int64_t)((const char *)v - (const char *)((LtTable *)h)->node);
+  *kn = (int64_t)((const LtNode *)v - ((LtTable *)h)->node);
   return (void *)v;
 }
 

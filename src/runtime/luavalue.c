@@ -50,6 +50,7 @@
 ** generator refuses Lua values there).
 */
 #include "runtime/luavalue.h"
+#include "host/lua_stack.h"   /* kls_on, for the JIT linker */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -279,6 +280,7 @@ int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
 ** __index (debug.setmetatable on numbers) or raises "attempt to index a
 ** number value" naming it. */
 static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, void **h) {
+  if (*h == (void *)&kjit_lt_none) *h = NULL;   /* (no table known: cg_lua.c hint) */
   if (otag != KLV_INSLOT) {
     kjit_lv_settagged(L, t, otag, obits);
     *h = NULL;
@@ -314,6 +316,29 @@ int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
                       void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
   t = site_obj(L, otag, obits, t, &h);
   int32_t rc = kjit_lv_seti(L, t, h, i, vtag, vbits, v);
+  if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
+int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t dst, int64_t *out) {
+  if (ktag == KLV_INT) return kjit_lv_sgeti(L, s, otag, obits, t, h, kbits, dst, out);
+  t = site_obj(L, otag, obits, t, &h);
+  kjit_lv_push(L, ktag, kbits, kslot);
+  int32_t rc = kjit_lv_gettable(L, t, lua_gettop(L), dst, out);
+  lua_pop(L, 1);   /* the key (gettable's result went to dst) */
+  if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
+  return rc;
+}
+
+int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t vtag,
+                      int64_t vbits, int32_t v) {
+  if (ktag == KLV_INT) return kjit_lv_sseti(L, s, otag, obits, t, h, kbits, vtag, vbits, v);
+  t = site_obj(L, otag, obits, t, &h);
+  kjit_lv_push(L, ktag, kbits, kslot);
+  int32_t rc = kjit_lv_settable(L, t, lua_gettop(L), vtag, vbits, v);
+  lua_pop(L, 1);
   if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
 }
@@ -583,7 +608,10 @@ void kjit_lv_register(void) {
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
+  kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);
+  kc_register_symbol("kls_on", (void *)&kls_on);
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
+  REG(kjit_lv_sgetk); REG(kjit_lv_ssetk);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);

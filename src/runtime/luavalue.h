@@ -74,7 +74,7 @@ int32_t kjit_lv_setfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
 ** of the inline path, and what the access's errors say. */
 typedef struct KlvSite {
   void *ks;            /* the field name's interned string (luatable.c); NULL at first */
-  int64_t kn;          /* byte offset of the node where the site found its key last */
+  int64_t kn;          /* index of the node where the site found its key last */
   const char *name;    /* the field name (no NUL inside); NULL for t[i] */
   const char *info;    /* Lua's description of the indexed value: " (local 't')", "" */
   const char *chunk;   /* the function's chunkname */
@@ -94,6 +94,15 @@ int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits,
                           void *h, int32_t vtag, int64_t vbits, int32_t v);
 int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v);
+/* t[k] with a key known only at run time (ktag, kbits; in slot kslot when
+** ktag is 0, KLV_INSLOT): an integer as sgeti/sseti, anything else
+** through the API (a float, a string, nil: the key pushed above the frame
+** for the call), so compiled code has one miss path for both. */
+int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t dst, int64_t *out);
+int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
+                      void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t vtag,
+                      int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ctor_grow(lua_State *L, int32_t dst, int32_t last, int32_t narr, int32_t nrec);
@@ -159,9 +168,14 @@ typedef struct KltLayout {
   int t_metatable;                              /* in a Table */
   int tag_false, tag_true;                      /* booleans' tags */
   int node_next;                                /* a Node's chain link (int) */
+  /* the running C function's stack slots (host/lua_stack.h, valid only
+  ** while kls_on): L->ci at s_ci, ci->func at ci_func, a slot's size */
+  int s_ci, ci_func, sv_size;
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
+/* The no-table table of the inline checks (luatable.c; an LtTable). */
+extern const struct LtTable kjit_lt_none;
 /* Whether the running Lua's layout matched (checked once, at load). */
 int kjit_lt_enabled(void);
 
