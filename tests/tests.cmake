@@ -172,3 +172,14 @@ if(KJIT_SANITIZE)
   target_compile_options(mockcurand PRIVATE ${KJIT_SAN_FLAGS})
   target_link_options(mockcurand PRIVATE ${KJIT_SAN_FLAGS})
 endif()
+
+# Frames, constructors and tree walks (tests/lua/test_frames.lua) again
+# through the Lua API only (KJIT_NO_STACK_READS=1: no direct frame opens,
+# slot copies, constructor stores or reads; host/lua_stack.h).
+add_test(NAME lua.test_frames_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_frames.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_frames_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_frames_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)

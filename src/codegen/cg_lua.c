@@ -956,6 +956,42 @@ static void setlist_grow(CG *G, const KirInsn *v) {
   G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
 }
 
+/* The whole list in one call (kjit_lv_setlist, which writes the fresh
+** table's array part directly: runtime/luatable.c kjit_lt_setlist), the
+** items as KlvItem records in an array of this frame, when every item
+** travels without a scratch slot (numbers, Lua values, booleans in
+** registers, nil): `{item, left, right}`. 0: store them one by one. */
+static int setlist_batch(CG *G, const KirInsn *v, CgVal o, const CgVal *items, int n) {
+  if (n < 1) return 0;
+  for (int i = 0; i < n; i++) {
+    int k = items[i].t.kind;
+    if (!(k == T_LUA || isnumkind(k) || k == T_NIL ||
+          (k == T_BOOL && items[i].v && LLVMTypeOf(items[i].v) == G->i1)))
+      return 0;
+  }
+  LLVMTypeRef fs[3] = { G->i32, G->i32, G->i64 };   /* KlvItem */
+  LLVMTypeRef ity = LLVMStructTypeInContext(G->C, fs, 3, 0);
+  LLVMValueRef arr = cg_alloca(G, LLVMArrayType(ity, (unsigned)n), "ctoritems");
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef tag, bits, val;
+    if (items[i].t.kind == T_NIL) {
+      tag = cg_i32(G, KLV_NIL); bits = cg_i64(G, 0); val = cg_i32(G, 0);
+    } else {
+      stored(G, items[i], v, &tag, &bits, &val);   /* (no scratch slot for these kinds) */
+    }
+    LLVMValueRef f[3] = { tag, val, bits };
+    for (int j = 0; j < 3; j++) {
+      LLVMValueRef idx[3] = { cg_i32(G, 0), cg_i32(G, i), cg_i32(G, j) };
+      LLVMBuildStore(G->B, f[j], LLVMBuildInBoundsGEP2(G->B, LLVMArrayType(ity, (unsigned)n), arr, idx, 3, ""));
+    }
+  }
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i8p };
+  LLVMValueRef as[6] = { G->luaL, o.v, hint(G, o), cg_i64(G, v->aux), cg_i32(G, n),
+                         LLVMBuildPointerCast(G->B, arr, G->i8p, "") };
+  call(G, "kjit_lv_setlist", NULL, ps, as, 6);
+  return 1;
+}
+
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   if (kty_ctor_deferred(G->sp, v)) { setlist_deferred(G, v); return; }
   if (kty_ctor_grows(G->sp, v)) { setlist_grow(G, v); return; }
@@ -964,6 +1000,7 @@ void cg_lua_setlist(CG *G, const KirInsn *v) {
   ** typer knows there are */
   CgVal items[KTY_CTOR_MAX];
   int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
+  if (setlist_batch(G, v, o, items, n)) return;
   for (int i = 1; i <= n; i++) {
     LLVMValueRef tag, bits, val;
     triple(G, items[i - 1], 0, v, &tag, &bits, &val);
