@@ -196,6 +196,13 @@ KLS_INLINE KlsTValue kls_replace(lua_State *L, int to) {
   return v;
 }
 
+/* lua_toboolean(L, idx) for a stack index of the running C function:
+** false for nil (any variant) and false. */
+KLS_INLINE int kls_truthy(lua_State *L, int idx) {
+  unsigned char tt = ((KlsState *)(void *)L)->ci->func[idx].val.tt_;
+  return (tt & 0x0f) != KLS_NIL && tt != KLS_FALSE;
+}
+
 /* Closes the frame whose first index is first: lua_settop(L, first - 1)
 ** for a frame holding no to-be-closed variable (kjit never makes one). */
 KLS_INLINE void kls_close(lua_State *L, int first) {

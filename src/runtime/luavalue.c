@@ -127,7 +127,10 @@ void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len) {
   lua_replace(L, slot);
 }
 
-int32_t kjit_lv_truthy(lua_State *L, int32_t slot) { return lua_toboolean(L, slot); }
+int32_t kjit_lv_truthy(lua_State *L, int32_t slot) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return kls_truthy(L, slot);
+  return lua_toboolean(L, slot);
+}
 
 /* The number in slot: 0 an integer, 1 a float (its bits in *out), -1 not
 ** a number. With strings set, a string that converts is a float, as
