@@ -42,6 +42,7 @@
 #include "codegen/cg.h"
 #include "codegen/kcg.h"
 #include "runtime/luavalue.h"
+#include "host/lua_stack.h"
 #include "lua.h"
 
 #define NSCRATCH 3
@@ -81,7 +82,7 @@ static LLVMValueRef slot_at(CG *G, int k) {
   if (k < 0 || k >= G->nlslots) cg_error(G, NULL, "internal error: Lua slot %d of %d", k, G->nlslots);
   if (G->lslotv[k] == NULL) {
     LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
-    LLVMPositionBuilderAtEnd(b, G->allocas);
+    LLVMPositionBuilderAtEnd(b, G->lentry ? G->lentry : G->allocas);
     G->lslotv[k] = LLVMBuildAdd(b, G->lbase, cg_i32(G, k), "slot");
     LLVMDisposeBuilder(b);
   }
@@ -103,8 +104,81 @@ static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 
 /* ---- Frames -------------------------------------------------------------------- */
 
+/* The stack layout for inline frames (host/lua_stack.h), NULL where the
+** probe disagreed or with KJIT_NO_INLINE_TABLES (measuring: the C paths
+** only). (Kernels and parallel bodies never have frames: no L there.) */
+static const KlsFrameLayout *frame_layout(CG *G) {
+  (void)G;
+  if (getenv("KJIT_NO_INLINE_TABLES")) return NULL;
+  return kls_frame_layout();
+}
+
+/* kls_on (host/lua_stack.h): the frame layout agreed with the running Lua. */
+static LLVMValueRef kls_on_g(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kls_on");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kls_on");
+  return g;
+}
+
+static LLVMValueRef ld(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
+  LLVMValueRef o = cg_i64(G, off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  return LLVMBuildLoad2(G->B, ty, LLVMBuildPointerCast(G->B, p, LLVMPointerType(ty, 0), ""), "");
+}
+
+/* The frame opened inline, as host/lua_stack.h kls_open does (the top
+** moved up over n slots set to nil, where the C function's reserved stack
+** has room for them and LUA_MINSTACK more), else by kjit_lv_open (no room,
+** or kls_on off where this code runs); the frame's first index. A
+** compiled call costs the interpreter's kind of work then: a few stores,
+** no call into the Lua API. The builder is left in the block where the
+** entry code goes on (G->lentry). */
+static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
+  LLVMBasicBlockRef chk = cg_bb(G, "lopen"), fast = cg_bb(G, "lopenfast"),
+                    slow = cg_bb(G, "lopenslow"), join = cg_bb(G, "lopened");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), chk, slow));
+  LLVMPositionBuilderAtEnd(G->B, chk);
+  LLVMValueRef top = ld(G, G->luaL, y->state_top, G->i8p);
+  LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+  LLVMValueRef citop = ld(G, ci, y->ci_top, G->i8p);
+  LLVMValueRef room = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, citop, G->i64, ""),
+                                   LLVMBuildPtrToInt(G->B, top, G->i64, ""), "");
+  LLVMValueRef need = cg_i64(G, (int64_t)(n + y->minstack) * y->slot_size);
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, room, need, ""), fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef o = cg_i64(G, (int64_t)k * y->slot_size + y->slot_tt);
+    LLVMBuildStore(G->B, LLVMConstInt(G->i8, 0, 0), LLVMBuildInBoundsGEP2(G->B, G->i8, top, &o, 1, ""));
+  }
+  LLVMValueRef o = cg_i64(G, (int64_t)n * y->slot_size);
+  LLVMValueRef ntop = LLVMBuildInBoundsGEP2(G->B, G->i8, top, &o, 1, "");
+  o = cg_i64(G, y->state_top);
+  LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL, &o, 1, "");
+  LLVMBuildStore(G->B, ntop, LLVMBuildPointerCast(G->B, tp, LLVMPointerType(G->i8p, 0), ""));
+  LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
+  LLVMValueRef d = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, top, G->i64, ""),
+                                LLVMBuildPtrToInt(G->B, func, G->i64, ""), "");
+  LLVMValueRef ffirst = LLVMBuildTrunc(G->B, LLVMBuildExactSDiv(G->B, d, cg_i64(G, y->slot_size), ""),
+                                       G->i32, "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, cg_i32(G, n) };
+  LLVMValueRef sfirst = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "lbase");
+  LLVMValueRef vs[2] = { ffirst, sfirst };
+  LLVMBasicBlockRef bs[2] = { fast, slow };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  G->lentry = join;
+  return phi;
+}
+
 void cg_lua_begin(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
+  G->lentry = NULL;
   G->lslot = NULL;
   G->luaL = NULL;
   G->lbase = NULL;
@@ -149,17 +223,44 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
   lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
   G->luaL = LLVMBuildLoad2(G->B, G->i8p, lp, "L");
-  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-  LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
-  G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  const KlsFrameLayout *y = frame_layout(G);
+  if (y) {
+    G->lbase = open_inline(G, y, G->nlslots);
+  } else {
+    LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+    LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
+    G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  }
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
 }
 
+/* The frame closed: inline as kls_close (the top moved back to the frame's
+** first slot) where kls_on holds when this runs, else kjit_lv_close. */
 void cg_lua_end(CG *G) {
   if (G->lbase == NULL) return;
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, G->lbase };
+  const KlsFrameLayout *y = frame_layout(G);
+  if (y == NULL) {
+    call(G, "kjit_lv_close", NULL, ps, as, 2);
+    return;
+  }
+  LLVMBasicBlockRef fast = cg_bb(G, "lclose"), slow = cg_bb(G, "lcloseslow"), join = cg_bb(G, "lclosed");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+  LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
+  LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, G->lbase, G->i64, ""), cg_i64(G, y->slot_size), "");
+  LLVMValueRef ntop = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
+  o = cg_i64(G, y->state_top);
+  LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL, &o, 1, "");
+  LLVMBuildStore(G->B, ntop, LLVMBuildPointerCast(G->B, tp, LLVMPointerType(G->i8p, 0), ""));
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
   call(G, "kjit_lv_close", NULL, ps, as, 2);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
 }
 
 /* Slot k's stack index computed where it is used (base + k), for the

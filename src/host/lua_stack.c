@@ -177,3 +177,11 @@ void kls_probe(lua_State *L) {
   __atomic_store_n(&kls_on, on, __ATOMIC_RELAXED);
   __atomic_store_n(&probed, 1, __ATOMIC_RELEASE);
 }
+
+const KlsFrameLayout *kls_frame_layout(void) {
+  static const KlsFrameLayout lay = {
+    offsetof(KlsState, top), offsetof(KlsState, ci), offsetof(KlsCallInfo, func),
+    offsetof(KlsCallInfo, top), sizeof(KlsStackValue), offsetof(KlsTValue, tt_), LUA_MINSTACK
+  };
+  return __atomic_load_n(&kls_on, __ATOMIC_RELAXED) ? &lay : NULL;
+}

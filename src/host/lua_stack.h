@@ -210,4 +210,13 @@ KLS_INLINE void kls_close(lua_State *L, int first) {
   s->top = s->ci->func + first;
 }
 
+/* The offsets compiled code opens and closes its frames with, inline, as
+** kls_open and kls_close do (codegen/cg_lua.c), for the mirrors above;
+** NULL when the probe did not agree. Compiled code tests kls_on again
+** when it runs (code from the disk cache may run in another process). */
+typedef struct KlsFrameLayout {
+  int state_top, state_ci, ci_func, ci_top, slot_size, slot_tt, minstack;
+} KlsFrameLayout;
+const KlsFrameLayout *kls_frame_layout(void);
+
 #endif

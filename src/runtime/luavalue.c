@@ -614,6 +614,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
+  kc_register_symbol("kls_on", (void *)&kls_on);   /* inline frames (codegen/cg_lua.c) */
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
