@@ -179,3 +179,37 @@ test("frames: a compiled callee's table results land in the caller's slots", fun
   end
   T.check_args(use, 50)
 end)
+
+test("code with inline frames from the disk cache, run where the stack reads are off (in children)", function()
+  local lua = arg and arg[-1] or "lua5.4"
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p '" .. dir .. "'"))
+  local script = dir .. "/t.lua"
+  write_file(script, "package.cpath = " .. string.format("%q", package.cpath) .. "\n" .. [[
+    local kjit = require "kjit"
+    local function make(i, d)
+      if d == 0 then return { i } end
+      return { i, make(2 * i - 1, d - 1), make(2 * i, d - 1) }
+    end
+    local function check(t)
+      if t[2] then return t[1] + check(t[2]) - check(t[3]) end
+      return t[1]
+    end
+    local f = kjit.jit(function(d) local t = make(1, d) return check(t), #t end, { cache = true })
+    io.write(kjit.stack_reads, "|", tostring(f(9)), " ", tostring(select(2, f(3))), " ",
+             tostring(kjit.cache_stats().hits or "?"))
+  ]])
+  local function child(env)
+    local p = io.popen(env .. " KJIT_CACHE_DIR='" .. dir .. "' " .. lua .. " '" .. script .. "' 2>&1")
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+  local first = child("KJIT_NO_STACK_READS=0")
+  truthy(first:match("^on|0 3 "), "compiled with the stack reads on: " .. first)
+  local second = child("KJIT_NO_STACK_READS=1")
+  -- (a cache hit: the code with inline frames runs where kls_on is 0)
+  truthy(second:match("^off: KJIT_NO_STACK_READS is set|0 3 [1-9]"), "run with them off: " .. second)
+  os.execute("rm -rf '" .. dir .. "'")
+end)
