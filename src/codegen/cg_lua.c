@@ -46,6 +46,7 @@
 #include "lua.h"
 
 #define NSCRATCH 3
+#define INLINE_FRAME_MAX 16   /* slots: larger frames are opened by a call */
 
 /* ---- Which specializations use Lua values ----------------------------------- */
 
@@ -224,7 +225,10 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
   G->luaL = LLVMBuildLoad2(G->B, G->i8p, lp, "L");
   const KlsFrameLayout *y = frame_layout(G);
-  if (y) {
+  /* inline for small frames only (a recursive function's: binary-trees'
+  ** have 7 and 12 slots): a program's main chunk, with dozens, runs once,
+  ** and its stores and blocks would cost more to compile than they save */
+  if (y && G->nlslots <= INLINE_FRAME_MAX) {
     G->lbase = open_inline(G, y, G->nlslots);
   } else {
     LLVMTypeRef ps[2] = { G->i8p, G->i32 };
@@ -241,7 +245,7 @@ void cg_lua_end(CG *G) {
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, G->lbase };
   const KlsFrameLayout *y = frame_layout(G);
-  if (y == NULL) {
+  if (y == NULL || G->lentry == NULL) {   /* (opened by kjit_lv_open) */
     call(G, "kjit_lv_close", NULL, ps, as, 2);
     return;
   }
