@@ -168,6 +168,8 @@ typedef struct CG {
   LLVMValueRef luaL;        /* lua_State* (i8*), from err */
   LLVMValueRef lbase;       /* i32: the frame's first slot (kjit_lv_open) */
   LLVMValueRef *lslotv;     /* by slot: its index (i32), made in the entry block */
+  LLVMBasicBlockRef lentry; /* where the entry code goes on once the frame is
+                               open inline (cg_lua_begin), or NULL: the entry block */
   CgVal *upvals;            /* a function literal's specialization: its
                                upvalues, passed after its parameters */
   int prbody;               /* emitting a kjit.prange body's own function

@@ -1786,13 +1786,14 @@ static void emit_spec(CG *G, KtySpec *sp) {
   }
   /* blocks left open (after a raise) end in unreachable */
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(G->fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
-    if (bb == G->allocas) continue;
+    if (bb == G->allocas || bb == G->lentry) continue;   /* (ended below) */
     if (LLVMGetBasicBlockTerminator(bb) == NULL) {
       LLVMPositionBuilderAtEnd(G->B, bb);
       LLVMBuildUnreachable(G->B);
     }
   }
-  LLVMPositionBuilderAtEnd(G->B, G->allocas);
+  /* (the entry code goes on after cg_lua_begin's inline frame opening) */
+  LLVMPositionBuilderAtEnd(G->B, G->lentry ? G->lentry : G->allocas);
   /* a pure caller that failed before calling does no more work here */
   cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);

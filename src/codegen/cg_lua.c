@@ -42,9 +42,11 @@
 #include "codegen/cg.h"
 #include "codegen/kcg.h"
 #include "runtime/luavalue.h"
+#include "host/lua_stack.h"
 #include "lua.h"
 
 #define NSCRATCH 3
+#define INLINE_FRAME_MAX 16   /* slots: larger frames are opened by a call */
 
 /* ---- Which specializations use Lua values ----------------------------------- */
 
@@ -81,7 +83,7 @@ static LLVMValueRef slot_at(CG *G, int k) {
   if (k < 0 || k >= G->nlslots) cg_error(G, NULL, "internal error: Lua slot %d of %d", k, G->nlslots);
   if (G->lslotv[k] == NULL) {
     LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
-    LLVMPositionBuilderAtEnd(b, G->allocas);
+    LLVMPositionBuilderAtEnd(b, G->lentry ? G->lentry : G->allocas);
     G->lslotv[k] = LLVMBuildAdd(b, G->lbase, cg_i32(G, k), "slot");
     LLVMDisposeBuilder(b);
   }
@@ -105,8 +107,82 @@ static LLVMValueRef lt_on(CG *G);
 
 /* ---- Frames -------------------------------------------------------------------- */
 
+/* The stack layout for inline frames (host/lua_stack.h), NULL where the
+** probe disagreed or with KJIT_NO_INLINE_TABLES (measuring: the C paths
+** only). (Kernels and parallel bodies never have frames: no L there.) */
+static const KlsFrameLayout *frame_layout(CG *G) {
+  (void)G;
+  if (getenv("KJIT_NO_INLINE_TABLES")) return NULL;
+  return kls_frame_layout();
+}
+
+/* kls_on (host/lua_stack.h): the frame layout agreed with the running Lua,
+** so compiled code may open frames and write its slots itself. */
+static LLVMValueRef kls_on_g(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kls_on");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kls_on");
+  return g;
+}
+
+static LLVMValueRef ld(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
+  LLVMValueRef o = cg_i64(G, off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  return LLVMBuildLoad2(G->B, ty, LLVMBuildPointerCast(G->B, p, LLVMPointerType(ty, 0), ""), "");
+}
+
+/* The frame opened inline, as host/lua_stack.h kls_open does (the top
+** moved up over n slots set to nil, where the C function's reserved stack
+** has room for them and LUA_MINSTACK more), else by kjit_lv_open (no room,
+** or kls_on off where this code runs); the frame's first index. A
+** compiled call costs the interpreter's kind of work then: a few stores,
+** no call into the Lua API. The builder is left in the block where the
+** entry code goes on (G->lentry). */
+static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
+  LLVMBasicBlockRef chk = cg_bb(G, "lopen"), fast = cg_bb(G, "lopenfast"),
+                    slow = cg_bb(G, "lopenslow"), join = cg_bb(G, "lopened");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), chk, slow));
+  LLVMPositionBuilderAtEnd(G->B, chk);
+  LLVMValueRef top = ld(G, G->luaL, y->state_top, G->i8p);
+  LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+  LLVMValueRef citop = ld(G, ci, y->ci_top, G->i8p);
+  LLVMValueRef room = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, citop, G->i64, ""),
+                                   LLVMBuildPtrToInt(G->B, top, G->i64, ""), "");
+  LLVMValueRef need = cg_i64(G, (int64_t)(n + y->minstack) * y->slot_size);
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, room, need, ""), fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef o = cg_i64(G, (int64_t)k * y->slot_size + y->slot_tt);
+    LLVMBuildStore(G->B, LLVMConstInt(G->i8, 0, 0), LLVMBuildInBoundsGEP2(G->B, G->i8, top, &o, 1, ""));
+  }
+  LLVMValueRef o = cg_i64(G, (int64_t)n * y->slot_size);
+  LLVMValueRef ntop = LLVMBuildInBoundsGEP2(G->B, G->i8, top, &o, 1, "");
+  o = cg_i64(G, y->state_top);
+  LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL, &o, 1, "");
+  LLVMBuildStore(G->B, ntop, LLVMBuildPointerCast(G->B, tp, LLVMPointerType(G->i8p, 0), ""));
+  LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
+  LLVMValueRef d = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, top, G->i64, ""),
+                                LLVMBuildPtrToInt(G->B, func, G->i64, ""), "");
+  LLVMValueRef ffirst = LLVMBuildTrunc(G->B, LLVMBuildExactSDiv(G->B, d, cg_i64(G, y->slot_size), ""),
+                                       G->i32, "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, cg_i32(G, n) };
+  LLVMValueRef sfirst = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "lbase");
+  LLVMValueRef vs[2] = { ffirst, sfirst };
+  LLVMBasicBlockRef bs[2] = { fast, slow };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  G->lentry = join;
+  return phi;
+}
+
 void cg_lua_begin(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
+  G->lentry = NULL;
   G->lslot = NULL;
   G->luaL = NULL;
   G->lbase = NULL;
@@ -152,9 +228,17 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   LLVMValueRef lp = LLVMBuildInBoundsGEP2(G->B, G->i8, e8, &off, 1, "");
   lp = LLVMBuildPointerCast(G->B, lp, LLVMPointerType(G->i8p, 0), "");
   G->luaL = LLVMBuildLoad2(G->B, G->i8p, lp, "L");
-  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-  LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
-  G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  const KlsFrameLayout *y = frame_layout(G);
+  /* inline for small frames only (a recursive function's: binary-trees'
+  ** have 7 and 12 slots): a program's main chunk, with dozens, runs once,
+  ** and its stores and blocks would cost more to compile than they save */
+  if (y && G->nlslots <= INLINE_FRAME_MAX) {
+    G->lbase = open_inline(G, y, G->nlslots);
+  } else {
+    LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+    LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
+    G->lbase = call(G, "kjit_lv_open", G->i32, ps, as, 2);
+  }
   /* kjit_lt_on once per call: it only ever goes from 0 to 1 (luatable.c's
   ** probe, at most once per process), and a call that saw 0 just takes
   ** the helpers throughout */
@@ -163,11 +247,33 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
 }
 
+/* The frame closed: inline as kls_close (the top moved back to the frame's
+** first slot) where kls_on holds when this runs, else kjit_lv_close. */
 void cg_lua_end(CG *G) {
   if (G->lbase == NULL) return;
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, G->lbase };
+  const KlsFrameLayout *y = frame_layout(G);
+  if (y == NULL || G->lentry == NULL) {   /* (opened by kjit_lv_open) */
+    call(G, "kjit_lv_close", NULL, ps, as, 2);
+    return;
+  }
+  LLVMBasicBlockRef fast = cg_bb(G, "lclose"), slow = cg_bb(G, "lcloseslow"), join = cg_bb(G, "lclosed");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+  LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
+  LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, G->lbase, G->i64, ""), cg_i64(G, y->slot_size), "");
+  LLVMValueRef ntop = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
+  o = cg_i64(G, y->state_top);
+  LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL, &o, 1, "");
+  LLVMBuildStore(G->B, ntop, LLVMBuildPointerCast(G->B, tp, LLVMPointerType(G->i8p, 0), ""));
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
   call(G, "kjit_lv_close", NULL, ps, as, 2);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
 }
 
 /* Slot k's stack index computed where it is used (base + k), for the
@@ -450,13 +556,6 @@ static LLVMValueRef lt_on(CG *G) {
   return g;
 }
 
-/* kls_on (host/lua_stack.h): compiled code may write its frame's slots. */
-static LLVMValueRef kls_on(CG *G) {
-  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kls_on");
-  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kls_on");
-  return g;
-}
-
 /* kjit_lt_none (luatable.c): the table every inline check misses in. */
 static LLVMValueRef lt_none(CG *G) {
   LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lt_none");
@@ -669,7 +768,7 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
     ** host/lua_stack.h, while kls_on; a stack slot needs no GC barrier),
     ** and its address is the hint; a number is copied too (the slot is
     ** this value's own), which saves a branch. */
-    LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on(G), "");
+    LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
     LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
     good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), istab, ""), ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
@@ -1038,6 +1137,42 @@ static void setlist_grow(CG *G, const KirInsn *v) {
   G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
 }
 
+/* The whole list in one call (kjit_lv_setlist, which writes the fresh
+** table's array part directly: runtime/luatable.c kjit_lt_setlist), the
+** items as KlvItem records in an array of this frame, when every item
+** travels without a scratch slot (numbers, Lua values, booleans in
+** registers, nil): `{item, left, right}`. 0: store them one by one. */
+static int setlist_batch(CG *G, const KirInsn *v, CgVal o, const CgVal *items, int n) {
+  if (n < 1) return 0;
+  for (int i = 0; i < n; i++) {
+    int k = items[i].t.kind;
+    if (!(k == T_LUA || isnumkind(k) || k == T_NIL ||
+          (k == T_BOOL && items[i].v && LLVMTypeOf(items[i].v) == G->i1)))
+      return 0;
+  }
+  LLVMTypeRef fs[3] = { G->i32, G->i32, G->i64 };   /* KlvItem */
+  LLVMTypeRef ity = LLVMStructTypeInContext(G->C, fs, 3, 0);
+  LLVMValueRef arr = cg_alloca(G, LLVMArrayType(ity, (unsigned)n), "ctoritems");
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef tag, bits, val;
+    if (items[i].t.kind == T_NIL) {
+      tag = cg_i32(G, KLV_NIL); bits = cg_i64(G, 0); val = cg_i32(G, 0);
+    } else {
+      stored(G, items[i], v, &tag, &bits, &val);   /* (no scratch slot for these kinds) */
+    }
+    LLVMValueRef f[3] = { tag, val, bits };
+    for (int j = 0; j < 3; j++) {
+      LLVMValueRef idx[3] = { cg_i32(G, 0), cg_i32(G, i), cg_i32(G, j) };
+      LLVMBuildStore(G->B, f[j], LLVMBuildInBoundsGEP2(G->B, LLVMArrayType(ity, (unsigned)n), arr, idx, 3, ""));
+    }
+  }
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i64, G->i32, G->i8p };
+  LLVMValueRef as[6] = { G->luaL, o.v, hint(G, o), cg_i64(G, v->aux), cg_i32(G, n),
+                         LLVMBuildPointerCast(G->B, arr, G->i8p, "") };
+  call(G, "kjit_lv_setlist", NULL, ps, as, 6);
+  return 1;
+}
+
 void cg_lua_setlist(CG *G, const KirInsn *v) {
   if (kty_ctor_deferred(G->sp, v)) { setlist_deferred(G, v); return; }
   if (kty_ctor_grows(G->sp, v)) { setlist_grow(G, v); return; }
@@ -1046,6 +1181,7 @@ void cg_lua_setlist(CG *G, const KirInsn *v) {
   ** typer knows there are */
   CgVal items[KTY_CTOR_MAX];
   int n = cg_operands(G, v, 1, items, KTY_CTOR_MAX);
+  if (setlist_batch(G, v, o, items, n)) return;
   for (int i = 1; i <= n; i++) {
     LLVMValueRef tag, bits, val;
     triple(G, items[i - 1], 0, v, &tag, &bits, &val);

@@ -12,7 +12,8 @@
 ** lua_gettop, each tag against lua_type/lua_isinteger, values against
 ** lua_tointeger/lua_tonumber/lua_toboolean, a userdata's block against
 ** lua_touserdata and its size against lua_rawlen, the upvalue against
-** lua_touserdata(L, lua_upvalueindex(1)). Any difference, a lua_version
+** lua_touserdata(L, lua_upvalueindex(1)); and it opens and closes frames
+** of slots directly (frames_agree). Any difference, a lua_version
 ** other than 504, or KJIT_NO_STACK_READS=1 leaves kls_on 0.
 */
 #include "host/lua_stack.h"
@@ -65,6 +66,38 @@ static int agrees(lua_State *L, int i, const KlsTValue *v) {
   }
 }
 
+/* Frames opened and closed directly (kls_open, kls_close), slots copied
+** (kls_copy, kls_replace), against
+** lua_gettop, lua_type and lua_checkstack's promise: 1 if they agree. The
+** slots a frame takes held integers before (pushed, then dropped by
+** lua_settop, which leaves them in place), so that its nils are its own. */
+static int frames_agree(lua_State *L) {
+  int g = lua_gettop(L);
+  if (!lua_checkstack(L, 40)) return 0;
+  if (kls_open(L, 1 << 20, 0) != 0 || lua_gettop(L) != g) return 0;   /* no room: refused */
+  for (int i = 0; i < 12; i++) lua_pushinteger(L, i + 1);
+  lua_settop(L, g);
+  int first = kls_open(L, 8, 20);
+  if (first != g + 1 || lua_gettop(L) != g + 8) return 0;
+  for (int i = first; i < first + 8; i++) if (lua_type(L, i) != LUA_TNIL) return 0;
+  lua_pushinteger(L, 5);
+  kls_replace(L, first + 3);
+  if (lua_gettop(L) != g + 8 || lua_tointeger(L, first + 3) != 5) return 0;
+  kls_copy(L, first + 3, first + 5);
+  if (!lua_isinteger(L, first + 5) || lua_tointeger(L, first + 5) != 5) return 0;
+  lua_newtable(L);
+  const void *t = lua_topointer(L, -1);
+  if (kls_replace(L, first + 6).value_.gc != t || lua_topointer(L, first + 6) != t ||
+      lua_gettop(L) != g + 8)
+    return 0;
+  int second = kls_open(L, 4, 10);
+  if (second != g + 9 || lua_gettop(L) != g + 12 || lua_type(L, second + 3) != LUA_TNIL) return 0;
+  kls_close(L, second);
+  if (lua_gettop(L) != g + 8 || lua_tointeger(L, first + 3) != 5) return 0;
+  kls_close(L, first);
+  return lua_gettop(L) == g;
+}
+
 static int probe_fn(lua_State *L) {
   ProbeBox *box = lua_touserdata(L, lua_upvalueindex(1));
   int n, ok = 1;
@@ -74,6 +107,7 @@ static int probe_fn(lua_State *L) {
   /* (with probe_skew, a[n] is L->top's slot: inside the stack, which
   ** always has slots beyond its top) */
   for (int i = 1; ok && i <= n; i++) ok = agrees(L, i, &a[i - 1 + __atomic_load_n(&probe_skew, __ATOMIC_RELAXED)].val);
+  if (ok && !frames_agree(L)) ok = 0;
   if (box) { box->calls++; if (!ok) box->bad++; }
   return 0;
 }
@@ -142,4 +176,12 @@ void kls_probe(lua_State *L) {
   }
   __atomic_store_n(&kls_on, on, __ATOMIC_RELAXED);
   __atomic_store_n(&probed, 1, __ATOMIC_RELEASE);
+}
+
+const KlsFrameLayout *kls_frame_layout(void) {
+  static const KlsFrameLayout lay = {
+    offsetof(KlsState, top), offsetof(KlsState, ci), offsetof(KlsCallInfo, func),
+    offsetof(KlsCallInfo, top), sizeof(KlsStackValue), offsetof(KlsTValue, tt_), LUA_MINSTACK
+  };
+  return __atomic_load_n(&kls_on, __ATOMIC_RELAXED) ? &lay : NULL;
 }

@@ -11,8 +11,9 @@
 **   - struct lua_State starts with CommonHeader (GCObject *next; lu_byte
 **     tt, marked), lu_byte status, allowhook; unsigned short nci; then
 **     top, l_G, ci (pointer-sized each);
-**   - struct CallInfo starts with func; a C function's argument i is
-**     func + i, and there are top - (func + 1) of them;
+**   - struct CallInfo starts with func, then top (the last slot the
+**     running function may use: lua_checkstack raises it); a C function's
+**     argument i is func + i, and there are top - (func + 1) of them;
 **   - a stack slot (StackValue) is 16 bytes: a TValue {Value value_ (8
 **     bytes); lu_byte tt_} (5.4.3+ add a union member of the same size);
 **   - tags: LUA_VNIL 0x00 (and its variants 0x10, 0x20: low nibble 0),
@@ -32,10 +33,12 @@
 ** Believed only after a probe at require time (kls_probe, lua_stack.c)
 ** reads known arguments both ways and finds every one equal; otherwise,
 ** for a Lua whose lua_version is not 504, or with KJIT_NO_STACK_READS=1,
-** kls_on stays 0 and the call path uses the API. Nothing here writes to
-** the stack; runtime/luatable.c (copy_to_slot) writes compiled code's own
+** kls_on stays 0 and the call path uses the API. Apart from kls_open,
+** kls_close, kls_copy and kls_replace, nothing here writes to the stack; runtime/luatable.c (copy_to_slot) writes compiled code's own
 ** frame slots (indices of the running C function, below top) through
-** these mirrors when kls_on.
+** these mirrors when kls_on, and compiled code's frames are opened and
+** closed here (kls_open, kls_close: runtime/luavalue.c kjit_lv_open) by
+** moving top, as lua_settop does.
 */
 #ifndef KJIT_LUA_STACK_H
 #define KJIT_LUA_STACK_H
@@ -70,7 +73,7 @@ typedef struct KlsState {
   void *l_G;
   struct KlsCallInfo *ci;
 } KlsState;
-typedef struct KlsCallInfo { KlsStackValue *func; } KlsCallInfo;
+typedef struct KlsCallInfo { KlsStackValue *func; KlsStackValue *top; } KlsCallInfo;
 typedef union KlsUValue { KlsTValue uv; LUAI_MAXALIGN; } KlsUValue;
 typedef struct KlsUdata {
   KLS_COMMONHEADER;
@@ -153,5 +156,67 @@ KLS_INLINE int kls_noargs(lua_State *L) {
   const KlsState *s = (const KlsState *)(void *)L;
   return s->top == s->ci->func + 1;
 }
+
+/* Opens a frame of n slots above the running C function's top, each set
+** to nil (the collector may scan them before compiled code writes them),
+** when its reserved stack (ci->top, which lua_checkstack raises) has room
+** for them and `extra` more: lua_settop(L, gettop + n) after
+** luaL_checkstack(L, n + extra) when that would not grow anything.
+** Returns the frame's first stack index, or 0 when there is no room (the
+** caller then takes the API path, which grows the stack). */
+KLS_INLINE int kls_open(lua_State *L, int n, int extra) {
+  KlsState *s = (KlsState *)(void *)L;
+  KlsStackValue *top = s->top;
+  if (s->ci->top - top < (ptrdiff_t)n + extra) return 0;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {   /* (unrolled: frames have a dozen slots) */
+    top[i].val.tt_ = KLS_NIL; top[i + 1].val.tt_ = KLS_NIL;
+    top[i + 2].val.tt_ = KLS_NIL; top[i + 3].val.tt_ = KLS_NIL;
+  }
+  for (; i < n; i++) top[i].val.tt_ = KLS_NIL;
+  s->top = top + n;
+  return (int)(top - s->ci->func);
+}
+
+/* lua_copy(L, from, to) between stack indices of the running C function
+** (setobj: a stack slot needs no GC barrier). */
+KLS_INLINE void kls_copy(lua_State *L, int from, int to) {
+  KlsStackValue *f = ((KlsState *)(void *)L)->ci->func;
+  f[to].val.value_ = f[from].val.value_;
+  f[to].val.tt_ = f[from].val.tt_;
+}
+
+/* lua_replace(L, to): the value on top moved to index to, and popped;
+** the moved value is returned (its object's address in value_.gc). */
+KLS_INLINE KlsTValue kls_replace(lua_State *L, int to) {
+  KlsState *s = (KlsState *)(void *)L;
+  KlsTValue v = (--s->top)->val;
+  s->ci->func[to].val.value_ = v.value_;
+  s->ci->func[to].val.tt_ = v.tt_;
+  return v;
+}
+
+/* lua_toboolean(L, idx) for a stack index of the running C function:
+** false for nil (any variant) and false. */
+KLS_INLINE int kls_truthy(lua_State *L, int idx) {
+  unsigned char tt = ((KlsState *)(void *)L)->ci->func[idx].val.tt_;
+  return (tt & 0x0f) != KLS_NIL && tt != KLS_FALSE;
+}
+
+/* Closes the frame whose first index is first: lua_settop(L, first - 1)
+** for a frame holding no to-be-closed variable (kjit never makes one). */
+KLS_INLINE void kls_close(lua_State *L, int first) {
+  KlsState *s = (KlsState *)(void *)L;
+  s->top = s->ci->func + first;
+}
+
+/* The offsets compiled code opens and closes its frames with, inline, as
+** kls_open and kls_close do (codegen/cg_lua.c), for the mirrors above;
+** NULL when the probe did not agree. Compiled code tests kls_on again
+** when it runs (code from the disk cache may run in another process). */
+typedef struct KlsFrameLayout {
+  int state_top, state_ci, ci_func, ci_top, slot_size, slot_tt, minstack;
+} KlsFrameLayout;
+const KlsFrameLayout *kls_frame_layout(void);
 
 #endif

@@ -11,7 +11,9 @@
 ** v a number or a boolean, where the key is present with a non-nil value,
 ** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
 ** into an empty element of the array part of a table without a metatable
-** (writenum says why that is exact). Compiled code does the same inline
+** (writenum says why that is exact); a constructor's list is written
+** into its fresh table's array part (kjit_lt_setlist); t[i] missing from
+** a table without a metatable reads nil (absent_int). Compiled code does the same inline
 ** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives), and for a
 ** field looks first in the node where its site found the key last time
 ** (kjit_lt_findfield walks the chain and remembers the node). Anything
@@ -100,6 +102,8 @@ typedef struct LtString {
 #define LT_TRUE 0x11         /* LUA_VTRUE */
 #define LT_MAXSHORTLEN 40    /* LUAI_MAXSHORTLEN */
 #define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
+#define LT_NIL 0x00          /* LUA_VNIL */
+#define LT_WHITEBITS 0x18    /* lgc.h: WHITE0BIT 3, WHITE1BIT 4 (BLACKBIT 5) of 'marked' */
 
 /* ---- The check at load ------------------------------------------------------------ */
 
@@ -164,6 +168,18 @@ static void probe(lua_State *L) {
     const void *mt = lua_topointer(L, -1);
     lua_setmetatable(L, -5);
     ok = ok && (const void *)h->metatable == mt;
+  }
+  if (ok) {   /* 'marked': a fresh table is white (luaC_newobj) unless a GC
+              ** step in lua_createtable marked it already; never two colours */
+    int white = 0;
+    for (int k = 0; k < 4; k++) {
+      lua_createtable(L, 1, 0);
+      unsigned char m = ((const LtTable *)lua_topointer(L, -1))->marked & 0x38;
+      if (m == 0x08 || m == 0x10) white++;
+      else if (m != 0x00 && m != 0x20) ok = 0;
+      lua_pop(L, 1);
+    }
+    ok = ok && white > 0;
   }
   lua_settop(L, top);
   __atomic_store_n(&kjit_lt_on, ok, __ATOMIC_RELEASE);
@@ -279,13 +295,72 @@ static int copy_to_slot(lua_State *L, const LtTValue *v, int32_t dst, int64_t *o
   return 1;
 }
 
+/* The constructor's list written straight into the array part of its
+** fresh table h (kjit_lv_setlist): what lua_rawseti does for each item
+** (setobj into array[k - 1], no metamethod: a raw set), when the array
+** part has room for base + n (the constructor sized it: always), the
+** table has no metatable (it cannot have one yet) and it is white. A
+** white table makes the GC barrier of a collectable item a no-op
+** (luaC_barrierback acts on black tables only); the table is black only
+** when a collection step between its making and here traversed it. The
+** items in slots are read through host/lua_stack.h's mirrors, so kls_on
+** must hold too. Else 0: the caller stores each item through the API. */
+int kjit_lt_setlist(lua_State *L, void *h, int64_t base, int32_t n, const KlvItem *items) {
+  LtTable *t = h;
+  if (!enabled || t == NULL || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return 0;
+  if (base < 0 || (uint64_t)base + (uint64_t)n > t->alimit || t->metatable != NULL ||
+      !(t->marked & LT_WHITEBITS))
+    return 0;
+  const KlsStackValue *func = ((const KlsState *)(void *)L)->ci->func;
+  LtTValue *d = &t->array[base];
+  for (int32_t k = 0; k < n; k++) {
+    const KlvItem *it = &items[k];
+    switch (it->tag) {
+    case KLV_INT: d[k].value_.i = it->bits; d[k].tt_ = LT_NUMINT; break;
+    case KLV_FLT: memcpy(&d[k].value_.n, &it->bits, 8); d[k].tt_ = LT_NUMFLT; break;
+    case KLV_BOOL: d[k].tt_ = it->bits ? LT_TRUE : LT_FALSE; break;
+    case KLV_NIL: d[k].tt_ = LT_NIL; break;
+    default: {
+      const KlsTValue *v = &func[it->slot].val;
+      memcpy(&d[k].value_, &v->value_, sizeof d[k].value_);
+      d[k].tt_ = v->tt_;
+    }
+    }
+  }
+  return 1;
+}
+
+/* t[i] on a table without a metatable where i is in neither part: nil,
+** with no __index to consult (luaV_finishget with a NULL metatable). The
+** array part's real size is alimit, or the next power of 2 above it when
+** alimit is not one (luaH_realasize: 5.4 may keep alimit below the size);
+** a small hash part (up to 8 nodes) is scanned whole for the integer key
+** (no hash function needed: a key is in at most one node). */
+static int absent_int(const LtTable *h, int64_t i) {
+  if (h->metatable != NULL || h->lsizenode > 3) return 0;
+  uint64_t size = h->alimit;
+  if (size & (size - 1)) {
+    size |= size >> 1; size |= size >> 2; size |= size >> 4; size |= size >> 8; size |= size >> 16;
+    size++;
+  }
+  if ((uint64_t)i - 1u < size) return 0;
+  for (int k = 0; k < (1 << h->lsizenode); k++)
+    if (h->node[k].u.key_tt == LT_NUMINT && h->node[k].u.key_val.i == i) return 0;
+  return 1;
+}
+
 /* A present value of the array part that is not a number (a list of
 ** records: ps[i]; a boolean: nsieve's flags[i]; a string) is copied into
 ** the slot dst (copy_to_slot, else two cheap API calls: a present value
 ** never consults __index), a table's address given back as the hint. */
 int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, int64_t *out,
                  int32_t *tag) {
-  const LtTValue *v = arrayslot(table_at(L, t, hint), i);
+  LtTable *h = table_at(L, t, hint);
+  const LtTValue *v = arrayslot(h, i);
+  if (v == NULL && h && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) && absent_int(h, i)) {
+    static const LtTValue nil = { { 0 }, LT_NIL };   /* `if t[i + 1] then`: a missing key */
+    return copy_to_slot(L, &nil, dst, out, tag);
+  }
   if (v && !LT_ISNIL(v->tt_) && v->tt_ != LT_NUMINT && v->tt_ != LT_NUMFLT) {
     if (copy_to_slot(L, v, dst, out, tag)) return 1;
     lua_rawgeti(L, t, (lua_Integer)i);
@@ -293,6 +368,31 @@ int kjit_lt_geti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t dst, in
     return 1;
   }
   return readnum(v, out, tag);
+}
+
+/* kjit_lv_sgeti's first try, where compiled code holds the indexed
+** table's address (hint): t[i] in the array part, any value (a number's
+** tag with its bits in *out; anything else copied into slot dst, as
+** kjit_lt_geti does), or nil where the key is absent and no __index can
+** run (absent_int, or an empty element of a table without a metatable).
+** The tag, or -1 where the full path must run. One flat function for the
+** reads of a walk over a tree of tables (binary-trees' tree[2]). */
+int32_t kjit_lt_sgeti(lua_State *L, void *hint, int64_t i, int32_t dst, int64_t *out) {
+  const LtTable *h = hint;
+  /* (kjit_lt_none: compiled code knows no table there, cg_lua.c's hint) */
+  if (h == NULL || h == &kjit_lt_none || !enabled || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return -1;
+  static const LtTValue nil = { { 0 }, LT_NIL };
+  const LtTValue *v = (uint64_t)i - 1u < h->alimit ? &h->array[i - 1] : NULL;
+  int32_t tag;
+  if (v && !LT_ISNIL(v->tt_)) {
+    if (readnum(v, out, &tag)) return tag;
+  } else if (v ? h->metatable == NULL : absent_int(h, i)) {
+    v = &nil;
+  } else {
+    return -1;
+  }
+  copy_to_slot(L, v, dst, out, &tag);
+  return KLV_INSLOT;
 }
 
 int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, int64_t vbits) {

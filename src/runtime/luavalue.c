@@ -57,10 +57,20 @@
 #include "lauxlib.h"
 #include "backend/cpu.h"
 #include "runtime/luastring.h"
+#include "host/lua_stack.h"
 
 /* ---- Frames --------------------------------------------------------------- */
 
+/* A frame is opened and closed by moving the stack's top directly
+** (host/lua_stack.h kls_open, kls_close: what lua_settop does, without
+** its checks) when the load-time probe agreed (kls_on) and the running C
+** function's reserved stack already has room; else through the API, which
+** grows the stack. Either way closes either kind of frame. */
 int32_t kjit_lv_open(lua_State *L, int32_t n) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {
+    int first = kls_open(L, n, LUA_MINSTACK);
+    if (first) return first;
+  }
   int first = lua_gettop(L) + 1;
   /* room for the frame and for what the helpers push above it */
   luaL_checkstack(L, n + LUA_MINSTACK, "kjit: too many values in compiled frames");
@@ -68,10 +78,15 @@ int32_t kjit_lv_open(lua_State *L, int32_t n) {
   return first;
 }
 
-void kjit_lv_close(lua_State *L, int32_t first) { lua_settop(L, first - 1); }
+void kjit_lv_close(lua_State *L, int32_t first) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) kls_close(L, first);
+  else lua_settop(L, first - 1);
+}
 
 void kjit_lv_copy(lua_State *L, int32_t from, int32_t to) {
-  if (from != to) lua_copy(L, from, to);
+  if (from == to) return;
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) kls_copy(L, from, to);
+  else lua_copy(L, from, to);
 }
 
 /* ---- Boxing and unboxing --------------------------------------------------- */
@@ -113,7 +128,10 @@ void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len) {
   lua_replace(L, slot);
 }
 
-int32_t kjit_lv_truthy(lua_State *L, int32_t slot) { return lua_toboolean(L, slot); }
+int32_t kjit_lv_truthy(lua_State *L, int32_t slot) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return kls_truthy(L, slot);
+  return lua_toboolean(L, slot);
+}
 
 /* The number in slot: 0 an integer, 1 a float (its bits in *out), -1 not
 ** a number. With strings set, a string that converts is a float, as
@@ -298,6 +316,10 @@ int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits,
 
 int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t dst, int64_t *out) {
+  if (otag == KLV_INSLOT && h) {   /* a table whose address compiled code holds */
+    int32_t r = kjit_lt_sgeti(L, h, i, dst, out);
+    if (r >= 0) return r;
+  }
   t = site_obj(L, otag, obits, t, &h);
   int32_t rc = kjit_lv_geti(L, t, h, i, dst, out);
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
@@ -352,9 +374,18 @@ int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
 
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) {
   lua_createtable(L, narr, nrec);
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+    return (int64_t)(intptr_t)kls_replace(L, dst).value_.gc;
   int64_t h = (int64_t)(intptr_t)lua_topointer(L, -1);
   lua_replace(L, dst);
   return h;
+}
+
+void kjit_lv_setlist(lua_State *L, int32_t t, void *h, int64_t base, int32_t n,
+                     const KlvItem *items) {
+  if (kjit_lt_setlist(L, h, base, n, items)) return;
+  for (int32_t i = 0; i < n; i++)
+    kjit_lv_rawseti(L, t, base + i + 1, items[i].tag, items[i].bits, items[i].slot);
 }
 
 /* The constructor's table in slot dst, made with narr array and nrec hash
@@ -609,11 +640,11 @@ void kjit_lv_register(void) {
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);
-  kc_register_symbol("kls_on", (void *)&kls_on);
+  kc_register_symbol("kls_on", (void *)&kls_on);   /* inline frames and slot copies (codegen/cg_lua.c) */
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
   REG(kjit_lv_sgetk); REG(kjit_lv_ssetk);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
-  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
+  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
   REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);

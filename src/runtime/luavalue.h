@@ -105,6 +105,15 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
                       int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
+/* One item of a constructor's list as compiled code holds it: a number
+** (KLV_INT, KLV_FLT with bits), a boolean (KLV_BOOL), nil (KLV_NIL), or
+** the value in stack slot `slot` (KLV_INSLOT). */
+typedef struct KlvItem { int32_t tag, slot; int64_t bits; } KlvItem;
+/* t[base + 1 .. base + n] = items, raw, into the table of slot t (h: its
+** address) that a constructor just made with room for them: one call for
+** the whole list (luatable.c kjit_lt_setlist writes the array part). */
+void kjit_lv_setlist(lua_State *L, int32_t t, void *h, int64_t base, int32_t n,
+                     const KlvItem *items);
 int64_t kjit_lv_ctor_grow(lua_State *L, int32_t dst, int32_t last, int32_t narr, int32_t nrec);
 int64_t kjit_lv_ptr(lua_State *L, int32_t t);
 int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst);
@@ -147,6 +156,8 @@ int kjit_lt_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64
 int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                      int32_t dst, int64_t *out, int32_t *tag);
 int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
+int32_t kjit_lt_sgeti(lua_State *L, void *h, int64_t i, int32_t dst, int64_t *out);
+int kjit_lt_setlist(lua_State *L, void *h, int64_t base, int32_t n, const KlvItem *items);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                      int32_t vtag, int64_t vbits);
 /* The same without L, for compiled code to call first (-1 or 0: call the
