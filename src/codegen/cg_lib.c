@@ -75,6 +75,13 @@ static void put_val(CG *G, Recipe *R, CgVal x, const KirInsn *at) {
     putk(G, R, (int64_t)x.k->len);
     return;
   }
+  if (x.t.kind == T_BUILTIN && x.k && kty_dtype_obj_name(x.k)) {   /* kjit.f32, the object */
+    char path[32];
+    snprintf(path, sizeof path, "kjit.%s", kty_dtype_obj_name(x.k));
+    putk(G, R, KRL_LIBVAL);
+    put(G, R, str_addr(G, path, strlen(path)));
+    return;
+  }
   switch (x.t.kind) {
   case T_NIL: putk(G, R, KRL_NIL); return;
   case T_BOOL:
@@ -290,6 +297,10 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
       char *msg = ka_alloc(G->S->A, 240);
       if (msg == NULL) cg_error(G, v, "not enough memory");
       cg_varinfo(G, v, i, info, sizeof info);
+      /* beside a dtype object in the last pair, its __concat raises it
+      ** (host/dtype.c dt_concat): no variable named (ir_type.c t_concat) */
+      if (j < 2 && n >= 2 && kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id]))
+        info[0] = '\0';
       snprintf(msg, 240, "attempt to concatenate a %s value%s", a[i].t.dtype ? "nil" : "boolean", info);
       cg_check(G, a[i].flag, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
     }

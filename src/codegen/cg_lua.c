@@ -59,6 +59,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
       const KirInsn *v = blk->insns[i];
       if (sp->types[v->id].kind == T_LUA) return 1;
       if (v->op == KIR_SETUPVAL) return 1;   /* written through (cg_callvalue.c) */
+      if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
       /* a callee's results of Lua type land in slots of this frame, also
       ** where no value of this function shows their type (return f(x)) */
       const KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
@@ -715,8 +716,23 @@ static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef 
   return rc;
 }
 
-CgVal cg_lua_index(CG *G, const KirInsn *v) {
+/* The object of access v: its value, or for a global that compiled code
+** assigns (ir_type.c t_setglobal) the real environment table, through its
+** registry reference, in scratch slot 2 (the object's: operand, objof). */
+static CgVal access_obj(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
+  if (ox.t.kind != T_TABLE || G->sp->liveref == NULL || G->sp->liveref[v->args[0]->id] == 0) return ox;
+  LLVMValueRef dst = scratch(G, 2);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->liveref[v->args[0]->id]), dst };
+  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
+CgVal cg_lua_index(CG *G, const KirInsn *v) {
+  CgVal ox = access_obj(G, v);
   LLVMValueRef h = hint(G, ox);
   LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G);
   LLVMValueRef isint = NULL, ikey = NULL;
@@ -799,7 +815,7 @@ static void stored(CG *G, CgVal x, const KirInsn *at, LLVMValueRef *tag, LLVMVal
 }
 
 void cg_lua_store(CG *G, const KirInsn *v) {
-  CgVal ox = cg_val(G, v->args[0]);
+  CgVal ox = access_obj(G, v);
   LLVMValueRef h = hint(G, ox);
   LLVMValueRef tag, bits, val;
   if (v->op == KIR_SETFIELD) {
@@ -1538,6 +1554,7 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp) {
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
   if (sp->types[v->id].kind == T_LUA) return 1;
   if (v->op == KIR_SETUPVAL) return 1;   /* an upvalue written through */
+  if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
   for (int i = 0; i < v->nargs; i++) if (sp->types[v->args[i]->id].kind == T_LUA) return 1;
   if (v->op == KIR_CALL && sp->callees[v->id] && cg_lua_spec_uses_deep(S, sp->callees[v->id]))
     return 1;

@@ -1570,6 +1570,108 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   return 1;
 }
 
+static int escape_closure(KtySession *S, Type t);
+
+/* ---- Assigned globals ------------------------------------------------------
+** A global that compiled code assigns (`count = count + 1`, `G = {}`) is
+** written into the real environment table when the store runs
+** (lua_setfield: __newindex included, as interpreted), and every read of
+** that name in the compile (this function, its callees, any function whose
+** read is typed after the store is seen: the mark below re-queues them)
+** reads the table when it runs, so that it sees the writes; the other
+** globals stay frozen. The environment is reached through a registry
+** reference kept in sp->liveref of the _ENV getupval, whose type stays the
+** frozen table (cg_lua.c live_env): a liveref matters to cg_func.c only for
+** values of Lua type. */
+
+/* Is the global `name` assigned in the compile: by a store in sp's own
+** function, or marked by one typed elsewhere (the session's set at key -1
+** of its values table)? */
+static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t len) {
+  KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      KirInsn *w = f->blocks[b]->insns[i];
+      if (w->op == KIR_SETFIELD && is_env(f, w->args[0]) && w->k.str.len == len &&
+          memcmp(w->k.str.s, name, len) == 0)
+        return 1;
+    }
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  int yes = 0;
+  if (lua_rawgeti(L, -1, -1) == LUA_TTABLE) {
+    lua_pushlstring(L, name, len);
+    yes = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return yes;
+}
+
+/* Global `name` is assigned (store v): marked for the session, and every
+** read of it typed before (in other functions of the compile) typed again. */
+static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, -1);
+  }
+  lua_pushlstring(L, name, len);
+  int had = lua_rawget(L, -2) != LUA_TNIL;
+  if (!had) {
+    lua_pushlstring(L, name, len);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -4);
+  }
+  lua_pop(L, 3);
+  if (had) return;
+  for (int s = 0; s < S->nspecs; s++) {
+    KtySpec *sp = S->specs[s];
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++)
+      for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+        KirInsn *w = f->blocks[b]->insns[i];
+        if (w->op == KIR_GETFIELD && is_env(f, w->args[0]) && w->k.str.len == len &&
+            memcmp(w->k.str.s, name, len) == 0)
+          push(sp, w);
+      }
+  }
+}
+
+/* The registry reference to the environment table (the frozen table
+** value o of env getupval e), made once per getupval. */
+static void env_ref(KtySession *S, KtySpec *sp, const KirInsn *e, Type o) {
+  if (sp->liveref[e->id] != 0) return;
+  push_value(S, o.ref);
+  sp->liveref[e->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+}
+
+/* name = x, a store into the environment. */
+static Type t_setglobal(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KirInsn *e = v->args[0], *x = v->args[1];
+  Type o = sp->types[e->id], t = sp->types[x->id];
+  if (S->kernel)
+    REFUSE(S, sp, v, "a kernel cannot assign global '%s' (cuda.jit code has no Lua state): pass "
+           "an array and store into it", v->k.str.s);
+  if (o.kind == T_UNKNOWN || t.kind == T_UNKNOWN) return ty(T_NIL);
+  if (o.kind != T_TABLE)
+    REFUSE(S, sp, v, "cannot assign to global '%s' in compiled code: _ENV is not a table known "
+           "when it compiles", v->k.str.s);
+  if (!boxable(t, sp->consts[x->id])) {
+    if (escape_closure(S, t)) return ty(T_UNKNOWN);
+    char tb[32];
+    REFUSE(S, sp, v, "a %s cannot be assigned to global '%s' in compiled code yet (only numbers, "
+           "booleans, nil, strings, tables and functions): keep it in a local", 
+           kty_name(t, tb, sizeof tb), v->k.str.s);
+  }
+  env_ref(S, sp, e, o);
+  mark_global_assigned(S, v->k.str.s, v->k.str.len);
+  return ty(T_NIL);
+}
+
 /* r[k] with k a string value (not a constant field name): interpreted it
 ** reads or writes the field named k, so compiled code must not raise
 ** buffer.c's "indexed by field names" (that is for numbers, booleans, ...);
@@ -1730,6 +1832,11 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       }
     REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim, "
            "dtype, fill, copy, reshape, slice)", name);
+  }
+  if (o.kind == T_TABLE && !S->kernel && is_env(sp->ir, obj) &&
+      global_assigned(S, sp, name, v->k.str.len)) {
+    env_ref(S, sp, obj, o);   /* a global compiled code assigns: read when it runs */
+    return ty(T_LUA);
   }
   if (o.kind == T_TABLE) {
     if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
@@ -1947,7 +2054,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
     for (int i = 0; i < n; i++)
-      if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+      if (!kty_dtype_obj_name(&kargs[i]) &&   /* kjit.f32: the object (cg_lib.c put_val) */
+          !lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
     if (id == B_STRING_LEN) return ty(T_INT);
     Type r = ty(T_LUA);   /* string.byte: a number or nothing; table.remove: any value */
     if (id != B_STRING_BYTE && id != B_TABLE_REMOVE) r.sub = KTY_LUA_STRING;
@@ -1956,7 +2064,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   default: break;
   }
   for (int i = 0; i < n; i++)
-    if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+    if (!((id == B_PRINT || id == B_IO_WRITE) && kty_dtype_obj_name(&kargs[i])) &&   /* the object */
+        !lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
   switch (id) {
   case B_PRINT: return ty(T_NIL);
   case B_TABLE_INSERT: return ty(T_NIL);   /* the real table.insert: its checks, its errors */
@@ -2060,16 +2169,32 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (kty_dtype_obj_name(&sp->consts[v->args[i]->id])) dtobj = 1;
     else if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER)) plain = 0;
   }
-  if (dtobj && !plain)
-    REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a value that may not be a "
-           "number or a string is not supported in compiled code: write tostring(kjit.f32)");
+  /* ... and beside values that may be nil or false (a number-or-nil, `c
+  ** and x`): the same, checked when it runs; where the dtype object is in
+  ** the last pair, its __concat (host/dtype.c dt_concat) raises the error,
+  ** which names no variable (cg_lib.c the same) */
+  int dtpair = -1;   /* the operand of the last pair beside a dtype object */
+  if (dtobj && !plain) {
+    for (int i = 0; i < n; i++) {
+      Type t = sp->types[v->args[i]->id];
+      if (kty_dtype_obj_name(&sp->consts[v->args[i]->id]) || isnum(t) ||
+          (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_MAYBE || t.kind == T_NIL ||
+          t.kind == T_BOOL)
+        continue;
+      REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a %s is not supported in "
+             "compiled code: write tostring(kjit.f32)", kty_name(t, tb, sizeof tb));
+    }
+    if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
+    else if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 1]->id])) dtpair = n - 2;
+  }
   for (int i = 0; i < n; i++) {
     Type t = sp->types[v->args[i]->id];
     if (dtobj && kty_dtype_obj_name(&sp->consts[v->args[i]->id])) continue;
     if (i == bad) {
       FROZEN_NIL(S, sp, v, v->args[i]);
-      RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
+      RAISE(S, sp, v, i == dtpair ? -1 : i, "attempt to concatenate a %s value", objtypename(t));
     }
+    if (t.kind == T_MAYBE && i == dtpair) t = ty(T_INT);   /* checked when it runs (cg_lib.c) */
     if (t.kind == T_MAYBE && (maybe_concat_ok(sp, v) || maybe_concat_pair(sp, v, i)))
       t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
@@ -3528,6 +3653,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type lr;
   if (t_luastore(S, sp, v, &lr)) return lr;
   if (v->op == KIR_SETUPVAL) return t_setupval(S, sp, v);   /* written through */
+  if (v->op == KIR_SETFIELD && is_env(sp->ir, v->args[0])) return t_setglobal(S, sp, v);
   if (v->op == KIR_NEWCELL || v->op == KIR_GETCELL || v->op == KIR_SETCELL) return t_cell(S, sp, v);
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
