@@ -307,6 +307,24 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     LLVMPositionBuilderAtEnd(G->B, done);
     break;
   }
+  case T_BUF: {   /* a kjit array: its userdata, a view, or its block adopted (luaarray.c) */
+    LLVMTypeRef sty = LLVMArrayType(G->i64, KJIT_MAXDIMS);
+    LLVMValueRef shp = cg_alloca(G, sty, "boxshape");
+    for (int d = 0; d < x.t.ndim; d++) {
+      LLVMValueRef ix[2] = { cg_i64(G, 0), cg_i64(G, d) };
+      LLVMBuildStore(G->B, x.dims[d], LLVMBuildGEP2(G->B, sty, shp, ix, 2, ""));
+    }
+    /* (isf: 1 on a view made here, cg_array.c index_buffer and cg_alloc.c) */
+    int view = x.isf && LLVMIsAConstantInt(x.isf) && LLVMConstIntGetZExtValue(x.isf) == 1;
+    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0),
+                          G->i32 };
+    LLVMValueRef as[7] = { G->luaL, dst, LLVMBuildPointerCast(G->B, x.v, G->i8p, ""),
+                           cg_i32(G, x.t.dtype), cg_i32(G, x.t.ndim),
+                           LLVMBuildPointerCast(G->B, shp, LLVMPointerType(G->i64, 0), ""),
+                           cg_i32(G, view) };
+    call(G, "kjit_la_box", NULL, ps, as, 7);
+    break;
+  }
   case T_STR:
     if (x.k && x.k->kind == T_STR) {
       LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i8p, G->i64 };

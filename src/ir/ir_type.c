@@ -371,8 +371,9 @@ static int islua(Type t) { return t.kind == T_LUA; }
 
 /* Can a value of type t go into a Lua stack slot (a table key or value, an
 ** operand of an operation on a Lua value)? Numbers, booleans, nil,
-** constant strings and Lua values can; arrays, functions and frozen
-** tables have no run-time Lua form in compiled code yet. */
+** constant strings, Lua values and kjit arrays (outside kernels; not
+** arrays of records) can; frozen tables have no run-time Lua form in
+** compiled code yet. */
 static int boxable(Type t, KtyConst k) {
   switch (t.kind) {
   case T_NIL: case T_BOOL: case T_INT: case T_F64: case T_F32: case T_NUMBER: case T_MAYBE:
@@ -382,6 +383,8 @@ static int boxable(Type t, KtyConst k) {
   case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
     return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;
+  case T_BUF:   /* a kjit array: its userdata (runtime/luaarray.c), not in kernels */
+    return !kernel_rules && t.dtype != KJIT_RECORD && t.sub != KTY_BUF_CONST && t.ndim >= 1;
   default: return 0;
   }
 }

@@ -194,3 +194,126 @@ test("a dtype object '..' a value that may be nil or false", function()
   _, e = pcall(kjit.jit(last), false, 1)
   assert(not tostring(e):find("local", 1, true), e)
 end)
+
+---------------------------------------------------------------------------
+-- kjit arrays as Lua values (item 1): stored in tables, passed to function
+-- values, captured and assigned; arrays made in compiled code become
+-- userdata when they are (runtime/luaarray.c)
+---------------------------------------------------------------------------
+local function A3() return kjit.array({ 1, 2, 3 }) end
+
+test("an argument array stored in a table is the same userdata", function()
+  local function f(a)
+    local t = { a, x = a }
+    t.y = a
+    a[1] = 10
+    return t[1] == a, rawequal(t.x, a), t.y[1], #t.x, t
+  end
+  T.check(f, function() return A3() end)
+  local function g(t, a) t.buf = a; t[#t + 1] = a; return #t end
+  T.check(g, function() return { 7 }, A3() end)
+  -- read back from the table and indexed (self.data[i])
+  local function sum(self)
+    local s = 0
+    for i = 1, #self.data do s = s + self.data[i] end
+    self.data[1] = s
+    return s
+  end
+  T.check(sum, function() return { data = kjit.array({ 1.5, 2, 3 }) } end)
+end)
+
+test("arrays made in compiled code stored in tables, returned, aliased", function()
+  local function f(n)
+    local t = {}
+    local z = kjit.zeros(n)
+    t.z = z
+    z[1] = 5
+    t.z[2] = 7
+    return z[2], t.z[1], #t.z, t
+  end
+  for _, n in ipairs({ 3, 100000 }) do T.check(f, function() return n end) end
+  -- the returned array and the one in the table are one userdata
+  for _, n in ipairs({ 3, 100000 }) do
+    local j = kjit.jit(function(n)
+      local t = {}
+      local z = kjit.zeros(n)
+      t.z = z
+      local v = z:slice(2, 3)
+      t.v = v
+      return z, t, v
+    end)
+    local z, t, v = j(n)
+    assert(rawequal(z, t.z) and rawequal(v, t.v), "one userdata")
+    v[1] = 4
+    eq(z[2], 4.0)
+  end
+  -- a list of arrays made in a loop (each kept), and rows of a matrix
+  local function list(n)
+    local t = {}
+    for i = 1, n do t[i] = kjit.full(i, i) end
+    local s = 0
+    for i = 1, n do s = s + #t[i] + t[i][1] end
+    return s, t
+  end
+  T.check(list, function() return 20 end)
+  local function rows(m)
+    local r = m[2]
+    local t = { r, r }
+    r[1] = 9
+    return t[1] == t[2], t[1][1], m[2][1]
+  end
+  T.check(rows, function() return kjit.zeros({ 3, 2 }) end)
+end)
+
+test("arrays passed to function values, captured, assigned", function()
+  local function f(a, t) return t.f(a), t.g(kjit.full(4, 2.5)) end
+  local lenf, addf = function(x) return #x end, function(x) return x[1] + #x end
+  T.check(f, function() return A3(), { f = lenf, g = addf } end)
+  local function esc(n)
+    local z = kjit.full(n, 2)
+    local t = { f = function(i) z[i] = i return z[i] end }
+    return t.f(2), z[2], z[1]
+  end
+  T.check(esc, function() return 3 end)
+  local function cell(n)
+    local x = kjit.full(n, 1)
+    local f = function() return x[1] end
+    x = kjit.full(n, 3)
+    return f()
+  end
+  T.check(cell, function() return 2 end)
+  local function glob(a) r2_arr = a; r2_arr2 = kjit.full(2, 1.5); return r2_arr == a, r2_arr2[2] end
+  check_globals({ "r2_arr", "r2_arr2" }, function() r2_arr, r2_arr2 = nil, nil end, glob, A3())
+  -- a callee that keeps the array it is given in a table
+  local function keep(t, a) t.a = a end
+  local function g(t, n) for i = 1, n do local z = kjit.full(2, i); keep(t, z); t[i] = z end return #t end
+  T.check(g, function() return {}, 5 end)
+end)
+
+test("arrays in tables with the collector at every step", function()
+  local function build(n)
+    local list = {}
+    for i = 1, n do
+      local z = kjit.full(i % 7 + 1, i)
+      local e = { z = z, v = z:slice(1, 1) }
+      if i % 10 == 0 then e.big = kjit.zeros(20000) end
+      list[#list + 1] = e
+      z[1] = i * 2
+    end
+    local s = 0
+    for i = 1, #list do s = s + list[i].z[1] + list[i].v[1] + #list[i].z end
+    return s, list
+  end
+  for _, mode in ipairs({ "incremental", "generational" }) do
+    with_gc(mode, function() T.check(build, function() return 60 end) end)
+  end
+end)
+
+test("an array stored before an error stays stored", function()
+  local function f(t, a)
+    t.a = a
+    t.z = kjit.full(3, 7)
+    error("boom " .. #t.z)
+  end
+  T.check_error("boom 3", f, function() return {}, A3() end)
+end)
