@@ -97,7 +97,10 @@ static int escapes(CG *G, const KirInsn *d, int depth) {
   for (int i = 0; i < d->nusers; i++) {
     const KirInsn *u = d->users[i];
     switch (u->op) {
-    case KIR_GETFIELD: case KIR_LEN: case KIR_EQ: break;
+    case KIR_GETFIELD: case KIR_LEN: break;
+    case KIR_EQ:   /* compared with a Lua value: made one (luaarray.c), kept */
+      if (sp->types[u->args[0]->id].kind == T_LUA || sp->types[u->args[1]->id].kind == T_LUA) return 1;
+      break;
     case KIR_SETINDEX:   /* a store into it; stored into a table, it is kept (luaarray.c) */
       if (u->args[0] != d) return 1;
       break;

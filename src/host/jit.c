@@ -537,9 +537,11 @@ static void process_bound_text(lua_State *L, int why, int ref, char *out, size_t
     [KCK_CLOSURE] = "makes a function literal that escapes (stored in a table, returned "
                     "or passed on): a real Lua closure of this process's function, which "
                     "exported code cannot take along",
+    [KCK_FROZEN_ARRAY] = "uses a kjit array upvalue or global, memory of this process that "
+                         "exported code cannot take along (pass the array as an argument)",
   };
   if (why != KCK_CFUNCTION) {
-    snprintf(out, n, "%s", why > 0 && why <= KCK_CLOSURE && whys[why] ? whys[why]
+    snprintf(out, n, "%s", why > 0 && why <= KCK_FROZEN_ARRAY && whys[why] ? whys[why]
                                                                      : "holds a value of this process");
     return;
   }
@@ -1050,6 +1052,8 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
         }
       }
     }
+  /* a frozen array (an upvalue or a global), or a view of one (luaarray.c) */
+  if (rec == NULL && kjit_la_push_pinned(L, data, (int32_t)dt, nd, shape, js->rview[r])) return;
   luaL_error(L, "kjit: internal error: a returned array whose memory is not known");
 }
 

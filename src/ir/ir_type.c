@@ -533,6 +533,13 @@ int kty_const_array(KtySession *S, int ref, const char **data, size_t *bytes, in
   return 1;
 }
 
+KBuffer *kty_push_host_array(KtySession *S, int ref) {
+  push_value(S, ref);
+  KBuffer *b = luaL_testudata(S->L, -1, KB_METATABLE);
+  if (b == NULL || b->record) { lua_pop(S->L, 1); return NULL; }
+  return b;
+}
+
 static KtyConst freeze(KtySession *S) {
   lua_State *L = S->L;
   KtyConst k;
@@ -583,6 +590,15 @@ static KtyConst freeze(KtySession *S) {
         k.ref = kty_keep_value(S, -1);
         k.v.i = b->dtype | b->ndim << 8;
       }
+    } else if (!S->kernel && luaL_testudata(L, -1, KB_METATABLE)) {
+      /* a CPU function's frozen array (KTY_BUF_FROZEN) */
+      KBuffer *b = lua_touserdata(L, -1);
+      if (b->record) k.str = "an array of records (pass it as an argument)";
+      else {
+        k.kind = T_BUF;
+        k.ref = kty_keep_value(S, -1);
+        k.v.i = b->dtype | b->ndim << 8 | 1 << 16;
+      }
     } else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
                                                     : "a userdata";
     break;
@@ -598,10 +614,10 @@ static Type const_type(KtyConst k) {
   if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN || k.kind == T_LAYOUT ||
       k.kind == T_EXTERN)
     t.ref = k.ref;
-  if (k.kind == T_BUF) {   /* a kernel's constant array */
+  if (k.kind == T_BUF) {   /* a kernel's constant array, a CPU function's frozen one */
     t.dtype = (uint8_t)(k.v.i & 0xff);
-    t.ndim = (uint8_t)(k.v.i >> 8);
-    t.sub = KTY_BUF_CONST;
+    t.ndim = (uint8_t)((k.v.i >> 8) & 0xff);
+    t.sub = (k.v.i >> 16) & 1 ? KTY_BUF_FROZEN : KTY_BUF_CONST;
     t.ref = k.ref;
   }
   return t;

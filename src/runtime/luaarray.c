@@ -24,6 +24,9 @@
 ** (kjit_la_drop; also when a call that never returned is found, and from
 ** the allocation box's __gc).
 **
+** A frozen array (an upvalue or a global a CPU function reads: cg_frozen.c)
+** is pinned for the process (kjit_la_pin), found here among the pins.
+**
 ** Arrays of records are not boxed (the typer refuses them).
 */
 #include <string.h>
@@ -36,6 +39,21 @@
 #include "runtime/luaarray.h"
 
 static const char anchors_key = 0;   /* registry: { [lightuserdata list] = {ud, ...} } */
+static const char pins_key = 0;      /* registry: { [ud] = true } (frozen arrays, cg_frozen.c) */
+
+void kjit_la_pin(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &pins_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &pins_key);
+  }
+  lua_pushvalue(L, idx);   /* (a set: pinned once however often compiled) */
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
 
 /* Pushes the anchors' table of list l (creating it when make), or returns
 ** 0 with nothing pushed. */
@@ -122,6 +140,31 @@ static int is_view(lua_State *L, int anchors, int idx) {
   return v;
 }
 
+int kjit_la_push_pinned(lua_State *L, const char *data, int32_t dtype, int32_t ndim,
+                        const int64_t *shape, int32_t view) {
+  Want w = { data, kb_dtype_bytes(dtype), (kjit_dtype)dtype, ndim, shape };
+  for (int d = 0; d < ndim; d++) w.bytes *= shape[d];
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &pins_key) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+  int pins = lua_gettop(L);
+  for (int pass = 2; pass >= 1; pass--) {
+    lua_pushnil(L);
+    while (lua_next(L, pins)) {
+      lua_pop(L, 1);   /* (the key is the array) */
+      int got = holds(L, -1, &w);
+      if (got == 2 && view) got = 1;
+      if (got == pass) {
+        if (got == 2) lua_pushvalue(L, -1);
+        else kb_push_view(L, lua_gettop(L), (char *)data, ndim, shape);
+        lua_replace(L, pins);
+        lua_settop(L, pins);
+        return 1;
+      }
+    }
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+
 void kjit_la_box(lua_State *L, int32_t dst, const char *data, int32_t dtype, int32_t ndim,
                  const int64_t *shape, int32_t view) {
   luaL_checkstack(L, 8, "kjit: an array as a Lua value");
@@ -159,6 +202,13 @@ void kjit_la_box(lua_State *L, int32_t dst, const char *data, int32_t dtype, int
         return;
       }
     }
+  }
+  /* a frozen array (an upvalue or a global the code reads: pinned), or
+  ** one holding it */
+  if (kjit_la_push_pinned(L, data, dtype, ndim, shape, view)) {
+    lua_replace(L, dst);
+    lua_settop(L, top);
+    return;
   }
   /* made by this call and not yet a userdata: its block adopted now */
   KAllocBlock *b = l ? kal_find(l, data, w.bytes) : NULL;

@@ -18,5 +18,12 @@ void kjit_la_box(lua_State *L, int32_t dst, const char *data, int32_t dtype, int
 ** the call of list l (1), or pushes nothing (0); drops them. */
 int kjit_la_push_anchors(lua_State *L, const KAllocList *l);
 void kjit_la_drop(lua_State *L, const KAllocList *l);
+/* Compile time (cg_frozen.c): pins the kjit array at idx for the process
+** (a frozen upvalue or global compiled code uses in place). */
+void kjit_la_pin(lua_State *L, int idx);
+/* Pushes the pinned array at data (dtype, ndim, shape), or a new view of
+** the pinned array holding it (always where view), and returns 1; else 0. */
+int kjit_la_push_pinned(lua_State *L, const char *data, int32_t dtype, int32_t ndim,
+                        const int64_t *shape, int32_t view);
 void kjit_la_register(void);
 #endif

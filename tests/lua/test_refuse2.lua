@@ -317,3 +317,47 @@ test("an array stored before an error stays stored", function()
   end
   T.check_error("boom 3", f, function() return {}, A3() end)
 end)
+
+test("a kjit array in an upvalue or a global: used in place, frozen", function()
+  local buf = kjit.zeros(4)
+  local m = kjit.array({ { 1, 2 }, { 3, 4 } })
+  local function reset() buf:fill(0) end
+  local function snapshot() return buf:copy() end
+  -- each run starts from zeros; results and the array afterwards agree
+  local function both(f, ...)
+    reset()
+    local ri = table.pack(pcall(f, ...))
+    local ai = snapshot()
+    reset()
+    local rc = table.pack(pcall(kjit.jit(f), ...))
+    local ac = snapshot()
+    eq(rc.n, ri.n)
+    for k = 1, ri.n do
+      local e = T.compare(ri[k], rc[k], {}, {}, "result #" .. k)
+      if e then error(e, 2) end
+    end
+    local e = T.compare(ai, ac, {}, {}, "the upvalue array")
+    if e then error(e, 2) end
+  end
+  both(function(x) for i = 1, #buf do buf[i] = x * i end return buf[2] end, 1.5)
+  both(function(i) return m[i][2], #m, m.shape[2] end, 2)
+  both(function(i) return buf[i] end, 5)   -- index 5 out of bounds [1, 4]
+  both(function(t) t.b = buf; t.r = m[2]; t.b[1] = 3 return t.b[1], t.r[2] end, {})
+  -- returned: the array itself (a view of it: a new one)
+  local j = kjit.jit(function() return buf, buf:slice(2, 3) end)
+  local r, v = j()
+  assert(rawequal(r, buf) and not rawequal(v, buf))
+  v[1] = 99
+  eq(buf[2], 99.0)
+  -- a global array
+  r2_garr = kjit.full(3, 2)
+  local g = kjit.jit(function() r2_garr[1] = 7 return r2_garr[1] + r2_garr[2] end)
+  eq(g(), 9.0)
+  eq(r2_garr[1], 7.0)
+  -- frozen: the upvalue replaced after compiling is not seen (as any frozen upvalue)
+  local cur = kjit.full(2, 1)
+  local h = kjit.jit(function() return cur[1] end)
+  eq(h(), 1.0)
+  cur = kjit.full(2, 5)
+  eq(h(), 1.0)
+end)
