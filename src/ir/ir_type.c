@@ -389,14 +389,27 @@ static int boxable(Type t, KtyConst k) {
   }
 }
 
+/* Why a value of type t has no Lua form (boxable is 0), and what to
+** write instead. */
+static const char *unboxable_why(Type t) {
+  if (t.kind == T_TABLE)
+    return "a table read from an upvalue or a global is frozen when the function compiles: "
+           "pass it as an argument";
+  if (t.kind == T_BUF && t.dtype == KJIT_RECORD)
+    return "an array of records has no Lua value in compiled code yet: make it outside and "
+           "pass it as an argument";
+  return "only numbers, booleans, nil, strings, functions, kjit arrays and tables passed in "
+         "or made here";
+}
+
 /* Refuses (in the error pass) operand x of v that cannot become a Lua
 ** value: what it is and what to write instead. */
 #define REFUSE_UNBOXABLE(S, sp, v, x, role) \
   do { \
     char tb_[32]; \
-    REFUSE(S, sp, v, "a %s cannot be %s in compiled code yet (only numbers, booleans, nil, " \
-           "constant strings and tables passed in or made here)", \
-           kty_name(sp->types[(x)->id], tb_, sizeof tb_), role); \
+    REFUSE(S, sp, v, "a %s cannot be %s in compiled code yet (%s)", \
+           kty_name(sp->types[(x)->id], tb_, sizeof tb_), role, \
+           unboxable_why(sp->types[(x)->id])); \
   } while (0)
 
 /* A Lua value where a number is needed (a math function's argument, a
@@ -1682,9 +1695,8 @@ static Type t_setglobal(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (!boxable(t, sp->consts[x->id])) {
     if (escape_closure(S, t)) return ty(T_UNKNOWN);
     char tb[32];
-    REFUSE(S, sp, v, "a %s cannot be assigned to global '%s' in compiled code yet (only numbers, "
-           "booleans, nil, strings, tables and functions): keep it in a local", 
-           kty_name(t, tb, sizeof tb), v->k.str.s);
+    REFUSE(S, sp, v, "a %s cannot be assigned to global '%s' in compiled code yet (%s)",
+           kty_name(t, tb, sizeof tb), v->k.str.s, unboxable_why(t));
   }
   env_ref(S, sp, e, o);
   mark_global_assigned(S, v->k.str.s, v->k.str.len);
@@ -1797,8 +1809,10 @@ static const char *unusable_hint(const KtySession *S, const char *what) {
            "(for '...', take the values into locals: local a, b = ...)";
   if (strcmp(what, "a C function") == 0)
     return "compiled code cannot call the coroutine and debug functions (they work on the "
-           "interpreter's own call stack, which compiled code does not have); call it outside "
-           "the compiled function and pass its result, or run with KJIT_DISABLE_JIT=1 to debug";
+           "interpreter's own call stack, which compiled code does not have): call them in an "
+           "interpreted function around the compiled one (yield there, between its calls; pass "
+           "debug.getinfo's or debug.traceback's results in), or run with KJIT_DISABLE_JIT=1 "
+           "to debug";
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
 
@@ -3614,9 +3628,8 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
       *r = ty(T_UNKNOWN);
       if (S->strict) {
         char tb[32];
-        fail(S, sp, v, "a %s cannot be stored in a table in compiled code yet (only numbers, "
-             "booleans, nil, constant strings and tables passed in or made here)",
-             kty_name(t, tb, sizeof tb));
+        fail(S, sp, v, "a %s cannot be stored in a table in compiled code yet (%s)",
+             kty_name(t, tb, sizeof tb), unboxable_why(t));
       }
       return 1;
     }
@@ -4738,9 +4751,8 @@ static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (t.kind == T_UNKNOWN) return ty(T_NIL);
   if (!boxable(t, sp->consts[v->args[0]->id])) {
     char tb[32];
-    REFUSE(S, sp, v, "a %s cannot be assigned to upvalue '%s' in compiled code yet (only "
-           "numbers, booleans, nil, constant strings and tables passed in or made here)",
-           kty_name(t, tb, sizeof tb), name);
+    REFUSE(S, sp, v, "a %s cannot be assigned to upvalue '%s' in compiled code yet (%s)",
+           kty_name(t, tb, sizeof tb), name, unboxable_why(t));
   }
   int n = upv_owner(S, sp, v);
   if (n == 0) REFUSE(S, sp, v, "cannot assign to upvalue '%s' in compiled code here", name);
@@ -4857,8 +4869,8 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     if (!boxable(args[i], kargs[i])) {
       char tb[32];
       REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
-             "(argument #%d; only numbers, booleans, nil, constant strings and tables passed "
-             "in or made here)", kty_name(args[i], tb, sizeof tb), i + 1);
+             "(argument #%d; %s)", kty_name(args[i], tb, sizeof tb), i + 1,
+             unboxable_why(args[i]));
     }
     strs += args[i].kind == T_STR;   /* (a maybe-nil number needs no slot: cg_callvalue.c) */
   }

@@ -361,3 +361,45 @@ test("a kjit array in an upvalue or a global: used in place, frozen", function()
   cur = kjit.full(2, 5)
   eq(h(), 1.0)
 end)
+
+---------------------------------------------------------------------------
+-- What stays refused (items 5, 6): located, saying what to write instead
+---------------------------------------------------------------------------
+local function refused(phrases, f, ...)
+  local ok, e = pcall(f, ...)
+  assert(not ok, "refused")
+  e = tostring(e)
+  assert(e:find("test_refuse2.lua:%d+: compile error for"), e)
+  for _, p in ipairs(phrases) do assert(e:find(p, 1, true), "'" .. p .. "' in: " .. e) end
+end
+
+test("coroutine.* and debug.* in compiled code: a located compile error", function()
+  refused({ "field 'yield' is a C function", "yield there, between its calls" },
+    kjit.jit(function(x) coroutine.yield(x) end), 1)
+  refused({ "field 'wrap' is a C function" },
+    kjit.jit(function(x) return coroutine.wrap(function() end) end), 1)
+  refused({ "field 'traceback' is a C function", "debug.traceback's results in" },
+    kjit.jit(function(x) return debug.traceback("m") end), 1)
+end)
+
+test("load in compiled code: called, as interpreted", function()
+  check(function(s) local g, e = load(s) return g, e end, "return +")
+  check(function(s) return load(s)() + 1 end, "return 41")
+  check_error("attempt to perform arithmetic on a nil value (global 'x')",
+    function(s) return load(s, "=chunk", "t", {})() end, "return x + 1")
+end)
+
+test("library calls and Lua values in a parallel prange loop: refused, located", function()
+  local par = { parallel = true }
+  refused({ "print cannot run inside a kjit.prange loop", "call it outside the loop" },
+    kjit.jit(function(n) for i in kjit.prange(1, n) do print(i) end end, par), 2)
+  refused({ "math.random cannot run inside a kjit.prange loop" },
+    kjit.jit(function(a) for i in kjit.prange(1, #a) do a[i] = math.random() end end, par), kjit.zeros(4))
+  refused({ "a parallel kjit.prange loop cannot use Lua values", "upvalues or globals it assigns" },
+    kjit.jit(function(a) for i in kjit.prange(1, #a) do r2_gg = i end end, par), kjit.zeros(4))
+  refused({ "a parallel kjit.prange loop cannot use Lua values" },
+    kjit.jit(function(a, t) for i in kjit.prange(1, #a) do t[i] = a end end, par), kjit.zeros(4), {})
+  -- without parallel = true the same loops run, as interpreted
+  local function seq(a, t) for i in kjit.prange(1, #a) do t[i] = a; r2_gg = i end return #t end
+  check_globals({ "r2_gg" }, function() r2_gg = nil end, seq, kjit.zeros(3), {})
+end)
