@@ -97,7 +97,10 @@ static int escapes(CG *G, const KirInsn *d, int depth) {
   for (int i = 0; i < d->nusers; i++) {
     const KirInsn *u = d->users[i];
     switch (u->op) {
-    case KIR_GETFIELD: case KIR_LEN: break;
+    case KIR_GETFIELD:   /* r.pos, an array field of a record: a view of the same memory */
+      if (sp->types[u->id].kind == T_BUF && escapes(G, u, depth + 1)) return 1;
+      break;
+    case KIR_LEN: break;
     case KIR_EQ:   /* compared with a Lua value: made one (luaarray.c), kept */
       if (sp->types[u->args[0]->id].kind == T_LUA || sp->types[u->args[1]->id].kind == T_LUA) return 1;
       break;

@@ -27,13 +27,16 @@
 ** A frozen array (an upvalue or a global a CPU function reads: cg_frozen.c)
 ** is pinned for the process (kjit_la_pin), found here among the pins.
 **
-** Arrays of records are not boxed (the typer refuses them).
+** Arrays of records are not boxed (the typer refuses them); an array
+** field of records (`ps[i].v`, numbers in their memory) is a view of them.
 */
 #include <string.h>
 #include "lua.h"
 #include "lauxlib.h"
 #include "common/karray.h"
 #include "host/buffer.h"
+#include "host/record.h"
+#include "common/krecord.h"
 #include "runtime/alloc.h"
 #include "backend/cpu.h"
 #include "runtime/luaarray.h"
@@ -113,10 +116,17 @@ typedef struct Want {
 } Want;
 
 /* How the kjit array at idx holds w: 2 it is w, 1 w lies in its memory
-** (same dtype), 0 neither. */
+** (same dtype; or an array of records, whose array fields are views of
+** other dtypes in its memory), 0 neither. */
 static int holds(lua_State *L, int idx, const Want *w) {
   const KBuffer *b = luaL_testudata(L, idx, KB_METATABLE);
-  if (b == NULL || b->dtype != w->dtype || b->record != NULL) return 0;
+  if (b == NULL) b = luaL_testudata(L, idx, KREC_ARRAY_MT);
+  if (b == NULL) return 0;
+  if (b->record != NULL) {
+    int64_t have = b->size * b->record->size;
+    return w->data >= b->data && w->data <= b->data + have && w->bytes <= b->data + have - w->data;
+  }
+  if (b->dtype != w->dtype) return 0;
   int64_t have = b->size * kb_dtype_bytes(b->dtype);
   if (w->data < b->data || w->data > b->data + have || w->bytes > b->data + have - w->data) return 0;
   int same = b->data == w->data && b->ndim == w->ndim;
@@ -128,7 +138,12 @@ static int holds(lua_State *L, int idx, const Want *w) {
 ** anchored for l). */
 static void push_found(lua_State *L, int idx, int got, const Want *w, const KAllocList *l) {
   if (got == 2) { lua_pushvalue(L, idx); return; }
-  kb_push_view(L, idx, (char *)w->data, w->ndim, w->shape);
+  const KBuffer *o = luaL_testudata(L, idx, KB_METATABLE);
+  if (o == NULL) o = luaL_testudata(L, idx, KREC_ARRAY_MT);
+  if (o && o->record)   /* an array field of records */
+    krec_push_view(L, idx, (char *)w->data, NULL, w->dtype, w->ndim, w->shape);
+  else
+    kb_push_view(L, idx, (char *)w->data, w->ndim, w->shape);
   anchor(L, l, 1);
 }
 
@@ -154,7 +169,7 @@ int kjit_la_push_pinned(lua_State *L, const char *data, int32_t dtype, int32_t n
       if (got == 2 && view) got = 1;
       if (got == pass) {
         if (got == 2) lua_pushvalue(L, -1);
-        else kb_push_view(L, lua_gettop(L), (char *)data, ndim, shape);
+        else push_found(L, lua_gettop(L), 1, &w, NULL);
         lua_replace(L, pins);
         lua_settop(L, pins);
         return 1;
@@ -212,10 +227,14 @@ void kjit_la_box(lua_State *L, int32_t dst, const char *data, int32_t dtype, int
   }
   /* made by this call and not yet a userdata: its block adopted now */
   KAllocBlock *b = l ? kal_find(l, data, w.bytes) : NULL;
-  if (b == NULL || kal_is_record(b->dtype))
+  if (b == NULL)
     luaL_error(L, "kjit: internal error: an array whose memory is not known made a Lua value");
-  kb_push_borrowed(L, (char *)b + KAL_HEADER, (kjit_dtype)b->dtype, b->ndim, b->shape,
-                   kal_release, b);   /* (raises before the block leaves the list) */
+  if (kal_is_record(b->dtype))   /* (an array field of records made here) */
+    krec_push_borrowed(L, (char *)b + KAL_HEADER, krec_byid(kal_record_id(b->dtype)), b->ndim,
+                       b->shape, kal_release, b);
+  else
+    kb_push_borrowed(L, (char *)b + KAL_HEADER, (kjit_dtype)b->dtype, b->ndim, b->shape,
+                     kal_release, b);   /* (raises before the block leaves the list) */
   kal_unlink(b);   /* the userdata's guard owns it now */
   anchor(L, l, 0);
   int owner = lua_gettop(L), got = holds(L, owner, &w);

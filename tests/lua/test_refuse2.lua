@@ -403,3 +403,20 @@ test("library calls and Lua values in a parallel prange loop: refused, located",
   local function seq(a, t) for i in kjit.prange(1, #a) do t[i] = a; r2_gg = i end return #t end
   check_globals({ "r2_gg" }, function() r2_gg = nil end, seq, kjit.zeros(3), {})
 end)
+
+test("an array field of records stored in a table: a view of the records", function()
+  local Body = kjit.struct{ { "id", "u8" }, { "pos", "f64", 3 } }
+  local function f(b, t)
+    t.p = b[2].pos
+    t.p[1] = 4.5
+    return b[2].pos[1], #t.p
+  end
+  T.check(f, function() return kjit.zeros(2, Body), {} end)
+  local function made(t)
+    local b = kjit.zeros(2, Body)
+    t.p = b[1].pos
+    b[1].pos[3] = 7
+    return t.p[3]
+  end
+  T.check(made, function() return {} end)
+end)
