@@ -2206,19 +2206,23 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** and x`): the same, checked when it runs; where the dtype object is in
   ** the last pair, its __concat (host/dtype.c dt_concat) raises the error,
   ** which names no variable (cg_lib.c the same) */
+  /* A Lua value elsewhere is concatenated by the VM's rules first (the
+  ** last pair, or with the string made on its right), and the dtype object
+  ** then meets a string; beside it in the last pair, whose __concat runs
+  ** first (and would not call the value's), it is refused. */
   int dtpair = -1;   /* the operand of the last pair beside a dtype object */
   if (dtobj && !plain) {
+    if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
+    else if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 1]->id])) dtpair = n - 2;
     for (int i = 0; i < n; i++) {
       Type t = sp->types[v->args[i]->id];
       if (kty_dtype_obj_name(&sp->consts[v->args[i]->id]) || isnum(t) ||
           (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_MAYBE || t.kind == T_NIL ||
-          t.kind == T_BOOL)
+          t.kind == T_BOOL || (islua(t) && i != dtpair))
         continue;
       REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a %s is not supported in "
              "compiled code: write tostring(kjit.f32)", kty_name(t, tb, sizeof tb));
     }
-    if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
-    else if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 1]->id])) dtpair = n - 2;
   }
   for (int i = 0; i < n; i++) {
     Type t = sp->types[v->args[i]->id];

@@ -431,3 +431,16 @@ test("a record's array field of an array made here, returned (an internal error 
   eq(#v, 3)
   eq(w[1], 9.0)
 end)
+
+test("a dtype object '..' values read from tables (not beside it in the last pair)", function()
+  local function mid(x) return "[" .. kjit.f32 .. x.v .. ")" end
+  local function left(x) return x.v .. kjit.f32 .. ")" end
+  local mm = setmetatable({}, { __concat = function(a, b) return "M" end })
+  for _, f in ipairs({ mid, left }) do
+    for _, v in ipairs({ 3, 2.5, "s", mm }) do check(f, { v = v }) end
+  end
+  check_error("attempt to concatenate a nil value (field 'v')", mid, {})
+  check_error("attempt to concatenate a table value (field 'v')", left, { v = {} })
+  refused({ "concatenating a dtype object (kjit.f32 ...) with a value", "write tostring(kjit.f32)" },
+    kjit.jit(function(x) return kjit.f32 .. x.v end), { v = 1 })
+end)
