@@ -278,7 +278,10 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
   for (int j = 0; j < n; j++) {   /* the order: n-2, n-1, n-3, n-4 ... 0 */
     int i = j == 0 ? n - 2 : j == 1 ? n - 1 : n - 1 - j;
     /* the last pair: either operand's __concat serves (the VM's rule) */
-    if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
+    if (a[i].t.kind == T_LUA && j < 2 && n >= 2 &&
+        kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id]))
+      cg_lua_concat_dtype(G, a[i], v);   /* beside a dtype object: its __concat's rule */
+    else if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
       cg_lua_concat_check2(G, a[i], &a[j == 0 ? n - 1 : n - 2], v, i);
     else if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
     else if ((a[i].t.kind == T_NIL || a[i].t.kind == T_BOOL) && j < 2 && n >= 2)

@@ -1386,6 +1386,24 @@ void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* Before `..` runs on the Lua value x beside a dtype object in the last
+** pair of v: the object's __concat (host/dtype.c dt_concat) runs first and
+** takes only a string or a number, else raises "attempt to concatenate a
+** <type> value", naming no variable (ir_type.c t_concat). */
+void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
+  LLVMBasicBlockRef sb = cg_bb(G, "catdt"), done = cg_bb(G, "catdtok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_strnum", G->i32, ps, as, 2);
+  NumErr e = { x.v, "attempt to concatenate a ", " value" };
+  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
+                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
 /* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
 ** the last pair beside the Lua value partner: Lua calls the partner's
 ** __concat (luaT_tryconcatTM) if it has one, else raises "attempt to

@@ -2208,8 +2208,10 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** which names no variable (cg_lib.c the same) */
   /* A Lua value elsewhere is concatenated by the VM's rules first (the
   ** last pair, or with the string made on its right), and the dtype object
-  ** then meets a string; beside it in the last pair, whose __concat runs
-  ** first (and would not call the value's), it is refused. */
+  ** then meets a string; right of it in the last pair (`kjit.f32 .. t.x`)
+  ** the object's __concat runs first: a string or a number, checked when
+  ** it runs (cg_lua.c cg_lua_concat_dtype); left of it (`t.x .. kjit.f32`)
+  ** the value's own __concat would run first: refused. */
   int dtpair = -1;   /* the operand of the last pair beside a dtype object */
   if (dtobj && !plain) {
     if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
@@ -2218,7 +2220,7 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       Type t = sp->types[v->args[i]->id];
       if (kty_dtype_obj_name(&sp->consts[v->args[i]->id]) || isnum(t) ||
           (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_MAYBE || t.kind == T_NIL ||
-          t.kind == T_BOOL || (islua(t) && i != dtpair))
+          t.kind == T_BOOL || (islua(t) && (i != dtpair || i == n - 1)))
         continue;
       REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a %s is not supported in "
              "compiled code: write tostring(kjit.f32)", kty_name(t, tb, sizeof tb));

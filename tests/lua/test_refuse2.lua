@@ -441,6 +441,13 @@ test("a dtype object '..' values read from tables (not beside it in the last pai
   end
   check_error("attempt to concatenate a nil value (field 'v')", mid, {})
   check_error("attempt to concatenate a table value (field 'v')", left, { v = {} })
+  -- right of it in the last pair: its __concat's rule (a string or a number)
+  local function pair(x) return "[" .. kjit.f32 .. x.v end
+  for _, v in ipairs({ 1, 2.5, "s" }) do check(pair, { v = v }) end
+  for _, v in ipairs({ mm, true }) do check_error("attempt to concatenate a", pair, { v = v }) end
+  check_error("attempt to concatenate a nil value", pair, {})
+  check_error("attempt to concatenate a kjit.array value", pair, { v = kjit.zeros(1) })
+  -- left of it, the value's own __concat would run first: refused
   refused({ "concatenating a dtype object (kjit.f32 ...) with a value", "write tostring(kjit.f32)" },
-    kjit.jit(function(x) return kjit.f32 .. x.v end), { v = 1 })
+    kjit.jit(function(x) return x.v .. kjit.f32 end), { v = 1 })
 end)
