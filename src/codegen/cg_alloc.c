@@ -7,8 +7,9 @@
 ** table constructors that give them shapes and elements ({n, m}).
 **
 ** Scratch arrays (decided here, documented in docs/guide/allocation.md).
-** A site whose array, and every view of it, never reaches a phi, a return
-** or a callee that returns arrays cannot be used after its site runs
+** A site whose array, and every view of it, never reaches a phi, a return,
+** a table, a function value or a callee that returns arrays (nor becomes
+** a Lua value anywhere: runtime/luaarray.c) cannot be used after its site runs
 ** again, nor after its function returns: such a site keeps its last array
 ** in a stack slot, reuses it when it runs again (kjit_rt_alloc_scratch:
 ** the same block when it has room, else a new one and the old one freed),
@@ -96,7 +97,16 @@ static int escapes(CG *G, const KirInsn *d, int depth) {
   for (int i = 0; i < d->nusers; i++) {
     const KirInsn *u = d->users[i];
     switch (u->op) {
-    case KIR_GETFIELD: case KIR_LEN: case KIR_SETINDEX: case KIR_EQ: break;
+    case KIR_GETFIELD:   /* r.pos, an array field of a record: a view of the same memory */
+      if (sp->types[u->id].kind == T_BUF && escapes(G, u, depth + 1)) return 1;
+      break;
+    case KIR_LEN: break;
+    case KIR_EQ:   /* compared with a Lua value: made one (luaarray.c), kept */
+      if (sp->types[u->args[0]->id].kind == T_LUA || sp->types[u->args[1]->id].kind == T_LUA) return 1;
+      break;
+    case KIR_SETINDEX:   /* a store into it; stored into a table, it is kept (luaarray.c) */
+      if (u->args[0] != d) return 1;
+      break;
     case KIR_INDEX:   /* a row view is the same memory */
       if (u->args[0] == d && sp->types[u->id].kind == T_BUF && escapes(G, u, depth + 1)) return 1;
       break;
@@ -112,6 +122,7 @@ static int escapes(CG *G, const KirInsn *d, int depth) {
       if (c == NULL) return 1;
       for (int r = 0; r < c->nret; r++)
         if (c->rets[r].kind == T_BUF) return 1;   /* it may give it back */
+      if (cg_lua_spec_uses_deep(G->S, c)) return 1;   /* it may keep it in a table (luaarray.c) */
       break;
     }
     default: return 1;   /* phi, return, anything else: kept */
@@ -459,6 +470,7 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     CgVal r = a[0];
     r.t = rt;
     for (int d = 0; d < KJIT_MAXDIMS; d++) r.dims[d] = d < nd ? dims[d] : NULL;
+    r.isf = LLVMConstInt(G->i1, 1, 0);   /* a view (cg_lua.c cg_lua_box) */
     return r;
   }
   case B_ARR_SLICE: {
@@ -480,6 +492,7 @@ CgVal cg_array_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
     CgVal r = o;
     r.v = LLVMBuildInBoundsGEP2(G->B, cg_dtype_llty(G, o.t.dtype), o.v, &off, 1, "");
     r.dims[0] = LLVMBuildAdd(G->B, LLVMBuildSub(G->B, last, first, ""), cg_i64(G, 1), "");
+    r.isf = LLVMConstInt(G->i1, 1, 0);   /* a view (cg_lua.c cg_lua_box) */
     return r;
   }
   default:

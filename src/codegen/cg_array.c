@@ -109,6 +109,7 @@ static CgVal index_buffer(CG *G, const KirInsn *v, CgVal o, CgVal k, LLVMValueRe
   if (o.t.ndim > 1) {
     CgVal r = o;
     r.t.ndim--;
+    r.isf = LLVMConstInt(G->i1, 1, 0);   /* a row view (cg_lua.c cg_lua_box) */
     off = LLVMBuildMul(G->B, off, row_stride(G, o), "");
     r.v = LLVMBuildInBoundsGEP2(G->B, ety, o.v, &off, 1, "");
     for (int d = 0; d + 1 < o.t.ndim; d++) r.dims[d] = o.dims[d + 1];

@@ -10,11 +10,14 @@
 ** become a constant global in the target's constant address space (the
 ** GPU's 64 KiB of .const memory), one per array and module, and the value
 ** is an array over it with constant extents. The bytes are in the LLVM
-** module, so they key the PTX disk cache too.
+** module, so they key the PTX disk cache too. A CPU function's frozen
+** array (KTY_BUF_FROZEN, refuse2): its memory, used in place (below).
 */
 #include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "common/karray.h"
+#include "runtime/luaarray.h"
 
 CgVal cg_frozen_index(CG *G, const KirInsn *v) {
   Type t = G->sp->types[v->id], o = G->sp->types[v->args[0]->id];
@@ -58,9 +61,27 @@ CgVal cg_frozen_index(CG *G, const KirInsn *v) {
   return r;
 }
 
+/* A CPU function's frozen array (KTY_BUF_FROZEN): the same userdata on
+** every call, pinned for the process (runtime/luaarray.c kjit_la_pin: a
+** full userdata never moves, and an array's memory and extents never
+** change), so its element pointer and extents are constants here; the
+** code is bound to this process (host/cache_key.c). */
+static CgVal frozen_host_array(CG *G, const KirInsn *v, Type t, const KtyConst *k) {
+  KBuffer *b = kty_push_host_array(G->S, k->ref);
+  if (b == NULL || (int)b->dtype != t.dtype || b->ndim != t.ndim)
+    cg_error(G, v, "internal error: a frozen array changed");
+  kjit_la_pin(G->S->L, -1);
+  lua_pop(G->S->L, 1);
+  LLVMTypeRef pty = LLVMPointerType(cg_dtype_llty(G, t.dtype), 0);
+  CgVal r = cg_mk(t, LLVMConstIntToPtr(cg_i64(G, (int64_t)(intptr_t)b->data), pty));
+  for (int d = 0; d < t.ndim; d++) r.dims[d] = cg_i64(G, b->shape[d]);
+  return r;
+}
+
 CgVal cg_const_array(CG *G, const KirInsn *v) {
   Type t = G->sp->types[v->id];
   const KtyConst *k = &G->sp->consts[v->id];
+  if (t.sub == KTY_BUF_FROZEN) return frozen_host_array(G, v, t, k);
   const char *data;
   size_t bytes;
   int dtype, ndim;

@@ -1363,7 +1363,8 @@ static void emit_insn(CG *G, KirInsn *v) {
     return;
   }
   if ((v->op == KIR_SETINDEX || v->op == KIR_SETFIELD || v->op == KIR_SETLIST) &&
-      sp->types[v->args[0]->id].kind == T_LUA) {
+      (sp->types[v->args[0]->id].kind == T_LUA ||
+       (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]))) {   /* (a global) */
     if (v->op == KIR_SETLIST) cg_lua_setlist(G, v); else cg_lua_store(G, v);
     return;
   }

@@ -75,6 +75,13 @@ static void put_val(CG *G, Recipe *R, CgVal x, const KirInsn *at) {
     putk(G, R, (int64_t)x.k->len);
     return;
   }
+  if (x.t.kind == T_BUILTIN && x.k && kty_dtype_obj_name(x.k)) {   /* kjit.f32, the object */
+    char path[32];
+    snprintf(path, sizeof path, "kjit.%s", kty_dtype_obj_name(x.k));
+    putk(G, R, KRL_LIBVAL);
+    put(G, R, str_addr(G, path, strlen(path)));
+    return;
+  }
   switch (x.t.kind) {
   case T_NIL: putk(G, R, KRL_NIL); return;
   case T_BOOL:
@@ -271,7 +278,10 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
   for (int j = 0; j < n; j++) {   /* the order: n-2, n-1, n-3, n-4 ... 0 */
     int i = j == 0 ? n - 2 : j == 1 ? n - 1 : n - 1 - j;
     /* the last pair: either operand's __concat serves (the VM's rule) */
-    if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
+    if (a[i].t.kind == T_LUA && j < 2 && n >= 2 &&
+        kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id]))
+      cg_lua_concat_dtype(G, a[i], v);   /* beside a dtype object: its __concat's rule */
+    else if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
       cg_lua_concat_check2(G, a[i], &a[j == 0 ? n - 1 : n - 2], v, i);
     else if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
     else if ((a[i].t.kind == T_NIL || a[i].t.kind == T_BOOL) && j < 2 && n >= 2)
@@ -290,6 +300,10 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
       char *msg = ka_alloc(G->S->A, 240);
       if (msg == NULL) cg_error(G, v, "not enough memory");
       cg_varinfo(G, v, i, info, sizeof info);
+      /* beside a dtype object in the last pair, its __concat raises it
+      ** (host/dtype.c dt_concat): no variable named (ir_type.c t_concat) */
+      if (j < 2 && n >= 2 && kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id]))
+        info[0] = '\0';
       snprintf(msg, 240, "attempt to concatenate a %s value%s", a[i].t.dtype ? "nil" : "boolean", info);
       cg_check(G, a[i].flag, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
     }

@@ -61,6 +61,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
       const KirInsn *v = blk->insns[i];
       if (sp->types[v->id].kind == T_LUA) return 1;
       if (v->op == KIR_SETUPVAL) return 1;   /* written through (cg_callvalue.c) */
+      if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
       /* a callee's results of Lua type land in slots of this frame, also
       ** where no value of this function shows their type (return f(x)) */
       const KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
@@ -418,6 +419,24 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     else setv(G, "kjit_lv_setbool", G->i32, cg_i32(G, 0), dst);
     LLVMBuildBr(G->B, done);
     LLVMPositionBuilderAtEnd(G->B, done);
+    break;
+  }
+  case T_BUF: {   /* a kjit array: its userdata, a view, or its block adopted (luaarray.c) */
+    LLVMTypeRef sty = LLVMArrayType(G->i64, KJIT_MAXDIMS);
+    LLVMValueRef shp = cg_alloca(G, sty, "boxshape");
+    for (int d = 0; d < x.t.ndim; d++) {
+      LLVMValueRef ix[2] = { cg_i64(G, 0), cg_i64(G, d) };
+      LLVMBuildStore(G->B, x.dims[d], LLVMBuildGEP2(G->B, sty, shp, ix, 2, ""));
+    }
+    /* (isf: 1 on a view made here, cg_array.c index_buffer and cg_alloc.c) */
+    int view = x.isf && LLVMIsAConstantInt(x.isf) && LLVMConstIntGetZExtValue(x.isf) == 1;
+    LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0),
+                          G->i32 };
+    LLVMValueRef as[7] = { G->luaL, dst, LLVMBuildPointerCast(G->B, x.v, G->i8p, ""),
+                           cg_i32(G, x.t.dtype), cg_i32(G, x.t.ndim),
+                           LLVMBuildPointerCast(G->B, shp, LLVMPointerType(G->i64, 0), ""),
+                           cg_i32(G, view) };
+    call(G, "kjit_la_box", NULL, ps, as, 7);
     break;
   }
   case T_STR:
@@ -891,8 +910,23 @@ static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef 
   return rc;
 }
 
-CgVal cg_lua_index(CG *G, const KirInsn *v) {
+/* The object of access v: its value, or for a global that compiled code
+** assigns (ir_type.c t_setglobal) the real environment table, through its
+** registry reference, in scratch slot 2 (the object's: operand, objof). */
+static CgVal access_obj(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
+  if (ox.t.kind != T_TABLE || G->sp->liveref == NULL || G->sp->liveref[v->args[0]->id] == 0) return ox;
+  LLVMValueRef dst = scratch(G, 2);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->liveref[v->args[0]->id]), dst };
+  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
+CgVal cg_lua_index(CG *G, const KirInsn *v) {
+  CgVal ox = access_obj(G, v);
   LLVMValueRef h = hint(G, ox);
   LLVMValueRef dst = cg_lua_slot(G, v), rc, out = outp(G), bits = NULL;
   LLVMValueRef isint = NULL, ikey = NULL;
@@ -978,7 +1012,7 @@ static void stored(CG *G, CgVal x, const KirInsn *at, LLVMValueRef *tag, LLVMVal
 }
 
 void cg_lua_store(CG *G, const KirInsn *v) {
-  CgVal ox = cg_val(G, v->args[0]);
+  CgVal ox = access_obj(G, v);
   LLVMValueRef h = hint(G, ox);
   LLVMValueRef tag, bits, val;
   if (v->op == KIR_SETFIELD) {
@@ -1574,6 +1608,24 @@ void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* Before `..` runs on the Lua value x beside a dtype object in the last
+** pair of v: the object's __concat (host/dtype.c dt_concat) runs first and
+** takes only a string or a number, else raises "attempt to concatenate a
+** <type> value", naming no variable (ir_type.c t_concat). */
+void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
+  LLVMBasicBlockRef sb = cg_bb(G, "catdt"), done = cg_bb(G, "catdtok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_strnum", G->i32, ps, as, 2);
+  NumErr e = { x.v, "attempt to concatenate a ", " value" };
+  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
+                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
 /* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
 ** the last pair beside the Lua value partner: Lua calls the partner's
 ** __concat (luaT_tryconcatTM) if it has one, else raises "attempt to
@@ -1760,6 +1812,7 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp) {
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
   if (sp->types[v->id].kind == T_LUA) return 1;
   if (v->op == KIR_SETUPVAL) return 1;   /* an upvalue written through */
+  if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
   for (int i = 0; i < v->nargs; i++) if (sp->types[v->args[i]->id].kind == T_LUA) return 1;
   if (v->op == KIR_CALL && sp->callees[v->id] && cg_lua_spec_uses_deep(S, sp->callees[v->id]))
     return 1;

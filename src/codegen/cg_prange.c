@@ -145,7 +145,7 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
     if (FP->parallel && cg_lua_loop_uses(G, fl->loop)) {   /* workers never touch L */
       snprintf(G->S->err, sizeof G->S->err, "%s:%d: a parallel kjit.prange loop cannot use "
                "Lua values: tables or values read from them, functions called as values, "
-               "upvalues it assigns (its iterations run on other threads): "
+               "upvalues or globals it assigns (its iterations run on other threads): "
                "copy what it needs into kjit arrays before the loop, or use a plain for loop",
                sp->chunkname ? sp->chunkname : "?", fl->loop->line);
       longjmp(*G->S->jb, 1);

@@ -120,6 +120,13 @@ char *kck_key(KtySession *T, const char *head, size_t *len, int *local) {
           break;
         }
         case T_BUILTIN: put_i64(&b, k->ref); put_i64(&b, (int64_t)k->v.i); break;   /* v.i: kjit.f32 */
+        case T_BUF:
+          put_i64(&b, k->ref);
+          if ((k->v.i >> 16) & 1) {   /* a frozen array's address compiled in (cg_frozen.c) */
+            put_i64(&b, process_salt(L));
+            *local = 1;
+          }
+          break;
         default: put_i64(&b, k->ref); break;   /* T_TABLE, T_FUNC, T_NIL */
         }
       }
@@ -257,6 +264,8 @@ int kck_process_bound(KtySession *T, const char **chunk, int *line, int *ref) {
             : KCK_FROZEN_TABLE;                          /* t[k], k computed */
       /* (an array of records made here: exported with its layout, kck_layouts) */
       else if (uses_function_value(sp, v)) why = KCK_FUNCTION;   /* kck_key's INT64_MIN + 3 */
+      else if (sp->consts[v->id].kind == T_BUF && ((sp->consts[v->id].v.i >> 16) & 1))
+        why = KCK_FROZEN_ARRAY;   /* its address compiled in (cg_frozen.c) */
       if (why) {
         *chunk = sp->chunkname;
         *line = v->line;

@@ -40,8 +40,9 @@ enum {
   KCK_CALLVALUE,        /* a function value called (a trampoline: a registry reference) */
   KCK_CFUNCTION,        /* a C function kjit does not compile, called (a registry reference) */
   KCK_FROZEN_TABLE,     /* a table upvalue or global indexed by a computed key (a registry reference) */
-  KCK_CLOSURE           /* a function literal that escapes: made as a real Lua closure of
+  KCK_CLOSURE,          /* a function literal that escapes: made as a real Lua closure of
                            this process's function (its maker: a registry reference) */
+  KCK_FROZEN_ARRAY      /* a kjit array upvalue or global (its memory's address compiled in) */
 };
 /* *ref: the registry reference of the value the code holds (its C function
 ** for KCK_CFUNCTION), 0 where there is none. */

@@ -146,23 +146,31 @@ static char *dup(const char *s) {
   return r;
 }
 
-/* Whether a specialization in use makes arrays (runtime/alloc.c). */
+/* Whether a specialization in use makes arrays (runtime/alloc.c), or
+** makes views (m[i], a:slice, a:reshape) and holds Lua values: a view may
+** become a Lua value, anchored for the call in its allocation list's
+** anchors (runtime/luaarray.c), so that one view boxed twice is one value. */
 static int allocates(KtySession *T) {
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];
     if (!sp->used) continue;
     KirFunc *f = sp->ir;
+    int views = 0, lua = 0;
     for (int b = 0; b < f->nblocks; b++) {
       if (!sp->live[b]) continue;
       for (int j = 0; j < f->blocks[b]->ninsns; j++) {
         KirInsn *v = f->blocks[b]->insns[j];
+        lua |= sp->types[v->id].kind == T_LUA;
+        views |= v->op == KIR_INDEX && sp->types[v->id].kind == T_BUF;
         if (v->op != KIR_CALL) continue;
         Type ft = sp->types[v->args[0]->id];
+        views |= ft.kind == T_BUILTIN && (ft.ref == B_ARR_RESHAPE || ft.ref == B_ARR_SLICE);
         if (ft.kind == T_BUILTIN && B_IS_ARRAY(ft.ref) && ft.ref != B_ARR_FILL &&
             ft.ref != B_ARR_RESHAPE && ft.ref != B_ARR_SLICE && ft.ref != B_IPAIRS)
           return 1;
       }
     }
+    if (views && lua) return 1;
   }
   return 0;
 }

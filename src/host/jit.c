@@ -38,6 +38,7 @@
 #include "runtime/luastring.h"
 #include "runtime/parallel.h"
 #include "runtime/alloc.h"
+#include "runtime/luaarray.h"
 #include "host/jit.h"
 #include "host/callval.h"
 #include "host/session.h"
@@ -447,6 +448,7 @@ static void register_runtime_once(void) {
   kc_register_symbol("kjit_rt_linspace", (void *)kjit_rt_linspace);
   kc_register_symbol("kjit_rt_reshape_check", (void *)kjit_rt_reshape_check);
   kjit_lv_register();   /* Lua values (runtime/luavalue.c) */
+  kjit_la_register();   /* arrays made Lua values (runtime/luaarray.c) */
   kjit_lc_register();   /* function values, assigned upvalues (runtime/luacall.c) */
   kcv_init();           /* ... whose Lua callees run compiled (host/callval.c) */
   kjit_ls_register();   /* conversions, strings (runtime/luastring.c) */
@@ -597,9 +599,11 @@ static void process_bound_text(lua_State *L, int why, int ref, char *out, size_t
     [KCK_CLOSURE] = "makes a function literal that escapes (stored in a table, returned "
                     "or passed on): a real Lua closure of this process's function, which "
                     "exported code cannot take along",
+    [KCK_FROZEN_ARRAY] = "uses a kjit array upvalue or global, memory of this process that "
+                         "exported code cannot take along (pass the array as an argument)",
   };
   if (why != KCK_CFUNCTION) {
-    snprintf(out, n, "%s", why > 0 && why <= KCK_CLOSURE && whys[why] ? whys[why]
+    snprintf(out, n, "%s", why > 0 && why <= KCK_FROZEN_ARRAY && whys[why] ? whys[why]
                                                                      : "holds a value of this process");
     return;
   }
@@ -979,6 +983,7 @@ static const char alloc_key = 0;   /* registry key of the state's AllocBox */
 
 static int alloclist_gc(lua_State *L) {
   AllocBox *b = luaL_checkudata(L, 1, ALLOC_METATABLE);
+  kjit_la_drop(L, &b->list);   /* (arrays made Lua values: their userdata own them) */
   kal_free_all(&b->list);
   return 0;
 }
@@ -1014,6 +1019,7 @@ static AllocBox *take_allocbox(lua_State *L, const void *frame) {
         lua_pop(L, 1);
         b = push_allocbox(L);
       } else {
+        kjit_la_drop(L, &b->list);
         kal_reset(&b->list);   /* left by a call that never returned */
       }
     }
@@ -1053,7 +1059,8 @@ static void push_view_in(lua_State *L, int idx, int records, char *data, const K
 ** as interpreted), a view of an argument or of an adopted block, or the
 ** adopted block itself. */
 static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *slots, int n,
-                              int base, const int64_t *rets, int r, const Adopted *ad, int nad) {
+                              int base, const int64_t *rets, int r, const Adopted *ad, int nad,
+                              int anchors) {
   char *data = (char *)(intptr_t)rets[r];
   int nd = js->rndim[r];
   kjit_dtype dt = (kjit_dtype)js->rnil[r];
@@ -1074,6 +1081,28 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
     else push_view_in(L, a->idx, a->records, a->base + (data - a->old), rec, dt, nd, shape);
     return;
   }
+  if (anchors && rec == NULL) {   /* made a Lua value by compiled code (runtime/luaarray.c) */
+    int na = (int)lua_rawlen(L, anchors);
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 1; i <= na; i++) {
+        lua_rawgeti(L, anchors, i);
+        const KBuffer *b = luaL_testudata(L, -1, KB_METATABLE);
+        int64_t have = b ? b->size * (int64_t)kjit_dtype_size(b->dtype) : 0;
+        lua_pushvalue(L, -1);
+        int isview = lua_rawget(L, anchors) != LUA_TNIL;   /* (a view boxed: luaarray.c) */
+        lua_pop(L, 1);
+        int same = b && b->dtype == dt && b->data == data && b->ndim == nd && isview == js->rview[r];
+        for (int d = 0; same && d < nd; d++) same = b->shape[d] == shape[d];
+        if (pass == 0 && same) return;   /* (the userdata, pushed) */
+        if (pass == 1 && b && b->dtype == dt && data >= b->data && data <= b->data + have &&
+            bytes <= b->data + have - data) {
+          push_view_in(L, lua_gettop(L), 0, data, NULL, dt, nd, shape);
+          lua_remove(L, -2);
+          return;
+        }
+        lua_pop(L, 1);
+      }
+  }
   for (int pass = js->rview[r]; pass < 2; pass++)   /* an exact argument first, then one holding it */
     for (int i = 0; i < n; i++) {
       if (js->sig[i] < SIG_BUF && !SIG_ISREC(js->sig[i])) continue;
@@ -1093,6 +1122,8 @@ static void push_array_result(lua_State *L, const JitSpec *js, const int64_t *sl
         }
       }
     }
+  /* a frozen array (an upvalue or a global), or a view of one (luaarray.c) */
+  if (rec == NULL && kjit_la_push_pinned(L, data, (int32_t)dt, nd, shape, js->rview[r])) return;
   luaL_error(L, "kjit: internal error: a returned array whose memory is not known");
 }
 
@@ -1129,7 +1160,7 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
   int32_t st = js->entry(slots, rets, &err);
   kal_leave(prev);
   if (st != 0) {
-    if (box) give_allocbox(box);
+    if (box) { kjit_la_drop(L, l); give_allocbox(box); }
     krt_push_error(L, &err);
     return lua_error(L);
   }
@@ -1165,10 +1196,17 @@ static __attribute__((noinline)) int call_arrays(lua_State *L, const JitSpec *js
     a->idx = lua_gettop(L);
   }
   if (box) give_allocbox(box);   /* the scratch arrays left: freed as the call returns */
+  /* arrays compiled code made Lua values (runtime/luaarray.c): a result
+  ** that lives in one is that userdata, or a view of it */
+  int anchors = kjit_la_push_anchors(L, l) ? lua_gettop(L) : 0;
+  kjit_la_drop(L, l);
   int first = lua_gettop(L) + 1;
   for (int r = 0; r < js->nret; r++) {
     int kind = js->rets[r];
-    if (kind == T_BUF) { push_array_result(L, js, slots, n, base, rets, r, ad, nad); continue; }
+    if (kind == T_BUF) {
+      push_array_result(L, js, slots, n, base, rets, r, ad, nad, anchors);
+      continue;
+    }
     push_result(L, js, rets, r);
   }
   /* the results where the list and the adopted userdata were */

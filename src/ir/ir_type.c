@@ -371,8 +371,9 @@ static int islua(Type t) { return t.kind == T_LUA; }
 
 /* Can a value of type t go into a Lua stack slot (a table key or value, an
 ** operand of an operation on a Lua value)? Numbers, booleans, nil,
-** constant strings and Lua values can; arrays, functions and frozen
-** tables have no run-time Lua form in compiled code yet. */
+** constant strings, Lua values and kjit arrays (outside kernels; not
+** arrays of records) can; frozen tables have no run-time Lua form in
+** compiled code yet. */
 static int boxable(Type t, KtyConst k) {
   switch (t.kind) {
   case T_NIL: case T_BOOL: case T_INT: case T_F64: case T_F32: case T_NUMBER: case T_MAYBE:
@@ -382,8 +383,23 @@ static int boxable(Type t, KtyConst k) {
   case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
     return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;
+  case T_BUF:   /* a kjit array: its userdata (runtime/luaarray.c), not in kernels */
+    return !kernel_rules && t.dtype != KJIT_RECORD && t.sub != KTY_BUF_CONST && t.ndim >= 1;
   default: return 0;
   }
+}
+
+/* Why a value of type t has no Lua form (boxable is 0), and what to
+** write instead. */
+static const char *unboxable_why(Type t) {
+  if (t.kind == T_TABLE)
+    return "a table read from an upvalue or a global is frozen when the function compiles: "
+           "pass it as an argument";
+  if (t.kind == T_BUF && t.dtype == KJIT_RECORD)
+    return "an array of records has no Lua value in compiled code yet: make it outside and "
+           "pass it as an argument";
+  return "only numbers, booleans, nil, strings, functions, kjit arrays and tables passed in "
+         "or made here";
 }
 
 /* Refuses (in the error pass) operand x of v that cannot become a Lua
@@ -391,9 +407,9 @@ static int boxable(Type t, KtyConst k) {
 #define REFUSE_UNBOXABLE(S, sp, v, x, role) \
   do { \
     char tb_[32]; \
-    REFUSE(S, sp, v, "a %s cannot be %s in compiled code yet (only numbers, booleans, nil, " \
-           "constant strings and tables passed in or made here)", \
-           kty_name(sp->types[(x)->id], tb_, sizeof tb_), role); \
+    REFUSE(S, sp, v, "a %s cannot be %s in compiled code yet (%s)", \
+           kty_name(sp->types[(x)->id], tb_, sizeof tb_), role, \
+           unboxable_why(sp->types[(x)->id])); \
   } while (0)
 
 /* A Lua value where a number is needed (a math function's argument, a
@@ -530,6 +546,13 @@ int kty_const_array(KtySession *S, int ref, const char **data, size_t *bytes, in
   return 1;
 }
 
+KBuffer *kty_push_host_array(KtySession *S, int ref) {
+  push_value(S, ref);
+  KBuffer *b = luaL_testudata(S->L, -1, KB_METATABLE);
+  if (b == NULL || b->record) { lua_pop(S->L, 1); return NULL; }
+  return b;
+}
+
 static KtyConst freeze(KtySession *S) {
   lua_State *L = S->L;
   KtyConst k;
@@ -580,6 +603,15 @@ static KtyConst freeze(KtySession *S) {
         k.ref = kty_keep_value(S, -1);
         k.v.i = b->dtype | b->ndim << 8;
       }
+    } else if (!S->kernel && luaL_testudata(L, -1, KB_METATABLE)) {
+      /* a CPU function's frozen array (KTY_BUF_FROZEN) */
+      KBuffer *b = lua_touserdata(L, -1);
+      if (b->record) k.str = "an array of records (pass it as an argument)";
+      else {
+        k.kind = T_BUF;
+        k.ref = kty_keep_value(S, -1);
+        k.v.i = b->dtype | b->ndim << 8 | 1 << 16;
+      }
     } else k.str = luaL_testudata(L, -1, KB_METATABLE) ? "a kjit array (pass arrays as arguments)"
                                                     : "a userdata";
     break;
@@ -595,10 +627,10 @@ static Type const_type(KtyConst k) {
   if (k.kind == T_TABLE || k.kind == T_FUNC || k.kind == T_BUILTIN || k.kind == T_LAYOUT ||
       k.kind == T_EXTERN)
     t.ref = k.ref;
-  if (k.kind == T_BUF) {   /* a kernel's constant array */
+  if (k.kind == T_BUF) {   /* a kernel's constant array, a CPU function's frozen one */
     t.dtype = (uint8_t)(k.v.i & 0xff);
-    t.ndim = (uint8_t)(k.v.i >> 8);
-    t.sub = KTY_BUF_CONST;
+    t.ndim = (uint8_t)((k.v.i >> 8) & 0xff);
+    t.sub = (k.v.i >> 16) & 1 ? KTY_BUF_FROZEN : KTY_BUF_CONST;
     t.ref = k.ref;
   }
   return t;
@@ -1570,6 +1602,107 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   return 1;
 }
 
+static int escape_closure(KtySession *S, Type t);
+
+/* ---- Assigned globals ------------------------------------------------------
+** A global that compiled code assigns (`count = count + 1`, `G = {}`) is
+** written into the real environment table when the store runs
+** (lua_setfield: __newindex included, as interpreted), and every read of
+** that name in the compile (this function, its callees, any function whose
+** read is typed after the store is seen: the mark below re-queues them)
+** reads the table when it runs, so that it sees the writes; the other
+** globals stay frozen. The environment is reached through a registry
+** reference kept in sp->liveref of the _ENV getupval, whose type stays the
+** frozen table (cg_lua.c live_env): a liveref matters to cg_func.c only for
+** values of Lua type. */
+
+/* Is the global `name` assigned in the compile: by a store in sp's own
+** function, or marked by one typed elsewhere (the session's set at key -1
+** of its values table)? */
+static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t len) {
+  KirFunc *f = sp->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      KirInsn *w = f->blocks[b]->insns[i];
+      if (w->op == KIR_SETFIELD && is_env(f, w->args[0]) && w->k.str.len == len &&
+          memcmp(w->k.str.s, name, len) == 0)
+        return 1;
+    }
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  int yes = 0;
+  if (lua_rawgeti(L, -1, -1) == LUA_TTABLE) {
+    lua_pushlstring(L, name, len);
+    yes = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return yes;
+}
+
+/* Global `name` is assigned (store v): marked for the session, and every
+** read of it typed before (in other functions of the compile) typed again. */
+static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, -1);
+  }
+  lua_pushlstring(L, name, len);
+  int had = lua_rawget(L, -2) != LUA_TNIL;
+  if (!had) {
+    lua_pushlstring(L, name, len);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -4);
+  }
+  lua_pop(L, 3);
+  if (had) return;
+  for (int s = 0; s < S->nspecs; s++) {
+    KtySpec *sp = S->specs[s];
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++)
+      for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+        KirInsn *w = f->blocks[b]->insns[i];
+        if (w->op == KIR_GETFIELD && is_env(f, w->args[0]) && w->k.str.len == len &&
+            memcmp(w->k.str.s, name, len) == 0)
+          push(sp, w);
+      }
+  }
+}
+
+/* The registry reference to the environment table (the frozen table
+** value o of env getupval e), made once per getupval. */
+static void env_ref(KtySession *S, KtySpec *sp, const KirInsn *e, Type o) {
+  if (sp->liveref[e->id] != 0) return;
+  push_value(S, o.ref);
+  sp->liveref[e->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+}
+
+/* name = x, a store into the environment. */
+static Type t_setglobal(KtySession *S, KtySpec *sp, KirInsn *v) {
+  const KirInsn *e = v->args[0], *x = v->args[1];
+  Type o = sp->types[e->id], t = sp->types[x->id];
+  if (S->kernel)
+    REFUSE(S, sp, v, "a kernel cannot assign global '%s' (cuda.jit code has no Lua state): pass "
+           "an array and store into it", v->k.str.s);
+  if (o.kind == T_UNKNOWN || t.kind == T_UNKNOWN) return ty(T_NIL);
+  if (o.kind != T_TABLE)
+    REFUSE(S, sp, v, "cannot assign to global '%s' in compiled code: _ENV is not a table known "
+           "when it compiles", v->k.str.s);
+  if (!boxable(t, sp->consts[x->id])) {
+    if (escape_closure(S, t)) return ty(T_UNKNOWN);
+    char tb[32];
+    REFUSE(S, sp, v, "a %s cannot be assigned to global '%s' in compiled code yet (%s)",
+           kty_name(t, tb, sizeof tb), v->k.str.s, unboxable_why(t));
+  }
+  env_ref(S, sp, e, o);
+  mark_global_assigned(S, v->k.str.s, v->k.str.len);
+  return ty(T_NIL);
+}
+
 /* r[k] with k a string value (not a constant field name): interpreted it
 ** reads or writes the field named k, so compiled code must not raise
 ** buffer.c's "indexed by field names" (that is for numbers, booleans, ...);
@@ -1676,8 +1809,10 @@ static const char *unusable_hint(const KtySession *S, const char *what) {
            "(for '...', take the values into locals: local a, b = ...)";
   if (strcmp(what, "a C function") == 0)
     return "compiled code cannot call the coroutine and debug functions (they work on the "
-           "interpreter's own call stack, which compiled code does not have); call it outside "
-           "the compiled function and pass its result, or run with KJIT_DISABLE_JIT=1 to debug";
+           "interpreter's own call stack, which compiled code does not have): call them in an "
+           "interpreted function around the compiled one (yield there, between its calls; pass "
+           "debug.getinfo's or debug.traceback's results in), or run with KJIT_DISABLE_JIT=1 "
+           "to debug";
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
 
@@ -1730,6 +1865,11 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       }
     REFUSE(S, sp, v, "kjit array has no field '%s' usable in compiled code (shape, size, ndim, "
            "dtype, fill, copy, reshape, slice)", name);
+  }
+  if (o.kind == T_TABLE && !S->kernel && is_env(sp->ir, obj) &&
+      global_assigned(S, sp, name, v->k.str.len)) {
+    env_ref(S, sp, obj, o);   /* a global compiled code assigns: read when it runs */
+    return ty(T_LUA);
   }
   if (o.kind == T_TABLE) {
     if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
@@ -1947,7 +2087,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
     for (int i = 0; i < n; i++)
-      if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+      if (!kty_dtype_obj_name(&kargs[i]) &&   /* kjit.f32: the object (cg_lib.c put_val) */
+          !lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
     if (id == B_STRING_LEN) return ty(T_INT);
     Type r = ty(T_LUA);   /* string.byte: a number or nothing; table.remove: any value */
     if (id != B_STRING_BYTE && id != B_TABLE_REMOVE) r.sub = KTY_LUA_STRING;
@@ -1956,7 +2097,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   default: break;
   }
   for (int i = 0; i < n; i++)
-    if (!lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
+    if (!((id == B_PRINT || id == B_IO_WRITE) && kty_dtype_obj_name(&kargs[i])) &&   /* the object */
+        !lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
   switch (id) {
   case B_PRINT: return ty(T_NIL);
   case B_TABLE_INSERT: return ty(T_NIL);   /* the real table.insert: its checks, its errors */
@@ -2060,16 +2202,38 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (kty_dtype_obj_name(&sp->consts[v->args[i]->id])) dtobj = 1;
     else if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER)) plain = 0;
   }
-  if (dtobj && !plain)
-    REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a value that may not be a "
-           "number or a string is not supported in compiled code: write tostring(kjit.f32)");
+  /* ... and beside values that may be nil or false (a number-or-nil, `c
+  ** and x`): the same, checked when it runs; where the dtype object is in
+  ** the last pair, its __concat (host/dtype.c dt_concat) raises the error,
+  ** which names no variable (cg_lib.c the same) */
+  /* A Lua value elsewhere is concatenated by the VM's rules first (the
+  ** last pair, or with the string made on its right), and the dtype object
+  ** then meets a string; right of it in the last pair (`kjit.f32 .. t.x`)
+  ** the object's __concat runs first: a string or a number, checked when
+  ** it runs (cg_lua.c cg_lua_concat_dtype); left of it (`t.x .. kjit.f32`)
+  ** the value's own __concat would run first: refused. */
+  int dtpair = -1;   /* the operand of the last pair beside a dtype object */
+  if (dtobj && !plain) {
+    if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
+    else if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 1]->id])) dtpair = n - 2;
+    for (int i = 0; i < n; i++) {
+      Type t = sp->types[v->args[i]->id];
+      if (kty_dtype_obj_name(&sp->consts[v->args[i]->id]) || isnum(t) ||
+          (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_MAYBE || t.kind == T_NIL ||
+          t.kind == T_BOOL || (islua(t) && (i != dtpair || i == n - 1)))
+        continue;
+      REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a %s is not supported in "
+             "compiled code: write tostring(kjit.f32)", kty_name(t, tb, sizeof tb));
+    }
+  }
   for (int i = 0; i < n; i++) {
     Type t = sp->types[v->args[i]->id];
     if (dtobj && kty_dtype_obj_name(&sp->consts[v->args[i]->id])) continue;
     if (i == bad) {
       FROZEN_NIL(S, sp, v, v->args[i]);
-      RAISE(S, sp, v, i, "attempt to concatenate a %s value", objtypename(t));
+      RAISE(S, sp, v, i == dtpair ? -1 : i, "attempt to concatenate a %s value", objtypename(t));
     }
+    if (t.kind == T_MAYBE && i == dtpair) t = ty(T_INT);   /* checked when it runs (cg_lib.c) */
     if (t.kind == T_MAYBE && (maybe_concat_ok(sp, v) || maybe_concat_pair(sp, v, i)))
       t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
@@ -3470,9 +3634,8 @@ static int t_luastore(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
       *r = ty(T_UNKNOWN);
       if (S->strict) {
         char tb[32];
-        fail(S, sp, v, "a %s cannot be stored in a table in compiled code yet (only numbers, "
-             "booleans, nil, constant strings and tables passed in or made here)",
-             kty_name(t, tb, sizeof tb));
+        fail(S, sp, v, "a %s cannot be stored in a table in compiled code yet (%s)",
+             kty_name(t, tb, sizeof tb), unboxable_why(t));
       }
       return 1;
     }
@@ -3528,6 +3691,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type lr;
   if (t_luastore(S, sp, v, &lr)) return lr;
   if (v->op == KIR_SETUPVAL) return t_setupval(S, sp, v);   /* written through */
+  if (v->op == KIR_SETFIELD && is_env(sp->ir, v->args[0])) return t_setglobal(S, sp, v);
   if (v->op == KIR_NEWCELL || v->op == KIR_GETCELL || v->op == KIR_SETCELL) return t_cell(S, sp, v);
   const char *u = unsupported(sp->ir, v, ub, sizeof ub);
   if (u) REFUSE(S, sp, v, "%s", u);
@@ -4593,9 +4757,8 @@ static Type t_setupval(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (t.kind == T_UNKNOWN) return ty(T_NIL);
   if (!boxable(t, sp->consts[v->args[0]->id])) {
     char tb[32];
-    REFUSE(S, sp, v, "a %s cannot be assigned to upvalue '%s' in compiled code yet (only "
-           "numbers, booleans, nil, constant strings and tables passed in or made here)",
-           kty_name(t, tb, sizeof tb), name);
+    REFUSE(S, sp, v, "a %s cannot be assigned to upvalue '%s' in compiled code yet (%s)",
+           kty_name(t, tb, sizeof tb), name, unboxable_why(t));
   }
   int n = upv_owner(S, sp, v);
   if (n == 0) REFUSE(S, sp, v, "cannot assign to upvalue '%s' in compiled code here", name);
@@ -4712,8 +4875,8 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     if (!boxable(args[i], kargs[i])) {
       char tb[32];
       REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
-             "(argument #%d; only numbers, booleans, nil, constant strings and tables passed "
-             "in or made here)", kty_name(args[i], tb, sizeof tb), i + 1);
+             "(argument #%d; %s)", kty_name(args[i], tb, sizeof tb), i + 1,
+             unboxable_why(args[i]));
     }
     strs += args[i].kind == T_STR;   /* (a maybe-nil number needs no slot: cg_callvalue.c) */
   }

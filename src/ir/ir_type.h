@@ -90,6 +90,17 @@
 ** elements are frozen into the module when it compiles (constant memory on
 ** the GPU), its KtyConst T_BUF with ref the value's slot; read-only. */
 #define KTY_BUF_CONST 1
+/* Type.sub of a T_BUF that a CPU function reads from an upvalue or a global
+** it does not assign: frozen like every such value (the same array on
+** every call), its memory and extents compiled in (cg_frozen.c), the
+** userdata pinned for the process (runtime/luaarray.c kjit_la_pin);
+** writable. Its KtyConst is T_BUF with v.i = dtype | ndim << 8 | 1 << 16. */
+#define KTY_BUF_FROZEN 2
+/* Pushes the frozen array of slot ref onto the session's Lua stack and
+** returns it (NULL, nothing pushed, when it is no longer one). */
+struct KBuffer;
+struct KtySession;
+struct KBuffer *kty_push_host_array(struct KtySession *S, int ref);
 /* The constant array of slot ref: its elements (contiguous), their bytes,
 ** dtype, rank and extents. Returns 0 when the value is no longer such an
 ** array (a kjit bug). */

@@ -88,6 +88,12 @@ int32_t kjit_ls_concatok(lua_State *L, int32_t slot) {
 }
 
 /* kjit_ls_concatok, or the partner in slot p (0: none) has __concat. */
+/* Is the value in slot a string or a number (what a dtype object's
+** __concat takes: host/dtype.c dt_concat)? 1 or 0. */
+int32_t kjit_ls_strnum(lua_State *L, int32_t slot) {
+  return lua_type(L, slot) == LUA_TSTRING || lua_type(L, slot) == LUA_TNUMBER;
+}
+
 int32_t kjit_ls_concatok2(lua_State *L, int32_t slot, int32_t p) {
   if (kjit_ls_concatok(L, slot)) return 1;
   if (p == 0 || lua_type(L, p) == LUA_TSTRING || lua_type(L, p) == LUA_TNUMBER) return 0;
@@ -143,6 +149,6 @@ int32_t kjit_ls_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t ds
 void kjit_ls_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
   REG(kjit_ls_tobool); REG(kjit_ls_arraykey); REG(kjit_ls_concatok); REG(kjit_ls_arith);
-  REG(kjit_ls_concatok2); REG(kjit_ls_hasconcat);
+  REG(kjit_ls_concatok2); REG(kjit_ls_hasconcat); REG(kjit_ls_strnum);
 #undef REG
 }

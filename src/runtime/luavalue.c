@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "lauxlib.h"
+#include "host/buffer.h"
 #include "backend/cpu.h"
 #include "runtime/luastring.h"
 #include "host/lua_stack.h"
@@ -228,6 +229,15 @@ int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_
 int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out) {
   int32_t tag;
   if (kjit_lt_geti(L, t, h, i, dst, out, &tag)) return tag;
+  /* a[i] of a 1-D kjit array read from a table (`self.data[i]`), in range:
+  ** the element as its __index gives it (buffer.c m_index), without the
+  ** metamethod call (refuse2; anything else takes the generic path) */
+  KBuffer *b = lua_type(L, t) == LUA_TUSERDATA ? kb_fast(L, t) : NULL;
+  if (b && b->ndim == 1 && b->record == NULL && !(b->released && *b->released) && i >= 1 &&
+      i <= b->shape[0]) {
+    kb_push_element(L, b, i - 1);
+    return kjit_lv_take(L, dst, out);
+  }
   if (!indexable(L, t, "__index")) return KLV_BADA;
   lua_geti(L, t, (lua_Integer)i);
   return kjit_lv_take(L, dst, out);

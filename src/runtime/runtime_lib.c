@@ -167,6 +167,20 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   lua_remove(L, -2);                   /* the cache */
 }
 
+/* Pushes the library's value at path ("kjit.f32", "print"): the loaded
+** module's field, or the global (KRL_LIBVAL; luacall.c kjit_lc_setbuiltin
+** the same into a slot). */
+static void push_libval(lua_State *L, const char *path) {
+  const char *dot = strchr(path, '.');
+  if (dot == NULL) { lua_getglobal(L, path); return; }
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushlstring(L, path, (size_t)(dot - path));
+  if (lua_rawget(L, -2) == LUA_TTABLE) lua_getfield(L, -1, dot + 1);
+  else lua_pushnil(L);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
 static int run_p(lua_State *L) {
   Ctx *c = lua_touserdata(L, 1);
   /* arguments 2...: the values of the recipe's KRL_SLOTs, in order (the
@@ -191,6 +205,7 @@ static int run_p(lua_State *L) {
       break;
     }
     case KRL_SLOT: lua_pushvalue(L, 2 + c->nslot++); p++; break;
+    case KRL_LIBVAL: push_libval(L, (const char *)(intptr_t)*p++); break;
     case KRL_STR: {
       const char *s = (const char *)(intptr_t)p[0];
       lua_pushlstring(L, s, (size_t)p[1]);
@@ -416,7 +431,7 @@ static const char *in_job_message(const int64_t *p) {
       break;
     }
     p += op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
-         op == KRL_FALSE1 || op == KRL_RESULT || op == KRL_SLOT ? 2 : 1;
+         op == KRL_FALSE1 || op == KRL_RESULT || op == KRL_SLOT || op == KRL_LIBVAL ? 2 : 1;
   }
   if (chunk == NULL || line <= 0) return what;
   char head[LUA_IDSIZE + 32];

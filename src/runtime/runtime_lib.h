@@ -29,6 +29,9 @@
 **                                         compiled frame (absolute stack index;
 **                                         runtime/luavalue.c's frames)
 **   KRL_RESULT | KRL_K_SLOT << 8, k       pop the top into slot k (any value)
+**   KRL_LIBVAL  path                      push the library's value at path
+**                                         ("kjit.f32": a dtype object), read
+**                                         when it runs
 **   KRL_END
 ** Returns 0, or nonzero with *err filled: the compiled code fail-returns
 ** as for any run-time error and the dispatcher raises it (KE_LUAERR: the
@@ -41,7 +44,8 @@
 
 enum {
   KRL_END, KRL_NIL, KRL_FALSE, KRL_TRUE, KRL_INT, KRL_FLT, KRL_STR, KRL_CONCAT, KRL_CALL,
-  KRL_ERROR, KRL_ASSERT, KRL_RESULT, KRL_NIL1, KRL_FALSE1, KRL_SLOT
+  KRL_ERROR, KRL_ASSERT, KRL_RESULT, KRL_NIL1, KRL_FALSE1, KRL_SLOT,
+  KRL_LIBVAL
 };
 enum { KRL_K_INT = 1, KRL_K_FLT = 2, KRL_K_SLOT = 3 };
 

@@ -26,12 +26,36 @@ local function fmt(v)
   return tostring(v)
 end
 
+local function is_array(v) return type(v) == "userdata" and kjit.isarray(v) end
+
 -- Compares interpreted value a with compiled value b; map: interpreted
 -- table -> compiled table (and back in rmap). Returns nil or a message.
 local function compare(a, b, map, rmap, path)
   if type(a) ~= "table" or type(b) ~= "table" then
     if type(a) == "table" or type(b) == "table" then
       return path .. ": interpreted " .. fmt(a) .. ", compiled " .. fmt(b)
+    end
+    if is_array(a) and is_array(b) and a ~= b then
+      -- two kjit arrays (each run makes its own): one correspondence, as
+      -- for tables, and the same dtype, shape and elements
+      if map[a] ~= nil or rmap[b] ~= nil then
+        if map[a] ~= b then return path .. ": the array is not the one that corresponds (aliasing differs)" end
+        return nil
+      end
+      map[a], rmap[b] = b, a
+      if a.dtype ~= b.dtype or a.ndim ~= b.ndim or a.size ~= b.size then
+        return path .. ": interpreted " .. tostring(a) .. ", compiled " .. tostring(b)
+      end
+      for k = 1, a.ndim do
+        if a.shape[k] ~= b.shape[k] then return path .. ": shapes differ" end
+      end
+      local fa, fb = a:reshape(a.size), b:reshape(b.size)
+      for i = 1, a.size do
+        if not same_value(fa[i], fb[i]) then
+          return path .. "[" .. i .. "]: interpreted " .. fmt(fa[i]) .. ", compiled " .. fmt(fb[i])
+        end
+      end
+      return nil
     end
     if type(a) == "function" or type(a) == "userdata" then
       if a ~= b then return path .. ": different " .. type(a) .. "s" end

@@ -41,8 +41,9 @@ test("a C function in compiled code: why, and what to do instead", function()
   local f = kjit.jit(function(x) return x + debug.getinfo(1).currentline end)
   raises("field 'getinfo' is a C function: compiled code cannot call the coroutine and debug "
          .. "functions (they work on the interpreter's own call stack, which compiled code does "
-         .. "not have); call it outside the compiled function and pass its result, or run with "
-         .. "KJIT_DISABLE_JIT=1", f, 1)
+         .. "not have): call them in an interpreted function around the compiled one (yield "
+         .. "there, between its calls; pass debug.getinfo's or debug.traceback's results in), or "
+         .. "run with KJIT_DISABLE_JIT=1", f, 1)
   local p = coroutine.running
   local g = kjit.jit(function(x) p() return x end)
   raises("upvalue 'p' is a C function: compiled code cannot call the coroutine and debug", g, 1)
