@@ -209,6 +209,14 @@ static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
   case KLV_NIL: return 4;
   default: break;
   }
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* the common kinds read in place */
+    switch (((const KlsState *)(void *)L)->ci->func[slot].val.tt_) {
+    case KLS_INT: return 1;
+    case KLS_FLT: return 2;
+    case KLS_TABLE: return 5;
+    default: break;
+    }
+  }
   switch (lua_type(L, slot)) {
   case LUA_TNUMBER: return lua_isinteger(L, slot) ? 1 : 2;
   case LUA_TBOOLEAN: return 3;
@@ -473,4 +481,5 @@ void kcv_init(void) {
   const char *e = getenv("KJIT_CALLEES");
   for (int m = 0; e && callee_modes[m]; m++) if (strcmp(e, callee_modes[m]) == 0) callees = m;
   kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
+  kjit_lc_set_direct_to(kd_run_direct_to);
 }

@@ -18,7 +18,8 @@
 **   - tags: LUA_VNIL 0x00 (and its variants 0x10, 0x20: low nibble 0),
 **     LUA_VFALSE 0x01, LUA_VTRUE 0x11, LUA_VNUMINT 0x03, LUA_VNUMFLT 0x13,
 **     full userdata ctb(LUA_VUSERDATA) 0x47, C closure ctb(LUA_VCCL) 0x66,
-**     Lua closure ctb(LUA_VLCL) 0x46 (host/callval.c);
+**     Lua closure ctb(LUA_VLCL) 0x46 (host/callval.c), table
+**     ctb(LUA_VTABLE) 0x45 (host/callval.c);
 **   - struct Udata: CommonHeader; unsigned short nuvalue; size_t len;
 **     Table *metatable; GCObject *gclist; UValue uv[]; its memory block at
 **     udatamemoffset(nuvalue): offsetof(Udata0, bindata) when nuvalue is
@@ -94,7 +95,8 @@ typedef struct KlsCClosure {
 } KlsCClosure;
 
 enum { KLS_NIL = 0x00, KLS_FALSE = 0x01, KLS_TRUE = 0x11, KLS_INT = 0x03,
-       KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66, KLS_LCL = 0x46 };
+       KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66, KLS_LCL = 0x46,
+       KLS_TABLE = 0x45 };
 
 #define KLS_INLINE static inline __attribute__((always_inline))
 
