@@ -150,6 +150,28 @@ KLS_INLINE void *kls_closure_upvalue1_udata(lua_State *L, size_t min) {
   return len >= min ? p : NULL;
 }
 
+/* ---- A Lua closure's upvalues (host/callval.c's guard) ----
+** struct LClosure: CommonHeader; lu_byte nupvalues; GCObject *gclist;
+** struct Proto *p; UpVal *upvals[]. struct UpVal: CommonHeader (5.4.0-2:
+** then lu_byte tbc, in the padding); then the pointer to its value (a
+** stack slot while open, its own u.value once closed; 5.4.3+ make it a
+** union with an offset used only while the stack is being reallocated,
+** never while a C function runs). Believed only after kls_upvalues_probe
+** (lua_stack.c) read known upvalues, open and closed, both ways. */
+typedef struct KlsUpVal { KLS_COMMONHEADER; const KlsTValue *v; } KlsUpVal;
+typedef struct KlsLClosure {
+  KLS_COMMONHEADER; unsigned char nupvalues; void *gclist;
+  void *p;
+  const KlsUpVal *upvals[1];
+} KlsLClosure;
+/* 1 when the probe agreed (with kls_on); run once per process, the
+** first time a caller asks. */
+int kls_upvalues_on(lua_State *L);
+/* Upvalue n (0-based, below nupvalues) of Lua closure c. */
+KLS_INLINE const KlsTValue *kls_upvalue(const void *c, int n) {
+  return ((const KlsLClosure *)c)->upvals[n]->v;
+}
+
 /* Whether the running C function was called with no arguments. */
 KLS_INLINE int kls_noargs(lua_State *L) {
   const KlsState *s = (const KlsState *)(void *)L;
