@@ -316,7 +316,17 @@ static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
     if (!(mask & 1)) continue;
     if (lua_getupvalue(L, f, n) == NULL) return 0;
     lua_rawgeti(L, snap, n);
+    /* the same value: raw equal, and a number of the same subtype and
+    ** bits (1 and 1.0, 0.0 and -0.0 are raw equal, but code compiled for
+    ** one computes the other's results wrong) */
     int eq = lua_rawequal(L, -1, -2);
+    if (eq && lua_type(L, -1) == LUA_TNUMBER) {
+      if (lua_isinteger(L, -1) != lua_isinteger(L, -2)) eq = 0;
+      else if (!lua_isinteger(L, -1)) {
+        lua_Number a = lua_tonumber(L, -1), b = lua_tonumber(L, -2);
+        eq = memcmp(&a, &b, sizeof a) == 0;
+      }
+    }
     lua_pop(L, 2);
     if (!eq) return 0;
   }

@@ -173,3 +173,39 @@ test("a collection at every allocation while compiled methods make and return ta
     truthy(ok, err)
   end)
 end)
+
+test("frozen upvalues of a compiled callee checked in place: every kind of value, changed or not", function()
+  local testing_mode = testing.callees("all")
+  local ok, err = pcall(function()
+    local k, name, flag, opt, tab = 1, "a", true, nil, { w = 2 }
+    local C = {}
+    C.__index = C
+    function C:get(n)
+      local s = 0
+      for i = 1, n do s = s + i * k end
+      if flag then s = s + 1 end
+      if opt then s = s + opt end
+      return s + tab.w, name, math.type(k)
+    end
+    local o = setmetatable({}, C)
+    local g = kjit.jit(function(o, n) return o:get(n) end)
+    local function check(what)
+      local a, b, c = g(o, 3)
+      local x, y, z = o:get(3)
+      truthy(same_value(a, x) and b == y and c == z,
+             what .. ": compiled " .. tostring(a) .. " " .. tostring(b) .. " " .. tostring(c) ..
+             ", interpreted " .. tostring(x) .. " " .. tostring(y) .. " " .. tostring(z))
+    end
+    check("first")
+    check("unchanged")
+    k = 1.0; check("an integer made the equal float")   -- raw equal, another subtype
+    k = 1; check("back")
+    name = "b"; check("a string")
+    flag = false; check("a boolean")
+    opt = 0.5; check("nil made a number")
+    tab = { w = 3 }; check("another table")
+    opt = nil; check("back to nil")
+  end)
+  testing.callees(testing_mode)
+  if not ok then error(err, 0) end
+end)
