@@ -100,9 +100,24 @@ typedef struct Entry {
   int npush;                    /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
   const void *spec;             /* its specialization, when run directly */
-  uint64_t guard;               /* frozen upvalues to check (guard_holds) */
-  int snapref;                  /* ... against this table of their values */
+  const struct Guard *guard;    /* frozen upvalues to check, or NULL */
+  int snapref;                  /* (the registry's reference to it) */
 } Entry;
+
+/* The check of a closure's frozen upvalues at each call (a userdata, its
+** user value the record's table of their values when the code compiled):
+** which ones (mask, and as 0-based indices) and the values they held when
+** the entry was filled (equal to that table's, raw), compared in place
+** (lua_stack.h kls_upvalue: a tag and a word each, no API call) where the
+** stack reads are on; else guard_holds. A value that is raw equal but not
+** identical (1 and 1.0) fails the quick check and goes to the slow path,
+** which refills the entry: the same answer, later. */
+typedef struct Guard {
+  uint64_t mask;
+  int n;
+  uint8_t up[64];
+  KlsTValue val[64];
+} Guard;
 
 /* (the inline cache: luacall.c's per-thread block for the hook) */
 _Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
@@ -112,6 +127,7 @@ enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL };
 static int callees = CALLEES_LOOPS;   /* (kjit.testing.callees) */
 static const char *const callee_modes[] = { "none", "loops", "all", NULL };
 static long ncompiled;                /* callee specializations made (tests) */
+static int upv_direct;                /* lua_stack.h kls_upvalues_on (at the first lookup) */
 
 int kcv_l_callees(lua_State *L) {
   int old = callees;
@@ -209,6 +225,14 @@ static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
   case KLV_NIL: return 4;
   default: break;
   }
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* the common kinds read in place */
+    switch (((const KlsState *)(void *)L)->ci->func[slot].val.tt_) {
+    case KLS_INT: return 1;
+    case KLS_FLT: return 2;
+    case KLS_TABLE: return 5;
+    default: break;
+    }
+  }
   switch (lua_type(L, slot)) {
   case LUA_TNUMBER: return lua_isinteger(L, slot) ? 1 : 2;
   case LUA_TBOOLEAN: return 3;
@@ -292,7 +316,17 @@ static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
     if (!(mask & 1)) continue;
     if (lua_getupvalue(L, f, n) == NULL) return 0;
     lua_rawgeti(L, snap, n);
+    /* the same value: raw equal, and a number of the same subtype and
+    ** bits (1 and 1.0, 0.0 and -0.0 are raw equal, but code compiled for
+    ** one computes the other's results wrong) */
     int eq = lua_rawequal(L, -1, -2);
+    if (eq && lua_type(L, -1) == LUA_TNUMBER) {
+      if (lua_isinteger(L, -1) != lua_isinteger(L, -2)) eq = 0;
+      else if (!lua_isinteger(L, -1)) {
+        lua_Number a = lua_tonumber(L, -1), b = lua_tonumber(L, -2);
+        eq = memcmp(&a, &b, sizeof a) == 0;
+      }
+    }
     lua_pop(L, 2);
     if (!eq) return 0;
   }
@@ -326,11 +360,12 @@ static void new_record(lua_State *L, int cache, int f, int redo) {
 /* The slow path: the per-state cache, compiling when new. Pushes the
 ** native function and returns its argument count, or returns -1 (not for
 ** these arguments) or -2 (the closure never compiles). On success, the
-** record's guard mask in *guard and its snapshot's reference in *snapref
-** (0: no guard). */
+** record's guard mask in *guard and its snapshot table's reference in
+** *snapref (0: no guard). */
 static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, const int64_t *bits,
                   const int32_t *slots, const uint8_t *kinds, uint64_t *guard, int *snapref) {
   int top = lua_gettop(L);
+  if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
   int cache = lua_gettop(L);
   lua_pushvalue(L, f);
@@ -392,13 +427,45 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
   return np;
 }
 
-/* The guard of entry e for the closure at f (its frozen upvalues hold
+/* The guard of entry e for the closure fn at f (its frozen upvalues hold
 ** the values its code was compiled with). */
-static __attribute__((noinline)) int guard_ok(lua_State *L, int f, const Entry *e) {
+static int guard_ok(lua_State *L, int f, const void *fn, const Entry *e) {
+  const Guard *g = e->guard;
+  if (upv_direct) {
+    for (int i = 0; i < g->n; i++) {
+      const KlsTValue *v = kls_upvalue(fn, g->up[i]), *w = &g->val[i];
+      if (v->tt_ != w->tt_) return 0;
+      /* (nil and the booleans are their tags; anything else has a word) */
+      if ((v->tt_ & 0x0f) > 1 && v->value_.i != w->value_.i) return 0;
+    }
+    return 1;
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
-  int ok = guard_holds(L, f, e->guard, lua_gettop(L));
-  lua_pop(L, 1);
+  lua_getiuservalue(L, -1, 1);
+  int ok = guard_holds(L, f, g->mask, lua_gettop(L));
+  lua_pop(L, 2);
   return ok;
+}
+
+/* The Guard for mask over the closure at f, whose frozen upvalues hold
+** raw the values of the table at registry reference snapref (which it
+** takes over): the userdata's reference returned, the Guard in *g. */
+static int new_guard(lua_State *L, int f, uint64_t mask, int snapref, const Guard **g) {
+  Guard *gd = lua_newuserdatauv(L, sizeof *gd, 1);
+  memset(gd, 0, sizeof *gd);
+  gd->mask = mask;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, snapref);
+  lua_setiuservalue(L, -2, 1);
+  luaL_unref(L, LUA_REGISTRYINDEX, snapref);
+  const void *fn = lua_topointer(L, f);
+  for (int n = 0; n < 64; n++) {
+    if (!(mask >> n & 1)) continue;
+    gd->up[gd->n] = (uint8_t)n;
+    if (upv_direct) gd->val[gd->n] = *kls_upvalue(fn, n);
+    gd->n++;
+  }
+  *g = gd;
+  return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
@@ -423,10 +490,12 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
   if (same && e->npush == -2) return -1;   /* a closure that never compiles */
   uint8_t kinds[KJIT_MAXARGS];
-  for (int i = 0; i < nargs; i++)
+  int hit = same && e->nkind == nargs;
+  for (int i = 0; i < nargs; i++) {   /* (compared as they come: no memcmp call) */
     if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0) return -1;
-  if (same && e->nkind == nargs && memcmp(e->kinds, kinds, (size_t)nargs) == 0 &&
-      (e->guard == 0 || guard_ok(L, f, e))) {
+    hit &= kinds[i] == e->kinds[i];
+  }
+  if (hit && (e->guard == NULL || guard_ok(L, f, fn, e))) {
     if (e->npush < 0) return -1;
     if (e->spec != NULL) *spec = e->spec;
     else lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
@@ -442,8 +511,9 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
     if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
   }
-  e->guard = guard;
-  e->snapref = snapref;
+  e->guard = NULL;
+  e->snapref = 0;
+  if (guard != 0) e->snapref = new_guard(L, f, guard, snapref, &e->guard);
   e->site = site;
   e->epoch = ep;
   e->reg = reg;
@@ -473,4 +543,5 @@ void kcv_init(void) {
   const char *e = getenv("KJIT_CALLEES");
   for (int m = 0; e && callee_modes[m]; m++) if (strcmp(e, callee_modes[m]) == 0) callees = m;
   kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
+  kjit_lc_set_direct_to(kd_run_direct_to);
 }

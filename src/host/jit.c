@@ -1644,16 +1644,25 @@ static __attribute__((noinline)) int direct_error(lua_State *L, const KErr *err,
   return lua_error(L);
 }
 
-int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
-                  const int64_t *bits, const int32_t *slotsin) {
-  const JitSpec *js = spec;
-  int64_t slots[KJIT_MAXARGS + 1];
+/* The arguments of a direct run, given as (tag, bits, slot), as the entry's
+** slots. A number in a slot is read in place where the stack reads are on
+** (lua_stack.h; the slot index is one of the running C function's). */
+static inline void direct_args(lua_State *L, const JitSpec *js, const int32_t *tags,
+                               const int64_t *bits, const int32_t *slotsin, int64_t *slots) {
+  int kls = __atomic_load_n(&direct_reads, __ATOMIC_RELAXED);
   for (int i = 0; i < js->nsig; i++) {
     if (tags[i] != KLV_INSLOT) { slots[i] = tags[i] == KLV_NIL ? 0 : bits[i]; continue; }
     int idx = slotsin[i];
+    const KlsTValue *v = kls ? &((const KlsState *)(void *)L)->ci->func[idx].val : NULL;
     switch (js->sig[i]) {
-    case SIG_INT: slots[i] = lua_tointegerx(L, idx, NULL); break;
-    case SIG_FLOAT: { double d = lua_tonumberx(L, idx, NULL); memcpy(&slots[i], &d, 8); break; }
+    case SIG_INT:
+      slots[i] = v && v->tt_ == KLS_INT ? v->value_.i : lua_tointegerx(L, idx, NULL);
+      break;
+    case SIG_FLOAT: {
+      double d = v && v->tt_ == KLS_FLT ? v->value_.n : lua_tonumberx(L, idx, NULL);
+      memcpy(&slots[i], &d, 8);
+      break;
+    }
     case SIG_BOOL: slots[i] = lua_toboolean(L, idx); break;
     case SIG_NIL: slots[i] = 0; break;
     case SIG_TABLE: case SIG_STRING: slots[i] = idx; break;
@@ -1661,6 +1670,13 @@ int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *t
     }
   }
   for (int i = js->nsig; i < js->nargs; i++) slots[i] = 0;
+}
+
+int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
+                  const int64_t *bits, const int32_t *slotsin) {
+  const JitSpec *js = spec;
+  int64_t slots[KJIT_MAXARGS + 1];
+  direct_args(L, js, tags, bits, slotsin, slots);
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
   err.kind = 0;
@@ -1678,6 +1694,68 @@ int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *t
   for (int r = 0; r < n; r++) lua_copy(L, first + r, top + 1 + r);
   lua_settop(L, top + n);
   return n;
+}
+
+/* Result r of a direct run as a read's result (luavalue.c kjit_lv_take's
+** rule): a number as its tag and bits, anything else into slot dst (a
+** table's address in *out). Lua values the entry left in a slot of its
+** own (above top) are copied from there. */
+static int32_t direct_take(lua_State *L, const JitSpec *js, const int64_t *rets, int r,
+                           int32_t dst, int64_t *out) {
+  int kind = js->rets[r];
+  int64_t tag = rets[KJIT_MAXRETS + r];
+  if (kind == T_MAYBE) {
+    if (tag == 0) {
+      if (js->rnil[r]) lua_pushnil(L); else lua_pushboolean(L, 0);
+      lua_replace(L, dst);
+      *out = 0;
+      return KLV_INSLOT;
+    }
+    kind = js->rsub[r];
+    if (kind == T_NUMBER) kind = tag == 2 ? T_F64 : T_INT;
+  } else if (kind == T_NUMBER) kind = tag ? T_F64 : T_INT;
+  switch (kind) {
+  case T_INT: *out = rets[r]; return KLV_INT;
+  case T_F64: *out = rets[r]; return KLV_FLT;
+  case T_LUA:
+    if (tag == 1) { *out = rets[r]; return KLV_INT; }
+    if (tag != 0) { *out = rets[r]; return KLV_FLT; }
+    lua_pushvalue(L, (int)rets[r]);
+    return kjit_lv_take(L, dst, out);
+  default:   /* nil, booleans, other numbers (f32 ...): as pushed */
+    push_result(L, js, rets, r);
+    return kjit_lv_take(L, dst, out);
+  }
+}
+
+int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags,
+                     int64_t *bits, const int32_t *slotsin, int32_t nres, int32_t dst) {
+  const JitSpec *js = spec;
+  int64_t slots[KJIT_MAXARGS + 1];
+  direct_args(L, js, tags, bits, slotsin, slots);
+  int64_t rets[2 * KJIT_MAXRETS];
+  KErr err;
+  err.kind = 0;
+  err.stack_limit = js->calls ? krt_stack_limit() : 0;
+  err.c = 0;
+  err.msg = NULL;
+  int top = lua_gettop(L);
+  krt_poll_begin(L, &err);
+  if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
+  int n = js->nret == 0 ? 0 : nresults_of(js, rets);
+  /* (room for the one value pushed at a time: the entry's frame is closed,
+  ** and the C function's LUA_MINSTACK stays above the slots it left) */
+  for (int r = 0; r < nres; r++) {
+    if (r < n) tags[r] = direct_take(L, js, rets, r, dst + r, &bits[r]);
+    else {
+      lua_pushnil(L);
+      lua_replace(L, dst + r);
+      tags[r] = KLV_INSLOT;
+      bits[r] = 0;
+    }
+  }
+  if (lua_gettop(L) != top) lua_settop(L, top);
+  return nres;
 }
 int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs) {
   objidx = lua_absindex(L, objidx);

@@ -74,5 +74,11 @@ const void *kd_native_direct(lua_State *L, int idx);
 ** results and returns how many, or raises its error. */
 int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
                   const int64_t *bits, const int32_t *slots);
+/* The same for exactly nres results taken as luacall.c takes a call's
+** (each a number in (tags[r], bits[r]), else in slot dst + r; nil past
+** the callee's own); returns nres. The arguments are read first, so
+** tags and bits may be the arguments' arrays. */
+int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags,
+                     int64_t *bits, const int32_t *slots, int32_t nres, int32_t dst);
 
 #endif

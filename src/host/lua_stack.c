@@ -185,3 +185,59 @@ const KlsFrameLayout *kls_frame_layout(void) {
   };
   return __atomic_load_n(&kls_on, __ATOMIC_RELAXED) ? &lay : NULL;
 }
+
+/* ---- A Lua closure's upvalues (lua_stack.h) ---- */
+
+/* Reads the upvalues of the closure at idx both ways: 1 if all agree. */
+static int upvalues_agree(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TFUNCTION || lua_iscfunction(L, idx)) return 0;
+  const KlsLClosure *c = lua_topointer(L, idx);
+  int n = 0;
+  while (lua_getupvalue(L, idx, n + 1) != NULL) {
+    const KlsTValue *v = n < c->nupvalues ? kls_upvalue(c, n) : NULL;
+    int ok = v != NULL && agrees(L, lua_gettop(L), v);
+    if (ok && v->tt_ >= 0x40)   /* (collectable: the same object) */
+      ok = v->value_.gc == lua_topointer(L, -1) || lua_type(L, -1) == LUA_TSTRING;
+    lua_pop(L, 1);
+    if (!ok) return 0;
+    n++;
+  }
+  return n == c->nupvalues && n == 5;
+}
+
+static int upvalues_probe_check(lua_State *L) {
+  lua_pushboolean(L, upvalues_agree(L, 1));
+  return 1;
+}
+
+/* Protected: a closure over five locals of a running function (open
+** upvalues) and, returned, over five closed ones. */
+static int upvalues_probe_p(lua_State *L) {
+  if (luaL_loadstring(L,
+        "local a, b, c, d, e = 42, -0.5, {}, 'k', true\n"
+        "local function f() return a, b, c, d, e end\n"
+        "local check = ...\n"
+        "if not check(f) then return false end\n"
+        "return f") != LUA_OK) return 0;
+  lua_pushcfunction(L, upvalues_probe_check);
+  lua_call(L, 1, 1);
+  lua_pushboolean(L, lua_type(L, -1) == LUA_TFUNCTION && upvalues_agree(L, lua_gettop(L)));
+  return 1;
+}
+
+int kls_upvalues_on(lua_State *L) {
+  static int state;   /* 0 not probed, 1 on, 2 off */
+  int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (st == 0) {
+    int on = 0;
+    if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {
+      int top = lua_gettop(L);
+      lua_pushcfunction(L, upvalues_probe_p);
+      on = lua_pcall(L, 0, 1, 0) == LUA_OK && lua_toboolean(L, -1);
+      lua_settop(L, top);
+    }
+    st = on ? 1 : 2;
+    __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+  }
+  return st == 1;
+}

@@ -19,7 +19,8 @@
 **   - tags: LUA_VNIL 0x00 (and its variants 0x10, 0x20: low nibble 0),
 **     LUA_VFALSE 0x01, LUA_VTRUE 0x11, LUA_VNUMINT 0x03, LUA_VNUMFLT 0x13,
 **     full userdata ctb(LUA_VUSERDATA) 0x47, C closure ctb(LUA_VCCL) 0x66,
-**     Lua closure ctb(LUA_VLCL) 0x46 (host/callval.c);
+**     Lua closure ctb(LUA_VLCL) 0x46 (host/callval.c), table
+**     ctb(LUA_VTABLE) 0x45 (host/callval.c);
 **   - struct Udata: CommonHeader; unsigned short nuvalue; size_t len;
 **     Table *metatable; GCObject *gclist; UValue uv[]; its memory block at
 **     udatamemoffset(nuvalue): offsetof(Udata0, bindata) when nuvalue is
@@ -97,7 +98,8 @@ typedef struct KlsCClosure {
 } KlsCClosure;
 
 enum { KLS_NIL = 0x00, KLS_FALSE = 0x01, KLS_TRUE = 0x11, KLS_INT = 0x03,
-       KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66, KLS_LCL = 0x46 };
+       KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66, KLS_LCL = 0x46,
+       KLS_TABLE = 0x45 };
 
 #define KLS_INLINE static inline __attribute__((always_inline))
 
@@ -149,6 +151,28 @@ KLS_INLINE void *kls_closure_upvalue1_udata(lua_State *L, size_t min) {
   size_t len;
   void *p = kls_udata(&c->upvalue[0], &len);
   return len >= min ? p : NULL;
+}
+
+/* ---- A Lua closure's upvalues (host/callval.c's guard) ----
+** struct LClosure: CommonHeader; lu_byte nupvalues; GCObject *gclist;
+** struct Proto *p; UpVal *upvals[]. struct UpVal: CommonHeader (5.4.0-2:
+** then lu_byte tbc, in the padding); then the pointer to its value (a
+** stack slot while open, its own u.value once closed; 5.4.3+ make it a
+** union with an offset used only while the stack is being reallocated,
+** never while a C function runs). Believed only after kls_upvalues_probe
+** (lua_stack.c) read known upvalues, open and closed, both ways. */
+typedef struct KlsUpVal { KLS_COMMONHEADER; const KlsTValue *v; } KlsUpVal;
+typedef struct KlsLClosure {
+  KLS_COMMONHEADER; unsigned char nupvalues; void *gclist;
+  void *p;
+  const KlsUpVal *upvals[1];
+} KlsLClosure;
+/* 1 when the probe agreed (with kls_on); run once per process, the
+** first time a caller asks. */
+int kls_upvalues_on(lua_State *L);
+/* Upvalue n (0-based, below nupvalues) of Lua closure c. */
+KLS_INLINE const KlsTValue *kls_upvalue(const void *c, int n) {
+  return ((const KlsLClosure *)c)->upvals[n]->v;
 }
 
 /* Whether the running C function was called with no arguments. */

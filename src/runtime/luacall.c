@@ -60,6 +60,7 @@
 #include "runtime/luacell.h"
 #include "lauxlib.h"
 #include "backend/cpu.h"
+#include "host/lua_stack.h"
 
 /* Arguments are (tag, bits, slot) triples (luavalue.h's KLV_INSLOT, KLV_INT,
 ** KLV_FLT; luacall.h's KLC_BOOL, KLC_NIL), pushed by kjit_lv_push; results
@@ -96,6 +97,9 @@ static int callable(lua_State *L, int32_t f) {
 
 static KlcCompiledHook compiled_hook;
 static KlcRunDirect run_direct;
+static KlcRunDirectTo run_direct_to;
+
+void kjit_lc_set_direct_to(KlcRunDirectTo run) { run_direct_to = run; }
 
 void kjit_lc_set_compiled(KlcCompiledHook fn, KlcRunDirect run) {
   compiled_hook = fn;
@@ -209,8 +213,44 @@ static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, in
 ** nres -1: an open call, which must give exactly one value. Returns
 ** KLV_OK, KLV_BADA when f is neither a function nor has a __call, or
 ** KLC_NRES. */
+/* The common call (a Lua function value, exactly nres results wanted) in
+** one go, without the pushes and pops of the general path: the callee's
+** compiled form runs directly, its results going straight to (tags, bits)
+** or their slots (kd_run_direct_to); otherwise it is called as run_call
+** calls it, under its trampoline. What it computes is what finish
+** computes for such a call (the same hook, the same nesting rule). */
+static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
+                        int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
+  nest_open(&c, __builtin_frame_address(0));
+  int n = -1;
+  const void *spec = NULL;
+  if (c.depth >= 0 && compiled_hook != NULL)
+    n = compiled_hook(L, tramp, f, nargs, tags, bits, slots, &spec, ((KlcThread *)c.thread)->hook);
+  if (n >= 0 && spec != NULL) {
+    run_direct_to(L, spec, tramp, tags, bits, slots, nres, dst);
+    nest_close(&c);
+    return KLV_OK;
+  }
+  luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many arguments in a call");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  if (n >= 0) lua_insert(L, -2);   /* under the native function the hook pushed */
+  else {
+    lua_pushvalue(L, f);
+    n = nargs;
+  }
+  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+  lua_call(L, n + 1, nres);
+  for (int r = nres - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
+  nest_close(&c);
+  return KLV_OK;
+}
+
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+  if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
+      ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
+    return call_lua(L, tramp, f, nargs, tags, bits, slots, nres, dst);
   if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);

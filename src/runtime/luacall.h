@@ -30,6 +30,11 @@ typedef int (*KlcCompiledHook)(lua_State *L, int32_t site, int32_t f, int32_t na
 typedef int (*KlcRunDirect)(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
                             const int64_t *bits, const int32_t *slots);
 void kjit_lc_set_compiled(KlcCompiledHook fn, KlcRunDirect run);
+/* Runs *spec for exactly nres results, each a number in (tags[r],
+** bits[r]) or in slot dst + r (host/jit.c kd_run_direct_to). */
+typedef int (*KlcRunDirectTo)(lua_State *L, const void *spec, int32_t site, int32_t *tags,
+                              int64_t *bits, const int32_t *slots, int32_t nres, int32_t dst);
+void kjit_lc_set_direct_to(KlcRunDirectTo run);
 
 /* One call of a function value through its trampoline (luacall.c). */
 typedef struct KlcCall {

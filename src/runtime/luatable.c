@@ -400,8 +400,79 @@ int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, i
   return writenum(arrayslot(h, i), vtag, vbits, h && h->metatable == NULL);
 }
 
+/* The interned "__index" of the running thread's Lua state, for
+** index_chain: strings are interned per state (its global state, l_G),
+** and luaC_fix keeps the metamethod names for the state's life. Cached
+** per thread with the global state's address and an epoch that a closing
+** state bumps (a sentinel's __gc in its registry), so that a new state
+** at the address of a closed one is never taken for it. */
+static uint32_t index_epoch = 1;
+static _Thread_local const void *index_g;
+static _Thread_local uint32_t index_ep;
+static _Thread_local const LtString *index_s;
+
+static int index_sentinel_gc(lua_State *L) {
+  (void)L;
+  __atomic_add_fetch(&index_epoch, 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
+static __attribute__((noinline)) const LtString *index_name_slow(lua_State *L, const void *g,
+                                                                uint32_t ep) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "kjit.indexname") == LUA_TNIL) {
+    lua_newuserdatauv(L, 1, 0);   /* closed with the state: bumps the epoch */
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, index_sentinel_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kjit.indexname");
+  }
+  lua_pop(L, 1);
+  lua_pushliteral(L, "__index");
+  index_s = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  index_g = g;
+  index_ep = ep;
+  return index_s;
+}
+
+static const LtString *index_name(lua_State *L) {
+  const void *g = ((const KlsState *)(void *)L)->l_G;
+  uint32_t ep = __atomic_load_n(&index_epoch, __ATOMIC_RELAXED);
+  if (__builtin_expect(index_g == g && index_ep == ep, 1)) return index_s;
+  return index_name_slow(L, g, ep);
+}
+
+/* t.k with k absent from table h (v: its node's value, NULL or nil):
+** luaV_finishget's walk, for as long as each __index is a table. A
+** metatable's __index is read raw (luaT_gettm; fasttm's flags only cache
+** its absence), and a table's present non-nil value ends the walk
+** (luaV_fastget). Returns the value found, or a nil TValue when the walk
+** ends without a metamethod (no metatable, no __index: nil, as Lua
+** gives), or NULL when a function or another value stands in the way (the
+** API path runs it). Only with the stack reads on (the result may go to
+** a slot). */
+static const LtTValue nilvalue = { { NULL }, 0 };
+static const LtTValue *index_chain(lua_State *L, const LtTable *h, const LtString *s,
+                                   const LtTValue *v) {
+  if (!__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return NULL;
+  for (int loop = 0; loop < 8; loop++) {   /* (deeper chains: the API, as Lua's MAXTAGLOOP) */
+    if (v != NULL && !LT_ISNIL(v->tt_)) return v;
+    const LtTable *mt = h->metatable;
+    if (mt == NULL) return &nilvalue;
+    const LtTValue *tm = field(mt, index_name(L));
+    if (tm == NULL || LT_ISNIL(tm->tt_)) return &nilvalue;
+    if (tm->tt_ != LT_TABLE) return NULL;
+    h = tm->value_.gc;
+    v = field(h, s);
+  }
+  return NULL;
+}
+
 /* t.k: a number, or (with the probe's word on the stack) any other
-** present value copied into slot dst: self.pos, a method's table. */
+** present value copied into slot dst: self.pos, a method's table; a key
+** absent from t is looked for along __index tables (index_chain: a
+** method found through the class's __index). */
 int kjit_lt_getfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
                      int32_t dst, int64_t *out, int32_t *tag) {
   LtTable *h = table_at(L, t, hint);
@@ -409,6 +480,11 @@ int kjit_lt_getfield(lua_State *L, int32_t t, void *hint, const char *k, void **
   const LtString *s = shortstr(L, k, ks);
   if (s == NULL) return 0;
   const LtTValue *v = field(h, s);
+  if (v == NULL || LT_ISNIL(v->tt_)) {
+    v = index_chain(L, h, s, v);
+    if (v == NULL) return 0;
+    if (LT_ISNIL(v->tt_)) return copy_to_slot(L, v, dst, out, tag);
+  }
   if (v && !LT_ISNIL(v->tt_) && v->tt_ != LT_NUMINT && v->tt_ != LT_NUMFLT)
     return copy_to_slot(L, v, dst, out, tag);
   return readnum(v, out, tag);

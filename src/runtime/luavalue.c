@@ -435,6 +435,10 @@ int64_t kjit_lv_getref(lua_State *L, int32_t ref, int32_t dst) {
 
 /* The address of the table in slot t (0 for anything else): see result. */
 int64_t kjit_lv_ptr(lua_State *L, int32_t t) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (host/lua_stack.h) */
+    const KlsTValue *v = &((const KlsState *)(void *)L)->ci->func[t].val;
+    return v->tt_ == KLS_TABLE ? (int64_t)(intptr_t)v->value_.gc : 0;
+  }
   return lua_type(L, t) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, t) : 0;
 }
 
