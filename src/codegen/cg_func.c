@@ -713,6 +713,25 @@ static int float_recurrence(CG *G, const KirLoop *L) {
   return 1;
 }
 
+/* Whether versioned loop L (cg_version.c) is charged whole at its test:
+** an integer for loop that is not strip-mined (it stores to an invariant
+** element: see stores_invariant) has its fast copy entered only when its
+** iterations fit a poll period (forprep's count at most KCG_POLL_PERIOD -
+** 1), charged them all there, and carries no poll of its own (its checked
+** copy, which takes longer runs too, charges each iteration). Why: a poll
+** call in the loop stops LLVM keeping the stored elements in registers
+** across iterations (nbody's j loop reloaded and stored vx[i], vy[i],
+** vz[i] in each iteration: 1.09x the instructions of polls off). Such a
+** loop never vectorizes (LLVM 14 does not vectorize a store to an
+** invariant address), so the checked copy taking runs longer than a
+** period loses no vector code, only the hoisted checks of those runs; no
+** copy is added (a single-chunk copy beside the chunked one costs a
+** stencil's compile 35%, see cg_version.c). */
+int cg_fit_version(CG *G, const KirLoop *L) {
+  return G->pollctr != NULL && L->kind == KIR_LOOP_FORNUM && !G->S->kernel &&
+         !(G->strip_at && G->strip_at[L->header->id] == L) && stores_invariant(L);
+}
+
 /* The tables of strip-mined loops (and of chunked prange loops). */
 void cg_strip_tables(CG *G) {
   KirFunc *f = G->sp->ir;
@@ -1611,6 +1630,8 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   ** call site: a leaf function's entry stays free, see poll_charge) */
   if (blk->loop && blk->loop->header == blk &&
       !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)) &&
+      !(G->ver_at && G->ver_at[blk->id] == blk->loop && !G->versioning &&
+        cg_fit_version(G, blk->loop)) &&   /* (charged whole at its test) */
       !cg_count_covers(G, blk->loop))   /* (charged by a counted loop inside) */
     cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
