@@ -732,6 +732,46 @@ int cg_fit_version(CG *G, const KirLoop *L) {
          !(G->strip_at && G->strip_at[L->header->id] == L) && stores_invariant(L);
 }
 
+/* Whether inner for loop L, entered from forprep, charges at least one
+** at each entry where it runs, here: at its chunk head (strip-mined), at
+** its single-chunk test (a prange body's), or at its fit test (see
+** cg_fit_version), each of whose other copies charges each iteration. */
+static int charged_at_entry(CG *G, const KirLoop *L) {
+  const KirBlock *h = L->header;
+  if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || L->entry != L->prep->block ||
+      (G->peel_at && G->peel_at[h->id]))
+    return 0;
+  if (G->strip_at && G->strip_at[h->id] == L && G->chunkbb[h->id]) return 1;
+  return G->ver_at && G->ver_at[h->id] == L && cg_fit_version(G, L);
+}
+
+/* The inner for loop whose forprep charges for each iteration of loop P
+** (cg_func.c, emit_block leaves P's own charge out), or NULL: a loop
+** charged at its entry (charged_at_entry) whose forprep block is in P
+** itself and dominates P's latches, so that each iteration of P enters it
+** or skips it there; the skip charges one (emit_forprep). An iteration of
+** jacobi's row loop, of nbody's i loop, of a parallel matmul's k loop,
+** then costs nothing of its own (a subtraction and a branch, 2 of the 8
+** instructions polls added to each k of the parallel matmul). Not in
+** copies (a checked or single-chunk copy, a nest's checked copy), nor in
+** kernels. */
+static KirLoop *for_covers(CG *G, const KirLoop *P) {
+  if (G->pollctr == NULL || G->versioning || G->nestloop || G->S->kernel || P->nlatches == 0)
+    return NULL;
+  KirFunc *f = G->sp->ir;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (L->parent != P || !charged_at_entry(G, L) || L->entry->loop != P) continue;
+    const KirBlock *e = L->entry;
+    if ((G->sp->edges[e->id] & 3) != 3 || e->succ[0] == e->succ[1] || e->succ[0] != L->header)
+      continue;   /* (forprep both enters and skips L) */
+    int all = 1;
+    for (int i = 0; i < P->nlatches && all; i++) all = kir_dominates(e, P->latches[i]);
+    if (all) return L;
+  }
+  return NULL;
+}
+
 /* The tables of strip-mined loops (and of chunked prange loops). */
 void cg_strip_tables(CG *G) {
   KirFunc *f = G->sp->ir;
@@ -964,6 +1004,16 @@ static void emit_forprep(CG *G, KirInsn *v) {
     LLVMBuildStore(G->B, count, F->rem);
     F->step = step;
     G->vals[v->id] = cg_mk(TY(T_INT), a.v);
+    KirLoop *L = b->succ[0]->loop;
+    if (L && L->prep == v && b->loop && for_covers(G, b->loop) == L) {
+      /* the loop around charges here (see for_covers): one when L is skipped */
+      LLVMBasicBlockRef t0 = add_edge(G, b, b->succ[0]), sk = cg_bb(G, "skipcharge");
+      LLVMBuildCondBr(G->B, LLVMBuildNot(G->B, skip, ""), t0, sk);
+      LLVMPositionBuilderAtEnd(G->B, sk);
+      cg_poll_charge(G, cg_i64(G, 1));
+      LLVMBuildBr(G->B, add_edge(G, b, b->succ[1]));
+      return;
+    }
     branch(G, b, LLVMBuildNot(G->B, skip, ""));
     return;
   }
@@ -1632,7 +1682,8 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
       !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)) &&
       !(G->ver_at && G->ver_at[blk->id] == blk->loop && !G->versioning &&
         cg_fit_version(G, blk->loop)) &&   /* (charged whole at its test) */
-      !cg_count_covers(G, blk->loop))   /* (charged by a counted loop inside) */
+      !cg_count_covers(G, blk->loop) &&   /* (charged by a counted loop inside) */
+      !for_covers(G, blk->loop))         /* (or by a for loop's forprep) */
     cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {

@@ -773,8 +773,10 @@ test("fit-charged loops: charged at the test, no poll in the fast copy (the IR)"
   local all = table.concat(preds, " | ")
   truthy(all:find("fitcharge", 1, true), "a poll after the fit test's charge: " .. all)
   truthy(all:find("checked", 1, true), "the checked copy charges each iteration: " .. all)
-  -- the outer loop's header charges; the fast j loop's does not
-  eq(headers, 1, "header charges: " .. all)
+  -- neither the fast j loop's header nor the i loop's charges (the j
+  -- loop's forprep charges for the i loop: see for_covers below)
+  eq(headers, 0, "header charges: " .. all)
+  truthy(all:find("skipcharge", 1, true), "the i loop charged where j's is skipped: " .. all)
 end)
 
 ptest("fit-charged loops: polls every ~65536 iterations; raising hooks stop them", function()
@@ -799,4 +801,72 @@ ptest("fit-charged loops: polls every ~65536 iterations; raising hooks stop them
   debug.sethook(function() got = bvx[1]; debug.sethook(); error("long row stopped", 0) end, "", HUGE)
   raises("long row stopped", f, bx, by, bz, bvx, bvy, bvz, 1, 200000, 0)
   truthy(got ~= 0.0 and bvy[200000] == 0.0, "stopped in the first row, before its end")
+end)
+
+-- A loop each of whose iterations passes the forprep of an inner for loop
+-- charged at its entry (strip-mined, or charged whole at its fit test) has
+-- no charge of its own: the inner loop's entry charges, and its forprep
+-- charges one when it skips the loop (codegen/cg_func.c, for_covers).
+local function skiprows(a, rows, n)   -- rows of n elements; n <= 0 skips them all
+  local s = 0.0
+  for r = 1, rows do
+    for j = 1, n do s = s + a[j] * r end
+    s = s * 0.5
+  end
+  return s
+end
+local function skipforever(a, n)   -- endless; its inner loop runs n times
+  local s, t = 0.0, 0
+  while t >= 0 do
+    for j = 1, n do s = s + a[j] end
+    t = t + 1
+  end
+  return s, t
+end
+local function skipbreak(a, rows, n, stop)   -- the outer loop left from inside
+  local s = 0
+  for r = 1, rows do
+    for j = 1, n do
+      s = s + a[j]
+      if s > stop then return r, j, s end
+    end
+    if r == stop then break end
+  end
+  return s
+end
+
+test("loops charged by an inner forprep: the interpreter's results", function()
+  local a = kjit.arange(1, 101)
+  for _, c in ipairs({ { 5, 100 }, { 5, 0 }, { 0, 10 }, { 3, -4 }, { 200, 37 } }) do
+    D.check(skiprows, a, c[1], c[2])
+  end
+  D.check(skipbreak, a, 50, 100, 7)
+  D.check(skipbreak, a, 50, 100, 123456)
+  D.check(skipbreak, a, 50, 0, 20)
+  D.check_error("index", skiprows, a, 3, 101)
+end)
+
+test("loops charged by an inner forprep: the skip charges (the IR)", function()
+  local f = kjit.jit(skiprows)
+  local a = kjit.arange(1, 11)
+  f(a, 2, 10)
+  local ir = f:inspect("llvm")
+  truthy(ir:find("skipcharge", 1, true), "a charge where the inner loop is skipped:\n" .. ir)
+end)
+
+ptest("loops charged by an inner forprep: polled when the inner loop is skipped or runs", function()
+  local f = kjit.jit(skipforever)
+  local a = kjit.arange(1, 101)
+  for _, n in ipairs({ 0, -3, 1, 100 }) do
+    debug.sethook(raise_on(2, "skip " .. n), "", HUGE)
+    raises("skip " .. n, f, a, n)
+  end
+  local g = kjit.jit(skiprows)
+  g(a, 1, 1)
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local got = g(a, 1 << 22, 0)   -- 2^22 rows, each skipped: 64 periods
+  debug.sethook()
+  eq(got, skiprows(a, 1 << 22, 0), "result")
+  truthy(calls >= 60 and calls <= 70, "one poll per 65536 skipped rows: " .. calls)
 end)
