@@ -713,6 +713,68 @@ static int float_recurrence(CG *G, const KirLoop *L) {
   return 1;
 }
 
+/* Whether versioned loop L (cg_version.c) is charged whole at its test:
+** an integer for loop that is not strip-mined (it stores to an invariant
+** element: see stores_invariant) has its fast copy entered only when its
+** iterations fit a poll period (forprep's count at most KCG_POLL_PERIOD -
+** 1), charged them all there, and carries no poll of its own (its checked
+** copy, which takes longer runs too, charges each iteration). Its fast
+** copy is then the loop compiled without polls (nbody's j loop: the same
+** instructions an iteration as with polls off, against those and a
+** decrement and a branch before). Measured on bench nbody (5 bodies, 0-4
+** iterations an entry): no change in instructions a call (1.088 -> 1.092
+** of polls off, within the noise: the entry's test and charge cost what
+** the few iterations' charges did); the saving is for longer rows. Such a
+** loop never vectorizes (LLVM 14 does not vectorize a store to an
+** invariant address), so the checked copy taking runs longer than a
+** period loses no vector code, only the hoisted checks of those runs; no
+** copy is added (a single-chunk copy beside the chunked one costs a
+** stencil's compile 35%, see cg_version.c). */
+int cg_fit_version(CG *G, const KirLoop *L) {
+  return G->pollctr != NULL && L->kind == KIR_LOOP_FORNUM && !G->S->kernel &&
+         !(G->strip_at && G->strip_at[L->header->id] == L) && stores_invariant(L);
+}
+
+/* Whether inner for loop L, entered from forprep, charges at least one
+** at each entry where it runs, here: at its chunk head (strip-mined), at
+** its single-chunk test (a prange body's), or at its fit test (see
+** cg_fit_version), each of whose other copies charges each iteration. */
+static int charged_at_entry(CG *G, const KirLoop *L) {
+  const KirBlock *h = L->header;
+  if (L->kind != KIR_LOOP_FORNUM || L->prep == NULL || L->entry != L->prep->block ||
+      (G->peel_at && G->peel_at[h->id]))
+    return 0;
+  if (G->strip_at && G->strip_at[h->id] == L && G->chunkbb[h->id]) return 1;
+  return G->ver_at && G->ver_at[h->id] == L && cg_fit_version(G, L);
+}
+
+/* The inner for loop whose forprep charges for each iteration of loop P
+** (cg_func.c, emit_block leaves P's own charge out), or NULL: a loop
+** charged at its entry (charged_at_entry) whose forprep block is in P
+** itself and dominates P's latches, so that each iteration of P enters it
+** or skips it there; the skip charges one (emit_forprep). An iteration of
+** jacobi's row loop, of nbody's i loop, of a parallel matmul's k loop,
+** then costs nothing of its own (a subtraction and a branch, 2 of the 8
+** instructions polls added to each k of the parallel matmul). Not in
+** copies (a checked or single-chunk copy, a nest's checked copy), nor in
+** kernels. */
+static KirLoop *for_covers(CG *G, const KirLoop *P) {
+  if (G->pollctr == NULL || G->versioning || G->nestloop || G->S->kernel || P->nlatches == 0)
+    return NULL;
+  KirFunc *f = G->sp->ir;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (L->parent != P || !charged_at_entry(G, L) || L->entry->loop != P) continue;
+    const KirBlock *e = L->entry;
+    if ((G->sp->edges[e->id] & 3) != 3 || e->succ[0] == e->succ[1] || e->succ[0] != L->header)
+      continue;   /* (forprep both enters and skips L) */
+    int all = 1;
+    for (int i = 0; i < P->nlatches && all; i++) all = kir_dominates(e, P->latches[i]);
+    if (all) return L;
+  }
+  return NULL;
+}
+
 /* The tables of strip-mined loops (and of chunked prange loops). */
 void cg_strip_tables(CG *G) {
   KirFunc *f = G->sp->ir;
@@ -945,6 +1007,16 @@ static void emit_forprep(CG *G, KirInsn *v) {
     LLVMBuildStore(G->B, count, F->rem);
     F->step = step;
     G->vals[v->id] = cg_mk(TY(T_INT), a.v);
+    KirLoop *L = b->succ[0]->loop;
+    if (L && L->prep == v && b->loop && for_covers(G, b->loop) == L) {
+      /* the loop around charges here (see for_covers): one when L is skipped */
+      LLVMBasicBlockRef t0 = add_edge(G, b, b->succ[0]), sk = cg_bb(G, "skipcharge");
+      LLVMBuildCondBr(G->B, LLVMBuildNot(G->B, skip, ""), t0, sk);
+      LLVMPositionBuilderAtEnd(G->B, sk);
+      cg_poll_charge(G, cg_i64(G, 1));
+      LLVMBuildBr(G->B, add_edge(G, b, b->succ[1]));
+      return;
+    }
     branch(G, b, LLVMBuildNot(G->B, skip, ""));
     return;
   }
@@ -1612,7 +1684,10 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   ** call site: a leaf function's entry stays free, see poll_charge) */
   if (blk->loop && blk->loop->header == blk &&
       !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)) &&
-      !cg_count_covers(G, blk->loop))   /* (charged by a counted loop inside) */
+      !(G->ver_at && G->ver_at[blk->id] == blk->loop && !G->versioning &&
+        cg_fit_version(G, blk->loop)) &&   /* (charged whole at its test) */
+      !cg_count_covers(G, blk->loop) &&   /* (charged by a counted loop inside) */
+      !for_covers(G, blk->loop))         /* (or by a for loop's forprep) */
     cg_poll_charge(G, cg_i64(G, 1));
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {

@@ -758,6 +758,18 @@ void cg_version_emit(CG *G, KirLoop *L) {
   LLVMValueRef ok = range_test(G, fl, lo, hi);
   int strip = G->strip_at && G->strip_at[h->id];
   if (strip) fast = G->chunkbb[h->id];
+  if (cg_fit_version(G, L)) {   /* a run of at most a poll period, charged here */
+    LLVMValueRef fits = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+    LLVMBasicBlockRef charge = cg_bb(G, "fitcharge");
+    LLVMBuildCondBr(G->B, LLVMBuildAnd(G->B, ok, fits, ""), charge, G->vbbs[h->id]);
+    pass_phis(G, h, G->vphis);
+    LLVMPositionBuilderAtEnd(G->B, charge);
+    cg_poll_charge(G, LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""));
+    LLVMBuildBr(G->B, fast);
+    pass_phis(G, h, G->phis);
+    emit_copy(G, L);
+    return;
+  }
   LLVMBuildCondBr(G->B, ok, fast, G->vbbs[h->id]);
   pass_phis(G, h, strip ? G->ophis : G->phis);
   pass_phis(G, h, G->vphis);

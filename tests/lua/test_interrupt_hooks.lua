@@ -672,3 +672,201 @@ for _, c in ipairs({ { "threads in turn", kmark }, { "fibers (syncthreads)", ksm
     truthy(calls >= 1, "the hook was called between blocks (" .. calls .. ")")
   end)
 end
+
+-- Versioned loops charged whole at their test (codegen/cg_func.c,
+-- cg_fit_version): an integer for loop with a big body that stores to an
+-- element invariant in it (nbody's j loop: vx[i] = vx[i] - dx * mj) is
+-- not strip-mined; its fast copy (bounds checks hoisted) is entered only
+-- when its iterations fit a poll period, charged them all there, and polls
+-- nowhere inside; longer runs, and runs that fail the hoisted test, take
+-- the checked copy, which charges each iteration.
+local function fitnest(x, y, z, vx, vy, vz, lo, hi, stop)
+  for i = 1, #x do
+    for j = i + lo, hi do
+      local dx, dy, dz = x[i] - x[j], y[i] - y[j], z[i] - z[j]
+      local d2 = dx * dx + dy * dy + dz * dz + 1.0
+      local g = 1.0 / (d2 * math.sqrt(d2))
+      vx[i] = vx[i] - dx * g
+      vy[i] = vy[i] - dy * g
+      vz[i] = vz[i] - dz * g
+      vx[j] = vx[j] + dx * g * 0.5
+      vy[j] = vy[j] + dy * g * 0.5
+      vz[j] = vz[j] + dz * g * 0.5
+      if j == stop then break end
+      if j == -stop then return i, j end
+    end
+  end
+  return vx[1], vy[#vy], vz[2]
+end
+-- the control variable near maxinteger (the range's last value exact),
+-- indices taken back into the arrays
+local function fitwrap(x, v, lo, hi, off)
+  local s = 0.0
+  for i = 1, 2 do
+    for j = lo, hi do
+      local k = j - off
+      local d = x[k] - x[i]
+      local d2 = d * d + 1.0
+      local g = 1.0 / (d2 * math.sqrt(d2)) + d2 * 0.5 - d * 0.25 + g0
+      v[i] = v[i] - d * g + 0.125 * d2 - 0.0625 * g * d
+      v[k] = v[k] + d * g * 0.5 - 0.25 * d2 + 0.375 * g * d - 1.0 / d2
+      s = s + v[i] * 0.5 - v[k] * 0.25
+    end
+  end
+  return s, v[1]
+end
+g0 = 0.5
+local function fitforever(x, v)   -- endless: each entry of the j loop fits a period
+  local t = 0
+  while t >= 0 do
+    for j = 1, #x do
+      local d = x[j] - x[1]
+      local d2 = d * d + 1.0
+      local g = 1.0 / (d2 * math.sqrt(d2)) + d2 * 0.5 - d * 0.25
+      v[1] = v[1] - d * g + 0.125 * d2 - 0.0625 * g * d
+      v[j] = v[j] + d * g * 0.5 - 0.25 * d2 + 0.375 * g * d - 1.0 / d2
+      v[2] = v[2] + g * 0.5 - 0.25 * d + 0.375 * g * d2 - 1.0 / g
+    end
+    t = t + 1
+  end
+  return t
+end
+local function fitarrays(n)
+  local x, y, z = kjit.empty(n), kjit.empty(n), kjit.empty(n)
+  for i = 1, n do x[i], y[i], z[i] = i * 0.75, (i % 7) * 1.5, (i % 5) - 2.25 end
+  return x, y, z, kjit.zeros(n), kjit.zeros(n), kjit.zeros(n)
+end
+
+test("fit-charged loops: the interpreter's results, errors and exits", function()
+  local x, y, z, vx, vy, vz = fitarrays(12)
+  for _, c in ipairs({ { 1, 12 }, { 0, 12 }, { 1, 11 }, { 5, 12 }, { 20, 12 }, { 1, 0 } }) do
+    D.check(fitnest, x, y, z, vx, vy, vz, c[1], c[2], 0)
+  end
+  D.check(fitnest, x, y, z, vx, vy, vz, 1, 12, 7)     -- break
+  D.check(fitnest, x, y, z, vx, vy, vz, 1, 12, -9)    -- return from inside
+  D.check_error("index", fitnest, x, y, z, vx, vy, vz, 1, 13, 0)   -- past the end: checked copy
+  D.check_error("index", fitnest, x, y, z, vx, vy, vz, -1, 12, 0)  -- before the start
+  local MAXI, MINI = math.maxinteger, math.mininteger
+  local xs, v = kjit.empty(9), kjit.zeros(9)
+  for i = 1, 9 do xs[i] = i * 1.25 end
+  D.check(fitwrap, xs, v, MAXI - 8, MAXI, MAXI - 9)   -- ends at maxinteger
+  D.check(fitwrap, xs, v, MINI, MINI + 8, MINI - 1)   -- starts at mininteger
+  D.check(fitwrap, xs, v, MAXI, MAXI - 1, 0)          -- empty
+  D.check_error("index", fitwrap, xs, v, MAXI - 9, MAXI, MAXI - 9)
+  -- runs longer than a poll period (the checked copy) and just within one
+  local n = 65537
+  local bx, by, bz, bvx, bvy, bvz = fitarrays(n)
+  D.check(fitnest, bx, by, bz, bvx, bvy, bvz, n - 2, n, 0)     -- rows of 65537, 65536, 65535
+  D.check(fitnest, bx, by, bz, bvx, bvy, bvz, n - 4, n - 2, 0)
+end)
+
+test("fit-charged loops: charged at the test, no poll in the fast copy (the IR)", function()
+  local f = kjit.jit(fitnest)
+  local x, y, z, vx, vy, vz = fitarrays(6)
+  f(x, y, z, vx, vy, vz, 1, 6, 0)
+  local ir = f:inspect("llvm")
+  local preds, headers = {}, 0
+  for blk, from in ir:gmatch("\n(poll[%w.]*):%s*; preds = ([^\n]*)") do
+    preds[#preds + 1] = from
+    if from:match("^%%b%d") then headers = headers + 1 end
+  end
+  local all = table.concat(preds, " | ")
+  truthy(all:find("fitcharge", 1, true), "a poll after the fit test's charge: " .. all)
+  truthy(all:find("checked", 1, true), "the checked copy charges each iteration: " .. all)
+  -- neither the fast j loop's header nor the i loop's charges (the j
+  -- loop's forprep charges for the i loop: see for_covers below)
+  eq(headers, 0, "header charges: " .. all)
+  truthy(all:find("skipcharge", 1, true), "the i loop charged where j's is skipped: " .. all)
+end)
+
+ptest("fit-charged loops: polls every ~65536 iterations; raising hooks stop them", function()
+  local f = kjit.jit(fitnest)
+  local x, y, z, vx, vy, vz = fitarrays(3000)
+  f(x, y, z, vx, vy, vz, 1, 3000, 0)   -- compiled before the hook is set
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  f(x, y, z, vx, vy, vz, 1, 3000, 0)
+  debug.sethook()
+  -- 3000 * 2999 / 2 iterations, about 4.5e6: 69 periods (3000 outer
+  -- iterations charged too)
+  truthy(calls >= 60 and calls <= 80, "one poll per 65536 iterations: " .. calls)
+  local ff = kjit.jit(fitforever)
+  local fx, fv = kjit.full(500, 1.5), kjit.zeros(500)
+  for i = 1, 500 do fx[i] = i * 0.5 end
+  debug.sethook(raise_on(3, "fit loop stopped"), "", HUGE)
+  raises("fit loop stopped", ff, fx, fv)
+  -- one run of 200000 iterations (the checked copy) stops inside
+  local bx, by, bz, bvx, bvy, bvz = fitarrays(200000)   -- (f is compiled for these types)
+  local got
+  debug.sethook(function() got = bvx[1]; debug.sethook(); error("long row stopped", 0) end, "", HUGE)
+  raises("long row stopped", f, bx, by, bz, bvx, bvy, bvz, 1, 200000, 0)
+  truthy(got ~= 0.0 and bvy[200000] == 0.0, "stopped in the first row, before its end")
+end)
+
+-- A loop each of whose iterations passes the forprep of an inner for loop
+-- charged at its entry (strip-mined, or charged whole at its fit test) has
+-- no charge of its own: the inner loop's entry charges, and its forprep
+-- charges one when it skips the loop (codegen/cg_func.c, for_covers).
+local function skiprows(a, rows, n)   -- rows of n elements; n <= 0 skips them all
+  local s = 0.0
+  for r = 1, rows do
+    for j = 1, n do s = s + a[j] * r end
+    s = s * 0.5
+  end
+  return s
+end
+local function skipforever(a, n)   -- endless; its inner loop runs n times
+  local s, t = 0.0, 0
+  while t >= 0 do
+    for j = 1, n do s = s + a[j] end
+    t = t + 1
+  end
+  return s, t
+end
+local function skipbreak(a, rows, n, stop)   -- the outer loop left from inside
+  local s = 0
+  for r = 1, rows do
+    for j = 1, n do
+      s = s + a[j]
+      if s > stop then return r, j, s end
+    end
+    if r == stop then break end
+  end
+  return s
+end
+
+test("loops charged by an inner forprep: the interpreter's results", function()
+  local a = kjit.arange(1, 101)
+  for _, c in ipairs({ { 5, 100 }, { 5, 0 }, { 0, 10 }, { 3, -4 }, { 200, 37 } }) do
+    D.check(skiprows, a, c[1], c[2])
+  end
+  D.check(skipbreak, a, 50, 100, 7)
+  D.check(skipbreak, a, 50, 100, 123456)
+  D.check(skipbreak, a, 50, 0, 20)
+  D.check_error("index", skiprows, a, 3, 101)
+end)
+
+test("loops charged by an inner forprep: the skip charges (the IR)", function()
+  local f = kjit.jit(skiprows)
+  local a = kjit.arange(1, 11)
+  f(a, 2, 10)
+  local ir = f:inspect("llvm")
+  truthy(ir:find("skipcharge", 1, true), "a charge where the inner loop is skipped:\n" .. ir)
+end)
+
+ptest("loops charged by an inner forprep: polled when the inner loop is skipped or runs", function()
+  local f = kjit.jit(skipforever)
+  local a = kjit.arange(1, 101)
+  for _, n in ipairs({ 0, -3, 1, 100 }) do
+    debug.sethook(raise_on(2, "skip " .. n), "", HUGE)
+    raises("skip " .. n, f, a, n)
+  end
+  local g = kjit.jit(skiprows)
+  g(a, 1, 1)
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  local got = g(a, 1 << 22, 0)   -- 2^22 rows, each skipped: 64 periods
+  debug.sethook()
+  eq(got, skiprows(a, 1 << 22, 0), "result")
+  truthy(calls >= 60 and calls <= 70, "one poll per 65536 skipped rows: " .. calls)
+end)
