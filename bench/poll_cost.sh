@@ -55,11 +55,12 @@ both() {   # both lo hi command...: "on off", the two measured side by side
   rm -f "$t"
 }
 # the CPU kernels, sizes that valgrind runs in seconds (one timed call
-# against eleven: a whole process's count moves by some 100k instructions
+# against 61: a whole process's count moves by some 100k instructions
 # from run to run, LLVM's and Lua's hashing of addresses, so the calls
-# between the two runs must outweigh that)
+# between the two runs must outweigh that; with one against 11 the same
+# code read 1.28M to 1.39M instructions a call, too noisy for 2%)
 while read -r name params; do
-  read -r on off < <(both 1 11 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
+  read -r on off < <(both 1 61 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
   report "$name" "$on" "$off"
 done <<'KERNELS'
 saxpy 1000000
@@ -73,10 +74,10 @@ histogram 1000000 256
 prefix_sum 1000000
 fib 20
 KERNELS
-# bench/parallel.lua's kernels on one thread (two calls against 22)
+# bench/parallel.lua's kernels on one thread (two calls against 42)
 logsum=0 nk=0
 while read -r name size; do
-  read -r on off < <(both 2 22 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
+  read -r on off < <(both 2 42 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
   report "parallel $name" "$on" "$off"
   logsum=$(awk -v s="$logsum" -v a="$on" -v b="$off" 'BEGIN { print s + log(a / b) }')
   nk=$((nk + 1))
