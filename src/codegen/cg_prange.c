@@ -39,8 +39,10 @@
 ** inner loops' whole ranges, every check the nest test proves
 ** (cg_version_worker_test), runs its body without them, and calls the
 ** first (not inlined) for the chunk when the test fails: that one raises
-** at the exact iteration. Inner loops whose bounds vary with i keep their
-** checks in both.
+** at the exact iteration. Inner loops whose bounds are i plus or minus an
+** invariant (triangles) are tested over the chunk's whole range of i. A
+** serial prange loop is versioned as a nest (cg_version.c): one test
+** before it; its checked copy runs unchunked (chunked()).
 **
 ** The worker reports into a KErr of its own frame (LLVM can then keep
 ** err's fields in registers) and copies it to the runtime's on a failing

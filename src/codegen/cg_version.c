@@ -55,6 +55,15 @@
 ** for no gain on the fast path; where a guard fails the nest test, it
 ** mostly failed the inner loop's too (x[i][j - 1] behind `if j > 1`).
 **
+** A serial kjit.prange loop (compiled without parallel, not in a
+** parallel body) with nest checks is such a nest head too, with or
+** without inner loops: its range is its call's (ir_facts.h 2.), its test
+** before the loop; where it runs in poll chunks (cg_prange.c), the fast
+** copy enters its chunk head, and the checked copy runs unchunked
+** (cg_prange.c's chunked(): polled every iteration, as a checked copy is).
+** A triangular inner loop of a prange head (`for j = 1, i`) takes its
+** range over the head's whole range (triangle_range).
+**
 ** Parallel kjit.prange bodies (cg_prange.c): no loop of a body is
 ** versioned here; the worker is made twice, the second one testing at
 ** entry the prange loop's nest checks for the chunk it was given
