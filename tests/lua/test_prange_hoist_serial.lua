@@ -202,6 +202,14 @@ local function tri_down(x, n)             -- for j = i, 1, -1 (init i, stepping 
   return s
 end
 
+local function tri_rev(x, n, lo, m)     -- for j = m, i, -1 (the limit follows i)
+  local s = 0.0
+  for i in kjit.prange(n, lo, -1) do
+    for j = m, i, -1 do s = s + x[j] * i end
+  end
+  return s
+end
+
 local function tri_mixed(x, n)            -- x[i - j + 1]: two variables, stays checked
   local s = 0.0
   for i in kjit.prange(1, n) do
@@ -258,6 +266,10 @@ test("prange hoist: triangular inner loops", function()
     oob(o, tri_upper, a, kjit.zeros(8), 8, 12)        -- row[11]: k - i at the first i
     D.check_opts(o, tri_down, ramp(30, "i64"), 30)
     oob(o, tri_down, ramp(30, "i64"), 31)             -- i = 31, x[31]
+    D.check_opts(o, tri_rev, x, 40, 1, 40)
+    D.check_opts(o, tri_rev, x, 40, 1, 0)             -- never runs
+    oob(o, tri_rev, x, 40, 1, 41)                     -- x[41] at the first i
+    oob(o, tri_rev, x, 40, 0, 40)                     -- j down to i = 0 at the last i
     D.check_opts(o, tri_mixed, x, 40)
     oob(o, tri_mixed, x, 41)
     local m = mat(7, 7, function(i, j) return (i * 3 + j) % 5 - 1 end)
@@ -330,6 +342,7 @@ test("prange hoist: the fast copies hold no checks (IR facts)", function()
     { tri, { ramp(8), kjit.zeros(8), 8, 0 } },
     { tri_upper, { kjit.zeros({ 4, 6 }), kjit.zeros(4), 4, 1 } },
     { tri_down, { ramp(8, "i64"), 8 } },
+    { tri_rev, { ramp(8), 8, 1, 8 } },
   }
   for n, c in ipairs(par) do
     local f = kjit.jit(c[1], P)
