@@ -41,8 +41,9 @@
 ** first (not inlined) for the chunk when the test fails: that one raises
 ** at the exact iteration. Inner loops whose bounds are i plus or minus an
 ** invariant (triangles) are tested over the chunk's whole range of i. A
-** serial prange loop is versioned as a nest (cg_version.c): one test
-** before it; its checked copy runs unchunked (chunked()).
+** serial prange loop without inner loops is versioned as a nest
+** (cg_version.c): one test before it; its checked copy runs unchunked
+** (chunked()).
 **
 ** The worker reports into a KErr of its own frame (LLVM can then keep
 ** err's fields in registers) and copies it to the runtime's on a failing
