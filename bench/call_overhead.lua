@@ -16,6 +16,9 @@
 -- one specialization. Every time is a median of
 -- ROUNDS rounds, the variants interleaved within each round (a machine
 -- shared with other work slows them alike), less the empty loop's time.
+-- The ratios (f/C, native/C) are the medians of each round's own ratio,
+-- both times from the same round: the empty C function's time moved by
+-- 7-10 ns between runs on a loaded machine, a ratio of medians with it.
 local kjit = require "kjit"
 local clock = os.clock
 
@@ -32,7 +35,7 @@ small2(10)
 local second_ms = (clock() - t0) * 1e3
 
 local N = 2000000
-local ROUNDS = 9
+local ROUNDS = 15
 local x, y, z, w = kjit.zeros(16), kjit.zeros(16), kjit.zeros(16), kjit.zeros(16)
 local testing = require "kjit.testing"   -- kjit's own benchmark helpers
 local nop, reads = testing.nop, testing.reads
@@ -72,6 +75,14 @@ end
 local ns = {}
 for k, t in pairs(runs) do ns[k] = median(t) end
 for k in pairs(ns) do if k ~= "loop" then ns[k] = ns[k] - ns.loop end end
+-- the median of the per-round ratios of variant v to variant c
+local function ratio(v, c)
+  local t = {}
+  for r = 1, ROUNDS do
+    t[r] = (runs[v][r] - runs.loop[r]) / (runs[c][r] - runs.loop[r])
+  end
+  return median(t)
+end
 
 if arg[1] == "--raw" then
   for _, kv in ipairs({ { "first_compile_ms", first_ms }, { "next_compile_ms", second_ms },
@@ -80,7 +91,10 @@ if arg[1] == "--raw" then
                         { "call4_jit_ns", ns.jit4 }, { "call4_native_ns", ns.nat4 }, { "call4_c_ns", ns.c4 },
                         { "call4_creads_ns", ns.r4 },
                         { "calla_jit_ns", ns.jita }, { "calla_native_ns", ns.nata }, { "calla_c_ns", ns.ca },
-                        { "calla_creads_ns", ns.ra } }) do
+                        { "calla_creads_ns", ns.ra },
+                        { "call0_jit_ratio", ratio("jit0", "c0") }, { "call0_native_ratio", ratio("nat0", "c0") },
+                        { "call4_jit_ratio", ratio("jit4", "c4") }, { "call4_native_ratio", ratio("nat4", "c4") },
+                        { "calla_jit_ratio", ratio("jita", "ca") }, { "calla_native_ratio", ratio("nata", "ca") } }) do
     print(string.format("%s %.6g", kv[1], kv[2]))
   end
   return
@@ -91,8 +105,10 @@ print(string.format("%-22s %8s %8s %8s %8s %9s %9s %9s", "call (ns, median of " 
                     "empty C", "C reads", "f(...)", "native", "f/C", "native/C", "target"))
 for _, row in ipairs({ { "no arguments", "0", 1.5 }, { "4 numbers", "4", 2 }, { "4 arrays", "a", 3 } }) do
   local c, r, j, n = ns["c" .. row[2]], ns["r" .. row[2]], ns["jit" .. row[2]], ns["nat" .. row[2]]
-  print(string.format("%-22s %8.1f %8.1f %8.1f %8.1f %8.2fx %8.2fx %8.1fx", row[1], c, r, j, n, j / c, n / c, row[3]))
+  print(string.format("%-22s %8.1f %8.1f %8.1f %8.1f %8.2fx %8.2fx %8.1fx", row[1], c, r, j, n,
+                      ratio("jit" .. row[2], "c" .. row[2]), ratio("nat" .. row[2], "c" .. row[2]), row[3]))
 end
+print("(f/C, native/C: medians of each round's ratio, both times from that round)")
 print("(C reads: a C function reading its arguments with luaL_checknumber / luaL_checkudata)")
 print(string.format("(the empty loop, subtracted: %.1f ns per iteration)", ns.loop))
 print("(arguments read from the stack: " .. tostring(kjit.stack_reads) .. ")")

@@ -39,8 +39,11 @@
 ** inner loops' whole ranges, every check the nest test proves
 ** (cg_version_worker_test), runs its body without them, and calls the
 ** first (not inlined) for the chunk when the test fails: that one raises
-** at the exact iteration. Inner loops whose bounds vary with i keep their
-** checks in both.
+** at the exact iteration. Inner loops whose bounds are i plus or minus an
+** invariant (triangles) are tested over the chunk's whole range of i. A
+** serial prange loop without inner loops is versioned as a nest
+** (cg_version.c): one test before it; its checked copy runs unchunked
+** (chunked()).
 **
 ** The worker reports into a KErr of its own frame (LLVM can then keep
 ** err's fields in registers) and copies it to the runtime's on a failing
@@ -287,10 +290,17 @@ void cg_prange_setup(CG *G, KirInsn *v) {
   G->vals[v->id] = r[0];
 }
 
+/* Is pl's loop (header b) chunked here: not in the checked copy of a
+** serial loop versioned whole (cg_version.c's nests: that copy polls
+** every iteration, its state the slots as cg_prange_setup left them). */
+static int chunked(CG *G, PLoop *pl, const KirBlock *b) {
+  return pl->chead && !(G->nestloop && G->nestloop == b->loop);
+}
+
 void cg_prange_tfor(CG *G, KirInsn *v) {
   PLoop *pl = G->pr->loops[v->args[0]->id];
   if (pl == NULL) cg_error(G, v, "internal error: a kjit.prange loop without its call");
-  if (pl->chead) {   /* chunked: the chunk's count alone decides */
+  if (chunked(G, pl, v->block)) {   /* chunked: the chunk's count alone decides */
     LLVMValueRef i = LLVMBuildLoad2(G->B, G->i64, pl->pi, "i");
     LLVMValueRef k = LLVMBuildLoad2(G->B, G->i64, pl->pcnt, "");
     pl->more = LLVMBuildICmp(G->B, LLVMIntNE, k, cg_i64(G, 0), "");
@@ -339,7 +349,7 @@ int cg_prange_br(CG *G, KirBlock *b, KirInsn *v) {
     return 0;
   PLoop *pl = G->pr->loops[c->args[0]->args[0]->id];
   if (pl == NULL || pl->more == NULL) return 0;
-  if (pl->chead) {   /* the body, or the end of this chunk (polls) */
+  if (chunked(G, pl, b)) {   /* the body, or the end of this chunk (polls) */
     LLVMBasicBlockRef body = cg_add_edge(G, b, b->succ[1]), end = cg_bb(G, "pchunkend");
     LLVMBuildCondBr(G->B, pl->more, body, end);
     LLVMPositionBuilderAtEnd(G->B, end);

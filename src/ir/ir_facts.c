@@ -88,6 +88,46 @@ static void fornum_facts(KfaCtx *C, KfaLoop *fl) {
   }
 }
 
+/* A kjit.prange loop whose control variable is an integer: its range
+** facts (ir_facts.h 1. and 2.) are its call's operands a, b [, c] as
+** init, limit and step (no c: step NULL, the constant 1), so that a nest
+** test computes its range as a numeric for's. */
+static int prange_int(const KtySpec *sp, const KirLoop *l) {
+  if (!kfa_is_prange_(sp, l) || l->var == NULL || sp->types[l->var->id].kind != T_INT) return 0;
+  KirInsn *call = l->prep->args[0];
+  if (call->nargs < 3 || call->nargs > 4) return 0;
+  for (int a = 1; a < call->nargs; a++)
+    if (sp->types[call->args[a]->id].kind != T_INT) return 0;
+  return 1;
+}
+
+static void prange_range_facts(KfaCtx *C, KfaLoop *fl) {
+  KirInsn *call = fl->loop->prep->args[0];
+  lua_Integer k = 1;
+  fl->isint = 1;
+  fl->init = call->args[1];
+  fl->limit = call->args[2];
+  fl->step = call->nargs > 3 ? call->args[3] : NULL;
+  if (fl->step == NULL || kfa_intconst_(C->sp, fl->step, &k)) {
+    fl->stepk = k;
+    fl->stepsign = k > 0 ? 1 : k < 0 ? -1 : 0;
+  }
+}
+
+/* An integer loop whose range a test before it can compute from three
+** operands: an integer numeric for, or such a prange loop. */
+static int range_loop(const KtySpec *sp, const KirLoop *l) {
+  return isfornum_int(sp, l) || prange_int(sp, l);
+}
+
+/* Operand a (0 init, 1 limit, 2 step) of range_loop l; NULL: a prange
+** loop's missing step (1). */
+static KirInsn *range_operand(const KirLoop *l, int a) {
+  if (l->kind == KIR_LOOP_FORNUM) return l->prep->args[a];
+  KirInsn *call = l->prep->args[0];
+  return a + 1 < call->nargs ? call->args[a + 1] : NULL;
+}
+
 /* ---- Bounds checks ---------------------------------------------------- */
 
 static void add_unchecked(KfaCtx *C, KfaLoop *fl, KirInsn *v, int dim, const char *why) {
@@ -220,11 +260,52 @@ static int spans(KfaCtx *C, KirLoop *m, KirLoop *o) {
   return m == o || n == o || (n != m && kir_inloop(n, o->header) && n != o);
 }
 
-/* o is a parallel kjit.prange loop whose control variable is an integer
-** (its worker tests the nest checks at each call, ir_facts.h 2.). */
+/* o is a kjit.prange loop whose control variable is an integer, parallel
+** (its worker tests the nest checks at each call) or serial and not
+** inside a parallel one (a test before it, as a nest's: ir_facts.h 2.). */
 static int prange_head(KfaCtx *C, const KirLoop *o) {
   const KfaPrange *P = C->F->loops[o->id].prange;
-  return P && P->parallel && o->var && C->sp->types[o->var->id].kind == T_INT;
+  if (P == NULL || !prange_int(C->sp, o)) return 0;
+  if (P->parallel) return 1;
+  for (KirLoop *m = o->parent; m; m = m->parent)   /* (a parallel body's: its worker's) */
+    if (C->F->loops[m->id].prange && C->F->loops[m->id].prange->parallel) return 0;
+  return 1;
+}
+
+/* kfa_head_operand (ir_facts.h 2.) */
+int kfa_head_operand(const KtySpec *sp, const KirLoop *o, const KirInsn *x, int *vneg,
+                     KirInsn **off, int *offneg) {
+  KirInsn *v = o->var;
+  *vneg = 0; *off = NULL; *offneg = 0;
+  if (v == NULL || sp->types[x->id].kind != T_INT) return 0;
+  if (x == v) return 1;
+  if ((x->op != KIR_ADD && x->op != KIR_SUB) || x->nargs != 2) return 0;
+  KirInsn *a = x->args[0], *b = x->args[1];
+  if (a == v && kfa_nest_invariant(sp, o, b)) {
+    *off = b; *offneg = x->op == KIR_SUB;
+    return 1;
+  }
+  if (b == v && kfa_nest_invariant(sp, o, a)) {
+    *off = a; *vneg = x->op == KIR_SUB;
+    return 1;
+  }
+  return 0;
+}
+
+/* Does loop k's range vary with prange head o's variable (its init or
+** limit kfa_head_operand, the rest invariant in o)? -1: neither (k's
+** range cannot be computed before o). */
+static int head_dependent(KfaCtx *C, const KirLoop *k, const KirLoop *o) {
+  int dep = 0, vneg, offneg;
+  KirInsn *off;
+  for (int a = 0; a < 3; a++) {
+    KirInsn *x = range_operand(k, a);
+    if (x == NULL || invariant_in(C->sp, o, x)) continue;
+    if (a == 2 || o->kind == KIR_LOOP_FORNUM || !kfa_head_operand(C->sp, o, x, &vneg, &off, &offneg))
+      return -1;
+    dep = 1;
+  }
+  return dep;
 }
 
 /* Loop m (o itself, or inside it) is a loop of nest o whose range the test
@@ -234,14 +315,20 @@ static int prange_head(KfaCtx *C, const KirLoop *o) {
 ** prange head itself (its range: the worker's chunk). */
 static int nest_loop(KfaCtx *C, KirLoop *m, KirLoop *o) {
   if (m == o && o->kind != KIR_LOOP_FORNUM) return prange_head(C, o);
-  if (!isfornum_int(C->sp, m)) return 0;
-  if (o->kind == KIR_LOOP_FORNUM) return spans(C, m, o);
-  for (KirLoop *k = m; k != o; k = k->parent) {
-    if (k == NULL || !isfornum_int(C->sp, k)) return 0;
-    for (int a = 0; a < 3; a++)
-      if (!invariant_in(C->sp, o, k->prep->args[a])) return 0;
-  }
+  if (o->kind == KIR_LOOP_FORNUM) return isfornum_int(C->sp, m) && spans(C, m, o);
+  /* a prange head: every loop from m up to o a numeric for or a (serial)
+  ** prange loop whose range the test computes: operands invariant in o,
+  ** or (a triangular loop, `for j = 1, i`) init and limit o's variable
+  ** plus or minus an invariant, its range then taken over o's (the
+  ** union of the ranges it has for each i: ir_facts.h 2.) */
+  for (KirLoop *k = m; k != o; k = k->parent)
+    if (k == NULL || !range_loop(C->sp, k) || head_dependent(C, k, o) < 0) return 0;
   return 1;
+}
+
+/* A loop of prange head o's nest whose range varies with o's variable. */
+static int triangular(KfaCtx *C, const KirLoop *m, const KirLoop *o) {
+  return m != o && o->kind != KIR_LOOP_FORNUM && head_dependent(C, m, o) > 0;
 }
 
 /* The checks one test before nest head o proves (every access inside o). */
@@ -276,6 +363,13 @@ static void nest_checks(KfaCtx *C, KfaLoop *fo) {
         for (KirLoop *m = b->loop; m && kir_inloop(o, m->header) && nms < KFA_MAXTERMS; m = m->parent)
           if (nest_loop(C, m, o)) ms[nms++] = m;
         ok = kfa_nest_linear_(C, o, ms, nms, key, &h);
+        /* a triangular loop's variable with another in one key: their
+        ** ranges are not independent (`i - j` for j <= i is never below
+        ** 0, the ranges' ends say lo - hi), the test would fail for
+        ** every chunk and send its whole body to the checked copy: such
+        ** an access stays checked */
+        for (int t = 0; ok && h.nvterms > 1 && t < h.nvterms; t++)
+          if (triangular(C, h.vterms[t].loop, o)) ok = 0;
       }
       if (ok) add_check(C, &fo->nestchecks, &fo->nnestchecks, h);
     }
@@ -416,6 +510,9 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel) {
         fl->nest = nest_of(&C, fl->loop);
       }
       break;
+    case KIR_LOOP_FORIN:
+      if (prange_int(sp, fl->loop)) prange_range_facts(&C, fl);
+      break;
     case KIR_LOOP_WHILE:   /* the old rule read while conditions only */
       while_facts(&C, fl);
       break;
@@ -440,8 +537,9 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel) {
   for (int i = 0; i < f->nloops; i++)
     for (int c = 0; c < F->loops[i].nchecks; c++) F->hoisted[F->loops[i].checks[c].insn->id] = &F->loops[i];
   kfa_prange_facts_(&C);
-  /* parallel prange loops: what one test at each call of the worker
-  ** proves (its chunk's range of i, the inner loops' ranges) */
+  /* prange loops: what one test at each call of the worker proves (its
+  ** chunk's range of i, the inner loops' ranges), or for a serial one
+  ** one test before it */
   for (int i = 0; i < f->nloops; i++)
     if (sp->live[f->loops[i]->header->id] && prange_head(&C, f->loops[i])) nest_checks(&C, &F->loops[i]);
   return F;

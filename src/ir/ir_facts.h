@@ -94,12 +94,23 @@
 **    (vloop: M, the offset invariant in O). M's range is computed before O
 **    from M's forprep operands. (New: the old generator re-tested at each
 **    entry of the innermost loop.)
-**    A parallel kjit.prange loop (5.) whose control variable is an integer
-**    is a nest head too: its worker tests the nest checks at each call,
-**    its own variable over the call's chunk, M any integer for inside it
-**    such that every for from M up to the prange loop has operands
-**    invariant there (nest_loop; a for's nest field stops below the
-**    prange loop, which is no for).
+**    A kjit.prange loop (5.) whose control variable is an integer is a
+**    nest head too: a parallel one's worker tests the nest checks at each
+**    call, its own variable over the call's chunk; a serial one (not in
+**    a parallel body) is tested once before it, over its whole range. Its
+**    range facts (init, limit, step, stepsign, isint as in 1.) are the
+**    call's operands a, b [, c] (no c: step NULL, 1). M is any loop inside
+**    it such that every loop from M up to the prange loop is an integer
+**    for or a (serial) prange loop whose operands are invariant there
+**    (nest_loop; a for's nest field stops below the prange loop, which is
+**    no for), or whose init and limit are the prange variable i plus or
+**    minus such an invariant (kfa_head_operand: a triangular `for j = 1,
+**    i`, `for j = i + 1, n`), its step invariant: its range over the
+**    test's range of i is taken whole (step > 0: from the least init to
+**    the greatest limit; none when that is empty), a sound bound of every
+**    range it has. A key in such a loop's variable and another's (`i -
+**    j`) is not tested there: the two ranges are not independent, the
+**    bound would fail for every chunk of more than one i.
 **
 ** 3. While loops (KfaNarrow, KfaLoop.narrowk): the old narrow_find on the
 **    IR: among the tests of the loop's condition (the header's branch and
@@ -341,6 +352,12 @@ KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel);
 ** again before the nest). */
 #define KFA_NEST_EXPRDEPTH 8
 int kfa_nest_invariant(const KtySpec *sp, const KirLoop *o, const KirInsn *v);
+
+/* Whether x (an integer) is prange head o's control variable v, v + off,
+** off + v, v - off (*offneg) or off - v (*vneg), off kfa_nest_invariant in
+** o (2.: a triangular loop's init or limit). */
+int kfa_head_operand(const KtySpec *sp, const KirLoop *o, const KirInsn *x, int *vneg,
+                     KirInsn **off, int *offneg);
 
 /* Sets pure[i] for each specialization S->specs[i] (see 6.). cpu: the
 ** target is the CPU (otherwise none is pure, as before). */

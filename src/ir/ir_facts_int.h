@@ -33,6 +33,8 @@ int kfa_linear_(KfaCtx *C, const KirLoop *l, const KirLoop *inv, KirInsn *key, K
 ** Fills h->terms and h->vterms (affine 0). */
 int kfa_nest_linear_(KfaCtx *C, const KirLoop *o, KirLoop *const *ms, int nloops, KirInsn *key,
                      KfaCheck *h);
+/* Is l a `for i in kjit.prange(a, b [, c])` loop (ir_facts_prange.c)? */
+int kfa_is_prange_(const KtySpec *sp, const KirLoop *l);
 /* The prange facts and every loop's note (ir_facts_prange.c). */
 void kfa_prange_facts_(KfaCtx *C);
 

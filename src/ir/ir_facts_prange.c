@@ -23,7 +23,7 @@ const char *kfa_red_name(KfaRed r) {
   return names[r];
 }
 
-static int is_prange_loop(const KtySpec *sp, const KirLoop *l) {
+int kfa_is_prange_(const KtySpec *sp, const KirLoop *l) {
   if (l->kind != KIR_LOOP_FORIN || l->prep == NULL || l->prep->nargs < 1) return 0;
   KirInsn *it = l->prep->args[0];
   Type t = sp->types[it->id];
@@ -497,7 +497,7 @@ void kfa_prange_facts_(KfaCtx *C) {
     KfaLoop *fl = &F->loops[i];
     KirLoop *l = fl->loop;
     if (!sp->live[l->header->id]) continue;
-    if (is_prange_loop(sp, l)) {
+    if (kfa_is_prange_(sp, l)) {
       KfaPrange *P = fl->prange = kfa_alloc_(C, sizeof *P);
       P->call = l->prep->args[0];
       for (KirLoop *m = l->parent; m; m = m->parent) P->nested |= F->loops[m->id].prange != NULL;

@@ -45,6 +45,7 @@ G.FAMILIES = {
   { "arr2d", "a 2-D array, M[i][j]" },
   { "numfor", "integer numeric for loops (odd steps, edge bounds)" },
   { "fltfor", "float numeric for loops (odd steps)" },
+  { "prange", "some integer numeric for loops written as kjit.prange loops (run serially: bounds checks hoisted before them)" },
   { "while", "while loops" },
   { "repeat", "repeat ... until loops" },
   { "whiletrue", "while true do ... break ... end" },
@@ -430,6 +431,15 @@ local function for_stmt(ctx, d, float)
     if not ctx.arrays1[1] and limit:sub(1, 1) == "#" then limit = pick(ctx.nums) end
     step = chance(0.4) and pick(INT_STEPS) or nil
     if chance(0.1) then start = gen_num(ctx, 1) end
+  end
+  if not float and ctx.F.prange and chance(0.3) then
+    -- the same loop as kjit.prange (integers only: its bounds may not be floats)
+    local function int(x, dflt) return (x:match("^%-?%d+$") or x:match("^math%.m[ai][xn]integer") or x:match("^#")) and x or dflt end
+    emit(ctx, "for " .. v .. " in kjit.prange(" .. int(start, "1") .. ", " .. int(limit, "5") ..
+         (step and (", " .. step) or "") .. ") do")
+    loop_body(ctx, d, v, true)
+    emit(ctx, "end")
+    return
   end
   emit(ctx, "for " .. v .. " = " .. start .. ", " .. limit .. (step and (", " .. step) or "") .. " do")
   loop_body(ctx, d, v, true)
@@ -1150,7 +1160,7 @@ function G.generate(id, F)
     end
   end
   -- kjit as an upvalue, for the constructors of the alloc family
-  if F.alloc or F.lifted then lines[#lines + 1] = "local kjit = require \"kjit\"" end
+  if F.alloc or F.lifted or F.prange then lines[#lines + 1] = "local kjit = require \"kjit\"" end
   -- upvalues: constants and a constant table
   if F.consts then
     for i = 1, R(3) - 1 do
