@@ -267,7 +267,10 @@ results:
 ** a table, passed to a function value, compared with a Lua value): a Lua
 ** function through a registry reference made here (kept as long as the
 ** Lua state; host/cache_key.c keys such code to this process), a library
-** built-in by its name, read when this runs as library calls are. */
+** built-in by its name, read when this runs as library calls are. A
+** frozen table (an upvalue's or a global's, `setmetatable(o, Class)`) is
+** made a value the same way, by reference: the table itself, whose
+** fields compiled code still reads as the constants they were. */
 void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
   if (x.t.kind == T_BUILTIN && x.k && kty_dtype_obj_name(x.k)) {
     /* a dtype object (kjit.f32): the module's field, read when it runs as
@@ -293,9 +296,9 @@ void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, G->S->values_ref);
   lua_rawgeti(L, -1, x.t.ref);
   lua_remove(L, -2);
-  if (lua_type(L, -1) != LUA_TFUNCTION) {
+  if (lua_type(L, -1) != (x.t.kind == T_TABLE ? LUA_TTABLE : LUA_TFUNCTION)) {
     lua_pop(L, 1);
-    cg_error(G, at, "internal error: a function constant that is not a function");
+    cg_error(G, at, "internal error: a function or table constant of another type");
   }
   int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };

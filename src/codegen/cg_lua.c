@@ -394,7 +394,7 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     break;
   }
   case T_NIL: case T_UNKNOWN: setv(G, "kjit_lv_setnil", NULL, NULL, dst); break;
-  case T_FUNC: case T_BUILTIN: cg_fn_boxconst(G, x, dst, at); break;   /* cg_callvalue.c */
+  case T_FUNC: case T_BUILTIN: case T_TABLE: cg_fn_boxconst(G, x, dst, at); break;   /* cg_callvalue.c */
   case T_BOOL:
     setv(G, "kjit_lv_setbool", G->i32, LLVMBuildZExt(G->B, x.v, G->i32, ""), dst);
     break;

@@ -213,6 +213,12 @@ static int bakes_layout(const KtySpec *sp, const KirInsn *v) {
 ** (stored, passed to a function value, compared)? cg_callvalue.c compiles
 ** in a registry reference to it. */
 static int uses_function_value(const KtySpec *sp, const KirInsn *v) {
+  /* a frozen table made a value (cg_callvalue.c cg_fn_boxconst): any
+  ** operand but the indexed table of a read and the called function
+  ** (a conservative test: a miss costs only the disk cache) */
+  if (v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_LEN)
+    for (int a = v->op == KIR_CALL ? 1 : 0; a < v->nargs; a++)
+      if (sp->types[v->args[a]->id].kind == T_TABLE) return 1;
   if ((v->op == KIR_CALL && sp->callees[v->id]) || v->op == KIR_PHI) return 0;   /* compiled directly */
   for (int a = 0; a < v->nargs; a++)
     if (sp->types[v->args[a]->id].kind == T_FUNC && !(v->op == KIR_CALL && a == 0)) return 1;

@@ -380,6 +380,10 @@ static int boxable(Type t, KtyConst k) {
   case T_LUA:
     return 1;
   case T_FUNC: return t.ref > 0;   /* a Lua function known here (cg_callvalue.c) */
+  /* a table read from an upvalue or a global (frozen: its fields are
+  ** constants here) passed on as a value, `setmetatable(o, Class)`: the
+  ** table itself, through a registry reference (cg_callvalue.c) */
+  case T_TABLE: return !kernel_rules && t.ref > 0;
   case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
     return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;

@@ -209,3 +209,37 @@ test("frozen upvalues of a compiled callee checked in place: every kind of value
   testing.callees(testing_mode)
   if not ok then error(err, 0) end
 end)
+
+-- The class pattern with the class in an upvalue: `setmetatable(o, Class)`
+-- passes the frozen class table on as itself (cg_callvalue.c
+-- cg_fn_boxconst), so the object's metatable is the real class, and so is
+-- a table stored or returned; compared with the interpreter key by key.
+test("setmetatable({...}, Class) with Class an upvalue, stored and returned", function()
+  local Vec = {}
+  Vec.__index = Vec
+  Vec.__add = function(a, b) return setmetatable({ x = a.x + b.x, y = a.y + b.y }, Vec) end
+  function Vec.new(x, y) return setmetatable({ x = x, y = y }, Vec) end
+  function Vec:dot(o) return self.x * o.x + self.y * o.y end
+  local CFG = { scale = 2 }
+  local function walk(n, out)
+    local acc = Vec.new(0, 0)
+    for i = 1, n do acc = acc + Vec.new(i, i * 0.5) end
+    out.class = Vec
+    out.cfg = CFG
+    out.last = acc
+    return acc:dot(Vec.new(1, 1)), getmetatable(acc) == Vec, rawequal(out.cfg, CFG), acc
+  end
+  for _, callees in ipairs({ "loops", "all" }) do
+    local old = testing.callees(callees)
+    T.check(walk, function() return 5, {} end)
+    T.check(walk, function() return 0, { class = 1 } end)
+    local r = { kjit.jit(walk)(3, {}) }
+    eq(getmetatable(r[4]), Vec, "the real class (" .. callees .. ")")
+    testing.callees(old)
+  end
+  -- in a kernel a table stays refused, located
+  local ok, err = pcall(function()
+    kjit.cuda.jit(function(a) local o = setmetatable({}, Vec) a[1] = 1 end)[{ 1, 1 }](kjit.zeros(1, "f32"))
+  end)
+  eq(ok, false, "a kernel refuses it")
+end)
