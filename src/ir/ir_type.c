@@ -1249,6 +1249,10 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (a.kind == T_TABLE) return t_frozen_len(S, sp, v, a, k);
     if (a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER)
       RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
+    /* a number or nil (false) always raises, naming what it holds when it
+    ** runs: Lua's own #, on the value boxed (cg_lua.c cg_lua_len), never a
+    ** compile error for code that may not run (fuzzer program 148204) */
+    if (a.kind == T_MAYBE && !S->kernel) return ty(T_LUA);
     if (a.kind != T_BUF)
       REFUSE(S, sp, v, "attempt to get length of a %s value%s", luaname(a, tb, sizeof tb),
              describe(sp, x, db, sizeof db));

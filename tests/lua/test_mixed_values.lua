@@ -219,3 +219,21 @@ test("a Lua value spread from a call's results into math functions", function()
   check_error("bad argument #2 to 'atan' (number expected, got string)", fs[7], 2)
   check_error("bad argument #1 to 'exp' (number expected, got table)", fs[9], 2)
 end)
+
+-- `#v` of a number-or-nil (or false) always raises when it runs, naming
+-- what v holds then; in code that does not run it is no compile error
+-- (the fuzzer's program 148204: `(type(s) == "string") and #s or s`).
+test("# of a number-or-nil: Lua's error when it runs, nothing when it does not", function()
+  local fs = {
+    function(a) local v = a > 0 and a or nil return #v end,
+    function(a) local v = a > 0 and a return #v end,
+    function(a) local v = a > 0 and a * 0.5 or nil local n = (type(v) == "string") and #v or v return n end,
+    function(a) local v = a > 0 and a or nil if a > 5 then return #v end return 0 end,
+  }
+  for _, f in ipairs(fs) do
+    for _, a in ipairs({ 7, 3, -1 }) do check(f, a) end
+  end
+  check_error("attempt to get length of a number value (local 'v')", fs[1], 7)
+  check_error("attempt to get length of a nil value (local 'v')", fs[1], -1)
+  check_error("attempt to get length of a boolean value (local 'v')", fs[2], -1)
+end)
