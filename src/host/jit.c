@@ -1679,12 +1679,8 @@ int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *t
   direct_args(L, js, tags, bits, slotsin, slots);
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
-  err.kind = 0;
-  err.stack_limit = js->calls ? krt_stack_limit() : 0;
-  err.c = 0;
-  err.msg = NULL;
   int top = lua_gettop(L);
-  krt_poll_begin(L, &err);
+  kerr_begin(L, &err, js->calls);
   if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
   if (js->nret == 0) { lua_settop(L, top); return 0; }
   /* (a result of Lua type is in a slot the entry left above top) */
@@ -1735,12 +1731,8 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
   direct_args(L, js, tags, bits, slotsin, slots);
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
-  err.kind = 0;
-  err.stack_limit = js->calls ? krt_stack_limit() : 0;
-  err.c = 0;
-  err.msg = NULL;
   int top = lua_gettop(L);
-  krt_poll_begin(L, &err);
+  kerr_begin(L, &err, js->calls);
   if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
   int n = js->nret == 0 ? 0 : nresults_of(js, rets);
   /* (room for the one value pushed at a time: the entry's frame is closed,
