@@ -6,7 +6,9 @@
 # Then the device tool's run, carry [".gpu"], command:
 #   . .gpu/env.sh && bash bench/gpu/run_gpu.sh
 #
-# 1. the GPU tests (tests/lua/test_cuda_*.lua, test_reduce.lua, test_array_gpu.lua) against the packed kjit.so;
+# 1. the GPU tests (tests/lua/test_cuda_*.lua, test_reduce.lua, test_array_gpu.lua,
+#    and the library tests test_random/test_fft/test_blas/test_records_cuda,
+#    whose mock-driver parts skip here) against the packed kjit.so;
 # 2. bench/gpu/bench_gpu.lua (kjit), bench/gpu/peers.cu (nvcc -O3
 #    -arch=sm_90) and bench/gpu/peers_numba.py (numba-cuda), same sizes;
 # 3. a table of kjit against both peers, printed last.
@@ -19,7 +21,8 @@ device=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev
 echo "== device"; echo "$device"
 echo "== GPU tests"
 fail=0
-for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua tests/lua/test_array_gpu.lua; do
+for t in tests/lua/test_cuda_*.lua tests/lua/test_reduce.lua tests/lua/test_array_gpu.lua \
+         tests/lua/test_random.lua tests/lua/test_fft.lua tests/lua/test_blas.lua tests/lua/test_records_cuda.lua; do
   b=$(basename "$t" .lua)
   lua5.4 tests/lua/harness.lua "$kdir" "$t" "$out/$b.txt" > "$out/$b.log" 2>&1 || fail=1
   grep -E "^(FAIL|SKIP)|passed" "$out/$b.log"
