@@ -204,8 +204,10 @@ static void add_runs(lua_State *L, KCufft *p, int from, int to, const int64_t *s
 ** 2-D c2c pass, measured on an H100), then the other axes as c2c forward
 ** runs in place on out. c2r: the other axes first, c2c inverse in place on
 ** in (always kjit's scratch copy: fft_lua.c), then the real transform
-** along the last axis alone, in -> out (rank 1: the layout the mock cuFFT
-** checks; irfftn's multi-axis plan is not measured yet). */
+** along the last axis alone, in -> out. (Kept rank 1 on purpose: NumPy's
+** irfftn is the inverse c2c over the other axes and then irfft on the last,
+** which fixes its result for input that is not Hermitian-symmetric; a
+** multi-axis c2r plan leaves that input's result to cuFFT.) */
 KCufft *kcufft_make(lua_State *L, const KFftDesc *d, const char *what) {
   int64_t in[3], out[3];
   size_t es = d->dbl ? 8 : 4;
