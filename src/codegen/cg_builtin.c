@@ -323,7 +323,11 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   }
   if (id == B_MATH_FMOD && n >= 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
     a[1] = cg_unwrap(G, a[1], line, arg_use(v, a, 1), 2);   /* named first, as this Lua does */
-  for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, arg_use(v, a, i), i + 1);
+  /* arguments past those the function reads are ignored, as its C
+  ** function ignores them (math.floor(x, t.s)); math.random counts them */
+  int nread = kir_builtin_maxargs(id);
+  if (nread < 0 || nread > n || id == B_MATH_RANDOM) nread = n;
+  for (int i = 0; i < nread; i++) a[i] = cg_unwrap(G, a[i], line, arg_use(v, a, i), i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);
   case B_MATH_ABS: return cg_split(G, v, a, 1, rt, abs_concrete);

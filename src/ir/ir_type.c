@@ -3285,6 +3285,11 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
                             row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
           kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
         return t_luacall(S, sp, v, args, kargs, n);   /* the library function, called */
+      /* an argument past those the C function reads (math.floor(x, t.s),
+      ** a:fill(g()) with g giving two): ignored, as the C function ignores
+      ** it; t_builtin reads only the first maxargs. math.random counts
+      ** its arguments ("wrong number of arguments") */
+      if (row && row->maxargs >= 0 && i >= row->maxargs && ft.ref != B_MATH_RANDOM) continue;
       /* the dtype of an array made here (a name or a kjit.struct): its
       ** layout is compiled in, so it cannot come from a table at run time */
       if (((ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY) && i == 1) ||

@@ -237,3 +237,31 @@ test("# of a number-or-nil: Lua's error when it runs, nothing when it does not",
   check_error("attempt to get length of a nil value (local 'v')", fs[1], -1)
   check_error("attempt to get length of a boolean value (local 'v')", fs[2], -1)
 end)
+
+-- Arguments past those a library function reads are ignored, whatever they
+-- hold, as its C function ignores them (the fuzzer's program 160151:
+-- `T1:fill(h1(x, b))` with h1 giving two results, refused at compile time;
+-- math.floor(x, t.s) raised "bad argument #2" where Lua returns).
+-- math.random counts its arguments: "wrong number of arguments".
+test("extra arguments a library function ignores, Lua values among them", function()
+  local function h(x) return x, "s" end
+  local function g(x) return x, {} end
+  local T = { s = "str", n = 2 }
+  local fs = {
+    function(a) return math.floor(a, T.s) end,
+    function(a) return math.abs(h(a)) end,
+    function(a) return math.sqrt(g(a)) end,
+    function(a) return math.fmod(a, 3, T.s) end,
+    function(a) return math.tointeger(a, T.s) end,
+    function(a) return math.ult(1, 2, T.s) end,
+    function(a) return math.type(a, T.s) end,
+    function(a) return math.max(a, T.n) end,
+    function(a) return math.random(1, 2, T.n) end,
+    function(a) local x = kjit.zeros(3) x:fill(h(a)) return x[2] end,
+    function(a) local x = kjit.zeros(3, "bool") x:fill(a > 0, T.s) return x[1] end,
+  }
+  for _, f in ipairs(fs) do
+    for _, a in ipairs({ 2.5, 7, -1 }) do check(f, a) end
+  end
+  check_error("wrong number of arguments", fs[9], 2.5)
+end)
