@@ -136,6 +136,13 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
                FP->errline, FP->errmsg);
       longjmp(*G->S->jb, 1);
     }
+    /* a serial prange carrying a Lua value (a table, a value read from one)
+    ** from one iteration to the next: a plain loop, as prange is without
+    ** parallel (no hoisted checks, no versioned copies) */
+    int carries_lua = 0;
+    for (int i = 0; i < fl->loop->header->nphis; i++)
+      carries_lua |= sp->types[fl->loop->header->phis[i]->id].kind == T_LUA;
+    if (carries_lua && !FP->parallel) { fl->prange = NULL; continue; }
     for (int i = 0; i < fl->loop->header->nphis; i++)
       if (sp->types[fl->loop->header->phis[i]->id].kind == T_LUA) {
         snprintf(G->S->err, sizeof G->S->err, "%s:%d: a kjit.prange loop cannot carry a table "

@@ -265,3 +265,30 @@ test("extra arguments a library function ignores, Lua values among them", functi
   end
   check_error("wrong number of arguments", fs[9], 2.5)
 end)
+
+-- A kjit.prange loop without `parallel` is a plain loop: one that carries a
+-- table (or a value read from one) from iteration to iteration compiles as
+-- such, checks and all (it was refused: "cannot carry a table value", the
+-- fuzzer's most common refusal). With parallel = true it is still refused
+-- as a race.
+test("a serial prange carrying a table value from one iteration to the next", function()
+  local function f(n, t, a)
+    local x = t.x
+    local s = 0
+    for i in kjit.prange(1, n) do
+      x = (i % 2 == 0) and t or x
+      s = s + a[i] + a[i + 1]
+      a[i] = s
+    end
+    return s, x == t, a[1], a[n > 10 and 10 or n]
+  end
+  for _, n in ipairs({ 0, 1, 9, 10, 11, 1000 }) do
+    local wi = table.pack(pcall(f, n, { x = 1 }, kjit.arange(1, 11)))
+    local wc = table.pack(pcall(kjit.jit(f), n, { x = 1 }, kjit.arange(1, 11)))
+    eq(wc.n, wi.n, "count")
+    for k = 1, wi.n do eq(wc[k], wi[k], "n = " .. n .. ", value " .. k) end
+  end
+  local ok, e = pcall(kjit.jit(f, { parallel = true }), 10, { x = 1 }, kjit.arange(1, 11))
+  eq(ok, false, "parallel refuses")
+  assert(tostring(e):find("the iterations would race for it", 1, true), e)
+end)
