@@ -344,10 +344,14 @@ if overhead.call0_jit_ns then
     local j, n, cc = overhead["call" .. c[1] .. "_jit_ns"], overhead["call" .. c[1] .. "_native_ns"],
       overhead["call" .. c[1] .. "_c_ns"]
     local cr = overhead["call" .. c[1] .. "_creads_ns"]
+    -- the ratios call_overhead.lua computes round by round (both times from
+    -- the same round: steadier on a loaded machine than a ratio of medians)
+    local jr = overhead["call" .. c[1] .. "_jit_ratio"] or (j and cc and j / cc)
+    local nr = overhead["call" .. c[1] .. "_native_ratio"] or (n and cc and n / cc)
     if j and cc then
       print(string.format("  call, %-11s f(...) %6.1f ns, f:native %6.1f ns, empty C function %5.1f ns:"
         .. " %.2fx / %.2fx (target <= %gx); a C function reading them %5.1f ns", c[2] .. ":", j,
-        n or 0 / 0, cc, j / cc, (n or 0 / 0) / cc, c[3], cr or 0 / 0))
+        n or 0 / 0, cc, jr or 0 / 0, nr or 0 / 0, c[3], cr or 0 / 0))
     end
   end
   print(string.format("  first compile, small function (fresh process, median of 5): %6.1f ms (target < 15 ms)",

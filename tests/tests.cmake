@@ -40,6 +40,16 @@ add_test(NAME lua.test_call_path_api
 set_tests_properties(lua.test_call_path_api PROPERTIES
                      ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
 
+# The routes of specializations that cannot fail (host/jit.c native_call0,
+# jit_call) again through the Lua API only: native_slow, jit_call_slow.
+add_test(NAME lua.test_native0_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_native0.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_native0_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_native0_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+
 # f16 again as for a CPU without F16C (KJIT_TEST_NO_F16C=1, backend/cpu.c):
 # compiled code converts halves through runtime/halfrt.c's routines.
 add_test(NAME lua.test_f16_nof16c

@@ -64,6 +64,7 @@ struct KCpuCode {
   unsigned long gen; /* JIT generation the tracker belongs to */
   void *map;         /* code loaded by objload.c instead (rt NULL) */
   size_t maplen;
+  int noraise;       /* the entry cannot fail: kc_entry_noraise's 0, 1, 2 */
 };
 
 /* A first-tier compile's unoptimized module (kc_tier_up). */
@@ -1141,6 +1142,74 @@ static KCpuCode *kc_lookup_all(LLVMOrcResourceTrackerRef rt,
 /* kc_compile; with obj non-NULL the module is turned into an object file
    by kc_tm (the JIT's own settings), which is both added to the JIT and
    returned (malloc'd) in *obj, *objlen. */
+/* Whether the entry of a specialization (int32_t entry(args, rets, KErr
+** *err): compile.h) cannot fail, read from the optimized module: its err
+** parameter has no use left but err->kind = 0 (kc_only_kind_zero) and
+** every return gives 0. Everything that
+** can raise reaches err (a bounds check's failure, an allocation, a call
+** of compiled code with its stack limit, a Lua value through err->L, an
+** interrupt poll, a prange job: each writes or passes err), so such an
+** entry does none of them; the dispatchers then skip the error record's
+** set-up and the status test (jit.c, kc_code_noraise). A fact of the
+** code after LLVM's passes, not of the IR: a check the optimizer proved
+** never fails (a constant index of a frozen array) is gone by then.
+** Returns 0 (it may fail), 1, or 2 (nor are args and rets used). */
+/* Whether every use of p (err, or a cast or zero-offset GEP of it) is a
+** store of the i32 constant 0 into it: err->kind = 0, which the entry of
+** a pure specialization does before its call (cg_entry.c), harmless to a
+** KErr nobody set up. */
+static int kc_only_kind_zero(LLVMValueRef p, int depth) {
+  if (depth > 4) return 0;
+  for (LLVMUseRef u = LLVMGetFirstUse(p); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef I = LLVMGetUser(u);
+    if (LLVMIsAStoreInst(I)) {
+      LLVMValueRef v = LLVMGetOperand(I, 0);
+      if (LLVMGetOperand(I, 1) != p || v == p || !LLVMIsAConstantInt(v) ||
+          LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMIntegerTypeKind ||
+          LLVMGetIntTypeWidth(LLVMTypeOf(v)) != 32 || LLVMConstIntGetZExtValue(v) != 0)
+        return 0;
+      continue;
+    }
+    if (LLVMIsABitCastInst(I)) {
+      if (!kc_only_kind_zero(I, depth + 1)) return 0;
+      continue;
+    }
+    if (LLVMIsAGetElementPtrInst(I) && LLVMGetOperand(I, 0) == p) {
+      int n = LLVMGetNumOperands(I);
+      for (int k = 1; k < n; k++) {
+        LLVMValueRef x = LLVMGetOperand(I, k);
+        if (!LLVMIsAConstantInt(x) || LLVMConstIntGetZExtValue(x) != 0) return 0;
+      }
+      if (!kc_only_kind_zero(I, depth + 1)) return 0;
+      continue;
+    }
+    return 0;
+  }
+  return 1;
+}
+
+static int kc_entry_noraise(LLVMModuleRef M, const char *entry) {
+  LLVMValueRef F = entry ? LLVMGetNamedFunction(M, entry) : NULL;
+  if (!F || LLVMIsDeclaration(F) || LLVMCountParams(F) != 3) return 0;
+  LLVMValueRef err = LLVMGetParam(F, 2);
+  if (LLVMGetFirstUse(err) != NULL && !kc_only_kind_zero(err, 0)) return 0;
+  /* 2: no use of err, args or rets at all (it reads no argument and gives
+  ** no result): callable with no memory */
+  int level = LLVMGetFirstUse(err) == NULL && LLVMGetFirstUse(LLVMGetParam(F, 0)) == NULL &&
+              LLVMGetFirstUse(LLVMGetParam(F, 1)) == NULL ? 2 : 1;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(F); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(bb);
+    if (t == NULL) return 0;
+    if (LLVMGetInstructionOpcode(t) != LLVMRet) continue;
+    if (LLVMGetNumOperands(t) != 1) return 0;
+    LLVMValueRef v = LLVMGetOperand(t, 0);
+    if (!LLVMIsAConstantInt(v) || LLVMConstIntGetZExtValue(v) != 0) return 0;
+  }
+  return level;
+}
+
+int kc_code_noraise(const KCpuCode *c) { return c != NULL ? c->noraise : 0; }
+
 static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
                                  LLVMModuleRef M, const KCpuOptions *o,
                                  const char *const *names, int n,
@@ -1205,6 +1274,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
     kc_seterr(err, "LLVM optimizer: %s", kc_diag);
     goto fail_locked;
   }
+  int noraise = n == 1 ? kc_entry_noraise(M, names[0]) : 0;
   if (o->want_ir && ir_out) {
     char *s = LLVMPrintModuleToString(M);
     ir = kc_strdup(s ? s : "");
@@ -1297,6 +1367,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
   if (!code) goto fail_locked;
   pthread_mutex_unlock(&kc_lock);
 loaded:
+  code->noraise = noraise;
   if (pobj) kperf_object(pobj, plen, names[0], addrs[0]);
   free(pobj);
   if (ir_out) *ir_out = ir; else free(ir);

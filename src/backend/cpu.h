@@ -119,6 +119,14 @@ void kc_saved_free(KCpuSaved *s);
    NULL is a no-op. No pointer obtained from c may be used afterwards. */
 void kc_free(KCpuCode *c);
 
+/* Whether c's entry (one compiled by kc_compile, kc_compile_obj or
+** kc_tier_up with n == 1) cannot fail: it never raises, polls, calls
+** compiled code or touches a Lua value, and returns 0 (cpu.c,
+** kc_entry_noraise): 1, or 2 when it does not use its args and rets
+** either (it may be given NULL for them). 0 when it may fail, for code
+** loaded from bytes (the disk cache, kjit.load) and for NULL. */
+int kc_code_noraise(const KCpuCode *c);
+
 /* Host description for messages and cache keys, e.g.
    "x86_64-pc-linux-gnu znver4 +avx2,+avx512f,...,-xop" (static storage). */
 const char *kc_host_description(void);

@@ -150,12 +150,21 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     av[n++] = ctr;
   }
   av[n++] = LLVMGetParam(fn, 2);
-  if (pure) av[n++] = cg_i32(G, 0);   /* depth */
+  LLVMValueRef kindp = NULL;   /* &err->kind */
+  if (pure) {
+    av[n++] = cg_i32(G, 0);   /* depth */
+    /* no failure yet: the dispatcher's kerr_begin says so too, but stored
+    ** here LLVM sees that kind is still 0 after a callee that never sets
+    ** it, and drops the test; the entry then stores this 0 and nothing
+    ** else into err (backend/cpu.c kc_entry_noraise: it cannot fail) */
+    kindp = LLVMBuildStructGEP2(G->B, G->errty, LLVMGetParam(fn, 2), 0, "");
+    LLVMBuildStore(G->B, cg_i32(G, 0), kindp);
+  }
   CgFunc *cf = &G->funcs[sp->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)n, "");
   if (pure) {   /* the value in a register, a failure in err->kind */
     LLVMBuildStore(G->B, st, rp[0][0]);
-    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, LLVMGetParam(fn, 2), 0, ""), "");
+    LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, kindp, "");
     st = LLVMBuildZExt(G->B, LLVMBuildICmp(G->B, LLVMIntNE, k, cg_i32(G, 0), ""), G->i32, "");
   }
   LLVMBasicBlockRef ok = cg_bb(G, "ok"), fail = cg_bb(G, "fail");

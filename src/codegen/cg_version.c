@@ -551,6 +551,14 @@ static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
   if (!kir_inloop(O, v->block) || G->sp->consts[v->id].kind != T_UNKNOWN || v->op == KIR_INT)
     return cg_val(G, v);
   if (v->op == KIR_LEN) return cg_mk(TY(T_INT), cg_val(G, v->args[0]).dims[0]);   /* #x: cg_len */
+  int sk = kfa_shape_read(G->sp, O, v);   /* x.shape[k], x.size: cg_index, cg_getfield */
+  if (sk > 0) return cg_mk(TY(T_INT), cg_val(G, v->args[0]->args[0]).dims[sk - 1]);
+  if (sk < 0) {
+    CgVal x = cg_val(G, v->args[0]);
+    LLVMValueRef s = x.dims[0];
+    for (int d = 1; d < x.t.ndim; d++) s = LLVMBuildMul(G->B, s, x.dims[d], "");
+    return cg_mk(TY(T_INT), s);
+  }
   LLVMValueRef a = nest_val(G, O, v->args[0]).v, r;
   switch (v->op) {
   case KIR_ADD: r = LLVMBuildAdd(G->B, a, nest_val(G, O, v->args[1]).v, ""); break;

@@ -86,6 +86,9 @@ typedef struct JitSpec {
   uint8_t tags[KJIT_MAXARGS];    /* plain: each argument's Lua 5.4 tag (lua_stack.h) */
   KEntry entry;
   KCpuCode *code;
+  int noraise;                   /* entry cannot fail (kc_code_noraise: 0, 1, 2):
+                                    called without the KErr set-up or the status
+                                    test; 2: given no memory (native_call0) */
   int nret;
   uint8_t rets[KJIT_MAXRETS];    /* TypeKind of each result */
   uint8_t rsub[KJIT_MAXRETS];    /* T_MAYBE: kind of the number */
@@ -890,6 +893,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
     longjmp(jb, 1);
   }
   js->entry = (KEntry)addr;
+  js->noraise = kc_code_noraise(js->code);
   /* references live in the registry: release them through the main
   ** thread, which outlives any coroutine that compiled this */
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
@@ -1266,6 +1270,7 @@ static void tier_up(JitSpec *js) {
   if (c == NULL) return;
   js->code1 = js->code;
   js->code = c;
+  js->noraise = kc_code_noraise(c);
   js->entry = (KEntry)addr;
   js->tier1 = 0;
 }
@@ -1298,10 +1303,14 @@ K_INLINE int call_now(lua_State *L, const JitSpec *js, int64_t *slots, int n, in
   for (int i = n; i < js->nargs; i++) slots[i] = 0;
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
-  kerr_begin(L, &err, js->calls);
-  if (js->entry(slots, rets, &err) != 0) {
-    krt_push_error(L, &err);
-    return lua_error(L);
+  if (js->noraise) {   /* err is never read (at most given kind = 0), the status is 0 */
+    js->entry(slots, rets, &err);
+  } else {
+    kerr_begin(L, &err, js->calls);
+    if (js->entry(slots, rets, &err) != 0) {
+      krt_push_error(L, &err);
+      return lua_error(L);
+    }
   }
   if (js->nret == 0) return 0;
   return push_results(L, js, rets);
@@ -1340,6 +1349,15 @@ static int takes_varargs(lua_State *L, int idx) {
   return ar.isvararg;
 }
 
+/* jit_call once js's arity matched: reads the n - 1 arguments from a + 1
+** and runs js. Out of line, so that jit_call keeps no frame. */
+static __attribute__((noinline)) int jit_call_run(lua_State *L, JitSpec *js,
+                                                  const KlsStackValue *a, int n) {
+  int64_t slots[KJIT_MAXARGS + 1];
+  if (read_args_direct(js, a + 1, slots)) return call_spec(L, js, slots, n - 1, 2);
+  return jit_call_slow(L);
+}
+
 static int jit_call(lua_State *L) {
   if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {   /* the arguments read in place (lua_stack.h) */
     int n;
@@ -1348,9 +1366,13 @@ static int jit_call(lua_State *L) {
       size_t len;
       JitObj *o = kls_udata(&a[0].val, &len);
       JitSpec *js = len >= sizeof *o && o->tag == JIT_TAG(o) ? o->last : NULL;
-      int64_t slots[KJIT_MAXARGS + 1];
-      if (js != NULL && n - 1 == js->nsig && read_args_direct(js, a + 1, slots))
-        return call_spec(L, js, slots, n - 1, 2);
+      if (js != NULL && n - 1 == js->nsig) {
+        /* no arguments, an entry that uses none of its parameters and
+        ** cannot fail, no result (native_call0), full tier: jumped to */
+        if (n == 1 && js->noraise == 2 && js->nret == 0 && js->warm == NULL)
+          return js->entry(NULL, NULL, NULL);
+        return jit_call_run(L, js, a, n);
+      }
     }
   }
   return jit_call_slow(L);
@@ -1458,25 +1480,39 @@ static __attribute__((noinline)) int push_results_ool(lua_State *L, const JitSpe
   return push_results(L, js, rets);
 }
 
+/* native_call0's run of js: out of line, so that native_call0 itself
+** keeps no frame (its paths are tail calls). */
+static __attribute__((noinline)) int native0_run(lua_State *L, const JitSpec *js) {
+  int64_t rets[2 * KJIT_MAXRETS];
+  KErr err;
+  /* (the entry reads no slot: it is given rets, not read either) */
+  if (js->noraise) {   /* no KErr set-up, no status (kc_code_noraise) */
+    js->entry(rets, rets, &err);
+  } else {
+    kerr_begin(L, &err, js->calls);
+    if (js->entry(rets, rets, &err) != 0) return raise_err(L, &err);
+  }
+  if (js->nret == 0) return 0;
+  return push_results_ool(L, js, rets);
+}
+
 /* native_call for a specialization of native0_ok: a call with no
 ** arguments runs it without the argument loop, the slots or the arrays'
 ** test, in a smaller frame (a quarter of the C function's instructions
 ** fewer: issue 23). The closure is always jit_native's (one upvalue, never
 ** a light C function: see kls_closure_upvalue1_udata); its upvalue is
 ** checked as native_call's is, and only a box tagged NATIVE0_TAG (made
-** for a native0_ok specialization) is run here. */
+** for a native0_ok specialization) is run here. An entry that uses none
+** of its parameters and cannot fail (kc_code_noraise 2: no check, poll,
+** call or Lua value left in it) and gives no result is jumped to with
+** none: its status, 0, is the count of its results. */
 static int native_call0(lua_State *L) {
   if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {
     const NativeBox *nb = kls_closure_upvalue1_udata(L, sizeof *nb);
     if (nb != NULL && nb->tag == NATIVE0_TAG(nb) && kls_noargs(L) && !nb->o->dead) {
       const JitSpec *js = nb->js;
-      int64_t rets[2 * KJIT_MAXRETS];
-      KErr err;
-      kerr_begin(L, &err, js->calls);
-      /* (the entry reads no slot: it is given rets, not read either) */
-      if (js->entry(rets, rets, &err) != 0) return raise_err(L, &err);
-      if (js->nret == 0) return 0;
-      return push_results_ool(L, js, rets);
+      if (js->noraise == 2 && js->nret == 0) return js->entry(NULL, NULL, NULL);
+      return native0_run(L, js);
     }
   }
   return native_slow(L);
@@ -1976,6 +2012,16 @@ static int l_tier_after(lua_State *L) {
   return 1;
 }
 
+/* kjit.testing.noraise(f): kc_code_noraise of f's last specialization
+** (0 it may fail, 1 it cannot, 2 nor does it use its parameters), or nil
+** before any. Tests only: whether the dispatchers skip the KErr set-up. */
+static int l_noraise(lua_State *L) {
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  if (o->last == NULL) return 0;
+  lua_pushinteger(L, o->last->noraise);
+  return 1;
+}
+
 void kd_open(lua_State *L) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, read_disable_jit);
@@ -2015,6 +2061,8 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "callees");
   lua_pushcfunction(L, l_tier_after);
   lua_setfield(L, -2, "tier_after");
+  lua_pushcfunction(L, l_noraise);
+  lua_setfield(L, -2, "noraise");
   lua_setfield(L, -2, "kjit.testing");
   lua_pop(L, 1);
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */

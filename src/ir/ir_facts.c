@@ -211,7 +211,8 @@ static void collect_checks(KfaCtx *C, KfaLoop *fl) {
 /* ---- Rectangular nests -------------------------------------------------- */
 
 /* A loop operand the nest's test can compute before o: a constant, a value
-** defined outside o, #x of an array defined outside o, or integer + - *
+** defined outside o, #x, x.shape[k] (k constant) or x.size of an array
+** defined outside o, or integer + - *
 ** and unary minus of such (`n - 1`,
 ** evaluated again at each entry of the inner loop; integers wrap, no
 ** error): kfa_nest_invariant. */
@@ -227,6 +228,31 @@ static int invariant_expr(const KtySpec *sp, const KirLoop *o, const KirInsn *v,
   /* #x of an array from outside o: its first extent, which cannot raise */
   if (v->op == KIR_LEN && v->nargs == 1)
     return sp->types[v->args[0]->id].kind == T_BUF && !kfa_inloop_(o, v->args[0]);
+  /* x.shape[k] (k a constant: typed T_INT, so 1 <= k <= ndim) and x.size
+  ** of an array from outside o: extents, which cannot raise either (the
+  ** bound of a loop in a prange body, `for j = 1, a.shape[2]`) */
+  return kfa_shape_read(sp, o, v) != 0;
+}
+
+/* kfa_shape_read (ir_facts.h) */
+int kfa_shape_read(const KtySpec *sp, const KirLoop *o, const KirInsn *v) {
+  lua_Integer k;
+  if (sp->types[v->id].kind != T_INT) return 0;
+  if (v->op == KIR_INDEX && v->nargs == 2) {
+    const KirInsn *f = v->args[0];
+    if (sp->types[f->id].kind != T_SHAPE || f->op != KIR_GETFIELD || f->nargs != 1) return 0;
+    const KirInsn *x = f->args[0];
+    if (sp->types[x->id].kind != T_BUF || kfa_inloop_(o, x) || !kfa_intconst_(sp, v->args[1], &k) ||
+        k < 1 || k > sp->types[x->id].ndim)
+      return 0;
+    return (int)k;
+  }
+  if (v->op == KIR_GETFIELD && v->nargs == 1 && strcmp(v->k.str.s, "size") == 0) {
+    const KirInsn *x = v->args[0];
+    Type xt = sp->types[x->id];
+    if (xt.kind != T_BUF || (xt.dtype == KJIT_RECORD && xt.ndim == 0) || kfa_inloop_(o, x)) return 0;
+    return -1;
+  }
   return 0;
 }
 

@@ -83,6 +83,7 @@
 **    Rectangular nests: KfaLoop.nest is the outermost enclosing loop O
 **    such that every numeric for loop from L up to O (O excluded) is an
 **    integer loop whose init, limit and step are constants, defined
+**    outside O, #x, x.shape[k] (k constant), x.size of an array from
 **    outside O, or integer + - * of such (kfa_nest_invariant: `n - 1` is
 **    evaluated in O's body at each entry of L) (nest == L when none
 **    qualifies: a triangular nest, a while loop in between). A nest head
@@ -345,13 +346,18 @@ typedef struct KfaFacts {
 KfaFacts *kfa_analyze(Arena *A, KtySpec *sp, int parallel);
 
 /* Whether v (an operand of a loop inside o) can be computed before o: a
-** constant, defined outside o, #x of an array defined outside o, or
-** integer + - * and unary minus of such,
+** constant, defined outside o, #x, x.shape[k] (k constant) or x.size of
+** an array defined outside o, or integer + - * and unary minus of such,
 ** at most KFA_NEST_EXPRDEPTH deep (2.: what "invariant in O" means for a
 ** nest's loop operands; the code generator computes such an expression
 ** again before the nest). */
 #define KFA_NEST_EXPRDEPTH 8
 int kfa_nest_invariant(const KtySpec *sp, const KirLoop *o, const KirInsn *v);
+
+/* Whether v is x.shape[k] (k a constant in 1..ndim: returns k) or x.size
+** (returns -1) of an array x defined outside o: an extent, or their
+** product, which kfa_nest_invariant accepts; 0 otherwise. */
+int kfa_shape_read(const KtySpec *sp, const KirLoop *o, const KirInsn *v);
 
 /* Whether x (an integer) is prange head o's control variable v, v + off,
 ** off + v, v - off (*offneg) or off - v (*vneg), off kfa_nest_invariant in
