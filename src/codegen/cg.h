@@ -439,6 +439,7 @@ void cg_lua_setlist(CG *G, const KirInsn *v);
 CgVal cg_lua_arith(CG *G, const KirInsn *v);    /* binary and unary */
 CgVal cg_lua_len(CG *G, const KirInsn *v);
 CgVal cg_lua_compare(CG *G, const KirInsn *v);
+int cg_lua_eq_ident(const KtySpec *sp, const KirInsn *v);   /* array == array: boxed */
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
 /* a Lua value stored into a kjit array's element or a record field, with

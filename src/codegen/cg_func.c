@@ -1445,7 +1445,8 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (t.kind == T_UNKNOWN) return;   /* never produced */
   if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
                           (sp->types[v->args[0]->id].kind == T_LUA ||
-                           sp->types[v->args[1]->id].kind == T_LUA))) {
+                           sp->types[v->args[1]->id].kind == T_LUA)) ||
+      cg_lua_eq_ident(sp, v)) {
     if (cg_select_only(G, v)) return;   /* select, not loaded: cg_vararg.c */
     if ((v->op == KIR_GETUPVAL || v->op == KIR_GETFIELD || v->op == KIR_INDEX) && sp->upvref &&
         sp->upvref[v->id]) {

@@ -50,6 +50,17 @@
 
 /* ---- Which specializations use Lua values ----------------------------------- */
 
+/* Is v an `==` of two kjit arrays or frozen tables that the typer left to
+** run time (ir_type.c t_compare_ident)? Both are boxed (the arrays'
+** userdata) and compared by cg_lua_compare as Lua compares them. */
+int cg_lua_eq_ident(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_EQ || sp->consts[v->id].kind != T_UNKNOWN) return 0;
+  Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
+  if (a.kind != b.kind) return 0;
+  /* (two records, p[i] == p[j], compare their fields: cg_compare) */
+  return a.kind == T_TABLE || (a.kind == T_BUF && a.ndim >= 1 && b.ndim >= 1);
+}
+
 int cg_lua_spec_uses(const KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
   for (int r = 0; r < sp->nret; r++) if (sp->rets[r].kind == T_LUA) return 1;   /* a boxed result */
@@ -61,6 +72,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
       const KirInsn *v = blk->insns[i];
       if (sp->types[v->id].kind == T_LUA) return 1;
       if (v->op == KIR_SETUPVAL) return 1;   /* written through (cg_callvalue.c) */
+      if (cg_lua_eq_ident(sp, v)) return 1;   /* a == b of arrays: scratch slots */
       if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
       /* a callee's results of Lua type land in slots of this frame, also
       ** where no value of this function shows their type (return f(x)) */
@@ -902,9 +914,11 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
 static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef k, LLVMValueRef dst,
                                 LLVMValueRef out) {
   LLVMValueRef obj = operand(G, ox, 2, v);
-  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
-  LLVMValueRef rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+  LLVMValueRef site = mksite(G, v, NULL);   /* (its position: luavalue.c dead_end) */
+  LLVMTypeRef ps[6] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i32, G->i32,
+                        LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, site, obj, k, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_gettable_at", G->i32, ps, as, 6);
   IndexErr e = { obj };
   check_rc(G, v, rc, raise_index, &e);
   return rc;
@@ -989,9 +1003,11 @@ static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
 static void settable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef k, LLVMValueRef tag,
                         LLVMValueRef bits, LLVMValueRef val) {
   LLVMValueRef obj = operand(G, ox, 2, v);
-  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
-  LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
-  LLVMValueRef rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+  LLVMValueRef site = mksite(G, v, NULL);
+  LLVMTypeRef ps[7] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i32, G->i32, G->i64,
+                        G->i32 };
+  LLVMValueRef as[7] = { G->luaL, site, obj, k, tag, bits, val };
+  LLVMValueRef rc = call(G, "kjit_lv_settable_at", G->i32, ps, as, 7);
   /* (stores return KLV_OK or an error code: the same test) */
   LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntNE, rc, cg_i32(G, KLV_OK), "");
   IndexErr e = { obj };

@@ -1289,6 +1289,34 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 /* A string built at run time (tostring, string.format, '..': runtime_lib.c). */
 static int is_built_str(Type t) { return t.kind == T_STR && t.sub == KTY_STR_BUILT; }
 
+/* a == b where an operand is a kjit array or a frozen table (refuse3):
+** Lua compares them by identity (arrays have no __eq; a table's __eq runs
+** only against another table). Values of different kinds, or arrays of
+** different dtypes or ranks, are never the same object: false, known now;
+** one value is itself: true. Otherwise both are made Lua values (an
+** array's userdata, runtime/luaarray.c; a frozen table by its registry
+** reference) and compared when the code runs (codegen/cg_lua.c
+** cg_lua_eq_ident: lua_compare, the table's __eq included). */
+static Type t_compare_ident(KtySession *S, KtySpec *sp, KirInsn *v, Type a, Type b, KtyConst ka,
+                            KtyConst kb, KtyConst *k) {
+  k->kind = T_BOOL;
+  if (v->args[0] == v->args[1]) { k->v.b = 1; return ty(T_BOOL); }
+  k->v.b = 0;
+  if (a.kind != b.kind) return ty(T_BOOL);   /* a table and an array, a number ... */
+  if (a.kind == T_BUF && (a.dtype != b.dtype || a.ndim != b.ndim ||
+                          (a.dtype == KJIT_RECORD && a.ref != b.ref)))
+    return ty(T_BOOL);
+  k->kind = T_UNKNOWN;
+  if (S->kernel)
+    REFUSE(S, sp, v, "comparing two arrays with '==' is not supported in kernels: compare "
+           "something that tells them apart (a size, an index, a flag passed in)");
+  if (!boxable(a, ka) || !boxable(b, kb))
+    REFUSE(S, sp, v, "comparing two %s with '==' is not supported in compiled code yet: compare "
+           "them in the caller and pass the result in (a boolean argument)",
+           a.kind == T_TABLE ? "tables read from upvalues or globals" : "arrays of records");
+  return ty(T_BOOL);
+}
+
 static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
   KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
@@ -1326,7 +1354,7 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       return ty(T_BOOL);
     }
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
-      REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
+      return t_compare_ident(S, sp, v, a, b, ka, kb, k);
     /* math.type of an integer-or-float against a constant string: the
     ** generator compares the number's tag; against a non-string: false */
     int am = a.kind == T_STR && a.sub == T_NUMBER, bm = b.kind == T_STR && b.sub == T_NUMBER;
