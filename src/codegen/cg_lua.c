@@ -1828,6 +1828,7 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp) {
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
   if (sp->types[v->id].kind == T_LUA) return 1;
   if (v->op == KIR_SETUPVAL) return 1;   /* an upvalue written through */
+  if (cg_lua_eq_ident(sp, v)) return 1;   /* arrays compared: their userdata */
   if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
   for (int i = 0; i < v->nargs; i++) if (sp->types[v->args[i]->id].kind == T_LUA) return 1;
   if (v->op == KIR_CALL && sp->callees[v->id] && cg_lua_spec_uses_deep(S, sp->callees[v->id]))

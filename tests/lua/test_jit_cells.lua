@@ -361,7 +361,7 @@ test("a kernel or a parallel prange refuses a shared, assigned local, located", 
   ok, err = pcall(f, kjit.zeros(4))
   truthy(not ok, "refused")
   truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
-  truthy(tostring(err):find("use a plain for loop", 1, true) ~= nil, "message: " .. tostring(err))
+  truthy(tostring(err):find("make it a plain for loop", 1, true) ~= nil, "message: " .. tostring(err))
 end)
 
 -- bench/programs/ray.lua, unedited: its `ilight` is captured by ray_trace

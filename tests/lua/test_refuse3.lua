@@ -104,3 +104,84 @@ test("an __index loop: the interpreter's words, located", function()
   check_error("chain too long", function(t) return t.x end, setmetatable({}, { __index = loop }))
   check_error("chain too long", function(t) t.x = 1 end, setmetatable({}, { __newindex = loop }))
 end)
+
+-- ---- coroutines around compiled code ----------------------------------------
+
+test("a function value that yields: the VM's error, at the caller's line, with advice", function()
+  local f = kjit.jit(function(t, x)
+    local a = t.g(x)
+    return a + 1
+  end)
+  local line = debug.getinfo(1, "l").currentline - 3   -- the line of t.g(x)
+  local t = { g = function(x) return coroutine.yield(x) end }
+  local ok, err = pcall(coroutine.wrap(function() return f(t, 1) end))
+  assert(not ok)
+  local want = "test_refuse3.lua:" .. line .. ": attempt to yield across a C-call boundary ("
+  assert(tostring(err):find(want, 1, true), err)
+  assert(tostring(err):find("yield in an interpreted function", 1, true), err)
+  -- on the main thread: the interpreter's own error, unlocated in both
+  check_error("attempt to yield from outside a coroutine", function(t, x) local a = t.g(x) return a + 1 end, t, 1)
+  -- other errors in a coroutine come through unchanged: values, positions
+  local co = coroutine.wrap(function() return f({ g = function() error({ code = 7 }) end }, 1) end)
+  local ok2, e2 = pcall(co)
+  assert(not ok2 and type(e2) == "table" and e2.code == 7)
+  local interp = function(t, x) local a = t.g(x) return a + 1 end
+  local bad = { g = function() error("boom") end }
+  local _, ei = pcall(coroutine.wrap(function() return interp(bad, 1) end))
+  local _, ec = pcall(coroutine.wrap(function() return kjit.jit(interp)(bad, 1) end))
+  assert(ei == ec, tostring(ei) .. " / " .. tostring(ec))
+end)
+
+test("a coroutine.wrap generator called from compiled code, and compiled code inside a coroutine", function()
+  local function gen() return coroutine.wrap(function() for i = 1, 5 do coroutine.yield(i * 1.5) end end) end
+  -- (each run gets a generator of its own)
+  local function sum3(t) local s = 0 for _ = 1, 3 do s = s + t.g() end return s end
+  local function two(g) return g() + g() end
+  local a, b = sum3({ g = gen() }), kjit.jit(sum3)({ g = gen() })
+  assert(a == b and math.type(a) == math.type(b) and a == 9.0, tostring(b))
+  assert(two(gen()) == kjit.jit(two)(gen()))
+  -- a compiled function called between yields of an interpreted coroutine
+  local sq = kjit.jit(function(x) return x * x end)
+  local co = coroutine.wrap(function() for i = 1, 3 do coroutine.yield(sq(i)) end end)
+  assert(co() == 1 and co() == 4 and co() == 9)
+end)
+
+test("coroutine and debug functions in compiled code: refused, located, with advice", function()
+  local e1 = refused(function() return coroutine.running() end)
+  assert(e1:find("call them in an interpreted function around the compiled one", 1, true), e1)
+  local e2 = refused(function() return debug.traceback("x") end)
+  assert(e2:find("debug.traceback's results in", 1, true), e2)
+  local e3 = refused(function(x) coroutine.yield(x) return x end, 1)
+  assert(e3:find("yield there, between its calls", 1, true), e3)
+end)
+
+-- ---- parallel prange: what to do instead -----------------------------------------
+
+test("Lua values and library calls in a parallel prange loop: refused, saying what to hoist", function()
+  local par = { parallel = true }
+  local function refused_par(words, fn, ...)
+    local ok, err = pcall(kjit.jit(fn, par), ...)
+    assert(not ok)
+    err = tostring(err)
+    assert(err:find("test_refuse3.lua:%d+: compile error"), err)
+    for _, w in ipairs(words) do assert(err:find(w, 1, true), w .. " not in: " .. err) end
+  end
+  local out = kjit.zeros(8)
+  refused_par({ "reading field 'x' of a table cannot run inside a parallel kjit.prange loop",
+                "Hoist it out of the loop", "`local x = t.x`", "plain for loop" },
+              function(t, o) for i in kjit.prange(1, #o) do o[i] = t.x end end, { x = 1 }, out)
+  refused_par({ "calling a function value", "call the function before or after it" },
+              function(t, o) local f = t.f for i in kjit.prange(1, #o) do o[i] = f(i) end end,
+              { f = function(i) return i end }, out)
+  refused_par({ "making a table" }, function(o) for i in kjit.prange(1, #o) do local t = { i } o[i] = t[1] end end, out)
+  refused_par({ "comparing two arrays ('==')" },
+              function(o, p) for i in kjit.prange(1, #o) do if o == p then o[i] = 1 end end end, out, kjit.zeros(8))
+  refused_par({ "math.random cannot run inside a kjit.prange loop", "Hoist it out of the loop (call it before or after" },
+              function(o) for i in kjit.prange(1, #o) do o[i] = math.random() end end, out)
+  refused_par({ "reduction variable 's'", "Hoist the reads out of the loop" },
+              function(t, o) local s = 0 for i in kjit.prange(1, #o) do s = s + t.w end return s end, { w = 2 }, out)
+  -- the same loops without parallel = true compile and run as interpreted
+  check(function(t, o) for i in kjit.prange(1, #o) do o[i] = t.x end return o[3] end, { x = 1.5 }, kjit.zeros(4))
+  check(function(o, p) local c = 0 for i in kjit.prange(1, #o) do if o == p then c = c + 1 end end return c end,
+        out, out)
+end)
