@@ -1642,6 +1642,26 @@ void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* `x .. kjit.f32` at the end of a chain, x a Lua value (refuse3): Lua
+** tries x's own __concat first, then the dtype object's (host/dtype.c
+** dt_concat, which takes strings and numbers). So x may be a string, a
+** number, or have a __concat (cg_lib_concat then passes the object itself
+** to lua_concat, which calls x's metamethod with it); anything else raises
+** dt_concat's error, at v's line, naming no variable. */
+void cg_lua_concat_dtype_left(CG *G, CgVal x, const KirInsn *v) {
+  LLVMBasicBlockRef sb = cg_bb(G, "catdtl"), done = cg_bb(G, "catdtlok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_concatok", G->i32, ps, as, 2);
+  NumErr e = { x.v, "attempt to concatenate a ", " value" };
+  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
+                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
 /* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
 ** the last pair beside the Lua value partner: Lua calls the partner's
 ** __concat (luaT_tryconcatTM) if it has one, else raises "attempt to

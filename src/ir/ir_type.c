@@ -2247,7 +2247,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** then meets a string; right of it in the last pair (`kjit.f32 .. t.x`)
   ** the object's __concat runs first: a string or a number, checked when
   ** it runs (cg_lua.c cg_lua_concat_dtype); left of it (`t.x .. kjit.f32`)
-  ** the value's own __concat would run first: refused. */
+  ** the value's own __concat runs first, given the object itself: checked
+  ** when it runs (cg_lua_concat_dtype_left), concatenated by lua_concat. */
   int dtpair = -1;   /* the operand of the last pair beside a dtype object */
   if (dtobj && !plain) {
     if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
@@ -2256,8 +2257,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       Type t = sp->types[v->args[i]->id];
       if (kty_dtype_obj_name(&sp->consts[v->args[i]->id]) || isnum(t) ||
           (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_MAYBE || t.kind == T_NIL ||
-          t.kind == T_BOOL || (islua(t) && (i != dtpair || i == n - 1)))
-        continue;
+          t.kind == T_BOOL || islua(t))
+        continue;   /* (`t.x .. kjit.f32`: cg_lua.c cg_lua_concat_dtype_left) */
       REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a %s is not supported in "
              "compiled code: write tostring(kjit.f32)", kty_name(t, tb, sizeof tb));
     }

@@ -185,3 +185,23 @@ test("Lua values and library calls in a parallel prange loop: refused, saying wh
   check(function(o, p) local c = 0 for i in kjit.prange(1, #o) do if o == p then c = c + 1 end end return c end,
         out, out)
 end)
+
+-- ---- dtype objects beside Lua values --------------------------------------------
+
+test("t.x .. kjit.f32: t.x's __concat first, else the dtype object's, as interpreted", function()
+  local C = setmetatable({}, { __concat = function(a, b) return "C(" .. type(a) .. "," .. tostring(b) .. ")" end })
+  local function cat(t) return t.x .. kjit.f32 end
+  check(cat, { x = "a" })
+  check(cat, { x = 1.5 })
+  check(cat, { x = 3 })
+  check(cat, { x = C })
+  check(function(t) return "p" .. t.x .. kjit.f32 end, { x = C })
+  check(function(t) return "<" .. t.x .. kjit.i64 .. ">" end, { x = 7 })
+  check(function(t) return t .. kjit.u8 end, C)
+  check_error("attempt to concatenate a nil value", cat, {})
+  check_error("attempt to concatenate a table value", cat, { x = {} })
+  check_error("attempt to concatenate a boolean value", cat, { x = true })
+  -- right of a Lua value the object's own __concat runs first
+  check_error("attempt to concatenate a table value", function(t) return kjit.f32 .. t.x end, { x = C })
+  check(function(t) return kjit.f32 .. t.x end, { x = "s" })
+end)
