@@ -445,7 +445,10 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0),
                           G->i32 };
     LLVMValueRef as[7] = { G->luaL, dst, LLVMBuildPointerCast(G->B, x.v, G->i8p, ""),
-                           cg_i32(G, x.t.dtype), cg_i32(G, x.t.ndim),
+                           /* (records: the layout's id above, as alloc.h encodes it) */
+                           cg_i32(G, x.t.dtype == KJIT_RECORD ? (int)KJIT_RECORD | x.t.ref << 8
+                                                               : x.t.dtype),
+                           cg_i32(G, x.t.ndim),
                            LLVMBuildPointerCast(G->B, shp, LLVMPointerType(G->i64, 0), ""),
                            cg_i32(G, view) };
     call(G, "kjit_la_box", NULL, ps, as, 7);

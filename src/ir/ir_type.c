@@ -387,8 +387,9 @@ static int boxable(Type t, KtyConst k) {
   case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
     return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;
-  case T_BUF:   /* a kjit array: its userdata (runtime/luaarray.c), not in kernels */
-    return !kernel_rules && t.dtype != KJIT_RECORD && t.sub != KTY_BUF_CONST && t.ndim >= 1;
+  case T_BUF:   /* a kjit array: its userdata (runtime/luaarray.c), not in kernels; an
+                ** array of records too, and one record (p[i]: a view of it) */
+    return !kernel_rules && t.sub != KTY_BUF_CONST && (t.ndim >= 1 || t.dtype == KJIT_RECORD);
   default: return 0;
   }
 }
