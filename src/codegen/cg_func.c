@@ -1589,7 +1589,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
     Type t = sp->args[i];
     if (i < sp->nparams && (t.kind == T_CONFLICT || t.kind == T_TABLE ||
                             (t.kind == T_STR && t.ref == 0) ||
-                            (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) == NULL)))
+                            (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) == NULL &&
+                             t.dtype != 1)))   /* (dtype 1: kjit.f32, a constant: no parts) */
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }

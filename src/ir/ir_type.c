@@ -110,7 +110,9 @@ static int tyeq(Type a, Type b) {
   case T_NUMBER: return a.fsub == b.fsub;
   case T_LUA: return a.sub == b.sub;
   case T_SHAPE: return a.ndim == b.ndim;
-  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR: case T_CLOSURE: case T_EXTERN:
+  case T_BUILTIN:   /* (dtype 1: the dtype object kjit.f32, not the cast cuda.float32) */
+    return a.ref == b.ref && a.sub == b.sub && a.dtype == b.dtype;
+  case T_FUNC: case T_TABLE: case T_STR: case T_CLOSURE: case T_EXTERN:
     return a.ref == b.ref && a.sub == b.sub;
   default: return 1;
   }
@@ -3011,6 +3013,7 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
 static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type *args, int n);
 static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k);
 static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
+static int dtype_obj_arg(Type *t, const KtyConst *k);
 
 /* A constant string passed to a Lua function (`pr("%.9f\n", x)`): the
 ** callee is specialized on it (Type.ref: 1 + its index in S->strs), and
@@ -3454,6 +3457,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       args[i].weak = 0;   /* a library function: the callee is specialized on it */
       continue;
     }
+    if (dtype_obj_arg(&args[i], &kargs[i])) continue;   /* kjit.f32: specialized on it */
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
@@ -3465,6 +3469,19 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KtySpec *c = get_spec(S, -1, n, args, sp, v);
   lua_pop(S->L, 1);
   return call_of(S, sp, v, c);
+}
+
+/* A dtype object (kjit.f32) passed to a compiled function (refuse3): the
+** callee is specialized on it, as on a library function, and its
+** parameter is that object again (KIR_PARAM: the constant, v.i 1), so
+** that kjit.zeros(n, d), tostring(d) and `..` fold in the callee as they
+** do where kjit.f32 is written. Marked by Type.dtype 1 (tyeq tells it from
+** the cast function cuda.float32, which has the same BuiltinId). */
+static int dtype_obj_arg(Type *t, const KtyConst *k) {
+  if (t->kind != T_BUILTIN || t->sub != 0 || !kty_dtype_obj_name(k)) return 0;
+  t->dtype = 1;
+  t->weak = 0;
+  return 1;
 }
 
 /* v calls specialization c: recorded, and c's results are v's. */
@@ -3742,6 +3759,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (v->aux < sp->nargs && sp->args[v->aux].kind == T_BUILTIN) {   /* apply(math.cos, x) */
       k->kind = T_BUILTIN;
       k->ref = sp->args[v->aux].ref;
+      if (sp->args[v->aux].dtype == 1) k->v.i = 1;   /* the dtype object (dtype_obj_arg) */
     }
     return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
   case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);

@@ -256,3 +256,26 @@ test("a record array held by a table, written in a loop through the table", func
   for i = 1, 4 do assert(w1.particles[i].x == w2.particles[i].x) end
   assert(w1.steps == w2.steps)
 end)
+
+-- ---- dtype objects as arguments ---------------------------------------------------
+
+test("kjit.f32 passed to a compiled function: a specialization per dtype", function()
+  local function mk(n, d)
+    local a = kjit.zeros(n, d)
+    a[1] = 2
+    return tostring(d), a.dtype, a[1], "<" .. d .. ">", d == kjit.f32, rawequal(d, kjit.f32), #a
+  end
+  check(mk, 2, kjit.f32)
+  check(mk, 3, kjit.i32)
+  check(mk, 2, kjit.f32)   -- the f32 specialization again
+  check(mk, 1, kjit.u8)
+  check_error("number has no integer representation", function(d) local a = kjit.zeros(1, d) a[1] = 2.5 end, kjit.i64)
+  -- returned and stored: the object itself
+  check(function(d, t) t.d = d return d, t.d == d end, kjit.f64, {})
+  local same = kjit.jit(function(d) return d end)
+  assert(rawequal(same(kjit.f64), kjit.f64) and rawequal(same(kjit.bool), kjit.bool))
+  -- passed on to a compiled callee, which is specialized on it too
+  local function g(d, n) return tostring(d), kjit.zeros(n, d).dtype end
+  check(function(n) local a, b = g(kjit.i32, n) local c, e = g(kjit.f32, n) return a, b, c, e end, 2)
+  check(function(d, n) return g(d, n) end, kjit.u16, 2)
+end)
