@@ -48,7 +48,12 @@
 **     per-state cache (a registry table, weak in its keys: closure -> a
 **     table of the closure's jit object and, per argument kinds, its
 **     native function or false), compiling there when new.
-**   - The compiled callee gets kjit.jit's default options.
+**   - The compiled callee gets its caller's options (boundscheck,
+**     fastmath, opt: refuse3), which the caller's compile recorded for the
+**     call site's trampoline (ir_type.c site_options); a caller with
+**     kjit.jit's defaults uses the per-state cache below, one with other
+**     options a cache of its own for them (opts_cache), so that one
+**     closure called from both compiles once per set of options.
 **   - Which callees compile (worth_compiling): those with a mostly
 **     arithmetic loop of their own (has_arith_loop). Today a table read
 **     or write, a method call or a library call in compiled code costs
@@ -73,6 +78,8 @@
 #include "host/buffer.h"
 #include "host/lua_stack.h"
 #include "host/jit.h"
+#include "host/options.h"
+#include "ir/ir_type.h"
 #include "common/arena.h"
 #include "frontend/bytecode.h"
 #include "runtime/luacall.h"
@@ -88,6 +95,7 @@ enum {
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
 static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closures compiled */
 static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
+static const char OPTS_KEY[] = "kjit.callval.opts";       /* options -> a cache like CACHE_KEY's */
 
 typedef struct Entry {
   int32_t site;
@@ -136,6 +144,8 @@ int kcv_l_callees(lua_State *L) {
     __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
   }
   lua_pushstring(L, callee_modes[old]);
   lua_pushinteger(L, ncompiled);
@@ -273,6 +283,47 @@ static void push_cache(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
 }
 
+/* The options of the compile that made call site `site` (its trampoline's
+** registry reference: ir_type.c site_options), or 0 where they are
+** kjit.jit's defaults or unknown. */
+static int site_opts(lua_State *L, int32_t site) {
+  static int defaults;
+  if (defaults == 0) {
+    int v[KO_JIT_N];
+    kopt_defaults(&kopt_jit, v);
+    defaults = KTY_SITEOPTS(v[KO_JIT_BOUNDSCHECK], v[KO_JIT_FASTMATH], v[KO_JIT_OPT]);
+  }
+  int o = 0, top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE &&
+      lua_rawgeti(L, -1, site) == LUA_TNUMBER)
+    o = (int)lua_tointeger(L, -1);
+  lua_settop(L, top);
+  return o == defaults ? 0 : o;
+}
+
+/* Replaces the per-state cache on top by the one for callers compiled
+** with options opts (made on first use, weak in its keys like it). */
+static void opts_cache(lua_State *L, int opts) {
+  lua_pop(L, 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+  }
+  if (lua_rawgeti(L, -1, opts) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, opts);
+  }
+  lua_remove(L, -2);
+}
+
 /* May one more closure of the prototype of the function at idx compile?
 ** (Counts it.) The prototype is named by its source and lines. */
 static int proto_allows(lua_State *L, int idx) {
@@ -337,12 +388,13 @@ static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
 ** before), pushed and stored in the cache at index cache: its jit object
 ** (none: never compiled), the mask of its frozen upvalues and their
 ** values now. */
-static void new_record(lua_State *L, int cache, int f, int redo) {
+static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_createtable(L, 0, 4);
   int all;
   uint64_t mask = frozen_upvalues(L, f, &all);
   if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f) && proto_allows(L, f)) {
-    kd_push_private(L, f);
+    if (opts) kd_push_private_opts(L, f, (opts & 2) != 0, (opts & 4) != 0, opts >> 3);
+    else kd_push_private(L, f);
     lua_setfield(L, -2, "obj");
     lua_pushinteger(L, (lua_Integer)mask);
     lua_setfield(L, -2, "guard");
@@ -362,16 +414,19 @@ static void new_record(lua_State *L, int cache, int f, int redo) {
 ** these arguments) or -2 (the closure never compiles). On success, the
 ** record's guard mask in *guard and its snapshot table's reference in
 ** *snapref (0: no guard). */
-static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, const int64_t *bits,
-                  const int32_t *slots, const uint8_t *kinds, uint64_t *guard, int *snapref) {
+static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+                  const int64_t *bits, const int32_t *slots, const uint8_t *kinds, uint64_t *guard,
+                  int *snapref) {
   int top = lua_gettop(L);
   if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
+  int opts = site_opts(L, site);
+  if (opts) opts_cache(L, opts);   /* (replaces the default cache on top) */
   int cache = lua_gettop(L);
   lua_pushvalue(L, f);
   if (lua_rawget(L, cache) != LUA_TTABLE) {   /* a closure seen for the first time */
     lua_pop(L, 1);
-    new_record(L, cache, f, 0);
+    new_record(L, cache, f, 0, opts);
   } else if (lua_getfield(L, -1, "snap") == LUA_TTABLE) {
     /* compiled while its frozen upvalues held other values: compile anew */
     lua_getfield(L, -2, "guard");
@@ -383,7 +438,7 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
       lua_getfield(L, -1, "redo");
       int redo = (int)lua_tointeger(L, -1) + 1;
       lua_pop(L, 2);
-      new_record(L, cache, f, redo);
+      new_record(L, cache, f, redo, opts);
     }
   } else lua_pop(L, 1);
   int rec = lua_gettop(L);
@@ -503,7 +558,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   }
   uint64_t guard = 0;
   int snapref = 0;
-  int np = lookup(L, f, nargs, tags, bits, slots, kinds, &guard, &snapref);
+  int np = lookup(L, site, f, nargs, tags, bits, slots, kinds, &guard, &snapref);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
   if (e->reg == reg && e->epoch == ep) {

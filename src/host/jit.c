@@ -2208,6 +2208,16 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
 
 /* ---- For the C API (capi.c) ------------------------------------------------------- */
 
+void kd_push_private_opts(lua_State *L, int idx, int boundscheck, int fastmath, int opt) {
+  int plain = lua_type(L, idx) == LUA_TFUNCTION;
+  kd_push_private(L, idx);
+  if (!plain) return;   /* a kjit.jit object keeps its own */
+  JitObj *o = lua_touserdata(L, -1);
+  o->boundscheck = boundscheck;
+  o->fastmath = fastmath;
+  o->opt = opt;
+}
+
 void kd_push_private(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   JitObj *src = luaL_testudata(L, idx, JIT_METATABLE);

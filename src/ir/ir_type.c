@@ -4844,6 +4844,24 @@ static const char *callee_name(const KtySpec *sp, const KirInsn *v) {
   return n;
 }
 
+/* Records the compile's options for the trampoline at registry reference
+** ref (refuse3): host/callval.c compiles the Lua functions called through
+** it with the caller's boundscheck, fastmath and opt, not kjit.jit's
+** defaults. (Written for every new reference: one reused after an unref
+** forgets the old site's.) */
+static void site_options(KtySession *S, int ref) {
+  lua_State *L = S->L;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY);
+  }
+  if (S->siteopts) lua_pushinteger(L, S->siteopts); else lua_pushnil(L);
+  lua_rawseti(L, -2, ref);
+  lua_pop(L, 1);
+}
+
 /* The trampoline through which call v runs (runtime/luacall.c says why): a
 ** Lua function loaded with the caller's chunk name whose call of the
 ** function value stands at v's line and names it as the source does, so
@@ -4914,6 +4932,7 @@ load:
   }
   int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);   /* the source */
+  site_options(S, ref);
   return ref;
 }
 

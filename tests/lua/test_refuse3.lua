@@ -279,3 +279,27 @@ test("kjit.f32 passed to a compiled function: a specialization per dtype", funct
   check(function(n) local a, b = g(kjit.i32, n) local c, e = g(kjit.f32, n) return a, b, c, e end, 2)
   check(function(d, n) return g(d, n) end, kjit.u16, 2)
 end)
+
+-- ---- function values compiled with their caller's options ----------------------
+
+test("a Lua function called as a value compiles with its caller's options", function()
+  local testing = require "kjit.testing"
+  local old = testing.callees("all")
+  local function count() return select(2, testing.callees()) end
+  local function work(a, n) local s = 0 for i = 1, n do s = s + a[i] * i end return s end
+  local t = { f = work }
+  local A = kjit.full(8, 1.5)
+  local plain = kjit.jit(function(t, a) return t.f(a, 8) end)
+  local nobc = kjit.jit(function(t, a) return t.f(a, 8) end, { boundscheck = false })
+  local fm = kjit.jit(function(t, a) return t.f(a, 8) end, { fastmath = true })
+  local c0 = count()
+  assert(plain(t, A) == work(A, 8) and count() == c0 + 1)
+  assert(plain(t, A) == work(A, 8) and count() == c0 + 1)   -- compiled once for these options
+  assert(nobc(t, A) == work(A, 8) and count() == c0 + 2)    -- once more for boundscheck = false
+  assert(nobc(t, A) == work(A, 8) and count() == c0 + 2)
+  assert(fm(t, A) == work(A, 8) and count() == c0 + 3)      -- and for fastmath = true
+  assert(plain(t, A) == work(A, 8) and count() == c0 + 3)
+  -- the default caller's callee keeps its bounds checks: the interpreter's error
+  check_error("out of bounds", function(t, a) return t.f(a, 8) end, t, kjit.full(4, 1.5))
+  testing.callees(old)
+end)
