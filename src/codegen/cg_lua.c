@@ -23,8 +23,9 @@
 **   - a call of a compiled function giving Lua values: one slot per
 **     result, which the callee fills before it closes its own frame (the
 **     caller passes the slot index in the result pointer);
-**   - three scratch slots at the end, where numbers, booleans and
-**     constant strings are boxed for one API call.
+**   - five scratch slots at the end, where numbers, booleans and
+**     constant strings are boxed for one API call (a call of a function
+**     value boxes up to four arguments in them: cg_callvalue.c put_args).
 ** The frame is closed when the function returns normally; on an error
 ** return the dispatcher raises, which discards the whole stack above its
 ** own frame.
@@ -45,7 +46,7 @@
 #include "host/lua_stack.h"
 #include "lua.h"
 
-#define NSCRATCH 3
+#define NSCRATCH 5
 #define INLINE_FRAME_MAX 16   /* slots: larger frames are opened by a call */
 
 /* ---- Which specializations use Lua values ----------------------------------- */

@@ -34,9 +34,14 @@
 **   - A refusal (kjit will not compile the callee, or not for these
 **     argument types) is remembered for the closure and types: the callee
 **     then always runs interpreted, tried once.
-**   - Arguments whose types say too little to key on cheaply (functions,
-**     userdata other than plain kjit arrays, records) make the call run
-**     interpreted; so do calls once too deep (luacall.c's nesting rule).
+**   - Arguments whose types say too little to key on cheaply (userdata
+**     other than kjit arrays) make the call run interpreted; so do calls
+**     once too deep (luacall.c's nesting rule). Arrays of records and Lua
+**     functions (refuse3) are keyed by identity (the layout, the function:
+**     jit.c keys its specializations on them the same way): such a call
+**     skips the inline cache, whose entries have no room for the keys, and
+**     looks the specialization up in the per-state cache, its key the
+**     kinds followed by those identities (kind_by_identity).
 **   - Per call site, an inline cache: a small table hashed by (site,
 **     closure), in luacall.c's per-thread block, each entry the closure's
 **     address, the argument kinds, the specialization, and registry
@@ -258,6 +263,29 @@ static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
   }
 }
 
+/* The kind of an argument kind_of does not key (refuse3): an array of
+** records or a record (KIND_REC + ndim, *id its layout), a Lua function
+** (KIND_FN, *id the function), a C function (KIND_CFN: a Lua value, one
+** specialization for all), or 0 (interpreted). */
+enum { KIND_CFN = 0xE0, KIND_FN = 0xE1, KIND_REC = 0xF0 };
+static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t *id) {
+  *id = 0;
+  if (tag != KLV_INSLOT) return 0;
+  switch (lua_type(L, slot)) {
+  case LUA_TUSERDATA: {
+    KBuffer *b = kb_fast(L, slot);
+    if (b == NULL || b->record == NULL || kb_released(b)) return 0;
+    *id = (int64_t)(intptr_t)b->record;
+    return (uint8_t)(KIND_REC + b->ndim);
+  }
+  case LUA_TFUNCTION:
+    if (lua_iscfunction(L, slot)) return KIND_CFN;
+    *id = (int64_t)(intptr_t)lua_topointer(L, slot);
+    return KIND_FN;
+  default: return 0;
+  }
+}
+
 static int sentinel_gc(lua_State *L) {
   (void)L;
   __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
@@ -415,8 +443,8 @@ static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
 ** record's guard mask in *guard and its snapshot table's reference in
 ** *snapref (0: no guard). */
 static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
-                  const int64_t *bits, const int32_t *slots, const uint8_t *kinds, uint64_t *guard,
-                  int *snapref) {
+                  const int64_t *bits, const int32_t *slots, const char *key, size_t klen,
+                  uint64_t *guard, int *snapref) {
   int top = lua_gettop(L);
   if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
@@ -444,16 +472,16 @@ static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const in
   int rec = lua_gettop(L);
   if (lua_getfield(L, rec, "obj") == LUA_TNIL) { lua_settop(L, top); return -2; }   /* never */
   lua_pop(L, 1);
-  lua_pushlstring(L, (const char *)kinds, (size_t)nargs);
-  int key = lua_gettop(L);
-  lua_pushvalue(L, key);
+  lua_pushlstring(L, key, klen);
+  int kidx = lua_gettop(L);
+  lua_pushvalue(L, kidx);
   if (lua_rawget(L, rec) == LUA_TNIL) {   /* new argument kinds: compile (protected) */
     lua_pop(L, 1);
     lua_pushcfunction(L, resolve_p);
     lua_pushvalue(L, rec);
     for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
     if (lua_pcall(L, nargs + 1, 2, 0) != LUA_OK || lua_type(L, -2) != LUA_TFUNCTION) {
-      lua_settop(L, key);
+      lua_settop(L, kidx);
       lua_pushboolean(L, 0);   /* refused: remembered */
     } else {
       ncompiled++;
@@ -462,7 +490,7 @@ static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const in
       lua_rawseti(L, -3, 2);
       lua_rawseti(L, -2, 1);
     }
-    lua_pushvalue(L, key);
+    lua_pushvalue(L, kidx);
     lua_pushvalue(L, -2);
     lua_rawset(L, rec);
   }
@@ -523,6 +551,33 @@ static int new_guard(lua_State *L, int f, uint64_t mask, int snapref, const Guar
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+/* kcv_compiled for a call whose argument `from` kind_of does not key
+** (kinds[0 .. from) filled): keyed by identity where kind_by_identity can, through
+** the per-state cache only (the inline cache is left as it is); -1 when
+** the callee runs interpreted, else as kcv_compiled (the native function
+** pushed). */
+static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+                       const int64_t *bits, const int32_t *slots, uint8_t *kinds, int from) {
+  char key[KJIT_MAXARGS * 9];
+  size_t klen = (size_t)nargs;
+  for (int i = from; i < nargs; i++) {
+    if (i > from) kinds[i] = kind_of(L, tags[i], slots[i]);
+    else kinds[i] = 0;
+    int64_t id = 0;
+    if (kinds[i] == 0 && (kinds[i] = kind_by_identity(L, tags[i], slots[i], &id)) == 0) return -1;
+    if (id != 0) {   /* the identity after the kinds */
+      memcpy(key + klen, &id, sizeof id);
+      klen += sizeof id;
+    }
+  }
+  memcpy(key, kinds, (size_t)nargs);
+  uint64_t guard = 0;
+  int snapref = 0;
+  int np = lookup(L, site, f, nargs, tags, bits, slots, key, klen, &guard, &snapref);
+  if (snapref) luaL_unref(L, LUA_REGISTRYINDEX, snapref);
+  return np < 0 ? -1 : np;
+}
+
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
                         const int64_t *bits, const int32_t *slots, const void **spec, void *tls) {
   if (nargs > KJIT_MAXARGS) return -1;
@@ -547,7 +602,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   uint8_t kinds[KJIT_MAXARGS];
   int hit = same && e->nkind == nargs;
   for (int i = 0; i < nargs; i++) {   /* (compared as they come: no memcmp call) */
-    if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0) return -1;
+    if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0)
+      return by_identity(L, site, f, nargs, tags, bits, slots, kinds, i);
     hit &= kinds[i] == e->kinds[i];
   }
   if (hit && (e->guard == NULL || guard_ok(L, f, fn, e))) {
@@ -558,7 +614,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   }
   uint64_t guard = 0;
   int snapref = 0;
-  int np = lookup(L, site, f, nargs, tags, bits, slots, kinds, &guard, &snapref);
+  int np = lookup(L, site, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
+                  &snapref);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
   if (e->reg == reg && e->epoch == ep) {

@@ -303,3 +303,45 @@ test("a Lua function called as a value compiles with its caller's options", func
   check_error("out of bounds", function(t, a) return t.f(a, 8) end, t, kjit.full(4, 1.5))
   testing.callees(old)
 end)
+
+test("several arrays, strings and functions passed to one function value: each its own", function()
+  -- (two arrays once shared one boxing slot: the callee got the second twice)
+  local t = { f = function(a, b, c, d) return a[1], b[1], rawequal(a, b), c, d end }
+  local A, B = kjit.full(2, 1.0), kjit.full(2, 2.0)
+  check(function(t, a, b) return t.f(a, b, "s", 3) end, t, A, B)
+  check(function(t, n) local a, b = kjit.full(n, 1.0), kjit.full(n, 2.0) return t.f(a, b, a, b) end, t, 2)
+  local sq = function(x) return x * x end
+  check(function(t, a) return t.f(a, sq, a, "x") end, { f = function(a, g, b, s) return g(a[1]) + #b, s end }, A)
+  -- past four such arguments: refused, saying what to do
+  local err = refused(function(t, a) return t.f(a, a, a, "s", a) end, { f = print }, A)
+  assert(err:find("pass the rest in a table", 1, true), err)
+end)
+
+test("function values taking arrays of records or functions compile too (keyed by identity)", function()
+  local testing = require "kjit.testing"
+  local old = testing.callees("all")
+  local function count() return select(2, testing.callees()) end
+  local P = kjit.struct{ { "x", "f64" }, { "v", "f64" } }
+  local Q = kjit.struct{ { "v", "f64" }, { "x", "f64" } }   -- another layout: another specialization
+  local function move(ps, dt)
+    local s = 0
+    for i = 1, #ps do ps[i].x = ps[i].x + ps[i].v * dt s = s + ps[i].x end
+    return s
+  end
+  local function apply(g, a, n) local s = 0 for i = 1, n do s = s + g(a[i]) end return s end
+  local lib = { move = move, apply = apply }
+  local function mk(R) local p = kjit.zeros(3, R) for i = 1, 3 do p[i].v = i p[i].x = 10 * i end return p end
+  local c0 = count()
+  T.check(function(t, ps) return t.move(ps, 0.5) end, function() return lib, mk(P) end)
+  local c1 = count()
+  assert(c1 > c0, "compiled")
+  T.check(function(t, ps) return t.move(ps, 0.5) end, function() return lib, mk(Q) end)
+  assert(count() > c1, "compiled again for the other layout")
+  local sq = function(x) return x * x end
+  local A = kjit.full(4, 1.5)
+  check(function(t, g, a) return t.apply(g, a, #a) end, lib, sq, A)
+  check(function(t, g, a) return t.apply(g, a, #a) end, lib, math.sqrt, A)
+  check_error("bad 1.5", function(t, g, a) return t.apply(g, a, #a) end, lib,
+              function(x) error("bad " .. x) end, A)
+  testing.callees(old)
+end)
