@@ -745,12 +745,34 @@ static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
 ** gives it (a tag, a number in *out, anything else in dst); an error is
 ** raised here, located, with the operands' descriptions. One call per
 ** operation, so the operation's cold path is small code. */
+/* The metamethod for event (a name, "__add") that Lua would call for the
+** values at a and then b (b 0: a only), where it is there but cannot be
+** called (neither a function nor a value with __call): the VM raises
+** "attempt to call a number value (metamethod 'add')" from inside the API
+** call, with no position; raised here instead, located (refuse3). */
+static void mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
+                        int32_t line) {
+  int top = lua_gettop(L);
+  if (luaL_getmetafield(L, a, event) == LUA_TNIL &&
+      (b == 0 || luaL_getmetafield(L, b, event) == LUA_TNIL))
+    return;   /* none: the caller's own check says what Lua says */
+  if (lua_type(L, -1) == LUA_TFUNCTION || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    lua_settop(L, top);
+    return;
+  }
+  lua_pushfstring(L, "attempt to call a %s value (metamethod '%s')", objtypename(L, -1),
+                  event + 2);
+  raise_at(L, chunk, line);
+}
+
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
                        const char *chunk, int32_t line, const char *infoa, const char *infob) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = op == LUA_OPUNM || op == LUA_OPBNOT ? a : pushop(L, btag, bbits, bslot);
+  if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER)   /* metamethods may run */
+    mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
   int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
   if (rc >= 0x10) {
     int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
@@ -774,6 +796,13 @@ int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, 
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = pushop(L, btag, bbits, bslot);
+  int ta = lua_type(L, a), tb = lua_type(L, b);
+  if (op != LUA_OPEQ && !(ta == LUA_TNUMBER && tb == LUA_TNUMBER) &&
+      !(ta == LUA_TSTRING && tb == LUA_TSTRING))
+    mm_callable(L, a, b, op == LUA_OPLT ? "__lt" : "__le", chunk, line);
+  else if (op == LUA_OPEQ && ta == tb && (ta == LUA_TTABLE || ta == LUA_TUSERDATA) &&
+           !lua_rawequal(L, a, b))   /* (luaV_equalobj: __eq of a, else of b) */
+    mm_callable(L, a, b, "__eq", chunk, line);
   int32_t r = kjit_lv_compare(L, op, a, b);
   if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
   lua_settop(L, top);

@@ -99,6 +99,20 @@ test("__index and __newindex chains ending at a non-indexable value", function()
               setmetatable({}, { __index = 5 }), {})
 end)
 
+test("a metamethod that cannot be called: the VM's error, located, naming it", function()
+  local function mt(ev) return setmetatable({}, { [ev] = 5 }) end
+  check_error("attempt to call a number value (metamethod 'add')", function(t) return t + 1 end, mt("__add"))
+  check_error("attempt to call a number value (metamethod 'sub')", function(t) return 2 - t end, mt("__sub"))
+  check_error("attempt to call a number value (metamethod 'unm')", function(t) return -t end, mt("__unm"))
+  check_error("attempt to call a number value (metamethod 'band')", function(t) return t & 1 end, mt("__band"))
+  check_error("attempt to call a number value (metamethod 'lt')", function(t) return t < t end, mt("__lt"))
+  check_error("attempt to call a number value (metamethod 'le')", function(t, u) return t <= u end, mt("__le"), {})
+  check_error("attempt to call a number value (metamethod 'eq')", function(t, u) return t == u end, mt("__eq"), {})
+  -- a metamethod that is a table with __call runs, as interpreted
+  local callable = setmetatable({}, { __call = function(_, a, b) return 42 end })
+  check(function(t) return t + 1, t < t end, setmetatable({}, { __add = callable, __lt = callable }))
+end)
+
 test("an __index loop: the interpreter's words, located", function()
   local loop = {}
   setmetatable(loop, { __index = loop, __newindex = loop })
