@@ -439,6 +439,7 @@ void cg_lua_setlist(CG *G, const KirInsn *v);
 CgVal cg_lua_arith(CG *G, const KirInsn *v);    /* binary and unary */
 CgVal cg_lua_len(CG *G, const KirInsn *v);
 CgVal cg_lua_compare(CG *G, const KirInsn *v);
+int cg_lua_eq_ident(const KtySpec *sp, const KirInsn *v);   /* array == array: boxed */
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
 /* a Lua value stored into a kjit array's element or a record field, with
@@ -453,6 +454,7 @@ void cg_lua_recipe_value(CG *G, CgVal x, int64_t kslot, int64_t kint, int64_t kf
 void cg_lua_concat_check(CG *G, CgVal x, const KirInsn *v, int argi);
 void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v, int argi);
 void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v);
+void cg_lua_concat_dtype_left(CG *G, CgVal x, const KirInsn *v);   /* `t.x .. kjit.f32` */
 void cg_lua_concat_nilpair(CG *G, int isnil, CgVal partner, const KirInsn *v, int argi);
 CgVal cg_lib_concat(CG *G, const KirInsn *v);   /* a .. b as a Lua value (cg_lib.c) */
 int cg_lua_has_phis(CG *G, const KirBlock *to);

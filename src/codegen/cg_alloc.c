@@ -102,7 +102,9 @@ static int escapes(CG *G, const KirInsn *d, int depth) {
       break;
     case KIR_LEN: break;
     case KIR_EQ:   /* compared with a Lua value: made one (luaarray.c), kept */
-      if (sp->types[u->args[0]->id].kind == T_LUA || sp->types[u->args[1]->id].kind == T_LUA) return 1;
+      if (sp->types[u->args[0]->id].kind == T_LUA || sp->types[u->args[1]->id].kind == T_LUA ||
+          cg_lua_eq_ident(sp, u))
+        return 1;
       break;
     case KIR_SETINDEX:   /* a store into it; stored into a table, it is kept (luaarray.c) */
       if (u->args[0] != d) return 1;

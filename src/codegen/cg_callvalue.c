@@ -67,6 +67,9 @@ static LLVMValueRef elem(CG *G, LLVMTypeRef aty, LLVMValueRef a, int i) {
   return LLVMBuildInBoundsGEP2(G->B, aty, a, idx, 2, "");
 }
 
+#define TOO_MANY_BOXED "a call of a function value takes at most four arguments that are arrays, " \
+  "strings, functions or tables known when compiling in compiled code: pass the rest in a table"
+
 /* Call v's arguments as (tag, bits, slot) into the arrays at element
 ** `at` on; those that must be boxed use scratch slots from *scratch on.
 ** Returns how many, or -1 when the scratch slots do not suffice. */
@@ -92,9 +95,14 @@ static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32
       bt = LLVMBuildSelect(G->B, x.flag, nbt, cg_i64(G, 0), "");
       sl = cg_i32(G, 0);
     } else {
-      int uses = x.t.kind == T_STR || x.t.kind == T_FUNC ||
-                 x.t.kind == T_BUILTIN;   /* boxed into a scratch slot */
-      if (uses && *scratch >= 3) return -1;
+      /* boxed into a scratch slot of its own: anything but a number or a
+      ** Lua value in its slot (an array, a string, a function, a frozen
+      ** table ... : two arrays once shared scratch 0, and the callee got the
+      ** second twice: refuse3); scratch 2 is left to callee_slot */
+      int uses = x.t.kind != T_LUA && x.t.kind != T_INT && x.t.kind != T_F64 &&
+                 x.t.kind != T_F32 && x.t.kind != T_NUMBER;
+      if (uses && *scratch == 2) (*scratch)++;
+      if (uses && *scratch >= 5) return -1;
       cg_lua_triple(G, x, uses ? (*scratch)++ : 0, v, &tg, &bt, &sl);
     }
     LLVMBuildStore(G->B, tg, elem(G, t32, tags, at + i));
@@ -203,12 +211,12 @@ void cg_fn_call(CG *G, const KirInsn *v) {
                slots = cg_alloca(G, t32, "cslots");
   int scratch = 0, ni = 0;
   if (put_args(G, v, args, n, t32, t64, tags, bits, slots, 0, &scratch) < 0)
-    cg_error(G, v, "too many string arguments in a call of a function value");
+    cg_error(G, v, TOO_MANY_BOXED);
   LLVMValueRef fslot = callee_slot(G, v), ifslot = NULL;
   if (in) {
     ni = cg_operands(G, in, 1, iargs, KJIT_MAXARGS);
     if (put_args(G, in, iargs, ni, t32, t64, tags, bits, slots, n, &scratch) < 0)
-      cg_error(G, v, "too many string arguments in a call of a function value");
+      cg_error(G, v, TOO_MANY_BOXED);
     ifslot = callee_slot(G, in);
   }
   LLVMValueRef p32 = LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), "");

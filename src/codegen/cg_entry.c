@@ -85,6 +85,9 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     }
     case T_NIL: case T_FUNC: break;
+    case T_BUILTIN:   /* a dtype object (jit.c SIG_DTYPE): a constant of the specialization */
+      if (t.dtype != 1) cg_error(G, NULL, "internal error: a built-in argument from the caller");
+      break;
     case T_LUA: {   /* the slot holds the argument's stack index (jit.c): a table */
       LLVMValueRef si = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
       LLVMTypeRef pt[2] = { G->i8p, G->i32 };

@@ -1445,7 +1445,8 @@ static void emit_insn(CG *G, KirInsn *v) {
   if (t.kind == T_UNKNOWN) return;   /* never produced */
   if (t.kind == T_LUA || ((v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) &&
                           (sp->types[v->args[0]->id].kind == T_LUA ||
-                           sp->types[v->args[1]->id].kind == T_LUA))) {
+                           sp->types[v->args[1]->id].kind == T_LUA)) ||
+      cg_lua_eq_ident(sp, v)) {
     if (cg_select_only(G, v)) return;   /* select, not loaded: cg_vararg.c */
     if ((v->op == KIR_GETUPVAL || v->op == KIR_GETFIELD || v->op == KIR_INDEX) && sp->upvref &&
         sp->upvref[v->id]) {
@@ -1588,7 +1589,8 @@ static void declare_spec(CG *G, KtySpec *sp) {
     Type t = sp->args[i];
     if (i < sp->nparams && (t.kind == T_CONFLICT || t.kind == T_TABLE ||
                             (t.kind == T_STR && t.ref == 0) ||
-                            (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) == NULL)))
+                            (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) == NULL &&
+                             t.dtype != 1)))   /* (dtype 1: kjit.f32, a constant: no parts) */
       cg_error(G, NULL, "cannot take a %s argument", kty_name(t, tb, sizeof tb));
     n += parts(G, t, ps + n);
   }

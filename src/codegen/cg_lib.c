@@ -279,8 +279,10 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
     int i = j == 0 ? n - 2 : j == 1 ? n - 1 : n - 1 - j;
     /* the last pair: either operand's __concat serves (the VM's rule) */
     if (a[i].t.kind == T_LUA && j < 2 && n >= 2 &&
-        kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id]))
-      cg_lua_concat_dtype(G, a[i], v);   /* beside a dtype object: its __concat's rule */
+        kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id])) {
+      if (j == 0) cg_lua_concat_dtype_left(G, a[i], v);   /* `t.x .. kjit.f32`: below */
+      else cg_lua_concat_dtype(G, a[i], v);   /* beside a dtype object: its __concat's rule */
+    }
     else if (a[i].t.kind == T_LUA && j < 2 && n >= 2)
       cg_lua_concat_check2(G, a[i], &a[j == 0 ? n - 1 : n - 2], v, i);
     else if (a[i].t.kind == T_LUA) cg_lua_concat_check(G, a[i], v, i);
@@ -307,6 +309,13 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
       snprintf(msg, 240, "attempt to concatenate a %s value%s", a[i].t.dtype ? "nil" : "boolean", info);
       cg_check(G, a[i].flag, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
     }
+  }
+  /* `t.x .. kjit.f32`: the object itself, for t.x's __concat to get it
+  ** (where t.x is a string or a number, its __concat gives what its name
+  ** gives) */
+  if (n >= 2 && a[n - 2].t.kind == T_LUA && kty_dtype_obj_name(&G->sp->consts[v->args[n - 1]->id])) {
+    a[n - 1] = cg_mk(G->sp->types[v->args[n - 1]->id], NULL);
+    a[n - 1].k = &G->sp->consts[v->args[n - 1]->id];
   }
   Recipe R;
   memset(&R, 0, sizeof R);

@@ -23,8 +23,9 @@
 **   - a call of a compiled function giving Lua values: one slot per
 **     result, which the callee fills before it closes its own frame (the
 **     caller passes the slot index in the result pointer);
-**   - three scratch slots at the end, where numbers, booleans and
-**     constant strings are boxed for one API call.
+**   - five scratch slots at the end, where numbers, booleans and
+**     constant strings are boxed for one API call (a call of a function
+**     value boxes up to four arguments in them: cg_callvalue.c put_args).
 ** The frame is closed when the function returns normally; on an error
 ** return the dispatcher raises, which discards the whole stack above its
 ** own frame.
@@ -45,10 +46,21 @@
 #include "host/lua_stack.h"
 #include "lua.h"
 
-#define NSCRATCH 3
+#define NSCRATCH 5
 #define INLINE_FRAME_MAX 16   /* slots: larger frames are opened by a call */
 
 /* ---- Which specializations use Lua values ----------------------------------- */
+
+/* Is v an `==` of two kjit arrays or frozen tables that the typer left to
+** run time (ir_type.c t_compare_ident)? Both are boxed (the arrays'
+** userdata) and compared by cg_lua_compare as Lua compares them. */
+int cg_lua_eq_ident(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_EQ || sp->consts[v->id].kind != T_UNKNOWN) return 0;
+  Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
+  if (a.kind != b.kind) return 0;
+  /* (two records, p[i] == p[j], compare their fields: cg_compare) */
+  return a.kind == T_TABLE || (a.kind == T_BUF && a.ndim >= 1 && b.ndim >= 1);
+}
 
 int cg_lua_spec_uses(const KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
@@ -61,6 +73,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
       const KirInsn *v = blk->insns[i];
       if (sp->types[v->id].kind == T_LUA) return 1;
       if (v->op == KIR_SETUPVAL) return 1;   /* written through (cg_callvalue.c) */
+      if (cg_lua_eq_ident(sp, v)) return 1;   /* a == b of arrays: scratch slots */
       if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
       /* a callee's results of Lua type land in slots of this frame, also
       ** where no value of this function shows their type (return f(x)) */
@@ -433,7 +446,10 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0),
                           G->i32 };
     LLVMValueRef as[7] = { G->luaL, dst, LLVMBuildPointerCast(G->B, x.v, G->i8p, ""),
-                           cg_i32(G, x.t.dtype), cg_i32(G, x.t.ndim),
+                           /* (records: the layout's id above, as alloc.h encodes it) */
+                           cg_i32(G, x.t.dtype == KJIT_RECORD ? (int)KJIT_RECORD | x.t.ref << 8
+                                                               : x.t.dtype),
+                           cg_i32(G, x.t.ndim),
                            LLVMBuildPointerCast(G->B, shp, LLVMPointerType(G->i64, 0), ""),
                            cg_i32(G, view) };
     call(G, "kjit_la_box", NULL, ps, as, 7);
@@ -902,9 +918,11 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
 static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef k, LLVMValueRef dst,
                                 LLVMValueRef out) {
   LLVMValueRef obj = operand(G, ox, 2, v);
-  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[5] = { G->luaL, obj, k, dst, out };
-  LLVMValueRef rc = call(G, "kjit_lv_gettable", G->i32, ps, as, 5);
+  LLVMValueRef site = mksite(G, v, NULL);   /* (its position: luavalue.c dead_end) */
+  LLVMTypeRef ps[6] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i32, G->i32,
+                        LLVMPointerType(G->i64, 0) };
+  LLVMValueRef as[6] = { G->luaL, site, obj, k, dst, out };
+  LLVMValueRef rc = call(G, "kjit_lv_gettable_at", G->i32, ps, as, 6);
   IndexErr e = { obj };
   check_rc(G, v, rc, raise_index, &e);
   return rc;
@@ -989,9 +1007,11 @@ static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
 static void settable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef k, LLVMValueRef tag,
                         LLVMValueRef bits, LLVMValueRef val) {
   LLVMValueRef obj = operand(G, ox, 2, v);
-  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
-  LLVMValueRef as[6] = { G->luaL, obj, k, tag, bits, val };
-  LLVMValueRef rc = call(G, "kjit_lv_settable", G->i32, ps, as, 6);
+  LLVMValueRef site = mksite(G, v, NULL);
+  LLVMTypeRef ps[7] = { G->i8p, LLVMPointerType(site_type(G), 0), G->i32, G->i32, G->i32, G->i64,
+                        G->i32 };
+  LLVMValueRef as[7] = { G->luaL, site, obj, k, tag, bits, val };
+  LLVMValueRef rc = call(G, "kjit_lv_settable_at", G->i32, ps, as, 7);
   /* (stores return KLV_OK or an error code: the same test) */
   LLVMValueRef bad = LLVMBuildICmp(G->B, LLVMIntNE, rc, cg_i32(G, KLV_OK), "");
   IndexErr e = { obj };
@@ -1626,6 +1646,26 @@ void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
+/* `x .. kjit.f32` at the end of a chain, x a Lua value (refuse3): Lua
+** tries x's own __concat first, then the dtype object's (host/dtype.c
+** dt_concat, which takes strings and numbers). So x may be a string, a
+** number, or have a __concat (cg_lib_concat then passes the object itself
+** to lua_concat, which calls x's metamethod with it); anything else raises
+** dt_concat's error, at v's line, naming no variable. */
+void cg_lua_concat_dtype_left(CG *G, CgVal x, const KirInsn *v) {
+  LLVMBasicBlockRef sb = cg_bb(G, "catdtl"), done = cg_bb(G, "catdtlok");
+  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  LLVMValueRef r = call(G, "kjit_ls_concatok", G->i32, ps, as, 2);
+  NumErr e = { x.v, "attempt to concatenate a ", " value" };
+  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
+                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+}
+
 /* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
 ** the last pair beside the Lua value partner: Lua calls the partner's
 ** __concat (luaT_tryconcatTM) if it has one, else raises "attempt to
@@ -1812,6 +1852,7 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp) {
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v) {
   if (sp->types[v->id].kind == T_LUA) return 1;
   if (v->op == KIR_SETUPVAL) return 1;   /* an upvalue written through */
+  if (cg_lua_eq_ident(sp, v)) return 1;   /* arrays compared: their userdata */
   if (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]) return 1;   /* a global */
   for (int i = 0; i < v->nargs; i++) if (sp->types[v->args[i]->id].kind == T_LUA) return 1;
   if (v->op == KIR_CALL && sp->callees[v->id] && cg_lua_spec_uses_deep(S, sp->callees[v->id]))

@@ -118,6 +118,58 @@ static void add_note(CG *G, const char *note) {
   *par->nnotes += n;
 }
 
+/* The first instruction (in bytecode order) of loop l that needs the Lua
+** state, described in the user's words into what (refuse3: the refusal
+** says which use and what to write instead). */
+static const KirInsn *first_lua_use(CG *G, const KirLoop *l, char *what, size_t n) {
+  KtySpec *sp = G->sp;
+  const KirInsn *at = NULL;
+  for (int b = 0; b < l->nblocks; b++) {
+    KirBlock *blk = l->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++) {
+      const KirInsn *v = blk->insns[i];
+      if (cg_lua_insn_uses(G->S, sp, v) && (at == NULL || v->pc < at->pc)) at = v;
+    }
+  }
+  snprintf(what, n, "a table, or a value read from one");
+  if (at == NULL) return NULL;
+  int obj = at->nargs > 0 && sp->types[at->args[0]->id].kind == T_LUA;
+  switch (at->op) {
+  case KIR_GETFIELD:
+    if (obj) snprintf(what, n, "reading field '%s' of a table", at->k.str.s ? at->k.str.s : "?");
+    else snprintf(what, n, "reading field '%s'", at->k.str.s ? at->k.str.s : "?");
+    break;
+  case KIR_INDEX: snprintf(what, n, "indexing a table"); break;
+  case KIR_SETFIELD:
+    if (sp->liveref && sp->liveref[at->args[0]->id])
+      snprintf(what, n, "assigning global '%s'", at->k.str.s ? at->k.str.s : "?");
+    else snprintf(what, n, "writing field '%s' of a table", at->k.str.s ? at->k.str.s : "?");
+    break;
+  case KIR_SETINDEX: case KIR_SETLIST: snprintf(what, n, "writing into a table"); break;
+  case KIR_SETUPVAL: case KIR_GETUPVAL: {
+    const KbcProto *p = sp->ir->proto;
+    const char *up = p && at->aux >= 0 && at->aux < p->nup && p->up[at->aux].name
+                     ? p->up[at->aux].name : "?";
+    snprintf(what, n, at->op == KIR_SETUPVAL ? "assigning upvalue '%s'"
+                      : "reading upvalue '%s' (a function assigns it: read live)", up);
+    break;
+  }
+  case KIR_NEWTABLE: snprintf(what, n, "making a table"); break;
+  case KIR_LEN: snprintf(what, n, "the length of a table ('#')"); break;
+  case KIR_EQ:
+    snprintf(what, n, cg_lua_eq_ident(sp, at) ? "comparing two arrays ('==')" : "comparing a Lua value");
+    break;
+  case KIR_CALL:
+    if (obj) snprintf(what, n, "calling a function value");
+    else snprintf(what, n, "calling a function that uses tables, Lua values or upvalues it assigns");
+    break;
+  default:
+    if (KIR_ISARITH(at->op)) snprintf(what, n, "arithmetic on a value read from a table");
+    break;
+  }
+  return at;
+}
+
 void cg_prange_begin(CG *G, KtySpec *sp) {
   int parallel = G->par && G->par->parallel;
   CgPrange *P = zalloc(G, sizeof *P);
@@ -153,11 +205,15 @@ void cg_prange_begin(CG *G, KtySpec *sp) {
       }
     if (FP->parallel) cg_vararg_prange_check(G, fl->loop);   /* cg_vararg.c */
     if (FP->parallel && cg_lua_loop_uses(G, fl->loop)) {   /* workers never touch L */
-      snprintf(G->S->err, sizeof G->S->err, "%s:%d: a parallel kjit.prange loop cannot use "
-               "Lua values: tables or values read from them, functions called as values, "
-               "upvalues or globals it assigns (its iterations run on other threads): "
-               "copy what it needs into kjit arrays before the loop, or use a plain for loop",
-               sp->chunkname ? sp->chunkname : "?", fl->loop->line);
+      char what[160];
+      const KirInsn *at = first_lua_use(G, fl->loop, what, sizeof what);
+      snprintf(G->S->err, sizeof G->S->err, "%s:%d: %s cannot run inside a parallel kjit.prange "
+               "loop (line %d): its iterations run on other threads, which cannot use Lua "
+               "values. Hoist it out of the loop (read what the loop needs into a local or a "
+               "kjit array before it, `local x = t.x`; call the function before or after it), "
+               "or make it a plain for loop (or compile without parallel = true)",
+               sp->chunkname ? sp->chunkname : "?", at && at->line > 0 ? at->line : fl->loop->line,
+               what, fl->loop->line);
       longjmp(*G->S->jb, 1);
     }
     if (FP->parallel)

@@ -34,9 +34,14 @@
 **   - A refusal (kjit will not compile the callee, or not for these
 **     argument types) is remembered for the closure and types: the callee
 **     then always runs interpreted, tried once.
-**   - Arguments whose types say too little to key on cheaply (functions,
-**     userdata other than plain kjit arrays, records) make the call run
-**     interpreted; so do calls once too deep (luacall.c's nesting rule).
+**   - Arguments whose types say too little to key on cheaply (userdata
+**     other than kjit arrays) make the call run interpreted; so do calls
+**     once too deep (luacall.c's nesting rule). Arrays of records and Lua
+**     functions (refuse3) are keyed by identity (the layout, the function:
+**     jit.c keys its specializations on them the same way): such a call
+**     skips the inline cache, whose entries have no room for the keys, and
+**     looks the specialization up in the per-state cache, its key the
+**     kinds followed by those identities (kind_by_identity).
 **   - Per call site, an inline cache: a small table hashed by (site,
 **     closure), in luacall.c's per-thread block, each entry the closure's
 **     address, the argument kinds, the specialization, and registry
@@ -48,7 +53,12 @@
 **     per-state cache (a registry table, weak in its keys: closure -> a
 **     table of the closure's jit object and, per argument kinds, its
 **     native function or false), compiling there when new.
-**   - The compiled callee gets kjit.jit's default options.
+**   - The compiled callee gets its caller's options (boundscheck,
+**     fastmath, opt: refuse3), which the caller's compile recorded for the
+**     call site's trampoline (ir_type.c site_options); a caller with
+**     kjit.jit's defaults uses the per-state cache below, one with other
+**     options a cache of its own for them (opts_cache), so that one
+**     closure called from both compiles once per set of options.
 **   - Which callees compile (worth_compiling): those with a mostly
 **     arithmetic loop of their own (has_arith_loop). Today a table read
 **     or write, a method call or a library call in compiled code costs
@@ -73,6 +83,8 @@
 #include "host/buffer.h"
 #include "host/lua_stack.h"
 #include "host/jit.h"
+#include "host/options.h"
+#include "ir/ir_type.h"
 #include "common/arena.h"
 #include "frontend/bytecode.h"
 #include "runtime/luacall.h"
@@ -88,6 +100,7 @@ enum {
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
 static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closures compiled */
 static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
+static const char OPTS_KEY[] = "kjit.callval.opts";       /* options -> a cache like CACHE_KEY's */
 
 typedef struct Entry {
   int32_t site;
@@ -136,6 +149,8 @@ int kcv_l_callees(lua_State *L) {
     __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
   }
   lua_pushstring(L, callee_modes[old]);
   lua_pushinteger(L, ncompiled);
@@ -248,6 +263,29 @@ static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
   }
 }
 
+/* The kind of an argument kind_of does not key (refuse3): an array of
+** records or a record (KIND_REC + ndim, *id its layout), a Lua function
+** (KIND_FN, *id the function), a C function (KIND_CFN: a Lua value, one
+** specialization for all), or 0 (interpreted). */
+enum { KIND_CFN = 0xE0, KIND_FN = 0xE1, KIND_REC = 0xF0 };
+static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t *id) {
+  *id = 0;
+  if (tag != KLV_INSLOT) return 0;
+  switch (lua_type(L, slot)) {
+  case LUA_TUSERDATA: {
+    KBuffer *b = kb_fast(L, slot);
+    if (b == NULL || b->record == NULL || kb_released(b)) return 0;
+    *id = (int64_t)(intptr_t)b->record;
+    return (uint8_t)(KIND_REC + b->ndim);
+  }
+  case LUA_TFUNCTION:
+    if (lua_iscfunction(L, slot)) return KIND_CFN;
+    *id = (int64_t)(intptr_t)lua_topointer(L, slot);
+    return KIND_FN;
+  default: return 0;
+  }
+}
+
 static int sentinel_gc(lua_State *L) {
   (void)L;
   __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
@@ -271,6 +309,47 @@ static void push_cache(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+}
+
+/* The options of the compile that made call site `site` (its trampoline's
+** registry reference: ir_type.c site_options), or 0 where they are
+** kjit.jit's defaults or unknown. */
+static int site_opts(lua_State *L, int32_t site) {
+  static int defaults;
+  if (defaults == 0) {
+    int v[KO_JIT_N];
+    kopt_defaults(&kopt_jit, v);
+    defaults = KTY_SITEOPTS(v[KO_JIT_BOUNDSCHECK], v[KO_JIT_FASTMATH], v[KO_JIT_OPT]);
+  }
+  int o = 0, top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE &&
+      lua_rawgeti(L, -1, site) == LUA_TNUMBER)
+    o = (int)lua_tointeger(L, -1);
+  lua_settop(L, top);
+  return o == defaults ? 0 : o;
+}
+
+/* Replaces the per-state cache on top by the one for callers compiled
+** with options opts (made on first use, weak in its keys like it). */
+static void opts_cache(lua_State *L, int opts) {
+  lua_pop(L, 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, OPTS_KEY);
+  }
+  if (lua_rawgeti(L, -1, opts) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, opts);
+  }
+  lua_remove(L, -2);
 }
 
 /* May one more closure of the prototype of the function at idx compile?
@@ -337,12 +416,13 @@ static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
 ** before), pushed and stored in the cache at index cache: its jit object
 ** (none: never compiled), the mask of its frozen upvalues and their
 ** values now. */
-static void new_record(lua_State *L, int cache, int f, int redo) {
+static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_createtable(L, 0, 4);
   int all;
   uint64_t mask = frozen_upvalues(L, f, &all);
   if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f) && proto_allows(L, f)) {
-    kd_push_private(L, f);
+    if (opts) kd_push_private_opts(L, f, (opts & 2) != 0, (opts & 4) != 0, opts >> 3);
+    else kd_push_private(L, f);
     lua_setfield(L, -2, "obj");
     lua_pushinteger(L, (lua_Integer)mask);
     lua_setfield(L, -2, "guard");
@@ -362,16 +442,19 @@ static void new_record(lua_State *L, int cache, int f, int redo) {
 ** these arguments) or -2 (the closure never compiles). On success, the
 ** record's guard mask in *guard and its snapshot table's reference in
 ** *snapref (0: no guard). */
-static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, const int64_t *bits,
-                  const int32_t *slots, const uint8_t *kinds, uint64_t *guard, int *snapref) {
+static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+                  const int64_t *bits, const int32_t *slots, const char *key, size_t klen,
+                  uint64_t *guard, int *snapref) {
   int top = lua_gettop(L);
   if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
+  int opts = site_opts(L, site);
+  if (opts) opts_cache(L, opts);   /* (replaces the default cache on top) */
   int cache = lua_gettop(L);
   lua_pushvalue(L, f);
   if (lua_rawget(L, cache) != LUA_TTABLE) {   /* a closure seen for the first time */
     lua_pop(L, 1);
-    new_record(L, cache, f, 0);
+    new_record(L, cache, f, 0, opts);
   } else if (lua_getfield(L, -1, "snap") == LUA_TTABLE) {
     /* compiled while its frozen upvalues held other values: compile anew */
     lua_getfield(L, -2, "guard");
@@ -383,22 +466,22 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
       lua_getfield(L, -1, "redo");
       int redo = (int)lua_tointeger(L, -1) + 1;
       lua_pop(L, 2);
-      new_record(L, cache, f, redo);
+      new_record(L, cache, f, redo, opts);
     }
   } else lua_pop(L, 1);
   int rec = lua_gettop(L);
   if (lua_getfield(L, rec, "obj") == LUA_TNIL) { lua_settop(L, top); return -2; }   /* never */
   lua_pop(L, 1);
-  lua_pushlstring(L, (const char *)kinds, (size_t)nargs);
-  int key = lua_gettop(L);
-  lua_pushvalue(L, key);
+  lua_pushlstring(L, key, klen);
+  int kidx = lua_gettop(L);
+  lua_pushvalue(L, kidx);
   if (lua_rawget(L, rec) == LUA_TNIL) {   /* new argument kinds: compile (protected) */
     lua_pop(L, 1);
     lua_pushcfunction(L, resolve_p);
     lua_pushvalue(L, rec);
     for (int i = 0; i < nargs; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
     if (lua_pcall(L, nargs + 1, 2, 0) != LUA_OK || lua_type(L, -2) != LUA_TFUNCTION) {
-      lua_settop(L, key);
+      lua_settop(L, kidx);
       lua_pushboolean(L, 0);   /* refused: remembered */
     } else {
       ncompiled++;
@@ -407,7 +490,7 @@ static int lookup(lua_State *L, int32_t f, int32_t nargs, const int32_t *tags, c
       lua_rawseti(L, -3, 2);
       lua_rawseti(L, -2, 1);
     }
-    lua_pushvalue(L, key);
+    lua_pushvalue(L, kidx);
     lua_pushvalue(L, -2);
     lua_rawset(L, rec);
   }
@@ -468,6 +551,33 @@ static int new_guard(lua_State *L, int f, uint64_t mask, int snapref, const Guar
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+/* kcv_compiled for a call whose argument `from` kind_of does not key
+** (kinds[0 .. from) filled): keyed by identity where kind_by_identity can, through
+** the per-state cache only (the inline cache is left as it is); -1 when
+** the callee runs interpreted, else as kcv_compiled (the native function
+** pushed). */
+static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+                       const int64_t *bits, const int32_t *slots, uint8_t *kinds, int from) {
+  char key[KJIT_MAXARGS * 9];
+  size_t klen = (size_t)nargs;
+  for (int i = from; i < nargs; i++) {
+    if (i > from) kinds[i] = kind_of(L, tags[i], slots[i]);
+    else kinds[i] = 0;
+    int64_t id = 0;
+    if (kinds[i] == 0 && (kinds[i] = kind_by_identity(L, tags[i], slots[i], &id)) == 0) return -1;
+    if (id != 0) {   /* the identity after the kinds */
+      memcpy(key + klen, &id, sizeof id);
+      klen += sizeof id;
+    }
+  }
+  memcpy(key, kinds, (size_t)nargs);
+  uint64_t guard = 0;
+  int snapref = 0;
+  int np = lookup(L, site, f, nargs, tags, bits, slots, key, klen, &guard, &snapref);
+  if (snapref) luaL_unref(L, LUA_REGISTRYINDEX, snapref);
+  return np < 0 ? -1 : np;
+}
+
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
                         const int64_t *bits, const int32_t *slots, const void **spec, void *tls) {
   if (nargs > KJIT_MAXARGS) return -1;
@@ -492,7 +602,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   uint8_t kinds[KJIT_MAXARGS];
   int hit = same && e->nkind == nargs;
   for (int i = 0; i < nargs; i++) {   /* (compared as they come: no memcmp call) */
-    if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0) return -1;
+    if ((kinds[i] = kind_of(L, tags[i], slots[i])) == 0)
+      return by_identity(L, site, f, nargs, tags, bits, slots, kinds, i);
     hit &= kinds[i] == e->kinds[i];
   }
   if (hit && (e->guard == NULL || guard_ok(L, f, fn, e))) {
@@ -503,7 +614,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   }
   uint64_t guard = 0;
   int snapref = 0;
-  int np = lookup(L, f, nargs, tags, bits, slots, kinds, &guard, &snapref);
+  int np = lookup(L, site, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
+                  &snapref);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
   if (e->reg == reg && e->epoch == ep) {

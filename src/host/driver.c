@@ -237,6 +237,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   KtySession T;
   kty_open(&T, L, &S->arena);
   T.kernel = t->kernel;
+  T.siteopts = KTY_SITEOPTS(S->boundscheck, S->fastmath, S->opt);   /* (callval.c) */
   T.gpu = t->kernel_entry;   /* NVPTX: external device functions are called as such */
 
   /* types: the parameters from the arguments, a function argument a

@@ -68,6 +68,12 @@ enum { SIG_NIL = 1, SIG_BOOL, SIG_INT, SIG_FLOAT, SIG_FUNC, SIG_BUF = 16 };
 ** functions' identities are. */
 #define SIG_REC 6
 #define SIG_ISREC(c) ((c) >= SIG_REC && (c) <= SIG_REC + KJIT_MAXDIMS)
+/* A dtype object (kjit.f32: refuse3): the dtype is the argument's key
+** (JitSpec.fnkey, its slot), compared as functions' identities are; the
+** compiled code gets it as the constant it is where kjit.f32 is written
+** (ir_type.c dtype_obj_arg: a T_BUILTIN of dtype 1), so kjit.zeros(n, d),
+** tostring(d) and `..` fold per specialization. */
+#define SIG_DTYPE 11
 
 typedef struct JitSpec {
   struct JitSpec *next;
@@ -195,6 +201,7 @@ static Type sig_type(uint8_t c) {
   case SIG_INT: return TY(T_INT);
   case SIG_FLOAT: return TY(T_F64);
   case SIG_FUNC: return TY(T_FUNC);
+  case SIG_DTYPE: return TY(T_BUILTIN);   /* (rec_types gives its dtype) */
   case SIG_TABLE: { Type t = TY(T_LUA); t.sub = KTY_LUA_TABLE; return t; }
   case SIG_CFUNC: return TY(T_LUA);
   case SIG_STRING: { Type t = TY(T_LUA); t.sub = KTY_LUA_STRING; return t; }
@@ -224,8 +231,14 @@ static uint8_t sig_record(lua_State *L, const KBuffer *b, int argn) {
 /* Sets Type.ref (the layout's id) of the record arguments among t[0..n),
 ** keyed by fnkey[i] (a layout). */
 static void rec_types(Type *t, const uint8_t *sig, const int64_t *keys, int n) {
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     if (SIG_ISREC(sig[i])) t[i].ref = ((const KRecord *)(intptr_t)keys[i])->id;
+    if (sig[i] == SIG_DTYPE) {   /* ... and the dtype objects' dtypes */
+      t[i] = TY(T_BUILTIN);
+      t[i].ref = KIR_DTYPE_CAST((int)keys[i]);
+      t[i].dtype = 1;
+    }
+  }
 }
 
 /* Classifies argument i (stack index idx); fills its slot. Raises on
@@ -264,11 +277,9 @@ static uint8_t classify(lua_State *L, int idx, int argn, int64_t *slot) {
     return (uint8_t)luaL_error(L, "argument #%d is a kjit.struct: compiled code takes a record "
                                "layout as an upvalue or a global (read when it compiles), not as "
                                "an argument", argn);
-  if (kir_dtype_of(L, idx) >= 0) {   /* kjit.f32 ...: a userdata, but one the user means as a dtype */
-    const char *dn = luaL_tolstring(L, idx, NULL);   /* "f32" */
-    return (uint8_t)luaL_error(L, "argument #%d is the dtype kjit.%s: compiled code reads a dtype "
-                               "when it compiles (kjit.%s or \"%s\" written in the function, or an "
-                               "upvalue or global holding it), not from an argument", argn, dn, dn, dn);
+  if (kir_dtype_of(L, idx) >= 0) {   /* kjit.f32 ...: keyed by its dtype (SIG_DTYPE) */
+    *slot = kir_dtype_of(L, idx);
+    return SIG_DTYPE;
   }
   return (uint8_t)luaL_error(L, "argument #%d is a %s: kjit functions take numbers, "
                              "booleans, strings, tables, kjit arrays and Lua functions", argn,
@@ -284,7 +295,7 @@ static void spec_reads(JitSpec *js) {
   js->plain = 1;
   for (int i = 0; i < js->nsig; i++) {
     uint8_t c = js->sig[i];
-    if (c == SIG_FUNC) js->fast = 0;
+    if (c == SIG_FUNC || c == SIG_DTYPE) js->fast = 0;
     js->tags[i] = c == SIG_INT ? KLS_INT : c == SIG_FLOAT ? KLS_FLT : 0;
     if (js->tags[i] == 0) js->plain = 0;
   }
@@ -780,7 +791,8 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   for (int i = 0; i < nsig; i++) args[i] = sig_type(sig[i]);
   int64_t keys[KJIT_MAXARGS];   /* record arguments: their layouts */
   for (int i = 0; i < nsig; i++)
-    keys[i] = !SIG_ISREC(sig[i]) ? 0 : reckeys ? reckeys[i] : SLOT_RECORD(kb_fast(L, argbase + i));
+    keys[i] = SIG_ISREC(sig[i]) ? (reckeys ? reckeys[i] : SLOT_RECORD(kb_fast(L, argbase + i)))
+              : sig[i] == SIG_DTYPE ? (reckeys ? reckeys[i] : kir_dtype_of(L, argbase + i)) : 0;
   rec_types(args, sig, keys, nsig);
 
   /* the disk cache looks at the typed IR first (cache_typed): a hit
@@ -904,7 +916,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
       lua_pushvalue(L, argbase + i);
       js->fnkey[i] = (int64_t)(intptr_t)lua_topointer(L, -1);
       js->fnref[i] = luaL_ref(L, LUA_REGISTRYINDEX);
-    } else if (SIG_ISREC(sig[i])) {
+    } else if (SIG_ISREC(sig[i]) || sig[i] == SIG_DTYPE) {
       js->fnkey[i] = keys[i];
     }
   sb->result = NULL;   /* owned by the jit object from here on */
@@ -1231,6 +1243,7 @@ static int spec_matches(const JitSpec *s, const uint8_t *sig, int n, const int64
     if (s->sig[i] != sig[i]) return 0;
     if (sig[i] == SIG_FUNC && slots && s->fnkey[i] != slots[i]) return 0;
     if (SIG_ISREC(sig[i]) && slots && s->fnkey[i] != SLOT_RECORD(slots[i])) return 0;
+    if (sig[i] == SIG_DTYPE && slots && s->fnkey[i] != slots[i]) return 0;
   }
   return 1;
 }
@@ -1644,7 +1657,8 @@ const void *kd_native_direct(lua_State *L, int idx) {
   /* what makes or returns arrays needs call_arrays' list; functions as
   ** arguments are keyed by identity (callval.c does not key on them) */
   if (js->arrays || !js->fast) return NULL;
-  for (int i = 0; i < js->nsig; i++) if (js->sig[i] == SIG_CFUNC || SIG_ISREC(js->sig[i])) return NULL;
+  for (int i = 0; i < js->nsig; i++)
+    if (js->sig[i] == SIG_CFUNC || SIG_ISREC(js->sig[i]) || js->sig[i] == SIG_DTYPE) return NULL;
   return js;
 }
 
@@ -2241,6 +2255,16 @@ void kd_load(lua_State *L, const void *payload, size_t len) {
 }
 
 /* ---- For the C API (capi.c) ------------------------------------------------------- */
+
+void kd_push_private_opts(lua_State *L, int idx, int boundscheck, int fastmath, int opt) {
+  int plain = lua_type(L, idx) == LUA_TFUNCTION;
+  kd_push_private(L, idx);
+  if (!plain) return;   /* a kjit.jit object keeps its own */
+  JitObj *o = lua_touserdata(L, -1);
+  o->boundscheck = boundscheck;
+  o->fastmath = fastmath;
+  o->opt = opt;
+}
 
 void kd_push_private(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);

@@ -40,6 +40,9 @@ typedef struct KdSpecInfo {
 ** The new object is private to the caller, so no script can drop its
 ** specializations (f:inspect recompiles). Raises a Lua error otherwise. */
 void kd_push_private(lua_State *L, int idx);
+/* The same, for a plain Lua function, with these options instead of
+** kjit.jit's defaults (host/callval.c: the caller's; refuse3). */
+void kd_push_private_opts(lua_State *L, int idx, int boundscheck, int fastmath, int opt);
 
 /* Compiles the jit object at objidx for a signature text, exactly as
 ** f:compile(sig), and describes the specialization in *info. The code

@@ -206,8 +206,10 @@ static void lua_calls(KfaCtx *C, KirLoop *l, Err *err) {
       }
       if (what == NULL) continue;
       snprintf(msg, sizeof msg, "%s cannot run inside a kjit.prange loop (line %d): its "
-               "iterations run on threads that cannot call Lua; call it outside the loop, or "
-               "compile without parallel = true", what, l->line);
+               "iterations run on threads that cannot call Lua. Hoist it out of the loop (call "
+               "it before or after the loop, keeping what it gives, or what it should print, in "
+               "a local or a kjit array), or make it a plain for loop (or compile without "
+               "parallel = true)", what, l->line);
       set_err(err, v->pc, v->line, msg);
     }
   }
@@ -329,8 +331,10 @@ static void analyze_prange(KfaCtx *C, KfaLoop *fl, Err *err) {
     if (t.kind == T_LUA) {   /* (kty_name says "value": name what it reads instead) */
       snprintf(msg, sizeof msg, "kjit.prange loop (line %d): the reduction variable '%s' must be a "
                "number, but it takes Lua values (read from a table, or results of a function "
-               "value), which the loop's iterations cannot read on other threads: copy what it "
-               "needs into kjit arrays before the loop, or use a plain for loop", ln, name);
+               "value), which the loop's iterations cannot read on other threads. Hoist the "
+               "reads out of the loop (`local x = t.x` before it, or copy a table's numbers into "
+               "a kjit array), or make it a plain for loop (or compile without parallel = true)",
+               ln, name);
       set_err(err, late, ln, msg);
     } else if (t.kind != T_INT && t.kind != T_F64 && t.kind != T_F32 && t.kind != T_NUMBER) {
       snprintf(msg, sizeof msg, "kjit.prange loop (line %d): the reduction variable '%s' must be a "

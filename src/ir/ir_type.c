@@ -110,7 +110,9 @@ static int tyeq(Type a, Type b) {
   case T_NUMBER: return a.fsub == b.fsub;
   case T_LUA: return a.sub == b.sub;
   case T_SHAPE: return a.ndim == b.ndim;
-  case T_FUNC: case T_BUILTIN: case T_TABLE: case T_STR: case T_CLOSURE: case T_EXTERN:
+  case T_BUILTIN:   /* (dtype 1: the dtype object kjit.f32, not the cast cuda.float32) */
+    return a.ref == b.ref && a.sub == b.sub && a.dtype == b.dtype;
+  case T_FUNC: case T_TABLE: case T_STR: case T_CLOSURE: case T_EXTERN:
     return a.ref == b.ref && a.sub == b.sub;
   default: return 1;
   }
@@ -387,8 +389,9 @@ static int boxable(Type t, KtyConst k) {
   case T_BUILTIN:   /* math.cos; a dtype object, kjit.f32 (cg_callvalue.c) */
     return t.sub == 0 && (kty_builtin_libname(t.ref) != NULL || kty_dtype_obj_name(&k));
   case T_STR: return k.kind == T_STR;
-  case T_BUF:   /* a kjit array: its userdata (runtime/luaarray.c), not in kernels */
-    return !kernel_rules && t.dtype != KJIT_RECORD && t.sub != KTY_BUF_CONST && t.ndim >= 1;
+  case T_BUF:   /* a kjit array: its userdata (runtime/luaarray.c), not in kernels; an
+                ** array of records too, and one record (p[i]: a view of it) */
+    return !kernel_rules && t.sub != KTY_BUF_CONST && (t.ndim >= 1 || t.dtype == KJIT_RECORD);
   default: return 0;
   }
 }
@@ -1289,6 +1292,34 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
 /* A string built at run time (tostring, string.format, '..': runtime_lib.c). */
 static int is_built_str(Type t) { return t.kind == T_STR && t.sub == KTY_STR_BUILT; }
 
+/* a == b where an operand is a kjit array or a frozen table (refuse3):
+** Lua compares them by identity (arrays have no __eq; a table's __eq runs
+** only against another table). Values of different kinds, or arrays of
+** different dtypes or ranks, are never the same object: false, known now;
+** one value is itself: true. Otherwise both are made Lua values (an
+** array's userdata, runtime/luaarray.c; a frozen table by its registry
+** reference) and compared when the code runs (codegen/cg_lua.c
+** cg_lua_eq_ident: lua_compare, the table's __eq included). */
+static Type t_compare_ident(KtySession *S, KtySpec *sp, KirInsn *v, Type a, Type b, KtyConst ka,
+                            KtyConst kb, KtyConst *k) {
+  k->kind = T_BOOL;
+  if (v->args[0] == v->args[1]) { k->v.b = 1; return ty(T_BOOL); }
+  k->v.b = 0;
+  if (a.kind != b.kind) return ty(T_BOOL);   /* a table and an array, a number ... */
+  if (a.kind == T_BUF && (a.dtype != b.dtype || a.ndim != b.ndim ||
+                          (a.dtype == KJIT_RECORD && a.ref != b.ref)))
+    return ty(T_BOOL);
+  k->kind = T_UNKNOWN;
+  if (S->kernel)
+    REFUSE(S, sp, v, "comparing two arrays with '==' is not supported in kernels: compare "
+           "something that tells them apart (a size, an index, a flag passed in)");
+  if (!boxable(a, ka) || !boxable(b, kb))
+    REFUSE(S, sp, v, "comparing two %s with '==' is not supported in compiled code yet: compare "
+           "them in the caller and pass the result in (a boolean argument)",
+           a.kind == T_TABLE ? "tables read from upvalues or globals" : "arrays of records");
+  return ty(T_BOOL);
+}
+
 static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
   KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
@@ -1326,7 +1357,7 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       return ty(T_BOOL);
     }
     if (a.kind == T_BUF || b.kind == T_BUF || a.kind == T_TABLE || b.kind == T_TABLE)
-      REFUSE(S, sp, v, "comparing arrays or tables is not supported in compiled code");
+      return t_compare_ident(S, sp, v, a, b, ka, kb, k);
     /* math.type of an integer-or-float against a constant string: the
     ** generator compares the number's tag; against a non-string: false */
     int am = a.kind == T_STR && a.sub == T_NUMBER, bm = b.kind == T_STR && b.sub == T_NUMBER;
@@ -2219,7 +2250,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** then meets a string; right of it in the last pair (`kjit.f32 .. t.x`)
   ** the object's __concat runs first: a string or a number, checked when
   ** it runs (cg_lua.c cg_lua_concat_dtype); left of it (`t.x .. kjit.f32`)
-  ** the value's own __concat would run first: refused. */
+  ** the value's own __concat runs first, given the object itself: checked
+  ** when it runs (cg_lua_concat_dtype_left), concatenated by lua_concat. */
   int dtpair = -1;   /* the operand of the last pair beside a dtype object */
   if (dtobj && !plain) {
     if (n >= 2 && kty_dtype_obj_name(&sp->consts[v->args[n - 2]->id])) dtpair = n - 1;
@@ -2228,8 +2260,8 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       Type t = sp->types[v->args[i]->id];
       if (kty_dtype_obj_name(&sp->consts[v->args[i]->id]) || isnum(t) ||
           (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_MAYBE || t.kind == T_NIL ||
-          t.kind == T_BOOL || (islua(t) && (i != dtpair || i == n - 1)))
-        continue;
+          t.kind == T_BOOL || islua(t))
+        continue;   /* (`t.x .. kjit.f32`: cg_lua.c cg_lua_concat_dtype_left) */
       REFUSE(S, sp, v, "concatenating a dtype object (kjit.f32 ...) with a %s is not supported in "
              "compiled code: write tostring(kjit.f32)", kty_name(t, tb, sizeof tb));
     }
@@ -2981,6 +3013,7 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
 static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type *args, int n);
 static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k);
 static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
+static int dtype_obj_arg(Type *t, const KtyConst *k);
 
 /* A constant string passed to a Lua function (`pr("%.9f\n", x)`): the
 ** callee is specialized on it (Type.ref: 1 + its index in S->strs), and
@@ -3429,6 +3462,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       args[i].weak = 0;   /* a library function: the callee is specialized on it */
       continue;
     }
+    if (dtype_obj_arg(&args[i], &kargs[i])) continue;   /* kjit.f32: specialized on it */
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
@@ -3440,6 +3474,19 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KtySpec *c = get_spec(S, -1, n, args, sp, v);
   lua_pop(S->L, 1);
   return call_of(S, sp, v, c);
+}
+
+/* A dtype object (kjit.f32) passed to a compiled function (refuse3): the
+** callee is specialized on it, as on a library function, and its
+** parameter is that object again (KIR_PARAM: the constant, v.i 1), so
+** that kjit.zeros(n, d), tostring(d) and `..` fold in the callee as they
+** do where kjit.f32 is written. Marked by Type.dtype 1 (tyeq tells it from
+** the cast function cuda.float32, which has the same BuiltinId). */
+static int dtype_obj_arg(Type *t, const KtyConst *k) {
+  if (t->kind != T_BUILTIN || t->sub != 0 || !kty_dtype_obj_name(k)) return 0;
+  t->dtype = 1;
+  t->weak = 0;
+  return 1;
 }
 
 /* v calls specialization c: recorded, and c's results are v's. */
@@ -3717,6 +3764,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (v->aux < sp->nargs && sp->args[v->aux].kind == T_BUILTIN) {   /* apply(math.cos, x) */
       k->kind = T_BUILTIN;
       k->ref = sp->args[v->aux].ref;
+      if (sp->args[v->aux].dtype == 1) k->v.i = 1;   /* the dtype object (dtype_obj_arg) */
     }
     return v->aux < sp->nargs ? sp->args[v->aux] : ty(T_NIL);
   case KIR_UNDEF: case KIR_NIL: k->kind = T_NIL; return ty(T_NIL);
@@ -4801,6 +4849,24 @@ static const char *callee_name(const KtySpec *sp, const KirInsn *v) {
   return n;
 }
 
+/* Records the compile's options for the trampoline at registry reference
+** ref (refuse3): host/callval.c compiles the Lua functions called through
+** it with the caller's boundscheck, fastmath and opt, not kjit.jit's
+** defaults. (Written for every new reference: one reused after an unref
+** forgets the old site's.) */
+static void site_options(KtySession *S, int ref) {
+  lua_State *L = S->L;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY);
+  }
+  if (S->siteopts) lua_pushinteger(L, S->siteopts); else lua_pushnil(L);
+  lua_rawseti(L, -2, ref);
+  lua_pop(L, 1);
+}
+
 /* The trampoline through which call v runs (runtime/luacall.c says why): a
 ** Lua function loaded with the caller's chunk name whose call of the
 ** function value stands at v's line and names it as the source does, so
@@ -4871,6 +4937,7 @@ load:
   }
   int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);   /* the source */
+  site_options(S, ref);
   return ref;
 }
 

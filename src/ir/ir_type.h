@@ -264,7 +264,17 @@ typedef struct KtySession {
   KtyClosure *clos; int nclos, capclos;   /* function literals (T_CLOSURE) */
   KtyConst *strs; int nstrs, capstrs;     /* constant strings passed to Lua
                                              functions (T_STR's ref - 1) */
+  int siteopts;           /* the compile's options (KTY_SITEOPTS), recorded
+                             for each call site's trampoline, for the Lua
+                             functions called there to compile with them
+                             (host/callval.c); 0: not recorded */
 } KtySession;
+
+/* registry[KTY_SITEOPTS_KEY][trampoline ref] = KTY_SITEOPTS(...) of the
+** compile that made the trampoline (refuse3). */
+#define KTY_SITEOPTS_KEY "kjit.callval.siteopts"
+#define KTY_SITEOPTS(boundscheck, fastmath, opt) \
+  (1 | ((boundscheck) ? 2 : 0) | ((fastmath) ? 4 : 0) | (((opt) & 0xf) << 3))
 
 /* Upvalue u of a function literal's specialization: the root function's
 ** upvalue it is (frozen, >= 0), or -1 when it is passed as a parameter. */

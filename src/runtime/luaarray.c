@@ -27,8 +27,13 @@
 ** A frozen array (an upvalue or a global a CPU function reads: cg_frozen.c)
 ** is pinned for the process (kjit_la_pin), found here among the pins.
 **
-** Arrays of records are not boxed (the typer refuses them); an array
-** field of records (`ps[i].v`, numbers in their memory) is a view of them.
+** Arrays of records (refuse3) are boxed the same way: compiled code gives
+** their dtype as the allocation list does (KJIT_RECORD | layout id << 8,
+** alloc.h), an array of that layout holding the memory is the value, or a
+** view of the records over it (krec_push_view), and a made one is adopted
+** as an array of records (krec_push_borrowed). A record view (p[i], ndim
+** 0) is a view of one record. An array field of records (`ps[i].v`,
+** numbers in their memory) is a view of them.
 */
 #include <string.h>
 #include "lua.h"
@@ -113,7 +118,20 @@ typedef struct Want {
   kjit_dtype dtype;
   int ndim;
   const int64_t *shape;
+  const KRecord *rec;   /* records of this layout (dtype KJIT_RECORD), else NULL */
 } Want;
+
+/* The Want for compiled code's (data, dtype, ndim, shape): dtype as the
+** allocation list encodes it (a record layout's id above the low byte). */
+static Want want(const char *data, int32_t dtype, int32_t ndim, const int64_t *shape) {
+  Want w = { data, 0, (kjit_dtype)(dtype & 0xff), ndim, shape, NULL };
+  if (kal_is_record(dtype)) {
+    w.rec = krec_byid(kal_record_id(dtype));
+    w.bytes = w.rec ? (int64_t)w.rec->size : 0;
+  } else w.bytes = kb_dtype_bytes((kjit_dtype)dtype);
+  for (int d = 0; d < ndim; d++) w.bytes *= shape[d];
+  return w;
+}
 
 /* How the kjit array at idx holds w: 2 it is w, 1 w lies in its memory
 ** (same dtype; or an array of records, whose array fields are views of
@@ -122,6 +140,14 @@ static int holds(lua_State *L, int idx, const Want *w) {
   const KBuffer *b = luaL_testudata(L, idx, KB_METATABLE);
   if (b == NULL) b = luaL_testudata(L, idx, KREC_ARRAY_MT);
   if (b == NULL) return 0;
+  if (w->rec != NULL) {   /* records: in an array of records (of any layout: nested ones) */
+    if (b->record == NULL) return 0;
+    int64_t have = b->size * b->record->size;
+    if (w->data < b->data || w->data > b->data + have || w->bytes > b->data + have - w->data) return 0;
+    int same = b->record == w->rec && b->data == w->data && b->ndim == w->ndim;
+    for (int d = 0; same && d < w->ndim; d++) same = b->shape[d] == w->shape[d];
+    return same ? 2 : 1;
+  }
   if (b->record != NULL) {
     int64_t have = b->size * b->record->size;
     return w->data >= b->data && w->data <= b->data + have && w->bytes <= b->data + have - w->data;
@@ -140,7 +166,9 @@ static void push_found(lua_State *L, int idx, int got, const Want *w, const KAll
   if (got == 2) { lua_pushvalue(L, idx); return; }
   const KBuffer *o = luaL_testudata(L, idx, KB_METATABLE);
   if (o == NULL) o = luaL_testudata(L, idx, KREC_ARRAY_MT);
-  if (o && o->record)   /* an array field of records */
+  if (w->rec)   /* records in an array of records */
+    krec_push_view(L, idx, (char *)w->data, w->rec, 0, w->ndim, w->shape);
+  else if (o && o->record)   /* an array field of records */
     krec_push_view(L, idx, (char *)w->data, NULL, w->dtype, w->ndim, w->shape);
   else
     kb_push_view(L, idx, (char *)w->data, w->ndim, w->shape);
@@ -157,8 +185,7 @@ static int is_view(lua_State *L, int anchors, int idx) {
 
 int kjit_la_push_pinned(lua_State *L, const char *data, int32_t dtype, int32_t ndim,
                         const int64_t *shape, int32_t view) {
-  Want w = { data, kb_dtype_bytes(dtype), (kjit_dtype)dtype, ndim, shape };
-  for (int d = 0; d < ndim; d++) w.bytes *= shape[d];
+  Want w = want(data, dtype, ndim, shape);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &pins_key) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
   int pins = lua_gettop(L);
   for (int pass = 2; pass >= 1; pass--) {
@@ -183,8 +210,7 @@ int kjit_la_push_pinned(lua_State *L, const char *data, int32_t dtype, int32_t n
 void kjit_la_box(lua_State *L, int32_t dst, const char *data, int32_t dtype, int32_t ndim,
                  const int64_t *shape, int32_t view) {
   luaL_checkstack(L, 8, "kjit: an array as a Lua value");
-  Want w = { data, kb_dtype_bytes(dtype), (kjit_dtype)dtype, ndim, shape };
-  for (int d = 0; d < ndim; d++) w.bytes *= shape[d];
+  Want w = want(data, dtype, ndim, shape);
   KAllocList *l = kal_current();
   int top = lua_gettop(L);
   /* the anchors of this call, then the stack (arguments): the array

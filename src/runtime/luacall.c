@@ -160,7 +160,7 @@ static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
     n = c->nargs;
   }
   for (int i = 0; i < n; i++) kjit_lv_push(L, c->tags[i], c->bits[i], c->slots[i]);
-  lua_call(L, n + 1, nresults);
+  kjit_lc_callk(L, n + 1, nresults, c->tramp);   /* (a yield in it: luayield.c) */
 }
 
 int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults) {
@@ -176,7 +176,8 @@ int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults) {
 ** above base already. */
 static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, int32_t *tags,
                       int64_t *bits, int32_t dst) {
-#define CALL(nr) (c->pushed ? lua_call(L, c->nargs + 1, (nr)) : run_call(L, base, c, (nr)))
+#define CALL(nr) \
+  (c->pushed ? kjit_lc_callk(L, c->nargs + 1, (nr), c->tramp) : run_call(L, base, c, (nr)))
   if (nres <= KLC_ADJUST) {   /* to a compiled function's parameters: exactly that many */
     int k = KLC_ADJUST - nres;
     CALL(k + 1);   /* (the trampoline of an open call: count first) */
@@ -240,7 +241,7 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
     n = nargs;
   }
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  lua_call(L, n + 1, nres);
+  kjit_lc_callk(L, n + 1, nres, tramp);
   for (int r = nres - 1; r >= 0; r--) tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
   nest_close(&c);
   return KLV_OK;
@@ -332,7 +333,7 @@ int32_t kjit_lc_ctor_spread_grow(lua_State *L, int32_t itramp, int32_t g, int32_
   lua_rawgeti(L, LUA_REGISTRYINDEX, itramp);
   lua_pushvalue(L, g);
   for (int i = 0; i < ni; i++) kjit_lv_push(L, tags[n + i], bits[n + i], slots[n + i]);
-  lua_call(L, ni + 1, LUA_MULTRET);   /* (the trampoline of an open call: count first) */
+  kjit_lc_callk(L, ni + 1, LUA_MULTRET, itramp);   /* (the trampoline of an open call: count first) */
   lua_remove(L, mid + 1);
   int cnt = lua_gettop(L) - base;
   *h = kjit_lv_ctor_grow(L, dst, off + cnt, narr, nrec);

@@ -67,5 +67,8 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
 int32_t kjit_lc_refindex(lua_State *L, int32_t ref, int32_t ktag, int64_t kbits, int32_t kslot,
                          int32_t dst, int64_t *out);
 void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name);
+/* lua_call(L, nargs, nresults) of a function value through trampoline
+** tramp; inside a coroutine, a yield in it fails located (luayield.c). */
+void kjit_lc_callk(lua_State *L, int nargs, int nresults, int32_t tramp);
 void kjit_lc_register(void);
 #endif

@@ -219,14 +219,115 @@ static int indexable(lua_State *L, int t, const char *event) {
   return lua_type(L, t) == LUA_TTABLE || hasmeta(L, t, event);
 }
 
-int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out) {
+/* Errors the VM raises inside an API call, located (refuse3). lua_gettable
+** and co. follow the indexed value's __index (__newindex) chain; where it
+** ends at a value that has no such metamethod (`__index = 5`), the VM
+** raises "attempt to index a number value" from inside the call, whose
+** running function is kjit's C function: the message gets no position.
+** dead_end follows the chain first, raw (lua_getmetatable and lua_rawget
+** call nothing), and raises that error itself at the site's file:line in
+** the interpreter's words (the value is no variable of the user's: no
+** "(field ...)"), and the VM's "'__index' chain too long; possibly a loop"
+** the same way. It runs only on the API path (fields found in place never
+** get here), and only where compiled code gave a site (s; NULL: as
+** before). The key is at stack index key; the indexed value at t, which
+** the caller has checked (indexable) itself. */
+enum { MAXTAGLOOP = 2000 };   /* (lvm.c) */
+static void raise_at(lua_State *L, const char *chunk, int32_t line);
+
+/* "'__index' chain too long; possibly a loop" in the running Lua's own
+** words (5.4.0-5.4.4 say "possible loop"), found by following such a
+** loop for real, protected (as kjit_lv_keyerror finds its words). */
+static int chain_p(lua_State *L) {
+  int set = lua_toboolean(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, set ? "__newindex" : "__index");
+  lua_setmetatable(L, -2);
+  if (set) { lua_pushinteger(L, 1); lua_setfield(L, -2, "x"); }
+  else lua_getfield(L, -1, "x");
+  return 0;
+}
+static void chain_error(lua_State *L, int set, const char *chunk, int32_t line) {
+  lua_pushcfunction(L, chain_p);
+  lua_pushboolean(L, set);
+  if (lua_pcall(L, 1, 0, 0) == LUA_OK || lua_type(L, -1) != LUA_TSTRING) {
+    lua_settop(L, lua_gettop(L) - 1);
+    lua_pushstring(L, set ? "'__newindex' chain too long; possibly a loop"
+                          : "'__index' chain too long; possibly a loop");
+  }
+  raise_at(L, chunk, line);
+}
+static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
+  if (s == NULL) return;
+  const char *event = set ? "__newindex" : "__index";
+  int top = lua_gettop(L);
+  luaL_checkstack(L, 6, "kjit: an __index chain");
+  lua_pushvalue(L, t);
+  int v = top + 1;
+  for (int loop = 0; loop < MAXTAGLOOP; loop++) {
+    int istab = lua_type(L, v) == LUA_TTABLE;
+    if (istab) {
+      lua_pushvalue(L, key);
+      if (lua_rawget(L, v) != LUA_TNIL) { lua_settop(L, top); return; }   /* found there */
+      lua_pop(L, 1);
+    }
+    int tt = LUA_TNIL;
+    if (lua_getmetatable(L, v)) {
+      lua_pushstring(L, event);
+      tt = lua_rawget(L, -2);
+    }
+    if (tt == LUA_TNIL) {
+      if (istab || loop == 0) { lua_settop(L, top); return; }   /* a plain table: no error */
+      lua_pushfstring(L, "attempt to index a %s value", objtypename(L, v));
+      kjit_lv_raise(L, lua_tostring(L, -1), s->chunk, s->line);
+    }
+    if (tt == LUA_TFUNCTION) { lua_settop(L, top); return; }   /* called: its own errors */
+    lua_copy(L, -1, v);   /* t = tm, as lvm.c luaV_finishget */
+    lua_settop(L, v);
+  }
+  chain_error(L, set, s->chunk, s->line);
+}
+
+/* The key k (a field name, an integer) pushed, dead_end, popped. */
+static void dead_end_field(lua_State *L, const KlvSite *s, int t, const char *k, int set) {
+  if (s == NULL) return;
+  lua_pushstring(L, k);
+  dead_end(L, s, t, lua_gettop(L), set);
+  lua_pop(L, 1);
+}
+static void dead_end_int(lua_State *L, const KlvSite *s, int t, int64_t i, int set) {
+  if (s == NULL) return;
+  lua_pushinteger(L, (lua_Integer)i);
+  dead_end(L, s, t, lua_gettop(L), set);
+  lua_pop(L, 1);
+}
+
+static int32_t gettable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t dst,
+                           int64_t *out) {
   if (!indexable(L, t, "__index")) return KLV_BADA;
+  dead_end(L, s, t, k, 0);
   lua_pushvalue(L, k);
   lua_gettable(L, t);
   return kjit_lv_take(L, dst, out);
 }
 
-int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out) {
+int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out) {
+  return gettable_at(L, NULL, t, k, dst, out);
+}
+
+/* kjit_lv_gettable and kjit_lv_settable with the access's site, for its
+** position where the API would raise without one (dead_end). */
+int32_t kjit_lv_gettable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t dst,
+                            int64_t *out) {
+  return gettable_at(L, s, t, k, dst, out);
+}
+int32_t kjit_lv_settable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t vtag,
+                            int64_t vbits, int32_t v);
+
+static int32_t geti_at(lua_State *L, const KlvSite *s, int32_t t, void *h, int64_t i,
+                       int32_t dst, int64_t *out) {
   int32_t tag;
   if (kjit_lt_geti(L, t, h, i, dst, out, &tag)) return tag;
   /* a[i] of a 1-D kjit array read from a table (`self.data[i]`), in range:
@@ -239,17 +340,28 @@ int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, i
     return kjit_lv_take(L, dst, out);
   }
   if (!indexable(L, t, "__index")) return KLV_BADA;
+  dead_end_int(L, s, t, i, 0);
   lua_geti(L, t, (lua_Integer)i);
+  return kjit_lv_take(L, dst, out);
+}
+
+int32_t kjit_lv_geti(lua_State *L, int32_t t, void *h, int64_t i, int32_t dst, int64_t *out) {
+  return geti_at(L, NULL, t, h, i, dst, out);
+}
+
+static int32_t getfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, const char *k,
+                           void **ks, int32_t dst, int64_t *out) {
+  int32_t tag;
+  if (kjit_lt_getfield(L, t, h, k, ks, dst, out, &tag)) return tag;
+  if (!indexable(L, t, "__index")) return KLV_BADA;
+  dead_end_field(L, s, t, k, 0);
+  lua_getfield(L, t, k);
   return kjit_lv_take(L, dst, out);
 }
 
 int32_t kjit_lv_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                          int32_t dst, int64_t *out) {
-  int32_t tag;
-  if (kjit_lt_getfield(L, t, h, k, ks, dst, out, &tag)) return tag;
-  if (!indexable(L, t, "__index")) return KLV_BADA;
-  lua_getfield(L, t, k);
-  return kjit_lv_take(L, dst, out);
+  return getfield_at(L, NULL, t, h, k, ks, dst, out);
 }
 
 /* t.k where compiled code's inline check missed (cg_lua.c lookup): the
@@ -261,8 +373,8 @@ int32_t kjit_lv_getfieldk(lua_State *L, int32_t t, void *h, const char *k, void 
   return kjit_lv_getfield(L, t, h, k, ks, dst, out);
 }
 
-int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
-                         int32_t v) {
+static int32_t settable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t vtag,
+                           int64_t vbits, int32_t v) {
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
   if (lua_type(L, t) == LUA_TTABLE) {
     /* a nil or NaN key is never in the table: without __newindex, Lua
@@ -272,28 +384,51 @@ int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64
     if ((kt == LUA_TNIL || nan) && !hasmeta(L, t, "__newindex"))
       return kt == LUA_TNIL ? KLV_KEYNIL : KLV_KEYNAN;
   }
+  dead_end(L, s, t, k, 1);
   lua_pushvalue(L, k);
   kjit_lv_push(L, vtag, vbits, v);
   lua_settable(L, t);
   return KLV_OK;
 }
 
-int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits,
-                     int32_t v) {
+int32_t kjit_lv_settable(lua_State *L, int32_t t, int32_t k, int32_t vtag, int64_t vbits,
+                         int32_t v) {
+  return settable_at(L, NULL, t, k, vtag, vbits, v);
+}
+
+int32_t kjit_lv_settable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t vtag,
+                            int64_t vbits, int32_t v) {
+  return settable_at(L, s, t, k, vtag, vbits, v);
+}
+
+static int32_t seti_at(lua_State *L, const KlvSite *s, int32_t t, void *h, int64_t i,
+                       int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_seti(L, t, h, i, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
+  dead_end_int(L, s, t, i, 1);
   kjit_lv_push(L, vtag, vbits, v);
   lua_seti(L, t, (lua_Integer)i);
   return KLV_OK;
 }
 
-int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
-                         int32_t vtag, int64_t vbits, int32_t v) {
+int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits,
+                     int32_t v) {
+  return seti_at(L, NULL, t, h, i, vtag, vbits, v);
+}
+
+static int32_t setfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, const char *k,
+                           void **ks, int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
+  dead_end_field(L, s, t, k, 1);
   kjit_lv_push(L, vtag, vbits, v);
   lua_setfield(L, t, k);
   return KLV_OK;
+}
+
+int32_t kjit_lv_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
+                         int32_t vtag, int64_t vbits, int32_t v) {
+  return setfield_at(L, NULL, t, h, k, ks, vtag, vbits, v);
 }
 
 /* t.k = v where the inline write missed: as kjit_lv_getfieldk. */
@@ -319,7 +454,8 @@ static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, vo
 int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                           void *h, int32_t dst, int64_t *out) {
   t = site_obj(L, otag, obits, t, &h);
-  int32_t rc = kjit_lv_getfieldk(L, t, h, s->name, &s->ks, &s->kn, dst, out);
+  kjit_lt_findfield(h, &s->ks, &s->kn);   /* (kjit_lv_getfieldk) */
+  int32_t rc = getfield_at(L, s, t, h, s->name, &s->ks, dst, out);
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
 }
@@ -331,7 +467,7 @@ int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
     if (r >= 0) return r;
   }
   t = site_obj(L, otag, obits, t, &h);
-  int32_t rc = kjit_lv_geti(L, t, h, i, dst, out);
+  int32_t rc = geti_at(L, s, t, h, i, dst, out);
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
 }
@@ -339,7 +475,8 @@ int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
 int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                           void *h, int32_t vtag, int64_t vbits, int32_t v) {
   t = site_obj(L, otag, obits, t, &h);
-  int32_t rc = kjit_lv_setfieldk(L, t, h, s->name, &s->ks, &s->kn, vtag, vbits, v);
+  kjit_lt_findfield(h, &s->ks, &s->kn);   /* (kjit_lv_setfieldk) */
+  int32_t rc = setfield_at(L, s, t, h, s->name, &s->ks, vtag, vbits, v);
   if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
 }
@@ -347,7 +484,7 @@ int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits,
 int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
   t = site_obj(L, otag, obits, t, &h);
-  int32_t rc = kjit_lv_seti(L, t, h, i, vtag, vbits, v);
+  int32_t rc = seti_at(L, s, t, h, i, vtag, vbits, v);
   if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
 }
@@ -357,7 +494,7 @@ int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
   if (ktag == KLV_INT) return kjit_lv_sgeti(L, s, otag, obits, t, h, kbits, dst, out);
   t = site_obj(L, otag, obits, t, &h);
   kjit_lv_push(L, ktag, kbits, kslot);
-  int32_t rc = kjit_lv_gettable(L, t, lua_gettop(L), dst, out);
+  int32_t rc = gettable_at(L, s, t, lua_gettop(L), dst, out);
   lua_pop(L, 1);   /* the key (gettable's result went to dst) */
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
@@ -369,7 +506,7 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
   if (ktag == KLV_INT) return kjit_lv_sseti(L, s, otag, obits, t, h, kbits, vtag, vbits, v);
   t = site_obj(L, otag, obits, t, &h);
   kjit_lv_push(L, ktag, kbits, kslot);
-  int32_t rc = kjit_lv_settable(L, t, lua_gettop(L), vtag, vbits, v);
+  int32_t rc = settable_at(L, s, t, lua_gettop(L), vtag, vbits, v);
   lua_pop(L, 1);
   if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
@@ -608,12 +745,34 @@ static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
 ** gives it (a tag, a number in *out, anything else in dst); an error is
 ** raised here, located, with the operands' descriptions. One call per
 ** operation, so the operation's cold path is small code. */
+/* The metamethod for event (a name, "__add") that Lua would call for the
+** values at a and then b (b 0: a only), where it is there but cannot be
+** called (neither a function nor a value with __call): the VM raises
+** "attempt to call a number value (metamethod 'add')" from inside the API
+** call, with no position; raised here instead, located (refuse3). */
+static void mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
+                        int32_t line) {
+  int top = lua_gettop(L);
+  if (luaL_getmetafield(L, a, event) == LUA_TNIL &&
+      (b == 0 || luaL_getmetafield(L, b, event) == LUA_TNIL))
+    return;   /* none: the caller's own check says what Lua says */
+  if (lua_type(L, -1) == LUA_TFUNCTION || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    lua_settop(L, top);
+    return;
+  }
+  lua_pushfstring(L, "attempt to call a %s value (metamethod '%s')", objtypename(L, -1),
+                  event + 2);
+  raise_at(L, chunk, line);
+}
+
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
                        const char *chunk, int32_t line, const char *infoa, const char *infob) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = op == LUA_OPUNM || op == LUA_OPBNOT ? a : pushop(L, btag, bbits, bslot);
+  if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER)   /* metamethods may run */
+    mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
   int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
   if (rc >= 0x10) {
     int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
@@ -637,6 +796,13 @@ int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, 
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = pushop(L, btag, bbits, bslot);
+  int ta = lua_type(L, a), tb = lua_type(L, b);
+  if (op != LUA_OPEQ && !(ta == LUA_TNUMBER && tb == LUA_TNUMBER) &&
+      !(ta == LUA_TSTRING && tb == LUA_TSTRING))
+    mm_callable(L, a, b, op == LUA_OPLT ? "__lt" : "__le", chunk, line);
+  else if (op == LUA_OPEQ && ta == tb && (ta == LUA_TTABLE || ta == LUA_TUSERDATA) &&
+           !lua_rawequal(L, a, b))   /* (luaV_equalobj: __eq of a, else of b) */
+    mm_callable(L, a, b, "__eq", chunk, line);
   int32_t r = kjit_lv_compare(L, op, a, b);
   if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
   lua_settop(L, top);
@@ -651,6 +817,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
   REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
+  REG(kjit_lv_gettable_at); REG(kjit_lv_settable_at);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);
   kc_register_symbol("kjit_lt_on", (void *)&kjit_lt_on);
   kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);

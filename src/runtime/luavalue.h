@@ -98,6 +98,12 @@ int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
 ** ktag is 0, KLV_INSLOT): an integer as sgeti/sseti, anything else
 ** through the API (a float, a string, nil: the key pushed above the frame
 ** for the call), so compiled code has one miss path for both. */
+/* (t[k] through the API with the access's site: its position where the
+** VM would raise without one, an __index chain ending at a number) */
+int32_t kjit_lv_gettable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t dst,
+                            int64_t *out);
+int32_t kjit_lv_settable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t vtag,
+                            int64_t vbits, int32_t v);
 int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t dst, int64_t *out);
 int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,

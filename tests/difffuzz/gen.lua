@@ -74,6 +74,7 @@ G.FAMILIES = {
   { "closures", "function literals stored in a table and called through it, pcall of a literal that may raise, and captured locals assigned after the literal is made (shared cells), by the function, by the closure, or both" },
   { "counted", "values counted only when the code runs passed on where the count shows (with varargs): {v1(...)} and #, select('#', w1(...)), math.max(k, v1(...)), string.format of them, select('#', pcall(v1, ...))" },
   { "mixed", "a local that is a number on one path and a boolean (or nil) on another (local m = c and x or (y > z)): truthiness, ==, arithmetic that may raise" },
+  { "refuse3", "what issue 29 refused until branch refuse3: == and ~= of two arrays (identity), arrays of records made in the function stored in a table and read back, t.x .. kjit.f32 with t.x a string, a number, nil or a table with __concat, a dtype object passed to a callee (dz), an __index chain ending at a number or a table" },
   { "lifted", "what issue 29 refused until branch refuse: a constructor with fields before v1(...)'s values, a local vararg literal given them, a local that is a string or a number, a number-or-nil .. a table with __concat, dtype objects (tostring, .., ==, a cast of a string)" },
 }
 
@@ -580,6 +581,42 @@ local function ext_stmt(ctx, d)
       elseif k == 2 then emit(ctx, "local " .. x .. " = (" .. m .. " == true) and 3 or ((" .. m .. " == " .. num_lit(F) .. ") and 4 or 5)")
       elseif k == 3 then emit(ctx, "local " .. x .. " = 0; if " .. m .. " then " .. x .. " = " .. m .. " == true and 7 or " .. m .. " end")
       else emit(ctx, "local " .. x .. " = " .. m .. " + " .. gen_num(ctx, 0)) end   -- raises unless a number
+      ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+      observe(ctx, x)
+    end
+  end
+  if F.refuse3 then
+    -- constructs compiled since branch refuse3 (issue 29), each made a number
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      local k = R(5)
+      if k == 1 and #ctx.arrays1 > 0 then   -- arrays compared: identity
+        local a, b = pick(ctx.arrays1).name, pick(ctx.arrays1).name
+        local tv = newname(ctx, "t")
+        emit(ctx, "local " .. tv .. " = {" .. a .. "}")
+        emit(ctx, "local " .. x .. " = ((" .. a .. " == " .. b .. ") and 1 or 0) + ((" .. tv .. "[1] ~= " .. b ..
+             ") and 2 or 0)")
+      elseif k == 2 then   -- an array of records made here, kept in a table
+        local q, tv = newname(ctx, "q"), newname(ctx, "t")
+        emit(ctx, "local " .. q .. " = kjit.zeros(" .. R(3) .. ", RS)")
+        emit(ctx, q .. "[1].x = " .. gen_num(ctx, 0))
+        emit(ctx, "local " .. tv .. " = {q = " .. q .. ", " .. q .. "[1]}")
+        emit(ctx, "local " .. x .. " = " .. tv .. ".q[1].x + #" .. tv .. ".q + " .. tv .. "[1].k + ((" .. tv ..
+             ".q == " .. q .. ") and 1 or 0)")
+      elseif k == 3 then   -- a value read from a table .. a dtype object
+        local tv = newname(ctx, "t")
+        local v = pick({ "\"ab\"", gen_num(ctx, 0), "nil",
+                         "setmetatable({}, {__concat = function(a, b) return \"c\" .. tostring(b) end})" })
+        emit(ctx, "local " .. tv .. " = {x = " .. v .. "}")
+        emit(ctx, "local " .. x .. " = #(" .. tv .. ".x .. kjit." .. pick({ "f32", "i64", "u8", "bool" }) .. ")")
+      elseif k == 4 then   -- a dtype object as an argument
+        emit(ctx, "local " .. x .. " = dz(kjit." .. pick({ "f32", "i32", "u8", "f64" }) .. ", " .. R(0, 4) .. ")")
+      else   -- an __index chain
+        local tv = newname(ctx, "t")
+        local ix = pick({ "5", "{k = " .. num_lit(F) .. "}", "setmetatable({}, {__index = false})", "{}" })
+        emit(ctx, "local " .. tv .. " = setmetatable({}, {__index = " .. ix .. "})")
+        emit(ctx, "local " .. x .. " = (" .. tv .. ".k or 0) + " .. gen_num(ctx, 0))
+      end
       ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
       observe(ctx, x)
     end
@@ -1160,7 +1197,11 @@ function G.generate(id, F)
     end
   end
   -- kjit as an upvalue, for the constructors of the alloc family
-  if F.alloc or F.lifted or F.prange then lines[#lines + 1] = "local kjit = require \"kjit\"" end
+  if F.alloc or F.lifted or F.prange or F.refuse3 then lines[#lines + 1] = "local kjit = require \"kjit\"" end
+  if F.refuse3 then   -- (refuse3's family: a record layout, a callee taking a dtype object)
+    lines[#lines + 1] = "local RS = kjit.struct{ {\"x\", \"f64\"}, {\"k\", \"i32\"} }"
+    lines[#lines + 1] = "local function dz(d, m) local z = kjit.zeros(m + 1, d) z[1] = 1 return #z + #tostring(d) + z[1] end"
+  end
   -- upvalues: constants and a constant table
   if F.consts then
     for i = 1, R(3) - 1 do

@@ -290,17 +290,16 @@ test("what stays refused says what to write instead", function()
     return g()
   end
   eq(kjit.jit(g0)(1), g0(1))
+  -- (an array of records in a cell compiles since refuse3: its userdata too)
   local P = kjit.struct{ { "x", "f64" } }
-  local f = kjit.jit(function(x)
+  local g1 = function(x)
     local a = kjit.zeros(3, P)
-    local function g() return a[1].x end
+    local function g() return a[1].x + #a end
     a = kjit.zeros(4, P)
+    a[1].x = x
     return g()
-  end)
-  local ok, err = pcall(f, 1)
-  truthy(not ok, "refused")
-  truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
-  truthy(tostring(err):find("copy it into a new local", 1, true) ~= nil, "message: " .. tostring(err))
+  end
+  eq(kjit.jit(g1)(1.5), g1(1.5))
 end)
 
 test("a generic for over a function literal or a local iterator factory", function()
@@ -361,7 +360,7 @@ test("a kernel or a parallel prange refuses a shared, assigned local, located", 
   ok, err = pcall(f, kjit.zeros(4))
   truthy(not ok, "refused")
   truthy(tostring(err):find("test_jit_cells.lua:%d+:") ~= nil, "located: " .. tostring(err))
-  truthy(tostring(err):find("use a plain for loop", 1, true) ~= nil, "message: " .. tostring(err))
+  truthy(tostring(err):find("make it a plain for loop", 1, true) ~= nil, "message: " .. tostring(err))
 end)
 
 -- bench/programs/ray.lua, unedited: its `ilight` is captured by ray_trace
