@@ -319,6 +319,10 @@ static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, vo
 int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                           void *h, int32_t dst, int64_t *out) {
   t = site_obj(L, otag, obits, t, &h);
+  if (otag == KLV_INSLOT) {   /* a method through its class: the site's hints (luatable.c) */
+    int32_t r = kjit_lt_smethod(L, s, h, dst, out);
+    if (r >= 0) return r;
+  }
   int32_t rc = kjit_lv_getfieldk(L, t, h, s->name, &s->ks, &s->kn, dst, out);
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
