@@ -20,9 +20,10 @@ local function fmt(v)
   return tostring(v)
 end
 
--- scenario(run) -> performs steps, calling run(...) (the function under
--- test) and logging; returns the log. build() makes fresh state and
--- returns (fn, steps): steps(call, log) drives it.
+-- build() makes fresh state and returns (fn, steps); steps(run, note)
+-- drives it: run(...) calls the function under test (interpreted on the
+-- first pass, compiled on the second) and logs what it returns or raises,
+-- note(v) logs a value of the step's own. The two logs must agree.
 local function differential(build)
   local logs = {}
   for pass = 1, 2 do
@@ -35,7 +36,8 @@ local function differential(build)
       for i = 1, r.n do parts[#parts + 1] = fmt(r[i]) end
       log[#log + 1] = table.concat(parts, " ")
     end
-    steps(run)
+    local function note(v) log[#log + 1] = "note " .. fmt(v) end
+    steps(run, note, call)
     logs[pass] = log
   end
   for i = 1, math.max(#logs[1], #logs[2]) do
@@ -46,12 +48,17 @@ local function differential(build)
   end
 end
 
-local function modes(body)
+-- body with every callee compiled, then with none; under "all" some
+-- callee must have compiled (none passes by running them interpreted)
+local function modes(body, nocallees)
   for _, m in ipairs { "all", "none" } do
     local old = testing.callees(m)
+    local before = select(2, testing.callees())
     local ok, err = pcall(body, m)
+    local made = select(2, testing.callees()) - before
     testing.callees(old)
     if not ok then error(m .. ": " .. tostring(err), 0) end
+    if m == "all" and not nocallees then truthy(made > 0, "callees compiled under \"all\"") end
   end
 end
 
@@ -206,7 +213,7 @@ test("class defaults read through __index: numbers, strings, tables", function()
         run(a, 1)
       end
     end)
-  end)
+  end, "no calls")
 end)
 
 test("a collection at every allocation while methods are looked up and called", function()
@@ -233,5 +240,58 @@ test("a collection at every allocation while methods are looked up and called", 
     collectgarbage("incremental", 200, 100, 13)
     collectgarbage("collect")
     truthy(ok, err)
+  end)
+end)
+
+test("compiled callees run directly: results of every kind, errors and their levels", function()
+  modes(function()
+    differential(function()
+      local C = class()
+      function C:pair(k) return self.x * k, { k = k }, "s" .. k end
+      function C:pick(k) if k > 2 then return self.x end return nil end
+      function C:boom(k)
+        local s = 0
+        for i = 1, k do s = s + i * self.x end
+        if s > 20 then error("too big " .. s, 2) end
+        if s > 10 then error({ code = s }) end
+        return s
+      end
+      local a = setmetatable({ x = 1.5 }, C)
+      local function f(p, k)
+        local u, t, s = p:pair(k)
+        local r = p:pick(k)
+        local ok, e = pcall(p.boom, p, k)
+        return u, t.k, s, r, ok, type(e) == "table" and e.code or e, p:boom(1)
+      end
+      return f, function(run)
+        for k = 1, 6 do run(a, k) end
+        a.x = 2
+        run(a, 3)
+        run(a, 30)
+      end
+    end)
+  end)
+end)
+
+test("recursion through compiled method calls reaches Lua's own stack overflow", function()
+  modes(function()
+    differential(function()
+      local C = class()
+      function C:down(n)
+        local s = 0
+        for i = 1, 2 do s = s + i end
+        if n == 0 then return s end
+        return self:down(n - 1) + 1
+      end
+      local a = setmetatable({}, C)
+      local function f(p, n) return p:down(n) end
+      return f, function(run, note, call)
+        run(a, 10)
+        run(a, 150)
+        local ok, err = pcall(call, a, 100000)
+        note(ok)
+        note(tostring(err):find("stack overflow", 1, true) ~= nil)
+      end
+    end)
   end)
 end)
