@@ -6,9 +6,9 @@
 -- specification: each scenario runs the same steps (calls with changes to
 -- classes, metatables and objects between them) once with the function
 -- interpreted and once compiled, and the logs of results, subtypes and
--- error messages must agree. Each runs with every callee compiled ("all")
--- and with none ("none"), so both the compiled callee and the interpreted
--- one stand behind the lookup. Also run through the Lua API only
+-- error messages must agree. Each runs with every callee compiled ("all"),
+-- with the default policy ("leaves") and with none ("none"), so both the
+-- compiled callee and the interpreted one stand behind the lookup. Also run through the Lua API only
 -- (lua.test_callproto_api: KJIT_NO_STACK_READS=1).
 local kjit = require "kjit"
 local testing = require "kjit.testing"
@@ -51,7 +51,7 @@ end
 -- body with every callee compiled, then with none; under "all" some
 -- callee must have compiled (none passes by running them interpreted)
 local function modes(body, nocallees)
-  for _, m in ipairs { "all", "none" } do
+  for _, m in ipairs { "all", "leaves", "none" } do
     local old = testing.callees(m)
     local before = select(2, testing.callees())
     local ok, err = pcall(body, m)
@@ -294,4 +294,25 @@ test("recursion through compiled method calls reaches Lua's own stack overflow",
       end
     end)
   end)
+end)
+
+test("the default policy compiles small leaf readers, not callees that call or make tables", function()
+  local old = testing.callees()
+  truthy(old == "leaves", "the default callee policy is leaves, not " .. tostring(old))
+  local C = class()
+  function C:len2() return self.x * self.x + self.y * self.y end   -- a leaf reader
+  function C:get() return self.x end                                -- no arithmetic
+  function C:plus(o) return setmetatable({ x = self.x + o.x, y = 0 }, C) end   -- makes a table
+  function C:viaself(o) return self:dot(o) + 1 end                 -- calls a method
+  local function count(body)
+    local before = select(2, testing.callees())
+    body()
+    return select(2, testing.callees()) - before
+  end
+  local a = setmetatable({ x = 3, y = 4 }, C)
+  eq(count(function() eq(kjit.jit(function(p) return p:len2() end)(a), 25) end), 1, "len2 compiled")
+  eq(count(function() eq(kjit.jit(function(p) return p:get() end)(a), 3) end), 0, "get compiled")
+  eq(count(function() eq(kjit.jit(function(p) return p:plus(p).x end)(a), 6) end), 0, "plus compiled")
+  eq(count(function() eq(kjit.jit(function(p) return p:viaself(p) end)(a), 26) end), 0,
+     "viaself compiled")
 end)
