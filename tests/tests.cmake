@@ -220,3 +220,14 @@ add_test(NAME lua.test_frames_api
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(lua.test_frames_api PROPERTIES
                      ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+
+# The call protocol of methods and function values (tests/lua/test_callproto.lua)
+# again through the Lua API only (KJIT_NO_STACK_READS=1: no method hints, no
+# direct calls read in place; host/lua_stack.h).
+add_test(NAME lua.test_callproto_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_callproto.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_callproto_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_callproto_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)

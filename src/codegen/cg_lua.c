@@ -623,10 +623,10 @@ static LLVMValueRef hint(CG *G, CgVal x) {
 
 /* ---- Sites ---------------------------------------------------------------------------- */
 
-/* luavalue.h's KlvSite: { ks, kn, name, info, chunk, line }. */
+/* luavalue.h's KlvSite: { ks, kn, name, info, chunk, line, mn, cn, ixs }. */
 static LLVMTypeRef site_type(CG *G) {
-  LLVMTypeRef f[6] = { G->i8p, G->i64, G->i8p, G->i8p, G->i8p, G->i32 };
-  return LLVMStructTypeInContext(G->C, f, 6, 0);
+  LLVMTypeRef f[9] = { G->i8p, G->i64, G->i8p, G->i8p, G->i8p, G->i32, G->i64, G->i64, G->i8p };
+  return LLVMStructTypeInContext(G->C, f, 9, 0);
 }
 
 /* A site of its own for access v (a private global: the inline path's
@@ -635,11 +635,12 @@ static LLVMTypeRef site_type(CG *G) {
 static LLVMValueRef mksite(CG *G, const KirInsn *v, const char *name) {
   char info[128];
   cg_varinfo(G, v, 0, info, sizeof info);
-  LLVMValueRef init[6] = { LLVMConstNull(G->i8p), cg_i64(G, 0),
+  LLVMValueRef init[9] = { LLVMConstNull(G->i8p), cg_i64(G, 0),
                            name ? text(G, name) : LLVMConstNull(G->i8p), text(G, info),
-                           G->chunkname, cg_i32(G, v->line) };
+                           G->chunkname, cg_i32(G, v->line), cg_i64(G, 0), cg_i64(G, 0),
+                           LLVMConstNull(G->i8p) };
   LLVMValueRef g = LLVMAddGlobal(G->M, site_type(G), "kcg.site");
-  LLVMSetInitializer(g, LLVMConstStructInContext(G->C, init, 6, 0));
+  LLVMSetInitializer(g, LLVMConstStructInContext(G->C, init, 9, 0));
   LLVMSetLinkage(g, LLVMPrivateLinkage);
   return g;
 }

@@ -73,6 +73,14 @@
 **     it as table access gets faster. kjit.testing.callees("all")
 **     compiles every Lua callee (the tests; measuring), and so does
 **     KJIT_CALLEES=all in the environment.
+**   - The default ("leaves", issue 29's call protocol): those, and small
+**     leaves that only read and compute (is_leaf_reader: Vec:dot), which
+**     run directly from here where the interpreter's call under the
+**     trampoline cost more (s = s + a:dot(b): 1,071 instructions a call
+**     compiled, 1,703 interpreted from compiled code, the interpreter's
+**     own loop 820). "loops" is the policy before it; "all" still makes
+**     bench/lua_programs.lua's vectors, ray and perlin slower (their
+**     callees make tables and call methods), so it is not the default.
 */
 #include "host/callval.h"
 #include <stdlib.h>
@@ -136,9 +144,9 @@ typedef struct Guard {
 _Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
 static uint32_t epoch = 1;      /* bumped when a Lua state closes */
 
-enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL };
-static int callees = CALLEES_LOOPS;   /* (kjit.testing.callees) */
-static const char *const callee_modes[] = { "none", "loops", "all", NULL };
+enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL, CALLEES_LEAVES };
+static int callees = CALLEES_LEAVES;   /* (kjit.testing.callees) */
+static const char *const callee_modes[] = { "none", "loops", "all", "leaves", NULL };
 static long ncompiled;                /* callee specializations made (tests) */
 static int upv_direct;                /* lua_stack.h kls_upvalues_on (at the first lookup) */
 
@@ -226,8 +234,43 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
   return mask;
 }
 
+/* Is the Lua function at idx a small leaf that only reads and computes
+** (Vec:dot, `self.x * o.x + self.y * o.y`; an accessor doing arithmetic):
+** at most LEAF_MAXCODE instructions, some arithmetic, no call, method
+** call, table made or written, concatenation, closure, upvalue written or
+** varargs? Such a callee costs less compiled than interpreted: compiled
+** code calling it interpreted goes through its trampoline and lua_call
+** (s = s + a:dot(b): 1,820 instructions a call), compiled it runs
+** directly (1,070). Callees that call or make tables stay interpreted:
+** the API costs them more than the call saves (vectors' Vec:add, which
+** makes a table and calls setmetatable, and its callers). */
+enum { LEAF_MAXCODE = 64 };
+static int is_leaf_reader(lua_State *L, int idx) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  const KbcProto *p = c ? c->main : NULL;
+  int yes = p != NULL && p->ncode <= LEAF_MAXCODE && p->np == 0 && !p->is_vararg;
+  int arith = 0;
+  for (int pc = 0; yes && pc < p->ncode; pc++) {
+    int op = KBC_OP(p->code[pc]);
+    arith += is_arith(op);
+    if (op == KBC_SELF || op == KBC_CALL || op == KBC_TAILCALL || op == KBC_TFORPREP ||
+        op == KBC_TFORCALL || op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT ||
+        op == KBC_CLOSURE || op == KBC_SETTABLE || op == KBC_SETI || op == KBC_SETFIELD ||
+        op == KBC_SETTABUP || op == KBC_SETUPVAL || op == KBC_VARARG || op == KBC_VARARGPREP ||
+        op == KBC_TBC || op == KBC_LEN)
+      yes = 0;
+  }
+  ka_free(&A);
+  return yes && arith > 0;
+}
+
 static int worth_compiling(lua_State *L, int idx) {
-  return callees == CALLEES_ALL || (callees == CALLEES_LOOPS && has_arith_loop(L, idx));
+  return callees == CALLEES_ALL ||
+         ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && has_arith_loop(L, idx)) ||
+         (callees == CALLEES_LEAVES && is_leaf_reader(L, idx));
 }
 
 /* The kind of argument i, a byte that decides its specialization with

@@ -1781,7 +1781,12 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
   direct_args(L, js, tags, bits, slotsin, slots);
   int64_t rets[2 * KJIT_MAXRETS];
   KErr err;
-  int top = lua_gettop(L);
+  /* the top read and put back in place where the stack reads are on (the
+  ** entry leaves its Lua results' slots above it; lua_gettop and
+  ** lua_settop were a sixth of a small method's call) */
+  int kls = __atomic_load_n(&direct_reads, __ATOMIC_RELAXED);
+  const KlsState *ks = (const KlsState *)(void *)L;
+  int top = kls ? (int)(ks->top - ks->ci->func) - 1 : lua_gettop(L);
   kerr_begin(L, &err, js->calls);
   if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
   int n = js->nret == 0 ? 0 : nresults_of(js, rets);
@@ -1796,7 +1801,8 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
       bits[r] = 0;
     }
   }
-  if (lua_gettop(L) != top) lua_settop(L, top);
+  if (kls) kls_close(L, top + 1);   /* (lua_settop(L, top): nothing to close there) */
+  else if (lua_gettop(L) != top) lua_settop(L, top);
   return nres;
 }
 int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs) {

@@ -454,6 +454,10 @@ static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, vo
 int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                           void *h, int32_t dst, int64_t *out) {
   t = site_obj(L, otag, obits, t, &h);
+  if (otag == KLV_INSLOT) {   /* a method through its class: the site's hints (luatable.c) */
+    int32_t r = kjit_lt_smethod(L, s, h, dst, out);
+    if (r >= 0) return r;
+  }
   kjit_lt_findfield(h, &s->ks, &s->kn);   /* (kjit_lv_getfieldk) */
   int32_t rc = getfield_at(L, s, t, h, s->name, &s->ks, dst, out);
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);

@@ -79,6 +79,11 @@ typedef struct KlvSite {
   const char *info;    /* Lua's description of the indexed value: " (local 't')", "" */
   const char *chunk;   /* the function's chunkname */
   int32_t line;
+  /* a method found through its class (luatable.c kjit_lt_smethod): the
+  ** nodes where the object's metatable held __index and that class table
+  ** held the key last, and the interned "__index" (NULL at first) */
+  int64_t mn, cn;
+  void *ixs;
 } KlvSite;
 /* The whole access where the inline path missed, raising its own errors
 ** with the site's file:line (so compiled code has no error block per
@@ -172,6 +177,11 @@ int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
 int32_t kjit_lt_fgeti(void *h, int64_t i, int64_t *out);
 int32_t kjit_lt_fsetfield(void *h, void **ks, int32_t vtag, int64_t vbits);
 void *kjit_lt_findfield(void *h, void **ks, int64_t *kn);
+/* t.k for a site whose inline read missed, where t is a table without k
+** whose metatable's __index is a table holding k (a method found through
+** its class): the value's tag (a number in *out, else in slot dst), or -1
+** for any other shape (the general path). */
+int32_t kjit_lt_smethod(lua_State *L, KlvSite *s, void *h, int32_t dst, int64_t *out);
 int32_t kjit_lt_fseti(void *h, int64_t i, int32_t vtag, int64_t vbits);
 /* The layout as numbers (luatable.c's kjit_lt_layout), for the code
 ** generator's inline reads and writes; offsets in bytes. */
