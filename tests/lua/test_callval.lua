@@ -181,7 +181,7 @@ test("closures made in a loop: a few compile, the rest run interpreted, all corr
   end)
 end)
 
-test("by default only callees with a mostly arithmetic loop compile", function()
+test("under KJIT_CALLEES=loops only callees with a mostly arithmetic loop compile", function()
   with_callees("loops", nil, function()
     local P = {}
     P.__index = P
