@@ -199,7 +199,8 @@ static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
 ** So the slots of a call's results are cleared (set to nil) right after
 ** their last use, when every use is an instruction of the call's own
 ** block (not a phi of a successor, not the terminator: a returned value
-** is copied out and the frame closes anyway). Only calls: a call costs far
+** is copied out and the frame closes anyway), unless the block returns
+** with no call after that use. Only calls: a call costs far
 ** more than the clearing, and what a callee builds is what gets large; an
 ** operation in a loop overwrites its own slot each iteration. Clearing a
 ** slot is never needed for correctness, so where anything could still read
@@ -242,6 +243,14 @@ static void plan_kills(CG *G, KtySpec *sp) {
         if (fam && pos[w->id] > last) last = pos[w->id];
       }
       if (!ok) continue;
+      /* a block that returns without another call first: the frame closes
+      ** before anything much can run (pr(fmt, x)'s io.write(string.format
+      ** (...)) in partialsums), so the clearing would only cost code */
+      if (blk->term && blk->term->op == KIR_RET) {
+        int later = 0;
+        for (int k = last + 1; k < blk->ninsns && !later; k++) later = blk->insns[k]->op == KIR_CALL;
+        if (!later) continue;
+      }
       if (G->lkillhead == NULL) {
         G->lkillhead = cg_zalloc(G, sizeof(KirInsn *) * (size_t)f->ninsns);
         G->lkillnext = cg_zalloc(G, sizeof(KirInsn *) * (size_t)f->ninsns);
@@ -270,6 +279,16 @@ static int aliases(CG *G, const KirInsn *x, const KirInsn *c) {
   return 0;
 }
 
+/* The call's result r as compiled code holds it (NULL: not known here). */
+static const CgVal *result_val(CG *G, const KirInsn *c, int r) {
+  if (r == 0) return &G->vals[c->id];
+  for (int u = 0; u < c->nusers; u++) {
+    const KirInsn *w = c->users[u];
+    if (w->op == KIR_RESULT && w->args[0] == c && w->aux == r) return &G->vals[w->id];
+  }
+  return NULL;
+}
+
 void cg_lua_kill_after(CG *G, const KirInsn *u) {
   if (G->lkillhead == NULL || G->lbase == NULL) return;
   for (const KirInsn *c = G->lkillhead[u->id]; c; c = G->lkillnext[c->id]) {
@@ -296,21 +315,29 @@ void cg_lua_kill_after(CG *G, const KirInsn *u) {
       continue;
     }
     /* the tags stored in place (host/lua_stack.h: a stack slot needs no
-    ** barrier), where kls_on holds when this runs; else left as they are */
-    LLVMBasicBlockRef kill = cg_bb(G, "lkill"), done = cg_bb(G, "lkilled");
-    LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), kill, done);
-    LLVMPositionBuilderAtEnd(G->B, kill);
-    LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
-    LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
+    ** barrier), where kls_on holds when this runs and the result is in its
+    ** slot (tag 0: a number, a boolean or nil stays in registers, the slot
+    ** unwritten: ItemCheck's result); else left as they are */
     for (int k = 0; k < n; k++) {
+      const CgVal *x = result_val(G, c, k);
+      LLVMValueRef tag = x && x->t.kind == T_LUA ? x->flag : NULL;
+      if (tag && LLVMIsAConstantInt(tag) && LLVMConstIntGetZExtValue(tag) != 0) continue;
+      LLVMBasicBlockRef kill = cg_bb(G, "lkill"), done = cg_bb(G, "lkilled");
+      LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), ""),
+                                      cg_i32(G, 0), "");
+      if (tag) on = LLVMBuildAnd(G->B, on, LLVMBuildICmp(G->B, LLVMIntEQ, tag,
+                                                          LLVMConstInt(LLVMTypeOf(tag), 0, 0), ""), "");
+      LLVMBuildCondBr(G->B, on, kill, done);
+      LLVMPositionBuilderAtEnd(G->B, kill);
+      LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+      LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
       LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, slot_here(G, first + k), G->i64, ""),
                                     cg_i64(G, y->slot_size), "");
       o = LLVMBuildAdd(G->B, o, cg_i64(G, y->slot_tt), "");
       LLVMBuildStore(G->B, LLVMConstInt(G->i8, 0, 0), LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, ""));
+      LLVMBuildBr(G->B, done);
+      LLVMPositionBuilderAtEnd(G->B, done);
     }
-    LLVMBuildBr(G->B, done);
-    LLVMPositionBuilderAtEnd(G->B, done);
   }
 }
 
