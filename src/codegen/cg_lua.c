@@ -25,6 +25,8 @@
 **     caller passes the slot index in the result pointer);
 **   - three scratch slots at the end, where numbers, booleans and
 **     constant strings are boxed for one API call.
+** A call's result slots are cleared after the results' last use in their
+** block (plan_kills: the collector then frees what the interpreter frees).
 ** The frame is closed when the function returns normally; on an error
 ** return the dispatcher raises, which discards the whole stack above its
 ** own frame.
