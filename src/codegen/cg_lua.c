@@ -208,6 +208,23 @@ static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
 ** slot is never needed for correctness, so where anything could still read
 ** the slot (a value whose CgVal names the same slot: cg_lua_kill_after
 ** checks) it is left alone. */
+/* A call (or vararg) using the results and giving all of its own (-> all)
+** may itself be emitted only where those are used: h(table.unpack(t, 1, t.n)) makes the unpack
+** call at h's (its results counted when it runs: cg_vararg.c), and t must
+** still be there then. So the uses of such a user count as uses too, in
+** the same block (else nothing is cleared: 0). */
+static int late_uses(const KirBlock *blk, const KirInsn *x, const int *pos, int *last, int depth) {
+  if ((x->op != KIR_CALL && x->op != KIR_VARARG) || x->aux >= 0) return 1;   /* (all results only) */
+  if (depth > 8) return 0;
+  for (int u = 0; u < x->nusers; u++) {
+    const KirInsn *y = x->users[u];
+    if (y->block != blk || y->op == KIR_PHI || y == blk->term) return 0;
+    if (pos[y->id] > *last) *last = pos[y->id];
+    if (!late_uses(blk, y, pos, last, depth + 1)) return 0;
+  }
+  return 1;
+}
+
 static void plan_kills(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
   G->lkillhead = G->lkillnext = NULL;
@@ -241,6 +258,7 @@ static void plan_kills(CG *G, KtySpec *sp) {
           const KirInsn *x = fam ? w->users[v] : w;
           if (x->block != blk || x->op == KIR_PHI || x == blk->term) ok = 0;
           else if (pos[x->id] > last) last = pos[x->id];
+          if (ok) ok = late_uses(blk, x, pos, &last, 0);
         }
         if (fam && pos[w->id] > last) last = pos[w->id];
       }

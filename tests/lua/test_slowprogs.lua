@@ -73,6 +73,29 @@ test("call results used once, twice, after other calls: as interpreted", functio
   end, 7)
 end)
 
+test("a result read by a call that gives all its results to the next: as interpreted", function()
+  -- table.unpack(t, 1, t.n) is made where h takes its values (cg_vararg.c),
+  -- after its own instruction: t must still be in its slot then
+  local function run(x)
+    local t = table.pack(x, nil, x)
+    local s = 0
+    local h = function(...) s = s + select('#', ...) end
+    local keep = { h }
+    h(table.unpack(t, 1, t.n))
+    noop()
+    return s, #keep
+  end
+  T.check_args(run, 3)
+  T.check_args(run, 2.5)
+  T.check_args(function(x)
+    local t = table.pack(x, x + 1)
+    local h = function(...) return select('#', ...), ... end
+    local n, a, b = h(table.unpack(t, 1, t.n))
+    noop()
+    return n, a, b
+  end, 4)
+end)
+
 test("call results across blocks and loops: as interpreted", function()
   -- made before a loop, used after it (not cleared inside)
   T.check_args(function(n)
