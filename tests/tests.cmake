@@ -231,3 +231,14 @@ add_test(NAME lua.test_callproto_api
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(lua.test_callproto_api PROPERTIES
                      ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+
+# Dead call results' slots (tests/lua/test_slowprogs.lua) again through the
+# Lua API only (KJIT_NO_STACK_READS=1: slots cleared by kjit_lv_setnil,
+# codegen/cg_lua.c cg_lua_kill_after).
+add_test(NAME lua.test_slowprogs_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_slowprogs.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_slowprogs_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_slowprogs_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)

@@ -180,6 +180,11 @@ typedef struct CG {
   LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
   LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
                                (cg_lua.c hint), or NULL */
+  /* cg_lua.c dead slots: by id, the first call whose Lua results die
+  ** after this instruction (NULL none), the next such call (a chain), and
+  ** by call, how many slots from its first it clears */
+  const KirInsn **lkillhead, **lkillnext;
+  int *lkilln;
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -428,6 +433,7 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp);   /* it or a callee
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v);
 void cg_lua_begin(CG *G, KtySpec *sp);          /* the frame, at the entry */
 void cg_lua_end(CG *G);                         /* closes it (a return) */
+void cg_lua_kill_after(CG *G, const KirInsn *u);   /* dead call results' slots cleared */
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);

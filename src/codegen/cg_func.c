@@ -1529,6 +1529,7 @@ static int fuse_branch(CG *G, KirBlock *b) {
   for (int i = 0; i < s->ninsns; i++) {
     emit_insn(G, s->insns[i]);
     store_spill(G, s->insns[i]);
+    cg_lua_kill_after(G, s->insns[i]);
   }
   G->curblock = saved;
   int yi = s->succ[0] == x ? 1 : 0;   /* where s goes when its test holds */
@@ -1695,6 +1696,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
   for (int i = 0; i < blk->ninsns; i++) {
     emit_insn(G, blk->insns[i]);
     store_spill(G, blk->insns[i]);
+    cg_lua_kill_after(G, blk->insns[i]);   /* dead call results' slots (cg_lua.c) */
   }
   emit_term(G, blk);
   G->curblock = NULL;

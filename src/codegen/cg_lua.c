@@ -26,6 +26,8 @@
 **   - five scratch slots at the end, where numbers, booleans and
 **     constant strings are boxed for one API call (a call of a function
 **     value boxes up to four arguments in them: cg_callvalue.c put_args).
+** A call's result slots are cleared after the results' last use in their
+** block (plan_kills: the collector then frees what the interpreter frees).
 ** The frame is closed when the function returns normally; on an error
 ** return the dispatcher raises, which discards the whole stack above its
 ** own frame.
@@ -118,6 +120,7 @@ static LLVMValueRef cstr(CG *G, const char *s, size_t len) {
 static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 
 static LLVMValueRef lt_on(CG *G);
+static LLVMValueRef slot_here(CG *G, int k);
 
 /* ---- Frames -------------------------------------------------------------------- */
 
@@ -194,8 +197,187 @@ static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
   return phi;
 }
 
+/* ---- Dead call results --------------------------------------------------------- */
+
+/* Slots are not shared (cg_lua_begin): an operation's slot holds its last
+** value until the operation runs again or the frame closes, and the
+** collector marks every slot below the top. A tree built by a call in a
+** program's main chunk and used once (binary-trees' stretch tree, 2^17
+** tables) would stay reachable for the whole run: the interpreter's
+** collections at OP_NEWTABLE set the top just above the register written,
+** so its dead registers are never marked. Kept alive, such garbage makes
+** every collection cycle see more live memory, so cycles come rarer
+** (setpause: the next threshold is twice the live estimate) and the heap
+** grows: binary-trees 15 ran 281 cycles against the interpreter's 877,
+** with 3x the heap, and malloc and free slowed on the larger heap.
+**
+** So the slots of a call's results are cleared (set to nil) right after
+** their last use, when every use is an instruction of the call's own
+** block (not a phi of a successor, not the terminator: a returned value
+** is copied out and the frame closes anyway), unless the block returns
+** with no call after that use. Only calls: a call costs far
+** more than the clearing, and what a callee builds is what gets large; an
+** operation in a loop overwrites its own slot each iteration. Clearing a
+** slot is never needed for correctness, so where anything could still read
+** the slot (a value whose CgVal names the same slot: cg_lua_kill_after
+** checks) it is left alone. */
+/* A call (or vararg) using the results and giving all of its own (-> all)
+** may itself be emitted only where those are used: h(table.unpack(t, 1, t.n)) makes the unpack
+** call at h's (its results counted when it runs: cg_vararg.c), and t must
+** still be there then. So the uses of such a user count as uses too, in
+** the same block (else nothing is cleared: 0). */
+static int late_uses(const KirBlock *blk, const KirInsn *x, const int *pos, int *last, int depth) {
+  if ((x->op != KIR_CALL && x->op != KIR_VARARG) || x->aux >= 0) return 1;   /* (all results only) */
+  if (depth > 8) return 0;
+  for (int u = 0; u < x->nusers; u++) {
+    const KirInsn *y = x->users[u];
+    if (y->block != blk || y->op == KIR_PHI || y == blk->term) return 0;
+    if (pos[y->id] > *last) *last = pos[y->id];
+    if (!late_uses(blk, y, pos, last, depth + 1)) return 0;
+  }
+  return 1;
+}
+
+static void plan_kills(CG *G, KtySpec *sp) {
+  KirFunc *f = sp->ir;
+  G->lkillhead = G->lkillnext = NULL;
+  G->lkilln = NULL;
+  if (getenv("KJIT_NO_SLOT_KILLS")) return;   /* (measuring: slots kept as before) */
+  int *pos = NULL;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++) {
+      KirInsn *c = blk->insns[i];
+      if (c->op != KIR_CALL || G->lslot[c->id] < 0) continue;
+      int nk;
+      KtySpec *callee = sp->callees[c->id];
+      if (callee) nk = callee->nret;
+      else {
+        int toret = kty_callvalue_toret(sp, c), toc = kty_callvalue_tocallee(sp, c);
+        if (toc > toret) toret = toc;
+        nk = kty_calls_value(sp, c) && (c->aux > 1 || toret > 1) ? (toret > c->aux ? toret : c->aux) : 1;
+      }
+      if (pos == NULL) {
+        pos = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
+        for (int bb = 0; bb < f->nblocks; bb++)
+          for (int k = 0; k < f->blocks[bb]->ninsns; k++) pos[f->blocks[bb]->insns[k]->id] = k;
+      }
+      int last = i, ok = 1;
+      for (int u = 0; u < c->nusers && ok; u++) {
+        const KirInsn *w = c->users[u];
+        int fam = w->op == KIR_RESULT && w->args[0] == c;
+        for (int v = 0; v < (fam ? w->nusers : 1) && ok; v++) {
+          const KirInsn *x = fam ? w->users[v] : w;
+          if (x->block != blk || x->op == KIR_PHI || x == blk->term) ok = 0;
+          else if (pos[x->id] > last) last = pos[x->id];
+          if (ok) ok = late_uses(blk, x, pos, &last, 0);
+        }
+        if (fam && pos[w->id] > last) last = pos[w->id];
+      }
+      if (!ok) continue;
+      /* a block that returns without another call first: the frame closes
+      ** before anything much can run (pr(fmt, x)'s io.write(string.format
+      ** (...)) in partialsums), so the clearing would only cost code */
+      if (blk->term && blk->term->op == KIR_RET) {
+        int later = 0;
+        for (int k = last + 1; k < blk->ninsns && !later; k++) later = blk->insns[k]->op == KIR_CALL;
+        if (!later) continue;
+      }
+      if (G->lkillhead == NULL) {
+        G->lkillhead = cg_zalloc(G, sizeof(KirInsn *) * (size_t)f->ninsns);
+        G->lkillnext = cg_zalloc(G, sizeof(KirInsn *) * (size_t)f->ninsns);
+        G->lkilln = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
+      }
+      const KirInsn *at = blk->insns[last];
+      G->lkillnext[c->id] = G->lkillhead[at->id];
+      G->lkillhead[at->id] = c;
+      G->lkilln[c->id] = nk;
+    }
+  }
+}
+
+/* Does a use of the call's results (x, in its block) hold one of their
+** slots as its own value (a value passed through)? Then the slot stays. */
+static int aliases(CG *G, const KirInsn *x, const KirInsn *c) {
+  CgVal w = G->vals[x->id];
+  if (w.t.kind != T_LUA || w.v == NULL) return 0;
+  if (G->vals[c->id].t.kind == T_LUA && G->vals[c->id].v == w.v) return 1;
+  for (int u = 0; u < c->nusers; u++) {
+    const KirInsn *r = c->users[u];
+    if (r->op == KIR_RESULT && r->args[0] == c && G->vals[r->id].t.kind == T_LUA &&
+        G->vals[r->id].v == w.v)
+      return 1;
+  }
+  return 0;
+}
+
+/* The call's result r as compiled code holds it (NULL: not known here). */
+static const CgVal *result_val(CG *G, const KirInsn *c, int r) {
+  if (r == 0) return &G->vals[c->id];
+  for (int u = 0; u < c->nusers; u++) {
+    const KirInsn *w = c->users[u];
+    if (w->op == KIR_RESULT && w->args[0] == c && w->aux == r) return &G->vals[w->id];
+  }
+  return NULL;
+}
+
+void cg_lua_kill_after(CG *G, const KirInsn *u) {
+  if (G->lkillhead == NULL || G->lbase == NULL) return;
+  for (const KirInsn *c = G->lkillhead[u->id]; c; c = G->lkillnext[c->id]) {
+    if (G->spill && G->spill[c->id][0]) continue;   /* (read after a peeled loop) */
+    int keep = 0;
+    for (int k = 0; k < c->nusers && !keep; k++) {
+      const KirInsn *w = c->users[k];
+      if (w->op == KIR_RESULT && w->args[0] == c) {
+        if (G->spill && G->spill[w->id][0]) keep = 1;
+        for (int j = 0; j < w->nusers && !keep; j++) keep = aliases(G, w->users[j], c);
+      } else {
+        keep = aliases(G, w, c);
+      }
+    }
+    if (keep) continue;
+    int first = G->lslot[c->id], n = G->lkilln[c->id];
+    const KlsFrameLayout *y = frame_layout(G);
+    if (y == NULL) {
+      LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+      for (int k = 0; k < n; k++) {
+        LLVMValueRef as[2] = { G->luaL, slot_here(G, first + k) };
+        call(G, "kjit_lv_setnil", NULL, ps, as, 2);
+      }
+      continue;
+    }
+    /* the tags stored in place (host/lua_stack.h: a stack slot needs no
+    ** barrier), where kls_on holds when this runs and the result is in its
+    ** slot (tag 0: a number, a boolean or nil stays in registers, the slot
+    ** unwritten: ItemCheck's result); else left as they are */
+    for (int k = 0; k < n; k++) {
+      const CgVal *x = result_val(G, c, k);
+      LLVMValueRef tag = x && x->t.kind == T_LUA ? x->flag : NULL;
+      if (tag && LLVMIsAConstantInt(tag) && LLVMConstIntGetZExtValue(tag) != 0) continue;
+      LLVMBasicBlockRef kill = cg_bb(G, "lkill"), done = cg_bb(G, "lkilled");
+      LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), ""),
+                                      cg_i32(G, 0), "");
+      if (tag) on = LLVMBuildAnd(G->B, on, LLVMBuildICmp(G->B, LLVMIntEQ, tag,
+                                                          LLVMConstInt(LLVMTypeOf(tag), 0, 0), ""), "");
+      LLVMBuildCondBr(G->B, on, kill, done);
+      LLVMPositionBuilderAtEnd(G->B, kill);
+      LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+      LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
+      LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, slot_here(G, first + k), G->i64, ""),
+                                    cg_i64(G, y->slot_size), "");
+      o = LLVMBuildAdd(G->B, o, cg_i64(G, y->slot_tt), "");
+      LLVMBuildStore(G->B, LLVMConstInt(G->i8, 0, 0), LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, ""));
+      LLVMBuildBr(G->B, done);
+      LLVMPositionBuilderAtEnd(G->B, done);
+    }
+  }
+}
+
 void cg_lua_begin(CG *G, KtySpec *sp) {
   KirFunc *f = sp->ir;
+  G->lkillhead = G->lkillnext = NULL;
+  G->lkilln = NULL;
   G->lentry = NULL;
   G->lslot = NULL;
   G->luaL = NULL;
@@ -236,6 +418,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
     }
   }
   G->nlslots = n + NSCRATCH;
+  plan_kills(G, sp);
   /* L from the dispatcher's KErr (a field the generators do not mirror) */
   LLVMValueRef e8 = LLVMBuildPointerCast(G->B, G->err, G->i8p, "");
   LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
