@@ -180,6 +180,9 @@ typedef struct CG {
   LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
   LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
                                (cg_lua.c hint), or NULL */
+  uint8_t *lhot;            /* by KtySpec.index: may run many times, so its
+                               table accesses and frame are inline (cg_lua.c
+                               "Where inline paths pay"); NULL until planned */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
