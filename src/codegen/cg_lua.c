@@ -132,7 +132,12 @@ static LLVMValueRef lt_on(CG *G);
 ** The rest is cold: a main chunk compiled as a root (kjit.jit(loadfile(p)),
 ** run once a call), and what only cold code calls outside its loops. In
 ** cold code, accesses inside loops stay inline; the others and the frame
-** call the helpers. A main chunk called many times through kjit.jit gets
+** call the helpers. A cold function without loops is also marked optnone
+** (cg_lua_begin): LLVM's fast instruction selection and none of its
+** machine passes, as for the first tier, for code that runs once
+** (partialsums: its nine specializations of `pr`; with the helpers'
+** calls, 574.6M -> 503.4M instructions for the whole run, its compile
+** 217.8M -> 146.7M). A main chunk called many times through kjit.jit gets
 ** the same answers, a little slower. */
 
 /* Does c reach `to` through calls (seen: a byte a specialization)? */
@@ -333,6 +338,15 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   /* inline for small frames only (a recursive function's: binary-trees'
   ** have 7 and 12 slots): a program's main chunk, with dozens, runs once,
   ** and its stores and blocks would cost more to compile than they save */
+  if (!spec_hot(G) && f->nloops == 0) {
+    /* a function that runs once and has no loop: LLVM's fast path for it
+    ** (fast instruction selection, no machine optimizations), as for the
+    ** first tier (backend/cpu.c); optnone needs noinline */
+    unsigned ni = LLVMGetEnumAttributeKindForName("noinline", 8);
+    unsigned on = LLVMGetEnumAttributeKindForName("optnone", 7);
+    LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, ni, 0));
+    LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, on, 0));
+  }
   if (y && G->nlslots <= INLINE_FRAME_MAX && spec_hot(G)) {
     G->lbase = open_inline(G, y, G->nlslots);
   } else {

@@ -4,7 +4,8 @@
 -- calls outside its loops open their frames and access tables through the
 -- run-time helpers, not the inline paths; code inside loops, and every
 -- function called from a loop, recursive or called from Lua, keeps them.
--- Both ways must give the interpreter's answers: results, tables' state
+-- A cold function without loops is compiled optnone (LLVM's fast
+-- instruction selection, no machine passes: it runs once). Both ways must give the interpreter's answers: results, tables' state
 -- key by key, errors with their messages and lines (tablediff).
 local T = require "tablediff"
 local kjit = require "kjit"
@@ -112,6 +113,10 @@ test("the inline paths only where code may run often (the IR)", function()
   if hir:find("lopenfast", 1, true) then
     assert(not cir:find("lopenfast", 1, true), "a main chunk opens its frame inline")
   end
+  -- a cold function without loops gets LLVM's fast code generation
+  -- (optnone); one called from Lua does not
+  assert(cir:find("optnone", 1, true), "a main chunk without loops is not compiled as optnone")
+  assert(not hir:find("optnone", 1, true), "a function called from Lua is compiled as optnone")
   -- a loop in the main chunk keeps its inline paths
   local loop = kjit.jit(chunk([[
     local t = ...
