@@ -185,6 +185,9 @@ typedef struct CG {
   ** by call, how many slots from its first it clears */
   const KirInsn **lkillhead, **lkillnext;
   int *lkilln;
+  uint8_t *lhot;            /* by KtySpec.index: may run many times, so its
+                               table accesses and frame are inline (cg_lua.c
+                               "Where inline paths pay"); NULL until planned */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's

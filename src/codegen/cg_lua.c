@@ -122,6 +122,111 @@ static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 static LLVMValueRef lt_on(CG *G);
 static LLVMValueRef slot_here(CG *G, int k);
 
+/* ---- Where inline paths pay ------------------------------------------------------ */
+
+/* The inline paths (a frame opened and closed by stores: open_inline,
+** cg_lua_end; a table access's probe of the table's layout: inline_get,
+** inline_set) make a run faster and a compile longer: each is a few
+** blocks more for LLVM's passes, instruction selection and register
+** allocation. They pay only where they run many times. Code that runs once
+** a compile gets the calls of the helpers instead, the same helpers the
+** inline paths fall back to (so the same behaviour, as with
+** KJIT_NO_INLINE_TABLES): a program's main chunk outside its loops and the
+** functions only it calls from there (bench/programs/partialsums.lua's
+** main chunk and its `pr`: 37M instructions of compile for code that ran
+** once).
+**
+** A specialization is hot (G->lhot) when it may run many times:
+**  - a root that is not a main chunk (a function called from Lua, maybe
+**    in a loop);
+**  - one that no call of this module calls (compiled code calls the
+**    specializations of a module only by its direct calls: cg_func.c's
+**    calls of G->funcs; function literals called through values run
+**    other compiles' code);
+**  - one in a cycle of calls (recursion);
+**  - one called from inside a loop, or from anywhere in a hot one.
+** The rest is cold: a main chunk compiled as a root (kjit.jit(loadfile(p)),
+** run once a call), and what only cold code calls outside its loops. In
+** cold code, accesses inside loops stay inline; the others and the frame
+** call the helpers. A cold function without loops is also marked optnone
+** (cg_lua_begin): LLVM's fast instruction selection and none of its
+** machine passes, as for the first tier, for code that runs once
+** (partialsums: its nine specializations of `pr`; with the helpers'
+** calls, 574.6M -> 503.4M instructions for the whole run, its compile
+** 217.8M -> 146.7M). A main chunk called many times through kjit.jit gets
+** the same answers, a little slower. */
+
+/* Does c reach `to` through calls (seen: a byte a specialization)? */
+static int reaches(KtySession *S, const KtySpec *c, const KtySpec *to, uint8_t *seen) {
+  if (c->index < 0 || c->index >= S->nspecs || seen[c->index]) return 0;
+  seen[c->index] = 1;
+  KirFunc *f = c->ir;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!c->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->ninsns; i++) {
+      const KtySpec *d = c->callees ? c->callees[blk->insns[i]->id] : NULL;
+      if (d && (d == to || reaches(S, d, to, seen))) return 1;
+    }
+  }
+  return 0;
+}
+
+static void hot_plan(CG *G) {
+  KtySession *S = G->S;
+  int n = S->nspecs;
+  uint8_t *hot = cg_zalloc(G, (size_t)n + 1), *called = cg_zalloc(G, (size_t)n + 1);
+  uint8_t *seen = cg_zalloc(G, (size_t)n + 1);
+  for (int i = 0; i < n; i++) {   /* who is called here at all */
+    KtySpec *s = S->specs[i];
+    if (!s->used || s->callees == NULL) continue;
+    for (int b = 0; b < s->ir->nblocks; b++) {
+      if (!s->live[b]) continue;
+      KirBlock *blk = s->ir->blocks[b];
+      for (int k = 0; k < blk->ninsns; k++) {
+        const KtySpec *c = s->callees[blk->insns[k]->id];
+        if (c && c->index >= 0 && c->index < n) called[c->index] = 1;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    KtySpec *s = S->specs[i];
+    const KbcProto *p = s->ir->proto;
+    int mainchunk = p && p->linedefined == 0 && p->lastlinedefined == 0;
+    memset(seen, 0, (size_t)n + 1);
+    hot[i] = (s->root && !mainchunk) || (!s->root && !called[i]) ||
+             reaches(S, s, s, seen);
+  }
+  for (int changed = 1; changed;) {   /* callees of hot code and of loops */
+    changed = 0;
+    for (int i = 0; i < n; i++) {
+      KtySpec *s = S->specs[i];
+      if (!s->used || s->callees == NULL) continue;
+      for (int b = 0; b < s->ir->nblocks; b++) {
+        if (!s->live[b]) continue;
+        KirBlock *blk = s->ir->blocks[b];
+        if (!hot[i] && blk->loop == NULL) continue;
+        for (int k = 0; k < blk->ninsns; k++) {
+          const KtySpec *c = s->callees[blk->insns[k]->id];
+          if (c && c->index >= 0 && c->index < n && !hot[c->index]) hot[c->index] = changed = 1;
+        }
+      }
+    }
+  }
+  G->lhot = hot;
+}
+
+/* Is the function being emitted hot (see above)? */
+static int spec_hot(CG *G) {
+  if (G->lhot == NULL) hot_plan(G);
+  return G->sp->index < 0 || G->sp->index >= G->S->nspecs || G->lhot[G->sp->index];
+}
+
+/* Does v run often enough for its inline path: in a hot function, or in a loop? */
+static int hot_at(CG *G, const KirInsn *v) {
+  return (v->block && v->block->loop) || spec_hot(G);
+}
+
 /* ---- Frames -------------------------------------------------------------------- */
 
 /* The stack layout for inline frames (host/lua_stack.h), NULL where the
@@ -429,7 +534,16 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   /* inline for small frames only (a recursive function's: binary-trees'
   ** have 7 and 12 slots): a program's main chunk, with dozens, runs once,
   ** and its stores and blocks would cost more to compile than they save */
-  if (y && G->nlslots <= INLINE_FRAME_MAX) {
+  if (!spec_hot(G) && f->nloops == 0) {
+    /* a function that runs once and has no loop: LLVM's fast path for it
+    ** (fast instruction selection, no machine optimizations), as for the
+    ** first tier (backend/cpu.c); optnone needs noinline */
+    unsigned ni = LLVMGetEnumAttributeKindForName("noinline", 8);
+    unsigned on = LLVMGetEnumAttributeKindForName("optnone", 7);
+    LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, ni, 0));
+    LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, on, 0));
+  }
+  if (y && G->nlslots <= INLINE_FRAME_MAX && spec_hot(G)) {
     G->lbase = open_inline(G, y, G->nlslots);
   } else {
     LLVMTypeRef ps[2] = { G->i8p, G->i32 };
@@ -962,11 +1076,11 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
 ** boolean) takes the helper too, which anchors it in its slot. The hit's
 ** bits reach the join as a phi, not through out: no store and reload on
 ** the inline path. */
-static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
-                               LLVMValueRef out, const Full *f, LLVMValueRef *bits,
+static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValueRef site,
+                               LLVMValueRef key, LLVMValueRef out, const Full *f, LLVMValueRef *bits,
                                LLVMValueRef tdst) {
   const KltLayout *y = layout(G);
-  if (y == NULL) {
+  if (y == NULL || !hot_at(G, v)) {   /* (or code that runs once: see "Where inline paths pay") */
     LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
     *bits = LLVMBuildLoad2(G->B, G->i64, out, "");
     return rc;
@@ -1023,10 +1137,10 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
 ** writenum says why it is exact) over a present non-nil value, or an empty
 ** element of the array part of a table without a metatable: KLV_OK when
 ** done; where it misses, what the site's helper f gives. */
-static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
-                               LLVMValueRef vtag, LLVMValueRef vbits, const Full *f) {
+static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValueRef site,
+                               LLVMValueRef key, LLVMValueRef vtag, LLVMValueRef vbits, const Full *f) {
   const KltLayout *y = layout(G);
-  if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
+  if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
   LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
@@ -1095,7 +1209,7 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                         G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
-  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL);
+  return inline_get(G, v, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL);
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -1139,7 +1253,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL);
+    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -1155,7 +1269,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef as[11] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, dst, out };
     Full f = { "kjit_lv_sgetk", ps, as, 11 };
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
-    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL);
+    rc = inline_get(G, v, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
@@ -1184,7 +1298,7 @@ static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
   LLVMValueRef as[10] = { G->luaL, site, otag, obits, t, h, key, tag, bits, val };
   Full f = { "kjit_lv_sseti", ps, as, 10 };
   if (fresh(v)) return call(G, f.name, G->i32, ps, as, 10);
-  return inline_set(G, h, site, key, tag, bits, &f);
+  return inline_set(G, v, h, site, key, tag, bits, &f);
 }
 
 /* t[k] = v with a key of any type (its own check). */
@@ -1229,7 +1343,7 @@ void cg_lua_store(CG *G, const KirInsn *v) {
       LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, tag, bits, val };
       Full f = { "kjit_lv_ssetfield", ps, as, 9 };
       if (fresh(v)) call(G, f.name, G->i32, ps, as, 9);
-      else inline_set(G, h, site, NULL, tag, bits, &f);
+      else inline_set(G, v, h, site, NULL, tag, bits, &f);
     } else {
       settable_rc(G, v, ox, strkey(G, v), tag, bits, val);
     }
@@ -1251,7 +1365,7 @@ void cg_lua_store(CG *G, const KirInsn *v) {
     Full f = { "kjit_lv_ssetk", ps, as, 12 };
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
     if (fresh(v)) call(G, f.name, G->i32, ps, as, 12);
-    else inline_set(G, h, site, pk, tag, bits, &f);
+    else inline_set(G, v, h, site, pk, tag, bits, &f);
   } else {
     settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
   }
