@@ -233,6 +233,27 @@ ptest("a raising hook stops a loop calling a non-recursive function", function()
   raises("loop stopped", jloopcalls, 3)
 end)
 
+-- A pure self-recursive function whose calls charge at sampled depths
+-- checks its depth limit there only (codegen/cg_func.c, emit_lua_call): a
+-- recursion too deep still ends in "stack overflow", whether the call
+-- that goes deeper charges (one call a block) or is charged for by the
+-- block's first recursive call (at the same depth), and with any depth
+-- modulo the sampling.
+local function deep(n) if n == 0 then return 0 end return 1 + deep(n - 1) end
+local function deep2(n) if n <= 0 then return 0 end return deep2(-1) + deep2(n - 1) + 1 end
+test("sampled recursion: too deep still raises stack overflow", function()
+  local jd, jd2 = kjit.jit(deep), kjit.jit(deep2)
+  for _, n in ipairs({ 0, 7, 8, 9, 1000 }) do
+    eq(jd(n), deep(n), "deep(" .. n .. ")")
+    eq(jd2(n), deep2(n), "deep2(" .. n .. ")")
+  end
+  for _, n in ipairs({ 2000000, 2000003, 2000007 }) do
+    raises("stack overflow", jd, n)
+    raises("stack overflow", jd2, n)
+  end
+  eq(jd(100000), 100000, "deep again after the overflows")
+end)
+
 ptest("a returning hook: recursion polls and gives the same results", function()
   local calls = 0
   debug.sethook(function() calls = calls + 1 end, "", HUGE)
