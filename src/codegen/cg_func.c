@@ -1247,7 +1247,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     ** charging call: at most skip levels past the limit (the interpreter's
     ** own limit differs anyway), and a compare and a branch a call less,
     ** which pays for the sampling test (bench fib(20), instructions a
-    ** call against polls off, KJIT_TIER=0: 1.025 -> 0.99). Tried before
+    ** call against polls off, KJIT_TIER=0: 1.024 -> 0.962). Tried before
     ** (d84aae8) and reverted when timings on another machine could not
     ** tell it from noise; instruction counts can. */
     d = mepure ? LLVMBuildAdd(G->B, G->depth, cg_i32(G, 1), "") : cg_i32(G, 1);
