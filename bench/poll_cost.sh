@@ -21,6 +21,12 @@ dir=${1:-build}
 # (in the environment, not through `env`: valgrind would count env itself,
 # which execs lua5.4 untraced)
 export LUA_CPATH="$dir/?.so;;"
+# full tier only (host/jit.c "Tiered compiles"): a tiered function starts
+# at the first tier (optnone code) and tiers up after 1000 units of work, a
+# poll counting 250, so with polls off a kernel ran its first-tier code for
+# far more of the calls than with them on (dot and prefix_sum read 0.84-0.89
+# of polls off), and the 61 calls' count held the tier-up's compile
+export KJIT_TIER=0
 command -v valgrind >/dev/null || { echo "poll_cost.sh: needs valgrind" >&2; exit 2; }
 
 count() {   # count on|off command...: the instructions valgrind counts
