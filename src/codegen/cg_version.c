@@ -315,22 +315,6 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
 ** No copy is added (a second vector copy of the inner loop cost a
 ** stencil's compile 35%). Not in kernels (no polls in their fast copies'
 ** inner loops to save; the simulator strip-mines them there). */
-/* Whether loop L carries a float from one iteration to the next (a
-** header phi), fastmath off: a strict float sum, which LLVM does not
-** vectorize. Such a row stays chunked: unchunked, LLVM unrolled bench
-** matmul's `s = s + A[i][k] * B[k][j]` eight times, each row then filling
-** and spilling a register per unrolled load around the loop (1.029 of
-** polls off in instructions, against 1.005 chunked). */
-static int carries_float(CG *G, const KirLoop *L) {
-  if (G->fastmath) return 0;
-  for (int i = 0; i < L->header->nphis; i++) {
-    const KirInsn *p = L->header->phis[i];
-    int k = G->sp->types[p->id].kind;
-    if (G->sp->consts[p->id].kind == T_UNKNOWN && (k == T_F64 || k == T_F32)) return 1;
-  }
-  return 0;
-}
-
 static void plan_rows_fit(CG *G, const KfaFacts *F, struct CgNest *N) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
@@ -343,7 +327,7 @@ static void plan_rows_fit(CG *G, const KfaFacts *F, struct CgNest *N) {
     if (L == O || !kir_inloop(O, h) || G->strip_at[h->id] != L || L->kind != KIR_LOOP_FORNUM ||
         G->chunkbb[h->id] == NULL || cg_prange_owns(G, h) || !range_known(G, F, L, O) ||
         !kfa_nest_invariant(sp, O, fl->init) || !kfa_nest_invariant(sp, O, fl->limit) ||
-        (fl->step && !kfa_nest_invariant(sp, O, fl->step)) || carries_float(G, L))
+        (fl->step && !kfa_nest_invariant(sp, O, fl->step)))
       continue;
     LLVMDeleteBasicBlock(G->chunkbb[h->id]);   /* (cg_strip_begin's, never filled) */
     G->chunkbb[h->id] = NULL;

@@ -964,17 +964,6 @@ test("rows that fit a poll period: charged at the forprep, vectorized (the IR)",
     if from:match("vector%.body") then headers = headers + 1 end
   end
   eq(headers, 0, "no poll in the vector loop:\n" .. ir)
-  -- a row carrying a strict float sum (never vectorized) stays chunked
-  local h = kjit.jit(function(a, c, n)
-    for i = 1, n do
-      local s = 0.0
-      for k = 1, n do s = s + a[i][k] * a[k][i] end
-      c[i] = s
-    end
-  end)
-  h(a, kjit.zeros(8), 8)
-  truthy(h:inspect("llvm"):find("\nchunk[%w.]*:"), "a float sum's rows in chunks")
-  D.check(h.lua, a, kjit.zeros(8), 8)
 end)
 
 ptest("rows that fit a poll period: polls every ~65536 iterations; hooks stop them", function()
