@@ -161,9 +161,6 @@ typedef struct CG {
   struct CgNest *nestcopy;  /* the nest whose checked copy is being emitted */
   KirLoop *nestloop;        /* its loop (edges leaving it use the outer tables) */
   uint8_t *nestoff;         /* by id: a check off in a nest's fast copy */
-  KirLoop **rowfit_at;      /* by header block id: an inner loop of a nest's
-                               fast copy run unchunked, charged whole at its
-                               forprep (cg_version.c, rows that fit a poll period) */
   /* Lua values (cg_lua.c): the frame of the function being emitted */
   int *lslot;               /* by id: its first stack slot in the frame, or -1
                                (NULL: the function holds no Lua values) */
@@ -421,7 +418,6 @@ void cg_fit_emit(CG *G, KirLoop *L);          /* its test (count fits a chunk) a
 void cg_emit_chunk_head(CG *G, KirLoop *L);
 /* cg_func.c: polls and strip-mining, for cg_prange.c */
 void cg_poll_charge(CG *G, LLVMValueRef amount);   /* the countdown loses amount (> 0 or 0) */
-int cg_rowfit(CG *G, const KirLoop *L);          /* L charged whole at its forprep */
 void cg_strip_tables(CG *G);                       /* G->strip_at and co., allocated */
 void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter, here */
 int cg_fit_version(CG *G, const KirLoop *L);       /* 1: versioned L charged whole at its test */

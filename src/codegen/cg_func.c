@@ -745,7 +745,6 @@ static int charged_at_entry(CG *G, const KirLoop *L) {
       (G->peel_at && G->peel_at[h->id]))
     return 0;
   if (G->strip_at && G->strip_at[h->id] == L && G->chunkbb[h->id]) return 1;
-  if (cg_rowfit(G, L)) return 1;   /* a row charged whole (cg_version.c) */
   return G->ver_at && G->ver_at[h->id] == L && cg_fit_version(G, L);
 }
 
@@ -1009,14 +1008,6 @@ static void emit_forprep(CG *G, KirInsn *v) {
     F->step = step;
     G->vals[v->id] = cg_mk(TY(T_INT), a.v);
     KirLoop *L = b->succ[0]->loop;
-    if (L && L->prep == v && cg_rowfit(G, L)) {
-      /* a row that fits a poll period (cg_version.c): charged whole here,
-      ** one where it runs no iteration (count is then meaningless) */
-      LLVMValueRef whole = LLVMBuildAdd(G->B, count, cg_i64(G, 1), "");
-      cg_poll_charge(G, LLVMBuildSelect(G->B, skip, cg_i64(G, 1), whole, ""));
-      branch(G, b, LLVMBuildNot(G->B, skip, ""));
-      return;
-    }
     if (L && L->prep == v && b->loop && for_covers(G, b->loop) == L) {
       /* the loop around charges here (see for_covers): one when L is skipped */
       LLVMBasicBlockRef t0 = add_edge(G, b, b->succ[0]), sk = cg_bb(G, "skipcharge");
@@ -1712,7 +1703,6 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
       !(G->strip_at && G->strip_at[blk->id] && (!G->versioning || G->plaincopy)) &&
       !(G->ver_at && G->ver_at[blk->id] == blk->loop && !G->versioning &&
         cg_fit_version(G, blk->loop)) &&   /* (charged whole at its test) */
-      !(cg_rowfit(G, blk->loop) && !G->versioning) &&   /* (charged whole at its forprep) */
       !cg_count_covers(G, blk->loop) &&   /* (charged by a counted loop inside) */
       !for_covers(G, blk->loop))         /* (or by a for loop's forprep) */
     cg_poll_charge(G, cg_i64(G, 1));

@@ -89,8 +89,6 @@
 #include "codegen/cg.h"
 #include "ir/ir_facts.h"
 
-static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v);
-
 static int versionable(CG *G, const KfaFacts *F, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
@@ -134,12 +132,9 @@ typedef struct CgTabs {
   LLVMValueRef *chunk;
 } CgTabs;
 
-#define NEST_MAXFIT 8
 struct CgNest {
   KirLoop *O;
   KfaCheck *checks; int nchecks;   /* what its test proves (off in the fast copy) */
-  KirLoop *fit[NEST_MAXFIT]; int nfit;   /* inner loops whose rows its test
-                                            finds short (see rows_fit) */
   CgTabs tabs;            /* the checked copy's tables (the outer ones while
                              the copy is emitted) */
 };
@@ -296,71 +291,6 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
   G->nestcopy = NULL;
 }
 
-/* ---- Rows that fit a poll period (interrupt polls) ------------------------
-** A strip-mined inner loop (cg_func.c) runs in chunks of at most
-** KCG_POLL_PERIOD iterations, and each entry sets up its chunk: LLVM then
-** computes the vector loop's trip count, remainder and alias tests inside
-** a chunk loop of its own, at every row, and spills around it, where
-** without polls it unrolls the row loop and takes that set-up out (bench
-** jacobi, 100 x 100: 1.21x the instructions of polls off). In a nest's fast
-** copy an inner loop whose bounds the nest does not change has the same
-** trip count in every row, known before the nest: its test (emit_nest)
-** also asks that this count fit a poll period, and the fast copy then runs
-** that loop as written (no chunks), charging each entry its whole count at
-** its forprep (cg_func.c, emit_forprep; one where it runs no iteration), so
-** that no iteration polls, the latency bound holds (a row is at most a
-** period), and LLVM sees the loop it sees without polls. Longer rows fail
-** the test and take the nest's checked copy, which polls each iteration
-** (a row of more than 65536 iterations in a 2-D nest: scalar, checks on).
-** No copy is added (a second vector copy of the inner loop cost a
-** stencil's compile 35%). Not in kernels (no polls in their fast copies'
-** inner loops to save; the simulator strip-mines them there). */
-static void plan_rows_fit(CG *G, const KfaFacts *F, struct CgNest *N) {
-  KtySpec *sp = G->sp;
-  KirFunc *f = sp->ir;
-  KirLoop *O = N->O;
-  if (G->pollctr == NULL || G->S->kernel || G->strip_at == NULL) return;
-  for (int l = 0; l < f->nloops && N->nfit < NEST_MAXFIT; l++) {
-    KirLoop *L = f->loops[l];
-    KirBlock *h = L->header;
-    const KfaLoop *fl = &F->loops[L->id];
-    if (L == O || !kir_inloop(O, h) || G->strip_at[h->id] != L || L->kind != KIR_LOOP_FORNUM ||
-        G->chunkbb[h->id] == NULL || cg_prange_owns(G, h) || !range_known(G, F, L, O) ||
-        !kfa_nest_invariant(sp, O, fl->init) || !kfa_nest_invariant(sp, O, fl->limit) ||
-        (fl->step && !kfa_nest_invariant(sp, O, fl->step)))
-      continue;
-    LLVMDeleteBasicBlock(G->chunkbb[h->id]);   /* (cg_strip_begin's, never filled) */
-    G->chunkbb[h->id] = NULL;
-    G->strip_at[h->id] = NULL;
-    G->chunk[L->prep->id] = NULL;   /* (its latch: the plain one) */
-    if (G->rowfit_at == NULL) G->rowfit_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
-    G->rowfit_at[h->id] = L;
-    N->fit[N->nfit++] = L;
-  }
-}
-
-/* Whether L runs unchunked here, charged whole at its forprep (see above):
-** in its nest's fast copy, not its checked one. */
-int cg_rowfit(CG *G, const KirLoop *L) {
-  return G->rowfit_at && G->rowfit_at[L->header->id] == L && G->nestloop == NULL;
-}
-
-/* The rows of nest N fit a poll period: each loop of N->fit runs at most
-** KCG_POLL_PERIOD iterations an entry (or none), computed before N. */
-static LLVMValueRef rows_fit(CG *G, struct CgNest *N) {
-  const KfaFacts *F = cg_prange_facts(G);
-  LLVMValueRef all = cg_i1(G, 1);
-  for (int i = 0; i < N->nfit; i++) {
-    const KfaLoop *fm = &F->loops[N->fit[i]->id];
-    LLVMValueRef init = nest_val(G, N->O, fm->init).v, skip;
-    LLVMValueRef step = fm->step ? nest_val(G, N->O, fm->step).v : cg_i64(G, 1);
-    LLVMValueRef count = cg_int_count(G, init, nest_val(G, N->O, fm->limit), step, &skip);
-    LLVMValueRef fits = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
-    all = LLVMBuildAnd(G->B, all, LLVMBuildOr(G->B, fits, skip, ""), "");
-  }
-  return all;
-}
-
 void cg_version_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
@@ -371,7 +301,6 @@ void cg_version_plan(CG *G) {
   G->nestcopy = NULL;
   G->nestloop = NULL;
   G->nestoff = NULL;
-  G->rowfit_at = NULL;
   const KfaFacts *F = cg_prange_facts(G);
   if (F == NULL || f->irreducible) return;
   /* nests first (outer loops first): what their tests prove is off in
@@ -396,7 +325,6 @@ void cg_version_plan(CG *G) {
     }
     G->nest_at[O->header->id] = N;
     for (int i = 0; i < N->nchecks; i++) G->nestoff[N->checks[i].insn->id] = 1;
-    plan_rows_fit(G, F, N);
     alloc_ver(G);
     G->ver_at[O->header->id] = O;
     G->vselbb[O->header->id] = cg_bb(G, "nestsel");
@@ -846,7 +774,6 @@ static void emit_nest(CG *G, struct CgNest *N) {
   cg_before_loop(G, O);
   NestRange rs[16];
   LLVMValueRef ok = nest_test(G, N, rs, 0);
-  if (N->nfit) ok = LLVMBuildAnd(G->B, ok, rows_fit(G, N), "");
   /* a serial prange loop that runs in chunks (cg_prange.c): the fast copy
   ** starts at its chunk head; the checked copy runs unchunked */
   int chunked = G->strip_at && G->strip_at[h->id] && G->chunkbb[h->id];

@@ -868,9 +868,7 @@ test("loops charged by an inner forprep: the interpreter's results", function()
 end)
 
 test("loops charged by an inner forprep: the skip charges (the IR)", function()
-  -- (without bounds checks: no nest test, whose fast copy charges rows
-  -- whole, see "rows that fit a poll period" below)
-  local f = kjit.jit(skiprows, { boundscheck = false })
+  local f = kjit.jit(skiprows)
   local a = kjit.arange(1, 11)
   f(a, 2, 10)
   local ir = f:inspect("llvm")
@@ -892,99 +890,4 @@ ptest("loops charged by an inner forprep: polled when the inner loop is skipped 
   debug.sethook()
   eq(got, skiprows(a, 1 << 22, 0), "result")
   truthy(calls >= 60 and calls <= 70, "one poll per 65536 skipped rows: " .. calls)
-end)
-
--- Rows that fit a poll period (codegen/cg_version.c, plan_rows_fit): in a
--- nest versioned for its bounds checks, an inner loop whose bounds the
--- nest does not change runs unchunked in the nest's fast copy when the
--- nest's test finds its rows at most 65536 iterations long, each row
--- charged whole at its forprep (one where it runs none); longer rows take
--- the checked copy, which polls each iteration.
-local function sweep(a, b, lo, hi, stop)   -- jacobi's rows; stop: a break
-  local s = 0.0
-  for i = 2, #a - 1 do
-    for j = lo, hi do
-      b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1])
-      if j == stop then break end
-    end
-    s = s + b[i][lo]
-    if i == -stop then return s, i end
-  end
-  return s
-end
-local function sweepforever(a, b, n)   -- endless; rows of n - 2
-  local t = 0
-  while t >= 0 do
-    for i = 2, n - 1 do
-      for j = 2, n - 1 do b[i][j] = 0.5 * (a[i][j - 1] + a[i][j + 1]) end
-    end
-    t = t + 1
-  end
-  return t
-end
-local function grid(r, c)
-  local m = kjit.empty({ r, c })
-  for i = 1, r do for j = 1, c do m[i][j] = ((i * 7 + j * 3) % 11 + 1) * 0.5 end end
-  return m
-end
-
-test("rows that fit a poll period: the interpreter's results, errors and exits", function()
-  local a = grid(6, 9)
-  for _, c in ipairs({ { 2, 8 }, { 2, 1 }, { 5, 3 }, { 8, 8 }, { 2, -5 } }) do
-    D.check(sweep, a, kjit.zeros({ 6, 9 }), c[1], c[2], 0)
-  end
-  D.check(sweep, a, kjit.zeros({ 6, 9 }), 2, 8, 4)    -- break out of each row
-  D.check(sweep, a, kjit.zeros({ 6, 9 }), 2, 8, -3)   -- return from the third row
-  D.check_error("index", sweep, a, kjit.zeros({ 6, 9 }), 2, 9, 0)   -- the checked copy
-  D.check_error("index", sweep, a, kjit.zeros({ 6, 7 }), 2, 8, 0)
-  -- rows of 65535, 65536 (the longest that fit) and 65537 (the checked copy)
-  local w = 65539
-  local big = grid(3, w)
-  for _, hi in ipairs({ w - 3, w - 2, w - 1 }) do
-    D.check(sweep, big, kjit.zeros({ 3, w }), 2, hi, 0)
-  end
-end)
-
-test("rows that fit a poll period: charged at the forprep, vectorized (the IR)", function()
-  local a, b = grid(8, 8), kjit.zeros({ 8, 8 })
-  local g = kjit.jit(function(a, b, n)   -- sweepforever's nest, ending
-    for i = 2, n - 1 do
-      for j = 2, n - 1 do b[i][j] = 0.5 * (a[i][j - 1] + a[i][j + 1]) end
-    end
-  end)
-  g(a, b, 8)
-  local ir = g:inspect("llvm")
-  truthy(ir:find("nestsel", 1, true), "a nest test:\n" .. ir)
-  truthy(not ir:find("\nchunk[%w.]*:"), "no chunks (rows charged whole):\n" .. ir)
-  truthy(ir:find("fadd <%d+ x double>"), "the row loop vectorized:\n" .. ir)
-  -- the fast copy's polls follow a charge of the row's count (a select of
-  -- it and 1), none a loop header's
-  local headers = 0
-  for from in ir:gmatch("\npoll[%w.]*:%s*; preds = ([^\n]*)") do
-    if from:match("vector%.body") then headers = headers + 1 end
-  end
-  eq(headers, 0, "no poll in the vector loop:\n" .. ir)
-end)
-
-ptest("rows that fit a poll period: polls every ~65536 iterations; hooks stop them", function()
-  local f = kjit.jit(sweepforever)
-  local a, b = grid(66, 66), kjit.zeros({ 66, 66 })
-  debug.sethook(raise_on(3, "sweeps stopped"), "", HUGE)
-  raises("sweeps stopped", f, a, b, 66)
-  debug.sethook()
-  -- the poll rate: 1026 rows of 4094 columns, about 4.2e6 iterations, 64 periods
-  local g = kjit.jit(sweep)
-  local m = grid(1028, 4096)
-  g(grid(4, 4), kjit.zeros({ 4, 4 }), 2, 3, 0)   -- compiled before the hook
-  local calls = 0
-  debug.sethook(function() calls = calls + 1 end, "", HUGE)
-  g(m, kjit.zeros({ 1028, 4096 }), 2, 4095, 0)
-  debug.sethook()
-  truthy(calls >= 60 and calls <= 70, "one poll per 65536 iterations: " .. calls)
-  -- a row of 200000 (the checked copy) stops inside
-  local w = 200002
-  local lm, lb = grid(3, w), kjit.zeros({ 3, w })
-  debug.sethook(raise_on(1, "long row stopped"), "", HUGE)
-  raises("long row stopped", g, lm, lb, 2, w - 1, 0)
-  truthy(lb[2][2] ~= 0.0 and lb[2][w - 1] == 0.0, "stopped in the first row, before its end")
 end)
