@@ -180,6 +180,11 @@ typedef struct CG {
   LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
   LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
                                (cg_lua.c hint), or NULL */
+  /* native views of indexed arrays (cg_luaview.c) */
+  void *lviews;             /* CG_MAXVIEWS records of allocas */
+  int nlviews;
+  int *lviewof;             /* by id: the value's view, or -1 (NULL: none) */
+  int lview_quiet;          /* a call that runs no Lua (the views stay) */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -464,6 +469,20 @@ int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
 void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
                    LLVMValueRef *slot);
 LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
+/* cg_luaview.c: the native view of a kjit array indexed as a Lua value,
+** kept while no call can change what it sees (see its head) */
+typedef struct CgLView {
+  LLVMValueRef slot;          /* the indexed value's slot (i32) */
+  LLVMValueRef tag;           /* its tag (i8: a number when not 0), or NULL: in its slot */
+  const struct KltLayout *y;  /* the running Lua's layout (cg_lua.c) */
+  int slots;                  /* its view's allocas (cg_luaview.c) */
+  LLVMValueRef akind, adata, alen;   /* the view (cg_lview_at) */
+} CgLView;
+struct KltLayout;
+void cg_lview_begin(CG *G, KtySpec *sp);
+void cg_lview_forget(CG *G);                    /* after every call */
+int cg_lview_find(CG *G, const KirInsn *obj, CgLView *V);
+void cg_lview_at(CG *G, const CgLView *V, CgLView *out, LLVMBasicBlockRef none);
 /* cg_callvalue.c: upvalues compiled code assigns, calls of function values */
 CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);

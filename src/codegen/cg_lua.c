@@ -189,6 +189,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lbase = NULL;
   G->lton = NULL;
   G->nlslots = 0;
+  G->nlviews = 0;
+  G->lviewof = NULL;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   int n = 0;
@@ -246,6 +248,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lton = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, lt_on(G), "lton"),
                           cg_i32(G, 0), "");
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
+  cg_lview_begin(G, sp);   /* (after the frame's calls: cg_luaview.c) */
 }
 
 /* The frame closed: inline as kls_close (the top moved back to the frame's
@@ -764,7 +767,7 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
 ** the inline path. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
                                LLVMValueRef out, const Full *f, LLVMValueRef *bits,
-                               LLVMValueRef tdst) {
+                               LLVMValueRef tdst, const CgLView *V) {
   const KltLayout *y = layout(G);
   if (y == NULL) {
     LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
@@ -806,7 +809,32 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");
   if (tdst) LLVMBuildBr(G->B, join);
   else LLVMBuildCondBr(G->B, good, join, miss);
+  /* a kjit array's view: its element, before the helper */
+  LLVMBasicBlockRef ab = NULL;
+  LLVMValueRef atag = NULL, abits = NULL;
+  CgLView vw;
+  if (V && key) {
+    LLVMBasicBlockRef hmiss = cg_bb(G, "ltmissh");
+    ab = cg_bb(G, "lvaget");
+    LLVMPositionBuilderAtEnd(G->B, miss);
+    cg_lview_at(G, V, &vw, hmiss);
+    V = &vw;
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, V->akind, cg_i32(G, 0), ""),
+                                   LLVMBuildICmp(G->B, LLVMIntULT, k, V->alen, ""), "");
+    LLVMBuildCondBr(G->B, ok, ab, hmiss);
+    LLVMPositionBuilderAtEnd(G->B, ab);
+    LLVMValueRef ep = LLVMBuildInBoundsGEP2(G->B, G->i64,
+                                            LLVMBuildPointerCast(G->B, V->adata, LLVMPointerType(G->i64, 0), ""),
+                                            &k, 1, "");
+    abits = LLVMBuildLoad2(G->B, G->i64, ep, "");
+    atag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, V->akind, cg_i32(G, 1), ""),
+                           cg_i32(G, KLV_FLT), cg_i32(G, KLV_INT), "");
+    LLVMBuildBr(G->B, join);
+    miss = hmiss;
+  }
   LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
+  if (ab) LLVMAddIncoming(rc, &atag, &ab, 1);
   /* (miss_call left the builder at the start of join, after its phi) */
   LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
   LLVMPositionBuilderBefore(G->B, LLVMGetBasicBlockTerminator(mend));
@@ -816,6 +844,7 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
   LLVMValueRef vs[2] = { hb, mb };
   LLVMBasicBlockRef bs[2] = { here, mend };
   LLVMAddIncoming(*bits, vs, bs, 2);
+  if (ab) LLVMAddIncoming(*bits, &abits, &ab, 1);
   return rc;
 }
 
@@ -824,7 +853,8 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
 ** element of the array part of a table without a metatable: KLV_OK when
 ** done; where it misses, what the site's helper f gives. */
 static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
-                               LLVMValueRef vtag, LLVMValueRef vbits, const Full *f) {
+                               LLVMValueRef vtag, LLVMValueRef vbits, const Full *f,
+                               const CgLView *V) {
   const KltLayout *y = layout(G);
   if (y == NULL) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
@@ -852,7 +882,42 @@ static LLVMValueRef inline_set(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
                                      LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
   put(G, tv, key ? y->tv_tt : y->node_tt, LLVMBuildSelect(G->B, isb, btt, ntt, ""));
   LLVMBuildBr(G->B, join);
-  return miss_call(G, miss, f, cg_i32(G, KLV_OK), wr, join);
+  /* a kjit array's view: a number stored as its __newindex stores it (an
+  ** integer into f64 converted; into i64 only an integer), before the
+  ** helper (floats into i64, booleans, errors) */
+  LLVMBasicBlockRef ab = NULL;
+  CgLView vw;
+  if (V && key) {
+    LLVMBasicBlockRef hmiss = cg_bb(G, "ltmissh");
+    ab = cg_bb(G, "lvaset");
+    LLVMPositionBuilderAtEnd(G->B, miss);
+    cg_lview_at(G, V, &vw, hmiss);
+    V = &vw;
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef vi = LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_INT), "");
+    LLVMValueRef vf = LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_FLT), "");
+    LLVMValueRef f64 = LLVMBuildICmp(G->B, LLVMIntEQ, V->akind, cg_i32(G, 1), "");
+    LLVMValueRef i64 = LLVMBuildICmp(G->B, LLVMIntEQ, V->akind, cg_i32(G, 2), "");
+    LLVMValueRef ok = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, f64, LLVMBuildOr(G->B, vi, vf, ""), ""),
+                                  LLVMBuildAnd(G->B, i64, vi, ""), "");
+    ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntULT, k, V->alen, ""), "");
+    LLVMBuildCondBr(G->B, ok, ab, hmiss);
+    LLVMPositionBuilderAtEnd(G->B, ab);
+    LLVMValueRef asf = LLVMBuildBitCast(G->B, LLVMBuildSIToFP(G->B, vbits, G->f64, ""), G->i64, "");
+    LLVMValueRef w = LLVMBuildSelect(G->B, LLVMBuildAnd(G->B, f64, vi, ""), asf, vbits, "");
+    LLVMValueRef ep = LLVMBuildInBoundsGEP2(G->B, G->i64,
+                                            LLVMBuildPointerCast(G->B, V->adata, LLVMPointerType(G->i64, 0), ""),
+                                            &k, 1, "");
+    LLVMBuildStore(G->B, w, ep);
+    LLVMBuildBr(G->B, join);
+    miss = hmiss;
+  }
+  LLVMValueRef rc = miss_call(G, miss, f, cg_i32(G, KLV_OK), wr, join);
+  if (ab) {
+    LLVMValueRef okv = cg_i32(G, KLV_OK);
+    LLVMAddIncoming(rc, &okv, &ab, 1);
+  }
+  return rc;
 }
 
 /* A key that is an integer at run time though not typed so (a number read
@@ -884,6 +949,16 @@ static int indexed_next(const KirInsn *v) {
   return 0;
 }
 
+/* The view an access of ox may use where the inline path of tables
+** misses (cg_luaview.c), or NULL. */
+static const CgLView *view_of(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, CgLView *V) {
+  (void)h;
+  if ((V->y = layout(G)) == NULL || G->nlviews == 0 || ox.t.kind != T_LUA) return NULL;
+  V->slot = ox.v;
+  V->tag = inslot(ox) ? NULL : ox.flag;
+  return cg_lview_find(G, v->args[0], V) ? V : NULL;
+}
+
 /* t[i] read with an integer key: inline, then the site's helper (which
 ** raises the access's errors). */
 static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
@@ -895,7 +970,9 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                         G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
-  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL);
+  CgLView vw;
+  const CgLView *V = view_of(G, v, ox, h, &vw);
+  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL, V);
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -937,7 +1014,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL);
+    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -953,7 +1030,9 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef as[11] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, dst, out };
     Full f = { "kjit_lv_sgetk", ps, as, 11 };
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
-    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL);
+    CgLView vw;
+    const CgLView *V = view_of(G, v, ox, h, &vw);
+    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL, V);
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
@@ -982,7 +1061,9 @@ static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
   LLVMValueRef as[10] = { G->luaL, site, otag, obits, t, h, key, tag, bits, val };
   Full f = { "kjit_lv_sseti", ps, as, 10 };
   if (fresh(v)) return call(G, f.name, G->i32, ps, as, 10);
-  return inline_set(G, h, site, key, tag, bits, &f);
+  CgLView vw;
+  const CgLView *V = view_of(G, v, ox, h, &vw);
+  return inline_set(G, h, site, key, tag, bits, &f, V);
 }
 
 /* t[k] = v with a key of any type (its own check). */
@@ -1025,7 +1106,7 @@ void cg_lua_store(CG *G, const KirInsn *v) {
       LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, tag, bits, val };
       Full f = { "kjit_lv_ssetfield", ps, as, 9 };
       if (fresh(v)) call(G, f.name, G->i32, ps, as, 9);
-      else inline_set(G, h, site, NULL, tag, bits, &f);
+      else inline_set(G, h, site, NULL, tag, bits, &f, NULL);
     } else {
       settable_rc(G, v, ox, strkey(G, v), tag, bits, val);
     }
@@ -1047,7 +1128,11 @@ void cg_lua_store(CG *G, const KirInsn *v) {
     Full f = { "kjit_lv_ssetk", ps, as, 12 };
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
     if (fresh(v)) call(G, f.name, G->i32, ps, as, 12);
-    else inline_set(G, h, site, pk, tag, bits, &f);
+    else {
+      CgLView vw;
+      const CgLView *V = view_of(G, v, ox, h, &vw);
+      inline_set(G, h, site, pk, tag, bits, &f, V);
+    }
   } else {
     settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
   }
