@@ -435,6 +435,7 @@ void cg_lua_begin(CG *G, KtySpec *sp);          /* the frame, at the entry */
 void cg_lua_end(CG *G);                         /* closes it (a return) */
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);
+LLVMValueRef cg_lua_arg_slot(CG *G, const KirInsn *call, int i);   /* a frozen table passed on */
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);
 CgVal cg_lua_index(CG *G, const KirInsn *v);    /* INDEX, GETFIELD */
 void cg_lua_store(CG *G, const KirInsn *v);     /* SETINDEX, SETFIELD */

@@ -1206,6 +1206,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   for (int i = 0; i < callee->nparams; i++) {
     Type pt = callee->args[i];
     CgVal x = i < n ? args[i] : cg_mk(TY(T_NIL), NULL);
+    if (x.t.kind == T_TABLE && pt.kind == T_LUA)   /* a frozen table passed on (ir_type.c t_call) */
+      x = cg_lua_to(G, x, cg_lua_arg_slot(G, v, i), v);
     x = cg_convert(G, x, pt, line);
     na += pack(x, av + na);
   }

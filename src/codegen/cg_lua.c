@@ -50,6 +50,20 @@
 
 /* ---- Which specializations use Lua values ----------------------------------- */
 
+/* How many of the first upto arguments of call v to compiled callee c are
+** frozen tables (T_TABLE) that c takes as Lua values (ir_type.c t_call):
+** each is boxed into a slot of the call's own, after its results' slots. */
+static int boxed_args(const KtySpec *sp, const KirInsn *v, const KtySpec *c, int upto) {
+  int n = 0;
+  for (int i = 0; i < upto && i < c->nparams && i + 1 < v->nargs; i++)
+    n += c->args[i].kind == T_LUA && sp->types[v->args[i + 1]->id].kind == T_TABLE;
+  return n;
+}
+static int has_lua_rets(const KtySpec *c) {
+  for (int r = 0; r < c->nret; r++) if (c->rets[r].kind == T_LUA) return 1;
+  return 0;
+}
+
 int cg_lua_spec_uses(const KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
   for (int r = 0; r < sp->nret; r++) if (sp->rets[r].kind == T_LUA) return 1;   /* a boxed result */
@@ -66,6 +80,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
       ** where no value of this function shows their type (return f(x)) */
       const KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
       for (int r = 0; c && r < c->nret; r++) if (c->rets[r].kind == T_LUA) return 1;
+      if (c && boxed_args(sp, v, c, c->nparams)) return 1;   /* a frozen table passed on */
     }
   }
   return 0;
@@ -206,10 +221,10 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
       KirInsn *v = blk->insns[i];
       G->lslot[v->id] = -1;
       KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
-      if (c) {   /* a compiled callee's results of Lua type land here */
-        int any = 0;
-        for (int r = 0; r < c->nret; r++) any |= c->rets[r].kind == T_LUA;
-        if (any) { G->lslot[v->id] = n; n += c->nret; }
+      if (c) {   /* a compiled callee's results of Lua type land here, then
+                    its frozen tables' boxes (cg_lua_arg_slot) */
+        int any = has_lua_rets(c), nb = boxed_args(sp, v, c, c->nparams);
+        if (any || nb) { G->lslot[v->id] = n; n += (any ? c->nret : 0) + nb; }
         continue;
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
@@ -295,6 +310,15 @@ LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v) {
   if (G->lslot == NULL || G->lslot[v->id] < 0)
     cg_error(G, v, "internal error: a Lua value without a stack slot");
   return slot_here(G, G->lslot[v->id]);
+}
+
+/* The slot where call v boxes its argument i (0-based; a frozen table its
+** compiled callee takes as a Lua value): after the results' slots. */
+LLVMValueRef cg_lua_arg_slot(CG *G, const KirInsn *v, int i) {
+  const KtySpec *c = G->sp->callees[v->id];
+  if (G->lslot == NULL || G->lslot[v->id] < 0 || c == NULL)
+    cg_error(G, v, "internal error: a boxed argument without its stack slot");
+  return slot_here(G, G->lslot[v->id] + (has_lua_rets(c) ? c->nret : 0) + boxed_args(G->sp, v, c, i));
 }
 
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call_insn, int r) {
@@ -767,7 +791,7 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
 ** the inline path. */
 static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMValueRef key,
                                LLVMValueRef out, const Full *f, LLVMValueRef *bits,
-                               LLVMValueRef tdst, const CgLView *V) {
+                               LLVMValueRef tdst, const CgLView *V, int truth) {
   const KltLayout *y = layout(G);
   if (y == NULL) {
     LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
@@ -783,6 +807,22 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
   LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
   LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
+  if (truth && key && !tdst) {
+    /* a read only tested (`if p[i] then`: truth_only): a boolean too, as
+    ** (KLV_BOOL, 0 or 1), and an empty element of a table without a
+    ** metatable (no __index to run) as KLV_NIL; only cg_lua_truthy sees
+    ** these tags */
+    LLVMValueRef ist = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_true, 0), "");
+    LLVMValueRef isb = LLVMBuildOr(G->B, ist, LLVMBuildICmp(G->B, LLVMIntEQ, tt,
+                                                           LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), ""), "");
+    LLVMValueRef isnil = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                                          LLVMConstInt(G->i8, 0, 0), ""),
+                                      LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p),
+                                                    LLVMConstNull(G->i8p), ""), "");
+    tag = LLVMBuildSelect(G->B, isb, cg_i32(G, KLV_BOOL), LLVMBuildSelect(G->B, isnil, cg_i32(G, KLV_NIL), tag, ""), "");
+    good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), LLVMBuildOr(G->B, isb, isnil, ""), ""), "");
+    hb = LLVMBuildSelect(G->B, isb, LLVMBuildZExt(G->B, ist, G->i64, ""), hb, "");
+  }
   if (tdst) {
     /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos):
     ** a table found there is copied into the slot tdst inline, as
@@ -959,6 +999,17 @@ static const CgLView *view_of(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h,
   return cg_lview_find(G, v->args[0], V) ? V : NULL;
 }
 
+/* Whether the value v reads is only tested for truth (`if p[i] then`,
+** `not p[i]`): its inline read may then give booleans and nil as tags
+** (inline_get), which no other use of a read's value expects. */
+static int truth_only(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (!((u->op == KIR_BR || u->op == KIR_NOT) && u->args[0] == v)) return 0;
+  }
+  return v->nusers > 0;
+}
+
 /* t[i] read with an integer key: inline, then the site's helper (which
 ** raises the access's errors). */
 static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
@@ -972,7 +1023,7 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
   CgLView vw;
   const CgLView *V = view_of(G, v, ox, h, &vw);
-  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL, V);
+  return inline_get(G, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL, V, truth_only(v));
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -1014,7 +1065,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL);
+    rc = inline_get(G, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, 0);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -1032,7 +1083,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
     CgLView vw;
     const CgLView *V = view_of(G, v, ox, h, &vw);
-    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL, V);
+    rc = inline_get(G, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL, V, truth_only(v));
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
@@ -1530,11 +1581,18 @@ LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
   if (x.t.sub == KTY_LUA_TABLE) return cg_i1(G, 1);
   /* a number, or a table whose address compiled code holds (bits while
   ** the tag is 0: hint's rule), is true without a call (`if t[2] then`) */
-  LLVMValueRef isn = isnum_tag(G, x);
-  if (x.dims[0] && !inslot(x))
-    isn = LLVMBuildOr(G->B, isn, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""), "");
-  else if (x.dims[0])
+  LLVMValueRef isn = isnum_tag(G, x), val = cg_i1(G, 1);
+  if (x.dims[0] && !inslot(x)) {
+    /* (a read only tested: also KLV_BOOL with 0 or 1 in bits, KLV_NIL;
+    ** inline_get's truth) */
+    LLVMValueRef nz = LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), "");
+    isn = LLVMBuildOr(G->B, isn, nz, "");
+    LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_BOOL), "");
+    LLVMValueRef isnil = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_NIL), "");
+    val = LLVMBuildSelect(G->B, isb, nz, LLVMBuildNot(G->B, isnil, ""), "");
+  } else if (x.dims[0]) {
     isn = LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), "");
+  }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "truthslot"), done = cg_bb(G, "truthdone");
   LLVMBuildCondBr(G->B, isn, done, sb);
   LLVMPositionBuilderAtEnd(G->B, sb);
@@ -1545,7 +1603,7 @@ LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
   LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
-  LLVMValueRef vs[2] = { cg_i1(G, 1), r };
+  LLVMValueRef vs[2] = { val, r };
   LLVMBasicBlockRef from[2] = { here, send };
   LLVMAddIncoming(phi, vs, from, 2);
   return phi;
@@ -1787,6 +1845,13 @@ static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     return mk(TY(T_LUA), dst, tag, bits);
   }
   cg_lua_box(G, x, dst, at);
+  if (x.t.kind == T_TABLE) {   /* a frozen table passed on: its address, the hint */
+    LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+    LLVMValueRef as[2] = { G->luaL, dst };
+    Type t = TY(T_LUA);
+    t.sub = KTY_LUA_TABLE;
+    return mk(t, dst, i8c(G, 0), call(G, "kjit_lv_ptr", G->i64, ps, as, 2));
+  }
   return mk(TY(T_LUA), dst, i8c(G, 0), cg_i64(G, 0));
 }
 

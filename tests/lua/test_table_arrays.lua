@@ -233,3 +233,30 @@ test("booleans read from a table tested in a loop (nsieve)", function()
     return c
   end, function() return { true, false, 0, "", {}, nil, false, true, nil, 1.5 }, 12 end)
 end)
+
+test("a frozen table (an upvalue) passed to a compiled callee is the table itself", function()
+  -- SciMark's shape: a closure over its matrix calls the kernel with it
+  local function scale(m, k)
+    for i = 1, #m do m[i] = m[i] * k end
+    return m[1]
+  end
+  local mat = { 1, 2.5, 3 }
+  local run = kjit.jit(function(k) return scale(mat, k) end)
+  local ref = { 1, 2.5, 3 }
+  eq(run(2), scale(ref, 2), "result")
+  eq(run(0.5), scale(ref, 0.5), "second call")
+  for i = 1, 3 do eq(mat[i], ref[i], "mat[" .. i .. "]") end
+  eq(math.type(mat[1]), math.type(ref[1]), "subtype")
+  -- the caller reading the table it passed on would read a frozen copy:
+  -- refused, located, saying what to do
+  local bad = kjit.jit(function(k) local r = scale(mat, k); return r + mat[2] end)
+  local ok, err = pcall(bad, 2)
+  assert(not ok and tostring(err):find("pass the table as an argument", 1, true), tostring(err))
+  -- a global table, and the same table twice (aliasing)
+  G_TABARR = { 4, 5 }
+  local function swap2(a, b) a[1], b[2] = b[2], a[1] end
+  local sw = kjit.jit(function() swap2(G_TABARR, G_TABARR) end)
+  sw()
+  eq(G_TABARR[1], 5, "G[1]"); eq(G_TABARR[2], 4, "G[2]")
+  G_TABARR = nil
+end)
