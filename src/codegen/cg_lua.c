@@ -832,9 +832,13 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
     ** this value's own), which saves a branch. */
     LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
     LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
-    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), istab, ""), ""),
+    /* a full userdata too (a kjit array: self.data[i], then indexed
+    ** through its view, cg_luaview.c), with no hint (bits 0: not a table) */
+    LLVMValueRef isud = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_UDATA, 0), "");
+    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""),
+                                                                  LLVMBuildOr(G->B, istab, isud, ""), ""), ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
-    tag = LLVMBuildSelect(G->B, istab, cg_i32(G, KLV_INSLOT), tag, "");
+    tag = LLVMBuildSelect(G->B, LLVMBuildOr(G->B, istab, isud, ""), cg_i32(G, KLV_INSLOT), tag, "");
     LLVMBasicBlockRef cb = cg_bb(G, "ltcopy");
     LLVMBuildCondBr(G->B, good, cb, miss);
     LLVMPositionBuilderAtEnd(G->B, cb);
@@ -844,6 +848,7 @@ static LLVMValueRef inline_get(CG *G, LLVMValueRef h, LLVMValueRef site, LLVMVal
     LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, fn, &o, 1, "");
     put(G, sv, 0, hb);
     put(G, sv, y->tv_tt, tt);
+    hb = LLVMBuildSelect(G->B, isud, cg_i64(G, 0), hb, "");   /* (a userdata: no hint) */
     good = cg_i1(G, 1);
   }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");

@@ -100,6 +100,12 @@ test("the array replaced in the loop: by the loop, by a callee, by __index", fun
     for i = 1, 6 do s = s + t.a[i] end
     return s
   end, function() n = 0; return setmetatable({}, mt) end)
+  -- a userdata that is no kjit array (a file handle: its __index gives nil)
+  T.check(function(t)
+    local r = 0
+    for i = 1, 3 do if t.u[i] == nil then r = r + 1 end end
+    return r
+  end, function() return { u = io.stdout } end)
   -- one value that is an array, then a table, then a string (no array)
   T.check_error("attempt to index", function(list)
     local s = 0
