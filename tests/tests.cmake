@@ -210,6 +210,17 @@ add_test(NAME lua.test_tables_inline_api
 set_tests_properties(lua.test_tables_inline_api PROPERTIES
                      ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
 
+# Arrays indexed through Lua values (tests/lua/test_table_arrays.lua) again
+# without direct stack reads (kls_on 0): no kjit array views
+# (codegen/cg_luaview.c), the helpers for every element
+add_test(NAME lua.test_table_arrays_api
+         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_table_arrays.lua
+                 ${CMAKE_BINARY_DIR}/test-results/test_table_arrays_api.txt
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(lua.test_table_arrays_api PROPERTIES
+                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+
 # Frames, constructors and tree walks (tests/lua/test_frames.lua) again
 # through the Lua API only (KJIT_NO_STACK_READS=1: no direct frame opens,
 # slot copies, constructor stores or reads; host/lua_stack.h).

@@ -188,6 +188,11 @@ typedef struct CG {
   uint8_t *lhot;            /* by KtySpec.index: may run many times, so its
                                table accesses and frame are inline (cg_lua.c
                                "Where inline paths pay"); NULL until planned */
+  /* native views of indexed arrays (cg_luaview.c) */
+  void *lviews;             /* CG_MAXVIEWS records of allocas */
+  int nlviews;
+  int *lviewof;             /* by id: the value's view, or -1 (NULL: none) */
+  int lview_quiet;          /* a call that runs no Lua (the views stay) */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -439,6 +444,7 @@ void cg_lua_end(CG *G);                         /* closes it (a return) */
 void cg_lua_kill_after(CG *G, const KirInsn *u);   /* dead call results' slots cleared */
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);
+LLVMValueRef cg_lua_arg_slot(CG *G, const KirInsn *call, int i);   /* a frozen table passed on */
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);
 CgVal cg_lua_index(CG *G, const KirInsn *v);    /* INDEX, GETFIELD */
 void cg_lua_store(CG *G, const KirInsn *v);     /* SETINDEX, SETFIELD */
@@ -475,6 +481,20 @@ int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
 void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
                    LLVMValueRef *slot);
 LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
+/* cg_luaview.c: the native view of a kjit array indexed as a Lua value,
+** kept while no call can change what it sees (see its head) */
+typedef struct CgLView {
+  LLVMValueRef slot;          /* the indexed value's slot (i32) */
+  LLVMValueRef tag;           /* its tag (i8: a number when not 0), or NULL: in its slot */
+  const struct KltLayout *y;  /* the running Lua's layout (cg_lua.c) */
+  int slots;                  /* its view's allocas (cg_luaview.c) */
+  LLVMValueRef akind, adata, alen;   /* the view (cg_lview_at) */
+} CgLView;
+struct KltLayout;
+void cg_lview_begin(CG *G, KtySpec *sp);
+void cg_lview_forget(CG *G);                    /* after every call */
+int cg_lview_find(CG *G, const KirInsn *obj, CgLView *V);
+void cg_lview_at(CG *G, const CgLView *V, CgLView *out, LLVMBasicBlockRef none);
 /* cg_callvalue.c: upvalues compiled code assigns, calls of function values */
 CgVal cg_fn_getupval(CG *G, const KirInsn *v);
 void cg_fn_setupval(CG *G, const KirInsn *v);

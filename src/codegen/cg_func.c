@@ -53,12 +53,15 @@ LLVMValueRef cg_ccall(CG *G, const char *name, LLVMTypeRef ret, LLVMTypeRef *pty
   LLVMTypeRef fty = LLVMFunctionType(ret, ptys, n, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(G->M, name);
   if (fn == NULL) fn = LLVMAddFunction(G->M, name, fty);
-  return LLVMBuildCall2(G->B, fty, fn, args, n, "");
+  LLVMValueRef r = LLVMBuildCall2(G->B, fty, fn, args, n, "");
+  cg_lview_forget(G);   /* a helper may change any table (cg_luaview.c) */
+  return r;
 }
 
 /* Math function `base` on ty: the target's routine when it names one,
 ** else the LLVM intrinsic when there is one, else the C library. */
-LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args, unsigned n) {
+static LLVMValueRef math_call(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args,
+                              unsigned n) {
   char name[48];
   int f32 = ty == G->f32;
   LLVMTypeRef p[2] = { ty, ty };
@@ -73,6 +76,13 @@ LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args
     }
   snprintf(name, sizeof name, "%s%s", base, f32 ? "f" : "");
   return cg_ccall(G, name, ty, p, args, n);
+}
+
+LLVMValueRef cg_math(CG *G, const char *base, LLVMTypeRef ty, LLVMValueRef *args, unsigned n) {
+  G->lview_quiet++;   /* (math runs no Lua: the views stay, cg_luaview.c) */
+  LLVMValueRef r = math_call(G, base, ty, args, n);
+  G->lview_quiet--;
+  return r;
 }
 
 LLVMTypeRef cg_dtype_llty(CG *G, int d) {
@@ -1196,6 +1206,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   for (int i = 0; i < callee->nparams; i++) {
     Type pt = callee->args[i];
     CgVal x = i < n ? args[i] : cg_mk(TY(T_NIL), NULL);
+    if (x.t.kind == T_TABLE && pt.kind == T_LUA)   /* a frozen table passed on (ir_type.c t_call) */
+      x = cg_lua_to(G, x, cg_lua_arg_slot(G, v, i), v);
     x = cg_convert(G, x, pt, line);
     na += pack(x, av + na);
   }
@@ -1285,6 +1297,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   CgFunc *cf = &G->funcs[callee->index];
   if (cf->fn == NULL) cg_error(G, v, "internal error: a call of a specialization not emitted");
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
+  cg_lview_forget(G);   /* the callee may change any table (cg_luaview.c) */
   if (pure) {
     /* the result in a register, a failure in err->kind; a pure caller
     ** carries on (nothing to undo, the first error stays): no test, so

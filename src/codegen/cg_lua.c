@@ -64,6 +64,20 @@ int cg_lua_eq_ident(const KtySpec *sp, const KirInsn *v) {
   return a.kind == T_TABLE || (a.kind == T_BUF && a.ndim >= 1 && b.ndim >= 1);
 }
 
+/* How many of the first upto arguments of call v to compiled callee c are
+** frozen tables (T_TABLE) that c takes as Lua values (ir_type.c t_call):
+** each is boxed into a slot of the call's own, after its results' slots. */
+static int boxed_args(const KtySpec *sp, const KirInsn *v, const KtySpec *c, int upto) {
+  int n = 0;
+  for (int i = 0; i < upto && i < c->nparams && i + 1 < v->nargs; i++)
+    n += c->args[i].kind == T_LUA && sp->types[v->args[i + 1]->id].kind == T_TABLE;
+  return n;
+}
+static int has_lua_rets(const KtySpec *c) {
+  for (int r = 0; r < c->nret; r++) if (c->rets[r].kind == T_LUA) return 1;
+  return 0;
+}
+
 int cg_lua_spec_uses(const KtySpec *sp) {
   for (int i = 0; i < sp->nargs; i++) if (sp->args[i].kind == T_LUA) return 1;
   for (int r = 0; r < sp->nret; r++) if (sp->rets[r].kind == T_LUA) return 1;   /* a boxed result */
@@ -81,6 +95,7 @@ int cg_lua_spec_uses(const KtySpec *sp) {
       ** where no value of this function shows their type (return f(x)) */
       const KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
       for (int r = 0; c && r < c->nret; r++) if (c->rets[r].kind == T_LUA) return 1;
+      if (c && boxed_args(sp, v, c, c->nparams)) return 1;   /* a frozen table passed on */
     }
   }
   return 0;
@@ -489,6 +504,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lbase = NULL;
   G->lton = NULL;
   G->nlslots = 0;
+  G->nlviews = 0;
+  G->lviewof = NULL;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   int n = 0;
@@ -504,10 +521,10 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
       KirInsn *v = blk->insns[i];
       G->lslot[v->id] = -1;
       KtySpec *c = v->op == KIR_CALL ? sp->callees[v->id] : NULL;
-      if (c) {   /* a compiled callee's results of Lua type land here */
-        int any = 0;
-        for (int r = 0; r < c->nret; r++) any |= c->rets[r].kind == T_LUA;
-        if (any) { G->lslot[v->id] = n; n += c->nret; }
+      if (c) {   /* a compiled callee's results of Lua type land here, then
+                    its frozen tables' boxes (cg_lua_arg_slot) */
+        int any = has_lua_rets(c), nb = boxed_args(sp, v, c, c->nparams);
+        if (any || nb) { G->lslot[v->id] = n; n += (any ? c->nret : 0) + nb; }
         continue;
       }
       if (v->op == KIR_PARAM || v->op == KIR_RESULT) continue;
@@ -556,6 +573,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lton = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, lt_on(G), "lton"),
                           cg_i32(G, 0), "");
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
+  cg_lview_begin(G, sp);   /* (after the frame's calls: cg_luaview.c) */
 }
 
 /* The frame closed: inline as kls_close (the top moved back to the frame's
@@ -602,6 +620,15 @@ LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v) {
   if (G->lslot == NULL || G->lslot[v->id] < 0)
     cg_error(G, v, "internal error: a Lua value without a stack slot");
   return slot_here(G, G->lslot[v->id]);
+}
+
+/* The slot where call v boxes its argument i (0-based; a frozen table its
+** compiled callee takes as a Lua value): after the results' slots. */
+LLVMValueRef cg_lua_arg_slot(CG *G, const KirInsn *v, int i) {
+  const KtySpec *c = G->sp->callees[v->id];
+  if (G->lslot == NULL || G->lslot[v->id] < 0 || c == NULL)
+    cg_error(G, v, "internal error: a boxed argument without its stack slot");
+  return slot_here(G, G->lslot[v->id] + (has_lua_rets(c) ? c->nret : 0) + boxed_args(G->sp, v, c, i));
 }
 
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call_insn, int r) {
@@ -1078,7 +1105,7 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
 ** the inline path. */
 static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValueRef site,
                                LLVMValueRef key, LLVMValueRef out, const Full *f, LLVMValueRef *bits,
-                               LLVMValueRef tdst) {
+                               LLVMValueRef tdst, const CgLView *V, int truth) {
   const KltLayout *y = layout(G);
   if (y == NULL || !hot_at(G, v)) {   /* (or code that runs once: see "Where inline paths pay") */
     LLVMValueRef rc = call(G, f->name, G->i32, f->ps, f->as, f->n);
@@ -1094,6 +1121,22 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
   LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
+  if (truth && key && !tdst) {
+    /* a read only tested (`if p[i] then`: truth_only): a boolean too, as
+    ** (KLV_BOOL, 0 or 1), and an empty element of a table without a
+    ** metatable (no __index to run) as KLV_NIL; only cg_lua_truthy sees
+    ** these tags */
+    LLVMValueRef ist = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_true, 0), "");
+    LLVMValueRef isb = LLVMBuildOr(G->B, ist, LLVMBuildICmp(G->B, LLVMIntEQ, tt,
+                                                           LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), ""), "");
+    LLVMValueRef isnil = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                                          LLVMConstInt(G->i8, 0, 0), ""),
+                                      LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p),
+                                                    LLVMConstNull(G->i8p), ""), "");
+    tag = LLVMBuildSelect(G->B, isb, cg_i32(G, KLV_BOOL), LLVMBuildSelect(G->B, isnil, cg_i32(G, KLV_NIL), tag, ""), "");
+    good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), LLVMBuildOr(G->B, isb, isnil, ""), ""), "");
+    hb = LLVMBuildSelect(G->B, isb, LLVMBuildZExt(G->B, ist, G->i64, ""), hb, "");
+  }
   if (tdst) {
     /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos):
     ** a table found there is copied into the slot tdst inline, as
@@ -1103,9 +1146,13 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     ** this value's own), which saves a branch. */
     LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
     LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
-    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), istab, ""), ""),
+    /* a full userdata too (a kjit array: self.data[i], then indexed
+    ** through its view, cg_luaview.c), with no hint (bits 0: not a table) */
+    LLVMValueRef isud = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_UDATA, 0), "");
+    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""),
+                                                                  LLVMBuildOr(G->B, istab, isud, ""), ""), ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
-    tag = LLVMBuildSelect(G->B, istab, cg_i32(G, KLV_INSLOT), tag, "");
+    tag = LLVMBuildSelect(G->B, LLVMBuildOr(G->B, istab, isud, ""), cg_i32(G, KLV_INSLOT), tag, "");
     LLVMBasicBlockRef cb = cg_bb(G, "ltcopy");
     LLVMBuildCondBr(G->B, good, cb, miss);
     LLVMPositionBuilderAtEnd(G->B, cb);
@@ -1115,12 +1162,38 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, fn, &o, 1, "");
     put(G, sv, 0, hb);
     put(G, sv, y->tv_tt, tt);
+    hb = LLVMBuildSelect(G->B, isud, cg_i64(G, 0), hb, "");   /* (a userdata: no hint) */
     good = cg_i1(G, 1);
   }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), join = cg_bb(G, "ltjoin");
   if (tdst) LLVMBuildBr(G->B, join);
   else LLVMBuildCondBr(G->B, good, join, miss);
+  /* a kjit array's view: its element, before the helper */
+  LLVMBasicBlockRef ab = NULL;
+  LLVMValueRef atag = NULL, abits = NULL;
+  CgLView vw;
+  if (V && key) {
+    LLVMBasicBlockRef hmiss = cg_bb(G, "ltmissh");
+    ab = cg_bb(G, "lvaget");
+    LLVMPositionBuilderAtEnd(G->B, miss);
+    cg_lview_at(G, V, &vw, hmiss);
+    V = &vw;
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, V->akind, cg_i32(G, 0), ""),
+                                   LLVMBuildICmp(G->B, LLVMIntULT, k, V->alen, ""), "");
+    LLVMBuildCondBr(G->B, ok, ab, hmiss);
+    LLVMPositionBuilderAtEnd(G->B, ab);
+    LLVMValueRef ep = LLVMBuildInBoundsGEP2(G->B, G->i64,
+                                            LLVMBuildPointerCast(G->B, V->adata, LLVMPointerType(G->i64, 0), ""),
+                                            &k, 1, "");
+    abits = LLVMBuildLoad2(G->B, G->i64, ep, "");
+    atag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, V->akind, cg_i32(G, 1), ""),
+                           cg_i32(G, KLV_FLT), cg_i32(G, KLV_INT), "");
+    LLVMBuildBr(G->B, join);
+    miss = hmiss;
+  }
   LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
+  if (ab) LLVMAddIncoming(rc, &atag, &ab, 1);
   /* (miss_call left the builder at the start of join, after its phi) */
   LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
   LLVMPositionBuilderBefore(G->B, LLVMGetBasicBlockTerminator(mend));
@@ -1130,6 +1203,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMValueRef vs[2] = { hb, mb };
   LLVMBasicBlockRef bs[2] = { here, mend };
   LLVMAddIncoming(*bits, vs, bs, 2);
+  if (ab) LLVMAddIncoming(*bits, &abits, &ab, 1);
   return rc;
 }
 
@@ -1138,7 +1212,8 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
 ** element of the array part of a table without a metatable: KLV_OK when
 ** done; where it misses, what the site's helper f gives. */
 static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValueRef site,
-                               LLVMValueRef key, LLVMValueRef vtag, LLVMValueRef vbits, const Full *f) {
+                               LLVMValueRef key, LLVMValueRef vtag, LLVMValueRef vbits, const Full *f,
+                               const CgLView *V) {
   const KltLayout *y = layout(G);
   if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
@@ -1166,7 +1241,42 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
                                      LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
   put(G, tv, key ? y->tv_tt : y->node_tt, LLVMBuildSelect(G->B, isb, btt, ntt, ""));
   LLVMBuildBr(G->B, join);
-  return miss_call(G, miss, f, cg_i32(G, KLV_OK), wr, join);
+  /* a kjit array's view: a number stored as its __newindex stores it (an
+  ** integer into f64 converted; into i64 only an integer), before the
+  ** helper (floats into i64, booleans, errors) */
+  LLVMBasicBlockRef ab = NULL;
+  CgLView vw;
+  if (V && key) {
+    LLVMBasicBlockRef hmiss = cg_bb(G, "ltmissh");
+    ab = cg_bb(G, "lvaset");
+    LLVMPositionBuilderAtEnd(G->B, miss);
+    cg_lview_at(G, V, &vw, hmiss);
+    V = &vw;
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef vi = LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_INT), "");
+    LLVMValueRef vf = LLVMBuildICmp(G->B, LLVMIntEQ, vtag, cg_i32(G, KLV_FLT), "");
+    LLVMValueRef f64 = LLVMBuildICmp(G->B, LLVMIntEQ, V->akind, cg_i32(G, 1), "");
+    LLVMValueRef i64 = LLVMBuildICmp(G->B, LLVMIntEQ, V->akind, cg_i32(G, 2), "");
+    LLVMValueRef ok = LLVMBuildOr(G->B, LLVMBuildAnd(G->B, f64, LLVMBuildOr(G->B, vi, vf, ""), ""),
+                                  LLVMBuildAnd(G->B, i64, vi, ""), "");
+    ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntULT, k, V->alen, ""), "");
+    LLVMBuildCondBr(G->B, ok, ab, hmiss);
+    LLVMPositionBuilderAtEnd(G->B, ab);
+    LLVMValueRef asf = LLVMBuildBitCast(G->B, LLVMBuildSIToFP(G->B, vbits, G->f64, ""), G->i64, "");
+    LLVMValueRef w = LLVMBuildSelect(G->B, LLVMBuildAnd(G->B, f64, vi, ""), asf, vbits, "");
+    LLVMValueRef ep = LLVMBuildInBoundsGEP2(G->B, G->i64,
+                                            LLVMBuildPointerCast(G->B, V->adata, LLVMPointerType(G->i64, 0), ""),
+                                            &k, 1, "");
+    LLVMBuildStore(G->B, w, ep);
+    LLVMBuildBr(G->B, join);
+    miss = hmiss;
+  }
+  LLVMValueRef rc = miss_call(G, miss, f, cg_i32(G, KLV_OK), wr, join);
+  if (ab) {
+    LLVMValueRef okv = cg_i32(G, KLV_OK);
+    LLVMAddIncoming(rc, &okv, &ab, 1);
+  }
+  return rc;
 }
 
 /* A key that is an integer at run time though not typed so (a number read
@@ -1198,6 +1308,27 @@ static int indexed_next(const KirInsn *v) {
   return 0;
 }
 
+/* The view an access of ox may use where the inline path of tables
+** misses (cg_luaview.c), or NULL. */
+static const CgLView *view_of(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, CgLView *V) {
+  (void)h;
+  if ((V->y = layout(G)) == NULL || G->nlviews == 0 || ox.t.kind != T_LUA) return NULL;
+  V->slot = ox.v;
+  V->tag = inslot(ox) ? NULL : ox.flag;
+  return cg_lview_find(G, v->args[0], V) ? V : NULL;
+}
+
+/* Whether the value v reads is only tested for truth (`if p[i] then`,
+** `not p[i]`): its inline read may then give booleans and nil as tags
+** (inline_get), which no other use of a read's value expects. */
+static int truth_only(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (!((u->op == KIR_BR || u->op == KIR_NOT) && u->args[0] == v)) return 0;
+  }
+  return v->nusers > 0;
+}
+
 /* t[i] read with an integer key: inline, then the site's helper (which
 ** raises the access's errors). */
 static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
@@ -1209,7 +1340,9 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
                         G->i64, G->i32, LLVMPointerType(G->i64, 0) };
   LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, key, dst, out };
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
-  return inline_get(G, v, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL);
+  CgLView vw;
+  const CgLView *V = view_of(G, v, ox, h, &vw);
+  return inline_get(G, v, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL, V, truth_only(v));
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -1253,7 +1386,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL);
+    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, 0);
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -1269,7 +1402,9 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef as[11] = { G->luaL, site, otag, obits, t, h, ktag, kbits, kslot, dst, out };
     Full f = { "kjit_lv_sgetk", ps, as, 11 };
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
-    rc = inline_get(G, v, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL);
+    CgLView vw;
+    const CgLView *V = view_of(G, v, ox, h, &vw);
+    rc = inline_get(G, v, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL, V, truth_only(v));
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
@@ -1298,7 +1433,9 @@ static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
   LLVMValueRef as[10] = { G->luaL, site, otag, obits, t, h, key, tag, bits, val };
   Full f = { "kjit_lv_sseti", ps, as, 10 };
   if (fresh(v)) return call(G, f.name, G->i32, ps, as, 10);
-  return inline_set(G, v, h, site, key, tag, bits, &f);
+  CgLView vw;
+  const CgLView *V = view_of(G, v, ox, h, &vw);
+  return inline_set(G, v, h, site, key, tag, bits, &f, V);
 }
 
 /* t[k] = v with a key of any type (its own check). */
@@ -1343,7 +1480,7 @@ void cg_lua_store(CG *G, const KirInsn *v) {
       LLVMValueRef as[9] = { G->luaL, site, otag, obits, t, h, tag, bits, val };
       Full f = { "kjit_lv_ssetfield", ps, as, 9 };
       if (fresh(v)) call(G, f.name, G->i32, ps, as, 9);
-      else inline_set(G, v, h, site, NULL, tag, bits, &f);
+      else inline_set(G, v, h, site, NULL, tag, bits, &f, NULL);
     } else {
       settable_rc(G, v, ox, strkey(G, v), tag, bits, val);
     }
@@ -1365,7 +1502,11 @@ void cg_lua_store(CG *G, const KirInsn *v) {
     Full f = { "kjit_lv_ssetk", ps, as, 12 };
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
     if (fresh(v)) call(G, f.name, G->i32, ps, as, 12);
-    else inline_set(G, v, h, site, pk, tag, bits, &f);
+    else {
+      CgLView vw;
+      const CgLView *V = view_of(G, v, ox, h, &vw);
+      inline_set(G, v, h, site, pk, tag, bits, &f, V);
+    }
   } else {
     settable_rc(G, v, ox, operand(G, cg_val(G, v->args[1]), 0, v), tag, bits, val);
   }
@@ -1763,11 +1904,18 @@ LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
   if (x.t.sub == KTY_LUA_TABLE) return cg_i1(G, 1);
   /* a number, or a table whose address compiled code holds (bits while
   ** the tag is 0: hint's rule), is true without a call (`if t[2] then`) */
-  LLVMValueRef isn = isnum_tag(G, x);
-  if (x.dims[0] && !inslot(x))
-    isn = LLVMBuildOr(G->B, isn, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""), "");
-  else if (x.dims[0])
+  LLVMValueRef isn = isnum_tag(G, x), val = cg_i1(G, 1);
+  if (x.dims[0] && !inslot(x)) {
+    /* (a read only tested: also KLV_BOOL with 0 or 1 in bits, KLV_NIL;
+    ** inline_get's truth) */
+    LLVMValueRef nz = LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), "");
+    isn = LLVMBuildOr(G->B, isn, nz, "");
+    LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_BOOL), "");
+    LLVMValueRef isnil = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_NIL), "");
+    val = LLVMBuildSelect(G->B, isb, nz, LLVMBuildNot(G->B, isnil, ""), "");
+  } else if (x.dims[0]) {
     isn = LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), "");
+  }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "truthslot"), done = cg_bb(G, "truthdone");
   LLVMBuildCondBr(G->B, isn, done, sb);
   LLVMPositionBuilderAtEnd(G->B, sb);
@@ -1778,7 +1926,7 @@ LLVMValueRef cg_lua_truthy(CG *G, CgVal x) {
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
   LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
-  LLVMValueRef vs[2] = { cg_i1(G, 1), r };
+  LLVMValueRef vs[2] = { val, r };
   LLVMBasicBlockRef from[2] = { here, send };
   LLVMAddIncoming(phi, vs, from, 2);
   return phi;
@@ -2040,6 +2188,13 @@ static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     return mk(TY(T_LUA), dst, tag, bits);
   }
   cg_lua_box(G, x, dst, at);
+  if (x.t.kind == T_TABLE) {   /* a frozen table passed on: its address, the hint */
+    LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+    LLVMValueRef as[2] = { G->luaL, dst };
+    Type t = TY(T_LUA);
+    t.sub = KTY_LUA_TABLE;
+    return mk(t, dst, i8c(G, 0), call(G, "kjit_lv_ptr", G->i64, ps, as, 2));
+  }
   return mk(TY(T_LUA), dst, i8c(G, 0), cg_i64(G, 0));
 }
 

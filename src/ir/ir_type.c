@@ -1600,6 +1600,24 @@ static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
          v->k.str.len == w->k.str.len && memcmp(v->k.str.s, w->k.str.s, v->k.str.len) == 0;
 }
 
+/* Marks the table on top of the stack (kept) live for the session: a
+** frozen read of it elsewhere would not see the writes compiled code makes
+** (is_live refuses those). */
+static void mark_live(KtySession *S) {
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, 0);
+  }
+  lua_pushvalue(L, -3);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+}
+
 /* A table read from an upvalue or a global that this function writes
 ** into (t.x = v, t[i] = v, anywhere in it) is live: compiled code reads the
 ** real table at run time (through a registry reference made here, kept as
@@ -1622,20 +1640,7 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
     lua_pushvalue(S->L, -1);
     sp->liveref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
   }
-  /* marked live for the session: a frozen read of it elsewhere would not
-  ** see the writes (is_live refuses those) */
-  lua_State *L = S->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, 0);
-  }
-  lua_pushvalue(L, -3);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, -3);
-  lua_pop(L, 2);
+  mark_live(S);
   *r = ty(T_LUA);
   r->sub = KTY_LUA_TABLE;
   return 1;
@@ -3014,6 +3019,7 @@ static Type t_call_extern(KtySession *S, KtySpec *sp, KirInsn *v, int ref, Type 
 static int const_string_arg(KtySession *S, KtySpec *sp, KirInsn *v, Type *t, KtyConst *k);
 static Type call_of(KtySession *S, KtySpec *sp, KirInsn *v, KtySpec *c);
 static int dtype_obj_arg(Type *t, const KtyConst *k);
+static int param_may_change(const KtySpec *c, int i);
 
 /* A constant string passed to a Lua function (`pr("%.9f\n", x)`): the
 ** callee is specialized on it (Type.ref: 1 + its index in S->strs), and
@@ -3450,6 +3456,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
   }
   int self = is_method_call(sp->ir, v);
+  int boxed[KJIT_MAXARGS] = { 0 };   /* frozen tables passed on: their refs */
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (const_string_arg(S, sp, v, &args[i], &kargs[i])) continue;
@@ -3463,6 +3470,21 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       continue;
     }
     if (dtype_obj_arg(&args[i], &kargs[i])) continue;   /* kjit.f32: specialized on it */
+    if (args[i].kind == T_TABLE && !S->kernel && !(self && i == 0)) {
+      /* a frozen table (an upvalue's, a global's) passed on: the callee
+      ** gets the table itself as a Lua value (boxed by its registry
+      ** reference, cg_callvalue.c cg_fn_boxconst, into a slot of the
+      ** call's: cg_lua.c) and reads and writes it when it runs, as
+      ** interpreted (SciMark's closures pass their matrices so); the
+      ** caller's own reads of its fields would not see the callee's
+      ** writes: where the callee may write it, the table is marked live
+      ** (below), and a frozen read of it refused (LIVE_FROZEN: pass the
+      ** table as an argument) */
+      boxed[i] = args[i].ref;
+      args[i] = ty(T_LUA);
+      args[i].sub = KTY_LUA_TABLE;
+      continue;
+    }
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
@@ -3473,6 +3495,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   push_value(S, ft.ref);
   KtySpec *c = get_spec(S, -1, n, args, sp, v);
   lua_pop(S->L, 1);
+  for (int i = 0; i < n && i < KJIT_MAXARGS; i++)
+    if (boxed[i] && param_may_change(c, i)) {
+      push_value(S, boxed[i]);
+      mark_live(S);
+      lua_pop(S->L, 1);
+    }
   return call_of(S, sp, v, c);
 }
 
@@ -3487,6 +3515,24 @@ static int dtype_obj_arg(Type *t, const KtyConst *k) {
   t->dtype = 1;
   t->weak = 0;
   return 1;
+}
+
+/* Whether callee c may change the table it gets as parameter i (0-based):
+** any use of it but reading a field or an element or its length (a
+** write, a call it is passed to, a value it is stored into). */
+static int param_may_change(const KtySpec *c, int i) {
+  const KirFunc *f = c->ir;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int k = 0; k < f->blocks[b]->ninsns; k++) {
+      const KirInsn *p = f->blocks[b]->insns[k];
+      if (p->op != KIR_PARAM || p->aux != i) continue;
+      for (int u = 0; u < p->nusers; u++) {
+        const KirInsn *w = p->users[u];
+        if (!((w->op == KIR_INDEX || w->op == KIR_GETFIELD || w->op == KIR_LEN) && w->args[0] == p))
+          return 1;
+      }
+    }
+  return 0;
 }
 
 /* v calls specialization c: recorded, and c's results are v's. */

@@ -203,6 +203,25 @@ int32_t kjit_lv_take(lua_State *L, int32_t dst, int64_t *out) {
   return KLV_INSLOT;
 }
 
+/* A view of the kjit array in slot t (codegen/cg_luaview.c): compiled
+** code indexes it natively while the value stays in its slot (which keeps
+** the userdata alive). Only 1-D arrays of f64 or i64 whose memory is Lua's
+** (not borrowed from a host, which may release it): info[0] the elements'
+** address, info[1] the length; returns 1 for f64, 2 for i64, else 0
+** (every access takes the helpers, which do what the array's metamethods
+** do). Reads only: no metamethod, no allocation. */
+int32_t kjit_lv_arrview(lua_State *L, int32_t t, int64_t *info) {
+  info[0] = 0;
+  info[1] = 0;
+  const KBuffer *b = lua_type(L, t) == LUA_TUSERDATA ? kb_fast(L, t) : NULL;
+  if (b == NULL || b->ndim != 1 || b->record != NULL || b->released != NULL) return 0;
+  int kind = b->dtype == KJIT_F64 ? 1 : b->dtype == KJIT_I64 ? 2 : 0;
+  if (kind == 0) return 0;
+  info[0] = (int64_t)(uintptr_t)b->data;
+  info[1] = b->shape[0];
+  return kind;
+}
+
 /* Pushes a value given as (tag, bits, slot). */
 void kjit_lv_push(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
   switch (tag) {
@@ -464,6 +483,27 @@ int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits,
   return rc;
 }
 
+static void raise_at(lua_State *L, const char *chunk, int32_t line);
+
+/* t[i] and t[i] = v on a kjit array, whose metamethods (C functions,
+** buffer.c) may raise (out of bounds, a value the array does not take):
+** run protected, their message then raised again at the site's line, as
+** interpreted (a C function raising inside the dispatcher gets no
+** position from the VM). The in-range read takes kjit_lv_geti's direct
+** path instead, and a view (codegen/cg_luaview.c) most others. */
+static int arr_geti(lua_State *L) { lua_geti(L, 1, lua_tointeger(L, 2)); return 1; }
+static int arr_seti(lua_State *L) { lua_seti(L, 1, lua_tointeger(L, 2)); return 0; }
+static int arr_get(lua_State *L) { lua_gettable(L, 1); return 1; }
+static int arr_set(lua_State *L) { lua_settable(L, 1); return 0; }
+static int is_array(lua_State *L, int32_t t) {
+  return lua_type(L, t) == LUA_TUSERDATA && kb_fast(L, t) != NULL;
+}
+static void array_call(lua_State *L, const KlvSite *s, int nargs, int nres) {
+  if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return;
+  if (lua_type(L, -1) == LUA_TSTRING) raise_at(L, s->chunk, s->line);
+  lua_error(L);   /* (an error value that is not a message: as it is) */
+}
+
 int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t dst, int64_t *out) {
   if (otag == KLV_INSLOT && h) {   /* a table whose address compiled code holds */
@@ -471,6 +511,16 @@ int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
     if (r >= 0) return r;
   }
   t = site_obj(L, otag, obits, t, &h);
+  if (is_array(L, t)) {
+    const KBuffer *b = kb_fast(L, t);
+    if (!(b->ndim == 1 && b->record == NULL && !b->released && i >= 1 && i <= b->shape[0])) {
+      lua_pushcfunction(L, arr_geti);
+      lua_pushvalue(L, t);
+      lua_pushinteger(L, (lua_Integer)i);
+      array_call(L, s, 2, 1);
+      return kjit_lv_take(L, dst, out);
+    }
+  }
   int32_t rc = geti_at(L, s, t, h, i, dst, out);
   if (rc >= 0x10) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
@@ -488,6 +538,14 @@ int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits,
 int32_t kjit_lv_sseti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t vtag, int64_t vbits, int32_t v) {
   t = site_obj(L, otag, obits, t, &h);
+  if (is_array(L, t)) {
+    lua_pushcfunction(L, arr_seti);
+    lua_pushvalue(L, t);
+    lua_pushinteger(L, (lua_Integer)i);
+    kjit_lv_push(L, vtag, vbits, v);
+    array_call(L, s, 3, 0);
+    return KLV_OK;
+  }
   int32_t rc = seti_at(L, s, t, h, i, vtag, vbits, v);
   if (rc != KLV_OK) kjit_lv_indexerror(L, rc, t, s->info, s->chunk, s->line);
   return rc;
@@ -497,6 +555,13 @@ int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
                       void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t dst, int64_t *out) {
   if (ktag == KLV_INT) return kjit_lv_sgeti(L, s, otag, obits, t, h, kbits, dst, out);
   t = site_obj(L, otag, obits, t, &h);
+  if (is_array(L, t)) {   /* a[1.5], a[2.0]: the array's rules, located */
+    lua_pushcfunction(L, arr_get);
+    lua_pushvalue(L, t);
+    kjit_lv_push(L, ktag, kbits, kslot);
+    array_call(L, s, 2, 1);
+    return kjit_lv_take(L, dst, out);
+  }
   kjit_lv_push(L, ktag, kbits, kslot);
   int32_t rc = gettable_at(L, s, t, lua_gettop(L), dst, out);
   lua_pop(L, 1);   /* the key (gettable's result went to dst) */
@@ -509,6 +574,14 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
                       int64_t vbits, int32_t v) {
   if (ktag == KLV_INT) return kjit_lv_sseti(L, s, otag, obits, t, h, kbits, vtag, vbits, v);
   t = site_obj(L, otag, obits, t, &h);
+  if (is_array(L, t)) {
+    lua_pushcfunction(L, arr_set);
+    lua_pushvalue(L, t);
+    kjit_lv_push(L, ktag, kbits, kslot);
+    kjit_lv_push(L, vtag, vbits, v);
+    array_call(L, s, 3, 0);
+    return KLV_OK;
+  }
   kjit_lv_push(L, ktag, kbits, kslot);
   int32_t rc = settable_at(L, s, t, lua_gettop(L), vtag, vbits, v);
   lua_pop(L, 1);
@@ -827,7 +900,7 @@ void kjit_lv_register(void) {
   kc_register_symbol("kjit_lt_none", (void *)&kjit_lt_none);
   kc_register_symbol("kls_on", (void *)&kls_on);   /* inline frames and slot copies (codegen/cg_lua.c) */
   REG(kjit_lv_sarith); REG(kjit_lv_sgetfield); REG(kjit_lv_sgeti); REG(kjit_lv_ssetfield); REG(kjit_lv_sseti);
-  REG(kjit_lv_sgetk); REG(kjit_lv_ssetk);
+  REG(kjit_lv_sgetk); REG(kjit_lv_ssetk); REG(kjit_lv_arrview);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);

@@ -40,6 +40,10 @@ enum {
 int32_t kjit_lv_take(lua_State *L, int32_t dst, int64_t *out);
 void kjit_lv_push(lua_State *L, int32_t tag, int64_t bits, int32_t slot);
 
+/* The native view of the kjit array in slot t for compiled code
+** (codegen/cg_luaview.c): 1 f64, 2 i64, else 0; info: address, length. */
+int32_t kjit_lv_arrview(lua_State *L, int32_t t, int64_t *info);
+
 /* Slots are absolute Lua stack indices (see luavalue.c). */
 int32_t kjit_lv_open(lua_State *L, int32_t n);
 void kjit_lv_close(lua_State *L, int32_t first);
