@@ -30,45 +30,34 @@ foreach(t ${KJIT_LUA_TESTS})
   set_tests_properties(lua.${n} PROPERTIES ENVIRONMENT "${KJIT_TEST_ENV}" TIMEOUT 900)
 endforeach()
 
+# A Lua test file run again as test lua.<name> under extra environment
+# settings (a switch that takes another route through kjit: the Lua API
+# instead of direct stack access, a CPU feature off, a tier forced).
+function(kjit_lua_test_again name file env)
+  add_test(NAME lua.${name}
+           COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
+                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/${file}.lua
+                   ${CMAKE_BINARY_DIR}/test-results/${name}.txt
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lua.${name} PROPERTIES
+                       ENVIRONMENT "${KJIT_TEST_ENV};${env}" TIMEOUT 900)
+endfunction()
+
 # The call path again with its arguments read through the Lua API only
 # (KJIT_NO_STACK_READS=1, host/lua_stack.h): both ways differential.
-add_test(NAME lua.test_call_path_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_call_path.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_call_path_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_call_path_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_call_path_api test_call_path "KJIT_NO_STACK_READS=1")
 
 # The routes of specializations that cannot fail (host/jit.c native_call0,
 # jit_call) again through the Lua API only: native_slow, jit_call_slow.
-add_test(NAME lua.test_native0_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_native0.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_native0_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_native0_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_native0_api test_native0 "KJIT_NO_STACK_READS=1")
 
 # f16 again as for a CPU without F16C (KJIT_TEST_NO_F16C=1, backend/cpu.c):
 # compiled code converts halves through runtime/halfrt.c's routines.
-add_test(NAME lua.test_f16_nof16c
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_f16.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_f16_nof16c.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_f16_nof16c PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_TEST_NO_F16C=1" TIMEOUT 900)
+kjit_lua_test_again(test_f16_nof16c test_f16 "KJIT_TEST_NO_F16C=1")
 
 # The table fast paths again with compiled code's slots written through
 # the Lua API only (no direct stack writes: runtime/luatable.c copy_to_slot)
-add_test(NAME lua.test_tables_fast_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_tables_fast.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_tables_fast_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_tables_fast_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_tables_fast_api test_tables_fast "KJIT_NO_STACK_READS=1")
 
 # Tiered compiles (host/jit.c): by default most test functions run their
 # first tier (few calls each); these files again with the tier forced each
@@ -202,54 +191,24 @@ endif()
 # The inline table paths again without direct stack writes (kls_on 0): a
 # table read where it is indexed next then takes its helper, not the
 # inline copy (codegen/cg_lua.c inline_get)
-add_test(NAME lua.test_tables_inline_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_tables_inline.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_tables_inline_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_tables_inline_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_tables_inline_api test_tables_inline "KJIT_NO_STACK_READS=1")
 
 # Arrays indexed through Lua values (tests/lua/test_table_arrays.lua) again
 # without direct stack reads (kls_on 0): no kjit array views
 # (codegen/cg_luaview.c), the helpers for every element
-add_test(NAME lua.test_table_arrays_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_table_arrays.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_table_arrays_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_table_arrays_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_table_arrays_api test_table_arrays "KJIT_NO_STACK_READS=1")
 
 # Frames, constructors and tree walks (tests/lua/test_frames.lua) again
 # through the Lua API only (KJIT_NO_STACK_READS=1: no direct frame opens,
 # slot copies, constructor stores or reads; host/lua_stack.h).
-add_test(NAME lua.test_frames_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_frames.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_frames_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_frames_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_frames_api test_frames "KJIT_NO_STACK_READS=1")
 
 # The call protocol of methods and function values (tests/lua/test_callproto.lua)
 # again through the Lua API only (KJIT_NO_STACK_READS=1: no method hints, no
 # direct calls read in place; host/lua_stack.h).
-add_test(NAME lua.test_callproto_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_callproto.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_callproto_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_callproto_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_callproto_api test_callproto "KJIT_NO_STACK_READS=1")
 
 # Dead call results' slots (tests/lua/test_slowprogs.lua) again through the
 # Lua API only (KJIT_NO_STACK_READS=1: slots cleared by kjit_lv_setnil,
 # codegen/cg_lua.c cg_lua_kill_after).
-add_test(NAME lua.test_slowprogs_api
-         COMMAND ${LUA_EXE} ${CMAKE_SOURCE_DIR}/tests/lua/harness.lua
-                 ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/tests/lua/test_slowprogs.lua
-                 ${CMAKE_BINARY_DIR}/test-results/test_slowprogs_api.txt
-         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(lua.test_slowprogs_api PROPERTIES
-                     ENVIRONMENT "${KJIT_TEST_ENV};KJIT_NO_STACK_READS=1" TIMEOUT 900)
+kjit_lua_test_again(test_slowprogs_api test_slowprogs "KJIT_NO_STACK_READS=1")
