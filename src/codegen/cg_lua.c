@@ -2074,22 +2074,29 @@ void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v
   LLVMPositionBuilderAtEnd(G->B, done);
 }
 
-/* Before `..` runs on the Lua value x beside a dtype object in the last
-** pair of v: the object's __concat (host/dtype.c dt_concat) runs first and
-** takes only a string or a number, else raises "attempt to concatenate a
-** <type> value", naming no variable (ir_type.c t_concat). */
-void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
+/* x is a number, or helper (kjit_ls_strnum, kjit_ls_concatok) accepts it;
+** else "attempt to concatenate a <type> value" at v's line, naming no
+** variable. */
+static void concat_dtype_check(CG *G, CgVal x, const KirInsn *v, const char *helper) {
   LLVMBasicBlockRef sb = cg_bb(G, "catdt"), done = cg_bb(G, "catdtok");
   LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
   LLVMPositionBuilderAtEnd(G->B, sb);
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { G->luaL, x.v };
-  LLVMValueRef r = call(G, "kjit_ls_strnum", G->i32, ps, as, 2);
+  LLVMValueRef r = call(G, helper, G->i32, ps, as, 2);
   NumErr e = { x.v, "attempt to concatenate a ", " value" };
   check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
                                  cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
+}
+
+/* Before `..` runs on the Lua value x beside a dtype object in the last
+** pair of v: the object's __concat (host/dtype.c dt_concat) runs first and
+** takes only a string or a number, else raises "attempt to concatenate a
+** <type> value", naming no variable (ir_type.c t_concat). */
+void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
+  concat_dtype_check(G, x, v, "kjit_ls_strnum");
 }
 
 /* `x .. kjit.f32` at the end of a chain, x a Lua value (refuse3): Lua
@@ -2099,17 +2106,7 @@ void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v) {
 ** to lua_concat, which calls x's metamethod with it); anything else raises
 ** dt_concat's error, at v's line, naming no variable. */
 void cg_lua_concat_dtype_left(CG *G, CgVal x, const KirInsn *v) {
-  LLVMBasicBlockRef sb = cg_bb(G, "catdtl"), done = cg_bb(G, "catdtlok");
-  LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
-  LLVMPositionBuilderAtEnd(G->B, sb);
-  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-  LLVMValueRef as[2] = { G->luaL, x.v };
-  LLVMValueRef r = call(G, "kjit_ls_concatok", G->i32, ps, as, 2);
-  NumErr e = { x.v, "attempt to concatenate a ", " value" };
-  check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
-                                 cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
+  concat_dtype_check(G, x, v, "kjit_ls_concatok");
 }
 
 /* Before `..` runs on operand argi of v, a nil (isnil) or a boolean, in
