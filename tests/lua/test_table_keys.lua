@@ -16,6 +16,33 @@ local function list(n, f)
   return t
 end
 
+-- (first in this file: no f64 or i64 array made before it in this process)
+test("array views are emitted once the process has made an f64 or i64 array", function()
+  -- rows read from a table, indexed in a loop: candidates for views
+  -- (codegen/cg_luaview.c), which only a kjit array would use
+  local src = [[
+    local rows, n = ...
+    local s = 0
+    for y = 1, #rows do
+      local r = rows[y]
+      for x = 1, n do s = s + r[x] end
+    end
+    return s
+  ]]
+  local function rows() return { { 1, 2, 3 }, { 4, 5, 6 } }, 3 end
+  local before = kjit.jit(load(src, "=rows"))
+  T.check(load(src, "=rows"), rows)
+  before(rows())
+  assert(not before:inspect("llvm"):find("kjit_lv_arrview", 1, true), "no views before any array")
+  local a = kjit.zeros(3, "i64")
+  local after = kjit.jit(load(src, "=rows"))
+  after(rows())
+  assert(after:inspect("llvm"):find("kjit_lv_arrview", 1, true), "views once an array was made")
+  -- and an array made after the compile is still read right (the helper)
+  a[1], a[2], a[3] = 7, 8, 9
+  assert(before({ { 1, 2, 3 }, a }, 3) == 30)
+end)
+
 test("integral float keys: reads and writes of the array part", function()
   -- a float index from a division (the FFT's bit reversal as written)
   local function bitreverse(v, n)
