@@ -1423,16 +1423,18 @@ static CgVal live_table(CG *G, int ref, int k) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   const void *id = lua_topointer(L, -1);
   lua_pop(L, 1);
-  for (int i = 0; i < G->nlive; i++)
+  LLVMBasicBlockRef entry = G->lentry ? G->lentry : G->allocas;
+  int here_fn = entry && LLVMGetBasicBlockParent(entry) == LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B));
+  for (int i = 0; here_fn && i < G->nlive; i++)
     if (G->live[i].id == id) return mk(t, G->live[i].slot, i8c(G, 0), G->live[i].h);
-  if (k < 0 || G->nlive == CG_MAXLIVE) {   /* (no slot of its own: read here, into scratch) */
+  if (k < 0 || G->nlive == CG_MAXLIVE || !here_fn) {   /* (no slot of its own, or another function: read here) */
     LLVMValueRef dst = k < 0 ? scratch(G, 2) : slot_here(G, k);
     LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
     LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
     return mk(t, dst, i8c(G, 0), call(G, "kjit_lv_getref", G->i64, ps, as, 3));
   }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
-  LLVMPositionBuilderAtEnd(G->B, G->lentry ? G->lentry : G->allocas);
+  LLVMPositionBuilderAtEnd(G->B, entry);
   LLVMValueRef dst = slot_at(G, k);
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
