@@ -199,3 +199,27 @@ test("a global table written in a loop beside an assigned global", function()
   for k, x in pairs(copy) do assert(g2[k] == x, "G[" .. k .. "]") end
   for k, x in pairs(g2) do assert(copy[k] == x, "G[" .. k .. "]") end
 end)
+
+test("float keys into a kjit array held by a table: elements and located errors", function()
+  -- (a float-typed key took kjit_lv_gettable_at before, whose errors had
+  -- no file:line)
+  local function f(t, n, d)
+    local s = 0
+    for i = 1, n do
+      s = s + t.a[i / d]
+      t.a[i * 1.0] = s
+    end
+    return s
+  end
+  local function mk(n, d)
+    return function()
+      local a = kjit.zeros(4)
+      for i = 1, 4 do a[i] = i end
+      return { a = a }, n, d
+    end
+  end
+  T.check(f, mk(4, 1))
+  T.check_error("index 0.5 is not an integer", f, mk(4, 2))
+  T.check_error("out of bounds", f, mk(5, 1))
+  T.check_error("out of bounds", f, mk(4, 0.5))
+end)
