@@ -176,6 +176,19 @@ test("a table upvalue written in a loop: read once a call", function()
   T.check(cycles, function() data = list(16); return 3 end)
 end)
 
+test("a live table is read from its reference once a call (the IR's fact)", function()
+  local v = { 1, 2, 3 }
+  local function scale(n, s)
+    for i = 1, n do v[i] = v[i] * s end
+    for i = 1, n do v[i] = v[i] + 1 end
+    return v[1]
+  end
+  local j = kjit.jit(scale)
+  assert(j(3, 2.0) == 3.0 and v[3] == 7.0)
+  local _, calls = j:inspect("llvm"):gsub("call i64 @kjit_lv_getref%(", "")
+  assert(calls == 1, "kjit_lv_getref called " .. calls .. " times in the IR")
+end)
+
 test("a global table written in a loop beside an assigned global", function()
   local env = {}
   local chunk = load([[
