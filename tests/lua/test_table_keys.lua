@@ -236,3 +236,25 @@ test("float keys into a kjit array held by a table: elements and located errors"
   T.check_error("out of bounds", f, mk(5, 1))
   T.check_error("out of bounds", f, mk(4, 0.5))
 end)
+
+test("live tables and float keys with the collector at every allocation", function()
+  collectgarbage("generational", 0, 0)   -- a minor collection at every step
+  local ok, err = pcall(function()
+    local v = {}
+    local function churn(n)
+      local junk
+      for i = 1, n do
+        v[i * 1.0] = { i }          -- a new table each time: collections
+        junk = { v[i / 1][1], junk }
+        v[i] = v[i][1] + #junk
+      end
+      local s = 0
+      for i = 1, n do s = s + v[i] end
+      return s
+    end
+    T.check(churn, function() v = {}; return 40 end)
+  end)
+  collectgarbage("incremental", 200, 100, 13)
+  collectgarbage("collect")
+  assert(ok, err)
+end)
