@@ -198,6 +198,10 @@ kjit_lua_test_again(test_tables_inline_api test_tables_inline "KJIT_NO_STACK_REA
 # (codegen/cg_luaview.c), the helpers for every element
 kjit_lua_test_again(test_table_arrays_api test_table_arrays "KJIT_NO_STACK_READS=1")
 
+# Integral float keys and live tables read once a call
+# (tests/lua/test_table_keys.lua) again through the Lua API only
+kjit_lua_test_again(test_table_keys_api test_table_keys "KJIT_NO_STACK_READS=1")
+
 # Frames, constructors and tree walks (tests/lua/test_frames.lua) again
 # through the Lua API only (KJIT_NO_STACK_READS=1: no direct frame opens,
 # slot copies, constructor stores or reads; host/lua_stack.h).

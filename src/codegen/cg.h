@@ -168,6 +168,11 @@ typedef struct CG {
   LLVMValueRef luaL;        /* lua_State* (i8*), from err */
   LLVMValueRef lbase;       /* i32: the frame's first slot (kjit_lv_open) */
   LLVMValueRef *lslotv;     /* by slot: its index (i32), made in the entry block */
+  /* live tables read once in the entry block (cg_lua.c live_table): the
+  ** table's identity, its slot and its address */
+#define CG_MAXLIVE 8
+  struct CgLive { const void *id; LLVMValueRef slot, h; } live[CG_MAXLIVE];
+  int nlive;
   LLVMBasicBlockRef lentry; /* where the entry code goes on once the frame is
                                open inline (cg_lua_begin), or NULL: the entry block */
   CgVal *upvals;            /* a function literal's specialization: its

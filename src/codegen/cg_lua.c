@@ -499,6 +499,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lkillhead = G->lkillnext = NULL;
   G->lkilln = NULL;
   G->lentry = NULL;
+  G->nlive = 0;
   G->lslot = NULL;
   G->luaL = NULL;
   G->lbase = NULL;
@@ -1282,17 +1283,63 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
 /* A key that is an integer at run time though not typed so (a number read
 ** from a table, q[q1]; a T_NUMBER): *isint (i1) says when, and the
 ** integer's bits are returned; NULL for a key that never is. A float key
-** (even an integral one, which Lua normalizes) takes the generic path. */
+** with an integral value is that integer here too, as Lua normalizes it
+** (ltable.c luaH_get: luaV_flttointns with F2Ieq; luaH_newkey the same):
+** SciMark's FFT computes `j` with `k = k / 2`, and every v[j + 1] took
+** the helper (594,000 calls, 28% of the run's instructions). Only the
+** inline hit uses the integer; a miss gives the helper the key as it is
+** (a metamethod sees the float, as interpreted). */
+static LLVMValueRef float_key(CG *G, LLVMValueRef isflt, LLVMValueRef ibits, CgVal k);
+
+/* The integer a float key f equals where it could index an array part
+** (1 to 2^32: alimit is 32 bits), else 0, which every inline path misses
+** (NaN fails the ordered compares). Cheaper than cg_float_to_int_exact's
+** full range: no floor, no 64-bit limits to keep in registers. */
+static LLVMValueRef array_key(CG *G, LLVMValueRef f) {
+  LLVMValueRef in = LLVMBuildAnd(G->B, LLVMBuildFCmp(G->B, LLVMRealOGE, f, cg_f64(G, 1.0), ""),
+                                 LLVMBuildFCmp(G->B, LLVMRealOLE, f, cg_f64(G, 4294967296.0), ""), "");
+  LLVMValueRef i = LLVMBuildFPToSI(G->B, LLVMBuildSelect(G->B, in, f, cg_f64(G, 0.0), ""), G->i64, "");
+  LLVMValueRef exact = LLVMBuildFCmp(G->B, LLVMRealOEQ, LLVMBuildSIToFP(G->B, i, G->f64, ""), f, "");
+  return LLVMBuildSelect(G->B, exact, i, cg_i64(G, 0), "");
+}
 static LLVMValueRef dyn_intkey(CG *G, CgVal k, LLVMValueRef *isint) {
   if (k.t.kind == T_LUA && !inslot(k) && k.dims[0]) {
-    *isint = LLVMBuildICmp(G->B, LLVMIntEQ, k.flag, i8c(G, KLV_INT), "");
-    return k.dims[0];
+    LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, k.flag, i8c(G, KLV_FLT), "");
+    *isint = LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, k.flag, i8c(G, KLV_INT), ""), isf, "");
+    return float_key(G, isf, k.dims[0], k);
   }
   if (k.t.kind == T_NUMBER && k.isf) {
-    *isint = LLVMBuildNot(G->B, k.isf, "");
-    return k.v;
+    *isint = cg_i1(G, 1);
+    return float_key(G, k.isf, k.v, k);
+  }
+  if (k.t.kind == T_F64 && k.v) {
+    *isint = cg_i1(G, 1);
+    return array_key(G, k.v);
   }
   return NULL;
+}
+
+/* The key's integer where isflt is false (ibits), else its float's integer
+** when exact and 0 (a key every inline path misses) when not; the float
+** side in a block of its own, so that an integer key pays one branch (the
+** T_NUMBER loop counter of SciMark's sparse `for i = row[r], row[r + 1] - 1`
+** paid 45 instructions an iteration computing both sides). */
+static LLVMValueRef float_key(CG *G, LLVMValueRef isflt, LLVMValueRef ibits, CgVal k) {
+  LLVMValueRef f;
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), fb = cg_bb(G, "keyflt"), join = cg_bb(G, "keyint");
+  LLVMBuildCondBr(G->B, isflt, fb, join);
+  LLVMPositionBuilderAtEnd(G->B, fb);
+  if (k.t.kind == T_LUA) f = LLVMBuildBitCast(G->B, k.dims[0], G->f64, "");
+  else f = cg_num_to(G, cg_number_side(G, k, 1), T_F64);
+  LLVMValueRef fi = array_key(G, f);
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "");
+  LLVMValueRef vs[2] = { ibits, fi };
+  LLVMBasicBlockRef bs[2] = { here, fend };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
 }
 
 /* Whether the value v reads is indexed in turn (bj.x after bj =
@@ -1359,19 +1406,54 @@ static LLVMValueRef gettable_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef 
   return rc;
 }
 
+/* The table registered at ref (a live table: ir_type.c t_live, or the
+** environment of assigned globals), read once per call of the function,
+** in its entry block (after the frame opens), into slot k (-1: a slot of
+** its own, after the frame's): the reference names one table for as long
+** as the code lives, so every read of it gives the same table, and the
+** registry keeps it alive (the slot holds it too). Reads of one table
+** share the read (its identity looked up here, at compile time). Read at
+** each use, the reference cost a call per access: SciMark FFT's
+** `for i = 1, n * 2 do v[i] = v[i] * norm end` over an upvalue it writes,
+** 1.2 million calls of kjit_lv_getref, 190M instructions. */
+static CgVal live_table(CG *G, int ref, int k) {
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  lua_State *L = G->S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  const void *id = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  LLVMBasicBlockRef entry = G->lentry ? G->lentry : G->allocas;
+  int here_fn = entry && LLVMGetBasicBlockParent(entry) == LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B));
+  for (int i = 0; here_fn && i < G->nlive; i++)
+    if (G->live[i].id == id) return mk(t, G->live[i].slot, i8c(G, 0), G->live[i].h);
+  if (k < 0 || G->nlive == CG_MAXLIVE || !here_fn) {   /* (no slot of its own, or another function: read here) */
+    LLVMValueRef dst = k < 0 ? scratch(G, 2) : slot_here(G, k);
+    LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+    LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
+    return mk(t, dst, i8c(G, 0), call(G, "kjit_lv_getref", G->i64, ps, as, 3));
+  }
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  LLVMPositionBuilderAtEnd(G->B, entry);
+  LLVMValueRef dst = slot_at(G, k);
+  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
+  LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
+  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
+  LLVMPositionBuilderAtEnd(G->B, here);
+  G->live[G->nlive].id = id;
+  G->live[G->nlive].slot = dst;
+  G->live[G->nlive].h = h;
+  G->nlive++;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
 /* The object of access v: its value, or for a global that compiled code
 ** assigns (ir_type.c t_setglobal) the real environment table, through its
 ** registry reference, in scratch slot 2 (the object's: operand, objof). */
 static CgVal access_obj(CG *G, const KirInsn *v) {
   CgVal ox = cg_val(G, v->args[0]);
   if (ox.t.kind != T_TABLE || G->sp->liveref == NULL || G->sp->liveref[v->args[0]->id] == 0) return ox;
-  LLVMValueRef dst = scratch(G, 2);
-  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
-  LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->liveref[v->args[0]->id]), dst };
-  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
-  Type t = TY(T_LUA);
-  t.sub = KTY_LUA_TABLE;
-  return mk(t, dst, i8c(G, 0), h);
+  return live_table(G, G->sp->liveref[v->args[0]->id], -1);
 }
 
 CgVal cg_lua_index(CG *G, const KirInsn *v) {
@@ -1542,15 +1624,7 @@ CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
 
 /* A table upvalue or global the function writes into (ir_type.c t_live):
 ** the real table, through its registry reference. */
-CgVal cg_lua_live(CG *G, const KirInsn *v) {
-  LLVMValueRef dst = cg_lua_slot(G, v);
-  LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
-  LLVMValueRef as[3] = { G->luaL, cg_i32(G, G->sp->liveref[v->id]), dst };
-  LLVMValueRef h = call(G, "kjit_lv_getref", G->i64, ps, as, 3);
-  Type t = TY(T_LUA);
-  t.sub = KTY_LUA_TABLE;
-  return mk(t, dst, i8c(G, 0), h);
-}
+CgVal cg_lua_live(CG *G, const KirInsn *v) { return live_table(G, G->sp->liveref[v->id], G->lslot[v->id]); }
 
 /* The constructor's items stored at base + 1 ... base + n of the table
 ** in slot dst, those past the fixed ones only while the open tail's count

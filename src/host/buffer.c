@@ -61,6 +61,7 @@
 ** recognising a buffer by its tag is as safe as comparing metatables,
 ** at a third of the cost. */
 uint64_t kb_tag_key;
+int kb_viewable_made;
 
 __attribute__((constructor)) static void init_tag_key(void) {
   uint64_t k = 0;
@@ -350,6 +351,8 @@ static void initheader(KBuffer *b, char *data, kjit_dtype t, int ndim,
   b->released = NULL;
   b->tag = KB_TAG(b);
   b->record = NULL;   /* record arrays: host/record.c sets it */
+  if ((t == KJIT_F64 || t == KJIT_I64) && !__atomic_load_n(&kb_viewable_made, __ATOMIC_RELAXED))
+    __atomic_store_n(&kb_viewable_made, 1, __ATOMIC_RELAXED);
 }
 
 /* Pushes the kjit.array metatable, creating it on first use, so C hosts

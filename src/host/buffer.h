@@ -40,6 +40,11 @@ KBuffer *kb_test_raw(lua_State *L, int idx);
 int kb_newmeta(lua_State *L, const char *name);
 void kb_regmeta(lua_State *L, const char *name);
 
+/* Set (never cleared) once the process has made an f64 or i64 array, the
+** dtypes that compiled code indexes through views when they are read from
+** tables (codegen/cg_luaview.c emits views only then). */
+extern int kb_viewable_made;
+
 /* The tags (KBuffer.tag): kb_tag_key ^ the buffer's address. */
 extern uint64_t kb_tag_key;
 #define KB_TAG(b) (kb_tag_key ^ (uint64_t)(uintptr_t)(b))
