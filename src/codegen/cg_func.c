@@ -889,8 +889,9 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
-  /* frozen (a plain value to SCEV), as the next chunk's start is (see
-  ** strip_latch): else the vector loop's trip count is an expression of
+  /* frozen (a plain value to SCEV; made opaque too, as the next chunk's
+  ** start is, see strip_latch, bench jacobi counted 175.6k instructions a
+  ** call against 166.8k): else the vector loop's trip count is an expression of
   ** the chunk loop's recurrence that each entry re-derives (three umins
   ** and a shift in jacobi's rows; about 1 point of its 2-3% of polls off,
   ** within the noise of a 2-core machine) */
@@ -928,15 +929,20 @@ void cg_reenter_header(CG *G, KirBlock *h) { enter_header(G, h, G->phis); }
 ** the next chunk (when more than a chunk remained at this one's start:
 ** this one was whole), else the exit. The next chunk's control variable
 ** is this chunk's start plus a chunk of steps (the value the last
-** iteration's step gives, wrapping as Lua's does), frozen. Why: with it
+** iteration's step gives, wrapping as Lua's does), made opaque
+** (cg_opaque). Why: with it
 ** the last iteration's value plus a step (an expression of the chunk's
 ** length, a umin), LLVM's loop strength reduction took 20 ms on a 2-D
 ** stencil's vectorized inner loop (200 ms while vector loops were still
 ** unrolled again, see cpu.c); unfrozen, the start is an affine recurrence
 ** of the chunk loop, LSR takes 6 ms but keeps a chunk-level base register
 ** per array, and nbody's 0-4 iteration j loop (seven arrays) spilled and
-** ran 11% slower; frozen (opaque to SCEV, a plain value): 6 ms, no
-** spills. */
+** ran 11% slower; frozen (meant to be opaque to SCEV): 6 ms, no
+** spills. But instcombine drops a freeze whose operand cannot be poison,
+** so the recurrence came back, and each row of a nest computed the
+** chunk-level bases of its addresses anew (jacobi 1.215 of polls off);
+** through an empty asm the start stays opaque (1.039; see cg_opaque for
+** what it costs to compile). */
 static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
   LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
