@@ -845,6 +845,32 @@ static void strip_plan(CG *G) {
   }
 }
 
+/* x, an i64, through an empty inline asm (no instruction: the same
+** register), a value no pass sees through: the start of a strip-mined
+** loop's next chunk (strip_latch). freeze was not enough there: it is
+** folded away where its operand cannot be poison, and LLVM then saw the
+** chunk loop's recurrence (start + k * 65536 * step) in every address of
+** the row, computed those per row from the row's index (jacobi: an imul
+** and a spill for each of ten addresses, about 80 instructions a row of
+** 98). With the start opaque, each chunk's addresses are the row's own
+** plus a register: bench jacobi (100 x 100, 4 sweeps) 1.215 -> 1.039 of
+** polls off in instructions, convolve 1.027 -> 1.007. Its price: LLVM's
+** loop strength reduction searches longer on the nest (the full-tier
+** compile of bench/compile_time.lua's stencil 247.5M -> 339.4M
+** instructions; its first tier, what that benchmark times, is optnone
+** code without the passes: 75.8M either way). readnone: it neither
+** reads nor writes memory, so loads can still be hoisted across it. */
+static LLVMValueRef cg_opaque(CG *G, LLVMValueRef x) {
+  LLVMTypeRef fty = LLVMFunctionType(G->i64, &G->i64, 1, 0);
+  LLVMValueRef a = LLVMGetInlineAsm(fty, "", 0, "=r,0", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef c = LLVMBuildCall2(G->B, fty, a, &x, 1, "");
+  static const char *const attrs[] = { "readnone", "nounwind", "willreturn" };
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+    LLVMAddCallSiteAttribute(c, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C,
+        LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
+  return c;
+}
+
 /* The start of a chunk of strip-mined loop L: its iterations are taken
 ** from what remains and charged; then the loop's header. F->rem keeps
 ** what remained at the chunk's start; the latch moves it on by a whole
@@ -863,8 +889,9 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
-  /* frozen (a plain value to SCEV), as the next chunk's start is (see
-  ** strip_latch): else the vector loop's trip count is an expression of
+  /* frozen (a plain value to SCEV; made opaque too, as the next chunk's
+  ** start is, see strip_latch, bench jacobi counted 175.6k instructions a
+  ** call against 166.8k): else the vector loop's trip count is an expression of
   ** the chunk loop's recurrence that each entry re-derives (three umins
   ** and a shift in jacobi's rows; about 1 point of its 2-3% of polls off,
   ** within the noise of a 2-core machine) */
@@ -902,15 +929,20 @@ void cg_reenter_header(CG *G, KirBlock *h) { enter_header(G, h, G->phis); }
 ** the next chunk (when more than a chunk remained at this one's start:
 ** this one was whole), else the exit. The next chunk's control variable
 ** is this chunk's start plus a chunk of steps (the value the last
-** iteration's step gives, wrapping as Lua's does), frozen. Why: with it
+** iteration's step gives, wrapping as Lua's does), made opaque
+** (cg_opaque). Why: with it
 ** the last iteration's value plus a step (an expression of the chunk's
 ** length, a umin), LLVM's loop strength reduction took 20 ms on a 2-D
 ** stencil's vectorized inner loop (200 ms while vector loops were still
 ** unrolled again, see cpu.c); unfrozen, the start is an affine recurrence
 ** of the chunk loop, LSR takes 6 ms but keeps a chunk-level base register
 ** per array, and nbody's 0-4 iteration j loop (seven arrays) spilled and
-** ran 11% slower; frozen (opaque to SCEV, a plain value): 6 ms, no
-** spills. */
+** ran 11% slower; frozen (meant to be opaque to SCEV): 6 ms, no
+** spills. But instcombine drops a freeze whose operand cannot be poison,
+** so the recurrence came back, and each row of a nest computed the
+** chunk-level bases of its addresses anew (jacobi 1.215 of polls off);
+** through an empty asm the start stays opaque (1.039; see cg_opaque for
+** what it costs to compile). */
 static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
   LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
@@ -931,7 +963,7 @@ static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   if (iv->op == KIR_PHI && iv->block == h && phi_type(G, iv).kind == T_INT &&
       G->sp->consts[iv->id].kind == T_UNKNOWN && G->ophis[iv->id][0] != NULL) {
     LLVMValueRef span = LLVMBuildMul(G->B, F->step, cg_i64(G, KCG_POLL_PERIOD), "");
-    G->vals[v->id].v = LLVMBuildFreeze(G->B, LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, ""), "");
+    G->vals[v->id].v = cg_opaque(G, LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, ""));
   }
   add_edge_tab(G, b, h, G->ophis);   /* (v's value only for this edge) */
   G->vals[v->id] = saved;

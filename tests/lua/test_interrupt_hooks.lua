@@ -891,3 +891,59 @@ ptest("loops charged by an inner forprep: polled when the inner loop is skipped 
   eq(got, skiprows(a, 1 << 22, 0), "result")
   truthy(calls >= 60 and calls <= 70, "one poll per 65536 skipped rows: " .. calls)
 end)
+
+-- Strip-mined inner loops of a nest (cg_func.c, strip_latch): the start of
+-- each chunk after the first is an opaque value (an empty inline asm), so
+-- that LLVM sets each row's vector loop up from that row's addresses, not
+-- from a recurrence of the chunk loop (bench jacobi, 100 x 100: 1.21x the
+-- instructions of polls off with it, 1.04x with the opaque start). The
+-- rows are the interpreter's where they cross chunk ends (inner trip
+-- counts 65535, 65536, 65537, 131073; steps 1 and -3), the inner loop is
+-- still vectorized (packed adds), and polls come as often as before.
+local function stencil2(n, m, A, B)
+  for i = 2, n - 1 do
+    for j = 2, m - 1 do
+      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1])
+    end
+  end
+end
+local function stepped2(n, m, A, B)
+  for i = 1, n do
+    for j = m, 1, -3 do B[i][j] = A[i][j] * 2.0 + j end
+  end
+end
+local function grid(n, m)
+  local A = kjit.zeros({ n, m }, "f64")
+  for i = 1, n do for j = 1, m do A[i][j] = (i * 7919 + j * 104729) % 1000003 / 7.0 end end
+  return A
+end
+
+test("strip-mined rows of a nest: the interpreter's elements across chunk ends", function()
+  for _, m in ipairs({ 3, 65537, 65538, 65539, 131075 }) do
+    D.check(stencil2, 4, m, grid(4, m), kjit.zeros({ 4, m }, "f64"))
+    D.check(stepped2, 2, m, grid(2, m), kjit.zeros({ 2, m }, "f64"))
+  end
+end)
+
+test("strip-mined rows of a nest: an opaque chunk start, a vectorized chunk (the IR, the asm)", function()
+  local f = kjit.jit(stencil2)
+  f(4, 40, grid(4, 40), kjit.zeros({ 4, 40 }, "f64"))
+  local ir, asm = f:inspect("llvm"), f:inspect("asm")
+  truthy(ir:find('asm "", "=r,0"', 1, true), "the next chunk's start through an empty asm:\n" .. ir)
+  truthy(asm:find("addpd", 1, true), "packed adds in the strip-mined row:\n" .. asm)
+  truthy(asm:find("kjit_rt_poll", 1, true), "and a poll:\n" .. asm)
+end)
+
+ptest("strip-mined rows of a nest: one poll a chunk", function()
+  local f = kjit.jit(stencil2)
+  local m = (1 << 20) + 2
+  local A, B = grid(3, m), kjit.zeros({ 3, m }, "f64")
+  f(3, 4, A, B)
+  local calls = 0
+  debug.sethook(function() calls = calls + 1 end, "", HUGE)
+  f(3, m, A, B)   -- one row of 2^20 iterations: 16 chunks
+  debug.sethook()
+  -- each chunk charges 65536 and the countdown polls when it goes below
+  -- zero: a poll every second chunk, as before the opaque start
+  truthy(calls >= 7 and calls <= 9, "one poll per two chunks: " .. calls)
+end)
