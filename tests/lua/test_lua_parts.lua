@@ -229,3 +229,19 @@ test("the parts loaded in this state are still the same values (no second load)"
   truthy(rawget(kjit, "vectorize") == v, "a plain field once loaded")
   eq(kjit.vectorize, v)
 end)
+
+test("require 'kjit' leaves little on the Lua heap (no part, no grown stack)", function()
+  -- 42 KB here (2026-11-28): the module's C functions and tables; the
+  -- parts run at require added about 120 KB, the stack-read probe run on
+  -- the main thread 62 KB (its grown stack, kept: src/host/lua_stack.c)
+  local out = child([[
+    collectgarbage() collectgarbage()
+    local c0 = collectgarbage("count")
+    local kjit = require "kjit"
+    collectgarbage() collectgarbage()
+    print(string.format("KB %.1f %s", collectgarbage("count") - c0, kjit.stack_reads))
+  ]])
+  local kb, reads = out:match("KB ([%d.]+) (%S+)")
+  truthy(kb, out)
+  truthy(tonumber(kb) < 64, "require left " .. kb .. " KB on the heap (stack reads " .. reads .. ")")
+end)
