@@ -2883,6 +2883,11 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       }
       return ty(T_UNKNOWN);
     }
+    /* anything else that is not a number (a number-or-nil beside a boolean,
+    ** strings, which lua_compare orders): the library function itself,
+    ** called, so that the order error (or the string) is Lua's when it runs */
+    for (int i = 0; i < n && !S->kernel; i++)
+      if (!isnum(numview(args[i]))) return t_luacall(S, sp, v, args, kargs, n);
   }
   if (row->rule == KTY_R_TOINTEGER) {
     /* lmathlib.c's math_toint: fail (nil) for anything but a number with

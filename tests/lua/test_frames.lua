@@ -94,17 +94,7 @@ test("t[i] of a missing key: nil without a metatable, __index with one", functio
   T.check_error("attempt to index a number value", ItemCheck, function() return { 1, 5, { 2 } } end)
 end)
 
-local function with_gc(mode, f)
-  if mode == "incremental" then
-    collectgarbage("incremental", 0, 1000, 0)   -- no pause, the smallest steps
-  else
-    collectgarbage("generational", 0, 0)        -- a minor collection at every step
-  end
-  local ok, err = pcall(f)
-  collectgarbage("incremental", 200, 100, 13)  -- Lua's defaults
-  collectgarbage("collect")
-  if not ok then error(err, 0) end
-end
+local with_gc = require("gc_harness").with_gc
 
 -- nested constructors: the outer table is made first and its list stored
 -- last, after the inner tables' allocations (a collection step between may

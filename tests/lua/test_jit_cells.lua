@@ -257,8 +257,7 @@ test("escaping literals called where they are known run compiled", function()
 end)
 
 test("collections at every allocation while cells live", function()
-  collectgarbage("incremental", 0, 1000, 0)
-  local ok, err = pcall(function()
+  require("gc_harness").with_gc("incremental", function()
     both(function(n)
       local fs, s = {}, 0
       for i = 1, n do
@@ -275,9 +274,6 @@ test("collections at every allocation while cells live", function()
       return r
     end)
   end)
-  collectgarbage("incremental", 200, 100, 13)
-  collectgarbage("collect")
-  if not ok then error(err, 0) end
 end)
 
 test("what stays refused says what to write instead", function()

@@ -36,19 +36,7 @@ local function verify(head, list, n)
   eq(k, 0, "nodes reached")
 end
 
-local function with_gc(mode, f)
-  local saved = collectgarbage("count")
-  if mode == "incremental" then
-    collectgarbage("incremental", 0, 1000, 0)   -- no pause, the smallest steps
-  else
-    collectgarbage("generational", 0, 0)        -- a minor collection at every step
-  end
-  local ok, err = pcall(f)
-  collectgarbage("incremental", 200, 100, 13)  -- Lua's defaults
-  collectgarbage("collect")
-  if not ok then error(err, 0) end
-  return saved
-end
+local with_gc = require("gc_harness").with_gc
 
 for _, mode in ipairs({ "incremental", "generational" }) do
   test("tables built in compiled code survive collections (" .. mode .. ")", function()

@@ -292,3 +292,28 @@ test("a serial prange carrying a table value from one iteration to the next", fu
   eq(ok, false, "parallel refuses")
   assert(tostring(e):find("the iterations would race for it", 1, true), e)
 end)
+
+-- math.max and math.min order their arguments with lua_compare (lmathlib.c):
+-- strings compare as strings, and a boolean or nil raises the order error
+-- only when the call runs. Arguments that are not all numbers (a
+-- number-or-nil beside a boolean, strings) call the library function
+-- itself (it was a compile error, "bad argument #2 to 'math.max' (number
+-- expected, got boolean)", for code the interpreter never ran: fuzzer
+-- program 272307).
+test("math.max and math.min of values that are not all numbers: Lua's order, Lua's errors", function()
+  local fs = {
+    function(a) local m = a > 5 and (0 / 0) or nil return a > 100 and math.max(m, a > 50) or 1 end,
+    function(a) local m = a > 5 and a or nil return math.max(m, a, 7) end,
+    function(a) local m = a > 5 and a or nil return math.min(3, m) end,
+    function(a) return math.max("a", a > 0 and "b" or "c"), math.min("x", "y", "w") end,
+    function(a) local s = a > 0 and "10" or "9" return math.max(s, "2") end,
+    function(a) return math.max(a, a > 0) end,
+    function(a) local b = a > 0 and 1 or false return math.min(b, 2) end,
+  }
+  for i, f in ipairs(fs) do
+    for _, a in ipairs({ 2.5, 7, -1, 200 }) do check(f, a) end
+  end
+  check_error("attempt to compare nil with number", fs[2], 2.5)
+  check_error("attempt to compare number with boolean", fs[6], 2.5)
+  check_error("attempt to compare number with boolean", fs[7], -1)
+end)

@@ -14,46 +14,20 @@
 local D = require "difftest"
 local kjit = D.kjit
 local P = { parallel = true }
-
-local function ramp(n, dt)
-  local t = {}
-  for i = 1, n do t[i] = i end
-  return kjit.array(t, dt or "f64")
-end
-
-local function mat(r, c, f)
-  local m = kjit.zeros({ r, c })
-  for i = 1, r do for j = 1, c do m[i][j] = f(i, j) end end
-  return m
-end
+local H = require "hoist_harness"
+local ramp, mat, on_threads, every_threads = H.ramp, H.mat, H.on_threads, H.every_threads
+local worker_ir, has_checks = H.worker_ir, H.has_checks
+local K = H.kernels
+local dot, shifted, guarded, saxpy, matmul, stencil = K.dot, K.shifted, K.guarded, K.saxpy, K.matmul, K.stencil
+local function oob(fn, ...) H.oob(P, nil, fn, ...) end
 
 ---------------------------------------------------------------------------
 -- bodies that only read (the arrays stay comparable after an error: no
--- chunk writes past the failing iteration)
+-- chunk writes past the failing iteration): dot, shifted, guarded from
+-- hoist_harness, and these; the bodies that write (saxpy, matmul, stencil)
+-- have their errors checked on one thread, where chunks run in order and
+-- the first failing one ends the loop
 ---------------------------------------------------------------------------
-local function dot(x, y, a, b, c)
-  local s = 0.0
-  for i in kjit.prange(a, b, c) do s = s + x[i] * y[i] end
-  return s
-end
-
--- +-i plus an invariant sum: x[i + off + 1] and z[k - i + 1]
-local function shifted(x, z, a, b, off, k)
-  local s = 0.0
-  for i in kjit.prange(a, b) do s = s + x[i + off + 1] * z[k - i + 1] end
-  return s
-end
-
--- a guarded access that leaves the array at iteration k only (a middle
--- one): the test fails, the checked worker raises there
-local function guarded(x, n, k)
-  local s = 0.0
-  for i in kjit.prange(1, n) do
-    if i == k then s = s + x[i + #x] else s = s + x[i] end
-  end
-  return s
-end
-
 -- an inner loop over invariant bounds, row-major keys in both variables
 local function rowsum(x, n, m, w)
   local s = 0.0
@@ -74,60 +48,6 @@ local function find_rows(m, lim, cols)
     end
   end
   return c
-end
-
----------------------------------------------------------------------------
--- bodies that write (errors checked on one thread, where chunks run in
--- order and the first failing one ends the loop)
----------------------------------------------------------------------------
-local function saxpy(a, x, y, out, lo, hi)
-  for i in kjit.prange(lo, hi) do out[i] = a * x[i] + y[i] end
-end
-
-local function matmul(a, b, c)
-  local n, m, p = a.shape[1], a.shape[2], b.shape[2]
-  for i in kjit.prange(1, n) do
-    local ci, ai = c[i], a[i]
-    for j = 1, p do ci[j] = 0.0 end
-    for k = 1, m do
-      local aik, bk = ai[k], b[k]
-      for j = 1, p do ci[j] = ci[j] + aik * bk[j] end
-    end
-  end
-  return c[1][1]
-end
-
--- the 2-D five-point stencil on rows 2..n-1 (columns from the arguments)
-local function stencil(out, x, n, j0, j1)
-  for i in kjit.prange(2, n - 1) do
-    for j = j0, j1 do
-      out[i][j] = x[i - 1][j] + x[i + 1][j] + x[i][j - 1] + x[i][j + 1] - 4 * x[i][j]
-    end
-  end
-  return out[2][2]
-end
-
--- D.check_opts on arguments whose interpreted run raises (so an error
--- case cannot pass as a normal return): the compiled error must be the same
-local function oob(fn, ...)
-  local r, msg = D.check_opts(P, fn, ...)
-  if D.jit_available() then
-    truthy(r == nil and type(msg) == "string" and msg:find("out of bounds", 1, true),
-           "the interpreted run raises out of bounds: " .. tostring(msg))
-  end
-end
-
-local function on_threads(threads, f)
-  local n0 = kjit.get_num_threads()
-  kjit.set_num_threads(math.min(threads, n0))
-  local ok, err = pcall(f)
-  kjit.set_num_threads(n0)
-  if not ok then error(err, 0) end
-end
-
-local function every_threads(f)
-  on_threads(1, f)
-  on_threads(kjit.get_num_threads(), f)
 end
 
 test("prange hoist: a reduction in and out of range, steps, empty loops", function()
@@ -242,12 +162,6 @@ test("prange hoist: random ranges, steps and offsets", function()
   end)
 end)
 
--- a worker's optimized IR: its bounds checks branch to blocks that
--- cg_check names ok (in range) and fail (raise)
-local function worker_ir(ir, k)
-  return ir:match("(\ndefine internal[^\n]*@kcg_spec%d+_prange" .. k .. "%(.-\n}\n)")
-end
-local function has_checks(fir) return fir:find("\nok%d*:") ~= nil or fir:find("\nfail%d*:") ~= nil end
 
 test("prange hoist: the fast worker's loops hold no checks (IR facts)", function()
   local function isaxpy(x, y, out)

@@ -12,63 +12,20 @@
 local D = require "difftest"
 local kjit = D.kjit
 local S, P = {}, { parallel = true }
-
-local function ramp(n, dt)
-  local t = {}
-  for i = 1, n do t[i] = i end
-  return kjit.array(t, dt or "f64")
-end
-
-local function mat(r, c, f)
-  local m = kjit.zeros({ r, c })
-  for i = 1, r do for j = 1, c do m[i][j] = f(i, j) end end
-  return m
-end
-
--- D.check_opts on arguments whose interpreted run raises: the compiled
--- error must be the same (an error case cannot pass as a normal return)
-local function oob(opts, fn, ...)
-  local r, msg = D.check_opts(opts, fn, ...)
-  if D.jit_available() then
-    truthy(r == nil and type(msg) == "string" and msg:find("out of bounds", 1, true),
-           "the interpreted run raises out of bounds: " .. tostring(msg) .. "\n" .. debug.traceback())
-  end
-end
-
-local function on_threads(threads, f)
-  local n0 = kjit.get_num_threads()
-  kjit.set_num_threads(math.min(threads, n0))
-  local ok, err = pcall(f)
-  kjit.set_num_threads(n0)
-  if not ok then error(err, 0) end
-end
+local H = require "hoist_harness"
+local ramp, mat, on_threads = H.ramp, H.mat, H.on_threads
+local K = H.kernels
+local dot, shifted, guarded, saxpy, matmul, stencil = K.dot, K.shifted, K.guarded, K.saxpy, K.matmul, K.stencil
+local function oob(opts, fn, ...) H.oob(opts, nil, fn, ...) end
 
 ---------------------------------------------------------------------------
--- serial prange loops
+-- serial prange loops (and dot, shifted, guarded, saxpy, matmul, stencil
+-- from hoist_harness)
 ---------------------------------------------------------------------------
-local function dot(x, y, a, b, c)
-  local s = 0.0
-  for i in kjit.prange(a, b, c) do s = s + x[i] * y[i] end
-  return s
-end
 
 local function dot1(x, y, a, b)   -- no step: 1
   local s = 0.0
   for i in kjit.prange(a, b) do s = s + x[i] * y[i] end
-  return s
-end
-
-local function shifted(x, z, a, b, off, k)
-  local s = 0.0
-  for i in kjit.prange(a, b) do s = s + x[i + off + 1] * z[k - i + 1] end
-  return s
-end
-
-local function guarded(x, n, k)
-  local s = 0.0
-  for i in kjit.prange(1, n) do
-    if i == k then s = s + x[i + #x] else s = s + x[i] end
-  end
   return s
 end
 
@@ -78,30 +35,6 @@ local function find_first(x, lim, n)   -- break: the test may fail where the loo
     if x[i] > lim then r = i break end
   end
   return r
-end
-
-local function saxpy(a, x, y, out, lo, hi)
-  for i in kjit.prange(lo, hi) do out[i] = a * x[i] + y[i] end
-end
-
-local function matmul(a, b, c)
-  local n, m, p = a.shape[1], a.shape[2], b.shape[2]
-  for i in kjit.prange(1, n) do
-    local ci, ai = c[i], a[i]
-    for j = 1, p do ci[j] = 0.0 end
-    for k = 1, m do
-      local aik, bk = ai[k], b[k]
-      for j = 1, p do ci[j] = ci[j] + aik * bk[j] end
-    end
-  end
-end
-
-local function stencil(out, x, n, j0, j1)
-  for i in kjit.prange(2, n - 1) do
-    for j = j0, j1 do
-      out[i][j] = x[i - 1][j] + x[i + 1][j] + x[i][j - 1] + x[i][j + 1] - 4 * x[i][j]
-    end
-  end
 end
 
 -- a value of the loop used after it (a spill both copies write)

@@ -40,15 +40,7 @@ local function check_globals(names, reset, fn, ...)
   return table.unpack(ir, 2, ir.n)
 end
 
--- fn() with the collector running at (about) every allocation.
-local function with_gc(mode, fn)
-  if mode == "incremental" then collectgarbage("incremental", 0, 1000, 0)
-  else collectgarbage("generational", 0, 0) end
-  local ok, err = pcall(fn)
-  collectgarbage("incremental", 200, 100, 13)
-  collectgarbage("collect")
-  if not ok then error(err, 0) end
-end
+local with_gc = require("gc_harness").with_gc
 
 ---------------------------------------------------------------------------
 -- Assigning globals (item 1's "tables as globals", the task's item 2)

@@ -11,18 +11,11 @@
 local D = require "difftest"
 local kjit = D.kjit
 local P = { parallel = true }
-
-local function mat(r, c, f)
-  local m = kjit.zeros({ r, c })
-  for i = 1, r do for j = 1, c do m[i][j] = f(i, j) end end
-  return m
-end
-
-local function ramp(n)
-  local t = {}
-  for i = 1, n do t[i] = i end
-  return kjit.array(t)
-end
+local H = require "hoist_harness"
+local ramp, mat, on_threads = H.ramp, H.mat, H.on_threads
+local worker_ir, has_checks = H.worker_ir, H.has_checks
+-- the out-of-bounds errors are located in this file
+local function oob(opts, fn, ...) H.oob(opts, "test_shape_hoist.lua:%d+:", fn, ...) end
 
 ---------------------------------------------------------------------------
 -- the bodies: each reads its inner bound from an extent in the body
@@ -94,30 +87,6 @@ local function serial(a, extra)
   return s
 end
 
-local function oob(opts, fn, ...)
-  local r, msg = D.check_opts(opts, fn, ...)
-  if D.jit_available() then
-    truthy(r == nil and type(msg) == "string" and msg:find("out of bounds", 1, true)
-           and msg:find("test_shape_hoist.lua:%d+:"),
-           "the interpreted run raises out of bounds here: " .. tostring(msg))
-  end
-end
-
-local function on_threads(threads, f)
-  local n0 = kjit.get_num_threads()
-  kjit.set_num_threads(math.min(threads, n0))
-  local ok, err = pcall(f)
-  kjit.set_num_threads(n0)
-  if not ok then error(err, 0) end
-end
-
----------------------------------------------------------------------------
--- IR facts: the fast worker holds no check, the checked one does
----------------------------------------------------------------------------
-local function worker_ir(ir, k)
-  return ir:match("(\ndefine internal[^\n]*@kcg_spec%d+_prange" .. k .. "%(.-\n}\n)")
-end
-local function has_checks(fir) return fir:find("\nok%d*:") ~= nil or fir:find("\nfail%d*:") ~= nil end
 
 test("shape hoist: extents in a prange body leave the fast worker's loops (IR facts)", function()
   if not D.jit_available() then skip("kjit.jit not available") end

@@ -177,17 +177,7 @@ test("a tree made by a call and used once is garbage for the collector", functio
   end
 end)
 
-local function with_gc(mode, f)
-  if mode == "incremental" then
-    collectgarbage("incremental", 0, 1000, 0)   -- no pause, the smallest steps
-  else
-    collectgarbage("generational", 0, 0)        -- a minor collection at every step
-  end
-  local ok, err = pcall(f)
-  collectgarbage("incremental", 200, 100, 13)  -- Lua's defaults
-  collectgarbage("collect")
-  if not ok then error(err, 0) end
-end
+local with_gc = require("gc_harness").with_gc
 
 for _, mode in ipairs({ "incremental", "generational" }) do
   test("results still in use survive collections at every allocation (" .. mode .. ")", function()
