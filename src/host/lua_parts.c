@@ -173,8 +173,6 @@ static void run_part(lua_State *L, int state, int i) {
   int top = lua_gettop(L);
   char chunkname[64];
   snprintf(chunkname, sizeof chunkname, "=%s", m->name);
-  lua_pushboolean(L, 1);
-  lua_rawseti(L, state, i + 1);   /* first: its own names read nil while it runs */
   /* the precompiled chunk if this Lua takes it (same format), else the source */
   if (m->bytecode == NULL ||
       luaL_loadbufferx(L, m->bytecode, m->bclen, chunkname, "b") != LUA_OK) {
@@ -190,6 +188,10 @@ static void run_part(lua_State *L, int state, int i) {
     lua_pushvalue(L, -1);
     lua_setfield(L, state, "std");
   }
+  /* marked run before it runs, so that its own names read nil meanwhile
+  ** (and only then: a memory error above leaves it to the next use) */
+  lua_pushboolean(L, 1);
+  lua_rawseti(L, state, i + 1);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
     lua_pushfstring(L, "kjit: cannot load its part %s (kjit needs Lua's base library): %s",
                     m->name, lua_tostring(L, -1));
