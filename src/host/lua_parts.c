@@ -14,9 +14,9 @@
 **
 ** A part sees what it saw when it ran inside require "kjit":
 **   - its globals (_ENV) are the base library's functions as they were
-**     when kjit was opened (base_snapshot), so a script that later
+**     when kjit was opened (push_base_snapshot), so a script that later
 **     removes `load` or replaces `error` does not change the parts;
-**   - its own names read nil while it runs (it is marked run first), as
+**   - its own names read nil while it runs (it is marked run just before), as
 **     they did then.
 ** std, kjit's own copies of the libraries the parts use, is made when the
 ** first part runs (push_private_libs).
