@@ -3,7 +3,9 @@
 -- them (src/host/lkjit.c) without finding any file at run time: the module works
 -- the same from the build tree, a LuaRocks install or a static link.
 -- Each module is registered under "kjit/<name>.lua", the chunk name its
--- error messages show. Run by CMake (and tests/fuzz/build.sh) with lua5.4.
+-- error messages show, with the names it adds to kjit's tables, from its
+-- header lines "-- provides: kjit.a kjit.cuda.b ...": kjit loads a module
+-- on the first use of one of them (src/host/lua_parts.c). Run by CMake (and tests/fuzz/build.sh) with lua5.4.
 -- With --bytecode (CMakeLists.txt passes it when this interpreter is the
 -- Lua release kjit is built against), each module's precompiled chunk
 -- (string.dump, debug information kept for messages) is embedded too:
@@ -27,6 +29,13 @@ for i, path in ipairs(files) do
   local text = f:read("a")
   f:close()
   local name = "kjit/" .. path:match("[^/]+$")
+  local names = {}
+  for line in text:gmatch("\n%-%- provides: ([^\n]*)") do names[#names + 1] = line end
+  local provides = table.concat(names, " ")
+  assert(provides ~= "", path .. ": needs a header line '-- provides: kjit.NAME ...' (src/host/lua_parts.c)")
+  for w in provides:gmatch("%S+") do
+    assert(w:match("^kjit%.[%w_.]*[%w_]$"), path .. ": '" .. w .. "' in its provides lines is not kjit.NAME")
+  end
   -- string literal: escape everything outside printable ASCII; one
   -- source line per line of C (GCC and Clang have no length limit on the
   -- concatenated literal)
@@ -41,15 +50,16 @@ for i, path in ipairs(files) do
     local chunk = string.dump(assert(load(text, "=" .. name)))
     parts[#parts + 1] = string.format("static const char bc%d[] =\n  \"%s\";\n\n", i,
                                       literal(chunk))
-    entries[#entries + 1] = string.format('  { "%s", src%d, sizeof src%d - 1, bc%d, sizeof bc%d - 1 },\n',
-                                          name, i, i, i, i)
+    entries[#entries + 1] = string.format('  { "%s", "%s", src%d, sizeof src%d - 1, bc%d, sizeof bc%d - 1 },\n',
+                                          name, provides, i, i, i, i)
   else
-    entries[#entries + 1] = string.format('  { "%s", src%d, sizeof src%d - 1, NULL, 0 },\n', name, i, i)
+    entries[#entries + 1] = string.format('  { "%s", "%s", src%d, sizeof src%d - 1, NULL, 0 },\n', name,
+                                          provides, i, i)
   end
 end
 parts[#parts + 1] = "const KLuaModule kjit_lua_modules[] = {\n"
 parts[#parts + 1] = table.concat(entries)
-parts[#parts + 1] = "  { NULL, NULL, 0, NULL, 0 }\n};\n"
+parts[#parts + 1] = "  { NULL, NULL, NULL, 0, NULL, 0 }\n};\n"
 local text = table.concat(parts)
 local old = io.open(out, "rb")
 if old then

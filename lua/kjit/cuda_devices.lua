@@ -3,7 +3,8 @@
 -- id as cuda.select_device takes it, cuda.gpus.current); cuda.close() is
 -- src/host/cudadrv.c's.
 -- The list is read when asked (simulator mode shows its one device).
-local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lkjit.c)
+-- provides: kjit.cuda.gpus
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lua_parts.c)
 local cuda = kjit.cuda
 local error, setmetatable, tostring = error, setmetatable, tostring
 local math, string = std.math, std.string

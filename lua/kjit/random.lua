@@ -27,7 +27,12 @@
 --
 -- The table is shared: other modules add their functions to kjit.cuda.random
 -- (the host-API generators); this one only adds its own names.
-local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lkjit.c)
+-- provides: kjit.cuda.random.xoroshiro128p_dtype kjit.cuda.random.xoroshiro128p_next
+-- provides: kjit.cuda.random.xoroshiro128p_jump kjit.cuda.random.init_xoroshiro128p_state
+-- provides: kjit.cuda.random.xoroshiro128p_uniform_float32 kjit.cuda.random.xoroshiro128p_uniform_float64
+-- provides: kjit.cuda.random.xoroshiro128p_normal_float32 kjit.cuda.random.xoroshiro128p_normal_float64
+-- provides: kjit.cuda.random.init_xoroshiro128p_states kjit.cuda.random.create_xoroshiro128p_states
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lua_parts.c)
 local cuda = kjit.cuda
 local math = std.math
 local error, type, string = error, type, std.string

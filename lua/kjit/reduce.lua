@@ -9,7 +9,8 @@
 -- chunk it came from). Errors about the caller's arguments are raised with the error
 -- level of the user's frame, so they name the user's line; errors raised
 -- inside fn carry fn's own file:line (kjit reports them so).
-local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lkjit.c)
+-- provides: kjit.reduce kjit.cuda.reduce
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lua_parts.c)
 local cuda = kjit.cuda
 local debug, math, string, table, load = std.debug, std.math, std.string, std.table, std.load
 -- base functions, fixed when kjit is opened (a script that replaces or

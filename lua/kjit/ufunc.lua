@@ -17,7 +17,8 @@
 -- shapes, and a repeated call runs the plan directly (see "plans").
 -- kjit compiles the generated function's bytecode (the chunk name is only
 -- used in messages).
-local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lkjit.c)
+-- provides: kjit.vectorize kjit.guvectorize
+local kjit, std = ...   -- std: kjit's own copies of the libraries (src/host/lua_parts.c)
 local cuda = kjit.cuda
 -- the library functions used, fixed when kjit is opened (a script that
 -- replaces globals later does not change this module)

@@ -1,8 +1,9 @@
 /*
 ** lua_modules.h: the Lua-written parts of kjit (the .lua files of lua/kjit), compiled
-** into the library as strings by tools/embed_lua.lua. luaopen_kjit runs
-** each one, in name order, with the module table as its argument; a module
-** adds its functions to that table (kjit.vectorize, kjit.cuda.reduce ...).
+** into the library as strings by tools/embed_lua.lua. Each is run on the
+** first use of a name it provides (src/host/lua_parts.c), with the module
+** table as its argument; it adds its functions to kjit's tables
+** (kjit.vectorize, kjit.cuda.reduce ...).
 */
 #ifndef KJIT_LUA_MODULES_H
 #define KJIT_LUA_MODULES_H
@@ -11,6 +12,8 @@
 
 typedef struct KLuaModule {
   const char *name;      /* "kjit/ufunc.lua": the chunk name in messages */
+  const char *provides;  /* the names it adds, space-separated, from its
+                            "-- provides:" lines: "kjit.vectorize kjit.guvectorize" */
   const char *source;
   size_t len;
   const char *bytecode;  /* the precompiled chunk, or NULL (tools/embed_lua.lua) */

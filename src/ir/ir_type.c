@@ -4603,6 +4603,58 @@ static void mark_all(KtySession *S) {
   for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->root) mark_used(S->specs[i]);
 }
 
+/* ---- One specialization for a table and for a value ------------------------
+**
+** A function called with a table it is known to be (a constructor's
+** result) in one place and with a Lua value in another (binary-trees'
+** ItemCheck: its caller passes the tree it made, its recursion passes
+** tree[2]) got a specialization for each, the same code twice for the
+** code generator (a quarter of binary-trees' compile). Once typing is
+** done, a call to a specialization whose arguments differ from those of
+** another, used one of the same function only where it knows a Lua
+** value's kind (table, string) and the other does not, and which returns
+** the same types, calls the other: it does what the interpreter does
+** with any value, so with this one too (the value is passed the same way,
+** a slot: cg_convert). The narrower one is then used by no call, and is
+** neither printed nor compiled. Roots (the compiled functions themselves)
+** stay. */
+static int wider_spec(const KtySpec *w, const KtySpec *n) {
+  if (w == n || w->luaptr != n->luaptr || w->clos != n->clos || w->nvar != n->nvar ||
+      w->nargs != n->nargs || w->nret != n->nret)
+    return 0;
+  int wider = 0;
+  for (int j = 0; j < n->nargs; j++) {
+    Type a = n->args[j];
+    if (a.kind == T_LUA && w->args[j].kind == T_LUA && a.sub != 0 && w->args[j].sub == 0) {
+      a.sub = 0;
+      wider = 1;
+    }
+    if (!tyeq(a, w->args[j])) return 0;
+  }
+  for (int r = 0; r < n->nret; r++)
+    if (!tyeq(n->rets[r], w->rets[r])) return 0;
+  return wider;
+}
+
+/* Returns whether a call was redirected (mark_all then runs again). */
+static int merge_narrow_specs(KtySession *S) {
+  int merged = 0;
+  for (int i = 0; i < S->nspecs; i++) {
+    KtySpec *n = S->specs[i], *w = NULL;
+    if (!n->used || n->root) continue;
+    for (int j = 0; j < S->nspecs && w == NULL; j++)
+      if (S->specs[j]->used && wider_spec(S->specs[j], n)) w = S->specs[j];
+    if (w == NULL) continue;
+    for (int k = 0; k < S->nspecs; k++) {
+      KtySpec *c = S->specs[k];
+      for (int id = 0; id < c->ir->ninsns; id++)
+        if (c->callees[id] == n) c->callees[id] = w;
+    }
+    merged = 1;
+  }
+  return merged;
+}
+
 /* The error pass: every value that runs, in program order. */
 static void check(KtySession *S, KtySpec *sp) {
   KirFunc *f = sp->ir;
@@ -4642,6 +4694,7 @@ KtySpec *kty_spec(KtySession *S, int fidx, int nargs, const Type *args) {
     for (int i = 0; i < S->nspecs; i++) if (S->specs[i]->used) check(S, S->specs[i]);
     S->strict = 0;
     settle(S);   /* the checks change nothing once settled */
+    if (merge_narrow_specs(S)) mark_all(S);
   } else {   /* what this call began is dropped: a later call starts afresh */
     sp = NULL;
     S->strict = 0;

@@ -596,6 +596,9 @@ static void test_minimal_state(void) {
   st = lua_pcall(L, 0, 1, 0);
   CHECK(st == LUA_OK, "luaopen_kjit with the base library only: %s", st ? lua_tostring(L, -1) : "");
   if (st == LUA_OK) {
+    /* a Lua-written part's first use from C (lua_parts.c loads it on use) */
+    CHECK(lua_getfield(L, -1, "guvectorize") == LUA_TFUNCTION, "kjit.guvectorize read from C");
+    lua_pop(L, 1);
     lua_setglobal(L, "kjit");
     CHECK(lua_true(L, "return string == nil and debug == nil"), "no library leaked into the globals");
     CHECK(lua_true(L, "local s = kjit.reduce(function(a, b) return a + b end) "
