@@ -1864,8 +1864,40 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   return mk(TY(T_LUA), dst, tp, bp);
 }
 
+/* x == nil for a Lua value x (i1): no metamethod takes part (__eq only
+** compares two tables or two userdata), so x's tag decides, and a value in
+** its slot is tested there (kjit_lv_isnil), where kjit_lv_comparex pushed
+** both and asked lua_compare: the end test of every generic for's turn. */
+static CgVal eq_nil(CG *G, CgVal x) {
+  if (x.t.sub == KTY_LUA_TABLE) return cg_mk(TY(T_BOOL), cg_i1(G, 0));
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  if (inslot(x))
+    return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntNE, call(G, "kjit_lv_isnil", G->i32, ps, as, 2),
+                                           cg_i32(G, 0), ""));
+  /* a tag: a number or a read only tested (KLV_BOOL, KLV_NIL: inline_get's truth) */
+  LLVMValueRef tagnil = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_NIL), "");
+  LLVMValueRef tagged = LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "nilslot"), done = cg_bb(G, "nildone");
+  LLVMBuildCondBr(G->B, tagged, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef r = LLVMBuildICmp(G->B, LLVMIntNE, call(G, "kjit_lv_isnil", G->i32, ps, as, 2), cg_i32(G, 0), "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vs[2] = { tagnil, r };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(phi, vs, from, 2);
+  return cg_mk(TY(T_BOOL), phi);
+}
+
 CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   CgVal x[2] = { cg_val(G, v->args[0]), cg_val(G, v->args[1]) };
+  if (v->op == KIR_EQ) {
+    for (int i = 0; i < 2; i++)
+      if (x[i].t.kind == T_LUA && x[1 - i].t.kind == T_NIL) return eq_nil(G, x[i]);
+  }
   int fast = numcapable(x[0]) && numcapable(x[1]);
   LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "cmpslow"), done = cg_bb(G, "cmpdone");
   LLVMValueRef fr = NULL;

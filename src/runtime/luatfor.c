@@ -79,7 +79,12 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
     if (lua_geti(L, slots[0], i) == LUA_TNIL) { lua_settop(L, base); lua_pushnil(L); }
     return finish(L, base, nres, tags, bits, dst);
   }
-  /* a Lua iterator runs compiled where it can (luacall.c's run_call) */
+  /* a Lua closure: kjit_lc_call's one-go path (its compiled form run
+  ** directly, the values straight into tags and bits, no pushes and pops);
+  ** the call under the trampoline is the same as below's */
+  if (cf == NULL && lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f))
+    return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst);
+  /* any other iterator runs compiled where it can (luacall.c's run_call) */
   KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
   kjit_lc_run_call(L, &c, nres);
   return finish(L, base, nres, tags, bits, dst);
