@@ -1121,10 +1121,11 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
   LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
-  if (truth && key && !tdst) {
+  if (truth && !tdst) {
     /* a read only tested (`if p[i] then`: truth_only): a boolean too, as
-    ** (KLV_BOOL, 0 or 1), and an empty element of a table without a
-    ** metatable (no __index to run) as KLV_NIL; only cg_lua_truthy sees
+    ** (KLV_BOOL, 0 or 1), and an empty element or field (`if self.packed
+    ** then`) of a table without a metatable (no __index to run) as
+    ** KLV_NIL; only cg_lua_truthy sees
     ** these tags */
     LLVMValueRef ist = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_true, 0), "");
     LLVMValueRef isb = LLVMBuildOr(G->B, ist, LLVMBuildICmp(G->B, LLVMIntEQ, tt,
@@ -1149,6 +1150,11 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     /* a full userdata too (a kjit array: self.data[i], then indexed
     ** through its view, cg_luaview.c), with no hint (bits 0: not a table) */
     LLVMValueRef isud = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_UDATA, 0), "");
+    /* and a function (a method called next: `o:set(x)`), also with no hint */
+    LLVMValueRef isfn = LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_LCL, 0), ""),
+                                    LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_CCL, 0), ""),
+                                                LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_LCF, 0), ""), ""), "");
+    isud = LLVMBuildOr(G->B, isud, isfn, "");
     good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""),
                                                                   LLVMBuildOr(G->B, istab, isud, ""), ""), ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
@@ -1301,7 +1307,8 @@ static LLVMValueRef dyn_intkey(CG *G, CgVal k, LLVMValueRef *isint) {
 static int indexed_next(const KirInsn *v) {
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
-    if ((u->op == KIR_GETFIELD || u->op == KIR_INDEX || u->op == KIR_SETFIELD || u->op == KIR_SETINDEX) &&
+    if ((u->op == KIR_GETFIELD || u->op == KIR_INDEX || u->op == KIR_SETFIELD || u->op == KIR_SETINDEX ||
+         u->op == KIR_CALL) &&   /* (or called: a method, `o:set(x)`, copied inline too) */
         u->nargs > 0 && u->args[0] == v)
       return 1;
   }
@@ -1386,7 +1393,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, 0);
+    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, truth_only(v));
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {

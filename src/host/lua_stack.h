@@ -100,7 +100,7 @@ typedef struct KlsCClosure {
 
 enum { KLS_NIL = 0x00, KLS_FALSE = 0x01, KLS_TRUE = 0x11, KLS_INT = 0x03,
        KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66, KLS_LCL = 0x46,
-       KLS_TABLE = 0x45 };
+       KLS_LCF = 0x16, KLS_TABLE = 0x45 };
 
 #define KLS_INLINE static inline __attribute__((always_inline))
 
