@@ -71,8 +71,14 @@
 ** kls_upvalues_on), else NULL. The registry keeps it alive. */
 static const void *push_closure(lua_State *L, int32_t ref) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  return kls_upvalues_on(L) ? lua_topointer(L, -1) : NULL;
+  if (!kls_upvalues_on(L)) return NULL;
+  const KlsTValue *v = &((const KlsState *)(void *)L)->top[-1].val;
+  return v->tt_ == KLS_LCL ? v->value_.gc : NULL;
 }
+
+/* The closure push_closure pushed, popped (it sits above the C function's
+** frame: nothing to close). */
+static void pop_closure(lua_State *L) { ((KlsState *)(void *)L)->top--; }
 
 /* Upvalue n (1-based) of the closure at registry reference ref. A number
 ** is read in place (the iterator of a generic for keeping its position in
@@ -82,7 +88,7 @@ int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_
   if (cl != NULL) {
     const KlsTValue *v = kls_upvalue(cl, n - 1);
     if (v->tt_ == KLS_INT || v->tt_ == KLS_FLT) {
-      lua_pop(L, 1);
+      pop_closure(L);
       memcpy(out, &v->value_, sizeof *out);
       return v->tt_ == KLS_INT ? KLV_INT : KLV_FLT;
     }
@@ -98,7 +104,7 @@ void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t 
   const void *cl = push_closure(L, ref);
   if (cl != NULL && (vtag == KLV_INT || vtag == KLV_FLT)) {
     kls_upvalue_set_number(cl, n - 1, vtag == KLV_INT ? KLS_INT : KLS_FLT, vbits);
-    lua_pop(L, 1);
+    pop_closure(L);
     return;
   }
   kjit_lv_push(L, vtag, vbits, v);
