@@ -216,3 +216,9 @@ kjit_lua_test_again(test_callproto_api test_callproto "KJIT_NO_STACK_READS=1")
 # Lua API only (KJIT_NO_STACK_READS=1: slots cleared by kjit_lv_setnil,
 # codegen/cg_lua.c cg_lua_kill_after).
 kjit_lua_test_again(test_slowprogs_api test_slowprogs "KJIT_NO_STACK_READS=1")
+
+# Generic for over closure iterators, upvalues written in place, inline
+# field reads (tests/lua/test_iter_closures.lua) again through the Lua API
+# only (KJIT_NO_STACK_READS=1: upvalues through lua_getupvalue and
+# lua_setupvalue, x == nil through lua_isnil).
+kjit_lua_test_again(test_iter_closures_api test_iter_closures "KJIT_NO_STACK_READS=1")

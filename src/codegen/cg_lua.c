@@ -1122,10 +1122,11 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
   LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
-  if (truth && key && !tdst) {
+  if (truth && !tdst) {
     /* a read only tested (`if p[i] then`: truth_only): a boolean too, as
-    ** (KLV_BOOL, 0 or 1), and an empty element of a table without a
-    ** metatable (no __index to run) as KLV_NIL; only cg_lua_truthy sees
+    ** (KLV_BOOL, 0 or 1), and an empty element or field (`if self.packed
+    ** then`) of a table without a metatable (no __index to run) as
+    ** KLV_NIL; only cg_lua_truthy sees
     ** these tags */
     LLVMValueRef ist = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_true, 0), "");
     LLVMValueRef isb = LLVMBuildOr(G->B, ist, LLVMBuildICmp(G->B, LLVMIntEQ, tt,
@@ -1150,6 +1151,11 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     /* a full userdata too (a kjit array: self.data[i], then indexed
     ** through its view, cg_luaview.c), with no hint (bits 0: not a table) */
     LLVMValueRef isud = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_UDATA, 0), "");
+    /* and a function (a method called next: `o:set(x)`), also with no hint */
+    LLVMValueRef isfn = LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_LCL, 0), ""),
+                                    LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_CCL, 0), ""),
+                                                LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_LCF, 0), ""), ""), "");
+    isud = LLVMBuildOr(G->B, isud, isfn, "");
     good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""),
                                                                   LLVMBuildOr(G->B, istab, isud, ""), ""), ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
@@ -1348,7 +1354,8 @@ static LLVMValueRef float_key(CG *G, LLVMValueRef isflt, LLVMValueRef ibits, CgV
 static int indexed_next(const KirInsn *v) {
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
-    if ((u->op == KIR_GETFIELD || u->op == KIR_INDEX || u->op == KIR_SETFIELD || u->op == KIR_SETINDEX) &&
+    if ((u->op == KIR_GETFIELD || u->op == KIR_INDEX || u->op == KIR_SETFIELD || u->op == KIR_SETINDEX ||
+         u->op == KIR_CALL) &&   /* (or called: a method, `o:set(x)`, copied inline too) */
         u->nargs > 0 && u->args[0] == v)
       return 1;
   }
@@ -1468,7 +1475,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, 0);
+    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, truth_only(v));
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -1938,8 +1945,40 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   return mk(TY(T_LUA), dst, tp, bp);
 }
 
+/* x == nil for a Lua value x (i1): no metamethod takes part (__eq only
+** compares two tables or two userdata), so x's tag decides, and a value in
+** its slot is tested there (kjit_lv_isnil), where kjit_lv_comparex pushed
+** both and asked lua_compare: the end test of every generic for's turn. */
+static CgVal eq_nil(CG *G, CgVal x) {
+  if (x.t.sub == KTY_LUA_TABLE) return cg_mk(TY(T_BOOL), cg_i1(G, 0));
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { G->luaL, x.v };
+  if (inslot(x))
+    return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntNE, call(G, "kjit_lv_isnil", G->i32, ps, as, 2),
+                                           cg_i32(G, 0), ""));
+  /* a tag: a number or a read only tested (KLV_BOOL, KLV_NIL: inline_get's truth) */
+  LLVMValueRef tagnil = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_NIL), "");
+  LLVMValueRef tagged = LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), sb = cg_bb(G, "nilslot"), done = cg_bb(G, "nildone");
+  LLVMBuildCondBr(G->B, tagged, done, sb);
+  LLVMPositionBuilderAtEnd(G->B, sb);
+  LLVMValueRef r = LLVMBuildICmp(G->B, LLVMIntNE, call(G, "kjit_lv_isnil", G->i32, ps, as, 2), cg_i32(G, 0), "");
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i1, "");
+  LLVMValueRef vs[2] = { tagnil, r };
+  LLVMBasicBlockRef from[2] = { here, send };
+  LLVMAddIncoming(phi, vs, from, 2);
+  return cg_mk(TY(T_BOOL), phi);
+}
+
 CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   CgVal x[2] = { cg_val(G, v->args[0]), cg_val(G, v->args[1]) };
+  if (v->op == KIR_EQ) {
+    for (int i = 0; i < 2; i++)
+      if (x[i].t.kind == T_LUA && x[1 - i].t.kind == T_NIL) return eq_nil(G, x[i]);
+  }
   int fast = numcapable(x[0]) && numcapable(x[1]);
   LLVMBasicBlockRef fb = NULL, sb = cg_bb(G, "cmpslow"), done = cg_bb(G, "cmpdone");
   LLVMValueRef fr = NULL;

@@ -76,7 +76,9 @@
 **     compiles every Lua callee (the tests; measuring), and so does
 **     KJIT_CALLEES=all in the environment.
 **   - The default ("leaves", issue 29's call protocol): those, and small
-**     leaves that only read and compute (is_leaf_reader: Vec:dot), which
+**     leaves that compute, read and write given tables and their own
+**     upvalues, and call nothing but assert (is_small_leaf: Vec:dot, an
+**     iterator closure, array3d's array_set), which
 **     run directly from here where the interpreter's call under the
 **     trampoline cost more (s = s + a:dot(b): 1,071 instructions a call
 **     compiled, 1,703 interpreted from compiled code, the interpreter's
@@ -267,18 +269,45 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
   return mask;
 }
 
-/* Is the Lua function at idx a small leaf that only reads and computes
-** (Vec:dot, `self.x * o.x + self.y * o.y`; an accessor doing arithmetic):
-** at most LEAF_MAXCODE instructions, some arithmetic, no call, method
-** call, table made or written, concatenation, closure, upvalue written or
-** varargs? Such a callee costs less compiled than interpreted: compiled
-** code calling it interpreted goes through its trampoline and lua_call
-** (s = s + a:dot(b): 1,820 instructions a call), compiled it runs
-** directly (1,070). Callees that call or make tables stay interpreted:
-** the API costs them more than the call saves (vectors' Vec:add, which
-** makes a table and calls setmetatable, and its callers). */
-enum { LEAF_MAXCODE = 64 };
-static int is_leaf_reader(lua_State *L, int idx) {
+/* Is the Lua function at idx a small leaf: at most LEAF_MAXCODE
+** instructions, some arithmetic, no call but `assert`, no method call,
+** table made, concatenation, closure, global written or varargs? It may
+** read and write fields and elements of the tables it is given and assign
+** its own upvalues. Such a callee costs less compiled than interpreted:
+** compiled code calling it interpreted goes through its trampoline and
+** lua_call, compiled it runs directly (s = s + a:dot(b): 1,820
+** instructions a call interpreted, 1,070 compiled; an iterator closure
+** stepping x, y, z in its upvalues, called by a generic for, 2,020 and
+** 1,380; a method checking its arguments with assert and writing
+** image[pos] = p, self.changed = true: 2,100 and 1,230: bench/programs/
+** array3d.lua's). Callees that call or make tables stay interpreted: the
+** API costs them more than the call saves (vectors' Vec:add, which makes
+** a table and calls setmetatable, and its callers). */
+enum { LEAF_MAXCODE = 96 };
+
+/* Is the CALL at pc one of `assert(...)`: the last instruction before it
+** that sets its function's register a GETTABUP of _ENV's "assert"? (A
+** cost estimate, not a proof: compiled code does what the call does
+** whatever it is.) */
+static int calls_assert(const KbcProto *p, int pc) {
+  int a = KBC_A(p->code[pc]);
+  for (int i = pc - 1; i >= 0; i--) {
+    uint32_t ins = p->code[i];
+    int op = KBC_OP(ins);
+    if (KBC_A(ins) != a || op == KBC_JMP || op == KBC_TEST || op == KBC_EQ || op == KBC_LT ||
+        op == KBC_LE || op == KBC_EQK || op == KBC_EQI || op == KBC_LTI || op == KBC_LEI ||
+        op == KBC_GTI || op == KBC_GEI || op == KBC_MMBIN || op == KBC_MMBINI || op == KBC_MMBINK)
+      continue;
+    if (op != KBC_GETTABUP || KBC_C(ins) >= p->nk) return 0;
+    const KbcConst *k = &p->k[KBC_C(ins)];
+    const KbcUpval *u = KBC_B(ins) < p->nup ? &p->up[KBC_B(ins)] : NULL;
+    return k->kind == KBC_KSTR && strcmp(k->u.str.s, "assert") == 0 && u != NULL &&
+           (u->name == NULL || strcmp(u->name, "_ENV") == 0);
+  }
+  return 0;
+}
+
+static int is_small_leaf(lua_State *L, int idx) {
   Arena A;
   ka_init(&A);
   char err[128];
@@ -289,11 +318,10 @@ static int is_leaf_reader(lua_State *L, int idx) {
   for (int pc = 0; yes && pc < p->ncode; pc++) {
     int op = KBC_OP(p->code[pc]);
     arith += is_arith(op);
-    if (op == KBC_SELF || op == KBC_CALL || op == KBC_TAILCALL || op == KBC_TFORPREP ||
-        op == KBC_TFORCALL || op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT ||
-        op == KBC_CLOSURE || op == KBC_SETTABLE || op == KBC_SETI || op == KBC_SETFIELD ||
-        op == KBC_SETTABUP || op == KBC_SETUPVAL || op == KBC_VARARG || op == KBC_VARARGPREP ||
-        op == KBC_TBC || op == KBC_LEN)
+    if (op == KBC_SELF || op == KBC_TAILCALL || op == KBC_TFORPREP || op == KBC_TFORCALL ||
+        op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT || op == KBC_CLOSURE ||
+        op == KBC_SETTABUP || op == KBC_VARARG || op == KBC_VARARGPREP || op == KBC_TBC ||
+        op == KBC_LEN || (op == KBC_CALL && !calls_assert(p, pc)))
       yes = 0;
   }
   ka_free(&A);
@@ -303,7 +331,7 @@ static int is_leaf_reader(lua_State *L, int idx) {
 static int worth_compiling(lua_State *L, int idx) {
   return callees == CALLEES_ALL ||
          ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx)) ||
-         (callees == CALLEES_LEAVES && is_leaf_reader(L, idx));
+         (callees == CALLEES_LEAVES && is_small_leaf(L, idx));
 }
 
 /* The kind of argument i, a byte that decides its specialization with

@@ -46,6 +46,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "lua.h"
 
 /* 1 when the probe agreed (see above); read by the call path. */
@@ -99,7 +100,7 @@ typedef struct KlsCClosure {
 
 enum { KLS_NIL = 0x00, KLS_FALSE = 0x01, KLS_TRUE = 0x11, KLS_INT = 0x03,
        KLS_FLT = 0x13, KLS_UDATA = 0x47, KLS_CCL = 0x66, KLS_LCL = 0x46,
-       KLS_TABLE = 0x45 };
+       KLS_LCF = 0x16, KLS_TABLE = 0x45 };
 
 #define KLS_INLINE static inline __attribute__((always_inline))
 
@@ -173,6 +174,14 @@ int kls_upvalues_on(lua_State *L);
 /* Upvalue n (0-based, below nupvalues) of Lua closure c. */
 KLS_INLINE const KlsTValue *kls_upvalue(const void *c, int n) {
   return ((const KlsLClosure *)c)->upvals[n]->v;
+}
+/* Sets upvalue n of Lua closure c to a number (tt KLS_INT or KLS_FLT, its
+** bits): lua_setupvalue's setobj, with no GC barrier since a number is not
+** collectable. Under kls_upvalues_on only. */
+KLS_INLINE void kls_upvalue_set_number(const void *c, int n, unsigned char tt, int64_t bits) {
+  KlsTValue *v = (KlsTValue *)(void *)((const KlsLClosure *)c)->upvals[n]->v;
+  memcpy(&v->value_, &bits, sizeof bits);
+  v->tt_ = tt;
 }
 
 /* Whether the running C function was called with no arguments. */

@@ -66,17 +66,47 @@
 ** KLV_FLT; luacall.h's KLC_BOOL, KLC_NIL), pushed by kjit_lv_push; results
 ** are taken by kjit_lv_take (luavalue.c's rule). */
 
-/* Upvalue n (1-based) of the closure at registry reference ref. */
-int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out) {
+/* The closure at registry reference ref, pushed, its address returned when
+** its upvalues may be read and written in place (lua_stack.h's mirrors,
+** kls_upvalues_on), else NULL. The registry keeps it alive. */
+static const void *push_closure(lua_State *L, int32_t ref) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  if (!kls_upvalues_on(L)) return NULL;
+  const KlsTValue *v = &((const KlsState *)(void *)L)->top[-1].val;
+  return v->tt_ == KLS_LCL ? v->value_.gc : NULL;
+}
+
+/* The closure push_closure pushed, popped (it sits above the C function's
+** frame: nothing to close). */
+static void pop_closure(lua_State *L) { ((KlsState *)(void *)L)->top--; }
+
+/* Upvalue n (1-based) of the closure at registry reference ref. A number
+** is read in place (the iterator of a generic for keeping its position in
+** upvalues reads them every turn: a quarter of its call through the API). */
+int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out) {
+  const void *cl = push_closure(L, ref);
+  if (cl != NULL) {
+    const KlsTValue *v = kls_upvalue(cl, n - 1);
+    if (v->tt_ == KLS_INT || v->tt_ == KLS_FLT) {
+      pop_closure(L);
+      memcpy(out, &v->value_, sizeof *out);
+      return v->tt_ == KLS_INT ? KLV_INT : KLV_FLT;
+    }
+  }
   if (lua_getupvalue(L, -1, n) == NULL) lua_pushnil(L);   /* (cannot happen) */
   lua_remove(L, -2);
   return kjit_lv_take(L, dst, out);
 }
 
+/* A number is written in place (no barrier: not collectable). */
 void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits,
                     int32_t v) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  const void *cl = push_closure(L, ref);
+  if (cl != NULL && (vtag == KLV_INT || vtag == KLV_FLT)) {
+    kls_upvalue_set_number(cl, n - 1, vtag == KLV_INT ? KLS_INT : KLS_FLT, vbits);
+    pop_closure(L);
+    return;
+  }
   kjit_lv_push(L, vtag, vbits, v);
   if (lua_setupvalue(L, -2, n) == NULL) lua_pop(L, 1);
   lua_pop(L, 1);

@@ -17,6 +17,12 @@
 ** interpreter says ("bad argument #1 to 'for iterator'", "attempt to call
 ** a nil value (for iterator 'for iterator')"), in every 5.4 release.
 **
+** A Lua closure iterator (a factory's `return function(s, x) ... end, s,
+** 0`) is called as kjit_lc_call calls any Lua function value: its compiled
+** form run directly where host/callval.c gives one (small iterators
+** compile: is_small_leaf), its values taken straight into the loop's
+** variables, else under the same trampoline.
+**
 ** Two fast paths skip the trampoline: the base library's own `next` and
 ** ipairs's iterator (told apart by their C function pointers, read once
 ** from a fresh state, so a program that replaced the global `next`
@@ -31,6 +37,7 @@
 #include "lauxlib.h"
 #include "lualib.h"
 #include "backend/cpu.h"
+#include "host/lua_stack.h"
 
 static lua_CFunction base_next, base_ipairsaux;
 static int looked;
@@ -63,6 +70,15 @@ static int32_t finish(lua_State *L, int base, int32_t nres, int32_t *tags, int64
 ** (tags, bits, slots as kjit_lc_call's) for nres loop variables. */
 int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                          int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+  /* a Lua closure (array3d's `for x, y, z in arr:points()`): kjit_lc_call's
+  ** one-go path (its compiled form run directly, the values straight into
+  ** tags and bits, no pushes and pops); under the trampoline otherwise,
+  ** as run_call below would call it. Its tag read in place where the stack
+  ** reads are on: this runs every turn. */
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)
+        ? ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL
+        : lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f))
+    return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst);
   if (!looked) look_up();
   luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many values in a for");
   int base = lua_gettop(L);
@@ -79,7 +95,8 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
     if (lua_geti(L, slots[0], i) == LUA_TNIL) { lua_settop(L, base); lua_pushnil(L); }
     return finish(L, base, nres, tags, bits, dst);
   }
-  /* a Lua iterator runs compiled where it can (luacall.c's run_call) */
+  /* any other iterator (a callable table) runs compiled where it can
+  ** (luacall.c's run_call) */
   KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
   kjit_lc_run_call(L, &c, nres);
   return finish(L, base, nres, tags, bits, dst);

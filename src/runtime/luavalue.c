@@ -134,6 +134,13 @@ int32_t kjit_lv_truthy(lua_State *L, int32_t slot) {
   return lua_toboolean(L, slot);
 }
 
+/* Whether slot holds nil (x == nil: codegen/cg_lua.c eq_nil). */
+int32_t kjit_lv_isnil(lua_State *L, int32_t slot) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+    return (((const KlsState *)(void *)L)->ci->func[slot].val.tt_ & 0x0f) == KLS_NIL;
+  return lua_isnil(L, slot);
+}
+
 /* The number in slot: 0 an integer, 1 a float (its bits in *out), -1 not
 ** a number. With strings set, a string that converts is a float, as
 ** luaL_checknumber and a numeric for's bounds read it. */
@@ -892,7 +899,7 @@ void kjit_lv_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
   REG(kjit_lv_open); REG(kjit_lv_close); REG(kjit_lv_copy);
   REG(kjit_lv_setint); REG(kjit_lv_setnum); REG(kjit_lv_setbool); REG(kjit_lv_setnil);
-  REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_tonum);
+  REG(kjit_lv_setstr); REG(kjit_lv_truthy); REG(kjit_lv_isnil); REG(kjit_lv_tonum);
   REG(kjit_lv_gettable); REG(kjit_lv_getfield); REG(kjit_lv_settable); REG(kjit_lv_setfield);
   REG(kjit_lv_gettable_at); REG(kjit_lv_settable_at);
   REG(kjit_lv_geti); REG(kjit_lv_seti); REG(kjit_lv_getfieldk); REG(kjit_lv_setfieldk); REG(kjit_lv_ptr); REG(kjit_lv_getref);

@@ -54,6 +54,7 @@ void kjit_lv_setbool(lua_State *L, int32_t slot, int32_t b);
 void kjit_lv_setnil(lua_State *L, int32_t slot);
 void kjit_lv_setstr(lua_State *L, int32_t slot, const char *s, int64_t len);
 int32_t kjit_lv_truthy(lua_State *L, int32_t slot);
+int32_t kjit_lv_isnil(lua_State *L, int32_t slot);
 int32_t kjit_lv_tonum(lua_State *L, int32_t slot, int32_t strings, int64_t *out);
 int32_t kjit_lv_gettable(lua_State *L, int32_t t, int32_t k, int32_t dst, int64_t *out);
 /* h: the address of the table in slot t when compiled code knows it (a
