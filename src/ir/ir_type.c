@@ -2185,7 +2185,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
 ** 'v')")? Not beside a Lua value, whose __concat Lua would call with it,
 ** nor beside a nil or boolean known here (the VM's choice of the operand
 ** it names depends on both). */
-static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
+static int maybe_concat_ok(const KtySpec *sp, const KirInsn *v) {
   for (int i = 0; i < v->nargs; i++) {
     Type t = sp->types[v->args[i]->id];
     if (islua(t) || t.kind == T_NIL || t.kind == T_BOOL) return 0;
@@ -2196,7 +2196,7 @@ static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
 /* ... or, in the last pair beside a Lua value (`v .. t`, v a number-or-nil),
 ** with no nil, boolean or number-or-nil before: where it is nil the Lua
 ** value's __concat takes it, as for `nil .. t` (cg_lib.c) */
-static int maybe_concat_pair(KtySpec *sp, const KirInsn *v, int i) {
+static int maybe_concat_pair(const KtySpec *sp, const KirInsn *v, int i) {
   int n = v->nargs;
   if (n < 2 || i < n - 2 || !islua(sp->types[v->args[i == n - 1 ? n - 2 : n - 1]->id])) return 0;
   for (int j = 0; j < n - 2; j++) {
@@ -2206,12 +2206,42 @@ static int maybe_concat_pair(KtySpec *sp, const KirInsn *v, int i) {
   return 1;
 }
 
+/* Is concatenation v run step by step when it runs, every operand checked
+** there in the VM's order (runtime_lib.c KRL_CONCATN; cg_lib.c)? Where a
+** Lua value is among the operands (its __concat, if any, runs first and
+** its result meets the operands on its left: whether they raise, and
+** whom the error names, is known only then), or a number-or-nil sits
+** where the rules above cannot place it (beside a nil or a boolean).
+** Numbers, strings, nil, booleans, number-or-nils and Lua values; a dtype
+** object's concatenation keeps the checks below. */
+int kty_concat_late(const KtySpec *sp, const KirInsn *v) {
+  int late = 0;
+  for (int i = 0; i < v->nargs; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (kty_dtype_obj_name(&sp->consts[v->args[i]->id])) return 0;
+    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL &&
+        t.kind != T_BOOL && t.kind != T_MAYBE && !islua(t))
+      return 0;
+    if (islua(t) || (t.kind == T_MAYBE && !maybe_concat_ok(sp, v) && !maybe_concat_pair(sp, v, i)))
+      late = 1;
+  }
+  return late;
+}
+
 static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = v->nargs, allk = 1;
   char tb[32];
   for (int i = 0; i < n; i++) {
     Type t = sp->types[v->args[i]->id];
     if (t.kind == T_UNKNOWN) return t;
+  }
+  if (kty_concat_late(sp, v)) {   /* no error known here: all checked when it runs */
+    if (S->kernel)
+      REFUSE(S, sp, v, "concatenation ('..') is not supported in kernels (strings need the Lua state)");
+    for (int i = 0; i < n; i++) FROZEN_NIL(S, sp, v, v->args[i]);
+    Type r = ty(T_LUA);
+    r.sub = KTY_LUA_STRING;
+    return r;
   }
   int bad = -1;
   /* nil or a boolean beside a Lua value in the last pair (`nil .. t`):
