@@ -138,6 +138,20 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   return str_addr(G, buf, (size_t)len);
 }
 
+/* "chunk\nline\nop\n": the trampoline site of an operator at v's line
+** whose metamethod the run time calls (runtime_lib.c krt_push_trampoline). */
+static LLVMValueRef op_site(CG *G, const KirInsn *v, const char *op) {
+  char buf[LUA_IDSIZE + 40];
+  int len = snprintf(buf, sizeof buf, "%s\n%d\n%s\n", G->sp->chunkname ? G->sp->chunkname : "?",
+                     v->line, op);
+  if (len < 0 || (size_t)len >= sizeof buf) len = (int)sizeof buf - 1;
+  return str_addr(G, buf, (size_t)len);
+}
+
+LLVMValueRef cg_lib_site(CG *G, const KirInsn *v, const char *op) {
+  return LLVMConstIntToPtr(op_site(G, v, op), G->i8p);
+}
+
 static void put_insn(CG *G, Recipe *R, const KirInsn *x);
 
 /* A string built at run time (no constant)? */
@@ -270,6 +284,7 @@ static CgVal concat_late(CG *G, const KirInsn *v, CgVal *a, int n) {
   putk(G, &R, KRL_CONCATN | (int64_t)n << 8);
   put(G, &R, chunk_word(G));
   putk(G, &R, v->line);
+  put(G, &R, op_site(G, v, ".."));
   put(G, &R, str_addr(G, names, len - 1));   /* (str_addr ends it with a NUL) */
   return slot_result(G, &R, v);
 }

@@ -1693,9 +1693,9 @@ static void raise_len(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 CgVal cg_lua_len(CG *G, const KirInsn *v) {
   LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
   LLVMValueRef dst = cg_lua_slot(G, v), out = outp(G);
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[4] = { G->luaL, obj, dst, out };
-  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 4);
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0), G->i8p };
+  LLVMValueRef as[5] = { G->luaL, obj, dst, out, cg_lib_site(G, v, "#") };   /* for __len */
+  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 5);
   check_rc(G, v, rc, raise_len, &obj);
   return got(G, TY(T_LUA), dst, rc, out);
 }

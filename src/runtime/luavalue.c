@@ -58,6 +58,7 @@
 #include "host/buffer.h"
 #include "backend/cpu.h"
 #include "runtime/luastring.h"
+#include "runtime/runtime_lib.h"
 #include "host/lua_stack.h"
 
 /* ---- Frames --------------------------------------------------------------- */
@@ -589,10 +590,22 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
   return rc;
 }
 
-int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
+/* #t; a __len metamethod (of any value but a string) is called from
+** site's trampoline ("chunk\nline\n#\n": runtime_lib.c), a Lua function on
+** the user's line, so that one which cannot be called ("attempt to call a
+** number value (metamethod 'len')") or a C function's error ("bad argument
+** #1 to 'len'") is located as interpreted. */
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out, const char *site) {
   int tt = lua_type(L, t);
-  if (tt != LUA_TTABLE && tt != LUA_TSTRING && !hasmeta(L, t, "__len")) return KLV_BADA;
-  lua_len(L, t);
+  if (tt != LUA_TSTRING && hasmeta(L, t, "__len")) {
+    krt_push_trampoline(L, site, 1);
+    lua_pushvalue(L, t);
+    lua_call(L, 1, 1);
+  } else if (tt == LUA_TTABLE || tt == LUA_TSTRING) {
+    lua_len(L, t);
+  } else {
+    return KLV_BADA;
+  }
   return kjit_lv_take(L, dst, out);
 }
 

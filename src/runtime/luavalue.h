@@ -118,7 +118,7 @@ int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
 int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t vtag,
                       int64_t vbits, int32_t v);
-int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out, const char *site);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 /* One item of a constructor's list as compiled code holds it: a number
 ** (KLV_INT, KLV_FLT with bits), a boolean (KLV_BOOL), nil (KLV_NIL), or

@@ -95,8 +95,12 @@ static void strip(lua_State *L) {
 }
 
 /* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
-** name empty where the source spells the path itself (print, math.random). */
-static void push_trampoline(lua_State *L, const char *site, int nres) {
+** name empty where the source spells the path itself (print, math.random);
+** path ".." joins its two arguments, path "#" gives its argument's length
+** (a metamethod called from there, a Lua function on the user's line, is
+** called as the VM calls it: luaL_where and its name in "bad argument"
+** and "attempt to call" errors are the interpreter's). */
+void krt_push_trampoline(lua_State *L, const char *site, int nres) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -125,7 +129,13 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   luaL_buffinit(L, &b);
   for (int i = 1; i < line && i < 1000000; i++) luaL_addchar(&b, '\n');
   int alias = name[0] != '\0';   /* spelled through a local of that name */
-  if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
+  if (plen == 2 && memcmp(path, "..", 2) == 0) {   /* a __concat's call (concat_steps) */
+    luaL_addstring(&b, "return function(a, b) return a .. b end");
+    alias = -1;
+  } else if (plen == 1 && path[0] == '#') {   /* a __len's call (luavalue.c kjit_lv_len) */
+    luaL_addstring(&b, "return function(t) return #t end");
+    alias = -1;
+  } else if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
     luaL_addstring(&b, "return function(self, ...) ");
     if (nres) luaL_addstring(&b, "return (");
     luaL_addstring(&b, "self");
@@ -211,10 +221,11 @@ static int strnum(lua_State *L, int idx) {
 ** pair neither of whose values is a string or a number or has __concat
 ** raises the VM's message (luaG_concaterror: the left operand unless it
 ** is a string or a number), naming that operand's register: a joined
-** value sits in the register of its leftmost operand, as in the VM. Fails
+** value sits in the register of its leftmost operand, as in the VM. site:
+** "chunk\nline\n..\n" (push_trampoline). Fails
 ** only there, for memory, or in a __concat metamethod. Returns 1 with the
 ** message on top, else 0 with the result on top. */
-static int concat_steps(lua_State *L, int n, const char *names) {
+static int concat_steps(lua_State *L, int n, const char *site, const char *names) {
   int total = n;
   while (total > 1) {
     int lok = strnum(L, -2), rok = strnum(L, -1);
@@ -224,7 +235,13 @@ static int concat_steps(lua_State *L, int n, const char *names) {
       lua_concat(L, m);
       total -= m - 1;
     } else if (has_concat(L, -2) || has_concat(L, -1)) {
-      lua_concat(L, 2);
+      /* from a Lua function on the user's line, as the VM calls it: a
+      ** metamethod that cannot be called, or a C function's error, is
+      ** located there ("attempt to call a number value (metamethod
+      ** 'concat')", "bad argument #1 to 'concat'") */
+      krt_push_trampoline(L, site, 1);
+      lua_insert(L, -3);
+      lua_call(L, 2, 1);
       total--;
     } else {
       int bad = lok ? total - 1 : total - 2;
@@ -270,19 +287,19 @@ static int run_p(lua_State *L) {
     }
     case KRL_CONCAT: lua_concat(L, (int)(w >> 8)); break;
     case KRL_CONCATN:
-      if (concat_steps(L, (int)(w >> 8), (const char *)(intptr_t)p[2])) {
+      if (concat_steps(L, (int)(w >> 8), (const char *)(intptr_t)p[2], (const char *)(intptr_t)p[3])) {
         c->chunk = (const char *)(intptr_t)p[0];
         c->line = (int)p[1];
         c->raise = 1;
         c->level = 1;
         return 1;   /* the message, raised as error(message) at chunk:line */
       }
-      p += 3;
+      p += 4;
       break;
     case KRL_CALL: {
       int nargs = (int)((w >> 8) & 0xff), nres = (int)((w >> 16) & 0xff);
       const char *site = (const char *)(intptr_t)*p++;
-      push_trampoline(L, site, nres);
+      krt_push_trampoline(L, site, nres);
       lua_insert(L, -nargs - 1);
       lua_call(L, nargs, nres);
       break;
@@ -447,7 +464,7 @@ static int32_t fast_concat(lua_State *L, KErr *err, const int64_t *prog) {
     else break;
   }
   int steps = (*p & 0xff) == KRL_CONCATN;
-  const int64_t *res = p + (steps ? 4 : 1);
+  const int64_t *res = p + (steps ? 5 : 1);
   if (((*p & 0xff) != KRL_CONCAT && !steps) || (int)(*p >> 8) != n || n < 1 ||
       (res[0] & 0xff) != KRL_RESULT || (int)(res[0] >> 8) != KRL_K_SLOT || (res[2] & 0xff) != KRL_END)
     return -1;
@@ -473,7 +490,8 @@ static int32_t fast_concat(lua_State *L, KErr *err, const int64_t *prog) {
   }
   if (!steps) {
     lua_concat(L, (int)((*p >> 8) & 0xffffff));
-  } else if (concat_steps(L, (int)((*p >> 8) & 0xffffff), (const char *)(intptr_t)p[3])) {
+  } else if (concat_steps(L, (int)((*p >> 8) & 0xffffff), (const char *)(intptr_t)p[3],
+                          (const char *)(intptr_t)p[4])) {
     size_t len;
     const char *msg = lua_tolstring(L, -1, &len);
     krt_set_err(err, KE_USER);   /* error(msg) at chunk:line (kjit_rt_lib's end) */
@@ -512,7 +530,7 @@ static const char *in_job_message(const int64_t *p) {
       line = (long)p[2];
       break;
     }
-    p += op == KRL_CONCATN ? 4 : op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
+    p += op == KRL_CONCATN ? 5 : op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
          op == KRL_FALSE1 || op == KRL_RESULT || op == KRL_SLOT || op == KRL_LIBVAL ? 2 : 1;
   }
   if (chunk == NULL || line <= 0) return what;
@@ -569,7 +587,7 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
       lua_pushvalue(L, (int)q[1]);
       nslots++;
     }
-    q += op == KRL_CONCATN ? 4
+    q += op == KRL_CONCATN ? 5
        : op == KRL_STR || op == KRL_ERROR || op == KRL_ASSERT ? 3
        : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1 ||
          op == KRL_RESULT || op == KRL_SLOT || op == KRL_CALL ? 2 : 1;

@@ -14,13 +14,15 @@
 **   KRL_FLT  bits                         push the float of those bits
 **   KRL_STR  ptr len                      push the string
 **   KRL_CONCAT | n << 8                   Lua's '..' of the top n values
-**   KRL_CONCATN | n << 8, chunk, line, names
+**   KRL_CONCATN | n << 8, chunk, line, site, names
 **                                         the same, step by step as the VM
 **                                         runs it; an operand that cannot
 **                                         be concatenated raises the VM's
 **                                         error at chunk:line, naming its
 **                                         register as names (n strings,
-**                                         NUL-separated) do
+**                                         NUL-separated) do; __concat is
+**                                         called from site's trampoline
+**                                         ("chunk\nline\n..\n")
 **   KRL_CALL | nargs << 8 | nres << 16, chunk, line, path, name
 **                                         call the library function `path`
 **                                         ("print", "math.random", ...) as
@@ -57,5 +59,8 @@ enum {
 enum { KRL_K_INT = 1, KRL_K_FLT = 2, KRL_K_SLOT = 3 };
 
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out);
+/* Pushes the Lua function that makes call site site's call
+** ("chunk\nline\npath\nname", a constant of compiled code), made once. */
+void krt_push_trampoline(lua_State *L, const char *site, int nres);
 
 #endif

@@ -1,0 +1,89 @@
+-- Differential tests for issue 29's last concatenation refusals (branch
+-- refuse4): `..` of a number-or-nil wherever it stands, and of Lua values
+-- whose __concat runs first. Each case is compiled and computes what the
+-- interpreter computes: results with subtypes, errors with message,
+-- variable name and file:line (tablediff.lua).
+local T = require "tablediff"
+local kjit = require "kjit"
+
+local check = T.check_args
+
+-- Operands: a table whose __concat gives a string, one whose __concat
+-- gives a table (which then meets the operands on its left), one with a
+-- __name and no __concat, a plain table, a string, a number.
+local Cstr = setmetatable({}, { __concat = function(a, b) return "C(" .. type(a) .. "," .. type(b) .. ")" end })
+local Ctab = setmetatable({}, { __concat = function() return {} end })
+local Named = setmetatable({}, { __name = "Thing" })
+local operands = { Cstr, Ctab, Named, {}, "str", 7, 2.5 }
+
+-- fn(c, t) for c = 0 (x nil), 1 and 2 (x a number), t every operand.
+local function each(fn)
+  for _, c in ipairs({ 0, 1, 2 }) do
+    for _, t in ipairs(operands) do check(fn, c, t) end
+  end
+end
+
+test("a number-or-nil beside a nil or a boolean: checked when it runs, the VM's operand named", function()
+  each(function(c) local x; if c > 0 then x = c end; local n; return x .. n end)
+  each(function(c) local x; if c > 0 then x = c end; return x .. true end)
+  each(function(c) local x; if c > 0 then x = c end; return false .. x end)
+  each(function(c) local x; if c > 0 then x = c end; return x .. "k" .. nil end)
+  each(function(c) local x; if c > 0 then x = c end; return nil .. "k" .. x end)
+  each(function(c) local x; if c > 1 then x = c + 0.5 end; return "a" .. x .. "b" .. false end)
+end)
+
+test("a number-or-nil left of a Lua value: its __concat first, its result meets the rest", function()
+  each(function(c, t) local x; if c > 0 then x = c end; return x .. t .. "s" end)
+  each(function(c, t) local x; if c > 0 then x = c end; return "a" .. x .. t end)
+  each(function(c, t) local x; if c > 0 then x = c end; return "a" .. x .. t .. "b" end)
+  each(function(c, t) local x, y; if c > 0 then x = c end; if c > 1 then y = 2.5 end; return x .. y .. t end)
+  each(function(c, t) local x; if c > 0 then x = c end; local s = x .. t; return s end)
+  each(function(c, t) local x; if c > 0 then x = c end; return t .. x .. t end)
+end)
+
+test("a known nil or boolean left of a Lua value: the value's __concat may take it", function()
+  local NilOk = setmetatable({}, { __concat = function(a, b)
+    return setmetatable({}, { __concat = function(p, q) return "took " .. type(p) .. " " .. type(q) end })
+  end })
+  check(function(t) return nil .. "a" .. t end, NilOk)
+  check(function(t) return nil .. "a" .. t end, Cstr)
+  check(function(t) return true .. "a" .. t end, Ctab)
+  check(function(t) local n; return n .. t .. 1 end, NilOk)
+  check(function(t) local n; return n .. t .. 1 end, {})
+end)
+
+test("Lua values from tables among strings and numbers, long chains", function()
+  local function row(t) return "x=" .. t.x .. " y=" .. t.y .. " " .. t.n .. "/" .. #t.s .. t.s end
+  check(row, { x = 1, y = 2.5, n = "n", s = "abc" })
+  check(row, { x = -0.0, y = 1e300, n = 3, s = "" })
+  check(row, { x = Cstr, y = 2, n = "n", s = "abc" })
+  check(row, { x = 1, y = Ctab, n = "n", s = "abc" })
+  check(row, { x = 1, y = 2, n = Named, s = "abc" })
+  check(row, { x = 1, y = 2, s = "abc" })
+  check(function(t) local a = t[1] return a .. a .. a, t[2] .. t[1] end, { "", 0 })
+end)
+
+-- ---- metamethods that cannot be called, C functions as metamethods ------------
+
+test("'..' and '#' with a __concat or __len that cannot be called: located, as interpreted", function()
+  local Bad = setmetatable({}, { __concat = 5, __len = "x" })
+  check(function(t) return "a" .. t end, Bad)
+  check(function(t) return t .. 1 .. "b" end, Bad)
+  check(function(t) local x; if #"" > 0 then x = 1 end; return x .. t end, Bad)
+  check(function(t) return #t end, Bad)
+  check(function(t) return #t.inner + 1 end, { inner = Bad })
+end)
+
+test("'..' and '#' calling a C function or a callable table as the metamethod", function()
+  local C = setmetatable({}, { __concat = string.rep, __len = string.len })
+  check(function(t) return "a" .. t end, C)
+  check(function(t) return t .. "a" .. t end, C)
+  check(function(t) return 3 .. t end, setmetatable({}, { __concat = math.max }))
+  check(function(t) return #t end, C)
+  check(function(t) return #t end, setmetatable({}, { __len = rawlen }))
+  local Callable = setmetatable({}, { __call = function(self, a, b) return type(a) .. type(b) end })
+  local Lenable = setmetatable({}, { __call = function() return 42 end })
+  local D = setmetatable({}, { __concat = Callable, __len = Lenable })
+  check(function(t) return "a" .. t .. 1, #t end, D)
+  check(function(t) return #t, #"abc", #{ 1, 2 } end, setmetatable({ 1, 2, 3 }, {}))
+end)
