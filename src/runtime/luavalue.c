@@ -279,8 +279,11 @@ static void chain_error(lua_State *L, int set, const char *chunk, int32_t line) 
   }
   raise_at(L, chunk, line);
 }
-static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
-  if (s == NULL) return;
+/* Returns 1 where the chain ends at a C function (its errors are located
+** by its caller's position: access_at makes the access from the site's
+** line), else 0. */
+static int dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
+  if (s == NULL) return 0;
   const char *event = set ? "__newindex" : "__index";
   int top = lua_gettop(L);
   luaL_checkstack(L, 6, "kjit: an __index chain");
@@ -290,7 +293,7 @@ static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
     int istab = lua_type(L, v) == LUA_TTABLE;
     if (istab) {
       lua_pushvalue(L, key);
-      if (lua_rawget(L, v) != LUA_TNIL) { lua_settop(L, top); return; }   /* found there */
+      if (lua_rawget(L, v) != LUA_TNIL) { lua_settop(L, top); return 0; }   /* found there */
       lua_pop(L, 1);
     }
     int tt = LUA_TNIL;
@@ -299,37 +302,61 @@ static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
       tt = lua_rawget(L, -2);
     }
     if (tt == LUA_TNIL) {
-      if (istab || loop == 0) { lua_settop(L, top); return; }   /* a plain table: no error */
+      if (istab || loop == 0) { lua_settop(L, top); return 0; }   /* a plain table: no error */
       lua_pushfstring(L, "attempt to index a %s value", objtypename(L, v));
       kjit_lv_raise(L, lua_tostring(L, -1), s->chunk, s->line);
     }
-    if (tt == LUA_TFUNCTION) { lua_settop(L, top); return; }   /* called: its own errors */
+    if (tt == LUA_TFUNCTION) {   /* called: its own errors */
+      int c = lua_iscfunction(L, -1);
+      lua_settop(L, top);
+      return c;
+    }
     lua_copy(L, -1, v);   /* t = tm, as lvm.c luaV_finishget */
     lua_settop(L, v);
   }
   chain_error(L, set, s->chunk, s->line);
+  return 0;
 }
 
-/* The key k (a field name, an integer) pushed, dead_end, popped. */
-static void dead_end_field(lua_State *L, const KlvSite *s, int t, const char *k, int set) {
-  if (s == NULL) return;
-  lua_pushstring(L, k);
-  dead_end(L, s, t, lua_gettop(L), set);
-  lua_pop(L, 1);
+/* t[k] (set: t[k] = v; k then v on top, popped), an __index (__newindex)
+** chain ending at a C function: made by a Lua function on s's line
+** (runtime_lib.c's trampolines "[]" and "[]="), so the C function's errors
+** read as interpreted: "t.lua:5: bad argument #1 to 'index' ...". A get's
+** result is left on top. */
+static void access_at(lua_State *L, const KlvSite *s, int t, int set) {
+  char site[LUA_IDSIZE + 48];
+  snprintf(site, sizeof site, "%.*s\n%d\n%s\n", LUA_IDSIZE, s->chunk ? s->chunk : "?",
+           (int)s->line, set ? "[]=" : "[]");
+  krt_push_trampoline_at(L, (const char *)s + set, site, !set);   /* (one key per kind) */
+  lua_pushvalue(L, t);
+  lua_rotate(L, -2 - (set ? 2 : 1), 2);   /* fn, t below k [v] */
+  lua_call(L, set ? 3 : 2, set ? 0 : 1);
 }
-static void dead_end_int(lua_State *L, const KlvSite *s, int t, int64_t i, int set) {
-  if (s == NULL) return;
-  lua_pushinteger(L, (lua_Integer)i);
-  dead_end(L, s, t, lua_gettop(L), set);
+
+/* The key k (a field name, an integer) pushed, dead_end, popped; or, where
+** the access is to be made by access_at, left on top (returns 1). */
+static int dead_end_field(lua_State *L, const KlvSite *s, int t, const char *k, int set) {
+  if (s == NULL) return 0;
+  lua_pushstring(L, k);
+  if (dead_end(L, s, t, lua_gettop(L), set)) return 1;
   lua_pop(L, 1);
+  return 0;
+}
+static int dead_end_int(lua_State *L, const KlvSite *s, int t, int64_t i, int set) {
+  if (s == NULL) return 0;
+  lua_pushinteger(L, (lua_Integer)i);
+  if (dead_end(L, s, t, lua_gettop(L), set)) return 1;
+  lua_pop(L, 1);
+  return 0;
 }
 
 static int32_t gettable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t dst,
                            int64_t *out) {
   if (!indexable(L, t, "__index")) return KLV_BADA;
-  dead_end(L, s, t, k, 0);
+  int viac = dead_end(L, s, t, k, 0);
   lua_pushvalue(L, k);
-  lua_gettable(L, t);
+  if (viac) access_at(L, s, t, 0);
+  else lua_gettable(L, t);
   return kjit_lv_take(L, dst, out);
 }
 
@@ -360,8 +387,8 @@ static int32_t geti_at(lua_State *L, const KlvSite *s, int32_t t, void *h, int64
     return kjit_lv_take(L, dst, out);
   }
   if (!indexable(L, t, "__index")) return KLV_BADA;
-  dead_end_int(L, s, t, i, 0);
-  lua_geti(L, t, (lua_Integer)i);
+  if (dead_end_int(L, s, t, i, 0)) access_at(L, s, t, 0);
+  else lua_geti(L, t, (lua_Integer)i);
   return kjit_lv_take(L, dst, out);
 }
 
@@ -374,8 +401,8 @@ static int32_t getfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, c
   int32_t tag;
   if (kjit_lt_getfield(L, t, h, k, ks, dst, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
-  dead_end_field(L, s, t, k, 0);
-  lua_getfield(L, t, k);
+  if (dead_end_field(L, s, t, k, 0)) access_at(L, s, t, 0);
+  else lua_getfield(L, t, k);
   return kjit_lv_take(L, dst, out);
 }
 
@@ -404,10 +431,11 @@ static int32_t settable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k,
     if ((kt == LUA_TNIL || nan) && !hasmeta(L, t, "__newindex"))
       return kt == LUA_TNIL ? KLV_KEYNIL : KLV_KEYNAN;
   }
-  dead_end(L, s, t, k, 1);
+  int viac = dead_end(L, s, t, k, 1);
   lua_pushvalue(L, k);
   kjit_lv_push(L, vtag, vbits, v);
-  lua_settable(L, t);
+  if (viac) access_at(L, s, t, 1);
+  else lua_settable(L, t);
   return KLV_OK;
 }
 
@@ -425,9 +453,10 @@ static int32_t seti_at(lua_State *L, const KlvSite *s, int32_t t, void *h, int64
                        int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_seti(L, t, h, i, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  dead_end_int(L, s, t, i, 1);
+  int viac = dead_end_int(L, s, t, i, 1);
   kjit_lv_push(L, vtag, vbits, v);
-  lua_seti(L, t, (lua_Integer)i);
+  if (viac) access_at(L, s, t, 1);
+  else lua_seti(L, t, (lua_Integer)i);
   return KLV_OK;
 }
 
@@ -440,9 +469,10 @@ static int32_t setfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, c
                            void **ks, int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  dead_end_field(L, s, t, k, 1);
+  int viac = dead_end_field(L, s, t, k, 1);
   kjit_lv_push(L, vtag, vbits, v);
-  lua_setfield(L, t, k);
+  if (viac) access_at(L, s, t, 1);
+  else lua_setfield(L, t, k);
   return KLV_OK;
 }
 

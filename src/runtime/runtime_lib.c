@@ -96,18 +96,24 @@ static void strip(lua_State *L) {
 
 /* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
 ** name empty where the source spells the path itself (print, math.random);
-** path ".." joins its two arguments, path "#" gives its argument's length
-** (a metamethod called from there, a Lua function on the user's line, is
+** path ".." joins its two arguments, path "#" gives its argument's length,
+** "[]" indexes, "[]=" assigns (a metamethod called from there, a Lua function on the user's line, is
 ** called as the VM calls it: luaL_where and its name in "bad argument"
 ** and "attempt to call" errors are the interpreter's). */
 void krt_push_trampoline(lua_State *L, const char *site, int nres) {
+  krt_push_trampoline_at(L, site, site, nres);
+}
+
+/* The same, cached under key (a site's constant) where site is text made
+** when it runs. */
+void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &tramp_key);
   }
-  if (lua_rawgetp(L, -1, site) == LUA_TTABLE) {   /* {fn, site text} */
+  if (lua_rawgetp(L, -1, key) == LUA_TTABLE) {   /* {fn, site text} */
     lua_rawgeti(L, -1, 2);
     int same = strcmp(lua_tostring(L, -1), site) == 0;
     lua_pop(L, 1);
@@ -134,6 +140,12 @@ void krt_push_trampoline(lua_State *L, const char *site, int nres) {
     alias = -1;
   } else if (plen == 1 && path[0] == '#') {   /* a __len's call (luavalue.c kjit_lv_len) */
     luaL_addstring(&b, "return function(t) return #t end");
+    alias = -1;
+  } else if (plen == 2 && memcmp(path, "[]", 2) == 0) {   /* an __index chain's (luavalue.c) */
+    luaL_addstring(&b, "return function(t, k) return t[k] end");
+    alias = -1;
+  } else if (plen == 3 && memcmp(path, "[]=", 3) == 0) {   /* a __newindex chain's */
+    luaL_addstring(&b, "return function(t, k, v) t[k] = v end");
     alias = -1;
   } else if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
     luaL_addstring(&b, "return function(self, ...) ");
@@ -173,7 +185,7 @@ void krt_push_trampoline(lua_State *L, const char *site, int nres) {
   lua_rawseti(L, -2, 1);
   lua_pushstring(L, site);
   lua_rawseti(L, -2, 2);
-  lua_rawsetp(L, -3, site);            /* cache[site] = {fn, site} */
+  lua_rawsetp(L, -3, key);             /* cache[key] = {fn, site} */
   lua_remove(L, -2);                   /* the cache */
 }
 

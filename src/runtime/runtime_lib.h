@@ -62,5 +62,8 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out);
 /* Pushes the Lua function that makes call site site's call
 ** ("chunk\nline\npath\nname", a constant of compiled code), made once. */
 void krt_push_trampoline(lua_State *L, const char *site, int nres);
+/* The same, cached under key (a constant of compiled code) for a site text
+** made when it runs. */
+void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres);
 
 #endif

@@ -87,3 +87,20 @@ test("'..' and '#' calling a C function or a callable table as the metamethod", 
   check(function(t) return "a" .. t .. 1, #t end, D)
   check(function(t) return #t, #"abc", #{ 1, 2 } end, setmetatable({ 1, 2, 3 }, {}))
 end)
+
+test("__index and __newindex chains ending at a C function: its errors located, as interpreted", function()
+  local mts = {
+    { __index = string.rep, __newindex = rawset },
+    { __index = setmetatable({}, { __index = string.rep }), __newindex = string.rep },
+    { __index = rawget, __newindex = rawset },
+  }
+  for _, mt in ipairs(mts) do   -- a fresh object for each run (rawset changes it)
+    local function obj(...) return setmetatable({}, mt), ... end
+    T.check(function(o) return o.x end, obj)
+    T.check(function(o, k) return o[k] end, function() return obj("k") end)
+    T.check(function(o) return o[3] end, obj)
+    T.check(function(o) o.y = 5; return rawget(o, "y") end, obj)
+    T.check(function(o, k) o[k] = 6 end, function() return obj("q") end)
+    T.check(function(o) o[2] = 7; return rawget(o, 2) end, obj)
+  end
+end)
