@@ -3424,7 +3424,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       ** escaping literal is) and called as that Lua value, through
       ** lua_call, which passes them all (the T_LUA case below) */
       return ty(T_UNKNOWN);
-    for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+    for (int i = 0; i < n; i++)
+      if (!const_string_arg(S, sp, v, &args[i], &kargs[i])) dtype_obj_arg(&args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
   if (ft.kind == T_LUA && !S->kernel) {
@@ -3439,7 +3440,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** function value's only once that call is typed) */
     sp->direct[v->id] = di >= 0;
     if (di >= 0) {   /* an escaping literal known here: compiled directly */
-      for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+      for (int i = 0; i < n; i++)
+        if (!const_string_arg(S, sp, v, &args[i], &kargs[i])) dtype_obj_arg(&args[i], &kargs[i]);
       return t_call_closure(S, sp, v, di, args, n);
     }
   }
@@ -4545,7 +4547,10 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
     if ((args[i].kind == T_STR && args[i].ref == 0) || args[i].kind == T_TABLE ||
-        args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
+        args[i].kind == T_SHAPE || args[i].kind == T_CONFLICT ||
+        /* a dtype object (dtype_obj_arg) or a library function: specialized on it */
+        (args[i].kind == T_BUILTIN && args[i].dtype != 1 &&
+         !(args[i].sub == 0 && kty_builtin_libname(args[i].ref))))
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
              kty_name(args[i], tb, sizeof tb), i + 1);
   }
