@@ -1832,17 +1832,24 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   }
   LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
   /* one call (luavalue.c kjit_lv_sarith) boxes, runs and raises */
+  /* the metamethod's event and order where lcode.c's form differs from
+  ** the IR's (`x - 1`, `1 + x`: ir_build.c kir_arith_mm) */
+  int event = v->op, flip = 0;
+  lua_Integer imm = 0;
+  CgVal y[2] = { x[0], unary ? x[0] : x[1] };
+  if (!unary && kir_arith_mm(G->sp->ir->proto, v, &event, &flip, &imm) && event != v->op)
+    y[1] = cg_mk(TY(T_INT), cg_i64(G, (int64_t)imm));
   LLVMValueRef ta, ba, sa, tb, bb, sb2;
-  triple(G, x[0], 0, v, &ta, &ba, &sa);
+  triple(G, y[flip], flip, v, &ta, &ba, &sa);
   if (unary) { tb = ta; bb = ba; sb2 = sa; }
-  else triple(G, x[1], 1, v, &tb, &bb, &sb2);
+  else triple(G, y[!flip], !flip, v, &tb, &bb, &sb2);
   LLVMValueRef out = outp(G);
   char ia[128], ib[128] = "";
-  cg_varinfo(G, v, 0, ia, sizeof ia);
-  if (!unary) cg_varinfo(G, v, 1, ib, sizeof ib);
+  cg_varinfo(G, v, flip, ia, sizeof ia);
+  if (!unary) cg_varinfo(G, v, !flip, ib, sizeof ib);
   /* the operation's constants in one record (luavalue.h KlvArith) */
   LLVMTypeRef sf[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
-  LLVMValueRef si[5] = { cg_i32(G, lua_op(v->op)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
+  LLVMValueRef si[5] = { cg_i32(G, lua_op(event)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
   LLVMValueRef site = LLVMAddGlobal(G->M, LLVMStructTypeInContext(G->C, sf, 5, 0), "kcg.arith");
   LLVMSetInitializer(site, LLVMConstStructInContext(G->C, si, 5, 0));
   LLVMSetLinkage(site, LLVMPrivateLinkage);

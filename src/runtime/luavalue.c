@@ -869,30 +869,63 @@ static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
 ** values at a and then b (b 0: a only), where it is there but cannot be
 ** called (neither a function nor a value with __call): the VM raises
 ** "attempt to call a number value (metamethod 'add')" from inside the API
-** call, with no position; raised here instead, located (refuse3). */
-static void mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
-                        int32_t line) {
+** call, with no position; raised here instead, located (refuse3).
+** Returns 1 where it is a C function, whose errors are located by its
+** caller's position (arith_at then makes the operation from the user's
+** line), else 0. */
+static int mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
+                       int32_t line) {
   int top = lua_gettop(L);
   if (luaL_getmetafield(L, a, event) == LUA_TNIL &&
       (b == 0 || luaL_getmetafield(L, b, event) == LUA_TNIL))
-    return;   /* none: the caller's own check says what Lua says */
-  if (lua_type(L, -1) == LUA_TFUNCTION || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    return 0;   /* none: the caller's own check says what Lua says */
+  int isfn = lua_type(L, -1) == LUA_TFUNCTION;
+  if (isfn || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    int c = isfn && lua_iscfunction(L, -1);
     lua_settop(L, top);
-    return;
+    return c;
   }
   lua_pushfstring(L, "attempt to call a %s value (metamethod '%s')", objtypename(L, -1),
                   event + 2);
   raise_at(L, chunk, line);
+  return 0;
+}
+
+/* Arithmetic op (LUA_OPADD ...) on the values at a and b (0: unary) made
+** by a Lua function on chunk:line (runtime_lib.c's trampoline "op:+" ...,
+** cached under key), so that a C function's error as the metamethod reads
+** as interpreted ("t.lua:3: bad argument #1 to 'add'"). The result on top. */
+static void arith_at(lua_State *L, const void *key, int op, int a, int b, const char *chunk,
+                     int32_t line) {
+  static const char *const ops[] = { "+", "-", "*", "%", "^", "/", "//", "&", "|", "~", "<<",
+                                     ">>", "u-", "u~" };   /* (lua.h's LUA_OP* order) */
+  char site[LUA_IDSIZE + 48];
+  snprintf(site, sizeof site, "%.*s\n%d\nop:%s\n", LUA_IDSIZE, chunk ? chunk : "?", (int)line,
+           ops[op]);
+  krt_push_trampoline_at(L, key, site, 1);
+  lua_pushvalue(L, a);
+  if (b) lua_pushvalue(L, b);
+  lua_call(L, b ? 2 : 1, 1);
 }
 
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
-                       const char *chunk, int32_t line, const char *infoa, const char *infob) {
+                       const char *chunk, int32_t line, const char *infoa, const char *infob,
+                       const void *key) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = op == LUA_OPUNM || op == LUA_OPBNOT ? a : pushop(L, btag, bbits, bslot);
+  int viac = 0;
   if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER)   /* metamethods may run */
-    mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
+    viac = mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
+  /* a C function as a table's or userdata's metamethod (a string's are
+  ** the string library's: kjit_ls_arith below locates their errors) */
+  if (viac && key && lua_type(L, a) != LUA_TSTRING && lua_type(L, b) != LUA_TSTRING) {
+    arith_at(L, key, op, a, b == a ? 0 : b, chunk, line);
+    int32_t rc = kjit_lv_take(L, dst, out);
+    lua_settop(L, top);
+    return rc;
+  }
   int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
   if (rc >= 0x10) {
     int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
@@ -905,7 +938,7 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
 int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out) {
   return kjit_lv_arithx(L, s->op, atag, abits, aslot, btag, bbits, bslot, dst, out, s->chunk,
-                        s->line, s->infoa, s->infob);
+                        s->line, s->infoa, s->infob, s);
 }
 
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error

@@ -145,10 +145,12 @@ void kjit_lv_indexerror(lua_State *L, int32_t rc, int32_t obj, const char *info,
 void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t bitwise,
                         const char *infoa, const char *infob, const char *chunk, int32_t line);
 void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits);
-/* Whole slow paths (operands as (tag, bits, slot)), raising their errors. */
+/* Whole slow paths (operands as (tag, bits, slot)), raising their errors;
+** key: a constant of the site (its trampoline's cache key), or NULL. */
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
-                       const char *chunk, int32_t line, const char *infoa, const char *infob);
+                       const char *chunk, int32_t line, const char *infoa, const char *infob,
+                       const void *key);
 /* kjit_lv_arithx with what does not change per call in one constant
 ** record per operation (codegen/cg_lua.c): four arguments fewer to set
 ** up at each of the many arithmetic sites of table code. */

@@ -97,7 +97,7 @@ static void strip(lua_State *L) {
 /* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
 ** name empty where the source spells the path itself (print, math.random);
 ** path ".." joins its two arguments, path "#" gives its argument's length,
-** "[]" indexes, "[]=" assigns (a metamethod called from there, a Lua function on the user's line, is
+** "[]" indexes, "[]=" assigns, "op:+" ... "op:u-" computes (a metamethod called from there, a Lua function on the user's line, is
 ** called as the VM calls it: luaL_where and its name in "bad argument"
 ** and "attempt to call" errors are the interpreter's). */
 void krt_push_trampoline(lua_State *L, const char *site, int nres) {
@@ -146,6 +146,12 @@ void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int
     alias = -1;
   } else if (plen == 3 && memcmp(path, "[]=", 3) == 0) {   /* a __newindex chain's */
     luaL_addstring(&b, "return function(t, k, v) t[k] = v end");
+    alias = -1;
+  } else if (plen > 3 && memcmp(path, "op:", 3) == 0) {   /* arithmetic (luavalue.c arith_at) */
+    int unary = path[3] == 'u';
+    luaL_addstring(&b, unary ? "return function(a) return " : "return function(a, b) return a ");
+    luaL_addlstring(&b, path + 3 + unary, (size_t)(plen - 3 - unary));
+    luaL_addstring(&b, unary ? " a end" : " b end");
     alias = -1;
   } else if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
     luaL_addstring(&b, "return function(self, ...) ");

@@ -144,3 +144,31 @@ test("a library function passed to a function literal", function()
   -- (its argument errors name the library function, 'floor', where the
   -- interpreter names the parameter, 'f': docs/reference/differences.md 7.)
 end)
+
+-- ---- arithmetic metamethods: the event and order lcode.c writes ---------------
+
+test("x - 1 calls __sub over (x, 1), 1 + x calls __add over (1, x): as interpreted", function()
+  local function show(a) return math.type(a) or type(a) == "table" and "T" or tostring(a) end
+  local mt = {}
+  for _, e in ipairs({ "add", "sub", "mul", "div", "mod", "pow", "idiv", "band", "bor", "bxor", "shl", "shr" }) do
+    mt["__" .. e] = function(a, b) return e .. "(" .. show(a) .. "," .. show(b) .. ")" end
+  end
+  mt.__lt = function(a, b) return type(a) == "table" end
+  mt.__le = function(a, b) return type(b) == "table" end
+  local A = setmetatable({}, mt)
+  check(function(t) return t - 1, t - 1.5, t - (-3), t - 300, t + 1, 1 + t, t + 2.5, 2.5 + t end, A)
+  check(function(t) return 2 * t, t * 2, 2.5 * t, 3 & t, t & 3, 5 | t, 6 ~ t, 1 << t, t << 1, t >> 2, 2 >> t end, A)
+  check(function(t) return t / 2, 2 / t, t % 3, 3 % t, t ^ 2, 2 ^ t, t // 2, 7 // t end, A)
+  check(function(t) return 1 < t, t < 1, 1 <= t, t <= 1, 2 > t, t > 2, 2 >= t, t >= 2, 1.5 < t, t >= 2.5 end, A)
+  check(function(t) local s = 0 for i = 1, 3 do s = s .. (t.x - i) .. (i + t.x) end return s end, { x = A })
+end)
+
+test("a C function as an arithmetic metamethod: its errors located, as interpreted", function()
+  local C = setmetatable({}, { __add = string.rep, __unm = string.len, __sub = rawlen, __mul = math.floor })
+  check(function(t) return t + 1 end, C)
+  check(function(t) return 1 + t end, C)
+  check(function(t) return -t end, C)
+  check(function(t) return t - 1, t - "x" end, C)
+  check(function(t) return t * 2 end, C)
+  check(function(t, u) return t * u end, C, C)
+end)
