@@ -1891,10 +1891,12 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   triple(G, x[0], 0, v, &ta, &ba, &sa);
   triple(G, x[1], 1, v, &tb, &bb, &sb2);
   int op = v->op == KIR_EQ ? LUA_OPEQ : v->op == KIR_LT ? LUA_OPLT : LUA_OPLE;
-  LLVMTypeRef ps[10] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i8p, G->i32 };
-  LLVMValueRef as[10] = { G->luaL, cg_i32(G, op), ta, ba, sa, tb, bb, sb2, G->chunkname,
-                          cg_i32(G, v->line) };
-  LLVMValueRef r = call(G, "kjit_lv_comparex", G->i32, ps, as, 10);
+  LLVMTypeRef ps[11] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i8p,
+                         G->i32, G->i8p };
+  LLVMValueRef as[11] = { G->luaL, cg_i32(G, op), ta, ba, sa, tb, bb, sb2, G->chunkname,
+                          cg_i32(G, v->line),   /* (a C metamethod is called from there) */
+                          cg_lib_site(G, v, op == LUA_OPEQ ? "op:==" : op == LUA_OPLT ? "op:<" : "op:<=") };
+  LLVMValueRef r = call(G, "kjit_lv_comparex", G->i32, ps, as, 11);
   LLVMValueRef sr = LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);

@@ -942,20 +942,31 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
 }
 
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error
-** raised here, located. */
+** raised here, located. A C function as the metamethod is called from
+** site's trampoline ("chunk\nline\nop:<\n": runtime_lib.c), its errors
+** located as interpreted. */
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                          int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
-                         int32_t line) {
+                         int32_t line, const char *site) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = pushop(L, btag, bbits, bslot);
-  int ta = lua_type(L, a), tb = lua_type(L, b);
+  int ta = lua_type(L, a), tb = lua_type(L, b), viac = 0;
   if (op != LUA_OPEQ && !(ta == LUA_TNUMBER && tb == LUA_TNUMBER) &&
       !(ta == LUA_TSTRING && tb == LUA_TSTRING))
-    mm_callable(L, a, b, op == LUA_OPLT ? "__lt" : "__le", chunk, line);
+    viac = mm_callable(L, a, b, op == LUA_OPLT ? "__lt" : "__le", chunk, line);
   else if (op == LUA_OPEQ && ta == tb && (ta == LUA_TTABLE || ta == LUA_TUSERDATA) &&
            !lua_rawequal(L, a, b))   /* (luaV_equalobj: __eq of a, else of b) */
-    mm_callable(L, a, b, "__eq", chunk, line);
+    viac = mm_callable(L, a, b, "__eq", chunk, line);
+  if (viac && site) {
+    krt_push_trampoline(L, site, 1);
+    lua_pushvalue(L, a);
+    lua_pushvalue(L, b);
+    lua_call(L, 2, 1);
+    int32_t r = lua_toboolean(L, -1);
+    lua_settop(L, top);
+    return r;
+  }
   int32_t r = kjit_lv_compare(L, op, a, b);
   if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
   lua_settop(L, top);

@@ -162,7 +162,7 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out);
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                          int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
-                         int32_t line);
+                         int32_t line, const char *site);
 
 /* Fast paths over Lua 5.4's own table layout (runtime/luatable.c): each
 ** returns 1 when it did the whole operation (a plain table, no metatable
