@@ -2097,6 +2097,12 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
     if (islua(args[0])) return ty(T_LUA);   /* tonumber(t.s): called when it runs */
     if (args[0].kind == T_NIL || args[0].kind == T_BOOL) { k->kind = T_NIL; return ty(T_NIL); }
+    if (args[0].kind == T_MAYBE) {   /* the number, else nil (false too: luaB_tonumber's fail) */
+      Type r = args[0];
+      r.dtype = 1;
+      r.weak = 0;
+      return r;
+    }
     if (kargs[0].kind == T_STR) {   /* folded as Lua converts it */
       lua_State *L = S->L;
       lua_pushlstring(L, kargs[0].str, kargs[0].len);

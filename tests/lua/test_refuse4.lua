@@ -181,3 +181,13 @@ test("a C function as an arithmetic metamethod: its errors located, as interpret
   local R = setmetatable({}, { __lt = rawequal, __le = rawequal })
   check(function(t, u) return t < u, t <= t, u < 1, "a" < t end, R, {})
 end)
+
+test("tonumber of a number-or-nil or a number-or-false: the number, else nil", function()
+  local function f(c)
+    local x; if c > 0 then x = c end
+    local y = c > 1 and c + 0.5
+    local a, b = tonumber(x), tonumber(y)
+    return a, b, (tonumber(x) or 0) + 1, tonumber(y) == nil, math.type(tonumber(y))
+  end
+  for _, c in ipairs({ 0, 1, 2 }) do check(f, c) end
+end)
