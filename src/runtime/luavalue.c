@@ -926,9 +926,17 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
     lua_settop(L, top);
     return rc;
   }
+  /* a string in a bitwise operation with no metamethod to take it (the
+  ** string library has none for them): the VM's error, naming the first
+  ** operand that is not a number (luaT_trybinTM, luaG_opinterror), which
+  ** lua_arith called from here would not name */
+  int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
+  if (bitwise && (lua_type(L, a) == LUA_TSTRING || lua_type(L, b) == LUA_TSTRING) &&
+      !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
+    kjit_lv_aritherror(L, lua_type(L, a) != LUA_TNUMBER ? KLV_BADA : KLV_BADB, a, b, 1, infoa,
+                       infob, chunk, line);
   int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
   if (rc >= 0x10) {
-    int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
     kjit_lv_aritherror(L, rc, a, b, bitwise, infoa, infob, chunk, line);
   }
   lua_settop(L, top);

@@ -191,3 +191,16 @@ test("tonumber of a number-or-nil or a number-or-false: the number, else nil", f
   end
   for _, c in ipairs({ 0, 1, 2 }) do check(f, c) end
 end)
+
+test("a string in a bitwise operation: the VM's error naming the operand", function()
+  local B = setmetatable({}, { __band = function(a, b) return "band " .. type(a) .. " " .. type(b) end })
+  for _, s in ipairs({ "7", "x", "0x10", 3, 2.0 }) do
+    check(function(t) return t.s & 1 end, { s = s })
+    check(function(t) return 1 | t.s end, { s = s })
+    check(function(t) return ~t.s, t.s << 1, t.s >> 1 end, { s = s })
+    check(function(t, u) return t.s ~ u.s end, { s = s }, { s = 5 })
+    check(function(t, b) return t.s & b, b & t.s end, { s = s }, B)
+  end
+  check(function(c) local x = c > 0 and "7" or 1 return x & 1 end, 1)
+  check(function(c) local x = c > 0 and "7" or 1 return x & 1 end, 0)
+end)
