@@ -2249,6 +2249,9 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     r.sub = KTY_LUA_STRING;
     return r;
   }
+  /* From here: numbers, strings, nil, booleans and number-or-nils the
+  ** rules above place, or a dtype object among the operands (then Lua
+  ** values too, with the rules below) */
   int bad = -1;
   /* nil or a boolean beside a Lua value in the last pair (`nil .. t`):
   ** the Lua value's __concat may take it (luaT_tryconcatTM), so whether
