@@ -16,7 +16,8 @@
 **       56        key bytes, then payload bytes (file size must match)
 **
 ** The CPU payload: u32 length of the entry name, the name (no NUL), u32
-** length of the caller's extra bytes (what the dispatcher keeps from the
+** the cannot-fail fact of the entry (kc_code_noraise: 0, 1, 2; format 3),
+** u32 length of the caller's extra bytes (what the dispatcher keeps from the
 ** code generator: jit.c), those bytes, then the ELF object. The name is
 ** "kjit_c_" and 16 hex digits. kjit's own loader (objload.c) loads the
 ** object where it can, with no LLVM in the process; otherwise the LLVM
@@ -714,21 +715,24 @@ const char *kcache_host_id(void) {
   return host_id;
 }
 
-/* Loads a CPU payload (u32 entry name length, the name, u32 extra length,
-   the extra bytes, the ELF object): with objload.c when it takes the
-   object, else with the LLVM JIT under a fresh entry name. */
+/* Loads a CPU payload (u32 entry name length, the name, u32 cannot-fail
+   fact, u32 extra length, the extra bytes, the ELF object): with objload.c
+   when it takes the object, else with the LLVM JIT under a fresh entry
+   name; the code keeps the fact (kc_code_set_noraise). */
 static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr,
                           void **extra, size_t *extralen) {
-  uint32_t nl, xl;
-  if (len < 8) return NULL;
+  uint32_t nl, noraise, xl;
+  if (len < 12) return NULL;
   memcpy(&nl, blob, 4);
-  if (nl != ENTRY_LEN || len - 8 <= nl) return NULL;
+  if (nl != ENTRY_LEN || len - 12 <= nl) return NULL;
   char from[ENTRY_LEN + 1], to[ENTRY_LEN + 1];
   memcpy(from, blob + 4, nl);
   from[nl] = 0;
   if (strncmp(from, ENTRY_PREFIX, strlen(ENTRY_PREFIX)) != 0) return NULL;
-  memcpy(&xl, blob + 4 + nl, 4);
-  size_t at = 8 + (size_t)nl;
+  memcpy(&noraise, blob + 4 + nl, 4);
+  if (noraise > 2) return NULL;
+  memcpy(&xl, blob + 8 + nl, 4);
+  size_t at = 12 + (size_t)nl;
   if (xl >= len - at) return NULL;
   unsigned char *x = blob + at;
   unsigned char *obj = x + xl;
@@ -749,6 +753,7 @@ static KCpuCode *cpu_load(unsigned char *blob, size_t len, void **addr,
     free(err); /* an unloadable file is a miss, not an error */
   }
   if (!c) return NULL;
+  kc_code_set_noraise(c, (int)noraise);
   *extra = malloc(xl ? xl : 1);
   if (!*extra) {
     kc_free(c);
@@ -825,15 +830,16 @@ KCpuCode *kcache_cpu_build(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M, int
   KCpuCode *c =
       kc_compile_obj(ctx, M, opt, names, 1, addr, &obj, &objlen, err);
   if (c) {
-    size_t n = 8 + ENTRY_LEN + extralen + objlen;
+    size_t n = 12 + ENTRY_LEN + extralen + objlen;
     unsigned char *p = malloc(n);
     if (p) {
-      uint32_t nl = ENTRY_LEN, xl = (uint32_t)extralen;
+      uint32_t nl = ENTRY_LEN, noraise = (uint32_t)kc_code_noraise(c), xl = (uint32_t)extralen;
       memcpy(p, &nl, 4);
       memcpy(p + 4, name, ENTRY_LEN);
-      memcpy(p + 4 + ENTRY_LEN, &xl, 4);
-      if (extralen) memcpy(p + 8 + ENTRY_LEN, extra, extralen);
-      memcpy(p + 8 + ENTRY_LEN + extralen, obj, objlen);
+      memcpy(p + 4 + ENTRY_LEN, &noraise, 4);
+      memcpy(p + 8 + ENTRY_LEN, &xl, 4);
+      if (extralen) memcpy(p + 12 + ENTRY_LEN, extra, extralen);
+      memcpy(p + 12 + ENTRY_LEN + extralen, obj, objlen);
       *payload = p;
       *plen = n;
     }

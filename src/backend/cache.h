@@ -37,7 +37,7 @@
 #include "backend/cpu.h"
 
 /* Bumped whenever the file layout or a payload layout changes. */
-#define KCACHE_FORMAT 2
+#define KCACHE_FORMAT 3   /* 3: the CPU payload carries the cannot-fail fact */
 
 /* ---- blob store ---------------------------------------------------------- */
 

@@ -1209,6 +1209,7 @@ static int kc_entry_noraise(LLVMModuleRef M, const char *entry) {
 }
 
 int kc_code_noraise(const KCpuCode *c) { return c != NULL ? c->noraise : 0; }
+void kc_code_set_noraise(KCpuCode *c, int noraise) { if (c != NULL) c->noraise = noraise; }
 
 static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
                                  LLVMModuleRef M, const KCpuOptions *o,

@@ -123,9 +123,11 @@ void kc_free(KCpuCode *c);
 ** kc_tier_up with n == 1) cannot fail: it never raises, polls, calls
 ** compiled code or touches a Lua value, and returns 0 (cpu.c,
 ** kc_entry_noraise): 1, or 2 when it does not use its args and rets
-** either (it may be given NULL for them). 0 when it may fail, for code
-** loaded from bytes (the disk cache, kjit.load) and for NULL. */
+** either (it may be given NULL for them). 0 when it may fail, and for
+** NULL. Code loaded from bytes has 0 unless told (the disk cache and
+** kjit.load store the fact with the object: cache.c). */
 int kc_code_noraise(const KCpuCode *c);
+void kc_code_set_noraise(KCpuCode *c, int noraise);
 
 /* Host description for messages and cache keys, e.g.
    "x86_64-pc-linux-gnu znver4 +avx2,+avx512f,...,-xop" (static storage). */

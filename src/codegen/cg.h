@@ -477,6 +477,9 @@ void cg_lua_concat_dtype(CG *G, CgVal x, const KirInsn *v);
 void cg_lua_concat_dtype_left(CG *G, CgVal x, const KirInsn *v);   /* `t.x .. kjit.f32` */
 void cg_lua_concat_nilpair(CG *G, int isnil, CgVal partner, const KirInsn *v, int argi);
 CgVal cg_lib_concat(CG *G, const KirInsn *v);   /* a .. b as a Lua value (cg_lib.c) */
+/* "chunk\nline\nop\n" (i8*): the site of operator op ("#") at v's line, whose
+** metamethod the run time calls from a trampoline there (cg_lib.c) */
+LLVMValueRef cg_lib_site(CG *G, const KirInsn *v, const char *op);
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);

@@ -265,6 +265,11 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_NEEDS_L(id)) return cg_lib_call(G, v, id, a, n);   /* cg_lib.c */
   if ((id == B_TYPE || id == B_TONUMBER) && rt.kind == T_LUA)   /* of a Lua value: called */
     return cg_lib_call(G, v, id, a, n);
+  if (id == B_TONUMBER && a[0].t.kind == T_MAYBE) {   /* of a number-or-nil (-false): */
+    CgVal r = a[0];                                   /* the number, else nil */
+    r.t = rt;
+    return r;
+  }
   if (id == B_TONUMBER) return cg_convert(G, a[0], rt, line);   /* of a number: itself */
   if (id == B_ERROR) {
     int level = 1;

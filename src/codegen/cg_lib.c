@@ -138,6 +138,20 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   return str_addr(G, buf, (size_t)len);
 }
 
+/* "chunk\nline\nop\n": the trampoline site of an operator at v's line
+** whose metamethod the run time calls (runtime_lib.c krt_push_trampoline). */
+static LLVMValueRef op_site(CG *G, const KirInsn *v, const char *op) {
+  char buf[LUA_IDSIZE + 40];
+  int len = snprintf(buf, sizeof buf, "%s\n%d\n%s\n", G->sp->chunkname ? G->sp->chunkname : "?",
+                     v->line, op);
+  if (len < 0 || (size_t)len >= sizeof buf) len = (int)sizeof buf - 1;
+  return str_addr(G, buf, (size_t)len);
+}
+
+LLVMValueRef cg_lib_site(CG *G, const KirInsn *v, const char *op) {
+  return LLVMConstIntToPtr(op_site(G, v, op), G->i8p);
+}
+
 static void put_insn(CG *G, Recipe *R, const KirInsn *x);
 
 /* A string built at run time (no constant)? */
@@ -248,6 +262,33 @@ CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   return cg_mk(rt, rt.kind == T_INT ? w : LLVMBuildBitCast(G->B, w, G->f64, ""));
 }
 
+/* a .. b .. c with a number-or-nil the typer cannot place (ir_type.c
+** kty_concat_late): the values a[0..n-1] and KRL_CONCATN, which runs Lua's
+** steps and raises the VM's error naming the operand's register (each
+** operand's " (local 'x')", NUL-separated, as cg_varinfo words it). */
+static CgVal concat_late(CG *G, const KirInsn *v, CgVal *a, int n) {
+  if (n != v->nargs) cg_error(G, v, "too many operands of '..' (at most %d)", KJIT_MAXARGS);
+  size_t cap = (size_t)n * 160, len = 0;
+  char *names = ka_alloc(G->S->A, cap);
+  if (names == NULL) cg_error(G, v, "not enough memory");
+  for (int i = 0; i < n; i++) {
+    cg_varinfo(G, v, i, names + len, 159);
+    len += strlen(names + len) + 1;
+  }
+  Recipe R;
+  memset(&R, 0, sizeof R);
+  for (int i = 0; i < n; i++) {
+    if (built(&a[i])) put_insn(G, &R, v->args[i]);
+    else put_val(G, &R, a[i], v);
+  }
+  putk(G, &R, KRL_CONCATN | (int64_t)n << 8);
+  put(G, &R, chunk_word(G));
+  putk(G, &R, v->line);
+  put(G, &R, op_site(G, v, ".."));
+  put(G, &R, str_addr(G, names, len - 1));   /* (str_addr ends it with a NUL) */
+  return slot_result(G, &R, v);
+}
+
 /* a .. b .. c with a Lua value among the operands, or operands known only
 ** when it runs: Lua's own concatenation (lua_concat) into v's slot; a Lua
 ** operand that cannot be concatenated raises the VM's error first, in
@@ -275,6 +316,7 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
       a[i] = cg_val(G, v->args[i]);
     }
   }
+  if (kty_concat_late(G->sp, v)) return concat_late(G, v, a, n);
   for (int j = 0; j < n; j++) {   /* the order: n-2, n-1, n-3, n-4 ... 0 */
     int i = j == 0 ? n - 2 : j == 1 ? n - 1 : n - 1 - j;
     /* the last pair: either operand's __concat serves (the VM's rule) */

@@ -1774,9 +1774,9 @@ static void raise_len(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 CgVal cg_lua_len(CG *G, const KirInsn *v) {
   LLVMValueRef obj = operand(G, cg_val(G, v->args[0]), 2, v);
   LLVMValueRef dst = cg_lua_slot(G, v), out = outp(G);
-  LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[4] = { G->luaL, obj, dst, out };
-  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 4);
+  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0), G->i8p };
+  LLVMValueRef as[5] = { G->luaL, obj, dst, out, cg_lib_site(G, v, "#") };   /* for __len */
+  LLVMValueRef rc = call(G, "kjit_lv_len", G->i32, ps, as, 5);
   check_rc(G, v, rc, raise_len, &obj);
   return got(G, TY(T_LUA), dst, rc, out);
 }
@@ -1913,17 +1913,24 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   }
   LLVMPositionBuilderAtEnd(G->B, sb);   /* anything else: lua_arith, metamethods */
   /* one call (luavalue.c kjit_lv_sarith) boxes, runs and raises */
+  /* the metamethod's event and order where lcode.c's form differs from
+  ** the IR's (`x - 1`, `1 + x`: ir_build.c kir_arith_mm) */
+  int event = v->op, flip = 0;
+  lua_Integer imm = 0;
+  CgVal y[2] = { x[0], unary ? x[0] : x[1] };
+  if (!unary && kir_arith_mm(G->sp->ir->proto, v, &event, &flip, &imm) && event != v->op)
+    y[1] = cg_mk(TY(T_INT), cg_i64(G, (int64_t)imm));
   LLVMValueRef ta, ba, sa, tb, bb, sb2;
-  triple(G, x[0], 0, v, &ta, &ba, &sa);
+  triple(G, y[flip], flip, v, &ta, &ba, &sa);
   if (unary) { tb = ta; bb = ba; sb2 = sa; }
-  else triple(G, x[1], 1, v, &tb, &bb, &sb2);
+  else triple(G, y[!flip], !flip, v, &tb, &bb, &sb2);
   LLVMValueRef out = outp(G);
   char ia[128], ib[128] = "";
-  cg_varinfo(G, v, 0, ia, sizeof ia);
-  if (!unary) cg_varinfo(G, v, 1, ib, sizeof ib);
+  cg_varinfo(G, v, flip, ia, sizeof ia);
+  if (!unary) cg_varinfo(G, v, !flip, ib, sizeof ib);
   /* the operation's constants in one record (luavalue.h KlvArith) */
   LLVMTypeRef sf[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
-  LLVMValueRef si[5] = { cg_i32(G, lua_op(v->op)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
+  LLVMValueRef si[5] = { cg_i32(G, lua_op(event)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
   LLVMValueRef site = LLVMAddGlobal(G->M, LLVMStructTypeInContext(G->C, sf, 5, 0), "kcg.arith");
   LLVMSetInitializer(site, LLVMConstStructInContext(G->C, si, 5, 0));
   LLVMSetLinkage(site, LLVMPrivateLinkage);
@@ -1997,10 +2004,12 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v) {
   triple(G, x[0], 0, v, &ta, &ba, &sa);
   triple(G, x[1], 1, v, &tb, &bb, &sb2);
   int op = v->op == KIR_EQ ? LUA_OPEQ : v->op == KIR_LT ? LUA_OPLT : LUA_OPLE;
-  LLVMTypeRef ps[10] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i8p, G->i32 };
-  LLVMValueRef as[10] = { G->luaL, cg_i32(G, op), ta, ba, sa, tb, bb, sb2, G->chunkname,
-                          cg_i32(G, v->line) };
-  LLVMValueRef r = call(G, "kjit_lv_comparex", G->i32, ps, as, 10);
+  LLVMTypeRef ps[11] = { G->i8p, G->i32, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i8p,
+                         G->i32, G->i8p };
+  LLVMValueRef as[11] = { G->luaL, cg_i32(G, op), ta, ba, sa, tb, bb, sb2, G->chunkname,
+                          cg_i32(G, v->line),   /* (a C metamethod is called from there) */
+                          cg_lib_site(G, v, op == LUA_OPEQ ? "op:==" : op == LUA_OPLT ? "op:<" : "op:<=") };
+  LLVMValueRef r = call(G, "kjit_lv_comparex", G->i32, ps, as, 11);
   LLVMValueRef sr = LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), "");
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);

@@ -65,8 +65,9 @@
 #endif
 
 #define MAGIC "KJITCODE"
-#define KEXP_FORMAT 3   /* 2: returned arrays of records carry their layouts; 3: and the
-                           layouts of the arrays of records the code makes */
+#define KEXP_FORMAT 4   /* 2: returned arrays of records carry their layouts; 3: and the
+                           layouts of the arrays of records the code makes; 4: the CPU
+                           payload carries the cannot-fail fact (cache.c) */
 #define HEADER 32
 
 #if defined(__x86_64__)

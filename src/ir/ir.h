@@ -199,6 +199,14 @@ typedef struct KirFunc {
 ** function builds: unsupported constructs are the typer's to refuse. */
 KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz);
 
+/* The metamethod call of arithmetic instruction v (built from p) where the
+** IR differs from it (lcode.c's forms, read from v's MMBINI/MMBINK): `x -
+** 1` is ADDI x -1 (IR x + -1), whose event is SUB over x and 1 (*event
+** KIR_SUB, *imm 1); `1 + x` and `2.5 * x` keep x first in the IR, where
+** the metamethod gets (1, x) (*flip 1). Returns 0 where v's op over its
+** operands in order is the call (*event, *flip, *imm untouched). */
+int kir_arith_mm(const KbcProto *p, const KirInsn *v, int *event, int *flip, lua_Integer *imm);
+
 /* Appends the textual form of f to *buf (realloc'd; *len and *cap track
 ** it), for tests and f:inspect("ir"). */
 void kir_print(const KirFunc *f, char **buf, size_t *len, size_t *cap);

@@ -1055,6 +1055,24 @@ static void cleanup(Builder *B) {
 /* }====================================================== */
 
 
+int kir_arith_mm(const KbcProto *p, const KirInsn *v, int *event, int *flip, lua_Integer *imm) {
+  if (v->pc < 0 || v->pc + 1 >= p->ncode) return 0;
+  uint32_t i = p->code[v->pc], mm = p->code[v->pc + 1];
+  int op = KBC_OP(i), mop = KBC_OP(mm);
+  /* (ADDI and the K forms only: SHRI's and SHLI's IR is their call already) */
+  if (!(op == KBC_ADDI && mop == KBC_MMBINI) &&
+      !(op >= KBC_ADDK && op <= KBC_BXORK && mop == KBC_MMBINK))
+    return 0;
+  int tm = KBC_C(mm) - 6;   /* ltm.h: TM_ADD (6) ... TM_SHR (17), ORDER OP */
+  if (tm < 0 || tm >= (int)sizeof arith_op) return 0;
+  int ev = arith_op[tm], fl = KBC_K(mm);
+  if (ev == v->op && !fl) return 0;
+  *event = ev;
+  *flip = fl;
+  if (mop == KBC_MMBINI) *imm = KBC_SB(mm);
+  return 1;
+}
+
 KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
   Builder B;
   memset(&B, 0, sizeof B);

@@ -2097,6 +2097,12 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     if (isnum(args[0])) { *k = kargs[0]; Type r = args[0]; r.weak = 0; return r; }
     if (islua(args[0])) return ty(T_LUA);   /* tonumber(t.s): called when it runs */
     if (args[0].kind == T_NIL || args[0].kind == T_BOOL) { k->kind = T_NIL; return ty(T_NIL); }
+    if (args[0].kind == T_MAYBE) {   /* the number, else nil (false too: luaB_tonumber's fail) */
+      Type r = args[0];
+      r.dtype = 1;
+      r.weak = 0;
+      return r;
+    }
     if (kargs[0].kind == T_STR) {   /* folded as Lua converts it */
       lua_State *L = S->L;
       lua_pushlstring(L, kargs[0].str, kargs[0].len);
@@ -2185,7 +2191,7 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
 ** 'v')")? Not beside a Lua value, whose __concat Lua would call with it,
 ** nor beside a nil or boolean known here (the VM's choice of the operand
 ** it names depends on both). */
-static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
+static int maybe_concat_ok(const KtySpec *sp, const KirInsn *v) {
   for (int i = 0; i < v->nargs; i++) {
     Type t = sp->types[v->args[i]->id];
     if (islua(t) || t.kind == T_NIL || t.kind == T_BOOL) return 0;
@@ -2196,7 +2202,7 @@ static int maybe_concat_ok(KtySpec *sp, const KirInsn *v) {
 /* ... or, in the last pair beside a Lua value (`v .. t`, v a number-or-nil),
 ** with no nil, boolean or number-or-nil before: where it is nil the Lua
 ** value's __concat takes it, as for `nil .. t` (cg_lib.c) */
-static int maybe_concat_pair(KtySpec *sp, const KirInsn *v, int i) {
+static int maybe_concat_pair(const KtySpec *sp, const KirInsn *v, int i) {
   int n = v->nargs;
   if (n < 2 || i < n - 2 || !islua(sp->types[v->args[i == n - 1 ? n - 2 : n - 1]->id])) return 0;
   for (int j = 0; j < n - 2; j++) {
@@ -2206,6 +2212,28 @@ static int maybe_concat_pair(KtySpec *sp, const KirInsn *v, int i) {
   return 1;
 }
 
+/* Is concatenation v run step by step when it runs, every operand checked
+** there in the VM's order (runtime_lib.c KRL_CONCATN; cg_lib.c)? Where a
+** Lua value is among the operands (its __concat, if any, runs first and
+** its result meets the operands on its left: whether they raise, and
+** whom the error names, is known only then), or a number-or-nil sits
+** where the rules above cannot place it (beside a nil or a boolean).
+** Numbers, strings, nil, booleans, number-or-nils and Lua values; a dtype
+** object's concatenation keeps the checks below. */
+int kty_concat_late(const KtySpec *sp, const KirInsn *v) {
+  int late = 0;
+  for (int i = 0; i < v->nargs; i++) {
+    Type t = sp->types[v->args[i]->id];
+    if (kty_dtype_obj_name(&sp->consts[v->args[i]->id])) return 0;
+    if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL &&
+        t.kind != T_BOOL && t.kind != T_MAYBE && !islua(t))
+      return 0;
+    if (islua(t) || (t.kind == T_MAYBE && !maybe_concat_ok(sp, v) && !maybe_concat_pair(sp, v, i)))
+      late = 1;
+  }
+  return late;
+}
+
 static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int n = v->nargs, allk = 1;
   char tb[32];
@@ -2213,6 +2241,17 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type t = sp->types[v->args[i]->id];
     if (t.kind == T_UNKNOWN) return t;
   }
+  if (kty_concat_late(sp, v)) {   /* no error known here: all checked when it runs */
+    if (S->kernel)
+      REFUSE(S, sp, v, "concatenation ('..') is not supported in kernels (strings need the Lua state)");
+    for (int i = 0; i < n; i++) FROZEN_NIL(S, sp, v, v->args[i]);
+    Type r = ty(T_LUA);
+    r.sub = KTY_LUA_STRING;
+    return r;
+  }
+  /* From here: numbers, strings, nil, booleans and number-or-nils the
+  ** rules above place, or a dtype object among the operands (then Lua
+  ** values too, with the rules below) */
   int bad = -1;
   /* nil or a boolean beside a Lua value in the last pair (`nil .. t`):
   ** the Lua value's __concat may take it (luaT_tryconcatTM), so whether
@@ -3399,7 +3438,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       ** escaping literal is) and called as that Lua value, through
       ** lua_call, which passes them all (the T_LUA case below) */
       return ty(T_UNKNOWN);
-    for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+    for (int i = 0; i < n; i++)
+      if (!const_string_arg(S, sp, v, &args[i], &kargs[i])) dtype_obj_arg(&args[i], &kargs[i]);
     return t_call_closure(S, sp, v, ft.ref, args, n);
   }
   if (ft.kind == T_LUA && !S->kernel) {
@@ -3414,7 +3454,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** function value's only once that call is typed) */
     sp->direct[v->id] = di >= 0;
     if (di >= 0) {   /* an escaping literal known here: compiled directly */
-      for (int i = 0; i < n; i++) const_string_arg(S, sp, v, &args[i], &kargs[i]);
+      for (int i = 0; i < n; i++)
+        if (!const_string_arg(S, sp, v, &args[i], &kargs[i])) dtype_obj_arg(&args[i], &kargs[i]);
       return t_call_closure(S, sp, v, di, args, n);
     }
   }
@@ -4520,7 +4561,10 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
     if ((args[i].kind == T_STR && args[i].ref == 0) || args[i].kind == T_TABLE ||
-        args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
+        args[i].kind == T_SHAPE || args[i].kind == T_CONFLICT ||
+        /* a dtype object (dtype_obj_arg) or a library function: specialized on it */
+        (args[i].kind == T_BUILTIN && args[i].dtype != 1 &&
+         !(args[i].sub == 0 && kty_builtin_libname(args[i].ref))))
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
              kty_name(args[i], tb, sizeof tb), i + 1);
   }

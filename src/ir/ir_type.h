@@ -205,6 +205,9 @@ struct KtySession;
 /* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
 const char *kty_builtin_libname(int id);
 const char *kty_dtype_obj_name(const KtyConst *k);
+/* Concatenation v checks every operand when it runs, in the VM's order
+** (a number-or-nil the typer cannot place: ir_type.c t_concat). */
+int kty_concat_late(const KtySpec *sp, const KirInsn *v);
 /* The name call v gives built-in id in its messages: "kjit.f32" where the
 ** callee is a dtype object (kjit.f32 compiles as cuda.float32), else the
 ** built-in's own name. */

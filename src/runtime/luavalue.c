@@ -58,6 +58,7 @@
 #include "host/buffer.h"
 #include "backend/cpu.h"
 #include "runtime/luastring.h"
+#include "runtime/runtime_lib.h"
 #include "host/lua_stack.h"
 
 /* ---- Frames --------------------------------------------------------------- */
@@ -285,8 +286,11 @@ static void chain_error(lua_State *L, int set, const char *chunk, int32_t line) 
   }
   raise_at(L, chunk, line);
 }
-static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
-  if (s == NULL) return;
+/* Returns 1 where the chain ends at a C function (its errors are located
+** by its caller's position: access_at makes the access from the site's
+** line), else 0. */
+static int dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
+  if (s == NULL) return 0;
   const char *event = set ? "__newindex" : "__index";
   int top = lua_gettop(L);
   luaL_checkstack(L, 6, "kjit: an __index chain");
@@ -296,7 +300,7 @@ static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
     int istab = lua_type(L, v) == LUA_TTABLE;
     if (istab) {
       lua_pushvalue(L, key);
-      if (lua_rawget(L, v) != LUA_TNIL) { lua_settop(L, top); return; }   /* found there */
+      if (lua_rawget(L, v) != LUA_TNIL) { lua_settop(L, top); return 0; }   /* found there */
       lua_pop(L, 1);
     }
     int tt = LUA_TNIL;
@@ -305,37 +309,61 @@ static void dead_end(lua_State *L, const KlvSite *s, int t, int key, int set) {
       tt = lua_rawget(L, -2);
     }
     if (tt == LUA_TNIL) {
-      if (istab || loop == 0) { lua_settop(L, top); return; }   /* a plain table: no error */
+      if (istab || loop == 0) { lua_settop(L, top); return 0; }   /* a plain table: no error */
       lua_pushfstring(L, "attempt to index a %s value", objtypename(L, v));
       kjit_lv_raise(L, lua_tostring(L, -1), s->chunk, s->line);
     }
-    if (tt == LUA_TFUNCTION) { lua_settop(L, top); return; }   /* called: its own errors */
+    if (tt == LUA_TFUNCTION) {   /* called: its own errors */
+      int c = lua_iscfunction(L, -1);
+      lua_settop(L, top);
+      return c;
+    }
     lua_copy(L, -1, v);   /* t = tm, as lvm.c luaV_finishget */
     lua_settop(L, v);
   }
   chain_error(L, set, s->chunk, s->line);
+  return 0;
 }
 
-/* The key k (a field name, an integer) pushed, dead_end, popped. */
-static void dead_end_field(lua_State *L, const KlvSite *s, int t, const char *k, int set) {
-  if (s == NULL) return;
-  lua_pushstring(L, k);
-  dead_end(L, s, t, lua_gettop(L), set);
-  lua_pop(L, 1);
+/* t[k] (set: t[k] = v; k then v on top, popped), an __index (__newindex)
+** chain ending at a C function: made by a Lua function on s's line
+** (runtime_lib.c's trampolines "[]" and "[]="), so the C function's errors
+** read as interpreted: "t.lua:5: bad argument #1 to 'index' ...". A get's
+** result is left on top. */
+static void access_at(lua_State *L, const KlvSite *s, int t, int set) {
+  char site[LUA_IDSIZE + 48];
+  snprintf(site, sizeof site, "%.*s\n%d\n%s\n", LUA_IDSIZE, s->chunk ? s->chunk : "?",
+           (int)s->line, set ? "[]=" : "[]");
+  krt_push_trampoline_at(L, (const char *)s + set, site, !set);   /* (one key per kind) */
+  lua_pushvalue(L, t);
+  lua_rotate(L, -2 - (set ? 2 : 1), 2);   /* fn, t below k [v] */
+  lua_call(L, set ? 3 : 2, set ? 0 : 1);
 }
-static void dead_end_int(lua_State *L, const KlvSite *s, int t, int64_t i, int set) {
-  if (s == NULL) return;
-  lua_pushinteger(L, (lua_Integer)i);
-  dead_end(L, s, t, lua_gettop(L), set);
+
+/* The key k (a field name, an integer) pushed, dead_end, popped; or, where
+** the access is to be made by access_at, left on top (returns 1). */
+static int dead_end_field(lua_State *L, const KlvSite *s, int t, const char *k, int set) {
+  if (s == NULL) return 0;
+  lua_pushstring(L, k);
+  if (dead_end(L, s, t, lua_gettop(L), set)) return 1;
   lua_pop(L, 1);
+  return 0;
+}
+static int dead_end_int(lua_State *L, const KlvSite *s, int t, int64_t i, int set) {
+  if (s == NULL) return 0;
+  lua_pushinteger(L, (lua_Integer)i);
+  if (dead_end(L, s, t, lua_gettop(L), set)) return 1;
+  lua_pop(L, 1);
+  return 0;
 }
 
 static int32_t gettable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k, int32_t dst,
                            int64_t *out) {
   if (!indexable(L, t, "__index")) return KLV_BADA;
-  dead_end(L, s, t, k, 0);
+  int viac = dead_end(L, s, t, k, 0);
   lua_pushvalue(L, k);
-  lua_gettable(L, t);
+  if (viac) access_at(L, s, t, 0);
+  else lua_gettable(L, t);
   return kjit_lv_take(L, dst, out);
 }
 
@@ -366,8 +394,8 @@ static int32_t geti_at(lua_State *L, const KlvSite *s, int32_t t, void *h, int64
     return kjit_lv_take(L, dst, out);
   }
   if (!indexable(L, t, "__index")) return KLV_BADA;
-  dead_end_int(L, s, t, i, 0);
-  lua_geti(L, t, (lua_Integer)i);
+  if (dead_end_int(L, s, t, i, 0)) access_at(L, s, t, 0);
+  else lua_geti(L, t, (lua_Integer)i);
   return kjit_lv_take(L, dst, out);
 }
 
@@ -380,8 +408,8 @@ static int32_t getfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, c
   int32_t tag;
   if (kjit_lt_getfield(L, t, h, k, ks, dst, out, &tag)) return tag;
   if (!indexable(L, t, "__index")) return KLV_BADA;
-  dead_end_field(L, s, t, k, 0);
-  lua_getfield(L, t, k);
+  if (dead_end_field(L, s, t, k, 0)) access_at(L, s, t, 0);
+  else lua_getfield(L, t, k);
   return kjit_lv_take(L, dst, out);
 }
 
@@ -410,10 +438,11 @@ static int32_t settable_at(lua_State *L, const KlvSite *s, int32_t t, int32_t k,
     if ((kt == LUA_TNIL || nan) && !hasmeta(L, t, "__newindex"))
       return kt == LUA_TNIL ? KLV_KEYNIL : KLV_KEYNAN;
   }
-  dead_end(L, s, t, k, 1);
+  int viac = dead_end(L, s, t, k, 1);
   lua_pushvalue(L, k);
   kjit_lv_push(L, vtag, vbits, v);
-  lua_settable(L, t);
+  if (viac) access_at(L, s, t, 1);
+  else lua_settable(L, t);
   return KLV_OK;
 }
 
@@ -431,9 +460,10 @@ static int32_t seti_at(lua_State *L, const KlvSite *s, int32_t t, void *h, int64
                        int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_seti(L, t, h, i, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  dead_end_int(L, s, t, i, 1);
+  int viac = dead_end_int(L, s, t, i, 1);
   kjit_lv_push(L, vtag, vbits, v);
-  lua_seti(L, t, (lua_Integer)i);
+  if (viac) access_at(L, s, t, 1);
+  else lua_seti(L, t, (lua_Integer)i);
   return KLV_OK;
 }
 
@@ -446,9 +476,10 @@ static int32_t setfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, c
                            void **ks, int32_t vtag, int64_t vbits, int32_t v) {
   if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
-  dead_end_field(L, s, t, k, 1);
+  int viac = dead_end_field(L, s, t, k, 1);
   kjit_lv_push(L, vtag, vbits, v);
-  lua_setfield(L, t, k);
+  if (viac) access_at(L, s, t, 1);
+  else lua_setfield(L, t, k);
   return KLV_OK;
 }
 
@@ -596,10 +627,22 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
   return rc;
 }
 
-int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out) {
+/* #t; a __len metamethod (of any value but a string) is called from
+** site's trampoline ("chunk\nline\n#\n": runtime_lib.c), a Lua function on
+** the user's line, so that one which cannot be called ("attempt to call a
+** number value (metamethod 'len')") or a C function's error ("bad argument
+** #1 to 'len'") is located as interpreted. */
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out, const char *site) {
   int tt = lua_type(L, t);
-  if (tt != LUA_TTABLE && tt != LUA_TSTRING && !hasmeta(L, t, "__len")) return KLV_BADA;
-  lua_len(L, t);
+  if (tt != LUA_TSTRING && hasmeta(L, t, "__len")) {
+    krt_push_trampoline(L, site, 1);
+    lua_pushvalue(L, t);
+    lua_call(L, 1, 1);
+  } else if (tt == LUA_TTABLE || tt == LUA_TSTRING) {
+    lua_len(L, t);
+  } else {
+    return KLV_BADA;
+  }
   return kjit_lv_take(L, dst, out);
 }
 
@@ -833,33 +876,74 @@ static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
 ** values at a and then b (b 0: a only), where it is there but cannot be
 ** called (neither a function nor a value with __call): the VM raises
 ** "attempt to call a number value (metamethod 'add')" from inside the API
-** call, with no position; raised here instead, located (refuse3). */
-static void mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
-                        int32_t line) {
+** call, with no position; raised here instead, located (refuse3).
+** Returns 1 where it is a C function, whose errors are located by its
+** caller's position (arith_at then makes the operation from the user's
+** line), else 0. */
+static int mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
+                       int32_t line) {
   int top = lua_gettop(L);
   if (luaL_getmetafield(L, a, event) == LUA_TNIL &&
       (b == 0 || luaL_getmetafield(L, b, event) == LUA_TNIL))
-    return;   /* none: the caller's own check says what Lua says */
-  if (lua_type(L, -1) == LUA_TFUNCTION || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    return 0;   /* none: the caller's own check says what Lua says */
+  int isfn = lua_type(L, -1) == LUA_TFUNCTION;
+  if (isfn || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
+    int c = isfn && lua_iscfunction(L, -1);
     lua_settop(L, top);
-    return;
+    return c;
   }
   lua_pushfstring(L, "attempt to call a %s value (metamethod '%s')", objtypename(L, -1),
                   event + 2);
   raise_at(L, chunk, line);
+  return 0;
+}
+
+/* Arithmetic op (LUA_OPADD ...) on the values at a and b (0: unary) made
+** by a Lua function on chunk:line (runtime_lib.c's trampoline "op:+" ...,
+** cached under key), so that a C function's error as the metamethod reads
+** as interpreted ("t.lua:3: bad argument #1 to 'add'"). The result on top. */
+static void arith_at(lua_State *L, const void *key, int op, int a, int b, const char *chunk,
+                     int32_t line) {
+  static const char *const ops[] = { "+", "-", "*", "%", "^", "/", "//", "&", "|", "~", "<<",
+                                     ">>", "u-", "u~" };   /* (lua.h's LUA_OP* order) */
+  char site[LUA_IDSIZE + 48];
+  snprintf(site, sizeof site, "%.*s\n%d\nop:%s\n", LUA_IDSIZE, chunk ? chunk : "?", (int)line,
+           ops[op]);
+  krt_push_trampoline_at(L, key, site, 1);
+  lua_pushvalue(L, a);
+  if (b) lua_pushvalue(L, b);
+  lua_call(L, b ? 2 : 1, 1);
 }
 
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
-                       const char *chunk, int32_t line, const char *infoa, const char *infob) {
+                       const char *chunk, int32_t line, const char *infoa, const char *infob,
+                       const void *key) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = op == LUA_OPUNM || op == LUA_OPBNOT ? a : pushop(L, btag, bbits, bslot);
+  int viac = 0;
   if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER)   /* metamethods may run */
-    mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
+    viac = mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
+  /* a C function as a table's or userdata's metamethod (a string's are
+  ** the string library's: kjit_ls_arith below locates their errors) */
+  if (viac && key && lua_type(L, a) != LUA_TSTRING && lua_type(L, b) != LUA_TSTRING) {
+    arith_at(L, key, op, a, b == a ? 0 : b, chunk, line);
+    int32_t rc = kjit_lv_take(L, dst, out);
+    lua_settop(L, top);
+    return rc;
+  }
+  /* a string in a bitwise operation with no metamethod to take it (the
+  ** string library has none for them): the VM's error, naming the first
+  ** operand that is not a number (luaT_trybinTM, luaG_opinterror), which
+  ** lua_arith called from here would not name */
+  int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
+  if (bitwise && (lua_type(L, a) == LUA_TSTRING || lua_type(L, b) == LUA_TSTRING) &&
+      !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
+    kjit_lv_aritherror(L, lua_type(L, a) != LUA_TNUMBER ? KLV_BADA : KLV_BADB, a, b, 1, infoa,
+                       infob, chunk, line);
   int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
   if (rc >= 0x10) {
-    int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
     kjit_lv_aritherror(L, rc, a, b, bitwise, infoa, infob, chunk, line);
   }
   lua_settop(L, top);
@@ -869,24 +953,35 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
 int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out) {
   return kjit_lv_arithx(L, s->op, atag, abits, aslot, btag, bbits, bslot, dst, out, s->chunk,
-                        s->line, s->infoa, s->infob);
+                        s->line, s->infoa, s->infob, s);
 }
 
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error
-** raised here, located. */
+** raised here, located. A C function as the metamethod is called from
+** site's trampoline ("chunk\nline\nop:<\n": runtime_lib.c), its errors
+** located as interpreted. */
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                          int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
-                         int32_t line) {
+                         int32_t line, const char *site) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = pushop(L, btag, bbits, bslot);
-  int ta = lua_type(L, a), tb = lua_type(L, b);
+  int ta = lua_type(L, a), tb = lua_type(L, b), viac = 0;
   if (op != LUA_OPEQ && !(ta == LUA_TNUMBER && tb == LUA_TNUMBER) &&
       !(ta == LUA_TSTRING && tb == LUA_TSTRING))
-    mm_callable(L, a, b, op == LUA_OPLT ? "__lt" : "__le", chunk, line);
+    viac = mm_callable(L, a, b, op == LUA_OPLT ? "__lt" : "__le", chunk, line);
   else if (op == LUA_OPEQ && ta == tb && (ta == LUA_TTABLE || ta == LUA_TUSERDATA) &&
            !lua_rawequal(L, a, b))   /* (luaV_equalobj: __eq of a, else of b) */
-    mm_callable(L, a, b, "__eq", chunk, line);
+    viac = mm_callable(L, a, b, "__eq", chunk, line);
+  if (viac && site) {
+    krt_push_trampoline(L, site, 1);
+    lua_pushvalue(L, a);
+    lua_pushvalue(L, b);
+    lua_call(L, 2, 1);
+    int32_t r = lua_toboolean(L, -1);
+    lua_settop(L, top);
+    return r;
+  }
   int32_t r = kjit_lv_compare(L, op, a, b);
   if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
   lua_settop(L, top);

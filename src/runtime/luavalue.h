@@ -119,7 +119,7 @@ int32_t kjit_lv_sgetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
 int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int32_t ktag, int64_t kbits, int32_t kslot, int32_t vtag,
                       int64_t vbits, int32_t v);
-int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out);
+int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out, const char *site);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
 /* One item of a constructor's list as compiled code holds it: a number
 ** (KLV_INT, KLV_FLT with bits), a boolean (KLV_BOOL), nil (KLV_NIL), or
@@ -146,10 +146,12 @@ void kjit_lv_indexerror(lua_State *L, int32_t rc, int32_t obj, const char *info,
 void kjit_lv_aritherror(lua_State *L, int32_t rc, int32_t a, int32_t b, int32_t bitwise,
                         const char *infoa, const char *infob, const char *chunk, int32_t line);
 void kjit_lv_settagged(lua_State *L, int32_t slot, int32_t tag, int64_t bits);
-/* Whole slow paths (operands as (tag, bits, slot)), raising their errors. */
+/* Whole slow paths (operands as (tag, bits, slot)), raising their errors;
+** key: a constant of the site (its trampoline's cache key), or NULL. */
 int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out,
-                       const char *chunk, int32_t line, const char *infoa, const char *infob);
+                       const char *chunk, int32_t line, const char *infoa, const char *infob,
+                       const void *key);
 /* kjit_lv_arithx with what does not change per call in one constant
 ** record per operation (codegen/cg_lua.c): four arguments fewer to set
 ** up at each of the many arithmetic sites of table code. */
@@ -161,7 +163,7 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out);
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                          int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
-                         int32_t line);
+                         int32_t line, const char *site);
 
 /* Fast paths over Lua 5.4's own table layout (runtime/luatable.c): each
 ** returns 1 when it did the whole operation (a plain table, no metatable

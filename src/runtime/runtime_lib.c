@@ -95,15 +95,25 @@ static void strip(lua_State *L) {
 }
 
 /* The trampoline of a call site (pushed). site is "chunk\nline\npath\nname",
-** name empty where the source spells the path itself (print, math.random). */
-static void push_trampoline(lua_State *L, const char *site, int nres) {
+** name empty where the source spells the path itself (print, math.random);
+** path ".." joins its two arguments, path "#" gives its argument's length,
+** "[]" indexes, "[]=" assigns, "op:+" ... "op:u-" computes (a metamethod called from there, a Lua function on the user's line, is
+** called as the VM calls it: luaL_where and its name in "bad argument"
+** and "attempt to call" errors are the interpreter's). */
+void krt_push_trampoline(lua_State *L, const char *site, int nres) {
+  krt_push_trampoline_at(L, site, site, nres);
+}
+
+/* The same, cached under key (a site's constant) where site is text made
+** when it runs. */
+void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &tramp_key);
   }
-  if (lua_rawgetp(L, -1, site) == LUA_TTABLE) {   /* {fn, site text} */
+  if (lua_rawgetp(L, -1, key) == LUA_TTABLE) {   /* {fn, site text} */
     lua_rawgeti(L, -1, 2);
     int same = strcmp(lua_tostring(L, -1), site) == 0;
     lua_pop(L, 1);
@@ -125,7 +135,25 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   luaL_buffinit(L, &b);
   for (int i = 1; i < line && i < 1000000; i++) luaL_addchar(&b, '\n');
   int alias = name[0] != '\0';   /* spelled through a local of that name */
-  if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
+  if (plen == 2 && memcmp(path, "..", 2) == 0) {   /* a __concat's call (concat_steps) */
+    luaL_addstring(&b, "return function(a, b) return a .. b end");
+    alias = -1;
+  } else if (plen == 1 && path[0] == '#') {   /* a __len's call (luavalue.c kjit_lv_len) */
+    luaL_addstring(&b, "return function(t) return #t end");
+    alias = -1;
+  } else if (plen == 2 && memcmp(path, "[]", 2) == 0) {   /* an __index chain's (luavalue.c) */
+    luaL_addstring(&b, "return function(t, k) return t[k] end");
+    alias = -1;
+  } else if (plen == 3 && memcmp(path, "[]=", 3) == 0) {   /* a __newindex chain's */
+    luaL_addstring(&b, "return function(t, k, v) t[k] = v end");
+    alias = -1;
+  } else if (plen > 3 && memcmp(path, "op:", 3) == 0) {   /* arithmetic (luavalue.c arith_at) */
+    int unary = path[3] == 'u';
+    luaL_addstring(&b, unary ? "return function(a) return " : "return function(a, b) return a ");
+    luaL_addlstring(&b, path + 3 + unary, (size_t)(plen - 3 - unary));
+    luaL_addstring(&b, unary ? " a end" : " b end");
+    alias = -1;
+  } else if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
     luaL_addstring(&b, "return function(self, ...) ");
     if (nres) luaL_addstring(&b, "return (");
     luaL_addstring(&b, "self");
@@ -163,7 +191,7 @@ static void push_trampoline(lua_State *L, const char *site, int nres) {
   lua_rawseti(L, -2, 1);
   lua_pushstring(L, site);
   lua_rawseti(L, -2, 2);
-  lua_rawsetp(L, -3, site);            /* cache[site] = {fn, site} */
+  lua_rawsetp(L, -3, key);             /* cache[key] = {fn, site} */
   lua_remove(L, -2);                   /* the cache */
 }
 
@@ -179,6 +207,69 @@ static void push_libval(lua_State *L, const char *path) {
   else lua_pushnil(L);
   lua_replace(L, -3);
   lua_pop(L, 1);
+}
+
+/* Lua's type name of the value at idx in its errors (luaT_objtypename: a
+** table's or full userdata's metatable __name string first). */
+static const char *objtypename(lua_State *L, int idx) {
+  int t = lua_type(L, idx);
+  if ((t == LUA_TTABLE || t == LUA_TUSERDATA) && luaL_getmetafield(L, idx, "__name") != LUA_TNIL) {
+    const char *name = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    lua_pop(L, 1);   /* (the metatable keeps the string) */
+    if (name) return name;
+  }
+  return luaL_typename(L, idx);
+}
+
+static int has_concat(lua_State *L, int idx) {
+  if (luaL_getmetafield(L, idx, "__concat") == LUA_TNIL) return 0;
+  lua_pop(L, 1);
+  return 1;
+}
+
+static int strnum(lua_State *L, int idx) {
+  int t = lua_type(L, idx);
+  return t == LUA_TSTRING || t == LUA_TNUMBER;
+}
+
+/* KRL_CONCATN: the top n values joined as luaV_concat joins them: the last
+** two first, with as many strings and numbers left of them as there are,
+** in one lua_concat; a pair that is not two of those by lua_concat(L, 2),
+** which calls an operand's __concat as the VM does; then leftwards. A
+** pair neither of whose values is a string or a number or has __concat
+** raises the VM's message (luaG_concaterror: the left operand unless it
+** is a string or a number), naming that operand's register: a joined
+** value sits in the register of its leftmost operand, as in the VM. site:
+** "chunk\nline\n..\n" (push_trampoline). Fails
+** only there, for memory, or in a __concat metamethod. Returns 1 with the
+** message on top, else 0 with the result on top. */
+static int concat_steps(lua_State *L, int n, const char *site, const char *names) {
+  int total = n;
+  while (total > 1) {
+    int lok = strnum(L, -2), rok = strnum(L, -1);
+    if (lok && rok) {
+      int m = 2;
+      while (m < total && strnum(L, -m - 1)) m++;
+      lua_concat(L, m);
+      total -= m - 1;
+    } else if (has_concat(L, -2) || has_concat(L, -1)) {
+      /* from a Lua function on the user's line, as the VM calls it: a
+      ** metamethod that cannot be called, or a C function's error, is
+      ** located there ("attempt to call a number value (metamethod
+      ** 'concat')", "bad argument #1 to 'concat'") */
+      krt_push_trampoline(L, site, 1);
+      lua_insert(L, -3);
+      lua_call(L, 2, 1);
+      total--;
+    } else {
+      int bad = lok ? total - 1 : total - 2;
+      const char *name = names;
+      for (int i = 0; i < bad; i++) name += strlen(name) + 1;
+      lua_pushfstring(L, "attempt to concatenate a %s value%s", objtypename(L, lok ? -1 : -2), name);
+      return 1;
+    }
+  }
+  return 0;
 }
 
 static int run_p(lua_State *L) {
@@ -213,10 +304,20 @@ static int run_p(lua_State *L) {
       break;
     }
     case KRL_CONCAT: lua_concat(L, (int)(w >> 8)); break;
+    case KRL_CONCATN:
+      if (concat_steps(L, (int)(w >> 8), (const char *)(intptr_t)p[2], (const char *)(intptr_t)p[3])) {
+        c->chunk = (const char *)(intptr_t)p[0];
+        c->line = (int)p[1];
+        c->raise = 1;
+        c->level = 1;
+        return 1;   /* the message, raised as error(message) at chunk:line */
+      }
+      p += 4;
+      break;
     case KRL_CALL: {
       int nargs = (int)((w >> 8) & 0xff), nres = (int)((w >> 16) & 0xff);
       const char *site = (const char *)(intptr_t)*p++;
-      push_trampoline(L, site, nres);
+      krt_push_trampoline(L, site, nres);
       lua_insert(L, -nargs - 1);
       lua_call(L, nargs, nres);
       break;
@@ -361,13 +462,15 @@ static int32_t fast_call(lua_State *L, KErr *err, const int64_t *prog, int64_t *
   return 0;
 }
 
-/* a .. b .. c into a slot (cg_lib.c cg_lib_concat: values, KRL_CONCAT n,
-** a KRL_K_SLOT result) without a protected call: compiled code checked
-** the Lua operands first (the VM's type errors, located), so lua_concat
-** here fails only for memory or in a __concat metamethod, and such an
-** error unwinds through compiled frames as luavalue.c's helpers' do (its
-** head says why that is safe). Returns -1 when the recipe is not one. */
-static int32_t fast_concat(lua_State *L, const int64_t *prog) {
+/* a .. b .. c into a slot (cg_lib.c cg_lib_concat: values, KRL_CONCAT n
+** or KRL_CONCATN n, a KRL_K_SLOT result) without a protected call:
+** compiled code checked the Lua operands first (the VM's type errors,
+** located), or concat_steps checks them here and its error comes back in
+** *err, so lua_concat here fails only for memory or in a __concat
+** metamethod, and such an error unwinds through compiled frames as
+** luavalue.c's helpers' do (its head says why that is safe). Returns -1
+** when the recipe is not one, else kjit_rt_lib's result. */
+static int32_t fast_concat(lua_State *L, KErr *err, const int64_t *prog) {
   const int64_t *p = prog;
   int n = 0;
   for (;; n++) {
@@ -378,11 +481,13 @@ static int32_t fast_concat(lua_State *L, const int64_t *prog) {
     else if (op == KRL_STR) p += 3;
     else break;
   }
-  if ((*p & 0xff) != KRL_CONCAT || (int)(*p >> 8) != n || n < 1 ||
-      (p[1] & 0xff) != KRL_RESULT || (int)(p[1] >> 8) != KRL_K_SLOT || (p[3] & 0xff) != KRL_END)
+  int steps = (*p & 0xff) == KRL_CONCATN;
+  const int64_t *res = p + (steps ? 5 : 1);
+  if (((*p & 0xff) != KRL_CONCAT && !steps) || (int)(*p >> 8) != n || n < 1 ||
+      (res[0] & 0xff) != KRL_RESULT || (int)(res[0] >> 8) != KRL_K_SLOT || (res[2] & 0xff) != KRL_END)
     return -1;
-  int dst = (int)p[2];
-  if (!lua_checkstack(L, n + 4)) return -1;
+  int dst = (int)res[1], top = lua_gettop(L);
+  if (!lua_checkstack(L, n + 8)) return -1;
   for (p = prog; n-- > 0; ) {
     switch ((int)(*p & 0xff)) {
     case KRL_NIL: lua_pushnil(L); p += 1; break;
@@ -401,7 +506,20 @@ static int32_t fast_concat(lua_State *L, const int64_t *prog) {
     }
     }
   }
-  lua_concat(L, (int)((*p >> 8) & 0xffffff));
+  if (!steps) {
+    lua_concat(L, (int)((*p >> 8) & 0xffffff));
+  } else if (concat_steps(L, (int)((*p >> 8) & 0xffffff), (const char *)(intptr_t)p[3],
+                          (const char *)(intptr_t)p[4])) {
+    size_t len;
+    const char *msg = lua_tolstring(L, -1, &len);
+    krt_set_err(err, KE_USER);   /* error(msg) at chunk:line (kjit_rt_lib's end) */
+    err->msg = keep_message(msg, len);
+    err->chunk = (const char *)(intptr_t)p[1];
+    err->line = (int)p[2];
+    err->c = 0;
+    lua_settop(L, top);
+    return 1;
+  }
   lua_replace(L, dst);
   return 0;
 }
@@ -430,7 +548,7 @@ static const char *in_job_message(const int64_t *p) {
       line = (long)p[2];
       break;
     }
-    p += op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
+    p += op == KRL_CONCATN ? 5 : op == KRL_STR ? 3 : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 ||
          op == KRL_FALSE1 || op == KRL_RESULT || op == KRL_SLOT || op == KRL_LIBVAL ? 2 : 1;
   }
   if (chunk == NULL || line <= 0) return what;
@@ -465,7 +583,8 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
   }
   int32_t fast = fast_call(L, err, prog, out);
   if (fast >= 0) return fast;
-  if (fast_concat(L, prog) == 0) return 0;
+  int32_t cat = fast_concat(L, err, prog);
+  if (cat >= 0) return cat;
   int top = lua_gettop(L);
   Ctx c;
   memset(&c, 0, sizeof c);
@@ -486,7 +605,8 @@ int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out) {
       lua_pushvalue(L, (int)q[1]);
       nslots++;
     }
-    q += op == KRL_STR || op == KRL_ERROR || op == KRL_ASSERT ? 3
+    q += op == KRL_CONCATN ? 5
+       : op == KRL_STR || op == KRL_ERROR || op == KRL_ASSERT ? 3
        : op == KRL_INT || op == KRL_FLT || op == KRL_NIL1 || op == KRL_FALSE1 ||
          op == KRL_RESULT || op == KRL_SLOT || op == KRL_CALL ? 2 : 1;
   }

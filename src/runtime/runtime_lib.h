@@ -14,6 +14,15 @@
 **   KRL_FLT  bits                         push the float of those bits
 **   KRL_STR  ptr len                      push the string
 **   KRL_CONCAT | n << 8                   Lua's '..' of the top n values
+**   KRL_CONCATN | n << 8, chunk, line, site, names
+**                                         the same, step by step as the VM
+**                                         runs it; an operand that cannot
+**                                         be concatenated raises the VM's
+**                                         error at chunk:line, naming its
+**                                         register as names (n strings,
+**                                         NUL-separated) do; __concat is
+**                                         called from site's trampoline
+**                                         ("chunk\nline\n..\n")
 **   KRL_CALL | nargs << 8 | nres << 16, chunk, line, path, name
 **                                         call the library function `path`
 **                                         ("print", "math.random", ...) as
@@ -45,10 +54,16 @@
 enum {
   KRL_END, KRL_NIL, KRL_FALSE, KRL_TRUE, KRL_INT, KRL_FLT, KRL_STR, KRL_CONCAT, KRL_CALL,
   KRL_ERROR, KRL_ASSERT, KRL_RESULT, KRL_NIL1, KRL_FALSE1, KRL_SLOT,
-  KRL_LIBVAL
+  KRL_LIBVAL, KRL_CONCATN
 };
 enum { KRL_K_INT = 1, KRL_K_FLT = 2, KRL_K_SLOT = 3 };
 
 int32_t kjit_rt_lib(KErr *err, const int64_t *prog, int64_t *out);
+/* Pushes the Lua function that makes call site site's call
+** ("chunk\nline\npath\nname", a constant of compiled code), made once. */
+void krt_push_trampoline(lua_State *L, const char *site, int nres);
+/* The same, cached under key (a constant of compiled code) for a site text
+** made when it runs. */
+void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres);
 
 #endif

@@ -176,6 +176,21 @@ emit(b(5, 6))
   stats_eq(s, { hits = 2, misses = 2, stores = 2 })
 end)
 
+test("a cached specialization keeps its cannot-fail fact (kjit.testing.noraise)", function()
+  local d = fresh_dir()
+  local path = script(d, "noraise.lua", [[
+local T = require "kjit.testing"
+local function level(fn, ...) local f = kjit.jit(fn, {cache = true}) f(...) return T.noraise(f) end
+emit(level(function(a, b) return a * b + 1 end, 3, 4))
+emit(level(function(a, b, c, d) end, 1, 2.5, 3, 4.5))
+emit(level(function(a, b) return a // b end, 7, 2))
+]])
+  local r, s = child(path, d)
+  eq(r, "1:integer 2:integer 0:integer", "compiled"); stats_eq(s, { hits = 0, misses = 3, stores = 3 })
+  r, s = child(path, d)
+  eq(r, "1:integer 2:integer 0:integer", "loaded from the cache"); stats_eq(s, { hits = 3, misses = 0 })
+end)
+
 test("changing the source text misses", function()
   local d = fresh_dir()
   local path = script(d, "src.lua", [[
@@ -352,9 +367,9 @@ test("corrupt, truncated and foreign files are rebuilt", function()
         -- break the ELF magic of the object, then fix the checksum (FNV-1a
         -- over key and payload, offset 48) so only the loader can refuse it
         local keylen = string.unpack("<i8", b, 33)
-        -- header, key, name length, name, extra length, extra bytes
-        local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 1)
-        local obj = 56 + keylen + 4 + 23 + 4 + xl + 1
+        -- header, key, name length, name, cannot-fail fact, extra length, extra bytes
+        local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 4 + 1)
+        local obj = 56 + keylen + 4 + 23 + 4 + 4 + xl + 1
         truthy(b:sub(obj, obj + 3) == "\127ELF", "object starts with the ELF magic")
         b = b:sub(1, obj - 1) .. "\127ELG" .. b:sub(obj + 4)
         local h = -3750763034362895579             -- 0xcbf29ce484222325
@@ -598,8 +613,8 @@ end)
 -- refuses the object ("no entry function"), the LLVM JIT does not care.
 local function entry_to_notype(b)
   local keylen = string.unpack("<i8", b, 33)
-  local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 1)
-  local o = 56 + keylen + 4 + 23 + 4 + xl      -- the object's offset (0-based)
+  local xl = string.unpack("<I4", b, 56 + keylen + 4 + 23 + 4 + 1)
+  local o = 56 + keylen + 4 + 23 + 4 + 4 + xl  -- the object's offset (0-based)
   local patched
   b, patched = require("elfpatch").entry_to_notype(b, o)
   eq(patched, 1, "the entry symbol patched")

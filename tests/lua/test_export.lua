@@ -344,7 +344,7 @@ test("damaged or foreign bytes are refused with a clear error", function()
   raises("string expected", kjit.load, {})
   -- another format of the envelope
   local fmt = b:sub(1, 8) .. string.pack("=I4", 99) .. b:sub(13)
-  raises("exported in format 99, this kjit reads format 3", kjit.load, fmt)
+  raises("exported in format 99, this kjit reads format 4", kjit.load, fmt)
   -- another build: the kjit version in the identity (checksum made right)
   local body = b:sub(33)
   local ver = body:match("kjit ([^\n]+)\n")
@@ -539,11 +539,12 @@ test("forged record layouts in exported bytes (checksum made right) are refused,
       local rec = record_bytes(L)
       local nb = b:sub(1, at - 1) .. rec .. b:sub(stop)
       -- in the specialization's description, which the object's payload
-      -- holds as extra bytes after their length (cache.c's CPU payload)
+      -- holds as extra bytes after their length (cache.c's CPU payload:
+      -- the name, the cannot-fail fact, the length)
       local e = assert(b:find("kjit_c_", 33, true), "the entry's name")
-      local xl = string.unpack("=I4", b, e + 23)
-      if at > e and at < e + 27 + xl then
-        nb = nb:sub(1, e + 22) .. string.pack("=I4", xl + #rec - (stop - at)) .. nb:sub(e + 27)
+      local xl = string.unpack("=I4", b, e + 27)
+      if at > e and at < e + 31 + xl then
+        nb = nb:sub(1, e + 26) .. string.pack("=I4", xl + #rec - (stop - at)) .. nb:sub(e + 31)
       end
       return reseal(b, nb:sub(33))
     end
