@@ -193,6 +193,9 @@ typedef struct CG {
   int nlviews;
   int *lviewof;             /* by id: the value's view, or -1 (NULL: none) */
   int lview_quiet;          /* a call that runs no Lua (the views stay) */
+  /* chains of arithmetic on Lua values (cg_chain.c) */
+  int *chainof;             /* by id: 1 + its chain, or 0; NULL: none */
+  void *chains;             /* the chains (CgChain, cg_chain.c's own) */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -481,6 +484,16 @@ int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
 void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
                    LLVMValueRef *slot);
 LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
+int cg_lua_opcode(int kop);                     /* LUA_OPADD ... of KIR_ADD ... */
+LLVMValueRef cg_lua_text(CG *G, const char *s); /* a constant C string */
+int cg_lua_numcapable(CgVal x);                 /* may be a number when it runs */
+CgVal cg_lua_asnum(CG *G, CgVal x);             /* a Lua value's number (its tag says so) */
+int cg_lua_flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits);
+CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits);
+/* cg_chain.c: arithmetic on Lua values checked once per chain (its head) */
+void cg_chain_plan(CG *G, KtySpec *sp);         /* at cg_lua_begin */
+int cg_chain_take(CG *G, const KirInsn *v);     /* 1: v is a chain's (emitted at its last) */
+void cg_chain_notrun(CG *G, const KirInsn *v);  /* v never runs: nor does its chain */
 /* cg_luaview.c: the native view of a kjit array indexed as a Lua value,
 ** kept while no call can change what it sees (see its head) */
 typedef struct CgLView {

@@ -1441,7 +1441,11 @@ static void emit_insn(CG *G, KirInsn *v) {
   /* an operand never produced (it raised, or a call that never returns):
   ** v never runs */
   for (int i = 0; i < v->nargs; i++)
-    if (v->op != KIR_PHI && cg_never_produced(G, v->args[i])) { G->notrun[v->id] = 1; return; }
+    if (v->op != KIR_PHI && cg_never_produced(G, v->args[i])) {
+      G->notrun[v->id] = 1;
+      cg_chain_notrun(G, v);   /* (cg_chain.c) */
+      return;
+    }
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
@@ -1495,6 +1499,7 @@ static void emit_insn(CG *G, KirInsn *v) {
       break;
     case KIR_PARAM: case KIR_PHI: case KIR_RESULT: case KIR_VARARG: break;
     default:
+      if (cg_chain_take(G, v)) return;   /* one check per chain: cg_chain.c */
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }
       cg_error(G, v, "internal error: '%s' of a Lua value", kir_opname[v->op]);
     }

@@ -506,6 +506,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
+  G->chainof = NULL;
+  G->chains = NULL;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   int n = 0;
@@ -541,6 +543,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   }
   G->nlslots = n + NSCRATCH;
   plan_kills(G, sp);
+  cg_chain_plan(G, sp);   /* arithmetic checked once per chain (cg_chain.c) */
   /* L from the dispatcher's KErr (a field the generators do not mirror) */
   LLVMValueRef e8 = LLVMBuildPointerCast(G->B, G->err, G->i8p, "");
   LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
@@ -2320,3 +2323,16 @@ void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, 
 }
 
 LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at) { return operand(G, x, i, at); }
+
+/* For cg_chain.c: the pieces of cg_lua_arith a chain of operations shares. */
+int cg_lua_opcode(int kop) { return lua_op(kop); }
+LLVMValueRef cg_lua_text(CG *G, const char *s) { return text(G, s); }
+int cg_lua_numcapable(CgVal x) { return numcapable(x); }
+CgVal cg_lua_asnum(CG *G, CgVal x) { return asnum(G, x); }
+int cg_lua_flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits) {
+  return flat_arith(G, v, a, tag, bits);
+}
+CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits) {
+  (void)G;
+  return mk(TY(T_LUA), slot, tag, bits);
+}

@@ -865,6 +865,34 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
                         s->line, s->infoa, s->infob);
 }
 
+int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t base,
+                      const int64_t *leaves, int64_t *outs) {
+  for (int32_t k = 0; k < nops; k++) {
+    const KlvChainOp *o = &ops[k];
+    int32_t tag[2], slot[2];
+    int64_t bits[2];
+    int32_t ref[2] = { o->x, o->y };
+    for (int i = 0; i < 2; i++) {
+      if (ref[i] >= 0) {
+        tag[i] = (int32_t)leaves[3 * ref[i]];
+        bits[i] = leaves[3 * ref[i] + 1];
+        slot[i] = (int32_t)leaves[3 * ref[i] + 2];
+      } else {
+        int32_t j = -1 - ref[i];
+        tag[i] = (int32_t)outs[2 * j];
+        bits[i] = outs[2 * j + 1];
+        slot[i] = base + ops[j].dst;
+      }
+    }
+    int64_t out = 0;
+    int32_t rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
+                                base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob);
+    outs[2 * k] = rc;
+    outs[2 * k + 1] = out;
+  }
+  return 0;
+}
+
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error
 ** raised here, located. */
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
@@ -905,6 +933,6 @@ void kjit_lv_register(void) {
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
-  REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
+  REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_chain); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
 #undef REG
 }

@@ -1,0 +1,202 @@
+-- Differential tests of arithmetic chains on values read from tables
+-- (codegen/cg_chain.c): operations that follow one another are checked
+-- once, computed natively (the float form where the values meet floats,
+-- else both ways), and redone through Lua's semantics by one call when a
+-- value is not of the kind the chain computes. Every form next to the
+-- values that take the slow call: integers (which stay integers), strings
+-- that convert, tables with metamethods (run in the interpreter's order),
+-- and errors (the operation's line and the operand's name). The
+-- interpreted run is the specification (tablediff: results and tables
+-- compared key by key, error messages compared whole).
+local T = require "tablediff"
+local kjit = require "kjit"
+
+-- nbody's inner loop: float evidence (dt, a float argument; / ), so the
+-- float form
+local function step(bi, bj, dt)
+  local dx, dy, dz = bi.x - bj.x, bi.y - bj.y, bi.z - bj.z
+  local d2 = dx * dx + dy * dy + dz * dz
+  local mag = dt / (d2 * math.sqrt(d2))
+  local bm = bj.mass * mag
+  bi.vx = bi.vx - dx * bm
+  bi.vy = bi.vy - dy * bm
+  bi.vz = bi.vz - dz * bm
+  bm = bi.mass * mag
+  bj.vx = bj.vx + dx * bm
+  bj.vy = bj.vy + dy * bm
+  bj.vz = bj.vz + dz * bm
+  return d2
+end
+
+local function body(x, y, z, m)
+  return { x = x, y = y, z = z, vx = 0.5, vy = -0.25, vz = 0.125, mass = m }
+end
+
+test("the float form: floats, integers, mixed", function()
+  T.check(step, function() return body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01 end)
+  -- integer fields: the check fails, Lua's arithmetic runs (integers stay
+  -- integers where Lua keeps them: dx, d2 and the sums of products)
+  T.check(step, function() return body(3, 4, 5, 2), body(1, 1, 1, 7), 0.01 end)
+  T.check(function(bi, bj, dt)
+    local dx = bi.x - bj.x
+    local s = dx * dx + bi.y * bj.y
+    return s, math.type(s), dx, math.type(dx), s * dt
+  end, function() return { x = 7, y = 3 }, { x = 2, y = 4 }, 0.5 end)
+  -- mixed: the sun at x = 0 (an integer) among floats
+  T.check(step, function() return body(0, 0, 0, 39.47), body(4.84, -1.16, -0.10, 0.037), 0.01 end)
+  -- integer overflow wraps as in Lua
+  T.check(function(a, b, f)
+    local s = a.x + b.x
+    local p = a.x * b.x + a.y
+    return s, p, s * f
+  end, function() return { x = math.maxinteger, y = 1 }, { x = 2, y = 0 }, 1.5 end)
+end)
+
+test("the flat form: no float evidence, integers and floats at run time", function()
+  local function f(p, q)
+    local a = p.x * q.x + p.y * q.y
+    local b = a - p.x * 2
+    p.s = a * b
+    return a, b, math.type(a), math.type(b)
+  end
+  T.check(f, function() return { x = 3, y = 4 }, { x = 5, y = 6 } end)
+  T.check(f, function() return { x = 3.5, y = 4 }, { x = 5, y = 6.25 } end)
+  T.check(f, function() return { x = math.mininteger, y = -1 }, { x = -1, y = 1 } end)
+  -- a counter: integer evidence keeps the flat form
+  T.check(function(t)
+    local n = t.n + 1
+    local m = n * t.k - t.n
+    t.n = n
+    return n, m, math.type(m)
+  end, function() return { n = 41, k = 3 } end)
+end)
+
+test("strings convert, tables run their metamethods in Lua's order", function()
+  T.check(step, function() return body("1.5", 2.5, 3.5, 2.0), body(-1.0, "0.5", 0.25, 3.0), 0.01 end)
+  T.check(function(p, q) local s = p.x * q.x + p.y; return s, math.type(s) end,
+          function() return { x = "3", y = 1 }, { x = "4", y = 2 } end)
+  -- a vector class: every operation a metamethod, each logged in the
+  -- run's own log (carried by the vectors)
+  local V = {}
+  local function vx(a) return type(a) == "number" and a or a.x end
+  local function vec(x, a, b)
+    local log = type(a) == "table" and a.log or b.log
+    log[#log + 1] = x
+    return setmetatable({ x = x, log = log }, V)
+  end
+  V.__add = function(a, b) return vec(vx(a) + vx(b), a, b) end
+  V.__mul = function(a, b) return vec(vx(a) * vx(b), a, b) end
+  V.__sub = function(a, b) return vec(vx(a) - vx(b), a, b) end
+  local function make()
+    local log = {}
+    local p = { x = setmetatable({ x = 2, log = log }, V), y = 3.5, log = log }
+    local q = { x = 1.25, y = setmetatable({ x = 10, log = log }, V) }
+    return p, q, 0.5
+  end
+  T.check(function(p, q, dt)
+    local a = p.x * q.x + p.y * dt
+    local b = q.y - a * dt
+    p.a, p.b = a, b
+    return a.x, b.x
+  end, make)
+  -- a metamethod that writes the table the chain reads: its effects are
+  -- seen where the interpreter sees them (after the chain)
+  local W = { __mul = function(a, b) a.p.count = a.p.count + 1; a.p.w = 100.0; return 7.0 end }
+  T.check(function(p, dt)
+    local r = p.v * dt + p.w * dt
+    return r, p.w, p.count
+  end, function()
+    local p = { w = 2.0, count = 0 }
+    p.v = setmetatable({ p = p }, W)
+    return p, 0.5
+  end)
+end)
+
+test("errors: the failing operation's line and operand", function()
+  local function f(p, q, dt)
+    local a = p.x * dt
+      + q.y * dt
+    local b = a
+      - p.z * q.x
+    return a, b
+  end
+  T.check_error("attempt to perform arithmetic on a nil value (field 'y')", f,
+                function() return { x = 1.0, z = 2.0 }, { x = 3.0 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'z')", f,
+                function() return { x = 1.0 }, { x = 3.0, y = 2.0 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a table value", f,
+                function() return { x = 1.0, z = {} }, { x = 3.0, y = 2.0 }, 0.5 end)
+  T.check_error("attempt to mul a 'string' with a 'number'", f,
+                function() return { x = "one" }, { x = 3.0, y = 2.0 }, 0.5 end)
+  -- the error after a store: the stores before it are left done
+  T.check_error("attempt to perform arithmetic on a boolean value", function(p, dt)
+    p.a = p.x * dt + p.y * dt
+    p.b = p.a * dt + p.flag * dt
+  end, function() return { x = 1.0, y = 2.0, flag = true }, 0.25 end)
+end)
+
+test("chains in loops: fields updated in place, values carried by phis", function()
+  local function advance(bodies, n, dt, steps)
+    for _ = 1, steps do
+      for i = 1, n do
+        local bi = bodies[i]
+        local vx, vy = bi.vx, bi.vy
+        for j = i + 1, n do
+          local bj = bodies[j]
+          local dx, dy = bi.x - bj.x, bi.y - bj.y
+          local d2 = dx * dx + dy * dy + 0.01
+          local mag = dt / (d2 * d2)
+          vx = vx - dx * bj.m * mag
+          vy = vy - dy * bj.m * mag
+          bj.vx = bj.vx + dx * bi.m * mag
+          bj.vy = bj.vy + dy * bi.m * mag
+        end
+        bi.vx, bi.vy = vx, vy
+        bi.x = bi.x + dt * vx
+        bi.y = bi.y + dt * vy
+      end
+    end
+  end
+  local function make(intfirst)
+    local b = {}
+    for i = 1, 5 do
+      b[i] = { x = i * 1.5, y = -i * 0.5, vx = 0.0, vy = 0.0, m = 1.0 + i / 10 }
+    end
+    if intfirst then b[1].x, b[1].y, b[1].vx, b[1].vy, b[1].m = 0, 0, 0, 0, 10 end
+    return b, 5, 0.01, 20
+  end
+  T.check(advance, function() return make(false) end)
+  T.check(advance, function() return make(true) end)
+end)
+
+test("one check per chain: the compiled code calls the chain's helper", function()
+  local f = kjit.jit(step)
+  f(body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01)
+  local ir = f:inspect("llvm")
+  truthy(ir:find("kjit_lv_chain", 1, true), "a chain's helper")
+  truthy(not ir:find("kjit_lv_sarith", 1, true), "no operation checked alone")
+end)
+
+test("a collection at every step while chains run metamethods", function()
+  local V = {}
+  V.__add = function(a, b) return setmetatable({ x = (a.x or a) + (type(b) == "table" and b.x or b) }, V) end
+  V.__mul = function(a, b) return setmetatable({ x = (type(a) == "table" and a.x or a) * (type(b) == "table" and b.x or b) }, V) end
+  local function f(ps, dt, n)
+    local acc = 0.0
+    for i = 1, n do
+      local p = ps[i]
+      local r = p.v * dt + p.w * dt
+      acc = acc + r.x
+    end
+    return acc
+  end
+  local function make()
+    local ps = {}
+    for i = 1, 50 do ps[i] = { v = setmetatable({ x = i }, V), w = i * 0.5 } end
+    return ps, 0.25, 50
+  end
+  collectgarbage("generational", 0, 0)
+  local ok, err = pcall(T.check, f, make)
+  collectgarbage("incremental", 200, 100, 13)
+  if not ok then error(err, 0) end
+end)
