@@ -490,6 +490,20 @@ int cg_lua_numcapable(CgVal x);                 /* may be a number when it runs 
 CgVal cg_lua_asnum(CG *G, CgVal x);             /* a Lua value's number (its tag says so) */
 int cg_lua_flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits);
 CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits);
+/* a field access inline in a chain (cg_lua.c, for cg_chain.c) */
+typedef struct CgLField {
+  LLVMValueRef site, h;   /* its site (KlvSite*), the table's hint (i8*) */
+  LLVMValueRef tv, tt;    /* the node looked at (i8*), its value's tag at the check */
+} CgLField;
+int cg_lua_field_inline(CG *G, const KirInsn *v);
+void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
+LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int only_float);
+LLVMValueRef cg_lua_field_present(CG *G, LLVMValueRef tt);
+void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits);
+void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits);
+void cg_lua_objof(CG *G, CgVal ox, const KirInsn *v, LLVMValueRef *otag, LLVMValueRef *obits,
+                  LLVMValueRef *t);
+void cg_lua_numtag(CG *G, CgVal x, LLVMValueRef *tag, LLVMValueRef *bits);
 /* cg_chain.c: arithmetic on Lua values checked once per chain (its head) */
 void cg_chain_plan(CG *G, KtySpec *sp);         /* at cg_lua_begin */
 int cg_chain_take(CG *G, const KirInsn *v);     /* 1: v is a chain's (emitted at its last) */

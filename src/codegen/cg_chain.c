@@ -1,39 +1,54 @@
 /*
-** cg_chain.c: arithmetic on Lua values (numbers read from tables) checked
-** once per chain of operations instead of once per operation.
+** cg_chain.c: table code checked once per chain of operations instead of
+** once per operation.
 **
-** cg_lua.c's cg_lua_arith gives each `+ - * /` on a Lua value its own
-** number test, a cold call of kjit_lv_sarith (ten arguments) and a join:
-** nbody's `advance` has 28 of them, and LLVM's machine passes, linear in
-** code volume, were most of its compile. Here the operations that follow
-** one another in a block (a chain: `bivx - dx * bm` and its neighbours)
-** are emitted together at the last one:
-**   - one test of every Lua value the chain reads (its leaves);
-**   - the chain computed natively, straight-line;
-**   - where the test fails, one cold call (luavalue.c kjit_lv_chain) that
-**     redoes the whole chain operation by operation through Lua's own
-**     arithmetic (metamethods, string coercion, errors with each
-**     operation's line and operands' descriptions);
-**   - a join with the results of both.
+** cg_lua.c gives each operation on a Lua value its own check and cold
+** call: a `+ - * /` its number test and kjit_lv_sarith (ten arguments), a
+** field read or write its inline probe and kjit_lv_sgetfield or
+** kjit_lv_ssetfield. nbody's `advance` had 28 arithmetic and 23 field
+** calls, and LLVM's machine passes, linear in code volume, were most of
+** its compile. Here the operations that follow one another in a block (a
+** chain: `bj.vx = bj.vx + dx * bm` and its neighbours) are emitted
+** together at the last one:
+**   - one check of everything the chain assumes: every Lua value it uses
+**     as a number is one (a float in the float form), every field it
+**     reads holds a number where its site looks (cg_lua.c
+**     cg_lua_field_probe), every field it writes holds a value there (so
+**     the write runs no __newindex and moves nothing);
+**   - the chain natively in the program's order: loads and stores in the
+**     tables' nodes, arithmetic in registers;
+**   - where the check fails, one cold call (luavalue.c kjit_lv_chain) that
+**     does the whole chain operation by operation, in the program's order,
+**     through the helpers each operation has alone (metamethods, string
+**     coercion, the sites' caches, errors with each operation's line and
+**     operands' descriptions);
+**   - a join of the values the chain gives.
+** Nothing runs before the check, so the call starts from the state the
+** chain began with.
+**
 ** Two native forms:
 **   - float (the chain's values meet floats: a float operand, a `/` or a
 **     `^` among the arithmetic connected to them, and no counter-like
-**     `x + 1` or bitwise operation): the test asks every leaf to be a
-**     float, and each operation is one float instruction; an integer leaf
-**     (a field that held 0 before it held 0.5) takes the call, which
-**     computes what Lua computes;
-**   - flat (anything else): the test asks for numbers, and each operation
-**     computes both the integer and the float result and picks one by
-**     the operands' kinds (cg_lua.c cg_lua_flat_arith, as before).
+**     `x + 1` or bitwise operation): the check asks every number to be a
+**     float, and each operation is one float instruction; an integer (a
+**     field that held 0 before it held 0.5) takes the call, which computes
+**     what Lua computes. A write in a float chain writes a float (a
+**     value of the chain's, a checked float, a native float), so a read
+**     after it in the same chain still finds one;
+**   - flat (anything else): the check asks for numbers, and each
+**     operation computes both the integer and the float result and picks
+**     one by the operands' kinds (cg_lua.c cg_lua_flat_arith, as alone).
 **
 ** What may stand between two operations of a chain: only instructions that
 ** cannot raise, run Lua code or read a Lua value (constants, arithmetic on
-** native numbers: `mag * mag * mag`). So running the chain's operations
-** (and their metamethods) at the last one's place changes no order a
-** program could see. The operations' Lua values stay anchored as in
-** cg_lua_arith: each operation has its own slot (cg_lua.c's frame), where
-** the helper leaves a result that is not a number; the leaves are in
-** their own slots or registers.
+** native numbers: `mag * mag * mag`). So doing the chain at the last
+** operation's place changes no order a program could see. A field's table
+** is a value from before the chain (not a read of the chain: `a.b.c`
+** stays alone), and no operand is a call's Lua result (cg_lua.c clears
+** those slots after their last use). Values stay anchored as in cg_lua.c:
+** each operation giving a Lua value has its own slot, where the helpers
+** leave a result that is not a number; the leaves are in their own slots
+** or registers.
 **
 ** KJIT_NO_CHAINS=1 emits every operation alone (as before: measuring).
 */
@@ -56,10 +71,14 @@ static int isnative(Type t) {
 
 static int is_lua(const KtySpec *sp, const KirInsn *a) { return sp->types[a->id].kind == T_LUA; }
 
-/* Can v be an operation of a chain? A binary + - * / giving a Lua value,
-** one operand at least a Lua value, the other a Lua value or a native
-** number; not a call's Lua results (their slots are cleared after their
-** last use: cg_lua.c plan_kills, which would run before the chain). */
+/* Can v be an arithmetic operation of a chain? A binary + - * / giving a
+** Lua value, one operand at least a Lua value, the other a Lua value or a
+** native number; not a call's Lua results (their slots are cleared after
+** their last use: cg_lua.c plan_kills, which would run before the chain). */
+static int callres(const KtySpec *sp, const KirInsn *a) {
+  return is_lua(sp, a) && (a->op == KIR_CALL || a->op == KIR_RESULT || a->op == KIR_VARARG);
+}
+
 static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
   if (v->op != KIR_ADD && v->op != KIR_SUB && v->op != KIR_MUL && v->op != KIR_DIV) return 0;
   if (!is_lua(sp, v) || sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg) return 0;
@@ -68,13 +87,31 @@ static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
   int lua = 0;
   for (int i = 0; i < 2; i++) {
     const KirInsn *a = v->args[i];
-    if (is_lua(sp, a)) {
-      if (a->op == KIR_CALL || a->op == KIR_RESULT || a->op == KIR_VARARG) return 0;
-      lua = 1;
-    }
+    if (callres(sp, a)) return 0;
+    if (is_lua(sp, a)) lua = 1;
     else if (!isnative(sp->types[a->id])) return 0;
   }
   return lua;
+}
+
+/* Can v be a field access of a chain (its table a value from before the
+** chain: a leaf)? cg_lua.c cg_lua_field_inline says which accesses. */
+static int in_run(const KirInsn *const *run, int nrun, const KirInsn *a) {
+  for (int k = 0; k < nrun; k++) if (run[k] == a) return 1;
+  return 0;
+}
+
+static int field_member(CG *G, const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
+  if (v->op != KIR_GETFIELD && v->op != KIR_SETFIELD) return 0;
+  if (sp->raises[v->id].msg || !cg_lua_field_inline(G, v)) return 0;
+  if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
+  const KirInsn *o = v->args[0];
+  if (callres(sp, o) || in_run(run, nrun, o)) return 0;
+  if (sp->liveref && sp->liveref[o->id]) return 0;
+  if (v->op == KIR_GETFIELD)
+    return is_lua(sp, v) && sp->consts[v->id].kind == T_UNKNOWN && G->lslot[v->id] >= 0;
+  const KirInsn *x = v->args[1];   /* the value written: a number, or a Lua value */
+  return is_lua(sp, x) ? !callres(sp, x) : isnative(sp->types[x->id]);
 }
 
 /* May v stand between two operations of a chain (the head says why)? */
@@ -162,13 +199,19 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
     int nrun = 0;
     for (int i = 0; i <= blk->ninsns; i++) {
       const KirInsn *v = i < blk->ninsns ? blk->insns[i] : NULL;
-      if (v && chainable(G, sp, v)) { run[nrun++] = v; continue; }
+      if (v && (chainable(G, sp, v) || field_member(G, sp, v, run, nrun))) { run[nrun++] = v; continue; }
       if (v && quiet(sp, v)) continue;
       if (nrun == 0) continue;
-      /* the run ends: a chain of all its operations, floaty where all are */
-      int floaty = 1;
-      for (int k = 0; k < nrun; k++) floaty &= ev[root(up, run[k]->id)] == EV_FLOAT;
-      if (nrun >= 2 || floaty) {
+      /* the run ends: a chain of all its operations, floaty where all its
+      ** values are (a value written: a float of the chain's, a native float) */
+      int floaty = 1, arith = 0;
+      for (int k = 0; k < nrun; k++) {
+        const KirInsn *x = run[k]->op == KIR_SETFIELD ? run[k]->args[1] : run[k];
+        arith |= KIR_ISARITH(run[k]->op);
+        if (is_lua(sp, x)) floaty &= ev[root(up, x->id)] == EV_FLOAT;
+        else floaty &= sp->types[x->id].kind == T_F64;
+      }
+      if (nrun >= 2 || (floaty && arith)) {
         CgChain *c = &chains[nchains++];
         c->ops = cg_zalloc(G, sizeof(KirInsn *) * (size_t)nrun);
         memcpy(c->ops, run, sizeof(KirInsn *) * (size_t)nrun);
@@ -213,22 +256,26 @@ static LLVMValueRef float_op(CG *G, int op, LLVMValueRef a, LLVMValueRef b) {
 
 /* The chain's operations as kjit_lv_chain reads them (luavalue.h
 ** KlvChainOp), one constant array. */
-static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[2]) {
+static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[2], const CgLField *f) {
   LLVMTypeRef af[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
   LLVMTypeRef aty = LLVMStructTypeInContext(G->C, af, 5, 0);
-  LLVMTypeRef of[4] = { aty, G->i32, G->i32, G->i32 };
-  LLVMTypeRef oty = LLVMStructTypeInContext(G->C, of, 4, 0);
+  LLVMTypeRef of[5] = { aty, G->i32, G->i32, G->i32, G->i8p };
+  LLVMTypeRef oty = LLVMStructTypeInContext(G->C, of, 5, 0);
   LLVMValueRef items[c->nops];
   for (int k = 0; k < c->nops; k++) {
     const KirInsn *v = c->ops[k];
-    char ia[128], ib[128];
-    cg_varinfo(G, v, 0, ia, sizeof ia);
-    cg_varinfo(G, v, 1, ib, sizeof ib);
-    LLVMValueRef ai[5] = { cg_i32(G, cg_lua_opcode(v->op)), cg_i32(G, v->line), G->chunkname,
+    char ia[128] = "", ib[128] = "";
+    int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET : cg_lua_opcode(v->op);
+    if (KIR_ISARITH(v->op)) {
+      cg_varinfo(G, v, 0, ia, sizeof ia);
+      cg_varinfo(G, v, 1, ib, sizeof ib);
+    }
+    LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
                            cg_lua_text(G, ia), cg_lua_text(G, ib) };
-    LLVMValueRef oi[4] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
-                           cg_i32(G, ref[k][1]), cg_i32(G, G->lslot[v->id]) };
-    items[k] = LLVMConstStructInContext(G->C, oi, 4, 0);
+    LLVMValueRef site = KIR_ISARITH(v->op) ? LLVMConstNull(G->i8p) : LLVMConstPointerCast(f[k].site, G->i8p);
+    LLVMValueRef oi[5] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
+                           cg_i32(G, ref[k][1]), cg_i32(G, G->lslot[v->id]), site };
+    items[k] = LLVMConstStructInContext(G->C, oi, 5, 0);
   }
   LLVMValueRef init = LLVMConstArray(oty, items, (unsigned)c->nops);
   LLVMValueRef g = LLVMAddGlobal(G->M, LLVMTypeOf(init), "kcg.chain");
@@ -238,13 +285,28 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[2]) {
   return LLVMBuildPointerCast(G->B, g, G->i8p, "");
 }
 
+/* Operand i of member v: which, and how it is used (a number or a table). */
+static int operand_count(const KirInsn *v) { return v->op == KIR_GETFIELD ? 1 : 2; }
+
+static void emit_alone(CG *G, const CgChain *c) {
+  for (int k = 0; k < c->nops; k++) {
+    const KirInsn *v = c->ops[k];
+    if (v->op == KIR_GETFIELD) G->vals[v->id] = cg_lua_index(G, v);
+    else if (v->op == KIR_SETFIELD) cg_lua_store(G, v);
+    else G->vals[v->id] = cg_lua_arith(G, v);
+  }
+}
+
 static void emit_chain(CG *G, const CgChain *c) {
   int n = c->nops, nleaves = 0;
   int ref[n][2];
   const KirInsn *leafv[2 * n];
   CgVal leaf[2 * n];
-  for (int k = 0; k < n; k++)
-    for (int i = 0; i < 2; i++) {
+  uint8_t numuse[2 * n], objuse[2 * n];
+  LLVMValueRef lhint[2 * n];
+  for (int k = 0; k < n; k++) {
+    ref[k][1] = 0;
+    for (int i = 0; i < operand_count(c->ops[k]); i++) {
       const KirInsn *a = c->ops[k]->args[i];
       int j = position(c, a);
       if (j >= 0 && j < k) { ref[k][i] = -1 - j; continue; }
@@ -252,29 +314,68 @@ static void emit_chain(CG *G, const CgChain *c) {
       for (l = 0; l < nleaves && leafv[l] != a; l++) {}
       if (l == nleaves) {
         leafv[nleaves] = a;
-        leaf[nleaves++] = cg_val(G, a);
+        leaf[nleaves] = cg_val(G, a);
+        numuse[nleaves] = objuse[nleaves] = 0;
+        lhint[nleaves++] = NULL;
       }
       ref[k][i] = l;
+      if (i == 0 && !KIR_ISARITH(c->ops[k]->op)) objuse[l] = 1;
+      else numuse[l] = 1;
     }
-  /* a leaf known not to be a number (a table in its slot): each
-  ** operation alone, as cg_lua_arith does it */
+  }
+  /* a number operand known not to be one (a table in its slot): each
+  ** operation alone, as cg_lua.c does it */
   for (int l = 0; l < nleaves; l++)
-    if (leaf[l].t.kind == T_LUA ? !cg_lua_numcapable(leaf[l]) : !isnative(leaf[l].t)) {
-      for (int k = 0; k < n; k++) G->vals[c->ops[k]->id] = cg_lua_arith(G, c->ops[k]);
+    if (numuse[l] && (leaf[l].t.kind == T_LUA ? !cg_lua_numcapable(leaf[l]) : !isnative(leaf[l].t))) {
+      emit_alone(G, c);
       return;
     }
-  /* the test of the leaves, and the native chain before it (straight-line
-  ** code: on values that fail the test it is unused) */
+  /* the checks: the leaves' kinds, each field where its site looks, a
+  ** number there (a float in the float form) or, for a write, a value
+  ** there (no __newindex, nothing moves) */
   LLVMValueRef ok = cg_i1(G, 1);
   for (int l = 0; l < nleaves; l++) {
-    if (leaf[l].t.kind != T_LUA) continue;
+    if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
     LLVMValueRef t = c->floaty ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_FLT, 0), "")
                                : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");
     ok = LLVMBuildAnd(G->B, ok, t, "");
   }
+  CgLField f[n];
+  for (int k = 0; k < n; k++) {
+    const KirInsn *v = c->ops[k];
+    if (KIR_ISARITH(v->op)) continue;
+    LLVMValueRef hit;
+    cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
+    if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
+    ok = LLVMBuildAnd(G->B, ok, hit, "");
+    ok = LLVMBuildAnd(G->B, ok, v->op == KIR_GETFIELD ? cg_lua_field_isnum(G, f[k].tt, c->floaty)
+                                                        : cg_lua_field_present(G, f[k].tt), "");
+  }
+  LLVMBasicBlockRef fast = cg_bb(G, "chfast"), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, fast, slow));
+  /* the chain natively, in the program's order */
+  LLVMPositionBuilderAtEnd(G->B, fast);
   LLVMValueRef ftag[n], fbits[n], fval[n];
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
+    ftag[k] = fbits[k] = fval[k] = NULL;
+    if (v->op == KIR_GETFIELD) {
+      cg_lua_field_read(G, &f[k], &ftag[k], &fbits[k]);
+      if (c->floaty) {
+        ftag[k] = LLVMConstInt(G->i8, KLV_FLT, 0);
+        fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
+      }
+      continue;
+    }
+    if (v->op == KIR_SETFIELD) {
+      int r = ref[k][1];
+      LLVMValueRef t, b;
+      if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
+      else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
+      else cg_lua_numtag(G, leaf[r], &t, &b);
+      cg_lua_field_write(G, &f[k], t, b);
+      continue;
+    }
     if (c->floaty) {
       LLVMValueRef d[2];
       for (int i = 0; i < 2; i++) {
@@ -297,26 +398,28 @@ static void emit_chain(CG *G, const CgChain *c) {
     if (!cg_lua_flat_arith(G, v, a, &ftag[k], &fbits[k]))
       cg_error(G, v, "internal error: a chain's operation without its flat form");
   }
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, done, slow));
-  /* the cold path: the leaves as (tag, bits, slot), one call */
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  /* the cold path: the leaves as (tag, bits, slot, hint), one call */
   LLVMPositionBuilderAtEnd(G->B, slow);
-  LLVMValueRef leaves = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(3 * nleaves)), "chleaves");
+  LLVMValueRef leaves = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(4 * nleaves)), "chleaves");
   LLVMValueRef outs = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(2 * n)), "chouts");
   LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
   LLVMValueRef lp = LLVMBuildPointerCast(G->B, leaves, i64p, ""), op = LLVMBuildPointerCast(G->B, outs, i64p, "");
   for (int l = 0; l < nleaves; l++) {
-    LLVMValueRef t[3];
-    cg_lua_triple(G, leaf[l], 0, c->ops[0], &t[0], &t[1], &t[2]);
+    LLVMValueRef t[4];
+    if (objuse[l]) cg_lua_objof(G, leaf[l], c->ops[0], &t[0], &t[1], &t[2]);
+    else cg_lua_triple(G, leaf[l], 0, c->ops[0], &t[0], &t[1], &t[2]);
     t[0] = LLVMBuildZExt(G->B, t[0], G->i64, "");
     t[2] = LLVMBuildSExt(G->B, t[2], G->i64, "");
-    for (int j = 0; j < 3; j++) {
-      LLVMValueRef ix = cg_i64(G, 3 * l + j);
+    t[3] = lhint[l] ? LLVMBuildPtrToInt(G->B, lhint[l], G->i64, "") : cg_i64(G, 0);
+    for (int j = 0; j < 4; j++) {
+      LLVMValueRef ix = cg_i64(G, 4 * l + j);
       LLVMBuildStore(G->B, t[j], LLVMBuildInBoundsGEP2(G->B, G->i64, lp, &ix, 1, ""));
     }
   }
   LLVMTypeRef ps[6] = { G->i8p, G->i8p, G->i32, G->i32, i64p, i64p };
-  LLVMValueRef as[6] = { G->luaL, template(G, c, ref), cg_i32(G, n), G->lbase, lp, op };
+  LLVMValueRef as[6] = { G->luaL, template(G, c, ref, f), cg_i32(G, n), G->lbase, lp, op };
   cg_ccall(G, "kjit_lv_chain", G->i32, ps, as, 6);
   LLVMValueRef stag[n], sbits[n];
   for (int k = 0; k < n; k++) {
@@ -330,15 +433,18 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMPositionBuilderAtEnd(G->B, done);
   LLVMValueRef tps[n], bps[n];
   for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
+    if (c->ops[k]->op == KIR_SETFIELD) continue;
     LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
     LLVMValueRef tv[2] = { ftag[k], stag[k] }, bv[2] = { fbits[k], sbits[k] };
-    LLVMBasicBlockRef from[2] = { here, send };
+    LLVMBasicBlockRef from[2] = { fend, send };
     LLVMAddIncoming(tp, tv, from, 2);
     LLVMAddIncoming(bp, bv, from, 2);
     tps[k] = tp;
     bps[k] = bp;
   }
-  for (int k = 0; k < n; k++) G->vals[c->ops[k]->id] = cg_lua_mk(G, cg_lua_slot(G, c->ops[k]), tps[k], bps[k]);
+  for (int k = 0; k < n; k++)
+    if (c->ops[k]->op != KIR_SETFIELD)
+      G->vals[c->ops[k]->id] = cg_lua_mk(G, cg_lua_slot(G, c->ops[k]), tps[k], bps[k]);
 }
 
 int cg_chain_take(CG *G, const KirInsn *v) {

@@ -1468,6 +1468,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   if ((v->op == KIR_SETINDEX || v->op == KIR_SETFIELD || v->op == KIR_SETLIST) &&
       (sp->types[v->args[0]->id].kind == T_LUA ||
        (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]))) {   /* (a global) */
+    if (cg_chain_take(G, v)) return;   /* a field written in a chain: cg_chain.c */
     if (v->op == KIR_SETLIST) cg_lua_setlist(G, v); else cg_lua_store(G, v);
     return;
   }
@@ -1486,7 +1487,10 @@ static void emit_insn(CG *G, KirInsn *v) {
     }
     if (sp->liveref && sp->liveref[v->id]) { G->vals[v->id] = cg_lua_live(G, v); return; }
     switch (v->op) {
-    case KIR_GETFIELD: case KIR_INDEX: G->vals[v->id] = cg_lua_index(G, v); return;
+    case KIR_GETFIELD: case KIR_INDEX:
+      if (cg_chain_take(G, v)) return;   /* a field read in a chain: cg_chain.c */
+      G->vals[v->id] = cg_lua_index(G, v);
+      return;
     case KIR_NEWTABLE: G->vals[v->id] = cg_lua_newtable(G, v); return;
     case KIR_LEN: G->vals[v->id] = cg_lua_len(G, v); return;
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
@@ -1499,7 +1503,7 @@ static void emit_insn(CG *G, KirInsn *v) {
       break;
     case KIR_PARAM: case KIR_PHI: case KIR_RESULT: case KIR_VARARG: break;
     default:
-      if (cg_chain_take(G, v)) return;   /* one check per chain: cg_chain.c */
+      if (cg_chain_take(G, v)) return;   /* an operation of a chain: cg_chain.c */
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }
       cg_error(G, v, "internal error: '%s' of a Lua value", kir_opname[v->op]);
     }

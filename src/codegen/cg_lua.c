@@ -2336,3 +2336,73 @@ CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits) {
   (void)G;
   return mk(TY(T_LUA), slot, tag, bits);
 }
+
+/* For cg_chain.c: a read or write of a field by its constant name on a
+** Lua value, inline in a chain (its check before the chain, its load or
+** store at its place in it; the chain's one call does the rest). Where
+** cg_lua_index and cg_lua_store would take their inline paths: a table
+** access of code that runs often, the layout known; not a read whose
+** value is indexed next (copied into its slot: inline_get), not a write
+** into a table made in the same block (fresh), nor a global's. */
+int cg_lua_field_inline(CG *G, const KirInsn *v) {
+  const KtySpec *sp = G->sp;
+  if (v->op != KIR_GETFIELD && v->op != KIR_SETFIELD) return 0;
+  if (!cname(v) || layout(G) == NULL || !hot_at(G, v)) return 0;
+  if (sp->types[v->args[0]->id].kind != T_LUA) return 0;
+  if (v->op == KIR_GETFIELD && indexed_next(v)) return 0;
+  if (v->op == KIR_SETFIELD && fresh(v)) return 0;
+  return 1;
+}
+
+/* The check of field access v on ox: its node (f->tv), its value's tag
+** there now (f->tt) and whether the node holds the site's name (*hit). */
+void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit) {
+  const KltLayout *y = layout(G);
+  f->site = mksite(G, v, v->k.str.s);
+  f->h = hint(G, ox);
+  f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL);
+  f->tt = ttof(G, y, f->tv, 1);
+}
+
+/* Whether tag tt (a node's) is a float (only_float) or a number. */
+LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int only_float) {
+  const KltLayout *y = layout(G);
+  LLVMValueRef f = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  if (only_float) return f;
+  return LLVMBuildOr(G->B, f, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), ""), "");
+}
+
+/* Whether the node holds a value that is not nil (a write there runs no
+** __newindex and moves nothing). */
+LLVMValueRef cg_lua_field_present(CG *G, LLVMValueRef tt) {
+  return LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                       LLVMConstInt(G->i8, 0, 0), "");
+}
+
+/* The number in the node now, as (KLV tag i8, bits). */
+void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits) {
+  const KltLayout *y = layout(G);
+  LLVMValueRef tt = ttof(G, y, f->tv, 1);
+  *tag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), ""),
+                         i8c(G, KLV_INT), i8c(G, KLV_FLT), "");
+  *bits = at(G, f->tv, 0, G->i64);
+}
+
+/* The number (KLV tag i8: an integer or a float; bits) written into the
+** node (no barrier: a number is not collectable). */
+void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits) {
+  const KltLayout *y = layout(G);
+  put(G, f->tv, 0, bits);
+  put(G, f->tv, y->node_tt, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tag, i8c(G, KLV_INT), ""),
+                                             LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
+                                             LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), ""));
+}
+
+/* The accessed value as the site helpers take it (objof), and its hint. */
+void cg_lua_objof(CG *G, CgVal ox, const KirInsn *v, LLVMValueRef *otag, LLVMValueRef *obits,
+                  LLVMValueRef *t) {
+  objof(G, ox, v, otag, obits, t);
+}
+
+/* (tag i8, bits) of a native number. */
+void cg_lua_numtag(CG *G, CgVal x, LLVMValueRef *tag, LLVMValueRef *bits) { numtag(G, x, tag, bits); }

@@ -869,14 +869,15 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
                       const int64_t *leaves, int64_t *outs) {
   for (int32_t k = 0; k < nops; k++) {
     const KlvChainOp *o = &ops[k];
-    int32_t tag[2], slot[2];
-    int64_t bits[2];
+    int32_t tag[2] = { 0, 0 }, slot[2] = { 0, 0 };
+    int64_t bits[2] = { 0, 0 };
     int32_t ref[2] = { o->x, o->y };
     for (int i = 0; i < 2; i++) {
+      if (i == 1 && o->a.op == KLV_CHAIN_GET) break;
       if (ref[i] >= 0) {
-        tag[i] = (int32_t)leaves[3 * ref[i]];
-        bits[i] = leaves[3 * ref[i] + 1];
-        slot[i] = (int32_t)leaves[3 * ref[i] + 2];
+        tag[i] = (int32_t)leaves[4 * ref[i]];
+        bits[i] = leaves[4 * ref[i] + 1];
+        slot[i] = (int32_t)leaves[4 * ref[i] + 2];
       } else {
         int32_t j = -1 - ref[i];
         tag[i] = (int32_t)outs[2 * j];
@@ -885,8 +886,17 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
       }
     }
     int64_t out = 0;
-    int32_t rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
-                                base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob);
+    int32_t rc = KLV_OK;
+    if (o->a.op == KLV_CHAIN_GET || o->a.op == KLV_CHAIN_SET) {
+      void *h = (void *)(intptr_t)leaves[4 * o->x + 3];
+      if (o->a.op == KLV_CHAIN_GET)
+        rc = kjit_lv_sgetfield(L, o->site, tag[0], bits[0], slot[0], h, base + o->dst, &out);
+      else
+        kjit_lv_ssetfield(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1]);
+    } else {
+      rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
+                          base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob);
+    }
     outs[2 * k] = rc;
     outs[2 * k + 1] = out;
   }
