@@ -493,12 +493,15 @@ CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits);
 /* a field access inline in a chain (cg_lua.c, for cg_chain.c) */
 typedef struct CgLField {
   LLVMValueRef site, h;   /* its site (KlvSite*), the table's hint (i8*) */
-  LLVMValueRef tv, tt;    /* the node looked at (i8*), its value's tag at the check */
+  LLVMValueRef tv, tt;    /* the node or element looked at (i8*), its value's tag at the check */
+  LLVMValueRef at;        /* where the chain reads and writes it (i8*: valid where the check holds) */
+  int isnode;             /* a field's node, else an element of the array part */
 } CgLField;
 int cg_lua_field_inline(CG *G, const KirInsn *v);
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
 LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int only_float);
-LLVMValueRef cg_lua_field_present(CG *G, LLVMValueRef tt);
+LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f);
+int cg_lua_has_view(CG *G, const KirInsn *v, CgVal ox);
 void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits);
 void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits);
 void cg_lua_objof(CG *G, CgVal ox, const KirInsn *v, LLVMValueRef *otag, LLVMValueRef *obits,

@@ -101,16 +101,21 @@ static int in_run(const KirInsn *const *run, int nrun, const KirInsn *a) {
   return 0;
 }
 
+static int isread(const KirInsn *v) { return v->op == KIR_GETFIELD || v->op == KIR_INDEX; }
+static int iswrite(const KirInsn *v) { return v->op == KIR_SETFIELD || v->op == KIR_SETINDEX; }
+/* The value an access writes (SETFIELD t.k = x; SETINDEX t[i] = x). */
+static const KirInsn *written(const KirInsn *v) { return v->args[v->op == KIR_SETINDEX ? 2 : 1]; }
+
 static int field_member(CG *G, const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
-  if (v->op != KIR_GETFIELD && v->op != KIR_SETFIELD) return 0;
+  if (!isread(v) && !iswrite(v)) return 0;
   if (sp->raises[v->id].msg || !cg_lua_field_inline(G, v)) return 0;
   if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
   const KirInsn *o = v->args[0];
   if (callres(sp, o) || in_run(run, nrun, o)) return 0;
   if (sp->liveref && sp->liveref[o->id]) return 0;
-  if (v->op == KIR_GETFIELD)
+  if (isread(v))
     return is_lua(sp, v) && sp->consts[v->id].kind == T_UNKNOWN && G->lslot[v->id] >= 0;
-  const KirInsn *x = v->args[1];   /* the value written: a number, or a Lua value */
+  const KirInsn *x = written(v);   /* a number, or a Lua value */
   return is_lua(sp, x) ? !callres(sp, x) : isnative(sp->types[x->id]);
 }
 
@@ -206,7 +211,7 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
       ** values are (a value written: a float of the chain's, a native float) */
       int floaty = 1, arith = 0;
       for (int k = 0; k < nrun; k++) {
-        const KirInsn *x = run[k]->op == KIR_SETFIELD ? run[k]->args[1] : run[k];
+        const KirInsn *x = iswrite(run[k]) ? written(run[k]) : run[k];
         arith |= KIR_ISARITH(run[k]->op);
         if (is_lua(sp, x)) floaty &= ev[root(up, x->id)] == EV_FLOAT;
         else floaty &= sp->types[x->id].kind == T_F64;
@@ -256,16 +261,18 @@ static LLVMValueRef float_op(CG *G, int op, LLVMValueRef a, LLVMValueRef b) {
 
 /* The chain's operations as kjit_lv_chain reads them (luavalue.h
 ** KlvChainOp), one constant array. */
-static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[2], const CgLField *f) {
+static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLField *f) {
   LLVMTypeRef af[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
   LLVMTypeRef aty = LLVMStructTypeInContext(G->C, af, 5, 0);
-  LLVMTypeRef of[5] = { aty, G->i32, G->i32, G->i32, G->i8p };
-  LLVMTypeRef oty = LLVMStructTypeInContext(G->C, of, 5, 0);
+  LLVMTypeRef of[6] = { aty, G->i32, G->i32, G->i32, G->i32, G->i8p };
+  LLVMTypeRef oty = LLVMStructTypeInContext(G->C, of, 6, 0);
   LLVMValueRef items[c->nops];
   for (int k = 0; k < c->nops; k++) {
     const KirInsn *v = c->ops[k];
     char ia[128] = "", ib[128] = "";
-    int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET : cg_lua_opcode(v->op);
+    int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET
+           : v->op == KIR_INDEX ? KLV_CHAIN_GETI : v->op == KIR_SETINDEX ? KLV_CHAIN_SETI
+           : cg_lua_opcode(v->op);
     if (KIR_ISARITH(v->op)) {
       cg_varinfo(G, v, 0, ia, sizeof ia);
       cg_varinfo(G, v, 1, ib, sizeof ib);
@@ -273,9 +280,9 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[2], const CgLFi
     LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
                            cg_lua_text(G, ia), cg_lua_text(G, ib) };
     LLVMValueRef site = KIR_ISARITH(v->op) ? LLVMConstNull(G->i8p) : LLVMConstPointerCast(f[k].site, G->i8p);
-    LLVMValueRef oi[5] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
-                           cg_i32(G, ref[k][1]), cg_i32(G, G->lslot[v->id]), site };
-    items[k] = LLVMConstStructInContext(G->C, oi, 5, 0);
+    LLVMValueRef oi[6] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
+                           cg_i32(G, ref[k][1]), cg_i32(G, ref[k][2]), cg_i32(G, G->lslot[v->id]), site };
+    items[k] = LLVMConstStructInContext(G->C, oi, 6, 0);
   }
   LLVMValueRef init = LLVMConstArray(oty, items, (unsigned)c->nops);
   LLVMValueRef g = LLVMAddGlobal(G->M, LLVMTypeOf(init), "kcg.chain");
@@ -285,27 +292,29 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[2], const CgLFi
   return LLVMBuildPointerCast(G->B, g, G->i8p, "");
 }
 
-/* Operand i of member v: which, and how it is used (a number or a table). */
-static int operand_count(const KirInsn *v) { return v->op == KIR_GETFIELD ? 1 : 2; }
+/* How many operands member v has (a table, a key, a value written). */
+static int operand_count(const KirInsn *v) {
+  return v->op == KIR_GETFIELD ? 1 : v->op == KIR_SETINDEX ? 3 : 2;
+}
 
 static void emit_alone(CG *G, const CgChain *c) {
   for (int k = 0; k < c->nops; k++) {
     const KirInsn *v = c->ops[k];
-    if (v->op == KIR_GETFIELD) G->vals[v->id] = cg_lua_index(G, v);
-    else if (v->op == KIR_SETFIELD) cg_lua_store(G, v);
+    if (isread(v)) G->vals[v->id] = cg_lua_index(G, v);
+    else if (iswrite(v)) cg_lua_store(G, v);
     else G->vals[v->id] = cg_lua_arith(G, v);
   }
 }
 
 static void emit_chain(CG *G, const CgChain *c) {
   int n = c->nops, nleaves = 0;
-  int ref[n][2];
-  const KirInsn *leafv[2 * n];
-  CgVal leaf[2 * n];
-  uint8_t numuse[2 * n], objuse[2 * n];
-  LLVMValueRef lhint[2 * n];
+  int ref[n][3];
+  const KirInsn *leafv[3 * n];
+  CgVal leaf[3 * n];
+  uint8_t numuse[3 * n], objuse[3 * n];
+  LLVMValueRef lhint[3 * n];
   for (int k = 0; k < n; k++) {
-    ref[k][1] = 0;
+    ref[k][1] = ref[k][2] = 0;
     for (int i = 0; i < operand_count(c->ops[k]); i++) {
       const KirInsn *a = c->ops[k]->args[i];
       int j = position(c, a);
@@ -319,14 +328,20 @@ static void emit_chain(CG *G, const CgChain *c) {
         lhint[nleaves++] = NULL;
       }
       ref[k][i] = l;
-      if (i == 0 && !KIR_ISARITH(c->ops[k]->op)) objuse[l] = 1;
-      else numuse[l] = 1;
+      int access = !KIR_ISARITH(c->ops[k]->op), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
+      if (i == 0 && access) objuse[l] = 1;
+      else if (!(i == 1 && keyed)) numuse[l] = 1;   /* (a key: a native integer) */
     }
   }
   /* a number operand known not to be one (a table in its slot): each
   ** operation alone, as cg_lua.c does it */
   for (int l = 0; l < nleaves; l++)
     if (numuse[l] && (leaf[l].t.kind == T_LUA ? !cg_lua_numcapable(leaf[l]) : !isnative(leaf[l].t))) {
+      emit_alone(G, c);
+      return;
+    }
+  for (int k = 0; k < n; k++)
+    if (cg_lua_has_view(G, c->ops[k], leaf[ref[k][0]])) {   /* (a kjit array's view) */
       emit_alone(G, c);
       return;
     }
@@ -348,8 +363,8 @@ static void emit_chain(CG *G, const CgChain *c) {
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
     ok = LLVMBuildAnd(G->B, ok, hit, "");
-    ok = LLVMBuildAnd(G->B, ok, v->op == KIR_GETFIELD ? cg_lua_field_isnum(G, f[k].tt, c->floaty)
-                                                        : cg_lua_field_present(G, f[k].tt), "");
+    ok = LLVMBuildAnd(G->B, ok, isread(v) ? cg_lua_field_isnum(G, f[k].tt, c->floaty)
+                                          : cg_lua_field_writable(G, &f[k]), "");
   }
   LLVMBasicBlockRef fast = cg_bb(G, "chfast"), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
   cg_cold_false(G, LLVMBuildCondBr(G->B, ok, fast, slow));
@@ -359,7 +374,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     ftag[k] = fbits[k] = fval[k] = NULL;
-    if (v->op == KIR_GETFIELD) {
+    if (isread(v)) {
       cg_lua_field_read(G, &f[k], &ftag[k], &fbits[k]);
       if (c->floaty) {
         ftag[k] = LLVMConstInt(G->i8, KLV_FLT, 0);
@@ -367,8 +382,8 @@ static void emit_chain(CG *G, const CgChain *c) {
       }
       continue;
     }
-    if (v->op == KIR_SETFIELD) {
-      int r = ref[k][1];
+    if (iswrite(v)) {
+      int r = ref[k][v->op == KIR_SETINDEX ? 2 : 1];
       LLVMValueRef t, b;
       if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
       else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
@@ -433,7 +448,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMPositionBuilderAtEnd(G->B, done);
   LLVMValueRef tps[n], bps[n];
   for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
-    if (c->ops[k]->op == KIR_SETFIELD) continue;
+    if (iswrite(c->ops[k])) continue;
     LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
     LLVMValueRef tv[2] = { ftag[k], stag[k] }, bv[2] = { fbits[k], sbits[k] };
     LLVMBasicBlockRef from[2] = { fend, send };
@@ -443,7 +458,7 @@ static void emit_chain(CG *G, const CgChain *c) {
     bps[k] = bp;
   }
   for (int k = 0; k < n; k++)
-    if (c->ops[k]->op != KIR_SETFIELD)
+    if (!iswrite(c->ops[k]))
       G->vals[c->ops[k]->id] = cg_lua_mk(G, cg_lua_slot(G, c->ops[k]), tps[k], bps[k]);
 }
 

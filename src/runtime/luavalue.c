@@ -869,11 +869,11 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
                       const int64_t *leaves, int64_t *outs) {
   for (int32_t k = 0; k < nops; k++) {
     const KlvChainOp *o = &ops[k];
-    int32_t tag[2] = { 0, 0 }, slot[2] = { 0, 0 };
-    int64_t bits[2] = { 0, 0 };
-    int32_t ref[2] = { o->x, o->y };
-    for (int i = 0; i < 2; i++) {
-      if (i == 1 && o->a.op == KLV_CHAIN_GET) break;
+    int32_t tag[3] = { 0, 0, 0 }, slot[3] = { 0, 0, 0 };
+    int64_t bits[3] = { 0, 0, 0 };
+    int32_t ref[3] = { o->x, o->y, o->z };
+    int n = o->a.op == KLV_CHAIN_GET ? 1 : o->a.op == KLV_CHAIN_SETI ? 3 : 2;
+    for (int i = 0; i < n; i++) {
       if (ref[i] >= 0) {
         tag[i] = (int32_t)leaves[4 * ref[i]];
         bits[i] = leaves[4 * ref[i] + 1];
@@ -887,13 +887,21 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
     }
     int64_t out = 0;
     int32_t rc = KLV_OK;
-    if (o->a.op == KLV_CHAIN_GET || o->a.op == KLV_CHAIN_SET) {
-      void *h = (void *)(intptr_t)leaves[4 * o->x + 3];
-      if (o->a.op == KLV_CHAIN_GET)
-        rc = kjit_lv_sgetfield(L, o->site, tag[0], bits[0], slot[0], h, base + o->dst, &out);
-      else
-        kjit_lv_ssetfield(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1]);
-    } else {
+    void *h = o->a.op < 0 ? (void *)(intptr_t)leaves[4 * o->x + 3] : NULL;
+    switch (o->a.op) {
+    case KLV_CHAIN_GET:
+      rc = kjit_lv_sgetfield(L, o->site, tag[0], bits[0], slot[0], h, base + o->dst, &out);
+      break;
+    case KLV_CHAIN_SET:
+      kjit_lv_ssetfield(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1]);
+      break;
+    case KLV_CHAIN_GETI:   /* (the key: an integer leaf's bits) */
+      rc = kjit_lv_sgeti(L, o->site, tag[0], bits[0], slot[0], h, bits[1], base + o->dst, &out);
+      break;
+    case KLV_CHAIN_SETI:
+      kjit_lv_sseti(L, o->site, tag[0], bits[0], slot[0], h, bits[1], tag[2], bits[2], slot[2]);
+      break;
+    default:
       rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
                           base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob);
     }

@@ -169,13 +169,15 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
 ** operations of the chain (outs[2 * j ..]: tag, bits; a result that is
 ** not a number is in the operation's own slot, base + dst, which anchors
 ** it). */
-enum { KLV_CHAIN_GET = -1, KLV_CHAIN_SET = -2 };   /* KlvChainOp.a.op, else LUA_OPADD ... */
+enum { KLV_CHAIN_GET = -1, KLV_CHAIN_SET = -2,    /* KlvChainOp.a.op, else LUA_OPADD ... */
+       KLV_CHAIN_GETI = -3, KLV_CHAIN_SETI = -4 };
 typedef struct KlvChainOp {
   KlvArith a;
-  int32_t x, y;   /* operands: >= 0 leaf x, < 0 the result of operation -1 - x;
-                     a field's: x its table (a leaf), y the value written */
-  int32_t dst;    /* the operation's slot, from the frame's first */
-  KlvSite *site;  /* a field's */
+  int32_t x, y, z;   /* operands: >= 0 leaf x, < 0 the result of operation -1 - x;
+                        an access's: x its table (a leaf), then its integer key
+                        (t[i]: a leaf), then the value written */
+  int32_t dst;       /* the operation's slot, from the frame's first */
+  KlvSite *site;     /* an access's */
 } KlvChainOp;
 int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t base,
                       const int64_t *leaves, int64_t *outs);

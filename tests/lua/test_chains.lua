@@ -293,3 +293,57 @@ test("fields in chains: the compiled code reads them inline, one call for the ch
   truthy(not ir:find("kjit_lv_sgetfield", 1, true), "no field read alone")
   truthy(not ir:find("kjit_lv_ssetfield", 1, true), "no field write alone")
 end)
+
+-- elements t[i] by an integer key: checked in the array part (below its
+-- limit, a number there; a write over a value, or into an empty element of
+-- a table without a metatable), else the chain's call
+test("elements in chains: swaps, holes, the hash part, __index/__newindex", function()
+  local function swap(q, i, j)
+    q[i], q[j] = q[j], q[i]
+    q[i + 1] = q[i] * 2 - q[j]
+    return q[i], q[j]
+  end
+  T.check(swap, function() return { 1, 2, 3, 4, 5 }, 2, 4 end)
+  T.check(swap, function() return { 1.5, 2.5, 3.5, 4.5, 5.5 }, 1, 3 end)
+  T.check(swap, function() return { 1, "2", 3, 4.5, 5 }, 2, 4 end)
+  -- keys past the array part, 0 and negative: the hash part
+  T.check(swap, function() return { [0] = 7, 1, 2, [-1] = 3 }, 0, -1 end)
+  T.check(swap, function() local t = {}; t[100] = 4; t[200] = 9; return t, 100, 200 end)
+  -- an element that is nil: the arithmetic raises, located
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", swap,
+                function() return { 1, 2, 3 }, 3, 5 end)
+  -- writes into empty elements: plain, and with __newindex (runs) and
+  -- __index (reads) on the table
+  local function fill(t, n)
+    for i = 1, n do
+      t[i] = i * 1.5
+      t[i] = t[i] + 1
+    end
+    return #t
+  end
+  T.check(fill, function() local t = {}; for i = 1, 8 do t[i] = 0 end; for i = 1, 8 do t[i] = nil end; return t, 8 end)
+  local Rec = { __newindex = function(t, k, v) rawset(t, k, v * 10) end,
+                __index = function(t, k) return -k end }
+  T.check(fill, function() return setmetatable({}, Rec), 5 end)
+  T.check(function(t, n)
+    local s = 0
+    for i = 1, n do s = s + t[i] * 2 end
+    return s
+  end, function() return setmetatable({ 1, 2, nil, 4 }, Rec), 5 end)
+  T.check_error("attempt to index a nil value (local 't')", function(t, i)
+    t[i] = t[i] + 1
+  end, function() return nil, 1 end)
+end)
+
+test("elements in chains: fannkuch's copy and rotation", function()
+  local function perm(p, q, n)
+    for i = 2, n do q[i] = p[i] end
+    p[2], p[1] = p[1], p[2]
+    local t = p[1]
+    for j = n, 1, -1 do p[j], t = t, p[j] end
+    return t
+  end
+  T.check(perm, function() return { 1, 2, 3, 4, 5, 6 }, { 0, 0, 0, 0, 0, 0 }, 6 end)
+  T.check(perm, function() return { 1, 2, 3, 4, 5, 6 }, {}, 6 end)
+  T.check(perm, function() return { "a", 2, {}, 4, true, 6 }, { 0, 0 }, 6 end)
+end)
