@@ -112,6 +112,8 @@ static int field_member(CG *G, const KtySpec *sp, const KirInsn *v, const KirIns
   if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
   const KirInsn *o = v->args[0];
   if (callres(sp, o) || in_run(run, nrun, o)) return 0;
+  if ((v->op == KIR_INDEX || v->op == KIR_SETINDEX) && (callres(sp, v->args[1]) || in_run(run, nrun, v->args[1])))
+    return 0;   /* (a key from before the chain) */
   if (sp->liveref && sp->liveref[o->id]) return 0;
   if (isread(v))
     return is_lua(sp, v) && sp->consts[v->id].kind == T_UNKNOWN && G->lslot[v->id] >= 0;
@@ -311,7 +313,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   int ref[n][3];
   const KirInsn *leafv[3 * n];
   CgVal leaf[3 * n];
-  uint8_t numuse[3 * n], objuse[3 * n];
+  uint8_t numuse[3 * n], objuse[3 * n], intuse[3 * n];
   LLVMValueRef lhint[3 * n];
   for (int k = 0; k < n; k++) {
     ref[k][1] = ref[k][2] = 0;
@@ -324,19 +326,20 @@ static void emit_chain(CG *G, const CgChain *c) {
       if (l == nleaves) {
         leafv[nleaves] = a;
         leaf[nleaves] = cg_val(G, a);
-        numuse[nleaves] = objuse[nleaves] = 0;
+        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = 0;
         lhint[nleaves++] = NULL;
       }
       ref[k][i] = l;
       int access = !KIR_ISARITH(c->ops[k]->op), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
       if (i == 0 && access) objuse[l] = 1;
-      else if (!(i == 1 && keyed)) numuse[l] = 1;   /* (a key: a native integer) */
+      else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA;   /* (a key: an integer) */
+      else numuse[l] = 1;
     }
   }
   /* a number operand known not to be one (a table in its slot): each
   ** operation alone, as cg_lua.c does it */
   for (int l = 0; l < nleaves; l++)
-    if (numuse[l] && (leaf[l].t.kind == T_LUA ? !cg_lua_numcapable(leaf[l]) : !isnative(leaf[l].t))) {
+    if ((numuse[l] || intuse[l]) && (leaf[l].t.kind == T_LUA ? !cg_lua_numcapable(leaf[l]) : !isnative(leaf[l].t))) {
       emit_alone(G, c);
       return;
     }
@@ -350,6 +353,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   ** there (no __newindex, nothing moves) */
   LLVMValueRef ok = cg_i1(G, 1);
   for (int l = 0; l < nleaves; l++) {
+    if (intuse[l]) ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_INT, 0), ""), "");
     if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
     LLVMValueRef t = c->floaty ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_FLT, 0), "")
                                : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");

@@ -2351,7 +2351,8 @@ int cg_lua_field_inline(CG *G, const KirInsn *v) {
   if (!field && !index) return 0;
   if ((field && !cname(v)) || layout(G) == NULL || !hot_at(G, v)) return 0;
   if (sp->types[v->args[0]->id].kind != T_LUA) return 0;
-  if (index && sp->types[v->args[1]->id].kind != T_INT) return 0;   /* t[i], i an integer */
+  if (index && sp->types[v->args[1]->id].kind != T_INT && sp->types[v->args[1]->id].kind != T_LUA)
+    return 0;   /* t[i], i an integer (a Lua value: when it is one) */
   if ((v->op == KIR_GETFIELD || v->op == KIR_INDEX) && indexed_next(v)) return 0;
   if (v->op == KIR_INDEX && truth_only(v)) return 0;
   if ((v->op == KIR_SETFIELD || v->op == KIR_SETINDEX) && fresh(v)) return 0;
@@ -2385,7 +2386,9 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   if (field) {
     f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL);
   } else {
-    LLVMValueRef k = LLVMBuildSub(G->B, cg_val(G, v->args[1]).v, cg_i64(G, 1), "");
+    CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
+    LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
     LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, f->h, y->t_alimit, G->i32), G->i64, "");
     LLVMValueRef arr = at(G, f->h, y->t_array, G->i8p);
     *hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");

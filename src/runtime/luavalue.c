@@ -895,11 +895,11 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
     case KLV_CHAIN_SET:
       kjit_lv_ssetfield(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1]);
       break;
-    case KLV_CHAIN_GETI:   /* (the key: an integer leaf's bits) */
-      rc = kjit_lv_sgeti(L, o->site, tag[0], bits[0], slot[0], h, bits[1], base + o->dst, &out);
+    case KLV_CHAIN_GETI:   /* (a key of any type: an integer as kjit_lv_sgeti) */
+      rc = kjit_lv_sgetk(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1], base + o->dst, &out);
       break;
     case KLV_CHAIN_SETI:
-      kjit_lv_sseti(L, o->site, tag[0], bits[0], slot[0], h, bits[1], tag[2], bits[2], slot[2]);
+      kjit_lv_ssetk(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1], tag[2], bits[2], slot[2]);
       break;
     default:
       rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],

@@ -347,3 +347,21 @@ test("elements in chains: fannkuch's copy and rotation", function()
   T.check(perm, function() return { 1, 2, 3, 4, 5, 6 }, {}, 6 end)
   T.check(perm, function() return { "a", 2, {}, 4, true, 6 }, { 0, 0 }, 6 end)
 end)
+
+test("elements in chains by keys read from tables (fannkuch's q[j])", function()
+  local function flip(q, p)
+    local i, j = 1, p.j
+    repeat q[i], q[j] = q[j], q[i]; i = i + 1; j = j - 1; until i >= j
+    return q[p.k], i, j
+  end
+  T.check(flip, function() return { 5, 4, 3, 2, 1 }, { j = 5, k = 2 } end)
+  -- keys that are not integers: a float with an integer value (Lua
+  -- normalizes it), a float, a string; then a nil key written
+  T.check(flip, function() return { 5, 4, 3, 2, 1 }, { j = 4.0, k = 2.0 } end)
+  T.check(flip, function() return { 5, 4, 3, [3.5] = 9 }, { j = 3, k = 3.5 } end)
+  T.check(flip, function() return { 5, 4, 3, x = 7 }, { j = 3, k = "x" } end)
+  T.check_error("index is nil", function(q, p)
+    local k = p.k
+    q[k] = q[1] + 1
+  end, function() return { 1, 2 }, {} end)
+end)
