@@ -499,7 +499,7 @@ typedef struct CgLField {
 } CgLField;
 int cg_lua_field_inline(CG *G, const KirInsn *v);
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
-LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int only_float);
+LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want);
 LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f);
 int cg_lua_has_view(CG *G, const KirInsn *v, CgVal ox);
 void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits);

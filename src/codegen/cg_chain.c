@@ -60,7 +60,8 @@
 typedef struct CgChain {
   const KirInsn **ops;   /* in block order; emitted at the last */
   int nops;
-  int floaty;            /* the float form (see the head) */
+  int form;              /* KLV_FLT: the float form, KLV_INT: the integer form,
+                            0: flat (see the head) */
 } CgChain;
 
 /* ---- Planning --------------------------------------------------------------------- */
@@ -84,6 +85,24 @@ static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
   if (!is_lua(sp, v) || sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg) return 0;
   if (G->fastmath || G->lslot[v->id] < 0 || v->nargs != 2) return 0;
   if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
+  int lua = 0;
+  for (int i = 0; i < 2; i++) {
+    const KirInsn *a = v->args[i];
+    if (callres(sp, a)) return 0;
+    if (is_lua(sp, a)) lua = 1;
+    else if (!isnative(sp->types[a->id])) return 0;
+  }
+  return lua;
+}
+
+static int iscmp(const KirInsn *v) { return v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE; }
+
+/* Can v be a comparison of a chain? == < <= of a Lua value and a Lua value
+** or a native number, giving a boolean (its operands' checks as for
+** arithmetic; the chain's call compares as kjit_lv_comparex does). */
+static int cmp_member(const KtySpec *sp, const KirInsn *v) {
+  if (!iscmp(v) || v->nargs != 2 || sp->types[v->id].kind != T_BOOL) return 0;
+  if (sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg || cg_lua_eq_ident(sp, v)) return 0;
   int lua = 0;
   for (int i = 0; i < 2; i++) {
     const KirInsn *a = v->args[i];
@@ -157,6 +176,18 @@ static void join(int *up, uint8_t *ev, int a, int b) {
 }
 
 static void evidence(const KtySpec *sp, const KirInsn *v, int *up, uint8_t *ev) {
+  if (iscmp(v) && v->nargs == 2) {   /* compared values: of one kind, a constant's */
+    const KirInsn *a = v->args[0], *b = v->args[1];
+    if (is_lua(sp, a) && is_lua(sp, b)) join(up, ev, a->id, b->id);
+    for (int i = 0; i < 2; i++) {
+      const KirInsn *x = v->args[i], *o = v->args[1 - i];
+      Type t = sp->types[o->id];
+      if (!is_lua(sp, x) || is_lua(sp, o)) continue;
+      if (t.kind == T_F64 || t.kind == T_F32) ev[root(up, x->id)] |= EV_FLOAT;
+      else if (t.kind == T_INT && sp->consts[o->id].kind != T_UNKNOWN) ev[root(up, x->id)] |= EV_INT;
+    }
+    return;
+  }
   if (!is_lua(sp, v)) return;
   if (v->op == KIR_PHI) {
     for (int i = 0; i < v->nargs; i++) if (is_lua(sp, v->args[i])) join(up, ev, v->id, v->args[i]->id);
@@ -206,24 +237,45 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
     int nrun = 0;
     for (int i = 0; i <= blk->ninsns; i++) {
       const KirInsn *v = i < blk->ninsns ? blk->insns[i] : NULL;
-      if (v && (chainable(G, sp, v) || field_member(G, sp, v, run, nrun))) { run[nrun++] = v; continue; }
+      if (v && (chainable(G, sp, v) || cmp_member(sp, v) || field_member(G, sp, v, run, nrun))) {
+        run[nrun++] = v;
+        continue;
+      }
       if (v && quiet(sp, v)) continue;
       if (nrun == 0) continue;
-      /* the run ends: a chain of all its operations, floaty where all its
-      ** values are (a value written: a float of the chain's, a native float) */
-      int floaty = 1, arith = 0;
+      /* the run ends: a chain of all its operations, in the float form
+      ** where all its values are floats by the evidence (a value written:
+      ** the chain's, a checked float, a native float), in the integer form
+      ** where all are integers (native operands too; no `/`) */
+      int floaty = 1, inty = 1, compute = 0;
       for (int k = 0; k < nrun; k++) {
-        const KirInsn *x = iswrite(run[k]) ? written(run[k]) : run[k];
-        arith |= KIR_ISARITH(run[k]->op);
-        if (is_lua(sp, x)) floaty &= ev[root(up, x->id)] == EV_FLOAT;
-        else floaty &= sp->types[x->id].kind == T_F64;
+        const KirInsn *m = run[k];
+        compute |= KIR_ISARITH(m->op) || iscmp(m);
+        inty &= m->op != KIR_DIV;
+        const KirInsn *xs[2] = { iswrite(m) ? written(m) : m, NULL };
+        if (KIR_ISARITH(m->op) || iscmp(m)) { xs[0] = m->args[0]; xs[1] = m->args[1]; }
+        for (int i = 0; i < 2 && xs[i]; i++) {
+          const KirInsn *x = xs[i];
+          if (is_lua(sp, x)) {
+            floaty &= ev[root(up, x->id)] == EV_FLOAT;
+            inty &= ev[root(up, x->id)] == EV_INT;
+          } else {
+            floaty &= !iswrite(m) || sp->types[x->id].kind == T_F64;
+            inty &= sp->types[x->id].kind == T_INT;
+          }
+        }
+        if (is_lua(sp, m)) {
+          floaty &= ev[root(up, m->id)] == EV_FLOAT;
+          inty &= ev[root(up, m->id)] == EV_INT;
+        }
       }
-      if (nrun >= 2 || (floaty && arith)) {
+      int form = floaty ? KLV_FLT : inty ? KLV_INT : 0;
+      if (nrun >= 2 || (form && compute)) {
         CgChain *c = &chains[nchains++];
         c->ops = cg_zalloc(G, sizeof(KirInsn *) * (size_t)nrun);
         memcpy(c->ops, run, sizeof(KirInsn *) * (size_t)nrun);
         c->nops = nrun;
-        c->floaty = floaty;
+        c->form = form;
         for (int k = 0; k < nrun; k++) chainof[run[k]->id] = nchains;
       }
       nrun = 0;
@@ -274,6 +326,7 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLFi
     char ia[128] = "", ib[128] = "";
     int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET
            : v->op == KIR_INDEX ? KLV_CHAIN_GETI : v->op == KIR_SETINDEX ? KLV_CHAIN_SETI
+           : v->op == KIR_EQ ? KLV_CHAIN_EQ : v->op == KIR_LT ? KLV_CHAIN_LT : v->op == KIR_LE ? KLV_CHAIN_LE
            : cg_lua_opcode(v->op);
     if (KIR_ISARITH(v->op)) {
       cg_varinfo(G, v, 0, ia, sizeof ia);
@@ -281,9 +334,10 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLFi
     }
     LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
                            cg_lua_text(G, ia), cg_lua_text(G, ib) };
-    LLVMValueRef site = KIR_ISARITH(v->op) ? LLVMConstNull(G->i8p) : LLVMConstPointerCast(f[k].site, G->i8p);
+    int access = isread(v) || iswrite(v);
+    LLVMValueRef site = access ? LLVMConstPointerCast(f[k].site, G->i8p) : LLVMConstNull(G->i8p);
     LLVMValueRef oi[6] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
-                           cg_i32(G, ref[k][1]), cg_i32(G, ref[k][2]), cg_i32(G, G->lslot[v->id]), site };
+                           cg_i32(G, ref[k][1]), cg_i32(G, ref[k][2]), cg_i32(G, iscmp(v) ? -1 : G->lslot[v->id]), site };
     items[k] = LLVMConstStructInContext(G->C, oi, 6, 0);
   }
   LLVMValueRef init = LLVMConstArray(oty, items, (unsigned)c->nops);
@@ -304,6 +358,7 @@ static void emit_alone(CG *G, const CgChain *c) {
     const KirInsn *v = c->ops[k];
     if (isread(v)) G->vals[v->id] = cg_lua_index(G, v);
     else if (iswrite(v)) cg_lua_store(G, v);
+    else if (iscmp(v)) G->vals[v->id] = cg_lua_compare(G, v);
     else G->vals[v->id] = cg_lua_arith(G, v);
   }
 }
@@ -330,7 +385,7 @@ static void emit_chain(CG *G, const CgChain *c) {
         lhint[nleaves++] = NULL;
       }
       ref[k][i] = l;
-      int access = !KIR_ISARITH(c->ops[k]->op), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
+      int access = isread(c->ops[k]) || iswrite(c->ops[k]), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
       if (i == 0 && access) objuse[l] = 1;
       else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA;   /* (a key: an integer) */
       else numuse[l] = 1;
@@ -355,19 +410,19 @@ static void emit_chain(CG *G, const CgChain *c) {
   for (int l = 0; l < nleaves; l++) {
     if (intuse[l]) ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_INT, 0), ""), "");
     if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
-    LLVMValueRef t = c->floaty ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_FLT, 0), "")
-                               : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");
+    LLVMValueRef t = c->form ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, (unsigned)c->form, 0), "")
+                             : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");
     ok = LLVMBuildAnd(G->B, ok, t, "");
   }
   CgLField f[n];
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
-    if (KIR_ISARITH(v->op)) continue;
+    if (!isread(v) && !iswrite(v)) continue;
     LLVMValueRef hit;
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
     ok = LLVMBuildAnd(G->B, ok, hit, "");
-    ok = LLVMBuildAnd(G->B, ok, isread(v) ? cg_lua_field_isnum(G, f[k].tt, c->floaty)
+    ok = LLVMBuildAnd(G->B, ok, isread(v) ? cg_lua_field_isnum(G, f[k].tt, c->form)
                                           : cg_lua_field_writable(G, &f[k]), "");
   }
   LLVMBasicBlockRef fast = cg_bb(G, "chfast"), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
@@ -380,10 +435,8 @@ static void emit_chain(CG *G, const CgChain *c) {
     ftag[k] = fbits[k] = fval[k] = NULL;
     if (isread(v)) {
       cg_lua_field_read(G, &f[k], &ftag[k], &fbits[k]);
-      if (c->floaty) {
-        ftag[k] = LLVMConstInt(G->i8, KLV_FLT, 0);
-        fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
-      }
+      if (c->form) ftag[k] = LLVMConstInt(G->i8, (unsigned)c->form, 0);
+      if (c->form == KLV_FLT) fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
       continue;
     }
     if (iswrite(v)) {
@@ -395,7 +448,31 @@ static void emit_chain(CG *G, const CgChain *c) {
       cg_lua_field_write(G, &f[k], t, b);
       continue;
     }
-    if (c->floaty) {
+    if (iscmp(v)) {   /* the operands as numbers of the chain's form */
+      CgVal a[2];
+      for (int i = 0; i < 2; i++) {
+        int r = ref[k][i];
+        if (r >= 0 && leaf[r].t.kind != T_LUA) { a[i] = leaf[r]; continue; }
+        LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
+        if (c->form == KLV_FLT) a[i] = cg_mk(TY(T_F64), LLVMBuildBitCast(G->B, b, G->f64, ""));
+        else if (c->form == KLV_INT) a[i] = cg_mk(TY(T_INT), b);
+        else a[i] = cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b));
+      }
+      fval[k] = cg_compare_on(G, v, a[0], a[1]);
+      continue;
+    }
+    if (c->form == KLV_INT) {
+      LLVMValueRef d[2];
+      for (int i = 0; i < 2; i++) {
+        int r = ref[k][i];
+        d[i] = r < 0 ? fbits[-1 - r] : leaf[r].t.kind == T_LUA ? leaf[r].dims[0] : leaf[r].v;
+      }
+      fbits[k] = v->op == KIR_ADD ? LLVMBuildAdd(G->B, d[0], d[1], "")
+               : v->op == KIR_SUB ? LLVMBuildSub(G->B, d[0], d[1], "") : LLVMBuildMul(G->B, d[0], d[1], "");
+      ftag[k] = LLVMConstInt(G->i8, KLV_INT, 0);
+      continue;
+    }
+    if (c->form == KLV_FLT) {
       LLVMValueRef d[2];
       for (int i = 0; i < 2; i++) {
         int r = ref[k][i];
@@ -446,6 +523,7 @@ static void emit_chain(CG *G, const CgChain *c) {
     stag[k] = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, op, &it, 1, ""), ""),
                              G->i8, "");
     sbits[k] = LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, op, &ib, 1, ""), "");
+    if (iscmp(c->ops[k])) stag[k] = LLVMBuildICmp(G->B, LLVMIntNE, stag[k], LLVMConstInt(G->i8, 0, 0), "");
   }
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
@@ -453,6 +531,14 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMValueRef tps[n], bps[n];
   for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
     if (iswrite(c->ops[k])) continue;
+    if (iscmp(c->ops[k])) {
+      LLVMValueRef cp = LLVMBuildPhi(G->B, G->i1, "");
+      LLVMValueRef cv[2] = { fval[k], stag[k] };   /* (the comparison's 0 or 1) */
+      LLVMBasicBlockRef from[2] = { fend, send };
+      LLVMAddIncoming(cp, cv, from, 2);
+      tps[k] = cp;
+      continue;
+    }
     LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
     LLVMValueRef tv[2] = { ftag[k], stag[k] }, bv[2] = { fbits[k], sbits[k] };
     LLVMBasicBlockRef from[2] = { fend, send };
@@ -462,7 +548,8 @@ static void emit_chain(CG *G, const CgChain *c) {
     bps[k] = bp;
   }
   for (int k = 0; k < n; k++)
-    if (!iswrite(c->ops[k]))
+    if (iscmp(c->ops[k])) G->vals[c->ops[k]->id] = cg_mk(TY(T_BOOL), tps[k]);
+    else if (!iswrite(c->ops[k]))
       G->vals[c->ops[k]->id] = cg_lua_mk(G, cg_lua_slot(G, c->ops[k]), tps[k], bps[k]);
 }
 

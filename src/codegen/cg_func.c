@@ -1494,7 +1494,10 @@ static void emit_insn(CG *G, KirInsn *v) {
     case KIR_NEWTABLE: G->vals[v->id] = cg_lua_newtable(G, v); return;
     case KIR_LEN: G->vals[v->id] = cg_lua_len(G, v); return;
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
-    case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
+    case KIR_EQ: case KIR_LT: case KIR_LE:
+      if (cg_chain_take(G, v)) return;   /* a comparison in a chain: cg_chain.c */
+      G->vals[v->id] = cg_lua_compare(G, v);
+      return;
     case KIR_CONCAT: G->vals[v->id] = cg_lib_concat(G, v); return;   /* cg_lib.c */
     case KIR_CLOSURE: cg_closure_box(G, v); return;   /* it escapes: cg_closure.c */
     case KIR_GETUPVAL:   /* a literal's captured Lua value: set up front */

@@ -2405,12 +2405,13 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   f->tt = ttof(G, y, f->tv, field);
 }
 
-/* Whether tag tt (a node's) is a float (only_float) or a number. */
-LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int only_float) {
+/* Whether tag tt (a node's or an element's) is a number of kind `want`
+** (KLV_FLT, KLV_INT, or 0: either). */
+LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want) {
   const KltLayout *y = layout(G);
   LLVMValueRef f = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
-  if (only_float) return f;
-  return LLVMBuildOr(G->B, f, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), ""), "");
+  LLVMValueRef i = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
+  return want == KLV_FLT ? f : want == KLV_INT ? i : LLVMBuildOr(G->B, f, i, "");
 }
 
 /* Whether a write there runs no __newindex and moves nothing (inline_set's

@@ -887,7 +887,7 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
     }
     int64_t out = 0;
     int32_t rc = KLV_OK;
-    void *h = o->a.op < 0 ? (void *)(intptr_t)leaves[4 * o->x + 3] : NULL;
+    void *h = o->a.op < 0 && o->a.op > KLV_CHAIN_EQ ? (void *)(intptr_t)leaves[4 * o->x + 3] : NULL;
     switch (o->a.op) {
     case KLV_CHAIN_GET:
       rc = kjit_lv_sgetfield(L, o->site, tag[0], bits[0], slot[0], h, base + o->dst, &out);
@@ -900,6 +900,10 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
       break;
     case KLV_CHAIN_SETI:
       kjit_lv_ssetk(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1], tag[2], bits[2], slot[2]);
+      break;
+    case KLV_CHAIN_EQ: case KLV_CHAIN_LT: case KLV_CHAIN_LE:
+      rc = kjit_lv_comparex(L, o->a.op == KLV_CHAIN_EQ ? LUA_OPEQ : o->a.op == KLV_CHAIN_LT ? LUA_OPLT : LUA_OPLE,
+                            tag[0], bits[0], slot[0], tag[1], bits[1], slot[1], o->a.chunk, o->a.line);
       break;
     default:
       rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],

@@ -365,3 +365,44 @@ test("elements in chains by keys read from tables (fannkuch's q[j])", function()
     q[k] = q[1] + 1
   end, function() return { 1, 2 }, {} end)
 end)
+
+test("comparisons in chains: integer and float forms, strings, metamethods, errors", function()
+  -- the integer form: counters and integer constants around the values
+  local function count(q, p)
+    local n, hits = p.n, 0
+    for i = 1, #q do
+      local x = q[i]
+      if x == 1 then hits = hits + 1 end
+      if x - 1 >= n then hits = hits + 10 end
+      if n < x then hits = hits + 100 end
+    end
+    return hits
+  end
+  T.check(count, function() return { 1, 2, 3, 1, 5 }, { n = 2 } end)
+  T.check(count, function() return { 1.0, 2.5, 3, 1, 5.0 }, { n = 2.0 } end)
+  T.check(count, function() return { 1, 2, 3 }, { n = math.maxinteger } end)
+  T.check(count, function() return { 2^53, 2^53 + 1, math.mininteger }, { n = 2^53 } end)
+  T.check_error("attempt to compare nil with number", count,
+                function() return { 1, 2 }, {} end)
+  T.check_error("attempt to compare", count,
+                function() return { 1, "2" }, { n = 1 } end)
+  -- the float form: NaN, infinities
+  local function closer(a, b, dt)
+    local d = a.x * dt - b.x * dt
+    return d < 0.5, d <= a.y, d == b.y
+  end
+  T.check(closer, function() return { x = 1.5, y = 0.25 }, { x = 0.5, y = 0.5 }, 1.0 end)
+  T.check(closer, function() return { x = 0 / 0, y = 0.25 }, { x = 0.5, y = 0.5 }, 1.0 end)
+  T.check(closer, function() return { x = 3, y = 1 }, { x = 1, y = 2 }, 1 end)
+  -- strings and tables with __lt/__le/__eq
+  local V = {}
+  V.__lt = function(a, b) return (type(a) == "table" and a.v or a) < (type(b) == "table" and b.v or b) end
+  V.__le = function(a, b) return (type(a) == "table" and a.v or a) <= (type(b) == "table" and b.v or b) end
+  V.__eq = function(a, b) return a.v == b.v end
+  local function order(t)
+    return t.a < t.b, t.a <= t.b, t.a == t.b
+  end
+  T.check(order, function() return { a = "abc", b = "abd" } end)
+  T.check(order, function() return { a = setmetatable({ v = 1 }, V), b = setmetatable({ v = 1 }, V) } end)
+  T.check(order, function() return { a = 2, b = 2.0 } end)
+end)
