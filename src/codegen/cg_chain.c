@@ -399,7 +399,8 @@ static void emit_chain(CG *G, const CgChain *c) {
       return;
     }
   for (int k = 0; k < n; k++)
-    if (cg_lua_has_view(G, c->ops[k], leaf[ref[k][0]])) {   /* (a kjit array's view) */
+    if ((isread(c->ops[k]) || iswrite(c->ops[k])) &&   /* (its table: a leaf) */
+        cg_lua_has_view(G, c->ops[k], leaf[ref[k][0]])) {   /* (a kjit array's view) */
       emit_alone(G, c);
       return;
     }
