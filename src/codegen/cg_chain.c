@@ -8,7 +8,8 @@
 ** kjit_lv_ssetfield. nbody's `advance` had 28 arithmetic and 23 field
 ** calls, and LLVM's machine passes, linear in code volume, were most of
 ** its compile. Here the operations that follow one another in a block (a
-** chain: `bj.vx = bj.vx + dx * bm` and its neighbours) are emitted
+** chain: `bj.vx = bj.vx + dx * bm` and its neighbours; also `t[i]` by an
+** integer key and the comparisons of numbers) are emitted
 ** together at the last one:
 **   - one check of everything the chain assumes: every Lua value it uses
 **     as a number is one (a float in the float form), every field it
@@ -26,7 +27,7 @@
 ** Nothing runs before the check, so the call starts from the state the
 ** chain began with.
 **
-** Two native forms:
+** Three native forms:
 **   - float (the chain's values meet floats: a float operand, a `/` or a
 **     `^` among the arithmetic connected to them, and no counter-like
 **     `x + 1` or bitwise operation): the check asks every number to be a
@@ -35,9 +36,16 @@
 **     what Lua computes. A write in a float chain writes a float (a
 **     value of the chain's, a checked float, a native float), so a read
 **     after it in the same chain still finds one;
+**   - integer (the values meet integer constants in `+ -` and
+**     comparisons, `n + 1`, `x == 1`, and no float, no `/`): the check
+**     asks for integers, operations are i64 (wrapping as Lua's do),
+**     comparisons icmp (fannkuch's permutations);
 **   - flat (anything else): the check asks for numbers, and each
 **     operation computes both the integer and the float result and picks
 **     one by the operands' kinds (cg_lua.c cg_lua_flat_arith, as alone).
+** Comparisons (== < <= of numbers, their result a boolean) end chains
+** often: a loop's test, an `if`. In a chain they are checked with it and
+** their call is kjit_lv_comparex's (metamethods, strings, errors).
 **
 ** What may stand between two operations of a chain: only instructions that
 ** cannot raise, run Lua code or read a Lua value (constants, arithmetic on
