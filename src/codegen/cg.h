@@ -198,6 +198,9 @@ typedef struct CG {
   int nlviews;
   int *lviewof;             /* by id: the value's view, or -1 (NULL: none) */
   int lview_quiet;          /* a call that runs no Lua (the views stay) */
+  /* chains of arithmetic on Lua values (cg_chain.c) */
+  int *chainof;             /* by id: 1 + its chain, or 0; NULL: none */
+  void *chains;             /* the chains (CgChain, cg_chain.c's own) */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's
@@ -489,6 +492,33 @@ int cg_lua_loop_uses(CG *G, const KirLoop *L);  /* L's blocks hold Lua values */
 void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, LLVMValueRef *bits,
                    LLVMValueRef *slot);
 LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at);
+int cg_lua_opcode(int kop);                     /* LUA_OPADD ... of KIR_ADD ... */
+LLVMValueRef cg_lua_text(CG *G, const char *s); /* a constant C string */
+int cg_lua_numcapable(CgVal x);                 /* may be a number when it runs */
+CgVal cg_lua_asnum(CG *G, CgVal x);             /* a Lua value's number (its tag says so) */
+int cg_lua_flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits);
+CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits);
+/* a field access inline in a chain (cg_lua.c, for cg_chain.c) */
+typedef struct CgLField {
+  LLVMValueRef site, h;   /* its site (KlvSite*), the table's hint (i8*) */
+  LLVMValueRef tv, tt;    /* the node or element looked at (i8*), its value's tag at the check */
+  LLVMValueRef at;        /* where the chain reads and writes it (i8*: valid where the check holds) */
+  int isnode;             /* a field's node, else an element of the array part */
+} CgLField;
+int cg_lua_field_inline(CG *G, const KirInsn *v);
+void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
+LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want);
+LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f);
+int cg_lua_has_view(CG *G, const KirInsn *v, CgVal ox);
+void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits);
+void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits);
+void cg_lua_objof(CG *G, CgVal ox, const KirInsn *v, LLVMValueRef *otag, LLVMValueRef *obits,
+                  LLVMValueRef *t);
+void cg_lua_numtag(CG *G, CgVal x, LLVMValueRef *tag, LLVMValueRef *bits);
+/* cg_chain.c: arithmetic on Lua values checked once per chain (its head) */
+void cg_chain_plan(CG *G, KtySpec *sp);         /* at cg_lua_begin */
+int cg_chain_take(CG *G, const KirInsn *v);     /* 1: v is a chain's (emitted at its last) */
+void cg_chain_notrun(CG *G, const KirInsn *v);  /* v never runs: nor does its chain */
 /* cg_luaview.c: the native view of a kjit array indexed as a Lua value,
 ** kept while no call can change what it sees (see its head) */
 typedef struct CgLView {

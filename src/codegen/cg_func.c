@@ -1473,7 +1473,11 @@ static void emit_insn(CG *G, KirInsn *v) {
   /* an operand never produced (it raised, or a call that never returns):
   ** v never runs */
   for (int i = 0; i < v->nargs; i++)
-    if (v->op != KIR_PHI && cg_never_produced(G, v->args[i])) { G->notrun[v->id] = 1; return; }
+    if (v->op != KIR_PHI && cg_never_produced(G, v->args[i])) {
+      G->notrun[v->id] = 1;
+      cg_chain_notrun(G, v);   /* (cg_chain.c) */
+      return;
+    }
   if (!cg_defer_straight(G, v)) cg_defer_flush(G);   /* kernels: cg_defer.c */
   if (G->narrowing && cg_version_narrow_insn(G, v)) return;   /* an i32 counter */
   /* a call folded by the typer (math.max of constants) is its constant */
@@ -1496,6 +1500,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   if ((v->op == KIR_SETINDEX || v->op == KIR_SETFIELD || v->op == KIR_SETLIST) &&
       (sp->types[v->args[0]->id].kind == T_LUA ||
        (v->op == KIR_SETFIELD && sp->liveref && sp->liveref[v->args[0]->id]))) {   /* (a global) */
+    if (cg_chain_take(G, v)) return;   /* a field written in a chain: cg_chain.c */
     if (v->op == KIR_SETLIST) cg_lua_setlist(G, v); else cg_lua_store(G, v);
     return;
   }
@@ -1514,11 +1519,17 @@ static void emit_insn(CG *G, KirInsn *v) {
     }
     if (sp->liveref && sp->liveref[v->id]) { G->vals[v->id] = cg_lua_live(G, v); return; }
     switch (v->op) {
-    case KIR_GETFIELD: case KIR_INDEX: G->vals[v->id] = cg_lua_index(G, v); return;
+    case KIR_GETFIELD: case KIR_INDEX:
+      if (cg_chain_take(G, v)) return;   /* a field read in a chain: cg_chain.c */
+      G->vals[v->id] = cg_lua_index(G, v);
+      return;
     case KIR_NEWTABLE: G->vals[v->id] = cg_lua_newtable(G, v); return;
     case KIR_LEN: G->vals[v->id] = cg_lua_len(G, v); return;
     case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
-    case KIR_EQ: case KIR_LT: case KIR_LE: G->vals[v->id] = cg_lua_compare(G, v); return;
+    case KIR_EQ: case KIR_LT: case KIR_LE:
+      if (cg_chain_take(G, v)) return;   /* a comparison in a chain: cg_chain.c */
+      G->vals[v->id] = cg_lua_compare(G, v);
+      return;
     case KIR_CONCAT: G->vals[v->id] = cg_lib_concat(G, v); return;   /* cg_lib.c */
     case KIR_CLOSURE: cg_closure_box(G, v); return;   /* it escapes: cg_closure.c */
     case KIR_GETUPVAL:   /* a literal's captured Lua value: set up front */
@@ -1527,6 +1538,7 @@ static void emit_insn(CG *G, KirInsn *v) {
       break;
     case KIR_PARAM: case KIR_PHI: case KIR_RESULT: case KIR_VARARG: break;
     default:
+      if (cg_chain_take(G, v)) return;   /* an operation of a chain: cg_chain.c */
       if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_lua_arith(G, v); return; }
       cg_error(G, v, "internal error: '%s' of a Lua value", kir_opname[v->op]);
     }

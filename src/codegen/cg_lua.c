@@ -507,6 +507,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
+  G->chainof = NULL;
+  G->chains = NULL;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   int n = 0;
@@ -542,6 +544,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   }
   G->nlslots = n + NSCRATCH;
   plan_kills(G, sp);
+  cg_chain_plan(G, sp);   /* arithmetic checked once per chain (cg_chain.c) */
   /* L from the dispatcher's KErr (a field the generators do not mirror) */
   LLVMValueRef e8 = LLVMBuildPointerCast(G->B, G->err, G->i8p, "");
   LLVMValueRef off = cg_i64(G, (int64_t)offsetof(KErr, L));
@@ -2442,3 +2445,143 @@ void cg_lua_triple(CG *G, CgVal x, int i, const KirInsn *at, LLVMValueRef *tag, 
 }
 
 LLVMValueRef cg_lua_operand(CG *G, CgVal x, int i, const KirInsn *at) { return operand(G, x, i, at); }
+
+/* For cg_chain.c: the pieces of cg_lua_arith a chain of operations shares. */
+int cg_lua_opcode(int kop) { return lua_op(kop); }
+LLVMValueRef cg_lua_text(CG *G, const char *s) { return text(G, s); }
+int cg_lua_numcapable(CgVal x) { return numcapable(x); }
+CgVal cg_lua_asnum(CG *G, CgVal x) { return asnum(G, x); }
+int cg_lua_flat_arith(CG *G, const KirInsn *v, CgVal *a, LLVMValueRef *tag, LLVMValueRef *bits) {
+  return flat_arith(G, v, a, tag, bits);
+}
+CgVal cg_lua_mk(CG *G, LLVMValueRef slot, LLVMValueRef tag, LLVMValueRef bits) {
+  (void)G;
+  return mk(TY(T_LUA), slot, tag, bits);
+}
+
+/* For cg_chain.c: a read or write of a field by its constant name on a
+** Lua value, inline in a chain (its check before the chain, its load or
+** store at its place in it; the chain's one call does the rest). Where
+** cg_lua_index and cg_lua_store would take their inline paths: a table
+** access of code that runs often, the layout known; not a read whose
+** value is indexed next (copied into its slot: inline_get), not a write
+** into a table made in the same block (fresh), nor a global's. */
+int cg_lua_field_inline(CG *G, const KirInsn *v) {
+  const KtySpec *sp = G->sp;
+  int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
+  int index = v->op == KIR_INDEX || v->op == KIR_SETINDEX;
+  if (!field && !index) return 0;
+  if ((field && !cname(v)) || layout(G) == NULL || !hot_at(G, v)) return 0;
+  if (sp->types[v->args[0]->id].kind != T_LUA) return 0;
+  if (index && sp->types[v->args[1]->id].kind != T_INT && sp->types[v->args[1]->id].kind != T_LUA)
+    return 0;   /* t[i], i an integer (a Lua value: when it is one) */
+  if ((v->op == KIR_GETFIELD || v->op == KIR_INDEX) && indexed_next(v)) return 0;
+  if (v->op == KIR_INDEX && truth_only(v)) return 0;
+  if ((v->op == KIR_SETFIELD || v->op == KIR_SETINDEX) && fresh(v)) return 0;
+  return 1;
+}
+
+/* A value nil for the checks of an element past the array part (where
+** the inline path of t[i] branches to its helper, a chain's check fails). */
+static LLVMValueRef nil_slot(CG *G, const KltLayout *y) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kcg.nilslot");
+  if (g == NULL) {
+    LLVMTypeRef ty = LLVMArrayType(G->i8, (unsigned)y->tv_size);
+    g = LLVMAddGlobal(G->M, ty, "kcg.nilslot");
+    LLVMSetInitializer(g, LLVMConstNull(ty));
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetGlobalConstant(g, 1);
+  }
+  return LLVMConstPointerCast(g, G->i8p);
+}
+
+/* The check of access v on ox (a field by its name; an element of the
+** array part by an integer key, without a branch: past the array part it
+** looks at a nil of its own): its node or element (f->tv), its value's
+** tag there now (f->tt) and whether it is the one (*hit). */
+void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit) {
+  const KltLayout *y = layout(G);
+  int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
+  f->site = mksite(G, v, field ? v->k.str.s : NULL);
+  f->h = hint(G, ox);
+  f->isnode = field;
+  if (field) {
+    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL);
+  } else {
+    CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
+    LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
+    LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, f->h, y->t_alimit, G->i32), G->i64, "");
+    LLVMValueRef arr = at(G, f->h, y->t_array, G->i8p);
+    *hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
+    LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
+    LLVMValueRef el = LLVMBuildGEP2(G->B, G->i8, arr, &o, 1, "");
+    f->tv = LLVMBuildSelect(G->B, *hit, el, nil_slot(G, y), "");
+    /* the chain's loads and stores: the element itself (hit holds there),
+    ** not behind the select */
+    f->at = el;
+    f->tt = ttof(G, y, f->tv, 0);
+    return;
+  }
+  f->at = f->tv;
+  f->tt = ttof(G, y, f->tv, field);
+}
+
+/* Whether tag tt (a node's or an element's) is a number of kind `want`
+** (KLV_FLT, KLV_INT, or 0: either). */
+LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want) {
+  const KltLayout *y = layout(G);
+  LLVMValueRef f = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
+  LLVMValueRef i = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
+  return want == KLV_FLT ? f : want == KLV_INT ? i : LLVMBuildOr(G->B, f, i, "");
+}
+
+/* Whether a write there runs no __newindex and moves nothing (inline_set's
+** test): a value is there, or an empty element of the array part of a
+** table without a metatable. */
+LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f) {
+  const KltLayout *y = layout(G);
+  LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, f->tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                  LLVMConstInt(G->i8, 0, 0), "");
+  if (!f->isnode) {
+    LLVMValueRef mt = at(G, f->h, y->t_metatable, G->i8p);
+    ok = LLVMBuildOr(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");
+  }
+  return ok;
+}
+
+/* The number there now, as (KLV tag i8, bits). */
+void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits) {
+  const KltLayout *y = layout(G);
+  LLVMValueRef tt = ttof(G, y, f->at, f->isnode);
+  *tag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), ""),
+                         i8c(G, KLV_INT), i8c(G, KLV_FLT), "");
+  *bits = at(G, f->at, 0, G->i64);
+}
+
+/* The number (KLV tag i8: an integer or a float; bits) written there (no
+** barrier: a number is not collectable). */
+void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits) {
+  const KltLayout *y = layout(G);
+  put(G, f->at, 0, bits);
+  put(G, f->at, f->isnode ? y->node_tt : y->tv_tt,
+      LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tag, i8c(G, KLV_INT), ""),
+                      LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),
+                      LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), ""));
+}
+
+/* The accessed value as the site helpers take it (objof), and its hint. */
+void cg_lua_objof(CG *G, CgVal ox, const KirInsn *v, LLVMValueRef *otag, LLVMValueRef *obits,
+                  LLVMValueRef *t) {
+  objof(G, ox, v, otag, obits, t);
+}
+
+/* (tag i8, bits) of a native number. */
+void cg_lua_numtag(CG *G, CgVal x, LLVMValueRef *tag, LLVMValueRef *bits) { numtag(G, x, tag, bits); }
+
+/* Whether access v of ox has a kjit array's view (cg_luaview.c), which
+** only its own inline path uses: then it stays out of chains. */
+int cg_lua_has_view(CG *G, const KirInsn *v, CgVal ox) {
+  CgLView vw;
+  return (v->op == KIR_INDEX || v->op == KIR_SETINDEX) && view_of(G, v, ox, NULL, &vw) != NULL;
+}

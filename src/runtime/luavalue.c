@@ -956,6 +956,56 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
                         s->line, s->infoa, s->infob, s);
 }
 
+int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t base,
+                      const int64_t *leaves, int64_t *outs) {
+  for (int32_t k = 0; k < nops; k++) {
+    const KlvChainOp *o = &ops[k];
+    int32_t tag[3] = { 0, 0, 0 }, slot[3] = { 0, 0, 0 };
+    int64_t bits[3] = { 0, 0, 0 };
+    int32_t ref[3] = { o->x, o->y, o->z };
+    int n = o->a.op == KLV_CHAIN_GET ? 1 : o->a.op == KLV_CHAIN_SETI ? 3 : 2;
+    for (int i = 0; i < n; i++) {
+      if (ref[i] >= 0) {
+        tag[i] = (int32_t)leaves[4 * ref[i]];
+        bits[i] = leaves[4 * ref[i] + 1];
+        slot[i] = (int32_t)leaves[4 * ref[i] + 2];
+      } else {
+        int32_t j = -1 - ref[i];
+        tag[i] = (int32_t)outs[2 * j];
+        bits[i] = outs[2 * j + 1];
+        slot[i] = base + ops[j].dst;
+      }
+    }
+    int64_t out = 0;
+    int32_t rc = KLV_OK;
+    void *h = o->a.op < 0 && o->a.op > KLV_CHAIN_EQ ? (void *)(intptr_t)leaves[4 * o->x + 3] : NULL;
+    switch (o->a.op) {
+    case KLV_CHAIN_GET:
+      rc = kjit_lv_sgetfield(L, o->site, tag[0], bits[0], slot[0], h, base + o->dst, &out);
+      break;
+    case KLV_CHAIN_SET:
+      kjit_lv_ssetfield(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1]);
+      break;
+    case KLV_CHAIN_GETI:   /* (a key of any type: an integer as kjit_lv_sgeti) */
+      rc = kjit_lv_sgetk(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1], base + o->dst, &out);
+      break;
+    case KLV_CHAIN_SETI:
+      kjit_lv_ssetk(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1], tag[2], bits[2], slot[2]);
+      break;
+    case KLV_CHAIN_EQ: case KLV_CHAIN_LT: case KLV_CHAIN_LE:
+      rc = kjit_lv_comparex(L, o->a.op == KLV_CHAIN_EQ ? LUA_OPEQ : o->a.op == KLV_CHAIN_LT ? LUA_OPLT : LUA_OPLE,
+                            tag[0], bits[0], slot[0], tag[1], bits[1], slot[1], o->a.chunk, o->a.line);
+      break;
+    default:
+      rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
+                          base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob);
+    }
+    outs[2 * k] = rc;
+    outs[2 * k + 1] = out;
+  }
+  return 0;
+}
+
 /* A comparison that is not of two numbers: 0 or 1, or the ordering error
 ** raised here, located. A C function as the metamethod is called from
 ** site's trampoline ("chunk\nline\nop:<\n": runtime_lib.c), its errors
@@ -1007,6 +1057,6 @@ void kjit_lv_register(void) {
   REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
-  REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
+  REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_chain); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);
 #undef REG
 }

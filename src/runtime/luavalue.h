@@ -161,6 +161,30 @@ typedef struct KlvArith {
 } KlvArith;
 int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t abits, int32_t aslot,
                        int32_t btag, int64_t bbits, int32_t bslot, int32_t dst, int64_t *out);
+/* A chain of operations that compiled code checked as one
+** (codegen/cg_chain.c) and found not all numbers of the kind it computes,
+** or a field not where its site looks: the whole chain again, operation
+** by operation in the program's order, each as its own helper does it
+** (kjit_lv_sarith, kjit_lv_sgetfield, kjit_lv_ssetfield: metamethods,
+** strings, errors raised there with the operation's line and operands'
+** descriptions). Operands are leaves (leaves[4 * i ..]: tag, bits, slot,
+** as the helpers take them, and a table's hint) or results of earlier
+** operations of the chain (outs[2 * j ..]: tag, bits; a result that is
+** not a number is in the operation's own slot, base + dst, which anchors
+** it). */
+enum { KLV_CHAIN_GET = -1, KLV_CHAIN_SET = -2,    /* KlvChainOp.a.op, else LUA_OPADD ... */
+       KLV_CHAIN_GETI = -3, KLV_CHAIN_SETI = -4,
+       KLV_CHAIN_EQ = -5, KLV_CHAIN_LT = -6, KLV_CHAIN_LE = -7 };   /* (results 0 or 1) */
+typedef struct KlvChainOp {
+  KlvArith a;
+  int32_t x, y, z;   /* operands: >= 0 leaf x, < 0 the result of operation -1 - x;
+                        an access's: x its table (a leaf), then its integer key
+                        (t[i]: a leaf), then the value written */
+  int32_t dst;       /* the operation's slot, from the frame's first */
+  KlvSite *site;     /* an access's */
+} KlvChainOp;
+int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t base,
+                      const int64_t *leaves, int64_t *outs);
 int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                          int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
                          int32_t line, const char *site);

@@ -1,0 +1,580 @@
+/*
+** cg_chain.c: table code checked once per chain of operations instead of
+** once per operation.
+**
+** cg_lua.c gives each operation on a Lua value its own check and cold
+** call: a `+ - * /` its number test and kjit_lv_sarith (ten arguments), a
+** field read or write its inline probe and kjit_lv_sgetfield or
+** kjit_lv_ssetfield. nbody's `advance` had 28 arithmetic and 23 field
+** calls, and LLVM's machine passes, linear in code volume, were most of
+** its compile. Here the operations that follow one another in a block (a
+** chain: `bj.vx = bj.vx + dx * bm` and its neighbours; also `t[i]` by an
+** integer key and the comparisons of numbers) are emitted
+** together at the last one:
+**   - one check of everything the chain assumes: every Lua value it uses
+**     as a number is one (a float in the float form), every field it
+**     reads holds a number where its site looks (cg_lua.c
+**     cg_lua_field_probe), every field it writes holds a value there (so
+**     the write runs no __newindex and moves nothing);
+**   - the chain natively in the program's order: loads and stores in the
+**     tables' nodes, arithmetic in registers;
+**   - where the check fails, one cold call (luavalue.c kjit_lv_chain) that
+**     does the whole chain operation by operation, in the program's order,
+**     through the helpers each operation has alone (metamethods, string
+**     coercion, the sites' caches, errors with each operation's line and
+**     operands' descriptions);
+**   - a join of the values the chain gives.
+** Nothing runs before the check, so the call starts from the state the
+** chain began with.
+**
+** Three native forms:
+**   - float (the chain's values meet floats: a float operand, a `/` or a
+**     `^` among the arithmetic connected to them, and no counter-like
+**     `x + 1` or bitwise operation): the check asks every number to be a
+**     float, and each operation is one float instruction; an integer (a
+**     field that held 0 before it held 0.5) takes the call, which computes
+**     what Lua computes. A write in a float chain writes a float (a
+**     value of the chain's, a checked float, a native float), so a read
+**     after it in the same chain still finds one;
+**   - integer (the values meet integer constants in `+ -` and
+**     comparisons, `n + 1`, `x == 1`, and no float, no `/`): the check
+**     asks for integers, operations are i64 (wrapping as Lua's do),
+**     comparisons icmp (fannkuch's permutations);
+**   - flat (anything else): the check asks for numbers, and each
+**     operation computes both the integer and the float result and picks
+**     one by the operands' kinds (cg_lua.c cg_lua_flat_arith, as alone).
+** Comparisons (== < <= of numbers, their result a boolean) end chains
+** often: a loop's test, an `if`. In a chain they are checked with it and
+** their call is kjit_lv_comparex's (metamethods, strings, errors).
+**
+** What may stand between two operations of a chain: only instructions that
+** cannot raise, run Lua code or read a Lua value (constants, arithmetic on
+** native numbers: `mag * mag * mag`). So doing the chain at the last
+** operation's place changes no order a program could see. A field's table
+** is a value from before the chain (not a read of the chain: `a.b.c`
+** stays alone), and no operand is a call's Lua result (cg_lua.c clears
+** those slots after their last use). Values stay anchored as in cg_lua.c:
+** each operation giving a Lua value has its own slot, where the helpers
+** leave a result that is not a number; the leaves are in their own slots
+** or registers.
+**
+** KJIT_NO_CHAINS=1 emits every operation alone (as before: measuring).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/cg.h"
+#include "runtime/luavalue.h"
+
+typedef struct CgChain {
+  const KirInsn **ops;   /* in block order; emitted at the last */
+  int nops;
+  int form;              /* KLV_FLT: the float form, KLV_INT: the integer form,
+                            0: flat (see the head) */
+} CgChain;
+
+/* ---- Planning --------------------------------------------------------------------- */
+
+static int isnative(Type t) {
+  return t.kind == T_INT || t.kind == T_F64 || (t.kind == T_NUMBER && (t.fsub == 0 || t.fsub == T_F64));
+}
+
+static int is_lua(const KtySpec *sp, const KirInsn *a) { return sp->types[a->id].kind == T_LUA; }
+
+/* Can v be an arithmetic operation of a chain? A binary + - * / giving a
+** Lua value, one operand at least a Lua value, the other a Lua value or a
+** native number; not a call's Lua results (their slots are cleared after
+** their last use: cg_lua.c plan_kills, which would run before the chain). */
+static int callres(const KtySpec *sp, const KirInsn *a) {
+  return is_lua(sp, a) && (a->op == KIR_CALL || a->op == KIR_RESULT || a->op == KIR_VARARG);
+}
+
+static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_ADD && v->op != KIR_SUB && v->op != KIR_MUL && v->op != KIR_DIV) return 0;
+  if (!is_lua(sp, v) || sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg) return 0;
+  if (G->fastmath || G->lslot[v->id] < 0 || v->nargs != 2) return 0;
+  if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
+  int lua = 0;
+  for (int i = 0; i < 2; i++) {
+    const KirInsn *a = v->args[i];
+    if (callres(sp, a)) return 0;
+    if (is_lua(sp, a)) lua = 1;
+    else if (!isnative(sp->types[a->id])) return 0;
+  }
+  return lua;
+}
+
+static int iscmp(const KirInsn *v) { return v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE; }
+
+/* Can v be a comparison of a chain? == < <= of a Lua value and a Lua value
+** or a native number, giving a boolean (its operands' checks as for
+** arithmetic; the chain's call compares as kjit_lv_comparex does). */
+static int cmp_member(const KtySpec *sp, const KirInsn *v) {
+  if (!iscmp(v) || v->nargs != 2 || sp->types[v->id].kind != T_BOOL) return 0;
+  if (sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg || cg_lua_eq_ident(sp, v)) return 0;
+  int lua = 0;
+  for (int i = 0; i < 2; i++) {
+    const KirInsn *a = v->args[i];
+    if (callres(sp, a)) return 0;
+    if (is_lua(sp, a)) lua = 1;
+    else if (!isnative(sp->types[a->id])) return 0;
+  }
+  return lua;
+}
+
+/* Can v be a field access of a chain (its table a value from before the
+** chain: a leaf)? cg_lua.c cg_lua_field_inline says which accesses. */
+static int in_run(const KirInsn *const *run, int nrun, const KirInsn *a) {
+  for (int k = 0; k < nrun; k++) if (run[k] == a) return 1;
+  return 0;
+}
+
+static int isread(const KirInsn *v) { return v->op == KIR_GETFIELD || v->op == KIR_INDEX; }
+static int iswrite(const KirInsn *v) { return v->op == KIR_SETFIELD || v->op == KIR_SETINDEX; }
+/* The value an access writes (SETFIELD t.k = x; SETINDEX t[i] = x). */
+static const KirInsn *written(const KirInsn *v) { return v->args[v->op == KIR_SETINDEX ? 2 : 1]; }
+
+static int field_member(CG *G, const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
+  if (!isread(v) && !iswrite(v)) return 0;
+  if (sp->raises[v->id].msg || !cg_lua_field_inline(G, v)) return 0;
+  if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
+  const KirInsn *o = v->args[0];
+  if (callres(sp, o) || in_run(run, nrun, o)) return 0;
+  if ((v->op == KIR_INDEX || v->op == KIR_SETINDEX) && (callres(sp, v->args[1]) || in_run(run, nrun, v->args[1])))
+    return 0;   /* (a key from before the chain) */
+  if (sp->liveref && sp->liveref[o->id]) return 0;
+  if (isread(v))
+    return is_lua(sp, v) && sp->consts[v->id].kind == T_UNKNOWN && G->lslot[v->id] >= 0;
+  const KirInsn *x = written(v);   /* a number, or a Lua value */
+  return is_lua(sp, x) ? !callres(sp, x) : isnative(sp->types[x->id]);
+}
+
+/* May v stand between two operations of a chain (the head says why)? */
+static int quiet(const KtySpec *sp, const KirInsn *v) {
+  if (sp->raises[v->id].msg) return 0;
+  switch (v->op) {
+  case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT: case KIR_STR:
+    return 1;
+  case KIR_ADD: case KIR_SUB: case KIR_MUL: case KIR_DIV: case KIR_POW: case KIR_UNM:
+    if (!isnative(sp->types[v->id]) && sp->types[v->id].kind != T_F32) return 0;
+    for (int i = 0; i < v->nargs; i++) {
+      Type t = sp->types[v->args[i]->id];
+      if (!isnative(t) && t.kind != T_F32) return 0;
+    }
+    return 1;
+  default: return 0;
+  }
+}
+
+/* The float guess: union-find over the function's Lua values, joined by
+** the arithmetic and phis that mix them; a set is floaty where a float
+** meets it and no counter-like or bitwise operation does. */
+enum { EV_FLOAT = 1, EV_INT = 2 };
+
+static int root(int *up, int x) {
+  while (up[x] != x) x = up[x] = up[up[x]];
+  return x;
+}
+
+static void join(int *up, uint8_t *ev, int a, int b) {
+  a = root(up, a);
+  b = root(up, b);
+  if (a == b) return;
+  up[b] = a;
+  ev[a] |= ev[b];
+}
+
+static void evidence(const KtySpec *sp, const KirInsn *v, int *up, uint8_t *ev) {
+  if (iscmp(v) && v->nargs == 2) {   /* compared values: of one kind, a constant's */
+    const KirInsn *a = v->args[0], *b = v->args[1];
+    if (is_lua(sp, a) && is_lua(sp, b)) join(up, ev, a->id, b->id);
+    for (int i = 0; i < 2; i++) {
+      const KirInsn *x = v->args[i], *o = v->args[1 - i];
+      Type t = sp->types[o->id];
+      if (!is_lua(sp, x) || is_lua(sp, o)) continue;
+      if (t.kind == T_F64 || t.kind == T_F32) ev[root(up, x->id)] |= EV_FLOAT;
+      else if (t.kind == T_INT && sp->consts[o->id].kind != T_UNKNOWN) ev[root(up, x->id)] |= EV_INT;
+    }
+    return;
+  }
+  if (!is_lua(sp, v)) return;
+  if (v->op == KIR_PHI) {
+    for (int i = 0; i < v->nargs; i++) if (is_lua(sp, v->args[i])) join(up, ev, v->id, v->args[i]->id);
+    return;
+  }
+  if (!KIR_ISARITH(v->op)) return;
+  /* a / or ^ gives a float whatever it is given: its result only */
+  if (v->op == KIR_DIV || v->op == KIR_POW) { ev[root(up, v->id)] |= EV_FLOAT; return; }
+  int mix = v->op == KIR_ADD || v->op == KIR_SUB || v->op == KIR_MUL || v->op == KIR_UNM;
+  for (int i = 0; i < v->nargs; i++) {
+    const KirInsn *a = v->args[i];
+    Type t = sp->types[a->id];
+    if (is_lua(sp, a)) {
+      if (mix) join(up, ev, v->id, a->id);
+    } else if (t.kind == T_F64 || t.kind == T_F32) {
+      ev[root(up, v->id)] |= EV_FLOAT;
+    } else if (t.kind == T_INT && sp->consts[a->id].kind != T_UNKNOWN &&
+               (v->op == KIR_ADD || v->op == KIR_SUB)) {
+      ev[root(up, v->id)] |= EV_INT;   /* n + 1: a counter */
+    }
+  }
+  if (!mix && v->op != KIR_MOD) ev[root(up, v->id)] |= EV_INT;   /* // and bitwise */
+}
+
+void cg_chain_plan(CG *G, KtySpec *sp) {
+  G->chainof = NULL;
+  G->chains = NULL;
+  if (G->lslot == NULL || getenv("KJIT_NO_CHAINS")) return;
+  KirFunc *f = sp->ir;
+  int n = f->ninsns;
+  int *up = cg_zalloc(G, sizeof(int) * (size_t)n);
+  uint8_t *ev = cg_zalloc(G, (size_t)n);
+  for (int i = 0; i < n; i++) up[i] = i;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    for (int i = 0; i < blk->nphis; i++) evidence(sp, blk->phis[i], up, ev);
+    for (int i = 0; i < blk->ninsns; i++) evidence(sp, blk->insns[i], up, ev);
+  }
+  CgChain *chains = cg_zalloc(G, sizeof(CgChain) * (size_t)n);
+  int *chainof = cg_zalloc(G, sizeof(int) * (size_t)n);
+  const KirInsn **run = cg_zalloc(G, sizeof(KirInsn *) * (size_t)n);
+  int nchains = 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    KirBlock *blk = f->blocks[b];
+    int nrun = 0;
+    for (int i = 0; i <= blk->ninsns; i++) {
+      const KirInsn *v = i < blk->ninsns ? blk->insns[i] : NULL;
+      if (v && (chainable(G, sp, v) || cmp_member(sp, v) || field_member(G, sp, v, run, nrun))) {
+        run[nrun++] = v;
+        continue;
+      }
+      if (v && quiet(sp, v)) continue;
+      if (nrun == 0) continue;
+      /* the run ends: a chain of all its operations, in the float form
+      ** where all its values are floats by the evidence (a value written:
+      ** the chain's, a checked float, a native float), in the integer form
+      ** where all are integers (native operands too; no `/`) */
+      int floaty = 1, inty = 1, compute = 0;
+      for (int k = 0; k < nrun; k++) {
+        const KirInsn *m = run[k];
+        compute |= KIR_ISARITH(m->op) || iscmp(m);
+        inty &= m->op != KIR_DIV;
+        const KirInsn *xs[2] = { iswrite(m) ? written(m) : m, NULL };
+        if (KIR_ISARITH(m->op) || iscmp(m)) { xs[0] = m->args[0]; xs[1] = m->args[1]; }
+        for (int i = 0; i < 2 && xs[i]; i++) {
+          const KirInsn *x = xs[i];
+          if (is_lua(sp, x)) {
+            floaty &= ev[root(up, x->id)] == EV_FLOAT;
+            inty &= ev[root(up, x->id)] == EV_INT;
+          } else {
+            floaty &= !iswrite(m) || sp->types[x->id].kind == T_F64;
+            inty &= sp->types[x->id].kind == T_INT;
+          }
+        }
+        if (is_lua(sp, m)) {
+          floaty &= ev[root(up, m->id)] == EV_FLOAT;
+          inty &= ev[root(up, m->id)] == EV_INT;
+        }
+      }
+      int form = floaty ? KLV_FLT : inty ? KLV_INT : 0;
+      if (nrun >= 2 || (form && compute)) {
+        CgChain *c = &chains[nchains++];
+        c->ops = cg_zalloc(G, sizeof(KirInsn *) * (size_t)nrun);
+        memcpy(c->ops, run, sizeof(KirInsn *) * (size_t)nrun);
+        c->nops = nrun;
+        c->form = form;
+        for (int k = 0; k < nrun; k++) chainof[run[k]->id] = nchains;
+      }
+      nrun = 0;
+    }
+  }
+  if (nchains == 0) return;
+  G->chainof = chainof;
+  G->chains = chains;
+}
+
+/* ---- Emission ------------------------------------------------------------------------ */
+
+static int position(const CgChain *c, const KirInsn *a) {
+  for (int k = 0; k < c->nops; k++) if (c->ops[k] == a) return k;
+  return -1;
+}
+
+/* A native operand's value as a double (Lua's int -> float conversion). */
+static LLVMValueRef as_double(CG *G, CgVal x) {
+  switch (x.t.kind) {
+  case T_INT: return LLVMBuildSIToFP(G->B, x.v, G->f64, "");
+  case T_F64: return x.v;
+  default:   /* T_NUMBER: its float or its integer */
+    return LLVMBuildSelect(G->B, x.isf, LLVMBuildBitCast(G->B, x.v, G->f64, ""),
+                           LLVMBuildSIToFP(G->B, x.v, G->f64, ""), "");
+  }
+}
+
+static LLVMValueRef float_op(CG *G, int op, LLVMValueRef a, LLVMValueRef b) {
+  switch (op) {
+  case KIR_ADD: return LLVMBuildFAdd(G->B, a, b, "");
+  case KIR_SUB: return LLVMBuildFSub(G->B, a, b, "");
+  case KIR_MUL: return LLVMBuildFMul(G->B, a, b, "");
+  default: return LLVMBuildFDiv(G->B, a, b, "");
+  }
+}
+
+/* The chain's operations as kjit_lv_chain reads them (luavalue.h
+** KlvChainOp), one constant array. */
+static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLField *f) {
+  LLVMTypeRef af[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
+  LLVMTypeRef aty = LLVMStructTypeInContext(G->C, af, 5, 0);
+  LLVMTypeRef of[6] = { aty, G->i32, G->i32, G->i32, G->i32, G->i8p };
+  LLVMTypeRef oty = LLVMStructTypeInContext(G->C, of, 6, 0);
+  LLVMValueRef items[c->nops];
+  for (int k = 0; k < c->nops; k++) {
+    const KirInsn *v = c->ops[k];
+    char ia[128] = "", ib[128] = "";
+    int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET
+           : v->op == KIR_INDEX ? KLV_CHAIN_GETI : v->op == KIR_SETINDEX ? KLV_CHAIN_SETI
+           : v->op == KIR_EQ ? KLV_CHAIN_EQ : v->op == KIR_LT ? KLV_CHAIN_LT : v->op == KIR_LE ? KLV_CHAIN_LE
+           : cg_lua_opcode(v->op);
+    if (KIR_ISARITH(v->op)) {
+      cg_varinfo(G, v, 0, ia, sizeof ia);
+      cg_varinfo(G, v, 1, ib, sizeof ib);
+    }
+    LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
+                           cg_lua_text(G, ia), cg_lua_text(G, ib) };
+    int access = isread(v) || iswrite(v);
+    LLVMValueRef site = access ? LLVMConstPointerCast(f[k].site, G->i8p) : LLVMConstNull(G->i8p);
+    LLVMValueRef oi[6] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
+                           cg_i32(G, ref[k][1]), cg_i32(G, ref[k][2]), cg_i32(G, iscmp(v) ? -1 : G->lslot[v->id]), site };
+    items[k] = LLVMConstStructInContext(G->C, oi, 6, 0);
+  }
+  LLVMValueRef init = LLVMConstArray(oty, items, (unsigned)c->nops);
+  LLVMValueRef g = LLVMAddGlobal(G->M, LLVMTypeOf(init), "kcg.chain");
+  LLVMSetInitializer(g, init);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetGlobalConstant(g, 1);
+  return LLVMBuildPointerCast(G->B, g, G->i8p, "");
+}
+
+/* How many operands member v has (a table, a key, a value written). */
+static int operand_count(const KirInsn *v) {
+  return v->op == KIR_GETFIELD ? 1 : v->op == KIR_SETINDEX ? 3 : 2;
+}
+
+static void emit_alone(CG *G, const CgChain *c) {
+  for (int k = 0; k < c->nops; k++) {
+    const KirInsn *v = c->ops[k];
+    if (isread(v)) G->vals[v->id] = cg_lua_index(G, v);
+    else if (iswrite(v)) cg_lua_store(G, v);
+    else if (iscmp(v)) G->vals[v->id] = cg_lua_compare(G, v);
+    else G->vals[v->id] = cg_lua_arith(G, v);
+  }
+}
+
+static void emit_chain(CG *G, const CgChain *c) {
+  int n = c->nops, nleaves = 0;
+  int ref[n][3];
+  const KirInsn *leafv[3 * n];
+  CgVal leaf[3 * n];
+  uint8_t numuse[3 * n], objuse[3 * n], intuse[3 * n];
+  LLVMValueRef lhint[3 * n];
+  for (int k = 0; k < n; k++) {
+    ref[k][1] = ref[k][2] = 0;
+    for (int i = 0; i < operand_count(c->ops[k]); i++) {
+      const KirInsn *a = c->ops[k]->args[i];
+      int j = position(c, a);
+      if (j >= 0 && j < k) { ref[k][i] = -1 - j; continue; }
+      int l;
+      for (l = 0; l < nleaves && leafv[l] != a; l++) {}
+      if (l == nleaves) {
+        leafv[nleaves] = a;
+        leaf[nleaves] = cg_val(G, a);
+        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = 0;
+        lhint[nleaves++] = NULL;
+      }
+      ref[k][i] = l;
+      int access = isread(c->ops[k]) || iswrite(c->ops[k]), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
+      if (i == 0 && access) objuse[l] = 1;
+      else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA;   /* (a key: an integer) */
+      else numuse[l] = 1;
+    }
+  }
+  /* a number operand known not to be one (a table in its slot): each
+  ** operation alone, as cg_lua.c does it */
+  for (int l = 0; l < nleaves; l++)
+    if ((numuse[l] || intuse[l]) && (leaf[l].t.kind == T_LUA ? !cg_lua_numcapable(leaf[l]) : !isnative(leaf[l].t))) {
+      emit_alone(G, c);
+      return;
+    }
+  for (int k = 0; k < n; k++)
+    if ((isread(c->ops[k]) || iswrite(c->ops[k])) &&   /* (its table: a leaf) */
+        cg_lua_has_view(G, c->ops[k], leaf[ref[k][0]])) {   /* (a kjit array's view) */
+      emit_alone(G, c);
+      return;
+    }
+  /* the checks: the leaves' kinds, each field where its site looks, a
+  ** number there (a float in the float form) or, for a write, a value
+  ** there (no __newindex, nothing moves) */
+  LLVMValueRef ok = cg_i1(G, 1);
+  for (int l = 0; l < nleaves; l++) {
+    if (intuse[l]) ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_INT, 0), ""), "");
+    if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
+    LLVMValueRef t = c->form ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, (unsigned)c->form, 0), "")
+                             : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");
+    ok = LLVMBuildAnd(G->B, ok, t, "");
+  }
+  CgLField f[n];
+  for (int k = 0; k < n; k++) {
+    const KirInsn *v = c->ops[k];
+    if (!isread(v) && !iswrite(v)) continue;
+    LLVMValueRef hit;
+    cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
+    if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
+    ok = LLVMBuildAnd(G->B, ok, hit, "");
+    ok = LLVMBuildAnd(G->B, ok, isread(v) ? cg_lua_field_isnum(G, f[k].tt, c->form)
+                                          : cg_lua_field_writable(G, &f[k]), "");
+  }
+  LLVMBasicBlockRef fast = cg_bb(G, "chfast"), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, fast, slow));
+  /* the chain natively, in the program's order */
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  LLVMValueRef ftag[n], fbits[n], fval[n];
+  for (int k = 0; k < n; k++) {
+    const KirInsn *v = c->ops[k];
+    ftag[k] = fbits[k] = fval[k] = NULL;
+    if (isread(v)) {
+      cg_lua_field_read(G, &f[k], &ftag[k], &fbits[k]);
+      if (c->form) ftag[k] = LLVMConstInt(G->i8, (unsigned)c->form, 0);
+      if (c->form == KLV_FLT) fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
+      continue;
+    }
+    if (iswrite(v)) {
+      int r = ref[k][v->op == KIR_SETINDEX ? 2 : 1];
+      LLVMValueRef t, b;
+      if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
+      else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
+      else cg_lua_numtag(G, leaf[r], &t, &b);
+      cg_lua_field_write(G, &f[k], t, b);
+      continue;
+    }
+    if (iscmp(v)) {   /* the operands as numbers of the chain's form */
+      CgVal a[2];
+      for (int i = 0; i < 2; i++) {
+        int r = ref[k][i];
+        if (r >= 0 && leaf[r].t.kind != T_LUA) { a[i] = leaf[r]; continue; }
+        LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
+        if (c->form == KLV_FLT) a[i] = cg_mk(TY(T_F64), LLVMBuildBitCast(G->B, b, G->f64, ""));
+        else if (c->form == KLV_INT) a[i] = cg_mk(TY(T_INT), b);
+        else a[i] = cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b));
+      }
+      fval[k] = cg_compare_on(G, v, a[0], a[1]);
+      continue;
+    }
+    if (c->form == KLV_INT) {
+      LLVMValueRef d[2];
+      for (int i = 0; i < 2; i++) {
+        int r = ref[k][i];
+        d[i] = r < 0 ? fbits[-1 - r] : leaf[r].t.kind == T_LUA ? leaf[r].dims[0] : leaf[r].v;
+      }
+      fbits[k] = v->op == KIR_ADD ? LLVMBuildAdd(G->B, d[0], d[1], "")
+               : v->op == KIR_SUB ? LLVMBuildSub(G->B, d[0], d[1], "") : LLVMBuildMul(G->B, d[0], d[1], "");
+      ftag[k] = LLVMConstInt(G->i8, KLV_INT, 0);
+      continue;
+    }
+    if (c->form == KLV_FLT) {
+      LLVMValueRef d[2];
+      for (int i = 0; i < 2; i++) {
+        int r = ref[k][i];
+        if (r < 0) d[i] = fval[-1 - r];
+        else if (leaf[r].t.kind == T_LUA) d[i] = LLVMBuildBitCast(G->B, leaf[r].dims[0], G->f64, "");
+        else d[i] = as_double(G, leaf[r]);
+      }
+      fval[k] = float_op(G, v->op, d[0], d[1]);
+      ftag[k] = LLVMConstInt(G->i8, KLV_FLT, 0);
+      fbits[k] = LLVMBuildBitCast(G->B, fval[k], G->i64, "");
+      continue;
+    }
+    CgVal a[2];
+    for (int i = 0; i < 2; i++) {
+      int r = ref[k][i];
+      CgVal x = r < 0 ? cg_lua_mk(G, cg_lua_slot(G, c->ops[-1 - r]), ftag[-1 - r], fbits[-1 - r]) : leaf[r];
+      a[i] = cg_lua_asnum(G, x);
+    }
+    if (!cg_lua_flat_arith(G, v, a, &ftag[k], &fbits[k]))
+      cg_error(G, v, "internal error: a chain's operation without its flat form");
+  }
+  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  /* the cold path: the leaves as (tag, bits, slot, hint), one call */
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMValueRef leaves = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(4 * nleaves)), "chleaves");
+  LLVMValueRef outs = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(2 * n)), "chouts");
+  LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
+  LLVMValueRef lp = LLVMBuildPointerCast(G->B, leaves, i64p, ""), op = LLVMBuildPointerCast(G->B, outs, i64p, "");
+  for (int l = 0; l < nleaves; l++) {
+    LLVMValueRef t[4];
+    if (objuse[l]) cg_lua_objof(G, leaf[l], c->ops[0], &t[0], &t[1], &t[2]);
+    else cg_lua_triple(G, leaf[l], 0, c->ops[0], &t[0], &t[1], &t[2]);
+    t[0] = LLVMBuildZExt(G->B, t[0], G->i64, "");
+    t[2] = LLVMBuildSExt(G->B, t[2], G->i64, "");
+    t[3] = lhint[l] ? LLVMBuildPtrToInt(G->B, lhint[l], G->i64, "") : cg_i64(G, 0);
+    for (int j = 0; j < 4; j++) {
+      LLVMValueRef ix = cg_i64(G, 4 * l + j);
+      LLVMBuildStore(G->B, t[j], LLVMBuildInBoundsGEP2(G->B, G->i64, lp, &ix, 1, ""));
+    }
+  }
+  LLVMTypeRef ps[6] = { G->i8p, G->i8p, G->i32, G->i32, i64p, i64p };
+  LLVMValueRef as[6] = { G->luaL, template(G, c, ref, f), cg_i32(G, n), G->lbase, lp, op };
+  cg_ccall(G, "kjit_lv_chain", G->i32, ps, as, 6);
+  LLVMValueRef stag[n], sbits[n];
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef it = cg_i64(G, 2 * k), ib = cg_i64(G, 2 * k + 1);
+    stag[k] = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, op, &it, 1, ""), ""),
+                             G->i8, "");
+    sbits[k] = LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, op, &ib, 1, ""), "");
+    if (iscmp(c->ops[k])) stag[k] = LLVMBuildICmp(G->B, LLVMIntNE, stag[k], LLVMConstInt(G->i8, 0, 0), "");
+  }
+  LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
+  LLVMValueRef tps[n], bps[n];
+  for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
+    if (iswrite(c->ops[k])) continue;
+    if (iscmp(c->ops[k])) {
+      LLVMValueRef cp = LLVMBuildPhi(G->B, G->i1, "");
+      LLVMValueRef cv[2] = { fval[k], stag[k] };   /* (the comparison's 0 or 1) */
+      LLVMBasicBlockRef from[2] = { fend, send };
+      LLVMAddIncoming(cp, cv, from, 2);
+      tps[k] = cp;
+      continue;
+    }
+    LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
+    LLVMValueRef tv[2] = { ftag[k], stag[k] }, bv[2] = { fbits[k], sbits[k] };
+    LLVMBasicBlockRef from[2] = { fend, send };
+    LLVMAddIncoming(tp, tv, from, 2);
+    LLVMAddIncoming(bp, bv, from, 2);
+    tps[k] = tp;
+    bps[k] = bp;
+  }
+  for (int k = 0; k < n; k++)
+    if (iscmp(c->ops[k])) G->vals[c->ops[k]->id] = cg_mk(TY(T_BOOL), tps[k]);
+    else if (!iswrite(c->ops[k]))
+      G->vals[c->ops[k]->id] = cg_lua_mk(G, cg_lua_slot(G, c->ops[k]), tps[k], bps[k]);
+}
+
+int cg_chain_take(CG *G, const KirInsn *v) {
+  if (G->chainof == NULL || G->chainof[v->id] == 0) return 0;
+  const CgChain *c = &((const CgChain *)G->chains)[G->chainof[v->id] - 1];
+  if (G->notrun && G->notrun[v->id]) return 1;   /* (cg_chain_notrun) */
+  if (v == c->ops[c->nops - 1]) emit_chain(G, c);
+  return 1;
+}
+
+/* An operation of a chain that never runs (an operand raised before the
+** chain began: nothing that raises stands inside one): none of the chain
+** does. */
+void cg_chain_notrun(CG *G, const KirInsn *v) {
+  if (G->chainof == NULL || G->chainof[v->id] == 0) return;
+  const CgChain *c = &((const CgChain *)G->chains)[G->chainof[v->id] - 1];
+  for (int k = 0; k < c->nops && G->notrun; k++) G->notrun[c->ops[k]->id] = 1;
+}

@@ -1,0 +1,408 @@
+-- Differential tests of arithmetic chains on values read from tables
+-- (codegen/cg_chain.c): operations that follow one another are checked
+-- once, computed natively (the float form where the values meet floats,
+-- else both ways), and redone through Lua's semantics by one call when a
+-- value is not of the kind the chain computes. Every form next to the
+-- values that take the slow call: integers (which stay integers), strings
+-- that convert, tables with metamethods (run in the interpreter's order),
+-- and errors (the operation's line and the operand's name). The
+-- interpreted run is the specification (tablediff: results and tables
+-- compared key by key, error messages compared whole).
+local T = require "tablediff"
+local kjit = require "kjit"
+
+-- nbody's inner loop: float evidence (dt, a float argument; / ), so the
+-- float form
+local function step(bi, bj, dt)
+  local dx, dy, dz = bi.x - bj.x, bi.y - bj.y, bi.z - bj.z
+  local d2 = dx * dx + dy * dy + dz * dz
+  local mag = dt / (d2 * math.sqrt(d2))
+  local bm = bj.mass * mag
+  bi.vx = bi.vx - dx * bm
+  bi.vy = bi.vy - dy * bm
+  bi.vz = bi.vz - dz * bm
+  bm = bi.mass * mag
+  bj.vx = bj.vx + dx * bm
+  bj.vy = bj.vy + dy * bm
+  bj.vz = bj.vz + dz * bm
+  return d2
+end
+
+local function body(x, y, z, m)
+  return { x = x, y = y, z = z, vx = 0.5, vy = -0.25, vz = 0.125, mass = m }
+end
+
+test("the float form: floats, integers, mixed", function()
+  T.check(step, function() return body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01 end)
+  -- integer fields: the check fails, Lua's arithmetic runs (integers stay
+  -- integers where Lua keeps them: dx, d2 and the sums of products)
+  T.check(step, function() return body(3, 4, 5, 2), body(1, 1, 1, 7), 0.01 end)
+  T.check(function(bi, bj, dt)
+    local dx = bi.x - bj.x
+    local s = dx * dx + bi.y * bj.y
+    return s, math.type(s), dx, math.type(dx), s * dt
+  end, function() return { x = 7, y = 3 }, { x = 2, y = 4 }, 0.5 end)
+  -- mixed: the sun at x = 0 (an integer) among floats
+  T.check(step, function() return body(0, 0, 0, 39.47), body(4.84, -1.16, -0.10, 0.037), 0.01 end)
+  -- integer overflow wraps as in Lua
+  T.check(function(a, b, f)
+    local s = a.x + b.x
+    local p = a.x * b.x + a.y
+    return s, p, s * f
+  end, function() return { x = math.maxinteger, y = 1 }, { x = 2, y = 0 }, 1.5 end)
+end)
+
+test("the flat form: no float evidence, integers and floats at run time", function()
+  local function f(p, q)
+    local a = p.x * q.x + p.y * q.y
+    local b = a - p.x * 2
+    p.s = a * b
+    return a, b, math.type(a), math.type(b)
+  end
+  T.check(f, function() return { x = 3, y = 4 }, { x = 5, y = 6 } end)
+  T.check(f, function() return { x = 3.5, y = 4 }, { x = 5, y = 6.25 } end)
+  T.check(f, function() return { x = math.mininteger, y = -1 }, { x = -1, y = 1 } end)
+  -- a counter: integer evidence keeps the flat form
+  T.check(function(t)
+    local n = t.n + 1
+    local m = n * t.k - t.n
+    t.n = n
+    return n, m, math.type(m)
+  end, function() return { n = 41, k = 3 } end)
+end)
+
+test("strings convert, tables run their metamethods in Lua's order", function()
+  T.check(step, function() return body("1.5", 2.5, 3.5, 2.0), body(-1.0, "0.5", 0.25, 3.0), 0.01 end)
+  T.check(function(p, q) local s = p.x * q.x + p.y; return s, math.type(s) end,
+          function() return { x = "3", y = 1 }, { x = "4", y = 2 } end)
+  -- a vector class: every operation a metamethod, each logged in the
+  -- run's own log (carried by the vectors)
+  local V = {}
+  local function vx(a) return type(a) == "number" and a or a.x end
+  local function vec(x, a, b)
+    local log = type(a) == "table" and a.log or b.log
+    log[#log + 1] = x
+    return setmetatable({ x = x, log = log }, V)
+  end
+  V.__add = function(a, b) return vec(vx(a) + vx(b), a, b) end
+  V.__mul = function(a, b) return vec(vx(a) * vx(b), a, b) end
+  V.__sub = function(a, b) return vec(vx(a) - vx(b), a, b) end
+  local function make()
+    local log = {}
+    local p = { x = setmetatable({ x = 2, log = log }, V), y = 3.5, log = log }
+    local q = { x = 1.25, y = setmetatable({ x = 10, log = log }, V) }
+    return p, q, 0.5
+  end
+  T.check(function(p, q, dt)
+    local a = p.x * q.x + p.y * dt
+    local b = q.y - a * dt
+    p.a, p.b = a, b
+    return a.x, b.x
+  end, make)
+  -- a metamethod that writes the table the chain reads: its effects are
+  -- seen where the interpreter sees them (after the chain)
+  local W = { __mul = function(a, b) a.p.count = a.p.count + 1; a.p.w = 100.0; return 7.0 end }
+  T.check(function(p, dt)
+    local r = p.v * dt + p.w * dt
+    return r, p.w, p.count
+  end, function()
+    local p = { w = 2.0, count = 0 }
+    p.v = setmetatable({ p = p }, W)
+    return p, 0.5
+  end)
+end)
+
+test("errors: the failing operation's line and operand", function()
+  local function f(p, q, dt)
+    local a = p.x * dt
+      + q.y * dt
+    local b = a
+      - p.z * q.x
+    return a, b
+  end
+  T.check_error("attempt to perform arithmetic on a nil value (field 'y')", f,
+                function() return { x = 1.0, z = 2.0 }, { x = 3.0 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'z')", f,
+                function() return { x = 1.0 }, { x = 3.0, y = 2.0 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a table value", f,
+                function() return { x = 1.0, z = {} }, { x = 3.0, y = 2.0 }, 0.5 end)
+  T.check_error("attempt to mul a 'string' with a 'number'", f,
+                function() return { x = "one" }, { x = 3.0, y = 2.0 }, 0.5 end)
+  -- the error after a store: the stores before it are left done
+  T.check_error("attempt to perform arithmetic on a boolean value", function(p, dt)
+    p.a = p.x * dt + p.y * dt
+    p.b = p.a * dt + p.flag * dt
+  end, function() return { x = 1.0, y = 2.0, flag = true }, 0.25 end)
+end)
+
+test("chains in loops: fields updated in place, values carried by phis", function()
+  local function advance(bodies, n, dt, steps)
+    for _ = 1, steps do
+      for i = 1, n do
+        local bi = bodies[i]
+        local vx, vy = bi.vx, bi.vy
+        for j = i + 1, n do
+          local bj = bodies[j]
+          local dx, dy = bi.x - bj.x, bi.y - bj.y
+          local d2 = dx * dx + dy * dy + 0.01
+          local mag = dt / (d2 * d2)
+          vx = vx - dx * bj.m * mag
+          vy = vy - dy * bj.m * mag
+          bj.vx = bj.vx + dx * bi.m * mag
+          bj.vy = bj.vy + dy * bi.m * mag
+        end
+        bi.vx, bi.vy = vx, vy
+        bi.x = bi.x + dt * vx
+        bi.y = bi.y + dt * vy
+      end
+    end
+  end
+  local function make(intfirst)
+    local b = {}
+    for i = 1, 5 do
+      b[i] = { x = i * 1.5, y = -i * 0.5, vx = 0.0, vy = 0.0, m = 1.0 + i / 10 }
+    end
+    if intfirst then b[1].x, b[1].y, b[1].vx, b[1].vy, b[1].m = 0, 0, 0, 0, 10 end
+    return b, 5, 0.01, 20
+  end
+  T.check(advance, function() return make(false) end)
+  T.check(advance, function() return make(true) end)
+end)
+
+test("one check per chain: the compiled code calls the chain's helper", function()
+  local f = kjit.jit(step)
+  f(body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01)
+  local ir = f:inspect("llvm")
+  truthy(ir:find("kjit_lv_chain", 1, true), "a chain's helper")
+  truthy(not ir:find("kjit_lv_sarith", 1, true), "no operation checked alone")
+end)
+
+test("a collection at every step while chains run metamethods", function()
+  local V = {}
+  V.__add = function(a, b) return setmetatable({ x = (a.x or a) + (type(b) == "table" and b.x or b) }, V) end
+  V.__mul = function(a, b) return setmetatable({ x = (type(a) == "table" and a.x or a) * (type(b) == "table" and b.x or b) }, V) end
+  local function f(ps, dt, n)
+    local acc = 0.0
+    for i = 1, n do
+      local p = ps[i]
+      local r = p.v * dt + p.w * dt
+      acc = acc + r.x
+    end
+    return acc
+  end
+  local function make()
+    local ps = {}
+    for i = 1, 50 do ps[i] = { v = setmetatable({ x = i }, V), w = i * 0.5 } end
+    return ps, 0.25, 50
+  end
+  collectgarbage("generational", 0, 0)
+  local ok, err = pcall(T.check, f, make)
+  collectgarbage("incremental", 200, 100, 13)
+  if not ok then error(err, 0) end
+end)
+
+-- fields read and written inside a chain: each read checked where its site
+-- looks (a number there; a float in the float form), each write over a
+-- value present; anything else (a missing field, __index, __newindex, a
+-- string, a table, nil) takes the chain's one call, which does every read,
+-- operation and write in the program's order
+local Logged = {}
+Logged.__index = function(t, k)
+  local log = rawget(t, "log")
+  log[#log + 1] = "get " .. k
+  return 2.5
+end
+Logged.__newindex = function(t, k, v)
+  local log = rawget(t, "log")
+  log[#log + 1] = "set " .. k
+  rawset(t, k, v)
+end
+
+test("fields in chains: metamethods, missing fields, order of effects", function()
+  local function f(a, b, dt)
+    a.vx = a.vx + b.x * dt
+    b.vy = b.vy - a.y * dt
+    a.y = a.y + b.vy * dt
+    return a.vx * b.vy
+  end
+  local function plain() return { vx = 0.5, y = 1.5 }, { x = 2.5, vy = 0.25 }, 0.1 end
+  T.check(f, plain)
+  -- b.x missing: __index runs in the chain's call, in order
+  T.check(f, function()
+    local log = {}
+    return { vx = 0.5, y = 1.5, log = log }, setmetatable({ vy = 0.25, log = log }, Logged), 0.1
+  end)
+  -- a.vx missing: read through __index, written through __newindex
+  T.check(f, function()
+    local log = {}
+    return setmetatable({ y = 1.5, log = log }, Logged), { x = 2.5, vy = 0.25, log = log }, 0.1
+  end)
+  -- integers and strings in the fields
+  T.check(f, function() return { vx = 1, y = 2 }, { x = 3, vy = 4 }, 0.5 end)
+  T.check(f, function() return { vx = "1.5", y = 2.0 }, { x = 3.0, vy = "4" }, 0.5 end)
+  -- one table under both names: writes seen by the reads after them
+  T.check(function(a, b, dt)
+    a.x = a.x * dt + b.y
+    b.y = b.y * a.x + 0.5
+    a.z = a.x + b.y * dt
+    return a.x, b.y, a.z
+  end, function() local t = { x = 1.5, y = 2.5, z = 0.0 }; return t, t, 0.25 end)
+  -- a field copied, an integer one: it stays an integer
+  T.check(function(t, dt)
+    t.x = t.x + dt
+    t.c = t.i
+    t.y = t.y * dt
+    return t.c, math.type(t.c)
+  end, function() return { x = 1.5, y = 2.5, i = 7 }, 0.5 end)
+  -- a field that holds a table, read and passed on
+  T.check(function(t, dt)
+    local v = t.v
+    t.s = t.s * dt
+    return v, t.s
+  end, function() return { v = { 1, 2 }, s = 4.0 }, 0.5 end)
+end)
+
+test("fields in chains: errors name the table and the line", function()
+  local function f(p, dt)
+    local o = p.o
+    o.x = o.x * dt
+      + p.y * dt
+    return o.x
+  end
+  T.check(f, function() return { o = { x = 2.0 }, y = 3.0 }, 0.5 end)
+  T.check_error("attempt to index a nil value (local 'o')", f,
+                function() return { y = 3.0 }, 0.5 end)
+  T.check_error("attempt to index a number value (local 'o')", f,
+                function() return { o = 5, y = 3.0 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'y')", f,
+                function() return { o = { x = 2.0 } }, 0.5 end)
+  -- the write fails after the reads: the reads' metamethods ran
+  local Tab = { __index = function(t, k)
+    local log = rawget(t, "log")
+    log[#log + 1] = k
+    return {}
+  end }
+  T.check_error("attempt to perform arithmetic on a table value (field 'x')", f,
+                function() return { o = setmetatable({ log = {} }, Tab), y = 3.0 }, 0.5 end)
+end)
+
+test("fields in chains: the compiled code reads them inline, one call for the chain", function()
+  local f = kjit.jit(step)
+  f(body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01)
+  local ir = f:inspect("llvm")
+  truthy(not ir:find("kjit_lv_sgetfield", 1, true), "no field read alone")
+  truthy(not ir:find("kjit_lv_ssetfield", 1, true), "no field write alone")
+end)
+
+-- elements t[i] by an integer key: checked in the array part (below its
+-- limit, a number there; a write over a value, or into an empty element of
+-- a table without a metatable), else the chain's call
+test("elements in chains: swaps, holes, the hash part, __index/__newindex", function()
+  local function swap(q, i, j)
+    q[i], q[j] = q[j], q[i]
+    q[i + 1] = q[i] * 2 - q[j]
+    return q[i], q[j]
+  end
+  T.check(swap, function() return { 1, 2, 3, 4, 5 }, 2, 4 end)
+  T.check(swap, function() return { 1.5, 2.5, 3.5, 4.5, 5.5 }, 1, 3 end)
+  T.check(swap, function() return { 1, "2", 3, 4.5, 5 }, 2, 4 end)
+  -- keys past the array part, 0 and negative: the hash part
+  T.check(swap, function() return { [0] = 7, 1, 2, [-1] = 3 }, 0, -1 end)
+  T.check(swap, function() local t = {}; t[100] = 4; t[200] = 9; return t, 100, 200 end)
+  -- an element that is nil: the arithmetic raises, located
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", swap,
+                function() return { 1, 2, 3 }, 3, 5 end)
+  -- writes into empty elements: plain, and with __newindex (runs) and
+  -- __index (reads) on the table
+  local function fill(t, n)
+    for i = 1, n do
+      t[i] = i * 1.5
+      t[i] = t[i] + 1
+    end
+    return #t
+  end
+  T.check(fill, function() local t = {}; for i = 1, 8 do t[i] = 0 end; for i = 1, 8 do t[i] = nil end; return t, 8 end)
+  local Rec = { __newindex = function(t, k, v) rawset(t, k, v * 10) end,
+                __index = function(t, k) return -k end }
+  T.check(fill, function() return setmetatable({}, Rec), 5 end)
+  T.check(function(t, n)
+    local s = 0
+    for i = 1, n do s = s + t[i] * 2 end
+    return s
+  end, function() return setmetatable({ 1, 2, nil, 4 }, Rec), 5 end)
+  T.check_error("attempt to index a nil value (local 't')", function(t, i)
+    t[i] = t[i] + 1
+  end, function() return nil, 1 end)
+end)
+
+test("elements in chains: fannkuch's copy and rotation", function()
+  local function perm(p, q, n)
+    for i = 2, n do q[i] = p[i] end
+    p[2], p[1] = p[1], p[2]
+    local t = p[1]
+    for j = n, 1, -1 do p[j], t = t, p[j] end
+    return t
+  end
+  T.check(perm, function() return { 1, 2, 3, 4, 5, 6 }, { 0, 0, 0, 0, 0, 0 }, 6 end)
+  T.check(perm, function() return { 1, 2, 3, 4, 5, 6 }, {}, 6 end)
+  T.check(perm, function() return { "a", 2, {}, 4, true, 6 }, { 0, 0 }, 6 end)
+end)
+
+test("elements in chains by keys read from tables (fannkuch's q[j])", function()
+  local function flip(q, p)
+    local i, j = 1, p.j
+    repeat q[i], q[j] = q[j], q[i]; i = i + 1; j = j - 1; until i >= j
+    return q[p.k], i, j
+  end
+  T.check(flip, function() return { 5, 4, 3, 2, 1 }, { j = 5, k = 2 } end)
+  -- keys that are not integers: a float with an integer value (Lua
+  -- normalizes it), a float, a string; then a nil key written
+  T.check(flip, function() return { 5, 4, 3, 2, 1 }, { j = 4.0, k = 2.0 } end)
+  T.check(flip, function() return { 5, 4, 3, [3.5] = 9 }, { j = 3, k = 3.5 } end)
+  T.check(flip, function() return { 5, 4, 3, x = 7 }, { j = 3, k = "x" } end)
+  T.check_error("index is nil", function(q, p)
+    local k = p.k
+    q[k] = q[1] + 1
+  end, function() return { 1, 2 }, {} end)
+end)
+
+test("comparisons in chains: integer and float forms, strings, metamethods, errors", function()
+  -- the integer form: counters and integer constants around the values
+  local function count(q, p)
+    local n, hits = p.n, 0
+    for i = 1, #q do
+      local x = q[i]
+      if x == 1 then hits = hits + 1 end
+      if x - 1 >= n then hits = hits + 10 end
+      if n < x then hits = hits + 100 end
+    end
+    return hits
+  end
+  T.check(count, function() return { 1, 2, 3, 1, 5 }, { n = 2 } end)
+  T.check(count, function() return { 1.0, 2.5, 3, 1, 5.0 }, { n = 2.0 } end)
+  T.check(count, function() return { 1, 2, 3 }, { n = math.maxinteger } end)
+  T.check(count, function() return { 2^53, 2^53 + 1, math.mininteger }, { n = 2^53 } end)
+  T.check_error("attempt to compare nil with number", count,
+                function() return { 1, 2 }, {} end)
+  T.check_error("attempt to compare", count,
+                function() return { 1, "2" }, { n = 1 } end)
+  -- the float form: NaN, infinities
+  local function closer(a, b, dt)
+    local d = a.x * dt - b.x * dt
+    return d < 0.5, d <= a.y, d == b.y
+  end
+  T.check(closer, function() return { x = 1.5, y = 0.25 }, { x = 0.5, y = 0.5 }, 1.0 end)
+  T.check(closer, function() return { x = 0 / 0, y = 0.25 }, { x = 0.5, y = 0.5 }, 1.0 end)
+  T.check(closer, function() return { x = 3, y = 1 }, { x = 1, y = 2 }, 1 end)
+  -- strings and tables with __lt/__le/__eq
+  local V = {}
+  V.__lt = function(a, b) return (type(a) == "table" and a.v or a) < (type(b) == "table" and b.v or b) end
+  V.__le = function(a, b) return (type(a) == "table" and a.v or a) <= (type(b) == "table" and b.v or b) end
+  V.__eq = function(a, b) return a.v == b.v end
+  local function order(t)
+    return t.a < t.b, t.a <= t.b, t.a == t.b
+  end
+  T.check(order, function() return { a = "abc", b = "abd" } end)
+  T.check(order, function() return { a = setmetatable({ v = 1 }, V), b = setmetatable({ v = 1 }, V) } end)
+  T.check(order, function() return { a = 2, b = 2.0 } end)
+end)
