@@ -956,6 +956,10 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
                         s->line, s->infoa, s->infob, s);
 }
 
+static int32_t comparex_at(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                           int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                           int32_t line, const void *key, const char *site);
+
 int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t base,
                       const int64_t *leaves, int64_t *outs) {
   for (int32_t k = 0; k < nops; k++) {
@@ -992,13 +996,20 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
     case KLV_CHAIN_SETI:
       kjit_lv_ssetk(L, o->site, tag[0], bits[0], slot[0], h, tag[1], bits[1], slot[1], tag[2], bits[2], slot[2]);
       break;
-    case KLV_CHAIN_EQ: case KLV_CHAIN_LT: case KLV_CHAIN_LE:
-      rc = kjit_lv_comparex(L, o->a.op == KLV_CHAIN_EQ ? LUA_OPEQ : o->a.op == KLV_CHAIN_LT ? LUA_OPLT : LUA_OPLE,
-                            tag[0], bits[0], slot[0], tag[1], bits[1], slot[1], o->a.chunk, o->a.line);
+    case KLV_CHAIN_EQ: case KLV_CHAIN_LT: case KLV_CHAIN_LE: {
+      /* a C function as the metamethod is called from the site's
+      ** trampoline (as kjit_lv_comparex's), cached under the operation */
+      int cop = o->a.op == KLV_CHAIN_EQ ? LUA_OPEQ : o->a.op == KLV_CHAIN_LT ? LUA_OPLT : LUA_OPLE;
+      char site[LUA_IDSIZE + 48];
+      snprintf(site, sizeof site, "%.*s\n%d\nop:%s\n", LUA_IDSIZE, o->a.chunk ? o->a.chunk : "?",
+               (int)o->a.line, cop == LUA_OPEQ ? "==" : cop == LUA_OPLT ? "<" : "<=");
+      rc = comparex_at(L, cop, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1], o->a.chunk,
+                       o->a.line, &o->a, site);
       break;
+    }
     default:
       rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
-                          base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob);
+                          base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob, &o->a);
     }
     outs[2 * k] = rc;
     outs[2 * k + 1] = out;
@@ -1010,9 +1021,10 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
 ** raised here, located. A C function as the metamethod is called from
 ** site's trampoline ("chunk\nline\nop:<\n": runtime_lib.c), its errors
 ** located as interpreted. */
-int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
-                         int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
-                         int32_t line, const char *site) {
+/* (key: the trampoline's cache key, a constant of the site; site: its text) */
+static int32_t comparex_at(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                           int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                           int32_t line, const void *key, const char *site) {
   int top = lua_gettop(L);
   int32_t a = pushop(L, atag, abits, aslot);
   int32_t b = pushop(L, btag, bbits, bslot);
@@ -1024,7 +1036,7 @@ int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, 
            !lua_rawequal(L, a, b))   /* (luaV_equalobj: __eq of a, else of b) */
     viac = mm_callable(L, a, b, "__eq", chunk, line);
   if (viac && site) {
-    krt_push_trampoline(L, site, 1);
+    krt_push_trampoline_at(L, key, site, 1);
     lua_pushvalue(L, a);
     lua_pushvalue(L, b);
     lua_call(L, 2, 1);
@@ -1036,6 +1048,12 @@ int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, 
   if (r == KLV_CMP) kjit_lv_cmperror(L, a, b, chunk, line);
   lua_settop(L, top);
   return r;
+}
+
+int32_t kjit_lv_comparex(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
+                         int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
+                         int32_t line, const char *site) {
+  return comparex_at(L, op, atag, abits, aslot, btag, bbits, bslot, chunk, line, site, site);
 }
 
 /* ---- Names for the JIT linker ----------------------------------------------------- */

@@ -406,3 +406,28 @@ test("comparisons in chains: integer and float forms, strings, metamethods, erro
   T.check(order, function() return { a = setmetatable({ v = 1 }, V), b = setmetatable({ v = 1 }, V) } end)
   T.check(order, function() return { a = 2, b = 2.0 } end)
 end)
+
+-- A C function as a chain member's metamethod (__add = string.rep,
+-- __lt = string.rep, __sub = math.max): the chain's slow call runs it from
+-- the site's trampoline, as the single operation's helper does (refuse4),
+-- so its argument errors carry the operation's line as interpreted.
+test("chains whose metamethods are C functions: errors located as interpreted", function()
+  local C = setmetatable({}, { __add = string.rep, __lt = string.rep, __sub = math.max })
+  local fs = {
+    function(t, u) local a = t.x + u.y local b = t.x * 2 + u.y return a, b end,
+    function(t, u) local c = t.x < u.y return c end,
+    function(t, u) return t.x - u.y + 1 end,
+  }
+  local args = {
+    function() return { x = 1 }, { y = 2 } end,
+    function() return { x = C }, { y = 2 } end,
+    function() return { x = 1 }, { y = C } end,
+    function() return { x = "a" }, { y = 3 } end,
+    function() return { x = C }, { y = C } end,
+  }
+  for _, f in ipairs(fs) do
+    for _, make in ipairs(args) do T.check(f, make) end
+  end
+  T.check_error("bad argument #1 to 'add'", fs[1], args[2])
+  T.check_error("bad argument #2 to 'lt'", fs[2], args[3])
+end)
