@@ -144,7 +144,7 @@ typedef struct Guard {
 
 /* (the inline cache: luacall.c's per-thread block for the hook) */
 _Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
-static uint32_t epoch = 1;      /* bumped when a Lua state closes */
+/* (luacall.c's kjit_lc_epoch: bumped when a Lua state closes) */
 
 enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL, CALLEES_LEAVES };
 static int callees = CALLEES_LEAVES;   /* (kjit.testing.callees) */
@@ -156,7 +156,7 @@ int kcv_l_callees(lua_State *L) {
   int old = callees;
   if (!lua_isnoneornil(L, 1)) {
     callees = luaL_checkoption(L, 1, NULL, callee_modes);
-    __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
+    __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
     lua_pushnil(L);
@@ -310,25 +310,25 @@ static int worth_compiling(lua_State *L, int idx) {
 ** the closure (jit.c classify's signature), or 0: not keyed here. */
 static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
   switch (tag) {
-  case KLV_INT: return 1;
-  case KLV_FLT: return 2;
+  case KLV_INT: return KLC_KINT;
+  case KLV_FLT: return KLC_KFLT;
   case KLV_BOOL: return 3;
   case KLV_NIL: return 4;
   default: break;
   }
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* the common kinds read in place */
     switch (((const KlsState *)(void *)L)->ci->func[slot].val.tt_) {
-    case KLS_INT: return 1;
-    case KLS_FLT: return 2;
-    case KLS_TABLE: return 5;
+    case KLS_INT: return KLC_KINT;
+    case KLS_FLT: return KLC_KFLT;
+    case KLS_TABLE: return KLC_KTABLE;
     default: break;
     }
   }
   switch (lua_type(L, slot)) {
-  case LUA_TNUMBER: return lua_isinteger(L, slot) ? 1 : 2;
+  case LUA_TNUMBER: return lua_isinteger(L, slot) ? KLC_KINT : KLC_KFLT;
   case LUA_TBOOLEAN: return 3;
   case LUA_TNIL: return 4;
-  case LUA_TTABLE: return 5;
+  case LUA_TTABLE: return KLC_KTABLE;
   case LUA_TSTRING: return 6;
   case LUA_TUSERDATA: {
     KBuffer *b = kb_fast(L, slot);
@@ -364,7 +364,7 @@ static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t
 
 static int sentinel_gc(lua_State *L) {
   (void)L;
-  __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
   return 0;
 }
 
@@ -654,8 +654,44 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
   return np < 0 ? -1 : np;
 }
 
+/* Fills the native cache s of the call at site (runtime/luacall.c "Native
+** calls") from inline-cache entry e, whose specialization runs directly,
+** when the callee may be called natively there: no frozen upvalues to
+** check (the guard; those it has are checked on the slow path only), the
+** arguments numbers and tables, the results numbers (kd_native_site).
+** The site takes references of its own to the closure and its native
+** function (an entry may be replaced while the site still names them). */
+static void fill_site(lua_State *L, KlcSite *s, int32_t f, const Entry *e) {
+  if (s == NULL || e->guard != NULL || e->spec == NULL || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+    return;
+  if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
+      memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
+    return;   /* (filled: the call missed for another reason) */
+  for (int i = 0; i < e->nkind; i++)
+    if (e->kinds[i] != KLC_KINT && e->kinds[i] != KLC_KFLT && e->kinds[i] != KLC_KTABLE) return;
+  KlcSite n;
+  memset(&n, 0, sizeof n);
+  if (!kd_native_site(e->spec, e->nkind, &n)) return;
+  /* (references of another state, or of a closed one, are not ours to free) */
+  if (s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch) {
+    luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
+  }
+  n.fn = e->fn;
+  n.reg = e->reg;
+  n.epoch = e->epoch;
+  n.nargs = e->nkind;
+  memcpy(n.kinds, e->kinds, (size_t)e->nkind);
+  lua_pushvalue(L, f);
+  n.fnref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
+  n.natref = luaL_ref(L, LUA_REGISTRYINDEX);
+  *s = n;
+}
+
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
-                        const int64_t *bits, const int32_t *slots, const void **spec, void *tls) {
+                        const int64_t *bits, const int32_t *slots, const void **spec, void *tls,
+                        KlcSite *nsite) {
   if (nargs > KJIT_MAXARGS) return -1;
   const void *fn, *reg;
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (lua_stack.h) */
@@ -670,7 +706,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
   Entry *ic = tls;
-  uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
   uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
   Entry *e = &ic[(h >> 20) % KCV_WAYS];
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
@@ -684,6 +720,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   }
   if (hit && (e->guard == NULL || guard_ok(L, f, fn, e))) {
     if (e->npush < 0) return -1;
+    if (nsite != NULL && e->spec != NULL) fill_site(L, nsite, f, e);
     if (e->spec != NULL) *spec = e->spec;
     else lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
     return e->npush;
@@ -720,6 +757,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     if (e->spec != NULL) {   /* run directly: nothing pushed */
       lua_pop(L, 1);
       *spec = e->spec;
+      fill_site(L, nsite, f, e);
     }
   }
   return np < 0 ? -1 : np;
@@ -732,4 +770,5 @@ void kcv_init(void) {
   for (int m = 0; e && callee_modes[m]; m++) if (strcmp(e, callee_modes[m]) == 0) callees = m;
   kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
   kjit_lc_set_direct_to(kd_run_direct_to);
+  kjit_lc_set_raise(kd_direct_error);
 }
