@@ -112,6 +112,8 @@ static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closure
 static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
 static const char OPTS_KEY[] = "kjit.callval.opts";       /* options -> a cache like CACHE_KEY's */
 
+typedef KlcGuard Guard;   /* (luacall.h: native calls check it too) */
+
 typedef struct Entry {
   int32_t site;
   uint32_t epoch;
@@ -123,7 +125,7 @@ typedef struct Entry {
   int npush;                    /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
   const void *spec;             /* its specialization, when run directly */
-  const struct Guard *guard;    /* frozen upvalues to check, or NULL */
+  const Guard *guard;           /* frozen upvalues to check, or NULL */
   int snapref;                  /* (the registry's reference to it) */
 } Entry;
 
@@ -135,12 +137,7 @@ typedef struct Entry {
 ** stack reads are on; else guard_holds. A value that is raw equal but not
 ** identical (1 and 1.0) fails the quick check and goes to the slow path,
 ** which refills the entry: the same answer, later. */
-typedef struct Guard {
-  uint64_t mask;
-  int n;
-  uint8_t up[64];
-  KlsTValue val[64];
-} Guard;
+
 
 /* (the inline cache: luacall.c's per-thread block for the hook) */
 _Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
@@ -164,7 +161,8 @@ int kcv_l_callees(lua_State *L) {
   }
   lua_pushstring(L, callee_modes[old]);
   lua_pushinteger(L, ncompiled);
-  return 2;
+  lua_pushinteger(L, kjit_lc_native_calls);
+  return 3;
 }
 
 /* Is one of the loops of the Lua function at idx (a for, or a backward
@@ -656,16 +654,18 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
 
 /* Fills the native cache s of the call at site (runtime/luacall.c "Native
 ** calls") from inline-cache entry e, whose specialization runs directly,
-** when the callee may be called natively there: no frozen upvalues to
-** check (the guard; those it has are checked on the slow path only), the
-** arguments numbers and tables, the results numbers (kd_native_site).
-** The site takes references of its own to the closure and its native
-** function (an entry may be replaced while the site still names them). */
+** when the callee may be called natively there: its frozen upvalues, if
+** any, checked in place (the entry's guard, which the site then checks
+** at each call too), the arguments numbers and tables, the results
+** numbers or Lua values (kd_native_site). The site takes references of
+** its own to the closure, its native function and its guard (an entry may
+** be replaced while the site still names them). */
 static void fill_site(lua_State *L, KlcSite *s, int32_t f, const Entry *e) {
-  if (s == NULL || e->guard != NULL || e->spec == NULL || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+  if (s == NULL || e->spec == NULL || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) ||
+      (e->guard != NULL && !upv_direct))
     return;
   if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
-      memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
+      s->guard == e->guard && memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
     return;   /* (filled: the call missed for another reason) */
   for (int i = 0; i < e->nkind; i++)
     if (e->kinds[i] != KLC_KINT && e->kinds[i] != KLC_KFLT && e->kinds[i] != KLC_KTABLE) return;
@@ -676,6 +676,7 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, const Entry *e) {
   if (s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch) {
     luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
     luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
+    if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
   }
   n.fn = e->fn;
   n.reg = e->reg;
@@ -686,6 +687,11 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, const Entry *e) {
   n.fnref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
   n.natref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (e->guard != NULL) {   /* (the guard's userdata: new_guard) */
+    n.guard = e->guard;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
+    n.guardref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
   *s = n;
 }
 

@@ -275,9 +275,10 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 **     upvalue), so the slot holds another closure, whose address differs
 **     from the site's: the site keeps its closure alive (fnref), so the
 **     address is not reused while the site names it;
-**   - a callee with frozen upvalues (their values compiled in, checked at
-**     each call by callval.c's guard) is never put in a site: only callees
-**     without such upvalues are;
+**   - a callee with frozen upvalues (their values compiled in): the site
+**     checks them in place at each call as the inline cache does (its
+**     guard: callval.c guard_ok), so that an upvalue another function
+**     assigned sends the call to the slow path, which compiles anew;
 **   - a Lua state closed, or the callee policy changed: the epoch.
 ** Errors: the callee fills the caller's error record and returns non-zero;
 ** it is raised at once as a direct run raises it (jit.c kd_direct_error:
@@ -297,6 +298,7 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 ** callee shows the caller's line, the call, not the callee's). */
 
 uint32_t kjit_lc_epoch = 1;
+long kjit_lc_native_calls;   /* native calls made (tests: kjit.testing.callees) */
 static KlcRaise raise_error;
 void kjit_lc_set_raise(KlcRaise raise) { raise_error = raise; }
 
@@ -338,6 +340,11 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
     }
   }
   for (int i = nargs; i < s->nparams; i++) a[i] = 0;
+  const KlcGuard *g = s->guard;   /* frozen upvalues still as compiled (callval.c guard_ok) */
+  for (int i = 0; g != NULL && i < g->n; i++) {
+    const KlsTValue *v = kls_upvalue(s->fn, g->up[i]), *w = &g->val[i];
+    if (v->tt_ != w->tt_ || ((v->tt_ & 0x0f) > 1 && v->value_.i != w->value_.i)) return KLC_MISS;
+  }
   /* deep enough: the slow path, which nests (nest_open) until it runs the
   ** callee interpreted */
   if (err->stack_limit == 0) err->stack_limit = krt_stack_limit();
@@ -350,6 +357,7 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   memcpy(rk, s->rets, sizeof rk);
   KlsStackValue *top = st->top;
   int64_t rets[2 * KJIT_MAXRETS];
+  kjit_lc_native_calls++;
   if (entry(a, rets, err) != 0) return raise_error(L, err, tramp);
   for (int r = 0; r < nres; r++) {
     int64_t tag = rets[KJIT_MAXRETS + r];

@@ -8,6 +8,7 @@
 #include "lua.h"
 #include "runtime/luavalue.h"
 #include "common/compile.h"
+#include "host/lua_stack.h"
 
 typedef struct KlcSite KlcSite;   /* a call site's native cache (below) */
 enum { KLC_BOOL = KLV_BOOL, KLC_NIL = KLV_NIL };   /* argument tags past KLV_FLT (luavalue.h) */
@@ -48,6 +49,16 @@ enum { KLC_KINT = 1, KLC_KFLT = 2, KLC_KTABLE = 5 };   /* argument kinds (callva
 /* result kinds: an integer, a float, a number of either kind (its tag says
 ** which), a Lua value (a number by its tag, else in a slot above the top) */
 enum { KLC_RINT = 1, KLC_RFLT = 2, KLC_RNUM = 3, KLC_RLUA = 4 };
+/* The check of a compiled closure's frozen upvalues at each call
+** (host/callval.c makes it: a userdata): which ones (mask, and as 0-based
+** indices) and the values they held when its code compiled, compared in
+** place (lua_stack.h kls_upvalue: a tag and a word each). */
+typedef struct KlcGuard {
+  uint64_t mask;
+  int n;
+  uint8_t up[64];
+  KlsTValue val[64];
+} KlcGuard;
 struct KlcSite {
   const void *fn;        /* the Lua closure (NULL: empty) */
   const void *reg;       /* its Lua state's global state */
@@ -59,6 +70,8 @@ struct KlcSite {
   uint8_t rets[KJIT_MAXRETS];
   KEntry const *entryp;  /* the specialization's entry (a tier-up replaces it) */
   int calls;             /* the callee makes compiled calls: needs err->stack_limit */
+  const KlcGuard *guard; /* its frozen upvalues' check, or NULL (guardref: its userdata) */
+  int guardref;
   int fnref, natref;     /* registry references to the closure and its native
                             function: neither is freed (nor its address reused)
                             while the site names them */
@@ -67,6 +80,7 @@ struct KlcSite {
 ** state closed, the callee policy changed): a site or inline-cache
 ** entry of another epoch is empty. */
 extern uint32_t kjit_lc_epoch;
+extern long kjit_lc_native_calls;   /* native calls made (the tests' fact) */
 /* Raises the error a compiled callee left in err, as a direct run does
 ** (host/jit.c kd_direct_error). */
 typedef int (*KlcRaise)(lua_State *L, const KErr *err, int32_t site);
