@@ -441,8 +441,6 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp);   /* it or a callee
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v);
 void cg_lua_begin(CG *G, KtySpec *sp);          /* the frame, at the entry */
 void cg_lua_end(CG *G);                         /* closes it (a return) */
-LLVMValueRef cg_lua_entry_open(CG *G, KtySpec *sp, LLVMValueRef L, int n);   /* the entry's result slots */
-LLVMValueRef cg_lua_table_addr(CG *G, LLVMValueRef L, LLVMValueRef si);   /* kjit_lv_ptr inline */
 void cg_lua_kill_after(CG *G, const KirInsn *u);   /* dead call results' slots cleared */
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);

@@ -90,9 +90,11 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     case T_LUA: {   /* the slot holds the argument's stack index (jit.c): a table */
       LLVMValueRef si = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+      LLVMTypeRef pt[2] = { G->i8p, G->i32 };
+      LLVMValueRef pa[2] = { luaL, si };
       av[n++] = si;
       av[n++] = LLVMConstInt(G->i8, 0, 0);
-      av[n++] = cg_lua_table_addr(G, luaL, si);   /* its address: a hint (read in place) */
+      av[n++] = cg_ccall(G, "kjit_lv_ptr", G->i64, pt, pa, 2);   /* its address: a hint */
       break;
     }
     default: {
@@ -110,7 +112,11 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMValueRef lbase = NULL;
   int nlua = 0;
   for (int r = 0; r < sp->nret; r++) nlua += sp->rets[r].kind == T_LUA;
-  if (nlua) lbase = cg_lua_entry_open(G, sp, luaL, nlua);   /* (inline where it can) */
+  if (nlua) {
+    LLVMTypeRef ps2[2] = { G->i8p, G->i32 };
+    LLVMValueRef as2[2] = { luaL, cg_i32(G, nlua) };
+    lbase = cg_ccall(G, "kjit_lv_open", G->i32, ps2, as2, 2);
+  }
   int luar = 0;
   for (int r = 0; r < sp->nret; r++) {
     Type t = sp->rets[r];

@@ -317,63 +317,6 @@ static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
   return phi;
 }
 
-/* For the entry wrapper (cg_entry.c) of root specialization sp, where L is
-** its own (loaded from err) and no frame of this function is open: n
-** slots opened inline as open_inline opens them where sp is hot
-** (kjit_lv_open where it is not, or the layout is not known); their first
-** index. The builder is left where the entry goes on. */
-LLVMValueRef cg_lua_entry_open(CG *G, KtySpec *sp, LLVMValueRef L, int n) {
-  const KlsFrameLayout *y = frame_layout(G);
-  KtySpec *old = G->sp;
-  G->sp = sp;
-  int hot = spec_hot(G);   /* (a main chunk run once: the call, as its own frame's) */
-  G->sp = old;
-  if (y == NULL || !hot) {
-    LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-    LLVMValueRef as[2] = { L, cg_i32(G, n) };
-    return call(G, "kjit_lv_open", G->i32, ps, as, 2);
-  }
-  LLVMValueRef oldL = G->luaL;
-  LLVMBasicBlockRef oldentry = G->lentry;
-  G->luaL = L;
-  LLVMValueRef first = open_inline(G, y, n);
-  G->luaL = oldL;
-  G->lentry = oldentry;
-  return first;
-}
-
-/* The address of the table in slot si (stack index), 0 when it holds
-** something else: runtime/luavalue.c kjit_lv_ptr, read in place where
-** kls_on holds (a caller's argument slot, read by the entry wrapper). */
-LLVMValueRef cg_lua_table_addr(CG *G, LLVMValueRef L, LLVMValueRef si) {
-  const KlsFrameLayout *y = frame_layout(G);
-  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-  LLVMValueRef as[2] = { L, si };
-  if (y == NULL) return call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
-  LLVMBasicBlockRef fast = cg_bb(G, "tptr"), slow = cg_bb(G, "tptrslow"), join = cg_bb(G, "tptrok");
-  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
-  LLVMPositionBuilderAtEnd(G->B, fast);
-  LLVMValueRef ci = ld(G, L, y->state_ci, G->i8p);
-  LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
-  LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, si, G->i64, ""), cg_i64(G, y->slot_size), "");
-  LLVMValueRef slot = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
-  LLVMValueRef tt = ld(G, slot, y->slot_tt, G->i8);
-  LLVMValueRef gc = ld(G, slot, 0, G->i64);
-  LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_TABLE, 0), "");
-  LLVMValueRef fv = LLVMBuildSelect(G->B, istab, gc, cg_i64(G, 0), "");
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, slow);
-  LLVMValueRef sv = call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "tptr");
-  LLVMValueRef vs[2] = { fv, sv };
-  LLVMBasicBlockRef bs[2] = { fast, slow };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
-}
-
 /* ---- Dead call results --------------------------------------------------------- */
 
 /* Slots are not shared (cg_lua_begin): an operation's slot holds its last
