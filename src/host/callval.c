@@ -127,6 +127,8 @@ typedef struct Entry {
   const void *spec;             /* its specialization, when run directly */
   const Guard *guard;           /* frozen upvalues to check, or NULL */
   int snapref;                  /* (the registry's reference to it) */
+  int nonative;                 /* its specialization cannot be called natively
+                                   (kd_native_site said no: not asked again) */
 } Entry;
 
 /* The check of a closure's frozen upvalues at each call (a userdata, its
@@ -660,24 +662,27 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
 ** numbers or Lua values (kd_native_site). The site takes references of
 ** its own to the closure, its native function and its guard (an entry may
 ** be replaced while the site still names them). */
-static void fill_site(lua_State *L, KlcSite *s, int32_t f, const Entry *e) {
-  if (s == NULL || e->spec == NULL || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) ||
+static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
+  if (s == NULL || e->spec == NULL || e->nonative || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) ||
       (e->guard != NULL && !upv_direct))
     return;
   if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
       s->guard == e->guard && memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
     return;   /* (filled: the call missed for another reason) */
+  KlcSite n;
+  e->nonative = 1;
   for (int i = 0; i < e->nkind; i++)
     if (e->kinds[i] != KLC_KINT && e->kinds[i] != KLC_KFLT && e->kinds[i] != KLC_KTABLE) return;
-  KlcSite n;
-  memset(&n, 0, sizeof n);
   if (!kd_native_site(e->spec, e->nkind, &n)) return;
+  e->nonative = 0;
   /* (references of another state, or of a closed one, are not ours to free) */
   if (s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch) {
     luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
     luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
     if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
   }
+  n.guard = NULL;
+  n.guardref = 0;
   n.fn = e->fn;
   n.reg = e->reg;
   n.epoch = e->epoch;
@@ -756,6 +761,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   e->npush = np;
   e->natref = 0;
   e->spec = NULL;
+  e->nonative = 0;
   if (np >= 0) {
     lua_pushvalue(L, -1);
     e->natref = luaL_ref(L, LUA_REGISTRYINDEX);
