@@ -80,7 +80,8 @@
 **     run directly from here where the interpreter's call under the
 **     trampoline cost more (s = s + a:dot(b): 1,071 instructions a call
 **     compiled, 1,703 interpreted from compiled code, the interpreter's
-**     own loop 820). "loops" is the policy before it; "all" still makes
+**     own loop 820; called natively from the site's own cache, luacall.c
+**     "Native calls", which fill_site fills: 760). "loops" is the policy before it; "all" still makes
 **     bench/lua_programs.lua's vectors, ray and perlin slower (their
 **     callees make tables and call methods), so it is not the default.
 */

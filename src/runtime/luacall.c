@@ -38,7 +38,9 @@
 ** trampoline's position, host/jit.c kd_run_direct), or, where it makes
 ** arrays, its native function in the function's place under the same
 ** trampoline. C functions, callables with __call, and callees kjit
-** refuses are called as they are, under the trampoline.
+** refuses are called as they are, under the trampoline. A call site that
+** ran a compiled callee directly calls it natively next time, before any
+** of this ("Native calls" below).
 **
 ** Nesting. Each call from compiled code into Lua is a C call the VM
 ** counts toward its C-stack limit (LUAI_MAXCCALLS, 200 in every 5.4
