@@ -357,7 +357,8 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   KEntry entry = *s->entryp;
   uint8_t rk[KJIT_MAXRETS];
   memcpy(rk, s->rets, sizeof rk);
-  KlsStackValue *top = st->top;
+  /* (an index: the callee may grow the stack, which moves it) */
+  int top = (int)(st->top - st->ci->func);
   int64_t rets[2 * KJIT_MAXRETS];
   kjit_lc_native_calls++;
   if (entry(a, rets, err) != 0) return raise_error(L, err, tramp);
@@ -378,7 +379,7 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   }
   /* the slots the entry opened for Lua results closed (lua_settop: nothing
   ** to close there) */
-  ((KlsState *)(void *)L)->top = top;
+  kls_close(L, top);
   return KLV_OK;
 }
 

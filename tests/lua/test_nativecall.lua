@@ -330,3 +330,31 @@ test("a count hook fires in a natively called callee's loop", function()
   testing.callees(old)
   if not ok then error(err, 0) end
 end)
+
+test("a natively called callee that grows the Lua stack (it moves) and gives a table", function()
+  modes(function()
+    differential(function()
+      local C = class()
+      local big = {}
+      for i = 1, 20000 do big[i] = i % 7 end
+      function C:wide(k)
+        local n = select('#', table.unpack(big, 1, k))   -- k values on the stack
+        return { n = n * self.x }
+      end
+      local a = setmetatable({ x = 2 }, C)
+      local function f(p, k)
+        local s = 0
+        for i = 1, 3 do s = s + p:wide(k * i).n end
+        return s
+      end
+      return f, function(run)
+        run(a, 10)
+        run(a, 10)
+        run(a, 5000)        -- the stack reallocated under the callee
+        run(a, 6000)
+        collectgarbage("collect")
+        run(a, 10)
+      end
+    end)
+  end, "native all")
+end)
