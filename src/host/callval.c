@@ -105,7 +105,8 @@ enum {
   KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
   KCV_MAXSPECS = 8,      /* specializations of one closure */
   KCV_WAYS = 512,        /* inline cache entries (per thread) */
-  KCV_MAXRECOMPILES = 3  /* compiles of one closure whose frozen upvalues changed */
+  KCV_MAXRECOMPILES = 3, /* compiles of one closure whose frozen upvalues changed */
+  KCV_SITE_REFILLS = 4   /* native caches filled anew (fill_site) */
 };
 
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
@@ -670,6 +671,11 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
       s->guard == e->guard && memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
     return;   /* (filled: the call missed for another reason) */
+  /* a site whose callee or kinds keep changing (objects of several classes
+  ** at one call) stops being refilled: each refill costs registry
+  ** references, more than the native call saves */
+  int same_state = s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch;
+  if (same_state && s->refills >= KCV_SITE_REFILLS) return;
   KlcSite n;
   e->nonative = 1;
   for (int i = 0; i < e->nkind; i++)
@@ -677,7 +683,8 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   if (!kd_native_site(e->spec, e->nkind, &n)) return;
   e->nonative = 0;
   /* (references of another state, or of a closed one, are not ours to free) */
-  if (s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch) {
+  n.refills = same_state ? s->refills + 1 : 0;
+  if (same_state) {
     luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
     luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
     if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);

@@ -72,6 +72,9 @@ struct KlcSite {
   int calls;             /* the callee makes compiled calls: needs err->stack_limit */
   const KlcGuard *guard; /* its frozen upvalues' check, or NULL (guardref: its userdata) */
   int guardref;
+  int refills;           /* times filled with another closure or kinds (host/
+                            callval.c stops at a few: a site that alternates
+                            keeps the inline cache's path) */
   int fnref, natref;     /* registry references to the closure and its native
                             function: neither is freed (nor its address reused)
                             while the site names them */
