@@ -81,9 +81,10 @@
 **     trampoline cost more (s = s + a:dot(b): 1,071 instructions a call
 **     compiled, 1,703 interpreted from compiled code, the interpreter's
 **     own loop 820; called natively from the site's own cache, luacall.c
-**     "Native calls", which fill_site fills: 760). "loops" is the policy before it; "all" still makes
-**     bench/lua_programs.lua's vectors, ray and perlin slower (their
-**     callees make tables and call methods), so it is not the default.
+**     "Native calls", which fill_site fills: 760). "loops" is the policy
+**     before it; "all" still makes bench/lua_programs.lua's vectors and
+**     ray slower (their callees make tables and call methods), so it is
+**     not the default.
 */
 #include "host/callval.h"
 #include <stdlib.h>
@@ -157,7 +158,8 @@ int kcv_l_callees(lua_State *L) {
   int old = callees;
   if (!lua_isnoneornil(L, 1)) {
     callees = luaL_checkoption(L, 1, NULL, callee_modes);
-    __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
+    /* decisions made so far: forgotten */
+    __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
     lua_pushnil(L);
