@@ -212,6 +212,10 @@ kjit_lua_test_again(test_frames_api test_frames "KJIT_NO_STACK_READS=1")
 # direct calls read in place; host/lua_stack.h).
 kjit_lua_test_again(test_callproto_api test_callproto "KJIT_NO_STACK_READS=1")
 
+# The native call protocol (tests/lua/test_nativecall.lua) again through the
+# Lua API only (KJIT_NO_STACK_READS=1: no native calls, the slow path alone).
+kjit_lua_test_again(test_nativecall_api test_nativecall "KJIT_NO_STACK_READS=1")
+
 # Dead call results' slots (tests/lua/test_slowprogs.lua) again through the
 # Lua API only (KJIT_NO_STACK_READS=1: slots cleared by kjit_lv_setnil,
 # codegen/cg_lua.c cg_lua_kill_after).

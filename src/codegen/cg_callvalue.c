@@ -178,6 +178,16 @@ static void call_check(CG *G, const KirInsn *v, LLVMValueRef rc, LLVMValueRef fs
   LLVMPositionBuilderAtEnd(G->B, ok);
 }
 
+/* A call site's native cache (luacall.h KlcSite): a private global, zero
+** at first, which only the run time reads and writes. */
+static LLVMValueRef native_site(CG *G) {
+  LLVMTypeRef ty = LLVMArrayType(G->i64, (sizeof(KlcSite) + 7) / 8);
+  LLVMValueRef g = LLVMAddGlobal(G->M, ty, "kcg.nsite");
+  LLVMSetInitializer(g, LLVMConstNull(ty));
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return LLVMBuildPointerCast(G->B, g, G->i8p, "");
+}
+
 void cg_fn_call(CG *G, const KirInsn *v) {
   enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
   KtySpec *sp = G->sp;
@@ -242,16 +252,23 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     LLVMBuildUnreachable(G->B);
     LLVMPositionBuilderAtEnd(G->B, ob);
   } else {
-    LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
-                          LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32 };
+    LLVMTypeRef ps[11] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i32, 0),
+                           LLVMPointerType(G->i64, 0), LLVMPointerType(G->i32, 0), G->i32, G->i32,
+                           G->i8p, G->errp };
+    int32_t cnres = toret ? -1 - toret : toc >= 0 ? KLC_ADJUST - toc : v->aux < 0 ? -1 : nres;
     /* (fewer when an open call's function gave fewer: cg_vararg.c) */
-    LLVMValueRef as[9] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
-                           p32, p64, ps32, cg_i32(G, toret ? -1 - toret : toc >= 0 ? KLC_ADJUST - toc :
-                                                  v->aux < 0 ? -1 : nres), dst };
+    LLVMValueRef as[11] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_open_count(G, v, n),
+                            p32, p64, ps32, cg_i32(G, cnres), dst, NULL, G->err };
     /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
     ** what is not callable itself, with the interpreter's words) */
     int tfor = (v->flags & KIR_F_TFOR) != 0;
-    rc = cg_ccall(G, tfor ? "kjit_lc_tforcall" : "kjit_lc_call", G->i32, ps, as, 9);
+    if (tfor) rc = cg_ccall(G, "kjit_lc_tforcall", G->i32, ps, as, 9);
+    else {
+      /* a call for exactly nres values has a native cache of its own
+      ** (luacall.c "Native calls"; luacall.h KlcSite) */
+      as[9] = cnres >= 0 && !(v->flags & KIR_F_OPEN) ? native_site(G) : LLVMConstNull(G->i8p);
+      rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 11);
+    }
     if (tfor) goto results;
   }
   call_check(G, v, rc, fslot, 0);

@@ -82,9 +82,11 @@
 **     run directly from here where the interpreter's call under the
 **     trampoline cost more (s = s + a:dot(b): 1,071 instructions a call
 **     compiled, 1,703 interpreted from compiled code, the interpreter's
-**     own loop 820). "loops" is the policy before it; "all" still makes
-**     bench/lua_programs.lua's vectors, ray and perlin slower (their
-**     callees make tables and call methods), so it is not the default.
+**     own loop 820; called natively from the site's own cache, luacall.c
+**     "Native calls", which fill_site fills: 760). "loops" is the policy
+**     before it; "all" still makes bench/lua_programs.lua's vectors and
+**     ray slower (their callees make tables and call methods), so it is
+**     not the default.
 */
 #include "host/callval.h"
 #include <stdlib.h>
@@ -106,13 +108,16 @@ enum {
   KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
   KCV_MAXSPECS = 8,      /* specializations of one closure */
   KCV_WAYS = 512,        /* inline cache entries (per thread) */
-  KCV_MAXRECOMPILES = 3  /* compiles of one closure whose frozen upvalues changed */
+  KCV_MAXRECOMPILES = 3, /* compiles of one closure whose frozen upvalues changed */
+  KCV_SITE_REFILLS = 4   /* native caches filled anew (fill_site) */
 };
 
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
 static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closures compiled */
 static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
 static const char OPTS_KEY[] = "kjit.callval.opts";       /* options -> a cache like CACHE_KEY's */
+
+typedef KlcGuard Guard;   /* (luacall.h: native calls check it too) */
 
 typedef struct Entry {
   int32_t site;
@@ -125,8 +130,10 @@ typedef struct Entry {
   int npush;                    /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
   const void *spec;             /* its specialization, when run directly */
-  const struct Guard *guard;    /* frozen upvalues to check, or NULL */
+  const Guard *guard;           /* frozen upvalues to check, or NULL */
   int snapref;                  /* (the registry's reference to it) */
+  int nonative;                 /* its specialization cannot be called natively
+                                   (kd_native_site said no: not asked again) */
 } Entry;
 
 /* The check of a closure's frozen upvalues at each call (a userdata, its
@@ -137,16 +144,11 @@ typedef struct Entry {
 ** stack reads are on; else guard_holds. A value that is raw equal but not
 ** identical (1 and 1.0) fails the quick check and goes to the slow path,
 ** which refills the entry: the same answer, later. */
-typedef struct Guard {
-  uint64_t mask;
-  int n;
-  uint8_t up[64];
-  KlsTValue val[64];
-} Guard;
+
 
 /* (the inline cache: luacall.c's per-thread block for the hook) */
 _Static_assert(sizeof(Entry) * KCV_WAYS <= KLC_HOOK_TLS, "the inline cache fits");
-static uint32_t epoch = 1;      /* bumped when a Lua state closes */
+/* (luacall.c's kjit_lc_epoch: bumped when a Lua state closes) */
 
 enum { CALLEES_NONE, CALLEES_LOOPS, CALLEES_ALL, CALLEES_LEAVES };
 static int callees = CALLEES_LEAVES;   /* (kjit.testing.callees) */
@@ -158,7 +160,8 @@ int kcv_l_callees(lua_State *L) {
   int old = callees;
   if (!lua_isnoneornil(L, 1)) {
     callees = luaL_checkoption(L, 1, NULL, callee_modes);
-    __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);   /* decisions made so far: forgotten */
+    /* decisions made so far: forgotten */
+    __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
     lua_pushnil(L);
@@ -166,7 +169,8 @@ int kcv_l_callees(lua_State *L) {
   }
   lua_pushstring(L, callee_modes[old]);
   lua_pushinteger(L, ncompiled);
-  return 2;
+  lua_pushinteger(L, kjit_lc_native_calls);
+  return 3;
 }
 
 /* Is one of the loops of the Lua function at idx (a for, or a backward
@@ -338,25 +342,25 @@ static int worth_compiling(lua_State *L, int idx) {
 ** the closure (jit.c classify's signature), or 0: not keyed here. */
 static uint8_t kind_of(lua_State *L, int32_t tag, int32_t slot) {
   switch (tag) {
-  case KLV_INT: return 1;
-  case KLV_FLT: return 2;
+  case KLV_INT: return KLC_KINT;
+  case KLV_FLT: return KLC_KFLT;
   case KLV_BOOL: return 3;
   case KLV_NIL: return 4;
   default: break;
   }
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* the common kinds read in place */
     switch (((const KlsState *)(void *)L)->ci->func[slot].val.tt_) {
-    case KLS_INT: return 1;
-    case KLS_FLT: return 2;
-    case KLS_TABLE: return 5;
+    case KLS_INT: return KLC_KINT;
+    case KLS_FLT: return KLC_KFLT;
+    case KLS_TABLE: return KLC_KTABLE;
     default: break;
     }
   }
   switch (lua_type(L, slot)) {
-  case LUA_TNUMBER: return lua_isinteger(L, slot) ? 1 : 2;
+  case LUA_TNUMBER: return lua_isinteger(L, slot) ? KLC_KINT : KLC_KFLT;
   case LUA_TBOOLEAN: return 3;
   case LUA_TNIL: return 4;
-  case LUA_TTABLE: return 5;
+  case LUA_TTABLE: return KLC_KTABLE;
   case LUA_TSTRING: return 6;
   case LUA_TUSERDATA: {
     KBuffer *b = kb_fast(L, slot);
@@ -392,7 +396,7 @@ static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t
 
 static int sentinel_gc(lua_State *L) {
   (void)L;
-  __atomic_add_fetch(&epoch, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
   return 0;
 }
 
@@ -682,8 +686,61 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
   return np < 0 ? -1 : np;
 }
 
+/* Fills the native cache s of the call at site (runtime/luacall.c "Native
+** calls") from inline-cache entry e, whose specialization runs directly,
+** when the callee may be called natively there: its frozen upvalues, if
+** any, checked in place (the entry's guard, which the site then checks
+** at each call too), the arguments numbers and tables, the results
+** numbers or Lua values (kd_native_site). The site takes references of
+** its own to the closure, its native function and its guard (an entry may
+** be replaced while the site still names them). */
+static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
+  if (s == NULL || e->spec == NULL || e->nonative || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) ||
+      (e->guard != NULL && !upv_direct))
+    return;
+  if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
+      s->guard == e->guard && memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
+    return;   /* (filled: the call missed for another reason) */
+  /* a site whose callee or kinds keep changing (objects of several classes
+  ** at one call) stops being refilled: each refill costs registry
+  ** references, more than the native call saves */
+  int same_state = s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch;
+  if (same_state && s->refills >= KCV_SITE_REFILLS) return;
+  KlcSite n;
+  e->nonative = 1;
+  for (int i = 0; i < e->nkind; i++)
+    if (e->kinds[i] != KLC_KINT && e->kinds[i] != KLC_KFLT && e->kinds[i] != KLC_KTABLE) return;
+  if (!kd_native_site(e->spec, e->nkind, &n)) return;
+  e->nonative = 0;
+  /* (references of another state, or of a closed one, are not ours to free) */
+  n.refills = same_state ? s->refills + 1 : 0;
+  if (same_state) {
+    luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
+    if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
+  }
+  n.guard = NULL;
+  n.guardref = 0;
+  n.fn = e->fn;
+  n.reg = e->reg;
+  n.epoch = e->epoch;
+  n.nargs = e->nkind;
+  memcpy(n.kinds, e->kinds, (size_t)e->nkind);
+  lua_pushvalue(L, f);
+  n.fnref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
+  n.natref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (e->guard != NULL) {   /* (the guard's userdata: new_guard) */
+    n.guard = e->guard;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
+    n.guardref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  *s = n;
+}
+
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
-                        const int64_t *bits, const int32_t *slots, const void **spec, void *tls) {
+                        const int64_t *bits, const int32_t *slots, const void **spec, void *tls,
+                        KlcSite *nsite) {
   if (nargs > KJIT_MAXARGS) return -1;
   const void *fn, *reg;
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (lua_stack.h) */
@@ -698,7 +755,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
   Entry *ic = tls;
-  uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
   uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
   Entry *e = &ic[(h >> 20) % KCV_WAYS];
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
@@ -712,6 +769,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   }
   if (hit && (e->guard == NULL || guard_ok(L, f, fn, e))) {
     if (e->npush < 0) return -1;
+    if (nsite != NULL && e->spec != NULL) fill_site(L, nsite, f, e);
     if (e->spec != NULL) *spec = e->spec;
     else lua_rawgeti(L, LUA_REGISTRYINDEX, e->natref);
     return e->npush;
@@ -741,6 +799,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   e->npush = np;
   e->natref = 0;
   e->spec = NULL;
+  e->nonative = 0;
   if (np >= 0) {
     lua_pushvalue(L, -1);
     e->natref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -748,6 +807,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     if (e->spec != NULL) {   /* run directly: nothing pushed */
       lua_pop(L, 1);
       *spec = e->spec;
+      fill_site(L, nsite, f, e);
     }
   }
   return np < 0 ? -1 : np;
@@ -760,4 +820,5 @@ void kcv_init(void) {
   for (int m = 0; e && callee_modes[m]; m++) if (strcmp(e, callee_modes[m]) == 0) callees = m;
   kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
   kjit_lc_set_direct_to(kd_run_direct_to);
+  kjit_lc_set_raise(kd_direct_error);
 }

@@ -1682,7 +1682,7 @@ static void push_site_where(lua_State *L, int32_t site) {
   else lua_pushliteral(L, "");
 }
 
-static __attribute__((noinline)) int direct_error(lua_State *L, const KErr *err, int32_t site) {
+__attribute__((noinline)) int kd_direct_error(lua_State *L, const KErr *err, int32_t site) {
   if (err->kind == KE_USER && err->c > 0) {
     /* error(msg, level): level 2 is the call's own line (no Lua frame
     ** stands for it here); higher ones the frames above this C function */
@@ -1731,7 +1731,7 @@ int kd_run_direct(lua_State *L, const void *spec, int32_t site, const int32_t *t
   KErr err;
   int top = lua_gettop(L);
   kerr_begin(L, &err, js->calls);
-  if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
+  if (js->entry(slots, rets, &err) != 0) return kd_direct_error(L, &err, site);
   if (js->nret == 0) { lua_settop(L, top); return 0; }
   /* (a result of Lua type is in a slot the entry left above top) */
   int n = nresults_of(js, rets), first = lua_gettop(L) + 1;
@@ -1788,7 +1788,7 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
   const KlsState *ks = (const KlsState *)(void *)L;
   int top = kls ? (int)(ks->top - ks->ci->func) - 1 : lua_gettop(L);
   kerr_begin(L, &err, js->calls);
-  if (js->entry(slots, rets, &err) != 0) return direct_error(L, &err, site);
+  if (js->entry(slots, rets, &err) != 0) return kd_direct_error(L, &err, site);
   int n = js->nret == 0 ? 0 : nresults_of(js, rets);
   /* (room for the one value pushed at a time: the entry's frame is closed,
   ** and the C function's LUA_MINSTACK stays above the slots it left) */
@@ -1805,6 +1805,28 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
   else if (lua_gettop(L) != top) lua_settop(L, top);
   return nres;
 }
+int kd_native_site(const void *spec, int nargs, KlcSite *s) {
+  const JitSpec *js = spec;
+  if (js->nsig != nargs || js->nargs > KJIT_MAXARGS || js->dyncount || js->nret > KJIT_MAXRETS)
+    return 0;
+  for (int i = 0; i < js->nsig; i++)
+    if (js->sig[i] != SIG_INT && js->sig[i] != SIG_FLOAT && js->sig[i] != SIG_TABLE) return 0;
+  for (int r = 0; r < js->nret; r++) {
+    switch (js->rets[r]) {
+    case T_INT: s->rets[r] = KLC_RINT; break;
+    case T_F64: s->rets[r] = KLC_RFLT; break;
+    case T_NUMBER: s->rets[r] = KLC_RNUM; break;
+    case T_LUA: s->rets[r] = KLC_RLUA; break;
+    default: return 0;
+    }
+  }
+  s->nparams = js->nargs;
+  s->nret = js->nret;
+  s->entryp = &js->entry;
+  s->calls = js->calls;
+  return 1;
+}
+
 int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs) {
   objidx = lua_absindex(L, objidx);
   argbase = lua_absindex(L, argbase);

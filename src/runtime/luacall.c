@@ -38,7 +38,9 @@
 ** trampoline's position, host/jit.c kd_run_direct), or, where it makes
 ** arrays, its native function in the function's place under the same
 ** trampoline. C functions, callables with __call, and callees kjit
-** refuses are called as they are, under the trampoline.
+** refuses are called as they are, under the trampoline. A call site that
+** ran a compiled callee directly calls it natively next time, before any
+** of this ("Native calls" below).
 **
 ** Nesting. Each call from compiled code into Lua is a C call the VM
 ** counts toward its C-stack limit (LUAI_MAXCCALLS, 200 in every 5.4
@@ -61,6 +63,7 @@
 #include "lauxlib.h"
 #include "backend/cpu.h"
 #include "host/lua_stack.h"
+#include "runtime/runtime.h"
 
 /* Arguments are (tag, bits, slot) triples (luavalue.h's KLV_INSLOT, KLV_INT,
 ** KLV_FLT; luacall.h's KLC_BOOL, KLC_NIL), pushed by kjit_lv_push; results
@@ -173,7 +176,7 @@ static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
   const void *spec = NULL;
   if (c->depth >= 0 && compiled_hook != NULL)
     n = compiled_hook(L, c->tramp, c->f, c->nargs, c->tags, c->bits, c->slots, &spec,
-                      ((KlcThread *)c->thread)->hook);
+                      ((KlcThread *)c->thread)->hook, NULL);
   if (n >= 0 && spec != NULL) {
     int got = run_direct(L, spec, c->tramp, c->tags, c->bits, c->slots);
     if (c->open) {
@@ -251,13 +254,15 @@ static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, in
 ** calls it, under its trampoline. What it computes is what finish
 ** computes for such a call (the same hook, the same nesting rule). */
 static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
-                        int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+                        int64_t *bits, int32_t *slots, int32_t nres, int32_t dst,
+                        KlcSite *nsite) {
   KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
   nest_open(&c, __builtin_frame_address(0));
   int n = -1;
   const void *spec = NULL;
   if (c.depth >= 0 && compiled_hook != NULL)
-    n = compiled_hook(L, tramp, f, nargs, tags, bits, slots, &spec, ((KlcThread *)c.thread)->hook);
+    n = compiled_hook(L, tramp, f, nargs, tags, bits, slots, &spec, ((KlcThread *)c.thread)->hook,
+                      nsite);
   if (n >= 0 && spec != NULL) {
     run_direct_to(L, spec, tramp, tags, bits, slots, nres, dst);
     nest_close(&c);
@@ -277,11 +282,146 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
   return KLV_OK;
 }
 
+/* ---- Native calls ------------------------------------------------------------
+**
+** The native call protocol (issue 29). A call site of a function value in
+** compiled code has a KlcSite of its own (a private global of the caller's
+** code, cg_callvalue.c): the closure it called last, when that closure ran
+** as a compiled specialization that takes only numbers and tables and
+** gives only numbers, with the specialization's entry and the argument
+** kinds it was made for. kjit_lc_call tries it first (native_call): when
+** the value in the callee's slot is that very closure, of the same Lua
+** state and epoch, and the arguments are of those kinds, the entry is
+** called at once with the arguments as its slots (numbers as their bits,
+** a table as its stack slot, which the caller's frame holds) and the
+** caller's own error record. No Lua stack push, no inline-cache hash, no
+** generic direct run; what runs is what the slow path would run for the
+** same call (it filled the site: host/callval.c kcv_compiled), so the
+** answers are the same.
+**
+** When Lua would see another function, the site misses and the slow path
+** runs (and refills it):
+**   - a method replaced, a method put on the object, another metatable,
+**     __index changed, a global or upvalue reassigned: the value compiled
+**     code calls is read as before (the method cache, the global, the
+**     upvalue), so the slot holds another closure, whose address differs
+**     from the site's: the site keeps its closure alive (fnref), so the
+**     address is not reused while the site names it;
+**   - a callee with frozen upvalues (their values compiled in): the site
+**     checks them in place at each call as the inline cache does (its
+**     guard: callval.c guard_ok), so that an upvalue another function
+**     assigned sends the call to the slow path, which compiles anew;
+**   - a Lua state closed, or the callee policy changed: the epoch.
+** Errors: the callee fills the caller's error record and returns non-zero;
+** it is raised at once as a direct run raises it (jit.c kd_direct_error:
+** the callee's file:line, error(msg, 2) at the call's line), a longjmp
+** through the compiled frames as any helper's. Interrupts: the callee
+** polls with the caller's record, whose poll context the caller's
+** dispatcher set. Nesting: a native call takes no Lua C-call count (no
+** lua_call) and is not counted by nest_open; it runs while the C stack
+** has KLC_NATIVE_ROOM above the limit compiled calls check
+** (err->stack_limit, set here as a dispatcher sets it, so that a callee's
+** own compiled calls check it too); below that the slow path runs, which
+** nests up to KLC_MAXNEST and then runs the callee interpreted, so that
+** deep recursion ends in Lua's own "stack overflow".
+** Frames: the callee opens its own Lua frame above the caller's top only
+** where it holds Lua values (cg_lua.c), and closes it before it returns;
+** no CallInfo is made, as in every direct run (a traceback through such a
+** callee shows the caller's line, the call, not the callee's). */
+
+uint32_t kjit_lc_epoch = 1;
+long kjit_lc_native_calls;   /* native calls made (tests: kjit.testing.callees) */
+static KlcRaise raise_error;
+void kjit_lc_set_raise(KlcRaise raise) { raise_error = raise; }
+
+enum { KLC_MISS = -1 };
+/* C stack kept above err->stack_limit (runtime.c krt_stack_limit) for the
+** slow path's nested calls after the native ones: KLC_MAXNEST calls through
+** lua_call and the interpreter, a few KiB each at most */
+#define KLC_NATIVE_ROOM ((uint64_t)1 << 20)
+
+static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs,
+                           int32_t *tags, int64_t *bits, const int32_t *slots, int32_t nres,
+                           int32_t dst, KlcSite *s, KErr *err) {
+  const KlsState *st = (const KlsState *)(void *)L;
+  const KlsStackValue *fr = st->ci->func;
+  const KlsTValue *fv = &fr[f].val;
+  if (fv->tt_ != KLS_LCL || fv->value_.gc != s->fn || st->l_G != s->reg ||
+      s->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != s->nargs ||
+      nres > s->nret)
+    return KLC_MISS;
+  int64_t a[KJIT_MAXARGS + 1];
+  for (int i = 0; i < nargs; i++) {
+    int32_t tg = tags[i];
+    const KlsTValue *v = &fr[slots[i]].val;
+    switch (s->kinds[i]) {
+    case KLC_KINT:
+      if (tg == KLV_INT) a[i] = bits[i];
+      else if (tg == KLV_INSLOT && v->tt_ == KLS_INT) a[i] = v->value_.i;
+      else return KLC_MISS;
+      break;
+    case KLC_KFLT:
+      if (tg == KLV_FLT) a[i] = bits[i];
+      else if (tg == KLV_INSLOT && v->tt_ == KLS_FLT) memcpy(&a[i], &v->value_.n, 8);
+      else return KLC_MISS;
+      break;
+    default:   /* KLC_KTABLE: the slot's index, which the entry reads (cg_entry.c) */
+      if (tg != KLV_INSLOT || v->tt_ != KLS_TABLE) return KLC_MISS;
+      a[i] = slots[i];
+      break;
+    }
+  }
+  for (int i = nargs; i < s->nparams; i++) a[i] = 0;
+  const KlcGuard *g = s->guard;   /* frozen upvalues still as compiled (callval.c guard_ok) */
+  for (int i = 0; g != NULL && i < g->n; i++) {
+    const KlsTValue *v = kls_upvalue(s->fn, g->up[i]), *w = &g->val[i];
+    if (v->tt_ != w->tt_ || ((v->tt_ & 0x0f) > 1 && v->value_.i != w->value_.i)) return KLC_MISS;
+  }
+  /* deep enough: the slow path, which nests (nest_open) until it runs the
+  ** callee interpreted */
+  if (err->stack_limit == 0) err->stack_limit = krt_stack_limit();
+  if ((uint64_t)(uintptr_t)__builtin_frame_address(0) < err->stack_limit + KLC_NATIVE_ROOM)
+    return KLC_MISS;
+  /* what is read after the call, read before it (a recursive call through
+  ** this site may refill it) */
+  KEntry entry = *s->entryp;
+  uint8_t rk[KJIT_MAXRETS];
+  memcpy(rk, s->rets, sizeof rk);
+  /* (an index: the callee may grow the stack, which moves it) */
+  int top = (int)(st->top - st->ci->func);
+  int64_t rets[2 * KJIT_MAXRETS];
+  kjit_lc_native_calls++;
+  if (entry(a, rets, err) != 0) return raise_error(L, err, tramp);
+  for (int r = 0; r < nres; r++) {
+    int64_t tag = rets[KJIT_MAXRETS + r];
+    bits[r] = rets[r];
+    switch (rk[r]) {
+    case KLC_RNUM: tags[r] = tag ? KLV_FLT : KLV_INT; break;
+    case KLC_RLUA:   /* a number (tag 1, 2), else in the entry's slot (cg_entry.c) */
+      if (tag != 0) tags[r] = (int32_t)tag;
+      else {
+        lua_pushvalue(L, (int)rets[r]);
+        tags[r] = kjit_lv_take(L, dst + r, &bits[r]);
+      }
+      break;
+    default: tags[r] = rk[r]; break;
+    }
+  }
+  /* the slots the entry opened for Lua results closed (lua_settop: nothing
+  ** to close there) */
+  kls_close(L, top);
+  return KLV_OK;
+}
+
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
-                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
+                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
+                     KErr *err) {
+  if (nsite != NULL && nsite->fn != NULL &&
+      native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK)
+    return KLV_OK;
   if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
       ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
-    return call_lua(L, tramp, f, nargs, tags, bits, slots, nres, dst);
+    return call_lua(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite);
   if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);

@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include "lua.h"
 #include "runtime/luavalue.h"
+#include "common/compile.h"
+#include "host/lua_stack.h"
 
+typedef struct KlcSite KlcSite;   /* a call site's native cache (below) */
 enum { KLC_BOOL = KLV_BOOL, KLC_NIL = KLV_NIL };   /* argument tags past KLV_FLT (luavalue.h) */
 enum { KLC_NRES = 0x90 };             /* an open call gave other than one value */
 enum { KLC_INNER = 0x100 };
@@ -23,9 +26,10 @@ enum { KLC_ADJUST = -1000 };           /* kjit_lc_call_spread: the inner call's 
 /* f may hold any value. tls: KLC_HOOK_TLS bytes of the hook's own, one
 ** block per thread (zeroed at first). */
 enum { KLC_HOOK_TLS = 49152 };
+/* nsite: the call's native cache (NULL: none), which the hook may fill. */
 typedef int (*KlcCompiledHook)(lua_State *L, int32_t site, int32_t f, int32_t nargs,
                                const int32_t *tags, const int64_t *bits, const int32_t *slots,
-                               const void **spec, void *tls);
+                               const void **spec, void *tls, KlcSite *nsite);
 /* Runs *spec with those arguments; pushes its results, returns how many. */
 typedef int (*KlcRunDirect)(lua_State *L, const void *spec, int32_t site, const int32_t *tags,
                             const int64_t *bits, const int32_t *slots);
@@ -35,6 +39,55 @@ void kjit_lc_set_compiled(KlcCompiledHook fn, KlcRunDirect run);
 typedef int (*KlcRunDirectTo)(lua_State *L, const void *spec, int32_t site, int32_t *tags,
                               int64_t *bits, const int32_t *slots, int32_t nres, int32_t dst);
 void kjit_lc_set_direct_to(KlcRunDirectTo run);
+
+/* The native call protocol (luacall.c "Native calls"): a call site's own
+** cache of the compiled callee it called last, a private global of the
+** caller's code (codegen/cg_callvalue.c), zero at first, filled by the
+** hook (host/callval.c, through kjit_lc_fill_site) and read by
+** kjit_lc_call before anything else. */
+enum { KLC_KINT = 1, KLC_KFLT = 2, KLC_KTABLE = 5 };   /* argument kinds (callval.c kind_of) */
+/* result kinds: an integer, a float, a number of either kind (its tag says
+** which), a Lua value (a number by its tag, else in a slot above the top) */
+enum { KLC_RINT = 1, KLC_RFLT = 2, KLC_RNUM = 3, KLC_RLUA = 4 };
+/* The check of a compiled closure's frozen upvalues at each call
+** (host/callval.c makes it: a userdata): which ones (mask, and as 0-based
+** indices) and the values they held when its code compiled, compared in
+** place (lua_stack.h kls_upvalue: a tag and a word each). */
+typedef struct KlcGuard {
+  uint64_t mask;
+  int n;
+  uint8_t up[64];
+  KlsTValue val[64];
+} KlcGuard;
+struct KlcSite {
+  const void *fn;        /* the Lua closure (NULL: empty) */
+  const void *reg;       /* its Lua state's global state */
+  uint32_t epoch;        /* kjit_lc_epoch when filled */
+  int32_t nargs;         /* the call's arguments, each of kind kinds[i] */
+  int32_t nparams;       /* the entry's argument slots (those past nargs: 0) */
+  int32_t nret;          /* the callee's results, each of kind rets[r] */
+  uint8_t kinds[KJIT_MAXARGS];
+  uint8_t rets[KJIT_MAXRETS];
+  KEntry const *entryp;  /* the specialization's entry (a tier-up replaces it) */
+  int calls;             /* the callee makes compiled calls: needs err->stack_limit */
+  const KlcGuard *guard; /* its frozen upvalues' check, or NULL (guardref: its userdata) */
+  int guardref;
+  int refills;           /* times filled with another closure or kinds (host/
+                            callval.c stops at a few: a site that alternates
+                            keeps the inline cache's path) */
+  int fnref, natref;     /* registry references to the closure and its native
+                            function: neither is freed (nor its address reused)
+                            while the site names them */
+};
+/* Bumped whenever cached decisions about callees become wrong (a Lua
+** state closed, the callee policy changed): a site or inline-cache
+** entry of another epoch is empty. */
+extern uint32_t kjit_lc_epoch;
+extern long kjit_lc_native_calls;   /* native calls made (the tests' fact) */
+/* Raises the error a compiled callee left in err, as a direct run does
+** (host/jit.c kd_direct_error). */
+typedef int (*KlcRaise)(lua_State *L, const KErr *err, int32_t site);
+void kjit_lc_set_raise(KlcRaise raise);
 
 /* One call of a function value through its trampoline (luacall.c). */
 typedef struct KlcCall {
@@ -53,8 +106,11 @@ int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults);
 
 int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out);
 void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v);
+/* nsite, err: the call site's native cache (NULL where the call wants
+** other than exactly nres >= 0 values) and the caller's error record. */
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
-                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst);
+                     int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
+                     KErr *err);
 int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, int32_t ni,
                             int32_t *tags, int64_t *bits, int32_t *slots, int32_t narr,
                             int32_t nrec, int32_t dst, int64_t *h);

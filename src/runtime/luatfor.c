@@ -78,7 +78,7 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)
         ? ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL
         : lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f))
-    return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst);
+    return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, NULL, NULL);
   if (!looked) look_up();
   luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many values in a for");
   int base = lua_gettop(L);
