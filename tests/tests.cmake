@@ -17,8 +17,9 @@ if(KJIT_SANITIZE)
       "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
       "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
-if(KJIT_LLVM_DLOPEN)
-  # test_cache.lua: LLVM must then be absent from processes that never compile
+if(KJIT_LLVM_STUBS)
+  # test_cache.lua: LLVM (libLLVM or kjit_llvm.so) must then be absent from
+  # processes that never compile
   list(APPEND KJIT_TEST_ENV "KJIT_TEST_LLVM_DLOPEN=1")
 endif()
 foreach(t ${KJIT_LUA_TESTS})
@@ -84,8 +85,12 @@ foreach(t ${KJIT_C_TESTS})
   endif()
   # C tests link the objects directly, so they can test internal stages.
   # (and libLLVM, which tests such as test_cpu.c call themselves; kjit's
-  # own calls still go through its stubs, KJIT_LLVM_DLOPEN)
+  # own calls still go through its stubs, KJIT_LLVM_DLOPEN; in the static
+  # build the tests' calls go through them too, to kjit_llvm.so)
   add_executable(${n} ${t} $<TARGET_OBJECTS:kjit_objs> ${KJIT_STUB_OBJS})
+  if(KJIT_LLVM_BACKEND)
+    add_dependencies(${n} kjit_llvm)
+  endif()
   target_link_libraries(${n} PRIVATE ${LUA_LINK_LIBRARIES} ${KJIT_LINK_LIBS} ${KJIT_TEST_LLVM_LIBS})
   target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/include ${LUA_INCLUDE_DIRS})
   target_include_directories(${n} SYSTEM PRIVATE ${LLVM_INCLUDE_DIR})

@@ -4,7 +4,7 @@
 ** The stubs and their table come from tools/llvm_stubs.lua (llvm_stubs.c
 ** in the build directory). An empty slot sends its stub to
 ** kjit_llvm_resolve (below), which saves the argument registers, calls
-** kjit_llvm_bind (loads libLLVM, fills every slot), restores them and
+** kjit_llvm_bind (loads LLVM, fills every slot), restores them and
 ** jumps to the function. Slots are written once, before `loaded` is set;
 ** a stub reading a slot sees either 0 (and goes to the once-guarded
 ** loader) or the final address.
@@ -13,6 +13,8 @@
 
 #ifdef KJIT_LLVM_DLOPEN
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,26 +26,83 @@ extern const char *const kjit_llvm_names[];
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
-static char load_err[768];
+static char load_err[PATH_MAX + 768];   /* a path and a message */
 
-/* KJIT_LIBLLVM: the library the build linked against (llvm-config
-   --libfiles), then its name alone (the loader's search path). */
-static void load(void) {
+#ifdef KJIT_LLVM_BACKEND
+/* The static build: kjit's own LLVM backend module (KJIT_LLVM_BACKEND,
+** "kjit_llvm.so"), LLVM's static libraries cut down to what kjit calls
+** (CMakeLists.txt). It is looked for next to the binary this code is in
+** (kjit.so, libkjit.so, a test program), then at KJIT_LLVM_BACKEND_REL
+** from there (an installed libkjit.so in lib/ finds the one installed
+** beside kjit.so in lib/lua/5.4/), then by name (the loader's path).
+** The binary's directory is the loader's own record of it (its origin,
+** made absolute when the binary was loaded: a later chdir does not move
+** it). */
+static void *open_llvm(const char **why, char *first, size_t nfirst) {
+  char dir[PATH_MAX] = "";
+  Dl_info info;
+  struct link_map *self = NULL;
+  if (dladdr1((void *)open_llvm, &info, (void **)&self, RTLD_DL_LINKMAP) && self &&
+      dlinfo(self, RTLD_DI_ORIGIN, dir) != 0)
+    dir[0] = '\0';
+  const char *rel = KJIT_LLVM_BACKEND_REL;
+  char cands[3][PATH_MAX + 256];
+  int n = 0;
+  if (dir[0]) {
+    snprintf(cands[n++], sizeof cands[0], "%s/%s", dir, KJIT_LLVM_BACKEND);
+    if (rel[0] == '/')
+      snprintf(cands[n++], sizeof cands[0], "%s/%s", rel, KJIT_LLVM_BACKEND);
+    else if (rel[0])
+      snprintf(cands[n++], sizeof cands[0], "%s/%s/%s", dir, rel, KJIT_LLVM_BACKEND);
+  }
+  snprintf(cands[n++], sizeof cands[0], "%s", KJIT_LLVM_BACKEND);
+  snprintf(first, nfirst, "%s", cands[0]);
+  void *h = NULL;
+  *why = "?";
+  for (int i = 0; i < n && !h; i++) {
+    h = dlopen(cands[i], RTLD_LAZY | RTLD_LOCAL);
+    /* the first failure says most (a missing file there, or a broken one) */
+    if (!h && i == 0) *why = dlerror();
+    else if (!h) (void)dlerror();
+  }
+  if (!h) return NULL;
+  /* a module from another LLVM (kjit.so and kjit_llvm.so of two builds) */
+  const char *(*version)(void) = (const char *(*)(void))dlsym(h, "kjit_llvm_backend_version");
+  if (!version || strcmp(version(), KJIT_LLVM_VERSION) != 0) {
+    *why = "it is not a kjit LLVM backend module of LLVM " KJIT_LLVM_VERSION;
+    dlclose(h);
+    return NULL;
+  }
+  return h;
+}
+#else
+/* The shared libLLVM the build linked against (KJIT_LIBLLVM, from
+** llvm-config --libfiles), then its soname (the loader's search path). */
+static void *open_llvm(const char **why, char *first, size_t nfirst) {
   static const char *const paths[] = {KJIT_LIBLLVM, KJIT_LIBLLVM_NAME};
   void *h = NULL;
-  const char *why = "?";
+  *why = "?";
+  snprintf(first, nfirst, "%s", KJIT_LIBLLVM);
   for (size_t i = 0; i < sizeof paths / sizeof *paths && !h; i++) {
     h = dlopen(paths[i], RTLD_LAZY | RTLD_LOCAL);
-    if (!h) why = dlerror();
+    if (!h) *why = dlerror();
   }
+  return h;
+}
+#endif
+
+static void load(void) {
+  char lib[PATH_MAX + 256];
+  const char *why;
+  void *h = open_llvm(&why, lib, sizeof lib);
   if (!h) {
-    snprintf(load_err, sizeof load_err, "cannot load LLVM (%s): %s", KJIT_LIBLLVM, why);
+    snprintf(load_err, sizeof load_err, "cannot load LLVM (%s): %s", lib, why);
     return;
   }
   for (int i = 0; i < kjit_llvm_nstubs; i++) {
     void *f = dlsym(h, kjit_llvm_names[i]);
     if (!f) {
-      snprintf(load_err, sizeof load_err, "LLVM (%s) has no function %s", KJIT_LIBLLVM,
+      snprintf(load_err, sizeof load_err, "LLVM (%s) has no function %s", lib,
                kjit_llvm_names[i]);
       /* slots already filled stay valid: the library stays loaded */
       return;

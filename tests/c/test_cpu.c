@@ -91,13 +91,15 @@ static KCpuCode *compile1(LLVMOrcThreadSafeContextRef ctx, LLVMModuleRef M,
 }
 
 /* A loop "for i in [0, n): body(i)" in f; body returns the new acc value
-   (or NULL for loops without accumulator). Returns the final acc. */
+   (or NULL for loops without accumulator), in context C. Returns the final
+   acc. (This file calls only LLVM functions that kjit's objects call too:
+   in the static build they come from kjit's LLVM backend module, which
+   exports no others.) */
 typedef LLVMValueRef (*BodyFn)(LLVMBuilderRef B, LLVMValueRef f,
                                LLVMValueRef i, LLVMValueRef acc, void *ud);
-static LLVMValueRef build_loop(LLVMBuilderRef B, LLVMValueRef f,
+static LLVMValueRef build_loop(LLVMContextRef C, LLVMBuilderRef B, LLVMValueRef f,
                                LLVMValueRef n, LLVMTypeRef accty,
                                LLVMValueRef acc0, BodyFn body, void *ud) {
-  LLVMContextRef C = LLVMGetTypeContext(LLVMTypeOf(n));
   LLVMTypeRef i64 = LLVMInt64TypeInContext(C);
   LLVMBasicBlockRef entry = LLVMGetInsertBlock(B);
   LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(C, f, "loop");
@@ -152,7 +154,7 @@ static void build_saxpy(LLVMModuleRef M, const char *name) {
       LLVMAddFunction(M, name, LLVMFunctionType(LLVMVoidTypeInContext(C), ps, 5, 0));
   LLVMBuilderRef B = LLVMCreateBuilderInContext(C);
   LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(C, f, "entry"));
-  build_loop(B, f, LLVMGetParam(f, 4), NULL, NULL, saxpy_body, NULL);
+  build_loop(C, B, f, LLVMGetParam(f, 4), NULL, NULL, saxpy_body, NULL);
   LLVMBuildRetVoid(B);
   LLVMDisposeBuilder(B);
 }
@@ -187,7 +189,7 @@ static int build_sum(LLVMModuleRef M, const char *name, int fast) {
   LLVMValueRef f = LLVMAddFunction(M, name, LLVMFunctionType(d, ps, 2, 0));
   LLVMBuilderRef B = LLVMCreateBuilderInContext(C);
   LLVMPositionBuilderAtEnd(B, LLVMAppendBasicBlockInContext(C, f, "entry"));
-  LLVMValueRef r = build_loop(B, f, LLVMGetParam(f, 1), d, LLVMConstReal(d, 0.0),
+  LLVMValueRef r = build_loop(C, B, f, LLVMGetParam(f, 1), d, LLVMConstReal(d, 0.0),
                               sum_body, fadd);
   LLVMBuildRet(B, r);
   LLVMDisposeBuilder(B);

@@ -555,13 +555,16 @@ end)
 -- LLVM is loaded on the first compile, never by `require "kjit"`, and not
 -- at all in a process whose code all comes from the cache: kjit's own
 -- loader links the cached object (src/backend/objload.c). Facts about
--- /proc/self/maps, in builds that load libLLVM with dlopen (tests.cmake
--- sets KJIT_TEST_LLVM_DLOPEN); elsewhere LLVM is linked into kjit.
+-- /proc/self/maps, in builds that load LLVM with dlopen (the shared
+-- libLLVM, or the static build's kjit_llvm.so: tests.cmake and
+-- tests/sh/test_static.sh set KJIT_TEST_LLVM_DLOPEN); elsewhere LLVM is
+-- linked into kjit.
 local LLVM_MAPPED = [[
 local function llvm_mapped()
   local f = io.open("/proc/self/maps")
   if not f then return "unknown" end
-  local m = f:read("a"):find("libLLVM", 1, true) ~= nil
+  local maps = f:read("a")   -- the shared libLLVM, or the static build's kjit_llvm.so
+  local m = maps:find("libLLVM", 1, true) ~= nil or maps:find("kjit_llvm.so", 1, true) ~= nil
   f:close()
   return m
 end

@@ -180,7 +180,8 @@ local function bytes(name) local f = assert(io.open(%q .. "/" .. name, "rb")); l
 local function llvm_mapped()
   local f = io.open("/proc/self/maps")
   if not f then return "unknown" end
-  local m = f:read("a"):find("libLLVM", 1, true) ~= nil
+  local maps = f:read("a")   -- the shared libLLVM, or the static build's kjit_llvm.so
+  local m = maps:find("libLLVM", 1, true) ~= nil or maps:find("kjit_llvm.so", 1, true) ~= nil
   f:close()
   return m
 end

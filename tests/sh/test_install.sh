@@ -44,6 +44,9 @@ listing() {
   grep -q "kjit-mpirun" "$build/cmake_install.cmake" 2>/dev/null &&
     extra=("bin/kjit-mpirun" "share/lua/5.4/kjit/mpi/run.lua")
   [[ -f "$build/kjit/mpi.so" ]] && extra+=("lib/lua/5.4/kjit/mpi.so")
+  # the static build's LLVM (KJIT_LLVM_BACKEND), beside the module; the
+  # installed libkjit.so finds it there (the moved-tree hosts below)
+  [[ -f "$build/kjit_llvm.so" ]] && extra+=("lib/lua/5.4/kjit_llvm.so")
   want=$(printf '%s\n' "${extra[@]}" \
     "include/kjit.h" \
     "include/kjit_ext.h" \
