@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const int kjit_llvm_nstubs;
 extern void *kjit_llvm_slots[];
@@ -26,7 +27,7 @@ extern const char *const kjit_llvm_names[];
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
-static char load_err[PATH_MAX + 768];   /* a path and a message */
+static char load_err[2 * PATH_MAX + 1024];   /* a path and a message (with a path) */
 
 #ifdef KJIT_LLVM_BACKEND
 /* The static build: kjit's own LLVM backend module (KJIT_LLVM_BACKEND,
@@ -35,16 +36,33 @@ static char load_err[PATH_MAX + 768];   /* a path and a message */
 ** (kjit.so, libkjit.so, a test program), then at KJIT_LLVM_BACKEND_REL
 ** from there (an installed libkjit.so in lib/ finds the one installed
 ** beside kjit.so in lib/lua/5.4/), then by name (the loader's path).
-** The binary's directory is the loader's own record of it (its origin,
-** made absolute when the binary was loaded: a later chdir does not move
-** it). */
-static void *open_llvm(const char **why, char *first, size_t nfirst) {
-  char dir[PATH_MAX] = "";
+** A shared object's directory is the loader's own record of it (its
+** origin, made absolute when it was loaded: a later chdir does not move
+** it); the main program's (a C test linking kjit's objects) has none
+** until asked for, so /proc/self/exe's. */
+static void own_dir(char *dir, size_t n) {
   Dl_info info;
   struct link_map *self = NULL;
-  if (dladdr1((void *)open_llvm, &info, (void **)&self, RTLD_DL_LINKMAP) && self &&
-      dlinfo(self, RTLD_DI_ORIGIN, dir) != 0)
+  dir[0] = '\0';
+  if (!dladdr1((void *)own_dir, &info, (void **)&self, RTLD_DL_LINKMAP) || !self) return;
+  if (self->l_name && self->l_name[0]) {
+    if (dlinfo(self, RTLD_DI_ORIGIN, dir) != 0) dir[0] = '\0';
+    return;
+  }
+  ssize_t len = readlink("/proc/self/exe", dir, n - 1);
+  if (len <= 0) {
     dir[0] = '\0';
+    return;
+  }
+  dir[len] = '\0';
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  else dir[0] = '\0';
+}
+
+static void *open_llvm(const char **why, char *first, size_t nfirst) {
+  char dir[PATH_MAX];
+  own_dir(dir, sizeof dir);
   const char *rel = KJIT_LLVM_BACKEND_REL;
   char cands[3][PATH_MAX + 256];
   int n = 0;
@@ -58,12 +76,15 @@ static void *open_llvm(const char **why, char *first, size_t nfirst) {
   snprintf(cands[n++], sizeof cands[0], "%s", KJIT_LLVM_BACKEND);
   snprintf(first, nfirst, "%s", cands[0]);
   void *h = NULL;
-  *why = "?";
+  static char first_why[PATH_MAX + 256];   /* (under load's once) */
+  snprintf(first_why, sizeof first_why, "?");
+  *why = first_why;
   for (int i = 0; i < n && !h; i++) {
     h = dlopen(cands[i], RTLD_LAZY | RTLD_LOCAL);
-    /* the first failure says most (a missing file there, or a broken one) */
-    if (!h && i == 0) *why = dlerror();
-    else if (!h) (void)dlerror();
+    /* the first failure says most (a missing file there, or a broken one);
+       dlerror's text is overwritten by the next failure */
+    const char *e = h ? NULL : dlerror();
+    if (i == 0 && e) snprintf(first_why, sizeof first_why, "%s", e);
   }
   if (!h) return NULL;
   /* a module from another LLVM (kjit.so and kjit_llvm.so of two builds) */
