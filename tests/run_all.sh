@@ -11,7 +11,7 @@
 #      in the full run, build-asan/: ASan + UBSan); builds are incremental;
 #   2. ctest in build/ (--quick stops after this one);
 #   3. ctest in build-asan/;
-#   4. tests/sh/test_static.sh (KJIT_LLVM_STATIC=ON build, a few tests on
+#   4. tests/sh/test_static.sh (the other LLVM build than build/'s, a few tests on
 #      it), tests/sh/test_luarocks.sh (lint, make, require, remove, pack and
 #      install offline with LuaRocks), tests/sh/test_other_lua.sh (Lua
 #      5.4.8 built from source, kjit built and tested against it),
