@@ -17,6 +17,13 @@
 ** grows (up to CACHE_MAX plans; after that a plan is made, used and
 ** destroyed per call), so a plan found in it stays valid without a lock.
 **
+** FFTW is not linked: its two libraries (double and single precision) are
+** opened on the first transform (or kjit.fft.backend()), like OpenBLAS's.
+** Loaded with kjit.so they cost every `require "kjit"` 0.55 ms of CPU,
+** most of what require costs over a bare lua5.4, in every script, also
+** those that never transform anything. The functions this file calls go
+** through pointers of their own declared types (fw below).
+**
 ** Built without FFTW (cmake/fftw.cmake did not find it), every call
 ** reports what to install.
 */
@@ -50,6 +57,8 @@ int kfft_host_available(const char **why) {
   return 0;
 }
 
+const char *kfft_host_version(void) { return NULL; }
+
 int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t errn) {
   const char *why;
   (void)d; (void)in; (void)out;
@@ -59,7 +68,60 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
 }
 
 #else
+#include <dlfcn.h>
 #include <fftw3.h>
+
+/* FFTW's functions, found in the libraries the build found
+** (KJIT_FFTW_LIB, KJIT_FFTWF_LIB), then by their sonames. */
+#define FFTW_FUNCS(X)                                                            \
+  X(fftw_plan_guru64_dft) X(fftw_plan_guru64_dft_r2c) X(fftw_plan_guru64_dft_c2r) \
+  X(fftw_execute_dft) X(fftw_execute_dft_r2c) X(fftw_execute_dft_c2r)             \
+  X(fftw_alignment_of) X(fftw_destroy_plan)
+#define FFTWF_FUNCS(X)                                                              \
+  X(fftwf_plan_guru64_dft) X(fftwf_plan_guru64_dft_r2c) X(fftwf_plan_guru64_dft_c2r) \
+  X(fftwf_execute_dft) X(fftwf_execute_dft_r2c) X(fftwf_execute_dft_c2r)             \
+  X(fftwf_alignment_of) X(fftwf_destroy_plan)
+
+static struct {
+#define FIELD(f) __typeof__(f) *f;
+  FFTW_FUNCS(FIELD) FFTWF_FUNCS(FIELD)
+#undef FIELD
+  const char *version;   /* fftw_version */
+} fw;
+static pthread_once_t fw_once = PTHREAD_ONCE_INIT;
+static int fw_ok;
+static char fw_err[512];
+
+/* dlopen of path, then of soname; NULL with fw_err set. */
+static void *fw_open(const char *path, const char *soname) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(fw_err, sizeof fw_err, "cannot load FFTW (%s): %s", path, e ? e : "?");
+  }
+  return h;
+}
+
+static void fw_load(void) {
+  void *d = fw_open(KJIT_FFTW_LIB, "libfftw3.so.3");
+  void *f = d ? fw_open(KJIT_FFTWF_LIB, "libfftw3f.so.3") : NULL;
+  if (!f) return;   /* (a library that loaded stays loaded) */
+#define FIND(lib, name)                                                           \
+  if (!(*(void **)&fw.name = dlsym(lib, #name))) {                                \
+    snprintf(fw_err, sizeof fw_err, "FFTW has no function %s", #name);           \
+    return;                                                                       \
+  }
+#define FIND_D(name) FIND(d, name)
+#define FIND_F(name) FIND(f, name)
+  FFTW_FUNCS(FIND_D) FFTWF_FUNCS(FIND_F)
+#undef FIND_F
+#undef FIND_D
+#undef FIND
+  const char *v = dlsym(d, "fftw_version");   /* (a char array, not a pointer) */
+  fw.version = v ? v : "3";
+  fw_ok = 1;
+}
 
 #define CACHE_MAX 256
 
@@ -75,9 +137,12 @@ static Entry cache[CACHE_MAX];
 static _Atomic int ncache;     /* entries [0, ncache) are complete */
 
 int kfft_host_available(const char **why) {
-  (void)why;
-  return 1;
+  pthread_once(&fw_once, fw_load);
+  if (!fw_ok && why) *why = fw_err;
+  return fw_ok;
 }
+
+const char *kfft_host_version(void) { return kfft_host_available(NULL) ? fw.version : NULL; }
 
 static int same(const Entry *e, const KFftDesc *d, int ai, int ao, int ip) {
   return e->align_in == ai && e->align_out == ao && e->inplace == ip &&
@@ -124,41 +189,46 @@ static void *make(const KFftDesc *d, void *in, void *out) {
   if (d->dbl) {
     switch (d->kind) {
       case KFFT_FWD: case KFFT_INV:
-        return fftw_plan_guru64_dft(rank, dims, hm, loops, in, out,
+        return fw.fftw_plan_guru64_dft(rank, dims, hm, loops, in, out,
                                     d->kind == KFFT_FWD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
-      case KFFT_R2C: return fftw_plan_guru64_dft_r2c(rank, dims, hm, loops, in, out, flags);
-      default: return fftw_plan_guru64_dft_c2r(rank, dims, hm, loops, in, out, flags);
+      case KFFT_R2C: return fw.fftw_plan_guru64_dft_r2c(rank, dims, hm, loops, in, out, flags);
+      default: return fw.fftw_plan_guru64_dft_c2r(rank, dims, hm, loops, in, out, flags);
     }
   }
   switch (d->kind) {
     case KFFT_FWD: case KFFT_INV:
-      return fftwf_plan_guru64_dft(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
+      return fw.fftwf_plan_guru64_dft(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
                                    in, out, d->kind == KFFT_FWD ? FFTW_FORWARD : FFTW_BACKWARD,
                                    flags);
     case KFFT_R2C:
-      return fftwf_plan_guru64_dft_r2c(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
+      return fw.fftwf_plan_guru64_dft_r2c(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
                                        in, out, flags);
     default:
-      return fftwf_plan_guru64_dft_c2r(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
+      return fw.fftwf_plan_guru64_dft_c2r(rank, (fftwf_iodim64 *)dims, hm, (fftwf_iodim64 *)loops,
                                        in, out, flags);
   }
 }
 
 static void run(const KFftDesc *d, void *p, void *in, void *out) {
   if (d->dbl) {
-    if (d->kind == KFFT_R2C) fftw_execute_dft_r2c(p, in, out);
-    else if (d->kind == KFFT_C2R) fftw_execute_dft_c2r(p, in, out);
-    else fftw_execute_dft(p, in, out);
+    if (d->kind == KFFT_R2C) fw.fftw_execute_dft_r2c(p, in, out);
+    else if (d->kind == KFFT_C2R) fw.fftw_execute_dft_c2r(p, in, out);
+    else fw.fftw_execute_dft(p, in, out);
   } else {
-    if (d->kind == KFFT_R2C) fftwf_execute_dft_r2c(p, in, out);
-    else if (d->kind == KFFT_C2R) fftwf_execute_dft_c2r(p, in, out);
-    else fftwf_execute_dft(p, in, out);
+    if (d->kind == KFFT_R2C) fw.fftwf_execute_dft_r2c(p, in, out);
+    else if (d->kind == KFFT_C2R) fw.fftwf_execute_dft_c2r(p, in, out);
+    else fw.fftwf_execute_dft(p, in, out);
   }
 }
 
 int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t errn) {
-  int ai = d->dbl ? fftw_alignment_of(in) : fftwf_alignment_of(in);
-  int ao = d->dbl ? fftw_alignment_of(out) : fftwf_alignment_of(out);
+  const char *why;
+  if (!kfft_host_available(&why)) {
+    snprintf(err, errn, "%s", why);
+    return -1;
+  }
+  int ai = d->dbl ? fw.fftw_alignment_of(in) : fw.fftwf_alignment_of(in);
+  int ao = d->dbl ? fw.fftw_alignment_of(out) : fw.fftwf_alignment_of(out);
   int n = ncache, k, cached = 1, ip = in == out;
   void *p = NULL;
   for (k = 0; k < n; k++)
@@ -201,7 +271,7 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
   run(d, p, in, out);
   if (!cached) {
     pthread_mutex_lock(&plan_mu);
-    if (d->dbl) fftw_destroy_plan(p); else fftwf_destroy_plan(p);
+    if (d->dbl) fw.fftw_destroy_plan(p); else fw.fftwf_destroy_plan(p);
     pthread_mutex_unlock(&plan_mu);
   }
   return 0;

@@ -34,8 +34,13 @@ typedef struct KFftDesc {
 ** complex side), in[0..rank) and out[0..rank). */
 void kfft_sides(const KFftDesc *d, int64_t in[3], int64_t out[3]);
 
-/* 1 if FFTW was built in; else 0 and *why says what to install. */
+/* 1 if FFTW was built in and loads (it is opened on first use: the first
+** call of this or kfft_host_exec); else 0 and *why says what to install or
+** why it did not load. */
 int kfft_host_available(const char **why);
+
+/* FFTW's version text ("fftw-3.3.10-sse2-avx"), NULL when unavailable. */
+const char *kfft_host_version(void);
 
 /* Runs d on host memory, out of place (in and out must not overlap), or in
 ** place for c2c (in == out). A c2r

@@ -35,9 +35,6 @@
 #include "libs/fft_cuda.h"
 #include "libs/fft_host.h"
 #include "libs/libs.h"
-#ifdef KJIT_HAVE_FFTW
-#include <fftw3.h>
-#endif
 
 #define PLAN_MT   "kjit.fft.plan"
 #define CACHE_KEY "kjit.cuda.fft.cache"
@@ -591,13 +588,9 @@ static int h_plan(lua_State *L) { return plan_new(L, 0); }
 static int g_plan(lua_State *L) { return plan_new(L, 1); }
 
 static void push_fftw_backend(lua_State *L) {
-#ifdef KJIT_HAVE_FFTW
-  lua_pushfstring(L, "FFTW %s", fftw_version);
-#else
   const char *why;
-  kfft_host_available(&why);
-  lua_pushfstring(L, "none: %s", why);
-#endif
+  if (kfft_host_available(&why)) lua_pushfstring(L, "FFTW %s", kfft_host_version());
+  else lua_pushfstring(L, "none: %s", why);
 }
 
 static int h_backend(lua_State *L) { push_fftw_backend(L); return 1; }

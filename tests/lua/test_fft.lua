@@ -556,6 +556,33 @@ child("main", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = MOCKFFT })
 child("execfail", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = MOCKFFT, MOCK_CUFFT_FAIL = "exec" })
 child("missing", { KJIT_LIBCUDA = MOCK, KJIT_CUFFT = "/nonexistent/libcufft.so.12" })
 
+-- FFTW is opened on first use (src/libs/fft_host.c): `require "kjit"` maps
+-- neither of its libraries, the first transform maps them and computes.
+test("require maps no FFTW; the first transform loads it", function()
+  if not have_fftw then skip("no FFTW") end
+  local script = [[
+local function fftw_mapped()
+  local f = assert(io.open("/proc/self/maps"))
+  local m = f:read("a"):find("libfftw3", 1, true) ~= nil
+  f:close()
+  return m
+end
+local kjit = require "kjit"
+local before = fftw_mapped()
+local X = kjit.fft.rfft(kjit.array({ 1.0, 2.0, 3.0, 4.0 }, "f64"))
+io.write(string.format("%s %s %g %g", before, fftw_mapped(), X[1][1], X[3][1]))
+]]
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(script)
+  f:close()
+  local p = io.popen(string.format("LUA_CPATH=%q %s %s 2>&1", MODDIR .. "/?.so;;", LUA, path))
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  eq(out, "false true 10 -2", "maps before and after, X[1] and X[3] (real parts)")
+end)
+
 else   -- a child: the driver path
 
 local function mock_test(name, fn) test(CHILD .. ": " .. name, fn) end
