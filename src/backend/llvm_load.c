@@ -36,25 +36,24 @@ static char load_err[2 * PATH_MAX + 1024];   /* a path and a message (with a pat
 ** (kjit.so, libkjit.so, a test program), then at KJIT_LLVM_BACKEND_REL
 ** from there (an installed libkjit.so in lib/ finds the one installed
 ** beside kjit.so in lib/lua/5.4/), then by name (the loader's path).
-** A shared object's directory is the loader's own record of it (its
-** origin, made absolute when it was loaded: a later chdir does not move
-** it); the main program's (a C test linking kjit's objects) has none
-** until asked for, so /proc/self/exe's. */
+** A shared object's directory: that of the path it was loaded by when
+** absolute, else the loader's own record of it (its origin, made absolute
+** when it was loaded: a later chdir does not move it). The main program
+** (a C test linking kjit's objects) has neither, so /proc/self/exe's. */
 static void own_dir(char *dir, size_t n) {
   Dl_info info;
   struct link_map *self = NULL;
   dir[0] = '\0';
   if (!dladdr1((void *)own_dir, &info, (void **)&self, RTLD_DL_LINKMAP) || !self) return;
-  if (self->l_name && self->l_name[0]) {
+  if (self->l_name && self->l_name[0] == '/') {
+    snprintf(dir, n, "%s", self->l_name);
+  } else if (self->l_name && self->l_name[0]) {
     if (dlinfo(self, RTLD_DI_ORIGIN, dir) != 0) dir[0] = '\0';
     return;
+  } else {
+    ssize_t len = readlink("/proc/self/exe", dir, n - 1);
+    dir[len > 0 ? len : 0] = '\0';
   }
-  ssize_t len = readlink("/proc/self/exe", dir, n - 1);
-  if (len <= 0) {
-    dir[0] = '\0';
-    return;
-  }
-  dir[len] = '\0';
   char *slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
   else dir[0] = '\0';
@@ -79,7 +78,8 @@ static void *open_llvm(const char **why, char *first, size_t nfirst) {
   static char first_why[PATH_MAX + 256];   /* (under load's once) */
   snprintf(first_why, sizeof first_why, "?");
   *why = first_why;
-  for (int i = 0; i < n && !h; i++) {
+  int i;
+  for (i = 0; i < n && !h; i++) {
     h = dlopen(cands[i], RTLD_LAZY | RTLD_LOCAL);
     /* the first failure says most (a missing file there, or a broken one);
        dlerror's text is overwritten by the next failure */
@@ -87,11 +87,15 @@ static void *open_llvm(const char **why, char *first, size_t nfirst) {
     if (i == 0 && e) snprintf(first_why, sizeof first_why, "%s", e);
   }
   if (!h) return NULL;
-  /* a module from another LLVM (kjit.so and kjit_llvm.so of two builds) */
+  /* a module of another LLVM (kjit.so and kjit_llvm.so of two installs):
+     refused, and left loaded (unloading LLVM runs its destructors) */
   const char *(*version)(void) = (const char *(*)(void))dlsym(h, "kjit_llvm_backend_version");
   if (!version || strcmp(version(), KJIT_LLVM_VERSION) != 0) {
-    *why = "it is not a kjit LLVM backend module of LLVM " KJIT_LLVM_VERSION;
-    dlclose(h);
+    size_t len = strlen(cands[i - 1]);   /* (the path it loaded) */
+    if (len >= nfirst) len = nfirst - 1;
+    memcpy(first, cands[i - 1], len);
+    first[len] = '\0';
+    *why = "it is not kjit's LLVM module for LLVM " KJIT_LLVM_VERSION;
     return NULL;
   }
   return h;
