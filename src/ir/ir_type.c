@@ -291,6 +291,7 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
   sp->raises[v->id].msg = m;
   sp->raises[v->id].argi = argi;
   sp->raises[v->id].nopos = 0;
+  sp->raises[v->id].falsy = NULL;
 }
 
 /* A type error the interpreter raises only when the operation runs: the
@@ -315,6 +316,40 @@ static const char *objtypename(Type t) {
 static int raises_on(Type t) {
   return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
 }
+
+/* Does indexing or calling a value of type t raise Lua's type error
+** whenever it runs, with no metamethod to consult? nil, booleans, numbers
+** and numbers-or-nil (-false) do, numbers only while they have no
+** metatable: debug.setmetatable(0, mt) gives them one, which is read when
+** compiling, as the strings' is (string_method); then they stay a compile
+** error (differences.md item 13). */
+static int index_raises(KtySession *S, Type t) {
+  if (t.kind == T_NIL || t.kind == T_BOOL) return 1;
+  if (!isnum(t) && t.kind != T_MAYBE) return 0;
+  lua_pushinteger(S->L, 0);
+  int has = lua_getmetatable(S->L, -1);
+  lua_pop(S->L, has ? 2 : 1);
+  return !has;
+}
+
+/* v indexes or calls (what: "index", "call") its operand 0, of type o,
+** which index_raises: Lua's error whenever v runs, the operand named as
+** Lua names it ("attempt to index a nil value (local 'x')"). A number-or-
+** nil names what it holds when v runs (cg_func.c emit_raise), so code that
+** may not run compiles (differences.md item 13, before 2026-11-28 a
+** compile error). */
+static void raise_not_table(KtySession *S, KtySpec *sp, const KirInsn *v, Type o,
+                            const char *what) {
+  raise_at(S, sp, v, 0, "attempt to %s a %s value", what, objtypename(o));
+  if (o.kind == T_MAYBE) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "attempt to %s a %s value", what, o.dtype ? "nil" : "boolean");
+    sp->raises[v->id].falsy = ka_strndup(S->A, msg, strlen(msg));
+    if (sp->raises[v->id].falsy == NULL) fail(S, sp, v, "not enough memory");
+  }
+}
+#define RAISE_NOT_TABLE(S, sp, v, o, what) \
+  do { if ((S)->strict) raise_not_table((S), (sp), (v), (o), (what)); return ty(T_UNKNOWN); } while (0)
 
 static int is_env(const KirFunc *f, const KirInsn *v) {
   if (v->op != KIR_GETUPVAL || v->aux >= f->proto->nup) return 0;
@@ -1818,8 +1853,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (o.kind == T_NIL || o.kind == T_BOOL)   /* (a number stays a compile error) */
-    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
+  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -1957,8 +1991,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (o.kind == T_NIL || o.kind == T_BOOL)   /* (a number stays a compile error) */
-    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
+  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -3479,7 +3512,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
-  if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
+  if (ft.kind == T_BUF || index_raises(S, ft)) RAISE_NOT_TABLE(S, sp, v, ft, "call");
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
@@ -3610,8 +3643,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     return ty(T_NIL);
   }
-  if (o.kind == T_NIL || o.kind == T_BOOL)
-    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
+  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
@@ -3838,6 +3870,10 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type o = sp->types[v->args[0]->id];
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
+    if (index_raises(S, o)) {   /* x.f = v with x nil, false or a number */
+      FROZEN_NIL(S, sp, v, v->args[0]);
+      RAISE_NOT_TABLE(S, sp, v, o, "index");
+    }
   }
   if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
@@ -4782,6 +4818,10 @@ static const char *note(void *ud, const KirBlock *b, const KirInsn *v) {
   if (c->sp->raises[v->id].msg) {   /* raised at run time (Lua's message) */
     size_t m = strlen(c->buf);
     snprintf(c->buf + m, sizeof c->buf - m, " raises \"%s\"", c->sp->raises[v->id].msg);
+    if (c->sp->raises[v->id].falsy) {   /* (where a number-or-nil is nil) */
+      m = strlen(c->buf);
+      snprintf(c->buf + m, sizeof c->buf - m, " or \"%s\"", c->sp->raises[v->id].falsy);
+    }
   }
   return c->buf;
 }

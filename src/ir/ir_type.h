@@ -129,6 +129,9 @@ typedef struct KtyRaise {
                              or -1: the generator appends its description */
   int nopos;              /* raised inside a C function that adds no
                              position (math.max's comparisons) */
+  const char *falsy;      /* operand argi is a number-or-nil (-false): msg
+                             is raised where it holds a number, this where
+                             it holds nil (false); else NULL */
 } KtyRaise;
 
 typedef struct KtySpec KtySpec;
