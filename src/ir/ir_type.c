@@ -948,6 +948,20 @@ int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
   return n < 0 ? 0 : n;
 }
 
+/* Call v of an array method ending in the values of a compiled call whose
+** count varies (`a:fill(g(x))`, cs g's specialization): the method reads
+** none past g's first, which every return of g gives, and its C function
+** ignores the rest, so they are passed as typed (t_builtin reads the
+** first maxargs). Methods are not called as function values: lua_call
+** would name their arguments from #2, not from #1 as a method call does. */
+static int dyn_ignored(const KtySpec *sp, const KirInsn *v, const KtySpec *cs) {
+  if (v->op != KIR_CALL || cs == NULL) return 0;
+  Type ft = sp->types[v->args[0]->id];
+  if (ft.kind != T_BUILTIN || !B_IS_ARRAY(ft.ref) || kty_builtin_valuename(ft.ref)) return 0;
+  int reads = kir_builtin_maxargs(ft.ref);   /* (self included) */
+  return reads >= 0 && (v->nargs - 2) + 1 >= reads && cs->nretmin >= 1;
+}
+
 /* The values of v's operands from `from` on, an open last one expanded:
 ** their count, or -1 while an open call's count is pending. */
 static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type *out,
@@ -969,7 +983,8 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
         !kty_ctor_deferred(sp, v) && !kty_ctor_grows(sp, v) &&
-        !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
+        !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT) &&
+        !dyn_ignored(sp, v, cs)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
       ** arguments: cg_vararg.c) or where the count does not show (a
@@ -3375,11 +3390,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
     const BuiltinRow *row = builtin_row(ft.ref);
     /* the values of a compiled call whose count varies by path
-    ** (`print(g(x))`, `string.format("%d %d", g(x))`, `math.max(g(x))`):
-    ** the library function itself, called through lua_call with as many
-    ** as g gave (cg_callvalue.c, cg_open_count), so that what it prints,
-    ** returns and raises is the interpreter's */
-    if (kty_open_dyn(sp, v) == 1 && kty_builtin_libname(ft.ref) && !S->kernel)
+    ** (`print(g(x))`, `string.format("%d %d", g(x))`, `math.max(g(x))`,
+    ** `kjit.zeros(g(x))`): the library function itself, called through
+    ** lua_call with as many as g gave (cg_callvalue.c, cg_open_count), so
+    ** that what it prints, returns and raises is the interpreter's (an
+    ** array method ignoring g's values past its first: dyn_ignored) */
+    if (kty_open_dyn(sp, v) == 1 && kty_builtin_valuename(ft.ref) && !S->kernel)
       return t_luacall(S, sp, v, args, kargs, n);
     /* the values of an open call of a function value (char(unpack(t))):
     ** however many there are at run time, passed on by the library
@@ -3995,6 +4011,8 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
   int n = ret_values(S, sp, v, vals, ks);
   if (n < 0) return;
   int changed = 0, fixed = ret_open_dyn(sp, v);
+  int least = fixed >= 0 ? fixed : n;
+  if (sp->nretmin < 0 || least < sp->nretmin) { sp->nretmin = least; changed = 1; }
   if (sp->nret < 0) { sp->nret = n; changed = 1; }
   if (n != sp->nret || fixed >= 0) {   /* returns of different lengths */
     if (!sp->dyncount) { sp->dyncount = 1; changed = 1; }
@@ -4020,7 +4038,7 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
   Join J[KJIT_MAXRETS];
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
-  int nret = -1, dyn = 0;
+  int nret = -1, dyn = 0, least = -1;
   KirFunc *f = sp->ir;
   KtyConst knil;
   memset(&knil, 0, sizeof knil);
@@ -4035,6 +4053,8 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     if (nret >= 0 && n != nret) dyn = 1;
     if (ret_open_dyn(sp, r) >= 0) dyn = 1;
     if (n > nret) nret = n;
+    int fewest = ret_open_dyn(sp, r) >= 0 ? ret_open_dyn(sp, r) : n;
+    if (least < 0 || fewest < least) least = fewest;
   }
   if (dyn && nret >= KJIT_MAXRETS) {   /* (the count's slot is the last flag's: jit.c) */
     for (int b = 0; b < f->nblocks; b++) {
@@ -4067,9 +4087,10 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     }
   }
   if (nret < 0) return 0;
-  int changed = nret != sp->nret || dyn != sp->dyncount;
+  int changed = nret != sp->nret || dyn != sp->dyncount || least != sp->nretmin;
   sp->nret = nret;
   sp->dyncount = dyn;
+  sp->nretmin = least;
   for (int i = 0; i < nret; i++) {
     sp->retjoin[i] = J[i];
     Type j = ret_join(&J[i]);
@@ -4240,6 +4261,7 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->live = alloc(S, (size_t)ir->nblocks);
   sp->edges = alloc(S, (size_t)ir->nblocks);
   sp->nret = -1;
+  sp->nretmin = -1;
   sp->retjoin = alloc(S, sizeof(Join) * KJIT_MAXRETS);
   if (S->nspecs == S->capspecs) {
     int cap = S->capspecs ? S->capspecs * 2 : 8;
@@ -4900,6 +4922,16 @@ const char *kty_builtin_libname(int id) {
   for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
     if (strcmp(n, globals[i]) == 0) return n;
   return NULL;
+}
+
+/* The name compiled code finds built-in id by where it calls the function
+** value itself (kjit_lc_setbuiltin, cg_callvalue.c): a library's
+** (kty_builtin_libname), or a function of the kjit module (kjit.zeros ...);
+** NULL for the others (array methods, kjit.prange, the kernels'). */
+const char *kty_builtin_valuename(int id) {
+  const char *n = kty_builtin_libname(id);
+  if (n == NULL && id >= B_KJIT_ZEROS && id <= B_KJIT_LINSPACE) n = builtin_name(id);
+  return n;
 }
 
 /* The closure whose upvalue v (a getupval or setupval of sp) reads, pushed,

@@ -188,6 +188,9 @@ struct KtySpec {
   ** ret_open_dyn): nret is the most, and how many a call gave comes back
   ** at run time (the code generator's count out-parameter) */
   int dyncount;
+  int nretmin;            /* the fewest values a return gives (one ending
+                             in a call whose count varies: those before
+                             it), -1 until a return is reached */
   /* by instruction id: a call of a Lua value that is an escaping function
   ** literal, compiled as a direct call of that literal (ir_type.c's
   ** direct_literal) */
@@ -207,6 +210,9 @@ struct KtySpec {
 struct KtySession;
 /* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
 const char *kty_builtin_libname(int id);
+/* ... or of kjit's own module functions too ("kjit.zeros"): the name
+** kjit_lc_setbuiltin finds the function value by. */
+const char *kty_builtin_valuename(int id);
 const char *kty_dtype_obj_name(const KtyConst *k);
 /* Concatenation v checks every operand when it runs, in the VM's order
 ** (a number-or-nil the typer cannot place: ir_type.c t_concat). */
