@@ -1404,7 +1404,8 @@ static void emit_call(CG *G, KirInsn *v) {
   }
   if (ft.kind == T_BUILTIN) {
     CgVal args[KJIT_MAXARGS];
-    int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
+    /* (those it reads: the typer's cut) */
+    int n = kty_builtin_reads(ft.ref, cg_operands(G, v, 1, args, KJIT_MAXARGS));
     G->vals[v->id] = cg_builtin(G, v, ft.ref, args, n);
     return;
   }

@@ -51,6 +51,20 @@ static const BuiltinRow *builtin_row(int id) {
   return NULL;
 }
 
+/* How many of a call's n arguments built-in id is given where compiled code
+** computes it: those its C function reads, the rest evaluated and ignored
+** as it ignores them (math.floor(x, t.s), a:fill(v, w)). The one place that
+** cuts them (t_call, the code generator's emit_call). Given them all: the
+** library functions compiled code calls (B_NEEDS_L: math.random and
+** table.insert count them, string.byte reads its third), assert, which
+** returns them all, and the kernels' built-ins, which check their count. */
+int kty_builtin_reads(int id, int n) {
+  const BuiltinRow *row = builtin_row(id);
+  if (row == NULL || row->maxargs < 0 || n <= row->maxargs) return n;
+  if (B_NEEDS_L(id) || B_IS_CUDA(id) || id == B_ASSERT) return n;
+  return row->maxargs;
+}
+
 static const char *builtin_name(int id) {
   const BuiltinRow *r = builtin_row(id);
   return r ? r->name : kir_builtin_name(id);
@@ -820,11 +834,33 @@ static int select_count(KtySpec *sp, const KirInsn *v) {
   return m < 0 ? -1 : fixed + m;
 }
 
-static Type select_type(KtySpec *sp, const KirInsn *v, int j) {
-  int fixed = v->nargs - 2 - ((v->flags & KIR_F_OPEN) ? 1 : 0);
-  if (j < fixed) return sp->types[v->args[2 + j]->id];
+/* The type of value j (0-based) of v's operands from `from` on, an open
+** last one expanded: select's list (from 2), assert's results (from 1). */
+static Type list_type(KtySpec *sp, const KirInsn *v, int from, int j) {
+  int fixed = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (j < fixed) return sp->types[v->args[from + j]->id];
   if (!(v->flags & KIR_F_OPEN)) return ty(T_NIL);
   return result_of(sp, v->args[v->nargs - 1], j - fixed);
+}
+
+static Type select_type(KtySpec *sp, const KirInsn *v, int j) { return list_type(sp, v, 2, j); }
+
+/* ... and its constant (a string, a built-in), where it is one of the
+** fixed operands. */
+static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j) {
+  KtyConst k;
+  memset(&k, 0, sizeof k);
+  int fixed = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (j < fixed) k = sp->consts[v->args[from + j]->id];
+  return k;
+}
+
+/* A call of assert compiled code computes: it returns all its arguments
+** (luaB_assert), the first as the call's value. */
+static int assert_call(const KtySpec *sp, const KirInsn *v) {
+  Type ft = sp->types[v->args[0]->id];
+  return v->op == KIR_CALL && ft.kind == T_BUILTIN && ft.ref == B_ASSERT &&
+         !(v->flags & KIR_F_TFOR) && sp->types[v->id].kind != T_UNKNOWN;
 }
 
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
@@ -853,6 +889,8 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     return k < c->nret ? c->rets[k] : ty(T_NIL);
   }
   Type t = sp->types[v->id];
+  if (assert_call(sp, v))
+    return k == 0 ? t : k < kty_noperands(sp, v, 1) ? list_type(sp, v, 1, k) : ty(T_NIL);
   int g = grid_results(sp, v);
   if (g > 0) {
     if (k >= g) return ty(T_NIL);
@@ -894,6 +932,7 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   }
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
+  if (assert_call(sp, v)) return kty_noperands(sp, v, 1);
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
   Type ft = sp->types[v->args[0]->id];
   if (ft.kind == T_BUILTIN && (ft.ref == B_PRINT || ft.ref == B_TABLE_INSERT))
@@ -958,8 +997,8 @@ static int dyn_ignored(const KtySpec *sp, const KirInsn *v, const KtySpec *cs) {
   if (v->op != KIR_CALL || cs == NULL) return 0;
   Type ft = sp->types[v->args[0]->id];
   if (ft.kind != T_BUILTIN || !B_IS_ARRAY(ft.ref) || kty_builtin_valuename(ft.ref)) return 0;
-  int reads = kir_builtin_maxargs(ft.ref);   /* (self included) */
-  return reads >= 0 && (v->nargs - 2) + 1 >= reads && cs->nretmin >= 1;
+  int given = (v->nargs - 2) + 1;   /* (self included) and g's first */
+  return kty_builtin_reads(ft.ref, given + 1) <= given && cs->nretmin >= 1;
 }
 
 /* The values of v's operands from `from` on, an open last one expanded:
@@ -1007,7 +1046,11 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
         n++;
         continue;
       }
-      if (kout) { memset(&kout[n], 0, sizeof kout[n]); if (j == 0) kout[n] = sp->consts[c->id]; }
+      if (kout) {
+        memset(&kout[n], 0, sizeof kout[n]);
+        if (j == 0) kout[n] = sp->consts[c->id];
+        else if (assert_call(sp, c)) kout[n] = list_const(sp, c, 1, j);   /* assert(x, "m") */
+      }
       out[n++] = result_of(sp, c, j);
     }
   }
@@ -2785,8 +2828,6 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
              (row->rule == KTY_R_METHOD), row->rule == KTY_R_METHOD ? name : name + 5,
              row->rule == KTY_R_METHOD ? "value" : "number");
-    if (row->maxargs >= 0 && n > row->maxargs && row->rule == KTY_R_METHOD)
-      n = row->maxargs;   /* extra arguments are ignored, as the C functions do */
     return t_array_builtin(S, sp, v, id, args, kargs, n);
   }
   if (B_IS_CUDA(id) && !S->kernel)
@@ -2934,6 +2975,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     if (args[0].kind == T_STR || args[0].kind == T_TABLE)
       REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
              kty_name(args[0], tb, sizeof tb));
+    /* its results past the first are its other arguments (result_of),
+    ** whose types may rise after its own */
+    if (n > 1) push_users(sp, v);
     Type r = args[0];
     r.weak = 0;
     return r;
@@ -3012,7 +3056,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     kty_fold_cast(id, x, k);
     return const_type(*k);
   }
-  int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
+  int nnum = n;   /* (those it reads: kty_builtin_reads) */
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
       /* luaL_checknumber's error, the function named as the call names it
@@ -3405,6 +3449,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)))
       return t_luacall(S, sp, v, args, kargs, n);
+    /* arguments past those the function reads (math.floor(x, t.s), a:fill(v,
+    ** g()) with g giving two) are evaluated and go no further, here and in
+    ** the code generator (kty_builtin_reads); the library function called
+    ** through lua_call is given them all */
+    int nall = n;
+    n = kty_builtin_reads(ft.ref, n);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
       /* the library takes any value: passed as it is (cg_lib.c) */
@@ -3416,12 +3466,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if ((row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                             row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
           kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
-        return t_luacall(S, sp, v, args, kargs, n);   /* the library function, called */
-      /* an argument past those the C function reads (math.floor(x, t.s),
-      ** a:fill(g()) with g giving two): ignored, as the C function ignores
-      ** it; t_builtin reads only the first maxargs. math.random counts
-      ** its arguments ("wrong number of arguments") */
-      if (row && row->maxargs >= 0 && i >= row->maxargs && ft.ref != B_MATH_RANDOM) continue;
+        return t_luacall(S, sp, v, args, kargs, nall);   /* the library function, called */
       /* the dtype of an array made here (a name or a kjit.struct): its
       ** layout is compiled in, so it cannot come from a table at run time */
       if (((ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY) && i == 1) ||
@@ -3927,6 +3972,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_VARARG: return vararg_const(S, sp, 0, k);
   case KIR_RESULT:
     if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
+    if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(sp, v->args[0], 1, v->aux);
     return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);

@@ -213,6 +213,10 @@ const char *kty_builtin_libname(int id);
 /* ... or of kjit's own module functions too ("kjit.zeros"): the name
 ** kjit_lc_setbuiltin finds the function value by. */
 const char *kty_builtin_valuename(int id);
+/* How many of a call's n arguments built-in id is given where compiled code
+** computes it (the rest are evaluated and ignored, as its C function
+** ignores them). */
+int kty_builtin_reads(int id, int n);
 const char *kty_dtype_obj_name(const KtyConst *k);
 /* Concatenation v checks every operand when it runs, in the VM's order
 ** (a number-or-nil the typer cannot place: ir_type.c t_concat). */
