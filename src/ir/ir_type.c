@@ -5214,6 +5214,12 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                         "Lua state)");
   if (v->aux > KJIT_MAXRETS)
     REFUSE(S, sp, v, "a call of a function value for more than %d results", KJIT_MAXRETS);
+  /* a built-in given arguments it ignores (kty_builtin_reads) is called
+  ** with them all, as cg_fn_call passes them (args holds them all) */
+  if (!(v->flags & KIR_F_TFOR)) {
+    int all = kty_noperands(sp, v, 1);
+    if (all > n && all <= KJIT_MAXARGS) n = all;
+  }
   int strs = 0;
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
