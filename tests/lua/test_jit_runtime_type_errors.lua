@@ -220,6 +220,34 @@ test("a kernel with a raising operation: compiles, raises when it runs", functio
   truthy(ok, "the kernel compiles for the GPU: " .. tostring(err))
 end)
 
+-- a number-or-nil indexed in a kernel: the same, naming what it holds
+local function kernel_index(out, n, m)
+  local t = cuda.grid(1)
+  local z
+  if t > m then z = t end
+  if t > n then out[t] = z.y else out[t] = t end
+end
+
+test("a kernel indexing a number-or-nil: compiles, raises what it holds when it runs", function()
+  for _, m in ipairs{ 1, 8 } do
+    local results = {}
+    for _, mode in ipairs{ "interpret", true } do
+      for _, n in ipairs{ 8, 2 } do
+        local prev = cuda.simulate(mode)
+        local out = kjit.zeros(4)
+        local ok, err = pcall(function() cuda.jit(kernel_index)[{1, 4}](out, n, m) end)
+        cuda.simulate(prev)
+        results[#results + 1] = (ok and "ok" or tostring(err)) .. " " .. table.concat(out:totable(), ",")
+      end
+    end
+    eq(results[3], results[1], "n = 8: no error, same output")
+    eq(results[4], results[2], "n = 2: the same error")
+    local want = m == 1 and "attempt to index a number value (local 'z')"
+                 or "attempt to index a nil value (local 'z')"
+    truthy(results[2]:find(want, 1, true), results[2])
+  end
+end)
+
 -- in loops the code generator copies (a peeled first iteration, a checked
 -- and an unchecked version, a kjit.prange loop)
 local function in_peeled(x, n)
