@@ -256,6 +256,17 @@ static const KirInsn *arg_use(const KirInsn *v, const CgVal *a, int i) {
   return i + 1 < v->nargs || a[i].t.kind == T_LUA ? v : NULL;
 }
 
+/* assert's results past the first: its other arguments (luaB_assert
+** returns them all; the typer's result_of); the first is set by the caller. */
+static void assert_results(CG *G, const KirInsn *v, const CgVal *a, int n) {
+  if (n < 2) return;
+  G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)n);
+  if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
+  for (int i = 1; i < n; i++) G->results[v->id][i] = a[i];
+  G->results[v->id][0] = a[0];
+  G->nresults[v->id] = n;
+}
+
 CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   if (B_IS_CUDA(id)) return cg_cuda(G, v, id, a, n);   /* kernels: cg_cuda.c */
   if (B_IS_ARRAY(id)) return cg_array_builtin(G, v, id, a, n);   /* cg_alloc.c */
@@ -285,15 +296,18 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
              cg_i64(G, level > 1 ? level - 1 : 0), msg);
     return cg_mk(TY(T_NIL), NULL);
   }
-  if (id == B_ASSERT && n >= 2 && cg_lib_message(G, &a[1])) {
-    cg_lib_assert(G, v, a[0], a[1]);
-    return cg_convert(G, a[0], rt, line);
-  }
   if (id == B_ASSERT) {
-    LLVMValueRef ok = cg_truthy(G, a[0]);
-    const char *msg = n >= 2 && a[1].k && a[1].k->kind == T_STR ? a[1].k->str : "assertion failed!";
-    cg_check(G, ok, KE_ASSERT, line, NULL, NULL, NULL, msg);
-    return cg_convert(G, a[0], rt, line);
+    assert_results(G, v, a, n);   /* (before the message is made a Lua value) */
+    if (n >= 2 && cg_lib_message(G, &a[1])) {
+      cg_lib_assert(G, v, a[0], a[1]);
+    } else {
+      LLVMValueRef ok = cg_truthy(G, a[0]);
+      const char *msg = n >= 2 && a[1].k && a[1].k->kind == T_STR ? a[1].k->str : "assertion failed!";
+      cg_check(G, ok, KE_ASSERT, line, NULL, NULL, NULL, msg);
+    }
+    CgVal r = cg_convert(G, a[0], rt, line);
+    if (G->results[v->id]) G->results[v->id][0] = r;
+    return r;
   }
   if (id == B_MATH_TYPE) {
     /* a constant, but for an integer-or-float: "is it an integer", an i1
@@ -328,11 +342,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   }
   if (id == B_MATH_FMOD && n >= 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
     a[1] = cg_unwrap(G, a[1], line, arg_use(v, a, 1), 2);   /* named first, as this Lua does */
-  /* arguments past those the function reads are ignored, as its C
-  ** function ignores them (math.floor(x, t.s)); math.random counts them */
-  int nread = kir_builtin_maxargs(id);
-  if (nread < 0 || nread > n || id == B_MATH_RANDOM) nread = n;
-  for (int i = 0; i < nread; i++) a[i] = cg_unwrap(G, a[i], line, arg_use(v, a, i), i + 1);
+  for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, arg_use(v, a, i), i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);
   case B_MATH_ABS: return cg_split(G, v, a, 1, rt, abs_concrete);

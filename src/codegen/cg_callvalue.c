@@ -309,7 +309,7 @@ void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     return;
   }
   if (x.t.kind == T_BUILTIN) {
-    const char *name = kty_builtin_libname(x.t.ref);
+    const char *name = kty_builtin_valuename(x.t.ref);
     if (name == NULL) cg_error(G, at, "internal error: a kjit built-in as a Lua value");
     LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i8p };
     LLVMValueRef as[3] = { G->luaL, dst, LLVMBuildGlobalStringPtr(G->B, name, "") };

@@ -1404,7 +1404,8 @@ static void emit_call(CG *G, KirInsn *v) {
   }
   if (ft.kind == T_BUILTIN) {
     CgVal args[KJIT_MAXARGS];
-    int n = cg_operands(G, v, 1, args, KJIT_MAXARGS);
+    /* (those it reads: the typer's cut) */
+    int n = kty_builtin_reads(ft.ref, cg_operands(G, v, 1, args, KJIT_MAXARGS));
     G->vals[v->id] = cg_builtin(G, v, ft.ref, args, n);
     return;
   }
@@ -1452,16 +1453,31 @@ int cg_never_produced(CG *G, const KirInsn *v) {
 
 /* An operation that raises whenever it runs (the typer's raises[]): Lua's
 ** message, the operand described as Lua describes it, at its line. */
+static const char *raise_message(CG *G, KirInsn *v, const char *words, const char *info) {
+  size_t n = strlen(words), m = strlen(info);
+  char *msg = ka_alloc(G->S->A, n + m + 1);
+  if (msg == NULL) cg_error(G, v, "not enough memory");
+  memcpy(msg, words, n);
+  memcpy(msg + n, info, m + 1);
+  return msg;
+}
+
 static void emit_raise(CG *G, KirInsn *v) {
   const KtyRaise *r = &G->sp->raises[v->id];
-  char info[96], *msg;
+  char info[96];
   info[0] = '\0';
   if (r->argi >= 0) cg_varinfo(G, v, r->argi, info, sizeof info);
-  size_t n = strlen(r->msg), m = strlen(info);
-  msg = ka_alloc(G->S->A, n + m + 1);
-  if (msg == NULL) cg_error(G, v, "not enough memory");
-  memcpy(msg, r->msg, n);
-  memcpy(msg + n, info, m + 1);
+  const char *msg = raise_message(G, v, r->msg, info);
+  if (r->falsy && r->argi >= 0 && !cg_never_produced(G, v->args[r->argi])) {
+    /* a number-or-nil (-false): Lua names what it holds ("attempt to index
+    ** a nil value" where it is nil, "... a number value" elsewhere) */
+    CgVal x = cg_val(G, v->args[r->argi]);
+    const char *falsy = raise_message(G, v, r->falsy, info);
+    if (x.t.kind == T_MAYBE && x.flag)
+      cg_check(G, x.flag, KE_TYPEERR, v->line, cg_i64(G, r->nopos), NULL, NULL, falsy);
+    else if (x.t.kind == T_NIL || x.t.kind == T_BOOL)   /* (a peeled copy's own type) */
+      msg = falsy;
+  }
   cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, r->nopos), NULL, NULL, msg);
 }
 

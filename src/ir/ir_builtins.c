@@ -18,16 +18,6 @@ const char *kir_builtin_name(int id) {
   return names[id];
 }
 
-static const signed char maxargs[B__COUNT] = {
-#define KIR_MAX(id, name, lo, hi, rule) [B_##id] = hi,
-  KTY_BUILTINS(KIR_MAX)
-#undef KIR_MAX
-};
-
-int kir_builtin_maxargs(int id) {
-  return id < 0 || id >= B__COUNT ? -1 : maxargs[id];
-}
-
 /* The registry key of the value -> id table. */
 static const char builtins_key[] = "kjit.builtins";
 

@@ -304,10 +304,6 @@ struct lua_State;
 /* How messages spell built-in id (a BuiltinId), "?" for none. */
 const char *kir_builtin_name(int id);
 
-/* How many arguments built-in id reads (its C function ignores the rest,
-** as Lua's library does), -1 for any number. */
-int kir_builtin_maxargs(int id);
-
 /* The Lua values of the built-ins the host makes (kjit.prange, the
 ** kjit.cuda functions and dim3 objects) are known by a registry table,
 ** value -> id, that the host fills as it builds its module tables: the

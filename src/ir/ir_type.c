@@ -51,6 +51,20 @@ static const BuiltinRow *builtin_row(int id) {
   return NULL;
 }
 
+/* How many of a call's n arguments built-in id is given where compiled code
+** computes it: those its C function reads, the rest evaluated and ignored
+** as it ignores them (math.floor(x, t.s), a:fill(v, w)). The one place that
+** cuts them (t_call, the code generator's emit_call). Given them all: the
+** library functions compiled code calls (B_NEEDS_L: math.random and
+** table.insert count them, string.byte reads its third), assert, which
+** returns them all, and the kernels' built-ins, which check their count. */
+int kty_builtin_reads(int id, int n) {
+  const BuiltinRow *row = builtin_row(id);
+  if (row == NULL || row->maxargs < 0 || n <= row->maxargs) return n;
+  if (B_NEEDS_L(id) || B_IS_CUDA(id) || id == B_ASSERT) return n;
+  return row->maxargs;
+}
+
 static const char *builtin_name(int id) {
   const BuiltinRow *r = builtin_row(id);
   return r ? r->name : kir_builtin_name(id);
@@ -291,6 +305,7 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
   sp->raises[v->id].msg = m;
   sp->raises[v->id].argi = argi;
   sp->raises[v->id].nopos = 0;
+  sp->raises[v->id].falsy = NULL;
 }
 
 /* A type error the interpreter raises only when the operation runs: the
@@ -315,6 +330,40 @@ static const char *objtypename(Type t) {
 static int raises_on(Type t) {
   return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
 }
+
+/* Does indexing or calling a value of type t raise Lua's type error
+** whenever it runs, with no metamethod to consult? nil, booleans, numbers
+** and numbers-or-nil (-false) do, numbers only while they have no
+** metatable: debug.setmetatable(0, mt) gives them one, which is read when
+** compiling, as the strings' is (string_method); then they stay a compile
+** error (differences.md item 13). */
+static int index_raises(KtySession *S, Type t) {
+  if (t.kind == T_NIL || t.kind == T_BOOL) return 1;
+  if (!isnum(t) && t.kind != T_MAYBE) return 0;
+  lua_pushinteger(S->L, 0);
+  int has = lua_getmetatable(S->L, -1);
+  lua_pop(S->L, has ? 2 : 1);
+  return !has;
+}
+
+/* v indexes or calls (what: "index", "call") its operand 0, of type o,
+** which index_raises: Lua's error whenever v runs, the operand named as
+** Lua names it ("attempt to index a nil value (local 'x')"). A number-or-
+** nil names what it holds when v runs (cg_func.c emit_raise), so code that
+** may not run compiles (differences.md item 13, before 2026-11-28 a
+** compile error). */
+static void raise_not_table(KtySession *S, KtySpec *sp, const KirInsn *v, Type o,
+                            const char *what) {
+  raise_at(S, sp, v, 0, "attempt to %s a %s value", what, objtypename(o));
+  if (o.kind == T_MAYBE) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "attempt to %s a %s value", what, o.dtype ? "nil" : "boolean");
+    sp->raises[v->id].falsy = ka_strndup(S->A, msg, strlen(msg));
+    if (sp->raises[v->id].falsy == NULL) fail(S, sp, v, "not enough memory");
+  }
+}
+#define RAISE_NOT_TABLE(S, sp, v, o, what) \
+  do { if ((S)->strict) raise_not_table((S), (sp), (v), (o), (what)); return ty(T_UNKNOWN); } while (0)
 
 static int is_env(const KirFunc *f, const KirInsn *v) {
   if (v->op != KIR_GETUPVAL || v->aux >= f->proto->nup) return 0;
@@ -785,11 +834,33 @@ static int select_count(KtySpec *sp, const KirInsn *v) {
   return m < 0 ? -1 : fixed + m;
 }
 
-static Type select_type(KtySpec *sp, const KirInsn *v, int j) {
-  int fixed = v->nargs - 2 - ((v->flags & KIR_F_OPEN) ? 1 : 0);
-  if (j < fixed) return sp->types[v->args[2 + j]->id];
+/* The type of value j (0-based) of v's operands from `from` on, an open
+** last one expanded: select's list (from 2), assert's results (from 1). */
+static Type list_type(KtySpec *sp, const KirInsn *v, int from, int j) {
+  int fixed = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (j < fixed) return sp->types[v->args[from + j]->id];
   if (!(v->flags & KIR_F_OPEN)) return ty(T_NIL);
   return result_of(sp, v->args[v->nargs - 1], j - fixed);
+}
+
+static Type select_type(KtySpec *sp, const KirInsn *v, int j) { return list_type(sp, v, 2, j); }
+
+/* ... and its constant (a string, a built-in), where it is one of the
+** fixed operands. */
+static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j) {
+  KtyConst k;
+  memset(&k, 0, sizeof k);
+  int fixed = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
+  if (j < fixed) k = sp->consts[v->args[from + j]->id];
+  return k;
+}
+
+/* A call of assert compiled code computes: it returns all its arguments
+** (luaB_assert), the first as the call's value. */
+static int assert_call(const KtySpec *sp, const KirInsn *v) {
+  Type ft = sp->types[v->args[0]->id];
+  return v->op == KIR_CALL && ft.kind == T_BUILTIN && ft.ref == B_ASSERT &&
+         !(v->flags & KIR_F_TFOR) && sp->types[v->id].kind != T_UNKNOWN;
 }
 
 /* The k-th result (0-based) of call or vararg v; unknown while pending. */
@@ -818,6 +889,8 @@ static Type result_of(KtySpec *sp, const KirInsn *v, int k) {
     return k < c->nret ? c->rets[k] : ty(T_NIL);
   }
   Type t = sp->types[v->id];
+  if (assert_call(sp, v))
+    return k == 0 ? t : k < kty_noperands(sp, v, 1) ? list_type(sp, v, 1, k) : ty(T_NIL);
   int g = grid_results(sp, v);
   if (g > 0) {
     if (k >= g) return ty(T_NIL);
@@ -859,6 +932,7 @@ static int nresults(KtySpec *sp, const KirInsn *v) {
   }
   KtySpec *c = sp->callees[v->id];
   if (c) return c->nret;
+  if (assert_call(sp, v)) return kty_noperands(sp, v, 1);
   if (grid_results(sp, v) > 0) return grid_results(sp, v);
   Type ft = sp->types[v->args[0]->id];
   if (ft.kind == T_BUILTIN && (ft.ref == B_PRINT || ft.ref == B_TABLE_INSERT))
@@ -913,6 +987,20 @@ int kty_noperands(KtySpec *sp, const KirInsn *v, int from) {
   return n < 0 ? 0 : n;
 }
 
+/* Call v of an array method ending in the values of a compiled call whose
+** count varies (`a:fill(g(x))`, cs g's specialization): the method reads
+** none past g's first, which every return of g gives, and its C function
+** ignores the rest, so they are passed as typed (t_builtin reads the
+** first maxargs). Methods are not called as function values: lua_call
+** would name their arguments from #2, not from #1 as a method call does. */
+static int dyn_ignored(const KtySpec *sp, const KirInsn *v, const KtySpec *cs) {
+  if (v->op != KIR_CALL || cs == NULL) return 0;
+  Type ft = sp->types[v->args[0]->id];
+  if (ft.kind != T_BUILTIN || !B_IS_ARRAY(ft.ref) || kty_builtin_valuename(ft.ref)) return 0;
+  int given = (v->nargs - 2) + 1;   /* (self included) and g's first */
+  return kty_builtin_reads(ft.ref, given + 1) <= given && cs->nretmin >= 1;
+}
+
 /* The values of v's operands from `from` on, an open last one expanded:
 ** their count, or -1 while an open call's count is pending. */
 static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type *out,
@@ -934,7 +1022,8 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
         !(v->op == KIR_CALL && sp->callees[v->id] && !sp->callees[v->id]->vararg) &&
         !(kty_calls_value(sp, v) && !(v->flags & KIR_F_TFOR)) &&
         !kty_ctor_deferred(sp, v) && !kty_ctor_grows(sp, v) &&
-        !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT)) {
+        !(v->op == KIR_CALL && sp->varop[v->id] == KTY_SELECT_COUNT) &&
+        !dyn_ignored(sp, v, cs)) {
       /* how many values it gave is known when it runs: passed on where
       ** the code generator uses that count (a return, a function value's
       ** arguments: cg_vararg.c) or where the count does not show (a
@@ -957,7 +1046,11 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
         n++;
         continue;
       }
-      if (kout) { memset(&kout[n], 0, sizeof kout[n]); if (j == 0) kout[n] = sp->consts[c->id]; }
+      if (kout) {
+        memset(&kout[n], 0, sizeof kout[n]);
+        if (j == 0) kout[n] = sp->consts[c->id];
+        else if (assert_call(sp, c)) kout[n] = list_const(sp, c, 1, j);   /* assert(x, "m") */
+      }
       out[n++] = result_of(sp, c, j);
     }
   }
@@ -1818,8 +1911,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (o.kind == T_NIL || o.kind == T_BOOL)   /* (a number stays a compile error) */
-    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
+  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -1957,8 +2049,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (o.kind == T_NIL || o.kind == T_BOOL)   /* (a number stays a compile error) */
-    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
+  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -2737,8 +2828,6 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
              (row->rule == KTY_R_METHOD), row->rule == KTY_R_METHOD ? name : name + 5,
              row->rule == KTY_R_METHOD ? "value" : "number");
-    if (row->maxargs >= 0 && n > row->maxargs && row->rule == KTY_R_METHOD)
-      n = row->maxargs;   /* extra arguments are ignored, as the C functions do */
     return t_array_builtin(S, sp, v, id, args, kargs, n);
   }
   if (B_IS_CUDA(id) && !S->kernel)
@@ -2886,6 +2975,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     if (args[0].kind == T_STR || args[0].kind == T_TABLE)
       REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
              kty_name(args[0], tb, sizeof tb));
+    /* its results past the first are its other arguments (result_of),
+    ** whose types may rise after its own */
+    if (n > 1) push_users(sp, v);
     Type r = args[0];
     r.weak = 0;
     return r;
@@ -2964,7 +3056,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     kty_fold_cast(id, x, k);
     return const_type(*k);
   }
-  int nnum = row->maxargs < 0 ? n : (n < row->maxargs ? n : row->maxargs);
+  int nnum = n;   /* (those it reads: kty_builtin_reads) */
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
       /* luaL_checknumber's error, the function named as the call names it
@@ -3342,11 +3434,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** to be a number at run time (cg_lua.c), as luaL_checknumber does */
     const BuiltinRow *row = builtin_row(ft.ref);
     /* the values of a compiled call whose count varies by path
-    ** (`print(g(x))`, `string.format("%d %d", g(x))`, `math.max(g(x))`):
-    ** the library function itself, called through lua_call with as many
-    ** as g gave (cg_callvalue.c, cg_open_count), so that what it prints,
-    ** returns and raises is the interpreter's */
-    if (kty_open_dyn(sp, v) == 1 && kty_builtin_libname(ft.ref) && !S->kernel)
+    ** (`print(g(x))`, `string.format("%d %d", g(x))`, `math.max(g(x))`,
+    ** `kjit.zeros(g(x))`): the library function itself, called through
+    ** lua_call with as many as g gave (cg_callvalue.c, cg_open_count), so
+    ** that what it prints, returns and raises is the interpreter's (an
+    ** array method ignoring g's values past its first: dyn_ignored) */
+    if (kty_open_dyn(sp, v) == 1 && kty_builtin_valuename(ft.ref) && !S->kernel)
       return t_luacall(S, sp, v, args, kargs, n);
     /* the values of an open call of a function value (char(unpack(t))):
     ** however many there are at run time, passed on by the library
@@ -3356,6 +3449,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                           row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)))
       return t_luacall(S, sp, v, args, kargs, n);
+    /* arguments past those the function reads (math.floor(x, t.s), a:fill(v,
+    ** g()) with g giving two) are evaluated and go no further, here and in
+    ** the code generator (kty_builtin_reads); the library function called
+    ** through lua_call is given them all */
+    int nall = n;
+    n = kty_builtin_reads(ft.ref, n);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
       /* the library takes any value: passed as it is (cg_lib.c) */
@@ -3367,12 +3466,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       if ((row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                             row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD)) &&
           kty_builtin_libname(ft.ref) && !(v->flags & KIR_F_TFOR))
-        return t_luacall(S, sp, v, args, kargs, n);   /* the library function, called */
-      /* an argument past those the C function reads (math.floor(x, t.s),
-      ** a:fill(g()) with g giving two): ignored, as the C function ignores
-      ** it; t_builtin reads only the first maxargs. math.random counts
-      ** its arguments ("wrong number of arguments") */
-      if (row && row->maxargs >= 0 && i >= row->maxargs && ft.ref != B_MATH_RANDOM) continue;
+        return t_luacall(S, sp, v, args, kargs, nall);   /* the library function, called */
       /* the dtype of an array made here (a name or a kjit.struct): its
       ** layout is compiled in, so it cannot come from a table at run time */
       if (((ft.ref == B_KJIT_ZEROS || ft.ref == B_KJIT_EMPTY) && i == 1) ||
@@ -3479,7 +3573,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
-  if (raises_on(ft) || isnum(ft)) RAISE(S, sp, v, 0, "attempt to call a %s value", objtypename(ft));
+  if (ft.kind == T_BUF || index_raises(S, ft)) RAISE_NOT_TABLE(S, sp, v, ft, "call");
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
@@ -3610,8 +3704,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     return ty(T_NIL);
   }
-  if (o.kind == T_NIL || o.kind == T_BOOL)
-    RAISE(S, sp, v, 0, "attempt to index a %s value", objtypename(o));
+  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
@@ -3838,6 +3931,10 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type o = sp->types[v->args[0]->id];
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
+    if (index_raises(S, o)) {   /* x.f = v with x nil, false or a number */
+      FROZEN_NIL(S, sp, v, v->args[0]);
+      RAISE_NOT_TABLE(S, sp, v, o, "index");
+    }
   }
   if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
@@ -3875,6 +3972,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_VARARG: return vararg_const(S, sp, 0, k);
   case KIR_RESULT:
     if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
+    if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(sp, v->args[0], 1, v->aux);
     return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
@@ -3959,6 +4057,8 @@ static void t_ret(KtySession *S, KtySpec *sp, KirInsn *v) {
   int n = ret_values(S, sp, v, vals, ks);
   if (n < 0) return;
   int changed = 0, fixed = ret_open_dyn(sp, v);
+  int least = fixed >= 0 ? fixed : n;
+  if (sp->nretmin < 0 || least < sp->nretmin) { sp->nretmin = least; changed = 1; }
   if (sp->nret < 0) { sp->nret = n; changed = 1; }
   if (n != sp->nret || fixed >= 0) {   /* returns of different lengths */
     if (!sp->dyncount) { sp->dyncount = 1; changed = 1; }
@@ -3984,7 +4084,7 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
   Join J[KJIT_MAXRETS];
   Type vals[KJIT_MAXRETS];
   KtyConst ks[KJIT_MAXRETS];
-  int nret = -1, dyn = 0;
+  int nret = -1, dyn = 0, least = -1;
   KirFunc *f = sp->ir;
   KtyConst knil;
   memset(&knil, 0, sizeof knil);
@@ -3999,6 +4099,8 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     if (nret >= 0 && n != nret) dyn = 1;
     if (ret_open_dyn(sp, r) >= 0) dyn = 1;
     if (n > nret) nret = n;
+    int fewest = ret_open_dyn(sp, r) >= 0 ? ret_open_dyn(sp, r) : n;
+    if (least < 0 || fewest < least) least = fewest;
   }
   if (dyn && nret >= KJIT_MAXRETS) {   /* (the count's slot is the last flag's: jit.c) */
     for (int b = 0; b < f->nblocks; b++) {
@@ -4031,9 +4133,10 @@ static int exact_rets(KtySession *S, KtySpec *sp) {
     }
   }
   if (nret < 0) return 0;
-  int changed = nret != sp->nret || dyn != sp->dyncount;
+  int changed = nret != sp->nret || dyn != sp->dyncount || least != sp->nretmin;
   sp->nret = nret;
   sp->dyncount = dyn;
+  sp->nretmin = least;
   for (int i = 0; i < nret; i++) {
     sp->retjoin[i] = J[i];
     Type j = ret_join(&J[i]);
@@ -4204,6 +4307,7 @@ static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
   sp->live = alloc(S, (size_t)ir->nblocks);
   sp->edges = alloc(S, (size_t)ir->nblocks);
   sp->nret = -1;
+  sp->nretmin = -1;
   sp->retjoin = alloc(S, sizeof(Join) * KJIT_MAXRETS);
   if (S->nspecs == S->capspecs) {
     int cap = S->capspecs ? S->capspecs * 2 : 8;
@@ -4782,6 +4886,10 @@ static const char *note(void *ud, const KirBlock *b, const KirInsn *v) {
   if (c->sp->raises[v->id].msg) {   /* raised at run time (Lua's message) */
     size_t m = strlen(c->buf);
     snprintf(c->buf + m, sizeof c->buf - m, " raises \"%s\"", c->sp->raises[v->id].msg);
+    if (c->sp->raises[v->id].falsy) {   /* (where a number-or-nil is nil) */
+      m = strlen(c->buf);
+      snprintf(c->buf + m, sizeof c->buf - m, " or \"%s\"", c->sp->raises[v->id].falsy);
+    }
   }
   return c->buf;
 }
@@ -4860,6 +4968,16 @@ const char *kty_builtin_libname(int id) {
   for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
     if (strcmp(n, globals[i]) == 0) return n;
   return NULL;
+}
+
+/* The name compiled code finds built-in id by where it calls the function
+** value itself (kjit_lc_setbuiltin, cg_callvalue.c): a library's
+** (kty_builtin_libname), or a function of the kjit module (kjit.zeros ...);
+** NULL for the others (array methods, kjit.prange, the kernels'). */
+const char *kty_builtin_valuename(int id) {
+  const char *n = kty_builtin_libname(id);
+  if (n == NULL && id >= B_KJIT_ZEROS && id <= B_KJIT_LINSPACE) n = builtin_name(id);
+  return n;
 }
 
 /* The closure whose upvalue v (a getupval or setupval of sp) reads, pushed,
@@ -5096,6 +5214,12 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
                         "Lua state)");
   if (v->aux > KJIT_MAXRETS)
     REFUSE(S, sp, v, "a call of a function value for more than %d results", KJIT_MAXRETS);
+  /* a built-in given arguments it ignores (kty_builtin_reads) is called
+  ** with them all, as cg_fn_call passes them (args holds them all) */
+  if (!(v->flags & KIR_F_TFOR)) {
+    int all = kty_noperands(sp, v, 1);
+    if (all > n && all <= KJIT_MAXARGS) n = all;
+  }
   int strs = 0;
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];

@@ -129,6 +129,9 @@ typedef struct KtyRaise {
                              or -1: the generator appends its description */
   int nopos;              /* raised inside a C function that adds no
                              position (math.max's comparisons) */
+  const char *falsy;      /* operand argi is a number-or-nil (-false): msg
+                             is raised where it holds a number, this where
+                             it holds nil (false); else NULL */
 } KtyRaise;
 
 typedef struct KtySpec KtySpec;
@@ -185,6 +188,9 @@ struct KtySpec {
   ** ret_open_dyn): nret is the most, and how many a call gave comes back
   ** at run time (the code generator's count out-parameter) */
   int dyncount;
+  int nretmin;            /* the fewest values a return gives (one ending
+                             in a call whose count varies: those before
+                             it), -1 until a return is reached */
   /* by instruction id: a call of a Lua value that is an escaping function
   ** literal, compiled as a direct call of that literal (ir_type.c's
   ** direct_literal) */
@@ -204,6 +210,13 @@ struct KtySpec {
 struct KtySession;
 /* The run-time name of a library built-in ("math.cos"), NULL for kjit's own. */
 const char *kty_builtin_libname(int id);
+/* ... or of kjit's own module functions too ("kjit.zeros"): the name
+** kjit_lc_setbuiltin finds the function value by. */
+const char *kty_builtin_valuename(int id);
+/* How many of a call's n arguments built-in id is given where compiled code
+** computes it (the rest are evaluated and ignored, as its C function
+** ignores them). */
+int kty_builtin_reads(int id, int n);
 const char *kty_dtype_obj_name(const KtyConst *k);
 /* Concatenation v checks every operand when it runs, in the VM's order
 ** (a number-or-nil the typer cannot place: ir_type.c t_concat). */

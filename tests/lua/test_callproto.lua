@@ -13,40 +13,8 @@
 local kjit = require "kjit"
 local testing = require "kjit.testing"
 
-local function fmt(v)
-  if math.type(v) == "float" then return string.format("%.17g(f)", v) end
-  if math.type(v) == "integer" then return tostring(v) .. "(i)" end
-  if type(v) == "table" or type(v) == "function" then return type(v) end
-  return tostring(v)
-end
-
--- build() makes fresh state and returns (fn, steps); steps(run, note)
--- drives it: run(...) calls the function under test (interpreted on the
--- first pass, compiled on the second) and logs what it returns or raises,
--- note(v) logs a value of the step's own. The two logs must agree.
-local function differential(build)
-  local logs = {}
-  for pass = 1, 2 do
-    local fn, steps = build()
-    local call = pass == 1 and fn or kjit.jit(fn)
-    local log = {}
-    local function run(...)
-      local r = table.pack(pcall(call, ...))
-      local parts = {}
-      for i = 1, r.n do parts[#parts + 1] = fmt(r[i]) end
-      log[#log + 1] = table.concat(parts, " ")
-    end
-    local function note(v) log[#log + 1] = "note " .. fmt(v) end
-    steps(run, note, call)
-    logs[pass] = log
-  end
-  for i = 1, math.max(#logs[1], #logs[2]) do
-    if logs[1][i] ~= logs[2][i] then
-      error(string.format("step %d: interpreted %s, compiled %s", i, tostring(logs[1][i]),
-                          tostring(logs[2][i])), 2)
-    end
-  end
-end
+-- the two passes, interpreted and compiled, and their logs compared
+local differential = require("calls_harness").differential
 
 -- body with every callee compiled, then with none; under "all" some
 -- callee must have compiled (none passes by running them interpreted)

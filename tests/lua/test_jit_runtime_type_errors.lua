@@ -220,6 +220,34 @@ test("a kernel with a raising operation: compiles, raises when it runs", functio
   truthy(ok, "the kernel compiles for the GPU: " .. tostring(err))
 end)
 
+-- a number-or-nil indexed in a kernel: the same, naming what it holds
+local function kernel_index(out, n, m)
+  local t = cuda.grid(1)
+  local z
+  if t > m then z = t end
+  if t > n then out[t] = z.y else out[t] = t end
+end
+
+test("a kernel indexing a number-or-nil: compiles, raises what it holds when it runs", function()
+  for _, m in ipairs{ 1, 8 } do
+    local results = {}
+    for _, mode in ipairs{ "interpret", true } do
+      for _, n in ipairs{ 8, 2 } do
+        local prev = cuda.simulate(mode)
+        local out = kjit.zeros(4)
+        local ok, err = pcall(function() cuda.jit(kernel_index)[{1, 4}](out, n, m) end)
+        cuda.simulate(prev)
+        results[#results + 1] = (ok and "ok" or tostring(err)) .. " " .. table.concat(out:totable(), ",")
+      end
+    end
+    eq(results[3], results[1], "n = 8: no error, same output")
+    eq(results[4], results[2], "n = 2: the same error")
+    local want = m == 1 and "attempt to index a number value (local 'z')"
+                 or "attempt to index a nil value (local 'z')"
+    truthy(results[2]:find(want, 1, true), results[2])
+  end
+end)
+
 -- in loops the code generator copies (a peeled first iteration, a checked
 -- and an unchecked version, a kjit.prange loop)
 local function in_peeled(x, n)
@@ -517,4 +545,59 @@ test("stores of non-numbers into number arrays and fields raise when they run", 
     D.check(f, kjit.zeros(3), kjit.zeros(3, P), w, 1)
     D.check(f, kjit.zeros(3, "u8"), kjit.zeros(3, P), w, 9)   -- the index error first
   end
+end)
+
+-- Indexing or calling a number, or a number-or-nil (-false), raises Lua's
+-- error when it runs, naming what the value holds then (number, nil,
+-- boolean) and the variable as Lua names it; code that does not run
+-- compiles (differences.md item 13: until 2026-11-28 a compile error).
+-- Reads, stores (field, integer and computed keys), calls, method calls;
+-- locals, upvalues, fields of a constant table, elements of arrays.
+local K = { n = 3 }
+local U = 7
+local maybe_forms = {
+  function(a) local x; if a > 1 then x = a end; if a > 100 then return x.y end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then return x[1] end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then return x[a] end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then x.y = 1 end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then x[2] = a end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then x[a] = a end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then return x(a) end return 1 end,
+  function(a) local x; if a > 1 then x = a end; if a > 100 then return x:m(a) end return 1 end,
+  function(a) local x = a > 1 and a; if a > 100 then return x.y end return 1 end,
+  function(a) local x = a > 1 and a; if a > 100 then return x(1) end return 1 end,
+  function(a) local x = a > 1 and a or nil; return x and x.y end,
+  function(a) local x = a; if a > 100 then return x.y end return 1 end,
+  function(a) if a > 100 then a.f = 2 end return a end,
+  function(a) if a > 100 then return a:m() end return a end,
+  function(a) if a > 100 then return K.n.x end return a end,
+  function(a) if a > 100 then return U[1] end return a end,
+  function(a) if a > 100 then U.z = a end return a end,
+  function(a, A) if a > 100 then return A[1].x end return a end,
+  function(a, A) if a > 100 then A[2][1] = 5 end return a end,
+  function(a) local t; if a > 100 then t = 1 end; return (t or {}).x end,
+}
+
+test("indexing or calling a number or a number-or-nil: compiles, Lua's error when run", function()
+  local A = kjit.arange(3)
+  for i, f in ipairs(maybe_forms) do
+    for _, a in ipairs { 1, 2.5, 101, 101.5, 1e300 } do
+      local ok, err = pcall(D.check, f, a, A)
+      if not ok then error("form " .. i .. ", a = " .. a .. ": " .. tostring(err), 0) end
+    end
+  end
+  -- the messages themselves (D.check compares them with the interpreter's)
+  D.check_error("attempt to index a number value (local 'x')", maybe_forms[1], 101)
+  local function nil_side(a) local x; if a > 200 then x = a end; if a > 100 then return x.y end return 1 end
+  local function false_side(a) local x = a > 200 and a; if a > 100 then return x.y end return 1 end
+  local function false_call(a) local x = a > 200 and a; if a > 100 then return x(a) end return 1 end
+  D.check_error("attempt to index a nil value (local 'x')", nil_side, 150)
+  D.check_error("attempt to index a number value (local 'x')", nil_side, 250)
+  D.check_error("attempt to index a boolean value (local 'x')", false_side, 150)
+  D.check_error("attempt to call a boolean value (local 'x')", false_call, 150)
+  D.check_error("attempt to call a number value (local 'x')", false_call, 250.5)
+  D.check_error("attempt to index a number value (field 'n')", maybe_forms[15], 101)
+  D.check_error("attempt to index a number value (upvalue 'U')", maybe_forms[16], 101)
+  D.check_error("attempt to index a number value (upvalue 'U')", maybe_forms[17], 101)
+  D.check_error("attempt to index a number value (local 'a')", maybe_forms[13], 101)
 end)

@@ -13,7 +13,7 @@ local THIS = "test_messages.lua:"
 local function line_of(fn, off) return debug.getinfo(fn, "S").linedefined + (off or 0) end
 
 local function concat(x) return math end
-local function index_number(v, s) return v[1] + s end
+local function return_table(v, s) return v[1] + s, math end
 local function kernel_returns(a) return a[1] end
 
 test("a compile error says so, after its place, with the argument types", function()
@@ -21,12 +21,12 @@ test("a compile error says so, after its place, with the argument types", functi
          kjit.jit(concat), 1)
   raises(THIS .. line_of(concat) .. ": compile error for (f64): cannot return a table",
          kjit.jit(concat), 2.5)
-  raises(THIS .. line_of(index_number) .. ": compile error for (f64, f32[:]): cannot index a number",
-         kjit.jit(index_number), 2.5, kjit.zeros(2, "f32"))
+  raises(THIS .. line_of(return_table) .. ": compile error for (f32[:], f64): cannot return a table",
+         kjit.jit(return_table), kjit.zeros(2, "f32"), 2.5)
   -- a signature compiled ahead names its own types
-  local f = kjit.jit(index_number)
-  raises("compile error for (i64, i64): cannot index a number",
-         function() f:compile("(i64, i64)") end)
+  local f = kjit.jit(return_table)
+  raises("compile error for (i64[:], i64): cannot return a table",
+         function() f:compile("(i64[:], i64)") end)
   -- kernels too (no GPU needed: compile only)
   raises(THIS .. line_of(kernel_returns) .. ": compile error for (f64[:]): a kernel cannot return values",
          function() cuda.jit(kernel_returns):compile("void(f64[:])") end)

@@ -15,36 +15,8 @@ local kjit = require "kjit"
 local testing = require "kjit.testing"
 local stack_reads = os.getenv("KJIT_NO_STACK_READS") == nil
 
-local function fmt(v)
-  if math.type(v) == "float" then return string.format("%.17g(f)", v) end
-  if math.type(v) == "integer" then return tostring(v) .. "(i)" end
-  if type(v) == "table" or type(v) == "function" then return type(v) end
-  return tostring(v)
-end
-
-local function differential(build)
-  local logs = {}
-  for pass = 1, 2 do
-    local fn, steps = build()
-    local call = pass == 1 and fn or kjit.jit(fn)
-    local log = {}
-    local function run(...)
-      local r = table.pack(pcall(call, ...))
-      local parts = {}
-      for i = 1, r.n do parts[#parts + 1] = fmt(r[i]) end
-      log[#log + 1] = table.concat(parts, " ")
-    end
-    local function note(v) log[#log + 1] = "note " .. fmt(v) end
-    steps(run, note, call)
-    logs[pass] = log
-  end
-  for i = 1, math.max(#logs[1], #logs[2]) do
-    if logs[1][i] ~= logs[2][i] then
-      error(string.format("step %d: interpreted %s, compiled %s", i, tostring(logs[1][i]),
-                          tostring(logs[2][i])), 2)
-    end
-  end
-end
+-- the two passes, interpreted and compiled, and their logs compared
+local differential = require("calls_harness").differential
 
 local function native_calls() return (select(3, testing.callees())) end
 

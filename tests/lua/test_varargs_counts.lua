@@ -53,6 +53,41 @@ test("their errors are the library's, at the user's line", function()
   T.check_error("number has no integer representation", fmt, function() return 2.5 end)
 end)
 
+-- kjit's own functions given such values are called as the module's
+-- function values (kjit.zeros(g(x)): their dtype argument is g's second
+-- value where there is one); an array method reading none past g's first
+-- value, which every return of g gives, compiles as written (a:fill(g(x)):
+-- the fuzzer's last refusal, until 2026-11-28).
+local function one_or_two(x)
+  if x > 0 then return x, 7 end
+  return x - 1
+end
+local function size_or_dtype(x)
+  if x > 1 then return 3, "i32" elseif x < 0 then return 2, 5 end
+  return 4
+end
+test("kjit functions and array methods given them: the interpreter's arrays and errors", function()
+  local function fill(x) local t = kjit.zeros(3) t:fill(one_or_two(x)) return t[1], t[3], #t end
+  local function fill_int(x) local t = kjit.zeros(2, "i64") return t:fill(one_or_two(x))[2] end
+  local function reshape(x) return #kjit.zeros(6):reshape(one_or_two(x)) end
+  local function zeros(x) local t = kjit.zeros(size_or_dtype(x)) return #t, t.dtype, t[1] end
+  local function full(x) local t = kjit.full(size_or_dtype(x)) return #t, t.dtype, t[2] end
+  local function arange(x) local t = kjit.arange(size_or_dtype(x)) return #t, t[#t] end
+  cases(fill, {1}, {-1}, {2.5}, {0})
+  cases(fill_int, {3}, {-2})
+  T.check_error_args("number has no integer representation", fill_int, 2.5)
+  cases(reshape, {6}, {-5}, {3})
+  T.check_error_args("cannot reshape", reshape, 4)
+  cases(zeros, {2}, {0})
+  T.check_error_args("bad argument #2 to 'zeros'", zeros, -1)
+  cases(full, {0}, {2})
+  T.check_error_args("bad argument #2 to 'full'", full, 1)
+  cases(arange, {2}, {0}, {-1})
+  -- a method reading g's second value too is still refused, with advice
+  local function slice(x) return #kjit.zeros(4):slice(size_or_dtype(x)) end
+  raises("take them into locals first", kjit.jit(slice), 0)
+end)
+
 test("print(g(x)) prints what the interpreter prints", function()
   local out = {}
   local real = print
