@@ -479,7 +479,7 @@ static void emit_chain(CG *G, const CgChain *c) {
       ref[k][i] = l;
       int access = isread(c->ops[k]) || iswrite(c->ops[k]), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
       if (i == 0 && access) objuse[l] = 1;
-      else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA;   /* (a key: an integer) */
+      else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA || leaf[l].t.kind == T_NUMBER;   /* (a key: an integer) */
       else numuse[l] = 1;
     }
     if (operand_count(c->ops[k]) == 1 && !isread(c->ops[k])) ref[k][1] = ref[k][0];   /* (unary: the call reads two) */
@@ -540,7 +540,8 @@ static void emit_chain(CG *G, const CgChain *c) {
   ** write, a value there (no __newindex, nothing moves) */
   LLVMValueRef ok = cg_i1(G, 1);
   for (int l = 0; l < nleaves; l++) {
-    if (intuse[l]) ok = LLVMBuildAnd(G->B, ok, is_int(G, leaf[l].flag), "");
+    if (intuse[l])   /* (a number's: for loops over bounds read from tables, scimark-sparse's) */
+      ok = LLVMBuildAnd(G->B, ok, leaf[l].t.kind == T_NUMBER ? LLVMBuildNot(G->B, leaf[l].isf, "") : is_int(G, leaf[l].flag), "");
     if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
     int want = c->form == KLV_FLT && !strict[l] ? 0 : c->form;
     LLVMValueRef t = want ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, (unsigned)want, 0), "")

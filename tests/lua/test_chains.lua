@@ -606,8 +606,32 @@ test("the next chain begins where one ended: keys and tables read in a chain", f
   T.check(sparse, function() return make(3) end)
   T.check(sparse, function() return make(3.0) end)
   T.check(sparse, function() return make("3") end)
+  -- the loop's bounds read from the table: its variable a number of either
+  -- kind, a key checked to be an integer with the chain (a float key, whole
+  -- or not, takes the chain's call)
+  local function floatrows(x)
+    local vy, val, row, col, vx, n = make(x)
+    row[1], row[2] = 1.0, 3.0
+    return vy, val, row, col, vx, n
+  end
+  T.check(sparse, function() return floatrows(3) end)
+  T.check(sparse, function()
+    local vy, val, row, col, vx, n = make(3)
+    row[1], row[2], row[3] = 0.5, 2.5, 3.5
+    val[0.5], val[1.5], val[2.5] = 1, 2.5, 3
+    col[0.5], col[1.5], col[2.5] = 1, 2, 3
+    return vy, val, row, col, vx, n
+  end)
   T.check_error("attempt to perform arithmetic on a nil value (field '?')", sparse,
                 function() return make(9) end)
+  if not os.getenv("KJIT_NO_CHAINS") then
+    -- vx[col[i]] and val[i] are read in the chain (the key a number
+    -- checked with it), col[i] alone: one element read with its own call
+    local f = kjit.jit(sparse)
+    f(make(3))
+    local _, alone = f:inspect("llvm"):gsub("call i32 @kjit_lv_sgetk", "")
+    eq(alone, 1, "element reads outside the chain")
+  end
   -- a field of a field
   local function nested(b, dt)
     b.pos.x = b.pos.x + b.vel.x * dt
