@@ -53,6 +53,11 @@
 **     operation computes both the integer and the float result and picks
 **     one by the operands' kinds (cg_lua.c cg_lua_flat_arith, as alone;
 **     `% // ^` and unary minus branch on the kinds, cg_num.c cg_split).
+**     A flat chain that computes (and writes no native integer) has the
+**     float form too, tested first (dual): evidence is often absent where
+**     tables hold floats (scimark-lu's `vi[k] - eij * vj[k]`: 1.494G ->
+**     1.213G instructions for LU 30), and the flat version still takes
+**     integers without the call.
 ** Comparisons (== < <= of numbers, their result a boolean) end chains
 ** often: a loop's test, an `if`. In a chain they are checked with it and
 ** their call is kjit_lv_comparex's (metamethods, strings, errors).
@@ -454,16 +459,136 @@ static void emit_alone(CG *G, const CgChain *c) {
   }
 }
 
+/* A chain being emitted: its operands (ref: >= 0 a leaf, < 0 the result
+** of operation -1 - ref), its leaves and how the chain uses them, its
+** accesses' probes. */
+typedef struct ChainEmit {
+  const CgChain *c;
+  int n, nleaves;
+  int (*ref)[3];
+  CgVal *leaf;
+  const uint8_t *numuse, *intuse;
+  CgLField *f;
+} ChainEmit;
+
+/* The number checks of the chain's native code in form `form` (the
+** checks all forms share are the caller's): every Lua number it uses is
+** one (a float in the float form, unless loose: strict[] and rstrict[],
+** set here). */
+static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *strict, uint8_t *rstrict) {
+  const CgChain *c = e->c;
+  CgChain cf = *c;
+  cf.form = form;
+  uint8_t forced[e->n];
+  /* which Lua numbers the float form checks as floats (strict): those a
+  ** comparison or a write uses, or an operation that is not forced */
+  float_forced(G, &cf, e->ref, e->leaf, forced);
+  memset(strict, 0, (size_t)e->nleaves);
+  memset(rstrict, 0, (size_t)e->n);
+  for (int k = 0; k < e->n; k++) {
+    const KirInsn *v = c->ops[k];
+    int numeric = isarith(v) || iscmp(v);
+    for (int i = 0; i < operand_count(v); i++) {
+      int r = e->ref[k][i];
+      if (!(numeric || (iswrite(v) && i == operand_count(v) - 1))) continue;
+      int loose = isarith(v) && forced[k];
+      if (r < 0) rstrict[-1 - r] |= !loose;
+      else strict[r] |= !loose;
+    }
+  }
+  LLVMValueRef ok = cg_i1(G, 1);
+  for (int l = 0; l < e->nleaves; l++) {
+    if (!e->numuse[l] || e->leaf[l].t.kind != T_LUA) continue;
+    int want = form == KLV_FLT && !strict[l] ? 0 : form;
+    LLVMValueRef flag = e->leaf[l].flag;
+    LLVMValueRef t = want ? LLVMBuildICmp(G->B, LLVMIntEQ, flag, LLVMConstInt(G->i8, (unsigned)want, 0), "")
+                          : LLVMBuildICmp(G->B, LLVMIntNE, flag, LLVMConstInt(G->i8, 0, 0), "");
+    ok = LLVMBuildAnd(G->B, ok, t, "");
+  }
+  for (int k = 0; k < e->n; k++) {
+    if (!isread(c->ops[k])) continue;
+    int want = form == KLV_FLT && !rstrict[k] ? 0 : form;
+    ok = LLVMBuildAnd(G->B, ok, cg_lua_field_isnum(G, e->f[k].tt, want), "");
+  }
+  return ok;
+}
+
+/* The chain natively in form `form`, in the program's order, where its
+** checks hold: each operation's (tag, bits) and, for a comparison, its
+** i1 in fval (in the float form also each number's double). */
+static void native_body(CG *G, const ChainEmit *e, int form, const uint8_t *strict, const uint8_t *rstrict,
+                        LLVMValueRef *ftag, LLVMValueRef *fbits, LLVMValueRef *fval) {
+  CgChain cf = *e->c;
+  cf.form = form;
+  const CgChain *c = &cf;
+  const CgVal *leaf = e->leaf;
+  for (int k = 0; k < e->n; k++) {
+    const KirInsn *v = c->ops[k];
+    ftag[k] = fbits[k] = fval[k] = NULL;
+    if (isread(v)) {
+      cg_lua_field_read(G, &e->f[k], &ftag[k], &fbits[k]);
+      int loose = form == KLV_FLT && !rstrict[k];
+      if (form && !loose) ftag[k] = LLVMConstInt(G->i8, (unsigned)form, 0);
+      if (form == KLV_FLT) fval[k] = bits_double(G, fbits[k], loose ? is_int(G, ftag[k]) : NULL);
+      continue;
+    }
+    if (iswrite(v)) {
+      int r = e->ref[k][v->op == KIR_SETINDEX ? 2 : 1];
+      LLVMValueRef t, b;
+      if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
+      else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
+      else cg_lua_numtag(G, leaf[r], &t, &b);
+      cg_lua_field_write(G, &e->f[k], t, b);
+      continue;
+    }
+    /* the operands as numbers of the chain's form */
+    CgVal a[2];
+    for (int i = 0; i < v->nargs; i++) {
+      int r = e->ref[k][i];
+      if (r >= 0 && leaf[r].t.kind != T_LUA) {   /* a native number */
+        a[i] = form == KLV_FLT && isarith(v) ? cg_mk(TY(T_F64), as_double(G, leaf[r])) : leaf[r];
+        continue;
+      }
+      LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
+      if (form == KLV_FLT)
+        a[i] = cg_mk(TY(T_F64), r < 0 ? fval[-1 - r] : bits_double(G, b, strict[r] ? NULL : is_int(G, t)));
+      else if (form == KLV_INT) a[i] = cg_mk(TY(T_INT), b);
+      else a[i] = cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b));
+    }
+    if (iscmp(v)) {
+      fval[k] = cg_compare_on(G, v, a[0], a[1]);
+      continue;
+    }
+    native_arith(G, c, v, a, &ftag[k], &fbits[k]);
+    if (form == KLV_FLT) fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
+  }
+}
+
+/* Whether a flat chain also gets a float version behind its own check
+** (the values met no evidence either way: scimark-lu's
+** `vi[k] - eij * vj[k]`, whose tables hold floats): it computes, and
+** every native value it writes is a float (a float version's later reads
+** find floats where it wrote). */
+static int dual(const CG *G, const CgChain *c) {
+  if (c->form != 0) return 0;
+  int compute = 0;
+  for (int k = 0; k < c->nops; k++) {
+    const KirInsn *v = c->ops[k];
+    compute |= isarith(v);
+    if (iswrite(v) && !is_lua(G->sp, written(v)) && G->sp->types[written(v)->id].kind != T_F64) return 0;
+  }
+  return compute;
+}
+
 static void emit_chain(CG *G, const CgChain *c) {
   int n = c->nops, nleaves = 0;
   int ref[n][3];
   const KirInsn *leafv[4 * n];   /* (up to 3 operands each, and a constant of the slow call's) */
   CgVal leaf[4 * n];
-  uint8_t numuse[4 * n], objuse[4 * n], intuse[4 * n], strict[4 * n], rstrict[n], forced[n];
+  uint8_t numuse[4 * n], objuse[4 * n], intuse[4 * n];
   LLVMValueRef lhint[4 * n];
   for (int k = 0; k < n; k++) {
     ref[k][1] = ref[k][2] = 0;
-    rstrict[k] = 0;
     for (int i = 0; i < operand_count(c->ops[k]); i++) {
       const KirInsn *a = c->ops[k]->args[i];
       int j = position(c, a);
@@ -473,7 +598,7 @@ static void emit_chain(CG *G, const CgChain *c) {
       if (l == nleaves) {
         leafv[nleaves] = a;
         leaf[nleaves] = cg_val(G, a);
-        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = strict[nleaves] = 0;
+        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = 0;
         lhint[nleaves++] = NULL;
       }
       ref[k][i] = l;
@@ -500,27 +625,13 @@ static void emit_chain(CG *G, const CgChain *c) {
       if (event[k] != v->op) {   /* the constant as Lua's instruction has it */
         leafv[nleaves] = NULL;
         leaf[nleaves] = cg_mk(TY(T_INT), cg_i64(G, (int64_t)imm));
-        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = strict[nleaves] = 0;
+        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = 0;
         lhint[nleaves] = NULL;
         sref[k][1] = nleaves++;
       }
       if (fl) { int t = sref[k][0]; sref[k][0] = sref[k][1]; sref[k][1] = t; }
     }
     flip[k] = (uint8_t)fl;
-  }
-  /* which Lua numbers the float form checks as floats (strict): those a
-  ** comparison or a write uses, or an operation that is not forced */
-  float_forced(G, c, ref, leaf, forced);
-  for (int k = 0; k < n; k++) {
-    const KirInsn *v = c->ops[k];
-    int numeric = isarith(v) || iscmp(v);
-    for (int i = 0; i < operand_count(v); i++) {
-      int r = ref[k][i];
-      if (!(numeric || (iswrite(v) && i == operand_count(v) - 1))) continue;
-      int loose = isarith(v) && forced[k];
-      if (r < 0) rstrict[-1 - r] |= !loose;
-      else strict[r] |= !loose;
-    }
   }
   /* a number operand known not to be one (a table in its slot): each
   ** operation alone, as cg_lua.c does it */
@@ -535,20 +646,14 @@ static void emit_chain(CG *G, const CgChain *c) {
       emit_alone(G, c);
       return;
     }
-  /* the checks: the leaves' kinds, each field where its site looks, a
-  ** number there (a float in the float form, unless loose) or, for a
-  ** write, a value there (no __newindex, nothing moves) */
+  /* the checks every version shares: keys integers, each field where its
+  ** site looks, for a write a value there (no __newindex, nothing moves) */
+  CgLField f[n];
+  ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
   LLVMValueRef ok = cg_i1(G, 1);
-  for (int l = 0; l < nleaves; l++) {
+  for (int l = 0; l < nleaves; l++)
     if (intuse[l])   /* (a number's: for loops over bounds read from tables, scimark-sparse's) */
       ok = LLVMBuildAnd(G->B, ok, leaf[l].t.kind == T_NUMBER ? LLVMBuildNot(G->B, leaf[l].isf, "") : is_int(G, leaf[l].flag), "");
-    if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
-    int want = c->form == KLV_FLT && !strict[l] ? 0 : c->form;
-    LLVMValueRef t = want ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, (unsigned)want, 0), "")
-                          : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");
-    ok = LLVMBuildAnd(G->B, ok, t, "");
-  }
-  CgLField f[n];
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     if (!isread(v) && !iswrite(v)) continue;
@@ -556,59 +661,29 @@ static void emit_chain(CG *G, const CgChain *c) {
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
     ok = LLVMBuildAnd(G->B, ok, hit, "");
-    int want = c->form == KLV_FLT && !rstrict[k] ? 0 : c->form;
-    ok = LLVMBuildAnd(G->B, ok, isread(v) ? cg_lua_field_isnum(G, f[k].tt, want)
-                                          : cg_lua_field_writable(G, &f[k]), "");
+    if (iswrite(v)) ok = LLVMBuildAnd(G->B, ok, cg_lua_field_writable(G, &f[k]), "");
   }
-  LLVMBasicBlockRef fast = cg_bb(G, "chfast"), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, fast, slow));
-  /* the chain natively, in the program's order */
-  LLVMPositionBuilderAtEnd(G->B, fast);
-  LLVMValueRef ftag[n], fbits[n], fval[n];
-  for (int k = 0; k < n; k++) {
-    const KirInsn *v = c->ops[k];
-    ftag[k] = fbits[k] = fval[k] = NULL;
-    if (isread(v)) {
-      cg_lua_field_read(G, &f[k], &ftag[k], &fbits[k]);
-      int loose = c->form == KLV_FLT && !rstrict[k];
-      if (c->form && !loose) ftag[k] = LLVMConstInt(G->i8, (unsigned)c->form, 0);
-      if (c->form == KLV_FLT) fval[k] = bits_double(G, fbits[k], loose ? is_int(G, ftag[k]) : NULL);
-      continue;
-    }
-    if (iswrite(v)) {
-      int r = ref[k][v->op == KIR_SETINDEX ? 2 : 1];
-      LLVMValueRef t, b;
-      if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
-      else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
-      else cg_lua_numtag(G, leaf[r], &t, &b);
-      cg_lua_field_write(G, &f[k], t, b);
-      continue;
-    }
-    /* the operands as numbers of the chain's form */
-    CgVal a[2];
-    for (int i = 0; i < v->nargs; i++) {
-      int r = ref[k][i];
-      if (r >= 0 && leaf[r].t.kind != T_LUA) {   /* a native number */
-        a[i] = c->form == KLV_FLT && isarith(v) ? cg_mk(TY(T_F64), as_double(G, leaf[r])) : leaf[r];
-        continue;
-      }
-      LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
-      if (c->form == KLV_FLT)
-        a[i] = cg_mk(TY(T_F64), r < 0 ? fval[-1 - r] : bits_double(G, b, strict[r] ? NULL : is_int(G, t)));
-      else if (c->form == KLV_INT) a[i] = cg_mk(TY(T_INT), b);
-      else a[i] = cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b));
-    }
-    if (iscmp(v)) {
-      fval[k] = cg_compare_on(G, v, a[0], a[1]);
-      continue;
-    }
-    native_arith(G, c, v, a, &ftag[k], &fbits[k]);
-    if (c->form == KLV_FLT) fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
+  /* the versions: the chain's form; a flat chain also the float form,
+  ** tested first (dual) */
+  int forms[2] = { c->form, 0 }, nv = 1;
+  if (dual(G, c)) { forms[0] = KLV_FLT; nv = 2; }
+  uint8_t strict[nv][4 * n], rstrict[nv][n];
+  LLVMValueRef checks[2];
+  for (int w = 0; w < nv; w++)
+    checks[w] = LLVMBuildAnd(G->B, ok, number_checks(G, &e, forms[w], strict[w], rstrict[w]), "");
+  LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone"), fend[2];
+  LLVMValueRef ftag[2][n], fbits[2][n], fval[2][n];
+  for (int w = 0; w < nv; w++) {
+    LLVMBasicBlockRef fast = cg_bb(G, "chfast"), next = w + 1 < nv ? cg_bb(G, "chnext") : slow;
+    LLVMValueRef br = LLVMBuildCondBr(G->B, checks[w], fast, next);
+    if (w + 1 == nv) cg_cold_false(G, br);
+    LLVMPositionBuilderAtEnd(G->B, fast);
+    native_body(G, &e, forms[w], strict[w], rstrict[w], ftag[w], fbits[w], fval[w]);
+    fend[w] = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, next);
   }
-  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, done);
   /* the cold path: the leaves as (tag, bits, slot, hint), one call */
-  LLVMPositionBuilderAtEnd(G->B, slow);
   LLVMValueRef leaves = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(4 * nleaves)), "chleaves");
   LLVMValueRef outs = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(2 * n)), "chouts");
   LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
@@ -639,22 +714,23 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
+  /* the join: each version's values and the call's */
+  LLVMBasicBlockRef from[3] = { send, fend[0], nv > 1 ? fend[1] : NULL };
   LLVMValueRef tps[n], bps[n];
   for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
     if (iswrite(c->ops[k])) continue;
     if (iscmp(c->ops[k])) {
       LLVMValueRef cp = LLVMBuildPhi(G->B, G->i1, "");
-      LLVMValueRef cv[2] = { fval[k], stag[k] };   /* (the comparison's 0 or 1) */
-      LLVMBasicBlockRef from[2] = { fend, send };
-      LLVMAddIncoming(cp, cv, from, 2);
+      LLVMValueRef cv[3] = { stag[k], fval[0][k], nv > 1 ? fval[1][k] : NULL };   /* (the comparison's 0 or 1) */
+      LLVMAddIncoming(cp, cv, from, (unsigned)(1 + nv));
       tps[k] = cp;
       continue;
     }
     LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
-    LLVMValueRef tv[2] = { ftag[k], stag[k] }, bv[2] = { fbits[k], sbits[k] };
-    LLVMBasicBlockRef from[2] = { fend, send };
-    LLVMAddIncoming(tp, tv, from, 2);
-    LLVMAddIncoming(bp, bv, from, 2);
+    LLVMValueRef tv[3] = { stag[k], ftag[0][k], nv > 1 ? ftag[1][k] : NULL };
+    LLVMValueRef bv[3] = { sbits[k], fbits[0][k], nv > 1 ? fbits[1][k] : NULL };
+    LLVMAddIncoming(tp, tv, from, (unsigned)(1 + nv));
+    LLVMAddIncoming(bp, bv, from, (unsigned)(1 + nv));
     tps[k] = tp;
     bps[k] = bp;
   }

@@ -669,3 +669,26 @@ test("metamethods of constants' forms: the event and order Lua uses (t.x - 1, 1 
   T.check(f, function() return { x = 4 }, 0.5 end)
   T.check(f, function() return { x = 4.5 }, 0.5 end)
 end)
+
+-- A chain without evidence either way (scimark-lu's row update) has two
+-- native versions: the float form, tested first, and the flat form; then
+-- the call. Every kind of table behind it.
+test("flat chains: a float version tested first, the flat one, the call", function()
+  local function rowupdate(vi, vj, j, n)
+    local eij = vi[j]
+    for k = j + 1, n do vi[k] = vi[k] - eij * vj[k] end
+    return vi[n], math.type(vi[n])
+  end
+  T.check(rowupdate, function() return { 0.5, 1.5, 2.5, 3.5 }, { 1.25, 2.25, 3.25, 4.25 }, 1, 4 end)
+  T.check(rowupdate, function() return { 2, 3, 4, 5 }, { 1, 2, 3, 4 }, 1, 4 end)
+  T.check(rowupdate, function() return { 2, 3.5, 4, 5 }, { 1.5, 2, 3, 4.5 }, 1, 4 end)
+  T.check(rowupdate, function() return { 0.5, 1.5, "2.5", 3.5 }, { 1.25, 2.25, 3.25, 4.25 }, 1, 4 end)
+  T.check(rowupdate, function() return { math.maxinteger, 3, 4, 5 }, { 1, 2, math.mininteger, 4 }, 1, 4 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", rowupdate,
+                function() return { 0.5, 1.5, 2.5, 3.5 }, { 1.25, 2.25 }, 1, 4 end)
+  if os.getenv("KJIT_NO_CHAINS") then return end
+  local f = kjit.jit(rowupdate)
+  f({ 0.5, 1.5 }, { 1.5, 2.5 }, 1, 2)
+  local _, versions = f:inspect("llvm"):gsub("\nchfast", "")
+  truthy(versions >= 2, "two native versions of the row's chain")
+end)
