@@ -464,6 +464,12 @@ test("the float form: integers converted where Lua converts them", function()
   T.check(av, function() return { 1, setmetatable({}, M), 3, 4 }, {}, 4 end)
   T.check_error("attempt to perform arithmetic on a nil value (field '?')", av,
                 function() return { 1, 2 }, {}, 3 end)
+  T.check_error("attempt to perform arithmetic on a boolean value (field '?')", av,
+                function() return { 1, true, 3 }, {}, 3 end)
+  T.check_error("attempt to perform arithmetic on a boolean value (local 'a')", function(u, w)
+    local a = u[1]
+    return a * w + u[2] * w
+  end, function() return { false, 2 }, 0.5 end)
   -- the integer operand of a comparison or a write keeps its own kind
   T.check(function(p, dt)
     local v = p.v * dt
