@@ -484,15 +484,27 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   ** comparison or a write uses, or an operation that is not forced */
   float_forced(G, &cf, e->ref, e->leaf, forced);
   memset(strict, 0, (size_t)e->nleaves);
-  memset(rstrict, 0, (size_t)e->n);
+  /* a read whose value goes on past the chain stays strict: its tag is
+  ** then the form's constant, and the checks of the chains that use it
+  ** fold away (bench/tables/nbody.lua's bi.x, read once, used in the
+  ** inner loop) */
+  for (int k = 0; k < e->n; k++) {
+    const KirInsn *v = c->ops[k];
+    rstrict[k] = 0;
+    for (int u = 0; u < v->nusers && isread(v); u++) rstrict[k] |= position(c, v->users[u]) < 0;
+  }
   for (int k = 0; k < e->n; k++) {
     const KirInsn *v = c->ops[k];
     int numeric = isarith(v) || iscmp(v);
     for (int i = 0; i < operand_count(v); i++) {
       int r = e->ref[k][i];
       if (!(numeric || (iswrite(v) && i == operand_count(v) - 1))) continue;
+      /* (a read of the chain's own stays strict: loose reads cost
+      ** bench/tables/nbody.lua's compiled loop 93.1M -> 104.4M
+      ** instructions, their conversions in the fast path where the values
+      ** are floats; loose leaves alone 97.7M) */
       int loose = isarith(v) && forced[k];
-      if (r < 0) rstrict[-1 - r] |= !loose;
+      if (r < 0) rstrict[-1 - r] = 1;
       else strict[r] |= !loose;
     }
   }
