@@ -37,7 +37,9 @@
 **     float, and each operation is one float instruction; an integer (a
 **     field that held 0 before it held 0.5) takes the call, which computes
 **     what Lua computes. Except a loose operand (float_forced): a Lua
-**     number used only by operations whose result is a float whatever it
+**     number from before the chain (a leaf: the chain's own reads stay
+**     strict, number_checks says why) used only by operations whose
+**     result is a float whatever it
 **     holds (a `/`, a `^`, or the other operand a native float or such an
 **     operation's result: spectral-norm's `a + x[j] * A(i, j)` over
 **     integers on its first pass, the sum starting at 0) is checked to be
