@@ -44,6 +44,10 @@ function(kjit_lua_test_again name file env)
                        ENVIRONMENT "${KJIT_TEST_ENV};${env}" TIMEOUT 900)
 endfunction()
 
+# Chains of table arithmetic (tests/lua/test_chains.lua) again with chains
+# off (KJIT_NO_CHAINS=1): each operation alone, the same results.
+kjit_lua_test_again(test_chains_off test_chains "KJIT_NO_CHAINS=1")
+
 # The call path again with its arguments read through the Lua API only
 # (KJIT_NO_STACK_READS=1, host/lua_stack.h): both ways differential.
 kjit_lua_test_again(test_call_path_api test_call_path "KJIT_NO_STACK_READS=1")

@@ -27,22 +27,39 @@
 ** Nothing runs before the check, so the call starts from the state the
 ** chain began with.
 **
-** Three native forms:
+** The arithmetic: + - * / % // ^ and unary minus (cg_num.c's, on the
+** chain's native operands: `%` and `//` floored, an integer one by zero
+** raising in the fast path, located, after what the chain did before it,
+** as the interpreter raises). Three native forms:
 **   - float (the chain's values meet floats: a float operand, a `/` or a
 **     `^` among the arithmetic connected to them, and no counter-like
 **     `x + 1` or bitwise operation): the check asks every number to be a
 **     float, and each operation is one float instruction; an integer (a
 **     field that held 0 before it held 0.5) takes the call, which computes
-**     what Lua computes. A write in a float chain writes a float (a
-**     value of the chain's, a checked float, a native float), so a read
-**     after it in the same chain still finds one;
-**   - integer (the values meet integer constants in `+ -` and
-**     `==`, `n + 1`, `x == 1`, and no float, no `/`): the check
+**     what Lua computes. Except a loose operand (float_forced): a Lua
+**     number from before the chain (a leaf: the chain's own reads stay
+**     strict, number_checks says why) used only by operations whose
+**     result is a float whatever it
+**     holds (a `/`, a `^`, or the other operand a native float or such an
+**     operation's result: spectral-norm's `a + x[j] * A(i, j)` over
+**     integers on its first pass, the sum starting at 0) is checked to be
+**     a number, and an integer there is converted as Lua converts it. A
+**     write in a float chain writes a float (a value of the chain's, a
+**     checked float, a native float), so a read after it in the same
+**     chain still finds one (a loose value is not written: it is strict);
+**   - integer (the values meet integer constants in `+ - % //` and
+**     `==`, `n + 1`, `x == 1`, and no float, no `/` or `^`): the check
 **     asks for integers, operations are i64 (wrapping as Lua's do),
 **     comparisons icmp (fannkuch's permutations);
 **   - flat (anything else): the check asks for numbers, and each
 **     operation computes both the integer and the float result and picks
-**     one by the operands' kinds (cg_lua.c cg_lua_flat_arith, as alone).
+**     one by the operands' kinds (cg_lua.c cg_lua_flat_arith, as alone;
+**     `% // ^` and unary minus branch on the kinds, cg_num.c cg_split).
+**     A flat chain that computes (and writes no native integer) has the
+**     float form too, tested first (dual): evidence is often absent where
+**     tables hold floats (scimark-lu's `vi[k] - eij * vj[k]`: 1.494G ->
+**     1.213G instructions for LU 30), and the flat version still takes
+**     integers without the call.
 ** Comparisons (== < <= of numbers, their result a boolean) end chains
 ** often: a loop's test, an `if`. In a chain they are checked with it and
 ** their call is kjit_lv_comparex's (metamethods, strings, errors).
@@ -51,9 +68,10 @@
 ** cannot raise, run Lua code or read a Lua value (constants, arithmetic on
 ** native numbers: `mag * mag * mag`). So doing the chain at the last
 ** operation's place changes no order a program could see. A field's table
-** is a value from before the chain (not a read of the chain: `a.b.c`
-** stays alone), and no operand is a call's Lua result (cg_lua.c clears
-** those slots after their last use). Values stay anchored as in cg_lua.c:
+** and an element's key are values from before the chain: `a.b.c` and
+** `vx[col[i]]` end a chain at the access that uses its read, and that
+** access begins the next chain, the read then a leaf of it. No operand is
+** a call's Lua result (cg_lua.c clears those slots after their last use). Values stay anchored as in cg_lua.c:
 ** each operation giving a Lua value has its own slot, where the helpers
 ** leave a result that is not a number; the leaves are in their own slots
 ** or registers.
@@ -80,21 +98,32 @@ static int isnative(Type t) {
 
 static int is_lua(const KtySpec *sp, const KirInsn *a) { return sp->types[a->id].kind == T_LUA; }
 
-/* Can v be an arithmetic operation of a chain? A binary + - * / giving a
-** Lua value, one operand at least a Lua value, the other a Lua value or a
-** native number; not a call's Lua results (their slots are cleared after
-** their last use: cg_lua.c plan_kills, which would run before the chain). */
+/* Not a call's Lua results (their slots are cleared after their last use:
+** cg_lua.c plan_kills, which would run before the chain). */
 static int callres(const KtySpec *sp, const KirInsn *a) {
   return is_lua(sp, a) && (a->op == KIR_CALL || a->op == KIR_RESULT || a->op == KIR_VARARG);
 }
 
-static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
-  if (v->op != KIR_ADD && v->op != KIR_SUB && v->op != KIR_MUL && v->op != KIR_DIV) return 0;
-  if (!is_lua(sp, v) || sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg) return 0;
-  if (G->fastmath || G->lslot[v->id] < 0 || v->nargs != 2) return 0;
-  if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
+/* The arithmetic a chain computes: Lua's + - * / % // ^ and unary minus
+** (bitwise operations stay alone: they convert floats with exact values
+** and raise on the others). */
+static int isarith(const KirInsn *v) {
+  switch (v->op) {
+  case KIR_ADD: case KIR_SUB: case KIR_MUL: case KIR_DIV: case KIR_MOD: case KIR_IDIV: case KIR_POW:
+    return v->nargs == 2;
+  case KIR_UNM: return v->nargs == 1;
+  default: return 0;
+  }
+}
+
+static int iscmp(const KirInsn *v) { return (v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) && v->nargs == 2; }
+
+/* The operands of an operation of a chain (arithmetic, a comparison): a
+** Lua value at least one of them, the others Lua values or native numbers,
+** none a call's Lua result. */
+static int lua_operands(const KtySpec *sp, const KirInsn *v) {
   int lua = 0;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < v->nargs; i++) {
     const KirInsn *a = v->args[i];
     if (callres(sp, a)) return 0;
     if (is_lua(sp, a)) lua = 1;
@@ -103,22 +132,21 @@ static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
   return lua;
 }
 
-static int iscmp(const KirInsn *v) { return v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE; }
+/* Can v be an arithmetic operation of a chain (giving a Lua value, its
+** own slot for what the slow call leaves there)? */
+static int chainable(CG *G, const KtySpec *sp, const KirInsn *v) {
+  if (!isarith(v) || !is_lua(sp, v) || sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg) return 0;
+  if (G->fastmath || G->lslot[v->id] < 0) return 0;
+  if ((sp->liveref && sp->liveref[v->id]) || (sp->upvref && sp->upvref[v->id])) return 0;
+  return lua_operands(sp, v);
+}
 
-/* Can v be a comparison of a chain? == < <= of a Lua value and a Lua value
-** or a native number, giving a boolean (its operands' checks as for
-** arithmetic; the chain's call compares as kjit_lv_comparex does). */
+/* Can v be a comparison of a chain? == < <= giving a boolean (the chain's
+** call compares as kjit_lv_comparex does). */
 static int cmp_member(const KtySpec *sp, const KirInsn *v) {
-  if (!iscmp(v) || v->nargs != 2 || sp->types[v->id].kind != T_BOOL) return 0;
+  if (!iscmp(v) || sp->types[v->id].kind != T_BOOL) return 0;
   if (sp->consts[v->id].kind != T_UNKNOWN || sp->raises[v->id].msg || cg_lua_eq_ident(sp, v)) return 0;
-  int lua = 0;
-  for (int i = 0; i < 2; i++) {
-    const KirInsn *a = v->args[i];
-    if (callres(sp, a)) return 0;
-    if (is_lua(sp, a)) lua = 1;
-    else if (!isnative(sp->types[a->id])) return 0;
-  }
-  return lua;
+  return lua_operands(sp, v);
 }
 
 /* Can v be a field access of a chain (its table a value from before the
@@ -207,10 +235,12 @@ static void evidence(const KtySpec *sp, const KirInsn *v, int *up, uint8_t *ev) 
     for (int i = 0; i < v->nargs; i++) if (is_lua(sp, v->args[i])) join(up, ev, v->id, v->args[i]->id);
     return;
   }
-  if (!KIR_ISARITH(v->op)) return;
+  if (!KIR_ISARITH(v->op) && v->op != KIR_UNM) return;
   /* a / or ^ gives a float whatever it is given: its result only */
   if (v->op == KIR_DIV || v->op == KIR_POW) { ev[root(up, v->id)] |= EV_FLOAT; return; }
-  int mix = v->op == KIR_ADD || v->op == KIR_SUB || v->op == KIR_MUL || v->op == KIR_UNM;
+  /* + - * % // and unary minus give an integer of integers, else a float */
+  int mix = v->op == KIR_ADD || v->op == KIR_SUB || v->op == KIR_MUL || v->op == KIR_UNM ||
+            v->op == KIR_MOD || v->op == KIR_IDIV;
   for (int i = 0; i < v->nargs; i++) {
     const KirInsn *a = v->args[i];
     Type t = sp->types[a->id];
@@ -218,12 +248,49 @@ static void evidence(const KtySpec *sp, const KirInsn *v, int *up, uint8_t *ev) 
       if (mix) join(up, ev, v->id, a->id);
     } else if (t.kind == T_F64 || t.kind == T_F32) {
       ev[root(up, v->id)] |= EV_FLOAT;
-    } else if (t.kind == T_INT && sp->consts[a->id].kind != T_UNKNOWN &&
-               (v->op == KIR_ADD || v->op == KIR_SUB)) {
-      ev[root(up, v->id)] |= EV_INT;   /* n + 1: a counter */
+    } else if (t.kind == T_INT && sp->consts[a->id].kind != T_UNKNOWN && v->op != KIR_MUL) {
+      ev[root(up, v->id)] |= EV_INT;   /* n + 1: a counter; i % 2, n // 2 */
     }
   }
-  if (!mix && v->op != KIR_MOD) ev[root(up, v->id)] |= EV_INT;   /* // and bitwise */
+  if (!mix) ev[root(up, v->id)] |= EV_INT;   /* bitwise */
+}
+
+/* Can v join the run (run[0 .. nrun - 1]) of a chain? */
+static int member(CG *G, const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
+  return chainable(G, sp, v) || cmp_member(sp, v) || field_member(G, sp, v, run, nrun);
+}
+
+/* The form of a chain of run's operations: the float form where all its
+** values are floats by the evidence (a value written: the chain's, a
+** checked float, a native float), the integer form where all are integers
+** (native operands too; no `/` or `^`), else flat (0). *compute: it has
+** arithmetic or a comparison. */
+static int chain_form(const KtySpec *sp, int *up, const uint8_t *ev, const KirInsn *const *run, int nrun,
+                      int *compute) {
+  int floaty = 1, inty = 1;
+  *compute = 0;
+  for (int k = 0; k < nrun; k++) {
+    const KirInsn *m = run[k];
+    *compute |= isarith(m) || iscmp(m);
+    inty &= m->op != KIR_DIV && m->op != KIR_POW;
+    const KirInsn *xs[2] = { iswrite(m) ? written(m) : m, NULL };
+    if (isarith(m) || iscmp(m)) { xs[0] = m->args[0]; xs[1] = m->nargs == 2 ? m->args[1] : NULL; }
+    for (int i = 0; i < 2 && xs[i]; i++) {
+      const KirInsn *x = xs[i];
+      if (is_lua(sp, x)) {
+        floaty &= ev[root(up, x->id)] == EV_FLOAT;
+        inty &= ev[root(up, x->id)] == EV_INT;
+      } else {
+        floaty &= !iswrite(m) || sp->types[x->id].kind == T_F64;
+        inty &= sp->types[x->id].kind == T_INT;
+      }
+    }
+    if (is_lua(sp, m)) {
+      floaty &= ev[root(up, m->id)] == EV_FLOAT;
+      inty &= ev[root(up, m->id)] == EV_INT;
+    }
+  }
+  return floaty ? KLV_FLT : inty ? KLV_INT : 0;
 }
 
 void cg_chain_plan(CG *G, KtySpec *sp) {
@@ -251,39 +318,13 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
     int nrun = 0;
     for (int i = 0; i <= blk->ninsns; i++) {
       const KirInsn *v = i < blk->ninsns ? blk->insns[i] : NULL;
-      if (v && (chainable(G, sp, v) || cmp_member(sp, v) || field_member(G, sp, v, run, nrun))) {
+      if (v && member(G, sp, v, run, nrun)) {
         run[nrun++] = v;
         continue;
       }
       if (v && quiet(sp, v)) continue;
       if (nrun == 0) continue;
-      /* the run ends: a chain of all its operations, in the float form
-      ** where all its values are floats by the evidence (a value written:
-      ** the chain's, a checked float, a native float), in the integer form
-      ** where all are integers (native operands too; no `/`) */
-      int floaty = 1, inty = 1, compute = 0;
-      for (int k = 0; k < nrun; k++) {
-        const KirInsn *m = run[k];
-        compute |= KIR_ISARITH(m->op) || iscmp(m);
-        inty &= m->op != KIR_DIV;
-        const KirInsn *xs[2] = { iswrite(m) ? written(m) : m, NULL };
-        if (KIR_ISARITH(m->op) || iscmp(m)) { xs[0] = m->args[0]; xs[1] = m->args[1]; }
-        for (int i = 0; i < 2 && xs[i]; i++) {
-          const KirInsn *x = xs[i];
-          if (is_lua(sp, x)) {
-            floaty &= ev[root(up, x->id)] == EV_FLOAT;
-            inty &= ev[root(up, x->id)] == EV_INT;
-          } else {
-            floaty &= !iswrite(m) || sp->types[x->id].kind == T_F64;
-            inty &= sp->types[x->id].kind == T_INT;
-          }
-        }
-        if (is_lua(sp, m)) {
-          floaty &= ev[root(up, m->id)] == EV_FLOAT;
-          inty &= ev[root(up, m->id)] == EV_INT;
-        }
-      }
-      int form = floaty ? KLV_FLT : inty ? KLV_INT : 0;
+      int compute, form = chain_form(sp, up, ev, run, nrun, &compute);
       if (nrun >= 2 || (form && compute)) {
         CgChain *c = &chains[nchains++];
         c->ops = cg_zalloc(G, sizeof(KirInsn *) * (size_t)nrun);
@@ -293,6 +334,10 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
         for (int k = 0; k < nrun; k++) chainof[run[k]->id] = nchains;
       }
       nrun = 0;
+      /* what ended the run may begin the next (`vx[col[i]]` after
+      ** `col[i]`, a field of a field read: the earlier chain's values are
+      ** there when it runs) */
+      if (v && member(G, sp, v, run, 0)) run[nrun++] = v;
     }
   }
   if (nchains == 0) return;
@@ -318,18 +363,57 @@ static LLVMValueRef as_double(CG *G, CgVal x) {
   }
 }
 
-static LLVMValueRef float_op(CG *G, int op, LLVMValueRef a, LLVMValueRef b) {
-  switch (op) {
-  case KIR_ADD: return LLVMBuildFAdd(G->B, a, b, "");
-  case KIR_SUB: return LLVMBuildFSub(G->B, a, b, "");
-  case KIR_MUL: return LLVMBuildFMul(G->B, a, b, "");
-  default: return LLVMBuildFDiv(G->B, a, b, "");
+/* Operation v of a chain on native operands a (doubles in the float form,
+** integers in the integer form, T_NUMBER or native numbers in the flat
+** form), as cg_num.c computes it: (tag, bits) of its result. In the
+** integer form a `%` or `//` by zero raises here, located, as Lua does
+** (what the chain did before it is done, as interpreted). */
+static void native_arith(CG *G, const CgChain *c, const KirInsn *v, CgVal *a, LLVMValueRef *tag,
+                         LLVMValueRef *bits) {
+  if (c->form == 0 && v->nargs == 2 && cg_lua_flat_arith(G, v, a, tag, bits)) return;
+  Type rt = TY(c->form == KLV_FLT ? T_F64 : c->form == KLV_INT ? T_INT : T_NUMBER);
+  if (c->form == 0) rt.fsub = T_F64;
+  cg_lua_numtag(G, cg_arith_on(G, v, a, rt), tag, bits);
+}
+
+/* Lua bits as a double: a float's, or an integer's converted (exactly as
+** Lua converts it) where isint. */
+static LLVMValueRef bits_double(CG *G, LLVMValueRef bits, LLVMValueRef isint) {
+  LLVMValueRef f = LLVMBuildBitCast(G->B, bits, G->f64, "");
+  if (isint == NULL) return f;
+  /* (named: test_chains.lua finds the conversion in the fast path) */
+  return LLVMBuildSelect(G->B, isint, LLVMBuildSIToFP(G->B, bits, G->f64, "chint"), f, "");
+}
+
+static LLVMValueRef is_int(CG *G, LLVMValueRef tag) {
+  return LLVMBuildICmp(G->B, LLVMIntEQ, tag, LLVMConstInt(G->i8, KLV_INT, 0), "");
+}
+
+/* Which operations of a float chain give a float whatever kind of number
+** their Lua operands hold (forced[k]): a `/` or `^`, or one with an
+** operand certainly a float (a native float, a forced operation's result).
+** An operand of such an operation needs no float check: Lua converts an
+** integer there to the float the chain converts it to. (Not the other
+** operand being a checked float: which of two Lua values then needs the
+** check would be a choice.) */
+static void float_forced(CG *G, const CgChain *c, int (*ref)[3], const CgVal *leaf, uint8_t *forced) {
+  (void)G;
+  for (int k = 0; k < c->nops; k++) {
+    const KirInsn *v = c->ops[k];
+    forced[k] = 0;
+    if (c->form != KLV_FLT || !isarith(v) || v->nargs != 2) continue;
+    forced[k] = v->op == KIR_DIV || v->op == KIR_POW;
+    for (int i = 0; i < 2; i++) {
+      int r = ref[k][i];
+      forced[k] |= r < 0 ? forced[-1 - r] : leaf[r].t.kind == T_F64;
+    }
   }
 }
 
 /* The chain's operations as kjit_lv_chain reads them (luavalue.h
 ** KlvChainOp), one constant array. */
-static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLField *f) {
+static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const int *event, const uint8_t *flip,
+                             const CgLField *f) {
   LLVMTypeRef af[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
   LLVMTypeRef aty = LLVMStructTypeInContext(G->C, af, 5, 0);
   LLVMTypeRef of[6] = { aty, G->i32, G->i32, G->i32, G->i32, G->i8p };
@@ -341,10 +425,10 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLFi
     int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET
            : v->op == KIR_INDEX ? KLV_CHAIN_GETI : v->op == KIR_SETINDEX ? KLV_CHAIN_SETI
            : v->op == KIR_EQ ? KLV_CHAIN_EQ : v->op == KIR_LT ? KLV_CHAIN_LT : v->op == KIR_LE ? KLV_CHAIN_LE
-           : cg_lua_opcode(v->op);
-    if (KIR_ISARITH(v->op)) {
-      cg_varinfo(G, v, 0, ia, sizeof ia);
-      cg_varinfo(G, v, 1, ib, sizeof ib);
+           : cg_lua_opcode(event[k]);
+    if (isarith(v)) {
+      cg_varinfo(G, v, flip[k], ia, sizeof ia);
+      if (v->nargs == 2) cg_varinfo(G, v, !flip[k], ib, sizeof ib);
     }
     LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
                            cg_lua_text(G, ia), cg_lua_text(G, ib) };
@@ -364,7 +448,7 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const CgLFi
 
 /* How many operands member v has (a table, a key, a value written). */
 static int operand_count(const KirInsn *v) {
-  return v->op == KIR_GETFIELD ? 1 : v->op == KIR_SETINDEX ? 3 : 2;
+  return v->op == KIR_GETFIELD || v->op == KIR_UNM ? 1 : v->op == KIR_SETINDEX ? 3 : 2;
 }
 
 static void emit_alone(CG *G, const CgChain *c) {
@@ -377,13 +461,146 @@ static void emit_alone(CG *G, const CgChain *c) {
   }
 }
 
+/* A chain being emitted: its operands (ref: >= 0 a leaf, < 0 the result
+** of operation -1 - ref), its leaves and how the chain uses them, its
+** accesses' probes. */
+typedef struct ChainEmit {
+  const CgChain *c;
+  int n, nleaves;
+  int (*ref)[3];
+  CgVal *leaf;
+  const uint8_t *numuse, *intuse;
+  CgLField *f;
+} ChainEmit;
+
+/* The number checks of the chain's native code in form `form` (the
+** checks all forms share are the caller's): every Lua number it uses is
+** one (a float in the float form, unless loose: strict[] and rstrict[],
+** set here). */
+static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *strict, uint8_t *rstrict) {
+  const CgChain *c = e->c;
+  CgChain cf = *c;
+  cf.form = form;
+  uint8_t forced[e->n];
+  /* which Lua numbers the float form checks as floats (strict): those a
+  ** comparison or a write uses, or an operation that is not forced */
+  float_forced(G, &cf, e->ref, e->leaf, forced);
+  memset(strict, 0, (size_t)e->nleaves);
+  /* a read whose value goes on past the chain stays strict: its tag is
+  ** then the form's constant, and the checks of the chains that use it
+  ** fold away (bench/tables/nbody.lua's bi.x, read once, used in the
+  ** inner loop) */
+  for (int k = 0; k < e->n; k++) {
+    const KirInsn *v = c->ops[k];
+    rstrict[k] = 0;
+    for (int u = 0; u < v->nusers && isread(v); u++) rstrict[k] |= position(c, v->users[u]) < 0;
+  }
+  for (int k = 0; k < e->n; k++) {
+    const KirInsn *v = c->ops[k];
+    int numeric = isarith(v) || iscmp(v);
+    for (int i = 0; i < operand_count(v); i++) {
+      int r = e->ref[k][i];
+      if (!(numeric || (iswrite(v) && i == operand_count(v) - 1))) continue;
+      /* (a read of the chain's own stays strict: loose reads cost
+      ** bench/tables/nbody.lua's compiled loop 93.1M -> 104.4M
+      ** instructions, their conversions in the fast path where the values
+      ** are floats; loose leaves alone 97.7M) */
+      int loose = isarith(v) && forced[k];
+      if (r < 0) rstrict[-1 - r] = 1;
+      else strict[r] |= !loose;
+    }
+  }
+  LLVMValueRef ok = cg_i1(G, 1);
+  for (int l = 0; l < e->nleaves; l++) {
+    if (!e->numuse[l] || e->leaf[l].t.kind != T_LUA) continue;
+    int want = form == KLV_FLT && !strict[l] ? 0 : form;
+    LLVMValueRef flag = e->leaf[l].flag;
+    LLVMValueRef t = want ? LLVMBuildICmp(G->B, LLVMIntEQ, flag, LLVMConstInt(G->i8, (unsigned)want, 0), "")
+                          : LLVMBuildICmp(G->B, LLVMIntNE, flag, LLVMConstInt(G->i8, 0, 0), "");
+    ok = LLVMBuildAnd(G->B, ok, t, "");
+  }
+  for (int k = 0; k < e->n; k++) {
+    if (!isread(c->ops[k])) continue;
+    int want = form == KLV_FLT && !rstrict[k] ? 0 : form;
+    ok = LLVMBuildAnd(G->B, ok, cg_lua_field_isnum(G, e->f[k].tt, want), "");
+  }
+  return ok;
+}
+
+/* The chain natively in form `form`, in the program's order, where its
+** checks hold: each operation's (tag, bits) and, for a comparison, its
+** i1 in fval (in the float form also each number's double). */
+static void native_body(CG *G, const ChainEmit *e, int form, const uint8_t *strict, const uint8_t *rstrict,
+                        LLVMValueRef *ftag, LLVMValueRef *fbits, LLVMValueRef *fval) {
+  CgChain cf = *e->c;
+  cf.form = form;
+  const CgChain *c = &cf;
+  const CgVal *leaf = e->leaf;
+  for (int k = 0; k < e->n; k++) {
+    const KirInsn *v = c->ops[k];
+    ftag[k] = fbits[k] = fval[k] = NULL;
+    if (isread(v)) {
+      cg_lua_field_read(G, &e->f[k], &ftag[k], &fbits[k]);
+      int loose = form == KLV_FLT && !rstrict[k];
+      if (form && !loose) ftag[k] = LLVMConstInt(G->i8, (unsigned)form, 0);
+      if (form == KLV_FLT) fval[k] = bits_double(G, fbits[k], loose ? is_int(G, ftag[k]) : NULL);
+      continue;
+    }
+    if (iswrite(v)) {
+      int r = e->ref[k][v->op == KIR_SETINDEX ? 2 : 1];
+      LLVMValueRef t, b;
+      if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
+      else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
+      else cg_lua_numtag(G, leaf[r], &t, &b);
+      cg_lua_field_write(G, &e->f[k], t, b);
+      continue;
+    }
+    /* the operands as numbers of the chain's form */
+    CgVal a[2];
+    for (int i = 0; i < v->nargs; i++) {
+      int r = e->ref[k][i];
+      if (r >= 0 && leaf[r].t.kind != T_LUA) {   /* a native number */
+        a[i] = form == KLV_FLT && isarith(v) ? cg_mk(TY(T_F64), as_double(G, leaf[r])) : leaf[r];
+        continue;
+      }
+      LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
+      if (form == KLV_FLT)
+        a[i] = cg_mk(TY(T_F64), r < 0 ? fval[-1 - r] : bits_double(G, b, strict[r] ? NULL : is_int(G, t)));
+      else if (form == KLV_INT) a[i] = cg_mk(TY(T_INT), b);
+      else a[i] = cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b));
+    }
+    if (iscmp(v)) {
+      fval[k] = cg_compare_on(G, v, a[0], a[1]);
+      continue;
+    }
+    native_arith(G, c, v, a, &ftag[k], &fbits[k]);
+    if (form == KLV_FLT) fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
+  }
+}
+
+/* Whether a flat chain also gets a float version behind its own check
+** (the values met no evidence either way: scimark-lu's
+** `vi[k] - eij * vj[k]`, whose tables hold floats): it computes, and
+** every native value it writes is a float (a float version's later reads
+** find floats where it wrote). */
+static int dual(const CG *G, const CgChain *c) {
+  if (c->form != 0) return 0;
+  int compute = 0;
+  for (int k = 0; k < c->nops; k++) {
+    const KirInsn *v = c->ops[k];
+    compute |= isarith(v);
+    if (iswrite(v) && !is_lua(G->sp, written(v)) && G->sp->types[written(v)->id].kind != T_F64) return 0;
+  }
+  return compute;
+}
+
 static void emit_chain(CG *G, const CgChain *c) {
   int n = c->nops, nleaves = 0;
   int ref[n][3];
-  const KirInsn *leafv[3 * n];
-  CgVal leaf[3 * n];
-  uint8_t numuse[3 * n], objuse[3 * n], intuse[3 * n];
-  LLVMValueRef lhint[3 * n];
+  const KirInsn *leafv[4 * n];   /* (up to 3 operands each, and a constant of the slow call's) */
+  CgVal leaf[4 * n];
+  uint8_t numuse[4 * n], objuse[4 * n], intuse[4 * n];
+  LLVMValueRef lhint[4 * n];
   for (int k = 0; k < n; k++) {
     ref[k][1] = ref[k][2] = 0;
     for (int i = 0; i < operand_count(c->ops[k]); i++) {
@@ -401,9 +618,34 @@ static void emit_chain(CG *G, const CgChain *c) {
       ref[k][i] = l;
       int access = isread(c->ops[k]) || iswrite(c->ops[k]), keyed = c->ops[k]->op == KIR_INDEX || c->ops[k]->op == KIR_SETINDEX;
       if (i == 0 && access) objuse[l] = 1;
-      else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA;   /* (a key: an integer) */
+      else if (i == 1 && keyed) intuse[l] = leaf[l].t.kind == T_LUA || leaf[l].t.kind == T_NUMBER;   /* (a key: an integer) */
       else numuse[l] = 1;
     }
+    if (operand_count(c->ops[k]) == 1 && !isread(c->ops[k])) ref[k][1] = ref[k][0];   /* (unary: the call reads two) */
+  }
+  /* the slow call's operands and events: Lua's where lcode.c's form
+  ** differs from the IR's (`x - 1` is the IR's x + -1, `1 + x` its x + 1:
+  ** ir_build.c kir_arith_mm; a metamethod sees __sub(x, 1), __add(1, x)),
+  ** as cg_lua_arith's call has them */
+  int sref[n][3], event[n];
+  uint8_t flip[n];
+  for (int k = 0; k < n; k++) {
+    const KirInsn *v = c->ops[k];
+    int fl = 0;
+    lua_Integer imm = 0;
+    memcpy(sref[k], ref[k], sizeof ref[k]);
+    event[k] = v->op;
+    if (isarith(v) && v->nargs == 2 && kir_arith_mm(G->sp->ir->proto, v, &event[k], &fl, &imm)) {
+      if (event[k] != v->op) {   /* the constant as Lua's instruction has it */
+        leafv[nleaves] = NULL;
+        leaf[nleaves] = cg_mk(TY(T_INT), cg_i64(G, (int64_t)imm));
+        numuse[nleaves] = objuse[nleaves] = intuse[nleaves] = 0;
+        lhint[nleaves] = NULL;
+        sref[k][1] = nleaves++;
+      }
+      if (fl) { int t = sref[k][0]; sref[k][0] = sref[k][1]; sref[k][1] = t; }
+    }
+    flip[k] = (uint8_t)fl;
   }
   /* a number operand known not to be one (a table in its slot): each
   ** operation alone, as cg_lua.c does it */
@@ -418,18 +660,14 @@ static void emit_chain(CG *G, const CgChain *c) {
       emit_alone(G, c);
       return;
     }
-  /* the checks: the leaves' kinds, each field where its site looks, a
-  ** number there (a float in the float form) or, for a write, a value
-  ** there (no __newindex, nothing moves) */
-  LLVMValueRef ok = cg_i1(G, 1);
-  for (int l = 0; l < nleaves; l++) {
-    if (intuse[l]) ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, KLV_INT, 0), ""), "");
-    if (!numuse[l] || leaf[l].t.kind != T_LUA) continue;
-    LLVMValueRef t = c->form ? LLVMBuildICmp(G->B, LLVMIntEQ, leaf[l].flag, LLVMConstInt(G->i8, (unsigned)c->form, 0), "")
-                             : LLVMBuildICmp(G->B, LLVMIntNE, leaf[l].flag, LLVMConstInt(G->i8, 0, 0), "");
-    ok = LLVMBuildAnd(G->B, ok, t, "");
-  }
+  /* the checks every version shares: keys integers, each field where its
+  ** site looks, for a write a value there (no __newindex, nothing moves) */
   CgLField f[n];
+  ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
+  LLVMValueRef ok = cg_i1(G, 1);
+  for (int l = 0; l < nleaves; l++)
+    if (intuse[l])   /* (a number's: for loops over bounds read from tables, scimark-sparse's) */
+      ok = LLVMBuildAnd(G->B, ok, leaf[l].t.kind == T_NUMBER ? LLVMBuildNot(G->B, leaf[l].isf, "") : is_int(G, leaf[l].flag), "");
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     if (!isread(v) && !iswrite(v)) continue;
@@ -437,82 +675,29 @@ static void emit_chain(CG *G, const CgChain *c) {
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
     ok = LLVMBuildAnd(G->B, ok, hit, "");
-    ok = LLVMBuildAnd(G->B, ok, isread(v) ? cg_lua_field_isnum(G, f[k].tt, c->form)
-                                          : cg_lua_field_writable(G, &f[k]), "");
+    if (iswrite(v)) ok = LLVMBuildAnd(G->B, ok, cg_lua_field_writable(G, &f[k]), "");
   }
-  LLVMBasicBlockRef fast = cg_bb(G, "chfast"), slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, fast, slow));
-  /* the chain natively, in the program's order */
-  LLVMPositionBuilderAtEnd(G->B, fast);
-  LLVMValueRef ftag[n], fbits[n], fval[n];
-  for (int k = 0; k < n; k++) {
-    const KirInsn *v = c->ops[k];
-    ftag[k] = fbits[k] = fval[k] = NULL;
-    if (isread(v)) {
-      cg_lua_field_read(G, &f[k], &ftag[k], &fbits[k]);
-      if (c->form) ftag[k] = LLVMConstInt(G->i8, (unsigned)c->form, 0);
-      if (c->form == KLV_FLT) fval[k] = LLVMBuildBitCast(G->B, fbits[k], G->f64, "");
-      continue;
-    }
-    if (iswrite(v)) {
-      int r = ref[k][v->op == KIR_SETINDEX ? 2 : 1];
-      LLVMValueRef t, b;
-      if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
-      else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
-      else cg_lua_numtag(G, leaf[r], &t, &b);
-      cg_lua_field_write(G, &f[k], t, b);
-      continue;
-    }
-    if (iscmp(v)) {   /* the operands as numbers of the chain's form */
-      CgVal a[2];
-      for (int i = 0; i < 2; i++) {
-        int r = ref[k][i];
-        if (r >= 0 && leaf[r].t.kind != T_LUA) { a[i] = leaf[r]; continue; }
-        LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
-        if (c->form == KLV_FLT) a[i] = cg_mk(TY(T_F64), LLVMBuildBitCast(G->B, b, G->f64, ""));
-        else if (c->form == KLV_INT) a[i] = cg_mk(TY(T_INT), b);
-        else a[i] = cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b));
-      }
-      fval[k] = cg_compare_on(G, v, a[0], a[1]);
-      continue;
-    }
-    if (c->form == KLV_INT) {
-      LLVMValueRef d[2];
-      for (int i = 0; i < 2; i++) {
-        int r = ref[k][i];
-        d[i] = r < 0 ? fbits[-1 - r] : leaf[r].t.kind == T_LUA ? leaf[r].dims[0] : leaf[r].v;
-      }
-      fbits[k] = v->op == KIR_ADD ? LLVMBuildAdd(G->B, d[0], d[1], "")
-               : v->op == KIR_SUB ? LLVMBuildSub(G->B, d[0], d[1], "") : LLVMBuildMul(G->B, d[0], d[1], "");
-      ftag[k] = LLVMConstInt(G->i8, KLV_INT, 0);
-      continue;
-    }
-    if (c->form == KLV_FLT) {
-      LLVMValueRef d[2];
-      for (int i = 0; i < 2; i++) {
-        int r = ref[k][i];
-        if (r < 0) d[i] = fval[-1 - r];
-        else if (leaf[r].t.kind == T_LUA) d[i] = LLVMBuildBitCast(G->B, leaf[r].dims[0], G->f64, "");
-        else d[i] = as_double(G, leaf[r]);
-      }
-      fval[k] = float_op(G, v->op, d[0], d[1]);
-      ftag[k] = LLVMConstInt(G->i8, KLV_FLT, 0);
-      fbits[k] = LLVMBuildBitCast(G->B, fval[k], G->i64, "");
-      continue;
-    }
-    CgVal a[2];
-    for (int i = 0; i < 2; i++) {
-      int r = ref[k][i];
-      CgVal x = r < 0 ? cg_lua_mk(G, cg_lua_slot(G, c->ops[-1 - r]), ftag[-1 - r], fbits[-1 - r]) : leaf[r];
-      a[i] = cg_lua_asnum(G, x);
-    }
-    if (!cg_lua_flat_arith(G, v, a, &ftag[k], &fbits[k]))
-      cg_error(G, v, "internal error: a chain's operation without its flat form");
+  /* the versions: the chain's form; a flat chain also the float form,
+  ** tested first (dual) */
+  int forms[2] = { c->form, 0 }, nv = 1;
+  if (dual(G, c)) { forms[0] = KLV_FLT; nv = 2; }
+  uint8_t strict[nv][4 * n], rstrict[nv][n];
+  LLVMValueRef checks[2];
+  for (int w = 0; w < nv; w++)
+    checks[w] = LLVMBuildAnd(G->B, ok, number_checks(G, &e, forms[w], strict[w], rstrict[w]), "");
+  LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone"), fend[2];
+  LLVMValueRef ftag[2][n], fbits[2][n], fval[2][n];
+  for (int w = 0; w < nv; w++) {
+    LLVMBasicBlockRef fast = cg_bb(G, "chfast"), next = w + 1 < nv ? cg_bb(G, "chnext") : slow;
+    LLVMValueRef br = LLVMBuildCondBr(G->B, checks[w], fast, next);
+    if (w + 1 == nv) cg_cold_false(G, br);
+    LLVMPositionBuilderAtEnd(G->B, fast);
+    native_body(G, &e, forms[w], strict[w], rstrict[w], ftag[w], fbits[w], fval[w]);
+    fend[w] = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, next);
   }
-  LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, done);
   /* the cold path: the leaves as (tag, bits, slot, hint), one call */
-  LLVMPositionBuilderAtEnd(G->B, slow);
   LLVMValueRef leaves = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(4 * nleaves)), "chleaves");
   LLVMValueRef outs = cg_alloca(G, LLVMArrayType(G->i64, (unsigned)(2 * n)), "chouts");
   LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
@@ -530,7 +715,7 @@ static void emit_chain(CG *G, const CgChain *c) {
     }
   }
   LLVMTypeRef ps[6] = { G->i8p, G->i8p, G->i32, G->i32, i64p, i64p };
-  LLVMValueRef as[6] = { G->luaL, template(G, c, ref, f), cg_i32(G, n), G->lbase, lp, op };
+  LLVMValueRef as[6] = { G->luaL, template(G, c, sref, event, flip, f), cg_i32(G, n), G->lbase, lp, op };
   cg_ccall(G, "kjit_lv_chain", G->i32, ps, as, 6);
   LLVMValueRef stag[n], sbits[n];
   for (int k = 0; k < n; k++) {
@@ -543,22 +728,23 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
+  /* the join: each version's values and the call's */
+  LLVMBasicBlockRef from[3] = { send, fend[0], nv > 1 ? fend[1] : NULL };
   LLVMValueRef tps[n], bps[n];
   for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
     if (iswrite(c->ops[k])) continue;
     if (iscmp(c->ops[k])) {
       LLVMValueRef cp = LLVMBuildPhi(G->B, G->i1, "");
-      LLVMValueRef cv[2] = { fval[k], stag[k] };   /* (the comparison's 0 or 1) */
-      LLVMBasicBlockRef from[2] = { fend, send };
-      LLVMAddIncoming(cp, cv, from, 2);
+      LLVMValueRef cv[3] = { stag[k], fval[0][k], nv > 1 ? fval[1][k] : NULL };   /* (the comparison's 0 or 1) */
+      LLVMAddIncoming(cp, cv, from, (unsigned)(1 + nv));
       tps[k] = cp;
       continue;
     }
     LLVMValueRef tp = LLVMBuildPhi(G->B, G->i8, ""), bp = LLVMBuildPhi(G->B, G->i64, "");
-    LLVMValueRef tv[2] = { ftag[k], stag[k] }, bv[2] = { fbits[k], sbits[k] };
-    LLVMBasicBlockRef from[2] = { fend, send };
-    LLVMAddIncoming(tp, tv, from, 2);
-    LLVMAddIncoming(bp, bv, from, 2);
+    LLVMValueRef tv[3] = { stag[k], ftag[0][k], nv > 1 ? ftag[1][k] : NULL };
+    LLVMValueRef bv[3] = { sbits[k], fbits[0][k], nv > 1 ? fbits[1][k] : NULL };
+    LLVMAddIncoming(tp, tv, from, (unsigned)(1 + nv));
+    LLVMAddIncoming(bp, bv, from, (unsigned)(1 + nv));
     tps[k] = tp;
     bps[k] = bp;
   }

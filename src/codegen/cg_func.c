@@ -1541,7 +1541,10 @@ static void emit_insn(CG *G, KirInsn *v) {
       return;
     case KIR_NEWTABLE: G->vals[v->id] = cg_lua_newtable(G, v); return;
     case KIR_LEN: G->vals[v->id] = cg_lua_len(G, v); return;
-    case KIR_UNM: case KIR_BNOT: G->vals[v->id] = cg_lua_arith(G, v); return;
+    case KIR_UNM: case KIR_BNOT:
+      if (cg_chain_take(G, v)) return;   /* unary minus in a chain: cg_chain.c */
+      G->vals[v->id] = cg_lua_arith(G, v);
+      return;
     case KIR_EQ: case KIR_LT: case KIR_LE:
       if (cg_chain_take(G, v)) return;   /* a comparison in a chain: cg_chain.c */
       G->vals[v->id] = cg_lua_compare(G, v);

@@ -2473,8 +2473,9 @@ int cg_lua_field_inline(CG *G, const KirInsn *v) {
   if (!field && !index) return 0;
   if ((field && !cname(v)) || layout(G) == NULL || !hot_at(G, v)) return 0;
   if (sp->types[v->args[0]->id].kind != T_LUA) return 0;
-  if (index && sp->types[v->args[1]->id].kind != T_INT && sp->types[v->args[1]->id].kind != T_LUA)
-    return 0;   /* t[i], i an integer (a Lua value: when it is one) */
+  Type kt = index ? sp->types[v->args[1]->id] : TY(T_INT);
+  if (kt.kind != T_INT && kt.kind != T_LUA && !(kt.kind == T_NUMBER && (kt.fsub == 0 || kt.fsub == T_F64)))
+    return 0;   /* t[i], i an integer (a Lua value or a number: when it is one) */
   if ((v->op == KIR_GETFIELD || v->op == KIR_INDEX) && indexed_next(v)) return 0;
   if (v->op == KIR_INDEX && truth_only(v)) return 0;
   if ((v->op == KIR_SETFIELD || v->op == KIR_SETINDEX) && fresh(v)) return 0;

@@ -8,6 +8,8 @@
 -- and errors (the operation's line and the operand's name). The
 -- interpreted run is the specification (tablediff: results and tables
 -- compared key by key, error messages compared whole).
+-- Run again with chains off (lua.test_chains_off, KJIT_NO_CHAINS=1): the
+-- same results each operation alone; the facts about chains skip there.
 local T = require "tablediff"
 local kjit = require "kjit"
 
@@ -170,6 +172,7 @@ test("chains in loops: fields updated in place, values carried by phis", functio
 end)
 
 test("one check per chain: the compiled code calls the chain's helper", function()
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
   local f = kjit.jit(step)
   f(body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01)
   local ir = f:inspect("llvm")
@@ -287,6 +290,7 @@ test("fields in chains: errors name the table and the line", function()
 end)
 
 test("fields in chains: the compiled code reads them inline, one call for the chain", function()
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
   local f = kjit.jit(step)
   f(body(1.5, 2.5, 3.5, 2.0), body(-1.0, 0.5, 0.25, 3.0), 0.01)
   local ir = f:inspect("llvm")
@@ -430,4 +434,267 @@ test("chains whose metamethods are C functions: errors located as interpreted", 
   end
   T.check_error("bad argument #1 to 'add'", fs[1], args[2])
   T.check_error("bad argument #2 to 'lt'", fs[2], args[3])
+end)
+
+-- Session 17 (chains2): the float form takes integers where Lua converts
+-- them anyway (an operand of `/`, `^`, or of an operation whose other
+-- operand is a float), `%`, `//`, `^` and unary minus in chains, and the
+-- operation that ended one chain beginning the next (`vx[col[i]]`,
+-- `a.b.c`).
+
+-- spectral-norm's A·x: x holds integers on the first pass, floats after;
+-- the sum starts as the integer 0
+local function av(x, y, n)
+  for i = 1, n do
+    local a = 0
+    for j = 1, n do a = a + x[j] * (1.0 / (i + j)) end
+    y[i] = a
+  end
+  return y[1], math.type(y[1])
+end
+
+test("the float form: integers converted where Lua converts them", function()
+  T.check(av, function() return { 1, 2, 3, 4 }, {}, 4 end)
+  T.check(av, function() return { 1.5, 2, 3.25, 4 }, {}, 4 end)
+  -- integers beyond 2^53 convert as Lua converts them (rounded)
+  T.check(av, function() return { 2^53 + 1, math.maxinteger, math.mininteger, -3 }, {}, 4 end)
+  -- not numbers: strings convert, a table's __mul runs, nil raises
+  T.check(av, function() return { "3", 2, "0x10", 4 }, {}, 4 end)
+  local M = { __mul = function(a, b) return 100 * b end }
+  T.check(av, function() return { 1, setmetatable({}, M), 3, 4 }, {}, 4 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", av,
+                function() return { 1, 2 }, {}, 3 end)
+  T.check_error("attempt to perform arithmetic on a boolean value (field '?')", av,
+                function() return { 1, true, 3 }, {}, 3 end)
+  T.check_error("attempt to perform arithmetic on a boolean value (local 'a')", function(u, w)
+    local a = u[1]
+    return a * w + u[2] * w
+  end, function() return { false, 2 }, 0.5 end)
+  -- the integer operand of a comparison or a write keeps its own kind
+  T.check(function(p, dt)
+    local v = p.v * dt
+    local y = p.y + v
+    p.y = y
+    p.w = p.n
+    return y, math.type(y), p.n < v, p.n == p.y
+  end, function() return { v = 3, y = 2, n = 2^53 + 1 }, 0.5 end)
+  -- a particle at integer positions moving by float steps
+  local function move(ps, dt)
+    for i = 1, #ps do
+      local p = ps[i]
+      p.vx = p.vx * 0.999
+      p.x = p.x + p.vx * dt
+    end
+    return ps[1].x, math.type(ps[1].x), ps[1].vx, math.type(ps[1].vx)
+  end
+  T.check(move, function() return { { x = 1, vx = 2 }, { x = 3.5, vx = -1 }, { x = "2", vx = 1 } }, 0.25 end)
+end)
+
+test("the float form: no slow call for integers an operation converts", function()
+  local f = kjit.jit(av)
+  local x = {}
+  for i = 1, 50 do x[i] = 1 end
+  local y = {}
+  f(x, y, 50)   -- (compiled on integers)
+  eq(f(x, y, 50), av(x, {}, 50))
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
+  local ir = f:inspect("llvm")
+  truthy(ir:find("kjit_lv_chain", 1, true), "a chain")
+  truthy(not ir:find("kjit_lv_sarith", 1, true), "no operation alone")
+  -- the product's integer operand is not checked for a float: the chain's
+  -- check of x[j] asks for a number, and its fast path converts an
+  -- integer (cg_chain.c names that conversion "chint")
+  truthy(ir:find("%chint", 1, true), "an integer converted in the chain")
+end)
+
+-- % // ^ and unary minus: every form, values of every kind
+-- An integer `%` or `//` by zero: Lua 5.4.4 reports a stale line there
+-- (docs/reference/differences.md item 10); compiled code the operator's.
+-- The messages are compared without their positions, the compiled one at
+-- the operator's line, and the tables' state key by key.
+local function check_zero(offset, fn, make)   -- (the operator's line: fn's first + offset)
+  local line = debug.getinfo(fn, "S").linedefined + offset
+  local ia, ca = table.pack(make()), table.pack(make())
+  local ok1, e1 = pcall(fn, table.unpack(ia, 1, ia.n))
+  local ok2, e2 = pcall(kjit.jit(fn), table.unpack(ca, 1, ca.n))
+  truthy(not ok1 and not ok2, "both raise")
+  local function bare(e) return (tostring(e):gsub("^[^:]*:%d+: ", "")) end
+  eq(bare(e2), bare(e1))
+  truthy(tostring(e2):find("test_chains.lua:" .. line .. ":", 1, true), "the operator's line: " .. tostring(e2))
+  for k = 1, ia.n do
+    local e = T.compare(ia[k], ca[k], {}, {}, "argument #" .. k)
+    if e then error(e) end
+  end
+end
+
+local function mixed(p, q)
+  local a = p.x % q.y
+  local b = p.x // q.y
+  local c = -p.x + q.y ^ 2
+  local d = -(a - b) * q.y
+  q.r = a % 3 + b // 2
+  return a, b, c, d, math.type(a), math.type(b), math.type(c), math.type(d)
+end
+
+test("% // ^ and unary minus in chains: integers, floats, strings, metamethods", function()
+  local cases = {
+    { 7, 2 }, { -7, 2 }, { 7, -2 }, { 7.5, 2 }, { -7.5, 2.0 }, { 7, 2.5 },
+    { math.mininteger, -1 }, { math.maxinteger, 3 }, { 1e308, 1e-308 }, { 0 / 0, 1 },
+    { "7", 2 }, { 7, "2.5" }, { 2^53 + 1, 3 }, { -0.0, 1 }, { 1 / 0, 3 },
+  }
+  for _, c in ipairs(cases) do
+    T.check(mixed, function() return { x = c[1] }, { y = c[2] } end)
+  end
+  local V = {}
+  V.__mod = function(a, b) return 1 end
+  V.__idiv = function(a, b) return 2 end
+  V.__unm = function(a) return 3 end
+  V.__pow = function(a, b) return 4 end
+  V.__add = function(a, b) return 5 end
+  T.check(mixed, function() return { x = setmetatable({}, V) }, { y = 2 } end)
+  -- by zero: integers raise (located), floats give nan and inf
+  check_zero(1, mixed, function() return { x = 7 }, { y = 0 } end)
+  check_zero(2, function(p, q)
+    local a = p.x + q.y
+    q.z = a // q.y
+  end, function() return { x = 7 }, { y = 0 } end)
+  T.check(mixed, function() return { x = 7.0 }, { y = 0 } end)
+  T.check(mixed, function() return { x = 7 }, { y = 0.0 } end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'y')", mixed,
+                function() return { x = 7 }, {} end)
+  T.check_error("attempt to perform arithmetic on a table value (field 'x')", mixed,
+                function() return { x = {} }, { y = 1 } end)
+end)
+
+test("% // and unary minus: the integer form (counters) and the float form", function()
+  -- integer evidence: i % n, n // 2, a counter; the table holds integers,
+  -- then floats, then a zero divisor that raises after the writes before it
+  local function wrap(t, n)
+    for i = 1, #t do
+      local v = t[i]
+      t[i] = (v + 1) % n
+      t[i] = -(t[i] // 2)
+    end
+    return t[1], math.type(t[1])
+  end
+  T.check(wrap, function() return { 1, 2, 3, 4, 5 }, 3 end)
+  T.check(wrap, function() return { 1.5, 2, 3, 4.5, 5 }, 3 end)
+  T.check(wrap, function() return { math.maxinteger, math.mininteger, -1 }, 7 end)
+  check_zero(3, wrap, function() return { 1, 2, 3 }, 0 end)
+  -- float evidence: p.x % 1.0, -p.v * dt
+  local function frac(ps, dt)
+    for i = 1, #ps do
+      local p = ps[i]
+      p.x = (p.x + p.v * dt) % 1.0
+      p.v = -p.v * 0.5
+      p.k = p.x // 0.25
+    end
+    return ps[1].x, ps[1].v, ps[1].k
+  end
+  T.check(frac, function() return { { x = 0.5, v = 0.75 }, { x = 0.25, v = -1.5 } }, 0.5 end)
+  T.check(frac, function() return { { x = 0, v = 3 }, { x = 1, v = -1 } }, 2 end)
+  T.check(frac, function() return { { x = 0.5, v = 1 / 0 } }, 0.5 end)
+end)
+
+test("the next chain begins where one ended: keys and tables read in a chain", function()
+  -- scimark-sparse's row: vx[col[i]] after col[i]
+  local function sparse(vy, val, row, col, vx, n)
+    for r = 1, n do
+      local sum = 0
+      for i = row[r], row[r + 1] - 1 do sum = sum + vx[col[i]] * val[i] end
+      vy[r] = sum
+    end
+    return vy[1]
+  end
+  local function make(x)
+    return {}, { 0.5, 1.5, 2.5, 3.5 }, { 1, 3, 5 }, { 2, 1, x, 2 }, { 10, 20.5, 30 }, 2
+  end
+  T.check(sparse, function() return make(3) end)
+  T.check(sparse, function() return make(3.0) end)
+  T.check(sparse, function() return make("3") end)
+  -- the loop's bounds read from the table: its variable a number of either
+  -- kind, a key checked to be an integer with the chain (a float key, whole
+  -- or not, takes the chain's call)
+  local function floatrows(x)
+    local vy, val, row, col, vx, n = make(x)
+    row[1], row[2] = 1.0, 3.0
+    return vy, val, row, col, vx, n
+  end
+  T.check(sparse, function() return floatrows(3) end)
+  T.check(sparse, function()
+    local vy, val, row, col, vx, n = make(3)
+    row[1], row[2], row[3] = 0.5, 2.5, 3.5
+    val[0.5], val[1.5], val[2.5] = 1, 2.5, 3
+    col[0.5], col[1.5], col[2.5] = 1, 2, 3
+    return vy, val, row, col, vx, n
+  end)
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", sparse,
+                function() return make(9) end)
+  if not os.getenv("KJIT_NO_CHAINS") then
+    -- vx[col[i]] and val[i] are read in the chain (the key a number
+    -- checked with it), col[i] alone: one element read with its own call
+    local f = kjit.jit(sparse)
+    f(make(3))
+    local _, alone = f:inspect("llvm"):gsub("call i32 @kjit_lv_sgetk", "")
+    eq(alone, 1, "element reads outside the chain")
+  end
+  -- a field of a field
+  local function nested(b, dt)
+    b.pos.x = b.pos.x + b.vel.x * dt
+    b.pos.y = b.pos.y + b.vel.y * dt
+    return b.pos.x, b.pos.y
+  end
+  T.check(nested, function() return { pos = { x = 1.5, y = 2 }, vel = { x = 0.5, y = -1.5 } }, 0.1 end)
+  T.check(nested, function() return { pos = { x = 1, y = 2 }, vel = { x = 5, y = 3 } }, 2 end)
+  T.check_error("attempt to index a nil value (field 'vel')", nested,
+                function() return { pos = { x = 1.5, y = 2 } }, 0.1 end)
+  local Log = { __index = function(t, k) return 0.25 end }
+  T.check(nested, function() return { pos = { x = 1.5, y = 2 }, vel = setmetatable({}, Log) }, 0.1 end)
+end)
+
+test("metamethods of constants' forms: the event and order Lua uses (t.x - 1, 1 + t.x)", function()
+  local E = {}
+  for _, ev in ipairs { "add", "sub", "mul", "mod", "idiv", "div", "pow" } do
+    E["__" .. ev] = function(a, b)
+      local o = type(a) == "table" and a or b
+      o.log[#o.log + 1] = ev .. ":" .. (type(a) == "table" and "t" or tostring(a)) .. ","
+                          .. (type(b) == "table" and "t" or tostring(b))
+      return 1.5
+    end
+  end
+  E.__unm = function(a) a.log[#a.log + 1] = "unm"; return 2 end
+  local function f(t, dt)
+    local a = t.x - 1 + dt
+    local b = 1 + t.x * dt
+    local c = 2 - t.x + dt
+    local d = t.x % 3 - t.x // 2 + dt
+    local e = -t.x * 0.5 + 2 ^ t.x
+    return a, b, c, d, e
+  end
+  T.check(f, function() return { x = setmetatable({ log = {} }, E) }, 0.5 end)
+  T.check(f, function() return { x = 4 }, 0.5 end)
+  T.check(f, function() return { x = 4.5 }, 0.5 end)
+end)
+
+-- A chain without evidence either way (scimark-lu's row update) has two
+-- native versions: the float form, tested first, and the flat form; then
+-- the call. Every kind of table behind it.
+test("flat chains: a float version tested first, the flat one, the call", function()
+  local function rowupdate(vi, vj, j, n)
+    local eij = vi[j]
+    for k = j + 1, n do vi[k] = vi[k] - eij * vj[k] end
+    return vi[n], math.type(vi[n])
+  end
+  T.check(rowupdate, function() return { 0.5, 1.5, 2.5, 3.5 }, { 1.25, 2.25, 3.25, 4.25 }, 1, 4 end)
+  T.check(rowupdate, function() return { 2, 3, 4, 5 }, { 1, 2, 3, 4 }, 1, 4 end)
+  T.check(rowupdate, function() return { 2, 3.5, 4, 5 }, { 1.5, 2, 3, 4.5 }, 1, 4 end)
+  T.check(rowupdate, function() return { 0.5, 1.5, "2.5", 3.5 }, { 1.25, 2.25, 3.25, 4.25 }, 1, 4 end)
+  T.check(rowupdate, function() return { math.maxinteger, 3, 4, 5 }, { 1, 2, math.mininteger, 4 }, 1, 4 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", rowupdate,
+                function() return { 0.5, 1.5, 2.5, 3.5 }, { 1.25, 2.25 }, 1, 4 end)
+  if os.getenv("KJIT_NO_CHAINS") then return end
+  local f = kjit.jit(rowupdate)
+  f({ 0.5, 1.5 }, { 1.5, 2.5 }, 1, 2)
+  local _, versions = f:inspect("llvm"):gsub("\nchfast", "")
+  truthy(versions >= 2, "two native versions of the row's chain")
 end)
