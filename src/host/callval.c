@@ -89,6 +89,7 @@
 **     not the default.
 */
 #include "host/callval.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lua.h"
@@ -103,6 +104,7 @@
 #include "frontend/bytecode.h"
 #include "runtime/luacall.h"
 #include "runtime/luavalue.h"
+#include "backend/cpu.h"
 
 enum {
   KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
@@ -693,7 +695,20 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
 ** at each call too), the arguments numbers and tables, the results
 ** numbers or Lua values (kd_native_site). The site takes references of
 ** its own to the closure, its native function and its guard (an entry may
-** be replaced while the site still names them). */
+** be replaced while the site still names them), which are released when
+** the caller's code is freed (kcv_code_freed): only a site in code that
+** kjit's loader mapped is filled, since only that code's range is known
+** when it is freed (backend/cpu.h kc_in_mapped_code). */
+/* The inline cache's entry (way) for closure fn called through trampoline
+** site, in a thread's block ic. */
+static Entry *way_of(void *ic, const void *fn, int32_t site) {
+  uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
+  return &((Entry *)ic)[(h >> 20) % KCV_WAYS];
+}
+
+static pthread_mutex_t sites_mu = PTHREAD_MUTEX_INITIALIZER;
+static KlcSite *sites;   /* the filled sites of live code (KlcSite.next) */
+
 static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   if (s == NULL || e->spec == NULL || e->nonative || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) ||
       (e->guard != NULL && !upv_direct))
@@ -711,6 +726,7 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   for (int i = 0; i < e->nkind; i++)
     if (e->kinds[i] != KLC_KINT && e->kinds[i] != KLC_KFLT && e->kinds[i] != KLC_KTABLE) return;
   if (!kd_native_site(e->spec, e->nkind, &n)) return;
+  if (!s->linked && !kc_in_mapped_code(s)) return;   /* (not e's fault: nonative stays) */
   e->nonative = 0;
   /* (references of another state, or of a closed one, are not ours to free) */
   n.refills = same_state ? s->refills + 1 : 0;
@@ -735,7 +751,58 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
     n.guardref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);   /* (outlives any coroutine) */
+  n.L = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  n.tramp = e->site;
+  pthread_mutex_lock(&sites_mu);
+  n.linked = 1;
+  n.next = s->linked ? s->next : sites;
+  if (!s->linked) sites = s;
   *s = n;
+  pthread_mutex_unlock(&sites_mu);
+}
+
+/* The code at [lo, lo + len) is being freed (backend/cpu.h's hook, before
+** it is unmapped): its filled sites are unlinked and their references
+** released, so that a program that compiles functions again and again
+** does not keep every closure they called. The state is alive: the code
+** belongs to a jit object of that state, freed by its collector (lua_close
+** included). The inline cache's entry for the site's closure and
+** trampoline, on this thread, is dropped too (another thread's stays
+** until replaced: at most KCV_WAYS per thread). */
+static void kcv_code_freed(void *lo, size_t len) {
+  KlcSite *mine = NULL;
+  pthread_mutex_lock(&sites_mu);
+  for (KlcSite **p = &sites; *p;) {
+    KlcSite *s = *p;
+    if ((char *)s >= (char *)lo && (char *)s < (char *)lo + len) {
+      *p = s->next;
+      s->next = mine;
+      mine = s;
+    } else p = &s->next;
+  }
+  pthread_mutex_unlock(&sites_mu);
+  void *ic = kjit_lc_hook_tls();
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  while (mine) {
+    KlcSite *s = mine;
+    mine = s->next;
+    lua_State *L = s->L;
+    if (((const KlsState *)(void *)L)->l_G == s->reg) {
+      Entry *e = way_of(ic, s->fn, s->tramp);
+      if (e->fn == s->fn && e->site == s->tramp && e->reg == s->reg && e->epoch == ep) {
+        if (e->fnref) luaL_unref(L, LUA_REGISTRYINDEX, e->fnref);
+        if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
+        if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
+        memset(e, 0, sizeof *e);
+      }
+      luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
+      luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
+      if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
+    }
+    memset(s, 0, sizeof *s);
+  }
 }
 
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
@@ -754,10 +821,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     fn = lua_topointer(L, f);
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
-  Entry *ic = tls;
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
-  uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
-  Entry *e = &ic[(h >> 20) % KCV_WAYS];
+  Entry *e = way_of(tls, fn, site);
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
   if (same && e->npush == -2) return -1;   /* a closure that never compiles */
   uint8_t kinds[KJIT_MAXARGS];
@@ -821,4 +886,5 @@ void kcv_init(void) {
   kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
   kjit_lc_set_direct_to(kd_run_direct_to);
   kjit_lc_set_raise(kd_direct_error);
+  kc_set_free_hook(kcv_code_freed);   /* (sites released with their code) */
 }

@@ -161,6 +161,8 @@ static void nest_open(KlcCall *c, const char *here) {
   c->depth = t->nnest++;
 }
 
+void *kjit_lc_hook_tls(void) { return thr.hook; }
+
 static void nest_close(const KlcCall *c) {
   if (c->depth >= 0) ((KlcThread *)c->thread)->nnest = c->depth;
 }
@@ -395,6 +397,15 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   for (int r = 0; r < nres; r++) {
     int64_t tag = rets[KJIT_MAXRETS + r];
     bits[r] = rets[r];
+    if (rk[r] & KLC_RMAYBE) {
+      if (tag == 0) {   /* nil or false, into its slot (not collectable: no barrier; the
+                        ** frame read again: the callee may have moved the stack) */
+        st->ci->func[dst + r].val.tt_ = rk[r] & KLC_RFALSE ? KLS_FALSE : KLS_NIL;
+        tags[r] = KLV_INSLOT;
+      } else if ((rk[r] & 7) == KLC_RNUM) tags[r] = tag == 2 ? KLV_FLT : KLV_INT;
+      else tags[r] = rk[r] & 7;
+      continue;
+    }
     switch (rk[r]) {
     case KLC_RNUM: tags[r] = tag ? KLV_FLT : KLV_INT; break;
     case KLC_RLUA:   /* a number (tag 1, 2), else in the entry's slot (cg_entry.c) */
