@@ -178,7 +178,7 @@ static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
   const void *spec = NULL;
   if (c->depth >= 0 && compiled_hook != NULL)
     n = compiled_hook(L, c->tramp, c->f, c->nargs, c->tags, c->bits, c->slots, &spec,
-                      ((KlcThread *)c->thread)->hook, NULL);
+                      ((KlcThread *)c->thread)->hook, c->nsite);
   if (n >= 0 && spec != NULL) {
     int got = run_direct(L, spec, c->tramp, c->tags, c->bits, c->slots);
     if (c->open) {
@@ -258,7 +258,7 @@ static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, in
 static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                         int64_t *bits, int32_t *slots, int32_t nres, int32_t dst,
                         KlcSite *nsite) {
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL, nsite };
   nest_open(&c, __builtin_frame_address(0));
   int n = -1;
   const void *spec = NULL;
@@ -436,7 +436,7 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
   if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0, NULL };
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0, NULL, nsite };
   nest_open(&c, __builtin_frame_address(0));
   int32_t rc = finish(L, base, &c, nres, tags, bits, dst);
   nest_close(&c);
@@ -453,7 +453,7 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   nest_open(&gc, __builtin_frame_address(0));
   /* f, under its trampoline, with its own arguments; g's values after them */
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
@@ -463,7 +463,7 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);
   if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
-  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL };
+  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL, NULL };
   int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);
   nest_close(&gc);
   return rc;
@@ -482,7 +482,7 @@ int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, 
   luaL_checkstack(L, n + ni + 2 * LUA_MINSTACK, "kjit: too many items in a table constructor");
   int base = lua_gettop(L);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   int mid = lua_gettop(L);
   kjit_lc_run_call(L, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);

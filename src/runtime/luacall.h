@@ -110,6 +110,7 @@ typedef struct KlcCall {
   int depth;     /* (set by the call: its nesting, -1 too deep) */
   int pushed;    /* (luacall.c only) */
   void *thread;  /* (luacall.c only) */
+  KlcSite *nsite;   /* the call's native cache, or NULL (the hook's) */
 } KlcCall;
 /* This thread's block of the hook's own memory (KlcCompiledHook's tls). */
 void *kjit_lc_hook_tls(void);

@@ -103,7 +103,7 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
   }
   /* any other iterator (a callable table) runs compiled where it can
   ** (luacall.c's run_call) */
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL, nsite };
   kjit_lc_run_call(L, &c, nres);
   return finish(L, base, nres, tags, bits, dst);
 }

@@ -508,8 +508,11 @@ static int32_t site_obj(lua_State *L, int32_t otag, int64_t obits, int32_t t, vo
   return t;
 }
 
+long kjit_lv_sgetfield_calls;   /* (the tests' fact: a method read inline calls none) */
+
 int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                           void *h, int32_t dst, int64_t *out) {
+  kjit_lv_sgetfield_calls++;
   t = site_obj(L, otag, obits, t, &h);
   if (otag == KLV_INSLOT) {   /* a method through its class: the site's hints (luatable.c) */
     int32_t r = kjit_lt_smethod(L, s, h, dst, out);
