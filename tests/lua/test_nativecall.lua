@@ -359,11 +359,11 @@ test("a natively called callee that grows the Lua stack (it moves) and gives a t
   end, "native all")
 end)
 
--- ---- The class method read inline (cg_lua.c method_read) ----------------------------
+-- ---- The class method through kjit_lt_smethod, called by compiled code (cg_lua.c) --------
 
 local function field_helper_calls() return (select(4, testing.callees())) end
 
-test("a class method is read inline: no field helper call in the loop (a fact)", function()
+test("a class method is read without the field helper in the loop (a fact)", function()
   local C = class()
   local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
   local f = kjit.jit(function(p, q, n)
@@ -379,7 +379,7 @@ test("a class method is read inline: no field helper call in the loop (a fact)",
   else truthy(made >= 1000, "the helper without stack reads: " .. made) end
 end)
 
-test("the inline method read misses on every change Lua would see", function()
+test("the method read misses on every change Lua would see", function()
   modes(function()
     differential(function()
       local C = class()
@@ -437,7 +437,7 @@ test("the inline method read misses on every change Lua would see", function()
   end, "native")
 end)
 
-test("the inline method read over chains, rehashes and names Lua does not intern", function()
+test("the method read over chains, rehashes and names Lua does not intern", function()
   modes(function()
     differential(function()
       local C = class()
