@@ -1079,7 +1079,6 @@ static LLVMValueRef ttof(CG *G, const KltLayout *y, LLVMValueRef tv, int isnode)
   return at(G, tv, isnode ? y->node_tt : y->tv_tt, G->i8);
 }
 
-
 /* The C helper of an access (luavalue.c), called where its inline path
 ** misses: the name, the parameters' types and the arguments. */
 typedef struct Full { const char *name; LLVMTypeRef *ps; LLVMValueRef *as; unsigned n; } Full;
@@ -1124,7 +1123,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     return rc;
   }
   LLVMValueRef hit;
-  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = NULL, mcopy = NULL;
+  LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = NULL, mhit = NULL;
   LLVMValueRef mtag = NULL, mbits = NULL;   /* (a method's, through its class) */
   LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
@@ -1187,12 +1186,11 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
                             LLVMPointerType(G->i64, 0) };
       LLVMValueRef as[5] = { G->luaL, site, h, tdst, out };
       mtag = call(G, "kjit_lt_smethod", G->i32, ps, as, 5);
-      LLVMBasicBlockRef mhit = cg_bb(G, "lmethodhit");
+      mhit = cg_bb(G, "lmethodhit");
       LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, mtag, cg_i32(G, 0), ""), mhit, miss);
       LLVMPositionBuilderAtEnd(G->B, mhit);
       mbits = LLVMBuildLoad2(G->B, G->i64, out, "");
       LLVMBuildBr(G->B, join);
-      mcopy = mhit;
     } else LLVMBuildCondBr(G->B, good, cb, miss);
     LLVMPositionBuilderAtEnd(G->B, cb);
     LLVMValueRef ci = at(G, G->luaL, y->s_ci, G->i8p);
@@ -1234,7 +1232,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   }
   LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
   if (ab) LLVMAddIncoming(rc, &atag, &ab, 1);
-  if (mcopy) LLVMAddIncoming(rc, &mtag, &mcopy, 1);
+  if (mhit) LLVMAddIncoming(rc, &mtag, &mhit, 1);
   /* (miss_call left the builder at the start of join, after its phi) */
   LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
   LLVMPositionBuilderBefore(G->B, LLVMGetBasicBlockTerminator(mend));
@@ -1245,7 +1243,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMBasicBlockRef bs[2] = { here, mend };
   LLVMAddIncoming(*bits, vs, bs, 2);
   if (ab) LLVMAddIncoming(*bits, &abits, &ab, 1);
-  if (mcopy) LLVMAddIncoming(*bits, &mbits, &mcopy, 1);
+  if (mhit) LLVMAddIncoming(*bits, &mbits, &mhit, 1);
   return rc;
 }
 
