@@ -65,7 +65,32 @@ struct KCpuCode {
   void *map;         /* code loaded by objload.c instead (rt NULL) */
   size_t maplen;
   int noraise;       /* the entry cannot fail: kc_entry_noraise's 0, 1, 2 */
+  struct KCpuCode *mnext;   /* (live mappings: kc_in_mapped_code) */
 };
+
+/* The live mappings of objload.c's code, and the hook told of each one's
+** range before it is unmapped (kc_set_free_hook). */
+static pthread_mutex_t maps_mu = PTHREAD_MUTEX_INITIALIZER;
+static KCpuCode *maps;
+static void (*free_hook)(void *lo, size_t len);
+
+void kc_set_free_hook(void (*hook)(void *lo, size_t len)) { free_hook = hook; }
+
+static void map_live(KCpuCode *c) {
+  pthread_mutex_lock(&maps_mu);
+  c->mnext = maps;
+  maps = c;
+  pthread_mutex_unlock(&maps_mu);
+}
+
+int kc_in_mapped_code(const void *p) {
+  int in = 0;
+  pthread_mutex_lock(&maps_mu);
+  for (const KCpuCode *c = maps; c && !in; c = c->mnext)
+    in = (const char *)p >= (const char *)c->map && (const char *)p < (const char *)c->map + c->maplen;
+  pthread_mutex_unlock(&maps_mu);
+  return in;
+}
 
 /* A first-tier compile's unoptimized module (kc_tier_up). */
 struct KCpuSaved {
@@ -1345,6 +1370,7 @@ static KCpuCode *kc_compile_impl(LLVMOrcThreadSafeContextRef ctx,
         LLVMDisposeMemoryBuffer(buf);
         code->map = map;
         code->maplen = maplen;
+        map_live(code);
         addrs[0] = a;
         pthread_mutex_unlock(&kc_lock);
         goto loaded;
@@ -1521,6 +1547,7 @@ KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
   }
   code->map = map;
   code->maplen = maplen;
+  map_live(code);
   *addr = a;
   kperf_object(obj, len, entry, a);
   return code;
@@ -1529,6 +1556,12 @@ KCpuCode *kc_load_object_native(const void *obj, size_t len, const char *entry,
 void kc_free(KCpuCode *c) {
   if (!c) return;
   if (c->map) {   /* objload.c's: nothing of LLVM's */
+    pthread_mutex_lock(&maps_mu);
+    KCpuCode **p = &maps;
+    while (*p && *p != c) p = &(*p)->mnext;
+    if (*p) *p = c->mnext;
+    pthread_mutex_unlock(&maps_mu);
+    if (free_hook) free_hook(c->map, c->maplen);
     kol_free(c->map, c->maplen);
     free(c);
     return;

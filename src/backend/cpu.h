@@ -119,6 +119,13 @@ void kc_saved_free(KCpuSaved *s);
    NULL is a no-op. No pointer obtained from c may be used afterwards. */
 void kc_free(KCpuCode *c);
 
+/* Whether p lies in the memory of live code that kjit's own loader
+   (objload.c) mapped, whose range kc_free tells the hook before it unmaps
+   it (hook(lo, len); one hook per process, runtime/luacall.c's: the native
+   call sites inside, emptied). Code the LLVM JIT loaded has no range. */
+int kc_in_mapped_code(const void *p);
+void kc_set_free_hook(void (*hook)(void *lo, size_t len));
+
 /* Whether c's entry (one compiled by kc_compile, kc_compile_obj or
 ** kc_tier_up with n == 1) cannot fail: it never raises, polls, calls
 ** compiled code or touches a Lua value, and returns 0 (cpu.c,

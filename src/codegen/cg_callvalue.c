@@ -262,13 +262,11 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
     ** what is not callable itself, with the interpreter's words) */
     int tfor = (v->flags & KIR_F_TFOR) != 0;
-    if (tfor) rc = cg_ccall(G, "kjit_lc_tforcall", G->i32, ps, as, 9);
-    else {
-      /* a call for exactly nres values has a native cache of its own
-      ** (luacall.c "Native calls"; luacall.h KlcSite) */
-      as[9] = cnres >= 0 && !(v->flags & KIR_F_OPEN) ? native_site(G) : LLVMConstNull(G->i8p);
-      rc = cg_ccall(G, "kjit_lc_call", G->i32, ps, as, 11);
-    }
+    /* a call for exactly nres values has a native cache of its own
+    ** (luacall.c "Native calls"; luacall.h KlcSite), a generic for's
+    ** iterator call too */
+    as[9] = cnres >= 0 && !(v->flags & KIR_F_OPEN) ? native_site(G) : LLVMConstNull(G->i8p);
+    rc = cg_ccall(G, tfor ? "kjit_lc_tforcall" : "kjit_lc_call", G->i32, ps, as, 11);
     if (tfor) goto results;
   }
   call_check(G, v, rc, fslot, 0);

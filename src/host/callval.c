@@ -89,6 +89,7 @@
 **     not the default.
 */
 #include "host/callval.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lua.h"
@@ -103,6 +104,7 @@
 #include "frontend/bytecode.h"
 #include "runtime/luacall.h"
 #include "runtime/luavalue.h"
+#include "backend/cpu.h"
 
 enum {
   KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
@@ -170,7 +172,8 @@ int kcv_l_callees(lua_State *L) {
   lua_pushstring(L, callee_modes[old]);
   lua_pushinteger(L, ncompiled);
   lua_pushinteger(L, kjit_lc_native_calls);
-  return 3;
+  lua_pushinteger(L, kjit_lv_sgetfield_calls);   /* field reads the inline path left */
+  return 4;
 }
 
 /* Is one of the loops of the Lua function at idx (a for, or a backward
@@ -686,6 +689,45 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
   return np < 0 ? -1 : np;
 }
 
+/* A call site's life (luacall.h KlcSite): at its first slow call
+** (kcv_compiled) a site in code that kjit's loader mapped is registered:
+** linked into the list of live sites with its trampoline and its state's
+** main thread, so that when that code is freed (kcv_code_freed, told by
+** the backend before it unmaps the code: backend/cpu.h) the site's
+** references are released and this thread's inline-cache entries for its
+** trampoline dropped, and a program that compiles functions again and
+** again does not keep every closure they called. A site elsewhere (code
+** the LLVM JIT loaded: its range is not known when it is freed) is marked
+** -1 and never filled. */
+static pthread_mutex_t sites_mu = PTHREAD_MUTEX_INITIALIZER;
+static KlcSite *sites;   /* the registered sites of live code (KlcSite.next) */
+
+static void register_site(lua_State *L, KlcSite *s, int32_t site) {
+  if (!kc_in_mapped_code(s)) { s->linked = -1; return; }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);   /* (outlives any coroutine) */
+  s->L = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  s->tramp = site;
+  pthread_mutex_lock(&sites_mu);
+  s->next = sites;
+  sites = s;
+  s->linked = 1;
+  pthread_mutex_unlock(&sites_mu);
+}
+
+/* The inline cache's entry (way) for closure fn called through trampoline
+** site, in a thread's block ic. */
+static Entry *way_of(void *ic, const void *fn, int32_t site) {
+  uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
+  return &((Entry *)ic)[(h >> 20) % KCV_WAYS];
+}
+
+/* The inline cache's key for the state of L (kcv_compiled's reg). */
+static const void *reg_of(lua_State *L) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return ((const KlsState *)(void *)L)->l_G;
+  return lua_topointer(L, LUA_REGISTRYINDEX);
+}
+
 /* Fills the native cache s of the call at site (runtime/luacall.c "Native
 ** calls") from inline-cache entry e, whose specialization runs directly,
 ** when the callee may be called natively there: its frozen upvalues, if
@@ -693,10 +735,11 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
 ** at each call too), the arguments numbers and tables, the results
 ** numbers or Lua values (kd_native_site). The site takes references of
 ** its own to the closure, its native function and its guard (an entry may
-** be replaced while the site still names them). */
+** be replaced while the site still names them); only a registered site is
+** filled (register_site), so that they are released with its code. */
 static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
-  if (s == NULL || e->spec == NULL || e->nonative || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) ||
-      (e->guard != NULL && !upv_direct))
+  if (s == NULL || s->linked != 1 || e->spec == NULL || e->nonative ||
+      !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) || (e->guard != NULL && !upv_direct))
     return;
   if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
       s->guard == e->guard && memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
@@ -735,13 +778,64 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
     n.guardref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  pthread_mutex_lock(&sites_mu);   /* (its registration kept: the list's link too) */
+  n.L = s->L;
+  n.tramp = s->tramp;
+  n.linked = s->linked;
+  n.next = s->next;
   *s = n;
+  pthread_mutex_unlock(&sites_mu);
+}
+
+/* The code at [lo, lo + len) is being freed (the backend's hook, before it
+** is unmapped): its registered sites unlinked, their references released,
+** and this thread's inline-cache entries for their trampolines dropped
+** (another thread's stay until replaced: at most KCV_WAYS per thread).
+** The state is alive: the code belongs to a jit object of that state,
+** freed by its collector (lua_close included). */
+static void kcv_code_freed(void *lo, size_t len) {
+  KlcSite *mine = NULL;
+  pthread_mutex_lock(&sites_mu);
+  for (KlcSite **p = &sites; *p;) {
+    KlcSite *s = *p;
+    if ((char *)s >= (char *)lo && (char *)s < (char *)lo + len) {
+      *p = s->next;
+      s->next = mine;
+      mine = s;
+    } else p = &s->next;
+  }
+  pthread_mutex_unlock(&sites_mu);
+  Entry *ic = kjit_lc_hook_tls();
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  while (mine) {
+    KlcSite *s = mine;
+    mine = s->next;
+    lua_State *L = s->L;
+    const void *reg = reg_of(L);
+    for (int w = 0; w < KCV_WAYS; w++) {
+      Entry *e = &ic[w];
+      if (e->site != s->tramp || e->reg != reg || e->fn == NULL) continue;
+      if (e->epoch == ep) {   /* (else not ours to free, as kcv_compiled says) */
+        if (e->fnref) luaL_unref(L, LUA_REGISTRYINDEX, e->fnref);
+        if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
+        if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
+      }
+      memset(e, 0, sizeof *e);
+    }
+    if (s->fn != NULL && s->reg == reg && s->epoch == ep) {
+      luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
+      luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
+      if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
+    }
+    memset(s, 0, sizeof *s);
+  }
 }
 
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
                         const int64_t *bits, const int32_t *slots, const void **spec, void *tls,
                         KlcSite *nsite) {
   if (nargs > KJIT_MAXARGS) return -1;
+  if (nsite != NULL && nsite->linked == 0) register_site(L, nsite, site);
   const void *fn, *reg;
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (lua_stack.h) */
     const KlsState *st = (const KlsState *)(void *)L;
@@ -754,10 +848,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     fn = lua_topointer(L, f);
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
-  Entry *ic = tls;
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
-  uintptr_t h = ((uintptr_t)fn >> 4) * 0x9e3779b97f4a7c15u ^ (uintptr_t)site * 0x85ebca6bu;
-  Entry *e = &ic[(h >> 20) % KCV_WAYS];
+  Entry *e = way_of(tls, fn, site);
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
   if (same && e->npush == -2) return -1;   /* a closure that never compiles */
   uint8_t kinds[KJIT_MAXARGS];
@@ -821,4 +913,5 @@ void kcv_init(void) {
   kjit_lc_set_compiled(kcv_compiled, kd_run_direct);
   kjit_lc_set_direct_to(kd_run_direct_to);
   kjit_lc_set_raise(kd_direct_error);
+  kc_set_free_hook(kcv_code_freed);   /* (sites released with their code) */
 }

@@ -7,8 +7,10 @@
 /* Installs the hook of runtime/luacall.c (once per process; idempotent). */
 void kcv_init(void);
 /* kjit.testing.callees([mode]): "none", "loops" (the default) or "all":
-** which Lua callees of function values compile; returns the old mode and
-** how many callee specializations this process has made. */
+** which Lua callees of function values compile; returns the old mode,
+** how many callee specializations this process has made, how many native
+** calls it has made, and how many field reads compiled code left to the
+** helper (luavalue.c kjit_lv_sgetfield). */
 #include "lua.h"
 int kcv_l_callees(lua_State *L);
 #endif

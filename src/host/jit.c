@@ -1817,6 +1817,11 @@ int kd_native_site(const void *spec, int nargs, KlcSite *s) {
     case T_F64: s->rets[r] = KLC_RFLT; break;
     case T_NUMBER: s->rets[r] = KLC_RNUM; break;
     case T_LUA: s->rets[r] = KLC_RLUA; break;
+    case T_MAYBE:   /* (push_result's reading of the entry's tag) */
+      if (js->rsub[r] != T_INT && js->rsub[r] != T_F64 && js->rsub[r] != T_NUMBER) return 0;
+      s->rets[r] = KLC_RMAYBE | (js->rnil[r] ? 0 : KLC_RFALSE) |
+                   (js->rsub[r] == T_INT ? KLC_RINT : js->rsub[r] == T_F64 ? KLC_RFLT : KLC_RNUM);
+      break;
     default: return 0;
     }
   }

@@ -161,6 +161,8 @@ static void nest_open(KlcCall *c, const char *here) {
   c->depth = t->nnest++;
 }
 
+void *kjit_lc_hook_tls(void) { return thr.hook; }
+
 static void nest_close(const KlcCall *c) {
   if (c->depth >= 0) ((KlcThread *)c->thread)->nnest = c->depth;
 }
@@ -176,7 +178,7 @@ static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
   const void *spec = NULL;
   if (c->depth >= 0 && compiled_hook != NULL)
     n = compiled_hook(L, c->tramp, c->f, c->nargs, c->tags, c->bits, c->slots, &spec,
-                      ((KlcThread *)c->thread)->hook, NULL);
+                      ((KlcThread *)c->thread)->hook, c->nsite);
   if (n >= 0 && spec != NULL) {
     int got = run_direct(L, spec, c->tramp, c->tags, c->bits, c->slots);
     if (c->open) {
@@ -256,7 +258,7 @@ static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, in
 static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                         int64_t *bits, int32_t *slots, int32_t nres, int32_t dst,
                         KlcSite *nsite) {
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL, nsite };
   nest_open(&c, __builtin_frame_address(0));
   int n = -1;
   const void *spec = NULL;
@@ -395,6 +397,15 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   for (int r = 0; r < nres; r++) {
     int64_t tag = rets[KJIT_MAXRETS + r];
     bits[r] = rets[r];
+    if (rk[r] & KLC_RMAYBE) {
+      if (tag == 0) {   /* nil or false, into its slot (not collectable: no barrier; the
+                        ** frame read again: the callee may have moved the stack) */
+        st->ci->func[dst + r].val.tt_ = rk[r] & KLC_RFALSE ? KLS_FALSE : KLS_NIL;
+        tags[r] = KLV_INSLOT;
+      } else if ((rk[r] & 7) == KLC_RNUM) tags[r] = tag == 2 ? KLV_FLT : KLV_INT;
+      else tags[r] = rk[r] & 7;
+      continue;
+    }
     switch (rk[r]) {
     case KLC_RNUM: tags[r] = tag ? KLV_FLT : KLV_INT; break;
     case KLC_RLUA:   /* a number (tag 1, 2), else in the entry's slot (cg_entry.c) */
@@ -425,7 +436,7 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
   if (!callable(L, f)) return KLV_BADA;
   luaL_checkstack(L, nargs + (nres >= 0 ? nres : 64) + LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0, NULL };
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, nres < 0, 0, 0, NULL, nsite };
   nest_open(&c, __builtin_frame_address(0));
   int32_t rc = finish(L, base, &c, nres, tags, bits, dst);
   nest_close(&c);
@@ -442,7 +453,7 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
-  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   nest_open(&gc, __builtin_frame_address(0));
   /* f, under its trampoline, with its own arguments; g's values after them */
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
@@ -452,7 +463,7 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);
   if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
-  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL };
+  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL, NULL };
   int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);
   nest_close(&gc);
   return rc;
@@ -471,7 +482,7 @@ int32_t kjit_lc_ctor_spread(lua_State *L, int32_t itramp, int32_t g, int32_t n, 
   luaL_checkstack(L, n + ni + 2 * LUA_MINSTACK, "kjit: too many items in a table constructor");
   int base = lua_gettop(L);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL };
+  KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   int mid = lua_gettop(L);
   kjit_lc_run_call(L, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);

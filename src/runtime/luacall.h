@@ -47,8 +47,12 @@ void kjit_lc_set_direct_to(KlcRunDirectTo run);
 ** kjit_lc_call before anything else. */
 enum { KLC_KINT = 1, KLC_KFLT = 2, KLC_KTABLE = 5 };   /* argument kinds (callval.c kind_of) */
 /* result kinds: an integer, a float, a number of either kind (its tag says
-** which), a Lua value (a number by its tag, else in a slot above the top) */
-enum { KLC_RINT = 1, KLC_RFLT = 2, KLC_RNUM = 3, KLC_RLUA = 4 };
+** which), a Lua value (a number by its tag, else in a slot above the top);
+** KLC_RMAYBE + RINT, RFLT or RNUM: that number or, where its tag is 0,
+** nil (KLC_RFALSE set: false), as a T_MAYBE result (a generic for's
+** iterator: `return nil, nil` at the end, cg_entry.c: tag 1 an integer,
+** 2 a float) */
+enum { KLC_RINT = 1, KLC_RFLT = 2, KLC_RNUM = 3, KLC_RLUA = 4, KLC_RMAYBE = 8, KLC_RFALSE = 16 };
 /* The check of a compiled closure's frozen upvalues at each call
 ** (host/callval.c makes it: a userdata): which ones (mask, and as 0-based
 ** indices) and the values they held when its code compiled, compared in
@@ -78,6 +82,13 @@ struct KlcSite {
   int fnref, natref;     /* registry references to the closure and its native
                             function: neither is freed (nor its address reused)
                             while the site names them */
+  /* Released with the caller's code (host/callval.c kcv_code_freed): the
+  ** filled sites of live code, linked through next while linked; the
+  ** main thread of the references' state, the call's trampoline */
+  lua_State *L;
+  KlcSite *next;
+  int linked;
+  int32_t tramp;
 };
 /* Bumped whenever cached decisions about callees become wrong (a Lua
 ** state closed, the callee policy changed): a site or inline-cache
@@ -99,7 +110,11 @@ typedef struct KlcCall {
   int depth;     /* (set by the call: its nesting, -1 too deep) */
   int pushed;    /* (luacall.c only) */
   void *thread;  /* (luacall.c only) */
+  KlcSite *nsite;   /* the call's native cache, or NULL (the hook's) */
 } KlcCall;
+/* This thread's block of the hook's own memory (KlcCompiledHook's tls). */
+void *kjit_lc_hook_tls(void);
+
 /* Runs c (any Lua value: the callee compiled where it can be) for
 ** nresults values (lua_call's), left on the stack; returns how many. */
 int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults);

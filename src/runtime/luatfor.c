@@ -67,18 +67,24 @@ static int32_t finish(lua_State *L, int base, int32_t nres, int32_t *tags, int64
 }
 
 /* Calls the iterator in slot f with (state, control) = arguments 0 and 1
-** (tags, bits, slots as kjit_lc_call's) for nres loop variables. */
+** (tags, bits, slots as kjit_lc_call's) for nres loop variables; nsite,
+** err: the loop's native cache and the caller's error record (luacall.h). */
 int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
-                         int64_t *bits, int32_t *slots, int32_t nres, int32_t dst) {
-  /* a Lua closure (array3d's `for x, y, z in arr:points()`): kjit_lc_call's
-  ** one-go path (its compiled form run directly, the values straight into
-  ** tags and bits, no pushes and pops); under the trampoline otherwise,
-  ** as run_call below would call it. Its tag read in place where the stack
-  ** reads are on: this runs every turn. */
+                         int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
+                         KErr *err) {
+  /* a Lua closure (array3d's `for x, y, z in arr:points()`): kjit_lc_call,
+  ** which calls its compiled entry from the loop's own native cache
+  ** (luacall.c "Native calls": the closure the loop called last, its
+  ** arguments' kinds; as many values as the loop wants or more, extra ones
+  ** dropped as the VM drops them), else its one-go path (its compiled
+  ** form run directly, the values straight into tags and bits, no pushes
+  ** and pops); under the trampoline otherwise, as run_call below would
+  ** call it. Its tag read in place where the stack reads are on: this
+  ** runs every turn. */
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)
         ? ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL
         : lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f))
-    return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, NULL, NULL);
+    return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err);
   if (!looked) look_up();
   luaL_checkstack(L, nargs + nres + LUA_MINSTACK, "kjit: too many values in a for");
   int base = lua_gettop(L);
@@ -97,7 +103,7 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
   }
   /* any other iterator (a callable table) runs compiled where it can
   ** (luacall.c's run_call) */
-  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL };
+  KlcCall c = { tramp, f, nargs, tags, bits, slots, 0, 0, 0, NULL, nsite };
   kjit_lc_run_call(L, &c, nres);
   return finish(L, base, nres, tags, bits, dst);
 }

@@ -330,3 +330,200 @@ test("a natively called callee that grows the Lua stack (it moves) and gives a t
     end)
   end, "native all")
 end)
+
+-- ---- The class method through kjit_lt_smethod, called by compiled code (cg_lua.c) --------
+
+local function field_helper_calls() return (select(4, testing.callees())) end
+
+test("a class method is read without the field helper in the loop (a fact)", function()
+  local C = class()
+  local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
+  local f = kjit.jit(function(p, q, n)
+    local s = 0
+    for _ = 1, n do s = s + p:dot(q) end
+    return s
+  end)
+  eq(f(a, b, 10), 115.0)
+  local before = field_helper_calls()
+  eq(f(a, b, 1000), 11500.0)
+  local made = field_helper_calls() - before
+  if stack_reads then truthy(made < 5, "field helper calls: " .. made)
+  else truthy(made >= 1000, "the helper without stack reads: " .. made) end
+end)
+
+test("the method read misses on every change Lua would see", function()
+  modes(function()
+    differential(function()
+      local C = class()
+      local Base = { dot = function(self, o) return self.x + o.x + 1000 end }
+      local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
+      local function f(p, q, n)
+        local s = 0
+        for _ = 1, n do s = s + p:dot(q) end
+        return s
+      end
+      return f, function(run)
+        run(a, b, 3)
+        run(a, b, 3)
+        rawset(a, "dot", function(self, o) return self.y * o.y end)   -- its own, raw
+        run(a, b, 3)
+        a.dot = nil                                          -- the key stays, its value nil
+        run(a, b, 3)
+        rawset(C, "dot", function(self, o) return self.x - o.y end)   -- the class's, raw
+        run(a, b, 3)
+        C.dot = nil                                          -- not in the class: its metatable's
+        setmetatable(C, { __index = Base })
+        run(a, b, 3)
+        C.dot = class().dot
+        run(a, b, 3)
+        local D = { dot = function(self, o) return 7 end }
+        getmetatable(a).__index = D                          -- __index another table
+        run(a, b, 3)
+        getmetatable(a).__index = function(t, k)             -- __index a function
+          return function(self, o) return #k + self.x end
+        end
+        run(a, b, 3)
+        getmetatable(a).__index = nil                        -- none: calling nil
+        run(a, b, 3)
+        getmetatable(a).__index = C
+        run(a, b, 3)
+        setmetatable(a, nil)                                 -- no metatable
+        run(a, b, 3)
+        setmetatable(a, setmetatable({}, { __index = C }))   -- a metatable without __index
+        run(a, b, 3)
+        setmetatable(a, { __index = C })                     -- another metatable, same class
+        run(a, b, 3)
+        C.dot = rawequal                                     -- a C function
+        run(a, b, 3)
+        C.dot = setmetatable({}, { __call = function(_, self, o) return self.x * 10 end })
+        run(a, b, 3)                                         -- a callable table
+        C.dot = 5                                            -- not callable
+        run(a, b, 3)
+        C.dot = class().dot
+        run(C, b, 3)                                         -- the class itself (C.x: nil)
+        C.x, C.y = 0.5, 0.25
+        run(C, b, 3)
+        run(a, b, 3)
+      end
+    end)
+  end, "native")
+end)
+
+test("the method read over chains, rehashes and names Lua does not intern", function()
+  modes(function()
+    differential(function()
+      local C = class()
+      local long = "m" .. string.rep("x", 50)               -- a long string: never inline
+      C[long] = function(self, k) return self.x * k end
+      local function obj(nfields)
+        local o = setmetatable({ x = 2, y = 3 }, C)
+        for i = 1, nfields do o["f" .. i] = i end         -- collisions: chains in the node part
+        return o
+      end
+      local function f(p, q, n)
+        local s = 0
+        for i = 1, n do
+          s = s + p:dot(q)
+          p["g" .. i] = i                                   -- the object grows: rehashed
+        end
+        return s + p["m" .. string.rep("x", 50)](p, 2)
+      end
+      return f, function(run)
+        for _, nf in ipairs { 0, 1, 3, 7, 15, 40 } do
+          local p, q = obj(nf), obj(nf + 1)
+          run(p, q, 5)
+          run(p, q, 40)
+          p.dot = function(self, o) return -1 end            -- own field among many
+          run(p, q, 5)
+        end
+        local p = obj(20)
+        setmetatable(p, p)                                   -- its own metatable
+        p.__index = C
+        run(p, obj(2), 10)
+        p.__index = p                                        -- __index itself: a loop of one
+        p.dot = nil
+        run(p, obj(2), 1)
+      end
+    end)
+  end, "native")
+end)
+
+-- ---- A generic for's iterator call natively (luatfor.c) ---------------------------------
+
+test("a closure iterator is called natively, its nil ending the loop", function()
+  modes(function()
+    differential(function()
+      local function range(t)
+        local y = 0
+        return function(s, x)
+          x = x + 1
+          if x > s.n then
+            x = 1
+            y = y + 1
+            if y > s.m then return nil, nil end
+          end
+          return x, y * s.k
+        end, t, 0
+      end
+      local function falsy(s, x)                            -- false does not end a for
+        if x >= s.n then return nil end
+        if x % 3 == 0 then return x + 1, false end
+        return x + 1, x * 0.5
+      end
+      local function f(t)
+        local s, c = 0, 0
+        for x, y in range(t) do s = s + x * y end
+        for x, y in falsy, t, 0 do
+          c = c + x
+          if y == false then c = c + 100 end
+        end
+        return s, c
+      end
+      return f, function(run)
+        local t = { n = 4, m = 3, k = 2 }
+        run(t)
+        run(t)
+        t.k = 0.5                                            -- float values
+        run(t)
+        t.k = "x"                                            -- an error inside, located
+        run(t)
+        t.k = 3
+        t.m = 0
+        run(t)
+        run(t)
+      end
+    end)
+  end, "native")
+end)
+
+-- ---- Sites released with the caller's code (callval.c kcv_code_freed) -----------------
+
+test("closures called from a freed specialization are collected", function()
+  local weak = setmetatable({}, { __mode = "k" })
+  local function round(k)
+    local C = class()
+    function C:dot(o) return self.x * o.x + k end
+    local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
+    local g = function(x) return x * k + 1 end
+    local function it(s, i) if i < s.n then return i + 1 end return nil end
+    weak[C.dot], weak[g], weak[it] = true, true, true
+    local f = kjit.jit(function(p, q, t, n)
+      local s = 0
+      for _ = 1, n do s = s + p:dot(q) + t.g(2) end
+      for i in t.it, t, 0 do s = s + i end
+      return s
+    end)
+    local before = native_calls()
+    local t = { g = g, n = 3, it = it }
+    eq(f(a, b, t, 10), f.lua(a, b, t, 10))
+    eq(f(a, b, t, 10), f.lua(a, b, t, 10))
+    return native_calls() - before
+  end
+  local made = 0
+  for k = 1, 20 do made = made + round(k) end
+  for _ = 1, 4 do collectgarbage("collect") end
+  local alive = 0
+  for _ in pairs(weak) do alive = alive + 1 end
+  if stack_reads then truthy(made > 0, "native calls made: " .. made) end
+  eq(alive, 0, "closures still alive")
+end)
