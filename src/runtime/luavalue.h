@@ -121,6 +121,10 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
                       int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out, const char *site);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
+void kjit_lv_ctorfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits,
+                       int32_t v);
+int64_t kjit_lv_setmt(lua_State *L, int32_t ttag, int64_t tbits, int32_t t, int32_t mtag,
+                      int64_t mbits, int32_t m, int32_t dst, const char *site);
 /* One item of a constructor's list as compiled code holds it: a number
 ** (KLV_INT, KLV_FLT with bits), a boolean (KLV_BOOL), nil (KLV_NIL), or
 ** the value in stack slot `slot` (KLV_INSLOT). */
