@@ -1586,9 +1586,12 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   if (v->op == KIR_SETFIELD) {
     stored(G, cg_val(G, v->args[1]), v, &tag, &bits, &val);
     if (cname(v) && in_ctor(v)) {
-      LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i8p, G->i32, G->i64, G->i32 };
-      LLVMValueRef as[6] = { G->luaL, ox.v, text(G, v->k.str.s), tag, bits, val };
-      call(G, "kjit_lv_ctorfield", NULL, ps, as, 6);
+      LLVMValueRef ks = LLVMAddGlobal(G->M, G->i8p, "kcg.ctorkey");   /* the key's string, cached */
+      LLVMSetInitializer(ks, LLVMConstNull(G->i8p));
+      LLVMSetLinkage(ks, LLVMPrivateLinkage);
+      LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64, G->i32 };
+      LLVMValueRef as[8] = { G->luaL, ox.v, h, text(G, v->k.str.s), ks, tag, bits, val };
+      call(G, "kjit_lv_ctorfield", NULL, ps, as, 8);
       return;
     }
     if (cname(v)) {

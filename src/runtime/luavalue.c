@@ -659,9 +659,12 @@ int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) 
 ** in_ctor: `{x = a, y = b}`, k a constant short name): nothing else holds
 ** t yet, so it has no metatable and the write is a raw one, which
 ** lua_setfield does as the VM's SETFIELD does (luaH's insertion, the
-** metamethod cache reset), without the site's inline path and checks. */
-void kjit_lv_ctorfield(lua_State *L, int32_t t, const char *k, int32_t vtag, int64_t vbits,
-                       int32_t v) {
+** metamethod cache reset), without the site's inline path and checks; a
+** number or a boolean into a node of its own is written in place
+** (luatable.c kjit_lt_ctorfield; h the table, ks the site's key cache). */
+void kjit_lv_ctorfield(lua_State *L, int32_t t, void *h, const char *k, void **ks, int32_t vtag,
+                       int64_t vbits, int32_t v) {
+  if (h != (void *)&kjit_lt_none && kjit_lt_ctorfield(L, h, k, ks, vtag, vbits)) return;
   kjit_lv_push(L, vtag, vbits, v);
   lua_setfield(L, t, k);
 }
