@@ -235,3 +235,8 @@ kjit_lua_test_again(test_slowprogs_api test_slowprogs "KJIT_NO_STACK_READS=1")
 # only (KJIT_NO_STACK_READS=1: upvalues through lua_getupvalue and
 # lua_setupvalue, x == nil through lua_isnil).
 kjit_lua_test_again(test_iter_closures_api test_iter_closures "KJIT_NO_STACK_READS=1")
+
+# Methods that make tables (tests/lua/test_ctor.lua) again through the Lua
+# API only (KJIT_NO_STACK_READS=1: constructors and setmetatable without
+# the in-place stack reads; host/lua_stack.h).
+kjit_lua_test_again(test_ctor_api test_ctor "KJIT_NO_STACK_READS=1")

@@ -457,6 +457,8 @@ void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);
 CgVal cg_lua_index(CG *G, const KirInsn *v);    /* INDEX, GETFIELD */
 void cg_lua_store(CG *G, const KirInsn *v);     /* SETINDEX, SETFIELD */
 CgVal cg_lua_newtable(CG *G, const KirInsn *v);
+/* setmetatable(t, mt) done here (ir_type.c t_lib): its value t in v's slot. */
+CgVal cg_lua_setmetatable(CG *G, const KirInsn *v, CgVal *a);
 CgVal cg_lua_live(CG *G, const KirInsn *v);    /* a table upvalue/global written here */
 void cg_lua_setlist(CG *G, const KirInsn *v);
 CgVal cg_lua_arith(CG *G, const KirInsn *v);    /* binary and unary */
@@ -483,6 +485,8 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v);   /* a .. b as a Lua value (cg_lib
 /* "chunk\nline\nop\n" (i8*): the site of operator op ("#") at v's line, whose
 ** metamethod the run time calls from a trampoline there (cg_lib.c) */
 LLVMValueRef cg_lib_site(CG *G, const KirInsn *v, const char *op);
+/* The trampoline site of library call v of built-in id ("chunk\nline\npath\nalias"). */
+LLVMValueRef cg_lib_callsite(CG *G, const KirInsn *v, int id);
 int cg_lua_has_phis(CG *G, const KirBlock *to);
 void cg_lua_edge(CG *G, KirBlock *from, KirBlock *to, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 CgVal cg_lua_phi(CG *G, const KirInsn *p, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);

@@ -273,6 +273,7 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   Type rt = G->sp->types[v->id];
   int line = v->line;
   if (id == B_PRINT && G->target->print) return cg_print(G, v, a, n);   /* kernels: cg_print.c */
+  if (id == B_SETMETATABLE) return cg_lua_setmetatable(G, v, a);   /* cg_lua.c */
   if (B_NEEDS_L(id)) return cg_lib_call(G, v, id, a, n);   /* cg_lib.c */
   if ((id == B_TYPE || id == B_TONUMBER) && rt.kind == T_LUA)   /* of a Lua value: called */
     return cg_lib_call(G, v, id, a, n);

@@ -152,6 +152,10 @@ LLVMValueRef cg_lib_site(CG *G, const KirInsn *v, const char *op) {
   return LLVMConstIntToPtr(op_site(G, v, op), G->i8p);
 }
 
+LLVMValueRef cg_lib_callsite(CG *G, const KirInsn *v, int id) {
+  return LLVMConstIntToPtr(site(G, v, id), G->i8p);
+}
+
 static void put_insn(CG *G, Recipe *R, const KirInsn *x);
 
 /* A string built at run time (no constant)? */

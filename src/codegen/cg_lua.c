@@ -1544,6 +1544,27 @@ static int fresh(const KirInsn *v) {
   return v->args[0]->op == KIR_NEWTABLE && v->args[0]->block == v->block;
 }
 
+/* Is v (t.k = x) one of the constructor's own writes: t made by a
+** NEWTABLE earlier in v's block and not used since but as the table
+** written into (no call, no store elsewhere, no setmetatable can have
+** reached it)? Then t has no metatable and the write is raw
+** (kjit_lv_ctorfield). */
+static int in_ctor(const KirInsn *v) {
+  const KirInsn *t = v->args[0];
+  if (!fresh(v)) return 0;
+  const KirBlock *b = v->block;
+  int i = 0;
+  while (i < b->ninsns && b->insns[i] != t) i++;
+  for (i++; i < b->ninsns && b->insns[i] != v; i++) {
+    const KirInsn *u = b->insns[i];
+    for (int j = 0; j < u->nargs; j++)
+      if (u->args[j] == t && !(j == 0 && (u->op == KIR_SETFIELD || u->op == KIR_SETINDEX ||
+                                          u->op == KIR_SETLIST)))
+        return 0;
+  }
+  return i < b->ninsns;
+}
+
 /* t[i] = (tag, bits, val) with an integer key: inline, then the site's
 ** helper. */
 static LLVMValueRef seti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, LLVMValueRef key,
@@ -1594,6 +1615,15 @@ void cg_lua_store(CG *G, const KirInsn *v) {
   LLVMValueRef tag, bits, val;
   if (v->op == KIR_SETFIELD) {
     stored(G, cg_val(G, v->args[1]), v, &tag, &bits, &val);
+    if (cname(v) && in_ctor(v)) {
+      LLVMValueRef ks = LLVMAddGlobal(G->M, G->i8p, "kcg.ctorkey");   /* the key's string, cached */
+      LLVMSetInitializer(ks, LLVMConstNull(G->i8p));
+      LLVMSetLinkage(ks, LLVMPrivateLinkage);
+      LLVMTypeRef ps[8] = { G->i8p, G->i32, G->i8p, G->i8p, LLVMPointerType(G->i8p, 0), G->i32, G->i64, G->i32 };
+      LLVMValueRef as[8] = { G->luaL, ox.v, h, text(G, v->k.str.s), ks, tag, bits, val };
+      call(G, "kjit_lv_ctorfield", NULL, ps, as, 8);
+      return;
+    }
     if (cname(v)) {
       LLVMValueRef site = mksite(G, v, v->k.str.s), otag, obits, t;
       objof(G, ox, v, &otag, &obits, &t);
@@ -1657,6 +1687,22 @@ CgVal cg_lua_newtable(CG *G, const KirInsn *v) {
   LLVMTypeRef ps[4] = { G->i8p, G->i32, G->i32, G->i32 };
   LLVMValueRef as[4] = { G->luaL, dst, cg_i32(G, narr), cg_i32(G, nrec) };
   LLVMValueRef h = call(G, "kjit_lv_newtable", G->i64, ps, as, 4);
+  Type t = TY(T_LUA);
+  t.sub = KTY_LUA_TABLE;
+  return mk(t, dst, i8c(G, 0), h);
+}
+
+/* setmetatable(t, mt) (ir_type.c t_lib): one helper call (runtime
+** luavalue.c kjit_lv_setmt), which does the library's work where t is a
+** table and mt a table or nil, and calls the library's function from the
+** call's trampoline otherwise (its errors); the value, t, lands in v's slot. */
+CgVal cg_lua_setmetatable(CG *G, const KirInsn *v, CgVal *a) {
+  LLVMValueRef dst = cg_lua_slot(G, v), tt, tb, ts, mt, mb, ms;
+  triple(G, a[0], 0, v, &tt, &tb, &ts);
+  triple(G, a[1], 1, v, &mt, &mb, &ms);
+  LLVMTypeRef ps[9] = { G->i8p, G->i32, G->i64, G->i32, G->i32, G->i64, G->i32, G->i32, G->i8p };
+  LLVMValueRef as[9] = { G->luaL, tt, tb, ts, mt, mb, ms, dst, cg_lib_callsite(G, v, B_SETMETATABLE) };
+  LLVMValueRef h = call(G, "kjit_lv_setmt", G->i64, ps, as, 9);
   Type t = TY(T_LUA);
   t.sub = KTY_LUA_TABLE;
   return mk(t, dst, i8c(G, 0), h);

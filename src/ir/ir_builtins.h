@@ -55,6 +55,7 @@
   X(TABLE_INSERT, "table.insert", 2, 3, LIB) \
   X(TABLE_REMOVE, "table.remove", 1, 2, STRING) \
   X(TABLE_CONCAT, "table.concat", 1, 4, STRING) \
+  X(SETMETATABLE, "setmetatable", 0, -1, LIB) \
   X(TYPE, "type", 1, 1, LUATYPE) \
   X(TONUMBER, "tonumber", 1, 2, TONUMBER) \
   X(KJIT_ZEROS, "kjit.zeros", 1, 2, ALLOC) \
@@ -286,7 +287,7 @@ typedef enum BuiltinId {
 #define B_IS_DIM3(id) ((id) >= B_CUDA_THREADIDX && (id) <= B_CUDA_GRIDDIM)
 /* Built-ins whose call needs the Lua state at run time (runtime_lib.c):
 ** refused in kernels and kjit.prange bodies */
-#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_TABLE_CONCAT)
+#define B_NEEDS_L(id) ((id) >= B_PRINT && (id) <= B_SETMETATABLE)
 
 /* Type.sub of a T_STR built at run time (rule STRING, '..') */
 #define KTY_STR_BUILT 1

@@ -550,10 +550,10 @@ static int builtin_of(lua_State *L, int idx) {
   int host = kir_builtin_of(L, idx);   /* kjit.prange, kjit.cuda.* */
   if (host >= 0) return host;
   static const char *const globals[] = { "error", "assert", "print", "type", "tostring",
-                                          "tonumber", "ipairs" };
+                                          "tonumber", "ipairs", "setmetatable" };
   static const int gids[] = { B_ERROR, B_ASSERT, B_PRINT, B_TYPE, B_TOSTRING, B_TONUMBER,
-                              B_IPAIRS };
-  for (int i = 0; i < 7; i++) {
+                              B_IPAIRS, B_SETMETATABLE };
+  for (int i = 0; i < 8; i++) {
     lua_getglobal(L, globals[i]);
     int same = lua_tocfunction(L, -1) == cf;
     lua_pop(L, 1);
@@ -2180,6 +2180,19 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     k->kind = T_STR; k->str = r; k->len = strlen(r);
     return ty(T_STR);
   }
+  case B_SETMETATABLE:
+    /* setmetatable(t, mt), t a Lua value, mt one, a frozen table (a class
+    ** in an upvalue) or nil: done by compiled code itself (cg_lua.c
+    ** cg_lua_setmetatable), one result, the table; any other form is the
+    ** library's, called (its errors, its results). The value called is the
+    ** one frozen when compiling, as every global's */
+    if (n == 2 && islua(args[0]) &&
+        (islua(args[1]) || args[1].kind == T_NIL || (args[1].kind == T_TABLE && boxable(args[1], kargs[1])))) {
+      Type r = ty(T_LUA);
+      r.sub = KTY_LUA_TABLE;
+      return r;
+    }
+    return t_luacall(S, sp, v, args, kargs, n);
   case B_TONUMBER:
     if (n >= 2 && !S->kernel)   /* the library's, called (its conversions, its errors) */
       return t_luacall(S, sp, v, args, kargs, n);

@@ -181,6 +181,16 @@ static void probe(lua_State *L) {
     }
     ok = ok && white > 0;
   }
+  if (ok) {   /* 'lastfree': NULL for the shared dummy node (no hash part), else
+              ** just past the node vector of a table nothing was inserted into */
+    lua_createtable(L, 0, 0);
+    const LtTable *e = lua_topointer(L, -1);
+    lua_createtable(L, 0, 4);
+    const LtTable *f = lua_topointer(L, -1);
+    ok = e->lastfree == NULL && f->lsizenode == 2 && f->lastfree == f->node + 4 &&
+         f->node[0].u.key_tt == LT_NIL && LT_ISNIL(f->node[0].u.tt_);
+    lua_pop(L, 2);
+  }
   lua_settop(L, top);
   __atomic_store_n(&kjit_lt_on, ok, __ATOMIC_RELEASE);
 }
@@ -293,6 +303,31 @@ static int copy_to_slot(lua_State *L, const LtTValue *v, int32_t dst, int64_t *o
   memcpy(&d->val.value_, &v->value_, sizeof v->value_);
   d->val.tt_ = v->tt_;
   return 1;
+}
+
+/* t.k = v, v a number or a boolean, written by t's own constructor into
+** its fresh table h (luavalue.c kjit_lv_ctorfield: `{x = a, y = b}`):
+** what luaH_newkey does where k's main position is a node never used (no
+** key, no value; so k is not in h, nor any key whose chain passes there):
+** the key and the value go into that node, its `next` stays 0. Taken only
+** when that holds, h has a hash part of its own (lastfree set: not the
+** shared dummy node), no metatable, and is white (the key's GC barrier,
+** luaC_barrierback, is a no-op then; the key is anchored by shortstr
+** anyway), and k is short and not a metamethod's name (so the table's
+** cache of absent metamethods, flags, stays true). Else 0: the API. */
+int kjit_lt_ctorfield(lua_State *L, void *h, const char *k, void **ks, int32_t vtag, int64_t vbits) {
+  LtTable *t = h;
+  if (!enabled || t == NULL || t->metatable != NULL || t->lastfree == NULL ||
+      (t->marked & LT_WHITEBITS) == 0 || (k[0] == '_' && k[1] == '_') ||
+      (vtag != KLV_INT && vtag != KLV_FLT && vtag != KLV_BOOL))
+    return 0;
+  const LtString *s = shortstr(L, k, ks);
+  if (s == NULL) return 0;
+  LtNode *mp = &t->node[s->hash & ((1u << t->lsizenode) - 1)];
+  if (mp->u.key_tt != LT_NIL || !LT_ISNIL(mp->u.tt_)) return 0;
+  mp->u.key_val.gc = (void *)s;
+  mp->u.key_tt = LT_SHRSTR_KEY;
+  return writenum(&mp->i_val, vtag, vbits, 1);
 }
 
 /* The constructor's list written straight into the array part of its

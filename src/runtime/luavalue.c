@@ -658,6 +658,52 @@ int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec) 
   return h;
 }
 
+/* t.k = v into the table its constructor is filling (codegen/cg_lua.c
+** in_ctor: `{x = a, y = b}`, k a constant short name): nothing else holds
+** t yet, so it has no metatable and the write is a raw one, which
+** lua_setfield does as the VM's SETFIELD does (luaH's insertion, the
+** metamethod cache reset), without the site's inline path and checks; a
+** number or a boolean into a node of its own is written in place
+** (luatable.c kjit_lt_ctorfield; h the table, ks the site's key cache). */
+void kjit_lv_ctorfield(lua_State *L, int32_t t, void *h, const char *k, void **ks, int32_t vtag,
+                       int64_t vbits, int32_t v) {
+  if (h != (void *)&kjit_lt_none && kjit_lt_ctorfield(L, h, k, ks, vtag, vbits)) return;
+  kjit_lv_push(L, vtag, vbits, v);
+  lua_setfield(L, t, k);
+}
+
+/* setmetatable(t, mt) as compiled code calls it (codegen/cg_lua.c
+** cg_lua_setmetatable): t and mt as (tag, bits, slot) triples, the result
+** into slot dst and its address returned (0: not a table). The common case,
+** t a table in its slot, mt a table or nil in its slot, t's metatable (if
+** any) without a __metatable field, is luaB_setmetatable's own work:
+** lua_setmetatable, which marks t for finalization when mt has __gc (as
+** the library's call does); both stay in their slots, where the collector
+** sees them. Anything else (a bad argument, a protected metatable) calls
+** the library's setmetatable from the site's trampoline ("chunk\nline\n
+** setmetatable\nalias": runtime_lib.c), so that its error reads as
+** interpreted, the name as the source spells it, at the user's line. */
+int64_t kjit_lv_setmt(lua_State *L, int32_t ttag, int64_t tbits, int32_t t, int32_t mtag,
+                      int64_t mbits, int32_t m, int32_t dst, const char *site) {
+  if (ttag == KLV_INSLOT && lua_type(L, t) == LUA_TTABLE &&
+      (mtag == KLV_NIL || (mtag == KLV_INSLOT && (lua_type(L, m) == LUA_TTABLE || lua_isnil(L, m))))) {
+    if (luaL_getmetafield(L, t, "__metatable") == LUA_TNIL) {   /* (pushes nothing then) */
+      if (mtag == KLV_NIL) lua_pushnil(L);
+      else lua_pushvalue(L, m);
+      lua_setmetatable(L, t);
+      lua_copy(L, t, dst);
+      return (int64_t)(intptr_t)lua_topointer(L, dst);
+    }
+    lua_pop(L, 1);
+  }
+  krt_push_trampoline(L, site, 1);
+  kjit_lv_push(L, ttag, tbits, t);
+  kjit_lv_push(L, mtag, mbits, m);
+  lua_call(L, 2, 1);
+  lua_replace(L, dst);
+  return lua_type(L, dst) == LUA_TTABLE ? (int64_t)(intptr_t)lua_topointer(L, dst) : 0;
+}
+
 void kjit_lv_setlist(lua_State *L, int32_t t, void *h, int64_t base, int32_t n,
                      const KlvItem *items) {
   if (kjit_lt_setlist(L, h, base, n, items)) return;
@@ -1076,7 +1122,7 @@ void kjit_lv_register(void) {
   REG(kjit_lv_sgetk); REG(kjit_lv_ssetk); REG(kjit_lv_arrview);
   REG(kjit_lt_fgetfield); REG(kjit_lt_findfield); REG(kjit_lt_fgeti); REG(kjit_lt_fsetfield); REG(kjit_lt_fseti);
   REG(kjit_lt_smethod);   /* (a method through its class: cg_lua.c inline_get) */
-  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
+  REG(kjit_lv_len); REG(kjit_lv_newtable); REG(kjit_lv_setmt); REG(kjit_lv_ctorfield); REG(kjit_lv_setlist); REG(kjit_lv_ctor_grow); REG(kjit_lv_rawseti);
   REG(kjit_lv_arith); REG(kjit_lv_compare);
   REG(kjit_lv_typeerror); REG(kjit_lv_cmperror); REG(kjit_lv_indexerror); REG(kjit_lv_aritherror);
   REG(kjit_lv_settagged); REG(kjit_lv_arithx); REG(kjit_lv_chain); REG(kjit_lv_comparex); REG(kjit_lv_raise); REG(kjit_lv_keyerror);

@@ -122,6 +122,10 @@ int32_t kjit_lv_ssetk(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int
                       int64_t vbits, int32_t v);
 int32_t kjit_lv_len(lua_State *L, int32_t t, int32_t dst, int64_t *out, const char *site);
 int64_t kjit_lv_newtable(lua_State *L, int32_t dst, int32_t narr, int32_t nrec);
+void kjit_lv_ctorfield(lua_State *L, int32_t t, void *h, const char *k, void **ks, int32_t vtag,
+                       int64_t vbits, int32_t v);
+int64_t kjit_lv_setmt(lua_State *L, int32_t ttag, int64_t tbits, int32_t t, int32_t mtag,
+                      int64_t mbits, int32_t m, int32_t dst, const char *site);
 /* One item of a constructor's list as compiled code holds it: a number
 ** (KLV_INT, KLV_FLT with bits), a boolean (KLV_BOOL), nil (KLV_NIL), or
 ** the value in stack slot `slot` (KLV_INSLOT). */
@@ -201,6 +205,7 @@ int kjit_lt_getfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
 int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int64_t vbits);
 int32_t kjit_lt_sgeti(lua_State *L, void *h, int64_t i, int32_t dst, int64_t *out);
 int kjit_lt_setlist(lua_State *L, void *h, int64_t base, int32_t n, const KlvItem *items);
+int kjit_lt_ctorfield(lua_State *L, void *h, const char *k, void **ks, int32_t vtag, int64_t vbits);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
                      int32_t vtag, int64_t vbits);
 /* The same without L, for compiled code to call first (-1 or 0: call the
