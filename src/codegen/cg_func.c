@@ -503,7 +503,7 @@ LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
   if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
   L = G->ver_at ? G->ver_at[to->id] : NULL;   /* a versioned loop's entry: its test */
   if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
-  L = G->fit_at && !G->nestloop ? G->fit_at[to->id] : NULL;   /* its test: one chunk or more */
+  L = G->fit_at ? G->fit_at[to->id] : NULL;   /* its test: one chunk or more */
   if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
   L = G->strip_at ? G->strip_at[to->id] : NULL;
   if (L && !kir_inloop(L, from)) { *table = G->ophis; return G->chunkbb[to->id]; }
@@ -845,38 +845,30 @@ static void strip_plan(CG *G) {
   }
 }
 
-/* Which strip-mined loops of a plain function get a single-chunk copy
-** (cg_version.c cg_fit_begin, as the inner loops of parallel bodies do):
-** the inner loops of nests that are not versioned on their own. Each row
-** that fits a chunk (at most KCG_POLL_PERIOD iterations, charged at its
-** entry) runs the loop as written. Why: in the chunk loop, LLVM's SCEV
-** expander places the vector loop's alias-test addresses (recurrences of
-** the row loop) at the row loop's header, and without polls the machine
-** sinker moves them down to the tests, but never into a loop: around the
-** chunk loop they stayed live from each row's start, ten registers spilled
-** and reloaded (bench jacobi, 100 x 100, 4 sweeps: 129.3k instructions a
-** call in its kernel against 107.8k without polls; with this copy
-** 119.6k, and its reset 46.6k -> 43.2k against 42.2k). Its price: the
-** full-tier compile of a nest (bench/compile_time.lua's stencil 334.7M
-** instructions, the same as with the opaque chunk start this replaced,
-** 337.8M; the first tier makes no copy: see below). Tried and not kept
-** (polls7): entering later chunks at a head of their own, so that the
-** cycle of chunks is irreducible and no loop to LLVM (the addresses are
-** then placed above both heads, no better: 128.5k); the poll through a
-** preserve_most call, keeping general registers (128.6k). */
-static void fit_plan(CG *G) {
-  KirFunc *f = G->sp->ir;
-  if (G->strip_at == NULL) return;
-  for (int l = 0; l < f->nloops; l++) {
-    KirLoop *L = f->loops[l];
-    KirBlock *h = L->header;
-    if (G->strip_at[h->id] != L || L->kind != KIR_LOOP_FORNUM || L->parent == NULL ||
-        G->chunkbb[h->id] == NULL || (G->ver_at && G->ver_at[h->id]) ||
-        (G->fit_at && G->fit_at[h->id]))
-      continue;
-    if (G->fit_at == NULL) G->fit_at = cg_zalloc(G, sizeof(KirLoop *) * (size_t)f->nblocks);
-    G->fit_at[h->id] = L;
-  }
+/* x, an i64, through an empty inline asm (no instruction: the same
+** register), a value no pass sees through: the start of a strip-mined
+** loop's next chunk (strip_latch). freeze was not enough there: it is
+** folded away where its operand cannot be poison, and LLVM then saw the
+** chunk loop's recurrence (start + k * 65536 * step) in every address of
+** the row, computed those per row from the row's index (jacobi: an imul
+** and a spill for each of ten addresses, about 80 instructions a row of
+** 98). With the start opaque, each chunk's addresses are the row's own
+** plus a register: bench jacobi (100 x 100, 4 sweeps) 1.215 -> 1.039 of
+** polls off in instructions, convolve 1.027 -> 1.007. Its price: LLVM's
+** loop strength reduction searches longer on the nest (the full-tier
+** compile of bench/compile_time.lua's stencil 247.5M -> 339.4M
+** instructions; its first tier, what that benchmark times, is optnone
+** code without the passes: 75.8M either way). readnone: it neither
+** reads nor writes memory, so loads can still be hoisted across it. */
+static LLVMValueRef cg_opaque(CG *G, LLVMValueRef x) {
+  LLVMTypeRef fty = LLVMFunctionType(G->i64, &G->i64, 1, 0);
+  LLVMValueRef a = LLVMGetInlineAsm(fty, "", 0, "=r,0", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef c = LLVMBuildCall2(G->B, fty, a, &x, 1, "");
+  static const char *const attrs[] = { "readnone", "nounwind", "willreturn" };
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+    LLVMAddCallSiteAttribute(c, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C,
+        LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i])), 0));
+  return c;
 }
 
 /* The start of a chunk of strip-mined loop L: its iterations are taken
@@ -897,9 +889,12 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
-  /* frozen (a plain value to SCEV): else the vector loop's trip count is
-  ** an expression of the chunk loop's recurrence that each entry
-  ** re-derives (three umins and a shift in jacobi's rows) */
+  /* frozen (a plain value to SCEV; made opaque too, as the next chunk's
+  ** start is, see strip_latch, bench jacobi counted 175.6k instructions a
+  ** call against 166.8k): else the vector loop's trip count is an expression of
+  ** the chunk loop's recurrence that each entry re-derives (three umins
+  ** and a shift in jacobi's rows; about 1 point of its 2-3% of polls off,
+  ** within the noise of a 2-core machine) */
   LLVMValueRef take = LLVMBuildFreeze(
       G->B, LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, ""), "");
   LLVMBuildStore(G->B, take, chunk);
@@ -934,17 +929,20 @@ void cg_reenter_header(CG *G, KirBlock *h) { enter_header(G, h, G->phis); }
 ** the next chunk (when more than a chunk remained at this one's start:
 ** this one was whole), else the exit. The next chunk's control variable
 ** is this chunk's start plus a chunk of steps (the value the last
-** iteration's step gives, wrapping as Lua's does), frozen. Why not the
-** last iteration's value plus a step (an expression of the chunk's
-** length, a umin): LLVM's loop strength reduction took 20 ms on a 2-D
+** iteration's step gives, wrapping as Lua's does), made opaque
+** (cg_opaque). Why: with it
+** the last iteration's value plus a step (an expression of the chunk's
+** length, a umin), LLVM's loop strength reduction took 20 ms on a 2-D
 ** stencil's vectorized inner loop (200 ms while vector loops were still
-** unrolled again, see cpu.c). instcombine drops the freeze (its operand
-** cannot be poison), so LLVM sees the chunk loop's recurrence; an opaque
-** start (an empty inline asm, 2026-11-28) hid it, for 5% of jacobi's
-** kernel (136.0k -> 129.3k instructions a call) and a stencil's
-** full-tier compile +37% (247.8M -> 339.7M instructions): the rows of a
-** nest now run as one chunk in a copy of their own (fit_plan), which
-** the start does not reach. */
+** unrolled again, see cpu.c); unfrozen, the start is an affine recurrence
+** of the chunk loop, LSR takes 6 ms but keeps a chunk-level base register
+** per array, and nbody's 0-4 iteration j loop (seven arrays) spilled and
+** ran 11% slower; frozen (meant to be opaque to SCEV): 6 ms, no
+** spills. But instcombine drops a freeze whose operand cannot be poison,
+** so the recurrence came back, and each row of a nest computed the
+** chunk-level bases of its addresses anew (jacobi 1.215 of polls off);
+** through an empty asm the start stays opaque (1.039; see cg_opaque for
+** what it costs to compile). */
 static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   KirBlock *b = v->block, *h = b->succ[0], *exit = b->succ[1];
   LLVMValueRef chunk = LLVMBuildLoad2(G->B, G->i64, chunkp, "");
@@ -965,7 +963,7 @@ static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   if (iv->op == KIR_PHI && iv->block == h && phi_type(G, iv).kind == T_INT &&
       G->sp->consts[iv->id].kind == T_UNKNOWN && G->ophis[iv->id][0] != NULL) {
     LLVMValueRef span = LLVMBuildMul(G->B, F->step, cg_i64(G, KCG_POLL_PERIOD), "");
-    G->vals[v->id].v = LLVMBuildFreeze(G->B, LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, ""), "");
+    G->vals[v->id].v = cg_opaque(G, LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, ""));
   }
   add_edge_tab(G, b, h, G->ophis);   /* (v's value only for this edge) */
   G->vals[v->id] = saved;
@@ -1915,14 +1913,12 @@ static void emit_spec(CG *G, KtySpec *sp) {
   cg_peel_plan(G);
   strip_plan(G);
   cg_version_plan(G);
-  fit_plan(G);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     make_phis(G, f->blocks[b], G->bbs[b], G->phis);
     if (G->strip_at && G->strip_at[b] && G->chunkbb[b])   /* (in a worker: made there) */
       make_phis(G, f->blocks[b], G->chunkbb[b], G->ophis);
     if (G->ver_at && G->ver_at[b]) make_phis(G, f->blocks[b], G->vselbb[b], G->vsphis);
-    if (G->fit_at && G->fit_at[b] && G->chunkbb[b]) cg_fit_begin(G, G->fit_at[b]);
   }
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
@@ -1935,7 +1931,6 @@ static void emit_spec(CG *G, KtySpec *sp) {
     }
     if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
     if (G->ver_at && G->ver_at[b]) cg_version_emit(G, G->ver_at[b]);
-    if (G->fit_at && G->fit_at[b]) cg_fit_emit(G, G->fit_at[b]);
     if (G->strip_at && G->strip_at[b]) emit_chunk_head(G, G->strip_at[b]);
     use_phis(G, blk, G->phis);
     emit_block(G, blk, G->bbs[b]);
