@@ -208,3 +208,25 @@ test("a cold loop whose own code is the work keeps full code generation", functi
            "case " .. i .. ": a main chunk loop doing its own work is optnone")
   end
 end)
+
+test("Lua-value code: the specialization inlined into its entry (the IR)", function()
+  -- backend/cpu.c kc_pipeline_lua_inline: a loop over table values (the
+  -- Lua-value pipeline) leaves one function, the entry, with the body in it
+  local function body(self, n)
+    local s = 0
+    for i = 1, n do
+      local p = self.pts[i]
+      s = s + p.x * p.y - self.k
+      p.z = s
+    end
+    self.sum = s
+    return s
+  end
+  local function args() return { pts = { { x = 1, y = 2 }, { x = 3, y = 4.5 } }, k = 1 }, 2 end
+  T.check(body, args)
+  local f = kjit.jit(body)
+  eq(f(args()), body(args()))
+  local ir = f:inspect("llvm")
+  eq(select(2, ir:gsub("\ndefine ", "")), 1)
+  assert(ir:find("\ndefine i32 @kjit_entry_", 1, true), "the entry is not the one function defined")
+end)
