@@ -168,8 +168,13 @@ static LLVMValueRef slot_here(CG *G, int k);
 ** machine passes, as for the first tier, for code that runs once
 ** (partialsums: its nine specializations of `pr`; with the helpers'
 ** calls, 574.6M -> 503.4M instructions for the whole run, its compile
-** 217.8M -> 146.7M). A main chunk called many times through kjit.jit gets
-** the same answers, a little slower. */
+** 217.8M -> 146.7M). So is a cold function whose every innermost loop
+** calls a compiled function that loops or recurses (work_in_callees):
+** binary-trees' main chunk, whose loops build and check trees through its
+** two recursive functions, was 60% of the program's code generation
+** (compile 244M -> 173M instructions, the run's own unchanged). A main
+** chunk called many times through kjit.jit gets the same answers, a
+** little slower. */
 
 /* Does c reach `to` through calls (seen: a byte a specialization)? */
 static int reaches(KtySession *S, const KtySpec *c, const KtySpec *to, uint8_t *seen) {
@@ -229,6 +234,38 @@ static void hot_plan(CG *G) {
     }
   }
   G->lhot = hot;
+}
+
+/* Is the work of sp's loops done in callees: does every innermost loop
+** (one holding no other) make a direct call of a compiled function that
+** loops or recurses? Then the loops' own code matters little next to the
+** callees', and a cold sp gets LLVM's fast code generation (cg_lua_begin).
+** A call through a value (a method) does not count: its callee may be a
+** few instructions, and then the loop's own code is most of the work
+** (bench/programs/array3d.lua's main loop, 1.7M iterations, ran 113M
+** instructions longer compiled optnone for 33M less compile). */
+static int work_in_callees(CG *G, const KtySpec *sp) {
+  const KirFunc *f = sp->ir;
+  KtySession *S = G->S;
+  uint8_t *seen = cg_zalloc(G, (size_t)S->nspecs + 1);
+  for (int l = 0; l < f->nloops; l++) {
+    const KirLoop *lp = f->loops[l];
+    int inner = 1, heavy = 0;
+    for (int m = 0; m < f->nloops && inner; m++) inner = f->loops[m]->parent != lp;
+    if (!inner) continue;
+    for (int b = 0; b < lp->nblocks && !heavy; b++) {
+      const KirBlock *blk = lp->blocks[b];
+      if (!sp->live[blk->id]) continue;
+      for (int i = 0; i < blk->ninsns && !heavy; i++) {
+        const KtySpec *c = blk->insns[i]->op == KIR_CALL ? sp->callees[blk->insns[i]->id] : NULL;
+        if (c == NULL) continue;
+        memset(seen, 0, (size_t)S->nspecs + 1);
+        heavy = c->ir->nloops > 0 || reaches(S, c, c, seen);
+      }
+    }
+    if (!heavy) return 0;
+  }
+  return 1;
 }
 
 /* Is the function being emitted hot (see above)? */
@@ -555,10 +592,11 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   /* inline for small frames only (a recursive function's: binary-trees'
   ** have 7 and 12 slots): a program's main chunk, with dozens, runs once,
   ** and its stores and blocks would cost more to compile than they save */
-  if (!spec_hot(G) && f->nloops == 0) {
-    /* a function that runs once and has no loop: LLVM's fast path for it
-    ** (fast instruction selection, no machine optimizations), as for the
-    ** first tier (backend/cpu.c); optnone needs noinline */
+  if (!spec_hot(G) && (f->nloops == 0 || work_in_callees(G, sp))) {
+    /* a function that runs once, without loops or with loops whose work
+    ** is in the callees (work_in_callees): LLVM's fast path for it (fast
+    ** instruction selection, no machine optimizations), as for the first
+    ** tier (backend/cpu.c); optnone needs noinline */
     unsigned ni = LLVMGetEnumAttributeKindForName("noinline", 8);
     unsigned on = LLVMGetEnumAttributeKindForName("optnone", 7);
     LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, ni, 0));

@@ -5,7 +5,9 @@
 -- run-time helpers, not the inline paths; code inside loops, and every
 -- function called from a loop, recursive or called from Lua, keeps them.
 -- A cold function without loops is compiled optnone (LLVM's fast
--- instruction selection, no machine passes: it runs once). Both ways must give the interpreter's answers: results, tables' state
+-- instruction selection, no machine passes: it runs once), and so is one
+-- whose every innermost loop calls a compiled function that loops or
+-- recurses (the work is the callees'). Both ways must give the interpreter's answers: results, tables' state
 -- key by key, errors with their messages and lines (tablediff).
 local T = require "tablediff"
 local kjit = require "kjit"
@@ -128,4 +130,103 @@ test("the inline paths only where code may run often (the IR)", function()
   if hir:find("ltmiss", 1, true) then
     assert(loop:inspect("llvm"):find("ltmiss", 1, true), "a main chunk's loop lost its inline paths")
   end
+end)
+
+-- The attributes of the function named by the Lua source line it is
+-- defined at (0: the main chunk) in f:inspect("llvm"), "" when it has none.
+local function attrs_of(ir, line)
+  local group = ir:match("\ndefine [^\n]*@kjit_f%d+_s%d+_[%w_]-_" .. line .. "%([^\n]*%) #(%d+) {")
+  if not group then return "" end
+  return ir:match("\nattributes #" .. group .. " = { ([^}]*) }") or ""
+end
+
+test("a cold loop whose work is in recursive callees: fast code generation", function()
+  -- binary-trees' shape: the main chunk's loops call recursive functions
+  -- (hot: called from a loop) that build and check trees; the chunk runs
+  -- once, so its own code gets optnone, the callees full optimization
+  local src = [[
+    local t = ...
+    local function build(d) if d == 0 then return { 1 } end return { d, build(d - 1), build(d - 1) } end
+    local function count(n) if n[2] then return n[1] + count(n[2]) - count(n[3]) end return n[1] end
+    local s, last = 0, nil
+    for k = 1, t.rounds do
+      for i = 1, t.n do last = build(i % 4); s = s + count(last) end
+    end
+    t.s = s
+    return s, last[1], #last
+  ]]
+  T.check(chunk(src, "cold_rec"), function() return { n = 9, rounds = 2 } end)
+  local f = kjit.jit(chunk(src, "cold_rec"))
+  eq(f({ n = 9, rounds = 2 }), select(1, chunk(src, "cold_rec")({ n = 9, rounds = 2 })))
+  local ir = f:inspect("llvm")
+  assert(attrs_of(ir, 0):find("optnone", 1, true), "the main chunk's call loops are not optnone")
+  assert(not attrs_of(ir, 2):find("optnone", 1, true), "a recursive callee called from a loop is optnone")
+  assert(not attrs_of(ir, 3):find("optnone", 1, true), "a recursive callee called from a loop is optnone")
+  -- an error in the recursive callee, raised from inside the optnone loop
+  T.check_error("attempt to add", chunk([[
+    local t = ...
+    local function count(n) if n[2] then return n[1] + count(n[2]) end return n[1] end
+    local s = 0
+    for i = 1, 3 do s = s + count({ i, { t.bad } }) end
+    return s
+  ]], "cold_rec_err"), function() return { bad = "x" } end)
+end)
+
+test("a cold loop whose own code is the work keeps full code generation", function()
+  -- a loop calling a loop-free function, or a method through a value (its
+  -- callee may be tiny: array3d's main loop), or no function at all
+  local srcs = {
+    [[
+      local t = ...
+      local function f(x) return x * 2 + t.k end
+      local s = 0
+      for i = 1, t.n do s = s + f(i) end
+      return s
+    ]],
+    [[
+      local t = ...
+      local s = 0
+      for i = 1, t.n do s = s + t:m(i) end
+      return s
+    ]],
+    [[
+      local t = ...
+      local function rec(n) if n == 0 then return 0 end return 1 + rec(n - 1) end
+      local s = rec(3)
+      for i = 1, t.n do s = s + i * t.k end   -- this loop calls nothing
+      for i = 1, 2 do s = s + rec(i) end
+      return s
+    ]],
+  }
+  local function m(self, i) return i + self.k end   -- one function: tablediff compares by identity
+  local function args() return { n = 10, k = 3, m = m } end
+  for i, src in ipairs(srcs) do
+    T.check(chunk(src, "cold_own" .. i), args)
+    local f = kjit.jit(chunk(src, "cold_own" .. i))
+    f(args())
+    assert(not attrs_of(f:inspect("llvm"), 0):find("optnone", 1, true),
+           "case " .. i .. ": a main chunk loop doing its own work is optnone")
+  end
+end)
+
+test("Lua-value code: the specialization inlined into its entry (the IR)", function()
+  -- backend/cpu.c kc_pipeline_lua_inline: a loop over table values (the
+  -- Lua-value pipeline) leaves one function, the entry, with the body in it
+  local function body(self, n)
+    local s = 0
+    for i = 1, n do
+      local p = self.pts[i]
+      s = s + p.x * p.y - self.k
+      p.z = s
+    end
+    self.sum = s
+    return s
+  end
+  local function args() return { pts = { { x = 1, y = 2 }, { x = 3, y = 4.5 } }, k = 1 }, 2 end
+  T.check(body, args)
+  local f = kjit.jit(body)
+  eq(f(args()), body(args()))
+  local ir = f:inspect("llvm")
+  eq(select(2, ir:gsub("\ndefine ", "")), 1)
+  assert(ir:find("\ndefine i32 @kjit_entry_", 1, true), "the entry is not the one function defined")
 end)
