@@ -666,8 +666,9 @@ static void emit_chain(CG *G, const CgChain *c) {
   ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
   LLVMValueRef ok = cg_i1(G, 1);
   for (int l = 0; l < nleaves; l++)
-    if (intuse[l])   /* (a number's: for loops over bounds read from tables, scimark-sparse's) */
-      ok = LLVMBuildAnd(G->B, ok, leaf[l].t.kind == T_NUMBER ? LLVMBuildNot(G->B, leaf[l].isf, "") : is_int(G, leaf[l].flag), "");
+    if (intuse[l] && leaf[l].t.kind == T_LUA)   /* (a number's, either kind: the probe's miss
+                                                  ** covers a float that is not an integer) */
+      ok = LLVMBuildAnd(G->B, ok, is_int(G, leaf[l].flag), "");
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     if (!isread(v) && !iswrite(v)) continue;

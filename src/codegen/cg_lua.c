@@ -2625,6 +2625,10 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   } else {
     CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
     LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
+    /* a number of either kind: a float with an integral value is that
+    ** integer, as Lua normalizes it, else 0, which misses (FFT's v[j + 1],
+    ** j made a float by k / 2: the chain's slow call every time otherwise) */
+    if (kx.t.kind == T_NUMBER && kx.isf) key = float_key(G, kx.isf, kx.v, kx);
     LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
     LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, f->h, y->t_alimit, G->i32), G->i64, "");
     LLVMValueRef arr = at(G, f->h, y->t_array, G->i8p);

@@ -179,7 +179,8 @@ int kcv_l_callees(lua_State *L) {
   lua_pushinteger(L, ncompiled);
   lua_pushinteger(L, kjit_lc_native_calls);
   lua_pushinteger(L, kjit_lv_sgetfield_calls);   /* field reads the inline path left */
-  return 4;
+  lua_pushinteger(L, kjit_lv_chain_calls);       /* chains whose checks failed */
+  return 5;
 }
 
 /* Is one of the loops of the Lua function at idx (a for, or a backward

@@ -99,6 +99,7 @@ typedef struct KlvSite {
 int32_t kjit_lv_sgetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                           void *h, int32_t dst, int64_t *out);
 extern long kjit_lv_sgetfield_calls;   /* kjit_lv_sgetfield's calls (kjit.testing.callees) */
+extern long kjit_lv_chain_calls;      /* kjit_lv_chain's: a chain's slow calls (the same) */
 int32_t kjit_lv_sgeti(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,
                       void *h, int64_t i, int32_t dst, int64_t *out);
 int32_t kjit_lv_ssetfield(lua_State *L, KlvSite *s, int32_t otag, int64_t obits, int32_t t,

@@ -652,6 +652,48 @@ test("the next chain begins where one ended: keys and tables read in a chain", f
   T.check(nested, function() return { pos = { x = 1.5, y = 2 }, vel = setmetatable({}, Log) }, 0.1 end)
 end)
 
+test("a key of either kind in a chain: a whole float is its integer, inline (SciMark FFT's v[j + 1])", function()
+  -- j starts an integer and becomes a float (k = k / 2), as in FFT's bit
+  -- reversal; v[j + 1] in a chain takes the element inline when j + 1 is
+  -- a whole float, as Lua normalizes the key
+  local function swap(v, n, ks)
+    local j = 0
+    for i = 0, 2 * n - 4, 2 do
+      if i < j then
+        v[i + 1], v[i + 2], v[j + 1], v[j + 2] = v[j + 1], v[j + 2], v[i + 1], v[i + 2]
+      end
+      local k = ks or n
+      while k <= j do j = j - k; k = k / 2 end
+      j = j + k
+    end
+    return v
+  end
+  local function vec(n)
+    local v = {}
+    for i = 1, 2 * n do v[i] = i * 0.5 end
+    return v
+  end
+  T.check(swap, function() return vec(16), 16 end)
+  T.check(swap, function() return vec(8), 8, 2.5 end)   -- keys that are not integers: nil and new keys
+  local seen = {}
+  local Log = { __index = function(t, k) seen[#seen + 1] = math.type(k); return 0.0 end }
+  T.check(swap, function() return setmetatable({ 1, 2 }, Log), 4 end)
+  if not os.getenv("KJIT_NO_CHAINS") then
+    -- the metamethod sees the key as it is (an integer here, a float
+    -- there): the interpreted and compiled runs record the same kinds
+    local a, b = {}, {}
+    seen = a; swap(setmetatable({ 1, 2 }, Log), 8, 1.5)
+    seen = b; kjit.jit(swap)(setmetatable({ 1, 2 }, Log), 8, 1.5)
+    eq(table.concat(b, ","), table.concat(a, ","), "the keys __index saw")
+    -- whole-float keys take no slow call of the chain
+    local f = kjit.jit(swap)
+    f(vec(16), 16)
+    local before = select(5, require("kjit.testing").callees())
+    f(vec(16), 16)
+    eq(select(5, require("kjit.testing").callees()) - before, 0, "the chain's slow calls")
+  end
+end)
+
 test("metamethods of constants' forms: the event and order Lua uses (t.x - 1, 1 + t.x)", function()
   local E = {}
   for _, ev in ipairs { "add", "sub", "mul", "mod", "idiv", "div", "pow" } do
