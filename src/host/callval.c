@@ -86,13 +86,7 @@
 **     "Native calls", which fill_site fills: 760). "loops" is the policy
 **     before it; "all" still makes bench/lua_programs.lua's vectors and
 **     ray slower (their callees make tables and call methods), so it is
-**     not the default. Since setmetatable and a constructor's fields are
-**     done by compiled code itself (codegen/cg_lua.c), a small leaf may
-**     also make tables, call setmetatable and call a function field of a
-**     table upvalue (a class's Vec.new, compiled with it): Vec:add
-**     (`return Vec.new(self.x + o.x, self.y + o.y)`) compiled costs less
-**     than interpreted (bench/tables/vectors.lua 200 1000: 6.71G -> 5.90G
-**     instructions; the interpreter 3.94G).
+**     not the default.
 */
 #include "host/callval.h"
 #include <pthread.h>
@@ -294,28 +288,16 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
 ** stepping x, y, z in its upvalues, called by a generic for, 2,020 and
 ** 1,380; a method checking its arguments with assert and writing
 ** image[pos] = p, self.changed = true: 2,100 and 1,230: bench/programs/
-** array3d.lua's). Callees that call methods stay interpreted: the call
-** costs them more than it saves (vectors' Vec:clamp). One that makes
-** tables and calls setmetatable or a class's own function (Vec.new,
-** Vec:add: calls_known) is a leaf too: both are done without the API's
-** slow paths (codegen/cg_lua.c). */
+** array3d.lua's). Callees that call or make tables stay interpreted: the
+** API costs them more than the call saves (vectors' Vec:add, which makes
+** a table and calls setmetatable, and its callers). */
 enum { LEAF_MAXCODE = 96 };
 
 /* Is the CALL at pc one of `assert(...)`: the last instruction before it
 ** that sets its function's register a GETTABUP of _ENV's "assert"? (A
 ** cost estimate, not a proof: compiled code does what the call does
 ** whatever it is.) */
-static const KbcConst *called_field(const KbcProto *p, int pc, int *env);
 static int calls_assert(const KbcProto *p, int pc) {
-  int env;
-  const KbcConst *k = called_field(p, pc, &env);
-  return k != NULL && env && strcmp(k->u.str.s, "assert") == 0;
-}
-
-/* The constant string key of the GETTABUP that last set the function
-** register of the CALL or TAILCALL at pc (`assert(...)`, `Vec.new(...)`
-** with Vec an upvalue), *env whether its upvalue is _ENV; else NULL. */
-static const KbcConst *called_field(const KbcProto *p, int pc, int *env) {
   int a = KBC_A(p->code[pc]);
   for (int i = pc - 1; i >= 0; i--) {
     uint32_t ins = p->code[i];
@@ -324,24 +306,13 @@ static const KbcConst *called_field(const KbcProto *p, int pc, int *env) {
         op == KBC_LE || op == KBC_EQK || op == KBC_EQI || op == KBC_LTI || op == KBC_LEI ||
         op == KBC_GTI || op == KBC_GEI || op == KBC_MMBIN || op == KBC_MMBINI || op == KBC_MMBINK)
       continue;
-    if (op != KBC_GETTABUP || KBC_C(ins) >= p->nk) return NULL;
+    if (op != KBC_GETTABUP || KBC_C(ins) >= p->nk) return 0;
     const KbcConst *k = &p->k[KBC_C(ins)];
     const KbcUpval *u = KBC_B(ins) < p->nup ? &p->up[KBC_B(ins)] : NULL;
-    if (k->kind != KBC_KSTR || u == NULL) return NULL;
-    *env = u->name == NULL || strcmp(u->name, "_ENV") == 0;
-    return k;
+    return k->kind == KBC_KSTR && strcmp(k->u.str.s, "assert") == 0 && u != NULL &&
+           (u->name == NULL || strcmp(u->name, "_ENV") == 0);
   }
-  return NULL;
-}
-
-/* Does the CALL or TAILCALL at pc call setmetatable (done by compiled
-** code itself: codegen/cg_lua.c) or a function field of a table upvalue
-** (a class's `Vec.new`: known when compiling, compiled with the caller
-** and called directly)? */
-static int calls_known(const KbcProto *p, int pc) {
-  int env;
-  const KbcConst *k = called_field(p, pc, &env);
-  return k != NULL && (!env || strcmp(k->u.str.s, "setmetatable") == 0);
+  return 0;
 }
 
 static int is_small_leaf(lua_State *L, int idx) {
@@ -351,20 +322,18 @@ static int is_small_leaf(lua_State *L, int idx) {
   KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
   const KbcProto *p = c ? c->main : NULL;
   int yes = p != NULL && p->ncode <= LEAF_MAXCODE && p->np == 0 && !p->is_vararg;
-  int arith = 0, makes = 0;
+  int arith = 0;
   for (int pc = 0; yes && pc < p->ncode; pc++) {
     int op = KBC_OP(p->code[pc]);
     arith += is_arith(op);
-    makes += op == KBC_NEWTABLE;
-    if (op == KBC_SELF || op == KBC_TFORPREP || op == KBC_TFORCALL || op == KBC_CONCAT ||
-        op == KBC_CLOSURE || op == KBC_SETTABUP || op == KBC_VARARG || op == KBC_VARARGPREP ||
-        op == KBC_TBC || op == KBC_LEN ||
-        (op == KBC_CALL && !calls_assert(p, pc) && !calls_known(p, pc)) ||
-        (op == KBC_TAILCALL && !calls_known(p, pc)))
+    if (op == KBC_SELF || op == KBC_TAILCALL || op == KBC_TFORPREP || op == KBC_TFORCALL ||
+        op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT || op == KBC_CLOSURE ||
+        op == KBC_SETTABUP || op == KBC_VARARG || op == KBC_VARARGPREP || op == KBC_TBC ||
+        op == KBC_LEN || (op == KBC_CALL && !calls_assert(p, pc)))
       yes = 0;
   }
   ka_free(&A);
-  return yes && (arith > 0 || makes > 0);
+  return yes && arith > 0;
 }
 
 static int worth_compiling(lua_State *L, int idx) {
