@@ -51,4 +51,13 @@ function M.differential(build)
   end
 end
 
+-- A class with one method, dot, found through __index (a fresh table each
+-- call: a test may replace its method).
+function M.class()
+  local C = {}
+  C.__index = C
+  function C:dot(o) return self.x * o.x + self.y * o.y end
+  return C
+end
+
 return M

@@ -30,12 +30,7 @@ local function modes(body, nocallees)
   end
 end
 
-local function class()
-  local C = {}
-  C.__index = C
-  function C:dot(o) return self.x * o.x + self.y * o.y end
-  return C
-end
+local class = require("calls_harness").class
 
 test("a method's lookup sees a replaced method, an own field, a new metatable", function()
   modes(function()

@@ -201,17 +201,25 @@ local function kernel_nil(out, n)
   if t > n then out[t] = z + 1 else out[t] = t end
 end
 
-test("a kernel with a raising operation: compiles, raises when it runs", function()
+-- The kernel run over 4 threads with n = 8 then n = 2 (and extra
+-- arguments), in the interpreting simulator then the compiled one: each
+-- run's outcome and output, in that order.
+local function kernel_runs(kernel, ...)
   local results = {}
   for _, mode in ipairs{ "interpret", true } do
     for _, n in ipairs{ 8, 2 } do
       local prev = cuda.simulate(mode)
       local out = kjit.zeros(4)
-      local ok, err = pcall(function() cuda.jit(kernel_nil)[{1, 4}](out, n) end)
+      local ok, err = pcall(cuda.jit(kernel)[{1, 4}], out, n, ...)
       cuda.simulate(prev)
       results[#results + 1] = (ok and "ok" or tostring(err)) .. " " .. table.concat(out:totable(), ",")
     end
   end
+  return results
+end
+
+test("a kernel with a raising operation: compiles, raises when it runs", function()
+  local results = kernel_runs(kernel_nil)
   eq(results[3], results[1], "n = 8: no error, same output")
   eq(results[4], results[2], "n = 2: the same error")
   truthy(results[2]:find("attempt to perform arithmetic on a nil value (local 'z')", 1, true), results[2])
@@ -230,16 +238,7 @@ end
 
 test("a kernel indexing a number-or-nil: compiles, raises what it holds when it runs", function()
   for _, m in ipairs{ 1, 8 } do
-    local results = {}
-    for _, mode in ipairs{ "interpret", true } do
-      for _, n in ipairs{ 8, 2 } do
-        local prev = cuda.simulate(mode)
-        local out = kjit.zeros(4)
-        local ok, err = pcall(function() cuda.jit(kernel_index)[{1, 4}](out, n, m) end)
-        cuda.simulate(prev)
-        results[#results + 1] = (ok and "ok" or tostring(err)) .. " " .. table.concat(out:totable(), ",")
-      end
-    end
+    local results = kernel_runs(kernel_index, m)
     eq(results[3], results[1], "n = 8: no error, same output")
     eq(results[4], results[2], "n = 2: the same error")
     local want = m == 1 and "attempt to index a number value (local 'z')"
