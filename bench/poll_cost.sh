@@ -9,7 +9,9 @@
 # of a shared machine; they do not see cache misses or a stall on a long
 # dependency chain, so a time comparison (interleaved runs) belongs beside
 # them.
-#   bash bench/poll_cost.sh [kjit.so dir (default build)]
+#   bash bench/poll_cost.sh [kjit.so dir (default build)] [kernel...]
+# (kernel names: only those kernels, the parallel ones as parallel-NAME,
+# e.g. `bash bench/poll_cost.sh build jacobi parallel-matmul`; none: all)
 # Prints one line a kernel: instructions a call with polls and without
 # (the two runs of each side by side, as two processes),
 # and their ratio; then the geometric mean of the parallel kernels'
@@ -18,6 +20,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=${1:-build}
+shift || true
+only=" $* "   # the kernels to run (all when empty)
+wanted() { [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]]; }
 # (in the environment, not through `env`: valgrind would count env itself,
 # which execs lua5.4 untraced)
 export LUA_CPATH="$dir/?.so;;"
@@ -75,6 +80,7 @@ both() {   # both lo hi command...: "on off", the two measured side by side
 # between the two runs must outweigh that; with one against 11 the same
 # code read 1.28M to 1.39M instructions a call, too noisy for 2%)
 while read -r name params; do
+  wanted "$name" || continue
   read -r on off < <(both 1 61 lua5.4 bench/run_lua.lua kjit "$name" CALLS $params)
   report "$name" "$on" "$off"
 done <<'KERNELS'
@@ -92,6 +98,7 @@ KERNELS
 # bench/parallel.lua's kernels on one thread (two calls against 42)
 logsum=0 nk=0
 while read -r name size; do
+  wanted "parallel-$name" || continue
   read -r on off < <(both 2 42 lua5.4 bench/poll_cost_par.lua "$name" "$size" CALLS "$dir")
   report "parallel $name" "$on" "$off"
   logsum=$(awk -v s="$logsum" -v a="$on" -v b="$off" 'BEGIN { print s + log(a / b) }')
@@ -104,4 +111,6 @@ matmul 128
 vectorize 1000000
 reduce 1000000
 KERNELS
-awk -v s="$logsum" -v n="$nk" 'BEGIN { printf "parallel geomean on/off %.3f\n", exp(s / n) }'
+if [ "$nk" -gt 0 ]; then
+  awk -v s="$logsum" -v n="$nk" 'BEGIN { printf "parallel geomean on/off %.3f\n", exp(s / n) }'
+fi

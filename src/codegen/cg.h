@@ -133,6 +133,14 @@ typedef struct CG {
   KirLoop **fit_at;         /* by header block id: a strip-mined loop of a prange
                                body with a single-chunk copy (cg_version.c) */
   int plaincopy;            /* emitting that copy (G->versioning: the loop) */
+  /* chunk-local copies (cg_func.c, chunk_locals): chunkpend, the
+  ** strip-mined loop whose chunk head was just emitted; chunklive, the one
+  ** whose blocks are being emitted after it, which read the integers of
+  ** the loop around (by id, chunkin_id) as chunkin_v */
+  KirLoop *chunkpend, *chunklive;
+  int nchunkin;
+  int chunkin_id[8];
+  LLVMValueRef chunkin_v[8];
   /* pure specializations (ir_facts.h 6.): by KtySpec.index; the result
   ** in a register, a failure in err->kind alone, an i32 call depth after
   ** err (LLVM may turn their recursion into loops) */
