@@ -6,7 +6,8 @@
 -- not above it where they stayed live across it (bench jacobi: 1.14 ->
 -- 1.10 of polls off in instructions). Compared with the interpreter
 -- (difftest): rows that cross chunk ends, the copies' values used after
--- the inner loop and in its bounds errors, a nest inside a nest. Plus the
+-- the inner loop and in its bounds errors, a nest inside a nest, a
+-- kjit.prange body. Plus the
 -- form: the copy in the chunk head with the row's multiplications after
 -- it, and none in a nest that only reads.
 local D = require "difftest"
@@ -54,6 +55,22 @@ test("rows of a nest through chunk-local copies: the interpreter's results and a
   end
   for _, m in ipairs({ 3, 40, 131077 }) do   -- (131077: a step of 2, a second chunk)
     D.check(sweeps, 2, 4, m, grid(4, m), grid(4, m))
+  end
+end)
+
+-- a kjit.prange body (run serially, and by the pool's workers, whose
+-- chunk heads are their own: cg_prange.c)
+local function prows(n, m, A, B)
+  for i in kjit.prange(1, n) do
+    local k = i * 2 + 1
+    for j = 1, m do B[i][j] = A[i][j] * 0.5 + k - i end
+  end
+end
+
+test("rows of a prange body through chunk-local copies: the interpreter's arrays", function()
+  for _, m in ipairs({ 3, 40, 65538 }) do
+    D.check(prows, 4, m, grid(4, m), kjit.zeros({ 4, m }, "f64"))
+    D.check_opts({ parallel = true }, prows, 4, m, grid(4, m), kjit.zeros({ 4, m }, "f64"))
   end
 end)
 
