@@ -18,7 +18,9 @@
 **     (`local function set() end; local function new() return {set = set} end`).
 ** Passing a literal to a call does not make it escape here: a compiled
 ** callee takes it as a compile-time value, and a callee that is a Lua
-** value is refused by the typer with a message, as before.
+** value is refused by the typer with a message, as before. A literal left
+** to the interpreter (kcl_runs_interpreted, below) is a real Lua closure
+** too, by the typer's choice rather than by where its value goes.
 */
 #include "ir/ir.h"
 #include "ir/ir_closure.h"
@@ -89,6 +91,32 @@ static int captures_escape(Arena *A, const KbcProto *p, const KirInsn *v, int de
     }
   }
   return 0;
+}
+
+/* Literals left to the interpreter. A literal that has a loop, each of
+** whose loops calls a method (`o:m()`), spends its time in the methods it
+** calls, which run as function values either way (host/callval.c's
+** policy). Compiled, such a function runs slower than the interpreter runs
+** it (each method call from compiled code goes through the Lua API) and
+** its compile costs more than a run saves: bench/tables/vectors.lua 200
+** 1000, whose step and centre are such functions, took 0.49 s compiled
+** against 0.19 s interpreted, 0.125 s of it compiling them (LLVM's code
+** generator). The typer makes such a literal a real Lua closure when it
+** can (ir_type.c t_closure: every value it captures has a Lua form), and
+** its calls go through its value (kcl_direct_call says no), so the callee
+** policy runs it: interpreted, as has_arith_loop says there of a loop that
+** calls a method. The same test as that policy's, on the bytecode. */
+int kcl_runs_interpreted(const KbcProto *c) {
+  int loops = 0;
+  for (int pc = 0; pc < c->ncode; pc++) {
+    int op = KBC_OP(c->code[pc]), to = kbc_jumpdest(c, pc);
+    if (!(op == KBC_FORLOOP || op == KBC_TFORLOOP || op == KBC_JMP) || to < 0 || to > pc) continue;
+    int method = 0;
+    for (int i = to; i < pc && !method; i++) method = KBC_OP(c->code[i]) == KBC_SELF;
+    if (!method) return 0;
+    loops++;
+  }
+  return loops > 0;
 }
 
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const KirInsn *site) {
