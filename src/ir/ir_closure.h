@@ -38,8 +38,8 @@ int kcl_sets_upvalue(const KbcProto *p, int u);
 struct KirInsn;
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site);
 
-/* Is the literal of prototype c one to leave to the interpreter: has it a
-** loop, and does each of its loops call a method? (ir_escape.c) */
+/* Is the literal of prototype c one to leave to the interpreter: does it
+** call a method, and does each of its loops call one too? (ir_escape.c) */
 int kcl_runs_interpreted(const KbcProto *c);
 
 /* Is call (a KIR_CALL of p's IR) a call of an escaping literal where it is

@@ -93,30 +93,36 @@ static int captures_escape(Arena *A, const KbcProto *p, const KirInsn *v, int de
   return 0;
 }
 
-/* Literals left to the interpreter. A literal that has a loop, each of
-** whose loops calls a method (`o:m()`), spends its time in the methods it
-** calls, which run as function values either way (host/callval.c's
-** policy). Compiled, such a function runs slower than the interpreter runs
-** it (each method call from compiled code goes through the Lua API) and
-** its compile costs more than a run saves: bench/tables/vectors.lua 200
-** 1000, whose step and centre are such functions, took 0.49 s compiled
-** against 0.19 s interpreted, 0.125 s of it compiling them (LLVM's code
-** generator). The typer makes such a literal a real Lua closure when it
-** can (ir_type.c t_closure: every value it captures has a Lua form), and
-** its calls go through its value (kcl_direct_call says no), so the callee
-** policy runs it: interpreted, as has_arith_loop says there of a loop that
-** calls a method. The same test as that policy's, on the bytecode. */
+/* Literals left to the interpreter. A literal that calls a method
+** (`o:m()`) and has no loop without a method call spends its time in the
+** methods it calls, which run as function values either way
+** (host/callval.c's policy), and compiled it runs slower than the
+** interpreter runs it: each method call from compiled code goes through
+** the Lua API, and its compile costs more than a run saves.
+** bench/tables/vectors.lua 200 1000, whose step and centre loop over
+** method calls, took 0.49 s compiled against 0.19 s interpreted, 0.125 s
+** of it LLVM's code generation of those two; bench/programs/ray.lua's
+** ray_trace (no loop, two method calls, 147,000 calls) cost 35 ms of
+** compile and ran slower compiled. Even a loop-free helper over a method
+** that compiles as a small leaf (`local function n2(v) return v:dot(v)
+** end`, called 2,000,000 times by a compiled loop) ran in 0.38 s
+** compiled, 0.21 s interpreted through its value, 0.10 s wholly
+** interpreted. The typer makes such a literal a real Lua closure when it
+** can (ir_type.c left_to_interpreter: every value it captures has a Lua
+** form), and its calls go through its value (kcl_direct_call says no), so
+** the callee policy runs it: interpreted, as has_arith_loop says there of
+** a loop that calls a method. */
 int kcl_runs_interpreted(const KbcProto *c) {
-  int loops = 0;
+  int methods = 0;
   for (int pc = 0; pc < c->ncode; pc++) {
     int op = KBC_OP(c->code[pc]), to = kbc_jumpdest(c, pc);
+    methods += op == KBC_SELF;
     if (!(op == KBC_FORLOOP || op == KBC_TFORLOOP || op == KBC_JMP) || to < 0 || to > pc) continue;
     int method = 0;
     for (int i = to; i < pc && !method; i++) method = KBC_OP(c->code[i]) == KBC_SELF;
-    if (!method) return 0;
-    loops++;
+    if (!method) return 0;   /* a loop of its own work */
   }
-  return loops > 0;
+  return methods > 0;
 }
 
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const KirInsn *site) {

@@ -1,7 +1,8 @@
 -- Function literals left to the interpreter (ir_escape.c
--- kcl_runs_interpreted): a literal of a compiled function that has a loop,
--- each of whose loops calls a method (bench/tables/vectors.lua's `step`,
--- `centre`), is made a real Lua closure and called through its value, so
+-- kcl_runs_interpreted): a literal of a compiled function that calls a
+-- method and has no loop without a method call (bench/tables/vectors.lua's
+-- `step`, `centre`; bench/programs/ray.lua's `ray_trace`, which has no
+-- loop) is made a real Lua closure and called through its value, so
 -- that the callee policy runs it interpreted, unless a value it captures
 -- has no Lua form (then it compiles with its maker, as before). The
 -- interpreted function is the specification: results with their subtypes,
@@ -65,6 +66,23 @@ test("a literal whose loops call methods runs interpreted; one that reads fields
   testing.callees(old)
   if not ok then error(err, 0) end
   truthy(made > 0, "centre compiled as a callee under \"all\"")
+end)
+
+test("a loop-free literal that calls methods runs interpreted, called from a compiled loop", function()
+  local function body(es, n)
+    local function norm2(v) return v:dot(v) end        -- left to the interpreter
+    local function half(v) return v.x * 0.5 + v.y end  -- no method: compiled
+    local s = 0
+    for i = 1, n do
+      local v = es[(i % #es) + 1]
+      s = s + norm2(v) + half(v)
+    end
+    return s, math.type(s)
+  end
+  T.check(body, function() return vecs(4), 25 end)
+  local j = kjit.jit(body)
+  j(vecs(2), 3)
+  eq(nspecs(j), 2, "the root and half compiled, norm2 not")
 end)
 
 test("a literal left to the interpreter: writes to tables, captured locals, several loops", function()
