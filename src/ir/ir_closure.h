@@ -38,9 +38,10 @@ int kcl_sets_upvalue(const KbcProto *p, int u);
 struct KirInsn;
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site);
 
-/* Is the literal of prototype c one to leave to the interpreter: does it
-** call a method, and does each of its loops call one too? (ir_escape.c) */
-int kcl_runs_interpreted(const KbcProto *c);
+/* Is the literal made at site (a KIR_CLOSURE of p's IR) one to leave to
+** the interpreter: made by a main chunk outside its loops, calling a
+** method, and each of its loops calling one too? (ir_escape.c) */
+int kcl_left_to_interpreter(const KbcProto *p, const struct KirInsn *site);
 
 /* Is call (a KIR_CALL of p's IR) a call of an escaping literal where it is
 ** made, compiled as a direct call (ir_closure.c)? */

@@ -4424,13 +4424,13 @@ static int boxed_captures(KtySession *S, KtySpec *sp, const KirInsn *v, int esca
 }
 
 /* May literal site v of sp, one to leave to the interpreter
-** (ir_escape.c kcl_runs_interpreted), be made a real Lua closure: has
+** (ir_escape.c kcl_left_to_interpreter), be made a real Lua closure: has
 ** every value it captures a Lua form? (Else it compiles with its maker,
 ** as any literal.) */
 static int left_to_interpreter(KtySession *S, KtySpec *sp, const KirInsn *v) {
   int bad;
   Type bt;
-  return !S->kernel && kcl_runs_interpreted(sp->ir->proto->p[v->aux]) &&
+  return !S->kernel && kcl_left_to_interpreter(sp->ir->proto, v) &&
          boxed_captures(S, sp, v, 0, 0, &bad, &bt) == CAP_OK;
 }
 
@@ -4545,7 +4545,7 @@ static int direct_literal(KtySession *S, KtySpec *sp, KirInsn *v) {
   KirInsn *x = D->site->args[k];
   if (x->op != KIR_CLOSURE || P->types[x->id].kind != T_LUA) return -1;
   const KbcProto *xp = pp->p[x->aux];
-  if (kcl_runs_interpreted(xp)) return -1;   /* called through its value */
+  if (kcl_left_to_interpreter(pp, x)) return -1;   /* called through its value */
   for (int u = 0, j = 0; u < xp->nup; u++) {
     const KbcUpval *up = &xp->up[u];
     Type t;
