@@ -133,6 +133,20 @@ test("a literal left to the interpreter: writes to tables, captured locals, seve
     tally(es)
     return count, total, math.type(count), math.type(total)
   ]], "tally"), function() return vecs(6), {}, Vec end)
+  -- globals it reads are read when it runs, as interpreted (a compiled
+  -- function reads them when it compiles)
+  local env = setmetatable({ SCALE = 1 }, { __index = _G })
+  T.check(assert(load([[
+    local es = ...
+    local function scaled(t)
+      local s = 0
+      for i = 1, #t do s = s + t[i]:dot(t[i]) * SCALE end
+      return s
+    end
+    local a = scaled(es)
+    SCALE = 3
+    return a, scaled(es)
+  ]], "=globals", "t", env)), function() env.SCALE = 1; return vecs(3) end)
   -- a repeat loop and a generic for, each calling a method
   T.check(chunk([[
     local es = ...
