@@ -169,10 +169,12 @@ static LLVMValueRef slot_here(CG *G, int k);
 ** (partialsums: its nine specializations of `pr`; with the helpers'
 ** calls, 574.6M -> 503.4M instructions for the whole run, its compile
 ** 217.8M -> 146.7M). So is a cold function whose every innermost loop
-** calls a compiled function that loops or recurses (work_in_callees):
-** binary-trees' main chunk, whose loops build and check trees through its
-** two recursive functions, was 60% of the program's code generation
-** (compile 244M -> 173M instructions, the run's own unchanged). A main
+** calls a compiled function that loops or recurses, or calls through a
+** value (work_in_callees): binary-trees' main chunk, whose loops build and
+** check trees through its two recursive functions, was 60% of the
+** program's code generation (compile 244M -> 173M instructions, the run's
+** own unchanged); a main chunk whose loops call methods (vectors, perlin,
+** array3d, ray) saves more time in its compile than its run loses. A main
 ** chunk called many times through kjit.jit gets the same answers, a
 ** little slower. */
 
@@ -238,12 +240,17 @@ static void hot_plan(CG *G) {
 
 /* Is the work of sp's loops done in callees: does every innermost loop
 ** (one holding no other) make a direct call of a compiled function that
-** loops or recurses? Then the loops' own code matters little next to the
-** callees', and a cold sp gets LLVM's fast code generation (cg_lua_begin).
-** A call through a value (a method) does not count: its callee may be a
-** few instructions, and then the loop's own code is most of the work
-** (bench/programs/array3d.lua's main loop, 1.7M iterations, ran 113M
-** instructions longer compiled optnone for 33M less compile). */
+** loops or recurses, or a call through a value (a method, a function
+** value, a generic for's iterator)? Then the loops' own code matters
+** little next to the callees', and a cold sp gets LLVM's fast code
+** generation (cg_lua_begin). A call through a value counts since
+** 2026-11-28: it goes through the Lua API, some 700 to 1,700 instructions
+** a call, and the compile it saves pays in time even where the run's
+** count grows (bench/programs/array3d.lua's main loop, 1.7M iterations,
+** ran 113M instructions longer compiled optnone for 33M less compile, but
+** no slower: 0.231 -> 0.227 s, medians of 11 interleaved runs; vectors
+** 0.288 -> 0.266 s, perlin 0.250 -> 0.244, ray 0.736 -> 0.730: the code
+** generator's instructions take longer each than the run's). */
 static int work_in_callees(CG *G, const KtySpec *sp) {
   const KirFunc *f = sp->ir;
   KtySession *S = G->S;
@@ -257,6 +264,7 @@ static int work_in_callees(CG *G, const KtySpec *sp) {
       const KirBlock *blk = lp->blocks[b];
       if (!sp->live[blk->id]) continue;
       for (int i = 0; i < blk->ninsns && !heavy; i++) {
+        if (kty_calls_value(sp, blk->insns[i])) { heavy = 1; break; }   /* a method, a value */
         const KtySpec *c = blk->insns[i]->op == KIR_CALL ? sp->callees[blk->insns[i]->id] : NULL;
         if (c == NULL) continue;
         memset(seen, 0, (size_t)S->nspecs + 1);

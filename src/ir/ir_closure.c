@@ -269,13 +269,16 @@ const char *kcl_capture_problem(const KbcProto *p, int sitepc, char *buf, size_t
 ** call goes to its compiled code directly, as a literal that does not
 ** escape, with those values; not through lua_call. Left out: a literal
 ** that captures itself or a literal made after it (those are passed as
-** compile-time values, which an escaping literal has no form for), and a
-** generic for's iterator. */
+** compile-time values, which an escaping literal has no form for), a
+** generic for's iterator, and a literal left to the interpreter
+** (kcl_left_to_interpreter: called through its value, so that the callee
+** policy runs it). */
 int kcl_direct_call(const KbcProto *p, const struct KirInsn *call) {
   const KirInsn *fn = call->args[0];
   if (fn->op != KIR_CLOSURE || (call->flags & KIR_F_TFOR) || fn->pc < 0 || fn->pc >= p->ncode)
     return 0;
   const KbcProto *c = p->p[fn->aux];
+  if (kcl_left_to_interpreter(p, fn)) return 0;   /* through its value: the callee policy */
   for (int u = 0; u < c->nup; u++)
     if (c->up[u].instack && (c->up[u].idx == KBC_A(p->code[fn->pc]) ||
                              kcl_late_literal(p, fn->pc, u) >= 0))

@@ -38,6 +38,11 @@ int kcl_sets_upvalue(const KbcProto *p, int u);
 struct KirInsn;
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site);
 
+/* Is the literal made at site (a KIR_CLOSURE of p's IR) one to leave to
+** the interpreter: made by a main chunk outside its loops, calling a
+** method, and each of its loops calling one too? (ir_escape.c) */
+int kcl_left_to_interpreter(const KbcProto *p, const struct KirInsn *site);
+
 /* Is call (a KIR_CALL of p's IR) a call of an escaping literal where it is
 ** made, compiled as a direct call (ir_closure.c)? */
 int kcl_direct_call(const KbcProto *p, const struct KirInsn *call);

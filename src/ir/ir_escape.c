@@ -18,7 +18,9 @@
 **     (`local function set() end; local function new() return {set = set} end`).
 ** Passing a literal to a call does not make it escape here: a compiled
 ** callee takes it as a compile-time value, and a callee that is a Lua
-** value is refused by the typer with a message, as before.
+** value is refused by the typer with a message, as before. A literal left
+** to the interpreter (kcl_left_to_interpreter, below) is a real Lua closure
+** too, by the typer's choice rather than by where its value goes.
 */
 #include "ir/ir.h"
 #include "ir/ir_closure.h"
@@ -89,6 +91,50 @@ static int captures_escape(Arena *A, const KbcProto *p, const KirInsn *v, int de
     }
   }
   return 0;
+}
+
+/* Literals left to the interpreter. A literal that calls a method
+** (`o:m()`) and has no loop without a method call spends its time in the
+** methods it calls, which run as function values either way
+** (host/callval.c's policy), and compiled it runs slower than the
+** interpreter runs it: each method call from compiled code goes through
+** the Lua API, and its compile costs more than a run saves.
+** bench/tables/vectors.lua 200 1000, whose step and centre loop over
+** method calls, took 0.49 s compiled against 0.19 s interpreted, 0.125 s
+** of it LLVM's code generation of those two; bench/programs/ray.lua's
+** ray_trace (no loop, two method calls, 147,000 calls) cost 35 ms of
+** compile and ran slower compiled. Even a loop-free helper over a method
+** that compiles as a small leaf (`local function n2(v) return v:dot(v)
+** end`, called 2,000,000 times by a compiled loop of the function that
+** made it once) ran in 0.38 s compiled, 0.21 s interpreted through its
+** value, 0.10 s wholly interpreted (but see kcl_left_to_interpreter: only
+** a main chunk's literals). The typer makes such a literal a real Lua
+** closure when it can (ir_type.c left_to_interpreter: every value it
+** captures has a Lua form), and its calls go through its value
+** (kcl_direct_call says no), so the callee policy runs it: interpreted, as
+** has_arith_loop says there of a loop that calls a method. */
+static int runs_interpreted(const KbcProto *c) {
+  int methods = 0;
+  for (int pc = 0; pc < c->ncode; pc++) {
+    int op = KBC_OP(c->code[pc]), to = kbc_jumpdest(c, pc);
+    methods += op == KBC_SELF;
+    if (!(op == KBC_FORLOOP || op == KBC_TFORLOOP || op == KBC_JMP) || to < 0 || to > pc) continue;
+    int method = 0;
+    for (int i = to; i < pc && !method; i++) method = KBC_OP(c->code[i]) == KBC_SELF;
+    if (!method) return 0;   /* a loop of its own work */
+  }
+  return methods > 0;
+}
+
+/* Only a literal that a main chunk makes outside its loops: made once a
+** run. A function called again and again would make a closure at each
+** call (a maker called 1,000,000 times from Lua making a one-line helper
+** over a method: 0.22 s with the helper compiled, 1.9 s with a closure
+** made and called through its value each time). */
+int kcl_left_to_interpreter(const KbcProto *p, const KirInsn *site) {
+  return site->op == KIR_CLOSURE && p->linedefined == 0 && site->block != NULL &&
+         site->block->loop == NULL && site->aux >= 0 && site->aux < p->np &&
+         runs_interpreted(p->p[site->aux]);
 }
 
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const KirInsn *site) {

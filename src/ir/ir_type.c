@@ -4380,6 +4380,60 @@ int kty_capture_argarray(const KtySpec *sp, const KirInsn *a) {
          sp->clos == 0 && sp->callers == NULL;
 }
 
+/* The values literal site v of sp captures, checked for its real Lua
+** closure (t_closure_boxed): CAP_OK when each has a Lua form; CAP_WAIT
+** while the type of one is unknown or, with escape, when one is a literal
+** that is made to escape now (typed again then); CAP_LATE (a local
+** assigned after the literal) or CAP_UNBOXABLE (a value with no Lua form),
+** the upvalue in *bad and its type in *bt. Without escape (whether a
+** literal may be left to the interpreter: left_to_interpreter), a literal
+** it captures is asked the same question instead, to a few levels. */
+enum { CAP_OK, CAP_WAIT, CAP_LATE, CAP_UNBOXABLE };
+static int boxed_captures(KtySession *S, KtySpec *sp, const KirInsn *v, int escape, int depth,
+                          int *bad, Type *bt) {
+  const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
+  for (int u = 0, k = 0; u < cp->nup; u++) {
+    const KbcUpval *up = &cp->up[u];
+    Type t;
+    KtyConst kc = { 0 };
+    *bad = u;
+    if (up->instack) {
+      const KirInsn *a = v->args[k++];
+      if (kty_box_how(S, sp, v, u) == 0xff) continue;
+      if (kcl_late_literal(p, v->pc, u) >= 0) return CAP_LATE;
+      t = sp->types[a->id];
+      kc = sp->consts[a->id];
+    } else {
+      if (kty_box_how(S, sp, v, u) > 0) continue;
+      t = sp->args[sp->nparams + up->idx];
+    }
+    *bt = t;
+    if (t.kind == T_UNKNOWN) return CAP_WAIT;
+    if (t.kind == T_CLOSURE && !S->kernel && t.ref >= 0 && t.ref < S->nclos) {
+      /* a literal it captures escapes too */
+      if (escape) { escape_closure(S, t); return CAP_WAIT; }
+      const KtyClosure *D = &S->clos[t.ref];
+      int r = depth < 4 ? boxed_captures(S, D->parent, D->site, 0, depth + 1, bad, bt) : CAP_WAIT;
+      if (r != CAP_OK) return r;
+      continue;
+    }
+    if (up->instack && kty_capture_argarray(sp, v->args[k - 1])) continue;
+    if (!boxable(t, kc)) return CAP_UNBOXABLE;
+  }
+  return CAP_OK;
+}
+
+/* May literal site v of sp, one to leave to the interpreter
+** (ir_escape.c kcl_left_to_interpreter), be made a real Lua closure: has
+** every value it captures a Lua form? (Else it compiles with its maker,
+** as any literal.) */
+static int left_to_interpreter(KtySession *S, KtySpec *sp, const KirInsn *v) {
+  int bad;
+  Type bt;
+  return !S->kernel && kcl_left_to_interpreter(sp->ir->proto, v) &&
+         boxed_captures(S, sp, v, 0, 0, &bad, &bt) == CAP_OK;
+}
+
 /* A literal that escapes (ir_escape.c): a real Lua closure, made where
 ** the literal is made by its maker (runtime/luaclosure.c: reference in
 ** sp->upvref, the root function's in sp->upvidx for the joins). */
@@ -4387,31 +4441,23 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
   const KbcProto *p = sp->ir->proto, *cp = p->p[v->aux];
   char tb[32];
   if (cp->nup > 250) REFUSE(S, sp, v, "cannot compile a function literal with so many upvalues");
-  for (int u = 0, k = 0; u < cp->nup; u++) {
-    const KbcUpval *up = &cp->up[u];
-    const char *name = up->name ? up->name : "?";
-    Type t;
-    KtyConst kc = { 0 };
-    if (up->instack) {
-      const KirInsn *a = v->args[k++];
-      if (kty_box_how(S, sp, v, u) == 0xff) continue;
-      if (kcl_late_literal(p, v->pc, u) >= 0)
-        REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture "
-               "'%s', assigned after it, in compiled code yet: define '%s' first", name, name);
-      t = sp->types[a->id];
-      kc = sp->consts[a->id];
-    } else {
-      if (kty_box_how(S, sp, v, u) > 0) continue;
-      t = sp->args[sp->nparams + up->idx];
-    }
-    if (t.kind == T_UNKNOWN) return t;
-    if (escape_closure(S, t)) return ty(T_UNKNOWN);   /* a literal it captures escapes too */
-    if (up->instack && kty_capture_argarray(sp, v->args[k - 1])) continue;
-    if (!boxable(t, kc))
-      REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
-             "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "
-             "functions): pass it to the function as an argument", name,
-             kty_name(t, tb, sizeof tb));
+  int bad;
+  Type t;
+  switch (boxed_captures(S, sp, v, 1, 0, &bad, &t)) {
+  case CAP_WAIT: return ty(T_UNKNOWN);
+  case CAP_LATE: {
+    const char *name = cp->up[bad].name ? cp->up[bad].name : "?";
+    REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture "
+           "'%s', assigned after it, in compiled code yet: define '%s' first", name, name);
+  }
+  case CAP_UNBOXABLE: {
+    const char *name = cp->up[bad].name ? cp->up[bad].name : "?";
+    REFUSE(S, sp, v, "a function literal stored in a table or returned cannot capture '%s', "
+           "a %s, in compiled code yet (only numbers, booleans, nil, strings, tables and "
+           "functions): pass it to the function as an argument", name,
+           kty_name(t, tb, sizeof tb));
+  }
+  default: break;
   }
   if (sp->upvref[v->id] == 0) {
     /* the path from the dumped function's prototype to the literal's */
@@ -4499,6 +4545,7 @@ static int direct_literal(KtySession *S, KtySpec *sp, KirInsn *v) {
   KirInsn *x = D->site->args[k];
   if (x->op != KIR_CLOSURE || P->types[x->id].kind != T_LUA) return -1;
   const KbcProto *xp = pp->p[x->aux];
+  if (kcl_left_to_interpreter(pp, x)) return -1;   /* called through its value */
   for (int u = 0, j = 0; u < xp->nup; u++) {
     const KbcUpval *up = &xp->up[u];
     Type t;
@@ -4520,7 +4567,8 @@ static Type t_closure(KtySession *S, KtySpec *sp, KirInsn *v) {
   const char *why = kcl_capture_problem(sp->ir->proto, v->pc, buf, sizeof buf);
   if (why) REFUSE(S, sp, v, "%s", why);
   if (!S->kernel && (sp->upvref[v->id] != 0 || sp->upvidx[v->id] == -1 ||
-                     kcl_literal_escapes(S->A, sp->ir->proto, v))) {
+                     kcl_literal_escapes(S->A, sp->ir->proto, v) ||
+                     left_to_interpreter(S, sp, v))) {
     push_users(sp, v);   /* (its direct calls: kcl_direct_call) */
     return t_closure_boxed(S, sp, v);
   }
