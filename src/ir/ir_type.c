@@ -1186,6 +1186,25 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
   Type r = join_result(&J);
+  /* A number phi only rises (integer < number, float < number). A call's
+  ** result is not monotone in its arguments while types rise: a wider
+  ** argument picks another specialization, whose results may not have
+  ** risen yet (a recursive callee: only its base case typed). Through a
+  ** loop's phi that fed the call, the phi fell back, the call picked the
+  ** first specialization again, and the phi rose again, forever ("type
+  ** inference did not converge": settle drains one specialization's work
+  ** before the next one's, so the new callee never got its turn). Joining
+  ** the phi's previous type bounds it by the lattice's height; the value
+  ** it keeps is a number, which holds every integer and float the
+  ** interpreter can bring there (the code generator tags each edge). A
+  ** constant is dropped where the type was widened: not the phi's type. */
+  Type before = sp->types[v->id];
+  int widened = 0;
+  if (isnum(r) && isnum(before)) {
+    Type w = numjoin(before, r);
+    widened = w.kind != r.kind || w.fsub != r.fsub;   /* (not weakness alone) */
+    r = w;
+  }
   /* numbers, booleans and nil with no native type in common (`local v = c
   ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
   ** value, as ret_join makes of such returns; each edge boxes its value
@@ -1200,7 +1219,7 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_STR && J.other.sub != T_NUMBER &&
       !S->kernel && phi_strs_boxable(sp, v))
     r = ty(T_LUA);
-  if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
+  if (same && nk > 0 && k0.kind != T_UNKNOWN && !widened) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
   ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
   if (nk > 0 && k->kind != T_STR &&
