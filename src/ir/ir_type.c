@@ -1185,26 +1185,33 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (!had && J.second.kind != T_UNKNOWN) second = a;
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
-  Type r = join_result(&J);
-  /* A number phi only rises (integer < number, float < number). A call's
-  ** result is not monotone in its arguments while types rise: a wider
-  ** argument picks another specialization, whose results may not have
-  ** risen yet (a recursive callee: only its base case typed). Through a
-  ** loop's phi that fed the call, the phi fell back, the call picked the
-  ** first specialization again, and the phi rose again, forever ("type
-  ** inference did not converge": settle drains one specialization's work
-  ** before the next one's, so the new callee never got its turn). Joining
-  ** the phi's previous type bounds it by the lattice's height; the value
-  ** it keeps is a number, which holds every integer and float the
-  ** interpreter can bring there (the code generator tags each edge). A
-  ** constant is dropped where the type was widened: not the phi's type. */
-  Type before = sp->types[v->id];
+  /* A phi of numbers, booleans, nil or Lua values only rises: its previous
+  ** type joins the edges' (integer < number, number < number-or-nil <
+  ** Lua value ...). A call's result is not monotone in its arguments
+  ** while types rise: a wider argument picks another specialization,
+  ** whose results may not have risen yet (a recursive callee with only
+  ** its base case typed). Through a loop's phi that fed the call, the phi
+  ** fell back, the call picked the first specialization again, the phi
+  ** rose again, forever ("type inference did not converge": settle drains
+  ** one specialization's work before the next one's, so the new callee
+  ** never got its turn; difffuzz 410054). With its previous type joined
+  ** the phi climbs at most the lattice's height; what it keeps holds
+  ** every value the interpreter can bring there (each edge converts or
+  ** boxes its value into the phi's type). Messages still name the
+  ** edges' types; a constant goes where the type was widened. */
+  Type exact = join_result(&J), before = sp->types[v->id];
   int widened = 0;
-  if (isnum(r) && isnum(before)) {
-    Type w = numjoin(before, r);
-    widened = w.kind != r.kind || w.fsub != r.fsub;   /* (not weakness alone) */
-    r = w;
+  if (nk > 0 && (isnum(before) || before.kind == T_MAYBE || before.kind == T_NIL ||
+                 before.kind == T_BOOL || before.kind == T_LUA)) {
+    Type first = J.first, two = J.second;
+    join_add(&J, before, sp->consts[v->id]);
+    J.first = first;
+    J.second = two;
+    Type w = join_result(&J), e = exact;
+    w.weak = e.weak = 0;
+    widened = !tyeq(w, e);   /* (not weakness alone) */
   }
+  Type r = join_result(&J);
   /* numbers, booleans and nil with no native type in common (`local v = c
   ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
   ** value, as ret_join makes of such returns; each edge boxes its value

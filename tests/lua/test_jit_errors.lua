@@ -702,19 +702,26 @@ local function conv_repeat(b, n)
   until cnt >= n
   return b
 end
--- a number-or-nil result carried the same way
-local function conv_maybe_r(d, x)
-  if d <= 0 then return d end
-  local y = conv_maybe_r(d - 1, CFV[1](CK[2], x or 0))
-  return (y or 0) < 0 and y or nil
+-- results that are not only numbers: the recursive path returns `other`
+-- (nil, false: a number-or-nil, -or-false; a string: a Lua value)
+local function conv_other_r(other)
+  local function g(d, x)
+    if d <= 0 then return d end
+    local y = g(d - 1, CFV[1](CK[2], x or 0.5))
+    if y then return other end
+    return d
+  end
+  return g
 end
-local function conv_maybe(a, b, n)
-  local cnt = 0
-  repeat
-    cnt = cnt + 1; if cnt > 60 then break end
-    b = conv_maybe_r(0, b)
-  until (conv_maybe_r(n % 4, conv_maybe_r(4, 100)) or 0) > (b or 0)
-  return b
+local function conv_other(g)
+  return function(a, b, n)
+    local cnt = 0
+    repeat
+      cnt = cnt + 1; if cnt > 60 then break end
+      b = g(n % 2, b)
+    until cnt > 3 or b == g(n % 4, g(4, 100))
+    return b
+  end
 end
 
 test("a loop carrying a recursive callee's integer-or-float result converges", function()
@@ -724,7 +731,10 @@ test("a loop carrying a recursive callee's integer-or-float result converges", f
   D.cases(conv_for, {3, 4}, {0.5, 5}, {7, 0})
   D.cases(conv_nested, {1, 3}, {1.5, 2}, {-4, 5})
   D.cases(conv_repeat, {1, 6}, {0.5, 3}, {2, 9})
-  D.cases(conv_maybe, {1.5, 2, 3}, {0, 1.5, 2}, {0, -1, 0})
+  for _, other in ipairs({ false, "s" }) do
+    D.cases(conv_other(conv_other_r(other)), {1.5, 2, 3}, {0, 1.5, 2}, {0, -1, 0}, {0, 2.5, 5})
+  end
+  D.cases(conv_other(conv_other_r(nil)), {1.5, 2, 3}, {0, 1.5, 2}, {0, -1, 0}, {0, 2.5, 5})
 end)
 
 -- The fuzzer's program itself, its six argument tuples at opt 2 and 3, in a
