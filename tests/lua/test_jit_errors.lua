@@ -702,6 +702,17 @@ local function conv_repeat(b, n)
   until cnt >= n
   return b
 end
+-- a loop entered at two places (irreducible: no header, every phi rises)
+local function conv_goto(b, n)
+  local cnt = 0
+  if n > 2 then goto second end
+  ::first::
+  b = conv_r1(0, b)
+  ::second::
+  cnt = cnt + 1
+  if cnt < 5 and conv_r1(n % 4, conv_r1(4, 100)) <= b then goto first end
+  return b
+end
 -- results that are not only numbers: the recursive path returns `other`
 -- (nil, false: a number-or-nil, -or-false; a string: a Lua value)
 local function conv_other_r(other)
@@ -731,6 +742,7 @@ test("a loop carrying a recursive callee's integer-or-float result converges", f
   D.cases(conv_for, {3, 4}, {0.5, 5}, {7, 0})
   D.cases(conv_nested, {1, 3}, {1.5, 2}, {-4, 5})
   D.cases(conv_repeat, {1, 6}, {0.5, 3}, {2, 9})
+  D.cases(conv_goto, {2, 3}, {2, 1}, {1.5, 7}, {-3, 0})
   for _, other in ipairs({ false, "s" }) do
     D.cases(conv_other(conv_other_r(other)), {1.5, 2, 3}, {0, 1.5, 2}, {0, -1, 0}, {0, 2.5, 5})
   end
