@@ -1185,24 +1185,21 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (!had && J.second.kind != T_UNKNOWN) second = a;
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
-  /* A loop's phi of numbers, booleans, nil or Lua values only rises: its
-  ** previous type joins the edges' (integer < number, number <
-  ** number-or-nil < Lua value ...). A call's result is not monotone in
-  ** its arguments while types rise: a wider argument picks another
-  ** specialization, whose results may not have risen yet (a recursive
-  ** callee with only its base case typed). Through the loop's phi that
-  ** fed the call, the phi fell back, the call picked the first
-  ** specialization again, the phi rose again, forever ("type inference
-  ** did not converge": settle drains one specialization's work before the
-  ** next one's, so the new callee never got its turn; difffuzz 410054).
-  ** With its previous type joined the phi climbs at most the lattice's
-  ** height; what it keeps holds every value the interpreter can bring
-  ** there (each edge converts or boxes its value into the phi's type).
-  ** Only a loop header's phis (any phi where loops are irreducible): every
-  ** cycle of values passes through one, and elsewhere a type seen on the
-  ** way (a branch's edge before its narrowing applied) must still go, as
-  ** it did (`c and 7`: false|i64, not a Lua value). Messages still name
-  ** the edges' types; a constant goes where the type was widened. */
+  /* A loop header's phi of numbers, booleans, nil or Lua values only
+  ** rises: its previous type joins the edges'. While types rise, a call's
+  ** result is not monotone in its arguments: a wider argument picks
+  ** another specialization whose results may not have risen yet (a
+  ** recursive callee with only its base case typed). A loop's phi feeding
+  ** such a call fell back, the call picked the first specialization
+  ** again, the phi rose again, forever (difffuzz 410054; settle drains
+  ** one specialization's work before the next one's, so the new one never
+  ** rose). Joined with its previous type, the phi climbs at most the
+  ** lattice's height and holds every value the interpreter brings there
+  ** (each edge converts or boxes its value into it). Header phis only
+  ** (every phi where loops are irreducible): every cycle of values passes
+  ** through one, and an and/or join's passing type (an edge typed before
+  ** its narrowing applied) must still go (`c and 7` stays false|i64).
+  ** Messages name the edges' types; a widened phi is no constant. */
   Type exact = join_result(&J), before = sp->types[v->id];
   int widened = 0;
   KirBlock *b = v->block;
