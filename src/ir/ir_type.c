@@ -1185,6 +1185,35 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     if (!had && J.second.kind != T_UNKNOWN) second = a;
     if (nk++ == 0) k0 = ka; else if (!consteq(k0, ka)) same = 0;
   }
+  /* A loop header's phi of numbers, booleans, nil or Lua values only
+  ** rises: its previous type joins the edges'. While types rise, a call's
+  ** result is not monotone in its arguments: a wider argument picks
+  ** another specialization whose results may not have risen yet (a
+  ** recursive callee with only its base case typed). A loop's phi feeding
+  ** such a call fell back, the call picked the first specialization
+  ** again, the phi rose again, forever (difffuzz 410054; settle drains
+  ** one specialization's work before the next one's, so the new one never
+  ** rose). Joined with its previous type, the phi climbs at most the
+  ** lattice's height and holds every value the interpreter brings there
+  ** (each edge converts or boxes its value into it). Header phis only
+  ** (every phi where loops are irreducible): every cycle of values passes
+  ** through one, and an and/or join's passing type (an edge typed before
+  ** its narrowing applied) must still go (`c and 7` stays false|i64).
+  ** Messages name the edges' types; a widened phi is no constant. */
+  Type exact = join_result(&J), before = sp->types[v->id];
+  int widened = 0;
+  KirBlock *b = v->block;
+  int loop_phi = sp->ir->irreducible || (b->loop != NULL && b->loop->header == b);
+  if (loop_phi && nk > 0 && (isnum(before) || before.kind == T_MAYBE || before.kind == T_NIL ||
+                             before.kind == T_BOOL || before.kind == T_LUA)) {
+    Type first = J.first, two = J.second;
+    join_add(&J, before, sp->consts[v->id]);
+    J.first = first;
+    J.second = two;
+    Type w = join_result(&J), e = exact;
+    w.weak = e.weak = 0;
+    widened = !tyeq(w, e);   /* (not weakness alone) */
+  }
   Type r = join_result(&J);
   /* numbers, booleans and nil with no native type in common (`local v = c
   ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
@@ -1200,7 +1229,7 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_STR && J.other.sub != T_NUMBER &&
       !S->kernel && phi_strs_boxable(sp, v))
     r = ty(T_LUA);
-  if (same && nk > 0 && k0.kind != T_UNKNOWN) *k = k0;
+  if (same && nk > 0 && k0.kind != T_UNKNOWN && !widened) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
   ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
   if (nk > 0 && k->kind != T_STR &&

@@ -21,7 +21,10 @@
 ** on constants folds as Lua computes it (integers wrap; `1//0` is left to
 ** run time). A call of a Lua function types its callee's IR for the
 ** argument types (one specialization per function and signature;
-** recursion settles because every fact only rises in a finite lattice).
+** recursion settles because every fact only rises in a finite lattice;
+** a call's result alone may fall while types rise, when a wider argument
+** picks a specialization not typed yet, so a loop header's phi joins its
+** own previous type: every cycle of values passes through one; t_phi).
 ** Errors (located "chunk:line: message", naming the construct and the
 ** types) are found by one more pass once everything has settled: while
 ** types are still rising, an operand may be narrower than it will be.

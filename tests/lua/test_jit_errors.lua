@@ -623,6 +623,147 @@ test("long call chains converge; past the limit, an error located in the user's 
   truthy(msg:find('"]:%d+: '), "with a line: " .. msg)
 end)
 
+-- A loop carrying the result of a recursive callee back into its argument
+-- (difffuzz program 410054). While types rise, a call's result is not
+-- monotone in its arguments: b widened to a number picks another
+-- specialization of r1 whose results have not risen yet (only its base
+-- case, an integer, typed), so b fell back to an integer, the call picked
+-- the first specialization (a number) again, and so on: "type inference
+-- did not converge". A number phi now only rises (ir_type.c, t_phi).
+local CK = { math.maxinteger, (-0.0) }
+local CFV = { function(x, y) return x + y end }
+local function conv_r1(d, x)
+  if d <= 0 then return d end
+  local y = conv_r1(d - 1, CFV[1](CK[2], x))
+  return (y - (9223372036854775808.0 - (-math.huge)))
+end
+local function conv_minimized(a, b, n)
+  local cnt = 0
+  repeat
+    cnt = cnt + 1; if cnt > 60 then break end
+    local x3 = conv_r1(0, b)
+    b = x3
+  until (conv_r1((n % 4), conv_r1(4, 100)) > b)
+  return b
+end
+-- an integer at the base case, a float past it, through a function literal
+local function conv_half(d, x)
+  if d <= 0 then return d end
+  local y = conv_half(d - 1, (function(u, v) return u * v end)(0.5, x))
+  return y + 0.25
+end
+local function conv_while(b, n)
+  local cnt = 0
+  while cnt < 5 do
+    cnt = cnt + 1
+    b = conv_half(cnt % 3, b)
+    if conv_half(n % 4, conv_half(2, 7)) > b + 10 then break end
+  end
+  return b
+end
+-- an integer or a float by the depth's parity, in a numeric for loop
+local function conv_flip(d, x)
+  if d % 2 == 0 then return d end
+  local y = conv_flip(d - 1, CFV[1](CK[2], x))
+  return y / 2
+end
+local function conv_for(b, n)
+  local s = b
+  for i = 1, n do
+    s = conv_flip(i, s)
+    s = conv_flip(0, s)
+  end
+  return s
+end
+-- nested loops: the inner one carries the result, the outer one the inner's
+local function conv_nested(b, n)
+  local t = b
+  for i = 1, n do
+    local u = t
+    repeat
+      u = conv_r1(i % 2, u)
+    until conv_r1(0, u) >= u
+    t = u
+  end
+  return t
+end
+-- integer, float, and an integer again on the way back up
+local function conv_rejoin(d, x)
+  if d <= 0 then return d end
+  local y = conv_rejoin(d - 1, CFV[1](CK[2], x))
+  if y ~= y // 1 then return 3 end
+  return y + 0.5
+end
+local function conv_repeat(b, n)
+  local cnt = 0
+  repeat
+    cnt = cnt + 1
+    b = conv_rejoin(cnt % 4, b)
+  until cnt >= n
+  return b
+end
+-- a loop entered at two places (irreducible: no header, every phi rises)
+local function conv_goto(b, n)
+  local cnt = 0
+  if n > 2 then goto second end
+  ::first::
+  b = conv_r1(0, b)
+  ::second::
+  cnt = cnt + 1
+  if cnt < 5 and conv_r1(n % 4, conv_r1(4, 100)) <= b then goto first end
+  return b
+end
+-- results that are not only numbers: the recursive path returns `other`
+-- (nil, false: a number-or-nil, -or-false; a string: a Lua value)
+local function conv_other_r(other)
+  local function g(d, x)
+    if d <= 0 then return d end
+    local y = g(d - 1, CFV[1](CK[2], x or 0.5))
+    if y then return other end
+    return d
+  end
+  return g
+end
+local function conv_other(g)
+  return function(a, b, n)
+    local cnt = 0
+    repeat
+      cnt = cnt + 1; if cnt > 60 then break end
+      b = g(n % 2, b)
+    until cnt > 3 or b == g(n % 4, g(4, 100))
+    return b
+  end
+end
+
+test("a loop carrying a recursive callee's integer-or-float result converges", function()
+  need_jit()
+  D.cases(conv_minimized, {1.5, 2, 3}, {1.5, 2.5, 0}, {0, -7, 4}, {1, 2^53, 1})
+  D.cases(conv_while, {2, 3}, {2.5, 0}, {-1, 7})
+  D.cases(conv_for, {3, 4}, {0.5, 5}, {7, 0})
+  D.cases(conv_nested, {1, 3}, {1.5, 2}, {-4, 5})
+  D.cases(conv_repeat, {1, 6}, {0.5, 3}, {2, 9})
+  D.cases(conv_goto, {2, 3}, {2, 1}, {1.5, 7}, {-3, 0})
+  for _, other in ipairs({ false, "s" }) do
+    D.cases(conv_other(conv_other_r(other)), {1.5, 2, 3}, {0, 1.5, 2}, {0, -1, 0}, {0, 2.5, 5})
+  end
+  D.cases(conv_other(conv_other_r(nil)), {1.5, 2, 3}, {0, 1.5, 2}, {0, -1, 0}, {0, 2.5, 5})
+end)
+
+-- The fuzzer's program itself, its six argument tuples at opt 2 and 3, in a
+-- child process (tests/difffuzz/found/; exits 1 where a run differs).
+test("difffuzz program 410054 compiles and computes what the interpreter does", function()
+  need_compiler()
+  local moddir = arg and arg[1] or "build"
+  local file = "tests/difffuzz/found/recursive-result-loop-converge.lua"
+  local p = assert(io.popen("lua5.4 " .. file .. " '" .. moddir .. "' 2>&1", "r"))
+  local out = p:read("a")
+  local ok, how, code = p:close()
+  assert(ok and how == "exit" and code == 0,
+         ("reproducer failed (%s %s):\n%s"):format(tostring(how), tostring(code), out))
+  local _, same = out:gsub("CLASS same", "")
+  eq(same, 12, "12 runs the same:\n" .. out)
+end)
+
 -- The source file is read from disk (until kjit compiles bytecode): a file
 -- edited after its function was loaded (a hot reload) must not compile
 -- the new text, which would compute something else silently; a chunk name
