@@ -225,6 +225,15 @@ kjit_lua_test_again(test_callproto_api test_callproto "KJIT_NO_STACK_READS=1")
 # Lua API only (KJIT_NO_STACK_READS=1: no native calls, the slow path alone).
 kjit_lua_test_again(test_nativecall_api test_nativecall "KJIT_NO_STACK_READS=1")
 
+# Upvalues compiled code assigns, read and written in place
+# (tests/lua/test_upvalue_sites.lua) again through the Lua API only
+# (KJIT_NO_STACK_READS=1: the helpers' path, no site cache filled).
+kjit_lua_test_again(test_upvalue_sites_api test_upvalue_sites "KJIT_NO_STACK_READS=1")
+
+# Small callers under the default callee policy (tests/lua/test_small_callers.lua)
+# again through the Lua API only (KJIT_NO_STACK_READS=1: no native calls).
+kjit_lua_test_again(test_small_callers_api test_small_callers "KJIT_NO_STACK_READS=1")
+
 # Dead call results' slots (tests/lua/test_slowprogs.lua) again through the
 # Lua API only (KJIT_NO_STACK_READS=1: slots cleared by kjit_lv_setnil,
 # codegen/cg_lua.c cg_lua_kill_after).

@@ -18,6 +18,7 @@
 #include "codegen/cg.h"
 #include "runtime/luavalue.h"
 #include "runtime/luacall.h"
+#include "host/lua_stack.h"
 #include "lauxlib.h"
 
 /* A Lua value in slot dst, tag and bits from a helper (0: in the slot). */
@@ -26,6 +27,109 @@ static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bi
   x.flag = LLVMBuildTrunc(G->B, tag32, G->i8, "");
   x.dims[0] = bits;
   return x;
+}
+
+/* ---- Upvalues compiled code assigns, read and written in place ----------------
+** (runtime/luacall.c's head): a site in a loop or a hot function keeps
+** the closure in a cache of its own (luacall.h KlcUpvCache), filled by the
+** helper at its first run; while it holds this state's closure, a number
+** is read or written through closure->upvals[n]->v (lua_stack.h's
+** mirrors, which the helper's fill vouches for: it fills only where
+** kls_upvalues_on agreed), anything else goes through the helper. */
+
+/* A pointer to a ty at byte offset off of base. */
+static LLVMValueRef at(CG *G, LLVMValueRef base, size_t off, LLVMTypeRef ty) {
+  LLVMValueRef o = cg_i64(G, (int64_t)off);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
+  return LLVMBuildPointerCast(G->B, p, LLVMPointerType(ty, 0), "");
+}
+
+/* A site's KlcUpvCache: a private global, zero at first (as an i8*). */
+static LLVMValueRef upv_cache(CG *G) {
+  LLVMTypeRef ty = LLVMArrayType(G->i8p, sizeof(KlcUpvCache) / sizeof(void *));
+  LLVMValueRef g = LLVMAddGlobal(G->M, ty, "kcg.upv");
+  LLVMSetInitializer(g, LLVMConstNull(ty));
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  return LLVMBuildPointerCast(G->B, g, G->i8p, "");
+}
+
+/* The value address (a KlsTValue's, as i8*) of upvalue n (1-based) of the
+** closure cache c holds, where it holds one of this state; else to miss.
+** The builder is left where it holds. */
+static LLVMValueRef upv_addr(CG *G, LLVMValueRef c, int n, LLVMBasicBlockRef miss) {
+  LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
+  LLVMValueRef creg = LLVMBuildLoad2(G->B, G->i8p, at(G, c, offsetof(KlcUpvCache, reg), G->i8p), "");
+  LLVMBasicBlockRef hit = cg_bb(G, "upvhit");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, creg, reg, ""), hit, miss));
+  LLVMPositionBuilderAtEnd(G->B, hit);
+  LLVMValueRef cl = LLVMBuildLoad2(G->B, G->i8p, at(G, c, offsetof(KlcUpvCache, cl), G->i8p), "");
+  LLVMValueRef uv = LLVMBuildLoad2(G->B, G->i8p,
+      at(G, cl, offsetof(KlsLClosure, upvals) + sizeof(void *) * (size_t)(n - 1), G->i8p), "");
+  return LLVMBuildLoad2(G->B, G->i8p, at(G, uv, offsetof(KlsUpVal, v), G->i8p), "");
+}
+
+/* Upvalue n of the closure at registry reference ref into slot dst (a
+** number as its tag and bits), inline where its site is hot. */
+static CgVal getupv(CG *G, const KirInsn *v, int32_t ref, int n, LLVMValueRef dst) {
+  LLVMValueRef out = cg_alloca(G, G->i64, "upvout");
+  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0), G->i8p };
+  LLVMValueRef as[6] = { G->luaL, cg_i32(G, ref), cg_i32(G, n), dst, out, LLVMConstNull(G->i8p) };
+  if (!cg_lua_hot_at(G, v)) {
+    LLVMValueRef rc = cg_ccall(G, "kjit_lc_getupv", G->i32, ps, as, 6);
+    return luaval(G, dst, rc, LLVMBuildLoad2(G->B, G->i64, out, ""));
+  }
+  LLVMBasicBlockRef slow = cg_bb(G, "upvslow"), num = cg_bb(G, "upvnum"), join = cg_bb(G, "upvdone");
+  as[5] = upv_cache(G);
+  LLVMValueRef tv = upv_addr(G, as[5], n, slow);
+  LLVMValueRef tt = LLVMBuildLoad2(G->B, G->i8, at(G, tv, offsetof(KlsTValue, tt_), G->i8), "");
+  LLVMValueRef isint = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_INT, 0), "");
+  LLVMValueRef isflt = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_FLT, 0), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildOr(G->B, isint, isflt, ""), num, slow));
+  LLVMPositionBuilderAtEnd(G->B, num);
+  LLVMValueRef nbits = LLVMBuildLoad2(G->B, G->i64, at(G, tv, offsetof(KlsTValue, value_), G->i64), "");
+  LLVMValueRef ntag = LLVMBuildSelect(G->B, isint, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMValueRef rc = cg_ccall(G, "kjit_lc_getupv", G->i32, ps, as, 6);
+  LLVMValueRef sbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+  LLVMBasicBlockRef slowend = LLVMGetInsertBlock(G->B);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef tag = LLVMBuildPhi(G->B, G->i32, "upvtag"), bits = LLVMBuildPhi(G->B, G->i64, "upvbits");
+  LLVMValueRef tags[2] = { ntag, rc }, bitss[2] = { nbits, sbits };
+  LLVMBasicBlockRef from[2] = { num, slowend };
+  LLVMAddIncoming(tag, tags, from, 2);
+  LLVMAddIncoming(bits, bitss, from, 2);
+  return luaval(G, dst, tag, bits);
+}
+
+/* Upvalue n of the closure at registry reference ref set to (tag, bits,
+** slot); a number written in place where its site is hot (no barrier: a
+** number is not collectable). */
+static void setupv(CG *G, const KirInsn *v, int32_t ref, int n, LLVMValueRef tag, LLVMValueRef bits,
+                   LLVMValueRef slot) {
+  LLVMTypeRef ps[7] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32, G->i8p };
+  LLVMValueRef as[7] = { G->luaL, cg_i32(G, ref), cg_i32(G, n), tag, bits, slot, LLVMConstNull(G->i8p) };
+  if (!cg_lua_hot_at(G, v)) {
+    cg_ccall(G, "kjit_lc_setupv", LLVMVoidTypeInContext(G->C), ps, as, 7);
+    return;
+  }
+  LLVMBasicBlockRef look = cg_bb(G, "upvlook"), slow = cg_bb(G, "upvsetslow"), join = cg_bb(G, "upvset");
+  as[6] = upv_cache(G);
+  LLVMValueRef isint = LLVMBuildICmp(G->B, LLVMIntEQ, tag, cg_i32(G, KLV_INT), "");
+  LLVMValueRef isnum = LLVMBuildOr(G->B, isint, LLVMBuildICmp(G->B, LLVMIntEQ, tag, cg_i32(G, KLV_FLT), ""), "");
+  LLVMBuildCondBr(G->B, isnum, look, slow);
+  LLVMPositionBuilderAtEnd(G->B, look);
+  LLVMValueRef tv = upv_addr(G, as[6], n, slow);
+  LLVMBuildStore(G->B, bits, at(G, tv, offsetof(KlsTValue, value_), G->i64));
+  LLVMBuildStore(G->B, LLVMBuildSelect(G->B, isint, LLVMConstInt(G->i8, KLS_INT, 0),
+                                       LLVMConstInt(G->i8, KLS_FLT, 0), ""),
+                 at(G, tv, offsetof(KlsTValue, tt_), G->i8));
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  cg_ccall(G, "kjit_lc_setupv", LLVMVoidTypeInContext(G->C), ps, as, 7);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
 }
 
 CgVal cg_fn_getupval(CG *G, const KirInsn *v) {
@@ -44,21 +148,14 @@ CgVal cg_fn_getupval(CG *G, const KirInsn *v) {
     cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);
     return luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
   }
-  LLVMTypeRef ps[5] = { G->i8p, G->i32, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
-  LLVMValueRef as[5] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
-                         dst, out };
-  LLVMValueRef rc = cg_ccall(G, "kjit_lc_getupv", G->i32, ps, as, 5);
-  return luaval(G, dst, rc, LLVMBuildLoad2(G->B, G->i64, out, ""));
+  return getupv(G, v, G->sp->upvref[v->id], G->sp->upvidx[v->id], dst);
 }
 
 void cg_fn_setupval(CG *G, const KirInsn *v) {
   if (G->sp->upvref[v->id] == 0) cg_error(G, v, "internal error: an upvalue assigned without its closure");
   LLVMValueRef tag, bits, slot;
   cg_lua_triple(G, cg_val(G, v->args[0]), 0, v, &tag, &bits, &slot);
-  LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i32, G->i64, G->i32 };
-  LLVMValueRef as[6] = { G->luaL, cg_i32(G, G->sp->upvref[v->id]), cg_i32(G, G->sp->upvidx[v->id]),
-                         tag, bits, slot };
-  cg_ccall(G, "kjit_lc_setupv", LLVMVoidTypeInContext(G->C), ps, as, 6);
+  setupv(G, v, G->sp->upvref[v->id], G->sp->upvidx[v->id], tag, bits, slot);
 }
 
 /* The address of element i of array alloca a (element type ety). */

@@ -49,7 +49,14 @@
 #include "lua.h"
 
 #define NSCRATCH 5
-#define INLINE_FRAME_MAX 16   /* slots: larger frames are opened by a call */
+/* slots: larger frames are opened by a call. A function without loops
+** opens its frame at each of its many calls, and a call of kjit_lv_open
+** costs more than the stores (array3d's method and iterator, 1.7M calls
+** each, 24 and 20 slots: 85 and 54 instructions a call, 7% of the run);
+** one with loops opens it once for all of them, and the stores cost
+** compile (SciMark SOR and FFT: 2-3% more instructions with 32) */
+#define INLINE_FRAME_MAX 16
+#define INLINE_FRAME_MAX_NOLOOPS 32
 
 /* ---- Which specializations use Lua values ----------------------------------- */
 
@@ -286,6 +293,7 @@ static int spec_hot(CG *G) {
 static int hot_at(CG *G, const KirInsn *v) {
   return (v->block && v->block->loop) || spec_hot(G);
 }
+int cg_lua_hot_at(CG *G, const KirInsn *v) { return hot_at(G, v); }
 
 /* ---- Frames -------------------------------------------------------------------- */
 
@@ -610,7 +618,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
     LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, ni, 0));
     LLVMAddAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(G->C, on, 0));
   }
-  if (y && G->nlslots <= INLINE_FRAME_MAX && spec_hot(G)) {
+  if (y && G->nlslots <= (f->nloops == 0 ? INLINE_FRAME_MAX_NOLOOPS : INLINE_FRAME_MAX) &&
+      spec_hot(G)) {
     G->lbase = open_inline(G, y, G->nlslots);
   } else {
     LLVMTypeRef ps[2] = { G->i8p, G->i32 };

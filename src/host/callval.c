@@ -83,8 +83,11 @@
 **     trampoline cost more (s = s + a:dot(b): 1,071 instructions a call
 **     compiled, 1,703 interpreted from compiled code, the interpreter's
 **     own loop 820; called natively from the site's own cache, luacall.c
-**     "Native calls", which fill_site fills: 760). "loops" is the policy
-**     before it; "all" still makes bench/lua_programs.lua's vectors and
+**     "Native calls", which fill_site fills: 760); and small callers that
+**     compute more than they call and call only methods, local functions
+**     of an enclosing scope or math's (is_small_leaf's calls_ok: perlin's
+**     Noise:fbm and Noise:noise2, 4.79G -> 2.79G instructions, 0.244 ->
+**     0.194 s). "loops" is the policy before it; "all" still makes bench/lua_programs.lua's vectors and
 **     ray slower (their callees make tables and call methods), so it is
 **     not the default.
 */
@@ -315,31 +318,84 @@ static int calls_assert(const KbcProto *p, int pc) {
   return 0;
 }
 
-static int is_small_leaf(lua_State *L, int idx) {
+/* The register a set by the last instruction before pc that sets it
+** (calls_assert's walk), as that instruction's index, or -1. */
+static int setter_of(const KbcProto *p, int pc, int a) {
+  for (int i = pc - 1; i >= 0; i--) {
+    uint32_t ins = p->code[i];
+    int op = KBC_OP(ins);
+    if (KBC_A(ins) != a || op == KBC_JMP || op == KBC_TEST || op == KBC_EQ || op == KBC_LT ||
+        op == KBC_LE || op == KBC_EQK || op == KBC_EQI || op == KBC_LTI || op == KBC_LEI ||
+        op == KBC_GTI || op == KBC_GEI || op == KBC_MMBIN || op == KBC_MMBINI || op == KBC_MMBINK)
+      continue;
+    return i;
+  }
+  return -1;
+}
+
+/* Does the CALL or TAILCALL at pc call a local function of an enclosing
+** scope (an upvalue: perlin's fade and lerp, compiled with their caller)
+** or a field of the global math (math.floor)? Not a field of another
+** table (vectors' Vec.new, which makes a table: a compiled caller would
+** call it interpreted, through its trampoline). */
+static int calls_local_or_math(const KbcProto *p, int pc) {
+  int i = setter_of(p, pc, KBC_A(p->code[pc]));
+  if (i < 0) return 0;
+  uint32_t ins = p->code[i];
+  if (KBC_OP(ins) == KBC_GETUPVAL) return 1;
+  if (KBC_OP(ins) != KBC_GETFIELD) return 0;
+  int t = setter_of(p, i, KBC_B(ins));
+  if (t < 0 || KBC_OP(p->code[t]) != KBC_GETTABUP || KBC_C(p->code[t]) >= p->nk) return 0;
+  const KbcConst *k = &p->k[KBC_C(p->code[t])];
+  return k->kind == KBC_KSTR && strcmp(k->u.str.s, "math") == 0;
+}
+
+/* Is the CALL at pc a method call (its function set by SELF)? */
+static int is_method_call(const KbcProto *p, int pc) {
+  int i = setter_of(p, pc, KBC_A(p->code[pc]));
+  return i >= 0 && KBC_OP(p->code[i]) == KBC_SELF;
+}
+
+/* With calls_ok, a small caller: the same, but it may call functions and
+** methods with a fixed number of arguments and results, or return what
+** such a call returns (perlin's
+** Noise:fbm and Noise:noise2, whose callees are such functions too: each
+** call then runs natively from its site, luacall.c "Native calls"). A call
+** whose values all go to another call (`math.sqrt(self:dot(self))`: B or C
+** 0) keeps it interpreted: that shape runs through the Lua stack
+** (kjit_lc_call_spread, lua_call) and cost ray more than it saved. */
+static int is_small_leaf(lua_State *L, int idx, int calls_ok) {
   Arena A;
   ka_init(&A);
   char err[128];
   KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
   const KbcProto *p = c ? c->main : NULL;
   int yes = p != NULL && p->ncode <= LEAF_MAXCODE && p->np == 0 && !p->is_vararg;
-  int arith = 0;
+  int arith = 0, calls = 0;
   for (int pc = 0; yes && pc < p->ncode; pc++) {
-    int op = KBC_OP(p->code[pc]);
+    uint32_t ins = p->code[pc];
+    int op = KBC_OP(ins);
     arith += is_arith(op);
-    if (op == KBC_SELF || op == KBC_TAILCALL || op == KBC_TFORPREP || op == KBC_TFORCALL ||
-        op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT || op == KBC_CLOSURE ||
-        op == KBC_SETTABUP || op == KBC_VARARG || op == KBC_VARARGPREP || op == KBC_TBC ||
-        op == KBC_LEN || (op == KBC_CALL && !calls_assert(p, pc)))
+    calls += (op == KBC_CALL && !calls_assert(p, pc)) || op == KBC_TAILCALL;
+    int fixed_call = calls_ok && ((op == KBC_CALL && KBC_C(ins) != 0) || op == KBC_TAILCALL) &&
+                     KBC_B(ins) != 0 && (calls_local_or_math(p, pc) || is_method_call(p, pc));
+    if ((op == KBC_SELF && !calls_ok) || (op == KBC_TAILCALL && !fixed_call) || op == KBC_TFORPREP ||
+        op == KBC_TFORCALL || op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT ||
+        op == KBC_CLOSURE || op == KBC_SETTABUP || op == KBC_VARARG || op == KBC_VARARGPREP ||
+        op == KBC_TBC || op == KBC_LEN || (op == KBC_CALL && !fixed_call && !calls_assert(p, pc)))
       yes = 0;
   }
   ka_free(&A);
-  return yes && arith > 0;
+  /* a caller must compute more than it calls (vectors' Vec:clamp, a
+  ** compare and a division around two methods that stay interpreted, ran
+  ** slower compiled: 0.36 -> 0.43 s) */
+  return yes && arith > 0 && arith > calls;
 }
 
 static int worth_compiling(lua_State *L, int idx) {
   return callees == CALLEES_ALL ||
          ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx)) ||
-         (callees == CALLEES_LEAVES && is_small_leaf(L, idx));
+         (callees == CALLEES_LEAVES && is_small_leaf(L, idx, 1));
 }
 
 /* The kind of argument i, a byte that decides its specialization with

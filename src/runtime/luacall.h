@@ -119,8 +119,20 @@ void *kjit_lc_hook_tls(void);
 ** nresults values (lua_call's), left on the stack; returns how many. */
 int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults);
 
-int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out);
-void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v);
+/* A live upvalue's site cache (luacall.c "Upvalues compiled code
+** assigns"): a private global of the compiled code per read or write,
+** zero at first, filled by kjit_lc_getupv / kjit_lc_setupv where the
+** upvalues are read in place; compiled code then reaches a number in the
+** upvalue itself (codegen/cg_callvalue.c), no call. */
+typedef struct KlcUpvCache {
+  const void *reg;   /* the Lua state's global state (NULL: empty) */
+  const void *cl;    /* the closure the registry reference names */
+} KlcUpvCache;
+/* cache: the site's KlcUpvCache, or NULL */
+int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out,
+                       KlcUpvCache *cache);
+void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t vbits, int32_t v,
+                    KlcUpvCache *cache);
 /* nsite, err: the call site's native cache (NULL where the call wants
 ** other than exactly nres >= 0 values) and the caller's error record. */
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
