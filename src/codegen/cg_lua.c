@@ -541,6 +541,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->luaL = NULL;
   G->lbase = NULL;
   G->lton = NULL;
+  G->nentryhints = 0;
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
@@ -974,10 +975,16 @@ static LLVMValueRef lt_none(CG *G) {
 ** inline checks then need no branch for "no table": they miss in
 ** kjit_lt_none by themselves. Selects only; for one value the same ones
 ** each time, which LLVM's CSE keeps once. */
+static LLVMValueRef hint_at_entry(CG *G, LLVMValueRef b);
+
 static LLVMValueRef hint(CG *G, CgVal x) {
   LLVMValueRef none = lt_none(G);
   if (x.t.kind != T_LUA || x.dims[0] == NULL) return LLVMBuildIntToPtr(G->B, none, G->i8p, "");
   LLVMValueRef b = x.dims[0];
+  if (inslot(x)) {
+    LLVMValueRef h = hint_at_entry(G, b);
+    if (h) return h;
+  }
   LLVMValueRef no = LLVMBuildICmp(G->B, LLVMIntEQ, b, cg_i64(G, 0), "");   /* not a table */
   if (!inslot(x)) no = LLVMBuildOr(G->B, no, isnum_tag(G, x), "");
   LLVMValueRef on = G->lton ? G->lton
@@ -985,6 +992,36 @@ static LLVMValueRef hint(CG *G, CgVal x) {
                                             cg_i32(G, 0), "");
   no = LLVMBuildOr(G->B, no, LLVMBuildNot(G->B, on, ""), "");
   return LLVMBuildIntToPtr(G->B, LLVMBuildSelect(G->B, no, none, b, ""), G->i8p, "");
+}
+
+/* The hint of a table whose address b is known in the entry block (an
+** argument's, a frozen table's), computed once there and kept: the code
+** generator's Lua-value pipeline has no loop-invariant code motion
+** (backend/cpu.c kc_pipeline_lua), so a hint made at each access was
+** made again at each iteration of a loop (SciMark sparse's inner loop: a
+** load, two tests and two selects for each of its three tables). NULL
+** where b is made later (in the function's blocks: then at each access,
+** as the CSE leaves it). */
+static LLVMValueRef hint_at_entry(CG *G, LLVMValueRef b) {
+  LLVMBasicBlockRef entry = G->lentry ? G->lentry : G->allocas;
+  if (G->lton == NULL || entry == NULL || LLVMGetBasicBlockParent(entry) != G->fn) return NULL;
+  int known = LLVMIsAConstant(b) || (LLVMIsAArgument(b) && LLVMGetParamParent(b) == G->fn) ||
+              (LLVMIsAInstruction(b) && LLVMGetInstructionParent(b) == entry);
+  if (!known) return NULL;
+  for (int i = 0; i < G->nentryhints; i++)
+    if (G->entryhint[0][i] == b) return G->entryhint[1][i];
+  if (G->nentryhints == (int)(sizeof G->entryhint[0] / sizeof G->entryhint[0][0])) return NULL;
+  /* (at the end of the entry block, which is open until the function's
+  ** blocks are all emitted, after kjit_lt_on's read and b) */
+  LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
+  LLVMPositionBuilderAtEnd(B, entry);
+  LLVMValueRef no = LLVMBuildOr(B, LLVMBuildICmp(B, LLVMIntEQ, b, cg_i64(G, 0), ""),
+                                LLVMBuildNot(B, G->lton, ""), "");
+  LLVMValueRef h = LLVMBuildIntToPtr(B, LLVMBuildSelect(B, no, lt_none(G), b, ""), G->i8p, "hint");
+  LLVMDisposeBuilder(B);
+  G->entryhint[0][G->nentryhints] = b;
+  G->entryhint[1][G->nentryhints++] = h;
+  return h;
 }
 
 /* ---- Sites ---------------------------------------------------------------------------- */
