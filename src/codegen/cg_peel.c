@@ -77,6 +77,19 @@ void cg_peel_spills(CG *G, KirLoop *L) {
   }
 }
 
+int cg_peel_used_outside(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  for (int b = 0; b < L->nblocks; b++) {
+    KirBlock *blk = L->blocks[b];
+    for (int j = 0; j < blk->nphis + blk->ninsns; j++) {
+      KirInsn *v = j < blk->nphis ? blk->phis[j] : blk->insns[j - blk->nphis];
+      if (sp->types[v->id].kind != T_UNKNOWN && sp->consts[v->id].kind == T_UNKNOWN && used_outside(L, v))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 static int peelable(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;

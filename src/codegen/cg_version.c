@@ -84,6 +84,7 @@
 ** registers (the old generator's 28).
 */
 #include <stdint.h>
+#include <stdlib.h>   /* getenv */
 #include <string.h>
 #include <llvm-c/DebugInfo.h>   /* LLVMTemporaryMDNode */
 #include "codegen/cg.h"
@@ -291,10 +292,14 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
   G->nestcopy = NULL;
 }
 
+static void plan_kind_splits(CG *G);
+
 void cg_version_plan(CG *G) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
   G->ver_at = NULL;
+  G->kindsplit = NULL;
+  G->kindint = NULL;
   G->versioning = NULL;
   G->narrowing = NULL;
   G->nest_at = NULL;
@@ -338,6 +343,7 @@ void cg_version_plan(CG *G) {
   }
   for (int l = 0; l < f->nloops && G->nest_at; l++)
     if (G->nest_at[f->loops[l]->header->id]) plan_nest_copy(G, F, G->nest_at[f->loops[l]->header->id]);
+  plan_kind_splits(G);
 }
 
 int cg_version_unchecked(CG *G, const KirInsn *v) {
@@ -833,9 +839,15 @@ LLVMValueRef cg_version_worker_test(CG *G, KirLoop *O, LLVMValueRef lo, LLVMValu
   return nest_test(G, &N, rs, 1);
 }
 
+static void emit_kind_split(CG *G, KirLoop *L);
+
 void cg_version_emit(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
+  if (G->kindsplit && G->kindsplit[h->id]) {
+    emit_kind_split(G, L);
+    return;
+  }
   const KfaLoop *fl = &cg_prange_facts(G)->loops[L->id];
   if (G->nest_at && G->nest_at[h->id] && G->nestloop == NULL) {
     emit_nest(G, G->nest_at[h->id]);
@@ -906,6 +918,98 @@ static void emit_copy(CG *G, KirLoop *L) {
         break;
       }
   }
+  G->versioning = NULL;
+}
+
+/* ---- Loops of either kind: an integer copy and the other ----------------------
+** A numeric for loop whose initial value or step is a number of either
+** kind (read from a table: SciMark sparse's `for i = row[r], row[r + 1] -
+** 1`) is typed T_NUMBER: its control variable carries its kind, and each
+** use of it branches on it (a key converted where it is a float, both the
+** integer and the float step at forloop). Lua's forprep decides the
+** loop's kind once, at entry (lvm.c forprep: an integer loop when the
+** initial value and the step are integers), so the loop is emitted twice:
+** at the test block (vsel) after forprep, the integer copy (at G->vbbs,
+** emitted with G->kindint: forloop's kind a constant, so the control
+** variable's float flag is false at both of its phi's edges and LLVM's
+** instcombine and simplifycfg fold away every branch on it) where
+** forprep chose an integer loop, else the loop as it is (its own blocks,
+** either kind). The integer copy's count, step and limit are forprep's,
+** computed for both kinds already. (The typer does not type the loop
+** T_INT with a check: its float case needs a compiled loop too.)
+** What is split: innermost loops (no copies of copies), on the CPU,
+** entered from forprep alone, not outlined by kjit.prange, not in a
+** nest's copies, whose values are used after them only through exit
+** phis (Lua values have no spill slots: the copies' values cannot meet in
+** a later block), and at most KIND_MAXINSNS instructions (the copy is
+** compiled code too: table code's compile grows with it). */
+#define KIND_MAXINSNS 96
+
+static int kind_splittable(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirBlock *h = L->header;
+  if (G->S->kernel || L->kind != KIR_LOOP_FORNUM || L->prep == NULL || L->var == NULL ||
+      !sp->live[h->id] || cg_prange_owns(G, h) || sp->types[L->prep->id].kind != T_NUMBER ||
+      cg_phi_type(G, L->var).kind != T_NUMBER || (G->peel_at && G->peel_at[h->id]) ||
+      (G->strip_at && G->strip_at[h->id]) || (G->ver_at && G->ver_at[h->id]) ||
+      L->prep->block->succ[0] != h || L->entry != L->prep->block)
+    return 0;
+  int size = 0;
+  for (int b = 0; b < L->nblocks; b++) {
+    if (L->blocks[b]->loop != L) return 0;   /* innermost only */
+    size += L->blocks[b]->ninsns + L->blocks[b]->nphis;
+  }
+  if (size > KIND_MAXINSNS) return 0;
+  int outside = 0;
+  for (int i = 0; i < h->npreds; i++) outside += !kir_inloop(L, h->preds[i]);
+  if (outside != 1) return 0;
+  for (const KirLoop *O = L->parent; O && G->nest_at; O = O->parent)
+    if (G->nest_at[O->header->id]) return 0;   /* (a nest's checked copy) */
+  return !cg_peel_used_outside(G, L);
+}
+
+static void plan_kind_splits(CG *G) {
+  KirFunc *f = G->sp->ir;
+  if (f->irreducible || getenv("KJIT_NO_KIND_SPLIT")) return;
+  for (int l = 0; l < f->nloops; l++) {
+    KirLoop *L = f->loops[l];
+    if (!kind_splittable(G, L)) continue;
+    if (G->kindsplit == NULL) G->kindsplit = cg_zalloc(G, (size_t)f->nblocks);
+    G->kindsplit[L->header->id] = 1;
+    alloc_ver(G);
+    G->ver_at[L->header->id] = L;
+    G->vselbb[L->header->id] = cg_bb(G, "kindsel");
+    for (int b = 0; b < L->nblocks; b++)
+      if (G->sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "intcopy");
+  }
+}
+
+static void emit_kind_split(CG *G, KirLoop *L) {
+  KtySpec *sp = G->sp;
+  KirFunc *f = sp->ir;
+  KirBlock *h = L->header;
+  for (int b = 0; b < L->nblocks; b++)
+    if (sp->live[L->blocks[b]->id])
+      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
+  cg_before_loop(G, L);
+  LLVMBuildCondBr(G->B, G->fors[L->prep->id].dyn, G->vbbs[h->id], G->bbs[h->id]);
+  /* each copy enters with the control variable's float flag a constant */
+  LLVMValueRef isf = G->vsphis[L->var->id][1];
+  G->vsphis[L->var->id][1] = cg_i1(G, 1);
+  pass_phis(G, h, G->phis);
+  G->vsphis[L->var->id][1] = cg_i1(G, 0);
+  pass_phis(G, h, G->vphis);
+  G->vsphis[L->var->id][1] = isf;
+  G->versioning = L;
+  G->kindint = L->prep;
+  for (int b = 0; b < f->nblocks; b++) {
+    KirBlock *blk = f->blocks[b];
+    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
+    cg_use_phis(G, blk, G->vphis);
+    cg_emit_block_at(G, blk, G->vbbs[b]);
+  }
+  G->kindint = NULL;
   G->versioning = NULL;
 }
 
