@@ -188,9 +188,9 @@ typedef struct CG {
   LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
   LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
                                (cg_lua.c hint), or NULL */
-  /* cg_lua.c hint: the hints of tables known at entry (arguments, frozen
-  ** tables), computed once in the entry block: their bits, their hints */
-  LLVMValueRef entryhint[2][16];
+  /* cg_lua.c hint: the hints of tables compiled code holds, each computed
+  ** once where its address is made: the addresses, their hints */
+  LLVMValueRef entryhint[2][64];
   int nentryhints;
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and

@@ -975,14 +975,14 @@ static LLVMValueRef lt_none(CG *G) {
 ** inline checks then need no branch for "no table": they miss in
 ** kjit_lt_none by themselves. Selects only; for one value the same ones
 ** each time, which LLVM's CSE keeps once. */
-static LLVMValueRef hint_at_entry(CG *G, LLVMValueRef b);
+static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b);
 
 static LLVMValueRef hint(CG *G, CgVal x) {
   LLVMValueRef none = lt_none(G);
   if (x.t.kind != T_LUA || x.dims[0] == NULL) return LLVMBuildIntToPtr(G->B, none, G->i8p, "");
   LLVMValueRef b = x.dims[0];
   if (inslot(x)) {
-    LLVMValueRef h = hint_at_entry(G, b);
+    LLVMValueRef h = hint_at_def(G, b);
     if (h) return h;
   }
   LLVMValueRef no = LLVMBuildICmp(G->B, LLVMIntEQ, b, cg_i64(G, 0), "");   /* not a table */
@@ -994,27 +994,38 @@ static LLVMValueRef hint(CG *G, CgVal x) {
   return LLVMBuildIntToPtr(G->B, LLVMBuildSelect(G->B, no, none, b, ""), G->i8p, "");
 }
 
-/* The hint of a table whose address b is known in the entry block (an
-** argument's, a frozen table's), computed once there and kept: the code
-** generator's Lua-value pipeline has no loop-invariant code motion
-** (backend/cpu.c kc_pipeline_lua), so a hint made at each access was
-** made again at each iteration of a loop (SciMark sparse's inner loop: a
-** load, two tests and two selects for each of its three tables). NULL
-** where b is made later (in the function's blocks: then at each access,
-** as the CSE leaves it). */
-static LLVMValueRef hint_at_entry(CG *G, LLVMValueRef b) {
+/* The hint of a table whose address b compiled code holds (an argument's,
+** a frozen table's, a constructor's, a read's copied into its slot),
+** computed once, right after b is made, and kept: the code generator's
+** Lua-value pipeline has no loop-invariant code motion (backend/cpu.c
+** kc_pipeline_lua), so a hint made at each access was made again at each
+** iteration of a loop over a table made before it (SciMark sparse's inner
+** loop: a load, two tests and two selects for each of its three tables).
+** b dominates every use of its hint, and kjit_lt_on's read (G->lton, in
+** the entry block) dominates b. NULL: made at the access, as before (the
+** memo full, or no lton). */
+#define MAXHINTS ((int)(sizeof ((CG *)0)->entryhint[0] / sizeof (LLVMValueRef)))
+static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b) {
   LLVMBasicBlockRef entry = G->lentry ? G->lentry : G->allocas;
   if (G->lton == NULL || entry == NULL || LLVMGetBasicBlockParent(entry) != G->fn) return NULL;
-  int known = LLVMIsAConstant(b) || (LLVMIsAArgument(b) && LLVMGetParamParent(b) == G->fn) ||
-              (LLVMIsAInstruction(b) && LLVMGetInstructionParent(b) == entry);
-  if (!known) return NULL;
   for (int i = 0; i < G->nentryhints; i++)
     if (G->entryhint[0][i] == b) return G->entryhint[1][i];
-  if (G->nentryhints == (int)(sizeof G->entryhint[0] / sizeof G->entryhint[0][0])) return NULL;
-  /* (at the end of the entry block, which is open until the function's
-  ** blocks are all emitted, after kjit_lt_on's read and b) */
+  if (G->nentryhints == MAXHINTS) return NULL;
   LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
-  LLVMPositionBuilderAtEnd(B, entry);
+  if (LLVMIsAInstruction(b) && LLVMGetInstructionParent(b) != entry) {
+    LLVMBasicBlockRef bb = LLVMGetInstructionParent(b);
+    if (LLVMGetBasicBlockParent(bb) != G->fn) { LLVMDisposeBuilder(B); return NULL; }
+    LLVMValueRef at = LLVMGetNextInstruction(b);
+    while (at && LLVMIsAPHINode(at)) at = LLVMGetNextInstruction(at);
+    if (at) LLVMPositionBuilderBefore(B, at);
+    else LLVMPositionBuilderAtEnd(B, bb);
+  } else {
+    /* an argument, a constant, or made in the entry block: at its end,
+    ** which is open until the function's blocks are all emitted (after
+    ** kjit_lt_on's read and b) */
+    if (LLVMIsAArgument(b) && LLVMGetParamParent(b) != G->fn) { LLVMDisposeBuilder(B); return NULL; }
+    LLVMPositionBuilderAtEnd(B, entry);
+  }
   LLVMValueRef no = LLVMBuildOr(B, LLVMBuildICmp(B, LLVMIntEQ, b, cg_i64(G, 0), ""),
                                 LLVMBuildNot(B, G->lton, ""), "");
   LLVMValueRef h = LLVMBuildIntToPtr(B, LLVMBuildSelect(B, no, lt_none(G), b, ""), G->i8p, "hint");
