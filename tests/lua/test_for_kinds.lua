@@ -91,6 +91,31 @@ test("the control variable's kind is the loop's", function()
   T.check(keys, function() return tab(), { 2 }, { 3.9 } end)
 end)
 
+test("leaving the loop early: break, return", function()
+  -- (a value of the loop used by a return inside it: one copy of the loop)
+  local function find(t, b, x)
+    for i = b[1], b[2] do
+      if t[i] == x then return i, t[i] end
+    end
+    return -1
+  end
+  local function upto(t, b, x)
+    local s, at = 0, nil
+    for i = b[1], b[2], b[3] do
+      if t[i] > x then at = i; break end
+      s = s + t[i]
+    end
+    return s, at
+  end
+  local function tab() return { 3, 1.5, 7, 2, 9 } end
+  for _, lo in ipairs({ 1, 1.0, 2, 0.5 }) do
+    T.check(find, function() return tab(), { lo, 5 }, 7 end)
+    T.check(find, function() return tab(), { lo, 5 }, 8 end)
+    T.check(upto, function() return tab(), { lo, 5, 1 }, 5 end)
+    T.check(upto, function() return tab(), { 5, lo, -1 }, 8 end)
+  end
+end)
+
 test("bounds that are strings convert, as lvm.c's forprep does; others raise", function()
   local function f(t)
     local s, last = 0, nil
