@@ -188,3 +188,25 @@ test("the integer copy is made (a fact of the code)", function()
   local ll = f:inspect("llvm")
   assert(ll:find("intcopy", 1, true), "no integer copy of the inner loop")
 end)
+
+test("tables made in both copies stay anchored under a collection at every allocation", function()
+  local G = require "gc_harness"
+  -- each iteration makes a table and a string the next ones read back
+  local function build(b, out)
+    local prev = nil
+    for i = b[1], b[2] do
+      local t = { i, prev, tostring(i) .. "x" }
+      out[#out + 1] = t
+      prev = t
+    end
+    local s = 0
+    for i = b[1], b[2] do s = s + out[i][1] + #out[i][3] end
+    return s, prev and prev[1]
+  end
+  for _, mode in ipairs(G.modes) do
+    G.with_gc(mode, function()
+      T.check(build, function() return { 1, 40 }, {} end)
+      T.check(build, function() return { 1.0, 40 }, {} end)
+    end)
+  end
+end)
