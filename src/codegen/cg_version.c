@@ -237,13 +237,14 @@ static void alloc_ver(CG *G) {
   G->vphis = cg_zalloc(G, sizeof *G->vphis * (size_t)f->ninsns);
 }
 
-/* L (a loop of the current tables) is versioned: its test and copy. */
-static void plan_loop(CG *G, KirLoop *L) {
+/* L (a loop of the current tables) is versioned: its test and copy
+** (their blocks' names: test, copy). */
+static void plan_loop(CG *G, KirLoop *L, const char *test, const char *copy) {
   alloc_ver(G);
   G->ver_at[L->header->id] = L;
-  G->vselbb[L->header->id] = cg_bb(G, "vsel");
+  G->vselbb[L->header->id] = cg_bb(G, test);
   for (int b = 0; b < L->nblocks; b++)
-    if (G->sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "checked");
+    if (G->sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, copy);
   cg_peel_spills(G, L);
 }
 
@@ -285,7 +286,7 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
     KirLoop *L = f->loops[l];
     if (L != O && kir_inloop(O, L->header) &&
         ((G->boundscheck && versionable(G, F, L)) || narrowable(G, F, L)))
-      plan_loop(G, L);
+      plan_loop(G, L, "vsel", "checked");
   }
   swap_tabs(G, t);
   G->nestloop = NULL;
@@ -339,7 +340,7 @@ void cg_version_plan(CG *G) {
     KirLoop *L = f->loops[l];
     if (cg_lua_loop_uses(G, L)) continue;   /* Lua values (cg_lua.c): one copy of the loop */
     if ((G->boundscheck && versionable(G, F, L) && has_open_check(G, F, L)) || narrowable(G, F, L))
-      plan_loop(G, L);
+      plan_loop(G, L, "vsel", "checked");
   }
   for (int l = 0; l < f->nloops && G->nest_at; l++)
     if (G->nest_at[f->loops[l]->header->id]) plan_nest_copy(G, F, G->nest_at[f->loops[l]->header->id]);
@@ -355,7 +356,7 @@ int cg_version_unchecked(CG *G, const KirInsn *v) {
   return fl && G->ver_at[fl->loop->header->id] == fl->loop;
 }
 
-static void emit_copy(CG *G, KirLoop *L);
+static void emit_copy(CG *G, KirLoop *L, int novec);
 
 static LLVMValueRef sext128(CG *G, LLVMValueRef x) {
   return LLVMBuildSExt(G->B, x, LLVMInt128TypeInContext(G->C), "");
@@ -422,6 +423,13 @@ static LLVMValueRef range_test(CG *G, const KfaLoop *fl, LLVMValueRef lo, LLVMVa
   return all;
 }
 
+/* The phis of L's copy at G->vbbs (in G->vphis). */
+static void copy_phis(CG *G, KirLoop *L) {
+  for (int b = 0; b < L->nblocks; b++)
+    if (G->sp->live[L->blocks[b]->id])
+      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+}
+
 /* Adds vsel's phis as incoming values of the header phis in table, from
 ** the current block. */
 static void pass_phis(CG *G, KirBlock *h, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {
@@ -461,9 +469,7 @@ static LLVMValueRef fits_narrow(CG *G, LLVMValueRef x) {
 static void emit_narrow(CG *G, KirLoop *L, const KfaNarrow *n) {
   KtySpec *sp = G->sp;
   KirBlock *h = L->header;
-  for (int b = 0; b < L->nblocks; b++)
-    if (sp->live[L->blocks[b]->id])
-      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  copy_phis(G, L);
   /* k's phi in the narrow copy: i32 (add_edge_tab truncates what reaches it) */
   LLVMValueRef wide = G->vphis[n->k->id][0];
   LLVMPositionBuilderBefore(G->B, wide);
@@ -842,7 +848,6 @@ LLVMValueRef cg_version_worker_test(CG *G, KirLoop *O, LLVMValueRef lo, LLVMValu
 static void emit_kind_split(CG *G, KirLoop *L);
 
 void cg_version_emit(CG *G, KirLoop *L) {
-  KtySpec *sp = G->sp;
   KirBlock *h = L->header;
   if (G->kindsplit && G->kindsplit[h->id]) {
     emit_kind_split(G, L);
@@ -857,10 +862,7 @@ void cg_version_emit(CG *G, KirLoop *L) {
     emit_narrow(G, L, fl->narrowk);
     return;
   }
-  /* the checked copy's phis first: vsel's edge reaches them */
-  for (int b = 0; b < L->nblocks; b++)
-    if (sp->live[L->blocks[b]->id])
-      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  copy_phis(G, L);   /* (first: vsel's edge reaches them) */
   LLVMBasicBlockRef fast = G->bbs[h->id];
   CgFor *F = &G->fors[L->prep->id];
   /* the test: the control variable runs from init through last = init +
@@ -890,17 +892,18 @@ void cg_version_emit(CG *G, KirLoop *L) {
     cg_poll_charge(G, LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""));
     LLVMBuildBr(G->B, fast);
     pass_phis(G, h, G->phis);
-    emit_copy(G, L);
+    emit_copy(G, L, 1);
     return;
   }
   LLVMBuildCondBr(G->B, ok, fast, G->vbbs[h->id]);
   pass_phis(G, h, strip ? G->ophis : G->phis);
   pass_phis(G, h, G->vphis);
-  emit_copy(G, L);
+  emit_copy(G, L, 1);
 }
 
-/* The checked copy of L, at G->vbbs. */
-static void emit_copy(CG *G, KirLoop *L) {
+/* The checked copy of L, at G->vbbs (novec: marked not to vectorize where
+** the target says so). */
+static void emit_copy(CG *G, KirLoop *L, int novec) {
   KtySpec *sp = G->sp;
   KirFunc *f = sp->ir;
   KirBlock *h = L->header;
@@ -910,7 +913,7 @@ static void emit_copy(CG *G, KirLoop *L) {
     if (!sp->live[b] || !kir_inloop(L, blk)) continue;
     cg_use_phis(G, blk, G->vphis);
     cg_emit_block_at(G, blk, G->vbbs[b]);
-    if (!G->target->version_novec) continue;
+    if (!novec || !G->target->version_novec) continue;
     for (int s = 0; s < blk->nsucc; s++)
       if (blk->succ[s] == h) {
         LLVMValueRef br = LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(G->B));
@@ -976,21 +979,13 @@ static void plan_kind_splits(CG *G) {
     if (!kind_splittable(G, L)) continue;
     if (G->kindsplit == NULL) G->kindsplit = cg_zalloc(G, (size_t)f->nblocks);
     G->kindsplit[L->header->id] = 1;
-    alloc_ver(G);
-    G->ver_at[L->header->id] = L;
-    G->vselbb[L->header->id] = cg_bb(G, "kindsel");
-    for (int b = 0; b < L->nblocks; b++)
-      if (G->sp->live[L->blocks[b]->id]) G->vbbs[L->blocks[b]->id] = cg_bb(G, "intcopy");
+    plan_loop(G, L, "kindsel", "intcopy");   /* (no spills: kind_splittable) */
   }
 }
 
 static void emit_kind_split(CG *G, KirLoop *L) {
-  KtySpec *sp = G->sp;
-  KirFunc *f = sp->ir;
   KirBlock *h = L->header;
-  for (int b = 0; b < L->nblocks; b++)
-    if (sp->live[L->blocks[b]->id])
-      cg_make_phis_at(G, L->blocks[b], G->vbbs[L->blocks[b]->id], G->vphis);
+  copy_phis(G, L);
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
   cg_before_loop(G, L);
   LLVMBuildCondBr(G->B, G->fors[L->prep->id].dyn, G->vbbs[h->id], G->bbs[h->id]);
@@ -1001,16 +996,9 @@ static void emit_kind_split(CG *G, KirLoop *L) {
   G->vsphis[L->var->id][1] = cg_i1(G, 0);
   pass_phis(G, h, G->vphis);
   G->vsphis[L->var->id][1] = isf;
-  G->versioning = L;
   G->kindint = L->prep;
-  for (int b = 0; b < f->nblocks; b++) {
-    KirBlock *blk = f->blocks[b];
-    if (!sp->live[b] || !kir_inloop(L, blk)) continue;
-    cg_use_phis(G, blk, G->vphis);
-    cg_emit_block_at(G, blk, G->vbbs[b]);
-  }
+  emit_copy(G, L, 0);
   G->kindint = NULL;
-  G->versioning = NULL;
 }
 
 /* ---- Single-chunk copies (interrupt polls) -----------------------------------
