@@ -189,9 +189,9 @@ typedef struct CG {
   LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
                                (cg_lua.c hint), or NULL */
   /* cg_lua.c hint: the hints of tables compiled code holds, each computed
-  ** once where its address is made: the addresses, their hints */
-  LLVMValueRef entryhint[2][64];
-  int nentryhints;
+  ** once where its address (and tag) is made: addresses, tags, hints */
+  LLVMValueRef hints[3][64];
+  int nhints;
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and
   ** by call, how many slots from its first it clears */
