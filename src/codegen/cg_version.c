@@ -924,22 +924,25 @@ static void emit_copy(CG *G, KirLoop *L, int novec) {
   G->versioning = NULL;
 }
 
-/* ---- Loops of either kind: an integer copy and the other ----------------------
+/* ---- Loops of either kind: an integer copy and a float copy -----------------
 ** A numeric for loop whose initial value or step is a number of either
 ** kind (read from a table: SciMark sparse's `for i = row[r], row[r + 1] -
 ** 1`) is typed T_NUMBER: its control variable carries its kind, and each
 ** use of it branches on it (a key converted where it is a float, both the
 ** integer and the float step at forloop). Lua's forprep decides the
 ** loop's kind once, at entry (lvm.c forprep: an integer loop when the
-** initial value and the step are integers), so the loop is emitted twice:
-** at the test block (vsel) after forprep, the integer copy (at G->vbbs,
-** emitted with G->kindint: forloop's kind a constant, so the control
-** variable's float flag is false at both of its phi's edges and LLVM's
-** instcombine and simplifycfg fold away every branch on it) where
-** forprep chose an integer loop, else the loop as it is (its own blocks,
-** either kind). The integer copy's count, step and limit are forprep's,
-** computed for both kinds already. (The typer does not type the loop
-** T_INT with a check: its float case needs a compiled loop too.)
+** initial value and the step are integers), so the loop is emitted twice,
+** and the test block (kindsel) after forprep enters one by its decision:
+** the integer copy (at G->vbbs, emitted with G->kindint) or the float
+** copy (the loop's own blocks). In each, forloop's kind is a constant
+** (cg_func.c emit_forloop), so the control variable's float flag is one
+** constant at both of its phi's edges, and LLVM's instcombine and
+** simplifycfg fold away every branch on it and the other kind's code.
+** Both copies use forprep's count, steps and limit, computed for both
+** kinds already. (The typer does not type the loop T_INT with a check:
+** its float case needs a compiled loop too.) Measured on SciMark sparse
+** (6000 cycles): 5.333G -> 4.070G instructions with the hints of cg_lua.c,
+** the compile of its kernel +47M of them.
 ** What is split: innermost loops (no copies of copies), on the CPU,
 ** entered from forprep alone, not outlined by kjit.prange, not in a
 ** nest's copies, whose values are used after them only through exit
