@@ -47,6 +47,9 @@ endfunction()
 # Chains of table arithmetic (tests/lua/test_chains.lua) again with chains
 # off (KJIT_NO_CHAINS=1): each operation alone, the same results.
 kjit_lua_test_again(test_chains_off test_chains "KJIT_NO_CHAINS=1")
+# Loops whose bounds' kind is known at run time only (tests/lua/
+# test_for_kinds.lua) again as one copy (KJIT_NO_KIND_SPLIT=1).
+kjit_lua_test_again(test_for_kinds_one test_for_kinds "KJIT_NO_KIND_SPLIT=1")
 
 # The call path again with its arguments read through the Lua API only
 # (KJIT_NO_STACK_READS=1, host/lua_stack.h): both ways differential.

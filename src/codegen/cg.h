@@ -156,6 +156,9 @@ typedef struct CG {
   LLVMBasicBlockRef *vbbs;  /* by block id: the checked copy */
   LLVMValueRef (*vphis)[3 + KJIT_MAXDIMS];
   KirLoop *versioning;      /* the loop whose checked copy is being emitted */
+  uint8_t *kindsplit;       /* by header block id: a loop of either kind, in
+                               two copies (cg_version.c emit_kind_split) */
+  const KirInsn *kindint;   /* the forprep whose integer copy is being emitted */
   const struct KfaNarrow *narrowing;   /* kernels: the while loop whose copy with
                                           an i32 counter is being emitted */
   LLVMValueRef narrow_wide;   /* then: the counter's i64 stack slot, or NULL */
@@ -193,6 +196,10 @@ typedef struct CG {
   LLVMValueRef *ncount;     /* by id: how many a call of such a callee gave (i32) */
   LLVMValueRef lton;        /* i1: kjit_lt_on, read once in the entry block
                                (cg_lua.c hint), or NULL */
+  /* cg_lua.c hint: the hints of tables compiled code holds, each computed
+  ** once where its address (and tag) is made: addresses, tags, hints */
+  LLVMValueRef hints[3][64];
+  int nhints;
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and
   ** by call, how many slots from its first it clears */
@@ -416,6 +423,7 @@ void cg_use_phis(CG *G, KirBlock *b, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]);
 void cg_emit_block_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb);
 /* cg_peel.c: values of L used after it go through stack slots */
 void cg_peel_spills(CG *G, KirLoop *L);
+int cg_peel_used_outside(CG *G, KirLoop *L);   /* a value of L used after it, not by an exit phi */
 /* cg_peel.c: loop metadata on latch_br, the back edge of L (no runtime
 ** unrolling of big bodies) */
 void cg_loop_hints(CG *G, KirLoop *L, LLVMValueRef latch_br);

@@ -745,6 +745,7 @@ static int float_recurrence(CG *G, const KirLoop *L) {
 ** stencil's compile 35%, see cg_version.c). */
 int cg_fit_version(CG *G, const KirLoop *L) {
   return G->pollctr != NULL && L->kind == KIR_LOOP_FORNUM && !G->S->kernel &&
+         !(G->kindsplit && G->kindsplit[L->header->id]) &&   /* (two kinds, not ranges) */
          !(G->strip_at && G->strip_at[L->header->id] == L) && stores_invariant(L);
 }
 
@@ -1180,6 +1181,10 @@ static void emit_forloop(CG *G, KirInsn *v) {
     cg_loop_hints(G, b->loop, LLVMGetBasicBlockTerminator(latch));   /* cg_peel.c */
     return;
   }
+  /* the integer and the float copy of a loop of either kind (cg_version.c
+  ** emit_kind_split): the kind its forprep decided, a constant in each */
+  LLVMValueRef dyn = F->dyn;
+  if (G->kindsplit && G->kindsplit[prep->block->succ[0]->id]) dyn = cg_i1(G, G->kindint == prep);
   if (F->kind == T_INT || F->kind == T_NUMBER) {
     LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
     imore = LLVMBuildICmp(G->B, LLVMIntNE, rem, cg_i64(G, 0), "");
@@ -1203,10 +1208,10 @@ static void emit_forloop(CG *G, KirInsn *v) {
   } else {
     Type nt = TY(T_NUMBER);
     nt.fsub = T_F64;
-    CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, F->dyn, inext, LLVMBuildBitCast(G->B, fnext, G->i64, ""), ""));
-    r.isf = LLVMBuildNot(G->B, F->dyn, "");
+    CgVal r = cg_mk(nt, LLVMBuildSelect(G->B, dyn, inext, LLVMBuildBitCast(G->B, fnext, G->i64, ""), ""));
+    r.isf = LLVMBuildNot(G->B, dyn, "");
     G->vals[v->id] = r;
-    branch(G, b, LLVMBuildSelect(G->B, F->dyn, imore, fmore, ""));
+    branch(G, b, LLVMBuildSelect(G->B, dyn, imore, fmore, ""));
   }
 }
 

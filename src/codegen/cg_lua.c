@@ -557,6 +557,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->luaL = NULL;
   G->lbase = NULL;
   G->lton = NULL;
+  G->nhints = 0;
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
@@ -991,10 +992,14 @@ static LLVMValueRef lt_none(CG *G) {
 ** inline checks then need no branch for "no table": they miss in
 ** kjit_lt_none by themselves. Selects only; for one value the same ones
 ** each time, which LLVM's CSE keeps once. */
+static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b, LLVMValueRef tag);
+
 static LLVMValueRef hint(CG *G, CgVal x) {
   LLVMValueRef none = lt_none(G);
   if (x.t.kind != T_LUA || x.dims[0] == NULL) return LLVMBuildIntToPtr(G->B, none, G->i8p, "");
   LLVMValueRef b = x.dims[0];
+  LLVMValueRef h = hint_at_def(G, b, inslot(x) ? NULL : x.flag);
+  if (h) return h;
   LLVMValueRef no = LLVMBuildICmp(G->B, LLVMIntEQ, b, cg_i64(G, 0), "");   /* not a table */
   if (!inslot(x)) no = LLVMBuildOr(G->B, no, isnum_tag(G, x), "");
   LLVMValueRef on = G->lton ? G->lton
@@ -1002,6 +1007,71 @@ static LLVMValueRef hint(CG *G, CgVal x) {
                                             cg_i32(G, 0), "");
   no = LLVMBuildOr(G->B, no, LLVMBuildNot(G->B, on, ""), "");
   return LLVMBuildIntToPtr(G->B, LLVMBuildSelect(G->B, no, none, b, ""), G->i8p, "");
+}
+
+/* Where value v is made, for hint_at_def: its block when an instruction of
+** the function's body (not of its entry code), else NULL (an argument, a
+** constant, the entry code's: known at the end of the entry code). *ok: 0
+** for a value of another function. */
+static LLVMBasicBlockRef made_in(CG *G, LLVMValueRef v, int *ok) {
+  *ok = 1;
+  if (LLVMIsAArgument(v)) { *ok = LLVMGetParamParent(v) == G->fn; return NULL; }
+  if (!LLVMIsAInstruction(v)) return NULL;
+  LLVMBasicBlockRef bb = LLVMGetInstructionParent(v);
+  *ok = LLVMGetBasicBlockParent(bb) == G->fn;
+  return bb == G->allocas || bb == G->lentry ? NULL : bb;
+}
+
+/* Whether instruction a comes before instruction b of the same block. */
+static int before(LLVMValueRef a, LLVMValueRef b) {
+  for (LLVMValueRef i = LLVMGetNextInstruction(a); i; i = LLVMGetNextInstruction(i))
+    if (i == b) return 1;
+  return 0;
+}
+
+/* The hint of a value x holding address b and tag (NULL: a table in its
+** slot) (an argument's, a frozen table's, a constructor's, a read's),
+** computed once, right after b and tag are made, and kept: the code
+** generator's Lua-value pipeline has no loop-invariant code motion
+** (backend/cpu.c kc_pipeline_lua), so a hint made at each access was made
+** again at each iteration of a loop over a table made before it (SciMark
+** sparse's inner loop: a load, two tests and two selects for each of its
+** three tables). b and tag dominate every use of the hint, and kjit_lt_on's
+** read (G->lton, in the entry code) dominates them. NULL: made at the
+** access, as before (b and tag made in different blocks, the memo full,
+** no lton). */
+#define MAXHINTS ((int)(sizeof ((CG *)0)->hints[0] / sizeof (LLVMValueRef)))
+static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b, LLVMValueRef tag) {
+  LLVMBasicBlockRef entry = G->lentry ? G->lentry : G->allocas;
+  if (G->lton == NULL || entry == NULL || LLVMGetBasicBlockParent(entry) != G->fn) return NULL;
+  for (int i = 0; i < G->nhints; i++)
+    if (G->hints[0][i] == b && G->hints[1][i] == tag) return G->hints[2][i];
+  if (G->nhints == MAXHINTS) return NULL;
+  int okb, okt = 1;
+  LLVMBasicBlockRef bb = made_in(G, b, &okb), tb = tag ? made_in(G, tag, &okt) : NULL;
+  if (!okb || !okt || (bb && tb && bb != tb)) return NULL;
+  /* after the later of b and tag (and after the block's phis), or at the
+  ** end of the entry code, which is open until the function's blocks are
+  ** all emitted */
+  LLVMValueRef last = bb && tb ? (before(b, tag) ? tag : b) : bb ? b : tb ? tag : NULL;
+  LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
+  if (last) {
+    LLVMValueRef at = LLVMGetNextInstruction(last);
+    while (at && LLVMIsAPHINode(at)) at = LLVMGetNextInstruction(at);
+    if (at) LLVMPositionBuilderBefore(B, at);
+    else LLVMPositionBuilderAtEnd(B, LLVMGetInstructionParent(last));
+  } else {
+    LLVMPositionBuilderAtEnd(B, entry);
+  }
+  LLVMValueRef no = LLVMBuildOr(B, LLVMBuildICmp(B, LLVMIntEQ, b, cg_i64(G, 0), ""),
+                                LLVMBuildNot(B, G->lton, ""), "");
+  if (tag) no = LLVMBuildOr(B, no, LLVMBuildICmp(B, LLVMIntNE, tag, i8c(G, 0), ""), "");
+  LLVMValueRef h = LLVMBuildIntToPtr(B, LLVMBuildSelect(B, no, lt_none(G), b, ""), G->i8p, "hint");
+  LLVMDisposeBuilder(B);
+  G->hints[0][G->nhints] = b;
+  G->hints[1][G->nhints] = tag;
+  G->hints[2][G->nhints++] = h;
+  return h;
 }
 
 /* ---- Sites ---------------------------------------------------------------------------- */

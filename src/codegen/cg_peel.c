@@ -64,18 +64,27 @@ static int used_outside(KirLoop *L, const KirInsn *v) {
   return 0;
 }
 
-void cg_peel_spills(CG *G, KirLoop *L) {
+/* The values of L used outside it (used_outside): each given a stack slot
+** (make), or only whether there is one. */
+static int outside_values(CG *G, KirLoop *L, int make) {
   KtySpec *sp = G->sp;
+  int n = 0;
   for (int b = 0; b < L->nblocks; b++) {
     KirBlock *blk = L->blocks[b];
     for (int j = 0; j < blk->nphis + blk->ninsns; j++) {
       KirInsn *v = j < blk->nphis ? blk->phis[j] : blk->insns[j - blk->nphis];
       Type t = sp->types[v->id];
       if (t.kind == T_UNKNOWN || sp->consts[v->id].kind != T_UNKNOWN || !used_outside(L, v)) continue;
+      if (!make) return 1;
       cg_make_spill(G, v, t);
+      n++;
     }
   }
+  return n;
 }
+
+void cg_peel_spills(CG *G, KirLoop *L) { outside_values(G, L, 1); }
+int cg_peel_used_outside(CG *G, KirLoop *L) { return outside_values(G, L, 0); }
 
 static int peelable(CG *G, KirLoop *L) {
   KtySpec *sp = G->sp;

@@ -633,10 +633,12 @@ test("the next chain begins where one ended: keys and tables read in a chain", f
   if not os.getenv("KJIT_NO_CHAINS") then
     -- vx[col[i]] and val[i] are read in the chain (the key a number
     -- checked with it), col[i] alone: one element read with its own call
+    -- in each copy of the loop (its integer and its float copy:
+    -- test_for_kinds.lua)
     local f = kjit.jit(sparse)
     f(make(3))
     local _, alone = f:inspect("llvm"):gsub("call i32 @kjit_lv_sgetk", "")
-    eq(alone, 1, "element reads outside the chain")
+    eq(alone, os.getenv("KJIT_NO_KIND_SPLIT") and 1 or 2, "element reads outside the chain")
   end
   -- a field of a field
   local function nested(b, dt)
