@@ -1257,6 +1257,14 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
+  /* A pure caller runs on after a pure callee failed; an ordinary callee
+  ** (one emit_module took out of the pure set: a T_NUMBER result, say)
+  ** neither tests for a recorded error nor keeps it, so with the garbage
+  ** arguments it would raise an error of its own over the first one
+  ** (difffuzz 420413: `h1(math.max(h1(1.5), p))`, h1's second
+  ** specialization's "attempt to compare number with nil" over the first's
+  ** error). Fail before calling it. */
+  if (mepure && !pure) cg_pure_keep_first_error(G);
   for (int r = 0; r < nr && !pure; r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, callee->rets[r], tys);
