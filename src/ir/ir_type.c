@@ -19,6 +19,7 @@
 #include "runtime/luaclosure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
+#include "ir/ir_varinfo.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,6 +64,19 @@ int kty_builtin_reads(int id, int n) {
   if (row == NULL || row->maxargs < 0 || n <= row->maxargs) return n;
   if (B_NEEDS_L(id) || B_IS_CUDA(id) || id == B_ASSERT) return n;
   return row->maxargs;
+}
+
+/* Whether built-in id's second argument is optional in lmathlib.c, nil
+** read as none: math.log's base, math.atan's x (luaL_optnumber). */
+static int optional_second(int id) { return id == B_MATH_LOG || id == B_MATH_ATAN; }
+
+/* The argument built-in id's C function checks j-th of n (lmathlib.c:
+** in order, but math.fmod's two as this Lua's C compiler evaluates them,
+** kjit_fmod_checks_arg2_first). */
+static int checked_arg(int id, int n, int j) {
+  if (id == B_MATH_FMOD && n == 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
+    return 1 - j;
+  return j;
 }
 
 static const char *builtin_name(int id) {
@@ -3060,25 +3074,46 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     lua_Number x = ok ? lua_tonumber(L, -1) : 0;
     lua_pop(L, ok ? 2 : 1);
     if (!ok) {
-      const char *dot = strrchr(name, '.');
-      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
-            dot ? dot + 1 : name);
+      char fname[96];
+      kir_argerror_name(sp, v, name, fname, sizeof fname);
+      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", fname);
     }
     /* a constant (float32's: the f32 value as an f64 constant, which
     ** folds in double with other constants, as the interpreter computes) */
     kty_fold_cast(id, x, k);
     return const_type(*k);
   }
+  if (optional_second(id) && n >= 2) {
+    /* nil there is none: math.log's natural logarithm, math.atan's x of 1
+    ** (luaL_optnumber); a number-or-nil is the library's, called */
+    if (args[1].kind == T_NIL) n = 1;
+    else if (args[1].kind == T_MAYBE && args[1].dtype && !S->kernel)
+      return t_luacall(S, sp, v, args, kargs, n);
+  }
   int nnum = n;   /* (those it reads: kty_builtin_reads) */
-  for (int i = 0; i < nnum; i++) {
-    if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
-      /* luaL_checknumber's error, the function named as the call names it
-      ** (math.sqrt: 'sqrt'), when the call runs; max and min of one
-      ** argument return it */
-      const char *dot = strrchr(name, '.');
-      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", i + 1,
-            dot ? dot + 1 : name, objtypename(args[i]));
+  if (id != B_MATH_MAX && id != B_MATH_MIN) {   /* (max and min of one argument return it) */
+    int bad = -1;   /* the argument lmathlib.c names first of those that always raise */
+    for (int j = 0; j < nnum && bad < 0; j++) {
+      int i = checked_arg(id, nnum, j);
+      if (args[i].kind == T_UNKNOWN) return args[i];
+      if (raises_on(args[i])) bad = i;
     }
+    if (bad >= 0) {
+      /* one checked when the call runs beside it (a number-or-nil, math.ult's
+      ** float) may fail first: the library function, called, checks them
+      ** in its order */
+      for (int i = 0; i < nnum && !S->kernel; i++)
+        if (args[i].kind == T_MAYBE || (id == B_MATH_ULT && args[i].kind != T_INT && isnum(args[i])))
+          return t_luacall(S, sp, v, args, kargs, n);
+      /* luaL_checknumber's error, the function named as the call names it
+      ** (math.sqrt: 'sqrt', local f = math.sqrt: 'f'), when the call runs */
+      char fname[96];
+      kir_argerror_name(sp, v, name, fname, sizeof fname);
+      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1, fname,
+            objtypename(args[bad]));
+    }
+  }
+  for (int i = 0; i < nnum; i++) {
     args[i] = numview(args[i]);
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (!isnum(args[i]))
@@ -3468,6 +3503,15 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** through lua_call is given them all */
     int nall = n;
     n = kty_builtin_reads(ft.ref, n);
+    /* a Lua value (checked when the call runs) beside a nil, a boolean or
+    ** an array (which always raise) in a math function: which one the
+    ** library names is its order's, so the library function is called */
+    int lua_arg = 0, raising_arg = 0;
+    for (int i = 0; i < n; i++) { lua_arg |= islua(args[i]); raising_arg |= raises_on(args[i]); }
+    if (lua_arg && raising_arg && row && kty_builtin_libname(ft.ref) && !S->kernel &&
+        (row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME || row->rule == KTY_R_FLOAT ||
+         row->rule == KTY_R_FMOD))
+      return t_luacall(S, sp, v, args, kargs, nall);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
       /* the library takes any value: passed as it is (cg_lib.c) */
@@ -3520,6 +3564,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         if (dt != KJIT_BOOL && dt != KJIT_RECORD) args[i] = luanum(args[i]);
         continue;
       }
+      /* math.log's base, math.atan's x: lmathlib.c reads nil as none, so
+      ** a Lua value there is the library's to check (t_builtin) */
+      if (i == 1 && optional_second(ft.ref) && !S->kernel)
+        return t_luacall(S, sp, v, args, kargs, nall);
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD ||
                            row->rule == KTY_R_CAST))
