@@ -5229,9 +5229,27 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, " end end");
     goto load;
   }
-  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
+  /* a function read from a table by an integer key (t[1](x)) or a
+  ** computed one (t[k](x)) is called from a table the same way (the
+  ** trampoline's own, holding it during the call only), so that its
+  ** errors name it 'integer index' or '?' as interpreted */
+  char info[128], callee[128];
+  kir_varinfo(sp, v, 0, info, sizeof info);
+  const char *key = strcmp(info, " (field 'integer index')") == 0 ? "1"
+                    : strcmp(info, " (field '?')") == 0 ? "__kjit_k" : NULL;
+  if (key) snprintf(callee, sizeof callee, "__kjit_t[%s]", key);
+  else snprintf(callee, sizeof callee, "%s", name);
+  const char *drop = key ? "__kjit_t[1] = nil " : "";
+  luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; local __kjit_n = function(...) ");
+  luaL_addstring(&b, drop);
+  luaL_addstring(&b, "return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
   luaL_addstring(&b, ", ...) ");
+  if (key) {
+    luaL_addstring(&b, "__kjit_t[1] = ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, " ");
+  }
   for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
   char head[64];
   if (nres < 0) luaL_addstring(&b, "return __kjit_n(");
@@ -5243,9 +5261,10 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     luaL_addstring(&b, " = ");
   }
-  luaL_addstring(&b, name);
+  luaL_addstring(&b, callee);
   luaL_addstring(&b, nres < 0 ? "(...)) end" : "(...) ");
   if (nres >= 0) {
+    luaL_addstring(&b, drop);
     luaL_addstring(&b, "return");
     for (int r = 0; r < nres; r++) {
       snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
