@@ -5233,12 +5233,11 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   ** computed one (t[k](x)) is called from a table the same way (the
   ** trampoline's own, holding it during the call only), so that its
   ** errors name it 'integer index' or '?' as interpreted */
-  char info[128], callee[128];
+  char info[128];
   kir_varinfo(sp, v, 0, info, sizeof info);
-  const char *key = strcmp(info, " (field 'integer index')") == 0 ? "1"
-                    : strcmp(info, " (field '?')") == 0 ? "__kjit_k" : NULL;
-  if (key) snprintf(callee, sizeof callee, "__kjit_t[%s]", key);
-  else snprintf(callee, sizeof callee, "%s", name);
+  const char *key = strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
+                    : strcmp(info, " (field '?')") == 0 ? "__kjit_t[__kjit_k]" : NULL;
+  const char *callee = key ? key : name;
   const char *drop = key ? "__kjit_t[1] = nil " : "";
   luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; local __kjit_n = function(...) ");
   luaL_addstring(&b, drop);
