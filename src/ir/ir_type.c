@@ -5229,25 +5229,29 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, " end end");
     goto load;
   }
-  /* a function read from a table by an integer key (t[1](x)) or a
-  ** computed one (t[k](x)) is called from a table the same way (the
-  ** trampoline's own, holding it during the call only), so that its
-  ** errors name it 'integer index' or '?' as interpreted */
+  /* a library function read from a table by an integer key (t[1](x)) or
+  ** a computed one (t[k](x)) is called from a table the same way (the
+  ** trampoline's own, which keeps the last one: a library function lives
+  ** as long as the library), so that its argument errors name it
+  ** 'integer index' or '?' as interpreted. (Not a function known only
+  ** when the call runs: the table would keep it alive, and the store costs
+  ** about 270 instructions a call; differences.md 7.) */
   char info[128];
   kir_varinfo(sp, v, 0, info, sizeof info);
-  const char *key = strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
+  const char *key = sp->types[v->args[0]->id].kind != T_BUILTIN ? NULL
+                    : strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
                     : strcmp(info, " (field '?')") == 0 ? "__kjit_t[__kjit_k]" : NULL;
   const char *callee = key ? key : name;
-  const char *drop = key ? "__kjit_t[1] = nil " : "";
-  luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; local __kjit_n = function(...) ");
-  luaL_addstring(&b, drop);
-  luaL_addstring(&b, "return select('#', ...), ... end; return function(");
+  luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; ");
+  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
   luaL_addstring(&b, ", ...) ");
   if (key) {
-    luaL_addstring(&b, "__kjit_t[1] = ");
+    luaL_addstring(&b, "if __kjit_t[1] ~= ");
     luaL_addstring(&b, name);
-    luaL_addstring(&b, " ");
+    luaL_addstring(&b, " then __kjit_t[1] = ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, " end ");
   }
   for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
   char head[64];
@@ -5263,7 +5267,6 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   luaL_addstring(&b, callee);
   luaL_addstring(&b, nres < 0 ? "(...)) end" : "(...) ");
   if (nres >= 0) {
-    luaL_addstring(&b, drop);
     luaL_addstring(&b, "return");
     for (int r = 0; r < nres; r++) {
       snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
