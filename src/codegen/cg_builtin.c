@@ -8,6 +8,7 @@
 #include <string.h>
 #include "codegen/cg.h"
 #include "ir/ir_builtins.h"
+#include "ir/ir_varinfo.h"
 
 static int builtin_id(CG *G, const KirInsn *v) { return G->sp->types[v->args[0]->id].ref; }
 
@@ -100,22 +101,22 @@ static CgVal abs_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   return cg_mk(a[0].t, cg_math(G, "fabs", LLVMTypeOf(a[0].v), &a[0].v, 1));
 }
 
-/* Which argument of math.fmod the running Lua names when neither is a
-** number: lmathlib.c checks both (luaL_checknumber(L, 1), (L, 2)) as the
-** arguments of one C call, whose evaluation order C leaves open (Debian's
-** GCC-built lua5.4 names #2, a clang build #1). The host probes it when
-** kjit is opened (lkjit.c); every state of a process shares one lmathlib,
-** so one value serves them all. Not in the disk cache's key: a cached
-** object used by a differently built Lua of the same version names the
-** other argument in this one message. */
-int kjit_fmod_checks_arg2_first;
+/* The name "bad argument #n to 'name'" gives the built-in call v calls
+** (ir_varinfo.c: 'fmod', or 'f' for a local f = math.fmod), kept as long
+** as the module's messages. */
+static const char *argerror_name(CG *G, const KirInsn *v) {
+  char *name = ka_alloc(G->S->A, 96);
+  if (name == NULL) cg_error(G, v, "not enough memory");
+  kir_argerror_name(G->sp, v, kty_call_name(G->sp, v, builtin_id(G, v)), name, 96);
+  return name;
+}
 
 static CgVal fmod_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   (void)n; (void)rt;
   if (a[0].t.kind == T_INT && a[1].t.kind == T_INT) {
     LLVMValueRef d = a[1].v;
     cg_check(G, LLVMBuildICmp(G->B, LLVMIntNE, d, cg_i64(G, 0), ""), KE_FMOD0, v->line, NULL,
-             NULL, NULL, NULL);
+             NULL, NULL, argerror_name(G, v));
     LLVMValueRef neg1 = LLVMBuildICmp(G->B, LLVMIntEQ, d, cg_i64(G, -1), "");
     LLVMValueRef sd = LLVMBuildSelect(G->B, neg1, cg_i64(G, 1), d, "");
     return cg_mk(TY(T_INT), LLVMBuildSRem(G->B, a[0].v, sd, ""));
@@ -177,27 +178,28 @@ static void minmax_maybe_checks(CG *G, int id, CgVal *a, int n, int line) {
   }
 }
 
-/* An integer argument of a library function: "bad argument #n to 'ult'
-** (number has no integer representation)". */
-static LLVMValueRef to_int_arg(CG *G, CgVal x, int line, int argn, const char *fname) {
+/* Integer argument argn of the library function call v calls: "bad
+** argument #n to 'ult' (number has no integer representation)", the
+** function named as the call names it (ir_varinfo.c). */
+static LLVMValueRef to_int_arg(CG *G, const KirInsn *v, CgVal x, int argn) {
   if (x.t.kind == T_INT) return x.v;
   LLVMValueRef ok;
   LLVMValueRef i = cg_float_to_int_exact(G, cg_num_to(G, x, T_F64), &ok);
-  cg_check(G, ok, KE_ARGNOINT, line, cg_i64(G, argn), NULL, NULL, fname);
+  cg_check(G, ok, KE_ARGNOINT, v->line, cg_i64(G, argn), NULL, NULL, argerror_name(G, v));
   return i;
 }
 
 static CgVal ult_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   (void)n; (void)rt;
-  LLVMValueRef x = to_int_arg(G, a[0], v->line, 1, "ult");
-  LLVMValueRef y = to_int_arg(G, a[1], v->line, 2, "ult");
+  LLVMValueRef x = to_int_arg(G, v, a[0], 1);
+  LLVMValueRef y = to_int_arg(G, v, a[1], 2);
   return cg_mk(TY(T_BOOL), LLVMBuildICmp(G->B, LLVMIntULT, x, y, ""));
 }
 
 /* math.ult's first argument as an integer (its own check, see cg_builtin). */
 static CgVal ult_first_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
   (void)n; (void)rt;
-  return cg_mk(TY(T_INT), to_int_arg(G, a[0], v->line, 1, "ult"));
+  return cg_mk(TY(T_INT), to_int_arg(G, v, a[0], 1));
 }
 
 /* math.modf(x) of an integer-or-float (lmathlib.c; a concrete number goes
@@ -343,6 +345,8 @@ CgVal cg_builtin(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
   }
   if (id == B_MATH_FMOD && n >= 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
     a[1] = cg_unwrap(G, a[1], line, arg_use(v, a, 1), 2);   /* named first, as this Lua does */
+  if ((id == B_MATH_LOG || id == B_MATH_ATAN) && n >= 2 && a[1].t.kind == T_NIL)
+    n = 1;   /* a nil base or x is none (the typer's optional_second) */
   for (int i = 0; i < n; i++) a[i] = cg_unwrap(G, a[i], line, arg_use(v, a, i), i + 1);
   switch (id) {
   case B_MATH_FLOOR: case B_MATH_CEIL: return cg_split(G, v, a, 1, rt, round_concrete);

@@ -17,6 +17,7 @@
 #include "ir/ir_closure.h"
 #include "codegen/kcg.h"
 #include "ir/ir_facts.h"
+#include "ir/ir_varinfo.h"
 
 /* ---- Small helpers ---------------------------------------------------- */
 
@@ -280,121 +281,9 @@ void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
   LLVMPositionBuilderAtEnd(G->B, cont);
 }
 
-/* Lua's findsetreg (ldebug.c): the instruction before lastpc that last set
-** register reg, or -1 (set under a jump: unknown). */
-static int findsetreg(const KbcProto *p, int lastpc, int reg) {
-  int setreg = -1, jmptarget = 0;
-  for (int pc = 0; pc < lastpc; pc++) {
-    uint32_t i = p->code[pc];
-    int op = KBC_OP(i), a = KBC_A(i), change;
-    switch (op) {
-    case KBC_LOADNIL: change = a <= reg && reg <= a + KBC_B(i); break;
-    case KBC_TFORCALL: change = reg >= a + 2; break;
-    case KBC_CALL: case KBC_TAILCALL: change = reg >= a; break;
-    case KBC_JMP: {
-      int dest = pc + 1 + KBC_SJ(i);
-      if (dest <= lastpc && dest > jmptarget) jmptarget = dest;
-      change = 0;
-      break;
-    }
-    /* the instructions that do not set register A (lopcodes.c's A mode) */
-    case KBC_SETUPVAL: case KBC_SETTABUP: case KBC_SETTABLE: case KBC_SETI: case KBC_SETFIELD:
-    case KBC_MMBIN: case KBC_MMBINI: case KBC_MMBINK: case KBC_CLOSE: case KBC_TBC:
-    case KBC_EQ: case KBC_LT: case KBC_LE: case KBC_EQK: case KBC_EQI: case KBC_LTI:
-    case KBC_LEI: case KBC_GTI: case KBC_GEI: case KBC_TEST: case KBC_RETURN: case KBC_RETURN0:
-    case KBC_RETURN1: case KBC_TFORPREP: case KBC_SETLIST: case KBC_EXTRAARG:
-      change = 0;
-      break;
-    default: change = reg == a; break;
-    }
-    if (change) setreg = pc < jmptarget ? -1 : pc;
-  }
-  return setreg;
-}
-
-/* The local a temporary register was copied from (a MOVE, as Lua's
-** getobjname follows it: `x(a)` calls a copy of x), or NULL. */
-static const char *moved_local(const KbcProto *p, int pc, int reg) {
-  for (int depth = 0; depth < 8; depth++) {
-    int at = findsetreg(p, pc, reg);
-    if (at < 0 || KBC_OP(p->code[at]) != KBC_MOVE) return NULL;
-    int b = KBC_B(p->code[at]);
-    if (b >= KBC_A(p->code[at])) return NULL;
-    const char *name = kbc_localname(p, b, at);
-    if (name) return name;
-    pc = at;
-    reg = b;
-  }
-  return NULL;
-}
-
-/* Lua's description of where a value came from: a local's name (debug
-** info), a global or an upvalue. */
+/* Lua's description of where a value came from (ir_varinfo.c). */
 void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
-  buf[0] = '\0';
-  if (use == NULL || argi >= use->nargs) return;
-  const KirInsn *v = use->args[argi];
-  const KbcProto *p = G->sp->ir->proto;
-  /* the register the instruction reads it from, a local there? (Lua's
-  ** getobjname: the local's name first, then what loaded the register;
-  ** a local holding a constant is named, a constant operand is not) */
-  if (use->pc >= 0 && use->pc < p->ncode) {
-    uint32_t i = p->code[use->pc];
-    const KbcOpInfo *oi = &kbc_opinfo[KBC_OP(i)];
-    int reg = -1;
-    if (oi->b == KBC_R && oi->c == KBC_R) reg = argi == 0 ? KBC_B(i) : KBC_C(i);
-    else if (oi->b == KBC_R) reg = KBC_B(i);
-    /* a constant v (a local holding one) was read from register reg unless
-    ** it is the instruction's constant or immediate operand: ADDK's or
-    ** SHRI's second, SHLI's first (sC << R[B]) */
-    if (KIR_ISCONST(v->op) && oi->c != KBC_R && (argi == 0) == (KBC_OP(i) == KBC_SHLI) &&
-        KBC_OP(i) != KBC_CONCAT) return;
-    if (KBC_OP(i) == KBC_CONCAT) reg = KBC_A(i) + argi;   /* its operands R[A] .. R[A+n-1] */
-    /* the function a call calls, the table a store writes: register A */
-    int op = KBC_OP(i);
-    if (op == KBC_CALL || op == KBC_TAILCALL || op == KBC_SETTABLE || op == KBC_SETI ||
-        op == KBC_SETFIELD)
-      reg = argi == 0 ? KBC_A(i) : -1;
-    const char *name = reg >= 0 ? kbc_localname(p, reg, use->pc) : NULL;
-    if (name == NULL && reg >= 0) name = moved_local(p, use->pc, reg);
-    if (name) { snprintf(buf, n, " (local '%s')", name); return; }
-    if (KIR_ISCONST(v->op)) return;
-    if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL &&
-        !(v->op == KIR_GETCELL && v->args[0]->op == KIR_GETUPVAL))
-      return;
-  } else if (KIR_ISCONST(v->op)) {
-    return;
-  } else if (v->name) {
-    snprintf(buf, n, " (local '%s')", v->name);
-    return;
-  }
-  switch (v->op) {
-  case KIR_GETFIELD:
-    if (v->args[0]->op == KIR_GETUPVAL && v->args[0]->aux < p->nup && p->up[v->args[0]->aux].name &&
-        strcmp(p->up[v->args[0]->aux].name, "_ENV") == 0)
-      snprintf(buf, n, " (global '%s')", v->k.str.s);
-    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_GETTABLE &&
-             kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
-      snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
-    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_SELF)
-      snprintf(buf, n, " (method '%s')", v->k.str.s);   /* o:m(): getobjname's OP_SELF */
-    else snprintf(buf, n, " (field '%s')", v->k.str.s);
-    break;
-  case KIR_INDEX: {
-    /* Lua names x[k] by its opcode: GETI for small constant keys */
-    int geti = v->pc >= 0 && v->pc < p->ncode && (p->code[v->pc] & 0x7F) == KBC_GETI;
-    snprintf(buf, n, " (field '%s')", geti ? "integer index" : "?");
-    break;
-  }
-  case KIR_GETCELL:   /* a cell upvalue's variable (ir_closure.c) */
-    if (v->args[0]->op != KIR_GETUPVAL) break;
-    v = v->args[0];
-    /* fall through */
-  case KIR_GETUPVAL:
-    if (v->aux < p->nup && p->up[v->aux].name) snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
-    break;
-  default: break;
-  }
+  kir_varinfo(G->sp, use, argi, buf, n);
 }
 
 /* ---- Values ------------------------------------------------------------------ */
@@ -1328,6 +1217,14 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   LLVMValueRef rp[KJIT_MAXRETS][3 + KJIT_MAXDIMS];
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
+  /* A pure caller runs on after a pure callee failed; an ordinary callee
+  ** (one emit_module took out of the pure set: a T_NUMBER result, say)
+  ** neither tests for a recorded error nor keeps it, so with the garbage
+  ** arguments it would raise an error of its own over the first one
+  ** (difffuzz 420413: `h1(math.max(h1(1.5), p))`, h1's second
+  ** specialization's "attempt to compare number with nil" over the first's
+  ** error). Fail before calling it. */
+  if (mepure && !pure) cg_pure_keep_first_error(G);
   for (int r = 0; r < nr && !pure; r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, callee->rets[r], tys);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "ir/ir_varinfo.h"
 #include "ir/ir_builtins.h"
 #include "runtime/runtime_lib.h"
 
@@ -114,7 +115,9 @@ static void put_val(CG *G, Recipe *R, CgVal x, const KirInsn *at) {
   }
 }
 
-/* "chunk\nline\npath\nname": a call site (runtime_lib.c's trampolines). */
+/* "chunk\nline\npath\nname": a call site (runtime_lib.c's trampolines);
+** name: the local or upvalue it is called through, ":m" for a method,
+** "[1]" or "[?]" for one read from a table by an integer or computed key. */
 static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   const KirInsn *fn = call->args[0];
   const KbcProto *p = G->sp->ir->proto;
@@ -131,6 +134,10 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   const char *path = kir_builtin_name(id);
   const char *last = strrchr(path, '.');
   if (alias && strcmp(alias, last ? last + 1 : path) == 0 && !last) alias = NULL;   /* print */
+  char info[128];   /* read from a table by an integer or a computed key: "[1]", "[?]" */
+  kir_varinfo(G->sp, call, 0, info, sizeof info);
+  if (alias == NULL && strcmp(info, " (field 'integer index')") == 0) alias = "[1]";
+  if (alias == NULL && strcmp(info, " (field '?')") == 0) alias = "[?]";
   char buf[LUA_IDSIZE + 200];
   int len = snprintf(buf, sizeof buf, "%s\n%d\n%s\n%s", G->sp->chunkname ? G->sp->chunkname : "?",
                      call->line, path, alias ? alias : "");

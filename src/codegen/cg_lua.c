@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/cg.h"
+#include "ir/ir_varinfo.h"
 #include "codegen/kcg.h"
 #include "runtime/luavalue.h"
 #include "host/lua_stack.h"
@@ -2282,17 +2283,15 @@ CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
     static const char *const what[3] = { "initial value", "limit", "step" };
     snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
   } else {
-    const char *name = "?";
+    char name[96] = "?";
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN && argi == 2 &&
         (G->sp->types[use->args[0]->id].ref == B_ARR_FILL ||
          G->sp->types[use->args[0]->id].ref == B_KJIT_FULL))
       /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
       return tonumber(G, x, use, 0, "number expected, got ", "");
-    if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
-      name = kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref);   /* kjit.f32: 'f32' */
-      const char *dot = strrchr(name, '.');
-      if (dot) name = dot + 1;
-    }
+    if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN)   /* kjit.f32: 'f32' */
+      kir_argerror_name(G->sp, use, kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref),
+                        name, sizeof name);
     snprintf(pre, 160, "bad argument #%d to '%s' (number expected, got ", argi, name);
   }
   return tonumber(G, x, use, 1, pre, ")");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <math.h>
 #include "codegen/cg.h"
+#include "ir/ir_varinfo.h"
 
 CgVal cg_mk(Type t, LLVMValueRef v) {
   CgVal r;
@@ -204,16 +205,15 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
   if (use && use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
     /* a C function names itself as the call names it: math.sqrt -> 'sqrt' */
     int b = G->sp->types[use->args[0]->id].ref;
-    const char *name = kty_call_name(G->sp, use, b);   /* kjit.u8(v): 'u8' */
-    const char *dot = strrchr(name, '.');
+    char name[96];   /* kjit.u8(v): 'u8'; local f = math.abs; f(x): 'f' */
+    kir_argerror_name(G->sp, use, kty_call_name(G->sp, use, b), name, sizeof name);
     if ((b == B_ARR_FILL || b == B_KJIT_FULL) && argi == 2) {
       /* the fill value of a:fill(v) and kjit.full(shape, v): buffer.c's
       ** storeval raises without naming the argument */
       snprintf(buf, n, "number expected, got %s", tname);
       return;
     }
-    snprintf(buf, n, "bad argument #%d to '%s' (number expected, got %s)", argi,
-             dot ? dot + 1 : name, tname);
+    snprintf(buf, n, "bad argument #%d to '%s' (number expected, got %s)", argi, name, tname);
     return;
   }
   if (use && (use->op == KIR_INDEX || use->op == KIR_SETINDEX || use->op == KIR_SETFIELD) &&

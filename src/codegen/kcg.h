@@ -14,10 +14,6 @@
 #include "ir/ir_type.h"
 #include "codegen/target.h"
 
-/* 1 where the running Lua's math.fmod names argument #2 first when
-** neither argument is a number (cg_builtin.c; set by host/driver.c). */
-extern int kjit_fmod_checks_arg2_first;
-
 /* Emits every used specialization of S into M and an entry named
 ** entry_name for root. Compile errors longjmp through S->jb with the
 ** located message in S->err. *has_calls: a compiled call was emitted (the

@@ -13,6 +13,16 @@ static const char *const names[B__COUNT] = {
 #undef KIR_NAME
 };
 
+/* Which argument of math.fmod the running Lua names when neither is a
+** number: lmathlib.c checks both (luaL_checknumber(L, 1), (L, 2)) as the
+** arguments of one C call, whose evaluation order C leaves open (Debian's
+** GCC-built lua5.4 names #2, a clang build #1). The host probes it when
+** kjit is opened (host/driver.c); every state of a process shares one
+** lmathlib, so one value serves them all. Not in the disk cache's key: a cached
+** object used by a differently built Lua of the same version names the
+** other argument in this one message. */
+int kjit_fmod_checks_arg2_first;
+
 const char *kir_builtin_name(int id) {
   if (id < 0 || id >= B__COUNT || names[id] == NULL) return "?";
   return names[id];

@@ -339,4 +339,8 @@ int kir_dtype_or_cast_of(struct lua_State *L, int idx);
   : (id) == B_CUDA_FLOAT16 ? (int)KJIT_F16 \
   : (id) >= B_CUDA_INT8 && (id) <= B_CUDA_FLOAT64 ? (id) - B_CUDA_INT8 : -1)
 
+/* 1 where the running Lua's math.fmod names argument #2 first when
+** neither argument is a number (ir_builtins.c; set by host/driver.c). */
+extern int kjit_fmod_checks_arg2_first;
+
 #endif

@@ -19,6 +19,7 @@
 #include "runtime/luaclosure.h"
 #include "common/krecord.h"
 #include "ir/ir_fold.h"
+#include "ir/ir_varinfo.h"
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -63,6 +64,19 @@ int kty_builtin_reads(int id, int n) {
   if (row == NULL || row->maxargs < 0 || n <= row->maxargs) return n;
   if (B_NEEDS_L(id) || B_IS_CUDA(id) || id == B_ASSERT) return n;
   return row->maxargs;
+}
+
+/* Whether built-in id's second argument is optional in lmathlib.c, nil
+** read as none: math.log's base, math.atan's x (luaL_optnumber). */
+static int optional_second(int id) { return id == B_MATH_LOG || id == B_MATH_ATAN; }
+
+/* The argument built-in id's C function checks j-th of n (lmathlib.c:
+** in order, but math.fmod's two as this Lua's C compiler evaluates them,
+** kjit_fmod_checks_arg2_first). */
+static int checked_arg(int id, int n, int j) {
+  if (id == B_MATH_FMOD && n == 2 && __atomic_load_n(&kjit_fmod_checks_arg2_first, __ATOMIC_RELAXED))
+    return 1 - j;
+  return j;
 }
 
 static const char *builtin_name(int id) {
@@ -3089,25 +3103,46 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     lua_Number x = ok ? lua_tonumber(L, -1) : 0;
     lua_pop(L, ok ? 2 : 1);
     if (!ok) {
-      const char *dot = strrchr(name, '.');
-      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
-            dot ? dot + 1 : name);
+      char fname[96];
+      kir_argerror_name(sp, v, name, fname, sizeof fname);
+      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", fname);
     }
     /* a constant (float32's: the f32 value as an f64 constant, which
     ** folds in double with other constants, as the interpreter computes) */
     kty_fold_cast(id, x, k);
     return const_type(*k);
   }
+  if (optional_second(id) && n >= 2) {
+    /* nil there is none: math.log's natural logarithm, math.atan's x of 1
+    ** (luaL_optnumber); a number-or-nil is the library's, called */
+    if (args[1].kind == T_NIL) n = 1;
+    else if (args[1].kind == T_MAYBE && args[1].dtype && !S->kernel)
+      return t_luacall(S, sp, v, args, kargs, n);
+  }
   int nnum = n;   /* (those it reads: kty_builtin_reads) */
-  for (int i = 0; i < nnum; i++) {
-    if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
-      /* luaL_checknumber's error, the function named as the call names it
-      ** (math.sqrt: 'sqrt'), when the call runs; max and min of one
-      ** argument return it */
-      const char *dot = strrchr(name, '.');
-      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", i + 1,
-            dot ? dot + 1 : name, objtypename(args[i]));
+  if (id != B_MATH_MAX && id != B_MATH_MIN) {   /* (max and min of one argument return it) */
+    int bad = -1;   /* the argument lmathlib.c names first of those that always raise */
+    for (int j = 0; j < nnum && bad < 0; j++) {
+      int i = checked_arg(id, nnum, j);
+      if (args[i].kind == T_UNKNOWN) return args[i];
+      if (raises_on(args[i])) bad = i;
     }
+    if (bad >= 0) {
+      /* one checked when the call runs beside it (a number-or-nil, math.ult's
+      ** float) may fail first: the library function, called, checks them
+      ** in its order */
+      for (int i = 0; i < nnum && !S->kernel; i++)
+        if (args[i].kind == T_MAYBE || (id == B_MATH_ULT && args[i].kind != T_INT && isnum(args[i])))
+          return t_luacall(S, sp, v, args, kargs, n);
+      /* luaL_checknumber's error, the function named as the call names it
+      ** (math.sqrt: 'sqrt', local f = math.sqrt: 'f'), when the call runs */
+      char fname[96];
+      kir_argerror_name(sp, v, name, fname, sizeof fname);
+      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1, fname,
+            objtypename(args[bad]));
+    }
+  }
+  for (int i = 0; i < nnum; i++) {
     args[i] = numview(args[i]);
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (!isnum(args[i]))
@@ -3497,6 +3532,15 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     ** through lua_call is given them all */
     int nall = n;
     n = kty_builtin_reads(ft.ref, n);
+    /* a Lua value (checked when the call runs) beside a nil, a boolean or
+    ** an array (which always raise) in a math function: which one the
+    ** library names is its order's, so the library function is called */
+    int lua_arg = 0, raising_arg = 0;
+    for (int i = 0; i < n; i++) { lua_arg |= islua(args[i]); raising_arg |= raises_on(args[i]); }
+    if (lua_arg && raising_arg && row && kty_builtin_libname(ft.ref) && !S->kernel &&
+        (row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME || row->rule == KTY_R_FLOAT ||
+         row->rule == KTY_R_FMOD))
+      return t_luacall(S, sp, v, args, kargs, nall);
     for (int i = 0; i < n; i++) {
       if (!islua(args[i])) continue;
       /* the library takes any value: passed as it is (cg_lib.c) */
@@ -3549,6 +3593,10 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
         if (dt != KJIT_BOOL && dt != KJIT_RECORD) args[i] = luanum(args[i]);
         continue;
       }
+      /* math.log's base, math.atan's x: lmathlib.c reads nil as none, so
+      ** a Lua value there is the library's to check (t_builtin) */
+      if (i == 1 && optional_second(ft.ref) && !S->kernel)
+        return t_luacall(S, sp, v, args, kargs, nall);
       if (row == NULL || !(row->rule == KTY_R_ROUND || row->rule == KTY_R_SAME ||
                            row->rule == KTY_R_FLOAT || row->rule == KTY_R_FMOD ||
                            row->rule == KTY_R_CAST))
@@ -5258,9 +5306,30 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, " end end");
     goto load;
   }
+  /* a library function read from a table by an integer key (t[1](x)) or
+  ** a computed one (t[k](x)) is called from a table the same way (the
+  ** trampoline's own, which keeps the last one: a library function lives
+  ** as long as the library), so that its argument errors name it
+  ** 'integer index' or '?' as interpreted. (Not a function known only
+  ** when the call runs: the table would keep it alive, and the store costs
+  ** about 270 instructions a call; differences.md 7.) */
+  char info[128];
+  kir_varinfo(sp, v, 0, info, sizeof info);
+  const char *key = sp->types[v->args[0]->id].kind != T_BUILTIN ? NULL
+                    : strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
+                    : strcmp(info, " (field '?')") == 0 ? "__kjit_t[__kjit_k]" : NULL;
+  const char *callee = key ? key : name;
+  luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; ");
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
   luaL_addstring(&b, ", ...) ");
+  if (key) {
+    luaL_addstring(&b, "if __kjit_t[1] ~= ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, " then __kjit_t[1] = ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, " end ");
+  }
   for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
   char head[64];
   if (nres < 0) luaL_addstring(&b, "return __kjit_n(");
@@ -5272,7 +5341,7 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     luaL_addstring(&b, " = ");
   }
-  luaL_addstring(&b, name);
+  luaL_addstring(&b, callee);
   luaL_addstring(&b, nres < 0 ? "(...)) end" : "(...) ");
   if (nres >= 0) {
     luaL_addstring(&b, "return");

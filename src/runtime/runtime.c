@@ -110,7 +110,9 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%s%s", where, e->msg ? e->msg : "");
     break;
   case KE_USER_NOPOS: lua_pushstring(L, e->msg ? e->msg : ""); break;
-  case KE_FMOD0: lua_pushfstring(L, "%sbad argument #2 to 'fmod' (zero)", where); break;
+  case KE_FMOD0:   /* msg: the name the call gives math.fmod */
+    lua_pushfstring(L, "%sbad argument #2 to '%s' (zero)", where, e->msg ? e->msg : "fmod");
+    break;
   case KE_STACK:   /* compiled calls nested past the C stack's room: the interpreter's words */
     lua_pushfstring(L, "%sstack overflow", where);
     break;

@@ -153,6 +153,15 @@ void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int
     luaL_addlstring(&b, path + 3 + unary, (size_t)(plen - 3 - unary));
     luaL_addstring(&b, unary ? " a end" : " b end");
     alias = -1;
+  } else if (name[0] == '[') {   /* read from a table by an integer or a computed key: so
+                                    called, its errors name it 'integer index' or '?' */
+    luaL_addstring(&b, "local __kjit_t, __kjit_k = { ");
+    luaL_addlstring(&b, path, (size_t)plen);
+    luaL_addstring(&b, " }, 1 return function(...) ");
+    if (nres) luaL_addstring(&b, "return (");
+    luaL_addstring(&b, name[1] == '1' ? "__kjit_t[1]" : "__kjit_t[__kjit_k]");
+    luaL_addstring(&b, nres ? "(...)) end" : "(...) end");
+    alias = -1;
   } else if (name[0] == ':') {   /* a method call on a string, s:sub(i, j): as spelled */
     luaL_addstring(&b, "return function(self, ...) ");
     if (nres) luaL_addstring(&b, "return (");

@@ -320,6 +320,64 @@ test("math.fmod names the argument the running Lua names", function()
   D.cases(fmod_maybe_nil, {true})
 end)
 
+-- The math functions with several arguments, called directly, through a
+-- local and through a table, given nil and non-numbers (fuzzB: the
+-- neighbours of difffuzz 420413). Lua names the function as the call site
+-- does ('f', 'integer index'), checks the arguments in its own order, and
+-- reads a nil base of math.log or x of math.atan as none.
+local MF = { math.floor, math.fmod, math.ult, math.log, math.atan, math.max }
+local function log_opt(x, b) return math.log(x, b) end
+local function atan_opt(y, x) return math.atan(y, x) end
+local function log_maybe(x, c) local b = math.tointeger(c); return math.log(x, b) end
+local function atan_maybe(y, c) local x = math.tointeger(c); return MF[5](y, x) end
+local function log_field(x, t) return math.log(x, t.b) end
+local function fmod_nils(x) local a, b; if x > 100 then a, b = 1, 2 end return math.fmod(a, b) end
+local function fmod_bool_nil(x) local b; return math.fmod(x > 0, b) end
+local function ult_flt_nil(x) local n; return math.ult(x, n) end
+local function log_str_false(t) return math.log(t.s, false) end
+local function floor_local(x) local f = math.floor; return f(x) end
+local function floor_table(x) return MF[1](x) end
+local function fmod_table(x, y) return MF[2](x, y) end
+local function fmod_local(x, y) local mod = math.fmod; return mod(x, y) end
+local function ult_table(x, y) return MF[3](x, y) end
+local function ult_maybe_table(x, c) local y = math.tointeger(c); return MF[3](x, y) end
+local function max_table_maybe(c) local z = math.tointeger(c); return MF[6](-1.0, z) end
+local function fmod_key(x, k) local r = MF[k](x, 2) return r end   -- a key known when it runs
+local function apply_param(f, x) return f(x) end
+local function floor_param(x) return apply_param(math.floor, x) end
+local SF = { string.rep }
+local function rep_table(s) return SF[1](s, 2) end                 -- a library call's trampoline
+
+test("math functions given nil or non-numbers, called directly, through a local or a table", function()
+  D.cases(log_opt, {8, nil}, {8, 2}, {-1, nil})
+  D.cases(atan_opt, {1, nil}, {1, -1})
+  D.cases(log_maybe, {8, 1.5}, {8, 2.0}, {100, 10.0})
+  D.cases(atan_maybe, {1, 1.5}, {1, -1.0})
+  D.cases(log_field, {8, {}}, {8, { b = 2 }}, {8, { b = "10" }}, {8, { b = true }})
+  D.cases_error("to 'fmod' (number expected, got", fmod_nils, {1})
+  D.cases_error("to 'fmod' (number expected, got", fmod_bool_nil, {1})
+  D.cases_error("to 'ult'", ult_flt_nil, {2.5}, {3})
+  D.cases_error("to 'log' (number expected, got", log_str_false, {{ s = "abc" }}, {{ s = "10" }},
+                {{ s = {} }})
+  D.cases_error("bad argument #1 to 'f' (number expected, got nil)", floor_local, {nil})
+  D.cases_error("bad argument #1 to 'integer index' (number expected, got", floor_table,
+                {nil}, {false})
+  D.cases(floor_table, {2.5})
+  D.cases_error("bad argument #", fmod_table, {nil, 1}, {1, nil}, {1, 0}, {true, 2})
+  D.cases_error("bad argument #2 to 'mod' (zero)", fmod_local, {1, 0})
+  D.cases_error("to 'integer index'", ult_table, {2.5, 1}, {1, 2.5}, {nil, 1})
+  D.cases_error("to 'integer index'", ult_maybe_table, {2.5, 1.5}, {1, 1.5})
+  D.cases(ult_maybe_table, {1, 2.0})
+  D.cases_error("attempt to compare number with nil", max_table_maybe, {1.5})
+  D.cases(max_table_maybe, {2.0})
+  -- (a function read by a key known only when the call runs is named 'f',
+  -- not '?': docs/reference/differences.md 7)
+  D.cases(fmod_key, {7, 2})
+  D.cases_error("bad argument #1 to 'f' (number expected, got nil)", floor_param, {nil})
+  D.cases_error("bad argument #1 to 'integer index' (string expected, got nil)", rep_table, {nil})
+  D.cases(rep_table, {"ab"})
+end)
+
 test("hypot", function()
   D.cases(hypot, {3, 4}, {3.0, 4.0}, {1e200, 1e200}, {-5, 12}, {0, 0})
 end)

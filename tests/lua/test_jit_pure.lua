@@ -60,6 +60,47 @@ test("a non-pure caller stops at a pure callee's error (no later store)", functi
   D.check_error("attempt to divide by zero", impure_caller, kjit.zeros(2), 5)
 end)
 
+-- A pure caller runs on after a pure callee failed (its value garbage); a
+-- callee in the ordinary convention (a result that is an integer or a
+-- float) neither tests for that error nor keeps it, so the caller must stop
+-- before calling one: else the ordinary callee, given the garbage, raised
+-- an error of its own over the first (difffuzz 420413:
+-- `h1(math.max(h1(1.5), p))`, math.max's "attempt to compare number with
+-- nil" over h1's first error).
+local function fails_at_5(n)       -- pure (an integer); raises for n == 5
+  local none
+  if n == 5 then return none + n end
+  return n
+end
+local function ordinary(x)         -- an integer or a float; raises for x <= 0
+  local none
+  if x <= 0 then return none * x end
+  if x > 10 then return x * 0.5 end
+  return x
+end
+local function pure_then_ordinary(n)   -- pure (a boolean)
+  local r = fails_at_5(n)
+  return ordinary(r) < 100
+end
+local function h1(p1)              -- the fuzzer's: an f64 and a number specialization
+  local z1 = math.tointeger(p1 + 0.5)
+  local x2 = math.max(-1.0, z1)
+  local z3
+  x2 = z3 + p1
+  return p1
+end
+local function h1_twice(p1) local x = h1(math.max(h1(1.5), p1)) return 1 end
+
+test("a pure caller keeps its callee's error before calling an ordinary callee", function()
+  D.check(pure_then_ordinary, 3)
+  D.check(pure_then_ordinary, 20)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_ordinary, 5)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_ordinary, -1)
+  for _, p in ipairs{ 0, 2.5, -3 } do
+    D.check_error("attempt to perform arithmetic on a nil value (local 'z3')", h1_twice, p)
+  end
+end)
+
 test("deep pure recursion is a stack overflow error at the call", function()
   -- (3 * down() + 1 is not an accumulator form: the recursion stays)
   local function down(n) if n == 0 then return 0 end return 3 * down(n - 1) % 1000003 + 1 end

@@ -141,8 +141,8 @@ test("a library function passed to a function literal", function()
   end
   check(apply, 2.5)
   check(apply, 9)
-  -- (its argument errors name the library function, 'floor', where the
-  -- interpreter names the parameter, 'f': docs/reference/differences.md 7.)
+  -- its argument errors name the parameter, 'f', as the interpreter's do
+  T.check_error_args("bad argument #1 to 'f' (number expected, got nil)", apply, nil)
 end)
 
 -- ---- arithmetic metamethods: the event and order lcode.c writes ---------------
