@@ -458,6 +458,19 @@ static const char *unboxable_why(Type t) {
          "or made here";
 }
 
+/* What to write instead where compiled code needs a Lua value and has a
+** value frozen when it compiled (a library call's argument, '..', an
+** ipairs loop, an assert's condition), or NULL for other values. */
+static const char *frozen_value_hint(Type t) {
+  if (t.kind == T_TABLE)
+    return "a table read from an upvalue or a global is frozen when the function compiles, "
+           "its fields constants: pass the table as an argument, where it is a Lua value";
+  if (t.kind == T_FUNC || t.kind == T_BUILTIN)
+    return "a function read from an upvalue or a global is frozen when the function compiles: "
+           "pass it as an argument";
+  return NULL;
+}
+
 /* Refuses (in the error pass) operand x of v that cannot become a Lua
 ** value: what it is and what to write instead. */
 #define REFUSE_UNBOXABLE(S, sp, v, x, role) \
@@ -1684,13 +1697,17 @@ static int is_live(KtySession *S, int ref) {
   "this table is written by compiled code (t.x = v on an upvalue or a global) and read here " \
   "as a constant frozen at compile time: pass the table as an argument instead"
 
-/* Does v (a getupval, or a getfield of _ENV: a global) read the same
-** upvalue or global as w? */
+/* Does v (a getupval, a getfield of _ENV: a global, or a constant field
+** of one, `M.cache`, `M.state.items`) read the same upvalue, global or
+** field as w? */
 static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
   if (v->op != w->op) return 0;
   if (v->op == KIR_GETUPVAL) return v->aux == w->aux;
-  return v->op == KIR_GETFIELD && is_env(f, v->args[0]) && is_env(f, w->args[0]) &&
-         v->k.str.len == w->k.str.len && memcmp(v->k.str.s, w->k.str.s, v->k.str.len) == 0;
+  if (v->op != KIR_GETFIELD || v->k.str.len != w->k.str.len ||
+      memcmp(v->k.str.s, w->k.str.s, v->k.str.len) != 0)
+    return 0;
+  if (is_env(f, v->args[0])) return is_env(f, w->args[0]);
+  return !is_env(f, w->args[0]) && same_var(f, v->args[0], w->args[0]);
 }
 
 /* Marks the table on top of the stack (kept) live for the session: a
@@ -1852,6 +1869,47 @@ static int may_be_string(Type t) {
   "a record field is named by a string value here: compiled code needs the field's " \
   "name in the source (r.x or r[\"x\"])"
 
+static Type frozen_type(const KirInsn *v, const KtyConst *k);
+
+/* s[k], s.k with s a constant string: what Lua does, the string's
+** metatable's __index (the string library), read when the function
+** compiles as the strings' metatable is (string_method): with a constant
+** key, the value read then (s.len, a method, nil for any other key:
+** `K.s.q`, `("x")[1]`); with a computed key, read when it runs
+** (lua_gettable on the boxed string: cg_lua_index). Before 2026-11-28 a
+** compile error ("cannot index a string"). */
+static Type t_string_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k,
+                           const KtyConst *key) {
+  KtyConst s = sp->consts[v->args[0]->id];
+  if (key->kind != T_INT && key->kind != T_F64 && key->kind != T_STR && key->kind != T_BOOL)
+    return ty(T_LUA);
+  lua_State *L = S->L;
+  lua_pushlstring(L, s.str, s.len);
+  if (key->kind == T_INT) lua_pushinteger(L, key->v.i);
+  else if (key->kind == T_F64) lua_pushnumber(L, key->v.f);
+  else if (key->kind == T_BOOL) lua_pushboolean(L, key->v.b);
+  else lua_pushlstring(L, key->str, key->len);
+  const char *err = table_get(L);
+  if (err) {
+    char eb[300];
+    snprintf(eb, sizeof eb, "%s", err);
+    lua_pop(L, 2);
+    REFUSE(S, sp, v, "indexing a string raised an error: %s", eb);
+  }
+  *k = freeze(S);
+  lua_pop(L, 1);
+  if (k->kind == T_UNKNOWN)
+    REFUSE(S, sp, v, "a string's field is %s: %s", k->str, unusable_hint(S, k->str));
+  return frozen_type(v, k);
+}
+
+/* Can o be indexed by lua_gettable when compiled code runs: a constant
+** string with a computed key, or a number while numbers have a metatable
+** (debug.setmetatable(0, mt); index_raises is 0 for a number then). */
+static int index_at_run_time(const KtySpec *sp, const KirInsn *obj, Type o) {
+  return (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) || isnum(o);
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -1891,11 +1949,14 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type rv;
     if (kk.kind == T_UNKNOWN && t_frozen_values(S, sp, v, o, kt, kk, &rv)) return rv;   /* ops[i] */
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
-    if (kk.kind != T_INT && kk.kind != T_STR)
-      REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
-             "tables known at compile time)");
+    if (kk.kind != T_INT && kk.kind != T_STR && kk.kind != T_F64 && kk.kind != T_BOOL)
+      REFUSE(S, sp, v, "a table read from an upvalue or a global is indexed here by a %s key, "
+             "which compiled code cannot read from a frozen table: pass the table as an "
+             "argument", luaname(kt, tb, sizeof tb));
     push_value(S, o.ref);
     if (kk.kind == T_INT) lua_pushinteger(S->L, kk.v.i);
+    else if (kk.kind == T_F64) lua_pushnumber(S->L, kk.v.f);   /* (Lua's key rules: 2.0 is 2) */
+    else if (kk.kind == T_BOOL) lua_pushboolean(S->L, kk.v.b);   /* T[true] */
     else lua_pushlstring(S->L, kk.str, kk.len);
     const char *err = table_get(S->L);
     if (err) {
@@ -1912,6 +1973,11 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   FROZEN_NIL(S, sp, v, obj);
   if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) return t_string_index(S, sp, v, k, &kk);
+  if (index_at_run_time(sp, obj, o)) {
+    if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
+    return ty(T_LUA);
+  }
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -2020,7 +2086,9 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              is_env(sp->ir, obj) ? "global" : "field", name, eb);
     }
     Type live;
-    if (is_env(sp->ir, obj) && t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
+    /* (a field of a frozen table: live where this function writes into it,
+    ** `M.cache[k] = v`; before 2026-11-28 "cannot index a table") */
+    if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     if (t_cfunc_value(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
@@ -2050,6 +2118,11 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   FROZEN_NIL(S, sp, v, obj);
   if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) {
+    KtyConst key = { .kind = T_STR, .str = name, .len = v->k.str.len };
+    return t_string_index(S, sp, v, k, &key);
+  }
+  if (index_at_run_time(sp, obj, o)) return ty(T_LUA);
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -2134,8 +2207,9 @@ static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn
       (t.kind == T_STR && t.sub != T_NUMBER) || islua(t))   /* a Lua value: its slot */
     return 1;
   if (S->strict)
-    fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): only numbers, "
-         "booleans, nil and strings", kty_name(t, tb, sizeof tb), fname, argn);
+    fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): %s",
+         kty_name(t, tb, sizeof tb), fname, argn,
+         frozen_value_hint(t) ? frozen_value_hint(t) : "only numbers, booleans, nil and strings");
   return 0;
 }
 
@@ -2426,8 +2500,9 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
         !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
-      REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
-             "strings)", kty_name(t, tb, sizeof tb));
+      REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (%s)",
+             kty_name(t, tb, sizeof tb),
+             frozen_value_hint(t) ? frozen_value_hint(t) : "only numbers and strings");
     KtyConst c = sp->consts[v->args[i]->id];
     if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64 && !kty_dtype_obj_name(&c)) allk = 0;
   }
@@ -2640,8 +2715,10 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
       REFUSE(S, sp, v, "ipairs can only be the iterator of a for loop in compiled code: "
              "'for i, x in ipairs(a) do'");
     if (args[0].kind != T_BUF)
-      REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array, not a %s",
-             luaname(args[0], tb, sizeof tb));
+      REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array or a Lua value, not "
+             "a %s%s%s%s", luaname(args[0], tb, sizeof tb), args[0].kind == T_TABLE ? " (" : "",
+             args[0].kind == T_TABLE ? frozen_value_hint(args[0]) : "",
+             args[0].kind == T_TABLE ? ")" : "");
     Type it = ty(T_BUILTIN);
     it.ref = B_IPAIRS;
     it.sub = 1;
@@ -2986,8 +3063,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
         REFUSE(S, sp, v, "assert() in a kernel takes a constant string message");
     }
     if (args[0].kind == T_STR || args[0].kind == T_TABLE)
-      REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
-             kty_name(args[0], tb, sizeof tb));
+      REFUSE(S, sp, v, "assert of a %s is not supported in compiled code (%s)",
+             kty_name(args[0], tb, sizeof tb),
+             frozen_value_hint(args[0]) ? frozen_value_hint(args[0]) : "assert a value passed in");
     /* its results past the first are its other arguments (result_of),
     ** whose types may rise after its own */
     if (n > 1) push_users(sp, v);
@@ -5287,12 +5365,13 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   lua_State *L = S->L;
   /* a table with __call (a callable object) is reached the same way: frozen
   ** as a table, a call of it was refused as "attempt to call a table value"
-  ** where the interpreter calls its __call */
-  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) && is_called(v) &&
-      luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
-    lua_pop(L, 1);
+  ** where the interpreter calls its __call. So is a called table without
+  ** one, or a called string: the call raises Lua's "attempt to call a
+  ** table value" when it runs, as interpreted (a compile error, even where
+  ** it did not run, before 2026-11-28) */
+  if (!S->kernel && (lua_istable(L, -1) || lua_type(L, -1) == LUA_TSTRING) && !makes_tfor(v) &&
+      is_called(v))
     goto live;
-  }
   if (S->kernel || !lua_iscfunction(L, -1) || builtin_of(L, -1) >= 0) return 0;
   /* the coroutine and debug functions see the interpreter's call stack
   ** (a yield across compiled frames, debug.getinfo's levels): refused */
