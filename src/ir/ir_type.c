@@ -53,15 +53,18 @@ static const BuiltinRow *builtin_row(int id) {
 
 /* How many of a call's n arguments built-in id is given where compiled code
 ** computes it: those its C function reads, the rest evaluated and ignored
-** as it ignores them (math.floor(x, t.s), a:fill(v, w)). The one place that
-** cuts them (t_call, the code generator's emit_call). Given them all: the
-** library functions compiled code calls (B_NEEDS_L: math.random and
-** table.insert count them, string.byte reads its third), assert, which
-** returns them all, and the kernels' built-ins, which check their count. */
+** as it ignores them (math.floor(x, t.s), a:fill(v, w), string.rep(s, n,
+** sep, T)). The one place that cuts them (t_call, the code generator's
+** emit_call). Given them all: math.random and table.insert, which count
+** them, string.byte, which reads its third, os.time, whose row says none
+** but which takes a table (t_lib), assert, which returns them
+** all, and the kernels' built-ins, which check their count. */
 int kty_builtin_reads(int id, int n) {
   const BuiltinRow *row = builtin_row(id);
   if (row == NULL || row->maxargs < 0 || n <= row->maxargs) return n;
-  if (B_NEEDS_L(id) || B_IS_CUDA(id) || id == B_ASSERT) return n;
+  if (id == B_MATH_RANDOM || id == B_TABLE_INSERT || id == B_STRING_BYTE || id == B_OS_TIME ||
+      id == B_ASSERT || B_IS_CUDA(id))
+    return n;
   return row->maxargs;
 }
 
@@ -1729,11 +1732,24 @@ static void mark_live(KtySession *S) {
 }
 
 /* A table read from an upvalue or a global that this function writes
-** into (t.x = v, t[i] = v, anywhere in it) is live: compiled code reads the
+** into (t.x = v, t[i] = v, table.insert(t, v), anywhere in it) is live: compiled code reads the
 ** real table at run time (through a registry reference made here, kept as
 ** long as the Lua state: the frozen table is the one compiled code sees),
 ** so that its writes reach it and its reads see them. The table on top of
 ** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+/* Is w a call of table.insert or table.remove, spelled so (a global
+** `table`'s field): they write into their first argument. */
+static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
+  if (w->op != KIR_CALL || w->nargs < 2 || w->args[0]->op != KIR_GETFIELD) return 0;
+  const KirInsn *fn = w->args[0];
+  const KirInsn *lib = fn->args[0];
+  if (lib->op != KIR_GETFIELD || !is_env(f, lib->args[0]) || lib->k.str.len != 5 ||
+      memcmp(lib->k.str.s, "table", 5) != 0)
+    return 0;
+  return (fn->k.str.len == 6 && memcmp(fn->k.str.s, "insert", 6) == 0) ||
+         (fn->k.str.len == 6 && memcmp(fn->k.str.s, "remove", 6) == 0);
+}
+
 static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (lua_type(S->L, -1) != LUA_TTABLE || S->kernel || is_env(sp->ir, v)) return 0;
   KirFunc *f = sp->ir;
@@ -1743,6 +1759,8 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
     for (int i = 0; i < blk->ninsns && !stored; i++) {
       KirInsn *w = blk->insns[i];
       if ((w->op == KIR_SETFIELD || w->op == KIR_SETINDEX) && same_var(f, w->args[0], v)) stored = 1;
+      /* table.insert(log, x) on an upvalue's table (before 2026-11-28 refused) */
+      if (calls_table_writer(f, w) && same_var(f, w->args[1], v)) stored = 1;
     }
   }
   if (!stored) return 0;
@@ -1870,6 +1888,7 @@ static int may_be_string(Type t) {
   "name in the source (r.x or r[\"x\"])"
 
 static Type frozen_type(const KirInsn *v, const KtyConst *k);
+static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
 
 /* s[k], s.k with s a constant string: what Lua does, the string's
 ** metatable's __index (the string library), read when the function
@@ -1896,6 +1915,8 @@ static Type t_string_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k,
     lua_pop(L, 2);
     REFUSE(S, sp, v, "indexing a string raised an error: %s", eb);
   }
+  Type live;   /* s:gmatch(p), s:find(p): the library's C function, called */
+  if (t_cfunc_value(S, sp, v, &live)) { lua_pop(L, 2); return live; }
   *k = freeze(S);
   lua_pop(L, 1);
   if (k->kind == T_UNKNOWN)
@@ -2010,8 +2031,9 @@ static const char *unusable_hint(const KtySession *S, const char *what) {
            "print, string.format ...): compute the value before the launch and pass it in "
            "(for '...', take the values into locals: local a, b = ...)";
   if (strcmp(what, "a C function") == 0)
-    return "compiled code cannot call the coroutine and debug functions (they work on the "
-           "interpreter's own call stack, which compiled code does not have): call them in an "
+    return "compiled code cannot call coroutine.yield, coroutine.isyieldable or the debug "
+           "functions (they work on the interpreter's call stack, which compiled frames are not "
+           "on): call them in an "
            "interpreted function around the compiled one (yield there, between its calls; pass "
            "debug.getinfo's or debug.traceback's results in), or run with KJIT_DISABLE_JIT=1 "
            "to debug";
@@ -2180,6 +2202,18 @@ static Type float_fn(Type a) {
 ** compiled code can only compare with a constant string (t_compare; the
 ** generator compares the number's tag). Strings are not values in compiled
 ** code otherwise. */
+/* Is v's value only compared (==, ~=) with a constant string (the code
+** generator compares math.type's number tag: t_compare)? */
+static int only_compared(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_EQ) return 0;
+    const KirInsn *o = u->args[0] == v ? u->args[1] : u->args[0];
+    if (o->op != KIR_STR) return 0;
+  }
+  return 1;
+}
+
 static Type t_mathtype(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst *k) {
   Type r = ty(T_STR);
   switch (a.kind) {
@@ -2293,6 +2327,11 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
       k->kind = T_NIL;
       return ty(T_NIL);
     }
+    if (args[0].kind == T_TABLE || args[0].kind == T_FUNC || args[0].kind == T_BUILTIN ||
+        args[0].kind == T_BUF || (args[0].kind == T_STR && args[0].sub == T_NUMBER)) {
+      k->kind = T_NIL;   /* not a number nor a string (math.type's is "integer"): fail */
+      return ty(T_NIL);
+    }
     REFUSE(S, sp, v, "tonumber of a %s is not supported in compiled code",
            kty_name(args[0], tb, sizeof tb));
   case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
@@ -2310,6 +2349,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     ** end): where more than one, or all of them, are taken, the library's
     ** own, called, its count known when it runs (cg_vararg.c) */
     if (id == B_STRING_BYTE && !S->kernel && (v->aux < 0 || v->aux > 1))
+      return t_luacall(S, sp, v, args, kargs, n);
+    if (id == B_STRING_FORMAT && isnum(args[0]) && !S->kernel)   /* string.format(12): "12" */
       return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
@@ -2330,7 +2371,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   switch (id) {
   case B_PRINT: return ty(T_NIL);
   case B_TABLE_INSERT: return ty(T_NIL);   /* the real table.insert: its checks, its errors */
-  case B_IO_WRITE:
+  case B_IO_WRITE:   /* its file (io.write(a):write(b)): the library's, called */
+    if (v->aux != 0 && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
     if (v->aux != 0)
       REFUSE(S, sp, v, "the file io.write returns is not supported in compiled code (call it "
              "as a statement)");
@@ -2346,7 +2388,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
         REFUSE(S, sp, v, "bad argument #%d to 'random' (number expected, got %s)", i + 1,
                luaname(args[i], tb, sizeof tb));
     return ty(n == 0 ? T_F64 : T_INT);
-  case B_MATH_RANDOMSEED:
+  case B_MATH_RANDOMSEED:   /* its seeds (5.4.4): the library's, called */
+    if (v->aux != 0 && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
     if (v->aux != 0)
       REFUSE(S, sp, v, "the seeds math.randomseed returns are not supported in compiled code "
              "(call it as a statement)");
@@ -3080,7 +3123,14 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   ** result is nil or a string, a Lua value) */
   if (row->rule == KTY_R_TYPE && args[0].kind == T_MAYBE && !S->kernel)
     return t_luacall(S, sp, v, args, kargs, n);
-  if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
+  if (row->rule == KTY_R_TYPE) {
+    /* math.type of an integer-or-float used otherwise than compared with a
+    ** constant (returned, stored, concatenated): the library's, called,
+    ** its string a Lua value (before 2026-11-28 "cannot return a string") */
+    if (args[0].kind == T_NUMBER && !S->kernel && !only_compared(v))
+      return t_luacall(S, sp, v, args, kargs, n);
+    return t_mathtype(S, sp, v, args[0], k);
+  }
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
     /* lmathlib.c compares nothing: the argument itself, whatever it is */
     *k = kargs[0];
@@ -3148,6 +3198,12 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     return const_type(*k);
   }
   int nnum = n;   /* (those it reads: kty_builtin_reads) */
+  /* a string given to a math function (math.floor("3.5")): luaL_checknumber
+  ** converts it, or raises its error, when the call runs: the library's
+  ** function, called (before 2026-11-28 a compile error) */
+  for (int i = 0; i < nnum && !S->kernel && kty_builtin_libname(id); i++)
+    if (args[i].kind == T_STR && kargs[i].kind == T_STR && boxable(args[i], kargs[i]))
+      return t_luacall(S, sp, v, args, kargs, n);
   for (int i = 0; i < nnum; i++) {
     if (raises_on(args[i]) && id != B_MATH_MAX && id != B_MATH_MIN) {
       /* luaL_checknumber's error, the function named as the call names it
@@ -5337,6 +5393,19 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
 ** require, os.getenv, a host's function): a Lua value, the function itself,
 ** reached at run time through a registry reference (sp->upvref, upvidx 0)
 ** and called through lua_call. The value on top of the stack (kept). */
+/* Is cf the loaded library lib's function name (coroutine.resume)? */
+static int lib_fn_is(lua_State *L, lua_CFunction cf, const char *lib, const char *name) {
+  int is = 0;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, lib) == LUA_TTABLE) {
+    lua_getfield(L, -1, name);
+    is = lua_tocfunction(L, -1) == cf;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return is;
+}
+
 static int in_lib(lua_State *L, lua_CFunction cf, const char *lib);
 static int in_lib(lua_State *L, lua_CFunction cf, const char *lib) {
   int found = 0;
@@ -5361,6 +5430,31 @@ static int is_called(const KirInsn *v) {
   return 0;
 }
 
+/* Does a user of v (a frozen table) need the table itself as a Lua value:
+** '..' (its __concat, else Lua's error), '#' where it has a __len, or an
+** argument of a library function that only reads it (tostring, ipairs,
+** assert, print, io.write, string.format, table.concat)? (Refused while
+** frozen, before 2026-11-28. table.insert and table.remove write into it,
+** where this function's other reads of it are constants: still refused.) */
+static int used_as_value(KtySession *S, const KtySpec *sp, const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CONCAT) return 1;
+    if (u->op == KIR_LEN && luaL_getmetafield(S->L, -1, "__len") != LUA_TNIL) {
+      lua_pop(S->L, 1);
+      return 1;
+    }
+    if (u->op == KIR_CALL && u->args[0] != v) {
+      KtyConst c = sp->consts[u->args[0]->id];
+      if (c.kind == T_BUILTIN && (c.ref == B_TOSTRING || c.ref == B_IPAIRS || c.ref == B_ASSERT ||
+                                  c.ref == B_PRINT || c.ref == B_IO_WRITE ||
+                                  c.ref == B_STRING_FORMAT || c.ref == B_TABLE_CONCAT))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   lua_State *L = S->L;
   /* a table with __call (a callable object) is reached the same way: frozen
@@ -5372,11 +5466,31 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (!S->kernel && (lua_istable(L, -1) || lua_type(L, -1) == LUA_TSTRING) && !makes_tfor(v) &&
       is_called(v))
     goto live;
+  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) && used_as_value(S, sp, v)) goto live;
+  /* a userdata compiled code has no type for (a host's object, a file, an
+  ** array of records) is a Lua value the same way: its fields, methods and
+  ** metamethods reached when it runs, as interpreted (before 2026-11-28
+  ** "upvalue 'u' is a userdata") */
+  if (!S->kernel && lua_type(L, -1) == LUA_TUSERDATA) {
+    lua_pushvalue(L, -1);
+    KtyConst c = freeze(S);
+    if (c.kind == T_UNKNOWN && c.str && strcmp(c.str, "a userdata") == 0)   /* (records too) */
+      goto live;
+    return 0;
+  }
   if (S->kernel || !lua_iscfunction(L, -1) || builtin_of(L, -1) >= 0) return 0;
   /* the coroutine and debug functions see the interpreter's call stack
-  ** (a yield across compiled frames, debug.getinfo's levels): refused */
+  ** (a yield across compiled frames, isyieldable, debug.getinfo's levels,
+  ** a traceback): refused; the coroutine functions that run or inspect
+  ** another coroutine (create, resume, wrap, status, close, running) are
+  ** called as any C function (before 2026-11-28 refused too) */
   lua_CFunction cf = lua_tocfunction(L, -1);
-  if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
+  if (in_lib(L, cf, "debug")) return 0;
+  if (in_lib(L, cf, "coroutine") && !lib_fn_is(L, cf, "coroutine", "create") &&
+      !lib_fn_is(L, cf, "coroutine", "resume") && !lib_fn_is(L, cf, "coroutine", "wrap") &&
+      !lib_fn_is(L, cf, "coroutine", "status") && !lib_fn_is(L, cf, "coroutine", "close") &&
+      !lib_fn_is(L, cf, "coroutine", "running"))
+    return 0;
 live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);

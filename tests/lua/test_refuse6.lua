@@ -110,14 +110,101 @@ local function refused(phrase, f, ...)
   assert(err:find(phrase, 1, true), "expected '" .. phrase .. "', got: " .. err)
 end
 
-test("frozen tables where compiled code needs a Lua value: pass them as arguments", function()
-  local C = {}
-  local hint = "pass the table as an argument"
-  refused(hint, function(x) return tostring(C) end, 1)
-  refused(hint, function(x) return assert(C) end, 1)
-  refused(hint, function(x) if x > 5 then return "a" .. C end return 0 end, 1)
-  refused(hint, function(x) local n = 0 for _, v in ipairs(K.t) do n = n + v end return n end, 1)
-  -- and as arguments they compile
-  check(function(t) return tostring(t) == tostring(t), assert(t) == t end, C)
-  check(function(t) local n = 0 for _, v in ipairs(t) do n = n + v end return n end, { 1, 2, 3 })
+-- A frozen table where compiled code needs the table itself ('..', '#' with
+-- a __len, a library function that reads it) is the table, a Lua value;
+-- table.insert/remove into an upvalue's table make it live, as t[k] = v.
+test("frozen tables as Lua values: '..', __len, tostring, ipairs, print, table.concat", function()
+  local C = { 1, 2, 3 }
+  local L = setmetatable({}, { __len = function() return 7 end })
+  local CC = setmetatable({}, { __concat = function(a, b) return "cat" end })
+  check(function(x) return tostring(C) == tostring(C), assert(C) == C, assert(C, "m", x) end, 1)
+  check(function(x) local n = 0 for i, v in ipairs(C) do n = n + i * v end return n end, 1)
+  check(function(x) local f, t, i = ipairs(C) return t == C, i end, 1)
+  check(function(x) return #L + x, "a" .. CC, CC .. x end, 1)
+  check(function(x) return table.concat(C, ","), string.format("%d", #C) end, 1)
+  check(function(x) if x > 5 then return "a" .. C end return 0 end, 1)
+  check_error("attempt to concatenate a table value (upvalue 'C')",
+              function(x) if x > 5 then return "a" .. C end return 0 end, 6)
+  check(function(x) return tonumber(C), tonumber(K.t), tonumber(print) end, 1)
+end)
+
+test("table.insert and table.remove on an upvalue's table", function()
+  local log = {}
+  -- (each check runs the function twice, interpreted then compiled, on
+  -- the one table: results that do not depend on its length)
+  local function add(x) table.insert(log, x) table.insert(log, 1, -x) return log[1], log[#log] end
+  local function pop(x) local v = table.remove(log) return v end
+  check(add, 1); check(add, 2.5)
+  check(pop, 0)
+  -- both runs wrote into the same table: interpreted then compiled, each call
+  assert(#log == 6 and log[1] == -2.5 and log[6] == 1, "log: " .. #log)
+end)
+
+-- Userdata kjit has no type for (a host's object; files here) and arrays
+-- of records kept in upvalues: Lua values (before: "upvalue 'u' is a userdata").
+test("userdata and arrays of records in upvalues", function()
+  local P = kjit.struct{ { "x", "f64" }, { "y", "f64" } }
+  local R = kjit.zeros(4, P)
+  local function sumx(r) local s = 0 for i = 1, #r do s = s + r[i].x end return s end
+  local function pass(x) return sumx(R) + x, #R, R[2].y end
+  local function write(x) R[x].x = x * 1.5 return R[x].x end
+  check(pass, 1)
+  check(write, 2)
+  check_error("index 9 out of bounds", write, 9)
+  assert(R[2].x == 3.0, "R[2].x")
+  local out = io.stdout
+  check(function(x) out:write("") return out == io.stdout, io.write("") == io.stdout end, 1)
+  check_error("attempt to call a FILE* value (upvalue 'out')",
+              function(x) if x > 0 then return out(x) end return 0 end, 1)
+  check(function(x) if x > 0 then return out(x) end return 0 end, 0)
+end)
+
+test("library functions given what Lua converts: strings to math, numbers to format", function()
+  check(function(x) return math.floor("3.5"), math.sqrt("4"), math.abs("-3") + x end, 1)
+  check_error("bad argument #1 to 'floor' (number expected, got string)",
+              function(x) return math.floor("x" .. x) end, 1)
+  check(function(x) if x > 5 then return math.floor("zz") end return 0 end, 1)
+  check(function(x) return string.format(x), string.format(2.5) end, 12)
+  check(function(x) return string.rep("a", 2, "-", K.t), tostring(x, K.t) end, 1)
+  check(function(x) local a, b = math.randomseed(x) return math.type(a), math.random(1, 100) end, 7)
+end)
+
+test("math.type of an integer-or-float returned, stored, concatenated", function()
+  local function f(x) local v = x if x > 5 then v = x / 2 end return math.type(v), "t=" .. math.type(v) end
+  local function g(x) local v = x if x > 5 then v = x / 2 end local t = { math.type(v) } return t[1] end
+  for _, x in ipairs({ 3, 12 }) do check(f, x); check(g, x) end
+end)
+
+test("coroutines made, resumed and closed from compiled code", function()
+  local gen = function(n) for i = 1, n do coroutine.yield(i) end return "done" end
+  check(function(n) local g = coroutine.wrap(gen) local s = 0 for i = 1, n do s = s + g(n) end return s end, 4)
+  check(function(n)
+    local co, out = coroutine.create(gen), {}
+    repeat local ok, v = coroutine.resume(co, n) out[#out + 1] = tostring(v)
+    until coroutine.status(co) == "dead"
+    return table.concat(out, ","), coroutine.resume(co)
+  end, 3)
+  check(function(n) local co = coroutine.create(gen) coroutine.resume(co, 3) return coroutine.close(co), coroutine.status(co) end, 1)
+  check(function(n) local _, main = coroutine.running() return main end, 1)
+  check_error("boom", function(n) return coroutine.wrap(function() error("boom") end)() end, 1)
+end)
+
+-- What stays refused says what to write instead, at the user's line.
+local function refused(phrase, f, ...)
+  local ok, err = pcall(kjit.jit(f), ...)
+  assert(not ok, "expected a compile error")
+  local line = debug.getinfo(f, "S").linedefined
+  assert(err:find("test_refuse6.lua:" .. line .. ":", 1, true), "not located: " .. err)
+  assert(err:find(phrase, 1, true), "expected '" .. phrase .. "', got: " .. err)
+end
+
+test("still refused: located, with what to write instead", function()
+  refused("call them in an interpreted function around the compiled one",
+          function(x) return debug.traceback("m") end, 1)
+  refused("call them in an interpreted function around the compiled one",
+          function(x) coroutine.yield(x) end, 1)
+  refused("call them in an interpreted function around the compiled one",
+          function(x) return coroutine.isyieldable() end, 1)
+  refused("error() level must be an integer constant",
+          function(x) if x > 5 then error("m", x) end return 0 end, 1)
 end)
