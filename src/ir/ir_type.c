@@ -809,7 +809,7 @@ int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   if (ft.kind == T_LUA && sp->direct && sp->direct[v->id]) return 0;   /* compiled: t_call */
   /* (a known Lua function with a trampoline: given values whose count is
   ** known only when it runs, t_call) */
-  return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC) &&
+  return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC || isnum(ft)) &&
                               sp->upvref && sp->upvref[v->id]);
 }
 
@@ -3721,6 +3721,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (ft.kind == T_BUF || index_raises(S, ft)) RAISE_NOT_TABLE(S, sp, v, ft, "call");
+  /* a number while numbers have a metatable: its __call (or Lua's error)
+  ** when the call runs, the number a Lua value (kty_calls_value) */
+  if (isnum(ft) && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));

@@ -42,8 +42,9 @@ test("a method the program adds to the string library", function()
   if not ok then error(err, 0) end
 end)
 
--- Numbers with a metatable (debug.setmetatable): an index calls __index
--- as interpreted (differences.md item 13 said: a compile error).
+-- Numbers with a metatable (debug.setmetatable): an index calls __index,
+-- a call __call, as interpreted (differences.md item 13 said: a compile
+-- error).
 test("indexing a number while numbers have a metatable", function()
   local function idx(x) return x.foo, x[1] end
   local function loop(n) local s = "" for i = 1, n do s = s .. i.k end return s end
@@ -56,6 +57,15 @@ test("indexing a number while numbers have a metatable", function()
   end)
   debug.setmetatable(0, { __index = math })
   if ok then ok, err = pcall(check, method, 2.5) end
+  -- and a call of a number calls its __call
+  debug.setmetatable(0, { __call = function(n, a) return n * a end })
+  if ok then
+    ok, err = pcall(function()
+      check(function(x) return x(2), x(0.5) end, 3)
+      check(function(n) local s = 0 for i = 1, n do s = s + i(i) end return s end, 4)
+      check(function(x) if x > 5 then return x(2) end return 0 end, 1)
+    end)
+  end
   debug.setmetatable(0, nil)
   if not ok then error(err, 0) end
   check_error("attempt to index a number value (local 'x')", function(x) return x.foo end, 2)
