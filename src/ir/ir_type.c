@@ -1900,8 +1900,12 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
 static Type t_string_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k,
                            const KtyConst *key) {
   KtyConst s = sp->consts[v->args[0]->id];
-  if (key->kind != T_INT && key->kind != T_F64 && key->kind != T_STR && key->kind != T_BOOL)
+  if (key->kind != T_INT && key->kind != T_F64 && key->kind != T_STR && key->kind != T_BOOL) {
+    if (S->kernel)
+      REFUSE(S, sp, v, "a kernel cannot index a string by a computed key (cuda.jit code has no "
+             "Lua state)");
     return ty(T_LUA);
+  }
   lua_State *L = S->L;
   lua_pushlstring(L, s.str, s.len);
   if (key->kind == T_INT) lua_pushinteger(L, key->v.i);
@@ -1927,8 +1931,8 @@ static Type t_string_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k,
 /* Can o be indexed by lua_gettable when compiled code runs: a constant
 ** string with a computed key, or a number while numbers have a metatable
 ** (debug.setmetatable(0, mt); index_raises is 0 for a number then). */
-static int index_at_run_time(const KtySpec *sp, const KirInsn *obj, Type o) {
-  return (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) || isnum(o);
+static int index_at_run_time(const KtySession *S, const KtySpec *sp, const KirInsn *obj, Type o) {
+  return !S->kernel && ((o.kind == T_STR && sp->consts[obj->id].kind == T_STR) || isnum(o));
 }
 
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
@@ -1995,7 +1999,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   FROZEN_NIL(S, sp, v, obj);
   if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
   if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) return t_string_index(S, sp, v, k, &kk);
-  if (index_at_run_time(sp, obj, o)) {
+  if (index_at_run_time(S, sp, obj, o)) {
     if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
     return ty(T_LUA);
   }
@@ -2144,7 +2148,7 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     KtyConst key = { .kind = T_STR, .str = name, .len = v->k.str.len };
     return t_string_index(S, sp, v, k, &key);
   }
-  if (index_at_run_time(sp, obj, o)) return ty(T_LUA);
+  if (index_at_run_time(S, sp, obj, o)) return ty(T_LUA);
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
