@@ -5475,10 +5475,13 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
     goto live;
   if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) && used_as_value(S, sp, v)) goto live;
   /* a userdata compiled code has no type for (a host's object, a file, an
-  ** array of records) is a Lua value the same way: its fields, methods and
-  ** metamethods reached when it runs, as interpreted (before 2026-11-28
-  ** "upvalue 'u' is a userdata") */
-  if (!S->kernel && lua_type(L, -1) == LUA_TUSERDATA) {
+  ** array of records) held in an upvalue is a Lua value the same way: its
+  ** fields, methods and metamethods reached when it runs, as interpreted
+  ** (before 2026-11-28 "upvalue 'u' is a userdata"). Only an upvalue's: a
+  ** library's (io.stderr:write in an error branch) would make whole
+  ** functions compile that ran interpreted, at a compile cost SciMark FFT's
+  ** set-up measured (+165M instructions, benchmarks.FFT) */
+  if (!S->kernel && v->op == KIR_GETUPVAL && lua_type(L, -1) == LUA_TUSERDATA) {
     lua_pushvalue(L, -1);
     KtyConst c = freeze(S);
     if (c.kind == T_UNKNOWN && c.str && strcmp(c.str, "a userdata") == 0)   /* (records too) */
