@@ -2041,6 +2041,9 @@ static const char *unusable_hint(const KtySession *S, const char *what) {
            "interpreted function around the compiled one (yield there, between its calls; pass "
            "debug.getinfo's or debug.traceback's results in), or run with KJIT_DISABLE_JIT=1 "
            "to debug";
+  if (strcmp(what, "a userdata") == 0 && !S->kernel)   /* (an upvalue's: t_cfunc_value) */
+    return "compiled code uses a userdata kept in an upvalue (local out = io.stderr, outside "
+           "the function) or passed as an argument";
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
 

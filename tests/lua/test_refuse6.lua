@@ -215,6 +215,8 @@ test("still refused: located, with what to write instead", function()
           function(x) coroutine.yield(x) end, 1)
   refused("call them in an interpreted function around the compiled one",
           function(x) return coroutine.isyieldable() end, 1)
+  refused("kept in an upvalue (local out = io.stderr",
+          function(x) io.stderr:write("") return x end, 1)
   refused("error() level must be an integer constant",
           function(x) if x > 5 then error("m", x) end return 0 end, 1)
 end)
