@@ -54,15 +54,18 @@ static const BuiltinRow *builtin_row(int id) {
 
 /* How many of a call's n arguments built-in id is given where compiled code
 ** computes it: those its C function reads, the rest evaluated and ignored
-** as it ignores them (math.floor(x, t.s), a:fill(v, w)). The one place that
-** cuts them (t_call, the code generator's emit_call). Given them all: the
-** library functions compiled code calls (B_NEEDS_L: math.random and
-** table.insert count them, string.byte reads its third), assert, which
-** returns them all, and the kernels' built-ins, which check their count. */
+** as it ignores them (math.floor(x, t.s), a:fill(v, w), string.rep(s, n,
+** sep, T)). The one place that cuts them (t_call, the code generator's
+** emit_call). Given them all: math.random and table.insert, which count
+** them, string.byte, which reads its third, os.time, whose row says none
+** but which takes a table (t_lib), assert, which returns them
+** all, and the kernels' built-ins, which check their count. */
 int kty_builtin_reads(int id, int n) {
   const BuiltinRow *row = builtin_row(id);
   if (row == NULL || row->maxargs < 0 || n <= row->maxargs) return n;
-  if (B_NEEDS_L(id) || B_IS_CUDA(id) || id == B_ASSERT) return n;
+  if (id == B_MATH_RANDOM || id == B_TABLE_INSERT || id == B_STRING_BYTE || id == B_OS_TIME ||
+      id == B_ASSERT || B_IS_CUDA(id))
+    return n;
   return row->maxargs;
 }
 
@@ -472,6 +475,19 @@ static const char *unboxable_why(Type t) {
          "or made here";
 }
 
+/* What to write instead where compiled code needs a Lua value and has a
+** value frozen when it compiled (a library call's argument, '..', an
+** ipairs loop, an assert's condition), or NULL for other values. */
+static const char *frozen_value_hint(Type t) {
+  if (t.kind == T_TABLE)
+    return "a table read from an upvalue or a global is frozen when the function compiles, "
+           "its fields constants: pass the table as an argument, where it is a Lua value";
+  if (t.kind == T_FUNC || t.kind == T_BUILTIN)
+    return "a function read from an upvalue or a global is frozen when the function compiles: "
+           "pass it as an argument";
+  return NULL;
+}
+
 /* Refuses (in the error pass) operand x of v that cannot become a Lua
 ** value: what it is and what to write instead. */
 #define REFUSE_UNBOXABLE(S, sp, v, x, role) \
@@ -807,7 +823,7 @@ int kty_calls_value(const KtySpec *sp, const KirInsn *v) {
   if (ft.kind == T_LUA && sp->direct && sp->direct[v->id]) return 0;   /* compiled: t_call */
   /* (a known Lua function with a trampoline: given values whose count is
   ** known only when it runs, t_call) */
-  return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC) &&
+  return ft.kind == T_LUA || ((ft.kind == T_BUILTIN || ft.kind == T_FUNC || isnum(ft)) &&
                               sp->upvref && sp->upvref[v->id]);
 }
 
@@ -1727,13 +1743,17 @@ static int is_live(KtySession *S, int ref) {
   "this table is written by compiled code (t.x = v on an upvalue or a global) and read here " \
   "as a constant frozen at compile time: pass the table as an argument instead"
 
-/* Does v (a getupval, or a getfield of _ENV: a global) read the same
-** upvalue or global as w? */
+/* Does v (a getupval, a getfield of _ENV: a global, or a constant field
+** of one, `M.cache`, `M.state.items`) read the same upvalue, global or
+** field as w? */
 static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
   if (v->op != w->op) return 0;
   if (v->op == KIR_GETUPVAL) return v->aux == w->aux;
-  return v->op == KIR_GETFIELD && is_env(f, v->args[0]) && is_env(f, w->args[0]) &&
-         v->k.str.len == w->k.str.len && memcmp(v->k.str.s, w->k.str.s, v->k.str.len) == 0;
+  if (v->op != KIR_GETFIELD || v->k.str.len != w->k.str.len ||
+      memcmp(v->k.str.s, w->k.str.s, v->k.str.len) != 0)
+    return 0;
+  if (is_env(f, v->args[0])) return is_env(f, w->args[0]);
+  return !is_env(f, w->args[0]) && same_var(f, v->args[0], w->args[0]);
 }
 
 /* Marks the table on top of the stack (kept) live for the session: a
@@ -1755,11 +1775,24 @@ static void mark_live(KtySession *S) {
 }
 
 /* A table read from an upvalue or a global that this function writes
-** into (t.x = v, t[i] = v, anywhere in it) is live: compiled code reads the
+** into (t.x = v, t[i] = v, table.insert(t, v), anywhere in it) is live: compiled code reads the
 ** real table at run time (through a registry reference made here, kept as
 ** long as the Lua state: the frozen table is the one compiled code sees),
 ** so that its writes reach it and its reads see them. The table on top of
 ** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+/* Is w a call of table.insert or table.remove, spelled so (a global
+** `table`'s field): they write into their first argument. */
+static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
+  if (w->op != KIR_CALL || w->nargs < 2 || w->args[0]->op != KIR_GETFIELD) return 0;
+  const KirInsn *fn = w->args[0];
+  const KirInsn *lib = fn->args[0];
+  if (lib->op != KIR_GETFIELD || !is_env(f, lib->args[0]) || lib->k.str.len != 5 ||
+      memcmp(lib->k.str.s, "table", 5) != 0)
+    return 0;
+  return (fn->k.str.len == 6 && memcmp(fn->k.str.s, "insert", 6) == 0) ||
+         (fn->k.str.len == 6 && memcmp(fn->k.str.s, "remove", 6) == 0);
+}
+
 static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (lua_type(S->L, -1) != LUA_TTABLE || S->kernel || is_env(sp->ir, v)) return 0;
   KirFunc *f = sp->ir;
@@ -1769,6 +1802,8 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
     for (int i = 0; i < blk->ninsns && !stored; i++) {
       KirInsn *w = blk->insns[i];
       if ((w->op == KIR_SETFIELD || w->op == KIR_SETINDEX) && same_var(f, w->args[0], v)) stored = 1;
+      /* table.insert(log, x) on an upvalue's table (before 2026-11-28 refused) */
+      if (calls_table_writer(f, w) && same_var(f, w->args[1], v)) stored = 1;
     }
   }
   if (!stored) return 0;
@@ -1895,6 +1930,54 @@ static int may_be_string(Type t) {
   "a record field is named by a string value here: compiled code needs the field's " \
   "name in the source (r.x or r[\"x\"])"
 
+static Type frozen_type(const KirInsn *v, const KtyConst *k);
+static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r);
+
+/* s[k], s.k with s a constant string: what Lua does, the string's
+** metatable's __index (the string library), read when the function
+** compiles as the strings' metatable is (string_method): with a constant
+** key, the value read then (s.len, a method, nil for any other key:
+** `K.s.q`, `("x")[1]`); with a computed key, read when it runs
+** (lua_gettable on the boxed string: cg_lua_index). Before 2026-11-28 a
+** compile error ("cannot index a string"). */
+static Type t_string_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k,
+                           const KtyConst *key) {
+  KtyConst s = sp->consts[v->args[0]->id];
+  if (key->kind != T_INT && key->kind != T_F64 && key->kind != T_STR && key->kind != T_BOOL) {
+    if (S->kernel)
+      REFUSE(S, sp, v, "a kernel cannot index a string by a computed key (cuda.jit code has no "
+             "Lua state)");
+    return ty(T_LUA);
+  }
+  lua_State *L = S->L;
+  lua_pushlstring(L, s.str, s.len);
+  if (key->kind == T_INT) lua_pushinteger(L, key->v.i);
+  else if (key->kind == T_F64) lua_pushnumber(L, key->v.f);
+  else if (key->kind == T_BOOL) lua_pushboolean(L, key->v.b);
+  else lua_pushlstring(L, key->str, key->len);
+  const char *err = table_get(L);
+  if (err) {
+    char eb[300];
+    snprintf(eb, sizeof eb, "%s", err);
+    lua_pop(L, 2);
+    REFUSE(S, sp, v, "indexing a string raised an error: %s", eb);
+  }
+  Type live;   /* s:gmatch(p), s:find(p): the library's C function, called */
+  if (t_cfunc_value(S, sp, v, &live)) { lua_pop(L, 2); return live; }
+  *k = freeze(S);
+  lua_pop(L, 1);
+  if (k->kind == T_UNKNOWN)
+    REFUSE(S, sp, v, "a string's field is %s: %s", k->str, unusable_hint(S, k->str));
+  return frozen_type(v, k);
+}
+
+/* Can o be indexed by lua_gettable when compiled code runs: a constant
+** string with a computed key, or a number while numbers have a metatable
+** (debug.setmetatable(0, mt); index_raises is 0 for a number then). */
+static int index_at_run_time(const KtySession *S, const KtySpec *sp, const KirInsn *obj, Type o) {
+  return !S->kernel && ((o.kind == T_STR && sp->consts[obj->id].kind == T_STR) || isnum(o));
+}
+
 static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KirInsn *obj = v->args[0], *key = v->args[1];
   Type o = sp->types[obj->id], kt = sp->types[key->id];
@@ -1934,11 +2017,14 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type rv;
     if (kk.kind == T_UNKNOWN && t_frozen_values(S, sp, v, o, kt, kk, &rv)) return rv;   /* ops[i] */
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
-    if (kk.kind != T_INT && kk.kind != T_STR)
-      REFUSE(S, sp, v, "tables are not supported in compiled code (only constant fields of "
-             "tables known at compile time)");
+    if (kk.kind != T_INT && kk.kind != T_STR && kk.kind != T_F64 && kk.kind != T_BOOL)
+      REFUSE(S, sp, v, "a table read from an upvalue or a global is indexed here by a %s key, "
+             "which compiled code cannot read from a frozen table: pass the table as an "
+             "argument", luaname(kt, tb, sizeof tb));
     push_value(S, o.ref);
     if (kk.kind == T_INT) lua_pushinteger(S->L, kk.v.i);
+    else if (kk.kind == T_F64) lua_pushnumber(S->L, kk.v.f);   /* (Lua's key rules: 2.0 is 2) */
+    else if (kk.kind == T_BOOL) lua_pushboolean(S->L, kk.v.b);   /* T[true] */
     else lua_pushlstring(S->L, kk.str, kk.len);
     const char *err = table_get(S->L);
     if (err) {
@@ -1955,6 +2041,11 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   FROZEN_NIL(S, sp, v, obj);
   if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) return t_string_index(S, sp, v, k, &kk);
+  if (index_at_run_time(S, sp, obj, o)) {
+    if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
+    return ty(T_LUA);
+  }
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -1987,11 +2078,15 @@ static const char *unusable_hint(const KtySession *S, const char *what) {
            "print, string.format ...): compute the value before the launch and pass it in "
            "(for '...', take the values into locals: local a, b = ...)";
   if (strcmp(what, "a C function") == 0)
-    return "compiled code cannot call the coroutine and debug functions (they work on the "
-           "interpreter's own call stack, which compiled code does not have): call them in an "
+    return "compiled code cannot call coroutine.yield, coroutine.isyieldable or the debug "
+           "functions (they work on the interpreter's call stack, which compiled frames are not "
+           "on): call them in an "
            "interpreted function around the compiled one (yield there, between its calls; pass "
            "debug.getinfo's or debug.traceback's results in), or run with KJIT_DISABLE_JIT=1 "
            "to debug";
+  if (strcmp(what, "a userdata") == 0 && !S->kernel)   /* (an upvalue's: t_cfunc_value) */
+    return "compiled code uses a userdata kept in an upvalue (local out = io.stderr, outside "
+           "the function) or passed as an argument";
   return "compiled code can use only numbers, booleans, strings, functions and tables of them";
 }
 
@@ -2063,7 +2158,9 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
              is_env(sp->ir, obj) ? "global" : "field", name, eb);
     }
     Type live;
-    if (is_env(sp->ir, obj) && t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
+    /* (a field of a frozen table: live where this function writes into it,
+    ** `M.cache[k] = v`; before 2026-11-28 "cannot index a table") */
+    if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     if (t_cfunc_value(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
@@ -2093,6 +2190,11 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   FROZEN_NIL(S, sp, v, obj);
   if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) {
+    KtyConst key = { .kind = T_STR, .str = name, .len = v->k.str.len };
+    return t_string_index(S, sp, v, k, &key);
+  }
+  if (index_at_run_time(S, sp, obj, o)) return ty(T_LUA);
   REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
          describe(sp, obj, db, sizeof db));
 }
@@ -2150,6 +2252,18 @@ static Type float_fn(Type a) {
 ** compiled code can only compare with a constant string (t_compare; the
 ** generator compares the number's tag). Strings are not values in compiled
 ** code otherwise. */
+/* Is v's value only compared (==, ~=) with a constant string (the code
+** generator compares math.type's number tag: t_compare)? */
+static int only_compared(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op != KIR_EQ) return 0;
+    const KirInsn *o = u->args[0] == v ? u->args[1] : u->args[0];
+    if (o->op != KIR_STR) return 0;
+  }
+  return 1;
+}
+
 static Type t_mathtype(KtySession *S, KtySpec *sp, KirInsn *v, Type a, KtyConst *k) {
   Type r = ty(T_STR);
   switch (a.kind) {
@@ -2177,8 +2291,9 @@ static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn
       (t.kind == T_STR && t.sub != T_NUMBER) || islua(t))   /* a Lua value: its slot */
     return 1;
   if (S->strict)
-    fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): only numbers, "
-         "booleans, nil and strings", kty_name(t, tb, sizeof tb), fname, argn);
+    fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): %s",
+         kty_name(t, tb, sizeof tb), fname, argn,
+         frozen_value_hint(t) ? frozen_value_hint(t) : "only numbers, booleans, nil and strings");
   return 0;
 }
 
@@ -2262,6 +2377,11 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
       k->kind = T_NIL;
       return ty(T_NIL);
     }
+    if (args[0].kind == T_TABLE || args[0].kind == T_FUNC || args[0].kind == T_BUILTIN ||
+        args[0].kind == T_BUF || (args[0].kind == T_STR && args[0].sub == T_NUMBER)) {
+      k->kind = T_NIL;   /* not a number nor a string (math.type's is "integer"): fail */
+      return ty(T_NIL);
+    }
     REFUSE(S, sp, v, "tonumber of a %s is not supported in compiled code",
            kty_name(args[0], tb, sizeof tb));
   case B_TOSTRING: case B_STRING_FORMAT: case B_STRING_SUB: case B_STRING_REP:
@@ -2279,6 +2399,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
     ** end): where more than one, or all of them, are taken, the library's
     ** own, called, its count known when it runs (cg_vararg.c) */
     if (id == B_STRING_BYTE && !S->kernel && (v->aux < 0 || v->aux > 1))
+      return t_luacall(S, sp, v, args, kargs, n);
+    if (id == B_STRING_FORMAT && isnum(args[0]) && !S->kernel)   /* string.format(12): "12" */
       return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
@@ -2299,7 +2421,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   switch (id) {
   case B_PRINT: return ty(T_NIL);
   case B_TABLE_INSERT: return ty(T_NIL);   /* the real table.insert: its checks, its errors */
-  case B_IO_WRITE:
+  case B_IO_WRITE:   /* its file (io.write(a):write(b)): the library's, called */
+    if (v->aux != 0 && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
     if (v->aux != 0)
       REFUSE(S, sp, v, "the file io.write returns is not supported in compiled code (call it "
              "as a statement)");
@@ -2315,7 +2438,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
         REFUSE(S, sp, v, "bad argument #%d to 'random' (number expected, got %s)", i + 1,
                luaname(args[i], tb, sizeof tb));
     return ty(n == 0 ? T_F64 : T_INT);
-  case B_MATH_RANDOMSEED:
+  case B_MATH_RANDOMSEED:   /* its seeds (5.4.4): the library's, called */
+    if (v->aux != 0 && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
     if (v->aux != 0)
       REFUSE(S, sp, v, "the seeds math.randomseed returns are not supported in compiled code "
              "(call it as a statement)");
@@ -2469,8 +2593,9 @@ static Type t_concat(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       t = ty(T_INT);   /* checked when it runs */
     if (!isnum(t) && !(t.kind == T_STR && t.sub != T_NUMBER) && t.kind != T_NIL && t.kind != T_BOOL &&
         !islua(t))   /* a Lua value: checked when it runs (cg_lua_concat_check) */
-      REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (only numbers and "
-             "strings)", kty_name(t, tb, sizeof tb));
+      REFUSE(S, sp, v, "concatenating a %s is not supported in compiled code (%s)",
+             kty_name(t, tb, sizeof tb),
+             frozen_value_hint(t) ? frozen_value_hint(t) : "only numbers and strings");
     KtyConst c = sp->consts[v->args[i]->id];
     if (c.kind != T_STR && c.kind != T_INT && c.kind != T_F64 && !kty_dtype_obj_name(&c)) allk = 0;
   }
@@ -2683,8 +2808,10 @@ static Type t_array_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type
       REFUSE(S, sp, v, "ipairs can only be the iterator of a for loop in compiled code: "
              "'for i, x in ipairs(a) do'");
     if (args[0].kind != T_BUF)
-      REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array, not a %s",
-             luaname(args[0], tb, sizeof tb));
+      REFUSE(S, sp, v, "ipairs in compiled code iterates over a kjit array or a Lua value, not "
+             "a %s%s%s%s", luaname(args[0], tb, sizeof tb), args[0].kind == T_TABLE ? " (" : "",
+             args[0].kind == T_TABLE ? frozen_value_hint(args[0]) : "",
+             args[0].kind == T_TABLE ? ")" : "");
     Type it = ty(T_BUILTIN);
     it.ref = B_IPAIRS;
     it.sub = 1;
@@ -3029,8 +3156,9 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
         REFUSE(S, sp, v, "assert() in a kernel takes a constant string message");
     }
     if (args[0].kind == T_STR || args[0].kind == T_TABLE)
-      REFUSE(S, sp, v, "a %s cannot be used as a condition in compiled code",
-             kty_name(args[0], tb, sizeof tb));
+      REFUSE(S, sp, v, "assert of a %s is not supported in compiled code (%s)",
+             kty_name(args[0], tb, sizeof tb),
+             frozen_value_hint(args[0]) ? frozen_value_hint(args[0]) : "assert a value passed in");
     /* its results past the first are its other arguments (result_of),
     ** whose types may rise after its own */
     if (n > 1) push_users(sp, v);
@@ -3045,7 +3173,14 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
   ** result is nil or a string, a Lua value) */
   if (row->rule == KTY_R_TYPE && args[0].kind == T_MAYBE && !S->kernel)
     return t_luacall(S, sp, v, args, kargs, n);
-  if (row->rule == KTY_R_TYPE) return t_mathtype(S, sp, v, args[0], k);
+  if (row->rule == KTY_R_TYPE) {
+    /* math.type of an integer-or-float used otherwise than compared with a
+    ** constant (returned, stored, concatenated): the library's, called,
+    ** its string a Lua value (before 2026-11-28 "cannot return a string") */
+    if (args[0].kind == T_NUMBER && !S->kernel && !only_compared(v))
+      return t_luacall(S, sp, v, args, kargs, n);
+    return t_mathtype(S, sp, v, args[0], k);
+  }
   if ((id == B_MATH_MAX || id == B_MATH_MIN) && n == 1) {
     /* lmathlib.c compares nothing: the argument itself, whatever it is */
     *k = kargs[0];
@@ -3120,6 +3255,12 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       return t_luacall(S, sp, v, args, kargs, n);
   }
   int nnum = n;   /* (those it reads: kty_builtin_reads) */
+  /* a string given to a math function (math.floor("3.5")): luaL_checknumber
+  ** converts it, or raises its error, when the call runs: the library's
+  ** function, called (before 2026-11-28 a compile error) */
+  for (int i = 0; i < nnum && !S->kernel && kty_builtin_libname(id); i++)
+    if (args[i].kind == T_STR && kargs[i].kind == T_STR && boxable(args[i], kargs[i]))
+      return t_luacall(S, sp, v, args, kargs, n);
   if (id != B_MATH_MAX && id != B_MATH_MIN) {   /* (max and min of one argument return it) */
     int bad = -1;   /* the argument lmathlib.c names first of those that always raise */
     for (int j = 0; j < nnum && bad < 0; j++) {
@@ -3664,6 +3805,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
   if (ft.kind == T_BUF || index_raises(S, ft)) RAISE_NOT_TABLE(S, sp, v, ft, "call");
+  /* a number while numbers have a metatable: its __call (or Lua's error)
+  ** when the call runs, the number a Lua value (kty_calls_value) */
+  if (isnum(ft) && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
   if (ft.kind != T_FUNC)
     REFUSE(S, sp, v, "attempt to call a %s value%s", luaname(ft, tb, sizeof tb),
            describe(sp, fn, db, sizeof db));
@@ -5405,6 +5549,19 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
 ** require, os.getenv, a host's function): a Lua value, the function itself,
 ** reached at run time through a registry reference (sp->upvref, upvidx 0)
 ** and called through lua_call. The value on top of the stack (kept). */
+/* Is cf the loaded library lib's function name (coroutine.resume)? */
+static int lib_fn_is(lua_State *L, lua_CFunction cf, const char *lib, const char *name) {
+  int is = 0;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, lib) == LUA_TTABLE) {
+    lua_getfield(L, -1, name);
+    is = lua_tocfunction(L, -1) == cf;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  return is;
+}
+
 static int in_lib(lua_State *L, lua_CFunction cf, const char *lib);
 static int in_lib(lua_State *L, lua_CFunction cf, const char *lib) {
   int found = 0;
@@ -5429,21 +5586,70 @@ static int is_called(const KirInsn *v) {
   return 0;
 }
 
+/* Does a user of v (a frozen table) need the table itself as a Lua value:
+** '..' (its __concat, else Lua's error), '#' where it has a __len, or an
+** argument of a library function that only reads it (tostring, ipairs,
+** assert, print, io.write, string.format, table.concat)? (Refused while
+** frozen, before 2026-11-28. table.insert and table.remove write into it,
+** where this function's other reads of it are constants: still refused.) */
+static int used_as_value(KtySession *S, const KtySpec *sp, const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    const KirInsn *u = v->users[i];
+    if (u->op == KIR_CONCAT) return 1;
+    if (u->op == KIR_LEN && luaL_getmetafield(S->L, -1, "__len") != LUA_TNIL) {
+      lua_pop(S->L, 1);
+      return 1;
+    }
+    if (u->op == KIR_CALL && u->args[0] != v) {
+      KtyConst c = sp->consts[u->args[0]->id];
+      if (c.kind == T_BUILTIN && (c.ref == B_TOSTRING || c.ref == B_IPAIRS || c.ref == B_ASSERT ||
+                                  c.ref == B_PRINT || c.ref == B_IO_WRITE ||
+                                  c.ref == B_STRING_FORMAT || c.ref == B_TABLE_CONCAT))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   lua_State *L = S->L;
   /* a table with __call (a callable object) is reached the same way: frozen
   ** as a table, a call of it was refused as "attempt to call a table value"
-  ** where the interpreter calls its __call */
-  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) && is_called(v) &&
-      luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
-    lua_pop(L, 1);
+  ** where the interpreter calls its __call. So is a called table without
+  ** one, or a called string: the call raises Lua's "attempt to call a
+  ** table value" when it runs, as interpreted (a compile error, even where
+  ** it did not run, before 2026-11-28) */
+  if (!S->kernel && (lua_istable(L, -1) || lua_type(L, -1) == LUA_TSTRING) && !makes_tfor(v) &&
+      is_called(v))
     goto live;
+  if (!S->kernel && lua_istable(L, -1) && !makes_tfor(v) && used_as_value(S, sp, v)) goto live;
+  /* a userdata compiled code has no type for (a host's object, a file, an
+  ** array of records) held in an upvalue is a Lua value the same way: its
+  ** fields, methods and metamethods reached when it runs, as interpreted
+  ** (before 2026-11-28 "upvalue 'u' is a userdata"). Only an upvalue's: a
+  ** library's (io.stderr:write in an error branch) would make whole
+  ** functions compile that ran interpreted, at a compile cost SciMark FFT's
+  ** set-up measured (+165M instructions, benchmarks.FFT) */
+  if (!S->kernel && v->op == KIR_GETUPVAL && lua_type(L, -1) == LUA_TUSERDATA) {
+    lua_pushvalue(L, -1);
+    KtyConst c = freeze(S);
+    if (c.kind == T_UNKNOWN && c.str && strcmp(c.str, "a userdata") == 0)   /* (records too) */
+      goto live;
+    return 0;
   }
   if (S->kernel || !lua_iscfunction(L, -1) || builtin_of(L, -1) >= 0) return 0;
   /* the coroutine and debug functions see the interpreter's call stack
-  ** (a yield across compiled frames, debug.getinfo's levels): refused */
+  ** (a yield across compiled frames, isyieldable, debug.getinfo's levels,
+  ** a traceback): refused; the coroutine functions that run or inspect
+  ** another coroutine (create, resume, wrap, status, close, running) are
+  ** called as any C function (before 2026-11-28 refused too) */
   lua_CFunction cf = lua_tocfunction(L, -1);
-  if (in_lib(L, cf, "coroutine") || in_lib(L, cf, "debug")) return 0;
+  if (in_lib(L, cf, "debug")) return 0;
+  if (in_lib(L, cf, "coroutine") && !lib_fn_is(L, cf, "coroutine", "create") &&
+      !lib_fn_is(L, cf, "coroutine", "resume") && !lib_fn_is(L, cf, "coroutine", "wrap") &&
+      !lib_fn_is(L, cf, "coroutine", "status") && !lib_fn_is(L, cf, "coroutine", "close") &&
+      !lib_fn_is(L, cf, "coroutine", "running"))
+    return 0;
 live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);

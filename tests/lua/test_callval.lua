@@ -82,7 +82,7 @@ end)
 
 test("a callee kjit refuses runs interpreted, tried once", function()
   with_callees("all", nil, function()
-    local t = { f = function(x) local co = coroutine.running(); return x + 1, type(co) end }
+    local t = { f = function(x) local y = coroutine.isyieldable(); return x + 1, type(y) end }
     local before = compiled_count()
     T.check(function(t, n) local s = 0 for i = 1, n do s = s + t.f(i) end return s, t.f(0) end,
             function() return t, 20 end)

@@ -541,9 +541,9 @@ test("ipairs(a) iterates over 1..#a, interpreted and compiled", function()
   D.check(ip_break, kjit.arange(10), 4)
   D.check(ip_break, kjit.arange(10), 99)
   D.check(ip_nested, 6)
+  -- a frozen table: the table itself, a Lua value (refused until 2026-11-28)
   local T = { 1, 2 }
-  local f = kjit.jit(function() local s = 0; for _, v in ipairs(T) do s = s + v end; return s end)
-  raises("iterates over a kjit array", function() f() end)
+  D.check(function() local s = 0; for _, v in ipairs(T) do s = s + v end; return s end)
 end)
 
 ---------------------------------------------------------------------------

@@ -39,14 +39,16 @@ end)
 
 test("a C function in compiled code: why, and what to do instead", function()
   local f = kjit.jit(function(x) return x + debug.getinfo(1).currentline end)
-  raises("field 'getinfo' is a C function: compiled code cannot call the coroutine and debug "
-         .. "functions (they work on the interpreter's own call stack, which compiled code does "
-         .. "not have): call them in an interpreted function around the compiled one (yield "
+  raises("field 'getinfo' is a C function: compiled code cannot call coroutine.yield, "
+         .. "coroutine.isyieldable or the debug functions (they work on the interpreter's call "
+         .. "stack, which compiled frames are not on): call them in an interpreted function "
+         .. "around the compiled one (yield "
          .. "there, between its calls; pass debug.getinfo's or debug.traceback's results in), or "
          .. "run with KJIT_DISABLE_JIT=1", f, 1)
-  local p = coroutine.running
+  local p = coroutine.isyieldable
   local g = kjit.jit(function(x) p() return x end)
-  raises("upvalue 'p' is a C function: compiled code cannot call the coroutine and debug", g, 1)
+  raises("upvalue 'p' is a C function: compiled code cannot call coroutine.yield, "
+         .. "coroutine.isyieldable or the debug", g, 1)
   -- any other C function is called through the Lua API (test_lang_functions.lua)
   local h = kjit.jit(function(x) return x + #os.getenv("HOME") end)
   eq(h(1), 1 + #os.getenv("HOME"))

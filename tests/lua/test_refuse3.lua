@@ -162,7 +162,7 @@ test("a coroutine.wrap generator called from compiled code, and compiled code in
 end)
 
 test("coroutine and debug functions in compiled code: refused, located, with advice", function()
-  local e1 = refused(function() return coroutine.running() end)
+  local e1 = refused(function() return coroutine.isyieldable() end)
   assert(e1:find("call them in an interpreted function around the compiled one", 1, true), e1)
   local e2 = refused(function() return debug.traceback("x") end)
   assert(e2:find("debug.traceback's results in", 1, true), e2)
