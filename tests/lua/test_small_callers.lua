@@ -152,3 +152,35 @@ test("callers that compute less than they call, or call another table's field, s
   local c1 = counts()
   eq(c1 - c0, 0, "callees compiled")
 end)
+
+test("a caller that calls a method for its effect alone stays interpreted (ray's ray_trace)", function()
+  -- the method's result is not used (scene:intersect(...)): such a method
+  -- is a procedure over tables that stays interpreted, and a compiled
+  -- caller would reach it through its trampoline, dearer than the
+  -- interpreter's own call
+  local G = {}
+  G.__index = G
+  function G:hit(best, x)
+    for _, c in ipairs(self.items) do if c < best[1] then best[1] = c + x end end
+  end
+  local best = { 0 }
+  local function trace(scene, x, y)
+    best[1] = math.huge
+    scene:hit(best, x)
+    local b = best[1]
+    if b == math.huge then return 0 end
+    return b * x + y * 2 - b / 3
+  end
+  local f = kjit.jit(function(T, scene, n)   -- trace called through a value
+    local s = 0
+    for i = 1, n do s = s + T.trace(scene, i, 0.5) end
+    return s
+  end)
+  local scene = setmetatable({ items = { 3, 1, 2 } }, G)
+  local want = 0
+  for i = 1, 10 do want = want + trace(scene, i, 0.5) end
+  local c0 = counts()
+  eq(f({ trace = trace }, scene, 10), want)
+  local c1 = counts()
+  eq(c1 - c0, 0, "callees compiled")
+end)
