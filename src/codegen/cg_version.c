@@ -353,7 +353,10 @@ int cg_version_unchecked(CG *G, const KirInsn *v) {
   if (G->ver_at == NULL || G->versioning != NULL) return 0;
   const KfaFacts *F = cg_prange_facts(G);
   const KfaLoop *fl = F->hoisted[v->id];
-  return fl && G->ver_at[fl->loop->header->id] == fl->loop;
+  /* (a kind split's loop is in ver_at through plan_loop too, but has no
+  ** range test: its hoisted checks stay checked) */
+  return fl && G->ver_at[fl->loop->header->id] == fl->loop &&
+         !(G->kindsplit && G->kindsplit[fl->loop->header->id]);
 }
 
 static void emit_copy(CG *G, KirLoop *L, int novec);

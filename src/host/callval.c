@@ -85,9 +85,10 @@
 **     own loop 820; called natively from the site's own cache, luacall.c
 **     "Native calls", which fill_site fills: 760); and small callers that
 **     compute more than they call and call only methods, local functions
-**     of an enclosing scope or math's (is_small_leaf's calls_ok: perlin's
-**     Noise:fbm and Noise:noise2, 4.79G -> 2.79G instructions, 0.244 ->
-**     0.194 s). "loops" is the policy before it; "all" still makes bench/lua_programs.lua's vectors and
+**     of an enclosing scope or math's, methods only for their results
+**     (is_small_leaf: perlin's Noise:fbm and Noise:noise2, 4.79G -> 2.79G
+**     instructions, 0.244 -> 0.194 s; not ray's ray_trace, which calls
+**     scene:intersect for its effect). "loops" is the policy before it; "all" still makes bench/lua_programs.lua's vectors and
 **     ray slower (their callees make tables and call methods), so it is
 **     not the default.
 */
@@ -296,30 +297,9 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
 ** a table and calls setmetatable, and its callers). */
 enum { LEAF_MAXCODE = 96 };
 
-/* Is the CALL at pc one of `assert(...)`: the last instruction before it
-** that sets its function's register a GETTABUP of _ENV's "assert"? (A
-** cost estimate, not a proof: compiled code does what the call does
-** whatever it is.) */
-static int calls_assert(const KbcProto *p, int pc) {
-  int a = KBC_A(p->code[pc]);
-  for (int i = pc - 1; i >= 0; i--) {
-    uint32_t ins = p->code[i];
-    int op = KBC_OP(ins);
-    if (KBC_A(ins) != a || op == KBC_JMP || op == KBC_TEST || op == KBC_EQ || op == KBC_LT ||
-        op == KBC_LE || op == KBC_EQK || op == KBC_EQI || op == KBC_LTI || op == KBC_LEI ||
-        op == KBC_GTI || op == KBC_GEI || op == KBC_MMBIN || op == KBC_MMBINI || op == KBC_MMBINK)
-      continue;
-    if (op != KBC_GETTABUP || KBC_C(ins) >= p->nk) return 0;
-    const KbcConst *k = &p->k[KBC_C(ins)];
-    const KbcUpval *u = KBC_B(ins) < p->nup ? &p->up[KBC_B(ins)] : NULL;
-    return k->kind == KBC_KSTR && strcmp(k->u.str.s, "assert") == 0 && u != NULL &&
-           (u->name == NULL || strcmp(u->name, "_ENV") == 0);
-  }
-  return 0;
-}
-
-/* The register a set by the last instruction before pc that sets it
-** (calls_assert's walk), as that instruction's index, or -1. */
+/* The register a set by the last instruction before pc that sets it, as
+** that instruction's index, or -1 (a cost estimate's walk back, not a
+** proof: compiled code does what the call does whatever it is). */
 static int setter_of(const KbcProto *p, int pc, int a) {
   for (int i = pc - 1; i >= 0; i--) {
     uint32_t ins = p->code[i];
@@ -331,6 +311,19 @@ static int setter_of(const KbcProto *p, int pc, int a) {
     return i;
   }
   return -1;
+}
+
+/* Is the CALL at pc one of `assert(...)`: its function's register set by a
+** GETTABUP of _ENV's "assert"? */
+static int calls_assert(const KbcProto *p, int pc) {
+  int i = setter_of(p, pc, KBC_A(p->code[pc]));
+  if (i < 0) return 0;
+  uint32_t ins = p->code[i];
+  if (KBC_OP(ins) != KBC_GETTABUP || KBC_C(ins) >= p->nk) return 0;
+  const KbcConst *k = &p->k[KBC_C(ins)];
+  const KbcUpval *u = KBC_B(ins) < p->nup ? &p->up[KBC_B(ins)] : NULL;
+  return k->kind == KBC_KSTR && strcmp(k->u.str.s, "assert") == 0 && u != NULL &&
+         (u->name == NULL || strcmp(u->name, "_ENV") == 0);
 }
 
 /* Does the CALL or TAILCALL at pc call a local function of an enclosing
@@ -356,7 +349,7 @@ static int is_method_call(const KbcProto *p, int pc) {
   return i >= 0 && KBC_OP(p->code[i]) == KBC_SELF;
 }
 
-/* With calls_ok, a small caller: the same, but it may call functions and
+/* A small leaf, or a small caller: one that may also call functions and
 ** methods with a fixed number of arguments and results, or return what
 ** such a call returns (perlin's
 ** Noise:fbm and Noise:noise2, whose callees are such functions too: each
@@ -364,7 +357,7 @@ static int is_method_call(const KbcProto *p, int pc) {
 ** whose values all go to another call (`math.sqrt(self:dot(self))`: B or C
 ** 0) keeps it interpreted: that shape runs through the Lua stack
 ** (kjit_lc_call_spread, lua_call) and cost ray more than it saved. */
-static int is_small_leaf(lua_State *L, int idx, int calls_ok) {
+static int is_small_leaf(lua_State *L, int idx) {
   Arena A;
   ka_init(&A);
   char err[128];
@@ -381,11 +374,11 @@ static int is_small_leaf(lua_State *L, int idx, int calls_ok) {
     ** scene:intersect, a loop over children that stays interpreted) keeps
     ** the caller interpreted: compiled, each such call costs about 1,700
     ** instructions against 820 (ray 4 96: 0.69 -> 0.76 s with it compiled) */
-    int fixed_call = calls_ok && ((op == KBC_CALL && KBC_C(ins) != 0) || op == KBC_TAILCALL) &&
+    int fixed_call = ((op == KBC_CALL && KBC_C(ins) != 0) || op == KBC_TAILCALL) &&
                      KBC_B(ins) != 0 &&
                      (calls_local_or_math(p, pc) ||
                       (is_method_call(p, pc) && (op == KBC_TAILCALL || KBC_C(ins) >= 2)));
-    if ((op == KBC_SELF && !calls_ok) || (op == KBC_TAILCALL && !fixed_call) || op == KBC_TFORPREP ||
+    if ((op == KBC_TAILCALL && !fixed_call) || op == KBC_TFORPREP ||
         op == KBC_TFORCALL || op == KBC_NEWTABLE || op == KBC_SETLIST || op == KBC_CONCAT ||
         op == KBC_CLOSURE || op == KBC_SETTABUP || op == KBC_VARARG || op == KBC_VARARGPREP ||
         op == KBC_TBC || op == KBC_LEN || (op == KBC_CALL && !fixed_call && !calls_assert(p, pc)))
@@ -401,7 +394,7 @@ static int is_small_leaf(lua_State *L, int idx, int calls_ok) {
 static int worth_compiling(lua_State *L, int idx) {
   return callees == CALLEES_ALL ||
          ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx)) ||
-         (callees == CALLEES_LEAVES && is_small_leaf(L, idx, 1));
+         (callees == CALLEES_LEAVES && is_small_leaf(L, idx));
 }
 
 /* The kind of argument i, a byte that decides its specialization with

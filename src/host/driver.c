@@ -208,7 +208,7 @@ static void result_views(KtySpec *root, uint8_t *rview) {
 }
 
 /* Which argument math.fmod names first when neither is a number
-** (cg_builtin.c's kjit_fmod_checks_arg2_first): asked of this process's
+** (ir_builtins.c's kjit_fmod_checks_arg2_first): asked of this process's
 ** lmathlib once, through the library's own table (a script may have
 ** replaced the global). */
 static void probe_fmod_order(lua_State *L) {

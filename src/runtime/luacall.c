@@ -359,6 +359,7 @@ void kjit_lc_set_raise(KlcRaise raise) { raise_error = raise; }
 enum { KLC_MISS = -1 };
 _Static_assert((int)KLV_INT == (int)KLC_KINT && (int)KLV_FLT == (int)KLC_KFLT && KLV_INSLOT == 0,
                "a number's tag is its kind (native_call)");
+_Static_assert((int)KLC_KTABLE > (int)KLV_NIL, "no value tag is a table's kind (native_call)");
 /* C stack kept above err->stack_limit (runtime.c krt_stack_limit) for the
 ** slow path's nested calls after the native ones: KLC_MAXNEST calls through
 ** lua_call and the interpreter, a few KiB each at most */
