@@ -123,7 +123,13 @@ int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults);
 ** assigns"): a private global of the compiled code per read or write,
 ** zero at first, filled by kjit_lc_getupv / kjit_lc_setupv where the
 ** upvalues are read in place; compiled code then reaches a number in the
-** upvalue itself (codegen/cg_callvalue.c), no call. */
+** upvalue itself (codegen/cg_callvalue.c), no call. It checks the Lua
+** state, not kjit_lc_epoch as KlcSite does, which holds because code that
+** reads an upvalue through a registry reference is bound to its state:
+** never cached on disk, exported or shared with another state, and freed
+** with it; so no later state at the same address can meet a filled
+** cache. Its two words are written without atomics: two OS threads running
+** one such module would need two lua_States, which that binding excludes. */
 typedef struct KlcUpvCache {
   const void *reg;   /* the Lua state's global state (NULL: empty) */
   const void *cl;    /* the closure the registry reference names */
