@@ -64,7 +64,7 @@ done
 # explicit list, since the IR's later passes (the typer, the loop facts,
 # the built-in registry) freeze Lua values and call Lua
 irsrc=()
-for s in ir_build.c ir_closure.c ir_loop.c ir_print.c ir_verify.c; do irsrc+=("$srcroot/src/ir/$s"); done
+for s in ir_build.c ir_closure.c ir_escape.c ir_loop.c ir_print.c ir_verify.c; do irsrc+=("$srcroot/src/ir/$s"); done
 "$cc" "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer tests/fuzz/fuzz_bytecode.c \
   "$srcroot"/src/frontend/bytecode.c "${irsrc[@]}" "$srcroot"/src/common/arena.c \
   -o "$out/fuzz_bytecode"
