@@ -60,4 +60,16 @@ function M.class()
   return C
 end
 
+-- Two objects of class C and a loop summing p:dot(q) n times: the method
+-- call site the call tests change things under.
+function M.dot_pair(C)
+  local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
+  local function f(p, q, n)
+    local s = 0
+    for _ = 1, n do s = s + p:dot(q) end
+    return s
+  end
+  return a, b, f
+end
+
 return M

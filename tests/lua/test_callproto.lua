@@ -31,17 +31,13 @@ local function modes(body, nocallees)
 end
 
 local class = require("calls_harness").class
+local dot_pair = require("calls_harness").dot_pair
 
 test("a method's lookup sees a replaced method, an own field, a new metatable", function()
   modes(function()
     differential(function()
       local C = class()
-      local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
-      local function f(p, q, n)
-        local s = 0
-        for _ = 1, n do s = s + p:dot(q) end
-        return s
-      end
+      local a, b, f = dot_pair(C)
       return f, function(run)
         run(a, b, 3)
         run(a, b, 3)

@@ -39,6 +39,7 @@ local function modes(body, want)
 end
 
 local class = require("calls_harness").class
+local dot_pair = require("calls_harness").dot_pair
 
 -- How much counter() grows over a compiled loop of 1000 calls of a
 -- class's method (after a first call of 10, which compiles).
@@ -66,12 +67,7 @@ test("the site misses when the method, the metatable or __index changes", functi
   modes(function()
     differential(function()
       local C = class()
-      local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
-      local function f(p, q, n)
-        local s = 0
-        for _ = 1, n do s = s + p:dot(q) end
-        return s
-      end
+      local a, b, f = dot_pair(C)
       return f, function(run)
         run(a, b, 3)
         run(a, b, 3)
@@ -347,12 +343,7 @@ test("the method read misses on every change Lua would see", function()
     differential(function()
       local C = class()
       local Base = { dot = function(self, o) return self.x + o.x + 1000 end }
-      local a, b = setmetatable({ x = 1, y = 2 }, C), setmetatable({ x = 3.5, y = 4 }, C)
-      local function f(p, q, n)
-        local s = 0
-        for _ = 1, n do s = s + p:dot(q) end
-        return s
-      end
+      local a, b, f = dot_pair(C)
       return f, function(run)
         run(a, b, 3)
         run(a, b, 3)
