@@ -199,15 +199,6 @@ test("coroutines made, resumed and closed from compiled code", function()
   check_error("boom", function(n) return coroutine.wrap(function() error("boom") end)() end, 1)
 end)
 
--- What stays refused says what to write instead, at the user's line.
-local function refused(phrase, f, ...)
-  local ok, err = pcall(kjit.jit(f), ...)
-  assert(not ok, "expected a compile error")
-  local line = debug.getinfo(f, "S").linedefined
-  assert(err:find("test_refuse6.lua:" .. line .. ":", 1, true), "not located: " .. err)
-  assert(err:find(phrase, 1, true), "expected '" .. phrase .. "', got: " .. err)
-end
-
 test("still refused: located, with what to write instead", function()
   refused("call them in an interpreted function around the compiled one",
           function(x) return debug.traceback("m") end, 1)
