@@ -1945,6 +1945,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   /* a pure caller that failed before calling does no more work here */
   cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
+  cg_lua_finish(G);   /* header caches reloaded after every call */
   cg_debug_end_function(G);
 }
 
