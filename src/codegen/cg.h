@@ -200,11 +200,6 @@ typedef struct CG {
   ** once where its address (and tag) is made: addresses, tags, hints */
   LLVMValueRef hints[3][64];
   int nhints;
-  /* cg_lua.c header caches: the header fields (array part, size, metatable,
-  ** nodes) of tables that loops index, kept in allocas that every call
-  ** reloads (cg_lua_finish) */
-  void *hdrs;
-  int nhdrs;
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and
   ** by call, how many slots from its first it clears */
@@ -470,7 +465,6 @@ int cg_lua_spec_uses_deep(KtySession *S, const KtySpec *sp);   /* it or a callee
 int cg_lua_insn_uses(KtySession *S, const KtySpec *sp, const KirInsn *v);
 void cg_lua_begin(CG *G, KtySpec *sp);          /* the frame, at the entry */
 void cg_lua_end(CG *G);                         /* closes it (a return) */
-void cg_lua_finish(CG *G);                      /* header caches' reloads: the function emitted */
 void cg_lua_kill_after(CG *G, const KirInsn *u);   /* dead call results' slots cleared */
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);
@@ -530,7 +524,6 @@ typedef struct CgLField {
   LLVMValueRef tv, tt;    /* the node or element looked at (i8*), its value's tag at the check */
   LLVMValueRef at;        /* where the chain reads and writes it (i8*: valid where the check holds) */
   int isnode;             /* a field's node, else an element of the array part */
-  const KirInsn *v;       /* the access (its table's header cache: cg_lua.c hdr) */
 } CgLField;
 int cg_lua_field_inline(CG *G, const KirInsn *v);
 int cg_lua_hot_at(CG *G, const KirInsn *v);   /* v in a loop or a hot function */

@@ -559,8 +559,6 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lbase = NULL;
   G->lton = NULL;
   G->nhints = 0;
-  G->hdrs = NULL;
-  G->nhdrs = 0;
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
@@ -1144,141 +1142,6 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
 }
 
-/* ---- Header caches -------------------------------------------------------------------- */
-
-/* A loop over a table made before it (sparse's `vx[col[i]] * val[i]`,
-** SOR's rows, FFT's v) read the table's header (the array part's address
-** and size, the metatable, the node array) at each access of each
-** iteration: the Lua-value pipeline has no LICM (backend/cpu.c
-** kc_pipeline_lua), and LLVM could not hoist these loads anyway, since a
-** call inside the loop (a miss's helper, the poll) may change any table.
-** So a table whose accesses sit in a loop that it does not change inside
-** (made outside the access's innermost loop) keeps each header field it
-** needs in an alloca (a "header cache", by hint):
-**   - loaded where the table's hint is made (hint_at_def), once per value;
-**   - loaded again after every call of the function (cg_lua_finish, once
-**     the function is emitted: a call anywhere may resize or collect, and
-**     only calls can: the inline paths write elements' and nodes' values,
-**     never a header, and the collector runs in calls only), from the
-**     hint the cache last saw, which is in an alloca of its own, first
-**     kjit_lt_none's (a real empty table, so a reload before the table is
-**     made reads something valid, and nothing uses it);
-**   - read at the accesses.
-** sroa turns the allocas into SSA values: in a loop whose fast path makes
-** no call they are loop-invariant phis, reloaded only on the paths that
-** called something. Same values as the direct loads, so the same results;
-** KJIT_NO_HEADER_CACHE=1 gives the direct loads (measuring). */
-enum { HF_ALIMIT, HF_ARRAY, HF_MT, HF_LSIZE, HF_NODE, HF_N };
-typedef struct CgHdr { LLVMValueRef h, hslot, slot[HF_N]; } CgHdr;
-#define CG_MAXHDRS 16
-
-static void hf_of(CG *G, int f, int *off, LLVMTypeRef *ty) {
-  const KltLayout *y = layout(G);
-  switch (f) {
-  case HF_ALIMIT: *off = y->t_alimit; *ty = G->i32; break;
-  case HF_ARRAY: *off = y->t_array; *ty = G->i8p; break;
-  case HF_MT: *off = y->t_metatable; *ty = G->i8p; break;
-  case HF_LSIZE: *off = y->t_lsizenode; *ty = G->i8; break;
-  default: *off = y->t_node; *ty = G->i8p; break;
-  }
-}
-
-static LLVMValueRef at_b(CG *G, LLVMBuilderRef B, LLVMValueRef base, int off, LLVMTypeRef ty) {
-  LLVMValueRef o = cg_i64(G, off);
-  LLVMValueRef p = LLVMBuildInBoundsGEP2(B, G->i8, base, &o, 1, "");
-  return LLVMBuildLoad2(B, ty, LLVMBuildPointerCast(B, p, LLVMPointerType(ty, 0), ""), "");
-}
-
-/* The cache of hint h for access v, or NULL: v not in a loop, or its
-** table made inside v's innermost loop (a new table each iteration: a
-** cache would only add its reloads), h not made by hint_at_def in this
-** function, the builder in another function (a worker's), the memo full. */
-static CgHdr *hdr_cache(CG *G, const KirInsn *v, LLVMValueRef h) {
-  static int off = -1;
-  if (off < 0) off = getenv("KJIT_NO_HEADER_CACHE") != NULL;
-  if (off || v == NULL || v->block->loop == NULL || kir_inloop(v->block->loop, v->args[0]->block)) return NULL;
-  if (!LLVMIsAInstruction(h) || LLVMGetBasicBlockParent(LLVMGetInstructionParent(h)) != G->fn ||
-      LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B)) != G->fn)
-    return NULL;
-  int known = 0;
-  for (int i = 0; i < G->nhints && !known; i++) known = G->hints[2][i] == h;
-  if (!known) return NULL;
-  CgHdr *cs = G->hdrs;
-  for (int i = 0; i < G->nhdrs; i++) if (cs[i].h == h) return &cs[i];
-  if (G->nhdrs == CG_MAXHDRS) return NULL;
-  if (cs == NULL) G->hdrs = cs = cg_zalloc(G, sizeof(CgHdr) * CG_MAXHDRS);
-  CgHdr *c = &cs[G->nhdrs++];
-  c->h = h;
-  c->hslot = cg_alloca(G, G->i8p, "hdrh");
-  LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
-  LLVMValueRef nx = LLVMGetNextInstruction(h);
-  if (nx) LLVMPositionBuilderBefore(B, nx);
-  else LLVMPositionBuilderAtEnd(B, LLVMGetInstructionParent(h));
-  LLVMBuildStore(B, h, c->hslot);
-  LLVMDisposeBuilder(B);
-  return c;
-}
-
-/* Header field f of the table at hint h, for access v: from its cache
-** where it has one, else loaded here. */
-static LLVMValueRef hdr(CG *G, const KirInsn *v, LLVMValueRef h, int f) {
-  int off;
-  LLVMTypeRef ty;
-  hf_of(G, f, &off, &ty);
-  CgHdr *c = hdr_cache(G, v, h);
-  if (c == NULL) return at(G, h, off, ty);
-  if (c->slot[f] == NULL) {   /* loaded where h is made (right after it) */
-    c->slot[f] = cg_alloca(G, ty, "hdr");
-    LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
-    LLVMValueRef nx = LLVMGetNextInstruction(h);
-    if (nx) LLVMPositionBuilderBefore(B, nx);
-    else LLVMPositionBuilderAtEnd(B, LLVMGetInstructionParent(h));
-    LLVMBuildStore(B, at_b(G, B, h, off, ty), c->slot[f]);
-    LLVMDisposeBuilder(B);
-  }
-  return LLVMBuildLoad2(G->B, ty, c->slot[f], "");
-}
-
-/* Each cache's fields loaded from the hint it holds, at B. */
-static void hdr_reload(CG *G, LLVMBuilderRef B, LLVMValueRef h_or_null) {
-  CgHdr *cs = G->hdrs;
-  for (int i = 0; i < G->nhdrs; i++) {
-    LLVMValueRef hh = h_or_null ? h_or_null : LLVMBuildLoad2(B, G->i8p, cs[i].hslot, "");
-    if (h_or_null) LLVMBuildStore(B, hh, cs[i].hslot);
-    for (int f = 0; f < HF_N; f++) {
-      if (cs[i].slot[f] == NULL) continue;
-      int off;
-      LLVMTypeRef ty;
-      hf_of(G, f, &off, &ty);
-      LLVMBuildStore(B, at_b(G, B, hh, off, ty), cs[i].slot[f]);
-    }
-  }
-}
-
-/* Once the function is emitted: every cache starts as kjit_lt_none's
-** (before the entry code, after the allocas), and is reloaded after every
-** call that is not an LLVM intrinsic (see "Header caches"). */
-void cg_lua_finish(CG *G) {
-  if (G->nhdrs == 0) return;
-  LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
-  LLVMValueRef first = LLVMGetFirstInstruction(G->allocas);
-  while (first && LLVMIsAAllocaInst(first)) first = LLVMGetNextInstruction(first);
-  if (first) LLVMPositionBuilderBefore(B, first);
-  else LLVMPositionBuilderAtEnd(B, G->allocas);
-  hdr_reload(G, B, LLVMConstIntToPtr(lt_none(G), G->i8p));
-  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(G->fn); bb; bb = LLVMGetNextBasicBlock(bb))
-    for (LLVMValueRef I = LLVMGetFirstInstruction(bb); I; I = LLVMGetNextInstruction(I)) {
-      if (!LLVMIsACallInst(I)) continue;
-      LLVMValueRef callee = LLVMGetCalledValue(I);
-      if (LLVMIsAFunction(callee) && LLVMGetIntrinsicID(callee) != 0) continue;
-      LLVMValueRef nx = LLVMGetNextInstruction(I);
-      if (nx == NULL) continue;   /* (every block is ended by now) */
-      LLVMPositionBuilderBefore(B, nx);
-      hdr_reload(G, B, NULL);
-    }
-  LLVMDisposeBuilder(B);
-}
-
 /* Where the inline check looks (i8*: a node or an element of the array
 ** part), and for an index the branch to miss when it is past alimit.
 ** No table to look into (no hint, or kjit_lt_on says the layout is off:
@@ -1304,7 +1167,7 @@ void cg_lua_finish(CG *G) {
 ** load behind the compare before it, where a predicted branch lets them
 ** run ahead (fannkuch's run 14% slower, nbody's 6%), and it compiled no
 ** faster. */
-static LLVMValueRef probe(CG *G, const KirInsn *v, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
+static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
                           LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss) {
   /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
   ** checks below miss) */
@@ -1315,10 +1178,10 @@ static LLVMValueRef probe(CG *G, const KirInsn *v, const KltLayout *y, LLVMValue
     ** node that does not hold the name misses below */
     LLVMValueRef s = LLVMBuildLoad2(G->B, G->i8p, site_field(G, site, 0), "");
     LLVMValueRef kn = LLVMBuildLoad2(G->B, G->i64, site_field(G, site, 1), "");
-    LLVMValueRef lsz = LLVMBuildZExt(G->B, hdr(G, v, h, HF_LSIZE), G->i64, "");
+    LLVMValueRef lsz = LLVMBuildZExt(G->B, at(G, h, y->t_lsizenode, G->i8), G->i64, "");
     LLVMValueRef mask = LLVMBuildSub(G->B, LLVMBuildShl(G->B, cg_i64(G, 1), lsz, ""), cg_i64(G, 1), "");
     LLVMValueRef off = LLVMBuildMul(G->B, LLVMBuildAnd(G->B, kn, mask, ""), cg_i64(G, y->node_size), "");
-    LLVMValueRef nodes = hdr(G, v, h, HF_NODE);
+    LLVMValueRef nodes = at(G, h, y->t_node, G->i8p);
     LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
@@ -1328,8 +1191,8 @@ static LLVMValueRef probe(CG *G, const KirInsn *v, const KltLayout *y, LLVMValue
   }
   LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
   LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
-  LLVMValueRef lim = LLVMBuildZExt(G->B, hdr(G, v, h, HF_ALIMIT), G->i64, "");
-  LLVMValueRef arr = hdr(G, v, h, HF_ARRAY);
+  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+  LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), fb, miss);
   LLVMPositionBuilderAtEnd(G->B, fb);
   LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
@@ -1388,7 +1251,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = NULL, mhit = NULL;
   LLVMValueRef mtag = NULL, mbits = NULL;   /* (a method's, through its class) */
-  LLVMValueRef tv = probe(G, v, y, h, site, key, &hit, miss);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
@@ -1406,7 +1269,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
                                                            LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), ""), "");
     LLVMValueRef isnil = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                                           LLVMConstInt(G->i8, 0, 0), ""),
-                                      LLVMBuildICmp(G->B, LLVMIntEQ, hdr(G, v, h, HF_MT),
+                                      LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p),
                                                     LLVMConstNull(G->i8p), ""), "");
     tag = LLVMBuildSelect(G->B, isb, cg_i32(G, KLV_BOOL), LLVMBuildSelect(G->B, isnil, cg_i32(G, KLV_NIL), tag, ""), "");
     good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), LLVMBuildOr(G->B, isb, isnil, ""), ""), "");
@@ -1521,12 +1384,12 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
-  LLVMValueRef tv = probe(G, v, y, h, site, key, &hit, miss);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
   if (key) {   /* an empty element: fine without a metatable */
-    LLVMValueRef mt = hdr(G, v, h, HF_MT);
+    LLVMValueRef mt = at(G, h, y->t_metatable, G->i8p);
     nonnil = LLVMBuildOr(G->B, nonnil, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");
   }
   LLVMValueRef good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, nonnil, ""),
@@ -2843,9 +2706,8 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   f->site = mksite(G, v, field ? v->k.str.s : NULL);
   f->h = hint(G, ox);
   f->isnode = field;
-  f->v = v;
   if (field) {
-    f->tv = probe(G, v, y, f->h, f->site, NULL, hit, NULL);
+    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL);
   } else {
     CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
     LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
@@ -2854,8 +2716,8 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
     ** j made a float by k / 2: the chain's slow call every time otherwise) */
     if (kx.t.kind == T_NUMBER && kx.isf) key = float_key(G, kx.isf, kx.v, kx);
     LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
-    LLVMValueRef lim = LLVMBuildZExt(G->B, hdr(G, v, f->h, HF_ALIMIT), G->i64, "");
-    LLVMValueRef arr = hdr(G, v, f->h, HF_ARRAY);
+    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, f->h, y->t_alimit, G->i32), G->i64, "");
+    LLVMValueRef arr = at(G, f->h, y->t_array, G->i8p);
     *hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
     LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
     LLVMValueRef el = LLVMBuildGEP2(G->B, G->i8, arr, &o, 1, "");
@@ -2883,10 +2745,11 @@ LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want) {
 ** test): a value is there, or an empty element of the array part of a
 ** table without a metatable. */
 LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f) {
+  const KltLayout *y = layout(G);
   LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, f->tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                   LLVMConstInt(G->i8, 0, 0), "");
   if (!f->isnode) {
-    LLVMValueRef mt = hdr(G, f->v, f->h, HF_MT);
+    LLVMValueRef mt = at(G, f->h, y->t_metatable, G->i8p);
     ok = LLVMBuildOr(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");
   }
   return ok;
