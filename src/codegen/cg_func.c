@@ -952,7 +952,7 @@ static LLVMValueRef int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef st
     if (l.t.kind == T_NUMBER && branchy) {
       fb = cg_bb(G, "forlimf");
       jb = cg_bb(G, "forlimd");
-      LLVMBuildCondBr(G->B, l.isf, fb, jb);
+      cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildNot(G->B, l.isf, ""), jb, fb));
       LLVMPositionBuilderAtEnd(G->B, fb);
     }
     LLVMValueRef out = cg_alloca(G, G->i64, "lim");
