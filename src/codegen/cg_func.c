@@ -937,24 +937,13 @@ static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
 ** float (clipped by kjit_rt_forlimit) or a T_NUMBER. step is never 0
 ** here (checked, or replaced by 1 where the loop is not an integer one). */
 static LLVMValueRef int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
-                              LLVMValueRef *skipp, int branchy) {
+                              LLVMValueRef *skipp) {
   LLVMValueRef lim, fskip = cg_i1(G, 0);
   int sconst = LLVMIsAConstantInt(step) != NULL;
   long long sc = sconst ? LLVMConstIntGetSExtValue(step) : 0;
   if (l.t.kind == T_INT) lim = l.v;
   else {
-    /* a float limit: floor/ceil and clip, as Lua's forlimit; a T_NUMBER's
-    ** integer side needs none, and skips the call (SciMark sparse's
-    ** `for i = row[r], row[r + 1] - 1`, an integer each time: a call per
-    ** row, 5% of its run's instructions, when it was a select after it);
-    ** only where the caller allows blocks (branchy: forprep's own) */
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(G->B), fb = NULL, jb = NULL;
-    if (l.t.kind == T_NUMBER && branchy) {
-      fb = cg_bb(G, "forlimf");
-      jb = cg_bb(G, "forlimd");
-      cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildNot(G->B, l.isf, ""), jb, fb));
-      LLVMPositionBuilderAtEnd(G->B, fb);
-    }
+    /* a float limit: floor/ceil and clip, as Lua's forlimit */
     LLVMValueRef out = cg_alloca(G, G->i64, "lim");
     LLVMTypeRef pt[4] = { G->f64, G->i64, G->i64, LLVMPointerType(G->i64, 0) };
     LLVMValueRef fl = l.t.kind == T_NUMBER ? cg_num_to(G, cg_number_side(G, l, 1), T_F64)
@@ -963,18 +952,7 @@ static LLVMValueRef int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef st
     LLVMValueRef sk = cg_ccall(G, "kjit_rt_forlimit", G->i32, pt, av, 4);
     lim = LLVMBuildLoad2(G->B, G->i64, out, "");
     fskip = LLVMBuildICmp(G->B, LLVMIntNE, sk, cg_i32(G, 0), "");
-    if (fb) {
-      LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
-      LLVMBuildBr(G->B, jb);
-      LLVMPositionBuilderAtEnd(G->B, jb);
-      LLVMValueRef lp = LLVMBuildPhi(G->B, G->i64, ""), sp = LLVMBuildPhi(G->B, G->i1, "");
-      LLVMValueRef lv[2] = { l.v, lim }, sv[2] = { cg_i1(G, 0), fskip };
-      LLVMBasicBlockRef bs[2] = { from, fend };
-      LLVMAddIncoming(lp, lv, bs, 2);
-      LLVMAddIncoming(sp, sv, bs, 2);
-      lim = lp;
-      fskip = sp;
-    } else if (l.t.kind == T_NUMBER) {   /* the integer side needs no forlimit */
+    if (l.t.kind == T_NUMBER) {   /* the integer side needs no forlimit */
       lim = LLVMBuildSelect(G->B, l.isf, lim, l.v, "");
       fskip = LLVMBuildAnd(G->B, l.isf, fskip, "");
     }
@@ -1022,7 +1000,7 @@ static void emit_forprep(CG *G, KirInsn *v) {
     if (!(LLVMIsAConstantInt(step) && LLVMConstIntGetSExtValue(step) != 0))
       cg_check(G, LLVMBuildICmp(G->B, LLVMIntNE, step, cg_i64(G, 0), ""), KE_FORSTEP0, line,
                NULL, NULL, NULL, NULL);
-    LLVMValueRef count = int_count(G, a.v, l, step, &skip, 1);
+    LLVMValueRef count = int_count(G, a.v, l, step, &skip);
     F->rem = cg_alloca(G, G->i64, "rem");
     LLVMBuildStore(G->B, count, F->rem);
     F->step = step;
@@ -1064,7 +1042,7 @@ static void emit_forprep(CG *G, KirInsn *v) {
   cg_check(G, LLVMBuildNot(G->B, zero, ""), KE_FORSTEP0, line, NULL, NULL, NULL, NULL);
   LLVMValueRef istep = LLVMBuildSelect(G->B, dyn, sval, cg_i64(G, 1), "");
   LLVMValueRef iskip, finit;
-  LLVMValueRef count = int_count(G, ival, l, istep, &iskip, 1);
+  LLVMValueRef count = int_count(G, ival, l, istep, &iskip);
   LLVMValueRef fskip = float_prep(G, F, af, l, sf, &finit);
   F->rem = cg_alloca(G, G->i64, "rem");
   LLVMBuildStore(G->B, count, F->rem);
@@ -1980,7 +1958,7 @@ LLVMBasicBlockRef cg_add_edge(CG *G, KirBlock *from, KirBlock *to) { return add_
 void cg_branch(CG *G, KirBlock *b, LLVMValueRef c) { branch(G, b, c); }
 LLVMValueRef cg_int_count(CG *G, LLVMValueRef init, CgVal l, LLVMValueRef step,
                           LLVMValueRef *skip) {
-  return int_count(G, init, l, step, skip, 0);
+  return int_count(G, init, l, step, skip);
 }
 Type cg_phi_type(CG *G, const KirInsn *p) { return phi_type(G, p); }
 void cg_make_phis_at(CG *G, KirBlock *b, LLVMBasicBlockRef bb, LLVMValueRef (*table)[3 + KJIT_MAXDIMS]) {

@@ -189,25 +189,6 @@ test("the integer copy is made (a fact of the code)", function()
   assert(ll:find("intcopy", 1, true), "no integer copy of the inner loop")
 end)
 
-test("an integer limit read from a table calls no forlimit (a fact of the code)", function()
-  -- cg_func.c int_count: Lua's forlimit (floor or ceil, clipped) only on
-  -- the limit's float side, in a block of its own; the kinds test above
-  -- checks its results (5.5, +-huge, NaN, steps of both signs)
-  local f = kjit.jit(sparse_mult)
-  local row, col, val, vx = matrix()
-  f(4, 1, {}, val, row, col, vx)
-  local ll = f:inspect("llvm")
-  local calls, label = 0, nil
-  for line in ll:gmatch("[^\n]+") do
-    label = line:match("^([%w%.%-_]+):") or label
-    if line:find("call i32 @kjit_rt_forlimit", 1, true) then
-      calls = calls + 1
-      assert(label and label:find("^forlimf"), "forlimit called in block " .. tostring(label))
-    end
-  end
-  assert(calls > 0, "no forlimit call at all")
-end)
-
 test("tables made in both copies stay anchored under a collection at every allocation", function()
   local G = require "gc_harness"
   -- each iteration makes a table and a string the next ones read back
