@@ -532,6 +532,11 @@ void cg_poll_charge(CG *G, LLVMValueRef amount) {
   LLVMBasicBlockRef slow = cg_bb(G, "poll"), cont = cg_bb(G, "polled");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, c, cg_i64(G, 0), ""), cont, slow));
   LLVMPositionBuilderAtEnd(G->B, slow);
+  /* a pure function runs on after a callee failed, charging its calls:
+  ** the poll would then record an interrupt, or a hook's error, over the
+  ** first error (and call the hook after it). Fail with the first one
+  ** instead (a test in the cold block only). */
+  cg_pure_keep_first_error(G);
   LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
   LLVMTypeRef pt[1] = { G->errp };
   LLVMValueRef perr = G->pollerr ? G->pollerr : G->err;
@@ -1218,13 +1223,11 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
   /* A pure caller runs on after a pure callee failed; an ordinary callee
-  ** (one emit_module took out of the pure set: a T_NUMBER result, say)
-  ** neither tests for a recorded error nor keeps it, so with the garbage
-  ** arguments it would raise an error of its own over the first one
-  ** (difffuzz 420413: `h1(math.max(h1(1.5), p))`, h1's second
-  ** specialization's "attempt to compare number with nil" over the first's
-  ** error). Fail before calling it. */
-  if (mepure && !pure) cg_pure_keep_first_error(G);
+  ** neither tests for a recorded error nor keeps it, so given the garbage
+  ** it would raise an error of its own over the first one (difffuzz
+  ** 420413). The pure set is closed under calls (pure_convention_fits,
+  ** kfa_mark_pure), so a pure caller never has one. */
+  if (mepure && !pure) cg_error(G, v, "internal error: a pure function calls an ordinary one");
   for (int r = 0; r < nr && !pure; r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, callee->rets[r], tys);
@@ -1335,11 +1338,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMBuildBr(G->B, out);
     LLVMPositionBuilderAtEnd(G->B, out);
   }
-  /* a pure caller of an ordinary callee (one returning a T_NUMBER, which
-  ** emit_module takes out of the pure set after kfa_mark_pure counted it
-  ** in) fails in its own convention */
-  if (mepure) cg_fail_ret(G);
-  else LLVMBuildRet(G->B, st);
+  LLVMBuildRet(G->B, st);   /* (the caller is not pure: see above) */
   LLVMPositionBuilderAtEnd(G->B, cont);
   if (cntp) G->ncount[v->id] = LLVMBuildLoad2(G->B, G->i32, cntp, "");
   G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
@@ -1972,6 +1971,18 @@ void cg_emit_block(CG *G, KirBlock *blk) {
   emit_block(G, blk, G->bbs[blk->id]);
 }
 
+/* Whether the pure convention (CG.pure) can carry sp: its one result in
+** a register (a T_NUMBER's tagged pair keeps the ordinary convention), no
+** Lua frames (L, slots: it or a callee holds Lua values) and a fixed
+** result count (the convention returns no count). kfa_mark_pure takes it
+** into its seed, so a caller of one that does not fit is not pure either:
+** a pure function calls only pure ones (emit_lua_call relies on it). */
+static int pure_convention_fits(KtySession *S, const KtySpec *sp) {
+  TypeKind k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
+  if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) return 0;
+  return !sp->dyncount && !cg_lua_spec_uses_deep(S, sp);
+}
+
 /* One module: every specialization in use, then the entry (a KEntry
 ** wrapper, or the target's kernel entry). */
 static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
@@ -1999,16 +2010,9 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
   LLVMStructSetBody(G->errty, fields, KERR_F_POLL_LEFT + 1, 0);
   G->errp = LLVMPointerType(G->errty, 0);
   G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
-  /* pure specializations (targets with pure_calls); a T_NUMBER result
-  ** (two registers) keeps the ordinary convention */
+  /* pure specializations (targets with pure_calls), closed under calls */
   G->pure = cg_zalloc(G, (size_t)S->nspecs + 1);
-  kfa_mark_pure(S, t->pure_calls, G->pure);
-  for (int i = 0; i < S->nspecs; i++) {
-    TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
-    if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;
-    if (cg_lua_spec_uses_deep(S, S->specs[i])) G->pure[i] = 0;   /* frames, L */
-    if (S->specs[i]->dyncount) G->pure[i] = 0;   /* and how many it gave */
-  }
+  kfa_mark_pure(S, t->pure_calls, pure_convention_fits, G->pure);
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */
   jmp_buf jb, *saved = S->jb;

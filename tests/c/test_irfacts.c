@@ -91,7 +91,7 @@ static void facts_of(const char *src, const char *name, Buf *out, Buf *ir) {
     free(s);
     uint8_t pure[64] = {0};
     if (S.nspecs <= 64) {
-      kfa_mark_pure(&S, 1, pure);
+      kfa_mark_pure(&S, 1, NULL, pure);
       for (int i = 0; i < S.nspecs; i++) {
         char line[64];
         snprintf(line, sizeof line, "pure: spec %d %s\n", i, pure[i] ? "yes" : "no");
@@ -221,7 +221,7 @@ static void oracle_case(const Case *c) {
     if (F) {
       noracle_sigs++;
       uint8_t *pure = calloc((size_t)S.nspecs + 1, 1);
-      kfa_mark_pure(&S, 1, pure);
+      kfa_mark_pure(&S, 1, NULL, pure);
       for (const char *w = c->want; *w; ) {
         size_t n = strcspn(w, "\n");
         char line[128];
