@@ -187,6 +187,32 @@ static CgVal unpack(Type t, LLVMValueRef *p) {
   return x;
 }
 
+/* A pure specialization's result (CG.pure) in registers: its one part,
+** or a T_NUMBER's value and float flag as a pair {i64, i1} (two registers
+** on x86-64 and AArch64, as the old rule foresaw). */
+static LLVMTypeRef pure_ret_ty(CG *G, Type t) {
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int np = parts(G, t, tys);
+  return np == 1 ? tys[0] : LLVMStructTypeInContext(G->C, tys, (unsigned)np, 0);
+}
+
+static LLVMValueRef pure_ret_pack(CG *G, CgVal x) {
+  LLVMValueRef pv[3 + KJIT_MAXDIMS];
+  int np = pack(x, pv);
+  if (np == 1) return pv[0];
+  LLVMValueRef agg = LLVMGetUndef(pure_ret_ty(G, x.t));
+  for (int k = 0; k < np; k++) agg = LLVMBuildInsertValue(G->B, agg, pv[k], (unsigned)k, "");
+  return agg;
+}
+
+int cg_pure_ret_parts(CG *G, Type t, LLVMValueRef r, LLVMValueRef *out) {
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int np = parts(G, t, tys);
+  if (np == 1) out[0] = r;
+  else for (int k = 0; k < np; k++) out[k] = LLVMBuildExtractValue(G->B, r, (unsigned)k, "");
+  return np;
+}
+
 /* ---- Errors --------------------------------------------------------------- */
 
 void cg_error(CG *G, const KirInsn *v, const char *fmt, ...) {
@@ -225,7 +251,7 @@ int cg_poll_in_err(CG *G, const KtySpec *sp) {
 
 /* A pure function fails with a zero result, the error in err->kind. */
 void cg_fail_ret(CG *G) {
-  if (cg_is_pure(G, G->sp)) LLVMBuildRet(G->B, LLVMConstNull(cg_llty(G, G->sp->rets[0])));
+  if (cg_is_pure(G, G->sp)) LLVMBuildRet(G->B, LLVMConstNull(pure_ret_ty(G, G->sp->rets[0])));
   else LLVMBuildRet(G->B, cg_i32(G, 1));
 }
 
@@ -1316,7 +1342,9 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * 2);
     if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
     G->nresults[v->id] = 1;
-    G->results[v->id][0] = G->vals[v->id] = cg_mk(callee->rets[0], st);
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    cg_pure_ret_parts(G, callee->rets[0], st, pv);
+    G->results[v->id][0] = G->vals[v->id] = unpack(callee->rets[0], pv);
     return;
   }
   LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
@@ -1390,7 +1418,7 @@ static void emit_ret(CG *G, KirInsn *v) {
   CgVal vals[KJIT_MAXRETS];
   int n = cg_operands(G, v, 0, vals, KJIT_MAXRETS);
   if (cg_is_pure(G, sp)) {
-    LLVMBuildRet(G->B, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line).v);
+    LLVMBuildRet(G->B, pure_ret_pack(G, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line)));
     return;
   }
   cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
@@ -1664,7 +1692,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
   ps[n++] = G->errp;
   int errparam = n;   /* 1-based attribute index of err */
   if (pure) ps[n++] = G->i32;   /* depth */
-  LLVMTypeRef fty = LLVMFunctionType(pure ? cg_llty(G, sp->rets[0]) : G->i32, ps, (unsigned)n, 0);
+  LLVMTypeRef fty = LLVMFunctionType(pure ? pure_ret_ty(G, sp->rets[0]) : G->i32, ps, (unsigned)n, 0);
   char name[96];
   int fi = sp->index;   /* the function: its first specialization */
   for (int i = 0; i < G->S->nspecs; i++) if (G->S->specs[i]->ir == sp->ir) { fi = i; break; }
@@ -1972,14 +2000,15 @@ void cg_emit_block(CG *G, KirBlock *blk) {
 }
 
 /* Whether the pure convention (CG.pure) can carry sp: its one result in
-** a register (a T_NUMBER's tagged pair keeps the ordinary convention), no
+** registers (an integer, a float, a boolean, or either number: its value
+** and flag as a pair, pure_ret_ty), no
 ** Lua frames (L, slots: it or a callee holds Lua values) and a fixed
 ** result count (the convention returns no count). kfa_mark_pure takes it
 ** into its seed, so a caller of one that does not fit is not pure either:
 ** a pure function calls only pure ones (emit_lua_call relies on it). */
 static int pure_convention_fits(KtySession *S, const KtySpec *sp) {
   TypeKind k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
-  if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) return 0;
+  if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL && k != T_NUMBER) return 0;
   return !sp->dyncount && !cg_lua_spec_uses_deep(S, sp);
 }
 

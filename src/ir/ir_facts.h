@@ -184,7 +184,7 @@
 **    such set. Dead blocks are ignored (the old one read every statement);
 **    a forward goto is a plain branch here (the old one refused any goto).
 **    The code generator narrows the candidates before the fixpoint (its
-**    predicate `fits`: a result in one register, no Lua frames, a fixed
+**    predicate `fits`: a result in registers, no Lua frames, a fixed
 **    result count), so the set stays closed under calls: a pure
 **    specialization calls only pure ones, and a caller of one that does
 **    not fit is no candidate either. test_irfacts cross-checks the

@@ -103,24 +103,25 @@ test("a pure caller keeps its callee's error before calling an ordinary callee",
   end
 end)
 
-test("a caller of an ordinary callee is ordinary; its pure callee stays pure", function()
+test("an integer-or-float result is pure too: value and flag in two registers", function()
   -- (opt 0: the specializations stay apart; a pure one returns its value
   -- and takes a call depth, an ordinary one returns an i32 status)
   local f = kjit.jit(pure_then_ordinary, { opt = 0 })
   f(3)
   local ir = f:inspect("llvm")
-  local function ret_of(line)
-    return ir:match("define internal (%w+) @kjit_f%d+_s%d+_[%w_]-_" .. line .. "%(")
+  local function ret_of(fn)
+    local line = debug.getinfo(fn, "S").linedefined
+    return ir:match("define internal ([%w{}, ]-) @kjit_f%d+_s%d+_[%w_]-_" .. line .. "%(")
   end
-  local at = debug.getinfo(pure_then_ordinary, "S").linedefined
-  eq(ret_of(at), "i32", "pure_then_ordinary (calls ordinary, an int-or-float):\n" .. ir)
-  eq(ret_of(debug.getinfo(fails_at_5, "S").linedefined), "i64", "fails_at_5 (pure)")
+  eq(ret_of(ordinary), "{ i64, i1 }", "ordinary (an integer or a float):\n" .. ir)
+  eq(ret_of(pure_then_ordinary), "i1", "pure_then_ordinary (pure: its callees are)")
+  eq(ret_of(fails_at_5), "i64", "fails_at_5")
 end)
 
 -- The other kinds of callee the pure convention cannot carry, each called
 -- after a pure callee that may fail: one holding Lua values (it reads a
 -- Lua table: frames), one whose result count varies; and their own errors.
-local ENTRIES = { 10, 20, 30 }
+local ENTRIES = { 10, 20, 30, "forty", {} }   -- (mixed: read as Lua values)
 local function entry_or_fail(i)    -- Lua values (ENTRIES[i]); raises for a missing entry
   local v = ENTRIES[i]
   if v == nil then local none return none + i end
@@ -142,10 +143,28 @@ local function pure_then_dyncount(n)
   return y == nil
 end
 
+-- A callee holding Lua values has frames: neither it nor its caller is
+-- pure (uses_deep). Its caller is ordinary, with its IR, and in a chain
+-- calls of pure callees stay pure.
+local function fact_frames()
+  local f = kjit.jit(pure_then_frames, { opt = 0 })
+  f(1)
+  local ir = f:inspect("llvm")
+  local function ret_of(fn)
+    local line = debug.getinfo(fn, "S").linedefined
+    return ir:match("define internal ([%w{}, ]-) @kjit_f%d+_s%d+_[%w_]-_" .. line .. "%(")
+  end
+  eq(ret_of(pure_then_frames), "i32", "pure_then_frames (calls one with frames):\n" .. ir)
+  eq(ret_of(entry_or_fail), "i32", "entry_or_fail (Lua values)")
+  eq(ret_of(fails_at_5), "i64", "fails_at_5")
+end
+
 test("a pure-looking caller of a callee with frames or a varying result count", function()
+  fact_frames()
   D.cases(pure_then_frames, {1}, {2}, {3})
   D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_frames, 5)
-  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_frames, 4)
+  D.check_error("attempt to compare", pure_then_frames, 4)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_frames, 6)
   D.cases(pure_then_dyncount, {1}, {3}, {0})
   D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_dyncount, 5)
   D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_dyncount, -2)
@@ -176,6 +195,38 @@ test("a pure caller running on after an error does not poll over it", function()
   debug.sethook()
   truthy(ok, tostring(err))
   eq(calls, 0, "hook calls")
+end)
+
+-- Pure functions whose result is an integer or a float (value and flag
+-- in two registers): subtypes kept, errors the first one, at their line.
+local function mix(n)              -- an integer or a float, by n
+  if n <= 0 then return 0 end
+  local r = mix(n - 1)
+  if n == 13 then local none return none * r end
+  if n % 3 == 0 then return r + 0.5 end
+  return r + 1
+end
+local function mix_twice(a, b)     -- two failing calls: the first error wins
+  return mix(a) + mix(b) * 2
+end
+local function mix_half(x)         -- x or x / 2: an integer or a float
+  if x > 100 then return x / 2 end
+  return x
+end
+local function mix_chain(n)        -- a boolean over number-valued pure callees
+  return mix_half(mix(n)) < mix_half(n * 30)
+end
+
+test("pure functions with an integer-or-float result", function()
+  D.cases(mix, {0}, {1}, {2}, {3}, {12})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix, 13)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix, 20)
+  D.cases(mix_twice, {2, 3}, {5, 12})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix_twice, 14, 2)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix_twice, 2, 15)
+  D.cases(mix_half, {3}, {300}, {2.5})
+  D.cases(mix_chain, {2}, {5}, {12})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix_chain, 13)
 end)
 
 test("deep pure recursion is a stack overflow error at the call", function()
