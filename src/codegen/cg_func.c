@@ -1969,7 +1969,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
   }
   /* (the entry code goes on after cg_lua_begin's inline frame opening) */
   LLVMPositionBuilderAtEnd(G->B, G->lentry ? G->lentry : G->allocas);
-  /* a pure caller that failed before calling does no more work here */
+  /* a pure caller that failed before calling does no more work here
+  ** (still needed with the pure set closed under calls: the arguments
+  ** may be garbage, and a recursion on them need not end) */
   cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
   cg_debug_end_function(G);
