@@ -61,20 +61,21 @@ test("a non-pure caller stops at a pure callee's error (no later store)", functi
 end)
 
 -- A pure caller runs on after a pure callee failed (its value garbage); a
--- callee in the ordinary convention (a result that is an integer or a
--- float, Lua values, a result count that varies) neither tests for that
--- error nor keeps it: given the garbage, it raised an error of its own
--- over the first (difffuzz 420413: `h1(math.max(h1(1.5), p))`, math.max's
--- "attempt to compare number with nil" over h1's first error). So a
--- caller of an ordinary callee is not pure itself (cg_func.c
+-- callee in the ordinary convention (Lua values, a result count that
+-- varies; until session 19 also an integer-or-float result) neither tests
+-- for that error nor keeps it: given the garbage, it raised an error of
+-- its own over the first (difffuzz 420413: `h1(math.max(h1(1.5), p))`,
+-- math.max's "attempt to compare number with nil" over h1's first error).
+-- Now a caller of an ordinary callee is not pure itself (cg_func.c
 -- pure_convention_fits, in kfa_mark_pure's fixpoint): it stops at the
--- first error like any ordinary function.
+-- first error like any ordinary function; and an integer-or-float result
+-- is pure (ordinary and h1 below are).
 local function fails_at_5(n)       -- pure (an integer); raises for n == 5
   local none
   if n == 5 then return none + n end
   return n
 end
-local function ordinary(x)         -- an integer or a float; raises for x <= 0
+local function ordinary(x)         -- an integer or a float (ordinary before); raises for x <= 0
   local none
   if x <= 0 then return none * x end
   if x > 10 then return x * 0.5 end
@@ -93,7 +94,7 @@ local function h1(p1)              -- the fuzzer's: an f64 and a number speciali
 end
 local function h1_twice(p1) local x = h1(math.max(h1(1.5), p1)) return 1 end
 
-test("a pure caller keeps its callee's error before calling an ordinary callee", function()
+test("a pure caller keeps its callee's error before calling a number-valued callee", function()
   D.check(pure_then_ordinary, 3)
   D.check(pure_then_ordinary, 20)
   D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_ordinary, 5)
