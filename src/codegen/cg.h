@@ -142,7 +142,7 @@ typedef struct CG {
   int chunkin_id[8];
   LLVMValueRef chunkin_v[8];
   /* pure specializations (ir_facts.h 6.): by KtySpec.index; the result
-  ** in a register, a failure in err->kind alone, an i32 call depth after
+  ** in registers (pure_ret_ty), a failure in err->kind alone, an i32 call depth after
   ** err (LLVM may turn their recursion into loops) */
   uint8_t *pure;
   LLVMValueRef depth;
@@ -386,6 +386,8 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name);
 /* cg_func.c: is sp pure (see CG.pure)? */
 int cg_is_pure(CG *G, const KtySpec *sp);
 int cg_poll_in_err(CG *G, const KtySpec *sp);   /* its countdown: KErr.poll_left */
+/* A pure call's result r (of type t) as t's parts (cg_parts): how many */
+int cg_pure_ret_parts(CG *G, Type t, LLVMValueRef r, LLVMValueRef *out);
 #define CG_PURE_MAXDEPTH 1000000   /* pure calls nested (as KJIT_PURE_MAXDEPTH) */
 
 /* cg_func.c: the driver's pieces, for cg_prange.c */

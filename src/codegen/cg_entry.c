@@ -165,8 +165,10 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   }
   CgFunc *cf = &G->funcs[sp->index];
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)n, "");
-  if (pure) {   /* the value in a register, a failure in err->kind */
-    LLVMBuildStore(G->B, st, rp[0][0]);
+  if (pure) {   /* the value in registers, a failure in err->kind */
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    int np = cg_pure_ret_parts(G, sp->rets[0], st, pv);
+    for (int k = 0; k < np; k++) LLVMBuildStore(G->B, pv[k], rp[0][k]);
     LLVMValueRef k = LLVMBuildLoad2(G->B, G->i32, kindp, "");
     st = LLVMBuildZExt(G->B, LLVMBuildICmp(G->B, LLVMIntNE, k, cg_i32(G, 0), ""), G->i32, "");
   }

@@ -187,6 +187,32 @@ static CgVal unpack(Type t, LLVMValueRef *p) {
   return x;
 }
 
+/* A pure specialization's result (CG.pure) in registers: its one part,
+** or a T_NUMBER's value and float flag as a pair {i64, i1} (two registers
+** on x86-64 and AArch64, as the old rule foresaw). */
+static LLVMTypeRef pure_ret_ty(CG *G, Type t) {
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int np = parts(G, t, tys);
+  return np == 1 ? tys[0] : LLVMStructTypeInContext(G->C, tys, (unsigned)np, 0);
+}
+
+static LLVMValueRef pure_ret_pack(CG *G, CgVal x) {
+  LLVMValueRef pv[3 + KJIT_MAXDIMS];
+  int np = pack(x, pv);
+  if (np == 1) return pv[0];
+  LLVMValueRef agg = LLVMGetUndef(pure_ret_ty(G, x.t));
+  for (int k = 0; k < np; k++) agg = LLVMBuildInsertValue(G->B, agg, pv[k], (unsigned)k, "");
+  return agg;
+}
+
+int cg_pure_ret_parts(CG *G, Type t, LLVMValueRef r, LLVMValueRef *out) {
+  LLVMTypeRef tys[3 + KJIT_MAXDIMS];
+  int np = parts(G, t, tys);
+  if (np == 1) out[0] = r;
+  else for (int k = 0; k < np; k++) out[k] = LLVMBuildExtractValue(G->B, r, (unsigned)k, "");
+  return np;
+}
+
 /* ---- Errors --------------------------------------------------------------- */
 
 void cg_error(CG *G, const KirInsn *v, const char *fmt, ...) {
@@ -225,7 +251,7 @@ int cg_poll_in_err(CG *G, const KtySpec *sp) {
 
 /* A pure function fails with a zero result, the error in err->kind. */
 void cg_fail_ret(CG *G) {
-  if (cg_is_pure(G, G->sp)) LLVMBuildRet(G->B, LLVMConstNull(cg_llty(G, G->sp->rets[0])));
+  if (cg_is_pure(G, G->sp)) LLVMBuildRet(G->B, LLVMConstNull(pure_ret_ty(G, G->sp->rets[0])));
   else LLVMBuildRet(G->B, cg_i32(G, 1));
 }
 
@@ -532,6 +558,11 @@ void cg_poll_charge(CG *G, LLVMValueRef amount) {
   LLVMBasicBlockRef slow = cg_bb(G, "poll"), cont = cg_bb(G, "polled");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, c, cg_i64(G, 0), ""), cont, slow));
   LLVMPositionBuilderAtEnd(G->B, slow);
+  /* a pure function runs on after a callee failed, charging its calls:
+  ** the poll would then record an interrupt, or a hook's error, over the
+  ** first error (and call the hook after it). Fail with the first one
+  ** instead (a test in the cold block only). */
+  cg_pure_keep_first_error(G);
   LLVMBuildStore(G->B, cg_i64(G, KCG_POLL_PERIOD), G->pollctr);
   LLVMTypeRef pt[1] = { G->errp };
   LLVMValueRef perr = G->pollerr ? G->pollerr : G->err;
@@ -1218,13 +1249,11 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int nr = callee->nret > 0 ? callee->nret : 0;
   int pure = cg_is_pure(G, callee), mepure = cg_is_pure(G, G->sp);
   /* A pure caller runs on after a pure callee failed; an ordinary callee
-  ** (one emit_module took out of the pure set: a T_NUMBER result, say)
-  ** neither tests for a recorded error nor keeps it, so with the garbage
-  ** arguments it would raise an error of its own over the first one
-  ** (difffuzz 420413: `h1(math.max(h1(1.5), p))`, h1's second
-  ** specialization's "attempt to compare number with nil" over the first's
-  ** error). Fail before calling it. */
-  if (mepure && !pure) cg_pure_keep_first_error(G);
+  ** neither tests for a recorded error nor keeps it, so given the garbage
+  ** it would raise an error of its own over the first one (difffuzz
+  ** 420413). The pure set is closed under calls (pure_convention_fits,
+  ** kfa_mark_pure), so a pure caller never has one. */
+  if (mepure && !pure) cg_error(G, v, "internal error: a pure function calls an ordinary one");
   for (int r = 0; r < nr && !pure; r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];
     int np = parts(G, callee->rets[r], tys);
@@ -1313,7 +1342,9 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * 2);
     if (G->results[v->id] == NULL) cg_error(G, v, "not enough memory");
     G->nresults[v->id] = 1;
-    G->results[v->id][0] = G->vals[v->id] = cg_mk(callee->rets[0], st);
+    LLVMValueRef pv[3 + KJIT_MAXDIMS];
+    cg_pure_ret_parts(G, callee->rets[0], st, pv);
+    G->results[v->id][0] = G->vals[v->id] = unpack(callee->rets[0], pv);
     return;
   }
   LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
@@ -1335,11 +1366,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMBuildBr(G->B, out);
     LLVMPositionBuilderAtEnd(G->B, out);
   }
-  /* a pure caller of an ordinary callee (one returning a T_NUMBER, which
-  ** emit_module takes out of the pure set after kfa_mark_pure counted it
-  ** in) fails in its own convention */
-  if (mepure) cg_fail_ret(G);
-  else LLVMBuildRet(G->B, st);
+  LLVMBuildRet(G->B, st);   /* (the caller is not pure: see above) */
   LLVMPositionBuilderAtEnd(G->B, cont);
   if (cntp) G->ncount[v->id] = LLVMBuildLoad2(G->B, G->i32, cntp, "");
   G->results[v->id] = ka_alloc(G->S->A, sizeof(CgVal) * (size_t)(nr + 1));
@@ -1391,7 +1418,7 @@ static void emit_ret(CG *G, KirInsn *v) {
   CgVal vals[KJIT_MAXRETS];
   int n = cg_operands(G, v, 0, vals, KJIT_MAXRETS);
   if (cg_is_pure(G, sp)) {
-    LLVMBuildRet(G->B, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line).v);
+    LLVMBuildRet(G->B, pure_ret_pack(G, cg_convert(G, n > 0 ? vals[0] : cg_mk(TY(T_NIL), NULL), sp->rets[0], v->line)));
     return;
   }
   cg_free_scratch(G);   /* cg_alloc.c: the arrays that die with the function */
@@ -1665,7 +1692,7 @@ static void declare_spec(CG *G, KtySpec *sp) {
   ps[n++] = G->errp;
   int errparam = n;   /* 1-based attribute index of err */
   if (pure) ps[n++] = G->i32;   /* depth */
-  LLVMTypeRef fty = LLVMFunctionType(pure ? cg_llty(G, sp->rets[0]) : G->i32, ps, (unsigned)n, 0);
+  LLVMTypeRef fty = LLVMFunctionType(pure ? pure_ret_ty(G, sp->rets[0]) : G->i32, ps, (unsigned)n, 0);
   char name[96];
   int fi = sp->index;   /* the function: its first specialization */
   for (int i = 0; i < G->S->nspecs; i++) if (G->S->specs[i]->ir == sp->ir) { fi = i; break; }
@@ -1942,7 +1969,9 @@ static void emit_spec(CG *G, KtySpec *sp) {
   }
   /* (the entry code goes on after cg_lua_begin's inline frame opening) */
   LLVMPositionBuilderAtEnd(G->B, G->lentry ? G->lentry : G->allocas);
-  /* a pure caller that failed before calling does no more work here */
+  /* a pure caller that failed before calling does no more work here
+  ** (still needed with the pure set closed under calls: the arguments
+  ** may be garbage, and a recursion on them need not end) */
   cg_pure_keep_first_error(G);
   LLVMBuildBr(G->B, G->bbs[0]);
   cg_debug_end_function(G);
@@ -1972,6 +2001,19 @@ void cg_emit_block(CG *G, KirBlock *blk) {
   emit_block(G, blk, G->bbs[blk->id]);
 }
 
+/* Whether the pure convention (CG.pure) can carry sp: its one result in
+** registers (an integer, a float, a boolean, or either number: its value
+** and flag as a pair, pure_ret_ty), no
+** Lua frames (L, slots: it or a callee holds Lua values) and a fixed
+** result count (the convention returns no count). kfa_mark_pure takes it
+** into its seed, so a caller of one that does not fit is not pure either:
+** a pure function calls only pure ones (emit_lua_call relies on it). */
+static int pure_convention_fits(KtySession *S, const KtySpec *sp) {
+  TypeKind k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
+  if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL && k != T_NUMBER) return 0;
+  return !sp->dyncount && !cg_lua_spec_uses_deep(S, sp);
+}
+
 /* One module: every specialization in use, then the entry (a KEntry
 ** wrapper, or the target's kernel entry). */
 static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpec *root,
@@ -1999,16 +2041,9 @@ static void emit_module(KtySession *S, LLVMContextRef C, LLVMModuleRef M, KtySpe
   LLVMStructSetBody(G->errty, fields, KERR_F_POLL_LEFT + 1, 0);
   G->errp = LLVMPointerType(G->errty, 0);
   G->funcs = cg_zalloc(G, sizeof(CgFunc) * (size_t)(S->nspecs + 1));
-  /* pure specializations (targets with pure_calls); a T_NUMBER result
-  ** (two registers) keeps the ordinary convention */
+  /* pure specializations (targets with pure_calls), closed under calls */
   G->pure = cg_zalloc(G, (size_t)S->nspecs + 1);
-  kfa_mark_pure(S, t->pure_calls, G->pure);
-  for (int i = 0; i < S->nspecs; i++) {
-    TypeKind k = S->specs[i]->nret == 1 ? S->specs[i]->rets[0].kind : T_UNKNOWN;
-    if (k != T_INT && k != T_F64 && k != T_F32 && k != T_BOOL) G->pure[i] = 0;
-    if (cg_lua_spec_uses_deep(S, S->specs[i])) G->pure[i] = 0;   /* frames, L */
-    if (S->specs[i]->dyncount) G->pure[i] = 0;   /* and how many it gave */
-  }
+  kfa_mark_pure(S, t->pure_calls, pure_convention_fits, G->pure);
   G->B = LLVMCreateBuilderInContext(C);
   /* the builder must not leak when a compile error unwinds */
   jmp_buf jb, *saved = S->jb;

@@ -613,13 +613,17 @@ static int pure_spec(KtySession *S, KtySpec *sp, const uint8_t *pure) {
   return 1;
 }
 
-void kfa_mark_pure(KtySession *S, int cpu, uint8_t *pure) {
+void kfa_mark_pure(KtySession *S, int cpu, int (*fits)(KtySession *S, const KtySpec *sp),
+                   uint8_t *pure) {
   for (int i = 0; i < S->nspecs; i++) {
     KtySpec *sp = S->specs[i];
     uint8_t k = sp->nret == 1 ? sp->rets[0].kind : T_UNKNOWN;
     /* a number too: the old typer made it a float; its tagged pair fits
     ** two registers */
     pure[i] = cpu && (k == T_INT || k == T_F64 || k == T_F32 || k == T_BOOL || k == T_NUMBER);
+    /* the generator's own limits go into the seed, not after the
+    ** fixpoint: then no pure caller is left calling one it took out */
+    if (pure[i] && fits && !fits(S, sp)) pure[i] = 0;
   }
   for (int changed = 1; changed; ) {
     changed = 0;

@@ -183,7 +183,12 @@
 **    than error and the cuda ones, and pure specializations; the greatest
 **    such set. Dead blocks are ignored (the old one read every statement);
 **    a forward goto is a plain branch here (the old one refused any goto).
-**    test_irfacts cross-checks the decisions with the old rule.
+**    The code generator narrows the candidates before the fixpoint (its
+**    predicate `fits`: a result in registers, no Lua frames, a fixed
+**    result count), so the set stays closed under calls: a pure
+**    specialization calls only pure ones, and a caller of one that does
+**    not fit is no candidate either. test_irfacts cross-checks the
+**    decisions with the old rule (no predicate).
 **
 ** 7. Deferred bounds checks (kernels) are left to the code generator: the
 **    old rule deferred the checks of one statement's straight-line value
@@ -366,8 +371,11 @@ int kfa_head_operand(const KtySpec *sp, const KirLoop *o, const KirInsn *x, int 
                      KirInsn **off, int *offneg);
 
 /* Sets pure[i] for each specialization S->specs[i] (see 6.). cpu: the
-** target is the CPU (otherwise none is pure, as before). */
-void kfa_mark_pure(KtySession *S, int cpu, uint8_t *pure);
+** target is the CPU (otherwise none is pure, as before). fits (NULL: all
+** do): whether the code generator's pure convention can carry sp at all;
+** one that does not is no candidate, and neither is any caller of it. */
+void kfa_mark_pure(KtySession *S, int cpu, int (*fits)(KtySession *S, const KtySpec *sp),
+                   uint8_t *pure);
 
 /* "s + e", "math.min(s, e)" ...: how messages and notes name a reduction. */
 const char *kfa_red_name(KfaRed r);

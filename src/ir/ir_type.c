@@ -1195,6 +1195,80 @@ static int phi_strs_boxable(KtySpec *sp, const KirInsn *v) {
   return 1;
 }
 
+/* A phi's type from the join of what reaches it: join_result, and a Lua
+** value where numbers, booleans, nil and constant strings have no native
+** type in common (see t_phi). */
+static Type phi_join(KtySession *S, KtySpec *sp, const KirInsn *v, Join *J) {
+  Type r = join_result(J);
+  /* numbers, booleans and nil with no native type in common (`local v = c
+  ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
+  ** value, as ret_join makes of such returns; each edge boxes its value
+  ** into the phi's slot, and uses go through Lua's rules (truthiness, ==,
+  ** arithmetic with its "attempt to perform arithmetic on a boolean
+  ** value"). Kernels have no Lua values: the conflict stays theirs. */
+  if (r.kind == T_CONFLICT && !J->conflict && J->other.kind == T_UNKNOWN && !S->kernel)
+    r = ty(T_LUA);
+  /* ... and a constant string with numbers, booleans or nil (`local v; if
+  ** x > 0 then v = "pos" else v = x end`): the same, each string boxed on
+  ** its edge (math.type's integer-or-float strings have no value to box) */
+  if (r.kind == T_CONFLICT && !J->conflict && J->other.kind == T_STR && J->other.sub != T_NUMBER &&
+      !S->kernel && phi_strs_boxable(sp, v))
+    r = ty(T_LUA);
+  return r;
+}
+
+#define PHI_SOURCES 32
+/* The types that reach phi v on its running edges (narrowed as t_phi
+** narrows them), looking through the phis whose own type is a conflict:
+** the phis of a loop that conflict do so in a cycle, and each one's edges
+** would only name the other's "conflict". seen: the phis looked through. */
+static int phi_sources(KtySpec *sp, KirInsn *v, Type *ts, int n, KirInsn **seen, int *nseen) {
+  seen[(*nseen)++] = v;
+  for (int i = 0; i < v->nargs && n < PHI_SOURCES; i++) {
+    if (!edge_runs(sp, v->block, i)) continue;
+    KirInsn *a = v->args[i];
+    Type t = sp->types[a->id];
+    if (t.kind == T_UNKNOWN) continue;
+    if (t.kind == T_CONFLICT && a->op == KIR_PHI) {
+      int known = 0;
+      for (int j = 0; j < *nseen; j++) known |= seen[j] == a;
+      if (!known && *nseen < PHI_SOURCES) n = phi_sources(sp, a, ts, n, seen, nseen);
+      continue;
+    }
+    KtyConst ka = sp->consts[a->id];
+    int tr = kty_edge_truth(a, v->block, i);
+    if (tr >= 0) narrow(&t, &ka, tr);
+    ts[n++] = t;
+  }
+  return n;
+}
+
+/* For the message of a phi that conflicts: two types reaching it that
+** have no type in common (phi_join), neither of them a conflict already.
+** The first two types to arrive (Join.first, .second) need not be such a
+** pair: a loop's header phi with 1 on entry and, from its body, a phi
+** holding an array or itself named "i64 and conflict"; a weak and a plain
+** i64 print alike. prev: a loop header phi's own previous type (t_phi),
+** or T_UNKNOWN. Returns 0 when no two of them conflict alone. */
+static int phi_conflict_pair(KtySession *S, KtySpec *sp, KirInsn *v, Type prev, Type *x, Type *y) {
+  Type ts[PHI_SOURCES + 1];
+  KirInsn *seen[PHI_SOURCES];
+  int nseen = 0, n = phi_sources(sp, v, ts, 0, seen, &nseen);
+  if (prev.kind != T_UNKNOWN && prev.kind != T_CONFLICT) ts[n++] = prev;
+  KtyConst none;
+  memset(&none, 0, sizeof none);
+  for (int j = 1; j < n; j++)
+    for (int i = 0; i < j; i++) {
+      if (ts[i].kind == T_CONFLICT || ts[j].kind == T_CONFLICT) continue;
+      Join P;
+      memset(&P, 0, sizeof P);
+      join_add(&P, ts[i], none);
+      join_add(&P, ts[j], none);
+      if (phi_join(S, sp, v, &P).kind == T_CONFLICT) { *x = ts[i]; *y = ts[j]; return 1; }
+    }
+  return 0;
+}
+
 static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Join J;
   memset(&J, 0, sizeof J);
@@ -1244,21 +1318,7 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     w.weak = e.weak = 0;
     widened = !tyeq(w, e);   /* (not weakness alone) */
   }
-  Type r = join_result(&J);
-  /* numbers, booleans and nil with no native type in common (`local v = c
-  ** and x or (y > 2)`, a number-or-false that may also be nil): a Lua
-  ** value, as ret_join makes of such returns; each edge boxes its value
-  ** into the phi's slot, and uses go through Lua's rules (truthiness, ==,
-  ** arithmetic with its "attempt to perform arithmetic on a boolean
-  ** value"). Kernels have no Lua values: the conflict stays theirs. */
-  if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_UNKNOWN && !S->kernel)
-    r = ty(T_LUA);
-  /* ... and a constant string with numbers, booleans or nil (`local v; if
-  ** x > 0 then v = "pos" else v = x end`): the same, each string boxed on
-  ** its edge (math.type's integer-or-float strings have no value to box) */
-  if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_STR && J.other.sub != T_NUMBER &&
-      !S->kernel && phi_strs_boxable(sp, v))
-    r = ty(T_LUA);
+  Type r = phi_join(S, sp, v, &J);
   if (same && nk > 0 && k0.kind != T_UNKNOWN && !widened) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
   ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */
@@ -1279,12 +1339,13 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     char b1[32], b2[32];
     /* at the assignment that brought the second type, as Lua reports it */
     const KirInsn *at = second && second->line >= 0 ? second : v;
+    Type x = J.first, y = J.second;
+    phi_conflict_pair(S, sp, v, loop_phi ? before : ty(T_UNKNOWN), &x, &y);   /* the real one */
     if (v->name)
       fail(S, sp, at, "local '%s' holds both %s and %s values; a compiled local has one type",
-           v->name, kty_name(J.first, b1, sizeof b1), kty_name(J.second, b2, sizeof b2));
+           v->name, kty_name(x, b1, sizeof b1), kty_name(y, b2, sizeof b2));
     fail(S, sp, at, "a value here is %s on one path and %s on another; compiled code needs "
-         "one type ('and'/'or' or a local)", kty_name(J.first, b1, sizeof b1),
-         kty_name(J.second, b2, sizeof b2));
+         "one type ('and'/'or' or a local)", kty_name(x, b1, sizeof b1), kty_name(y, b2, sizeof b2));
   }
   return r;
 }

@@ -91,7 +91,7 @@ static void facts_of(const char *src, const char *name, Buf *out, Buf *ir) {
     free(s);
     uint8_t pure[64] = {0};
     if (S.nspecs <= 64) {
-      kfa_mark_pure(&S, 1, pure);
+      kfa_mark_pure(&S, 1, NULL, pure);
       for (int i = 0; i < S.nspecs; i++) {
         char line[64];
         snprintf(line, sizeof line, "pure: spec %d %s\n", i, pure[i] ? "yes" : "no");
@@ -221,7 +221,7 @@ static void oracle_case(const Case *c) {
     if (F) {
       noracle_sigs++;
       uint8_t *pure = calloc((size_t)S.nspecs + 1, 1);
-      kfa_mark_pure(&S, 1, pure);
+      kfa_mark_pure(&S, 1, NULL, pure);
       for (const char *w = c->want; *w; ) {
         size_t n = strcspn(w, "\n");
         char line[128];
@@ -284,6 +284,52 @@ static void test_stripped(void) {
   lua_settop(L, top);
 }
 
+/* The code generator's predicate (kfa_mark_pure's fits) goes into the
+** fixpoint: a specialization it rejects is not pure, and neither is any
+** caller of it, directly or through another; a function beside them
+** stays pure. */
+static int not_line_2(KtySession *S, const KtySpec *sp) {
+  (void)S;
+  return sp->ir->proto->linedefined != 2;
+}
+
+static void test_mark_pure_fits(void) {
+  const char *src = "local function leaf(n) return n + 1 end\n"     /* line 1 */
+                    "local function unfit(n) return n * 2 end\n"    /* line 2: rejected */
+                    "local function mid(n) return unfit(n) + 1 end\n"
+                    "local function other(n) return leaf(n) end\n"
+                    "return function(n) return mid(n) + other(n) end\n";
+  int top = lua_gettop(L);
+  CHECK(luaL_loadbuffer(L, src, strlen(src), "=fits") == LUA_OK && lua_pcall(L, 0, 1, 0) == LUA_OK,
+        "load");
+  Arena A;
+  ka_init(&A);
+  KtySession S;
+  kty_open(&S, L, &A);
+  Type i64 = { .kind = T_INT };
+  KtySpec *sp = kty_spec(&S, -1, 1, &i64);
+  CHECK(sp != NULL, "fits: %s", S.err);
+  if (sp) {
+    uint8_t *all = calloc((size_t)S.nspecs + 1, 1), *some = calloc((size_t)S.nspecs + 1, 1);
+    kfa_mark_pure(&S, 1, NULL, all);
+    kfa_mark_pure(&S, 1, not_line_2, some);
+    int seen = 0;
+    for (int i = 0; i < S.nspecs; i++) {
+      int line = S.specs[i]->ir->proto->linedefined;
+      CHECK(all[i], "fits: spec %d (line %d) pure without a predicate", i, line);
+      int want = line == 1 || line == 4;   /* leaf, other: all else reaches unfit */
+      CHECK(some[i] == want, "fits: spec %d (line %d) pure %d, want %d", i, line, some[i], want);
+      seen |= 1 << line;
+    }
+    CHECK(seen == 0x3e, "fits: the five functions specialized (%x)", seen);
+    free(all);
+    free(some);
+  }
+  kty_close(&S);
+  ka_free(&A);
+  lua_settop(L, top);
+}
+
 int main(int argc, char **argv) {
   L = luaL_newstate();
   luaL_openlibs(L);
@@ -292,6 +338,7 @@ int main(int argc, char **argv) {
   test_cases();
   test_oracle();
   test_stripped();
+  test_mark_pure_fits();
   lua_close(L);
   free_cases(cases, ncases);
   return test_results("test_irfacts", argc, argv);

@@ -61,18 +61,21 @@ test("a non-pure caller stops at a pure callee's error (no later store)", functi
 end)
 
 -- A pure caller runs on after a pure callee failed (its value garbage); a
--- callee in the ordinary convention (a result that is an integer or a
--- float) neither tests for that error nor keeps it, so the caller must stop
--- before calling one: else the ordinary callee, given the garbage, raised
--- an error of its own over the first (difffuzz 420413:
--- `h1(math.max(h1(1.5), p))`, math.max's "attempt to compare number with
--- nil" over h1's first error).
+-- callee in the ordinary convention (Lua values, a result count that
+-- varies; until session 19 also an integer-or-float result) neither tests
+-- for that error nor keeps it: given the garbage, it raised an error of
+-- its own over the first (difffuzz 420413: `h1(math.max(h1(1.5), p))`,
+-- math.max's "attempt to compare number with nil" over h1's first error).
+-- Now a caller of an ordinary callee is not pure itself (cg_func.c
+-- pure_convention_fits, in kfa_mark_pure's fixpoint): it stops at the
+-- first error like any ordinary function; and an integer-or-float result
+-- is pure (ordinary and h1 below are).
 local function fails_at_5(n)       -- pure (an integer); raises for n == 5
   local none
   if n == 5 then return none + n end
   return n
 end
-local function ordinary(x)         -- an integer or a float; raises for x <= 0
+local function ordinary(x)         -- an integer or a float (ordinary before); raises for x <= 0
   local none
   if x <= 0 then return none * x end
   if x > 10 then return x * 0.5 end
@@ -91,7 +94,7 @@ local function h1(p1)              -- the fuzzer's: an f64 and a number speciali
 end
 local function h1_twice(p1) local x = h1(math.max(h1(1.5), p1)) return 1 end
 
-test("a pure caller keeps its callee's error before calling an ordinary callee", function()
+test("a pure caller keeps its callee's error before calling a number-valued callee", function()
   D.check(pure_then_ordinary, 3)
   D.check(pure_then_ordinary, 20)
   D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_ordinary, 5)
@@ -99,6 +102,132 @@ test("a pure caller keeps its callee's error before calling an ordinary callee",
   for _, p in ipairs{ 0, 2.5, -3 } do
     D.check_error("attempt to perform arithmetic on a nil value (local 'z3')", h1_twice, p)
   end
+end)
+
+test("an integer-or-float result is pure too: value and flag in two registers", function()
+  -- (opt 0: the specializations stay apart; a pure one returns its value
+  -- and takes a call depth, an ordinary one returns an i32 status)
+  local f = kjit.jit(pure_then_ordinary, { opt = 0 })
+  f(3)
+  local ir = f:inspect("llvm")
+  local function ret_of(fn)
+    local line = debug.getinfo(fn, "S").linedefined
+    return ir:match("define internal ([%w{}, ]-) @kjit_f%d+_s%d+_[%w_]-_" .. line .. "%(")
+  end
+  eq(ret_of(ordinary), "{ i64, i1 }", "ordinary (an integer or a float):\n" .. ir)
+  eq(ret_of(pure_then_ordinary), "i1", "pure_then_ordinary (pure: its callees are)")
+  eq(ret_of(fails_at_5), "i64", "fails_at_5")
+end)
+
+-- The other kinds of callee the pure convention cannot carry, each called
+-- after a pure callee that may fail: one holding Lua values (it reads a
+-- Lua table: frames), one whose result count varies; and their own errors.
+local ENTRIES = { 10, 20, 30, "forty", {} }   -- (mixed: read as Lua values)
+local function entry_or_fail(i)    -- Lua values (ENTRIES[i]); raises for a missing entry
+  local v = ENTRIES[i]
+  if v == nil then local none return none + i end
+  if v > 15 then return 1 end
+  return 0
+end
+local function pure_then_frames(n)   -- a boolean; no Lua values of its own
+  local r = fails_at_5(n)
+  return entry_or_fail(r) > 0
+end
+local function one_or_none(x)      -- returns one value or none; raises for x < 0
+  local none
+  if x < 0 then return none // x end
+  if x > 2 then return x end
+end
+local function pure_then_dyncount(n)
+  local r = fails_at_5(n)
+  local y = one_or_none(r)
+  return y == nil
+end
+
+-- A callee holding Lua values has frames: neither it nor its caller is
+-- pure (uses_deep). Its caller is ordinary, with its IR, and in a chain
+-- calls of pure callees stay pure.
+local function fact_frames()
+  local f = kjit.jit(pure_then_frames, { opt = 0 })
+  f(1)
+  local ir = f:inspect("llvm")
+  local function ret_of(fn)
+    local line = debug.getinfo(fn, "S").linedefined
+    return ir:match("define internal ([%w{}, ]-) @kjit_f%d+_s%d+_[%w_]-_" .. line .. "%(")
+  end
+  eq(ret_of(pure_then_frames), "i32", "pure_then_frames (calls one with frames):\n" .. ir)
+  eq(ret_of(entry_or_fail), "i32", "entry_or_fail (Lua values)")
+  eq(ret_of(fails_at_5), "i64", "fails_at_5")
+end
+
+test("a pure-looking caller of a callee with frames or a varying result count", function()
+  fact_frames()
+  D.cases(pure_then_frames, {1}, {2}, {3})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_frames, 5)
+  D.check_error("attempt to compare", pure_then_frames, 4)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_frames, 6)
+  D.cases(pure_then_dyncount, {1}, {3}, {0})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_dyncount, 5)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", pure_then_dyncount, -2)
+end)
+
+-- A pure caller that runs on after a callee failed still charges the poll
+-- countdown at its calls; a poll there called the count hook (or took a
+-- kjit_interrupt request) and recorded its error over the first one. Here
+-- the error comes at the bottom of a 500-deep recursion, and each level,
+-- running on, makes 200 more calls: some 100000 charges after the error
+-- (a poll every 65536), a few hundred before it (none). The hook raises
+-- at its first call; with a huge count it never fires in the interpreter.
+local HUGE = 1 << 30
+local climb = load("local fails_at_5 = ...\n" .. [[
+local climb
+function climb(n)
+  if n == 0 then return fails_at_5(5) end
+  local a = climb(n - 1)
+  if a == 1 then a = 2 end
+  return a]] .. string.rep(" + climb(0)", 200) .. "\nend\nreturn climb\n", "=climb")(fails_at_5)
+
+test("a pure caller running on after an error does not poll over it", function()
+  local calls = 0
+  local ok, err = pcall(function()
+    debug.sethook(function() calls = calls + 1; debug.sethook(); error("the hook ran", 0) end, "", HUGE)
+    D.check_error("attempt to perform arithmetic on a nil value (local 'none')", climb, 500)
+  end)
+  debug.sethook()
+  truthy(ok, tostring(err))
+  eq(calls, 0, "hook calls")
+end)
+
+-- Pure functions whose result is an integer or a float (value and flag
+-- in two registers): subtypes kept, errors the first one, at their line.
+local function mix(n)              -- an integer or a float, by n
+  if n <= 0 then return 0 end
+  local r = mix(n - 1)
+  if n == 13 then local none return none * r end
+  if n % 3 == 0 then return r + 0.5 end
+  return r + 1
+end
+local function mix_twice(a, b)     -- two failing calls: the first error wins
+  return mix(a) + mix(b) * 2
+end
+local function mix_half(x)         -- x or x / 2: an integer or a float
+  if x > 100 then return x / 2 end
+  return x
+end
+local function mix_chain(n)        -- a boolean over number-valued pure callees
+  return mix_half(mix(n)) < mix_half(n * 30)
+end
+
+test("pure functions with an integer-or-float result", function()
+  D.cases(mix, {0}, {1}, {2}, {3}, {12})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix, 13)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix, 20)
+  D.cases(mix_twice, {2, 3}, {5, 12})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix_twice, 14, 2)
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix_twice, 2, 15)
+  D.cases(mix_half, {3}, {300}, {2.5})
+  D.cases(mix_chain, {2}, {5}, {12})
+  D.check_error("attempt to perform arithmetic on a nil value (local 'none')", mix_chain, 13)
 end)
 
 test("deep pure recursion is a stack overflow error at the call", function()
