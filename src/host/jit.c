@@ -1456,7 +1456,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
     lua_call(L, n, LUA_MULTRET);
     return lua_gettop(L);
   }
-  if (o->specs == NULL && runs_interpreted(L, o, 1)) return run_interpreted(L);
+  if (o->specs == NULL && !o->dead && runs_interpreted(L, o, 1)) return run_interpreted(L);
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   uint8_t sig[KJIT_MAXARGS];
   for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);

@@ -296,3 +296,14 @@ test("an interpreted chunk may yield inside a coroutine, as interpreted", functi
   eq(j.tier, 0, "interpreted")
   eq(table.concat(got, " "), table.concat(want, " "))
 end)
+
+test("a finalized object that ran its chunk interpreted refuses calls, as any", function()
+  local j = resurrected(function()
+    local k = kjit.jit(chunk(VECTORS, "vectors_dead"))
+    eq(select(2, k(2, 1)), 2, "ran")
+    eq(k.tier, 0, "interpreted")
+    return k
+  end)
+  raises("finalized", function() return j(2, 1) end)
+  raises("finalized", function() return j:compile("(i64, i64)") end)
+end)
