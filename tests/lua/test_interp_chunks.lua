@@ -307,3 +307,23 @@ test("a finalized object that ran its chunk interpreted refuses calls, as any", 
   raises("finalized", function() return j(2, 1) end)
   raises("finalized", function() return j:compile("(i64, i64)") end)
 end)
+
+test("levels of errors in an interpreted chunk: error(msg, 2) in its functions names its line", function()
+  local body = interpreted(chunk(CLASS .. [[
+    local n, lvl = ...
+    function Vec:check(i) if i == n then error("bad step " .. i, lvl) end return self end
+    local function visit(v, i) return v:check(i):add(v) end
+    local v = Vec.new(1, 2)
+    for i = 1, 4 do v = visit(v, i) end
+    return v.x
+  ]], "levels"))
+  local j = kjit.jit(body)
+  for _, lvl in ipairs({ 1, 2, 3 }) do
+    -- called from a Lua function (not a tail call), as a program is
+    local ok1, e1 = pcall(function() local r = body(3, lvl) return r end)
+    local ok2, e2 = pcall(function() local r = j(3, lvl) return r end)
+    eq(ok2, ok1, "level " .. lvl)
+    eq(e2, e1, "level " .. lvl .. " message")
+  end
+  eq(j(9, 1), body(9, 1), "no error")
+end)
