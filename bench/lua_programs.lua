@@ -7,6 +7,8 @@
 -- run); the report gives medians and the ratios interpreter/kjit and
 -- LuaJIT/kjit (above 1: kjit faster), their geometric means over the
 -- programs kjit compiles, and for the others the first thing kjit refused.
+-- A program whose main chunk kjit leaves to the interpreter (run1.lua's
+-- "interpreted": docs/guide/functions.md) counts as compiled, with a note.
 -- kjit's output must equal the interpreter's byte for byte (a difference is
 -- reported and the program counts as failed); LuaJIT's is only compared.
 -- Our own cases (bench/tables/: the issue's class-based vector loop and
@@ -58,7 +60,7 @@ local function run(exe, mode, name, args, sub)
   local t = err:match("time ([%d.]+)")
   local refused = err:match("refused ([^\n]*)")
   if not t and not refused then refused = "failed: " .. (err:gsub("\n.*", "")) end
-  return out, tonumber(t), refused
+  return out, tonumber(t), refused, err:match("^interpreted\n") ~= nil
 end
 
 local function median(xs)
@@ -73,12 +75,13 @@ print(string.format("%-15s %9s %9s %9s %9s %9s", "program", "lua s", "kjit s", "
 local glua, gjit, ncompiled, notes = 0, 0, 0, {}
 for _, prog in ipairs(programs) do
   local name, args = prog[1], prog[2]
-  local times, outs, refusal = {}, {}, nil
+  local times, outs, refusal, interpreted = {}, {}, nil, false
   for _ = 1, rounds do
     for _, peer in ipairs(peers) do
       local key = peer[1]
       if not (key == "kjit" and refusal) then
-        local out, t, refused = run(peer[2], peer[3], name, args, prog[3])
+        local out, t, refused, interp = run(peer[2], peer[3], name, args, prog[3])
+        if key == "kjit" and interp then interpreted = true end
         if key == "kjit" and refused then refusal = refused
         elseif t then
           times[key] = times[key] or {}
@@ -101,6 +104,10 @@ for _, prog in ipairs(programs) do
   print(string.format("%-15s %9s %9s %9s %9s %9s", name .. (prog[3] and " *" or ""), s(ml), s(mk),
                       s(mj), r(ml, mk), r(mj, mk)))
   if refusal then notes[#notes + 1] = name .. ": " .. refusal end
+  if interpreted then
+    notes[#notes + 1] = name .. ": kjit ran its main chunk interpreted (its loops call only "
+                        .. "functions that run interpreted)"
+  end
   if mk and ml and mj then
     glua, gjit, ncompiled = glua + math.log(ml / mk), gjit + math.log(mj / mk), ncompiled + 1
   end

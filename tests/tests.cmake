@@ -233,6 +233,12 @@ kjit_lua_test_again(test_nativecall_api test_nativecall "KJIT_NO_STACK_READS=1")
 # (KJIT_NO_STACK_READS=1: the helpers' path, no site cache filled).
 kjit_lua_test_again(test_upvalue_sites_api test_upvalue_sites "KJIT_NO_STACK_READS=1")
 
+# Function literals left to the interpreter (tests/lua/test_interp_literals.lua)
+# again with the main-chunk rule off (KJIT_INTERP_CHUNKS=0,
+# host/chunkpolicy.c): the chunks it would leave to the interpreter compile,
+# so that their differential checks compare compiled code again.
+kjit_lua_test_again(test_interp_literals_compiled test_interp_literals "KJIT_INTERP_CHUNKS=0")
+
 # Small callers under the default callee policy (tests/lua/test_small_callers.lua)
 # again through the Lua API only (KJIT_NO_STACK_READS=1: no native calls).
 kjit_lua_test_again(test_small_callers_api test_small_callers "KJIT_NO_STACK_READS=1")

@@ -6,7 +6,9 @@
 -- The program's output goes to stdout unchanged; stderr gets one line,
 -- "time <seconds>" (CPU time of the run, load and compile included), or
 -- "refused <message>" with exit status 3 when kjit will not compile the
--- program (its main chunk and everything it calls: kjit.jit(loadfile(p))).
+-- program (its main chunk and everything it calls: kjit.jit(loadfile(p))),
+-- and before it "interpreted" when kjit leaves the main chunk to the
+-- interpreter (docs/guide/functions.md "Main chunks that run interpreted").
 -- The only help a program gets is Lua 5.1's `unpack` where the running
 -- Lua lacks it, and its own folder on package.path (scimark's library).
 local mode, path = arg[1], arg[2]
@@ -34,6 +36,7 @@ if mode == "kjit" then
     io.stderr:write("refused ", (tostring(err):gsub("\n.*", "")), "\n")
     os.exit(3)
   end
+  if f.tier == 0 then io.stderr:write("interpreted\n") end
   chunk = f
 end
 -- the programs read the global `arg`; the main chunk gets no arguments (a

@@ -303,6 +303,19 @@ int kbc_jumpdest(const KbcProto *p, int pc) {
   }
 }
 
+int kbc_setter_of(const KbcProto *p, int pc, int a) {
+  for (int i = pc - 1; i >= 0; i--) {
+    uint32_t ins = p->code[i];
+    int op = KBC_OP(ins);
+    if (KBC_A(ins) != a || op == KBC_JMP || op == KBC_TEST || op == KBC_EQ || op == KBC_LT ||
+        op == KBC_LE || op == KBC_EQK || op == KBC_EQI || op == KBC_LTI || op == KBC_LEI ||
+        op == KBC_GTI || op == KBC_GEI || op == KBC_MMBIN || op == KBC_MMBINI || op == KBC_MMBINK)
+      continue;
+    return i;
+  }
+  return -1;
+}
+
 static int is_test(int op) {
   return (op >= KBC_EQ && op <= KBC_TESTSET);
 }

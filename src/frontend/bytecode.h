@@ -189,6 +189,13 @@ int kbc_line(const KbcProto *p, int pc);
 ** -1 for other instructions. kbc_decode checks that it is in range. */
 int kbc_jumpdest(const KbcProto *p, int pc);
 
+/* The instruction that last set register a before pc, walking back in
+** code order, as its index, or -1. Tests, jumps and metamethod fallbacks
+** (which name registers they do not set) are skipped; control flow is
+** not followed: a cost estimate's walk back, not a proof (host/callval.c,
+** host/chunkpolicy.c). */
+int kbc_setter_of(const KbcProto *p, int pc, int a);
+
 /* One instruction as text ("GETTABUP 1 0 2"), as `luac -l` shows it. */
 void kbc_disasm(const KbcProto *p, int pc, char *buf, size_t n);
 

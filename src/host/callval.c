@@ -93,6 +93,7 @@
 **     not the default.
 */
 #include "host/callval.h"
+#include "host/chunkpolicy.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,10 +179,11 @@ int kcv_l_callees(lua_State *L) {
   lua_pushinteger(L, kjit_lc_native_calls);
   lua_pushinteger(L, kjit_lv_sgetfield_calls);   /* field reads the inline path left */
   lua_pushinteger(L, kjit_lv_chain_calls);       /* chains whose checks failed */
-  return 5;
+  lua_pushinteger(L, kcp_chunks_interpreted);    /* main chunks left to the interpreter */
+  return 6;
 }
 
-/* Is one of the loops of the Lua function at idx (a for, or a backward
+/* Is one of the loops of prototype p (a for, or a backward
 ** jump: while, repeat) mostly arithmetic: at least twice as many
 ** arithmetic instructions in its body as table reads and writes, calls and
 ** other operations that go through the Lua API in compiled code, and no
@@ -211,14 +213,9 @@ static int is_element(int op) {
 ** `sum = sum + vx[col[i]] * val[i]`), which run 1.25 to 1.4 times as fast
 ** compiled once compiled (the elements' inline reads, codegen/cg_lua.c;
 ** bench/lua_programs.lua scimark-sor 6000 cycles: 1.39 s against 1.99 s). */
-static int has_arith_loop(lua_State *L, int idx) {
-  Arena A;
-  ka_init(&A);
-  char err[128];
+int kcv_arith_loop(const KbcProto *p) {
   int yes = 0;
-  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
-  const KbcProto *p = c ? c->main : NULL;
-  for (int pc = 0; p && pc < p->ncode && !yes; pc++) {
+  for (int pc = 0; pc < p->ncode && !yes; pc++) {
     int op = KBC_OP(p->code[pc]), to = kbc_jumpdest(p, pc);
     if (!(op == KBC_FORLOOP || op == KBC_TFORLOOP || op == KBC_JMP) || to < 0 || to > pc) continue;
     int arith = 0, heavy = 0, method = 0, elems = 0;
@@ -234,9 +231,22 @@ static int has_arith_loop(lua_State *L, int idx) {
     ** cost more than it saved, bench/lua_programs.lua perlin 0.85 -> 0.69) */
     yes = arith > 0 && !method && (arith >= 2 * heavy || (heavy == elems && 2 * arith >= elems));
   }
+  return yes;
+}
+
+/* Loads the Lua function at idx and asks test of its prototype (0 when it
+** cannot be loaded). */
+static int ask_proto(lua_State *L, int idx, int (*test)(const KbcProto *)) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  int yes = c != NULL && test(c->main);
   ka_free(&A);
   return yes;
 }
+
+static int has_arith_loop(lua_State *L, int idx) { return ask_proto(L, idx, kcv_arith_loop); }
 
 /* Whether the Lua function at idx, or a Lua function one of its upvalues
 ** holds (the kernel a closure calls: SciMark's `function(cycles)
@@ -281,7 +291,7 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
   return mask;
 }
 
-/* Is the Lua function at idx a small leaf: at most LEAF_MAXCODE
+/* Is prototype p a small leaf: at most LEAF_MAXCODE
 ** instructions, some arithmetic, no call but `assert`, no method call,
 ** table made, concatenation, closure, global written or varargs? It may
 ** read and write fields and elements of the tables it is given and assign
@@ -297,26 +307,10 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
 ** a table and calls setmetatable, and its callers). */
 enum { LEAF_MAXCODE = 96 };
 
-/* The register a set by the last instruction before pc that sets it, as
-** that instruction's index, or -1 (a cost estimate's walk back, not a
-** proof: compiled code does what the call does whatever it is). */
-static int setter_of(const KbcProto *p, int pc, int a) {
-  for (int i = pc - 1; i >= 0; i--) {
-    uint32_t ins = p->code[i];
-    int op = KBC_OP(ins);
-    if (KBC_A(ins) != a || op == KBC_JMP || op == KBC_TEST || op == KBC_EQ || op == KBC_LT ||
-        op == KBC_LE || op == KBC_EQK || op == KBC_EQI || op == KBC_LTI || op == KBC_LEI ||
-        op == KBC_GTI || op == KBC_GEI || op == KBC_MMBIN || op == KBC_MMBINI || op == KBC_MMBINK)
-      continue;
-    return i;
-  }
-  return -1;
-}
-
 /* Is the CALL at pc one of `assert(...)`: its function's register set by a
 ** GETTABUP of _ENV's "assert"? */
 static int calls_assert(const KbcProto *p, int pc) {
-  int i = setter_of(p, pc, KBC_A(p->code[pc]));
+  int i = kbc_setter_of(p, pc, KBC_A(p->code[pc]));
   if (i < 0) return 0;
   uint32_t ins = p->code[i];
   if (KBC_OP(ins) != KBC_GETTABUP || KBC_C(ins) >= p->nk) return 0;
@@ -332,12 +326,12 @@ static int calls_assert(const KbcProto *p, int pc) {
 ** table (vectors' Vec.new, which makes a table: a compiled caller would
 ** call it interpreted, through its trampoline). */
 static int calls_local_or_math(const KbcProto *p, int pc) {
-  int i = setter_of(p, pc, KBC_A(p->code[pc]));
+  int i = kbc_setter_of(p, pc, KBC_A(p->code[pc]));
   if (i < 0) return 0;
   uint32_t ins = p->code[i];
   if (KBC_OP(ins) == KBC_GETUPVAL) return 1;
   if (KBC_OP(ins) != KBC_GETFIELD) return 0;
-  int t = setter_of(p, i, KBC_B(ins));
+  int t = kbc_setter_of(p, i, KBC_B(ins));
   if (t < 0 || KBC_OP(p->code[t]) != KBC_GETTABUP || KBC_C(p->code[t]) >= p->nk) return 0;
   const KbcConst *k = &p->k[KBC_C(p->code[t])];
   return k->kind == KBC_KSTR && strcmp(k->u.str.s, "math") == 0;
@@ -345,7 +339,7 @@ static int calls_local_or_math(const KbcProto *p, int pc) {
 
 /* Is the CALL at pc a method call (its function set by SELF)? */
 static int is_method_call(const KbcProto *p, int pc) {
-  int i = setter_of(p, pc, KBC_A(p->code[pc]));
+  int i = kbc_setter_of(p, pc, KBC_A(p->code[pc]));
   return i >= 0 && KBC_OP(p->code[i]) == KBC_SELF;
 }
 
@@ -357,13 +351,8 @@ static int is_method_call(const KbcProto *p, int pc) {
 ** whose values all go to another call (`math.sqrt(self:dot(self))`: B or C
 ** 0) keeps it interpreted: that shape runs through the Lua stack
 ** (kjit_lc_call_spread, lua_call) and cost ray more than it saved. */
-static int is_small_leaf(lua_State *L, int idx) {
-  Arena A;
-  ka_init(&A);
-  char err[128];
-  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
-  const KbcProto *p = c ? c->main : NULL;
-  int yes = p != NULL && p->ncode <= LEAF_MAXCODE && p->np == 0 && !p->is_vararg;
+int kcv_small_leaf(const KbcProto *p) {
+  int yes = p->ncode <= LEAF_MAXCODE && p->np == 0 && !p->is_vararg;
   int arith = 0, calls = 0;
   for (int pc = 0; yes && pc < p->ncode; pc++) {
     uint32_t ins = p->code[pc];
@@ -384,17 +373,23 @@ static int is_small_leaf(lua_State *L, int idx) {
         op == KBC_TBC || op == KBC_LEN || (op == KBC_CALL && !fixed_call && !calls_assert(p, pc)))
       yes = 0;
   }
-  ka_free(&A);
   /* a caller must compute more than it calls (vectors' Vec:clamp, a
   ** compare and a division around two methods that stay interpreted, ran
   ** slower compiled: 0.36 -> 0.43 s) */
   return yes && arith > 0 && arith > calls;
 }
 
-static int worth_compiling(lua_State *L, int idx) {
+int kcv_policy_compiles(const KbcProto *p) {
   return callees == CALLEES_ALL ||
-         ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx)) ||
-         (callees == CALLEES_LEAVES && is_small_leaf(L, idx));
+         ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && kcv_arith_loop(p)) ||
+         (callees == CALLEES_LEAVES && kcv_small_leaf(p));
+}
+
+int kcv_compiles_all(void) { return callees == CALLEES_ALL; }
+
+static int worth_compiling(lua_State *L, int idx) {
+  return ask_proto(L, idx, kcv_policy_compiles) ||
+         ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx));
 }
 
 /* The kind of argument i, a byte that decides its specialization with

@@ -9,8 +9,23 @@ void kcv_init(void);
 /* kjit.testing.callees([mode]): "none", "loops" (the default) or "all":
 ** which Lua callees of function values compile; returns the old mode,
 ** how many callee specializations this process has made, how many native
-** calls it has made, and how many field reads compiled code left to the
-** helper (luavalue.c kjit_lv_sgetfield). */
+** calls it has made, how many field reads compiled code left to the
+** helper (luavalue.c kjit_lv_sgetfield), how many chains' checks failed
+** and how many main chunks ran interpreted (host/chunkpolicy.c). */
 #include "lua.h"
 int kcv_l_callees(lua_State *L);
+
+/* The callee policy on a prototype alone (no closure, no upvalues), under
+** the present mode: whether a Lua function with this code would compile
+** when compiled code calls it through its value (a mostly arithmetic
+** loop, or a small leaf or caller: callval.c's rules). host/chunkpolicy.c
+** asks it of the methods a main chunk defines. */
+struct KbcProto;
+int kcv_policy_compiles(const struct KbcProto *p);
+/* Does prototype p have a loop the policy compiles (kcv_arith_loop)? */
+int kcv_arith_loop(const struct KbcProto *p);
+/* Is prototype p a small leaf or small caller (callval.c is_small_leaf)? */
+int kcv_small_leaf(const struct KbcProto *p);
+/* Is the mode "all" (every callee compiles: no rule leaves code interpreted)? */
+int kcv_compiles_all(void);
 #endif

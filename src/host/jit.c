@@ -41,6 +41,7 @@
 #include "runtime/luaarray.h"
 #include "host/jit.h"
 #include "host/callval.h"
+#include "host/chunkpolicy.h"
 #include "host/session.h"
 #include "host/options.h"
 #include "host/signature.h"
@@ -134,6 +135,9 @@ typedef struct JitObj {
                                     Lua function to compile others from */
   int tiered;                    /* {tiered = true}: first compiles at the cheap
                                     tier (tier_up) */
+  int interp;                    /* a main chunk left to the interpreter
+                                    (host/chunkpolicy.c): 1 yes, -1 no, 0
+                                    not asked yet (runs_interpreted) */
 } JitObj;
 
 /* ---- Tiered compiles -----------------------------------------------------------
@@ -1347,6 +1351,42 @@ K_INLINE int call_spec(lua_State *L, const JitSpec *js, int64_t *slots, int n, i
   return call_now(L, js, slots, n, base);
 }
 
+/* Does the jit object o (at objidx) run its function interpreted: a main
+** chunk that host/chunkpolicy.c leaves to the interpreter? Asked once per
+** object, at its first call or f:compile, and never for objects made to
+** hold code ({cache = true}, {parallel = true}, kjit.load's). Until a
+** specialization is compiled on request (f:native, f:export, f:inspect
+** with a signature, the C API), its calls run the Lua function
+** (run_interpreted) and f:compile compiles nothing. */
+static int runs_interpreted(lua_State *L, JitObj *o, int objidx) {
+  if (o->interp == 0) {
+    o->interp = -1;
+    if (!o->loaded && !o->dead && !o->cache && !o->parallel) {
+      lua_getiuservalue(L, objidx, 1);
+      if (kcp_runs_interpreted(L, -1)) o->interp = 1;
+      lua_pop(L, 1);
+    }
+  }
+  return o->interp > 0;
+}
+
+static int interpreted_done(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  return lua_gettop(L);
+}
+
+/* The call f(...) at stack index 1, arguments after it, run by the
+** interpreter: the Lua function in f's place, called with every argument
+** as given and giving all its results (a continuation, so that a yield
+** inside it works as it does interpreted). */
+static int run_interpreted(lua_State *L) {
+  lua_getiuservalue(L, 1, 1);
+  lua_replace(L, 1);
+  lua_callk(L, lua_gettop(L) - 1, LUA_MULTRET, 0, interpreted_done);
+  return lua_gettop(L);
+}
+
 /* f(...): the object's __call. Arguments start at stack index 2. A call
 ** whose arguments are exactly those of the last specialization used reads
 ** them once (read_args); any other classifies them, finds or compiles the
@@ -1416,6 +1456,7 @@ static __attribute__((noinline)) int jit_call_slow(lua_State *L) {
     lua_call(L, n, LUA_MULTRET);
     return lua_gettop(L);
   }
+  if (o->specs == NULL && !o->dead && runs_interpreted(L, o, 1)) return run_interpreted(L);
   if (n > KJIT_MAXARGS) return luaL_error(L, "too many arguments to a kjit function (at most %d)", KJIT_MAXARGS);
   uint8_t sig[KJIT_MAXARGS];
   for (int i = 0; i < n; i++) sig[i] = classify(L, i + 2, i + 1, &slots[i]);
@@ -1569,6 +1610,15 @@ static uint8_t sig_code(Type t) {
 /* f:compile(sig) and f:native(sig): the specialization for the text at
 ** index 2 (compiled now if new), read by the one signature grammar
 ** (host/signature.c), its declared result checked; made the last one. */
+/* The signature text read into ks, args, ret and has_ret, or its error raised. */
+static void parse_sig_text(lua_State *L, const char *text, KSig *ks, Type *args, Type *ret,
+                           int *has_ret) {
+  char err[256];
+  if (ksig_parse(text, KSIG_JIT, ks, err, sizeof err) != 0 ||
+      ksig_types(ks, KSIG_JIT, args, ret, has_ret, err, sizeof err) != 0)
+    luaL_error(L, "bad signature '%s': %s", text, err);
+}
+
 static JitSpec *spec_for_text(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
   if (o->dead) dead_error(L);
@@ -1576,10 +1626,7 @@ static JitSpec *spec_for_text(lua_State *L) {
   KSig ks;
   Type args[KJIT_MAXARGS], ret;
   int has_ret;
-  char err[256];
-  if (ksig_parse(text, KSIG_JIT, &ks, err, sizeof err) != 0 ||
-      ksig_types(&ks, KSIG_JIT, args, &ret, &has_ret, err, sizeof err) != 0)
-    luaL_error(L, "bad signature '%s': %s", text, err);
+  parse_sig_text(L, text, &ks, args, &ret, &has_ret);
   uint8_t sig[KJIT_MAXARGS];
   int n = ks.nargs;
   for (int i = 0; i < n; i++) sig[i] = sig_code(args[i]);
@@ -1620,9 +1667,23 @@ static JitSpec *spec_for_text(lua_State *L) {
   return js;
 }
 
-/* f:compile(sig): compiles eagerly; returns f. */
-static int jit_compile(lua_State *L) {
+/* f:compile(sig) that compiles whatever the chunk policy says (f:inspect's
+** compile); returns f. */
+static int jit_compile_code(lua_State *L) {
   spec_for_text(L);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* f:compile(sig): compiles eagerly, except a main chunk left to the
+** interpreter (runs_interpreted), whose signature is only read; returns f. */
+static int jit_compile(lua_State *L) {
+  JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
+  if (o->dead || o->specs != NULL || !runs_interpreted(L, o, 1)) return jit_compile_code(L);
+  KSig ks;
+  Type args[KJIT_MAXARGS], ret;
+  int has_ret;
+  parse_sig_text(L, luaL_checkstring(L, 2), &ks, args, &ret, &has_ret);
   lua_settop(L, 1);
   return 1;
 }
@@ -1864,12 +1925,16 @@ static int jit_inspect(lua_State *L) {
   int what = luaL_checkoption(L, 2, "types", whats);
   JitSpec *js = o->last;
   if (!lua_isnoneornil(L, 3)) {
-    lua_pushcfunction(L, jit_compile);
+    lua_pushcfunction(L, jit_compile_code);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 3);
     lua_call(L, 2, 0);
     js = o->last;
   }
+  if (js == NULL && o->interp > 0)
+    return luaL_error(L, "nothing compiled: this main chunk runs interpreted (its loops call "
+                      "functions that run interpreted: docs/guide/functions.md); "
+                      "f:inspect(what, sig) compiles it");
   if (js == NULL) return luaL_error(L, "nothing compiled yet: call the function or use f:compile(sig) first");
   if (o->loaded && what != 0 && what != 3)
     return luaL_error(L, "inspect: exported code keeps only \"types\" and \"parallel\"");
@@ -1936,10 +2001,11 @@ static int jit_index(lua_State *L) {
     else lua_pushnil(L);
     return 1;
   }
-  if (strcmp(k, "tier") == 0) {   /* of the last specialization used: 1 or 2 */
+  if (strcmp(k, "tier") == 0) {   /* of the last specialization used: 1 or 2; 0: interpreted */
     JitObj *o = lua_touserdata(L, 1);
     JitSpec *s = o->last ? o->last : o->specs;
     if (s) lua_pushinteger(L, s->tier1 ? 1 : 2);
+    else if (o->interp > 0) lua_pushinteger(L, 0);
     else lua_pushnil(L);
     return 1;
   }
@@ -2106,6 +2172,8 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "alloc_stats");
   lua_pushcfunction(L, kcv_l_callees);   /* which Lua callees compile (host/callval.c) */
   lua_setfield(L, -2, "callees");
+  lua_pushcfunction(L, kcp_l_interp_chunks);   /* main chunks left interpreted (host/chunkpolicy.c) */
+  lua_setfield(L, -2, "interp_chunks");
   lua_pushcfunction(L, l_tier_after);
   lua_setfield(L, -2, "tier_after");
   lua_pushcfunction(L, l_noraise);

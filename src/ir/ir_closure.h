@@ -42,6 +42,10 @@ int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site)
 ** the interpreter: made by a main chunk outside its loops, calling a
 ** method, and each of its loops calling one too? (ir_escape.c) */
 int kcl_left_to_interpreter(const KbcProto *p, const struct KirInsn *site);
+/* Does the code of literal c make it one (it calls a method, and each of
+** its loops calls one)? The test on the literal alone, without where it
+** is made (host/chunkpolicy.c asks it too). */
+int kcl_runs_interpreted(const KbcProto *c);
 
 /* Is call (a KIR_CALL of p's IR) a call of an escaping literal where it is
 ** made, compiled as a direct call (ir_closure.c)? */

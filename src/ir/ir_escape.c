@@ -113,7 +113,7 @@ static int captures_escape(Arena *A, const KbcProto *p, const KirInsn *v, int de
 ** captures has a Lua form), and its calls go through its value
 ** (kcl_direct_call says no), so the callee policy runs it: interpreted, as
 ** has_arith_loop says there of a loop that calls a method. */
-static int runs_interpreted(const KbcProto *c) {
+int kcl_runs_interpreted(const KbcProto *c) {
   int methods = 0;
   for (int pc = 0; pc < c->ncode; pc++) {
     int op = KBC_OP(c->code[pc]), to = kbc_jumpdest(c, pc);
@@ -134,7 +134,7 @@ static int runs_interpreted(const KbcProto *c) {
 int kcl_left_to_interpreter(const KbcProto *p, const KirInsn *site) {
   return site->op == KIR_CLOSURE && p->linedefined == 0 && site->block != NULL &&
          site->block->loop == NULL && site->aux >= 0 && site->aux < p->np &&
-         runs_interpreted(p->p[site->aux]);
+         kcl_runs_interpreted(p->p[site->aux]);
 }
 
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const KirInsn *site) {

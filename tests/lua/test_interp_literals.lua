@@ -84,8 +84,17 @@ test("a loop-free literal that calls methods runs interpreted, called from a com
     return s, math.type(s)
   ]], "norm2")
   T.check(body, function() return vecs(4), 25 end)
+  -- (its one loop calls norm2, which runs interpreted: the chunk policy,
+  -- host/chunkpolicy.c, leaves the whole chunk to the interpreter; off
+  -- here, to see the literal's own rule)
   local j = kjit.jit(body)
   j(vecs(2), 3)
+  if testing.interp_chunks() then eq(j.tier, 0, "the chunk runs interpreted") end
+  local old = testing.interp_chunks(false)
+  j = kjit.jit(body)
+  local ok, err = pcall(j, vecs(2), 3)
+  testing.interp_chunks(old)
+  if not ok then error(err, 0) end
   eq(nspecs(j), 2, "the root and half compiled, norm2 not")
 end)
 
