@@ -120,7 +120,6 @@ enum {
 
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
 static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closures compiled */
-static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
 static const char OPTS_KEY[] = "kjit.callval.opts";       /* options -> a cache like CACHE_KEY's */
 
 typedef KlcGuard Guard;   /* (luacall.h: native calls check it too) */
@@ -167,7 +166,7 @@ int kcv_l_callees(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) {
     callees = luaL_checkoption(L, 1, NULL, callee_modes);
     /* decisions made so far: forgotten */
-    __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
+    kjit_lc_bump_epoch();
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
     lua_pushnil(L);
@@ -453,12 +452,6 @@ static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t
   }
 }
 
-static int sentinel_gc(lua_State *L) {
-  (void)L;
-  __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
-  return 0;
-}
-
 /* The per-state cache (made with its sentinel on first use) pushed. */
 static void push_cache(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) == LUA_TTABLE) return;
@@ -470,12 +463,7 @@ static void push_cache(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
-  lua_newuserdatauv(L, 1, 0);   /* closed with the state: the entries die */
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, sentinel_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+  kjit_lc_watch_state(L);   /* closed with the state: the entries die */
 }
 
 /* The options of the compile that made call site `site` (its trampoline's
