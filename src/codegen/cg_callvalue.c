@@ -448,7 +448,7 @@ void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     lua_pop(L, 1);
     cg_error(G, at, "internal error: a function or table constant of another type");
   }
-  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  int ref = kty_ref(G->S);   /* (released with the code) */
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
   cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);

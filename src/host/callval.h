@@ -13,4 +13,9 @@ void kcv_init(void);
 ** helper (luavalue.c kjit_lv_sgetfield). */
 #include "lua.h"
 int kcv_l_callees(lua_State *L);
+/* Registry references refs[0..n) of freed code are about to be released
+** (host/jit.c release_refs): those that were trampolines forget their
+** call sites' options and this thread's inline-cache entries, so that a
+** reference made anew with the same number starts empty. */
+void kcv_refs_freed(lua_State *L, const int *refs, int n);
 #endif

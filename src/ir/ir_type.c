@@ -1809,7 +1809,7 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (!stored) return 0;
   if (sp->liveref[v->id] == 0) {
     lua_pushvalue(S->L, -1);
-    sp->liveref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+    sp->liveref[v->id] = kty_ref(S);
   }
   mark_live(S);
   *r = ty(T_LUA);
@@ -1893,7 +1893,7 @@ static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
 static void env_ref(KtySession *S, KtySpec *sp, const KirInsn *e, Type o) {
   if (sp->liveref[e->id] != 0) return;
   push_value(S, o.ref);
-  sp->liveref[e->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  sp->liveref[e->id] = kty_ref(S);
 }
 
 /* name = x, a store into the environment. */
@@ -4442,6 +4442,40 @@ void kty_open(KtySession *S, lua_State *L, Arena *A) {
 void kty_close(KtySession *S) {
   if (S->values_ref) luaL_unref(S->L, LUA_REGISTRYINDEX, S->values_ref);
   S->values_ref = 0;
+  for (int i = 0; i < S->nrefs; i++) luaL_unref(S->L, LUA_REGISTRYINDEX, S->refs[i]);
+  S->nrefs = 0;
+}
+
+void kty_keep_ref(KtySession *S, int ref) {
+  if (S->nrefs == S->caprefs) {
+    int cap = S->caprefs ? 2 * S->caprefs : 16;
+    int *r = ka_alloc(S->A, sizeof(int) * (size_t)cap);
+    if (r == NULL) return;   /* (not recorded: kept as long as the state) */
+    if (S->nrefs) memcpy(r, S->refs, sizeof(int) * (size_t)S->nrefs);
+    S->refs = r;
+    S->caprefs = cap;
+  }
+  S->refs[S->nrefs++] = ref;
+}
+
+int kty_ref(KtySession *S) {
+  int ref = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  kty_keep_ref(S, ref);
+  return ref;
+}
+
+int *kty_take_refs(KtySession *S, int *n) {
+  *n = 0;
+  if (S->nrefs == 0) return NULL;
+  int *r = malloc(sizeof(int) * (size_t)S->nrefs);
+  if (r == NULL) {   /* (forgotten: kept as long as the state, never released under the code) */
+    S->nrefs = 0;
+    return NULL;
+  }
+  memcpy(r, S->refs, sizeof(int) * (size_t)S->nrefs);
+  *n = S->nrefs;
+  S->nrefs = 0;
+  return r;
 }
 
 static void *alloc(KtySession *S, size_t n) {
@@ -4701,7 +4735,8 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
     push_value(S, R->ref);
     int ref = kjit_lc_maker(S->L, path, depth, err, sizeof err);
     if (ref == 0) { lua_pop(S->L, 1); fail(S, sp, v, "%s", err); }
-    sp->upvidx[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);   /* the root closure */
+    kty_keep_ref(S, ref);
+    sp->upvidx[v->id] = kty_ref(S);   /* the root closure */
     sp->upvref[v->id] = ref;
   }
   return ty(T_LUA);
@@ -5306,7 +5341,7 @@ static int upv_marked(KtySession *S, int n, int mark) {
 static void upv_ref(KtySession *S, KtySpec *sp, const KirInsn *v, int n) {
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(S->L, -1);
-    sp->upvref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+    sp->upvref[v->id] = kty_ref(S);
   }
   sp->upvidx[v->id] = n;
 }
@@ -5504,7 +5539,7 @@ load:
     snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     fail(S, sp, v, "internal error: a call's trampoline: %s", eb);
   }
-  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  int ref = kty_ref(S);
   lua_pop(L, 1);   /* the source */
   site_options(S, ref);
   return ref;
@@ -5653,7 +5688,7 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
 live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);
-    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+    sp->upvref[v->id] = kty_ref(S);
   }
   sp->upvidx[v->id] = 0;
   *r = ty(T_LUA);
@@ -5679,7 +5714,7 @@ static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type 
   push_value(S, o.ref);
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);
-    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+    sp->upvref[v->id] = kty_ref(S);
   }
   sp->upvidx[v->id] = -1;
   lua_pop(L, 1);
