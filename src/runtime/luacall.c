@@ -170,15 +170,28 @@ void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t 
   lua_pop(L, 1);
 }
 
-/* Is the value at f callable (a function, or __call)? */
+/* Is the value at f callable: a function, or a value whose __call is, as
+** Lua follows them (luaD_tryfuncTM: a __call's own __call, raw)? Where it
+** is not, the value that cannot be called (the last __call) replaces f's,
+** so that the caller's message is Lua's: the callee named as the source
+** names it, the type the last value's ("attempt to call a number value
+** (upvalue 'C')" for a table whose __call is 42). A chain longer than
+** KLC_MAXCALLTM is left to Lua's own call. */
+enum { KLC_MAXCALLTM = 64 };
 static int callable(lua_State *L, int32_t f) {
   if (lua_type(L, f) == LUA_TFUNCTION) return 1;
-  int yes = 0;
-  if (lua_getmetatable(L, f)) {
-    yes = lua_getfield(L, -1, "__call") != LUA_TNIL;
-    lua_pop(L, 2);
+  lua_pushvalue(L, f);
+  for (int depth = 0; depth < KLC_MAXCALLTM; depth++) {
+    if (luaL_getmetafield(L, -1, "__call") == LUA_TNIL) {
+      if (depth > 0) lua_replace(L, f);
+      else lua_pop(L, 1);
+      return 0;
+    }
+    lua_remove(L, -2);
+    if (lua_type(L, -1) == LUA_TFUNCTION) break;
   }
-  return yes;
+  lua_pop(L, 1);
+  return 1;
 }
 
 /* ---- The callee: compiled where it can be --------------------------------- */
