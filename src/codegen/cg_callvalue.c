@@ -292,9 +292,7 @@ static void call_check(CG *G, const KirInsn *v, LLVMValueRef rc, LLVMValueRef fs
     LLVMBuildUnreachable(G->B);
   }
   LLVMPositionBuilderAtEnd(G->B, bada);
-  char info[160], post[200];
-  cg_varinfo(G, v, argi, info, sizeof info);
-  snprintf(post, sizeof post, " value%s", info);
+  const char *post = cg_strf(G, v, " value%s", cg_varinfo(G, v, argi));
   LLVMTypeRef tps[6] = { G->i8p, G->i32, G->i8p, G->i8p, G->i8p, G->i32 };
   LLVMValueRef tas[6] = { G->luaL, fslot, LLVMBuildGlobalStringPtr(G->B, "attempt to call a ", ""),
                           LLVMBuildGlobalStringPtr(G->B, post, ""), G->chunkname, cg_i32(G, v->line) };

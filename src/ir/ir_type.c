@@ -312,13 +312,15 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
 /* Records that v raises this Lua error whenever it runs (the message
 ** without its position; argi: the operand Lua describes after it, or -1). */
 static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, const char *fmt, ...) {
-  char msg[320];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int len = vsnprintf(NULL, 0, fmt, ap);   /* (whole: names of any length) */
   va_end(ap);
-  char *m = ka_strndup(S->A, msg, strlen(msg));
+  char *m = len < 0 ? NULL : ka_alloc(S->A, (size_t)len + 1);
   if (m == NULL) fail(S, sp, v, "not enough memory");
+  va_start(ap, fmt);
+  vsnprintf(m, (size_t)len + 1, fmt, ap);
+  va_end(ap);
   sp->raises[v->id].msg = m;
   sp->raises[v->id].argi = argi;
   sp->raises[v->id].nopos = 0;
@@ -330,6 +332,14 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
 ** for the code generator to raise there (ir_type.h). Lua's wording. */
 #define RAISE(S, sp, v, argi, ...) \
   do { if ((S)->strict) raise_at((S), (sp), (v), (argi), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
+
+/* The name "bad argument #i to 'name'" gives the function call v calls
+** (ir_varinfo.c), whole, in the session's arena. */
+static const char *argerror_name(KtySession *S, KtySpec *sp, const KirInsn *v, const char *libname) {
+  const char *s = kir_argerror_name_dup(S->A, sp, v, libname);
+  if (s == NULL) fail(S, sp, v, "not enough memory");
+  return s;
+}
 
 /* Lua's name of a value's type in its run-time errors (luaT_objtypename):
 ** a kjit array is a "kjit.array" (its metatable's __name). */
@@ -3238,9 +3248,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     lua_Number x = ok ? lua_tonumber(L, -1) : 0;
     lua_pop(L, ok ? 2 : 1);
     if (!ok) {
-      char fname[96];
-      kir_argerror_name(sp, v, name, fname, sizeof fname);
-      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", fname);
+      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
+            argerror_name(S, sp, v, name));
     }
     /* a constant (float32's: the f32 value as an f64 constant, which
     ** folds in double with other constants, as the interpreter computes) */
@@ -3277,10 +3286,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
           return t_luacall(S, sp, v, args, kargs, n);
       /* luaL_checknumber's error, the function named as the call names it
       ** (math.sqrt: 'sqrt', local f = math.sqrt: 'f'), when the call runs */
-      char fname[96];
-      kir_argerror_name(sp, v, name, fname, sizeof fname);
-      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1, fname,
-            objtypename(args[bad]));
+      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1,
+            argerror_name(S, sp, v, name), objtypename(args[bad]));
     }
   }
   for (int i = 0; i < nnum; i++) {
@@ -5492,8 +5499,8 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   ** 'integer index' or '?' as interpreted. (Not a function known only
   ** when the call runs: the table would keep it alive, and the store costs
   ** about 270 instructions a call; differences.md 7.) */
-  char info[128];
-  kir_varinfo(sp, v, 0, info, sizeof info);
+  const char *info = kir_varinfo_dup(S->A, sp, v, 0);
+  if (info == NULL) fail(S, sp, v, "not enough memory");
   const char *key = sp->types[v->args[0]->id].kind != T_BUILTIN ? NULL
                     : strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
                     : strcmp(info, " (field '?')") == 0 ? "__kjit_t[__kjit_k]" : NULL;
