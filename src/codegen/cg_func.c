@@ -283,13 +283,14 @@ void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
 
 /* Lua's description of where a value came from (ir_varinfo.c). */
 const char *cg_varinfo(CG *G, const KirInsn *use, int argi) {
-  const char *s = kir_varinfo_dup(G->S->A, G->sp, use, argi);
+  const char *s = kir_var_text_dup(G->S->A, kir_varinfo(G->sp, use, argi));
   if (s == NULL) cg_error(G, use, "not enough memory");
   return s;
 }
 
 const char *cg_argerror_name(CG *G, const KirInsn *v, const char *libname) {
-  const char *s = kir_argerror_name_dup(G->S->A, G->sp, v, libname);
+  const char *name = kir_argerror_name(G->sp, v, libname);
+  const char *s = ka_strndup(G->S->A, name, strlen(name));
   if (s == NULL) cg_error(G, v, "not enough memory");
   return s;
 }

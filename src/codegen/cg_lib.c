@@ -132,9 +132,9 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   const char *path = kir_builtin_name(id);
   const char *last = strrchr(path, '.');
   if (alias && strcmp(alias, last ? last + 1 : path) == 0 && !last) alias = NULL;   /* print */
-  const char *info = cg_varinfo(G, call, 0);   /* read from a table by an integer or a computed key: "[1]", "[?]" */
-  if (alias == NULL && strcmp(info, " (field 'integer index')") == 0) alias = "[1]";
-  if (alias == NULL && strcmp(info, " (field '?')") == 0) alias = "[?]";
+  KirVarKind how = kir_varinfo(G->sp, call, 0).kind;   /* read from a table by an integer or a computed key: "[1]", "[?]" */
+  if (alias == NULL && how == KIR_VAR_INTKEY) alias = "[1]";
+  if (alias == NULL && how == KIR_VAR_ANYKEY) alias = "[?]";
   const char *text = cg_strf(G, call, "%s\n%d\n%s\n%s", G->sp->chunkname ? G->sp->chunkname : "?",
                              call->line, path, alias ? alias : "");   /* (whole: a name of any length) */
   return str_addr(G, text, strlen(text));

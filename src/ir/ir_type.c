@@ -333,14 +333,6 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
 #define RAISE(S, sp, v, argi, ...) \
   do { if ((S)->strict) raise_at((S), (sp), (v), (argi), __VA_ARGS__); return ty(T_UNKNOWN); } while (0)
 
-/* The name "bad argument #i to 'name'" gives the function call v calls
-** (ir_varinfo.c), whole, in the session's arena. */
-static const char *argerror_name(KtySession *S, KtySpec *sp, const KirInsn *v, const char *libname) {
-  const char *s = kir_argerror_name_dup(S->A, sp, v, libname);
-  if (s == NULL) fail(S, sp, v, "not enough memory");
-  return s;
-}
-
 /* Lua's name of a value's type in its run-time errors (luaT_objtypename):
 ** a kjit array is a "kjit.array" (its metatable's __name). */
 static const char *objtypename(Type t) {
@@ -3249,7 +3241,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     lua_pop(L, ok ? 2 : 1);
     if (!ok) {
       RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
-            argerror_name(S, sp, v, name));
+            kir_argerror_name(sp, v, name));
     }
     /* a constant (float32's: the f32 value as an f64 constant, which
     ** folds in double with other constants, as the interpreter computes) */
@@ -3287,7 +3279,7 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
       /* luaL_checknumber's error, the function named as the call names it
       ** (math.sqrt: 'sqrt', local f = math.sqrt: 'f'), when the call runs */
       RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1,
-            argerror_name(S, sp, v, name), objtypename(args[bad]));
+            kir_argerror_name(sp, v, name), objtypename(args[bad]));
     }
   }
   for (int i = 0; i < nnum; i++) {
@@ -5499,11 +5491,10 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   ** 'integer index' or '?' as interpreted. (Not a function known only
   ** when the call runs: the table would keep it alive, and the store costs
   ** about 270 instructions a call; differences.md 7.) */
-  const char *info = kir_varinfo_dup(S->A, sp, v, 0);
-  if (info == NULL) fail(S, sp, v, "not enough memory");
+  KirVarKind how = kir_varinfo(sp, v, 0).kind;
   const char *key = sp->types[v->args[0]->id].kind != T_BUILTIN ? NULL
-                    : strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
-                    : strcmp(info, " (field '?')") == 0 ? "__kjit_t[__kjit_k]" : NULL;
+                    : how == KIR_VAR_INTKEY ? "__kjit_t[1]"
+                    : how == KIR_VAR_ANYKEY ? "__kjit_t[__kjit_k]" : NULL;
   const char *callee = key ? key : name;
   luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; ");
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
