@@ -4681,11 +4681,41 @@ static int boxed_captures(KtySession *S, KtySpec *sp, const KirInsn *v, int esca
 ** (ir_escape.c kcl_left_to_interpreter), be made a real Lua closure: has
 ** every value it captures a Lua form? (Else it compiles with its maker,
 ** as any literal.) */
+static int kept_literal(const KtySession *S, const KirInsn *v) {
+  for (int i = 0; i < S->nkept; i++) if (S->kept[i] == v) return 1;
+  return 0;
+}
+
 static int left_to_interpreter(KtySession *S, KtySpec *sp, const KirInsn *v) {
   int bad;
   Type bt;
-  return !S->kernel && kcl_left_to_interpreter(sp->ir->proto, v) &&
+  return !S->kernel && kcl_left_to_interpreter(sp->ir->proto, v) && !kept_literal(S, v) &&
          boxed_captures(S, sp, v, 0, 0, &bad, &bt) == CAP_OK;
+}
+
+/* Call v of sp passes a value with no Lua form (a shape, a kjit.struct)
+** to fn: where fn is a literal left to the interpreter (a real Lua
+** closure only by that choice, not because it escapes), it compiles with
+** its maker after all, as any literal, and the call with it (before the
+** rule, such a call compiled; with it, it was refused). Its site is typed
+** again (T_CLOSURE from now on); returns 1, the caller then waits
+** (T_UNKNOWN). 0: fn is no such literal. */
+static int keep_literal(KtySession *S, KtySpec *sp, KirInsn *fn) {
+  if (fn->op != KIR_CLOSURE || sp->upvidx[fn->id] == -1 || kept_literal(S, fn) ||
+      !kcl_left_to_interpreter(sp->ir->proto, fn) || kcl_literal_escapes(S->A, sp->ir->proto, fn))
+    return 0;
+  if (S->nkept == S->capkept) {
+    int cap = S->capkept ? 2 * S->capkept : 8;
+    const KirInsn **k = alloc(S, sizeof *k * (size_t)cap);
+    if (S->nkept) memcpy(k, S->kept, sizeof *k * (size_t)S->nkept);
+    S->kept = k;
+    S->capkept = cap;
+  }
+  S->kept[S->nkept++] = fn;
+  sp->upvref[fn->id] = 0;   /* (its maker's references: released with the code, kty_ref) */
+  sp->upvidx[fn->id] = 0;
+  push(sp, fn);
+  return 1;
 }
 
 /* A literal that escapes (ir_escape.c): a real Lua closure, made where
@@ -5561,6 +5591,7 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (escape_closure(S, args[i])) return ty(T_UNKNOWN);
     if (!boxable(args[i], kargs[i])) {
+      if (keep_literal(S, sp, v->args[0])) return ty(T_UNKNOWN);
       char tb[32];
       REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
              "(argument #%d; %s)", kty_name(args[i], tb, sizeof tb), i + 1,

@@ -287,6 +287,11 @@ typedef struct KtySession {
                              for each call site's trampoline, for the Lua
                              functions called there to compile with them
                              (host/callval.c); 0: not recorded */
+  const struct KirInsn **kept; int nkept, capkept;   /* literal sites a main chunk
+                                             would leave to the interpreter that
+                                             compile with it after all: one of
+                                             their calls passes a value with no
+                                             Lua form (ir_type.c keep_literal) */
   int *refs; int nrefs, caprefs;          /* registry references the compile's
                                              code uses (kty_ref): released by
                                              kty_close unless taken */
