@@ -5280,8 +5280,8 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
 ** assigns (SETUPVAL), or that a literal nested in it assigns, or that
 ** another function compiled in this session assigns, is not frozen: every
 ** read and write of it goes to the real upvalue of the real closure at
-** run time (sp->upvref: a registry reference to the closure, kept as long
-** as the Lua state, like live tables' liveref; sp->upvidx: the upvalue's
+** run time (sp->upvref: a registry reference to the closure, released
+** with the code, like live tables' liveref: kty_ref; sp->upvidx: the upvalue's
 ** 1-based index). Its reads are Lua values (T_LUA): a number read is
 ** checked and then runs native. An upvalue is identified by
 ** lua_upvalueid, so closures sharing one agree; the session's live set

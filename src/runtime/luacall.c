@@ -8,8 +8,8 @@
 ** frozen: compiled code reads and writes the real upvalue of the real
 ** closure at every use, through lua_getupvalue / lua_setupvalue on the
 ** closure, which the typer keeps in the registry (ir_type.c's live
-** upvalues: a reference made when the function compiles, kept as long as
-** the Lua state, like live tables). Since the upvalue itself is shared by
+** upvalues: a reference made when the function compiles, released with
+** its code, like live tables': ir_type.h kty_ref). Since the upvalue itself is shared by
 ** every closure over it, interpreted and compiled code see each other's
 ** writes in any order, as Lua's semantics say. Where the upvalues are
 ** read in place (lua_stack.h kls_upvalues_on), each read or write site
