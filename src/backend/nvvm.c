@@ -132,7 +132,7 @@ static void load_nvvm_lib(void) {
   ** libNVVM in nvvm/lib64 only), then pip's wheels (libs/libfind.c) */
   static const char *const sonames[] = { "libnvvm.so.4", "libnvvm.so", NULL };
   static const char *const subdirs[] = { "nvvm/lib64", "lib64", "lib", NULL };
-  static const kl_spec spec = { "libNVVM", "KJIT_LIBNVVM", sonames, subdirs };
+  static const kl_spec spec = { "libNVVM", "KJIT_LIBNVVM", sonames, subdirs, NULL, NULL };
   static char why[384];
   nv.lib = kl_open(&spec, NULL, 0, why, sizeof why);
   if (nv.lib == NULL) { nv.why = why; return; }

@@ -258,8 +258,19 @@ LLVMValueRef cg_cold_false(CG *G, LLVMValueRef br);
 void cg_fail_ret(CG *G);
 /* the value of instruction v (its constant when it has one) */
 CgVal cg_val(CG *G, const KirInsn *v);
-/* " (local 'x')", " (global 'x')" ... or "": Lua's name for an operand */
-void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n);  /* operand argi of use */
+/* " (local 'x')", " (global 'x')" ... or "": Lua's name for operand argi
+** of use, whole, kept as long as the module's messages (the compile's arena) */
+const char *cg_varinfo(CG *G, const KirInsn *use, int argi);
+/* The name "bad argument #i to 'name'" gives the function call v calls
+** (ir_varinfo.c kir_argerror_name; libname where the site names none),
+** whole, kept as cg_varinfo's */
+const char *cg_argerror_name(CG *G, const KirInsn *v, const char *libname);
+/* printf into the compile's arena, whole (messages with names of any length) */
+const char *cg_strf(CG *G, const KirInsn *v, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 3, 4)))
+#endif
+  ;
 
 /* cg_num.c */
 CgVal cg_mk(Type t, LLVMValueRef v);

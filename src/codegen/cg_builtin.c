@@ -105,10 +105,7 @@ static CgVal abs_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {
 ** (ir_varinfo.c: 'fmod', or 'f' for a local f = math.fmod), kept as long
 ** as the module's messages. */
 static const char *argerror_name(CG *G, const KirInsn *v) {
-  char *name = ka_alloc(G->S->A, 96);
-  if (name == NULL) cg_error(G, v, "not enough memory");
-  kir_argerror_name(G->sp, v, kty_call_name(G->sp, v, builtin_id(G, v)), name, 96);
-  return name;
+  return cg_argerror_name(G, v, kty_call_name(G->sp, v, builtin_id(G, v)));
 }
 
 static CgVal fmod_concrete(CG *G, const KirInsn *v, CgVal *a, int n, Type rt) {

@@ -32,7 +32,8 @@ static CgVal luaval(CG *G, LLVMValueRef dst, LLVMValueRef tag32, LLVMValueRef bi
 /* ---- Upvalues compiled code assigns, read and written in place ----------------
 ** (runtime/luacall.c's head): a site in a loop or a hot function keeps
 ** the closure in a cache of its own (luacall.h KlcUpvCache), filled by the
-** helper at its first run; while it holds this state's closure, a number
+** helper at its first run; while it holds this state's closure of this
+** epoch (luacall.h: a seqlock over the epoch), a number
 ** is read or written through closure->upvals[n]->v (lua_stack.h's
 ** mirrors, which the helper's fill vouches for: it fills only where
 ** kls_upvalues_on agreed), anything else goes through the helper. */
@@ -53,16 +54,43 @@ static LLVMValueRef upv_cache(CG *G) {
   return LLVMBuildPointerCast(G->B, g, G->i8p, "");
 }
 
+/* An atomic load (ordering ord) of a ty at byte offset off of base. */
+static LLVMValueRef atomic_ld(CG *G, LLVMValueRef base, size_t off, LLVMTypeRef ty,
+                              LLVMAtomicOrdering ord, unsigned align) {
+  LLVMValueRef x = LLVMBuildLoad2(G->B, ty, at(G, base, off, ty), "");
+  LLVMSetOrdering(x, ord);
+  LLVMSetAlignment(x, align);
+  return x;
+}
+
+/* kjit_lc_epoch (runtime/luacall.c), read by upvalue caches. */
+static LLVMValueRef lc_epoch(CG *G) {
+  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kjit_lc_epoch");
+  if (g == NULL) g = LLVMAddGlobal(G->M, G->i32, "kjit_lc_epoch");
+  return g;
+}
+
 /* The value address (a KlsTValue's, as i8*) of upvalue n (1-based) of the
-** closure cache c holds, where it holds one of this state; else to miss.
+** closure cache c holds, where it holds one of this state filled in this
+** epoch; else to miss. The cache's seqlock (luacall.h KlcUpvCache): its
+** epoch read before and after reg and cl, both equal to kjit_lc_epoch.
 ** The builder is left where it holds. */
 static LLVMValueRef upv_addr(CG *G, LLVMValueRef c, int n, LLVMBasicBlockRef miss) {
+  LLVMValueRef e1 = atomic_ld(G, c, offsetof(KlcUpvCache, epoch), G->i32, LLVMAtomicOrderingAcquire, 4);
+  LLVMValueRef now = LLVMBuildLoad2(G->B, G->i32, lc_epoch(G), "");
+  LLVMSetOrdering(now, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(now, 4);
   LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
-  LLVMValueRef creg = LLVMBuildLoad2(G->B, G->i8p, at(G, c, offsetof(KlcUpvCache, reg), G->i8p), "");
+  LLVMValueRef creg = atomic_ld(G, c, offsetof(KlcUpvCache, reg), G->i8p, LLVMAtomicOrderingMonotonic, 8);
+  LLVMValueRef cl = atomic_ld(G, c, offsetof(KlcUpvCache, cl), G->i8p, LLVMAtomicOrderingMonotonic, 8);
+  LLVMBuildFence(G->B, LLVMAtomicOrderingAcquire, 0, "");
+  LLVMValueRef e2 = atomic_ld(G, c, offsetof(KlcUpvCache, epoch), G->i32, LLVMAtomicOrderingMonotonic, 4);
+  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, e1, now, ""),
+                                 LLVMBuildICmp(G->B, LLVMIntEQ, e2, e1, ""), "");
+  ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, creg, reg, ""), "");
   LLVMBasicBlockRef hit = cg_bb(G, "upvhit");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, creg, reg, ""), hit, miss));
+  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, hit, miss));
   LLVMPositionBuilderAtEnd(G->B, hit);
-  LLVMValueRef cl = LLVMBuildLoad2(G->B, G->i8p, at(G, c, offsetof(KlcUpvCache, cl), G->i8p), "");
   LLVMValueRef uv = LLVMBuildLoad2(G->B, G->i8p,
       at(G, cl, offsetof(KlsLClosure, upvals) + sizeof(void *) * (size_t)(n - 1), G->i8p), "");
   return LLVMBuildLoad2(G->B, G->i8p, at(G, uv, offsetof(KlsUpVal, v), G->i8p), "");
@@ -264,9 +292,7 @@ static void call_check(CG *G, const KirInsn *v, LLVMValueRef rc, LLVMValueRef fs
     LLVMBuildUnreachable(G->B);
   }
   LLVMPositionBuilderAtEnd(G->B, bada);
-  char info[160], post[200];
-  cg_varinfo(G, v, argi, info, sizeof info);
-  snprintf(post, sizeof post, " value%s", info);
+  const char *post = cg_strf(G, v, " value%s", cg_varinfo(G, v, argi));
   LLVMTypeRef tps[6] = { G->i8p, G->i32, G->i8p, G->i8p, G->i8p, G->i32 };
   LLVMValueRef tas[6] = { G->luaL, fslot, LLVMBuildGlobalStringPtr(G->B, "attempt to call a ", ""),
                           LLVMBuildGlobalStringPtr(G->B, post, ""), G->chunkname, cg_i32(G, v->line) };
@@ -420,7 +446,7 @@ void cg_fn_boxconst(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
     lua_pop(L, 1);
     cg_error(G, at, "internal error: a function or table constant of another type");
   }
-  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  int ref = kty_ref(G->S);   /* (released with the code) */
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, cg_i32(G, ref), dst };
   cg_ccall(G, "kjit_lv_getref", G->i64, ps, as, 3);

@@ -421,14 +421,14 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const int *
   LLVMValueRef items[c->nops];
   for (int k = 0; k < c->nops; k++) {
     const KirInsn *v = c->ops[k];
-    char ia[128] = "", ib[128] = "";
+    const char *ia = "", *ib = "";
     int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET
            : v->op == KIR_INDEX ? KLV_CHAIN_GETI : v->op == KIR_SETINDEX ? KLV_CHAIN_SETI
            : v->op == KIR_EQ ? KLV_CHAIN_EQ : v->op == KIR_LT ? KLV_CHAIN_LT : v->op == KIR_LE ? KLV_CHAIN_LE
            : cg_lua_opcode(event[k]);
     if (isarith(v)) {
-      cg_varinfo(G, v, flip[k], ia, sizeof ia);
-      if (v->nargs == 2) cg_varinfo(G, v, !flip[k], ib, sizeof ib);
+      ia = cg_varinfo(G, v, flip[k]);
+      if (v->nargs == 2) ib = cg_varinfo(G, v, !flip[k]);
     }
     LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
                            cg_lua_text(G, ia), cg_lua_text(G, ib) };

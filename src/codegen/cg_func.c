@@ -308,8 +308,30 @@ void cg_check(CG *G, LLVMValueRef ok, KErrKind kind, int line, LLVMValueRef a,
 }
 
 /* Lua's description of where a value came from (ir_varinfo.c). */
-void cg_varinfo(CG *G, const KirInsn *use, int argi, char *buf, size_t n) {
-  kir_varinfo(G->sp, use, argi, buf, n);
+const char *cg_varinfo(CG *G, const KirInsn *use, int argi) {
+  const char *s = kir_var_text_dup(G->S->A, kir_varinfo(G->sp, use, argi));
+  if (s == NULL) cg_error(G, use, "not enough memory");
+  return s;
+}
+
+const char *cg_argerror_name(CG *G, const KirInsn *v, const char *libname) {
+  const char *name = kir_argerror_name(G->sp, v, libname);
+  const char *s = ka_strndup(G->S->A, name, strlen(name));
+  if (s == NULL) cg_error(G, v, "not enough memory");
+  return s;
+}
+
+const char *cg_strf(CG *G, const KirInsn *v, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = len < 0 ? NULL : ka_alloc(G->S->A, (size_t)len + 1);
+  if (s == NULL) cg_error(G, v, "not enough memory");
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  return s;
 }
 
 /* ---- Values ------------------------------------------------------------------ */
@@ -1459,9 +1481,7 @@ static const char *raise_message(CG *G, KirInsn *v, const char *words, const cha
 
 static void emit_raise(CG *G, KirInsn *v) {
   const KtyRaise *r = &G->sp->raises[v->id];
-  char info[96];
-  info[0] = '\0';
-  if (r->argi >= 0) cg_varinfo(G, v, r->argi, info, sizeof info);
+  const char *info = r->argi >= 0 ? cg_varinfo(G, v, r->argi) : "";
   const char *msg = raise_message(G, v, r->msg, info);
   if (r->falsy && r->argi >= 0 && !cg_never_produced(G, v->args[r->argi])) {
     /* a number-or-nil (-false): Lua names what it holds ("attempt to index

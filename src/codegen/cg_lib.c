@@ -122,27 +122,22 @@ static LLVMValueRef site(CG *G, const KirInsn *call, int id) {
   const KirInsn *fn = call->args[0];
   const KbcProto *p = G->sp->ir->proto;
   const char *alias = fn->name;
-  char method[64];
   if (fn->op == KIR_GETFIELD && (G->sp->types[fn->args[0]->id].kind == T_LUA ||
                                  G->sp->types[fn->args[0]->id].kind == T_STR)) {
     /* s:sub(i, j): called as a method (luaL_argerror counts as the source) */
-    snprintf(method, sizeof method, ":%s", fn->k.str.s);
-    alias = method;
+    alias = cg_strf(G, call, ":%s", fn->k.str.s);
   } else if (alias == NULL && fn->op == KIR_GETUPVAL && fn->aux < p->nup && p->up[fn->aux].name &&
       strcmp(p->up[fn->aux].name, "_ENV") != 0)
     alias = p->up[fn->aux].name;
   const char *path = kir_builtin_name(id);
   const char *last = strrchr(path, '.');
   if (alias && strcmp(alias, last ? last + 1 : path) == 0 && !last) alias = NULL;   /* print */
-  char info[128];   /* read from a table by an integer or a computed key: "[1]", "[?]" */
-  kir_varinfo(G->sp, call, 0, info, sizeof info);
-  if (alias == NULL && strcmp(info, " (field 'integer index')") == 0) alias = "[1]";
-  if (alias == NULL && strcmp(info, " (field '?')") == 0) alias = "[?]";
-  char buf[LUA_IDSIZE + 200];
-  int len = snprintf(buf, sizeof buf, "%s\n%d\n%s\n%s", G->sp->chunkname ? G->sp->chunkname : "?",
-                     call->line, path, alias ? alias : "");
-  if (len < 0 || (size_t)len >= sizeof buf) len = (int)sizeof buf - 1;
-  return str_addr(G, buf, (size_t)len);
+  KirVarKind how = kir_varinfo(G->sp, call, 0).kind;   /* read from a table by an integer or a computed key: "[1]", "[?]" */
+  if (alias == NULL && how == KIR_VAR_INTKEY) alias = "[1]";
+  if (alias == NULL && how == KIR_VAR_ANYKEY) alias = "[?]";
+  const char *text = cg_strf(G, call, "%s\n%d\n%s\n%s", G->sp->chunkname ? G->sp->chunkname : "?",
+                             call->line, path, alias ? alias : "");   /* (whole: a name of any length) */
+  return str_addr(G, text, strlen(text));
 }
 
 /* "chunk\nline\nop\n": the trampoline site of an operator at v's line
@@ -279,12 +274,15 @@ CgVal cg_lib_call(CG *G, const KirInsn *v, int id, CgVal *a, int n) {
 ** operand's " (local 'x')", NUL-separated, as cg_varinfo words it). */
 static CgVal concat_late(CG *G, const KirInsn *v, CgVal *a, int n) {
   if (n != v->nargs) cg_error(G, v, "too many operands of '..' (at most %d)", KJIT_MAXARGS);
-  size_t cap = (size_t)n * 160, len = 0;
-  char *names = ka_alloc(G->S->A, cap);
+  const char *each[KJIT_MAXARGS];
+  size_t cap = 0, len = 0;
+  for (int i = 0; i < n; i++) cap += strlen(each[i] = cg_varinfo(G, v, i)) + 1;
+  char *names = ka_alloc(G->S->A, cap ? cap : 1);
   if (names == NULL) cg_error(G, v, "not enough memory");
   for (int i = 0; i < n; i++) {
-    cg_varinfo(G, v, i, names + len, 159);
-    len += strlen(names + len) + 1;
+    size_t m = strlen(each[i]) + 1;
+    memcpy(names + len, each[i], m);
+    len += m;
   }
   Recipe R;
   memset(&R, 0, sizeof R);
@@ -351,15 +349,13 @@ CgVal cg_lib_concat(CG *G, const KirInsn *v) {
       LLVMBuildBr(G->B, done);
       LLVMPositionBuilderAtEnd(G->B, done);
     } else if (a[i].t.kind == T_MAYBE) {   /* a number-or-nil: the VM's error where it is nil */
-      char info[160];
-      char *msg = ka_alloc(G->S->A, 240);
-      if (msg == NULL) cg_error(G, v, "not enough memory");
-      cg_varinfo(G, v, i, info, sizeof info);
+      const char *info = cg_varinfo(G, v, i);
       /* beside a dtype object in the last pair, its __concat raises it
       ** (host/dtype.c dt_concat): no variable named (ir_type.c t_concat) */
       if (j < 2 && n >= 2 && kty_dtype_obj_name(&G->sp->consts[v->args[j == 0 ? n - 1 : n - 2]->id]))
-        info[0] = '\0';
-      snprintf(msg, 240, "attempt to concatenate a %s value%s", a[i].t.dtype ? "nil" : "boolean", info);
+        info = "";
+      const char *msg = cg_strf(G, v, "attempt to concatenate a %s value%s",
+                                a[i].t.dtype ? "nil" : "boolean", info);
       cg_check(G, a[i].flag, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
     }
   }

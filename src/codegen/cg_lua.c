@@ -927,11 +927,8 @@ static void raise_msg(CG *G, const KirInsn *v, const char *msg) {
 }
 
 /* " value" and Lua's description of operand argi of v. */
-static const char *value_info(CG *G, const KirInsn *v, int argi, char *buf, size_t n) {
-  char info[128];
-  cg_varinfo(G, v, argi, info, sizeof info);
-  snprintf(buf, n, " value%s", info);
-  return buf;
+static const char *value_info(CG *G, const KirInsn *v, int argi) {
+  return cg_strf(G, v, " value%s", cg_varinfo(G, v, argi));
 }
 
 typedef struct IndexErr { LLVMValueRef obj; } IndexErr;
@@ -941,8 +938,7 @@ typedef struct IndexErr { LLVMValueRef obj; } IndexErr;
 ** error, whichever rc says. */
 static void raise_index(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   IndexErr *e = ud;
-  char info[128];
-  cg_varinfo(G, v, 0, info, sizeof info);
+  const char *info = cg_varinfo(G, v, 0);
   LLVMTypeRef ps[6] = { G->i8p, G->i32, G->i32, G->i8p, G->i8p, G->i32 };
   LLVMValueRef as[6] = { G->luaL, rc, e->obj, text(G, info), G->chunkname, cg_i32(G, v->line) };
   call(G, "kjit_lv_indexerror", NULL, ps, as, 6);
@@ -1087,8 +1083,7 @@ static LLVMTypeRef site_type(CG *G) {
 ** caches, written by the helpers, and what its errors say); name: its
 ** field name, or NULL for t[i]. */
 static LLVMValueRef mksite(CG *G, const KirInsn *v, const char *name) {
-  char info[128];
-  cg_varinfo(G, v, 0, info, sizeof info);
+  const char *info = cg_varinfo(G, v, 0);
   LLVMValueRef init[9] = { LLVMConstNull(G->i8p), cg_i64(G, 0),
                            name ? text(G, name) : LLVMConstNull(G->i8p), text(G, info),
                            G->chunkname, cg_i32(G, v->line), cg_i64(G, 0), cg_i64(G, 0),
@@ -1972,8 +1967,7 @@ void cg_lua_setlist(CG *G, const KirInsn *v) {
 
 static void raise_len(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
   (void)rc;
-  char post[200];
-  typeerror(G, v, *(LLVMValueRef *)ud, "attempt to get length of a ", value_info(G, v, 0, post, sizeof post));
+  typeerror(G, v, *(LLVMValueRef *)ud, "attempt to get length of a ", value_info(G, v, 0));
 }
 
 CgVal cg_lua_len(CG *G, const KirInsn *v) {
@@ -2130,9 +2124,7 @@ CgVal cg_lua_arith(CG *G, const KirInsn *v) {
   if (unary) { tb = ta; bb = ba; sb2 = sa; }
   else triple(G, y[!flip], !flip, v, &tb, &bb, &sb2);
   LLVMValueRef out = outp(G);
-  char ia[128], ib[128] = "";
-  cg_varinfo(G, v, flip, ia, sizeof ia);
-  if (!unary) cg_varinfo(G, v, !flip, ib, sizeof ib);
+  const char *ia = cg_varinfo(G, v, flip), *ib = unary ? "" : cg_varinfo(G, v, !flip);
   /* the operation's constants in one record (luavalue.h KlvArith) */
   LLVMTypeRef sf[5] = { G->i32, G->i32, G->i8p, G->i8p, G->i8p };
   LLVMValueRef si[5] = { cg_i32(G, lua_op(event)), cg_i32(G, v->line), G->chunkname, text(G, ia), text(G, ib) };
@@ -2277,22 +2269,20 @@ static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const cha
                       const char *post);
 
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
-  char *pre = ka_alloc(G->S->A, 160);
-  if (pre == NULL) cg_error(G, use, "not enough memory");
+  const char *pre;
   if (use->op == KIR_FORPREP) {
     static const char *const what[3] = { "initial value", "limit", "step" };
-    snprintf(pre, 160, "bad 'for' %s (number expected, got ", what[argi]);
+    pre = cg_strf(G, use, "bad 'for' %s (number expected, got ", what[argi]);
   } else {
-    char name[96] = "?";
+    const char *name = "?";
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN && argi == 2 &&
         (G->sp->types[use->args[0]->id].ref == B_ARR_FILL ||
          G->sp->types[use->args[0]->id].ref == B_KJIT_FULL))
       /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
       return tonumber(G, x, use, 0, "number expected, got ", "");
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN)   /* kjit.f32: 'f32' */
-      kir_argerror_name(G->sp, use, kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref),
-                        name, sizeof name);
-    snprintf(pre, 160, "bad argument #%d to '%s' (number expected, got ", argi, name);
+      name = cg_argerror_name(G, use, kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref));
+    pre = cg_strf(G, use, "bad argument #%d to '%s' (number expected, got ", argi, name);
   }
   return tonumber(G, x, use, 1, pre, ")");
 }
@@ -2390,9 +2380,7 @@ void cg_lua_concat_check2(CG *G, CgVal x, const CgVal *partner, const KirInsn *v
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, x.v, pslot };
   LLVMValueRef r = call(G, "kjit_ls_concatok2", G->i32, ps, as, 3);
-  char *post = ka_alloc(G->S->A, 200);
-  if (post == NULL) cg_error(G, v, "not enough memory");
-  NumErr e = { x.v, "attempt to concatenate a ", value_info(G, v, argi, post, 200) };
+  NumErr e = { x.v, "attempt to concatenate a ", value_info(G, v, argi) };
   check_rc(G, v, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, r, cg_i32(G, 0), ""),
                                  cg_i32(G, 0x10), cg_i32(G, 0), ""), raise_num, &e);
   LLVMBuildBr(G->B, done);
@@ -2450,11 +2438,8 @@ void cg_lua_concat_nilpair(CG *G, int isnil, CgVal partner, const KirInsn *v, in
   LLVMValueRef r = call(G, "kjit_ls_hasconcat", G->i32, ps, as, 2);
   LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, r, cg_i32(G, 0), ""), done, bad);
   LLVMPositionBuilderAtEnd(G->B, bad);
-  char info[160];
-  char *msg = ka_alloc(G->S->A, 240);
-  if (msg == NULL) cg_error(G, v, "not enough memory");
-  cg_varinfo(G, v, argi, info, sizeof info);
-  snprintf(msg, 240, "attempt to concatenate a %s value%s", isnil ? "nil" : "boolean", info);
+  const char *msg = cg_strf(G, v, "attempt to concatenate a %s value%s", isnil ? "nil" : "boolean",
+                            cg_varinfo(G, v, argi));
   cg_raise(G, KE_TYPEERR, v->line, cg_i64(G, 0), NULL, NULL, msg);
   LLVMPositionBuilderAtEnd(G->B, done);
 }

@@ -194,39 +194,31 @@ LLVMValueRef cg_truthy(CG *G, CgVal x) {
 ** that operation (lvm.c's luaG_opinterror, forprep's luaG_forerror,
 ** luaL_checknumber's luaL_argerror, a kjit array's __index and
 ** __newindex), in buf. */
-static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname,
-                          char *buf, size_t n) {
-  char info[96];
+static const char *maybe_message(CG *G, const KirInsn *use, int argi, const char *tname) {
   if (use && use->op == KIR_FORPREP) {
     static const char *const what[3] = { "initial value", "limit", "step" };
-    snprintf(buf, n, "bad 'for' %s (number expected, got %s)", what[argi], tname);
-    return;
+    return cg_strf(G, use, "bad 'for' %s (number expected, got %s)", what[argi], tname);
   }
   if (use && use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN) {
     /* a C function names itself as the call names it: math.sqrt -> 'sqrt' */
     int b = G->sp->types[use->args[0]->id].ref;
-    char name[96];   /* kjit.u8(v): 'u8'; local f = math.abs; f(x): 'f' */
-    kir_argerror_name(G->sp, use, kty_call_name(G->sp, use, b), name, sizeof name);
-    if ((b == B_ARR_FILL || b == B_KJIT_FULL) && argi == 2) {
+    if ((b == B_ARR_FILL || b == B_KJIT_FULL) && argi == 2)
       /* the fill value of a:fill(v) and kjit.full(shape, v): buffer.c's
       ** storeval raises without naming the argument */
-      snprintf(buf, n, "number expected, got %s", tname);
-      return;
-    }
-    snprintf(buf, n, "bad argument #%d to '%s' (number expected, got %s)", argi, name, tname);
-    return;
+      return cg_strf(G, use, "number expected, got %s", tname);
+    /* kjit.u8(v): 'u8'; local f = math.abs; f(x): 'f' */
+    return cg_strf(G, use, "bad argument #%d to '%s' (number expected, got %s)", argi,
+                   cg_argerror_name(G, use, kty_call_name(G->sp, use, b)), tname);
   }
   if (use && (use->op == KIR_INDEX || use->op == KIR_SETINDEX || use->op == KIR_SETFIELD) &&
       G->sp->types[use->args[0]->id].kind == T_BUF) {   /* buffer.c's and record.c's __index, __newindex */
-    if (argi == 2 || use->op == KIR_SETFIELD) snprintf(buf, n, "number expected, got %s", tname);
-    else snprintf(buf, n, "kjit.array cannot be indexed with a %s value (expected an integer "
-                  "index or a field name)", tname);
-    return;
+    if (argi == 2 || use->op == KIR_SETFIELD) return cg_strf(G, use, "number expected, got %s", tname);
+    return cg_strf(G, use, "kjit.array cannot be indexed with a %s value (expected an integer "
+                   "index or a field name)", tname);
   }
-  cg_varinfo(G, use, argi, info, sizeof info);
-  snprintf(buf, n, "attempt to perform %s on a %s value%s",
-           use && (use->op == KIR_BNOT || (use->op >= KIR_BAND && use->op <= KIR_SHR))
-           ? "bitwise operation" : "arithmetic", tname, info);
+  return cg_strf(G, use, "attempt to perform %s on a %s value%s",
+                 use && (use->op == KIR_BNOT || (use->op >= KIR_BAND && use->op <= KIR_SHR))
+                 ? "bitwise operation" : "arithmetic", tname, cg_varinfo(G, use, argi));
 }
 
 /* x used as a number: a T_MAYBE raises Lua's error for use where it is nil
@@ -234,9 +226,7 @@ static void maybe_message(CG *G, const KirInsn *use, int argi, const char *tname
 CgVal cg_unwrap(CG *G, CgVal x, int line, const KirInsn *use, int argi) {
   if (x.t.kind == T_LUA && use) return cg_lua_tonumber(G, x, use, argi);   /* checked */
   if (x.t.kind != T_MAYBE) return x;
-  char *msg = ka_alloc(G->S->A, 192);   /* lives as long as the module's messages */
-  if (msg == NULL) cg_error(G, use, "not enough memory");
-  maybe_message(G, use, argi, x.t.dtype ? "nil" : "boolean", msg, 192);
+  const char *msg = maybe_message(G, use, argi, x.t.dtype ? "nil" : "boolean");
   cg_check(G, x.flag, KE_TYPEERR, line, cg_i64(G, 0), NULL, NULL, msg);
   CgVal r = cg_mk(numview(x.t), x.v);
   r.isf = x.isf;
@@ -265,8 +255,7 @@ LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *use, int
   }
   LLVMValueRef ok;
   LLVMValueRef i = cg_float_to_int_exact(G, x.v, &ok);
-  char info[96];
-  cg_varinfo(G, use, argi, info, sizeof info);
+  const char *info = cg_varinfo(G, use, argi);
   cg_check(G, ok, KE_NOINT, line, NULL, NULL, NULL, info[0] ? info : NULL);
   return i;
 }

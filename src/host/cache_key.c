@@ -78,6 +78,15 @@ char *kck_key(KtySession *T, const char *head, size_t *len, int *local) {
   Buf b = { NULL, 0, 0, 0 };
   *local = 0;
   put(&b, head, strlen(head));
+  /* whether numbers have a metatable (debug.setmetatable(0, mt)): indexing
+  ** or calling a number compiles to Lua's error without one, to its
+  ** __index or __call with one (ir_type.c index_raises, differences.md
+  ** item 13), which the typed IR below does not always show */
+  lua_pushinteger(L, 0);
+  int nummeta = lua_getmetatable(L, -1);
+  lua_pop(L, nummeta ? 2 : 1);
+  const char *nums = nummeta ? "\nnumbers: metatable" : "\nnumbers: none";
+  put(&b, nums, strlen(nums));
   put(&b, "\ntyped ir\n", 10);
   for (int i = 0; i < T->nspecs; i++) {
     KtySpec *sp = T->specs[i];

@@ -28,9 +28,16 @@
 **     assigns), the closure compiles anew, at most KCV_MAXRECOMPILES times,
 **     then runs interpreted. (Fields of a table held by such an upvalue are
 **     frozen as in every compiled function: the documented rule.) A prototype whose closures
-**     keep coming (an iterator factory called in a loop) compiles only its
-**     first KCV_MAXCLOSURES closures; later ones run interpreted, rather
-**     than compile each time.
+**     keep coming (an iterator factory called in a loop) compiles its
+**     first KCV_MAXCLOSURES closures at their first call; a later one runs
+**     interpreted until it has been called KCV_LATE_CALLS times from one
+**     compiled site, then compiles (late closures). The count is kept
+**     forever, on purpose: forgetting collected closures would not help,
+**     since the inline cache below holds a reference to each closure it
+**     names (up to KCV_WAYS of them per thread), and would bring back the
+**     compile per closure it exists to avoid; a closure called that often
+**     pays for its compile (about 1.4 ms, some 2,000 calls' saving), one
+**     called a few times (an iterator over a short list) never compiles.
 **   - A refusal (kjit will not compile the callee, or not for these
 **     argument types) is remembered for the closure and types: the callee
 **     then always runs interpreted, tried once.
@@ -112,7 +119,8 @@
 #include "backend/cpu.h"
 
 enum {
-  KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled */
+  KCV_MAXCLOSURES = 8,   /* closures of one prototype compiled at their first call */
+  KCV_LATE_CALLS = 2000, /* calls from one site that compile a later one */
   KCV_MAXSPECS = 8,      /* specializations of one closure */
   KCV_WAYS = 512,        /* inline cache entries (per thread) */
   KCV_MAXRECOMPILES = 3, /* compiles of one closure whose frozen upvalues changed */
@@ -121,7 +129,6 @@ enum {
 
 static const char CACHE_KEY[] = "kjit.callval";          /* closure -> record */
 static const char PROTOS_KEY[] = "kjit.callval.protos";  /* prototype -> closures compiled */
-static const char SENTINEL_KEY[] = "kjit.callval.sentinel";
 static const char OPTS_KEY[] = "kjit.callval.opts";       /* options -> a cache like CACHE_KEY's */
 
 typedef KlcGuard Guard;   /* (luacall.h: native calls check it too) */
@@ -134,8 +141,10 @@ typedef struct Entry {
   int nkind;
   uint8_t kinds[KJIT_MAXARGS];
   int fnref, natref;            /* registry references (natref 0: refused) */
-  int npush;                    /* arguments the native function takes; -1
+  int16_t npush;                /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
+  uint16_t late;                /* npush -2 for a late closure: calls left
+                                   until it compiles (0: never) */
   const void *spec;             /* its specialization, when run directly */
   const Guard *guard;           /* frozen upvalues to check, or NULL */
   int snapref;                  /* (the registry's reference to it) */
@@ -168,7 +177,7 @@ int kcv_l_callees(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) {
     callees = luaL_checkoption(L, 1, NULL, callee_modes);
     /* decisions made so far: forgotten */
-    __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
+    kjit_lc_bump_epoch();
     lua_pushnil(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "kjit.callval");
     lua_pushnil(L);
@@ -448,12 +457,6 @@ static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t
   }
 }
 
-static int sentinel_gc(lua_State *L) {
-  (void)L;
-  __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
-  return 0;
-}
-
 /* The per-state cache (made with its sentinel on first use) pushed. */
 static void push_cache(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) == LUA_TTABLE) return;
@@ -465,12 +468,7 @@ static void push_cache(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
-  lua_newuserdatauv(L, 1, 0);   /* closed with the state: the entries die */
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, sentinel_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+  kjit_lc_watch_state(L);   /* closed with the state: the entries die */
 }
 
 /* The options of the compile that made call site `site` (its trampoline's
@@ -574,23 +572,34 @@ static int guard_holds(lua_State *L, int f, uint64_t mask, int snap) {
   return 1;
 }
 
+/* The closure at f's jit object, the mask of its frozen upvalues and
+** their values now, into the record at rec. */
+static void record_compiles(lua_State *L, int rec, int f, uint64_t mask, int opts) {
+  if (opts) kd_push_private_opts(L, f, (opts & 2) != 0, (opts & 4) != 0, opts >> 3);
+  else kd_push_private(L, f);
+  lua_setfield(L, rec, "obj");
+  lua_pushinteger(L, (lua_Integer)mask);
+  lua_setfield(L, rec, "guard");
+  lua_newtable(L);
+  for (int n = 1; n <= 64 && lua_getupvalue(L, f, n) != NULL; n++) lua_rawseti(L, -2, n);
+  lua_setfield(L, rec, "snap");
+}
+
 /* A new record for the closure at f (redo: how many records it had
 ** before), pushed and stored in the cache at index cache: its jit object
-** (none: never compiled), the mask of its frozen upvalues and their
+** (none: never compiled; late = true: a late closure, which compiles when
+** called often, lookup's hot), the mask of its frozen upvalues and their
 ** values now. */
 static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_createtable(L, 0, 4);
-  int all;
+  int rec = lua_gettop(L), all;
   uint64_t mask = frozen_upvalues(L, f, &all);
-  if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f) && proto_allows(L, f)) {
-    if (opts) kd_push_private_opts(L, f, (opts & 2) != 0, (opts & 4) != 0, opts >> 3);
-    else kd_push_private(L, f);
-    lua_setfield(L, -2, "obj");
-    lua_pushinteger(L, (lua_Integer)mask);
-    lua_setfield(L, -2, "guard");
-    lua_newtable(L);
-    for (int n = 1; n <= 64 && lua_getupvalue(L, f, n) != NULL; n++) lua_rawseti(L, -2, n);
-    lua_setfield(L, -2, "snap");
+  if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f)) {
+    if (proto_allows(L, f)) record_compiles(L, rec, f, mask, opts);
+    else {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, rec, "late");
+    }
   }
   lua_pushinteger(L, redo);
   lua_setfield(L, -2, "redo");
@@ -603,10 +612,13 @@ static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
 ** native function and returns its argument count, or returns -1 (not for
 ** these arguments) or -2 (the closure never compiles). On success, the
 ** record's guard mask in *guard and its snapshot table's reference in
-** *snapref (0: no guard). */
+** *snapref (0: no guard). hot: a late closure called KCV_LATE_CALLS times
+** from one site, which compiles now; *late: -2 returned for a late closure
+** not yet hot. */
 static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
                   const int64_t *bits, const int32_t *slots, const char *key, size_t klen,
-                  uint64_t *guard, int *snapref) {
+                  uint64_t *guard, int *snapref, int hot, int *late) {
+  *late = 0;
   int top = lua_gettop(L);
   if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
@@ -632,8 +644,16 @@ static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const in
     }
   } else lua_pop(L, 1);
   int rec = lua_gettop(L);
-  if (lua_getfield(L, rec, "obj") == LUA_TNIL) { lua_settop(L, top); return -2; }   /* never */
-  lua_pop(L, 1);
+  if (lua_getfield(L, rec, "obj") == LUA_TNIL) {
+    *late = lua_getfield(L, rec, "late") == LUA_TBOOLEAN;
+    if (!*late || !hot) { lua_settop(L, top); return -2; }   /* never, or not yet */
+    *late = 0;
+    int all;
+    record_compiles(L, rec, f, frozen_upvalues(L, f, &all), opts);
+    lua_pushnil(L);
+    lua_setfield(L, rec, "late");
+  }
+  lua_settop(L, rec);
   lua_pushlstring(L, key, klen);
   int kidx = lua_gettop(L);
   lua_pushvalue(L, kidx);
@@ -735,7 +755,8 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
   memcpy(key, kinds, (size_t)nargs);
   uint64_t guard = 0;
   int snapref = 0;
-  int np = lookup(L, site, f, nargs, tags, bits, slots, key, klen, &guard, &snapref);
+  int late;
+  int np = lookup(L, site, f, nargs, tags, bits, slots, key, klen, &guard, &snapref, 0, &late);
   if (snapref) luaL_unref(L, LUA_REGISTRYINDEX, snapref);
   return np < 0 ? -1 : np;
 }
@@ -838,6 +859,18 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   pthread_mutex_unlock(&sites_mu);
 }
 
+/* This thread's inline-cache entry e dropped, its references released
+** where they are this state's (reg) of this epoch (else not ours to free,
+** as kcv_compiled says). */
+static void drop_entry(lua_State *L, Entry *e, const void *reg, uint32_t ep) {
+  if (e->reg == reg && e->epoch == ep) {
+    if (e->fnref) luaL_unref(L, LUA_REGISTRYINDEX, e->fnref);
+    if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
+    if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
+  }
+  memset(e, 0, sizeof *e);
+}
+
 /* The code at [lo, lo + len) is being freed (the backend's hook, before it
 ** is unmapped): its registered sites unlinked, their references released,
 ** and this thread's inline-cache entries for their trampolines dropped
@@ -866,12 +899,7 @@ static void kcv_code_freed(void *lo, size_t len) {
     for (int w = 0; w < KCV_WAYS; w++) {
       Entry *e = &ic[w];
       if (e->site != s->tramp || e->reg != reg || e->fn == NULL) continue;
-      if (e->epoch == ep) {   /* (else not ours to free, as kcv_compiled says) */
-        if (e->fnref) luaL_unref(L, LUA_REGISTRYINDEX, e->fnref);
-        if (e->natref) luaL_unref(L, LUA_REGISTRYINDEX, e->natref);
-        if (e->snapref) luaL_unref(L, LUA_REGISTRYINDEX, e->snapref);
-      }
-      memset(e, 0, sizeof *e);
+      drop_entry(L, e, reg, ep);
     }
     if (s->fn != NULL && s->reg == reg && s->epoch == ep) {
       luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
@@ -879,6 +907,29 @@ static void kcv_code_freed(void *lo, size_t len) {
       if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
     }
     memset(s, 0, sizeof *s);
+  }
+}
+
+/* (Another thread's entries for these trampolines stay until replaced: a
+** Lua state runs in one thread at a time, and an entry hit through a
+** reused number gives the same closure's specialization for the same
+** argument kinds, compiled with the old site's options at worst.) */
+void kcv_refs_freed(lua_State *L, const int *refs, int n) {
+  int top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
+    for (int i = 0; i < n; i++) {
+      lua_pushnil(L);
+      lua_rawseti(L, -2, refs[i]);
+    }
+  lua_settop(L, top);
+  Entry *ic = kjit_lc_hook_tls();
+  const void *reg = reg_of(L);
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  for (int w = 0; w < KCV_WAYS; w++) {
+    Entry *e = &ic[w];
+    if (e->fn == NULL || e->reg != reg) continue;
+    for (int i = 0; i < n; i++)
+      if (e->site == refs[i]) { drop_entry(L, e, reg, ep); break; }
   }
 }
 
@@ -902,7 +953,11 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
   Entry *e = way_of(tls, fn, site);
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
-  if (same && e->npush == -2) return -1;   /* a closure that never compiles */
+  int hot = 0;   /* a late closure called KCV_LATE_CALLS times here: compiles now */
+  if (same && e->npush == -2) {   /* a closure that never compiles, or not yet */
+    if (e->late == 0 || --e->late > 0) return -1;
+    hot = 1;
+  }
   uint8_t kinds[KJIT_MAXARGS];
   int hit = same && e->nkind == nargs;
   for (int i = 0; i < nargs; i++) {   /* (compared as they come: no memcmp call) */
@@ -910,7 +965,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
       return by_identity(L, site, f, nargs, tags, bits, slots, kinds, i);
     hit &= kinds[i] == e->kinds[i];
   }
-  if (hit && (e->guard == NULL || guard_ok(L, f, fn, e))) {
+  if (hit && !hot && (e->guard == NULL || guard_ok(L, f, fn, e))) {
     if (e->npush < 0) return -1;
     if (nsite != NULL && e->spec != NULL) fill_site(L, nsite, f, e);
     if (e->spec != NULL) *spec = e->spec;
@@ -919,8 +974,9 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   }
   uint64_t guard = 0;
   int snapref = 0;
+  int late;
   int np = lookup(L, site, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
-                  &snapref);
+                  &snapref, hot, &late);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
   if (e->reg == reg && e->epoch == ep) {
@@ -939,7 +995,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   memcpy(e->kinds, kinds, (size_t)nargs);
   lua_pushvalue(L, f);
   e->fnref = luaL_ref(L, LUA_REGISTRYINDEX);
-  e->npush = np;
+  e->npush = (int16_t)np;
+  e->late = late ? KCV_LATE_CALLS : 0;
   e->natref = 0;
   e->spec = NULL;
   e->nonative = 0;

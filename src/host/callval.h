@@ -28,4 +28,10 @@ int kcv_arith_loop(const struct KbcProto *p);
 int kcv_small_leaf(const struct KbcProto *p);
 /* Is the mode "all" (every callee compiles: no rule leaves code interpreted)? */
 int kcv_compiles_all(void);
+
+/* Registry references refs[0..n) of freed code are about to be released
+** (host/jit.c release_refs): those that were trampolines forget their
+** call sites' options and this thread's inline-cache entries, so that a
+** reference made anew with the same number starts empty. */
+void kcv_refs_freed(lua_State *L, const int *refs, int n);
 #endif

@@ -316,6 +316,7 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
       for (int i = 0; i < info.nmsgs; i++) out->msgs[i] = dup(info.msgs[i]);
     }
   }
+  if (!t->kernel) out->refs = kty_take_refs(&T, &out->nrefs);   /* (else released now) */
   kty_close(&T);
 }
 

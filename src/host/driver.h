@@ -68,12 +68,15 @@ typedef struct KdrvOutput {
                                 may raise Lua errors (kcg_uses_lua) */
   int dyncount;              /* returns give different numbers of values: how
                                 many comes back in rets[KJIT_RETCOUNT] */
+  int *refs; int nrefs;      /* malloc'd: the registry references the code
+                                uses (ir_type.h kty_ref), to release with it;
+                                none for kernels (no Lua state to use them) */
 } KdrvOutput;
 
 /* Compiles in->fidx into in->M. Compile errors are the user's located
 ** "chunk:line: message" in S->errmsg, raised through S->jb (the caller's
 ** setjmp turns them into Lua errors); nothing of *out is then allocated.
-** Otherwise the caller owns out->types and out->msgs. */
+** Otherwise the caller owns out->types, out->msgs and out->refs. */
 void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out);
 
 /* f:inspect("ir") and ("bytecode"): the Lua function at fidx typed again

@@ -85,6 +85,8 @@ typedef struct JitSpec {
                                     SIG_REC: the layout (const KRecord *) */
   int fnref[KJIT_MAXARGS];       /* ... kept alive by a registry reference */
   lua_State *L;                  /* the state owning those references */
+  int *refs; int nrefs;          /* the code's own registry references (driver.h):
+                                    released with it (release_refs) */
   int calls;                     /* makes compiled calls: needs the stack limit */
   int lua;                       /* holds Lua values: calls the Lua API (driver.h) */
   int fast;                      /* no function arguments: read_args may read them */
@@ -442,10 +444,25 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 ** so that a Lua error anywhere (even out of memory in the Lua API) leaks
 ** nothing. This frees a specialization that never reached its jit object
 ** (no registry references taken yet): the session's free_result. */
+/* The code's registry references (trampolines, live upvalues' closures,
+** live tables: ir_type.h kty_ref) released, after the code itself is freed
+** (callval.c's site caches name trampolines: kcv_code_freed has run): the
+** call-value caches told first (kcv_refs_freed), since a reference's
+** number is reused by the next luaL_ref. */
+static void release_refs(JitSpec *js) {
+  if (js->nrefs == 0 || js->L == NULL) { free(js->refs); js->refs = NULL; return; }
+  kcv_refs_freed(js->L, js->refs, js->nrefs);
+  for (int i = 0; i < js->nrefs; i++) luaL_unref(js->L, LUA_REGISTRYINDEX, js->refs[i]);
+  free(js->refs);
+  js->refs = NULL;
+  js->nrefs = 0;
+}
+
 static void free_unlinked_spec(void *p) {
   JitSpec *js = p;
   kc_saved_free(js->warm);
   kc_free(js->code);
+  release_refs(js);
   free(js->ir); free(js->asmtext); free(js->types); free(js->parnotes);
   free(js);
 }
@@ -486,6 +503,7 @@ static void free_spec(JitSpec *s) {
   kc_saved_free(s->warm);
   kc_free(s->code);
   kc_free(s->code1);
+  release_refs(s);
   free(s->ir); free(s->asmtext); free(s->types); free(s->parnotes);
   free(s);
 }
@@ -820,6 +838,14 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
                    entry_name, cached ? cache_typed : NULL, &cc };
   kdrv_compile(S, &in, &bc);   /* errors raise through S->jb */
   lua_pop(L, 1);
+  /* the code's references, released with it (free_spec), or with js
+  ** where the compile fails from here (free_unlinked_spec): through the
+  ** main thread, which outlives any coroutine that compiled this */
+  js->refs = bc.refs;
+  js->nrefs = bc.nrefs;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  js->L = lua_tothread(L, -1);
+  lua_pop(L, 1);
 
   js->types = bc.types;
   js->parnotes = strdup(S->parnotes[0] ? S->parnotes : "no loops\n");
@@ -910,11 +936,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   }
   js->entry = (KEntry)addr;
   js->noraise = kc_code_noraise(js->code);
-  /* references live in the registry: release them through the main
-  ** thread, which outlives any coroutine that compiled this */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-  js->L = lua_tothread(L, -1);
-  lua_pop(L, 1);
+  /* (js->L: the main thread, set above) */
   for (int i = 0; i < nsig; i++)
     if (sig[i] == SIG_FUNC) {
       lua_pushvalue(L, argbase + i);
@@ -1967,6 +1989,7 @@ static int jit_inspect(lua_State *L) {
     SWAP(entry); SWAP(code); SWAP(ir); SWAP(asmtext); SWAP(types); SWAP(parnotes);
     SWAP(compile_ms);
     SWAP(warm); SWAP(code1); SWAP(tier1); SWAP(work);   /* js: full tier now */
+    SWAP(refs); SWAP(nrefs);   /* (each code's own references with it) */
 #undef SWAP
     free_spec(nj);
     o->last = js;

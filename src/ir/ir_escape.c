@@ -126,13 +126,19 @@ int kcl_runs_interpreted(const KbcProto *c) {
   return methods > 0;
 }
 
-/* Only a literal that a main chunk makes outside its loops: made once a
-** run. A function called again and again would make a closure at each
-** call (a maker called 1,000,000 times from Lua making a one-line helper
-** over a method: 0.22 s with the helper compiled, 1.9 s with a closure
-** made and called through its value each time). */
+/* Only a literal that a main chunk of a file makes outside its loops:
+** made once a run. A function called again and again would make a closure
+** at each call (a maker called 1,000,000 times from Lua making a one-line
+** helper over a method: 0.22 s with the helper compiled, 1.9 s with a
+** closure made and called through its value each time). A file's main
+** chunk (source "@...": the lua command's script, loadfile, dofile,
+** require) runs once; a chunk load() made from a string (source "=name" or
+** the text itself) is a function like any other, which a program may
+** call many times (a template, a generated kernel), so its literals
+** compile with it. */
 int kcl_left_to_interpreter(const KbcProto *p, const KirInsn *site) {
-  return site->op == KIR_CLOSURE && p->linedefined == 0 && site->block != NULL &&
+  return site->op == KIR_CLOSURE && p->linedefined == 0 && p->source != NULL &&
+         p->source[0] == '@' && site->block != NULL &&
          site->block->loop == NULL && site->aux >= 0 && site->aux < p->np &&
          kcl_runs_interpreted(p->p[site->aux]);
 }

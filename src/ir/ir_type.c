@@ -312,13 +312,15 @@ static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, con
 /* Records that v raises this Lua error whenever it runs (the message
 ** without its position; argi: the operand Lua describes after it, or -1). */
 static void raise_at(KtySession *S, KtySpec *sp, const KirInsn *v, int argi, const char *fmt, ...) {
-  char msg[320];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int len = vsnprintf(NULL, 0, fmt, ap);   /* (whole: names of any length) */
   va_end(ap);
-  char *m = ka_strndup(S->A, msg, strlen(msg));
+  char *m = len < 0 ? NULL : ka_alloc(S->A, (size_t)len + 1);
   if (m == NULL) fail(S, sp, v, "not enough memory");
+  va_start(ap, fmt);
+  vsnprintf(m, (size_t)len + 1, fmt, ap);
+  va_end(ap);
   sp->raises[v->id].msg = m;
   sp->raises[v->id].argi = argi;
   sp->raises[v->id].nopos = 0;
@@ -1870,7 +1872,7 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (!stored) return 0;
   if (sp->liveref[v->id] == 0) {
     lua_pushvalue(S->L, -1);
-    sp->liveref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+    sp->liveref[v->id] = kty_ref(S);
   }
   mark_live(S);
   *r = ty(T_LUA);
@@ -1954,7 +1956,7 @@ static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
 static void env_ref(KtySession *S, KtySpec *sp, const KirInsn *e, Type o) {
   if (sp->liveref[e->id] != 0) return;
   push_value(S, o.ref);
-  sp->liveref[e->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  sp->liveref[e->id] = kty_ref(S);
 }
 
 /* name = x, a store into the environment. */
@@ -3299,9 +3301,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     lua_Number x = ok ? lua_tonumber(L, -1) : 0;
     lua_pop(L, ok ? 2 : 1);
     if (!ok) {
-      char fname[96];
-      kir_argerror_name(sp, v, name, fname, sizeof fname);
-      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)", fname);
+      RAISE(S, sp, v, -1, "bad argument #1 to '%s' (number expected, got string)",
+            kir_argerror_name(sp, v, name));
     }
     /* a constant (float32's: the f32 value as an f64 constant, which
     ** folds in double with other constants, as the interpreter computes) */
@@ -3338,10 +3339,8 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
           return t_luacall(S, sp, v, args, kargs, n);
       /* luaL_checknumber's error, the function named as the call names it
       ** (math.sqrt: 'sqrt', local f = math.sqrt: 'f'), when the call runs */
-      char fname[96];
-      kir_argerror_name(sp, v, name, fname, sizeof fname);
-      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1, fname,
-            objtypename(args[bad]));
+      RAISE(S, sp, v, -1, "bad argument #%d to '%s' (number expected, got %s)", bad + 1,
+            kir_argerror_name(sp, v, name), objtypename(args[bad]));
     }
   }
   for (int i = 0; i < nnum; i++) {
@@ -4503,6 +4502,40 @@ void kty_open(KtySession *S, lua_State *L, Arena *A) {
 void kty_close(KtySession *S) {
   if (S->values_ref) luaL_unref(S->L, LUA_REGISTRYINDEX, S->values_ref);
   S->values_ref = 0;
+  for (int i = 0; i < S->nrefs; i++) luaL_unref(S->L, LUA_REGISTRYINDEX, S->refs[i]);
+  S->nrefs = 0;
+}
+
+void kty_keep_ref(KtySession *S, int ref) {
+  if (S->nrefs == S->caprefs) {
+    int cap = S->caprefs ? 2 * S->caprefs : 16;
+    int *r = ka_alloc(S->A, sizeof(int) * (size_t)cap);
+    if (r == NULL) return;   /* (not recorded: kept as long as the state) */
+    if (S->nrefs) memcpy(r, S->refs, sizeof(int) * (size_t)S->nrefs);
+    S->refs = r;
+    S->caprefs = cap;
+  }
+  S->refs[S->nrefs++] = ref;
+}
+
+int kty_ref(KtySession *S) {
+  int ref = luaL_ref(S->L, LUA_REGISTRYINDEX);
+  kty_keep_ref(S, ref);
+  return ref;
+}
+
+int *kty_take_refs(KtySession *S, int *n) {
+  *n = 0;
+  if (S->nrefs == 0) return NULL;
+  int *r = malloc(sizeof(int) * (size_t)S->nrefs);
+  if (r == NULL) {   /* (forgotten: kept as long as the state, never released under the code) */
+    S->nrefs = 0;
+    return NULL;
+  }
+  memcpy(r, S->refs, sizeof(int) * (size_t)S->nrefs);
+  *n = S->nrefs;
+  S->nrefs = 0;
+  return r;
 }
 
 static void *alloc(KtySession *S, size_t n) {
@@ -4709,11 +4742,41 @@ static int boxed_captures(KtySession *S, KtySpec *sp, const KirInsn *v, int esca
 ** (ir_escape.c kcl_left_to_interpreter), be made a real Lua closure: has
 ** every value it captures a Lua form? (Else it compiles with its maker,
 ** as any literal.) */
+static int kept_literal(const KtySession *S, const KirInsn *v) {
+  for (int i = 0; i < S->nkept; i++) if (S->kept[i] == v) return 1;
+  return 0;
+}
+
 static int left_to_interpreter(KtySession *S, KtySpec *sp, const KirInsn *v) {
   int bad;
   Type bt;
-  return !S->kernel && kcl_left_to_interpreter(sp->ir->proto, v) &&
+  return !S->kernel && kcl_left_to_interpreter(sp->ir->proto, v) && !kept_literal(S, v) &&
          boxed_captures(S, sp, v, 0, 0, &bad, &bt) == CAP_OK;
+}
+
+/* Call v of sp passes a value with no Lua form (a shape, a kjit.struct)
+** to fn: where fn is a literal left to the interpreter (a real Lua
+** closure only by that choice, not because it escapes), it compiles with
+** its maker after all, as any literal, and the call with it (before the
+** rule, such a call compiled; with it, it was refused). Its site is typed
+** again (T_CLOSURE from now on); returns 1, the caller then waits
+** (T_UNKNOWN). 0: fn is no such literal. */
+static int keep_literal(KtySession *S, KtySpec *sp, KirInsn *fn) {
+  if (fn->op != KIR_CLOSURE || sp->upvidx[fn->id] == -1 || kept_literal(S, fn) ||
+      !kcl_left_to_interpreter(sp->ir->proto, fn) || kcl_literal_escapes(S->A, sp->ir->proto, fn))
+    return 0;
+  if (S->nkept == S->capkept) {
+    int cap = S->capkept ? 2 * S->capkept : 8;
+    const KirInsn **k = alloc(S, sizeof *k * (size_t)cap);
+    if (S->nkept) memcpy(k, S->kept, sizeof *k * (size_t)S->nkept);
+    S->kept = k;
+    S->capkept = cap;
+  }
+  S->kept[S->nkept++] = fn;
+  sp->upvref[fn->id] = 0;   /* (its maker's references: released with the code, kty_ref) */
+  sp->upvidx[fn->id] = 0;
+  push(sp, fn);
+  return 1;
 }
 
 /* A literal that escapes (ir_escape.c): a real Lua closure, made where
@@ -4762,7 +4825,8 @@ static Type t_closure_boxed(KtySession *S, KtySpec *sp, KirInsn *v) {
     push_value(S, R->ref);
     int ref = kjit_lc_maker(S->L, path, depth, err, sizeof err);
     if (ref == 0) { lua_pop(S->L, 1); fail(S, sp, v, "%s", err); }
-    sp->upvidx[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);   /* the root closure */
+    kty_keep_ref(S, ref);
+    sp->upvidx[v->id] = kty_ref(S);   /* the root closure */
     sp->upvref[v->id] = ref;
   }
   return ty(T_LUA);
@@ -5277,8 +5341,8 @@ void kty_print(KtySession *S, char **buf, size_t *len, size_t *cap) {
 ** assigns (SETUPVAL), or that a literal nested in it assigns, or that
 ** another function compiled in this session assigns, is not frozen: every
 ** read and write of it goes to the real upvalue of the real closure at
-** run time (sp->upvref: a registry reference to the closure, kept as long
-** as the Lua state, like live tables' liveref; sp->upvidx: the upvalue's
+** run time (sp->upvref: a registry reference to the closure, released
+** with the code, like live tables' liveref: kty_ref; sp->upvidx: the upvalue's
 ** 1-based index). Its reads are Lua values (T_LUA): a number read is
 ** checked and then runs native. An upvalue is identified by
 ** lua_upvalueid, so closures sharing one agree; the session's live set
@@ -5367,7 +5431,7 @@ static int upv_marked(KtySession *S, int n, int mark) {
 static void upv_ref(KtySession *S, KtySpec *sp, const KirInsn *v, int n) {
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(S->L, -1);
-    sp->upvref[v->id] = luaL_ref(S->L, LUA_REGISTRYINDEX);
+    sp->upvref[v->id] = kty_ref(S);
   }
   sp->upvidx[v->id] = n;
 }
@@ -5518,11 +5582,10 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   ** 'integer index' or '?' as interpreted. (Not a function known only
   ** when the call runs: the table would keep it alive, and the store costs
   ** about 270 instructions a call; differences.md 7.) */
-  char info[128];
-  kir_varinfo(sp, v, 0, info, sizeof info);
+  KirVarKind how = kir_varinfo(sp, v, 0).kind;
   const char *key = sp->types[v->args[0]->id].kind != T_BUILTIN ? NULL
-                    : strcmp(info, " (field 'integer index')") == 0 ? "__kjit_t[1]"
-                    : strcmp(info, " (field '?')") == 0 ? "__kjit_t[__kjit_k]" : NULL;
+                    : how == KIR_VAR_INTKEY ? "__kjit_t[1]"
+                    : how == KIR_VAR_ANYKEY ? "__kjit_t[__kjit_k]" : NULL;
   const char *callee = key ? key : name;
   luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; ");
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
@@ -5565,7 +5628,7 @@ load:
     snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     fail(S, sp, v, "internal error: a call's trampoline: %s", eb);
   }
-  int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  int ref = kty_ref(S);
   lua_pop(L, 1);   /* the source */
   site_options(S, ref);
   return ref;
@@ -5589,6 +5652,7 @@ static Type t_luacall(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (escape_closure(S, args[i])) return ty(T_UNKNOWN);
     if (!boxable(args[i], kargs[i])) {
+      if (keep_literal(S, sp, v->args[0])) return ty(T_UNKNOWN);
       char tb[32];
       REFUSE(S, sp, v, "a %s cannot be passed to a function value in compiled code yet "
              "(argument #%d; %s)", kty_name(args[i], tb, sizeof tb), i + 1,
@@ -5714,7 +5778,7 @@ static int t_cfunc_value(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
 live:
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);
-    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+    sp->upvref[v->id] = kty_ref(S);
   }
   sp->upvidx[v->id] = 0;
   *r = ty(T_LUA);
@@ -5740,7 +5804,7 @@ static int t_frozen_values(KtySession *S, KtySpec *sp, KirInsn *v, Type o, Type 
   push_value(S, o.ref);
   if (sp->upvref[v->id] == 0) {
     lua_pushvalue(L, -1);
-    sp->upvref[v->id] = luaL_ref(L, LUA_REGISTRYINDEX);
+    sp->upvref[v->id] = kty_ref(S);
   }
   sp->upvidx[v->id] = -1;
   lua_pop(L, 1);

@@ -287,7 +287,27 @@ typedef struct KtySession {
                              for each call site's trampoline, for the Lua
                              functions called there to compile with them
                              (host/callval.c); 0: not recorded */
+  const struct KirInsn **kept; int nkept, capkept;   /* literal sites a main chunk
+                                             would leave to the interpreter that
+                                             compile with it after all: one of
+                                             their calls passes a value with no
+                                             Lua form (ir_type.c keep_literal) */
+  int *refs; int nrefs, caprefs;          /* registry references the compile's
+                                             code uses (kty_ref): released by
+                                             kty_close unless taken */
 } KtySession;
+
+/* The value on top, popped into a registry reference that the compiled
+** code uses (a trampoline, a live upvalue's closure, a live table, a C
+** function): recorded, so that it is released with the code (the driver
+** takes them: kty_take_refs) or with a failed compile (kty_close). */
+int kty_ref(KtySession *S);
+/* ref, made elsewhere for the code (runtime/luaclosure.c's maker), recorded so. */
+void kty_keep_ref(KtySession *S, int ref);
+/* The recorded references, malloc'd, which the caller now owns; *n their
+** count (NULL, 0 where none; out of memory: forgotten, kept as long as the
+** state). */
+int *kty_take_refs(KtySession *S, int *n);
 
 /* registry[KTY_SITEOPTS_KEY][trampoline ref] = KTY_SITEOPTS(...) of the
 ** compile that made the trampoline (refuse3). */

@@ -60,11 +60,16 @@ static const char *moved_local(const KbcProto *p, int pc, int reg) {
   return NULL;
 }
 
+static KirVar var(KirVarKind kind, const char *name) {
+  KirVar x = { kind, name };
+  return x;
+}
+
 /* Lua's description of where a value came from: a local's name (debug
 ** info), a global or an upvalue. */
-void kir_varinfo(const KtySpec *sp, const KirInsn *use, int argi, char *buf, size_t n) {
-  buf[0] = '\0';
-  if (use == NULL || argi >= use->nargs) return;
+KirVar kir_varinfo(const KtySpec *sp, const KirInsn *use, int argi) {
+  KirVar none = var(KIR_VAR_NONE, NULL);
+  if (use == NULL || argi >= use->nargs) return none;
   const KirInsn *v = use->args[argi];
   const KbcProto *p = sp->ir->proto;
   /* the register the instruction reads it from, a local there? (Lua's
@@ -80,7 +85,7 @@ void kir_varinfo(const KtySpec *sp, const KirInsn *use, int argi, char *buf, siz
     ** it is the instruction's constant or immediate operand: ADDK's or
     ** SHRI's second, SHLI's first (sC << R[B]) */
     if (KIR_ISCONST(v->op) && oi->c != KBC_R && (argi == 0) == (KBC_OP(i) == KBC_SHLI) &&
-        KBC_OP(i) != KBC_CONCAT) return;
+        KBC_OP(i) != KBC_CONCAT) return none;
     if (KBC_OP(i) == KBC_CONCAT) reg = KBC_A(i) + argi;   /* its operands R[A] .. R[A+n-1] */
     /* the function a call calls, the table a store writes: register A */
     int op = KBC_OP(i);
@@ -89,44 +94,60 @@ void kir_varinfo(const KtySpec *sp, const KirInsn *use, int argi, char *buf, siz
       reg = argi == 0 ? KBC_A(i) : -1;
     const char *name = reg >= 0 ? kbc_localname(p, reg, use->pc) : NULL;
     if (name == NULL && reg >= 0) name = moved_local(p, use->pc, reg);
-    if (name) { snprintf(buf, n, " (local '%s')", name); return; }
-    if (KIR_ISCONST(v->op)) return;
+    if (name) return var(KIR_VAR_LOCAL, name);
+    if (KIR_ISCONST(v->op)) return none;
     if (reg >= 0 && v->op != KIR_GETFIELD && v->op != KIR_INDEX && v->op != KIR_GETUPVAL &&
         !(v->op == KIR_GETCELL && v->args[0]->op == KIR_GETUPVAL))
-      return;
+      return none;
   } else if (KIR_ISCONST(v->op)) {
-    return;
+    return none;
   } else if (v->name) {
-    snprintf(buf, n, " (local '%s')", v->name);
-    return;
+    return var(KIR_VAR_LOCAL, v->name);
   }
   switch (v->op) {
   case KIR_GETFIELD:
     if (v->args[0]->op == KIR_GETUPVAL && v->args[0]->aux < p->nup && p->up[v->args[0]->aux].name &&
         strcmp(p->up[v->args[0]->aux].name, "_ENV") == 0)
-      snprintf(buf, n, " (global '%s')", v->k.str.s);
-    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_GETTABLE &&
-             kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
-      snprintf(buf, n, " (field '?')");   /* `local k = "x"; t[k]`: Lua names no key */
-    else if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_SELF)
-      snprintf(buf, n, " (method '%s')", v->k.str.s);   /* o:m(): getobjname's OP_SELF */
-    else snprintf(buf, n, " (field '%s')", v->k.str.s);
-    break;
-  case KIR_INDEX: {
+      return var(KIR_VAR_GLOBAL, v->k.str.s);
+    if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_GETTABLE &&
+        kbc_localname(p, KBC_C(p->code[v->pc]), v->pc))
+      return var(KIR_VAR_ANYKEY, "?");   /* `local k = "x"; t[k]`: Lua names no key */
+    if (v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_SELF)
+      return var(KIR_VAR_METHOD, v->k.str.s);   /* o:m(): getobjname's OP_SELF */
+    return var(KIR_VAR_FIELD, v->k.str.s);
+  case KIR_INDEX:
     /* Lua names x[k] by its opcode: GETI for small constant keys */
-    int geti = v->pc >= 0 && v->pc < p->ncode && (p->code[v->pc] & 0x7F) == KBC_GETI;
-    snprintf(buf, n, " (field '%s')", geti ? "integer index" : "?");
-    break;
-  }
+    if (v->pc >= 0 && v->pc < p->ncode && (p->code[v->pc] & 0x7F) == KBC_GETI)
+      return var(KIR_VAR_INTKEY, "integer index");
+    return var(KIR_VAR_ANYKEY, "?");
   case KIR_GETCELL:   /* a cell upvalue's variable (ir_closure.c) */
     if (v->args[0]->op != KIR_GETUPVAL) break;
     v = v->args[0];
     /* fall through */
   case KIR_GETUPVAL:
-    if (v->aux < p->nup && p->up[v->aux].name) snprintf(buf, n, " (upvalue '%s')", p->up[v->aux].name);
+    if (v->aux < p->nup && p->up[v->aux].name) return var(KIR_VAR_UPVALUE, p->up[v->aux].name);
     break;
   default: break;
   }
+  return none;
+}
+
+/* The one formatter: Lua's words for each kind (ldebug.c varinfo). */
+size_t kir_var_text(KirVar x, char *buf, size_t n) {
+  static const char *const words[] = { NULL, "local", "global", "field", "field", "field",
+                                       "method", "upvalue" };
+  if (x.kind == KIR_VAR_NONE || x.name == NULL) {
+    if (n > 0) buf[0] = '\0';
+    return 0;
+  }
+  return (size_t)snprintf(buf, n, " (%s '%s')", words[x.kind], x.name);
+}
+
+char *kir_var_text_dup(Arena *A, KirVar x) {
+  size_t len = kir_var_text(x, NULL, 0);
+  char *s = ka_alloc(A, len + 1);
+  if (s) kir_var_text(x, s, len + 1);
+  return s;
 }
 
 /* The name luaL_argerror gives the function call v calls, built-in id, in
@@ -135,17 +156,11 @@ void kir_varinfo(const KtySpec *sp, const KirInsn *use, int argi, char *buf, siz
 ** 'integer index' for t[1](x), '?' for t[k](x)); where it has none (a
 ** function a call returned), the library's global name, as lauxlib.c's
 ** pushglobalfuncname gives it ('math.abs'). */
-void kir_argerror_name(const KtySpec *sp, const KirInsn *v, const char *libname, char *buf,
-                       size_t n) {
-  char info[128];
-  kir_varinfo(sp, v, 0, info, sizeof info);
-  const char *q1 = strchr(info, '\''), *q2 = strrchr(info, '\'');
-  if (strncmp(info, " (method", 8) == 0) {   /* (a:fill(v): the method's own words) */
+const char *kir_argerror_name(const KtySpec *sp, const KirInsn *v, const char *libname) {
+  KirVar x = kir_varinfo(sp, v, 0);
+  if (x.kind == KIR_VAR_METHOD) {   /* (a:fill(v): the method's own words) */
     const char *dot = strrchr(libname, '.');
-    snprintf(buf, n, "%s", dot ? dot + 1 : libname);
-  } else if (q1 && q2 > q1) {
-    snprintf(buf, n, "%.*s", (int)(q2 - q1 - 1), q1 + 1);
-  } else {
-    snprintf(buf, n, "%s", libname);
+    return dot ? dot + 1 : libname;
   }
+  return x.kind != KIR_VAR_NONE ? x.name : libname;
 }

@@ -106,7 +106,7 @@ static void close_handle(int dev) {
 
 static void load_cublas(void) {
   static const char *const sonames[] = { "libcublas.so.13", "libcublas.so.12", NULL };
-  static const kl_spec spec = { "cuBLAS", "KJIT_CUBLAS", sonames, NULL };
+  static const kl_spec spec = { "cuBLAS", "KJIT_CUBLAS", sonames, NULL, NULL, NULL };
   char path[512];
   cb.lib = kl_open(&spec, path, sizeof path, cb.why, sizeof cb.why);
   if (cb.lib == NULL) return;

@@ -6,7 +6,7 @@
 ** KJIT_OPENBLAS_LIB (the library it found). Without them every call says
 ** what to install. With them, kjit is still not linked to OpenBLAS: the
 ** library is opened at the first BLAS call (KJIT_OPENBLAS, else the soname
-** libopenblas.so.0, else the file found at build time). Why: OpenBLAS
+** libopenblas.so.0, else the file found at build time: libfind.h). Why: OpenBLAS
 ** starts its thread pool when it is loaded, and a kjit that never calls
 ** BLAS (most programs, the test suite's sanitizer and fork tests) should not
 ** pay for, or see, those threads. cblas.h gives the prototypes, so the
@@ -66,6 +66,7 @@ const char *kbl_host_backend(const char **detail, char *err, size_t errsize) {
 
 #else
 #include <cblas.h>
+#include "libs/libfind.h"
 
 #define OB_API(X) \
   X(sgemm, cblas_sgemm) X(dgemm, cblas_dgemm) X(sgemv, cblas_sgemv) X(dgemv, cblas_dgemv) \
@@ -86,24 +87,11 @@ static struct {
 } ob = { PTHREAD_ONCE_INIT };
 
 static void load_openblas(void) {
-  const char *env = getenv("KJIT_OPENBLAS");
-  if (env && *env) {
-    ob.lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-    if (ob.lib == NULL) {
-      const char *e = dlerror();
-      snprintf(ob.why, sizeof ob.why, "KJIT_OPENBLAS=%s could not be loaded: %s", env,
-               e ? e : "unknown error");
-      return;
-    }
-  } else {
-    ob.lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (ob.lib == NULL) ob.lib = dlopen(KJIT_OPENBLAS_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (ob.lib == NULL) {
-      snprintf(ob.why, sizeof ob.why, "OpenBLAS not found (libopenblas.so.0): install it "
-               "(e.g. apt-get install libopenblas0) or set KJIT_OPENBLAS");
-      return;
-    }
-  }
+  static const char *const sonames[] = { "libopenblas.so.0", NULL };
+  static const kl_spec spec = { "OpenBLAS", "KJIT_OPENBLAS", sonames, NULL, KJIT_OPENBLAS_LIB,
+                                "install it (e.g. apt-get install libopenblas0)" };
+  ob.lib = kl_open(&spec, NULL, 0, ob.why, sizeof ob.why);
+  if (ob.lib == NULL) return;
 #define OB_SYM(f, sym)                                                             \
   if ((ob.f = (__typeof__(&sym))dlsym(ob.lib, #sym)) == NULL) {                    \
     snprintf(ob.why, sizeof ob.why, "the OpenBLAS library loaded has no %s", #sym); \

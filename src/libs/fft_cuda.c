@@ -68,7 +68,7 @@ static int (*memcpy2d)(const CopyDesc *c, KCuStream s);
 
 static void load(void) {
   static const char *const names[] = { "libcufft.so.12", "libcufft.so.11", "libcufft.so", NULL };
-  static const kl_spec spec = { "cuFFT", "KJIT_CUFFT", names, NULL };
+  static const kl_spec spec = { "cuFFT", "KJIT_CUFFT", names, NULL, NULL, NULL };
   char path[400];
   void *h = kl_open(&spec, path, sizeof path, why, sizeof why);
   if (h == NULL) return;

@@ -70,9 +70,10 @@ int kfft_host_exec(const KFftDesc *d, void *in, void *out, char *err, size_t err
 #else
 #include <dlfcn.h>
 #include <fftw3.h>
+#include "libs/libfind.h"
 
-/* FFTW's functions, found in the libraries the build found
-** (KJIT_FFTW_LIB, KJIT_FFTWF_LIB), then by their sonames. */
+/* FFTW's functions, found in the libraries by their sonames, then the
+** files the build found (KJIT_FFTW_LIB, KJIT_FFTWF_LIB): libfind.h. */
 #define FFTW_FUNCS(X)                                                            \
   X(fftw_plan_guru64_dft) X(fftw_plan_guru64_dft_r2c) X(fftw_plan_guru64_dft_c2r) \
   X(fftw_execute_dft) X(fftw_execute_dft_r2c) X(fftw_execute_dft_c2r)             \
@@ -92,20 +93,15 @@ static pthread_once_t fw_once = PTHREAD_ONCE_INIT;
 static int fw_ok;
 static char fw_err[512];
 
-/* dlopen of path, then of soname; NULL with fw_err set. */
-static void *fw_open(const char *path, const char *soname) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    snprintf(fw_err, sizeof fw_err, "cannot load FFTW (%s): %s", path, e ? e : "?");
-  }
-  return h;
-}
-
 static void fw_load(void) {
-  void *d = fw_open(KJIT_FFTW_LIB, "libfftw3.so.3");
-  void *f = d ? fw_open(KJIT_FFTWF_LIB, "libfftw3f.so.3") : NULL;
+  /* (libfind.h: the loader path, then the files cmake found) */
+  static const char *const dn[] = { "libfftw3.so.3", NULL }, *const fn[] = { "libfftw3f.so.3", NULL };
+  static const kl_spec dspec = { "FFTW", NULL, dn, NULL, KJIT_FFTW_LIB,
+                                 "install it (e.g. apt-get install libfftw3-3)" };
+  static const kl_spec fspec = { "FFTW (single precision)", NULL, fn, NULL, KJIT_FFTWF_LIB,
+                                 "install it (e.g. apt-get install libfftw3-3)" };
+  void *d = kl_open(&dspec, NULL, 0, fw_err, sizeof fw_err);
+  void *f = d ? kl_open(&fspec, NULL, 0, fw_err, sizeof fw_err) : NULL;
   if (!f) return;   /* (a library that loaded stays loaded) */
 #define FIND(lib, name)                                                           \
   if (!(*(void **)&fw.name = dlsym(lib, #name))) {                                \

@@ -1,10 +1,12 @@
 /*
-** libfind.c: the one search for run-time loaded CUDA libraries (libfind.h).
+** libfind.c: the one search for run-time loaded libraries (libfind.h).
 **
 ** Why one function: libNVVM, cuBLAS, cuFFT and cuRAND live in the same
 ** places (a toolkit under CUDA_HOME or /usr/local/cuda, the loader path, or
 ** pip's nvidia-* wheels), and a user who fixes the search for one (an
-** environment variable, CUDA_HOME) expects it fixed for all.
+** environment variable, CUDA_HOME) expects it fixed for all. The host
+** libraries (OpenBLAS for kjit.blas, FFTW for the simulator's cuFFT) take
+** the same first steps, then the file cmake found.
 */
 #include <dlfcn.h>
 #include <glob.h>
@@ -70,6 +72,14 @@ void *kl_open(const kl_spec *spec, char *path, size_t path_size, char *why, size
   }
   for (const char *const *s = spec->sonames; *s; s++)
     if ((h = try_open(*s, path, path_size)) != NULL) return h;
+  if (spec->built) {   /* a host library */
+    if (*spec->built && (h = try_open(spec->built, path, path_size)) != NULL) return h;
+    if (why && why_size)
+      snprintf(why, why_size, "%s not found (%s): %s%s%s", spec->what, spec->sonames[0],
+               spec->install ? spec->install : "install it", spec->env ? " or set " : "",
+               spec->env ? spec->env : "");
+    return NULL;
+  }
   for (int i = 0; i < 2; i++) {
     const char *home = kl_cuda_home(i);
     if (home == NULL) continue;

@@ -40,7 +40,7 @@ static pthread_once_t nr_once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
   static const char *const sonames[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL };
-  static const kl_spec spec = { "NVRTC", "KJIT_NVRTC", sonames, NULL };
+  static const kl_spec spec = { "NVRTC", "KJIT_NVRTC", sonames, NULL, NULL, NULL };
   char why[500];
   void *h = kl_open(&spec, NULL, 0, why, sizeof why);
   if (h == NULL) {

@@ -37,7 +37,7 @@ static char why[600], backend[600];
 
 static void load(void) {
   static const char *const names[] = { "libcurand.so.10", "libcurand.so", NULL };
-  static const kl_spec spec = { "cuRAND", "KJIT_CURAND", names, NULL };
+  static const kl_spec spec = { "cuRAND", "KJIT_CURAND", names, NULL, NULL, NULL };
   char path[400];
   void *h = kl_open(&spec, path, sizeof path, why, sizeof why);
   if (h == NULL) return;

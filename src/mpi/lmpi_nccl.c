@@ -86,7 +86,7 @@ static const char *errstr(nres r) {
 /* dlopen and dlsym; 1 on success, else why is set. */
 static int load(void) {
   static const char *const sonames[] = { "libnccl.so.2", "libnccl.so", NULL };
-  static const kl_spec spec = { "NCCL", "KJIT_NCCL", sonames, NULL };
+  static const kl_spec spec = { "NCCL", "KJIT_NCCL", sonames, NULL, NULL, NULL };
   const char *e = getenv("KJIT_NCCL");
   if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no") || !strcmp(e, "false"))) {
     snprintf(why, sizeof why, "NCCL switched off (KJIT_NCCL=%s)", e);

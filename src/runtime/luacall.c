@@ -8,8 +8,8 @@
 ** frozen: compiled code reads and writes the real upvalue of the real
 ** closure at every use, through lua_getupvalue / lua_setupvalue on the
 ** closure, which the typer keeps in the registry (ir_type.c's live
-** upvalues: a reference made when the function compiles, kept as long as
-** the Lua state, like live tables). Since the upvalue itself is shared by
+** upvalues: a reference made when the function compiles, released with
+** its code, like live tables': ir_type.h kty_ref). Since the upvalue itself is shared by
 ** every closure over it, interpreted and compiled code see each other's
 ** writes in any order, as Lua's semantics say. Where the upvalues are
 ** read in place (lua_stack.h kls_upvalues_on), each read or write site
@@ -93,11 +93,46 @@ static const void *push_closure(lua_State *L, int32_t ref) {
 ** frame: nothing to close). */
 static void pop_closure(lua_State *L) { ((KlsState *)(void *)L)->top--; }
 
-/* The site's cache filled with closure cl of L's state (upvalues in place). */
+void kjit_lc_bump_epoch(void) {
+  uint32_t e = __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
+  /* (0 marks an empty upvalue cache, KLC_UPV_BUSY a claimed one: neither is an epoch) */
+  if (e == 0 || e == KLC_UPV_BUSY) __atomic_add_fetch(&kjit_lc_epoch, 2, __ATOMIC_RELAXED);
+}
+
+/* The state sentinel's finalizer: a closing state bumps the epoch. */
+static int state_closed(lua_State *L) {
+  (void)L;
+  kjit_lc_bump_epoch();
+  return 0;
+}
+
+void kjit_lc_watch_state(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "kjit.lc.sentinel") == LUA_TNIL) {
+    lua_newuserdatauv(L, 1, 0);   /* closed with the state: its __gc bumps the epoch */
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, state_closed);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "kjit.lc.sentinel");
+  }
+  lua_pop(L, 1);
+}
+
+/* The site's cache filled with closure cl of L's state (upvalues in place),
+** as luacall.h's KlcUpvCache says: claimed, written, the epoch published
+** last. A cache filled in this epoch, or being filled, is left. */
 static void fill_upv(lua_State *L, KlcUpvCache *cache, const void *cl) {
   if (cache == NULL || cl == NULL) return;
-  cache->cl = cl;
-  cache->reg = ((const KlsState *)(void *)L)->l_G;
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  uint32_t held = __atomic_load_n(&cache->epoch, __ATOMIC_ACQUIRE);
+  if (held == ep || held == KLC_UPV_BUSY) return;
+  kjit_lc_watch_state(L);   /* (before the claim: it may raise) */
+  if (!__atomic_compare_exchange_n(&cache->epoch, &held, (uint32_t)KLC_UPV_BUSY, 0,
+                                   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return;   /* another thread's fill */
+  __atomic_store_n(&cache->cl, cl, __ATOMIC_RELAXED);
+  __atomic_store_n(&cache->reg, ((const KlsState *)(void *)L)->l_G, __ATOMIC_RELAXED);
+  __atomic_store_n(&cache->epoch, ep, __ATOMIC_RELEASE);
 }
 
 /* Upvalue n (1-based) of the closure at registry reference ref. A number
@@ -135,15 +170,28 @@ void kjit_lc_setupv(lua_State *L, int32_t ref, int32_t n, int32_t vtag, int64_t 
   lua_pop(L, 1);
 }
 
-/* Is the value at f callable (a function, or __call)? */
+/* Is the value at f callable: a function, or a value whose __call is, as
+** Lua follows them (luaD_tryfuncTM: a __call's own __call, raw)? Where it
+** is not, the value that cannot be called (the last __call) replaces f's,
+** so that the caller's message is Lua's: the callee named as the source
+** names it, the type the last value's ("attempt to call a number value
+** (upvalue 'C')" for a table whose __call is 42). A chain longer than
+** KLC_MAXCALLTM is left to Lua's own call. */
+enum { KLC_MAXCALLTM = 64 };
 static int callable(lua_State *L, int32_t f) {
   if (lua_type(L, f) == LUA_TFUNCTION) return 1;
-  int yes = 0;
-  if (lua_getmetatable(L, f)) {
-    yes = lua_getfield(L, -1, "__call") != LUA_TNIL;
-    lua_pop(L, 2);
+  lua_pushvalue(L, f);
+  for (int depth = 0; depth < KLC_MAXCALLTM; depth++) {
+    if (luaL_getmetafield(L, -1, "__call") == LUA_TNIL) {
+      if (depth > 0) lua_replace(L, f);
+      else lua_pop(L, 1);
+      return 0;
+    }
+    lua_remove(L, -2);
+    if (lua_type(L, -1) == LUA_TFUNCTION) break;
   }
-  return yes;
+  lua_pop(L, 1);
+  return 1;
 }
 
 /* ---- The callee: compiled where it can be --------------------------------- */
@@ -582,6 +630,7 @@ void kjit_lc_register(void) {
   REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread); REG(kjit_lc_ctor_spread); REG(kjit_lc_ctor_spread_grow);
   REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
 #undef REG
+  kc_register_symbol("kjit_lc_epoch", (void *)&kjit_lc_epoch);   /* (upvalue caches: cg_callvalue.c) */
   kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */
   kjit_lc_closure_register();   /* closures of literals that escape (luaclosure.c) */
   kjit_lc_cell_register();   /* shared, assigned captured locals (luacell.c) */

@@ -94,6 +94,7 @@ struct KlcSite {
 ** state closed, the callee policy changed): a site or inline-cache
 ** entry of another epoch is empty. */
 extern uint32_t kjit_lc_epoch;
+void kjit_lc_bump_epoch(void);
 extern long kjit_lc_native_calls;   /* native calls made (the tests' fact) */
 /* Raises the error a compiled callee left in err, as a direct run does
 ** (host/jit.c kd_direct_error). */
@@ -123,17 +124,27 @@ int32_t kjit_lc_run_call(lua_State *L, KlcCall *c, int nresults);
 ** assigns"): a private global of the compiled code per read or write,
 ** zero at first, filled by kjit_lc_getupv / kjit_lc_setupv where the
 ** upvalues are read in place; compiled code then reaches a number in the
-** upvalue itself (codegen/cg_callvalue.c), no call. It checks the Lua
-** state, not kjit_lc_epoch as KlcSite does, which holds because code that
-** reads an upvalue through a registry reference is bound to its state:
-** never cached on disk, exported or shared with another state, and freed
-** with it; so no later state at the same address can meet a filled
-** cache. Its two words are written without atomics: two OS threads running
-** one such module would need two lua_States, which that binding excludes. */
+** upvalue itself (codegen/cg_callvalue.c), no call. A fill names its Lua
+** state and kjit_lc_epoch, as KlcSite does: a closing state bumps the
+** epoch (kjit_lc_watch_state), so a later state at the same address never
+** meets a filled cache. epoch is also the fill's sequence word (a
+** seqlock): a filler claims it (KLC_UPV_BUSY) before writing reg and cl and
+** publishes the epoch last (release); compiled code reads epoch, reg, cl
+** and epoch again and takes cl only where both reads of epoch agree with
+** kjit_lc_epoch, so that two threads filling one cache can never make a
+** reader take one state's closure for another's. A cache filled in this
+** epoch is not filled again (another state's fill is left: its reads take
+** the helper's path). */
+enum { KLC_UPV_BUSY = 0xffffffffu };
 typedef struct KlcUpvCache {
-  const void *reg;   /* the Lua state's global state (NULL: empty) */
+  const void *reg;   /* the Lua state's global state */
   const void *cl;    /* the closure the registry reference names */
+  uint32_t epoch;    /* kjit_lc_epoch when filled (0: empty; KLC_UPV_BUSY: being filled) */
 } KlcUpvCache;
+/* Makes sure L's state bumps kjit_lc_epoch when it closes (a sentinel's
+** __gc in its registry, made once): every cache that names a state by its
+** address needs it. */
+void kjit_lc_watch_state(lua_State *L);
 /* cache: the site's KlcUpvCache, or NULL */
 int32_t kjit_lc_getupv(lua_State *L, int32_t ref, int32_t n, int32_t dst, int64_t *out,
                        KlcUpvCache *cache);

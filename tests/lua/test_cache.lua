@@ -673,6 +673,34 @@ emit(kjit.jit(plain, {cache = true})(4))
   eq(#cache_files(d), 1, "nor after a third run")
 end)
 
+-- Whether numbers have a metatable changes compiled code (indexing or
+-- calling a number: Lua's error without one, its __index or __call with
+-- one; differences.md item 13), so it is part of the key: code cached
+-- without it is not reused with it (on the start it was: the second
+-- compile was a hit, and raised "attempt to index a number value").
+test("a number metatable is part of the key", function()
+  local d = fresh_dir()
+  kjit.cache_dir(d)
+  kjit.cache_stats(true)
+  -- (x(2) through __call would hold a trampoline: never on disk)
+  local function f(x, k) if k > 0 then return x.y end return x + 1 end
+  local ok, err = pcall(function()
+    local g1 = kjit.jit(f, {cache = true})
+    eq(g1(5, 0), 6, "without a metatable")
+    raises("attempt to index a number value (local 'x')", g1, 5, 1)
+    debug.setmetatable(0, { __index = function(n, key) return n * 10 end })
+    local g2 = kjit.jit(f, {cache = true})
+    eq(g2(5, 1), f(5, 1), "x.y through numbers' __index")
+    stats_eq(kjit.cache_stats(), { hits = 0, misses = 2, stores = 2 }, "two keys")
+    local g3 = kjit.jit(f, {cache = true})   -- with the metatable again: a hit
+    eq(g3(6, 1), 60, "the cached code with the metatable")
+    stats_eq(kjit.cache_stats(), { hits = 1, misses = 2, stores = 2 }, "a hit for the same")
+  end)
+  debug.setmetatable(0, nil)
+  kjit.cache_dir(false)   -- (the environment's directory again)
+  if not ok then error(err, 0) end
+end)
+
 -- How long a warm-cache first call takes in a fresh process, against a
 -- compile: printed only (speeds live in the benchmarks); what is checked is
 -- that the warm runs were cache hits and the others compiled.

@@ -246,3 +246,46 @@ test("an upvalue the callee only reads, changed by the interpreter: seen, as int
     for k = 1, 8 do scale = k; eq(g(t, 2), 3 * k, "scale " .. k) end
   end)
 end)
+
+-- A long-running program that makes closures of one function literal in a
+-- loop and drops them (callval.c's late closures, and the code's registry
+-- references released with it: jit.c release_refs). Each round makes a new
+-- closure and a new compiled caller that calls it through a table: past the
+-- first eight closures of the literal (KCV_MAXCLOSURES, counted forever),
+-- a closure compiles once called KCV_LATE_CALLS (2,000) times from one site;
+-- one called a few times stays interpreted. The registry does not grow:
+-- each caller's trampoline and its inline-cache entries go with its code.
+-- (On the start: 8 closures compiled, and the registry grew by one entry a
+-- round.)
+test("closures made and dropped in a loop keep compiling; the registry does not grow", function()
+  local function regsize() local n = 0 for _ in pairs(debug.getregistry()) do n = n + 1 end return n end
+  local function make(k)   -- worth compiling: an arithmetic loop
+    return function(n) local s = 0 for i = 1, n do s = s + i * k end return s end
+  end
+  local function rounds(calls, count)
+    local sizes, before = {}, compiled_count()
+    for round = 1, count do
+      local g = make(round)
+      local caller = kjit.jit(function(o, n, m)
+        local t = 0
+        for _ = 1, m do t = t + o.f(n) end
+        return t
+      end)
+      eq(caller({ f = g }, 10, calls), calls * 55 * round, "round " .. round)
+      caller, g = nil, nil
+      collectgarbage(); collectgarbage()
+      sizes[round] = regsize()
+    end
+    return compiled_count() - before, sizes
+  end
+  with_callees("leaves", nil, function()
+    -- closures called a few times: the first eight compile, the rest not
+    local n, sizes = rounds(3, 24)
+    eq(n <= 8, true, "closures compiled at a few calls each (" .. n .. ")")
+    eq(sizes[24], sizes[8], "registry entries after 8 and 24 rounds")
+    -- called 2,100 times each: every one compiles, late
+    n, sizes = rounds(2100, 12)
+    eq(n, 12, "late closures compiled")
+    eq(sizes[12], sizes[4], "registry entries after 4 and 12 rounds")
+  end)
+end)

@@ -7,7 +7,8 @@
 -- a value it captures has no Lua form (then it compiles with its maker, as
 -- before). The interpreted function is the specification: results with
 -- their subtypes, table state key by key, errors with file:line,
--- collections at every allocation. The bodies are main chunks (load), as
+-- collections at every allocation. The bodies are main chunks of files
+-- (load with an "@" chunk name, as loadfile names one), as
 -- kjit.jit(loadfile(p)) compiles a program.
 local T = require "tablediff"
 local G = require "gc_harness"
@@ -27,7 +28,7 @@ local function vecs(n)
   return t
 end
 
-local function chunk(src, name) return assert(load(src, "=" .. name)) end
+local function chunk(src, name) return assert(load(src, "@" .. name .. ".lua")) end
 
 -- the specializations a compile made (the root and each compiled literal)
 local function nspecs(j)
@@ -155,7 +156,7 @@ test("a literal left to the interpreter: writes to tables, captured locals, seve
     local a = scaled(es)
     SCALE = 3
     return a, scaled(es)
-  ]], "=globals", "t", env)), function() env.SCALE = 1; return vecs(3) end)
+  ]], "@globals.lua", "t", env)), function() env.SCALE = 1; return vecs(3) end)
   -- a repeat loop and a generic for, each calling a method
   T.check(chunk([[
     local es = ...
@@ -226,7 +227,7 @@ test("literals that cannot be real closures compile as before", function()
     local function fill(t) for i = 1, #t do a[i] = t[i]:dot(t[i]); r[i].x = a[i] * 2 end end
     fill(es)
     return a[1] + a[n], r[n].x
-  ]], "=arrays", "t", env)), function() return vecs(3), 3 end)
+  ]], "@arrays.lua", "t", env)), function() return vecs(3), 3 end)
 end)
 
 test("a literal left to the interpreter: every table it makes survives collections at each allocation", function()
@@ -245,4 +246,51 @@ test("a literal left to the interpreter: every table it makes survives collectio
   for _, mode in ipairs(G.modes) do
     G.with_gc(mode, function() T.check(body, function() return vecs(5), 4, Vec end) end)
   end
+end)
+
+-- A call that passes the literal a value with no Lua form (a kjit.struct
+-- layout read from a global): the literal compiles with its maker, as
+-- before the rule (with it, the call was refused: "a kjit.struct cannot be
+-- passed to a function value").
+test("a literal given a value with no Lua form compiles with its maker", function()
+  local env = setmetatable({ P = kjit.struct{ { "x", "f64" } }, kjit = kjit }, { __index = _G })
+  local body = assert(load([[
+    local es = ...
+    local function norms(t, layout)   -- left to the interpreter, but for its argument
+      local s = 0
+      for i = 1, #t do s = s + t[i]:dot(t[i]) end
+      return s
+    end
+    return norms(es, P)
+  ]], "@layout.lua", "t", env))
+  T.check(body, function() return vecs(4) end)
+  local j = kjit.jit(body)
+  j(vecs(2))
+  eq(nspecs(j), 2, "norms compiled with its maker")
+end)
+
+-- Only a file's main chunk (made once a run): a chunk load() made from a
+-- string may be called many times, and would make a closure at each call,
+-- so its literals compile with it (the same text as a file's chunk leaves
+-- the literal to the interpreter).
+test("a string chunk's literals compile with it; a file chunk's are left", function()
+  local src = [[
+    local es = ...
+    local function norms(t)
+      local s = 0
+      for i = 1, #t do s = s + t[i]:dot(t[i]) end
+      return s
+    end
+    return norms(es)
+  ]]
+  for _, name in ipairs({ "=generated", false }) do
+    local body = assert(load(src, name or nil))
+    T.check(body, function() return vecs(4) end)
+    local j = kjit.jit(body)
+    for _ = 1, 3 do j(vecs(2)) end
+    eq(nspecs(j), 2, "norms compiled with its maker (" .. tostring(name) .. ")")
+  end
+  local j = kjit.jit(assert(load(src, "@file.lua")))
+  j(vecs(2))
+  eq(nspecs(j), 1, "a file's chunk: norms left to the interpreter")
 end)

@@ -900,23 +900,14 @@ end)
 -- rows are the interpreter's where they cross chunk ends (inner trip
 -- counts 65535, 65536, 65537, 131073; steps 1 and -3), the inner loop is
 -- still vectorized (packed adds), and polls come as often as before.
-local function stencil2(n, m, A, B)
-  for i = 2, n - 1 do
-    for j = 2, m - 1 do
-      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1])
-    end
-  end
-end
+local K = require "stencil_kernels"   -- (shared with test_poll_rows.lua)
+local stencil2 = K.stencil
 local function stepped2(n, m, A, B)
   for i = 1, n do
     for j = m, 1, -3 do B[i][j] = A[i][j] * 2.0 + j end
   end
 end
-local function grid(n, m)
-  local A = kjit.zeros({ n, m }, "f64")
-  for i = 1, n do for j = 1, m do A[i][j] = (i * 7919 + j * 104729) % 1000003 / 7.0 end end
-  return A
-end
+local grid = K.grid
 
 test("strip-mined rows of a nest: the interpreter's elements across chunk ends", function()
   for _, m in ipairs({ 3, 65537, 65538, 65539, 131075 }) do

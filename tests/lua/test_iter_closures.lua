@@ -261,3 +261,31 @@ test("methods read to be called: Lua functions, C functions, callable tables, th
   T.check_error("attempt to call a number value", function(o) return o:f(1) end,
                 function() return { f = 1 } end)
 end)
+
+-- An upvalue's site cache (luacall.h KlcUpvCache) names its Lua state and
+-- kjit_lc_epoch, as the other caches do, read under its seqlock: the
+-- compiled read and write check the epoch (the IR's form), and a bumped
+-- epoch (kjit.testing.callees(mode) bumps it) empties every cache, which
+-- the next use fills again: the values stay the interpreter's throughout.
+-- (What the epoch adds cannot fail a test on its own: a later Lua state at
+-- a closed one's address; the IR's form fails on the start.)
+test("an upvalue's site cache checks kjit_lc_epoch; a bumped epoch refills it", function()
+  local n = 0
+  local function body(k) for i = 1, k do n = n + i * 0.5 end return n end
+  local f = require("kjit").jit(body)
+  f(1)
+  local ir = f:inspect("llvm")
+  truthy(ir:find("kcg.upv", 1, true), "a site cache in the IR")
+  truthy(ir:find("@kjit_lc_epoch", 1, true), "the site cache reads kjit_lc_epoch")
+  truthy(ir:find("fence acquire", 1, true), "the seqlock's fence")
+  local want, got = {}, {}
+  n = 0
+  for r = 1, 6 do want[r] = body(r); if r % 2 == 0 then n = n + 1 end end
+  n = 0
+  for r = 1, 6 do
+    if r == 3 or r == 5 then testing.callees(testing.callees()) end   -- (bumps the epoch)
+    got[r] = f(r)
+    if r % 2 == 0 then n = n + 1 end   -- (an interpreted write between calls)
+  end
+  for r = 1, 6 do eq(got[r], want[r], "call " .. r) end
+end)

@@ -121,3 +121,43 @@ test("index 0 says arrays are 1-based, interpreted and compiled alike", function
   local m = kjit.zeros({ 2, 2 })
   raises("index 0 out of bounds [1, 2] (kjit arrays are 1-based", function() return m[1][0] end)
 end)
+
+-- Names of any length come out whole, as Lua writes them (compiled
+-- messages were cut at about 90 characters: fixed buffers); only the chunk
+-- name is cut, by Lua's own rule (luaO_chunkid, LUA_IDSIZE), for both.
+test("long names in run-time messages: whole, as interpreted", function()
+  local N = string.rep("n", 150)
+  local src = ([[
+local FLOORN = math.floor
+local TBLN = {}
+local UPN = nil
+local function ok(x) return x end
+return function(a, d)
+  local LOCN = nil
+  if d == 1 then return FLOORN(a) end                 -- bad argument #1 to 'FLOORN'
+  if d == 2 then return a + TBLN.FIELDN end           -- arithmetic on a nil (field)
+  if d == 3 then return UPN + 1 end                   -- (upvalue)
+  if d == 4 then return LOCN .. "x" end               -- concatenate (local)
+  if d == 5 then return TBLN.FIELDN.x end             -- index (field)
+  if d == 6 then return TBLN.CALLN(a) end             -- call (field)
+  if d == 7 then return #LOCN end                     -- length (local)
+  if d == 8 then return TBLN:METHN(a) end             -- call (method)
+  if d == 9 then return math.floor(TBLN.FIELDN) end   -- bad argument, 'floor'
+  return ok(d)
+end
+]]):gsub("N([%s%.%(%):,=])", N .. "%1")
+  for _, chunk in ipairs({ "=" .. string.rep("c", 100), "@" .. string.rep("d/", 50) .. "f.lua" }) do
+    local f = assert(load(src, chunk))()
+    local g = kjit.jit(f)
+    for d = 1, 9 do
+      local a = d == 1 and "s" or 2
+      local ok1, e1 = pcall(f, a, d)
+      local ok2, e2 = pcall(g, a, d)
+      eq(ok1, false, "interpreted raises (" .. d .. ")")
+      eq(ok2, false, "compiled raises (" .. d .. ")")
+      eq(e2, e1, "case " .. d)
+      truthy(d == 9 or e1:find(N, 1, true), "the long name in case " .. d)
+    end
+    eq(g(2, 0), 0)
+  end
+end)

@@ -13,11 +13,8 @@
 local D = require "difftest"
 local kjit = D.kjit
 
-local function grid(n, m)
-  local A = kjit.zeros({ n, m }, "f64")
-  for i = 1, n do for j = 1, m do A[i][j] = (i * 7919 + j * 104729) % 1000003 / 7.0 end end
-  return A
-end
+local K = require "stencil_kernels"   -- (shared with test_interrupt_hooks.lua)
+local grid = K.grid
 
 -- the row's integers in every role: an index, arithmetic, a key, a value
 -- carried out of the inner loop and returned
@@ -81,13 +78,7 @@ test("rows of a nest through chunk-local copies: bounds errors at the interprete
 end)
 
 -- the form, at the full tier (the first tier's optnone code runs no passes)
-local function stencil(n, m, A, B)
-  for i = 2, n - 1 do
-    for j = 2, m - 1 do
-      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1])
-    end
-  end
-end
+local stencil = K.stencil
 local function rowsums(n, m, A, s)
   for i = 1, n do
     local acc = 0.0

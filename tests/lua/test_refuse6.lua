@@ -87,6 +87,33 @@ test("calling a string or a table without __call", function()
   check_error("attempt to call a table value (global 'G_REFUSE6')", glob, 1)
 end)
 
+-- A table whose __call cannot be called (a number, or a chain of __call
+-- ending in one) raises Lua's message: the type of the value that cannot
+-- be called, the callee named as the source names it (upvalue, local,
+-- field, method); before, the trampoline's parameter: "(local 'C2')". A
+-- chain ending in a function calls it.
+local C2 = setmetatable({}, { __call = 42 })
+local C3 = setmetatable({}, { __call = setmetatable({}, { __call = "no" }) })
+local C4 = setmetatable({}, { __call = setmetatable({}, { __call = function(_, _, a) return a * 2 end }) })
+local OBJ = { m = C2 }
+test("a __call that cannot be called: Lua's message and name", function()
+  local function up(x) if x > 0 then return C2(x) end return 0 end
+  local function chain(x) if x > 0 then return C3(x) + 1 end return 0 end
+  local function loc(x) local c = C2; if x > 0 then return c(x) end return 0 end
+  local function fld(x) if x > 0 then return OBJ.m(x) end return 0 end
+  local function meth(x) if x > 0 then return OBJ:m(x) end return 0 end
+  local function spread(x) if x > 0 then return math.max(C2(x)) end return 0 end
+  local function called(x) return C4(x) + 1 end
+  for _, f in ipairs({ up, chain, loc, fld, meth, spread }) do check(f, 0) end
+  check(called, 5)
+  check_error("attempt to call a number value (upvalue 'C2')", up, 1)
+  check_error("attempt to call a string value (upvalue 'C3')", chain, 1)
+  check_error("attempt to call a number value (local 'c')", loc, 1)
+  check_error("attempt to call a number value (field 'm')", fld, 1)
+  check_error("attempt to call a number value (method 'm')", meth, 1)
+  check_error("attempt to call a number value (upvalue 'C2')", spread, 1)
+end)
+
 -- A table reached through constant fields of a frozen table (M.cache)
 -- that the function writes into is read when it runs, as an upvalue's
 -- table is (before: "cannot index a table").
