@@ -1195,6 +1195,34 @@ static int phi_strs_boxable(KtySpec *sp, const KirInsn *v) {
   return 1;
 }
 
+/* Function, table and library-function constants (different ones: `local
+** f = c and g or h`, `local t = c and K or {}`, `f = math.abs` on one path)
+** meet at phi v, with nothing else than Lua values, numbers, booleans and
+** nil: each edge can box its value (cg_lua_box, cg_fn_boxconst) into the
+** phi's slot, which holds a Lua value. */
+static int phi_consts_boxable(KtySpec *sp, const KirInsn *v) {
+  int consts = 0;
+  for (int i = 0; i < v->nargs; i++) {
+    if (!edge_runs(sp, v->block, i)) continue;
+    Type t = sp->types[v->args[i]->id];
+    switch (t.kind) {
+    case T_FUNC: case T_TABLE:
+      if (t.ref <= 0) return 0;
+      consts++;
+      break;
+    case T_BUILTIN:
+      if (kty_builtin_valuename(t.ref) == NULL) return 0;
+      consts++;
+      break;
+    case T_LUA: case T_NIL: case T_BOOL: case T_MAYBE: case T_UNKNOWN:
+    case T_INT: case T_F64: case T_F32: case T_NUMBER:
+      break;
+    default: return 0;
+    }
+  }
+  return consts > 0;
+}
+
 static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Join J;
   memset(&J, 0, sizeof J);
@@ -1259,6 +1287,7 @@ static Type t_phi(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (r.kind == T_CONFLICT && !J.conflict && J.other.kind == T_STR && J.other.sub != T_NUMBER &&
       !S->kernel && phi_strs_boxable(sp, v))
     r = ty(T_LUA);
+  if (r.kind == T_CONFLICT && !S->kernel && phi_consts_boxable(sp, v)) r = ty(T_LUA);
   if (same && nk > 0 && k0.kind != T_UNKNOWN && !widened) *k = k0;
   /* a string that differs between paths becomes a Lua value (below);
   ** math.type's integer-or-float strings (sub T_NUMBER) have no such form */

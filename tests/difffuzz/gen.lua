@@ -552,7 +552,9 @@ local function table_stmt(ctx, d, t)
       elseif k == 3 then emit(ctx, "T[#T + 1] = " .. v)
       elseif k == 4 then emit(ctx, "T[" .. runtime_key() .. "] = " .. v)
       elseif k == 5 then emit(ctx, "T.sub.y = " .. v)
-      elseif k == 6 then emit(ctx, "T.list[" .. R(3) .. "].x = " .. v)
+      elseif k == 6 then
+        local i = (#ctx.loopvars > 0 and chance(0.5)) and ("(" .. pick(ctx.loopvars) .. " % #T.list + 1)") or tostring(R(3))
+        emit(ctx, "T.list[" .. i .. "].x = " .. v)
       elseif k == 7 then emit(ctx, "T." .. pick({ "y", "s", "k1", "sub", "f" }) .. " = nil")
       elseif k == 8 then emit(ctx, "T.s = \"v\" .. " .. v)
       elseif k == 9 then emit(ctx, "T.f = " .. gen_bool(ctx, 0))
@@ -562,8 +564,15 @@ local function table_stmt(ctx, d, t)
     end
     t[#t + 1] = function()   -- reads into a number
       local x = newname(ctx, "x")
-      local k = R(9)
+      local k = R(10)
       local e
+      if k == 10 then   -- a traversal (the table's own order, the same in both runs)
+        emit(ctx, "local " .. x .. " = 0")
+        local it = pick({ "pairs(T)", "ipairs(T)", "pairs(T.sub)", "ipairs(T.list)" })
+        emit(ctx, "for k, v in " .. it .. " do " .. x .. " = " .. x .. " + (type(v) == \"number\" and v or 1) + (type(k) == \"number\" and k or #k) end")
+        number_local(ctx, x)
+        return
+      end
       if k == 1 then e = "#T + (T[" .. runtime_key() .. "] or 0)"
       elseif k == 2 then e = "(T.sub.sub and T.sub.sub.y or 0) + T.sub.y"
       elseif k == 3 then e = "(type(T.s) == \"string\") and #T.s or 0"
@@ -1616,9 +1625,12 @@ function G.generate(id, F)
   ctx.rec, ctx.main, ctx.va = prog.rec, true, prog.va
   ctx.tc, ctx.cls, ctx.vmt = prog.tc, prog.cls, prog.vmt
   lines[#lines + 1] = "  local cnt = 0"
-  -- (a method the run may replace, put back: the checker calls the same
+  -- (a method the run may replace, set afresh: the checker calls the same
   -- closure interpreted and compiled)
-  if prog.cls then lines[#lines + 1] = "  Pt.scale = scale1" end
+  -- (by n: the method differs between calls of one compiled function)
+  -- (if/else: `c and scale1 or scale2` is refused, "function on one path
+  -- and function on another")
+  if prog.cls then lines[#lines + 1] = "  if n % 2 == 0 then Pt.scale = scale1 else Pt.scale = scale2 end" end
   -- (every run starts the generator afresh: the checker calls the same
   -- closure interpreted and compiled)
   if prog.fv then lines[#lines + 1] = "  s1 = " .. prog.fvseed end
