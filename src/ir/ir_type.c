@@ -348,6 +348,20 @@ static int raises_on(Type t) {
   return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
 }
 
+/* Has the strings' metatable the order metamethod event (a host's
+** debug.setmetatable may give one)? Read when compiling, as string_method
+** reads the strings' methods. */
+static int strings_order(KtySession *S, const char *event) {
+  lua_pushliteral(S->L, "");
+  int has = 0;
+  if (lua_getmetatable(S->L, -1)) {
+    has = lua_getfield(S->L, -1, event) != LUA_TNIL;
+    lua_pop(S->L, 2);
+  }
+  lua_pop(S->L, 1);
+  return has;
+}
+
 /* Does indexing or calling a value of type t raise Lua's type error
 ** whenever it runs, with no metamethod to consult? nil, booleans, numbers
 ** and numbers-or-nil (-false) do, numbers only while they have no
@@ -1587,6 +1601,16 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if ((ra.kind == T_MAYBE && (rb.kind == T_NIL || rb.kind == T_BOOL)) ||
       (rb.kind == T_MAYBE && (ra.kind == T_NIL || ra.kind == T_BOOL)))
     return ty(T_BOOL);
+  /* a string ordered with a number (or nil, a boolean, an array) raises
+  ** Lua's order error when it runs, unless strings have an __lt/__le: code
+  ** that does not run compiles (difffuzz, found/string-number-order-compile-error.lua) */
+  if (((ra.kind == T_STR && ra.sub != T_NUMBER && (isnum(rb) || raises_on(rb))) ||
+       (rb.kind == T_STR && rb.sub != T_NUMBER && (isnum(ra) || raises_on(ra)))) &&
+      !strings_order(S, v->op == KIR_LT ? "__lt" : "__le")) {
+    const char *t1 = ra.kind == T_STR ? "string" : objtypename(ra);
+    const char *t2 = rb.kind == T_STR ? "string" : objtypename(rb);
+    RAISE(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
+  }
   if (!isnum(a) || !isnum(b))
     REFUSE(S, sp, v, "attempt to compare %s with %s", luaname(a, b1, sizeof b1),
            luaname(b, b2, sizeof b2));
@@ -3159,6 +3183,14 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
         REFUSE(S, sp, v, "bad argument #%d to '%s' (number expected, got %s)", i + 1, name,
                luaname(args[i], tb, sizeof tb));
     return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
+  }
+  /* too few arguments for a library function: the function itself,
+  ** called when the code runs, raises its own message there (table.insert(t):
+  ** "wrong number of arguments to 'insert'"); code that does not run
+  ** compiles (difffuzz, found/too-few-arguments-compile-error.lua) */
+  if (n < row->minargs && row->rule != KTY_R_PRANGE && !S->kernel && kty_builtin_libname(id) != NULL) {
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    return t_luacall(S, sp, v, args, kargs, n);
   }
   if (n < row->minargs && row->rule != KTY_R_PRANGE)   /* prange: its own message */
     REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1, name,

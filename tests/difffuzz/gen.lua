@@ -625,8 +625,13 @@ local function table_stmt(ctx, d, t)
       local o = some_obj(ctx)
       if not o then return end
       local x = newname(ctx, "x")
-      local k = R(6)
-      if k == 1 then emit(ctx, "local " .. x .. " = " .. o .. ":len2()")
+      local k = R(7)
+      if k == 7 then   -- a function chosen when the code runs
+        local f = newname(ctx, "m")
+        emit(ctx, "local " .. f .. " = " .. gen_bool(ctx, 0) .. " and " .. pick({ "scale1", "Pt.len2", "math.max" }) ..
+             " or " .. pick({ "scale2", "Sub.len2", "Pt.scale" }))
+        emit(ctx, "local " .. x .. " = " .. f .. "(" .. o .. ", " .. gen_num(ctx, 0) .. ")")
+      elseif k == 1 then emit(ctx, "local " .. x .. " = " .. o .. ":len2()")
       elseif k == 2 then emit(ctx, "local " .. x .. " = " .. o .. ":move(" .. gen_num(ctx, 0) .. ").x")
       elseif k == 3 then emit(ctx, "local " .. x .. " = " .. o .. ":scale(" .. gen_num(ctx, 0) .. ")")
       elseif k == 4 then
@@ -712,7 +717,8 @@ local function table_stmt(ctx, d, t)
       local x = newname(ctx, "x")
       local k = R(6)
       local pos = pick({ "1", "#" .. l, "#" .. l .. " + 1", "2", "0", "#" .. l .. " + 2" })
-      if k == 1 then emit(ctx, "table.insert(" .. l .. ", " .. gen_num(ctx, d) .. ")")
+      if k == 1 then   -- (now and then without its value: "wrong number of arguments")
+        emit(ctx, "table.insert(" .. l .. (chance(0.9) and (", " .. gen_num(ctx, d)) or "") .. ")")
         emit(ctx, "local " .. x .. " = #" .. l)
       elseif k == 2 then emit(ctx, "table.insert(" .. l .. ", " .. pos .. ", " .. gen_num(ctx, d) .. ")")
         emit(ctx, "local " .. x .. " = #" .. l)
@@ -734,8 +740,11 @@ local function table_stmt(ctx, d, t)
     t[#t + 1] = function()
       local x = newname(ctx, "x")
       local v = mixed_value(ctx)
-      local k = R(9)
-      if k == 1 then emit(ctx, "local " .. x .. " = tonumber(" .. v .. ") or -1")
+      local k = R(10)
+      if k == 10 then   -- a string ordered with a value of any type (raises unless a string)
+        emit(ctx, "local " .. x .. " = (" .. ((ctx.tab and chance(0.5)) and "T.s" or "\"10\"") .. " " .. pick({ "<", ">=" }) .. " " ..
+             mixed_value(ctx) .. ") and 1 or 0")
+      elseif k == 1 then emit(ctx, "local " .. x .. " = tonumber(" .. v .. ") or -1")
       elseif k == 2 then
         emit(ctx, "local " .. x .. " = tonumber(" .. pick({ "\"ff\"", "\"z\"", "\"8\"", "\" 11 \"", "\"\"", "\"7fffffffffffffff\"" }) ..
              ", " .. pick({ "16", "36", "8", "2", "10" }) .. ") or -1")
@@ -1628,9 +1637,10 @@ function G.generate(id, F)
   -- (a method the run may replace, set afresh: the checker calls the same
   -- closure interpreted and compiled)
   -- (by n: the method differs between calls of one compiled function)
-  -- (if/else: `c and scale1 or scale2` is refused, "function on one path
-  -- and function on another")
-  if prog.cls then lines[#lines + 1] = "  if n % 2 == 0 then Pt.scale = scale1 else Pt.scale = scale2 end" end
+  if prog.cls then
+    lines[#lines + 1] = chance(0.5) and "  Pt.scale = (n % 2 == 0) and scale1 or scale2" or
+                        "  if n % 2 == 0 then Pt.scale = scale1 else Pt.scale = scale2 end"
+  end
   -- (every run starts the generator afresh: the checker calls the same
   -- closure interpreted and compiled)
   if prog.fv then lines[#lines + 1] = "  s1 = " .. prog.fvseed end
