@@ -740,8 +740,11 @@ local function table_stmt(ctx, d, t)
     t[#t + 1] = function()
       local x = newname(ctx, "x")
       local v = mixed_value(ctx)
-      local k = R(10)
-      if k == 10 then   -- a string ordered with a value of any type (raises unless a string)
+      local k = R(11)
+      if k == 11 then   -- arithmetic on a value of any type (strings convert; // and % by 0)
+        emit(ctx, "local " .. x .. " = " .. mixed_value(ctx) .. " " .. pick({ "+", "-", "*", "/", "//", "%", "^" }) .. " " ..
+             pick({ gen_num(ctx, 0), "0", "\"0\"", "\"2\"", "n" }))
+      elseif k == 10 then   -- a string ordered with a value of any type (raises unless a string)
         emit(ctx, "local " .. x .. " = (" .. ((ctx.tab and chance(0.5)) and "T.s" or "\"10\"") .. " " .. pick({ "<", ">=" }) .. " " ..
              mixed_value(ctx) .. ") and 1 or 0")
       elseif k == 1 then emit(ctx, "local " .. x .. " = tonumber(" .. v .. ") or -1")
