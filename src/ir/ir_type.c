@@ -899,6 +899,18 @@ static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j)
   return k;
 }
 
+/* The constant of result j of v where v is a select(i, ...) done by
+** compiled code (KTY_SELECT_FROM): its list's value (a string, a known
+** function or table: `select(2, "a", "b")` is "b", returned or measured as
+** a constant is); else none. */
+static KtyConst select_const(const KtySpec *sp, const KirInsn *v, int j) {
+  KtyConst k;
+  memset(&k, 0, sizeof k);
+  if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM)
+    k = list_const(sp, v, 2, sp->varop[v->id] - KTY_SELECT_FROM + j);
+  return k;
+}
+
 /* A call of assert compiled code computes: it returns all its arguments
 ** (luaB_assert), the first as the call's value. */
 static int assert_call(const KtySpec *sp, const KirInsn *v) {
@@ -1094,6 +1106,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
         memset(&kout[n], 0, sizeof kout[n]);
         if (j == 0) kout[n] = sp->consts[c->id];
         else if (assert_call(sp, c)) kout[n] = list_const(sp, c, 1, j);   /* assert(x, "m") */
+        else kout[n] = select_const(sp, c, j);
       }
       out[n++] = result_of(sp, c, j);
     }
@@ -3603,6 +3616,7 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   sp->varop[v->id] = KTY_SELECT_FROM + (int)(i - 1);
   *r = result_of(sp, v, 0);
   if (i - 1 >= m) k->kind = T_NIL;
+  else *k = select_const(sp, v, 0);
   return 1;
 }
 
@@ -4268,6 +4282,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_RESULT:
     if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
     if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(sp, v->args[0], 1, v->aux);
+    else if (v->aux > 0) *k = select_const(sp, v->args[0], v->aux);
     return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
