@@ -348,6 +348,25 @@ static int raises_on(Type t) {
   return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
 }
 
+/* Has a value of type t no arithmetic or order metamethod (nil, a
+** boolean, a known Lua or library function: functions have a metatable
+** only where a host's debug.setmetatable gives them one, not looked at)? */
+static int no_arith_meta(Type t) {
+  return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_FUNC ||
+         (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) != NULL);
+}
+
+/* luaL_typename of a value of type t, for the kinds no_arith_meta and
+** numbers. */
+static const char *lua_typename_of(Type t) {
+  switch (t.kind) {
+  case T_NIL: return "nil";
+  case T_BOOL: return "boolean";
+  case T_FUNC: case T_BUILTIN: return "function";
+  default: return "number";
+  }
+}
+
 /* Has the strings' metatable the order metamethod event (a host's
 ** debug.setmetatable may give one)? Read when compiling, as string_method
 ** reads the strings' methods. */
@@ -1370,6 +1389,14 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** own error; Lua's arithmetic does both, as for a Lua value */
   int stra = a.kind == T_STR && a.sub != T_NUMBER && sp->consts[x->id].kind == T_STR,
       strb = b.kind == T_STR && b.sub != T_NUMBER && sp->consts[y->id].kind == T_STR;
+  /* ... with nil, a boolean or a known function, which have no metamethod:
+  ** the string library's runs and raises its own words (lstrlib.c trymt),
+  ** when the operation runs (difffuzz, found/string-arith-bool-message.lua) */
+  if (stra != strb && v->nargs == 2 && !S->kernel && !isbitwise(v->op) &&
+      (no_arith_meta(stra ? b : a))) {
+    RAISE(S, sp, v, -1, "attempt to %s a '%s' with a '%s'", kir_opname[v->op],
+          stra ? "string" : lua_typename_of(a), strb ? "string" : lua_typename_of(b));
+  }
   if ((stra || strb) && v->nargs == 2 && !S->kernel && (stra || isnum(a) || islua(a)) &&
       (strb || isnum(b) || islua(b))) {
     if (!isbitwise(v->op)) return ty(T_LUA);
@@ -1401,6 +1428,14 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a %s value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
             objtypename(sp->types[bad->id]));
+    /* a known function (Lua's or a library's) with a number, nil, a
+    ** boolean or another: no metamethod, Lua's error when it runs
+    ** (difffuzz, found/function-arith-compile-error.lua) */
+    Type ta = sp->types[x->id], tb2 = sp->types[y->id];
+    if (!S->kernel && (no_arith_meta(ta) || isnum(ta)) && (no_arith_meta(tb2) || isnum(tb2)) &&
+        (sp->types[bad->id].kind == T_FUNC || sp->types[bad->id].kind == T_BUILTIN))
+      RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a function value",
+            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on");
     REFUSE(S, sp, v, "attempt to %s a %s value%s",
            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
            luaname(sp->types[bad->id], tb, sizeof tb), describe(sp, bad, db, sizeof db));
@@ -1477,9 +1512,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (raises_on(a) && a.kind == T_BUF && a.dtype != KJIT_RECORD && v->op == KIR_UNM)   /* buffer.c's __unm */
     RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
           KJIT_HINT_ARRAY_ARITH);
-  if (raises_on(a))
+  if (raises_on(a) || ((a.kind == T_FUNC || a.kind == T_BUILTIN) && no_arith_meta(a) && !S->kernel))
     RAISE(S, sp, v, 0, "attempt to %s a %s value", v->op == KIR_UNM ? "perform arithmetic on"
-          : "perform bitwise operation on", objtypename(a));
+          : "perform bitwise operation on", raises_on(a) ? objtypename(a) : "function");
   if (!isnum(a))
     REFUSE(S, sp, v, "attempt to %s a %s value%s", v->op == KIR_UNM ? "perform arithmetic on"
            : "perform bitwise operation on", luaname(a, tb, sizeof tb),
@@ -1617,11 +1652,17 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   /* a string ordered with a number (or nil, a boolean, an array) raises
   ** Lua's order error when it runs, unless strings have an __lt/__le: code
   ** that does not run compiles (difffuzz, found/string-number-order-compile-error.lua) */
-  if (((ra.kind == T_STR && ra.sub != T_NUMBER && (isnum(rb) || raises_on(rb))) ||
-       (rb.kind == T_STR && rb.sub != T_NUMBER && (isnum(ra) || raises_on(ra)))) &&
-      !strings_order(S, v->op == KIR_LT ? "__lt" : "__le")) {
-    const char *t1 = ra.kind == T_STR ? "string" : objtypename(ra);
-    const char *t2 = rb.kind == T_STR ? "string" : objtypename(rb);
+  /* ... and a known function ordered with a string, a number, nil, a
+  ** boolean or a function (functions have no __lt/__le) */
+  int fa = ra.kind == T_FUNC || (ra.kind == T_BUILTIN && kty_builtin_libname(ra.ref) != NULL),
+      fb = rb.kind == T_FUNC || (rb.kind == T_BUILTIN && kty_builtin_libname(rb.ref) != NULL);
+  int sa = ra.kind == T_STR && ra.sub != T_NUMBER, sb = rb.kind == T_STR && rb.sub != T_NUMBER;
+  if (!S->kernel && (((sa || fa) && (isnum(rb) || raises_on(rb) || fb || (fa && sb))) ||
+                     ((sb || fb) && (isnum(ra) || raises_on(ra) || fa || (fb && sa)))) &&
+      ((!sa && !sb) || !strings_order(S, v->op == KIR_LT ? "__lt" : "__le"))) {
+    const char *t1 = sa ? "string" : fa ? "function" : objtypename(ra);
+    const char *t2 = sb ? "string" : fb ? "function" : objtypename(rb);
+    if (strcmp(t1, t2) == 0) RAISE(S, sp, v, -1, "attempt to compare two %s values", t1);
     RAISE(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
   }
   if (!isnum(a) || !isnum(b))

@@ -637,3 +637,33 @@ test("a string ordered with a number, too few arguments: raised where they run",
   D.check_error("bad argument #1 to 'assert' (value expected)", assert_none, 101)
   D.check_error("bad argument #1 to 'max' (value expected)", max_none, 101)
 end)
+
+-- difffuzz (session 19, the dynamic family; found/function-arith-compile-error.lua,
+-- found/string-arith-bool-message.lua): arithmetic or an order comparison
+-- on a known function (math.abs, a local function) was a compile error
+-- where the code does not run; a constant string with nil or a boolean
+-- said "attempt to perform arithmetic on a boolean value" where the string
+-- library's metamethod says "attempt to idiv a 'boolean' with a 'string'"
+local function g_fn() end
+local function fn_add(a) if a > 100 then return math.abs + a end return a end
+local function fn_unm(a) if a > 100 then return -g_fn end return a end
+local function fn_lt(a) if a > 100 then return "10" < math.abs end return a end
+local function fn_le(a) if a > 100 then return a <= g_fn end return a end
+local function fn_two(a) if a > 100 then return math.abs < math.max end return a end
+local function str_bool(a) local b = a > 1; if a > 100 then return b // "2" end return a end
+local function str_nil(a) local z; if a > 100 then return "2" - z end return a end
+local function str_fn(a) if a > 100 then return "2" * math.abs end return a end
+
+test("arithmetic and order on known functions; a string with nil or a boolean", function()
+  for _, f in ipairs({ fn_add, fn_unm, fn_lt, fn_le, fn_two, str_bool, str_nil, str_fn }) do
+    D.cases(f, {1}, {2.5})
+  end
+  D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_add, 101)
+  D.check_error("attempt to perform arithmetic on a function value (upvalue 'g_fn')", fn_unm, 101)
+  D.check_error("attempt to compare string with function", fn_lt, 101)
+  D.check_error("attempt to compare number with function", fn_le, 101)
+  D.check_error("attempt to compare two function values", fn_two, 101)
+  D.check_error("attempt to idiv a 'boolean' with a 'string'", str_bool, 101)
+  D.check_error("attempt to sub a 'string' with a 'nil'", str_nil, 101)
+  D.check_error("attempt to mul a 'string' with a 'function'", str_fn, 101)
+end)
