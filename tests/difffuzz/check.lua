@@ -340,7 +340,10 @@ end
 -- Compile errors for constructs kjit documents as not compiled.
 local UNSUPPORTED = { "not supported in compiled code", "is not supported", "holds both", "mixes",
                       "must return the same number of values", "elsewhere", "cannot ",
-                      "define it first", "initialize it", "one type" }
+                      "define it first", "initialize it", "one type",
+                      -- a table the function writes, read frozen by a callee
+                      -- (docs/guide/table-speed.md)
+                      "pass the table as an argument" }
 local INTERNAL = { "internal error", "invalid LLVM module", "LLVM optimizer", "LLVM ERROR" }
 function C.is_internal(m)
   for _, p in ipairs(INTERNAL) do if m:find(p, 1, true) then return true end end
