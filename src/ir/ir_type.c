@@ -1431,8 +1431,10 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     /* a known function (Lua's or a library's) with a number, nil, a
     ** boolean or another: no metamethod, Lua's error when it runs
     ** (difffuzz, found/function-arith-compile-error.lua) */
+    /* (a number-or-nil after a function first: Lua names the function) */
     Type ta = sp->types[x->id], tb2 = sp->types[y->id];
-    if (!S->kernel && (no_arith_meta(ta) || isnum(ta)) && (no_arith_meta(tb2) || isnum(tb2)) &&
+    if (!S->kernel && (no_arith_meta(ta) || isnum(ta)) &&
+        (no_arith_meta(tb2) || isnum(tb2) || (bad == x && tb2.kind == T_MAYBE)) &&
         (sp->types[bad->id].kind == T_FUNC || sp->types[bad->id].kind == T_BUILTIN))
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a function value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on");

@@ -653,9 +653,11 @@ local function fn_two(a) if a > 100 then return math.abs < math.max end return a
 local function str_bool(a) local b = a > 1; if a > 100 then return b // "2" end return a end
 local function str_nil(a) local z; if a > 100 then return "2" - z end return a end
 local function str_fn(a) if a > 100 then return "2" * math.abs end return a end
+-- (difffuzz program 1291: a function first, a number-or-nil second)
+local function fn_maybe(a) local z = a > 1 and a or nil; if a > 100 then return math.abs ^ z end return a end
 
 test("arithmetic and order on known functions; a string with nil or a boolean", function()
-  for _, f in ipairs({ fn_add, fn_unm, fn_lt, fn_le, fn_two, str_bool, str_nil, str_fn }) do
+  for _, f in ipairs({ fn_add, fn_unm, fn_lt, fn_le, fn_two, str_bool, str_nil, str_fn, fn_maybe }) do
     D.cases(f, {1}, {2.5})
   end
   D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_add, 101)
@@ -666,4 +668,5 @@ test("arithmetic and order on known functions; a string with nil or a boolean", 
   D.check_error("attempt to idiv a 'boolean' with a 'string'", str_bool, 101)
   D.check_error("attempt to sub a 'string' with a 'nil'", str_nil, 101)
   D.check_error("attempt to mul a 'string' with a 'function'", str_fn, 101)
+  D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_maybe, 101)
 end)
