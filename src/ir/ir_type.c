@@ -350,6 +350,39 @@ static int raises_on(Type t) {
   return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
 }
 
+/* Has a value of type t no arithmetic or order metamethod (nil, a
+** boolean, a known Lua or library function: functions have a metatable
+** only where a host's debug.setmetatable gives them one, not looked at)? */
+static int no_arith_meta(Type t) {
+  return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_FUNC ||
+         (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) != NULL);
+}
+
+/* luaL_typename of a value of type t, for the kinds no_arith_meta and
+** numbers. */
+static const char *lua_typename_of(Type t) {
+  switch (t.kind) {
+  case T_NIL: return "nil";
+  case T_BOOL: return "boolean";
+  case T_FUNC: case T_BUILTIN: return "function";
+  default: return "number";
+  }
+}
+
+/* Has the strings' metatable the order metamethod event (a host's
+** debug.setmetatable may give one)? Read when compiling, as string_method
+** reads the strings' methods. */
+static int strings_order(KtySession *S, const char *event) {
+  lua_pushliteral(S->L, "");
+  int has = 0;
+  if (lua_getmetatable(S->L, -1)) {
+    has = lua_getfield(S->L, -1, event) != LUA_TNIL;
+    lua_pop(S->L, 2);
+  }
+  lua_pop(S->L, 1);
+  return has;
+}
+
 /* Does indexing or calling a value of type t raise Lua's type error
 ** whenever it runs, with no metamethod to consult? nil, booleans, numbers
 ** and numbers-or-nil (-false) do, numbers only while they have no
@@ -887,6 +920,18 @@ static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j)
   return k;
 }
 
+/* The constant of result j of v where v is a select(i, ...) done by
+** compiled code (KTY_SELECT_FROM): its list's value (a string, a known
+** function or table: `select(2, "a", "b")` is "b", returned or measured as
+** a constant is); else none. */
+static KtyConst select_const(const KtySpec *sp, const KirInsn *v, int j) {
+  KtyConst k;
+  memset(&k, 0, sizeof k);
+  if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM)
+    k = list_const(sp, v, 2, sp->varop[v->id] - KTY_SELECT_FROM + j);
+  return k;
+}
+
 /* A call of assert compiled code computes: it returns all its arguments
 ** (luaB_assert), the first as the call's value. */
 static int assert_call(const KtySpec *sp, const KirInsn *v) {
@@ -1082,6 +1127,7 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
         memset(&kout[n], 0, sizeof kout[n]);
         if (j == 0) kout[n] = sp->consts[c->id];
         else if (assert_call(sp, c)) kout[n] = list_const(sp, c, 1, j);   /* assert(x, "m") */
+        else kout[n] = select_const(sp, c, j);
       }
       out[n++] = result_of(sp, c, j);
     }
@@ -1197,6 +1243,34 @@ static int phi_strs_boxable(KtySpec *sp, const KirInsn *v) {
   return 1;
 }
 
+/* Function, table and library-function constants (different ones: `local
+** f = c and g or h`, `local t = c and K or {}`, `f = math.abs` on one path)
+** meet at phi v, with nothing else than Lua values, numbers, booleans and
+** nil: each edge can box its value (cg_lua_box, cg_fn_boxconst) into the
+** phi's slot, which holds a Lua value. */
+static int phi_consts_boxable(KtySpec *sp, const KirInsn *v) {
+  int consts = 0;
+  for (int i = 0; i < v->nargs; i++) {
+    if (!edge_runs(sp, v->block, i)) continue;
+    Type t = sp->types[v->args[i]->id];
+    switch (t.kind) {
+    case T_FUNC: case T_TABLE:
+      if (t.ref <= 0) return 0;
+      consts++;
+      break;
+    case T_BUILTIN:
+      if (kty_builtin_valuename(t.ref) == NULL) return 0;
+      consts++;
+      break;
+    case T_LUA: case T_NIL: case T_BOOL: case T_MAYBE: case T_UNKNOWN:
+    case T_INT: case T_F64: case T_F32: case T_NUMBER:
+      break;
+    default: return 0;
+    }
+  }
+  return consts > 0;
+}
+
 /* A phi's type from the join of what reaches it: join_result, and a Lua
 ** value where numbers, booleans, nil and constant strings have no native
 ** type in common (see t_phi). */
@@ -1216,6 +1290,9 @@ static Type phi_join(KtySession *S, KtySpec *sp, const KirInsn *v, Join *J) {
   if (r.kind == T_CONFLICT && !J->conflict && J->other.kind == T_STR && J->other.sub != T_NUMBER &&
       !S->kernel && phi_strs_boxable(sp, v))
     r = ty(T_LUA);
+  /* ... and different function, table or library-function constants
+  ** (phi_consts_boxable) */
+  if (r.kind == T_CONFLICT && !S->kernel && phi_consts_boxable(sp, v)) r = ty(T_LUA);
   return r;
 }
 
@@ -1377,6 +1454,14 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** own error; Lua's arithmetic does both, as for a Lua value */
   int stra = a.kind == T_STR && a.sub != T_NUMBER && sp->consts[x->id].kind == T_STR,
       strb = b.kind == T_STR && b.sub != T_NUMBER && sp->consts[y->id].kind == T_STR;
+  /* ... with nil, a boolean or a known function, which have no metamethod:
+  ** the string library's runs and raises its own words (lstrlib.c trymt),
+  ** when the operation runs (difffuzz, found/string-arith-bool-message.lua) */
+  if (stra != strb && v->nargs == 2 && !S->kernel && !isbitwise(v->op) &&
+      (no_arith_meta(stra ? b : a))) {
+    RAISE(S, sp, v, -1, "attempt to %s a '%s' with a '%s'", kir_opname[v->op],
+          stra ? "string" : lua_typename_of(a), strb ? "string" : lua_typename_of(b));
+  }
   if ((stra || strb) && v->nargs == 2 && !S->kernel && (stra || isnum(a) || islua(a)) &&
       (strb || isnum(b) || islua(b))) {
     if (!isbitwise(v->op)) return ty(T_LUA);
@@ -1408,6 +1493,16 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a %s value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
             objtypename(sp->types[bad->id]));
+    /* a known function (Lua's or a library's) with a number, nil, a
+    ** boolean or another: no metamethod, Lua's error when it runs
+    ** (difffuzz, found/function-arith-compile-error.lua) */
+    /* (a number-or-nil after a function first: Lua names the function) */
+    Type ta = sp->types[x->id], tb2 = sp->types[y->id];
+    if (!S->kernel && (no_arith_meta(ta) || isnum(ta)) &&
+        (no_arith_meta(tb2) || isnum(tb2) || (bad == x && tb2.kind == T_MAYBE)) &&
+        (sp->types[bad->id].kind == T_FUNC || sp->types[bad->id].kind == T_BUILTIN))
+      RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a function value",
+            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on");
     REFUSE(S, sp, v, "attempt to %s a %s value%s",
            isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
            luaname(sp->types[bad->id], tb, sizeof tb), describe(sp, bad, db, sizeof db));
@@ -1484,9 +1579,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (raises_on(a) && a.kind == T_BUF && a.dtype != KJIT_RECORD && v->op == KIR_UNM)   /* buffer.c's __unm */
     RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
           KJIT_HINT_ARRAY_ARITH);
-  if (raises_on(a))
+  if (raises_on(a) || ((a.kind == T_FUNC || a.kind == T_BUILTIN) && no_arith_meta(a) && !S->kernel))
     RAISE(S, sp, v, 0, "attempt to %s a %s value", v->op == KIR_UNM ? "perform arithmetic on"
-          : "perform bitwise operation on", objtypename(a));
+          : "perform bitwise operation on", raises_on(a) ? objtypename(a) : "function");
   if (!isnum(a))
     REFUSE(S, sp, v, "attempt to %s a %s value%s", v->op == KIR_UNM ? "perform arithmetic on"
            : "perform bitwise operation on", luaname(a, tb, sizeof tb),
@@ -1621,6 +1716,22 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if ((ra.kind == T_MAYBE && (rb.kind == T_NIL || rb.kind == T_BOOL)) ||
       (rb.kind == T_MAYBE && (ra.kind == T_NIL || ra.kind == T_BOOL)))
     return ty(T_BOOL);
+  /* a string ordered with a number (or nil, a boolean, an array) raises
+  ** Lua's order error when it runs, unless strings have an __lt/__le: code
+  ** that does not run compiles (difffuzz, found/string-number-order-compile-error.lua) */
+  /* ... and a known function ordered with a string, a number, nil, a
+  ** boolean or a function (functions have no __lt/__le) */
+  int fa = ra.kind == T_FUNC || (ra.kind == T_BUILTIN && kty_builtin_libname(ra.ref) != NULL),
+      fb = rb.kind == T_FUNC || (rb.kind == T_BUILTIN && kty_builtin_libname(rb.ref) != NULL);
+  int sa = ra.kind == T_STR && ra.sub != T_NUMBER, sb = rb.kind == T_STR && rb.sub != T_NUMBER;
+  if (!S->kernel && (((sa || fa) && (isnum(rb) || raises_on(rb) || fb || (fa && sb))) ||
+                     ((sb || fb) && (isnum(ra) || raises_on(ra) || fa || (fb && sa)))) &&
+      ((!sa && !sb) || !strings_order(S, v->op == KIR_LT ? "__lt" : "__le"))) {
+    const char *t1 = sa ? "string" : fa ? "function" : objtypename(ra);
+    const char *t2 = sb ? "string" : fb ? "function" : objtypename(rb);
+    if (strcmp(t1, t2) == 0) RAISE(S, sp, v, -1, "attempt to compare two %s values", t1);
+    RAISE(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
+  }
   if (!isnum(a) || !isnum(b))
     REFUSE(S, sp, v, "attempt to compare %s with %s", luaname(a, b1, sizeof b1),
            luaname(b, b2, sizeof b2));
@@ -3194,6 +3305,14 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
                luaname(args[i], tb, sizeof tb));
     return ty(d == KJIT_F32 ? T_F32 : d == KJIT_F64 ? T_F64 : T_INT);
   }
+  /* too few arguments for a library function: the function itself,
+  ** called when the code runs, raises its own message there (table.insert(t):
+  ** "wrong number of arguments to 'insert'"); code that does not run
+  ** compiles (difffuzz, found/too-few-arguments-compile-error.lua) */
+  if (n < row->minargs && row->rule != KTY_R_PRANGE && !S->kernel && kty_builtin_libname(id) != NULL) {
+    for (int i = 0; i < n; i++) if (args[i].kind == T_UNKNOWN) return args[i];
+    return t_luacall(S, sp, v, args, kargs, n);
+  }
   if (n < row->minargs && row->rule != KTY_R_PRANGE)   /* prange: its own message */
     REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1, name,
            row->rule == KTY_R_ERROR ? "message" :
@@ -3602,6 +3721,7 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   sp->varop[v->id] = KTY_SELECT_FROM + (int)(i - 1);
   *r = result_of(sp, v, 0);
   if (i - 1 >= m) k->kind = T_NIL;
+  else *k = select_const(sp, v, 0);
   return 1;
 }
 
@@ -4267,6 +4387,7 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_RESULT:
     if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
     if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(sp, v->args[0], 1, v->aux);
+    else if (v->aux > 0) *k = select_const(sp, v->args[0], v->aux);
     return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);

@@ -27,6 +27,7 @@
 #include "lauxlib.h"
 #include "backend/cpu.h"
 #include "common/karray.h"
+#include "host/record.h"   /* (KREC_ARRAY_MT only) */
 
 /* ---- Reading a dump (ldump.c's format) ------------------------------------ */
 
@@ -207,7 +208,9 @@ void kjit_lc_mkpush_arg(lua_State *L, int32_t i, int64_t data) {
   int top = lua_gettop(L) - 1;   /* (the maker is on top) */
   for (int pass = 0; pass < 2; pass++)
     for (int idx = pass == 0 ? 2 + i : 1; idx <= (pass == 0 ? 2 + i : top) && idx <= top; idx++) {
+      /* (an array of records has a metatable of its own, host/record.h) */
       const KBuffer *b = luaL_testudata(L, idx, KB_METATABLE);
+      if (b == NULL) b = luaL_testudata(L, idx, KREC_ARRAY_MT);
       if (b && (int64_t)(intptr_t)b->data == data) {
         lua_pushvalue(L, idx);
         return;

@@ -132,7 +132,12 @@ int32_t kjit_ls_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t ds
   lua_pushvalue(L, a);
   lua_pushvalue(L, unary ? a : b);
   if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
-    if (lua_type(L, -1) == LUA_TSTRING) kjit_lv_raise(L, lua_tostring(L, -1), chunk, line);
+    /* (an integer // or % by zero once the strings converted is raised by
+    ** the VM's luaG_runerror inside the C metamethod: no position, as
+    ** interpreted; found/string-idiv-zero-position.lua) */
+    const char *m = lua_tostring(L, -1);
+    if (m && strcmp(m, "attempt to perform 'n%0'") != 0 && strcmp(m, "attempt to divide by zero") != 0)
+      kjit_lv_raise(L, m, chunk, line);
     lua_error(L);
   }
   lua_replace(L, dst);   /* the result: compiled code reads it from the slot */

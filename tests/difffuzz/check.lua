@@ -6,7 +6,9 @@
 --
 -- Classes of one case:
 --   same         results (count, values, subtypes: NaN == NaN, -0.0 ~= 0.0)
---                and arrays after the call equal, or both raised the same
+--                and arrays and Lua tables after the call equal (tables key
+--                by key, metatables and aliasing included: C.state), or
+--                both raised the same
 --                message (file:line included; Lua 5.4.4's stale line for
 --                integer // and % by zero and a NaN's sign in messages
 --                aside: README, Differences 9. and 10.) with equal arrays;
@@ -40,6 +42,9 @@ local function same_snapshot(a, b)
 end
 
 function C.same_value(a, b)
+  if type(a) == "table" and a.lua or type(b) == "table" and b.lua then
+    return type(a) == "table" and type(b) == "table" and a.lua == b.lua
+  end
   if type(a) == "table" or type(b) == "table" then return same_snapshot(a, b) end
   if math.type(a) ~= math.type(b) then return false end
   if math.type(a) == "float" then
@@ -64,6 +69,7 @@ function C.same_error(im, cm)
 end
 
 function C.fmt(v)
+  if type(v) == "table" and v.lua then return v.lua end
   if type(v) == "table" and v.arr then
     local e = {}
     for k, x in ipairs(v.flat) do e[k] = C.fmt(x) end
@@ -107,22 +113,48 @@ local function flatten_records(a, v)
   return out
 end
 
+-- A Lua table argument from its spec { luatable = data, alias = { {key,
+-- other key}, ... } }: data is a tree of numbers, strings, booleans, plain
+-- tables and array specs, built afresh for each run (keys set in sorted
+-- order, C.sorted_keys_any, so that both runs and a reproducer build the
+-- same table); then t[key] = t[other key] for each alias (two names for
+-- one value).
+local function make_array(kjit, v)
+  local a = kjit.zeros(#v.shape == 1 and v.shape[1] or v.shape, v.dtype)
+  local k = 0
+  local function fill(x, d)
+    for j = 1, v.shape[d] do
+      if d == #v.shape then k = k + 1; x[j] = v.vals[k] else fill(x[j], d + 1) end
+    end
+  end
+  fill(a, 1)
+  return a
+end
+
+local function make_data(kjit, d)
+  if type(d) ~= "table" then return d end
+  if d.array then return make_array(kjit, d) end
+  local t = {}
+  for _, k in ipairs(C.sorted_keys_any(d)) do t[k] = make_data(kjit, d[k]) end
+  return t
+end
+
+local function make_luatable(kjit, v)
+  local t = make_data(kjit, v.luatable)
+  for _, a in ipairs(v.alias or {}) do t[a[1]] = t[a[2]] end
+  return t
+end
+
 function C.make_args(kjit, spec)
   local t = { n = spec.n }
   for i = 1, spec.n do
     local v = spec[i]
-    if type(v) == "table" and v.record then
+    if type(v) == "table" and v.luatable then
+      v = make_luatable(kjit, v)
+    elseif type(v) == "table" and v.record then
       v = make_records(kjit, v)
     elseif type(v) == "table" and v.array then
-      local a = kjit.zeros(#v.shape == 1 and v.shape[1] or v.shape, v.dtype)
-      local k = 0
-      local function fill(x, d)
-        for j = 1, v.shape[d] do
-          if d == #v.shape then k = k + 1; x[j] = v.vals[k] else fill(x[j], d + 1) end
-        end
-      end
-      fill(a, 1)
-      v = a
+      v = make_array(kjit, v)
     end
     t[i] = v
   end
@@ -134,6 +166,7 @@ function C.types(spec)
   for i = 1, spec.n do
     local v = spec[i]
     if type(v) == "table" and v.record then t[i] = "record[:]"
+    elseif type(v) == "table" and v.luatable then t[i] = "table"
     elseif type(v) == "table" then t[i] = v.dtype .. "[" .. string.rep(":", #v.shape, ",") .. "]"
     elseif math.type(v) == "integer" then t[i] = "i64"
     elseif math.type(v) == "float" then t[i] = "f64"
@@ -170,6 +203,55 @@ function C.snapshot(v)
   return { arr = true, dtype = tostring(v.dtype), shape = table.concat(dims, ", "), flat = flatten(v, {}) }
 end
 
+-- Lua values that are not numbers, as canonical text: tables key by key
+-- (keys sorted; the metatable as a last entry "<mt>"), each table numbered
+-- when first met and written "@N" when met again, with one numbering over
+-- a whole run's arguments, results and error value, so that aliasing (two
+-- names for one table, a result that is an argument) shows; strings
+-- quoted; functions by the line that defines them (C functions as "C");
+-- kjit arrays by dtype, shape and elements. Never runs a metamethod.
+function C.state(v, seen)
+  local tv = type(v)
+  if tv == "number" then return C.fmt(v) .. (math.type(v) == "integer" and "" or "f") end
+  if tv == "string" then return string.format("%q", v) end
+  if tv == "function" then
+    local info = debug.getinfo(v, "S")
+    return "fn@" .. (info.what == "C" and "C" or tostring(info.linedefined))
+  end
+  if tv ~= "table" and tv ~= "userdata" then return tostring(v) end
+  if seen[v] then return "@" .. seen[v] end
+  seen.n = (seen.n or 0) + 1
+  seen[v] = seen.n
+  if tv == "userdata" then
+    local snap = C.snapshot(v)
+    return "#" .. seen[v] .. (type(snap) == "table" and C.fmt(snap) or "userdata")
+  end
+  local parts = {}
+  for _, k in ipairs(C.sorted_keys_any(v)) do
+    parts[#parts + 1] = "[" .. (type(k) == "table" and "table" or C.state(k, seen)) .. "]=" ..
+                        C.state(rawget(v, k), seen)
+  end
+  local mt = debug.getmetatable(v)
+  if mt then parts[#parts + 1] = "<mt>=" .. C.state(mt, seen) end
+  return "#" .. seen[v] .. "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- A table's keys in an order that does not depend on where they sit:
+-- numbers, then strings, then the rest (by type name)
+function C.sorted_keys_any(t)
+  local keys = {}
+  for k in next, t do keys[#keys + 1] = k end
+  local RANK = { number = 1, string = 2, boolean = 3 }
+  table.sort(keys, function(x, y)
+    local rx, ry = RANK[type(x)] or 4, RANK[type(y)] or 4
+    if rx ~= ry then return rx < ry end
+    if rx == 3 then return (not x) and y end
+    if rx == 4 then return false end
+    return x < y
+  end)
+  return keys
+end
+
 C.SEED = 42   -- math.random is reseeded with it before every run
 
 -- Runs f on fresh arguments under a CPU-time limit.
@@ -182,14 +264,26 @@ function C.run(kjit, f, spec)
   end, "", 100000)
   local r = table.pack(pcall(f, table.unpack(args, 1, args.n)))
   debug.sethook()
-  local o = { ok = r[1], arrays = {} }
+  local o = { ok = r[1], arrays = {}, tables = {} }
+  -- Lua tables: the arguments first, then the results or the error value
+  -- (one numbering: C.state)
+  local seen = {}
+  for i = 1, args.n do
+    if type(spec[i]) == "table" and spec[i].luatable then o.tables[#o.tables + 1] = C.state(args[i], seen) end
+  end
+  local function value(v)
+    if type(v) == "table" or type(v) == "function" or type(v) == "string" then return { lua = C.state(v, seen) } end
+    return C.snapshot(v)
+  end
   if r[1] then
     o.vals = { n = r.n - 1 }
-    for k = 2, r.n do o.vals[k - 1] = C.snapshot(r[k]) end
+    for k = 2, r.n do o.vals[k - 1] = value(r[k]) end
+  elseif type(r[2]) == "table" then o.err = "error value " .. C.state(r[2], seen)
   else o.err = tostring(r[2]) end
   o.timeout = not r[1] and o.err == "difffuzz: time limit"
   for i = 1, args.n do
-    if type(spec[i]) == "table" and spec[i].record then o.arrays[#o.arrays + 1] = flatten_records(args[i], spec[i])
+    if type(spec[i]) == "table" and spec[i].luatable then -- (in o.tables)
+    elseif type(spec[i]) == "table" and spec[i].record then o.arrays[#o.arrays + 1] = flatten_records(args[i], spec[i])
     elseif type(args[i]) ~= "number" and type(args[i]) ~= "boolean" then o.arrays[#o.arrays + 1] = flatten(args[i], {}) end
   end
   return o
@@ -214,11 +308,13 @@ function C.show(o)
     p[i] = "{" .. table.concat(e, ", ") .. "}"
   end
   if #p > 0 then s = s .. "; arrays after: " .. table.concat(p, " ") end
+  if #o.tables > 0 then s = s .. "; tables after: " .. table.concat(o.tables, " ") end
   return s
 end
 
 local function same_arrays(x, y)
-  if #x.arrays ~= #y.arrays then return false end
+  if #x.arrays ~= #y.arrays or #x.tables ~= #y.tables then return false end
+  for i = 1, #x.tables do if x.tables[i] ~= y.tables[i] then return false end end
   for i = 1, #x.arrays do
     local a, b = x.arrays[i], y.arrays[i]
     if #a ~= #b then return false end
@@ -244,7 +340,10 @@ end
 -- Compile errors for constructs kjit documents as not compiled.
 local UNSUPPORTED = { "not supported in compiled code", "is not supported", "holds both", "mixes",
                       "must return the same number of values", "elsewhere", "cannot ",
-                      "define it first", "initialize it", "one type" }
+                      "define it first", "initialize it", "one type",
+                      -- a table the function writes, read frozen by a callee
+                      -- (docs/guide/table-speed.md)
+                      "pass the table as an argument" }
 local INTERNAL = { "internal error", "invalid LLVM module", "LLVM optimizer", "LLVM ERROR" }
 function C.is_internal(m)
   for _, p in ipairs(INTERNAL) do if m:find(p, 1, true) then return true end end
@@ -257,24 +356,50 @@ end
 
 -- One case: io is the interpreted outcome (C.run of the Lua function), j
 -- the kjit.jit object. Returns class, compiled outcome.
-function C.case(kjit, j, spec, io)
-  if io.timeout then return "skip", io end
-  local okc, cerr = pcall(j.compile, j, C.types(spec), table.unpack(C.layouts(kjit, spec)))
-  if not okc then
-    cerr = tostring(cerr)
-    local co = { ok = false, err = cerr, arrays = {}, compile_error = true }
-    -- nothing ran: the arrays are as passed
-    local untouched = C.run(kjit, function() end, spec)
-    co.arrays = untouched.arrays
-    if C.is_internal(cerr) then return "internal", co end
-    if C.compare(io, co) == "same" then return "same", co end
-    if C.is_unsupported(cerr) then return "unsupported", co end
-    return "compile", co
+-- How many specializations a kjit.jit object has (0 for a stand-in).
+local function nsigs(j)
+  local ok, s = pcall(function() return j.signatures end)
+  return ok and type(s) == "table" and #s or 0
+end
+
+local function has_luatable(spec)
+  for i = 1, spec.n do
+    if type(spec[i]) == "table" and spec[i].luatable then return true end
   end
-  local co = C.run(kjit, j, spec)
+  return false
+end
+
+local function classify_run(io, co)
   if co.timeout then return "hang", co end
   if not co.ok and C.is_internal(co.err) then return "internal", co end
   return C.compare(io, co), co
+end
+
+function C.case(kjit, j, spec, io)
+  if io.timeout then return "skip", io end
+  local cerr
+  if has_luatable(spec) then
+    -- no signature names a Lua table: the call compiles; a compile error
+    -- is an error of the call that added no specialization
+    local before = nsigs(j)
+    local co = C.run(kjit, j, spec)
+    if co.ok or co.timeout or nsigs(j) ~= before or not co.err:find("compile error for (", 1, true) then
+      return classify_run(io, co)
+    end
+    cerr = co.err
+  else
+    local okc, e = pcall(j.compile, j, C.types(spec), table.unpack(C.layouts(kjit, spec)))
+    if okc then return classify_run(io, C.run(kjit, j, spec)) end
+    cerr = tostring(e)
+  end
+  local co = { ok = false, err = cerr, arrays = {}, compile_error = true }
+  -- nothing ran: the arrays and tables are as passed
+  local untouched = C.run(kjit, function() end, spec)
+  co.arrays, co.tables = untouched.arrays, untouched.tables
+  if C.is_internal(cerr) then return "internal", co end
+  if C.compare(io, co) == "same" then return "same", co end
+  if C.is_unsupported(cerr) then return "unsupported", co end
+  return "compile", co
 end
 
 -- A failure's signature, to group the failures of one bug: the class's

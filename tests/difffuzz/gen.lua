@@ -76,6 +76,14 @@ G.FAMILIES = {
   { "mixed", "a local that is a number on one path and a boolean (or nil) on another (local m = c and x or (y > z)): truthiness, ==, arithmetic that may raise" },
   { "refuse3", "what issue 29 refused until branch refuse3: == and ~= of two arrays (identity), arrays of records made in the function stored in a table and read back, t.x .. kjit.f32 with t.x a string, a number, nil or a table with __concat, a dtype object passed to a callee (dz), an __index chain ending at a number or a table" },
   { "lifted", "what issue 29 refused until branch refuse: a constructor with fields before v1(...)'s values, a local vararg literal given them, a local that is a string or a number, a number-or-nil .. a table with __concat, dtype objects (tostring, .., ==, a cast of a string)" },
+  { "tabarg", "a Lua table argument T (numbers, strings, booleans, nested tables, a list of records, a kjit array, two keys naming one table): T.x, T[i], T.sub.y, T.list[i].x, a.b.c read and written, t[#t + 1] = v, new keys, keys built at run time, functions stored and called, nil stores; compared key by key after the call" },
+  { "tabcall", "tables (T or made here) passed to callees that change them (tc1) or change them and then raise (tc2); two locals naming one table" },
+  { "class", "the class pattern: Pt with __index = Pt, objects from Pt.new or setmetatable({...}, Sub/Dyn) (an __index function, an inherited override), o:method(...), a method replaced between calls (reset at the start of each run), objects stored into T" },
+  { "metaops", "tables with metamethods: __add __sub __mul __unm __lt __le __eq __len __concat __index/__newindex functions, __tostring, an __newindex table" },
+  { "raw", "rawget rawset rawequal rawlen on tables with and without metatables" },
+  { "tablib", "table.insert (2 and 3 arguments, positions out of range), table.remove, table.unpack with ranges, table.concat with separators and ranges, on T's array part or a local table" },
+  { "dynamic", "tostring, tonumber (with bases), type on mixed values (numbers, strings, booleans, nil, tables, functions), select with negative indices, pcall and error with table error values (caught, and uncaught: compared key by key)" },
+  { "tabret", "the main function returns a table first (T itself or a constructor of computed values, nested), compared key by key" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -231,6 +239,7 @@ local function leaf_num(ctx, d)
   end
   if r < 0.73 and ctx.matrix then return m_read(ctx, d) end
   if r < 0.79 and ctx.parr then return rec_field(ctx, d, "num") end
+  if r < 0.84 and ctx.tab then return pick(ctx.tab.numfields) end
   return num_lit(F)
 end
 
@@ -358,10 +367,10 @@ local function emit(ctx, s) ctx.out[#ctx.out + 1] = ctx.ind .. s end
 local function newname(ctx, p) ctx.ids.n = ctx.ids.n + 1; return p .. ctx.ids.n end
 
 local function scope(ctx)
-  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables, #ctx.rvars }
+  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables, #ctx.rvars, #ctx.objs, #ctx.vobjs }
 end
 local function unscope(ctx, sc)
-  local keys = { "nums", "bools", "locals", "loopvars", "nilables", "rvars" }
+  local keys = { "nums", "bools", "locals", "loopvars", "nilables", "rvars", "objs", "vobjs" }
   for k, key in ipairs(keys) do
     local t = ctx[key]
     for i = #t, sc[k] + 1, -1 do t[i] = nil end
@@ -472,6 +481,15 @@ local function ret_values(ctx, nret)
   -- every return of the function returns the same array first (calls in
   -- the list could make the counts or types differ)
   if ctx.main and ctx.retarr and nret >= 1 then t[1] = ctx.retarr; return t end
+  -- (tabret) a table first: T, or a constructor of what was computed
+  if ctx.main and ctx.rettab and nret >= 1 then
+    if ctx.tab and chance(0.4) then t[1] = "T"
+    else
+      t[1] = "{ " .. t[1] .. ", k = " .. gen_num(ctx, 0) .. ", sub = { " .. pick(targets(ctx)) .. " }" ..
+             (ctx.tab and chance(0.3) and ", t = T" or "") .. " }"
+    end
+    return t
+  end
   if nret >= 1 then
     local hs = callable(ctx)
     local r = R()
@@ -490,6 +508,278 @@ local function ret_values(ctx, nret)
     end
   end
   return t
+end
+
+-- Statements of the table families (tabarg, tabcall, class, metaops, raw,
+-- tablib, dynamic): each adds to t a function that emits one, most often
+-- ending in a number local that is observed.
+local function number_local(ctx, x)
+  ctx.nums[#ctx.nums + 1] = x; ctx.locals[#ctx.locals + 1] = x
+  observe(ctx, x)
+end
+
+-- a key built when the code runs (cnt is an integer: no NaN in the text)
+local function runtime_key()
+  return pick({ "\"k\" .. (cnt % 3)", "string.format(\"k%d\", cnt % 4)", "(\"s\" .. \"ub\")", "(\"x\" .. \"\")" })
+end
+
+-- an object of the class family or a table of T that may be one
+local function some_obj(ctx)
+  if #ctx.objs > 0 and (not ctx.tab or chance(0.8)) then return pick(ctx.objs) end
+  if ctx.tab then return pick({ "T.list[1]", "T.sub", "T.list[1]", "T" }) end
+  return nil
+end
+
+-- a value of any type, for the dynamic family
+local function mixed_value(ctx)
+  local t = { gen_num(ctx, 0), "\"12\"", "\"0x1p4\"", "\"ab\"", "\" 7 \"", "true", "nil", "\"10\"", "false",
+              "\"1e2\"", "{}", "math.abs" }
+  if ctx.tab then
+    for _, v in ipairs({ "T.s", "T.f", "T.sub", "T.x", "T.fn", "T.A" }) do t[#t + 1] = v end
+  end
+  return pick(t)
+end
+
+local function table_stmt(ctx, d, t)
+  local F = ctx.F
+  local T = ctx.tab and "T" or nil
+  if F.tabarg and T then
+    t[#t + 1] = function()   -- writes
+      local k = R(12)
+      local v = gen_num(ctx, d)
+      if k == 1 then emit(ctx, "T.x = " .. v)
+      elseif k == 2 then emit(ctx, "T[" .. R(5) .. "] = " .. v)
+      elseif k == 3 then emit(ctx, "T[#T + 1] = " .. v)
+      elseif k == 4 then emit(ctx, "T[" .. runtime_key() .. "] = " .. v)
+      elseif k == 5 then emit(ctx, "T.sub.y = " .. v)
+      elseif k == 6 then
+        local i = (#ctx.loopvars > 0 and chance(0.5)) and ("(" .. pick(ctx.loopvars) .. " % #T.list + 1)") or tostring(R(3))
+        emit(ctx, "T.list[" .. i .. "].x = " .. v)
+      elseif k == 7 then emit(ctx, "T." .. pick({ "y", "s", "k1", "sub", "f" }) .. " = nil")
+      elseif k == 8 then emit(ctx, "T.s = \"v\" .. " .. v)
+      elseif k == 9 then emit(ctx, "T.f = " .. gen_bool(ctx, 0))
+      elseif k == 10 then emit(ctx, "T.new = { " .. v .. ", k = { " .. gen_num(ctx, 0) .. " } }")
+      elseif k == 11 then emit(ctx, "T.fn = " .. pick({ "math.abs", "function(a) return a * 2 end", "nil" }))
+      else emit(ctx, "T.sub.sub = { y = " .. v .. " }") end
+    end
+    t[#t + 1] = function()   -- reads into a number
+      local x = newname(ctx, "x")
+      local k = R(10)
+      local e
+      if k == 10 then   -- a traversal (the table's own order, the same in both runs)
+        emit(ctx, "local " .. x .. " = 0")
+        local it = pick({ "pairs(T)", "ipairs(T)", "pairs(T.sub)", "ipairs(T.list)" })
+        emit(ctx, "for k, v in " .. it .. " do " .. x .. " = " .. x .. " + (type(v) == \"number\" and v or 1) + (type(k) == \"number\" and k or #k) end")
+        number_local(ctx, x)
+        return
+      end
+      if k == 1 then e = "#T + (T[" .. runtime_key() .. "] or 0)"
+      elseif k == 2 then e = "(T.sub.sub and T.sub.sub.y or 0) + T.sub.y"
+      elseif k == 3 then e = "(type(T.s) == \"string\") and #T.s or 0"
+      elseif k == 4 then e = "T.s + " .. gen_num(ctx, 0)   -- raises for "ab", nil
+      elseif k == 5 then e = "T.f and 1 or 2"
+      elseif k == 6 then e = "T.A[" .. pick({ "1", "#T.A", "(#T.A + 1)" }) .. "] + #T.A"   -- a kjit array in a table
+      elseif k == 7 then e = "T.fn(" .. gen_num(ctx, 0) .. ")"   -- a function stored in the table, or nil
+      elseif k == 8 then e = "#T.list + T.list[#T.list].x"
+      else e = "(T.new and T.new.k[1] or 0) + (T[" .. R(5) .. "] or 0)" end
+      emit(ctx, "local " .. x .. " = " .. e)
+      number_local(ctx, x)
+    end
+    t[#t + 1] = function()   -- aliasing: two names for one table
+      local u, x = newname(ctx, "u"), newname(ctx, "x")
+      emit(ctx, "local " .. u .. " = " .. pick({ "T.sub", "T.alias", "T.list[1]", "T" }))
+      emit(ctx, u .. "." .. pick({ "y", "x" }) .. " = " .. gen_num(ctx, d))
+      emit(ctx, "local " .. x .. " = (T.sub.y or 0) + (T.alias and T.alias.y or 0) + (T.list[1].x or 0)")
+      number_local(ctx, x)
+    end
+  end
+  if F.tabcall and ctx.tc then
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      local target = T and chance(0.6) and pick({ "T", "T.sub", "T.list[1]" }) or nil
+      if not target then
+        target = newname(ctx, "l")
+        emit(ctx, "local " .. target .. " = { " .. gen_num(ctx, 0) .. ", sub = { y = " .. gen_num(ctx, 0) .. " } }")
+        local alias = newname(ctx, "l")
+        emit(ctx, "local " .. alias .. " = " .. target)
+        emit(ctx, "local " .. x .. " = " .. pick({ "tc1", "tc2" }) .. "(" .. alias .. ", " .. gen_num(ctx, d) .. ")")
+        emit(ctx, x .. " = " .. x .. " + #" .. target .. " + (" .. target .. ".n or 0) + (" .. target .. ".m2 or 0)")
+      else
+        emit(ctx, "local " .. x .. " = " .. pick({ "tc1", "tc2" }) .. "(" .. target .. ", " .. gen_num(ctx, d) .. ")")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.class and ctx.cls then
+    t[#t + 1] = function()   -- an object
+      local o = newname(ctx, "o")
+      if chance(0.5) then emit(ctx, "local " .. o .. " = Pt.new(" .. gen_num(ctx, 0) .. ", " .. gen_num(ctx, 0) .. ")")
+      else
+        emit(ctx, "local " .. o .. " = setmetatable({ x = " .. gen_num(ctx, 0) .. ", y = " .. gen_num(ctx, 0) ..
+             " }, " .. pick({ "Sub", "Dyn", "Pt" }) .. ")")
+      end
+      ctx.objs[#ctx.objs + 1] = o
+      if T and chance(0.3) then emit(ctx, "T." .. pick({ "o", "list[1]", "new" }) .. " = " .. o) end
+    end
+    t[#t + 1] = function()   -- a method call, a field, a method replaced
+      local o = some_obj(ctx)
+      if not o then return end
+      local x = newname(ctx, "x")
+      local k = R(7)
+      if k == 7 then   -- a function chosen when the code runs
+        local f = newname(ctx, "m")
+        emit(ctx, "local " .. f .. " = " .. gen_bool(ctx, 0) .. " and " .. pick({ "scale1", "Pt.len2", "math.max" }) ..
+             " or " .. pick({ "scale2", "Sub.len2", "Pt.scale" }))
+        emit(ctx, "local " .. x .. " = " .. f .. "(" .. o .. ", " .. gen_num(ctx, 0) .. ")")
+      elseif k == 1 then emit(ctx, "local " .. x .. " = " .. o .. ":len2()")
+      elseif k == 2 then emit(ctx, "local " .. x .. " = " .. o .. ":move(" .. gen_num(ctx, 0) .. ").x")
+      elseif k == 3 then emit(ctx, "local " .. x .. " = " .. o .. ":scale(" .. gen_num(ctx, 0) .. ")")
+      elseif k == 4 then
+        emit(ctx, "Pt.scale = " .. pick({ "scale1", "scale2", "function(self, k) return k end" }))
+        emit(ctx, "local " .. x .. " = " .. o .. ":scale(" .. gen_num(ctx, 0) .. ")")
+      elseif k == 5 then emit(ctx, "local " .. x .. " = " .. o .. ".x + (" .. o .. ".z or 0) + (" .. o .. ".n or 0)")
+      else
+        emit(ctx, o .. ".x = " .. gen_num(ctx, d))
+        emit(ctx, "local " .. x .. " = Pt.len2(" .. o .. ")")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.metaops and ctx.vmt then
+    t[#t + 1] = function()   -- a value with metamethods
+      local v = newname(ctx, "v")
+      emit(ctx, "local " .. v .. " = setmetatable({ v = " .. gen_num(ctx, 0) .. " }, V)")
+      ctx.vobjs[#ctx.vobjs + 1] = v
+      if T and chance(0.3) then emit(ctx, "T.v = " .. v) end
+    end
+    t[#t + 1] = function()
+      if #ctx.vobjs == 0 then return end
+      local a, b = pick(ctx.vobjs), pick(ctx.vobjs)
+      local n = gen_num(ctx, 0)
+      local x = newname(ctx, "x")
+      local e = pick({
+        "(" .. a .. " + " .. n .. ").v", "(" .. n .. " - " .. a .. ").v", "(" .. a .. " * " .. b .. ").v",
+        "(-" .. a .. ").v", "((" .. a .. " < " .. b .. ") and 1 or 0)", "((" .. n .. " <= " .. a .. ") and 1 or 0)",
+        "((" .. a .. " == " .. b .. ") and 1 or 0)", "((" .. a .. " ~= " .. n .. ") and 1 or 0)", "#" .. a,
+        "#(" .. a .. " .. \"s\")", "#(" .. n .. " .. " .. a .. ")", a .. ".w + (" .. a .. ".writes or 0)",
+        "#tostring(" .. a .. ")", "((" .. a .. " > " .. n .. ") and 1 or 0)",
+      })
+      if chance(0.3) then emit(ctx, a .. "." .. pick({ "k", "v", "w" }) .. " = " .. gen_num(ctx, d)) end
+      emit(ctx, "local " .. x .. " = " .. e)
+      number_local(ctx, x)
+    end
+    t[#t + 1] = function()   -- an __newindex table
+      local nt, w, x = newname(ctx, "n"), newname(ctx, "w"), newname(ctx, "x")
+      emit(ctx, "local " .. nt .. " = {}")
+      emit(ctx, "local " .. w .. " = setmetatable({}, { __newindex = " .. nt .. ", __index = " .. nt .. " })")
+      emit(ctx, w .. ".a = " .. gen_num(ctx, d))
+      emit(ctx, "local " .. x .. " = (" .. w .. ".a or 0) + (rawget(" .. w .. ", \"a\") or 0) + (" .. nt .. ".a or 0)")
+      number_local(ctx, x)
+    end
+  end
+  if F.raw then
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      local objs = {}
+      for _, o in ipairs(ctx.objs) do objs[#objs + 1] = o end
+      for _, o in ipairs(ctx.vobjs) do objs[#objs + 1] = o end
+      if T then objs[#objs + 1] = "T"; objs[#objs + 1] = "T.sub" end
+      if #objs == 0 or chance(0.3) then
+        local r = newname(ctx, "r")
+        emit(ctx, "local " .. r .. " = setmetatable({ " .. gen_num(ctx, 0) .. " }, { __index = function() return 5 end, " ..
+             "__newindex = function() end, __len = function() return 9 end, __eq = function() return true end })")
+        objs = { r }
+      end
+      local a, b = pick(objs), pick(objs)
+      local k = R(6)
+      if k == 1 then emit(ctx, "rawset(" .. a .. ", " .. pick({ "\"q\"", "1", "\"x\"" }) .. ", " .. gen_num(ctx, d) .. ")")
+        emit(ctx, "local " .. x .. " = (rawget(" .. a .. ", \"q\") or 0) + (rawget(" .. a .. ", 1) or 0)")
+      elseif k == 2 then emit(ctx, "local " .. x .. " = rawequal(" .. a .. ", " .. b .. ") and 1 or 0")
+      elseif k == 3 then emit(ctx, "local " .. x .. " = rawlen(" .. a .. ") + rawlen(\"abc\")")
+      elseif k == 4 then emit(ctx, "local " .. x .. " = (rawget(" .. a .. ", \"len2\") == nil) and 1 or 2")
+      elseif k == 5 then
+        emit(ctx, "local " .. x .. " = ((" .. a .. " == " .. b .. ") and 1 or 0)" ..
+             (T and " + (rawequal(T.sub, T.alias) and 2 or 0)" or ""))
+      else emit(ctx, "local " .. x .. " = (" .. a .. ".q or 0) + #" .. a) end
+      number_local(ctx, x)
+    end
+  end
+  if F.tablib then
+    t[#t + 1] = function()
+      local l
+      if T and chance(0.5) then l = pick({ "T", "T.list", "T.sub" })
+      else
+        l = newname(ctx, "l")
+        local items = {}
+        for i = 1, R(0, 4) do items[i] = gen_num(ctx, 0) end
+        emit(ctx, "local " .. l .. " = { " .. table.concat(items, ", ") .. " }")
+      end
+      local x = newname(ctx, "x")
+      local k = R(6)
+      local pos = pick({ "1", "#" .. l, "#" .. l .. " + 1", "2", "0", "#" .. l .. " + 2" })
+      if k == 1 then   -- (now and then without its value: "wrong number of arguments")
+        emit(ctx, "table.insert(" .. l .. (chance(0.9) and (", " .. gen_num(ctx, d)) or "") .. ")")
+        emit(ctx, "local " .. x .. " = #" .. l)
+      elseif k == 2 then emit(ctx, "table.insert(" .. l .. ", " .. pos .. ", " .. gen_num(ctx, d) .. ")")
+        emit(ctx, "local " .. x .. " = #" .. l)
+      elseif k == 3 then
+        emit(ctx, "local " .. x .. " = " .. (chance(0.5) and ("table.remove(" .. l .. ")") or ("table.remove(" .. l .. ", " .. pos .. ")")))
+        emit(ctx, x .. " = (type(" .. x .. ") == \"number\") and " .. x .. " or #" .. l)
+      elseif k == 4 then
+        local a, b = newname(ctx, "u"), newname(ctx, "u")
+        emit(ctx, "local " .. a .. ", " .. b .. " = table.unpack(" .. l .. (chance(0.7) and (", " .. R(0, 2) .. ", " .. pick({ "2", "3", "#" .. l })) or "") .. ")")
+        emit(ctx, "local " .. x .. " = (" .. a .. " or 0) + (" .. b .. " or 0)")
+      else
+        emit(ctx, "local " .. x .. " = #table.concat(" .. l .. (chance(0.7) and (", " .. pick({ "\",\"", "\"\"", "\"--\"" }) ..
+             (chance(0.5) and (", " .. R(1, 2) .. ", " .. pick({ "2", "#" .. l })) or "")) or "") .. ")")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.dynamic then
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      local v = mixed_value(ctx)
+      local k = R(11)
+      if k == 11 then   -- arithmetic on a value of any type (strings convert; // and % by 0)
+        emit(ctx, "local " .. x .. " = " .. mixed_value(ctx) .. " " .. pick({ "+", "-", "*", "/", "//", "%", "^" }) .. " " ..
+             pick({ gen_num(ctx, 0), "0", "\"0\"", "\"2\"", "n" }))
+      elseif k == 10 then   -- a string ordered with a value of any type (raises unless a string)
+        emit(ctx, "local " .. x .. " = (" .. ((ctx.tab and chance(0.5)) and "T.s" or "\"10\"") .. " " .. pick({ "<", ">=" }) .. " " ..
+             mixed_value(ctx) .. ") and 1 or 0")
+      elseif k == 1 then emit(ctx, "local " .. x .. " = tonumber(" .. v .. ") or -1")
+      elseif k == 2 then
+        emit(ctx, "local " .. x .. " = tonumber(" .. pick({ "\"ff\"", "\"z\"", "\"8\"", "\" 11 \"", "\"\"", "\"7fffffffffffffff\"" }) ..
+             ", " .. pick({ "16", "36", "8", "2", "10" }) .. ") or -1")
+      elseif k == 3 then emit(ctx, "local " .. x .. " = #type(" .. v .. ") + (type(" .. v .. ") == \"table\" and 1 or 0)")
+      elseif k == 4 then
+        local w = pick({ gen_num(ctx, 0), "\"ab\"", "true", "nil", "1e15", "-0.0", "math.mininteger", "2^63", "(0/0)" })
+        if w == "(0/0)" then w = "1.5" end   -- (a NaN's sign in text is not compared: README, Differences)
+        emit(ctx, "local " .. x .. " = #tostring(" .. w .. ")")
+      elseif k == 5 then
+        local n = R(1, 4)
+        emit(ctx, "local " .. x .. " = select(" .. pick({ "-1", "-2", "-3", "-4", "2", "'#'" }) .. ", " ..
+             table.concat({ gen_num(ctx, 0), gen_num(ctx, 0), gen_num(ctx, 0) }, ", ", 1, n > 3 and 3 or n) .. ")")
+        emit(ctx, x .. " = " .. x .. " or 0")
+      elseif k == 6 then
+        local ok, e = newname(ctx, "ok"), newname(ctx, "e")
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(" .. pick({ "error, { code = " .. gen_num(ctx, 0) .. " }",
+             "function() error({ code = " .. gen_num(ctx, 0) .. " }) end",
+             "function() if " .. gen_bool(ctx, 0) .. " then error({ code = 1 }) end return { code = 2 } end" }) .. ")")
+        emit(ctx, "local " .. x .. " = (" .. ok .. " and 10 or 20) + " .. e .. ".code")
+      elseif k == 7 then
+        local ok, e = newname(ctx, "ok"), newname(ctx, "e")
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(" .. pick({ "error", "error, nil", "error, \"m\", 0", "error, 7" }) .. ")")
+        emit(ctx, "local " .. x .. " = (" .. ok .. " and 1 or 2) + (" .. e .. " == nil and 4 or 8)")
+      elseif k == 8 then
+        emit(ctx, "if " .. gen_bool(ctx, d) .. " then error({ code = " .. gen_num(ctx, 0) .. ", what = \"t\" }) end")
+        return
+      else
+        emit(ctx, "local " .. x .. " = (" .. v .. " and 1 or 0) + (" .. v .. " == " .. mixed_value(ctx) .. " and 2 or 0)")
+      end
+      number_local(ctx, x)
+    end
+  end
 end
 
 -- Statements of the families boolarr, records, alloc and libcall.
@@ -823,9 +1113,19 @@ local function ext_stmt(ctx, d)
   return true
 end
 
+-- One statement of the table families, if any is on and fits here.
+local function tab_stmt(ctx, d)
+  local t = {}
+  table_stmt(ctx, d, t)
+  if #t == 0 then return false end
+  pick(t)()
+  return true
+end
+
 local function gen_stmt(ctx, d)
   local F = ctx.F
   if chance(0.15) and ext_stmt(ctx, R(3)) then return end
+  if chance(0.2) and tab_stmt(ctx, R(3)) then return end
   local r = R()
   local ed = R(3)
   local inloop = #ctx.loops > 0
@@ -976,12 +1276,13 @@ end
 local function new_ctx(prog, F, params, nret)
   local ctx = {
     F = F, out = prog.lines, ind = "  ", ids = prog.ids, nret = nret, cnt = "cnt",
-    nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {}, rvars = {},
+    nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {}, rvars = {}, objs = {}, vobjs = {},
     params = {}, consts = prog.consts, ktable = prog.ktable, callees = prog.callees,
     arrays = {}, arrays1 = {}, rec = nil, fv = prog.fv,
   }
   for _, p in ipairs(params) do
-    if type(p) == "table" and p.kind == "bool" then ctx.barr = p
+    if type(p) == "table" and p.kind == "luatab" then ctx.tab = p
+    elseif type(p) == "table" and p.kind == "bool" then ctx.barr = p
     elseif type(p) == "table" and p.kind == "rec" then ctx.parr = p
     elseif type(p) == "table" then
       ctx.arrays[#ctx.arrays + 1] = p
@@ -1265,6 +1566,68 @@ function G.generate(id, F)
     arrays[#arrays + 1] = { record = G.RECORD, shape = { size }, vals = vals, name = "p", kind = "rec",
                             size = size, ndim = 1 }
   end
+  -- a Lua table argument T (tabarg), compared key by key after the call
+  if F.tabarg and chance(0.6) then
+    local function v() return chance(0.5) and arg_int() or arg_flt() end
+    local data = { x = v(), y = v(), sub = { y = v() }, list = {},
+                   s = pick({ "12", "ab", " 3.5 ", "0x10", "1e2", "" }), f = chance(0.5) }
+    for i = 1, R(0, 4) do data[i] = v() end
+    for i = 1, R(3) do data.list[i] = { x = v() } end
+    if chance(0.5) then data.sub[1] = v() end
+    if chance(0.4) then data.sub.z = pick({ "z", "7" }) end
+    if chance(0.5) then
+      data.A = array_spec("A", pick({ "f64", "i32", "i64" }), { R(3) })
+      data.A.name = nil
+    end
+    local alias = chance(0.5) and { { "alias", "sub" } } or nil
+    arrays[#arrays + 1] = { luatable = data, alias = alias, name = "T", kind = "luatab",
+                            numfields = { "T.x", "T.y", "T.sub.y", "(T[1] or 0)", "T.list[1].x" } }
+  end
+  -- callees that change the tables they are given (tc2 raises after a write)
+  if F.tabcall then
+    lines[#lines + 1] = "local function tc1(t, v) t.n = (t.n or 0) + 1; t[#t + 1] = v; local s = t.sub; if s then s.y = (s.y or 0) + v end; return #t + t.n end"
+    lines[#lines + 1] = "local function tc2(t, v) t.m = v; if v ~= v or v > 2 then error(\"tc2 \" .. math.type(v)) end; t.m2 = v * 2; return t.m2 end"
+    prog.tc = true
+  end
+  -- a class, a subclass through an __index function, a class whose
+  -- __index function answers z (class family)
+  if F.class and chance(0.6) then
+    for _, l in ipairs({
+      "local Pt = {}",
+      "Pt.__index = Pt",
+      "function Pt.new(x, y) return setmetatable({ x = x, y = y }, Pt) end",
+      "function Pt:len2() return self.x * self.x + self.y * self.y end",
+      "function Pt:move(d) self.x = self.x + d; self.n = (self.n or 0) + 1; return self end",
+      "local function scale1(self, k) return self.x * k end",
+      "local function scale2(self, k) return self.y * k + 1 end",
+      "local Sub = setmetatable({}, { __index = function(_, k) return Pt[k] end })",
+      "Sub.__index = Sub",
+      "function Sub:len2() return Pt.len2(self) + 1 end",
+      "local Dyn = { __index = function(t, k) if k == \"z\" then return 7 end return Pt[k] end }",
+    }) do lines[#lines + 1] = l end
+    prog.cls = true
+  end
+  -- a metatable with arithmetic, comparison, length, concat, index,
+  -- newindex and tostring metamethods (metaops family)
+  if F.metaops and chance(0.6) then
+    for _, l in ipairs({
+      "local V = {}",
+      "local function vv(a) if type(a) == \"table\" then return a.v end return a end",
+      "V.__add = function(a, b) return setmetatable({ v = vv(a) + vv(b) }, V) end",
+      "V.__sub = function(a, b) return setmetatable({ v = vv(a) - vv(b) }, V) end",
+      "V.__mul = function(a, b) return setmetatable({ v = vv(a) * vv(b) }, V) end",
+      "V.__unm = function(a) return setmetatable({ v = -a.v }, V) end",
+      "V.__lt = function(a, b) return vv(a) < vv(b) end",
+      "V.__le = function(a, b) return vv(a) <= vv(b) end",
+      "V.__eq = function(a, b) return vv(a) == vv(b) end",
+      "V.__len = function(a) return a.v end",
+      "V.__concat = function(a, b) return \"V\" .. math.type(vv(a)) .. \"|\" .. type(vv(b)) end",
+      "V.__index = function(t, k) if k == \"w\" then return 7 end return nil end",
+      "V.__newindex = function(t, k, v) rawset(t, k, v); rawset(t, \"writes\", (rawget(t, \"writes\") or 0) + 1) end",
+      "V.__tostring = function(a) return \"V(\" .. math.type(a.v) .. \")\" end",
+    }) do lines[#lines + 1] = l end
+    prog.vmt = true
+  end
   -- the main function
   local params = { "a", "b", "n" }
   for _, a in ipairs(arrays) do params[#params + 1] = a end
@@ -1272,12 +1635,21 @@ function G.generate(id, F)
   lines[#lines + 1] = "return function(" .. param_names(params) .. ")"
   local ctx = new_ctx(prog, F, params, nret)
   ctx.rec, ctx.main, ctx.va = prog.rec, true, prog.va
+  ctx.tc, ctx.cls, ctx.vmt = prog.tc, prog.cls, prog.vmt
   lines[#lines + 1] = "  local cnt = 0"
+  -- (a method the run may replace, set afresh: the checker calls the same
+  -- closure interpreted and compiled)
+  -- (by n: the method differs between calls of one compiled function)
+  if prog.cls then
+    lines[#lines + 1] = chance(0.5) and "  Pt.scale = (n % 2 == 0) and scale1 or scale2" or
+                        "  if n % 2 == 0 then Pt.scale = scale1 else Pt.scale = scale2 end"
+  end
   -- (every run starts the generator afresh: the checker calls the same
   -- closure interpreted and compiled)
   if prog.fv then lines[#lines + 1] = "  s1 = " .. prog.fvseed end
   if F.libcall and chance(0.3) then lines[#lines + 1] = "  math.randomseed(" .. R(0, 99) .. ")" end
   if F.alloc and chance(0.5) then gen_allocs(ctx) end
+  ctx.rettab = F.tabret and not ctx.retarr and chance(0.5)
   gen_block(ctx, 3, R(5) + 2)
   if prog.va and not ctx.retarr and chance(0.25) then
     -- every value of a vararg helper, as many as its path gives (not where

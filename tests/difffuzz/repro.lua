@@ -30,11 +30,42 @@ local function num(v)
 end
 P.num = num
 
+local function array_text(v)
+  local vals, shape = {}, {}
+  for k, x in ipairs(v.vals) do vals[k] = num(x) end
+  for k, x in ipairs(v.shape) do shape[k] = tostring(x) end
+  return string.format("{ array = true, dtype = %q, shape = { %s }, vals = { %s } }",
+    v.dtype, table.concat(shape, ", "), table.concat(vals, ", "))
+end
+
+-- The data of a Lua table argument (check.lua's make_args): numbers,
+-- strings, booleans, nested tables and array specs, keys in sorted order.
+local function data_text(d)
+  if type(d) == "string" then return string.format("%q", d) end
+  if type(d) ~= "table" then return num(d) end
+  if d.array then return array_text(d) end
+  local keys = {}
+  for k in next, d do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y)
+    if type(x) ~= type(y) then return type(x) == "number" end
+    return x < y
+  end)
+  local e = {}
+  for i, k in ipairs(keys) do
+    e[i] = "[" .. (type(k) == "string" and string.format("%q", k) or num(k)) .. "] = " .. data_text(d[k])
+  end
+  return "{ " .. table.concat(e, ", ") .. " }"
+end
+
 function P.spec_text(spec)
   local t = {}
   for i = 1, spec.n do
     local v = spec[i]
-    if type(v) == "table" and v.record then
+    if type(v) == "table" and v.luatable then
+      local al = {}
+      for k, a in ipairs(v.alias or {}) do al[k] = string.format("{ %q, %q }", a[1], a[2]) end
+      t[i] = "{ luatable = " .. data_text(v.luatable) .. ", alias = { " .. table.concat(al, ", ") .. " } }"
+    elseif type(v) == "table" and v.record then
       -- an array of records: the layout and one table of fields per record
       local fields, recs = {}, {}
       for k, f in ipairs(v.record) do
@@ -56,11 +87,7 @@ function P.spec_text(spec)
       t[i] = string.format("{ record = { %s }, shape = { %d }, vals = { %s } }",
         table.concat(fields, ", "), v.shape[1], table.concat(recs, ", "))
     elseif type(v) == "table" then
-      local vals, shape = {}, {}
-      for k, x in ipairs(v.vals) do vals[k] = num(x) end
-      for k, x in ipairs(v.shape) do shape[k] = tostring(x) end
-      t[i] = string.format("{ array = true, dtype = %q, shape = { %s }, vals = { %s } }",
-        v.dtype, table.concat(shape, ", "), table.concat(vals, ", "))
+      t[i] = array_text(v)
     else
       t[i] = type(v) == "number" and num(v) or tostring(v)
     end

@@ -338,3 +338,34 @@ test("a closure capturing a table compiles, also one made in the loop that makes
   eq(kjit.jit(inner)(3), inner(3))
   eq(kjit.jit(inner)(3), 12)
 end)
+
+-- difffuzz program 583340 (found/record-array-captured-internal-error.lua):
+-- a literal that captures an argument that is an array of records and
+-- escapes (given to pcall, returned) raised "kjit: internal error: a
+-- captured array argument not found" when made: the maker looked for the
+-- argument by the plain arrays' metatable only
+local REC = kjit.struct{ {"x", "f64"}, {"k", "i32"} }
+local function recs()
+  local p = kjit.zeros(3, REC)
+  for i = 1, 3 do p[i].x = i * 1.5; p[i].k = 10 * i end
+  return p
+end
+local function pcall_rec(a, p)
+  local ok, e = pcall(function() return p[1].k + a end)
+  return ok, e
+end
+local function rec_closure_writes(a, p)
+  local set = function(i, v) p[i].x = v end
+  pcall(set, 2, a)
+  return p[2].x
+end
+local function rec_and_plain(a, p, A)
+  local ok, s = pcall(function() return p[2].x + A[1] + a end)
+  return s
+end
+
+test("a literal capturing an array of records argument escapes", function()
+  D.check_fresh(function() local p = recs(); return table.pack(2, p), { p } end, pcall_rec)
+  D.check_fresh(function() local p = recs(); return table.pack(7.5, p), { p } end, rec_closure_writes)
+  D.check_fresh(function() local p = recs(); return table.pack(1, p, kjit.full(2, 0.5)), { p } end, rec_and_plain)
+end)

@@ -600,3 +600,73 @@ test("indexing or calling a number or a number-or-nil: compiles, Lua's error whe
   D.check_error("attempt to index a number value (upvalue 'U')", maybe_forms[17], 101)
   D.check_error("attempt to index a number value (local 'a')", maybe_forms[13], 101)
 end)
+
+-- difffuzz (session 19, the dynamic and tablib families; found/
+-- string-number-order-compile-error.lua, found/too-few-arguments-compile-error.lua):
+-- a string ordered with a number, and a library function given too few
+-- arguments, were compile errors ("attempt to compare string with number",
+-- "bad argument #2 to 'table.insert' (number expected, got no value)")
+-- even where the code does not run; they raise Lua's own message where it runs
+local function str_lt(a) if a > 100 then return "10" < a end return a end
+local function str_ge(a) if a > 100 then return a >= "10" end return a end
+local function str_gt_bool(a) local b = a > 1; if a > 100 then return "a" > b end return a end
+local function str_le_array(a, B) if a > 100 then return "a" <= B end return a end
+local function insert_one(a, A) A[1] = a; if a > 100 then table.insert({}) end return a end
+local function sqrt_none(a) if a > 100 then return math.sqrt() end return a end
+local function remove_none(a) if a > 100 then return table.remove() end return a end
+local function rep_one(a) if a > 100 then return #string.rep("x") end return a end
+local function tonumber_none(a) if a > 100 then return tonumber() end return a end
+local function assert_none(a) if a > 100 then assert() end return a end
+local function max_none(a) if a > 100 then return math.max() end return a end
+
+test("a string ordered with a number, too few arguments: raised where they run", function()
+  for _, f in ipairs({ str_lt, str_ge, str_gt_bool, insert_one, sqrt_none, remove_none, rep_one,
+                       tonumber_none, assert_none, max_none }) do
+    D.cases(f, {1, kjit.zeros(2)}, {2.5, kjit.zeros(2)})
+  end
+  D.cases(str_le_array, {1, kjit.zeros(2)})
+  D.check_error("attempt to compare string with number", str_lt, 101)
+  D.check_error("attempt to compare string with number", str_ge, 101.5)
+  D.check_error("attempt to compare boolean with string", str_gt_bool, 101)
+  D.check_error("attempt to compare string with kjit.array", str_le_array, 101, kjit.zeros(2))
+  D.check_error("wrong number of arguments to 'insert'", insert_one, 101, kjit.zeros(2))
+  D.check_error("bad argument #1 to 'sqrt' (number expected, got no value)", sqrt_none, 101)
+  D.check_error("bad argument #1 to 'remove' (table expected, got no value)", remove_none, 101)
+  D.check_error("bad argument #2 to 'rep' (number expected, got no value)", rep_one, 101)
+  D.check_error("bad argument #1 to 'tonumber' (value expected)", tonumber_none, 101)
+  D.check_error("bad argument #1 to 'assert' (value expected)", assert_none, 101)
+  D.check_error("bad argument #1 to 'max' (value expected)", max_none, 101)
+end)
+
+-- difffuzz (session 19, the dynamic family; found/function-arith-compile-error.lua,
+-- found/string-arith-bool-message.lua): arithmetic or an order comparison
+-- on a known function (math.abs, a local function) was a compile error
+-- where the code does not run; a constant string with nil or a boolean
+-- said "attempt to perform arithmetic on a boolean value" where the string
+-- library's metamethod says "attempt to idiv a 'boolean' with a 'string'"
+local function g_fn() end
+local function fn_add(a) if a > 100 then return math.abs + a end return a end
+local function fn_unm(a) if a > 100 then return -g_fn end return a end
+local function fn_lt(a) if a > 100 then return "10" < math.abs end return a end
+local function fn_le(a) if a > 100 then return a <= g_fn end return a end
+local function fn_two(a) if a > 100 then return math.abs < math.max end return a end
+local function str_bool(a) local b = a > 1; if a > 100 then return b // "2" end return a end
+local function str_nil(a) local z; if a > 100 then return "2" - z end return a end
+local function str_fn(a) if a > 100 then return "2" * math.abs end return a end
+-- (difffuzz program 1291: a function first, a number-or-nil second)
+local function fn_maybe(a) local z = a > 1 and a or nil; if a > 100 then return math.abs ^ z end return a end
+
+test("arithmetic and order on known functions; a string with nil or a boolean", function()
+  for _, f in ipairs({ fn_add, fn_unm, fn_lt, fn_le, fn_two, str_bool, str_nil, str_fn, fn_maybe }) do
+    D.cases(f, {1}, {2.5})
+  end
+  D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_add, 101)
+  D.check_error("attempt to perform arithmetic on a function value (upvalue 'g_fn')", fn_unm, 101)
+  D.check_error("attempt to compare string with function", fn_lt, 101)
+  D.check_error("attempt to compare number with function", fn_le, 101)
+  D.check_error("attempt to compare two function values", fn_two, 101)
+  D.check_error("attempt to idiv a 'boolean' with a 'string'", str_bool, 101)
+  D.check_error("attempt to sub a 'string' with a 'nil'", str_nil, 101)
+  D.check_error("attempt to mul a 'string' with a 'function'", str_fn, 101)
+  D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_maybe, 101)
+end)

@@ -319,3 +319,35 @@ test("a table of functions known when compiling, indexed at run time", function(
   local names = { "x", "y", k = "z" }
   T.check(function(i, t) local a, b = names[i], names[t.k]; return a, b end, function() return 2, { k = "k" } end)
 end)
+
+-- difffuzz (class family, tests/difffuzz/found/function-choice-refused.lua):
+-- two different known functions, tables or library functions meeting at a
+-- join (`c and g or h`, `local f = g; if c then f = math.abs end`) were
+-- refused ("local 'f' holds both function and function values"); the join
+-- now holds a Lua value, each path boxing its own constant.
+test("a local that is one of several known functions, tables or library functions", function()
+  local function g(x) return x + 1 end
+  local function h(x) return x * 2 end
+  local K, L = { 1, 2, x = 1 }, { 3 }
+  for _, n in ipairs({ 0, 1, 2, 2.5, 3 }) do
+    T.check(function(n) local f = (n > 1) and g or h; return f(3), f == g, type(f) end, function() return n end)
+    T.check(function(n) local f = (n > 1) and g or math.abs; return f(-n), f == math.abs end, function() return n end)
+    T.check(function(n) local f = g; if n > 2 then f = math.floor end; return f(n + 0.5) end, function() return n end)
+    T.check(function(n) local f = (n > 1) and g or nil; if f then return f(n) end return 0 end, function() return n end)
+    -- (a number on the other path: calling it raises, as interpreted)
+    T.check(function(n) local f = (n > 1) and g or 5; return f(n) end, function() return n end)
+    T.check(function(n)
+      local s = 0
+      for i = 1, 4 do local f = (i % 2 == 0) and g or h; s = s + f(i + n) end
+      return s
+    end, function() return n end)
+    -- known tables: the same table, aliasing kept; written through the join
+    T.check(function(n) local t = (n > 1) and K or L; return #t, t[1], t == K, rawequal(t, L) end,
+            function() return n end)
+    T.check(function(t, n) K.x = 1; local u = (n > 1) and K or t; u.x = n; return K.x, t.x end,
+            function() return { x = 7 }, n end)
+    T.check(function(n) if n > 1 then return g end return h end, function() return n end)
+    T.check(function(t, n) local f = g; if n > 2 then f = h end; t.fn = f; return t.fn(n), t end,
+            function() return {}, n end)
+  end
+end)

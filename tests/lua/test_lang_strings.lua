@@ -154,3 +154,20 @@ test("string methods: s:sub(i, j), s:upper(), (\"%d\"):format(n), on built strin
   -- luaL_argerror counts arguments as the method call shows them
   T.check_error("bad argument #1 to 'sub'", function(s) return s:sub() end, function() return "abc" end)
 end)
+
+-- difffuzz (session 19, found/string-idiv-zero-position.lua): an integer
+-- // or % by zero once a string operand converted is raised by the VM
+-- inside the string library's C metamethod, without a position; compiled
+-- code gave it the line. The string library's own errors keep theirs.
+test("a string operand: // and % by zero raise without a position, as interpreted", function()
+  for _, n in ipairs({ 0, 3 }) do
+    local mk = function() return { s = "7", z = "0" }, n end
+    T.check(function(t, n) return t.s % (n - n) end, mk)
+    T.check(function(t, n) return t.s // (n - n) end, mk)
+    T.check(function(t, n) return "7" % (n - n) end, mk)
+    T.check(function(t, n) return 7 // t.z end, mk)
+    T.check(function(t, n) return t.s % 0.0, t.s // 0.0 end, mk)   -- floats: no error
+    T.check(function(t, n) t.x = 1; return ("1" .. n) % 0 end, mk)
+    T.check_error("attempt to mod a 'string' with a 'string'", function(t) return "ab" % t.s end, mk)
+  end
+end)

@@ -355,3 +355,21 @@ test("select on '...' compiles to code that exports and caches like any other", 
   local h = kjit.load(kjit.jit(function(x) return uneven(x) end):export("(i64)"))
   eq(select('#', h(1)), 2, "two"); eq(select('#', h(-1)), 0, "none"); eq(select('#', h(0)), 1, "one")
 end)
+
+-- difffuzz (session 19, the dynamic family): select(i, ...) over constant
+-- strings (or known functions) gave a string that was no constant: refused
+-- ("cannot return a string from compiled code", "the length of a string
+-- that is not a constant"); the value selected keeps its constant
+test("select(i, ...) of constant strings and known functions: returned, measured, called", function()
+  local function g(x) return x + 1 end
+  for _, n in ipairs({ 0, 2.5 }) do
+    check(function(n) return select(2, "a", "b") end, n)
+    check(function(n) return select(2, "a", "b", n) end, n)
+    check(function(n) return select(-1, "a", "bb") end, n)
+    check(function(n) local x, y = select(1, "a", "bcd"); return y, #y, #x end, n)
+    check(function(n) local s = select(2, n, "xyz"); return #s .. s end, n)
+    check(function(n) return (select(2, "a", "b")) end, n)
+    check(function(n) return select(2, n, g)(n) end, n)
+    check(function(n) return select(3, "a", "b") end, n)
+  end
+end)
