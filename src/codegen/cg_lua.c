@@ -777,17 +777,18 @@ static LLVMValueRef slot_ptr(CG *G, const KlsFrameLayout *y, LLVMValueRef k) {
   return LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
 }
 
-/* lua_copy between two slots: in hot code inline where kls_on holds (the
-** value and its tag, as kls_copy does; a stack slot needs no GC barrier),
-** else kjit_lv_copy. A callee's Lua result copied into its caller's slot
-** (binary-trees' BottomUpTree: 2.6M calls of the helper, 19 instructions
-** each). */
-static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) {
+/* lua_copy between two slots: kjit_lv_copy, or with inl (a function's
+** Lua result copied into its caller's slot: binary-trees' BottomUpTree,
+** 2.6M calls of the helper, 19 instructions each) in hot code inline
+** where kls_on holds (the value and its tag, as kls_copy does; a stack
+** slot needs no GC barrier). Elsewhere (phis, boxed arguments) the three
+** blocks of the inline path cost the compile more than they save. */
+static void copy_slot_as(CG *G, LLVMValueRef from, LLVMValueRef to, int inl) {
   if (from == to) return;
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, from, to };
   const KlsFrameLayout *y = frame_layout(G);
-  if (y == NULL || !spec_hot(G)) {
+  if (!inl || y == NULL || !spec_hot(G)) {
     call(G, "kjit_lv_copy", NULL, ps, as, 3);
     return;
   }
@@ -805,6 +806,7 @@ static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) {
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
 }
+static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) { copy_slot_as(G, from, to, 0); }
 
 /* x (any boxable value) written into slot dst. */
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
@@ -1345,7 +1347,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   }
   if (tdst) {
     /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos) or
-    ** goes on as a Lua value (passed, returned, stored: flows_on): the
+    ** goes on as a Lua value (passed, returned, a list item: flows_on): the
     ** value found is copied into the slot tdst inline, as luatable.c
     ** copy_to_slot copies it (the slot at L->ci->func + tdst:
     ** host/lua_stack.h, while kls_on; a stack slot needs no GC barrier),
@@ -1600,14 +1602,16 @@ static int indexed_next(const KirInsn *v) {
 }
 
 /* Whether the value v reads goes on as a Lua value: passed to a call,
-** returned, stored, a constructor's item, a phi's input (ItemCheck(tree[2])
-** in binary-trees): then its inline read copies whatever it finds into
-** its slot (inline_get), where the helper would. Arithmetic, comparisons
-** and tests want numbers, which stay in registers. */
+** returned, a constructor's item (ItemCheck(tree[2]) in binary-trees):
+** then its inline read copies whatever it finds into its slot
+** (inline_get), where the helper would. Arithmetic, comparisons and tests
+** want numbers, which stay in registers; a phi's input and a stored value
+** (`local m = t[i] or 0`, `a[i] = b[i]`: numbers, mostly, in numeric
+** code) keep the smaller path, whose compile costs less. */
 static int flows_on(const KirInsn *v) {
   for (int i = 0; i < v->nusers; i++) {
     switch (v->users[i]->op) {
-    case KIR_CALL: case KIR_RET: case KIR_SETLIST: case KIR_PHI: case KIR_SETFIELD: case KIR_SETINDEX:
+    case KIR_CALL: case KIR_RET: case KIR_SETLIST:
       return 1;
     default: break;
     }
@@ -2653,12 +2657,13 @@ static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const cha
 /* x (any boxable value) as a Lua value whose slot is dst: numbers stay in
 ** registers, anything else is written to dst. */
 static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  int ret = at && at->op == KIR_RET;   /* (a result: copied inline, copy_slot_as) */
   if (x.t.kind == T_LUA) {
-    if (inslot(x)) { copy_slot(G, x.v, dst); return mk(x.t, dst, i8c(G, 0), x.dims[0] ? x.dims[0] : cg_i64(G, 0)); }
+    if (inslot(x)) { copy_slot_as(G, x.v, dst, ret); return mk(x.t, dst, i8c(G, 0), x.dims[0] ? x.dims[0] : cg_i64(G, 0)); }
     LLVMBasicBlockRef sb = cg_bb(G, "tlslot"), done = cg_bb(G, "tldone");
     LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
     LLVMPositionBuilderAtEnd(G->B, sb);
-    copy_slot(G, x.v, dst);
+    copy_slot_as(G, x.v, dst, ret);
     LLVMBuildBr(G->B, done);
     LLVMPositionBuilderAtEnd(G->B, done);
     return mk(x.t, dst, x.flag, x.dims[0]);
