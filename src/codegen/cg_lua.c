@@ -2048,11 +2048,17 @@ static LLVMBasicBlockRef setlist_inline(CG *G, const KirInsn *v, CgVal o, const 
       LLVMValueRef sv = slot_ptr(G, fy, x.v);
       bits = ld(G, sv, 0, G->i64);
       tt = ld(G, sv, fy->slot_tt, G->i8);
-      if (!inslot(x)) {
+      if (!inslot(x)) {   /* (and a tested read's KLV_BOOL, KLV_NIL, as kjit_lt_setlist takes them) */
         LLVMValueRef num = LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
+        LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_BOOL), "");
+        LLVMValueRef btt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""),
+                                           LLVMConstInt(G->i8, (unsigned)y->tag_true, 0),
+                                           LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), "");
+        LLVMValueRef ntt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_INT), ""), ti,
+                                           LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_FLT), ""),
+                                                           tf, LLVMBuildSelect(G->B, isb, btt, LLVMConstInt(G->i8, 0, 0), ""), ""), "");
         bits = LLVMBuildSelect(G->B, num, x.dims[0], bits, "");
-        tt = LLVMBuildSelect(G->B, num, LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_INT), ""),
-                                                        ti, tf, ""), tt, "");
+        tt = LLVMBuildSelect(G->B, num, ntt, tt, "");
       }
     } else {   /* a number (isnumkind: setlist_batch) */
       LLVMValueRef t8;
