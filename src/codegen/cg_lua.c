@@ -1355,7 +1355,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, nonnil, ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
     tag = LLVMBuildSelect(G->B, isnum, tag, cg_i32(G, KLV_INSLOT), "");
-    LLVMValueRef isud = LLVMBuildNot(G->B, LLVMBuildOr(G->B, isnum, istab, ""), "");   /* (no hint) */
+    LLVMValueRef nohint = LLVMBuildNot(G->B, LLVMBuildOr(G->B, isnum, istab, ""), "");
     LLVMBasicBlockRef cb = cg_bb(G, "ltcopy");
     if (method_of_self(G, v)) {
       /* `o:m(x)` with no m of o's own at the site's node: the method
@@ -1385,7 +1385,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, fn, &o, 1, "");
     put(G, sv, 0, hb);
     put(G, sv, y->tv_tt, tt);
-    hb = LLVMBuildSelect(G->B, isud, cg_i64(G, 0), hb, "");   /* (not a table: no hint) */
+    hb = LLVMBuildSelect(G->B, nohint, cg_i64(G, 0), hb, "");
     good = cg_i1(G, 1);
   }
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), pastb = NULL;

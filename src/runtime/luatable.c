@@ -14,7 +14,9 @@
 ** (writenum says why that is exact); a constructor's list is written
 ** into its fresh table's array part (kjit_lt_setlist); t[i] missing from
 ** a table without a metatable reads nil (absent_int). Compiled code does the same inline
-** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives), and for a
+** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives: a table's
+** 'marked' and white bits for a constructor's list, its 'lastfree' for an
+** absent element), and for a
 ** field looks first in the node where its site found the key last time
 ** (kjit_lt_findfield walks the chain and remembers the node). Anything
 ** else (a missing key, a table with its key absent where a metamethod
