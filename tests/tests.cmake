@@ -258,3 +258,8 @@ kjit_lua_test_again(test_iter_closures_api test_iter_closures "KJIT_NO_STACK_REA
 # API only (KJIT_NO_STACK_READS=1: constructors and setmetatable without
 # the in-place stack reads; host/lua_stack.h).
 kjit_lua_test_again(test_ctor_api test_ctor "KJIT_NO_STACK_READS=1")
+
+# Tables made and walked inline (tests/lua/test_tables_made.lua) again
+# without direct stack access (kls_on 0): every constructor's list, slot
+# copy and read that goes on as a value takes its helper
+kjit_lua_test_again(test_tables_made_api test_tables_made "KJIT_NO_STACK_READS=1")

@@ -768,12 +768,45 @@ static void box_tagged(CG *G, LLVMValueRef tag, LLVMValueRef bits, LLVMValueRef 
   call(G, "kjit_lv_settagged", NULL, ps, as, 4);
 }
 
-static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) {
+/* Slot k's address (i8*) in the running C function's stack, as
+** host/lua_stack.h finds it (L->ci->func + k; valid while kls_on), read
+** at each use: a helper's call may have moved the stack. */
+static LLVMValueRef slot_ptr(CG *G, const KlsFrameLayout *y, LLVMValueRef k) {
+  LLVMValueRef func = ld(G, ld(G, G->luaL, y->state_ci, G->i8p), y->ci_func, G->i8p);
+  LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, k, G->i64, ""), cg_i64(G, y->slot_size), "");
+  return LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
+}
+
+/* lua_copy between two slots: kjit_lv_copy, or with inl (a function's
+** Lua result copied into its caller's slot: binary-trees' BottomUpTree,
+** 2.6M calls of the helper, 19 instructions each) in hot code inline
+** where kls_on holds (the value and its tag, as kls_copy does; a stack
+** slot needs no GC barrier). Elsewhere (phis, boxed arguments) the three
+** blocks of the inline path cost the compile more than they save. */
+static void copy_slot_as(CG *G, LLVMValueRef from, LLVMValueRef to, int inl) {
   if (from == to) return;
   LLVMTypeRef ps[3] = { G->i8p, G->i32, G->i32 };
   LLVMValueRef as[3] = { G->luaL, from, to };
+  const KlsFrameLayout *y = frame_layout(G);
+  if (!inl || y == NULL || !spec_hot(G)) {
+    call(G, "kjit_lv_copy", NULL, ps, as, 3);
+    return;
+  }
+  LLVMBasicBlockRef fast = cg_bb(G, "lcopy"), slow = cg_bb(G, "lcopyslow"), done = cg_bb(G, "lcopied");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  LLVMValueRef f = slot_ptr(G, y, from), t = slot_ptr(G, y, to);
+  LLVMBuildStore(G->B, ld(G, f, 0, G->i64), LLVMBuildPointerCast(G->B, t, LLVMPointerType(G->i64, 0), ""));
+  LLVMValueRef o = cg_i64(G, y->slot_tt);
+  LLVMBuildStore(G->B, ld(G, f, y->slot_tt, G->i8), LLVMBuildInBoundsGEP2(G->B, G->i8, t, &o, 1, ""));
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, slow);
   call(G, "kjit_lv_copy", NULL, ps, as, 3);
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, done);
 }
+static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) { copy_slot_as(G, from, to, 0); }
 
 /* x (any boxable value) written into slot dst. */
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
@@ -1227,6 +1260,31 @@ static int method_of_self(CG *G, const KirInsn *v) {
   return v->pc >= 0 && v->pc < p->ncode && KBC_OP(p->code[v->pc]) == KBC_SELF;
 }
 
+/* An index past alimit of a read only tested (the builder in block past,
+** where probe's check sent it): nil, with no metamethod to run, when the
+** key is in neither part of the table (luatable.c absent_int's
+** reasoning): no metatable, no hash part (lastfree NULL: Lua's isdummy),
+** and alimit the array part's real size (a power of 2 or 0: luaH_realasize
+** gives alimit then); kjit_lt_none, the hint of what is not a table, has
+** a lastfree. binary-trees' `if tree[2]` on a leaf `{item}`. Where that
+** holds, a block ending open for the caller to branch to its join, the
+** read being (KLV_BOOL, bits 0): false; else the branch to miss. Returns
+** that block. */
+static LLVMBasicBlockRef absent_inline(CG *G, const KltLayout *y, LLVMValueRef h, LLVMBasicBlockRef past,
+                                       LLVMBasicBlockRef miss) {
+  LLVMPositionBuilderAtEnd(G->B, past);
+  LLVMValueRef lim = at(G, h, y->t_alimit, G->i32);
+  LLVMValueRef pow2 = LLVMBuildICmp(G->B, LLVMIntEQ, LLVMBuildAnd(G->B, lim, LLVMBuildSub(G->B, lim, cg_i32(G, 1), ""), ""),
+                                    cg_i32(G, 0), "");
+  LLVMValueRef nohash = LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_lastfree, G->i8p), LLVMConstNull(G->i8p), "");
+  LLVMValueRef nomt = LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p), LLVMConstNull(G->i8p), "");
+  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, pow2, nohash, ""), nomt, "");
+  LLVMBasicBlockRef nb = cg_bb(G, "ltabsent");
+  LLVMBuildCondBr(G->B, ok, nb, miss);
+  LLVMPositionBuilderAtEnd(G->B, nb);
+  return nb;
+}
+
 /* An inline read of a number: the tag (1, 2; *bits the value's bits), or
 ** where it misses, what the site's helper f gives (its bits left in out;
 ** site: a field's, with key NULL; or key, an integer index). A present
@@ -1246,51 +1304,53 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss"), join = NULL, mhit = NULL;
   LLVMValueRef mtag = NULL, mbits = NULL;   /* (a method's, through its class) */
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
+  /* an index past the array part: nil read inline where no other part
+  ** can hold it (absent_inline), for a read only tested (`if tree[2]` on
+  ** a leaf); for the others the blocks cost the compile more (SciMark
+  ** LU's a[k]: 1% more instructions for its whole run) */
+  LLVMBasicBlockRef past = key && truth && !tdst ? cg_bb(G, "ltpast") : NULL;
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
   LLVMValueRef hb = at(G, tv, 0, G->i64);
   LLVMValueRef tag = LLVMBuildSelect(G->B, isi, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
   LLVMValueRef good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, isi, isf, ""), "");
+  /* a present value never consults __index */
+  LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
+                                      LLVMConstInt(G->i8, 0, 0), "");
   if (truth && !tdst) {
-    /* a read only tested (`if p[i] then`: truth_only): a boolean too, as
-    ** (KLV_BOOL, 0 or 1), and an empty element or field (`if self.packed
-    ** then`) of a table without a metatable (no __index to run) as
-    ** KLV_NIL; only cg_lua_truthy sees
+    /* a read only tested (`if p[i] then`, `if tree[2] then`: truth_only):
+    ** any value found, as (KLV_BOOL, its truth); only cg_lua_truthy sees
     ** these tags */
-    LLVMValueRef ist = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_true, 0), "");
-    LLVMValueRef isb = LLVMBuildOr(G->B, ist, LLVMBuildICmp(G->B, LLVMIntEQ, tt,
-                                                           LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), ""), "");
-    LLVMValueRef isnil = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
-                                                          LLVMConstInt(G->i8, 0, 0), ""),
-                                      LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p),
-                                                    LLVMConstNull(G->i8p), ""), "");
-    tag = LLVMBuildSelect(G->B, isb, cg_i32(G, KLV_BOOL), LLVMBuildSelect(G->B, isnil, cg_i32(G, KLV_NIL), tag, ""), "");
-    good = LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""), LLVMBuildOr(G->B, isb, isnil, ""), ""), "");
-    hb = LLVMBuildSelect(G->B, isb, LLVMBuildZExt(G->B, ist, G->i64, ""), hb, "");
+    LLVMValueRef isfalse = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), "");
+    /* (nor does an empty one of a table without a metatable) */
+    LLVMValueRef settled = LLVMBuildOr(G->B, nonnil, LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p),
+                                                                  LLVMConstNull(G->i8p), ""), "");
+    tag = cg_i32(G, KLV_BOOL);
+    good = LLVMBuildAnd(G->B, hit, settled, "");
+    hb = LLVMBuildZExt(G->B, LLVMBuildAnd(G->B, nonnil, LLVMBuildNot(G->B, isfalse, ""), ""), G->i64, "");
   }
   if (tdst) {
-    /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos):
-    ** a table found there is copied into the slot tdst inline, as
-    ** luatable.c copy_to_slot copies it (the slot at L->ci->func + tdst:
+    /* a site whose value is indexed next (ps[i] in ps[i].x, self.pos) or
+    ** goes on as a Lua value (passed, returned, a list item: flows_on): the
+    ** value found is copied into the slot tdst inline, as luatable.c
+    ** copy_to_slot copies it (the slot at L->ci->func + tdst:
     ** host/lua_stack.h, while kls_on; a stack slot needs no GC barrier),
-    ** and its address is the hint; a number is copied too (the slot is
-    ** this value's own), which saves a branch. */
+    ** a table's address being the hint (a kjit array's userdata, a
+    ** method's function, a string: no hint, bits 0); a number is copied
+    ** too (the slot is this value's own), which saves a branch, and stays
+    ** in registers. */
     LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
     LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
-    /* a full userdata too (a kjit array: self.data[i], then indexed
-    ** through its view, cg_luaview.c), with no hint (bits 0: not a table) */
-    LLVMValueRef isud = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_UDATA, 0), "");
-    /* and a function (a method called next: `o:set(x)`), also with no hint */
-    LLVMValueRef isfn = LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_LCL, 0), ""),
-                                    LLVMBuildOr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_CCL, 0), ""),
-                                                LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_LCF, 0), ""), ""), "");
-    isud = LLVMBuildOr(G->B, isud, isfn, "");
-    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, LLVMBuildOr(G->B, LLVMBuildOr(G->B, isi, isf, ""),
-                                                                  LLVMBuildOr(G->B, istab, isud, ""), ""), ""),
+    LLVMValueRef isnum = LLVMBuildOr(G->B, isi, isf, "");
+    /* (an empty one takes the helper: testing the metatable here, in
+    ** nbody's inner loop `local bj = bodies[j]`, made its run 1.35 times
+    ** longer in fewer instructions: a load behind the loop's stores) */
+    good = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, hit, nonnil, ""),
                         LLVMBuildICmp(G->B, LLVMIntNE, ks, cg_i32(G, 0), ""), "");
-    tag = LLVMBuildSelect(G->B, LLVMBuildOr(G->B, istab, isud, ""), cg_i32(G, KLV_INSLOT), tag, "");
+    tag = LLVMBuildSelect(G->B, isnum, tag, cg_i32(G, KLV_INSLOT), "");
+    LLVMValueRef nohint = LLVMBuildNot(G->B, LLVMBuildOr(G->B, isnum, istab, ""), "");
     LLVMBasicBlockRef cb = cg_bb(G, "ltcopy");
     if (method_of_self(G, v)) {
       /* `o:m(x)` with no m of o's own at the site's node: the method
@@ -1320,10 +1380,15 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, fn, &o, 1, "");
     put(G, sv, 0, hb);
     put(G, sv, y->tv_tt, tt);
-    hb = LLVMBuildSelect(G->B, isud, cg_i64(G, 0), hb, "");   /* (a userdata: no hint) */
+    hb = LLVMBuildSelect(G->B, nohint, cg_i64(G, 0), hb, "");
     good = cg_i1(G, 1);
   }
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B), pastb = NULL;
+  LLVMValueRef pasttag = cg_i32(G, KLV_BOOL);   /* (false: bits 0) */
+  if (past) {
+    pastb = absent_inline(G, y, h, past, miss);
+    LLVMPositionBuilderAtEnd(G->B, here);
+  }
   if (join == NULL) join = cg_bb(G, "ltjoin");
   if (tdst) LLVMBuildBr(G->B, join);
   else LLVMBuildCondBr(G->B, good, join, miss);
@@ -1351,9 +1416,14 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     LLVMBuildBr(G->B, join);
     miss = hmiss;
   }
+  if (pastb) {
+    LLVMPositionBuilderAtEnd(G->B, pastb);
+    LLVMBuildBr(G->B, join);
+  }
   LLVMValueRef rc = miss_call(G, miss, f, tag, here, join);
   if (ab) LLVMAddIncoming(rc, &atag, &ab, 1);
   if (mhit) LLVMAddIncoming(rc, &mtag, &mhit, 1);
+  if (pastb) LLVMAddIncoming(rc, &pasttag, &pastb, 1);
   /* (miss_call left the builder at the start of join, after its phi) */
   LLVMBasicBlockRef mend = LLVMGetIncomingBlock(rc, 1);
   LLVMPositionBuilderBefore(G->B, LLVMGetBasicBlockTerminator(mend));
@@ -1365,6 +1435,10 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   LLVMAddIncoming(*bits, vs, bs, 2);
   if (ab) LLVMAddIncoming(*bits, &abits, &ab, 1);
   if (mhit) LLVMAddIncoming(*bits, &mbits, &mhit, 1);
+  if (pastb) {
+    LLVMValueRef zero = cg_i64(G, 0);
+    LLVMAddIncoming(*bits, &zero, &pastb, 1);
+  }
   return rc;
 }
 
@@ -1516,6 +1590,24 @@ static int indexed_next(const KirInsn *v) {
   return 0;
 }
 
+/* Whether the value v reads goes on as a Lua value: passed to a call,
+** returned, a constructor's item (ItemCheck(tree[2]) in binary-trees):
+** then its inline read copies whatever it finds into its slot
+** (inline_get), where the helper would. Arithmetic, comparisons and tests
+** want numbers, which stay in registers; a phi's input and a stored value
+** (`local m = t[i] or 0`, `a[i] = b[i]`: numbers, mostly, in numeric
+** code) keep the smaller path, whose compile costs less. */
+static int flows_on(const KirInsn *v) {
+  for (int i = 0; i < v->nusers; i++) {
+    switch (v->users[i]->op) {
+    case KIR_CALL: case KIR_RET: case KIR_SETLIST:
+      return 1;
+    default: break;
+    }
+  }
+  return 0;
+}
+
 /* The view an access of ox may use where the inline path of tables
 ** misses (cg_luaview.c), or NULL. */
 static const CgLView *view_of(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, CgLView *V) {
@@ -1550,7 +1642,7 @@ static LLVMValueRef geti_rc(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h, L
   Full f = { "kjit_lv_sgeti", ps, as, 9 };
   CgLView vw;
   const CgLView *V = view_of(G, v, ox, h, &vw);
-  return inline_get(G, v, h, site, key, out, &f, bits, indexed_next(v) ? dst : NULL, V, truth_only(v));
+  return inline_get(G, v, h, site, key, out, &f, bits, indexed_next(v) || flows_on(v) ? dst : NULL, V, truth_only(v));
 }
 
 /* t[k] read with a key of any type (its own check of the result). */
@@ -1629,7 +1721,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
                           G->i32, LLVMPointerType(G->i64, 0) };
     LLVMValueRef as[8] = { G->luaL, site, otag, obits, t, h, dst, out };
     Full f = { "kjit_lv_sgetfield", ps, as, 8 };
-    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) ? dst : NULL, NULL, truth_only(v));
+    rc = inline_get(G, v, h, site, NULL, out, &f, &bits, indexed_next(v) || flows_on(v) ? dst : NULL, NULL, truth_only(v));
   } else if (v->op == KIR_INDEX && G->sp->types[v->args[1]->id].kind == T_INT) {
     rc = geti_rc(G, v, ox, h, cg_val(G, v->args[1]).v, dst, out, &bits);
   } else if (v->op == KIR_INDEX && (ikey = dyn_intkey(G, cg_val(G, v->args[1]), &isint))) {
@@ -1647,7 +1739,7 @@ CgVal cg_lua_index(CG *G, const KirInsn *v) {
     LLVMValueRef pk = LLVMBuildSelect(G->B, isint, ikey, cg_i64(G, 0), "");
     CgLView vw;
     const CgLView *V = view_of(G, v, ox, h, &vw);
-    rc = inline_get(G, v, h, site, pk, out, &f, &bits, indexed_next(v) ? dst : NULL, V, truth_only(v));
+    rc = inline_get(G, v, h, site, pk, out, &f, &bits, indexed_next(v) || flows_on(v) ? dst : NULL, V, truth_only(v));
   } else {
     LLVMValueRef k = v->op == KIR_GETFIELD ? strkey(G, v) : operand(G, cg_val(G, v->args[1]), 0, v);
     rc = gettable_rc(G, v, ox, k, dst, out);
@@ -1911,6 +2003,72 @@ static void setlist_grow(CG *G, const KirInsn *v) {
   G->vals[t->id] = mk(tt, dst, i8c(G, 0), h);
 }
 
+/* The list written inline into the fresh table's array part, in hot code,
+** as luatable.c kjit_lt_setlist writes it (its conditions tested here:
+** kls_on for the items' slots, room in the array part, which the
+** constructor sized, no metatable, a white table, whose GC barrier is a
+** no-op; the hint is kjit_lt_none, alimit 0, where the layout is off).
+** binary-trees' `{item, left, right}`: 89 instructions in the helper
+** against a dozen here. The builder is left where the helper's call goes
+** (the checks failed); the returned block is where both paths meet, NULL
+** when nothing was emitted. */
+static LLVMBasicBlockRef setlist_inline(CG *G, const KirInsn *v, CgVal o, const CgVal *items, int n) {
+  const KltLayout *y = layout(G);
+  const KlsFrameLayout *fy = frame_layout(G);
+  if (y == NULL || fy == NULL || !hot_at(G, v) || v->aux < 0) return NULL;
+  LLVMValueRef h = hint(G, o);
+  LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), ""), cg_i32(G, 0), "");
+  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+  LLVMValueRef room = LLVMBuildICmp(G->B, LLVMIntULE, cg_i64(G, (int64_t)v->aux + n), lim, "");
+  LLVMValueRef nomt = LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p), LLVMConstNull(G->i8p), "");
+  LLVMValueRef white = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, at(G, h, y->t_marked, G->i8),
+                                                                  LLVMConstInt(G->i8, (unsigned)y->white_bits, 0), ""),
+                                     LLVMConstInt(G->i8, 0, 0), "");
+  LLVMValueRef ok = LLVMBuildAnd(G->B, LLVMBuildAnd(G->B, on, room, ""), LLVMBuildAnd(G->B, nomt, white, ""), "");
+  LLVMBasicBlockRef fast = cg_bb(G, "ctorlist"), slow = cg_bb(G, "ctorlistslow"), done = cg_bb(G, "ctorlisted");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, ok, fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
+  LLVMValueRef ti = LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), tf = LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0);
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef bits = NULL, tt;
+    CgVal x = items[i];
+    if (x.t.kind == T_NIL) {
+      tt = LLVMConstInt(G->i8, 0, 0);
+    } else if (x.t.kind == T_BOOL) {
+      tt = LLVMBuildSelect(G->B, x.v, LLVMConstInt(G->i8, (unsigned)y->tag_true, 0),
+                           LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), "");
+    } else if (x.t.kind == T_LUA) {
+      /* in its slot (tag 0), or a number in registers (tag 1, 2) */
+      LLVMValueRef sv = slot_ptr(G, fy, x.v);
+      bits = ld(G, sv, 0, G->i64);
+      tt = ld(G, sv, fy->slot_tt, G->i8);
+      if (!inslot(x)) {   /* (and a tested read's KLV_BOOL, KLV_NIL, as kjit_lt_setlist takes them) */
+        LLVMValueRef num = LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
+        LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_BOOL), "");
+        LLVMValueRef btt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""),
+                                           LLVMConstInt(G->i8, (unsigned)y->tag_true, 0),
+                                           LLVMConstInt(G->i8, (unsigned)y->tag_false, 0), "");
+        LLVMValueRef ntt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_INT), ""), ti,
+                                           LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_FLT), ""),
+                                                           tf, LLVMBuildSelect(G->B, isb, btt, LLVMConstInt(G->i8, 0, 0), ""), ""), "");
+        bits = LLVMBuildSelect(G->B, num, x.dims[0], bits, "");
+        tt = LLVMBuildSelect(G->B, num, ntt, tt, "");
+      }
+    } else {   /* a number (isnumkind: setlist_batch) */
+      LLVMValueRef t8;
+      numtag(G, x, &t8, &bits);
+      tt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, t8, i8c(G, KLV_INT), ""), ti, tf, "");
+    }
+    int64_t off = ((int64_t)v->aux + i) * y->tv_size;
+    if (bits) put(G, arr, (int)off, bits);
+    put(G, arr, (int)off + y->tv_tt, tt);
+  }
+  LLVMBuildBr(G->B, done);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  return done;
+}
+
 /* The whole list in one call (kjit_lv_setlist, which writes the fresh
 ** table's array part directly: runtime/luatable.c kjit_lt_setlist), the
 ** items as KlvItem records in an array of this frame, when every item
@@ -1924,6 +2082,7 @@ static int setlist_batch(CG *G, const KirInsn *v, CgVal o, const CgVal *items, i
           (k == T_BOOL && items[i].v && LLVMTypeOf(items[i].v) == G->i1)))
       return 0;
   }
+  LLVMBasicBlockRef done = setlist_inline(G, v, o, items, n);
   LLVMTypeRef fs[3] = { G->i32, G->i32, G->i64 };   /* KlvItem */
   LLVMTypeRef ity = LLVMStructTypeInContext(G->C, fs, 3, 0);
   LLVMValueRef arr = cg_alloca(G, LLVMArrayType(ity, (unsigned)n), "ctoritems");
@@ -1944,6 +2103,10 @@ static int setlist_batch(CG *G, const KirInsn *v, CgVal o, const CgVal *items, i
   LLVMValueRef as[6] = { G->luaL, o.v, hint(G, o), cg_i64(G, v->aux), cg_i32(G, n),
                          LLVMBuildPointerCast(G->B, arr, G->i8p, "") };
   call(G, "kjit_lv_setlist", NULL, ps, as, 6);
+  if (done) {
+    LLVMBuildBr(G->B, done);
+    LLVMPositionBuilderAtEnd(G->B, done);
+  }
   return 1;
 }
 
@@ -2479,12 +2642,13 @@ static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const cha
 /* x (any boxable value) as a Lua value whose slot is dst: numbers stay in
 ** registers, anything else is written to dst. */
 static CgVal to_lua(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at) {
+  int ret = at && at->op == KIR_RET;   /* (a result: copied inline, copy_slot_as) */
   if (x.t.kind == T_LUA) {
-    if (inslot(x)) { copy_slot(G, x.v, dst); return mk(x.t, dst, i8c(G, 0), x.dims[0] ? x.dims[0] : cg_i64(G, 0)); }
+    if (inslot(x)) { copy_slot_as(G, x.v, dst, ret); return mk(x.t, dst, i8c(G, 0), x.dims[0] ? x.dims[0] : cg_i64(G, 0)); }
     LLVMBasicBlockRef sb = cg_bb(G, "tlslot"), done = cg_bb(G, "tldone");
     LLVMBuildCondBr(G->B, isnum_tag(G, x), done, sb);
     LLVMPositionBuilderAtEnd(G->B, sb);
-    copy_slot(G, x.v, dst);
+    copy_slot_as(G, x.v, dst, ret);
     LLVMBuildBr(G->B, done);
     LLVMPositionBuilderAtEnd(G->B, done);
     return mk(x.t, dst, x.flag, x.dims[0]);

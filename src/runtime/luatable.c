@@ -14,7 +14,9 @@
 ** (writenum says why that is exact); a constructor's list is written
 ** into its fresh table's array part (kjit_lt_setlist); t[i] missing from
 ** a table without a metatable reads nil (absent_int). Compiled code does the same inline
-** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives), and for a
+** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives: a table's
+** 'marked' and white bits for a constructor's list, its 'lastfree' for an
+** absent element), and for a
 ** field looks first in the node where its site found the key last time
 ** (kjit_lt_findfield walks the chain and remembers the node). Anything
 ** else (a missing key, a table with its key absent where a metamethod
@@ -118,9 +120,12 @@ int kjit_lt_on;
 ** access needs no branch of its own to test for "no table". Laid out by
 ** kjit's own LtTable, which is the layout the generated code's offsets
 ** come from (kjit_lt_layout), whatever Lua runs. Read-only; the site
-** helpers take it for NULL (luavalue.c site_obj). */
+** helpers take it for NULL (luavalue.c site_obj). Its lastfree is set, as
+** if it had a hash part, so that the inline read of an index past the
+** array part (cg_lua.c absent_inline: nil where no hash part exists) misses
+** too: a number indexed is an error, not nil. */
 static const LtNode none_node;
-const LtTable kjit_lt_none = { .node = (LtNode *)&none_node };
+const LtTable kjit_lt_none = { .node = (LtNode *)&none_node, .lastfree = (LtNode *)&none_node };
 /* The probe runs once per process, with the calling thread's own state
 ** (states of other threads are not ours to touch). */
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -218,7 +223,8 @@ const KltLayout *kjit_lt_layout(lua_State *L) {
     offsetof(LtNode, u.key_val), offsetof(LtNode, u.tt_), sizeof(LtTValue),
     offsetof(LtTValue, tt_), offsetof(LtString, hash), LT_NUMINT, LT_NUMFLT, LT_SHRSTR_KEY,
     LT_TABLE, offsetof(LtTable, metatable), LT_FALSE, LT_TRUE, offsetof(LtNode, u.next),
-    offsetof(KlsState, ci), offsetof(KlsCallInfo, func), sizeof(KlsStackValue)
+    offsetof(KlsState, ci), offsetof(KlsCallInfo, func), sizeof(KlsStackValue),
+    offsetof(LtTable, marked), LT_WHITEBITS, offsetof(LtTable, lastfree)
   };
   ensure_probe(L);
   return enabled ? &lay : NULL;

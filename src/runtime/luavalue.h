@@ -236,6 +236,10 @@ typedef struct KltLayout {
   /* the running C function's stack slots (host/lua_stack.h, valid only
   ** while kls_on): L->ci at s_ci, ci->func at ci_func, a slot's size */
   int s_ci, ci_func, sv_size;
+  /* for a constructor's list written inline (cg_lua.c setlist_inline) and
+  ** an absent element read inline: a Table's 'marked' byte and its white
+  ** bits, its 'lastfree' (NULL: no hash part, lua's isdummy) */
+  int t_marked, white_bits, t_lastfree;
 } KltLayout;
 const KltLayout *kjit_lt_layout(lua_State *L);
 extern int kjit_lt_on;
