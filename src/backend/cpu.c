@@ -33,6 +33,7 @@
 ** LLVM (e.g. a graphics driver).
 */
 #include "backend/cpu.h"
+#include "backend/latch_order.h"
 #include "backend/perfmap.h"
 #include "backend/llvm_load.h"
 #include "backend/objload.h"
@@ -1006,6 +1007,7 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
   ** after `opt -passes=lcssa`, gives the right code). Through an LCSSA phi
   ** the first loop's value is opaque to the second loop's formulas. */
   if (!e) e = LLVMRunPasses(M, "function(lcssa)", kc_tm, po);
+  if (!e && opt >= 2) kc_order_latches(M);   /* for the register allocator */
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *m = kc_errmsg(e);

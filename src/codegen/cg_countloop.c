@@ -31,7 +31,10 @@
 ** is about 60 instructions with its spills, one an entry, where charging
 ** each iteration cost two), and a long run passes the chunk's end test
 ** once every 1024 iterations (a few instructions). Mandelbrot's 200
-** iterations a pixel fit one chunk.
+** iterations a pixel fit one chunk. The loop's values leave its latch at
+** a chunk's end, so LLVM's scheduler no longer orders that latch for the
+** register allocator; backend/latch_order.c does (a register copy an
+** iteration of the escape loop otherwise).
 **
 ** Not for kernels (their while loops may be narrowed to i32 copies,
 ** cg_version.c), peeled loops, or loops holding Lua values.
