@@ -1619,8 +1619,9 @@ static const CgLView *view_of(CG *G, const KirInsn *v, CgVal ox, LLVMValueRef h,
 }
 
 /* Whether the value v reads is only tested for truth (`if p[i] then`,
-** `not p[i]`): its inline read may then give booleans and nil as tags
-** (inline_get), which no other use of a read's value expects. */
+** `not p[i]`): its inline read may then give the value's truth alone
+** (inline_get: tag KLV_BOOL, whatever the value), which no other use of a
+** read's value expects. */
 static int truth_only(const KirInsn *v) {
   for (int i = 0; i < v->nusers; i++) {
     const KirInsn *u = v->users[i];
@@ -2043,7 +2044,8 @@ static LLVMBasicBlockRef setlist_inline(CG *G, const KirInsn *v, CgVal o, const 
       LLVMValueRef sv = slot_ptr(G, fy, x.v);
       bits = ld(G, sv, 0, G->i64);
       tt = ld(G, sv, fy->slot_tt, G->i8);
-      if (!inslot(x)) {   /* (and a tested read's KLV_BOOL, KLV_NIL, as kjit_lt_setlist takes them) */
+      if (!inslot(x)) {   /* (and the tags KLV_BOOL, KLV_NIL, as kjit_lt_setlist takes them; a
+                           ** tested read's never comes here: truth_only keeps it out of lists) */
         LLVMValueRef num = LLVMBuildICmp(G->B, LLVMIntNE, x.flag, i8c(G, 0), "");
         LLVMValueRef isb = LLVMBuildICmp(G->B, LLVMIntEQ, x.flag, i8c(G, KLV_BOOL), "");
         LLVMValueRef btt = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntNE, x.dims[0], cg_i64(G, 0), ""),

@@ -188,7 +188,7 @@ int kcv_l_callees(lua_State *L) {
   lua_pushinteger(L, kjit_lc_native_calls);
   lua_pushinteger(L, kjit_lv_sgetfield_calls);   /* field reads the inline path left */
   lua_pushinteger(L, kjit_lv_chain_calls);       /* chains whose checks failed */
-  lua_pushinteger(L, kcp_chunks_interpreted);    /* main chunks left to the interpreter */
+  lua_pushinteger(L, __atomic_load_n(&kcp_chunks_interpreted, __ATOMIC_RELAXED));    /* main chunks left to the interpreter */
   return 6;
 }
 

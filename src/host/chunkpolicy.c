@@ -16,8 +16,11 @@
 ** function itself, and nothing is compiled.
 **
 ** The rule (kcp_runs_interpreted), on the chunk's bytecode alone, before
-** anything is compiled. A main chunk (linedefined 0: a file, or a string
-** given to load) runs interpreted when
+** anything is compiled. A file's main chunk (ir_escape.c
+** kcl_file_main_chunk: linedefined 0, source "@...": the script,
+** loadfile, dofile, require; a chunk load() made from a string may be
+** called many times, and its literals compile with it) runs interpreted
+** when
 **   1. it has loops, and each of its innermost loops of the greatest
 **      nesting depth (the hot ones: ray's four nested pixel loops,
 **      vectors' two top-level loops) calls a function that runs
@@ -64,20 +67,24 @@
 #include "host/callval.h"
 #include "ir/ir_closure.h"
 
+/* (atomics: any thread's lua_State may call a jit object; the counter
+** and the switch are process-wide, as callval.c's counters are) */
 long kcp_chunks_interpreted;
 static int rule_on = -1;   /* -1: KJIT_INTERP_CHUNKS not read yet */
 
 static int rule_is_on(void) {
-  if (rule_on < 0) {
+  int on = __atomic_load_n(&rule_on, __ATOMIC_RELAXED);
+  if (on < 0) {
     const char *e = getenv("KJIT_INTERP_CHUNKS");
-    rule_on = !(e != NULL && strcmp(e, "0") == 0);
+    on = !(e != NULL && strcmp(e, "0") == 0);
+    __atomic_store_n(&rule_on, on, __ATOMIC_RELAXED);
   }
-  return rule_on;
+  return on;
 }
 
 int kcp_l_interp_chunks(lua_State *L) {
   int old = rule_is_on();
-  if (!lua_isnoneornil(L, 1)) rule_on = lua_toboolean(L, 1);
+  if (!lua_isnoneornil(L, 1)) __atomic_store_n(&rule_on, lua_toboolean(L, 1), __ATOMIC_RELAXED);
   lua_pushboolean(L, old);
   return 1;
 }
@@ -189,12 +196,18 @@ static int chunk_runs_interpreted(const KbcProto *p) {
 
 int kcp_runs_interpreted(lua_State *L, int idx) {
   if (kcv_compiles_all() || !rule_is_on()) return 0;
+  /* only a file's main chunk: asked of lua_getinfo first, so that other
+  ** functions are not dumped and parsed at their first call */
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  if (ar.linedefined != 0 || ar.source == NULL || ar.source[0] != '@') return 0;
   Arena A;
   ka_init(&A);
   char err[128];
   KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
-  int yes = c != NULL && c->main->linedefined == 0 && chunk_runs_interpreted(c->main);
+  int yes = c != NULL && kcl_file_main_chunk(c->main) && chunk_runs_interpreted(c->main);
   ka_free(&A);
-  if (yes) kcp_chunks_interpreted++;
+  if (yes) __atomic_fetch_add(&kcp_chunks_interpreted, 1, __ATOMIC_RELAXED);
   return yes;
 }

@@ -440,10 +440,6 @@ static void sig_text(luaL_Buffer *b, const Type *t, int n) {
 
 /* ---- Compile sessions ------------------------------------------------------------ */
 
-/* Everything a compile allocates hangs off a session userdata (session.c),
-** so that a Lua error anywhere (even out of memory in the Lua API) leaks
-** nothing. This frees a specialization that never reached its jit object
-** (no registry references taken yet): the session's free_result. */
 /* The code's registry references (trampolines, live upvalues' closures,
 ** live tables: ir_type.h kty_ref) released, after the code itself is freed
 ** (callval.c's site caches name trampolines: kcv_code_freed has run): the
@@ -458,6 +454,11 @@ static void release_refs(JitSpec *js) {
   js->nrefs = 0;
 }
 
+/* Everything a compile allocates hangs off a session userdata (session.c),
+** so that a Lua error anywhere (even out of memory in the Lua API) leaks
+** nothing. This frees a specialization that never reached its jit object,
+** with the registry references its compile took: the session's
+** free_result. */
 static void free_unlinked_spec(void *p) {
   JitSpec *js = p;
   kc_saved_free(js->warm);
@@ -1629,9 +1630,6 @@ static uint8_t sig_code(Type t) {
   }
 }
 
-/* f:compile(sig) and f:native(sig): the specialization for the text at
-** index 2 (compiled now if new), read by the one signature grammar
-** (host/signature.c), its declared result checked; made the last one. */
 /* The signature text read into ks, args, ret and has_ret, or its error raised. */
 static void parse_sig_text(lua_State *L, const char *text, KSig *ks, Type *args, Type *ret,
                            int *has_ret) {
@@ -1641,6 +1639,9 @@ static void parse_sig_text(lua_State *L, const char *text, KSig *ks, Type *args,
     luaL_error(L, "bad signature '%s': %s", text, err);
 }
 
+/* f:compile(sig) and f:native(sig): the specialization for the text at
+** index 2 (compiled now if new), read by the one signature grammar
+** (host/signature.c), its declared result checked; made the last one. */
 static JitSpec *spec_for_text(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
   if (o->dead) dead_error(L);

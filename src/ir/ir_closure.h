@@ -38,6 +38,11 @@ int kcl_sets_upvalue(const KbcProto *p, int u);
 struct KirInsn;
 int kcl_literal_escapes(Arena *A, const KbcProto *p, const struct KirInsn *site);
 
+/* Is p a file's main chunk (linedefined 0, source "@...": the lua
+** command's script, loadfile, dofile, require), which runs once a run?
+** A chunk load() made from a string may be called many times. The one
+** test of ir_escape.c's literal rule and host/chunkpolicy.c's. */
+int kcl_file_main_chunk(const KbcProto *p);
 /* Is the literal made at site (a KIR_CLOSURE of p's IR) one to leave to
 ** the interpreter: made by a main chunk outside its loops, calling a
 ** method, and each of its loops calling one too? (ir_escape.c) */

@@ -136,9 +136,12 @@ int kcl_runs_interpreted(const KbcProto *c) {
 ** the text itself) is a function like any other, which a program may
 ** call many times (a template, a generated kernel), so its literals
 ** compile with it. */
+int kcl_file_main_chunk(const KbcProto *p) {
+  return p->linedefined == 0 && p->source != NULL && p->source[0] == '@';
+}
+
 int kcl_left_to_interpreter(const KbcProto *p, const KirInsn *site) {
-  return site->op == KIR_CLOSURE && p->linedefined == 0 && p->source != NULL &&
-         p->source[0] == '@' && site->block != NULL &&
+  return site->op == KIR_CLOSURE && kcl_file_main_chunk(p) && site->block != NULL &&
          site->block->loop == NULL && site->aux >= 0 && site->aux < p->np &&
          kcl_runs_interpreted(p->p[site->aux]);
 }

@@ -94,9 +94,15 @@ static const void *push_closure(lua_State *L, int32_t ref) {
 static void pop_closure(lua_State *L) { ((KlsState *)(void *)L)->top--; }
 
 void kjit_lc_bump_epoch(void) {
-  uint32_t e = __atomic_add_fetch(&kjit_lc_epoch, 1, __ATOMIC_RELAXED);
-  /* (0 marks an empty upvalue cache, KLC_UPV_BUSY a claimed one: neither is an epoch) */
-  if (e == 0 || e == KLC_UPV_BUSY) __atomic_add_fetch(&kjit_lc_epoch, 2, __ATOMIC_RELAXED);
+  /* (0 marks an empty upvalue cache, KLC_UPV_BUSY a claimed one: neither is
+  ** an epoch, and neither is ever stored, even for a moment, so that no
+  ** reader can take a cache being filled for one filled in this epoch) */
+  uint32_t e = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED), next;
+  do {
+    next = e + 1;
+    while (next == 0 || next == KLC_UPV_BUSY) next++;
+  } while (!__atomic_compare_exchange_n(&kjit_lc_epoch, &e, next, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
 }
 
 /* The state sentinel's finalizer: a closing state bumps the epoch. */
@@ -130,6 +136,9 @@ static void fill_upv(lua_State *L, KlcUpvCache *cache, const void *cl) {
   if (!__atomic_compare_exchange_n(&cache->epoch, &held, (uint32_t)KLC_UPV_BUSY, 0,
                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
     return;   /* another thread's fill */
+  /* the claim is seen before the words change (a seqlock writer's fence:
+  ** the acquire above orders later loads, not these stores) */
+  __atomic_thread_fence(__ATOMIC_RELEASE);
   __atomic_store_n(&cache->cl, cl, __ATOMIC_RELAXED);
   __atomic_store_n(&cache->reg, ((const KlsState *)(void *)L)->l_G, __ATOMIC_RELAXED);
   __atomic_store_n(&cache->epoch, ep, __ATOMIC_RELEASE);

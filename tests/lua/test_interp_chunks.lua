@@ -15,7 +15,8 @@ local H = require "calls_harness"
 local kjit = require "kjit"
 local testing = require "kjit.testing"
 
-local function chunk(src, name) return assert(load(src, "=" .. name)) end
+-- a file's main chunk, as loadfile makes it ("@": the source is a file)
+local function chunk(src, name) return assert(load(src, "@" .. name)) end
 local function left() return select(6, testing.callees()) end
 local function compiled() return select(2, testing.callees()) end
 
@@ -85,6 +86,18 @@ test("a chunk whose hot loops call interpreted functions runs interpreted (facts
   truthy(j.tier == 1 or j.tier == 2, "compiled once asked")
   local c = table.pack(j(5, 3))
   for i = 1, b.n do eq(c[i], b[i], "compiled result " .. i) end
+end)
+
+test("a chunk load() made from a string compiles (it may be called many times)", function()
+  local body = assert(load(VECTORS, "=vectors"))
+  local j = kjit.jit(body)
+  local l0 = left()
+  j:compile("()")
+  eq(left() - l0, 0, "not left to the interpreter")
+  assert(j.tier ~= nil and j.tier > 0, "compiled: f.tier " .. tostring(j.tier))
+  local a, b = table.pack(j(5, 3)), table.pack(body(5, 3))
+  eq(a.n, b.n, "as many results")
+  for i = 1, a.n do eq(a[i], b[i], "result " .. i) end
 end)
 
 test("ray's shape: a pixel loop nest calling a loop-free function over a method", function()
