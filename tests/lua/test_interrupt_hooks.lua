@@ -494,14 +494,7 @@ end
 -- bounds whose difference overflows, early exits by the other test, by
 -- break and by return; endless ones stop; long ones poll at the usual rate.
 local D = require "difftest"
-local function escape(cr, ci, maxit)
-  local x, y, k = 0.0, 0.0, 0
-  while k < maxit and x * x + y * y <= 4.0 do
-    x, y = x * x - y * y + cr, 2.0 * x * y + ci
-    k = k + 1
-  end
-  return k, x, y
-end
+local escape = require("stencil_kernels").escape
 local function counted(k, e, a)
   local s = 0
   while k < e do

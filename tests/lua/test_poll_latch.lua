@@ -14,14 +14,7 @@ local D = require "difftest"
 local kjit = D.kjit
 local HUGE = 1 << 30   -- a hook count the interpreted parts never reach
 
-local function escape(cr, ci, maxiter)
-  local zr, zi, n = 0.0, 0.0, 0
-  while n < maxiter and zr * zr + zi * zi <= 4.0 do
-    zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
-    n = n + 1
-  end
-  return n, zr, zi
-end
+local escape = require("stencil_kernels").escape
 
 -- the second condition reads lim: nil raises, but only when the first holds
 local function escape_lim(cr, ci, maxiter, lim)
