@@ -623,6 +623,8 @@ static void operand_range(CG *G, const KirLoop *O, const KirInsn *x, const NestR
 ** between its own init and limit), none when that is empty (no i runs
 ** m); step < 0 likewise. A wrapping operand (or a limit past an i64)
 ** gives a range no check passes. */
+CgVal cg_version_nest_val(CG *G, const KirLoop *O, const KirInsn *v) { return nest_val(G, O, v); }
+
 static void triangle_range(CG *G, const KirLoop *O, const KfaLoop *fm, const NestRange *ro,
                            LLVMValueRef *lo, LLVMValueRef *hi, LLVMValueRef *skip) {
   LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
