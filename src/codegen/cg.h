@@ -470,6 +470,7 @@ void cg_poll_charge(CG *G, LLVMValueRef amount);   /* the countdown loses amount
 void cg_strip_tables(CG *G);                       /* G->strip_at and co., allocated */
 void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter, here */
 int cg_fit_version(CG *G, const KirLoop *L);       /* 1: versioned L charged whole at its test */
+int cg_loop_stores(const KirLoop *L);              /* 1: L stores to an array element */
 /* cg_countloop.c: while loops counted by an integer, in chunks of its values */
 KirInsn *cg_count_var(CG *G, const KirLoop *L);    /* its counter's phi, or NULL: not one */
 void cg_count_head(CG *G, KirLoop *L);             /* its chunk head's charge */

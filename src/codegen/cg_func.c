@@ -849,7 +849,7 @@ static LLVMValueRef cg_opaque(CG *G, LLVMValueRef x, LLVMValueRef dep) {
 ** adding a stride, and the copies made it compute them anew at each
 ** chunk (bench matmul 1.455M -> 1.468M instructions a call, convolve
 ** 6.71M -> 6.79M). */
-static int stores_element(const KirLoop *L) {
+int cg_loop_stores(const KirLoop *L) {
   for (int b = 0; b < L->nblocks; b++)
     for (int i = 0; i < L->blocks[b]->ninsns; i++)
       if (L->blocks[b]->insns[i]->op == KIR_SETINDEX) return 1;
@@ -859,7 +859,7 @@ static void chunk_locals(CG *G, KirLoop *L, LLVMValueRef dep) {
   const KtySpec *sp = G->sp;
   G->nchunkin = 0;
   G->chunkpend = L;
-  if (L->parent == NULL || !stores_element(L)) return;
+  if (L->parent == NULL || !cg_loop_stores(L)) return;
   int max = (int)(sizeof G->chunkin_id / sizeof G->chunkin_id[0]);
   for (int b = 0; b < L->nblocks; b++) {
     const KirBlock *blk = L->blocks[b];

@@ -1,6 +1,6 @@
 -- test_poll_cover.lua: a loop whose inner loops run in chunks, with
--- bounds it can compute before it starts (an integer for loop's operands
--- invariant in it, a counted while loop's counter and bound), is
+-- bounds it can compute before it starts (an integer for loop that stores
+-- nothing, its operands invariant in it; a counted while loop), is
 -- strip-mined itself and charges for their first chunks, once for a chunk
 -- of its own iterations (src/codegen/cg_pollcover.c): the inner loops'
 -- entries charge nothing (Mandelbrot's pixel loop: 1.023 -> 1.01 of polls
@@ -19,7 +19,22 @@ local HUGE = 1 << 30   -- a hook count the interpreted parts never reach
 
 local grid = require("stencil_kernels").grid
 
--- rows of m (an inner loop with invariant bounds), from lo to hi by step
+-- sums of rows of m (an inner loop with invariant bounds that stores
+-- nothing), from lo to hi by step
+local function rowsums(lo, hi, step, m, A, out)
+  local s = 0
+  for i = lo, hi, step do
+    local r = (i % 3) + 1
+    local t = 0.0
+    for j = 1, m do t = t + A[r][j] * i end
+    out[r] = out[r] + t
+    s = s + i
+  end
+  return s
+end
+
+-- the same rows, stored (an inner loop that stores is not charged by the
+-- row loop: cg_pollcover.c)
 local function rows(lo, hi, step, m, A, B)
   local s = 0
   for i = lo, hi, step do
@@ -34,8 +49,10 @@ end
 local function two(n, m, k, A, B)
   local t = 0.0
   for i = 1, n do
-    for j = m, 1, -2 do B[i][j] = A[i][j] + j end
+    local u = 0.0
+    for j = m, 1, -2 do u = u + A[i][j] * j end
     for j = 1, k do t = t + A[i][j] * i end
+    B[i][1] = u
   end
   return t
 end
@@ -65,10 +82,10 @@ end
 -- an error in the middle: row `bad` reads past the end of its array
 local function raises(n, m, bad, A, B)
   for i = 1, n do
-    local w = m
+    local w, t = m, 0.0
     if i == bad then w = m + 1 end
-    for j = 1, m do B[i][j] = A[i][j] + i end
-    B[i][1] = A[i][w]
+    for j = 1, m do t = t + A[i][j] + i end
+    B[i][1] = A[i][w] + t
   end
 end
 
@@ -106,18 +123,25 @@ end
 test("rows with invariant inner bounds: the interpreter's results and arrays", function()
   local big = math.maxinteger
   for _, m in ipairs({ 0, 1, 3, 17 }) do
+    D.check(rowsums, 1, 10, 1, m, grid(3, 17), kjit.zeros(3))
+    D.check(rowsums, 10, 1, -3, m, grid(3, 17), kjit.zeros(3))
+    D.check(rowsums, 5, 4, 1, m, grid(3, 17), kjit.zeros(3))   -- no row
+    D.check(rowsums, big - 6, big, 2, m, grid(3, 17), kjit.zeros(3))   -- at the top
+    D.check(rowsums, math.mininteger + 3, math.mininteger, -1, m, grid(3, 17), kjit.zeros(3))
     D.check(rows, 1, 10, 1, m, grid(3, 17), kjit.zeros({ 3, 17 }))
     D.check(rows, 10, 1, -3, m, grid(3, 17), kjit.zeros({ 3, 17 }))
     D.check(rows, 5, 4, 1, m, grid(3, 17), kjit.zeros({ 3, 17 }))   -- no row
     D.check(rows, big - 6, big, 2, m, grid(3, 17), kjit.zeros({ 3, 17 }))   -- at the top
     D.check(rows, math.mininteger + 3, math.mininteger, -1, m, grid(3, 17), kjit.zeros({ 3, 17 }))
   end
-  -- rows that cross the row loop's chunk ends: chunks of 65536 / (m + 2) rows
+  -- rows that cross the row loop's chunk ends: chunks of 65536 / (m + 1) rows
+  D.check(rowsums, 1, 3000, 1, 40, grid(3, 40), kjit.zeros(3))
+  D.check(rowsums, 1, 70000, 1, 0, grid(3, 1), kjit.zeros(3))   -- W = 1: chunks of 65536
   D.check(rows, 1, 3000, 1, 40, grid(3, 40), kjit.zeros({ 3, 40 }))
-  D.check(rows, 1, 70000, 1, 0, grid(3, 1), kjit.zeros({ 3, 1 }))   -- W = 1: chunks of 65536
   -- inner loops across their own chunk ends (later chunks charge at their latch)
   for _, m in ipairs({ 65535, 65536, 65537, 131073 }) do
-    D.check(rows, 1, 3, 1, m, grid(3, m), kjit.zeros({ 3, m }))
+    D.check(rowsums, 1, 3, 1, m, grid(3, m), kjit.zeros(3))
+    D.check(rowsums, 1, 7, 3, m, grid(3, m), kjit.zeros(3))
   end
 end)
 
@@ -160,9 +184,13 @@ test("the form: the row loop's chunk is 65536 / W (the IR)", function()
   f(12, 8, 64, kjit.zeros({ 8, 12 }, "i32"))
   local ir = f:inspect("llvm")
   truthy(ir:find("udiv i%d+ 65536,"), "the pixel loop's chunk, 65536 / W:\n" .. ir)
-  local g = kjit.jit(rows)
-  g(1, 3, 1, 4, grid(3, 4), kjit.zeros({ 3, 4 }))
+  local g = kjit.jit(rowsums)
+  g(1, 3, 1, 4, grid(3, 4), kjit.zeros(3))
   truthy(g:inspect("llvm"):find("udiv i%d+ 65536,"), "the row loop's chunk")
+  -- an inner loop that stores: not so
+  local r = kjit.jit(rows)
+  r(1, 3, 1, 4, grid(3, 4), kjit.zeros({ 3, 4 }))
+  truthy(not r:inspect("llvm"):find("udiv i%d+ 65536,"), "no chunk of rows that store")
   -- a triangular inner loop (its bounds follow the row): not so
   local h = kjit.jit(function(n, A)
     local s = 0.0
@@ -178,8 +206,8 @@ test("polls: as often as before in a long nest, and a raising hook stops an endl
   -- chunks of 16384 rows charged 65536: a poll every other chunk (the
   -- countdown polls below zero, as a strip-mined loop's 65536-iteration
   -- chunks do), 2^22 / 32768 = 128
-  local f = kjit.jit(rows)
-  local A, B = grid(3, 3), kjit.zeros({ 3, 3 })
+  local f = kjit.jit(rowsums)
+  local A, B = grid(3, 3), kjit.zeros(3)
   f(1, 2, 1, 3, A, B)
   local n = polls(f, 1, 1 << 22, 1, 3, A, B)
   truthy(n >= 120 and n <= 136, "polls of 2^22 rows of 3: " .. n)
@@ -199,6 +227,11 @@ test("polls: as often as before in a long nest, and a raising hook stops an endl
     end
     return s
   end
+  local function endless_store(m, A)
+    for i = 1, math.maxinteger do
+      for j = 1, m do A[j] = A[j] + i end
+    end
+  end
   local function endless_escape(w, maxiter)
     local s = 0
     for x = 1, math.maxinteger do
@@ -209,6 +242,7 @@ test("polls: as often as before in a long nest, and a raising hook stops an endl
     return s
   end
   for _, c in ipairs({ { endless, 0, kjit.full(4, 1.0) }, { endless, 3, kjit.full(4, 1.0) },
+                       { endless_store, 3, kjit.full(4, 1.0) },
                        { endless_escape, 1, 0 }, { endless_escape, 1, 5 },
                        { endless_escape, 1, math.maxinteger } }) do
     local e = kjit.jit(c[1])
