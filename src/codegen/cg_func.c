@@ -551,7 +551,9 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** when it goes below zero (cg_poll_charge; a nonzero answer fails the call, err filled).
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
-** still vectorize), each chunk charging its length at its start.
+** still vectorize), each chunk charging its length at its start. A loop
+** around them whose bounds it knows charges their first chunks instead,
+** once for a chunk of its own iterations (cg_pollcover.c).
 ** Measured against KJIT_BENCH_NOPOLL=1 (bench kernels; issue 15): nbody's
 ** 0-4 iteration j loop ran inside a chunk loop level of its own (4-6%
 ** slower; now not strip-mined, see stores_invariant), fib's recursive
