@@ -10,43 +10,46 @@
 ** A strip-mined inner loop (cg_func.c) or a counted while loop
 ** (cg_countloop.c) charges the poll countdown at each entry, at its chunk
 ** head, for the first chunk it is about to run: a subtraction and a
-** branch (with the countdown in memory, three or four instructions) at
-** every pixel of Mandelbrot, every step of n-body's position loop. When
-** what that first chunk can charge is known before P, loop P is
-** strip-mined itself and charges for it instead, once for a whole chunk
-** of its own iterations:
+** branch (with the countdown in memory, three instructions) at every
+** pixel of Mandelbrot. When what that first chunk can charge is known
+** before P, loop P is strip-mined itself and charges for it instead, once
+** for a whole chunk of its own iterations:
 **   - P is an integer for loop (entered from its forprep, not peeled, not
-**     in a kjit.prange body, not in a kernel) whose loops are at most
-**     KCG_COVER_MAX children C, innermost and run in chunks here, each
-**     either a counted while loop, or an integer for loop that stores to
-**     no array element, whose operands are integers kfa_nest_invariant in
-**     P, with a constant step. (A loop that stores has chunk-local copies,
-**     cg_func.c's chunk_locals: bench jacobi's rows so charged counted 125
-**     instructions a row against 124; bench matmul's sums 0.2% fewer.) (Not a
-**     loop with other loops inside too: n-body's time-step loop, charged
-**     for its 5-iteration position loop beside the i/j nest, counted 1.10
-**     of polls off against 1.08, LLVM's registers in the nest shuffled at
-**     each i);
+**     in a kjit.prange body, not in a kernel) whose loops are all
+**     children C (at most KCG_COVER_MAX), innermost, run in chunks here,
+**     each either a counted while loop, or an integer for loop that
+**     stores to no array element, whose operands are integers
+**     kfa_nest_invariant in P, with a constant step;
 **   - at P's chunk head, W = 1 (P's own iteration) + the sum of what each
-**     C's first chunk can charge: min(count, KCG_POLL_PERIOD - 1) + 1
-**     from C's operands computed again there, 0 where C does not run; for
-**     a counted loop the charge of cg_count_first_charge from its
-**     counter's entry value and bound, when both are invariant in P, else
-**     its most (KCG_COUNT_CHUNK + 1);
+**     C's first chunk charges: min(count, KCG_POLL_PERIOD - 1) + 1 from
+**     C's operands computed again there, 0 where C does not run; for a
+**     counted loop the charge of cg_count_first_charge from its counter's
+**     entry value and bound, when both are invariant in P, else its most
+**     (KCG_COUNT_CHUNK + 1);
 **   - P's chunks are max(1, KCG_POLL_PERIOD / W) iterations, each chunk
 **     charged (its iterations) * W at its head; C's chunk head charges
 **     nothing (cg_poll_covered), C's later chunks charge at C's latch
 **     (strip-mined: strip_latch; counted: cg_count_br), as before.
-** So between two polls the work is as bounded as before: an iteration of
-** P does at most W charged units, plus what charges itself (C's later
-** chunks, the other loops, calls). A W above the period (a child of
-** 65536 iterations) makes chunks of one iteration, whose work is at most
-** KCG_COVER_MAX first chunks: at most that many periods between polls
-** where each child polled at its own chunk head before.
+** Measured (bench/poll_cost.sh, instructions a call against polls off):
+** mandelbrot 1.021 -> 1.010, matmul's sums 0.984 either way. Not for a
+** loop with other loops inside too: n-body's time-step loop, charged for
+** its 5-iteration position loop beside the i/j nest, counted 1.409M
+** instructions a call against 1.375M (LLVM's registers in the nest
+** shuffled at each i). Not for inner loops that store: they have
+** chunk-local copies (cg_func.c's chunk_locals), and bench jacobi's rows
+** so charged counted 125 instructions a row against 124.
+** Latency: an iteration of P does at most W charged units between two of
+** P's chunk heads, plus what charges itself (C's later chunks, calls); a
+** W above the period (a child of 65536 iterations) makes chunks of one
+** iteration, whose work is at most KCG_COVER_MAX first chunks: at most
+** that many periods between polls where each child polled at its own
+** chunk head before. A chunk charges up to a period and the countdown
+** polls below zero, so a long nest polls once every other chunk, as
+** strip-mined loops do (Mandelbrot 800 x 600, 1000 iterations: 3900 polls
+** against 7272, the longest gap 0.38 ms against 0.26 ms).
 ** The children's other copies (a checked copy of a versioned loop, a
 ** nest's checked copy) are not strip-mined and charge each iteration, as
-** before: charged twice, never less. Where the countdown runs out in
-** the middle of P's chunk makes no difference: the next chunk head polls.
+** before: charged twice, never less.
 */
 #include "codegen/cg.h"
 #include "ir/ir_facts.h"

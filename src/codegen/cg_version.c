@@ -584,6 +584,10 @@ static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
   return cg_mk(TY(T_INT), r);
 }
 
+/* nest_val, for cg_pollcover.c (the bounds of a loop charged by the loop
+** around) */
+CgVal cg_version_nest_val(CG *G, const KirLoop *O, const KirInsn *v) { return nest_val(G, O, v); }
+
 /* The range of a loop's variable: [lo, hi] (i128) and whether it never runs. */
 typedef struct NestRange { const KirLoop *m; LLVMValueRef lo, hi, skip; } NestRange;
 
@@ -623,8 +627,6 @@ static void operand_range(CG *G, const KirLoop *O, const KirInsn *x, const NestR
 ** between its own init and limit), none when that is empty (no i runs
 ** m); step < 0 likewise. A wrapping operand (or a limit past an i64)
 ** gives a range no check passes. */
-CgVal cg_version_nest_val(CG *G, const KirLoop *O, const KirInsn *v) { return nest_val(G, O, v); }
-
 static void triangle_range(CG *G, const KirLoop *O, const KfaLoop *fm, const NestRange *ro,
                            LLVMValueRef *lo, LLVMValueRef *hi, LLVMValueRef *skip) {
   LLVMTypeRef i128 = LLVMInt128TypeInContext(G->C);
