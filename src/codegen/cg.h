@@ -62,6 +62,9 @@ typedef struct CgFor {
   LLVMValueRef rem;         /* integer loop: alloca i64, iterations left */
   LLVMValueRef step;        /* integer step */
   LLVMValueRef fstep, limit, pos;   /* float loop: step, limit, step > 0 */
+  LLVMValueRef chunkmax;    /* a strip-mined loop charged for its inner loops
+                               (cg_pollcover.c): its chunk's length - 1, made at
+                               its chunk head; NULL: KCG_POLL_PERIOD - 1 */
 } CgFor;
 
 typedef struct CG {
@@ -130,6 +133,8 @@ typedef struct CG {
   LLVMBasicBlockRef *chunkbb;   /* by header block id: its chunk head */
   LLVMValueRef (*ophis)[3 + KJIT_MAXDIMS];  /* phis of the chunk heads */
   LLVMValueRef *chunk;      /* by forprep id: alloca i64, iterations left in the chunk */
+  KirLoop **weigh_at;       /* by header block id: a strip-mined loop with inner
+                               loops, charged for their first chunks (cg_pollcover.c) */
   KirLoop **fit_at;         /* by header block id: a strip-mined loop of a prange
                                body with a single-chunk copy (cg_version.c) */
   int plaincopy;            /* emitting that copy (G->versioning: the loop) */
@@ -456,6 +461,8 @@ void cg_version_swap(CG *G);                  /* the nest copy's tables <-> the 
 LLVMValueRef cg_version_worker_test(CG *G, KirLoop *O, LLVMValueRef lo, LLVMValueRef hi, uint8_t **off);
 void cg_fit_begin(CG *G, KirLoop *L);         /* L's single-chunk copy: blocks, here */
 void cg_fit_emit(CG *G, KirLoop *L);          /* its test (count fits a chunk) and copy */
+/* v (kfa_nest_invariant in O) computed before O */
+CgVal cg_version_nest_val(CG *G, const KirLoop *O, const KirInsn *v);
 /* cg_func.c: the chunk head of a strip-mined loop, for cg_version.c */
 void cg_emit_chunk_head(CG *G, KirLoop *L);
 /* cg_func.c: polls and strip-mining, for cg_prange.c */
@@ -463,11 +470,19 @@ void cg_poll_charge(CG *G, LLVMValueRef amount);   /* the countdown loses amount
 void cg_strip_tables(CG *G);                       /* G->strip_at and co., allocated */
 void cg_strip_begin(CG *G, KirLoop *L);            /* L's chunk head and counter, here */
 int cg_fit_version(CG *G, const KirLoop *L);       /* 1: versioned L charged whole at its test */
+int cg_loop_stores(const KirLoop *L);              /* 1: L stores to an array element */
 /* cg_countloop.c: while loops counted by an integer, in chunks of its values */
 KirInsn *cg_count_var(CG *G, const KirLoop *L);    /* its counter's phi, or NULL: not one */
 void cg_count_head(CG *G, KirLoop *L);             /* its chunk head's charge */
 int cg_count_br(CG *G, KirBlock *b);               /* 1: b's test, emitted (a header) */
 int cg_count_covers(CG *G, const KirLoop *P);      /* 1: each P iteration enters one */
+LLVMValueRef cg_count_first_charge(CG *G, LLVMValueRef k0, LLVMValueRef e);   /* its entry's
+                                                      charge (k0 NULL: the most) */
+/* cg_pollcover.c: a loop charged for its inner loops' first chunks */
+void cg_cover_plan(CG *G);                          /* which (after the strip plan) */
+int cg_poll_weighed(CG *G, const KirLoop *P);       /* 1: P, strip-mined here, so charged */
+int cg_poll_covered(CG *G, const KirLoop *L);       /* 1: L's first chunk charged by its parent */
+LLVMValueRef cg_cover_weight(CG *G, KirLoop *P);    /* what an iteration of P charges (>= 1) */
 void cg_reenter_header(CG *G, KirBlock *h);        /* cg_func.c: to h again, its phis as they are */
 LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
                                  LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);

@@ -100,7 +100,17 @@ void cg_count_head(CG *G, KirLoop *L) {
   LLVMValueRef runs = LLVMBuildICmp(G->B, LLVMIntSLT, k0, e, "");
   LLVMValueRef take = LLVMBuildSelect(G->B, runs, chunk_len(G, k0, e), cg_i64(G, 0), "");
   LLVMBuildStore(G->B, LLVMBuildAdd(G->B, k0, take, ""), G->chunk[k->id]);
-  cg_poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));   /* (the header's last test too) */
+  if (!cg_poll_covered(G, L))   /* (else the loop around charged it: cg_pollcover.c) */
+    cg_poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));   /* (the header's last test too) */
+}
+
+/* What the chunk head charges an entry with counter k0 and bound e (the
+** first chunk, and the header's last test); k0 NULL: the most it can. */
+LLVMValueRef cg_count_first_charge(CG *G, LLVMValueRef k0, LLVMValueRef e) {
+  if (k0 == NULL) return cg_i64(G, KCG_COUNT_CHUNK + 1);
+  LLVMValueRef runs = LLVMBuildICmp(G->B, LLVMIntSLT, k0, e, "");
+  LLVMValueRef take = LLVMBuildSelect(G->B, runs, chunk_len(G, k0, e), cg_i64(G, 0), "");
+  return LLVMBuildAdd(G->B, take, cg_i64(G, 1), "");
 }
 
 /* The header's test of counted loop L, when b is its header and the loop

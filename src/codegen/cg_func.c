@@ -551,7 +551,9 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** when it goes below zero (cg_poll_charge; a nonzero answer fails the call, err filled).
 ** Innermost integer for loops are strip-mined instead: they run in chunks
 ** of at most KCG_POLL_PERIOD iterations with nothing added inside (so they
-** still vectorize), each chunk charging its length at its start.
+** still vectorize), each chunk charging its length at its start. A loop
+** around them whose bounds it knows charges their first chunks instead,
+** once for a chunk of its own iterations (cg_pollcover.c).
 ** Measured against KJIT_BENCH_NOPOLL=1 (bench kernels; issue 15): nbody's
 ** 0-4 iteration j loop ran inside a chunk loop level of its own (4-6%
 ** slower; now not strip-mined, see stores_invariant), fib's recursive
@@ -715,7 +717,8 @@ static int charged_at_entry(CG *G, const KirLoop *L) {
 ** copies (a checked or single-chunk copy, a nest's checked copy), nor in
 ** kernels. */
 static KirLoop *for_covers(CG *G, const KirLoop *P) {
-  if (G->pollctr == NULL || G->versioning || G->nestloop || G->S->kernel || P->nlatches == 0)
+  if (G->pollctr == NULL || G->versioning || G->nestloop || G->S->kernel || P->nlatches == 0 ||
+      cg_poll_weighed(G, P))   /* (P charges its iterations: cg_pollcover.c) */
     return NULL;
   KirFunc *f = G->sp->ir;
   for (int l = 0; l < f->nloops; l++) {
@@ -848,7 +851,7 @@ static LLVMValueRef cg_opaque(CG *G, LLVMValueRef x, LLVMValueRef dep) {
 ** adding a stride, and the copies made it compute them anew at each
 ** chunk (bench matmul 1.455M -> 1.468M instructions a call, convolve
 ** 6.71M -> 6.79M). */
-static int stores_element(const KirLoop *L) {
+int cg_loop_stores(const KirLoop *L) {
   for (int b = 0; b < L->nblocks; b++)
     for (int i = 0; i < L->blocks[b]->ninsns; i++)
       if (L->blocks[b]->insns[i]->op == KIR_SETINDEX) return 1;
@@ -858,7 +861,7 @@ static void chunk_locals(CG *G, KirLoop *L, LLVMValueRef dep) {
   const KtySpec *sp = G->sp;
   G->nchunkin = 0;
   G->chunkpend = L;
-  if (L->parent == NULL || !stores_element(L)) return;
+  if (L->parent == NULL || !cg_loop_stores(L)) return;
   int max = (int)(sizeof G->chunkin_id / sizeof G->chunkin_id[0]);
   for (int b = 0; b < L->nblocks; b++) {
     const KirBlock *blk = L->blocks[b];
@@ -895,19 +898,34 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   CgFor *F = &G->fors[L->prep->id];
   LLVMValueRef chunk = G->chunk[L->prep->id];
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
+  LLVMValueRef cmax = cg_i64(G, KCG_POLL_PERIOD - 1), weight = NULL;
+  if (cg_poll_weighed(G, L)) {   /* charged for its inner loops' first chunks
+                                    (cg_pollcover.c): chunks of PERIOD / W */
+    cg_before_loop(G, L);
+    weight = cg_cover_weight(G, L);
+    LLVMValueRef c = LLVMBuildUDiv(G->B, cg_i64(G, KCG_POLL_PERIOD), weight, "");
+    c = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, c, cg_i64(G, 0), ""), cg_i64(G, 1), c, "");
+    cmax = F->chunkmax = LLVMBuildSub(G->B, c, cg_i64(G, 1), "");
+  }
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
-  LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cmax, "");
   /* frozen (a plain value to SCEV; made opaque too, as the next chunk's
   ** start is, see strip_latch, bench jacobi counted 175.6k instructions a
   ** call against 166.8k): else the vector loop's trip count is an expression of
   ** the chunk loop's recurrence that each entry re-derives (three umins
   ** and a shift in jacobi's rows; about 1 point of its 2-3% of polls off,
   ** within the noise of a 2-core machine) */
-  LLVMValueRef take = LLVMBuildFreeze(
-      G->B, LLVMBuildSelect(G->B, big, cg_i64(G, KCG_POLL_PERIOD - 1), rem, ""), "");
+  LLVMValueRef take = LLVMBuildFreeze(G->B, LLVMBuildSelect(G->B, big, cmax, rem, ""), "");
   LLVMBuildStore(G->B, take, chunk);
-  cg_poll_charge(G, LLVMBuildAdd(G->B, take, cg_i64(G, 1), ""));
-  chunk_locals(G, L, take);
+  LLVMValueRef iters = LLVMBuildAdd(G->B, take, cg_i64(G, 1), "");
+  if (weight) {
+    cg_poll_charge(G, LLVMBuildMul(G->B, iters, weight, ""));
+    G->nchunkin = 0;   /* (no chunk-local copies: they are for innermost loops) */
+    G->chunkpend = NULL;
+  } else {
+    if (!cg_poll_covered(G, L)) cg_poll_charge(G, iters);   /* (else: in its parent's) */
+    chunk_locals(G, L, take);
+  }
   chunk_enter(G, h);
 }
 
@@ -963,15 +981,23 @@ static void strip_latch(CG *G, KirInsn *v, CgFor *F, LLVMValueRef chunkp) {
   LLVMPositionBuilderAtEnd(G->B, tail);
   LLVMValueRef rem = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMBasicBlockRef te = add_edge(G, b, exit);
-  LLVMValueRef more = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cg_i64(G, KCG_POLL_PERIOD - 1), "");
+  /* a chunk's length: KCG_POLL_PERIOD, or a loop's own (cg_pollcover.c) */
+  LLVMValueRef cmax = F->chunkmax ? F->chunkmax : cg_i64(G, KCG_POLL_PERIOD - 1);
+  LLVMValueRef clen = LLVMBuildAdd(G->B, cmax, cg_i64(G, 1), "");
+  LLVMValueRef more = LLVMBuildICmp(G->B, LLVMIntUGT, rem, cmax, "");
   LLVMBuildCondBr(G->B, more, next, te);
   LLVMPositionBuilderAtEnd(G->B, next);
-  LLVMBuildStore(G->B, LLVMBuildSub(G->B, rem, cg_i64(G, KCG_POLL_PERIOD), ""), F->rem);
+  LLVMValueRef left = LLVMBuildSub(G->B, rem, clen, "");
+  LLVMBuildStore(G->B, left, F->rem);
+  if (cg_poll_covered(G, b->loop)) {   /* the next chunk: its head charges only the first */
+    LLVMValueRef big = LLVMBuildICmp(G->B, LLVMIntUGT, left, cmax, "");
+    cg_poll_charge(G, LLVMBuildAdd(G->B, LLVMBuildSelect(G->B, big, cmax, left, ""), cg_i64(G, 1), ""));
+  }
   KirInsn *iv = v->args[0];
   CgVal saved = G->vals[v->id];
   if (iv->op == KIR_PHI && iv->block == h && phi_type(G, iv).kind == T_INT &&
       G->sp->consts[iv->id].kind == T_UNKNOWN && G->ophis[iv->id][0] != NULL) {
-    LLVMValueRef span = LLVMBuildMul(G->B, F->step, cg_i64(G, KCG_POLL_PERIOD), "");
+    LLVMValueRef span = LLVMBuildMul(G->B, F->step, clen, "");
     G->vals[v->id].v = cg_opaque(G, LLVMBuildAdd(G->B, G->ophis[iv->id][0], span, ""), NULL);
   }
   add_edge_tab(G, b, h, G->ophis);   /* (v's value only for this edge) */
@@ -1886,6 +1912,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->curblock = NULL;
   G->strip_at = NULL;
   G->fit_at = NULL;
+  G->weigh_at = NULL;
   G->plaincopy = 0;
   G->chunk = NULL;
   G->chunkbb = NULL;
@@ -1956,6 +1983,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
                                plans, which leave outlined loops alone */
   cg_peel_plan(G);
   strip_plan(G);
+  cg_cover_plan(G);
   cg_version_plan(G);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;

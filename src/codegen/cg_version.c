@@ -584,6 +584,10 @@ static CgVal nest_val(CG *G, const KirLoop *O, const KirInsn *v) {
   return cg_mk(TY(T_INT), r);
 }
 
+/* nest_val, for cg_pollcover.c (the bounds of a loop charged by the loop
+** around) */
+CgVal cg_version_nest_val(CG *G, const KirLoop *O, const KirInsn *v) { return nest_val(G, O, v); }
+
 /* The range of a loop's variable: [lo, hi] (i128) and whether it never runs. */
 typedef struct NestRange { const KirLoop *m; LLVMValueRef lo, hi, skip; } NestRange;
 

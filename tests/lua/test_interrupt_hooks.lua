@@ -821,10 +821,13 @@ end)
 -- charged at its entry (strip-mined, or charged whole at its fit test) has
 -- no charge of its own: the inner loop's entry charges, and its forprep
 -- charges one when it skips the loop (codegen/cg_func.c, for_covers).
-local function skiprows(a, rows, n)   -- rows of n elements; n <= 0 skips them all
+-- (An inner loop whose bounds are invariant in the outer one is charged by
+-- the outer loop's chunks instead: codegen/cg_pollcover.c,
+-- test_poll_cover.lua; skiprows' inner loop starts at the row's index.)
+local function skiprows(a, rows, n)   -- row r: j = r .. n; n < r skips it
   local s = 0.0
   for r = 1, rows do
-    for j = 1, n do s = s + a[j] * r end
+    for j = r, n do s = s + a[j] * r end
     s = s * 0.5
   end
   return s
