@@ -119,6 +119,7 @@ static unsigned long kc_jit_gen;
 static double kc_init_time_ms;
 static long kc_live;
 static unsigned kc_frees;
+static long kc_npipe[KC_NPIPES];   /* (kc_pipeline_counts) */
 
 /* Registered symbols (guarded by kc_lock). */
 typedef struct KcSym {
@@ -431,6 +432,12 @@ int kc_register_symbol(const char *name, void *addr) {
   }
   pthread_mutex_unlock(&kc_lock);
   return r < 0 ? -1 : 0;
+}
+
+void kc_pipeline_counts(long counts[KC_NPIPES]) {
+  pthread_mutex_lock(&kc_lock);
+  memcpy(counts, kc_npipe, sizeof kc_npipe);
+  pthread_mutex_unlock(&kc_lock);
 }
 
 double kc_jit_init_ms(void) {
@@ -803,8 +810,27 @@ static const char kc_pipeline_lua_inline[] =
 ** kjit_lv_ or kjit_lt_ helper (the Lua-value runtime: runtime/luavalue.c,
 ** luatable.c) per KC_LUA_RATIO instructions. A numeric kernel that reads
 ** a few parameters from a table stays under it and keeps O3 (its loops
-** vectorize); nbody's module has one such call per 19 instructions. */
+** vectorize); nbody's module has one such call per 19 instructions.
+** A chain's one cold call (kjit_lv_chain, codegen/cg_chain.c) counts for
+** each operation of the chain (its third argument), as each had its own
+** helper call before chains were made: the FFT of scimark (its butterflies
+** over a Lua table, chains of 8, 12 and 18 operations: one call per 160
+** instructions counted singly, 46 counted so) went through O3 at 580M
+** instructions of compile, more than its whole run (the process 1.079G
+** -> 0.798G instructions, 0.122 -> 0.080 s; at ten times the cycles
+** still 0.312 -> 0.280 s: O3's code is about 5% faster a cycle there,
+** which pays for its compile after some 10,000 cycles, 1.2 s). */
 #define KC_LUA_RATIO 100
+/* The calls a call instruction I to a function named name stands for. */
+static long kc_lua_calls(LLVMValueRef I, const char *name, size_t len) {
+  if (len <= 8 || (strncmp(name, "kjit_lv_", 8) != 0 && strncmp(name, "kjit_lt_", 8) != 0)) return 0;
+  if (strcmp(name, "kjit_lv_chain") != 0 || LLVMGetNumArgOperands(I) < 3) return 1;
+  LLVMValueRef n = LLVMGetOperand(I, 2);   /* (int32_t nops: runtime/luavalue.h) */
+  if (!LLVMIsAConstantInt(n)) return 1;
+  long long ops = LLVMConstIntGetSExtValue(n);
+  return ops < 1 ? 1 : ops > 1000 ? 1000 : (long)ops;
+}
+
 static int kc_is_luacode(LLVMModuleRef M) {
   long ninsts = 0, nlua = 0;
   for (LLVMValueRef F = LLVMGetFirstFunction(M); F; F = LLVMGetNextFunction(F))
@@ -815,7 +841,7 @@ static int kc_is_luacode(LLVMModuleRef M) {
         LLVMValueRef c = LLVMGetCalledValue(I);
         size_t len = 0;
         const char *name = LLVMIsAFunction(c) ? LLVMGetValueName2(c, &len) : "";
-        nlua += len > 8 && (strncmp(name, "kjit_lv_", 8) == 0 || strncmp(name, "kjit_lt_", 8) == 0);
+        nlua += kc_lua_calls(I, name, len);
       }
   return nlua > 0 && nlua * KC_LUA_RATIO >= ninsts;
 }
@@ -982,6 +1008,9 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
     p = kc_mark_entry_callees(M, entry) ? kc_pipeline_lua_inline : kc_pipeline_lua;
   else if (opt == 3)
     p = kc_mark_entry_callees(M, entry) ? kc_pipeline_o3_inline : kc_pipeline_o3;
+  kc_npipe[p == kc_pipeline_o3 || p == kc_pipeline_o3_inline ? KC_PIPE_O3
+           : p == kc_pipeline_lua || p == kc_pipeline_lua_inline ? KC_PIPE_LUA
+           : p == kc_pipeline_simple ? KC_PIPE_SIMPLE : KC_PIPE_OTHER]++;
   LLVMErrorRef e = LLVMRunPasses(M, p, kc_tm, po);
   if (!e && (p == kc_pipeline_o3 || p == kc_pipeline_o3_inline)) {
     kc_unroll_hints(M);
@@ -1094,6 +1123,7 @@ static int kc_optimize_tier1(LLVMModuleRef M, const char *entry, char **err) {
   if (!kc_get_tm(err)) return -1;
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   const char *p = kc_mark_entry_callees(M, entry) ? kc_pipeline_tier1_inline : kc_pipeline_tier1;
+  kc_npipe[KC_PIPE_TIER1]++;
   LLVMErrorRef e = LLVMRunPasses(M, p, kc_tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {

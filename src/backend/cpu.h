@@ -136,6 +136,12 @@ void kc_set_free_hook(void (*hook)(void *lo, size_t len));
 int kc_code_noraise(const KCpuCode *c);
 void kc_code_set_noraise(KCpuCode *c, int noraise);
 
+/* How many modules each IR pass list has optimized in this process
+** (cpu.c kc_optimize and the first tier), in the order of KCPipe: a fact
+** for tests (kjit.testing.pipelines), which list a compile ran. */
+typedef enum { KC_PIPE_O3, KC_PIPE_LUA, KC_PIPE_SIMPLE, KC_PIPE_OTHER, KC_PIPE_TIER1, KC_NPIPES } KCPipe;
+void kc_pipeline_counts(long counts[KC_NPIPES]);
+
 /* Host description for messages and cache keys, e.g.
    "x86_64-pc-linux-gnu znver4 +avx2,+avx512f,...,-xop" (static storage). */
 const char *kc_host_description(void);

@@ -2159,6 +2159,21 @@ static int l_noraise(lua_State *L) {
   return 1;
 }
 
+/* kjit.testing.pipelines(): how many modules each IR pass list has
+** optimized in this process, { o3 =, lua =, simple =, other =, tier1 = }
+** (backend/cpu.c kc_optimize). Tests only: which list a compile ran. */
+static int l_pipelines(lua_State *L) {
+  static const char *const names[KC_NPIPES] = { "o3", "lua", "simple", "other", "tier1" };
+  long n[KC_NPIPES];
+  kc_pipeline_counts(n);
+  lua_createtable(L, 0, KC_NPIPES);
+  for (int i = 0; i < KC_NPIPES; i++) {
+    lua_pushinteger(L, n[i]);
+    lua_setfield(L, -2, names[i]);
+  }
+  return 1;
+}
+
 void kd_open(lua_State *L) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, read_disable_jit);
@@ -2202,6 +2217,8 @@ void kd_open(lua_State *L) {
   lua_setfield(L, -2, "tier_after");
   lua_pushcfunction(L, l_noraise);
   lua_setfield(L, -2, "noraise");
+  lua_pushcfunction(L, l_pipelines);
+  lua_setfield(L, -2, "pipelines");
   lua_setfield(L, -2, "kjit.testing");
   lua_pop(L, 1);
   kcache_open(L);   /* kjit.cache_clear, cache_stats, cache_dir */
