@@ -89,7 +89,19 @@ struct KlcSite {
   KlcSite *next;
   int linked;
   int32_t tramp;
+  /* The closure the hook last left to the interpreter for good at this
+  ** site (host/callval.c kcv_compiled: one that never compiles), of the
+  ** state interp_reg in epoch interp_epoch: its next calls skip the hook
+  ** (luacall.c call_lua). No reference is kept: another closure at a
+  ** reused address runs interpreted here, which computes what Lua does,
+  ** only slower. Written and read with relaxed atomics (threads running
+  ** one code with states of their own). */
+  const void *interp;
+  const void *interp_reg;
+  uint32_t interp_epoch;
 };
+/* Marks closure fn of L's state as left interpreted at site s (NULL: none). */
+void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn);
 /* Bumped whenever cached decisions about callees become wrong (a Lua
 ** state closed, the callee policy changed): a site or inline-cache
 ** entry of another epoch is empty. */
