@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include "codegen/cg.h"
 #include "common/karray.h"
-#include "host/lua_stack.h"
 
 /* A number (concrete or T_NUMBER) widened to its slot, and its float tag. */
 static LLVMValueRef slot_bits(CG *G, CgVal x, LLVMValueRef *isf) {
@@ -35,48 +34,6 @@ static LLVMValueRef slot_bits(CG *G, CgVal x, LLVMValueRef *isf) {
   }
   default: return cg_i64(G, 0);
   }
-}
-
-/* The address of the table in stack slot si of the running C function
-** (0: not a table), as kjit_lv_ptr gives it: read in place where kls_on
-** holds when this runs (host/lua_stack.h: L->ci->func[si], its tag and
-** value), else by the helper. Inline, since a native call's entry runs it
-** for every table argument (array3d: about 50M instructions of calls). */
-static LLVMValueRef table_hint(CG *G, LLVMValueRef luaL, LLVMValueRef si) {
-  LLVMBasicBlockRef fast = cg_bb(G, "ptrfast"), slow = cg_bb(G, "ptrslow"), join = cg_bb(G, "ptrdone");
-  LLVMValueRef on_g = LLVMGetNamedGlobal(G->M, "kls_on");
-  if (on_g == NULL) on_g = LLVMAddGlobal(G->M, G->i32, "kls_on");
-  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, on_g, "");
-  LLVMSetOrdering(on, LLVMAtomicOrderingMonotonic);
-  LLVMSetAlignment(on, 4);
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
-  LLVMPositionBuilderAtEnd(G->B, fast);
-  LLVMValueRef o = cg_i64(G, (int64_t)offsetof(KlsState, ci));
-  LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, luaL, &o, 1, "");
-  LLVMValueRef ci = LLVMBuildLoad2(G->B, G->i8p, LLVMBuildPointerCast(G->B, p, LLVMPointerType(G->i8p, 0), ""), "");
-  o = cg_i64(G, (int64_t)offsetof(KlsCallInfo, func));
-  p = LLVMBuildInBoundsGEP2(G->B, G->i8, ci, &o, 1, "");
-  LLVMValueRef func = LLVMBuildLoad2(G->B, G->i8p, LLVMBuildPointerCast(G->B, p, LLVMPointerType(G->i8p, 0), ""), "");
-  o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, si, G->i64, ""), cg_i64(G, (int64_t)sizeof(KlsStackValue)), "");
-  LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
-  o = cg_i64(G, (int64_t)offsetof(KlsTValue, tt_));
-  LLVMValueRef tt = LLVMBuildLoad2(G->B, G->i8, LLVMBuildInBoundsGEP2(G->B, G->i8, tv, &o, 1, ""), "");
-  LLVMValueRef gc = LLVMBuildLoad2(G->B, G->i64, LLVMBuildPointerCast(G->B, tv, LLVMPointerType(G->i64, 0), ""), "");
-  LLVMValueRef isT = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, KLS_TABLE, 0), "");
-  LLVMValueRef fv = LLVMBuildSelect(G->B, isT, gc, cg_i64(G, 0), "");
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, slow);
-  LLVMTypeRef pt[2] = { G->i8p, G->i32 };
-  LLVMValueRef pa[2] = { luaL, si };
-  LLVMValueRef sv = cg_ccall(G, "kjit_lv_ptr", G->i64, pt, pa, 2);
-  LLVMBasicBlockRef slowend = LLVMGetInsertBlock(G->B);
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "tblhint");
-  LLVMValueRef vals[2] = { fv, sv };
-  LLVMBasicBlockRef from[2] = { fast, slowend };
-  LLVMAddIncoming(phi, vals, from, 2);
-  return phi;
 }
 
 void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
@@ -133,9 +90,11 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     case T_LUA: {   /* the slot holds the argument's stack index (jit.c): a table */
       LLVMValueRef si = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
+      LLVMTypeRef pt[2] = { G->i8p, G->i32 };
+      LLVMValueRef pa[2] = { luaL, si };
       av[n++] = si;
       av[n++] = LLVMConstInt(G->i8, 0, 0);
-      av[n++] = table_hint(G, luaL, si);   /* its address: a hint */
+      av[n++] = cg_ccall(G, "kjit_lv_ptr", G->i64, pt, pa, 2);   /* its address: a hint */
       break;
     }
     default: {
