@@ -446,22 +446,36 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   cg_ccall(G, "kjit_lc_native_raise", G->i32, rps, ras, 3);
   LLVMBuildUnreachable(G->B);
   LLVMPositionBuilderAtEnd(G->B, ok);
-  /* the results (KlcSite.inl): a number of its kind, or for KLC_RNUM of
-  ** its tag; a Lua value (KLC_RLUA) a number by its tag (1, 2), else in
-  ** the entry's slot, taken by the helper (cg_entry.c) */
+  /* the results (KlcSite.inl), as native_call reads them: a number of its
+  ** kind, or for KLC_RNUM of its tag; a Lua value (KLC_RLUA) a number by
+  ** its tag (1, 2), else in the entry's slot, taken by the helper
+  ** (cg_entry.c); a number or nil/false (KLC_RMAYBE + kind: a generic
+  ** for's iterator) by its tag, 0 the nil or false written into its slot
+  ** (not collectable: no barrier; the frame read again, the callee may
+  ** have moved the stack) */
   for (int r = 0; r < nres; r++) {
     LLVMValueRef b = LLVMBuildLoad2(G->B, G->i64, elem(G, rty, rets, r), "");
     LLVMValueRef t = LLVMBuildLoad2(G->B, G->i64, elem(G, rty, rets, KJIT_MAXRETS + r), "");
     LLVMValueRef t32v = LLVMBuildTrunc(G->B, t, G->i32, "");
-    LLVMValueRef numtag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntNE, t, cg_i64(G, 0), ""),
-                                          cg_i32(G, KLV_FLT), cg_i32(G, KLV_INT), "");
+    LLVMValueRef tzero = LLVMBuildICmp(G->B, LLVMIntEQ, t, cg_i64(G, 0), "");
+    LLVMValueRef numtag = LLVMBuildSelect(G->B, tzero, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
     LLVMValueRef islua = LLVMBuildICmp(G->B, LLVMIntEQ, rk[r], cg_i32(G, KLC_RLUA), "");
+    LLVMValueRef maybe = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, rk[r], cg_i32(G, KLC_RMAYBE), ""),
+                                       cg_i32(G, 0), "");
+    LLVMValueRef sub = LLVMBuildAnd(G->B, rk[r], cg_i32(G, 7), "");
+    LLVMValueRef mtag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, sub, cg_i32(G, KLC_RNUM), ""),
+        LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, t, cg_i64(G, 2), ""), cg_i32(G, KLV_FLT),
+                        cg_i32(G, KLV_INT), ""), sub, "");
     LLVMValueRef tag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rk[r], cg_i32(G, KLC_RNUM), ""),
-                                       numtag, LLVMBuildSelect(G->B, islua, t32v, rk[r], ""), "");
-    LLVMValueRef inslot = LLVMBuildAnd(G->B, islua, LLVMBuildICmp(G->B, LLVMIntEQ, t, cg_i64(G, 0), ""), "");
-    LLVMBasicBlockRef take = cg_bb(G, "nctake"), took = cg_bb(G, "nctook");
+                                       numtag, LLVMBuildSelect(G->B, islua, t32v,
+                                       LLVMBuildSelect(G->B, maybe, mtag, rk[r], ""), ""), "");
+    LLVMValueRef special = LLVMBuildAnd(G->B, LLVMBuildOr(G->B, islua, maybe, ""), tzero, "");
+    LLVMBasicBlockRef spb = cg_bb(G, "ncspecial"), take = cg_bb(G, "nctake"), nilb = cg_bb(G, "ncnil"),
+                      took = cg_bb(G, "nctook");
     LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
-    LLVMBuildCondBr(G->B, inslot, take, took);
+    cg_cold_false(G, LLVMBuildCondBr(G->B, special, spb, took));
+    LLVMPositionBuilderAtEnd(G->B, spb);
+    LLVMBuildCondBr(G->B, islua, take, nilb);
     LLVMPositionBuilderAtEnd(G->B, take);
     LLVMValueRef out = cg_alloca(G, G->i64, "nctaken");
     LLVMTypeRef tps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
@@ -471,14 +485,28 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
     LLVMValueRef tbits = LLVMBuildLoad2(G->B, G->i64, out, "");
     LLVMBasicBlockRef takeend = LLVMGetInsertBlock(G->B);
     LLVMBuildBr(G->B, took);
+    LLVMPositionBuilderAtEnd(G->B, nilb);
+    {
+      LLVMValueRef nci = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
+      LLVMValueRef nfunc = LLVMBuildLoad2(G->B, G->i8p, at(G, nci, offsetof(KlsCallInfo, func), G->i8p), "");
+      LLVMValueRef so = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, LLVMBuildAdd(G->B, dst, cg_i32(G, r), ""), G->i64, ""),
+                                     cg_i64(G, (int64_t)sizeof(KlsStackValue)), "");
+      LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, nfunc, &so, 1, "");
+      LLVMValueRef isfalse = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, rk[r], cg_i32(G, KLC_RFALSE), ""),
+                                           cg_i32(G, 0), "");
+      LLVMBuildStore(G->B, LLVMBuildSelect(G->B, isfalse, LLVMConstInt(G->i8, KLS_FALSE, 0),
+                                           LLVMConstInt(G->i8, KLS_NIL, 0), ""),
+                     at(G, sv, offsetof(KlsTValue, tt_), G->i8));
+    }
+    LLVMBuildBr(G->B, took);
     LLVMPositionBuilderAtEnd(G->B, took);
-    LLVMBasicBlockRef from[2] = { here, takeend };
+    LLVMBasicBlockRef from[3] = { here, takeend, nilb };
     rtag[r] = LLVMBuildPhi(G->B, G->i32, "");
-    LLVMValueRef tv[2] = { tag, ttag };
-    LLVMAddIncoming(rtag[r], tv, from, 2);
+    LLVMValueRef tv[3] = { tag, ttag, cg_i32(G, KLV_INSLOT) };
+    LLVMAddIncoming(rtag[r], tv, from, 3);
     rbits[r] = LLVMBuildPhi(G->B, G->i64, "");
-    LLVMValueRef bv[2] = { b, tbits };
-    LLVMAddIncoming(rbits[r], bv, from, 2);
+    LLVMValueRef bv[3] = { b, tbits, b };
+    LLVMAddIncoming(rbits[r], bv, from, 3);
   }
   /* (lua_settop: nothing to close there, as native_call's kls_close) */
   LLVMValueRef ci2 = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
@@ -490,6 +518,16 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
 }
 _Static_assert((int)KLC_RINT == (int)KLV_INT && (int)KLC_RFLT == (int)KLV_FLT,
                "a number result's kind is its tag (native_inline)");
+
+/* Is the function being generated optnone (cg_lua.c: cold code that runs
+** once, a main chunk whose loops' work is in its callees)? Its native
+** calls stay the helper's: unoptimized, the inline path's checks and
+** results cost about as much as the helper's (array3d's main chunk: 250
+** instructions a point) and lengthen the compile. */
+static int optnone(CG *G) {
+  unsigned on = LLVMGetEnumAttributeKindForName("optnone", 7);
+  return LLVMGetEnumAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, on) != NULL;
+}
 
 void cg_fn_call(CG *G, const KirInsn *v) {
   enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
@@ -575,8 +613,9 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     ** helper its slow path */
     LLVMBasicBlockRef slow = NULL, join = NULL, fast_end = NULL;
     LLVMValueRef ftag[KJIT_MAXRETS], fbits[KJIT_MAXRETS];
-    if (!tfor && cnres >= 0 && !(v->flags & KIR_F_OPEN) && n <= KJIT_MAXARGS &&
-        nres <= KJIT_MAXRETS && kls_frame_layout() != NULL && cg_lua_hot_at(G, v)) {
+    if (cnres >= 0 && !(v->flags & KIR_F_OPEN) && n <= KJIT_MAXARGS &&
+        nres <= KJIT_MAXRETS && kls_frame_layout() != NULL && cg_lua_hot_at(G, v) &&
+        !optnone(G)) {
       slow = cg_bb(G, "ncslow");
       join = cg_bb(G, "ncdone");
       native_inline(G, as[9], fslot, n, nres, argv, ftag, fbits, sp->upvref[v->id], dst, slow);

@@ -857,7 +857,7 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   n.inl = n.guard == NULL && n.nparams == n.nargs;
   for (int r = 0; r < n.nret; r++)
     n.inl &= n.rets[r] == KLC_RINT || n.rets[r] == KLC_RFLT || n.rets[r] == KLC_RNUM ||
-             n.rets[r] == KLC_RLUA;
+             n.rets[r] == KLC_RLUA || (n.rets[r] & KLC_RMAYBE) != 0;
   n.interp = s->interp;   /* (the closure it leaves interpreted, kept) */
   n.interp_reg = s->interp_reg;
   n.interp_epoch = s->interp_epoch;

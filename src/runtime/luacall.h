@@ -101,8 +101,8 @@ struct KlcSite {
   uint32_t interp_epoch;
   /* 1 where the caller's code may make the native call itself
   ** (codegen/cg_callvalue.c native_inline): no guard, as many parameters
-  ** as arguments, every result a number (KLC_RINT, KLC_RFLT, KLC_RNUM) or
-  ** a Lua value (KLC_RLUA) */
+  ** as arguments, every result a number (KLC_RINT, KLC_RFLT, KLC_RNUM), a
+  ** Lua value (KLC_RLUA) or a number or nil (KLC_RMAYBE) */
   int32_t inl;
 };
 /* A native call's Lua result left in the entry's slot `from` (cg_entry.c),
