@@ -14,6 +14,7 @@
 ** Lua's "attempt to call a nil value (field 'f')" at the call's line.
 */
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
@@ -529,6 +530,12 @@ static int optnone(CG *G) {
   return LLVMGetEnumAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, on) != NULL;
 }
 
+/* Does this compile make native calls inline (KJIT_NO_INLINE_CALLS=1
+** says no: measuring the helper's path alone)? */
+static int inline_calls(CG *G) {
+  return kls_frame_layout() != NULL && !optnone(G) && getenv("KJIT_NO_INLINE_CALLS") == NULL;
+}
+
 void cg_fn_call(CG *G, const KirInsn *v) {
   enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
   KtySpec *sp = G->sp;
@@ -614,8 +621,7 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     LLVMBasicBlockRef slow = NULL, join = NULL, fast_end = NULL;
     LLVMValueRef ftag[KJIT_MAXRETS], fbits[KJIT_MAXRETS];
     if (cnres >= 0 && !(v->flags & KIR_F_OPEN) && n <= KJIT_MAXARGS &&
-        nres <= KJIT_MAXRETS && kls_frame_layout() != NULL && cg_lua_hot_at(G, v) &&
-        !optnone(G)) {
+        nres <= KJIT_MAXRETS && cg_lua_hot_at(G, v) && inline_calls(G)) {
       slow = cg_bb(G, "ncslow");
       join = cg_bb(G, "ncdone");
       native_inline(G, as[9], fslot, n, nres, argv, ftag, fbits, sp->upvref[v->id], dst, slow);
