@@ -530,10 +530,20 @@ static int optnone(CG *G) {
   return LLVMGetEnumAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, on) != NULL;
 }
 
-/* Does this compile make native calls inline (KJIT_NO_INLINE_CALLS=1
-** says no: measuring the helper's path alone)? */
+/* Does this compile make native calls inline? Only with KJIT_INLINE_CALLS=1
+** (measured, not the default): a site's inline path saves about 85
+** instructions a call (a compiled loop calling t.f(i, 2): 276 -> 190),
+** but its IR (the checks, the arguments' kinds, results of every kind
+** the site may come to hold) made LLVM's code generation much longer:
+** perlin's five sites in Noise:noise2 and Noise:fbm, whose callees have
+** frozen upvalues and so never take the path, 2.72G -> 2.93G
+** instructions, all of it compile; ray's main chunk, one site of the
+** interpreted ray_trace, 54M more. Never in optnone code (array3d's main
+** chunk: unoptimized, the path cost as much as the helper's) nor in a
+** main chunk (runs once). */
 static int inline_calls(CG *G) {
-  return kls_frame_layout() != NULL && !optnone(G) && getenv("KJIT_NO_INLINE_CALLS") == NULL;
+  const char *e = getenv("KJIT_INLINE_CALLS");
+  return e != NULL && e[0] == '1' && kls_frame_layout() != NULL && !optnone(G) && G->sp->ir->proto->linedefined != 0;
 }
 
 void cg_fn_call(CG *G, const KirInsn *v) {
