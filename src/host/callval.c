@@ -858,9 +858,10 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   for (int r = 0; r < n.nret; r++)
     n.inl &= n.rets[r] == KLC_RINT || n.rets[r] == KLC_RFLT || n.rets[r] == KLC_RNUM ||
              n.rets[r] == KLC_RLUA || (n.rets[r] & KLC_RMAYBE) != 0;
-  n.interp = s->interp;   /* (the closure it leaves interpreted, kept) */
-  n.interp_reg = s->interp_reg;
-  n.interp_epoch = s->interp_epoch;
+  /* (the closure it leaves interpreted, kept: luacall.h, relaxed atomics) */
+  n.interp = __atomic_load_n(&s->interp, __ATOMIC_RELAXED);
+  n.interp_reg = __atomic_load_n(&s->interp_reg, __ATOMIC_RELAXED);
+  n.interp_epoch = __atomic_load_n(&s->interp_epoch, __ATOMIC_RELAXED);
   pthread_mutex_lock(&sites_mu);   /* (its registration kept: the list's link too) */
   n.L = s->L;
   n.tramp = s->tramp;

@@ -61,6 +61,15 @@ test("argument counts: a vararg callee sees every argument, trailing nils too; f
         run(t, 5)
         t.f = function(a, b, c, d) return d == nil and b == nil and 2 or 0 end
         run(t, 5)
+        -- a callee that makes an array runs as its native function (the
+        -- hook's, for the arguments before the trailing nils), which the
+        -- trampoline then passes the nils too
+        t.f = function(n, b, c)
+          local a = kjit.zeros(n)
+          for i = 1, n do a[i] = i end
+          return (b == nil and c == nil) and a[n] or -1
+        end
+        run(t, 5)
       end
     end)
   end)
