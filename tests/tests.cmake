@@ -263,3 +263,11 @@ kjit_lua_test_again(test_ctor_api test_ctor "KJIT_NO_STACK_READS=1")
 # without direct stack access (kls_on 0): every constructor's list, slot
 # copy and read that goes on as a value takes its helper
 kjit_lua_test_again(test_tables_made_api test_tables_made "KJIT_NO_STACK_READS=1")
+
+# The cheaper call paths of function values (tests/lua/test_callpath.lua)
+# again through the Lua API only (KJIT_NO_STACK_READS=1: no native calls,
+# no interpreted-site marks; the fixed-parameter trampolines still).
+kjit_lua_test_again(test_callpath_api test_callpath "KJIT_NO_STACK_READS=1")
+# ... and with native calls made inline by the caller's code
+# (KJIT_INLINE_CALLS=1: codegen/cg_callvalue.c native_inline, off by default).
+kjit_lua_test_again(test_callpath_inline test_callpath "KJIT_INLINE_CALLS=1")

@@ -13,6 +13,8 @@
 ** A call of a value that is neither a function nor has __call raises
 ** Lua's "attempt to call a nil value (field 'f')" at the call's line.
 */
+#include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "codegen/cg.h"
@@ -198,8 +200,9 @@ static LLVMValueRef elem(CG *G, LLVMTypeRef aty, LLVMValueRef a, int i) {
 /* Call v's arguments as (tag, bits, slot) into the arrays at element
 ** `at` on; those that must be boxed use scratch slots from *scratch on.
 ** Returns how many, or -1 when the scratch slots do not suffice. */
-static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32, LLVMTypeRef t64,
-                    LLVMValueRef tags, LLVMValueRef bits, LLVMValueRef slots, int at, int *scratch) {
+static int put_args_to(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32, LLVMTypeRef t64,
+                       LLVMValueRef tags, LLVMValueRef bits, LLVMValueRef slots, int at,
+                       int *scratch, LLVMValueRef (*out)[3]) {
   for (int i = 0; i < n; i++) {
     CgVal x = args[i];
     LLVMValueRef tg, bt, sl = cg_i32(G, 0);
@@ -233,8 +236,17 @@ static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32
     LLVMBuildStore(G->B, tg, elem(G, t32, tags, at + i));
     LLVMBuildStore(G->B, bt, elem(G, t64, bits, at + i));
     LLVMBuildStore(G->B, sl, elem(G, t32, slots, at + i));
+    if (out) {
+      out[i][0] = tg;
+      out[i][1] = bt;
+      out[i][2] = sl;
+    }
   }
   return n;
+}
+static int put_args(CG *G, const KirInsn *v, CgVal *args, int n, LLVMTypeRef t32, LLVMTypeRef t64,
+                    LLVMValueRef tags, LLVMValueRef bits, LLVMValueRef slots, int at, int *scratch) {
+  return put_args_to(G, v, args, n, t32, t64, tags, bits, slots, at, scratch, NULL);
 }
 
 /* The slot of the function call v calls: its own, or (a function known
@@ -311,6 +323,229 @@ static LLVMValueRef native_site(CG *G) {
   return LLVMBuildPointerCast(G->B, g, G->i8p, "");
 }
 
+/* ---- Native calls made by the caller's code ----------------------------------
+** (runtime/luacall.c "Native calls", its native_call done inline.) A hot
+** call site whose native cache says its callee may be called from here
+** (luacall.h KlcSite.inl: no frozen upvalues to check, as many parameters
+** as arguments, numbers as results) calls the callee's entry itself when
+** the value in the callee's slot is the site's closure of this state and
+** epoch and the arguments are of the site's kinds (a number's tag is its
+** kind; a value in its slot a number or a table by the slot's type), with
+** the C stack KLC_NATIVE_ROOM above the limit: what native_call would do,
+** without the call into kjit_lc_call, which is the slow path here for
+** everything else (it fills the site, checks guards, takes Lua results).
+** An error the callee reports is raised as native_call raises it
+** (kjit_lc_native_raise). The builder is left in the block that follows
+** a successful native call, its results in (tags, bits); `slow` is where
+** every miss goes. */
+static LLVMValueRef site_ld(CG *G, LLVMValueRef site, size_t off, LLVMTypeRef ty) {
+  return LLVMBuildLoad2(G->B, ty, at(G, site, off, ty), "");
+}
+
+static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, int nres,
+                          LLVMValueRef (*arg)[3], LLVMValueRef *rtag, LLVMValueRef *rbits,
+                          int32_t tramp, LLVMValueRef dst, LLVMBasicBlockRef slow) {
+  LLVMBasicBlockRef chk = cg_bb(G, "ncchk"), call = cg_bb(G, "nccall"),
+                    raise = cg_bb(G, "ncraise"), ok = cg_bb(G, "ncok");
+  LLVMValueRef on_g = LLVMGetNamedGlobal(G->M, "kls_on");
+  if (on_g == NULL) on_g = LLVMAddGlobal(G->M, G->i32, "kls_on");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, on_g, "");
+  LLVMSetOrdering(on, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(on, 4);
+  LLVMValueRef fn = site_ld(G, site, offsetof(KlcSite, fn), G->i8p);
+  LLVMValueRef inl = site_ld(G, site, offsetof(KlcSite, inl), G->i32);
+  LLVMValueRef go = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
+                                 LLVMBuildICmp(G->B, LLVMIntNE, inl, cg_i32(G, 0), ""), "");
+  LLVMBuildCondBr(G->B, go, chk, slow);
+  LLVMPositionBuilderAtEnd(G->B, chk);
+  /* the callee's slot: this state's closure of the site, of its epoch */
+  LLVMValueRef ci = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
+  LLVMValueRef func = LLVMBuildLoad2(G->B, G->i8p, at(G, ci, offsetof(KlsCallInfo, func), G->i8p), "");
+  LLVMValueRef fo = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, fslot, G->i64, ""),
+                                 cg_i64(G, (int64_t)sizeof(KlsStackValue)), "");
+  LLVMValueRef fv = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &fo, 1, "");
+  LLVMValueRef ftt = LLVMBuildLoad2(G->B, G->i8, at(G, fv, offsetof(KlsTValue, tt_), G->i8), "");
+  LLVMValueRef fgc = LLVMBuildLoad2(G->B, G->i8p, at(G, fv, offsetof(KlsTValue, value_), G->i8p), "");
+  LLVMValueRef now = LLVMBuildLoad2(G->B, G->i32, lc_epoch(G), "");
+  LLVMSetOrdering(now, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(now, 4);
+  LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
+  LLVMValueRef good = LLVMBuildICmp(G->B, LLVMIntEQ, ftt, LLVMConstInt(G->i8, KLS_LCL, 0), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, fgc, fn, ""), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, reg,
+                                                site_ld(G, site, offsetof(KlcSite, reg), G->i8p), ""), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, now,
+                                                site_ld(G, site, offsetof(KlcSite, epoch), G->i32), ""), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, cg_i32(G, n),
+                                                site_ld(G, site, offsetof(KlcSite, nargs), G->i32), ""), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, nres),
+                                                site_ld(G, site, offsetof(KlcSite, nret), G->i32), ""), "");
+  /* the arguments: their kinds against the site's, their values into a */
+  LLVMTypeRef aty = LLVMArrayType(G->i64, KJIT_MAXARGS + 1);
+  LLVMValueRef a = cg_alloca(G, aty, "ncargs");
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef tg = arg[i][0], bt = arg[i][1], sl = arg[i][2];
+    LLVMValueRef so = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, sl, G->i64, ""),
+                                   cg_i64(G, (int64_t)sizeof(KlsStackValue)), "");
+    LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &so, 1, "");
+    LLVMValueRef stt = LLVMBuildLoad2(G->B, G->i8, at(G, sv, offsetof(KlsTValue, tt_), G->i8), "");
+    LLVMValueRef sbits = LLVMBuildLoad2(G->B, G->i64, at(G, sv, offsetof(KlsTValue, value_), G->i64), "");
+    LLVMValueRef isT = LLVMBuildICmp(G->B, LLVMIntEQ, stt, LLVMConstInt(G->i8, KLS_TABLE, 0), "");
+    LLVMValueRef skind = LLVMBuildSelect(G->B, isT, cg_i32(G, KLC_KTABLE), cg_i32(G, 0), "");
+    skind = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, stt, LLVMConstInt(G->i8, KLS_FLT, 0), ""),
+                            cg_i32(G, KLC_KFLT), skind, "");
+    skind = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, stt, LLVMConstInt(G->i8, KLS_INT, 0), ""),
+                            cg_i32(G, KLC_KINT), skind, "");
+    LLVMValueRef sval = LLVMBuildSelect(G->B, isT, LLVMBuildSExt(G->B, sl, G->i64, ""), sbits, "");
+    LLVMValueRef inslot = LLVMBuildICmp(G->B, LLVMIntEQ, tg, cg_i32(G, KLV_INSLOT), "");
+    LLVMValueRef kind = LLVMBuildSelect(G->B, inslot, skind, tg, "");
+    LLVMValueRef want = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, kinds) + (size_t)i, G->i8),
+                                      G->i32, "");
+    good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, kind, want, ""), "");
+    LLVMBuildStore(G->B, LLVMBuildSelect(G->B, inslot, sval, bt, ""), elem(G, aty, a, i));
+  }
+  /* the C stack: as native_call (err->stack_limit 0: not set yet, the slow
+  ** path sets it) */
+  LLVMValueRef zero = cg_i32(G, 0);
+  LLVMTypeRef i8p = G->i8p;
+  unsigned fid = LLVMLookupIntrinsicID("llvm.frameaddress", 17);
+  LLVMValueRef fa = LLVMBuildCall2(G->B, LLVMIntrinsicGetType(G->C, fid, &i8p, 1),
+                                   LLVMGetIntrinsicDeclaration(G->M, fid, &i8p, 1), &zero, 1, "");
+  LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntNE, lim, cg_i64(G, 0), ""), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntUGE, LLVMBuildPtrToInt(G->B, fa, G->i64, ""),
+                                                LLVMBuildAdd(G->B, lim, cg_i64(G, (int64_t)KLC_NATIVE_ROOM), ""), ""), "");
+  LLVMBuildCondBr(G->B, good, call, slow);
+  LLVMPositionBuilderAtEnd(G->B, call);
+  /* what is read after the call, read before it (a recursive call through
+  ** this site may refill it) */
+  LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
+  LLVMTypeRef eps[3] = { i64p, i64p, G->errp };
+  LLVMTypeRef ety = LLVMFunctionType(G->i32, eps, 3, 0);
+  LLVMValueRef entryp = site_ld(G, site, offsetof(KlcSite, entryp), LLVMPointerType(LLVMPointerType(ety, 0), 0));
+  LLVMValueRef entry = LLVMBuildLoad2(G->B, LLVMPointerType(ety, 0), entryp, "");
+  LLVMValueRef rk[KJIT_MAXRETS];
+  for (int r = 0; r < nres; r++)
+    rk[r] = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, rets) + (size_t)r, G->i8), G->i32, "");
+  LLVMValueRef cnt_g = LLVMGetNamedGlobal(G->M, "kjit_lc_native_calls");
+  if (cnt_g == NULL) cnt_g = LLVMAddGlobal(G->M, G->i64, "kjit_lc_native_calls");
+  LLVMBuildStore(G->B, LLVMBuildAdd(G->B, LLVMBuildLoad2(G->B, G->i64, cnt_g, ""), cg_i64(G, 1), ""), cnt_g);
+  LLVMTypeRef rty = LLVMArrayType(G->i64, 2 * KJIT_MAXRETS);
+  LLVMValueRef rets = cg_alloca(G, rty, "ncrets");
+  /* the top as an index (the callee may move the stack): put back after
+  ** the call, closing the slots the entry opened for Lua results */
+  LLVMValueRef top = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, top), G->i8p), "");
+  LLVMValueRef topoff = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, top, G->i64, ""),
+                                     LLVMBuildPtrToInt(G->B, func, G->i64, ""), "");
+  LLVMValueRef cargs[3] = { LLVMBuildPointerCast(G->B, a, i64p, ""), LLVMBuildPointerCast(G->B, rets, i64p, ""),
+                            G->err };
+  LLVMValueRef st = LLVMBuildCall2(G->B, ety, entry, cargs, 3, "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), ok, raise));
+  LLVMPositionBuilderAtEnd(G->B, raise);
+  LLVMTypeRef rps[3] = { G->i8p, G->errp, G->i32 };
+  LLVMValueRef ras[3] = { G->luaL, G->err, cg_i32(G, tramp) };
+  cg_ccall(G, "kjit_lc_native_raise", G->i32, rps, ras, 3);
+  LLVMBuildUnreachable(G->B);
+  LLVMPositionBuilderAtEnd(G->B, ok);
+  /* the results (KlcSite.inl), as native_call reads them: a number of its
+  ** kind, or for KLC_RNUM of its tag; a Lua value (KLC_RLUA) a number by
+  ** its tag (1, 2), else in the entry's slot, taken by the helper
+  ** (cg_entry.c); a number or nil/false (KLC_RMAYBE + kind: a generic
+  ** for's iterator) by its tag, 0 the nil or false written into its slot
+  ** (not collectable: no barrier; the frame read again, the callee may
+  ** have moved the stack) */
+  for (int r = 0; r < nres; r++) {
+    LLVMValueRef b = LLVMBuildLoad2(G->B, G->i64, elem(G, rty, rets, r), "");
+    LLVMValueRef t = LLVMBuildLoad2(G->B, G->i64, elem(G, rty, rets, KJIT_MAXRETS + r), "");
+    LLVMValueRef t32v = LLVMBuildTrunc(G->B, t, G->i32, "");
+    LLVMValueRef tzero = LLVMBuildICmp(G->B, LLVMIntEQ, t, cg_i64(G, 0), "");
+    LLVMValueRef numtag = LLVMBuildSelect(G->B, tzero, cg_i32(G, KLV_INT), cg_i32(G, KLV_FLT), "");
+    LLVMValueRef islua = LLVMBuildICmp(G->B, LLVMIntEQ, rk[r], cg_i32(G, KLC_RLUA), "");
+    LLVMValueRef maybe = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, rk[r], cg_i32(G, KLC_RMAYBE), ""),
+                                       cg_i32(G, 0), "");
+    LLVMValueRef sub = LLVMBuildAnd(G->B, rk[r], cg_i32(G, 7), "");
+    LLVMValueRef mtag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, sub, cg_i32(G, KLC_RNUM), ""),
+        LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, t, cg_i64(G, 2), ""), cg_i32(G, KLV_FLT),
+                        cg_i32(G, KLV_INT), ""), sub, "");
+    LLVMValueRef tag = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, rk[r], cg_i32(G, KLC_RNUM), ""),
+                                       numtag, LLVMBuildSelect(G->B, islua, t32v,
+                                       LLVMBuildSelect(G->B, maybe, mtag, rk[r], ""), ""), "");
+    LLVMValueRef special = LLVMBuildAnd(G->B, LLVMBuildOr(G->B, islua, maybe, ""), tzero, "");
+    LLVMBasicBlockRef spb = cg_bb(G, "ncspecial"), take = cg_bb(G, "nctake"), nilb = cg_bb(G, "ncnil"),
+                      took = cg_bb(G, "nctook");
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+    cg_cold_false(G, LLVMBuildCondBr(G->B, special, spb, took));
+    LLVMPositionBuilderAtEnd(G->B, spb);
+    LLVMBuildCondBr(G->B, islua, take, nilb);
+    LLVMPositionBuilderAtEnd(G->B, take);
+    LLVMValueRef out = cg_alloca(G, G->i64, "nctaken");
+    LLVMTypeRef tps[4] = { G->i8p, G->i32, G->i32, LLVMPointerType(G->i64, 0) };
+    LLVMValueRef tas[4] = { G->luaL, LLVMBuildTrunc(G->B, b, G->i32, ""),
+                            LLVMBuildAdd(G->B, dst, cg_i32(G, r), ""), out };
+    LLVMValueRef ttag = cg_ccall(G, "kjit_lc_native_take", G->i32, tps, tas, 4);
+    LLVMValueRef tbits = LLVMBuildLoad2(G->B, G->i64, out, "");
+    LLVMBasicBlockRef takeend = LLVMGetInsertBlock(G->B);
+    LLVMBuildBr(G->B, took);
+    LLVMPositionBuilderAtEnd(G->B, nilb);
+    {
+      LLVMValueRef nci = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
+      LLVMValueRef nfunc = LLVMBuildLoad2(G->B, G->i8p, at(G, nci, offsetof(KlsCallInfo, func), G->i8p), "");
+      LLVMValueRef so = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, LLVMBuildAdd(G->B, dst, cg_i32(G, r), ""), G->i64, ""),
+                                     cg_i64(G, (int64_t)sizeof(KlsStackValue)), "");
+      LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, nfunc, &so, 1, "");
+      LLVMValueRef isfalse = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, rk[r], cg_i32(G, KLC_RFALSE), ""),
+                                           cg_i32(G, 0), "");
+      LLVMBuildStore(G->B, LLVMBuildSelect(G->B, isfalse, LLVMConstInt(G->i8, KLS_FALSE, 0),
+                                           LLVMConstInt(G->i8, KLS_NIL, 0), ""),
+                     at(G, sv, offsetof(KlsTValue, tt_), G->i8));
+    }
+    LLVMBuildBr(G->B, took);
+    LLVMPositionBuilderAtEnd(G->B, took);
+    LLVMBasicBlockRef from[3] = { here, takeend, nilb };
+    rtag[r] = LLVMBuildPhi(G->B, G->i32, "");
+    LLVMValueRef tv[3] = { tag, ttag, cg_i32(G, KLV_INSLOT) };
+    LLVMAddIncoming(rtag[r], tv, from, 3);
+    rbits[r] = LLVMBuildPhi(G->B, G->i64, "");
+    LLVMValueRef bv[3] = { b, tbits, b };
+    LLVMAddIncoming(rbits[r], bv, from, 3);
+  }
+  /* (lua_settop: nothing to close there, as native_call's kls_close) */
+  LLVMValueRef ci2 = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
+  LLVMValueRef func2 = LLVMBuildLoad2(G->B, G->i8p, at(G, ci2, offsetof(KlsCallInfo, func), G->i8p), "");
+  LLVMBuildStore(G->B, LLVMBuildInBoundsGEP2(G->B, G->i8, func2, &topoff, 1, ""),
+                 LLVMBuildPointerCast(G->B, LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL,
+                     (LLVMValueRef[]){ cg_i64(G, (int64_t)offsetof(KlsState, top)) }, 1, ""),
+                     LLVMPointerType(G->i8p, 0), ""));
+}
+_Static_assert((int)KLC_RINT == (int)KLV_INT && (int)KLC_RFLT == (int)KLV_FLT,
+               "a number result's kind is its tag (native_inline)");
+
+/* Is the function being generated optnone (cg_lua.c: cold code that runs
+** once, a main chunk whose loops' work is in its callees)? Its native
+** calls stay the helper's: unoptimized, the inline path's checks and
+** results cost about as much as the helper's (array3d's main chunk: 250
+** instructions a point) and lengthen the compile. */
+static int optnone(CG *G) {
+  unsigned on = LLVMGetEnumAttributeKindForName("optnone", 7);
+  return LLVMGetEnumAttributeAtIndex(G->fn, LLVMAttributeFunctionIndex, on) != NULL;
+}
+
+/* Does this compile make native calls inline? Only with KJIT_INLINE_CALLS=1
+** (measured, not the default): a site's inline path saves about 85
+** instructions a call (a compiled loop calling t.f(i, 2): 276 -> 190),
+** but its IR (the checks, the arguments' kinds, results of every kind
+** the site may come to hold) made LLVM's code generation much longer:
+** perlin's five sites in Noise:noise2 and Noise:fbm, whose callees have
+** frozen upvalues and so never take the path, 2.72G -> 2.93G
+** instructions, all of it compile; ray's main chunk, one site of the
+** interpreted ray_trace, 54M more. Never in optnone code (array3d's main
+** chunk: unoptimized, the path cost as much as the helper's) nor in a
+** main chunk (runs once). */
+static int inline_calls(CG *G) {
+  const char *e = getenv("KJIT_INLINE_CALLS");
+  return e != NULL && e[0] == '1' && kls_frame_layout() != NULL && !optnone(G) && G->sp->ir->proto->linedefined != 0;
+}
+
 void cg_fn_call(CG *G, const KirInsn *v) {
   enum { N = 2 * KJIT_MAXARGS > KJIT_MAXRETS ? 2 * KJIT_MAXARGS : KJIT_MAXRETS };
   KtySpec *sp = G->sp;
@@ -343,7 +578,8 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   LLVMValueRef tags = cg_alloca(G, t32, "ctags"), bits = cg_alloca(G, t64, "cbits"),
                slots = cg_alloca(G, t32, "cslots");
   int scratch = 0, ni = 0;
-  if (put_args(G, v, args, n, t32, t64, tags, bits, slots, 0, &scratch) < 0)
+  LLVMValueRef argv[KJIT_MAXARGS][3];   /* (tag, bits, slot) of each, as stored */
+  if (put_args_to(G, v, args, n, t32, t64, tags, bits, slots, 0, &scratch, argv) < 0)
     cg_error(G, v, TOO_MANY_BOXED);
   LLVMValueRef fslot = callee_slot(G, v), ifslot = NULL;
   if (in) {
@@ -355,6 +591,7 @@ void cg_fn_call(CG *G, const KirInsn *v) {
   LLVMValueRef p32 = LLVMBuildPointerCast(G->B, tags, LLVMPointerType(G->i32, 0), "");
   LLVMValueRef p64 = LLVMBuildPointerCast(G->B, bits, LLVMPointerType(G->i64, 0), "");
   LLVMValueRef ps32 = LLVMBuildPointerCast(G->B, slots, LLVMPointerType(G->i32, 0), "");
+  LLVMValueRef rtag[N] = { 0 }, rbits[N] = { 0 };   /* results known as values (native_inline) */
   if (sp->upvref[v->id] == 0 || (in && sp->upvref[in->id] == 0))
     cg_error(G, v, "internal error: a call without its trampoline");
   LLVMValueRef rc;
@@ -389,7 +626,43 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     ** (luacall.c "Native calls"; luacall.h KlcSite), a generic for's
     ** iterator call too */
     as[9] = cnres >= 0 && !(v->flags & KIR_F_OPEN) ? native_site(G) : LLVMConstNull(G->i8p);
+    /* a hot site makes its native calls itself (native_inline), the
+    ** helper its slow path */
+    LLVMBasicBlockRef slow = NULL, join = NULL, fast_end = NULL;
+    LLVMValueRef ftag[KJIT_MAXRETS], fbits[KJIT_MAXRETS];
+    if (cnres >= 0 && !(v->flags & KIR_F_OPEN) && n <= KJIT_MAXARGS &&
+        nres <= KJIT_MAXRETS && cg_lua_hot_at(G, v) && inline_calls(G)) {
+      slow = cg_bb(G, "ncslow");
+      join = cg_bb(G, "ncdone");
+      native_inline(G, as[9], fslot, n, nres, argv, ftag, fbits, sp->upvref[v->id], dst, slow);
+      fast_end = LLVMGetInsertBlock(G->B);
+      LLVMBuildBr(G->B, join);
+      LLVMPositionBuilderAtEnd(G->B, slow);
+    }
     rc = cg_ccall(G, tfor ? "kjit_lc_tforcall" : "kjit_lc_call", G->i32, ps, as, 11);
+    if (slow) {   /* the results: the native call's values, or the helper's from tags, bits */
+      LLVMValueRef stag[KJIT_MAXRETS], sbits[KJIT_MAXRETS];
+      for (int r = 0; r < nres; r++) {
+        stag[r] = LLVMBuildLoad2(G->B, G->i32, elem(G, t32, tags, r), "");
+        sbits[r] = LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, r), "");
+      }
+      LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(G->B);
+      LLVMBuildBr(G->B, join);
+      LLVMPositionBuilderAtEnd(G->B, join);
+      LLVMBasicBlockRef from[2] = { fast_end, slow_end };
+      LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "ncrc");
+      LLVMValueRef vals[2] = { cg_i32(G, KLV_OK), rc };
+      LLVMAddIncoming(phi, vals, from, 2);
+      rc = phi;
+      for (int r = 0; r < nres; r++) {
+        rtag[r] = LLVMBuildPhi(G->B, G->i32, "nctag");
+        LLVMValueRef tv[2] = { ftag[r], stag[r] };
+        LLVMAddIncoming(rtag[r], tv, from, 2);
+        rbits[r] = LLVMBuildPhi(G->B, G->i64, "ncbits");
+        LLVMValueRef bv[2] = { fbits[r], sbits[r] };
+        LLVMAddIncoming(rbits[r], bv, from, 2);
+      }
+    }
     if (tfor) goto results;
   }
   call_check(G, v, rc, fslot, 0);
@@ -397,8 +670,8 @@ results:
   /* the results: slot dst + r, or a number in (tags[r], bits[r]) */
   for (int r = 0; r < nres; r++) {
     LLVMValueRef s = LLVMBuildAdd(G->B, dst, cg_i32(G, r), "");
-    res[r] = luaval(G, s, LLVMBuildLoad2(G->B, G->i32, elem(G, t32, tags, r), ""),
-                    LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, r), ""));
+    res[r] = luaval(G, s, rtag[r] ? rtag[r] : LLVMBuildLoad2(G->B, G->i32, elem(G, t32, tags, r), ""),
+                    rbits[r] ? rbits[r] : LLVMBuildLoad2(G->B, G->i64, elem(G, t64, bits, r), ""));
   }
   if (nres == 0) res[0] = luaval(G, dst, cg_i32(G, 0), cg_i64(G, 0));
   if (toret)

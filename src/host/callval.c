@@ -794,6 +794,9 @@ static Entry *way_of(void *ic, const void *fn, int32_t site) {
   return &((Entry *)ic)[(h >> 20) % KCV_WAYS];
 }
 
+/* Are the stack reads on (lua_stack.h kls_on)? */
+static int kls_on_now(void) { return __atomic_load_n(&kls_on, __ATOMIC_RELAXED) != 0; }
+
 /* The inline cache's key for the state of L (kcv_compiled's reg). */
 static const void *reg_of(lua_State *L) {
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return ((const KlsState *)(void *)L)->l_G;
@@ -850,6 +853,15 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
     n.guardref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
+  /* compiled code may call it itself (luacall.h KlcSite.inl) */
+  n.inl = n.guard == NULL && n.nparams == n.nargs;
+  for (int r = 0; r < n.nret; r++)
+    n.inl &= n.rets[r] == KLC_RINT || n.rets[r] == KLC_RFLT || n.rets[r] == KLC_RNUM ||
+             n.rets[r] == KLC_RLUA || (n.rets[r] & KLC_RMAYBE) != 0;
+  /* (the closure it leaves interpreted, kept: luacall.h, relaxed atomics) */
+  n.interp = __atomic_load_n(&s->interp, __ATOMIC_RELAXED);
+  n.interp_reg = __atomic_load_n(&s->interp_reg, __ATOMIC_RELAXED);
+  n.interp_epoch = __atomic_load_n(&s->interp_epoch, __ATOMIC_RELAXED);
   pthread_mutex_lock(&sites_mu);   /* (its registration kept: the list's link too) */
   n.L = s->L;
   n.tramp = s->tramp;
@@ -955,7 +967,11 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
   int hot = 0;   /* a late closure called KCV_LATE_CALLS times here: compiles now */
   if (same && e->npush == -2) {   /* a closure that never compiles, or not yet */
-    if (e->late == 0 || --e->late > 0) return -1;
+    if (e->late == 0) {   /* never: the site skips this hook from now on */
+      if (kls_on_now()) kjit_lc_site_interp(L, nsite, fn);
+      return -1;
+    }
+    if (--e->late > 0) return -1;
     hot = 1;
   }
   uint8_t kinds[KJIT_MAXARGS];
@@ -1000,6 +1016,7 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   e->natref = 0;
   e->spec = NULL;
   e->nonative = 0;
+  if (np == -2 && !late && kls_on_now()) kjit_lc_site_interp(L, nsite, fn);
   if (np >= 0) {
     lua_pushvalue(L, -1);
     e->natref = luaL_ref(L, LUA_REGISTRYINDEX);

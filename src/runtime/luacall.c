@@ -320,6 +320,24 @@ static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, in
   return KLV_OK;
 }
 
+void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn) {
+  if (s == NULL) return;
+  __atomic_store_n(&s->interp, fn, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->interp_reg, ((const KlsState *)(void *)L)->l_G, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->interp_epoch, __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED),
+                   __ATOMIC_RELAXED);
+}
+
+/* Is the Lua closure in slot f the one site s left to the interpreter
+** (kjit_lc_site_interp), in this state and epoch? (kls_on holds.) */
+static int site_interp(lua_State *L, int32_t f, const KlcSite *s) {
+  const KlsState *st = (const KlsState *)(void *)L;
+  return s != NULL && st->ci->func[f].val.value_.gc == __atomic_load_n(&s->interp, __ATOMIC_RELAXED) &&
+         st->l_G == __atomic_load_n(&s->interp_reg, __ATOMIC_RELAXED) &&
+         __atomic_load_n(&s->interp_epoch, __ATOMIC_RELAXED) ==
+             __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+}
+
 /* Calls the value in slot f with nargs arguments (tags[i], bits[i],
 ** slots[i]) for nres results, through trampoline tramp: result r goes to
 ** slot dst + r, or, a number, into (tags[r], bits[r]) as a read's result.
@@ -339,7 +357,9 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
   nest_open(&c, __builtin_frame_address(0));
   int n = -1;
   const void *spec = NULL;
-  if (c.depth >= 0 && compiled_hook != NULL)
+  /* (a callee this site left interpreted: the hook's answer known, about
+  ** 100 instructions a call saved) */
+  if (c.depth >= 0 && compiled_hook != NULL && !site_interp(L, f, nsite))
     n = compiled_hook(L, tramp, f, nargs, tags, bits, slots, &spec, ((KlcThread *)c.thread)->hook,
                       nsite);
   if (n >= 0 && spec != NULL) {
@@ -417,10 +437,17 @@ enum { KLC_MISS = -1 };
 _Static_assert((int)KLV_INT == (int)KLC_KINT && (int)KLV_FLT == (int)KLC_KFLT && KLV_INSLOT == 0,
                "a number's tag is its kind (native_call)");
 _Static_assert((int)KLC_KTABLE > (int)KLV_NIL, "no value tag is a table's kind (native_call)");
-/* C stack kept above err->stack_limit (runtime.c krt_stack_limit) for the
-** slow path's nested calls after the native ones: KLC_MAXNEST calls through
-** lua_call and the interpreter, a few KiB each at most */
-#define KLC_NATIVE_ROOM ((uint64_t)1 << 20)
+/* (KLC_NATIVE_ROOM: luacall.h, which compiled code's inline native call
+** checks too) */
+
+int32_t kjit_lc_native_raise(lua_State *L, const KErr *err, int32_t tramp) {
+  return raise_error(L, err, tramp);
+}
+
+int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *out) {
+  lua_pushvalue(L, from);
+  return kjit_lv_take(L, dst, out);
+}
 
 static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs,
                            int32_t *tags, int64_t *bits, const int32_t *slots, int32_t nres,
@@ -637,9 +664,10 @@ void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name) {
 void kjit_lc_register(void) {
 #define REG(f) kc_register_symbol(#f, (void *)f)
   REG(kjit_lc_getupv); REG(kjit_lc_setupv); REG(kjit_lc_call); REG(kjit_lc_call_spread); REG(kjit_lc_ctor_spread); REG(kjit_lc_ctor_spread_grow);
-  REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex);
+  REG(kjit_lc_setbuiltin); REG(kjit_lc_refindex); REG(kjit_lc_native_raise); REG(kjit_lc_native_take);
 #undef REG
   kc_register_symbol("kjit_lc_epoch", (void *)&kjit_lc_epoch);   /* (upvalue caches: cg_callvalue.c) */
+  kc_register_symbol("kjit_lc_native_calls", (void *)&kjit_lc_native_calls);   /* (native_inline) */
   kjit_lc_tfor_register();   /* a generic for's iterator call (luatfor.c) */
   kjit_lc_closure_register();   /* closures of literals that escape (luaclosure.c) */
   kjit_lc_cell_register();   /* shared, assigned captured locals (luacell.c) */

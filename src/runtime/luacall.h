@@ -89,7 +89,34 @@ struct KlcSite {
   KlcSite *next;
   int linked;
   int32_t tramp;
+  /* The closure the hook last left to the interpreter for good at this
+  ** site (host/callval.c kcv_compiled: one that never compiles), of the
+  ** state interp_reg in epoch interp_epoch: its next calls skip the hook
+  ** (luacall.c call_lua). No reference is kept: another closure at a
+  ** reused address runs interpreted here, which computes what Lua does,
+  ** only slower. Written and read with relaxed atomics (threads running
+  ** one code with states of their own). */
+  const void *interp;
+  const void *interp_reg;
+  uint32_t interp_epoch;
+  /* 1 where the caller's code may make the native call itself
+  ** (codegen/cg_callvalue.c native_inline): no guard, as many parameters
+  ** as arguments, every result a number (KLC_RINT, KLC_RFLT, KLC_RNUM), a
+  ** Lua value (KLC_RLUA) or a number or nil (KLC_RMAYBE) */
+  int32_t inl;
 };
+/* A native call's Lua result left in the entry's slot `from` (cg_entry.c),
+** taken into slot dst as a read's result (kjit_lv_take). */
+int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *out);
+/* C stack kept above err->stack_limit (runtime.c krt_stack_limit) for the
+** slow path's nested calls after the native ones: KLC_MAXNEST calls through
+** lua_call and the interpreter, a few KiB each at most */
+#define KLC_NATIVE_ROOM ((uint64_t)1 << 20)
+/* Raises the error a native call's callee left in err (compiled code's
+** inline native call, cg_callvalue.c): as kjit_lc_call would. */
+int32_t kjit_lc_native_raise(lua_State *L, const KErr *err, int32_t tramp);
+/* Marks closure fn of L's state as left interpreted at site s (NULL: none). */
+void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn);
 /* Bumped whenever cached decisions about callees become wrong (a Lua
 ** state closed, the callee policy changed): a site or inline-cache
 ** entry of another epoch is empty. */

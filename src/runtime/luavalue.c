@@ -197,6 +197,23 @@ static const char *objtypename(lua_State *L, int idx) {
 ** goes to the slot dst (KLV_INSLOT). Compiled code keeps numbers in
 ** registers that way (codegen/cg_lua.c). */
 int32_t kjit_lv_take(lua_State *L, int32_t dst, int64_t *out) {
+  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED) && dst > 0) {
+    /* read and moved in place (host/lua_stack.h; dst a stack index of the
+    ** running C function, a stack slot needs no barrier): every result of
+    ** a call through a value comes here, 110 instructions through the API
+    ** (lua_type, lua_isinteger, lua_tointeger, lua_settop) */
+    KlsState *s = (KlsState *)(void *)L;
+    const KlsTValue *v = &s->top[-1].val;
+    unsigned char tt = v->tt_;
+    if (tt == KLS_INT || tt == KLS_FLT) {
+      memcpy(out, &v->value_, 8);
+      s->top--;
+      return tt == KLS_INT ? KLV_INT : KLV_FLT;
+    }
+    KlsTValue m = kls_replace(L, dst);
+    *out = m.tt_ == KLS_TABLE ? (int64_t)(intptr_t)m.value_.gc : 0;
+    return KLV_INSLOT;
+  }
   if (lua_type(L, -1) == LUA_TNUMBER) {
     int32_t tag;
     if (lua_isinteger(L, -1)) { *out = (int64_t)lua_tointeger(L, -1); tag = KLV_INT; }
