@@ -138,19 +138,36 @@ typedef struct Entry {
   uint32_t epoch;
   const void *reg;              /* the Lua state (its global state, or registry) */
   const void *fn;               /* the closure */
-  int nkind;
   uint8_t kinds[KJIT_MAXARGS];
   int fnref, natref;            /* registry references (natref 0: refused) */
+  int snapref;                  /* (the registry's reference to guard) */
+  uint32_t gen;                 /* kcv_sites_gen when filled or last checked */
   int16_t npush;                /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
   uint16_t late;                /* npush -2 for a late closure: calls left
                                    until it compiles (0: never) */
+  uint8_t nkind;
+  uint8_t opts;                 /* the site's options it was filled under
+                                   (site_opts: 0 for kjit.jit's defaults) */
+  uint8_t nonative;             /* its specialization cannot be called natively
+                                   (kd_native_site said no: not asked again) */
   const void *spec;             /* its specialization, when run directly */
   const Guard *guard;           /* frozen upvalues to check, or NULL */
-  int snapref;                  /* (the registry's reference to it) */
-  int nonative;                 /* its specialization cannot be called natively
-                                   (kd_native_site said no: not asked again) */
 } Entry;
+
+/* Trampolines' registry references released so far (kcv_refs_freed), in
+** every state and thread. An entry names its site by that reference's
+** number, which Lua reuses; kcv_refs_freed drops only the entries of the
+** thread it runs on, while a Lua state used by two threads in turn has
+** entries in both, and a reference made anew with other options
+** (boundscheck) must not find the old site's specialization there. So an
+** entry filled before the latest release checks its site's options once
+** on its next hit (site_opts: a registry read) and misses where they
+** differ; an entry whose options agree gives what a fill would (the same
+** closure, argument kinds and options). The count is read on every hit
+** (one load and compare); a thread taking a state over from another is
+** ordered after it by whatever hands the state over. */
+static uint32_t kcv_sites_gen;
 
 /* The check of a closure's frozen upvalues at each call (a userdata, its
 ** user value the record's table of their values when the code compiled):
@@ -608,21 +625,21 @@ static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_rawset(L, cache);
 }
 
-/* The slow path: the per-state cache, compiling when new. Pushes the
+/* The slow path: the per-state cache (that of the call site's options,
+** opts: site_opts), compiling when new. Pushes the
 ** native function and returns its argument count, or returns -1 (not for
 ** these arguments) or -2 (the closure never compiles). On success, the
 ** record's guard mask in *guard and its snapshot table's reference in
 ** *snapref (0: no guard). hot: a late closure called KCV_LATE_CALLS times
 ** from one site, which compiles now; *late: -2 returned for a late closure
 ** not yet hot. */
-static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+static int lookup(lua_State *L, int opts, int32_t f, int32_t nargs, const int32_t *tags,
                   const int64_t *bits, const int32_t *slots, const char *key, size_t klen,
                   uint64_t *guard, int *snapref, int hot, int *late) {
   *late = 0;
   int top = lua_gettop(L);
   if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
-  int opts = site_opts(L, site);
   if (opts) opts_cache(L, opts);   /* (replaces the default cache on top) */
   int cache = lua_gettop(L);
   lua_pushvalue(L, f);
@@ -756,7 +773,8 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
   uint64_t guard = 0;
   int snapref = 0;
   int late;
-  int np = lookup(L, site, f, nargs, tags, bits, slots, key, klen, &guard, &snapref, 0, &late);
+  int np = lookup(L, site_opts(L, site), f, nargs, tags, bits, slots, key, klen, &guard, &snapref, 0,
+                  &late);
   if (snapref) luaL_unref(L, LUA_REGISTRYINDEX, snapref);
   return np < 0 ? -1 : np;
 }
@@ -910,18 +928,20 @@ static void kcv_code_freed(void *lo, size_t len) {
   }
 }
 
-/* (Another thread's entries for these trampolines stay until replaced: a
-** Lua state runs in one thread at a time, and an entry hit through a
-** reused number gives the same closure's specialization for the same
-** argument kinds, compiled with the old site's options at worst.) */
+/* (Another thread's entries for these trampolines stay until replaced;
+** the generation bumped here makes each check its site's options at its
+** next hit: kcv_sites_gen.) */
 void kcv_refs_freed(lua_State *L, const int *refs, int n) {
-  int top = lua_gettop(L);
+  int top = lua_gettop(L), sites = 0;
   if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
     for (int i = 0; i < n; i++) {
+      sites += lua_rawgeti(L, -1, refs[i]) != LUA_TNIL;   /* (a trampoline's) */
+      lua_pop(L, 1);
       lua_pushnil(L);
       lua_rawseti(L, -2, refs[i]);
     }
   lua_settop(L, top);
+  if (sites) __atomic_add_fetch(&kcv_sites_gen, 1, __ATOMIC_RELAXED);
   Entry *ic = kjit_lc_hook_tls();
   const void *reg = reg_of(L);
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
@@ -951,8 +971,13 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  uint32_t gen = __atomic_load_n(&kcv_sites_gen, __ATOMIC_RELAXED);
   Entry *e = way_of(tls, fn, site);
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
+  if (same && e->gen != gen) {   /* a trampoline released since: its number reused? */
+    same = site_opts(L, site) == e->opts;
+    if (same) e->gen = gen;
+  }
   int hot = 0;   /* a late closure called KCV_LATE_CALLS times here: compiles now */
   if (same && e->npush == -2) {   /* a closure that never compiles, or not yet */
     if (e->late == 0 || --e->late > 0) return -1;
@@ -975,7 +1000,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   uint64_t guard = 0;
   int snapref = 0;
   int late;
-  int np = lookup(L, site, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
+  int opts = site_opts(L, site);
+  int np = lookup(L, opts, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
                   &snapref, hot, &late);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
@@ -989,9 +1015,11 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   if (guard != 0) e->snapref = new_guard(L, f, guard, snapref, &e->guard);
   e->site = site;
   e->epoch = ep;
+  e->gen = gen;
+  e->opts = (uint8_t)opts;
   e->reg = reg;
   e->fn = fn;
-  e->nkind = nargs;
+  e->nkind = (uint8_t)nargs;
   memcpy(e->kinds, kinds, (size_t)nargs);
   lua_pushvalue(L, f);
   e->fnref = luaL_ref(L, LUA_REGISTRYINDEX);
