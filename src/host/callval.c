@@ -274,12 +274,11 @@ static int ask_proto(lua_State *L, int idx, int (*test)(const KbcProto *)) {
 
 static int has_arith_loop(lua_State *L, int idx) { return ask_proto(L, idx, kcv_arith_loop); }
 
-/* Whether the Lua function at idx, or a Lua function one of its upvalues
-** holds (the kernel a closure calls: SciMark's `function(cycles)
-** sor_run(mat, ...) end`, whose upvalues compiled code freezes, so that the
-** kernel compiles with it), has such a loop. */
+/* Whether a Lua function one of the upvalues of the function at idx holds
+** (the kernel a closure calls: SciMark's `function(cycles) sor_run(mat,
+** ...) end`, whose upvalues compiled code freezes, so that the kernel
+** compiles with it) has such a loop. */
 static int calls_arith_loop(lua_State *L, int idx) {
-  if (has_arith_loop(L, idx)) return 1;
   idx = lua_absindex(L, idx);
   int yes = 0;
   for (int u = 1; !yes && lua_getupvalue(L, idx, u) != NULL; u++) {
@@ -294,13 +293,9 @@ static int calls_arith_loop(lua_State *L, int idx) {
 ** at idx that its compiled code freezes: all but those it assigns itself
 ** (SETUPVAL: live, read and written on the closure) and those a function
 ** literal inside it captures (which may assign them: the typer makes them
-** live then). *all: whether the mask covers every upvalue. */
-static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
-  Arena A;
-  ka_init(&A);
-  char err[128];
-  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
-  const KbcProto *p = c ? c->main : NULL;
+** live then); p is its prototype (NULL: it could not be loaded). *all:
+** whether the mask covers every upvalue. */
+static uint64_t frozen_upvalues(const KbcProto *p, int *all) {
   uint64_t mask = 0;
   *all = p != NULL && p->nup <= 64;
   for (int u = 0; p && u < p->nup && u < 64; u++) mask |= (uint64_t)1 << u;
@@ -313,6 +308,17 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
     for (int u = 0; u < p->p[k]->nup; u++)
       if (!p->p[k]->up[u].instack && p->p[k]->up[u].idx < 64)
         mask &= ~((uint64_t)1 << p->p[k]->up[u].idx);
+  return mask;
+}
+
+/* frozen_upvalues of the Lua function at idx, its bytecode loaded here. */
+static uint64_t closure_frozen_upvalues(lua_State *L, int idx) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  int all;
+  uint64_t mask = frozen_upvalues(c ? c->main : NULL, &all);
   ka_free(&A);
   return mask;
 }
@@ -413,8 +419,10 @@ int kcv_policy_compiles(const KbcProto *p) {
 
 int kcv_compiles_all(void) { return callees == CALLEES_ALL; }
 
-static int worth_compiling(lua_State *L, int idx) {
-  return ask_proto(L, idx, kcv_policy_compiles) ||
+/* Whether the Lua function at idx, of prototype p, compiles under the
+** policy: p itself, or one level down (calls_arith_loop). */
+static int worth_compiling(lua_State *L, int idx, const KbcProto *p) {
+  return kcv_policy_compiles(p) ||
          ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx));
 }
 
@@ -610,8 +618,14 @@ static void record_compiles(lua_State *L, int rec, int f, uint64_t mask, int opt
 static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_createtable(L, 0, 4);
   int rec = lua_gettop(L), all;
-  uint64_t mask = frozen_upvalues(L, f, &all);
-  if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f)) {
+  Arena A;   /* (the closure's bytecode, loaded once for both questions) */
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, f, &A, err, sizeof err);
+  uint64_t mask = frozen_upvalues(c ? c->main : NULL, &all);
+  int worth = all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f, c->main);
+  ka_free(&A);
+  if (worth) {
     if (proto_allows(L, f)) record_compiles(L, rec, f, mask, opts);
     else {
       lua_pushboolean(L, 1);
@@ -665,8 +679,7 @@ static int lookup(lua_State *L, int opts, int32_t f, int32_t nargs, const int32_
     *late = lua_getfield(L, rec, "late") == LUA_TBOOLEAN;
     if (!*late || !hot) { lua_settop(L, top); return -2; }   /* never, or not yet */
     *late = 0;
-    int all;
-    record_compiles(L, rec, f, frozen_upvalues(L, f, &all), opts);
+    record_compiles(L, rec, f, closure_frozen_upvalues(L, f), opts);
     lua_pushnil(L);
     lua_setfield(L, rec, "late");
   }
@@ -932,16 +945,7 @@ static void kcv_code_freed(void *lo, size_t len) {
 ** the generation bumped here makes each check its site's options at its
 ** next hit: kcv_sites_gen.) */
 void kcv_refs_freed(lua_State *L, const int *refs, int n) {
-  int top = lua_gettop(L), sites = 0;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
-    for (int i = 0; i < n; i++) {
-      sites += lua_rawgeti(L, -1, refs[i]) != LUA_TNIL;   /* (a trampoline's) */
-      lua_pop(L, 1);
-      lua_pushnil(L);
-      lua_rawseti(L, -2, refs[i]);
-    }
-  lua_settop(L, top);
-  if (sites) __atomic_add_fetch(&kcv_sites_gen, 1, __ATOMIC_RELAXED);
+  if (kty_forget_sites(L, refs, n) > 0) __atomic_add_fetch(&kcv_sites_gen, 1, __ATOMIC_RELAXED);
   Entry *ic = kjit_lc_hook_tls();
   const void *reg = reg_of(L);
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);

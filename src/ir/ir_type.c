@@ -4620,9 +4620,24 @@ void kty_open(KtySession *S, lua_State *L, Arena *A) {
   S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+int kty_forget_sites(lua_State *L, const int *refs, int n) {
+  int top = lua_gettop(L), sites = 0;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
+    for (int i = 0; i < n; i++) {
+      sites += lua_rawgeti(L, -1, refs[i]) != LUA_TNIL;
+      lua_pop(L, 1);
+      lua_pushnil(L);
+      lua_rawseti(L, -2, refs[i]);
+    }
+  lua_settop(L, top);
+  return sites;
+}
+
 void kty_close(KtySession *S) {
   if (S->values_ref) luaL_unref(S->L, LUA_REGISTRYINDEX, S->values_ref);
   S->values_ref = 0;
+  /* (a failed compile's: its trampolines' options go with them) */
+  kty_forget_sites(S->L, S->refs, S->nrefs);
   for (int i = 0; i < S->nrefs; i++) luaL_unref(S->L, LUA_REGISTRYINDEX, S->refs[i]);
   S->nrefs = 0;
 }
