@@ -92,7 +92,8 @@ struct KlcSite {
 };
 /* Bumped whenever cached decisions about callees become wrong (a Lua
 ** state closed, the callee policy changed): a site or inline-cache
-** entry of another epoch is empty. */
+** entry of another epoch is empty, and so are the upvalue caches and
+** luatable.c's interned "__index" of a state. */
 extern uint32_t kjit_lc_epoch;
 void kjit_lc_bump_epoch(void);
 extern long kjit_lc_native_calls;   /* native calls made (the tests' fact) */
