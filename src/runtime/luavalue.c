@@ -974,24 +974,32 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
   int viac = 0;
   if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER)   /* metamethods may run */
     viac = mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
-  /* a C function as a table's or userdata's metamethod (a string's are
-  ** the string library's: kjit_ls_arith below locates their errors) */
-  if (viac && key && lua_type(L, a) != LUA_TSTRING && lua_type(L, b) != LUA_TSTRING) {
-    arith_at(L, key, op, a, b == a ? 0 : b, chunk, line);
-    int32_t rc = kjit_lv_take(L, dst, out);
-    lua_settop(L, top);
-    return rc;
-  }
+  int str = lua_type(L, a) == LUA_TSTRING || lua_type(L, b) == LUA_TSTRING;
   /* a string in a bitwise operation with no metamethod to take it (the
   ** string library has none for them): the VM's error, naming the first
   ** operand that is not a number (luaT_trybinTM, luaG_opinterror), which
   ** lua_arith called from here would not name */
   int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
-  if (bitwise && (lua_type(L, a) == LUA_TSTRING || lua_type(L, b) == LUA_TSTRING) &&
-      !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
+  if (bitwise && str && !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
     kjit_lv_aritherror(L, lua_type(L, a) != LUA_TNUMBER ? KLV_BADA : KLV_BADB, a, b, 1, infoa,
                        infob, chunk, line);
-  int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
+  /* a C function as a table's or userdata's metamethod, or a string
+  ** operand (the string library's metamethods, which may call the other
+  ** operand's: lstrlib.c trymt): computed by the operator's trampoline
+  ** at the user's line, so that every error is located as interpreted:
+  ** the string library's "attempt to add a 'string' with a 'table'" at
+  ** that line, a Lua metamethod's error at its own line only, the VM's
+  ** "attempt to perform 'n%%0'" inside a C function at none, and one a C
+  ** function raises inside another (a kjit array's __add calling the
+  ** string's) at none (difffuzz 660170; kjit_ls_arith, before, prefixed
+  ** the line to every message, twice for a Lua metamethod's) */
+  if (viac || str) {
+    arith_at(L, key ? key : (const void *)&arith_events[op], op, a, b == a ? 0 : b, chunk, line);
+    int32_t rc = kjit_lv_take(L, dst, out);
+    lua_settop(L, top);
+    return rc;
+  }
+  int32_t rc = kjit_lv_arith(L, op, a, b, dst, out);
   if (rc >= 0x10) {
     kjit_lv_aritherror(L, rc, a, b, bitwise, infoa, infob, chunk, line);
   }
