@@ -355,9 +355,9 @@ static int no_op(lua_State *L) { (void)L; return 0; }
 /* Do values of type t have the metamethod event now? Nil, booleans,
 ** numbers and functions have one where a host's debug.setmetatable gave
 ** their type a metatable (differences.md item 13), strings the string
-** library's, kjit arrays buffer.c's. Read when compiling, as
-** string_method reads the strings' methods; a type whose metatable is not
-** known here (records, anything else) is taken to have it. */
+** library's, kjit arrays buffer.c's, records record.c's. Read when
+** compiling, as string_method reads the strings' methods; a type whose
+** metatable is not known here is taken to have it. */
 static int has_event(KtySession *S, Type t, const char *event) {
   lua_State *L = S->L;
   int top = lua_gettop(L), mt;
@@ -365,9 +365,8 @@ static int has_event(KtySession *S, Type t, const char *event) {
   case T_MAYBE:   /* a number, nil or false */
     return has_event(S, ty(T_INT), event) || has_event(S, ty(T_NIL), event) ||
            has_event(S, ty(T_BOOL), event);
-  case T_BUF:
-    if (t.dtype == KJIT_RECORD) return 1;
-    mt = luaL_getmetatable(L, KB_METATABLE) == LUA_TTABLE;
+  case T_BUF:   /* (records and arrays of them: host/record.h KREC_ARRAY_MT) */
+    mt = luaL_getmetatable(L, t.dtype == KJIT_RECORD ? "kjit.records" : KB_METATABLE) == LUA_TTABLE;
     break;
   case T_NIL: lua_pushnil(L); mt = lua_getmetatable(L, -1); break;
   case T_BOOL: lua_pushboolean(L, 0); mt = lua_getmetatable(L, -1); break;
