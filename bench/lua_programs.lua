@@ -5,10 +5,12 @@
 -- Rounds are interleaved (lua, kjit, luajit, lua, ...); each time is the
 -- CPU time of one whole run (bench/programs/run1.lua: load, compile and
 -- run); the report gives medians and the ratios interpreter/kjit and
--- LuaJIT/kjit (above 1: kjit faster), their geometric means over the
--- programs kjit compiles, and for the others the first thing kjit refused.
--- A program whose main chunk kjit leaves to the interpreter (run1.lua's
--- "interpreted": docs/guide/functions.md) counts as compiled, with a note.
+-- LuaJIT/kjit (above 1: kjit faster), their geometric means, and for the
+-- programs kjit refused the first thing it refused. A program whose main
+-- chunk kjit leaves to the interpreter (run1.lua's "interpreted":
+-- docs/guide/functions.md) is counted apart from those it compiled, with a
+-- note; the summary gives the means over the programs it compiled and
+-- over all it ran (those too).
 -- kjit's output must equal the interpreter's byte for byte (a difference is
 -- reported and the program counts as failed); LuaJIT's is only compared.
 -- Our own cases (bench/tables/: the issue's class-based vector loop and
@@ -72,7 +74,7 @@ end
 
 print(string.format("%-15s %9s %9s %9s %9s %9s", "program", "lua s", "kjit s", "luajit s",
                     "lua/kjit", "luajit/kjit"))
-local glua, gjit, ncompiled, notes = 0, 0, 0, {}
+local ran, notes = {}, {}   -- ran: per program kjit ran, its ratios and how
 for _, prog in ipairs(programs) do
   local name, args = prog[1], prog[2]
   local times, outs, refusal, interpreted = {}, {}, nil, false
@@ -108,13 +110,34 @@ for _, prog in ipairs(programs) do
     notes[#notes + 1] = name .. ": kjit ran its main chunk interpreted (its loops call only "
                         .. "functions that run interpreted)"
   end
-  if mk and ml and mj then
-    glua, gjit, ncompiled = glua + math.log(ml / mk), gjit + math.log(mj / mk), ncompiled + 1
+  if mk and ml then
+    ran[#ran + 1] = { name = name, lua = ml / mk, luajit = mj and mj / mk, interpreted = interpreted }
   end
 end
-print(string.format("compiled by kjit: %d of %d programs", ncompiled, #programs))
-if ncompiled > 0 then
-  print(string.format("geometric mean over them: lua/kjit %.2f, luajit/kjit %.2f",
-                      math.exp(glua / ncompiled), math.exp(gjit / ncompiled)))
+
+-- the geometric mean of field key over the programs in ran that pick
+-- accepts and have it; nil where none
+local function geomean(key, pick)
+  local s, n = 0, 0
+  for _, r in ipairs(ran) do
+    if pick(r) and r[key] then s, n = s + math.log(r[key]), n + 1 end
+  end
+  return n > 0 and math.exp(s / n) or nil
+end
+local function means(pick)
+  local function f(x) return x and string.format("%.2f", x) or "-" end
+  return string.format("lua/kjit %s, luajit/kjit %s", f(geomean("lua", pick)), f(geomean("luajit", pick)))
+end
+local compiled, interpreted = {}, {}
+for _, r in ipairs(ran) do table.insert(r.interpreted and interpreted or compiled, r.name) end
+print(string.format("compiled by kjit: %d of %d programs; run interpreted (its chunk policy): %d%s",
+                    #compiled, #programs, #interpreted,
+                    #interpreted > 0 and " (" .. table.concat(interpreted, ", ") .. ")" or ""))
+if #compiled > 0 then
+  print(string.format("geometric mean over the %d compiled: %s", #compiled,
+                      means(function(r) return not r.interpreted end)))
+end
+if #interpreted > 0 then
+  print(string.format("geometric mean over all %d kjit ran: %s", #ran, means(function() return true end)))
 end
 for _, n in ipairs(notes) do print("  " .. n) end

@@ -637,6 +637,32 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   cg_lview_begin(G, sp);   /* (after the frame's calls: cg_luaview.c) */
 }
 
+static LLVMValueRef slot_ptr(CG *G, const KlsFrameLayout *y, LLVMValueRef k);
+
+/* The shape of an operation done inline where kls_on holds when it runs
+** (host/lua_stack.h: the frame layout agreed with the running Lua), else
+** by its helper: kls_split branches (the helper's side cold) and leaves
+** the builder in the inline block; kls_join, after the inline code, emits
+** the helper's call and leaves the builder where both paths meet. */
+typedef struct KlsSplit { LLVMBasicBlockRef slow, join; } KlsSplit;
+
+static KlsSplit kls_split(CG *G, const char *fast_name, const char *slow_name, const char *join_name) {
+  LLVMBasicBlockRef fast = cg_bb(G, fast_name);
+  KlsSplit k = { cg_bb(G, slow_name), cg_bb(G, join_name) };
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, k.slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  return k;
+}
+
+static void kls_join(CG *G, KlsSplit k, const char *helper, LLVMTypeRef *ps, LLVMValueRef *as, unsigned n) {
+  LLVMBuildBr(G->B, k.join);
+  LLVMPositionBuilderAtEnd(G->B, k.slow);
+  call(G, helper, NULL, ps, as, n);
+  LLVMBuildBr(G->B, k.join);
+  LLVMPositionBuilderAtEnd(G->B, k.join);
+}
+
 /* The frame closed: inline as kls_close (the top moved back to the frame's
 ** first slot) where kls_on holds when this runs, else kjit_lv_close. */
 void cg_lua_end(CG *G) {
@@ -648,22 +674,12 @@ void cg_lua_end(CG *G) {
     call(G, "kjit_lv_close", NULL, ps, as, 2);
     return;
   }
-  LLVMBasicBlockRef fast = cg_bb(G, "lclose"), slow = cg_bb(G, "lcloseslow"), join = cg_bb(G, "lclosed");
-  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
-  LLVMPositionBuilderAtEnd(G->B, fast);
-  LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
-  LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
-  LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, G->lbase, G->i64, ""), cg_i64(G, y->slot_size), "");
-  LLVMValueRef ntop = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
-  o = cg_i64(G, y->state_top);
+  KlsSplit k = kls_split(G, "lclose", "lcloseslow", "lclosed");
+  LLVMValueRef ntop = slot_ptr(G, y, G->lbase);
+  LLVMValueRef o = cg_i64(G, y->state_top);
   LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL, &o, 1, "");
   LLVMBuildStore(G->B, ntop, LLVMBuildPointerCast(G->B, tp, LLVMPointerType(G->i8p, 0), ""));
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, slow);
-  call(G, "kjit_lv_close", NULL, ps, as, 2);
-  LLVMBuildBr(G->B, join);
-  LLVMPositionBuilderAtEnd(G->B, join);
+  kls_join(G, k, "kjit_lv_close", ps, as, 2);
 }
 
 /* Slot k's stack index computed where it is used (base + k), for the
@@ -792,19 +808,12 @@ static void copy_slot_as(CG *G, LLVMValueRef from, LLVMValueRef to, int inl) {
     call(G, "kjit_lv_copy", NULL, ps, as, 3);
     return;
   }
-  LLVMBasicBlockRef fast = cg_bb(G, "lcopy"), slow = cg_bb(G, "lcopyslow"), done = cg_bb(G, "lcopied");
-  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
-  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
-  LLVMPositionBuilderAtEnd(G->B, fast);
+  KlsSplit k = kls_split(G, "lcopy", "lcopyslow", "lcopied");
   LLVMValueRef f = slot_ptr(G, y, from), t = slot_ptr(G, y, to);
   LLVMBuildStore(G->B, ld(G, f, 0, G->i64), LLVMBuildPointerCast(G->B, t, LLVMPointerType(G->i64, 0), ""));
   LLVMValueRef o = cg_i64(G, y->slot_tt);
   LLVMBuildStore(G->B, ld(G, f, y->slot_tt, G->i8), LLVMBuildInBoundsGEP2(G->B, G->i8, t, &o, 1, ""));
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, slow);
-  call(G, "kjit_lv_copy", NULL, ps, as, 3);
-  LLVMBuildBr(G->B, done);
-  LLVMPositionBuilderAtEnd(G->B, done);
+  kls_join(G, k, "kjit_lv_copy", ps, as, 3);
 }
 static void copy_slot(CG *G, LLVMValueRef from, LLVMValueRef to) { copy_slot_as(G, from, to, 0); }
 

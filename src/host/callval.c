@@ -138,19 +138,36 @@ typedef struct Entry {
   uint32_t epoch;
   const void *reg;              /* the Lua state (its global state, or registry) */
   const void *fn;               /* the closure */
-  int nkind;
   uint8_t kinds[KJIT_MAXARGS];
   int fnref, natref;            /* registry references (natref 0: refused) */
+  int snapref;                  /* (the registry's reference to guard) */
+  uint32_t gen;                 /* kcv_sites_gen when filled or last checked */
   int16_t npush;                /* arguments the native function takes; -1
                                    refused for these kinds, -2 for all */
   uint16_t late;                /* npush -2 for a late closure: calls left
                                    until it compiles (0: never) */
+  uint8_t nkind;
+  uint8_t opts;                 /* the site's options it was filled under
+                                   (site_opts: 0 for kjit.jit's defaults) */
+  uint8_t nonative;             /* its specialization cannot be called natively
+                                   (kd_native_site said no: not asked again) */
   const void *spec;             /* its specialization, when run directly */
   const Guard *guard;           /* frozen upvalues to check, or NULL */
-  int snapref;                  /* (the registry's reference to it) */
-  int nonative;                 /* its specialization cannot be called natively
-                                   (kd_native_site said no: not asked again) */
 } Entry;
+
+/* Trampolines' registry references released so far (kcv_refs_freed), in
+** every state and thread. An entry names its site by that reference's
+** number, which Lua reuses; kcv_refs_freed drops only the entries of the
+** thread it runs on, while a Lua state used by two threads in turn has
+** entries in both, and a reference made anew with other options
+** (boundscheck) must not find the old site's specialization there. So an
+** entry filled before the latest release checks its site's options once
+** on its next hit (site_opts: a registry read) and misses where they
+** differ; an entry whose options agree gives what a fill would (the same
+** closure, argument kinds and options). The count is read on every hit
+** (one load and compare); a thread taking a state over from another is
+** ordered after it by whatever hands the state over. */
+static uint32_t kcv_sites_gen;
 
 /* The check of a closure's frozen upvalues at each call (a userdata, its
 ** user value the record's table of their values when the code compiled):
@@ -257,12 +274,11 @@ static int ask_proto(lua_State *L, int idx, int (*test)(const KbcProto *)) {
 
 static int has_arith_loop(lua_State *L, int idx) { return ask_proto(L, idx, kcv_arith_loop); }
 
-/* Whether the Lua function at idx, or a Lua function one of its upvalues
-** holds (the kernel a closure calls: SciMark's `function(cycles)
-** sor_run(mat, ...) end`, whose upvalues compiled code freezes, so that the
-** kernel compiles with it), has such a loop. */
+/* Whether a Lua function one of the upvalues of the function at idx holds
+** (the kernel a closure calls: SciMark's `function(cycles) sor_run(mat,
+** ...) end`, whose upvalues compiled code freezes, so that the kernel
+** compiles with it) has such a loop. */
 static int calls_arith_loop(lua_State *L, int idx) {
-  if (has_arith_loop(L, idx)) return 1;
   idx = lua_absindex(L, idx);
   int yes = 0;
   for (int u = 1; !yes && lua_getupvalue(L, idx, u) != NULL; u++) {
@@ -277,13 +293,9 @@ static int calls_arith_loop(lua_State *L, int idx) {
 ** at idx that its compiled code freezes: all but those it assigns itself
 ** (SETUPVAL: live, read and written on the closure) and those a function
 ** literal inside it captures (which may assign them: the typer makes them
-** live then). *all: whether the mask covers every upvalue. */
-static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
-  Arena A;
-  ka_init(&A);
-  char err[128];
-  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
-  const KbcProto *p = c ? c->main : NULL;
+** live then); p is its prototype (NULL: it could not be loaded). *all:
+** whether the mask covers every upvalue. */
+static uint64_t frozen_upvalues(const KbcProto *p, int *all) {
   uint64_t mask = 0;
   *all = p != NULL && p->nup <= 64;
   for (int u = 0; p && u < p->nup && u < 64; u++) mask |= (uint64_t)1 << u;
@@ -296,6 +308,17 @@ static uint64_t frozen_upvalues(lua_State *L, int idx, int *all) {
     for (int u = 0; u < p->p[k]->nup; u++)
       if (!p->p[k]->up[u].instack && p->p[k]->up[u].idx < 64)
         mask &= ~((uint64_t)1 << p->p[k]->up[u].idx);
+  return mask;
+}
+
+/* frozen_upvalues of the Lua function at idx, its bytecode loaded here. */
+static uint64_t closure_frozen_upvalues(lua_State *L, int idx) {
+  Arena A;
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, idx, &A, err, sizeof err);
+  int all;
+  uint64_t mask = frozen_upvalues(c ? c->main : NULL, &all);
   ka_free(&A);
   return mask;
 }
@@ -396,8 +419,10 @@ int kcv_policy_compiles(const KbcProto *p) {
 
 int kcv_compiles_all(void) { return callees == CALLEES_ALL; }
 
-static int worth_compiling(lua_State *L, int idx) {
-  return ask_proto(L, idx, kcv_policy_compiles) ||
+/* Whether the Lua function at idx, of prototype p, compiles under the
+** policy: p itself, or one level down (calls_arith_loop). */
+static int worth_compiling(lua_State *L, int idx, const KbcProto *p) {
+  return kcv_policy_compiles(p) ||
          ((callees == CALLEES_LOOPS || callees == CALLEES_LEAVES) && calls_arith_loop(L, idx));
 }
 
@@ -593,8 +618,14 @@ static void record_compiles(lua_State *L, int rec, int f, uint64_t mask, int opt
 static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_createtable(L, 0, 4);
   int rec = lua_gettop(L), all;
-  uint64_t mask = frozen_upvalues(L, f, &all);
-  if (all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f)) {
+  Arena A;   /* (the closure's bytecode, loaded once for both questions) */
+  ka_init(&A);
+  char err[128];
+  KbcChunk *c = kbc_load(L, f, &A, err, sizeof err);
+  uint64_t mask = frozen_upvalues(c ? c->main : NULL, &all);
+  int worth = all && redo <= KCV_MAXRECOMPILES && worth_compiling(L, f, c->main);
+  ka_free(&A);
+  if (worth) {
     if (proto_allows(L, f)) record_compiles(L, rec, f, mask, opts);
     else {
       lua_pushboolean(L, 1);
@@ -608,21 +639,21 @@ static void new_record(lua_State *L, int cache, int f, int redo, int opts) {
   lua_rawset(L, cache);
 }
 
-/* The slow path: the per-state cache, compiling when new. Pushes the
+/* The slow path: the per-state cache (that of the call site's options,
+** opts: site_opts), compiling when new. Pushes the
 ** native function and returns its argument count, or returns -1 (not for
 ** these arguments) or -2 (the closure never compiles). On success, the
 ** record's guard mask in *guard and its snapshot table's reference in
 ** *snapref (0: no guard). hot: a late closure called KCV_LATE_CALLS times
 ** from one site, which compiles now; *late: -2 returned for a late closure
 ** not yet hot. */
-static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
+static int lookup(lua_State *L, int opts, int32_t f, int32_t nargs, const int32_t *tags,
                   const int64_t *bits, const int32_t *slots, const char *key, size_t klen,
                   uint64_t *guard, int *snapref, int hot, int *late) {
   *late = 0;
   int top = lua_gettop(L);
   if (!upv_direct && kls_upvalues_on(L)) upv_direct = 1;
   push_cache(L);
-  int opts = site_opts(L, site);
   if (opts) opts_cache(L, opts);   /* (replaces the default cache on top) */
   int cache = lua_gettop(L);
   lua_pushvalue(L, f);
@@ -648,8 +679,7 @@ static int lookup(lua_State *L, int32_t site, int32_t f, int32_t nargs, const in
     *late = lua_getfield(L, rec, "late") == LUA_TBOOLEAN;
     if (!*late || !hot) { lua_settop(L, top); return -2; }   /* never, or not yet */
     *late = 0;
-    int all;
-    record_compiles(L, rec, f, frozen_upvalues(L, f, &all), opts);
+    record_compiles(L, rec, f, closure_frozen_upvalues(L, f), opts);
     lua_pushnil(L);
     lua_setfield(L, rec, "late");
   }
@@ -756,7 +786,8 @@ static int by_identity(lua_State *L, int32_t site, int32_t f, int32_t nargs, con
   uint64_t guard = 0;
   int snapref = 0;
   int late;
-  int np = lookup(L, site, f, nargs, tags, bits, slots, key, klen, &guard, &snapref, 0, &late);
+  int np = lookup(L, site_opts(L, site), f, nargs, tags, bits, slots, key, klen, &guard, &snapref, 0,
+                  &late);
   if (snapref) luaL_unref(L, LUA_REGISTRYINDEX, snapref);
   return np < 0 ? -1 : np;
 }
@@ -922,18 +953,11 @@ static void kcv_code_freed(void *lo, size_t len) {
   }
 }
 
-/* (Another thread's entries for these trampolines stay until replaced: a
-** Lua state runs in one thread at a time, and an entry hit through a
-** reused number gives the same closure's specialization for the same
-** argument kinds, compiled with the old site's options at worst.) */
+/* (Another thread's entries for these trampolines stay until replaced;
+** the generation bumped here makes each check its site's options at its
+** next hit: kcv_sites_gen.) */
 void kcv_refs_freed(lua_State *L, const int *refs, int n) {
-  int top = lua_gettop(L);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
-    for (int i = 0; i < n; i++) {
-      lua_pushnil(L);
-      lua_rawseti(L, -2, refs[i]);
-    }
-  lua_settop(L, top);
+  if (kty_forget_sites(L, refs, n) > 0) __atomic_add_fetch(&kcv_sites_gen, 1, __ATOMIC_RELAXED);
   Entry *ic = kjit_lc_hook_tls();
   const void *reg = reg_of(L);
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
@@ -963,8 +987,13 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
     reg = lua_topointer(L, LUA_REGISTRYINDEX);
   }
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  uint32_t gen = __atomic_load_n(&kcv_sites_gen, __ATOMIC_RELAXED);
   Entry *e = way_of(tls, fn, site);
   int same = e->fn == fn && e->site == site && e->reg == reg && e->epoch == ep;
+  if (same && e->gen != gen) {   /* a trampoline released since: its number reused? */
+    same = site_opts(L, site) == e->opts;
+    if (same) e->gen = gen;
+  }
   int hot = 0;   /* a late closure called KCV_LATE_CALLS times here: compiles now */
   if (same && e->npush == -2) {   /* a closure that never compiles, or not yet */
     if (e->late == 0) {   /* never: the site skips this hook from now on */
@@ -991,7 +1020,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   uint64_t guard = 0;
   int snapref = 0;
   int late;
-  int np = lookup(L, site, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
+  int opts = site_opts(L, site);
+  int np = lookup(L, opts, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
                   &snapref, hot, &late);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
@@ -1005,9 +1035,11 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   if (guard != 0) e->snapref = new_guard(L, f, guard, snapref, &e->guard);
   e->site = site;
   e->epoch = ep;
+  e->gen = gen;
+  e->opts = (uint8_t)opts;
   e->reg = reg;
   e->fn = fn;
-  e->nkind = nargs;
+  e->nkind = (uint8_t)nargs;
   memcpy(e->kinds, kinds, (size_t)nargs);
   lua_pushvalue(L, f);
   e->fnref = luaL_ref(L, LUA_REGISTRYINDEX);

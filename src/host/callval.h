@@ -32,6 +32,8 @@ int kcv_compiles_all(void);
 /* Registry references refs[0..n) of freed code are about to be released
 ** (host/jit.c release_refs): those that were trampolines forget their
 ** call sites' options and this thread's inline-cache entries, so that a
-** reference made anew with the same number starts empty. */
+** reference made anew with the same number starts empty (other threads'
+** entries check their site's options at their next hit: callval.c
+** kcv_sites_gen). */
 void kcv_refs_freed(lua_State *L, const int *refs, int n);
 #endif

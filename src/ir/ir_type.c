@@ -350,12 +350,63 @@ static int raises_on(Type t) {
   return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_BUF;
 }
 
-/* Has a value of type t no arithmetic or order metamethod (nil, a
-** boolean, a known Lua or library function: functions have a metatable
-** only where a host's debug.setmetatable gives them one, not looked at)? */
-static int no_arith_meta(Type t) {
-  return t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_FUNC ||
-         (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) != NULL);
+static int no_op(lua_State *L) { (void)L; return 0; }
+
+/* Do values of type t have the metamethod event now? Nil, booleans,
+** numbers and functions have one where a host's debug.setmetatable gave
+** their type a metatable (differences.md item 13), strings the string
+** library's, kjit arrays buffer.c's, records record.c's. Read when
+** compiling, as string_method reads the strings' methods; a type whose
+** metatable is not known here is taken to have it. */
+static int has_event(KtySession *S, Type t, const char *event) {
+  lua_State *L = S->L;
+  int top = lua_gettop(L), mt;
+  switch (t.kind) {
+  case T_MAYBE:   /* a number, nil or false */
+    return has_event(S, ty(T_INT), event) || has_event(S, ty(T_NIL), event) ||
+           has_event(S, ty(T_BOOL), event);
+  case T_BUF:   /* (records and arrays of them: host/record.h KREC_ARRAY_MT) */
+    mt = luaL_getmetatable(L, t.dtype == KJIT_RECORD ? "kjit.records" : KB_METATABLE) == LUA_TTABLE;
+    break;
+  case T_NIL: lua_pushnil(L); mt = lua_getmetatable(L, -1); break;
+  case T_BOOL: lua_pushboolean(L, 0); mt = lua_getmetatable(L, -1); break;
+  case T_STR: lua_pushliteral(L, ""); mt = lua_getmetatable(L, -1); break;
+  case T_FUNC: case T_BUILTIN:   /* (one metatable for all functions) */
+    lua_pushcfunction(L, no_op);
+    mt = lua_getmetatable(L, -1);
+    break;
+  default:
+    if (!isnum(t)) return 1;
+    lua_pushinteger(L, 0);
+    mt = lua_getmetatable(L, -1);
+    break;
+  }
+  int has = mt && lua_getfield(L, -1, event) != LUA_TNIL;
+  lua_settop(L, top);
+  return has;
+}
+
+/* Has a value of type t the metamethod of the arithmetic or bitwise
+** operation v now (has_event: "__add" for v an ADD)? */
+static int op_meta(KtySession *S, Type t, const KirInsn *v) {
+  char event[16];
+  snprintf(event, sizeof event, "__%s", kir_opname[v->op]);
+  return has_event(S, t, event);
+}
+
+/* Is a value of type t nil, a boolean or a known Lua or library function,
+** with no metamethod for the operation v now? */
+static int no_arith_meta(KtySession *S, Type t, const KirInsn *v) {
+  return (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_FUNC ||
+          (t.kind == T_BUILTIN && kty_builtin_libname(t.ref) != NULL)) &&
+         !op_meta(S, t, v);
+}
+
+/* Has a value of type t a metamethod for the order comparison v (__lt;
+** for <=, __le, or __lt, which a Lua built with LUA_COMPAT_LT_LE tries
+** for it) now? */
+static int order_meta(KtySession *S, Type t, const KirInsn *v) {
+  return has_event(S, t, "__lt") || (v->op == KIR_LE && has_event(S, t, "__le"));
 }
 
 /* luaL_typename of a value of type t, for the kinds no_arith_meta and
@@ -367,20 +418,6 @@ static const char *lua_typename_of(Type t) {
   case T_FUNC: case T_BUILTIN: return "function";
   default: return "number";
   }
-}
-
-/* Has the strings' metatable the order metamethod event (a host's
-** debug.setmetatable may give one)? Read when compiling, as string_method
-** reads the strings' methods. */
-static int strings_order(KtySession *S, const char *event) {
-  lua_pushliteral(S->L, "");
-  int has = 0;
-  if (lua_getmetatable(S->L, -1)) {
-    has = lua_getfield(S->L, -1, event) != LUA_TNIL;
-    lua_pop(S->L, 2);
-  }
-  lua_pop(S->L, 1);
-  return has;
 }
 
 /* Does indexing or calling a value of type t raise Lua's type error
@@ -1458,7 +1495,7 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   ** the string library's runs and raises its own words (lstrlib.c trymt),
   ** when the operation runs (difffuzz, found/string-arith-bool-message.lua) */
   if (stra != strb && v->nargs == 2 && !S->kernel && !isbitwise(v->op) &&
-      (no_arith_meta(stra ? b : a))) {
+      no_arith_meta(S, stra ? b : a, v)) {
     RAISE(S, sp, v, -1, "attempt to %s a '%s' with a '%s'", kir_opname[v->op],
           stra ? "string" : lua_typename_of(a), strb ? "string" : lua_typename_of(b));
   }
@@ -1489,17 +1526,22 @@ static Type t_arith(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
             objtypename(sp->types[bad->id]),
             sp->types[bad->id].kind == T_BUF && sp->types[bad->id].dtype != KJIT_RECORD
             ? KJIT_HINT_ARRAY_ARITH : "");
-    if (raises_on(sp->types[bad->id]))
+    /* (nil and booleans: where neither type has the metamethod, which
+    ** debug.setmetatable may give them: op_meta; else refused below) */
+    Type ta = sp->types[x->id], tb2 = sp->types[y->id];
+    int meta = !S->kernel && (op_meta(S, ta, v) || op_meta(S, tb2, v));
+    if (raises_on(sp->types[bad->id]) && !meta)
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a %s value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on",
             objtypename(sp->types[bad->id]));
     /* a known function (Lua's or a library's) with a number, nil, a
     ** boolean or another: no metamethod, Lua's error when it runs
     ** (difffuzz, found/function-arith-compile-error.lua) */
-    /* (a number-or-nil after a function first: Lua names the function) */
-    Type ta = sp->types[x->id], tb2 = sp->types[y->id];
-    if (!S->kernel && (no_arith_meta(ta) || isnum(ta)) &&
-        (no_arith_meta(tb2) || isnum(tb2) || (bad == x && tb2.kind == T_MAYBE)) &&
+    /* (a number-or-nil after a function first: Lua names the function;
+    ** numbers and nil may have a metatable too: has_event) */
+    if (!S->kernel && (no_arith_meta(S, ta, v) || (isnum(ta) && !op_meta(S, ta, v))) &&
+        (no_arith_meta(S, tb2, v) || ((isnum(tb2) || (bad == x && tb2.kind == T_MAYBE)) &&
+                                      !op_meta(S, tb2, v))) &&
         (sp->types[bad->id].kind == T_FUNC || sp->types[bad->id].kind == T_BUILTIN))
       RAISE(S, sp, v, bad == x ? 0 : 1, "attempt to %s a function value",
             isbitwise(v->op) ? "perform bitwise operation on" : "perform arithmetic on");
@@ -1560,7 +1602,8 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
              "compiled code");
     if (a.kind == T_TABLE) return t_frozen_len(S, sp, v, a, k);
-    if (a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER)
+    if ((a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER) &&
+        (S->kernel || !has_event(S, a, "__len")))   /* (debug.setmetatable: refused below) */
       RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
     /* a number or nil (false) always raises, naming what it holds when it
     ** runs: Lua's own #, on the value boxed (cg_lua.c cg_lua_len), never a
@@ -1579,7 +1622,8 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (raises_on(a) && a.kind == T_BUF && a.dtype != KJIT_RECORD && v->op == KIR_UNM)   /* buffer.c's __unm */
     RAISE(S, sp, v, -1, "attempt to perform arithmetic on a kjit.array value"
           KJIT_HINT_ARRAY_ARITH);
-  if (raises_on(a) || ((a.kind == T_FUNC || a.kind == T_BUILTIN) && no_arith_meta(a) && !S->kernel))
+  if ((raises_on(a) && (S->kernel || a.kind == T_BUF || !op_meta(S, a, v))) ||
+      ((a.kind == T_FUNC || a.kind == T_BUILTIN) && no_arith_meta(S, a, v) && !S->kernel))
     RAISE(S, sp, v, 0, "attempt to %s a %s value", v->op == KIR_UNM ? "perform arithmetic on"
           : "perform bitwise operation on", raises_on(a) ? objtypename(a) : "function");
   if (!isnum(a))
@@ -1703,9 +1747,13 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   if (!isnum(a)) FROZEN_NIL(S, sp, v, v->args[0]);
   if (!isnum(b)) FROZEN_NIL(S, sp, v, v->args[1]);
   /* two definite types (a number-or-nil is checked at run time, where
-  ** the message names what it holds) */
+  ** the message names what it holds), neither of whose types has an order
+  ** metamethod (order_meta: numbers may have one, debug.setmetatable; the
+  ** comparison is then refused below) */
   Type ra = sp->types[v->args[0]->id], rb = sp->types[v->args[1]->id];
-  if ((!isnum(a) || !isnum(b)) && (raises_on(ra) || isnum(ra)) && (raises_on(rb) || isnum(rb))) {
+  int ordered = !(isnum(ra) && isnum(rb)) && (order_meta(S, ra, v) || order_meta(S, rb, v));
+  if ((!isnum(a) || !isnum(b)) && (raises_on(ra) || isnum(ra)) && (raises_on(rb) || isnum(rb)) &&
+      !ordered) {
     const char *t1 = objtypename(ra), *t2 = objtypename(rb);
     if (strcmp(t1, t2) == 0) RAISE(S, sp, v, -1, "attempt to compare two %s values", t1);
     RAISE(S, sp, v, -1, "attempt to compare %s with %s", t1, t2);
@@ -1713,20 +1761,21 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   /* a number-or-nil (or -false) ordered with nil or a boolean raises
   ** whatever it holds, when it runs, naming its run-time type (cg_num.c's
   ** cmp_check): code that never runs compiles */
-  if ((ra.kind == T_MAYBE && (rb.kind == T_NIL || rb.kind == T_BOOL)) ||
-      (rb.kind == T_MAYBE && (ra.kind == T_NIL || ra.kind == T_BOOL)))
+  if (((ra.kind == T_MAYBE && (rb.kind == T_NIL || rb.kind == T_BOOL)) ||
+       (rb.kind == T_MAYBE && (ra.kind == T_NIL || ra.kind == T_BOOL))) && !ordered)
     return ty(T_BOOL);
   /* a string ordered with a number (or nil, a boolean, an array) raises
-  ** Lua's order error when it runs, unless strings have an __lt/__le: code
-  ** that does not run compiles (difffuzz, found/string-number-order-compile-error.lua) */
+  ** Lua's order error when it runs, unless one of the two types has an
+  ** order metamethod (order_meta: the strings', or one debug.setmetatable
+  ** gave numbers): code that does not run compiles (difffuzz,
+  ** found/string-number-order-compile-error.lua) */
   /* ... and a known function ordered with a string, a number, nil, a
   ** boolean or a function (functions have no __lt/__le) */
   int fa = ra.kind == T_FUNC || (ra.kind == T_BUILTIN && kty_builtin_libname(ra.ref) != NULL),
       fb = rb.kind == T_FUNC || (rb.kind == T_BUILTIN && kty_builtin_libname(rb.ref) != NULL);
   int sa = ra.kind == T_STR && ra.sub != T_NUMBER, sb = rb.kind == T_STR && rb.sub != T_NUMBER;
   if (!S->kernel && (((sa || fa) && (isnum(rb) || raises_on(rb) || fb || (fa && sb))) ||
-                     ((sb || fb) && (isnum(ra) || raises_on(ra) || fa || (fb && sa)))) &&
-      ((!sa && !sb) || !strings_order(S, v->op == KIR_LT ? "__lt" : "__le"))) {
+                     ((sb || fb) && (isnum(ra) || raises_on(ra) || fa || (fb && sa)))) && !ordered) {
     const char *t1 = sa ? "string" : fa ? "function" : objtypename(ra);
     const char *t2 = sb ? "string" : fb ? "function" : objtypename(rb);
     if (strcmp(t1, t2) == 0) RAISE(S, sp, v, -1, "attempt to compare two %s values", t1);
@@ -4620,9 +4669,24 @@ void kty_open(KtySession *S, lua_State *L, Arena *A) {
   S->values_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+int kty_forget_sites(lua_State *L, const int *refs, int n) {
+  int top = lua_gettop(L), sites = 0;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
+    for (int i = 0; i < n; i++) {
+      sites += lua_rawgeti(L, -1, refs[i]) != LUA_TNIL;
+      lua_pop(L, 1);
+      lua_pushnil(L);
+      lua_rawseti(L, -2, refs[i]);
+    }
+  lua_settop(L, top);
+  return sites;
+}
+
 void kty_close(KtySession *S) {
   if (S->values_ref) luaL_unref(S->L, LUA_REGISTRYINDEX, S->values_ref);
   S->values_ref = 0;
+  /* (a failed compile's: its trampolines' options go with them) */
+  kty_forget_sites(S->L, S->refs, S->nrefs);
   for (int i = 0; i < S->nrefs; i++) luaL_unref(S->L, LUA_REGISTRYINDEX, S->refs[i]);
   S->nrefs = 0;
 }

@@ -314,6 +314,11 @@ int *kty_take_refs(KtySession *S, int *n);
 #define KTY_SITEOPTS_KEY "kjit.callval.siteopts"
 #define KTY_SITEOPTS(boundscheck, fastmath, opt) \
   (1 | ((boundscheck) ? 2 : 0) | ((fastmath) ? 4 : 0) | (((opt) & 0xf) << 3))
+/* The entries of registry references refs[0..n) dropped from that table,
+** before the references are released (their numbers are reused): with a
+** failed compile (kty_close) or with the code (host/callval.c
+** kcv_refs_freed). How many there were (the trampolines among them). */
+int kty_forget_sites(lua_State *L, const int *refs, int n);
 
 /* Upvalue u of a function literal's specialization: the root function's
 ** upvalue it is (frozen, >= 0), or -1 when it is passed as a parameter. */

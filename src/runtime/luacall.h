@@ -119,7 +119,8 @@ int32_t kjit_lc_native_raise(lua_State *L, const KErr *err, int32_t tramp);
 void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn);
 /* Bumped whenever cached decisions about callees become wrong (a Lua
 ** state closed, the callee policy changed): a site or inline-cache
-** entry of another epoch is empty. */
+** entry of another epoch is empty, and so are the upvalue caches and
+** luatable.c's interned "__index" of a state. */
 extern uint32_t kjit_lc_epoch;
 void kjit_lc_bump_epoch(void);
 extern long kjit_lc_native_calls;   /* native calls made (the tests' fact) */

@@ -118,10 +118,12 @@ static int arith_p(lua_State *L) {
   return 1;
 }
 
-/* kjit_lv_arith where an operand may be a string: the string library's
-** arithmetic metamethods (lstrlib.c) raise with luaL_error, whose position
-** is the caller's line, here a C function's: none. Run protected, and a
-** message raised there gets the user's chunk:line as interpreted. */
+/* kjit_lv_arith where an operand may be a string and no other value's
+** metamethod can run (luavalue.c kjit_lv_arithx sends those through the
+** operator's trampoline): the string library's arithmetic metamethods
+** (lstrlib.c) raise with luaL_error, whose position is the caller's line,
+** here a C function's: none. Run protected, and a message raised there
+** gets the user's chunk:line as interpreted. */
 int32_t kjit_ls_arith(lua_State *L, int32_t op, int32_t a, int32_t b, int32_t dst, int64_t *out,
                       const char *chunk, int32_t line) {
   int unary = op == LUA_OPUNM || op == LUA_OPBNOT;

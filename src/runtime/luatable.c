@@ -48,6 +48,7 @@
 #include <string.h>
 #include "lauxlib.h"
 #include "host/lua_stack.h"
+#include "runtime/luacall.h"
 
 /* ---- Lua 5.4's layout (lobject.h) ---------------------------------------------- */
 
@@ -444,31 +445,17 @@ int kjit_lt_seti(lua_State *L, int32_t t, void *hint, int64_t i, int32_t vtag, i
 /* The interned "__index" of the running thread's Lua state, for
 ** index_chain: strings are interned per state (its global state, l_G),
 ** and luaC_fix keeps the metamethod names for the state's life. Cached
-** per thread with the global state's address and an epoch that a closing
-** state bumps (a sentinel's __gc in its registry), so that a new state
-** at the address of a closed one is never taken for it. */
-static uint32_t index_epoch = 1;
+** per thread with the global state's address and kjit_lc_epoch, which a
+** closing state bumps (luacall.c kjit_lc_watch_state: the one sentinel of
+** every cache that names a state by its address), so that a new state at
+** the address of a closed one is never taken for it. */
 static _Thread_local const void *index_g;
 static _Thread_local uint32_t index_ep;
 static _Thread_local const LtString *index_s;
 
-static int index_sentinel_gc(lua_State *L) {
-  (void)L;
-  __atomic_add_fetch(&index_epoch, 1, __ATOMIC_RELAXED);
-  return 0;
-}
-
 static __attribute__((noinline)) const LtString *index_name_slow(lua_State *L, const void *g,
                                                                 uint32_t ep) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, "kjit.indexname") == LUA_TNIL) {
-    lua_newuserdatauv(L, 1, 0);   /* closed with the state: bumps the epoch */
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, index_sentinel_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, "kjit.indexname");
-  }
-  lua_pop(L, 1);
+  kjit_lc_watch_state(L);
   lua_pushliteral(L, "__index");
   index_s = lua_topointer(L, -1);
   lua_pop(L, 1);
@@ -479,7 +466,7 @@ static __attribute__((noinline)) const LtString *index_name_slow(lua_State *L, c
 
 static const LtString *index_name(lua_State *L) {
   const void *g = ((const KlsState *)(void *)L)->l_G;
-  uint32_t ep = __atomic_load_n(&index_epoch, __ATOMIC_RELAXED);
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
   if (__builtin_expect(index_g == g && index_ep == ep, 1)) return index_s;
   return index_name_slow(L, g, ep);
 }

@@ -991,24 +991,36 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
   int viac = 0;
   if (lua_type(L, a) != LUA_TNUMBER || lua_type(L, b) != LUA_TNUMBER)   /* metamethods may run */
     viac = mm_callable(L, a, b == a ? 0 : b, arith_events[op], chunk, line);
-  /* a C function as a table's or userdata's metamethod (a string's are
-  ** the string library's: kjit_ls_arith below locates their errors) */
-  if (viac && key && lua_type(L, a) != LUA_TSTRING && lua_type(L, b) != LUA_TSTRING) {
-    arith_at(L, key, op, a, b == a ? 0 : b, chunk, line);
-    int32_t rc = kjit_lv_take(L, dst, out);
-    lua_settop(L, top);
-    return rc;
-  }
+  int str = lua_type(L, a) == LUA_TSTRING || lua_type(L, b) == LUA_TSTRING;
   /* a string in a bitwise operation with no metamethod to take it (the
   ** string library has none for them): the VM's error, naming the first
   ** operand that is not a number (luaT_trybinTM, luaG_opinterror), which
   ** lua_arith called from here would not name */
   int bitwise = op >= LUA_OPBAND && op != LUA_OPUNM;
-  if (bitwise && (lua_type(L, a) == LUA_TSTRING || lua_type(L, b) == LUA_TSTRING) &&
-      !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
+  if (bitwise && str && !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
     kjit_lv_aritherror(L, lua_type(L, a) != LUA_TNUMBER ? KLV_BADA : KLV_BADB, a, b, 1, infoa,
                        infob, chunk, line);
-  int32_t rc = kjit_ls_arith(L, op, a, b, dst, out, chunk, line);
+  /* a C function as a table's or userdata's metamethod, or a string
+  ** operand beside a value with a metamethod of its own (a kjit array's
+  ** __add, which calls the string's: lstrlib.c trymt; a Lua __add):
+  ** computed by the operator's trampoline at the user's line, so that
+  ** every error is located as interpreted: a Lua metamethod's at its own
+  ** line only, one raised inside another C function at none, error(msg,
+  ** 2) at the user's line (difffuzz 660170: kjit_ls_arith gave them all
+  ** the user's line in front). A string with numbers and strings only runs
+  ** the string library's metamethods alone, whose errors kjit_ls_arith
+  ** locates, for about 1,200 instructions less an operation. */
+  const char *event = arith_events[op];
+  if (str ? (lua_type(L, a) != LUA_TSTRING && hasmeta(L, a, event)) ||
+                (b != a && lua_type(L, b) != LUA_TSTRING && hasmeta(L, b, event))
+          : viac) {
+    arith_at(L, key ? key : (const void *)&arith_events[op], op, a, b == a ? 0 : b, chunk, line);
+    int32_t rc = kjit_lv_take(L, dst, out);
+    lua_settop(L, top);
+    return rc;
+  }
+  int32_t rc = str ? kjit_ls_arith(L, op, a, b, dst, out, chunk, line)
+                   : kjit_lv_arith(L, op, a, b, dst, out);
   if (rc >= 0x10) {
     kjit_lv_aritherror(L, rc, a, b, bitwise, infoa, infob, chunk, line);
   }

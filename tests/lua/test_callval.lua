@@ -289,3 +289,35 @@ test("closures made and dropped in a loop keep compiling; the registry does not 
     eq(sizes[12], sizes[4], "registry entries after 4 and 12 rounds")
   end)
 end)
+
+-- A compile that fails after it made a call site's trampoline (the call
+-- through o.f typed, then a refusal) releases the trampoline's registry
+-- reference and forgets the options recorded for it (ir_type.c
+-- kty_forget_sites), as freed code does. (On the start: two entries of
+-- kjit.callval.siteopts stayed, for references since released.)
+test("failed compiles leave no call site options behind", function()
+  local function sites()
+    local n = 0
+    for _ in pairs(debug.getregistry()["kjit.callval.siteopts"] or {}) do n = n + 1 end
+    return n
+  end
+  local function refused(o, x)
+    local y = o.f(x)
+    return y + debug.gethook()   -- refused: a debug function
+  end
+  collectgarbage(); collectgarbage()
+  local before = sites()
+  for i = 1, 20 do
+    local ok, err = pcall(kjit.jit(refused, { boundscheck = i % 2 == 0 }), { f = function(v) return v end }, i)
+    eq(ok, false, "compile " .. i .. " refused")
+    truthy(tostring(err):find("compile error", 1, true), "the compile's error: " .. tostring(err))
+  end
+  eq(sites(), before, "call sites with options recorded")
+  -- code that compiles keeps its site's entry, and frees it with the code
+  local g = kjit.jit(function(o, x) return o.f(x) end, { boundscheck = false })
+  eq(g({ f = function(v) return v * 2 end }, 4), 8, "a compiled caller")
+  eq(sites(), before + 1, "its call site's options recorded")
+  g = nil
+  collectgarbage(); collectgarbage()
+  eq(sites(), before, "forgotten with its code")
+end)

@@ -670,3 +670,57 @@ test("arithmetic and order on known functions; a string with nil or a boolean", 
   D.check_error("attempt to mul a 'string' with a 'function'", str_fn, 101)
   D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_maybe, 101)
 end)
+
+-- The rules above raise Lua's error only where neither operand's type has
+-- the metamethod: debug.setmetatable can give numbers, nil, booleans and
+-- functions one, which the interpreter then calls (luaT_trybinTM,
+-- luaT_callorderTM; a string's arithmetic through lstrlib.c trymt). Under
+-- such metatables each function must compute the interpreter's result
+-- compiled, or be refused (a compile error): never raise what the
+-- interpreter does not. (On a0c3f0f: "attempt to compare string with
+-- number" where the numbers' __lt ran, and the like.)
+local function nil_lt(a) local z; if a > 100 then return z < a end return a end
+local function num_lt_fn(a) if a > 100 then return a < g_fn end return a end
+local function nil_add(a) local z; if a > 100 then return a + z end return a end
+local function bool_unm(a) local b = a > 1; if a > 100 then return -b end return a end
+local function num_len(a) if a > 100 then return #a end return a end
+
+test("type metatables (debug.setmetatable): their metamethods run, as interpreted", function()
+  local function tag(name) return function(x, y) return name end end
+  local function mt(events)
+    local m = {}
+    for _, e in ipairs(events) do m["__" .. e] = tag(e) end
+    return m
+  end
+  local all = { "add", "sub", "mul", "div", "mod", "pow", "idiv", "unm", "lt", "le", "len" }
+  local setups = {
+    { "numbers", 0 }, { "nil", nil }, { "booleans", true }, { "functions", print },
+  }
+  local cases = { str_lt, str_ge, str_gt_bool, fn_add, fn_unm, fn_lt, fn_le, fn_two, str_bool,
+                  str_nil, str_fn, fn_maybe, nil_lt, num_lt_fn, nil_add, bool_unm, num_len }
+  for _, s in ipairs(setups) do
+    local ok, err = pcall(function()
+      debug.setmetatable(s[2], mt(all))
+      for i, f in ipairs(cases) do
+        for _, a in ipairs({ 101, 101.5 }) do
+          local want = table.pack(pcall(f, a))
+          local got = table.pack(pcall(kjit.jit(f), a))
+          local what = s[1] .. " with a metatable, case " .. i .. "(" .. a .. ")"
+          if got[1] then
+            truthy(want[1], what .. ": compiled returned, interpreted raised " .. tostring(want[2]))
+            eq(got.n, want.n, what .. ": results")
+            for k = 2, want.n do truthy(same_value(got[k], want[k]), what .. ": result " .. (k - 1)) end
+          else
+            -- refused, or the interpreter's own error
+            truthy(tostring(got[2]):find("compile error", 1, true) or
+                   (not want[1] and tostring(got[2]) == tostring(want[2])),
+                   what .. ": compiled raised " .. tostring(got[2]) .. "; interpreted " ..
+                   tostring(want[2]))
+          end
+        end
+      end
+    end)
+    debug.setmetatable(s[2], nil)
+    if not ok then error(err, 0) end
+  end
+end)

@@ -171,3 +171,31 @@ test("a string operand: // and % by zero raise without a position, as interprete
     T.check_error("attempt to mod a 'string' with a 'string'", function(t) return "ab" % t.s end, mk)
   end
 end)
+
+-- difffuzz (program 660170, found/string-arith-array-position.lua):
+-- arithmetic with a string operand runs the operator's metamethods from a
+-- Lua function at the user's line (luavalue.c kjit_lv_arithx), so each
+-- error is located as interpreted: the string library's own at that line,
+-- a Lua metamethod's at its own line only (it had the user's line in
+-- front as well), one raised inside another C function (a kjit array's
+-- __add calling the string's) at none, and error(msg, 2) in a metamethod
+-- at the user's line.
+test("a string operand: metamethods' errors located as interpreted", function()
+  local mt = {
+    __add = function(a, b) error("boom") end,
+    __sub = function(a, b) error("level two", 2) end,
+    __mul = function(a, b) return a.v * b end,
+    __div = function(a, b) return setmetatable({ v = a.v / tonumber(b) }, getmetatable(a)) end,
+  }
+  local mk = function()
+    return { o = setmetatable({ v = 6 }, mt), A = kjit.zeros(2), s = "3" }
+  end
+  T.check_error("boom", function(t) return t.o + "a" end, mk)
+  T.check_error("boom", function(t) return "a" + t.o end, mk)
+  T.check_error("level two", function(t) return t.o - t.s end, mk)
+  T.check_error("attempt to mul a 'number' with a 'string'", function(t) return t.o * "x" end, mk)
+  T.check_error("attempt to add a 'userdata' with a 'string'", function(t) return t.A + "0" end, mk)
+  T.check_error("attempt to add a 'userdata' with a 'string'", function(t) return t.A + t.s end, mk)
+  T.check(function(t) return t.o * "3", (t.o / t.s).v, t.s + 1, "2" ^ t.s end, mk)
+  T.check(function(t) local n = 0 for i = 1, 20 do n = n + t.s * i - (t.o * "1") end return n end, mk)
+end)

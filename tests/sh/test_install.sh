@@ -158,8 +158,28 @@ refuses_other_minor() {
   grep -q 'kjitConfig.cmake, version: '"$version" "$d/log" || { tail -5 "$d/log"; return 1; }
 }
 
+# The static build's kjit_llvm.so is installed stripped (CMakeLists.txt
+# KJIT_STRIP_LLVM_MODULE, on unless the build turned it off), the build
+# tree's copy keeps its symbols; lua_requires below compiles with it.
+llvm_stripped() {
+  local cache want=ON
+  cache=$(sed -n 's/^KJIT_STRIP_LLVM_MODULE:BOOL=//p' "$build/CMakeCache.txt")
+  [[ -n $cache ]] && want=$cache
+  [[ -f "$build/kjit_llvm.so" && $want == ON ]] || return 0
+  [[ $(readelf -S "$build/kjit_llvm.so") == *.symtab* ]] || { echo "  the build tree's copy has no symbols"; return 1; }
+  if [[ $(readelf -S "$prefix/lib/lua/5.4/kjit_llvm.so") == *.symtab* ]]; then
+    echo "  the installed kjit_llvm.so has a symbol table"; return 1
+  fi
+  # (read whole first: grep -q leaving early fails the pipe under pipefail)
+  local syms
+  syms=$(readelf -W --dyn-syms "$prefix/lib/lua/5.4/kjit_llvm.so")
+  grep -q ' LLVMContextCreate$' <<<"$syms" ||
+    { echo "  the installed kjit_llvm.so lost its exports (LLVMContextCreate)"; return 1; }
+}
+
 check "cmake --install --prefix" installed
 check "install tree listing" listing
+check "the static build's kjit_llvm.so installed stripped" llvm_stripped
 check "libkjit.so SONAME libkjit.so.$major_minor" soname
 check "libkjit.so needs the shared Lua it was built with (or none for liblua.a)" lua_needed
 check "default module directory is on lua5.4's package.cpath" default_on_cpath

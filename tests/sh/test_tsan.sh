@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/sh/test_tsan.sh: the threaded host tests under ThreadSanitizer.
-# Builds build-tsan/ (the library objects and tests/c/test_threads.c only,
-# compiled with -fsanitize=thread) and runs test_threads: several lua_States
-# compiling, calling and collecting at the same time in different pthreads,
-# plus the parallel thread pool. Any data race TSan sees in kjit's own code
+# Builds build-tsan/ (the library objects, tests/c/test_threads.c and
+# tests/c/test_callval_handoff.c only, compiled with -fsanitize=thread) and
+# runs test_threads: several lua_States compiling, calling and collecting
+# at the same time in different pthreads, plus the parallel thread pool;
+# and test_callval_handoff: one state used by two threads in turn. Any data race TSan sees in kjit's own code
 # is a failure (halt_on_error). LLVM and liblua are not instrumented: races
 # inside them are not seen, their locks are (pthread interceptors); those
 # libNVVM makes are ignored (tests/sh/tsan.supp).
@@ -42,10 +43,10 @@ blog=$out/build.log
   cmake -S . -B "$out" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKJIT_SANITIZE=OFF \
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
         -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread &&
-  nice -n 10 cmake --build "$out" -j "$jobs" --target test_threads
+  nice -n 10 cmake --build "$out" -j "$jobs" --target test_threads test_callval_handoff
 } >"$blog" 2>&1
 rc=$?
-check "build test_threads with -fsanitize=thread" test "$rc" -eq 0
+check "build test_threads and test_callval_handoff with -fsanitize=thread" test "$rc" -eq 0
 if ((rc != 0)); then
   tail -n 30 "$blog"
   echo "$passed $failed 0" > "$results"
@@ -54,14 +55,18 @@ fi
 
 # halt_on_error: the first race fails the run; second_deadlock_stack for
 # lock-order reports. The test's own results go to a file of its own.
-log=$out/test_threads.log
 # tsan.supp: libNVVM's own locking, which TSan cannot see (the file says why).
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 suppressions=$PWD/tests/sh/tsan.supp ${TSAN_OPTIONS:-}" \
-  "$out/test_threads" "$out/test_threads.txt" >"$log" 2>&1
-rc=$?
-check "test_threads passes" test "$rc" -eq 0
-check "no ThreadSanitizer report" bash -c "! grep -q 'WARNING: ThreadSanitizer' '$log'"
-if ((failed)); then sed -n '1,80p' "$log"; fi
+# test_callval_handoff: one state used by two threads in turn.
+for t in test_threads test_callval_handoff; do
+  log=$out/$t.log
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 suppressions=$PWD/tests/sh/tsan.supp ${TSAN_OPTIONS:-}" \
+    "$out/$t" "$out/$t.txt" >"$log" 2>&1
+  rc=$?
+  before=$failed
+  check "$t passes" test "$rc" -eq 0
+  check "$t: no ThreadSanitizer report" bash -c "! grep -q 'WARNING: ThreadSanitizer' '$log'"
+  if ((failed > before)); then sed -n '1,80p' "$log"; fi
+done
 echo "test_tsan: $passed passed, $failed failed"
 echo "$passed $failed 0" > "$results"
 ((failed == 0))
