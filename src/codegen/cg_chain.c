@@ -594,6 +594,28 @@ static int dual(const CG *G, const CgChain *c) {
   return compute;
 }
 
+/* The earlier access of the chain to the same place as access k (the same
+** table, the same constant name or the same key value), or -1. Its check
+** covers k's: where it holds, the key is in the node (or the element
+** below alimit) it looked at, holding a number (a read's check) or a
+** value (a write's), and nothing the chain does in between moves a key
+** (its writes only overwrite values that are there), so k reads or writes
+** there too. nbody's `bj.vx = bj.vx + dx * bm`: one probe for the read and
+** the write; SOR's `v[x] = ... v[x]`: one bounds check. */
+static int same_place(const CgChain *c, int (*ref)[3], int k) {
+  const KirInsn *v = c->ops[k];
+  int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
+  for (int r = 0; r < k; r++) {
+    const KirInsn *u = c->ops[r];
+    if (!(isread(u) || iswrite(u)) || ref[r][0] != ref[k][0] || ref[r][0] < 0) continue;
+    if (field != (u->op == KIR_GETFIELD || u->op == KIR_SETFIELD)) continue;
+    if (field ? u->k.str.len == v->k.str.len && memcmp(u->k.str.s, v->k.str.s, v->k.str.len) == 0
+              : ref[r][1] == ref[k][1] && ref[r][1] >= 0)
+      return r;
+  }
+  return -1;
+}
+
 static void emit_chain(CG *G, const CgChain *c) {
   int n = c->nops, nleaves = 0;
   int ref[n][3];
@@ -672,6 +694,13 @@ static void emit_chain(CG *G, const CgChain *c) {
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     if (!isread(v) && !iswrite(v)) continue;
+    int r = same_place(c, ref, k);
+    if (r >= 0) {   /* checked there (see same_place); its own site for the call */
+      LLVMValueRef site = cg_lua_field_site(G, v);
+      f[k] = f[r];
+      f[k].site = site;
+      continue;
+    }
     LLVMValueRef hit;
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;

@@ -2851,10 +2851,16 @@ static LLVMValueRef nil_slot(CG *G, const KltLayout *y) {
 ** array part by an integer key, without a branch: past the array part it
 ** looks at a nil of its own): its node or element (f->tv), its value's
 ** tag there now (f->tt) and whether it is the one (*hit). */
+/* The site of access v (its helper's cache, name, line, description). */
+LLVMValueRef cg_lua_field_site(CG *G, const KirInsn *v) {
+  int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
+  return mksite(G, v, field ? v->k.str.s : NULL);
+}
+
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit) {
   const KltLayout *y = layout(G);
   int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
-  f->site = mksite(G, v, field ? v->k.str.s : NULL);
+  f->site = cg_lua_field_site(G, v);
   f->h = hint(G, ox);
   f->isnode = field;
   if (field) {
