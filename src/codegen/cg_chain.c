@@ -522,7 +522,7 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   for (int k = 0; k < e->n; k++) {
     if (!isread(c->ops[k])) continue;
     int want = form == KLV_FLT && !rstrict[k] ? 0 : form;
-    ok = LLVMBuildAnd(G->B, ok, cg_lua_field_isnum(G, e->f[k].tt, want), "");
+    ok = LLVMBuildAnd(G->B, ok, cg_lua_field_readable(G, &e->f[k], want), "");
   }
   return ok;
 }

@@ -39,6 +39,7 @@
 ** operand (cg_varinfo: "(field 'x')", "(local 't')").
 */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1196,7 +1197,8 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 ** run ahead (fannkuch's run 14% slower, nbody's 6%), and it compiled no
 ** faster. */
 static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
-                          LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss) {
+                          LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss,
+                          LLVMValueRef *keytt) {
   /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
   ** checks below miss) */
   if (key == NULL) {
@@ -1213,8 +1215,10 @@ static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRe
     LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
-    *hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
-                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+    LLVMValueRef kok = LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), "");
+    *hit = LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, "");
+    if (keytt) *keytt = kok;   /* (the caller tests it: cg_lua_field_readable) */
+    else *hit = LLVMBuildAnd(G->B, kok, *hit, "");
     return tv;
   }
   LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
@@ -1309,7 +1313,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   ** a leaf); for the others the blocks cost the compile more (SciMark
   ** LU's a[k]: 1% more instructions for its whole run) */
   LLVMBasicBlockRef past = key && truth && !tdst ? cg_bb(G, "ltpast") : NULL;
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
@@ -1453,7 +1457,7 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
@@ -2864,7 +2868,10 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   f->h = hint(G, ox);
   f->isnode = field;
   if (field) {
-    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL);
+    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL, &f->keytt);
+    /* the value's tag and the key's, side by side in a node: one 16-bit
+    ** load compares both where the tag wanted is known (the float form) */
+    f->word = y->node_key_tt == y->node_tt + 1 ? at(G, f->tv, y->node_tt, G->i16) : NULL;
   } else {
     CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
     LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
@@ -2878,6 +2885,7 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
     *hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
     LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
     LLVMValueRef el = LLVMBuildGEP2(G->B, G->i8, arr, &o, 1, "");
+    f->keytt = f->word = NULL;
     f->tv = LLVMBuildSelect(G->B, *hit, el, nil_slot(G, y), "");
     /* the chain's loads and stores: the element itself (hit holds there),
     ** not behind the select */
@@ -2898,6 +2906,25 @@ LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want) {
   return want == KLV_FLT ? f : want == KLV_INT ? i : LLVMBuildOr(G->B, f, i, "");
 }
 
+/* Whether a read there finds a number of kind want (KLV_FLT, KLV_INT, or
+** 0: either) where the probe looked: for a field, the node's key a short
+** string too (the probe's hit compared its pointer). With a kind wanted,
+** the two tags are one 16-bit compare (little or big endian: the bytes as
+** this host lays them out, the host that runs the code). */
+LLVMValueRef cg_lua_field_readable(CG *G, const CgLField *f, int want) {
+  const KltLayout *y = layout(G);
+  if (f->word && want) {
+    unsigned char b[2];
+    b[0] = (unsigned char)(want == KLV_FLT ? y->tag_flt : y->tag_int);   /* at node_tt */
+    b[1] = (unsigned char)y->tag_shrkey;                                 /* at node_key_tt */
+    uint16_t w;
+    memcpy(&w, b, 2);
+    return LLVMBuildICmp(G->B, LLVMIntEQ, f->word, LLVMConstInt(G->i16, w, 0), "");
+  }
+  LLVMValueRef ok = cg_lua_field_isnum(G, f->tt, want);
+  return f->keytt ? LLVMBuildAnd(G->B, f->keytt, ok, "") : ok;
+}
+
 /* Whether a write there runs no __newindex and moves nothing (inline_set's
 ** test): a value is there, or an empty element of the array part of a
 ** table without a metatable. */
@@ -2905,6 +2932,7 @@ LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f) {
   const KltLayout *y = layout(G);
   LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, f->tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                   LLVMConstInt(G->i8, 0, 0), "");
+  if (f->keytt) ok = LLVMBuildAnd(G->B, f->keytt, ok, "");
   if (!f->isnode) {
     LLVMValueRef mt = at(G, f->h, y->t_metatable, G->i8p);
     ok = LLVMBuildOr(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");

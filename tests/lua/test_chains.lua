@@ -782,6 +782,14 @@ test("the same place twice in a chain: one check, the interpreter's results", fu
   -- vx missing: __index gives it, __newindex sees the writes (the
   -- metatable made once: both runs' tables share its functions)
   T.check(bump, function() return setmetatable({ vy = 1.5, log = {} }, logged), { m = 1.0 }, 2.0 end)
+  -- vx removed, its key made dead by a collection (the node keeps the
+  -- string's address, its key tag changed): __index again
+  T.check(bump, function()
+    local t = { vx = 1.5, vy = 2.5, log = {} }
+    t.vx = nil
+    collectgarbage()
+    return setmetatable(t, logged), { m = 1.0 }, 2.0
+  end)
   T.check_error("attempt to perform arithmetic on a nil value (field 'vx')", bump,
                 function() return { vy = 1.5 }, { m = 1.0 }, 2.0 end)
   T.check(relax, function() return { 1.0, 2.0, 3.0, 4.0, 5.0 }, { 0.5, 0.5, 0.5, 0.5, 0.5 }, 5 end)
@@ -802,6 +810,21 @@ test("the same place twice in a chain: one check, the interpreter's results", fu
     end)
   end
   if os.getenv("KJIT_NO_CHAINS") then return end
+  -- the same compiled code, its sites warm (each name's node found), then a
+  -- table made alike whose vx was removed and its key made dead
+  local fb = kjit.jit(bump)
+  local function warm() return setmetatable({ vx = 1.5, vy = 2.5, log = {} }, logged) end
+  local function dead()
+    local t = warm()
+    rawset(t, "vx", nil)
+    collectgarbage()
+    return t
+  end
+  eq(fb(warm(), { m = 1.0 }, 2.0), bump(warm(), { m = 1.0 }, 2.0), "warm sites")
+  local ti, tc = dead(), dead()
+  eq(fb(tc, { m = 1.0 }, 2.0), bump(ti, { m = 1.0 }, 2.0), "a dead key where the site looks")
+  eq(table.concat(tc.log, ","), table.concat(ti.log, ","), "the writes __newindex saw")
+  eq(tc.vx, ti.vx, "vx written")
   -- the fact: bump's chain (one) looks for each of its three places once
   -- (the site's remembered node loaded once each: nine accesses)
   local f = kjit.jit(bump)
