@@ -545,6 +545,7 @@ int cg_lua_field_inline(CG *G, const KirInsn *v);
 int cg_lua_hot_at(CG *G, const KirInsn *v);   /* v in a loop or a hot function */
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
 LLVMValueRef cg_lua_field_site(CG *G, const KirInsn *v);
+void cg_lua_field_tag(CG *G, CgLField *f);
 LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want);
 LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f);
 LLVMValueRef cg_lua_field_readable(CG *G, const CgLField *f, int want);

@@ -686,26 +686,45 @@ static void emit_chain(CG *G, const CgChain *c) {
   ** site looks, for a write a value there (no __newindex, nothing moves) */
   CgLField f[n];
   ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
-  LLVMValueRef ok = cg_i1(G, 1);
+  LLVMValueRef ok = cg_i1(G, 1), inb = cg_i1(G, 1);
+  LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
   for (int l = 0; l < nleaves; l++)
     if (intuse[l] && leaf[l].t.kind == T_LUA)   /* (a number's, either kind: the probe's miss
                                                   ** covers a float that is not an integer) */
       ok = LLVMBuildAnd(G->B, ok, is_int(G, leaf[l].flag), "");
+  uint8_t shared[n];
+  int nelems = 0;
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
+    shared[k] = 0;
     if (!isread(v) && !iswrite(v)) continue;
     int r = same_place(c, ref, k);
     if (r >= 0) {   /* checked there (see same_place); its own site for the call */
       LLVMValueRef site = cg_lua_field_site(G, v);
       f[k] = f[r];
       f[k].site = site;
+      shared[k] = 1;
       continue;
     }
     LLVMValueRef hit;
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
-    ok = LLVMBuildAnd(G->B, ok, hit, "");
-    if (iswrite(v)) ok = LLVMBuildAnd(G->B, ok, cg_lua_field_writable(G, &f[k]), "");
+    if (f[k].isnode) ok = LLVMBuildAnd(G->B, ok, hit, "");
+    else inb = LLVMBuildAnd(G->B, inb, hit, ""), nelems++;
+  }
+  /* elements: their keys below alimit first (one branch), then their tags
+  ** where they are (SOR's five elements cost five selects of a stand-in nil
+  ** before, each compare made twice) */
+  if (nelems) {
+    LLVMBasicBlockRef in = cg_bb(G, "chinb");
+    cg_cold_false(G, LLVMBuildCondBr(G->B, inb, in, slow));
+    LLVMPositionBuilderAtEnd(G->B, in);
+  }
+  for (int k = 0; k < n; k++) {
+    const KirInsn *v = c->ops[k];
+    if (!isread(v) && !iswrite(v)) continue;
+    cg_lua_field_tag(G, &f[k]);
+    if (iswrite(v) && !shared[k]) ok = LLVMBuildAnd(G->B, ok, cg_lua_field_writable(G, &f[k]), "");
   }
   /* the versions: the chain's form; a flat chain also the float form,
   ** tested first (dual) */
@@ -715,7 +734,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMValueRef checks[2];
   for (int w = 0; w < nv; w++)
     checks[w] = LLVMBuildAnd(G->B, ok, number_checks(G, &e, forms[w], strict[w], rstrict[w]), "");
-  LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone"), fend[2];
+  LLVMBasicBlockRef fend[2];
   LLVMValueRef ftag[2][n], fbits[2][n], fval[2][n];
   for (int w = 0; w < nv; w++) {
     LLVMBasicBlockRef fast = cg_bb(G, "chfast"), next = w + 1 < nv ? cg_bb(G, "chnext") : slow;

@@ -2837,30 +2837,20 @@ int cg_lua_field_inline(CG *G, const KirInsn *v) {
   return 1;
 }
 
-/* A value nil for the checks of an element past the array part (where
-** the inline path of t[i] branches to its helper, a chain's check fails). */
-static LLVMValueRef nil_slot(CG *G, const KltLayout *y) {
-  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kcg.nilslot");
-  if (g == NULL) {
-    LLVMTypeRef ty = LLVMArrayType(G->i8, (unsigned)y->tv_size);
-    g = LLVMAddGlobal(G->M, ty, "kcg.nilslot");
-    LLVMSetInitializer(g, LLVMConstNull(ty));
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetGlobalConstant(g, 1);
-  }
-  return LLVMConstPointerCast(g, G->i8p);
-}
-
-/* The check of access v on ox (a field by its name; an element of the
-** array part by an integer key, without a branch: past the array part it
-** looks at a nil of its own): its node or element (f->tv), its value's
-** tag there now (f->tt) and whether it is the one (*hit). */
 /* The site of access v (its helper's cache, name, line, description). */
 LLVMValueRef cg_lua_field_site(CG *G, const KirInsn *v) {
   int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
   return mksite(G, v, field ? v->k.str.s : NULL);
 }
 
+/* The check of access v on ox (a field by its name; an element of the
+** array part by an integer key): its node or element (f->tv), and whether
+** it is the one (*hit: for a field, its node holds the name's pointer,
+** the key's tag left to cg_lua_field_readable and _writable; for an
+** element, the key below alimit). A field's value tag there now is
+** f->tt; an element's is loaded by cg_lua_field_tag, which the caller
+** emits where *hit holds (past the array part there is no element to
+** look at). */
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit) {
   const KltLayout *y = layout(G);
   int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
@@ -2886,15 +2876,17 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
     LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
     LLVMValueRef el = LLVMBuildGEP2(G->B, G->i8, arr, &o, 1, "");
     f->keytt = f->word = NULL;
-    f->tv = LLVMBuildSelect(G->B, *hit, el, nil_slot(G, y), "");
-    /* the chain's loads and stores: the element itself (hit holds there),
-    ** not behind the select */
-    f->at = el;
-    f->tt = ttof(G, y, f->tv, 0);
+    f->tv = f->at = el;
+    f->tt = NULL;   /* (cg_lua_field_tag, behind the bounds check) */
     return;
   }
   f->at = f->tv;
   f->tt = ttof(G, y, f->tv, field);
+}
+
+/* Loads the value's tag of element access f (where its probe's hit holds). */
+void cg_lua_field_tag(CG *G, CgLField *f) {
+  if (f->tt == NULL) f->tt = ttof(G, layout(G), f->at, f->isnode);
 }
 
 /* Whether tag tt (a node's or an element's) is a number of kind `want`
