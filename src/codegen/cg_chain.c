@@ -15,7 +15,10 @@
 **     as a number is one (a float in the float form), every field it
 **     reads holds a number where its site looks (cg_lua.c
 **     cg_lua_field_probe), every field it writes holds a value there (so
-**     the write runs no __newindex and moves nothing);
+**     the write runs no __newindex and moves nothing); the elements' keys
+**     below alimit are one branch before it (their tags are read behind
+**     it), and an access to a place an earlier one checked has no check
+**     of its own (same_place);
 **   - the chain natively in the program's order: loads and stores in the
 **     tables' nodes, arithmetic in registers;
 **   - where the check fails, one cold call (luavalue.c kjit_lv_chain) that
