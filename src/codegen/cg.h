@@ -539,7 +539,6 @@ typedef struct CgLField {
   int isnode;             /* a field's node, else an element of the array part */
   LLVMValueRef keytt;     /* a field: its node's key is a short string (i1), which
                              the probe's hit leaves out; else NULL */
-  LLVMValueRef word;      /* a field: the node's value and key tags (i16), or NULL */
 } CgLField;
 int cg_lua_field_inline(CG *G, const KirInsn *v);
 int cg_lua_hot_at(CG *G, const KirInsn *v);   /* v in a loop or a hot function */
