@@ -50,6 +50,9 @@ kjit_lua_test_again(test_chains_off test_chains "KJIT_NO_CHAINS=1")
 # Loops whose bounds' kind is known at run time only (tests/lua/
 # test_for_kinds.lua) again as one copy (KJIT_NO_KIND_SPLIT=1).
 kjit_lua_test_again(test_for_kinds_one test_for_kinds "KJIT_NO_KIND_SPLIT=1")
+# Small numeric leaves called from table code (tests/lua/test_leaf_inline.lua)
+# again as real calls (KJIT_NO_LEAF_INLINE=1, backend/cpu.c).
+kjit_lua_test_again(test_leaf_inline_off test_leaf_inline "KJIT_NO_LEAF_INLINE=1")
 
 # The call path again with its arguments read through the Lua API only
 # (KJIT_NO_STACK_READS=1, host/lua_stack.h): both ways differential.

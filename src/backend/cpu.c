@@ -724,6 +724,37 @@ static const char kc_pipeline_simple[] =
 #define KC_SIMPLE_MAXBLOCKS 64
 #define KC_SIMPLE_MAXINSTS 1000
 
+/* Whether the nb blocks bbs (a function's, entry first) form no cycle:
+** depth-first search, a successor on the stack is a back edge. */
+static int kc_acyclic(LLVMBasicBlockRef *bbs, unsigned nb) {
+  unsigned char state[KC_SIMPLE_MAXBLOCKS] = {0}; /* 0 new, 1 on stack, 2 done */
+  unsigned stack[KC_SIMPLE_MAXBLOCKS], next[KC_SIMPLE_MAXBLOCKS];
+  int sp = 0;
+  stack[0] = 0; next[0] = 0; state[0] = 1; sp = 1;
+  while (sp > 0) {
+    unsigned b = stack[sp - 1];
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(bbs[b]);
+    unsigned ns = term ? LLVMGetNumSuccessors(term) : 0;
+    if (next[sp - 1] >= ns) {
+      state[b] = 2;
+      sp--;
+      continue;
+    }
+    LLVMBasicBlockRef succ = LLVMGetSuccessor(term, next[sp - 1]++);
+    unsigned t = 0;
+    while (t < nb && bbs[t] != succ) t++;
+    if (t == nb) return 0;
+    if (state[t] == 1) return 0;
+    if (state[t] == 0) {
+      state[t] = 1;
+      stack[sp] = t;
+      next[sp] = 0;
+      sp++;
+    }
+  }
+  return 1;
+}
+
 /* True when M is small, no function in it has a loop (a cycle in its CFG),
 ** and the only calls to functions defined in M are from entry (the wrapper
 ** calling the specialization) or to alwaysinline helpers: nothing that
@@ -750,32 +781,7 @@ static int kc_is_simple(LLVMModuleRef M, const char *entry) {
         if (LLVMGetEnumAttributeAtIndex(callee, LLVMAttributeFunctionIndex, ai)) continue;
         if (!is_entry || callee == F) return 0;
       }
-    /* a cycle: depth-first search, a successor on the stack is a back edge */
-    unsigned char state[KC_SIMPLE_MAXBLOCKS] = {0}; /* 0 new, 1 on stack, 2 done */
-    unsigned stack[KC_SIMPLE_MAXBLOCKS], next[KC_SIMPLE_MAXBLOCKS];
-    int sp = 0;
-    stack[0] = 0; next[0] = 0; state[0] = 1; sp = 1;
-    while (sp > 0) {
-      unsigned b = stack[sp - 1];
-      LLVMValueRef term = LLVMGetBasicBlockTerminator(bbs[b]);
-      unsigned ns = term ? LLVMGetNumSuccessors(term) : 0;
-      if (next[sp - 1] >= ns) {
-        state[b] = 2;
-        sp--;
-        continue;
-      }
-      LLVMBasicBlockRef succ = LLVMGetSuccessor(term, next[sp - 1]++);
-      unsigned t = 0;
-      while (t < nb && bbs[t] != succ) t++;
-      if (t == nb) return 0;
-      if (state[t] == 1) return 0;
-      if (state[t] == 0) {
-        state[t] = 1;
-        stack[sp] = t;
-        next[sp] = 0;
-        sp++;
-      }
-    }
+    if (!kc_acyclic(bbs, nb)) return 0;
   }
   return 1;
 }
@@ -875,6 +881,49 @@ static int kc_mark_entry_callees(LLVMModuleRef M, const char *entry) {
                               LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));
       marked++;
     }
+  return marked;
+}
+
+/* Marks alwaysinline, for the Lua-value pipeline (which has no inliner of
+** its own), the small numeric leaves that compiled code calls: internal
+** functions of at most KC_LEAF_MAXINSTS instructions, without loops
+** (kc_acyclic), calling nothing but LLVM
+** intrinsics, not noinline. spectral-norm's `A(i, j)`, 10 instructions of
+** arithmetic, was called 3.6M times through a real call (argument moves,
+** the stack-depth test, the error-code test after it, its own prologue):
+** inlined, those go and the arithmetic meets the loop. A leaf calls no
+** helper, so it holds no Lua value: inlining changes nothing the
+** collector or an error sees. Returns how many. */
+#define KC_LEAF_MAXINSTS 48
+static int kc_mark_small_leaves(LLVMModuleRef M) {
+  unsigned ai = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  unsigned ni = LLVMGetEnumAttributeKindForName("noinline", 8);
+  int marked = 0;
+  for (LLVMValueRef F = LLVMGetFirstFunction(M); F; F = LLVMGetNextFunction(F)) {
+    if (LLVMIsDeclaration(F) || LLVMGetLinkage(F) != LLVMInternalLinkage ||
+        LLVMGetEnumAttributeAtIndex(F, LLVMAttributeFunctionIndex, ni) ||
+        LLVMGetEnumAttributeAtIndex(F, LLVMAttributeFunctionIndex, ai))
+      continue;
+    unsigned nb = LLVMCountBasicBlocks(F);
+    if (nb > KC_SIMPLE_MAXBLOCKS) continue;
+    LLVMBasicBlockRef bbs[KC_SIMPLE_MAXBLOCKS];
+    LLVMGetBasicBlocks(F, bbs);
+    int n = 0, leaf = kc_acyclic(bbs, nb);
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(F); bb && leaf; bb = LLVMGetNextBasicBlock(bb)) {
+      for (LLVMValueRef I = LLVMGetFirstInstruction(bb); I && leaf; I = LLVMGetNextInstruction(I)) {
+        LLVMOpcode op = LLVMGetInstructionOpcode(I);
+        if (++n > KC_LEAF_MAXINSTS || op == LLVMInvoke) leaf = 0;
+        else if (op == LLVMCall) {
+          LLVMValueRef c = LLVMGetCalledValue(I);
+          leaf = LLVMIsAFunction(c) && LLVMGetIntrinsicID(c) != 0;
+        }
+      }
+    }
+    if (!leaf) continue;
+    LLVMAddAttributeAtIndex(F, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(LLVMGetModuleContext(M), ai, 0));
+    marked++;
+  }
   return marked;
 }
 
@@ -1004,9 +1053,11 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
   LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
   const char *p = pipeline;
   if (opt >= 2 && kc_is_simple(M, entry)) p = kc_pipeline_simple;
-  else if (opt >= 2 && kc_is_luacode(M))
-    p = kc_mark_entry_callees(M, entry) ? kc_pipeline_lua_inline : kc_pipeline_lua;
-  else if (opt == 3)
+  else if (opt >= 2 && kc_is_luacode(M)) {
+    int inl = kc_mark_entry_callees(M, entry);
+    inl += getenv("KJIT_NO_LEAF_INLINE") ? 0 : kc_mark_small_leaves(M);
+    p = inl ? kc_pipeline_lua_inline : kc_pipeline_lua;
+  } else if (opt == 3)
     p = kc_mark_entry_callees(M, entry) ? kc_pipeline_o3_inline : kc_pipeline_o3;
   kc_npipe[p == kc_pipeline_o3 || p == kc_pipeline_o3_inline ? KC_PIPE_O3
            : p == kc_pipeline_lua || p == kc_pipeline_lua_inline ? KC_PIPE_LUA

@@ -552,12 +552,17 @@ typedef struct CgLField {
   LLVMValueRef tv, tt;    /* the node or element looked at (i8*), its value's tag at the check */
   LLVMValueRef at;        /* where the chain reads and writes it (i8*: valid where the check holds) */
   int isnode;             /* a field's node, else an element of the array part */
+  LLVMValueRef keytt;     /* a field: its node's key is a short string (i1), which
+                             the probe's hit leaves out; else NULL */
 } CgLField;
 int cg_lua_field_inline(CG *G, const KirInsn *v);
 int cg_lua_hot_at(CG *G, const KirInsn *v);   /* v in a loop or a hot function */
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
+LLVMValueRef cg_lua_field_site(CG *G, const KirInsn *v);
+void cg_lua_field_tag(CG *G, CgLField *f);
 LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want);
 LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f);
+LLVMValueRef cg_lua_field_readable(CG *G, const CgLField *f, int want);
 int cg_lua_has_view(CG *G, const KirInsn *v, CgVal ox);
 void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef *bits);
 void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits);

@@ -15,7 +15,10 @@
 **     as a number is one (a float in the float form), every field it
 **     reads holds a number where its site looks (cg_lua.c
 **     cg_lua_field_probe), every field it writes holds a value there (so
-**     the write runs no __newindex and moves nothing);
+**     the write runs no __newindex and moves nothing); the elements' keys
+**     below alimit are one branch before it (their tags are read behind
+**     it), and an access to a place an earlier one checked has no check
+**     of its own (same_place);
 **   - the chain natively in the program's order: loads and stores in the
 **     tables' nodes, arithmetic in registers;
 **   - where the check fails, one cold call (luavalue.c kjit_lv_chain) that
@@ -522,7 +525,7 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   for (int k = 0; k < e->n; k++) {
     if (!isread(c->ops[k])) continue;
     int want = form == KLV_FLT && !rstrict[k] ? 0 : form;
-    ok = LLVMBuildAnd(G->B, ok, cg_lua_field_isnum(G, e->f[k].tt, want), "");
+    ok = LLVMBuildAnd(G->B, ok, cg_lua_field_readable(G, &e->f[k], want), "");
   }
   return ok;
 }
@@ -592,6 +595,28 @@ static int dual(const CG *G, const CgChain *c) {
     if (iswrite(v) && !is_lua(G->sp, written(v)) && G->sp->types[written(v)->id].kind != T_F64) return 0;
   }
   return compute;
+}
+
+/* The earlier access of the chain to the same place as access k (the same
+** table, the same constant name or the same key value), or -1. Its check
+** covers k's: where it holds, the key is in the node (or the element
+** below alimit) it looked at, holding a number (a read's check) or a
+** value (a write's), and nothing the chain does in between moves a key
+** (its writes only overwrite values that are there), so k reads or writes
+** there too. nbody's `bj.vx = bj.vx + dx * bm`: one probe for the read and
+** the write; SOR's `v[x] = ... v[x]`: one bounds check. */
+static int same_place(const CgChain *c, int (*ref)[3], int k) {
+  const KirInsn *v = c->ops[k];
+  int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
+  for (int r = 0; r < k; r++) {
+    const KirInsn *u = c->ops[r];
+    if (!(isread(u) || iswrite(u)) || ref[r][0] != ref[k][0] || ref[r][0] < 0) continue;
+    if (field != (u->op == KIR_GETFIELD || u->op == KIR_SETFIELD)) continue;
+    if (field ? u->k.str.len == v->k.str.len && memcmp(u->k.str.s, v->k.str.s, v->k.str.len) == 0
+              : ref[r][1] == ref[k][1] && ref[r][1] >= 0)
+      return r;
+  }
+  return -1;
 }
 
 static void emit_chain(CG *G, const CgChain *c) {
@@ -664,19 +689,45 @@ static void emit_chain(CG *G, const CgChain *c) {
   ** site looks, for a write a value there (no __newindex, nothing moves) */
   CgLField f[n];
   ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
-  LLVMValueRef ok = cg_i1(G, 1);
+  LLVMValueRef ok = cg_i1(G, 1), inb = cg_i1(G, 1);
+  LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
   for (int l = 0; l < nleaves; l++)
     if (intuse[l] && leaf[l].t.kind == T_LUA)   /* (a number's, either kind: the probe's miss
                                                   ** covers a float that is not an integer) */
       ok = LLVMBuildAnd(G->B, ok, is_int(G, leaf[l].flag), "");
+  uint8_t shared[n];
+  int nelems = 0;
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
+    shared[k] = 0;
     if (!isread(v) && !iswrite(v)) continue;
+    int r = same_place(c, ref, k);
+    if (r >= 0) {   /* checked there (see same_place); its own site for the call */
+      LLVMValueRef site = cg_lua_field_site(G, v);
+      f[k] = f[r];
+      f[k].site = site;
+      shared[k] = 1;
+      continue;
+    }
     LLVMValueRef hit;
     cg_lua_field_probe(G, v, leaf[ref[k][0]], &f[k], &hit);
     if (lhint[ref[k][0]] == NULL) lhint[ref[k][0]] = f[k].h;
-    ok = LLVMBuildAnd(G->B, ok, hit, "");
-    if (iswrite(v)) ok = LLVMBuildAnd(G->B, ok, cg_lua_field_writable(G, &f[k]), "");
+    if (f[k].isnode) ok = LLVMBuildAnd(G->B, ok, hit, "");
+    else inb = LLVMBuildAnd(G->B, inb, hit, ""), nelems++;
+  }
+  /* elements: their keys below alimit first (one branch), then their tags
+  ** where they are (SOR's five elements cost five selects of a stand-in nil
+  ** before, each compare made twice) */
+  if (nelems) {
+    LLVMBasicBlockRef in = cg_bb(G, "chinb");
+    cg_cold_false(G, LLVMBuildCondBr(G->B, inb, in, slow));
+    LLVMPositionBuilderAtEnd(G->B, in);
+  }
+  for (int k = 0; k < n; k++) {
+    const KirInsn *v = c->ops[k];
+    if (!isread(v) && !iswrite(v)) continue;
+    cg_lua_field_tag(G, &f[k]);
+    if (iswrite(v) && !shared[k]) ok = LLVMBuildAnd(G->B, ok, cg_lua_field_writable(G, &f[k]), "");
   }
   /* the versions: the chain's form; a flat chain also the float form,
   ** tested first (dual) */
@@ -686,7 +737,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMValueRef checks[2];
   for (int w = 0; w < nv; w++)
     checks[w] = LLVMBuildAnd(G->B, ok, number_checks(G, &e, forms[w], strict[w], rstrict[w]), "");
-  LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone"), fend[2];
+  LLVMBasicBlockRef fend[2];
   LLVMValueRef ftag[2][n], fbits[2][n], fval[2][n];
   for (int w = 0; w < nv; w++) {
     LLVMBasicBlockRef fast = cg_bb(G, "chfast"), next = w + 1 < nv ? cg_bb(G, "chnext") : slow;

@@ -1205,7 +1205,8 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 ** run ahead (fannkuch's run 14% slower, nbody's 6%), and it compiled no
 ** faster. */
 static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
-                          LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss) {
+                          LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss,
+                          LLVMValueRef *keytt) {
   /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
   ** checks below miss) */
   if (key == NULL) {
@@ -1222,8 +1223,10 @@ static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRe
     LLVMValueRef tv = LLVMBuildInBoundsGEP2(G->B, G->i8, nodes, &off, 1, "");
     LLVMValueRef ktt = at(G, tv, y->node_key_tt, G->i8);
     LLVMValueRef kv = at(G, tv, y->node_key_val, G->i8p);
-    *hit = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), ""),
-                        LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, ""), "");
+    LLVMValueRef kok = LLVMBuildICmp(G->B, LLVMIntEQ, ktt, LLVMConstInt(G->i8, (unsigned)y->tag_shrkey, 0), "");
+    *hit = LLVMBuildICmp(G->B, LLVMIntEQ, kv, s, "");
+    if (keytt) *keytt = kok;   /* (the caller tests it: cg_lua_field_readable) */
+    else *hit = LLVMBuildAnd(G->B, kok, *hit, "");
     return tv;
   }
   LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
@@ -1318,7 +1321,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   ** a leaf); for the others the blocks cost the compile more (SciMark
   ** LU's a[k]: 1% more instructions for its whole run) */
   LLVMBasicBlockRef past = key && truth && !tdst ? cg_bb(G, "ltpast") : NULL;
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
@@ -1462,7 +1465,7 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
@@ -2842,32 +2845,28 @@ int cg_lua_field_inline(CG *G, const KirInsn *v) {
   return 1;
 }
 
-/* A value nil for the checks of an element past the array part (where
-** the inline path of t[i] branches to its helper, a chain's check fails). */
-static LLVMValueRef nil_slot(CG *G, const KltLayout *y) {
-  LLVMValueRef g = LLVMGetNamedGlobal(G->M, "kcg.nilslot");
-  if (g == NULL) {
-    LLVMTypeRef ty = LLVMArrayType(G->i8, (unsigned)y->tv_size);
-    g = LLVMAddGlobal(G->M, ty, "kcg.nilslot");
-    LLVMSetInitializer(g, LLVMConstNull(ty));
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetGlobalConstant(g, 1);
-  }
-  return LLVMConstPointerCast(g, G->i8p);
+/* The site of access v (its helper's cache, name, line, description). */
+LLVMValueRef cg_lua_field_site(CG *G, const KirInsn *v) {
+  int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
+  return mksite(G, v, field ? v->k.str.s : NULL);
 }
 
 /* The check of access v on ox (a field by its name; an element of the
-** array part by an integer key, without a branch: past the array part it
-** looks at a nil of its own): its node or element (f->tv), its value's
-** tag there now (f->tt) and whether it is the one (*hit). */
+** array part by an integer key): its node or element (f->tv), and whether
+** it is the one (*hit: for a field, its node holds the name's pointer,
+** the key's tag left to cg_lua_field_readable and _writable; for an
+** element, the key below alimit). A field's value tag there now is
+** f->tt; an element's is loaded by cg_lua_field_tag, which the caller
+** emits where *hit holds (past the array part there is no element to
+** look at). */
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit) {
   const KltLayout *y = layout(G);
   int field = v->op == KIR_GETFIELD || v->op == KIR_SETFIELD;
-  f->site = mksite(G, v, field ? v->k.str.s : NULL);
+  f->site = cg_lua_field_site(G, v);
   f->h = hint(G, ox);
   f->isnode = field;
   if (field) {
-    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL);
+    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL, &f->keytt);
   } else {
     CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
     LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
@@ -2881,15 +2880,18 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
     *hit = LLVMBuildICmp(G->B, LLVMIntULT, k, lim, "");
     LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
     LLVMValueRef el = LLVMBuildGEP2(G->B, G->i8, arr, &o, 1, "");
-    f->tv = LLVMBuildSelect(G->B, *hit, el, nil_slot(G, y), "");
-    /* the chain's loads and stores: the element itself (hit holds there),
-    ** not behind the select */
-    f->at = el;
-    f->tt = ttof(G, y, f->tv, 0);
+    f->keytt = NULL;
+    f->tv = f->at = el;
+    f->tt = NULL;   /* (cg_lua_field_tag, behind the bounds check) */
     return;
   }
   f->at = f->tv;
   f->tt = ttof(G, y, f->tv, field);
+}
+
+/* Loads the value's tag of element access f (where its probe's hit holds). */
+void cg_lua_field_tag(CG *G, CgLField *f) {
+  if (f->tt == NULL) f->tt = ttof(G, layout(G), f->at, f->isnode);
 }
 
 /* Whether tag tt (a node's or an element's) is a number of kind `want`
@@ -2901,6 +2903,17 @@ LLVMValueRef cg_lua_field_isnum(CG *G, LLVMValueRef tt, int want) {
   return want == KLV_FLT ? f : want == KLV_INT ? i : LLVMBuildOr(G->B, f, i, "");
 }
 
+/* Whether a read there finds a number of kind want (KLV_FLT, KLV_INT, or
+** 0: either) where the probe looked: for a field, the node's key a short
+** string too (the probe's hit compared its pointer). (Tried: the two tags,
+** adjacent bytes of a node, as one 16-bit compare where a kind is wanted:
+** nbody 1670.9M -> 1611.9M instructions but its run 4-6% slower in time,
+** 9 interleaved rounds: not kept.) */
+LLVMValueRef cg_lua_field_readable(CG *G, const CgLField *f, int want) {
+  LLVMValueRef ok = cg_lua_field_isnum(G, f->tt, want);
+  return f->keytt ? LLVMBuildAnd(G->B, f->keytt, ok, "") : ok;
+}
+
 /* Whether a write there runs no __newindex and moves nothing (inline_set's
 ** test): a value is there, or an empty element of the array part of a
 ** table without a metatable. */
@@ -2908,6 +2921,7 @@ LLVMValueRef cg_lua_field_writable(CG *G, const CgLField *f) {
   const KltLayout *y = layout(G);
   LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, f->tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                   LLVMConstInt(G->i8, 0, 0), "");
+  if (f->keytt) ok = LLVMBuildAnd(G->B, f->keytt, ok, "");
   if (!f->isnode) {
     LLVMValueRef mt = at(G, f->h, y->t_metatable, G->i8p);
     ok = LLVMBuildOr(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, mt, LLVMConstNull(G->i8p), ""), "");

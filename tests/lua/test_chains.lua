@@ -742,3 +742,96 @@ test("flat chains: a float version tested first, the flat one, the call", functi
   local _, versions = f:inspect("llvm"):gsub("\nchfast", "")
   truthy(versions >= 2, "two native versions of the row's chain")
 end)
+
+-- Session 20 (numloop): an access to the place an earlier access of the
+-- same chain checked (the same table and name, or the same table and key
+-- value) takes that check (cg_chain.c same_place): `bj.vx = bj.vx + d`
+-- probes once, SOR's `v[x] = ... v[x]` checks its bound once. Where the
+-- earlier check fails (a missing field, __index and __newindex, a string,
+-- a key past the array part, a table grown by the chain's own call), the
+-- chain's call does both, as interpreted.
+local G = require "gc_harness"
+
+local function bump(p, q, d)
+  p.vx = p.vx + d * q.m
+  p.vy = p.vy - d
+  p.vx = p.vx * 2          -- written twice, read twice
+  local y = p.vy + p.vx    -- a read after the write
+  return y, math.type(y)
+end
+
+-- a missing key reads 10.5; each write is logged in the table's log, then done
+local logged = {
+  __index = function(t, k) return 10.5 end,
+  __newindex = function(t, k, v)
+    if rawget(t, "log") then t.log[#t.log + 1] = k end
+    rawset(t, k, v)
+  end,
+}
+
+local function relax(v, w, n)
+  for x = 2, n - 1 do v[x] = 0.25 * (w[x] + v[x - 1] + v[x + 1]) + 0.5 * v[x] end
+  return v[2], v[n - 1]
+end
+
+test("the same place twice in a chain: one check, the interpreter's results", function()
+  T.check(bump, function() return { vx = 1.5, vy = 2.5 }, { m = 2.0 }, 0.5 end)
+  T.check(bump, function() return { vx = 1, vy = 2 }, { m = 3 }, 1 end)          -- integers
+  T.check(bump, function() return { vx = "1.5", vy = 2.5 }, { m = 2.0 }, 0.5 end) -- a string
+  T.check(bump, function() local t = { vx = 1.5, vy = 2.5, m = 4.0 }; return t, t, 0.25 end)   -- one table twice
+  -- vx missing: __index gives it, __newindex sees the writes (the
+  -- metatable made once: both runs' tables share its functions)
+  T.check(bump, function() return setmetatable({ vy = 1.5, log = {} }, logged), { m = 1.0 }, 2.0 end)
+  -- vx removed, its key made dead by a collection (the node keeps the
+  -- string's address, its key tag changed): __index again
+  T.check(bump, function()
+    local t = { vx = 1.5, vy = 2.5, log = {} }
+    t.vx = nil
+    collectgarbage()
+    return setmetatable(t, logged), { m = 1.0 }, 2.0
+  end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'vx')", bump,
+                function() return { vy = 1.5 }, { m = 1.0 }, 2.0 end)
+  T.check(relax, function() return { 1.0, 2.0, 3.0, 4.0, 5.0 }, { 0.5, 0.5, 0.5, 0.5, 0.5 }, 5 end)
+  T.check(relax, function() return { 1, 2, 3, 4, 5 }, { 1, 1, 1, 1, 1 }, 5 end)
+  -- v[x] in the hash part (a table made with holes), and nil past the end
+  T.check(relax, function()
+    local v = { 1.0, 2.0 }
+    v[4] = 4.0; v[3] = 3.0; v[5] = 5.0
+    return v, { 0.5, 0.5, 0.5, 0.5, 0.5 }, 5
+  end)
+  T.check_error("attempt to perform arithmetic on a nil value (field '?')", relax,
+                function() return { 1.0, 2.0, 3.0 }, { 0.5, 0.5, 0.5, 0.5, 0.5 }, 5 end)
+  T.check(relax, function() return setmetatable({ 1.0, 2.0, 3.0 }, logged), { 0.5, 0.5, 0.5, 0.5, 0.5 }, 5 end)
+  for _, mode in ipairs(G.modes) do
+    G.with_gc(mode, function()
+      T.check(bump, function() return { vx = 1.5, vy = 2.5 }, { m = 2.0 }, 0.5 end)
+      T.check(relax, function() return { 1.0, 2.0, 3.0, 4.0, 5.0 }, { 0.5, 0.5, 0.5, 0.5, 0.5 }, 5 end)
+    end)
+  end
+  if os.getenv("KJIT_NO_CHAINS") then return end
+  -- the same compiled code, its sites warm (each name's node found), then a
+  -- table made alike whose vx was removed and its key made dead
+  local fb = kjit.jit(bump)
+  local function warm() return setmetatable({ vx = 1.5, vy = 2.5, log = {} }, logged) end
+  local function dead()
+    local t = warm()
+    rawset(t, "vx", nil)
+    collectgarbage()
+    return t
+  end
+  eq(fb(warm(), { m = 1.0 }, 2.0), bump(warm(), { m = 1.0 }, 2.0), "warm sites")
+  local ti, tc = dead(), dead()
+  eq(fb(tc, { m = 1.0 }, 2.0), bump(ti, { m = 1.0 }, 2.0), "a dead key where the site looks")
+  eq(table.concat(tc.log, ","), table.concat(ti.log, ","), "the writes __newindex saw")
+  eq(tc.vx, ti.vx, "vx written")
+  -- the fact: bump's chain (one) looks for each of its three places once
+  -- (the site's remembered node loaded once each: nine accesses)
+  local f = kjit.jit(bump)
+  f({ vx = 1.5, vy = 2.5 }, { m = 2.0 }, 0.5)
+  local ir = f:inspect("llvm")
+  local _, chains = ir:gsub("call i32 @kjit_lv_chain", "")
+  local _, probes = ir:gsub("@kcg%.site[%.%d]*, i64 0, i32 1%)", "")
+  eq(chains, 1, "one chain")
+  eq(probes, 3, "one probe per place")
+end)
