@@ -34,4 +34,11 @@ int kcv_compiles_all(void);
 ** call sites' options and this thread's inline-cache entries, so that a
 ** reference made anew with the same number starts empty. */
 void kcv_refs_freed(lua_State *L, const int *refs, int n);
+
+/* Compiled code of this state was retired (jit.c kd_retire_readers: a
+** table it read frozen became live): the call-value caches forget the
+** native functions they hold (inline entries, filled call sites, the
+** per-state caches' records), so that the next call of each callee finds
+** its specialization again, compiling the retired ones anew. */
+void kcv_forget_natives(lua_State *L);
 #endif

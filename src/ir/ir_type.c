@@ -1898,24 +1898,26 @@ static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
   return r;
 }
 
-/* Is the table at slot ref one that compiled code of this session writes
-** into (t_live)? */
+/* Is the table at slot ref one that compiled code writes into (t_live,
+** in this compile or an earlier one: ir_live.c)? */
 static int is_live(KtySession *S, int ref) {
-  lua_State *L = S->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  int live = 0;
-  if (lua_rawgeti(L, -1, 0) == LUA_TTABLE) {
-    lua_rawgeti(L, -2, ref);
-    live = lua_rawget(L, -2) != LUA_TNIL;
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 2);
+  push_value(S, ref);
+  int live = kty_live_has(S->L, -1);
+  lua_pop(S->L, 1);
   return live;
 }
 
+/* What is left of the refusal of a frozen read of a live table: a kernel
+** (no Lua state to read it live in), or a table reached another way than
+** by a name (a choice between tables `c and A or B`, an element of a
+** frozen table's list). */
 #define LIVE_FROZEN \
-  "this table is written by compiled code (t.x = v on an upvalue or a global) and read here " \
-  "as a constant frozen at compile time: pass the table as an argument instead"
+  "this table is written by compiled code and read here as a constant frozen at compile " \
+  "time, which would not see the writes: read it by its name (Pt.x, M.state.items), or pass " \
+  "the table as an argument"
+#define LIVE_FROZEN_KERNEL \
+  "this table is written by compiled code, and a cuda.jit kernel can read only values frozen " \
+  "when it compiles (it has no Lua state): copy the values into a kjit array and pass it"
 
 /* Does v (a getupval, a getfield of _ENV: a global, or a constant field
 ** of one, `M.cache`, `M.state.items`) read the same upvalue, global or
@@ -1930,30 +1932,59 @@ static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
   return !is_env(f, w->args[0]) && same_var(f, v->args[0], w->args[0]);
 }
 
-/* Marks the table on top of the stack (kept) live for the session: a
-** frozen read of it elsewhere would not see the writes compiled code makes
-** (is_live refuses those). */
+/* Marks the table on top of the stack (kept) live: compiled code writes
+** into it. Every value of this compile that holds it frozen (an upvalue,
+** a global, a constant field read: typed before this mark) is typed
+** again, so that it is read live too, whichever function of the compile
+** was typed first; later compiles see the mark (ir_live.c), and code
+** compiled before that read it frozen is retired there. */
 static void mark_live(KtySession *S) {
-  lua_State *L = S->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, 0);
+  if (!kty_live_mark(S->L, -1)) return;
+  int slot = kty_keep_value(S, -1);
+  for (int s = 0; s < S->nspecs; s++) {
+    KtySpec *sp = S->specs[s];
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++) {
+      KirBlock *blk = f->blocks[b];
+      for (int i = 0; i < blk->nphis; i++)
+        if (sp->consts[blk->phis[i]->id].kind == T_TABLE && sp->consts[blk->phis[i]->id].ref == slot)
+          push(sp, blk->phis[i]);
+      for (int i = 0; i < blk->ninsns; i++)
+        if (sp->consts[blk->insns[i]->id].kind == T_TABLE && sp->consts[blk->insns[i]->id].ref == slot)
+          push(sp, blk->insns[i]);
+    }
   }
-  lua_pushvalue(L, -3);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, -3);
-  lua_pop(L, 2);
 }
 
-/* A table read from an upvalue or a global that this function writes
-** into (t.x = v, t[i] = v, table.insert(t, v), anywhere in it) is live: compiled code reads the
-** real table at run time (through a registry reference made here, kept as
-** long as the Lua state: the frozen table is the one compiled code sees),
-** so that its writes reach it and its reads see them. The table on top of
-** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+/* Notes, for the jit object at owner, the tables whose fields or elements
+** the used specializations of S read frozen (ir_live.c: retired when one
+** of them becomes live). The environment's fields (globals) are not noted:
+** a global compiled code assigns is read live in its own compile only
+** (global_assigned). */
+void kty_note_frozen_reads(KtySession *S, int owner) {
+  lua_State *L = S->L;
+  owner = lua_absindex(L, owner);
+  for (int s = 0; s < S->nspecs; s++) {
+    KtySpec *sp = S->specs[s];
+    KirFunc *f = sp->ir;
+    if (!sp->used) continue;
+    for (int b = 0; b < f->nblocks; b++) {
+      KirBlock *blk = f->blocks[b];
+      if (!sp->live[blk->id]) continue;
+      for (int i = 0; i < blk->ninsns; i++) {
+        KirInsn *w = blk->insns[i];
+        if ((w->op != KIR_GETFIELD && w->op != KIR_INDEX && w->op != KIR_LEN) || w->nargs < 1)
+          continue;
+        Type o = sp->types[w->args[0]->id];
+        if (o.kind != T_TABLE || is_env(f, w->args[0])) continue;
+        push_value(S, o.ref);
+        if (lua_type(L, -1) == LUA_TTABLE) kty_live_note_reader(L, -1, owner);
+        lua_pop(L, 1);
+      }
+    }
+  }
+}
+
 /* Is w a call of table.insert or table.remove, spelled so (a global
 ** `table`'s field): they write into their first argument. */
 static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
@@ -1965,6 +1996,40 @@ static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
     return 0;
   return (fn->k.str.len == 6 && memcmp(fn->k.str.s, "insert", 6) == 0) ||
          (fn->k.str.len == 6 && memcmp(fn->k.str.s, "remove", 6) == 0);
+}
+
+/* A table read from an upvalue or a global (or a constant field of one)
+** that this function writes into (t.x = v, t[i] = v, table.insert(t, v),
+** anywhere in it), or that compiled code writes elsewhere (marked live:
+** ir_live.c), is live: compiled code reads the real table at run time
+** (through a registry reference made here, released with the code: the
+** frozen table is the one compiled code sees, its fields are not), so
+** that its writes reach it and its reads see them. The table on top of
+** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+/* kty_live_own_writer of the table on top, asked once per compile (the
+** answers at key -2 of the session's values table). */
+static int own_writer(KtySession *S) {
+  lua_State *L = S->L;
+  int t = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, -2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, -2);
+  }
+  lua_pushvalue(L, t);
+  int known = lua_rawget(L, -2);
+  int yes = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (known == LUA_TNIL) {
+    yes = kty_live_own_writer(L, t);
+    lua_pushvalue(L, t);
+    lua_pushboolean(L, yes);
+    lua_rawset(L, -3);
+  }
+  lua_settop(L, t);
+  return yes;
 }
 
 static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
@@ -1980,12 +2045,17 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
       if (calls_table_writer(f, w) && same_var(f, w->args[1], v)) stored = 1;
     }
   }
-  if (!stored) return 0;
+  /* (a table other compiled code writes, or one of its own functions:
+  ** read live here too, ir_live.c) */
+  if (!stored && !kty_live_has(S->L, -1)) {
+    if (!own_writer(S)) return 0;
+    stored = 1;   /* (marked live below, as if written here) */
+  }
   if (sp->liveref[v->id] == 0) {
     lua_pushvalue(S->L, -1);
     sp->liveref[v->id] = kty_ref(S);
   }
-  mark_live(S);
+  if (stored) mark_live(S);
   *r = ty(T_LUA);
   r->sub = KTY_LUA_TABLE;
   return 1;
@@ -2187,7 +2257,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return elem_of(o.dtype);
   }
   if (o.kind == T_TABLE) {
-    if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
+    if (S->strict && is_live(S, o.ref)) fail(S, sp, v, S->kernel ? LIVE_FROZEN_KERNEL : LIVE_FROZEN);
     Type rv;
     if (kk.kind == T_UNKNOWN && t_frozen_values(S, sp, v, o, kt, kk, &rv)) return rv;   /* ops[i] */
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
@@ -2207,6 +2277,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       lua_pop(S->L, 2);
       REFUSE(S, sp, v, "reading a table element raised an error: %s", eb);
     }
+    Type live;   /* T[1].x = v somewhere: the element table read live */
+    if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN)
@@ -2320,7 +2392,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_LUA);
   }
   if (o.kind == T_TABLE) {
-    if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
+    if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref))
+      fail(S, sp, v, S->kernel ? LIVE_FROZEN_KERNEL : LIVE_FROZEN);
     push_value(S, o.ref);
     lua_pushlstring(S->L, name, v->k.str.len);
     const char *err = table_get(S->L);
@@ -4032,8 +4105,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       ** interpreted (SciMark's closures pass their matrices so); the
       ** caller's own reads of its fields would not see the callee's
       ** writes: where the callee may write it, the table is marked live
-      ** (below), and a frozen read of it refused (LIVE_FROZEN: pass the
-      ** table as an argument) */
+      ** (below), and the caller's reads of it are typed again, live */
       boxed[i] = args[i].ref;
       args[i] = ty(T_LUA);
       args[i].sub = KTY_LUA_TABLE;
