@@ -263,3 +263,8 @@ kjit_lua_test_again(test_ctor_api test_ctor "KJIT_NO_STACK_READS=1")
 # without direct stack access (kls_on 0): every constructor's list, slot
 # copy and read that goes on as a value takes its helper
 kjit_lua_test_again(test_tables_made_api test_tables_made "KJIT_NO_STACK_READS=1")
+
+# Tables compiled code writes, read live across compiles (test_class_write)
+# again through the Lua API (KJIT_NO_STACK_READS=1: the call-value caches'
+# other route, which a retired specialization must leave too).
+kjit_lua_test_again(test_class_write_api test_class_write "KJIT_NO_STACK_READS=1")

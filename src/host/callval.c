@@ -189,7 +189,8 @@ int kcv_l_callees(lua_State *L) {
   lua_pushinteger(L, kjit_lv_sgetfield_calls);   /* field reads the inline path left */
   lua_pushinteger(L, kjit_lv_chain_calls);       /* chains whose checks failed */
   lua_pushinteger(L, __atomic_load_n(&kcp_chunks_interpreted, __ATOMIC_RELAXED));    /* main chunks left to the interpreter */
-  return 6;
+  lua_pushinteger(L, kd_retired_specs());   /* specializations retired (jit.c) */
+  return 7;
 }
 
 /* Is one of the loops of prototype p (a for, or a backward

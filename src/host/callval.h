@@ -10,8 +10,10 @@ void kcv_init(void);
 ** which Lua callees of function values compile; returns the old mode,
 ** how many callee specializations this process has made, how many native
 ** calls it has made, how many field reads compiled code left to the
-** helper (luavalue.c kjit_lv_sgetfield), how many chains' checks failed
-** and how many main chunks ran interpreted (host/chunkpolicy.c). */
+** helper (luavalue.c kjit_lv_sgetfield), how many chains' checks failed,
+** how many main chunks ran interpreted (host/chunkpolicy.c) and how many
+** specializations were retired (a table they read frozen became live:
+** jit.c). */
 #include "lua.h"
 int kcv_l_callees(lua_State *L);
 

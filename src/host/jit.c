@@ -482,9 +482,13 @@ static void free_unlinked_spec(void *p) {
 ** functions), and the next call of each compiles anew, reading the table
 ** live. A frame already running one finishes with the values it froze
 ** (docs/guide/tables.md). Retired code is freed with its object. */
+static long nretired;   /* specializations retired (kjit.testing.callees) */
+long kd_retired_specs(void) { return __atomic_load_n(&nretired, __ATOMIC_RELAXED); }
+
 static void retire_specs(JitObj *o) {
   for (JitSpec *s = o->specs; s;) {
     JitSpec *n = s->next;
+    __atomic_add_fetch(&nretired, 1, __ATOMIC_RELAXED);
     s->retired = 1;
     s->next = o->retired;
     o->retired = s;
