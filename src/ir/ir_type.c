@@ -4087,8 +4087,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (const_string_arg(S, sp, v, &args[i], &kargs[i])) continue;
-    if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
-         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
+    if ((args[i].kind == T_STR || (args[i].kind == T_TABLE && S->kernel) ||
+         args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) &&
+        self && i == 0)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
              "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
              self_name(sp->ir, fn->args[0]), fn->k.str.s);
@@ -4097,7 +4098,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       continue;
     }
     if (dtype_obj_arg(&args[i], &kargs[i])) continue;   /* kjit.f32: specialized on it */
-    if (args[i].kind == T_TABLE && !S->kernel && !(self && i == 0)) {
+    if (args[i].kind == T_TABLE && !S->kernel) {
+      /* (a self too, since 2026-11-28: `player:update()` on an object
+      ** held by an upvalue, its method found when the function compiled) */
       /* a frozen table (an upvalue's, a global's) passed on: the callee
       ** gets the table itself as a Lua value (boxed by its registry
       ** reference, cg_callvalue.c cg_fn_boxconst, into a slot of the

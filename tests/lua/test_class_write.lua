@@ -291,3 +291,25 @@ test("a table nobody compiled writes stays frozen: interpreted replacement is no
   R.k = 7
   eq(g(2), 14)
 end)
+
+test("an object held by an upvalue, its methods called on it (self a frozen table)", function()
+  -- (before 2026-11-28 refused: "cannot pass a table ... its self")
+  both(function()
+    world(function()
+      local Player = { speed = 2 }
+      Player.__index = Player
+      function Player.new() return setmetatable({ x = 0, hits = 0 }, Player) end
+      function Player:update(dt) self.x = self.x + self.speed * dt end
+      function Player:hit() self.hits = self.hits + 1; return self.hits end
+      local player = Player.new()
+      return function(n)
+        local s = 0
+        for i = 1, n do
+          player:update(0.5)
+          if i % 2 == 0 then s = s + player:hit() end
+        end
+        return s, player.x
+      end, { player = player, Player = Player }
+    end, { { 6 }, { 3 } })
+  end)
+end)
