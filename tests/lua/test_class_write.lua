@@ -313,3 +313,17 @@ test("an object held by an upvalue, its methods called on it (self a frozen tabl
     end, { { 6 }, { 3 } })
   end)
 end)
+
+test("a kernel reading a table compiled code writes is refused, saying what to write", function()
+  local cuda = kjit.cuda
+  local prev = cuda.simulate(true)
+  local Cfg = { k = 2 }
+  kjit.jit(function(v) Cfg.k = v end)(3)
+  local kern = cuda.jit(function(out)
+    local i = cuda.grid(1)
+    if i <= #out then out[i] = Cfg.k end
+  end)
+  local ok, err = pcall(function() kern[{ 1, 4 }](kjit.zeros(4)) end)
+  cuda.simulate(prev)
+  truthy(not ok and err:find("copy the values into a kjit array and pass it", 1, true), tostring(err))
+end)
