@@ -1920,11 +1920,17 @@ static int is_live(KtySession *S, int ref) {
   "when it compiles (it has no Lua state): copy the values into a kjit array and pass it"
 
 /* Does v (a getupval, a getfield of _ENV: a global, or a constant field
-** of one, `M.cache`, `M.state.items`) read the same upvalue, global or
-** field as w? */
+** of one, `M.cache`, `M.state.items`, or an element by a constant
+** integer, `L[1]`) read the same upvalue, global or field as w? */
 static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
+  if (v == w) return 1;   /* `local e = T[1]; e.v = x`: the very value */
   if (v->op != w->op) return 0;
   if (v->op == KIR_GETUPVAL) return v->aux == w->aux;
+  if (v->op == KIR_INDEX) {   /* T[1], by the same integer constant */
+    const KirInsn *a = v->args[1], *b = w->args[1];
+    return a->op == KIR_INT && b->op == KIR_INT && a->k.i == b->k.i &&
+           same_var(f, v->args[0], w->args[0]);
+  }
   if (v->op != KIR_GETFIELD || v->k.str.len != w->k.str.len ||
       memcmp(v->k.str.s, w->k.str.s, v->k.str.len) != 0)
     return 0;

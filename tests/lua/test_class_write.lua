@@ -327,3 +327,20 @@ test("a kernel reading a table compiled code writes is refused, saying what to w
   cuda.simulate(prev)
   truthy(not ok and err:find("copy the values into a kjit array and pass it", 1, true), tostring(err))
 end)
+
+test("elements of a frozen list written by their constant index, or through a local", function()
+  -- (before 2026-11-28 `local e = L[1]; e.v = x` was refused: "cannot
+  -- assign to a field ('v') in compiled code")
+  both(function()
+    world(function()
+      local L = { { v = 1 }, { v = 2 } }
+      local function getv() return L[1].v + L[2].v end
+      return function(x)
+        local e = L[1]
+        e.v = x
+        L[2].v = L[2].v + 1
+        return getv(), L[1].v
+      end, { L = L }
+    end, { { 5 }, { 0.5 } })
+  end)
+end)
