@@ -1909,8 +1909,8 @@ static int is_live(KtySession *S, int ref) {
 
 /* What is left of the refusal of a frozen read of a live table: a kernel
 ** (no Lua state to read it live in), or a table reached another way than
-** by a name (a choice between tables `c and A or B`, an element of a
-** frozen table's list). */
+** by a name that t_live sees (an upvalue, a global, a constant field or a
+** constant index of one). */
 #define LIVE_FROZEN \
   "this table is written by compiled code and read here as a constant frozen at compile " \
   "time, which would not see the writes: read it by its name (Pt.x, M.state.items), or pass " \
@@ -2004,14 +2004,6 @@ static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
          (fn->k.str.len == 6 && memcmp(fn->k.str.s, "remove", 6) == 0);
 }
 
-/* A table read from an upvalue or a global (or a constant field of one)
-** that this function writes into (t.x = v, t[i] = v, table.insert(t, v),
-** anywhere in it), or that compiled code writes elsewhere (marked live:
-** ir_live.c), is live: compiled code reads the real table at run time
-** (through a registry reference made here, released with the code: the
-** frozen table is the one compiled code sees, its fields are not), so
-** that its writes reach it and its reads see them. The table on top of
-** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
 /* kty_live_own_writer of the table on top, asked once per compile (the
 ** answers at key -2 of the session's values table). */
 static int own_writer(KtySession *S) {
@@ -2038,6 +2030,14 @@ static int own_writer(KtySession *S) {
   return yes;
 }
 
+/* A table read from an upvalue or a global (or a constant field of one)
+** that this function writes into (t.x = v, t[i] = v, table.insert(t, v),
+** anywhere in it), or that compiled code writes elsewhere (marked live:
+** ir_live.c), is live: compiled code reads the real table at run time
+** (through a registry reference made here, released with the code: the
+** frozen table is the one compiled code sees, its fields are not), so
+** that its writes reach it and its reads see them. The table on top of
+** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
 static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (lua_type(S->L, -1) != LUA_TTABLE || S->kernel || is_env(sp->ir, v)) return 0;
   KirFunc *f = sp->ir;
