@@ -662,9 +662,9 @@ static const char *cfunc_name(lua_State *L, int idx, char *buf, size_t n) {
 ** registry reference (KCK_CFUNCTION), to name it. */
 static void process_bound_text(lua_State *L, int why, int ref, char *out, size_t n) {
   static const char *const whys[] = {
-    [KCK_LIVE_TABLE] = "writes into a table upvalue or global, a value of this process that "
-                       "exported code cannot take along (pass the table as an argument, or "
-                       "use arrays)",
+    [KCK_LIVE_TABLE] = "uses a table upvalue or global that compiled code writes into (read "
+                       "live), a value of this process that exported code cannot take along "
+                       "(pass the table as an argument, or use arrays)",
     [KCK_UPVALUE] = "assigns an upvalue, a variable of this process that exported code "
                     "cannot take along (pass the value in and return the new one)",
     [KCK_FUNCTION] = "uses a Lua function as a value (not only calls it), a value of this "
