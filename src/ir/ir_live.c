@@ -178,22 +178,45 @@ static int proto_writes_upvalue(const KbcProto *p, int u) {
   return 0;
 }
 
-/* Does the Lua function at fidx write, by its name, into the table at
-** tidx that one of its upvalues holds? */
-static int function_writes(lua_State *L, int fidx, int tidx) {
-  int ups[8], n = 0;
-  for (int u = 1; n < 8 && lua_getupvalue(L, fidx, u) != NULL; u++) {
-    if (lua_rawequal(L, -1, tidx)) ups[n++] = u - 1;
-    lua_pop(L, 1);
+/* The upvalues (bit u for upvalue u + 1, the first 62) that the Lua
+** function at fidx writes into by their names, decoded once per closure
+** (kjit.writesups, weak in its keys: its code never changes). */
+static const char WRITES_KEY[] = "kjit.writesups";
+
+static lua_Integer written_upvalues(lua_State *L, int fidx) {
+  push_set(L, WRITES_KEY, 1);
+  lua_pushvalue(L, fidx);
+  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+    lua_Integer m = lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    return m;
   }
-  if (n == 0) return 0;
+  lua_pop(L, 1);
+  lua_Integer mask = 0;
   Arena A;
   ka_init(&A);
   char err[128];
   KbcChunk *ch = kbc_load(L, fidx, &A, err, sizeof err);
-  int yes = 0;
-  for (int j = 0; ch && !yes && j < n; j++) yes = proto_writes_upvalue(ch->main, ups[j]);
+  for (int u = 0; ch && u < ch->main->nup && u < 62; u++)
+    if (proto_writes_upvalue(ch->main, u)) mask |= (lua_Integer)1 << u;
   ka_free(&A);
+  lua_pushvalue(L, fidx);
+  lua_pushinteger(L, mask);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return mask;
+}
+
+/* Does the Lua function at fidx write, by its name, into the table at
+** tidx that one of its upvalues holds? */
+static int function_writes(lua_State *L, int fidx, int tidx) {
+  lua_Integer mask = written_upvalues(L, fidx);
+  int yes = 0;
+  for (int u = 0; mask >> u != 0 && !yes; u++) {
+    if (!(mask >> u & 1) || lua_getupvalue(L, fidx, u + 1) == NULL) continue;
+    yes = lua_rawequal(L, -1, tidx);
+    lua_pop(L, 1);
+  }
   return yes;
 }
 
