@@ -344,3 +344,27 @@ test("elements of a frozen list written by their constant index, or through a lo
     end, { { 5 }, { 0.5 } })
   end)
 end)
+
+test("retired code and its objects collected, callees retired again and again", function()
+  -- (ASan: retired specializations are freed with their objects, never before)
+  local before = retired()
+  for round = 1, 12 do
+    local M = { count = round }
+    local P = { v = round }
+    P.__index = P
+    function P:get() return P.v + self.w end
+    local o = setmetatable({ w = 1 }, P)
+    local get = kjit.jit(function() return M.count end)
+    local read = kjit.jit(function(x) return x:get() end)
+    local native = get:native("i64()")
+    eq(get(), round)
+    eq(read(o), round + 1)
+    kjit.jit(function(k) M.count = M.count + k; P.v = k end)(2)
+    eq(get(), round + 2)
+    eq(native(), round + 2)
+    eq(read(o), 3)
+    if round % 3 == 0 then collectgarbage() end
+  end
+  collectgarbage()
+  truthy(retired() - before >= 12, "retired: " .. (retired() - before))
+end)
