@@ -500,6 +500,9 @@ static int boxable(Type t, KtyConst k) {
 /* Why a value of type t has no Lua form (boxable is 0), and what to
 ** write instead. */
 static const char *unboxable_why(Type t) {
+  if (t.kind == T_TABLE && kernel_rules)   /* (elsewhere a frozen table is boxable) */
+    return "a cuda.jit kernel has no Lua state, so no tables: copy the table's numbers into a "
+           "kjit array and pass it";
   if (t.kind == T_TABLE)
     return "a table read from an upvalue or a global is frozen when the function compiles: "
            "pass it as an argument";
