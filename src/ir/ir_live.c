@@ -234,3 +234,70 @@ int kty_live_own_writer(lua_State *L, int tidx) {
   if (yes) lua_pop(L, 1);   /* the key */
   return yes;
 }
+
+/* ---- Globals compiled code assigns -------------------------------------------
+** The same for globals (by name, whatever the environment: a name one
+** compiled function assigns is read live by every later compile): code
+** compiled before that read the global frozen is retired when the first
+** compiled assignment is typed (ir_type.c global_assigned). */
+static const char GLOBALS_KEY[] = "kjit.liveglobals";        /* name -> true */
+static const char GREADERS_KEY[] = "kjit.frozenglobals";     /* name -> { owner -> true } */
+
+int kty_live_global_has(lua_State *L, const char *name, size_t len) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, GLOBALS_KEY) != LUA_TTABLE) { lua_pop(L, 1); return 0; }
+  lua_pushlstring(L, name, len);
+  int yes = lua_rawget(L, -2) != LUA_TNIL;
+  lua_pop(L, 2);
+  return yes;
+}
+
+/* registry[key], a plain table (its keys are strings), made when missing. */
+static void push_names(lua_State *L, const char *key) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, key);
+}
+
+int kty_live_global_mark(lua_State *L, const char *name, size_t len) {
+  if (kty_live_global_has(L, name, len)) return 0;
+  push_names(L, GLOBALS_KEY);
+  lua_pushlstring(L, name, len);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, GREADERS_KEY) == LUA_TTABLE) {
+    lua_pushlstring(L, name, len);
+    if (lua_rawget(L, -2) == LUA_TTABLE) {
+      lua_pushlstring(L, name, len);
+      lua_pushnil(L);
+      lua_rawset(L, -4);
+      if (live_hook) live_hook(L, lua_gettop(L));
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return 1;
+}
+
+void kty_live_note_global_reader(lua_State *L, const char *name, size_t len, int owner) {
+  owner = lua_absindex(L, owner);
+  push_names(L, GREADERS_KEY);
+  lua_pushlstring(L, name, len);
+  if (lua_rawget(L, -2) != LUA_TTABLE) {   /* its owners: weak */
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushlstring(L, name, len);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_pushvalue(L, owner);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+}

@@ -1966,10 +1966,9 @@ static void mark_live(KtySession *S) {
 }
 
 /* Notes, for the jit object at owner, the tables whose fields or elements
-** the used specializations of S read frozen (ir_live.c: retired when one
-** of them becomes live). The environment's fields (globals) are not noted:
-** a global compiled code assigns is read live in its own compile only
-** (global_assigned). */
+** the used specializations of S read frozen, and the globals they read
+** frozen (ir_live.c: retired when one of them becomes live). */
+static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t len);
 void kty_note_frozen_reads(KtySession *S, int owner) {
   lua_State *L = S->L;
   owner = lua_absindex(L, owner);
@@ -1985,7 +1984,12 @@ void kty_note_frozen_reads(KtySession *S, int owner) {
         if ((w->op != KIR_GETFIELD && w->op != KIR_INDEX && w->op != KIR_LEN) || w->nargs < 1)
           continue;
         Type o = sp->types[w->args[0]->id];
-        if (o.kind != T_TABLE || is_env(f, w->args[0])) continue;
+        if (o.kind != T_TABLE) continue;
+        if (is_env(f, w->args[0])) {   /* a global read frozen */
+          if (w->op == KIR_GETFIELD && !global_assigned(S, sp, w->k.str.s, w->k.str.len))
+            kty_live_note_global_reader(L, w->k.str.s, w->k.str.len, owner);
+          continue;
+        }
         push_value(S, o.ref);
         if (lua_type(L, -1) == LUA_TTABLE) kty_live_note_reader(L, -1, owner);
         lua_pop(L, 1);
@@ -2097,6 +2101,7 @@ static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t 
         return 1;
     }
   lua_State *L = S->L;
+  if (kty_live_global_has(L, name, len)) return 1;   /* by an earlier compile (ir_live.c) */
   lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
   int yes = 0;
   if (lua_rawgeti(L, -1, -1) == LUA_TTABLE) {
@@ -2112,6 +2117,7 @@ static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t 
 ** read of it typed before (in other functions of the compile) typed again. */
 static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
   lua_State *L = S->L;
+  kty_live_global_mark(L, name, len);   /* (later compiles; earlier code retired) */
   lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
   if (lua_rawgeti(L, -1, -1) != LUA_TTABLE) {
     lua_pop(L, 1);

@@ -326,6 +326,12 @@ void kty_live_note_reader(lua_State *L, int tidx, int owner);
 ** a module's functions) write into it by the name of an upvalue? Those
 ** tables are live too, written compiled or interpreted. */
 int kty_live_own_writer(lua_State *L, int tidx);
+/* The same for globals, by name: is `name` assigned by compiled code;
+** mark it so (1 when new: the hook has run for its frozen readers); owner
+** reads it frozen. */
+int kty_live_global_has(lua_State *L, const char *name, size_t len);
+int kty_live_global_mark(lua_State *L, const char *name, size_t len);
+void kty_live_note_global_reader(lua_State *L, const char *name, size_t len, int owner);
 /* Called with the table of owners (owner -> true, at stack index readers)
 ** whose code read a table frozen that has just become live. */
 typedef void (*KtyLiveHook)(lua_State *L, int readers);

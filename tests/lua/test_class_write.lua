@@ -368,3 +368,32 @@ test("retired code and its objects collected, callees retired again and again", 
   collectgarbage()
   truthy(retired() - before >= 12, "retired: " .. (retired() - before))
 end)
+
+test("a global one method assigns and another reads, each compiled on its own", function()
+  -- (before 2026-11-28 the reader kept the value it froze: 5 where the
+  -- interpreter gives 15)
+  both(function()
+    local function make()
+      KJIT_CW_SCORE = 0
+      local Game = {}
+      Game.__index = Game
+      function Game:update(k) KJIT_CW_SCORE = KJIT_CW_SCORE + k end
+      function Game:show() return KJIT_CW_SCORE end
+      local g = setmetatable({}, Game)
+      return function(n)
+        local s = 0
+        for _ = 1, n do g:update(1); s = s + g:show() end
+        return s
+      end
+    end
+    local want = make()(5)
+    eq(kjit.jit(make())(5), want)
+    eq(KJIT_CW_SCORE, 5)
+  end)
+  -- the reader compiled and called before the writer compiles
+  KJIT_CW_HITS = 1
+  local get = kjit.jit(function() return KJIT_CW_HITS end)
+  eq(get(), 1)
+  kjit.jit(function(k) KJIT_CW_HITS = KJIT_CW_HITS + k end)(4)
+  eq(get(), 5)
+end)
