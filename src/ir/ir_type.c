@@ -513,6 +513,25 @@ static const char *unboxable_why(Type t) {
          "or made here";
 }
 
+/* What to write instead of passing a value of type t to a compiled
+** function, which cannot take it (the refusals of t_call). */
+static const char *pass_hint(Type t) {
+  switch (t.kind) {
+  case T_SHAPE: return "pass the array itself, or its extents (a.shape[1], #a)";
+  case T_TABLE:
+    return kernel_rules ? "a cuda.jit kernel has no Lua state: copy the table's numbers into a "
+                          "kjit array and pass it"
+                        : "a function literal reads such a table by its name: use it there "
+                          "instead of passing it";
+  case T_STR:
+    return kernel_rules ? "a kernel has no strings: pass a number that stands for it"
+                        : "make the string in the function that uses it";
+  case T_CONFLICT: return "it holds values of different types on different paths: give it "
+                          "one type (initialize it with a value of that type)";
+  default: return "call it where it is needed, and pass its result";
+  }
+}
+
 /* What to write instead where compiled code needs a Lua value and has a
 ** value frozen when it compiled (a library call's argument, '..', an
 ** ipairs loop, an assert's condition), or NULL for other values. */
@@ -4106,8 +4125,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
          args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) &&
         self && i == 0)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
-             "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
-             self_name(sp->ir, fn->args[0]), fn->k.str.s);
+             "'%s:%s(...)', its self): %s", kty_name(args[i], tb, sizeof tb),
+             self_name(sp->ir, fn->args[0]), fn->k.str.s, pass_hint(args[i]));
     if (args[i].kind == T_BUILTIN && args[i].sub == 0 && kty_builtin_libname(args[i].ref)) {
       args[i].weak = 0;   /* a library function: the callee is specialized on it */
       continue;
@@ -4131,9 +4150,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s): %s",
              kty_name(args[i], tb, sizeof tb), self ? i : i + 1,
-             self ? " of the method call, after its self" : "");
+             self ? " of the method call, after its self" : "", pass_hint(args[i]));
     args[i].weak = 0;
   }
   push_value(S, ft.ref);
@@ -5287,8 +5306,8 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
         /* a dtype object (dtype_obj_arg) or a library function: specialized on it */
         (args[i].kind == T_BUILTIN && args[i].dtype != 1 &&
          !(args[i].sub == 0 && kty_builtin_libname(args[i].ref))))
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
-             kty_name(args[i], tb, sizeof tb), i + 1);
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d): %s",
+             kty_name(args[i], tb, sizeof tb), i + 1, pass_hint(args[i]));
   }
   for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
   if (clos_captures(S, sp, v, di, all + np, 0) < 0) return ty(T_UNKNOWN);

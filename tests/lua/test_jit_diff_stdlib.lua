@@ -58,7 +58,8 @@ test("method call refusals count the arguments as the source shows them", functi
   local ok, err = pcall(kjit.jit(method_shape), kjit.zeros(3))
   truthy(not ok, "refused")
   eq(err:match(":%d+: compile error for %b(): (.*)$"), "cannot pass a shape(1) to a compiled function " ..
-     "(argument #1 of the method call, after its self)")
+     "(argument #1 of the method call, after its self): pass the array itself, or its extents " ..
+     "(a.shape[1], #a)")
   -- a frozen table passed as a plain argument is the table itself (a Lua
   -- value in the callee: test_table_arrays)
   eq(kjit.jit(plain_call)(3), plain_call(3))
