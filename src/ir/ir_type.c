@@ -1991,6 +1991,8 @@ static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t 
 void kty_note_frozen_reads(KtySession *S, int owner) {
   lua_State *L = S->L;
   owner = lua_absindex(L, owner);
+  lua_newtable(L);   /* the global names noted (once each) */
+  int seen = lua_gettop(L);
   for (int s = 0; s < S->nspecs; s++) {
     KtySpec *sp = S->specs[s];
     KirFunc *f = sp->ir;
@@ -2005,8 +2007,15 @@ void kty_note_frozen_reads(KtySession *S, int owner) {
         Type o = sp->types[w->args[0]->id];
         if (o.kind != T_TABLE) continue;
         if (is_env(f, w->args[0])) {   /* a global read frozen */
-          if (w->op == KIR_GETFIELD && !global_assigned(S, sp, w->k.str.s, w->k.str.len))
-            kty_live_note_global_reader(L, w->k.str.s, w->k.str.len, owner);
+          if (w->op != KIR_GETFIELD) continue;
+          lua_pushlstring(L, w->k.str.s, w->k.str.len);
+          int noted = lua_rawget(L, seen) != LUA_TNIL;
+          lua_pop(L, 1);
+          if (noted || global_assigned(S, sp, w->k.str.s, w->k.str.len)) continue;
+          kty_live_note_global_reader(L, w->k.str.s, w->k.str.len, owner);
+          lua_pushlstring(L, w->k.str.s, w->k.str.len);
+          lua_pushboolean(L, 1);
+          lua_rawset(L, seen);
           continue;
         }
         push_value(S, o.ref);
@@ -2015,6 +2024,7 @@ void kty_note_frozen_reads(KtySession *S, int owner) {
       }
     }
   }
+  lua_pop(L, 1);
 }
 
 /* Is w a call of table.insert or table.remove, spelled so (a global
