@@ -274,3 +274,7 @@ kjit_lua_test_again(test_callpath_api test_callpath "KJIT_NO_STACK_READS=1")
 # ... and with native calls made inline by the caller's code
 # (KJIT_INLINE_CALLS=1: codegen/cg_callvalue.c native_inline, off by default).
 kjit_lua_test_again(test_callpath_inline test_callpath "KJIT_INLINE_CALLS=1")
+# Tables compiled code writes, read live across compiles (test_class_write)
+# again through the Lua API (KJIT_NO_STACK_READS=1: the call-value caches'
+# other route, which a retired specialization must leave too).
+kjit_lua_test_again(test_class_write_api test_class_write "KJIT_NO_STACK_READS=1")

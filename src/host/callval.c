@@ -206,7 +206,8 @@ int kcv_l_callees(lua_State *L) {
   lua_pushinteger(L, kjit_lv_sgetfield_calls);   /* field reads the inline path left */
   lua_pushinteger(L, kjit_lv_chain_calls);       /* chains whose checks failed */
   lua_pushinteger(L, __atomic_load_n(&kcp_chunks_interpreted, __ATOMIC_RELAXED));    /* main chunks left to the interpreter */
-  return 6;
+  lua_pushinteger(L, kd_retired_specs());   /* specializations retired (jit.c) */
+  return 7;
 }
 
 /* Is one of the loops of prototype p (a for, or a backward
@@ -969,6 +970,70 @@ void kcv_refs_freed(lua_State *L, const int *refs, int n) {
   }
 }
 
+/* Clears the native functions of every record of the per-state cache on
+** top (their kinds' entries; refusals, the jit objects and their guards
+** stay): found again through kd_native_for at the next call. */
+static void forget_record_natives(lua_State *L) {
+  int cache = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, cache)) {
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      int rec = lua_gettop(L);
+      lua_pushnil(L);
+      while (lua_next(L, rec)) {   /* (assigning nil to a present key while traversing: allowed) */
+        int native = 0;   /* a kinds key's {native, count} ("snap" is a table too) */
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+          native = lua_rawgeti(L, -1, 1) == LUA_TFUNCTION;
+          lua_pop(L, 1);
+        }
+        if (native) {
+          lua_pushvalue(L, -2);
+          lua_pushnil(L);
+          lua_rawset(L, rec);
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+}
+
+void kcv_forget_natives(lua_State *L) {
+  int top = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) == LUA_TTABLE) forget_record_natives(L);
+  lua_settop(L, top);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, OPTS_KEY) == LUA_TTABLE) {
+    int opts = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, opts)) {
+      if (lua_type(L, -1) == LUA_TTABLE) forget_record_natives(L);
+      lua_settop(L, opts + 1);
+    }
+  }
+  lua_settop(L, top);
+  /* this thread's inline-cache entries and this state's filled sites
+  ** released (their references are ours), then every entry and site of
+  ** the epoch is empty */
+  const void *reg = reg_of(L);
+  uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  Entry *ic = kjit_lc_hook_tls();
+  for (int w = 0; w < KCV_WAYS; w++)
+    if (ic[w].fn != NULL && ic[w].reg == reg) drop_entry(L, &ic[w], reg, ep);
+  pthread_mutex_lock(&sites_mu);
+  for (KlcSite *s = sites; s; s = s->next) {
+    if (s->fn == NULL || s->reg != reg || s->epoch != ep) continue;
+    luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
+    luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
+    if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
+    s->fn = NULL;
+    s->guard = NULL;
+    s->fnref = s->natref = s->guardref = 0;
+    s->refills = 0;
+  }
+  pthread_mutex_unlock(&sites_mu);
+  kjit_lc_bump_epoch();
+}
+
 static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, const int32_t *tags,
                         const int64_t *bits, const int32_t *slots, const void **spec, void *tls,
                         KlcSite *nsite) {
@@ -1023,6 +1088,9 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
   int opts = site_opts(L, site);
   int np = lookup(L, opts, f, nargs, tags, bits, slots, (const char *)kinds, (size_t)nargs, &guard,
                   &snapref, hot, &late);
+  /* (a compile in lookup may have retired code and moved the epoch on:
+  ** kcv_forget_natives; what lookup found is this epoch's) */
+  ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
   /* the entry, replaced (references of another state, or of a closed
   ** one, are not ours to free: left) */
   if (e->reg == reg && e->epoch == ep) {

@@ -10,8 +10,10 @@ void kcv_init(void);
 ** which Lua callees of function values compile; returns the old mode,
 ** how many callee specializations this process has made, how many native
 ** calls it has made, how many field reads compiled code left to the
-** helper (luavalue.c kjit_lv_sgetfield), how many chains' checks failed
-** and how many main chunks ran interpreted (host/chunkpolicy.c). */
+** helper (luavalue.c kjit_lv_sgetfield), how many chains' checks failed,
+** how many main chunks ran interpreted (host/chunkpolicy.c) and how many
+** specializations were retired (a table they read frozen became live:
+** jit.c). */
 #include "lua.h"
 int kcv_l_callees(lua_State *L);
 
@@ -36,4 +38,11 @@ int kcv_compiles_all(void);
 ** entries check their site's options at their next hit: callval.c
 ** kcv_sites_gen). */
 void kcv_refs_freed(lua_State *L, const int *refs, int n);
+
+/* Compiled code of this state was retired (jit.c kd_retire_readers: a
+** table it read frozen became live): the call-value caches forget the
+** native functions they hold (inline entries, filled call sites, the
+** per-state caches' records), so that the next call of each callee finds
+** its specialization again, compiling the retired ones anew. */
+void kcv_forget_natives(lua_State *L);
 #endif

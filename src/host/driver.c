@@ -316,6 +316,9 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
       for (int i = 0; i < info.nmsgs; i++) out->msgs[i] = dup(info.msgs[i]);
     }
   }
+  /* the tables this code folds: retired with them should compiled code
+  ** write into one later (ir_live.c) */
+  if (in->owner != 0 && !t->kernel) kty_note_frozen_reads(&T, in->owner);
   if (!t->kernel) out->refs = kty_take_refs(&T, &out->nrefs);   /* (else released now) */
   kty_close(&T);
 }

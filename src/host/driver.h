@@ -43,6 +43,9 @@ typedef struct KdrvInput {
   ** message in T->err (raised as a compile error). */
   int (*typed)(void *ud, KtySession *T, LLVMContextRef *C, LLVMModuleRef *M);
   void *typed_ud;
+  int owner;                 /* stack index of the jit object the code is
+                                for (0: none, a kernel): the tables it reads
+                                frozen are noted for it (ir_live.c) */
 } KdrvInput;
 
 /* What the callers keep from a compile. */

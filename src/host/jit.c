@@ -121,6 +121,9 @@ typedef struct JitSpec {
   KCpuCode *code1;               /* after tier-up: the first tier's code, kept
                                     while the spec lives (a frame below may
                                     still run it) */
+  int retired;                   /* a table it read frozen became live
+                                    (kd_retire_readers): never called again,
+                                    kept while its object lives */
 } JitSpec;
 
 typedef struct JitObj {
@@ -140,6 +143,9 @@ typedef struct JitObj {
   int interp;                    /* a main chunk left to the interpreter
                                     (host/chunkpolicy.c): 1 yes, -1 no, 0
                                     not asked yet (runs_interpreted) */
+  JitSpec *retired;              /* specializations retired (kd_retire_readers):
+                                    a frame below may still run one, a native
+                                    function still names one; freed with the object */
 } JitObj;
 
 /* ---- Tiered compiles -----------------------------------------------------------
@@ -468,7 +474,46 @@ static void free_unlinked_spec(void *p) {
   free(js);
 }
 
+/* ---- Code that read a table frozen, retired (ir/ir_live.c) ----------------------
+** A table that compiled code writes into became live after code of the
+** owners in the table at `readers` (jit objects) compiled reading its
+** fields frozen: their specializations are retired (no call reaches them
+** again: the object's list, its last one, the call-value caches, native
+** functions), and the next call of each compiles anew, reading the table
+** live. A frame already running one finishes with the values it froze
+** (docs/guide/tables.md). Retired code is freed with its object. */
+static long nretired;   /* specializations retired (kjit.testing.callees) */
+long kd_retired_specs(void) { return __atomic_load_n(&nretired, __ATOMIC_RELAXED); }
+
+static void retire_specs(JitObj *o) {
+  for (JitSpec *s = o->specs; s;) {
+    JitSpec *n = s->next;
+    __atomic_add_fetch(&nretired, 1, __ATOMIC_RELAXED);
+    s->retired = 1;
+    s->next = o->retired;
+    o->retired = s;
+    s = n;
+  }
+  o->specs = o->last = NULL;
+  o->nspecs = 0;
+}
+
+static void kd_retire_readers(lua_State *L, int readers) {
+  int any = 0;
+  lua_pushnil(L);
+  while (lua_next(L, readers)) {
+    JitObj *o = luaL_testudata(L, -2, JIT_METATABLE);
+    if (o != NULL && !o->dead && !o->loaded && o->specs != NULL) {
+      retire_specs(o);
+      any = 1;
+    }
+    lua_pop(L, 1);
+  }
+  if (any) kcv_forget_natives(L);
+}
+
 static void register_runtime_once(void) {
+  kty_set_live_hook(kd_retire_readers);   /* (before any compile) */
   /* layouts of arrays of records: exported code loaded gets this process's */
   kc_set_name_hook(kexp_layout_symbol);
   kc_register_symbol("kjit_rt_cmp_int_float", (void *)kjit_rt_cmp_int_float);
@@ -617,9 +662,9 @@ static const char *cfunc_name(lua_State *L, int idx, char *buf, size_t n) {
 ** registry reference (KCK_CFUNCTION), to name it. */
 static void process_bound_text(lua_State *L, int why, int ref, char *out, size_t n) {
   static const char *const whys[] = {
-    [KCK_LIVE_TABLE] = "writes into a table upvalue or global, a value of this process that "
-                       "exported code cannot take along (pass the table as an argument, or "
-                       "use arrays)",
+    [KCK_LIVE_TABLE] = "uses a table upvalue or global that compiled code writes into (read "
+                       "live), a value of this process that exported code cannot take along "
+                       "(pass the table as an argument, or use arrays)",
     [KCK_UPVALUE] = "assigns an upvalue, a variable of this process that exported code "
                     "cannot take along (pass the value in and return the new one)",
     [KCK_FUNCTION] = "uses a Lua function as a value (not only calls it), a value of this "
@@ -836,7 +881,7 @@ static JitSpec *compile_spec_ex(lua_State *L, JitObj *o, int objidx, const uint8
   lua_getiuservalue(L, obj, 1);
   KdrvInput in = { -1, nsig, args, argbase, &kcg_target_cpu,
                    sb->ctx ? LLVMOrcThreadSafeContextGetContext(sb->ctx) : NULL, sb->M,
-                   entry_name, cached ? cache_typed : NULL, &cc };
+                   entry_name, cached ? cache_typed : NULL, &cc, obj };
   kdrv_compile(S, &in, &bc);   /* errors raise through S->jb */
   lua_pop(L, 1);
   /* the code's references, released with it (free_spec), or with js
@@ -1534,7 +1579,7 @@ static int native_call(lua_State *L) {
       const KlsStackValue *a = kls_args(L, &n);
       int64_t slots[KJIT_MAXARGS + 1];
       /* dead first: a collected jit object's specializations are freed */
-      if (!nb->o->dead && n == js->nsig && read_args_direct(js, a, slots))
+      if (!nb->o->dead && !js->retired && n == js->nsig && read_args_direct(js, a, slots))
         return call_spec(L, js, slots, n, 1);
     }
   }
@@ -1586,7 +1631,8 @@ static __attribute__((noinline)) int native0_run(lua_State *L, const JitSpec *js
 static int native_call0(lua_State *L) {
   if (__atomic_load_n(&direct_reads, __ATOMIC_RELAXED)) {
     const NativeBox *nb = kls_closure_upvalue1_udata(L, sizeof *nb);
-    if (nb != NULL && nb->tag == NATIVE0_TAG(nb) && kls_noargs(L) && !nb->o->dead) {
+    if (nb != NULL && nb->tag == NATIVE0_TAG(nb) && kls_noargs(L) && !nb->o->dead &&
+        !nb->js->retired) {
       const JitSpec *js = nb->js;
       if (js->noraise == 2 && js->nret == 0) return js->entry(NULL, NULL, NULL);
       return native0_run(L, js);
@@ -1608,8 +1654,10 @@ static __attribute__((noinline)) int native_slow(lua_State *L) {
     return luaL_error(L, "kjit: a native function whose upvalue was replaced");
   const JitSpec *js = nb->js;
   int64_t slots[KJIT_MAXARGS + 1];
-  if (!nb->o->dead && lua_gettop(L) == js->nsig && !jit_disabled && read_args(L, js, 1, slots))
+  if (!nb->o->dead && !js->retired && lua_gettop(L) == js->nsig && !jit_disabled &&
+      read_args(L, js, 1, slots))
     return call_spec(L, js, slots, js->nsig, 1);
+  /* (a retired specialization: the object's own route, which compiles it anew) */
   lua_getiuservalue(L, lua_upvalueindex(1), 1);   /* the jit object */
   lua_insert(L, 1);
   return jit_call(L);
@@ -2003,7 +2051,8 @@ static int jit_gc(lua_State *L) {
   JitObj *o = luaL_checkudata(L, 1, JIT_METATABLE);
   JitSpec *s = o->specs;
   while (s) { JitSpec *n = s->next; free_spec(s); s = n; }
-  o->specs = o->last = NULL;
+  for (s = o->retired; s;) { JitSpec *n = s->next; free_spec(s); s = n; }
+  o->specs = o->last = o->retired = NULL;
   o->nspecs = 0;
   o->dead = 1;
   return 0;

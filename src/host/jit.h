@@ -67,6 +67,9 @@ void kd_spec_info(lua_State *L, int objidx, const char *who, KdSpecInfo *info);
 ** may be compiled: KJIT_DISABLE_JIT, a finalized or loaded object, or one
 ** that has maxspecs specializations already. */
 int kd_native_for(lua_State *L, int objidx, int argbase, int n, int maxspecs);
+/* How many specializations this process retired: a table they read frozen
+** became live (ir/ir_live.c; kjit.testing.callees's seventh result). */
+long kd_retired_specs(void);
 /* The specialization of the native function at idx when kd_run_direct can
 ** run it (no arrays made or returned, no function or record arguments),
 ** else NULL. */

@@ -236,7 +236,7 @@ static void bc_emit(lua_State *L, Session *S, int kidx, const Type *args, int na
                     KernSpec *ks, const KcgTarget *t, LLVMContextRef C, LLVMModuleRef M) {
   KdrvOutput kk;
   lua_getiuservalue(L, kidx, 1);
-  KdrvInput in = { -1, nargs, args, 0, t, C, M, ks->name, NULL, NULL };
+  KdrvInput in = { -1, nargs, args, 0, t, C, M, ks->name, NULL, NULL, 0 };
   kdrv_compile(S, &in, &kk);
   lua_pop(L, 1);
   ks->nargs = kk.nargs;

@@ -537,6 +537,9 @@ static int boxable(Type t, KtyConst k) {
 /* Why a value of type t has no Lua form (boxable is 0), and what to
 ** write instead. */
 static const char *unboxable_why(Type t) {
+  if (t.kind == T_TABLE && kernel_rules)   /* (elsewhere a frozen table is boxable) */
+    return "a cuda.jit kernel has no Lua state, so no tables: copy the table's numbers into a "
+           "kjit array and pass it";
   if (t.kind == T_TABLE)
     return "a table read from an upvalue or a global is frozen when the function compiles: "
            "pass it as an argument";
@@ -545,6 +548,25 @@ static const char *unboxable_why(Type t) {
            "pass it as an argument";
   return "only numbers, booleans, nil, strings, functions, kjit arrays and tables passed in "
          "or made here";
+}
+
+/* What to write instead of passing a value of type t to a compiled
+** function, which cannot take it (the refusals of t_call). */
+static const char *pass_hint(Type t) {
+  switch (t.kind) {
+  case T_SHAPE: return "pass the array itself, or its extents (a.shape[1], #a)";
+  case T_TABLE:
+    return kernel_rules ? "a cuda.jit kernel has no Lua state: copy the table's numbers into a "
+                          "kjit array and pass it"
+                        : "a function literal reads such a table by its name: use it there "
+                          "instead of passing it";
+  case T_STR:
+    return kernel_rules ? "a kernel has no strings: pass a number that stands for it"
+                        : "make the string in the function that uses it";
+  case T_CONFLICT: return "it holds values of different types on different paths: give it "
+                          "one type (initialize it with a value of that type)";
+  default: return "call it where it is needed, and pass its result";
+  }
 }
 
 /* What to write instead where compiled code needs a Lua value and has a
@@ -1947,31 +1969,39 @@ static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
   return r;
 }
 
-/* Is the table at slot ref one that compiled code of this session writes
-** into (t_live)? */
+/* Is the table at slot ref one that compiled code writes into (t_live,
+** in this compile or an earlier one: ir_live.c)? */
 static int is_live(KtySession *S, int ref) {
-  lua_State *L = S->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  int live = 0;
-  if (lua_rawgeti(L, -1, 0) == LUA_TTABLE) {
-    lua_rawgeti(L, -2, ref);
-    live = lua_rawget(L, -2) != LUA_TNIL;
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 2);
+  push_value(S, ref);
+  int live = kty_live_has(S->L, -1);
+  lua_pop(S->L, 1);
   return live;
 }
 
+/* What is left of the refusal of a frozen read of a live table: a kernel
+** (no Lua state to read it live in), or a table reached another way than
+** by a name that t_live sees (an upvalue, a global, a constant field or a
+** constant index of one). */
 #define LIVE_FROZEN \
-  "this table is written by compiled code (t.x = v on an upvalue or a global) and read here " \
-  "as a constant frozen at compile time: pass the table as an argument instead"
+  "this table is written by compiled code and read here as a constant frozen at compile " \
+  "time, which would not see the writes: read it by its name (Pt.x, M.state.items), or pass " \
+  "the table as an argument"
+#define LIVE_FROZEN_KERNEL \
+  "this table is written by compiled code, and a cuda.jit kernel can read only values frozen " \
+  "when it compiles (it has no Lua state): copy the values into a kjit array and pass it"
 
 /* Does v (a getupval, a getfield of _ENV: a global, or a constant field
-** of one, `M.cache`, `M.state.items`) read the same upvalue, global or
-** field as w? */
+** of one, `M.cache`, `M.state.items`, or an element by a constant
+** integer, `L[1]`) read the same upvalue, global or field as w? */
 static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
+  if (v == w) return 1;   /* `local e = T[1]; e.v = x`: the very value */
   if (v->op != w->op) return 0;
   if (v->op == KIR_GETUPVAL) return v->aux == w->aux;
+  if (v->op == KIR_INDEX) {   /* T[1], by the same integer constant */
+    const KirInsn *a = v->args[1], *b = w->args[1];
+    return a->op == KIR_INT && b->op == KIR_INT && a->k.i == b->k.i &&
+           same_var(f, v->args[0], w->args[0]);
+  }
   if (v->op != KIR_GETFIELD || v->k.str.len != w->k.str.len ||
       memcmp(v->k.str.s, w->k.str.s, v->k.str.len) != 0)
     return 0;
@@ -1979,30 +2009,73 @@ static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
   return !is_env(f, w->args[0]) && same_var(f, v->args[0], w->args[0]);
 }
 
-/* Marks the table on top of the stack (kept) live for the session: a
-** frozen read of it elsewhere would not see the writes compiled code makes
-** (is_live refuses those). */
+/* Marks the table on top of the stack (kept) live: compiled code writes
+** into it. Every value of this compile that holds it frozen (an upvalue,
+** a global, a constant field read: typed before this mark) is typed
+** again, so that it is read live too, whichever function of the compile
+** was typed first; later compiles see the mark (ir_live.c), and code
+** compiled before that read it frozen is retired there. */
 static void mark_live(KtySession *S) {
-  lua_State *L = S->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  if (lua_rawgeti(L, -1, 0) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, 0);
+  if (!kty_live_mark(S->L, -1)) return;
+  int slot = kty_keep_value(S, -1);
+  for (int s = 0; s < S->nspecs; s++) {
+    KtySpec *sp = S->specs[s];
+    KirFunc *f = sp->ir;
+    for (int b = 0; b < f->nblocks; b++) {
+      KirBlock *blk = f->blocks[b];
+      for (int i = 0; i < blk->nphis; i++)
+        if (sp->consts[blk->phis[i]->id].kind == T_TABLE && sp->consts[blk->phis[i]->id].ref == slot)
+          push(sp, blk->phis[i]);
+      for (int i = 0; i < blk->ninsns; i++)
+        if (sp->consts[blk->insns[i]->id].kind == T_TABLE && sp->consts[blk->insns[i]->id].ref == slot)
+          push(sp, blk->insns[i]);
+    }
   }
-  lua_pushvalue(L, -3);
-  lua_pushboolean(L, 1);
-  lua_rawset(L, -3);
-  lua_pop(L, 2);
 }
 
-/* A table read from an upvalue or a global that this function writes
-** into (t.x = v, t[i] = v, table.insert(t, v), anywhere in it) is live: compiled code reads the
-** real table at run time (through a registry reference made here, kept as
-** long as the Lua state: the frozen table is the one compiled code sees),
-** so that its writes reach it and its reads see them. The table on top of
-** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
+/* Notes, for the jit object at owner, the tables whose fields or elements
+** the used specializations of S read frozen, and the globals they read
+** frozen (ir_live.c: retired when one of them becomes live). */
+static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t len);
+void kty_note_frozen_reads(KtySession *S, int owner) {
+  lua_State *L = S->L;
+  owner = lua_absindex(L, owner);
+  lua_newtable(L);   /* the global names noted (once each) */
+  int seen = lua_gettop(L);
+  for (int s = 0; s < S->nspecs; s++) {
+    KtySpec *sp = S->specs[s];
+    KirFunc *f = sp->ir;
+    if (!sp->used) continue;
+    for (int b = 0; b < f->nblocks; b++) {
+      KirBlock *blk = f->blocks[b];
+      if (!sp->live[blk->id]) continue;
+      for (int i = 0; i < blk->ninsns; i++) {
+        KirInsn *w = blk->insns[i];
+        if ((w->op != KIR_GETFIELD && w->op != KIR_INDEX && w->op != KIR_LEN) || w->nargs < 1)
+          continue;
+        Type o = sp->types[w->args[0]->id];
+        if (o.kind != T_TABLE) continue;
+        if (is_env(f, w->args[0])) {   /* a global read frozen */
+          if (w->op != KIR_GETFIELD) continue;
+          lua_pushlstring(L, w->k.str.s, w->k.str.len);
+          int noted = lua_rawget(L, seen) != LUA_TNIL;
+          lua_pop(L, 1);
+          if (noted || global_assigned(S, sp, w->k.str.s, w->k.str.len)) continue;
+          kty_live_note_global_reader(L, w->k.str.s, w->k.str.len, owner);
+          lua_pushlstring(L, w->k.str.s, w->k.str.len);
+          lua_pushboolean(L, 1);
+          lua_rawset(L, seen);
+          continue;
+        }
+        push_value(S, o.ref);
+        if (lua_type(L, -1) == LUA_TTABLE) kty_live_note_reader(L, -1, owner);
+        lua_pop(L, 1);
+      }
+    }
+  }
+  lua_pop(L, 1);
+}
+
 /* Is w a call of table.insert or table.remove, spelled so (a global
 ** `table`'s field): they write into their first argument. */
 static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
@@ -2016,6 +2089,40 @@ static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
          (fn->k.str.len == 6 && memcmp(fn->k.str.s, "remove", 6) == 0);
 }
 
+/* kty_live_own_writer of the table on top, asked once per compile (the
+** answers at key -2 of the session's values table). */
+static int own_writer(KtySession *S) {
+  lua_State *L = S->L;
+  int t = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, -2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, -2);
+  }
+  lua_pushvalue(L, t);
+  int known = lua_rawget(L, -2);
+  int yes = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (known == LUA_TNIL) {
+    yes = kty_live_own_writer(L, t);
+    lua_pushvalue(L, t);
+    lua_pushboolean(L, yes);
+    lua_rawset(L, -3);
+  }
+  lua_settop(L, t);
+  return yes;
+}
+
+/* A table read from an upvalue or a global (or a constant field of one)
+** that this function writes into (t.x = v, t[i] = v, table.insert(t, v),
+** anywhere in it), or that compiled code writes elsewhere (marked live:
+** ir_live.c), is live: compiled code reads the real table at run time
+** (through a registry reference made here, released with the code: the
+** frozen table is the one compiled code sees, its fields are not), so
+** that its writes reach it and its reads see them. The table on top of
+** the stack (kept). Returns 1 and sets v's type, or 0 (frozen as before). */
 static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   if (lua_type(S->L, -1) != LUA_TTABLE || S->kernel || is_env(sp->ir, v)) return 0;
   KirFunc *f = sp->ir;
@@ -2029,12 +2136,17 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
       if (calls_table_writer(f, w) && same_var(f, w->args[1], v)) stored = 1;
     }
   }
-  if (!stored) return 0;
+  /* (a table other compiled code writes, or one of its own functions:
+  ** read live here too, ir_live.c) */
+  if (!stored && !kty_live_has(S->L, -1)) {
+    if (!own_writer(S)) return 0;
+    stored = 1;   /* (marked live below, as if written here) */
+  }
   if (sp->liveref[v->id] == 0) {
     lua_pushvalue(S->L, -1);
     sp->liveref[v->id] = kty_ref(S);
   }
-  mark_live(S);
+  if (stored) mark_live(S);
   *r = ty(T_LUA);
   r->sub = KTY_LUA_TABLE;
   return 1;
@@ -2067,6 +2179,7 @@ static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t 
         return 1;
     }
   lua_State *L = S->L;
+  if (kty_live_global_has(L, name, len)) return 1;   /* by an earlier compile (ir_live.c) */
   lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
   int yes = 0;
   if (lua_rawgeti(L, -1, -1) == LUA_TTABLE) {
@@ -2082,6 +2195,7 @@ static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t 
 ** read of it typed before (in other functions of the compile) typed again. */
 static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
   lua_State *L = S->L;
+  kty_live_global_mark(L, name, len);   /* (later compiles; earlier code retired) */
   lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
   if (lua_rawgeti(L, -1, -1) != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -2236,7 +2350,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return elem_of(o.dtype);
   }
   if (o.kind == T_TABLE) {
-    if (S->strict && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
+    if (S->strict && is_live(S, o.ref)) fail(S, sp, v, S->kernel ? LIVE_FROZEN_KERNEL : LIVE_FROZEN);
     Type rv;
     if (kk.kind == T_UNKNOWN && t_frozen_values(S, sp, v, o, kt, kk, &rv)) return rv;   /* ops[i] */
     if (kk.kind == T_UNKNOWN && kt.kind == T_INT) return t_frozen_index(S, sp, v, o);
@@ -2256,6 +2370,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       lua_pop(S->L, 2);
       REFUSE(S, sp, v, "reading a table element raised an error: %s", eb);
     }
+    Type live;   /* T[1].x = v somewhere: the element table read live */
+    if (t_live(S, sp, v, &live)) { lua_pop(S->L, 2); return live; }
     *k = freeze(S);
     lua_pop(S->L, 1);
     if (k->kind == T_UNKNOWN)
@@ -2369,7 +2485,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return ty(T_LUA);
   }
   if (o.kind == T_TABLE) {
-    if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref)) fail(S, sp, v, LIVE_FROZEN);
+    if (S->strict && !is_env(sp->ir, obj) && is_live(S, o.ref))
+      fail(S, sp, v, S->kernel ? LIVE_FROZEN_KERNEL : LIVE_FROZEN);
     push_value(S, o.ref);
     lua_pushlstring(S->L, name, v->k.str.len);
     const char *err = table_get(S->L);
@@ -4063,17 +4180,20 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   for (int i = 0; i < n; i++) {
     if (args[i].kind == T_UNKNOWN) return args[i];
     if (const_string_arg(S, sp, v, &args[i], &kargs[i])) continue;
-    if ((args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
-         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) && self && i == 0)
+    if ((args[i].kind == T_STR || (args[i].kind == T_TABLE && S->kernel) ||
+         args[i].kind == T_SHAPE || args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT) &&
+        self && i == 0)
       REFUSE(S, sp, v, "cannot pass a %s to a compiled function (the object of method call "
-             "'%s:%s(...)', its self)", kty_name(args[i], tb, sizeof tb),
-             self_name(sp->ir, fn->args[0]), fn->k.str.s);
+             "'%s:%s(...)', its self): %s", kty_name(args[i], tb, sizeof tb),
+             self_name(sp->ir, fn->args[0]), fn->k.str.s, pass_hint(args[i]));
     if (args[i].kind == T_BUILTIN && args[i].sub == 0 && kty_builtin_libname(args[i].ref)) {
       args[i].weak = 0;   /* a library function: the callee is specialized on it */
       continue;
     }
     if (dtype_obj_arg(&args[i], &kargs[i])) continue;   /* kjit.f32: specialized on it */
-    if (args[i].kind == T_TABLE && !S->kernel && !(self && i == 0)) {
+    if (args[i].kind == T_TABLE && !S->kernel) {
+      /* (a self too, since 2026-11-28: `player:update()` on an object
+      ** held by an upvalue, its method found when the function compiled) */
       /* a frozen table (an upvalue's, a global's) passed on: the callee
       ** gets the table itself as a Lua value (boxed by its registry
       ** reference, cg_callvalue.c cg_fn_boxconst, into a slot of the
@@ -4081,8 +4201,7 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       ** interpreted (SciMark's closures pass their matrices so); the
       ** caller's own reads of its fields would not see the callee's
       ** writes: where the callee may write it, the table is marked live
-      ** (below), and a frozen read of it refused (LIVE_FROZEN: pass the
-      ** table as an argument) */
+      ** (below), and the caller's reads of it are typed again, live */
       boxed[i] = args[i].ref;
       args[i] = ty(T_LUA);
       args[i].sub = KTY_LUA_TABLE;
@@ -4090,9 +4209,9 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     }
     if (args[i].kind == T_STR || args[i].kind == T_TABLE || args[i].kind == T_SHAPE ||
         args[i].kind == T_BUILTIN || args[i].kind == T_CONFLICT)
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s)",
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d%s): %s",
              kty_name(args[i], tb, sizeof tb), self ? i : i + 1,
-             self ? " of the method call, after its self" : "");
+             self ? " of the method call, after its self" : "", pass_hint(args[i]));
     args[i].weak = 0;
   }
   push_value(S, ft.ref);
@@ -5261,8 +5380,8 @@ static Type t_call_closure(KtySession *S, KtySpec *sp, KirInsn *v, int di, Type 
         /* a dtype object (dtype_obj_arg) or a library function: specialized on it */
         (args[i].kind == T_BUILTIN && args[i].dtype != 1 &&
          !(args[i].sub == 0 && kty_builtin_libname(args[i].ref))))
-      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d)",
-             kty_name(args[i], tb, sizeof tb), i + 1);
+      REFUSE(S, sp, v, "cannot pass a %s to a compiled function (argument #%d): %s",
+             kty_name(args[i], tb, sizeof tb), i + 1, pass_hint(args[i]));
   }
   for (int i = 0; i < np; i++) { all[i] = i < n ? args[i] : ty(T_NIL); all[i].weak = 0; }
   if (clos_captures(S, sp, v, di, all + np, 0) < 0) return ty(T_UNKNOWN);

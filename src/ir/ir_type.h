@@ -309,6 +309,38 @@ void kty_keep_ref(KtySession *S, int ref);
 ** state). */
 int *kty_take_refs(KtySession *S, int *n);
 
+/* ---- Tables compiled code writes into (ir_live.c) ----------------------------
+** Per Lua state, across compiles: a table compiled code writes into by
+** its name is live (read when the code runs) in every later compile; the
+** jit objects whose code read it frozen before are retired through the
+** hook (host/jit.c), and compile anew at their next call. */
+/* Is the table at idx live? */
+int kty_live_has(lua_State *L, int idx);
+/* Marks the table at idx live; 1 when it was not (the hook has then run
+** for the code that read it frozen, if any). */
+int kty_live_mark(lua_State *L, int idx);
+/* Owner (a jit object, at stack index owner) has code that reads fields of
+** the table at tidx frozen. */
+void kty_live_note_reader(lua_State *L, int tidx, int owner);
+/* Does one of the Lua functions the table at tidx holds (its methods,
+** a module's functions) write into it by the name of an upvalue? Those
+** tables are live too, written compiled or interpreted. */
+int kty_live_own_writer(lua_State *L, int tidx);
+/* The same for globals, by name: is `name` assigned by compiled code;
+** mark it so (1 when new: the hook has run for its frozen readers); owner
+** reads it frozen. */
+int kty_live_global_has(lua_State *L, const char *name, size_t len);
+int kty_live_global_mark(lua_State *L, const char *name, size_t len);
+void kty_live_note_global_reader(lua_State *L, const char *name, size_t len, int owner);
+/* Called with the table of owners (owner -> true, at stack index readers)
+** whose code read a table frozen that has just become live. */
+typedef void (*KtyLiveHook)(lua_State *L, int readers);
+void kty_set_live_hook(KtyLiveHook h);
+/* After a compile: notes S's frozen reads of tables (fields and elements of
+** a frozen table that the used specializations fold) for the jit object at
+** stack index owner. */
+void kty_note_frozen_reads(KtySession *S, int owner);
+
 /* registry[KTY_SITEOPTS_KEY][trampoline ref] = KTY_SITEOPTS(...) of the
 ** compile that made the trampoline (refuse3). */
 #define KTY_SITEOPTS_KEY "kjit.callval.siteopts"

@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
   const char *live = "T = {n = 0}; return function(x) T.n = T.n + x; return T.n end";
   CHECK(luaL_dostring(A, live) == LUA_OK, "live");
   CHECK(kjit_export(A, -1, "(i64)") == KJIT_ERRCOMPILE &&
-        msg_has(A, "writes into a table upvalue or global"), "process-bound code refused");
+        msg_has(A, "uses a table upvalue or global that compiled code writes into"), "process-bound code refused");
   lua_pop(A, 1);
 
   /* load into B and call */

@@ -78,7 +78,7 @@ G.FAMILIES = {
   { "lifted", "what issue 29 refused until branch refuse: a constructor with fields before v1(...)'s values, a local vararg literal given them, a local that is a string or a number, a number-or-nil .. a table with __concat, dtype objects (tostring, .., ==, a cast of a string)" },
   { "tabarg", "a Lua table argument T (numbers, strings, booleans, nested tables, a list of records, a kjit array, two keys naming one table): T.x, T[i], T.sub.y, T.list[i].x, a.b.c read and written, t[#t + 1] = v, new keys, keys built at run time, functions stored and called, nil stores; compared key by key after the call" },
   { "tabcall", "tables (T or made here) passed to callees that change them (tc1) or change them and then raise (tc2); two locals naming one table" },
-  { "class", "the class pattern: Pt with __index = Pt, objects from Pt.new or setmetatable({...}, Sub/Dyn) (an __index function, an inherited override), o:method(...), a method replaced between calls (reset at the start of each run), objects stored into T" },
+  { "class", "the class pattern: Pt with __index = Pt, objects from Pt.new or setmetatable({...}, Sub/Dyn) (an __index function, an inherited override), o:method(...), a method replaced between calls (reset at the start of each run), a class counter its method bumps (Pt.ticks), objects stored into T" },
   { "metaops", "tables with metamethods: __add __sub __mul __unm __lt __le __eq __len __concat __index/__newindex functions, __tostring, an __newindex table" },
   { "raw", "rawget rawset rawequal rawlen on tables with and without metatables" },
   { "tablib", "table.insert (2 and 3 arguments, positions out of range), table.remove, table.unpack with ranges, table.concat with separators and ranges, on T's array part or a local table" },
@@ -625,8 +625,11 @@ local function table_stmt(ctx, d, t)
       local o = some_obj(ctx)
       if not o then return end
       local x = newname(ctx, "x")
-      local k = R(7)
-      if k == 7 then   -- a function chosen when the code runs
+      local k = R(8)
+      if k == 8 then   -- the class's counter, bumped by a method, read here
+        emit(ctx, "local " .. x .. " = " .. o .. ":tick(" .. gen_num(ctx, 0) .. ") + " ..
+             pick({ "Pt.ticks", o .. ":ticks2()", "Pt.ticks2(" .. o .. ")" }))
+      elseif k == 7 then   -- a function chosen when the code runs
         local f = newname(ctx, "m")
         emit(ctx, "local " .. f .. " = " .. gen_bool(ctx, 0) .. " and " .. pick({ "scale1", "Pt.len2", "math.max" }) ..
              " or " .. pick({ "scale2", "Sub.len2", "Pt.scale" }))
@@ -1598,6 +1601,10 @@ function G.generate(id, F)
       "function Pt.new(x, y) return setmetatable({ x = x, y = y }, Pt) end",
       "function Pt:len2() return self.x * self.x + self.y * self.y end",
       "function Pt:move(d) self.x = self.x + d; self.n = (self.n or 0) + 1; return self end",
+      -- a counter of the class its own method updates by the class's name
+      -- (the class is live wherever it is read: ir_live.c)
+      "function Pt:tick(k) Pt.ticks = Pt.ticks + k; return Pt.ticks end",
+      "function Pt:ticks2() return Pt.ticks * 2 + self.x end",
       "local function scale1(self, k) return self.x * k end",
       "local function scale2(self, k) return self.y * k + 1 end",
       "local Sub = setmetatable({}, { __index = function(_, k) return Pt[k] end })",
@@ -1643,6 +1650,7 @@ function G.generate(id, F)
   if prog.cls then
     lines[#lines + 1] = chance(0.5) and "  Pt.scale = (n % 2 == 0) and scale1 or scale2" or
                         "  if n % 2 == 0 then Pt.scale = scale1 else Pt.scale = scale2 end"
+    lines[#lines + 1] = "  Pt.ticks = 0"
   end
   -- (every run starts the generator afresh: the checker calls the same
   -- closure interpreted and compiled)

@@ -301,7 +301,7 @@ test("what cannot be exported is refused at export, saying why", function()
   -- a global (or table upvalue) the code writes into: a value of this process
   local T = { n = 0 }
   local w = kjit.jit(function(x) T.n = T.n + x; return T.n end)
-  raises("writes into a table upvalue or global", w.export, w, "(i64)")
+  raises("uses a table upvalue or global that compiled code writes into", w.export, w, "(i64)")
   -- a function argument
   local h = kjit.jit(function(g, x) return g(x) end)
   h(function(x) return x + 1 end, 2)
