@@ -1724,6 +1724,12 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int fa = ra.kind == T_FUNC || (ra.kind == T_BUILTIN && kty_builtin_libname(ra.ref) != NULL),
       fb = rb.kind == T_FUNC || (rb.kind == T_BUILTIN && kty_builtin_libname(rb.ref) != NULL);
   int sa = ra.kind == T_STR && ra.sub != T_NUMBER, sb = rb.kind == T_STR && rb.sub != T_NUMBER;
+  /* ... and either of those ordered with a number-or-nil (-false): the
+  ** message names what that holds when it runs (cg_num.c cmp_check;
+  ** found/string-maybe-order-compile-error.lua) */
+  if (!S->kernel && (((sa || fa) && rb.kind == T_MAYBE) || ((sb || fb) && ra.kind == T_MAYBE)) &&
+      ((!sa && !sb) || !strings_order(S, v->op == KIR_LT ? "__lt" : "__le")))
+    return ty(T_BOOL);
   if (!S->kernel && (((sa || fa) && (isnum(rb) || raises_on(rb) || fb || (fa && sb))) ||
                      ((sb || fb) && (isnum(ra) || raises_on(ra) || fa || (fb && sa)))) &&
       ((!sa && !sb) || !strings_order(S, v->op == KIR_LT ? "__lt" : "__le"))) {

@@ -670,3 +670,28 @@ test("arithmetic and order on known functions; a string with nil or a boolean", 
   D.check_error("attempt to mul a 'string' with a 'function'", str_fn, 101)
   D.check_error("attempt to perform arithmetic on a function value (field 'abs')", fn_maybe, 101)
 end)
+
+-- difffuzz (session 20, found/string-maybe-order-compile-error.lua): a
+-- constant string or a known function ordered with a number-or-nil (or
+-- -false) was a compile error ("attempt to compare string with number")
+-- even where the code does not run; it raises Lua's message where it runs,
+-- naming what the number-or-nil holds then
+local function str_maybe_lt(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return "a" < z end return a end
+local function maybe_ge_str(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return z >= "a" end return a end
+local function fn_maybe_lt(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return z < math.abs end return a end
+local function maybe_le_fn(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return g_fn <= z end return a end
+local function false_le_str(a) local z = a > 1 and a; if a < 0 or a > 100 then return z <= "x" end return a end
+
+test("a string or a function ordered with a number-or-nil: raised where it runs", function()
+  for _, f in ipairs({ str_maybe_lt, maybe_ge_str, fn_maybe_lt, maybe_le_fn, false_le_str }) do
+    D.cases(f, {1}, {2.5}, {101}, {-1}, {-0.5})
+  end
+  D.check_error("attempt to compare string with number", str_maybe_lt, 101)
+  D.check_error("attempt to compare string with nil", str_maybe_lt, -1)
+  D.check_error("attempt to compare string with nil", maybe_ge_str, -0.5)
+  D.check_error("attempt to compare number with function", fn_maybe_lt, 101.5)
+  D.check_error("attempt to compare nil with function", fn_maybe_lt, -1)
+  D.check_error("attempt to compare function with nil", maybe_le_fn, -1)
+  D.check_error("attempt to compare boolean with string", false_le_str, -1)
+  D.check_error("attempt to compare number with string", false_le_str, 101)
+end)
