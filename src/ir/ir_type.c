@@ -3186,6 +3186,16 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
   const char *name = kty_call_name(sp, v, id);
   if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KIR_BOOL_NOT_CALLABLE);
+  /* ipairs of anything but a kjit array (nil, a number, a string, a
+  ** table read from an upvalue, no value at all): the library function,
+  ** called where the code runs, as ipairs of a Lua value is (t_call): it
+  ** raises Lua's "bad argument #1 to 'ipairs'" there, and its iterator
+  ** "attempt to index a nil value" on the loop's first turn; code that does
+  ** not run compiles (found/ipairs-nil-refused.lua) */
+  if (id == B_IPAIRS && !S->kernel && (n == 0 || args[0].kind != T_BUF)) {
+    if (n > 0 && args[0].kind == T_UNKNOWN) return args[0];
+    return t_luacall(S, sp, v, args, kargs, n);
+  }
   if (B_IS_ARRAY(id)) {
     if (n < row->minargs)
       REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -

@@ -695,3 +695,36 @@ test("a string or a function ordered with a number-or-nil: raised where it runs"
   D.check_error("attempt to compare boolean with string", false_le_str, -1)
   D.check_error("attempt to compare number with string", false_le_str, 101)
 end)
+
+-- difffuzz (session 20, found/ipairs-nil-refused.lua): ipairs() said "bad
+-- argument #0 to 'ipairs'" when compiling, and ipairs of nil, a number, a
+-- boolean, a string, a function or a table read from an upvalue was
+-- refused; the library function is called where it runs: ipairs() raises
+-- "bad argument #1", the iterator "attempt to index a nil value" (no
+-- position: a C function raises it) on the loop's first turn
+local IP = { 3, 4.5, 5, x = 1 }
+local function ipairs_none(a) if a > 100 then for _ in ipairs() do end end return a end
+local function ipairs_nil(a) local s = 0; if a > 100 then for i in ipairs(nil) do s = s + i end end return s end
+local function ipairs_num(a) local s = 0; if a > 100 then for i in ipairs(a) do s = s + i end end return s end
+local function ipairs_bool(a) local s = 0; if a > 100 then for i in ipairs(a > 1) do s = s + i end end return s end
+local function ipairs_str(a) local s = 0; for i, v in ipairs("abc") do s = s + i end return s + a end
+local function ipairs_fn(a) if a > 100 then for _ in ipairs(math.abs) do end end return a end
+local function ipairs_maybe(a) local z; if a > 1 then z = a end; if a > 100 or a < 0 then for _ in ipairs(z) do end end return a end
+local function ipairs_upval(a) local s = 0; for i, v in ipairs(IP) do s = s + i * v end return s + a end
+local function ipairs_value(a) if a > 100 then local f, t, i = ipairs(nil); return i end return a end
+
+test("ipairs of no value, nil, a number, a string, an upvalue table: as interpreted", function()
+  for _, f in ipairs({ ipairs_none, ipairs_nil, ipairs_num, ipairs_bool, ipairs_str, ipairs_fn,
+                       ipairs_maybe, ipairs_upval, ipairs_value }) do
+    D.cases(f, {1}, {2.5}, {-1})
+  end
+  D.check_error("bad argument #1 to 'ipairs' (value expected)", ipairs_none, 101)
+  D.check_error("attempt to index a nil value", ipairs_nil, 101)
+  D.check_error("attempt to index a number value", ipairs_num, 101.5)
+  D.check_error("attempt to index a boolean value", ipairs_bool, 101)
+  D.check_error("attempt to index a function value", ipairs_fn, 101)
+  D.check_error("attempt to index a number value", ipairs_maybe, 101)
+  D.check_error("attempt to index a nil value", ipairs_maybe, -1)
+  D.check(ipairs_value, 101)
+  assert(ipairs_upval(0) == 3 + 9 + 15 and D.jit(ipairs_upval)(0) == 27)
+end)
