@@ -1917,6 +1917,11 @@ static void emit_spec(CG *G, KtySpec *sp) {
     LLVMValueRef pv[3 + KJIT_MAXDIMS];
     for (int k = 0; k < np; k++) pv[k] = LLVMGetParam(G->fn, p++);
     params[i] = unpack(sp->args[i], pv);
+    /* a constant string the function is specialized on (ir_type.c
+    ** const_string_arg): its constant, which a value of '...' carries
+    ** (a PARAM's comes from the typer's consts, cg_val) */
+    if (sp->args[i].kind == T_STR && sp->args[i].ref > 0 && sp->args[i].ref <= G->S->nstrs)
+      params[i].k = &G->S->strs[sp->args[i].ref - 1];
   }
   for (int r = 0; r < sp->nret && !cg_is_pure(G, sp); r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];

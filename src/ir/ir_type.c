@@ -911,12 +911,15 @@ static Type list_type(KtySpec *sp, const KirInsn *v, int from, int j) {
 static Type select_type(KtySpec *sp, const KirInsn *v, int j) { return list_type(sp, v, 2, j); }
 
 /* ... and its constant (a string, a built-in), where it is one of the
-** fixed operands. */
-static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j) {
+** fixed operands or a value of an open '...' (a vararg helper's
+** `select(2, ...)` given constant strings: vararg_const). */
+static KtyConst list_const(KtySession *S, const KtySpec *sp, const KirInsn *v, int from, int j) {
   KtyConst k;
   memset(&k, 0, sizeof k);
   int fixed = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
   if (j < fixed) k = sp->consts[v->args[from + j]->id];
+  else if ((v->flags & KIR_F_OPEN) && v->args[v->nargs - 1]->op == KIR_VARARG)
+    vararg_const(S, sp, j - fixed, &k);
   return k;
 }
 
@@ -924,11 +927,11 @@ static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j)
 ** compiled code (KTY_SELECT_FROM): its list's value (a string, a known
 ** function or table: `select(2, "a", "b")` is "b", returned or measured as
 ** a constant is); else none. */
-static KtyConst select_const(const KtySpec *sp, const KirInsn *v, int j) {
+static KtyConst select_const(KtySession *S, const KtySpec *sp, const KirInsn *v, int j) {
   KtyConst k;
   memset(&k, 0, sizeof k);
   if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM)
-    k = list_const(sp, v, 2, sp->varop[v->id] - KTY_SELECT_FROM + j);
+    k = list_const(S, sp, v, 2, sp->varop[v->id] - KTY_SELECT_FROM + j);
   return k;
 }
 
@@ -1126,8 +1129,8 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
       if (kout) {
         memset(&kout[n], 0, sizeof kout[n]);
         if (j == 0) kout[n] = sp->consts[c->id];
-        else if (assert_call(sp, c)) kout[n] = list_const(sp, c, 1, j);   /* assert(x, "m") */
-        else kout[n] = select_const(sp, c, j);
+        else if (assert_call(sp, c)) kout[n] = list_const(S, sp, c, 1, j);   /* assert(x, "m") */
+        else kout[n] = select_const(S, sp, c, j);
       }
       out[n++] = result_of(sp, c, j);
     }
@@ -3737,7 +3740,7 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   sp->varop[v->id] = KTY_SELECT_FROM + (int)(i - 1);
   *r = result_of(sp, v, 0);
   if (i - 1 >= m) k->kind = T_NIL;
-  else *k = select_const(sp, v, 0);
+  else *k = select_const(S, sp, v, 0);
   return 1;
 }
 
@@ -4402,8 +4405,8 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_VARARG: return vararg_const(S, sp, 0, k);
   case KIR_RESULT:
     if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
-    if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(sp, v->args[0], 1, v->aux);
-    else if (v->aux > 0) *k = select_const(sp, v->args[0], v->aux);
+    if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(S, sp, v->args[0], 1, v->aux);
+    else if (v->aux > 0) *k = select_const(S, sp, v->args[0], v->aux);
     return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
