@@ -5680,6 +5680,34 @@ static void site_options(KtySession *S, int ref) {
   lua_pop(L, 1);
 }
 
+/* The call statement of a trampoline: prefix..callee(args), its values
+** returned (all of them, counted, where nres < 0). */
+static void tramp_call(luaL_Buffer *b, const char *prefix, const char *callee, const char *args,
+                       int nres) {
+  char head[64];
+  if (nres < 0) luaL_addstring(b, "return __kjit_n(");
+  else if (nres > 0) {
+    luaL_addstring(b, "local ");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
+      luaL_addstring(b, head);
+    }
+    luaL_addstring(b, " = ");
+  }
+  luaL_addstring(b, prefix);
+  luaL_addstring(b, callee);
+  luaL_addchar(b, '(');
+  luaL_addstring(b, args);
+  luaL_addstring(b, nres < 0 ? "))" : ") ");
+  if (nres >= 0) {
+    luaL_addstring(b, "return");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
+      luaL_addstring(b, head);
+    }
+  }
+}
+
 /* The trampoline through which call v runs (runtime/luacall.c says why): a
 ** Lua function loaded with the caller's chunk name whose call of the
 ** function value stands at v's line and names it as the source does, so
@@ -5727,10 +5755,21 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
                     : how == KIR_VAR_INTKEY ? "__kjit_t[1]"
                     : how == KIR_VAR_ANYKEY ? "__kjit_t[__kjit_k]" : NULL;
   const char *callee = key ? key : name;
-  luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; ");
+  /* a method call whose object may be a string (`return s:byte(i)`, all
+  ** its values): where it is one, the callee is called as a method on it,
+  ** so that luaL_argerror counts the arguments as the source does ("bad
+  ** argument #1 to 'byte'", not #2); a string's methods are read from its
+  ** metatable's __index table (string_method), which has no side effects.
+  ** Other objects keep the plain call (indexing them again could run an
+  ** __index function twice). found/string-method-argument-number.lua */
+  Type self = v->nargs >= 2 ? sp->types[v->args[1]->id] : ty(T_UNKNOWN);
+  int strself = !key && is_method_call(sp->ir, v) && strcmp(name, "f") != 0 &&
+                ((self.kind == T_STR && self.sub != T_NUMBER) ||
+                 (islua(self) && self.sub != KTY_LUA_TABLE));
+  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type = {}, 1, type; ");
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
-  luaL_addstring(&b, ", ...) ");
+  luaL_addstring(&b, strself ? ", __kjit_self, ...) " : ", ...) ");
   if (key) {
     luaL_addstring(&b, "if __kjit_t[1] ~= ");
     luaL_addstring(&b, name);
@@ -5739,26 +5778,15 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, " end ");
   }
   for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
-  char head[64];
-  if (nres < 0) luaL_addstring(&b, "return __kjit_n(");
-  else if (nres > 0) {
-    luaL_addstring(&b, "local ");
-    for (int r = 0; r < nres; r++) {
-      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
-      luaL_addstring(&b, head);
-    }
-    luaL_addstring(&b, " = ");
+  if (strself) {
+    luaL_addstring(&b, "if __kjit_type(__kjit_self) == 'string' then ");
+    tramp_call(&b, "__kjit_self:", name, "...", nres);
+    luaL_addstring(&b, " end ");
+    tramp_call(&b, "", name, "__kjit_self, ...", nres);
+  } else {
+    tramp_call(&b, "", callee, "...", nres);
   }
-  luaL_addstring(&b, callee);
-  luaL_addstring(&b, nres < 0 ? "(...)) end" : "(...) ");
-  if (nres >= 0) {
-    luaL_addstring(&b, "return");
-    for (int r = 0; r < nres; r++) {
-      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
-      luaL_addstring(&b, head);
-    }
-    luaL_addstring(&b, " end");
-  }
+  luaL_addstring(&b, " end");
 load:
   luaL_pushresult(&b);
   size_t len;
