@@ -1398,8 +1398,11 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   LLVMBasicBlockRef fail = cg_bb(G, "callfail"), cont = cg_bb(G, "callok");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), cont, fail));
   LLVMPositionBuilderAtEnd(G->B, fail);
-  {
-    /* error("msg", 2) in the callee: the position is this call's line */
+  /* error("msg", 2) in the callee: the position is this call's line. Not
+  ** for a tail call (`return h(x)`): the interpreter's h then replaces this
+  ** function's frame, so level 2 names this function's caller, which
+  ** the level left as it is names (found/tail-call-error-level.lua) */
+  if (!(v->flags & KIR_F_TAIL)) {
     LLVMValueRef lp = LLVMBuildStructGEP2(G->B, G->errty, G->err, 4, "");
     LLVMValueRef lv = LLVMBuildLoad2(G->B, G->i64, lp, "");
     LLVMValueRef kind = LLVMBuildLoad2(G->B, G->i32, LLVMBuildStructGEP2(G->B, G->errty, G->err, 0, ""), "");
@@ -1944,6 +1947,11 @@ static void emit_spec(CG *G, KtySpec *sp) {
     LLVMValueRef pv[3 + KJIT_MAXDIMS];
     for (int k = 0; k < np; k++) pv[k] = LLVMGetParam(G->fn, p++);
     params[i] = unpack(sp->args[i], pv);
+    /* a constant string the function is specialized on (ir_type.c
+    ** const_string_arg): its constant, which a value of '...' carries
+    ** (a PARAM's comes from the typer's consts, cg_val) */
+    if (sp->args[i].kind == T_STR && sp->args[i].ref > 0 && sp->args[i].ref <= G->S->nstrs)
+      params[i].k = &G->S->strs[sp->args[i].ref - 1];
   }
   for (int r = 0; r < sp->nret && !cg_is_pure(G, sp); r++) {
     LLVMTypeRef tys[3 + KJIT_MAXDIMS];

@@ -560,8 +560,13 @@ static void cmp_check(CG *G, CgVal *ab, int line) {
   LLVMValueRef ok = cg_i1(G, 1), code[2];
   for (int i = 0; i < 2; i++) {
     code[i] = cg_i64(G, KE_CMP_NUMBER);
-    if (ab[i].t.kind == T_NIL || ab[i].t.kind == T_BOOL) {   /* always raises (the typer) */
-      code[i] = cg_i64(G, ab[i].t.kind == T_NIL ? KE_CMP_NIL : KE_CMP_BOOLEAN);
+    Type t = ab[i].t;
+    /* always raises (the typer): nil, a boolean, or a constant string or
+    ** known function ordered with a number-or-nil */
+    int strfn = (t.kind == T_STR && t.sub != T_NUMBER) || t.kind == T_FUNC || t.kind == T_BUILTIN;
+    if (t.kind == T_NIL || t.kind == T_BOOL || strfn) {
+      code[i] = cg_i64(G, t.kind == T_NIL ? KE_CMP_NIL : t.kind == T_BOOL ? KE_CMP_BOOLEAN
+                          : t.kind == T_STR ? KE_CMP_STRING : KE_CMP_FUNCTION);
       ok = cg_i1(G, 0);
       continue;
     }

@@ -109,8 +109,9 @@ typedef enum KErrKind {
 /* KE_ALLOC's reasons (KErr.b) */
 enum { KA_NOMEM = 1, KA_NEGDIM, KA_TOOLARGE, KA_NEGPOINTS, KA_STEP0, KA_NOTFINITE };
 
-/* KE_CMP's operand types, in Lua's operand order. */
-enum { KE_CMP_NUMBER, KE_CMP_NIL, KE_CMP_BOOLEAN };
+/* KE_CMP's operand types, in Lua's operand order (a constant string or a
+** known function ordered with a number-or-nil: ir_type.c t_compare). */
+enum { KE_CMP_NUMBER, KE_CMP_NIL, KE_CMP_BOOLEAN, KE_CMP_STRING, KE_CMP_FUNCTION };
 
 /* Filled by compiled code when it fails; read by the dispatcher. The
 ** layout is mirrored by the code generator (src/codegen: the KErr struct

@@ -970,12 +970,15 @@ static Type list_type(KtySpec *sp, const KirInsn *v, int from, int j) {
 static Type select_type(KtySpec *sp, const KirInsn *v, int j) { return list_type(sp, v, 2, j); }
 
 /* ... and its constant (a string, a built-in), where it is one of the
-** fixed operands. */
-static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j) {
+** fixed operands or a value of an open '...' (a vararg helper's
+** `select(2, ...)` given constant strings: vararg_const). */
+static KtyConst list_const(KtySession *S, const KtySpec *sp, const KirInsn *v, int from, int j) {
   KtyConst k;
   memset(&k, 0, sizeof k);
   int fixed = v->nargs - from - ((v->flags & KIR_F_OPEN) ? 1 : 0);
   if (j < fixed) k = sp->consts[v->args[from + j]->id];
+  else if ((v->flags & KIR_F_OPEN) && v->args[v->nargs - 1]->op == KIR_VARARG)
+    vararg_const(S, sp, j - fixed, &k);
   return k;
 }
 
@@ -983,11 +986,11 @@ static KtyConst list_const(const KtySpec *sp, const KirInsn *v, int from, int j)
 ** compiled code (KTY_SELECT_FROM): its list's value (a string, a known
 ** function or table: `select(2, "a", "b")` is "b", returned or measured as
 ** a constant is); else none. */
-static KtyConst select_const(const KtySpec *sp, const KirInsn *v, int j) {
+static KtyConst select_const(KtySession *S, const KtySpec *sp, const KirInsn *v, int j) {
   KtyConst k;
   memset(&k, 0, sizeof k);
   if (v->op == KIR_CALL && sp->varop[v->id] >= KTY_SELECT_FROM)
-    k = list_const(sp, v, 2, sp->varop[v->id] - KTY_SELECT_FROM + j);
+    k = list_const(S, sp, v, 2, sp->varop[v->id] - KTY_SELECT_FROM + j);
   return k;
 }
 
@@ -1185,8 +1188,8 @@ static int operands(KtySession *S, KtySpec *sp, const KirInsn *v, int from, Type
       if (kout) {
         memset(&kout[n], 0, sizeof kout[n]);
         if (j == 0) kout[n] = sp->consts[c->id];
-        else if (assert_call(sp, c)) kout[n] = list_const(sp, c, 1, j);   /* assert(x, "m") */
-        else kout[n] = select_const(sp, c, j);
+        else if (assert_call(sp, c)) kout[n] = list_const(S, sp, c, 1, j);   /* assert(x, "m") */
+        else kout[n] = select_const(S, sp, c, j);
       }
       out[n++] = result_of(sp, c, j);
     }
@@ -1796,6 +1799,12 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   int fa = ra.kind == T_FUNC || (ra.kind == T_BUILTIN && kty_builtin_libname(ra.ref) != NULL),
       fb = rb.kind == T_FUNC || (rb.kind == T_BUILTIN && kty_builtin_libname(rb.ref) != NULL);
   int sa = ra.kind == T_STR && ra.sub != T_NUMBER, sb = rb.kind == T_STR && rb.sub != T_NUMBER;
+  /* ... and either of those ordered with a number-or-nil (-false): the
+  ** message names what that holds when it runs (cg_num.c cmp_check;
+  ** found/string-maybe-order-compile-error.lua) */
+  if (!S->kernel && (((sa || fa) && rb.kind == T_MAYBE) || ((sb || fb) && ra.kind == T_MAYBE)) &&
+      !ordered)
+    return ty(T_BOOL);
   if (!S->kernel && (((sa || fa) && (isnum(rb) || raises_on(rb) || fb || (fa && sb))) ||
                      ((sb || fb) && (isnum(ra) || raises_on(ra) || fa || (fb && sa)))) && !ordered) {
     const char *t1 = sa ? "string" : fa ? "function" : objtypename(ra);
@@ -3346,6 +3355,16 @@ static Type t_builtin(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args
     REFUSE(S, sp, v, "%s is not yet supported by the bytecode typer", kir_builtin_name(id));
   const char *name = kty_call_name(sp, v, id);
   if (id == B_KJIT_BOOL) RAISE(S, sp, v, -1, KIR_BOOL_NOT_CALLABLE);
+  /* ipairs of anything but a kjit array (nil, a number, a string, a
+  ** table read from an upvalue, no value at all): the library function,
+  ** called where the code runs, as ipairs of a Lua value is (t_call): it
+  ** raises Lua's "bad argument #1 to 'ipairs'" there, and its iterator
+  ** "attempt to index a nil value" on the loop's first turn; code that does
+  ** not run compiles (found/ipairs-nil-refused.lua) */
+  if (id == B_IPAIRS && !S->kernel && (n == 0 || args[0].kind != T_BUF)) {
+    if (n > 0 && args[0].kind == T_UNKNOWN) return args[0];
+    return t_luacall(S, sp, v, args, kargs, n);
+  }
   if (B_IS_ARRAY(id)) {
     if (n < row->minargs)
       REFUSE(S, sp, v, "bad argument #%d to '%s' (%s expected, got no value)", n + 1 -
@@ -3887,7 +3906,7 @@ static int t_select(KtySession *S, KtySpec *sp, KirInsn *v, const Type *args,
   sp->varop[v->id] = KTY_SELECT_FROM + (int)(i - 1);
   *r = result_of(sp, v, 0);
   if (i - 1 >= m) k->kind = T_NIL;
-  else *k = select_const(sp, v, 0);
+  else *k = select_const(S, sp, v, 0);
   return 1;
 }
 
@@ -4554,8 +4573,8 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   case KIR_VARARG: return vararg_const(S, sp, 0, k);
   case KIR_RESULT:
     if (v->args[0]->op == KIR_VARARG) return vararg_const(S, sp, v->aux, k);
-    if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(sp, v->args[0], 1, v->aux);
-    else if (v->aux > 0) *k = select_const(sp, v->args[0], v->aux);
+    if (v->aux > 0 && assert_call(sp, v->args[0])) *k = list_const(S, sp, v->args[0], 1, v->aux);
+    else if (v->aux > 0) *k = select_const(S, sp, v->args[0], v->aux);
     return result_of(sp, v->args[0], v->aux);
   case KIR_SETINDEX: return t_setindex(S, sp, v);
   case KIR_FORPREP: case KIR_FORLOOP: return t_for(S, sp, v);
@@ -5844,6 +5863,34 @@ static void site_options(KtySession *S, int ref) {
   lua_pop(L, 1);
 }
 
+/* The call statement of a trampoline: prefix..callee(args), its values
+** returned (all of them, counted, where nres < 0). */
+static void tramp_call(luaL_Buffer *b, const char *prefix, const char *callee, const char *args,
+                       int nres) {
+  char head[64];
+  if (nres < 0) luaL_addstring(b, "return __kjit_n(");
+  else if (nres > 0) {
+    luaL_addstring(b, "local ");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
+      luaL_addstring(b, head);
+    }
+    luaL_addstring(b, " = ");
+  }
+  luaL_addstring(b, prefix);
+  luaL_addstring(b, callee);
+  luaL_addchar(b, '(');
+  luaL_addstring(b, args);
+  luaL_addstring(b, nres < 0 ? "))" : ") ");
+  if (nres >= 0) {
+    luaL_addstring(b, "return");
+    for (int r = 0; r < nres; r++) {
+      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
+      luaL_addstring(b, head);
+    }
+  }
+}
+
 /* The trampoline through which call v runs (runtime/luacall.c says why): a
 ** Lua function loaded with the caller's chunk name whose call of the
 ** function value stands at v's line and names it as the source does, so
@@ -5904,11 +5951,26 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   params[0] = '\0';
   for (int i = 0, at = 0; i < fixed; i++)
     at += snprintf(params + at, sizeof params - (size_t)at, "%s__kjit_%d", i ? ", " : "", i + 1);
-  if (fixed < 0) snprintf(params, sizeof params, "...");
-  luaL_addstring(&b, "local __kjit_t, __kjit_k = {}, 1; ");
+  /* a method call whose object may be a string (`return s:byte(i)`, all
+  ** its values): where it is one, the callee is called as a method on it,
+  ** so that luaL_argerror counts the arguments as the source does ("bad
+  ** argument #1 to 'byte'", not #2); a string's methods are read from its
+  ** metatable's __index table (string_method), which has no side effects.
+  ** Other objects keep the plain call (indexing them again could run an
+  ** __index function twice). found/string-method-argument-number.lua */
+  Type self = v->nargs >= 2 ? sp->types[v->args[1]->id] : ty(T_UNKNOWN);
+  int strself = !key && is_method_call(sp->ir, v) && strcmp(name, "f") != 0 &&
+                ((self.kind == T_STR && self.sub != T_NUMBER) ||
+                 (islua(self) && self.sub != KTY_LUA_TABLE));
+  /* the parameters after the callee, the object's name and the arguments
+  ** after it (a fixed call's first parameter is the object: fixed >= 1) */
+  if (fixed < 0) snprintf(params, sizeof params, "%s", strself ? "__kjit_self, ..." : "...");
+  const char *selfname = fixed < 0 ? "__kjit_self" : "__kjit_1";
+  const char *rest = fixed < 0 ? "..." : fixed <= 1 ? "" : params + strlen("__kjit_1, ");
+  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type = {}, 1, type; ");
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
   luaL_addstring(&b, name);
-  if (fixed != 0) luaL_addstring(&b, ", ");
+  if (params[0]) luaL_addstring(&b, ", ");
   luaL_addstring(&b, params);
   luaL_addstring(&b, ") ");
   if (key) {
@@ -5919,28 +5981,19 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, " end ");
   }
   for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
-  char head[64];
-  if (nres < 0) luaL_addstring(&b, "return __kjit_n(");
-  else if (nres > 0) {
-    luaL_addstring(&b, "local ");
-    for (int r = 0; r < nres; r++) {
-      snprintf(head, sizeof head, "%sr%d", r ? ", " : "", r);
-      luaL_addstring(&b, head);
-    }
-    luaL_addstring(&b, " = ");
+  if (strself) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%s:", selfname);
+    luaL_addstring(&b, "if __kjit_type(");
+    luaL_addstring(&b, selfname);
+    luaL_addstring(&b, ") == 'string' then ");
+    tramp_call(&b, prefix, name, rest, nres);
+    luaL_addstring(&b, " end ");
+    tramp_call(&b, "", name, params, nres);
+  } else {
+    tramp_call(&b, "", callee, params, nres);
   }
-  luaL_addstring(&b, callee);
-  luaL_addchar(&b, '(');
-  luaL_addstring(&b, params);
-  luaL_addstring(&b, nres < 0 ? ")) end" : ") ");
-  if (nres >= 0) {
-    luaL_addstring(&b, "return");
-    for (int r = 0; r < nres; r++) {
-      snprintf(head, sizeof head, "%sr%d", r ? ", " : " ", r);
-      luaL_addstring(&b, head);
-    }
-    luaL_addstring(&b, " end");
-  }
+  luaL_addstring(&b, " end");
 load:
   luaL_pushresult(&b);
   size_t len;

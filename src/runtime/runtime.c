@@ -76,9 +76,9 @@ void krt_push_error(lua_State *L, const KErr *e) {
     lua_pushfstring(L, "%snumber has no integer representation", where);
     break;
   case KE_CMP: {   /* luaG_ordererror's words */
-    static const char *const tn[] = { "number", "nil", "boolean" };
-    const char *t1 = tn[e->a >= 0 && e->a <= 2 ? e->a : 0];
-    const char *t2 = tn[e->b >= 0 && e->b <= 2 ? e->b : 0];
+    static const char *const tn[] = { "number", "nil", "boolean", "string", "function" };
+    const char *t1 = tn[e->a >= 0 && e->a <= KE_CMP_FUNCTION ? e->a : 0];
+    const char *t2 = tn[e->b >= 0 && e->b <= KE_CMP_FUNCTION ? e->b : 0];
     if (t1 == t2) lua_pushfstring(L, "%sattempt to compare two %s values", where, t1);
     else lua_pushfstring(L, "%sattempt to compare %s with %s", where, t1, t2);
     break;

@@ -84,6 +84,12 @@ G.FAMILIES = {
   { "tablib", "table.insert (2 and 3 arguments, positions out of range), table.remove, table.unpack with ranges, table.concat with separators and ranges, on T's array part or a local table" },
   { "dynamic", "tostring, tonumber (with bases), type on mixed values (numbers, strings, booleans, nil, tables, functions), select with negative indices, pcall and error with table error values (caught, and uncaught: compared key by key)" },
   { "tabret", "the main function returns a table first (T itself or a constructor of computed values, nested), compared key by key" },
+  { "strkeys", "strings built (.., string.format with %d %g %q %x ..., tostring, string.rep/sub/char/upper) from numbers, ordered and compared with each other, measured (#s, string.byte), converted back (tonumber), used as table keys, and returned" },
+  { "numkeys", "integer and float keys: t[1.0] and t[1], t[-0.0], t[2^53], t[2^63], keys computed at run time (NaN: 'table index is NaN'), rawget, #t, next's key subtype" },
+  { "order", "pairs and next order over tables the function builds and changes (string, integer and float keys added, deleted, table.insert/remove), folded into an order-sensitive number; deletion while traversing" },
+  { "pcallerr", "pcall and error inside compiled code: table error values (read, changed, rethrown), error levels 1 and 2, nested pcall, values with __tostring, run-time errors caught with their position" },
+  { "varnil", "varargs with nil holes: a helper vn(...) using table.pack and table.unpack with n, select('#', ...) with trailing nils, {...} of them" },
+  { "randmix", "math.random drawn compiled, through a compiled helper, through a table of C functions and through pcall (the interpreter's generator, interleaved), math.randomseed with computed seeds, math.random(0), empty intervals and float arguments (errors)" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -367,10 +373,11 @@ local function emit(ctx, s) ctx.out[#ctx.out + 1] = ctx.ind .. s end
 local function newname(ctx, p) ctx.ids.n = ctx.ids.n + 1; return p .. ctx.ids.n end
 
 local function scope(ctx)
-  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables, #ctx.rvars, #ctx.objs, #ctx.vobjs }
+  return { #ctx.nums, #ctx.bools, #ctx.locals, #ctx.loopvars, #ctx.nilables, #ctx.rvars, #ctx.objs, #ctx.vobjs,
+           #ctx.strs }
 end
 local function unscope(ctx, sc)
-  local keys = { "nums", "bools", "locals", "loopvars", "nilables", "rvars", "objs", "vobjs" }
+  local keys = { "nums", "bools", "locals", "loopvars", "nilables", "rvars", "objs", "vobjs", "strs" }
   for k, key in ipairs(keys) do
     local t = ctx[key]
     for i = #t, sc[k] + 1, -1 do t[i] = nil end
@@ -490,6 +497,8 @@ local function ret_values(ctx, nret)
     end
     return t
   end
+  -- (strkeys) now and then a string built here, returned as the Lua value
+  if ctx.main and #ctx.strs > 0 and nret >= 1 and chance(0.2) then t[R(nret)] = pick(ctx.strs) end
   if nret >= 1 then
     local hs = callable(ctx)
     local r = R()
@@ -783,6 +792,221 @@ local function table_stmt(ctx, d, t)
       number_local(ctx, x)
     end
   end
+end
+
+-- Statements of the families of session 20 (strkeys, numkeys, order,
+-- pcallerr, varnil, randmix): Lua values issue 29 says compiled code must
+-- handle as interpreted, each ending in a number local that is observed.
+
+-- a number local that is never NaN (a NaN's sign in text may differ:
+-- README, Differences 9.), for strings built from numbers
+local function text_number(ctx)
+  local v = newname(ctx, "v")
+  emit(ctx, "local " .. v .. " = " .. gen_num(ctx, 0))
+  emit(ctx, "if " .. v .. " ~= " .. v .. " then " .. v .. " = 0 end")
+  return v
+end
+
+local STR_FORMATS = { "%d", "%g", "%.3f", "%5.1f", "%x", "%s", "%q", "%.14g", "%i", "%a", "%-4d|" }
+local STR_LITS = { "\"\"", "\"10\"", "\"9\"", "\"a\"", "\"B\"", "\"ab\"", "\"1e1\"", "\" 5 \"", "\"0x10\"" }
+
+-- a string built from the number local v (or a string local)
+local function built_string(ctx, v)
+  local k = R(10)
+  if k == 1 then return "(\"k\" .. " .. v .. ")"
+  elseif k == 2 then return "string.format(\"" .. pick(STR_FORMATS) .. "\", " .. v .. ")"
+  elseif k == 3 then return "tostring(" .. v .. ")"
+  elseif k == 4 then
+    return "string.rep(" .. pick({ "\"ab\"", "\"-\"", "\"\"" }) .. ", " .. R(-1, 3) .. (chance(0.5) and ", \",\"" or "") .. ")"
+  elseif k == 5 then return "string.char(" .. (64 + R(26)) .. (chance(0.5) and (", " .. (96 + R(26))) or "") .. ")"
+  elseif k == 6 then return "(" .. v .. " .. \"\")"
+  elseif k == 7 then return "(" .. v .. " .. \"x\"):" .. pick({ "upper", "lower" }) .. "()"
+  elseif k == 8 and #ctx.strs > 0 then return "(" .. pick(ctx.strs) .. " .. " .. pick(STR_LITS) .. ")"
+  elseif k == 9 then return "(\"ab\" .. " .. v .. "):sub(" .. R(-4, 3) .. ", " .. R(-3, 6) .. ")"
+  end
+  return pick(STR_LITS)
+end
+
+local NUM_KEYS = { "1", "1.0", "2", "2.0", "(-0.0)", "0", "3", "1.5", "2^53", "2^63", "math.maxinteger",
+                   "math.mininteger", "(n // 1)", "(n / 2)", "(-1)", "3.0" }
+
+local function luaval_stmts(ctx, d, slots)
+  local F = ctx.F
+  -- (all of them share one slot of ext_stmt's choice, so that they add
+  -- about 10% to the difffuzz ctest's time, not a third: measured)
+  local t = {}
+  if F.strkeys then
+    t[#t + 1] = function()
+      local v = text_number(ctx)
+      local s1, s2, x = newname(ctx, "s"), newname(ctx, "s"), newname(ctx, "x")
+      emit(ctx, "local " .. s1 .. " = " .. built_string(ctx, v))
+      emit(ctx, "local " .. s2 .. " = " .. built_string(ctx, v))
+      local k = R(4)
+      if k == 1 then   -- two strings built here, ordered and compared
+        emit(ctx, "local " .. x .. " = (" .. s1 .. " < " .. s2 .. " and 1 or 0) + (" .. s1 .. " <= " .. s2 ..
+             " and 2 or 0) + (" .. s1 .. " == " .. s2 .. " and 4 or 0) + #" .. s1 .. " * 8 + #" .. s2)
+      elseif k == 2 then   -- as table keys
+        local tv = newname(ctx, "t")
+        emit(ctx, "local " .. tv .. " = { [" .. s1 .. "] = " .. v .. " }")
+        emit(ctx, tv .. "[" .. s2 .. "] = (" .. tv .. "[" .. s2 .. "] or 0) + 1")
+        emit(ctx, tv .. "[" .. s1 .. " .. " .. s2 .. "] = #" .. s2)
+        emit(ctx, "local " .. x .. " = (" .. tv .. "[" .. s1 .. "] or -1) + (" .. tv .. "[" .. s2 .. "] or -1) + (rawget(" ..
+             tv .. ", " .. s1 .. " .. " .. s2 .. ") or 0)")
+        if ctx.tab and chance(0.5) then emit(ctx, "T[" .. s1 .. "] = " .. x) end
+      elseif k == 3 then   -- bytes and pieces
+        emit(ctx, "local " .. x .. " = (string.byte(" .. s1 .. ", " .. R(-3, 3) .. ") or 0) + #(" .. s1 .. " .. " .. s2 ..
+             "):sub(" .. R(-4, 2) .. ", " .. R(-2, 6) .. ") + (" .. s2 .. ":byte(-1) or 0)")
+      else   -- back to numbers (tonumber of "k1" is nil; a string in arithmetic converts or raises)
+        emit(ctx, "local " .. x .. " = (tonumber(" .. s1 .. ") or -1) + " ..
+             (chance(0.3) and (s2 .. " * 1") or ("(tonumber(" .. s2 .. ", " .. pick({ "10", "16", "36" }) .. ") or 0)")))
+      end
+      ctx.strs[#ctx.strs + 1] = s1
+      ctx.strs[#ctx.strs + 1] = s2
+      number_local(ctx, x)
+    end
+  end
+  if F.numkeys then
+    t[#t + 1] = function()
+      local tv, x = newname(ctx, "t"), newname(ctx, "x")
+      emit(ctx, "local " .. tv .. " = {" .. (chance(0.4) and (" " .. gen_num(ctx, 0) .. ", " .. gen_num(ctx, 0) .. " ") or "") .. "}")
+      for _ = 1, R(2, 5) do
+        local key = pick(NUM_KEYS)
+        if chance(0.08) then key = gen_num(ctx, 0) end   -- (NaN raises "table index is NaN")
+        emit(ctx, tv .. "[" .. key .. "] = " .. gen_num(ctx, 0))
+      end
+      local k = R(4)
+      if k == 1 then
+        emit(ctx, "local " .. x .. " = #" .. tv .. " + (" .. tv .. "[1] or 0) + (" .. tv .. "[2.0] or 0) + (" .. tv .. "[0] or 0)")
+      elseif k == 2 then   -- the keys' subtypes (1.0 is stored as 1; 2^53 too; 1.5 stays a float)
+        emit(ctx, "local " .. x .. " = 0")
+        emit(ctx, "for k, w in pairs(" .. tv .. ") do " .. x .. " = " .. x .. " + (math.type(k) == \"integer\" and 1 or 100) end")
+      elseif k == 3 then
+        emit(ctx, "local " .. x .. " = (rawget(" .. tv .. ", 1.0) or 0) + (rawget(" .. tv .. ", 2^53) or 0) + (" .. tv ..
+             "[-0.0] or 0) + (" .. tv .. "[2^63] or 0)")
+      else
+        local kk = newname(ctx, "k")
+        emit(ctx, "local " .. kk .. " = next(" .. tv .. ")")
+        emit(ctx, "local " .. x .. " = (" .. kk .. " == nil) and 0 or (math.type(" .. kk .. ") == \"float\" and 2 or 1)")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.order then
+    t[#t + 1] = function()
+      local tv, x = newname(ctx, "t"), newname(ctx, "x")
+      local items = {}
+      for i = 1, R(0, 3) do items[#items + 1] = gen_num(ctx, 0) end
+      for i = 1, R(0, 3) do items[#items + 1] = "k" .. R(6) .. " = " .. gen_num(ctx, 0) end
+      emit(ctx, "local " .. tv .. " = { " .. table.concat(items, ", ") .. " }")
+      for _ = 1, R(1, 5) do
+        local k = R(8)
+        if k == 1 then emit(ctx, tv .. "[\"k\" .. " .. R(9) .. "] = " .. gen_num(ctx, 0))
+        elseif k == 2 then emit(ctx, tv .. "[" .. R(9) .. "] = " .. gen_num(ctx, 0))
+        elseif k == 3 then emit(ctx, tv .. "." .. "k" .. R(6) .. " = nil")
+        elseif k == 4 then emit(ctx, tv .. "[#" .. tv .. " + 1] = " .. gen_num(ctx, 0))
+        elseif k == 5 then emit(ctx, "table.insert(" .. tv .. ", " .. gen_num(ctx, 0) .. ")")
+        elseif k == 6 then emit(ctx, "table.remove(" .. tv .. ")")
+        elseif k == 7 then emit(ctx, tv .. "[" .. pick({ "1.5", "-0.5", "2^60" }) .. "] = " .. gen_num(ctx, 0))
+        else emit(ctx, tv .. "[string.format(\"f%d\", cnt % 5)] = " .. gen_num(ctx, 0)) end
+      end
+      emit(ctx, "local " .. x .. " = 0")
+      -- (a hash of the keys in the order met: any other order gives another number)
+      local fold = x .. " = (" .. x .. " * 31 + (type(k) == \"string\" and #k + k:byte(-1) or k // 1)) % 1000003"
+      local k = R(3)
+      if k == 1 then emit(ctx, "for k in pairs(" .. tv .. ") do " .. fold .. " end")
+      elseif k == 2 then
+        emit(ctx, "do local k = next(" .. tv .. ") while k ~= nil do " .. fold .. "; k = next(" .. tv .. ", k) end end")
+      else   -- deleting the string keys while traversing (allowed: assigning nil to a field met)
+        emit(ctx, "for k, w in pairs(" .. tv .. ") do " .. fold .. "; if type(k) == \"string\" then " .. tv .. "[k] = nil end end")
+        emit(ctx, x .. " = " .. x .. " + #" .. tv)
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.pcallerr then
+    t[#t + 1] = function()
+      local ok, e, x = newname(ctx, "ok"), newname(ctx, "e"), newname(ctx, "x")
+      local n = gen_num(ctx, 0)
+      local k = R(6)
+      if k == 1 then   -- a table error value, read after the pcall
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(function(y) if y " .. pick({ ">", "<", "~=" }) .. " " ..
+             num_lit(F) .. " then error({ code = y, tag = \"t\" .. math.type(y) }) end return y * 2 end, " .. n .. ")")
+        emit(ctx, "local " .. x .. " = " .. ok .. " and " .. e .. " or (" .. e .. ".code + #" .. e .. ".tag)")
+      elseif k == 2 then   -- levels: 1 names the line, 2 the caller (pcall: no position)
+        if ctx.lvh and chance(0.5) then   -- through lvh, called or tail-called (its frame replaced)
+          emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(function(y) " ..
+               pick({ "return lvh(y)", "local r = lvh(y) return r" }) .. " end, " .. n .. ")")
+        else
+          emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(function(y) if y " .. pick({ ">", "<" }) ..
+               " 0 then error(\"lv\", " .. pick({ "1", "2", "0" }) .. ") end return y end, " .. n .. ")")
+        end
+        emit(ctx, "local " .. x .. " = " .. ok .. " and 0 or #" .. e)
+      elseif k == 3 then   -- nested pcall, all its values
+        emit(ctx, "local " .. x .. " = select('#', pcall(pcall, error, { code = " .. n .. " })) + " ..
+             "(select(3, pcall(pcall, error, { code = 4 })).code)")
+      elseif k == 4 then   -- an error value with a metatable (__tostring not called by pcall)
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(error, setmetatable({ v = " .. n .. " }, { __tostring = function() return \"E\" end }))")
+        emit(ctx, "local " .. x .. " = (" .. ok .. " and 1 or 2) + (getmetatable(" .. e .. ") and #tostring(" .. e .. ") or 0) + " .. e .. ".v")
+      elseif k == 5 then   -- a run-time error caught: its message names the line
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(function(y) local u; if y > 0 then return u.f end return y // " ..
+             pick({ "0", "0.0", "1" }) .. " end, " .. n .. ")")
+        emit(ctx, "local " .. x .. " = " .. ok .. " and 1 or #" .. e)
+      else   -- changed and raised again (uncaught: compared key by key)
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(error, { code = " .. n .. " })")
+        emit(ctx, e .. ".code = " .. e .. ".code + 1")
+        emit(ctx, "if " .. gen_bool(ctx, 0) .. " then error(" .. e .. ") end")
+        emit(ctx, "local " .. x .. " = " .. e .. ".code")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.varnil and ctx.vn then
+    t[#t + 1] = function()
+      local args = {}
+      for i = 1, R(0, 5) do args[i] = chance(0.35) and "nil" or gen_num(ctx, 0) end
+      local list = table.concat(args, ", ")
+      local more = #args > 0 and (", " .. list) or ""   -- (after another argument)
+      local x = newname(ctx, "x")
+      local k = R(6)
+      if k == 1 then emit(ctx, "local " .. x .. " = select('#', vn(" .. list .. "))")
+      elseif k == 2 then
+        local y = newname(ctx, "y")
+        emit(ctx, "local " .. x .. ", " .. y .. " = vn(" .. list .. ")")
+        emit(ctx, x .. " = " .. x .. " + " .. y)
+      elseif k == 3 then
+        local tp = newname(ctx, "t")
+        emit(ctx, "local " .. tp .. " = table.pack(vn(" .. list .. "))")
+        emit(ctx, "local " .. x .. " = " .. tp .. ".n + (" .. tp .. "[" .. R(4) .. "] or 0)")
+      elseif k == 4 then
+        emit(ctx, "local " .. x .. " = select('#', table.unpack({ " .. list .. " }, 1, " .. R(0, 6) .. "))")
+      elseif k == 5 then   -- (a table with holes: its border is the one the VM's sizes give, both ways)
+        emit(ctx, "local " .. x .. " = #{ " .. list .. " } + select('#'" .. more .. ")")
+      else
+        local tp = newname(ctx, "t")
+        emit(ctx, "local " .. tp .. " = { n = select('#'" .. more .. ")" .. more .. " }")
+        emit(ctx, "local " .. x .. " = " .. tp .. ".n + select('#', table.unpack(" .. tp .. ", 1, " .. tp .. ".n))")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.randmix and ctx.rn then
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      if chance(0.2) then
+        emit(ctx, "math.randomseed(" .. pick({ tostring(R(0, 99)), "cnt", gen_num(ctx, 0), R(0, 9) .. ", " .. R(0, 9) }) .. ")")
+      end
+      local m = R(6)
+      local draws = {
+        "math.random(" .. m .. ")", "RN.f(" .. m .. ")", "select(2, pcall(math.random, " .. m .. "))",
+        "rnd(" .. m .. ")", "math.random(" .. R(-3, 3) .. ", " .. R(-3, 3) .. ")", "(math.random(0) % 7)",
+        "math.random()", "RN[" .. R(2) .. "](" .. m .. ")",
+      }
+      if chance(0.1) then draws[#draws + 1] = "math.random(" .. gen_num(ctx, 0) .. ")" end   -- (2.5: no integer representation)
+      emit(ctx, "local " .. x .. " = " .. pick(draws) .. " + " .. pick(draws))
+      number_local(ctx, x)
+    end
+  end
+  if #t > 0 then slots[#slots + 1] = function() pick(t)() end end
 end
 
 -- Statements of the families boolarr, records, alloc and libcall.
@@ -1111,6 +1335,7 @@ local function ext_stmt(ctx, d)
       observe(ctx, x)
     end
   end
+  luaval_stmts(ctx, d, t)
   if #t == 0 then return false end
   pick(t)()
   return true
@@ -1280,6 +1505,7 @@ local function new_ctx(prog, F, params, nret)
   local ctx = {
     F = F, out = prog.lines, ind = "  ", ids = prog.ids, nret = nret, cnt = "cnt",
     nums = {}, bools = {}, locals = {}, loopvars = {}, nilables = {}, loops = {}, rvars = {}, objs = {}, vobjs = {},
+    strs = {},
     params = {}, consts = prog.consts, ktable = prog.ktable, callees = prog.callees,
     arrays = {}, arrays1 = {}, rec = nil, fv = prog.fv,
   }
@@ -1533,11 +1759,13 @@ function G.generate(id, F)
     lines[#lines + 1] = "local s1 = " .. prog.fvseed
     lines[#lines + 1] = "local function g1(x) s1 = (s1 * 75 + 74 + x // 1) % 65537; return s1 end"
     -- (5 and 6: a mostly arithmetic loop, so that they run compiled when
-    -- called through the table: host/callval.c; 6 raises for some x)
+    -- called through the table: host/callval.c; 6 raises for some x. 6's
+    -- loop counts its turns: unbounded, FV[6](2^63, 7) ran past check.lua's
+    -- time limit, a skipped case costing 5 s of the ctest's time)
     lines[#lines + 1] = "local FV = { function(x, y) return x + y end, function(x, y) return x * y end, "
                         .. "math.max, function(x, y) return y - x end, "
                         .. "function(x, y) local s = 0 for i = 1, 3 do s = s + x * i - y end return s end, "
-                        .. "function(x, y) local s = y while s < x + 3 do s = s + 1.5 end "
+                        .. "function(x, y) local s, c = y, 0 while s < x + 3 and c < 40 do s = s + 1.5; c = c + 1 end "
                         .. "if s > 1e15 then error('big ' .. s) end return s // 1 end }"
     prog.fv = true
   end
@@ -1546,6 +1774,33 @@ function G.generate(id, F)
   end
   if F.recursion and chance(0.35) then gen_rec(prog, F) end
   if F.varargs and chance(0.6) then gen_varargs(prog, F) end
+  -- (varnil) a vararg helper reading its values through table.pack and
+  -- giving them back through table.unpack with n, nil holes included
+  if F.varnil and chance(0.5) then
+    for _, l in ipairs({
+      "local function vn(...)",
+      "  local t = table.pack(...)",
+      "  local s = t.n",
+      "  for i = 1, t.n do s = s + (t[i] or 0.5) end",
+      "  return s, select('#', ...), table.unpack(t, 1, t.n)",
+      "end",
+    }) do lines[#lines + 1] = l end
+    prog.vn = true
+  end
+  -- (pcallerr) a helper raising at level 2 (the line of its caller, or
+  -- of its caller's caller after a tail call)
+  if F.pcallerr and chance(0.3) then
+    lines[#lines + 1] = "local function lvh(y) if y > 0 then error(\"lvh\", 2) end return y end"
+    prog.lvh = true
+  end
+  -- (randmix) math.random reached other ways than a direct call: through
+  -- a table of functions (the C function itself, called as a value) and a
+  -- helper compiled with the function
+  if F.randmix and chance(0.5) then
+    lines[#lines + 1] = "local RN = { f = math.random, math.random, function(m) return math.random(m) end }"
+    lines[#lines + 1] = "local function rnd(m) return math.random(m) + math.random() end"
+    prog.rn = true
+  end
   if F.calltable and #prog.callees > 0 and chance(0.4) then
     local items = {}
     for i, h in ipairs(prog.callees) do items[i] = h.name .. " = " .. h.name; h.via = "H." .. h.name end
@@ -1642,6 +1897,7 @@ function G.generate(id, F)
   lines[#lines + 1] = "return function(" .. param_names(params) .. ")"
   local ctx = new_ctx(prog, F, params, nret)
   ctx.rec, ctx.main, ctx.va = prog.rec, true, prog.va
+  ctx.vn, ctx.rn, ctx.lvh = prog.vn, prog.rn, prog.lvh
   ctx.tc, ctx.cls, ctx.vmt = prog.tc, prog.cls, prog.vmt
   lines[#lines + 1] = "  local cnt = 0"
   -- (a method the run may replace, set afresh: the checker calls the same

@@ -182,10 +182,15 @@ local function minimize(fl)
   for l in src:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
   local cand = tmp .. "/cand.lua"
   local budget = 200
-  -- a candidate may not read or write globals other than those the
-  -- generator uses (dropping `local x = ...` would turn x into a global)
+  -- a candidate may not read or write globals other than the standard
+  -- library's the generator uses (dropping `local x = ...` would turn x
+  -- into a global)
   local srcfile = tmp .. "/cand-src.lua"
-  local GLOBALS = { math = true, error = true, assert = true }
+  local GLOBALS = {}
+  for name in ("math error assert string table type tostring tonumber select pcall pairs ipairs " ..
+               "next rawget rawset rawequal rawlen setmetatable getmetatable print"):gmatch("%S+") do
+    GLOBALS[name] = true
+  end
   local function only_known_globals(newlines)
     P.write(srcfile, table.concat(newlines, "\n") .. "\n")
     local p = io.popen("luac5.4 -p -l " .. sh_quote(srcfile) .. " 2>&1", "r")

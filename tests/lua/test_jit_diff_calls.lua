@@ -375,3 +375,52 @@ end)
 test("local shadowing an upvalue constant", function()
   D.cases(shadow_upvalue, {3}, {1.5})
 end)
+
+-- difffuzz (session 20, the pcallerr family; found/tail-call-error-level.lua):
+-- error(msg, 2) in a function reached by a tail call (`return h(x)`):
+-- the interpreter's h replaces its caller's frame, so level 2 names the
+-- caller's caller; compiled code named the tail call's own line
+local function raise_l2(y)
+  if y > 0 then error("level two", 2) end
+  return y
+end
+local function raise_l2_built(y)
+  if y > 0 then error("level two " .. y, 2) end
+  return y
+end
+local function raise_l3(y)
+  if y > 0 then error("level three", 3) end
+  return y
+end
+local function tail_l2(x)
+  return raise_l2(x)
+end
+local function tail_l2_built(x)
+  return raise_l2_built(x)
+end
+local function tail_of_tail(x)
+  return tail_l2(x)
+end
+local function plain_then_tail(x)
+  local r = tail_l2(x)
+  return r
+end
+local function tail_l3(x)
+  local r = tail_l2(x) + raise_l3(x)
+  return r
+end
+local function via_caller(f, x)
+  local r = f(x)   -- the line level 2 names when f tail-calls
+  return r
+end
+
+test("error(msg, 2) after a tail call names the caller's caller, as interpreted", function()
+  for _, f in ipairs({ tail_l2, tail_l2_built, tail_of_tail, plain_then_tail, tail_l3 }) do
+    D.cases(f, {1}, {-1}, {2.5})   -- (called through pcall: level 2 there is no Lua line)
+    local ok1, e1 = pcall(via_caller, f, 1)
+    local ok2, e2 = pcall(via_caller, D.jit(f), 1)
+    assert(not ok1 and not ok2 and e1 == e2, "through a Lua caller: " .. tostring(e1) .. " | " .. tostring(e2))
+  end
+  local _, e = pcall(via_caller, D.jit(tail_l2), 1)
+  assert(e:find("test_jit_diff_calls.lua:%d+: level two$"), e)
+end)

@@ -724,3 +724,92 @@ test("type metatables (debug.setmetatable): their metamethods run, as interprete
     if not ok then error(err, 0) end
   end
 end)
+
+-- difffuzz (session 20, found/string-maybe-order-compile-error.lua): a
+-- constant string or a known function ordered with a number-or-nil (or
+-- -false) was a compile error ("attempt to compare string with number")
+-- even where the code does not run; it raises Lua's message where it runs,
+-- naming what the number-or-nil holds then
+local function str_maybe_lt(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return "a" < z end return a end
+local function maybe_ge_str(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return z >= "a" end return a end
+local function fn_maybe_lt(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return z < math.abs end return a end
+local function maybe_le_fn(a) local z; if a > 1 then z = a end if a < 0 or a > 100 then return g_fn <= z end return a end
+local function false_le_str(a) local z = a > 1 and a; if a < 0 or a > 100 then return z <= "x" end return a end
+
+test("a string or a function ordered with a number-or-nil: raised where it runs", function()
+  for _, f in ipairs({ str_maybe_lt, maybe_ge_str, fn_maybe_lt, maybe_le_fn, false_le_str }) do
+    D.cases(f, {1}, {2.5}, {101}, {-1}, {-0.5})
+  end
+  D.check_error("attempt to compare string with number", str_maybe_lt, 101)
+  D.check_error("attempt to compare string with nil", str_maybe_lt, -1)
+  D.check_error("attempt to compare string with nil", maybe_ge_str, -0.5)
+  D.check_error("attempt to compare number with function", fn_maybe_lt, 101.5)
+  D.check_error("attempt to compare nil with function", fn_maybe_lt, -1)
+  D.check_error("attempt to compare function with nil", maybe_le_fn, -1)
+  D.check_error("attempt to compare boolean with string", false_le_str, -1)
+  D.check_error("attempt to compare number with string", false_le_str, 101)
+end)
+
+-- ... and under type metatables (debug.setmetatable gives nil and numbers
+-- an __lt and __le, which the interpreter then calls): compiled, the same
+-- results, or refused; never Lua's order error where the metamethod runs
+test("a string or a function ordered with a number-or-nil, under type metatables", function()
+  local mt = { __lt = function() return true end, __le = function() return false end }
+  for _, v in ipairs({ 0, nil }) do
+    local ok, err = pcall(function()
+      debug.setmetatable(v, mt)
+      for i, f in ipairs({ str_maybe_lt, maybe_ge_str, fn_maybe_lt, maybe_le_fn, false_le_str }) do
+        for _, a in ipairs({ 101, 101.5, -1 }) do
+          local want = table.pack(pcall(f, a))
+          local got = table.pack(pcall(kjit.jit(f), a))
+          local what = tostring(v) .. "'s metatable, case " .. i .. "(" .. a .. ")"
+          if got[1] then
+            truthy(want[1], what .. ": compiled returned, interpreted raised " .. tostring(want[2]))
+            eq(got.n, want.n, what .. ": results")
+            for k = 2, want.n do eq(got[k], want[k], what .. ": result " .. (k - 1)) end
+          else
+            truthy(tostring(got[2]):find("compile error", 1, true) or
+                   (not want[1] and tostring(got[2]) == tostring(want[2])),
+                   what .. ": compiled raised " .. tostring(got[2]) .. "; interpreted " ..
+                   tostring(want[2]))
+          end
+        end
+      end
+    end)
+    debug.setmetatable(v, nil)
+    if not ok then error(err, 0) end
+  end
+end)
+
+-- difffuzz (session 20, found/ipairs-nil-refused.lua): ipairs() said "bad
+-- argument #0 to 'ipairs'" when compiling, and ipairs of nil, a number, a
+-- boolean, a string, a function or a table read from an upvalue was
+-- refused; the library function is called where it runs: ipairs() raises
+-- "bad argument #1", the iterator "attempt to index a nil value" (no
+-- position: a C function raises it) on the loop's first turn
+local IP = { 3, 4.5, 5, x = 1 }
+local function ipairs_none(a) if a > 100 then for _ in ipairs() do end end return a end
+local function ipairs_nil(a) local s = 0; if a > 100 then for i in ipairs(nil) do s = s + i end end return s end
+local function ipairs_num(a) local s = 0; if a > 100 then for i in ipairs(a) do s = s + i end end return s end
+local function ipairs_bool(a) local s = 0; if a > 100 then for i in ipairs(a > 1) do s = s + i end end return s end
+local function ipairs_str(a) local s = 0; for i, v in ipairs("abc") do s = s + i end return s + a end
+local function ipairs_fn(a) if a > 100 then for _ in ipairs(math.abs) do end end return a end
+local function ipairs_maybe(a) local z; if a > 1 then z = a end; if a > 100 or a < 0 then for _ in ipairs(z) do end end return a end
+local function ipairs_upval(a) local s = 0; for i, v in ipairs(IP) do s = s + i * v end return s + a end
+local function ipairs_value(a) if a > 100 then local f, t, i = ipairs(nil); return i end return a end
+
+test("ipairs of no value, nil, a number, a string, an upvalue table: as interpreted", function()
+  for _, f in ipairs({ ipairs_none, ipairs_nil, ipairs_num, ipairs_bool, ipairs_str, ipairs_fn,
+                       ipairs_maybe, ipairs_upval, ipairs_value }) do
+    D.cases(f, {1}, {2.5}, {-1})
+  end
+  D.check_error("bad argument #1 to 'ipairs' (value expected)", ipairs_none, 101)
+  D.check_error("attempt to index a nil value", ipairs_nil, 101)
+  D.check_error("attempt to index a number value", ipairs_num, 101.5)
+  D.check_error("attempt to index a boolean value", ipairs_bool, 101)
+  D.check_error("attempt to index a function value", ipairs_fn, 101)
+  D.check_error("attempt to index a number value", ipairs_maybe, 101)
+  D.check_error("attempt to index a nil value", ipairs_maybe, -1)
+  D.check(ipairs_value, 101)
+  assert(ipairs_upval(0) == 3 + 9 + 15 and D.jit(ipairs_upval)(0) == 27)
+end)

@@ -199,3 +199,28 @@ test("a string operand: metamethods' errors located as interpreted", function()
   T.check(function(t) return t.o * "3", (t.o / t.s).v, t.s + 1, "2" ^ t.s end, mk)
   T.check(function(t) local n = 0 for i = 1, 20 do n = n + t.s * i - (t.o * "1") end return n end, mk)
 end)
+
+-- difffuzz (session 20, hand probes of the strkeys family;
+-- found/string-method-argument-number.lua): a method call on a string
+-- read from a table (t.s:sub(x)) or one taking all the callee's values
+-- (`return s:byte(i)`) runs through a call site's trampoline, which
+-- called the method as a plain function: "bad argument #2 to 'byte'"
+-- where the interpreter, counting as the method call shows them, says #1
+test("a string's method called with a bad argument: counted as the method call shows it", function()
+  local mk = function() return { s = "abc", n = 2 } end
+  for _, x in ipairs({ 2.5, "z", 1 }) do
+    local mkx = function() return { s = "abc" }, x end
+    T.check(function(t, x) return t.s:byte(x) end, mkx)
+    T.check(function(t, x) local v = t.s return v:sub(x) end, mkx)
+    T.check(function(t, x) local a, b = t.s:byte(x, 2) return a, b end, mkx)
+    T.check(function(t, x) t.s:rep(x) return 0 end, mkx)
+    T.check(function(t, x) return ("abc"):byte(x) end, mkx)
+    T.check(function(t, x) local s = "a" .. t.s return s:byte(x) end, mkx)
+  end
+  T.check_error("bad argument #1 to 'byte' (number has no integer representation)",
+                function(t) return t.s:byte(t.n + 0.5) end, mk)
+  T.check_error("bad argument #1 to 'sub' (number expected, got table)",
+                function(t) return t.s:sub(t) end, mk)
+  T.check_error("bad argument #1 to 'byte' (number has no integer representation)",
+                function(t) return ("abc"):byte(t.n + 0.5) end, mk)
+end)

@@ -373,3 +373,35 @@ test("select(i, ...) of constant strings and known functions: returned, measured
     check(function(n) return select(3, "a", "b") end, n)
   end
 end)
+
+-- difffuzz (session 20, fuzzC's list; found/select-vararg-helper-string.lua):
+-- the same through a vararg helper given constant strings (its '...'):
+-- select(2, ...) was refused ("cannot return a string from compiled
+-- code"), `return ...`, {...}, table.pack(...) and select(k, ...) with k
+-- known when it runs were internal errors ("cannot make a Lua value of a
+-- string"), and `select(2, ...) == "bb"` was false
+local function sel2(...) return select(2, ...) end
+local function selneg(...) return select(-1, ...) end
+local function selk(k, ...) local x = select(k, ...) return x end
+local function all(...) return ... end
+local function ctor(...) local t = {...} return #t, t[2] end
+local function packed(...) local t = table.pack(...) return t.n, t[2], t[3] end
+local function via(...) return sel2("x", ...) end
+local function is_bb(...) local x = select(2, ...) return x == "bb", x ~= "a" end
+local function joined(...) local a, b = ... return a .. b end
+test("select(i, ...) of constant strings through a vararg helper", function()
+  for _, n in ipairs({ 1, 2, 3, 4, 2.5 }) do
+    check(function(n) local s = sel2("a", "bb") return s, #s end, n)
+    check(function(n) local s, u = sel2(n, "bb", n) return s, #s, u end, n)
+    check(function(n) local s = selneg("a", "bb", "ccc") return s, #s end, n)
+    check(function(n) return selk(n // 1, "a", "bb", "ccc") end, n)
+    check(function(n) return all("bb", n, "c") end, n)
+    check(function(n) return ctor("a", "bb") end, n)
+    check(function(n) return packed("a", nil, "c") end, n)
+    check(function(n) return via("y", "zz") end, n)
+    check(function(n) return is_bb("a", "bb") end, n)
+    check(function(n) return is_bb("a", "a") end, n)
+    check(function(n) return joined("a", "bb") end, n)
+  end
+  check_error("bad argument #1 to 'select' (index out of range)", function(n) return selk(n, "a") end, 0)
+end)
