@@ -151,11 +151,11 @@ static int writer(lua_State *l, const void *p, size_t sz, void *ud) {
 }
 
 /* A stripped function (lua_dump's strip, loaded back as binary): errors
-** have no line, like the interpreter's "?:-1:". (ipairs over a number is
-** a compile error; over an array it compiles.) */
+** have no line, like the interpreter's "?:-1:". (An array passed to
+** string.format is a compile error; a number compiles.) */
 static void test_stripped(void) {
-  const char *src = "return function(v) local s = 0.0 for _, x in ipairs(v) do s = s + x end "
-                    "return s end";
+  const char *src = "return function(v) local s = 0.0 local r = string.format('%g', v) "
+                    "for i = 1, 3 do s = s + v end return s end";
   int top = lua_gettop(L);
   CHECK(luaL_loadbuffer(L, src, strlen(src), "=strip") == LUA_OK &&
         lua_pcall(L, 0, 1, 0) == LUA_OK, "load");
@@ -167,15 +167,16 @@ static void test_stripped(void) {
   ka_init(&A);
   KtySession S;
   kty_open(&S, L, &A);
-  Type f = { .kind = T_F64 };
-  CHECK(kty_spec(&S, -1, 1, &f) == NULL &&
-        strncmp(S.err, "?:-1: ipairs in compiled code", 29) == 0, "stripped: '%s'", S.err);
-  /* a session types several functions; an error leaves it usable */
   Type buf = { .kind = T_BUF, .dtype = KJIT_F64, .ndim = 1 };
-  KtySpec *sp = kty_spec(&S, -1, 1, &buf);
+  const char *want = "?:-1: cannot pass a f64[:] to string.format";
+  CHECK(kty_spec(&S, -1, 1, &buf) == NULL && strncmp(S.err, want, strlen(want)) == 0,
+        "stripped: '%s'", S.err);
+  /* a session types several functions; an error leaves it usable */
+  Type f = { .kind = T_F64 };
+  KtySpec *sp = kty_spec(&S, -1, 1, &f);
   CHECK(sp != NULL && sp->nret == 1 && sp->rets[0].kind == T_F64,
-        "stripped, array argument: %s", S.err);
-  CHECK(kty_spec(&S, -1, 1, &buf) == sp, "the same signature, the same specialization");
+        "stripped, number argument: %s", S.err);
+  CHECK(kty_spec(&S, -1, 1, &f) == sp, "the same signature, the same specialization");
   kty_close(&S);
   ka_free(&A);
   lua_settop(L, top);
@@ -356,7 +357,9 @@ static void test_robust(void) {
   }
   free(text);
   printf("robustness: %d specializations typed, %d refused with a message\n", typed, refused);
-  CHECK(typed > 20 && refused > 20, "robustness: %d typed, %d refused", typed, refused);
+  /* both outcomes reached (18 refused since ipairs of a number compiles
+  ** to the library's ipairs, session 20; 20 or more before) */
+  CHECK(typed > 20 && refused > 10, "robustness: %d typed, %d refused", typed, refused);
 }
 
 /* A function of 20000 ifs, each with its return: typed in time linear in
