@@ -896,6 +896,8 @@ static void emit_chunk_head(CG *G, KirLoop *L) {
   }
   if (L->kind != KIR_LOOP_FORNUM) return;   /* a prange loop: cg_prange.c */
   CgFor *F = &G->fors[L->prep->id];
+  F->chunkmax = NULL;   /* this copy's own (a copy without the weighed head
+                        ** must not use another copy's value: strip_latch) */
   LLVMValueRef chunk = G->chunk[L->prep->id];
   LLVMPositionBuilderAtEnd(G->B, G->chunkbb[h->id]);
   LLVMValueRef cmax = cg_i64(G, KCG_POLL_PERIOD - 1), weight = NULL;

@@ -958,7 +958,10 @@ static void kcv_code_freed(void *lo, size_t len) {
 ** the generation bumped here makes each check its site's options at its
 ** next hit: kcv_sites_gen.) */
 void kcv_refs_freed(lua_State *L, const int *refs, int n) {
-  if (kty_forget_sites(L, refs, n) > 0) __atomic_add_fetch(&kcv_sites_gen, 1, __ATOMIC_RELAXED);
+  /* (bumped for any reference freed, not only those whose options were
+  ** recorded: a session opened without site options stores none) */
+  kty_forget_sites(L, refs, n);
+  if (n > 0) __atomic_add_fetch(&kcv_sites_gen, 1, __ATOMIC_RELAXED);
   Entry *ic = kjit_lc_hook_tls();
   const void *reg = reg_of(L);
   uint32_t ep = __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);

@@ -294,6 +294,12 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
                  &out->calls, &par);
   }
 
+  /* the tables this code folds: retired with them should compiled code
+  ** write into one later (ir_live.c). Before anything is allocated for the
+  ** caller: this uses the Lua API, whose memory error unwinds past the
+  ** caller's KdrvOutput (test_alloc_fail) */
+  if (in->owner != 0 && !t->kernel) kty_note_frozen_reads(&T, in->owner);
+
   /* what the callers keep */
   out->nargs = root->nargs;
   memcpy(out->args, root->args, sizeof(Type) * (size_t)root->nargs);
@@ -316,9 +322,6 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
       for (int i = 0; i < info.nmsgs; i++) out->msgs[i] = dup(info.msgs[i]);
     }
   }
-  /* the tables this code folds: retired with them should compiled code
-  ** write into one later (ir_live.c) */
-  if (in->owner != 0 && !t->kernel) kty_note_frozen_reads(&T, in->owner);
   if (!t->kernel) out->refs = kty_take_refs(&T, &out->nrefs);   /* (else released now) */
   kty_close(&T);
 }

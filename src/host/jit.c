@@ -1786,6 +1786,9 @@ const void *kd_native_direct(lua_State *L, int idx) {
   lua_pop(L, 1);
   if (nb == NULL || (nb->tag != NATIVE_TAG(nb) && nb->tag != NATIVE0_TAG(nb))) return NULL;
   const JitSpec *js = nb->js;
+  /* retired code (kd_retire_readers) and freed code are never handed out,
+  ** whatever the caches still hold (native_call checks the same) */
+  if (js->retired || nb->o->dead) return NULL;
   /* what makes or returns arrays needs call_arrays' list; functions as
   ** arguments are keyed by identity (callval.c does not key on them) */
   if (js->arrays || !js->fast) return NULL;
