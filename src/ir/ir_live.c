@@ -56,17 +56,22 @@ static KtyLiveHook live_hook;   /* set once, before any compile (jit.c) */
 
 void kty_set_live_hook(KtyLiveHook h) { live_hook = h; }
 
+/* A new table, weak in its keys, pushed. */
+static void push_weak_keys(lua_State *L) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+}
+
 /* registry[key], made weak in its keys when missing, pushed (create: 0
 ** pushes nil instead of making it). */
 static int push_set(lua_State *L, const char *key, int create) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
   lua_pop(L, 1);
   if (!create) { lua_pushnil(L); return 0; }
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
+  push_weak_keys(L);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, key);
   return 1;
@@ -113,11 +118,7 @@ void kty_live_note_reader(lua_State *L, int tidx, int owner) {
   lua_pushvalue(L, tidx);
   if (lua_rawget(L, -2) != LUA_TTABLE) {   /* its owners: weak too */
     lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
+    push_weak_keys(L);
     lua_pushvalue(L, tidx);
     lua_pushvalue(L, -2);
     lua_rawset(L, -4);
@@ -287,11 +288,7 @@ void kty_live_note_global_reader(lua_State *L, const char *name, size_t len, int
   lua_pushlstring(L, name, len);
   if (lua_rawget(L, -2) != LUA_TTABLE) {   /* its owners: weak */
     lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
+    push_weak_keys(L);
     lua_pushlstring(L, name, len);
     lua_pushvalue(L, -2);
     lua_rawset(L, -4);
