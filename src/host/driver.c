@@ -314,6 +314,10 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   result_views(root, out->rview);
   out->lua = kcg_uses_lua(&T, root);
   snprintf(out->chunkname, sizeof out->chunkname, "%s", chunk);
+  /* a kernel's references released before the first allocation for the
+  ** caller, for the same reason (kty_close calls the Lua API for them;
+  ** called again below, it has nothing left to do) */
+  if (t->kernel) kty_close(&T);
   out->types = types_text(&T, t->kernel);
   if (info.nmsgs > 0) {
     out->msgs = calloc((size_t)info.nmsgs, sizeof *out->msgs);

@@ -4808,6 +4808,10 @@ void kty_open(KtySession *S, lua_State *L, Arena *A) {
 }
 
 int kty_forget_sites(lua_State *L, const int *refs, int n) {
+  /* (no Lua API call for none: kty_close after a compile's output is
+  ** allocated, where lua_getfield's key string could raise a memory error
+  ** past it: driver.c) */
+  if (n == 0) return 0;
   int top = lua_gettop(L), sites = 0;
   if (lua_getfield(L, LUA_REGISTRYINDEX, KTY_SITEOPTS_KEY) == LUA_TTABLE)
     for (int i = 0; i < n; i++) {
