@@ -296,6 +296,60 @@ static int chain_form(const KtySpec *sp, int *up, const uint8_t *ev, const KirIn
   return floaty ? KLV_FLT : inty ? KLV_INT : 0;
 }
 
+/* The Lua values whose tag is the float's wherever the chains' fast paths
+** ran: the values a float chain gives (its arithmetic's results, its
+** reads that go on past it: native_body gives them the form's constant
+** tag), and the phis all of whose incoming values are such values or
+** native floats (nbody's `bivx`, carried across the inner loop), found
+** optimistically around loops. A later float chain checks such a leaf as
+** a float (strict) even where Lua would convert an integer there (loose):
+** it is one where the earlier chain's fast path ran, and the loose form's
+** conversion is 5-6 instructions at each use in the fast path (nbody's
+** `mag = dt / (d2 * sqrt(d2))` and `bivx - dx * bm`: eight loose
+** leaves). Where the earlier chain took its call and left an integer, the
+** later one takes its call too, which computes what Lua computes. A sum
+** that starts at an integer constant (spectral-norm's `a = 0`) is a phi
+** with an integer input: not such a value, it stays loose. */
+static uint8_t *floaty_values(CG *G, const KtySpec *sp, const CgChain *chains, int nchains) {
+  KirFunc *f = sp->ir;
+  uint8_t *flt = cg_zalloc(G, (size_t)f->ninsns);
+  int any = 0;
+  for (int ch = 0; ch < nchains; ch++) {
+    if (chains[ch].form != KLV_FLT) continue;
+    for (int k = 0; k < chains[ch].nops; k++) {
+      const KirInsn *v = chains[ch].ops[k];
+      if (is_lua(sp, v) && (isarith(v) || isread(v))) flt[v->id] = 1, any = 1;
+    }
+  }
+  if (!any) return NULL;
+  /* phis: assumed such, then dropped while one has another input */
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    for (int i = 0; i < f->blocks[b]->nphis; i++)
+      if (is_lua(sp, f->blocks[b]->phis[i])) flt[f->blocks[b]->phis[i]->id] = 2;
+  }
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int b = 0; b < f->nblocks; b++) {
+      if (!sp->live[b]) continue;
+      KirBlock *blk = f->blocks[b];
+      for (int i = 0; i < blk->nphis; i++) {
+        const KirInsn *p = blk->phis[i];
+        if (flt[p->id] != 2) continue;
+        for (int a = 0; a < p->nargs; a++) {
+          const KirInsn *x = p->args[a];
+          if (is_lua(sp, x) ? flt[x->id] == 0 : sp->types[x->id].kind != T_F64) {
+            flt[p->id] = 0;
+            changed = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return flt;
+}
+
 void cg_chain_plan(CG *G, KtySpec *sp) {
   G->chainof = NULL;
   G->chains = NULL;
@@ -346,6 +400,7 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
   if (nchains == 0) return;
   G->chainof = chainof;
   G->chains = chains;
+  G->chainflt = floaty_values(G, sp, chains, nchains);
 }
 
 /* ---- Emission ------------------------------------------------------------------------ */
@@ -472,6 +527,7 @@ typedef struct ChainEmit {
   int n, nleaves;
   int (*ref)[3];
   CgVal *leaf;
+  const KirInsn *const *leafv;   /* (NULL: a constant of the slow call's) */
   const uint8_t *numuse, *intuse;
   CgLField *f;
 } ChainEmit;
@@ -488,7 +544,9 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   /* which Lua numbers the float form checks as floats (strict): those a
   ** comparison or a write uses, or an operation that is not forced */
   float_forced(G, &cf, e->ref, e->leaf, forced);
-  memset(strict, 0, (size_t)e->nleaves);
+  /* (a value an earlier float chain gave: strict, floaty_values says why) */
+  for (int l = 0; l < e->nleaves; l++)
+    strict[l] = G->chainflt && e->leafv[l] && G->chainflt[e->leafv[l]->id] != 0;
   /* a read whose value goes on past the chain stays strict: its tag is
   ** then the form's constant, and the checks of the chains that use it
   ** fold away (bench/tables/nbody.lua's bi.x, read once, used in the
@@ -688,7 +746,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   /* the checks every version shares: keys integers, each field where its
   ** site looks, for a write a value there (no __newindex, nothing moves) */
   CgLField f[n];
-  ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
+  ChainEmit e = { c, n, nleaves, ref, leaf, leafv, numuse, intuse, f };
   LLVMValueRef ok = cg_i1(G, 1), inb = cg_i1(G, 1);
   LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
   for (int l = 0; l < nleaves; l++)

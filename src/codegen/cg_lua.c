@@ -564,6 +564,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lviewof = NULL;
   G->chainof = NULL;
   G->chains = NULL;
+  G->chainflt = NULL;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   int n = 0;
