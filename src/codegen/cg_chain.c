@@ -530,6 +530,8 @@ typedef struct ChainEmit {
   const KirInsn *const *leafv;   /* (NULL: a constant of the slow call's) */
   const uint8_t *numuse, *intuse;
   CgLField *f;
+  const int *owner;   /* by access: the earlier access whose check covers it
+                         (same_place), or -1 */
 } ChainEmit;
 
 /* The number checks of the chain's native code in form `form` (the
@@ -588,6 +590,20 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   return ok;
 }
 
+/* Whether write k of the chain's native version in form `form` (the
+** float or the integer form) finds a number of the form's kind where it
+** writes, so that only its bits need writing: an earlier access to the
+** same place (same_place) checked a number of that kind there (a read
+** checked strictly: every read in the integer form, one in the float form
+** where rstrict) or wrote one (every value such a version writes is of
+** its kind), and nothing between moves the key. nbody's `bj.vx = bj.vx +
+** dx * bm`, SOR's and LU's `v[x] = ... v[x]`: one byte store less each. */
+static int kept_kind(const ChainEmit *e, int form, const uint8_t *rstrict, int k) {
+  int r = e->owner[k];
+  if (form == 0 || r < 0) return 0;
+  return iswrite(e->c->ops[r]) || form == KLV_INT || rstrict[r];
+}
+
 /* The chain natively in form `form`, in the program's order, where its
 ** checks hold: each operation's (tag, bits) and, for a comparison, its
 ** i1 in fval (in the float form also each number's double). */
@@ -613,7 +629,7 @@ static void native_body(CG *G, const ChainEmit *e, int form, const uint8_t *stri
       if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
       else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
       else cg_lua_numtag(G, leaf[r], &t, &b);
-      cg_lua_field_write(G, &e->f[k], t, b);
+      cg_lua_field_write(G, &e->f[k], kept_kind(e, form, rstrict, k) ? NULL : t, b);
       continue;
     }
     /* the operands as numbers of the chain's form */
@@ -746,7 +762,8 @@ static void emit_chain(CG *G, const CgChain *c) {
   /* the checks every version shares: keys integers, each field where its
   ** site looks, for a write a value there (no __newindex, nothing moves) */
   CgLField f[n];
-  ChainEmit e = { c, n, nleaves, ref, leaf, leafv, numuse, intuse, f };
+  int owner[n];
+  ChainEmit e = { c, n, nleaves, ref, leaf, leafv, numuse, intuse, f, owner };
   LLVMValueRef ok = cg_i1(G, 1), inb = cg_i1(G, 1);
   LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
   for (int l = 0; l < nleaves; l++)
@@ -758,8 +775,10 @@ static void emit_chain(CG *G, const CgChain *c) {
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     shared[k] = 0;
+    owner[k] = -1;
     if (!isread(v) && !iswrite(v)) continue;
     int r = same_place(c, ref, k);
+    owner[k] = r;
     if (r >= 0) {   /* checked there (see same_place); its own site for the call */
       LLVMValueRef site = cg_lua_field_site(G, v);
       f[k] = f[r];
