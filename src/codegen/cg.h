@@ -221,6 +221,9 @@ typedef struct CG {
   /* chains of arithmetic on Lua values (cg_chain.c) */
   int *chainof;             /* by id: 1 + its chain, or 0; NULL: none */
   void *chains;             /* the chains (CgChain, cg_chain.c's own) */
+  uint8_t *chainflt;        /* by id: a Lua value whose tag is the float's
+                               wherever the chains' fast paths ran
+                               (cg_chain.c floaty_values), or NULL */
 } CG;
 
 /* iterations (or calls) between two kjit_rt_poll calls: the run time's

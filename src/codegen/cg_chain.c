@@ -296,6 +296,60 @@ static int chain_form(const KtySpec *sp, int *up, const uint8_t *ev, const KirIn
   return floaty ? KLV_FLT : inty ? KLV_INT : 0;
 }
 
+/* The Lua values whose tag is the float's wherever the chains' fast paths
+** ran: the values a float chain gives (its arithmetic's results, its
+** reads that go on past it: native_body gives them the form's constant
+** tag), and the phis all of whose incoming values are such values or
+** native floats (nbody's `bivx`, carried across the inner loop), found
+** optimistically around loops. A later float chain checks such a leaf as
+** a float (strict) even where Lua would convert an integer there (loose):
+** it is one where the earlier chain's fast path ran, and the loose form's
+** conversion is 5-6 instructions at each use in the fast path (nbody's
+** `mag = dt / (d2 * sqrt(d2))` and `bivx - dx * bm`: eight loose
+** leaves). Where the earlier chain took its call and left an integer, the
+** later one takes its call too, which computes what Lua computes. A sum
+** that starts at an integer constant (spectral-norm's `a = 0`) is a phi
+** with an integer input: not such a value, it stays loose. */
+static uint8_t *floaty_values(CG *G, const KtySpec *sp, const CgChain *chains, int nchains) {
+  KirFunc *f = sp->ir;
+  uint8_t *flt = cg_zalloc(G, (size_t)f->ninsns);
+  int any = 0;
+  for (int ch = 0; ch < nchains; ch++) {
+    if (chains[ch].form != KLV_FLT) continue;
+    for (int k = 0; k < chains[ch].nops; k++) {
+      const KirInsn *v = chains[ch].ops[k];
+      if (is_lua(sp, v) && (isarith(v) || isread(v))) flt[v->id] = 1, any = 1;
+    }
+  }
+  if (!any) return NULL;
+  /* phis: assumed such, then dropped while one has another input */
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!sp->live[b]) continue;
+    for (int i = 0; i < f->blocks[b]->nphis; i++)
+      if (is_lua(sp, f->blocks[b]->phis[i])) flt[f->blocks[b]->phis[i]->id] = 2;
+  }
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int b = 0; b < f->nblocks; b++) {
+      if (!sp->live[b]) continue;
+      KirBlock *blk = f->blocks[b];
+      for (int i = 0; i < blk->nphis; i++) {
+        const KirInsn *p = blk->phis[i];
+        if (flt[p->id] != 2) continue;
+        for (int a = 0; a < p->nargs; a++) {
+          const KirInsn *x = p->args[a];
+          if (is_lua(sp, x) ? flt[x->id] == 0 : sp->types[x->id].kind != T_F64) {
+            flt[p->id] = 0;
+            changed = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return flt;
+}
+
 void cg_chain_plan(CG *G, KtySpec *sp) {
   G->chainof = NULL;
   G->chains = NULL;
@@ -346,6 +400,7 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
   if (nchains == 0) return;
   G->chainof = chainof;
   G->chains = chains;
+  G->chainflt = floaty_values(G, sp, chains, nchains);
 }
 
 /* ---- Emission ------------------------------------------------------------------------ */
@@ -472,8 +527,11 @@ typedef struct ChainEmit {
   int n, nleaves;
   int (*ref)[3];
   CgVal *leaf;
+  const KirInsn *const *leafv;   /* (NULL: a constant of the slow call's) */
   const uint8_t *numuse, *intuse;
   CgLField *f;
+  const int *owner;   /* by access: the earlier access whose check covers it
+                         (same_place), or -1 */
 } ChainEmit;
 
 /* The number checks of the chain's native code in form `form` (the
@@ -488,7 +546,9 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   /* which Lua numbers the float form checks as floats (strict): those a
   ** comparison or a write uses, or an operation that is not forced */
   float_forced(G, &cf, e->ref, e->leaf, forced);
-  memset(strict, 0, (size_t)e->nleaves);
+  /* (a value an earlier float chain gave: strict, floaty_values says why) */
+  for (int l = 0; l < e->nleaves; l++)
+    strict[l] = G->chainflt && e->leafv[l] && G->chainflt[e->leafv[l]->id] != 0;
   /* a read whose value goes on past the chain stays strict: its tag is
   ** then the form's constant, and the checks of the chains that use it
   ** fold away (bench/tables/nbody.lua's bi.x, read once, used in the
@@ -530,6 +590,20 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   return ok;
 }
 
+/* Whether write k of the chain's native version in form `form` (the
+** float or the integer form) finds a number of the form's kind where it
+** writes, so that only its bits need writing: an earlier access to the
+** same place (same_place) checked a number of that kind there (a read
+** checked strictly: every read in the integer form, one in the float form
+** where rstrict) or wrote one (every value such a version writes is of
+** its kind), and nothing between moves the key. nbody's `bj.vx = bj.vx +
+** dx * bm`, SOR's and LU's `v[x] = ... v[x]`: one byte store less each. */
+static int kept_kind(const ChainEmit *e, int form, const uint8_t *rstrict, int k) {
+  int r = e->owner[k];
+  if (form == 0 || r < 0) return 0;
+  return iswrite(e->c->ops[r]) || form == KLV_INT || rstrict[r];
+}
+
 /* The chain natively in form `form`, in the program's order, where its
 ** checks hold: each operation's (tag, bits) and, for a comparison, its
 ** i1 in fval (in the float form also each number's double). */
@@ -555,7 +629,7 @@ static void native_body(CG *G, const ChainEmit *e, int form, const uint8_t *stri
       if (r < 0) { t = ftag[-1 - r]; b = fbits[-1 - r]; }
       else if (leaf[r].t.kind == T_LUA) { t = leaf[r].flag; b = leaf[r].dims[0]; }
       else cg_lua_numtag(G, leaf[r], &t, &b);
-      cg_lua_field_write(G, &e->f[k], t, b);
+      cg_lua_field_write(G, &e->f[k], kept_kind(e, form, rstrict, k) ? NULL : t, b);
       continue;
     }
     /* the operands as numbers of the chain's form */
@@ -688,7 +762,8 @@ static void emit_chain(CG *G, const CgChain *c) {
   /* the checks every version shares: keys integers, each field where its
   ** site looks, for a write a value there (no __newindex, nothing moves) */
   CgLField f[n];
-  ChainEmit e = { c, n, nleaves, ref, leaf, numuse, intuse, f };
+  int owner[n];
+  ChainEmit e = { c, n, nleaves, ref, leaf, leafv, numuse, intuse, f, owner };
   LLVMValueRef ok = cg_i1(G, 1), inb = cg_i1(G, 1);
   LLVMBasicBlockRef slow = cg_bb(G, "chslow"), done = cg_bb(G, "chdone");
   for (int l = 0; l < nleaves; l++)
@@ -700,8 +775,10 @@ static void emit_chain(CG *G, const CgChain *c) {
   for (int k = 0; k < n; k++) {
     const KirInsn *v = c->ops[k];
     shared[k] = 0;
+    owner[k] = -1;
     if (!isread(v) && !iswrite(v)) continue;
     int r = same_place(c, ref, k);
+    owner[k] = r;
     if (r >= 0) {   /* checked there (see same_place); its own site for the call */
       LLVMValueRef site = cg_lua_field_site(G, v);
       f[k] = f[r];

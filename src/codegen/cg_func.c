@@ -1269,6 +1269,26 @@ static int sampled_levels(CG *G, int *span) {
   return skip;
 }
 
+/* Whether callee is a leaf: pure, no loops (so no poll, whose hook may run
+** Lua), no calls of any kind (compiled, C, builtins that allocate) and
+** small, so its frame is a few scalars. A call of it needs no C stack
+** check: the limit keeps MIN_MARGIN (runtime.c) for the C code between
+** two checks, which such a frame does not approach. spectral-norm's
+** A(i, j), called 3.6M times from Av's loop. */
+static int leaf_callee(CG *G, const KtySpec *callee) {
+  if (!cg_is_pure(G, callee) || callee->ir->nloops != 0) return 0;
+  KirFunc *f = callee->ir;
+  int n = 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    if (!callee->live[b]) continue;
+    for (int i = 0; i < f->blocks[b]->ninsns; i++) {
+      if (f->blocks[b]->insns[i]->op == KIR_CALL) return 0;
+      n++;
+    }
+  }
+  return n <= 64;
+}
+
 static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   int line = v->line;
   CgVal args[KJIT_MAXARGS + KJIT_MAXRETS];
@@ -1338,7 +1358,8 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
                line, NULL, NULL, NULL, NULL);
     av[na++] = d;
   }
-  if (G->target->stack_checks && mepure) {
+  int leaf = leaf_callee(G, callee);
+  if (G->target->stack_checks && mepure && !leaf) {
     /* an escaped alloca would stop LLVM marking the calls after it as
     ** tail calls, which tail-recursion elimination needs: a pure function
     ** reads its frame address instead */
@@ -1350,7 +1371,7 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
     LLVMValueRef spv = LLVMBuildPtrToInt(G->B, probe, G->i64, "");
     LLVMValueRef lim = LLVMBuildLoad2(G->B, G->i64, LLVMBuildStructGEP2(G->B, G->errty, G->err, 7, ""), "");
     cg_check(G, LLVMBuildICmp(G->B, LLVMIntUGT, spv, lim, ""), KE_STACK, line, NULL, NULL, NULL, NULL);
-  } else if (G->target->stack_checks) {
+  } else if (G->target->stack_checks && !leaf) {
     /* compiled frames live on the C stack: stop before it runs out and
     ** report it at this call, as Lua does */
     LLVMValueRef probe = cg_alloca(G, G->i64, "sp");
@@ -1375,6 +1396,12 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   }
   CgFunc *cf = &G->funcs[callee->index];
   if (cf->fn == NULL) cg_error(G, v, "internal error: a call of a specialization not emitted");
+  /* an ordinary caller runs only while err->kind is 0 (each failure
+  ** returns at once), and says so before a pure callee, as the entry does
+  ** (cg_entry.c): where LLVM inlines the callee, its test of an earlier
+  ** error folds, and so does the test after it when the callee cannot fail
+  ** (spectral-norm's A(i, j): two loads and branches a call) */
+  if (pure && !mepure) cg_store_err(G, 0, cg_i32(G, 0));
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   cg_lview_forget(G);   /* the callee may change any table (cg_luaview.c) */
   if (pure) {

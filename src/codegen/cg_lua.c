@@ -564,6 +564,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lviewof = NULL;
   G->chainof = NULL;
   G->chains = NULL;
+  G->chainflt = NULL;
   if (!cg_lua_spec_uses(sp)) return;
   G->lslot = cg_zalloc(G, sizeof(int) * (size_t)f->ninsns);
   int n = 0;
@@ -2939,10 +2940,12 @@ void cg_lua_field_read(CG *G, const CgLField *f, LLVMValueRef *tag, LLVMValueRef
 }
 
 /* The number (KLV tag i8: an integer or a float; bits) written there (no
-** barrier: a number is not collectable). */
+** barrier: a number is not collectable). tag NULL: the value there is a
+** number of the same kind already (cg_chain.c kept_kind), its bits only. */
 void cg_lua_field_write(CG *G, const CgLField *f, LLVMValueRef tag, LLVMValueRef bits) {
   const KltLayout *y = layout(G);
   put(G, f->at, 0, bits);
+  if (tag == NULL) return;
   put(G, f->at, f->isnode ? y->node_tt : y->tv_tt,
       LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, tag, i8c(G, KLV_INT), ""),
                       LLVMConstInt(G->i8, (unsigned)y->tag_int, 0),

@@ -90,3 +90,44 @@ test("a recursive callee is not inlined, results unchanged", function()
   T.check(fibs, function() return { { n = 5 }, { n = 10 }, { n = 1 } } end)
   T.check_error("attempt to compare", fibs, function() return { { n = 5 }, { n = {} } } end)
 end)
+
+-- A call of a leaf (pure, no loops, no calls) checks no C stack limit, and
+-- the caller says before it that no error is pending, so the inlined leaf's
+-- test of an earlier error and the caller's test after it fold where the
+-- leaf cannot fail (cg_func.c leaf_callee, emit_lua_call). A leaf that
+-- fails late in a loop, and a recursion that calls a leaf at every level
+-- (its own calls still checked), against the interpreter.
+local function sumq2(t)
+  local s = 0
+  for i = 1, #t do s = s + quot(t[i].v, t[i].d) end
+  return s
+end
+
+local function deep(t, n)
+  if n == 0 then return 0 end
+  return A(n, 2) + t.k + deep(t, n - 1)
+end
+
+test("a leaf's call: no stack check, no error test where it cannot fail", function()
+  T.check(sumq2, function() return { { v = 7, d = 2 }, { v = 9, d = 4 }, { v = 1, d = 3 } } end)
+  T.check_error("attempt to divide by zero", sumq2,
+                function() return { { v = 7, d = 2 }, { v = 9, d = 4 }, { v = 1, d = 0 }, { v = 5, d = 1 } } end)
+  T.check_error("attempt to perform arithmetic on a table value", sumq2,
+                function() return { { v = 7, d = 2 }, { v = {}, d = 4 } } end)
+  T.check(deep, function() return { k = 0.5 }, 50 end)
+  T.check(deep, function() return { k = 1 }, 3000 end)
+  -- unbounded: both ways an error that says stack overflow
+  local ok1, e1 = pcall(deep, { k = 1 }, 1e7)
+  local ok2, e2 = pcall(kjit.jit(deep), { k = 1 }, 1e7)
+  eq(ok1, false, "interpreted fails")
+  eq(ok2, false, "compiled fails")
+  truthy(tostring(e1):find("stack overflow"), "interpreted: " .. tostring(e1))
+  truthy(tostring(e2):find("stack overflow"), "compiled: " .. tostring(e2))
+  -- the facts, on spectral-norm's loop
+  local f = kjit.jit(av)
+  f({ 1, 1, 1 }, {}, 3)
+  local ir = f:inspect("llvm")
+  truthy(not ir:find("%KErr* %2, i64 0, i32 7", 1, true), "no read of the stack limit")
+  if off then return end
+  truthy(not ir:find("load i32, i32* %[%w.]+, align 4, !alias.scope"), "no test of err->kind")
+end)
