@@ -702,6 +702,10 @@ void kjit_lv_ctorfield(lua_State *L, int32_t t, void *h, const char *k, void **k
 ** interpreted, the name as the source spells it, at the user's line. */
 int64_t kjit_lv_setmt(lua_State *L, int32_t ttag, int64_t tbits, int32_t t, int32_t mtag,
                       int64_t mbits, int32_t m, int32_t dst, const char *site) {
+  if (ttag == KLV_INSLOT && mtag == KLV_INSLOT) {   /* (luatable.c: the common case inline) */
+    int64_t h = kjit_lt_setmt(L, t, m, dst);
+    if (h != 0) return h;
+  }
   if (ttag == KLV_INSLOT && lua_type(L, t) == LUA_TTABLE &&
       (mtag == KLV_NIL || (mtag == KLV_INSLOT && (lua_type(L, m) == LUA_TTABLE || lua_isnil(L, m))))) {
     if (luaL_getmetafield(L, t, "__metatable") == LUA_TNIL) {   /* (pushes nothing then) */
