@@ -209,7 +209,7 @@ int kjit_lt_setlist(lua_State *L, void *h, int64_t base, int32_t n, const KlvIte
 int kjit_lt_ctorfield(lua_State *L, void *h, const char *k, void **ks, int32_t vtag, int64_t vbits);
 int64_t kjit_lt_setmt(lua_State *L, int32_t t, int32_t m, int32_t dst);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
-                     int32_t vtag, int64_t vbits);
+                     int32_t vtag, int64_t vbits, int32_t v);
 /* The same without L, for compiled code to call first (-1 or 0: call the
 ** full helper); h: the table's address or NULL, ks: the site's cache. */
 int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);

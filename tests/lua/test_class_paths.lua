@@ -274,3 +274,33 @@ test("methods through their class with a collection at every allocation", functi
     end)
   end
 end)
+
+-- ---- Tables, strings and nil written over a present field ---------------------------
+
+test("a table, a string or nil over a present field; __newindex only for an absent one", function()
+  modes(function(m)
+    for _, mode in ipairs(G.modes) do
+      G.with_gc(mode, function()
+        differential(function()
+          local seen = {}
+          local M = { __newindex = function(t, k, v) seen[#seen + 1] = k; rawset(t, k, v) end }
+          local old = {}   -- long-lived: old (black) in generational mode
+          for i = 1, 20 do old[i] = setmetatable({ pos = { i }, name = "n" .. i, tag = false }, M) end
+          collectgarbage("collect")
+          return function(es, n, seen)
+            for step = 1, n do
+              for i = 1, #es do
+                local e = es[i]
+                e.pos = { e.pos[1] + step }        -- a new table over a present one
+                e.name = "s" .. step .. "_" .. i   -- a new string
+                e.tag = step % 2 == 0 and e.pos or nil   -- a table, or nil over it
+                if step == 2 then e.fresh = i end  -- absent: __newindex
+              end
+            end
+            return es, #seen
+          end, { old, 4, seen }, { [M] = "M" }
+        end, "stores " .. mode .. " " .. m)
+      end)
+    end
+  end)
+end)
