@@ -693,8 +693,9 @@ int32_t kjit_lt_smethod(lua_State *L, KlvSite *s, void *hv, int32_t dst, int64_t
 ** or a boolean (writenum), or a value in compiled code's slot v (a table:
 ** `e.vel = v:clamp(10)`, a string, nil), copied as luaV_finishfastset
 ** copies it. Its GC barrier (luaC_barrierback: a black table given a white
-** value turns gray again) is a no-op where t is not black, which is
-** required here; a black t takes the API. */
+** value turns gray again) is a no-op where t is not black; a black t
+** answers 2: the key is there, lua_setfield's fast set (with the barrier)
+** is all the caller needs. Else 1 when done, 0 for the API's whole path. */
 int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
                      int32_t vtag, int64_t vbits, int32_t v) {
   LtTable *h = table_at(L, t, hint);
@@ -703,9 +704,8 @@ int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **
   if (s == NULL) return 0;
   LtTValue *d = (LtTValue *)field(h, s);
   if (vtag != KLV_INSLOT) return writenum(d, vtag, vbits, 0);
-  if (d == NULL || LT_ISNIL(d->tt_) || (h->marked & LT_BLACKBIT) ||
-      !__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
-    return 0;
+  if (d == NULL || LT_ISNIL(d->tt_)) return 0;
+  if ((h->marked & LT_BLACKBIT) || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return 2;
   const KlsTValue *sv = &((const KlsState *)(void *)L)->ci->func[v].val;
   memcpy(&d->value_, &sv->value_, sizeof d->value_);
   d->tt_ = sv->tt_;

@@ -491,7 +491,13 @@ int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, 
 
 static int32_t setfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, const char *k,
                            void **ks, int32_t vtag, int64_t vbits, int32_t v) {
-  if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits, v)) return KLV_OK;
+  int done = kjit_lt_setfield(L, t, h, k, ks, vtag, vbits, v);
+  if (done == 1) return KLV_OK;
+  if (done == 2) {   /* t holds k with a value: no metamethod, no dead end */
+    kjit_lv_push(L, vtag, vbits, v);
+    lua_setfield(L, t, k);
+    return KLV_OK;
+  }
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
   int viac = dead_end_field(L, s, t, k, 1);
   kjit_lv_push(L, vtag, vbits, v);
