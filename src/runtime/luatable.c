@@ -11,8 +11,13 @@
 ** v a number or a boolean, where the key is present with a non-nil value,
 ** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
 ** into an empty element of the array part of a table without a metatable
-** (writenum says why that is exact); a constructor's list is written
-** into its fresh table's array part (kjit_lt_setlist); t[i] missing from
+** (writenum says why that is exact), and any value in compiled code's slot
+** over a present one of a table that is not black; a constructor's list is
+** written into its fresh table's array part (kjit_lt_setlist), its named
+** fields into nodes as luaH_newkey places them (kjit_lt_ctorfield);
+** setmetatable of a table without one, by a metatable without __gc, is
+** done in place (kjit_lt_setmt); a method is found through its class by
+** the site's hints (kjit_lt_smethod); t[i] missing from
 ** a table without a metatable reads nil (absent_int). Compiled code does the same inline
 ** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives: a table's
 ** 'marked' and white bits for a constructor's list, its 'lastfree' for an

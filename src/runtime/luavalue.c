@@ -705,7 +705,9 @@ void kjit_lv_ctorfield(lua_State *L, int32_t t, void *h, const char *k, void **k
 ** sees them. Anything else (a bad argument, a protected metatable) calls
 ** the library's setmetatable from the site's trampoline ("chunk\nline\n
 ** setmetatable\nalias": runtime_lib.c), so that its error reads as
-** interpreted, the name as the source spells it, at the user's line. */
+** interpreted, the name as the source spells it, at the user's line.
+** Where t has no metatable and mt is known to have no __gc, luatable.c
+** kjit_lt_setmt sets it in place first. */
 int64_t kjit_lv_setmt(lua_State *L, int32_t ttag, int64_t tbits, int32_t t, int32_t mtag,
                       int64_t mbits, int32_t m, int32_t dst, const char *site) {
   if (ttag == KLV_INSLOT && mtag == KLV_INSLOT) {   /* (luatable.c: the common case inline) */
