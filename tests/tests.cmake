@@ -262,6 +262,11 @@ kjit_lua_test_again(test_iter_closures_api test_iter_closures "KJIT_NO_STACK_REA
 # the in-place stack reads; host/lua_stack.h).
 kjit_lua_test_again(test_ctor_api test_ctor "KJIT_NO_STACK_READS=1")
 
+# The class pattern's short paths (tests/lua/test_class_paths.lua) again
+# through the Lua API only (KJIT_NO_STACK_READS=1: no in-place setmetatable
+# or method hints; the constructor's fields still laid out as interpreted).
+kjit_lua_test_again(test_class_paths_api test_class_paths "KJIT_NO_STACK_READS=1")
+
 # Tables made and walked inline (tests/lua/test_tables_made.lua) again
 # without direct stack access (kls_on 0): every constructor's list, slot
 # copy and read that goes on as a value takes its helper

@@ -11,8 +11,13 @@
 ** v a number or a boolean, where the key is present with a non-nil value,
 ** overwrite it in place (kjit_lt_setfield, kjit_lt_seti), as does t[i] = v
 ** into an empty element of the array part of a table without a metatable
-** (writenum says why that is exact); a constructor's list is written
-** into its fresh table's array part (kjit_lt_setlist); t[i] missing from
+** (writenum says why that is exact), and any value in compiled code's slot
+** over a present one of a table that is not black; a constructor's list is
+** written into its fresh table's array part (kjit_lt_setlist), its named
+** fields into nodes as luaH_newkey places them (kjit_lt_ctorfield);
+** setmetatable of a table without one, by a metatable without __gc, is
+** done in place (kjit_lt_setmt); a method is found through its class by
+** the site's hints (kjit_lt_smethod); t[i] missing from
 ** a table without a metatable reads nil (absent_int). Compiled code does the same inline
 ** (codegen/cg_lua.c, from the offsets kjit_lt_layout gives: a table's
 ** 'marked' and white bits for a constructor's list, its 'lastfree' for an
@@ -107,6 +112,8 @@ typedef struct LtString {
 #define LT_ISNIL(tt) (((tt) & 0x0F) == 0)
 #define LT_NIL 0x00          /* LUA_VNIL */
 #define LT_WHITEBITS 0x18    /* lgc.h: WHITE0BIT 3, WHITE1BIT 4 (BLACKBIT 5) of 'marked' */
+#define LT_BLACKBIT 0x20
+#define LT_NOGC 0x04         /* ltm.h: a table's flags bit 1u << TM_GC: it has no __gc */
 
 /* ---- The check at load ------------------------------------------------------------ */
 
@@ -131,6 +138,9 @@ const LtTable kjit_lt_none = { .node = (LtNode *)&none_node, .lastfree = (LtNode
 ** (states of other threads are not ours to touch). */
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 static int probed;
+/* 1 when the probe also found a metatable's cache of an absent __gc where
+** LT_NOGC says (kjit_lt_setmt); written before kjit_lt_on */
+static int setmt_on;
 
 static const LtTValue *field(const LtTable *h, const LtString *s) {
   const LtNode *n = &h->node[s->hash & ((1u << h->lsizenode) - 1)];
@@ -140,6 +150,8 @@ static const LtTValue *field(const LtTable *h, const LtString *s) {
     n += n->u.next;
   }
 }
+
+static int probe_gc(lua_State *L) { (void)L; return 0; }   /* (the probe's finalizer) */
 
 static void probe(lua_State *L) {
   if (lua_version(L) != 504 || sizeof(LtTValue) != 16 || sizeof(LtNode) != 24) return;
@@ -174,6 +186,31 @@ static void probe(lua_State *L) {
     const void *mt = lua_topointer(L, -1);
     lua_setmetatable(L, -5);
     ok = ok && (const void *)h->metatable == mt;
+  }
+  if (ok) {   /* the flags' bit for an absent __gc (ltm.h ORDER TM: TM_GC is 2):
+              ** clear once a key is set in a table, set when setmetatable
+              ** found no __gc there (luaC_checkfinalizer's fasttm), clear
+              ** where it found one (a no-op finalizer) */
+    lua_newtable(L);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "kjit_probe_x");
+    const LtTable *mt = lua_topointer(L, -1);
+    int before = mt->flags & LT_NOGC;
+    lua_newtable(L);
+    lua_pushvalue(L, -2);
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushcfunction(L, probe_gc);
+    lua_setfield(L, -2, "__gc");
+    const LtTable *gmt = lua_topointer(L, -1);
+    lua_newtable(L);
+    lua_pushvalue(L, -2);
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+    __atomic_store_n(&setmt_on, before == 0 && (mt->flags & LT_NOGC) && !(gmt->flags & LT_NOGC),
+                     __ATOMIC_RELAXED);
+    lua_pop(L, 2);
   }
   if (ok) {   /* 'marked': a fresh table is white (luaC_newobj) unless a GC
               ** step in lua_createtable marked it already; never two colours */
@@ -312,16 +349,35 @@ static int copy_to_slot(lua_State *L, const LtTValue *v, int32_t dst, int64_t *o
   return 1;
 }
 
+/* The free node luaH_newkey takes (ltable.c getfreepos: lastfree moves
+** down to the next node without a key), or NULL where there is none
+** left (the API path then rehashes: it finds none either). */
+static LtNode *freepos(LtTable *t) {
+  while (t->lastfree > t->node) {
+    t->lastfree--;
+    if (t->lastfree->u.key_tt == LT_NIL) return t->lastfree;
+  }
+  return NULL;
+}
+
 /* t.k = v, v a number or a boolean, written by t's own constructor into
 ** its fresh table h (luavalue.c kjit_lv_ctorfield: `{x = a, y = b}`):
-** what luaH_newkey does where k's main position is a node never used (no
-** key, no value; so k is not in h, nor any key whose chain passes there):
-** the key and the value go into that node, its `next` stays 0. Taken only
-** when that holds, h has a hash part of its own (lastfree set: not the
-** shared dummy node), no metatable, and is white (the key's GC barrier,
-** luaC_barrierback, is a no-op then; the key is anchored by shortstr
-** anyway), and k is short and not a metamethod's name (so the table's
-** cache of absent metamethods, flags, stays true). Else 0: the API. */
+** what luaH_newkey does for a short string key not in h, so that the
+** nodes are laid out as the interpreter's SETFIELD lays them (the same
+** chains, the same order for `next`). Where k's main position mp is a
+** node never used (no key, no value) the key and the value go there;
+** where another key's value holds it, a free node f is taken
+** (freepos) and, as luaH_newkey does, either that key moves to f when mp
+** is not its own main position (its chain relinked) or k goes to f,
+** chained after mp. Taken only when h has a hash part of its own
+** (lastfree set: not the shared dummy node), no metatable, and is white
+** (the key's GC barrier, luaC_barrierback, is a no-op then; the key is
+** anchored by shortstr anyway), k is short and not a metamethod's name
+** (so the table's cache of absent metamethods, flags, stays true), and a
+** key met on the way is a short string too (its main position computed
+** from its hash; anything else, k already there (`{x = 1, x = 2}`), or a
+** node with a key and no value: the API, before anything moved). Else 0:
+** the API. */
 int kjit_lt_ctorfield(lua_State *L, void *h, const char *k, void **ks, int32_t vtag, int64_t vbits) {
   LtTable *t = h;
   if (!enabled || t == NULL || t->metatable != NULL || t->lastfree == NULL ||
@@ -330,8 +386,30 @@ int kjit_lt_ctorfield(lua_State *L, void *h, const char *k, void **ks, int32_t v
     return 0;
   const LtString *s = shortstr(L, k, ks);
   if (s == NULL) return 0;
-  LtNode *mp = &t->node[s->hash & ((1u << t->lsizenode) - 1)];
-  if (mp->u.key_tt != LT_NIL || !LT_ISNIL(mp->u.tt_)) return 0;
+  unsigned mask = (1u << t->lsizenode) - 1;
+  LtNode *mp = &t->node[s->hash & mask];
+  if (!LT_ISNIL(mp->u.tt_)) {   /* taken: luaH_newkey's collision */
+    if (mp->u.key_tt != LT_SHRSTR_KEY || field(t, s) != NULL) return 0;   /* ({x = 1, x = 2}) */
+    LtNode *other = &t->node[((const LtString *)mp->u.key_val.gc)->hash & mask];
+    LtNode *f = freepos(t);
+    if (f == NULL) return 0;
+    if (other != mp) {   /* the colliding key is not in its main position: it moves to f */
+      while (other + other->u.next != mp) other += other->u.next;
+      other->u.next = (int)(f - other);
+      *f = *mp;
+      if (mp->u.next != 0) {
+        f->u.next += (int)(mp - f);
+        mp->u.next = 0;
+      }
+      mp->u.tt_ = LT_NIL;
+    } else {   /* it is: k goes to f, chained after mp */
+      if (mp->u.next != 0) f->u.next = (int)((mp + mp->u.next) - f);
+      mp->u.next = (int)(f - mp);
+      mp = f;
+    }
+  } else if (mp->u.key_tt != LT_NIL) {
+    return 0;   /* (a key without a value: luaH_newkey reuses the node; the API) */
+  }
   mp->u.key_val.gc = (void *)s;
   mp->u.key_tt = LT_SHRSTR_KEY;
   return writenum(&mp->i_val, vtag, vbits, 1);
@@ -370,6 +448,31 @@ int kjit_lt_setlist(lua_State *L, void *h, int64_t base, int32_t n, const KlvIte
     }
   }
   return 1;
+}
+
+/* setmetatable(t, mt), t and mt tables in compiled code's slots t and m
+** (luavalue.c kjit_lv_setmt's common case), as lua_setmetatable does it
+** for a table: t's metatable set, then luaC_objbarrier (a no-op unless t
+** is black: required here, as a fresh table is) and luaC_checkfinalizer
+** (a no-op where mt's flags cache says it has no __gc: LT_NOGC, set by
+** the first setmetatable with mt through the API, cleared by any new key
+** in mt). t must have no metatable yet: a protected one's __metatable
+** is the library's to see. t is copied into slot dst (a stack slot: no
+** barrier), its address returned; 0 where the API must do it. */
+int64_t kjit_lt_setmt(lua_State *L, int32_t t, int32_t m, int32_t dst) {
+  if (!enabled || !__atomic_load_n(&setmt_on, __ATOMIC_RELAXED) ||
+      !__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+    return 0;
+  KlsStackValue *func = ((KlsState *)(void *)L)->ci->func;
+  const KlsTValue *tv = &func[t].val, *mv = &func[m].val;
+  if (tv->tt_ != LT_TABLE || mv->tt_ != LT_TABLE) return 0;
+  LtTable *h = (LtTable *)tv->value_.gc;
+  const LtTable *mt = (const LtTable *)mv->value_.gc;
+  if (h->metatable != NULL || (h->marked & LT_BLACKBIT) || !(mt->flags & LT_NOGC)) return 0;
+  h->metatable = (LtTable *)mt;
+  func[dst].val.value_ = tv->value_;
+  func[dst].val.tt_ = tv->tt_;
+  return (int64_t)(intptr_t)h;
 }
 
 /* t[i] on a table without a metatable where i is in neither part: nil,
@@ -537,48 +640,81 @@ static int64_t node_of(const LtTable *h, const LtTValue *v) {
   return (int64_t)((const LtNode *)(const void *)v - h->node);
 }
 
-int32_t kjit_lt_smethod(lua_State *L, KlvSite *s, void *hv, int32_t dst, int64_t *out) {
-  const LtTable *h = hv;
-  const LtString *k = s->ks;
-  if (!enabled || h == NULL || h == &kjit_lt_none || k == NULL || k == (void *)1 ||
-      !__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
-    return -1;
-  const LtTable *mt = h->metatable;
-  if (mt == NULL) return -1;
-  const LtTValue *own = field(h, k);
-  if (own != NULL && !LT_ISNIL(own->tt_)) return -1;   /* its own field (the general path) */
-  const LtNode *n = &mt->node[(uint64_t)s->mn & ((1u << mt->lsizenode) - 1)];
-  if (s->ixs == NULL || n->u.key_tt != LT_SHRSTR_KEY || n->u.key_val.gc != s->ixs) {
-    const LtString *ix = index_name(L);
-    const LtTValue *v = field(mt, ix);
-    if (v == NULL) return -1;
-    s->ixs = (void *)ix;
-    s->mn = node_of(mt, v);
-    n = (const LtNode *)(const void *)v;
-  }
-  if (n->u.tt_ != LT_TABLE) return -1;   /* no __index, or a function: the general path */
-  const LtTable *c = n->u.value_.gc;
-  const LtNode *m = &c->node[(uint64_t)s->cn & ((1u << c->lsizenode) - 1)];
-  if (m->u.key_tt != LT_SHRSTR_KEY || m->u.key_val.gc != (const void *)k) {
-    const LtTValue *v = field(c, k);
-    if (v == NULL) return -1;
-    s->cn = node_of(c, v);
-    m = (const LtNode *)(const void *)v;
-  }
-  const LtTValue *v = &m->i_val;
-  if (LT_ISNIL(v->tt_)) return -1;   /* not in the class either: its metatable's (general) */
+/* The method's value v copied where compiled code takes it: a number's
+** bits in *out (its tag returned), anything else into slot dst (its tag
+** KLV_INSLOT; kls_on holds: both callers tested it). */
+static int32_t method_found(lua_State *L, const LtTValue *v, int32_t dst, int64_t *out) {
   int32_t tag;
   if (readnum(v, out, &tag)) return tag;
   copy_to_slot(L, v, dst, out, &tag);
   return tag;
 }
 
+/* The site's hints refilled (the first call, a method or a metatable
+** replaced, the node arrays resized): the lookups past the object by
+** their keys, the nodes where they were found kept in s->mn and s->cn. */
+static __attribute__((noinline)) int32_t smethod_refill(lua_State *L, KlvSite *s,
+                                                        const LtTable *mt, int32_t dst,
+                                                        int64_t *out) {
+  const LtString *k = s->ks;
+  const LtString *ix = index_name(L);
+  const LtTValue *v = field(mt, ix);
+  if (v == NULL) return -1;
+  s->ixs = (void *)ix;
+  s->mn = node_of(mt, v);
+  if (v->tt_ != LT_TABLE) return -1;   /* no __index, or a function: the general path */
+  const LtTable *c = v->value_.gc;
+  v = field(c, k);
+  if (v == NULL || LT_ISNIL(v->tt_)) return -1;   /* not in the class: its metatable's */
+  s->cn = node_of(c, v);
+  return method_found(L, v, dst, out);
+}
+
+/* The hot path makes no call but the copy's (every hint checked by its
+** key; any doubt refills them, smethod_refill): the object's own chain
+** walked, then one node compared at each level. */
+int32_t kjit_lt_smethod(lua_State *L, KlvSite *s, void *hv, int32_t dst, int64_t *out) {
+  const LtTable *h = hv;
+  const LtString *k = s->ks;
+  /* (kjit_lt_none, compiled code's "no table", has no metatable) */
+  if (h == NULL || (uintptr_t)k <= 1 || !enabled || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+    return -1;
+  const LtTable *mt = h->metatable;
+  if (mt == NULL) return -1;
+  const LtTValue *own = field(h, k);
+  if (own != NULL && !LT_ISNIL(own->tt_)) return -1;   /* its own field (the general path) */
+  const LtNode *n = &mt->node[(uint64_t)s->mn & ((1u << mt->lsizenode) - 1)];
+  if (n->u.key_tt != LT_SHRSTR_KEY || n->u.key_val.gc != s->ixs)
+    return smethod_refill(L, s, mt, dst, out);
+  if (n->u.tt_ != LT_TABLE) return -1;   /* no __index, or a function: the general path */
+  const LtTable *c = n->u.value_.gc;
+  const LtNode *m = &c->node[(uint64_t)s->cn & ((1u << c->lsizenode) - 1)];
+  if (m->u.key_tt != LT_SHRSTR_KEY || m->u.key_val.gc != (const void *)k || LT_ISNIL(m->u.tt_))
+    return smethod_refill(L, s, mt, dst, out);
+  return method_found(L, &m->i_val, dst, out);
+}
+
+/* t.k = v over a present non-nil value (no __newindex can run): a number
+** or a boolean (writenum), or a value in compiled code's slot v (a table:
+** `e.vel = v:clamp(10)`, a string, nil), copied as luaV_finishfastset
+** copies it. Its GC barrier (luaC_barrierback: a black table given a white
+** value turns gray again) is a no-op where t is not black; a black t
+** answers 2: the key is there, lua_setfield's fast set (with the barrier)
+** is all the caller needs. Else 1 when done, 0 for the API's whole path. */
 int kjit_lt_setfield(lua_State *L, int32_t t, void *hint, const char *k, void **ks,
-                     int32_t vtag, int64_t vbits) {
+                     int32_t vtag, int64_t vbits, int32_t v) {
   LtTable *h = table_at(L, t, hint);
   if (h == NULL) return 0;
   const LtString *s = shortstr(L, k, ks);
-  return s && writenum((LtTValue *)field(h, s), vtag, vbits, 0);
+  if (s == NULL) return 0;
+  LtTValue *d = (LtTValue *)field(h, s);
+  if (vtag != KLV_INSLOT) return writenum(d, vtag, vbits, 0);
+  if (d == NULL || LT_ISNIL(d->tt_)) return 0;
+  if ((h->marked & LT_BLACKBIT) || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) return 2;
+  const KlsTValue *sv = &((const KlsState *)(void *)L)->ci->func[v].val;
+  memcpy(&d->value_, &sv->value_, sizeof d->value_);
+  d->tt_ = sv->tt_;
+  return 1;
 }
 
 /* ---- The shortest paths: no lua_State, called first by compiled code ------------------ */

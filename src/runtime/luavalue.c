@@ -491,7 +491,13 @@ int32_t kjit_lv_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, 
 
 static int32_t setfield_at(lua_State *L, const KlvSite *s, int32_t t, void *h, const char *k,
                            void **ks, int32_t vtag, int64_t vbits, int32_t v) {
-  if (kjit_lt_setfield(L, t, h, k, ks, vtag, vbits)) return KLV_OK;
+  int done = kjit_lt_setfield(L, t, h, k, ks, vtag, vbits, v);
+  if (done == 1) return KLV_OK;
+  if (done == 2) {   /* t holds k with a value: no metamethod, no dead end */
+    kjit_lv_push(L, vtag, vbits, v);
+    lua_setfield(L, t, k);
+    return KLV_OK;
+  }
   if (!indexable(L, t, "__newindex")) return KLV_BADA;
   int viac = dead_end_field(L, s, t, k, 1);
   kjit_lv_push(L, vtag, vbits, v);
@@ -699,9 +705,15 @@ void kjit_lv_ctorfield(lua_State *L, int32_t t, void *h, const char *k, void **k
 ** sees them. Anything else (a bad argument, a protected metatable) calls
 ** the library's setmetatable from the site's trampoline ("chunk\nline\n
 ** setmetatable\nalias": runtime_lib.c), so that its error reads as
-** interpreted, the name as the source spells it, at the user's line. */
+** interpreted, the name as the source spells it, at the user's line.
+** Where t has no metatable and mt is known to have no __gc, luatable.c
+** kjit_lt_setmt sets it in place first. */
 int64_t kjit_lv_setmt(lua_State *L, int32_t ttag, int64_t tbits, int32_t t, int32_t mtag,
                       int64_t mbits, int32_t m, int32_t dst, const char *site) {
+  if (ttag == KLV_INSLOT && mtag == KLV_INSLOT) {   /* (luatable.c: the common case inline) */
+    int64_t h = kjit_lt_setmt(L, t, m, dst);
+    if (h != 0) return h;
+  }
   if (ttag == KLV_INSLOT && lua_type(L, t) == LUA_TTABLE &&
       (mtag == KLV_NIL || (mtag == KLV_INSLOT && (lua_type(L, m) == LUA_TTABLE || lua_isnil(L, m))))) {
     if (luaL_getmetafield(L, t, "__metatable") == LUA_TNIL) {   /* (pushes nothing then) */

@@ -207,8 +207,9 @@ int kjit_lt_seti(lua_State *L, int32_t t, void *h, int64_t i, int32_t vtag, int6
 int32_t kjit_lt_sgeti(lua_State *L, void *h, int64_t i, int32_t dst, int64_t *out);
 int kjit_lt_setlist(lua_State *L, void *h, int64_t base, int32_t n, const KlvItem *items);
 int kjit_lt_ctorfield(lua_State *L, void *h, const char *k, void **ks, int32_t vtag, int64_t vbits);
+int64_t kjit_lt_setmt(lua_State *L, int32_t t, int32_t m, int32_t dst);
 int kjit_lt_setfield(lua_State *L, int32_t t, void *h, const char *k, void **ks,
-                     int32_t vtag, int64_t vbits);
+                     int32_t vtag, int64_t vbits, int32_t v);
 /* The same without L, for compiled code to call first (-1 or 0: call the
 ** full helper); h: the table's address or NULL, ks: the site's cache. */
 int32_t kjit_lt_fgetfield(void *h, void **ks, int64_t *out);
