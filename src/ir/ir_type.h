@@ -336,6 +336,11 @@ void kty_live_note_global_reader(lua_State *L, const char *name, size_t len, int
 ** whose code read a table frozen that has just become live. */
 typedef void (*KtyLiveHook)(lua_State *L, int readers);
 void kty_set_live_hook(KtyLiveHook h);
+/* After a compile that succeeded: the tables and globals it found
+** compiled code writing take effect for later compiles (ir_live.c:
+** kty_live_mark, kty_live_global_mark, which retire code that read them
+** frozen). Until then they are the session's own (ir_type.c mark_live). */
+void kty_live_commit(KtySession *S);
 /* After a compile: notes S's frozen reads of tables (fields and elements of
 ** a frozen table that the used specializations fold) for the jit object at
 ** stack index owner. */

@@ -31,7 +31,10 @@ typedef struct KlcFill {
   int32_t nparams;       /* the entry's argument slots (those past nargs: 0) */
   int32_t nret;          /* the callee's results, each of kind rets[r] */
   uint8_t kinds[KJIT_MAXARGS];
-  uint8_t rets[KJIT_MAXRETS];
+  union {                /* (retw: the kinds read in two words, native_call) */
+    uint8_t rets[KJIT_MAXRETS];
+    uint64_t retw[KJIT_MAXRETS / 8];
+  };
   KEntry const *entryp;  /* the specialization's entry (a tier-up replaces it) */
   int calls;             /* the callee makes compiled calls: needs err->stack_limit */
   const KlcGuard *guard; /* its frozen upvalues' check, or NULL (guardref: its userdata) */

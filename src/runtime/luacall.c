@@ -446,10 +446,13 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   const KlsStackValue *fr = st->ci->func;
   const KlsTValue *fv = &fr[f].val;
   /* the site read whole (callsite.c): its fields, then the word again */
+  /* (its header read at once: fewer reloads of s, an argument on the stack) */
   uint32_t q = kjit_lc_site_begin(s);
-  if (fv->tt_ != KLS_LCL || fv->value_.gc != KLC_FILL(s, fn) || st->l_G != KLC_FILL(s, reg) ||
-      KLC_FILL(s, epoch) != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) ||
-      nargs != KLC_FILL(s, nargs) || nres > KLC_FILL(s, nret))
+  const void *sfn = KLC_FILL(s, fn), *sreg = KLC_FILL(s, reg);
+  uint32_t sepoch = KLC_FILL(s, epoch);
+  int32_t snargs = KLC_FILL(s, nargs), snparams = KLC_FILL(s, nparams), snret = KLC_FILL(s, nret);
+  if (fv->tt_ != KLS_LCL || fv->value_.gc != sfn || st->l_G != sreg ||
+      sepoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != snargs || nres > snret)
     return KLC_MISS;
   int64_t a[KJIT_MAXARGS + 1];
   for (int i = 0; i < nargs; i++) {
@@ -471,13 +474,13 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
     ** cg_entry.c) */
     a[i] = k == KLC_KTABLE ? slots[i] : v->value_.i;
   }
-  for (int i = nargs, np = KLC_FILL(s, nparams); i < np; i++) a[i] = 0;
+  for (int i = nargs; i < snparams; i++) a[i] = 0;
   /* what is read after the call, read before it (a recursive call through
   ** this site may refill it) */
   const KlcGuard *g = KLC_FILL(s, guard);
   KEntry const *entryp = KLC_FILL(s, entryp);
-  uint8_t rk[KJIT_MAXRETS];
-  for (int r = 0; r < nres; r++) rk[r] = KLC_FILL(s, rets[r]);
+  uint64_t rkw[KJIT_MAXRETS / 8];
+  for (int w = 0; w < KJIT_MAXRETS / 8; w++) rkw[w] = KLC_FILL(s, retw[w]);
   if (!kjit_lc_site_still(s, q)) return KLC_MISS;   /* (a write overlapped: the slow path) */
   /* frozen upvalues still as compiled (callval.c guard_ok) */
   for (int i = 0; g != NULL && i < g->n; i++) {
@@ -490,6 +493,8 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   if ((uint64_t)(uintptr_t)__builtin_frame_address(0) < err->stack_limit + KLC_NATIVE_ROOM)
     return KLC_MISS;
   KEntry entry = *entryp;
+  uint8_t rk[KJIT_MAXRETS];
+  memcpy(rk, rkw, sizeof rk);
   /* (an index: the callee may grow the stack, which moves it) */
   int top = (int)(st->top - st->ci->func);
   int64_t rets[2 * KJIT_MAXRETS];
