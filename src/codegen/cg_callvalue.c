@@ -338,12 +338,6 @@ static LLVMValueRef native_site(CG *G) {
 ** (kjit_lc_native_raise). The builder is left in the block that follows
 ** a successful native call, its results in (tags, bits); `slow` is where
 ** every miss goes. */
-/* A site's field. The site is read whole between two loads of its word
-** (runtime/callsite.c); the fields are plain loads here (aligned: single
-** moves on x86), which LLVM cannot move across the acquire fence before
-** the word's second load (a fence may write any memory), while relaxed
-** atomic loads cost 22 instructions a call more (the loop of
-** test_callpath's shape: 190 -> 212), all checks then made before any. */
 static LLVMValueRef site_ld(CG *G, LLVMValueRef site, size_t off, LLVMTypeRef ty) {
   return LLVMBuildLoad2(G->B, ty, at(G, site, off, ty), "");
 }
@@ -358,13 +352,16 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, on_g, "");
   LLVMSetOrdering(on, LLVMAtomicOrderingMonotonic);
   LLVMSetAlignment(on, 4);
-  LLVMValueRef seq = atomic_ld(G, site, offsetof(KlcSite, seq), G->i32, LLVMAtomicOrderingAcquire, 4);
-  LLVMValueRef fn = site_ld(G, site, offsetof(KlcSite, fill.fn), G->i8p);
-  LLVMValueRef inl = site_ld(G, site, offsetof(KlcSite, fill.inl), G->i32);
+  /* this state the site's owner, the only one whose thread writes its
+  ** fill, which is read only then (runtime/callsite.c) */
+  LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
+  LLVMValueRef owner = atomic_ld(G, site, offsetof(KlcSite, owner), G->i8p, LLVMAtomicOrderingMonotonic, 8);
   LLVMValueRef go = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
-                                 LLVMBuildICmp(G->B, LLVMIntNE, inl, cg_i32(G, 0), ""), "");
+                                 LLVMBuildICmp(G->B, LLVMIntEQ, owner, reg, ""), "");
   LLVMBuildCondBr(G->B, go, chk, slow);
   LLVMPositionBuilderAtEnd(G->B, chk);
+  LLVMValueRef fn = site_ld(G, site, offsetof(KlcSite, fill.fn), G->i8p);
+  LLVMValueRef inl = site_ld(G, site, offsetof(KlcSite, fill.inl), G->i32);
   /* the callee's slot: this state's closure of the site, of its epoch */
   LLVMValueRef ci = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
   LLVMValueRef func = LLVMBuildLoad2(G->B, G->i8p, at(G, ci, offsetof(KlsCallInfo, func), G->i8p), "");
@@ -376,11 +373,10 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   LLVMValueRef now = LLVMBuildLoad2(G->B, G->i32, lc_epoch(G), "");
   LLVMSetOrdering(now, LLVMAtomicOrderingMonotonic);
   LLVMSetAlignment(now, 4);
-  LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
   LLVMValueRef good = LLVMBuildICmp(G->B, LLVMIntEQ, ftt, LLVMConstInt(G->i8, KLS_LCL, 0), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntNE, inl, cg_i32(G, 0), ""), "");
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, fgc, fn, ""), "");
-  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, reg,
-                                                site_ld(G, site, offsetof(KlcSite, fill.reg), G->i8p), ""), "");
+  /* (the fill's state is its owner's: runtime/callsite.c) */
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, now,
                                                 site_ld(G, site, offsetof(KlcSite, fill.epoch), G->i32), ""), "");
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, cg_i32(G, n),
@@ -411,20 +407,6 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
     good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, kind, want, ""), "");
     LLVMBuildStore(G->B, LLVMBuildSelect(G->B, inslot, sval, bt, ""), elem(G, aty, a, i));
   }
-  /* what is read after the call, read before it (a recursive call through
-  ** this site may refill it); then the word again: one fill read whole */
-  LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
-  LLVMTypeRef eps[3] = { i64p, i64p, G->errp };
-  LLVMTypeRef ety = LLVMFunctionType(G->i32, eps, 3, 0);
-  LLVMValueRef entryp = site_ld(G, site, offsetof(KlcSite, fill.entryp), LLVMPointerType(LLVMPointerType(ety, 0), 0));
-  LLVMValueRef rk[KJIT_MAXRETS];
-  for (int r = 0; r < nres; r++)
-    rk[r] = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, fill.rets) + (size_t)r, G->i8), G->i32, "");
-  LLVMBuildFence(G->B, LLVMAtomicOrderingAcquire, 0, "");
-  LLVMValueRef seq2 = atomic_ld(G, site, offsetof(KlcSite, seq), G->i32, LLVMAtomicOrderingMonotonic, 4);
-  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, seq2, seq, ""), "");
-  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, LLVMBuildAnd(G->B, seq, cg_i32(G, 1), ""),
-                                                cg_i32(G, 0), ""), "");
   /* the C stack: as native_call (err->stack_limit 0: not set yet, the slow
   ** path sets it) */
   LLVMValueRef zero = cg_i32(G, 0);
@@ -438,7 +420,16 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
                                                 LLVMBuildAdd(G->B, lim, cg_i64(G, (int64_t)KLC_NATIVE_ROOM), ""), ""), "");
   LLVMBuildCondBr(G->B, good, call, slow);
   LLVMPositionBuilderAtEnd(G->B, call);
+  /* what is read after the call, read before it (a recursive call through
+  ** this site may refill it) */
+  LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
+  LLVMTypeRef eps[3] = { i64p, i64p, G->errp };
+  LLVMTypeRef ety = LLVMFunctionType(G->i32, eps, 3, 0);
+  LLVMValueRef entryp = site_ld(G, site, offsetof(KlcSite, fill.entryp), LLVMPointerType(LLVMPointerType(ety, 0), 0));
   LLVMValueRef entry = LLVMBuildLoad2(G->B, LLVMPointerType(ety, 0), entryp, "");
+  LLVMValueRef rk[KJIT_MAXRETS];
+  for (int r = 0; r < nres; r++)
+    rk[r] = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, fill.rets) + (size_t)r, G->i8), G->i32, "");
   LLVMValueRef cnt_g = LLVMGetNamedGlobal(G->M, "kjit_lc_native_calls");
   if (cnt_g == NULL) cnt_g = LLVMAddGlobal(G->M, G->i64, "kjit_lc_native_calls");
   LLVMBuildStore(G->B, LLVMBuildAdd(G->B, LLVMBuildLoad2(G->B, G->i64, cnt_g, ""), cg_i64(G, 1), ""), cnt_g);

@@ -832,18 +832,14 @@ static void release_fill(lua_State *L, const KlcFill *f, const void *reg, uint32
 }
 
 /* Empties site s where its fill is of the state reg in epoch ep, that
-** fill's references released (runtime/callsite.h: whole, as any write). */
+** fill's references released (only reg's thread, where reg owns s, reads
+** or writes its fill: runtime/callsite.c). */
 static void clear_site(lua_State *L, KlcSite *s, const void *reg, uint32_t ep) {
-  for (;;) {
-    KlcFill old, none;
-    uint32_t q = kjit_lc_site_snapshot(s, &old);
-    if (old.fn == NULL || old.reg != reg || old.epoch != ep) return;
-    memset(&none, 0, sizeof none);
-    if (kjit_lc_site_publish(s, &none, q)) {
-      release_fill(L, &old, reg, ep);
-      return;
-    }
-  }
+  if (!kjit_lc_site_mine(s, reg)) return;
+  KlcFill old = s->fill;
+  if (old.fn == NULL || old.reg != reg || old.epoch != ep) return;
+  memset(&s->fill, 0, sizeof s->fill);
+  release_fill(L, &old, reg, ep);
 }
 
 /* The inline cache's entry (way) for closure fn called through trampoline
@@ -875,10 +871,10 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   if (s == NULL || __atomic_load_n(&s->linked, __ATOMIC_RELAXED) != 1 || e->spec == NULL ||
       e->nonative || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) || (e->guard != NULL && !upv_direct))
     return;
-  /* the site as it is (runtime/callsite.h: read whole; published below
-  ** only if no other writer came between) */
-  KlcFill old;
-  uint32_t q = kjit_lc_site_snapshot(s, &old);
+  /* only its owner writes a site (runtime/callsite.c: another state's
+  ** calls there take this slow path) */
+  if (!kjit_lc_site_own(s, e->reg)) return;
+  KlcFill old = s->fill;
   if (old.fn == e->fn && old.reg == e->reg && old.epoch == e->epoch && old.nargs == e->nkind &&
       old.guard == e->guard && memcmp(old.kinds, e->kinds, (size_t)e->nkind) == 0)
     return;   /* (filled: the call missed for another reason) */
@@ -914,12 +910,11 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   for (int r = 0; r < n.nret; r++)
     n.inl &= n.rets[r] == KLC_RINT || n.rets[r] == KLC_RFLT || n.rets[r] == KLC_RNUM ||
              n.rets[r] == KLC_RLUA || (n.rets[r] & KLC_RMAYBE) != 0;
-  /* the old fill's references released once no reader can take it (a
-  ** reader of this state is this thread: references of another state, or
-  ** of a closed one, are not ours to free); another writer first: ours */
-  if (kjit_lc_site_publish(s, &n, q)) {
-    if (same_state) release_fill(L, &old, e->reg, e->epoch);
-  } else release_fill(L, &n, n.reg, n.epoch);
+  /* the old fill's references released once the site no longer names it
+  ** (references of a closed state, or of an earlier epoch, are not ours
+  ** to free) */
+  s->fill = n;
+  if (same_state) release_fill(L, &old, e->reg, e->epoch);
 }
 
 /* This thread's inline-cache entry e dropped, its references released

@@ -22,7 +22,7 @@ typedef struct KlcGuard {
 } KlcGuard;
 
 /* One fill of a site (runtime/luacall.c "Native calls"): the compiled
-** callee it called last. Written only whole, by kjit_lc_site_publish. */
+** callee it called last, of the site's owner. */
 typedef struct KlcFill {
   const void *fn;        /* the Lua closure (NULL: empty) */
   const void *reg;       /* its Lua state's global state */
@@ -31,10 +31,7 @@ typedef struct KlcFill {
   int32_t nparams;       /* the entry's argument slots (those past nargs: 0) */
   int32_t nret;          /* the callee's results, each of kind rets[r] */
   uint8_t kinds[KJIT_MAXARGS];
-  union {                /* (retw: the kinds read in two words, native_call) */
-    uint8_t rets[KJIT_MAXRETS];
-    uint64_t retw[KJIT_MAXRETS / 8];
-  };
+  uint8_t rets[KJIT_MAXRETS];
   KEntry const *entryp;  /* the specialization's entry (a tier-up replaces it) */
   int calls;             /* the callee makes compiled calls: needs err->stack_limit */
   const KlcGuard *guard; /* its frozen upvalues' check, or NULL (guardref: its userdata) */
@@ -50,21 +47,21 @@ typedef struct KlcFill {
   ** as arguments, every result a number (KLC_RINT, KLC_RFLT, KLC_RNUM), a
   ** Lua value (KLC_RLUA) or a number or nil (KLC_RMAYBE) */
   int32_t inl;
-} __attribute__((aligned(8))) KlcFill;
+} KlcFill;
 
 /* A call site's native cache: a private global of the caller's code
-** (codegen/cg_callvalue.c), zero at first, shared by every thread that
-** runs that code. */
+** (codegen/cg_callvalue.c), zero at first, read by every thread that
+** runs that code and written only by the threads of one Lua state, its
+** owner (callsite.c says why). */
 typedef struct KlcSite {
-  uint32_t seq;          /* the sequence word (callsite.c): odd while written */
-  KlcFill fill;          /* read under seq; written by kjit_lc_site_publish */
+  const void *owner;     /* the owner's global state (NULL: none yet), set once */
+  KlcFill fill;          /* read and written by the owner's thread only */
   /* The closure the hook last left to the interpreter for good at this
   ** site (host/callval.c kcv_compiled: one that never compiles), of the
   ** state interp_reg in epoch interp_epoch: its next calls skip the hook
   ** (luacall.c call_lua). No reference is kept: another closure at a
   ** reused address runs interpreted here, which computes what Lua does,
-  ** only slower. Written under seq too (kjit_lc_site_interp), read
-  ** whole (kjit_lc_site_interp_is). */
+  ** only slower. Written by the owner only (kjit_lc_site_interp). */
   const void *interp;
   const void *interp_reg;
   uint32_t interp_epoch;
@@ -79,25 +76,16 @@ typedef struct KlcSite {
   int32_t tramp;
 } KlcSite;
 
-/* Reading a site: q = kjit_lc_site_begin(s), the fields read with
-** KLC_FILL, then kjit_lc_site_still(s, q): only where it holds were they
-** all of one fill, which may then be used (its guard's values read, its
-** entry called). */
-static inline uint32_t kjit_lc_site_begin(const KlcSite *s) {
-  return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+/* Is the Lua state of global state reg the owner of s (callsite.c)? Any
+** thread may ask; only an owner's thread then reads or writes s's fill
+** and its interp mark. */
+static inline int kjit_lc_site_mine(const KlcSite *s, const void *reg) {
+  return __atomic_load_n(&s->owner, __ATOMIC_RELAXED) == reg;
 }
-#define KLC_FILL(s, field) __atomic_load_n(&(s)->fill.field, __ATOMIC_RELAXED)
-static inline int kjit_lc_site_still(const KlcSite *s, uint32_t q) {
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);   /* (the fields' loads before the word's) */
-  return (q & 1) == 0 && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == q;
-}
-/* A whole fill of s copied into *out; returns the sequence word it was
-** read at (even), for kjit_lc_site_publish. Waits out a writer. */
-uint32_t kjit_lc_site_snapshot(const KlcSite *s, KlcFill *out);
-/* Publishes fill f at s where s is still as kjit_lc_site_snapshot read
-** it at q: 1; else (another writer came first) 0, s unchanged. */
-int kjit_lc_site_publish(KlcSite *s, const KlcFill *f, uint32_t q);
-/* Marks closure fn of L's state as left interpreted at site s (NULL: none). */
+/* Is reg the owner of s? Makes it the owner where s has none. */
+int kjit_lc_site_own(KlcSite *s, const void *reg);
+/* Marks closure fn of L's state as left interpreted at site s (NULL: none),
+** where that state owns s (or comes to own it). */
 void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn);
 /* Is fn of the state reg the closure s left interpreted, in epoch ep?
 ** (s NULL: no) */

@@ -445,14 +445,14 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   const KlsState *st = (const KlsState *)(void *)L;
   const KlsStackValue *fr = st->ci->func;
   const KlsTValue *fv = &fr[f].val;
-  /* the site read whole (callsite.c): its fields, then the word again */
-  /* (its header read at once: fewer reloads of s, an argument on the stack) */
-  uint32_t q = kjit_lc_site_begin(s);
-  const void *sfn = KLC_FILL(s, fn), *sreg = KLC_FILL(s, reg);
-  uint32_t sepoch = KLC_FILL(s, epoch);
-  int32_t snargs = KLC_FILL(s, nargs), snparams = KLC_FILL(s, nparams), snret = KLC_FILL(s, nret);
-  if (fv->tt_ != KLS_LCL || fv->value_.gc != sfn || st->l_G != sreg ||
-      sepoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != snargs || nres > snret)
+  /* (the fill read only where this state owns the site, whose fill only
+  ** this thread writes meanwhile: callsite.c) */
+  if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;
+  const KlcFill *sf = &s->fill;
+  /* (its fill's state is its owner's: no compare of sf->reg) */
+  if (fv->tt_ != KLS_LCL || fv->value_.gc != sf->fn ||
+      sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) ||
+      nargs != sf->nargs || nres > sf->nret)
     return KLC_MISS;
   int64_t a[KJIT_MAXARGS + 1];
   for (int i = 0; i < nargs; i++) {
@@ -462,26 +462,25 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
     ** were a third of the call */
     int32_t tg = tags[i];
     if (tg != KLV_INSLOT) {
-      if (tg != KLC_FILL(s, kinds[i])) return KLC_MISS;
+      if (tg != sf->kinds[i]) return KLC_MISS;
       a[i] = bits[i];
       continue;
     }
     const KlsTValue *v = &fr[slots[i]].val;
     unsigned char tt = v->tt_;
     int k = tt == KLS_INT ? KLC_KINT : tt == KLS_FLT ? KLC_KFLT : tt == KLS_TABLE ? KLC_KTABLE : 0;
-    if (k != KLC_FILL(s, kinds[i])) return KLC_MISS;
+    if (k != sf->kinds[i]) return KLC_MISS;
     /* (a number's bits; a table: the slot's index, which the entry reads,
     ** cg_entry.c) */
     a[i] = k == KLC_KTABLE ? slots[i] : v->value_.i;
   }
-  for (int i = nargs; i < snparams; i++) a[i] = 0;
+  for (int i = nargs, np = sf->nparams; i < np; i++) a[i] = 0;
   /* what is read after the call, read before it (a recursive call through
   ** this site may refill it) */
-  const KlcGuard *g = KLC_FILL(s, guard);
-  KEntry const *entryp = KLC_FILL(s, entryp);
-  uint64_t rkw[KJIT_MAXRETS / 8];
-  for (int w = 0; w < KJIT_MAXRETS / 8; w++) rkw[w] = KLC_FILL(s, retw[w]);
-  if (!kjit_lc_site_still(s, q)) return KLC_MISS;   /* (a write overlapped: the slow path) */
+  const KlcGuard *g = sf->guard;
+  KEntry const *entryp = sf->entryp;
+  uint8_t rk[KJIT_MAXRETS];
+  memcpy(rk, sf->rets, sizeof rk);
   /* frozen upvalues still as compiled (callval.c guard_ok) */
   for (int i = 0; g != NULL && i < g->n; i++) {
     const KlsTValue *v = kls_upvalue(fv->value_.gc, g->up[i]), *w = &g->val[i];
@@ -493,8 +492,6 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   if ((uint64_t)(uintptr_t)__builtin_frame_address(0) < err->stack_limit + KLC_NATIVE_ROOM)
     return KLC_MISS;
   KEntry entry = *entryp;
-  uint8_t rk[KJIT_MAXRETS];
-  memcpy(rk, rkw, sizeof rk);
   /* (an index: the callee may grow the stack, which moves it) */
   int top = (int)(st->top - st->ci->func);
   int64_t rets[2 * KJIT_MAXRETS];
@@ -536,7 +533,7 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
                      KErr *err) {
-  if (nsite != NULL && KLC_FILL(nsite, fn) != NULL &&
+  if (nsite != NULL &&
       native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK)
     return KLV_OK;
   if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
