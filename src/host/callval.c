@@ -485,16 +485,8 @@ static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t
 
 /* The per-state cache (made with its sentinel on first use) pushed. */
 static void push_cache(lua_State *L) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
-  kjit_lc_watch_state(L);   /* closed with the state: the entries die */
+  if (kty_push_weak_set(L, CACHE_KEY))
+    kjit_lc_watch_state(L);   /* closed with the state: the entries die */
 }
 
 /* The options of the compile that made call site `site` (its trampoline's

@@ -65,16 +65,26 @@ static void push_weak_keys(lua_State *L) {
   lua_setmetatable(L, -2);
 }
 
-/* registry[key], made weak in its keys when missing, pushed (create: 0
-** pushes nil instead of making it). */
-static int push_set(lua_State *L, const char *key, int create) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
+int kty_push_weak_set(lua_State *L, const char *key) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 0;
   lua_pop(L, 1);
-  if (!create) { lua_pushnil(L); return 0; }
   push_weak_keys(L);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, key);
   return 1;
+}
+
+/* registry[key], made weak in its keys when missing, pushed (create: 0
+** pushes nil instead of making it). Returns whether a table is. */
+static int push_set(lua_State *L, const char *key, int create) {
+  if (create) {
+    kty_push_weak_set(L, key);
+    return 1;
+  }
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  return 0;
 }
 
 int kty_live_has(lua_State *L, int idx) {

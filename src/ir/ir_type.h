@@ -314,6 +314,9 @@ int *kty_take_refs(KtySession *S, int *n);
 ** its name is live (read when the code runs) in every later compile; the
 ** jit objects whose code read it frozen before are retired through the
 ** hook (host/jit.c), and compile anew at their next call. */
+/* registry[key] pushed, a table weak in its keys made there where missing
+** (ir_live.c's sets, callval.c's per-state cache): returns 1 where made. */
+int kty_push_weak_set(lua_State *L, const char *key);
 /* Is the table at idx live? */
 int kty_live_has(lua_State *L, int idx);
 /* Marks the table at idx live; 1 when it was not (the hook has then run
