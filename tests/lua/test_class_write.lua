@@ -244,6 +244,32 @@ test("errors mid-way leave the writes done before them, with the interpreter's m
   end)
 end)
 
+-- Classes made by one factory: their setters are closures of one
+-- prototype, whose bytecode ir_live.c decodes once (kjit.writesproto);
+-- each class is still found written by its own setter (its own upvalue).
+test("classes made by one factory: each found written by its own setter", function()
+  local function make()
+    local C = { v = 1 }
+    function C.set(k) C.v = k end
+    return C
+  end
+  local classes = {}
+  for i = 1, 20 do classes[i] = make() end
+  for i = 1, 20, 3 do
+    local C = classes[i]
+    local get = kjit.jit(function() return C.v end)
+    eq(get(), 1)
+    C.set(i + 1)   -- (interpreted: its own function's write, read live)
+    eq(get(), i + 1, "class " .. i)
+  end
+  collectgarbage()   -- (the prototype's closure that answered may go)
+  local late = make()
+  local get = kjit.jit(function() return late.v end)
+  eq(get(), 1)
+  late.set(7)
+  eq(get(), 7, "a class made after a collection")
+end)
+
 -- A compile that is refused after it typed a write marks nothing
 -- (ir_type.c mark_live, kty_live_commit): the readers compiled before keep
 -- their code (on the session's start they were retired for nothing); the
