@@ -1040,6 +1040,18 @@ static void kc_unroll_hints(LLVMModuleRef M) {
     }
 }
 
+/* KJIT_NO_LEAF_INLINE=1 (kc_mark_small_leaves off), read once per process
+** (compiles in other threads may ask at once: each reads the same). */
+static int leaf_inline_off(void) {
+  static int off = -1;
+  int v = __atomic_load_n(&off, __ATOMIC_RELAXED);
+  if (v < 0) {
+    v = getenv("KJIT_NO_LEAF_INLINE") != NULL;
+    __atomic_store_n(&off, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 /* Optimizes M for the host at level opt (entry: the entry point's name,
 ** for kc_is_simple). Locked. Returns 0 or -1. */
 static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) {
@@ -1055,7 +1067,7 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
   if (opt >= 2 && kc_is_simple(M, entry)) p = kc_pipeline_simple;
   else if (opt >= 2 && kc_is_luacode(M)) {
     int inl = kc_mark_entry_callees(M, entry);
-    inl += getenv("KJIT_NO_LEAF_INLINE") ? 0 : kc_mark_small_leaves(M);
+    inl += leaf_inline_off() ? 0 : kc_mark_small_leaves(M);
     p = inl ? kc_pipeline_lua_inline : kc_pipeline_lua;
   } else if (opt == 3)
     p = kc_mark_entry_callees(M, entry) ? kc_pipeline_o3_inline : kc_pipeline_o3;

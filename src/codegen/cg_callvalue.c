@@ -313,8 +313,8 @@ static void call_check(CG *G, const KirInsn *v, LLVMValueRef rc, LLVMValueRef fs
   LLVMPositionBuilderAtEnd(G->B, ok);
 }
 
-/* A call site's native cache (luacall.h KlcSite): a private global, zero
-** at first, which only the run time reads and writes. */
+/* A call site's native cache (runtime/callsite.h KlcSite): a private
+** global, zero at first, which only the run time writes. */
 static LLVMValueRef native_site(CG *G) {
   LLVMTypeRef ty = LLVMArrayType(G->i64, (sizeof(KlcSite) + 7) / 8);
   LLVMValueRef g = LLVMAddGlobal(G->M, ty, "kcg.nsite");
@@ -326,7 +326,7 @@ static LLVMValueRef native_site(CG *G) {
 /* ---- Native calls made by the caller's code ----------------------------------
 ** (runtime/luacall.c "Native calls", its native_call done inline.) A hot
 ** call site whose native cache says its callee may be called from here
-** (luacall.h KlcSite.inl: no frozen upvalues to check, as many parameters
+** (callsite.h KlcFill.inl: no frozen upvalues to check, as many parameters
 ** as arguments, numbers as results) calls the callee's entry itself when
 ** the value in the callee's slot is the site's closure of this state and
 ** epoch and the arguments are of the site's kinds (a number's tag is its
@@ -352,12 +352,16 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, on_g, "");
   LLVMSetOrdering(on, LLVMAtomicOrderingMonotonic);
   LLVMSetAlignment(on, 4);
-  LLVMValueRef fn = site_ld(G, site, offsetof(KlcSite, fn), G->i8p);
-  LLVMValueRef inl = site_ld(G, site, offsetof(KlcSite, inl), G->i32);
+  /* this state the site's owner, the only one whose thread writes its
+  ** fill, which is read only then (runtime/callsite.c) */
+  LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
+  LLVMValueRef owner = atomic_ld(G, site, offsetof(KlcSite, owner), G->i8p, LLVMAtomicOrderingMonotonic, 8);
   LLVMValueRef go = LLVMBuildAnd(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""),
-                                 LLVMBuildICmp(G->B, LLVMIntNE, inl, cg_i32(G, 0), ""), "");
+                                 LLVMBuildICmp(G->B, LLVMIntEQ, owner, reg, ""), "");
   LLVMBuildCondBr(G->B, go, chk, slow);
   LLVMPositionBuilderAtEnd(G->B, chk);
+  LLVMValueRef fn = site_ld(G, site, offsetof(KlcSite, fill.fn), G->i8p);
+  LLVMValueRef inl = site_ld(G, site, offsetof(KlcSite, fill.inl), G->i32);
   /* the callee's slot: this state's closure of the site, of its epoch */
   LLVMValueRef ci = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, ci), G->i8p), "");
   LLVMValueRef func = LLVMBuildLoad2(G->B, G->i8p, at(G, ci, offsetof(KlsCallInfo, func), G->i8p), "");
@@ -369,17 +373,16 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   LLVMValueRef now = LLVMBuildLoad2(G->B, G->i32, lc_epoch(G), "");
   LLVMSetOrdering(now, LLVMAtomicOrderingMonotonic);
   LLVMSetAlignment(now, 4);
-  LLVMValueRef reg = LLVMBuildLoad2(G->B, G->i8p, at(G, G->luaL, offsetof(KlsState, l_G), G->i8p), "");
   LLVMValueRef good = LLVMBuildICmp(G->B, LLVMIntEQ, ftt, LLVMConstInt(G->i8, KLS_LCL, 0), "");
+  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntNE, inl, cg_i32(G, 0), ""), "");
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, fgc, fn, ""), "");
-  good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, reg,
-                                                site_ld(G, site, offsetof(KlcSite, reg), G->i8p), ""), "");
+  /* (the fill's state is its owner's: runtime/callsite.c) */
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, now,
-                                                site_ld(G, site, offsetof(KlcSite, epoch), G->i32), ""), "");
+                                                site_ld(G, site, offsetof(KlcSite, fill.epoch), G->i32), ""), "");
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, cg_i32(G, n),
-                                                site_ld(G, site, offsetof(KlcSite, nargs), G->i32), ""), "");
+                                                site_ld(G, site, offsetof(KlcSite, fill.nargs), G->i32), ""), "");
   good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntSLE, cg_i32(G, nres),
-                                                site_ld(G, site, offsetof(KlcSite, nret), G->i32), ""), "");
+                                                site_ld(G, site, offsetof(KlcSite, fill.nret), G->i32), ""), "");
   /* the arguments: their kinds against the site's, their values into a */
   LLVMTypeRef aty = LLVMArrayType(G->i64, KJIT_MAXARGS + 1);
   LLVMValueRef a = cg_alloca(G, aty, "ncargs");
@@ -399,7 +402,7 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
     LLVMValueRef sval = LLVMBuildSelect(G->B, isT, LLVMBuildSExt(G->B, sl, G->i64, ""), sbits, "");
     LLVMValueRef inslot = LLVMBuildICmp(G->B, LLVMIntEQ, tg, cg_i32(G, KLV_INSLOT), "");
     LLVMValueRef kind = LLVMBuildSelect(G->B, inslot, skind, tg, "");
-    LLVMValueRef want = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, kinds) + (size_t)i, G->i8),
+    LLVMValueRef want = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, fill.kinds) + (size_t)i, G->i8),
                                       G->i32, "");
     good = LLVMBuildAnd(G->B, good, LLVMBuildICmp(G->B, LLVMIntEQ, kind, want, ""), "");
     LLVMBuildStore(G->B, LLVMBuildSelect(G->B, inslot, sval, bt, ""), elem(G, aty, a, i));
@@ -422,11 +425,11 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   LLVMTypeRef i64p = LLVMPointerType(G->i64, 0);
   LLVMTypeRef eps[3] = { i64p, i64p, G->errp };
   LLVMTypeRef ety = LLVMFunctionType(G->i32, eps, 3, 0);
-  LLVMValueRef entryp = site_ld(G, site, offsetof(KlcSite, entryp), LLVMPointerType(LLVMPointerType(ety, 0), 0));
+  LLVMValueRef entryp = site_ld(G, site, offsetof(KlcSite, fill.entryp), LLVMPointerType(LLVMPointerType(ety, 0), 0));
   LLVMValueRef entry = LLVMBuildLoad2(G->B, LLVMPointerType(ety, 0), entryp, "");
   LLVMValueRef rk[KJIT_MAXRETS];
   for (int r = 0; r < nres; r++)
-    rk[r] = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, rets) + (size_t)r, G->i8), G->i32, "");
+    rk[r] = LLVMBuildZExt(G->B, site_ld(G, site, offsetof(KlcSite, fill.rets) + (size_t)r, G->i8), G->i32, "");
   LLVMValueRef cnt_g = LLVMGetNamedGlobal(G->M, "kjit_lc_native_calls");
   if (cnt_g == NULL) cnt_g = LLVMAddGlobal(G->M, G->i64, "kjit_lc_native_calls");
   LLVMBuildStore(G->B, LLVMBuildAdd(G->B, LLVMBuildLoad2(G->B, G->i64, cnt_g, ""), cg_i64(G, 1), ""), cnt_g);
@@ -623,7 +626,7 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     ** what is not callable itself, with the interpreter's words) */
     int tfor = (v->flags & KIR_F_TFOR) != 0;
     /* a call for exactly nres values has a native cache of its own
-    ** (luacall.c "Native calls"; luacall.h KlcSite), a generic for's
+    ** (luacall.c "Native calls"; callsite.h KlcSite), a generic for's
     ** iterator call too */
     as[9] = cnres >= 0 && !(v->flags & KIR_F_OPEN) ? native_site(G) : LLVMConstNull(G->i8p);
     /* a hot site makes its native calls itself (native_inline), the

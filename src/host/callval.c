@@ -485,16 +485,8 @@ static uint8_t kind_by_identity(lua_State *L, int32_t tag, int32_t slot, int64_t
 
 /* The per-state cache (made with its sentinel on first use) pushed. */
 static void push_cache(lua_State *L) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, CACHE_KEY) == LUA_TTABLE) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, CACHE_KEY);
-  kjit_lc_watch_state(L);   /* closed with the state: the entries die */
+  if (kty_push_weak_set(L, CACHE_KEY))
+    kjit_lc_watch_state(L);   /* closed with the state: the entries die */
 }
 
 /* The options of the compile that made call site `site` (its trampoline's
@@ -807,16 +799,39 @@ static pthread_mutex_t sites_mu = PTHREAD_MUTEX_INITIALIZER;
 static KlcSite *sites;   /* the registered sites of live code (KlcSite.next) */
 
 static void register_site(lua_State *L, KlcSite *s, int32_t site) {
-  if (!kc_in_mapped_code(s)) { s->linked = -1; return; }
+  if (!kc_in_mapped_code(s)) { __atomic_store_n(&s->linked, -1, __ATOMIC_RELAXED); return; }
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);   /* (outlives any coroutine) */
-  s->L = lua_tothread(L, -1);
+  lua_State *main = lua_tothread(L, -1);
   lua_pop(L, 1);
-  s->tramp = site;
   pthread_mutex_lock(&sites_mu);
-  s->next = sites;
-  sites = s;
-  s->linked = 1;
+  if (__atomic_load_n(&s->linked, __ATOMIC_RELAXED) == 0) {   /* (once: threads may race here) */
+    s->L = main;
+    s->tramp = site;
+    s->next = sites;
+    sites = s;
+    __atomic_store_n(&s->linked, 1, __ATOMIC_RELAXED);
+  }
   pthread_mutex_unlock(&sites_mu);
+}
+
+/* Releases the references of fill f where they are of the state reg in
+** epoch ep (else not ours to free: another state's, or a closed one's). */
+static void release_fill(lua_State *L, const KlcFill *f, const void *reg, uint32_t ep) {
+  if (f->fn == NULL || f->reg != reg || f->epoch != ep) return;
+  luaL_unref(L, LUA_REGISTRYINDEX, f->fnref);
+  luaL_unref(L, LUA_REGISTRYINDEX, f->natref);
+  if (f->guard) luaL_unref(L, LUA_REGISTRYINDEX, f->guardref);
+}
+
+/* Empties site s where its fill is of the state reg in epoch ep, that
+** fill's references released (only reg's thread, where reg owns s, reads
+** or writes its fill: runtime/callsite.c). */
+static void clear_site(lua_State *L, KlcSite *s, const void *reg, uint32_t ep) {
+  if (!kjit_lc_site_mine(s, reg)) return;
+  KlcFill old = s->fill;
+  if (old.fn == NULL || old.reg != reg || old.epoch != ep) return;
+  memset(&s->fill, 0, sizeof s->fill);
+  release_fill(L, &old, reg, ep);
 }
 
 /* The inline cache's entry (way) for closure fn called through trampoline
@@ -845,32 +860,29 @@ static const void *reg_of(lua_State *L) {
 ** be replaced while the site still names them); only a registered site is
 ** filled (register_site), so that they are released with its code. */
 static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
-  if (s == NULL || s->linked != 1 || e->spec == NULL || e->nonative ||
-      !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) || (e->guard != NULL && !upv_direct))
+  if (s == NULL || __atomic_load_n(&s->linked, __ATOMIC_RELAXED) != 1 || e->spec == NULL ||
+      e->nonative || !__atomic_load_n(&kls_on, __ATOMIC_RELAXED) || (e->guard != NULL && !upv_direct))
     return;
-  if (s->fn == e->fn && s->reg == e->reg && s->epoch == e->epoch && s->nargs == e->nkind &&
-      s->guard == e->guard && memcmp(s->kinds, e->kinds, (size_t)e->nkind) == 0)
+  /* only its owner writes a site (runtime/callsite.c: another state's
+  ** calls there take this slow path) */
+  if (!kjit_lc_site_own(s, e->reg)) return;
+  KlcFill old = s->fill;
+  if (old.fn == e->fn && old.reg == e->reg && old.epoch == e->epoch && old.nargs == e->nkind &&
+      old.guard == e->guard && memcmp(old.kinds, e->kinds, (size_t)e->nkind) == 0)
     return;   /* (filled: the call missed for another reason) */
   /* a site whose callee or kinds keep changing (objects of several classes
   ** at one call) stops being refilled: each refill costs registry
   ** references, more than the native call saves */
-  int same_state = s->fn != NULL && s->reg == e->reg && s->epoch == e->epoch;
-  if (same_state && s->refills >= KCV_SITE_REFILLS) return;
-  KlcSite n;
+  int same_state = old.fn != NULL && old.reg == e->reg && old.epoch == e->epoch;
+  if (same_state && old.refills >= KCV_SITE_REFILLS) return;
+  KlcFill n;
+  memset(&n, 0, sizeof n);
   e->nonative = 1;
   for (int i = 0; i < e->nkind; i++)
     if (e->kinds[i] != KLC_KINT && e->kinds[i] != KLC_KFLT && e->kinds[i] != KLC_KTABLE) return;
   if (!kd_native_site(e->spec, e->nkind, &n)) return;
   e->nonative = 0;
-  /* (references of another state, or of a closed one, are not ours to free) */
-  n.refills = same_state ? s->refills + 1 : 0;
-  if (same_state) {
-    luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
-    luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
-    if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
-  }
-  n.guard = NULL;
-  n.guardref = 0;
+  n.refills = same_state ? old.refills + 1 : 0;
   n.fn = e->fn;
   n.reg = e->reg;
   n.epoch = e->epoch;
@@ -885,22 +897,16 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, e->snapref);
     n.guardref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  /* compiled code may call it itself (luacall.h KlcSite.inl) */
+  /* compiled code may call it itself (callsite.h KlcFill.inl) */
   n.inl = n.guard == NULL && n.nparams == n.nargs;
   for (int r = 0; r < n.nret; r++)
     n.inl &= n.rets[r] == KLC_RINT || n.rets[r] == KLC_RFLT || n.rets[r] == KLC_RNUM ||
              n.rets[r] == KLC_RLUA || (n.rets[r] & KLC_RMAYBE) != 0;
-  /* (the closure it leaves interpreted, kept: luacall.h, relaxed atomics) */
-  n.interp = __atomic_load_n(&s->interp, __ATOMIC_RELAXED);
-  n.interp_reg = __atomic_load_n(&s->interp_reg, __ATOMIC_RELAXED);
-  n.interp_epoch = __atomic_load_n(&s->interp_epoch, __ATOMIC_RELAXED);
-  pthread_mutex_lock(&sites_mu);   /* (its registration kept: the list's link too) */
-  n.L = s->L;
-  n.tramp = s->tramp;
-  n.linked = s->linked;
-  n.next = s->next;
-  *s = n;
-  pthread_mutex_unlock(&sites_mu);
+  /* the old fill's references released once the site no longer names it
+  ** (references of a closed state, or of an earlier epoch, are not ours
+  ** to free) */
+  s->fill = n;
+  if (same_state) release_fill(L, &old, e->reg, e->epoch);
 }
 
 /* This thread's inline-cache entry e dropped, its references released
@@ -945,11 +951,7 @@ static void kcv_code_freed(void *lo, size_t len) {
       if (e->site != s->tramp || e->reg != reg || e->fn == NULL) continue;
       drop_entry(L, e, reg, ep);
     }
-    if (s->fn != NULL && s->reg == reg && s->epoch == ep) {
-      luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
-      luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
-      if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
-    }
+    clear_site(L, s, reg, ep);   /* (no thread runs this code any more) */
     memset(s, 0, sizeof *s);
   }
 }
@@ -1023,16 +1025,7 @@ void kcv_forget_natives(lua_State *L) {
   for (int w = 0; w < KCV_WAYS; w++)
     if (ic[w].fn != NULL && ic[w].reg == reg) drop_entry(L, &ic[w], reg, ep);
   pthread_mutex_lock(&sites_mu);
-  for (KlcSite *s = sites; s; s = s->next) {
-    if (s->fn == NULL || s->reg != reg || s->epoch != ep) continue;
-    luaL_unref(L, LUA_REGISTRYINDEX, s->fnref);
-    luaL_unref(L, LUA_REGISTRYINDEX, s->natref);
-    if (s->guard) luaL_unref(L, LUA_REGISTRYINDEX, s->guardref);
-    s->fn = NULL;
-    s->guard = NULL;
-    s->fnref = s->natref = s->guardref = 0;
-    s->refills = 0;
-  }
+  for (KlcSite *s = sites; s; s = s->next) clear_site(L, s, reg, ep);
   pthread_mutex_unlock(&sites_mu);
   kjit_lc_bump_epoch();
 }
@@ -1041,7 +1034,8 @@ static int kcv_compiled(lua_State *L, int32_t site, int32_t f, int32_t nargs, co
                         const int64_t *bits, const int32_t *slots, const void **spec, void *tls,
                         KlcSite *nsite) {
   if (nargs > KJIT_MAXARGS) return -1;
-  if (nsite != NULL && nsite->linked == 0) register_site(L, nsite, site);
+  if (nsite != NULL && __atomic_load_n(&nsite->linked, __ATOMIC_RELAXED) == 0)
+    register_site(L, nsite, site);
   const void *fn, *reg;
   if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED)) {   /* read in place (lua_stack.h) */
     const KlsState *st = (const KlsState *)(void *)L;

@@ -298,6 +298,11 @@ void kdrv_compile(Session *S, const KdrvInput *in, KdrvOutput *out) {
   ** write into one later (ir_live.c). Before anything is allocated for the
   ** caller: this uses the Lua API, whose memory error unwinds past the
   ** caller's KdrvOutput (test_alloc_fail) */
+  /* the marks of tables and globals this compile writes, now that it is
+  ** not refused (ir_type.c mark_live): code that read them frozen retired.
+  ** (An internal error of the LLVM back end after this keeps them: a
+  ** cost, later compiles read those tables live.) */
+  kty_live_commit(&T);
   if (in->owner != 0 && !t->kernel) kty_note_frozen_reads(&T, in->owner);
 
   /* what the callers keep */

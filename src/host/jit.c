@@ -1940,7 +1940,7 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
   else if (lua_gettop(L) != top) lua_settop(L, top);
   return nres;
 }
-int kd_native_site(const void *spec, int nargs, KlcSite *s) {
+int kd_native_site(const void *spec, int nargs, KlcFill *s) {
   const JitSpec *js = spec;
   if (js->nsig != nargs || js->nargs > KJIT_MAXARGS || js->dyncount || js->nret > KJIT_MAXRETS)
     return 0;

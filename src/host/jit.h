@@ -91,8 +91,8 @@ int kd_run_direct_to(lua_State *L, const void *spec, int32_t site, int32_t *tags
 ** parameters, its results' kinds) and returns 1 when a call site may call
 ** it natively with nargs arguments: every argument a number or a table,
 ** every result a number or a Lua value, one count of results; else 0. */
-struct KlcSite;
-int kd_native_site(const void *spec, int nargs, struct KlcSite *s);
+struct KlcFill;
+int kd_native_site(const void *spec, int nargs, struct KlcFill *s);
 /* Raises the error a direct run's entry left in err (error(msg, 2) at the
 ** call's line: site, its trampoline). */
 int kd_direct_error(lua_State *L, const KErr *err, int32_t site);

@@ -47,6 +47,7 @@
 #include <string.h>
 #include "ir/ir_type.h"
 #include "frontend/bytecode.h"
+#include "host/lua_stack.h"
 #include "lauxlib.h"
 
 static const char LIVE_KEY[] = "kjit.live";
@@ -65,16 +66,26 @@ static void push_weak_keys(lua_State *L) {
   lua_setmetatable(L, -2);
 }
 
-/* registry[key], made weak in its keys when missing, pushed (create: 0
-** pushes nil instead of making it). */
-static int push_set(lua_State *L, const char *key, int create) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
+int kty_push_weak_set(lua_State *L, const char *key) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 0;
   lua_pop(L, 1);
-  if (!create) { lua_pushnil(L); return 0; }
   push_weak_keys(L);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, key);
   return 1;
+}
+
+/* registry[key], made weak in its keys when missing, pushed (create: 0
+** pushes nil instead of making it). Returns whether a table is. */
+static int push_set(lua_State *L, const char *key, int create) {
+  if (create) {
+    kty_push_weak_set(L, key);
+    return 1;
+  }
+  if (lua_getfield(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  return 0;
 }
 
 int kty_live_has(lua_State *L, int idx) {
@@ -180,19 +191,61 @@ static int proto_writes_upvalue(const KbcProto *p, int u) {
 }
 
 /* The upvalues (bit u for upvalue u + 1, the first 62) that the Lua
-** function at fidx writes into by their names, decoded once per closure
-** (kjit.writesups, weak in its keys: its code never changes). */
+** function at fidx writes into by their names, decoded once per prototype
+** where the upvalues are read in place, else once per closure: the answer
+** kept per closure (kjit.writesups, weak in its keys: its code never
+** changes), and per prototype one closure of it (kjit.writesproto: the
+** prototype's address -> a closure, weak in its values: while that
+** closure lives, so does its prototype, so the address names the same
+** one), whose answer a new closure of that prototype takes. */
 static const char WRITES_KEY[] = "kjit.writesups";
+static const char PROTOS_KEY[] = "kjit.writesproto";
+
+/* The prototype of the Lua function at fidx (NULL: not known here). */
+static const void *proto_of(lua_State *L, int fidx) {
+  if (!kls_upvalues_on(L)) return NULL;
+  return ((const KlsLClosure *)lua_topointer(L, fidx))->p;
+}
 
 static lua_Integer written_upvalues(lua_State *L, int fidx) {
+  fidx = lua_absindex(L, fidx);
   push_set(L, WRITES_KEY, 1);
+  int writes = lua_gettop(L);
   lua_pushvalue(L, fidx);
-  if (lua_rawget(L, -2) == LUA_TNUMBER) {
+  if (lua_rawget(L, writes) == LUA_TNUMBER) {
     lua_Integer m = lua_tointeger(L, -1);
     lua_pop(L, 2);
     return m;
   }
   lua_pop(L, 1);
+  const void *proto = proto_of(L, fidx);
+  if (proto != NULL) {   /* another closure of the same prototype answered */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, PROTOS_KEY) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_createtable(L, 0, 1);
+      lua_pushliteral(L, "v");
+      lua_setfield(L, -2, "__mode");
+      lua_setmetatable(L, -2);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, LUA_REGISTRYINDEX, PROTOS_KEY);
+    }
+    int protos = lua_gettop(L);
+    lua_pushlightuserdata(L, (void *)proto);
+    if (lua_rawget(L, protos) == LUA_TFUNCTION && lua_rawget(L, writes) == LUA_TNUMBER) {
+      lua_Integer m = lua_tointeger(L, -1);
+      lua_pushvalue(L, fidx);
+      lua_pushinteger(L, m);
+      lua_rawset(L, writes);
+      lua_settop(L, writes - 1);
+      return m;
+    }
+    lua_settop(L, protos);
+    lua_pushlightuserdata(L, (void *)proto);   /* (this closure answers for it now) */
+    lua_pushvalue(L, fidx);
+    lua_rawset(L, protos);
+    lua_settop(L, writes);
+  }
   lua_Integer mask = 0;
   Arena A;
   ka_init(&A);

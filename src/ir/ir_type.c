@@ -1978,11 +1978,44 @@ static Type t_frozen_index(KtySession *S, KtySpec *sp, KirInsn *v, Type o) {
   return r;
 }
 
+/* The session's set at key of its values table pushed (0: upvalues it
+** marks live; -1: globals it assigns; -2: own_writer's answers; -3:
+** tables it marks live, kept until the compile succeeds: kty_live_commit);
+** where missing, made (create) or nil pushed. Returns whether a table is. */
+static int push_session_set(KtySession *S, int key, int create) {
+  lua_State *L = S->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
+  if (lua_rawgeti(L, -1, key) != LUA_TTABLE && create) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, key);
+  }
+  lua_remove(L, -2);
+  return lua_type(L, -1) == LUA_TTABLE;
+}
+enum { SET_LIVE_TABLES = -3 };
+
+/* Is the table on top one that compiled code writes into: marked by an
+** earlier compile (ir_live.c) or by this one (mark_live)? */
+static int live_now(KtySession *S) {
+  lua_State *L = S->L;
+  if (kty_live_has(L, -1)) return 1;
+  int t = lua_gettop(L);
+  int yes = 0;
+  if (push_session_set(S, SET_LIVE_TABLES, 0)) {
+    lua_pushvalue(L, t);
+    yes = lua_rawget(L, -2) != LUA_TNIL;
+  }
+  lua_settop(L, t);
+  return yes;
+}
+
 /* Is the table at slot ref one that compiled code writes into (t_live,
 ** in this compile or an earlier one: ir_live.c)? */
 static int is_live(KtySession *S, int ref) {
   push_value(S, ref);
-  int live = kty_live_has(S->L, -1);
+  int live = live_now(S);
   lua_pop(S->L, 1);
   return live;
 }
@@ -2022,10 +2055,19 @@ static int same_var(const KirFunc *f, const KirInsn *v, const KirInsn *w) {
 ** into it. Every value of this compile that holds it frozen (an upvalue,
 ** a global, a constant field read: typed before this mark) is typed
 ** again, so that it is read live too, whichever function of the compile
-** was typed first; later compiles see the mark (ir_live.c), and code
-** compiled before that read it frozen is retired there. */
+** was typed first. For later compiles (ir_live.c, which retires code
+** compiled before that read it frozen) the mark waits for this compile to
+** succeed (kty_live_commit): a compile refused after the mark writes
+** nothing, and retiring readers for it would only cost their recompiles. */
 static void mark_live(KtySession *S) {
-  if (!kty_live_mark(S->L, -1)) return;
+  lua_State *L = S->L;
+  if (live_now(S)) return;
+  int t = lua_gettop(L);
+  push_session_set(S, SET_LIVE_TABLES, 1);
+  lua_pushvalue(L, t);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_settop(L, t);
   int slot = kty_keep_value(S, -1);
   for (int s = 0; s < S->nspecs; s++) {
     KtySpec *sp = S->specs[s];
@@ -2040,6 +2082,29 @@ static void mark_live(KtySession *S) {
           push(sp, blk->insns[i]);
     }
   }
+}
+
+void kty_live_commit(KtySession *S) {
+  lua_State *L = S->L;
+  int top = lua_gettop(L);
+  if (push_session_set(S, SET_LIVE_TABLES, 0)) {
+    lua_pushnil(L);
+    while (lua_next(L, top + 1)) {
+      lua_pop(L, 1);
+      kty_live_mark(L, -1);   /* (the readers retired there: ir_live.c) */
+    }
+  }
+  lua_settop(L, top);
+  if (push_session_set(S, -1, 0)) {
+    lua_pushnil(L);
+    while (lua_next(L, top + 1)) {
+      lua_pop(L, 1);
+      size_t len;
+      const char *name = lua_tolstring(L, -1, &len);   /* (a string key: no conversion) */
+      kty_live_global_mark(L, name, len);
+    }
+  }
+  lua_settop(L, top);
 }
 
 /* Notes, for the jit object at owner, the tables whose fields or elements
@@ -2103,13 +2168,7 @@ static int calls_table_writer(const KirFunc *f, const KirInsn *w) {
 static int own_writer(KtySession *S) {
   lua_State *L = S->L;
   int t = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  if (lua_rawgeti(L, -1, -2) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, -2);
-  }
+  push_session_set(S, -2, 1);
   lua_pushvalue(L, t);
   int known = lua_rawget(L, -2);
   int yes = lua_toboolean(L, -1);
@@ -2147,7 +2206,7 @@ static int t_live(KtySession *S, KtySpec *sp, KirInsn *v, Type *r) {
   }
   /* (a table other compiled code writes, or one of its own functions:
   ** read live here too, ir_live.c) */
-  if (!stored && !kty_live_has(S->L, -1)) {
+  if (!stored && !live_now(S)) {
     if (!own_writer(S)) return 0;
     stored = 1;   /* (marked live below, as if written here) */
   }
@@ -2201,17 +2260,12 @@ static int global_assigned(KtySession *S, KtySpec *sp, const char *name, size_t 
 }
 
 /* Global `name` is assigned (store v): marked for the session, and every
-** read of it typed before (in other functions of the compile) typed again. */
+** read of it typed before (in other functions of the compile) typed again.
+** (Later compiles see it, and earlier code is retired, once this compile
+** succeeds: kty_live_commit.) */
 static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
   lua_State *L = S->L;
-  kty_live_global_mark(L, name, len);   /* (later compiles; earlier code retired) */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, S->values_ref);
-  if (lua_rawgeti(L, -1, -1) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, -1);
-  }
+  push_session_set(S, -1, 1);
   lua_pushlstring(L, name, len);
   int had = lua_rawget(L, -2) != LUA_TNIL;
   if (!had) {
@@ -2219,7 +2273,7 @@ static void mark_global_assigned(KtySession *S, const char *name, size_t len) {
     lua_pushboolean(L, 1);
     lua_rawset(L, -4);
   }
-  lua_pop(L, 3);
+  lua_pop(L, 2);
   if (had) return;
   for (int s = 0; s < S->nspecs; s++) {
     KtySpec *sp = S->specs[s];

@@ -314,6 +314,9 @@ int *kty_take_refs(KtySession *S, int *n);
 ** its name is live (read when the code runs) in every later compile; the
 ** jit objects whose code read it frozen before are retired through the
 ** hook (host/jit.c), and compile anew at their next call. */
+/* registry[key] pushed, a table weak in its keys made there where missing
+** (ir_live.c's sets, callval.c's per-state cache): returns 1 where made. */
+int kty_push_weak_set(lua_State *L, const char *key);
 /* Is the table at idx live? */
 int kty_live_has(lua_State *L, int idx);
 /* Marks the table at idx live; 1 when it was not (the hook has then run
@@ -336,6 +339,11 @@ void kty_live_note_global_reader(lua_State *L, const char *name, size_t len, int
 ** whose code read a table frozen that has just become live. */
 typedef void (*KtyLiveHook)(lua_State *L, int readers);
 void kty_set_live_hook(KtyLiveHook h);
+/* After a compile that succeeded: the tables and globals it found
+** compiled code writing take effect for later compiles (ir_live.c:
+** kty_live_mark, kty_live_global_mark, which retire code that read them
+** frozen). Until then they are the session's own (ir_type.c mark_live). */
+void kty_live_commit(KtySession *S);
 /* After a compile: notes S's frozen reads of tables (fields and elements of
 ** a frozen table that the used specializations fold) for the jit object at
 ** stack index owner. */

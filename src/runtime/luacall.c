@@ -320,22 +320,12 @@ static int32_t finish(lua_State *L, int base, const KlcCall *c, int32_t nres, in
   return KLV_OK;
 }
 
-void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn) {
-  if (s == NULL) return;
-  __atomic_store_n(&s->interp, fn, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->interp_reg, ((const KlsState *)(void *)L)->l_G, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->interp_epoch, __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED),
-                   __ATOMIC_RELAXED);
-}
-
 /* Is the Lua closure in slot f the one site s left to the interpreter
 ** (kjit_lc_site_interp), in this state and epoch? (kls_on holds.) */
 static int site_interp(lua_State *L, int32_t f, const KlcSite *s) {
   const KlsState *st = (const KlsState *)(void *)L;
-  return s != NULL && st->ci->func[f].val.value_.gc == __atomic_load_n(&s->interp, __ATOMIC_RELAXED) &&
-         st->l_G == __atomic_load_n(&s->interp_reg, __ATOMIC_RELAXED) &&
-         __atomic_load_n(&s->interp_epoch, __ATOMIC_RELAXED) ==
-             __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED);
+  return kjit_lc_site_interp_is(s, st->ci->func[f].val.value_.gc, st->l_G,
+                                __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED));
 }
 
 /* Calls the value in slot f with nargs arguments (tags[i], bits[i],
@@ -455,9 +445,14 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   const KlsState *st = (const KlsState *)(void *)L;
   const KlsStackValue *fr = st->ci->func;
   const KlsTValue *fv = &fr[f].val;
-  if (fv->tt_ != KLS_LCL || fv->value_.gc != s->fn || st->l_G != s->reg ||
-      s->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != s->nargs ||
-      nres > s->nret)
+  /* (the fill read only where this state owns the site, whose fill only
+  ** this thread writes meanwhile: callsite.c) */
+  if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;
+  const KlcFill *sf = &s->fill;
+  /* (its fill's state is its owner's: no compare of sf->reg) */
+  if (fv->tt_ != KLS_LCL || fv->value_.gc != sf->fn ||
+      sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) ||
+      nargs != sf->nargs || nres > sf->nret)
     return KLC_MISS;
   int64_t a[KJIT_MAXARGS + 1];
   for (int i = 0; i < nargs; i++) {
@@ -467,22 +462,28 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
     ** were a third of the call */
     int32_t tg = tags[i];
     if (tg != KLV_INSLOT) {
-      if (tg != s->kinds[i]) return KLC_MISS;
+      if (tg != sf->kinds[i]) return KLC_MISS;
       a[i] = bits[i];
       continue;
     }
     const KlsTValue *v = &fr[slots[i]].val;
     unsigned char tt = v->tt_;
     int k = tt == KLS_INT ? KLC_KINT : tt == KLS_FLT ? KLC_KFLT : tt == KLS_TABLE ? KLC_KTABLE : 0;
-    if (k != s->kinds[i]) return KLC_MISS;
+    if (k != sf->kinds[i]) return KLC_MISS;
     /* (a number's bits; a table: the slot's index, which the entry reads,
     ** cg_entry.c) */
     a[i] = k == KLC_KTABLE ? slots[i] : v->value_.i;
   }
-  for (int i = nargs; i < s->nparams; i++) a[i] = 0;
-  const KlcGuard *g = s->guard;   /* frozen upvalues still as compiled (callval.c guard_ok) */
+  for (int i = nargs, np = sf->nparams; i < np; i++) a[i] = 0;
+  /* what is read after the call, read before it (a recursive call through
+  ** this site may refill it) */
+  const KlcGuard *g = sf->guard;
+  KEntry const *entryp = sf->entryp;
+  uint8_t rk[KJIT_MAXRETS];
+  memcpy(rk, sf->rets, sizeof rk);
+  /* frozen upvalues still as compiled (callval.c guard_ok) */
   for (int i = 0; g != NULL && i < g->n; i++) {
-    const KlsTValue *v = kls_upvalue(s->fn, g->up[i]), *w = &g->val[i];
+    const KlsTValue *v = kls_upvalue(fv->value_.gc, g->up[i]), *w = &g->val[i];
     if (v->tt_ != w->tt_ || ((v->tt_ & 0x0f) > 1 && v->value_.i != w->value_.i)) return KLC_MISS;
   }
   /* deep enough: the slow path, which nests (nest_open) until it runs the
@@ -490,15 +491,14 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   if (err->stack_limit == 0) err->stack_limit = krt_stack_limit();
   if ((uint64_t)(uintptr_t)__builtin_frame_address(0) < err->stack_limit + KLC_NATIVE_ROOM)
     return KLC_MISS;
-  /* what is read after the call, read before it (a recursive call through
-  ** this site may refill it) */
-  KEntry entry = *s->entryp;
-  uint8_t rk[KJIT_MAXRETS];
-  memcpy(rk, s->rets, sizeof rk);
+  KEntry entry = *entryp;
   /* (an index: the callee may grow the stack, which moves it) */
   int top = (int)(st->top - st->ci->func);
   int64_t rets[2 * KJIT_MAXRETS];
-  kjit_lc_native_calls++;
+  /* (counted without a locked add: threads of their own states may lose
+  ** an increment of this tests' fact, never race on it) */
+  __atomic_store_n(&kjit_lc_native_calls, __atomic_load_n(&kjit_lc_native_calls, __ATOMIC_RELAXED) + 1,
+                   __ATOMIC_RELAXED);
   if (entry(a, rets, err) != 0) return raise_error(L, err, tramp);
   for (int r = 0; r < nres; r++) {
     int64_t tag = rets[KJIT_MAXRETS + r];
@@ -533,7 +533,7 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
                      KErr *err) {
-  if (nsite != NULL && nsite->fn != NULL &&
+  if (nsite != NULL &&
       native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK)
     return KLV_OK;
   if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&

@@ -9,8 +9,8 @@
 #include "runtime/luavalue.h"
 #include "common/compile.h"
 #include "host/lua_stack.h"
+#include "runtime/callsite.h"
 
-typedef struct KlcSite KlcSite;   /* a call site's native cache (below) */
 enum { KLC_BOOL = KLV_BOOL, KLC_NIL = KLV_NIL };   /* argument tags past KLV_FLT (luavalue.h) */
 enum { KLC_NRES = 0x90 };             /* an open call gave other than one value */
 enum { KLC_INNER = 0x100 };
@@ -53,58 +53,8 @@ enum { KLC_KINT = 1, KLC_KFLT = 2, KLC_KTABLE = 5 };   /* argument kinds (callva
 ** iterator: `return nil, nil` at the end, cg_entry.c: tag 1 an integer,
 ** 2 a float) */
 enum { KLC_RINT = 1, KLC_RFLT = 2, KLC_RNUM = 3, KLC_RLUA = 4, KLC_RMAYBE = 8, KLC_RFALSE = 16 };
-/* The check of a compiled closure's frozen upvalues at each call
-** (host/callval.c makes it: a userdata): which ones (mask, and as 0-based
-** indices) and the values they held when its code compiled, compared in
-** place (lua_stack.h kls_upvalue: a tag and a word each). */
-typedef struct KlcGuard {
-  uint64_t mask;
-  int n;
-  uint8_t up[64];
-  KlsTValue val[64];
-} KlcGuard;
-struct KlcSite {
-  const void *fn;        /* the Lua closure (NULL: empty) */
-  const void *reg;       /* its Lua state's global state */
-  uint32_t epoch;        /* kjit_lc_epoch when filled */
-  int32_t nargs;         /* the call's arguments, each of kind kinds[i] */
-  int32_t nparams;       /* the entry's argument slots (those past nargs: 0) */
-  int32_t nret;          /* the callee's results, each of kind rets[r] */
-  uint8_t kinds[KJIT_MAXARGS];
-  uint8_t rets[KJIT_MAXRETS];
-  KEntry const *entryp;  /* the specialization's entry (a tier-up replaces it) */
-  int calls;             /* the callee makes compiled calls: needs err->stack_limit */
-  const KlcGuard *guard; /* its frozen upvalues' check, or NULL (guardref: its userdata) */
-  int guardref;
-  int refills;           /* times filled with another closure or kinds (host/
-                            callval.c stops at a few: a site that alternates
-                            keeps the inline cache's path) */
-  int fnref, natref;     /* registry references to the closure and its native
-                            function: neither is freed (nor its address reused)
-                            while the site names them */
-  /* Released with the caller's code (host/callval.c kcv_code_freed): the
-  ** filled sites of live code, linked through next while linked; the
-  ** main thread of the references' state, the call's trampoline */
-  lua_State *L;
-  KlcSite *next;
-  int linked;
-  int32_t tramp;
-  /* The closure the hook last left to the interpreter for good at this
-  ** site (host/callval.c kcv_compiled: one that never compiles), of the
-  ** state interp_reg in epoch interp_epoch: its next calls skip the hook
-  ** (luacall.c call_lua). No reference is kept: another closure at a
-  ** reused address runs interpreted here, which computes what Lua does,
-  ** only slower. Written and read with relaxed atomics (threads running
-  ** one code with states of their own). */
-  const void *interp;
-  const void *interp_reg;
-  uint32_t interp_epoch;
-  /* 1 where the caller's code may make the native call itself
-  ** (codegen/cg_callvalue.c native_inline): no guard, as many parameters
-  ** as arguments, every result a number (KLC_RINT, KLC_RFLT, KLC_RNUM), a
-  ** Lua value (KLC_RLUA) or a number or nil (KLC_RMAYBE) */
-  int32_t inl;
-};
+/* (KlcGuard, KlcFill and KlcSite, the site's cache and how threads share
+** it: runtime/callsite.h) */
 /* A native call's Lua result left in the entry's slot `from` (cg_entry.c),
 ** taken into slot dst as a read's result (kjit_lv_take). */
 int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *out);
@@ -115,8 +65,6 @@ int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *ou
 /* Raises the error a native call's callee left in err (compiled code's
 ** inline native call, cg_callvalue.c): as kjit_lc_call would. */
 int32_t kjit_lc_native_raise(lua_State *L, const KErr *err, int32_t tramp);
-/* Marks closure fn of L's state as left interpreted at site s (NULL: none). */
-void kjit_lc_site_interp(lua_State *L, KlcSite *s, const void *fn);
 /* Bumped whenever cached decisions about callees become wrong (a Lua
 ** state closed, the callee policy changed): a site or inline-cache
 ** entry of another epoch is empty, and so are the upvalue caches and

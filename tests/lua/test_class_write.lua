@@ -244,6 +244,66 @@ test("errors mid-way leave the writes done before them, with the interpreter's m
   end)
 end)
 
+-- Classes made by one factory: their setters are closures of one
+-- prototype, whose bytecode ir_live.c decodes once (kjit.writesproto);
+-- each class is still found written by its own setter (its own upvalue).
+test("classes made by one factory: each found written by its own setter", function()
+  local function make()
+    local C = { v = 1 }
+    function C.set(k) C.v = k end
+    return C
+  end
+  local classes = {}
+  for i = 1, 20 do classes[i] = make() end
+  for i = 1, 20, 3 do
+    local C = classes[i]
+    local get = kjit.jit(function() return C.v end)
+    eq(get(), 1)
+    C.set(i + 1)   -- (interpreted: its own function's write, read live)
+    eq(get(), i + 1, "class " .. i)
+  end
+  collectgarbage()   -- (the prototype's closure that answered may go)
+  local late = make()
+  local get = kjit.jit(function() return late.v end)
+  eq(get(), 1)
+  late.set(7)
+  eq(get(), 7, "a class made after a collection")
+end)
+
+-- A compile that is refused after it typed a write marks nothing
+-- (ir_type.c mark_live, kty_live_commit): the readers compiled before keep
+-- their code (on the session's start they were retired for nothing); the
+-- same write in a compile that succeeds retires them.
+test("a writer whose compile is refused retires no reader", function()
+  local M = { count = 0 }
+  local get = kjit.jit(function() return M.count end)
+  eq(get(), 0)
+  local before = retired()
+  -- (the store is typed, and marks M, before the call that is refused)
+  local bad = kjit.jit(function(k) M.count = M.count + k; return debug.getinfo(1, "l") end)
+  local ok, err = pcall(bad.compile, bad, "(i64)")
+  truthy(not ok and tostring(err):find("debug functions", 1, true), "refused: " .. tostring(err))
+  eq(retired(), before, "specializations retired by a refused compile")
+  eq(M.count, 0)
+  local bump = kjit.jit(function(k) M.count = M.count + k end)
+  bump(2)
+  truthy(retired() > before, "the reader retired by the writer that compiled")
+  eq(get(), 2)
+  -- a global the refused compile assigns
+  KJIT_CW_REFUSED = 1
+  local gget = kjit.jit(function() return KJIT_CW_REFUSED end)
+  eq(gget(), 1)
+  before = retired()
+  local gbad = kjit.jit(function(k) KJIT_CW_REFUSED = k; return debug.getinfo(1, "l") end)
+  ok, err = pcall(gbad.compile, gbad, "(i64)")
+  truthy(not ok and tostring(err):find("debug functions", 1, true), "refused: " .. tostring(err))
+  eq(retired(), before, "specializations retired by a refused compile (a global)")
+  kjit.jit(function(k) KJIT_CW_REFUSED = KJIT_CW_REFUSED + k end)(4)
+  truthy(retired() > before, "the global's reader retired by the writer that compiled")
+  eq(gget(), 5)
+  KJIT_CW_REFUSED = nil
+end)
+
 test("order of compiles: a reader compiled first is retired when a writer compiles", function()
   local M = { count = 0 }
   local get = kjit.jit(function() return M.count end)

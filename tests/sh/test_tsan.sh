@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # tests/sh/test_tsan.sh: the threaded host tests under ThreadSanitizer.
-# Builds build-tsan/ (the library objects, tests/c/test_threads.c and
-# tests/c/test_callval_handoff.c only, compiled with -fsanitize=thread) and
-# runs test_threads: several lua_States compiling, calling and collecting
-# at the same time in different pthreads, plus the parallel thread pool;
-# and test_callval_handoff: one state used by two threads in turn. Any data race TSan sees in kjit's own code
-# is a failure (halt_on_error). LLVM and liblua are not instrumented: races
+# Builds build-tsan/ (the library objects and tests/c/test_threads.c,
+# test_callval_handoff.c and test_callsite_race.c only, compiled with
+# -fsanitize=thread) and runs test_threads: several lua_States compiling,
+# calling and collecting at the same time in different pthreads, plus the
+# parallel thread pool; test_callval_handoff: one state used by two
+# threads in turn; and test_callsite_race: one call site's native cache
+# used by two threads (a state each), its owner refilling it between its
+# calls while the other calls and tries to fill. Any data race TSan sees
+# in kjit's own code is a failure (halt_on_error). LLVM and liblua are not instrumented: races
 # inside them are not seen, their locks are (pthread interceptors); those
 # libNVVM makes are ignored (tests/sh/tsan.supp).
 #
@@ -43,10 +46,10 @@ blog=$out/build.log
   cmake -S . -B "$out" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKJIT_SANITIZE=OFF \
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
         -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread &&
-  nice -n 10 cmake --build "$out" -j "$jobs" --target test_threads test_callval_handoff
+  nice -n 10 cmake --build "$out" -j "$jobs" --target test_threads test_callval_handoff test_callsite_race
 } >"$blog" 2>&1
 rc=$?
-check "build test_threads and test_callval_handoff with -fsanitize=thread" test "$rc" -eq 0
+check "build test_threads, test_callval_handoff and test_callsite_race with -fsanitize=thread" test "$rc" -eq 0
 if ((rc != 0)); then
   tail -n 30 "$blog"
   echo "$passed $failed 0" > "$results"
@@ -57,7 +60,8 @@ fi
 # lock-order reports. The test's own results go to a file of its own.
 # tsan.supp: libNVVM's own locking, which TSan cannot see (the file says why).
 # test_callval_handoff: one state used by two threads in turn.
-for t in test_threads test_callval_handoff; do
+# test_callsite_race: one call site used by two threads (a state each).
+for t in test_threads test_callval_handoff test_callsite_race; do
   log=$out/$t.log
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=4 suppressions=$PWD/tests/sh/tsan.supp ${TSAN_OPTIONS:-}" \
     "$out/$t" "$out/$t.txt" >"$log" 2>&1
