@@ -422,18 +422,33 @@ static const char *lua_typename_of(Type t) {
 
 /* Does indexing or calling a value of type t raise Lua's type error
 ** whenever it runs, with no metamethod to consult? nil, booleans, numbers
-** and numbers-or-nil (-false) do, numbers only while they have no
-** metatable: debug.setmetatable(0, mt) gives them one, which is read when
-** compiling, as the strings' is (string_method); then they stay a compile
-** error (differences.md item 13). */
-static int index_raises(KtySession *S, Type t) {
-  if (t.kind == T_NIL || t.kind == T_BOOL) return 1;
-  if (!isnum(t) && t.kind != T_MAYBE) return 0;
+** and numbers-or-nil (-false) do while their type has no metatable:
+** debug.setmetatable(0, mt) gives numbers one, which is read when
+** compiling, as the strings' is (string_method); a number is then indexed
+** or called when it runs (index_at_run_time). nil and booleans while
+** their type has the metamethod (event: "__index", "__call" or
+** "__newindex") are refused (type_meta_refused; differences.md item 13). */
+static int index_raises(KtySession *S, Type t, const char *event) {
+  if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) return !has_event(S, t, event);
+  if (!isnum(t)) return 0;
   lua_pushinteger(S->L, 0);
   int has = lua_getmetatable(S->L, -1);
   lua_pop(S->L, has ? 2 : 1);
   return !has;
 }
+
+/* nil, a boolean or a number-or-nil (-false) indexed, assigned into or
+** called (what: "index", "call") while debug.setmetatable gave its type
+** the metamethod event: the interpreter calls it; refused, where compiled
+** code would raise Lua's type error (found/nil-index-metamethod.lua). */
+#define TYPE_META_REFUSED(S, sp, v, o, what, event) \
+  do { \
+    if ((o).kind == T_NIL || (o).kind == T_BOOL || (o).kind == T_MAYBE) \
+      REFUSE(S, sp, v, "cannot %s a %s value while debug.setmetatable gave its type %s in " \
+             "compiled code: its metamethod is not called there (index or call it in an " \
+             "interpreted function)", what, (o).kind == T_BOOL ? "boolean" : \
+             (o).kind == T_NIL ? "nil" : "number-or-nil", event); \
+  } while (0)
 
 /* v indexes or calls (what: "index", "call") its operand 0, of type o,
 ** which index_raises: Lua's error whenever v runs, the operand named as
@@ -2388,7 +2403,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (index_raises(S, o, "__index")) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  TYPE_META_REFUSED(S, sp, v, o, "index", "__index");
   if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) return t_string_index(S, sp, v, k, &kk);
   if (index_at_run_time(S, sp, obj, o)) {
     if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
@@ -2538,7 +2554,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (index_raises(S, o, "__index")) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  TYPE_META_REFUSED(S, sp, v, o, "index", "__index");
   if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) {
     KtyConst key = { .kind = T_STR, .str = name, .len = v->k.str.len };
     return t_string_index(S, sp, v, k, &key);
@@ -4169,7 +4186,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
-  if (ft.kind == T_BUF || index_raises(S, ft)) RAISE_NOT_TABLE(S, sp, v, ft, "call");
+  if (ft.kind == T_BUF || index_raises(S, ft, "__call")) RAISE_NOT_TABLE(S, sp, v, ft, "call");
+  TYPE_META_REFUSED(S, sp, v, ft, "call", "__call");
   /* a number while numbers have a metatable: its __call (or Lua's error)
   ** when the call runs, the number a Lua value (kty_calls_value) */
   if (isnum(ft) && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
@@ -4305,7 +4323,8 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     return ty(T_NIL);
   }
-  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (index_raises(S, o, "__newindex")) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  TYPE_META_REFUSED(S, sp, v, o, "index", "__newindex");
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
@@ -4532,10 +4551,11 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type o = sp->types[v->args[0]->id];
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
-    if (index_raises(S, o)) {   /* x.f = v with x nil, false or a number */
+    if (index_raises(S, o, "__newindex")) {   /* x.f = v with x nil, false or a number */
       FROZEN_NIL(S, sp, v, v->args[0]);
       RAISE_NOT_TABLE(S, sp, v, o, "index");
     }
+    TYPE_META_REFUSED(S, sp, v, o, "index", "__newindex");
   }
   if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
