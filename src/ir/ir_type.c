@@ -2663,6 +2663,20 @@ static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn
   return 0;
 }
 
+/* Is one of the n values a kjit array (or records) that a library function
+** is then given as the Lua value it is (boxable)? Such a call is the
+** library's own, called as a function value (t_luacall): it formats the
+** array (tostring: its __tostring) or raises what it raises interpreted
+** ("bad argument #1 to 'format' (string expected, got kjit.array)"),
+** where runtime_lib.c's recipes take numbers, booleans, nil and strings
+** only (found/format-array-refused.lua). Not in kernels. */
+static int lib_array_arg(KtySession *S, const Type *args, const KtyConst *kargs, int n) {
+  if (S->kernel) return 0;
+  for (int i = 0; i < n; i++)
+    if (args[i].kind == T_BUF && boxable(args[i], kargs[i])) return 1;
+  return 0;
+}
+
 /* print, io.write, os.*, math.random(seed), tostring, string.format, type,
 ** tonumber (ir_builtins.h's LIB, STRING, LUATYPE and TONUMBER rules). */
 static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, KtyConst *kargs,
@@ -2768,6 +2782,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
       return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && isnum(args[0]) && !S->kernel)   /* string.format(12): "12" */
       return t_luacall(S, sp, v, args, kargs, n);
+    if (lib_array_arg(S, args, kargs, n))   /* string.format("%s", a), string.rep(a) */
+      return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
@@ -2781,6 +2797,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   }
   default: break;
   }
+  if ((id == B_PRINT || id == B_IO_WRITE) && lib_array_arg(S, args, kargs, n))   /* print(a) */
+    return t_luacall(S, sp, v, args, kargs, n);
   for (int i = 0; i < n; i++)
     if (!((id == B_PRINT || id == B_IO_WRITE) && kty_dtype_obj_name(&kargs[i])) &&   /* the object */
         !lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
