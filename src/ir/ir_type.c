@@ -5933,6 +5933,41 @@ static void tramp_call(luaL_Buffer *b, const char *prefix, const char *callee, c
   }
 }
 
+/* A method call's C function (t:byte(i), `t` a table whose __index gives
+** string.byte) is called by a trampoline that cannot repeat the call as a
+** method (`t:byte(i)` would index t again: an __index function would run
+** twice), so luaL_argerror, seeing a plain call, counts the object as
+** argument #1 where the interpreter counts from the one after it. The
+** trampoline calls such a function under pcall from a function standing
+** at the call's line, and method_fix, given (where, name, pcall's values),
+** words a "bad argument" error of that very call as luaL_argerror words it
+** for a method: #N becomes #N-1, #1 "calling 'name' on bad self". where
+** is luaL_where's text for that line, so an error raised deeper (another
+** function's, with another position or none) is left as it is.
+** Other values and errors pass through unchanged. That trampoline,
+** __kjit_mc, is the first upvalue of the site's own (named so), which
+** luacall.c calls in its place where the callee is a C function. */
+static int method_fix(lua_State *L) {
+  if (lua_toboolean(L, 3)) return lua_gettop(L) - 3;
+  size_t wl, nl;
+  const char *w = lua_tolstring(L, 1, &wl), *name = lua_tolstring(L, 2, &nl);
+  const char *m = lua_type(L, 4) == LUA_TSTRING ? lua_tostring(L, 4) : NULL;
+  static const char bad[] = "bad argument #";
+  if (m && w && name && strncmp(m, w, wl) == 0 && strncmp(m + wl, bad, sizeof bad - 1) == 0) {
+    char *end;
+    long arg = strtol(m + wl + sizeof bad - 1, &end, 10);
+    if (arg >= 1 && strncmp(end, " to '", 5) == 0 && strncmp(end + 5, name, nl) == 0 &&
+        strncmp(end + 5 + nl, "' (", 3) == 0) {
+      const char *rest = end + 5 + nl + 2;   /* "(why)" */
+      if (arg == 1) lua_pushfstring(L, "%scalling '%s' on bad self %s", w, name, rest);
+      else lua_pushfstring(L, "%s%s%d to '%s' %s", w, bad, (int)(arg - 1), name, rest);
+      lua_replace(L, 4);
+    }
+  }
+  lua_settop(L, 4);
+  return lua_error(L);
+}
+
 /* The trampoline through which call v runs (runtime/luacall.c says why): a
 ** Lua function loaded with the caller's chunk name whose call of the
 ** function value stands at v's line and names it as the source does, so
@@ -6009,12 +6044,37 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (fixed < 0) snprintf(params, sizeof params, "%s", strself ? "__kjit_self, ..." : "...");
   const char *selfname = fixed < 0 ? "__kjit_self" : "__kjit_1";
   const char *rest = fixed < 0 ? "..." : fixed <= 1 ? "" : params + strlen("__kjit_1, ");
-  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type = {}, 1, type; ");
-  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
+  /* a method call whose object may be other than a string: a C function
+  ** as its callee is called through method_fix (its head says why), from
+  ** __kjit_in, which stands on the call's line as the trampoline does */
+  int cfself = !key && is_method_call(sp->ir, v) &&   /* (its name: the method's, an identifier) */
+               !(self.kind == T_STR && self.sub != T_NUMBER);
+  luaL_addstring(&b, "local __kjit_mfix, __kjit_w = ...; ");
+  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type, __kjit_pcall = {}, 1, type, pcall; ");
+  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; ");
+  if (cfself) {
+    char args[KJIT_MAXARGS * 12 + 96];
+    snprintf(args, sizeof args, "__kjit_w, '%s', __kjit_pcall(__kjit_in, %s%s%s)", name, name,
+             params[0] ? ", " : "", params);
+    for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+    luaL_addstring(&b, "local __kjit_in = function(");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, ", ...) return ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, "(...) end; local __kjit_mc = function(");
+    luaL_addstring(&b, name);
+    if (params[0]) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, params);
+    luaL_addstring(&b, ") ");
+    tramp_call(&b, "", "__kjit_mfix", args, nres);
+    luaL_addstring(&b, " end ");
+  }
+  luaL_addstring(&b, "return function(");
   luaL_addstring(&b, name);
   if (params[0]) luaL_addstring(&b, ", ");
   luaL_addstring(&b, params);
   luaL_addstring(&b, ") ");
+  if (cfself) luaL_addstring(&b, "local __kjit_m = __kjit_mc ");   /* (its first upvalue) */
   if (key) {
     luaL_addstring(&b, "if __kjit_t[1] ~= ");
     luaL_addstring(&b, name);
@@ -6022,7 +6082,7 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, name);
     luaL_addstring(&b, " end ");
   }
-  for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+  if (!cfself) for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
   if (strself) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%s:", selfname);
@@ -6040,7 +6100,12 @@ load:
   luaL_pushresult(&b);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
-  if (luaL_loadbuffer(L, src, len, ar.source) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+  int loaded = luaL_loadbuffer(L, src, len, ar.source) == LUA_OK;
+  if (loaded) {   /* the chunk's values: method_fix, luaL_where's text at the line */
+    lua_pushcfunction(L, method_fix);
+    lua_pushfstring(L, "%s:%d: ", ar.short_src, line);
+  }
+  if (!loaded || lua_pcall(L, 2, 1, 0) != LUA_OK) {
     char eb[200];
     snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     fail(S, sp, v, "internal error: a call's trampoline: %s", eb);
