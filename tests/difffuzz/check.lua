@@ -347,9 +347,14 @@ local function same_arrays(x, y)
   return true
 end
 
+-- The same output, but for a NaN's sign (README, Differences 9.)
+function C.same_output(a, b)
+  return a == b or (a:gsub("%-nan", "nan")) == (b:gsub("%-nan", "nan"))
+end
+
 -- same | wrong | message
 function C.compare(io, co)
-  if io.ok ~= co.ok or io.out ~= co.out then return "wrong" end
+  if io.ok ~= co.ok or not C.same_output(io.out, co.out) then return "wrong" end
   if io.ok then
     if io.vals.n ~= co.vals.n then return "wrong" end
     for i = 1, io.vals.n do
@@ -438,7 +443,7 @@ function C.signature(class, io, co)
       if o.ok then return "value" end
       return (o.compile_error and "compile error: " or "error: ") .. norm(o.err)
     end
-    return kind(io) .. " vs " .. kind(co) .. (io.out ~= co.out and " (output differs)" or "")
+    return kind(io) .. " vs " .. kind(co) .. (C.same_output(io.out, co.out) and "" or " (output differs)")
   end
   if class == "hang" or class == "same" or class == "skip" then return class end
   return norm(co.err or "?")
