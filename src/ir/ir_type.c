@@ -427,7 +427,7 @@ static const char *lua_typename_of(Type t) {
 ** compiling, as the strings' is (string_method); a number is then indexed
 ** or called when it runs (index_at_run_time). nil and booleans while
 ** their type has the metamethod (event: "__index", "__call" or
-** "__newindex") are refused (type_meta_refused; differences.md item 13). */
+** "__newindex") are refused (TYPE_META_REFUSED; differences.md item 13). */
 static int index_raises(KtySession *S, Type t, const char *event) {
   if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) return !has_event(S, t, event);
   if (!isnum(t)) return 0;
