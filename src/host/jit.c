@@ -2119,6 +2119,31 @@ static int jit_tostring(lua_State *L) {
 
 static int l_nop(lua_State *L) { (void)L; return 0; }
 
+/* kjit.testing.print_to_output: Lua 5.4's print (luaB_print: each value
+** through luaL_tolstring, tabs between, a newline, a flush), writing to
+** the io library's default output (io.output(), the registry's
+** "_IO_output") instead of C's stdout, so that a test that sets
+** io.output(tmpfile) gets print's and io.write's output in one file, in
+** the order written. A C function, so that set as the global print it is
+** what compiled code knows as print (ir_type.c builtin_of compares a C
+** function with the current global). Tests only (tests/difffuzz/check.lua). */
+static int l_print_to_output(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "_IO_output");
+  luaL_Stream *p = luaL_testudata(L, -1, LUA_FILEHANDLE);
+  FILE *f = p != NULL && p->closef != NULL ? p->f : stdout;   /* (closed: print's own) */
+  for (int i = 1; i <= n; i++) {
+    size_t l;
+    const char *s = luaL_tolstring(L, i, &l);
+    if (i > 1) fwrite("\t", 1, 1, f);
+    fwrite(s, 1, l, f);
+    lua_pop(L, 1);
+  }
+  fwrite("\n", 1, 1, f);
+  fflush(f);
+  return 0;
+}
+
 /* The second peer of the call benchmarks: a C function that reads its
 ** arguments as a hand-written binding would (luaL_checknumber,
 ** luaL_checkudata), and does nothing with them. */
@@ -2255,6 +2280,8 @@ void kd_open(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, l_nop);   /* an empty C function: the call benchmarks' peer */
   lua_setfield(L, -2, "nop");
+  lua_pushcfunction(L, l_print_to_output);
+  lua_setfield(L, -2, "print_to_output");
   lua_pushcfunction(L, l_reads);
   lua_setfield(L, -2, "reads");
   lua_pushcfunction(L, l_test_alloc_fail);

@@ -422,18 +422,33 @@ static const char *lua_typename_of(Type t) {
 
 /* Does indexing or calling a value of type t raise Lua's type error
 ** whenever it runs, with no metamethod to consult? nil, booleans, numbers
-** and numbers-or-nil (-false) do, numbers only while they have no
-** metatable: debug.setmetatable(0, mt) gives them one, which is read when
-** compiling, as the strings' is (string_method); then they stay a compile
-** error (differences.md item 13). */
-static int index_raises(KtySession *S, Type t) {
-  if (t.kind == T_NIL || t.kind == T_BOOL) return 1;
-  if (!isnum(t) && t.kind != T_MAYBE) return 0;
+** and numbers-or-nil (-false) do while their type has no metatable:
+** debug.setmetatable(0, mt) gives numbers one, which is read when
+** compiling, as the strings' is (string_method); a number is then indexed
+** or called when it runs (index_at_run_time). nil and booleans while
+** their type has the metamethod (event: "__index", "__call" or
+** "__newindex") are refused (TYPE_META_REFUSED; differences.md item 13). */
+static int index_raises(KtySession *S, Type t, const char *event) {
+  if (t.kind == T_NIL || t.kind == T_BOOL || t.kind == T_MAYBE) return !has_event(S, t, event);
+  if (!isnum(t)) return 0;
   lua_pushinteger(S->L, 0);
   int has = lua_getmetatable(S->L, -1);
   lua_pop(S->L, has ? 2 : 1);
   return !has;
 }
+
+/* nil, a boolean or a number-or-nil (-false) indexed, assigned into or
+** called (what: "index", "call") while debug.setmetatable gave its type
+** the metamethod event: the interpreter calls it; refused, where compiled
+** code would raise Lua's type error (found/nil-index-metamethod.lua). */
+#define TYPE_META_REFUSED(S, sp, v, o, what, event) \
+  do { \
+    if ((o).kind == T_NIL || (o).kind == T_BOOL || (o).kind == T_MAYBE) \
+      REFUSE(S, sp, v, "cannot %s a %s value while debug.setmetatable gave its type %s in " \
+             "compiled code: its metamethod is not called there (index or call it in an " \
+             "interpreted function)", what, (o).kind == T_BOOL ? "boolean" : \
+             (o).kind == T_NIL ? "nil" : "number-or-nil", event); \
+  } while (0)
 
 /* v indexes or calls (what: "index", "call") its operand 0, of type o,
 ** which index_raises: Lua's error whenever v runs, the operand named as
@@ -2442,7 +2457,8 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return const_type(*k);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (index_raises(S, o, "__index")) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  TYPE_META_REFUSED(S, sp, v, o, "index", "__index");
   if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) return t_string_index(S, sp, v, k, &kk);
   if (index_at_run_time(S, sp, obj, o)) {
     if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
@@ -2592,7 +2608,8 @@ static Type t_getfield(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     REFUSE(S, sp, v, "%s has no field '%s' (x, y, z)", builtin_name(o.ref), name);
   }
   FROZEN_NIL(S, sp, v, obj);
-  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (index_raises(S, o, "__index")) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  TYPE_META_REFUSED(S, sp, v, o, "index", "__index");
   if (o.kind == T_STR && sp->consts[obj->id].kind == T_STR) {
     KtyConst key = { .kind = T_STR, .str = name, .len = v->k.str.len };
     return t_string_index(S, sp, v, k, &key);
@@ -2697,6 +2714,20 @@ static int lib_value_ok(KtySession *S, KtySpec *sp, KirInsn *v, Type t, int argn
     fail(S, sp, v, "cannot pass a %s to %s in compiled code (argument #%d): %s",
          kty_name(t, tb, sizeof tb), fname, argn,
          frozen_value_hint(t) ? frozen_value_hint(t) : "only numbers, booleans, nil and strings");
+  return 0;
+}
+
+/* Is one of the n values a kjit array (or records) that a library function
+** is then given as the Lua value it is (boxable)? Such a call is the
+** library's own, called as a function value (t_luacall): it formats the
+** array (tostring: its __tostring) or raises what it raises interpreted
+** ("bad argument #1 to 'format' (string expected, got kjit.array)"),
+** where runtime_lib.c's recipes take numbers, booleans, nil and strings
+** only (found/format-array-refused.lua). Not in kernels. */
+static int lib_array_arg(KtySession *S, const Type *args, const KtyConst *kargs, int n) {
+  if (S->kernel) return 0;
+  for (int i = 0; i < n; i++)
+    if (args[i].kind == T_BUF && boxable(args[i], kargs[i])) return 1;
   return 0;
 }
 
@@ -2805,6 +2836,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
       return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && isnum(args[0]) && !S->kernel)   /* string.format(12): "12" */
       return t_luacall(S, sp, v, args, kargs, n);
+    if (lib_array_arg(S, args, kargs, n))   /* string.format("%s", a), string.rep(a) */
+      return t_luacall(S, sp, v, args, kargs, n);
     if (id == B_STRING_FORMAT && args[0].kind != T_STR && !islua(args[0]))
       REFUSE(S, sp, v, "string.format in compiled code takes a string format (argument #1 is %s)",
              kty_name(args[0], tb, sizeof tb));
@@ -2818,6 +2851,8 @@ static Type t_lib(KtySession *S, KtySpec *sp, KirInsn *v, int id, Type *args, Kt
   }
   default: break;
   }
+  if ((id == B_PRINT || id == B_IO_WRITE) && lib_array_arg(S, args, kargs, n))   /* print(a) */
+    return t_luacall(S, sp, v, args, kargs, n);
   for (int i = 0; i < n; i++)
     if (!((id == B_PRINT || id == B_IO_WRITE) && kty_dtype_obj_name(&kargs[i])) &&   /* the object */
         !lib_value_ok(S, sp, v, args[i], i + 1, name)) return ty(T_UNKNOWN);
@@ -4223,7 +4258,8 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     return t_luacall(S, sp, v, args, kargs, n);   /* lua_call */
   }
   if (ft.kind != T_FUNC) FROZEN_NIL(S, sp, v, fn);
-  if (ft.kind == T_BUF || index_raises(S, ft)) RAISE_NOT_TABLE(S, sp, v, ft, "call");
+  if (ft.kind == T_BUF || index_raises(S, ft, "__call")) RAISE_NOT_TABLE(S, sp, v, ft, "call");
+  TYPE_META_REFUSED(S, sp, v, ft, "call", "__call");
   /* a number while numbers have a metatable: its __call (or Lua's error)
   ** when the call runs, the number a Lua value (kty_calls_value) */
   if (isnum(ft) && !S->kernel) return t_luacall(S, sp, v, args, kargs, n);
@@ -4359,7 +4395,8 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     }
     return ty(T_NIL);
   }
-  if (index_raises(S, o)) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  if (index_raises(S, o, "__newindex")) RAISE_NOT_TABLE(S, sp, v, o, "index");
+  TYPE_META_REFUSED(S, sp, v, o, "index", "__newindex");
   if (o.kind != T_BUF)
     REFUSE(S, sp, v, "cannot index a %s%s", luaname(o, tb, sizeof tb),
            describe(sp, v->args[0], db, sizeof db));
@@ -4586,10 +4623,11 @@ static Type eval(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
     Type o = sp->types[v->args[0]->id];
     if (o.kind == T_UNKNOWN) return ty(T_NIL);
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) return t_recsetfield(S, sp, v);
-    if (index_raises(S, o)) {   /* x.f = v with x nil, false or a number */
+    if (index_raises(S, o, "__newindex")) {   /* x.f = v with x nil, false or a number */
       FROZEN_NIL(S, sp, v, v->args[0]);
       RAISE_NOT_TABLE(S, sp, v, o, "index");
     }
+    TYPE_META_REFUSED(S, sp, v, o, "index", "__newindex");
   }
   if (v->op == KIR_CLOSURE) return t_closure(S, sp, v);
   Type lr;
@@ -5949,6 +5987,41 @@ static void tramp_call(luaL_Buffer *b, const char *prefix, const char *callee, c
   }
 }
 
+/* A method call's C function (t:byte(i), `t` a table whose __index gives
+** string.byte) is called by a trampoline that cannot repeat the call as a
+** method (`t:byte(i)` would index t again: an __index function would run
+** twice), so luaL_argerror, seeing a plain call, counts the object as
+** argument #1 where the interpreter counts from the one after it. The
+** trampoline calls such a function under pcall from a function standing
+** at the call's line, and method_fix, given (where, name, pcall's values),
+** words a "bad argument" error of that very call as luaL_argerror words it
+** for a method: #N becomes #N-1, #1 "calling 'name' on bad self". where
+** is luaL_where's text for that line, so an error raised deeper (another
+** function's, with another position or none) is left as it is.
+** Other values and errors pass through unchanged. That trampoline,
+** __kjit_mc, is the first upvalue of the site's own (named so), which
+** luacall.c calls in its place where the callee is a C function. */
+static int method_fix(lua_State *L) {
+  if (lua_toboolean(L, 3)) return lua_gettop(L) - 3;
+  size_t wl, nl;
+  const char *w = lua_tolstring(L, 1, &wl), *name = lua_tolstring(L, 2, &nl);
+  const char *m = lua_type(L, 4) == LUA_TSTRING ? lua_tostring(L, 4) : NULL;
+  static const char bad[] = "bad argument #";
+  if (m && w && name && strncmp(m, w, wl) == 0 && strncmp(m + wl, bad, sizeof bad - 1) == 0) {
+    char *end;
+    long arg = strtol(m + wl + sizeof bad - 1, &end, 10);
+    if (arg >= 1 && strncmp(end, " to '", 5) == 0 && strncmp(end + 5, name, nl) == 0 &&
+        strncmp(end + 5 + nl, "' (", 3) == 0) {
+      const char *rest = end + 5 + nl + 2;   /* "(why)" */
+      if (arg == 1) lua_pushfstring(L, "%scalling '%s' on bad self %s", w, name, rest);
+      else lua_pushfstring(L, "%s%s%d to '%s' %s", w, bad, (int)(arg - 1), name, rest);
+      lua_replace(L, 4);
+    }
+  }
+  lua_settop(L, 4);
+  return lua_error(L);
+}
+
 /* The trampoline through which call v runs (runtime/luacall.c says why): a
 ** Lua function loaded with the caller's chunk name whose call of the
 ** function value stands at v's line and names it as the source does, so
@@ -6025,12 +6098,37 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   if (fixed < 0) snprintf(params, sizeof params, "%s", strself ? "__kjit_self, ..." : "...");
   const char *selfname = fixed < 0 ? "__kjit_self" : "__kjit_1";
   const char *rest = fixed < 0 ? "..." : fixed <= 1 ? "" : params + strlen("__kjit_1, ");
-  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type = {}, 1, type; ");
-  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; return function(");
+  /* a method call whose object may be other than a string: a C function
+  ** as its callee is called through method_fix (its head says why), from
+  ** __kjit_in, which stands on the call's line as the trampoline does */
+  int cfself = !key && is_method_call(sp->ir, v) &&   /* (its name: the method's, an identifier) */
+               !(self.kind == T_STR && self.sub != T_NUMBER);
+  luaL_addstring(&b, "local __kjit_mfix, __kjit_w = ...; ");
+  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type, __kjit_pcall = {}, 1, type, pcall; ");
+  luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; ");
+  if (cfself) {
+    char args[KJIT_MAXARGS * 12 + 96];
+    snprintf(args, sizeof args, "__kjit_w, '%s', __kjit_pcall(__kjit_in, %s%s%s)", name, name,
+             params[0] ? ", " : "", params);
+    for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+    luaL_addstring(&b, "local __kjit_in = function(");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, ", ...) return ");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, "(...) end; local __kjit_mc = function(");
+    luaL_addstring(&b, name);
+    if (params[0]) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, params);
+    luaL_addstring(&b, ") ");
+    tramp_call(&b, "", "__kjit_mfix", args, nres);
+    luaL_addstring(&b, " end ");
+  }
+  luaL_addstring(&b, "return function(");
   luaL_addstring(&b, name);
   if (params[0]) luaL_addstring(&b, ", ");
   luaL_addstring(&b, params);
   luaL_addstring(&b, ") ");
+  if (cfself) luaL_addstring(&b, "local __kjit_m = __kjit_mc ");   /* (its first upvalue) */
   if (key) {
     luaL_addstring(&b, "if __kjit_t[1] ~= ");
     luaL_addstring(&b, name);
@@ -6038,7 +6136,7 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
     luaL_addstring(&b, name);
     luaL_addstring(&b, " end ");
   }
-  for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
+  if (!cfself) for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
   if (strself) {
     char prefix[32];
     snprintf(prefix, sizeof prefix, "%s:", selfname);
@@ -6056,7 +6154,12 @@ load:
   luaL_pushresult(&b);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
-  if (luaL_loadbuffer(L, src, len, ar.source) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+  int loaded = luaL_loadbuffer(L, src, len, ar.source) == LUA_OK;
+  if (loaded) {   /* the chunk's values: method_fix, luaL_where's text at the line */
+    lua_pushcfunction(L, method_fix);
+    lua_pushfstring(L, "%s:%d: ", ar.short_src, line);
+  }
+  if (!loaded || lua_pcall(L, 2, 1, 0) != LUA_OK) {
     char eb[200];
     snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     fail(S, sp, v, "internal error: a call's trampoline: %s", eb);

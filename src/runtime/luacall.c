@@ -244,6 +244,18 @@ static void nest_close(const KlcCall *c) {
   if (c->depth >= 0) ((KlcThread *)c->thread)->nnest = c->depth;
 }
 
+/* A C function called through a method call's trampoline: the trampoline
+** on top is replaced by the one for C functions it keeps as its first
+** upvalue, __kjit_mc (ir_type.c method_fix: luaL_argerror's count as for a
+** method). Other trampolines have no upvalue of that name. (Only where
+** the callee is a C function: a Lua method pays nothing here.) */
+static void method_tramp(lua_State *L) {
+  const char *n = lua_getupvalue(L, -1, 1);
+  if (n == NULL) return;
+  if (strcmp(n, "__kjit_mc") == 0) lua_replace(L, -2);
+  else lua_pop(L, 1);
+}
+
 /* Runs call c for nresults values (lua_call's count), which it leaves from
 ** base + 1 on (base: the top now) as its trampoline leaves them: an open
 ** call's count first. The one place a call is pushed: the callee runs compiled when
@@ -268,6 +280,7 @@ static void run_call(lua_State *L, int base, const KlcCall *c, int nresults) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->tramp);
   if (n >= 0) lua_insert(L, -2);   /* under the native function the hook pushed */
   else {
+    if (lua_iscfunction(L, c->f)) method_tramp(L);
     lua_pushvalue(L, c->f);
     n = c->nargs;
   }
@@ -361,6 +374,7 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   if (n >= 0) lua_insert(L, -2);   /* under the native function the hook pushed */
   else {
+    if (lua_iscfunction(L, f)) method_tramp(L);
     lua_pushvalue(L, f);
     n = nargs;
   }

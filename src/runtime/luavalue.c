@@ -955,20 +955,20 @@ static int32_t pushop(lua_State *L, int32_t tag, int64_t bits, int32_t slot) {
 ** called (neither a function nor a value with __call): the VM raises
 ** "attempt to call a number value (metamethod 'add')" from inside the API
 ** call, with no position; raised here instead, located (refuse3).
-** Returns 1 where it is a C function, whose errors are located by its
-** caller's position (arith_at then makes the operation from the user's
-** line), else 0. */
+** Returns 1 where it is a function or has a __call (arith_at then makes
+** the operation from the user's line, so that the errors located by the
+** metamethod's caller are located as interpreted: a C function's
+** luaL_error and luaL_argerror, a Lua function's error(msg, 2); called
+** from here they had no position), else 0. */
 static int mm_callable(lua_State *L, int a, int b, const char *event, const char *chunk,
                        int32_t line) {
   int top = lua_gettop(L);
   if (luaL_getmetafield(L, a, event) == LUA_TNIL &&
       (b == 0 || luaL_getmetafield(L, b, event) == LUA_TNIL))
     return 0;   /* none: the caller's own check says what Lua says */
-  int isfn = lua_type(L, -1) == LUA_TFUNCTION;
-  if (isfn || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
-    int c = isfn && lua_iscfunction(L, -1);
+  if (lua_type(L, -1) == LUA_TFUNCTION || luaL_getmetafield(L, -1, "__call") != LUA_TNIL) {
     lua_settop(L, top);
-    return c;
+    return 1;
   }
   lua_pushfstring(L, "attempt to call a %s value (metamethod '%s')", objtypename(L, -1),
                   event + 2);
@@ -982,12 +982,10 @@ static int mm_callable(lua_State *L, int a, int b, const char *event, const char
 ** as interpreted ("t.lua:3: bad argument #1 to 'add'"). The result on top. */
 static void arith_at(lua_State *L, const void *key, int op, int a, int b, const char *chunk,
                      int32_t line) {
-  static const char *const ops[] = { "+", "-", "*", "%", "^", "/", "//", "&", "|", "~", "<<",
-                                     ">>", "u-", "u~" };   /* (lua.h's LUA_OP* order) */
-  char site[LUA_IDSIZE + 48];
-  snprintf(site, sizeof site, "%.*s\n%d\nop:%s\n", LUA_IDSIZE, chunk ? chunk : "?", (int)line,
-           ops[op]);
-  krt_push_trampoline_at(L, key, site, 1);
+  static const char *const paths[] = { "op:+", "op:-", "op:*", "op:%", "op:^", "op:/", "op://",
+                                       "op:&", "op:|", "op:~", "op:<<", "op:>>", "op:u-",
+                                       "op:u~" };   /* (lua.h's LUA_OP* order) */
+  krt_push_op_trampoline(L, key, chunk, line, paths[op]);
   lua_pushvalue(L, a);
   if (b) lua_pushvalue(L, b);
   lua_call(L, b ? 2 : 1, 1);
@@ -1012,7 +1010,8 @@ int32_t kjit_lv_arithx(lua_State *L, int32_t op, int32_t atag, int64_t abits, in
   if (bitwise && str && !hasmeta(L, a, arith_events[op]) && !hasmeta(L, b, arith_events[op]))
     kjit_lv_aritherror(L, lua_type(L, a) != LUA_TNUMBER ? KLV_BADA : KLV_BADB, a, b, 1, infoa,
                        infob, chunk, line);
-  /* a C function as a table's or userdata's metamethod, or a string
+  /* a function as a table's or userdata's metamethod (a Lua one's
+  ** error(msg, 2) names the user's line: found/arith-metamethod-error-level.lua), or a string
   ** operand beside a value with a metamethod of its own (a kjit array's
   ** __add, which calls the string's: lstrlib.c trymt; a Lua __add):
   ** computed by the operator's trampoline at the user's line, so that
@@ -1092,11 +1091,8 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
       /* a C function as the metamethod is called from the site's
       ** trampoline (as kjit_lv_comparex's), cached under the operation */
       int cop = o->a.op == KLV_CHAIN_EQ ? LUA_OPEQ : o->a.op == KLV_CHAIN_LT ? LUA_OPLT : LUA_OPLE;
-      char site[LUA_IDSIZE + 48];
-      snprintf(site, sizeof site, "%.*s\n%d\nop:%s\n", LUA_IDSIZE, o->a.chunk ? o->a.chunk : "?",
-               (int)o->a.line, cop == LUA_OPEQ ? "==" : cop == LUA_OPLT ? "<" : "<=");
       rc = comparex_at(L, cop, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1], o->a.chunk,
-                       o->a.line, &o->a, site);
+                       o->a.line, &o->a, NULL);
       break;
     }
     default:
@@ -1113,7 +1109,8 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
 ** raised here, located. A C function as the metamethod is called from
 ** site's trampoline ("chunk\nline\nop:<\n": runtime_lib.c), its errors
 ** located as interpreted. */
-/* (key: the trampoline's cache key, a constant of the site; site: its text) */
+/* (key: the trampoline's cache key, a constant of the site; site: its
+** text, or NULL: made from chunk, line and op where the cache misses) */
 static int32_t comparex_at(lua_State *L, int32_t op, int32_t atag, int64_t abits, int32_t aslot,
                            int32_t btag, int64_t bbits, int32_t bslot, const char *chunk,
                            int32_t line, const void *key, const char *site) {
@@ -1127,8 +1124,9 @@ static int32_t comparex_at(lua_State *L, int32_t op, int32_t atag, int64_t abits
   else if (op == LUA_OPEQ && ta == tb && (ta == LUA_TTABLE || ta == LUA_TUSERDATA) &&
            !lua_rawequal(L, a, b))   /* (luaV_equalobj: __eq of a, else of b) */
     viac = mm_callable(L, a, b, "__eq", chunk, line);
-  if (viac && site) {
-    krt_push_trampoline_at(L, key, site, 1);
+  if (viac) {
+    if (site) krt_push_trampoline_at(L, key, site, 1);
+    else krt_push_op_trampoline(L, key, chunk, line, op == LUA_OPEQ ? "op:==" : op == LUA_OPLT ? "op:<" : "op:<=");
     lua_pushvalue(L, a);
     lua_pushvalue(L, b);
     lua_call(L, 2, 1);

@@ -104,9 +104,12 @@ void krt_push_trampoline(lua_State *L, const char *site, int nres) {
   krt_push_trampoline_at(L, site, site, nres);
 }
 
-/* The same, cached under key (a site's constant) where site is text made
-** when it runs. */
-void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres) {
+/* Pushes the trampoline cache (the registry's table), then the entry
+** cached under key ({fn, site text}) if its text is the site's (same(text,
+** site) says), replacing the cache: returns 1; else pops what it pushed
+** but the cache: returns 0. */
+static int cached_trampoline(lua_State *L, const void *key, int (*same)(const char *, const void *),
+                             const void *site) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &tramp_key) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -115,16 +118,52 @@ void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int
   }
   if (lua_rawgetp(L, -1, key) == LUA_TTABLE) {   /* {fn, site text} */
     lua_rawgeti(L, -1, 2);
-    int same = strcmp(lua_tostring(L, -1), site) == 0;
+    int hit = same(lua_tostring(L, -1), site);
     lua_pop(L, 1);
-    if (same) {
+    if (hit) {
       lua_rawgeti(L, -1, 1);
       lua_replace(L, -3);
       lua_pop(L, 1);
-      return;
+      return 1;
     }
   }
   lua_pop(L, 1);
+  return 0;
+}
+
+static int same_text(const char *text, const void *site) { return strcmp(text, site) == 0; }
+
+/* An operator's site as its parts (krt_push_op_trampoline). */
+typedef struct OpSite { const char *chunk; int32_t line; const char *path; } OpSite;
+
+/* Is text "chunk\nline\npath\n" of site o (the chunk cut at LUA_IDSIZE, as
+** krt_push_op_trampoline writes it)? */
+static int same_op_site(const char *text, const void *site) {
+  const OpSite *o = site;
+  const char *chunk = o->chunk ? o->chunk : "?";
+  size_t n = strnlen(chunk, LUA_IDSIZE);
+  if (strncmp(text, chunk, n) != 0 || text[n] != '\n') return 0;
+  char *end;
+  long line = strtol(text + n + 1, &end, 10);
+  if (line != o->line || *end != '\n') return 0;
+  size_t p = strlen(o->path);
+  return strncmp(end + 1, o->path, p) == 0 && end[1 + p] == '\n' && end[2 + p] == '\0';
+}
+
+void krt_push_op_trampoline(lua_State *L, const void *key, const char *chunk, int32_t line,
+                            const char *path) {
+  OpSite o = { chunk, line, path };
+  if (cached_trampoline(L, key, same_op_site, &o)) return;
+  lua_pop(L, 1);   /* the cache */
+  char site[LUA_IDSIZE + 48];
+  snprintf(site, sizeof site, "%.*s\n%d\n%s\n", LUA_IDSIZE, chunk ? chunk : "?", (int)line, path);
+  krt_push_trampoline_at(L, key, site, 1);
+}
+
+/* The same, cached under key (a site's constant) where site is text made
+** when it runs. */
+void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres) {
+  if (cached_trampoline(L, key, same_text, site)) return;
   const char *p1 = strchr(site, '\n'), *p2 = p1 ? strchr(p1 + 1, '\n') : NULL;
   const char *p3 = p2 ? strchr(p2 + 1, '\n') : NULL;
   if (p3 == NULL) luaL_error(L, "kjit: malformed library call site");

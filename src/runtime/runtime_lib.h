@@ -65,5 +65,10 @@ void krt_push_trampoline(lua_State *L, const char *site, int nres);
 /* The same, cached under key (a constant of compiled code) for a site text
 ** made when it runs. */
 void krt_push_trampoline_at(lua_State *L, const void *key, const char *site, int nres);
+/* The trampoline of an operator's metamethod call at chunk:line, path
+** "op:+", "op:<" ... (one result), cached under key: site text made only
+** when the cache misses. */
+void krt_push_op_trampoline(lua_State *L, const void *key, const char *chunk, int32_t line,
+                            const char *path);
 
 #endif

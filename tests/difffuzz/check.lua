@@ -7,7 +7,8 @@
 -- Classes of one case:
 --   same         results (count, values, subtypes: NaN == NaN, -0.0 ~= 0.0)
 --                and arrays and Lua tables after the call equal (tables key
---                by key, metatables and aliasing included: C.state), or
+--                by key, metatables and aliasing included: C.state), and
+--                the same output (print and io.write, in order), or
 --                both raised the same
 --                message (file:line included; Lua 5.4.4's stale line for
 --                integer // and % by zero and a NaN's sign in messages
@@ -16,7 +17,7 @@
 --                does not"): counted, not a failure;
 --   skip         the interpreted run went past the time limit (a generator
 --                problem, not kjit's): counted;
---   wrong        another result, other arrays, or an error on one side only
+--   wrong        another result, other arrays, other output, or an error on one side only
 --                (a compile error for code the interpreter runs included);
 --   message      both raised, other messages;
 --   compile      the compile raised an error (not a documented refusal)
@@ -254,17 +255,39 @@ end
 
 C.SEED = 42   -- math.random is reseeded with it before every run
 
+-- Output. What a run writes with print and io.write is kept (o.out) and
+-- compared, order and bytes: io.write writes to io.output(), set to a
+-- temporary file for the run; print is made kjit.testing.print_to_output,
+-- Lua's print writing to io.output() (a C function, so that compiled code
+-- knows it as print: it is the global print when the function compiles),
+-- so both land in one file in the order written. Set once, before the
+-- first run of the process; without it (an older build) print writes to
+-- stdout, uncompared. At most OUT_LIMIT bytes are read back.
+local OUT_LIMIT = 1 << 20
+local function capture_print()
+  if C.print_set ~= nil then return end
+  local ok, t = pcall(require, "kjit.testing")
+  C.print_set = ok and type(t) == "table" and t.print_to_output ~= nil
+  if C.print_set then print = t.print_to_output end
+end
+
 -- Runs f on fresh arguments under a CPU-time limit.
 function C.run(kjit, f, spec)
+  capture_print()
   local args = C.make_args(kjit, spec)
   math.randomseed(C.SEED)
+  local out, stdout = io.tmpfile(), io.output()
+  io.output(out)
   local deadline = os.clock() + C.TIME_LIMIT
   debug.sethook(function()
     if os.clock() > deadline then debug.sethook(); error("difffuzz: time limit", 0) end
   end, "", 100000)
   local r = table.pack(pcall(f, table.unpack(args, 1, args.n)))
   debug.sethook()
-  local o = { ok = r[1], arrays = {}, tables = {} }
+  io.output(stdout)
+  out:seek("set")
+  local o = { ok = r[1], arrays = {}, tables = {}, out = out:read(OUT_LIMIT) or "" }
+  out:close()
   -- Lua tables: the arguments first, then the results or the error value
   -- (one numbering: C.state)
   local seen = {}
@@ -309,6 +332,7 @@ function C.show(o)
   end
   if #p > 0 then s = s .. "; arrays after: " .. table.concat(p, " ") end
   if #o.tables > 0 then s = s .. "; tables after: " .. table.concat(o.tables, " ") end
+  if o.out ~= "" then s = s .. "; output: " .. string.format("%q", o.out) end
   return s
 end
 
@@ -323,9 +347,14 @@ local function same_arrays(x, y)
   return true
 end
 
+-- The same output, but for a NaN's sign (README, Differences 9.)
+function C.same_output(a, b)
+  return a == b or (a:gsub("%-nan", "nan")) == (b:gsub("%-nan", "nan"))
+end
+
 -- same | wrong | message
 function C.compare(io, co)
-  if io.ok ~= co.ok then return "wrong" end
+  if io.ok ~= co.ok or not C.same_output(io.out, co.out) then return "wrong" end
   if io.ok then
     if io.vals.n ~= co.vals.n then return "wrong" end
     for i = 1, io.vals.n do
@@ -395,7 +424,7 @@ function C.case(kjit, j, spec, io)
   local co = { ok = false, err = cerr, arrays = {}, compile_error = true }
   -- nothing ran: the arrays and tables are as passed
   local untouched = C.run(kjit, function() end, spec)
-  co.arrays, co.tables = untouched.arrays, untouched.tables
+  co.arrays, co.tables, co.out = untouched.arrays, untouched.tables, untouched.out
   if C.is_internal(cerr) then return "internal", co end
   if C.compare(io, co) == "same" then return "same", co end
   if C.is_unsupported(cerr) then return "unsupported", co end
@@ -414,7 +443,7 @@ function C.signature(class, io, co)
       if o.ok then return "value" end
       return (o.compile_error and "compile error: " or "error: ") .. norm(o.err)
     end
-    return kind(io) .. " vs " .. kind(co)
+    return kind(io) .. " vs " .. kind(co) .. (C.same_output(io.out, co.out) and "" or " (output differs)")
   end
   if class == "hang" or class == "same" or class == "skip" then return class end
   return norm(co.err or "?")

@@ -90,6 +90,13 @@ G.FAMILIES = {
   { "pcallerr", "pcall and error inside compiled code: table error values (read, changed, rethrown), error levels 1 and 2, nested pcall, values with __tostring, run-time errors caught with their position" },
   { "varnil", "varargs with nil holes: a helper vn(...) using table.pack and table.unpack with n, select('#', ...) with trailing nils, {...} of them" },
   { "randmix", "math.random drawn compiled, through a compiled helper, through a table of C functions and through pcall (the interpreter's generator, interleaved), math.randomseed with computed seeds, math.random(0), empty intervals and float arguments (errors)" },
+  { "output", "print and io.write from compiled code (numbers of both subtypes, strings, booleans, nil; io.write of a nil: an error) mixed with prints of interpreted function values (PR[k](x)); check.lua compares the output, order and bytes" },
+  { "upvloop", "closures made in a loop over a fresh local each turn and one shared upvalue they all write, called afterwards" },
+  { "varlevels", "varargs passed through several levels of helpers (va1 -> va2 -> va3), truncated in the middle of a list, counted and picked with select" },
+  { "strbuild", "strings built in loops with .. (integers, floats, built pieces) and with table.concat of the same pieces, compared and measured" },
+  { "pcallmid", "pcall around compiled code (a literal or a helper wm) that writes a table and raises in the middle of its writes: the writes before the error stay" },
+  { "coro", "coroutine.wrap and coroutine.create/resume of an interpreted body that calls a kjit.jit function and yields, driven from compiled code; errors inside them" },
+  { "gotoout", "goto out of nested loops to a label after them (do ... end ::out::), and goto back to retry a block" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -1006,6 +1013,164 @@ local function luaval_stmts(ctx, d, slots)
       number_local(ctx, x)
     end
   end
+  if F.output then
+    t[#t + 1] = function()
+      local x = newname(ctx, "x")
+      local v = text_number(ctx)
+      local k = R(7)
+      if k == 1 then
+        emit(ctx, "print(" .. v .. ", " .. gen_num(ctx, 0) .. ", " .. pick({ "\"s\"", "nil", "true", "false", "(" .. v .. " .. \"\")" }) .. ")")
+      elseif k == 2 then
+        emit(ctx, "io.write(" .. v .. ", \" \", " .. gen_num(ctx, 0) .. ", \"\\n\")")
+      elseif k == 3 then   -- a float, an integer and a string from a number, written
+        emit(ctx, "io.write(string.format(\"" .. pick(STR_FORMATS) .. "|\", " .. v .. "), " .. v .. " // 1, \";\")")
+      elseif k == 4 and ctx.pr then   -- an interpreted function value's print, between compiled ones
+        emit(ctx, "print(\"c\", " .. v .. ")")
+        emit(ctx, "local " .. x .. " = PR[1 + cnt % 2](" .. v .. ", " .. gen_num(ctx, 0) .. ")")
+        emit(ctx, "io.write(\"d\", " .. x .. ", \"\\n\")")
+        number_local(ctx, x)
+        return
+      elseif k == 5 then   -- a number-or-nil written: nil raises "bad argument #1 to 'write'"
+        local z = newname(ctx, "z")
+        emit(ctx, "local " .. z .. " = " .. gen_bool(ctx, 0) .. " and " .. v .. " or nil")
+        emit(ctx, "io.write(" .. pick({ z, "\"[\", " .. z .. ", \"]\"" }) .. ")")
+      elseif k == 6 then
+        emit(ctx, "print()")
+      else
+        emit(ctx, "print(" .. built_string(ctx, v) .. ", math.type(" .. v .. "), " .. v .. " == " .. v .. ")")
+      end
+      emit(ctx, "local " .. x .. " = " .. v)
+      number_local(ctx, x)
+    end
+  end
+  if F.upvloop then
+    t[#t + 1] = function()
+      local acc, fs, x, j = newname(ctx, "acc"), newname(ctx, "fs"), newname(ctx, "x"), newname(ctx, "j")
+      local op = pick({ "+", "-", "*" })
+      emit(ctx, "local " .. acc .. " = " .. gen_num(ctx, 0))
+      emit(ctx, "local " .. fs .. " = {}")
+      emit(ctx, "for i = 1, " .. R(1, 4) .. " do")
+      emit(ctx, "  " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end")
+      emit(ctx, "  local " .. j .. " = i " .. op .. " " .. gen_num(ctx, 0))
+      emit(ctx, "  " .. fs .. "[i] = function(d) " .. acc .. " = " .. acc .. " " .. op .. " d + " .. j .. "; " ..
+                j .. " = " .. j .. " + 1; return " .. acc .. " end")
+      if chance(0.5) then emit(ctx, "  " .. acc .. " = " .. acc .. " + " .. fs .. "[i](i)") end
+      emit(ctx, "end")
+      emit(ctx, "local " .. x .. " = 0")
+      emit(ctx, "for i = #" .. fs .. ", 1, -1 do " .. x .. " = " .. x .. " + " .. fs .. "[i](" .. gen_num(ctx, 0) ..
+                ") + " .. fs .. "[1](i) end")
+      emit(ctx, x .. " = " .. x .. " + " .. acc)
+      number_local(ctx, x)
+    end
+  end
+  if F.varlevels and ctx.vl then
+    t[#t + 1] = function()
+      local args = {}
+      for i = 1, R(0, 4) do args[i] = chance(0.2) and "nil" or gen_num(ctx, 0) end
+      local call = pick({ "va1", "va2", "va3" }) .. "(" .. table.concat(args, ", ") .. ")"
+      local x = newname(ctx, "x")
+      local k = R(4)
+      if k == 1 then emit(ctx, "local " .. x .. " = select('#', " .. call .. ")")
+      elseif k == 2 then emit(ctx, "local " .. x .. " = select('#', " .. call .. ", " .. call .. ") * 10 + (select(" ..
+                               R(-2, 3) .. ", " .. call .. ") or 0.5)")
+      elseif k == 3 then
+        local tp = newname(ctx, "t")
+        emit(ctx, "local " .. tp .. " = table.pack(" .. call .. ")")
+        emit(ctx, "local " .. x .. " = " .. tp .. ".n + (" .. tp .. "[" .. R(4) .. "] or 0)")
+      else emit(ctx, "local " .. x .. " = math.max(" .. num_lit(F) .. ", (va2(" .. gen_num(ctx, 0) .. ")))") end
+      number_local(ctx, x)
+    end
+  end
+  if F.strbuild then
+    t[#t + 1] = function()
+      local sb, parts, x = newname(ctx, "sb"), newname(ctx, "p"), newname(ctx, "x")
+      local v = text_number(ctx)
+      local piece = pick({ "i", "i / 2", "(" .. v .. " + i)", "tostring(i)", "string.format(\"%d,\", i)",
+                           "(i % 2 == 0 and \"e\" or " .. v .. ")", "string.rep(\"-\", i)" })
+      emit(ctx, "local " .. sb .. ", " .. parts .. " = " .. pick({ "\"\"", "\"<\"" }) .. ", {}")
+      emit(ctx, "for i = " .. R(0, 1) .. ", " .. R(0, 5) .. " do")
+      emit(ctx, "  " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end")
+      emit(ctx, "  " .. sb .. " = " .. sb .. " .. " .. piece)
+      emit(ctx, "  " .. parts .. "[#" .. parts .. " + 1] = " .. piece)
+      emit(ctx, "end")
+      local sep = pick({ "", "\",\"", "\"--\"" })
+      emit(ctx, "local " .. x .. " = #" .. sb .. " * 100 + #table.concat(" .. parts .. (sep ~= "" and (", " .. sep) or "") ..
+                ") + ((" .. sb .. " < table.concat(" .. parts .. ")) and 1 or 0) + (" .. sb .. ":byte(-1) or 0)")
+      if chance(0.2) then ctx.strs[#ctx.strs + 1] = sb end
+      number_local(ctx, x)
+    end
+  end
+  if F.pcallmid then
+    t[#t + 1] = function()
+      local tv, ok, e, x = newname(ctx, "t"), newname(ctx, "ok"), newname(ctx, "e"), newname(ctx, "x")
+      local target = (ctx.tab and chance(0.4)) and "T" or tv
+      if target == tv then emit(ctx, "local " .. tv .. " = { k = " .. gen_num(ctx, 0) .. ", q = " .. pick({ "{}", "false", "{ r = 1 }" }) .. " }") end
+      if ctx.wm and chance(0.5) then
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(wm, " .. target .. ", " .. gen_num(ctx, 0) .. ")")
+      else
+        local lit = num_lit(F)
+        emit(ctx, "local " .. ok .. ", " .. e .. " = pcall(function(y) " .. target .. ".k = y; " .. target .. "[#" .. target ..
+                  " + 1] = y * 2; if y " .. pick({ ">", "<", "~=" }) .. " " .. lit .. " then " ..
+                  pick({ "error(\"mid\")", "error({ at = y })", "local _ = y .. {}", "local _ = " .. target .. ".q.r.s" }) ..
+                  " end; " .. target .. ".after = (" .. target .. ".after or 0) + 1; return y end, " .. gen_num(ctx, 0) .. ")")
+      end
+      emit(ctx, "local " .. x .. " = (" .. ok .. " and 1 or 2) + (type(" .. e .. ") == \"string\" and #" .. e ..
+                " or 0) + #" .. target .. " + (" .. target .. ".after or 0)")
+      number_local(ctx, x)
+    end
+  end
+  if F.coro and ctx.co then
+    t[#t + 1] = function()
+      local co, x = newname(ctx, "co"), newname(ctx, "x")
+      local k = R(3)
+      if k == 1 then
+        emit(ctx, "local " .. co .. " = coroutine.wrap(CB)")
+        emit(ctx, "local " .. x .. " = " .. co .. "(" .. gen_num(ctx, 0) .. ") + " .. co .. "(" .. gen_num(ctx, 0) .. ")")
+        if chance(0.4) then
+          emit(ctx, x .. " = " .. x .. " + " .. co .. "(" .. gen_num(ctx, 0) .. ")")   -- (CB's end)
+          if chance(0.3) then emit(ctx, x .. " = " .. x .. " + " .. co .. "(1)") end   -- (dead: "cannot resume dead coroutine")
+        end
+      elseif k == 2 then
+        local ok, r = newname(ctx, "ok"), newname(ctx, "r")
+        emit(ctx, "local " .. co .. " = coroutine.create(CB)")
+        emit(ctx, "local " .. ok .. ", " .. r .. " = coroutine.resume(" .. co .. ", " .. gen_num(ctx, 0) .. ")")
+        emit(ctx, "local " .. x .. " = (" .. ok .. " and " .. r .. " or #" .. r .. ") + (coroutine.status(" .. co ..
+                  ") == \"suspended\" and 1 or 0)")
+      else   -- a compiled function value run inside a coroutine it is wrapped in
+        emit(ctx, "local " .. co .. " = coroutine.wrap(function(y) return JH(y, " .. gen_num(ctx, 0) .. ") end)")
+        emit(ctx, "local " .. x .. " = " .. co .. "(" .. gen_num(ctx, 0) .. ")")
+      end
+      number_local(ctx, x)
+    end
+  end
+  if F.gotoout then
+    t[#t + 1] = function()
+      local x, lbl = newname(ctx, "x"), newname(ctx, "out")
+      emit(ctx, "local " .. x .. " = " .. gen_num(ctx, 0))
+      if chance(0.7) then
+        emit(ctx, "do")
+        emit(ctx, "  for i = 1, " .. R(1, 4) .. " do")
+        emit(ctx, "    " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end")
+        emit(ctx, "    for j = " .. R(0, 2) .. ", " .. R(1, 3) .. " do")
+        emit(ctx, "      " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end")
+        emit(ctx, "      " .. x .. " = " .. x .. " " .. pick({ "+", "-", "*" }) .. " i * j")
+        emit(ctx, "      if " .. x .. " " .. pick({ ">", "<", "==" }) .. " " .. num_lit(F) .. " then goto " .. lbl .. " end")
+        emit(ctx, "    end")
+        emit(ctx, "  end")
+        emit(ctx, "  " .. x .. " = -" .. x)
+        emit(ctx, "end")
+        emit(ctx, "::" .. lbl .. "::")
+      else   -- back to retry a block, bounded by cnt
+        emit(ctx, "::" .. lbl .. "::")
+        emit(ctx, "do")
+        emit(ctx, "  " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1")
+        emit(ctx, "  " .. x .. " = " .. x .. " + " .. pick({ "1", "0.5", "2" }))
+        emit(ctx, "  if " .. ctx.cnt .. " <= " .. LIMIT .. " and " .. x .. " < " .. num_lit(F) .. " then goto " .. lbl .. " end")
+        emit(ctx, "end")
+      end
+      number_local(ctx, x)
+    end
+  end
   if #t > 0 then slots[#slots + 1] = function() pick(t)() end end
 end
 
@@ -1801,6 +1966,34 @@ function G.generate(id, F)
     lines[#lines + 1] = "local function rnd(m) return math.random(m) + math.random() end"
     prog.rn = true
   end
+  -- (output) function values that print, called by a computed index:
+  -- loop-free and printing, they run interpreted (host/callval.c)
+  if F.output and chance(0.5) then
+    lines[#lines + 1] = "local PR = { function(...) print(\"pr\", ...) return select('#', ...) end, " ..
+                        "function(x, y) io.write(\"pw \", x, \" \", tostring(y), \"\\n\") return x end }"
+    prog.pr = true
+  end
+  -- (varlevels) varargs through three levels (va1 truncates ... in the middle)
+  if F.varlevels and chance(0.5) then
+    lines[#lines + 1] = "local function va3(...) return select('#', ...), ... end"
+    lines[#lines + 1] = "local function va2(...) return va3(...) end"
+    lines[#lines + 1] = "local function va1(a, ...) return va2(a, ..., a) end"
+    prog.vl = true
+  end
+  -- (pcallmid) a helper writing a table and raising in the middle of it
+  if F.pcallmid and chance(0.5) then
+    lines[#lines + 1] = "local function wm(t, y) t.k = y; t.w1 = (t.w1 or 0) + 1; if y > 1 then t.w2 = t.q.r .. y end; t.w3 = true; return y end"
+    prog.wm = true
+  end
+  -- (coro) an interpreted coroutine body calling a kjit.jit function and
+  -- yielding; JH is compiled in both runs (the main function's run is
+  -- what differs)
+  if F.coro and chance(0.5) then
+    if not (F.alloc or F.lifted or F.prange or F.refuse3) then lines[#lines + 1] = "local kjit = require \"kjit\"" end
+    lines[#lines + 1] = "local JH = kjit.jit(function(x, y) if x > 1e300 then error(\"jh big\") end return x * 2 + y end)"
+    lines[#lines + 1] = "local function CB(y) local s = JH(y, 1); local z = coroutine.yield(s); s = s + JH(z, 2); z = coroutine.yield(s); return s + z end"
+    prog.co = true
+  end
   if F.calltable and #prog.callees > 0 and chance(0.4) then
     local items = {}
     for i, h in ipairs(prog.callees) do items[i] = h.name .. " = " .. h.name; h.via = "H." .. h.name end
@@ -1899,6 +2092,7 @@ function G.generate(id, F)
   ctx.rec, ctx.main, ctx.va = prog.rec, true, prog.va
   ctx.vn, ctx.rn, ctx.lvh = prog.vn, prog.rn, prog.lvh
   ctx.tc, ctx.cls, ctx.vmt = prog.tc, prog.cls, prog.vmt
+  ctx.pr, ctx.vl, ctx.wm, ctx.co = prog.pr, prog.vl, prog.wm, prog.co
   lines[#lines + 1] = "  local cnt = 0"
   -- (a method the run may replace, set afresh: the checker calls the same
   -- closure interpreted and compiled)

@@ -199,3 +199,75 @@ test("the table families make programs that load and differ by seed", function()
     truthy(seen[w], w .. " appears in some program")
   end
 end)
+
+---------------------------------------------------------------------------
+-- Output (session 21, fuzzE): what runs print and write is compared,
+-- order and bytes (check.lua C.run: io.output() a temporary file, print
+-- kjit.testing.print_to_output); until then a difference there was silent.
+---------------------------------------------------------------------------
+local SRC = [[
+local PR = { function(...) print("pr", ...) return select('#', ...) end,
+             function(x, y) io.write("pw ", x, " ", tostring(y), "\n") return x end }
+return function(a, b, n)
+  local cnt = 0
+  print("start", a, b, a // 1, b * 0.5, nil, true, -0.0, 2^63, math.mininteger)
+  for i = 1, n do
+    cnt = cnt + 1
+    io.write(i, " ", i / 2, ";")
+    local k = PR[1 + cnt % 2](i, b)
+    print("c", k, ("x"):rep(i), string.format("%5.2f|%d", b, i))
+  end
+  io.write()
+  print()
+  local z = a > 2 and a or nil
+  io.write("[", z, "]\n")   -- nil: bad argument #2 to 'write'
+  return a + b
+end
+]]
+
+local function program() return assert(load(SRC, "=printer"))() end
+
+test("print and io.write compiled, mixed with interpreted prints: the same output", function()
+  local f = program()
+  for _, spec in ipairs({ { n = 3, 3, 1.5, 4 }, { n = 3, 1, 0.25, 2 }, { n = 3, 5, -2.0, 0 } }) do
+    for opt = 0, 3 do
+      local io0 = C.run(kjit, f, spec)
+      truthy(#io0.out > 0, "the interpreted run wrote something")
+      local class, co = C.case(kjit, kjit.jit(f, { opt = opt }), spec, io0)
+      if class ~= "same" then error(class .. "\ninterpreted: " .. C.show(io0) .. "\ncompiled: " .. C.show(co)) end
+      eq(co.out, io0.out, "output")
+    end
+  end
+end)
+
+-- a stand-in computing what f computes, after writing what out writes
+local function stand_in(f, out) return fake(function(...) out(...) return f(...) end) end
+
+test("check.lua counts other output as a difference (wrong), not the same", function()
+  local f = program()
+  local spec = { n = 3, 1, 0.25, 2 }
+  local io0 = C.run(kjit, f, spec)
+  -- one print more, first: the results are the same, the output is not
+  local class = C.case(kjit, stand_in(f, function() print("extra") end), spec, io0)
+  eq(class, "wrong", "an extra print")
+  -- the same bytes in another order (print and io.write swapped)
+  local g = load("return function(a) print(a) io.write(a, ';') return a end", "=order")()
+  local h = load("return function(a) io.write(a, ';') print(a) return a end", "=order")()
+  local io1 = C.run(kjit, g, { n = 1, 7 })
+  eq(C.case(kjit, stand_in(h, function() end), { n = 1, 7 }, io1), "wrong", "another order")
+  -- the signature says so
+  local co = C.run(kjit, stand_in(f, function() io.write("x") end), spec)
+  truthy(C.signature("wrong", io0, co):find("output differs", 1, true), "signature")
+  -- and the same output is the same
+  eq(C.case(kjit, stand_in(f, function() end), spec, io0), "same", "no extra output")
+end)
+
+test("an error after output: both the output and the message are compared", function()
+  local f = program()
+  local spec = { n = 3, 1, 1.5, 1 }
+  local io0 = C.run(kjit, f, spec)
+  truthy(not io0.ok and io0.err:find("printer:15: bad argument #2 to 'write'", 1, true), io0.err)
+  truthy(io0.out:find("^start\t1\t1.5\t1\t0.75\tnil\ttrue\t%-0.0\t9.2233720368548e%+18\t%-9223372036854775808\n"), io0.out)
+  eq(C.case(kjit, kjit.jit(f), spec, io0), "same", "class")
+  eq(C.case(kjit, stand_in(f, function() print("late") end), spec, io0), "wrong", "an extra print before the error")
+end)

@@ -424,3 +424,53 @@ test("error(msg, 2) after a tail call names the caller's caller, as interpreted"
   local _, e = pcall(via_caller, D.jit(tail_l2), 1)
   assert(e:find("test_jit_diff_calls.lua:%d+: level two$"), e)
 end)
+
+-- difffuzz (session 21; found/arith-metamethod-error-level.lua): a table's
+-- Lua arithmetic or comparison metamethod raising error(msg, 2) names the
+-- line of the operator, as interpreted (the VM calls the metamethod on
+-- behalf of the function doing the arithmetic); compiled code called it
+-- from C, and the message had no position
+local LV = {}
+LV.__add = function(a, b) error("add refused", 2) end
+LV.__unm = function(a) error("unm refused " .. tostring(a.v), 2) end
+LV.__lt = function(a, b) error("lt refused", 2) end
+LV.__le = function(a, b) error({ code = 7 }, 2) end   -- (a table: no position either way)
+LV.__eq = function(a, b) error("eq refused", 2) end
+LV.__mul = function(a, b) error("mul at level 1") end   -- (its own line, both ways)
+LV.__sub = function(a, b) return setmetatable({ v = (a.v or a) - (b.v or b) }, LV) end
+local function mm_add(t, x)
+  local y = x * 2
+  return t + y
+end
+local function mm_unm(t) return -t end
+local function mm_lt(t, u) if t < u then return 1 end return 2 end
+local function mm_le(t, u) return t <= u end
+local function mm_eq(t, u) return t == u end
+local function mm_mul(t, x) return x * t end
+local function mm_sub_ok(t, x)
+  local s = t - x
+  s = s - 1
+  return s.v
+end
+local function mm_loop(t, n)   -- the same operator site raising on a later turn
+  local s = 0
+  for i = 1, n do
+    if i == 3 then s = s + (t + i) end
+    s = s + i
+  end
+  return s
+end
+
+test("error(msg, 2) in a table's Lua metamethod names the operator's line", function()
+  local function obj(v) return setmetatable({ v = v }, LV) end
+  for _, c in ipairs({ { mm_add, obj(1), 2 }, { mm_unm, obj(4) }, { mm_lt, obj(1), obj(2) },
+                       { mm_le, obj(1), obj(2) }, { mm_eq, obj(1), obj(2) }, { mm_mul, obj(1), 3 },
+                       { mm_sub_ok, obj(10), 3 }, { mm_loop, obj(1), 5 } }) do
+    local f = table.remove(c, 1)
+    local ok1, e1 = pcall(f, table.unpack(c))
+    local ok2, e2 = pcall(D.jit(f), table.unpack(c))
+    if type(e1) == "table" then e1, e2 = e1.code, type(e2) == "table" and e2.code end
+    assert(ok1 == ok2 and e1 == e2, tostring(e1) .. " | " .. tostring(e2))
+    if not ok1 and e1 ~= 7 then assert(tostring(e2):find("^.-test_jit_diff_calls.lua:%d+: "), e2) end
+  end
+end)

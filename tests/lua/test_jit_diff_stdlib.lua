@@ -417,3 +417,47 @@ test("library errors in a stripped chunk carry no position, as interpreted", fun
   local ok, e = pcall(kjit.jit(f), -1)
   eq(e, "bad argument #1 to 'random' (interval is empty)")
 end)
+
+-- A kjit array given to string.format, tostring, string.rep, print or
+-- io.write: the library's own function is called with the array itself,
+-- which formats it (its __tostring) or raises what it raises interpreted;
+-- string.format with an array as its format or argument was a compile
+-- error (session 21, found/format-array-refused.lua)
+local function fmt_array_format(v) return string.format(v, 7) end
+local function fmt_s_array(x, a) return string.format("%d %s", x, a) .. "|" .. tostring(a) end
+local function fmt_d_array(x, a) return string.format("%d %d", x, a) end
+local function fmt_method(x, a) return ("%s|%5.1f"):format(a, x) end
+local function rep_array(a) return string.rep(a, 2) end
+local function fmt_in_loop(a, n)
+  local s = 0
+  for i = 1, n do s = s + #string.format("%s%d", a, i) + a[1] end
+  return s
+end
+
+test("string.format, tostring and string.rep given a kjit array: the library's, called", function()
+  D.check_error("bad argument #1 to 'format' (string expected, got kjit.array)", fmt_array_format,
+                kjit.array({7, 8}))
+  D.check(fmt_s_array, 1, kjit.array({1.5, 2}))
+  D.check_error("bad argument #3 to 'format' (number expected, got kjit.array)", fmt_d_array, 1,
+                kjit.array({1, 2}))
+  D.check(fmt_method, 2.25, kjit.zeros({2, 2}, "i32"))
+  D.check_error("bad argument #1 to 'rep' (string expected, got kjit.array)", rep_array,
+                kjit.array({1}))
+  D.cases(fmt_in_loop, {kjit.array({1, 2}), 3}, {kjit.array({0.5}, "f32"), 0})
+end)
+
+test("print and io.write of a kjit array", function()
+  local out = same_output [[
+local A = kjit.array({1.5, -2, 3})
+local f = J(function(a, x)
+  print("p", a, x)
+  io.write(string.format("%s;", a), x, "\n")
+  local ok, e = pcall(io.write, a)   -- (io.write's own error: no position)
+  print(ok, e)
+  io.write(a)
+  return x
+end)
+print(pcall(f, A, 2))
+]]
+  truthy(out:find("kjit.array(f64, {3}) [1.5, -2.0, 3.0]", 1, true), out)
+end)

@@ -781,6 +781,56 @@ test("a string or a function ordered with a number-or-nil, under type metatables
   end
 end)
 
+-- Indexing, assigning into and calling nil, a boolean or a number-or-nil
+-- while debug.setmetatable gave its type __index, __newindex or __call:
+-- the interpreter calls the metamethod; compiled code raised Lua's "attempt
+-- to index a nil value" (session 21, found/nil-index-metamethod.lua). Now
+-- refused where the type has the metamethod, compiled as before where it
+-- has none (then the same error as interpreted)
+local function nil_index(a) local u; if a > 100 then return u.f end return a end
+local function bool_index(a) local u = a > 1; if a > 100 then return u[a] end return a end
+local function maybe_index(a) local u; if a < 0 then u = a end if a > 100 then return u.f end return a end
+local function nil_call(a) local u; if a > 100 then return u(a) end return a end
+local function bool_call(a) local u = a > 1; if a > 100 then return u(a) end return a end
+local function nil_newindex(a) local u; if a > 100 then u.f = a end return a end
+local function bool_method(a) local u = a > 1; if a > 100 then return u:m(a) end return a end
+
+test("nil and booleans under type metatables: indexed and called as interpreted, or refused", function()
+  local cases = { nil_index, bool_index, maybe_index, nil_call, bool_call, nil_newindex, bool_method }
+  local mt = { __index = function(t, k) if k == "m" then return function(s, x) return x * 3 end end return 42 end,
+               __call = function(s, x) return x + 1 end,
+               __newindex = function(t, k, v) rawset(_G, "kjit_test_newindex", v) end }
+  for vi = 1, 2 do
+    local v = ({ [2] = false })[vi]   -- nil, then false
+    for _, with in ipairs({ true, false }) do
+      local ok, err = pcall(function()
+        if with then debug.setmetatable(v, mt) end
+        for i, f in ipairs(cases) do
+          for _, a in ipairs({ 101, 101.5, 2 }) do
+            local want = table.pack(pcall(f, a))
+            local got = table.pack(pcall(kjit.jit(f), a))
+            local what = tostring(v) .. (with and "'s metatable" or " without one") .. ", case " .. i .. "(" .. a .. ")"
+            if got[1] then
+              truthy(want[1], what .. ": compiled returned, interpreted raised " .. tostring(want[2]))
+              eq(got.n, want.n, what .. ": results")
+              for k = 2, want.n do eq(got[k], want[k], what .. ": result " .. (k - 1)) end
+            else
+              truthy(tostring(got[2]):find("compile error", 1, true) or
+                     (not want[1] and tostring(got[2]) == tostring(want[2])),
+                     what .. ": compiled raised " .. tostring(got[2]) .. "; interpreted " ..
+                     tostring(want[2]))
+              -- without a metatable nothing is refused: the same error as interpreted
+              if not with then eq(tostring(got[2]), tostring(want[2]), what) end
+            end
+          end
+        end
+      end)
+      debug.setmetatable(v, nil)
+      if not ok then error(err, 0) end
+    end
+  end
+end)
+
 -- difffuzz (session 20, found/ipairs-nil-refused.lua): ipairs() said "bad
 -- argument #0 to 'ipairs'" when compiling, and ipairs of nil, a number, a
 -- boolean, a string, a function or a table read from an upvalue was

@@ -224,3 +224,39 @@ test("a string's method called with a bad argument: counted as the method call s
   T.check_error("bad argument #1 to 'byte' (number has no integer representation)",
                 function(t) return ("abc"):byte(t.n + 0.5) end, mk)
 end)
+
+-- ... and a C function called as a method of a table (`t:byte(i)`, t's
+-- __index giving string.byte, or a C function stored in t): the
+-- interpreter counts from the argument after the object ("calling 'byte'
+-- on bad self" for the object itself, #1 for the first after it);
+-- compiled code counted from the object (session 21: ir_type.c
+-- method_fix; was differences.md item 7). Lua methods, callable tables
+-- and errors raised deeper are as before.
+test("a C function called as a method of a table: arguments counted as the method call shows them", function()
+  local SS = setmetatable({}, { __index = string })
+  local cases = {
+    function(t, x) return t.o:byte(x) end,                      -- bad self (a table)
+    function(t, x) local r = t.o:rep(x) return r end,
+    function(t, x) local a, b = t.c:mx(x, 7) return a, b end,   -- #1 and #2 after the object
+    function(t, x) return t.c:mx(x, "z") end,
+    function(t, x) t.c:sel(x, 7) return 0 end,                  -- select: "index out of range"
+    function(t, x) return t.c:cc(x) end,                        -- table.concat on the object
+    function(t, x) local r = t.c:lua(x) return r end,           -- a Lua method: error(msg, 2)
+    function(t, x) local r = t.c:callable(x) return r end,      -- a table with __call
+    function(t, x) return t.c:sort(x) end,                      -- an error from inside sort's comparison
+  }
+  local lua = function(self, y) if y ~= 2 then error("lua method " .. type(y), 2) end return y end
+  local callable = setmetatable({}, { __call = function(s, o, y) return type(y) end })
+  for i, f in ipairs(cases) do
+    for _, x in ipairs({ 2, 2.5, "z", -5, {} }) do
+      T.check(f, function()
+        return { o = SS, c = { mx = math.max, sel = select, cc = table.concat, sort = table.sort, [1] = "a",
+                               lua = lua, callable = callable } }, x
+      end)
+    end
+  end
+  T.check_error("calling 'byte' on bad self (string expected, got table)", function(t) return t.o:byte(1) end,
+                function() return { o = SS } end)
+  T.check_error("bad argument #1 to 'cc' (string expected, got table)", function(t) return t.c:cc({}) end,
+                function() return { c = { cc = table.concat } } end)
+end)
