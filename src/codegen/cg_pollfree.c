@@ -26,8 +26,8 @@
 **     constant step, whose init and limit are integers either invariant
 **     in P (computed again before P: cg_version_nest_val) or P's control
 **     variable plus a constant (n-body's `for j = i + 1, nb`: the count is
-**     monotone in i, so its most is at P's first or last value, taken
-**     where that sum does not wrap);
+**     monotone in i, so its most is at one end of P's range, taken
+**     where that sum does not wrap over the range);
 **   - the test, before P (P's forprep has run: P runs at least once):
 **     (P's iterations) * (1 + the sum over C of C's most iterations + 1)
 **     at most KCG_POLL_PERIOD, each term below a period first (no
@@ -173,28 +173,35 @@ LLVMBasicBlockRef cg_pollfree_entry(CG *G, KirBlock *h, LLVMValueRef (**table)[3
   return Fr->sel;
 }
 
-/* x + c does not wrap (x: i64, c a constant). */
-static LLVMValueRef no_wrap(CG *G, LLVMValueRef x, lua_Integer c) {
-  if (c == 0) return cg_i1(G, 1);
-  if (c > 0) return LLVMBuildICmp(G->B, LLVMIntSLE, x, cg_i64(G, INT64_MAX - c), "");
-  return LLVMBuildICmp(G->B, LLVMIntSGE, x, cg_i64(G, INT64_MIN - c), "");
-}
-
-/* Operand x of child C's forprep before P, P's variable at v. */
-static LLVMValueRef operand_at(CG *G, KirLoop *P, const KirInsn *x, LLVMValueRef v, LLVMValueRef *ok) {
+/* Operand x of child C's forprep before P, P's variable at v; where that
+** is v + c, *ok also asks that v + c not wrap over P's range [lo, hi]
+** (a constant c: at hi for c > 0, at lo for c < 0). */
+static LLVMValueRef operand_at(CG *G, KirLoop *P, const KirInsn *x, LLVMValueRef v, LLVMValueRef lo,
+                               LLVMValueRef hi, LLVMValueRef *ok) {
   lua_Integer c;
   if (operand_form(G, P, x, &c) == 1) return cg_version_nest_val(G, P, x).v;
-  *ok = LLVMBuildAnd(G->B, *ok, no_wrap(G, v, c), "");
+  LLVMValueRef fits = c > 0 ? LLVMBuildICmp(G->B, LLVMIntSLE, hi, cg_i64(G, INT64_MAX - c), "")
+                    : c < 0 ? LLVMBuildICmp(G->B, LLVMIntSGE, lo, cg_i64(G, INT64_MIN - c), "")
+                            : cg_i1(G, 1);
+  *ok = LLVMBuildAnd(G->B, *ok, fits, "");
   return LLVMBuildAdd(G->B, v, cg_i64(G, (int64_t)c), "");
 }
 
 /* What one run of C charges at most (its iterations and one; 0 where it
-** runs none) with P's variable at v; *ok false where that is a period
-** or more (the result is then 0). */
-static LLVMValueRef run_charge(CG *G, KirLoop *P, KirLoop *C, LLVMValueRef v, LLVMValueRef *ok) {
+** runs none) while P's variable runs over [lo, hi]; *ok false where that
+** is a period or more (the result is then 0). C's count is monotone in
+** P's variable (in init, down for a positive step; in limit, up; both:
+** constant), so it is taken at the end of the range where it is most. */
+static LLVMValueRef run_charge(CG *G, KirLoop *P, KirLoop *C, LLVMValueRef lo, LLVMValueRef hi,
+                               LLVMValueRef *ok) {
+  const KtySpec *sp = G->sp;
   KirInsn *const *a = C->prep->args;
-  LLVMValueRef init = operand_at(G, P, a[0], v, ok);
-  LLVMValueRef limit = operand_at(G, P, a[1], v, ok);
+  lua_Integer c;
+  int up = sp->consts[a[2]->id].v.i > 0;
+  int vinit = operand_form(G, P, a[0], &c) == 2, vlimit = operand_form(G, P, a[1], &c) == 2;
+  LLVMValueRef v = vinit && !vlimit ? (up ? lo : hi) : (up ? hi : lo);
+  LLVMValueRef init = operand_at(G, P, a[0], v, lo, hi, ok);
+  LLVMValueRef limit = operand_at(G, P, a[1], v, lo, hi, ok);
   LLVMValueRef skip;
   LLVMValueRef count = cg_int_count(G, init, cg_mk(TY(T_INT), limit), cg_version_nest_val(G, P, a[2]).v, &skip);
   LLVMValueRef small = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
@@ -227,18 +234,21 @@ void cg_pollfree_emit(CG *G, KirLoop *P) {
   LLVMValueRef count = LLVMBuildLoad2(G->B, G->i64, F->rem, "");
   LLVMValueRef first = G->vals[P->prep->id].v;
   LLVMValueRef last = LLVMBuildAdd(G->B, first, LLVMBuildMul(G->B, count, F->step, ""), "");
+  LLVMValueRef lo = first, hi = last;   /* P's range */
+  const KirInsn *st = P->prep->args[2];
+  if (sp->consts[st->id].kind == T_INT && sp->consts[st->id].v.i < 0) {
+    lo = last;
+    hi = first;
+  } else if (sp->consts[st->id].kind != T_INT) {
+    LLVMValueRef up = LLVMBuildICmp(G->B, LLVMIntSGT, F->step, cg_i64(G, 0), "");
+    lo = LLVMBuildSelect(G->B, up, first, last, "");
+    hi = LLVMBuildSelect(G->B, up, last, first, "");
+  }
   LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
   LLVMValueRef w = cg_i64(G, 1);
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *C = f->loops[l];
-    if (C == P || !kir_inloop(P, C->header)) continue;
-    lua_Integer c;
-    LLVMValueRef most = run_charge(G, P, C, first, &ok);
-    if (operand_form(G, P, C->prep->args[0], &c) == 2 || operand_form(G, P, C->prep->args[1], &c) == 2) {
-      LLVMValueRef at_last = run_charge(G, P, C, last, &ok);
-      most = LLVMBuildSelect(G->B, LLVMBuildICmp(G->B, LLVMIntUGT, at_last, most, ""), at_last, most, "");
-    }
-    w = LLVMBuildAdd(G->B, w, most, "");
+    if (C != P && kir_inloop(P, C->header)) w = LLVMBuildAdd(G->B, w, run_charge(G, P, C, lo, hi, &ok), "");
   }
   /* (count + 1 <= PERIOD where ok, w <= FREE_MAXCHILD * PERIOD + 1: no overflow) */
   LLVMValueRef total = LLVMBuildMul(G->B, LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""), w, "");
