@@ -503,6 +503,7 @@ LLVMBasicBlockRef cg_pollfree_entry(CG *G, KirBlock *h,   /* the test, where h h
                                     LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);
 int cg_charged_call(CG *G, const KirInsn *v);       /* cg_func.c: 1: v charges the countdown */
 void cg_pollfree_swap(CG *G);                       /* the copy's tables <-> the outer ones */
+void cg_pollfree_header(CG *G, const KirBlock *blk); /* blk, a header in the copy: its charge */
 /* cg_pollcover.c: a loop charged for its inner loops' first chunks */
 void cg_cover_plan(CG *G);                          /* which (after the strip plan) */
 int cg_poll_weighed(CG *G, const KirLoop *P);       /* 1: P, strip-mined here, so charged */

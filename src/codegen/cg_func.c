@@ -1867,6 +1867,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
       !cg_count_covers(G, blk->loop) &&   /* (charged by a counted loop inside) */
       !for_covers(G, blk->loop))         /* (or by a for loop's forprep) */
     cg_poll_charge(G, cg_i64(G, 1));
+  if (G->freecopy) cg_pollfree_header(G, blk);   /* (a deep nest's copy: cg_pollfree.c) */
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {
     emit_insn(G, blk->insns[i]);

@@ -51,10 +51,20 @@ struct CgFree {
   KirLoop *P;
   LLVMBasicBlockRef sel;                     /* the test */
   LLVMValueRef (*sphis)[3 + KJIT_MAXDIMS];   /* P's header phis there */
+  int each;                                  /* 1: the copy charges each iteration w */
+  LLVMValueRef w;
   CgTabs tabs;                               /* the copy's */
 };
 
 void cg_pollfree_swap(CG *G) { cg_tabs_swap(G, &G->freecopy->tabs); }
+
+void cg_pollfree_header(CG *G, const KirBlock *blk) {
+  struct CgFree *Fr = G->freecopy;
+  if (Fr == NULL || !Fr->each || G->freeloop != Fr->P || blk != Fr->P->header) return;
+  G->pollfree = 0;   /* (its iteration's most, computed at the test) */
+  cg_poll_charge(G, Fr->w);
+  G->pollfree = 1;
+}
 
 static int innermost(const KirLoop *L) {
   for (int b = 0; b < L->nblocks; b++)
@@ -71,30 +81,50 @@ static int plain_for(CG *G, const KirLoop *L) {
          L->prep->block->succ[0] == h && L->entry == L->prep->block;
 }
 
-/* Operand x of a child's forprep: 1, invariant in P; 2, P's variable plus
-** the constant *c; 0, neither. */
-static int operand_form(CG *G, const KirLoop *P, const KirInsn *x, lua_Integer *c) {
+/* Operand x of a forprep in loop V (P or a child of P): 1, invariant in
+** P; 2, V's variable plus the constant *c; 0, neither. */
+static int operand_form(CG *G, const KirLoop *P, const KirLoop *V, const KirInsn *x, lua_Integer *c) {
   const KtySpec *sp = G->sp;
   if (sp->types[x->id].kind != T_INT) return 0;
   if (kfa_nest_invariant((KtySpec *)sp, P, x)) return 1;
   *c = 0;
-  if (x == P->var) return 2;
+  if (x == V->var) return 2;
   if (x->op != KIR_ADD || x->nargs != 2) return 0;
   for (int a = 0; a < 2; a++)
-    if (x->args[a] == P->var && sp->consts[x->args[1 - a]->id].kind == T_INT) {
+    if (x->args[a] == V->var && sp->consts[x->args[1 - a]->id].kind == T_INT) {
       *c = sp->consts[x->args[1 - a]->id].v.i;
       return 2;
     }
   return 0;
 }
 
-static int child_ok(CG *G, const KirLoop *P, const KirLoop *C) {
+/* C, a loop of V: an innermost integer for loop with a constant step,
+** its init and limit of operand_form (max: 2, V's variable allowed). */
+static int bounded_for(CG *G, const KirLoop *P, const KirLoop *V, const KirLoop *C, int max) {
   const KtySpec *sp = G->sp;
-  if (C->parent != P || !innermost(C) || !plain_for(G, C) || cg_lua_loop_uses(G, C)) return 0;
+  if (C->parent != V || !plain_for(G, C) || cg_lua_loop_uses(G, C)) return 0;
   const KirInsn *st = C->prep->args[2];
   if (sp->consts[st->id].kind != T_INT || sp->consts[st->id].v.i == 0) return 0;
   lua_Integer c;
-  return operand_form(G, P, C->prep->args[0], &c) && operand_form(G, P, C->prep->args[1], &c);
+  int a = operand_form(G, P, V, C->prep->args[0], &c), b = operand_form(G, P, V, C->prep->args[1], &c);
+  return a && b && a <= max && b <= max;
+}
+
+/* C, a loop of P: innermost (bounds in P's variable allowed), or a loop
+** whose bounds are invariant in P around innermost loops of its own
+** (n-body's i loop around its j loop, in the time-step loop). */
+static int child_ok(CG *G, const KirLoop *P, const KirLoop *C) {
+  if (innermost(C)) return bounded_for(G, P, P, C, 2);
+  if (!bounded_for(G, P, P, C, 1) || (G->strip_at && G->strip_at[C->header->id]))
+    return 0;   /* (a loop charged for its loops' chunks keeps that: cg_pollcover.c) */
+  KirFunc *f = G->sp->ir;
+  int n = 0;
+  for (int l = 0; l < f->nloops; l++) {
+    const KirLoop *D = f->loops[l];
+    if (D == C || !kir_inloop(C, D->header)) continue;
+    if (!innermost(D) || !bounded_for(G, P, C, D, 2) || ++n > FREE_MAXCHILD) return 0;
+  }
+  return 1;
 }
 
 static int candidate(CG *G, KirLoop *P) {
@@ -118,7 +148,9 @@ static int candidate(CG *G, KirLoop *P) {
   int n = 0;
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *C = f->loops[l];
-    if (C == P || !kir_inloop(P, C->header)) continue;
+    if (C != P && kir_inloop(P, C->header) && G->nest_at && G->nest_at[C->header->id])
+      return 0;   /* (a nest inside: its copies are planned for its own blocks) */
+    if (C->parent != P) continue;
     if (!child_ok(G, P, C) || ++n > FREE_MAXCHILD) return 0;
   }
   return n > 0;
@@ -134,6 +166,8 @@ void cg_pollfree_plan(CG *G) {
     if (G->free_at == NULL) G->free_at = cg_zalloc(G, sizeof(struct CgFree *) * (size_t)f->nblocks);
     struct CgFree *Fr = cg_zalloc(G, sizeof *Fr);
     Fr->P = P;
+    for (int c = 0; c < f->nloops; c++)   /* (a deep nest: see the top) */
+      Fr->each |= f->loops[c]->parent == P && !innermost(f->loops[c]);
     G->free_at[P->header->id] = Fr;
     if (!cg_prange_owns(G, P->header)) cg_pollfree_begin(G, P);   /* (else in its worker) */
   }
@@ -176,10 +210,10 @@ LLVMBasicBlockRef cg_pollfree_entry(CG *G, KirBlock *h, LLVMValueRef (**table)[3
 /* Operand x of child C's forprep before P, P's variable at v; where that
 ** is v + c, *ok also asks that v + c not wrap over P's range [lo, hi]
 ** (a constant c: at hi for c > 0, at lo for c < 0). */
-static LLVMValueRef operand_at(CG *G, KirLoop *P, const KirInsn *x, LLVMValueRef v, LLVMValueRef lo,
-                               LLVMValueRef hi, LLVMValueRef *ok) {
+static LLVMValueRef operand_at(CG *G, KirLoop *P, KirLoop *V, const KirInsn *x, LLVMValueRef v,
+                               LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef *ok) {
   lua_Integer c;
-  if (operand_form(G, P, x, &c) == 1) return cg_version_nest_val(G, P, x).v;
+  if (operand_form(G, P, V, x, &c) == 1) return cg_version_nest_val(G, P, x).v;
   LLVMValueRef fits = c > 0 ? LLVMBuildICmp(G->B, LLVMIntSLE, hi, cg_i64(G, INT64_MAX - c), "")
                     : c < 0 ? LLVMBuildICmp(G->B, LLVMIntSGE, lo, cg_i64(G, INT64_MIN - c), "")
                             : cg_i1(G, 1);
@@ -187,27 +221,64 @@ static LLVMValueRef operand_at(CG *G, KirLoop *P, const KirInsn *x, LLVMValueRef
   return LLVMBuildAdd(G->B, v, cg_i64(G, (int64_t)c), "");
 }
 
-/* What one run of C charges at most (its iterations and one; 0 where it
-** runs none) while P's variable runs over [lo, hi]; *ok false where that
-** is a period or more (the result is then 0). C's count is monotone in
-** P's variable (in init, down for a positive step; in limit, up; both:
+static LLVMValueRef nest_charge(CG *G, KirLoop *P, KirLoop *V, LLVMValueRef count, LLVMValueRef lo,
+                                LLVMValueRef hi, LLVMValueRef *ok);
+static LLVMValueRef run_charge(CG *G, KirLoop *P, KirLoop *V, KirLoop *C, LLVMValueRef lo, LLVMValueRef hi,
+                               LLVMValueRef *ok);
+
+/* What an iteration of V charges at most: one, and a run of each of its
+** loops, V's variable over [lo, hi]. */
+static LLVMValueRef per_iteration(CG *G, KirLoop *P, KirLoop *V, LLVMValueRef lo, LLVMValueRef hi,
+                                  LLVMValueRef *ok) {
+  KirFunc *f = G->sp->ir;
+  LLVMValueRef w = cg_i64(G, 1);
+  for (int l = 0; l < f->nloops; l++)
+    if (f->loops[l]->parent == V) w = LLVMBuildAdd(G->B, w, run_charge(G, P, V, f->loops[l], lo, hi, ok), "");
+  return w;
+}
+
+/* What one run of C (a loop of V) charges at most (0 where it runs
+** none) while V's variable runs over [lo, hi]; *ok false where that is a
+** period or more (the result is then 0). C's count is monotone in V's
+** variable (in init, down for a positive step; in limit, up; both:
 ** constant), so it is taken at the end of the range where it is most. */
-static LLVMValueRef run_charge(CG *G, KirLoop *P, KirLoop *C, LLVMValueRef lo, LLVMValueRef hi,
+static LLVMValueRef run_charge(CG *G, KirLoop *P, KirLoop *V, KirLoop *C, LLVMValueRef lo, LLVMValueRef hi,
                                LLVMValueRef *ok) {
   const KtySpec *sp = G->sp;
   KirInsn *const *a = C->prep->args;
   lua_Integer c;
   int up = sp->consts[a[2]->id].v.i > 0;
-  int vinit = operand_form(G, P, a[0], &c) == 2, vlimit = operand_form(G, P, a[1], &c) == 2;
+  int vinit = operand_form(G, P, V, a[0], &c) == 2, vlimit = operand_form(G, P, V, a[1], &c) == 2;
   LLVMValueRef v = vinit && !vlimit ? (up ? lo : hi) : (up ? hi : lo);
-  LLVMValueRef init = operand_at(G, P, a[0], v, lo, hi, ok);
-  LLVMValueRef limit = operand_at(G, P, a[1], v, lo, hi, ok);
-  LLVMValueRef skip;
-  LLVMValueRef count = cg_int_count(G, init, cg_mk(TY(T_INT), limit), cg_version_nest_val(G, P, a[2]).v, &skip);
+  LLVMValueRef init = operand_at(G, P, V, a[0], v, lo, hi, ok);
+  LLVMValueRef limit = operand_at(G, P, V, a[1], v, lo, hi, ok);
+  LLVMValueRef skip, step = cg_version_nest_val(G, P, a[2]).v;
+  LLVMValueRef count = cg_int_count(G, init, cg_mk(TY(T_INT), limit), step, &skip);
   LLVMValueRef small = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
   *ok = LLVMBuildAnd(G->B, *ok, LLVMBuildOr(G->B, skip, small, ""), "");
   LLVMValueRef zero = LLVMBuildOr(G->B, skip, LLVMBuildNot(G->B, small, ""), "");
+  if (!innermost(C)) {   /* a loop around loops: its bounds invariant (child_ok) */
+    LLVMValueRef last = LLVMBuildAdd(G->B, init, LLVMBuildMul(G->B, count, step, ""), "");
+    LLVMValueRef in = cg_i1(G, 1);
+    LLVMValueRef all = nest_charge(G, P, C, count, up ? init : last, up ? last : init, &in);
+    *ok = LLVMBuildAnd(G->B, *ok, LLVMBuildOr(G->B, skip, in, ""), "");
+    return LLVMBuildSelect(G->B, LLVMBuildOr(G->B, zero, LLVMBuildNot(G->B, in, ""), ""), cg_i64(G, 0), all, "");
+  }
   return LLVMBuildSelect(G->B, zero, cg_i64(G, 0), LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""), "");
+}
+
+/* What the whole of loop V charges at most, run count + 1 times (count
+** at most a period - 1, else *ok false) with its variable over [lo, hi]:
+** (count + 1) * (1 + its loops' runs), at most a period (else *ok false
+** and the result 0): no overflow (the factors each below 2^17 or so). */
+static LLVMValueRef nest_charge(CG *G, KirLoop *P, KirLoop *V, LLVMValueRef count, LLVMValueRef lo,
+                                LLVMValueRef hi, LLVMValueRef *ok) {
+  *ok = LLVMBuildAnd(G->B, *ok, LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), ""), "");
+  LLVMValueRef w = per_iteration(G, P, V, lo, hi, ok);
+  LLVMValueRef total = LLVMBuildMul(G->B, LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""), w, "");
+  LLVMValueRef fits = LLVMBuildICmp(G->B, LLVMIntULE, total, cg_i64(G, KCG_POLL_PERIOD), "");
+  *ok = LLVMBuildAnd(G->B, *ok, fits, "");
+  return LLVMBuildSelect(G->B, *ok, total, cg_i64(G, 0), "");
 }
 
 void cg_pollfree_emit(CG *G, KirLoop *P) {
@@ -244,15 +315,14 @@ void cg_pollfree_emit(CG *G, KirLoop *P) {
     lo = LLVMBuildSelect(G->B, up, first, last, "");
     hi = LLVMBuildSelect(G->B, up, last, first, "");
   }
-  LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntULE, count, cg_i64(G, KCG_POLL_PERIOD - 1), "");
-  LLVMValueRef w = cg_i64(G, 1);
-  for (int l = 0; l < f->nloops; l++) {
-    KirLoop *C = f->loops[l];
-    if (C != P && kir_inloop(P, C->header)) w = LLVMBuildAdd(G->B, w, run_charge(G, P, C, lo, hi, &ok), "");
+  LLVMValueRef ok = cg_i1(G, 1), total;
+  if (Fr->each) {   /* each iteration charged (see deep) */
+    Fr->w = per_iteration(G, P, P, lo, hi, &ok);
+    ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntULE, Fr->w, cg_i64(G, KCG_POLL_PERIOD), ""), "");
+    total = NULL;
+  } else {
+    total = nest_charge(G, P, P, count, lo, hi, &ok);
   }
-  /* (count + 1 <= PERIOD where ok, w <= FREE_MAXCHILD * PERIOD + 1: no overflow) */
-  LLVMValueRef total = LLVMBuildMul(G->B, LLVMBuildAdd(G->B, count, cg_i64(G, 1), ""), w, "");
-  ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntULE, total, cg_i64(G, KCG_POLL_PERIOD), ""), "");
   LLVMBasicBlockRef charge = cg_bb(G, "freecharge");
   LLVMBuildCondBr(G->B, ok, charge, G->bbs[h->id]);
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
@@ -265,7 +335,7 @@ void cg_pollfree_emit(CG *G, KirLoop *P) {
     for (int k = 0; k < n; k++) LLVMAddIncoming(G->phis[p->id][k], &Fr->sphis[p->id][k], &here, 1);
   }
   LLVMPositionBuilderAtEnd(G->B, charge);
-  cg_poll_charge(G, total);
+  if (total) cg_poll_charge(G, total);
   LLVMBuildBr(G->B, Fr->tabs.bbs[h->id]);
   here = LLVMGetInsertBlock(G->B);
   for (int i = 0; i < h->nphis; i++) {

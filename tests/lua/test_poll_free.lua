@@ -122,6 +122,20 @@ local function raises(n, m, bad, A, B)
   end
 end
 
+-- a deep nest (n-body's time steps: a triangle and a loop beside it, in
+-- a loop whose copy charges each iteration), stepping down or up
+local function steps(lo, hi, step, n, x, v)
+  local t = 0.0
+  for s = lo, hi, step do
+    for i = 1, n do
+      for j = i + 1, n do v[i] = v[i] - x[j] * s; v[j] = v[j] + x[i] end
+    end
+    for k = 1, n do x[k] = x[k] + v[k] * 0.001 end
+    t = t + s
+  end
+  return t
+end
+
 -- a kjit.prange body (the parallel matmul's shape: a k loop around a j
 -- loop that stores)
 local function pmat(n, m, p, a, b, c)
@@ -171,6 +185,24 @@ test("triangles, both ways, near the integers' ends: the interpreter's", functio
   end
   for _, c in ipairs({ { 4, 6 }, { 6, 4 }, { 0, 5 }, { 1, 0 }, { 200, 300 } }) do
     D.check(tri_down, c[1], c[2], grid(1, 300)[1], kjit.zeros(3))
+  end
+end)
+
+test("deep nests (n-body's): the interpreter's results and arrays", function()
+  local K = dofile("bench/kernels.lua")
+  local function arrays(n) return kjit.full(n, 1.0), kjit.full(n, 2.0), kjit.full(n, 3.5), kjit.zeros(n),
+                                   kjit.zeros(n), kjit.zeros(n), kjit.full(n, 1.0) end
+  for _, c in ipairs({ { 0, 3 }, { 1, 3 }, { 2, 0 }, { 5, 1 }, { 5, 40 }, { 255, 2 }, { 300, 2 } }) do
+    local n = math.max(c[1], 1)
+    local x, y, z, vx, vy, vz, m = arrays(n)
+    for i = 1, n do x[i] = i * 0.7; y[i] = i * i * 0.1; z[i] = -i * 0.3 end
+    D.check(K.nbody, c[1], c[2], 0.01, x, y, z, vx, vy, vz, m)
+  end
+  local big = math.maxinteger
+  for _, c in ipairs({ { 1, 10, 1, 4 }, { 10, 1, -3, 4 }, { 1, 0, 1, 4 }, { 1, 3, 1, 0 }, { 1, 3, 1, 255 },
+                       { 1, 2, 1, 362 }, { big - 3, big, 1, 3 }, { math.mininteger + 2, math.mininteger, -1, 3 } }) do
+    local n = math.max(c[4], 1)
+    D.check(steps, c[1], c[2], c[3], c[4], grid(1, n)[1], kjit.zeros(n))
   end
 end)
 
@@ -225,11 +257,14 @@ test("the form: the copy's blocks poll nowhere (the optimized IR)", function()
     { "trim2", trim2, 1, 3, 1, 3, grid(1, 3)[1], kjit.zeros(3) },
     { "tri_down", tri_down, 2, 3, grid(1, 3)[1], kjit.zeros(3) },
     { "jacobi", K.jacobi, 6, 2, grid(6, 6), grid(6, 6) },
+    { "steps", steps, 1, 2, 1, 3, grid(1, 3)[1], kjit.zeros(3) },
     { "nbody", K.nbody, 3, 2, 0.01, kjit.full(3, 1.0), kjit.full(3, 2.0), kjit.full(3, 3.0),
       kjit.zeros(3), kjit.zeros(3), kjit.zeros(3), kjit.full(3, 1.0) },
   }) do
+    -- (a deep nest's copy charges at its header only: one poll branch)
     local n, polls, ir = form(table.unpack(c, 2))
-    truthy(n >= 2 and polls == 0, c[1] .. ": " .. n .. " blocks of the copy, " .. polls .. " polls:\n" .. ir)
+    local most = (c[1] == "steps" or c[1] == "nbody") and 1 or 0
+    truthy(n >= 2 and polls <= most, c[1] .. ": " .. n .. " blocks of the copy, " .. polls .. " polls:\n" .. ir)
   end
   -- a bound that changes inside the nest: no copy
   local n = form(growing, 3, 2, grid(1, 8)[1])
@@ -263,6 +298,14 @@ test("polls: a raising hook stops an endless nest of each shape", function()
       for j = i, i + n do v[1] = v[1] + 1.0 end
     end
   end
+  local function endless_steps(n, v)
+    for s = 1, math.maxinteger do
+      for i = 1, n do
+        for j = i + 1, n do v[j] = v[j] + 1.0; v[i] = v[i] - 1.0 end
+      end
+      for k = 1, n do v[k] = v[k] * 0.5 end
+    end
+  end
   local function endless_inner(A)
     for i = 1, 2 do
       for j = 1, math.maxinteger do A[1] = A[1] + j end
@@ -278,7 +321,7 @@ test("polls: a raising hook stops an endless nest of each shape", function()
     end
   end
   for _, c in ipairs({ { forever_rows, 0, kjit.full(4, 1.0) }, { forever_rows, 3, kjit.full(4, 1.0) },
-                       { forever_tri, 4, kjit.full(4, 1.0) }, { endless_rows, 3, kjit.full(4, 1.0) },
+                       { forever_tri, 4, kjit.full(4, 1.0) }, { endless_steps, 4, kjit.full(4, 1.0) }, { endless_rows, 3, kjit.full(4, 1.0) },
                        { endless_tri, 3, kjit.full(4, 1.0) }, { endless_inner, kjit.full(4, 1.0) },
                        { forever_prange, 3, kjit.zeros({ 2, 3 }) } }) do
     local e = kjit.jit(c[1])
