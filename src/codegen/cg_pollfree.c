@@ -34,6 +34,21 @@
 **     overflow). That bounds what P charges as compiled with polls (one
 **     an iteration, each run of C its iterations and one), so the copy
 **     polls no less often than the code it replaces: once a period.
+**   - a deep nest: a loop of P with integer bounds invariant in P around
+**     innermost loops of its own of the forms above (in its variable):
+**     n-body's i loop around its j loop, in the time-step loop P. Its run
+**     charges at most (its iterations) * (1 + its loops' most), a period
+**     at most. P's copy is then entered when one iteration's most, W,
+**     fits a period, and charges W at each iteration (P may run long:
+**     n-body's 2000 steps of 37 units each do not fit one period); a
+**     shallow nest's copy is charged whole (no charge in its rows).
+**     Measured (bench/poll_cost.sh, instructions a call, polls on / off):
+**     jacobi 1.131 -> 1.010-1.035, n-body 1.075 -> 0.858 (the copy
+**     counts fewer instructions than the code without polls; times the
+**     same), the parallel matmul body 1.084 -> 1.016.
+** Not copied: a nest with a versioned nest inside (its copies are planned
+** for its own blocks), around a loop cg_pollcover.c charges (matmul's j
+** loop: its code is kept), one with a while loop or a generic for.
 ** Inner loops versioned for their bounds checks (cg_version.c) are
 ** versioned in the copy too (their own tables: CgTabs, as a nest's
 ** checked copy has), so the copy vectorizes as the code without polls.
