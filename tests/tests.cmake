@@ -86,6 +86,11 @@ foreach(n test_jit_diff_loops test_jit_diff_buffers test_jit_errors test_jit_reg
   endforeach()
 endforeach()
 
+# Nests without polls where they fit a period (src/codegen/cg_pollfree.c)
+# at each tier forced: the copy at the full tier and in optnone code.
+kjit_lua_test_again(test_poll_free_tier0 test_poll_free "KJIT_TIER=0")
+kjit_lua_test_again(test_poll_free_tierfirst test_poll_free "KJIT_TIER=first")
+
 file(GLOB KJIT_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${KJIT_C_TESTS})
   get_filename_component(n ${t} NAME_WE)

@@ -67,6 +67,16 @@ typedef struct CgFor {
                                its chunk head; NULL: KCG_POLL_PERIOD - 1 */
 } CgFor;
 
+/* The tables a copy of a loop's code is emitted with (cg_version.c's
+** nests, cg_pollfree.c), swapped into CG while it is emitted. */
+typedef struct CgTabs {
+  LLVMBasicBlockRef *bbs, *chunkbb, *vselbb, *vbbs;
+  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS], (*ophis)[3 + KJIT_MAXDIMS];
+  LLVMValueRef (*vsphis)[3 + KJIT_MAXDIMS], (*vphis)[3 + KJIT_MAXDIMS];
+  struct KirLoop **ver_at, **strip_at;
+  LLVMValueRef *chunk;
+} CgTabs;
+
 typedef struct CG {
   KtySession *S;
   /* cuda.jit's lineinfo (cg_debug.c): a DIBuilder, or NULL */
@@ -138,6 +148,11 @@ typedef struct CG {
   KirLoop **fit_at;         /* by header block id: a strip-mined loop of a prange
                                body with a single-chunk copy (cg_version.c) */
   int plaincopy;            /* emitting that copy (G->versioning: the loop) */
+  struct CgFree **free_at;  /* by header block id: a nest with a copy
+                               without polls (cg_pollfree.c), or NULL */
+  struct CgFree *freecopy;  /* the one whose copy is being emitted */
+  KirLoop *freeloop;        /* its loop (edges leaving it use the outer tables) */
+  int pollfree;             /* 1: charges nothing (cg_poll_charge) */
   /* chunk-local copies (cg_func.c, chunk_locals): chunkpend, the
   ** strip-mined loop whose chunk head was just emitted; chunklive, the one
   ** whose blocks are being emitted after it, which read the integers of
@@ -459,6 +474,8 @@ int cg_version_narrow_insn(CG *G, const KirInsn *v); /* 1: v emitted in 32 bits 
 LLVMValueRef cg_version_i32(CG *G, LLVMValueRef x);  /* an i64 that fits, as an i32 */
 void cg_version_narrow_exit(CG *G);           /* leaving the i32 copy: the counter back */
 void cg_version_swap(CG *G);                  /* the nest copy's tables <-> the outer ones */
+void cg_tabs_swap(CG *G, CgTabs *t);          /* t <-> G's tables */
+void cg_version_plan_copy(CG *G, KirLoop *L); /* innermost L versioned in the current tables too */
 /* the nest test at a prange worker's start, O's variable in [lo, hi]
 ** (i128); *off: the checks it proves, by id (NULL, and no test: none) */
 LLVMValueRef cg_version_worker_test(CG *G, KirLoop *O, LLVMValueRef lo, LLVMValueRef hi, uint8_t **off);
@@ -481,6 +498,15 @@ int cg_count_br(CG *G, KirBlock *b);               /* 1: b's test, emitted (a he
 int cg_count_covers(CG *G, const KirLoop *P);      /* 1: each P iteration enters one */
 LLVMValueRef cg_count_first_charge(CG *G, LLVMValueRef k0, LLVMValueRef e);   /* its entry's
                                                       charge (k0 NULL: the most) */
+/* cg_pollfree.c: a nest run without polls where it fits a poll period */
+void cg_pollfree_plan(CG *G);                       /* which (after the version plan) */
+void cg_pollfree_begin(CG *G, KirLoop *P);          /* P's test and copy: blocks, here */
+void cg_pollfree_emit(CG *G, KirLoop *P);           /* the test and the copy */
+LLVMBasicBlockRef cg_pollfree_entry(CG *G, KirBlock *h,   /* the test, where h has one */
+                                    LLVMValueRef (**table)[3 + KJIT_MAXDIMS]);
+int cg_charged_call(CG *G, const KirInsn *v);       /* cg_func.c: 1: v charges the countdown */
+void cg_pollfree_swap(CG *G);                       /* the copy's tables <-> the outer ones */
+void cg_pollfree_header(CG *G, const KirBlock *blk); /* blk, a header in the copy: its charge */
 /* cg_pollcover.c: a loop charged for its inner loops' first chunks */
 void cg_cover_plan(CG *G);                          /* which (after the strip plan) */
 int cg_poll_weighed(CG *G, const KirLoop *P);       /* 1: P, strip-mined here, so charged */

@@ -435,14 +435,40 @@ LLVMBasicBlockRef cg_edge_target(CG *G, KirBlock *from, KirBlock *to,
     G->nestloop = n;
     return r;
   }
+  if (G->freeloop && !kir_inloop(G->freeloop, to)) {   /* leaving a copy without polls
+                                                          (cg_pollfree.c): the outer tables */
+    KirLoop *n = G->freeloop;
+    struct CgFree *c = G->freecopy;
+    int pf = G->pollfree;
+    cg_pollfree_swap(G);
+    G->freeloop = NULL;
+    G->freecopy = NULL;
+    G->pollfree = 0;
+    LLVMBasicBlockRef r = cg_edge_target(G, from, to, table);
+    G->freecopy = c;
+    G->freeloop = n;
+    G->pollfree = pf;
+    cg_pollfree_swap(G);
+    return r;
+  }
   if (G->versioning && kir_inloop(G->versioning, to)) {   /* a checked copy (cg_version.c) */
     *table = G->vphis;
     return G->vbbs[to->id];
+  }
+  if (G->freeloop) {   /* in a copy without polls: its blocks, its loops' tests */
+    KirLoop *V = G->ver_at ? G->ver_at[to->id] : NULL;
+    if (V && !kir_inloop(V, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
+    *table = G->phis;
+    return G->bbs[to->id];
   }
   KirLoop *L = G->peel_at ? G->peel_at[to->id] : NULL;
   if (L && !kir_inloop(L, from)) { *table = NULL; return G->pbbs[to->id]; }
   L = G->ver_at ? G->ver_at[to->id] : NULL;   /* a versioned loop's entry: its test */
   if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
+  if (G->free_at && G->free_at[to->id] && !kir_inloop(to->loop, from) && G->nestloop == NULL) {
+    LLVMBasicBlockRef fb = cg_pollfree_entry(G, to, table);   /* its fit test */
+    if (fb) return fb;
+  }
   L = G->fit_at ? G->fit_at[to->id] : NULL;   /* its test: one chunk or more */
   if (L && !kir_inloop(L, from)) { *table = G->vsphis; return G->vselbb[to->id]; }
   L = G->strip_at ? G->strip_at[to->id] : NULL;
@@ -576,7 +602,7 @@ static void branch(CG *G, KirBlock *b, LLVMValueRef c) {
 ** instructions an iteration against 17, 13 with polls off). A countdown of
 ** 0 (a prange worker's zeroed record) still polls at the first charge. */
 void cg_poll_charge(CG *G, LLVMValueRef amount) {
-  if (G->pollctr == NULL) return;
+  if (G->pollctr == NULL || G->pollfree) return;   /* (a copy charged whole: cg_pollfree.c) */
   LLVMValueRef c = LLVMBuildSub(G->B, LLVMBuildLoad2(G->B, G->i64, G->pollctr, ""), amount, "");
   LLVMBuildStore(G->B, c, G->pollctr);
   LLVMBasicBlockRef slow = cg_bb(G, "poll"), cont = cg_bb(G, "polled");
@@ -688,7 +714,7 @@ static int float_recurrence(CG *G, const KirLoop *L) {
 ** copy is added (a single-chunk copy beside the chunked one costs a
 ** stencil's compile 35%, see cg_version.c). */
 int cg_fit_version(CG *G, const KirLoop *L) {
-  return G->pollctr != NULL && L->kind == KIR_LOOP_FORNUM && !G->S->kernel &&
+  return G->pollctr != NULL && !G->pollfree && L->kind == KIR_LOOP_FORNUM && !G->S->kernel &&
          !(G->kindsplit && G->kindsplit[L->header->id]) &&   /* (two kinds, not ranges) */
          !(G->strip_at && G->strip_at[L->header->id] == L) && stores_invariant(L);
 }
@@ -717,8 +743,8 @@ static int charged_at_entry(CG *G, const KirLoop *L) {
 ** copies (a checked or single-chunk copy, a nest's checked copy), nor in
 ** kernels. */
 static KirLoop *for_covers(CG *G, const KirLoop *P) {
-  if (G->pollctr == NULL || G->versioning || G->nestloop || G->S->kernel || P->nlatches == 0 ||
-      cg_poll_weighed(G, P))   /* (P charges its iterations: cg_pollcover.c) */
+  if (G->pollctr == NULL || G->pollfree || G->versioning || G->nestloop || G->S->kernel ||
+      P->nlatches == 0 || cg_poll_weighed(G, P))   /* (P charges its iterations: cg_pollcover.c) */
     return NULL;
   KirFunc *f = G->sp->ir;
   for (int l = 0; l < f->nloops; l++) {
@@ -1218,6 +1244,11 @@ static int spec_reaches(CG *G, KtySpec *from, const KtySpec *to, uint8_t *seen) 
 static int call_recurs(CG *G, KtySpec *callee) {
   uint8_t *seen = cg_zalloc(G, (size_t)G->S->nspecs);
   return spec_reaches(G, callee, G->sp, seen);
+}
+
+int cg_charged_call(CG *G, const KirInsn *v) {
+  KtySpec *c = charged_callee(G->sp, v);
+  return c != NULL && call_recurs(G, c);
 }
 
 /* What call v charges the poll countdown. Calls charge only where they
@@ -1863,6 +1894,7 @@ static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
       !cg_count_covers(G, blk->loop) &&   /* (charged by a counted loop inside) */
       !for_covers(G, blk->loop))         /* (or by a for loop's forprep) */
     cg_poll_charge(G, cg_i64(G, 1));
+  if (G->freecopy) cg_pollfree_header(G, blk);   /* (a deep nest's copy: cg_pollfree.c) */
   for (int i = 0; i < blk->nphis; i++) store_spill(G, blk->phis[i]);
   for (int i = 0; i < blk->ninsns; i++) {
     emit_insn(G, blk->insns[i]);
@@ -1945,6 +1977,10 @@ static void emit_spec(CG *G, KtySpec *sp) {
   G->strip_at = NULL;
   G->fit_at = NULL;
   G->weigh_at = NULL;
+  G->free_at = NULL;
+  G->freecopy = NULL;
+  G->freeloop = NULL;
+  G->pollfree = 0;
   G->plaincopy = 0;
   G->chunk = NULL;
   G->chunkbb = NULL;
@@ -2022,6 +2058,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
   strip_plan(G);
   cg_cover_plan(G);
   cg_version_plan(G);
+  cg_pollfree_plan(G);
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     make_phis(G, f->blocks[b], G->bbs[b], G->phis);
@@ -2040,6 +2077,7 @@ static void emit_spec(CG *G, KtySpec *sp) {
     }
     if (G->peel_at && G->peel_at[b]) emit_peeled(G, G->peel_at[b]);
     if (G->ver_at && G->ver_at[b]) cg_version_emit(G, G->ver_at[b]);
+    if (G->free_at && G->free_at[b]) cg_pollfree_emit(G, blk->loop);
     if (G->strip_at && G->strip_at[b]) emit_chunk_head(G, G->strip_at[b]);
     use_phis(G, blk, G->phis);
     emit_block(G, blk, G->bbs[b]);

@@ -652,6 +652,9 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
       cg_make_phis_at(G, b, G->chunkbb[b->id], G->ophis);
       if (G->fit_at && G->fit_at[b->id]) cg_fit_begin(G, G->fit_at[b->id]);
     }
+    for (int bi = 1; bi < l->nblocks && G->free_at; bi++)   /* (cg_pollfree.c) */
+      if (sp->live[l->blocks[bi]->id] && G->free_at[l->blocks[bi]->id])
+        cg_pollfree_begin(G, l->blocks[bi]->loop);
     chunks_begin(G, pl, l);
   }
   LLVMPositionBuilderAtEnd(G->B, start);   /* make_phis moved it */
@@ -715,6 +718,7 @@ static LLVMValueRef emit_worker(CG *G, KfaLoop *fl, KirInsn **outs, int nouts, P
     KirBlock *b = l->blocks[bi];
     if (!sp->live[b->id]) continue;
     if (bi > 0 && G->fit_at && G->fit_at[b->id]) cg_fit_emit(G, G->fit_at[b->id]);
+    if (bi > 0 && G->free_at && G->free_at[b->id]) cg_pollfree_emit(G, b->loop);
     if (bi > 0 && G->strip_at && G->strip_at[b->id]) cg_emit_chunk_head(G, G->strip_at[b->id]);
     cg_emit_block(G, b);
   }

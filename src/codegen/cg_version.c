@@ -124,15 +124,6 @@ static int narrowable(CG *G, const KfaFacts *F, KirLoop *L) {
 
 /* ---- Nests versioned as a whole ------------------------------------------ */
 
-/* The tables a copy of the code is emitted with (cg.h). */
-typedef struct CgTabs {
-  LLVMBasicBlockRef *bbs, *chunkbb, *vselbb, *vbbs;
-  LLVMValueRef (*phis)[3 + KJIT_MAXDIMS], (*ophis)[3 + KJIT_MAXDIMS];
-  LLVMValueRef (*vsphis)[3 + KJIT_MAXDIMS], (*vphis)[3 + KJIT_MAXDIMS];
-  KirLoop **ver_at, **strip_at;
-  LLVMValueRef *chunk;
-} CgTabs;
-
 struct CgNest {
   KirLoop *O;
   KfaCheck *checks; int nchecks;   /* what its test proves (off in the fast copy) */
@@ -141,13 +132,13 @@ struct CgNest {
 };
 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
-static void swap_tabs(CG *G, CgTabs *t) {
+void cg_tabs_swap(CG *G, CgTabs *t) {
   SWAP(G->bbs, t->bbs); SWAP(G->chunkbb, t->chunkbb); SWAP(G->vselbb, t->vselbb);
   SWAP(G->vbbs, t->vbbs); SWAP(G->phis, t->phis); SWAP(G->ophis, t->ophis);
   SWAP(G->vsphis, t->vsphis); SWAP(G->vphis, t->vphis); SWAP(G->ver_at, t->ver_at);
   SWAP(G->strip_at, t->strip_at); SWAP(G->chunk, t->chunk);
 }
-void cg_version_swap(CG *G) { swap_tabs(G, &G->nestcopy->tabs); }
+void cg_version_swap(CG *G) { cg_tabs_swap(G, &G->nestcopy->tabs); }
 
 #define NEST_MAXINSNS 4000   /* a larger nest is not copied (compile time) */
 
@@ -248,6 +239,8 @@ static void plan_loop(CG *G, KirLoop *L, const char *test, const char *copy) {
   cg_peel_spills(G, L);
 }
 
+void cg_version_plan_copy(CG *G, KirLoop *L) { plan_loop(G, L, "vsel", "checked"); }
+
 /* Does innermost loop L have a check that nothing proves yet? */
 static int has_open_check(CG *G, const KfaFacts *F, KirLoop *L) {
   const KfaLoop *fl = &F->loops[L->id];
@@ -281,14 +274,14 @@ static void plan_nest_copy(CG *G, const KfaFacts *F, struct CgNest *N) {
   if (!inner) return;
   G->nestcopy = N;
   G->nestloop = O;
-  swap_tabs(G, t);
+  cg_tabs_swap(G, t);
   for (int l = 0; l < f->nloops; l++) {
     KirLoop *L = f->loops[l];
     if (L != O && kir_inloop(O, L->header) &&
         ((G->boundscheck && versionable(G, F, L)) || narrowable(G, F, L)))
       plan_loop(G, L, "vsel", "checked");
   }
-  swap_tabs(G, t);
+  cg_tabs_swap(G, t);
   G->nestloop = NULL;
   G->nestcopy = NULL;
 }
@@ -778,7 +771,7 @@ static void emit_nest(CG *G, struct CgNest *N) {
   KirBlock *h = O->header;
   /* the copy's phis first: edges reach blocks before they are emitted */
   G->nestcopy = N;
-  swap_tabs(G, &N->tabs);
+  cg_tabs_swap(G, &N->tabs);
   for (int b = 0; b < O->nblocks; b++) {
     KirBlock *blk = O->blocks[b];
     int id = blk->id;
@@ -787,7 +780,7 @@ static void emit_nest(CG *G, struct CgNest *N) {
     if (G->strip_at && G->strip_at[id]) cg_make_phis_at(G, blk, G->chunkbb[id], G->ophis);
     if (G->ver_at && G->ver_at[id]) cg_make_phis_at(G, blk, G->vselbb[id], G->vsphis);
   }
-  swap_tabs(G, &N->tabs);
+  cg_tabs_swap(G, &N->tabs);
   G->nestcopy = NULL;
   LLVMPositionBuilderAtEnd(G->B, G->vselbb[h->id]);
   cg_before_loop(G, O);
@@ -796,11 +789,14 @@ static void emit_nest(CG *G, struct CgNest *N) {
   /* a serial prange loop that runs in chunks (cg_prange.c): the fast copy
   ** starts at its chunk head; the checked copy runs unchunked */
   int chunked = G->strip_at && G->strip_at[h->id] && G->chunkbb[h->id];
-  LLVMBuildCondBr(G->B, ok, chunked ? G->chunkbb[h->id] : G->bbs[h->id], N->tabs.bbs[h->id]);
-  pass_phis(G, h, chunked ? G->ophis : G->phis);
+  LLVMValueRef (*ftab)[3 + KJIT_MAXDIMS] = chunked ? G->ophis : G->phis;
+  LLVMBasicBlockRef fast = chunked ? G->chunkbb[h->id] : G->bbs[h->id];
+  LLVMBasicBlockRef free = cg_pollfree_entry(G, h, &ftab);   /* (cg_pollfree.c: a test more) */
+  LLVMBuildCondBr(G->B, ok, free ? free : fast, N->tabs.bbs[h->id]);
+  pass_phis(G, h, ftab);
   pass_phis(G, h, N->tabs.phis);
   G->nestcopy = N;
-  swap_tabs(G, &N->tabs);
+  cg_tabs_swap(G, &N->tabs);
   G->nestloop = O;
   for (int b = 0; b < f->nblocks; b++) {
     KirBlock *blk = f->blocks[b];
@@ -819,7 +815,7 @@ static void emit_nest(CG *G, struct CgNest *N) {
       }
   }
   G->nestloop = NULL;
-  swap_tabs(G, &N->tabs);
+  cg_tabs_swap(G, &N->tabs);
   G->nestcopy = NULL;
 }
 
