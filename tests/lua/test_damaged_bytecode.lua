@@ -72,3 +72,22 @@ test("the fuzzer's input: its main chunk refused, not a crash", function()
   raises("compile error for (): bad bytecode (instruction 21: a loop writes the captured local 'kjit')",
          kjit.jit(main))
 end)
+
+test("a closure with fewer or more upvalues than its prototype is refused", function()
+  -- load() gives the closure as many upvalues as the chunk's header says,
+  -- while Lua's lua_getupvalue trusts the prototype's count: with fewer,
+  -- reading them while compiling read past the closure (a crash)
+  local K = 5
+  local function addk(x) return x + K end
+  local s = string.dump(addk)
+  local at = 32   -- the header's byte: 31 bytes of header before it in 5.4
+  eq(s:byte(at), 1, "the dumped header's count")
+  for _, n in ipairs { 0, 2 } do
+    local g = assert(load(s:sub(1, at - 1) .. string.char(n) .. s:sub(at + 1), "=damaged", "b"))
+    eq(debug.getinfo(g, "u").nups, n, "the closure's count")
+    local msg = raises("bad bytecode (the function has " .. n .. " upvalues, its prototype 1)",
+                       kjit.jit(g), 1)
+    truthy(msg:find("compile error for (i64)", 1, true), msg)
+  end
+  eq(kjit.jit(addk)(1), 6, "undamaged")
+end)
