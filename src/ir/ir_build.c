@@ -1117,8 +1117,19 @@ static void cleanup(Builder *B) {
   }
   for (int j = 0; j < f->nblocks; j++) {
     KirInsn *t = f->blocks[j]->term;
-    if (t && t->op == KIR_FORLOOP && t->args[1]->op != KIR_FORPREP)
+    if (t == NULL || t->op != KIR_FORLOOP) continue;
+    KirInsn *prep = t->args[1], *idx = t->args[0];
+    if (prep->op != KIR_FORPREP)
       fail(B, "bad bytecode (instruction %d: FORLOOP without its FORPREP)", t->pc + 1);
+    /* its index (R[A]) is only ever FORPREP's and its own (Lua's hidden
+    ** local): a damaged chunk that writes it in the body, or a FORLOOP
+    ** whose A is not its FORPREP's, gives code generation a value it
+    ** cannot step */
+    int own = idx == prep || idx->op == KIR_PHI;
+    for (int a = 0; own && idx->op == KIR_PHI && a < idx->nargs; a++)
+      own = idx->args[a] == prep || idx->args[a] == t;
+    if (!own)
+      fail(B, "bad bytecode (instruction %d: FORLOOP's index is not its loop's)", t->pc + 1);
   }
   users(B);
 }

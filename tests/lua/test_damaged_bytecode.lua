@@ -91,3 +91,23 @@ test("a closure with fewer or more upvalues than its prototype is refused", func
   end
   eq(kjit.jit(addk)(1), 6, "undamaged")
 end)
+
+-- numeric for loops whose FORLOOP does not step its FORPREP's index: the
+-- body writes the hidden index (ADD 3 2 7 for ADD 2 2 7), or FORPREP's A
+-- moved (FORPREP 0 for FORPREP 2); code generation crashed on the value it
+-- was given. Found by compiling chunks with damaged instructions (seeds
+-- 702690 and 702250 of a scratch fuzzer, in this session's report).
+test("a FORLOOP whose index is not its loop's is refused, not a crash", function()
+  for _, file in ipairs { "regress-forloop-index-written.luac", "regress-forloop-a-mismatch.luac" } do
+    local f = assert(io.open("tests/c/bytecode_fixtures/" .. file, "rb"))
+    local bin = f:read("a")
+    f:close()
+    local g = assert(load(bin, "=damaged", "b"))
+    for _, sig in ipairs { "(i64, i64, i64)", "(f64[:], i64)", "(f64, f64)" } do
+      local jf = kjit.jit(g)
+      local ok, msg = pcall(jf.compile, jf, sig)
+      truthy(not ok, file .. " " .. sig .. ": compiled")
+      truthy(tostring(msg):find("FORLOOP's index is not its loop's", 1, true), file .. ": " .. tostring(msg))
+    end
+  end
+end)
