@@ -165,7 +165,9 @@ const char *kbc_dump(lua_State *L, int idx, int strip, Arena *A, size_t *len,
                      char *err, size_t errsz);
 
 /* kbc_dump then kbc_decode: the prototypes of the Lua function at idx,
-** with whatever debug information it has. */
+** with whatever debug information it has. NULL (and a message) also for
+** a closure with another count of upvalues than its prototype (loaded
+** from a damaged chunk: reading its upvalues would crash). */
 KbcChunk *kbc_load(lua_State *L, int idx, Arena *A, char *err, size_t errsz);
 
 /* Decodes a binary chunk of len bytes, checks every instruction's operands

@@ -65,5 +65,21 @@ const char *kbc_dump(lua_State *L, int idx, int strip, Arena *A, size_t *len,
 KbcChunk *kbc_load(lua_State *L, int idx, Arena *A, char *err, size_t errsz) {
   size_t len;
   const char *b = kbc_dump(L, idx, 0, A, &len, err, errsz);
-  return b ? kbc_decode(A, b, len, err, errsz) : NULL;
+  KbcChunk *c = b ? kbc_decode(A, b, len, err, errsz) : NULL;
+  /* lua_dump writes the prototype's count of upvalues, but load() gives
+  ** the closure of a chunk as many as the chunk's header says: a damaged
+  ** chunk's may have fewer, and lua_getupvalue, which checks the
+  ** prototype's count, would then read past the closure's (a crash where
+  ** compiling reads upvalues). Such a function is refused. */
+  if (c) {
+    lua_Debug ar;
+    lua_pushvalue(L, idx);
+    lua_getinfo(L, ">u", &ar);   /* (cannot raise for 'u') */
+    if (ar.nups != c->main->nup) {
+      snprintf(err, errsz, "bad bytecode (the function has %d upvalues, its prototype %d)",
+               (int)ar.nups, c->main->nup);
+      return NULL;
+    }
+  }
+  return c;
 }

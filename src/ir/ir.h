@@ -199,6 +199,11 @@ typedef struct KirFunc {
 ** function builds: unsupported constructs are the typer's to refuse. */
 KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz);
 
+/* In kir_build's message when the IR it built failed kir_verify (it
+** verifies every function; a bug of the builder, which the tests and the
+** fuzz target look for in refusals). */
+#define KIR_INVALID "the IR builder made invalid IR"
+
 /* The metamethod call of arithmetic instruction v (built from p) where the
 ** IR differs from it (lcode.c's forms, read from v's MMBINI/MMBINK): `x -
 ** 1` is ADDI x -1 (IR x + -1), whose event is SUB over x and 1 (*event

@@ -31,6 +31,8 @@ typedef struct BState {
   int sealed, nfilled;    /* nfilled: predecessors filled so far */
   int copy_a, copy_b;     /* edge block of TESTSET: R[a] := R[b]; else -1 */
   int entry;              /* the synthetic entry (params only) */
+  int scopeentry;         /* makes the cells of a scope for the block it
+                             enters (scope_entries) */
   int reached;
   int done;               /* filled */
 } BState;
@@ -57,6 +59,7 @@ typedef struct Builder {
   ** (NULL when none is) */
   int nbreg;
   uint8_t *boxed;
+  KirBlock **scopeent; int nscopeent, capscopeent;   /* scope_entries' blocks */
 } Builder;
 
 /* Each level takes three small C frames (readvar, readvar_join,
@@ -332,6 +335,15 @@ static void W(Builder *B, int reg, KirInsn *v) {
   if (reg < 0 || reg >= B->nbreg) fail(B, "bad bytecode (register %d)", reg);
   int lv = cellvar(B, reg);
   if (lv >= 0) {   /* a local in a cell: written through */
+    /* FORPREP and FORLOOP write their registers with the terminator
+    ** itself, a value that exists only on the block's out-edges: a store
+    ** into a cell would come before it. Lua's own chunks never do this
+    ** (the loop's state is hidden, its variable's scope starts past
+    ** FORPREP and ends before FORLOOP); a damaged chunk that does is
+    ** refused. */
+    if (KIR_ISTERM(v->op))
+      fail(B, "bad bytecode (instruction %d: a loop writes the captured local '%s')",
+           B->pc + 1, B->p->locvars[lv].name ? B->p->locvars[lv].name : "?");
     emit(B, KIR_SETCELL, 2, readvar(B, B->nbreg + lv, B->cur), v);
     return;
   }
@@ -782,6 +794,12 @@ static void fill(Builder *B, KirBlock *b) {
     }
   }
   if (s->entry) { B->pc = -1; jmp(B); return; }
+  if (s->scopeentry) {   /* the cells of the scope it enters, then on */
+    newcells(B, b, b->pc);
+    B->pc = b->pc;
+    jmp(B);
+    return;
+  }
   if (s->copy_a >= 0) {   /* edge block of a TESTSET */
     B->pc = b->pc;
     W(B, s->copy_a, R(B, s->copy_b));
@@ -905,6 +923,59 @@ static void cfg(Builder *B) {
     default:
       b->nsucc = 1; b->succ[0] = blockat(B, end + 1, end);
       break;
+    }
+  }
+}
+
+/* Is q's last instruction within lv's scope (inscope, before the block
+** states exist)? */
+static int ends_inscope(const KirBlock *q, const KbcLocVar *lv) {
+  int at = q->lastpc >= q->pc ? q->lastpc : q->pc;
+  return at >= lv->startpc && at < lv->endpc;
+}
+
+/* A block where a local in a cell begins its scope, entered both from
+** within the scope (a goto back to the top of a for loop's body) and
+** from outside it by a loop's own edge (FORPREP, FORLOOP, TFORLOOP, or a
+** jump from later code): the cell must be made on each entry from
+** outside but not on the others, and newcells cannot make it at the end
+** of those blocks (a later block, or a terminator that writes the local's
+** register). Their edges go to a block of its own instead, at the same
+** pc, which makes the cells and goes on: the block it enters then has
+** only entries from within the scope. */
+static void scope_entries(Builder *B) {
+  const KbcProto *p = B->p;
+  int nblocks = B->nall;
+  for (int i = 0; i < p->nlocvars; i++) {
+    const KbcLocVar *lv = &p->locvars[i];
+    int pc = lv->startpc;
+    if (!B->boxed[i] || pc <= 0 || pc >= p->ncode || B->at[pc] == NULL) continue;
+    KirBlock *t = B->at[pc];
+    int within = 0, loopedge = 0;
+    for (int j = 0; j < nblocks; j++) {
+      KirBlock *q = B->all[j];
+      for (int k = 0; k < q->nsucc; k++) {
+        if (q->succ[k] != t) continue;
+        if (ends_inscope(q, lv)) { within = 1; continue; }
+        int op = q->lastpc >= q->pc ? OPAT(q->lastpc) : -1;
+        loopedge |= op == KBC_FORPREP || op == KBC_FORLOOP || op == KBC_TFORLOOP ||
+                    q->lastpc >= pc;
+      }
+    }
+    if (!within || !loopedge) continue;
+    KirBlock *e = NULL;   /* one for all the locals beginning at pc */
+    for (int j = 0; j < B->nscopeent && !e; j++)
+      if (B->scopeent[j]->succ[0] == t) e = B->scopeent[j];
+    if (e) continue;
+    e = newblock(B, pc, pc - 1);
+    e->nsucc = 1;
+    e->succ[0] = t;
+    B->scopeent = grow(B, B->scopeent, B->nscopeent, &B->capscopeent, sizeof *B->scopeent);
+    B->scopeent[B->nscopeent++] = e;
+    for (int j = 0; j < nblocks; j++) {
+      KirBlock *q = B->all[j];
+      for (int k = 0; k < q->nsucc; k++)
+        if (q->succ[k] == t && !ends_inscope(q, lv)) q->succ[k] = e;
     }
   }
 }
@@ -1046,8 +1117,19 @@ static void cleanup(Builder *B) {
   }
   for (int j = 0; j < f->nblocks; j++) {
     KirInsn *t = f->blocks[j]->term;
-    if (t && t->op == KIR_FORLOOP && t->args[1]->op != KIR_FORPREP)
+    if (t == NULL || t->op != KIR_FORLOOP) continue;
+    KirInsn *prep = t->args[1], *idx = t->args[0];
+    if (prep->op != KIR_FORPREP)
       fail(B, "bad bytecode (instruction %d: FORLOOP without its FORPREP)", t->pc + 1);
+    /* its index (R[A]) is only ever FORPREP's and its own (Lua's hidden
+    ** local): a damaged chunk that writes it in the body, or a FORLOOP
+    ** whose A is not its FORPREP's, gives code generation a value it
+    ** cannot step */
+    int own = idx == prep || idx->op == KIR_PHI;
+    for (int a = 0; own && idx->op == KIR_PHI && a < idx->nargs; a++)
+      own = idx->args[a] == prep || idx->args[a] == t;
+    if (!own)
+      fail(B, "bad bytecode (instruction %d: FORLOOP's index is not its loop's)", t->pc + 1);
   }
   users(B);
 }
@@ -1094,6 +1176,7 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
   B.at = alloc(&B, (size_t)p->ncode * sizeof *B.at);
   B.undef = alloc(&B, ((size_t)B.nreg + 1) * sizeof *B.undef);
   cfg(&B);
+  if (B.boxed) scope_entries(&B);
   /* a jump back to the first instruction: the parameters need a block
   ** of their own, the entry, which nothing jumps to */
   KirBlock *first = B.at[0], *entry = first;
@@ -1111,8 +1194,11 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
     B.bs[j].defs = alloc(&B, ((size_t)B.nreg + 1) * sizeof(KirInsn *));
     B.bs[j].incomplete = alloc(&B, ((size_t)B.nreg + 1) * sizeof(KirInsn *));
     KirBlock *b = B.all[j];
-    if (b->lastpc < b->pc) {   /* edge block: TESTSET's copy, or the entry */
+    int scopeentry = 0;
+    for (int k = 0; k < B.nscopeent; k++) scopeentry |= B.scopeent[k] == b;
+    if (b->lastpc < b->pc) {   /* edge block: TESTSET's copy, the entry, a scope's entry */
       if (b == entry) B.bs[j].entry = 1;
+      else if (scopeentry) B.bs[j].scopeentry = 1;
       else {
         uint32_t i = p->code[b->pc];
         B.bs[j].copy_a = KBC_A(i);
@@ -1134,6 +1220,15 @@ KirFunc *kir_build(Arena *A, const KbcProto *p, char *err, size_t errsz) {
   }
   cleanup(&B);
   if (!kir_loops(A, f)) fail(&B, "not enough memory");
+  /* The builder's own check. A chunk it mishandles (a builder bug, met
+  ** on a damaged chunk no Lua compiler writes: the fuzz target aborts on
+  ** this message) is refused here, never compiled into code that uses a
+  ** value before it is made. */
+  char verr[200];
+  if (!kir_verify(f, verr, sizeof verr)) {
+    if (strcmp(verr, "not enough memory") == 0) fail(&B, "not enough memory");
+    fail(&B, "internal error: " KIR_INVALID " (%s)", verr);
+  }
   return f;
 }
 

@@ -4968,6 +4968,21 @@ static void *alloc(KtySession *S, size_t n) {
 static KtySpec *new_spec(KtySession *S, KirFunc *ir, const void *ptr, int ref,
                          const char *chunkname, int np, const Type *pargs);
 
+/* Refuses the function at fidx: located at the call (from, at), or at the
+** function's header when it is the one being compiled (from NULL). */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+static void fail_function(KtySession *S, int fidx, KtySpec *from, const KirInsn *at,
+                          const char *msg) {
+  if (from) fail(S, from, at, "%s", msg);
+  lua_Debug ar;
+  lua_pushvalue(S->L, fidx);
+  lua_getinfo(S->L, ">S", &ar);
+  snprintf(S->err, sizeof S->err, "%s:%d: %s", ar.short_src, ar.linedefined, msg);
+  longjmp(*S->jb, 1);
+}
+
 static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
                          KtySpec *from, const KirInsn *at) {
   lua_State *L = S->L;
@@ -4980,20 +4995,14 @@ static KtySpec *get_spec(KtySession *S, int fidx, int nargs, const Type *args,
     char e[256];
     KbcChunk *c = kbc_load(L, fidx, S->A, e, sizeof e);
     if (c) ir = kir_build(S->A, c->main, e, sizeof e);
-    if (ir == NULL) fail(S, from, at, "%s", e);
+    if (ir == NULL) fail_function(S, fidx, from, at, e);
   }
   Type pargs[KJIT_MAXARGS];
   int np = ir->proto->numparams;
   if (np > KJIT_MAXARGS) {
-    if (from == NULL) {   /* the compiled function itself: at its header */
-      lua_Debug ar;
-      lua_pushvalue(L, fidx);
-      lua_getinfo(L, ">S", &ar);
-      snprintf(S->err, sizeof S->err, "%s:%d: cannot compile a function with more than %d "
-               "parameters", ar.short_src, ar.linedefined, KJIT_MAXARGS);
-      longjmp(*S->jb, 1);
-    }
-    fail(S, from, at, "cannot compile a function with more than %d parameters", KJIT_MAXARGS);
+    char e[96];
+    snprintf(e, sizeof e, "cannot compile a function with more than %d parameters", KJIT_MAXARGS);
+    fail_function(S, fidx, from, at, e);
   }
   for (int i = 0; i < np; i++) pargs[i] = i < nargs ? args[i] : ty(T_NIL);
   /* a vararg function: the values of '...' after the parameters */

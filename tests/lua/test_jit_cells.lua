@@ -186,6 +186,74 @@ test("loop variables and locals before a loop: one variable per entry", function
   end, args(3))
 end)
 
+-- A goto back to the first statement of a for loop's body stays inside
+-- the loop variable's scope: the same variable, while each turn of the
+-- loop makes a new one. The body's first block is entered by the loop
+-- (FORPREP, FORLOOP, TFORLOOP) and by the goto; this was refused as "a
+-- cell's scope entered from a later block" (src/ir/ir_build.c
+-- scope_entries).
+test("a goto back to the top of a for body: one variable per turn, not per goto", function()
+  both(function(n)
+    local s = 0
+    for i = 1, n do
+      ::top::
+      local g = function() i = i + 1 end
+      g()
+      s = s + i
+      if i < 5 then goto top end
+    end
+    return s
+  end, args(3))
+  both(function(n)   -- the closures of each turn see that turn's variable
+    local fs = {}
+    for i = 1, n do
+      ::again::
+      fs[#fs + 1] = function() return i end
+      if i < 10 and i % 2 == 1 then i = i + 10; goto again end
+    end
+    local out = {}
+    for k = 1, #fs do out[k] = fs[k]() end
+    return out
+  end, args(4))
+  both(function(n)   -- a float loop, a step down, a break
+    local fs, s = {}, 0.0
+    for x = n, 1, -0.5 do
+      ::top::
+      fs[#fs + 1] = function() x = x * 2; return x end
+      s = s + fs[#fs]()
+      if x < 3 then goto top end
+      if s > 100 then break end
+    end
+    return s, #fs
+  end, args(4.0))
+  both(function(t)   -- a generic for's variables
+    local s, fs = 0, {}
+    for k, v in ipairs(t) do
+      ::top::
+      fs[#fs + 1] = function() v = v + k; return v end
+      s = s + fs[#fs]()
+      if v < 6 then goto top end
+    end
+    return s, #fs
+  end, function() return { 1, 2, 3 } end)
+  both(function(n)   -- nested: the inner loop's variable, the outer's too
+    local s = 0
+    for i = 1, n do
+      ::outer::
+      local bump = function() i = i + 3 end
+      for j = i, n do
+        ::inner::
+        local f = function() j = j + 2; return j end
+        s = s + f() * i
+        if j < 4 then goto inner end
+      end
+      bump()
+      if i < 4 then goto outer end
+    end
+    return s
+  end, args(5))
+end)
+
 test("closures that escape share the variable with compiled code", function()
   both(function(t)
     local n = 0

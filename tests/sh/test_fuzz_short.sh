@@ -14,9 +14,14 @@
 #      the end of the job that reaches the count, so a few more run. The
 #      seed is random and printed; KJIT_FUZZ_SEED=<seed> repeats the
 #      parent's choices (the jobs' own timing still varies).
-#   3. fuzzes the bytecode front end (tests/fuzz/fuzz_bytecode.c) for
-#      KJIT_FUZZ_BYTECODE_RUNS (default 200000) executions from the chunks
-#      of tests/c/bytecode_fixtures/ (a few seconds).
+#   3. replays every chunk of tests/c/bytecode_fixtures/ (release chunks
+#      and regress-*.luac, inputs of fuzz_bytecode that once failed) on
+#      the bytecode front end (tests/fuzz/fuzz_bytecode.c), one check each;
+#   4. fuzzes the bytecode front end for KJIT_FUZZ_BYTECODE_RUNS (default
+#      200000) executions from those chunks (a few seconds), same seed.
+# A failed fuzz run prints its seed, the failing input's path, the command
+# that replays it and the input itself in base64 (a CI log is enough to
+# replay it: `base64 -d > crash.bin`).
 # Writes "P F S" to build/test-results/test_fuzz_short.txt. Skips (S=1)
 # when clang-14 cannot build a libFuzzer target.
 set -uo pipefail
@@ -50,6 +55,20 @@ if ((rc != 0)); then
   echo "$passed $failed 0" > "$results"
   exit 1
 fi
+
+# inputs <target> <files...>: what a failure needs to be replayed: each
+# file's path, the replay command and (up to 64 KB) its bytes in base64
+inputs() {
+  local target=$1 f; shift
+  for f in "$@"; do
+    echo "failing input: $f ($(wc -c <"$f") bytes); replay: $out/$target $f"
+    if (($(wc -c <"$f") <= 65536)); then
+      echo "--- base64 of $(basename "$f") (base64 -d > $(basename "$f"))"
+      base64 -w 76 "$f"
+      echo "--- end of $(basename "$f")"
+    fi
+  done
+}
 
 export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -85,7 +104,10 @@ fuzz() {
   # timeouts are not bugs (see above)
   if { ((rc != 0)) && ((rc != 70)); } || [[ -n "$bad" ]]; then
     grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY' "$out/fuzz_short.log"
-    echo "crash inputs: ${bad:-none saved} (exit status $rc)"
+    echo "fuzz_compile failed: exit status $rc, seed $seed (KJIT_FUZZ_SEED=$seed repeats it)"
+    echo "crash inputs: ${bad:-none saved}"
+    # shellcheck disable=SC2086
+    [[ -n "$bad" ]] && inputs fuzz_compile $bad
     return 1
   fi
 }
@@ -94,21 +116,41 @@ check "fuzz $runs executions from tests/fuzz/corpus" fuzz
 
 # The bytecode front end and IR builder (tests/fuzz/fuzz_bytecode.c) on
 # binary chunks, from the fixtures of tests/c/test_bytecode.c (regression
-# inputs among them): no child processes, so a hang is a failure too.
+# inputs among them): each replayed, then fuzzed from. No child
+# processes, so a hang is a failure too.
+replay_bytecode() {
+  "$out/fuzz_bytecode" -timeout=20 -rss_limit_mb=2048 "$1" >"$out/replay_bc.log" 2>&1 ||
+    { tail -n 60 "$out/replay_bc.log"; return 1; }
+}
+for f in tests/c/bytecode_fixtures/*.luac; do
+  [[ -f "$f" ]] || continue
+  check "replay bytecode $(basename "$f")" replay_bytecode "$f"
+done
+
 bc_runs=${KJIT_FUZZ_BYTECODE_RUNS:-200000}
 fuzz_bytecode() {
-  local work rc
+  local work rc bad
   work=$(mktemp -d)
+  rm -f "$out"/short-bc-*
   "$out/fuzz_bytecode" -runs="$bc_runs" -seed="$seed" -timeout=20 -rss_limit_mb=2048 \
     -artifact_prefix="$out/short-bc-" "$work" tests/c/bytecode_fixtures >"$out/fuzz_bytecode.log" 2>&1
   rc=$?
   rm -rf "$work"
   grep -E '^Done [0-9]+ runs' "$out/fuzz_bytecode.log"
   if ((rc != 0)); then
-    grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY|deadly' "$out/fuzz_bytecode.log"
+    # the harness's own report of invalid IR (the function, the verifier's
+    # message, the IR), else the sanitizer's or libFuzzer's
+    grep -A 60 -m 1 '^fuzz_bytecode: ' "$out/fuzz_bytecode.log" ||
+      grep -B 5 -A 40 -m 1 -E 'ERROR|runtime error|SUMMARY|deadly' "$out/fuzz_bytecode.log"
+    bad=$(find "$out" -maxdepth 1 -name 'short-bc-*' | head -n 5)
+    echo "fuzz_bytecode failed: exit status $rc, seed $seed (KJIT_FUZZ_SEED=$seed repeats it)"
+    echo "failing inputs: ${bad:-none saved}"
+    # shellcheck disable=SC2086
+    [[ -n "$bad" ]] && inputs fuzz_bytecode $bad
     return 1
   fi
 }
+echo "fuzzing the bytecode front end $bc_runs executions, seed $seed"
 check "fuzz_bytecode $bc_runs executions from tests/c/bytecode_fixtures" fuzz_bytecode
 
 echo "test_fuzz_short: $passed passed, $failed failed"
