@@ -6001,22 +6001,35 @@ static void tramp_call(luaL_Buffer *b, const char *prefix, const char *callee, c
 ** method (`t:byte(i)` would index t again: an __index function would run
 ** twice), so luaL_argerror, seeing a plain call, counts the object as
 ** argument #1 where the interpreter counts from the one after it. The
-** trampoline calls such a function under pcall from a function standing
-** at the call's line, and method_fix, given (where, name, pcall's values),
-** words a "bad argument" error of that very call as luaL_argerror words it
-** for a method: #N becomes #N-1, #1 "calling 'name' on bad self". where
-** is luaL_where's text for that line, so an error raised deeper (another
-** function's, with another position or none) is left as it is.
-** Other values and errors pass through unchanged. That trampoline,
-** __kjit_mc, is the first upvalue of the site's own (named so), which
-** luacall.c calls in its place where the callee is a C function. */
-static int method_fix(lua_State *L) {
-  if (lua_toboolean(L, 3)) return lua_gettop(L) - 3;
+** trampoline calls such a function from __kjit_in, a function standing at
+** the call's line, under xpcall with method_msgh as its message handler:
+** an error raised by the C function itself (level 1 a C function, level 2
+** __kjit_in: not one raised deeper, by a Lua callback it calls or by a
+** library function that callback calls, whatever its text) that is a
+** "bad argument" error of that very call (luaL_where's text for the line,
+** the function's name) is worded as luaL_argerror words it for a method:
+** #N becomes #N-1, #1 "calling 'name' on bad self". method_msgh's
+** upvalues: __kjit_in, the line's luaL_where text, the name (method_msgh_new
+** makes it once per trampoline). method_fix passes xpcall's values on, or
+** raises its error value again (a memory error so becomes a run-time one:
+** the call is caught and raised again). That trampoline, __kjit_mc, is
+** the first upvalue of the site's own (named so), which luacall.c calls in
+** its place where the callee is a C function. */
+static int method_msgh(lua_State *L) {
+  lua_Debug ar;
+  lua_settop(L, 1);
+  if (lua_type(L, 1) != LUA_TSTRING || !lua_getstack(L, 1, &ar) || !lua_getinfo(L, "S", &ar) ||
+      strcmp(ar.what, "C") != 0 || !lua_getstack(L, 2, &ar) || !lua_getinfo(L, "f", &ar))
+    return 1;
+  int direct = lua_rawequal(L, -1, lua_upvalueindex(1));
+  lua_pop(L, 1);
+  if (!direct) return 1;
   size_t wl, nl;
-  const char *w = lua_tolstring(L, 1, &wl), *name = lua_tolstring(L, 2, &nl);
-  const char *m = lua_type(L, 4) == LUA_TSTRING ? lua_tostring(L, 4) : NULL;
+  const char *w = lua_tolstring(L, lua_upvalueindex(2), &wl);
+  const char *name = lua_tolstring(L, lua_upvalueindex(3), &nl);
+  const char *m = lua_tostring(L, 1);
   static const char bad[] = "bad argument #";
-  if (m && w && name && strncmp(m, w, wl) == 0 && strncmp(m + wl, bad, sizeof bad - 1) == 0) {
+  if (w && name && strncmp(m, w, wl) == 0 && strncmp(m + wl, bad, sizeof bad - 1) == 0) {
     char *end;
     long arg = strtol(m + wl + sizeof bad - 1, &end, 10);
     if (arg >= 1 && strncmp(end, " to '", 5) == 0 && strncmp(end + 5, name, nl) == 0 &&
@@ -6024,10 +6037,21 @@ static int method_fix(lua_State *L) {
       const char *rest = end + 5 + nl + 2;   /* "(why)" */
       if (arg == 1) lua_pushfstring(L, "%scalling '%s' on bad self %s", w, name, rest);
       else lua_pushfstring(L, "%s%s%d to '%s' %s", w, bad, (int)(arg - 1), name, rest);
-      lua_replace(L, 4);
     }
   }
-  lua_settop(L, 4);
+  return 1;
+}
+
+/* method_msgh_new(__kjit_in, where, name): the handler for one trampoline */
+static int method_msgh_new(lua_State *L) {
+  lua_settop(L, 3);
+  lua_pushcclosure(L, method_msgh, 3);
+  return 1;
+}
+
+static int method_fix(lua_State *L) {
+  if (lua_toboolean(L, 1)) return lua_gettop(L) - 1;
+  lua_settop(L, 2);
   return lua_error(L);
 }
 
@@ -6112,19 +6136,21 @@ static int trampoline(KtySession *S, KtySpec *sp, KirInsn *v) {
   ** __kjit_in, which stands on the call's line as the trampoline does */
   int cfself = !key && is_method_call(sp->ir, v) &&   /* (its name: the method's, an identifier) */
                !(self.kind == T_STR && self.sub != T_NUMBER);
-  luaL_addstring(&b, "local __kjit_mfix, __kjit_w = ...; ");
-  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type, __kjit_pcall = {}, 1, type, pcall; ");
+  luaL_addstring(&b, "local __kjit_mfix, __kjit_w, __kjit_mkh = ...; ");
+  luaL_addstring(&b, "local __kjit_t, __kjit_k, __kjit_type, __kjit_xpcall = {}, 1, type, xpcall; ");
   luaL_addstring(&b, "local __kjit_n = function(...) return select('#', ...), ... end; ");
   if (cfself) {
     char args[KJIT_MAXARGS * 12 + 96];
-    snprintf(args, sizeof args, "__kjit_w, '%s', __kjit_pcall(__kjit_in, %s%s%s)", name, name,
+    snprintf(args, sizeof args, "__kjit_xpcall(__kjit_in, __kjit_mh, %s%s%s)", name,
              params[0] ? ", " : "", params);
     for (int i = 1; i < line; i++) luaL_addchar(&b, '\n');
     luaL_addstring(&b, "local __kjit_in = function(");
     luaL_addstring(&b, name);
     luaL_addstring(&b, ", ...) return ");
     luaL_addstring(&b, name);
-    luaL_addstring(&b, "(...) end; local __kjit_mc = function(");
+    luaL_addstring(&b, "(...) end; local __kjit_mh = __kjit_mkh(__kjit_in, __kjit_w, '");
+    luaL_addstring(&b, name);
+    luaL_addstring(&b, "'); local __kjit_mc = function(");
     luaL_addstring(&b, name);
     if (params[0]) luaL_addstring(&b, ", ");
     luaL_addstring(&b, params);
@@ -6164,11 +6190,13 @@ load:
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
   int loaded = luaL_loadbuffer(L, src, len, ar.source) == LUA_OK;
-  if (loaded) {   /* the chunk's values: method_fix, luaL_where's text at the line */
+  if (loaded) {   /* the chunk's values: method_fix, luaL_where's text at the line,
+                     method_msgh_new */
     lua_pushcfunction(L, method_fix);
     lua_pushfstring(L, "%s:%d: ", ar.short_src, line);
+    lua_pushcfunction(L, method_msgh_new);
   }
-  if (!loaded || lua_pcall(L, 2, 1, 0) != LUA_OK) {
+  if (!loaded || lua_pcall(L, 3, 1, 0) != LUA_OK) {
     char eb[200];
     snprintf(eb, sizeof eb, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     fail(S, sp, v, "internal error: a call's trampoline: %s", eb);

@@ -260,3 +260,18 @@ test("a C function called as a method of a table: arguments counted as the metho
   T.check_error("bad argument #1 to 'cc' (string expected, got table)", function(t) return t.c:cc({}) end,
                 function() return { c = { cc = table.concat } } end)
 end)
+
+-- review (session 21): only an error the C method raises itself is
+-- reworded. A Lua callback it calls, raising the same text from the same
+-- line, or a library function that callback calls (table.sort inside
+-- sort's comparison) keeps its own message (was reworded: "#1" for the
+-- user's "#2", "calling 'sort' on bad self" for the inner sort's #1)
+test("a C method's rewording leaves errors raised deeper alone", function()
+  local mt = { __index = table }
+  local mk = function() return setmetatable({ 3, 1, 2 }, mt) end
+  T.check_error("bad argument #2 to 'sort' (mine)", function(t)
+    return t:sort(function(a, b) error("bad argument #2 to 'sort' (mine)") end) end, mk)
+  T.check_error("bad argument #1 to 'sort' (table expected, got number)", function(t)
+    return t:sort(function(a, b) return table.sort(1) end) end, mk)
+  T.check(function(t) t:sort(function(a, b) return a > b end) return t[1], t[2], t[3] end, mk)
+end)
