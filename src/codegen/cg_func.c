@@ -1763,7 +1763,10 @@ static void emit_term(CG *G, KirBlock *b) {
     }
     int never = 0;   /* a value returned or a bound never produced: never reached */
     for (int i = 0; i < v->nargs; i++) never |= cg_never_produced(G, v->args[i]);
-    if (never) LLVMBuildUnreachable(G->B);
+    if (never) {
+      G->notrun[v->id] = 1;   /* a forprep: its loop never runs (in_dead_for) */
+      LLVMBuildUnreachable(G->B);
+    }
     else if (v->op == KIR_RET) emit_ret(G, v);
     else emit_forprep(G, v);
     break;
@@ -1867,8 +1870,23 @@ static void store_spill(CG *G, const KirInsn *v) {
   }
 }
 
+/* Whether blk is in a numeric for loop whose forprep never runs (a bound
+** whose operand raised: emit_insn's notrun, which the typer's live blocks
+** do not follow). The loop's blocks are unreachable; its forprep set no
+** CgFor for its forloop or its copies (cg_version.c, cg_pollfree.c). */
+static int in_dead_for(const CG *G, const KirBlock *blk) {
+  for (const KirLoop *L = blk->loop; L; L = L->parent)
+    if (L->kind == KIR_LOOP_FORNUM && L->prep && G->notrun[L->prep->id]) return 1;
+  return 0;
+}
+
 /* Emits block blk at bb: its phis' slots, its instructions, its terminator. */
 static void emit_block(CG *G, KirBlock *blk, LLVMBasicBlockRef bb) {
+  if (in_dead_for(G, blk)) {
+    LLVMPositionBuilderAtEnd(G->B, bb);
+    LLVMBuildUnreachable(G->B);
+    return;
+  }
   for (int i = 0; i < G->nfused; i++)
     if (G->fusedbb[i] == bb) {   /* emitted in its predecessor (fuse_branch) */
       LLVMPositionBuilderAtEnd(G->B, bb);
@@ -2069,6 +2087,10 @@ static void emit_spec(CG *G, KtySpec *sp) {
   for (int b = 0; b < f->nblocks; b++) {
     if (!sp->live[b]) continue;
     KirBlock *blk = f->blocks[b];
+    if (in_dead_for(G, blk)) {   /* (no copy or plan of a loop never entered) */
+      emit_block(G, blk, G->bbs[b]);
+      continue;
+    }
     if (cg_prange_owns(G, blk)) {   /* a parallel loop, outlined (its phis'
                                       ** values are the entry's, for the header) */
       use_phis(G, blk, G->phis);

@@ -215,3 +215,71 @@ test("a prange loop after a peeled loop", function()
     end
   end
 end)
+
+-- A for loop whose bound is made from an operation that always raises
+-- (`B[#g]`, g a nil global): the typer gives the bound a type (an
+-- element's), the code generator knows it never runs, so the loop's
+-- blocks are live for the one and unreachable for the other. Compiling
+-- crashed (a null LLVM value in the forloop or a loop copy) before the
+-- fix (found by fuzz_compile in CI, seed 966688002). Each bound place,
+-- each loop kind, inside and around other loops (poll-free nests,
+-- versioned and peeled copies, chunks), and behind a test that runs the
+-- loops before the raise.
+local dead_for = {
+  function(B, a, n)   -- integer loop, the step
+    local c = 0
+    for i = n, 3, B[#dead_for_g] do c = c + i end
+    for i = a, 0, 1e15 do c = c + 1 end
+    return c
+  end,
+  function(B, a, n)   -- float loop, the limit
+    local c = 0
+    for i = 1.5, B[#dead_for_g], 0.5 do c = c + i end
+    return c
+  end,
+  function(B, a, n)   -- a loop of either kind (a number-or-integer start)
+    local c = 0
+    for i = (n > 2 and a or n), B[#dead_for_g] do c = c + i end
+    return c
+  end,
+  function(B, a, n)   -- the inner loop of a nest, after iterations that run
+    local c = 0
+    for i = 1, n do
+      for j = 1, 4 do c = c + B[j] end
+      if i > 2 then
+        for j = 1, B[#dead_for_g] do c = c + j end
+      end
+    end
+    return c
+  end,
+  function(B, a, n)   -- the outer loop of a nest
+    local c = 0
+    for i = 1, B[#dead_for_g] do
+      for j = 1, n do c = c + B[j] end
+      local k = 0
+      while k < n do k = k + 1 end
+      c = c + k
+    end
+    return c
+  end,
+  function(B, a, n)   -- inside a while loop, and a loop after it
+    local c, k = 0, 0
+    while k < n do
+      k = k + 1
+      c = c + B[k]
+      if k == n then for j = B[#dead_for_g], 1, -1 do c = c + j end end
+    end
+    for j = 1, n do c = c + j end
+    return c
+  end,
+}
+
+test("a for loop whose bound's operand always raises compiles and raises as Lua does", function()
+  local B = kjit.array({1, 2, 3, 4, 5, 6, 7, 8}, "i32")
+  for _, fn in ipairs(dead_for) do
+    for _, n in ipairs{0, 3, 8} do
+      all_opts(fn, B, 1.5, n)
+      all_opts(fn, B, 2, n)
+    end
+  end
+end)
