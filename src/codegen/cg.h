@@ -220,6 +220,10 @@ typedef struct CG {
   ** once where its address (and tag) is made: addresses, tags, hints */
   LLVMValueRef hints[3][64];
   int nhints;
+  /* cg_lua.c kept array parts: by hint (the index in hints), the allocas
+  ** that keep the table's alimit (i64) and array address between its
+  ** accesses in loops, or NULL */
+  LLVMValueRef akept[2][64];
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and
   ** by call, how many slots from its first it clears */
@@ -614,6 +618,7 @@ typedef struct CgLView {
 struct KltLayout;
 void cg_lview_begin(CG *G, KtySpec *sp);
 void cg_lview_forget(CG *G);                    /* after every call */
+void cg_lua_forget_arrays(CG *G);               /* after every call (cg_lua.c) */
 int cg_lview_find(CG *G, const KirInsn *obj, CgLView *V);
 void cg_lview_at(CG *G, const CgLView *V, CgLView *out, LLVMBasicBlockRef none);
 /* cg_callvalue.c: upvalues compiled code assigns, calls of function values */

@@ -1110,6 +1110,7 @@ static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b, LLVMValueRef tag) {
   LLVMDisposeBuilder(B);
   G->hints[0][G->nhints] = b;
   G->hints[1][G->nhints] = tag;
+  G->akept[0][G->nhints] = G->akept[1][G->nhints] = NULL;
   G->hints[2][G->nhints++] = h;
   return h;
 }
@@ -1180,6 +1181,107 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
 }
 
+/* ---- Array parts kept across a loop --------------------------------------------------- */
+
+/* An access t[i] inside a loop reads the array part's size (alimit) and
+** address from t each time; for a table whose hint is made once
+** (hint_at_def), what one access read is kept, in two allocas (sroa makes
+** them SSA values: a loop's phis, in registers), for the next access of
+** the same table. Why it is right: only a resize (luaH_resize) moves or
+** shrinks an array part, and only a call resizes: a helper, a Lua call, a
+** metamethod, the interrupt poll (a hook runs Lua), a collection (which
+** never resizes a table in Lua 5.4, and runs only in an allocation, so in
+** a call). Compiled code's own inline writes store into slots that are
+** there. So every call compiled code makes (cg_ccall; a compiled callee's
+** call, but a leaf's: cg_func.c leaf_callee, no call, no poll, no Lua
+** value) sets the kept alimit to 0 (cg_lua_forget_arrays), and so does
+** the hint's own definition (another table each time it runs). An access
+** whose key is below the kept alimit reads the element at the kept
+** address; else it reads both again from the table (refill), keeps them
+** and checks the key against them. A kept alimit is one the table had
+** since the last call; a helper may have moved alimit since (Lua's
+** luaH_getint and luaH_getn move it as a hint for `#t`), but never past
+** the array's real size, which only a resize changes: every key below it
+** is in the array part, at the kept address (ltable.c luaH_getint reads
+** such keys there too). Spectral-norm's `x[j]` in `for j = 1, N`:
+** two loads an element fewer. */
+
+/* The kept array part of the table with hint h for access v, as the
+** memo's index, made on first use, or -1 (no loop, a hint made at the
+** access, another function's). */
+static int innermost(const KirFunc *f, const KirLoop *L) {
+  for (int i = 0; i < f->nloops; i++)
+    if (f->loops[i]->parent == L) return 0;
+  return 1;
+}
+
+static int kept_part(CG *G, const KirInsn *v, LLVMValueRef h) {
+  /* only in innermost loops, of a table made outside it: a table kept
+  ** through an inner loop it is not indexed in only adds to the registers
+  ** live there (spectral-norm's y[i] = a around its j loop), and one made
+  ** in the loop is another each time */
+  if (v == NULL || v->block->loop == NULL || !innermost(G->sp->ir, v->block->loop) ||
+      kir_inloop(v->block->loop, v->args[0]->block) || !LLVMIsAInstruction(h) ||
+      LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B)) != G->fn || getenv("KJIT_NO_KEPT_ARRAYS"))
+    return -1;
+  int i = 0;
+  while (i < G->nhints && G->hints[2][i] != h) i++;
+  if (i == G->nhints) return -1;
+  if (G->akept[0][i] == NULL) {
+    G->akept[0][i] = cg_alloca(G, G->i64, "alim");
+    G->akept[1][i] = cg_alloca(G, G->i8p, "aarr");
+    /* nothing kept where the hint is made (a new table each time it runs):
+    ** the store dominates every access through h, so sroa never reads the
+    ** allocas undefined */
+    LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
+    LLVMValueRef next = LLVMGetNextInstruction(h);
+    if (next) LLVMPositionBuilderBefore(B, next);
+    else LLVMPositionBuilderAtEnd(B, LLVMGetInstructionParent(h));
+    LLVMBuildStore(B, cg_i64(G, 0), G->akept[0][i]);
+    LLVMBuildStore(B, LLVMConstNull(G->i8p), G->akept[1][i]);
+    LLVMDisposeBuilder(B);
+  }
+  return i;
+}
+
+/* After a call: every kept array part forgotten (see above). */
+void cg_lua_forget_arrays(CG *G) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
+  if (here == NULL) return;
+  LLVMValueRef fn = LLVMGetBasicBlockParent(here);
+  for (int i = 0; i < G->nhints; i++)   /* (the hints of the function emitted last: not the entry wrapper's) */
+    if (G->akept[0][i] && LLVMGetBasicBlockParent(LLVMGetInstructionParent(G->akept[0][i])) == fn)
+      LLVMBuildStore(G->B, cg_i64(G, 0), G->akept[0][i]);
+}
+
+/* The array part of h for index k (key - 1), kept (kept_part's i >= 0) or
+** read: branches to `in` where k is below its alimit, else to `out`, with
+** *arr the array's address in `in` (a phi there where kept). */
+static void array_part(CG *G, const KltLayout *y, LLVMValueRef h, int i, LLVMValueRef k,
+                       LLVMBasicBlockRef in, LLVMBasicBlockRef out, LLVMValueRef *arr) {
+  if (i < 0) {
+    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+    *arr = at(G, h, y->t_array, G->i8p);
+    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), in, out);
+    return;
+  }
+  LLVMValueRef klim = LLVMBuildLoad2(G->B, G->i64, G->akept[0][i], "");
+  LLVMValueRef karr = LLVMBuildLoad2(G->B, G->i8p, G->akept[1][i], "");
+  LLVMBasicBlockRef kb = LLVMGetInsertBlock(G->B), rb = cg_bb(G, "ltrefill");
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, klim, ""), in, rb);
+  LLVMPositionBuilderAtEnd(G->B, rb);
+  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+  LLVMValueRef a = at(G, h, y->t_array, G->i8p);
+  LLVMBuildStore(G->B, lim, G->akept[0][i]);
+  LLVMBuildStore(G->B, a, G->akept[1][i]);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), in, out);
+  LLVMPositionBuilderAtEnd(G->B, in);
+  *arr = LLVMBuildPhi(G->B, G->i8p, "");
+  LLVMValueRef vs[2] = { karr, a };
+  LLVMBasicBlockRef bs[2] = { kb, rb };
+  LLVMAddIncoming(*arr, vs, bs, 2);
+}
+
 /* Where the inline check looks (i8*: a node or an element of the array
 ** part), and for an index the branch to miss when it is past alimit.
 ** No table to look into (no hint, or kjit_lt_on says the layout is off:
@@ -1205,7 +1307,7 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 ** load behind the compare before it, where a predicted branch lets them
 ** run ahead (fannkuch's run 14% slower, nbody's 6%), and it compiled no
 ** faster. */
-static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
+static LLVMValueRef probe(CG *G, const KltLayout *y, const KirInsn *v, LLVMValueRef h, LLVMValueRef site,
                           LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss,
                           LLVMValueRef *keytt) {
   /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
@@ -1231,10 +1333,8 @@ static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRe
     return tv;
   }
   LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
-  LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
-  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
-  LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), fb, miss);
+  LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), ""), arr;
+  array_part(G, y, h, kept_part(G, v, h), k, fb, miss, &arr);
   LLVMPositionBuilderAtEnd(G->B, fb);
   LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
   *hit = cg_i1(G, 1);
@@ -1322,7 +1422,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   ** a leaf); for the others the blocks cost the compile more (SciMark
   ** LU's a[k]: 1% more instructions for its whole run) */
   LLVMBasicBlockRef past = key && truth && !tdst ? cg_bb(G, "ltpast") : NULL;
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss, NULL);
+  LLVMValueRef tv = probe(G, y, v, h, site, key, &hit, past ? past : miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
@@ -1466,7 +1566,7 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
-  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss, NULL);
+  LLVMValueRef tv = probe(G, y, v, h, site, key, &hit, miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
@@ -2867,7 +2967,7 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   f->h = hint(G, ox);
   f->isnode = field;
   if (field) {
-    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL, &f->keytt);
+    f->tv = probe(G, y, NULL, f->h, f->site, NULL, hit, NULL, &f->keytt);
   } else {
     CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
     LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
