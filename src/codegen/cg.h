@@ -220,10 +220,14 @@ typedef struct CG {
   ** once where its address (and tag) is made: addresses, tags, hints */
   LLVMValueRef hints[3][64];
   int nhints;
-  /* cg_lua.c kept array parts: by hint (the index in hints), the allocas
-  ** that keep the table's alimit (i64) and array address between its
-  ** accesses in loops, or NULL */
-  LLVMValueRef akept[2][64];
+  /* cg_lua.c kept array parts: allocas that keep a table's alimit (i64)
+  ** and array address between its accesses in loops, made when the
+  ** function begins (every call after it forgets them all), and by hint
+  ** (the index in hints) 1 + the pair it has, or 0 */
+#define CG_MAXKEPT 8
+  LLVMValueRef akept[2][CG_MAXKEPT];
+  int nakept, nakeptused;
+  uint8_t akeptof[64];
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and
   ** by call, how many slots from its first it clears */

@@ -144,6 +144,9 @@ static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 
 static LLVMValueRef lt_on(CG *G);
 static LLVMValueRef slot_here(CG *G, int k);
+static void kept_begin(CG *G, const KtySpec *sp);
+static int indexed_next(const KirInsn *v);
+static int flows_on(const KirInsn *v);
 
 /* ---- Where inline paths pay ------------------------------------------------------ */
 
@@ -559,6 +562,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lbase = NULL;
   G->lton = NULL;
   G->nhints = 0;
+  G->nakept = G->nakeptused = 0;
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
@@ -636,6 +640,7 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
                           cg_i32(G, 0), "");
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
   cg_lview_begin(G, sp);   /* (after the frame's calls: cg_luaview.c) */
+  kept_begin(G, sp);       /* (before any other call: see kept_part) */
 }
 
 static LLVMValueRef slot_ptr(CG *G, const KlsFrameLayout *y, LLVMValueRef k);
@@ -1110,7 +1115,7 @@ static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b, LLVMValueRef tag) {
   LLVMDisposeBuilder(B);
   G->hints[0][G->nhints] = b;
   G->hints[1][G->nhints] = tag;
-  G->akept[0][G->nhints] = G->akept[1][G->nhints] = NULL;
+  G->akeptof[G->nhints] = 0;
   G->hints[2][G->nhints++] = h;
   return h;
 }
@@ -1206,30 +1211,65 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
 ** such keys there too). Spectral-norm's `x[j]` in `for j = 1, N`:
 ** two loads an element fewer. */
 
-/* The kept array part of the table with hint h for access v, as the
-** memo's index, made on first use, or -1 (no loop, a hint made at the
-** access, another function's). */
+/* Whether loop L has no loop inside it. */
 static int innermost(const KirFunc *f, const KirLoop *L) {
   for (int i = 0; i < f->nloops; i++)
     if (f->loops[i]->parent == L) return 0;
   return 1;
 }
 
-static int kept_part(CG *G, const KirInsn *v, LLVMValueRef h) {
+/* Whether v is an access kept_part may keep (the table's hint aside). */
+static int keepable(const KirFunc *f, const KirInsn *v) {
   /* only in innermost loops, of a table made outside it: a table kept
   ** through an inner loop it is not indexed in only adds to the registers
   ** live there (spectral-norm's y[i] = a around its j loop), and one made
   ** in the loop is another each time */
-  if (v == NULL || v->block->loop == NULL || !innermost(G->sp->ir, v->block->loop) ||
-      kir_inloop(v->block->loop, v->args[0]->block) || !LLVMIsAInstruction(h) ||
-      LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B)) != G->fn || getenv("KJIT_NO_KEPT_ARRAYS"))
+  /* and a read of a number, as a rule: a read whose value is indexed
+  ** next or goes on as a Lua value (nbody's `local bj = bodies[j]`)
+  ** copies it into its slot anyway, and keeping its table cost nbody's
+  ** whole run 1.8% more instructions, most of it compiling */
+  return v != NULL && (v->op == KIR_INDEX || v->op == KIR_SETINDEX) && v->block->loop != NULL &&
+         innermost(f, v->block->loop) && !kir_inloop(v->block->loop, v->args[0]->block) &&
+         !(v->op == KIR_INDEX && (indexed_next(v) || flows_on(v)));
+}
+
+/* When the function begins (cg_lua_begin): the allocas, one pair for each
+** table value its keepable accesses index (at most CG_MAXKEPT), before any
+** call is emitted, so that every call forgets every one of them. */
+static void kept_begin(CG *G, const KtySpec *sp) {
+  G->nakept = G->nakeptused = 0;
+  if (getenv("KJIT_NO_KEPT_ARRAYS")) return;   /* (measuring) */
+  const KirFunc *f = sp->ir;
+  const KirInsn *seen[CG_MAXKEPT];
+  for (int b = 0; b < f->nblocks && G->nakept < CG_MAXKEPT; b++) {
+    if (!sp->live[b]) continue;
+    for (int i = 0; i < f->blocks[b]->ninsns && G->nakept < CG_MAXKEPT; i++) {
+      const KirInsn *v = f->blocks[b]->insns[i];
+      if (!keepable(f, v) || sp->types[v->args[0]->id].kind != T_LUA) continue;
+      int k = 0;
+      while (k < G->nakept && seen[k] != v->args[0]) k++;
+      if (k < G->nakept) continue;
+      seen[G->nakept] = v->args[0];
+      G->akept[0][G->nakept] = cg_alloca(G, G->i64, "alim");
+      G->akept[1][G->nakept++] = cg_alloca(G, G->i8p, "aarr");
+    }
+  }
+}
+
+/* The pair of allocas keeping the array part of the table with hint h
+** for access v, given to the hint on first use, or -1 (not keepable, a
+** hint made at the access, another function's, no pair left). */
+static int kept_part(CG *G, const KirInsn *v, LLVMValueRef h) {
+  if (!keepable(G->sp->ir, v) || !LLVMIsAInstruction(h) ||
+      LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B)) != G->fn)
     return -1;
   int i = 0;
   while (i < G->nhints && G->hints[2][i] != h) i++;
   if (i == G->nhints) return -1;
-  if (G->akept[0][i] == NULL) {
-    G->akept[0][i] = cg_alloca(G, G->i64, "alim");
-    G->akept[1][i] = cg_alloca(G, G->i8p, "aarr");
+  if (G->akeptof[i] == 0) {
+    if (G->nakeptused == G->nakept) return -1;
+    int k = G->nakeptused++;
+    G->akeptof[i] = (uint8_t)(k + 1);
     /* nothing kept where the hint is made (a new table each time it runs):
     ** the store dominates every access through h, so sroa never reads the
     ** allocas undefined */
@@ -1237,11 +1277,11 @@ static int kept_part(CG *G, const KirInsn *v, LLVMValueRef h) {
     LLVMValueRef next = LLVMGetNextInstruction(h);
     if (next) LLVMPositionBuilderBefore(B, next);
     else LLVMPositionBuilderAtEnd(B, LLVMGetInstructionParent(h));
-    LLVMBuildStore(B, cg_i64(G, 0), G->akept[0][i]);
-    LLVMBuildStore(B, LLVMConstNull(G->i8p), G->akept[1][i]);
+    LLVMBuildStore(B, cg_i64(G, 0), G->akept[0][k]);
+    LLVMBuildStore(B, LLVMConstNull(G->i8p), G->akept[1][k]);
     LLVMDisposeBuilder(B);
   }
-  return i;
+  return G->akeptof[i] - 1;
 }
 
 /* After a call: every kept array part forgotten (see above). */
@@ -1249,9 +1289,9 @@ void cg_lua_forget_arrays(CG *G) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
   if (here == NULL) return;
   LLVMValueRef fn = LLVMGetBasicBlockParent(here);
-  for (int i = 0; i < G->nhints; i++)   /* (the hints of the function emitted last: not the entry wrapper's) */
-    if (G->akept[0][i] && LLVMGetBasicBlockParent(LLVMGetInstructionParent(G->akept[0][i])) == fn)
-      LLVMBuildStore(G->B, cg_i64(G, 0), G->akept[0][i]);
+  for (int k = 0; k < G->nakept; k++)   /* (the function emitted last's: not the entry wrapper's) */
+    if (LLVMGetBasicBlockParent(LLVMGetInstructionParent(G->akept[0][k])) == fn)
+      LLVMBuildStore(G->B, cg_i64(G, 0), G->akept[0][k]);
 }
 
 /* The array part of h for index k (key - 1), kept (kept_part's i >= 0) or
