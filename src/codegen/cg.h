@@ -220,14 +220,6 @@ typedef struct CG {
   ** once where its address (and tag) is made: addresses, tags, hints */
   LLVMValueRef hints[3][64];
   int nhints;
-  /* cg_lua.c kept array parts: allocas that keep a table's alimit (i64)
-  ** and array address between its accesses in loops, made when the
-  ** function begins (every call after it forgets them all), and by hint
-  ** (the index in hints) 1 + the pair it has, or 0 */
-#define CG_MAXKEPT 8
-  LLVMValueRef akept[2][CG_MAXKEPT];
-  int nakept, nakeptused;
-  uint8_t akeptof[64];
   /* cg_lua.c dead slots: by id, the first call whose Lua results die
   ** after this instruction (NULL none), the next such call (a chain), and
   ** by call, how many slots from its first it clears */
@@ -622,7 +614,6 @@ typedef struct CgLView {
 struct KltLayout;
 void cg_lview_begin(CG *G, KtySpec *sp);
 void cg_lview_forget(CG *G);                    /* after every call */
-void cg_lua_forget_arrays(CG *G);               /* after every call (cg_lua.c) */
 int cg_lview_find(CG *G, const KirInsn *obj, CgLView *V);
 void cg_lview_at(CG *G, const CgLView *V, CgLView *out, LLVMBasicBlockRef none);
 /* cg_callvalue.c: upvalues compiled code assigns, calls of function values */

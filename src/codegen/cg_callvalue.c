@@ -443,8 +443,6 @@ static void native_inline(CG *G, LLVMValueRef site, LLVMValueRef fslot, int n, i
   LLVMValueRef cargs[3] = { LLVMBuildPointerCast(G->B, a, i64p, ""), LLVMBuildPointerCast(G->B, rets, i64p, ""),
                             G->err };
   LLVMValueRef st = LLVMBuildCall2(G->B, ety, entry, cargs, 3, "");
-  cg_lview_forget(G);   /* the callee may change any table (cg_luaview.c, cg_lua.c) */
-  cg_lua_forget_arrays(G);
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntEQ, st, cg_i32(G, 0), ""), ok, raise));
   LLVMPositionBuilderAtEnd(G->B, raise);
   LLVMTypeRef rps[3] = { G->i8p, G->errp, G->i32 };

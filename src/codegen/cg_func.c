@@ -56,7 +56,6 @@ LLVMValueRef cg_ccall(CG *G, const char *name, LLVMTypeRef ret, LLVMTypeRef *pty
   if (fn == NULL) fn = LLVMAddFunction(G->M, name, fty);
   LLVMValueRef r = LLVMBuildCall2(G->B, fty, fn, args, n, "");
   cg_lview_forget(G);   /* a helper may change any table (cg_luaview.c) */
-  if (!G->lview_quiet) cg_lua_forget_arrays(G);   /* (and resize one: cg_lua.c) */
   return r;
 }
 
@@ -1436,7 +1435,6 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   if (pure && !mepure) cg_store_err(G, 0, cg_i32(G, 0));
   LLVMValueRef st = LLVMBuildCall2(G->B, cf->fnty, cf->fn, av, (unsigned)na, "");
   cg_lview_forget(G);   /* the callee may change any table (cg_luaview.c) */
-  if (!leaf) cg_lua_forget_arrays(G);   /* (a leaf runs no Lua: cg_lua.c) */
   if (pure) {
     /* the result in a register, a failure in err->kind; a pure caller
     ** carries on (nothing to undo, the first error stays): no test, so

@@ -144,9 +144,6 @@ static LLVMValueRef text(CG *G, const char *s) { return cstr(G, s, strlen(s)); }
 
 static LLVMValueRef lt_on(CG *G);
 static LLVMValueRef slot_here(CG *G, int k);
-static void kept_begin(CG *G, const KtySpec *sp);
-static int indexed_next(const KirInsn *v);
-static int flows_on(const KirInsn *v);
 
 /* ---- Where inline paths pay ------------------------------------------------------ */
 
@@ -562,7 +559,6 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   G->lbase = NULL;
   G->lton = NULL;
   G->nhints = 0;
-  G->nakept = G->nakeptused = 0;
   G->nlslots = 0;
   G->nlviews = 0;
   G->lviewof = NULL;
@@ -640,7 +636,6 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
                           cg_i32(G, 0), "");
   G->lslotv = cg_zalloc(G, sizeof(LLVMValueRef) * (size_t)G->nlslots);
   cg_lview_begin(G, sp);   /* (after the frame's calls: cg_luaview.c) */
-  kept_begin(G, sp);       /* (before any other call: see kept_part) */
 }
 
 static LLVMValueRef slot_ptr(CG *G, const KlsFrameLayout *y, LLVMValueRef k);
@@ -1115,7 +1110,6 @@ static LLVMValueRef hint_at_def(CG *G, LLVMValueRef b, LLVMValueRef tag) {
   LLVMDisposeBuilder(B);
   G->hints[0][G->nhints] = b;
   G->hints[1][G->nhints] = tag;
-  G->akeptof[G->nhints] = 0;
   G->hints[2][G->nhints++] = h;
   return h;
 }
@@ -1186,142 +1180,6 @@ static void put(CG *G, LLVMValueRef base, int off, LLVMValueRef v) {
   LLVMBuildStore(G->B, v, LLVMBuildPointerCast(G->B, p, LLVMPointerType(LLVMTypeOf(v), 0), ""));
 }
 
-/* ---- Array parts kept across a loop --------------------------------------------------- */
-
-/* An access t[i] inside a loop reads the array part's size (alimit) and
-** address from t each time; for a table whose hint is made once
-** (hint_at_def), what one access read is kept, in two allocas (sroa makes
-** them SSA values: a loop's phis, in registers), for the next access of
-** the same table. Why it is right: only a resize (luaH_resize) moves or
-** shrinks an array part, and only a call resizes: a helper, a Lua call, a
-** metamethod, the interrupt poll (a hook runs Lua), a collection (which
-** never resizes a table in Lua 5.4, and runs only in an allocation, so in
-** a call). Compiled code's own inline writes store into slots that are
-** there. So every call compiled code makes (cg_ccall; a compiled callee's
-** call, but a leaf's: cg_func.c leaf_callee, no call, no poll, no Lua
-** value) sets the kept alimit to 0 (cg_lua_forget_arrays), and so does
-** the hint's own definition (another table each time it runs). An access
-** whose key is below the kept alimit reads the element at the kept
-** address; else it reads both again from the table (refill), keeps them
-** and checks the key against them. A kept alimit is one the table had
-** since the last call; a helper may have moved alimit since (Lua's
-** luaH_getint and luaH_getn move it as a hint for `#t`), but never past
-** the array's real size, which only a resize changes: every key below it
-** is in the array part, at the kept address (ltable.c luaH_getint reads
-** such keys there too). Spectral-norm's `x[j]` in `for j = 1, N`:
-** two loads an element fewer. */
-
-/* Whether loop L has no loop inside it. */
-static int innermost(const KirFunc *f, const KirLoop *L) {
-  for (int i = 0; i < f->nloops; i++)
-    if (f->loops[i]->parent == L) return 0;
-  return 1;
-}
-
-/* Whether v is an access kept_part may keep (the table's hint aside). */
-static int keepable(const KirFunc *f, const KirInsn *v) {
-  /* only in innermost loops, of a table made outside it: a table kept
-  ** through an inner loop it is not indexed in only adds to the registers
-  ** live there (spectral-norm's y[i] = a around its j loop), and one made
-  ** in the loop is another each time */
-  /* and a read of a number, as a rule: a read whose value is indexed
-  ** next or goes on as a Lua value (nbody's `local bj = bodies[j]`)
-  ** copies it into its slot anyway, and keeping its table cost nbody's
-  ** whole run 1.8% more instructions, most of it compiling */
-  return v != NULL && (v->op == KIR_INDEX || v->op == KIR_SETINDEX) && v->block->loop != NULL &&
-         innermost(f, v->block->loop) && !kir_inloop(v->block->loop, v->args[0]->block) &&
-         !(v->op == KIR_INDEX && (indexed_next(v) || flows_on(v)));
-}
-
-/* When the function begins (cg_lua_begin): the allocas, one pair for each
-** table value its keepable accesses index (at most CG_MAXKEPT), before any
-** call is emitted, so that every call forgets every one of them. */
-static void kept_begin(CG *G, const KtySpec *sp) {
-  G->nakept = G->nakeptused = 0;
-  if (getenv("KJIT_NO_KEPT_ARRAYS")) return;   /* (measuring) */
-  const KirFunc *f = sp->ir;
-  const KirInsn *seen[CG_MAXKEPT];
-  for (int b = 0; b < f->nblocks && G->nakept < CG_MAXKEPT; b++) {
-    if (!sp->live[b]) continue;
-    for (int i = 0; i < f->blocks[b]->ninsns && G->nakept < CG_MAXKEPT; i++) {
-      const KirInsn *v = f->blocks[b]->insns[i];
-      if (!keepable(f, v) || sp->types[v->args[0]->id].kind != T_LUA) continue;
-      int k = 0;
-      while (k < G->nakept && seen[k] != v->args[0]) k++;
-      if (k < G->nakept) continue;
-      seen[G->nakept] = v->args[0];
-      G->akept[0][G->nakept] = cg_alloca(G, G->i64, "alim");
-      G->akept[1][G->nakept++] = cg_alloca(G, G->i8p, "aarr");
-    }
-  }
-}
-
-/* The pair of allocas keeping the array part of the table with hint h
-** for access v, given to the hint on first use, or -1 (not keepable, a
-** hint made at the access, another function's, no pair left). */
-static int kept_part(CG *G, const KirInsn *v, LLVMValueRef h) {
-  if (!keepable(G->sp->ir, v) || !LLVMIsAInstruction(h) ||
-      LLVMGetBasicBlockParent(LLVMGetInsertBlock(G->B)) != G->fn)
-    return -1;
-  int i = 0;
-  while (i < G->nhints && G->hints[2][i] != h) i++;
-  if (i == G->nhints) return -1;
-  if (G->akeptof[i] == 0) {
-    if (G->nakeptused == G->nakept) return -1;
-    int k = G->nakeptused++;
-    G->akeptof[i] = (uint8_t)(k + 1);
-    /* nothing kept where the hint is made (a new table each time it runs):
-    ** the store dominates every access through h, so sroa never reads the
-    ** allocas undefined */
-    LLVMBuilderRef B = LLVMCreateBuilderInContext(G->C);
-    LLVMValueRef next = LLVMGetNextInstruction(h);
-    if (next) LLVMPositionBuilderBefore(B, next);
-    else LLVMPositionBuilderAtEnd(B, LLVMGetInstructionParent(h));
-    LLVMBuildStore(B, cg_i64(G, 0), G->akept[0][k]);
-    LLVMBuildStore(B, LLVMConstNull(G->i8p), G->akept[1][k]);
-    LLVMDisposeBuilder(B);
-  }
-  return G->akeptof[i] - 1;
-}
-
-/* After a call: every kept array part forgotten (see above). */
-void cg_lua_forget_arrays(CG *G) {
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(G->B);
-  if (here == NULL) return;
-  LLVMValueRef fn = LLVMGetBasicBlockParent(here);
-  for (int k = 0; k < G->nakept; k++)   /* (the function emitted last's: not the entry wrapper's) */
-    if (LLVMGetBasicBlockParent(LLVMGetInstructionParent(G->akept[0][k])) == fn)
-      LLVMBuildStore(G->B, cg_i64(G, 0), G->akept[0][k]);
-}
-
-/* The array part of h for index k (key - 1), kept (kept_part's i >= 0) or
-** read: branches to `in` where k is below its alimit, else to `out`, with
-** *arr the array's address in `in` (a phi there where kept). */
-static void array_part(CG *G, const KltLayout *y, LLVMValueRef h, int i, LLVMValueRef k,
-                       LLVMBasicBlockRef in, LLVMBasicBlockRef out, LLVMValueRef *arr) {
-  if (i < 0) {
-    LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
-    *arr = at(G, h, y->t_array, G->i8p);
-    LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), in, out);
-    return;
-  }
-  LLVMValueRef klim = LLVMBuildLoad2(G->B, G->i64, G->akept[0][i], "");
-  LLVMValueRef karr = LLVMBuildLoad2(G->B, G->i8p, G->akept[1][i], "");
-  LLVMBasicBlockRef kb = LLVMGetInsertBlock(G->B), rb = cg_bb(G, "ltrefill");
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, klim, ""), in, rb);
-  LLVMPositionBuilderAtEnd(G->B, rb);
-  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
-  LLVMValueRef a = at(G, h, y->t_array, G->i8p);
-  LLVMBuildStore(G->B, lim, G->akept[0][i]);
-  LLVMBuildStore(G->B, a, G->akept[1][i]);
-  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), in, out);
-  LLVMPositionBuilderAtEnd(G->B, in);
-  *arr = LLVMBuildPhi(G->B, G->i8p, "");
-  LLVMValueRef vs[2] = { karr, a };
-  LLVMBasicBlockRef bs[2] = { kb, rb };
-  LLVMAddIncoming(*arr, vs, bs, 2);
-}
-
 /* Where the inline check looks (i8*: a node or an element of the array
 ** part), and for an index the branch to miss when it is past alimit.
 ** No table to look into (no hint, or kjit_lt_on says the layout is off:
@@ -1347,7 +1205,7 @@ static void array_part(CG *G, const KltLayout *y, LLVMValueRef h, int i, LLVMVal
 ** load behind the compare before it, where a predicted branch lets them
 ** run ahead (fannkuch's run 14% slower, nbody's 6%), and it compiled no
 ** faster. */
-static LLVMValueRef probe(CG *G, const KltLayout *y, const KirInsn *v, LLVMValueRef h, LLVMValueRef site,
+static LLVMValueRef probe(CG *G, const KltLayout *y, LLVMValueRef h, LLVMValueRef site,
                           LLVMValueRef key, LLVMValueRef *hit, LLVMBasicBlockRef miss,
                           LLVMValueRef *keytt) {
   /* (h is never NULL: hint gives kjit_lt_none for "no table", where the
@@ -1373,8 +1231,10 @@ static LLVMValueRef probe(CG *G, const KltLayout *y, const KirInsn *v, LLVMValue
     return tv;
   }
   LLVMBasicBlockRef fb = cg_bb(G, "ltfound");
-  LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), ""), arr;
-  array_part(G, y, h, kept_part(G, v, h), k, fb, miss, &arr);
+  LLVMValueRef k = LLVMBuildSub(G->B, key, cg_i64(G, 1), "");
+  LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
+  LLVMValueRef arr = at(G, h, y->t_array, G->i8p);
+  LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntULT, k, lim, ""), fb, miss);
   LLVMPositionBuilderAtEnd(G->B, fb);
   LLVMValueRef o = LLVMBuildMul(G->B, k, cg_i64(G, y->tv_size), "");
   *hit = cg_i1(G, 1);
@@ -1462,7 +1322,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   ** a leaf); for the others the blocks cost the compile more (SciMark
   ** LU's a[k]: 1% more instructions for its whole run) */
   LLVMBasicBlockRef past = key && truth && !tdst ? cg_bb(G, "ltpast") : NULL;
-  LLVMValueRef tv = probe(G, y, v, h, site, key, &hit, past ? past : miss, NULL);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, past ? past : miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef isi = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_int, 0), "");
   LLVMValueRef isf = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_flt, 0), "");
@@ -1606,7 +1466,7 @@ static LLVMValueRef inline_set(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
   if (y == NULL || !hot_at(G, v)) return call(G, f->name, G->i32, f->ps, f->as, f->n);
   LLVMValueRef hit;
   LLVMBasicBlockRef miss = cg_bb(G, "ltmiss");
-  LLVMValueRef tv = probe(G, y, v, h, site, key, &hit, miss, NULL);
+  LLVMValueRef tv = probe(G, y, h, site, key, &hit, miss, NULL);
   LLVMValueRef tt = ttof(G, y, tv, key == NULL);
   LLVMValueRef nonnil = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildAnd(G->B, tt, LLVMConstInt(G->i8, 0x0F, 0), ""),
                                       LLVMConstInt(G->i8, 0, 0), "");
@@ -3007,7 +2867,7 @@ void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValu
   f->h = hint(G, ox);
   f->isnode = field;
   if (field) {
-    f->tv = probe(G, y, NULL, f->h, f->site, NULL, hit, NULL, &f->keytt);
+    f->tv = probe(G, y, f->h, f->site, NULL, hit, NULL, &f->keytt);
   } else {
     CgVal kx = cg_val(G, v->args[1]);   /* (a Lua value: its bits, an integer when the chain's check holds) */
     LLVMValueRef key = kx.t.kind == T_LUA ? (kx.dims[0] ? kx.dims[0] : cg_i64(G, 0)) : kx.v;
