@@ -212,6 +212,7 @@ endif()
 # table read where it is indexed next then takes its helper, not the
 # inline copy (codegen/cg_lua.c inline_get)
 kjit_lua_test_again(test_tables_inline_api test_tables_inline "KJIT_NO_STACK_READS=1")
+kjit_lua_test_again(test_table_kept_tier0 test_table_kept "KJIT_TIER=0")
 
 # Arrays indexed through Lua values (tests/lua/test_table_arrays.lua) again
 # without direct stack reads (kls_on 0): no kjit array views
