@@ -1853,6 +1853,12 @@ static int makes_tfor(const KirInsn *v) {
 /* the interpreter's words (buffer.c's keyindex) */
 #define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
 
+/* An array indexed by nil or a boolean (`a[z]` with z always nil, `a[i >
+** 2]`): buffer.c's __index and __newindex raise BAD_KEY, so the read or
+** store raises it when it runs, at its line (was a compile error, also
+** where the code does not run: differences.md item 13). */
+static int bad_key_raises(Type kt) { return kt.kind == T_NIL || kt.kind == T_BOOL; }
+
 #define GENERIC_FOR "this generic for ('for ... in') is not supported in compiled code: " \
                     "its iterator must be pairs(t), ipairs(t), next or a function value, or " \
                     "'for i in kjit.prange(a, b [, step])', 'for i, x in ipairs(a)' over a kjit array"
@@ -2415,6 +2421,7 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     /* a[t.i]: a key read from a table is checked when it runs (cg_lua_array_key) */
+    if (o.kind == T_BUF && bad_key_raises(kt)) RAISE(S, sp, v, -1, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !(islua(kt) && o.kind == T_BUF))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD) { Type r = o; r.ndim--; return r; }   /* rows, records */
@@ -4447,6 +4454,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
            "(p[i] = q[j]), not a %s value", luaname(val, tb, sizeof tb));
   }
+  if (bad_key_raises(kt)) RAISE(S, sp, v, -1, BAD_KEY, luaname(kt, tb, sizeof tb));
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   /* a bool array takes booleans; any other value with a run-time form
