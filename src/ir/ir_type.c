@@ -1721,7 +1721,10 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   /* an operand never produced (its operation always raises): the
   ** comparison never runs, as the code generator knows (cg_never_produced);
   ** typed as a boolean, the branch on it made both ways live here and
-  ** unreachable there (a loop behind it planned on values never emitted) */
+  ** unreachable there (a loop behind it planned on values never emitted).
+  ** An operand not typed yet waits likewise: a boolean meanwhile marked
+  ** both edges for good (edges stay marked), so the error() behind `v ==
+  ** nil` of an array was refused as if it could run. */
   if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
   if (is_built_str(a) || is_built_str(b))
     REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
