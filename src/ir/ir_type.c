@@ -1718,12 +1718,14 @@ static Type t_compare(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   Type a = sp->types[v->args[0]->id], b = sp->types[v->args[1]->id];
   KtyConst ka = sp->consts[v->args[0]->id], kb = sp->consts[v->args[1]->id];
   char b1[32], b2[32];
-  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) {
-    /* an ordering of nil, a boolean or an array raises whatever the other
-    ** operand turns out to be: its value is never produced */
-    if (v->op != KIR_EQ && (raises_on(a) || raises_on(b))) return ty(T_UNKNOWN);
-    return ty(T_BOOL);
-  }
+  /* an operand never produced (its operation always raises): the
+  ** comparison never runs, as the code generator knows (cg_never_produced);
+  ** typed as a boolean, the branch on it made both ways live here and
+  ** unreachable there (a loop behind it planned on values never emitted).
+  ** An operand not typed yet waits likewise: a boolean meanwhile marked
+  ** both edges for good (edges stay marked), so the error() behind `v ==
+  ** nil` of an array was refused as if it could run. */
+  if (a.kind == T_UNKNOWN || b.kind == T_UNKNOWN) return ty(T_UNKNOWN);
   if (is_built_str(a) || is_built_str(b))
     REFUSE(S, sp, v, "comparing a string built at run time is not supported in compiled code "
            "(such strings can be printed, written or raised: print, io.write, error, assert)");
@@ -1853,6 +1855,12 @@ static int makes_tfor(const KirInsn *v) {
 
 /* the interpreter's words (buffer.c's keyindex) */
 #define BAD_KEY "kjit.array cannot be indexed with a %s value (expected an integer index or a field name)"
+
+/* An array indexed by nil or a boolean (`a[z]` with z always nil, `a[i >
+** 2]`): buffer.c's __index and __newindex raise BAD_KEY, so the read or
+** store raises it when it runs, at its line (was a compile error, also
+** where the code does not run: differences.md item 13). */
+static int bad_key_raises(Type kt) { return kt.kind == T_NIL || kt.kind == T_BOOL; }
 
 #define GENERIC_FOR "this generic for ('for ... in') is not supported in compiled code: " \
                     "its iterator must be pairs(t), ipairs(t), next or a function value, or " \
@@ -2399,19 +2407,24 @@ static Type t_index(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
   KtyConst kk = sp->consts[key->id];
   char tb[32], db[128];
   if (o.kind == T_UNKNOWN) return o;
+  /* a key never produced (its operation always raises, `a[#g]` with g a
+  ** nil global): the read never runs, as the code generator knows
+  ** (cg_never_produced). Typed as the element, it made what depends on
+  ** it live here and unreachable there: a loop bounded by it was planned
+  ** (versioned, peeled) on values never emitted (a crash in LLVM). */
+  if (kt.kind == T_UNKNOWN) return kt;
   if (o.kind == T_BUF && o.dtype == KJIT_RECORD && o.ndim == 0) {   /* a record: r[k] */
-    if (kt.kind == T_UNKNOWN) return kt;
     if (may_be_string(kt)) REFUSE(S, sp, v, RECORD_STRING_KEY);
     RAISE(S, sp, v, -1, "a record is indexed by field names, not with a %s value",
           luaname(kt, tb, sizeof tb));
   }
   if (islua(o)) {   /* t[k]: lua_gettable (__index included) */
-    if (kt.kind == T_UNKNOWN) return kt;
     if (!boxable(kt, kk)) REFUSE_UNBOXABLE(S, sp, v, key, "a table key");
     return ty(T_LUA);
   }
   if (o.kind == T_BUF || o.kind == T_SHAPE) {
     /* a[t.i]: a key read from a table is checked when it runs (cg_lua_array_key) */
+    if (o.kind == T_BUF && bad_key_raises(kt)) RAISE(S, sp, v, -1, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !(islua(kt) && o.kind == T_BUF))
       REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
     if (o.kind == T_BUF && o.dtype == KJIT_RECORD) { Type r = o; r.ndim--; return r; }   /* rows, records */
@@ -4075,6 +4088,12 @@ static Type t_call(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       push(sp, v->args[i]);
   int n = operands(S, sp, v, 1, args, kargs, KJIT_MAXARGS);
   if (n < 0) return ty(T_UNKNOWN);
+  /* an argument never produced (its operation always raises): the call
+  ** never runs, as the code generator knows (cg_never_produced); typed,
+  ** what depends on its result was live here and unreachable there */
+  for (int i = 1; i < v->nargs - ((v->flags & KIR_F_OPEN) ? 1 : 0); i++)
+    if (sp->types[v->args[i]->id].kind == T_UNKNOWN && v->args[i]->op != KIR_NEWTABLE)
+      return ty(T_UNKNOWN);
   if (v->flags & KIR_F_TFOR) {
     if (ft.kind == T_BUILTIN && ft.ref == B_KJIT_PRANGE && ft.sub) {
       if (v->aux > 1)
@@ -4438,6 +4457,7 @@ static Type t_setindex(KtySession *S, KtySpec *sp, KirInsn *v) {
     REFUSE(S, sp, v, "compiled code assigns to a record only a record of the same layout "
            "(p[i] = q[j]), not a %s value", luaname(val, tb, sizeof tb));
   }
+  if (bad_key_raises(kt)) RAISE(S, sp, v, -1, BAD_KEY, luaname(kt, tb, sizeof tb));
   if (kt.kind != T_UNKNOWN && !isnum(numview(kt)) && !islua(kt))
     REFUSE(S, sp, v, BAD_KEY, luaname(kt, tb, sizeof tb));
   /* a bool array takes booleans; any other value with a run-time form

@@ -575,8 +575,11 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   int base = lua_gettop(L);
   KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   nest_open(&gc, __builtin_frame_address(0));
-  /* f, under its trampoline, with its own arguments; g's values after them */
+  /* f, under its trampoline, with its own arguments; g's values after them
+  ** (a C function called as a method: under the method call's second
+  ** trampoline, which counts its arguments as for a method) */
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  if (lua_iscfunction(L, f)) method_tramp(L);
   lua_pushvalue(L, f);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
   int mid = lua_gettop(L);

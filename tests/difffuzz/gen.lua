@@ -97,6 +97,7 @@ G.FAMILIES = {
   { "pcallmid", "pcall around compiled code (a literal or a helper wm) that writes a table and raises in the middle of its writes: the writes before the error stay" },
   { "coro", "coroutine.wrap and coroutine.create/resume of an interpreted body that calls a kjit.jit function and yields, driven from compiled code; errors inside them" },
   { "gotoout", "goto out of nested loops to a label after them (do ... end ::out::), and goto back to retry a block" },
+  { "raiseop", "an operand that always raises (#NG of the nil global NG, an array read keyed by it, arithmetic on a local that is always nil, a comparison with a table, math.floor of nil) in every position: for bounds (integer, float, kjit.prange), while and repeat tests, if conditions, generic for iterators, array and table keys, call arguments, stored and returned values; reached on some runs and some turns only" },
 }
 
 -- "a,b,-c": parse a comma list of family names; unknown names are errors.
@@ -1515,8 +1516,147 @@ local function tab_stmt(ctx, d)
   return true
 end
 
+-- (raiseop) an expression that raises whenever it runs: the typer and the
+-- code generator must agree that what depends on it never runs (CI's
+-- fuzz_compile crash: a for loop bounded by `B[... % #f64B + 1]` with f64B
+-- a nil global). NG is never defined; zn is a local that is always nil.
+local function raising(ctx)
+  local arrs = readable_arrays(ctx)
+  local t = { "(#NG)", "(zn + 1)", "(-zn)", "math.floor(zn)", "(" .. leaf_num(ctx, 0) .. " < {})", "(zn // 1)" }
+  if #arrs > 0 then
+    local a = pick(arrs).name
+    t[#t + 1] = a .. "[#NG]"
+    t[#t + 1] = a .. "[#NG % #" .. a .. " + 1]"
+    t[#t + 1] = a .. "[zn + 1]"
+    t[#t + 1] = "(" .. a .. "[#NG] + 0.5)"
+  end
+  return pick(t)
+end
+
+-- (raiseop) a statement with such an operand in one position, reached on
+-- some runs (behind a random test) or some turns only
+local function raise_stmt(ctx, d)
+  local F = ctx.F
+  local X = raising(ctx)
+  local c = gen_bool(ctx, 0)
+  local k = R(14)
+  local function body(var)
+    ctx.ind = ctx.ind .. "  "
+    loop_body(ctx, math.max(d, 1), var, false)
+    ctx.ind = ctx.ind:sub(3)
+  end
+  if k == 1 then   -- a bound of a numeric for loop (start, limit or step)
+    local v = newname(ctx, "i")
+    local b = { "1", pick({ "n", "3", "(-2)" }), nil }
+    local at = R(3)
+    b[at] = X
+    if at ~= 1 and chance(0.3) then b[1] = "0.5" end   -- a float loop
+    emit(ctx, "if " .. c .. " then")
+    emit(ctx, "  for " .. v .. " = " .. b[1] .. ", " .. b[2] .. (b[3] and (", " .. b[3]) or "") .. " do")
+    body(v)
+    emit(ctx, "  end")
+    emit(ctx, "end")
+  elseif k == 2 and F.prange and #ctx.arrays1 > 0 then   -- a kjit.prange bound, in a loop
+    local j, v = newname(ctx, "i"), newname(ctx, "i")
+    local a = pick(ctx.arrays1).name
+    emit(ctx, "for " .. j .. " = 1, " .. pick({ "n", "2", "#" .. a }) .. " do")
+    guard(ctx)
+    emit(ctx, "  if " .. c .. " then")
+    emit(ctx, "    for " .. v .. " in kjit.prange(" .. (chance(0.5) and ("1, " .. X) or (X .. ", 3")) .. ") do")
+    emit(ctx, "      " .. a .. "[" .. v .. " % #" .. a .. " + 1] = " .. j)
+    emit(ctx, "    end")
+    emit(ctx, "  end")
+    emit(ctx, "end")
+  elseif k == 3 then   -- a while test, after some turns
+    emit(ctx, "while " .. ctx.cnt .. " < " .. R(2, 8) .. " or " .. X .. " " .. pick(CMPOPS) .. " 0 do")
+    loop_body(ctx, math.max(d, 1), nil, false)
+    emit(ctx, "end")
+  elseif k == 4 then   -- repeat ... until
+    emit(ctx, "if " .. c .. " then")
+    emit(ctx, "  repeat")
+    emit(ctx, "    " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1")
+    emit(ctx, "  until " .. ctx.cnt .. " > " .. R(2, 8) .. " and " .. X .. " " .. pick(CMPOPS) .. " 1")
+    emit(ctx, "end")
+  elseif k == 5 then   -- an if condition, a loop behind it
+    local v = newname(ctx, "i")
+    emit(ctx, "if " .. c .. " and " .. X .. " " .. pick(CMPOPS) .. " 0 then")
+    emit(ctx, "  for " .. v .. " = 1, " .. pick({ "n", "3" }) .. " do")
+    body(v)
+    emit(ctx, "  end")
+    emit(ctx, "end")
+  elseif k == 6 then   -- a generic for's iterator
+    local kv = newname(ctx, "k")
+    emit(ctx, "if " .. c .. " then")
+    emit(ctx, "  for " .. kv .. " in " .. pick({ "ipairs(" .. X .. ")", "pairs({ " .. X .. " })",
+                                                "ipairs({ 1, " .. X .. " })" }) .. " do")
+    body(kv)
+    emit(ctx, "  end")
+    emit(ctx, "end")
+  elseif k == 7 and #ctx.arrays1 > 0 then   -- a store's key, or its value
+    local a = pick(ctx.arrays1)
+    local st = chance(0.5) and (a.name .. "[" .. X .. "] = " .. gen_num(ctx, 0)) or
+               (a.name .. "[" .. gen_index(ctx, a, 0) .. "] = " .. X)
+    emit(ctx, "if " .. c .. " then " .. st .. " end")
+  elseif k == 8 then   -- a table's key
+    local tv, x = newname(ctx, "t"), newname(ctx, "x")
+    emit(ctx, "local " .. tv .. " = { 1, 2, 3 }")
+    emit(ctx, "local " .. x .. " = 0")
+    emit(ctx, "if " .. c .. " then " .. x .. " = " .. tv .. "[" .. X .. "] or 1 end")
+    number_local(ctx, x)
+  elseif k == 9 then   -- an argument of a call
+    local x = newname(ctx, "x")
+    local hs = callable(ctx)
+    local call = "math.max(1, " .. X .. ")"
+    if #hs > 0 and chance(0.6) then
+      local h = pick(hs)
+      local args = {}
+      for i = 1, #h.params do args[i] = h.params[i] == "arr" and "nil" or gen_num(ctx, 0) end
+      local ok = true
+      for i = 1, #h.params do if h.params[i] == "arr" then ok = false end end
+      if ok and #args > 0 then
+        args[R(#args)] = X
+        call = h.name .. "(" .. table.concat(args, ", ") .. ")"
+      end
+    end
+    emit(ctx, "local " .. x .. " = 0")
+    emit(ctx, "if " .. c .. " then " .. x .. " = " .. call .. " end")
+    number_local(ctx, x)
+  elseif k == 10 and ctx.nret > 0 then   -- a returned value
+    local vals = ret_values(ctx, ctx.nret)
+    vals[R(#vals)] = X
+    emit(ctx, "if " .. c .. " then return " .. table.concat(vals, ", ") .. " end")
+  elseif k == 11 then   -- one arm of a choice
+    local x = newname(ctx, "x")
+    emit(ctx, "local " .. x .. " = " .. c .. " and " .. X .. " or " .. gen_num(ctx, 0))
+    number_local(ctx, x)
+  elseif k == 12 then   -- a bound of a nest's inner loop, on some turns
+    local i, j = newname(ctx, "i"), newname(ctx, "i")
+    emit(ctx, "for " .. i .. " = 1, " .. pick({ "n", "3", "4" }) .. " do")
+    guard(ctx)
+    emit(ctx, "  if " .. i .. " > " .. R(0, 3) .. " then")
+    emit(ctx, "    for " .. j .. " = " .. (chance(0.5) and ("1, " .. X) or (X .. ", 2")) .. " do")
+    emit(ctx, "      " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end")
+    emit(ctx, "    end")
+    emit(ctx, "  end")
+    emit(ctx, "end")
+  elseif k == 13 then   -- a while loop counted up to it
+    local w = newname(ctx, "w")
+    emit(ctx, "local " .. w .. " = 0")
+    emit(ctx, "if " .. c .. " then")
+    emit(ctx, "  while " .. w .. " < " .. X .. " do")
+    emit(ctx, "    " .. w .. " = " .. w .. " + 1")
+    emit(ctx, "    " .. ctx.cnt .. " = " .. ctx.cnt .. " + 1; if " .. ctx.cnt .. " > " .. LIMIT .. " then break end")
+    emit(ctx, "  end")
+    emit(ctx, "end")
+    number_local(ctx, w)
+  else   -- the operand alone, behind a test
+    emit(ctx, "if " .. c .. " then local " .. newname(ctx, "_") .. " = " .. X .. " end")
+  end
+end
+
 local function gen_stmt(ctx, d)
   local F = ctx.F
+  if F.raiseop and chance(0.02) then raise_stmt(ctx, R(2)) return end
   if chance(0.15) and ext_stmt(ctx, R(3)) then return end
   if chance(0.2) and tab_stmt(ctx, R(3)) then return end
   local r = R()
@@ -1711,6 +1851,7 @@ local function gen_callee(prog, F, k)
   lines[#lines + 1] = "local function " .. name .. "(" .. param_names(params) .. ")"
   local ctx = new_ctx(prog, F, params, nret)
   lines[#lines + 1] = "  local cnt = 0"
+  if F.raiseop then lines[#lines + 1] = "  local zn" end
   gen_block(ctx, 1, R(3))
   if nret > 0 then lines[#lines + 1] = "  return " .. table.concat(ret_values(ctx, nret), ", ") end
   lines[#lines + 1] = "end"
@@ -1730,6 +1871,7 @@ local function gen_varargs(prog, F)
   local lit = function() return num_lit(F) end
   lines[#lines + 1] = "local function v1(...)"
   lines[#lines + 1] = "  local cnt = 0"
+  if F.raiseop then lines[#lines + 1] = "  local zn" end
   lines[#lines + 1] = "  local q1, q2 = ..."
   lines[#lines + 1] = "  local s = select('#', ...)"
   lines[#lines + 1] = "  for i = 1, select('#', ...) do"
@@ -2094,6 +2236,7 @@ function G.generate(id, F)
   ctx.tc, ctx.cls, ctx.vmt = prog.tc, prog.cls, prog.vmt
   ctx.pr, ctx.vl, ctx.wm, ctx.co = prog.pr, prog.vl, prog.wm, prog.co
   lines[#lines + 1] = "  local cnt = 0"
+  if F.raiseop then lines[#lines + 1] = "  local zn" end
   -- (a method the run may replace, set afresh: the checker calls the same
   -- closure interpreted and compiled)
   -- (by n: the method differs between calls of one compiled function)

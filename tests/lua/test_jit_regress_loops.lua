@@ -283,3 +283,81 @@ test("a for loop whose bound's operand always raises compiles and raises as Lua 
     end
   end
 end)
+
+-- The same class in other places: an operation whose operand never comes
+-- (`B[#g]`, g a nil global: the key raises) was typed as if it ran (an
+-- array read as its element, a comparison as a boolean, a call as its
+-- result), while the code generator knew it never runs. What depended on
+-- it was live to the typer and unreachable to the generator: a kjit.prange
+-- loop bounded by it inside a loop (the nest test read its bound: a crash
+-- in LLVM, every tier), a branch on it, a loop behind it. Found by probing
+-- each position with such an operand (session 22, branch fuzzF); the first
+-- two crashed at every opt level before the fix (ir_type.c t_index,
+-- t_compare, t_call).
+local dead_op = {
+  function(B, a, n)   -- a prange bound inside a for loop (the crash)
+    for j = 1, n do
+      for i in kjit.prange(1, B[#dead_op_g]) do B[i] = j end
+    end
+    return 0
+  end,
+  function(B, a, n)   -- a prange start inside a for loop
+    for j = 1, n do
+      for i in kjit.prange(B[#dead_op_g], 3) do B[i] = j end
+    end
+    return 0
+  end,
+  function(B, a, n)   -- a while test, after turns that run
+    local c = 0
+    while c < n or B[#dead_op_g] > 0 do c = c + 1; if c > 50 then break end end
+    return c
+  end,
+  function(B, a, n)   -- a branch, a loop behind it
+    local c = 0
+    if n > 1 and B[#dead_op_g] == 1 then for i = 1, n do c = c + B[i] end end
+    for i = 1, n do c = c + i end
+    return c
+  end,
+  function(B, a, n)   -- a while loop counted up to it, in a loop
+    local c = 0
+    for i = 1, n do
+      local k = 0
+      while k < B[#dead_op_g] do k = k + 1; c = c + B[k % 8 + 1] end
+      c = c + k
+    end
+    return c
+  end,
+  function(B, a, n)   -- a call's argument, its result a bound
+    local c = 0
+    if n > 2 then for i = 1, math.max(1, B[#dead_op_g]) do c = c + i end end
+    return c
+  end,
+  function(B, a, n)   -- a key read from an array keyed by it, then a nest
+    local c = 0
+    for i = 1, n do
+      for j = 1, #B do c = c + B[j] end
+      for j = 1, B[B[#dead_op_g]] do c = c + j end
+    end
+    return c
+  end,
+  function(B, a, n)   -- a local table keyed by it
+    local t = { 1, 2, 3 }
+    local c = 0
+    for i = 1, n do c = c + t[B[#dead_op_g]] end
+    return c
+  end,
+  function(B, a, n)   -- an equality with it, one arm of a choice
+    local c = 0
+    for i = 1, n do c = c + ((i > 2 and B[#dead_op_g] == 1) and 1 or 0) end
+    return c
+  end,
+}
+
+test("an operand that always raises, in each place, compiles and raises as Lua does", function()
+  local B = kjit.array({1, 2, 3, 4, 5, 6, 7, 8}, "i32")
+  for _, fn in ipairs(dead_op) do
+    for _, n in ipairs{0, 1, 3} do
+      all_opts(fn, B, 1.5, n)
+    end
+  end
+end)

@@ -495,6 +495,30 @@ test("a number-or-nil found nil as an array index or a stored value", function()
   end
 end)
 
+-- ... and an index that is always nil or a boolean (`a[z]` with z a local
+-- never assigned, `a[i > 2]`): buffer.c's message when the read or store
+-- runs (session 22, branch fuzzF: was a compile error, also where the
+-- code never runs; found probing the raiseop family's positions)
+local function nil_key_read(c, A) local z; if c > 1 then return A[z] end return 0 end
+local function bool_key_read(c, A) if c > 1 then return A[c > 2] end return 0 end
+local function nil_key_store(c, A) local z; A[1] = c; if c > 1 then A[z] = 5 end return A[1] end
+local function bool_key_store(c, A) if c > 1 then A[c > 2] = 5 end return 0 end
+local function bool_key_row(c, M) if c > 1 then return M[c == 3][1] end return 0 end
+
+test("an index always nil or a boolean: compiles, raises when it runs", function()
+  local A, M = kjit.zeros(3), kjit.zeros({2, 2})
+  for _, c in ipairs{
+    { nil_key_read, A, "kjit.array cannot be indexed with a nil value" },
+    { bool_key_read, A, "kjit.array cannot be indexed with a boolean value" },
+    { nil_key_store, A, "kjit.array cannot be indexed with a nil value" },
+    { bool_key_store, A, "kjit.array cannot be indexed with a boolean value" },
+    { bool_key_row, M, "kjit.array cannot be indexed with a boolean value" },
+  } do
+    D.cases(c[1], {1, c[2]}, {0.5, c[2]})
+    D.check_error(c[3], c[1], 3, c[2])
+  end
+end)
+
 -- a number-or-nil ordered with a value that is nil (or a boolean) on every
 -- path raises when the comparison runs, naming what each operand holds
 -- then (difffuzz found/static-nil-callee-compare.lua: it was a compile
