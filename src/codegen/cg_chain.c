@@ -185,6 +185,16 @@ static int quiet(const KtySpec *sp, const KirInsn *v) {
   switch (v->op) {
   case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT: case KIR_STR:
     return 1;
+  case KIR_GETUPVAL: case KIR_GETFIELD: {
+    /* a frozen constant (`local sqrt = math.sqrt` read in the loop, `math`
+    ** and its `sqrt`): cg_func.c emit_insn emits nothing for it (programs/
+    ** nbody's `sqrt(dx*dx + ...)` split its chain from `bix - bj.x` at the
+    ** upvalue's read) */
+    Type t = sp->types[v->id];
+    if (t.kind == T_LUA || t.kind == T_BUF || t.kind == T_SHAPE || t.kind == T_UNKNOWN) return 0;
+    if ((sp->upvref && sp->upvref[v->id]) || (sp->liveref && sp->liveref[v->id])) return 0;
+    return sp->consts[v->id].kind != T_UNKNOWN;
+  }
   case KIR_ADD: case KIR_SUB: case KIR_MUL: case KIR_DIV: case KIR_POW: case KIR_UNM:
     if (!isnative(sp->types[v->id]) && sp->types[v->id].kind != T_F32) return 0;
     for (int i = 0; i < v->nargs; i++) {

@@ -1002,3 +1002,73 @@ test("writes over a place the chain checked: the value's kind kept, or set", fun
   local _, kinds = f:inspect("llvm"):gsub("store i8 19,", "")
   eq(kinds, 0, "kind bytes stored by the writes")
 end)
+
+-- A frozen constant read between two operations (`local sqrt =
+-- math.sqrt` read in the loop, `math.abs` through the global `math`)
+-- emits no code, so the chain goes on across it (cg_chain.c quiet):
+-- programs/nbody's `bix - bj.x` and `dx * dx + ...` are one chain. Every
+-- kind of value the one chain's call then meets, as interpreted.
+local sqrt = math.sqrt
+local function dist(a, b, dt)
+  local dx, dy = a.x - b.x, a.y - b.y
+  local d = sqrt(dx * dx + dy * dy)
+  local ex = a.x * dt
+  local e = math.abs(ex - b.y * dt)
+  return d, dx, dy, e, math.type(dx), math.type(ex)
+end
+
+test("a chain across a frozen constant's read: the interpreter's results on every path", function()
+  T.check(dist, function() return { x = 4.5, y = 1.0 }, { x = 1.5, y = -3.0 }, 0.5 end)
+  T.check(dist, function() return { x = 4, y = 1 }, { x = 1, y = -3 }, 2 end)
+  T.check(dist, function() return { x = 4.5, y = 1 }, { x = 1, y = -3.0 }, 0.5 end)
+  T.check(dist, function() return { x = "4.5", y = 1.0 }, { x = 1.5, y = "-3" }, 0.5 end)
+  T.check(dist, function() return setmetatable({ y = 1.0 }, { __index = { x = 2.5 } }), { x = 1.5, y = 0.5 }, 0.5 end)
+  -- __index (a function logging each key, in the tables' own log): read
+  -- in the program's order by the chain's call
+  T.check(dist, function()
+    local log = {}
+    return setmetatable({ y = 1.0, log = log }, Logged), setmetatable({ x = 1.5, log = log }, Logged), 0.5
+  end)
+  local V = {}
+  V.__sub = function(p, q) return 3.0 end
+  V.__mul = function(p, q) return 2.0 end
+  T.check(dist, function() return { x = setmetatable({}, V), y = 1.0 }, { x = 1.5, y = 0.5 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'y')", dist,
+                function() return { x = 1.5 }, { x = 1.5, y = 0.5 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a table value", dist,
+                function() return { x = 1.5, y = {} }, { x = 1.5, y = 0.5 }, 0.5 end)
+  -- a metamethod's table reaching sqrt: its argument error, located
+  local W = {}
+  local function w() return setmetatable({}, W) end
+  W.__sub, W.__mul, W.__add = w, w, w
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got table)", dist,
+                function() return { x = w(), y = 1 }, { x = 1.5, y = 0.5 }, 0.5 end)
+  -- in a loop, the fields rewritten between calls
+  local function walk(ps, n, dt)
+    local s = 0.0
+    for i = 1, n do
+      local p = ps[i]
+      local dx, dy = p.x - p.ox, p.y - p.oy
+      s = s + sqrt(dx * dx + dy * dy) * dt
+      p.ox, p.oy = p.x, p.y
+    end
+    return s
+  end
+  T.check(walk, function()
+    local ps = {}
+    for i = 1, 20 do ps[i] = { x = i * 1.5, y = -i, ox = 0.5, oy = i % 3 == 0 and "2" or 0.25 } end
+    ps[7].x = 7
+    return ps, 20, 0.125
+  end)
+end)
+
+test("a chain across a frozen constant's read: one chain, one helper", function()
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
+  local f = kjit.jit(function(a, b)
+    local dx, dy = a.x - b.x, a.y - b.y
+    return sqrt(dx * dx + dy * dy)
+  end)
+  eq(f({ x = 4.5, y = 1.0 }, { x = 1.5, y = -3.0 }), 5.0)
+  local _, calls = f:inspect("llvm"):gsub("call i32 @kjit_lv_chain", "")
+  eq(calls, 1, "chain helpers (the sqrt upvalue's read split the chain in two)")
+end)
