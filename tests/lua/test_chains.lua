@@ -1072,3 +1072,105 @@ test("a chain across a frozen constant's read: one chain, one helper", function(
   local _, calls = f:inspect("llvm"):gsub("call i32 @kjit_lv_chain", "")
   eq(calls, 1, "chain helpers (the sqrt upvalue's read split the chain in two)")
 end)
+
+-- math.sqrt of a Lua value and float arithmetic on its result are members
+-- of the chain that computes the argument (cg_chain.c issqrt,
+-- native_member): `local d = sqrt(dx*dx + dy*dy); local mag = dt / (d *
+-- d * d)` and the velocities after it are one chain, checked once. Its
+-- call computes sqrt as luaL_checknumber takes the argument (an integer,
+-- a string that converts) or raises sqrt's argument error.
+local function pull(p, q, dt)
+  local dx, dy = p.x - q.x, p.y - q.y
+  local d = sqrt(dx * dx + dy * dy)
+  local mag = dt / (d * d * d)
+  p.vx = p.vx - dx * q.m * mag
+  p.vy = p.vy - dy * q.m * mag
+  q.d = d * 2.0
+  return d, mag, -d, math.type(dx)
+end
+
+test("math.sqrt in a chain: every kind of argument, as interpreted", function()
+  local function make(px, py, qx, qy, m)
+    return { x = px, y = py, vx = 0.5, vy = -0.5 }, { x = qx, y = qy, m = m or 2.0 }, 0.01
+  end
+  T.check(pull, function() return make(4.5, 1.0, 1.5, -3.0) end)
+  T.check(pull, function() return make(4, 1, 1, -3, 2) end)             -- integers: sqrt(25)
+  T.check(pull, function() return make(4, 1.0, 1, -3.0) end)
+  T.check(pull, function() return make("4.5", 1.0, 1.5, "-3") end)      -- strings convert
+  T.check(pull, function() return make(1.5, 2.5, 1.5, 2.5) end)         -- d = 0: mag inf
+  T.check(pull, function() return make(3.0, 0.0, 0.0, 0.0, "2") end)
+  T.check(pull, function()
+    local log = {}
+    return setmetatable({ y = 1.0, vx = 0.5, vy = 0.5, log = log }, Logged),
+           setmetatable({ x = 1.5, m = 1.0, log = log }, Logged), 0.5
+  end)
+  -- a metamethod's number: the chain's call runs it, then sqrt
+  local N = { __sub = function() return 16 end, __mul = function(a, b) return 9 end }
+  T.check(pull, function() return make(setmetatable({}, N), 1.0, 1.5, 2.0) end)
+  -- sqrt's own errors, and errors after it (the writes before them left done)
+  local W = {}
+  local function w() return setmetatable({}, W) end
+  W.__sub, W.__mul, W.__add = w, w, w
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got table)", pull,
+                function() return make(w(), 1.0, 1.5, 2.0) end)
+  local S = {}
+  S.__sub = function() return setmetatable({}, S) end
+  S.__mul, S.__add = S.__sub, function() return "abc" end
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got string)", pull,
+                function() return make(setmetatable({}, S), 1.0, 1.5, 2.0) end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'm')", pull,
+                function() local p, q, dt = make(4.5, 1.0, 1.5, -3.0); q.m = nil; return p, q, dt end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'vy')", pull,
+                function() local p, q, dt = make(4.5, 1.0, 1.5, -3.0); p.vy = nil; return p, q, dt end)
+  -- through the global math, the name Lua gives in the error
+  local function g(p) return math.sqrt(p.a * p.b) + p.c end
+  T.check(g, function() return { a = 2.0, b = 8.0, c = 0.5 } end)
+  T.check(g, function() return { a = 2, b = 8, c = 1 } end)
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got table)", g,
+                function() return { a = setmetatable({}, W), b = 8.0, c = 0.5 } end)
+end)
+
+test("math.sqrt in a chain: loops, fields changing kind, collections at every allocation", function()
+  local function steps(ps, n, dt, k)
+    local e = 0.0
+    for _ = 1, k do
+      for i = 1, n do
+        local p = ps[i]
+        for j = i + 1, n do
+          local q = ps[j]
+          local dx, dy = p.x - q.x, p.y - q.y
+          local d = sqrt(dx * dx + dy * dy + 0.01)
+          local mag = dt / (d * d * d)
+          p.vx = p.vx - dx * q.m * mag
+          q.vx = q.vx + dx * p.m * mag
+          e = e + d
+        end
+        p.x = p.x + dt * p.vx
+      end
+    end
+    return e
+  end
+  local P = { __index = function(t, k) return k == "m" and 1.5 or nil end }
+  local function make()
+    local ps = {}
+    for i = 1, 8 do ps[i] = { x = i * 1.25, y = -i * 0.5, vx = 0.0, m = 1.0 + i / 8 } end
+    ps[3].x, ps[5].y = 3, "2.5"                      -- an integer, a string
+    ps[6] = setmetatable({ x = 0.5, y = 0.25, vx = 0.0 }, P)   -- m from __index
+    return ps, 8, 0.01, 6
+  end
+  T.check(steps, make)
+  collectgarbage("generational", 0, 0)
+  local ok, err = pcall(T.check, steps, make)
+  collectgarbage("incremental", 200, 100, 13)
+  if not ok then error(err, 0) end
+end)
+
+test("math.sqrt in a chain: one chain, no conversion call", function()
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
+  local f = kjit.jit(pull)
+  f({ x = 4.5, y = 1.0, vx = 0.5, vy = -0.5 }, { x = 1.5, y = -3.0, m = 2.0 }, 0.01)
+  local ir = f:inspect("llvm")
+  local _, calls = ir:gsub("call i32 @kjit_lv_chain", "")
+  eq(calls, 1, "chain helpers (sqrt ended the chain: two)")
+  truthy(not ir:find("kjit_lv_tonum", 1, true), "sqrt's argument converted by a call of its own")
+end)
