@@ -67,9 +67,13 @@
 ** often: a loop's test, an `if`. In a chain they are checked with it and
 ** their call is kjit_lv_comparex's (metamethods, strings, errors).
 **
+** Also members: math.sqrt of a Lua value, and float arithmetic on such
+** native results (issqrt, native_member: nbody's `sqrt(d2)` and `dt / (mag
+** * mag * mag)`, so that its inner loop is one chain).
 ** What may stand between two operations of a chain: only instructions that
-** cannot raise, run Lua code or read a Lua value (constants, arithmetic on
-** native numbers: `mag * mag * mag`). So doing the chain at the last
+** cannot raise, run Lua code or read a Lua value (constants, a frozen
+** constant's read, arithmetic on native numbers from before the chain). So
+** doing the chain at the last
 ** operation's place changes no order a program could see. A field's table
 ** and an element's key are values from before the chain: `a.b.c` and
 ** `vx[col[i]]` end a chain at the access that uses its read, and that
