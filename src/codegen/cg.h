@@ -588,7 +588,6 @@ typedef struct CgLField {
 } CgLField;
 int cg_lua_field_inline(CG *G, const KirInsn *v);
 int cg_lua_hot_at(CG *G, const KirInsn *v);   /* v in a loop or a hot function */
-LLVMValueRef cg_lua_kls_on(CG *G);   /* kls_on's value (an invariant load: cg_lua.c) */
 void cg_lua_field_probe(CG *G, const KirInsn *v, CgVal ox, CgLField *f, LLVMValueRef *hit);
 LLVMValueRef cg_lua_field_site(CG *G, const KirInsn *v);
 void cg_lua_field_tag(CG *G, CgLField *f);

@@ -315,24 +315,6 @@ static LLVMValueRef kls_on_g(CG *G) {
   return g;
 }
 
-/* kls_on's value, loaded as invariant: the probe sets it once, at the
-** first require, before anything can be compiled, so it never changes
-** while compiled code runs (read at run time all the same: the disk cache
-** shares this code with processes whose probe may disagree). Each load is
-** made in the function's first block (cg_alloca's), where early-cse folds
-** them into one: the tests at each read of a table-valued field or element
-** (nbody's `bodies[j]`) test a register, or a spill, not the global. */
-LLVMValueRef cg_lua_kls_on(CG *G) {
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(G->C);
-  LLVMValueRef first = LLVMGetFirstInstruction(G->allocas);
-  if (first) LLVMPositionBuilderBefore(b, first);
-  else LLVMPositionBuilderAtEnd(b, G->allocas);
-  LLVMValueRef on = LLVMBuildLoad2(b, G->i32, kls_on_g(G), "klson");
-  LLVMSetMetadata(on, LLVMGetMDKindIDInContext(G->C, "invariant.load", 14), LLVMMDNodeInContext(G->C, NULL, 0));
-  LLVMDisposeBuilder(b);
-  return on;
-}
-
 static LLVMValueRef ld(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
   LLVMValueRef o = cg_i64(G, off);
   LLVMValueRef p = LLVMBuildInBoundsGEP2(G->B, G->i8, base, &o, 1, "");
@@ -349,7 +331,7 @@ static LLVMValueRef ld(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
 static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
   LLVMBasicBlockRef chk = cg_bb(G, "lopen"), fast = cg_bb(G, "lopenfast"),
                     slow = cg_bb(G, "lopenslow"), join = cg_bb(G, "lopened");
-  LLVMValueRef on = cg_lua_kls_on(G);
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), chk, slow));
   LLVMPositionBuilderAtEnd(G->B, chk);
   LLVMValueRef top = ld(G, G->luaL, y->state_top, G->i8p);
@@ -548,7 +530,7 @@ void cg_lua_kill_after(CG *G, const KirInsn *u) {
       LLVMValueRef tag = x && x->t.kind == T_LUA ? x->flag : NULL;
       if (tag && LLVMIsAConstantInt(tag) && LLVMConstIntGetZExtValue(tag) != 0) continue;
       LLVMBasicBlockRef kill = cg_bb(G, "lkill"), done = cg_bb(G, "lkilled");
-      LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, cg_lua_kls_on(G),
+      LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), ""),
                                       cg_i32(G, 0), "");
       if (tag) on = LLVMBuildAnd(G->B, on, LLVMBuildICmp(G->B, LLVMIntEQ, tag,
                                                           LLVMConstInt(LLVMTypeOf(tag), 0, 0), ""), "");
@@ -668,7 +650,7 @@ typedef struct KlsSplit { LLVMBasicBlockRef slow, join; } KlsSplit;
 static KlsSplit kls_split(CG *G, const char *fast_name, const char *slow_name, const char *join_name) {
   LLVMBasicBlockRef fast = cg_bb(G, fast_name);
   KlsSplit k = { cg_bb(G, slow_name), cg_bb(G, join_name) };
-  LLVMValueRef on = cg_lua_kls_on(G);
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, k.slow));
   LLVMPositionBuilderAtEnd(G->B, fast);
   return k;
@@ -1372,7 +1354,7 @@ static LLVMValueRef inline_get(CG *G, const KirInsn *v, LLVMValueRef h, LLVMValu
     ** method's function, a string: no hint, bits 0); a number is copied
     ** too (the slot is this value's own), which saves a branch, and stays
     ** in registers. */
-    LLVMValueRef ks = cg_lua_kls_on(G);
+    LLVMValueRef ks = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
     LLVMValueRef istab = LLVMBuildICmp(G->B, LLVMIntEQ, tt, LLVMConstInt(G->i8, (unsigned)y->tag_table, 0), "");
     LLVMValueRef isnum = LLVMBuildOr(G->B, isi, isf, "");
     /* (an empty one takes the helper: testing the metatable here, in
@@ -2049,7 +2031,7 @@ static LLVMBasicBlockRef setlist_inline(CG *G, const KirInsn *v, CgVal o, const 
   const KlsFrameLayout *fy = frame_layout(G);
   if (y == NULL || fy == NULL || !hot_at(G, v) || v->aux < 0) return NULL;
   LLVMValueRef h = hint(G, o);
-  LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, cg_lua_kls_on(G), cg_i32(G, 0), "");
+  LLVMValueRef on = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), ""), cg_i32(G, 0), "");
   LLVMValueRef lim = LLVMBuildZExt(G->B, at(G, h, y->t_alimit, G->i32), G->i64, "");
   LLVMValueRef room = LLVMBuildICmp(G->B, LLVMIntULE, cg_i64(G, (int64_t)v->aux + n), lim, "");
   LLVMValueRef nomt = LLVMBuildICmp(G->B, LLVMIntEQ, at(G, h, y->t_metatable, G->i8p), LLVMConstNull(G->i8p), "");

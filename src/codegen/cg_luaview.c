@@ -150,7 +150,9 @@ void cg_lview_at(CG *G, const CgLView *V, CgLView *out, LLVMBasicBlockRef none) 
   const KltLayout *y = V->y;
   LLVMBasicBlockRef rd = cg_bb(G, "lvread"), ud = cg_bb(G, "lvud"), set = cg_bb(G, "lvset"),
                     use = cg_bb(G, "lview");
-  LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntNE, cg_lua_kls_on(G), cg_i32(G, 0), "");
+  LLVMValueRef kon = LLVMGetNamedGlobal(G->M, "kls_on");
+  if (kon == NULL) kon = LLVMAddGlobal(G->M, G->i32, "kls_on");
+  LLVMValueRef ok = LLVMBuildICmp(G->B, LLVMIntNE, LLVMBuildLoad2(G->B, G->i32, kon, ""), cg_i32(G, 0), "");
   if (V->tag)   /* a number: no array */
     ok = LLVMBuildAnd(G->B, ok, LLVMBuildICmp(G->B, LLVMIntEQ, V->tag, LLVMConstInt(G->i8, 0, 0), ""), "");
   LLVMBuildCondBr(G->B, ok, rd, none);

@@ -154,7 +154,7 @@ test("arithmetic on table values: numbers inline, anything else as Lua", functio
   end, function() return { a = 2, b = "x" } end)
 end)
 
-test("IR facts: kjit_lt_on and kls_on are read once per call; a field read is one branch", function()
+test("IR facts: kjit_lt_on is read once per call; a field read is one branch", function()
   local f = kjit.jit(function(b)
     local s = 0
     for i = 1, #b do
@@ -167,10 +167,6 @@ test("IR facts: kjit_lt_on and kls_on are read once per call; a field read is on
   local ir = f:inspect("llvm")
   local _, nlton = ir:gsub("load i32, i32%* @kjit_lt_on", "")
   eq(nlton, 1, "loads of kjit_lt_on")
-  -- kls_on (the probe agreed with the running Lua: slots written inline)
-  -- is an invariant load, made once per function (cg_lua.c cg_lua_kls_on)
-  local _, nklson = ir:gsub("load i32, i32%* @kls_on", "")
-  eq(nklson, 1, "loads of kls_on")
   -- no table-size compare guards the field reads: their remembered node
   -- is masked (shl 1, lsizenode; then and), not compared
   local _, nmask = ir:gsub("shl i64 24,", "")
