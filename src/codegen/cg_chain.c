@@ -297,6 +297,8 @@ static void evidence(const KtySpec *sp, const KirInsn *v, int *up, uint8_t *ev) 
 static int sqrt_member(const KtySpec *sp, const KirInsn *v) {
   if (!issqrt(sp, v) || sp->types[v->id].kind != T_F64 || sp->raises[v->id].msg) return 0;
   if (sp->consts[v->id].kind != T_UNKNOWN || (sp->varop && sp->varop[v->id])) return 0;
+  /* (not a call of a value: ir_type.c kty_calls_value, emitted apart) */
+  if ((sp->upvref && sp->upvref[v->id]) || (sp->liveref && sp->liveref[v->id]) || kty_calls_value(sp, v)) return 0;
   const KirInsn *x = v->args[1];
   return is_lua(sp, x) && !callres(sp, x);
 }
