@@ -1165,6 +1165,24 @@ test("math.sqrt in a chain: loops, fields changing kind, collections at every al
   if not ok then error(err, 0) end
 end)
 
+-- sqrt through an upvalue the function assigns (another function there
+-- mid-loop): a call of a value, not a chain's sqrt
+local sq = math.sqrt
+local function swapped(p, n)
+  local s = 0.0
+  for i = 1, n do
+    s = s + sq(p.x * p.x + p.y) * p.k
+    if i == 2 then sq = math.abs end
+  end
+  sq = math.sqrt
+  return s
+end
+
+test("math.sqrt through an upvalue the function assigns: as interpreted", function()
+  T.check(swapped, function() return { x = 3.0, y = 16.0, k = 0.5 }, 4 end)
+  T.check(swapped, function() return { x = 3, y = 16, k = 1 }, 4 end)
+end)
+
 test("math.sqrt in a chain: one chain, no conversion call", function()
   if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
   local f = kjit.jit(pull)
