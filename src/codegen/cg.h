@@ -306,6 +306,7 @@ LLVMValueRef cg_tofloat(CG *G, CgVal x, int kind);  /* any number (T_NUMBER too)
 LLVMValueRef cg_float_to_int_exact(CG *G, LLVMValueRef x, LLVMValueRef *ok);
 LLVMValueRef cg_to_int_checked(CG *G, CgVal x, int line, const KirInsn *use, int argi);
 CgVal cg_number_side(CG *G, CgVal n, int isfloat);  /* a T_NUMBER's int or float side */
+void cg_func_call(CG *G, const KirInsn *v);   /* a call, as cg_func.c emits it (cg_chain.c: a sqrt alone) */
 CgVal cg_arith(CG *G, const KirInsn *v);
 CgVal cg_unary(CG *G, const KirInsn *v);
 CgVal cg_compare(CG *G, const KirInsn *v);
@@ -540,6 +541,7 @@ CgVal cg_lua_compare(CG *G, const KirInsn *v);
 int cg_lua_eq_ident(const KtySpec *sp, const KirInsn *v);   /* array == array: boxed */
 LLVMValueRef cg_lua_truthy(CG *G, CgVal x);
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi);
+const char *cg_lua_tonumber_pre(CG *G, const KirInsn *use, int argi);   /* its "bad argument" words */
 /* a Lua value stored into a kjit array's element or a record field, with
 ** the array's __newindex rules and words (cg_lua.c) */
 CgVal cg_lua_store_number(CG *G, CgVal x, const KirInsn *use);

@@ -67,9 +67,13 @@
 ** often: a loop's test, an `if`. In a chain they are checked with it and
 ** their call is kjit_lv_comparex's (metamethods, strings, errors).
 **
+** Also members: math.sqrt of a Lua value, and float arithmetic on such
+** native results (issqrt, native_member: nbody's `sqrt(d2)` and `dt / (mag
+** * mag * mag)`, so that its inner loop is one chain).
 ** What may stand between two operations of a chain: only instructions that
-** cannot raise, run Lua code or read a Lua value (constants, arithmetic on
-** native numbers: `mag * mag * mag`). So doing the chain at the last
+** cannot raise, run Lua code or read a Lua value (constants, a frozen
+** constant's read, arithmetic on native numbers from before the chain). So
+** doing the chain at the last
 ** operation's place changes no order a program could see. A field's table
 ** and an element's key are values from before the chain: `a.b.c` and
 ** `vx[col[i]]` end a chain at the access that uses its read, and that
@@ -120,6 +124,27 @@ static int isarith(const KirInsn *v) {
 }
 
 static int iscmp(const KirInsn *v) { return (v->op == KIR_EQ || v->op == KIR_LT || v->op == KIR_LE) && v->nargs == 2; }
+
+/* math.sqrt of a Lua value, the function a frozen constant (programs/
+** nbody's `sqrt(dx*dx + dy*dy + dz*dz)`, `math.sqrt(d2)`): a member of the
+** chain that computes its argument, so that the chain goes on past it
+** (`dt / (mag * mag * mag)`, then the velocities) instead of ending there
+** and the next chain testing again each value this one gave. Its result
+** is a native float; its argument is converted as luaL_checknumber does
+** (an integer, a string), else the chain's call raises sqrt's "bad
+** argument" (luavalue.c KLV_CHAIN_SQRT). */
+static int issqrt(const KtySpec *sp, const KirInsn *v) {
+  if (v->op != KIR_CALL || v->nargs != 2 || v->aux != 1) return 0;
+  const KirInsn *fn = v->args[0];
+  return sp->types[fn->id].kind == T_BUILTIN && sp->types[fn->id].ref == B_MATH_SQRT &&
+         sp->consts[fn->id].kind != T_UNKNOWN;
+}
+
+/* A member whose result is a native float (sqrt's, and float arithmetic on
+** such results: `mag * mag * mag`), not a Lua value. */
+static int isnativemember(const KtySpec *sp, const KirInsn *v) {
+  return issqrt(sp, v) || (isarith(v) && v->nargs == 2 && sp->types[v->id].kind == T_F64);
+}
 
 /* The operands of an operation of a chain (arithmetic, a comparison): a
 ** Lua value at least one of them, the others Lua values or native numbers,
@@ -185,6 +210,16 @@ static int quiet(const KtySpec *sp, const KirInsn *v) {
   switch (v->op) {
   case KIR_NIL: case KIR_TRUE: case KIR_FALSE: case KIR_INT: case KIR_FLT: case KIR_STR:
     return 1;
+  case KIR_GETUPVAL: case KIR_GETFIELD: {
+    /* a frozen constant (`local sqrt = math.sqrt` read in the loop, `math`
+    ** and its `sqrt`): cg_func.c emit_insn emits nothing for it (programs/
+    ** nbody's `sqrt(dx*dx + ...)` split its chain from `bix - bj.x` at the
+    ** upvalue's read) */
+    Type t = sp->types[v->id];
+    if (t.kind == T_LUA || t.kind == T_BUF || t.kind == T_SHAPE || t.kind == T_UNKNOWN) return 0;
+    if ((sp->upvref && sp->upvref[v->id]) || (sp->liveref && sp->liveref[v->id])) return 0;
+    return sp->consts[v->id].kind != T_UNKNOWN;
+  }
   case KIR_ADD: case KIR_SUB: case KIR_MUL: case KIR_DIV: case KIR_POW: case KIR_UNM:
     if (!isnative(sp->types[v->id]) && sp->types[v->id].kind != T_F32) return 0;
     for (int i = 0; i < v->nargs; i++) {
@@ -258,9 +293,41 @@ static void evidence(const KtySpec *sp, const KirInsn *v, int *up, uint8_t *ev) 
   if (!mix) ev[root(up, v->id)] |= EV_INT;   /* bitwise */
 }
 
+/* Can v be math.sqrt of a Lua value in a chain (issqrt)? */
+static int sqrt_member(const KtySpec *sp, const KirInsn *v) {
+  if (!issqrt(sp, v) || sp->types[v->id].kind != T_F64 || sp->raises[v->id].msg) return 0;
+  if (sp->consts[v->id].kind != T_UNKNOWN || (sp->varop && sp->varop[v->id])) return 0;
+  /* (not a call of a value: ir_type.c kty_calls_value, emitted apart) */
+  if ((sp->upvref && sp->upvref[v->id]) || (sp->liveref && sp->liveref[v->id]) || kty_calls_value(sp, v)) return 0;
+  const KirInsn *x = v->args[1];
+  return is_lua(sp, x) && !callres(sp, x);
+}
+
+/* Does v use a native result of the run (a sqrt's, or arithmetic on one)? */
+static int uses_native(const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
+  for (int i = 0; i < v->nargs; i++)
+    if (isnativemember(sp, v->args[i]) && in_run(run, nrun, v->args[i])) return 1;
+  return 0;
+}
+
+/* Can v be float arithmetic on the run's native results (`mag * mag *
+** mag`, `dt / ...`: + - * /, both operands native floats, one of them
+** the run's)? It computes in the chain: the chain is emitted at its last
+** operation, after the instructions standing between (quiet), which
+** therefore use no value of the chain's (one that does ends the run).
+** (Unary minus of a native is cg_num.c's, emitted where it stands.) */
+static int native_member(const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
+  if (!isarith(v) || v->nargs != 2 || v->op == KIR_MOD || v->op == KIR_IDIV || v->op == KIR_POW) return 0;
+  if (sp->types[v->id].kind != T_F64 || sp->raises[v->id].msg || sp->consts[v->id].kind != T_UNKNOWN) return 0;
+  for (int i = 0; i < v->nargs; i++)
+    if (sp->types[v->args[i]->id].kind != T_F64) return 0;
+  return uses_native(sp, v, run, nrun);
+}
+
 /* Can v join the run (run[0 .. nrun - 1]) of a chain? */
 static int member(CG *G, const KtySpec *sp, const KirInsn *v, const KirInsn *const *run, int nrun) {
-  return chainable(G, sp, v) || cmp_member(sp, v) || field_member(G, sp, v, run, nrun);
+  return chainable(G, sp, v) || cmp_member(sp, v) || field_member(G, sp, v, run, nrun) ||
+         sqrt_member(sp, v) || native_member(sp, v, run, nrun);
 }
 
 /* The form of a chain of run's operations: the float form where all its
@@ -276,8 +343,10 @@ static int chain_form(const KtySpec *sp, int *up, const uint8_t *ev, const KirIn
     const KirInsn *m = run[k];
     *compute |= isarith(m) || iscmp(m);
     inty &= m->op != KIR_DIV && m->op != KIR_POW;
+    *compute |= issqrt(sp, m);
     const KirInsn *xs[2] = { iswrite(m) ? written(m) : m, NULL };
     if (isarith(m) || iscmp(m)) { xs[0] = m->args[0]; xs[1] = m->nargs == 2 ? m->args[1] : NULL; }
+    if (issqrt(sp, m)) { xs[0] = m->args[1]; inty = 0; }
     for (int i = 0; i < 2 && xs[i]; i++) {
       const KirInsn *x = xs[i];
       if (is_lua(sp, x)) {
@@ -379,7 +448,7 @@ void cg_chain_plan(CG *G, KtySpec *sp) {
         run[nrun++] = v;
         continue;
       }
-      if (v && quiet(sp, v)) continue;
+      if (v && quiet(sp, v) && !uses_native(sp, v, run, nrun)) continue;
       if (nrun == 0) continue;
       int compute, form = chain_form(sp, up, ev, run, nrun, &compute);
       if (nrun >= 2 || (form && compute)) {
@@ -455,11 +524,14 @@ static LLVMValueRef is_int(CG *G, LLVMValueRef tag) {
 ** operand being a checked float: which of two Lua values then needs the
 ** check would be a choice.) */
 static void float_forced(CG *G, const CgChain *c, int (*ref)[3], const CgVal *leaf, uint8_t *forced) {
-  (void)G;
   for (int k = 0; k < c->nops; k++) {
     const KirInsn *v = c->ops[k];
     forced[k] = 0;
-    if (c->form != KLV_FLT || !isarith(v) || v->nargs != 2) continue;
+    if (c->form != KLV_FLT) continue;
+    /* (a sqrt's and native arithmetic's results: floats whatever they are
+    ** given; a sqrt's argument converted as Lua converts it) */
+    if (isnativemember(G->sp, v)) { forced[k] = 1; continue; }
+    if (!isarith(v) || v->nargs != 2) continue;
     forced[k] = v->op == KIR_DIV || v->op == KIR_POW;
     for (int i = 0; i < 2; i++) {
       int r = ref[k][i];
@@ -483,17 +555,21 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const int *
     int op = v->op == KIR_GETFIELD ? KLV_CHAIN_GET : v->op == KIR_SETFIELD ? KLV_CHAIN_SET
            : v->op == KIR_INDEX ? KLV_CHAIN_GETI : v->op == KIR_SETINDEX ? KLV_CHAIN_SETI
            : v->op == KIR_EQ ? KLV_CHAIN_EQ : v->op == KIR_LT ? KLV_CHAIN_LT : v->op == KIR_LE ? KLV_CHAIN_LE
-           : cg_lua_opcode(event[k]);
+           : v->op == KIR_CALL ? KLV_CHAIN_SQRT : cg_lua_opcode(event[k]);
     if (isarith(v)) {
       ia = cg_varinfo(G, v, flip[k]);
       if (v->nargs == 2) ib = cg_varinfo(G, v, !flip[k]);
+    }
+    if (v->op == KIR_CALL) {   /* sqrt's argument error, as cg_lua_tonumber words it */
+      ia = cg_lua_tonumber_pre(G, v, 1);
+      ib = ")";
     }
     LLVMValueRef ai[5] = { cg_i32(G, op), cg_i32(G, v->line), G->chunkname,
                            cg_lua_text(G, ia), cg_lua_text(G, ib) };
     int access = isread(v) || iswrite(v);
     LLVMValueRef site = access ? LLVMConstPointerCast(f[k].site, G->i8p) : LLVMConstNull(G->i8p);
     LLVMValueRef oi[6] = { LLVMConstStructInContext(G->C, ai, 5, 0), cg_i32(G, ref[k][0]),
-                           cg_i32(G, ref[k][1]), cg_i32(G, ref[k][2]), cg_i32(G, iscmp(v) ? -1 : G->lslot[v->id]), site };
+                           cg_i32(G, ref[k][1]), cg_i32(G, ref[k][2]), cg_i32(G, iscmp(v) || isnativemember(G->sp, v) ? -1 : G->lslot[v->id]), site };
     items[k] = LLVMConstStructInContext(G->C, oi, 6, 0);
   }
   LLVMValueRef init = LLVMConstArray(oty, items, (unsigned)c->nops);
@@ -504,10 +580,12 @@ static LLVMValueRef template(CG *G, const CgChain *c, int (*ref)[3], const int *
   return LLVMBuildPointerCast(G->B, g, G->i8p, "");
 }
 
-/* How many operands member v has (a table, a key, a value written). */
+/* How many operands member v has (a table, a key, a value written; a
+** sqrt's argument), and operand i (a sqrt's after the function). */
 static int operand_count(const KirInsn *v) {
-  return v->op == KIR_GETFIELD || v->op == KIR_UNM ? 1 : v->op == KIR_SETINDEX ? 3 : 2;
+  return v->op == KIR_GETFIELD || v->op == KIR_UNM || v->op == KIR_CALL ? 1 : v->op == KIR_SETINDEX ? 3 : 2;
 }
+static const KirInsn *operand(const KirInsn *v, int i) { return v->args[v->op == KIR_CALL ? 1 + i : i]; }
 
 static void emit_alone(CG *G, const CgChain *c) {
   for (int k = 0; k < c->nops; k++) {
@@ -515,6 +593,8 @@ static void emit_alone(CG *G, const CgChain *c) {
     if (isread(v)) G->vals[v->id] = cg_lua_index(G, v);
     else if (iswrite(v)) cg_lua_store(G, v);
     else if (iscmp(v)) G->vals[v->id] = cg_lua_compare(G, v);
+    else if (v->op == KIR_CALL) cg_func_call(G, v);   /* (a sqrt) */
+    else if (isnativemember(G->sp, v)) G->vals[v->id] = cg_arith(G, v);
     else G->vals[v->id] = cg_lua_arith(G, v);
   }
 }
@@ -560,7 +640,7 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
   }
   for (int k = 0; k < e->n; k++) {
     const KirInsn *v = c->ops[k];
-    int numeric = isarith(v) || iscmp(v);
+    int numeric = isarith(v) || iscmp(v) || v->op == KIR_CALL;
     for (int i = 0; i < operand_count(v); i++) {
       int r = e->ref[k][i];
       if (!(numeric || (iswrite(v) && i == operand_count(v) - 1))) continue;
@@ -568,7 +648,7 @@ static LLVMValueRef number_checks(CG *G, const ChainEmit *e, int form, uint8_t *
       ** bench/tables/nbody.lua's compiled loop 93.1M -> 104.4M
       ** instructions, their conversions in the fast path where the values
       ** are floats; loose leaves alone 97.7M) */
-      int loose = isarith(v) && forced[k];
+      int loose = (isarith(v) || v->op == KIR_CALL) && forced[k];
       if (r < 0) rstrict[-1 - r] = 1;
       else strict[r] |= !loose;
     }
@@ -632,10 +712,34 @@ static void native_body(CG *G, const ChainEmit *e, int form, const uint8_t *stri
       cg_lua_field_write(G, &e->f[k], kept_kind(e, form, rstrict, k) ? NULL : t, b);
       continue;
     }
+    if (isnativemember(G->sp, v)) {   /* a sqrt, or float arithmetic on native floats */
+      CgVal x[2];
+      for (int i = 0; i < operand_count(v); i++) {
+        int r = e->ref[k][i];
+        LLVMValueRef d;
+        if (r >= 0 && leaf[r].t.kind != T_LUA) d = as_double(G, leaf[r]);
+        else if (r < 0 && isnativemember(G->sp, c->ops[-1 - r])) d = fval[-1 - r];
+        else {   /* a sqrt's Lua argument, a number (checked): its double */
+          LLVMValueRef t = r < 0 ? ftag[-1 - r] : leaf[r].flag, b = r < 0 ? fbits[-1 - r] : leaf[r].dims[0];
+          if (form == KLV_FLT) d = r < 0 ? fval[-1 - r] : bits_double(G, b, strict[r] ? NULL : is_int(G, t));
+          else if (form == KLV_INT) d = LLVMBuildSIToFP(G->B, b, G->f64, "");
+          else d = as_double(G, cg_lua_asnum(G, cg_lua_mk(G, r < 0 ? cg_lua_slot(G, c->ops[-1 - r]) : leaf[r].v, t, b)));
+        }
+        x[i] = cg_mk(TY(T_F64), d);
+      }
+      fval[k] = v->op == KIR_CALL ? cg_math(G, "sqrt", G->f64, &x[0].v, 1) : cg_arith_on(G, v, x, TY(T_F64)).v;
+      ftag[k] = LLVMConstInt(G->i8, KLV_FLT, 0);
+      fbits[k] = LLVMBuildBitCast(G->B, fval[k], G->i64, "");
+      continue;
+    }
     /* the operands as numbers of the chain's form */
     CgVal a[2];
     for (int i = 0; i < v->nargs; i++) {
       int r = e->ref[k][i];
+      if (r < 0 && isnativemember(G->sp, c->ops[-1 - r])) {   /* a native float of the chain's */
+        a[i] = cg_mk(TY(T_F64), fval[-1 - r]);
+        continue;
+      }
       if (r >= 0 && leaf[r].t.kind != T_LUA) {   /* a native number */
         a[i] = form == KLV_FLT && isarith(v) ? cg_mk(TY(T_F64), as_double(G, leaf[r])) : leaf[r];
         continue;
@@ -703,7 +807,7 @@ static void emit_chain(CG *G, const CgChain *c) {
   for (int k = 0; k < n; k++) {
     ref[k][1] = ref[k][2] = 0;
     for (int i = 0; i < operand_count(c->ops[k]); i++) {
-      const KirInsn *a = c->ops[k]->args[i];
+      const KirInsn *a = operand(c->ops[k], i);
       int j = position(c, a);
       if (j >= 0 && j < k) { ref[k][i] = -1 - j; continue; }
       int l;
@@ -853,6 +957,7 @@ static void emit_chain(CG *G, const CgChain *c) {
                              G->i8, "");
     sbits[k] = LLVMBuildLoad2(G->B, G->i64, LLVMBuildInBoundsGEP2(G->B, G->i64, op, &ib, 1, ""), "");
     if (iscmp(c->ops[k])) stag[k] = LLVMBuildICmp(G->B, LLVMIntNE, stag[k], LLVMConstInt(G->i8, 0, 0), "");
+    if (isnativemember(G->sp, c->ops[k])) sbits[k] = LLVMBuildBitCast(G->B, sbits[k], G->f64, "");   /* (a float) */
   }
   LLVMBasicBlockRef send = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
@@ -862,6 +967,13 @@ static void emit_chain(CG *G, const CgChain *c) {
   LLVMValueRef tps[n], bps[n];
   for (int k = 0; k < n; k++) {   /* (the phis first: cg_lua_slot may emit) */
     if (iswrite(c->ops[k])) continue;
+    if (isnativemember(G->sp, c->ops[k])) {   /* a native float */
+      LLVMValueRef dp = LLVMBuildPhi(G->B, G->f64, "");
+      LLVMValueRef dv[3] = { sbits[k], fval[0][k], nv > 1 ? fval[1][k] : NULL };
+      LLVMAddIncoming(dp, dv, from, (unsigned)(1 + nv));
+      tps[k] = dp;
+      continue;
+    }
     if (iscmp(c->ops[k])) {
       LLVMValueRef cp = LLVMBuildPhi(G->B, G->i1, "");
       LLVMValueRef cv[3] = { stag[k], fval[0][k], nv > 1 ? fval[1][k] : NULL };   /* (the comparison's 0 or 1) */
@@ -878,7 +990,8 @@ static void emit_chain(CG *G, const CgChain *c) {
     bps[k] = bp;
   }
   for (int k = 0; k < n; k++)
-    if (iscmp(c->ops[k])) G->vals[c->ops[k]->id] = cg_mk(TY(T_BOOL), tps[k]);
+    if (isnativemember(G->sp, c->ops[k])) G->vals[c->ops[k]->id] = cg_mk(TY(T_F64), tps[k]);
+    else if (iscmp(c->ops[k])) G->vals[c->ops[k]->id] = cg_mk(TY(T_BOOL), tps[k]);
     else if (!iswrite(c->ops[k]))
       G->vals[c->ops[k]->id] = cg_lua_mk(G, cg_lua_slot(G, c->ops[k]), tps[k], bps[k]);
 }

@@ -1493,6 +1493,9 @@ static void emit_lua_call(CG *G, KirInsn *v, KtySpec *callee) {
   if (nr > 0) G->vals[v->id] = G->results[v->id][0];
 }
 
+static void emit_call(CG *G, KirInsn *v);
+void cg_func_call(CG *G, const KirInsn *v) { emit_call(G, (KirInsn *)v); }   /* (v itself unchanged) */
+
 static void emit_call(CG *G, KirInsn *v) {
   Type ft = G->sp->types[v->args[0]->id];
   /* kjit.prange (cg_prange.c): the call setting up the loop, its tfor call */
@@ -1614,6 +1617,7 @@ static void emit_insn(CG *G, KirInsn *v) {
   }
   if (v->op == KIR_CALL && (sp->consts[v->id].kind == T_UNKNOWN ||
                             sp->types[v->args[0]->id].kind != T_BUILTIN)) {
+    if (cg_chain_take(G, v)) return;   /* math.sqrt of a Lua value in a chain: cg_chain.c */
     emit_call(G, v);
     return;
   }
@@ -1690,6 +1694,7 @@ static void emit_insn(CG *G, KirInsn *v) {
     break;
   }
   default:
+    if (KIR_ISARITH(v->op) && cg_chain_take(G, v)) break;   /* on a chain's sqrt: cg_chain.c */
     if (KIR_ISARITH(v->op)) { G->vals[v->id] = cg_arith(G, v); break; }
     cg_error(G, v, "'%s' is not supported by the bytecode code generator", kir_opname[v->op]);
   }

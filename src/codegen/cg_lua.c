@@ -2446,21 +2446,28 @@ static void raise_num(CG *G, const KirInsn *v, LLVMValueRef rc, void *ud) {
 static CgVal tonumber(CG *G, CgVal x, const KirInsn *use, int strings, const char *pre,
                       const char *post);
 
+/* "bad argument #argi to 'name' (number expected, got ": a math
+** function's call use (cg_chain.c's sqrt too). */
+const char *cg_lua_tonumber_pre(CG *G, const KirInsn *use, int argi) {
+  const char *name = cg_argerror_name(G, use, kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref));
+  return cg_strf(G, use, "bad argument #%d to '%s' (number expected, got ", argi, name);
+}
+
 CgVal cg_lua_tonumber(CG *G, CgVal x, const KirInsn *use, int argi) {
   const char *pre;
   if (use->op == KIR_FORPREP) {
     static const char *const what[3] = { "initial value", "limit", "step" };
     pre = cg_strf(G, use, "bad 'for' %s (number expected, got ", what[argi]);
   } else {
-    const char *name = "?";
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN && argi == 2 &&
         (G->sp->types[use->args[0]->id].ref == B_ARR_FILL ||
          G->sp->types[use->args[0]->id].ref == B_KJIT_FULL))
       /* a fill value: buffer.c's storeval is strict (no strings) and names no argument */
       return tonumber(G, x, use, 0, "number expected, got ", "");
     if (use->op == KIR_CALL && G->sp->types[use->args[0]->id].kind == T_BUILTIN)   /* kjit.f32: 'f32' */
-      name = cg_argerror_name(G, use, kty_call_name(G->sp, use, G->sp->types[use->args[0]->id].ref));
-    pre = cg_strf(G, use, "bad argument #%d to '%s' (number expected, got ", argi, name);
+      pre = cg_lua_tonumber_pre(G, use, argi);
+    else
+      pre = cg_strf(G, use, "bad argument #%d to '%s' (number expected, got ", argi, "?");
   }
   return tonumber(G, x, use, 1, pre, ")");
 }

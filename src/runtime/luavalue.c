@@ -1095,6 +1095,17 @@ int32_t kjit_lv_chain(lua_State *L, const KlvChainOp *ops, int32_t nops, int32_t
                        o->a.line, &o->a, NULL);
       break;
     }
+    case KLV_CHAIN_SQRT: {   /* its argument as luaL_checknumber takes it (strings convert) */
+      int top = lua_gettop(L), ok;
+      int32_t a = pushop(L, tag[0], bits[0], slot[0]);
+      double d = (double)lua_tonumberx(L, a, &ok);
+      if (!ok) kjit_lv_typeerror(L, a, o->a.infoa, o->a.infob, o->a.chunk, o->a.line);
+      lua_settop(L, top);
+      d = sqrt(d);
+      memcpy(&out, &d, 8);
+      rc = KLV_FLT;
+      break;
+    }
     default:
       rc = kjit_lv_arithx(L, o->a.op, tag[0], bits[0], slot[0], tag[1], bits[1], slot[1],
                           base + o->dst, &out, o->a.chunk, o->a.line, o->a.infoa, o->a.infob, &o->a);

@@ -180,7 +180,8 @@ int32_t kjit_lv_sarith(lua_State *L, const KlvArith *s, int32_t atag, int64_t ab
 ** it). */
 enum { KLV_CHAIN_GET = -1, KLV_CHAIN_SET = -2,    /* KlvChainOp.a.op, else LUA_OPADD ... */
        KLV_CHAIN_GETI = -3, KLV_CHAIN_SETI = -4,
-       KLV_CHAIN_EQ = -5, KLV_CHAIN_LT = -6, KLV_CHAIN_LE = -7 };   /* (results 0 or 1) */
+       KLV_CHAIN_EQ = -5, KLV_CHAIN_LT = -6, KLV_CHAIN_LE = -7,   /* (results 0 or 1) */
+       KLV_CHAIN_SQRT = -8 };   /* math.sqrt (a float; a.infoa, a.infob: its argument error's words) */
 typedef struct KlvChainOp {
   KlvArith a;
   int32_t x, y, z;   /* operands: >= 0 leaf x, < 0 the result of operation -1 - x;

@@ -1002,3 +1002,193 @@ test("writes over a place the chain checked: the value's kind kept, or set", fun
   local _, kinds = f:inspect("llvm"):gsub("store i8 19,", "")
   eq(kinds, 0, "kind bytes stored by the writes")
 end)
+
+-- A frozen constant read between two operations (`local sqrt =
+-- math.sqrt` read in the loop, `math.abs` through the global `math`)
+-- emits no code, so the chain goes on across it (cg_chain.c quiet):
+-- programs/nbody's `bix - bj.x` and `dx * dx + ...` are one chain. Every
+-- kind of value the one chain's call then meets, as interpreted.
+local sqrt = math.sqrt
+local function dist(a, b, dt)
+  local dx, dy = a.x - b.x, a.y - b.y
+  local d = sqrt(dx * dx + dy * dy)
+  local ex = a.x * dt
+  local e = math.abs(ex - b.y * dt)
+  return d, dx, dy, e, math.type(dx), math.type(ex)
+end
+
+test("a chain across a frozen constant's read: the interpreter's results on every path", function()
+  T.check(dist, function() return { x = 4.5, y = 1.0 }, { x = 1.5, y = -3.0 }, 0.5 end)
+  T.check(dist, function() return { x = 4, y = 1 }, { x = 1, y = -3 }, 2 end)
+  T.check(dist, function() return { x = 4.5, y = 1 }, { x = 1, y = -3.0 }, 0.5 end)
+  T.check(dist, function() return { x = "4.5", y = 1.0 }, { x = 1.5, y = "-3" }, 0.5 end)
+  T.check(dist, function() return setmetatable({ y = 1.0 }, { __index = { x = 2.5 } }), { x = 1.5, y = 0.5 }, 0.5 end)
+  -- __index (a function logging each key, in the tables' own log): read
+  -- in the program's order by the chain's call
+  T.check(dist, function()
+    local log = {}
+    return setmetatable({ y = 1.0, log = log }, Logged), setmetatable({ x = 1.5, log = log }, Logged), 0.5
+  end)
+  local V = {}
+  V.__sub = function(p, q) return 3.0 end
+  V.__mul = function(p, q) return 2.0 end
+  T.check(dist, function() return { x = setmetatable({}, V), y = 1.0 }, { x = 1.5, y = 0.5 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'y')", dist,
+                function() return { x = 1.5 }, { x = 1.5, y = 0.5 }, 0.5 end)
+  T.check_error("attempt to perform arithmetic on a table value", dist,
+                function() return { x = 1.5, y = {} }, { x = 1.5, y = 0.5 }, 0.5 end)
+  -- a metamethod's table reaching sqrt: its argument error, located
+  local W = {}
+  local function w() return setmetatable({}, W) end
+  W.__sub, W.__mul, W.__add = w, w, w
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got table)", dist,
+                function() return { x = w(), y = 1 }, { x = 1.5, y = 0.5 }, 0.5 end)
+  -- in a loop, the fields rewritten between calls
+  local function walk(ps, n, dt)
+    local s = 0.0
+    for i = 1, n do
+      local p = ps[i]
+      local dx, dy = p.x - p.ox, p.y - p.oy
+      s = s + sqrt(dx * dx + dy * dy) * dt
+      p.ox, p.oy = p.x, p.y
+    end
+    return s
+  end
+  T.check(walk, function()
+    local ps = {}
+    for i = 1, 20 do ps[i] = { x = i * 1.5, y = -i, ox = 0.5, oy = i % 3 == 0 and "2" or 0.25 } end
+    ps[7].x = 7
+    return ps, 20, 0.125
+  end)
+end)
+
+test("a chain across a frozen constant's read: one chain, one helper", function()
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
+  local f = kjit.jit(function(a, b)
+    local dx, dy = a.x - b.x, a.y - b.y
+    return sqrt(dx * dx + dy * dy)
+  end)
+  eq(f({ x = 4.5, y = 1.0 }, { x = 1.5, y = -3.0 }), 5.0)
+  local _, calls = f:inspect("llvm"):gsub("call i32 @kjit_lv_chain", "")
+  eq(calls, 1, "chain helpers (the sqrt upvalue's read split the chain in two)")
+end)
+
+-- math.sqrt of a Lua value and float arithmetic on its result are members
+-- of the chain that computes the argument (cg_chain.c issqrt,
+-- native_member): `local d = sqrt(dx*dx + dy*dy); local mag = dt / (d *
+-- d * d)` and the velocities after it are one chain, checked once. Its
+-- call computes sqrt as luaL_checknumber takes the argument (an integer,
+-- a string that converts) or raises sqrt's argument error.
+local function pull(p, q, dt)
+  local dx, dy = p.x - q.x, p.y - q.y
+  local d = sqrt(dx * dx + dy * dy)
+  local mag = dt / (d * d * d)
+  p.vx = p.vx - dx * q.m * mag
+  p.vy = p.vy - dy * q.m * mag
+  q.d = d * 2.0
+  return d, mag, -d, math.type(dx)
+end
+
+test("math.sqrt in a chain: every kind of argument, as interpreted", function()
+  local function make(px, py, qx, qy, m)
+    return { x = px, y = py, vx = 0.5, vy = -0.5 }, { x = qx, y = qy, m = m or 2.0 }, 0.01
+  end
+  T.check(pull, function() return make(4.5, 1.0, 1.5, -3.0) end)
+  T.check(pull, function() return make(4, 1, 1, -3, 2) end)             -- integers: sqrt(25)
+  T.check(pull, function() return make(4, 1.0, 1, -3.0) end)
+  T.check(pull, function() return make("4.5", 1.0, 1.5, "-3") end)      -- strings convert
+  T.check(pull, function() return make(1.5, 2.5, 1.5, 2.5) end)         -- d = 0: mag inf
+  T.check(pull, function() return make(3.0, 0.0, 0.0, 0.0, "2") end)
+  T.check(pull, function()
+    local log = {}
+    return setmetatable({ y = 1.0, vx = 0.5, vy = 0.5, log = log }, Logged),
+           setmetatable({ x = 1.5, m = 1.0, log = log }, Logged), 0.5
+  end)
+  -- a metamethod's number: the chain's call runs it, then sqrt
+  local N = { __sub = function() return 16 end, __mul = function(a, b) return 9 end }
+  T.check(pull, function() return make(setmetatable({}, N), 1.0, 1.5, 2.0) end)
+  -- sqrt's own errors, and errors after it (the writes before them left done)
+  local W = {}
+  local function w() return setmetatable({}, W) end
+  W.__sub, W.__mul, W.__add = w, w, w
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got table)", pull,
+                function() return make(w(), 1.0, 1.5, 2.0) end)
+  local S = {}
+  S.__sub = function() return setmetatable({}, S) end
+  S.__mul, S.__add = S.__sub, function() return "abc" end
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got string)", pull,
+                function() return make(setmetatable({}, S), 1.0, 1.5, 2.0) end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'm')", pull,
+                function() local p, q, dt = make(4.5, 1.0, 1.5, -3.0); q.m = nil; return p, q, dt end)
+  T.check_error("attempt to perform arithmetic on a nil value (field 'vy')", pull,
+                function() local p, q, dt = make(4.5, 1.0, 1.5, -3.0); p.vy = nil; return p, q, dt end)
+  -- through the global math, the name Lua gives in the error
+  local function g(p) return math.sqrt(p.a * p.b) + p.c end
+  T.check(g, function() return { a = 2.0, b = 8.0, c = 0.5 } end)
+  T.check(g, function() return { a = 2, b = 8, c = 1 } end)
+  T.check_error("bad argument #1 to 'sqrt' (number expected, got table)", g,
+                function() return { a = setmetatable({}, W), b = 8.0, c = 0.5 } end)
+end)
+
+test("math.sqrt in a chain: loops, fields changing kind, collections at every allocation", function()
+  local function steps(ps, n, dt, k)
+    local e = 0.0
+    for _ = 1, k do
+      for i = 1, n do
+        local p = ps[i]
+        for j = i + 1, n do
+          local q = ps[j]
+          local dx, dy = p.x - q.x, p.y - q.y
+          local d = sqrt(dx * dx + dy * dy + 0.01)
+          local mag = dt / (d * d * d)
+          p.vx = p.vx - dx * q.m * mag
+          q.vx = q.vx + dx * p.m * mag
+          e = e + d
+        end
+        p.x = p.x + dt * p.vx
+      end
+    end
+    return e
+  end
+  local P = { __index = function(t, k) return k == "m" and 1.5 or nil end }
+  local function make()
+    local ps = {}
+    for i = 1, 8 do ps[i] = { x = i * 1.25, y = -i * 0.5, vx = 0.0, m = 1.0 + i / 8 } end
+    ps[3].x, ps[5].y = 3, "2.5"                      -- an integer, a string
+    ps[6] = setmetatable({ x = 0.5, y = 0.25, vx = 0.0 }, P)   -- m from __index
+    return ps, 8, 0.01, 6
+  end
+  T.check(steps, make)
+  collectgarbage("generational", 0, 0)
+  local ok, err = pcall(T.check, steps, make)
+  collectgarbage("incremental", 200, 100, 13)
+  if not ok then error(err, 0) end
+end)
+
+-- sqrt through an upvalue the function assigns (another function there
+-- mid-loop): a call of a value, not a chain's sqrt
+local sq = math.sqrt
+local function swapped(p, n)
+  local s = 0.0
+  for i = 1, n do
+    s = s + sq(p.x * p.x + p.y) * p.k
+    if i == 2 then sq = math.abs end
+  end
+  sq = math.sqrt
+  return s
+end
+
+test("math.sqrt through an upvalue the function assigns: as interpreted", function()
+  T.check(swapped, function() return { x = 3.0, y = 16.0, k = 0.5 }, 4 end)
+  T.check(swapped, function() return { x = 3, y = 16, k = 1 }, 4 end)
+end)
+
+test("math.sqrt in a chain: one chain, no conversion call", function()
+  if os.getenv("KJIT_NO_CHAINS") then skip("chains are off (KJIT_NO_CHAINS)") end
+  local f = kjit.jit(pull)
+  f({ x = 4.5, y = 1.0, vx = 0.5, vy = -0.5 }, { x = 1.5, y = -3.0, m = 2.0 }, 0.01)
+  local ir = f:inspect("llvm")
+  local _, calls = ir:gsub("call i32 @kjit_lv_chain", "")
+  eq(calls, 1, "chain helpers (sqrt ended the chain: two)")
+  truthy(not ir:find("kjit_lv_tonum", 1, true), "sqrt's argument converted by a call of its own")
+end)
