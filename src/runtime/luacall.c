@@ -453,9 +453,12 @@ int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *ou
   return kjit_lv_take(L, dst, out);
 }
 
-static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs,
-                           int32_t *tags, int64_t *bits, const int32_t *slots, int32_t nres,
-                           int32_t dst, KlcSite *s, KErr *err) {
+/* (inlined into both of its callers: kjit_lc_call's common call for
+** exactly nres >= 0 values, where it was 15 instructions a call cheaper
+** than with native_open's counts folded in, and native_open) */
+static inline __attribute__((always_inline)) int32_t
+native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
+            const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
   const KlsState *st = (const KlsState *)(void *)L;
   const KlsStackValue *fr = st->ci->func;
   const KlsTValue *fv = &fr[f].val;
@@ -465,9 +468,9 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   const KlcFill *sf = &s->fill;
   /* (its fill's state is its owner's: no compare of sf->reg) */
   if (fv->tt_ != KLS_LCL || fv->value_.gc != sf->fn ||
-      sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) ||
-      nargs != sf->nargs || nres > sf->nret)
+      sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != sf->nargs)
     return KLC_MISS;
+  if (nres > sf->nret) return KLC_MISS;   /* (nres >= 0: native_open's count) */
   int64_t a[KJIT_MAXARGS + 1];
   for (int i = 0; i < nargs; i++) {
     /* the argument's kind (a number's tag is its kind, KLV_INT = KLC_KINT
@@ -544,11 +547,48 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   return KLV_OK;
 }
 
+/* A native call whose values go on (kjit_lc_call's nres < 0): the callee
+** gives exactly its fill's count (kd_native_site: no open count), so the
+** call is native_call's for the results taken (take), with nil after them
+** up to those wanted (want), as lua_call pads them and kjit_lv_take
+** leaves a nil (in its slot); where the slow path would raise KLC_NRES
+** (an open call's value not exactly one, a return's more than it passes
+** on), it is left to it. */
+static __attribute__((noinline)) int32_t
+native_open(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
+            const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
+  const KlsState *st = (const KlsState *)(void *)L;
+  if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;   /* (then the fill is ours to read) */
+  int nret = s->fill.nret, take, want;
+  if (nres == -1) {   /* an open call passing on its one value (finish: else KLC_NRES) */
+    if (nret != 1) return KLC_MISS;
+    take = want = 1;
+  } else if (nres <= KLC_ADJUST) {   /* to a compiled function's k parameters: adjusted */
+    want = KLC_ADJUST - nres;
+    take = nret < want ? nret : want;
+  } else {   /* to a return: up to -nres - 1 values, nil after them, the count in bits[want] */
+    want = -nres - 1;
+    if (nret > want) return KLC_MISS;
+    take = nret;
+  }
+  int32_t rc = native_call(L, tramp, f, nargs, tags, bits, slots, take, dst, s, err);
+  if (rc != KLV_OK) return rc;
+  for (int r = take; r < want; r++) {
+    st->ci->func[dst + r].val.tt_ = KLS_NIL;   /* (not collectable: no barrier) */
+    tags[r] = KLV_INSLOT;
+    bits[r] = 0;
+  }
+  if (nres < -1 && nres > KLC_ADJUST) bits[want] = take;
+  return KLV_OK;
+}
+
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
                      KErr *err) {
   if (nsite != NULL &&
-      native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK)
+      (nres >= 0 ? native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err)
+                 : native_open(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err)) ==
+          KLV_OK)
     return KLV_OK;
   if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
       ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
@@ -566,26 +606,45 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
 /* f(a, b, g(c, ...)) where g's values all go to f (both Lua values): the
 ** arguments of f are tags[0 .. n), g's tags[n .. n + ni); g runs first,
 ** its results left on the stack as f's last arguments, as many as it
-** gives. Returns kjit_lc_call's codes for f, or KLC_INNER + the code for g. */
+** gives. Then f is called as kjit_lc_call calls any value, g's values
+** passed as the slots they stand in: a Lua function runs compiled where
+** the hook compiles it, as at any call (f pushed under the trampoline and
+** called there ran interpreted: vectors' `p:add(e.vel:scale(dt))`); only
+** more values than a compiled call takes (KJIT_MAXARGS) are called that
+** way. nsite: f's native cache (kjit_lc_call's), err the caller's record.
+** Returns kjit_lc_call's codes for f, or KLC_INNER + the code for g. */
 int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
                             int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
-                            int32_t nres, int32_t dst) {
+                            int32_t nres, int32_t dst, KlcSite *nsite, KErr *err) {
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
   KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   nest_open(&gc, __builtin_frame_address(0));
-  /* f, under its trampoline, with its own arguments; g's values after them */
+  run_call(L, base, &gc, LUA_MULTRET);   /* (an open call: count first) */
+  lua_remove(L, base + 1);
+  nest_close(&gc);
+  int k = lua_gettop(L) - base;   /* g's values, from base + 1 on */
+  if (n + k <= KJIT_MAXARGS) {
+    for (int i = 0; i < k; i++) {
+      tags[n + i] = KLV_INSLOT;
+      bits[n + i] = 0;
+      slots[n + i] = base + 1 + i;
+    }
+    int32_t rc = kjit_lc_call(L, tramp, f, n + k, tags, bits, slots, nres, dst, nsite, err);
+    lua_settop(L, base);
+    return rc;
+  }
+  if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
+  /* f, under its trampoline, with its own arguments, put below g's values */
   lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
   lua_pushvalue(L, f);
   for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  int mid = lua_gettop(L);
-  run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
-  lua_remove(L, mid + 1);
-  if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
-  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL, NULL };
+  lua_rotate(L, base + 1, n + 2);
+  KlcCall fc = { tramp, f, n + k, tags, bits, slots, 0, 0, 1, NULL, NULL };
+  nest_open(&fc, __builtin_frame_address(0));
   int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);
-  nest_close(&gc);
+  nest_close(&fc);
   return rc;
 }
 
