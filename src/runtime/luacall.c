@@ -392,7 +392,9 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 ** code, cg_callvalue.c): the closure it called last, when that closure ran
 ** as a compiled specialization that takes only numbers and tables and
 ** gives only numbers, with the specialization's entry and the argument
-** kinds it was made for. kjit_lc_call tries it first (native_call): when
+** kinds it was made for, and a second such closure (KlcSite.fill2: a
+** site over objects of two classes keeps both; native_second tries it
+** where the first missed). kjit_lc_call tries it first (native_call): when
 ** the value in the callee's slot is that very closure, of the same Lua
 ** state and epoch, and the arguments are of those kinds, the entry is
 ** called at once with the arguments as its slots (numbers as their bits,
@@ -400,7 +402,12 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 ** caller's own error record. No Lua stack push, no inline-cache hash, no
 ** generic direct run; what runs is what the slow path would run for the
 ** same call (it filled the site: host/callval.c kcv_compiled), so the
-** answers are the same.
+** answers are the same. Not only calls for exactly nres values: an open
+** call passing on its one value, a return of a call and an open call
+** adjusted to a compiled callee's parameters have sites too, and call
+** natively where the callee's fixed count of results serves them
+** (native_open: nil after them, as lua_call pads them); the slow path
+** keeps what would raise kjit's count errors.
 **
 ** When Lua would see another function, the site misses and the slow path
 ** runs (and refills it):
@@ -453,19 +460,21 @@ int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *ou
   return kjit_lv_take(L, dst, out);
 }
 
-/* (inlined into both of its callers: kjit_lc_call's common call for
-** exactly nres >= 0 values, where it was 15 instructions a call cheaper
-** than with native_open's counts folded in, and native_open) */
+/* The call through fill sf of site s (s->fill or s->fill2). (Inlined into
+** each of its callers: kjit_lc_call's common call for exactly nres >= 0
+** values through the first fill, where it was 15 instructions a call
+** cheaper than with native_open's counts folded in, and 9 than with the
+** choice of fill folded in; native_second; native_open.) */
 static inline __attribute__((always_inline)) int32_t
 native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
-            const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
+            const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, const KlcFill *sf,
+            KErr *err) {
   const KlsState *st = (const KlsState *)(void *)L;
   const KlsStackValue *fr = st->ci->func;
   const KlsTValue *fv = &fr[f].val;
-  /* (the fill read only where this state owns the site, whose fill only
+  /* (the fill read only where this state owns the site, whose fills only
   ** this thread writes meanwhile: callsite.c) */
   if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;
-  const KlcFill *sf = &s->fill;
   /* (its fill's state is its owner's: no compare of sf->reg) */
   if (fv->tt_ != KLS_LCL || fv->value_.gc != sf->fn ||
       sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != sf->nargs)
@@ -559,7 +568,9 @@ native_open(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags
             const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
   const KlsState *st = (const KlsState *)(void *)L;
   if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;   /* (then the fill is ours to read) */
-  int nret = s->fill.nret, take, want;
+  const KlcFill *sf = &s->fill;
+  if (st->ci->func[f].val.value_.gc != sf->fn) sf = &s->fill2;   /* (the site's second callee) */
+  int nret = sf->nret, take, want;
   if (nres == -1) {   /* an open call passing on its one value (finish: else KLC_NRES) */
     if (nret != 1) return KLC_MISS;
     take = want = 1;
@@ -571,7 +582,7 @@ native_open(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags
     if (nret > want) return KLC_MISS;
     take = nret;
   }
-  int32_t rc = native_call(L, tramp, f, nargs, tags, bits, slots, take, dst, s, err);
+  int32_t rc = native_call(L, tramp, f, nargs, tags, bits, slots, take, dst, s, sf, err);
   if (rc != KLV_OK) return rc;
   for (int r = take; r < want; r++) {
     st->ci->func[dst + r].val.tt_ = KLS_NIL;   /* (not collectable: no barrier) */
@@ -582,13 +593,22 @@ native_open(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags
   return KLV_OK;
 }
 
+/* The call through the site's second fill (callsite.h KlcSite.fill2: a
+** site over two classes), where the first missed. */
+static __attribute__((noinline)) int32_t
+native_second(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
+              const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
+  return native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, s, &s->fill2, err);
+}
+
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
                      KErr *err) {
   if (nsite != NULL &&
-      (nres >= 0 ? native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err)
-                 : native_open(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err)) ==
-          KLV_OK)
+      (nres >= 0
+           ? native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, &nsite->fill, err) == KLV_OK ||
+                 native_second(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK
+           : native_open(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK))
     return KLV_OK;
   if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
       ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
