@@ -607,7 +607,7 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     LLVMValueRef as[14] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n),
                             cg_i32(G, sp->upvref[in->id]), ifslot, cg_i32(G, ni), p32, p64, ps32,
                             cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst,
-                            native_site(G), G->err };
+                            cg_lua_hot_at(G, v) ? native_site(G) : LLVMConstNull(G->i8p), G->err };
     rc = cg_ccall(G, "kjit_lc_call_spread", G->i32, ps, as, 14);
     /* the inner call not callable: its own message (KLC_INNER + code) */
     LLVMValueRef inner = LLVMBuildICmp(G->B, LLVMIntUGE, rc, cg_i32(G, KLC_INNER), "");
@@ -632,8 +632,11 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     ** own (luacall.c "Native calls"; callsite.h KlcSite): one for exactly
     ** nres values, a generic for's iterator call, and one whose values go
     ** on (an open call's one value, a return's, a compiled callee's
-    ** parameters: luacall.c native_call takes the callee's fixed count) */
-    as[9] = !(v->flags & KIR_F_OPEN) && (cnres >= 0 || !tfor) ? native_site(G) : LLVMConstNull(G->i8p);
+    ** parameters: luacall.c native_open takes the callee's fixed count),
+    ** where it runs often (cg_lua_hot_at: a main chunk's `print(f(n))`
+    ** made recursive-fib's whole run 0.5% dearer, its compile) */
+    as[9] = !(v->flags & KIR_F_OPEN) && (cnres >= 0 || (!tfor && cg_lua_hot_at(G, v)))
+                ? native_site(G) : LLVMConstNull(G->i8p);
     /* a hot site makes its native calls itself (native_inline), the
     ** helper its slow path */
     LLVMBasicBlockRef slow = NULL, join = NULL, fast_end = NULL;

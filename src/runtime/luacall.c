@@ -629,42 +629,53 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
 ** gives. Then f is called as kjit_lc_call calls any value, g's values
 ** passed as the slots they stand in: a Lua function runs compiled where
 ** the hook compiles it, as at any call (f pushed under the trampoline and
-** called there ran interpreted: vectors' `p:add(e.vel:scale(dt))`); only
-** more values than a compiled call takes (KJIT_MAXARGS) are called that
-** way. nsite: f's native cache (kjit_lc_call's), err the caller's record.
-** Returns kjit_lc_call's codes for f, or KLC_INNER + the code for g. */
+** called there ran interpreted: vectors' `p:add(e.vel:scale(dt))`); C
+** functions, other callables and more values than a compiled call takes
+** (KJIT_MAXARGS) are still called that way. nsite: f's native cache
+** (kjit_lc_call's), err the caller's record. Returns kjit_lc_call's
+** codes for f, or KLC_INNER + the code for g. */
 int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
                             int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
                             int32_t nres, int32_t dst, KlcSite *nsite, KErr *err) {
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
+  /* (a Lua function: g's values stay where they stand, f's arguments by
+  ** their slots; anything else, as before, under its trampoline first,
+  ** without the hook's question: mandelbrot's char(unpack(buf, 1, p))) */
+  int luaf = lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f);
+  if (!luaf) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+    lua_pushvalue(L, f);
+    for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+  }
+  int mid = lua_gettop(L);
   KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   nest_open(&gc, __builtin_frame_address(0));
-  run_call(L, base, &gc, LUA_MULTRET);   /* (an open call: count first) */
-  lua_remove(L, base + 1);
-  nest_close(&gc);
-  int k = lua_gettop(L) - base;   /* g's values, from base + 1 on */
-  if (n + k <= KJIT_MAXARGS) {
+  run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
+  lua_remove(L, mid + 1);
+  int k = lua_gettop(L) - mid;   /* g's values, from mid + 1 on */
+  if (luaf && n + k <= KJIT_MAXARGS) {
+    nest_close(&gc);
     for (int i = 0; i < k; i++) {
       tags[n + i] = KLV_INSLOT;
       bits[n + i] = 0;
-      slots[n + i] = base + 1 + i;
+      slots[n + i] = mid + 1 + i;
     }
     int32_t rc = kjit_lc_call(L, tramp, f, n + k, tags, bits, slots, nres, dst, nsite, err);
     lua_settop(L, base);
     return rc;
   }
-  if (!callable(L, f)) { lua_settop(L, base); return KLV_BADA; }
-  /* f, under its trampoline, with its own arguments, put below g's values */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
-  lua_pushvalue(L, f);
-  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  lua_rotate(L, base + 1, n + 2);
-  KlcCall fc = { tramp, f, n + k, tags, bits, slots, 0, 0, 1, NULL, NULL };
-  nest_open(&fc, __builtin_frame_address(0));
+  if (luaf) {   /* more values than a compiled call takes: f and its own put below them */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+    lua_pushvalue(L, f);
+    for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+    lua_rotate(L, base + 1, n + 2);
+  }
+  if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
+  KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL, NULL };
   int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);
-  nest_close(&fc);
+  nest_close(&gc);
   return rc;
 }
 
