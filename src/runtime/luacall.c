@@ -656,6 +656,8 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   lua_remove(L, mid + 1);
   int k = lua_gettop(L) - mid;   /* g's values, from mid + 1 on */
   if (luaf && n + k <= KJIT_MAXARGS) {
+    /* (g's values stay on the Lua stack, which anchors them, until f has
+    ** returned and the stack is put back to base) */
     nest_close(&gc);
     for (int i = 0; i < k; i++) {
       tags[n + i] = KLV_INSLOT;
