@@ -236,6 +236,11 @@ kjit_lua_test_again(test_callproto_api test_callproto "KJIT_NO_STACK_READS=1")
 # The native call protocol (tests/lua/test_nativecall.lua) again through the
 # Lua API only (KJIT_NO_STACK_READS=1: no native calls, the slow path alone).
 kjit_lua_test_again(test_nativecall_api test_nativecall "KJIT_NO_STACK_READS=1")
+# ... and the native calls of open calls, returns and spread calls
+# (tests/lua/test_callsite_open.lua) the same way.
+kjit_lua_test_again(test_callsite_open_api test_callsite_open "KJIT_NO_STACK_READS=1")
+# ... and a call site's second native callee (tests/lua/test_callsite_classes.lua).
+kjit_lua_test_again(test_callsite_classes_api test_callsite_classes "KJIT_NO_STACK_READS=1")
 
 # Upvalues compiled code assigns, read and written in place
 # (tests/lua/test_upvalue_sites.lua) again through the Lua API only

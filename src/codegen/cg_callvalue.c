@@ -599,13 +599,16 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     cg_error(G, v, "internal error: a call without its trampoline");
   LLVMValueRef rc;
   if (in) {
-    LLVMTypeRef ps[12] = { G->i8p, G->i32, G->i32, G->i32, G->i32, G->i32, G->i32,
+    /* (the outer call's native cache: runtime/luacall.c kjit_lc_call_spread
+    ** calls it as kjit_lc_call does, g's values its last arguments) */
+    LLVMTypeRef ps[14] = { G->i8p, G->i32, G->i32, G->i32, G->i32, G->i32, G->i32,
                            LLVMPointerType(G->i32, 0), LLVMPointerType(G->i64, 0),
-                           LLVMPointerType(G->i32, 0), G->i32, G->i32 };
-    LLVMValueRef as[12] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n),
+                           LLVMPointerType(G->i32, 0), G->i32, G->i32, G->i8p, G->errp };
+    LLVMValueRef as[14] = { G->luaL, cg_i32(G, sp->upvref[v->id]), fslot, cg_i32(G, n),
                             cg_i32(G, sp->upvref[in->id]), ifslot, cg_i32(G, ni), p32, p64, ps32,
-                            cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst };
-    rc = cg_ccall(G, "kjit_lc_call_spread", G->i32, ps, as, 12);
+                            cg_i32(G, toret ? -1 - toret : v->aux < 0 ? -1 : nres), dst,
+                            cg_lua_hot_at(G, v) ? native_site(G) : LLVMConstNull(G->i8p), G->err };
+    rc = cg_ccall(G, "kjit_lc_call_spread", G->i32, ps, as, 14);
     /* the inner call not callable: its own message (KLC_INNER + code) */
     LLVMValueRef inner = LLVMBuildICmp(G->B, LLVMIntUGE, rc, cg_i32(G, KLC_INNER), "");
     LLVMBasicBlockRef ib = cg_bb(G, "innerbad"), ob = cg_bb(G, "innerok");
@@ -625,10 +628,15 @@ void cg_fn_call(CG *G, const KirInsn *v) {
     /* a generic for's iterator: runtime/luatfor.c (its trampoline raises
     ** what is not callable itself, with the interpreter's words) */
     int tfor = (v->flags & KIR_F_TFOR) != 0;
-    /* a call for exactly nres values has a native cache of its own
-    ** (luacall.c "Native calls"; callsite.h KlcSite), a generic for's
-    ** iterator call too */
-    as[9] = cnres >= 0 && !(v->flags & KIR_F_OPEN) ? native_site(G) : LLVMConstNull(G->i8p);
+    /* a call with a fixed count of arguments has a native cache of its
+    ** own (luacall.c "Native calls"; callsite.h KlcSite): one for exactly
+    ** nres values, a generic for's iterator call, and one whose values go
+    ** on (an open call's one value, a return's, a compiled callee's
+    ** parameters: luacall.c native_open takes the callee's fixed count),
+    ** where it runs often (cg_lua_hot_at: a main chunk's `print(f(n))`
+    ** made recursive-fib's whole run 0.5% dearer, its compile) */
+    as[9] = !(v->flags & KIR_F_OPEN) && (cnres >= 0 || (!tfor && cg_lua_hot_at(G, v)))
+                ? native_site(G) : LLVMConstNull(G->i8p);
     /* a hot site makes its native calls itself (native_inline), the
     ** helper its slow path */
     LLVMBasicBlockRef slow = NULL, join = NULL, fast_end = NULL;

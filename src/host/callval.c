@@ -826,12 +826,17 @@ static void release_fill(lua_State *L, const KlcFill *f, const void *reg, uint32
 /* Empties site s where its fill is of the state reg in epoch ep, that
 ** fill's references released (only reg's thread, where reg owns s, reads
 ** or writes its fill: runtime/callsite.c). */
+static void clear_fill(lua_State *L, KlcFill *f, const void *reg, uint32_t ep) {
+  KlcFill old = *f;
+  if (old.fn == NULL || old.reg != reg || old.epoch != ep) return;
+  memset(f, 0, sizeof *f);
+  release_fill(L, &old, reg, ep);
+}
+
 static void clear_site(lua_State *L, KlcSite *s, const void *reg, uint32_t ep) {
   if (!kjit_lc_site_mine(s, reg)) return;
-  KlcFill old = s->fill;
-  if (old.fn == NULL || old.reg != reg || old.epoch != ep) return;
-  memset(&s->fill, 0, sizeof s->fill);
-  release_fill(L, &old, reg, ep);
+  clear_fill(L, &s->fill, reg, ep);
+  clear_fill(L, &s->fill2, reg, ep);
 }
 
 /* The inline cache's entry (way) for closure fn called through trampoline
@@ -866,13 +871,23 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   /* only its owner writes a site (runtime/callsite.c: another state's
   ** calls there take this slow path) */
   if (!kjit_lc_site_own(s, e->reg)) return;
-  KlcFill old = s->fill;
+  /* which of the site's two fills (callsite.h): the one naming this
+  ** closure; else the second where the first names another closure of
+  ** this state and epoch and the second is empty or stale (a site over
+  ** two classes keeps both); else the first */
+  KlcFill *at = &s->fill;
+  if (s->fill2.fn == e->fn && s->fill2.reg == e->reg && s->fill2.epoch == e->epoch) at = &s->fill2;
+  else if (s->fill.fn != NULL && s->fill.fn != e->fn && s->fill.reg == e->reg &&
+           s->fill.epoch == e->epoch &&
+           !(s->fill2.fn != NULL && s->fill2.reg == e->reg && s->fill2.epoch == e->epoch))
+    at = &s->fill2;
+  KlcFill old = *at;
   if (old.fn == e->fn && old.reg == e->reg && old.epoch == e->epoch && old.nargs == e->nkind &&
       old.guard == e->guard && memcmp(old.kinds, e->kinds, (size_t)e->nkind) == 0)
     return;   /* (filled: the call missed for another reason) */
-  /* a site whose callee or kinds keep changing (objects of several classes
-  ** at one call) stops being refilled: each refill costs registry
-  ** references, more than the native call saves */
+  /* a fill whose callee or kinds keep changing (objects of more classes
+  ** than two at one call) stops being refilled: each refill costs
+  ** registry references, more than the native call saves */
   int same_state = old.fn != NULL && old.reg == e->reg && old.epoch == e->epoch;
   if (same_state && old.refills >= KCV_SITE_REFILLS) return;
   KlcFill n;
@@ -905,7 +920,7 @@ static void fill_site(lua_State *L, KlcSite *s, int32_t f, Entry *e) {
   /* the old fill's references released once the site no longer names it
   ** (references of a closed state, or of an earlier epoch, are not ours
   ** to free) */
-  s->fill = n;
+  *at = n;
   if (same_state) release_fill(L, &old, e->reg, e->epoch);
 }
 

@@ -56,6 +56,12 @@ typedef struct KlcFill {
 typedef struct KlcSite {
   const void *owner;     /* the owner's global state (NULL: none yet), set once */
   KlcFill fill;          /* read and written by the owner's thread only */
+  /* A second callee of the site (another closure than fill's: a method
+  ** call over objects of two classes, ray's `c:intersect` over spheres
+  ** and groups), filled as fill is (host/callval.c fill_site) and read
+  ** by the helper where fill's closure is not the callee (luacall.c
+  ** native_call); compiled code's inline path reads fill only. */
+  KlcFill fill2;
   /* The closure the hook last left to the interpreter for good at this
   ** site (host/callval.c kcv_compiled: one that never compiles), of the
   ** state interp_reg in epoch interp_epoch: its next calls skip the hook

@@ -392,7 +392,9 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 ** code, cg_callvalue.c): the closure it called last, when that closure ran
 ** as a compiled specialization that takes only numbers and tables and
 ** gives only numbers, with the specialization's entry and the argument
-** kinds it was made for. kjit_lc_call tries it first (native_call): when
+** kinds it was made for, and a second such closure (KlcSite.fill2: a
+** site over objects of two classes keeps both; native_second tries it
+** where the first missed). kjit_lc_call tries it first (native_call): when
 ** the value in the callee's slot is that very closure, of the same Lua
 ** state and epoch, and the arguments are of those kinds, the entry is
 ** called at once with the arguments as its slots (numbers as their bits,
@@ -400,7 +402,12 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 ** caller's own error record. No Lua stack push, no inline-cache hash, no
 ** generic direct run; what runs is what the slow path would run for the
 ** same call (it filled the site: host/callval.c kcv_compiled), so the
-** answers are the same.
+** answers are the same. Not only calls for exactly nres values: an open
+** call passing on its one value, a return of a call and an open call
+** adjusted to a compiled callee's parameters have sites too, and call
+** natively where the callee's fixed count of results serves them
+** (native_open: nil after them, as lua_call pads them); the slow path
+** keeps what would raise kjit's count errors.
 **
 ** When Lua would see another function, the site misses and the slow path
 ** runs (and refills it):
@@ -453,21 +460,26 @@ int32_t kjit_lc_native_take(lua_State *L, int32_t from, int32_t dst, int64_t *ou
   return kjit_lv_take(L, dst, out);
 }
 
-static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs,
-                           int32_t *tags, int64_t *bits, const int32_t *slots, int32_t nres,
-                           int32_t dst, KlcSite *s, KErr *err) {
+/* The call through fill sf of site s (s->fill or s->fill2). (Inlined into
+** each of its callers: kjit_lc_call's common call for exactly nres >= 0
+** values through the first fill, where it was 15 instructions a call
+** cheaper than with native_open's counts folded in, and 9 than with the
+** choice of fill folded in; native_second; native_open.) */
+static inline __attribute__((always_inline)) int32_t
+native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
+            const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, const KlcFill *sf,
+            KErr *err) {
   const KlsState *st = (const KlsState *)(void *)L;
   const KlsStackValue *fr = st->ci->func;
   const KlsTValue *fv = &fr[f].val;
-  /* (the fill read only where this state owns the site, whose fill only
+  /* (the fill read only where this state owns the site, whose fills only
   ** this thread writes meanwhile: callsite.c) */
   if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;
-  const KlcFill *sf = &s->fill;
   /* (its fill's state is its owner's: no compare of sf->reg) */
   if (fv->tt_ != KLS_LCL || fv->value_.gc != sf->fn ||
-      sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) ||
-      nargs != sf->nargs || nres > sf->nret)
+      sf->epoch != __atomic_load_n(&kjit_lc_epoch, __ATOMIC_RELAXED) || nargs != sf->nargs)
     return KLC_MISS;
+  if (nres > sf->nret) return KLC_MISS;   /* (nres >= 0: native_open's count) */
   int64_t a[KJIT_MAXARGS + 1];
   for (int i = 0; i < nargs; i++) {
     /* the argument's kind (a number's tag is its kind, KLV_INT = KLC_KINT
@@ -544,11 +556,59 @@ static int32_t native_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs
   return KLV_OK;
 }
 
+/* A native call whose values go on (kjit_lc_call's nres < 0): the callee
+** gives exactly its fill's count (kd_native_site: no open count), so the
+** call is native_call's for the results taken (take), with nil after them
+** up to those wanted (want), as lua_call pads them and kjit_lv_take
+** leaves a nil (in its slot); where the slow path would raise KLC_NRES
+** (an open call's value not exactly one, a return's more than it passes
+** on), it is left to it. */
+static __attribute__((noinline)) int32_t
+native_open(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
+            const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
+  const KlsState *st = (const KlsState *)(void *)L;
+  if (!kjit_lc_site_mine(s, st->l_G)) return KLC_MISS;   /* (then the fill is ours to read) */
+  const KlcFill *sf = &s->fill;
+  if (st->ci->func[f].val.value_.gc != sf->fn) sf = &s->fill2;   /* (the site's second callee) */
+  int nret = sf->nret, take, want;
+  if (nres == -1) {   /* an open call passing on its one value (finish: else KLC_NRES) */
+    if (nret != 1) return KLC_MISS;
+    take = want = 1;
+  } else if (nres <= KLC_ADJUST) {   /* to a compiled function's k parameters: adjusted */
+    want = KLC_ADJUST - nres;
+    take = nret < want ? nret : want;
+  } else {   /* to a return: up to -nres - 1 values, nil after them, the count in bits[want] */
+    want = -nres - 1;
+    if (nret > want) return KLC_MISS;
+    take = nret;
+  }
+  int32_t rc = native_call(L, tramp, f, nargs, tags, bits, slots, take, dst, s, sf, err);
+  if (rc != KLV_OK) return rc;
+  for (int r = take; r < want; r++) {
+    st->ci->func[dst + r].val.tt_ = KLS_NIL;   /* (not collectable: no barrier) */
+    tags[r] = KLV_INSLOT;
+    bits[r] = 0;
+  }
+  if (nres < -1 && nres > KLC_ADJUST) bits[want] = take;
+  return KLV_OK;
+}
+
+/* The call through the site's second fill (callsite.h KlcSite.fill2: a
+** site over two classes), where the first missed. */
+static __attribute__((noinline)) int32_t
+native_second(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags, int64_t *bits,
+              const int32_t *slots, int32_t nres, int32_t dst, KlcSite *s, KErr *err) {
+  return native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, s, &s->fill2, err);
+}
+
 int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int32_t *tags,
                      int64_t *bits, int32_t *slots, int32_t nres, int32_t dst, KlcSite *nsite,
                      KErr *err) {
   if (nsite != NULL &&
-      native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK)
+      (nres >= 0
+           ? native_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, &nsite->fill, err) == KLV_OK ||
+                 native_second(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK
+           : native_open(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err) == KLV_OK))
     return KLV_OK;
   if (nres >= 0 && run_direct_to != NULL && __atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
       ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
@@ -566,25 +626,57 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
 /* f(a, b, g(c, ...)) where g's values all go to f (both Lua values): the
 ** arguments of f are tags[0 .. n), g's tags[n .. n + ni); g runs first,
 ** its results left on the stack as f's last arguments, as many as it
-** gives. Returns kjit_lc_call's codes for f, or KLC_INNER + the code for g. */
+** gives. Then f is called as kjit_lc_call calls any value, g's values
+** passed as the slots they stand in: a Lua function runs compiled where
+** the hook compiles it, as at any call (f pushed under the trampoline and
+** called there ran interpreted: vectors' `p:add(e.vel:scale(dt))`); C
+** functions, other callables and more values than a compiled call takes
+** (KJIT_MAXARGS) are still called that way. nsite: f's native cache
+** (kjit_lc_call's), err the caller's record. Returns kjit_lc_call's
+** codes for f, or KLC_INNER + the code for g. */
 int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
                             int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
-                            int32_t nres, int32_t dst) {
+                            int32_t nres, int32_t dst, KlcSite *nsite, KErr *err) {
   if (!callable(L, g)) return KLC_INNER + KLV_BADA;
   luaL_checkstack(L, n + ni + nres + 2 * LUA_MINSTACK, "kjit: too many arguments in a call");
   int base = lua_gettop(L);
+  /* (a Lua function: g's values stay where they stand, f's arguments by
+  ** their slots; anything else, as before, under its trampoline first,
+  ** without the hook's question: mandelbrot's char(unpack(buf, 1, p))) */
+  int luaf = lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f);
+  if (!luaf) {   /* (a C function called as a method: under the method
+                   ** call's second trampoline, which counts its arguments
+                   ** as for a method) */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+    if (lua_iscfunction(L, f)) method_tramp(L);
+    lua_pushvalue(L, f);
+    for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+  }
+  int mid = lua_gettop(L);
   KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
   nest_open(&gc, __builtin_frame_address(0));
-  /* f, under its trampoline, with its own arguments; g's values after them
-  ** (a C function called as a method: under the method call's second
-  ** trampoline, which counts its arguments as for a method) */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
-  if (lua_iscfunction(L, f)) method_tramp(L);
-  lua_pushvalue(L, f);
-  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
-  int mid = lua_gettop(L);
   run_call(L, mid, &gc, LUA_MULTRET);   /* (an open call: count first) */
   lua_remove(L, mid + 1);
+  int k = lua_gettop(L) - mid;   /* g's values, from mid + 1 on */
+  if (luaf && n + k <= KJIT_MAXARGS) {
+    /* (g's values stay on the Lua stack, which anchors them, until f has
+    ** returned and the stack is put back to base) */
+    nest_close(&gc);
+    for (int i = 0; i < k; i++) {
+      tags[n + i] = KLV_INSLOT;
+      bits[n + i] = 0;
+      slots[n + i] = mid + 1 + i;
+    }
+    int32_t rc = kjit_lc_call(L, tramp, f, n + k, tags, bits, slots, nres, dst, nsite, err);
+    lua_settop(L, base);
+    return rc;
+  }
+  if (luaf) {   /* more values than a compiled call takes: f and its own put below them */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+    lua_pushvalue(L, f);
+    for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+    lua_rotate(L, base + 1, n + 2);
+  }
   if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
   KlcCall fc = { tramp, f, lua_gettop(L) - base - 2, tags, bits, slots, 0, 0, 1, NULL, NULL };
   int32_t rc = finish(L, base, &fc, nres, tags, bits, dst);

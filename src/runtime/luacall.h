@@ -139,7 +139,7 @@ int32_t kjit_lc_ctor_spread_grow(lua_State *L, int32_t itramp, int32_t g, int32_
                                  int32_t nrec, int32_t dst, int64_t *h, int32_t off);
 int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, int32_t itramp,
                             int32_t g, int32_t ni, int32_t *tags, int64_t *bits, int32_t *slots,
-                            int32_t nres, int32_t dst);
+                            int32_t nres, int32_t dst, KlcSite *nsite, KErr *err);
 int32_t kjit_lc_refindex(lua_State *L, int32_t ref, int32_t ktag, int64_t kbits, int32_t kslot,
                          int32_t dst, int64_t *out);
 void kjit_lc_setbuiltin(lua_State *L, int32_t dst, const char *name);
