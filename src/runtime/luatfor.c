@@ -98,14 +98,12 @@ static __attribute__((noinline)) int32_t tfor_other(lua_State *L, int32_t tramp,
   return finish(L, base, nres, tags, bits, dst);
 }
 
-/* kjit_lc_tforcall where the stack is not read in place, or f is not a
-** Lua closure. */
+/* kjit_lc_tforcall where the stack is not read in place. */
 static __attribute__((noinline)) int32_t tfor_api(lua_State *L, int32_t tramp, int32_t f,
                                                   int32_t nargs, int32_t *tags, int64_t *bits,
                                                   int32_t *slots, int32_t nres, int32_t dst,
                                                   KlcSite *nsite, KErr *err) {
-  if (!__atomic_load_n(&kls_on, __ATOMIC_RELAXED) && lua_type(L, f) == LUA_TFUNCTION &&
-      !lua_iscfunction(L, f))
+  if (lua_type(L, f) == LUA_TFUNCTION && !lua_iscfunction(L, f))
     return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err);
   return tfor_other(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite);
 }
@@ -125,10 +123,11 @@ int32_t kjit_lc_tforcall(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, 
   ** and pops); under the trampoline otherwise, as run_call would
   ** call it (tfor_other). Its tag read in place where the stack reads are on: this
   ** runs every turn. */
-  if (__atomic_load_n(&kls_on, __ATOMIC_RELAXED) &&
-      ((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
+  if (!__atomic_load_n(&kls_on, __ATOMIC_RELAXED))
+    return tfor_api(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err);
+  if (((const KlsState *)(void *)L)->ci->func[f].val.tt_ == KLS_LCL)
     return kjit_lc_call(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err);
-  return tfor_api(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite, err);
+  return tfor_other(L, tramp, f, nargs, tags, bits, slots, nres, dst, nsite);
 }
 
 void kjit_lc_tfor_register(void) {
