@@ -373,12 +373,13 @@ static LLVMValueRef open_inline(CG *G, LLVMValueRef L, const KlsFrameLayout *y, 
 
 /* An entry wrapper's frame of n slots (cg_entry.c: the slots of its
 ** results of Lua type), opened as a function's own: inline where the
-** probe agreed, else by kjit_lv_open. A native call of a generic for's
+** probe agreed and the root is hot (spec_hot: not a main chunk's entry),
+** else by kjit_lv_open. A native call of a generic for's
 ** iterator (array3d's, 1.7M calls) opened it by the helper, 54
 ** instructions a call. */
 LLVMValueRef cg_lua_open_at(CG *G, LLVMValueRef L, int n) {
   const KlsFrameLayout *y = frame_layout(G);
-  if (y != NULL) return open_inline(G, L, y, n);
+  if (y != NULL && spec_hot(G)) return open_inline(G, L, y, n);   /* (G->sp: the root) */
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { L, cg_i32(G, n) };
   return call(G, "kjit_lv_open", G->i32, ps, as, 2);
@@ -387,14 +388,15 @@ LLVMValueRef cg_lua_open_at(CG *G, LLVMValueRef L, int n) {
 /* The address of the table in slot k (0 for anything else), as
 ** kjit_lv_ptr gives it (runtime/luavalue.c): read in place where kls_on
 ** holds when this runs (L->ci->func[k], as host/lua_stack.h finds it),
-** else by the helper. For an entry wrapper's table arguments (cg_entry.c:
+** else by the helper (also in a cold root's entry, as open_at). For an
+** entry wrapper's table arguments (cg_entry.c:
 ** their addresses are the callee's hints), which a native call of a
 ** method makes at each call. */
 LLVMValueRef cg_lua_table_at(CG *G, LLVMValueRef L, LLVMValueRef k) {
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
   LLVMValueRef as[2] = { L, k };
   const KlsFrameLayout *y = frame_layout(G);
-  if (y == NULL) return call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
+  if (y == NULL || !spec_hot(G)) return call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
   LLVMBasicBlockRef fast = cg_bb(G, "tabat"), slow = cg_bb(G, "tabatslow"),
                     join = cg_bb(G, "tabatdone");
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
