@@ -242,6 +242,11 @@ kjit_lua_test_again(test_callsite_open_api test_callsite_open "KJIT_NO_STACK_REA
 # ... and a call site's second native callee (tests/lua/test_callsite_classes.lua).
 kjit_lua_test_again(test_callsite_classes_api test_callsite_classes "KJIT_NO_STACK_READS=1")
 
+# The entry wrapper's frames and table arguments (tests/lua/test_entry_frames.lua)
+# again through the Lua API only (KJIT_NO_STACK_READS=1: kjit_lv_open and
+# kjit_lv_ptr, the inline paths' cold side).
+kjit_lua_test_again(test_entry_frames_api test_entry_frames "KJIT_NO_STACK_READS=1")
+
 # Upvalues compiled code assigns, read and written in place
 # (tests/lua/test_upvalue_sites.lua) again through the Lua API only
 # (KJIT_NO_STACK_READS=1: the helpers' path, no site cache filled).

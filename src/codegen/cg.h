@@ -525,6 +525,8 @@ void cg_lua_begin(CG *G, KtySpec *sp);          /* the frame, at the entry */
 void cg_lua_end(CG *G);                         /* closes it (a return) */
 void cg_lua_kill_after(CG *G, const KirInsn *u);   /* dead call results' slots cleared */
 LLVMValueRef cg_lua_slot(CG *G, const KirInsn *v);
+LLVMValueRef cg_lua_open_at(CG *G, LLVMValueRef L, int n);   /* an entry wrapper's frame */
+LLVMValueRef cg_lua_table_at(CG *G, LLVMValueRef L, LLVMValueRef k);   /* slot k's table, or 0 */
 LLVMValueRef cg_lua_result_slot(CG *G, const KirInsn *call, int r);
 LLVMValueRef cg_lua_arg_slot(CG *G, const KirInsn *call, int i);   /* a frozen table passed on */
 void cg_lua_box(CG *G, CgVal x, LLVMValueRef dst, const KirInsn *at);

@@ -42,7 +42,10 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   LLVMTypeRef fty = LLVMFunctionType(G->i32, ps, 3, 0);
   LLVMValueRef fn = LLVMAddFunction(G->M, name, fty);
   G->fn = fn;
-  LLVMPositionBuilderAtEnd(G->B, cg_bb(G, "entry"));
+  /* the allocas stay in the entry block (cg_alloca), which the inline
+  ** paths below (cg_lua_table_at, cg_lua_open_at) end */
+  G->allocas = cg_bb(G, "entry");
+  LLVMPositionBuilderAtEnd(G->B, G->allocas);
   LLVMValueRef args = LLVMGetParam(fn, 0), rets = LLVMGetParam(fn, 1);
   LLVMValueRef av[KJIT_MAXARGS * (KJIT_MAXDIMS + 1) + 3 * KJIT_MAXRETS + 1];
   int n = 0;
@@ -90,11 +93,9 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
       break;
     case T_LUA: {   /* the slot holds the argument's stack index (jit.c): a table */
       LLVMValueRef si = LLVMBuildTrunc(G->B, LLVMBuildLoad2(G->B, G->i64, slot, ""), G->i32, "");
-      LLVMTypeRef pt[2] = { G->i8p, G->i32 };
-      LLVMValueRef pa[2] = { luaL, si };
       av[n++] = si;
       av[n++] = LLVMConstInt(G->i8, 0, 0);
-      av[n++] = cg_ccall(G, "kjit_lv_ptr", G->i64, pt, pa, 2);   /* its address: a hint */
+      av[n++] = cg_lua_table_at(G, luaL, si);   /* its address: a hint */
       break;
     }
     default: {
@@ -113,9 +114,7 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
   int nlua = 0;
   for (int r = 0; r < sp->nret; r++) nlua += sp->rets[r].kind == T_LUA;
   if (nlua) {
-    LLVMTypeRef ps2[2] = { G->i8p, G->i32 };
-    LLVMValueRef as2[2] = { luaL, cg_i32(G, nlua) };
-    lbase = cg_ccall(G, "kjit_lv_open", G->i32, ps2, as2, 2);
+    lbase = cg_lua_open_at(G, luaL, nlua);
   }
   int luar = 0;
   for (int r = 0; r < sp->nret; r++) {
@@ -138,17 +137,17 @@ void cg_emit_entry(CG *G, KtySpec *sp, const char *name) {
     }
     }
     for (int k = 0; k < np; k++) {
-      rp[r][k] = LLVMBuildAlloca(G->B, rty[r][k], "ret");
+      rp[r][k] = cg_alloca(G, rty[r][k], "ret");
       if (!pure) av[n++] = rp[r][k];
     }
     if (t.kind == T_LUA)
       LLVMBuildStore(G->B, LLVMBuildAdd(G->B, lbase, cg_i32(G, luar++), ""), rp[r][0]);
   }
   LLVMValueRef cntp = NULL;   /* returns of different lengths: how many (KJIT_RETCOUNT) */
-  if (sp->dyncount && !pure) av[n++] = cntp = LLVMBuildAlloca(G->B, G->i32, "nres");
+  if (sp->dyncount && !pure) av[n++] = cntp = cg_alloca(G, G->i32, "nres");
   if (G->target->poll && !cg_poll_in_err(G, sp)) {   /* the poll countdown of this call
                                     ** (cg_func.c; else the dispatcher's, in err) */
-    LLVMValueRef ctr = LLVMBuildAlloca(G->B, G->i64, "pollctr");
+    LLVMValueRef ctr = cg_alloca(G, G->i64, "pollctr");
     LLVMBuildStore(G->B, cg_i64(G, 65536), ctr);
     av[n++] = ctr;
   }

@@ -326,30 +326,31 @@ static LLVMValueRef ld(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
 ** has room for them and LUA_MINSTACK more), else by kjit_lv_open (no room,
 ** or kls_on off where this code runs); the frame's first index. A
 ** compiled call costs the interpreter's kind of work then: a few stores,
-** no call into the Lua API. The builder is left in the block where the
-** entry code goes on (G->lentry). */
-static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
+** no call into the Lua API. L: the Lua state (G->luaL, or an entry
+** wrapper's own). The builder is left in the block where the entry code
+** goes on. */
+static LLVMValueRef open_inline(CG *G, LLVMValueRef L, const KlsFrameLayout *y, int n) {
   LLVMBasicBlockRef chk = cg_bb(G, "lopen"), fast = cg_bb(G, "lopenfast"),
                     slow = cg_bb(G, "lopenslow"), join = cg_bb(G, "lopened");
   LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), chk, slow));
   LLVMPositionBuilderAtEnd(G->B, chk);
-  LLVMValueRef top = ld(G, G->luaL, y->state_top, G->i8p);
-  LLVMValueRef ci = ld(G, G->luaL, y->state_ci, G->i8p);
+  LLVMValueRef top = ld(G, L, y->state_top, G->i8p);
+  LLVMValueRef ci = ld(G, L, y->state_ci, G->i8p);
   LLVMValueRef citop = ld(G, ci, y->ci_top, G->i8p);
   LLVMValueRef room = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, citop, G->i64, ""),
                                    LLVMBuildPtrToInt(G->B, top, G->i64, ""), "");
   LLVMValueRef need = cg_i64(G, (int64_t)(n + y->minstack) * y->slot_size);
   cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntSGE, room, need, ""), fast, slow));
   LLVMPositionBuilderAtEnd(G->B, fast);
-  for (int k = 0; k < n; k++) {
-    LLVMValueRef o = cg_i64(G, (int64_t)k * y->slot_size + y->slot_tt);
-    LLVMBuildStore(G->B, LLVMConstInt(G->i8, 0, 0), LLVMBuildInBoundsGEP2(G->B, G->i8, top, &o, 1, ""));
-  }
+  /* the n slots set to nil (tag 0, KLS_NIL) whole, value and tag: a
+  ** memset the code generator makes a few wide stores (array3d's method,
+  ** 24 slots: 12 stores a call, not 24) */
+  LLVMBuildMemSet(G->B, top, LLVMConstInt(G->i8, KLS_NIL, 0), cg_i64(G, (int64_t)n * y->slot_size), 8);
   LLVMValueRef o = cg_i64(G, (int64_t)n * y->slot_size);
   LLVMValueRef ntop = LLVMBuildInBoundsGEP2(G->B, G->i8, top, &o, 1, "");
   o = cg_i64(G, y->state_top);
-  LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, G->luaL, &o, 1, "");
+  LLVMValueRef tp = LLVMBuildInBoundsGEP2(G->B, G->i8, L, &o, 1, "");
   LLVMBuildStore(G->B, ntop, LLVMBuildPointerCast(G->B, tp, LLVMPointerType(G->i8p, 0), ""));
   LLVMValueRef func = ld(G, ci, y->ci_func, G->i8p);
   LLVMValueRef d = LLVMBuildSub(G->B, LLVMBuildPtrToInt(G->B, top, G->i64, ""),
@@ -359,7 +360,7 @@ static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, slow);
   LLVMTypeRef ps[2] = { G->i8p, G->i32 };
-  LLVMValueRef as[2] = { G->luaL, cg_i32(G, n) };
+  LLVMValueRef as[2] = { L, cg_i32(G, n) };
   LLVMValueRef sfirst = call(G, "kjit_lv_open", G->i32, ps, as, 2);
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
@@ -367,7 +368,55 @@ static LLVMValueRef open_inline(CG *G, const KlsFrameLayout *y, int n) {
   LLVMValueRef vs[2] = { ffirst, sfirst };
   LLVMBasicBlockRef bs[2] = { fast, slow };
   LLVMAddIncoming(phi, vs, bs, 2);
-  G->lentry = join;
+  return phi;
+}
+
+/* An entry wrapper's frame of n slots (cg_entry.c: the slots of its
+** results of Lua type), opened as a function's own: inline where the
+** probe agreed and the root is hot (spec_hot: not a main chunk's entry),
+** else by kjit_lv_open. A native call of a generic for's
+** iterator (array3d's, 1.7M calls) opened it by the helper, 54
+** instructions a call. */
+LLVMValueRef cg_lua_open_at(CG *G, LLVMValueRef L, int n) {
+  const KlsFrameLayout *y = frame_layout(G);
+  if (y != NULL && spec_hot(G)) return open_inline(G, L, y, n);   /* (G->sp: the root) */
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { L, cg_i32(G, n) };
+  return call(G, "kjit_lv_open", G->i32, ps, as, 2);
+}
+
+/* The address of the table in slot k (0 for anything else), as
+** kjit_lv_ptr gives it (runtime/luavalue.c): read in place where kls_on
+** holds when this runs (L->ci->func[k], as host/lua_stack.h finds it),
+** else by the helper (also in a cold root's entry, as open_at). For an
+** entry wrapper's table arguments (cg_entry.c:
+** their addresses are the callee's hints), which a native call of a
+** method makes at each call. */
+LLVMValueRef cg_lua_table_at(CG *G, LLVMValueRef L, LLVMValueRef k) {
+  LLVMTypeRef ps[2] = { G->i8p, G->i32 };
+  LLVMValueRef as[2] = { L, k };
+  const KlsFrameLayout *y = frame_layout(G);
+  if (y == NULL || !spec_hot(G)) return call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
+  LLVMBasicBlockRef fast = cg_bb(G, "tabat"), slow = cg_bb(G, "tabatslow"),
+                    join = cg_bb(G, "tabatdone");
+  LLVMValueRef on = LLVMBuildLoad2(G->B, G->i32, kls_on_g(G), "");
+  cg_cold_false(G, LLVMBuildCondBr(G->B, LLVMBuildICmp(G->B, LLVMIntNE, on, cg_i32(G, 0), ""), fast, slow));
+  LLVMPositionBuilderAtEnd(G->B, fast);
+  LLVMValueRef func = ld(G, ld(G, L, y->state_ci, G->i8p), y->ci_func, G->i8p);
+  LLVMValueRef o = LLVMBuildMul(G->B, LLVMBuildSExt(G->B, k, G->i64, ""), cg_i64(G, y->slot_size), "");
+  LLVMValueRef sv = LLVMBuildInBoundsGEP2(G->B, G->i8, func, &o, 1, "");
+  LLVMValueRef ist = LLVMBuildICmp(G->B, LLVMIntEQ, ld(G, sv, y->slot_tt, G->i8),
+                                   LLVMConstInt(G->i8, KLS_TABLE, 0), "");
+  LLVMValueRef fa = LLVMBuildSelect(G->B, ist, ld(G, sv, 0, G->i64), cg_i64(G, 0), "");
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, slow);
+  LLVMValueRef sa = call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
+  LLVMBuildBr(G->B, join);
+  LLVMPositionBuilderAtEnd(G->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "tab");
+  LLVMValueRef vs[2] = { fa, sa };
+  LLVMBasicBlockRef bs[2] = { fast, slow };
+  LLVMAddIncoming(phi, vs, bs, 2);
   return phi;
 }
 
@@ -623,7 +672,8 @@ void cg_lua_begin(CG *G, KtySpec *sp) {
   }
   if (y && G->nlslots <= (f->nloops == 0 ? INLINE_FRAME_MAX_NOLOOPS : INLINE_FRAME_MAX) &&
       spec_hot(G)) {
-    G->lbase = open_inline(G, y, G->nlslots);
+    G->lbase = open_inline(G, G->luaL, y, G->nlslots);
+    G->lentry = LLVMGetInsertBlock(G->B);
   } else {
     LLVMTypeRef ps[2] = { G->i8p, G->i32 };
     LLVMValueRef as[2] = { G->luaL, cg_i32(G, G->nlslots) };
