@@ -1052,6 +1052,29 @@ static int leaf_inline_off(void) {
   return v;
 }
 
+/* Removes the llvm.lifetime.start/end markers from a Lua-value module
+** after its IR passes. The inliner puts a pair around every inlined
+** callee's allocas (the chains' leaves and outputs, the helpers' out
+** cells), and an end on each of the caller's exits: spectral-norm's module
+** had 100 of them, 2% of its code generation (llc-14, callgrind), for
+** stack slots shared between the callees' buffers, a few dozen bytes of
+** frame. Markers are hints only: without them every alloca keeps its own
+** slot (docs/performance.md, "What an index access's cold path costs"). */
+static void kc_drop_lifetimes(LLVMModuleRef M) {
+  LLVMValueRef F = LLVMGetFirstFunction(M);
+  while (F) {
+    LLVMValueRef next = LLVMGetNextFunction(F);
+    size_t n;
+    const char *name = LLVMGetValueName2(F, &n);
+    if (LLVMIsDeclaration(F) && n > 14 && strncmp(name, "llvm.lifetime.", 14) == 0) {
+      LLVMUseRef u;
+      while ((u = LLVMGetFirstUse(F)) != NULL)   /* (only calls use an intrinsic) */
+        LLVMInstructionEraseFromParent(LLVMGetUser(u));
+    }
+    F = next;
+  }
+}
+
 /* Optimizes M for the host at level opt (entry: the entry point's name,
 ** for kc_is_simple). Locked. Returns 0 or -1. */
 static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) {
@@ -1099,6 +1122,7 @@ static int kc_optimize(LLVMModuleRef M, int opt, const char *entry, char **err) 
   ** after `opt -passes=lcssa`, gives the right code). Through an LCSSA phi
   ** the first loop's value is opaque to the second loop's formulas. */
   if (!e) e = LLVMRunPasses(M, "function(lcssa)", kc_tm, po);
+  if (!e && (p == kc_pipeline_lua || p == kc_pipeline_lua_inline)) kc_drop_lifetimes(M);
   if (!e && opt >= 2) kc_order_latches(M);   /* for the register allocator */
   LLVMDisposePassBuilderOptions(po);
   if (e) {
