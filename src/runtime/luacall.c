@@ -391,7 +391,8 @@ static int32_t call_lua(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, i
 ** compiled code has a KlcSite of its own (a private global of the caller's
 ** code, cg_callvalue.c): the closure it called last, when that closure ran
 ** as a compiled specialization that takes only numbers and tables and
-** gives only numbers, with the specialization's entry and the argument
+** gives numbers or Lua values (KLC_RLUA: left in the entry's slot), with
+** the specialization's entry and the argument
 ** kinds it was made for, and a second such closure (KlcSite.fill2: a
 ** site over objects of two classes keeps both; native_second tries it
 ** where the first missed). kjit_lc_call tries it first (native_call): when
@@ -671,7 +672,9 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
     lua_settop(L, base);
     return rc;
   }
-  if (luaf) {   /* more values than a compiled call takes: f and its own put below them */
+  if (luaf) {   /* more values than a compiled call takes: f and its own put below them
+                 ** (room for them: g's open call left no spare stack) */
+    luaL_checkstack(L, n + 2 + LUA_MINSTACK, "kjit: too many arguments in a call");
     lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
     lua_pushvalue(L, f);
     for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
