@@ -340,6 +340,7 @@ static const char *objtypename(Type t) {
   case T_NIL: return "nil";
   case T_BOOL: return "boolean";
   case T_BUF: return "kjit.array";
+  case T_FUNC: case T_CLOSURE: return "function";
   default: return "number";
   }
 }
@@ -1642,8 +1643,9 @@ static Type t_unary(KtySession *S, KtySpec *sp, KirInsn *v, KtyConst *k) {
       REFUSE(S, sp, v, "the length of a string that is not a constant is not supported in "
              "compiled code");
     if (a.kind == T_TABLE) return t_frozen_len(S, sp, v, a, k);
-    if ((a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER) &&
-        (S->kernel || !has_event(S, a, "__len")))   /* (debug.setmetatable: refused below) */
+    if ((a.kind == T_NIL || a.kind == T_BOOL || a.kind == T_INT || isfloat(a) || a.kind == T_NUMBER ||
+         a.kind == T_FUNC || a.kind == T_CLOSURE) &&   /* (one metatable for all functions) */
+        (S->kernel || !has_event(S, a.kind == T_CLOSURE ? ty(T_FUNC) : a, "__len")))   /* (debug.setmetatable: refused below) */
       RAISE(S, sp, v, 0, "attempt to get length of a %s value", objtypename(a));
     /* a number or nil (false) always raises, naming what it holds when it
     ** runs: Lua's own #, on the value boxed (cg_lua.c cg_lua_len), never a

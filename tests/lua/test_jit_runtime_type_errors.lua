@@ -101,6 +101,9 @@ local function nil_idiv(a) local x; if a > 100 then return a // x end return a e
 local function len_number(a) if a > 100 then return #a end return a end
 local function len_bool(a) local b = a > 1; if a > 100 then return #b end return a end
 local function len_nil(a) local x; if a > 100 then return #x end return a end
+local function len_upvalue_fn() end
+local function len_function(a) if a > 100 then return #len_upvalue_fn end return a end
+local function len_literal(a) local h = function() return a end; if a > 100 then return #h end return h() end
 local function cmp_nil(a) local x; if a > 100 then if x < a then return 1 end end return a end
 local function cmp_bool(a) local b = a > 1; if a > 100 then if a <= b then return 1 end end return a end
 local function cmp_arrays(a, B) if a > 100 then if B < B then return 1 end end return a end
@@ -125,6 +128,10 @@ test("every operation kind: compiles when not run, Lua's error when run", functi
     { len_number, "attempt to get length of a number value (local 'a')" },
     { len_bool, "attempt to get length of a boolean value (local 'b')" },
     { len_nil, "attempt to get length of a nil value (local 'x')" },
+    -- a function value (a frozen upvalue, a literal): was a compile error
+    -- even where the length is never taken (the reviewer's probe)
+    { len_function, "attempt to get length of a function value (upvalue 'len_upvalue_fn')" },
+    { len_literal, "attempt to get length of a function value (local 'h')" },
     { cmp_nil, "attempt to compare nil with number" },
     { cmp_bool, "attempt to compare number with boolean" },
     { cmp_value, "attempt to compare nil with number" },
