@@ -321,6 +321,17 @@ static LLVMValueRef ld(CG *G, LLVMValueRef base, int off, LLVMTypeRef ty) {
   return LLVMBuildLoad2(G->B, ty, LLVMBuildPointerCast(G->B, p, LLVMPointerType(ty, 0), ""), "");
 }
 
+/* At the builder's block (a join): the phi of a from block ab and b from
+** block bb (a fast path and its helper's slow path, most often). */
+static LLVMValueRef phi2(CG *G, LLVMTypeRef t, const char *name, LLVMValueRef a,
+                         LLVMBasicBlockRef ab, LLVMValueRef b, LLVMBasicBlockRef bb) {
+  LLVMValueRef phi = LLVMBuildPhi(G->B, t, name);
+  LLVMValueRef vs[2] = { a, b };
+  LLVMBasicBlockRef bs[2] = { ab, bb };
+  LLVMAddIncoming(phi, vs, bs, 2);
+  return phi;
+}
+
 /* The frame opened inline, as host/lua_stack.h kls_open does (the top
 ** moved up over n slots set to nil, where the C function's reserved stack
 ** has room for them and LUA_MINSTACK more), else by kjit_lv_open (no room,
@@ -364,11 +375,7 @@ static LLVMValueRef open_inline(CG *G, LLVMValueRef L, const KlsFrameLayout *y, 
   LLVMValueRef sfirst = call(G, "kjit_lv_open", G->i32, ps, as, 2);
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "lbase");
-  LLVMValueRef vs[2] = { ffirst, sfirst };
-  LLVMBasicBlockRef bs[2] = { fast, slow };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return phi2(G, G->i32, "lbase", ffirst, fast, sfirst, slow);
 }
 
 /* An entry wrapper's frame of n slots (cg_entry.c: the slots of its
@@ -413,11 +420,7 @@ LLVMValueRef cg_lua_table_at(CG *G, LLVMValueRef L, LLVMValueRef k) {
   LLVMValueRef sa = call(G, "kjit_lv_ptr", G->i64, ps, as, 2);
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "tab");
-  LLVMValueRef vs[2] = { fa, sa };
-  LLVMBasicBlockRef bs[2] = { fast, slow };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return phi2(G, G->i64, "tab", fa, fast, sa, slow);
 }
 
 /* ---- Dead call results --------------------------------------------------------- */
@@ -961,11 +964,7 @@ static LLVMValueRef operand(CG *G, CgVal x, int i, const KirInsn *at) {
   LLVMBasicBlockRef nend = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, done);
   LLVMPositionBuilderAtEnd(G->B, done);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { x.v, s };
-  LLVMBasicBlockRef bs[2] = { here, nend };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return phi2(G, G->i32, "", x.v, here, s, nend);
 }
 
 /* x as (tag i32, bits, slot) for the store helpers: numbers in registers,
@@ -1310,11 +1309,7 @@ static LLVMValueRef miss_call(CG *G, LLVMBasicBlockRef miss, const Full *f, LLVM
   LLVMBasicBlockRef mend = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i32, "");
-  LLVMValueRef vs[2] = { r, rc };
-  LLVMBasicBlockRef bs[2] = { rb, mend };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return phi2(G, G->i32, "", r, rb, rc, mend);
 }
 
 /* Whether v reads a method to call (`o:m(x)`: OP_SELF). */
@@ -1632,11 +1627,7 @@ static LLVMValueRef float_key(CG *G, LLVMValueRef isflt, LLVMValueRef ibits, CgV
   LLVMBasicBlockRef fend = LLVMGetInsertBlock(G->B);
   LLVMBuildBr(G->B, join);
   LLVMPositionBuilderAtEnd(G->B, join);
-  LLVMValueRef phi = LLVMBuildPhi(G->B, G->i64, "");
-  LLVMValueRef vs[2] = { ibits, fi };
-  LLVMBasicBlockRef bs[2] = { here, fend };
-  LLVMAddIncoming(phi, vs, bs, 2);
-  return phi;
+  return phi2(G, G->i64, "", ibits, here, fi, fend);
 }
 
 /* Whether the value v reads is indexed in turn (bj.x after bj =

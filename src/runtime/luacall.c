@@ -624,6 +624,16 @@ int32_t kjit_lc_call(lua_State *L, int32_t tramp, int32_t f, int32_t nargs, int3
   return rc;
 }
 
+/* Pushes f's trampoline, f and its n arguments (a C function under the
+** method call's second trampoline where it has one: method_tramp). */
+static void push_under_tramp(lua_State *L, int32_t tramp, int32_t f, int32_t n,
+                             const int32_t *tags, const int64_t *bits, const int32_t *slots) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
+  if (lua_iscfunction(L, f)) method_tramp(L);
+  lua_pushvalue(L, f);
+  for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+}
+
 /* f(a, b, g(c, ...)) where g's values all go to f (both Lua values): the
 ** arguments of f are tags[0 .. n), g's tags[n .. n + ni); g runs first,
 ** its results left on the stack as f's last arguments, as many as it
@@ -648,10 +658,7 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   if (!luaf) {   /* (a C function called as a method: under the method
                    ** call's second trampoline, which counts its arguments
                    ** as for a method) */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
-    if (lua_iscfunction(L, f)) method_tramp(L);
-    lua_pushvalue(L, f);
-    for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+    push_under_tramp(L, tramp, f, n, tags, bits, slots);
   }
   int mid = lua_gettop(L);
   KlcCall gc = { itramp, g, ni, tags + n, bits + n, slots + n, 1, 0, 0, NULL, NULL };
@@ -675,9 +682,7 @@ int32_t kjit_lc_call_spread(lua_State *L, int32_t tramp, int32_t f, int32_t n, i
   if (luaf) {   /* more values than a compiled call takes: f and its own put below them
                  ** (room for them: g's open call left no spare stack) */
     luaL_checkstack(L, n + 2 + LUA_MINSTACK, "kjit: too many arguments in a call");
-    lua_rawgeti(L, LUA_REGISTRYINDEX, tramp);
-    lua_pushvalue(L, f);
-    for (int i = 0; i < n; i++) kjit_lv_push(L, tags[i], bits[i], slots[i]);
+    push_under_tramp(L, tramp, f, n, tags, bits, slots);
     lua_rotate(L, base + 1, n + 2);
   }
   if (!callable(L, f)) { lua_settop(L, base); nest_close(&gc); return KLV_BADA; }
